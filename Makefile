@@ -1,0 +1,52 @@
+# toolgate — see README.md. Every target installs what it needs.
+GO      ?= go
+NPM     ?= npm
+OUT     ?= out
+# Go packages that make test covers (the CDK app, when it exists, is its own package).
+PKGS    ?= ./...
+
+.PHONY: all build deps test lint bench run fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/toolgate ./resolver/cmd/toolgate
+
+# Go modules and the pinned npm tools (package-lock.json).
+deps: node_modules/.package-lock.json
+	$(GO) mod download
+
+node_modules/.package-lock.json: package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund --loglevel=error
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+test: deps lint
+	$(GO) test -count=1 $(PKGS)
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Short fuzzing of every parser (the seeds also run in make test).
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./resolver/
+	$(GO) test -run '^$$' -fuzz FuzzParseEntry -fuzztime 30s ./shared/hostlist/
+
+# The main job. Until the local stack exists, it compiles every Solution in
+# testdata/solutions/ and prints one line each; a Solution with a golden
+# .err file must be refused, every other one must compile.
+run: build
+	@mkdir -p $(OUT)/solutions
+	@fail=0; for f in testdata/solutions/*.yaml; do \
+	  if [ -f "$${f%.yaml}.err" ]; then \
+	    if bin/toolgate check --summary "$$f"; then echo "unexpected: $$f compiled, but it has a golden .err"; fail=1; fi; \
+	  else \
+	    bin/toolgate compile "$$f" -o $(OUT)/solutions || fail=1; \
+	  fi; \
+	done; exit $$fail
+
+clean:
+	rm -rf bin $(OUT)

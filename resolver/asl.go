@@ -1,0 +1,313 @@
+package resolver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+)
+
+// Names of the states the resolver adds. Step ids are lower-case, so none
+// of these can collide with a step's state.
+const (
+	stateInit     = "Init"
+	stateEnd      = "End"
+	stateRejected = "Rejected"
+	// ReviewFunction is the Lambda function review Tasks invoke.
+	ReviewFunction = "review-request"
+)
+
+// Quotas of Step Functions the output must fit (AWS Step Functions service
+// quotas: "Maximum definition size" 1 MiB, state name length 80 characters).
+const (
+	MaxDefinitionBytes = 1 << 20
+	MaxStateNameLength = 80
+)
+
+// Errors matched by the generated Retriers and Catchers.
+var (
+	// retryableTool are the tool contract's retryable codes (ADR-0013).
+	retryableTool = []string{"TOOL_TIMEOUT", "TOOL_RATE_LIMITED", "TOOL_UPSTREAM_UNAVAILABLE"}
+	// lambdaTransient are Lambda's transient service errors, raised before
+	// the function ran; a crash (Lambda.Unknown) is not among them.
+	lambdaTransient = []string{"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}
+)
+
+// ReviewRejected is the error review-decision sends with SendTaskFailure.
+const ReviewRejected = "REVIEW_REJECTED"
+
+type emitter struct {
+	c         *checker
+	toolsetID string
+	states    map[string]any
+	funcs     map[string]string // placeholder -> function
+}
+
+func (e *emitter) stateOf(i int) string {
+	st := e.c.sol.Steps[i]
+	if st.Kind == KindTool {
+		return st.ID + "-seq"
+	}
+	return st.ID
+}
+
+// next resolves a target to a state name; end becomes endState.
+func (e *emitter) next(r Ref, endState string) string {
+	if !r.Set || r.Name == EndTarget {
+		e.states[endState] = map[string]any{"Type": "Succeed"}
+		return endState
+	}
+	return e.stateOf(e.c.index[r.Name])
+}
+
+func (e *emitter) placeholder(function string) string {
+	key := catalog.FunctionPlaceholder(function)
+	e.funcs[key] = function
+	return "${" + key + "}"
+}
+
+// emit builds the definition (JSONPath query language) of a checked
+// Solution; docs/solutions.md describes the state data layout.
+func (e *emitter) emit() map[string]any {
+	e.states = map[string]any{}
+	e.funcs = map[string]string{}
+	e.states[stateInit] = map[string]any{
+		"Type":    "Pass",
+		"Comment": "state data: {input, steps, reviews, meta}",
+		"Parameters": map[string]any{
+			"input.$": "$",
+			"steps":   map[string]any{},
+			"reviews": map[string]any{},
+			"meta":    map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0},
+		},
+		"Next": e.stateOf(e.c.start),
+	}
+	for i, st := range e.c.sol.Steps {
+		if !e.c.reachable[i] {
+			continue
+		}
+		switch st.Kind {
+		case KindTool:
+			e.tool(i, st)
+		case KindPass:
+			e.states[st.ID] = withNext(map[string]any{
+				"Type":       "Pass",
+				"Parameters": e.c.params[i].static,
+				"ResultPath": "$.steps." + st.ID,
+			}, e.next(st.Next, stateEnd))
+		case KindChoice:
+			e.choice(i, st)
+		case KindReview:
+			e.review(st)
+		case KindSucceed:
+			e.states[st.ID] = map[string]any{"Type": "Succeed"}
+		case KindFail:
+			f := map[string]any{"Type": "Fail", "Error": st.Error}
+			if st.Cause != "" {
+				f["Cause"] = st.Cause
+			}
+			e.states[st.ID] = f
+		}
+	}
+	return map[string]any{
+		"Comment": fmt.Sprintf("toolgate Solution %s version %d (toolset %s)", e.c.sol.Name, e.c.sol.Version, e.toolsetID),
+		"StartAt": stateInit,
+		"States":  e.states,
+	}
+}
+
+// withNext sets Next, or End for a Succeed target reached directly.
+func withNext(state map[string]any, next string) map[string]any {
+	state["Next"] = next
+	return state
+}
+
+func (e *emitter) tool(i int, st *Step) {
+	t := e.c.tools[i]
+	r := effectiveRetry(st, t)
+	timeout := st.TimeoutSeconds
+	if timeout == 0 {
+		timeout = t.TimeoutSeconds
+	}
+	e.states[st.ID+"-seq"] = map[string]any{
+		"Type":       "Pass",
+		"Comment":    "one idempotency key per call: the counter is outside the retried Task",
+		"Parameters": map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)"},
+		"ResultPath": "$.meta",
+		"Next":       st.ID,
+	}
+	payload := map[string]any{
+		"tool":                st.Tool,
+		"toolset_id":          e.toolsetID,
+		"run_id.$":            "$.meta.run_id",
+		"seq.$":               "$.meta.seq",
+		"step":                st.ID,
+		"idempotency_key.$":   "States.Format('{}/{}', $.meta.run_id, $.meta.seq)",
+		"attempt.$":           "States.MathAdd($$.State.RetryCount, 1)",
+		"tolerate_duplicates": st.TolerateDuplicates,
+		"input":               e.c.params[i].static,
+	}
+	if e.c.gated[st.Tool] {
+		payload["approval.$"] = "$.reviews." + st.ID
+	}
+	task := map[string]any{
+		"Type":           "Task",
+		"Resource":       "arn:aws:states:::lambda:invoke",
+		"TimeoutSeconds": timeout,
+		"Parameters": map[string]any{
+			"FunctionName": e.placeholder(t.Function),
+			"Payload":      payload,
+		},
+		"ResultSelector": map[string]any{"output.$": "$.Payload"},
+		"ResultPath":     "$.steps." + st.ID,
+	}
+	if r.MaxAttempts > 1 {
+		task["Retry"] = []any{map[string]any{
+			"ErrorEquals":     append(append(append([]string{}, retryableTool...), "States.Timeout"), lambdaTransient...),
+			"MaxAttempts":     r.MaxAttempts - 1,
+			"IntervalSeconds": r.IntervalSeconds,
+			"BackoffRate":     r.BackoffRate,
+		}}
+	}
+	catchNext := st.ID + "-failed"
+	if st.OnError.Set {
+		catchNext = e.next(st.OnError, stateEnd)
+	} else {
+		e.states[catchNext] = map[string]any{
+			"Type":      "Fail",
+			"Comment":   "the tool's error code and message",
+			"ErrorPath": "$.steps." + st.ID + ".error.Error",
+			"CausePath": "$.steps." + st.ID + ".error.Cause",
+		}
+	}
+	task["Catch"] = []any{map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": "$.steps." + st.ID + ".error", "Next": catchNext}}
+	e.states[st.ID] = withNext(task, e.next(st.Next, stateEnd))
+}
+
+func (e *emitter) review(st *Step) {
+	j := e.c.index[st.Of.Name]
+	of := e.c.sol.Steps[j]
+	reviewers := st.Reviewers
+	if reviewers == nil {
+		reviewers = []string{}
+	}
+	result := "$.reviews." + of.ID
+	e.states[st.ID+"-failed"] = map[string]any{
+		"Type":      "Fail",
+		"Comment":   "the review could not be requested",
+		"ErrorPath": result + ".Error",
+		"CausePath": result + ".Cause",
+	}
+	e.states[st.ID] = withNext(map[string]any{
+		"Type":           "Task",
+		"Resource":       "arn:aws:states:::lambda:invoke.waitForTaskToken",
+		"TimeoutSeconds": st.ReviewTimeout,
+		"Parameters": map[string]any{
+			"FunctionName": e.placeholder(ReviewFunction),
+			"Payload": map[string]any{
+				"task_token.$":    "$$.Task.Token",
+				"run_id.$":        "$.meta.run_id",
+				"step":            st.ID,
+				"of":              of.ID,
+				"tool":            of.Tool,
+				"toolset_id":      e.toolsetID,
+				"input":           e.c.params[j].static,
+				"reviewers":       reviewers,
+				"timeout_seconds": st.ReviewTimeout,
+			},
+		},
+		"ResultPath": result,
+		"Retry": []any{map[string]any{
+			"ErrorEquals": lambdaTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
+		}},
+		"Catch": []any{
+			map[string]any{"ErrorEquals": []string{ReviewRejected, "States.Timeout"}, "ResultPath": result, "Next": e.next(st.OnReject, stateRejected)},
+			map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": result, "Next": st.ID + "-failed"},
+		},
+	}, e.next(st.OnApprove, stateEnd))
+}
+
+// ASL comparison operators per choice operator and operand type.
+var comparisons = map[string][2]string{ // numeric, string
+	"greater_than":           {"NumericGreaterThan", "StringGreaterThan"},
+	"greater_than_or_equals": {"NumericGreaterThanEquals", "StringGreaterThanEquals"},
+	"less_than":              {"NumericLessThan", "StringLessThan"},
+	"less_than_or_equals":    {"NumericLessThanEquals", "StringLessThanEquals"},
+}
+
+func (e *emitter) choice(i int, st *Step) {
+	var rules []any
+	for k, r := range st.Rules {
+		cr := e.c.rules[i][k]
+		rule := comparison(cr, r)
+		if r.Operator == "not_equals" {
+			rule = map[string]any{"Not": rule}
+		}
+		rule["Next"] = e.next(r.Next, stateEnd)
+		rules = append(rules, rule)
+	}
+	e.states[st.ID] = map[string]any{
+		"Type":    "Choice",
+		"Choices": rules,
+		"Default": e.next(st.Default, stateEnd),
+	}
+}
+
+// comparison builds one ASL Choice rule (without Next). A bound operand's
+// type is unknown at compile time, so it compares as any of the types: a
+// rule of mismatched types is simply false in ASL.
+func comparison(cr compiledRule, r ChoiceRule) map[string]any {
+	v := cr.variable
+	if r.Operator == "is_present" {
+		return map[string]any{"Variable": v, "IsPresent": r.Operand.b}
+	}
+	ops := [][2]string{{"NumericEquals", "StringEquals"}}
+	if c, ok := comparisons[r.Operator]; ok {
+		ops[0] = c
+	}
+	if cr.operand.expr != "" {
+		alts := []any{
+			map[string]any{"Variable": v, ops[0][0] + "Path": cr.operand.expr},
+			map[string]any{"Variable": v, ops[0][1] + "Path": cr.operand.expr},
+		}
+		if _, ordered := comparisons[r.Operator]; !ordered {
+			alts = append(alts, map[string]any{"Variable": v, "BooleanEqualsPath": cr.operand.expr})
+		}
+		return map[string]any{"Or": alts}
+	}
+	switch r.Operand.kind {
+	case kNumber:
+		return map[string]any{"Variable": v, ops[0][0]: json.Number(r.Operand.str)}
+	case kString:
+		return map[string]any{"Variable": v, ops[0][1]: r.Operand.str}
+	case kBool:
+		return map[string]any{"Variable": v, "BooleanEquals": r.Operand.b}
+	}
+	return map[string]any{"Variable": v, "IsNull": true}
+}
+
+// encodeJSON writes indented JSON without HTML escaping.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// checkQuotas refuses a definition Step Functions would refuse.
+func (c *checker) checkQuotas(def map[string]any, encoded []byte) {
+	for name := range def["States"].(map[string]any) {
+		if n := utf8.RuneCountInString(name); n > MaxStateNameLength {
+			c.ds.errorf(c.sol.StepsPos, RuleQuota, "state name %q is %d characters; Step Functions allows %d", name, n, MaxStateNameLength)
+		}
+	}
+	if len(encoded) > MaxDefinitionBytes {
+		c.ds.errorf(c.sol.StepsPos, RuleQuota, "the definition is %d bytes; Step Functions allows %d (1 MiB): split the Solution or shorten its literal values", len(encoded), MaxDefinitionBytes)
+	}
+}

@@ -1,0 +1,250 @@
+package resolver
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// A binding is a ${...} reference in a Solution value:
+//
+//	${input.PATH}            the run's input ($.input)
+//	${steps.ID.output.PATH}  a tool step's result ($.steps.ID.output)
+//	${steps.ID.PATH}         a pass step's values ($.steps.ID)
+//
+// PATH is a sequence of .name (letters, digits, underscore; not starting
+// with a digit) and [index] accessors. "$${" writes a literal "${".
+type binding struct {
+	text string // as written inside ${ }
+	root string // "input" or "steps"
+	step string // the step id, for root "steps"
+	rest string // the JSONPath accessors after the root (and step id)
+}
+
+// jsonPath returns the JSONPath of the bound value in the state data.
+func (b *binding) jsonPath() string {
+	if b.root == "input" {
+		return "$.input" + b.rest
+	}
+	return "$.steps." + b.step + b.rest
+}
+
+var bindingPattern = regexp.MustCompile(`^(input|steps\.([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]{1,9}\])*)$`)
+
+// segment is a piece of a string template: literal text or a binding.
+type segment struct {
+	lit string
+	b   *binding
+}
+
+// parseTemplate splits a string into literal text and bindings.
+func parseTemplate(s string) ([]segment, error) {
+	if !strings.Contains(s, "${") {
+		return []segment{{lit: s}}, nil
+	}
+	var segs []segment
+	var lit strings.Builder
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			lit.WriteString("${")
+			i += 3
+		case strings.HasPrefix(s[i:], "${"):
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf("binding %q has no closing }", s[i:])
+			}
+			inner := s[i+2 : i+end]
+			m := bindingPattern.FindStringSubmatch(inner)
+			if m == nil {
+				return nil, fmt.Errorf("binding ${%s} must be ${input.PATH}, ${steps.ID.output.PATH} or ${steps.ID.PATH} (PATH: .name and [index])", inner)
+			}
+			if lit.Len() > 0 {
+				segs = append(segs, segment{lit: lit.String()})
+				lit.Reset()
+			}
+			b := &binding{text: inner, root: "input", rest: m[3]}
+			if m[2] != "" {
+				b.root, b.step = "steps", m[2]
+			}
+			segs = append(segs, segment{b: b})
+			i += end + 1
+		default:
+			lit.WriteByte(s[i])
+			i++
+		}
+	}
+	if lit.Len() > 0 || len(segs) == 0 {
+		segs = append(segs, segment{lit: lit.String()})
+	}
+	return segs, nil
+}
+
+// boundString is a string value after template parsing.
+type boundString struct {
+	segs []segment
+}
+
+// whole returns the binding when the string is exactly one ${...}.
+func (bs boundString) whole() *binding {
+	if len(bs.segs) == 1 {
+		return bs.segs[0].b
+	}
+	return nil
+}
+
+func (bs boundString) bound() bool {
+	for _, s := range bs.segs {
+		if s.b != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (bs boundString) literal() string {
+	var b strings.Builder
+	for _, s := range bs.segs {
+		b.WriteString(s.lit)
+	}
+	return b.String()
+}
+
+// intrinsicString quotes s as an intrinsic-function string literal: the
+// characters ' { } \ are escaped with a backslash (Amazon States Language,
+// "Reserved characters in intrinsic functions").
+func intrinsicString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, `{`, `\{`, `}`, `\}`)
+	return "'" + r.Replace(s) + "'"
+}
+
+// expression returns the JSONPath or intrinsic function that produces the
+// string: the path itself for a whole binding, States.Format otherwise.
+func (bs boundString) expression() string {
+	if b := bs.whole(); b != nil {
+		return b.jsonPath()
+	}
+	var tmpl strings.Builder
+	var args []string
+	for _, s := range bs.segs {
+		if s.b != nil {
+			tmpl.WriteString("{}")
+			args = append(args, s.b.jsonPath())
+			continue
+		}
+		tmpl.WriteString(strings.NewReplacer(`\`, `\\`, `'`, `\'`, `{`, `\{`, `}`, `\}`).Replace(s.lit))
+	}
+	return "States.Format('" + tmpl.String() + "', " + strings.Join(args, ", ") + ")"
+}
+
+// compiled is a value compiled for a Parameters or Payload field: either a
+// static JSON value, or an expression (a JSONPath or intrinsic function)
+// whose key must end in ".$".
+type compiled struct {
+	static any
+	expr   string
+}
+
+// paramsError is a value that cannot be written in JSONPath Parameters.
+type paramsError struct {
+	pos Pos
+	msg string
+}
+
+// compileParams compiles a value into Parameters form and collects the
+// bindings it holds, each with its position.
+func compileParams(v *value, inList bool, uses *[]use) (compiled, []paramsError) {
+	switch v.kind {
+	case kString:
+		segs, err := parseTemplate(v.str)
+		if err != nil {
+			return compiled{}, []paramsError{{v.pos, err.Error()}}
+		}
+		bs := boundString{segs}
+		if !bs.bound() {
+			return compiled{static: bs.literal()}, nil
+		}
+		for _, s := range segs {
+			if s.b != nil {
+				*uses = append(*uses, use{b: s.b, pos: v.pos})
+			}
+		}
+		return compiled{expr: bs.expression()}, nil
+	case kMap:
+		obj := make(map[string]any, len(v.fields))
+		var errs []paramsError
+		for _, f := range v.fields {
+			if strings.HasSuffix(f.key, ".$") {
+				errs = append(errs, paramsError{f.keyPos, fmt.Sprintf("key %q may not end in \".$\": Step Functions reads such keys as paths", f.key)})
+				continue
+			}
+			before := len(*uses)
+			c, es := compileParams(f.val, false, uses)
+			errs = append(errs, es...)
+			if inList && len(*uses) > before {
+				errs = append(errs, paramsError{f.val.pos, fmt.Sprintf("binding in field %q of an object inside a list: JSONPath Parameters cannot write it; bind the whole list, or move the object out of the list", f.key)})
+				continue
+			}
+			if c.expr != "" {
+				obj[f.key+".$"] = c.expr
+			} else {
+				obj[f.key] = c.static
+			}
+		}
+		return compiled{static: obj}, errs
+	case kList:
+		before := len(*uses)
+		var errs []paramsError
+		items := make([]compiled, len(v.items))
+		for i, it := range v.items {
+			var es []paramsError
+			items[i], es = compileParams(it, true, uses)
+			errs = append(errs, es...)
+		}
+		if len(errs) > 0 {
+			return compiled{}, errs
+		}
+		if len(*uses) == before {
+			return compiled{static: v.plain()}, nil
+		}
+		args := make([]string, len(v.items))
+		for i, it := range items {
+			switch {
+			case it.expr != "":
+				args[i] = it.expr
+			default:
+				args[i] = intrinsicLiteral(it.static)
+			}
+		}
+		return compiled{expr: "States.Array(" + strings.Join(args, ", ") + ")"}, nil
+	}
+	return compiled{static: v.plain()}, nil
+}
+
+// intrinsicLiteral writes a static value as an intrinsic-function argument:
+// strings quoted, numbers, booleans and null as they are, objects and lists
+// through States.StringToJson.
+func intrinsicLiteral(v any) string {
+	switch x := v.(type) {
+	case string:
+		return intrinsicString(x)
+	case json.Number:
+		return x.String()
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	case nil:
+		return "null"
+	}
+	raw, _ := json.Marshal(v)
+	return "States.StringToJson(" + intrinsicString(string(raw)) + ")"
+}
+
+// use is one binding written at a position.
+type use struct {
+	b   *binding
+	pos Pos
+}

@@ -1,0 +1,579 @@
+package resolver
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/resolver/gate"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/schema"
+)
+
+// fetchTool is the catalog name of the http tool of the first design seed.
+const fetchTool = "structured-data-fetch"
+
+// checker holds one Solution while it is checked.
+type checker struct {
+	ds    *diags
+	cat   *catalog.Catalog
+	sol   *Solution
+	index map[string]int // step id -> index in sol.Steps
+	start int
+	tools []*catalog.Tool // per step: the admitted tool, or nil
+	gated map[string]bool // tool names on the review list
+	hosts hostlist.List
+
+	// compiled values per step (tool inputs, pass values) and their bindings
+	params map[int]compiled
+	uses   map[int][]use
+	rules  map[int][]compiledRule
+
+	reachable []bool
+	verdicts  []GateVerdict
+}
+
+type compiledRule struct {
+	variable string
+	operand  compiled
+}
+
+// resolve reports duplicate ids and unknown targets, and finds the start.
+func (c *checker) resolve() {
+	c.index = make(map[string]int, len(c.sol.Steps))
+	for i, st := range c.sol.Steps {
+		if st.ID == "" {
+			continue
+		}
+		if j, dup := c.index[st.ID]; dup {
+			c.ds.errorf(st.Pos, RuleDuplicateID, "step id %q is already used by step %d (line %d)", st.ID, j+1, c.sol.Steps[j].Pos.Line)
+			continue
+		}
+		c.index[st.ID] = i
+	}
+	c.start = 0
+	if c.sol.Start.Set {
+		if i, ok := c.index[c.sol.Start.Name]; ok {
+			c.start = i
+		} else {
+			c.ds.errorf(c.sol.Start.Pos, RuleUnknownTarget, "start %q names no step", c.sol.Start.Name)
+		}
+	}
+	for _, st := range c.sol.Steps {
+		for _, t := range c.targets(st) {
+			c.target(st, t.ref, t.what, true)
+		}
+		if st.Kind == KindReview && st.Of.Set {
+			if i, ok := c.target(st, st.Of, "review.of", false); ok && c.sol.Steps[i].Kind != KindTool {
+				c.ds.errorf(st.Of.Pos, RuleUnknownTarget, "review %q is of step %q, which is a %s step, not a tool step", st.ID, st.Of.Name, c.sol.Steps[i].Kind)
+			}
+		}
+	}
+}
+
+type namedRef struct {
+	ref  Ref
+	what string
+	kind gate.EdgeKind
+}
+
+// targets lists a step's out-edges as written (end included).
+func (c *checker) targets(st *Step) []namedRef {
+	var out []namedRef
+	add := func(r Ref, what string, k gate.EdgeKind, dflt bool) {
+		if !r.Set && dflt {
+			r = Ref{Name: EndTarget, Set: true, Pos: st.Pos}
+		}
+		if r.Set {
+			out = append(out, namedRef{r, what, k})
+		}
+	}
+	switch st.Kind {
+	case KindTool:
+		add(st.Next, "next", gate.Plain, true)
+		add(st.OnError, "on_error", gate.Error, false)
+	case KindPass:
+		add(st.Next, "next", gate.Plain, true)
+	case KindChoice:
+		for _, r := range st.Rules {
+			add(r.Next, "next", gate.Plain, false)
+		}
+		add(st.Default, "default", gate.Plain, true)
+	case KindReview:
+		add(st.OnApprove, "on_approve", gate.Approve, false)
+		add(st.OnReject, "on_reject", gate.Reject, true)
+	}
+	return out
+}
+
+// target resolves a reference to a step index; end gives -1.
+func (c *checker) target(st *Step, r Ref, what string, endOK bool) (int, bool) {
+	if r.Name == EndTarget && endOK {
+		return -1, true
+	}
+	if i, ok := c.index[r.Name]; ok {
+		return i, true
+	}
+	c.ds.errorf(r.Pos, RuleUnknownTarget, "step %q %s %q names no step (targets are step ids or %q)", st.ID, what, r.Name, EndTarget)
+	return -1, false
+}
+
+// graph builds the step graph for Gate A and reachability; edges to end and
+// unresolved targets are left out.
+func (c *checker) graph() *gate.Graph {
+	g := &gate.Graph{Nodes: make([]gate.Node, len(c.sol.Steps)), Start: c.start}
+	for i, st := range c.sol.Steps {
+		n := gate.Node{Name: st.ID, Of: -1}
+		switch st.Kind {
+		case KindTool:
+			n.Kind = gate.Tool
+			n.Gated = c.gated[st.Tool]
+		case KindReview:
+			if j, ok := c.index[st.Of.Name]; ok && c.sol.Steps[j].Kind == KindTool {
+				n.Kind, n.Of = gate.Review, j
+			}
+		}
+		for _, t := range c.targets(st) {
+			if j, ok := c.index[t.ref.Name]; ok && t.ref.Name != EndTarget {
+				n.Next = append(n.Next, gate.Edge{To: j, Kind: t.kind})
+			}
+		}
+		g.Nodes[i] = n
+	}
+	return g
+}
+
+// reach marks the steps reachable from the start and warns about the rest.
+func (c *checker) reach(g *gate.Graph) {
+	c.reachable = make([]bool, len(g.Nodes))
+	stack := []int{g.Start}
+	c.reachable[g.Start] = true
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, e := range g.Nodes[v].Next {
+			if !c.reachable[e.To] {
+				c.reachable[e.To] = true
+				stack = append(stack, e.To)
+			}
+		}
+	}
+	for i, st := range c.sol.Steps {
+		if !c.reachable[i] {
+			c.ds.warnf(st.Pos, RuleUnreachable, "step %q is unreachable: no path from the start (%q) leads to it", st.ID, c.sol.Steps[c.start].ID)
+		}
+	}
+}
+
+// admit looks up every tool in the catalog; an unknown tool is refused,
+// never treated as something else (ADR-0015).
+func (c *checker) admit() {
+	c.tools = make([]*catalog.Tool, len(c.sol.Steps))
+	c.gated = map[string]bool{}
+	for _, name := range c.cat.Names() {
+		if t, _ := c.cat.Lookup(name); t.ReviewRequired {
+			c.gated[name] = true
+		}
+	}
+	for _, r := range c.sol.ReviewBefore {
+		if _, ok := c.cat.Lookup(r.Name); !ok {
+			c.ds.errorf(r.Pos, RuleUnknownTool, "policy.review_before names %q, which is not in the tool catalog (%s)", r.Name, strings.Join(c.cat.Names(), ", "))
+			continue
+		}
+		c.gated[r.Name] = true
+	}
+	for i, st := range c.sol.Steps {
+		if st.Kind != KindTool || st.Tool == "" {
+			continue
+		}
+		t, ok := c.cat.Lookup(st.Tool)
+		if !ok {
+			c.ds.errorf(st.ToolPos, RuleUnknownTool, "step %q uses tool %q, which is not in the tool catalog (%s); a tool is never admitted as something else", st.ID, st.Tool, strings.Join(c.cat.Names(), ", "))
+			continue
+		}
+		c.tools[i] = t
+	}
+}
+
+// compileValues compiles tool inputs, pass values and choice rules into
+// Parameters form and checks each binding's shape and target step.
+func (c *checker) compileValues() {
+	c.params = map[int]compiled{}
+	c.uses = map[int][]use{}
+	c.rules = map[int][]compiledRule{}
+	for i, st := range c.sol.Steps {
+		var v *value
+		switch st.Kind {
+		case KindTool:
+			v = st.With
+			if v == nil {
+				v = &value{kind: kMap, pos: st.Pos}
+			}
+		case KindPass:
+			v = st.Pass
+		case KindChoice:
+			c.compileRules(i, st)
+			continue
+		default:
+			continue
+		}
+		var uses []use
+		p, errs := compileParams(v, false, &uses)
+		for _, e := range errs {
+			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
+		}
+		c.params[i] = p
+		c.uses[i] = uses
+		for _, u := range uses {
+			c.checkBindingTarget(st, u)
+		}
+	}
+}
+
+func (c *checker) compileRules(i int, st *Step) {
+	for _, r := range st.Rules {
+		var uses []use
+		vc, errs := compileParams(r.Value, false, &uses)
+		for _, e := range errs {
+			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
+		}
+		if len(errs) == 0 && (len(uses) != 1 || !strings.HasPrefix(vc.expr, "$.")) {
+			c.ds.errorf(r.Value.pos, RuleBinding, "step %q: when.value must be exactly one binding such as ${steps.fetch.output.data.count}", st.ID)
+			continue
+		}
+		oc, errs := compileParams(r.Operand, false, &uses)
+		for _, e := range errs {
+			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
+		}
+		if oc.expr != "" && !strings.HasPrefix(oc.expr, "$.") {
+			c.ds.errorf(r.Operand.pos, RuleBinding, "step %q: %s compares with a literal or exactly one binding, not a template", st.ID, r.Operator)
+			continue
+		}
+		if oc.expr == "" && r.Operator != "is_present" && r.Operator != "equals" && r.Operator != "not_equals" {
+			if r.Operand.kind != kNumber && r.Operand.kind != kString {
+				c.ds.errorf(r.Operand.pos, RuleInvalidValue, "step %q: %s compares numbers or strings, not a %s", st.ID, r.Operator, r.Operand.kind)
+				continue
+			}
+		}
+		if oc.expr == "" && (r.Operand.kind == kMap || r.Operand.kind == kList) {
+			c.ds.errorf(r.Operand.pos, RuleInvalidValue, "step %q: %s cannot compare with a %s", st.ID, r.Operator, r.Operand.kind)
+			continue
+		}
+		c.uses[i] = append(c.uses[i], uses...)
+		for _, u := range uses {
+			c.checkBindingTarget(st, u)
+		}
+		c.rules[i] = append(c.rules[i], compiledRule{variable: vc.expr, operand: oc})
+	}
+}
+
+func (c *checker) checkBindingTarget(st *Step, u use) {
+	if u.b.root != "steps" {
+		return
+	}
+	j, ok := c.index[u.b.step]
+	if !ok {
+		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but there is no step %q", st.ID, u.b.text, u.b.step)
+		return
+	}
+	switch c.sol.Steps[j].Kind {
+	case KindTool:
+		if u.b.rest != ".output" && !strings.HasPrefix(u.b.rest, ".output.") && !strings.HasPrefix(u.b.rest, ".output[") {
+			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a tool step's result is at ${steps.%s.output...}", st.ID, u.b.text, u.b.step)
+		}
+	case KindPass:
+	default:
+		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but step %q is a %s step and has no values", st.ID, u.b.text, u.b.step, c.sol.Steps[j].Kind)
+	}
+}
+
+// checkSet reports bindings to steps that have not run on every path to the
+// step that uses them. A review of T uses every binding of T: what T sends
+// must be known when the reviewer looks at it.
+func (c *checker) checkSet(g *gate.Graph) {
+	dom := newDominators(c.sol, c.index, g)
+	check := func(at int, owner *Step, u use) {
+		if u.b.root != "steps" {
+			return
+		}
+		j, ok := c.index[u.b.step]
+		if !ok || !c.reachable[at] {
+			return
+		}
+		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass {
+			return
+		}
+		if dom.completedBefore(j, at) {
+			return
+		}
+		here := c.sol.Steps[at]
+		if here == owner {
+			c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, but step %q has not completed on every path to %q: the value may be unset", owner.ID, u.b.text, u.b.step, owner.ID)
+		} else {
+			c.ds.errorf(here.Pos, RuleUnsetBinding, "review %q shows the inputs of %q, but ${%s} is not set on every path to %q: step %q has not completed on all of them", here.ID, owner.ID, u.b.text, here.ID, u.b.step)
+		}
+	}
+	for i, st := range c.sol.Steps {
+		for _, u := range c.uses[i] {
+			check(i, st, u)
+		}
+		if st.Kind == KindReview {
+			if j, ok := c.index[st.Of.Name]; ok && c.sol.Steps[j].Kind == KindTool {
+				for _, u := range c.uses[j] {
+					check(i, c.sol.Steps[j], u)
+				}
+			}
+		}
+	}
+}
+
+// checkToolInputs validates literal inputs against the tool's input schema;
+// bound values are checked at run time by the dispatcher.
+func (c *checker) checkToolInputs() {
+	for i, st := range c.sol.Steps {
+		t := c.tools[i]
+		if t == nil {
+			continue
+		}
+		s, err := schema.Compile(t.InputSchema)
+		if err != nil {
+			c.ds.errorf(st.ToolPos, RuleToolInput, "tool %q input schema: %v", t.Name, err)
+			continue
+		}
+		v := st.With
+		if v == nil {
+			v = &value{kind: kMap, pos: st.Pos}
+		}
+		bound := map[string]bool{}
+		markBound(v, "", bound)
+		err = s.Validate(v.plain())
+		if err == nil {
+			continue
+		}
+		ignore := func(loc []string) bool {
+			p := ""
+			for _, tok := range loc {
+				p += "/" + tok
+				if bound[p] {
+					return true
+				}
+			}
+			return false
+		}
+		for _, p := range schema.Problems(err, ignore) {
+			at := locate(v, p.Location)
+			where := "with"
+			if p.Location != "" {
+				where = "with" + strings.ReplaceAll(p.Location, "/", ".")
+			}
+			c.ds.errorf(at, RuleToolInput, "step %q (%s) %s: %s", st.ID, t.Name, where, p.Message)
+		}
+	}
+}
+
+// markBound records the JSON Pointer of every string holding a binding.
+func markBound(v *value, at string, bound map[string]bool) {
+	switch v.kind {
+	case kString:
+		if strings.Contains(strings.ReplaceAll(v.str, "$${", ""), "${") {
+			bound[at] = true
+		}
+	case kMap:
+		for _, f := range v.fields {
+			markBound(f.val, at+"/"+f.key, bound)
+		}
+	case kList:
+		for i, it := range v.items {
+			markBound(it, fmt.Sprintf("%s/%d", at, i), bound)
+		}
+	}
+}
+
+// locate finds the position of the value at a JSON Pointer, or the nearest
+// ancestor's.
+func locate(v *value, pointer string) Pos {
+	if pointer == "" {
+		return v.pos
+	}
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		var next *value
+		switch v.kind {
+		case kMap:
+			if f := v.get(tok); f != nil {
+				next = f.val
+			}
+		case kList:
+			for i, it := range v.items {
+				if fmt.Sprint(i) == tok {
+					next = it
+				}
+			}
+		}
+		if next == nil {
+			return v.pos
+		}
+		v = next
+	}
+	return v.pos
+}
+
+// GateVerdict is Gate A's result for one gated tool step.
+type GateVerdict struct {
+	Step    string   // the tool step
+	Tool    string   // its tool
+	Reviews []string // the review steps of it
+	// Path is the shortest path from the start reaching Step without a
+	// fresh approval; nil when every path carries one.
+	Path []string
+}
+
+// checkGates runs Gate A and the no-fallback rule (the second design seed).
+func (c *checker) checkGates(g *gate.Graph) {
+	violations := map[int][]int{}
+	for _, v := range gate.ReviewBeforeTool(g) {
+		violations[v.Tool] = v.Path
+	}
+	for i, st := range c.sol.Steps {
+		if st.Kind != KindTool || !c.gated[st.Tool] || !c.reachable[i] {
+			continue
+		}
+		verdict := GateVerdict{Step: st.ID, Tool: st.Tool}
+		for _, r := range c.sol.Steps {
+			if r.Kind == KindReview && r.Of.Name == st.ID {
+				verdict.Reviews = append(verdict.Reviews, r.ID)
+			}
+		}
+		if path, bad := violations[i]; bad {
+			verdict.Path = g.Names(path)
+			reason := "no review step is of it"
+			if len(verdict.Reviews) > 0 {
+				reason = "its reviews (" + strings.Join(verdict.Reviews, ", ") + ") are not approved on this path"
+			}
+			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s", st.ID, st.Tool, reason, strings.Join(verdict.Path, " → "))
+		}
+		c.verdicts = append(c.verdicts, verdict)
+	}
+	for _, f := range gate.NoFallback(g) {
+		from, to := c.sol.Steps[f.From], c.sol.Steps[f.Tool]
+		c.ds.errorf(from.OnError.Pos, RuleNoFallback, "on_error of step %q reaches tool step %q (%s) without an approved review of it: %s; a failure must never turn into a different side effect", from.ID, to.ID, to.Tool, strings.Join(g.Names(f.Path), " → "))
+	}
+}
+
+// checkHosts checks policy.fetch_hosts and every literal URL bound to the
+// fetch tool against it.
+func (c *checker) checkHosts() {
+	var entries []string
+	for _, r := range c.sol.FetchHosts {
+		e, err := hostlist.ParseEntry(r.Name)
+		if err != nil {
+			c.ds.errorf(r.Pos, RuleFetchHost, "policy.fetch_hosts: %v", err)
+			continue
+		}
+		entries = append(entries, e.String())
+		c.hosts = append(c.hosts, e)
+	}
+	for i, st := range c.sol.Steps {
+		if c.tools[i] == nil || c.tools[i].Name != fetchTool {
+			continue
+		}
+		if len(c.sol.FetchHosts) == 0 {
+			c.ds.errorf(st.ToolPos, RuleFetchHost, "step %q uses %s, but policy.fetch_hosts is empty: without allowed hosts there is no fetch", st.ID, fetchTool)
+			continue
+		}
+		if st.With == nil {
+			continue
+		}
+		f := st.With.get("url")
+		if f == nil || f.val.kind != kString {
+			continue
+		}
+		c.checkURL(st, f.val)
+	}
+}
+
+// checkURL checks a fetch URL whose scheme and authority are literal.
+func (c *checker) checkURL(st *Step, v *value) {
+	segs, err := parseTemplate(v.str)
+	if err != nil || segs[0].b != nil {
+		return
+	}
+	prefix := segs[0].lit
+	if len(segs) > 1 {
+		// Only the literal text before the first binding is known; check it
+		// when it holds the whole authority (a "/" after "scheme://").
+		i := strings.Index(prefix, "://")
+		if i < 0 || !strings.ContainsAny(prefix[i+3:], "/?#") {
+			return
+		}
+	}
+	u, err := url.Parse(prefix)
+	if err != nil {
+		c.ds.errorf(v.pos, RuleFetchHost, "step %q url %q does not parse: %v", st.ID, prefix, err)
+		return
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		c.ds.errorf(v.pos, RuleFetchHost, "step %q url %q: scheme %q is not http or https", st.ID, prefix, u.Scheme)
+	case u.User != nil:
+		c.ds.errorf(v.pos, RuleFetchHost, "step %q url %q carries userinfo, which is refused", st.ID, prefix)
+	default:
+		if _, ok := c.hosts.Match(u.Scheme, u.Hostname(), u.Port()); !ok {
+			c.ds.errorf(v.pos, RuleFetchHost, "step %q url host %q is not allowed by policy.fetch_hosts (%s)", st.ID, u.Host, strings.Join(c.hosts.Strings(), ", "))
+		}
+	}
+}
+
+// effectiveRetry returns a tool step's retry with the catalog's defaults.
+func effectiveRetry(st *Step, t *catalog.Tool) catalog.Retry {
+	r := t.Retry
+	if st.Retry != nil {
+		if st.Retry.MaxAttempts != 0 {
+			r.MaxAttempts = st.Retry.MaxAttempts
+		}
+		if st.Retry.IntervalSeconds != 0 {
+			r.IntervalSeconds = st.Retry.IntervalSeconds
+		}
+		if st.Retry.BackoffRate != 0 {
+			r.BackoffRate = st.Retry.BackoffRate
+		}
+	}
+	return r
+}
+
+// checkRetries enforces the tool contract's retry rules (ADR-0013): a tool
+// that does not honour idempotency keys is retried only with the author's
+// explicit tolerate_duplicates.
+func (c *checker) checkRetries() {
+	for i, st := range c.sol.Steps {
+		t := c.tools[i]
+		if t == nil {
+			continue
+		}
+		r := effectiveRetry(st, t)
+		switch {
+		case !t.Idempotent && r.MaxAttempts > 1 && !st.TolerateDuplicates:
+			at := st.ToolPos
+			if st.Retry != nil {
+				at = st.Retry.Pos
+			}
+			c.ds.errorf(at, RuleRetry, "step %q: %s does not honour idempotency keys, so retry.max_attempts %d could repeat its effect; set tolerate_duplicates: true to accept duplicates, or max_attempts: 1", st.ID, t.Name, r.MaxAttempts)
+		case t.Idempotent && st.TolerateDuplicates:
+			c.ds.warnf(st.ToolPos, RuleRetry, "step %q: tolerate_duplicates has no effect, %s honours idempotency keys", st.ID, t.Name)
+		}
+	}
+}
+
+// usedTools returns the sorted names of the admitted tools the Solution uses.
+func (c *checker) usedTools() []string {
+	var names []string
+	for _, t := range c.tools {
+		if t != nil && !slices.Contains(names, t.Name) {
+			names = append(names, t.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,102 @@
+package resolver
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Severity of a diagnostic: errors refuse the Solution, warnings do not.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Rule ids, stable and shown in brackets in every diagnostic. docs/solutions.md
+// lists them with the check each belongs to.
+const (
+	RuleSyntax        = "syntax"             // the file is not YAML or JSON, or uses anchors, aliases, tags
+	RuleUnknownField  = "unknown-field"      // a key the grammar does not have
+	RuleMissingField  = "missing-field"      // a required key is absent
+	RuleInvalidValue  = "invalid-value"      // wrong type, pattern or range
+	RuleDuplicateID   = "duplicate-id"       // two steps share an id
+	RuleUnknownTarget = "unknown-target"     // next/on_*/default/start/of names no step
+	RuleUnreachable   = "unreachable"        // a step no path from the start reaches (warning)
+	RuleBinding       = "binding"            // a ${...} that cannot be compiled
+	RuleUnsetBinding  = "unset-binding"      // a bound step has not run on every path to here
+	RuleUnknownTool   = "unknown-tool"       // a tool that is not in the catalog (admission)
+	RuleToolInput     = "tool-input"         // literal inputs against the tool's input schema
+	RuleInputSchema   = "input-schema"       // the Solution's input JSON Schema does not compile
+	RuleReviewBefore  = "review-before-tool" // Gate A
+	RuleNoFallback    = "no-fallback"        // on_error reaches a tool without an approved review
+	RuleFetchHost     = "fetch-host"         // fetch_hosts entries and literal fetch URLs
+	RuleRetry         = "retry"              // retry and idempotency rules of the tool contract
+	RuleQuota         = "quota"              // Step Functions and task-token quotas
+)
+
+// Pos is a 1-based line and column in the source file.
+type Pos struct {
+	Line, Column int
+}
+
+// Diagnostic is one finding, printed as
+// "file:line:col: error|warning: [rule-id] message".
+type Diagnostic struct {
+	File     string   `json:"file"`
+	Line     int      `json:"line"`
+	Column   int      `json:"column"`
+	Severity Severity `json:"severity"`
+	Rule     string   `json:"rule"`
+	Message  string   `json:"message"`
+}
+
+func (d Diagnostic) String() string {
+	return fmt.Sprintf("%s:%d:%d: %s: [%s] %s", d.File, d.Line, d.Column, d.Severity, d.Rule, d.Message)
+}
+
+// diags collects the diagnostics of one file.
+type diags struct {
+	file string
+	list []Diagnostic
+}
+
+func (ds *diags) add(sev Severity, p Pos, rule, format string, args ...any) {
+	ds.list = append(ds.list, Diagnostic{File: ds.file, Line: p.Line, Column: p.Column, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+func (ds *diags) errorf(p Pos, rule, format string, args ...any) {
+	ds.add(SeverityError, p, rule, format, args...)
+}
+
+func (ds *diags) warnf(p Pos, rule, format string, args ...any) {
+	ds.add(SeverityWarning, p, rule, format, args...)
+}
+
+func (ds *diags) hasErrors() bool {
+	for _, d := range ds.list {
+		if d.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// sorted returns the diagnostics in source order, de-duplicated.
+func (ds *diags) sorted() []Diagnostic {
+	out := append([]Diagnostic(nil), ds.list...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Column < out[j].Column
+	})
+	dedup := out[:0]
+	for i, d := range out {
+		if i > 0 && d == out[i-1] {
+			continue
+		}
+		dedup = append(dedup, d)
+	}
+	return dedup
+}

@@ -1,0 +1,161 @@
+package resolver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// Manifest is DIR/<solution>.json: what publishing needs besides the
+// definition.
+type Manifest struct {
+	Solution    string `json:"solution"`
+	Version     int    `json:"version"`
+	Description string `json:"description,omitempty"`
+	ToolsetID   string `json:"toolset_id"`
+	// Definition is the definition's file name, beside the manifest.
+	Definition string `json:"definition"`
+	// Placeholders maps each DefinitionSubstitutions key in the definition
+	// ("FunctionSendEmail") to the Lambda function whose ARN replaces
+	// "${key}" at deploy.
+	Placeholders map[string]string `json:"placeholders"`
+	// InputSchema is the Solution's JSON Schema for a run's input, if any.
+	InputSchema any `json:"input_schema,omitempty"`
+	// SourceDigest is "sha256:" and the hex SHA-256 of the source file.
+	SourceDigest string `json:"source_digest"`
+}
+
+// Result is the outcome of compiling one Solution file.
+type Result struct {
+	File        string
+	Diagnostics []Diagnostic
+	// The rest is set only when there is no error.
+	Solution   *Solution
+	Toolset    *toolset.Toolset
+	Definition []byte // indented JSON, as written to <solution>.asl.json
+	Manifest   *Manifest
+	States     int           // states in the definition
+	Tools      []string      // tools used, sorted
+	Gate       []GateVerdict // Gate A per gated tool step
+}
+
+// OK reports whether the Solution has no error (warnings allowed).
+func (r *Result) OK() bool {
+	for _, d := range r.Diagnostics {
+		if d.Severity == SeverityError {
+			return false
+		}
+	}
+	return true
+}
+
+// Options tune a compilation.
+type Options struct {
+	// Catalog is the set of admitted tools; nil means catalog.Default().
+	Catalog *catalog.Catalog
+}
+
+// Compile checks the Solution in src (YAML or JSON; file names it in
+// diagnostics) and, when it has no error, compiles it.
+func Compile(file string, src []byte, opts Options) *Result {
+	res := &Result{File: file}
+	ds := &diags{file: file}
+	defer func() { res.Diagnostics = ds.sorted() }()
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.Default()
+	}
+	v, pos, err := parseValue(src)
+	if err != nil {
+		ds.errorf(pos, RuleSyntax, "%v", err)
+		return res
+	}
+	sol := (&decoder{ds: ds}).decodeSolution(v)
+	if sol == nil || len(sol.Steps) == 0 {
+		return res
+	}
+	if sol.Input != nil {
+		if _, err := schema.CompileValue(sol.Input.plain()); err != nil {
+			ds.errorf(sol.Input.pos, RuleInputSchema, "input is not a valid JSON Schema (2020-12): %v", err)
+		}
+	}
+	c := &checker{ds: ds, cat: opts.Catalog, sol: sol}
+	c.resolve()
+	c.admit()
+	g := c.graph()
+	c.reach(g)
+	c.compileValues()
+	c.checkSet(g)
+	c.checkToolInputs()
+	c.checkGates(g)
+	c.checkHosts()
+	c.checkRetries()
+	res.Gate = c.verdicts
+	res.Tools = c.usedTools()
+	if ds.hasErrors() {
+		return res
+	}
+
+	var reviewBefore []string
+	for _, r := range sol.ReviewBefore {
+		reviewBefore = append(reviewBefore, r.Name)
+	}
+	ts, err := toolset.FromCatalog(c.cat, res.Tools, reviewBefore, c.hosts.Strings())
+	if err != nil {
+		ds.errorf(sol.StepsPos, RuleUnknownTool, "build toolset: %v", err)
+		return res
+	}
+	e := &emitter{c: c, toolsetID: ts.ID}
+	def := e.emit()
+	encoded, err := encodeJSON(def)
+	if err != nil {
+		ds.errorf(sol.StepsPos, RuleSyntax, "encode definition: %v", err)
+		return res
+	}
+	c.checkQuotas(def, encoded)
+	if ds.hasErrors() {
+		return res
+	}
+	sum := sha256.Sum256(src)
+	m := &Manifest{
+		Solution:     sol.Name,
+		Version:      sol.Version,
+		Description:  sol.Description,
+		ToolsetID:    ts.ID,
+		Definition:   sol.Name + ".asl.json",
+		Placeholders: e.funcs,
+		SourceDigest: "sha256:" + hex.EncodeToString(sum[:]),
+	}
+	if sol.Input != nil {
+		m.InputSchema = sol.Input.plain()
+	}
+	res.Solution, res.Toolset, res.Definition, res.Manifest = sol, ts, encoded, m
+	res.States = len(e.states)
+	return res
+}
+
+// Summary is the one-line account `make run` prints per Solution: states,
+// tools, toolset id and the Gate A verdict with its path.
+func (r *Result) Summary() string {
+	if !r.OK() {
+		first := ""
+		for _, d := range r.Diagnostics {
+			if d.Severity == SeverityError {
+				first = d.String()
+				break
+			}
+		}
+		return fmt.Sprintf("%s: refused (%d diagnostics); first: %s", r.File, len(r.Diagnostics), first)
+	}
+	gate := "gate A: no gated tool"
+	for i, v := range r.Gate {
+		if i == 0 {
+			gate = "gate A: pass"
+		}
+		gate += fmt.Sprintf(" [%s (%s) approved by %v on every path]", v.Step, v.Tool, v.Reviews)
+	}
+	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, gate)
+}

@@ -1,0 +1,494 @@
+package resolver
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The Solution grammar, as docs/solutions.md describes it for authors.
+
+// StepKind is the kind of a step: exactly one of its kind keys.
+type StepKind string
+
+const (
+	KindTool    StepKind = "tool"
+	KindPass    StepKind = "pass"
+	KindChoice  StepKind = "choice"
+	KindReview  StepKind = "review"
+	KindSucceed StepKind = "succeed"
+	KindFail    StepKind = "fail"
+)
+
+// EndTarget is the reserved target meaning "the run succeeds here".
+const EndTarget = "end"
+
+var (
+	solutionNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+	stepIDPattern       = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+	errorNamePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]{0,79}$`)
+)
+
+// Limits of the grammar, with their sources.
+const (
+	// MaxAttempts caps a tool step's attempts, the first included (ADR-0013).
+	MaxAttempts = 10
+	// MaxReviewTimeout is one year in seconds: a Step Functions task token
+	// lives at most a year (Standard workflow maximum duration).
+	MaxReviewTimeout = 31_536_000
+	// DefaultReviewTimeout applies when a review names no timeout: one day.
+	DefaultReviewTimeout = 86_400
+	// MaxToolTimeout is Lambda's maximum function timeout, 900 seconds
+	// (AWS Lambda quota); a longer Task timeout could never be reached.
+	MaxToolTimeout = 900
+)
+
+// Ref is a step id written somewhere in the Solution, with where it was
+// written. The zero Ref is "not written".
+type Ref struct {
+	Name string
+	Pos  Pos
+	Set  bool
+}
+
+// Solution is a decoded Solution file.
+type Solution struct {
+	Name         string
+	NamePos      Pos
+	Version      int
+	Description  string
+	ReviewBefore []Ref // tool names
+	FetchHosts   []Ref // host allow-list entries as written
+	FetchPos     Pos   // where policy.fetch_hosts is, or policy, or the top
+	Input        *value
+	Start        Ref
+	Steps        []*Step
+	StepsPos     Pos
+}
+
+// Retry is a tool step's retry as written; zero fields take the catalog's
+// default.
+type Retry struct {
+	MaxAttempts     int
+	IntervalSeconds int
+	BackoffRate     float64
+	Pos             Pos
+}
+
+// ChoiceRule is one rule of a choice step: `when: {value, <operator>: operand}`.
+type ChoiceRule struct {
+	Value    *value // exactly one binding
+	Operator string
+	Operand  *value
+	Next     Ref
+	Pos      Pos
+}
+
+// Step is one step of any kind; the fields of the other kinds are zero.
+type Step struct {
+	ID   string
+	Pos  Pos // of the id value
+	Kind StepKind
+
+	// tool
+	Tool               string
+	ToolPos            Pos
+	With               *value
+	Retry              *Retry
+	TimeoutSeconds     int
+	OnError            Ref
+	TolerateDuplicates bool
+
+	// tool, pass
+	Next Ref
+	Pass *value
+
+	// choice
+	Rules   []ChoiceRule
+	Default Ref
+
+	// review
+	Of            Ref
+	ReviewTimeout int
+	Reviewers     []string
+	OnApprove     Ref
+	OnReject      Ref
+
+	// fail
+	Error, Cause string
+}
+
+// Choice operators and the ASL comparison each maps to.
+var choiceOperators = []string{"equals", "not_equals", "greater_than", "greater_than_or_equals", "less_than", "less_than_or_equals", "is_present"}
+
+// decoder turns a value tree into a Solution, reporting every problem.
+type decoder struct{ ds *diags }
+
+// fields checks a mapping's keys against the allowed ones and reports
+// missing required ones; it returns false when v is not a mapping.
+func (d *decoder) mapping(v *value, what string, allowed []string, required ...string) bool {
+	if v.kind != kMap {
+		d.ds.errorf(v.pos, RuleInvalidValue, "%s must be a mapping, not a %s", what, v.kind)
+		return false
+	}
+	for _, f := range v.fields {
+		if !contains(allowed, f.key) {
+			d.ds.errorf(f.keyPos, RuleUnknownField, "unknown field %q in %s (allowed: %s)", f.key, what, strings.Join(allowed, ", "))
+		}
+	}
+	for _, r := range required {
+		if v.get(r) == nil {
+			d.ds.errorf(v.pos, RuleMissingField, "%s has no %q", what, r)
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *decoder) str(f *field, what string) (string, bool) {
+	if f.val.kind != kString {
+		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s must be a string, not a %s", what, f.val.kind)
+		return "", false
+	}
+	return f.val.str, true
+}
+
+// integer decodes a whole number within [lo, hi].
+func (d *decoder) integer(f *field, what string, lo, hi int) (int, bool) {
+	if f.val.kind != kNumber {
+		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s must be a whole number, not a %s", what, f.val.kind)
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f.val.str, 10, 64)
+	if err != nil {
+		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s must be a whole number, not %s", what, f.val.str)
+		return 0, false
+	}
+	if n < int64(lo) || n > int64(hi) {
+		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s %d is outside %d..%d", what, n, lo, hi)
+		return 0, false
+	}
+	return int(n), true
+}
+
+func (d *decoder) ref(f *field, what string) Ref {
+	s, ok := d.str(f, what)
+	if !ok {
+		return Ref{}
+	}
+	return Ref{Name: s, Pos: f.val.pos, Set: true}
+}
+
+func (d *decoder) strings(f *field, what string) []Ref {
+	if f.val.kind != kList {
+		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s must be a list of strings, not a %s", what, f.val.kind)
+		return nil
+	}
+	var out []Ref
+	for _, it := range f.val.items {
+		if it.kind != kString {
+			d.ds.errorf(it.pos, RuleInvalidValue, "%s must hold strings, not a %s", what, it.kind)
+			continue
+		}
+		out = append(out, Ref{Name: it.str, Pos: it.pos, Set: true})
+	}
+	return out
+}
+
+// decodeSolution decodes the top level.
+func (d *decoder) decodeSolution(v *value) *Solution {
+	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos}
+	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "policy", "input", "start", "steps"}, "solution", "version", "steps") {
+		return nil
+	}
+	for _, f := range v.fields {
+		switch f.key {
+		case "solution":
+			s.NamePos = f.val.pos
+			if name, ok := d.str(&f, "solution"); ok {
+				if !solutionNamePattern.MatchString(name) {
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "solution name %q must match %s", name, solutionNamePattern)
+				}
+				s.Name = name
+			}
+		case "version":
+			s.Version, _ = d.integer(&f, "version", 1, math.MaxInt32)
+		case "description":
+			s.Description, _ = d.str(&f, "description")
+		case "policy":
+			s.FetchPos = f.keyPos
+			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts"}) {
+				for _, pf := range f.val.fields {
+					switch pf.key {
+					case "review_before":
+						s.ReviewBefore = d.strings(&pf, "policy.review_before")
+					case "fetch_hosts":
+						s.FetchPos = pf.keyPos
+						s.FetchHosts = d.strings(&pf, "policy.fetch_hosts")
+					}
+				}
+			}
+		case "input":
+			if f.val.kind != kMap && f.val.kind != kBool {
+				d.ds.errorf(f.val.pos, RuleInputSchema, "input must be a JSON Schema (a mapping or a boolean), not a %s", f.val.kind)
+			} else {
+				s.Input = f.val
+			}
+		case "start":
+			s.Start = d.ref(&f, "start")
+		case "steps":
+			s.StepsPos = f.keyPos
+			if f.val.kind != kList || len(f.val.items) == 0 {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "steps must be a non-empty list of steps")
+				break
+			}
+			for i, it := range f.val.items {
+				if st := d.decodeStep(it, i); st != nil {
+					s.Steps = append(s.Steps, st)
+				}
+			}
+		}
+	}
+	return s
+}
+
+var kindKeys = []string{"tool", "pass", "choice", "review", "succeed", "fail"}
+
+var stepKeys = map[StepKind][]string{
+	KindTool:    {"id", "tool", "with", "retry", "timeout_seconds", "on_error", "next", "tolerate_duplicates"},
+	KindPass:    {"id", "pass", "next"},
+	KindChoice:  {"id", "choice", "default"},
+	KindReview:  {"id", "review", "on_approve", "on_reject"},
+	KindSucceed: {"id", "succeed"},
+	KindFail:    {"id", "fail"},
+}
+
+func (d *decoder) decodeStep(v *value, index int) *Step {
+	what := fmt.Sprintf("step %d", index+1)
+	if v.kind != kMap {
+		d.ds.errorf(v.pos, RuleInvalidValue, "%s must be a mapping, not a %s", what, v.kind)
+		return nil
+	}
+	st := &Step{Pos: v.pos}
+	if f := v.get("id"); f != nil {
+		st.Pos = f.val.pos
+		if id, ok := d.str(f, what+" id"); ok {
+			if !stepIDPattern.MatchString(id) {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "step id %q must match %s", id, stepIDPattern)
+			} else if id == EndTarget {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "step id %q is reserved: it means the run succeeds", id)
+			}
+			st.ID = id
+			what = fmt.Sprintf("step %q", id)
+		}
+	} else {
+		d.ds.errorf(v.pos, RuleMissingField, "%s has no \"id\"", what)
+	}
+	var kinds []string
+	for _, f := range v.fields {
+		if contains(kindKeys, f.key) {
+			kinds = append(kinds, f.key)
+		}
+	}
+	if len(kinds) != 1 {
+		d.ds.errorf(v.pos, RuleInvalidValue, "%s must have exactly one of %s (has %d)", what, strings.Join(kindKeys, ", "), len(kinds))
+		return nil
+	}
+	st.Kind = StepKind(kinds[0])
+	d.mapping(v, what, stepKeys[st.Kind])
+	for _, f := range v.fields {
+		switch f.key {
+		case "next":
+			st.Next = d.ref(&f, what+" next")
+		case "on_error":
+			st.OnError = d.ref(&f, what+" on_error")
+		case "on_approve":
+			st.OnApprove = d.ref(&f, what+" on_approve")
+		case "on_reject":
+			st.OnReject = d.ref(&f, what+" on_reject")
+		case "default":
+			st.Default = d.ref(&f, what+" default")
+		case "tool":
+			st.ToolPos = f.val.pos
+			st.Tool, _ = d.str(&f, what+" tool")
+		case "with":
+			if f.val.kind != kMap {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s with must be a mapping of the tool's inputs, not a %s", what, f.val.kind)
+			} else {
+				st.With = f.val
+			}
+		case "retry":
+			st.Retry = d.decodeRetry(f.val, what)
+		case "timeout_seconds":
+			st.TimeoutSeconds, _ = d.integer(&f, what+" timeout_seconds", 1, MaxToolTimeout)
+		case "tolerate_duplicates":
+			if f.val.kind != kBool {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s tolerate_duplicates must be true or false", what)
+			}
+			st.TolerateDuplicates = f.val.b
+		case "pass":
+			if f.val.kind != kMap {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s pass must be a mapping (the values it writes), not a %s", what, f.val.kind)
+			} else {
+				st.Pass = f.val
+			}
+		case "choice":
+			d.decodeChoice(st, f.val, what)
+		case "review":
+			d.decodeReview(st, f.val, what)
+		case "succeed":
+			if f.val.kind != kMap || len(f.val.fields) > 0 {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s succeed takes no options: write succeed: {}", what)
+			}
+		case "fail":
+			d.decodeFail(st, f.val, what)
+		}
+	}
+	if st.Kind == KindReview && !st.OnApprove.Set {
+		d.ds.errorf(v.pos, RuleMissingField, "%s has no \"on_approve\"", what)
+	}
+	return st
+}
+
+func (d *decoder) decodeRetry(v *value, what string) *Retry {
+	r := &Retry{Pos: v.pos}
+	if !d.mapping(v, what+" retry", []string{"max_attempts", "interval_seconds", "backoff_rate"}) {
+		return nil
+	}
+	for _, f := range v.fields {
+		switch f.key {
+		case "max_attempts":
+			if f.val.kind != kNumber {
+				d.ds.errorf(f.val.pos, RuleRetry, "%s retry.max_attempts must be a whole number 1..%d", what, MaxAttempts)
+				continue
+			}
+			n, err := strconv.Atoi(f.val.str)
+			if err != nil || n < 1 || n > MaxAttempts {
+				d.ds.errorf(f.val.pos, RuleRetry, "%s retry.max_attempts %s is outside 1..%d (it counts all attempts, the first included)", what, f.val.str, MaxAttempts)
+				continue
+			}
+			r.MaxAttempts = n
+		case "interval_seconds":
+			r.IntervalSeconds, _ = d.integer(&f, what+" retry.interval_seconds", 1, 99_999_999)
+		case "backoff_rate":
+			if f.val.kind != kNumber {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s retry.backoff_rate must be a number >= 1.0", what)
+				continue
+			}
+			x, err := strconv.ParseFloat(f.val.str, 64)
+			if err != nil || x < 1 || x > 1000 {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s retry.backoff_rate %s is outside 1.0..1000 (Step Functions' BackoffRate)", what, f.val.str)
+				continue
+			}
+			r.BackoffRate = x
+		}
+	}
+	return r
+}
+
+func (d *decoder) decodeChoice(st *Step, v *value, what string) {
+	if v.kind != kList || len(v.items) == 0 {
+		d.ds.errorf(v.pos, RuleInvalidValue, "%s choice must be a non-empty list of rules", what)
+		return
+	}
+	for i, it := range v.items {
+		rwhat := fmt.Sprintf("%s rule %d", what, i+1)
+		if !d.mapping(it, rwhat, []string{"when", "next"}, "when", "next") {
+			continue
+		}
+		rule := ChoiceRule{Pos: it.pos}
+		if f := it.get("next"); f != nil {
+			rule.Next = d.ref(f, rwhat+" next")
+		}
+		f := it.get("when")
+		if f == nil {
+			continue
+		}
+		if !d.mapping(f.val, rwhat+" when", append([]string{"value"}, choiceOperators...), "value") {
+			continue
+		}
+		for _, wf := range f.val.fields {
+			if wf.key == "value" {
+				rule.Value = wf.val
+				continue
+			}
+			if !contains(choiceOperators, wf.key) {
+				continue
+			}
+			if rule.Operator != "" {
+				d.ds.errorf(wf.keyPos, RuleInvalidValue, "%s has two operators (%s and %s): write one rule per comparison", rwhat, rule.Operator, wf.key)
+				continue
+			}
+			rule.Operator, rule.Operand = wf.key, wf.val
+		}
+		if rule.Operator == "" {
+			d.ds.errorf(f.val.pos, RuleMissingField, "%s names no operator (one of %s)", rwhat, strings.Join(choiceOperators, ", "))
+			continue
+		}
+		if rule.Operator == "is_present" && rule.Operand.kind != kBool {
+			d.ds.errorf(rule.Operand.pos, RuleInvalidValue, "%s is_present takes true or false", rwhat)
+			continue
+		}
+		if rule.Value != nil {
+			st.Rules = append(st.Rules, rule)
+		}
+	}
+}
+
+func (d *decoder) decodeReview(st *Step, v *value, what string) {
+	st.ReviewTimeout = DefaultReviewTimeout
+	if !d.mapping(v, what+" review", []string{"of", "timeout_seconds", "reviewers"}, "of") {
+		return
+	}
+	for _, f := range v.fields {
+		switch f.key {
+		case "of":
+			st.Of = d.ref(&f, what+" review.of")
+		case "timeout_seconds":
+			if f.val.kind == kNumber {
+				if n, err := strconv.ParseInt(f.val.str, 10, 64); err == nil && (n < 1 || n > MaxReviewTimeout) {
+					d.ds.errorf(f.val.pos, RuleQuota, "%s review.timeout_seconds %d is outside 1..%d: a task token lives at most a year", what, n, MaxReviewTimeout)
+					continue
+				}
+			}
+			st.ReviewTimeout, _ = d.integer(&f, what+" review.timeout_seconds", 1, MaxReviewTimeout)
+		case "reviewers":
+			for _, r := range d.strings(&f, what+" review.reviewers") {
+				if !strings.HasPrefix(r.Name, "arn:") || strings.ContainsAny(r.Name, " \t\r\n") {
+					d.ds.errorf(r.Pos, RuleInvalidValue, "%s reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", what, r.Name)
+					continue
+				}
+				st.Reviewers = append(st.Reviewers, r.Name)
+			}
+		}
+	}
+}
+
+func (d *decoder) decodeFail(st *Step, v *value, what string) {
+	if !d.mapping(v, what+" fail", []string{"error", "cause"}, "error") {
+		return
+	}
+	for _, f := range v.fields {
+		switch f.key {
+		case "error":
+			if s, ok := d.str(&f, what+" fail.error"); ok {
+				if !errorNamePattern.MatchString(s) || strings.HasPrefix(s, "States.") {
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.error %q must match %s and not use the reserved States. prefix", what, s, errorNamePattern)
+				}
+				st.Error = s
+			}
+		case "cause":
+			st.Cause, _ = d.str(&f, what+" fail.cause")
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package catalog
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+//go:embed catalog.json
+var catalogJSON []byte
+
+// Policy says how often a tool may run for one idempotency key (the first
+// design seed's per-tool policy).
+type Policy string
+
+const (
+	// AtLeastOnce: the tool may run again for a key whose outcome is unknown.
+	AtLeastOnce Policy = "at_least_once"
+	// AtMostOnce: the tool must never run twice for one key (sending an
+	// e-mail); an unknown outcome is refused, not retried.
+	AtMostOnce Policy = "at_most_once"
+)
+
+// Retry is a tool's default retry, in the Solution grammar's units.
+type Retry struct {
+	// MaxAttempts counts all attempts, the first included: 1..10 (ADR-0013
+	// caps per-tool retry at ten attempts).
+	MaxAttempts int `json:"max_attempts"`
+	// IntervalSeconds is the wait before the first retry, in whole seconds
+	// (Step Functions' Retrier IntervalSeconds, at least 1).
+	IntervalSeconds int `json:"interval_seconds"`
+	// BackoffRate multiplies the interval after each retry (at least 1.0).
+	BackoffRate float64 `json:"backoff_rate"`
+}
+
+// Tool is one catalog entry.
+type Tool struct {
+	// Name is the tool's identity as Solutions name it, e.g. "send-email".
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Idempotent reports whether the tool honours the idempotency key, so
+	// that a retry cannot repeat its effect.
+	Idempotent bool   `json:"idempotent"`
+	Policy     Policy `json:"policy"`
+	// ReviewRequired puts the tool on the review list: Gate A requires an
+	// approved human review before every execution.
+	ReviewRequired bool `json:"review_required"`
+	Retry          Retry `json:"retry"`
+	// TimeoutSeconds is the default Task TimeoutSeconds of a tool step.
+	TimeoutSeconds int `json:"timeout_seconds"`
+	// Function is the name of the Lambda function the tool runs in.
+	Function string `json:"function"`
+	// InputSchema and OutputSchema are JSON Schema documents (2020-12),
+	// kept as the exact bytes of the catalog.
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema"`
+}
+
+// Placeholder returns the DefinitionSubstitutions key that stands for the
+// tool's function ARN in a compiled definition: "Function" followed by the
+// function name in CamelCase ("send-email" gives "FunctionSendEmail").
+func (t *Tool) Placeholder() string { return FunctionPlaceholder(t.Function) }
+
+// FunctionPlaceholder returns the DefinitionSubstitutions key for the named
+// function: letters and digits only, as CloudFormation requires of
+// substitution keys.
+func FunctionPlaceholder(function string) string {
+	var b strings.Builder
+	b.WriteString("Function")
+	for _, part := range strings.FieldsFunc(function, func(r rune) bool { return r == '-' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// Catalog is the set of admitted tools, by name.
+type Catalog struct {
+	tools map[string]*Tool
+}
+
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+
+// Parse reads a catalog document ({"tools": [...]}) and validates every
+// entry: a unique name, a known policy, retry within 1..10 attempts, a
+// positive timeout, and both schemas present.
+func Parse(data []byte) (*Catalog, error) {
+	var doc struct {
+		Tools []*Tool `json:"tools"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("decode catalog: %w", err)
+	}
+	c := &Catalog{tools: make(map[string]*Tool, len(doc.Tools))}
+	for i, t := range doc.Tools {
+		switch {
+		case !namePattern.MatchString(t.Name):
+			return nil, fmt.Errorf("catalog tool %d: name %q must match %s", i, t.Name, namePattern)
+		case c.tools[t.Name] != nil:
+			return nil, fmt.Errorf("catalog tool %q: listed twice", t.Name)
+		case t.Policy != AtLeastOnce && t.Policy != AtMostOnce:
+			return nil, fmt.Errorf("catalog tool %q: policy %q is not at_least_once or at_most_once", t.Name, t.Policy)
+		case t.Retry.MaxAttempts < 1 || t.Retry.MaxAttempts > 10:
+			return nil, fmt.Errorf("catalog tool %q: retry.max_attempts %d is outside 1..10", t.Name, t.Retry.MaxAttempts)
+		case t.Retry.IntervalSeconds < 1 || t.Retry.BackoffRate < 1:
+			return nil, fmt.Errorf("catalog tool %q: retry needs interval_seconds >= 1 and backoff_rate >= 1.0", t.Name)
+		case t.TimeoutSeconds < 1:
+			return nil, fmt.Errorf("catalog tool %q: timeout_seconds must be positive", t.Name)
+		case !namePattern.MatchString(t.Function):
+			return nil, fmt.Errorf("catalog tool %q: function %q must match %s", t.Name, t.Function, namePattern)
+		case len(t.InputSchema) == 0 || len(t.OutputSchema) == 0:
+			return nil, fmt.Errorf("catalog tool %q: input_schema and output_schema are required", t.Name)
+		}
+		c.tools[t.Name] = t
+	}
+	return c, nil
+}
+
+var builtin = func() *Catalog {
+	c, err := Parse(catalogJSON)
+	if err != nil {
+		panic("embedded catalog.json: " + err.Error())
+	}
+	return c
+}()
+
+// Default returns the embedded catalog. Callers must not modify its tools.
+func Default() *Catalog { return builtin }
+
+// Lookup returns the named tool, or false when it is not admitted.
+func (c *Catalog) Lookup(name string) (*Tool, bool) {
+	t, ok := c.tools[name]
+	return t, ok
+}
+
+// Names returns the admitted tool names, sorted.
+func (c *Catalog) Names() []string {
+	names := make([]string, 0, len(c.tools))
+	for n := range c.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,44 @@
+// Package hostlist parses and matches entries of the http tool's host
+// allow-list (a Solution's policy.fetch_hosts). The resolver uses it at
+// compile time to check literal URLs; the fetch Lambda uses it at run time
+// before every request. Both sides go through the same normalisation, so an
+// entry and a URL host are compared in one form only.
+//
+// # Entries
+//
+// An entry is a host with an optional port:
+//
+//	api.example.com          exact host name
+//	*.example.com            any strict subdomain, at any depth; never example.com itself
+//	8.8.8.8                  IPv4 literal, dotted-quad decimal only
+//	2001:db8::1              IPv6 literal, bare or in brackets
+//	[2001:db8::1]:8443       IPv6 literal with a port (brackets required, RFC 3986 §3.2.2)
+//	api.example.com:8443     any of the above with a port 1–65535
+//
+// An entry without a port allows only the scheme's default port (80 for
+// http, 443 for https); an entry with a port allows that port only, for
+// either scheme.
+//
+// # Names
+//
+// Host names compare as lower-case A-labels (RFC 5890, RFC 5891) without a
+// trailing dot. ASCII letters are case-folded; anything else must already be
+// in the form IDNA2008 registers (see the idnaProfile comment in hostlist.go).
+// Labels are letters, digits and hyphens, 1–63 octets, not starting or ending
+// with a hyphen (RFC 1123 §2.1); names are at most 253 octets (RFC 1035
+// §2.3.4). One trailing dot is dropped; more than one is an empty label.
+//
+// A name whose last label is numeric (all digits, or 0x plus hex digits) is
+// read as an IPv4 address, as the WHATWG URL Standard and browsers do, and
+// must then be a dotted-quad: forms such as 0x7f.1, 2130706433 or 0177.0.0.1
+// are refused rather than compared as text.
+//
+// # Refused
+//
+// Schemes, paths, queries, fragments, userinfo, percent-encoding, IPv6 zone
+// identifiers (RFC 6874), whitespace and control characters, wildcards other
+// than a whole leading "*." label, wildcards on IP literals, wildcards with
+// fewer than two labels after them (such as *.com), and IPv4 addresses in
+// brackets. IP literals match the same netip.Addr only: ::ffff:8.8.8.8 and
+// 8.8.8.8 are different entries.
+package hostlist

@@ -1,0 +1,122 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Compile compiles one JSON Schema document. Documents without "$schema"
+// are read as draft 2020-12. Remote references are not loaded: a pinned
+// schema must be self-contained.
+func Compile(doc json.RawMessage) (*jsonschema.Schema, error) {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, fmt.Errorf("decode schema: %w", err)
+	}
+	return CompileValue(v)
+}
+
+// CompileValue compiles a schema already decoded into the encoding/json data
+// model (maps, slices, json.Number or float64, strings, booleans, nil).
+func CompileValue(doc any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refuseLoader{})
+	if err := c.AddResource("urn:toolgate:schema", doc); err != nil {
+		return nil, fmt.Errorf("add schema: %w", err)
+	}
+	s, err := c.Compile("urn:toolgate:schema")
+	if err != nil {
+		return nil, fmt.Errorf("compile schema: %w", err)
+	}
+	return s, nil
+}
+
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema reference %s is not loaded: pinned schemas must be self-contained", url)
+}
+
+// Problem is one reason an instance does not match its schema.
+type Problem struct {
+	// Location is the JSON Pointer of the value at fault ("" is the whole instance).
+	Location string
+	Message  string
+}
+
+func (p Problem) String() string {
+	if p.Location == "" {
+		return p.Message
+	}
+	return p.Location + ": " + p.Message
+}
+
+var printer = message.NewPrinter(language.English)
+
+// Problems flattens a validation error into its leaf problems. ignore, when
+// not nil, drops every problem at or below a location it returns true for
+// (as RFC 6901 reference tokens); an anyOf/oneOf that one of its branches
+// satisfies once ignored problems are dropped is no problem. Errors that are
+// not validation errors come back as one problem.
+func Problems(err error, ignore func(location []string) bool) []Problem {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Problem{{Message: err.Error()}}
+	}
+	return problems(ve, ignore)
+}
+
+func problems(e *jsonschema.ValidationError, ignore func([]string) bool) []Problem {
+	if ignore != nil && ignore(e.InstanceLocation) {
+		return nil
+	}
+	switch e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		if len(e.Causes) > 0 {
+			var all []Problem
+			for _, c := range e.Causes {
+				ps := problems(c, ignore)
+				if len(ps) == 0 {
+					return nil
+				}
+				all = append(all, ps...)
+			}
+			return []Problem{{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer) + " (" + joinMessages(all) + ")"}}
+		}
+	}
+	if len(e.Causes) == 0 {
+		return []Problem{{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)}}
+	}
+	var out []Problem
+	for _, c := range e.Causes {
+		out = append(out, problems(c, ignore)...)
+	}
+	return out
+}
+
+func joinMessages(ps []Problem) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// pointer renders reference tokens as an RFC 6901 JSON Pointer.
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return b.String()
+}
