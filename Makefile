@@ -40,8 +40,9 @@ fuzz:
 # .err file must be refused, every other one must compile.
 run: build
 	@mkdir -p $(OUT)/solutions
-	@fail=0; for f in testdata/solutions/*.yaml; do \
-	  if [ -f "$${f%.yaml}.err" ]; then \
+	@fail=0; for f in testdata/solutions/*.yaml testdata/solutions/*.json; do \
+	  case "$$f" in *.asl.json|*.toolset.json) continue;; esac; \
+	  if [ -f "$${f%.*}.err" ]; then \
 	    if bin/toolgate check --summary "$$f"; then echo "unexpected: $$f compiled, but it has a golden .err"; fail=1; fi; \
 	  else \
 	    bin/toolgate compile "$$f" -o $(OUT)/solutions || fail=1; \

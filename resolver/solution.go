@@ -330,6 +330,12 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 		case "retry":
 			st.Retry = d.decodeRetry(f.val, what)
 		case "timeout_seconds":
+			if f.val.kind == kNumber {
+				if n, err := strconv.ParseInt(f.val.str, 10, 64); err == nil && n > MaxToolTimeout {
+					d.ds.errorf(f.val.pos, RuleQuota, "%s timeout_seconds %d is over %d, Lambda's maximum function timeout", what, n, MaxToolTimeout)
+					continue
+				}
+			}
 			st.TimeoutSeconds, _ = d.integer(&f, what+" timeout_seconds", 1, MaxToolTimeout)
 		case "tolerate_duplicates":
 			if f.val.kind != kBool {

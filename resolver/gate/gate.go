@@ -5,6 +5,7 @@ import "strconv"
 // Kind of a node.
 type Kind int
 
+// The kinds of node.
 const (
 	Other  Kind = iota // pass, choice, succeed, fail…
 	Tool               // a tool step
@@ -27,6 +28,7 @@ func (k Kind) String() string {
 // EdgeKind labels an edge by how the step is left.
 type EdgeKind int
 
+// The kinds of edge.
 const (
 	Plain   EdgeKind = iota // next, a choice branch, a choice default
 	Approve                 // a review's on_approve
@@ -130,10 +132,10 @@ func (g *Graph) Names(path []int) []string {
 // least one review, R_T is the set of nodes that Start reaches and that reach
 // T by a path crossing no Approve or Reject edge of a review of T and not
 // leaving T, in(R_T) is the number of edges into R_T, and output is the total
-// length of the returned paths. When each review's Approve edge leads straight
-// to its tool, as authored Solutions do, every R_T is {T} plus the nodes of a
-// bypass, and the whole check is linear. A gated tool with no review at all
-// costs O(1) beyond the shared O(n + m).
+// length of the returned paths. When the only edges into a gated tool are the
+// Approve edges of its reviews, as in Solutions as authored, R_T is {T} and
+// the whole check is O(n + m). A gated tool with no review at all costs O(1)
+// beyond the shared O(n + m) (its shortest path from Start is the answer).
 func ReviewBeforeTool(g *Graph) []Violation {
 	n := len(g.Nodes)
 	if g.Start < 0 || g.Start >= n {
@@ -206,7 +208,9 @@ func ReviewBeforeTool(g *Graph) []Violation {
 // of U and not leaving U, in(R_U) is the number of edges into R_U, and output
 // is the total length of the returned paths. Tools without a review, and the
 // part of every path before its last reset of U's approval, are handled by a
-// single multi-source search shared by all sources and all tools.
+// single multi-source search shared by all sources and all tools; when the
+// only edges into each reviewed tool are the Approve edges of its reviews,
+// every R_U is {U} and the whole check is O(n + m).
 func NoFallback(g *Graph) []Fallback {
 	n := len(g.Nodes)
 	isSource := make([]bool, n)
@@ -547,7 +551,7 @@ func (r *region) clear() {
 // term[a] for each node a with term[a] != none. next[x] is x's successor on
 // such a path, -1 where x's own terminal gives the label. The search runs
 // layer by layer over reversed edges, injecting terminals at their offsets,
-// so it takes O(n + m + largest offset) time; offsets are below 2n.
+// so it takes O(n + m + largest offset) time; offsets are at most n.
 func nearest(rev reverse, live []bool, term []label) (near []label, next []int) {
 	n := len(term)
 	near = make([]label, n)

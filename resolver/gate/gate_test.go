@@ -293,10 +293,9 @@ func TestMalformed(t *testing.T) {
 
 const seeds = 3000
 
-// randomGraph returns a graph of 2–7 nodes with random kinds, reviews and
-// edges (cycles, self-loops and parallel edges included).
-func randomGraph(r *rand.Rand) *Graph {
-	n := 2 + r.IntN(6)
+// randomGraph returns a graph of n nodes with random kinds, reviews and
+// edges (cycles, self-loops and parallel edges included), 0–2 out-edges each.
+func randomGraph(r *rand.Rand, n int) *Graph {
 	g := &Graph{Nodes: make([]Node, n), Start: r.IntN(n)}
 	var tools []int
 	for i := range g.Nodes {
@@ -458,7 +457,8 @@ func describe(g *Graph) string {
 func TestReviewBeforeToolAgainstBruteForce(t *testing.T) {
 	violating := 0
 	for seed := range uint64(seeds) {
-		g := randomGraph(rand.New(rand.NewPCG(seed, 1)))
+		r := rand.New(rand.NewPCG(seed, 1))
+		g := randomGraph(r, 2+r.IntN(6))
 		want := bruteGate(g)
 		got := ReviewBeforeTool(g)
 		seen := make([]bool, len(g.Nodes))
@@ -493,7 +493,8 @@ func TestReviewBeforeToolAgainstBruteForce(t *testing.T) {
 func TestNoFallbackAgainstBruteForce(t *testing.T) {
 	found := 0
 	for seed := range uint64(seeds) {
-		g := randomGraph(rand.New(rand.NewPCG(seed, 2)))
+		r := rand.New(rand.NewPCG(seed, 2))
+		g := randomGraph(r, 2+r.IntN(6))
 		want := bruteFallback(g)
 		got := NoFallback(g)
 		seen := make([]bool, len(g.Nodes))
@@ -525,4 +526,99 @@ func TestNoFallbackAgainstBruteForce(t *testing.T) {
 		}
 	}
 	t.Logf("%d graphs, %d fallbacks", seeds, found)
+}
+
+// shortestUnapproved is a second, independent oracle for larger graphs: a
+// breadth-first search over states (node, approval of t) from node s with t
+// unapproved, returning the number of nodes of a shortest walk that arrives
+// at t unapproved, 0 if none.
+func shortestUnapproved(g *Graph, s, t int) int {
+	n := len(g.Nodes)
+	seen := make([]bool, 2*n)
+	type state struct{ v, b, len int }
+	queue := []state{{s, 0, 1}}
+	seen[2*s] = true
+	approved := make([]bool, n)
+	for i := 0; i < len(queue); i++ {
+		q := queue[i]
+		if q.v == t && q.b == 0 {
+			return q.len
+		}
+		for _, e := range g.Nodes[q.v].Next {
+			approved[t] = q.b == 1
+			undo := leave(g, approved, q.v, e.Kind)
+			b := 0
+			if approved[t] {
+				b = 1
+			}
+			undo()
+			if !seen[2*e.To+b] {
+				seen[2*e.To+b] = true
+				queue = append(queue, state{e.To, b, q.len + 1})
+			}
+		}
+	}
+	return 0
+}
+
+func TestAgainstProductSearch(t *testing.T) {
+	violations, fallbacks, longest := 0, 0, 0
+	for seed := range uint64(2000) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		g := randomGraph(r, 8+r.IntN(33))
+		n := len(g.Nodes)
+
+		wantV := make([]int, n)
+		for v := range n {
+			if g.Nodes[v].Kind == Tool && g.Nodes[v].Gated {
+				wantV[v] = shortestUnapproved(g, g.Start, v)
+			}
+		}
+		gotV := make([]int, n)
+		for _, v := range ReviewBeforeTool(g) {
+			if v.Path[0] != g.Start || !unapprovedAtEnd(g, v.Path, v.Tool, false) {
+				t.Fatalf("seed %d: path %v is not an offending path to %d\n%s", seed, v.Path, v.Tool, describe(g))
+			}
+			gotV[v.Tool] = len(v.Path)
+			violations++
+			longest = max(longest, len(v.Path))
+		}
+		if !slices.Equal(gotV, wantV) {
+			t.Fatalf("seed %d: violation lengths %v, want %v\n%s", seed, gotV, wantV, describe(g))
+		}
+
+		wantF := make([][2]int, n)
+		for f := range n {
+			if g.Nodes[f].Kind != Tool {
+				continue
+			}
+			for _, e := range g.Nodes[f].Next {
+				if e.Kind != Error {
+					continue
+				}
+				for u := range n {
+					if g.Nodes[u].Kind != Tool {
+						continue
+					}
+					l := shortestUnapproved(g, e.To, u)
+					if b := &wantF[f]; l > 0 && (b[0] == 0 || l+1 < b[0] || l+1 == b[0] && u < b[1]) {
+						*b = [2]int{l + 1, u}
+					}
+				}
+			}
+		}
+		gotF := make([][2]int, n)
+		for _, f := range NoFallback(g) {
+			if f.Path[0] != f.From || !unapprovedAtEnd(g, f.Path, f.Tool, true) {
+				t.Fatalf("seed %d: path %v is not a fallback from %d to %d\n%s", seed, f.Path, f.From, f.Tool, describe(g))
+			}
+			gotF[f.From] = [2]int{len(f.Path), f.Tool}
+			fallbacks++
+			longest = max(longest, len(f.Path))
+		}
+		if !slices.Equal(gotF, wantF) {
+			t.Fatalf("seed %d: fallbacks %v, want %v\n%s", seed, gotF, wantF, describe(g))
+		}
+	}
+	t.Logf("2000 graphs, %d violations, %d fallbacks, longest path %d nodes", violations, fallbacks, longest)
 }
