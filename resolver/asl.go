@@ -300,14 +300,39 @@ func encodeJSON(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// maxARNLength is the longest Lambda function ARN (the Lambda API's
+// FunctionName pattern allows 140 characters with a qualifier).
+const maxARNLength = 140
+
+// DeployedSize estimates the size of a definition as Step Functions receives
+// it: compact JSON (publishing drops the indentation) with every
+// "${placeholder}" replaced by an ARN of the maximum length.
+func DeployedSize(encoded []byte, placeholders map[string]string) (int, error) {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, encoded); err != nil {
+		return 0, err
+	}
+	size := compact.Len()
+	for key := range placeholders {
+		p := "${" + key + "}"
+		size += bytes.Count(compact.Bytes(), []byte(p)) * (maxARNLength - len(p))
+	}
+	return size, nil
+}
+
 // checkQuotas refuses a definition Step Functions would refuse.
-func (c *checker) checkQuotas(def map[string]any, encoded []byte) {
+func (c *checker) checkQuotas(def map[string]any, encoded []byte, placeholders map[string]string) {
 	for name := range def["States"].(map[string]any) {
 		if n := utf8.RuneCountInString(name); n > MaxStateNameLength {
 			c.ds.errorf(c.sol.StepsPos, RuleQuota, "state name %q is %d characters; Step Functions allows %d", name, n, MaxStateNameLength)
 		}
 	}
-	if len(encoded) > MaxDefinitionBytes {
-		c.ds.errorf(c.sol.StepsPos, RuleQuota, "the definition is %d bytes; Step Functions allows %d (1 MiB): split the Solution or shorten its literal values", len(encoded), MaxDefinitionBytes)
+	size, err := DeployedSize(encoded, placeholders)
+	if err != nil {
+		c.ds.errorf(c.sol.StepsPos, RuleQuota, "measure the definition: %v", err)
+		return
+	}
+	if size > MaxDefinitionBytes {
+		c.ds.errorf(c.sol.StepsPos, RuleQuota, "the definition would be %d bytes once deployed (compact, with function ARNs); Step Functions allows %d (1 MiB): split the Solution or shorten its literal values", size, MaxDefinitionBytes)
 	}
 }

@@ -53,12 +53,12 @@ func parseTemplate(s string) ([]segment, error) {
 		case strings.HasPrefix(s[i:], "${"):
 			end := strings.IndexByte(s[i:], '}')
 			if end < 0 {
-				return nil, fmt.Errorf("binding %q has no closing }", s[i:])
+				return nil, fmt.Errorf("binding %q has no closing }", truncate(s[i:]))
 			}
 			inner := s[i+2 : i+end]
 			m := bindingPattern.FindStringSubmatch(inner)
 			if m == nil {
-				return nil, fmt.Errorf("binding ${%s} must be ${input.PATH}, ${steps.ID.output.PATH} or ${steps.ID.PATH} (PATH: .name and [index])", inner)
+				return nil, fmt.Errorf("binding %q must be ${input.PATH}, ${steps.ID.output.PATH} or ${steps.ID.PATH} (PATH: .name and [index])", truncate("${"+inner+"}"))
 			}
 			if lit.Len() > 0 {
 				segs = append(segs, segment{lit: lit.String()})
@@ -247,4 +247,12 @@ func intrinsicLiteral(v any) string {
 type use struct {
 	b   *binding
 	pos Pos
+}
+
+// truncate shortens text quoted in a diagnostic to 80 bytes.
+func truncate(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	return s[:77] + "..."
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/toolgate/toolgate/resolver/gate"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
@@ -212,7 +214,9 @@ func (c *checker) compileValues() {
 				v = &value{kind: kMap, pos: st.Pos}
 			}
 		case KindPass:
-			v = st.Pass
+			if v = st.Pass; v == nil {
+				continue // reported by the decoder
+			}
 		case KindChoice:
 			c.compileRules(i, st)
 			continue
@@ -332,14 +336,21 @@ func (c *checker) checkSet(g *gate.Graph) {
 // checkToolInputs validates literal inputs against the tool's input schema;
 // bound values are checked at run time by the dispatcher.
 func (c *checker) checkToolInputs() {
+	compiled := map[string]*jsonschema.Schema{}
 	for i, st := range c.sol.Steps {
 		t := c.tools[i]
 		if t == nil {
 			continue
 		}
-		s, err := schema.Compile(t.InputSchema)
-		if err != nil {
-			c.ds.errorf(st.ToolPos, RuleToolInput, "tool %q input schema: %v", t.Name, err)
+		s, ok := compiled[t.Name]
+		if !ok {
+			var err error
+			if s, err = schema.Compile(t.InputSchema); err != nil {
+				c.ds.errorf(st.ToolPos, RuleToolInput, "tool %q input schema: %v", t.Name, err)
+			}
+			compiled[t.Name] = s
+		}
+		if s == nil {
 			continue
 		}
 		v := st.With
@@ -348,7 +359,7 @@ func (c *checker) checkToolInputs() {
 		}
 		bound := map[string]bool{}
 		markBound(v, "", bound)
-		err = s.Validate(v.plain())
+		err := s.Validate(v.plain())
 		if err == nil {
 			continue
 		}
@@ -436,16 +447,17 @@ func (c *checker) checkGates(g *gate.Graph) {
 	for _, v := range gate.ReviewBeforeTool(g) {
 		violations[v.Tool] = v.Path
 	}
+	reviews := map[string][]string{} // tool step -> its review steps
+	for _, r := range c.sol.Steps {
+		if r.Kind == KindReview {
+			reviews[r.Of.Name] = append(reviews[r.Of.Name], r.ID)
+		}
+	}
 	for i, st := range c.sol.Steps {
 		if st.Kind != KindTool || !c.gated[st.Tool] || !c.reachable[i] {
 			continue
 		}
-		verdict := GateVerdict{Step: st.ID, Tool: st.Tool}
-		for _, r := range c.sol.Steps {
-			if r.Kind == KindReview && r.Of.Name == st.ID {
-				verdict.Reviews = append(verdict.Reviews, r.ID)
-			}
-		}
+		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID]}
 		if path, bad := violations[i]; bad {
 			verdict.Path = g.Names(path)
 			reason := "no review step is of it"
@@ -457,6 +469,9 @@ func (c *checker) checkGates(g *gate.Graph) {
 		c.verdicts = append(c.verdicts, verdict)
 	}
 	for _, f := range gate.NoFallback(g) {
+		if !c.reachable[f.From] {
+			continue // unreachable steps only get a warning
+		}
 		from, to := c.sol.Steps[f.From], c.sol.Steps[f.Tool]
 		c.ds.errorf(from.OnError.Pos, RuleNoFallback, "on_error of step %q reaches tool step %q (%s) without an approved review of it: %s; a failure must never turn into a different side effect", from.ID, to.ID, to.Tool, strings.Join(g.Names(f.Path), " → "))
 	}

@@ -3,6 +3,7 @@ package resolver
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Severity of a diagnostic: errors refuse the Solution, warnings do not.
@@ -62,7 +63,13 @@ type diags struct {
 }
 
 func (ds *diags) add(sev Severity, p Pos, rule, format string, args ...any) {
-	ds.list = append(ds.list, Diagnostic{File: ds.file, Line: p.Line, Column: p.Column, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
+	msg := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, fmt.Sprintf(format, args...))
+	ds.list = append(ds.list, Diagnostic{File: ds.file, Line: max(p.Line, 1), Column: max(p.Column, 1), Severity: sev, Rule: rule, Message: msg})
 }
 
 func (ds *diags) errorf(p Pos, rule, format string, args ...any) {

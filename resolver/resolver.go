@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/schema"
@@ -79,7 +80,10 @@ func Compile(file string, src []byte, opts Options) *Result {
 	}
 	if sol.Input != nil {
 		if _, err := schema.CompileValue(sol.Input.plain()); err != nil {
-			ds.errorf(sol.Input.pos, RuleInputSchema, "input is not a valid JSON Schema (2020-12): %v", err)
+			for _, p := range schema.Problems(err, nil) {
+				at := locate(sol.Input, p.Location)
+				ds.errorf(at, RuleInputSchema, "input is not a valid JSON Schema (2020-12): input%s: %s", strings.ReplaceAll(p.Location, "/", "."), p.Message)
+			}
 		}
 	}
 	c := &checker{ds: ds, cat: opts.Catalog, sol: sol}
@@ -115,7 +119,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		ds.errorf(sol.StepsPos, RuleSyntax, "encode definition: %v", err)
 		return res
 	}
-	c.checkQuotas(def, encoded)
+	c.checkQuotas(def, encoded, e.funcs)
 	if ds.hasErrors() {
 		return res
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -13,15 +14,27 @@ import (
 	"golang.org/x/text/message"
 )
 
+// compiled caches Compile by the document's bytes: a compiled schema is
+// immutable and safe for concurrent use, and pinned schemas repeat.
+var compiled sync.Map // string -> *jsonschema.Schema
+
 // Compile compiles one JSON Schema document. Documents without "$schema"
 // are read as draft 2020-12. Remote references are not loaded: a pinned
-// schema must be self-contained.
+// schema must be self-contained. Results are cached by content.
 func Compile(doc json.RawMessage) (*jsonschema.Schema, error) {
+	if s, ok := compiled.Load(string(doc)); ok {
+		return s.(*jsonschema.Schema), nil
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return nil, fmt.Errorf("decode schema: %w", err)
 	}
-	return CompileValue(v)
+	s, err := CompileValue(v)
+	if err != nil {
+		return nil, err
+	}
+	compiled.Store(string(doc), s)
+	return s, nil
 }
 
 // CompileValue compiles a schema already decoded into the encoding/json data
@@ -67,10 +80,17 @@ var printer = message.NewPrinter(language.English)
 // (as RFC 6901 reference tokens); an anyOf/oneOf that one of its branches
 // satisfies once ignored problems are dropped is no problem. Errors that are
 // not validation errors come back as one problem.
+//
+// A schema that is not valid against its metaschema (a *SchemaValidationError
+// from Compile) yields the problems of the schema document itself.
 func Problems(err error, ignore func(location []string) bool) []Problem {
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		err = sve.Err
+	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return []Problem{{Message: err.Error()}}
+		return []Problem{{Message: strings.Join(strings.Fields(err.Error()), " ")}}
 	}
 	return problems(ve, ignore)
 }
