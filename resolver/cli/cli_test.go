@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const solutions = "../../testdata/solutions"
+
+func run(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	good := filepath.Join(solutions, "newsletter.yaml")
+	bad := filepath.Join(solutions, "refuse-no-review.yaml")
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"no command", nil, ExitMisuse},
+		{"unknown command", []string{"frobnicate"}, ExitMisuse},
+		{"check clean", []string{"check", good}, ExitOK},
+		{"check refused", []string{"check", good, bad}, ExitErrors},
+		{"check no file", []string{"check"}, ExitMisuse},
+		{"check missing file", []string{"check", "does-not-exist.yaml"}, ExitMisuse},
+		{"check bad format", []string{"check", "--format", "xml", good}, ExitMisuse},
+		{"check unknown flag", []string{"check", "--strict", good}, ExitMisuse},
+		{"compile no -o", []string{"compile", good}, ExitMisuse},
+		{"toolset two files", []string{"toolset", good, good}, ExitMisuse},
+		{"toolset refused", []string{"toolset", bad}, ExitErrors},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if code, out, errs := run(c.args...); code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
+			}
+		})
+	}
+}
+
+func TestCheckTextNamesFileLineRule(t *testing.T) {
+	code, out, _ := run("check", filepath.Join(solutions, "refuse-no-review.yaml"))
+	if code != ExitErrors {
+		t.Fatalf("exit %d", code)
+	}
+	re := regexp.MustCompile(`^\S+refuse-no-review\.yaml:\d+:\d+: error: \[review-before-tool\] .*fetch → urgent → send$`)
+	if line := strings.TrimSpace(out); !re.MatchString(line) {
+		t.Fatalf("diagnostic %q does not match %s", line, re)
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	code, out, _ := run("check", "--format", "json", filepath.Join(solutions, "refuse-structure.yaml"), filepath.Join(solutions, "newsletter.yaml"))
+	if code != ExitErrors {
+		t.Fatalf("exit %d", code)
+	}
+	var doc struct {
+		Valid       bool
+		Errors      int
+		Warnings    int
+		Diagnostics []struct {
+			File, Severity, Rule, Message string
+			Line, Column                  int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not one JSON document: %v\n%s", err, out)
+	}
+	if doc.Valid || doc.Errors != 5 || doc.Warnings != 2 || len(doc.Diagnostics) != 7 {
+		t.Fatalf("doc %+v", doc)
+	}
+	// The text form carries the same diagnostics.
+	_, text, _ := run("check", filepath.Join(solutions, "refuse-structure.yaml"))
+	if n := strings.Count(text, "\n"); n != 7 {
+		t.Fatalf("text has %d lines", n)
+	}
+	// A clean file gives valid true and an empty list, not null.
+	_, out, _ = run("check", "--format", "json", filepath.Join(solutions, "newsletter.yaml"))
+	if !strings.Contains(out, `"valid": true`) || !strings.Contains(out, `"diagnostics": []`) {
+		t.Fatalf("clean json: %s", out)
+	}
+}
+
+func TestCompileWritesThreeFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "out")
+	code, out, errs := run("compile", filepath.Join(solutions, "newsletter.yaml"), "-o", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "weekly-digest.asl.json,weekly-digest.json,weekly-digest.toolset.json" {
+		t.Fatalf("wrote %v", names)
+	}
+	golden, _ := os.ReadFile(filepath.Join(solutions, "newsletter.asl.json"))
+	got, _ := os.ReadFile(filepath.Join(dir, "weekly-digest.asl.json"))
+	if !bytes.Equal(golden, got) {
+		t.Fatal("written definition differs from the golden one")
+	}
+	var m map[string]any
+	raw, _ := os.ReadFile(filepath.Join(dir, "weekly-digest.json"))
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	_, id, _ := run("toolset", filepath.Join(solutions, "newsletter.yaml"))
+	if m["toolset_id"] != strings.TrimSpace(id) || !strings.Contains(out, strings.TrimSpace(id)) {
+		t.Fatalf("manifest toolset %v, toolset command %q", m["toolset_id"], id)
+	}
+	ph := m["placeholders"].(map[string]any)
+	if len(ph) != 3 || ph["FunctionSendEmail"] != "send-email" || ph["FunctionReviewRequest"] != "review-request" {
+		t.Fatalf("placeholders %v", ph)
+	}
+	if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(m["source_digest"].(string)) {
+		t.Fatalf("source_digest %v", m["source_digest"])
+	}
+}
+
+func TestCompileWritesNothingOnError(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := run("compile", "-o", dir, filepath.Join(solutions, "refuse-retry.yaml"))
+	if code != ExitErrors || !strings.Contains(errs, "[retry]") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("wrote %d files", len(entries))
+	}
+}

@@ -1,0 +1,221 @@
+package resolver
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func compileString(t *testing.T, src string) *Result {
+	t.Helper()
+	return Compile("t.yaml", []byte(src), Options{})
+}
+
+// rules returns "rule@line" for each error diagnostic.
+func errorRules(res *Result) []string {
+	var out []string
+	for _, d := range res.Diagnostics {
+		if d.Severity == SeverityError {
+			out = append(out, d.Rule)
+		}
+	}
+	return out
+}
+
+func TestCheckRules(t *testing.T) {
+	const head = "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]}\nsteps:\n"
+	cases := []struct {
+		name  string
+		steps string
+		want  []string // error rules, in order
+	}{
+		{"clean pass", "  - id: a\n    pass: {x: 1}\n", nil},
+		{"review of a pass step", "  - id: r\n    review: {of: a}\n    on_approve: a\n  - id: a\n    pass: {}\n", []string{RuleUnknownTarget}},
+		{"review without on_approve", "  - id: r\n    review: {of: s}\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleMissingField}},
+		{"two kinds", "  - id: a\n    pass: {}\n    succeed: {}\n", []string{RuleInvalidValue}},
+		{"reserved id", "  - id: end\n    pass: {}\n", []string{RuleInvalidValue}},
+		{"bad id", "  - id: Fetch\n    pass: {}\n", []string{RuleInvalidValue}},
+		{"binding to unknown step", "  - id: a\n    pass: {x: \"${steps.nope.v}\"}\n", []string{RuleBinding}},
+		{"tool result without output", "  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    next: p\n  - id: p\n    pass: {x: \"${steps.f.data}\"}\n", []string{RuleBinding}},
+		{"binding syntax", "  - id: a\n    pass: {x: \"${input.a-b}\"}\n", []string{RuleBinding}},
+		{"unclosed binding", "  - id: a\n    pass: {x: \"${input.a\"}\n", []string{RuleBinding}},
+		{"key ending in .$", "  - id: a\n    pass: {\"x.$\": \"$.input\"}\n", []string{RuleBinding}},
+		{"self binding", "  - id: a\n    pass: {x: \"${steps.a.x}\"}\n", []string{RuleUnsetBinding}},
+		{"choice value literal", "  - id: c\n    choice:\n      - when: {value: 3, equals: 3}\n        next: end\n", []string{RuleBinding}},
+		{"choice two operators", "  - id: c\n    choice:\n      - when: {value: \"${input.x}\", equals: 3, less_than: 2}\n        next: end\n", []string{RuleInvalidValue}},
+		{"tolerate on idempotent tool", "  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    tolerate_duplicates: true\n", nil},
+		{"send retried with consent", "  - id: r\n    review: {of: s}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n    retry: {max_attempts: 2}\n    tolerate_duplicates: true\n", nil},
+		{"backoff below 1", "  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    retry: {backoff_rate: 0.5}\n", []string{RuleInvalidValue}},
+		{"review timeout zero", "  - id: r\n    review: {of: s, timeout_seconds: 0}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleQuota}},
+		{"reviewer not an ARN", "  - id: r\n    review: {of: s, reviewers: [alice]}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleInvalidValue}},
+		{"fail with States error", "  - id: f\n    fail: {error: States.Timeout}\n", []string{RuleInvalidValue}},
+		{"url with binding after host", "  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://evil.example.net/${input.p}\"}\n", []string{RuleFetchHost}},
+		{"url fully bound", "  - id: f\n    tool: structured-data-fetch\n    with: {url: \"${input.url}\"}\n", nil},
+		{"review_before adds a tool", "  - id: f\n    tool: workflow-validator\n    with: {solution: x}\n", nil},
+		{"anchors", "  - &a {id: a, pass: {}}\n  - *a\n", []string{RuleSyntax}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := compileString(t, head+c.steps)
+			if got := errorRules(res); !slices.Equal(got, c.want) {
+				t.Fatalf("errors %v, want %v\n%v", got, c.want, res.Diagnostics)
+			}
+		})
+	}
+}
+
+// policy.review_before puts a tool on the review list: the toolset pins it
+// as review_required, and Gate A applies to it.
+func TestReviewBeforeAddsToGate(t *testing.T) {
+	src := "solution: t\nversion: 1\npolicy: {review_before: [workflow-validator]}\nsteps:\n  - id: v\n    tool: workflow-validator\n    with: {solution: x}\n"
+	res := compileString(t, src)
+	if got := errorRules(res); !slices.Equal(got, []string{RuleReviewBefore}) {
+		t.Fatalf("errors %v", res.Diagnostics)
+	}
+	ok := compileString(t, strings.Replace(src, "steps:\n", "steps:\n  - id: r\n    review: {of: v}\n    on_approve: v\n", 1))
+	if !ok.OK() {
+		t.Fatal(ok.Diagnostics)
+	}
+	if !ok.Toolset.Tools["workflow-validator"].ReviewRequired {
+		t.Fatal("toolset does not pin review_required")
+	}
+	var def map[string]any
+	json.Unmarshal(ok.Definition, &def)
+	payload := def["States"].(map[string]any)["v"].(map[string]any)["Parameters"].(map[string]any)["Payload"].(map[string]any)
+	if payload["approval.$"] != "$.reviews.v" {
+		t.Fatalf("gated tool payload has no approval: %v", payload)
+	}
+}
+
+// A review of T uses every binding of T: what T sends must be known when
+// the reviewer looks at it.
+func TestReviewUsesBindingsOfItsTool(t *testing.T) {
+	src := `solution: t
+version: 1
+policy: {fetch_hosts: [api.example.com]}
+steps:
+  - id: approve
+    review: {of: send}
+    on_approve: fetch
+  - id: fetch
+    tool: structured-data-fetch
+    with: {url: "https://api.example.com/"}
+    next: send
+  - id: send
+    tool: send-email
+    with: {to: [a@example.com], subject: s, text: "${steps.fetch.output.data}"}
+`
+	res := compileString(t, src)
+	if got := errorRules(res); !slices.Equal(got, []string{RuleUnsetBinding}) {
+		t.Fatalf("errors %v", res.Diagnostics)
+	}
+	if d := res.Diagnostics[0]; d.Line != 5 || !strings.Contains(d.Message, `review "approve"`) {
+		t.Fatalf("diagnostic %v", d)
+	}
+}
+
+// Bindings compile to JSONPath, States.Format and States.Array.
+func TestBindingsCompile(t *testing.T) {
+	src := `solution: t
+version: 1
+input: {type: object}
+steps:
+  - id: a
+    pass:
+      whole: "${input.list[2].name}"
+      text: "Hi ${input.name}, {x} 'q' \\ $${kept}"
+      literal: "$${input.x}"
+      list: ["${input.a}", 1, true, null, "x-${input.b}", [1, "${input.c}"], {k: v}]
+      plain: [1, {k: v}]
+      nested: {deep: "${input.d}"}
+`
+	res := compileString(t, src)
+	if !res.OK() {
+		t.Fatal(res.Diagnostics)
+	}
+	var def map[string]any
+	json.Unmarshal(res.Definition, &def)
+	got := def["States"].(map[string]any)["a"].(map[string]any)["Parameters"].(map[string]any)
+	want := map[string]any{
+		"whole.$": "$.input.list[2].name",
+		"text.$":  `States.Format('Hi {}, \{x\} \'q\' \\ $\{kept\}', $.input.name)`,
+		"literal": "${input.x}",
+		"list.$":  `States.Array($.input.a, 1, true, null, States.Format('x-{}', $.input.b), States.Array(1, $.input.c), States.StringToJson('\{"k":"v"\}'))`,
+		"plain":   []any{float64(1), map[string]any{"k": "v"}},
+		"nested":  map[string]any{"deep.$": "$.input.d"},
+	}
+	gj, _ := json.Marshal(got)
+	wj, _ := json.Marshal(want)
+	if string(gj) != string(wj) {
+		t.Fatalf("Parameters\n got %s\nwant %s", gj, wj)
+	}
+}
+
+// The same Solution in JSON and in YAML compiles to the same definition;
+// the toolset id depends only on the tools, schemas and hosts.
+func TestJSONEqualsYAMLAndToolsetIsContentAddressed(t *testing.T) {
+	yamlSrc := "solution: t\nversion: 1\nsteps:\n  - id: r\n    review: {of: s}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
+	jsonSrc := `{"solution":"t","version":1,"steps":[{"id":"r","review":{"of":"s"},"on_approve":"s"},{"id":"s","tool":"send-email","with":{"to":["a@example.com"],"subject":"s","text":"t"}}]}`
+	a, b := compileString(t, yamlSrc), Compile("t.json", []byte(jsonSrc), Options{})
+	if !a.OK() || !b.OK() {
+		t.Fatal(a.Diagnostics, b.Diagnostics)
+	}
+	if string(a.Definition) != string(b.Definition) {
+		t.Fatal("YAML and JSON definitions differ")
+	}
+	// Another Solution, other step order, same tool: same toolset.
+	other := compileString(t, "solution: other\nversion: 7\nstart: approve_it\nsteps:\n  - id: mail\n    tool: send-email\n    with: {to: [b@example.com], subject: x, html: y}\n  - id: approve_it\n    review: {of: mail}\n    on_approve: mail\n")
+	if !other.OK() {
+		t.Fatal(other.Diagnostics)
+	}
+	if other.Toolset.ID != a.Toolset.ID {
+		t.Fatalf("same tools gave toolsets %s and %s", other.Toolset.ID, a.Toolset.ID)
+	}
+}
+
+// Every retry of one call carries the same key: the counter state is
+// outside the retried Task; a re-entered step passes the counter again.
+func TestCounterOutsideRetriedTask(t *testing.T) {
+	src, _ := os.ReadFile(filepath.Join(solutionsDir, "loop-per-item.yaml"))
+	res := Compile("loop.yaml", src, Options{})
+	if !res.OK() {
+		t.Fatal(res.Diagnostics)
+	}
+	var def struct {
+		States map[string]map[string]any
+	}
+	json.Unmarshal(res.Definition, &def)
+	for name, st := range def.States {
+		if st["Type"] != "Task" || st["Resource"] != "arn:aws:states:::lambda:invoke" {
+			continue
+		}
+		if seq := def.States[name+"-seq"]; seq == nil || seq["Next"] != name {
+			t.Fatalf("Task %s has no counter state before it", name)
+		}
+		for other, o := range def.States {
+			if o["Next"] == name && other != name+"-seq" {
+				t.Fatalf("state %s enters Task %s without its counter", other, name)
+			}
+		}
+		if _, ok := st["TimeoutSeconds"]; !ok {
+			t.Fatalf("Task %s has no TimeoutSeconds", name)
+		}
+	}
+	if def.States["review_item"]["Catch"].([]any)[0].(map[string]any)["Next"] != "next_item-seq" {
+		t.Fatal("on_reject does not re-enter the fetch through its counter")
+	}
+}
+
+func TestQuotaStateNameAndSize(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("solution: t\nversion: 1\nsteps:\n  - id: a\n    pass:\n      big: \"")
+	b.WriteString(strings.Repeat("x", MaxDefinitionBytes))
+	b.WriteString("\"\n")
+	res := compileString(t, b.String())
+	if got := errorRules(res); !slices.Equal(got, []string{RuleQuota}) {
+		t.Fatalf("errors %v", got)
+	}
+}
