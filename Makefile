@@ -32,8 +32,8 @@ bench: deps
 
 # Short fuzzing of every parser (the seeds also run in make test).
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./resolver/
-	$(GO) test -run '^$$' -fuzz FuzzParseEntry -fuzztime 30s ./shared/hostlist/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s -fuzzminimizetime 3s ./resolver/
+	$(GO) test -run '^$$' -fuzz FuzzParseEntry -fuzztime 30s -fuzzminimizetime 3s ./shared/hostlist/
 
 # The main job. Until the local stack exists, it compiles every Solution in
 # testdata/solutions/ and prints one line each; a Solution with a golden

@@ -2,9 +2,11 @@ package resolver
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParse feeds arbitrary bytes through the whole resolver: it must never
@@ -23,7 +25,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("- a\n- b"))
 	f.Add([]byte("&a [*a]"))
 	f.Fuzz(func(t *testing.T, src []byte) {
+		// A compile that takes seconds is a defect too: crash the worker so
+		// that the fuzzer records the input.
+		slow := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("Compile took over 10s on %q", src)) })
 		res := Compile("fuzz.yaml", src, Options{})
+		slow.Stop()
 		for _, d := range res.Diagnostics {
 			if d.Line < 1 || d.Column < 1 || d.Rule == "" || d.Message == "" || d.File != "fuzz.yaml" {
 				t.Fatalf("malformed diagnostic %+v", d)

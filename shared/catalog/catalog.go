@@ -48,7 +48,7 @@ type Tool struct {
 	Policy     Policy `json:"policy"`
 	// ReviewRequired puts the tool on the review list: Gate A requires an
 	// approved human review before every execution.
-	ReviewRequired bool `json:"review_required"`
+	ReviewRequired bool  `json:"review_required"`
 	Retry          Retry `json:"retry"`
 	// TimeoutSeconds is the default Task TimeoutSeconds of a tool step.
 	TimeoutSeconds int `json:"timeout_seconds"`
