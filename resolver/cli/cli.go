@@ -25,6 +25,8 @@ commands:
   check [--format text|json] [--summary] FILE...   check Solutions; exit 1 on any error
   compile FILE -o DIR                              write DIR/<solution>.asl.json, .toolset.json and .json
   toolset FILE                                     print the toolset id a Solution pins
+  toolset register [--endpoint URL] [--table T] FILE|DIR...   register compiled toolsets in the ledger table
+  ledger [--json] [--endpoint URL] [--table T] RUN_ID          print a run's ToolInvocation rows
 `
 
 // Run runs one command line (args without the program name) and returns the
@@ -41,7 +43,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	case "compile":
 		return compile(rest, stdout, stderr)
 	case "toolset":
-		return toolsetID(rest, stdout, stderr)
+		return toolsetCmd(rest, stdout, stderr)
+	case "ledger":
+		return ledgerCmd(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -1,0 +1,167 @@
+package envelope
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// MaxSize bounds an envelope: Step Functions passes at most 256 KiB of
+// state to a Task (AWS Step Functions quota), and a Lambda synchronous
+// payload is at most 6 MB; anything larger is not from toolgate.
+const MaxSize = 256 << 10
+
+// Envelope is one call of a tool.
+type Envelope struct {
+	Tool      string `json:"tool"`
+	ToolsetID string `json:"toolset_id"`
+	// RunID is the Step Functions execution ARN (or a generated id on the
+	// direct lane).
+	RunID string `json:"run_id"`
+	// Seq is the per-run call counter, 1 for the first call.
+	Seq  int64  `json:"seq"`
+	Step string `json:"step"`
+	// IdempotencyKey is "<run_id>/<seq>", the same on every attempt.
+	IdempotencyKey string `json:"idempotency_key"`
+	// Attempt is the caller's count (Step Functions RetryCount + 1): logged,
+	// never trusted; the ledger counts attempts.
+	Attempt int `json:"attempt"`
+	// TolerateDuplicates is the author's consent to re-run a tool that does
+	// not honour idempotency keys.
+	TolerateDuplicates bool `json:"tolerate_duplicates"`
+	// Input is the tool's input object, validated against the pinned schema.
+	Input json.RawMessage `json:"input"`
+	// Approval is the review decision, present for gated tools.
+	Approval json.RawMessage `json:"approval,omitempty"`
+}
+
+var (
+	toolsetIDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
+	namePattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+)
+
+type field struct {
+	name     string
+	required bool
+	decode   func(e *Envelope, raw json.RawMessage) error
+}
+
+func str(dst func(*Envelope) *string) func(*Envelope, json.RawMessage) error {
+	return func(e *Envelope, raw json.RawMessage) error { return json.Unmarshal(raw, dst(e)) }
+}
+
+var fields = []field{
+	{"tool", true, str(func(e *Envelope) *string { return &e.Tool })},
+	{"toolset_id", true, str(func(e *Envelope) *string { return &e.ToolsetID })},
+	{"run_id", true, str(func(e *Envelope) *string { return &e.RunID })},
+	{"seq", true, func(e *Envelope, raw json.RawMessage) error { return json.Unmarshal(raw, &e.Seq) }},
+	{"step", true, str(func(e *Envelope) *string { return &e.Step })},
+	{"idempotency_key", true, str(func(e *Envelope) *string { return &e.IdempotencyKey })},
+	{"attempt", true, func(e *Envelope, raw json.RawMessage) error { return json.Unmarshal(raw, &e.Attempt) }},
+	{"tolerate_duplicates", true, func(e *Envelope, raw json.RawMessage) error { return json.Unmarshal(raw, &e.TolerateDuplicates) }},
+	{"input", true, func(e *Envelope, raw json.RawMessage) error {
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+			return fmt.Errorf("must be a JSON object")
+		}
+		e.Input = raw
+		return nil
+	}},
+	{"approval", false, func(e *Envelope, raw json.RawMessage) error {
+		if string(bytes.TrimSpace(raw)) != "null" {
+			e.Approval = raw
+		}
+		return nil
+	}},
+}
+
+// Decode parses an envelope strictly. Every failure is a *tool.Error with
+// code TOOL_INPUT_INVALID whose message names the field.
+func Decode(data []byte) (*Envelope, error) {
+	if len(data) > MaxSize {
+		return nil, tool.Errorf(tool.InputInvalid, "envelope is %d bytes, over the %d-byte limit", len(data), MaxSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]json.RawMessage
+	if err := dec.Decode(&raw); err != nil || raw == nil {
+		return nil, tool.Errorf(tool.InputInvalid, "envelope is not a JSON object")
+	}
+	if dec.More() {
+		return nil, tool.Errorf(tool.InputInvalid, "envelope has data after its JSON object")
+	}
+	known := map[string]bool{}
+	e := &Envelope{}
+	for _, f := range fields {
+		known[f.name] = true
+		v, ok := raw[f.name]
+		if !ok {
+			if f.required {
+				return nil, tool.Errorf(tool.InputInvalid, "envelope field %q is missing", f.name)
+			}
+			continue
+		}
+		if err := f.decode(e, v); err != nil {
+			return nil, tool.Errorf(tool.InputInvalid, "envelope field %q: %s", f.name, typeProblem(err))
+		}
+	}
+	for k := range raw {
+		if !known[k] {
+			return nil, tool.Errorf(tool.InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(truncate(k)))
+		}
+	}
+	if err := e.validate(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func typeProblem(err error) string {
+	var ute *json.UnmarshalTypeError
+	if ok := asType(err, &ute); ok {
+		return fmt.Sprintf("got a JSON %s, want %s", ute.Value, ute.Type)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func asType(err error, target **json.UnmarshalTypeError) bool {
+	t, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*target = t
+	}
+	return ok
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+func (e *Envelope) validate() error {
+	bad := func(field, format string, args ...any) error {
+		return tool.Errorf(tool.InputInvalid, "envelope field %q: "+format, append([]any{field}, args...)...)
+	}
+	switch {
+	case !namePattern.MatchString(e.Tool):
+		return bad("tool", "%s is not a tool name", strconv.Quote(truncate(e.Tool)))
+	case !toolsetIDPattern.MatchString(e.ToolsetID):
+		return bad("toolset_id", "%s is not a toolset id (ts_ and 32 hex digits)", strconv.Quote(truncate(e.ToolsetID)))
+	case e.RunID == "" || len(e.RunID) > 1024 || strings.ContainsAny(e.RunID, "\x00\n\r"):
+		return bad("run_id", "must be 1 to 1024 printable characters")
+	case e.Seq < 1:
+		return bad("seq", "must be at least 1, not %d", e.Seq)
+	case !namePattern.MatchString(e.Step):
+		return bad("step", "%s is not a step id", strconv.Quote(truncate(e.Step)))
+	case e.IdempotencyKey != fmt.Sprintf("%s/%d", e.RunID, e.Seq):
+		return bad("idempotency_key", "must be run_id/seq")
+	case e.Attempt < 1:
+		return bad("attempt", "must be at least 1, not %d", e.Attempt)
+	}
+	return nil
+}

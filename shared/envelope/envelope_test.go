@@ -1,0 +1,73 @@
+package envelope
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+const valid = `{"tool":"send-email","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":2,"step":"send","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/2","attempt":1,"tolerate_duplicates":false,"input":{"to":["a@example.com"]},"approval":{"review_id":"r"}}`
+
+func TestDecodeValid(t *testing.T) {
+	e, err := Decode([]byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Seq != 2 || e.Tool != "send-email" || string(e.Approval) != `{"review_id":"r"}` || !strings.HasPrefix(string(e.Input), "{") {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	cases := []struct {
+		name, in, field string
+	}{
+		{"not json", `nope`, "not a JSON object"},
+		{"array", `[]`, "not a JSON object"},
+		{"trailing", valid + `{}`, "data after"},
+		{"missing input", strings.Replace(valid, `"input":{"to":["a@example.com"]},`, "", 1), `"input" is missing`},
+		{"unknown field", strings.Replace(valid, `"seq":2`, `"seq":2,"debug":true`, 1), `"debug"`},
+		{"seq string", strings.Replace(valid, `"seq":2`, `"seq":"2"`, 1), `"seq"`},
+		{"seq fraction", strings.Replace(valid, `"seq":2`, `"seq":2.5`, 1), `"seq"`},
+		{"seq zero", strings.Replace(strings.Replace(valid, `"seq":2`, `"seq":0`, 1), "r1/2", "r1/0", 1), `"seq"`},
+		{"input string", strings.Replace(valid, `"input":{"to":["a@example.com"]}`, `"input":"x"`, 1), `"input"`},
+		{"key mismatch", strings.Replace(valid, "r1/2", "r1/3", 1), `"idempotency_key"`},
+		{"bad toolset", strings.Replace(valid, "ts_0123", "ts_X123", 1), `"toolset_id"`},
+		{"attempt bool", strings.Replace(valid, `"attempt":1`, `"attempt":true`, 1), `"attempt"`},
+		{"tolerate string", strings.Replace(valid, `"tolerate_duplicates":false`, `"tolerate_duplicates":"no"`, 1), `"tolerate_duplicates"`},
+		{"too big", `{"x":"` + strings.Repeat("a", MaxSize) + `"}`, "limit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode([]byte(c.in))
+			var te *tool.Error
+			if !errors.As(err, &te) || te.Code != tool.InputInvalid {
+				t.Fatalf("err = %v", err)
+			}
+			if !strings.Contains(te.Message, c.field) {
+				t.Fatalf("message %q does not name %s", te.Message, c.field)
+			}
+		})
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(valid))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"seq":1e400}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := Decode(data)
+		if err != nil {
+			var te *tool.Error
+			if !errors.As(err, &te) || te.Code != tool.InputInvalid {
+				t.Fatalf("error %v is not TOOL_INPUT_INVALID", err)
+			}
+			return
+		}
+		if e.Seq < 1 || e.Attempt < 1 || e.Input == nil {
+			t.Fatalf("accepted %+v", e)
+		}
+	})
+}

@@ -1,0 +1,141 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// API is the part of the DynamoDB client the ledger uses.
+type API interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// Key attribute names of the table.
+const (
+	AttrPK        = "pk"
+	AttrSK        = "sk"
+	AttrExpiresAt = "expires_at" // epoch seconds; the table's TTL attribute
+)
+
+// DefaultRetention is how long records and rows are kept before their TTL
+// (expires_at) ends them.
+const DefaultRetention = 90 * 24 * time.Hour
+
+// ErrNotFound is returned for an item that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store reads and writes the ledger table.
+type Store struct {
+	db        API
+	table     string
+	retention time.Duration
+	now       func() time.Time
+}
+
+// New returns a Store on the named table.
+func New(db API, table string) *Store {
+	return &Store{db: db, table: table, retention: DefaultRetention, now: time.Now}
+}
+
+// WithClock returns a copy of the store that reads time from now (tests).
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
+}
+
+// WithRetention returns a copy of the store writing expires_at = now + d.
+func (s *Store) WithRetention(d time.Duration) *Store {
+	c := *s
+	c.retention = d
+	return &c
+}
+
+// Table returns the table name.
+func (s *Store) Table() string { return s.table }
+
+// Now returns the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+func (s *Store) expires() types.AttributeValue {
+	return num(s.now().Add(s.retention).Unix())
+}
+
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func num[T int | int64](v T) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(int64(v), 10)}
+}
+func boolean(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
+
+func getS(item map[string]types.AttributeValue, k string) string {
+	if v, ok := item[k].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func getN(item map[string]types.AttributeValue, k string) int64 {
+	if v, ok := item[k].(*types.AttributeValueMemberN); ok {
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func getBool(item map[string]types.AttributeValue, k string) bool {
+	if v, ok := item[k].(*types.AttributeValueMemberBOOL); ok {
+		return v.Value
+	}
+	return false
+}
+
+// IsConditionFailed reports a failed conditional write.
+func IsConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// CreateTable creates the ledger table with on-demand capacity, for the
+// local stack and tests; on AWS the infrastructure creates it.
+func CreateTable(ctx context.Context, db interface {
+	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+}, table string) error {
+	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: aws.String(table),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
+		},
+		BillingMode: types.BillingModePayPerRequest,
+	})
+	var inUse *types.ResourceInUseException
+	if errors.As(err, &inUse) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create table %s: %w", table, err)
+	}
+	return nil
+}
+
+func jsonAttr(v json.RawMessage) types.AttributeValue {
+	if len(v) == 0 {
+		return &types.AttributeValueMemberNULL{Value: true}
+	}
+	return str(string(v))
+}
