@@ -242,6 +242,15 @@ func (e *emitter) choice(i int, st *Step) {
 	for k, r := range st.Rules {
 		cr := e.c.rules[i][k]
 		rule := comparison(cr, r)
+		if r.Operator != "is_present" {
+			// A Choice rule on a path that is absent fails the execution
+			// (States.Runtime); toolgate's comparisons are false instead.
+			guards := []any{map[string]any{"Variable": cr.variable, "IsPresent": true}}
+			if cr.operand.expr != "" {
+				guards = append(guards, map[string]any{"Variable": cr.operand.expr, "IsPresent": true})
+			}
+			rule = map[string]any{"And": append(guards, rule)}
+		}
 		if r.Operator == "not_equals" {
 			rule = map[string]any{"Not": rule}
 		}

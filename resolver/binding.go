@@ -30,6 +30,10 @@ func (b *binding) jsonPath() string {
 	return "$.steps." + b.step + b.rest
 }
 
+// placeholderPattern is the DefinitionSubstitutions syntax: a literal in
+// this form would be replaced at deploy.
+var placeholderPattern = regexp.MustCompile(`\$\{[A-Za-z0-9_]+\}`)
+
 var bindingPattern = regexp.MustCompile(`^(input|steps\.([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]{1,9}\])*)$`)
 
 // segment is a piece of a string template: literal text or a binding.
@@ -163,7 +167,11 @@ func compileParams(v *value, inList bool, uses *[]use) (compiled, []paramsError)
 		}
 		bs := boundString{segs}
 		if !bs.bound() {
-			return compiled{static: bs.literal()}, nil
+			lit := bs.literal()
+			if m := placeholderPattern.FindString(lit); m != "" {
+				return compiled{}, []paramsError{{v.pos, fmt.Sprintf("literal %q would be read as a deployment placeholder (DefinitionSubstitutions) and replaced; write it differently", m)}}
+			}
+			return compiled{static: lit}, nil
 		}
 		for _, s := range segs {
 			if s.b != nil {

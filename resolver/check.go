@@ -581,11 +581,12 @@ func (c *checker) checkRetries() {
 	}
 }
 
-// usedTools returns the sorted names of the admitted tools the Solution uses.
+// usedTools returns the sorted names of the admitted tools the Solution's
+// reachable steps use: what the definition can call is what the toolset pins.
 func (c *checker) usedTools() []string {
 	var names []string
-	for _, t := range c.tools {
-		if t != nil && !slices.Contains(names, t.Name) {
+	for i, t := range c.tools {
+		if t != nil && c.reachable[i] && !slices.Contains(names, t.Name) {
 			names = append(names, t.Name)
 		}
 	}

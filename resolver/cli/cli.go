@@ -207,8 +207,9 @@ func writeOutputs(dir string, res *resolver.Result) error {
 		}
 		temps = append(temps, tmp.Name())
 		_, werr := tmp.Write(f.data)
+		merr := tmp.Chmod(0o644) // CreateTemp makes 0600; outputs are for publishers too
 		cerr := tmp.Close()
-		if err := errors.Join(werr, cerr); err != nil {
+		if err := errors.Join(werr, merr, cerr); err != nil {
 			return fmt.Errorf("write %s: %w", f.name, err)
 		}
 	}
