@@ -1,0 +1,183 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// The test tools live here, not in the catalog: test-echo is idempotent
+// (at_least_once), test-send is not (at_most_once), like send-email.
+const testCatalog = `{"tools":[
+ {"name":"test-echo","description":"echo","idempotent":true,"policy":"at_least_once","review_required":false,
+  "retry":{"max_attempts":3,"interval_seconds":1,"backoff_rate":2},"timeout_seconds":10,"function":"test-echo",
+  "input_schema":{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string","maxLength":%d},"pad":{"type":"integer","minimum":0},"fail":{"type":"string"}}},
+  "output_schema":{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}},
+ {"name":"test-send","description":"send","idempotent":false,"policy":"at_most_once","review_required":true,
+  "retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":2},"timeout_seconds":10,"function":"test-send",
+  "input_schema":{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"},"fail":{"type":"string"}}},
+  "output_schema":{"type":"object","required":["message_id"],"properties":{"message_id":{"type":"string"}}}}
+]}`
+
+// testToolset builds the test toolset; maxLen varies test-echo's schema so
+// that two toolsets differ only in a schema.
+func testToolset(t testing.TB, maxLen int) *toolset.Toolset {
+	t.Helper()
+	c, err := catalog.Parse([]byte(fmt.Sprintf(testCatalog, maxLen)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolset.FromCatalog(c, []string{"test-echo", "test-send"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// countingDB counts the DynamoDB requests a dispatcher makes.
+type countingDB struct {
+	ledger.API
+	puts, gets, updates, queries, failedConds atomic.Int64
+}
+
+func (c *countingDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	c.puts.Add(1)
+	out, err := c.API.PutItem(ctx, in, o...)
+	if ledger.IsConditionFailed(err) {
+		c.failedConds.Add(1)
+	}
+	return out, err
+}
+
+func (c *countingDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.gets.Add(1)
+	return c.API.GetItem(ctx, in, o...)
+}
+
+func (c *countingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.updates.Add(1)
+	out, err := c.API.UpdateItem(ctx, in, o...)
+	if ledger.IsConditionFailed(err) {
+		c.failedConds.Add(1)
+	}
+	return out, err
+}
+
+func (c *countingDB) reset() {
+	c.puts.Store(0)
+	c.gets.Store(0)
+	c.updates.Store(0)
+	c.failedConds.Store(0)
+}
+
+func (c *countingDB) writes() int64 { return c.puts.Load() + c.updates.Load() }
+
+// env is a dispatcher test environment on a fresh dynalite.
+type env struct {
+	db    *countingDB
+	store *ledger.Store
+	ts    *toolset.Toolset
+}
+
+func dynamoClient(endpoint string) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		BaseEndpoint: aws.String(endpoint),
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDLOCAL", "secretlocal", ""),
+	})
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	p := localtest.Dynalite(t)
+	client := dynamoClient(p.Endpoint())
+	if err := ledger.CreateTable(context.Background(), client, "toolgate-test"); err != nil {
+		t.Fatal(err)
+	}
+	db := &countingDB{API: client}
+	e := &env{db: db, store: ledger.New(db, "toolgate-test"), ts: testToolset(t, 100)}
+	if _, err := e.store.RegisterToolset(context.Background(), e.ts); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) dispatcher(t testing.TB, name string, run Func, mod ...func(*Config)) *Dispatcher {
+	t.Helper()
+	cfg := Config{Tool: name, MemoryMB: 128}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	d, err := New(cfg, e.store, run, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+var runSeq atomic.Int64
+
+// envelopeFor writes an envelope for a fresh run (or the given one).
+func envelopeFor(toolName, toolsetID, runID string, seq int64, input string) json.RawMessage {
+	if runID == "" {
+		runID = fmt.Sprintf("arn:aws:states:us-east-1:000000000000:execution:toolgate-test:run-%d-%d", time.Now().UnixNano(), runSeq.Add(1))
+	}
+	return json.RawMessage(fmt.Sprintf(`{"tool":%q,"toolset_id":%q,"run_id":%q,"seq":%d,"step":"s","idempotency_key":"%s/%d","attempt":1,"tolerate_duplicates":false,"input":%s}`,
+		toolName, toolsetID, runID, seq, runID, seq, input))
+}
+
+func runIDOf(t testing.TB, payload json.RawMessage) string {
+	var v struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal(payload, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.RunID
+}
+
+// codeOf returns the caller-visible error type of Handle's error.
+func codeOf(t testing.TB, err error) string {
+	t.Helper()
+	if err == nil {
+		return ""
+	}
+	ive, ok := err.(messages.InvokeResponse_Error)
+	if !ok {
+		t.Fatalf("Handle returned %T %v, not a messages.InvokeResponse_Error", err, err)
+	}
+	return ive.Type
+}
+
+func echo(calls *atomic.Int64) Func {
+	return func(ctx context.Context, c *Call) (json.RawMessage, error) {
+		calls.Add(1)
+		var in struct {
+			Text string
+			Pad  int
+		}
+		if err := json.Unmarshal(c.Input, &in); err != nil {
+			return nil, err
+		}
+		return json.Marshal(map[string]string{"text": in.Text + strings.Repeat("x", in.Pad)})
+	}
+}
+
+var errBoom = errors.New("boom")
