@@ -12,12 +12,17 @@ all: build
 build:
 	$(GO) build -o bin/toolgate ./resolver/cmd/toolgate
 
-# Go modules and the pinned npm tools (package-lock.json).
-deps: node_modules/.package-lock.json
+# Go modules, the pinned npm tools (package-lock.json) and the Lambda Runtime
+# Interface Emulator (bin/aws-lambda-rie) that infra/local runs Lambdas under.
+deps: node_modules/.package-lock.json bin/aws-lambda-rie
 	$(GO) mod download
 
 node_modules/.package-lock.json: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund --loglevel=error
+
+# Pinned pseudo-version (see /work/shared/LOCAL.md); skipped when already present.
+bin/aws-lambda-rie:
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \

@@ -28,3 +28,5 @@ require (
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
+
+ignore ./node_modules
