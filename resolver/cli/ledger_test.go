@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/ledger"
+)
+
+// The CLI talks to dynalite through the standard AWS configuration; the
+// environment carries the local stand-in's fake credentials.
+func ledgerEnv(t *testing.T) (*ledger.Store, []string) {
+	p := localtest.Dynalite(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", local.FakeAccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", local.FakeSecretAccessKey)
+	t.Setenv("AWS_REGION", local.Region)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	if err := ledger.CreateTable(context.Background(), db, "toolgate-cli"); err != nil {
+		t.Fatal(err)
+	}
+	return ledger.New(db, "toolgate-cli"), []string{"--endpoint", p.Endpoint(), "--table", "toolgate-cli"}
+}
+
+func TestToolsetRegister(t *testing.T) {
+	store, flags := ledgerEnv(t)
+	dir := t.TempDir()
+	for _, f := range []string{"newsletter.yaml", "loop-per-item.yaml"} {
+		if code, _, errs := run("compile", filepath.Join(solutions, f), "-o", dir); code != ExitOK {
+			t.Fatal(errs)
+		}
+	}
+	code, out, errs := run(append([]string{"toolset", "register"}, append(flags, dir)...)...)
+	if code != ExitOK || strings.Count(out, "registered ts_") != 2 || strings.Contains(out, "already") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = run(append([]string{"toolset", "register"}, append(flags, dir)...)...)
+	if code != ExitOK || strings.Count(out, "already registered") != 2 {
+		t.Fatalf("second registration: exit %d\n%s", code, out)
+	}
+	_, id, _ := run("toolset", filepath.Join(solutions, "newsletter.yaml"))
+	ts, err := store.Toolset(context.Background(), strings.TrimSpace(id))
+	if err != nil || len(ts.Tools) != 2 {
+		t.Fatalf("stored toolset: %v %v", ts, err)
+	}
+	// A tampered file registers nothing.
+	bad := filepath.Join(t.TempDir(), "x.toolset.json")
+	data, _ := os.ReadFile(filepath.Join(dir, "weekly-digest.toolset.json"))
+	os.WriteFile(bad, []byte(strings.Replace(string(data), `"review_required": true`, `"review_required": false`, 1)), 0o644)
+	if code, _, errs := run(append([]string{"toolset", "register"}, append(flags, bad)...)...); code != ExitErrors || !strings.Contains(errs, "not the digest") {
+		t.Fatalf("tampered: exit %d %s", code, errs)
+	}
+	if code, _, _ := run("toolset", "register", "--table", "toolgate-cli", filepath.Join(dir, "missing.toolset.json")); code != ExitMisuse {
+		t.Fatalf("missing file: exit %d", code)
+	}
+}
+
+func TestLedgerCommand(t *testing.T) {
+	store, flags := ledgerEnv(t)
+	ctx := context.Background()
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i, st := range []ledger.Status{ledger.FailedStatus, ledger.Succeeded} {
+		r := &ledger.Row{RunID: "run-1", Seq: 1, Attempt: i + 1, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x",
+			IdempotencyKey: "run-1/1", Status: st, StartedAt: start.Add(time.Duration(i) * time.Second), EndedAt: start.Add(time.Duration(i)*time.Second + 5*time.Millisecond)}
+		if st == ledger.FailedStatus {
+			r.ErrorCode, r.Retryable = "TOOL_UPSTREAM_UNAVAILABLE", true
+		}
+		if err := store.PutRow(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := run(append([]string{"ledger"}, append(flags, "run-1")...)...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != ExitOK || len(lines) != 3 || !strings.Contains(lines[1], "TOOL_UPSTREAM_UNAVAILABLE") || !strings.Contains(lines[2], "SUCCEEDED") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = run(append([]string{"ledger", "--json"}, append(flags, "run-1")...)...)
+	var rows []ledger.Row
+	if code != ExitOK || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 2 || rows[1].Attempt != 2 {
+		t.Fatalf("json: exit %d %s", code, out)
+	}
+	if code, _, _ := run(append([]string{"ledger"}, append(flags, "no-such-run")...)...); code != ExitErrors {
+		t.Fatalf("unknown run: exit %d", code)
+	}
+	t.Setenv(EnvTable, "")
+	if code, _, errs := run("ledger", "run-1"); code != ExitMisuse || !strings.Contains(errs, EnvTable) {
+		t.Fatalf("no table: exit %d %s", code, errs)
+	}
+}

@@ -1,0 +1,91 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+)
+
+// Environment variables a tool function reads at cold start (docs/dispatcher.md).
+const (
+	EnvTable          = "TOOLGATE_TABLE"                    // the ledger table (required)
+	EnvLeaseSeconds   = "TOOLGATE_LEASE_SECONDS"            // claim lease; default timeout + 30 s
+	EnvTimeoutSeconds = "TOOLGATE_FUNCTION_TIMEOUT_SECONDS" // the function's timeout, set by the infrastructure; default 30
+	EnvInlineLimit    = "TOOLGATE_INLINE_LIMIT_BYTES"       // result limit; default 65536, at most 204800
+	EnvLambdaMemory   = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"   // set by Lambda
+)
+
+// ConfigFromEnv reads a tool function's dispatcher configuration.
+func ConfigFromEnv(tool string, getenv func(string) string) (Config, string, error) {
+	cfg := Config{Tool: tool}
+	table := getenv(EnvTable)
+	if table == "" {
+		return cfg, "", fmt.Errorf("%s is not set", EnvTable)
+	}
+	seconds := func(name string, dst *time.Duration) error {
+		v := getenv(name)
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s=%q is not a positive whole number of seconds", name, v)
+		}
+		*dst = time.Duration(n) * time.Second
+		return nil
+	}
+	if err := seconds(EnvTimeoutSeconds, &cfg.FunctionTimeout); err != nil {
+		return cfg, "", err
+	}
+	if err := seconds(EnvLeaseSeconds, &cfg.Lease); err != nil {
+		return cfg, "", err
+	}
+	if v := getenv(EnvInlineLimit); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return cfg, "", fmt.Errorf("%s=%q is not a whole number of bytes", EnvInlineLimit, v)
+		}
+		cfg.InlineLimit = n
+	}
+	if v := getenv(EnvLambdaMemory); v != "" {
+		cfg.MemoryMB, _ = strconv.Atoi(v)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, "", err
+	}
+	return cfg, table, nil
+}
+
+// Main is a tool function's whole main: it reads the configuration, builds
+// the DynamoDB client from the standard AWS configuration (so
+// AWS_ENDPOINT_URL_DYNAMODB points it at a local stand-in), and starts the
+// Lambda runtime with the dispatcher. A bad configuration stops the
+// function with one log line.
+func Main(tool string, run Func) {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	cfg, table, err := ConfigFromEnv(tool, os.Getenv)
+	if err != nil {
+		log.Error("bad configuration", "tool", tool, "error", err.Error())
+		os.Exit(1)
+	}
+	awsCfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		log.Error("load AWS configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	d, err := New(cfg, ledger.New(dynamodb.NewFromConfig(awsCfg), table), run, log)
+	if err != nil {
+		log.Error("bad configuration", "tool", tool, "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(d.Handle)
+}

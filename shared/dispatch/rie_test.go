@@ -1,0 +1,156 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// rieTool runs testdata/testtool (the dispatcher in a real bootstrap) under
+// the Lambda Runtime Interface Emulator, against dynalite.
+type rieTool struct {
+	e       *env
+	fn      *local.Process
+	effects string
+}
+
+func startRIETool(t *testing.T, e *env, dynamo *local.Process, toolName string, extra map[string]string) *rieTool {
+	t.Helper()
+	bootstrap := localtest.Bootstrap(t, "./testdata/testtool")
+	effects := filepath.Join(t.TempDir(), "effects")
+	vars := map[string]string{
+		"TOOLGATE_TOOL":             toolName,
+		EnvTable:                    e.store.Table(),
+		"AWS_ENDPOINT_URL_DYNAMODB": dynamo.Endpoint(),
+		"TEST_EFFECTS_FILE":         effects,
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	fn := localtest.RIE(t, toolName, bootstrap, 10*time.Second, vars)
+	return &rieTool{e: e, fn: fn, effects: effects}
+}
+
+// invoke posts an envelope and returns the result or the error type.
+func (r *rieTool) invoke(t *testing.T, payload json.RawMessage) (json.RawMessage, string) {
+	t.Helper()
+	resp, err := http.Post(r.fn.InvokeURL(), "application/json", bytes.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var lambdaErr struct {
+		ErrorType    string `json:"errorType"`
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if json.Unmarshal(body, &lambdaErr) == nil && lambdaErr.ErrorType != "" {
+		return nil, lambdaErr.ErrorType
+	}
+	return body, ""
+}
+
+func (r *rieTool) effectCount(t *testing.T) int {
+	b, err := os.ReadFile(r.effects)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+func newEnvOn(t *testing.T) (*env, *local.Process) {
+	p := localtest.Dynalite(t)
+	client := dynamoClient(p.Endpoint())
+	if err := ledger.CreateTable(context.Background(), client, "toolgate-e2e"); err != nil {
+		t.Fatal(err)
+	}
+	db := &countingDB{API: client}
+	e := &env{db: db, store: ledger.New(db, "toolgate-e2e"), ts: testToolset(t, 100)}
+	if _, err := e.store.RegisterToolset(context.Background(), e.ts); err != nil {
+		t.Fatal(err)
+	}
+	return e, p
+}
+
+// Through a real bootstrap under the RIE, every code reaches the caller as
+// exactly that code, and a panic is TOOL_INTERNAL.
+func TestRIEErrorTable(t *testing.T) {
+	e, dynamo := newEnvOn(t)
+	fn := startRIETool(t, e, dynamo, "test-echo", nil)
+	if out, code := fn.invoke(t, envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"hello"}`)); code != "" || string(out) != `{"text":"hello"}` {
+		t.Fatalf("success: %s %s", out, code)
+	}
+	for _, c := range tool.Codes() {
+		if _, got := fn.invoke(t, envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"x","fail":"`+string(c)+`"}`)); got != string(c) {
+			t.Errorf("raised %s, caller saw %q", c, got)
+		}
+	}
+	if _, got := fn.invoke(t, envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"x","fail":"panic"}`)); got != string(tool.Internal) {
+		t.Errorf("panic: caller saw %q", got)
+	}
+	if _, got := fn.invoke(t, json.RawMessage(`{"tool":"test-echo","extra":1}`)); got != string(tool.InputInvalid) {
+		t.Errorf("bad envelope: caller saw %q", got)
+	}
+}
+
+// A test-send process killed after its side effect and before the record
+// completed: once the lease has passed, the same key is refused with
+// TOOL_RETRY_REQUIRES_IDEMPOTENCY, the ledger shows UNKNOWN, and the effect
+// happened once. An at_least_once tool killed the same way runs once more.
+func TestRIECrash(t *testing.T) {
+	e, dynamo := newEnvOn(t)
+	ctx := context.Background()
+	lease := map[string]string{EnvLeaseSeconds: "1"}
+	send := startRIETool(t, e, dynamo, "test-send", lease)
+	payload := envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x","fail":"crash"}`)
+	if _, code := send.invoke(t, payload); code == "" {
+		t.Fatal("a crashed invocation returned a result")
+	}
+	runID := runIDOf(t, payload)
+	if rec, err := e.store.Record(ctx, runID+"/1"); err != nil || rec.State != ledger.InProgress {
+		t.Fatalf("after the crash: %+v %v", rec, err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, code := send.invoke(t, payload); code != string(tool.RetryRequiresIdempotency) {
+		t.Fatalf("redrive after the lease: %q", code)
+	}
+	if n := send.effectCount(t); n != 1 {
+		t.Fatalf("the side effect happened %d times", n)
+	}
+	rows, _ := e.store.RunRows(ctx, runID)
+	rec, _ := e.store.Record(ctx, runID+"/1")
+	if len(rows) != 1 || rows[0].Status != ledger.UnknownRow || rec.State != ledger.Unknown {
+		t.Fatalf("rows %+v record %+v", rows, rec)
+	}
+
+	echoFn := startRIETool(t, e, dynamo, "test-echo", lease)
+	crashed := envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"y","fail":"crash"}`)
+	echoFn.invoke(t, crashed)
+	time.Sleep(1100 * time.Millisecond)
+	// The redrive is the same call: the same key and the same input.
+	if _, code := echoFn.invoke(t, crashed); code != "" && !strings.HasPrefix(code, "Runtime.") {
+		t.Fatalf("at_least_once redrive: %q", code)
+	}
+	if n := echoFn.effectCount(t); n != 2 {
+		t.Fatalf("at_least_once ran %d times, want 2 (one re-run)", n)
+	}
+	rec, _ = e.store.Record(ctx, runIDOf(t, crashed)+"/1")
+	if rec.Attempts != 2 {
+		t.Fatalf("record %+v", rec)
+	}
+}
