@@ -177,12 +177,22 @@ func compileParams(v *value, inList bool, uses *[]use) (compiled, []paramsError)
 			if s.b != nil {
 				*uses = append(*uses, use{b: s.b, pos: v.pos})
 			}
+			if s.b == nil && strings.Contains(s.lit, `\`) && len(segs) > 1 {
+				// AWS accepts \\ in States.Format, but asl-validator 4.0.0
+				// (the definition check) does not: refuse rather than emit a
+				// definition that fails validation.
+				return compiled{}, []paramsError{{v.pos, "a backslash in a string with bindings cannot be written in States.Format; bind the whole value instead"}}
+			}
 		}
 		return compiled{expr: bs.expression()}, nil
 	case kMap:
 		obj := make(map[string]any, len(v.fields))
 		var errs []paramsError
 		for _, f := range v.fields {
+			if strings.Contains(f.key, "${") {
+				errs = append(errs, paramsError{f.keyPos, fmt.Sprintf("key %q: bindings are not allowed in keys, only in values", truncate(f.key))})
+				continue
+			}
 			if strings.HasSuffix(f.key, ".$") {
 				errs = append(errs, paramsError{f.keyPos, fmt.Sprintf("key %q may not end in \".$\": Step Functions reads such keys as paths", f.key)})
 				continue
@@ -238,6 +248,10 @@ func intrinsicLiteral(v any) string {
 	case string:
 		return intrinsicString(x)
 	case json.Number:
+		if strings.ContainsAny(x.String(), ".eE") {
+			// Intrinsic arguments take integers only (asl-validator 4.0.0).
+			return "States.StringToJson(" + intrinsicString(x.String()) + ")"
+		}
 		return x.String()
 	case bool:
 		if x {

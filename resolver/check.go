@@ -187,7 +187,7 @@ func (c *checker) admit() {
 		c.gated[r.Name] = true
 	}
 	for i, st := range c.sol.Steps {
-		if st.Kind != KindTool || st.Tool == "" {
+		if st.Kind != KindTool {
 			continue
 		}
 		t, ok := c.cat.Lookup(st.Tool)

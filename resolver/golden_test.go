@@ -107,6 +107,19 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
+// validateASL runs asl-validator 4.0.0 on one definition.
+func validateASL(t *testing.T, def []byte) {
+	t.Helper()
+	validator := filepath.Join(repoRoot(t), "node_modules", ".bin", "asl-validator")
+	path := filepath.Join(t.TempDir(), "def.asl.json")
+	if err := os.WriteFile(path, def, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(validator, "--json-path", path).CombinedOutput(); err != nil {
+		t.Fatalf("asl-validator refused the definition: %v\n%s", err, out)
+	}
+}
+
 // TestASLValidator runs asl-validator 4.0.0 (package.json) on every golden
 // definition.
 func TestASLValidator(t *testing.T) {

@@ -56,6 +56,12 @@ func TestCheckRules(t *testing.T) {
 		{"url fully bound", "  - id: f\n    tool: structured-data-fetch\n    with: {url: \"${input.url}\"}\n", nil},
 		{"review_before adds a tool", "  - id: f\n    tool: workflow-validator\n    with: {solution: x}\n", nil},
 		{"anchors", "  - &a {id: a, pass: {}}\n  - *a\n", []string{RuleSyntax}},
+		{"empty tool", "  - id: s\n    tool: \"\"\n", []string{RuleUnknownTool}},
+		{"binding in a key", "  - id: a\n    pass: {\"${input.x}\": 1}\n", []string{RuleBinding}},
+		{"backslash in a template", "  - id: a\n    pass: {x: 'a\\b ${input.x}'}\n", []string{RuleBinding}},
+		{"yaml 1.1 octal", "  - id: a\n    pass: {x: 010}\n", []string{RuleSyntax}},
+		{"deploy placeholder literal", "  - id: a\n    pass: {x: \"$${FunctionSendEmail}\"}\n", []string{RuleBinding}},
+		{"deep nesting", "  - id: a\n    pass: {x: " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "}\n", []string{RuleSyntax}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,7 +132,7 @@ steps:
   - id: a
     pass:
       whole: "${input.list[2].name}"
-      text: "Hi ${input.name}, {x} 'q' \\ $${kept}"
+      text: "Hi ${input.name}, {x} 'q' $${kept}"
       literal: "$${input.x}"
       list: ["${input.a}", 1, true, null, "x-${input.b}", [1, "${input.c}"], {k: v}]
       plain: [1, {k: v}]
@@ -141,7 +147,7 @@ steps:
 	got := def["States"].(map[string]any)["a"].(map[string]any)["Parameters"].(map[string]any)
 	want := map[string]any{
 		"whole.$": "$.input.list[2].name",
-		"text.$":  `States.Format('Hi {}, \{x\} \'q\' \\ $\{kept\}', $.input.name)`,
+		"text.$":  `States.Format('Hi {}, \{x\} \'q\' $\{kept\}', $.input.name)`,
 		"literal": "${input.x}",
 		"list.$":  `States.Array($.input.a, 1, true, null, States.Format('x-{}', $.input.b), States.Array(1, $.input.c), States.StringToJson('\{"k":"v"\}'))`,
 		"plain":   []any{float64(1), map[string]any{"k": "v"}},
@@ -152,6 +158,7 @@ steps:
 	if string(gj) != string(wj) {
 		t.Fatalf("Parameters\n got %s\nwant %s", gj, wj)
 	}
+	validateASL(t, res.Definition)
 }
 
 // The same Solution in JSON and in YAML compiles to the same definition;

@@ -1,11 +1,13 @@
 package resolver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
+	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -93,6 +95,13 @@ type positioned interface {
 // infinities: none of them has a JSON meaning a Step Functions definition
 // could carry.
 func parseValue(src []byte) (*value, Pos, error) {
+	if len(src) > MaxSourceBytes {
+		return nil, Pos{1, 1}, fmt.Errorf("the file is %d bytes; a Solution may be at most %d (8 MiB)", len(src), MaxSourceBytes)
+	}
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark (YAML 1.2 §5.2, RFC 8259 §8.1)
+	if !utf8.Valid(src) {
+		return nil, invalidUTF8At(src), errors.New("the file is not valid UTF-8")
+	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		var pe positioned
@@ -103,7 +112,7 @@ func parseValue(src []byte) (*value, Pos, error) {
 	}
 	var docs []*ast.DocumentNode
 	for _, d := range f.Docs {
-		if d.Body != nil {
+		if _, directive := d.Body.(*ast.DirectiveNode); d.Body != nil && !directive {
 			docs = append(docs, d)
 		}
 	}
@@ -113,7 +122,49 @@ func parseValue(src []byte) (*value, Pos, error) {
 	case len(docs) > 1:
 		return nil, nodePos(docs[1].Body), errors.New("the file holds more than one YAML document")
 	}
-	return convert(docs[0].Body)
+	return convert(docs[0].Body, 0)
+}
+
+// MaxSourceBytes bounds a Solution file (8 MiB) so that a huge input is
+// refused before it is parsed. A Solution that compiles is far smaller: its
+// definition may not exceed 1 MiB, and the workflow-validator tool takes at
+// most 1 MiB.
+const MaxSourceBytes = 8 << 20
+
+// MaxDepth bounds the nesting of mappings and lists in a Solution. Deeper
+// values serve no workflow and cost superlinear time in JSON Schema
+// validation and in the definition's size.
+const MaxDepth = 32
+
+func invalidUTF8At(src []byte) Pos {
+	p := Pos{1, 1}
+	for len(src) > 0 {
+		r, size := utf8.DecodeRune(src)
+		if r == utf8.RuneError && size <= 1 {
+			return p
+		}
+		if r == '\n' {
+			p.Line, p.Column = p.Line+1, 1
+		} else {
+			p.Column++
+		}
+		src = src[size:]
+	}
+	return p
+}
+
+// jsonNumber is the number grammar of RFC 8259 §6.
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+
+// number turns a YAML number token into a JSON number literal, refusing
+// the YAML 1.1 forms (octal 010, 0b11, 1_000, 0x1f, .5) whose value a
+// reader would not expect.
+func number(text string, p Pos) (*value, Pos, error) {
+	text = strings.TrimPrefix(text, "+")
+	if !jsonNumber.MatchString(text) {
+		return nil, p, fmt.Errorf("number %q is not written as a JSON number (decimal digits, optional fraction and exponent)", text)
+	}
+	return &value{kind: kNumber, pos: p, str: text}, p, nil
 }
 
 func tokenPos(t *token.Token) Pos {
@@ -125,42 +176,48 @@ func tokenPos(t *token.Token) Pos {
 
 func nodePos(n ast.Node) Pos { return tokenPos(n.GetToken()) }
 
-func convert(n ast.Node) (*value, Pos, error) {
+func convert(n ast.Node, depth int) (*value, Pos, error) {
 	p := nodePos(n)
+	if depth > MaxDepth {
+		return nil, p, fmt.Errorf("values nest deeper than %d levels", MaxDepth)
+	}
 	switch n := n.(type) {
 	case *ast.NullNode:
 		return &value{kind: kNull, pos: p}, p, nil
 	case *ast.BoolNode:
 		return &value{kind: kBool, pos: p, b: n.Value}, p, nil
 	case *ast.IntegerNode:
-		return &value{kind: kNumber, pos: p, str: fmt.Sprint(n.Value)}, p, nil
+		return number(n.Token.Value, p)
 	case *ast.FloatNode:
-		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
-			return nil, p, errors.New("infinities and NaN are not JSON numbers")
-		}
-		return &value{kind: kNumber, pos: p, str: strconv.FormatFloat(n.Value, 'g', -1, 64)}, p, nil
+		return number(n.Token.Value, p)
 	case *ast.StringNode:
+		if n.Token.Type == token.StringType && jsonNumber.MatchString(n.Value) {
+			return number(n.Value, p) // a plain scalar such as 1e3 is a number in YAML 1.2 and JSON
+		}
 		return &value{kind: kString, pos: p, str: n.Value}, p, nil
 	case *ast.LiteralNode:
 		return &value{kind: kString, pos: p, str: n.Value.Value}, p, nil
 	case *ast.MappingNode:
+		if !n.IsFlowStyle && len(n.Values) > 0 {
+			p = nodePos(n.Values[0].Key) // a block mapping's token is its first ':'
+		}
 		v := &value{kind: kMap, pos: p}
 		for _, mv := range n.Values {
-			if ep, err := addField(v, mv); err != nil {
+			if ep, err := addField(v, mv, depth); err != nil {
 				return nil, ep, err
 			}
 		}
 		return v, p, nil
 	case *ast.MappingValueNode: // a mapping of one pair
 		v := &value{kind: kMap, pos: nodePos(n.Key)}
-		if ep, err := addField(v, n); err != nil {
+		if ep, err := addField(v, n, depth); err != nil {
 			return nil, ep, err
 		}
 		return v, v.pos, nil
 	case *ast.SequenceNode:
 		v := &value{kind: kList, pos: p}
 		for _, it := range n.Values {
-			iv, ep, err := convert(it)
+			iv, ep, err := convert(it, depth+1)
 			if err != nil {
 				return nil, ep, err
 			}
@@ -181,13 +238,13 @@ func convert(n ast.Node) (*value, Pos, error) {
 	return nil, p, fmt.Errorf("unsupported YAML node %s", n.Type())
 }
 
-func addField(v *value, mv *ast.MappingValueNode) (Pos, error) {
+func addField(v *value, mv *ast.MappingValueNode, depth int) (Pos, error) {
 	kp := nodePos(mv.Key)
 	var key string
 	switch k := mv.Key.(type) {
 	case *ast.StringNode:
 		key = k.Value
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.NullNode:
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
 		key = k.GetToken().Value
 	case *ast.MergeKeyNode:
 		return kp, errors.New("YAML merge keys (<<) are not supported")
@@ -197,7 +254,10 @@ func addField(v *value, mv *ast.MappingValueNode) (Pos, error) {
 	if v.get(key) != nil {
 		return kp, fmt.Errorf("key %q appears twice in this mapping", key)
 	}
-	val, ep, err := convert(mv.Value)
+	if key == "" {
+		return kp, errors.New("mapping keys may not be empty or null")
+	}
+	val, ep, err := convert(mv.Value, depth+1)
 	if err != nil {
 		return ep, err
 	}

@@ -92,7 +92,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return ExitMisuse
 	}
-	if len(files) == 0 || (*format != "text" && *format != "json") {
+	if len(files) == 0 || (*format != "text" && *format != "json") || (*summary && *format == "json") {
 		fmt.Fprintln(stderr, "usage: toolgate check [--format text|json] [--summary] FILE...")
 		return ExitMisuse
 	}
@@ -183,6 +183,7 @@ func writeOutputs(dir string, res *resolver.Result) error {
 		return fmt.Errorf("encode manifest: %w", err)
 	}
 	name := res.Solution.Name
+	src, _ := os.Stat(res.File)
 	files := []struct {
 		name string
 		data []byte
@@ -193,6 +194,21 @@ func writeOutputs(dir string, res *resolver.Result) error {
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	// Check every target before writing any: none may be the source file
+	// or a directory, so that a refusal leaves the directory as it was.
+	for _, f := range files {
+		target := filepath.Join(dir, f.name)
+		st, err := os.Stat(target)
+		if err != nil {
+			continue
+		}
+		if src != nil && os.SameFile(src, st) {
+			return fmt.Errorf("%s is the source file; choose another output directory", target)
+		}
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory", target)
+		}
 	}
 	var temps []string
 	defer func() {
