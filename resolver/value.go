@@ -102,6 +102,9 @@ func parseValue(src []byte) (*value, Pos, error) {
 	if !utf8.Valid(src) {
 		return nil, invalidUTF8At(src), errors.New("the file is not valid UTF-8")
 	}
+	if p, deep := flowTooDeep(src); deep {
+		return nil, p, fmt.Errorf("values nest deeper than %d levels", MaxDepth)
+	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		var pe positioned
@@ -135,6 +138,45 @@ const MaxSourceBytes = 8 << 20
 // values serve no workflow and cost superlinear time in JSON Schema
 // validation and in the definition's size.
 const MaxDepth = 32
+
+// flowTooDeep finds flow collections ([ and {) nested deeper than MaxDepth
+// before the YAML parser sees them: go-yaml's time and memory grow faster
+// than linearly with such nesting. Quoted scalars and comments are skipped;
+// the scan is approximate only in what it lets through, which the depth
+// check on the parsed tree then refuses.
+func flowTooDeep(src []byte) (Pos, bool) {
+	depth, line, col := 0, 1, 0
+	var quote byte
+	comment := false
+	for i, c := range src {
+		col++
+		switch {
+		case c == '\n':
+			line, col, comment = line+1, 0, false
+			if quote == '\'' {
+				continue
+			}
+		case comment:
+		case quote != 0:
+			if c == quote && (quote == '\'' || i == 0 || src[i-1] != '\\') {
+				quote = 0
+			}
+		case (c == '"' || c == '\'') && (i == 0 || bytes.IndexByte([]byte(" \t\n[{,:-"), src[i-1]) >= 0):
+			quote = c // a quoted scalar starts only where a scalar can start
+		case c == '#' && (i == 0 || src[i-1] == ' ' || src[i-1] == '\t'):
+			comment = true
+		case c == '[' || c == '{':
+			if depth++; depth > MaxDepth+1 {
+				return Pos{line, col}, true
+			}
+		case c == ']' || c == '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return Pos{}, false
+}
 
 func invalidUTF8At(src []byte) Pos {
 	p := Pos{1, 1}
