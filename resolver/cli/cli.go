@@ -27,6 +27,7 @@ commands:
   toolset FILE                                     print the toolset id a Solution pins
   toolset register [--endpoint URL] [--table T] FILE|DIR...   register compiled toolsets in the ledger table
   ledger [--json] [--endpoint URL] [--table T] RUN_ID          print a run's ToolInvocation rows
+  invoke TOOL --input FILE.json [--endpoint URL] [--toolset ID | --fetch-host ENTRY...]   call one tool function directly
 `
 
 // Run runs one command line (args without the program name) and returns the
@@ -46,6 +47,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return toolsetCmd(rest, stdout, stderr)
 	case "ledger":
 		return ledgerCmd(rest, stdout, stderr)
+	case "invoke":
+		return invokeCmd(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

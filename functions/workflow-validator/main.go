@@ -1,0 +1,12 @@
+// Command workflow-validator is the workflow-validator tool's Lambda
+// function: the resolver's checks behind the governed dispatcher.
+package main
+
+import (
+	"github.com/toolgate/toolgate/resolver/validator"
+	"github.com/toolgate/toolgate/shared/dispatch"
+)
+
+func main() {
+	dispatch.Main("workflow-validator", validator.Tool())
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/envelope"
+	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// rieFunctionName is the only function name the Lambda Runtime Interface
+// Emulator serves (/2015-03-31/functions/function/invocations).
+const rieFunctionName = "function"
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// invokeCmd is `toolgate invoke TOOL --input FILE.json`: the direct lane
+// (dispatch-workflow-tool) that sends one envelope to a tool function.
+func invokeCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("invoke", stderr)
+	var af awsFlags
+	fs.StringVar(&af.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint URL for toolset registration (default: the standard AWS configuration)")
+	fs.StringVar(&af.table, "table", os.Getenv(EnvTable), "ledger table name (default $"+EnvTable+")")
+	inputFile := fs.String("input", "", "JSON file: the tool's input object, or a whole envelope (missing run_id and seq are generated)")
+	endpoint := fs.String("endpoint", "", "Lambda endpoint URL (a function under the RIE locally; default: the standard AWS configuration)")
+	function := fs.String("function", "", "function name or ARN (default: the tool's function name in the catalog; with --endpoint, \"function\", the name the Lambda RIE serves)")
+	toolsetID := fs.String("toolset", "", "a registered toolset id; without it a one-tool toolset is built from the catalog and registered")
+	var fetchHosts stringList
+	fs.Var(&fetchHosts, "fetch-host", "an allowed host for structured-data-fetch in the built toolset (repeatable)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return ExitMisuse
+	}
+	if len(pos) != 1 || *inputFile == "" {
+		fmt.Fprintln(stderr, "usage: toolgate invoke TOOL --input FILE.json [--endpoint URL] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--table NAME] [--dynamodb-endpoint URL]")
+		return ExitMisuse
+	}
+	if *toolsetID != "" && len(fetchHosts) > 0 {
+		fmt.Fprintln(stderr, "toolgate invoke: --toolset and --fetch-host exclude each other: the toolset pins its hosts")
+		return ExitMisuse
+	}
+	name := pos[0]
+	entry, ok := catalog.Default().Lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "toolgate invoke: tool %q is not in the catalog (%s)\n", name, strings.Join(catalog.Default().Names(), ", "))
+		return ExitMisuse
+	}
+	raw, err := os.ReadFile(*inputFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+		return ExitMisuse
+	}
+	env, err := buildEnvelope(name, raw)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
+		return ExitMisuse
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute) // Lambda's 15-minute maximum, and some
+	defer cancel()
+	if *toolsetID != "" {
+		env["toolset_id"] = *toolsetID
+	}
+	if _, ok := env["toolset_id"]; !ok {
+		hosts, err := hostlist.ParseList(fetchHosts)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate invoke: --fetch-host: %v\n", err)
+			return ExitMisuse
+		}
+		ts, err := toolset.FromCatalog(catalog.Default(), []string{name}, nil, hosts.Strings())
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+			return ExitErrors
+		}
+		store, err := af.store(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate invoke: register the toolset: %v\n", err)
+			return ExitMisuse
+		}
+		if _, err := store.RegisterToolset(ctx, ts); err != nil {
+			fmt.Fprintf(stderr, "toolgate invoke: register the toolset: %v\n", err)
+			return ExitErrors
+		}
+		env["toolset_id"] = ts.ID
+	}
+	payload, err := json.Marshal(env)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+		return ExitErrors
+	}
+	if _, err := envelope.Decode(payload); err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
+		return ExitMisuse
+	}
+	fn := *function
+	switch {
+	case fn != "":
+	case *endpoint != "":
+		fn = rieFunctionName
+	default:
+		fn = entry.Function
+	}
+	out, errType, errMsg, err := invokeLambda(ctx, *endpoint, fn, payload)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+		return ExitErrors
+	}
+	if errType != "" {
+		fmt.Fprintf(stderr, "%s: %s\n", errType, errMsg)
+		return ExitErrors
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, out, "", "  ") == nil {
+		out = pretty.Bytes()
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	return ExitOK
+}
+
+// buildEnvelope reads the input file: a whole envelope (it has "input"),
+// or the tool's input object. Missing run_id, seq, step, attempt,
+// tolerate_duplicates and idempotency_key are filled in.
+func buildEnvelope(name string, raw []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	env := doc
+	if _, isEnvelope := doc["input"]; !isEnvelope {
+		env = map[string]any{"input": doc}
+	}
+	if t, ok := env["tool"]; ok && t != name {
+		return nil, fmt.Errorf("the envelope's tool %v is not %s", t, name)
+	}
+	env["tool"] = name
+	if _, ok := env["run_id"]; !ok {
+		b := make([]byte, 8)
+		rand.Read(b)
+		env["run_id"] = fmt.Sprintf("invoke-%s-%s", time.Now().UTC().Format("20060102T150405Z"), hex.EncodeToString(b))
+	}
+	defaults := map[string]any{"seq": json.Number("1"), "step": "invoke", "attempt": json.Number("1"), "tolerate_duplicates": false}
+	for k, v := range defaults {
+		if _, ok := env[k]; !ok {
+			env[k] = v
+		}
+	}
+	if _, ok := env["idempotency_key"]; !ok {
+		env["idempotency_key"] = fmt.Sprintf("%v/%v", env["run_id"], env["seq"])
+	}
+	return env, nil
+}
+
+// invokeLambda calls Invoke (RequestResponse). A function error comes back
+// as its errorType and errorMessage: Lambda marks it with X-Amz-Function-
+// Error, the RIE only by the payload's shape.
+func invokeLambda(ctx context.Context, endpoint, function string, payload []byte) (out []byte, errType, errMsg string, err error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("load AWS configuration: %w", err)
+	}
+	client := lambda.NewFromConfig(cfg, func(o *lambda.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	res, err := client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(function), Payload: payload})
+	if err != nil {
+		return nil, "", "", fmt.Errorf("invoke %s: %w", function, err)
+	}
+	var fe struct {
+		ErrorType    *string `json:"errorType"`
+		ErrorMessage *string `json:"errorMessage"`
+	}
+	if json.Unmarshal(res.Payload, &fe) == nil && fe.ErrorType != nil && fe.ErrorMessage != nil {
+		return nil, *fe.ErrorType, *fe.ErrorMessage, nil
+	}
+	if res.FunctionError != nil {
+		return nil, *res.FunctionError, strings.TrimSpace(string(res.Payload)), nil
+	}
+	return res.Payload, "", "", nil
+}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/dispatch"
+)
+
+// `toolgate invoke` against the real workflow-validator bootstrap under the
+// RIE, with the ledger on dynalite: a valid and an invalid Solution are both
+// successful calls; an empty one is TOOL_INPUT_INVALID; each call is on the
+// ledger.
+func TestInvokeWorkflowValidator(t *testing.T) {
+	store, flags := ledgerEnv(t)
+	dynamoEndpoint := flags[1]
+	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
+	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, map[string]string{
+		dispatch.EnvTable:           store.Table(),
+		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint,
+	})
+	dir := t.TempDir()
+	write := func(name string, v any) string {
+		b, _ := json.Marshal(v)
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	good, _ := os.ReadFile(filepath.Join(solutions, "newsletter.yaml"))
+	bad, _ := os.ReadFile(filepath.Join(solutions, "refuse-no-review.yaml"))
+	base := []string{"invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--dynamodb-endpoint", dynamoEndpoint, "--table", store.Table()}
+
+	code, out, errs := run(append(base, "--input", write("good.json", map[string]string{"solution": string(good)}))...)
+	var res struct {
+		Valid       bool
+		ToolsetID   string `json:"toolset_id"`
+		Diagnostics []any
+	}
+	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || !res.Valid || !strings.HasPrefix(res.ToolsetID, "ts_") {
+		t.Fatalf("valid Solution: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run(append(base, "--input", write("bad.json", map[string]string{"solution": string(bad)}))...)
+	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || res.Valid || len(res.Diagnostics) != 1 {
+		t.Fatalf("invalid Solution: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run(append(base, "--input", write("empty.json", map[string]string{"solution": ""}))...)
+	if code != ExitErrors || !strings.HasPrefix(errs, "TOOL_INPUT_INVALID: ") {
+		t.Fatalf("empty Solution: exit %d\n%s%s", code, out, errs)
+	}
+	// A whole envelope with a fixed run id: the ledger shows the call.
+	env := map[string]any{"run_id": "run-invoke-test", "seq": 3, "input": map[string]string{"solution": string(good)}}
+	if code, out, errs := run(append(base, "--input", write("env.json", env))...); code != ExitOK {
+		t.Fatalf("envelope: exit %d\n%s%s", code, out, errs)
+	}
+	rows, err := store.RunRows(t.Context(), "run-invoke-test")
+	if err != nil || len(rows) != 1 || rows[0].Seq != 3 || rows[0].Status != "SUCCEEDED" || rows[0].Tool != "workflow-validator" {
+		t.Fatalf("ledger rows %+v %v", rows, err)
+	}
+	// Misuse.
+	if code, _, _ := run("invoke", "send-slack-message", "--input", write("x.json", map[string]string{})); code != ExitMisuse {
+		t.Fatalf("unknown tool: exit %d", code)
+	}
+	if code, _, _ := run("invoke", "workflow-validator", "--toolset", "ts_x", "--fetch-host", "a.example", "--input", write("y.json", map[string]string{})); code != ExitMisuse {
+		t.Fatalf("--toolset with --fetch-host: exit %d", code)
+	}
+}

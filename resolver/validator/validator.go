@@ -1,0 +1,83 @@
+// Package validator is the workflow-validator tool: it checks a Solution
+// with the resolver, the same code as `toolgate check --format json`, and
+// returns its verdict and diagnostics. An invalid Solution is a successful
+// call with valid false; only a missing or oversized input is
+// TOOL_INPUT_INVALID.
+package validator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// MaxSolutionBytes bounds the Solution text (1 MiB, the catalog's schema).
+const MaxSolutionBytes = 1 << 20
+
+// Input is the tool's input.
+type Input struct {
+	Solution string `json:"solution"`
+	// Format is "yaml" or "json"; it names the diagnostics' file and, for
+	// json, requires the text to be JSON. Default yaml (YAML reads JSON too).
+	Format string `json:"format,omitempty"`
+}
+
+// Output is the tool's result.
+type Output struct {
+	Valid       bool                  `json:"valid"`
+	ToolsetID   string                `json:"toolset_id,omitempty"`
+	Diagnostics []resolver.Diagnostic `json:"diagnostics"`
+}
+
+// Validate checks one Solution text.
+func Validate(in Input) (*Output, error) {
+	if in.Solution == "" {
+		return nil, tool.Errorf(tool.InputInvalid, "input solution is empty")
+	}
+	if len(in.Solution) > MaxSolutionBytes {
+		return nil, tool.Errorf(tool.InputInvalid, "input solution is %d bytes, over the %d-byte limit", len(in.Solution), MaxSolutionBytes)
+	}
+	file := "solution.yaml"
+	switch in.Format {
+	case "", "yaml":
+	case "json":
+		file = "solution.json"
+		if !json.Valid([]byte(in.Solution)) {
+			return &Output{Diagnostics: []resolver.Diagnostic{{File: file, Line: 1, Column: 1, Severity: resolver.SeverityError, Rule: resolver.RuleSyntax, Message: "format is json, but the solution is not valid JSON"}}}, nil
+		}
+	default:
+		return nil, tool.Errorf(tool.InputInvalid, "input format %q is not yaml or json", in.Format)
+	}
+	res := resolver.Compile(file, []byte(in.Solution), resolver.Options{})
+	out := &Output{Valid: res.OK(), Diagnostics: res.Diagnostics}
+	if out.Diagnostics == nil {
+		out.Diagnostics = []resolver.Diagnostic{}
+	}
+	if res.Toolset != nil {
+		out.ToolsetID = res.Toolset.ID
+	}
+	return out, nil
+}
+
+// Tool is the workflow-validator tool for dispatch.Main.
+func Tool() dispatch.Func {
+	return func(ctx context.Context, call *dispatch.Call) (json.RawMessage, error) {
+		var in Input
+		if err := json.Unmarshal(call.Input, &in); err != nil {
+			return nil, tool.Wrap(tool.InputInvalid, err, "input is not a workflow-validator input")
+		}
+		out, err := Validate(in)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("encode validator output: %w", err)
+		}
+		return raw, nil
+	}
+}
