@@ -1,14 +1,18 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"math/big"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -92,6 +96,9 @@ func (c *Config) Validate() error {
 	if c.InlineLimit == 0 {
 		c.InlineLimit = DefaultInlineLimit
 	}
+	if c.DeadlineMargin < 0 || c.FunctionTimeout < 0 || c.Lease < 0 {
+		return errors.New("dispatch config: durations may not be negative")
+	}
 	if c.InlineLimit < 1 || c.InlineLimit > MaxInlineLimit {
 		return fmt.Errorf("dispatch config: inline limit %d bytes is outside 1..%d", c.InlineLimit, MaxInlineLimit)
 	}
@@ -155,7 +162,10 @@ type invocation struct {
 	claimed bool // this invocation holds the record's claim
 	attempt int
 	running bool // the tool's Run has started
+	ran     bool // the tool's Run has returned (or was given up on)
 	rowDone bool
+	// leaseUntil is when this attempt's claim ends.
+	leaseUntil time.Time
 }
 
 func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
@@ -206,9 +216,14 @@ func (d *Dispatcher) toolset(ctx context.Context, id string) (*toolset.Toolset, 
 	if ts, ok := d.toolsets.Load(id); ok {
 		return ts.(*toolset.Toolset), nil
 	}
-	ts, err := d.store.Toolset(ctx, id)
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	ts, err := d.store.Toolset(dbCtx, id)
 	if errors.Is(err, ledger.ErrNotFound) {
 		return nil, tool.Errorf(tool.PermissionDenied, "toolset %s is not registered", id)
+	}
+	if errors.Is(err, ledger.ErrCorrupt) {
+		return nil, tool.Wrap(tool.PermissionDenied, err, "toolset %s is stored with content that does not match its id", id)
 	}
 	if err != nil {
 		return nil, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
@@ -222,6 +237,9 @@ func (d *Dispatcher) toolset(ctx context.Context, id string) (*toolset.Toolset, 
 func (inv *invocation) validateInput() (json.RawMessage, error) {
 	raw := inv.env.Input
 	inv.inBytes = len(raw)
+	if err := exactNumbers(raw); err != nil {
+		return nil, err
+	}
 	canonical, err := jcs.Transform(raw)
 	if err != nil {
 		return nil, tool.Wrap(tool.InputInvalid, err, "input is not valid JSON")
@@ -247,7 +265,46 @@ func (inv *invocation) validateInput() (json.RawMessage, error) {
 		}
 		return nil, tool.Errorf(tool.InputInvalid, "input does not match the pinned schema of %s: %s", inv.env.Tool, strings.Join(msgs, "; "))
 	}
-	return raw, nil
+	// The tool gets exactly what was validated and digested.
+	return canonical, nil
+}
+
+// exactNumbers refuses numbers that RFC 8785 canonicalisation would change
+// (it writes every number as an IEEE 754 double): two inputs that differ
+// only there would share a digest, and the tool would see another value
+// than the one validated.
+func exactNumbers(raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	for {
+		t, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return tool.Wrap(tool.InputInvalid, err, "input is not valid JSON")
+		}
+		n, ok := t.(json.Number)
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(n.String(), 64)
+		want, ok := new(big.Rat).SetString(n.String())
+		if err != nil || !ok {
+			return tool.Errorf(tool.InputInvalid, "input number %s is out of range: send it as a string", truncate(n.String()))
+		}
+		got, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+		if got.Cmp(want) != 0 {
+			return tool.Errorf(tool.InputInvalid, "input number %s cannot be represented exactly as an IEEE 754 double (RFC 8785): send it as a string", truncate(n.String()))
+		}
+	}
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }
 
 // claim takes the idempotency record for this attempt, or ends the
@@ -255,16 +312,26 @@ func (inv *invocation) validateInput() (json.RawMessage, error) {
 func (inv *invocation) claim(ctx context.Context) error {
 	d, env := inv.d, inv.env
 	now := d.store.Now()
+	if err := ctx.Err(); err != nil {
+		return inv.refuse(ctx, tool.Errorf(tool.UpstreamUnavailable, "the call was cancelled before it started"))
+	}
+	if dl, ok := ctx.Deadline(); ok && dl.Sub(now) <= d.cfg.DeadlineMargin {
+		// Too little time to run the tool and record its outcome: refuse
+		// before the claim, so that nothing is left in doubt.
+		return inv.refuse(ctx, tool.Errorf(tool.Timeout, "too little time is left before the function's deadline to run the tool"))
+	}
 	rec := &ledger.Record{
 		Key: env.IdempotencyKey, RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool,
-		InputDigest: inv.digest, LeaseUntil: now.Add(d.cfg.Lease),
+		ToolsetID: env.ToolsetID, InputDigest: inv.digest, LeaseUntil: now.Add(d.cfg.Lease),
 	}
-	claimed, old, err := d.store.Claim(ctx, rec)
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	claimed, old, err := d.store.Claim(dbCtx, rec)
 	if err != nil {
 		return inv.refuse(ctx, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 	}
 	if claimed {
-		inv.claimed, inv.attempt = true, 1
+		inv.claimed, inv.attempt, inv.leaseUntil = true, 1, rec.LeaseUntil
 		return nil
 	}
 	inv.attempt = old.Attempts
@@ -277,35 +344,51 @@ func (inv *invocation) claim(ctx context.Context) error {
 	case old.State == ledger.InProgress && old.LeaseUntil.After(now):
 		return inv.refuse(ctx, tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
 	case old.State == ledger.Failed:
-		return inv.reclaim(ctx, old, now)
+		return inv.reclaim(ctx, dbCtx, old, now)
 	default: // IN_PROGRESS with an expired lease, or UNKNOWN: the effect may have happened
 		if inv.pinned.Policy == catalog.AtMostOnce && !env.TolerateDuplicates {
 			te := tool.Errorf(tool.RetryRequiresIdempotency, "an earlier attempt with this key may have run %s, which must run at most once; reconcile it by hand", env.Tool)
 			if old.State != ledger.Unknown {
-				if _, err := d.store.MarkUnknown(ctx, old, string(tool.RetryRequiresIdempotency)); err != nil {
+				if _, err := d.store.MarkUnknown(dbCtx, old, string(tool.RetryRequiresIdempotency)); err != nil {
 					d.log.ErrorContext(ctx, "mark record unknown", "key", env.IdempotencyKey, "error", err)
 				}
 			}
 			return inv.row(ctx, ledger.UnknownRow, te, nil)
 		}
-		return inv.reclaim(ctx, old, now)
+		return inv.reclaim(ctx, dbCtx, old, now)
 	}
 }
 
-func (inv *invocation) reclaim(ctx context.Context, old *ledger.Record, now time.Time) error {
+func (inv *invocation) reclaim(ctx, dbCtx context.Context, old *ledger.Record, now time.Time) error {
 	d := inv.d
 	if old.Attempts >= MaxAttempts {
 		return inv.refuse(ctx, tool.Errorf(tool.PermanentFailure, "%d attempts were already made with this idempotency key, the most allowed", old.Attempts))
 	}
-	ok, err := d.store.Reclaim(ctx, old, now.Add(d.cfg.Lease))
+	lease := now.Add(d.cfg.Lease)
+	ok, err := d.store.Reclaim(dbCtx, old, lease)
 	if err != nil {
 		return inv.refuse(ctx, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 	}
 	if !ok {
 		return inv.refuse(ctx, tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
 	}
-	inv.claimed, inv.attempt = true, old.Attempts
+	inv.claimed, inv.attempt, inv.leaseUntil = true, old.Attempts, lease
 	return nil
+}
+
+// ledgerTimeout bounds one ledger request, so that a hung DynamoDB still
+// lets the function answer with a contract code before its deadline.
+const ledgerTimeout = 5 * time.Second
+
+// ledgerContext is the context of ledger requests: not cancelled with the
+// caller's (a record claimed must be finished and its row written), and
+// bounded by ledgerTimeout and by the function's deadline less 200 ms.
+func (d *Dispatcher) ledgerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	bound := time.Now().Add(ledgerTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-200*time.Millisecond).Before(bound) {
+		bound = dl.Add(-200 * time.Millisecond)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), bound)
 }
 
 // replay carries a recorded result out of claim.
@@ -316,31 +399,70 @@ func (r *replay) Error() string { return "replay" }
 // execute runs the tool with the claim held.
 func (inv *invocation) execute(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
 	d, env := inv.d, inv.env
-	runCtx := ctx
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithDeadline(ctx, dl.Add(-d.cfg.DeadlineMargin))
-		defer cancel()
+	// The tool must be done before the Lambda deadline (less the margin to
+	// record its outcome) and before its claim's lease ends, after which
+	// another attempt may take the key over.
+	deadline := inv.leaseUntil.Add(-min(d.cfg.DeadlineMargin, d.cfg.Lease/10))
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-d.cfg.DeadlineMargin).Before(deadline) {
+		deadline = dl.Add(-d.cfg.DeadlineMargin)
 	}
+	runCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	type result struct {
+		out json.RawMessage
+		err error
+	}
+	done := make(chan result, 1)
 	inv.running = true
-	out, err := d.run(runCtx, &Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt})
-	inv.running = false
-	if err == nil && runCtx.Err() != nil {
-		err = tool.Errorf(tool.Timeout, "the tool did not finish within its deadline").Applied()
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				d.log.ErrorContext(ctx, "tool panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				done <- result{err: &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: true}}
+			}
+		}()
+		out, err := d.run(runCtx, &Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt})
+		done <- result{out, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-runCtx.Done():
+		// A result that arrives within a short grace is still known; a tool
+		// that ignores its context is not waited for longer: its outcome is
+		// unknown, and the function must answer before its deadline.
+		grace := time.NewTimer(min(d.cfg.DeadlineMargin/2, d.cfg.Lease/20, time.Second)) // ends before the lease
+		select {
+		case res = <-done:
+		case <-grace.C:
+			res.err = tool.Errorf(tool.Timeout, "the tool did not finish within its deadline").Applied()
+		}
+		grace.Stop()
 	}
+	inv.running, inv.ran = false, true
+	if res.err != nil {
+		te := tool.Classify(res.err)
+		var typed *tool.Error
+		if !errors.As(res.err, &typed) && !inv.pinned.Idempotent {
+			// A failure the tool did not classify may have come after its
+			// effect: for a tool that must not run twice, assume it did.
+			te.MaybeApplied = true
+		}
+		return nil, inv.fail(ctx, te)
+	}
+	if err := inv.checkOutput(res.out); err != nil {
+		return nil, inv.fail(ctx, err)
+	}
+	dbCtx, cancelDB := d.ledgerContext(ctx)
+	defer cancelDB()
+	owned, err := d.store.Finish(dbCtx, env.IdempotencyKey, inv.attempt, ledger.Completed, res.out, "")
 	if err != nil {
-		return nil, inv.fail(ctx, err)
-	}
-	if err := inv.checkOutput(out); err != nil {
-		// The tool ran: its effect happened, so the outcome is recorded as
-		// FAILED only for tools whose effect is safe to repeat.
-		return nil, inv.fail(ctx, err)
-	}
-	if _, err := d.store.Finish(ctx, env.IdempotencyKey, inv.attempt, ledger.Completed, out, ""); err != nil {
 		d.log.ErrorContext(ctx, "finish record", "key", env.IdempotencyKey, "error", err)
+	} else if !owned {
+		d.log.WarnContext(ctx, "claim lost before the record was finished", "key", env.IdempotencyKey, "attempt", inv.attempt)
 	}
-	inv.row(ctx, ledger.Succeeded, nil, out)
-	return out, nil
+	inv.row(ctx, ledger.Succeeded, nil, res.out)
+	return res.out, nil
 }
 
 // checkOutput validates the result against the pinned output schema and
@@ -379,14 +501,17 @@ func (inv *invocation) fail(ctx context.Context, err error) error {
 		}
 		return te
 	}
-	if te.Code == tool.OutputInvalid && !inv.pinned.Idempotent {
+	if !inv.pinned.Idempotent && !te.MaybeApplied && inv.ran {
+		// The tool ran and then something failed: its effect happened.
 		te.MaybeApplied = true
 	}
 	state, status := ledger.Failed, ledger.FailedStatus
 	if te.MaybeApplied {
 		state, status = ledger.Unknown, ledger.UnknownRow
 	}
-	if _, ferr := inv.d.store.Finish(ctx, inv.env.IdempotencyKey, inv.attempt, state, nil, string(te.Code)); ferr != nil {
+	dbCtx, cancel := inv.d.ledgerContext(ctx)
+	defer cancel()
+	if _, ferr := inv.d.store.Finish(dbCtx, inv.env.IdempotencyKey, inv.attempt, state, nil, string(te.Code)); ferr != nil {
 		inv.d.log.ErrorContext(ctx, "finish record", "key", inv.env.IdempotencyKey, "error", ferr)
 	}
 	return inv.row(ctx, status, te, nil)
@@ -423,7 +548,9 @@ func (inv *invocation) row(ctx context.Context, status ledger.Status, te *tool.E
 		r.ErrorCode, r.Retryable = string(te.Code), te.Retryable()
 		level = slog.LevelWarn
 	}
-	if err := d.store.PutRow(ctx, r); err != nil {
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	if err := d.store.PutRow(dbCtx, r); err != nil {
 		d.log.ErrorContext(ctx, "ledger row lost", "key", env.IdempotencyKey, "status", status, "error", err)
 	}
 	// The UNKNOWN log line is what the infrastructure's alarm filters on.

@@ -51,8 +51,8 @@ func ConfigFromEnv(tool string, getenv func(string) string) (Config, string, err
 	}
 	if v := getenv(EnvInlineLimit); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil {
-			return cfg, "", fmt.Errorf("%s=%q is not a whole number of bytes", EnvInlineLimit, v)
+		if err != nil || n < 1 || n > MaxInlineLimit {
+			return cfg, "", fmt.Errorf("%s=%q is not a whole number of bytes in 1..%d", EnvInlineLimit, v, MaxInlineLimit)
 		}
 		cfg.InlineLimit = n
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -85,14 +86,12 @@ func Decode(data []byte) (*Envelope, error) {
 	if len(data) > MaxSize {
 		return nil, tool.Errorf(tool.InputInvalid, "envelope is %d bytes, over the %d-byte limit", len(data), MaxSize)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var raw map[string]json.RawMessage
-	if err := dec.Decode(&raw); err != nil || raw == nil {
-		return nil, tool.Errorf(tool.InputInvalid, "envelope is not a JSON object")
+	if !utf8.Valid(data) {
+		return nil, tool.Errorf(tool.InputInvalid, "envelope is not valid UTF-8")
 	}
-	if dec.More() {
-		return nil, tool.Errorf(tool.InputInvalid, "envelope has data after its JSON object")
+	raw, err := members(data)
+	if err != nil {
+		return nil, err
 	}
 	known := map[string]bool{}
 	e := &Envelope{}
@@ -104,6 +103,9 @@ func Decode(data []byte) (*Envelope, error) {
 				return nil, tool.Errorf(tool.InputInvalid, "envelope field %q is missing", f.name)
 			}
 			continue
+		}
+		if f.required && string(bytes.TrimSpace(v)) == "null" {
+			return nil, tool.Errorf(tool.InputInvalid, "envelope field %q must not be null", f.name)
 		}
 		if err := f.decode(e, v); err != nil {
 			return nil, tool.Errorf(tool.InputInvalid, "envelope field %q: %s", f.name, typeProblem(err))
@@ -118,6 +120,42 @@ func Decode(data []byte) (*Envelope, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// members reads exactly one JSON object and returns its members, refusing
+// duplicate names (RFC 8259 §4: names SHOULD be unique; a reader that took
+// the first of two "tool" members would see another call) and any data
+// after the object.
+func members(data []byte) (map[string]json.RawMessage, error) {
+	notObject := tool.Errorf(tool.InputInvalid, "envelope is not a JSON object")
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, notObject
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return nil, notObject
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, tool.Errorf(tool.InputInvalid, "envelope field %s is not valid JSON", strconv.Quote(truncate(name)))
+		}
+		if _, dup := out[name]; dup {
+			return nil, tool.Errorf(tool.InputInvalid, "envelope field %s appears twice", strconv.Quote(truncate(name)))
+		}
+		out[name] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, notObject
+	}
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		return nil, tool.Errorf(tool.InputInvalid, "envelope has data after its JSON object")
+	}
+	return out, nil
 }
 
 func typeProblem(err error) string {

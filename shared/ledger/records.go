@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -43,6 +45,18 @@ type Record struct {
 	Result     json.RawMessage // Completed only
 	ErrorCode  string          // Failed and Unknown
 	UpdatedAt  time.Time
+	// ToolsetID is the toolset the call was made under.
+	ToolsetID string
+	// Token identifies the attempt holding the claim: a claim whose
+	// response was lost (and retried by the SDK) is recognised as ours.
+	Token string
+}
+
+// NewToken returns a random claim token.
+func NewToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 const recordSK = "RECORD"
@@ -52,18 +66,24 @@ func recordKey(key string) map[string]types.AttributeValue {
 }
 
 // SameCall reports whether other describes the same call as r: the same
-// tool, step, seq and input digest.
+// tool, step, seq, input digest and toolset.
 func (r *Record) SameCall(other *Record) bool {
-	return r.Tool == other.Tool && r.Step == other.Step && r.Seq == other.Seq && r.InputDigest == other.InputDigest
+	return r.Tool == other.Tool && r.Step == other.Step && r.Seq == other.Seq && r.InputDigest == other.InputDigest && r.ToolsetID == other.ToolsetID
 }
 
 // Claim creates the record of a key that has none, as IN_PROGRESS with
-// Attempts 1 and the given lease (one conditional PutItem). When the key
-// already has a record, it reads it back with a consistent GetItem and
-// returns it with claimed false.
+// Attempts 1, the given lease and r.Token (one conditional PutItem). When
+// the key already has a record, it reads it back with a consistent GetItem
+// and returns it with claimed false, unless the record holds r.Token: then
+// this very claim was applied and its response lost, and it is claimed.
 func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *Record, err error) {
 	now := s.now()
+	if r.Token == "" {
+		r.Token = NewToken()
+	}
 	item := recordKey(r.Key)
+	item["toolset_id"] = str(r.ToolsetID)
+	item["token"] = str(r.Token)
 	item["run_id"] = str(r.RunID)
 	item["seq"] = num(r.Seq)
 	item["step"] = str(r.Step)
@@ -89,6 +109,10 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	existing, err = s.Record(ctx, r.Key)
 	if err != nil {
 		return false, nil, err
+	}
+	if existing.Token == r.Token && existing.State == InProgress && existing.Attempts == 1 {
+		r.State, r.Attempts, r.UpdatedAt = InProgress, 1, now
+		return true, nil, nil
 	}
 	return false, existing, nil
 }
@@ -118,6 +142,8 @@ func (s *Store) Record(ctx context.Context, key string) (*Record, error) {
 		LeaseUntil:  time.UnixMilli(getN(it, "lease_until")),
 		ErrorCode:   getS(it, "error_code"),
 		UpdatedAt:   time.UnixMilli(getN(it, "updated_at")),
+		ToolsetID:   getS(it, "toolset_id"),
+		Token:       getS(it, "token"),
 	}
 	if res := getS(it, "result"); res != "" {
 		r.Result = json.RawMessage(res)
@@ -139,7 +165,9 @@ func guard(old *Record) (string, map[string]types.AttributeValue) {
 // with an expired lease) for a new attempt: IN_PROGRESS, Attempts+1, the new
 // lease. It reports false when another attempt changed the record first.
 func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool, error) {
+	token := NewToken()
 	cond, vals := guard(old)
+	vals[":token"] = str(token)
 	vals[":in_progress"] = str(string(InProgress))
 	vals[":attempts"] = num(old.Attempts + 1)
 	vals[":lease"] = num(lease.UnixMilli())
@@ -149,17 +177,20 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 		TableName:                 aws.String(s.table),
 		Key:                       recordKey(old.Key),
 		ConditionExpression:       aws.String(cond),
-		UpdateExpression:          aws.String("SET #state = :in_progress, attempts = :attempts, lease_until = :lease, updated_at = :now, expires_at = :expires REMOVE error_code"),
-		ExpressionAttributeNames:  map[string]string{"#state": "state"},
+		UpdateExpression:          aws.String("SET #state = :in_progress, attempts = :attempts, lease_until = :lease, updated_at = :now, expires_at = :expires, #token = :token REMOVE error_code"),
+		ExpressionAttributeNames:  map[string]string{"#state": "state", "#token": "token"},
 		ExpressionAttributeValues: vals,
 	})
 	if IsConditionFailed(err) {
-		return false, nil
-	}
-	if err != nil {
+		// Our own update may have been applied and its response lost.
+		cur, rerr := s.Record(ctx, old.Key)
+		if rerr != nil || cur.Token != token {
+			return false, nil
+		}
+	} else if err != nil {
 		return false, fmt.Errorf("reclaim %s: %w", old.Key, err)
 	}
-	old.State, old.Attempts, old.LeaseUntil = InProgress, old.Attempts+1, lease
+	old.State, old.Attempts, old.LeaseUntil, old.Token = InProgress, old.Attempts+1, lease, token
 	return true, nil
 }
 

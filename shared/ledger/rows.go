@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"time"
 
@@ -22,8 +23,9 @@ const (
 )
 
 // Row is one ToolInvocation ledger row: pk "RUN#<run_id>", sk
-// "CALL#<seq, 10 digits>#<started_at, unix ns, 19 digits>", so that a run's
-// rows come back in call order and then in time order. Rows hold digests
+// "CALL#<seq, 19 digits>#<started_at, unix ns, 19 digits>#<8 random hex>",
+// so that a run's rows come back in call order and then in time order, and
+// two rows never share a key. Rows hold digests
 // and sizes, never inputs, outputs, secrets or message bodies.
 type Row struct {
 	RunID          string    `json:"run_id"`
@@ -50,8 +52,14 @@ type Row struct {
 }
 
 func rowSK(seq int64, startedAt time.Time) string {
-	return fmt.Sprintf("CALL#%010d#%019d", seq, startedAt.UnixNano())
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s%019d#%x", seqPrefix(seq), startedAt.UnixNano(), b)
 }
+
+// seqPrefix is the sort-key prefix of one call's rows; 19 digits hold any
+// positive int64.
+func seqPrefix(seq int64) string { return fmt.Sprintf("CALL#%019d#", seq) }
 
 // PutRow writes one row. Its sort key includes the start time in
 // nanoseconds, so rows of one key never overwrite each other.
@@ -95,7 +103,7 @@ func (s *Store) RunRows(ctx context.Context, runID string) ([]Row, error) {
 
 // KeyRows returns the rows of one call (one idempotency key) in time order.
 func (s *Store) KeyRows(ctx context.Context, runID string, seq int64) ([]Row, error) {
-	return s.query(ctx, "RUN#"+runID, fmt.Sprintf("CALL#%010d#", seq))
+	return s.query(ctx, "RUN#"+runID, seqPrefix(seq))
 }
 
 func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {

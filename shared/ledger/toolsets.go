@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -35,6 +36,15 @@ func (s *Store) RegisterToolset(ctx context.Context, ts *toolset.Toolset) (creat
 	body, err := ts.Canonical()
 	if err != nil {
 		return false, err
+	}
+	// Every pinned schema must compile now: a schema that fails only after
+	// a tool ran would turn a side effect into an unexplained failure.
+	for name, t := range ts.Tools {
+		for kind, doc := range map[string][]byte{"input": t.InputSchema, "output": t.OutputSchema} {
+			if _, err := schema.Compile(doc); err != nil {
+				return false, fmt.Errorf("toolset %s: tool %s %s schema: %w", id, name, kind, err)
+			}
+		}
 	}
 	item := toolsetKey(id)
 	item["body"] = str(string(body))
@@ -70,7 +80,11 @@ func (s *Store) toolsetBody(ctx context.Context, id string) ([]byte, error) {
 	if out.Item == nil {
 		return nil, fmt.Errorf("toolset %s: %w", id, ErrNotFound)
 	}
-	return []byte(getS(out.Item, "body")), nil
+	body := getS(out.Item, "body")
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("toolset %s: the stored item has no toolset body: %w", id, ErrCorrupt)
+	}
+	return []byte(body), nil
 }
 
 // Toolset loads a registered toolset and checks that its content still
@@ -82,7 +96,7 @@ func (s *Store) Toolset(ctx context.Context, id string) (*toolset.Toolset, error
 	}
 	ts, err := toolset.Parse(append([]byte(`{"id":"`+id+`",`), body[1:]...))
 	if err != nil {
-		return nil, fmt.Errorf("stored toolset %s: %w", id, err)
+		return nil, fmt.Errorf("stored toolset %s: %v: %w", id, err, ErrCorrupt)
 	}
 	return ts, nil
 }
