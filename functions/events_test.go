@@ -1,0 +1,142 @@
+// Package functions_test runs every event in testdata/events/<function>/
+// against that function's real bootstrap under the Lambda Runtime Interface
+// Emulator (what `sam local invoke -e` runs inside its container), with the
+// ledger on dynalite. An event's name says its outcome: "ok-*.json"
+// succeeds, "<CODE>-*.json" fails with exactly that tool error code.
+package functions_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+const eventsDir = "../testdata/events"
+
+// stack is what every function's events run against.
+type stack struct {
+	dynamo *local.Process
+	store  *ledger.Store
+}
+
+// function describes how to run one function for its events: the toolset
+// its events pin (registered before they run) and its environment.
+type function struct {
+	fetchHosts []string
+	env        func(t *testing.T, s *stack) map[string]string
+}
+
+var functions = map[string]function{
+	"workflow-validator": {},
+}
+
+func TestEvents(t *testing.T) {
+	dirs, err := os.ReadDir(eventsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := localtest.Dynalite(t)
+	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	if err := ledger.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
+		t.Fatal(err)
+	}
+	s := &stack{dynamo: p, store: ledger.New(db, "toolgate-events")}
+	for _, dir := range dirs {
+		name := dir.Name()
+		t.Run(name, func(t *testing.T) {
+			fn, ok := functions[name]
+			if !ok {
+				t.Fatalf("testdata/events/%s: no function %s is known to this test", name, name)
+			}
+			entry, ok := catalog.Default().Lookup(name)
+			if !ok {
+				t.Fatalf("%s is not a catalog tool", name)
+			}
+			ts, err := toolset.FromCatalog(catalog.Default(), []string{name}, nil, fn.fetchHosts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.store.RegisterToolset(context.Background(), ts); err != nil {
+				t.Fatal(err)
+			}
+			vars := map[string]string{dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": s.dynamo.Endpoint()}
+			if fn.env != nil {
+				for k, v := range fn.env(t, s) {
+					vars[k] = v
+				}
+			}
+			bootstrap := localtest.Bootstrap(t, "./"+name)
+			rie := localtest.RIE(t, entry.Function, bootstrap, time.Duration(entry.TimeoutSeconds)*time.Second, vars)
+			events, _ := filepath.Glob(filepath.Join(eventsDir, name, "*.json"))
+			if len(events) == 0 {
+				t.Fatal("no events")
+			}
+			for _, ev := range events {
+				t.Run(filepath.Base(ev), func(t *testing.T) {
+					raw, err := os.ReadFile(ev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var env struct {
+						ToolsetID string `json:"toolset_id"`
+						Tool      string `json:"tool"`
+					}
+					if err := json.Unmarshal(raw, &env); err != nil {
+						t.Fatal(err)
+					}
+					want := strings.SplitN(filepath.Base(ev), "-", 2)[0]
+					if want != "TOOL_PERMISSION_DENIED" && env.ToolsetID != ts.ID {
+						t.Fatalf("event pins toolset %s, but %s's one-tool toolset is now %s: update the event", env.ToolsetID, name, ts.ID)
+					}
+					got := invoke(t, rie, raw)
+					if want == "ok" {
+						want = ""
+					}
+					if got != want {
+						t.Fatalf("outcome %q, want %q", got, want)
+					}
+				})
+			}
+		})
+	}
+}
+
+// invoke posts one event and returns "" on success or the errorType.
+func invoke(t *testing.T, rie *local.Process, payload []byte) string {
+	t.Helper()
+	resp, err := http.Post(rie.InvokeURL(), "application/json", bytes.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var fe struct {
+		ErrorType *string `json:"errorType"`
+	}
+	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
+		return *fe.ErrorType
+	}
+	if !json.Valid(body) {
+		t.Fatalf("not JSON: %s", body)
+	}
+	return ""
+}
