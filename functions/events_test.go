@@ -35,6 +35,7 @@ const eventsDir = "../testdata/events"
 type stack struct {
 	dynamo *local.Process
 	store  *ledger.Store
+	ses    *local.Process
 }
 
 // function describes how to run one function for its events: the toolset
@@ -42,10 +43,37 @@ type stack struct {
 type function struct {
 	fetchHosts []string
 	env        func(t *testing.T, s *stack) map[string]string
+	// after checks the function's effects once all its events ran.
+	after func(t *testing.T, s *stack)
 }
 
 var functions = map[string]function{
 	"workflow-validator": {},
+	"send-email": {
+		env: func(t *testing.T, s *stack) map[string]string {
+			s.ses = localtest.SES(t)
+			return map[string]string{
+				"TOOLGATE_SENDER":          "noreply@example.com",
+				"TOOLGATE_RECIPIENT_ALLOW": "@example.com, ops@example.org",
+				"AWS_ENDPOINT_URL_SESV2":   s.ses.Endpoint(),
+			}
+		},
+		after: func(t *testing.T, s *stack) {
+			// Only the ok event sent anything: every refusal sent nothing.
+			resp, err := http.Get(s.ses.Endpoint() + "/store")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var store struct{ Emails []struct{ Subject string } }
+			if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
+				t.Fatal(err)
+			}
+			if len(store.Emails) != 1 || store.Emails[0].Subject != "Weekly digest" {
+				t.Fatalf("the SES emulator holds %+v, want the one ok event's mail", store.Emails)
+			}
+		},
+	},
 }
 
 func TestEvents(t *testing.T) {
@@ -115,6 +143,9 @@ func TestEvents(t *testing.T) {
 						t.Fatalf("outcome %q, want %q", got, want)
 					}
 				})
+			}
+			if fn.after != nil {
+				fn.after(t, s)
 			}
 		})
 	}

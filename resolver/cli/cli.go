@@ -27,6 +27,7 @@ commands:
   toolset FILE                                     print the toolset id a Solution pins
   toolset register [--endpoint URL] [--table T] FILE|DIR...   register compiled toolsets in the ledger table
   ledger [--json] [--endpoint URL] [--table T] RUN_ID          print a run's ToolInvocation rows
+  check-recipient [--allow ENTRY]... ADDRESS       send-email's recipient decision: allow (0), refuse (1), invalid (3)
   invoke TOOL --input FILE.json [--endpoint URL] [--toolset ID | --fetch-host ENTRY...]   call one tool function directly
 `
 
@@ -49,6 +50,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return ledgerCmd(rest, stdout, stderr)
 	case "invoke":
 		return invokeCmd(rest, stdout, stderr)
+	case "check-recipient":
+		return checkRecipient(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -1,0 +1,52 @@
+// Package sendemail is the send-email tool: one e-mail through Amazon SES v2
+// SendEmail, from the platform's configured identity, to allow-listed
+// recipients only.
+//
+// The input is the catalog's send-email input (to, cc, bcc, reply_to,
+// subject, text and/or html); the output is {"message_id": "<SES message
+// id>"}. The sender and its SES identity ARN come from Config, never from
+// the input.
+//
+// Before SES is called, the tool checks, in this order:
+//   - at least one "to" recipient and at most MaxRecipients (50) in to, cc
+//     and bcc together, the SES quota per message → TOOL_INPUT_INVALID;
+//   - a subject without CR or LF and a text or html body → TOOL_INPUT_INVALID;
+//   - every address of to, cc, bcc and reply_to against the allow-list
+//     (package recipient): an address that is not one bare addr-spec →
+//     TOOL_INPUT_INVALID, a valid one that is not allowed →
+//     TOOL_PERMISSION_DENIED, the message naming each address (with its field
+//     and index) and the rule. One failing address stops the whole send.
+//
+// Addresses are sent as recipient.Address.String(): IDN domains as A-labels,
+// since SES needs 7-bit ASCII addresses.
+//
+// # SES errors
+//
+// SendEmail is not idempotent, so the tool makes exactly one attempt (it
+// sets RetryMaxAttempts to 1 on the call) and leaves retries to the
+// dispatcher and the state machine, which know whether the effect may have
+// happened. Errors become codes as follows (names from the SES v2 API
+// reference and the sesv2/types package):
+//
+//	TooManyRequestsException, LimitExceededException (sending rate or daily
+//	quota), Throttling*, HTTP 429                      TOOL_RATE_LIMITED
+//	AccountSuspendedException, SendingPausedException,
+//	AccessDenied*, credential errors, HTTP 403         TOOL_PERMISSION_DENIED
+//	MessageRejected, MailFromDomainNotVerifiedException,
+//	NotFoundException, BadRequestException, other 4xx   TOOL_PERMANENT_FAILURE
+//	HTTP 5xx (InternalServiceErrorException, …), an
+//	unreadable 2xx answer                              TOOL_UPSTREAM_UNAVAILABLE, maybe applied
+//	connection refused, DNS or TLS handshake failure   TOOL_UPSTREAM_UNAVAILABLE (nothing sent)
+//	timeout, connection lost, cancellation mid-call    TOOL_UPSTREAM_UNAVAILABLE, maybe applied
+//	deadline already passed before the call            TOOL_TIMEOUT (nothing sent)
+//	request not built (signing, serialisation)         TOOL_INTERNAL (nothing sent)
+//	a 2xx answer without a message id                  TOOL_OUTPUT_INVALID, maybe applied
+//
+// "Maybe applied" (tool.Error.MaybeApplied) means the request may have
+// reached SES, so the mail may have gone out: the dispatcher records the
+// attempt as UNKNOWN rather than FAILED. A rejection naming an unverified
+// address says that the SES account may be in the sandbox (where every
+// recipient must be a verified identity) or that the sender identity is not
+// verified. Messages never carry SES's own error text, which can hold
+// addresses of the account's identities.
+package sendemail
