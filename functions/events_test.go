@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -47,8 +48,50 @@ type function struct {
 	after func(t *testing.T, s *stack)
 }
 
+// dataAddr is where the events' data server listens: the same fixed
+// loopback port as the local stack's demo data server.
+const dataAddr = "127.0.0.1:18080"
+
+// dataServer serves the documents the fetch events ask for.
+func dataServer(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/digest.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"summary":{"count":3,"title":"Weekly digest"},"items":[1,2,3]}`)
+	})
+	mux.HandleFunc("/items.csv", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/csv")
+		io.WriteString(w, "id,title\n1,first\n2,second\n")
+	})
+	mux.HandleFunc("/status/{code}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("code") == "429" {
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	ln, err := net.Listen("tcp", dataAddr)
+	if err != nil {
+		t.Fatalf("the events' data server needs %s: %v", dataAddr, err)
+	}
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+}
+
 var functions = map[string]function{
 	"workflow-validator": {},
+	"structured-data-fetch": {
+		fetchHosts: []string{dataAddr},
+		env: func(t *testing.T, s *stack) map[string]string {
+			dataServer(t)
+			return map[string]string{
+				"TOOLGATE_FETCH_ALLOW":           dataAddr + ",api.example.com",
+				"TOOLGATE_FETCH_ALLOW_ADDRESSES": "127.0.0.1/32",
+			}
+		},
+	},
 	"send-email": {
 		env: func(t *testing.T, s *stack) map[string]string {
 			s.ses = localtest.SES(t)

@@ -27,6 +27,7 @@ commands:
   toolset FILE                                     print the toolset id a Solution pins
   toolset register [--endpoint URL] [--table T] FILE|DIR...   register compiled toolsets in the ledger table
   ledger [--json] [--endpoint URL] [--table T] RUN_ID          print a run's ToolInvocation rows
+  check-url [--allow ENTRY]... [--allow-address CIDR]... [--resolve HOST=IP[,IP]]... URL   the fetch tool's decision: allow (0), refuse (1)
   check-recipient [--allow ENTRY]... ADDRESS       send-email's recipient decision: allow (0), refuse (1), invalid (3)
   invoke TOOL --input FILE.json [--endpoint URL] [--toolset ID | --fetch-host ENTRY...]   call one tool function directly
 `
@@ -52,6 +53,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return invokeCmd(rest, stdout, stderr)
 	case "check-recipient":
 		return checkRecipient(rest, stdout, stderr)
+	case "check-url":
+		return checkURL(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -1,0 +1,191 @@
+package fetch
+
+import (
+	"fmt"
+	"net/netip"
+
+	"code.dny.dev/ssrf"
+)
+
+// guardian holds code.dny.dev/ssrf's ranges: the IANA IPv4 special-purpose
+// registry and multicast, and for IPv6 everything outside global unicast
+// 2000::/3 plus the IANA IPv6 special-purpose prefixes inside it. Ports and
+// networks are checked elsewhere.
+var guardian = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
+
+type namedPrefix struct {
+	prefix netip.Prefix
+	name   string
+}
+
+func named(p, name string) namedPrefix { return namedPrefix{netip.MustParsePrefix(p), name} }
+
+// metadata lists cloud instance-metadata and platform endpoints. They are
+// refused even when Config.AllowAddresses covers them, and ParseConfig
+// refuses an exemption that contains one.
+var metadata = []namedPrefix{
+	named("169.254.169.254/32", "the instance metadata service of AWS, GCP, Azure, OpenStack and others"),
+	named("fd00:ec2::254/128", "the AWS instance metadata service over IPv6"),
+	named("100.100.100.200/32", "the Alibaba Cloud metadata service"),
+	named("192.0.0.192/32", "the Oracle Cloud metadata service"),
+	named("168.63.129.16/32", "the Azure WireServer platform endpoint"),
+}
+
+// extraDenied is what code.dny.dev/ssrf v0.3.0 lacks besides the metadata
+// addresses (168.63.129.16 is public address space): a registry entry
+// inside 2000::/3.
+var extraDenied = []namedPrefix{
+	named("5f00::/16", "segment routing SIDs (RFC 9602, IANA IPv6 special-purpose registry)"),
+}
+
+// rangeNames explain a refusal; the first prefix containing the address
+// names it. They do not decide anything: guardian and extraDenied do.
+var rangeNames = []namedPrefix{
+	named("255.255.255.255/32", "the limited broadcast address (RFC 919)"),
+	named("0.0.0.0/8", `"this network" (RFC 791; 0.0.0.0 reaches local services on Linux)`),
+	named("10.0.0.0/8", "private-use (RFC 1918)"),
+	named("100.64.0.0/10", "shared address space, carrier-grade NAT (RFC 6598)"),
+	named("127.0.0.0/8", "loopback (RFC 1122)"),
+	named("169.254.0.0/16", "link-local (RFC 3927)"),
+	named("172.16.0.0/12", "private-use (RFC 1918)"),
+	named("192.0.0.0/24", "IETF protocol assignments (RFC 6890)"),
+	named("192.0.2.0/24", "documentation (RFC 5737)"),
+	named("192.88.99.0/24", "6to4 relay anycast (RFC 7526)"),
+	named("192.168.0.0/16", "private-use (RFC 1918)"),
+	named("198.18.0.0/15", "benchmarking (RFC 2544)"),
+	named("198.51.100.0/24", "documentation (RFC 5737)"),
+	named("203.0.113.0/24", "documentation (RFC 5737)"),
+	named("224.0.0.0/4", "multicast (RFC 5771)"),
+	named("240.0.0.0/4", "reserved (RFC 1112)"),
+	named("::/128", "the unspecified address (RFC 4291)"),
+	named("::1/128", "loopback (RFC 4291)"),
+	named("100::/64", "discard-only (RFC 6666)"),
+	named("2001::/32", "Teredo (RFC 4380)"),
+	named("2001:db8::/32", "documentation (RFC 3849)"),
+	named("2001::/23", "IETF protocol assignments (RFC 2928)"),
+	named("2002::/16", "6to4 (RFC 3056)"),
+	named("2620:4f:8000::/48", "AS112 direct delegation (RFC 7534)"),
+	named("3fff::/20", "documentation (RFC 9637)"),
+	named("fc00::/7", "unique local (RFC 4193)"),
+	named("fe80::/10", "link-local (RFC 4291)"),
+	named("fec0::/10", "site-local, deprecated (RFC 3879)"),
+	named("ff00::/8", "multicast (RFC 4291)"),
+}
+
+// CheckAddr reports whether a fetch may connect to a, and if not, why (a
+// sentence naming the range and its RFC). It is pure. In order:
+//
+//   - an invalid address or one with an IPv6 zone is refused;
+//   - a cloud metadata address (169.254.169.254, fd00:ec2::254,
+//     100.100.100.200, 192.0.0.192, 168.63.129.16) is refused, exempt or not;
+//   - an address inside a prefix of exempt is allowed (Config.AllowAddresses;
+//     netip.Prefix.Contains, so an IPv4 prefix never covers an IPv6 form);
+//   - IPv4-mapped (::ffff:0:0/96, RFC 4291 §2.5.5.2), IPv4-compatible
+//     (::/96, RFC 4291 §2.5.5.1), NAT64 (64:ff9b::/96 RFC 6052,
+//     64:ff9b:1::/48 RFC 8215), 6to4 (2002::/16, RFC 3056) and Teredo
+//     (2001::/32, RFC 4380) addresses are refused whatever they embed; the
+//     reason names the embedded IPv4 address and what it is;
+//   - IPv4: refused inside the IANA IPv4 special-purpose registry,
+//     multicast 224.0.0.0/4 or 168.63.129.16;
+//   - IPv6: allowed only inside global unicast 2000::/3 and outside the IANA
+//     IPv6 special-purpose registry (so fec0::/10, fc00::/7 and fe80::/10
+//     are refused).
+func CheckAddr(a netip.Addr, exempt []netip.Prefix) (ok bool, reason string) {
+	if !a.IsValid() {
+		return false, "not an IP address"
+	}
+	if a.Zone() != "" {
+		return false, fmt.Sprintf("%s has an IPv6 zone identifier (RFC 6874)", a)
+	}
+	if name, ok := lookupName(metadata, a); ok {
+		return false, fmt.Sprintf("%s is %s", a, name)
+	}
+	for _, p := range exempt {
+		if p.Contains(a) {
+			return true, fmt.Sprintf("%s is exempted by AllowAddresses entry %s", a, p)
+		}
+	}
+	if form, v4, ok := embedded(a); ok {
+		r := fmt.Sprintf("%s is %s", a, form)
+		if v4.IsValid() {
+			r += " embedding " + v4.String()
+			if ok, why := checkPlain(v4); !ok {
+				r += ", which " + why
+			}
+		}
+		return false, r + "; such addresses are refused whatever they embed"
+	}
+	ok, why := checkPlain(a)
+	if !ok {
+		return false, fmt.Sprintf("%s %s", a, why)
+	}
+	return true, ""
+}
+
+// checkPlain checks an address that embeds no other: metadata, then
+// extraDenied, then guardian's ranges. why completes the sentence "<address> ...".
+func checkPlain(a netip.Addr) (bool, string) {
+	if name, ok := lookupName(metadata, a); ok {
+		return false, "is " + name
+	}
+	if name, ok := lookupName(extraDenied, a); ok {
+		return false, "is " + name
+	}
+	if err := guardian.SafeAddr(a); err != nil {
+		if name, ok := lookupName(rangeNames, a); ok {
+			return false, "is " + name
+		}
+		if a.Is6() && !ssrf.IPv6GlobalUnicast.Contains(a) {
+			return false, "is outside IPv6 global unicast 2000::/3 (RFC 4291 §2.4)"
+		}
+		return false, "is in an IANA special-purpose address range"
+	}
+	return true, ""
+}
+
+func lookupName(l []namedPrefix, a netip.Addr) (string, bool) {
+	for _, n := range l {
+		if n.prefix.Contains(a) {
+			return n.name, true
+		}
+	}
+	return "", false
+}
+
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	compatible = netip.MustParsePrefix("::/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
+)
+
+// embedded recognises the IPv6 forms that carry an IPv4 address. v4 is
+// invalid when the form carries none that can be read back.
+func embedded(a netip.Addr) (form string, v4 netip.Addr, ok bool) {
+	if !a.Is6() {
+		return "", netip.Addr{}, false
+	}
+	b := a.As16()
+	v4at := func(i ...int) netip.Addr {
+		return netip.AddrFrom4([4]byte{b[i[0]], b[i[1]], b[i[2]], b[i[3]]})
+	}
+	switch {
+	case a.Is4In6():
+		return "an IPv4-mapped IPv6 address (::ffff:0:0/96, RFC 4291 §2.5.5.2)", a.Unmap(), true
+	case nat64.Contains(a):
+		return "a NAT64 address (64:ff9b::/96, RFC 6052)", v4at(12, 13, 14, 15), true
+	case nat64Local.Contains(a):
+		// RFC 6052 §2.2: with a /48 prefix, bits 64–71 are zero.
+		return "a local-use NAT64 address (64:ff9b:1::/48, RFC 8215)", v4at(6, 7, 9, 10), true
+	case compatible.Contains(a) && a != netip.IPv6Unspecified() && a != netip.IPv6Loopback():
+		return "an IPv4-compatible IPv6 address (::/96, deprecated by RFC 4291 §2.5.5.1)", v4at(12, 13, 14, 15), true
+	case sixToFour.Contains(a):
+		return "a 6to4 address (2002::/16, RFC 3056)", v4at(2, 3, 4, 5), true
+	case teredo.Contains(a):
+		// RFC 4380 §4: the client's address is the last 32 bits inverted.
+		c := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+		return "a Teredo address (2001::/32, RFC 4380)", c, true
+	}
+	return "", netip.Addr{}, false
+}

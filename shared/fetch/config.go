@@ -1,0 +1,240 @@
+package fetch
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/hostlist"
+)
+
+// Bounds of the first design seed's http tool.
+const (
+	DefaultMaxBytes     = 5 << 20          // 5 MiB response body, after content decoding
+	DefaultTimeout      = 30 * time.Second // the whole fetch: lookups, redirects and body
+	DefaultMaxRedirects = 5                // redirects followed; one more is refused
+)
+
+// Environment variables ConfigFromEnv reads at cold start.
+const (
+	// EnvAllow is the platform's host allow-list: hostlist entries separated
+	// by commas or blanks. Empty or unset means no fetch at all.
+	EnvAllow = "TOOLGATE_FETCH_ALLOW"
+	// EnvAllowAddresses lists exempted addresses (CIDR prefixes or single
+	// addresses) separated by commas or blanks; unset in production.
+	EnvAllowAddresses = "TOOLGATE_FETCH_ALLOW_ADDRESSES"
+)
+
+// Resolver looks up a host name's addresses. *net.Resolver satisfies it,
+// but its pure-Go form returns IPv4 answers as IPv4-mapped IPv6 addresses,
+// which CheckAddr refuses; leave Config.Resolver nil for the system
+// resolver, adapted so that A answers come back as IPv4.
+type Resolver interface {
+	// LookupNetIP is called once per URL checked, with network "ip".
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config is the platform's side of the tool: parsed and validated at cold
+// start, then shared by all calls (it is not modified by them). Zero fields
+// take the defaults in their comments.
+type Config struct {
+	// Allow is the platform's allow-list (function configuration). A URL's
+	// host must match it and the run's pinned fetch_hosts. Empty: no fetch.
+	Allow hostlist.List
+	// AllowAddresses exempts addresses from CheckAddr, cloud metadata
+	// excepted. Empty by default; the local stack uses 127.0.0.1/32.
+	AllowAddresses []netip.Prefix
+	// MaxBytes bounds the response body in bytes; default DefaultMaxBytes.
+	MaxBytes int64
+	// Timeout bounds the whole fetch; default DefaultTimeout.
+	Timeout time.Duration
+	// MaxRedirects is how many redirects are followed; default
+	// DefaultMaxRedirects, and a negative value follows none.
+	MaxRedirects int
+	// Resolver answers look-ups; nil: the system resolver.
+	Resolver Resolver
+	// Dial connects to a checked address, given as "ip:port" with network
+	// "tcp"; nil: a net.Dialer whose Control runs CheckAddr once more on
+	// the socket's address.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// RootCAs verifies servers' certificates; nil: the system roots.
+	RootCAs *x509.CertPool
+}
+
+// ParseConfig builds a Config from the platform's allow-list (hostlist
+// entries) and exempted addresses ("127.0.0.1/32", or a single address),
+// with the default bounds. Errors name the bad entry: a hostlist error, a
+// prefix that does not parse, has a zone or host bits set, or covers a cloud
+// metadata address (which no exemption may reach).
+func ParseConfig(allow []string, allowAddresses []string) (Config, error) {
+	l, err := hostlist.ParseList(allow)
+	if err != nil {
+		return Config{}, fmt.Errorf("fetch allow-list: %w", err)
+	}
+	c := Config{Allow: l}
+	for i, s := range allowAddresses {
+		p, err := parseExemption(s)
+		if err != nil {
+			return Config{}, fmt.Errorf("fetch allow-address %d %q: %w", i, s, err)
+		}
+		c.AllowAddresses = append(c.AllowAddresses, p)
+	}
+	return c, nil
+}
+
+func parseExemption(s string) (netip.Prefix, error) {
+	var p netip.Prefix
+	if strings.Contains(s, "/") {
+		var err error
+		if p, err = netip.ParsePrefix(s); err != nil {
+			return p, errors.New("not a CIDR prefix such as 127.0.0.1/32")
+		}
+		if p != p.Masked() {
+			return p, fmt.Errorf("host bits are set: write %s", p.Masked())
+		}
+	} else {
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Zone() != "" {
+			return p, errors.New("not an IP address or CIDR prefix (zones are not allowed)")
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	for _, m := range metadata {
+		if p.Overlaps(m.prefix) {
+			return p, fmt.Errorf("covers %s, %s, which is never exempted", m.prefix.Addr(), m.name)
+		}
+	}
+	return p, nil
+}
+
+// ConfigFromEnv reads EnvAllow and EnvAllowAddresses through ParseConfig.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	split := func(s string) []string {
+		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	}
+	c, err := ParseConfig(split(getenv(EnvAllow)), split(getenv(EnvAllowAddresses)))
+	if err != nil {
+		return c, fmt.Errorf("%s/%s: %w", EnvAllow, EnvAllowAddresses, err)
+	}
+	return c, nil
+}
+
+func (c *Config) maxBytes() int64 {
+	if c.MaxBytes > 0 {
+		return c.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+func (c *Config) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (c *Config) maxRedirects() int {
+	switch {
+	case c.MaxRedirects < 0:
+		return 0
+	case c.MaxRedirects == 0:
+		return DefaultMaxRedirects
+	}
+	return c.MaxRedirects
+}
+
+func (c *Config) resolver() Resolver {
+	if c.Resolver != nil {
+		return c.Resolver
+	}
+	return systemResolver{net.DefaultResolver}
+}
+
+// systemResolver adapts *net.Resolver: it asks for A and AAAA answers
+// separately, so that IPv4 answers (which the pure-Go resolver returns in
+// IPv4-mapped form) come back as IPv4 and only a real AAAA answer can be an
+// IPv6 address. It is still one resolution of the name.
+type systemResolver struct{ r *net.Resolver }
+
+func (s systemResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	var (
+		wg       sync.WaitGroup
+		v4, v6   []netip.Addr
+		e4, e6   error
+		lookupV6 = network == "ip" || network == "ip6"
+	)
+	if lookupV6 {
+		wg.Go(func() { v6, e6 = s.r.LookupNetIP(ctx, "ip6", host) })
+	}
+	if network == "ip" || network == "ip4" {
+		v4, e4 = s.r.LookupNetIP(ctx, "ip4", host)
+	}
+	wg.Wait()
+	out := make([]netip.Addr, 0, len(v4)+len(v6))
+	for _, a := range v4 {
+		out = append(out, a.Unmap())
+	}
+	out = append(out, v6...)
+	if len(out) == 0 {
+		if e4 != nil {
+			return nil, e4
+		}
+		return nil, e6
+	}
+	return out, nil
+}
+
+// FixedResolver answers look-ups from a table, for dry runs: host names
+// (normalised as hostlist.NormalizeHost does) to their answers. A name
+// missing from the table is not found. It makes no network traffic.
+type FixedResolver map[string][]netip.Addr
+
+// LookupNetIP returns the table's answers for host, filtered by network
+// ("ip", "ip4" or "ip6").
+func (f FixedResolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	h, err := hostlist.NormalizeHost(host)
+	if err != nil {
+		return nil, &net.DNSError{Err: "not a valid host name", Name: host, IsNotFound: true}
+	}
+	var out []netip.Addr
+	for _, a := range f[h] {
+		if network == "ip" || network == "ip4" && a.Is4() || network == "ip6" && a.Is6() {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &net.DNSError{Err: "no --resolve answer for this host", Name: host, IsNotFound: true}
+	}
+	return out, nil
+}
+
+// ParseResolve builds a FixedResolver from "HOST=IP[,IP]..." specs (the
+// check-url --resolve flag). Hosts are normalised as hostlist.NormalizeHost
+// does; a host given twice gets the answers of both. Errors name the spec.
+func ParseResolve(specs []string) (FixedResolver, error) {
+	f := FixedResolver{}
+	for _, s := range specs {
+		host, ips, ok := strings.Cut(s, "=")
+		if !ok || ips == "" {
+			return nil, fmt.Errorf("resolve %q: want HOST=IP[,IP]", s)
+		}
+		h, err := hostlist.NormalizeHost(host)
+		if err != nil {
+			return nil, fmt.Errorf("resolve %q: %w", s, err)
+		}
+		for ip := range strings.SplitSeq(ips, ",") {
+			a, err := netip.ParseAddr(ip)
+			if err != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("resolve %q: %q is not an IP address without zone", s, ip)
+			}
+			f[h] = append(f[h], a)
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,341 @@
+package fetch
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+func TestCheckAddr(t *testing.T) {
+	exempt := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	tests := []struct {
+		addr   string
+		exempt []netip.Prefix
+		ok     bool
+		reason string // a piece of the reason
+	}{
+		{"93.184.216.34", nil, true, ""},
+		{"8.8.8.8", nil, true, ""},
+		{"100.128.0.1", nil, true, ""},
+		{"2606:2800:220:1:248:1893:25c8:1946", nil, true, ""},
+		{"127.0.0.1", nil, false, "loopback"},
+		{"127.0.0.1", exempt, true, "exempted"},
+		{"127.0.0.2", exempt, false, "loopback"},
+		{"::ffff:127.0.0.1", exempt, false, "IPv4-mapped"},
+		{"0.0.0.0", nil, false, "this network"},
+		{"10.1.2.3", nil, false, "private-use"},
+		{"172.31.255.255", nil, false, "private-use"},
+		{"192.168.1.1", nil, false, "private-use"},
+		{"169.254.1.1", nil, false, "link-local"},
+		{"100.64.0.1", nil, false, "carrier-grade"},
+		{"100.127.255.255", nil, false, "carrier-grade"},
+		{"224.0.0.1", nil, false, "multicast"},
+		{"239.255.255.250", nil, false, "multicast"},
+		{"255.255.255.255", nil, false, "broadcast"},
+		{"240.0.0.1", nil, false, "reserved"},
+		{"192.0.2.1", nil, false, "documentation"},
+		{"198.18.0.1", nil, false, "benchmarking"},
+		{"192.88.99.1", nil, false, "6to4 relay"},
+		{"169.254.169.254", nil, false, "metadata"},
+		{"169.254.169.254", []netip.Prefix{netip.MustParsePrefix("169.254.0.0/16")}, false, "metadata"},
+		{"100.100.100.200", nil, false, "Alibaba"},
+		{"192.0.0.192", nil, false, "Oracle"},
+		{"168.63.129.16", nil, false, "Azure"},
+		{"168.63.129.17", nil, true, ""},
+		{"fd00:ec2::254", nil, false, "AWS"},
+		{"::", nil, false, "unspecified"},
+		{"::1", nil, false, "loopback"},
+		{"fe80::1", nil, false, "link-local"},
+		{"fec0::1", nil, false, "site-local"},
+		{"fc00::1", nil, false, "unique local"},
+		{"fd12:3456::1", nil, false, "unique local"},
+		{"ff02::1", nil, false, "multicast"},
+		{"100::1", nil, false, "discard"},
+		{"2001:db8::1", nil, false, "documentation"},
+		{"3fff::1", nil, false, "documentation"},
+		{"5f00::1", nil, false, "RFC 9602"},
+		{"2001:2::1", nil, false, "IETF protocol"},
+		{"::ffff:8.8.8.8", nil, false, "IPv4-mapped"},
+		{"::ffff:169.254.169.254", nil, false, "metadata"},
+		{"::8.8.8.8", nil, false, "IPv4-compatible"},
+		{"::127.0.0.1", nil, false, "loopback"},
+		{"64:ff9b::808:808", nil, false, "NAT64"},
+		{"64:ff9b::a9fe:a9fe", nil, false, "metadata"},
+		{"64:ff9b::7f00:1", nil, false, "loopback"},
+		{"64:ff9b:1::808:8", nil, false, "local-use NAT64"},
+		{"64:ff9b:1:7f00:0:100::", nil, false, "127.0.0.1"},
+		{"2002:808:808::1", nil, false, "6to4"},
+		{"2002:7f00:1::1", nil, false, "loopback"},
+		{"2002:a9fe:a9fe::1", nil, false, "metadata"},
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", nil, false, "Teredo"},
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", nil, false, "127.0.0.1"},
+		{"fe80::1%eth0", nil, false, "zone"},
+		{"", nil, false, "not an IP"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			var a netip.Addr
+			if tt.addr != "" {
+				a = netip.MustParseAddr(tt.addr)
+			}
+			ok, reason := CheckAddr(a, tt.exempt)
+			if ok != tt.ok || !strings.Contains(reason, tt.reason) {
+				t.Fatalf("CheckAddr(%s) = %v, %q; want %v with %q", a, ok, reason, tt.ok, tt.reason)
+			}
+		})
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	tests := []struct {
+		name, url  string
+		host, port string // when allowed
+		refused    string // a piece of the reason
+	}{
+		{"plain", "https://api.example.com/v1?q=1#top", "api.example.com", "", ""},
+		{"upper-case scheme and host", "HTTPS://API.Example.COM/", "API.Example.COM", "", ""},
+		{"port", "http://api.example.com:8080", "api.example.com", "8080", ""},
+		{"ipv6", "http://[2606:4700::1]:80/", "2606:4700::1", "80", ""},
+		{"query with slash and colon", "https://a.example/p?u=http://x/y", "a.example", "", ""},
+		{"escapes", "https://a.example/%41%2F?x=%20", "a.example", "", ""},
+		{"idn host", "https://bücher.example/", "bücher.example", "", ""},
+		{"empty", "", "", "", "empty"},
+		{"no scheme", "api.example.com/x", "", "", "no scheme"},
+		{"scheme only", "http:", "", "", "//host"},
+		{"opaque", "http:127.0.0.1/", "", "", "//host"},
+		{"one slash", "http:/127.0.0.1/", "", "", "//host"},
+		{"three slashes", "http:///127.0.0.1/", "", "", "no host"},
+		{"javascript", "javascript:alert(1)", "", "", "scheme"},
+		{"gopher", "gopher://a.example/", "", "", "scheme"},
+		{"userinfo", "http://u:p@a.example/", "", "", "userinfo"},
+		{"empty userinfo", "http://@a.example/", "", "", "userinfo"},
+		{"backslash", `http://a.example\@b.example/`, "", "", "backslash"},
+		{"backslash in path", `http://a.example/x\y`, "", "", "backslash"},
+		{"tab", "http://a.ex\tample/", "", "", "blank"},
+		{"newline", "http://a.example/\n", "", "", "blank"},
+		{"nul", "http://a.example/\x00", "", "", "control"},
+		{"del", "http://a.example/\x7f", "", "", "control"},
+		{"nbsp", "http://a.example\u00a0/", "", "", "blank"},
+		{"soft hyphen", "http://a.exa\u00adple/", "", "", "format"},
+		{"zero width", "http://a.exa\u200bmple/", "", "", "format"},
+		{"invalid utf-8", "http://a.example/\xff", "", "", "UTF-8"},
+		{"bracket in host", "http://api.example.com[@attacker.test/", "", "", "userinfo"},
+		{"bracket no at", "http://a.example[/", "", "", `"["`},
+		{"ipv4 in brackets", "http://[127.0.0.1]/", "", "", "does not parse"},
+		{"zone", "http://[fe80::1%25eth0]/", "", "", "zone"},
+		{"percent host", "http://%61.example/", "", "", "percent"},
+		{"underscore", "http://a_b.example/", "", "", "not allowed in a host"},
+		{"empty port", "http://a.example:/", "", "", "port"},
+		{"port leading zero", "http://a.example:080/", "", "", "leading zeros"},
+		{"port too big", "http://a.example:65536/", "", "", "1-65535"},
+		{"port zero", "http://a.example:0/", "", "", "1-65535"},
+		{"port sign", "http://a.example:+80/", "", "", "decimal"},
+		{"two colons", "http://a.example:80:80/", "", "", "decimal"},
+		{"fragment at", "http://attacker.test#@api.example.com/", "attacker.test", "", ""},
+		{"dot segment", "http://a.example/x/../y", "", "", "dot segment"},
+		{"encoded dot segment", "http://a.example/x/%2E%2e/y", "", "", "dot segment"},
+		{"single dot", "http://a.example/./y", "", "", "dot segment"},
+		{"dots in a name are fine", "http://a.example/.well-known/x..y", "a.example", "", ""},
+		{"quote in query", "http://a.example/?q='x'", "", "", "%27"},
+		{"quote in path", "http://a.example/it's", "a.example", "", ""},
+		{"double quote", `http://a.example/"x"`, "", "", "percent-encode"},
+		{"angle bracket", "http://a.example/<x>", "", "", "percent-encode"},
+		{"curly brace", "http://a.example/{x}", "", "", "percent-encode"},
+		{"pipe", "http://a.example/a|b", "", "", "percent-encode"},
+		{"caret", "http://a.example/a^b", "", "", "percent-encode"},
+		{"backtick", "http://a.example/a`b", "", "", "percent-encode"},
+		{"bad escape", "http://a.example/%zz", "", "", "%XX"},
+		{"short escape", "http://a.example/%4", "", "", "%XX"},
+		{"non-ascii path", "http://a.example/ü", "", "", "non-ASCII"},
+		{"second hash", "http://a.example/#a#b", "", "", "second"},
+		{"long", "http://a.example/" + strings.Repeat("a", MaxURLBytes), "", "", "longer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, host, port, reason := checkURL(tt.url)
+			if tt.refused != "" {
+				if reason == "" || !strings.Contains(reason, tt.refused) {
+					t.Fatalf("checkURL(%q) = %v, %q; want a refusal with %q", tt.url, u, reason, tt.refused)
+				}
+				return
+			}
+			if reason != "" || host != tt.host || port != tt.port {
+				t.Fatalf("checkURL(%q) = %q %q %q; want %q %q", tt.url, host, port, reason, tt.host, tt.port)
+			}
+		})
+	}
+}
+
+func TestResolveLocation(t *testing.T) {
+	base, _ := url.Parse("https://api.example.com/a/b?x=1")
+	tests := []struct{ loc, want, refused string }{
+		{"/c", "https://api.example.com/c", ""},
+		{"c", "https://api.example.com/a/c", ""},
+		{"?y=2", "https://api.example.com/a/b?y=2", ""},
+		{"//other.example/z", "https://other.example/z", ""},
+		{"http://other.example/", "http://other.example/", ""},
+		{"HTTP://other.example/", "HTTP://other.example/", ""},
+		{"", "", "no Location"},
+		{`\\evil.test`, "", "backslash"},
+		{`/\evil.test`, "", "backslash"},
+		{" /c", "", "blank"},
+		{"../c", "", "dot segment"},
+		{"%2e%2e/c", "", "dot segment"},
+		{"/ü", "", "non-ASCII"},
+	}
+	for _, tt := range tests {
+		got, reason := resolveLocation(base, tt.loc)
+		if tt.refused != "" {
+			if !strings.Contains(reason, tt.refused) {
+				t.Errorf("resolveLocation(%q) = %q, %q; want refusal %q", tt.loc, got, reason, tt.refused)
+			}
+			continue
+		}
+		if got != tt.want || reason != "" {
+			t.Errorf("resolveLocation(%q) = %q, %q; want %q", tt.loc, got, reason, tt.want)
+		}
+	}
+}
+
+// TestDecideDryRun is what `toolgate check-url` does: the allow entries
+// stand for both lists and --resolve gives a FixedResolver.
+func TestDecideDryRun(t *testing.T) {
+	cfg, err := ParseConfig([]string{"api.example.com", "*.example.org:8443"}, []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ParseResolve([]string{"API.Example.com.=93.184.216.34,2606:2800:220:1::1", "x.example.org=10.0.0.1", "local.example.org=127.0.0.1", "mixed.example.org=8.8.8.8,127.0.0.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Resolver = res
+	tests := []struct {
+		url   string
+		allow bool
+		code  tool.Code
+		why   string
+		addrs string
+	}{
+		{"https://api.example.com/x", true, "", "", "93.184.216.34 2606:2800:220:1::1"},
+		{"https://API.EXAMPLE.COM./x", true, "", "", "93.184.216.34 2606:2800:220:1::1"},
+		{"https://x.example.org:8443/", false, tool.PermissionDenied, "private-use", ""},
+		{"https://local.example.org:8443/", true, "", "", "127.0.0.1"},
+		{"https://mixed.example.org:8443/", false, tool.PermissionDenied, "127.0.0.2", ""},
+		{"https://x.example.org/", false, tool.PermissionDenied, "port 443", ""},
+		{"https://api.example.com:8443/", false, tool.PermissionDenied, "port 8443", ""},
+		{"https://nothere.example.org:8443/", false, tool.PermanentFailure, "no address", ""},
+		{"https://evil.test/", false, tool.PermissionDenied, "not on the platform allow-list", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			d := cfg.Decide(context.Background(), tt.url, cfg.Allow)
+			var got []string
+			for _, a := range d.Addrs {
+				got = append(got, a.String())
+			}
+			if d.Allow != tt.allow || d.Code != tt.code || !strings.Contains(d.Reason, tt.why) || (tt.allow && strings.Join(got, " ") != tt.addrs) {
+				t.Fatalf("Decide = %+v", d)
+			}
+			if tt.allow != (d.Reason == "") {
+				t.Fatalf("reason %q with allow %v", d.Reason, d.Allow)
+			}
+		})
+	}
+	t.Run("pinned narrower than the platform", func(t *testing.T) {
+		d := cfg.Decide(context.Background(), "https://api.example.com/", mustList(t, "other.example.com"))
+		if d.Allow || !strings.Contains(d.Reason, "this run's toolset") {
+			t.Fatalf("Decide = %+v", d)
+		}
+	})
+	t.Run("empty platform list", func(t *testing.T) {
+		empty := Config{Resolver: res}
+		d := empty.Decide(context.Background(), "https://api.example.com/", mustList(t, "api.example.com"))
+		if d.Allow || !strings.Contains(d.Reason, "no fetch") {
+			t.Fatalf("Decide = %+v", d)
+		}
+	})
+}
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name           string
+		allow, address []string
+		err            string
+	}{
+		{"ok", []string{"api.example.com", "*.example.org:8443", "8.8.8.8"}, []string{"127.0.0.1/32", "::1"}, ""},
+		{"empty", nil, nil, ""},
+		{"bad entry", []string{"api.example.com", "http://x"}, nil, `entry 1 "http://x"`},
+		{"odd ipv4", []string{"0x7f.1"}, nil, `"0x7f.1"`},
+		{"bad prefix", nil, []string{"127.0.0.1/33"}, `"127.0.0.1/33"`},
+		{"host bits", nil, []string{"127.0.0.1/8"}, "127.0.0.0/8"},
+		{"zone", nil, []string{"fe80::1%eth0"}, "zone"},
+		{"covers metadata", nil, []string{"169.254.0.0/16"}, "169.254.169.254"},
+		{"everything", nil, []string{"0.0.0.0/0"}, "never exempted"},
+		{"everything v6", nil, []string{"::/0"}, "never exempted"},
+		{"azure", nil, []string{"168.63.129.16"}, "Azure"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseConfig(tt.allow, tt.address)
+			if tt.err == "" {
+				if err != nil || len(c.Allow) != len(tt.allow) || len(c.AllowAddresses) != len(tt.address) {
+					t.Fatalf("ParseConfig = %+v, %v", c, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("ParseConfig error = %v, want %q", err, tt.err)
+			}
+		})
+	}
+	c, err := ConfigFromEnv(envMap{EnvAllow: "api.example.com, *.example.org\n8.8.8.8", EnvAllowAddresses: "127.0.0.1/32"}.get)
+	if err != nil || len(c.Allow) != 3 || len(c.AllowAddresses) != 1 {
+		t.Fatalf("ConfigFromEnv = %+v, %v", c, err)
+	}
+	if _, err := ConfigFromEnv(envMap{EnvAllow: "a..b"}.get); err == nil || !strings.Contains(err.Error(), EnvAllow) {
+		t.Fatalf("ConfigFromEnv error = %v", err)
+	}
+}
+
+type envMap map[string]string
+
+func (m envMap) get(k string) string { return m[k] }
+
+func TestParseResolve(t *testing.T) {
+	for _, bad := range []string{"a.example", "a.example=", "=1.2.3.4", "a.example=1.2.3", "a.example=fe80::1%eth0", "a..example=1.2.3.4"} {
+		if _, err := ParseResolve([]string{bad}); err == nil {
+			t.Errorf("ParseResolve(%q) accepted", bad)
+		}
+	}
+	f, err := ParseResolve([]string{"a.example=1.2.3.4", "A.EXAMPLE=2001:4860::1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.LookupNetIP(context.Background(), "ip6", "a.example."); len(got) != 1 || got[0].String() != "2001:4860::1" {
+		t.Fatalf("ip6 = %v", got)
+	}
+	if _, err := f.LookupNetIP(context.Background(), "ip", "b.example"); err == nil {
+		t.Fatal("unknown host answered")
+	}
+}
+
+// TestSystemResolverIPv4 checks that the adapter over net.Resolver returns
+// an A answer as IPv4 (the pure-Go resolver gives ::ffff:127.0.0.1 for
+// localhost from /etc/hosts). It reads /etc/hosts only.
+func TestSystemResolverIPv4(t *testing.T) {
+	r := systemResolver{&net.Resolver{PreferGo: true}}
+	got, err := r.LookupNetIP(context.Background(), "ip", "localhost")
+	if err != nil {
+		t.Skipf("no localhost entry: %v", err)
+	}
+	for _, a := range got {
+		if a.Is4In6() {
+			t.Fatalf("answer %s is IPv4-mapped", a)
+		}
+	}
+}

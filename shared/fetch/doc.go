@@ -1,0 +1,76 @@
+// Package fetch is the structured-data-fetch tool (the first design seed's
+// "http tool"): a GET of one http or https URL on an allow-listed host,
+// whose body is returned parsed as JSON, CSV or text, optionally narrowed by
+// an RFC 6901 JSON Pointer.
+//
+// # Decision
+//
+// Every URL, the first and each redirect target, goes through Decide before
+// any connection is made (stripe/smokescreen's model: data plus a pure
+// decision with a reason; no rule means deny):
+//
+//  1. Syntax (checkURL). The URL must read the same under Go's net/url
+//     (RFC 3986) and the WHATWG URL Standard, so only a strict subset is
+//     accepted: scheme http or https followed by "//"; no userinfo; no
+//     blanks, control or format characters, backslashes or non-ASCII outside
+//     the host; no percent-encoding in the host; "[" and "]" only around an
+//     IPv6 literal; no zone identifier; a port of 1–65535 in plain decimal;
+//     only characters both readings leave unchanged in the path and query;
+//     no dot segments ("." and "..", plain or percent-encoded).
+//  2. Host (package hostlist). The host is normalised as hostlist does and
+//     must match an entry on both the platform's allow-list (Config.Allow,
+//     validated at cold start) and the run's pinned toolset (fetch_hosts).
+//     An entry without a port allows only 80 for http and 443 for https.
+//     With either list empty there is no fetch at all. Nothing is looked up
+//     before this step passes.
+//  3. Addresses. A host name is resolved once; the host is refused if any
+//     answer fails CheckAddr. CheckAddr allows IPv4 outside the IANA IPv4
+//     special-purpose registry and multicast, and IPv6 only inside global
+//     unicast 2000::/3 outside the IANA IPv6 special-purpose registry (both
+//     from code.dny.dev/ssrf, plus 5f00::/16 of RFC 9602, which it lacks);
+//     IPv4-mapped, IPv4-compatible, NAT64, 6to4 and Teredo forms are refused
+//     whatever they embed; cloud metadata addresses are refused even when
+//     Config.AllowAddresses would exempt them.
+//
+// # Connection
+//
+// Fetch dials the checked addresses only (no second lookup, so DNS
+// rebinding cannot move the connection), with no proxy and no connection
+// reuse across hops. TLS verifies the certificate against the URL's host.
+// Redirects (301, 302, 303, 307, 308) are followed as GETs, each through
+// Decide again, relative ones resolved against the previous URL; at most
+// Config.MaxRedirects (5) are followed and one more is refused. The whole
+// fetch, redirects and body included, is bounded by Config.Timeout (30 s);
+// the body by Config.MaxBytes (5 MiB, counted after content decoding, so a
+// gzip bomb stops at the bound): at most MaxBytes+1 bytes are read, and a
+// larger body is refused, never truncated.
+//
+// # Body
+//
+// json: one JSON text (RFC 8259; a leading BOM is ignored, §8.1), read as a
+// stream: only a 32 KiB window and the value at Select are held, so a 5 MiB
+// body with a small select allocates well under 1 MiB. csv: RFC 4180
+// through encoding/csv, as a list of objects keyed by the header row.
+// text: a string. Every body must be UTF-8.
+//
+// # Outcomes
+//
+// Every failure is a *tool.Error, never marked MaybeApplied (a GET has no
+// side effect):
+//
+//	TOOL_PERMISSION_DENIED     refused by Decide; a body over the bound; a redirect over the limit;
+//	                           a header name outside AllowedHeaders
+//	TOOL_RATE_LIMITED          429, with RetryAfter from Retry-After
+//	TOOL_UPSTREAM_UNAVAILABLE  5xx (with RetryAfter); a failed look-up or connection; a connection lost mid-body
+//	TOOL_PERMANENT_FAILURE     other 4xx; other 3xx, or a redirect without Location; a body that does not
+//	                           parse as the accept type or is not UTF-8; a select that does not resolve;
+//	                           an untrusted TLS certificate; a name that does not exist
+//	TOOL_TIMEOUT               Config.Timeout or the caller's deadline passed
+//	TOOL_INPUT_INVALID         a bad accept, select or header value
+//
+// # Dry run
+//
+// Decide makes no connection; with a FixedResolver (from ParseResolve, the
+// `toolgate check-url --resolve HOST=IP` form) it makes no lookup either,
+// and gives the same answer the Lambda would.
+package fetch
