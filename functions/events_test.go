@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -63,6 +64,18 @@ func dataServer(t *testing.T) {
 		w.Header().Set("Content-Type", "text/csv")
 		io.WriteString(w, "id,title\n1,first\n2,second\n")
 	})
+	mux.HandleFunc("/big.json", func(w http.ResponseWriter, r *http.Request) {
+		// Over the dispatcher's 64 KiB inline limit unless selected.
+		fmt.Fprintf(w, `{"count":2,"blob":%q}`, strings.Repeat("x", 100_000))
+	})
+	mux.HandleFunc("/slow.json", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"a":`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-time.After(3 * time.Second): // the function's fetch bound is 1 s
+		case <-r.Context().Done():
+		}
+	})
 	mux.HandleFunc("/status/{code}", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("code") == "429" {
 			w.Header().Set("Retry-After", "7")
@@ -89,6 +102,7 @@ var functions = map[string]function{
 			return map[string]string{
 				"TOOLGATE_FETCH_ALLOW":           dataAddr + ",api.example.com",
 				"TOOLGATE_FETCH_ALLOW_ADDRESSES": "127.0.0.1/32",
+				"TOOLGATE_FETCH_TIMEOUT_SECONDS": "1",
 			}
 		},
 	},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,9 @@ const (
 	// EnvAllowAddresses lists exempted addresses (CIDR prefixes or single
 	// addresses) separated by commas or blanks; unset in production.
 	EnvAllowAddresses = "TOOLGATE_FETCH_ALLOW_ADDRESSES"
+	// EnvTimeoutSeconds bounds one fetch in whole seconds, 1..30 (default
+	// 30, the first design seed's bound); tests use a short one.
+	EnvTimeoutSeconds = "TOOLGATE_FETCH_TIMEOUT_SECONDS"
 )
 
 // Resolver looks up a host name's addresses. *net.Resolver satisfies it,
@@ -113,7 +117,8 @@ func parseExemption(s string) (netip.Prefix, error) {
 	return p, nil
 }
 
-// ConfigFromEnv reads EnvAllow and EnvAllowAddresses through ParseConfig.
+// ConfigFromEnv reads EnvAllow and EnvAllowAddresses through ParseConfig,
+// and EnvTimeoutSeconds.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	split := func(s string) []string {
 		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
@@ -121,6 +126,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c, err := ParseConfig(split(getenv(EnvAllow)), split(getenv(EnvAllowAddresses)))
 	if err != nil {
 		return c, fmt.Errorf("%s/%s: %w", EnvAllow, EnvAllowAddresses, err)
+	}
+	if v := getenv(EnvTimeoutSeconds); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > int(DefaultTimeout/time.Second) {
+			return c, fmt.Errorf("%s=%q is not a whole number of seconds in 1..%d", EnvTimeoutSeconds, v, int(DefaultTimeout/time.Second))
+		}
+		c.Timeout = time.Duration(n) * time.Second
 	}
 	return c, nil
 }
