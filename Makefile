@@ -9,8 +9,16 @@ PKGS    ?= ./...
 
 all: build
 
+FUNCTIONS := $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go))
+
+# The CLI for this machine, and every function's bootstrap for Lambda's
+# provided.al2023 runtime on arm64 (bin/functions/<name>/bootstrap).
 build:
 	$(GO) build -o bin/toolgate ./resolver/cmd/toolgate
+	@for f in $(FUNCTIONS); do \
+	  echo "bootstrap $$f (linux/arm64)"; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/functions/$$f/bootstrap ./functions/$$f || exit 1; \
+	done
 
 # Go modules, the pinned npm tools (package-lock.json) and the Lambda Runtime
 # Interface Emulator (bin/aws-lambda-rie) that infra/local runs Lambdas under.
