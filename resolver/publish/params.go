@@ -1,0 +1,93 @@
+// Package publish puts a compiled Solution on Step Functions: it registers
+// the toolset, creates or updates the state machine toolgate-<solution>
+// with the platform's function ARNs substituted in, and publishes a version
+// whose description records the Solution's version and toolset id. It also
+// starts executions (`toolgate run`).
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+)
+
+// Parameter names the platform's infrastructure writes to SSM Parameter
+// Store (and the local stack to its parameters file), under
+// /toolgate/<stage>/.
+func FunctionARNParam(stage, function string) string {
+	return fmt.Sprintf("/toolgate/%s/function/%s/arn", stage, function)
+}
+
+// ExecutionRoleParam names the Solution execution role's ARN.
+func ExecutionRoleParam(stage string) string {
+	return fmt.Sprintf("/toolgate/%s/role/solution-execution/arn", stage)
+}
+
+// TableParam names the ledger table.
+func TableParam(stage string) string { return fmt.Sprintf("/toolgate/%s/table/name", stage) }
+
+// ReviewDecisionURLParam names the review-decision function's URL.
+func ReviewDecisionURLParam(stage string) string {
+	return fmt.Sprintf("/toolgate/%s/review-decision/url", stage)
+}
+
+// ErrParamNotFound is returned for a parameter that does not exist.
+var ErrParamNotFound = errors.New("parameter not found")
+
+// Params reads the platform's parameters.
+type Params interface {
+	Get(ctx context.Context, name string) (string, error)
+}
+
+// FileParams is the local stack's parameters file: one JSON object of
+// parameter name to value, with the same names as SSM.
+type FileParams map[string]string
+
+// ReadFileParams reads a parameters file.
+func ReadFileParams(path string) (FileParams, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p FileParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("parameters file %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Get returns one parameter.
+func (p FileParams) Get(_ context.Context, name string) (string, error) {
+	v, ok := p[name]
+	if !ok {
+		return "", fmt.Errorf("%s: %w", name, ErrParamNotFound)
+	}
+	return v, nil
+}
+
+// SSMAPI is the part of the SSM client Params uses.
+type SSMAPI interface {
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+}
+
+// SSMParams reads parameters from SSM Parameter Store.
+type SSMParams struct{ Client SSMAPI }
+
+// Get returns one parameter.
+func (p SSMParams) Get(ctx context.Context, name string) (string, error) {
+	out, err := p.Client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name)})
+	var nf *ssmtypes.ParameterNotFound
+	if errors.As(err, &nf) {
+		return "", fmt.Errorf("%s: %w", name, ErrParamNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("get parameter %s: %w", name, err)
+	}
+	return aws.ToString(out.Parameter.Value), nil
+}

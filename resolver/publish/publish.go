@@ -1,0 +1,138 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/ledger"
+)
+
+// SFNAPI is the part of the Step Functions client publishing and running
+// use.
+type SFNAPI interface {
+	CreateStateMachine(ctx context.Context, in *sfn.CreateStateMachineInput, opts ...func(*sfn.Options)) (*sfn.CreateStateMachineOutput, error)
+	UpdateStateMachine(ctx context.Context, in *sfn.UpdateStateMachineInput, opts ...func(*sfn.Options)) (*sfn.UpdateStateMachineOutput, error)
+	PublishStateMachineVersion(ctx context.Context, in *sfn.PublishStateMachineVersionInput, opts ...func(*sfn.Options)) (*sfn.PublishStateMachineVersionOutput, error)
+	ListStateMachines(ctx context.Context, in *sfn.ListStateMachinesInput, opts ...func(*sfn.Options)) (*sfn.ListStateMachinesOutput, error)
+	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+	GetExecutionHistory(ctx context.Context, in *sfn.GetExecutionHistoryInput, opts ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error)
+}
+
+// StateMachineName is the state machine a Solution is published as.
+func StateMachineName(solution string) string { return "toolgate-" + solution }
+
+// Published is what Publish did.
+type Published struct {
+	StateMachineARN string
+	VersionARN      string
+	Created         bool // the state machine was created, not updated
+	ToolsetCreated  bool // the toolset was registered, not already there
+}
+
+// Substitute replaces every "${Placeholder}" of the manifest with the
+// function's ARN from params: CreateStateMachine has no
+// DefinitionSubstitutions, so toolgate does what CloudFormation would.
+func Substitute(ctx context.Context, res *resolver.Result, params Params, stage string) (string, error) {
+	def := string(res.Definition)
+	keys := make([]string, 0, len(res.Manifest.Placeholders))
+	for k := range res.Manifest.Placeholders {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		function := res.Manifest.Placeholders[key]
+		arn, err := params.Get(ctx, FunctionARNParam(stage, function))
+		if err != nil {
+			return "", fmt.Errorf("function %s: %w", function, err)
+		}
+		if !strings.HasPrefix(arn, "arn:") {
+			return "", fmt.Errorf("function %s: %q is not an ARN", function, arn)
+		}
+		def = strings.ReplaceAll(def, "${"+key+"}", arn)
+	}
+	return def, nil
+}
+
+// Publish registers the toolset, creates or updates the state machine and
+// publishes a version. It changes nothing when the toolset registration or
+// the substitution fails.
+func Publish(ctx context.Context, res *resolver.Result, params Params, stage string, store *ledger.Store, sf SFNAPI) (*Published, error) {
+	if !res.OK() {
+		return nil, errors.New("the Solution has errors: nothing was published")
+	}
+	def, err := Substitute(ctx, res, params, stage)
+	if err != nil {
+		return nil, err
+	}
+	role, err := params.Get(ctx, ExecutionRoleParam(stage))
+	if err != nil {
+		return nil, fmt.Errorf("the Solution execution role: %w", err)
+	}
+	out := &Published{}
+	if out.ToolsetCreated, err = store.RegisterToolset(ctx, res.Toolset); err != nil {
+		return nil, fmt.Errorf("register toolset: %w", err)
+	}
+	name := StateMachineName(res.Solution.Name)
+	arn, err := findStateMachine(ctx, sf, name)
+	if err != nil {
+		return nil, err
+	}
+	if arn == "" {
+		created, err := sf.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
+			Name: aws.String(name), Definition: aws.String(def), RoleArn: aws.String(role),
+			Type: sfntypes.StateMachineTypeStandard,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("create state machine %s: %w", name, err)
+		}
+		arn, out.Created = aws.ToString(created.StateMachineArn), true
+	} else if _, err := sf.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{
+		StateMachineArn: aws.String(arn), Definition: aws.String(def), RoleArn: aws.String(role),
+	}); err != nil {
+		return nil, fmt.Errorf("update state machine %s: %w", name, err)
+	}
+	out.StateMachineARN = arn
+	v, err := sf.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{
+		StateMachineArn: aws.String(arn),
+		Description:     aws.String(VersionDescription(res)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish a version of %s: %w", name, err)
+	}
+	out.VersionARN = aws.ToString(v.StateMachineVersionArn)
+	return out, nil
+}
+
+// VersionDescription records the Solution's version and toolset id on the
+// state machine version (at most 256 characters, the Step Functions limit).
+func VersionDescription(res *resolver.Result) string {
+	return fmt.Sprintf("solution %s version %d toolset %s source %s", res.Solution.Name, res.Solution.Version, res.Toolset.ID, res.Manifest.SourceDigest)
+}
+
+func findStateMachine(ctx context.Context, sf SFNAPI, name string) (string, error) {
+	var token *string
+	for {
+		out, err := sf.ListStateMachines(ctx, &sfn.ListStateMachinesInput{NextToken: token})
+		if err != nil {
+			return "", fmt.Errorf("list state machines: %w", err)
+		}
+		for _, m := range out.StateMachines {
+			if aws.ToString(m.Name) == name {
+				return aws.ToString(m.StateMachineArn), nil
+			}
+		}
+		if out.NextToken == nil {
+			return "", nil
+		}
+		token = out.NextToken
+	}
+}
