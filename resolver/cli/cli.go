@@ -24,6 +24,8 @@ const usage = `usage: toolgate <command> [arguments]
 commands:
   check [--format text|json] [--summary] FILE...   check Solutions; exit 1 on any error
   compile FILE -o DIR                              write DIR/<solution>.asl.json, .toolset.json and .json
+  publish FILE [--endpoint URL] [--stage NAME] [--params FILE]   register the toolset, create or update toolgate-<solution>, publish a version
+  run SOLUTION --input FILE.json [--name N] [--wait]          start an execution (and follow it)
   toolset FILE                                     print the toolset id a Solution pins
   toolset register [--endpoint URL] [--table T] FILE|DIR...   register compiled toolsets in the ledger table
   ledger [--json] [--endpoint URL] [--table T] RUN_ID          print a run's ToolInvocation rows
@@ -55,6 +57,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return checkRecipient(rest, stdout, stderr)
 	case "check-url":
 		return checkURL(rest, stdout, stderr)
+	case "publish":
+		return publishCmd(rest, stdout, stderr)
+	case "run":
+		return runCmd(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/ledger"
+)
+
+// Environment defaults of publish and run.
+const (
+	EnvStage      = "TOOLGATE_STAGE"       // the platform stage; default "dev"
+	EnvParamsFile = "TOOLGATE_PARAMS_FILE" // a local parameters file instead of SSM
+)
+
+// platformFlags select the platform: its stage, where its parameters are,
+// and the Step Functions and DynamoDB endpoints.
+type platformFlags struct {
+	endpoint, dynamoEndpoint, stage, paramsFile string
+}
+
+func (p *platformFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.endpoint, "endpoint", "", "Step Functions endpoint URL (default: the standard AWS configuration)")
+	fs.StringVar(&p.dynamoEndpoint, "dynamodb-endpoint", "", "DynamoDB endpoint URL (default: the standard AWS configuration)")
+	stage := os.Getenv(EnvStage)
+	if stage == "" {
+		stage = "dev"
+	}
+	fs.StringVar(&p.stage, "stage", stage, "platform stage: parameters are read under /toolgate/<stage>/ (default $"+EnvStage+" or dev)")
+	fs.StringVar(&p.paramsFile, "params", os.Getenv(EnvParamsFile), "a parameters file (the local stack's) instead of SSM (default $"+EnvParamsFile+")")
+}
+
+type platform struct {
+	params publish.Params
+	sfn    *sfn.Client
+	cfg    aws.Config
+	p      *platformFlags
+}
+
+func (p *platformFlags) open(ctx context.Context) (*platform, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	pl := &platform{cfg: cfg, p: p}
+	if p.paramsFile != "" {
+		fp, err := publish.ReadFileParams(p.paramsFile)
+		if err != nil {
+			return nil, err
+		}
+		pl.params = fp
+	} else {
+		pl.params = publish.SSMParams{Client: ssm.NewFromConfig(cfg)}
+	}
+	pl.sfn = sfn.NewFromConfig(cfg, func(o *sfn.Options) {
+		if p.endpoint != "" {
+			o.BaseEndpoint = aws.String(p.endpoint)
+		}
+	})
+	return pl, nil
+}
+
+func (pl *platform) store(ctx context.Context) (*ledger.Store, error) {
+	table, err := pl.params.Get(ctx, publish.TableParam(pl.p.stage))
+	if err != nil {
+		return nil, fmt.Errorf("the ledger table: %w", err)
+	}
+	db := dynamodb.NewFromConfig(pl.cfg, func(o *dynamodb.Options) {
+		if pl.p.dynamoEndpoint != "" {
+			o.BaseEndpoint = aws.String(pl.p.dynamoEndpoint)
+		}
+	})
+	return ledger.New(db, table), nil
+}
+
+// publishCmd is `toolgate publish FILE`: compile, register the toolset,
+// create or update toolgate-<solution>, publish a version.
+func publishCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("publish", stderr)
+	var pf platformFlags
+	pf.register(fs)
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
+		return ExitMisuse
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(stderr, "usage: toolgate publish FILE [--endpoint URL] [--stage NAME] [--params FILE] [--dynamodb-endpoint URL]")
+		return ExitMisuse
+	}
+	res, err := compileFile(files[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
+		return ExitMisuse
+	}
+	for _, d := range res.Diagnostics {
+		fmt.Fprintln(stderr, d.String())
+	}
+	if !res.OK() {
+		fmt.Fprintln(stderr, "toolgate publish: the Solution has errors: nothing was published")
+		return ExitErrors
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pl, err := pf.open(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
+		return ExitMisuse
+	}
+	store, err := pl.store(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
+		return ExitErrors
+	}
+	out, err := publish.Publish(ctx, res, pl.params, pf.stage, store, pl.sfn)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
+		return ExitErrors
+	}
+	verb := "updated"
+	if out.Created {
+		verb = "created"
+	}
+	fmt.Fprintf(stdout, "%s %s\npublished version %s (toolset %s)\n", verb, out.StateMachineARN, out.VersionARN, res.Toolset.ID)
+	return ExitOK
+}
+
+// runCmd is `toolgate run SOLUTION --input FILE.json [--name N] [--wait]`.
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", stderr)
+	var pf platformFlags
+	pf.register(fs)
+	inputFile := fs.String("input", "", "the run's input, a JSON file")
+	name := fs.String("name", "", "the execution's name (default: generated)")
+	wait := fs.Bool("wait", false, "follow the run: one line per state, pending reviews, then the output or the error")
+	timeout := fs.Duration("timeout", 24*time.Hour, "with --wait, how long to follow the run")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return ExitMisuse
+	}
+	if len(pos) != 1 || *inputFile == "" {
+		fmt.Fprintln(stderr, "usage: toolgate run SOLUTION --input FILE.json [--name N] [--wait] [--endpoint URL]")
+		return ExitMisuse
+	}
+	input, err := os.ReadFile(*inputFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
+		return ExitMisuse
+	}
+	if !json.Valid(input) {
+		fmt.Fprintf(stderr, "toolgate run: %s is not JSON\n", *inputFile)
+		return ExitMisuse
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	pl, err := pf.open(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
+		return ExitMisuse
+	}
+	arn, err := publish.Start(ctx, pl.sfn, pos[0], input, *name)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
+		return ExitErrors
+	}
+	fmt.Fprintf(stdout, "started %s\n", arn)
+	if !*wait {
+		return ExitOK
+	}
+	out, err := publish.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e publish.Event) {
+		printEvent(stdout, e)
+		if e.Type == "TaskScheduled" || e.Type == "TaskSubmitted" {
+			reviewHint(ctx, pl, arn, stdout)
+		}
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
+		return ExitErrors
+	}
+	if out.Status == "SUCCEEDED" {
+		fmt.Fprintf(stdout, "SUCCEEDED\n%s\n", out.Output)
+		return ExitOK
+	}
+	fmt.Fprintf(stdout, "%s %s: %s\n", out.Status, out.Error, out.Cause)
+	return ExitErrors
+}
+
+func printEvent(w io.Writer, e publish.Event) {
+	switch {
+	case e.Type == "StateEntered":
+		fmt.Fprintf(w, "  → %s\n", e.State)
+	case e.Error != "":
+		fmt.Fprintf(w, "  ✗ %s %s: %s\n", e.Type, e.Error, e.Cause)
+	}
+}
+
+// reviewHint prints the pending reviews of the run with the commands that
+// decide them; it is a no-op where reviews cannot be listed.
+var reviewHint = func(ctx context.Context, pl *platform, executionARN string, w io.Writer) {}
