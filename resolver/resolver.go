@@ -152,7 +152,11 @@ func (r *Result) Summary() string {
 				break
 			}
 		}
-		return fmt.Sprintf("%s: refused (%d diagnostics); first: %s", r.File, len(r.Diagnostics), first)
+		noun := "diagnostics"
+		if len(r.Diagnostics) == 1 {
+			noun = "diagnostic"
+		}
+		return fmt.Sprintf("%s: refused (%d %s); first: %s", r.File, len(r.Diagnostics), noun, first)
 	}
 	gate := "gate A: no gated tool"
 	for i, v := range r.Gate {
