@@ -1,0 +1,122 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+)
+
+const (
+	sfnServer  = "infra/local/sfn/server.mjs"
+	sfnLibrary = "node_modules/aws-local-stepfunctions/package.json"
+)
+
+// StartSFN starts the local Step Functions endpoint (infra/local/sfn/server.mjs,
+// aws-local-stepfunctions 3.0.0 behind the AWS JSON 1.0 protocol) on a free
+// port and waits until it answers ListStateMachines:
+//
+//	node infra/local/sfn/server.mjs --port P --functions FILE
+//
+// functionsFile maps Lambda function names to RIE invoke URLs, as
+// WriteSFNFunctions writes it ({"send-email": "http://127.0.0.1:P/2015-03-31/functions/function/invocations"});
+// the server reads it again on every invocation, so functions may be added
+// after the start, and it need not exist yet. An empty functionsFile starts
+// the endpoint without functions (every Lambda Task then fails with
+// Lambda.ResourceNotFoundException).
+//
+// Definitions name functions by ARN (arn:aws:lambda:us-east-1:000000000000:function:<name>,
+// what publishing substitutes locally) or by bare name. Point an SDK sfn
+// client at Endpoint() with static fake credentials. Executions live in the
+// server's memory only. Stop ends it by PID.
+func StartSFN(ctx context.Context, functionsFile string) (*Process, error) {
+	root, err := Root()
+	if err != nil {
+		return nil, err
+	}
+	script := filepath.Join(root, sfnServer)
+	if _, err := os.Stat(script); err != nil {
+		return nil, fmt.Errorf("local: sfn: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, sfnLibrary)); err != nil {
+		return nil, fmt.Errorf("local: sfn: %s is missing: run make deps", filepath.Join(root, filepath.Dir(sfnLibrary)))
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("local: sfn: node is not on PATH (Node.js 20 is needed): %w", err)
+	}
+	// Cause carries the function's whole error payload as JSON text, as the
+	// Lambda integration on AWS does.
+	args := []string{node, script, "--lambda-cause", "payload"}
+	if functionsFile != "" {
+		abs, err := filepath.Abs(functionsFile)
+		if err != nil {
+			return nil, fmt.Errorf("local: sfn: %w", err)
+		}
+		args = append(args, "--functions", abs)
+	}
+	return start(ctx, spec{
+		name:  "sfn",
+		ports: 1,
+		dir:   root,
+		env:   baseEnv(),
+		ready: sfnReady,
+		argv: func(ports []int) []string {
+			return append(append([]string(nil), args...), "--port", strconv.Itoa(ports[0]))
+		},
+	})
+}
+
+// sfnReady is a readiness check: ListStateMachines answers 200.
+func sfnReady(ctx context.Context, p *Process) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.Endpoint()+"/", bytes.NewReader([]byte("{}")))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AWSStepFunctions.ListStateMachines")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("ListStateMachines: %s", resp.Status)
+	}
+	return nil
+}
+
+// WriteSFNFunctions writes the functions file StartSFN reads: function name
+// → RIE invoke URL (Process.InvokeURL). It replaces the file atomically, so a
+// running endpoint never reads half of it.
+func WriteSFNFunctions(path string, urls map[string]string) error {
+	b, err := json.MarshalIndent(urls, "", "  ")
+	if err != nil {
+		return fmt.Errorf("local: functions file: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".functions-*.json")
+	if err != nil {
+		return fmt.Errorf("local: functions file: %w", err)
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("local: functions file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("local: functions file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("local: functions file: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,1023 @@
+#!/usr/bin/env node
+// A local AWS Step Functions endpoint for toolgate's tests and local stack.
+//
+//   node infra/local/sfn/server.mjs --port P [--functions FILE] [--lambda-cause message|payload]
+//
+// It speaks the AWS JSON 1.0 protocol (POST /, X-Amz-Target:
+// AWSStepFunctions.<Action>) for CreateStateMachine, UpdateStateMachine,
+// PublishStateMachineVersion, DescribeStateMachine, ListStateMachines,
+// StartExecution, DescribeExecution, GetExecutionHistory, SendTaskSuccess,
+// SendTaskFailure and SendTaskHeartbeat, listens on 127.0.0.1 only and keeps
+// everything in memory. Definitions run on aws-local-stepfunctions 3.0.0;
+// Lambda Tasks (arn:aws:states:::lambda:invoke[.waitForTaskToken] with
+// Parameters {FunctionName, Payload}, or a bare Lambda function ARN) call
+// functions running under the Lambda Runtime Interface Emulator, found by
+// function name in FILE: {"<function name>": "http://127.0.0.1:P/2015-03-31/functions/function/invocations"}.
+// FILE is read again on every invocation, so functions can be added later.
+//
+// What the server adds to the library (see README.md beside this file):
+// $$.Execution.Id/Name, $$.StateMachine, $$.State.Name/EnteredTime/RetryCount
+// and a fresh $$.Task.Token per attempt of a .waitForTaskToken Task; the
+// Lambda result wrapped as {ExecutedVersion, Payload, StatusCode}; RIE
+// answers turned into States errors; callbacks with SendTask*; one
+// invocation at a time per RIE (a second concurrent one crashes the RIE);
+// Task and execution timeouts clamped to what Node timers can wait.
+
+import http from 'node:http';
+import fs from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+
+// aws-local-stepfunctions targets Node 22; Node 20 lacks Promise.withResolvers.
+if (typeof Promise.withResolvers !== 'function') {
+  Promise.withResolvers = function withResolvers() {
+    let resolve;
+    let reject;
+    const promise = new this((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    return { promise, resolve, reject };
+  };
+}
+const { StateMachine, ExecutionTimeoutError, ExecutionAbortedError } = await import('aws-local-stepfunctions');
+
+const REGION = 'us-east-1';
+const ACCOUNT = '000000000000';
+const SM_PREFIX = `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:`;
+const EXEC_PREFIX = `arn:aws:states:${REGION}:${ACCOUNT}:execution:`;
+const LAMBDA_PREFIX = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:`;
+// setTimeout fires at once (after a warning) for delays above 2^31-1 ms.
+const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000); // 2147483 s, about 24.8 days
+const TOKEN_RE = /^AQA[A-Za-z0-9_-]{86}$/;
+const NAME_RE = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]{1,80}$/;
+
+// ---------------------------------------------------------------- command line
+
+function usage(msg) {
+  if (msg) console.error(`sfn-local: ${msg}`);
+  console.error('usage: node server.mjs --port P [--functions FILE] [--lambda-cause message|payload]');
+  process.exit(2);
+}
+
+const opts = { port: undefined, functions: '', lambdaCause: 'message' };
+{
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    let [flag, value] = argv[i].split(/=(.*)/s, 2);
+    const take = () => {
+      if (value !== undefined) return value;
+      if (i + 1 >= argv.length) usage(`${flag} needs a value`);
+      return argv[++i];
+    };
+    switch (flag) {
+      case '--port':
+        opts.port = Number(take());
+        break;
+      case '--functions':
+        opts.functions = take();
+        break;
+      case '--lambda-cause':
+        opts.lambdaCause = take();
+        break;
+      case '-h':
+      case '--help':
+        usage();
+        break;
+      default:
+        usage(`unknown argument ${argv[i]}`);
+    }
+  }
+  if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) usage('--port must be a port number');
+  if (!['message', 'payload'].includes(opts.lambdaCause)) usage('--lambda-cause must be message or payload');
+}
+
+function log(msg) {
+  console.log(`sfn-local: ${msg}`);
+}
+
+process.on('unhandledRejection', (err) => {
+  console.error('sfn-local: unhandled rejection:', err);
+});
+
+// ---------------------------------------------------------------- API errors
+
+class ApiError extends Error {
+  constructor(type, message, status = 400) {
+    super(message);
+    this.type = type;
+    this.status = status;
+  }
+}
+const apiError = (type, message) => new ApiError(type, message);
+
+function requireString(input, key) {
+  const v = input[key];
+  if (v === undefined || v === null || v === '') {
+    throw apiError('ValidationException', `1 validation error detected: Value null at '${key}' failed to satisfy constraint: Member must not be null`);
+  }
+  if (typeof v !== 'string') throw apiError('SerializationException', `${key} must be a string`);
+  return v;
+}
+
+function optString(input, key) {
+  const v = input[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw apiError('SerializationException', `${key} must be a string`);
+  return v;
+}
+
+function checkName(name, what) {
+  if (!NAME_RE.test(name)) throw apiError('InvalidName', `Invalid Name: '${name}' (${what} names are 1-80 characters without whitespace, brackets, wildcards or special characters)`);
+}
+
+const now = () => Date.now() / 1000; // AWS JSON timestamps: epoch seconds
+
+// ---------------------------------------------------------------- state machines
+
+/** name -> {name, arn, type, roleArn, definition, def, creationDate, updateDate, revisionId, versions[], logging, tracing} */
+const machines = new Map();
+
+function parseDefinition(text) {
+  let def;
+  try {
+    def = JSON.parse(text);
+  } catch (err) {
+    throw apiError('InvalidDefinition', `Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: ${err.message}'`);
+  }
+  if (def === null || typeof def !== 'object' || Array.isArray(def)) {
+    throw apiError('InvalidDefinition', "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: the definition is not a JSON object'");
+  }
+  // The library silently ignores these; refuse them rather than run them wrongly.
+  const unsupported = [];
+  walkStates(def, (name, state, scope) => {
+    if (state.QueryLanguage === 'JSONata') unsupported.push(`state ${name}: JSONata`);
+    for (const k of ['Assign', 'Arguments', 'Output', 'Items', 'ItemReader', 'ItemBatcher', 'ResultWriter']) {
+      if (k in state) unsupported.push(`state ${name}: ${k}`);
+    }
+    if (state.Type === 'Map' && state.ItemProcessor?.ProcessorConfig?.Mode === 'DISTRIBUTED') unsupported.push(`state ${name}: Distributed Map`);
+    if (scope.QueryLanguage === 'JSONata') unsupported.push('JSONata');
+  });
+  if (def.QueryLanguage === 'JSONata') unsupported.push('QueryLanguage JSONata');
+  if (unsupported.length) {
+    throw apiError('InvalidDefinition', `Invalid State Machine Definition: not supported by the local endpoint (aws-local-stepfunctions 3.0.0): ${[...new Set(unsupported)].join(', ')}`);
+  }
+  try {
+    new StateMachine(def); // validates with asl-validator
+  } catch (err) {
+    throw apiError('InvalidDefinition', `Invalid State Machine Definition: '${String(err.message).replace(/\s+/g, ' ').trim()}'`);
+  }
+  return def;
+}
+
+/** Calls fn(name, state, scope) for every state, nested ones included. */
+function walkStates(scope, fn) {
+  if (!scope || typeof scope.States !== 'object' || scope.States === null) return;
+  for (const [name, state] of Object.entries(scope.States)) {
+    if (!state || typeof state !== 'object') continue;
+    fn(name, state, scope);
+    if (state.Type === 'Parallel' && Array.isArray(state.Branches)) state.Branches.forEach((b) => walkStates(b, fn));
+    if (state.Type === 'Map') walkStates(state.ItemProcessor ?? state.Iterator, fn);
+  }
+}
+
+/** Logs one line per timeout that Node timers cannot wait for. */
+function logClamps(smName, def) {
+  if (typeof def.TimeoutSeconds === 'number' && def.TimeoutSeconds > MAX_TIMER_SECONDS) {
+    log(`state machine ${smName}: TimeoutSeconds ${def.TimeoutSeconds} is longer than Node timers can wait; clamped to ${MAX_TIMER_SECONDS} s (about 24.8 days)`);
+  }
+  walkStates(def, (name, state) => {
+    if (state.Type === 'Task' && typeof state.TimeoutSeconds === 'number' && state.TimeoutSeconds > MAX_TIMER_SECONDS) {
+      log(`state machine ${smName}: state ${name}: TimeoutSeconds ${state.TimeoutSeconds} is longer than Node timers can wait; clamped to ${MAX_TIMER_SECONDS} s (about 24.8 days)`);
+    }
+  });
+}
+
+/** Resolves a state machine or version ARN: {machine, version|null}. */
+function findMachine(arn, { versions = true } = {}) {
+  if (typeof arn !== 'string' || !arn.startsWith('arn:')) throw apiError('InvalidArn', `Invalid Arn: '${arn}'`);
+  const m = /^arn:aws:states:([^:]+):(\d{12}):stateMachine:([^:]+)(?::([^:]+))?$/.exec(arn);
+  if (!m) throw apiError('InvalidArn', `Invalid Arn: 'Resource type not valid in this context: ${arn}'`);
+  const [, region, account, name, qualifier] = m;
+  const machine = region === REGION && account === ACCOUNT ? machines.get(name) : undefined;
+  if (!machine) throw apiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${arn}'`);
+  if (qualifier === undefined) return { machine, version: null };
+  if (!versions) throw apiError('InvalidArn', `Invalid Arn: 'a state machine version or alias ARN is not valid here: ${arn}'`);
+  if (!/^[1-9]\d*$/.test(qualifier)) throw apiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${arn}' (aliases are not supported locally)`);
+  const version = machine.versions[Number(qualifier) - 1];
+  if (!version) throw apiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${arn}'`);
+  return { machine, version };
+}
+
+function publishVersion(machine, description) {
+  const existing = machine.versions.find((v) => v.revisionId === machine.revisionId);
+  if (existing) return existing;
+  const n = machine.versions.length + 1;
+  const version = {
+    n,
+    arn: `${machine.arn}:${n}`,
+    definition: machine.definition,
+    def: machine.def,
+    roleArn: machine.roleArn,
+    revisionId: machine.revisionId,
+    description: description ?? undefined,
+    creationDate: now(),
+  };
+  machine.versions.push(version);
+  log(`published ${version.arn}`);
+  return version;
+}
+
+const api = {};
+
+api.CreateStateMachine = (input) => {
+  const name = requireString(input, 'name');
+  const definition = requireString(input, 'definition');
+  const roleArn = requireString(input, 'roleArn');
+  const type = optString(input, 'type') ?? 'STANDARD';
+  checkName(name, 'state machine');
+  if (!['STANDARD', 'EXPRESS'].includes(type)) throw apiError('ValidationException', `type must be STANDARD or EXPRESS, not ${type}`);
+  if (!roleArn.startsWith('arn:')) throw apiError('InvalidArn', `Invalid Arn: '${roleArn}'`);
+  const def = parseDefinition(definition);
+  const old = machines.get(name);
+  if (old) {
+    if (old.definition === definition && old.roleArn === roleArn && old.type === type) {
+      const out = { stateMachineArn: old.arn, creationDate: old.creationDate };
+      if (input.publish) out.stateMachineVersionArn = publishVersion(old, optString(input, 'versionDescription')).arn;
+      return out;
+    }
+    throw apiError('StateMachineAlreadyExists', `State Machine Already Exists: '${old.arn}'`);
+  }
+  const machine = {
+    name,
+    arn: SM_PREFIX + name,
+    type,
+    roleArn,
+    definition,
+    def,
+    creationDate: now(),
+    updateDate: undefined,
+    revisionId: null, // "INITIAL": no revision id until the first update
+    versions: [],
+    loggingConfiguration: input.loggingConfiguration ?? { level: 'OFF', includeExecutionData: false },
+    tracingConfiguration: input.tracingConfiguration ?? { enabled: false },
+  };
+  machines.set(name, machine);
+  logClamps(name, def);
+  log(`created ${machine.arn}`);
+  const out = { stateMachineArn: machine.arn, creationDate: machine.creationDate };
+  if (input.publish) out.stateMachineVersionArn = publishVersion(machine, optString(input, 'versionDescription')).arn;
+  return out;
+};
+
+api.UpdateStateMachine = (input) => {
+  const { machine } = findMachine(requireString(input, 'stateMachineArn'), { versions: false });
+  const definition = optString(input, 'definition');
+  const roleArn = optString(input, 'roleArn');
+  if (definition === undefined && roleArn === undefined && !input.loggingConfiguration && !input.tracingConfiguration) {
+    throw apiError('MissingRequiredParameter', 'Either the definition, the roleArn, the loggingConfiguration or the tracingConfiguration must be specified');
+  }
+  if (roleArn !== undefined && !roleArn.startsWith('arn:')) throw apiError('InvalidArn', `Invalid Arn: '${roleArn}'`);
+  const def = definition !== undefined ? parseDefinition(definition) : undefined;
+  const changed = (definition !== undefined && definition !== machine.definition) || (roleArn !== undefined && roleArn !== machine.roleArn);
+  if (def) {
+    machine.definition = definition;
+    machine.def = def;
+    logClamps(machine.name, def);
+  }
+  if (roleArn !== undefined) machine.roleArn = roleArn;
+  if (input.loggingConfiguration) machine.loggingConfiguration = input.loggingConfiguration;
+  if (input.tracingConfiguration) machine.tracingConfiguration = input.tracingConfiguration;
+  machine.updateDate = now();
+  if (changed || machine.revisionId === null) machine.revisionId = randomUUID();
+  const out = { updateDate: machine.updateDate, revisionId: machine.revisionId };
+  if (input.publish) out.stateMachineVersionArn = publishVersion(machine, optString(input, 'versionDescription')).arn;
+  return out;
+};
+
+api.PublishStateMachineVersion = (input) => {
+  const { machine } = findMachine(requireString(input, 'stateMachineArn'), { versions: false });
+  const revisionId = optString(input, 'revisionId');
+  const description = optString(input, 'description');
+  if (description !== undefined && description.length > 256) throw apiError('ValidationException', 'description is longer than 256 characters');
+  if (revisionId !== undefined) {
+    const current = machine.revisionId ?? 'INITIAL';
+    if (revisionId !== current) throw apiError('ConflictException', `Failed to publish the State Machine version for revision ${revisionId}. The current State Machine revision is ${current}.`);
+  }
+  const version = publishVersion(machine, description);
+  return { creationDate: version.creationDate, stateMachineVersionArn: version.arn };
+};
+
+api.DescribeStateMachine = (input) => {
+  const { machine, version } = findMachine(requireString(input, 'stateMachineArn'));
+  const src = version ?? machine;
+  const out = {
+    stateMachineArn: src.arn,
+    name: machine.name,
+    status: 'ACTIVE',
+    definition: src.definition,
+    roleArn: src.roleArn,
+    type: machine.type,
+    creationDate: src.creationDate,
+    loggingConfiguration: machine.loggingConfiguration,
+    tracingConfiguration: machine.tracingConfiguration,
+  };
+  if (src.revisionId) out.revisionId = src.revisionId;
+  if (version?.description !== undefined) out.description = version.description;
+  return out;
+};
+
+function pageOf(items, input, what) {
+  let start = 0;
+  const token = optString(input, 'nextToken');
+  if (token !== undefined) {
+    let t;
+    try {
+      t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    } catch {
+      t = null;
+    }
+    if (!t || t.w !== what || !Number.isInteger(t.o) || t.o < 0) throw apiError('InvalidToken', `Invalid Token: '${token}'`);
+    start = t.o;
+  }
+  let max = input.maxResults ?? 0;
+  if (!Number.isInteger(max) || max < 0 || max > 1000) throw apiError('ValidationException', 'maxResults must be between 0 and 1000');
+  if (max === 0) max = 100;
+  const page = items.slice(start, start + max);
+  const next = start + max < items.length ? Buffer.from(JSON.stringify({ w: what, o: start + max })).toString('base64url') : undefined;
+  return { page, next };
+}
+
+api.ListStateMachines = (input) => {
+  const all = [...machines.values()];
+  const { page, next } = pageOf(all, input, 'machines');
+  const out = { stateMachines: page.map((m) => ({ stateMachineArn: m.arn, name: m.name, type: m.type, creationDate: m.creationDate })) };
+  if (next) out.nextToken = next;
+  return out;
+};
+
+// ---------------------------------------------------------------- executions
+
+/** arn -> execution */
+const executions = new Map();
+/** token -> {token, exec, stateName, status: 'pending'|'waiting'|'closed', settle: {resolve, reject}|null, early: outcome|null} */
+const tokens = new Map();
+
+api.StartExecution = (input) => {
+  const target = requireString(input, 'stateMachineArn');
+  const { machine, version } = findMachine(target);
+  const name = optString(input, 'name') ?? randomUUID();
+  checkName(name, 'execution');
+  const inputText = optString(input, 'input') ?? '{}';
+  let value;
+  try {
+    value = JSON.parse(inputText);
+  } catch (err) {
+    throw apiError('InvalidExecutionInput', `Invalid State Machine Execution Input: '${err.message}'`);
+  }
+  const arn = `${EXEC_PREFIX}${machine.name}:${name}`;
+  const old = executions.get(arn);
+  if (old) {
+    // As on AWS (Standard): the same name and input while it runs is idempotent.
+    if (old.status === 'RUNNING' && old.input === inputText && old.startedWith === target) {
+      return { executionArn: old.arn, startDate: old.startDate };
+    }
+    throw apiError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
+  }
+  const exec = {
+    arn,
+    name,
+    machine,
+    version,
+    startedWith: target,
+    input: inputText,
+    status: 'RUNNING',
+    startDate: now(),
+    stopDate: undefined,
+    output: undefined,
+    error: undefined,
+    cause: undefined,
+    events: [],
+    closed: false,
+    pending: null,
+    lastState: null,
+    tokens: new Set(),
+  };
+  executions.set(arn, exec);
+  run(exec, value);
+  return { executionArn: arn, startDate: exec.startDate };
+};
+
+api.DescribeExecution = (input) => {
+  const exec = findExecution(requireString(input, 'executionArn'));
+  const out = {
+    executionArn: exec.arn,
+    stateMachineArn: exec.machine.arn,
+    name: exec.name,
+    status: exec.status,
+    startDate: exec.startDate,
+    input: exec.input,
+    inputDetails: { included: true },
+    redriveCount: 0,
+    redriveStatus: 'NOT_REDRIVABLE',
+    redriveStatusReason: 'Redrive is not supported by the local endpoint',
+  };
+  if (exec.version) out.stateMachineVersionArn = exec.version.arn;
+  if (exec.stopDate !== undefined) out.stopDate = exec.stopDate;
+  if (exec.output !== undefined) {
+    out.output = exec.output;
+    out.outputDetails = { included: true };
+  }
+  if (exec.error !== undefined) out.error = exec.error;
+  if (exec.cause !== undefined) out.cause = exec.cause;
+  return out;
+};
+
+api.GetExecutionHistory = (input) => {
+  const exec = findExecution(requireString(input, 'executionArn'));
+  let events = exec.events;
+  if (input.reverseOrder) events = [...events].reverse();
+  const { page, next } = pageOf(events, input, `history:${exec.arn}:${input.reverseOrder ? 'r' : 'f'}`);
+  const withData = input.includeExecutionData !== false;
+  const out = { events: withData ? page : page.map(stripData) };
+  if (next) out.nextToken = next;
+  return out;
+};
+
+function stripData(ev) {
+  const out = { ...ev };
+  for (const [k, v] of Object.entries(ev)) {
+    if (k.endsWith('EventDetails') && v && typeof v === 'object') {
+      const d = { ...v };
+      for (const f of ['input', 'output', 'parameters']) delete d[f];
+      out[k] = d;
+    }
+  }
+  return out;
+}
+
+function findExecution(arn) {
+  if (!arn.startsWith('arn:')) throw apiError('InvalidArn', `Invalid Arn: '${arn}'`);
+  if (!/^arn:aws:states:[^:]+:\d{12}:execution:[^:]+:[^:]+$/.test(arn)) throw apiError('InvalidArn', `Invalid Arn: 'Resource type not valid in this context: ${arn}'`);
+  const exec = executions.get(arn);
+  if (!exec) throw apiError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
+  return exec;
+}
+
+function record(exec, type, details, timestamp = Date.now()) {
+  const id = exec.events.length + 1;
+  const ev = { timestamp: timestamp / 1000, type, id, previousEventId: id - 1 };
+  if (details) Object.assign(ev, details);
+  exec.events.push(ev);
+}
+
+const json = (v) => (v === undefined ? undefined : JSON.stringify(v));
+const noTrunc = { truncated: false };
+
+function onLibraryEvent(exec, ev) {
+  switch (ev.type) {
+    case 'ExecutionStarted': {
+      const d = { input: json(ev.input), inputDetails: noTrunc, roleArn: (exec.version ?? exec.machine).roleArn };
+      if (exec.version) d.stateMachineVersionArn = exec.version.arn;
+      record(exec, 'ExecutionStarted', { executionStartedEventDetails: d }, ev.timestamp);
+      break;
+    }
+    case 'StateEntered':
+      record(exec, `${ev.state.type}StateEntered`, { stateEnteredEventDetails: { name: ev.state.name, input: json(ev.state.input), inputDetails: noTrunc } }, ev.timestamp);
+      break;
+    case 'StateExited':
+      record(exec, `${ev.state.type}StateExited`, { stateExitedEventDetails: { name: ev.state.name, output: json(ev.state.output), outputDetails: noTrunc } }, ev.timestamp);
+      break;
+    case 'StateFailed':
+      // A Task timed out by the library (TimeoutSecondsPath): its token is dead.
+      if (ev.state.type === 'Task' && ev.Error === 'States.Timeout') closeTokens(exec, ev.state.name, 'timed out');
+      break;
+    case 'MapIterationStarted':
+    case 'MapIterationSucceeded':
+    case 'MapIterationFailed': {
+      const key = ev.type[0].toLowerCase() + ev.type.slice(1) + 'EventDetails';
+      record(exec, ev.type, { [key]: { name: ev.parentState.name, index: ev.index } }, ev.timestamp);
+      break;
+    }
+    default:
+      // ExecutionSucceeded/Failed/TimedOut/Aborted are recorded from the
+      // result (with AWS's error names); retries, catches and Parallel branch
+      // events have no AWS history event of their own.
+      break;
+  }
+}
+
+/** Deep-copies def for one run: clamps timeouts and hooks every States map. */
+function prepare(def, exec, ctx) {
+  const copy = structuredClone(def);
+  const tasks = new Map(); // Task state name -> its (unhooked) definition
+  if (typeof copy.TimeoutSeconds === 'number') copy.TimeoutSeconds = Math.min(copy.TimeoutSeconds, MAX_TIMER_SECONDS);
+  const scopes = [copy];
+  walkStates(copy, (name, state) => {
+    if (state.Type === 'Task') {
+      tasks.set(name, state);
+      if (typeof state.TimeoutSeconds === 'number') {
+        state.TimeoutSeconds = Math.min(state.TimeoutSeconds, MAX_TIMER_SECONDS);
+      } else if (state.TimeoutSecondsPath === undefined) {
+        // AWS has no Task timeout by default (99999999 s); the library's is 60 s.
+        state.TimeoutSeconds = MAX_TIMER_SECONDS;
+      }
+    }
+    if (state.Type === 'Parallel') scopes.push(...state.Branches);
+    if (state.Type === 'Map') scopes.push(state.ItemProcessor ?? state.Iterator);
+  });
+  for (const scope of scopes) scope.States = hookStates(scope.States, exec, ctx);
+  return { prepared: copy, tasks };
+}
+
+// The library reads States[name] once each time it enters a state, and the
+// state's Parameters once per attempt, synchronously right before it
+// evaluates them (and, for a Task, right before it calls the Task handler).
+// Each entry gets its own view of the state, which counts the attempts: that
+// is $$.State.RetryCount, and the moment to mint a fresh task token.
+function hookStates(states, exec, ctx) {
+  return new Proxy(states, {
+    get(target, key, receiver) {
+      const state = Reflect.get(target, key, receiver);
+      if (typeof key !== 'string' || !Object.hasOwn(target, key) || !state || typeof state !== 'object') return state;
+      const entry = { attempts: 0, enteredTime: new Date().toISOString() };
+      exec.lastState = { name: key, state };
+      return new Proxy(state, {
+        get(s, prop, r) {
+          if (prop === 'Parameters' && s.Type !== 'Map') beforeAttempt(exec, ctx, key, s, entry);
+          return Reflect.get(s, prop, r);
+        },
+      });
+    },
+  });
+}
+
+function beforeAttempt(exec, ctx, name, state, entry) {
+  entry.attempts++;
+  ctx.State.Name = name;
+  ctx.State.EnteredTime = entry.enteredTime;
+  ctx.State.RetryCount = entry.attempts - 1;
+  if (state.Type !== 'Task') return;
+  const token = isCallback(state) ? mintToken(exec, name) : undefined;
+  ctx.Task.Token = token?.token;
+  exec.pending = { name, token };
+}
+
+const isCallback = (state) => typeof state.Resource === 'string' && state.Resource.endsWith('.waitForTaskToken');
+
+function mintToken(exec, stateName) {
+  const t = { token: 'AQA' + randomBytes(64).toString('base64url'), exec, stateName, status: 'pending', settle: null, early: null, heartbeats: 0 };
+  tokens.set(t.token, t);
+  exec.tokens.add(t);
+  return t;
+}
+
+function closeTokens(exec, stateName, why) {
+  for (const t of exec.tokens) {
+    if (t.status !== 'closed' && (stateName === undefined || t.stateName === stateName)) closeToken(t, why);
+  }
+}
+
+function closeToken(t, why) {
+  if (t.status === 'closed') return;
+  t.status = 'closed';
+  t.exec.tokens.delete(t);
+  if (t.settle) t.settle.reject(stateError('States.Runtime', `the task token ${why}`, { final: true }));
+  t.settle = null;
+}
+
+/** An error the library matches by name (Retry/Catch ErrorEquals); message is the Cause. */
+function stateError(name, cause, { final = false } = {}) {
+  const err = new Error(cause ?? '');
+  err.name = name;
+  if (final) {
+    // The execution is over: neither retry nor catch it.
+    Object.defineProperty(err, 'isRetryable', { value: false });
+    Object.defineProperty(err, 'isCatchable', { value: false });
+  }
+  return err;
+}
+
+function run(exec, input) {
+  const { machine, version } = exec;
+  const def = (version ?? machine).def;
+  const ctx = {
+    Execution: { Id: exec.arn, Name: exec.name, RoleArn: (version ?? machine).roleArn, StartTime: new Date(exec.startDate * 1000).toISOString(), RedriveCount: 0 },
+    StateMachine: { Id: (version ?? machine).arn, Name: machine.name },
+    State: { Name: '', EnteredTime: '', RetryCount: 0 },
+    Task: {},
+  };
+  const { prepared, tasks } = prepare(def, exec, ctx);
+  const handlers = {};
+  for (const [name, state] of tasks) handlers[name] = (taskInput) => runTask(exec, name, state, taskInput);
+  let execution;
+  try {
+    const sm = new StateMachine(prepared, { validationOptions: { noValidate: true } });
+    execution = sm.run(input, { overrides: { taskResourceLocalHandlers: handlers }, context: ctx });
+  } catch (err) {
+    finish(exec, 'FAILED', { error: 'States.Runtime', cause: String(err?.message ?? err) });
+    return;
+  }
+  const events = (async () => {
+    for await (const ev of execution.eventLogs) onLibraryEvent(exec, ev);
+  })();
+  execution.result.then(
+    async (output) => {
+      await events.catch(() => {});
+      finish(exec, 'SUCCEEDED', { output: json(output ?? null) });
+    },
+    async (err) => {
+      await Promise.race([events.catch(() => {}), new Promise((r) => setTimeout(r, 100))]);
+      if (err instanceof ExecutionTimeoutError) {
+        finish(exec, 'TIMED_OUT', { error: 'States.Timeout', cause: 'The execution ran longer than its TimeoutSeconds' });
+      } else if (err instanceof ExecutionAbortedError) {
+        finish(exec, 'ABORTED', {});
+      } else {
+        const e = err?.cause ?? err;
+        let error = e?.name;
+        let cause = e?.cause ?? e?.message;
+        // A Fail state without Error/Cause: the library invents both; AWS leaves them empty.
+        const last = exec.lastState?.state;
+        if (last?.Type === 'Fail') {
+          if (last.Error === undefined && last.ErrorPath === undefined) error = undefined;
+          if (last.Cause === undefined && last.CausePath === undefined) cause = undefined;
+        }
+        finish(exec, 'FAILED', { error, cause: cause === undefined ? undefined : String(cause) });
+      }
+    },
+  );
+}
+
+function finish(exec, status, { output, error, cause }) {
+  if (exec.closed) return;
+  exec.closed = true;
+  exec.status = status;
+  exec.stopDate = now();
+  exec.output = output;
+  exec.error = error;
+  exec.cause = cause;
+  switch (status) {
+    case 'SUCCEEDED':
+      record(exec, 'ExecutionSucceeded', { executionSucceededEventDetails: { output, outputDetails: noTrunc } });
+      break;
+    case 'FAILED':
+      record(exec, 'ExecutionFailed', { executionFailedEventDetails: { error, cause } });
+      break;
+    case 'TIMED_OUT':
+      record(exec, 'ExecutionTimedOut', { executionTimedOutEventDetails: { error, cause } });
+      break;
+    default:
+      record(exec, 'ExecutionAborted', { executionAbortedEventDetails: {} });
+  }
+  closeTokens(exec, undefined, 'belongs to an execution that has ended');
+  log(`${exec.arn} ${status}${error ? ` ${error}` : ''}`);
+}
+
+// ---------------------------------------------------------------- Task states
+
+function taskResource(state) {
+  const r = state.Resource;
+  if (r === 'arn:aws:states:::lambda:invoke') return { kind: 'invoke', resource: 'invoke' };
+  if (r === 'arn:aws:states:::lambda:invoke.waitForTaskToken') return { kind: 'callback', resource: 'invoke.waitForTaskToken' };
+  if (/^arn:aws:lambda:[^:]+:\d{12}:function:[^:]+(:[^:]+)?$/.test(r)) return { kind: 'function', resource: r };
+  return null;
+}
+
+function runTask(exec, name, state, input) {
+  // Synchronous part: the library calls this right after evaluating the
+  // Parameters, so exec.pending is this attempt's.
+  const pending = exec.pending?.name === name ? exec.pending : null;
+  exec.pending = null;
+  const res = taskResource(state);
+  let token = pending?.token ?? null;
+  if (res?.kind === 'callback' && !token) token = mintToken(exec, name);
+  const timeoutSeconds = typeof state.TimeoutSeconds === 'number' ? state.TimeoutSeconds : undefined;
+  const ctl = { abort: new AbortController(), timedOut: false };
+  // This timer starts before the library's own of the same length, so it
+  // fires first: from then on the attempt's outcome is swallowed, and the
+  // library's timer fails the Task with its own States.Timeout (which, as on
+  // AWS, States.TaskFailed does not match).
+  const deadline =
+    timeoutSeconds === undefined
+      ? null
+      : setTimeout(() => {
+          ctl.timedOut = true;
+          ctl.abort.abort();
+          if (token) closeToken(token, 'timed out');
+          if (!exec.closed) {
+            record(exec, 'TaskTimedOut', { taskTimedOutEventDetails: { resourceType: 'lambda', resource: res?.resource ?? state.Resource, error: 'States.Timeout', cause: '' } });
+          }
+        }, timeoutSeconds * 1000);
+  const attempt = attemptTask(exec, state, res, token, input, timeoutSeconds, ctl).finally(() => {
+    if (deadline) clearTimeout(deadline);
+    if (token && token.status !== 'closed') closeToken(token, 'is no longer awaited');
+  });
+  return new Promise((resolve, reject) => {
+    attempt.then(
+      (v) => ctl.timedOut || resolve(v),
+      (e) => ctl.timedOut || reject(e),
+    );
+  });
+}
+
+async function attemptTask(exec, state, res, token, input, timeoutSeconds, ctl) {
+  // Let the library's events so far (StateEntered...) reach the history first.
+  await new Promise((r) => setImmediate(r));
+  if (exec.closed) throw stateError('States.Runtime', 'the execution has ended', { final: true });
+  if (!res) {
+    throw stateError('States.Runtime', `Resource ${state.Resource} is not supported by the local endpoint (only Lambda: arn:aws:states:::lambda:invoke[.waitForTaskToken] or a function ARN)`);
+  }
+  const scheduled = { resourceType: 'lambda', resource: res.resource, region: REGION, parameters: json(input) };
+  if (timeoutSeconds !== undefined) scheduled.timeoutInSeconds = timeoutSeconds;
+  if (typeof state.HeartbeatSeconds === 'number') scheduled.heartbeatInSeconds = state.HeartbeatSeconds;
+  record(exec, 'TaskScheduled', { taskScheduledEventDetails: scheduled });
+  record(exec, 'TaskStarted', { taskStartedEventDetails: { resourceType: 'lambda', resource: res.resource } });
+  let result;
+  try {
+    const fn = res.kind === 'function' ? res.resource : input?.FunctionName;
+    const payload = res.kind === 'function' ? input : input?.Payload ?? {};
+    const out = await invokeFunction(fn, payload, ctl.abort.signal);
+    const wrapped = res.kind === 'function' ? out : { ExecutedVersion: '$LATEST', Payload: out, StatusCode: 200 };
+    if (res.kind === 'callback' && !ctl.timedOut) {
+      record(exec, 'TaskSubmitted', { taskSubmittedEventDetails: { resourceType: 'lambda', resource: res.resource, output: json(wrapped), outputDetails: noTrunc } });
+      result = await waitForToken(token);
+    } else {
+      result = wrapped;
+    }
+  } catch (err) {
+    if (!ctl.timedOut && !exec.closed) {
+      record(exec, 'TaskFailed', { taskFailedEventDetails: { resourceType: 'lambda', resource: res.resource, error: err.name, cause: err.message } });
+    }
+    throw err;
+  }
+  if (!ctl.timedOut && !exec.closed) {
+    record(exec, 'TaskSucceeded', { taskSucceededEventDetails: { resourceType: 'lambda', resource: res.resource, output: json(result), outputDetails: noTrunc } });
+  }
+  return result;
+}
+
+function waitForToken(t) {
+  if (t.status === 'closed') return Promise.reject(stateError('States.Runtime', 'the task token is closed', { final: true }));
+  if (t.early) {
+    const e = t.early;
+    t.status = 'closed';
+    t.exec.tokens.delete(t);
+    return e.ok ? Promise.resolve(e.output) : Promise.reject(stateError(e.error, e.cause));
+  }
+  t.status = 'waiting';
+  return new Promise((resolve, reject) => {
+    t.settle = { resolve, reject };
+  });
+}
+
+function lookupToken(input) {
+  const token = requireString(input, 'taskToken');
+  if (token.length > 1024) throw apiError('ValidationException', "1 validation error detected: Value at 'taskToken' failed to satisfy constraint: Member must have length less than or equal to 1024");
+  if (!TOKEN_RE.test(token)) throw apiError('InvalidToken', 'Invalid Token: the task token is malformed');
+  const t = tokens.get(token);
+  if (!t) throw apiError('TaskDoesNotExist', 'Task Does Not Exist: no task was given this token');
+  if (t.status === 'closed' || t.early) throw apiError('TaskTimedOut', 'Task Timed Out: the task has already finished, failed or timed out');
+  return t;
+}
+
+function settleToken(t, outcome) {
+  if (t.status === 'waiting') {
+    const { resolve, reject } = t.settle;
+    t.settle = null;
+    t.status = 'closed';
+    t.exec.tokens.delete(t);
+    if (outcome.ok) resolve(outcome.output);
+    else reject(stateError(outcome.error, outcome.cause));
+  } else {
+    // The function has not returned yet: keep the answer for when it does.
+    t.early = outcome;
+  }
+}
+
+api.SendTaskSuccess = (input) => {
+  const t = lookupToken(input);
+  const text = requireString(input, 'output');
+  let output;
+  try {
+    output = JSON.parse(text);
+  } catch (err) {
+    throw apiError('InvalidOutput', `Invalid Output: '${err.message}'`);
+  }
+  settleToken(t, { ok: true, output });
+  return {};
+};
+
+api.SendTaskFailure = (input) => {
+  const t = lookupToken(input);
+  const error = optString(input, 'error') ?? '';
+  const cause = optString(input, 'cause') ?? '';
+  if (error.length > 256) throw apiError('ValidationException', 'error is longer than 256 characters');
+  if (cause.length > 32768) throw apiError('ValidationException', 'cause is longer than 32768 characters');
+  settleToken(t, { ok: false, error, cause });
+  return {};
+};
+
+api.SendTaskHeartbeat = (input) => {
+  const t = lookupToken(input);
+  t.heartbeats++;
+  return {};
+};
+
+// ---------------------------------------------------------------- Lambda under the RIE
+
+// The stack may rewrite the file while an invocation reads it: a file that
+// does not parse is read again a few times before it counts as broken.
+async function readFunctions() {
+  if (!opts.functions) return {};
+  let problem = '';
+  for (let i = 0; i < 5; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 20));
+    let text;
+    try {
+      text = fs.readFileSync(opts.functions, 'utf8');
+    } catch (err) {
+      if (err.code === 'ENOENT') return {};
+      problem = err.message;
+      continue;
+    }
+    try {
+      const m = JSON.parse(text);
+      if (m && typeof m === 'object' && !Array.isArray(m)) return m;
+      problem = 'not a JSON object';
+    } catch (err) {
+      problem = err.message;
+    }
+  }
+  throw stateError('Lambda.ServiceException', `the functions file ${opts.functions} is not a JSON object of function name to RIE invoke URL: ${problem}`);
+}
+
+function functionName(fn) {
+  if (typeof fn !== 'string' || fn === '') return null;
+  let m = /^arn:aws:lambda:[^:]+:\d{12}:function:([^:]+)(?::[^:]+)?$/.exec(fn);
+  if (m) return m[1];
+  m = /^(?:\d{12}:)?function:([^:]+)(?::[^:]+)?$/.exec(fn);
+  if (m) return m[1];
+  m = /^([A-Za-z0-9_-]+)(?::[^:]+)?$/.exec(fn);
+  return m ? m[1] : null;
+}
+
+// The RIE serves one invocation at a time; a second concurrent one crashes
+// it (measured: nil pointer dereference after "ReserveFailed: AlreadyReserved").
+// So invocations of one invoke URL wait in line, and an invocation keeps its
+// place until the RIE has answered, even when its Task timed out meanwhile
+// (the RIE goes on running the function until its own timeout).
+const queues = new Map(); // invoke URL -> tail promise
+
+function invokeInLine(url, body, signal) {
+  const prev = queues.get(url) ?? Promise.resolve();
+  let release;
+  const mine = new Promise((r) => (release = r));
+  const tail = prev.then(() => mine);
+  queues.set(url, tail);
+  const done = () => {
+    release();
+    if (queues.get(url) === tail) queues.delete(url);
+  };
+  return new Promise((resolve, reject) => {
+    let started = false;
+    const onAbort = () => {
+      reject(stateError('States.Timeout', 'the Task timed out'));
+      if (!started) done();
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    prev.then(() => {
+      if (signal.aborted) return;
+      started = true;
+      post(url, body)
+        .then(resolve, reject)
+        .finally(() => {
+          signal.removeEventListener('abort', onAbort);
+          done();
+        });
+    });
+  });
+}
+
+async function invokeFunction(fn, payload, signal) {
+  const name = functionName(fn);
+  const url = name ? (await readFunctions())[name] : undefined;
+  if (typeof url !== 'string' || url === '') {
+    throw stateError(
+      'Lambda.ResourceNotFoundException',
+      `Function not found: ${name ? LAMBDA_PREFIX + name : String(fn)} (Service: Lambda, Status Code: 404, Request ID: ${randomUUID()})`,
+    );
+  }
+  const body = JSON.stringify(payload ?? null);
+  const { status, text } = await invokeInLine(url, body, signal);
+  if (status === 200) {
+    let value;
+    try {
+      value = text.trim() === '' ? null : JSON.parse(text);
+    } catch {
+      if (/^Task timed out after/.test(text.trim())) throw stateError('Sandbox.Timedout', text.trim());
+      throw stateError('Lambda.Unknown', `The function returned a payload that is not JSON: ${text.slice(0, 1000)}`);
+    }
+    if (value && typeof value === 'object' && !Array.isArray(value) && typeof value.errorType === 'string' && 'errorMessage' in value) {
+      throw stateError(value.errorType, opts.lambdaCause === 'payload' ? text.trim() : String(value.errorMessage ?? ''));
+    }
+    return value;
+  }
+  if (status === 502) {
+    // The runtime process died (Runtime.ExitError and the like).
+    throw stateError('Lambda.Unknown', text.trim() || `the function's runtime exited (HTTP ${status})`);
+  }
+  throw stateError('Lambda.ServiceException', `HTTP ${status} from the Lambda emulator: ${text.slice(0, 1000)}`);
+}
+
+function post(url, body) {
+  return new Promise((resolve, reject) => {
+    let req;
+    try {
+      req = http.request(url, { method: 'POST', agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } });
+    } catch (err) {
+      reject(stateError('Lambda.ServiceException', `invoke ${url}: ${err.message}`));
+      return;
+    }
+    req.on('response', (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', (err) => reject(stateError('Lambda.Unknown', `reading the function's answer: ${err.message}`)));
+    });
+    req.on('error', (err) => {
+      if (err.code === 'ECONNREFUSED') reject(stateError('Lambda.ServiceException', `the Lambda emulator at ${url} refused the connection (is it running?)`));
+      else reject(stateError('Lambda.Unknown', `the invocation ended without an answer: ${err.code ?? ''} ${err.message}`.trim()));
+    });
+    req.end(body);
+  });
+}
+
+// ---------------------------------------------------------------- HTTP
+
+function send(res, status, body, extra = {}) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'Content-Type': 'application/x-amz-json-1.0',
+    'Content-Length': Buffer.byteLength(text),
+    'x-amzn-RequestId': randomUUID(),
+    ...extra,
+  });
+  res.end(text);
+}
+
+function sendError(res, err) {
+  send(res, err.status, { __type: err.type, message: err.message }, { 'x-amzn-ErrorType': err.type });
+}
+
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    try {
+      if (req.method !== 'POST' || (req.url !== '/' && !req.url.startsWith('/?'))) {
+        throw new ApiError('UnknownOperationException', `only POST / is served (AWS JSON 1.0), not ${req.method} ${req.url}`, 404);
+      }
+      const target = String(req.headers['x-amz-target'] ?? '');
+      const m = /^AWSStepFunctions\.(\w+)$/.exec(target);
+      if (!m) throw apiError('UnknownOperationException', `missing or unknown X-Amz-Target: '${target}'`);
+      const action = m[1];
+      if (!Object.hasOwn(api, action)) throw apiError('UnknownOperationException', `${action} is not implemented by the local endpoint`);
+      let input;
+      try {
+        const text = Buffer.concat(chunks).toString('utf8');
+        input = text.trim() === '' ? {} : JSON.parse(text);
+      } catch (err) {
+        throw apiError('SerializationException', `the request body is not JSON: ${err.message}`);
+      }
+      if (!input || typeof input !== 'object' || Array.isArray(input)) throw apiError('SerializationException', 'the request body is not a JSON object');
+      send(res, 200, api[action](input));
+    } catch (err) {
+      if (err instanceof ApiError) {
+        sendError(res, err);
+      } else {
+        console.error('sfn-local: internal error:', err);
+        sendError(res, new ApiError('InternalFailure', String(err?.message ?? err), 500));
+      }
+    }
+  });
+});
+
+for (const sig of ['SIGTERM', 'SIGINT']) {
+  process.on(sig, () => {
+    server.close();
+    process.exit(0);
+  });
+}
+
+server.on('error', (err) => {
+  console.error(`sfn-local: ${err.code === 'EADDRINUSE' ? 'EADDRINUSE: address already in use' : err.message}`);
+  process.exit(1);
+});
+
+server.listen(opts.port, '127.0.0.1', () => {
+  const { port } = server.address();
+  log(`listening on http://127.0.0.1:${port} (aws-local-stepfunctions 3.0.0, functions ${opts.functions || '(none)'}, lambda cause ${opts.lambdaCause})`);
+});

@@ -1,0 +1,280 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+)
+
+// The local stack's fixed names. The stage is "local"; parameter names are
+// the same as the infrastructure writes to SSM (/toolgate/<stage>/...).
+const (
+	Stage       = "local"
+	Table       = "toolgate-local"
+	AccountID   = "000000000000"
+	ExecRoleARN = "arn:aws:iam::000000000000:role/toolgate-local-solution-execution"
+	// DefaultDataPort is the demo data server's port on 127.0.0.1
+	// (TOOLGATE_DEMO_PORT overrides it): the demo Solution pins
+	// 127.0.0.1:18080 in fetch_hosts.
+	DefaultDataPort = 18080
+	EnvDataPort     = "TOOLGATE_DEMO_PORT"
+)
+
+// FunctionARN is the local ARN of a function, as publishing substitutes it.
+func FunctionARN(name string) string {
+	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, name)
+}
+
+// Stack is the whole local stack: dynalite, the SES v2 emulator, every
+// function under the RIE, the local Step Functions endpoint and the demo
+// data server, on 127.0.0.1.
+type Stack struct {
+	Dir        string // holds the parameters, functions and env files
+	ParamsFile string // parameter name -> value, as SSM would answer
+	EnvFile    string // shell exports of the endpoints for the CLI
+	Dynamo     *Process
+	SES        *Process
+	SFN        *Process
+	Functions  map[string]*Process
+	DataURL    string
+	data       *http.Server
+	procs      []*Process
+}
+
+// StackOptions configure StartStack.
+type StackOptions struct {
+	// Dir receives the stack's files; default a new temporary directory.
+	Dir string
+	// Bootstraps maps function name to its bootstrap for the RIE; default:
+	// every functions/<name>/main.go built for this machine.
+	Bootstraps map[string]string
+	// DataDir is served by the demo data server; default testdata/demo.
+	DataDir string
+	// DataPort is the demo data server's port; default DefaultDataPort or
+	// $TOOLGATE_DEMO_PORT.
+	DataPort int
+	// Env adds variables to every function (tests: short leases).
+	Env map[string]string
+	// Log receives progress lines; nil discards them.
+	Log func(format string, args ...any)
+}
+
+// functionEnv is each function's own configuration on the local stack.
+func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
+	switch name {
+	case "send-email":
+		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com", "AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint()}
+	case "structured-data-fetch":
+		// The local stack's only exemption: its own data server on loopback.
+		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": "127.0.0.1/32"}
+	case "review-decision":
+		return map[string]string{"TOOLGATE_ALLOW_UNAUTHENTICATED": "true", "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
+	}
+	return nil
+}
+
+// StartStack starts everything and writes the parameters file. On error
+// everything already started is stopped.
+func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
+	logf := o.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	root, err := Root()
+	if err != nil {
+		return nil, err
+	}
+	s = &Stack{Functions: map[string]*Process{}}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	if s.Dir = o.Dir; s.Dir == "" {
+		if s.Dir, err = os.MkdirTemp("", "toolgate-local-"); err != nil {
+			return nil, err
+		}
+	}
+	port := o.DataPort
+	if port == 0 {
+		port = DefaultDataPort
+		if v := os.Getenv(EnvDataPort); v != "" {
+			if port, err = strconv.Atoi(v); err != nil {
+				return nil, fmt.Errorf("%s=%q is not a port", EnvDataPort, v)
+			}
+		}
+	}
+	dataDir := o.DataDir
+	if dataDir == "" {
+		dataDir = filepath.Join(root, "testdata", "demo")
+	}
+	dataAddr := "127.0.0.1:" + strconv.Itoa(port)
+	ln, err := net.Listen("tcp", dataAddr)
+	if err != nil {
+		return nil, fmt.Errorf("the demo data server needs %s (set %s to use another port): %w", dataAddr, EnvDataPort, err)
+	}
+	s.data = &http.Server{Handler: http.FileServer(http.Dir(dataDir)), ReadHeaderTimeout: 5 * time.Second}
+	go s.data.Serve(ln)
+	s.DataURL = "http://" + dataAddr
+	logf("data server  %s (serves %s)", s.DataURL, dataDir)
+
+	if s.Dynamo, err = StartDynalite(ctx); err != nil {
+		return nil, err
+	}
+	s.procs = append(s.procs, s.Dynamo)
+	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(s.Dynamo.Endpoint()), Region: Region,
+		Credentials: credentials.NewStaticCredentialsProvider(FakeAccessKeyID, FakeSecretAccessKey, "")})
+	if err := ledger.CreateTable(ctx, db, Table); err != nil {
+		return nil, err
+	}
+	logf("dynalite     %s (table %s)", s.Dynamo.Endpoint(), Table)
+	if s.SES, err = StartSES(ctx); err != nil {
+		return nil, err
+	}
+	s.procs = append(s.procs, s.SES)
+	logf("SES v2       %s", s.SES.Endpoint())
+
+	bootstraps := o.Bootstraps
+	if bootstraps == nil {
+		if bootstraps, err = BuildAll(ctx, root, filepath.Join(s.Dir, "functions")); err != nil {
+			return nil, err
+		}
+	}
+	functionsFile := filepath.Join(s.Dir, "functions.json")
+	if err := writeJSON(functionsFile, map[string]string{}); err != nil {
+		return nil, err
+	}
+	if s.SFN, err = StartSFN(ctx, functionsFile); err != nil {
+		return nil, err
+	}
+	s.procs = append(s.procs, s.SFN)
+	logf("Step Functions %s", s.SFN.Endpoint())
+
+	names := make([]string, 0, len(bootstraps))
+	for n := range bootstraps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	urls := map[string]string{}
+	params := map[string]string{
+		"/toolgate/" + Stage + "/table/name":                  Table,
+		"/toolgate/" + Stage + "/role/solution-execution/arn": ExecRoleARN,
+	}
+	for _, name := range names {
+		vars := map[string]string{"TOOLGATE_TABLE": Table, "AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(), "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60"}
+		for k, v := range functionEnv(name, s, dataAddr) {
+			vars[k] = v
+		}
+		for k, v := range o.Env {
+			vars[k] = v
+		}
+		p, err := StartRIE(ctx, name, bootstraps[name], 60*time.Second, vars)
+		if err != nil {
+			return nil, err
+		}
+		s.procs = append(s.procs, p)
+		s.Functions[name] = p
+		urls[name] = p.InvokeURL()
+		params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name)
+		logf("function     %-22s %s", name, p.Endpoint())
+	}
+	if p, ok := s.Functions["review-decision"]; ok {
+		params["/toolgate/"+Stage+"/review-decision/url"] = p.Endpoint()
+	}
+	if err := writeJSON(functionsFile, urls); err != nil {
+		return nil, err
+	}
+	s.ParamsFile = filepath.Join(s.Dir, "params.json")
+	if err := writeJSON(s.ParamsFile, params); err != nil {
+		return nil, err
+	}
+	s.EnvFile = filepath.Join(s.Dir, "env.sh")
+	env := []string{
+		"export TOOLGATE_STAGE=" + Stage,
+		"export TOOLGATE_PARAMS_FILE=" + s.ParamsFile,
+		"export TOOLGATE_TABLE=" + Table,
+		"export AWS_ENDPOINT_URL_DYNAMODB=" + s.Dynamo.Endpoint(),
+		"export AWS_ENDPOINT_URL_SFN=" + s.SFN.Endpoint(),
+		"export AWS_REGION=" + Region,
+		"export AWS_ACCESS_KEY_ID=" + FakeAccessKeyID,
+		"export AWS_SECRET_ACCESS_KEY=" + FakeSecretAccessKey,
+	}
+	if err := os.WriteFile(s.EnvFile, []byte(strings.Join(env, "\n")+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Environ returns the environment a CLI on the local stack runs with.
+func (s *Stack) Environ() map[string]string {
+	return map[string]string{
+		"TOOLGATE_STAGE":            Stage,
+		"TOOLGATE_PARAMS_FILE":      s.ParamsFile,
+		"TOOLGATE_TABLE":            Table,
+		"AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(),
+		"AWS_ENDPOINT_URL_SFN":      s.SFN.Endpoint(),
+		"AWS_REGION":                Region,
+		"AWS_ACCESS_KEY_ID":         FakeAccessKeyID,
+		"AWS_SECRET_ACCESS_KEY":     FakeSecretAccessKey,
+		"AWS_EC2_METADATA_DISABLED": "true",
+	}
+}
+
+// Stop stops everything the stack started, in reverse order.
+func (s *Stack) Stop() error {
+	var errs []error
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		if err := s.procs[i].Stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.procs = nil
+	if s.data != nil {
+		s.data.Close()
+		s.data = nil
+	}
+	return errors.Join(errs...)
+}
+
+// BuildAll builds every functions/<name>/main.go for the RIE into
+// dir/<name>/bootstrap.
+func BuildAll(ctx context.Context, root, dir string) (map[string]string, error) {
+	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
+	out := map[string]string{}
+	for _, m := range mains {
+		name := filepath.Base(filepath.Dir(m))
+		bs := filepath.Join(dir, name, "bootstrap")
+		if err := BuildBootstrap(ctx, filepath.Dir(m), bs); err != nil {
+			return nil, err
+		}
+		out[name] = bs
+	}
+	return out, nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
