@@ -36,6 +36,10 @@ const (
 	RuleQuota         = "quota"              // Step Functions and task-token quotas
 )
 
+// MaxMessageRunes bounds a diagnostic's message: values quoted from the
+// source are cut, so that a huge key cannot make a huge report.
+const MaxMessageRunes = 400
+
 // Pos is a 1-based line and column in the source file.
 type Pos struct {
 	Line, Column int
@@ -69,6 +73,9 @@ func (ds *diags) add(sev Severity, p Pos, rule, format string, args ...any) {
 		}
 		return r
 	}, fmt.Sprintf(format, args...))
+	if r := []rune(msg); len(r) > MaxMessageRunes {
+		msg = string(r[:MaxMessageRunes-1]) + "…"
+	}
 	ds.list = append(ds.list, Diagnostic{File: ds.file, Line: max(p.Line, 1), Column: max(p.Column, 1), Severity: sev, Rule: rule, Message: msg})
 }
 

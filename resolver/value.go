@@ -148,6 +148,19 @@ func flowTooDeep(src []byte) (Pos, bool) {
 	depth, line, col := 0, 1, 0
 	var quote byte
 	comment := false
+	// Block sequences opened on one line ("- - - x") nest as deeply as flow
+	// collections and cost go-yaml as much.
+	for n, l := range bytes.Split(src, []byte("\n")) {
+		l = bytes.TrimLeft(l, " ")
+		dashes := 0
+		for len(l) > 0 && l[0] == '-' && (len(l) == 1 || l[1] == ' ' || l[1] == '\t') {
+			dashes++
+			l = bytes.TrimLeft(l[1:], " \t")
+		}
+		if dashes > MaxDepth {
+			return Pos{n + 1, 1}, true
+		}
+	}
 	for i, c := range src {
 		col++
 		switch {

@@ -72,6 +72,10 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
 		return ExitMisuse
 	}
+	if _, pinned := env["toolset_id"]; pinned && len(fetchHosts) > 0 {
+		fmt.Fprintf(stderr, "toolgate invoke: %s names a toolset_id, which pins its hosts: --fetch-host cannot be used with it\n", *inputFile)
+		return ExitMisuse
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute) // Lambda's 15-minute maximum, and some
 	defer cancel()
 	if *toolsetID != "" {

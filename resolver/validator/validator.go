@@ -18,6 +18,11 @@ import (
 // MaxSolutionBytes bounds the Solution text (1 MiB, the catalog's schema).
 const MaxSolutionBytes = 1 << 20
 
+// MaxDiagnostics bounds the diagnostics in one result. With messages of at
+// most resolver.MaxMessageRunes, the result stays well under the
+// dispatcher's 64 KiB inline limit.
+const MaxDiagnostics = 50
+
 // Input is the tool's input.
 type Input struct {
 	Solution string `json:"solution"`
@@ -54,6 +59,15 @@ func Validate(in Input) (*Output, error) {
 	}
 	res := resolver.Compile(file, []byte(in.Solution), resolver.Options{})
 	out := &Output{Valid: res.OK(), Diagnostics: res.Diagnostics}
+	if n := len(out.Diagnostics); n > MaxDiagnostics {
+		// The result must fit the dispatcher's inline limit (64 KiB): keep
+		// the first ones, in source order, and say how many were left out.
+		last := out.Diagnostics[MaxDiagnostics-1]
+		out.Diagnostics = append(out.Diagnostics[:MaxDiagnostics-1:MaxDiagnostics-1], resolver.Diagnostic{
+			File: last.File, Line: last.Line, Column: last.Column, Severity: resolver.SeverityWarning, Rule: "truncated",
+			Message: fmt.Sprintf("%d more diagnostics are left out of this result; toolgate check lists them all", n-MaxDiagnostics+1),
+		})
+	}
 	if out.Diagnostics == nil {
 		out.Diagnostics = []resolver.Diagnostic{}
 	}

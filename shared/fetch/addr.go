@@ -100,11 +100,8 @@ func CheckAddr(a netip.Addr, exempt []netip.Prefix) (ok bool, reason string) {
 	if name, ok := lookupName(metadata, a); ok {
 		return false, fmt.Sprintf("%s is %s", a, name)
 	}
-	for _, p := range exempt {
-		if p.Contains(a) {
-			return true, fmt.Sprintf("%s is exempted by AllowAddresses entry %s", a, p)
-		}
-	}
+	// Forms that embed another address are refused before any exemption
+	// is looked at: an exemption never reaches, say, ::ffff:169.254.169.254.
 	if form, v4, ok := embedded(a); ok {
 		r := fmt.Sprintf("%s is %s", a, form)
 		if v4.IsValid() {
@@ -114,6 +111,11 @@ func CheckAddr(a netip.Addr, exempt []netip.Prefix) (ok bool, reason string) {
 			}
 		}
 		return false, r + "; such addresses are refused whatever they embed"
+	}
+	for _, p := range exempt {
+		if p.Contains(a) {
+			return true, fmt.Sprintf("%s is exempted by AllowAddresses entry %s", a, p)
+		}
 	}
 	ok, why := checkPlain(a)
 	if !ok {

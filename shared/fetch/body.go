@@ -113,7 +113,7 @@ var bom = []byte("\xef\xbb\xbf")
 // keyed by the header row's names. Every row must have the header's number
 // of fields; a name given twice is refused.
 func parseCSV(body []byte) ([]map[string]string, error) {
-	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(body, bom)))
+	r := csv.NewReader(bytes.NewReader(bareCRToLF(bytes.TrimPrefix(body, bom))))
 	r.ReuseRecord = true
 	header, err := r.Read()
 	if err == io.EOF {
@@ -154,4 +154,21 @@ func csvError(err error) error {
 		return parseErrorf("the body is not valid CSV (RFC 4180): line %d, column %d: %v", pe.Line, pe.Column, pe.Err)
 	}
 	return parseErrorf("the body is not valid CSV (RFC 4180)")
+}
+
+// bareCRToLF turns a CR that is not part of CRLF into LF: old Mac line
+// breaks, which encoding/csv would otherwise read as data inside one
+// enormous header row.
+func bareCRToLF(b []byte) []byte {
+	if !bytes.Contains(b, []byte("\r")) {
+		return b
+	}
+	out := make([]byte, len(b))
+	copy(out, b)
+	for i := range out {
+		if out[i] == '\r' && (i+1 == len(out) || out[i+1] != '\n') {
+			out[i] = '\n'
+		}
+	}
+	return out
 }

@@ -114,8 +114,14 @@ func parseExemption(s string) (netip.Prefix, error) {
 			return p, fmt.Errorf("covers %s, %s, which is never exempted", m.prefix.Addr(), m.name)
 		}
 	}
+	if p.Addr().Is6() && p.Overlaps(mappedPrefix) {
+		return p, errors.New("is IPv4-mapped (::ffff:0:0/96), which is refused whatever it embeds: write the IPv4 form")
+	}
 	return p, nil
 }
+
+// mappedPrefix is the IPv4-mapped IPv6 range (RFC 4291 §2.5.5.2).
+var mappedPrefix = netip.MustParsePrefix("::ffff:0:0/96")
 
 // ConfigFromEnv reads EnvAllow and EnvAllowAddresses through ParseConfig,
 // and EnvTimeoutSeconds.

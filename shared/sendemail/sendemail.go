@@ -126,6 +126,8 @@ func (cfg Config) request(in *input) (*sesv2.SendEmailInput, error) {
 		return nil, tool.Errorf(tool.InputInvalid, "subject is empty")
 	case strings.ContainsAny(in.Subject, "\r\n"):
 		return nil, tool.Errorf(tool.InputInvalid, "subject holds CR or LF: a header field body is one line (RFC 5322 §2.2), SES folds it")
+	case strings.ContainsFunc(in.Subject, func(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }):
+		return nil, tool.Errorf(tool.InputInvalid, "subject holds a control character (RFC 5322 §2.2: a header field body is printable text)")
 	case in.Text == nil && in.HTML == nil:
 		return nil, tool.Errorf(tool.InputInvalid, "give text, html or both")
 	}
