@@ -5,7 +5,7 @@ OUT     ?= out
 # Go packages that make test covers (the CDK app, when it exists, is its own package).
 PKGS    ?= ./...
 
-.PHONY: all build deps test lint bench run fuzz clean
+.PHONY: all build deps test lint bench run fuzz clean synth deploy
 
 all: build
 
@@ -61,6 +61,24 @@ run: build
 	    bin/toolgate compile "$$f" -o $(OUT)/solutions || fail=1; \
 	  fi; \
 	done; exit $$fail
+
+# The CDK app (infra/, docs/infra.md): the CLI and jsii keep their caches
+# inside the repository, send no telemetry, and Node 20's end-of-life banner
+# is silenced. Synth needs no network; CDK_FLAGS passes more, such as
+# CDK_FLAGS='-c toolgate:stage=prod -c toolgate:sender=toolgate@example.org'.
+CDK       ?= npx --no-install cdk
+CDK_FLAGS ?=
+CDK_ENV   := CDK_DISABLE_CLI_TELEMETRY=true CDK_HOME=$(CURDIR)/.cache/cdk \
+	JSII_RUNTIME_PACKAGE_CACHE_ROOT=$(CURDIR)/.cache/jsii JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+
+# cdk.out/<Stack>.template.json from every function's bootstrap (make build).
+synth: build deps
+	$(CDK_ENV) $(CDK) synth --no-notices --quiet $(CDK_FLAGS)
+	@ls cdk.out/*.template.json
+
+# Deploys both stacks, the ledger first (needs AWS credentials).
+deploy: build deps
+	$(CDK_ENV) $(CDK) deploy --no-notices --all $(CDK_FLAGS)
 
 clean:
 	rm -rf bin $(OUT)

@@ -3,6 +3,12 @@
 // Emulator (what `sam local invoke -e` runs inside its container), with the
 // ledger on dynalite. An event's name says its outcome: "ok-*.json"
 // succeeds, "<CODE>-*.json" fails with exactly that tool error code.
+//
+// send-email is gated: its events' approvals name the reviews in
+// testdata/events/send-email/reviews.jsonl, which the test stores first, as
+// review-request and review-decision would have (one JSON object a line:
+// review_id, run_id, of, input, decision; expired: its time is over;
+// used_by: the idempotency key it already authorised).
 package functions_test
 
 import (
@@ -28,6 +34,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -35,9 +42,57 @@ const eventsDir = "../testdata/events"
 
 // stack is what every function's events run against.
 type stack struct {
-	dynamo *local.Process
-	store  *ledger.Store
-	ses    *local.Process
+	dynamo  *local.Process
+	store   *ledger.Store
+	reviews *review.Store
+	ses     *local.Process
+}
+
+// storeEventReviews stores the reviews of testdata/events/send-email/
+// reviews.jsonl, decided by the approver the events' approvals name.
+func storeEventReviews(t *testing.T, s *stack, ts *toolset.Toolset) {
+	data, err := os.ReadFile(filepath.Join(eventsDir, "send-email", "reviews.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var f struct {
+			ReviewID string          `json:"review_id"`
+			RunID    string          `json:"run_id"`
+			Of       string          `json:"of"`
+			Input    json.RawMessage `json:"input"`
+			Decision review.Verdict  `json:"decision"`
+			Expired  bool            `json:"expired"`
+			UsedBy   string          `json:"used_by"`
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			t.Fatalf("reviews.jsonl: %v: %s", err, line)
+		}
+		r, err := review.New(review.Params{ID: f.ReviewID, RunID: f.RunID, Step: "approve", Of: f.Of, Tool: "send-email",
+			ToolsetID: ts.ID, Input: f.Input, TimeoutSeconds: 3600})
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := s.reviews
+		if f.Expired {
+			store = store.WithClock(func() time.Time { return time.Now().Add(-2 * time.Hour) })
+		}
+		if _, _, err := store.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, err := store.Decide(ctx, r, f.Decision, "arn:aws:sts::123456789012:assumed-role/newsletter-editors/alice", true, "checked the recipients", time.Minute); err != nil || !ok {
+			t.Fatalf("decide %s: %v %v", r.ID, ok, err)
+		}
+		if f.UsedBy != "" {
+			cur, _ := store.Get(ctx, r.ID)
+			if ok, _, err := store.Bind(ctx, cur, f.UsedBy); err != nil || !ok {
+				t.Fatalf("bind %s: %v %v", r.ID, ok, err)
+			}
+		}
+	}
 }
 
 // function describes how to run one function for its events: the toolset
@@ -45,6 +100,8 @@ type stack struct {
 type function struct {
 	fetchHosts []string
 	env        func(t *testing.T, s *stack) map[string]string
+	// setup stores what the events need once the toolset is registered.
+	setup func(t *testing.T, s *stack, ts *toolset.Toolset)
 	// after checks the function's effects once all its events ran.
 	after func(t *testing.T, s *stack)
 }
@@ -115,6 +172,7 @@ var functions = map[string]function{
 				"AWS_ENDPOINT_URL_SESV2":   s.ses.Endpoint(),
 			}
 		},
+		setup: storeEventReviews,
 		after: func(t *testing.T, s *stack) {
 			// Only the ok event sent anything: every refusal sent nothing.
 			resp, err := http.Get(s.ses.Endpoint() + "/store")
@@ -144,7 +202,7 @@ func TestEvents(t *testing.T) {
 	if err := ledger.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{dynamo: p, store: ledger.New(db, "toolgate-events")}
+	s := &stack{dynamo: p, store: ledger.New(db, "toolgate-events"), reviews: review.NewStore(db, "toolgate-events")}
 	for _, dir := range dirs {
 		name := dir.Name()
 		t.Run(name, func(t *testing.T) {
@@ -162,6 +220,9 @@ func TestEvents(t *testing.T) {
 			}
 			if _, err := s.store.RegisterToolset(context.Background(), ts); err != nil {
 				t.Fatal(err)
+			}
+			if fn.setup != nil {
+				fn.setup(t, s, ts)
 			}
 			vars := map[string]string{dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": s.dynamo.Endpoint()}
 			if fn.env != nil {

@@ -20,6 +20,8 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -74,12 +76,20 @@ func TestSendEmailErrorCodesUnderRIE(t *testing.T) {
 		"TOOLGATE_SENDER":           "noreply@example.com",
 		"TOOLGATE_RECIPIENT_ALLOW":  "@example.com",
 	})
+	// Each call carries the approval of a review of exactly it; a retry is
+	// the same envelope, approval included.
+	reviews := review.NewStore(db, store.Table())
+	sent := map[string][]byte{}
 	envelope := func(run, subject string) []byte {
+		if b, ok := sent[run]; ok {
+			return b
+		}
 		r := "run-ses-" + run
 		b, _ := json.Marshal(map[string]any{"tool": "send-email", "toolset_id": ts.ID, "run_id": r, "seq": 1, "step": "send",
 			"idempotency_key": r + "/1", "attempt": 1, "tolerate_duplicates": false,
 			"input": map[string]any{"to": []string{"team@example.com"}, "subject": subject, "text": "t"}})
-		return b
+		sent[run] = reviewtest.Approve(t, reviews, b)
+		return sent[run]
 	}
 	for subject, want := range map[string]string{
 		"hello":     "",

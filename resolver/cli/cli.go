@@ -32,6 +32,7 @@ commands:
   check-url [--allow ENTRY]... [--allow-address CIDR]... [--resolve HOST=IP[,IP]]... URL   the fetch tool's decision: allow (0), refuse (1)
   check-recipient [--allow ENTRY]... ADDRESS       send-email's recipient decision: allow (0), refuse (1), invalid (3)
   invoke TOOL --input FILE.json [--endpoint URL] [--toolset ID | --fetch-host ENTRY...]   call one tool function directly
+  review list | show ID | approve ID [--reason TEXT] | reject ID --reason TEXT (--url URL | --endpoint URL --as NAME)   reviews of gated calls
 `
 
 // Run runs one command line (args without the program name) and returns the
@@ -53,6 +54,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return ledgerCmd(rest, stdout, stderr)
 	case "invoke":
 		return invokeCmd(rest, stdout, stderr)
+	case "review":
+		return reviewCmd(rest, stdout, stderr)
 	case "check-recipient":
 		return checkRecipient(rest, stdout, stderr)
 	case "check-url":

@@ -44,6 +44,7 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 	toolsetID := fs.String("toolset", "", "a registered toolset id; without it a one-tool toolset is built from the catalog and registered")
 	var fetchHosts stringList
 	fs.Var(&fetchHosts, "fetch-host", "an allowed host for structured-data-fetch in the built toolset (repeatable)")
+	lane := addReviewLane(fs) // gated tools: review_lane.go
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return ExitMisuse
@@ -111,6 +112,10 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 	if _, err := envelope.Decode(payload); err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
 		return ExitMisuse
+	}
+	payload, code := lane.gate(ctx, &af, payload, stderr)
+	if code != ExitOK {
+		return code
 	}
 	fn := *function
 	switch {

@@ -118,6 +118,7 @@ type Dispatcher struct {
 	run      Func
 	log      *slog.Logger
 	toolsets sync.Map // id -> *toolset.Toolset, immutable, cached per container
+	reviews  Reviews  // approvals of gated tools (approval.go)
 }
 
 // New returns a Dispatcher, or an error for a bad config.
@@ -190,6 +191,9 @@ func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.R
 			return rep.result, nil
 		}
 		return nil, err
+	}
+	if err := inv.approve(ctx); err != nil {
+		return nil, inv.refuseClaimed(ctx, err)
 	}
 	return inv.execute(ctx, input)
 }
@@ -451,7 +455,11 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) (json
 		return nil, inv.fail(ctx, te)
 	}
 	if err := inv.checkOutput(res.out); err != nil {
-		return nil, inv.fail(ctx, err)
+		te := tool.Classify(err)
+		// The tool returned success, so its effect happened: for a tool that
+		// must not run twice, the outcome is in doubt, not failed.
+		te.MaybeApplied = te.MaybeApplied || !inv.pinned.Idempotent
+		return nil, inv.fail(ctx, te)
 	}
 	dbCtx, cancelDB := d.ledgerContext(ctx)
 	defer cancelDB()
@@ -501,10 +509,7 @@ func (inv *invocation) fail(ctx context.Context, err error) error {
 		}
 		return te
 	}
-	if !inv.pinned.Idempotent && !te.MaybeApplied && inv.ran {
-		// The tool ran and then something failed: its effect happened.
-		te.MaybeApplied = true
-	}
+
 	state, status := ledger.Failed, ledger.FailedStatus
 	if te.MaybeApplied {
 		state, status = ledger.Unknown, ledger.UnknownRow

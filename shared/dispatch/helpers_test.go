@@ -20,19 +20,27 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // The test tools live here, not in the catalog: test-echo is idempotent
-// (at_least_once), test-send is not (at_most_once), like send-email.
+// (at_least_once), test-send is not (at_most_once), like send-email;
+// test-gated is at_most_once and needs an approved review, like send-email
+// (approval_test.go). test-send is not gated, so that the at_most_once
+// tests need no approvals.
 const testCatalog = `{"tools":[
  {"name":"test-echo","description":"echo","idempotent":true,"policy":"at_least_once","review_required":false,
   "retry":{"max_attempts":3,"interval_seconds":1,"backoff_rate":2},"timeout_seconds":10,"function":"test-echo",
   "input_schema":{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string","maxLength":%d},"pad":{"type":"integer","minimum":0},"fail":{"type":"string"}}},
   "output_schema":{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}},
- {"name":"test-send","description":"send","idempotent":false,"policy":"at_most_once","review_required":true,
+ {"name":"test-send","description":"send","idempotent":false,"policy":"at_most_once","review_required":false,
   "retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":2},"timeout_seconds":10,"function":"test-send",
   "input_schema":{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"},"fail":{"type":"string"}}},
+  "output_schema":{"type":"object","required":["message_id"],"properties":{"message_id":{"type":"string"}}}},
+ {"name":"test-gated","description":"gated send","idempotent":false,"policy":"at_most_once","review_required":true,
+  "retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":2},"timeout_seconds":10,"function":"test-gated",
+  "input_schema":{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"},"n":{"type":"number"},"fail":{"type":"string"}}},
   "output_schema":{"type":"object","required":["message_id"],"properties":{"message_id":{"type":"string"}}}}
 ]}`
 
@@ -44,7 +52,7 @@ func testToolset(t testing.TB, maxLen int) *toolset.Toolset {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := toolset.FromCatalog(c, []string{"test-echo", "test-send"}, nil, nil)
+	ts, err := toolset.FromCatalog(c, []string{"test-echo", "test-send", "test-gated"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +137,7 @@ func (e *env) dispatcher(t testing.TB, name string, run Func, mod ...func(*Confi
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.SetReviews(review.NewStore(e.db, e.store.Table()))
 	return d
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
 )
 
 // Environment variables a tool function reads at cold start (docs/dispatcher.md).
@@ -82,10 +83,12 @@ func Main(tool string, run Func) {
 		log.Error("load AWS configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	d, err := New(cfg, ledger.New(dynamodb.NewFromConfig(awsCfg), table), run, log)
+	db := dynamodb.NewFromConfig(awsCfg)
+	d, err := New(cfg, ledger.New(db, table), run, log)
 	if err != nil {
 		log.Error("bad configuration", "tool", tool, "error", err.Error())
 		os.Exit(1)
 	}
+	d.SetReviews(review.NewStore(db, table))
 	lambda.Start(d.Handle)
 }

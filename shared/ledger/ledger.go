@@ -28,6 +28,23 @@ const (
 	AttrExpiresAt = "expires_at" // epoch seconds; the table's TTL attribute
 )
 
+// The reviews-by-status index (docs/reviews.md) lists reviews without a
+// Scan. Only review items (shared/review) carry its keys, so the index
+// holds nothing else; it projects the attributes a listing shows, never a
+// review's inputs, reason or task token.
+const (
+	ReviewIndex      = "reviews-by-status"
+	AttrReviewListPK = "review_list_pk" // "REVIEWS#<status>"
+	AttrReviewListSK = "review_list_sk" // "<created_at, RFC 3339 UTC ms>#<review_id>"
+)
+
+// ReviewIndexAttributes are the non-key attributes the reviews-by-status
+// index projects.
+var ReviewIndexAttributes = []string{
+	"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
+	"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key",
+}
+
 // DefaultRetention is how long records and rows are kept before their TTL
 // (expires_at) ends them.
 const DefaultRetention = 90 * 24 * time.Hour
@@ -111,8 +128,11 @@ func IsConditionFailed(err error) bool {
 	return errors.As(err, &ccf)
 }
 
-// CreateTable creates the ledger table with on-demand capacity, for the
-// local stack and tests; on AWS the infrastructure creates it.
+// CreateTable creates the ledger table with on-demand capacity and the
+// reviews-by-status global secondary index (hash AttrReviewListPK, range
+// AttrReviewListSK, INCLUDE ReviewIndexAttributes), for the local stack and
+// tests; on AWS the infrastructure creates it. An existing table is left
+// as it is.
 func CreateTable(ctx context.Context, db interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 }, table string) error {
@@ -121,11 +141,21 @@ func CreateTable(ctx context.Context, db interface {
 		AttributeDefinitions: []types.AttributeDefinition{
 			{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrReviewListPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrReviewListSK), AttributeType: types.ScalarAttributeTypeS},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
 		},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: aws.String(ReviewIndex),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(AttrReviewListPK), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(AttrReviewListSK), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ReviewIndexAttributes},
+		}},
 		BillingMode: types.BillingModePayPerRequest,
 	})
 	var inUse *types.ResourceInUseException

@@ -23,6 +23,8 @@ import (
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/recipient"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -252,10 +254,15 @@ func TestThroughDispatcher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reviews := review.NewStore(db, st.Table())
+	d.SetReviews(reviews)
+	// send-email is gated: each call carries the approval of a review of
+	// exactly it, so that what is refused below is refused by the tool.
 	envelope := func(seq int, input string) json.RawMessage {
 		run := fmt.Sprintf("arn:aws:states:us-east-1:000000000000:execution:toolgate-test:run-%d", time.Now().UnixNano())
-		return json.RawMessage(fmt.Sprintf(`{"tool":"send-email","toolset_id":%q,"run_id":%q,"seq":%d,"step":"notify","idempotency_key":"%s/%d","attempt":1,"tolerate_duplicates":false,"input":%s}`,
+		payload := json.RawMessage(fmt.Sprintf(`{"tool":"send-email","toolset_id":%q,"run_id":%q,"seq":%d,"step":"notify","idempotency_key":"%s/%d","attempt":1,"tolerate_duplicates":false,"input":%s}`,
 			ts.ID, run, seq, run, seq, input))
+		return reviewtest.Approve(t, reviews, payload)
 	}
 
 	out, err := d.Handle(ctx, envelope(1, `{"to":["reviewer@example.com"],"subject":"Review needed","text":"Please approve."}`))

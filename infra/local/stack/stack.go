@@ -1,4 +1,8 @@
-package local
+// Package stack starts toolgate's whole local stack: dynalite with the
+// ledger table, the SES v2 emulator, every function under the Lambda RIE,
+// the local Step Functions endpoint and the demo data server, and writes the
+// parameters file `toolgate publish` reads (the same names as SSM).
+package stack
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
 
@@ -37,7 +42,7 @@ const (
 
 // FunctionARN is the local ARN of a function, as publishing substitutes it.
 func FunctionARN(name string) string {
-	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, name)
+	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", local.Region, AccountID, name)
 }
 
 // Stack is the whole local stack: dynalite, the SES v2 emulator, every
@@ -47,13 +52,13 @@ type Stack struct {
 	Dir        string // holds the parameters, functions and env files
 	ParamsFile string // parameter name -> value, as SSM would answer
 	EnvFile    string // shell exports of the endpoints for the CLI
-	Dynamo     *Process
-	SES        *Process
-	SFN        *Process
-	Functions  map[string]*Process
+	Dynamo     *local.Process
+	SES        *local.Process
+	SFN        *local.Process
+	Functions  map[string]*local.Process
 	DataURL    string
 	data       *http.Server
-	procs      []*Process
+	procs      []*local.Process
 }
 
 // StackOptions configure StartStack.
@@ -95,11 +100,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	root, err := Root()
+	root, err := local.Root()
 	if err != nil {
 		return nil, err
 	}
-	s = &Stack{Functions: map[string]*Process{}}
+	s = &Stack{Functions: map[string]*local.Process{}}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -133,17 +138,17 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	s.DataURL = "http://" + dataAddr
 	logf("data server  %s (serves %s)", s.DataURL, dataDir)
 
-	if s.Dynamo, err = StartDynalite(ctx); err != nil {
+	if s.Dynamo, err = local.StartDynalite(ctx); err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, s.Dynamo)
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(s.Dynamo.Endpoint()), Region: Region,
-		Credentials: credentials.NewStaticCredentialsProvider(FakeAccessKeyID, FakeSecretAccessKey, "")})
+	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(s.Dynamo.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	if err := ledger.CreateTable(ctx, db, Table); err != nil {
 		return nil, err
 	}
 	logf("dynalite     %s (table %s)", s.Dynamo.Endpoint(), Table)
-	if s.SES, err = StartSES(ctx); err != nil {
+	if s.SES, err = local.StartSES(ctx); err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, s.SES)
@@ -159,7 +164,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err := writeJSON(functionsFile, map[string]string{}); err != nil {
 		return nil, err
 	}
-	if s.SFN, err = StartSFN(ctx, functionsFile); err != nil {
+	if s.SFN, err = local.StartSFN(ctx, functionsFile); err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, s.SFN)
@@ -183,7 +188,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		for k, v := range o.Env {
 			vars[k] = v
 		}
-		p, err := StartRIE(ctx, name, bootstraps[name], 60*time.Second, vars)
+		p, err := local.StartRIE(ctx, name, bootstraps[name], 60*time.Second, vars)
 		if err != nil {
 			return nil, err
 		}
@@ -210,9 +215,9 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		"export TOOLGATE_TABLE=" + Table,
 		"export AWS_ENDPOINT_URL_DYNAMODB=" + s.Dynamo.Endpoint(),
 		"export AWS_ENDPOINT_URL_SFN=" + s.SFN.Endpoint(),
-		"export AWS_REGION=" + Region,
-		"export AWS_ACCESS_KEY_ID=" + FakeAccessKeyID,
-		"export AWS_SECRET_ACCESS_KEY=" + FakeSecretAccessKey,
+		"export AWS_REGION=" + local.Region,
+		"export AWS_ACCESS_KEY_ID=" + local.FakeAccessKeyID,
+		"export AWS_SECRET_ACCESS_KEY=" + local.FakeSecretAccessKey,
 	}
 	if err := os.WriteFile(s.EnvFile, []byte(strings.Join(env, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
@@ -228,9 +233,9 @@ func (s *Stack) Environ() map[string]string {
 		"TOOLGATE_TABLE":            Table,
 		"AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(),
 		"AWS_ENDPOINT_URL_SFN":      s.SFN.Endpoint(),
-		"AWS_REGION":                Region,
-		"AWS_ACCESS_KEY_ID":         FakeAccessKeyID,
-		"AWS_SECRET_ACCESS_KEY":     FakeSecretAccessKey,
+		"AWS_REGION":                local.Region,
+		"AWS_ACCESS_KEY_ID":         local.FakeAccessKeyID,
+		"AWS_SECRET_ACCESS_KEY":     local.FakeSecretAccessKey,
 		"AWS_EC2_METADATA_DISABLED": "true",
 	}
 }
@@ -259,7 +264,7 @@ func BuildAll(ctx context.Context, root, dir string) (map[string]string, error) 
 	for _, m := range mains {
 		name := filepath.Base(filepath.Dir(m))
 		bs := filepath.Join(dir, name, "bootstrap")
-		if err := BuildBootstrap(ctx, filepath.Dir(m), bs); err != nil {
+		if err := local.BuildBootstrap(ctx, filepath.Dir(m), bs); err != nil {
 			return nil, err
 		}
 		out[name] = bs

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Actions AWS authorises on no resource ARN (the Service Authorization
+// Reference lists no resource type for them), so their statements take
+// Resource "*". infra_test.go lists each with its reason; nothing else may
+// have a "*" resource.
+var (
+	// The task token, not an ARN, names the execution: review-decision.
+	sendTaskActions = []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"}
+	// Finding toolgate-<solution> by name (publish and run list them).
+	listStateMachinesActions = []string{"states:ListStateMachines"}
+	// CloudWatch Logs vended log delivery, which a state machine's logging
+	// configuration needs on its execution role (Step Functions guide,
+	// "IAM policies for logging to CloudWatch Logs").
+	logDeliveryActions = []string{
+		"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+	}
+	// Active tracing of a state machine (the functions' tracing statement
+	// is the one awslambda adds for Tracing_ACTIVE: PutTraceSegments and
+	// PutTelemetryRecords).
+	xrayActions = []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"}
+)
+
+// ledgerARNs name the ledger table and its indexes in the platform stack.
+type ledgerARNs struct {
+	Table   *string
+	Indexes []*string
+}
+
+func newLedgerARNs(tableName string) ledgerARNs {
+	base := "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/" + tableName
+	l := ledgerARNs{Table: sub(base)}
+	for _, ix := range ledgerIndexes {
+		l.Indexes = append(l.Indexes, sub(base+"/index/"+ix.Name))
+	}
+	return l
+}
+
+// ledgerStatement allows item actions on resources (the table or its
+// indexes).
+func ledgerStatement(sid string, actions []string, resources []*string, conditions map[string]any) awsiam.PolicyStatement {
+	props := &awsiam.PolicyStatementProps{
+		Sid:       jsii.String(sid),
+		Actions:   jsii.Strings(actions...),
+		Resources: &resources,
+	}
+	if conditions != nil {
+		props.Conditions = &conditions
+	}
+	return awsiam.NewPolicyStatement(props)
+}
+
+// sub is Fn::Sub of s (pseudo parameters such as ${AWS::Region} only).
+func sub(s string) *string { return awscdk.Fn_Sub(jsii.String(s), nil) }
+
+// Resource ARNs of Step Functions state machines that toolgate publish
+// creates (toolgate-<solution>, resolver/publish.StateMachineName) and of
+// their executions.
+const (
+	stateMachinesARN = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-*"
+	executionsARN    = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-*:*"
+)
+
+// executionLogGroupName is the Solution executions' log group. The name is
+// fixed so that publishing can derive it from the stage; the
+// /aws/vendedlogs/ prefix keeps CloudWatch Logs' resource policy small.
+func executionLogGroupName(stage string) string { return "/aws/vendedlogs/states/toolgate-" + stage }
+
+// access is what publishing, reviewing and operating need.
+type access struct {
+	ExecutionRole    awsiam.Role
+	ExecutionLogs    awslogs.LogGroup
+	Publisher        awsiam.ManagedPolicy
+	Reviewer         awsiam.ManagedPolicy
+	Operator         awsiam.ManagedPolicy
+	ExecutionRoleARN *string
+}
+
+// newAccess defines the Solution execution role, the Solution executions'
+// log group and the Publisher, Reviewer and Operator managed policies.
+func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, ledger ledgerARNs) *access {
+	a := &access{}
+	a.ExecutionLogs = awslogs.NewLogGroup(scope, jsii.String("SolutionExecutionLogs"), &awslogs.LogGroupProps{
+		LogGroupName:  jsii.String(executionLogGroupName(p.Stage)),
+		Retention:     p.LogRetention,
+		RemovalPolicy: p.LogRemovalPolicy,
+	})
+
+	// Step Functions assumes the role only for toolgate-* state machines of
+	// this account (confused deputy protection).
+	principal := awsiam.NewPrincipalWithConditions(
+		awsiam.NewServicePrincipal(jsii.String("states.amazonaws.com"), nil),
+		&map[string]any{
+			"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()},
+			"ArnLike":      map[string]any{"aws:SourceArn": sub(stateMachinesARN)},
+		})
+	a.ExecutionRole = awsiam.NewRole(scope, jsii.String("SolutionExecutionRole"), &awsiam.RoleProps{
+		RoleName:    jsii.String("toolgate-" + p.Stage + "-solution-execution"),
+		AssumedBy:   principal,
+		Description: jsii.String("toolgate Solutions (toolgate-* state machines) run with this role"),
+	})
+	var invocable []*string
+	for _, spec := range functionSpecs {
+		if spec.ForSolutions {
+			invocable = append(invocable, fns[spec.Name].Function.FunctionArn())
+		}
+	}
+	a.ExecutionRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("InvokeToolgateFunctions"),
+		Actions:   jsii.Strings("lambda:InvokeFunction"),
+		Resources: &invocable,
+	}))
+	a.ExecutionRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ExecutionLogging"),
+		Actions:   jsii.Strings(logDeliveryActions...),
+		Resources: jsii.Strings("*"),
+	}))
+	a.ExecutionRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ExecutionTracing"),
+		Actions:   jsii.Strings(xrayActions...),
+		Resources: jsii.Strings("*"),
+	}))
+	a.ExecutionRoleARN = a.ExecutionRole.RoleArn()
+
+	a.Publisher = managedPolicy(scope, "PublisherPolicy", p.Stage, "publisher",
+		"toolgate publish and toolgate run: state machines toolgate-*, their executions, the platform's parameters and toolset registration",
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid: jsii.String("StateMachines"),
+			Actions: jsii.Strings("states:CreateStateMachine", "states:UpdateStateMachine", "states:DescribeStateMachine",
+				"states:PublishStateMachineVersion", "states:StartExecution"),
+			Resources: &[]*string{sub(stateMachinesARN)},
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("Executions"),
+			Actions:   jsii.Strings("states:DescribeExecution", "states:GetExecutionHistory"),
+			Resources: &[]*string{sub(executionsARN)},
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("FindStateMachines"),
+			Actions:   jsii.Strings(listStateMachinesActions...),
+			Resources: jsii.Strings("*"),
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("PassTheExecutionRole"),
+			Actions:    jsii.Strings("iam:PassRole"),
+			Resources:  &[]*string{a.ExecutionRoleARN},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "states.amazonaws.com"}},
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("PlatformParameters"),
+			Actions:   jsii.Strings("ssm:GetParameter", "ssm:GetParameters"),
+			Resources: &[]*string{sub(fmt.Sprintf("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/toolgate/%s/*", p.Stage))},
+		}),
+		// shared/ledger RegisterToolset: a conditional PutItem, then a
+		// consistent GetItem of the same TOOLSET# item.
+		ledgerStatement("RegisterToolsets", []string{ddbGetItem, ddbPutItem}, []*string{ledger.Table}, map[string]any{
+			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{"TOOLSET#*"}},
+		}),
+	)
+
+	decision := fns[fnReviewDecision].Function.FunctionArn()
+	a.Reviewer = managedPolicy(scope, "ReviewerPolicy", p.Stage, "reviewer",
+		"toolgate review: the review decision function through its IAM-authorised Function URL",
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("DecisionFunctionURL"),
+			Actions:    jsii.Strings("lambda:InvokeFunctionUrl"),
+			Resources:  &[]*string{decision},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("DecisionFunction"),
+			Actions:   jsii.Strings("lambda:InvokeFunction"),
+			Resources: &[]*string{decision},
+		}),
+	)
+
+	var tools []*string
+	for _, spec := range functionSpecs {
+		if spec.Tool {
+			tools = append(tools, fns[spec.Name].Function.FunctionArn())
+		}
+	}
+	a.Operator = managedPolicy(scope, "OperatorPolicy", p.Stage, "operator",
+		"toolgate ledger and toolgate invoke: ledger reads and the tool functions' direct lane",
+		// Rows (RUN#), records (KEY#) and toolsets (TOOLSET#), never a
+		// review item (REVIEW#): its inputs are for reviewers only.
+		ledgerStatement("LedgerReads", []string{ddbGetItem, ddbQuery}, []*string{ledger.Table}, map[string]any{
+			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{"RUN#*", "KEY#*", "TOOLSET#*"}},
+		}),
+		// The index projects no review inputs, reasons or task tokens.
+		ledgerStatement("LedgerIndexReads", []string{ddbQuery}, ledger.Indexes, nil),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("DirectLane"),
+			Actions:   jsii.Strings("lambda:InvokeFunction"),
+			Resources: &tools,
+		}),
+	)
+	return a
+}
+
+// managedPolicy defines toolgate-<stage>-<role>, for platform teams to
+// attach to people.
+func managedPolicy(scope constructs.Construct, id, stage, role, description string, statements ...awsiam.PolicyStatement) awsiam.ManagedPolicy {
+	return awsiam.NewManagedPolicy(scope, jsii.String(id), &awsiam.ManagedPolicyProps{
+		ManagedPolicyName: jsii.String("toolgate-" + stage + "-" + role),
+		Description:       jsii.String(description),
+		Statements:        &statements,
+	})
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/sendemail"
+)
+
+// Config is the app's configuration: CDK context keys "toolgate:<field>",
+// from cdk.json's "context" or `cdk synth -c toolgate:<field>=<value>`.
+// Lists and maps may be given as JSON text or, for lists, comma-separated.
+type Config struct {
+	Stage string `json:"stage"` // default "dev"; [a-z][a-z0-9-]{0,19}
+	// send-email (docs/tools.md). SenderIdentity defaults to the sender's
+	// domain.
+	Sender               string   `json:"sender"`
+	SenderIdentity       string   `json:"senderIdentity"`
+	SenderIdentityARN    string   `json:"senderIdentityArn"`
+	CreateSenderIdentity bool     `json:"createSenderIdentity"`
+	RecipientAllow       []string `json:"recipientAllow"`
+	// structured-data-fetch's host allow-list; empty: no fetch at all.
+	FetchAllow []string `json:"fetchAllow"`
+	// Functions override memory, timeout and reserved concurrency by name.
+	Functions map[string]FunctionSettings `json:"functions"`
+	// The ledger table: "retain" (default), "destroy" or
+	// "retain-on-update-or-delete"; deletion protection default true.
+	RemovalPolicy      string `json:"removalPolicy"`
+	DeletionProtection bool   `json:"deletionProtection"`
+	// Every log group's retention in days (a CloudWatch Logs value); default 90.
+	LogRetentionDays int `json:"logRetentionDays"`
+	// The SNS topic alarms notify; empty: alarms without actions.
+	AlarmTopicARN       string `json:"alarmTopicArn"`
+	ErrorAlarmThreshold int    `json:"errorAlarmThreshold"`
+	// SAMLocal makes a template for sam local invoke (docs/infra.md), never
+	// for deployment.
+	SAMLocal bool `json:"samLocal"`
+}
+
+// contextPrefix prefixes every context key of Config.
+const contextPrefix = "toolgate:"
+
+// defaultConfig is what synth uses with no context: fine for synth and
+// tests, and flagged by warnings (example.com sender, no alarm topic).
+func defaultConfig() Config {
+	return Config{
+		Stage:              "dev",
+		Sender:             "toolgate@example.com",
+		RecipientAllow:     []string{"@example.com"},
+		RemovalPolicy:      "retain",
+		DeletionProtection: true,
+		LogRetentionDays:   90,
+	}
+}
+
+// loadConfig reads Config from lookup (the app's TryGetContext) over
+// defaultConfig, then checks it with the functions' own parsers, so that a
+// value a function would refuse at cold start fails the synth instead.
+func loadConfig(lookup func(key string) any) (Config, error) {
+	cfg := defaultConfig()
+	var raw = map[string]json.RawMessage{}
+	for _, key := range configKeys() {
+		v := lookup(contextPrefix + key)
+		if v == nil {
+			continue
+		}
+		text, err := contextJSON(v, key)
+		if err != nil {
+			return cfg, err
+		}
+		raw[key] = text
+	}
+	all, _ := json.Marshal(raw)
+	if err := json.Unmarshal(all, &cfg); err != nil {
+		return cfg, fmt.Errorf("context %s...: %w", contextPrefix, err)
+	}
+	return cfg, cfg.check()
+}
+
+// configKeys are Config's JSON field names.
+func configKeys() []string {
+	var keys []string
+	b, _ := json.Marshal(Config{Functions: map[string]FunctionSettings{}})
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// listKeys take comma-separated text as well as a JSON list.
+var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true}
+
+// contextJSON turns a context value into JSON for Config's field key: a
+// value from cdk.json arrives typed, one from -c as text.
+func contextJSON(v any, key string) (json.RawMessage, error) {
+	if p, ok := v.(*string); ok {
+		v = *p
+	}
+	s, isText := v.(string)
+	if !isText {
+		b, err := json.Marshal(v)
+		return b, err
+	}
+	s = strings.TrimSpace(s)
+	switch {
+	case listKeys[key] && !strings.HasPrefix(s, "["):
+		var l []string
+		for _, e := range strings.Split(s, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				l = append(l, e)
+			}
+		}
+		b, _ := json.Marshal(l)
+		return b, nil
+	case key == "functions" || listKeys[key]:
+		if !json.Valid([]byte(s)) {
+			return nil, fmt.Errorf("context %s%s: not JSON: %s", contextPrefix, key, s)
+		}
+		return json.RawMessage(s), nil
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil || s == "true" || s == "false" {
+		return json.RawMessage(s), nil
+	}
+	b, _ := json.Marshal(s)
+	return b, nil
+}
+
+var stageName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+
+// retentionDays maps the day counts CloudWatch Logs accepts to the enum.
+var retentionDays = map[int]awslogs.RetentionDays{
+	1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS, 5: awslogs.RetentionDays_FIVE_DAYS,
+	7: awslogs.RetentionDays_ONE_WEEK, 14: awslogs.RetentionDays_TWO_WEEKS, 30: awslogs.RetentionDays_ONE_MONTH,
+	60: awslogs.RetentionDays_TWO_MONTHS, 90: awslogs.RetentionDays_THREE_MONTHS, 120: awslogs.RetentionDays_FOUR_MONTHS,
+	150: awslogs.RetentionDays_FIVE_MONTHS, 180: awslogs.RetentionDays_SIX_MONTHS, 365: awslogs.RetentionDays_ONE_YEAR,
+	400: awslogs.RetentionDays_THIRTEEN_MONTHS, 545: awslogs.RetentionDays_EIGHTEEN_MONTHS, 731: awslogs.RetentionDays_TWO_YEARS,
+	1096: awslogs.RetentionDays_THREE_YEARS, 1827: awslogs.RetentionDays_FIVE_YEARS, 2192: awslogs.RetentionDays_SIX_YEARS,
+	2557: awslogs.RetentionDays_SEVEN_YEARS, 2922: awslogs.RetentionDays_EIGHT_YEARS, 3288: awslogs.RetentionDays_NINE_YEARS,
+	3653: awslogs.RetentionDays_TEN_YEARS,
+}
+
+var removalPolicies = map[string]awscdk.RemovalPolicy{
+	"retain":                     awscdk.RemovalPolicy_RETAIN,
+	"destroy":                    awscdk.RemovalPolicy_DESTROY,
+	"retain-on-update-or-delete": awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE,
+}
+
+var topicARN = regexp.MustCompile(`^arn:aws(-[a-z]+)*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$`)
+
+// check validates the configuration and normalises the sender (the form
+// send-email gives SES, which the ses:FromAddress condition must equal).
+func (c *Config) check() error {
+	var problems []error
+	if !stageName.MatchString(c.Stage) {
+		problems = append(problems, fmt.Errorf("stage %q: want [a-z][a-z0-9-]{0,19}", c.Stage))
+	}
+	if c.SenderIdentity == "" {
+		if _, domain, ok := strings.Cut(c.Sender, "@"); ok {
+			c.SenderIdentity = domain
+		}
+	}
+	// send-email's own parser checks the sender, the allow-list and that
+	// the identity authorises the sender; the ARN here is only a shape.
+	ident := c.SenderIdentityARN
+	if ident == "" {
+		ident = "arn:aws:ses:us-east-1:123456789012:identity/" + c.SenderIdentity
+	}
+	env := map[string]string{
+		sendemail.EnvSender:            c.Sender,
+		sendemail.EnvSenderIdentityARN: ident,
+		sendemail.EnvRecipientAllow:    strings.Join(c.RecipientAllow, ","),
+	}
+	if se, err := sendemail.ConfigFromEnv(func(k string) string { return env[k] }); err != nil {
+		problems = append(problems, err)
+	} else {
+		c.Sender = se.From
+	}
+	if _, err := fetch.ParseConfig(c.FetchAllow, nil); err != nil {
+		problems = append(problems, fmt.Errorf("fetchAllow: %w", err))
+	}
+	for name, s := range c.Functions {
+		if specOf(name).Name == "" {
+			problems = append(problems, fmt.Errorf("functions: no function %q", name))
+		}
+		if s.MemoryMB != 0 && (s.MemoryMB < 128 || s.MemoryMB > 10240) {
+			problems = append(problems, fmt.Errorf("functions.%s.memoryMB %d: want 128..10240", name, s.MemoryMB))
+		}
+		if s.TimeoutSeconds != 0 && (s.TimeoutSeconds < 10 || s.TimeoutSeconds > 900) {
+			problems = append(problems, fmt.Errorf("functions.%s.timeoutSeconds %d: want 10..900", name, s.TimeoutSeconds))
+		}
+		if task := specOf(name).taskTimeout(); task > 0 && s.TimeoutSeconds > task {
+			problems = append(problems, fmt.Errorf("functions.%s.timeoutSeconds %d: more than the tool step's Task timeout, %d s (shared/catalog)", name, s.TimeoutSeconds, task))
+		}
+		if s.ReservedConcurrency < 0 {
+			problems = append(problems, fmt.Errorf("functions.%s.reservedConcurrency %d: want 0 or more", name, s.ReservedConcurrency))
+		}
+	}
+	if _, ok := removalPolicies[c.RemovalPolicy]; !ok {
+		problems = append(problems, fmt.Errorf("removalPolicy %q: want retain, destroy or retain-on-update-or-delete", c.RemovalPolicy))
+	}
+	if _, ok := retentionDays[c.LogRetentionDays]; !ok {
+		problems = append(problems, fmt.Errorf("logRetentionDays %d: not a CloudWatch Logs retention", c.LogRetentionDays))
+	}
+	if c.AlarmTopicARN != "" && !topicARN.MatchString(c.AlarmTopicARN) {
+		problems = append(problems, fmt.Errorf("alarmTopicArn %q: not an SNS topic ARN", c.AlarmTopicARN))
+	}
+	if c.ErrorAlarmThreshold < 0 {
+		problems = append(problems, fmt.Errorf("errorAlarmThreshold %d: want 0 (default 5) or more", c.ErrorAlarmThreshold))
+	}
+	return errors.Join(problems...)
+}
+
+// specOf returns the spec of the function named name (the zero spec for
+// none).
+func specOf(name string) functionSpec {
+	for _, s := range functionSpecs {
+		if s.Name == name {
+			return s
+		}
+	}
+	return functionSpec{}
+}

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+)
+
+// Function names: functions/<name>/main.go, bin/functions/<name>/bootstrap,
+// the <name> of /toolgate/<stage>/function/<name>/arn, and the deployed
+// function toolgate-<stage>-<name>.
+const (
+	fnSendEmail      = "send-email"
+	fnFetch          = "structured-data-fetch"
+	fnValidator      = "workflow-validator"
+	fnReviewRequest  = "review-request"
+	fnReviewDecision = "review-decision"
+)
+
+// DynamoDB item actions, the only ledger actions any role gets.
+const (
+	ddbGetItem    = "dynamodb:GetItem"
+	ddbPutItem    = "dynamodb:PutItem"
+	ddbUpdateItem = "dynamodb:UpdateItem"
+	ddbQuery      = "dynamodb:Query"
+)
+
+// functionSpec is what the platform knows of one function: its defaults and
+// exactly the ledger actions its code calls.
+type functionSpec struct {
+	Name        string
+	LogicalID   string // the template's logical ID: sam local invoke <LogicalID>
+	Description string
+	// Tool functions run the governed dispatcher: their log carries the
+	// "tool invocation" line, and operators may invoke them directly.
+	Tool bool
+	// ForSolutions: the Solution execution role may invoke the function, and
+	// /toolgate/<stage>/function/<name>/arn names it for toolgate publish.
+	ForSolutions bool
+	MemoryMB     int
+	// TimeoutSeconds is the function's timeout; for a tool, 0 takes its
+	// catalog timeout_seconds (the tool step's Task timeout), which the
+	// function's timeout must not exceed: a Task that timed out first would
+	// be retried while the function still runs.
+	TimeoutSeconds int
+	// LedgerActions are the item actions the function's code calls on the
+	// table; IndexActions those it calls on the table's indexes.
+	LedgerActions, IndexActions []string
+}
+
+// functionSpecs are the deployed functions in template order.
+var functionSpecs = []functionSpec{
+	{Name: fnSendEmail, LogicalID: "SendEmailFunction", Tool: true, ForSolutions: true,
+		Description: "toolgate tool send-email: SES v2 SendEmail to allow-listed recipients",
+		MemoryMB:    256,
+		// shared/dispatch: claim PutItem, record GetItem and UpdateItem, row
+		// PutItem, toolset GetItem; approvals (shared/review): GetItem and
+		// the binding UpdateItem.
+		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
+	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, ForSolutions: true,
+		Description:   "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",
+		MemoryMB:      512,
+		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
+	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, ForSolutions: true,
+		Description:   "toolgate tool workflow-validator: toolgate check of a Solution",
+		MemoryMB:      512,
+		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
+	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", ForSolutions: true,
+		Description: "toolgate review-request: stores a pending review with its task token",
+		MemoryMB:    256, TimeoutSeconds: 15,
+		// The run's toolset GetItem; the review's conditional PutItem, and a
+		// GetItem of the one already there.
+		LedgerActions: []string{ddbGetItem, ddbPutItem}},
+	{Name: fnReviewDecision, LogicalID: "ReviewDecisionFunction",
+		Description: "toolgate review-decision: records a person's decision and sends the task result",
+		MemoryMB:    256, TimeoutSeconds: 15,
+		// A review's GetItem, its decision and delivery UpdateItems; review
+		// listing queries the reviews-by-status index.
+		LedgerActions: []string{ddbGetItem, ddbUpdateItem}, IndexActions: []string{ddbQuery}},
+}
+
+// FunctionSettings override one function's defaults; zero fields keep them.
+type FunctionSettings struct {
+	MemoryMB       int `json:"memoryMB,omitempty"`
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	// ReservedConcurrency reserves (and caps) the function's concurrent
+	// executions; 0 reserves none. Reserving more than the account's
+	// unreserved pool (less 100) fails the deployment.
+	ReservedConcurrency int `json:"reservedConcurrency,omitempty"`
+}
+
+// taskTimeout is a tool's Task timeout in the catalog; 0 for a function
+// that is not a catalog tool.
+func (spec functionSpec) taskTimeout() int {
+	if t, ok := catalog.Default().Lookup(spec.Name); ok && spec.Tool {
+		return t.TimeoutSeconds
+	}
+	return 0
+}
+
+// settings returns spec's defaults with s applied.
+func (spec functionSpec) settings(s FunctionSettings) FunctionSettings {
+	if s.MemoryMB == 0 {
+		s.MemoryMB = spec.MemoryMB
+	}
+	if s.TimeoutSeconds == 0 {
+		s.TimeoutSeconds = spec.TimeoutSeconds
+	}
+	if s.TimeoutSeconds == 0 {
+		s.TimeoutSeconds = spec.taskTimeout()
+	}
+	return s
+}
+
+// platformFunction is one deployed function with its own role and log group.
+type platformFunction struct {
+	Spec     functionSpec
+	Function awslambda.Function
+	Role     awsiam.Role
+	LogGroup awslogs.LogGroup
+	Settings FunctionSettings
+}
+
+// Environment variables the infrastructure sets (docs/tools.md).
+const (
+	envTable          = "TOOLGATE_TABLE"
+	envTimeoutSeconds = "TOOLGATE_FUNCTION_TIMEOUT_SECONDS"
+	envSender         = "TOOLGATE_SENDER"
+	envSenderIdentity = "TOOLGATE_SENDER_IDENTITY_ARN"
+	envRecipientAllow = "TOOLGATE_RECIPIENT_ALLOW"
+	envFetchAllow     = "TOOLGATE_FETCH_ALLOW"
+	envFetchTimeout   = "TOOLGATE_FETCH_TIMEOUT_SECONDS"
+)
+
+// fetchTimeoutSeconds bounds one fetch inside the function's timeout: the
+// dispatcher stops the tool 2 s before the deadline, after claiming the key,
+// so the fetch gets the timeout less 5 s, at most 30 s (its own maximum;
+// the catalog's 35 s Task timeout leaves it whole).
+func fetchTimeoutSeconds(functionTimeout int) int {
+	return max(1, min(30, functionTimeout-5))
+}
+
+// functionName is the deployed name, at most 64 characters (a Lambda
+// limit): stage names are at most 20 characters.
+func functionName(stage, name string) string { return "toolgate-" + stage + "-" + name }
+
+// newFunctions defines every function with its own role, log group and
+// environment: each function's configuration reaches only that function.
+func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledgerARNs) map[string]*platformFunction {
+	senderIdentityARN := newSenderIdentity(scope, p)
+	out := map[string]*platformFunction{}
+	for _, spec := range functionSpecs {
+		set := spec.settings(p.Functions[spec.Name])
+		env := functionEnv(spec, p, set, senderIdentityARN)
+		var extra []awsiam.PolicyStatement
+		switch spec.Name {
+		case fnSendEmail:
+			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("SendAsTheSenderOnly"),
+				Actions:   jsii.Strings("ses:SendEmail", "ses:SendRawEmail"),
+				Resources: &[]*string{senderIdentityARN},
+				Conditions: &map[string]any{
+					"StringEquals": map[string]any{"ses:FromAddress": p.Sender.Address},
+				},
+			}))
+		case fnReviewDecision:
+			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("SendTaskResult"),
+				Actions:   jsii.Strings(sendTaskActions...),
+				Resources: jsii.Strings("*"),
+			}))
+		}
+		out[spec.Name] = newFunction(scope, p, spec, set, env, ledger, extra)
+	}
+	return out
+}
+
+// samLocalVariables are declared empty in a SAM local template
+// (PlatformStackProps.SAMLocal) so that sam local invoke --env-vars may set
+// them: SAM overrides only variables the template declares. Empty, each
+// means what it means unset: the AWS endpoints, no exemption, no
+// unauthenticated callers.
+var samLocalVariables = map[string][]string{
+	"":               {"AWS_ENDPOINT_URL_DYNAMODB"},
+	fnSendEmail:      {"AWS_ENDPOINT_URL_SESV2"},
+	fnFetch:          {"TOOLGATE_FETCH_ALLOW_ADDRESSES"},
+	fnReviewDecision: {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_ALLOW_UNAUTHENTICATED"},
+}
+
+// functionEnv is the function's own environment (docs/tools.md,
+// docs/reviews.md): the table, the timeout the dispatcher's lease follows,
+// and its own configuration, which no other function sees.
+func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings, senderIdentityARN *string) map[string]*string {
+	env := map[string]*string{
+		envTable:          jsii.String(p.TableName),
+		envTimeoutSeconds: jsii.String(strconv.Itoa(set.TimeoutSeconds)),
+	}
+	switch spec.Name {
+	case fnSendEmail:
+		env[envSender] = jsii.String(p.Sender.Address)
+		env[envSenderIdentity] = senderIdentityARN
+		env[envRecipientAllow] = jsii.String(strings.Join(p.RecipientAllow, ","))
+	case fnFetch:
+		env[envFetchAllow] = jsii.String(strings.Join(p.FetchAllow, ","))
+		env[envFetchTimeout] = jsii.String(strconv.Itoa(fetchTimeoutSeconds(set.TimeoutSeconds)))
+	}
+	if p.SAMLocal {
+		for _, k := range append(samLocalVariables[""], samLocalVariables[spec.Name]...) {
+			env[k] = jsii.String("")
+		}
+	}
+	return env
+}
+
+// newFunction defines one function, its role and its log group. The role
+// holds only: writing to its own log group, the function's ledger actions,
+// extra, and the X-Ray statement that active tracing adds.
+func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functionSpec, set FunctionSettings,
+	env map[string]*string, ledger ledgerARNs, extra []awsiam.PolicyStatement) *platformFunction {
+	logs := awslogs.NewLogGroup(scope, jsii.String(spec.LogicalID+"Logs"), &awslogs.LogGroupProps{
+		Retention:     p.LogRetention,
+		RemovalPolicy: p.LogRemovalPolicy,
+	})
+	role := awsiam.NewRole(scope, jsii.String(spec.LogicalID+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("toolgate " + spec.Name + " function (" + p.Stage + ")"),
+	})
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("OwnLogGroup"),
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: &[]*string{logs.LogGroupArn()},
+	}))
+	role.AddToPolicy(ledgerStatement("Ledger", spec.LedgerActions, []*string{ledger.Table}, nil))
+	if len(spec.IndexActions) > 0 {
+		role.AddToPolicy(ledgerStatement("LedgerIndexes", spec.IndexActions, ledger.Indexes, nil))
+	}
+	for _, s := range extra {
+		role.AddToPolicy(s)
+	}
+	var reserved *float64
+	if set.ReservedConcurrency > 0 {
+		reserved = jsii.Number(set.ReservedConcurrency)
+	}
+	fn := awslambda.NewFunction(scope, jsii.String(spec.LogicalID), &awslambda.FunctionProps{
+		FunctionName:                 jsii.String(functionName(p.Stage, spec.Name)),
+		Description:                  jsii.String(spec.Description),
+		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:                 awslambda.Architecture_ARM_64(),
+		Handler:                      jsii.String("bootstrap"),
+		Code:                         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetsDir, spec.Name)), nil),
+		MemorySize:                   jsii.Number(set.MemoryMB),
+		Timeout:                      awscdk.Duration_Seconds(jsii.Number(set.TimeoutSeconds)),
+		Environment:                  &env,
+		Role:                         role,
+		LogGroup:                     logs,
+		LoggingFormat:                awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2:        awslambda.ApplicationLogLevel_INFO,
+		SystemLogLevelV2:             awslambda.SystemLogLevel_INFO,
+		Tracing:                      awslambda.Tracing_ACTIVE,
+		ReservedConcurrentExecutions: reserved,
+	})
+	overrideLogicalID(fn, spec.LogicalID)
+	return &platformFunction{Spec: spec, Function: fn, Role: role, LogGroup: logs, Settings: set}
+}
+
+// newSenderIdentity returns the ARN of the SES identity send-email sends
+// as: created here when props ask for it, else referenced (it must exist and
+// be verified in the account and region).
+func newSenderIdentity(scope constructs.Construct, p *PlatformStackProps) *string {
+	s := p.Sender
+	if s.IdentityARN != "" {
+		return jsii.String(s.IdentityARN)
+	}
+	if s.CreateIdentity {
+		var id awsses.Identity
+		if strings.Contains(s.Identity, "@") {
+			id = awsses.Identity_Email(jsii.String(s.Identity))
+		} else {
+			id = awsses.Identity_Domain(jsii.String(s.Identity))
+		}
+		ident := awsses.NewEmailIdentity(scope, jsii.String("SenderIdentity"), &awsses.EmailIdentityProps{Identity: id})
+		return ident.EmailIdentityArn()
+	}
+	return sub(fmt.Sprintf("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/%s", s.Identity))
+}
+
+// overrideLogicalID gives a construct's CloudFormation resource a stable,
+// readable logical ID (the name sam local invoke takes).
+func overrideLogicalID(c constructs.IConstruct, id string) {
+	c.Node().DefaultChild().(awscdk.CfnResource).OverrideLogicalId(jsii.String(id))
+}

@@ -1,0 +1,788 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/google/go-cmp/cmp"
+)
+
+// starResource lists every action allowed on Resource "*", with the reason.
+// AWS gives these actions no resource-level permission (the Service
+// Authorization Reference lists no resource type for them). Any other
+// action on "*" fails TestTemplates/no-wildcards.
+var starResource = map[string]string{
+	"states:SendTaskSuccess":        "the task token names the execution; no resource type (review-decision)",
+	"states:SendTaskFailure":        "the task token names the execution; no resource type (review-decision)",
+	"states:SendTaskHeartbeat":      "the task token names the execution; no resource type (review-decision)",
+	"states:ListStateMachines":      "list actions take no resource; publish and run find toolgate-<solution> by name (Publisher)",
+	"xray:PutTraceSegments":         "X-Ray segment upload has no resource type (active tracing of functions and state machines)",
+	"xray:PutTelemetryRecords":      "X-Ray telemetry has no resource type (active tracing)",
+	"xray:GetSamplingRules":         "X-Ray sampling has no resource type (state machine tracing)",
+	"xray:GetSamplingTargets":       "X-Ray sampling has no resource type (state machine tracing)",
+	"logs:CreateLogDelivery":        "vended log delivery has no resource type (Step Functions logging, execution role)",
+	"logs:GetLogDelivery":           "vended log delivery has no resource type (Step Functions logging)",
+	"logs:UpdateLogDelivery":        "vended log delivery has no resource type (Step Functions logging)",
+	"logs:DeleteLogDelivery":        "vended log delivery has no resource type (Step Functions logging)",
+	"logs:ListLogDeliveries":        "vended log delivery has no resource type (Step Functions logging)",
+	"logs:PutResourcePolicy":        "account-wide log resource policy, no resource type (Step Functions logging)",
+	"logs:DescribeResourcePolicies": "account-wide log resource policies, no resource type (Step Functions logging)",
+	"logs:DescribeLogGroups":        "Step Functions checks the destination by listing log groups; the guide grants it on * (Step Functions logging)",
+}
+
+// arn is an ARN in the template's Fn::Sub form.
+func arn(service, resource string) string {
+	return "arn:${AWS::Partition}:" + service + ":${AWS::Region}:${AWS::AccountId}:" + resource
+}
+
+var (
+	tableARN       = arn("dynamodb", "table/toolgate-test")
+	reviewIndexARN = tableARN + "/index/reviews-by-status"
+	identity       = arn("ses", "identity/example.org")
+	dispatcher     = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+	lambdaXRay     = stmt{Actions: []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}, Resources: []string{"*"}}
+)
+
+// ownLogs is a function role's statement on its own log group.
+func ownLogs(fn string) stmt {
+	return stmt{Sid: "OwnLogGroup", Actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"}, Resources: []string{"${" + fn + "Logs.Arn}"}}
+}
+
+// wantFunctionPolicies is each function role's whole policy.
+var wantFunctionPolicies = map[string][]stmt{
+	"SendEmailFunction": {
+		ownLogs("SendEmailFunction"),
+		{Sid: "Ledger", Actions: dispatcher, Resources: []string{tableARN}},
+		{Sid: "SendAsTheSenderOnly", Actions: []string{"ses:SendEmail", "ses:SendRawEmail"}, Resources: []string{identity},
+			Condition: `{"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
+		lambdaXRay,
+	},
+	"StructuredDataFetchFunction": {
+		ownLogs("StructuredDataFetchFunction"),
+		{Sid: "Ledger", Actions: dispatcher, Resources: []string{tableARN}},
+		lambdaXRay,
+	},
+	"WorkflowValidatorFunction": {
+		ownLogs("WorkflowValidatorFunction"),
+		{Sid: "Ledger", Actions: dispatcher, Resources: []string{tableARN}},
+		lambdaXRay,
+	},
+	"ReviewRequestFunction": {
+		ownLogs("ReviewRequestFunction"),
+		{Sid: "Ledger", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{tableARN}},
+		lambdaXRay,
+	},
+	"ReviewDecisionFunction": {
+		ownLogs("ReviewDecisionFunction"),
+		{Sid: "Ledger", Actions: []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, Resources: []string{tableARN}},
+		{Sid: "LedgerIndexes", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
+		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"}, Resources: []string{"*"}},
+		lambdaXRay,
+	},
+}
+
+var wantExecutionRole = []stmt{
+	{Sid: "InvokeToolgateFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
+		"${ReviewRequestFunction.Arn}", "${SendEmailFunction.Arn}", "${StructuredDataFetchFunction.Arn}", "${WorkflowValidatorFunction.Arn}"}},
+	{Sid: "ExecutionLogging", Actions: sorted("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"), Resources: []string{"*"}},
+	{Sid: "ExecutionTracing", Actions: sorted("xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"), Resources: []string{"*"}},
+}
+
+const wantExecutionTrust = `{"Action":"sts:AssumeRole","Condition":{"ArnLike":{"aws:SourceArn":"` +
+	"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-*" +
+	`"},"StringEquals":{"aws:SourceAccount":"${AWS::AccountId}"}},"Effect":"Allow","Principal":{"Service":"states.amazonaws.com"}}`
+
+// wantManagedPolicies are the policies for people, by name.
+var wantManagedPolicies = map[string][]stmt{
+	"toolgate-test-publisher": {
+		{Sid: "StateMachines", Actions: sorted("states:CreateStateMachine", "states:UpdateStateMachine", "states:DescribeStateMachine",
+			"states:PublishStateMachineVersion", "states:StartExecution"), Resources: []string{arn("states", "stateMachine:toolgate-*")}},
+		{Sid: "Executions", Actions: []string{"states:DescribeExecution", "states:GetExecutionHistory"}, Resources: []string{arn("states", "execution:toolgate-*:*")}},
+		{Sid: "FindStateMachines", Actions: []string{"states:ListStateMachines"}, Resources: []string{"*"}},
+		{Sid: "PassTheExecutionRole", Actions: []string{"iam:PassRole"}, Resources: []string{"${SolutionExecutionRole.Arn}"},
+			Condition: `{"StringEquals":{"iam:PassedToService":"states.amazonaws.com"}}`},
+		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter", "ssm:GetParameters"}, Resources: []string{arn("ssm", "parameter/toolgate/test/*")}},
+		{Sid: "RegisterToolsets", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{tableARN},
+			Condition: `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["TOOLSET#*"]}}`},
+	},
+	"toolgate-test-reviewer": {
+		{Sid: "DecisionFunctionURL", Actions: []string{"lambda:InvokeFunctionUrl"}, Resources: []string{"${ReviewDecisionFunction.Arn}"},
+			Condition: `{"StringEquals":{"lambda:FunctionUrlAuthType":"AWS_IAM"}}`},
+		{Sid: "DecisionFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${ReviewDecisionFunction.Arn}"}},
+	},
+	"toolgate-test-operator": {
+		{Sid: "LedgerReads", Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resources: []string{tableARN},
+			Condition: `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["RUN#*","KEY#*","TOOLSET#*"]}}`},
+		{Sid: "LedgerIndexReads", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
+		{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
+			"${SendEmailFunction.Arn}", "${StructuredDataFetchFunction.Arn}", "${WorkflowValidatorFunction.Arn}"}},
+	},
+}
+
+// wantParameters are the SSM parameters toolgate publish reads, with
+// exactly these names (resolver/publish), and their values.
+var wantParameters = map[string]string{
+	"/toolgate/test/function/send-email/arn":            "${SendEmailFunction.Arn}",
+	"/toolgate/test/function/structured-data-fetch/arn": "${StructuredDataFetchFunction.Arn}",
+	"/toolgate/test/function/workflow-validator/arn":    "${WorkflowValidatorFunction.Arn}",
+	"/toolgate/test/function/review-request/arn":        "${ReviewRequestFunction.Arn}",
+	"/toolgate/test/role/solution-execution/arn":        "${SolutionExecutionRole.Arn}",
+	"/toolgate/test/table/name":                         "toolgate-test",
+	"/toolgate/test/review-decision/url":                "${ReviewDecisionUrl.FunctionUrl}",
+}
+
+// wantPlatformCounts is the platform stack's resource list.
+var wantPlatformCounts = map[string]int{
+	"AWS::Lambda::Function":   5,
+	"AWS::Lambda::Url":        1,
+	"AWS::IAM::Role":          6, // one per function, the Solution execution role
+	"AWS::IAM::Policy":        6, // each role's policy
+	"AWS::IAM::ManagedPolicy": 3, // Publisher, Reviewer, Operator
+	"AWS::Logs::LogGroup":     6, // one per function, Solution executions
+	"AWS::Logs::MetricFilter": 4, // UNKNOWN rows on each tool's log group, failed executions
+	"AWS::SSM::Parameter":     7,
+	"AWS::CloudWatch::Alarm":  12, // errors and throttles per function, UNKNOWN rows, failed executions
+}
+
+// wantEnv is each function's whole environment.
+var wantEnv = map[string]map[string]string{
+	"SendEmailFunction": {
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30",
+		"TOOLGATE_SENDER": "noreply@mail.example.org", "TOOLGATE_SENDER_IDENTITY_ARN": identity,
+		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
+	},
+	"StructuredDataFetchFunction": {
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20",
+		"TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_FETCH_TIMEOUT_SECONDS": "15",
+	},
+	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30"},
+	"ReviewRequestFunction":     {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15"},
+	// Never TOOLGATE_ALLOW_UNAUTHENTICATED: on AWS the approver is the
+	// calling IAM principal.
+	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15"},
+}
+
+// wantFunctions: memory, timeout and reserved concurrency (0: none).
+var wantFunctions = map[string][3]int{
+	"SendEmailFunction":           {256, 30, 5},
+	"StructuredDataFetchFunction": {1024, 20, 0},
+	"WorkflowValidatorFunction":   {512, 30, 0},
+	"ReviewRequestFunction":       {256, 15, 0},
+	"ReviewDecisionFunction":      {256, 15, 0},
+}
+
+// rule is one checked property of the templates, with a test-only
+// mutation of the platform template (or nil for the ledger's) that breaks
+// it: TestRulesCatchBreakage shows the rule reports the break.
+type rule struct {
+	name  string
+	check func(ledger, platform assertions.Template, lj, pj tmpl) error
+	brk   func(lj, pj tmpl)
+	says  string // what the rule's report of the break names
+}
+
+var rules = []rule{
+	{"resource-counts", checkCounts, func(_, pj tmpl) {
+		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
+	}, `Expected 7 resources of type AWS::SSM::Parameter`},
+	{"table", checkTable, func(lj, _ tmpl) {
+		t := resourceByType(lj, "AWS::DynamoDB::Table")
+		t["DeletionPolicy"] = "Delete"
+		props(t)["BillingMode"] = "PROVISIONED"
+	}, `Expected Retain but received Delete`},
+	{"functions", checkFunctions, func(_, pj tmpl) {
+		env := props(resources(pj, "AWS::Lambda::Function")["ReviewDecisionFunction"])["Environment"].(tmpl)["Variables"].(tmpl)
+		env["TOOLGATE_ALLOW_UNAUTHENTICATED"] = "true"
+	}, `TOOLGATE_ALLOW_UNAUTHENTICATED`},
+	{"function-roles", checkFunctionRoles, func(_, pj tmpl) {
+		addStatement(pj, "SendEmailFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:Scan", "Resource": tableARNValue()})
+	}, `dynamodb:Scan`},
+	{"ledger-actions", checkLedgerActions, func(_, pj tmpl) {
+		addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": []any{"dynamodb:Query", "dynamodb:Scan"}, "Resource": tableARNValue()})
+	}, `dynamodb:Scan is not a ledger item action`},
+	{"execution-role", checkExecutionRole, func(_, pj tmpl) {
+		for _, p := range resources(pj, "AWS::IAM::Policy") {
+			for _, s := range statements(props(p)["PolicyDocument"]) {
+				if s["Sid"] == "InvokeToolgateFunctions" {
+					s["Resource"] = append(s["Resource"].([]any), tmpl{"Fn::GetAtt": []any{"ReviewDecisionFunction", "Arn"}})
+				}
+			}
+		}
+	}, `ReviewDecisionFunction.Arn`},
+	{"managed-policies", checkManagedPolicies, func(_, pj tmpl) {
+		for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+			for _, s := range statements(props(p)["PolicyDocument"]) {
+				if s["Sid"] == "PlatformParameters" {
+					s["Action"] = append(s["Action"].([]any), "ssm:PutParameter")
+				}
+			}
+		}
+	}, `ssm:PutParameter`},
+	{"no-wildcards", checkWildcards, func(_, pj tmpl) {
+		addStatement(pj, "WorkflowValidatorFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": "*"})
+	}, `dynamodb:GetItem on Resource * is not an exception`},
+	{"parameters", checkParameters, func(_, pj tmpl) {
+		for _, p := range resources(pj, "AWS::SSM::Parameter") {
+			if props(p)["Name"] == "/toolgate/test/table/name" {
+				props(p)["Name"] = "/toolgate/test/table"
+			}
+		}
+	}, `/toolgate/test/table"`},
+	{"alarms", checkAlarms, func(_, pj tmpl) {
+		for _, a := range resources(pj, "AWS::CloudWatch::Alarm") {
+			if props(a)["AlarmName"] == "toolgate-test-ledger-unknown" {
+				delete(props(a), "AlarmActions")
+			}
+		}
+	}, `alarm toolgate-test-ledger-unknown notifies null`},
+}
+
+func TestTemplates(t *testing.T) {
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			if err := r.check(ledgerTemplate, platformTemplate, ledgerJSON, platformJSON); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRulesCatchBreakage breaks each rule on purpose in a copy of the
+// synthesized templates and expects the rule to report it.
+func TestRulesCatchBreakage(t *testing.T) {
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			lj, pj := clone(ledgerJSON), clone(platformJSON)
+			r.brk(lj, pj)
+			var lt, pt assertions.Template
+			if err := try(func() {
+				lt = assertions.Template_FromJSON(&lj, nil)
+				pt = assertions.Template_FromJSON(&pj, nil)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			err := r.check(lt, pt, lj, pj)
+			if err == nil {
+				t.Fatal("the broken template passed")
+			}
+			if !strings.Contains(err.Error(), r.says) {
+				t.Fatalf("the report does not name the break (%q):\n%v", r.says, err)
+			}
+		})
+	}
+}
+
+// TestLedgerProps: the removal policy and deletion protection come from
+// props (default retain and protected, which checkTable requires); a stack
+// configured otherwise fails checkTable.
+func TestLedgerProps(t *testing.T) {
+	app := awscdk.NewApp(nil)
+	stack := NewLedgerStack(app, "Props", &LedgerStackProps{
+		TableName: "toolgate-test", RemovalPolicy: awscdk.RemovalPolicy_DESTROY, DeletionProtection: jsii.Bool(false),
+	})
+	var tpl assertions.Template
+	if err := try(func() { tpl = assertions.Template_FromStack(stack.Stack, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := try(func() {
+		tpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+			"Properties": map[string]any{"DeletionProtectionEnabled": false},
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkTable(tpl, nil, *tpl.ToJSON(), nil); err == nil {
+		t.Fatal("checkTable passed a table that is neither retained nor protected")
+	}
+}
+
+func checkCounts(ledger, platform assertions.Template, _, pj tmpl) error {
+	var errs []error
+	errs = append(errs, try(func() { ledger.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(1)) }))
+	total := 0
+	for typ, n := range wantPlatformCounts {
+		total += n
+		errs = append(errs, try(func() { platform.ResourceCountIs(jsii.String(typ), jsii.Number(n)) }))
+	}
+	if all := len(pj["Resources"].(tmpl)); all != total {
+		errs = append(errs, fmt.Errorf("the platform stack has %d resources, want %d", all, total))
+	}
+	return errors.Join(errs...)
+}
+
+func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
+	var errs []error
+	errs = append(errs, try(func() {
+		ledger.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"DeletionPolicy":      "Retain",
+			"UpdateReplacePolicy": "Retain",
+			"Properties": map[string]any{
+				"TableName": "toolgate-test",
+				"KeySchema": []any{
+					map[string]any{"AttributeName": "pk", "KeyType": "HASH"},
+					map[string]any{"AttributeName": "sk", "KeyType": "RANGE"},
+				},
+				"BillingMode":                      "PAY_PER_REQUEST",
+				"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
+				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+				"DeletionProtectionEnabled":        true,
+			},
+		})
+	}))
+	// Every key is a string; the reviews-by-status index (shared/ledger
+	// CreateTable) projects the listing's attributes only.
+	var projected []any
+	for _, a := range []string{"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
+		"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key"} {
+		projected = append(projected, a)
+	}
+	want := map[string]any{
+		"AttributeDefinitions": assertions.Match_ArrayEquals(&[]any{
+			map[string]any{"AttributeName": "pk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "sk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "review_list_pk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "review_list_sk", "AttributeType": "S"},
+		}),
+		"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&[]any{map[string]any{
+			"IndexName": "reviews-by-status",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "review_list_pk", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "review_list_sk", "KeyType": "RANGE"},
+			},
+			"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": projected},
+		}}),
+	}
+	errs = append(errs, try(func() { ledger.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), want) }))
+	return errors.Join(errs...)
+}
+
+func checkFunctions(_, platform assertions.Template, _, pj tmpl) error {
+	var errs []error
+	fns := resources(pj, "AWS::Lambda::Function")
+	if len(fns) != len(wantFunctions) {
+		errs = append(errs, fmt.Errorf("%d functions, want %d", len(fns), len(wantFunctions)))
+	}
+	for id, w := range wantFunctions {
+		fn, ok := fns[id]
+		if !ok {
+			errs = append(errs, fmt.Errorf("no function %s", id))
+			continue
+		}
+		want := map[string]any{
+			"FunctionName":  "toolgate-test-" + specByLogicalID(id).Name,
+			"Runtime":       "provided.al2023",
+			"Architectures": []any{"arm64"},
+			"Handler":       "bootstrap",
+			"MemorySize":    w[0],
+			"Timeout":       w[1],
+			"TracingConfig": map[string]any{"Mode": "Active"},
+			"LoggingConfig": map[string]any{"LogFormat": "JSON", "LogGroup": assertions.Match_AnyValue()},
+		}
+		if w[2] > 0 {
+			want["ReservedConcurrentExecutions"] = w[2]
+		} else {
+			want["ReservedConcurrentExecutions"] = assertions.Match_Absent()
+		}
+		errs = append(errs, wrap(id, try(func() {
+			platform.HasResource(jsii.String("AWS::Lambda::Function"), map[string]any{
+				"Properties": want,
+			})
+		})))
+		p := props(fn)
+		env := map[string]string{}
+		if e, ok := p["Environment"].(tmpl); ok {
+			for k, v := range e["Variables"].(tmpl) {
+				env[k] = text(v)
+			}
+		}
+		if d := cmp.Diff(wantEnv[id], env); d != "" {
+			errs = append(errs, fmt.Errorf("%s environment (-want +got):\n%s", id, d))
+		}
+		// The dispatcher's lease agrees with the function's timeout.
+		if got := env[envTimeoutSeconds]; got != strconv.Itoa(int(p["Timeout"].(float64))) {
+			errs = append(errs, fmt.Errorf("%s: %s=%s, but the timeout is %v", id, envTimeoutSeconds, got, p["Timeout"]))
+		}
+		// Its log group keeps logs for the retention period.
+		logs := pj["Resources"].(tmpl)[p["LoggingConfig"].(tmpl)["LogGroup"].(tmpl)["Ref"].(string)].(tmpl)
+		if logs["Type"] != "AWS::Logs::LogGroup" || props(logs)["RetentionInDays"] != float64(90) {
+			errs = append(errs, fmt.Errorf("%s: its log group is not kept 90 days: %s", id, text(logs)))
+		}
+	}
+	errs = append(errs, try(func() {
+		platform.ResourcePropertiesCountIs(jsii.String("AWS::Lambda::Url"), map[string]any{
+			"AuthType":          "AWS_IAM",
+			"TargetFunctionArn": map[string]any{"Fn::GetAtt": []any{"ReviewDecisionFunction", "Arn"}},
+		}, jsii.Number(1))
+	}))
+	// Nothing opens the URL or a function to the world.
+	errs = append(errs, try(func() { platform.ResourceCountIs(jsii.String("AWS::Lambda::Permission"), jsii.Number(0)) }))
+	return errors.Join(errs...)
+}
+
+// specByLogicalID returns the spec of the function with logical ID id.
+func specByLogicalID(id string) functionSpec {
+	for _, s := range functionSpecs {
+		if s.LogicalID == id {
+			return s
+		}
+	}
+	return functionSpec{}
+}
+
+func checkFunctionRoles(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	for id, want := range wantFunctionPolicies {
+		role := symbol(roleOf(pj, id))
+		errs = append(errs, wrap(id, comparePolicy(policyOf(pj, role), want)))
+		errs = append(errs, wrap(id, checkTrust(pj, role,
+			`{"Action":"sts:AssumeRole","Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"}}`)))
+	}
+	// No role has a managed policy: everything is in its own statements.
+	for id, r := range resources(pj, "AWS::IAM::Role") {
+		if m, ok := props(r)["ManagedPolicyArns"]; ok {
+			errs = append(errs, fmt.Errorf("role %s has managed policies %s", id, text(m)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ledgerItemActions are the only DynamoDB actions any policy may hold.
+var ledgerItemActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
+
+// checkLedgerActions: every DynamoDB statement in any policy holds item
+// actions only (no Scan, no DeleteTable), on the table and, for Query, its
+// indexes.
+func checkLedgerActions(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	for _, s := range allStatements(pj) {
+		var ddb bool
+		for _, a := range s.Actions {
+			if strings.HasPrefix(a, "dynamodb:") {
+				ddb = true
+				if !slices.Contains(ledgerItemActions, a) {
+					errs = append(errs, fmt.Errorf("%s: %s is not a ledger item action", s.Owner, a))
+				}
+			}
+		}
+		if !ddb {
+			continue
+		}
+		for _, r := range s.Resources {
+			index := strings.HasPrefix(r, tableARN+"/index/") && !strings.Contains(r, "*")
+			if r != tableARN && !(index && slices.Contains(s.Actions, "dynamodb:Query")) {
+				errs = append(errs, fmt.Errorf("%s: ledger actions on %s", s.Owner, r))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkExecutionRole(_, _ assertions.Template, _, pj tmpl) error {
+	return errors.Join(
+		comparePolicy(policyOf(pj, "SolutionExecutionRole"), wantExecutionRole),
+		checkTrust(pj, "SolutionExecutionRole", wantExecutionTrust),
+		func() error {
+			for id, r := range resources(pj, "AWS::IAM::Role") {
+				if symbol(id) == "SolutionExecutionRole" && props(r)["RoleName"] != "toolgate-test-solution-execution" {
+					return fmt.Errorf("execution role name %v", props(r)["RoleName"])
+				}
+			}
+			return nil
+		}(),
+	)
+}
+
+func checkManagedPolicies(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	got := map[string][]stmt{}
+	for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+		name, _ := props(p)["ManagedPolicyName"].(string)
+		got[name] = toStmts(name, props(p)["PolicyDocument"])
+		for _, k := range []string{"Roles", "Users", "Groups"} {
+			if _, ok := props(p)[k]; ok {
+				errs = append(errs, fmt.Errorf("%s is attached to %s: platform teams attach it", name, k))
+			}
+		}
+	}
+	if len(got) != len(wantManagedPolicies) {
+		errs = append(errs, fmt.Errorf("managed policies %v, want %d", slices.Sorted(maps.Keys(got)), len(wantManagedPolicies)))
+	}
+	for name, want := range wantManagedPolicies {
+		errs = append(errs, wrap(name, comparePolicy(got[name], want)))
+	}
+	return errors.Join(errs...)
+}
+
+// checkWildcards: no action has a wildcard, no statement uses NotAction or
+// NotResource, and Resource "*" holds only actions of starResource.
+func checkWildcards(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	used := map[string]bool{}
+	for _, s := range allStatements(pj) {
+		if s.Not {
+			errs = append(errs, fmt.Errorf("%s: NotAction or NotResource", s.Owner))
+		}
+		if s.Effect != "Allow" {
+			errs = append(errs, fmt.Errorf("%s: effect %s", s.Owner, s.Effect))
+		}
+		for _, a := range s.Actions {
+			if strings.Contains(a, "*") {
+				errs = append(errs, fmt.Errorf("%s: wildcard action %s", s.Owner, a))
+			}
+		}
+		if !slices.Contains(s.Resources, "*") {
+			continue
+		}
+		for _, a := range s.Actions {
+			if _, ok := starResource[a]; !ok {
+				errs = append(errs, fmt.Errorf("%s: %s on Resource * is not an exception", s.Owner, a))
+			}
+			used[a] = true
+		}
+	}
+	for a := range starResource {
+		if !used[a] {
+			errs = append(errs, fmt.Errorf("exception %s is not used: remove it", a))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkParameters(_, platform assertions.Template, _, pj tmpl) error {
+	got := map[string]string{}
+	for _, p := range resources(pj, "AWS::SSM::Parameter") {
+		got[text(props(p)["Name"])] = text(props(p)["Value"])
+	}
+	var errs []error
+	if d := cmp.Diff(wantParameters, got); d != "" {
+		errs = append(errs, fmt.Errorf("SSM parameters (-want +got):\n%s", d))
+	}
+	errs = append(errs, try(func() {
+		platform.AllResourcesProperties(jsii.String("AWS::SSM::Parameter"), map[string]any{"Type": "String"})
+	}))
+	return errors.Join(errs...)
+}
+
+func checkAlarms(_, platform assertions.Template, _, pj tmpl) error {
+	var errs []error
+	names := []string{"toolgate-test-ledger-unknown", "toolgate-test-executions-failed"}
+	for _, spec := range functionSpecs {
+		names = append(names, "toolgate-test-"+spec.Name+"-errors", "toolgate-test-"+spec.Name+"-throttles")
+	}
+	got := map[string]tmpl{}
+	for _, a := range resources(pj, "AWS::CloudWatch::Alarm") {
+		got[text(props(a)["AlarmName"])] = props(a)
+	}
+	for _, n := range names {
+		a, ok := got[n]
+		if !ok {
+			errs = append(errs, fmt.Errorf("no alarm %s", n))
+			continue
+		}
+		if text(a["AlarmActions"]) != `["`+testTopic+`"]` {
+			errs = append(errs, fmt.Errorf("alarm %s notifies %s, want the topic of the props", n, text(a["AlarmActions"])))
+		}
+	}
+	if len(got) != len(names) {
+		errs = append(errs, fmt.Errorf("%d alarms, want %d", len(got), len(names)))
+	}
+	// The UNKNOWN filter on each tool's log group, the failed executions
+	// filter on the Solution executions' log group.
+	filters := map[string]string{}
+	for _, f := range resources(pj, "AWS::Logs::MetricFilter") {
+		filters[text(props(f)["LogGroupName"])] = text(props(f)["FilterPattern"])
+	}
+	want := map[string]string{"${SolutionExecutionLogs}": executionFailedPattern}
+	for _, spec := range functionSpecs {
+		if spec.Tool {
+			want["${"+spec.LogicalID+"Logs}"] = `{ ($.msg = "tool invocation") && ($.ledger_status = "UNKNOWN") }`
+		}
+	}
+	if d := cmp.Diff(want, filters); d != "" {
+		errs = append(errs, fmt.Errorf("metric filters by log group (-want +got):\n%s", d))
+	}
+	errs = append(errs, try(func() {
+		platform.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"AlarmName": "toolgate-test-ledger-unknown", "Namespace": "toolgate/test", "MetricName": "LedgerUnknownRows",
+			"Statistic": "Sum", "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+		})
+	}))
+	return errors.Join(errs...)
+}
+
+// stmt is an IAM policy statement rendered with text: actions and
+// resources sorted, the condition as JSON.
+type stmt struct {
+	Sid       string
+	Actions   []string
+	Resources []string
+	Condition string
+	// Set by toStmts; comparePolicy ignores them.
+	Owner  string
+	Effect string
+	Not    bool
+}
+
+func sorted(s ...string) []string { s = slices.Clone(s); sort.Strings(s); return s }
+
+// statements returns a policy document's statements.
+func statements(doc any) []tmpl {
+	d, _ := doc.(tmpl)
+	var out []tmpl
+	switch s := d["Statement"].(type) {
+	case []any:
+		for _, x := range s {
+			out = append(out, x.(tmpl))
+		}
+	case tmpl:
+		out = append(out, s)
+	}
+	return out
+}
+
+func toStmts(owner string, doc any) []stmt {
+	var out []stmt
+	for _, s := range statements(doc) {
+		st := stmt{Owner: owner, Actions: strs(s["Action"]), Resources: strs(s["Resource"])}
+		st.Sid, _ = s["Sid"].(string)
+		st.Effect, _ = s["Effect"].(string)
+		if c, ok := s["Condition"]; ok {
+			st.Condition = text(c)
+		}
+		_, na := s["NotAction"]
+		_, nr := s["NotResource"]
+		st.Not = na || nr
+		out = append(out, st)
+	}
+	return out
+}
+
+// policyOf returns every statement of the role whose logical ID without
+// its hash is role: its AWS::IAM::Policy resources and inline policies.
+func policyOf(pj tmpl, role string) []stmt {
+	var out []stmt
+	for id, p := range resources(pj, "AWS::IAM::Policy") {
+		for _, r := range props(p)["Roles"].([]any) {
+			if text(r) == "${"+role+"}" {
+				out = append(out, toStmts(symbol(id), props(p)["PolicyDocument"])...)
+			}
+		}
+	}
+	for id, r := range resources(pj, "AWS::IAM::Role") {
+		if symbol(id) != role {
+			continue
+		}
+		if inline, ok := props(r)["Policies"].([]any); ok {
+			for _, p := range inline {
+				out = append(out, toStmts(role, p.(tmpl)["PolicyDocument"])...)
+			}
+		}
+	}
+	return out
+}
+
+// allStatements returns every identity policy statement of the template.
+func allStatements(pj tmpl) []stmt {
+	var out []stmt
+	for id, p := range resources(pj, "AWS::IAM::Policy") {
+		out = append(out, toStmts(symbol(id), props(p)["PolicyDocument"])...)
+	}
+	for id, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+		out = append(out, toStmts(symbol(id), props(p)["PolicyDocument"])...)
+	}
+	for id, r := range resources(pj, "AWS::IAM::Role") {
+		if inline, ok := props(r)["Policies"].([]any); ok {
+			for _, p := range inline {
+				out = append(out, toStmts(symbol(id), p.(tmpl)["PolicyDocument"])...)
+			}
+		}
+	}
+	return out
+}
+
+// comparePolicy requires got to be exactly want: the same statements, each
+// Allow, in any order.
+func comparePolicy(got, want []stmt) error {
+	key := func(s stmt) string { return s.Sid + "|" + strings.Join(s.Actions, ",") }
+	var errs []error
+	var g []stmt
+	for _, s := range got {
+		if s.Effect != "Allow" || s.Not {
+			errs = append(errs, fmt.Errorf("statement %s is not a plain Allow", key(s)))
+		}
+		s.Owner, s.Effect, s.Not = "", "", false
+		g = append(g, s)
+	}
+	w := slices.Clone(want)
+	slices.SortFunc(g, func(a, b stmt) int { return strings.Compare(key(a), key(b)) })
+	slices.SortFunc(w, func(a, b stmt) int { return strings.Compare(key(a), key(b)) })
+	if d := cmp.Diff(w, g); d != "" {
+		errs = append(errs, fmt.Errorf("policy (-want +got):\n%s", d))
+	}
+	return errors.Join(errs...)
+}
+
+// checkTrust requires the role's trust policy to be exactly the statement
+// want (JSON rendered with text).
+func checkTrust(pj tmpl, role, want string) error {
+	for id, r := range resources(pj, "AWS::IAM::Role") {
+		if symbol(id) != role {
+			continue
+		}
+		st := statements(props(r)["AssumeRolePolicyDocument"])
+		if len(st) != 1 || text(st[0]) != want {
+			return fmt.Errorf("trust policy of %s:\n got %s\nwant %s", role, text(props(r)["AssumeRolePolicyDocument"]), want)
+		}
+		return nil
+	}
+	return fmt.Errorf("no role %s", role)
+}
+
+// Test-only mutations.
+
+func firstID(t tmpl, typ string) string {
+	ids := slices.Sorted(maps.Keys(resources(t, typ)))
+	return ids[0]
+}
+
+func resourceByType(t tmpl, typ string) tmpl {
+	return resources(t, typ)[firstID(t, typ)]
+}
+
+// roleOf returns the logical ID of the role of the function fn.
+func roleOf(pj tmpl, fn string) string {
+	return props(resources(pj, "AWS::Lambda::Function")[fn])["Role"].(tmpl)["Fn::GetAtt"].([]any)[0].(string)
+}
+
+// addStatement appends s to the policy of the function with logical ID fn.
+func addStatement(pj tmpl, fn string, s tmpl) {
+	role := roleOf(pj, fn)
+	for _, p := range resources(pj, "AWS::IAM::Policy") {
+		if text(props(p)["Roles"]) == `["${`+symbol(role)+`}"]` {
+			doc := props(p)["PolicyDocument"].(tmpl)
+			doc["Statement"] = append(doc["Statement"].([]any), s)
+			return
+		}
+	}
+	panic("no policy for " + fn)
+}
+
+func tableARNValue() any { return tmpl{"Fn::Sub": tableARN} }
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// The app is synthesized once per test binary (each synth costs seconds):
+// TestMain fills these before any test runs.
+var (
+	ledgerTemplate, platformTemplate assertions.Template
+	ledgerJSON, platformJSON         tmpl
+)
+
+// testConfig differs from defaultConfig wherever a prop can, so that the
+// tests see props reach the template.
+func testConfig() Config {
+	cfg := defaultConfig()
+	cfg.Stage = "test"
+	cfg.Sender = "noreply@mail.example.org"
+	cfg.SenderIdentity = "example.org"
+	cfg.RecipientAllow = []string{"@example.org", "ops@example.com"}
+	cfg.FetchAllow = []string{"api.example.org", "*.data.example.net"}
+	cfg.Functions = map[string]FunctionSettings{
+		fnSendEmail: {ReservedConcurrency: 5},
+		fnFetch:     {MemoryMB: 1024, TimeoutSeconds: 20},
+	}
+	cfg.AlarmTopicARN = testTopic
+	cfg.ErrorAlarmThreshold = 3
+	return cfg
+}
+
+const testTopic = "arn:aws:sns:eu-west-1:123456789012:toolgate-alarms"
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	// The settings of make synth, unless the caller set them.
+	jsiiDefaults(filepath.Join("..", ".cache", "jsii"))
+	defer jsii.Close()
+	cfg := testConfig()
+	if err := cfg.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "testConfig:", err)
+		return 1
+	}
+	app := awscdk.NewApp(nil)
+	ledger, platform := newApp(app, cfg, filepath.Join("testdata", "assets"))
+	if err := try(func() {
+		ledgerTemplate = assertions.Template_FromStack(ledger.Stack, nil)
+		platformTemplate = assertions.Template_FromStack(platform.Stack, nil)
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, "synth:", err)
+		return 1
+	}
+	ledgerJSON, platformJSON = *ledgerTemplate.ToJSON(), *platformTemplate.ToJSON()
+	return m.Run()
+}
+
+// try runs f and returns what it panicked with as an error: a failed
+// assertions.Template assertion is a panic.
+func try(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// tmpl is a CloudFormation template as JSON.
+type tmpl = map[string]any
+
+// clone deep-copies a template, for a test-only mutation.
+func clone(t tmpl) tmpl {
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic(err)
+	}
+	var c tmpl
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// resources returns the template's resources of type typ by logical ID.
+func resources(t tmpl, typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	all, _ := t["Resources"].(map[string]any)
+	for id, r := range all {
+		res := r.(map[string]any)
+		if res["Type"] == typ {
+			out[id] = res
+		}
+	}
+	return out
+}
+
+// props returns a resource's Properties.
+func props(r map[string]any) map[string]any {
+	p, _ := r["Properties"].(map[string]any)
+	return p
+}
+
+// cdkHash is the 8 hex digits the CDK appends to a construct's logical ID.
+var cdkHash = regexp.MustCompile(`^([A-Za-z0-9]+?)[0-9A-F]{8}$`)
+
+// symbol is a logical ID without the CDK's hash: SendEmailFunctionLogs for
+// SendEmailFunctionLogs1A2B3C4D.
+func symbol(id string) string {
+	if m := cdkHash.FindStringSubmatch(id); m != nil {
+		return m[1]
+	}
+	return id
+}
+
+// text renders a template value as one string: Fn::Sub keeps its text,
+// Ref X is ${X}, Fn::GetAtt [X, A] is ${X.A}, Fn::Join joins, logical IDs
+// lose their CDK hash; anything else is its JSON.
+func text(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]any:
+		if len(v) == 1 {
+			for k, arg := range v {
+				switch k {
+				case "Fn::Sub":
+					if s, ok := arg.(string); ok {
+						return s
+					}
+				case "Ref":
+					if s, ok := arg.(string); ok {
+						if strings.HasPrefix(s, "AWS::") {
+							return "${" + s + "}"
+						}
+						return "${" + symbol(s) + "}"
+					}
+				case "Fn::GetAtt":
+					if a, ok := arg.([]any); ok && len(a) == 2 {
+						return "${" + symbol(a[0].(string)) + "." + a[1].(string) + "}"
+					}
+				case "Fn::Join":
+					if a, ok := arg.([]any); ok && len(a) == 2 {
+						parts := a[1].([]any)
+						s := make([]string, len(parts))
+						for i, p := range parts {
+							s[i] = text(p)
+						}
+						return strings.Join(s, a[0].(string))
+					}
+				}
+			}
+		}
+		m := map[string]any{}
+		for k, x := range v {
+			m[k] = textTree(x)
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	b, _ := json.Marshal(textTree(v))
+	return string(b)
+}
+
+// textTree renders the intrinsic values inside v with text, keeping its
+// shape (conditions hold maps of lists of intrinsics).
+func textTree(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if len(v) == 1 {
+			for k := range v {
+				if k == "Ref" || strings.HasPrefix(k, "Fn::") {
+					return text(v)
+				}
+			}
+		}
+		m := map[string]any{}
+		for k, x := range v {
+			m[k] = textTree(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = textTree(x)
+		}
+		return l
+	}
+	return v
+}
+
+// strs renders a string or a list of them (IAM's Action and Resource).
+func strs(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case nil:
+	case []any:
+		for _, x := range v {
+			out = append(out, text(x))
+		}
+	default:
+		out = append(out, text(v))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/resolver/publish"
+)
+
+// newParameters writes the SSM parameters toolgate publish reads, named by
+// resolver/publish (the local stack writes the same keys to its file): one
+// function ARN per function Solutions invoke, the Solution execution role,
+// the table and the review decision URL.
+func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *access, decisionURL *string) {
+	param := func(id, name string, value *string, description string) {
+		awsssm.NewStringParameter(scope, jsii.String(id), &awsssm.StringParameterProps{
+			ParameterName: jsii.String(name),
+			StringValue:   value,
+			Description:   jsii.String(description),
+		})
+	}
+	for _, spec := range functionSpecs {
+		if spec.ForSolutions {
+			param(spec.LogicalID+"ArnParameter", publish.FunctionARNParam(p.Stage, spec.Name),
+				fns[spec.Name].Function.FunctionArn(), "ARN of the toolgate "+spec.Name+" function")
+		}
+	}
+	param("ExecutionRoleArnParameter", publish.ExecutionRoleParam(p.Stage), a.ExecutionRoleARN, "ARN of the Solution execution role")
+	param("TableNameParameter", publish.TableParam(p.Stage), jsii.String(p.TableName), "name of the ledger table")
+	param("ReviewDecisionUrlParameter", publish.ReviewDecisionURLParam(p.Stage), decisionURL, "URL of the review decision function (IAM-authorised)")
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// SenderProps say whom send-email sends as.
+type SenderProps struct {
+	// Address is the From address (TOOLGATE_SENDER), one bare addr-spec.
+	Address string
+	// Identity is the SES identity authorising Address: the address itself,
+	// its domain or a parent domain.
+	Identity string
+	// IdentityARN, when set, is used as is (an identity of another account
+	// that authorises this one to send); Identity and CreateIdentity are
+	// then ignored.
+	IdentityARN string
+	// CreateIdentity creates Identity in SES (it still needs verifying:
+	// DNS records for a domain, a click for an address). False references
+	// an existing identity.
+	CreateIdentity bool
+}
+
+// PlatformStackProps configure NewPlatformStack.
+type PlatformStackProps struct {
+	awscdk.StackProps
+	// Stage names the platform: /toolgate/<stage>/..., toolgate-<stage>-*.
+	Stage string
+	// TableName is the ledger table's name (LedgerStackProps.TableName).
+	TableName string
+	// AssetsDir holds <function>/bootstrap for every function
+	// (bin/functions, which make build fills).
+	AssetsDir string
+	// Functions override per function memory, timeout and reserved
+	// concurrency, by function name.
+	Functions map[string]FunctionSettings
+	// Sender is send-email's sender and its SES identity.
+	Sender SenderProps
+	// RecipientAllow is send-email's recipient allow-list (full addresses or
+	// @domain); at least one entry.
+	RecipientAllow []string
+	// FetchAllow is structured-data-fetch's host allow-list; empty allows
+	// no fetch at all.
+	FetchAllow []string
+	// LogRetention applies to every log group; zero means three months.
+	LogRetention awslogs.RetentionDays
+	// LogRemovalPolicy applies to every log group; zero means retain.
+	LogRemovalPolicy awscdk.RemovalPolicy
+	// AlarmTopicARN is the SNS topic the alarms notify; empty defines the
+	// alarms without actions.
+	AlarmTopicARN string
+	// SAMLocal declares, empty, the variables sam local invoke --env-vars
+	// sets to reach local stand-ins (samLocalVariables). For local use only:
+	// synthesize it under its own stage.
+	SAMLocal bool
+	// ErrorAlarmThreshold is how many function errors in 5 minutes raise a
+	// function's errors alarm; zero means 5. Tool error codes (a refused
+	// recipient, a 404) are function errors too.
+	ErrorAlarmThreshold int
+}
+
+// PlatformStack is everything but the table: the functions, the review
+// decision URL, what publishing, reviewing and operating need, the
+// parameters toolgate publish reads, and the alarms.
+type PlatformStack struct {
+	awscdk.Stack
+	Functions   map[string]*platformFunction
+	Access      *access
+	DecisionURL awslambda.FunctionUrl
+}
+
+// NewPlatformStack defines the platform around the ledger table named
+// props.TableName, which NewLedgerStack defines.
+func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStackProps) *PlatformStack {
+	p := *props
+	if p.LogRetention == "" {
+		p.LogRetention = awslogs.RetentionDays_THREE_MONTHS
+	}
+	if p.LogRemovalPolicy == "" {
+		p.LogRemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	}
+	if p.ErrorAlarmThreshold == 0 {
+		p.ErrorAlarmThreshold = 5
+	}
+	stack := awscdk.NewStack(scope, jsii.String(id), &p.StackProps)
+	ledger := newLedgerARNs(p.TableName)
+	fns := newFunctions(stack, &p, ledger)
+	url := fns[fnReviewDecision].Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{
+		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM,
+	})
+	overrideLogicalID(url, "ReviewDecisionUrl")
+	a := newAccess(stack, &p, fns, ledger)
+	newParameters(stack, &p, fns, a, url.Url())
+	newAlarms(stack, &p, fns, a)
+
+	awscdk.NewCfnOutput(stack, jsii.String("ReviewDecisionURL"), &awscdk.CfnOutputProps{Value: url.Url()})
+	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionRoleARN"), &awscdk.CfnOutputProps{Value: a.ExecutionRoleARN})
+	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionLogGroup"), &awscdk.CfnOutputProps{Value: a.ExecutionLogs.LogGroupName()})
+	for _, s := range []struct{ id, arn string }{
+		{"PublisherPolicyARN", *a.Publisher.ManagedPolicyArn()},
+		{"ReviewerPolicyARN", *a.Reviewer.ManagedPolicyArn()},
+		{"OperatorPolicyARN", *a.Operator.ManagedPolicyArn()},
+	} {
+		awscdk.NewCfnOutput(stack, jsii.String(s.id), &awscdk.CfnOutputProps{Value: jsii.String(s.arn)})
+	}
+	return &PlatformStack{Stack: stack, Functions: fns, Access: a, DecisionURL: url}
+}

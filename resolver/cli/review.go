@@ -1,0 +1,294 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// EnvReviewURL names the review-decision Function URL when --url is not
+// given.
+const EnvReviewURL = "TOOLGATE_REVIEW_URL"
+
+const reviewUsage = `usage: toolgate review list [--status pending|approved|rejected] [--json] (--url URL | --endpoint URL --as NAME)
+       toolgate review show ID [--json] (--url URL | --endpoint URL --as NAME)
+       toolgate review approve ID [--reason TEXT] (--url URL | --endpoint URL --as NAME)
+       toolgate review reject ID --reason TEXT (--url URL | --endpoint URL --as NAME)
+  --url       the review-decision function's Function URL (AWS; default $` + EnvReviewURL + `): requests are SigV4-signed, and you are your IAM principal
+  --endpoint  the review-decision function under the Lambda RIE (the local stack), where --as NAME says who you are (recorded as unauthenticated)
+`
+
+// reviewCmd is `toolgate review list|show|approve|reject`: it calls the
+// review-decision function, never the table, so reviewers need no table
+// access. Exit 0 on success (a repeated identical decision included), 1
+// when the function refuses or fails, 2 on misuse.
+func reviewCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, reviewUsage)
+		return ExitMisuse
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "list", "show", "approve", "reject":
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, reviewUsage)
+		return ExitOK
+	default:
+		fmt.Fprintf(stderr, "toolgate review: unknown subcommand %q\n%s", sub, reviewUsage)
+		return ExitMisuse
+	}
+	fs := newFlags("review "+sub, stderr)
+	endpoint := fs.String("endpoint", "", "the review-decision function under the Lambda RIE (local stack)")
+	fnURL := fs.String("url", os.Getenv(EnvReviewURL), "the review-decision Function URL (AWS; default $"+EnvReviewURL+")")
+	as := fs.String("as", "", "who you are, on the local stack only (recorded as unauthenticated)")
+	asJSON := fs.Bool("json", false, "print the function's JSON answer")
+	var status, reason *string
+	if sub == "list" {
+		status = fs.String("status", "pending", "pending, approved or rejected")
+	}
+	if sub == "approve" || sub == "reject" {
+		reason = fs.String("reason", "", "why (required to reject)")
+	}
+	pos, err := parseInterleaved(fs, rest)
+	if err != nil {
+		return ExitMisuse
+	}
+	misuse := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "toolgate review %s: "+format+"\n%s", append([]any{sub}, append(a, reviewUsage)...)...)
+		return ExitMisuse
+	}
+	wantPos := 1
+	if sub == "list" {
+		wantPos = 0
+	}
+	switch {
+	case len(pos) != wantPos:
+		return misuse("wrong number of arguments")
+	case *endpoint != "" && *fnURL != "" && os.Getenv(EnvReviewURL) != *fnURL:
+		return misuse("--endpoint and --url exclude each other")
+	case *endpoint == "" && *fnURL == "":
+		return misuse("pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)")
+	case *endpoint == "" && *as != "":
+		return misuse("--as is for the local stack: through the Function URL you are your IAM principal")
+	case *endpoint != "" && *as == "":
+		return misuse("--endpoint needs --as NAME: nothing else says who you are on the local stack")
+	case reason != nil && sub == "reject" && strings.TrimSpace(*reason) == "":
+		return misuse("a rejection needs --reason TEXT")
+	}
+	req := review.DirectRequest{As: *as}
+	switch sub {
+	case "list":
+		req.Action, req.Status = review.ActionList, *status
+	case "show":
+		req.Action, req.ReviewID = review.ActionShow, pos[0]
+	default:
+		req.Action, req.ReviewID, req.Decision, req.Reason = review.ActionDecide, pos[0], review.Approve, *reason
+		if sub == "reject" {
+			req.Decision = review.Reject
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []byte
+	var code, msg string
+	if *endpoint != "" {
+		out, code, msg, err = callDecisionRIE(ctx, *endpoint, req)
+	} else {
+		out, code, msg, err = callDecisionURL(ctx, *fnURL, req)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate review %s: %v\n", sub, err)
+		return ExitErrors
+	}
+	if code != "" {
+		fmt.Fprintf(stderr, "toolgate review %s: %s: %s\n", sub, code, msg)
+		return ExitErrors
+	}
+	if *asJSON {
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, out, "", "  ") == nil {
+			out = pretty.Bytes()
+		}
+		fmt.Fprintf(stdout, "%s\n", out)
+		return ExitOK
+	}
+	switch sub {
+	case "list":
+		return printReviewList(out, req.Status, stdout, stderr)
+	case "show":
+		return printReview(out, stdout, stderr)
+	}
+	var res review.DecideResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		fmt.Fprintf(stderr, "toolgate review %s: unexpected answer: %.200s\n", sub, out)
+		return ExitErrors
+	}
+	fmt.Fprintln(stdout, res.Message)
+	return ExitOK
+}
+
+// callDecisionRIE invokes the function under the RIE with the Lambda SDK,
+// as `toolgate invoke` does.
+func callDecisionRIE(ctx context.Context, endpoint string, req review.DirectRequest) ([]byte, string, string, error) {
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return nil, "", "", err
+	}
+	return invokeLambda(ctx, endpoint, rieFunctionName, payload)
+}
+
+// callDecisionURL calls the Function URL, SigV4-signed for the lambda
+// service with the standard AWS configuration's credentials.
+func callDecisionURL(ctx context.Context, base string, req review.DirectRequest) ([]byte, string, string, error) {
+	u, err := url.Parse(strings.TrimSuffix(base, "/"))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, "", "", fmt.Errorf("--url %q is not a Function URL", base)
+	}
+	method, path, body := http.MethodGet, "/reviews", []byte(nil)
+	switch req.Action {
+	case review.ActionList:
+		u.RawQuery = url.Values{"status": {req.Status}}.Encode()
+	case review.ActionShow:
+		path += "/" + url.PathEscape(req.ReviewID)
+	case review.ActionDecide:
+		method, path = http.MethodPost, path+"/"+url.PathEscape(req.ReviewID)
+		body, _ = json.Marshal(review.DecisionBody{Decision: req.Decision, Reason: req.Reason})
+	}
+	u.Path += path
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("load AWS configuration: %w", err)
+	}
+	region := functionURLRegion(u.Host)
+	if region == "" {
+		region = cfg.Region
+	}
+	if region == "" {
+		return nil, "", "", fmt.Errorf("no AWS region: the URL does not name one; set AWS_REGION")
+	}
+	creds, err := cfg.Credentials.Retrieve(ctx)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("AWS credentials: %w", err)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, "", "", err
+	}
+	if body != nil {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
+	sum := sha256.Sum256(body)
+	if err := v4.NewSigner().SignHTTP(ctx, creds, hreq, hex.EncodeToString(sum[:]), "lambda", region, time.Now()); err != nil {
+		return nil, "", "", fmt.Errorf("sign the request: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("call %s: %w", u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 6<<20))
+	if err != nil {
+		return nil, "", "", fmt.Errorf("read the answer: %w", err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return out, "", "", nil
+	}
+	var eb review.ErrorBody
+	if json.Unmarshal(out, &eb) == nil && eb.Error.Code != "" {
+		return nil, string(eb.Error.Code), eb.Error.Message, nil
+	}
+	// Refused before the function ran: IAM (403 from the Function URL) or
+	// anything in front of it.
+	return nil, fmt.Sprintf("HTTP %d", resp.StatusCode), strings.TrimSpace(string(bytes.ToValidUTF8(out[:min(len(out), 300)], nil))), nil
+}
+
+// functionURLRegion reads the region of a Function URL host,
+// "<url-id>.lambda-url.<region>.on.aws"; "" for any other host.
+func functionURLRegion(host string) string {
+	labels := strings.Split(strings.ToLower(host), ".")
+	for i, l := range labels {
+		if l == "lambda-url" && i+1 < len(labels) {
+			return labels[i+1]
+		}
+	}
+	return ""
+}
+
+func printReviewList(out []byte, status string, stdout, stderr io.Writer) int {
+	var res review.ListResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		fmt.Fprintf(stderr, "toolgate review list: unexpected answer: %.200s\n", out)
+		return ExitErrors
+	}
+	if len(res.Reviews) == 0 {
+		fmt.Fprintf(stdout, "no %s reviews\n", strings.ToLower(status))
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "REVIEW\tSTATUS\tTOOL\tSTEP\tRUN\tREQUESTED\tEXPIRES\tDECIDED BY")
+	for _, v := range res.Reviews {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.ReviewID, v.Status, v.Tool, v.Of, v.RunID, orDash(v.CreatedAt), v.ExpiresAt, orDash(v.Approver))
+	}
+	tw.Flush()
+	return ExitOK
+}
+
+func printReview(out []byte, stdout, stderr io.Writer) int {
+	var v review.View
+	if err := json.Unmarshal(out, &v); err != nil {
+		fmt.Fprintf(stderr, "toolgate review show: unexpected answer: %.200s\n", out)
+		return ExitErrors
+	}
+	status := string(v.Status)
+	if v.Expired {
+		status += " (expired)"
+	}
+	reviewers := "anyone who may call the decision function"
+	if len(v.Reviewers) > 0 {
+		reviewers = strings.Join(v.Reviewers, ", ")
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "review\t%s\n", v.ReviewID)
+	fmt.Fprintf(tw, "status\t%s\n", status)
+	fmt.Fprintf(tw, "tool\t%s, step %s (reviewed by step %s)\n", v.Tool, v.Of, v.Step)
+	fmt.Fprintf(tw, "run\t%s\n", v.RunID)
+	fmt.Fprintf(tw, "toolset\t%s\n", v.ToolsetID)
+	fmt.Fprintf(tw, "lane\t%s\n", v.Lane)
+	fmt.Fprintf(tw, "reviewers\t%s\n", reviewers)
+	fmt.Fprintf(tw, "requested\t%s\n", orDash(v.CreatedAt))
+	fmt.Fprintf(tw, "expires\t%s\n", v.ExpiresAt)
+	if v.Approver != "" {
+		how := "unauthenticated"
+		if v.Authenticated != nil && *v.Authenticated {
+			how = "IAM"
+		}
+		fmt.Fprintf(tw, "decided\t%s by %s (%s) at %s\n", strings.ToLower(string(v.Status)), v.Approver, how, v.DecidedAt)
+		fmt.Fprintf(tw, "reason\t%s\n", orDash(v.Reason))
+		fmt.Fprintf(tw, "delivery\t%s\n", orDash(string(v.Delivery)))
+	}
+	if v.UsedBy != "" {
+		fmt.Fprintf(tw, "used by\t%s\n", v.UsedBy)
+	}
+	fmt.Fprintf(tw, "input\t%s\n", v.InputDigest)
+	tw.Flush()
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, v.Input, "", "  ") == nil {
+		fmt.Fprintf(stdout, "%s\n", pretty.Bytes())
+	}
+	return ExitOK
+}

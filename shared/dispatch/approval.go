@@ -1,0 +1,94 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// Reviews is the part of the review store (shared/review) the dispatcher
+// uses to check approvals.
+type Reviews interface {
+	Get(ctx context.Context, id string) (*review.Review, error)
+	Bind(ctx context.Context, r *review.Review, key string) (bool, *review.Review, error)
+}
+
+// SetReviews gives the dispatcher the review store it checks approvals
+// against. Without one, every call of a gated tool is refused.
+func (d *Dispatcher) SetReviews(r Reviews) { d.reviews = r }
+
+// approve enforces "what you approved is what is sent" for a tool the
+// run's pinned toolset gates (review_required; never the current
+// catalog). It runs with the claim held, before the tool: the envelope's
+// approval must name a review that is approved, unexpired, for this run,
+// this tool step, tool and toolset, and for exactly the inputs about to be
+// sent (their RFC 8785 digest). An approval authorises one call: the first
+// claim of a key binds it to the key with a conditional write; retries of
+// the same key reuse it; any other key is refused. A replay of a completed
+// key never gets here. Refusals are TOOL_PERMISSION_DENIED.
+func (inv *invocation) approve(ctx context.Context) error {
+	if !inv.pinned.ReviewRequired {
+		return nil
+	}
+	d, env := inv.d, inv.env
+	if len(env.Approval) == 0 {
+		return tool.Errorf(tool.PermissionDenied, "%s needs an approved review before it runs, and this call carries no approval", env.Tool)
+	}
+	var ref struct {
+		ReviewID string `json:"review_id"`
+	}
+	if err := json.Unmarshal(env.Approval, &ref); err != nil || !review.ValidID(ref.ReviewID) {
+		return tool.Errorf(tool.PermissionDenied, "the call's approval names no review (a rejected or failed review approves nothing)")
+	}
+	if d.reviews == nil {
+		d.log.ErrorContext(ctx, "gated tool without a review store", "tool", env.Tool)
+		return tool.Errorf(tool.PermissionDenied, "this function cannot check approvals")
+	}
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	r, err := d.reviews.Get(dbCtx, ref.ReviewID)
+	if errors.Is(err, review.ErrNotFound) {
+		return tool.Errorf(tool.PermissionDenied, "review %s does not exist (or its time has ended)", ref.ReviewID)
+	}
+	if err != nil {
+		return tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable")
+	}
+	use := review.Use{RunID: env.RunID, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID,
+		InputDigest: inv.digest, Key: env.IdempotencyKey, Now: d.store.Now()}
+	check := review.CheckApproval(r, use)
+	if !check.Allowed {
+		return tool.Errorf(tool.PermissionDenied, "%s", check.Reason)
+	}
+	if check.Bound {
+		return nil // a retry of the call the approval authorised
+	}
+	bound, cur, err := d.reviews.Bind(dbCtx, r, env.IdempotencyKey)
+	if err != nil {
+		return tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable")
+	}
+	if !bound {
+		if check := review.CheckApproval(cur, use); !check.Allowed {
+			return tool.Errorf(tool.PermissionDenied, "%s", check.Reason)
+		}
+		return tool.Errorf(tool.PermissionDenied, "review %s could not be bound to this call", r.ID)
+	}
+	d.log.InfoContext(ctx, "approval bound", "review_id", r.ID, "key", env.IdempotencyKey, "approver", r.Approver)
+	return nil
+}
+
+// refuseClaimed ends a claimed attempt whose approval was refused: nothing
+// was sent, so the record is finished FAILED (a retry of the key may claim
+// it again) and the row is REFUSED.
+func (inv *invocation) refuseClaimed(ctx context.Context, err error) error {
+	te := tool.Classify(err)
+	dbCtx, cancel := inv.d.ledgerContext(ctx)
+	defer cancel()
+	if _, ferr := inv.d.store.Finish(dbCtx, inv.env.IdempotencyKey, inv.attempt, ledger.Failed, nil, string(te.Code)); ferr != nil {
+		inv.d.log.ErrorContext(ctx, "finish record", "key", inv.env.IdempotencyKey, "error", ferr)
+	}
+	return inv.row(ctx, ledger.Refused, te, nil)
+}

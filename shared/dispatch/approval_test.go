@@ -1,0 +1,318 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/reviewtest"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+func gatedTool(calls *atomic.Int64) Func {
+	return func(ctx context.Context, c *Call) (json.RawMessage, error) {
+		n := calls.Add(1)
+		var in struct{ Fail string }
+		json.Unmarshal(c.Input, &in)
+		if in.Fail != "" && n == 1 {
+			return nil, tool.Errorf(tool.Code(in.Fail), "raised %s", in.Fail)
+		}
+		return json.RawMessage(`{"message_id":"m"}`), nil
+	}
+}
+
+// messageOf returns the caller-visible message of Handle's error.
+func messageOf(err error) string {
+	var ive messages.InvokeResponse_Error
+	if errors.As(err, &ive) {
+		return ive.Message
+	}
+	return ""
+}
+
+func (e *env) reviews() *review.Store { return review.NewStore(e.db, e.store.Table()) }
+
+// params is a review of the gated call payload describes.
+func paramsFor(t *testing.T, payload json.RawMessage) review.Params {
+	var env struct {
+		RunID     string          `json:"run_id"`
+		Step      string          `json:"step"`
+		Tool      string          `json:"tool"`
+		ToolsetID string          `json:"toolset_id"`
+		Input     json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(payload, &env); err != nil {
+		t.Fatal(err)
+	}
+	return review.Params{RunID: env.RunID, Of: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input}
+}
+
+// Every way an approval can fail to authorise a gated call is
+// TOOL_PERMISSION_DENIED with a reason, and nothing runs: the record is
+// finished FAILED (nothing was sent) and the row is REFUSED.
+func TestApprovalRefusals(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rs := e.reviews()
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-gated", gatedTool(&calls))
+	call := func(input string) json.RawMessage { return envelopeFor("test-gated", e.ts.ID, "", 1, input) }
+
+	cases := []struct {
+		name string
+		// payload returns the call, its approval set (or not).
+		payload func(t *testing.T) json.RawMessage
+		reason  string
+	}{
+		{"no approval", func(t *testing.T) json.RawMessage { return call(`{"text":"x"}`) }, "carries no approval"},
+		{"rejected review's error as approval", func(t *testing.T) json.RawMessage {
+			return reviewtest.WithApproval(t, call(`{"text":"x"}`), json.RawMessage(`{"Error":"REVIEW_REJECTED","Cause":"{}"}`))
+		}, "names no review"},
+		{"unknown review", func(t *testing.T) json.RawMessage {
+			return reviewtest.WithApproval(t, call(`{"text":"x"}`), json.RawMessage(`{"review_id":"`+review.NewID()+`","decision":"approve"}`))
+		}, "does not exist"},
+		{"different inputs", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"what the reviewer saw"}`)
+			r := reviewtest.Decided(t, rs, paramsFor(t, p), review.Approve)
+			other := strings.Replace(string(p), "what the reviewer saw", "something else", 1)
+			return reviewtest.WithApproval(t, json.RawMessage(other), reviewtest.Approval(t, r))
+		}, "not those review"},
+		{"another run", func(t *testing.T) json.RawMessage {
+			r := reviewtest.Decided(t, rs, paramsFor(t, call(`{"text":"x"}`)), review.Approve)
+			return reviewtest.WithApproval(t, call(`{"text":"x"}`), reviewtest.Approval(t, r))
+		}, "another run"},
+		{"another step", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"x"}`)
+			params := paramsFor(t, p)
+			params.Of = "other_step"
+			return reviewtest.WithApproval(t, p, reviewtest.Approval(t, reviewtest.Decided(t, rs, params, review.Approve)))
+		}, `approved step "other_step"`},
+		{"pending review", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"x"}`)
+			params := paramsFor(t, p)
+			params.ID, params.Step, params.TimeoutSeconds = review.NewID(), "approve", 60
+			r, err := review.New(params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := rs.Create(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			return reviewtest.WithApproval(t, p, json.RawMessage(`{"review_id":"`+r.ID+`","decision":"approve"}`))
+		}, "is pending"},
+		{"rejected review", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"x"}`)
+			r := reviewtest.Decided(t, rs, paramsFor(t, p), review.Reject)
+			forged := strings.Replace(string(reviewtest.Approval(t, r)), `"reject"`, `"approve"`, 1)
+			return reviewtest.WithApproval(t, p, json.RawMessage(forged))
+		}, "is rejected"},
+		{"expired", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"x"}`)
+			params := paramsFor(t, p)
+			params.TimeoutSeconds = 60
+			past := rs.WithClock(func() time.Time { return time.Now().Add(-2 * time.Minute) })
+			return reviewtest.WithApproval(t, p, reviewtest.Approval(t, reviewtest.Decided(t, past, params, review.Approve)))
+		}, "expired at"},
+		{"already used by another call", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"x"}`)
+			params := paramsFor(t, p)
+			r := reviewtest.Decided(t, rs, params, review.Approve)
+			if ok, _, err := rs.Bind(ctx, r, params.RunID+"/99"); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			return reviewtest.WithApproval(t, p, reviewtest.Approval(t, r))
+		}, "already authorised another call"},
+		{"Task ended before the decision reached it", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"x"}`)
+			params := paramsFor(t, p)
+			params.TaskToken = "token-" + review.NewID()
+			r := reviewtest.Decided(t, rs, params, review.Approve)
+			if err := rs.FinishDelivery(ctx, r, review.TaskEnded, "TaskTimedOut"); err != nil {
+				t.Fatal(err)
+			}
+			return reviewtest.WithApproval(t, p, reviewtest.Approval(t, r))
+		}, "Task had ended"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			payload := c.payload(t)
+			before := calls.Load()
+			_, err := d.Handle(ctx, payload)
+			if codeOf(t, err) != string(tool.PermissionDenied) || !strings.Contains(messageOf(err), c.reason) {
+				t.Fatalf("got %v, want TOOL_PERMISSION_DENIED mentioning %q", err, c.reason)
+			}
+			if calls.Load() != before {
+				t.Fatal("the tool ran")
+			}
+			rec, err := e.store.Record(ctx, keyOf(t, payload))
+			if err != nil || rec.State != ledger.Failed || rec.ErrorCode != string(tool.PermissionDenied) {
+				t.Fatalf("record %+v %v, want FAILED with TOOL_PERMISSION_DENIED", rec, err)
+			}
+			rows, _ := e.store.RunRows(ctx, runIDOf(t, payload))
+			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 1 {
+				t.Fatalf("rows %+v, want one REFUSED row", rows)
+			}
+		})
+	}
+}
+
+// An approval authorises one call: its first claim binds it (one write
+// more than an ungated call), a replay of the completed key needs no
+// check, and the same approval for another key is refused.
+func TestApprovalAuthorisesOneCall(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rs := e.reviews()
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-gated", gatedTool(&calls))
+	first := reviewtest.Approve(t, rs, envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"once"}`))
+	var approval struct {
+		ReviewID string `json:"review_id"`
+	}
+	var env struct{ Approval json.RawMessage }
+	json.Unmarshal(first, &env)
+	json.Unmarshal(env.Approval, &approval)
+
+	e.db.reset()
+	if out, err := d.Handle(ctx, first); err != nil || string(out) != `{"message_id":"m"}` {
+		t.Fatalf("approved call: %s %v", out, err)
+	}
+	// claim PutItem, bind UpdateItem, finish UpdateItem, row PutItem; the
+	// toolset and the review are read.
+	if e.db.writes() != 4 || e.db.gets.Load() != 2 {
+		t.Errorf("first gated call: %d writes, %d reads; want 4 and 2", e.db.writes(), e.db.gets.Load())
+	}
+	r, err := rs.Get(ctx, approval.ReviewID)
+	if err != nil || r.BoundKey != keyOf(t, first) {
+		t.Fatalf("review after the call: %+v %v", r, err)
+	}
+
+	// A replay of the completed key returns the result without reading the
+	// review: the failed claim and one record read, as for any tool.
+	e.db.reset()
+	if out, err := d.Handle(ctx, first); err != nil || string(out) != `{"message_id":"m"}` {
+		t.Fatalf("replay: %s %v", out, err)
+	}
+	if e.db.gets.Load() != 1 || e.db.writes() != 2 || calls.Load() != 1 {
+		t.Errorf("replay: %d reads, %d writes, tool ran %d times", e.db.gets.Load(), e.db.writes(), calls.Load())
+	}
+
+	// The same approval on the next call of the run (another key) is
+	// refused: a loop back into the step needs a fresh review.
+	second := strings.Replace(string(first), `/1"`, `/2"`, 1)
+	second = strings.Replace(second, `"seq":1`, `"seq":2`, 1)
+	if _, err := d.Handle(ctx, json.RawMessage(second)); codeOf(t, err) != string(tool.PermissionDenied) || !strings.Contains(messageOf(err), "already authorised another call") {
+		t.Fatalf("the approval reused for another key: %v", err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("the tool ran %d times", calls.Load())
+	}
+}
+
+// A retry of the same key reuses the approval bound by its first attempt,
+// with no further write to the review; a call refused for lack of approval
+// can be retried with one. (test-gated is at_most_once: its failed attempt
+// may have sent, so the retry carries the author's tolerate_duplicates.)
+func TestApprovalRetrySameKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rs := e.reviews()
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-gated", gatedTool(&calls))
+	payload := reviewtest.Approve(t, rs, envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"x","fail":"TOOL_UPSTREAM_UNAVAILABLE"}`))
+	if _, err := d.Handle(ctx, payload); codeOf(t, err) != string(tool.UpstreamUnavailable) {
+		t.Fatalf("first attempt: %v", err)
+	}
+	payload = json.RawMessage(strings.Replace(string(payload), `"tolerate_duplicates":false`, `"tolerate_duplicates":true`, 1))
+	e.db.reset()
+	if out, err := d.Handle(ctx, payload); err != nil || string(out) != `{"message_id":"m"}` {
+		t.Fatalf("retry with the same key: %s %v", out, err)
+	}
+	// The failed claim, the re-claim, the finish and the row: no bind.
+	if e.db.updates.Load() != 2 || e.db.puts.Load() != 2 || calls.Load() != 2 {
+		t.Errorf("retry: %d updates (want 2: re-claim, finish), %d puts (want 2), tool ran %d times (want 2)", e.db.updates.Load(), e.db.puts.Load(), calls.Load())
+	}
+	rows, _ := e.store.RunRows(ctx, runIDOf(t, payload))
+	// The tool said its failure was definite (maybe_applied false): FAILED.
+	if len(rows) != 2 || rows[0].Status != ledger.FailedStatus || rows[1].Status != ledger.Succeeded || rows[1].Attempt != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+
+	// Refused for lack of approval, then retried with one: it runs.
+	bare := envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"y"}`)
+	if _, err := d.Handle(ctx, bare); codeOf(t, err) != string(tool.PermissionDenied) {
+		t.Fatalf("without approval: %v", err)
+	}
+	if _, err := d.Handle(ctx, reviewtest.Approve(t, rs, bare)); err != nil {
+		t.Fatalf("the same key with an approval: %v", err)
+	}
+	rec, _ := e.store.Record(ctx, keyOf(t, bare))
+	if rec.State != ledger.Completed || rec.Attempts != 2 {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+// review.Digest, which review-request records, is the dispatcher's
+// input_digest: an approval of an input written with other spacing, key
+// order, escapes and number forms authorises the call, and the row's digest
+// is the review's. Numbers that canonicalisation would change are refused
+// by both.
+func TestReviewDigestIsDispatcherDigest(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rs := e.reviews()
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-gated", gatedTool(&calls))
+	for _, in := range []string{
+		`{"text":"plain"}`,
+		`{ "n" : 1E2 , "text" : "\u00e9t\u00e9 \ud83d\ude00 <&>" }`,
+		`{"text":"x","n":0.1}`,
+		`{"text":"x","n":-0}`,
+		`{"text":"x","n":1.5e3}`,
+	} {
+		payload := envelopeFor("test-gated", e.ts.ID, "", 1, in)
+		_, digest, err := review.Digest(json.RawMessage(in))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if _, err := d.Handle(ctx, reviewtest.Approve(t, rs, payload)); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		rows, _ := e.store.RunRows(ctx, runIDOf(t, payload))
+		if len(rows) != 1 || rows[0].InputDigest != digest {
+			t.Fatalf("%s: row digest %+v, review digest %s", in, rows, digest)
+		}
+	}
+	for _, in := range []string{`{"text":"x","n":9007199254740993}`, `{"text":"x","n":1e400}`} {
+		if _, _, err := review.Digest(json.RawMessage(in)); err == nil {
+			t.Errorf("review.Digest accepted %s", in)
+		}
+		if _, err := d.Handle(ctx, envelopeFor("test-gated", e.ts.ID, "", 1, in)); codeOf(t, err) != string(tool.InputInvalid) {
+			t.Errorf("dispatcher: %s: %v", in, err)
+		}
+	}
+}
+
+// A dispatcher without a review store refuses gated calls, approved or
+// not, and runs ungated ones.
+func TestGatedWithoutReviewStore(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	d, err := New(Config{Tool: "test-gated"}, e.store, gatedTool(&calls), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := reviewtest.Approve(t, e.reviews(), envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"x"}`))
+	if _, err := d.Handle(ctx, payload); codeOf(t, err) != string(tool.PermissionDenied) || calls.Load() != 0 {
+		t.Fatalf("%v, %d calls", err, calls.Load())
+	}
+}

@@ -1,0 +1,80 @@
+package review
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Code is a review-decision error code: the Lambda errorType of a direct
+// invocation, and the "code" of a Function URL error body. New codes are
+// only appended.
+type Code string
+
+const (
+	CodeInvalid         Code = "REVIEW_INVALID_REQUEST" // a malformed request: unknown action, bad id, reject without reason
+	CodeUnauthenticated Code = "REVIEW_UNAUTHENTICATED" // no IAM principal (and unauthenticated callers are not allowed)
+	CodeForbidden       Code = "REVIEW_FORBIDDEN"       // the caller matches none of the review's reviewers
+	CodeNotFound        Code = "REVIEW_NOT_FOUND"       // no such review (or its TTL has ended it)
+	CodeConflict        Code = "REVIEW_CONFLICT"        // the review was already decided the other way
+	CodeExpired         Code = "REVIEW_EXPIRED"         // the review's timeout has passed: no decision is taken
+	CodeTaskEnded       Code = "REVIEW_TASK_ENDED"      // Step Functions no longer waits for this review; not retried
+	CodeUnavailable     Code = "REVIEW_UNAVAILABLE"     // DynamoDB or Step Functions failed; the same request may be repeated
+	CodeInternal        Code = "REVIEW_INTERNAL"        // anything else
+)
+
+// HTTPStatus is the Function URL status of a code.
+func (c Code) HTTPStatus() int {
+	switch c {
+	case CodeInvalid:
+		return http.StatusBadRequest
+	case CodeUnauthenticated:
+		return http.StatusUnauthorized
+	case CodeForbidden:
+		return http.StatusForbidden
+	case CodeNotFound:
+		return http.StatusNotFound
+	case CodeConflict:
+		return http.StatusConflict
+	case CodeExpired, CodeTaskEnded:
+		return http.StatusGone
+	case CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// Error is a review-decision failure. Message is safe to show the caller;
+// Err is the cause, kept for logs.
+type Error struct {
+	Code    Code
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func wrap(code Code, err error, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// classify turns any error into an *Error; anything foreign is internal,
+// with a generic message.
+func classify(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternal, Message: "internal error", Err: err}
+}

@@ -1,0 +1,66 @@
+package review
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const goodTask = `{"task_token":"AQCEAAAAKgAAAAMAAAAAAAAAAf","run_id":"arn:aws:states:us-east-1:123456789012:execution:weekly-digest:r1",
+ "step":"approve","of":"send","tool":"send-email","toolset_id":"ts_f7826302d51ea15dba1ab8b9cf962a58",
+ "input":{"to":["team@example.com"],"subject":"Weekly digest","text":"Three items."},
+ "reviewers":["arn:aws:sts::*:assumed-role/newsletter-editors/*"],"timeout_seconds":259200}`
+
+func TestDecodeTask(t *testing.T) {
+	r, err := DecodeTask([]byte(goodTask))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, digest, _ := Digest(json.RawMessage(`{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}`))
+	if r.ID != IDForToken("AQCEAAAAKgAAAAMAAAAAAAAAAf") || r.Of != "send" || r.Step != "approve" || r.TimeoutSeconds != 259200 ||
+		r.InputDigest != digest || string(r.Input) != `{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}` ||
+		len(r.Reviewers) != 1 || r.Status != Pending {
+		t.Fatalf("%+v", r)
+	}
+	edit := func(from, to string) string { return strings.Replace(goodTask, from, to, 1) }
+	for name, c := range map[string]struct{ payload, want string }{
+		"missing field":       {edit(`"timeout_seconds":259200`, `"x":1`), `"timeout_seconds" is missing`},
+		"unknown field":       {edit(`"step":"approve",`, `"step":"approve","extra":1,`), `"extra" is not part`},
+		"null field":          {edit(`"reviewers":["arn:aws:sts::*:assumed-role/newsletter-editors/*"]`, `"reviewers":null`), `must not be null`},
+		"field twice":         {edit(`"step":"approve",`, `"step":"approve","step":"x",`), `appears twice`},
+		"empty token":         {edit(`"AQCEAAAAKgAAAAMAAAAAAAAAAf"`, `""`), `task_token is empty`},
+		"long token":          {edit(`"AQCEAAAAKgAAAAMAAAAAAAAAAf"`, `"`+strings.Repeat("A", 1025)+`"`), `over 1024`},
+		"zero timeout":        {edit(`259200`, `0`), `outside 1..31536000`},
+		"timeout over a year": {edit(`259200`, `31536001`), `outside 1..31536000`},
+		"reviewer not an ARN": {edit(`"arn:aws:sts::*:assumed-role/newsletter-editors/*"`, `"alice"`), `IAM principal ARN pattern`},
+		"input not an object": {edit(`"input":{"to":["team@example.com"],"subject":"Weekly digest","text":"Three items."}`, `"input":"x"`), `JSON object`},
+		"inexact number":      {edit(`"text":"Three items."`, `"n":9007199254740993`), `IEEE 754`},
+		"bad toolset id":      {edit(`ts_f7826302d51ea15dba1ab8b9cf962a58`, `ts_x`), `not a toolset id`},
+		"bad step":            {edit(`"of":"send"`, `"of":"Send!"`), `not a step id`},
+		"trailing data":       {goodTask + `{}`, `after its JSON object`},
+		"not an object":       {`[]`, `not a JSON object`},
+	} {
+		_, err := DecodeTask([]byte(c.payload))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error mentioning %q", name, err, c.want)
+		}
+	}
+}
+
+func FuzzDecodeTask(f *testing.F) {
+	f.Add([]byte(goodTask))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"task_token":"t","run_id":"r","step":"a","of":"b","tool":"c","toolset_id":"ts_00000000000000000000000000000000","input":{"n":1e2},"reviewers":[],"timeout_seconds":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := DecodeTask(data)
+		if err != nil {
+			return
+		}
+		if !ValidID(r.ID) || r.ID != IDForToken(r.TaskToken) || r.TimeoutSeconds < 1 || r.TimeoutSeconds > MaxTimeout {
+			t.Fatalf("accepted %+v", r)
+		}
+		if _, digest, err := Digest(r.Input); err != nil || digest != r.InputDigest {
+			t.Fatalf("the canonical input does not digest to its digest: %v", err)
+		}
+	})
+}

@@ -1,0 +1,309 @@
+package review
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Limits of a review, with their sources.
+const (
+	// MaxTimeout is the longest review: a task token lives at most a year
+	// (the Standard workflow maximum duration); the resolver enforces the
+	// same bound on review.timeout_seconds.
+	MaxTimeout = 31_536_000
+	// MaxTaskTokenLength is Step Functions' limit on a task token.
+	MaxTaskTokenLength = 1024
+	// MaxInputBytes bounds the inputs under review: Step Functions passes at
+	// most 256 KiB of state to a Task, and a DynamoDB item holds 400 KB.
+	MaxInputBytes = 256 << 10
+	// MaxReasonLength bounds a decision's reason, in characters.
+	MaxReasonLength = 1000
+	// MaxApproverLength bounds an approver: an IAM ARN is at most 2048.
+	MaxApproverLength = 2048
+)
+
+// Status of a review.
+type Status string
+
+const (
+	Pending  Status = "PENDING"  // waiting for a decision until ExpiresAt
+	Approved Status = "APPROVED" // approved: authorises one call of the reviewed step
+	Rejected Status = "REJECTED" // rejected: the Task failed with REVIEW_REJECTED
+)
+
+// Verdict is what a reviewer decides: the decision JSON's "decision".
+type Verdict string
+
+const (
+	Approve Verdict = "approve"
+	Reject  Verdict = "reject"
+)
+
+// Status returns the review status a verdict leads to.
+func (v Verdict) Status() Status {
+	if v == Approve {
+		return Approved
+	}
+	return Rejected
+}
+
+// ErrorRejected is the error SendTaskFailure reports for a rejection: the
+// compiled review Task catches it and goes to its on_reject target.
+const ErrorRejected = "REVIEW_REJECTED"
+
+// Delivery is how far a decision has reached the review's Task.
+type Delivery string
+
+const (
+	// NoTask: the review has no task token (the direct lane of toolgate
+	// invoke polls the record instead).
+	NoTask Delivery = "NO_TASK"
+	// Delivering: decided; SendTaskSuccess or SendTaskFailure is being
+	// called, or failed transiently (repeat the decision to deliver it).
+	Delivering Delivery = "DELIVERING"
+	// Delivered: Step Functions accepted the decision; the token is spent.
+	Delivered Delivery = "DELIVERED"
+	// TaskEnded: Step Functions answered TaskTimedOut, TaskDoesNotExist or
+	// InvalidToken: the Task no longer waits, nothing was delivered, and the
+	// approval authorises nothing.
+	TaskEnded Delivery = "TASK_ENDED"
+)
+
+// Review is one review: what a reviewer is asked to approve, and the
+// decision.
+type Review struct {
+	ID string
+	// RunID is the execution ARN (or the direct lane's run id).
+	RunID string
+	// Step is the review step's id; Of the id of the tool step it reviews.
+	Step, Of  string
+	Tool      string
+	ToolsetID string
+	// Reviewers are IAM principal ARN patterns; empty: anyone who may call
+	// the decision function.
+	Reviewers []string
+	// Input is the RFC 8785 form of the inputs under review, and
+	// InputDigest its digest (Digest).
+	Input       json.RawMessage
+	InputDigest string
+	// TaskToken is the review Task's token; empty on the direct lane. It is
+	// never shown to anyone.
+	TaskToken      string
+	TimeoutSeconds int
+	Status         Status
+	CreatedAt      time.Time
+	// ExpiresAt is CreatedAt + TimeoutSeconds, to the second: no decision
+	// and no use of an approval after it, and the item's TTL (expires_at).
+	ExpiresAt time.Time
+	// The decision (Status Approved or Rejected).
+	Approver      string
+	Authenticated bool
+	DecidedAt     time.Time
+	Reason        string
+	Delivery      Delivery
+	DeliveryError string // the Step Functions error name when TaskEnded
+	// DeliveryLeaseUntil keeps other requests from delivering the same
+	// decision while one does.
+	DeliveryLeaseUntil time.Time
+	// BoundKey is the idempotency key of the one call this approval
+	// authorised (the first claim of that key binds it); BoundAt when.
+	BoundKey string
+	BoundAt  time.Time
+
+	decisionToken string
+}
+
+// Expired reports whether the review's time is over at now.
+func (r *Review) Expired(now time.Time) bool { return !now.Before(r.ExpiresAt) }
+
+// Params are what a review is requested with: the review Task's payload
+// (docs/solutions.md §7.4) less its timeout, or the direct lane's call.
+type Params struct {
+	// ID is the review id; IDForToken or NewID.
+	ID             string
+	TaskToken      string
+	RunID          string
+	Step, Of       string
+	Tool           string
+	ToolsetID      string
+	Input          json.RawMessage
+	Reviewers      []string
+	TimeoutSeconds int
+}
+
+var (
+	idPattern        = regexp.MustCompile(`^rv_[0-9a-f]{32}$`)
+	namePattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	toolsetIDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
+)
+
+// ValidID reports whether id has the shape of a review id.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// IDForToken is the review id of a review Task: "rv_" and the first 32 hex
+// digits of the SHA-256 of its task token, so that the same Task asking
+// twice (a retried Lambda invocation) gets the same review, and the id
+// reveals nothing of the token.
+func IDForToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "rv_" + hex.EncodeToString(sum[:16])
+}
+
+// NewID returns a random review id (the direct lane, which has no token).
+func NewID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "rv_" + hex.EncodeToString(b[:])
+}
+
+// New validates p and returns the pending review it asks for, with its
+// canonical input and digest. Times are set when the review is stored.
+func New(p Params) (*Review, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("review request: "+format, args...)
+	}
+	switch {
+	case !ValidID(p.ID):
+		return nil, bad("review id %q is not rv_ and 32 hex digits", truncate(p.ID, 40))
+	case len(p.TaskToken) > MaxTaskTokenLength:
+		return nil, bad("task_token is %d characters, over %d", len(p.TaskToken), MaxTaskTokenLength)
+	case p.RunID == "" || len(p.RunID) > 1024 || strings.ContainsAny(p.RunID, "\x00\n\r"):
+		return nil, bad("run_id must be 1 to 1024 printable characters")
+	case !namePattern.MatchString(p.Step):
+		return nil, bad("step %q is not a step id", truncate(p.Step, 64))
+	case !namePattern.MatchString(p.Of):
+		return nil, bad("of %q is not a step id", truncate(p.Of, 64))
+	case !namePattern.MatchString(p.Tool):
+		return nil, bad("tool %q is not a tool name", truncate(p.Tool, 64))
+	case !toolsetIDPattern.MatchString(p.ToolsetID):
+		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", truncate(p.ToolsetID, 64))
+	case p.TimeoutSeconds < 1 || p.TimeoutSeconds > MaxTimeout:
+		return nil, bad("timeout_seconds %d is outside 1..%d: a task token lives at most a year", p.TimeoutSeconds, MaxTimeout)
+	case len(p.Reviewers) > MaxReviewers:
+		return nil, bad("%d reviewers, over %d", len(p.Reviewers), MaxReviewers)
+	case len(p.Input) > MaxInputBytes:
+		return nil, bad("input is %d bytes, over %d", len(p.Input), MaxInputBytes)
+	}
+	if t := bytes.TrimSpace(p.Input); len(t) == 0 || t[0] != '{' {
+		return nil, bad("input must be a JSON object")
+	}
+	for _, pat := range p.Reviewers {
+		if err := CheckPattern(pat); err != nil {
+			return nil, bad("%v", err)
+		}
+	}
+	canonical, digest, err := Digest(p.Input)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	reviewers := append([]string{}, p.Reviewers...)
+	return &Review{
+		ID: p.ID, RunID: p.RunID, Step: p.Step, Of: p.Of, Tool: p.Tool, ToolsetID: p.ToolsetID,
+		Reviewers: reviewers, Input: canonical, InputDigest: digest, TaskToken: p.TaskToken,
+		TimeoutSeconds: p.TimeoutSeconds, Status: Pending,
+	}, nil
+}
+
+// sameRequest reports whether two reviews ask the same thing (a repeated
+// request of one Task).
+func (r *Review) sameRequest(o *Review) bool {
+	return r.ID == o.ID && r.RunID == o.RunID && r.Step == o.Step && r.Of == o.Of && r.Tool == o.Tool &&
+		r.ToolsetID == o.ToolsetID && r.InputDigest == o.InputDigest && r.TaskToken == o.TaskToken &&
+		r.TimeoutSeconds == o.TimeoutSeconds && strings.Join(r.Reviewers, "\n") == strings.Join(o.Reviewers, "\n")
+}
+
+// timeFormat is how review times are written: RFC 3339 in UTC with
+// milliseconds, fixed width so that they sort as strings.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// Decision is the decision JSON: SendTaskSuccess's output on approval (so a
+// gated tool step's envelope carries it as "approval", from
+// $.reviews.<of>), SendTaskFailure's cause on rejection, and what the
+// direct lane puts in its envelope.
+type Decision struct {
+	ReviewID string  `json:"review_id"`
+	Decision Verdict `json:"decision"`
+	// Approver is the caller's IAM principal ARN, or the name given with
+	// --as on the local stack (Authenticated false).
+	Approver      string `json:"approver"`
+	Authenticated bool   `json:"authenticated"`
+	// DecidedAt is RFC 3339, UTC, milliseconds.
+	DecidedAt   string `json:"decided_at"`
+	Reason      string `json:"reason"`
+	InputDigest string `json:"input_digest"`
+}
+
+// Decision returns the decision JSON of a decided review.
+func (r *Review) Decision() Decision {
+	v := Approve
+	if r.Status == Rejected {
+		v = Reject
+	}
+	return Decision{
+		ReviewID: r.ID, Decision: v, Approver: r.Approver, Authenticated: r.Authenticated,
+		DecidedAt: formatTime(r.DecidedAt), Reason: r.Reason, InputDigest: r.InputDigest,
+	}
+}
+
+// Use is one gated tool call about to run, as the dispatcher sees it.
+type Use struct {
+	RunID, Step, Tool, ToolsetID string
+	// InputDigest is the digest of the canonical input the dispatcher is
+	// about to send.
+	InputDigest string
+	// Key is the call's idempotency key.
+	Key string
+	Now time.Time
+}
+
+// ApprovalCheck is the outcome of CheckApproval.
+type ApprovalCheck struct {
+	Allowed bool
+	// Bound: the approval is already bound to this call's key (a retry of
+	// the same call); nothing needs writing.
+	Bound  bool
+	Reason string
+}
+
+// CheckApproval decides whether review r authorises the call u: it must be
+// approved, for this run, this tool step, tool and toolset, for exactly
+// these inputs, unexpired, not ended at Step Functions, and unused or used
+// by this very call (the same idempotency key). Anything else is refused,
+// with the reason.
+func CheckApproval(r *Review, u Use) ApprovalCheck {
+	deny := func(format string, args ...any) ApprovalCheck {
+		return ApprovalCheck{Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case r.Status != Approved:
+		return deny("review %s is %s, not approved", r.ID, strings.ToLower(string(r.Status)))
+	case r.Delivery == TaskEnded:
+		return deny("review %s was decided after its Task had ended (%s): its approval authorises nothing", r.ID, r.DeliveryError)
+	case r.RunID != u.RunID:
+		return deny("review %s approved a call of another run", r.ID)
+	case r.Of != u.Step:
+		return deny("review %s approved step %q, not step %q", r.ID, r.Of, u.Step)
+	case r.Tool != u.Tool:
+		return deny("review %s approved tool %s, not %s", r.ID, r.Tool, u.Tool)
+	case r.ToolsetID != u.ToolsetID:
+		return deny("review %s approved a call under toolset %s, not %s", r.ID, r.ToolsetID, u.ToolsetID)
+	case r.InputDigest != u.InputDigest:
+		return deny("the inputs are not those review %s approved (approved %s, about to send %s)", r.ID, r.InputDigest, u.InputDigest)
+	case r.Expired(u.Now):
+		return deny("review %s expired at %s", r.ID, formatTime(r.ExpiresAt))
+	case r.BoundKey == u.Key:
+		return ApprovalCheck{Allowed: true, Bound: true, Reason: "already bound to this call"}
+	case r.BoundKey != "":
+		return deny("review %s already authorised another call (%s): an approval authorises one call", r.ID, r.BoundKey)
+	}
+	return ApprovalCheck{Allowed: true, Reason: "approved by " + r.Approver}
+}

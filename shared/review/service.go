@@ -1,0 +1,362 @@
+package review
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+)
+
+// TaskSender is the part of the Step Functions client the decision uses.
+type TaskSender interface {
+	SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, opts ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
+	SendTaskFailure(ctx context.Context, in *sfn.SendTaskFailureInput, opts ...func(*sfn.Options)) (*sfn.SendTaskFailureOutput, error)
+}
+
+// DefaultDeliveryLease is how long one request owns the delivery of a
+// decision before a repeated decision may take it over: longer than the
+// decision function's timeout.
+const DefaultDeliveryLease = 60 * time.Second
+
+// Caller is who calls the decision function.
+type Caller struct {
+	// Principal is the IAM principal ARN from the Function URL's request
+	// context, or the --as name on the local stack.
+	Principal string
+	// Authenticated: Principal comes from IAM, not from the caller's word.
+	Authenticated bool
+}
+
+// Action names what a request asks for.
+type Action string
+
+const (
+	ActionList   Action = "list"
+	ActionShow   Action = "show"
+	ActionDecide Action = "decide"
+)
+
+// Request is one call of the decision function, whatever its transport.
+type Request struct {
+	Action   Action
+	ReviewID string
+	// Status filters a listing: pending (default), approved or rejected.
+	Status   string
+	Decision Verdict
+	Reason   string
+}
+
+// View is a review as the decision function shows it: never its task
+// token. Listings leave out Input and Reason.
+type View struct {
+	ReviewID      string          `json:"review_id"`
+	Status        Status          `json:"status"`
+	Expired       bool            `json:"expired"`
+	RunID         string          `json:"run_id"`
+	Step          string          `json:"step"`
+	Of            string          `json:"of"`
+	Tool          string          `json:"tool"`
+	ToolsetID     string          `json:"toolset_id"`
+	Reviewers     []string        `json:"reviewers"`
+	InputDigest   string          `json:"input_digest"`
+	Input         json.RawMessage `json:"input,omitempty"`
+	CreatedAt     string          `json:"created_at,omitempty"`
+	ExpiresAt     string          `json:"expires_at"`
+	Approver      string          `json:"approver,omitempty"`
+	Authenticated *bool           `json:"authenticated,omitempty"`
+	DecidedAt     string          `json:"decided_at,omitempty"`
+	Reason        string          `json:"reason,omitempty"`
+	// Lane is "step-functions" (a review Task waits for the decision) or
+	// "direct" (toolgate invoke polls the record).
+	Lane     string   `json:"lane,omitempty"`
+	Delivery Delivery `json:"delivery,omitempty"`
+	// UsedBy is the idempotency key of the call the approval authorised.
+	UsedBy string `json:"used_by,omitempty"`
+}
+
+func view(r *Review, now time.Time, full bool) View {
+	v := View{
+		ReviewID: r.ID, Status: r.Status, Expired: r.Status == Pending && r.Expired(now), RunID: r.RunID, Step: r.Step,
+		Of: r.Of, Tool: r.Tool, ToolsetID: r.ToolsetID, Reviewers: r.Reviewers, InputDigest: r.InputDigest,
+		ExpiresAt: formatTime(r.ExpiresAt), Approver: r.Approver, UsedBy: r.BoundKey,
+	}
+	if v.Reviewers == nil {
+		v.Reviewers = []string{}
+	}
+	if !r.CreatedAt.IsZero() {
+		v.CreatedAt = formatTime(r.CreatedAt)
+	}
+	if r.Status != Pending {
+		auth := r.Authenticated
+		v.Authenticated, v.DecidedAt = &auth, formatTime(r.DecidedAt)
+	}
+	if full {
+		v.Input, v.Reason, v.Delivery = r.Input, r.Reason, r.Delivery
+		v.Lane = "direct"
+		if r.TaskToken != "" {
+			v.Lane = "step-functions"
+		}
+	}
+	return v
+}
+
+// ListResult is the answer to a listing.
+type ListResult struct {
+	Reviews []View `json:"reviews"`
+}
+
+// DecideResult is the answer to a decision.
+type DecideResult struct {
+	ReviewID string `json:"review_id"`
+	Status   Status `json:"status"`
+	// Changed is false for a repeated identical decision (a no-op).
+	Changed  bool     `json:"changed"`
+	Delivery Delivery `json:"delivery"`
+	// Decision is the decision JSON as recorded.
+	Decision Decision `json:"decision"`
+	Message  string   `json:"message"`
+}
+
+// Service is the review-decision function: list, show and decide, for
+// callers the reviews' reviewer patterns admit.
+type Service struct {
+	Store *Store
+	SFN   TaskSender
+	// DeliveryLease defaults to DefaultDeliveryLease.
+	DeliveryLease time.Duration
+	Log           *slog.Logger
+}
+
+// Do runs one request for caller and returns the JSON-encodable answer or
+// an *Error.
+func (s *Service) Do(ctx context.Context, caller Caller, req Request) (any, error) {
+	if s.Log == nil {
+		s.Log = slog.Default()
+	}
+	if caller.Principal == "" {
+		return nil, errorf(CodeUnauthenticated, "the caller has no principal")
+	}
+	switch req.Action {
+	case ActionList:
+		return s.list(ctx, caller, req.Status)
+	case ActionShow:
+		r, err := s.authorized(ctx, caller, req.ReviewID)
+		if err != nil {
+			return nil, err
+		}
+		return view(r, s.Store.Now(), true), nil
+	case ActionDecide:
+		return s.decide(ctx, caller, req)
+	}
+	return nil, errorf(CodeInvalid, "unknown action %q: list, show or decide", truncate(string(req.Action), 40))
+}
+
+func (s *Service) list(ctx context.Context, caller Caller, status string) (*ListResult, error) {
+	st := Pending
+	switch strings.ToLower(status) {
+	case "", "pending":
+	case "approved":
+		st = Approved
+	case "rejected":
+		st = Rejected
+	default:
+		return nil, errorf(CodeInvalid, "status %q is not pending, approved or rejected", truncate(status, 40))
+	}
+	reviews, err := s.Store.List(ctx, st)
+	if err != nil {
+		return nil, wrap(CodeUnavailable, err, "the review table is unavailable")
+	}
+	now := s.Store.Now()
+	res := &ListResult{Reviews: []View{}}
+	for _, r := range reviews {
+		if st == Pending && r.Expired(now) {
+			continue // its Task has timed out; the TTL will end it
+		}
+		if Authorize(r.Reviewers, caller).Allowed {
+			res.Reviews = append(res.Reviews, view(r, now, false))
+		}
+	}
+	return res, nil
+}
+
+// authorized reads a review the caller may see.
+func (s *Service) authorized(ctx context.Context, caller Caller, id string) (*Review, error) {
+	if !ValidID(id) {
+		return nil, errorf(CodeInvalid, "%q is not a review id (rv_ and 32 hex digits)", truncate(id, 40))
+	}
+	r, err := s.Store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errorf(CodeNotFound, "review %s does not exist (or its time ended long ago)", id)
+	}
+	if err != nil {
+		return nil, wrap(CodeUnavailable, err, "the review table is unavailable")
+	}
+	if a := Authorize(r.Reviewers, caller); !a.Allowed {
+		return nil, errorf(CodeForbidden, "you are not a reviewer of review %s: %s", id, a.Reason)
+	}
+	return r, nil
+}
+
+func checkReason(v Verdict, reason string) error {
+	switch {
+	case !utf8.ValidString(reason):
+		return errorf(CodeInvalid, "the reason is not valid UTF-8")
+	case utf8.RuneCountInString(reason) > MaxReasonLength:
+		return errorf(CodeInvalid, "the reason is over %d characters", MaxReasonLength)
+	case strings.ContainsFunc(reason, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f }):
+		return errorf(CodeInvalid, "the reason holds control characters")
+	case v == Reject && strings.TrimSpace(reason) == "":
+		return errorf(CodeInvalid, "a rejection needs a reason")
+	}
+	return nil
+}
+
+func (s *Service) decide(ctx context.Context, caller Caller, req Request) (*DecideResult, error) {
+	if req.Decision != Approve && req.Decision != Reject {
+		return nil, errorf(CodeInvalid, "decision %q is not approve or reject", truncate(string(req.Decision), 40))
+	}
+	if err := checkReason(req.Decision, req.Reason); err != nil {
+		return nil, err
+	}
+	if len(caller.Principal) > MaxApproverLength || !utf8.ValidString(caller.Principal) ||
+		strings.ContainsFunc(caller.Principal, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
+		return nil, errorf(CodeInvalid, "the approver must be 1 to %d characters without whitespace", MaxApproverLength)
+	}
+	r, err := s.authorized(ctx, caller, req.ReviewID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Store.Now()
+	if r.Status == Pending {
+		if r.Expired(now) {
+			return nil, errorf(CodeExpired, "review %s expired at %s (its timeout was %d s): its Task no longer waits and no decision is taken", r.ID, formatTime(r.ExpiresAt), r.TimeoutSeconds)
+		}
+		applied, cur, err := s.Store.Decide(ctx, r, req.Decision, caller.Principal, caller.Authenticated, req.Reason, s.lease())
+		if err != nil {
+			return nil, wrap(CodeUnavailable, err, "the review table is unavailable; nothing was decided")
+		}
+		if applied {
+			s.Log.InfoContext(ctx, "review decided", "review_id", r.ID, "run_id", r.RunID, "of", r.Of,
+				"decision", string(req.Decision), "approver", caller.Principal, "authenticated", caller.Authenticated)
+			return s.deliver(ctx, cur, true)
+		}
+		r = cur
+		if r.Status == Pending { // the condition failed on expiry
+			return nil, errorf(CodeExpired, "review %s expired at %s: no decision is taken", r.ID, formatTime(r.ExpiresAt))
+		}
+	}
+	if r.Status != req.Decision.Status() {
+		return nil, errorf(CodeConflict, "review %s was already %s by %s at %s; a decision cannot be changed",
+			r.ID, strings.ToLower(string(r.Status)), r.Approver, formatTime(r.DecidedAt))
+	}
+	// The same decision again: nothing to record; finish a delivery that
+	// did not complete.
+	return s.deliver(ctx, r, false)
+}
+
+func (s *Service) lease() time.Duration {
+	if s.DeliveryLease > 0 {
+		return s.DeliveryLease
+	}
+	return DefaultDeliveryLease
+}
+
+// deliver sends the decision to the review's Task, once: the request that
+// recorded the decision holds the delivery lease; a repeated decision
+// takes it over only when it has expired or was released after a
+// transient failure.
+func (s *Service) deliver(ctx context.Context, r *Review, changed bool) (*DecideResult, error) {
+	res := &DecideResult{ReviewID: r.ID, Status: r.Status, Changed: changed, Delivery: r.Delivery, Decision: r.Decision()}
+	verb := strings.ToLower(string(r.Status))
+	already := fmt.Sprintf("review %s was already %s by %s at %s; nothing changed", r.ID, verb, r.Approver, formatTime(r.DecidedAt))
+	switch {
+	case r.TaskToken == "" || r.Delivery == NoTask:
+		res.Message = fmt.Sprintf("review %s %s by %s", r.ID, verb, r.Approver)
+		if !changed {
+			res.Message = already
+		}
+		return res, nil
+	case r.Delivery == Delivered:
+		res.Message = already + " (Step Functions has the decision)"
+		return res, nil
+	case r.Delivery == TaskEnded:
+		return nil, errorf(CodeTaskEnded, "review %s is %s, but its Task had already ended (%s): the execution no longer waits for it; nothing is retried", r.ID, verb, r.DeliveryError)
+	}
+	// Delivering.
+	if !changed {
+		if r.DeliveryLeaseUntil.After(s.Store.Now()) {
+			res.Message = already + " (the decision is being delivered to Step Functions)"
+			return res, nil
+		}
+		ok, err := s.Store.ClaimDelivery(ctx, r, s.lease())
+		if err != nil {
+			return nil, wrap(CodeUnavailable, err, "the review table is unavailable")
+		}
+		if !ok {
+			res.Message = already + " (another request is delivering the decision)"
+			return res, nil
+		}
+	}
+	out, err := json.Marshal(r.Decision())
+	if err != nil {
+		return nil, wrap(CodeInternal, err, "internal error")
+	}
+	if r.Status == Approved {
+		_, err = s.SFN.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(r.TaskToken), Output: aws.String(string(out))})
+	} else {
+		_, err = s.SFN.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(r.TaskToken),
+			Error: aws.String(ErrorRejected), Cause: aws.String(string(out))})
+	}
+	if ended := taskEnded(err); ended != "" {
+		s.Log.WarnContext(ctx, "review task ended before its decision", "review_id", r.ID, "sfn_error", ended)
+		if ferr := s.Store.FinishDelivery(ctx, r, TaskEnded, ended); ferr != nil {
+			s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+		}
+		return nil, errorf(CodeTaskEnded, "review %s is %s, but Step Functions answered %s: the review's Task timed out or its execution ended, so nothing was delivered; this is not retried", r.ID, verb, ended)
+	}
+	if err != nil {
+		s.Log.ErrorContext(ctx, "deliver review decision", "review_id", r.ID, "error", err)
+		if ferr := s.Store.FinishDelivery(ctx, r, Delivering, ""); ferr != nil {
+			s.Log.ErrorContext(ctx, "release delivery", "review_id", r.ID, "error", ferr)
+		}
+		return nil, wrap(CodeUnavailable, err, "review %s is %s, but Step Functions could not be reached; repeat the same decision to deliver it", r.ID, verb)
+	}
+	if ferr := s.Store.FinishDelivery(ctx, r, Delivered, ""); ferr != nil {
+		s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+	}
+	res.Delivery = Delivered
+	if changed {
+		res.Message = fmt.Sprintf("review %s %s by %s; Step Functions has the decision", r.ID, verb, r.Approver)
+	} else {
+		res.Message = already + " (the decision was delivered to Step Functions now)"
+	}
+	return res, nil
+}
+
+// taskEnded returns the Step Functions error name when err says the task
+// token can no longer be used: its Task timed out, its execution ended, or
+// the token is not one.
+func taskEnded(err error) string {
+	var timedOut *sfntypes.TaskTimedOut
+	var gone *sfntypes.TaskDoesNotExist
+	var invalid *sfntypes.InvalidToken
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &timedOut):
+		return "TaskTimedOut"
+	case errors.As(err, &gone):
+		return "TaskDoesNotExist"
+	case errors.As(err, &invalid):
+		return "InvalidToken"
+	}
+	return ""
+}

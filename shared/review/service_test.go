@@ -1,0 +1,312 @@
+package review_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/reviewtest"
+)
+
+// stack is a review table on dynalite and the fake Step Functions.
+type stack struct {
+	store *review.Store
+	fake  *reviewtest.SFN
+	svc   *review.Service
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	p := localtest.Dynalite(t)
+	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	if err := ledger.CreateTable(context.Background(), db, "toolgate-reviews"); err != nil {
+		t.Fatal(err)
+	}
+	// Step Functions is a fake (reviewtest.SFN): no stand-in is available.
+	fake := reviewtest.NewSFN(t)
+	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(fake.URL), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	store := review.NewStore(db, "toolgate-reviews")
+	return &stack{store: store, fake: fake, svc: &review.Service{Store: store, SFN: client, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
+}
+
+// pending stores a pending review of a send-email step with a task token.
+func (s *stack) pending(t *testing.T, mod func(*review.Params)) *review.Review {
+	t.Helper()
+	token := "token-" + review.NewID()
+	p := review.Params{ID: review.IDForToken(token), TaskToken: token, RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:" + review.NewID(),
+		Step: "approve", Of: "send", Tool: "send-email", ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58",
+		Input: json.RawMessage(`{"to":["team@example.com"],"subject":"s","text":"t"}`), TimeoutSeconds: 3600}
+	if mod != nil {
+		mod(&p)
+	}
+	r, err := review.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, _, err := s.store.Create(context.Background(), r); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	return r
+}
+
+func codeOf(err error) review.Code {
+	var e *review.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func (s *stack) decide(t *testing.T, as string, id string, v review.Verdict, reason string) (*review.DecideResult, error) {
+	t.Helper()
+	res, err := s.svc.Do(context.Background(), review.Caller{Principal: as}, review.Request{Action: review.ActionDecide, ReviewID: id, Decision: v, Reason: reason})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*review.DecideResult), nil
+}
+
+func TestStoreCreateGetList(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	r := s.pending(t, func(p *review.Params) { p.Reviewers = []string{"arn:aws:sts::*:assumed-role/editors/*"} })
+	got, err := s.store.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != review.Pending || got.RunID != r.RunID || got.Of != "send" || got.Tool != "send-email" || got.TaskToken != r.TaskToken ||
+		string(got.Input) != string(r.Input) || got.InputDigest != r.InputDigest || len(got.Reviewers) != 1 ||
+		got.ExpiresAt.Unix()-got.CreatedAt.Unix() != 3600 {
+		t.Fatalf("%+v", got)
+	}
+	// The same request again (a retried Lambda invocation) finds it.
+	again, err := review.New(review.Params{ID: r.ID, TaskToken: r.TaskToken, RunID: r.RunID, Step: r.Step, Of: r.Of, Tool: r.Tool,
+		ToolsetID: r.ToolsetID, Input: r.Input, Reviewers: r.Reviewers, TimeoutSeconds: 3600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, existing, err := s.store.Create(ctx, again); err != nil || created || existing.ID != r.ID {
+		t.Fatalf("second create: %v %+v %v", created, existing, err)
+	}
+	// The index lists it without its inputs or token.
+	list, err := s.store.List(ctx, review.Pending)
+	if err != nil || len(list) != 1 || list[0].ID != r.ID || list[0].Input != nil || list[0].TaskToken != "" || list[0].InputDigest != r.InputDigest {
+		t.Fatalf("pending list %+v %v", list, err)
+	}
+	if _, err := s.store.Get(ctx, review.NewID()); !errors.Is(err, review.ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+}
+
+// approve: recorded (approver, time, reason), SendTaskSuccess exactly once
+// with the decision JSON; the same decision again is a no-op that says so;
+// the other decision is refused.
+func TestApproveOnceThenNoOpThenConflict(t *testing.T) {
+	s := newStack(t)
+	r := s.pending(t, nil)
+	res, err := s.decide(t, "alice", r.ID, review.Approve, "looks right")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Changed || res.Status != review.Approved || res.Delivery != review.Delivered || !strings.Contains(res.Message, "approved by alice") {
+		t.Fatalf("%+v", res)
+	}
+	calls := s.fake.Calls(r.TaskToken)
+	if len(calls) != 1 || calls[0].Action != "SendTaskSuccess" {
+		t.Fatalf("Step Functions calls %+v", calls)
+	}
+	var d review.Decision
+	if err := json.Unmarshal([]byte(calls[0].Output), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.ReviewID != r.ID || d.Decision != review.Approve || d.Approver != "alice" || d.Authenticated || d.Reason != "looks right" ||
+		d.InputDigest != r.InputDigest || d.DecidedAt == "" {
+		t.Fatalf("decision JSON %+v", d)
+	}
+	rec, _ := s.store.Get(context.Background(), r.ID)
+	if rec.Status != review.Approved || rec.Approver != "alice" || rec.Reason != "looks right" || rec.DecidedAt.IsZero() || rec.Delivery != review.Delivered {
+		t.Fatalf("record %+v", rec)
+	}
+
+	res, err = s.decide(t, "bob", r.ID, review.Approve, "")
+	if err != nil || res.Changed || !strings.Contains(res.Message, "already approved by alice") || !strings.Contains(res.Message, "nothing changed") {
+		t.Fatalf("repeated approval: %+v %v", res, err)
+	}
+	if _, err := s.decide(t, "bob", r.ID, review.Reject, "no"); codeOf(err) != review.CodeConflict {
+		t.Fatalf("conflicting rejection: %v", err)
+	}
+	if n := len(s.fake.Calls(r.TaskToken)); n != 1 {
+		t.Fatalf("%d Step Functions calls, want exactly 1", n)
+	}
+}
+
+func TestRejectSendsTaskFailureOnce(t *testing.T) {
+	s := newStack(t)
+	r := s.pending(t, nil)
+	if _, err := s.decide(t, "alice", r.ID, review.Reject, ""); codeOf(err) != review.CodeInvalid {
+		t.Fatalf("a rejection without a reason: %v", err)
+	}
+	res, err := s.decide(t, "alice", r.ID, review.Reject, "wrong list")
+	if err != nil || res.Status != review.Rejected {
+		t.Fatal(res, err)
+	}
+	if _, err := s.decide(t, "alice", r.ID, review.Reject, "wrong list"); err != nil {
+		t.Fatal(err)
+	}
+	calls := s.fake.Calls(r.TaskToken)
+	if len(calls) != 1 || calls[0].Action != "SendTaskFailure" || calls[0].Error != review.ErrorRejected || !strings.Contains(calls[0].Cause, `"reason":"wrong list"`) {
+		t.Fatalf("%+v", calls)
+	}
+	if _, err := s.decide(t, "alice", r.ID, review.Approve, ""); codeOf(err) != review.CodeConflict {
+		t.Fatalf("approval after a rejection: %v", err)
+	}
+}
+
+func TestExpiredRefused(t *testing.T) {
+	s := newStack(t)
+	past := s.store.WithClock(func() time.Time { return time.Now().Add(-time.Hour) })
+	saved := s.store
+	s.store = past
+	r := s.pending(t, func(p *review.Params) { p.TimeoutSeconds = 60 })
+	s.store = saved
+	_, err := s.decide(t, "alice", r.ID, review.Approve, "")
+	if codeOf(err) != review.CodeExpired || !strings.Contains(err.Error(), "expired at") {
+		t.Fatalf("%v", err)
+	}
+	if n := len(s.fake.Calls("")); n != 0 {
+		t.Fatalf("%d Step Functions calls", n)
+	}
+	list, _ := s.svc.Do(context.Background(), review.Caller{Principal: "alice"}, review.Request{Action: review.ActionList})
+	if n := len(list.(*review.ListResult).Reviews); n != 0 {
+		t.Fatalf("an expired review is listed as pending: %d", n)
+	}
+}
+
+func TestReviewersPattern(t *testing.T) {
+	s := newStack(t)
+	editors := func(p *review.Params) { p.Reviewers = []string{"arn:aws:sts::*:assumed-role/editors/*"} }
+	r := s.pending(t, editors)
+	bob := review.Caller{Principal: "arn:aws:sts::123456789012:assumed-role/ops/bob", Authenticated: true}
+	alice := review.Caller{Principal: "arn:aws:sts::123456789012:assumed-role/editors/alice", Authenticated: true}
+	ctx := context.Background()
+	if _, err := s.svc.Do(ctx, bob, review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeForbidden {
+		t.Fatalf("bob approves: %v", err)
+	}
+	if _, err := s.svc.Do(ctx, bob, review.Request{Action: review.ActionShow, ReviewID: r.ID}); codeOf(err) != review.CodeForbidden {
+		t.Fatalf("bob reads: %v", err)
+	}
+	list, _ := s.svc.Do(ctx, bob, review.Request{Action: review.ActionList})
+	if n := len(list.(*review.ListResult).Reviews); n != 0 {
+		t.Fatalf("bob lists %d reviews", n)
+	}
+	shown, err := s.svc.Do(ctx, alice, review.Request{Action: review.ActionShow, ReviewID: r.ID})
+	if err != nil || string(shown.(review.View).Input) != string(r.Input) {
+		t.Fatalf("alice reads: %+v %v", shown, err)
+	}
+	res, err := s.svc.Do(ctx, alice, review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.(*review.DecideResult).Decision; d.Approver != alice.Principal || !d.Authenticated {
+		t.Fatalf("%+v", d)
+	}
+}
+
+// A token whose Task has ended gets a clear message, and the decision is
+// not delivered again.
+func TestTaskEnded(t *testing.T) {
+	s := newStack(t)
+	for _, name := range []string{"TaskTimedOut", "TaskDoesNotExist"} {
+		r := s.pending(t, nil)
+		s.fake.End(r.TaskToken, name)
+		_, err := s.decide(t, "alice", r.ID, review.Approve, "")
+		if codeOf(err) != review.CodeTaskEnded || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "not retried") {
+			t.Fatalf("%s: %v", name, err)
+		}
+		_, err = s.decide(t, "alice", r.ID, review.Approve, "")
+		if codeOf(err) != review.CodeTaskEnded {
+			t.Fatalf("%s again: %v", name, err)
+		}
+		if n := len(s.fake.Calls(r.TaskToken)); n != 1 {
+			t.Fatalf("%s: %d calls, want 1", name, n)
+		}
+		rec, _ := s.store.Get(context.Background(), r.ID)
+		if rec.Delivery != review.TaskEnded || rec.DeliveryError != name {
+			t.Fatalf("%+v", rec)
+		}
+	}
+}
+
+// Step Functions unreachable: the decision is recorded, the caller is told
+// to repeat it, and the repeat delivers it once.
+func TestTransientDeliveryFailure(t *testing.T) {
+	s := newStack(t)
+	r := s.pending(t, nil)
+	s.fake.FailNext(3) // the SDK's three attempts
+	_, err := s.decide(t, "alice", r.ID, review.Approve, "")
+	if codeOf(err) != review.CodeUnavailable || !strings.Contains(err.Error(), "repeat the same decision") {
+		t.Fatalf("%v", err)
+	}
+	res, err := s.decide(t, "alice", r.ID, review.Approve, "")
+	if err != nil || res.Changed || res.Delivery != review.Delivered || !strings.Contains(res.Message, "delivered to Step Functions now") {
+		t.Fatalf("repeat: %+v %v", res, err)
+	}
+	if n := len(s.fake.Accepted(r.TaskToken)); n != 1 {
+		t.Fatalf("%d accepted deliveries", n)
+	}
+}
+
+// The direct lane's review has no token: the decision is only recorded.
+func TestNoTaskDecision(t *testing.T) {
+	s := newStack(t)
+	r := s.pending(t, func(p *review.Params) { p.TaskToken, p.ID = "", review.NewID() })
+	res, err := s.decide(t, "alice", r.ID, review.Approve, "")
+	if err != nil || res.Delivery != review.NoTask || len(s.fake.Calls("")) != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestCheckApproval(t *testing.T) {
+	now := time.Now()
+	r := &review.Review{ID: "rv_x", RunID: "run", Of: "send", Tool: "send-email", ToolsetID: "ts", InputDigest: "sha256:a",
+		Status: review.Approved, ExpiresAt: now.Add(time.Hour)}
+	use := review.Use{RunID: "run", Step: "send", Tool: "send-email", ToolsetID: "ts", InputDigest: "sha256:a", Key: "run/2", Now: now}
+	if c := review.CheckApproval(r, use); !c.Allowed || c.Bound {
+		t.Fatalf("%+v", c)
+	}
+	r.BoundKey = "run/2"
+	if c := review.CheckApproval(r, use); !c.Allowed || !c.Bound {
+		t.Fatalf("bound to this key: %+v", c)
+	}
+	r.BoundKey = "run/1"
+	if c := review.CheckApproval(r, use); c.Allowed {
+		t.Fatalf("bound to another key: %+v", c)
+	}
+	r.BoundKey = ""
+	for name, u := range map[string]review.Use{
+		"run":    {RunID: "other", Step: "send", Tool: "send-email", ToolsetID: "ts", InputDigest: "sha256:a", Key: "other/2", Now: now},
+		"step":   {RunID: "run", Step: "other", Tool: "send-email", ToolsetID: "ts", InputDigest: "sha256:a", Key: "run/2", Now: now},
+		"digest": {RunID: "run", Step: "send", Tool: "send-email", ToolsetID: "ts", InputDigest: "sha256:b", Key: "run/2", Now: now},
+		"expiry": {RunID: "run", Step: "send", Tool: "send-email", ToolsetID: "ts", InputDigest: "sha256:a", Key: "run/2", Now: now.Add(time.Hour)},
+	} {
+		if c := review.CheckApproval(r, u); c.Allowed || c.Reason == "" {
+			t.Errorf("%s: %+v", name, c)
+		}
+	}
+}

@@ -1,0 +1,386 @@
+package review
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+)
+
+// API is the part of the DynamoDB client the review store uses (the same
+// item-level actions as the ledger's, all implemented by dynalite).
+type API interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// ErrNotFound is returned for a review that does not exist.
+var ErrNotFound = errors.New("review not found")
+
+// MaxList bounds one listing.
+const MaxList = 1000
+
+// Store reads and writes review items in the ledger table: pk
+// "REVIEW#<review_id>", sk "REVIEW" (docs/reviews.md).
+type Store struct {
+	db    API
+	table string
+	now   func() time.Time
+}
+
+// NewStore returns a Store on the named table.
+func NewStore(db API, table string) *Store {
+	return &Store{db: db, table: table, now: time.Now}
+}
+
+// WithClock returns a copy of the store that reads time from now (tests).
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
+}
+
+// Now returns the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+const reviewSK = "REVIEW"
+
+func key(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{ledger.AttrPK: str("REVIEW#" + id), ledger.AttrSK: str(reviewSK)}
+}
+
+func listPK(st Status) string { return "REVIEWS#" + string(st) }
+
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func getS(it map[string]types.AttributeValue, k string) string {
+	if v, ok := it[k].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func getN(it map[string]types.AttributeValue, k string) int64 {
+	if v, ok := it[k].(*types.AttributeValueMemberN); ok {
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func getTime(it map[string]types.AttributeValue, k string) time.Time {
+	t, err := time.Parse(timeFormat, getS(it, k))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func newToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Create stores a pending review (one conditional PutItem): CreatedAt is
+// now, ExpiresAt CreatedAt + TimeoutSeconds. When a review with r's id
+// exists already, it is returned with created false; the caller compares.
+func (s *Store) Create(ctx context.Context, r *Review) (created bool, existing *Review, err error) {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	r.Status, r.CreatedAt = Pending, now
+	r.ExpiresAt = time.Unix(now.Unix()+int64(r.TimeoutSeconds), 0).UTC()
+	reviewers := make([]types.AttributeValue, 0, len(r.Reviewers))
+	for _, p := range r.Reviewers {
+		reviewers = append(reviewers, str(p))
+	}
+	item := key(r.ID)
+	item["review_id"] = str(r.ID)
+	item["run_id"] = str(r.RunID)
+	item["step"] = str(r.Step)
+	item["of"] = str(r.Of)
+	item["tool"] = str(r.Tool)
+	item["toolset_id"] = str(r.ToolsetID)
+	item["reviewers"] = &types.AttributeValueMemberL{Value: reviewers}
+	item["input"] = str(string(r.Input))
+	item["input_digest"] = str(r.InputDigest)
+	item["input_bytes"] = num(int64(len(r.Input)))
+	item["timeout_seconds"] = num(int64(r.TimeoutSeconds))
+	item["status"] = str(string(Pending))
+	item["created_at"] = str(formatTime(now))
+	item[ledger.AttrExpiresAt] = num(r.ExpiresAt.Unix())
+	item[ledger.AttrReviewListPK] = str(listPK(Pending))
+	item[ledger.AttrReviewListSK] = str(formatTime(now) + "#" + r.ID)
+	if r.TaskToken != "" {
+		item["task_token"] = str(r.TaskToken)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.table),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if err == nil {
+		return true, nil, nil
+	}
+	if !ledger.IsConditionFailed(err) {
+		return false, nil, fmt.Errorf("put review %s: %w", r.ID, err)
+	}
+	existing, err = s.Get(ctx, r.ID)
+	if err != nil {
+		return false, nil, err
+	}
+	return false, existing, nil
+}
+
+// Get reads a review with a consistent read; ErrNotFound when there is
+// none.
+func (s *Store) Get(ctx context.Context, id string) (*Review, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(id), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get review %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return nil, fmt.Errorf("review %s: %w", id, ErrNotFound)
+	}
+	return fromItem(out.Item), nil
+}
+
+func fromItem(it map[string]types.AttributeValue) *Review {
+	r := &Review{
+		ID:                 getS(it, "review_id"),
+		RunID:              getS(it, "run_id"),
+		Step:               getS(it, "step"),
+		Of:                 getS(it, "of"),
+		Tool:               getS(it, "tool"),
+		ToolsetID:          getS(it, "toolset_id"),
+		InputDigest:        getS(it, "input_digest"),
+		TaskToken:          getS(it, "task_token"),
+		TimeoutSeconds:     int(getN(it, "timeout_seconds")),
+		Status:             Status(getS(it, "status")),
+		CreatedAt:          getTime(it, "created_at"),
+		ExpiresAt:          time.Unix(getN(it, ledger.AttrExpiresAt), 0).UTC(),
+		Approver:           getS(it, "approver"),
+		DecidedAt:          getTime(it, "decided_at"),
+		Reason:             getS(it, "reason"),
+		Delivery:           Delivery(getS(it, "delivery")),
+		DeliveryError:      getS(it, "delivery_error"),
+		DeliveryLeaseUntil: time.UnixMilli(getN(it, "delivery_lease_until")),
+		BoundKey:           getS(it, "bound_key"),
+		BoundAt:            getTime(it, "bound_at"),
+		decisionToken:      getS(it, "decision_token"),
+	}
+	if v, ok := it["authenticated"].(*types.AttributeValueMemberBOOL); ok {
+		r.Authenticated = v.Value
+	}
+	if in := getS(it, "input"); in != "" {
+		r.Input = json.RawMessage(in)
+	}
+	if l, ok := it["reviewers"].(*types.AttributeValueMemberL); ok {
+		for _, v := range l.Value {
+			if s, ok := v.(*types.AttributeValueMemberS); ok {
+				r.Reviewers = append(r.Reviewers, s.Value)
+			}
+		}
+	}
+	return r
+}
+
+// Decide records a verdict on a review read as r (one conditional
+// UpdateItem): only while it is PENDING and unexpired. A review with a task
+// token is left DELIVERING, its delivery leased to this caller for lease;
+// one without is NO_TASK. It reports applied false, with the review as it
+// now is, when the condition failed (decided meanwhile, or expired).
+func (s *Store) Decide(ctx context.Context, r *Review, v Verdict, approver string, authenticated bool, reason string, lease time.Duration) (applied bool, cur *Review, err error) {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	token := newToken()
+	delivery, leaseUntil := NoTask, time.Time{}
+	if r.TaskToken != "" {
+		delivery, leaseUntil = Delivering, now.Add(lease)
+	}
+	st := v.Status()
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 key(r.ID),
+		ConditionExpression: aws.String("#status = :pending AND #expires_at > :now_s"),
+		UpdateExpression: aws.String("SET #status = :status, #list_pk = :list_pk, approver = :approver, authenticated = :auth, " +
+			"decided_at = :at, reason = :reason, delivery = :delivery, delivery_lease_until = :lease, decision_token = :token"),
+		ExpressionAttributeNames: map[string]string{
+			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#list_pk": ledger.AttrReviewListPK,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pending":  str(string(Pending)),
+			":now_s":    num(now.Unix()),
+			":status":   str(string(st)),
+			":list_pk":  str(listPK(st)),
+			":approver": str(approver),
+			":auth":     &types.AttributeValueMemberBOOL{Value: authenticated},
+			":at":       str(formatTime(now)),
+			":reason":   str(reason),
+			":delivery": str(string(delivery)),
+			":lease":    num(leaseUntil.UnixMilli()),
+			":token":    str(token),
+		},
+	})
+	if err != nil && !ledger.IsConditionFailed(err) {
+		return false, nil, fmt.Errorf("decide review %s: %w", r.ID, err)
+	}
+	cur, gerr := s.Get(ctx, r.ID)
+	if gerr != nil {
+		return false, nil, gerr
+	}
+	// A write applied whose response was lost (and retried by the SDK)
+	// shows our own token.
+	return err == nil || cur.decisionToken == token, cur, nil
+}
+
+// ClaimDelivery takes over the delivery of a decision read as r
+// (DELIVERING, its lease expired or released) for lease: one conditional
+// UpdateItem on the lease as read. It reports false when another request
+// holds or took it.
+func (s *Store) ClaimDelivery(ctx context.Context, r *Review, lease time.Duration) (bool, error) {
+	until := s.now().Add(lease)
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 key(r.ID),
+		ConditionExpression: aws.String("delivery = :delivering AND delivery_lease_until = :old"),
+		UpdateExpression:    aws.String("SET delivery_lease_until = :until"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":delivering": str(string(Delivering)),
+			":old":        num(r.DeliveryLeaseUntil.UnixMilli()),
+			":until":      num(until.UnixMilli()),
+		},
+	})
+	if ledger.IsConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("claim delivery of review %s: %w", r.ID, err)
+	}
+	r.DeliveryLeaseUntil = time.UnixMilli(until.UnixMilli())
+	return true, nil
+}
+
+// FinishDelivery records the end of a delivery: DELIVERED, or TASK_ENDED
+// with the Step Functions error name; or, for d == Delivering, releases
+// the lease so that the same decision repeated delivers at once.
+func (s *Store) FinishDelivery(ctx context.Context, r *Review, d Delivery, errName string) error {
+	vals := map[string]types.AttributeValue{
+		":delivering": str(string(Delivering)),
+		":lease":      num(r.DeliveryLeaseUntil.UnixMilli()),
+	}
+	update := "SET delivery_lease_until = :zero"
+	if d == Delivering {
+		vals[":zero"] = num(0)
+	} else {
+		update = "SET delivery = :d, delivered_at = :at"
+		vals[":d"] = str(string(d))
+		vals[":at"] = str(formatTime(s.now()))
+		if errName != "" {
+			update += ", delivery_error = :err"
+			vals[":err"] = str(errName)
+		}
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(r.ID),
+		ConditionExpression:       aws.String("delivery = :delivering AND delivery_lease_until = :lease"),
+		UpdateExpression:          aws.String(update),
+		ExpressionAttributeValues: vals,
+	})
+	if ledger.IsConditionFailed(err) {
+		return fmt.Errorf("finish delivery of review %s: another request took the delivery over", r.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("finish delivery of review %s: %w", r.ID, err)
+	}
+	if d != Delivering {
+		r.Delivery, r.DeliveryError = d, errName
+	}
+	return nil
+}
+
+// Bind binds an approval read as r to the idempotency key of the one call
+// it authorises (one conditional UpdateItem): only while it is APPROVED,
+// unexpired and bound to no key. It reports false, with the review as it
+// now is, when another call bound it first; a binding to key itself whose
+// response was lost counts as bound.
+func (s *Store) Bind(ctx context.Context, r *Review, idemKey string) (bool, *Review, error) {
+	now := s.now()
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 key(r.ID),
+		ConditionExpression: aws.String("attribute_not_exists(bound_key) AND #status = :approved AND #expires_at > :now_s"),
+		UpdateExpression:    aws.String("SET bound_key = :key, bound_at = :at"),
+		ExpressionAttributeNames: map[string]string{
+			"#status": "status", "#expires_at": ledger.AttrExpiresAt,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":approved": str(string(Approved)),
+			":now_s":    num(now.Unix()),
+			":key":      str(idemKey),
+			":at":       str(formatTime(now)),
+		},
+	})
+	if err == nil {
+		r.BoundKey, r.BoundAt = idemKey, now.UTC().Truncate(time.Millisecond)
+		return true, r, nil
+	}
+	if !ledger.IsConditionFailed(err) {
+		return false, nil, fmt.Errorf("bind review %s: %w", r.ID, err)
+	}
+	cur, err := s.Get(ctx, r.ID)
+	if err != nil {
+		return false, nil, err
+	}
+	return cur.BoundKey == idemKey, cur, nil
+}
+
+// List returns the reviews with the given status, oldest first, through
+// the reviews-by-status index (eventually consistent; no Scan). The
+// reviews carry only the projected attributes: no Input, Reason or
+// TaskToken. At most MaxList are returned.
+func (s *Store) List(ctx context.Context, st Status) ([]*Review, error) {
+	var out []*Review
+	var start map[string]types.AttributeValue
+	for {
+		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                aws.String(s.table),
+			IndexName:                aws.String(ledger.ReviewIndex),
+			KeyConditionExpression:   aws.String("#pk = :pk"),
+			ExpressionAttributeNames: map[string]string{"#pk": ledger.AttrReviewListPK},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": str(listPK(st)),
+			},
+			ExclusiveStartKey: start,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list %s reviews: %w", st, err)
+		}
+		for _, it := range res.Items {
+			out = append(out, fromItem(it))
+			if len(out) == MaxList {
+				return out, nil
+			}
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = res.LastEvaluatedKey
+	}
+}
