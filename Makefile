@@ -48,10 +48,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s -fuzzminimizetime 3s ./resolver/
 	$(GO) test -run '^$$' -fuzz FuzzParseEntry -fuzztime 30s -fuzzminimizetime 3s ./shared/hostlist/
 
-# The main job. Until the local stack exists, it compiles every Solution in
-# testdata/solutions/ and prints one line each; a Solution with a golden
-# .err file must be refused, every other one must compile.
-run: build
+# The main job: compile every Solution in testdata/solutions/ (one line
+# each; a Solution with a golden .err file must be refused), then the whole
+# governed flow on the local stack (infra/local/demo).
+run: deps build
 	@mkdir -p $(OUT)/solutions
 	@fail=0; for f in testdata/solutions/*.yaml testdata/solutions/*.json; do \
 	  case "$$f" in *.asl.json|*.toolset.json) continue;; esac; \
@@ -61,6 +61,7 @@ run: build
 	    bin/toolgate compile "$$f" -o $(OUT)/solutions || fail=1; \
 	  fi; \
 	done; exit $$fail
+	$(GO) run ./infra/local/demo
 
 # The CDK app (infra/, docs/infra.md): the CLI and jsii keep their caches
 # inside the repository, send no telemetry, and Node 20's end-of-life banner

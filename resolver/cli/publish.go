@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -180,7 +181,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	out, err := publish.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e publish.Event) {
 		printEvent(stdout, e)
-		if e.Type == "TaskScheduled" || e.Type == "TaskSubmitted" {
+		if e.Type == "TaskSubmitted" || e.Type == "TaskScheduled" {
 			reviewHint(ctx, pl, arn, stdout)
 		}
 	})
@@ -198,7 +199,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 func printEvent(w io.Writer, e publish.Event) {
 	switch {
-	case e.Type == "StateEntered":
+	case strings.HasSuffix(e.Type, "StateEntered"):
 		fmt.Fprintf(w, "  → %s\n", e.State)
 	case e.Error != "":
 		fmt.Fprintf(w, "  ✗ %s %s: %s\n", e.Type, e.Error, e.Cause)

@@ -1,0 +1,194 @@
+// Command demo is `make run`: the whole governed flow on the local stack.
+// It starts dynalite, the SES v2 emulator, every function under the Lambda
+// RIE, the local Step Functions endpoint and the demo data server; publishes
+// testdata/solutions/demo-digest.yaml; starts a run; shows the pending
+// review; approves it as demo-reviewer; follows the run to its end; prints
+// the run's ledger rows and the e-mail the SES emulator captured; and stops
+// everything it started. Exit status 0 means the e-mail was sent exactly
+// once.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+const reviewer = "demo-reviewer"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func step(format string, args ...any) { fmt.Printf("\n== "+format+"\n", args...) }
+
+// toolgate runs one CLI command in-process and returns its stdout.
+func toolgate(args ...string) (string, error) {
+	var out, errb bytes.Buffer
+	fmt.Printf("$ toolgate %s\n", strings.Join(args, " "))
+	code := cli.Run(args, &out, &errb)
+	fmt.Print(out.String())
+	if errb.Len() > 0 {
+		fmt.Print(errb.String())
+	}
+	if code != cli.ExitOK {
+		return out.String(), fmt.Errorf("toolgate %s: exit %d", args[0], code)
+	}
+	return out.String(), nil
+}
+
+func run(ctx context.Context) error {
+	root, err := local.Root()
+	if err != nil {
+		return err
+	}
+	if err := os.Chdir(root); err != nil {
+		return err
+	}
+	step("starting the local stack (127.0.0.1 only)")
+	st, err := stack.StartStack(ctx, stack.StackOptions{Log: func(f string, a ...any) { fmt.Printf("  "+f+"\n", a...) }})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		step("stopping the local stack")
+		if err := st.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "demo: stop: %v\n", err)
+		}
+		os.RemoveAll(st.Dir)
+	}()
+	for k, v := range st.Environ() {
+		os.Setenv(k, v)
+	}
+	decision := st.Functions["review-decision"].Endpoint()
+
+	step("publishing the demo Solution")
+	if _, err := toolgate("publish", "testdata/solutions/demo-digest.yaml", "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--dynamodb-endpoint", st.Dynamo.Endpoint()); err != nil {
+		return err
+	}
+
+	step("starting a run")
+	name := fmt.Sprintf("demo-%d", time.Now().Unix())
+	out, err := toolgate("run", "demo-digest", "--input", "testdata/demo/input.json", "--name", name, "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile)
+	if err != nil {
+		return err
+	}
+	arn := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
+
+	step("waiting for the pending review")
+	id, err := pendingReview(ctx, decision, arn)
+	if err != nil {
+		return err
+	}
+	if _, err := toolgate("review", "show", id, "--endpoint", decision, "--as", reviewer); err != nil {
+		return err
+	}
+
+	step("approving it")
+	if _, err := toolgate("review", "approve", id, "--reason", "the digest reads right", "--endpoint", decision, "--as", reviewer); err != nil {
+		return err
+	}
+
+	step("following the run to its end")
+	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	outcome, err := publish.Follow(fctx, sf, arn, 300*time.Millisecond, func(e publish.Event) {
+		if strings.HasSuffix(e.Type, "StateEntered") {
+			fmt.Printf("  → %s\n", e.State)
+		} else if e.Error != "" {
+			fmt.Printf("  ✗ %s %s\n", e.Type, e.Error)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %s\n", outcome.Status)
+
+	step("the run's ledger rows")
+	if _, err := toolgate("ledger", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
+		return err
+	}
+
+	step("the e-mail the SES emulator captured")
+	n, err := printMail(st.SES.Endpoint())
+	if err != nil {
+		return err
+	}
+	if outcome.Status != "SUCCEEDED" || n != 1 {
+		return fmt.Errorf("the run ended %s with %d e-mails sent; want SUCCEEDED and exactly one", outcome.Status, n)
+	}
+	fmt.Println("\nThe e-mail was sent once, after its review; every call is on the ledger.")
+	return nil
+}
+
+// pendingReview lists pending reviews until one for the run appears.
+func pendingReview(ctx context.Context, decision, runARN string) (string, error) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		var out, errb bytes.Buffer
+		if cli.Run([]string{"review", "list", "--json", "--endpoint", decision, "--as", reviewer}, &out, &errb) == cli.ExitOK {
+			var res review.ListResult
+			if json.Unmarshal(out.Bytes(), &res) == nil {
+				for _, v := range res.Reviews {
+					if v.RunID == runARN {
+						fmt.Printf("$ toolgate review list --endpoint %s --as %s\n  %s  %s  %s of step %q  (decide with: toolgate review approve %s --as NAME)\n", decision, reviewer, v.ReviewID, v.Status, v.Tool, v.Of, v.ReviewID)
+						return v.ReviewID, nil
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	return "", fmt.Errorf("no pending review for %s within a minute", runARN)
+}
+
+func printMail(endpoint string) (int, error) {
+	resp, err := http.Get(endpoint + "/store")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var store struct {
+		Emails []struct {
+			From        string
+			Destination struct{ To []string }
+			Subject     string
+			Body        struct{ Text string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
+		return 0, err
+	}
+	for _, m := range store.Emails {
+		fmt.Printf("  From:    %s\n  To:      %s\n  Subject: %s\n\n  %s\n", m.From, strings.Join(m.Destination.To, ", "), m.Subject, strings.TrimSpace(m.Body.Text))
+	}
+	return len(store.Emails), nil
+}
