@@ -28,5 +28,5 @@ func main() {
 		os.Exit(1)
 	}
 	cfg.Log = log
-	dispatch.Main("send-email", sendemail.Tool(cfg, sesv2.NewFromConfig(awsCfg)))
+	dispatch.Main("send-email", sendemail.Tool(cfg, testHook(sesv2.NewFromConfig(awsCfg))))
 }

@@ -70,6 +70,9 @@ type StackOptions struct {
 	Bootstraps map[string]string
 	// DataDir is served by the demo data server; default testdata/demo.
 	DataDir string
+	// DataHandler, when set, serves the data server instead of DataDir
+	// (tests: an upstream that answers 503 twice, a queue).
+	DataHandler http.Handler
 	// DataPort is the demo data server's port; default DefaultDataPort or
 	// $TOOLGATE_DEMO_PORT.
 	DataPort int
@@ -133,7 +136,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("the demo data server needs %s (set %s to use another port): %w", dataAddr, EnvDataPort, err)
 	}
-	s.data = &http.Server{Handler: http.FileServer(http.Dir(dataDir)), ReadHeaderTimeout: 5 * time.Second}
+	handler := o.DataHandler
+	if handler == nil {
+		handler = http.FileServer(http.Dir(dataDir))
+	}
+	s.data = &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	go s.data.Serve(ln)
 	s.DataURL = "http://" + dataAddr
 	logf("data server  %s (serves %s)", s.DataURL, dataDir)

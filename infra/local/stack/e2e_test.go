@@ -1,0 +1,440 @@
+package stack_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// env is one local stack for end-to-end tests: real dynalite, SES v2
+// emulator, functions under the RIE and the local Step Functions endpoint.
+type env struct {
+	st  *stack.Stack
+	sf  *sfn.Client
+	dir string
+}
+
+func startEnv(t *testing.T, o stack.StackOptions) *env {
+	t.Helper()
+	if o.DataPort == 0 {
+		port, err := local.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.DataPort = port
+	}
+	st, err := stack.StartStack(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Stop()
+		os.RemoveAll(st.Dir)
+	})
+	for k, v := range st.Environ() {
+		t.Setenv(k, v)
+	}
+	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	return &env{st: st, sf: sf, dir: t.TempDir()}
+}
+
+func (e *env) toolgate(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(args, &out, &errb)
+	if errb.Len() > 0 {
+		t.Logf("toolgate %s: %s", strings.Join(args, " "), errb.String())
+	}
+	return out.String(), code
+}
+
+// publish writes a Solution (with the data server's address for DATA) and
+// publishes it.
+func (e *env) publish(t *testing.T, name, yaml string) {
+	t.Helper()
+	yaml = strings.ReplaceAll(yaml, "DATA", strings.TrimPrefix(e.st.DataURL, "http://"))
+	path := filepath.Join(e.dir, name+".yaml")
+	os.WriteFile(path, []byte(yaml), 0o644)
+	if out, code := e.toolgate(t, "publish", path, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--dynamodb-endpoint", e.st.Dynamo.Endpoint()); code != cli.ExitOK {
+		t.Fatalf("publish %s: %s", name, out)
+	}
+}
+
+func (e *env) start(t *testing.T, solution string, input any) string {
+	t.Helper()
+	b, _ := json.Marshal(input)
+	path := filepath.Join(e.dir, fmt.Sprintf("input-%d.json", time.Now().UnixNano()))
+	os.WriteFile(path, b, 0o644)
+	out, code := e.toolgate(t, "run", solution, "--input", path, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile)
+	if code != cli.ExitOK {
+		t.Fatalf("run %s: %s", solution, out)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
+}
+
+func (e *env) decisionEndpoint() string { return e.st.Functions["review-decision"].Endpoint() }
+
+// pending waits for the run's next pending review.
+func (e *env) pending(t *testing.T, run string, skip map[string]bool) string {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		out, code := e.toolgate(t, "review", "list", "--json", "--endpoint", e.decisionEndpoint(), "--as", "tester")
+		var res review.ListResult
+		if code == cli.ExitOK && json.Unmarshal([]byte(out), &res) == nil {
+			for _, v := range res.Reviews {
+				if v.RunID == run && !skip[v.ReviewID] {
+					return v.ReviewID
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no pending review for %s", run)
+	return ""
+}
+
+func (e *env) decide(t *testing.T, verb, id string) {
+	t.Helper()
+	if out, code := e.toolgate(t, "review", verb, id, "--reason", "e2e "+verb, "--endpoint", e.decisionEndpoint(), "--as", "tester"); code != cli.ExitOK {
+		t.Fatalf("review %s %s: %s", verb, id, out)
+	}
+}
+
+func (e *env) finish(t *testing.T, run string) *publish.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	var states []string
+	out, err := publish.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev publish.Event) {
+		if strings.HasSuffix(ev.Type, "StateEntered") {
+			states = append(states, ev.State)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %s via %v", run, out.Status, states)
+	return out
+}
+
+func (e *env) rows(t *testing.T, run string) []ledger.Row {
+	t.Helper()
+	out, code := e.toolgate(t, "ledger", "--json", run, "--endpoint", e.st.Dynamo.Endpoint(), "--table", stack.Table)
+	var rows []ledger.Row
+	if code != cli.ExitOK || json.Unmarshal([]byte(out), &rows) != nil {
+		t.Fatalf("ledger %s: %s", run, out)
+	}
+	return rows
+}
+
+type mail struct {
+	Destination struct{ To []string }
+	Subject     string
+}
+
+func (e *env) mails(t *testing.T) []mail {
+	t.Helper()
+	resp, err := http.Get(e.st.SES.Endpoint() + "/store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var store struct{ Emails []mail }
+	json.NewDecoder(resp.Body).Decode(&store)
+	return store.Emails
+}
+
+func (e *env) clearMails(t *testing.T) {
+	resp, err := http.Post(e.st.SES.Endpoint()+"/clear-store", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+// dataServer is the upstream the test Solutions fetch from.
+type dataServer struct {
+	mu      sync.Mutex
+	flaky   atomic.Int64
+	queue   map[string]int
+	handler *http.ServeMux
+}
+
+func newDataServer() *dataServer {
+	d := &dataServer{queue: map[string]int{}, handler: http.NewServeMux()}
+	d.handler.HandleFunc("/digest.json", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"title":"e2e digest","count":2}`)
+	})
+	// 503, 503, then 200.
+	d.handler.HandleFunc("/flaky.json", func(w http.ResponseWriter, r *http.Request) {
+		if d.flaky.Add(1) <= 2 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, `{"title":"after two 503s","count":1}`)
+	})
+	// A queue of three items per name, then done.
+	d.handler.HandleFunc("/queue/{name}", func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		n := d.queue[r.PathValue("name")] + 1
+		d.queue[r.PathValue("name")] = n
+		d.mu.Unlock()
+		if n > 3 {
+			io.WriteString(w, `{"done":true}`)
+			return
+		}
+		fmt.Fprintf(w, `{"done":false,"item":{"id":%d,"owner":"owner%d@example.com"}}`, n, n)
+	})
+	return d
+}
+
+const reviewedDigest = `solution: e2e-digest
+version: 1
+policy: {fetch_hosts: ["DATA"]}
+input: {type: object, required: [recipient]}
+steps:
+  - id: fetch
+    tool: structured-data-fetch
+    with: {url: "http://DATA/digest.json"}
+    next: approve
+  - id: approve
+    review: {of: send, timeout_seconds: TIMEOUT}
+    on_approve: send
+    on_reject: end
+  - id: send
+    tool: send-email
+    with: {to: ["${input.recipient}"], subject: "Digest: ${steps.fetch.output.data.title}", text: "${steps.fetch.output.data.count} items"}
+`
+
+const flakyFetch = `solution: e2e-flaky
+version: 1
+policy: {fetch_hosts: ["DATA"]}
+steps:
+  - id: fetch
+    tool: structured-data-fetch
+    with: {url: "http://DATA/flaky.json"}
+    retry: {max_attempts: 3, interval_seconds: 1, backoff_rate: 1}
+`
+
+const perItem = `solution: e2e-loop
+version: 1
+policy: {fetch_hosts: ["DATA"]}
+steps:
+  - id: next_item
+    tool: structured-data-fetch
+    with: {url: "http://DATA/queue/loop"}
+    next: done
+  - id: done
+    choice:
+      - when: {value: "${steps.next_item.output.data.done}", equals: true}
+        next: end
+    default: review_item
+  - id: review_item
+    review: {of: send_item, timeout_seconds: 600}
+    on_approve: send_item
+    on_reject: next_item
+  - id: send_item
+    tool: send-email
+    with: {to: ["${steps.next_item.output.data.item.owner}"], subject: "Item ${steps.next_item.output.data.item.id}", text: "ready"}
+    next: next_item
+`
+
+// The governed flow end to end on the local stack.
+func TestEndToEnd(t *testing.T) {
+	data := newDataServer()
+	e := startEnv(t, stack.StackOptions{DataHandler: data.handler})
+	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
+	e.publish(t, "e2e-flaky", flakyFetch)
+	e.publish(t, "e2e-loop", perItem)
+
+	t.Run("approved: sent exactly once", func(t *testing.T) {
+		e.clearMails(t)
+		run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+		e.decide(t, "approve", e.pending(t, run, nil))
+		if out := e.finish(t, run); out.Status != "SUCCEEDED" {
+			t.Fatalf("run %s: %s %s", out.Status, out.Error, out.Cause)
+		}
+		if m := e.mails(t); len(m) != 1 || m[0].Subject != "Digest: e2e digest" {
+			t.Fatalf("mails %+v", m)
+		}
+		var sends []ledger.Row
+		for _, r := range e.rows(t, run) {
+			if r.Tool == "send-email" {
+				sends = append(sends, r)
+			}
+		}
+		if len(sends) != 1 || sends[0].Status != ledger.Succeeded {
+			t.Fatalf("send-email rows %+v", sends)
+		}
+	})
+
+	t.Run("rejected: nothing sent, ends through on_reject", func(t *testing.T) {
+		e.clearMails(t)
+		run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+		e.decide(t, "reject", e.pending(t, run, nil))
+		out := e.finish(t, run)
+		if out.Status != "SUCCEEDED" || len(e.mails(t)) != 0 {
+			t.Fatalf("rejected run %s, %d mails", out.Status, len(e.mails(t)))
+		}
+		for _, r := range e.rows(t, run) {
+			if r.Tool == "send-email" {
+				t.Fatalf("a rejected review reached send-email: %+v", r)
+			}
+		}
+	})
+
+	t.Run("retries: 503, 503, 200 under one key", func(t *testing.T) {
+		run := e.start(t, "e2e-flaky", map[string]string{})
+		if out := e.finish(t, run); out.Status != "SUCCEEDED" {
+			t.Fatalf("run %s: %s %s", out.Status, out.Error, out.Cause)
+		}
+		rows := e.rows(t, run)
+		if len(rows) != 3 {
+			t.Fatalf("%d rows: %+v", len(rows), rows)
+		}
+		for i, r := range rows {
+			if r.IdempotencyKey != rows[0].IdempotencyKey || r.Attempt != i+1 {
+				t.Fatalf("row %d: key %s attempt %d", i, r.IdempotencyKey, r.Attempt)
+			}
+		}
+		if rows[0].ErrorCode != "TOOL_UPSTREAM_UNAVAILABLE" || rows[2].Status != ledger.Succeeded {
+			t.Fatalf("rows %+v", rows)
+		}
+	})
+
+	t.Run("loop: three approvals, three e-mails, three keys", func(t *testing.T) {
+		e.clearMails(t)
+		run := e.start(t, "e2e-loop", map[string]string{})
+		seen := map[string]bool{}
+		for range 3 {
+			id := e.pending(t, run, seen)
+			seen[id] = true
+			e.decide(t, "approve", id)
+		}
+		if out := e.finish(t, run); out.Status != "SUCCEEDED" {
+			t.Fatalf("run %s: %s %s", out.Status, out.Error, out.Cause)
+		}
+		if m := e.mails(t); len(m) != 3 {
+			t.Fatalf("%d mails", len(m))
+		}
+		keys := map[string]bool{}
+		for _, r := range e.rows(t, run) {
+			if r.Tool == "send-email" && r.Status == ledger.Succeeded {
+				keys[r.IdempotencyKey] = true
+			}
+		}
+		if len(keys) != 3 {
+			t.Fatalf("send keys %v", keys)
+		}
+	})
+}
+
+// A review that times out ends the run like a rejection.
+func TestReviewTimeout(t *testing.T) {
+	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
+	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "2", 1))
+	run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+	out := e.finish(t, run)
+	if out.Status != "SUCCEEDED" || len(e.mails(t)) != 0 {
+		t.Fatalf("timed-out review: %s, %d mails", out.Status, len(e.mails(t)))
+	}
+}
+
+// send-email killed after SES accepted the message and before the record
+// completed: the run fails without a retry; the same key once the lease has
+// passed (a redrive) is refused; the ledger shows UNKNOWN and SES holds one
+// e-mail.
+func TestCrashAfterSend(t *testing.T) {
+	root, err := local.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bootstraps, err := stack.BuildAll(t.Context(), root, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashing := filepath.Join(t.TempDir(), "bootstrap")
+	if err := local.BuildBootstrap(t.Context(), filepath.Join(root, "functions", "send-email"), crashing, "crashtest"); err != nil {
+		t.Fatal(err)
+	}
+	bootstraps["send-email"] = crashing
+	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler, Bootstraps: bootstraps,
+		Env: map[string]string{"TOOLGATE_TEST_CRASH_AFTER_SEND": "1", "TOOLGATE_LEASE_SECONDS": "2"}})
+	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
+	run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+	e.decide(t, "approve", e.pending(t, run, nil))
+	out := e.finish(t, run)
+	if out.Status != "FAILED" {
+		t.Fatalf("run %s, want FAILED", out.Status)
+	}
+	var send []ledger.Row
+	for _, r := range e.rows(t, run) {
+		if r.Tool == "send-email" {
+			send = append(send, r)
+		}
+	}
+	if len(send) != 0 {
+		t.Fatalf("a crashed process wrote rows: %+v", send)
+	}
+	if m := e.mails(t); len(m) != 1 {
+		t.Fatalf("%d mails after the crash", len(m))
+	}
+	// The redrive: the same call, the same key, after the lease.
+	time.Sleep(2100 * time.Millisecond)
+	h, err := e.sf.GetExecutionHistory(t.Context(), &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(run)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload string
+	for _, ev := range h.Events {
+		if d := ev.TaskScheduledEventDetails; d != nil && strings.Contains(aws.ToString(d.Parameters), `"tool":"send-email"`) {
+			var p struct{ Payload json.RawMessage }
+			json.Unmarshal([]byte(aws.ToString(d.Parameters)), &p)
+			payload = string(p.Payload)
+		}
+	}
+	if payload == "" {
+		t.Fatal("no send-email Task in the history")
+	}
+	resp, err := http.Post(e.st.Functions["send-email"].InvokeURL(), "application/json", strings.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "TOOL_RETRY_REQUIRES_IDEMPOTENCY") {
+		t.Fatalf("redrive answered %s", body)
+	}
+	var statuses []string
+	for _, r := range e.rows(t, run) {
+		if r.Tool == "send-email" {
+			statuses = append(statuses, string(r.Status))
+		}
+	}
+	if strings.Join(statuses, ",") != "UNKNOWN" || len(e.mails(t)) != 1 {
+		t.Fatalf("after the redrive: rows %v, %d mails", statuses, len(e.mails(t)))
+	}
+}
