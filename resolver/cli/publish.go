@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
 )
 
 // Environment defaults of publish and run.
@@ -181,7 +183,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	out, err := publish.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e publish.Event) {
 		printEvent(stdout, e)
-		if e.Type == "TaskSubmitted" || e.Type == "TaskScheduled" {
+		if e.Type == "TaskScheduled" && strings.HasSuffix(e.Resource, "waitForTaskToken") {
 			reviewHint(ctx, pl, arn, stdout)
 		}
 	})
@@ -206,6 +208,47 @@ func printEvent(w io.Writer, e publish.Event) {
 	}
 }
 
-// reviewHint prints the pending reviews of the run with the commands that
-// decide them; it is a no-op where reviews cannot be listed.
-var reviewHint = func(ctx context.Context, pl *platform, executionARN string, w io.Writer) {}
+// shownReviews remembers which pending reviews reviewHint printed.
+var shownReviews = map[string]bool{}
+
+// reviewHint prints the run's pending reviews, once each, with the command
+// that decides them. It lists them through the review-decision function
+// (its URL parameter; on the local stack, the function under the RIE).
+func reviewHint(ctx context.Context, pl *platform, executionARN string, w io.Writer) {
+	url, err := pl.params.Get(ctx, publish.ReviewDecisionURLParam(pl.p.stage))
+	if err != nil {
+		return
+	}
+	where := []string{"--url", url}
+	if pl.p.paramsFile != "" { // the local stack: the function under the RIE
+		where = []string{"--endpoint", url, "--as", "toolgate-run"}
+	}
+	for range 20 { // the review Task has started; its record follows shortly
+		var out, errb bytes.Buffer
+		if Run(append([]string{"review", "list", "--json"}, where...), &out, &errb) != ExitOK {
+			return
+		}
+		var res review.ListResult
+		if json.Unmarshal(out.Bytes(), &res) != nil {
+			return
+		}
+		found := false
+		for _, v := range res.Reviews {
+			if v.RunID != executionARN || shownReviews[v.ReviewID] {
+				continue
+			}
+			found, shownReviews[v.ReviewID] = true, true
+			decide := strings.Join(where[:2], " ")
+			fmt.Fprintf(w, "  ⏸ review %s: %s of step %q waits for a decision:\n      toolgate review show %s %s\n      toolgate review approve %s %s [--as NAME]   or   toolgate review reject %s %s --reason TEXT\n",
+				v.ReviewID, v.Tool, v.Of, v.ReviewID, decide, v.ReviewID, decide, v.ReviewID, decide)
+		}
+		if found {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

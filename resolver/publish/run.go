@@ -37,6 +37,9 @@ func Start(ctx context.Context, sf SFNAPI, solution string, input []byte, name s
 type Event struct {
 	Type  string // StateEntered, StateExited, TaskFailed, ...
 	State string // the state's name, when the event has one
+	// Resource is a scheduled Task's resource, such as
+	// "invoke.waitForTaskToken" (a review Task).
+	Resource string
 	Error string
 	Cause string
 }
@@ -93,6 +96,8 @@ func toEvent(e sfntypes.HistoryEvent) Event {
 		ev.State = aws.ToString(e.StateEnteredEventDetails.Name)
 	case e.StateExitedEventDetails != nil:
 		ev.State = aws.ToString(e.StateExitedEventDetails.Name)
+	case e.TaskScheduledEventDetails != nil:
+		ev.Resource = aws.ToString(e.TaskScheduledEventDetails.Resource)
 	case e.TaskFailedEventDetails != nil:
 		ev.Error, ev.Cause = aws.ToString(e.TaskFailedEventDetails.Error), aws.ToString(e.TaskFailedEventDetails.Cause)
 	case e.ExecutionFailedEventDetails != nil:

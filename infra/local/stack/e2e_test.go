@@ -175,6 +175,24 @@ func (e *env) clearMails(t *testing.T) {
 	resp.Body.Close()
 }
 
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // dataServer is the upstream the test Solutions fetch from.
 type dataServer struct {
 	mu      sync.Mutex
@@ -288,6 +306,31 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if len(sends) != 1 || sends[0].Status != ledger.Succeeded {
 			t.Fatalf("send-email rows %+v", sends)
+		}
+	})
+
+	t.Run("run --wait shows the pending review and the outcome", func(t *testing.T) {
+		input := filepath.Join(e.dir, "wait-input.json")
+		os.WriteFile(input, []byte(`{"recipient":"team@example.com"}`), 0o644)
+		var out syncBuffer
+		done := make(chan int)
+		go func() {
+			done <- cli.Run([]string{"run", "e2e-digest", "--input", input, "--name", "waited", "--wait", "--timeout", "90s",
+				"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile}, &out, io.Discard)
+		}()
+		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-e2e-digest:waited"
+		id := e.pending(t, run, nil)
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), id) && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond) // decide only once run --wait has shown the review
+		}
+		e.decide(t, "approve", id)
+		if code := <-done; code != cli.ExitOK {
+			t.Fatalf("run --wait: exit %d\n%s", code, out.String())
+		}
+		for _, want := range []string{"→ approve", "⏸ review rv_", "toolgate review approve rv_", "SUCCEEDED"} {
+			if !strings.Contains(out.String(), want) {
+				t.Fatalf("run --wait output lacks %q:\n%s", want, out.String())
+			}
 		}
 	})
 
