@@ -40,8 +40,8 @@ type Event struct {
 	// Resource is a scheduled Task's resource, such as
 	// "invoke.waitForTaskToken" (a review Task).
 	Resource string
-	Error string
-	Cause string
+	Error    string
+	Cause    string
 }
 
 // Outcome is how an execution ended.
