@@ -178,19 +178,26 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Resources:  &[]*string{decision},
 			Conditions: &map[string]any{"StringEquals": map[string]any{"lambda:FunctionUrlAuthType": "AWS_IAM"}},
 		}),
+		// New Function URLs need InvokeFunction too; only through the URL,
+		// or a reviewer could invoke the function directly with a made-up
+		// Function URL event naming another principal.
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:       jsii.String("DecisionFunction"),
-			Actions:   jsii.Strings("lambda:InvokeFunction"),
-			Resources: &[]*string{decision},
+			Sid:        jsii.String("DecisionFunction"),
+			Actions:    jsii.Strings("lambda:InvokeFunction"),
+			Resources:  &[]*string{decision},
+			Conditions: &map[string]any{"Bool": map[string]any{"lambda:InvokedViaFunctionUrl": "true"}},
 		}),
 	)
 
+	// The direct lane calls the tool functions, and review-request for a
+	// gated tool's review (toolgate invoke send-email).
 	var tools []*string
 	for _, spec := range functionSpecs {
 		if spec.Tool {
 			tools = append(tools, fns[spec.Name].Function.FunctionArn())
 		}
 	}
+	tools = append(tools, fns[fnReviewRequest].Function.FunctionArn())
 	a.Operator = managedPolicy(scope, "OperatorPolicy", p.Stage, "operator",
 		"toolgate ledger and toolgate invoke: ledger reads and the tool functions' direct lane",
 		// Rows (RUN#), records (KEY#) and toolsets (TOOLSET#), never a

@@ -118,14 +118,15 @@ var wantManagedPolicies = map[string][]stmt{
 	"toolgate-test-reviewer": {
 		{Sid: "DecisionFunctionURL", Actions: []string{"lambda:InvokeFunctionUrl"}, Resources: []string{"${ReviewDecisionFunction.Arn}"},
 			Condition: `{"StringEquals":{"lambda:FunctionUrlAuthType":"AWS_IAM"}}`},
-		{Sid: "DecisionFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${ReviewDecisionFunction.Arn}"}},
+		{Sid: "DecisionFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${ReviewDecisionFunction.Arn}"},
+			Condition: `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`},
 	},
 	"toolgate-test-operator": {
 		{Sid: "LedgerReads", Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resources: []string{tableARN},
 			Condition: `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["RUN#*","KEY#*","TOOLSET#*"]}}`},
 		{Sid: "LedgerIndexReads", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
 		{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-			"${SendEmailFunction.Arn}", "${StructuredDataFetchFunction.Arn}", "${WorkflowValidatorFunction.Arn}"}},
+			"${ReviewRequestFunction.Arn}", "${SendEmailFunction.Arn}", "${StructuredDataFetchFunction.Arn}", "${WorkflowValidatorFunction.Arn}"}},
 	},
 }
 
