@@ -126,7 +126,7 @@ func publishCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors
 	}
-	out, err := publish.Publish(ctx, res, pl.params, pf.stage, store, pl.sfn)
+	out, err := publish.Publish(ctx, res, pl.params, pf.stage, pl.cfg.Region, store, pl.sfn)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors

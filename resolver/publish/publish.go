@@ -65,7 +65,12 @@ func Substitute(ctx context.Context, res *resolver.Result, params Params, stage 
 // Publish registers the toolset, creates or updates the state machine and
 // publishes a version. It changes nothing when the toolset registration or
 // the substitution fails.
-func Publish(ctx context.Context, res *resolver.Result, params Params, stage string, store *ledger.Store, sf SFNAPI) (*Published, error) {
+//
+// Executions log to the platform's log group for Solution executions,
+// /aws/vendedlogs/states/toolgate-<stage> (the infrastructure's alarm on
+// failed executions reads it), and are traced with X-Ray. region is the
+// Step Functions region.
+func Publish(ctx context.Context, res *resolver.Result, params Params, stage, region string, store *ledger.Store, sf SFNAPI) (*Published, error) {
 	if !res.OK() {
 		return nil, errors.New("the Solution has errors: nothing was published")
 	}
@@ -77,6 +82,11 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage str
 	if err != nil {
 		return nil, fmt.Errorf("the Solution execution role: %w", err)
 	}
+	logging, err := executionLogging(role, region, stage)
+	if err != nil {
+		return nil, err
+	}
+	tracing := &sfntypes.TracingConfiguration{Enabled: true}
 	out := &Published{}
 	if out.ToolsetCreated, err = store.RegisterToolset(ctx, res.Toolset); err != nil {
 		return nil, fmt.Errorf("register toolset: %w", err)
@@ -89,7 +99,7 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage str
 	if arn == "" {
 		created, err := sf.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
 			Name: aws.String(name), Definition: aws.String(def), RoleArn: aws.String(role),
-			Type: sfntypes.StateMachineTypeStandard,
+			Type: sfntypes.StateMachineTypeStandard, LoggingConfiguration: logging, TracingConfiguration: tracing,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("create state machine %s: %w", name, err)
@@ -97,6 +107,7 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage str
 		arn, out.Created = aws.ToString(created.StateMachineArn), true
 	} else if _, err := sf.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{
 		StateMachineArn: aws.String(arn), Definition: aws.String(def), RoleArn: aws.String(role),
+		LoggingConfiguration: logging, TracingConfiguration: tracing,
 	}); err != nil {
 		return nil, fmt.Errorf("update state machine %s: %w", name, err)
 	}
@@ -135,4 +146,24 @@ func findStateMachine(ctx context.Context, sf SFNAPI, name string) (string, erro
 		}
 		token = out.NextToken
 	}
+}
+
+// ExecutionLogGroup is the log group Solution executions log to.
+func ExecutionLogGroup(stage string) string { return "/aws/vendedlogs/states/toolgate-" + stage }
+
+// executionLogging logs execution events (not their data: inputs may hold
+// message bodies) at level ERROR, enough for ExecutionFailed and
+// ExecutionTimedOut. The log group's ARN takes its partition and account
+// from the execution role's ARN.
+func executionLogging(roleARN, region, stage string) (*sfntypes.LoggingConfiguration, error) {
+	parts := strings.SplitN(roleARN, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[4] == "" || region == "" {
+		return nil, fmt.Errorf("execution role %q (region %q): cannot name the execution log group", roleARN, region)
+	}
+	group := fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s:*", parts[1], region, parts[4], ExecutionLogGroup(stage))
+	return &sfntypes.LoggingConfiguration{
+		Level:                sfntypes.LogLevelError,
+		IncludeExecutionData: false,
+		Destinations:         []sfntypes.LogDestination{{CloudWatchLogsLogGroup: &sfntypes.CloudWatchLogsLogGroup{LogGroupArn: aws.String(group)}}},
+	}, nil
 }
