@@ -28,7 +28,7 @@ deps: node_modules/.package-lock.json bin/aws-lambda-rie
 node_modules/.package-lock.json: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund --loglevel=error
 
-# Pinned pseudo-version (see /work/shared/LOCAL.md); skipped when already present.
+# Pinned pseudo-version of the Lambda Runtime Interface Emulator; skipped when already present.
 bin/aws-lambda-rie:
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
 

@@ -47,7 +47,14 @@ func step(format string, args ...any) { fmt.Printf("\n== "+format+"\n", args...)
 // toolgate runs one CLI command in-process and returns its stdout.
 func toolgate(args ...string) (string, error) {
 	var out, errb bytes.Buffer
-	fmt.Printf("$ toolgate %s\n", strings.Join(args, " "))
+	shown := make([]string, len(args))
+	for i, a := range args {
+		shown[i] = a
+		if strings.ContainsAny(a, " '\"$") {
+			shown[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	fmt.Printf("$ bin/toolgate %s\n", strings.Join(shown, " "))
 	code := cli.Run(args, &out, &errb)
 	fmt.Print(out.String())
 	if errb.Len() > 0 {
@@ -155,7 +162,7 @@ func pendingReview(ctx context.Context, decision, runARN string) (string, error)
 			if json.Unmarshal(out.Bytes(), &res) == nil {
 				for _, v := range res.Reviews {
 					if v.RunID == runARN {
-						fmt.Printf("$ toolgate review list --endpoint %s --as %s\n  %s  %s  %s of step %q  (decide with: toolgate review approve %s --as NAME)\n", decision, reviewer, v.ReviewID, v.Status, v.Tool, v.Of, v.ReviewID)
+						fmt.Printf("$ bin/toolgate review list --endpoint %s --as %s\n  %s  %s  %s of step %q  (decide with: bin/toolgate review approve %s --endpoint %s --as NAME)\n", decision, reviewer, v.ReviewID, v.Status, v.Tool, v.Of, v.ReviewID, decision)
 						return v.ReviewID, nil
 					}
 				}
