@@ -169,7 +169,7 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 	if again := s.requestReview(t, task); again != id {
 		t.Fatalf("the same Task got review %s, then %s", id, again)
 	}
-	if list, err := s.reviews.List(ctx, review.Pending); err != nil || len(list) != 1 || list[0].ID != id {
+	if list, err := s.reviews.List(ctx, review.Pending, nil); err != nil || len(list) != 1 || list[0].ID != id {
 		t.Fatalf("pending list %+v %v", list, err)
 	}
 	for name, c := range map[string]struct {

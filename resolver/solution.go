@@ -2,6 +2,8 @@ package resolver
 
 import (
 	"fmt"
+
+	"github.com/toolgate/toolgate/shared/review"
 	"math"
 	"regexp"
 	"strconv"
@@ -469,9 +471,17 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 			}
 			st.ReviewTimeout, _ = d.integer(&f, what+" review.timeout_seconds", 1, MaxReviewTimeout)
 		case "reviewers":
-			for _, r := range d.strings(&f, what+" review.reviewers") {
-				if !strings.HasPrefix(r.Name, "arn:") || strings.ContainsAny(r.Name, " \t\r\n") {
-					d.ds.errorf(r.Pos, RuleInvalidValue, "%s reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", what, r.Name)
+			list := d.strings(&f, what+" review.reviewers")
+			if len(list) > review.MaxReviewers {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s has %d reviewers; a review takes at most %d", what, len(list), review.MaxReviewers)
+			}
+			for _, r := range list {
+				if !strings.HasPrefix(r.Name, "arn:") {
+					d.ds.errorf(r.Pos, RuleInvalidValue, "%s reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", what, truncate(r.Name))
+					continue
+				}
+				if err := review.CheckPattern(r.Name); err != nil {
+					d.ds.errorf(r.Pos, RuleInvalidValue, "%s: %v", what, err)
 					continue
 				}
 				st.Reviewers = append(st.Reviewers, r.Name)

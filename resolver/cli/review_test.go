@@ -281,7 +281,7 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	// waitPending returns the id of the review the lane requested.
 	waitPending := func(seen map[string]bool) string {
 		for range 200 {
-			list, _ := e.reviews.List(context.Background(), review.Pending)
+			list, _ := e.reviews.List(context.Background(), review.Pending, nil)
 			for _, r := range list {
 				if !seen[r.ID] {
 					seen[r.ID] = true

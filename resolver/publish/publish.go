@@ -105,16 +105,26 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 			return nil, fmt.Errorf("create state machine %s: %w", name, err)
 		}
 		arn, out.Created = aws.ToString(created.StateMachineArn), true
-	} else if _, err := sf.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{
-		StateMachineArn: aws.String(arn), Definition: aws.String(def), RoleArn: aws.String(role),
-		LoggingConfiguration: logging, TracingConfiguration: tracing,
-	}); err != nil {
-		return nil, fmt.Errorf("update state machine %s: %w", name, err)
+	}
+	var revision *string
+	if !out.Created {
+		up, err := sf.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{
+			StateMachineArn: aws.String(arn), Definition: aws.String(def), RoleArn: aws.String(role),
+			LoggingConfiguration: logging, TracingConfiguration: tracing,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("update state machine %s: %w", name, err)
+		}
+		// Publish exactly the revision written here: a concurrent publish
+		// makes this one fail (ConflictException) instead of labelling the
+		// other's definition with this Solution's version and toolset.
+		revision = up.RevisionId
 	}
 	out.StateMachineARN = arn
 	v, err := sf.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{
 		StateMachineArn: aws.String(arn),
 		Description:     aws.String(VersionDescription(res)),
+		RevisionId:      revision,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("publish a version of %s: %w", name, err)

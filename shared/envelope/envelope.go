@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/tool"
@@ -190,7 +191,7 @@ func (e *Envelope) validate() error {
 		return bad("tool", "%s is not a tool name", strconv.Quote(truncate(e.Tool)))
 	case !toolsetIDPattern.MatchString(e.ToolsetID):
 		return bad("toolset_id", "%s is not a toolset id (ts_ and 32 hex digits)", strconv.Quote(truncate(e.ToolsetID)))
-	case e.RunID == "" || len(e.RunID) > 1024 || strings.ContainsAny(e.RunID, "\x00\n\r"):
+	case e.RunID == "" || len(e.RunID) > 1024 || strings.ContainsFunc(e.RunID, unicode.IsControl):
 		return bad("run_id", "must be 1 to 1024 printable characters")
 	case e.Seq < 1:
 		return bad("seq", "must be at least 1, not %d", e.Seq)

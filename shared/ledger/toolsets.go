@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -35,6 +36,9 @@ func (s *Store) RegisterToolset(ctx context.Context, ts *toolset.Toolset) (creat
 	}
 	body, err := ts.Canonical()
 	if err != nil {
+		return false, err
+	}
+	if err := ts.CheckAgainst(catalog.Default()); err != nil {
 		return false, err
 	}
 	// Every pinned schema must compile now: a schema that fails only after

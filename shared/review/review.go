@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Limits of a review, with their sources.
@@ -174,7 +175,7 @@ func New(p Params) (*Review, error) {
 		return nil, bad("review id %q is not rv_ and 32 hex digits", truncate(p.ID, 40))
 	case len(p.TaskToken) > MaxTaskTokenLength:
 		return nil, bad("task_token is %d characters, over %d", len(p.TaskToken), MaxTaskTokenLength)
-	case p.RunID == "" || len(p.RunID) > 1024 || strings.ContainsAny(p.RunID, "\x00\n\r"):
+	case p.RunID == "" || len(p.RunID) > 1024 || strings.ContainsFunc(p.RunID, unicode.IsControl):
 		return nil, bad("run_id must be 1 to 1024 printable characters")
 	case !namePattern.MatchString(p.Step):
 		return nil, bad("step %q is not a step id", truncate(p.Step, 64))

@@ -170,19 +170,19 @@ func (s *Service) list(ctx context.Context, caller Caller, status string) (*List
 	default:
 		return nil, errorf(CodeInvalid, "status %q is not pending, approved or rejected", truncate(status, 40))
 	}
-	reviews, err := s.Store.List(ctx, st)
+	now := s.Store.Now()
+	reviews, err := s.Store.List(ctx, st, func(r *Review) bool {
+		if st == Pending && r.Expired(now) {
+			return false // its Task has timed out; the TTL will end it
+		}
+		return Authorize(r.Reviewers, caller).Allowed
+	})
 	if err != nil {
 		return nil, wrap(CodeUnavailable, err, "the review table is unavailable")
 	}
-	now := s.Store.Now()
 	res := &ListResult{Reviews: []View{}}
 	for _, r := range reviews {
-		if st == Pending && r.Expired(now) {
-			continue // its Task has timed out; the TTL will end it
-		}
-		if Authorize(r.Reviewers, caller).Allowed {
-			res.Reviews = append(res.Reviews, view(r, now, false))
-		}
+		res.Reviews = append(res.Reviews, view(r, now, false))
 	}
 	return res, nil
 }
@@ -309,11 +309,28 @@ func (s *Service) deliver(ctx context.Context, r *Review, changed bool) (*Decide
 	if err != nil {
 		return nil, wrap(CodeInternal, err, "internal error")
 	}
+	// One attempt per request: an SDK retry of a SendTask* whose answer was
+	// lost would be told TaskTimedOut (the token is spent) although the
+	// decision was delivered.
+	once := func(o *sfn.Options) { o.RetryMaxAttempts = 1 }
 	if r.Status == Approved {
-		_, err = s.SFN.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(r.TaskToken), Output: aws.String(string(out))})
+		_, err = s.SFN.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(r.TaskToken), Output: aws.String(string(out))}, once)
 	} else {
 		_, err = s.SFN.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(r.TaskToken),
-			Error: aws.String(ErrorRejected), Cause: aws.String(string(out))})
+			Error: aws.String(ErrorRejected), Cause: aws.String(string(out))}, once)
+	}
+	if ended := taskEnded(err); ended != "" && !changed {
+		// A repeat after an attempt whose outcome was lost: that attempt may
+		// have delivered the decision and spent the token. Count it as
+		// delivered; if the Task had really timed out, the run has left
+		// the review by its reject edge and no approval will be used.
+		s.Log.WarnContext(ctx, "token no longer accepted on a repeated delivery; an earlier attempt may have delivered", "review_id", r.ID, "sfn_error", ended)
+		if ferr := s.Store.FinishDelivery(ctx, r, Delivered, "ambiguous: "+ended+" on a repeated delivery"); ferr != nil {
+			s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+		}
+		res.Delivery = Delivered
+		res.Message = already + " (Step Functions no longer accepts the token: an earlier delivery reached it, or its Task has ended)"
+		return res, nil
 	}
 	if ended := taskEnded(err); ended != "" {
 		s.Log.WarnContext(ctx, "review task ended before its decision", "review_id", r.ID, "sfn_error", ended)

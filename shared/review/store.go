@@ -355,7 +355,11 @@ func (s *Store) Bind(ctx context.Context, r *Review, idemKey string) (bool, *Rev
 // the reviews-by-status index (eventually consistent; no Scan). The
 // reviews carry only the projected attributes: no Input, Reason or
 // TaskToken. At most MaxList are returned.
-func (s *Store) List(ctx context.Context, st Status) ([]*Review, error) {
+//
+// keep, when not nil, selects the reviews to return; only those count
+// toward MaxList, so that older reviews the caller may not see never hide
+// newer ones it may.
+func (s *Store) List(ctx context.Context, st Status, keep func(*Review) bool) ([]*Review, error) {
 	var out []*Review
 	var start map[string]types.AttributeValue
 	for {
@@ -373,7 +377,11 @@ func (s *Store) List(ctx context.Context, st Status) ([]*Review, error) {
 			return nil, fmt.Errorf("list %s reviews: %w", st, err)
 		}
 		for _, it := range res.Items {
-			out = append(out, fromItem(it))
+			r := fromItem(it)
+			if keep != nil && !keep(r) {
+				continue
+			}
+			out = append(out, r)
 			if len(out) == MaxList {
 				return out, nil
 			}

@@ -134,3 +134,28 @@ func (ts *Toolset) MarshalIndent() ([]byte, error) {
 	}
 	return append(out, '\n'), nil
 }
+
+// CheckAgainst refuses a toolset that weakens the catalog's contract for a
+// tool it admits: a tool the catalog gates must stay review_required, an
+// at_most_once tool must stay at_most_once, and a tool that does not honour
+// idempotency keys cannot be pinned as one that does. A Solution can add a
+// review, never remove one (the resolver issue); registration is where a
+// hand-made toolset would otherwise remove it. Tools the catalog does not
+// know are left alone: no function runs them.
+func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
+	for name, t := range ts.Tools {
+		want, ok := c.Lookup(name)
+		if !ok {
+			continue
+		}
+		switch {
+		case want.ReviewRequired && !t.ReviewRequired:
+			return fmt.Errorf("toolset %s pins %s without review_required, which the catalog requires", ts.ID, name)
+		case want.Policy == catalog.AtMostOnce && t.Policy != catalog.AtMostOnce:
+			return fmt.Errorf("toolset %s pins %s as %s; the catalog says at_most_once", ts.ID, name, t.Policy)
+		case !want.Idempotent && t.Idempotent:
+			return fmt.Errorf("toolset %s pins %s as idempotent; the catalog says it does not honour idempotency keys", ts.ID, name)
+		}
+	}
+	return nil
+}

@@ -89,3 +89,24 @@ func TestUnknownTool(t *testing.T) {
 		t.Fatal("unknown tool admitted")
 	}
 }
+
+func TestCheckAgainstCatalog(t *testing.T) {
+	c := catalog.Default()
+	ok := mustBuild(t, c, []string{"send-email", "structured-data-fetch"}, []string{"structured-data-fetch"}, nil)
+	if err := ok.CheckAgainst(c); err != nil {
+		t.Fatalf("a catalog toolset (with an added review): %v", err)
+	}
+	for name, weaken := range map[string]func(*Tool){
+		"ungated":    func(t *Tool) { t.ReviewRequired = false },
+		"at least":   func(t *Tool) { t.Policy = catalog.AtLeastOnce },
+		"idempotent": func(t *Tool) { t.Idempotent = true },
+	} {
+		ts := mustBuild(t, c, []string{"send-email"}, nil, nil)
+		tool := ts.Tools["send-email"]
+		weaken(&tool)
+		ts.Tools["send-email"] = tool
+		if err := ts.CheckAgainst(c); err == nil {
+			t.Errorf("%s: a weakened send-email passed", name)
+		}
+	}
+}

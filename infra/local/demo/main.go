@@ -89,7 +89,7 @@ func run(ctx context.Context) error {
 	for k, v := range st.Environ() {
 		os.Setenv(k, v)
 	}
-	decision := st.Functions["review-decision"].Endpoint()
+	decision := st.Endpoints["review-decision"]
 
 	step("publishing the demo Solution")
 	if _, err := toolgate("publish", "testdata/solutions/demo-digest.yaml", "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--dynamodb-endpoint", st.Dynamo.Endpoint()); err != nil {

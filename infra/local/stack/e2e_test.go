@@ -94,7 +94,7 @@ func (e *env) start(t *testing.T, solution string, input any) string {
 	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
 }
 
-func (e *env) decisionEndpoint() string { return e.st.Functions["review-decision"].Endpoint() }
+func (e *env) decisionEndpoint() string { return e.st.Endpoints["review-decision"] }
 
 // pending waits for the run's next pending review.
 func (e *env) pending(t *testing.T, run string, skip map[string]bool) string {
@@ -462,7 +462,7 @@ func TestCrashAfterSend(t *testing.T) {
 	if payload == "" {
 		t.Fatal("no send-email Task in the history")
 	}
-	resp, err := http.Post(e.st.Functions["send-email"].InvokeURL(), "application/json", strings.NewReader(payload))
+	resp, err := http.Post(e.st.Endpoints["send-email"]+"/2015-03-31/functions/function/invocations", "application/json", strings.NewReader(payload))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,9 +59,15 @@ type Stack struct {
 	SES        *local.Process
 	SFN        *local.Process
 	Functions  map[string]*local.Process
-	DataURL    string
-	data       *http.Server
-	procs      []*local.Process
+	// Endpoints are the functions' endpoints to use (name -> base URL): a
+	// proxy in front of each RIE that lets one invocation in at a time,
+	// since a second concurrent one crashes the RIE. Step Functions, the CLI
+	// and the parameters file all use these.
+	Endpoints map[string]string
+	proxies   []*http.Server
+	DataURL   string
+	data      *http.Server
+	procs     []*local.Process
 }
 
 // StackOptions configure StartStack.
@@ -107,7 +116,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s = &Stack{Functions: map[string]*local.Process{}}
+	s = &Stack{Functions: map[string]*local.Process{}, Endpoints: map[string]string{}}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -201,12 +210,17 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		}
 		s.procs = append(s.procs, p)
 		s.Functions[name] = p
-		urls[name] = p.InvokeURL()
+		endpoint, err := s.serialise(p)
+		if err != nil {
+			return nil, err
+		}
+		s.Endpoints[name] = endpoint
+		urls[name] = endpoint + "/2015-03-31/functions/function/invocations"
 		params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name)
-		logf("function     %-22s %s", name, p.Endpoint())
+		logf("function     %-22s %s", name, endpoint)
 	}
-	if p, ok := s.Functions["review-decision"]; ok {
-		params["/toolgate/"+Stage+"/review-decision/url"] = p.Endpoint()
+	if e, ok := s.Endpoints["review-decision"]; ok {
+		params["/toolgate/"+Stage+"/review-decision/url"] = e
 	}
 	if err := writeJSON(functionsFile, urls); err != nil {
 		return nil, err
@@ -230,6 +244,29 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// serialise starts a proxy on a free 127.0.0.1 port that forwards to the
+// function's RIE one request at a time, and returns its base URL.
+func (s *Stack) serialise(p *local.Process) (string, error) {
+	target, err := url.Parse(p.Endpoint())
+	if err != nil {
+		return "", err
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	s.proxies = append(s.proxies, srv)
+	return "http://" + ln.Addr().String(), nil
 }
 
 // Environ returns the environment a CLI on the local stack runs with.
@@ -256,6 +293,10 @@ func (s *Stack) Stop() error {
 		}
 	}
 	s.procs = nil
+	for _, p := range s.proxies {
+		p.Close()
+	}
+	s.proxies = nil
 	if s.data != nil {
 		s.data.Close()
 		s.data = nil

@@ -1,0 +1,122 @@
+package stack_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/ledger"
+)
+
+// Two reviewers approve the same pending review at the same moment on the
+// local stack (both with `toolgate review approve --endpoint ... --as`).
+// Expected: exactly one decision, one SendTaskSuccess, the run sends its
+// e-mail once and succeeds. The review-decision function runs under the
+// RIE, which crashes on a concurrent invocation; nothing serialises the
+// reviewers' calls, so the function dies, both reviewers fail, and the run
+// waits until its review times out (here 20 s) and ends without the
+// approved e-mail. The same happens to `toolgate run --wait`, which lists
+// reviews through the same function while a reviewer decides.
+func TestAdv2TwoReviewersAtOnceOnTheLocalStack(t *testing.T) {
+	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
+	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "20", 1))
+	e.clearMails(t)
+	run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+	id := e.pending(t, run, nil)
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, codes[i] = e.toolgate(t, "review", "approve", id, "--reason", "ok", "--endpoint", e.decisionEndpoint(), "--as", fmt.Sprintf("reviewer%d", i))
+		}()
+	}
+	wg.Wait()
+	out := e.finish(t, run)
+	if codes[0] != cli.ExitOK || codes[1] != cli.ExitOK || out.Status != "SUCCEEDED" || len(e.mails(t)) != 1 {
+		t.Fatalf("two concurrent approvals: exits %v; run %s; %d e-mails, want 1", codes, out.Status, len(e.mails(t)))
+	}
+}
+
+// sfnGate lets one Publish stop after its UpdateStateMachine.
+type sfnGate struct {
+	publish.SFNAPI
+	updated, resume chan struct{}
+}
+
+func (g *sfnGate) UpdateStateMachine(ctx context.Context, in *sfn.UpdateStateMachineInput, o ...func(*sfn.Options)) (*sfn.UpdateStateMachineOutput, error) {
+	out, err := g.SFNAPI.UpdateStateMachine(ctx, in, o...)
+	close(g.updated)
+	<-g.resume
+	return out, err
+}
+
+// Publish updates the state machine, then publishes "a version" of it in
+// a second call that does not name the revision it just wrote
+// (PublishStateMachineVersion without revisionId; UpdateStateMachine has
+// publish/versionDescription for this). Two publishers of the same
+// Solution interleave: A's version is B's definition, and A is told
+// "published version …:N (toolset A)" while that version runs toolset B.
+func TestAdv2ConcurrentPublishVersionHoldsTheOtherDefinition(t *testing.T) {
+	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
+	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
+	compile := func(extraHost string) *resolver.Result {
+		src := strings.Replace(strings.Replace(reviewedDigest, "TIMEOUT", "600", 1), `fetch_hosts: ["DATA"]`, `fetch_hosts: ["DATA", "`+extraHost+`"]`, 1)
+		src = strings.ReplaceAll(src, "DATA", strings.TrimPrefix(e.st.DataURL, "http://"))
+		res := resolver.Compile("x.yaml", []byte(src), resolver.Options{})
+		if !res.OK() {
+			t.Fatalf("compile: %v", res.Diagnostics)
+		}
+		return res
+	}
+	a, b := compile("a.example.com"), compile("b.example.com")
+	params, err := publish.ReadFileParams(e.st.ParamsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(e.st.Dynamo.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	store := ledger.New(db, stack.Table)
+	gate := &sfnGate{SFNAPI: e.sf, updated: make(chan struct{}), resume: make(chan struct{})}
+	var pubA *publish.Published
+	var errA error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pubA, errA = publish.Publish(context.Background(), a, params, stack.Stage, local.Region, store, gate)
+	}()
+	<-gate.updated
+	if _, err := publish.Publish(context.Background(), b, params, stack.Stage, local.Region, store, e.sf); err != nil {
+		t.Fatal(err)
+	}
+	close(gate.resume)
+	<-done
+	if errA != nil {
+		// Refusing the interleaved publish is correct: nothing was labelled.
+		if !strings.Contains(errA.Error(), "ConflictException") {
+			t.Fatal(errA)
+		}
+		return
+	}
+	v, err := e.sf.DescribeStateMachine(context.Background(), &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(pubA.VersionARN)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(aws.ToString(v.Definition), a.Toolset.ID) {
+		t.Fatalf("publisher A was told it published %s (toolset %s), but that version runs another definition (toolset %s in it: %v); its description: %q",
+			pubA.VersionARN, a.Toolset.ID, b.Toolset.ID, strings.Contains(aws.ToString(v.Definition), b.Toolset.ID), aws.ToString(v.Description))
+	}
+}
