@@ -165,4 +165,3 @@ func TestAdv2ReviewShowPrintsControlCharacters(t *testing.T) {
 		}
 	}
 }
-
