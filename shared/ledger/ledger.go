@@ -94,7 +94,22 @@ func (s *Store) expires() types.AttributeValue {
 	return num(s.now().Add(s.retention).Unix())
 }
 
-func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+// Attribute value helpers, shared by the packages that keep items in the
+// ledger table (ledger, review).
+
+// S is a string attribute value.
+func S(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// N is a number attribute value.
+func N[T int | int64](v T) types.AttributeValue { return num(v) }
+
+// GetS reads a string attribute ("" when absent or not a string).
+func GetS(item map[string]types.AttributeValue, k string) string { return getS(item, k) }
+
+// GetN reads a whole-number attribute (0 when absent or not a number).
+func GetN(item map[string]types.AttributeValue, k string) int64 { return getN(item, k) }
+
+func str(v string) types.AttributeValue { return S(v) }
 func num[T int | int64](v T) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(int64(v), 10)}
 }

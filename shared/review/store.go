@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,14 +16,9 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 )
 
-// API is the part of the DynamoDB client the review store uses (the same
-// item-level actions as the ledger's, all implemented by dynalite).
-type API interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
+// API is the part of the DynamoDB client the review store uses: the same
+// item-level actions as the ledger's, all implemented by dynalite.
+type API = ledger.API
 
 // ErrNotFound is returned for a review that does not exist.
 var ErrNotFound = errors.New("review not found")
@@ -63,25 +57,12 @@ func key(id string) map[string]types.AttributeValue {
 
 func listPK(st Status) string { return "REVIEWS#" + string(st) }
 
-func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func num(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-func getS(it map[string]types.AttributeValue, k string) string {
-	if v, ok := it[k].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-func getN(it map[string]types.AttributeValue, k string) int64 {
-	if v, ok := it[k].(*types.AttributeValueMemberN); ok {
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
-	return 0
-}
+var (
+	str  = ledger.S
+	num  = ledger.N[int64]
+	getS = ledger.GetS
+	getN = ledger.GetN
+)
 
 func getTime(it map[string]types.AttributeValue, k string) time.Time {
 	t, err := time.Parse(timeFormat, getS(it, k))
