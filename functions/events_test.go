@@ -25,10 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -197,8 +193,7 @@ func TestEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := localtest.Dynalite(t)
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	db := local.DynamoDB(p.Endpoint())
 	if err := ledger.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
 		t.Fatal(err)
 	}

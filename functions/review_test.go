@@ -11,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -68,8 +64,7 @@ type reviewStack struct {
 func newReviewStack(t *testing.T) *reviewStack {
 	t.Helper()
 	p := localtest.Dynalite(t)
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	db := local.DynamoDB(p.Endpoint())
 	if err := ledger.CreateTable(context.Background(), db, "toolgate-review"); err != nil {
 		t.Fatal(err)
 	}

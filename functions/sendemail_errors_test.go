@@ -11,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -59,8 +55,7 @@ func TestSendEmailErrorCodesUnderRIE(t *testing.T) {
 	defer ses.Close()
 
 	p := localtest.Dynalite(t)
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	db := local.DynamoDB(p.Endpoint())
 	if err := ledger.CreateTable(context.Background(), db, "toolgate-ses"); err != nil {
 		t.Fatal(err)
 	}

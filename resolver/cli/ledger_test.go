@@ -9,10 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -28,8 +24,7 @@ func ledgerEnv(t *testing.T) (*ledger.Store, []string) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	db := local.DynamoDB(p.Endpoint())
 	if err := ledger.CreateTable(context.Background(), db, "toolgate-cli"); err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
@@ -57,8 +55,7 @@ func newReviewEnv(t *testing.T, allowUnauthenticated bool) *reviewEnv {
 }
 
 func reviewStoreOn(t *testing.T, endpoint, table string) *review.Store {
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(endpoint), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	db := local.DynamoDB(endpoint)
 	return review.NewStore(db, table)
 }
 

@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/schema"
@@ -485,12 +485,7 @@ func TestAdvLeaseExpiresWhileRunningAtMostOnce(t *testing.T) {
 func TestAdvClaimResponseLost(t *testing.T) {
 	p := localtest.Dynalite(t)
 	drop := &dropClaimResponse{base: http.DefaultTransport}
-	client := dynamodb.New(dynamodb.Options{
-		BaseEndpoint: aws.String(p.Endpoint()),
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDLOCAL", "secretlocal", ""),
-		HTTPClient:   &http.Client{Transport: drop},
-	})
+	client := local.DynamoDB(p.Endpoint(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: drop} })
 	if err := ledger.CreateTable(context.Background(), client, "toolgate-adv"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -105,11 +104,7 @@ type env struct {
 }
 
 func dynamoClient(endpoint string) *dynamodb.Client {
-	return dynamodb.New(dynamodb.Options{
-		BaseEndpoint: aws.String(endpoint),
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDLOCAL", "secretlocal", ""),
-	})
+	return local.DynamoDB(endpoint)
 }
 
 func newEnv(t testing.TB) *env {

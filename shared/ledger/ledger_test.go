@@ -11,21 +11,17 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 )
 
 func newStore(t *testing.T) (*Store, *dynamodb.Client) {
 	t.Helper()
 	p := localtest.Dynalite(t)
-	client := dynamodb.New(dynamodb.Options{
-		BaseEndpoint: aws.String(p.Endpoint()),
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDLOCAL", "secretlocal", ""),
-	})
+	client := local.DynamoDB(p.Endpoint())
 	if err := CreateTable(context.Background(), client, "ledger-test"); err != nil {
 		t.Fatal(err)
 	}

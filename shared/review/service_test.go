@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
@@ -32,8 +31,7 @@ type stack struct {
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	p := localtest.Dynalite(t)
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	db := local.DynamoDB(p.Endpoint())
 	if err := ledger.CreateTable(context.Background(), db, "toolgate-reviews"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/toolgate/toolgate/infra/local"
@@ -232,11 +230,7 @@ func TestThroughDispatcher(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dyn := localtest.Dynalite(t)
-	db := dynamodb.New(dynamodb.Options{
-		BaseEndpoint: aws.String(dyn.Endpoint()),
-		Region:       local.Region,
-		Credentials:  credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, ""),
-	})
+	db := local.DynamoDB(dyn.Endpoint())
 	if err := ledger.CreateTable(ctx, db, "toolgate-test"); err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
@@ -158,8 +154,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	s.procs = append(s.procs, s.Dynamo)
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(s.Dynamo.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	db := local.DynamoDB(s.Dynamo.Endpoint())
 	if err := ledger.CreateTable(ctx, db, Table); err != nil {
 		return nil, err
 	}

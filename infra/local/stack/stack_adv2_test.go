@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
@@ -87,8 +85,7 @@ func TestAdv2ConcurrentPublishVersionHoldsTheOtherDefinition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(e.st.Dynamo.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	db := local.DynamoDB(e.st.Dynamo.Endpoint())
 	store := ledger.New(db, stack.Table)
 	gate := &sfnGate{SFNAPI: e.sf, updated: make(chan struct{}), resume: make(chan struct{})}
 	var pubA *publish.Published
