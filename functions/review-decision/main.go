@@ -6,30 +6,21 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := coldstart.Logger()
 	cfg, err := review.DecisionConfigFromEnv(os.Getenv)
-	if err != nil {
-		log.Error("bad configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	awsCfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		log.Error("load AWS configuration", "error", err.Error())
-		os.Exit(1)
-	}
+	cfg = coldstart.Must(log, "bad configuration", cfg, err)
+	awsCfg := coldstart.AWSConfig(log)
 	svc := &review.Service{
 		Store: review.NewStore(dynamodb.NewFromConfig(awsCfg), cfg.Table),
 		SFN:   sfn.NewFromConfig(awsCfg),

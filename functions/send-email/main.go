@@ -4,29 +4,20 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
+	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/sendemail"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := coldstart.Logger()
 	cfg, err := sendemail.ConfigFromEnv(os.Getenv)
-	if err != nil {
-		log.Error("bad configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	awsCfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		log.Error("load AWS configuration", "error", err.Error())
-		os.Exit(1)
-	}
+	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	cfg.Log = log
-	dispatch.Main("send-email", sendemail.Tool(cfg, testHook(sesv2.NewFromConfig(awsCfg))))
+	ses := sesv2.NewFromConfig(coldstart.AWSConfig(log))
+	dispatch.Main("send-email", sendemail.Tool(cfg, testHook(ses)))
 }

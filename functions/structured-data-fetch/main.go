@@ -5,18 +5,15 @@
 package main
 
 import (
-	"log/slog"
 	"os"
 
+	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/fetch"
 )
 
 func main() {
 	cfg, err := fetch.ConfigFromEnv(os.Getenv)
-	if err != nil {
-		slog.New(slog.NewJSONHandler(os.Stdout, nil)).Error("bad configuration", "error", err.Error())
-		os.Exit(1)
-	}
+	cfg = coldstart.Must(coldstart.Logger(), "bad configuration", cfg, err)
 	dispatch.Main("structured-data-fetch", cfg.Tool())
 }

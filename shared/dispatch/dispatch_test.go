@@ -304,9 +304,6 @@ func TestToolsetPinning(t *testing.T) {
 	if older.ID == newer.ID {
 		t.Fatal("fixtures have one id")
 	}
-	for _, ts := range []any{older, newer} {
-		_ = ts
-	}
 	if _, err := e.store.RegisterToolset(context.Background(), older); err != nil {
 		t.Fatal(err)
 	}

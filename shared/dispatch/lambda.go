@@ -1,17 +1,15 @@
 package dispatch
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -72,23 +70,12 @@ func ConfigFromEnv(tool string, getenv func(string) string) (Config, string, err
 // Lambda runtime with the dispatcher. A bad configuration stops the
 // function with one log line.
 func Main(tool string, run Func) {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := coldstart.Logger()
 	cfg, table, err := ConfigFromEnv(tool, os.Getenv)
-	if err != nil {
-		log.Error("bad configuration", "tool", tool, "error", err.Error())
-		os.Exit(1)
-	}
-	awsCfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		log.Error("load AWS configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	db := dynamodb.NewFromConfig(awsCfg)
+	cfg = coldstart.Must(log, "bad configuration", cfg, err)
+	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))
 	d, err := New(cfg, ledger.New(db, table), run, log)
-	if err != nil {
-		log.Error("bad configuration", "tool", tool, "error", err.Error())
-		os.Exit(1)
-	}
+	d = coldstart.Must(log, "bad configuration", d, err)
 	d.SetReviews(review.NewStore(db, table))
 	lambda.Start(d.Handle)
 }
