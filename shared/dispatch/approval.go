@@ -23,13 +23,20 @@ func (d *Dispatcher) SetReviews(r Reviews) { d.reviews = r }
 
 // approve enforces "what you approved is what is sent" for a tool the
 // run's pinned toolset gates (review_required; never the current
-// catalog). It runs with the claim held, before the tool: the envelope's
+// catalog). It runs before the key is claimed, so that a refused call
+// never takes the key of the call that was approved: the envelope's
 // approval must name a review that is approved, unexpired, for this run,
 // this tool step, tool and toolset, and for exactly the inputs about to be
 // sent (their RFC 8785 digest). An approval authorises one call: the first
-// claim of a key binds it to the key with a conditional write; retries of
-// the same key reuse it; any other key is refused. A replay of a completed
-// key never gets here. Refusals are TOOL_PERMISSION_DENIED.
+// use binds it to the key with a conditional write; retries of the same
+// key reuse it; any other key is refused. Refusals are
+// TOOL_PERMISSION_DENIED.
+//
+// When the approval fails only because its time has ended, or its review
+// item is gone (expired reviews leave the table by TTL), a call whose key
+// holds a COMPLETED record of this very call is a replay: approve returns
+// *replay with the recorded result, and nothing runs again. Anything else
+// is refused.
 func (inv *invocation) approve(ctx context.Context) error {
 	if !inv.pinned.ReviewRequired {
 		return nil
@@ -52,7 +59,7 @@ func (inv *invocation) approve(ctx context.Context) error {
 	defer cancel()
 	r, err := d.reviews.Get(dbCtx, ref.ReviewID)
 	if errors.Is(err, review.ErrNotFound) {
-		return tool.Errorf(tool.PermissionDenied, "review %s does not exist (or its time has ended)", ref.ReviewID)
+		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "review %s does not exist (or its time has ended)", ref.ReviewID))
 	}
 	if err != nil {
 		return tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable")
@@ -60,6 +67,9 @@ func (inv *invocation) approve(ctx context.Context) error {
 	use := review.Use{RunID: env.RunID, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID,
 		InputDigest: inv.digest, Key: env.IdempotencyKey, Now: d.store.Now()}
 	check := review.CheckApproval(r, use)
+	if check.Expired {
+		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "%s", check.Reason))
+	}
 	if !check.Allowed {
 		return tool.Errorf(tool.PermissionDenied, "%s", check.Reason)
 	}
@@ -80,15 +90,25 @@ func (inv *invocation) approve(ctx context.Context) error {
 	return nil
 }
 
-// refuseClaimed ends a claimed attempt whose approval was refused: nothing
-// was sent, so the record is finished FAILED (a retry of the key may claim
-// it again) and the row is REFUSED.
-func (inv *invocation) refuseClaimed(ctx context.Context, err error) error {
-	te := tool.Classify(err)
-	dbCtx, cancel := inv.d.ledgerContext(ctx)
+// replayOr returns a *replay when the call's key holds a COMPLETED record
+// of this very call (the same run and seq by the key, and the same step,
+// tool, toolset and input digest), and refusal otherwise. It reads the
+// record and writes nothing.
+func (inv *invocation) replayOr(ctx context.Context, refusal error) error {
+	d, env := inv.d, inv.env
+	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
-	if _, ferr := inv.d.store.Finish(dbCtx, inv.env.IdempotencyKey, inv.attempt, ledger.Failed, nil, string(te.Code)); ferr != nil {
-		inv.d.log.ErrorContext(ctx, "finish record", "key", inv.env.IdempotencyKey, "error", ferr)
+	rec, err := d.store.Record(dbCtx, env.IdempotencyKey)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return refusal
 	}
-	return inv.row(ctx, ledger.Refused, te, nil)
+	if err != nil {
+		return tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
+	}
+	this := &ledger.Record{RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, InputDigest: inv.digest}
+	if rec.State != ledger.Completed || !rec.SameCall(this) || rec.RunID != env.RunID {
+		return refusal
+	}
+	inv.attempt = rec.Attempts
+	return &replay{result: rec.Result}
 }

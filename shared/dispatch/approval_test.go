@@ -56,8 +56,9 @@ func paramsFor(t *testing.T, payload json.RawMessage) review.Params {
 }
 
 // Every way an approval can fail to authorise a gated call is
-// TOOL_PERMISSION_DENIED with a reason, and nothing runs: the record is
-// finished FAILED (nothing was sent) and the row is REFUSED.
+// TOOL_PERMISSION_DENIED with a reason, and nothing runs: the approval is
+// checked before the key is claimed, so the key has no record and the row
+// is REFUSED with attempt 0.
 func TestApprovalRefusals(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -152,21 +153,21 @@ func TestApprovalRefusals(t *testing.T) {
 			if calls.Load() != before {
 				t.Fatal("the tool ran")
 			}
-			rec, err := e.store.Record(ctx, keyOf(t, payload))
-			if err != nil || rec.State != ledger.Failed || rec.ErrorCode != string(tool.PermissionDenied) {
-				t.Fatalf("record %+v %v, want FAILED with TOOL_PERMISSION_DENIED", rec, err)
+			if rec, err := e.store.Record(ctx, keyOf(t, payload)); !errors.Is(err, ledger.ErrNotFound) {
+				t.Fatalf("record %+v %v: a refused call claimed the key", rec, err)
 			}
 			rows, _ := e.store.RunRows(ctx, runIDOf(t, payload))
-			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 1 {
+			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
 				t.Fatalf("rows %+v, want one REFUSED row", rows)
 			}
 		})
 	}
 }
 
-// An approval authorises one call: its first claim binds it (one write
-// more than an ungated call), a replay of the completed key needs no
-// check, and the same approval for another key is refused.
+// An approval authorises one call: its first use binds it (one write
+// more than an ungated call), a replay of the completed key reads the
+// approval, already bound to it, and writes only its row, and the same
+// approval for another key is refused.
 func TestApprovalAuthorisesOneCall(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -185,7 +186,7 @@ func TestApprovalAuthorisesOneCall(t *testing.T) {
 	if out, err := d.Handle(ctx, first); err != nil || string(out) != `{"message_id":"m"}` {
 		t.Fatalf("approved call: %s %v", out, err)
 	}
-	// claim PutItem, bind UpdateItem, finish UpdateItem, row PutItem; the
+	// bind UpdateItem, claim PutItem, finish UpdateItem, row PutItem; the
 	// toolset and the review are read.
 	if e.db.writes() != 4 || e.db.gets.Load() != 2 {
 		t.Errorf("first gated call: %d writes, %d reads; want 4 and 2", e.db.writes(), e.db.gets.Load())
@@ -195,13 +196,14 @@ func TestApprovalAuthorisesOneCall(t *testing.T) {
 		t.Fatalf("review after the call: %+v %v", r, err)
 	}
 
-	// A replay of the completed key returns the result without reading the
-	// review: the failed claim and one record read, as for any tool.
+	// A replay of the completed key returns the result: the review read
+	// (bound to this key, nothing written to it), the failed claim and one
+	// record read, as for any tool, and the row.
 	e.db.reset()
 	if out, err := d.Handle(ctx, first); err != nil || string(out) != `{"message_id":"m"}` {
 		t.Fatalf("replay: %s %v", out, err)
 	}
-	if e.db.gets.Load() != 1 || e.db.writes() != 2 || calls.Load() != 1 {
+	if e.db.gets.Load() != 2 || e.db.writes() != 2 || calls.Load() != 1 {
 		t.Errorf("replay: %d reads, %d writes, tool ran %d times", e.db.gets.Load(), e.db.writes(), calls.Load())
 	}
 
@@ -246,7 +248,8 @@ func TestApprovalRetrySameKey(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 
-	// Refused for lack of approval, then retried with one: it runs.
+	// Refused for lack of approval (the key is left unclaimed), then
+	// retried with one: it runs as the key's first attempt.
 	bare := envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"y"}`)
 	if _, err := d.Handle(ctx, bare); codeOf(t, err) != string(tool.PermissionDenied) {
 		t.Fatalf("without approval: %v", err)
@@ -255,7 +258,7 @@ func TestApprovalRetrySameKey(t *testing.T) {
 		t.Fatalf("the same key with an approval: %v", err)
 	}
 	rec, _ := e.store.Record(ctx, keyOf(t, bare))
-	if rec.State != ledger.Completed || rec.Attempts != 2 {
+	if rec.State != ledger.Completed || rec.Attempts != 1 {
 		t.Fatalf("record %+v", rec)
 	}
 }

@@ -184,16 +184,19 @@ func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.R
 	if err != nil {
 		return nil, inv.refuse(ctx, err)
 	}
-	if err := inv.claim(ctx); err != nil {
-		var rep *replay
-		if errors.As(err, &rep) {
-			inv.row(ctx, ledger.Deduplicated, nil, rep.result)
-			return rep.result, nil
-		}
-		return nil, err
+	// A gated call's approval is checked before the key is claimed: a
+	// refused call leaves the key untouched for the call that was approved.
+	err = inv.approve(ctx)
+	if err == nil {
+		err = inv.claim(ctx)
 	}
-	if err := inv.approve(ctx); err != nil {
-		return nil, inv.refuseClaimed(ctx, err)
+	var rep *replay
+	switch {
+	case errors.As(err, &rep):
+		inv.row(ctx, ledger.Deduplicated, nil, rep.result)
+		return rep.result, nil
+	case err != nil:
+		return nil, inv.refuse(ctx, err)
 	}
 	return inv.execute(ctx, input)
 }
@@ -216,6 +219,11 @@ func (inv *invocation) load(ctx context.Context) error {
 	return nil
 }
 
+// toolset returns the run's pinned toolset from the per-container cache, or
+// loads it through ledger.Store.Toolset, which runs the registration check
+// (toolset.Verify) on every load; only a toolset that passes is cached. A
+// refused toolset is TOOL_PERMISSION_DENIED with one "toolset refused" log
+// line naming the toolset and the rule it breaks.
 func (d *Dispatcher) toolset(ctx context.Context, id string) (*toolset.Toolset, error) {
 	if ts, ok := d.toolsets.Load(id); ok {
 		return ts.(*toolset.Toolset), nil
@@ -226,8 +234,8 @@ func (d *Dispatcher) toolset(ctx context.Context, id string) (*toolset.Toolset, 
 	if errors.Is(err, ledger.ErrNotFound) {
 		return nil, tool.Errorf(tool.PermissionDenied, "toolset %s is not registered", id)
 	}
-	if errors.Is(err, ledger.ErrCorrupt) {
-		return nil, tool.Wrap(tool.PermissionDenied, err, "toolset %s is stored with content that does not match its id", id)
+	if toolset.LogRefusal(ctx, d.log, err) {
+		return nil, tool.Errorf(tool.PermissionDenied, "%s", err.Error())
 	}
 	if err != nil {
 		return nil, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")

@@ -52,11 +52,6 @@ const DefaultRetention = 90 * 24 * time.Hour
 // ErrNotFound is returned for an item that does not exist.
 var ErrNotFound = errors.New("not found")
 
-// ErrCorrupt is returned for a stored item that is not what it claims to
-// be (a toolset whose content does not digest to its id): a permanent
-// condition, never worth retrying.
-var ErrCorrupt = errors.New("stored item is corrupt")
-
 // Store reads and writes the ledger table.
 type Store struct {
 	db        API

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -23,32 +22,20 @@ func toolsetKey(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{AttrPK: str("TOOLSET#" + id), AttrSK: str(toolsetSK)}
 }
 
-// RegisterToolset stores a toolset under its id. Registering the same
-// content again writes nothing and reports created false; different content
-// under an existing id is refused. The id must be the digest of the content.
+// RegisterToolset stores a toolset under its id after the registration
+// check (toolset.Verify against the catalog: a failure is a
+// *toolset.Refusal and nothing is written). Registering the same content
+// again writes nothing and reports created false; different content under
+// an existing id is refused. Registration is the deployment operator's
+// (docs/ledger.md): no policy for people allows the PutItem.
 func (s *Store) RegisterToolset(ctx context.Context, ts *toolset.Toolset) (created bool, err error) {
-	id, err := ts.ComputeID()
-	if err != nil {
+	if err := ts.Verify(catalog.Default()); err != nil {
 		return false, err
 	}
-	if id != ts.ID {
-		return false, fmt.Errorf("toolset %s: its content digests to %s", ts.ID, id)
-	}
+	id := ts.ID
 	body, err := ts.Canonical()
 	if err != nil {
 		return false, err
-	}
-	if err := ts.CheckAgainst(catalog.Default()); err != nil {
-		return false, err
-	}
-	// Every pinned schema must compile now: a schema that fails only after
-	// a tool ran would turn a side effect into an unexplained failure.
-	for name, t := range ts.Tools {
-		for kind, doc := range map[string][]byte{"input": t.InputSchema, "output": t.OutputSchema} {
-			if _, err := schema.Compile(doc); err != nil {
-				return false, fmt.Errorf("toolset %s: tool %s %s schema: %w", id, name, kind, err)
-			}
-		}
 	}
 	item := toolsetKey(id)
 	item["body"] = str(string(body))
@@ -86,21 +73,42 @@ func (s *Store) toolsetBody(ctx context.Context, id string) ([]byte, error) {
 	}
 	body := getS(out.Item, "body")
 	if len(body) < 2 || body[0] != '{' {
-		return nil, fmt.Errorf("toolset %s: the stored item has no toolset body: %w", id, ErrCorrupt)
+		return nil, &toolset.Refusal{ToolsetID: id, Rule: toolset.RuleFormat, Reason: "the stored item has no toolset body"}
 	}
 	return []byte(body), nil
 }
 
-// Toolset loads a registered toolset and checks that its content still
-// digests to its id. A missing toolset is ErrNotFound.
+// Toolset loads a registered toolset: the one function every loader (the
+// dispatcher in every tool function, review-request, the CLI) goes
+// through. It runs the registration check on every load, so that an item
+// written around registration, or changed since, is never used: a missing
+// toolset (or an id that is not one) is ErrNotFound; a stored item that is
+// not a toolset, or fails toolset.Verify (its id is not its digest, a tool
+// is weaker than the catalog, a schema does not compile), is a
+// *toolset.Refusal naming the rule. A caller refuses the call for either
+// and runs nothing.
 func (s *Store) Toolset(ctx context.Context, id string) (*toolset.Toolset, error) {
+	if !toolset.IDPattern.MatchString(id) {
+		return nil, fmt.Errorf("%q is not a toolset id: %w", truncateID(id), ErrNotFound)
+	}
 	body, err := s.toolsetBody(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	ts, err := toolset.Parse(append([]byte(`{"id":"`+id+`",`), body[1:]...))
 	if err != nil {
-		return nil, fmt.Errorf("stored toolset %s: %v: %w", id, err, ErrCorrupt)
+		return nil, err
+	}
+	if err := ts.Verify(catalog.Default()); err != nil {
+		return nil, err
 	}
 	return ts, nil
+}
+
+// truncateID keeps a malformed id short enough to name in a log line.
+func truncateID(id string) string {
+	if len(id) > 40 {
+		return id[:40] + "..."
+	}
+	return id
 }

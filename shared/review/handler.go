@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Environment variables of the review functions (docs/reviews.md).
@@ -194,8 +195,8 @@ func (h *RequestHandler) create(ctx context.Context, r *Review) (json.RawMessage
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		return nil, tool.Errorf(tool.PermissionDenied, "toolset %s is not registered", r.ToolsetID)
-	case errors.Is(err, ledger.ErrCorrupt):
-		return nil, tool.Wrap(tool.PermissionDenied, err, "toolset %s is stored with content that does not match its id", r.ToolsetID)
+	case toolset.LogRefusal(ctx, h.Log, err):
+		return nil, tool.Errorf(tool.PermissionDenied, "%s", err.Error())
 	case err != nil:
 		return nil, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
 	}

@@ -271,8 +271,12 @@ type ApprovalCheck struct {
 	Allowed bool
 	// Bound: the approval is already bound to this call's key (a retry of
 	// the same call); nothing needs writing.
-	Bound  bool
-	Reason string
+	Bound bool
+	// Expired: the approval matches the call in every way but time (its
+	// review expired); the dispatcher then replays a completed call and
+	// refuses anything else.
+	Expired bool
+	Reason  string
 }
 
 // CheckApproval decides whether review r authorises the call u: it must be
@@ -300,7 +304,9 @@ func CheckApproval(r *Review, u Use) ApprovalCheck {
 	case r.InputDigest != u.InputDigest:
 		return deny("the inputs are not those review %s approved (approved %s, about to send %s)", r.ID, r.InputDigest, u.InputDigest)
 	case r.Expired(u.Now):
-		return deny("review %s expired at %s", r.ID, formatTime(r.ExpiresAt))
+		c := deny("review %s expired at %s", r.ID, formatTime(r.ExpiresAt))
+		c.Expired = true
+		return c
 	case r.BoundKey == u.Key:
 		return ApprovalCheck{Allowed: true, Bound: true, Reason: "already bound to this call"}
 	case r.BoundKey != "":

@@ -6,12 +6,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/gowebpki/jcs"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/schema"
 )
 
 // Tool is what a toolset pins of one tool: its contract at the time the
@@ -104,25 +108,38 @@ func (ts *Toolset) ComputeID() (string, error) {
 }
 
 // Parse decodes a toolset document strictly (unknown fields are errors) and
-// checks that its id is the digest of its content.
+// checks that its id is the digest of its content: a document that does
+// not decode is a *Refusal for RuleFormat, a wrong id one for RuleDigest.
+// It does not check the tools against the catalog; Verify does.
 func Parse(data []byte) (*Toolset, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var ts Toolset
 	if err := dec.Decode(&ts); err != nil {
-		return nil, fmt.Errorf("decode toolset: %w", err)
+		return nil, &Refusal{ToolsetID: ts.ID, Rule: RuleFormat, Reason: "decode toolset: " + strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	if dec.More() {
+		return nil, &Refusal{ToolsetID: ts.ID, Rule: RuleFormat, Reason: "data after the toolset object"}
 	}
 	if !IDPattern.MatchString(ts.ID) {
-		return nil, fmt.Errorf("toolset id %q does not match %s", ts.ID, IDPattern)
+		return nil, &Refusal{ToolsetID: shorten(ts.ID), Rule: RuleDigest, Reason: fmt.Sprintf("the id does not match %s", IDPattern)}
 	}
 	want, err := ts.ComputeID()
 	if err != nil {
-		return nil, err
+		return nil, &Refusal{ToolsetID: ts.ID, Rule: RuleFormat, Reason: err.Error()}
 	}
 	if want != ts.ID {
-		return nil, fmt.Errorf("toolset id %s is not the digest of its content (%s)", ts.ID, want)
+		return nil, &Refusal{ToolsetID: ts.ID, Rule: RuleDigest, Reason: fmt.Sprintf("the content digests to %s, not to its id", want)}
 	}
 	return &ts, nil
+}
+
+// shorten keeps a malformed id short enough to name in a message.
+func shorten(id string) string {
+	if len(id) > 40 {
+		return id[:40] + "..."
+	}
+	return id
 }
 
 // MarshalIndent returns the toolset as indented JSON with its id, as
@@ -135,26 +152,119 @@ func (ts *Toolset) MarshalIndent() ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// CheckAgainst refuses a toolset that weakens the catalog's contract for a
-// tool it admits: a tool the catalog gates must stay review_required, an
-// at_most_once tool must stay at_most_once, and a tool that does not honour
-// idempotency keys cannot be pinned as one that does. A Solution can add a
-// review, never remove one (the resolver issue); registration is where a
-// hand-made toolset would otherwise remove it. Tools the catalog does not
-// know are left alone: no function runs them.
+// Rules a toolset can break, named in a Refusal and in the "toolset
+// refused" log line (docs/ledger.md, "Toolsets are checked on every load").
+const (
+	// RuleFormat: the stored item or document is not a toolset (no body,
+	// not JSON, unknown fields).
+	RuleFormat = "toolset-format"
+	// RuleDigest: the id is not "ts_" and the digest of the content.
+	RuleDigest = "toolset-digest"
+	// RuleReviewRequired: a tool the catalog gates is pinned without
+	// review_required.
+	RuleReviewRequired = "toolset-review-required"
+	// RulePolicy: an at_most_once tool is pinned with another policy.
+	RulePolicy = "toolset-policy"
+	// RuleIdempotent: a tool that does not honour idempotency keys is pinned
+	// as one that does.
+	RuleIdempotent = "toolset-idempotent"
+	// RuleSchema: a pinned input or output schema does not compile.
+	RuleSchema = "toolset-schema"
+	// RuleFetchHosts: fetch_hosts are not canonical host list entries
+	// (package hostlist), sorted and unique.
+	RuleFetchHosts = "toolset-fetch-hosts"
+)
+
+// RefusedLogMessage is the "msg" of the one JSON log line a function writes
+// when it refuses a toolset it loaded (with "toolset_id" and "rule"); the
+// infrastructure's toolset-refused alarm filters on it.
+const RefusedLogMessage = "toolset refused"
+
+// Refusal is a toolset that fails the registration check: which toolset,
+// the rule it breaks (one of the Rule constants) and why. Its message
+// names tools and rules only, never inputs.
+type Refusal struct {
+	ToolsetID string
+	Rule      string
+	Reason    string
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("toolset %s is refused [%s]: %s", r.ToolsetID, r.Rule, r.Reason)
+}
+
+// Verify is the registration check, which every load of a stored toolset
+// runs again before the toolset is used or cached: the id is the digest of
+// the content (RuleDigest); no tool is weaker than catalog c admits it
+// (CheckAgainst); every pinned schema compiles as JSON Schema 2020-12
+// (RuleSchema), so that no schema fails only after a tool ran; and
+// fetch_hosts are canonical host list entries (RuleFetchHosts). It
+// returns nil or a *Refusal.
+func (ts *Toolset) Verify(c *catalog.Catalog) error {
+	refuse := func(rule, format string, a ...any) error {
+		return &Refusal{ToolsetID: ts.ID, Rule: rule, Reason: fmt.Sprintf(format, a...)}
+	}
+	if !IDPattern.MatchString(ts.ID) {
+		return &Refusal{ToolsetID: shorten(ts.ID), Rule: RuleDigest, Reason: fmt.Sprintf("the id does not match %s", IDPattern)}
+	}
+	want, err := ts.ComputeID()
+	if err != nil {
+		return refuse(RuleDigest, "the content cannot be canonicalized: %v", err)
+	}
+	if want != ts.ID {
+		return refuse(RuleDigest, "the content digests to %s, not to its id", want)
+	}
+	if err := ts.CheckAgainst(c); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
+		t := ts.Tools[name]
+		for _, s := range []struct {
+			kind string
+			doc  json.RawMessage
+		}{{"input", t.InputSchema}, {"output", t.OutputSchema}} {
+			if _, err := schema.Compile(s.doc); err != nil {
+				return refuse(RuleSchema, "tool %s: the %s schema does not compile: %v", name, s.kind, err)
+			}
+		}
+	}
+	hosts, err := hostlist.ParseList(ts.FetchHosts)
+	if err != nil {
+		return refuse(RuleFetchHosts, "%v", err)
+	}
+	canonical := slices.Compact(slices.Sorted(slices.Values(hosts.Strings())))
+	if !slices.Equal(canonical, ts.FetchHosts) && !(len(canonical) == 0 && len(ts.FetchHosts) == 0) {
+		return refuse(RuleFetchHosts, "fetch_hosts are not in canonical form, sorted and unique")
+	}
+	return nil
+}
+
+// CheckAgainst refuses, with a *Refusal, a toolset that weakens catalog c's
+// contract for a tool it admits: a tool the catalog gates must stay
+// review_required (RuleReviewRequired), an at_most_once tool must stay
+// at_most_once (RulePolicy), and a tool that does not honour idempotency
+// keys cannot be pinned as one that does (RuleIdempotent). A Solution can
+// add a review, never remove one (docs/solutions.md). Tools the catalog
+// does not know are left alone: no function runs them (a function runs
+// only its own catalog tool). Tools are checked in name order, so the
+// same toolset is always refused for the same rule.
 func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
-	for name, t := range ts.Tools {
+	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
+		t := ts.Tools[name]
 		want, ok := c.Lookup(name)
 		if !ok {
 			continue
 		}
+		refuse := func(rule, format string, a ...any) error {
+			return &Refusal{ToolsetID: ts.ID, Rule: rule, Reason: fmt.Sprintf(format, a...)}
+		}
 		switch {
 		case want.ReviewRequired && !t.ReviewRequired:
-			return fmt.Errorf("toolset %s pins %s without review_required, which the catalog requires", ts.ID, name)
+			return refuse(RuleReviewRequired, "it pins %s without review_required, which the catalog requires", name)
 		case want.Policy == catalog.AtMostOnce && t.Policy != catalog.AtMostOnce:
-			return fmt.Errorf("toolset %s pins %s as %s; the catalog says at_most_once", ts.ID, name, t.Policy)
+			return refuse(RulePolicy, "it pins %s as %s; the catalog says at_most_once", name, t.Policy)
 		case !want.Idempotent && t.Idempotent:
-			return fmt.Errorf("toolset %s pins %s as idempotent; the catalog says it does not honour idempotency keys", ts.ID, name)
+			return refuse(RuleIdempotent, "it pins %s as idempotent; the catalog says it does not honour idempotency keys", name)
 		}
 	}
 	return nil

@@ -79,7 +79,7 @@ func TestParseRoundTrip(t *testing.T) {
 		t.Fatalf("round trip id %s != %s", back.ID, ts.ID)
 	}
 	tampered := strings.Replace(string(out), `"idempotent": true`, `"idempotent": false`, 1)
-	if _, err := Parse([]byte(tampered)); err == nil || !strings.Contains(err.Error(), "not the digest") {
+	if _, err := Parse([]byte(tampered)); err == nil || !strings.Contains(err.Error(), "["+RuleDigest+"]") {
 		t.Fatalf("tampered toolset: %v", err)
 	}
 }
