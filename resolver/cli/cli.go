@@ -24,10 +24,10 @@ const usage = `usage: toolgate <command> [arguments]
 commands:
   check [--format text|json] [--summary] FILE...   check Solutions; exit 1 on any error
   compile FILE -o DIR                              write DIR/<solution>.asl.json, .toolset.json and .json
-  publish FILE [--endpoint URL] [--stage NAME] [--params FILE]   register the toolset, create or update toolgate-<solution>, publish a version
+  publish FILE [--endpoint URL] [--stage NAME] [--params FILE]   check the toolset is registered, create or update toolgate-<solution>, publish a version
   run SOLUTION --input FILE.json [--name N] [--wait]          start an execution (and follow it)
   toolset FILE                                     print the toolset id a Solution pins
-  toolset register [--endpoint URL] [--table T] FILE|DIR...   register compiled toolsets in the ledger table
+  toolset register [--endpoint URL] [--table T] FILE|DIR... | --tool TOOL   register toolsets (the deployment's operator, with the deploy role)
   ledger [--json] [--endpoint URL] [--table T] RUN_ID          print a run's ToolInvocation rows
   check-url [--allow ENTRY]... [--allow-address CIDR]... [--resolve HOST=IP[,IP]]... URL   the fetch tool's decision: allow (0), refuse (1)
   check-recipient [--allow ENTRY]... ADDRESS       send-email's recipient decision: allow (0), refuse (1), invalid (3)

@@ -18,8 +18,6 @@ import (
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/envelope"
-	"github.com/toolgate/toolgate/shared/hostlist"
-	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // rieFunctionName is the only function name the Lambda Runtime Interface
@@ -36,14 +34,14 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func invokeCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("invoke", stderr)
 	var af awsFlags
-	fs.StringVar(&af.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint URL for toolset registration (default: the standard AWS configuration)")
+	fs.StringVar(&af.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint URL of the ledger table, where the toolset is read (default: the standard AWS configuration)")
 	fs.StringVar(&af.table, "table", os.Getenv(EnvTable), "ledger table name (default $"+EnvTable+")")
 	inputFile := fs.String("input", "", "JSON file: the tool's input object, or a whole envelope (missing run_id and seq are generated)")
 	endpoint := fs.String("endpoint", "", "Lambda endpoint URL (a function under the RIE locally; default: the standard AWS configuration)")
 	function := fs.String("function", "", "function name or ARN (default: the tool's function name in the catalog; with --endpoint, \"function\", the name the Lambda RIE serves)")
-	toolsetID := fs.String("toolset", "", "a registered toolset id; without it a one-tool toolset is built from the catalog and registered")
+	toolsetID := fs.String("toolset", "", "a registered toolset id (default: the tool's one-tool toolset from the catalog, which must be registered: toolgate toolset register --tool TOOL)")
 	var fetchHosts stringList
-	fs.Var(&fetchHosts, "fetch-host", "an allowed host for structured-data-fetch in the built toolset (repeatable)")
+	fs.Var(&fetchHosts, "fetch-host", "an allowed host for structured-data-fetch in the tool's catalog toolset (repeatable)")
 	lane := addReviewLane(fs) // gated tools: review_lane.go
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -82,27 +80,37 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 	if *toolsetID != "" {
 		env["toolset_id"] = *toolsetID
 	}
-	if _, ok := env["toolset_id"]; !ok {
-		hosts, err := hostlist.ParseList(fetchHosts)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolgate invoke: --fetch-host: %v\n", err)
-			return ExitMisuse
-		}
-		ts, err := toolset.FromCatalog(catalog.Default(), []string{name}, nil, hosts.Strings())
+	// The toolset is read before anything is written (a review request,
+	// the dispatcher's row): invoke never registers one.
+	store, err := af.store(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: the toolset is read from the ledger table: %v\n", err)
+		return ExitMisuse
+	}
+	var how string
+	if id, ok := env["toolset_id"].(string); ok {
+		how = registerCommand(store.Table(), af.endpoint, "FILE.toolset.json|SOLUTION.yaml")
+		env["toolset_id"] = id
+	} else if _, given := env["toolset_id"]; given {
+		fmt.Fprintf(stderr, "toolgate invoke: %s: toolset_id is not a string\n", *inputFile)
+		return ExitMisuse
+	} else {
+		ts, err := catalogToolset(name, fetchHosts)
 		if err != nil {
 			fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
-			return ExitErrors
-		}
-		store, err := af.store(ctx)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolgate invoke: register the toolset: %v\n", err)
 			return ExitMisuse
 		}
-		if _, err := store.RegisterToolset(ctx, ts); err != nil {
-			fmt.Fprintf(stderr, "toolgate invoke: register the toolset: %v\n", err)
-			return ExitErrors
+		args := []string{"--tool", name}
+		for _, h := range fetchHosts {
+			args = append(args, "--fetch-host", h)
 		}
+		how = registerCommand(store.Table(), af.endpoint, args...)
 		env["toolset_id"] = ts.ID
+	}
+	ts, err := readRegistered(ctx, store, env["toolset_id"].(string), how)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+		return ExitErrors
 	}
 	payload, err := json.Marshal(env)
 	if err != nil {
@@ -113,7 +121,7 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
 		return ExitMisuse
 	}
-	payload, code := lane.gate(ctx, &af, payload, stderr)
+	payload, code := lane.gate(ctx, ts, payload, stderr)
 	if code != ExitOK {
 		return code
 	}

@@ -37,6 +37,9 @@ func TestAdvValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("solution is %d bytes", b.Len())
+	if code, _, errs := run("toolset", "register", "--tool", "workflow-validator", "--endpoint", dynamoEndpoint, "--table", store.Table()); code != ExitOK {
+		t.Fatal(errs)
+	}
 	code, out, errs := run("invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--dynamodb-endpoint", dynamoEndpoint,
 		"--table", store.Table(), "--input", p)
 	if code != ExitOK {

@@ -35,7 +35,22 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	bad, _ := os.ReadFile(filepath.Join(solutions, "refuse-no-review.yaml"))
 	base := []string{"invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--dynamodb-endpoint", dynamoEndpoint, "--table", store.Table()}
 
-	code, out, errs := run(append(base, "--input", write("good.json", map[string]string{"solution": string(good)}))...)
+	// The tool's catalog toolset is not registered: invoke stops before
+	// any write and names the command the deployment's operator runs.
+	unregistered := map[string]any{"run_id": "run-invoke-unregistered", "input": map[string]string{"solution": string(good)}}
+	code, out, errs := run(append(base, "--input", write("unregistered.json", unregistered))...)
+	wantCmd := "toolgate toolset register --endpoint " + dynamoEndpoint + " --table " + store.Table() + " --tool workflow-validator"
+	if code != ExitErrors || !strings.Contains(errs, "is not registered") || !strings.Contains(errs, wantCmd) {
+		t.Fatalf("unregistered toolset: exit %d, want 1 naming %q\n%s%s", code, wantCmd, out, errs)
+	}
+	if rows, err := store.RunRows(t.Context(), "run-invoke-unregistered"); err != nil || len(rows) != 0 {
+		t.Fatalf("an unregistered toolset's call wrote rows %+v %v", rows, err)
+	}
+	if code, out, errs := run(strings.Fields(wantCmd)[1:]...); code != ExitOK || !strings.Contains(out, "registered ts_") {
+		t.Fatalf("%s: exit %d\n%s%s", wantCmd, code, out, errs)
+	}
+
+	code, out, errs = run(append(base, "--input", write("good.json", map[string]string{"solution": string(good)}))...)
 	var res struct {
 		Valid       bool
 		ToolsetID   string `json:"toolset_id"`

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // EnvTable names the ledger table when --table is not given.
@@ -47,85 +45,6 @@ func (a *awsFlags) store(ctx context.Context) (*ledger.Store, error) {
 		}
 	})
 	return ledger.New(db, a.table), nil
-}
-
-// toolsetCmd is `toolgate toolset FILE` (print the id a Solution pins) and
-// `toolgate toolset register FILE|DIR...` (store compiled toolsets).
-func toolsetCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "register" {
-		return register(args[1:], stdout, stderr)
-	}
-	return toolsetID(args, stdout, stderr)
-}
-
-// register stores every *.toolset.json named (or found in a named
-// directory). Registering the same content again is a no-op.
-func register(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("toolset register", stderr)
-	var af awsFlags
-	af.register(fs)
-	paths, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
-	}
-	if len(paths) == 0 {
-		fmt.Fprintln(stderr, "usage: toolgate toolset register [--endpoint URL] [--table NAME] FILE|DIR...")
-		return ExitMisuse
-	}
-	var files []string
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
-			return ExitMisuse
-		}
-		if !st.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		found, _ := filepath.Glob(filepath.Join(p, "*.toolset.json"))
-		if len(found) == 0 {
-			fmt.Fprintf(stderr, "toolgate toolset register: %s holds no *.toolset.json\n", p)
-			return ExitMisuse
-		}
-		files = append(files, found...)
-	}
-	// Parse everything first: a bad file registers nothing.
-	var sets []*toolset.Toolset
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
-			return ExitMisuse
-		}
-		ts, err := toolset.Parse(data)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", f, err)
-			return ExitErrors
-		}
-		sets = append(sets, ts)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	store, err := af.store(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
-		return ExitMisuse
-	}
-	code := ExitOK
-	for i, ts := range sets {
-		created, err := store.RegisterToolset(ctx, ts)
-		switch {
-		case err != nil:
-			fmt.Fprintf(stderr, "%s: %v\n", files[i], err)
-			code = ExitErrors
-		case created:
-			fmt.Fprintf(stdout, "registered %s (%s)\n", ts.ID, files[i])
-		default:
-			fmt.Fprintf(stdout, "already registered %s (%s)\n", ts.ID, files[i])
-		}
-	}
-	return code
 }
 
 // ledgerCmd is `toolgate ledger RUN_ID`: a run's rows as a table, or JSON.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // The CLI talks to dynalite through the standard AWS configuration; the
@@ -56,8 +58,43 @@ func TestToolsetRegister(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "x.toolset.json")
 	data, _ := os.ReadFile(filepath.Join(dir, "weekly-digest.toolset.json"))
 	os.WriteFile(bad, []byte(strings.Replace(string(data), `"review_required": true`, `"review_required": false`, 1)), 0o644)
-	if code, _, errs := run(append([]string{"toolset", "register"}, append(flags, bad)...)...); code != ExitErrors || !strings.Contains(errs, "not the digest") {
+	if code, _, errs := run(append([]string{"toolset", "register"}, append(flags, bad)...)...); code != ExitErrors || !strings.Contains(errs, "[toolset-digest]") {
 		t.Fatalf("tampered: exit %d %s", code, errs)
+	}
+	// The same weakening with its digest recomputed: refused for the rule
+	// it breaks, before anything is written.
+	weak, err := toolset.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := weak.Tools["send-email"]
+	tl.ReviewRequired = false
+	weak.Tools["send-email"] = tl
+	weak.ID, _ = weak.ComputeID()
+	doc, _ := weak.MarshalIndent()
+	os.WriteFile(bad, doc, 0o644)
+	if code, _, errs := run(append([]string{"toolset", "register"}, append(flags, bad)...)...); code != ExitErrors || !strings.Contains(errs, "[toolset-review-required]") {
+		t.Fatalf("ungated send-email: exit %d %s", code, errs)
+	}
+	if _, err := store.Toolset(context.Background(), weak.ID); !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("the refused toolset was stored: %v", err)
+	}
+	// A Solution registers the toolset it compiles to; --tool the one-tool
+	// toolset toolgate invoke builds.
+	code, out, errs = run(append([]string{"toolset", "register"}, append(flags, filepath.Join(solutions, "demo-digest.yaml"))...)...)
+	_, demoID, _ := run("toolset", filepath.Join(solutions, "demo-digest.yaml"))
+	if code != ExitOK || !strings.Contains(out, "registered "+strings.TrimSpace(demoID)) {
+		t.Fatalf("a Solution: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := run(append([]string{"toolset", "register", "--tool", "structured-data-fetch", "--fetch-host", "api.example.com"}, flags...)...); code != ExitOK || !strings.Contains(out, "registered ts_") {
+		t.Fatalf("--tool: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := run(append([]string{"toolset", "register", "--fetch-host", "api.example.com"}, flags...)...); code != ExitMisuse {
+		t.Fatalf("--fetch-host without --tool: exit %d %s", code, errs)
+	}
+	refused := filepath.Join(solutions, "refuse-no-review.yaml")
+	if code, _, errs := run(append([]string{"toolset", "register"}, append(flags, refused)...)...); code != ExitErrors || !strings.Contains(errs, "nothing was registered") {
+		t.Fatalf("a refused Solution: exit %d %s", code, errs)
 	}
 	if code, _, _ := run("toolset", "register", "--table", "toolgate-cli", filepath.Join(dir, "missing.toolset.json")); code != ExitMisuse {
 		t.Fatalf("missing file: exit %d", code)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -88,8 +89,10 @@ func (pl *platform) store(ctx context.Context) (*ledger.Store, error) {
 	return ledger.New(db, table), nil
 }
 
-// publishCmd is `toolgate publish FILE`: compile, register the toolset,
-// create or update toolgate-<solution>, publish a version.
+// publishCmd is `toolgate publish FILE`: compile, check that the toolset
+// is registered (stop before any write when it is not, naming the
+// register command), create or update toolgate-<solution>, publish a
+// version.
 func publishCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("publish", stderr)
 	var pf platformFlags
@@ -127,6 +130,12 @@ func publishCmd(args []string, stdout, stderr io.Writer) int {
 		return ExitErrors
 	}
 	out, err := publish.Publish(ctx, res, pl.params, pf.stage, pl.cfg.Region, store, pl.sfn)
+	var unregistered *publish.UnregisteredError
+	if errors.As(err, &unregistered) {
+		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
+		fmt.Fprintf(stderr, "  the deployment's operator, with the deploy role, runs:\n    %s\n", registerCommand(store.Table(), pf.dynamoEndpoint, files[0]))
+		return ExitErrors
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors

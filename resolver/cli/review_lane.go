@@ -3,16 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/envelope"
-	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // The direct lane's waiting bounds: `toolgate invoke` runs within 16
@@ -59,7 +57,7 @@ func addReviewLane(fs *flag.FlagSet) *reviewLane {
 // the approval of a review requested and decided meanwhile. Any other exit
 // code than ExitOK ends the command (rejected, no decision in time,
 // misuse).
-func (l *reviewLane) gate(ctx context.Context, af *awsFlags, payload []byte, stderr io.Writer) ([]byte, int) {
+func (l *reviewLane) gate(ctx context.Context, ts *toolset.Toolset, payload []byte, stderr io.Writer) ([]byte, int) {
 	env, err := envelope.Decode(payload)
 	if err != nil || len(env.Approval) > 0 {
 		return payload, ExitOK // the dispatcher refuses a bad envelope, and checks an approval
@@ -67,20 +65,6 @@ func (l *reviewLane) gate(ctx context.Context, af *awsFlags, payload []byte, std
 	fail := func(code int, format string, a ...any) ([]byte, int) {
 		fmt.Fprintf(stderr, "toolgate invoke: "+format+"\n", a...)
 		return nil, code
-	}
-	store, err := af.store(ctx)
-	if err != nil {
-		if e, ok := catalog.Default().Lookup(env.Tool); ok && e.ReviewRequired {
-			return fail(ExitMisuse, "%s needs an approved review, and whether the run's toolset gates it is in the ledger table: %v", env.Tool, err)
-		}
-		return payload, ExitOK
-	}
-	ts, err := store.Toolset(ctx, env.ToolsetID)
-	if errors.Is(err, ledger.ErrNotFound) {
-		return payload, ExitOK // the dispatcher refuses an unknown toolset
-	}
-	if err != nil {
-		return fail(ExitErrors, "read toolset %s: %v", env.ToolsetID, err)
 	}
 	if t, ok := ts.Tools[env.Tool]; !ok || !t.ReviewRequired {
 		return payload, ExitOK

@@ -266,6 +266,9 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	})
 	input := filepath.Join(t.TempDir(), "mail.json")
 	os.WriteFile(input, []byte(`{"to":["team@example.com"],"subject":"Direct","text":"Sent after a review."}`), 0o644)
+	if code, _, errs := run("toolset", "register", "--tool", "send-email", "--endpoint", e.dynamo, "--table", e.store.Table()); code != ExitOK {
+		t.Fatal(errs)
+	}
 	invoke := func(extra ...string) chan [3]string {
 		done := make(chan [3]string, 1)
 		go func() {

@@ -1,5 +1,6 @@
-// Package publish puts a compiled Solution on Step Functions: it registers
-// the toolset, creates or updates the state machine toolgate-<solution>
+// Package publish puts a compiled Solution on Step Functions: it checks
+// that its toolset is registered (registration is the deployment
+// operator's, docs/ledger.md), creates or updates the state machine toolgate-<solution>
 // with the platform's function ARNs substituted in, and publishes a version
 // whose description records the Solution's version and toolset id. It also
 // starts executions (`toolgate run`).

@@ -35,7 +35,18 @@ type Published struct {
 	StateMachineARN string
 	VersionARN      string
 	Created         bool // the state machine was created, not updated
-	ToolsetCreated  bool // the toolset was registered, not already there
+}
+
+// UnregisteredError is Publish's refusal of a Solution whose toolset is
+// not registered: publishing only reads toolsets (GetItem), and the
+// deployment's operator registers them with `toolgate toolset register`
+// (docs/ledger.md). Nothing was written.
+type UnregisteredError struct {
+	ToolsetID string
+}
+
+func (e *UnregisteredError) Error() string {
+	return fmt.Sprintf("toolset %s is not registered: the deployment's operator registers it first (toolgate toolset register); nothing was published", e.ToolsetID)
 }
 
 // Substitute replaces every "${Placeholder}" of the manifest with the
@@ -62,9 +73,11 @@ func Substitute(ctx context.Context, res *resolver.Result, params Params, stage 
 	return def, nil
 }
 
-// Publish registers the toolset, creates or updates the state machine and
-// publishes a version. It changes nothing when the toolset registration or
-// the substitution fails.
+// Publish checks that the Solution's toolset is registered and passes the
+// registration check (one GetItem: ledger.Store.Toolset), then creates or
+// updates the state machine and publishes a version. It writes nothing
+// when the toolset is not registered (*UnregisteredError), is refused (a
+// *toolset.Refusal), or the substitution fails.
 //
 // Executions log to the platform's log group for Solution executions,
 // /aws/vendedlogs/states/toolgate-<stage> (the infrastructure's alarm on
@@ -88,8 +101,10 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 	}
 	tracing := &sfntypes.TracingConfiguration{Enabled: true}
 	out := &Published{}
-	if out.ToolsetCreated, err = store.RegisterToolset(ctx, res.Toolset); err != nil {
-		return nil, fmt.Errorf("register toolset: %w", err)
+	if _, err := store.Toolset(ctx, res.Toolset.ID); errors.Is(err, ledger.ErrNotFound) {
+		return nil, &UnregisteredError{ToolsetID: res.Toolset.ID}
+	} else if err != nil {
+		return nil, fmt.Errorf("read toolset %s: %w", res.Toolset.ID, err)
 	}
 	name := StateMachineName(res.Solution.Name)
 	arn, err := findStateMachine(ctx, sf, name)

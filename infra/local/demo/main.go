@@ -91,6 +91,11 @@ func run(ctx context.Context) error {
 	}
 	decision := st.Endpoints["review-decision"]
 
+	step("registering the demo Solution's toolset (the deployment's operator, with the deploy role)")
+	if _, err := toolgate("toolset", "register", "testdata/solutions/demo-digest.yaml", "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
+		return err
+	}
+
 	step("publishing the demo Solution")
 	if _, err := toolgate("publish", "testdata/solutions/demo-digest.yaml", "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--dynamodb-endpoint", st.Dynamo.Endpoint()); err != nil {
 		return err

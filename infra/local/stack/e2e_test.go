@@ -70,13 +70,17 @@ func (e *env) toolgate(t *testing.T, args ...string) (string, int) {
 	return out.String(), code
 }
 
-// publish writes a Solution (with the data server's address for DATA) and
-// publishes it.
+// publish writes a Solution (with the data server's address for DATA),
+// registers its toolset as the deployment's operator does, and publishes
+// it.
 func (e *env) publish(t *testing.T, name, yaml string) {
 	t.Helper()
 	yaml = strings.ReplaceAll(yaml, "DATA", strings.TrimPrefix(e.st.DataURL, "http://"))
 	path := filepath.Join(e.dir, name+".yaml")
 	os.WriteFile(path, []byte(yaml), 0o644)
+	if out, code := e.toolgate(t, "toolset", "register", path, "--endpoint", e.st.Dynamo.Endpoint(), "--table", stack.Table); code != cli.ExitOK {
+		t.Fatalf("register the toolset of %s: %s", name, out)
+	}
 	if out, code := e.toolgate(t, "publish", path, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--dynamodb-endpoint", e.st.Dynamo.Endpoint()); code != cli.ExitOK {
 		t.Fatalf("publish %s: %s", name, out)
 	}
@@ -287,6 +291,28 @@ func TestEndToEnd(t *testing.T) {
 	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
 	e.publish(t, "e2e-flaky", flakyFetch)
 	e.publish(t, "e2e-loop", perItem)
+
+	t.Run("publish stops when the toolset is not registered", func(t *testing.T) {
+		src := strings.ReplaceAll(strings.Replace(reviewedDigest, "TIMEOUT", "60", 1), "DATA", "unregistered.example.com")
+		src = strings.Replace(src, "solution: e2e-digest", "solution: e2e-unregistered", 1)
+		path := filepath.Join(e.dir, "e2e-unregistered.yaml")
+		os.WriteFile(path, []byte(src), 0o644)
+		var out, errb bytes.Buffer
+		code := cli.Run([]string{"publish", path, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--dynamodb-endpoint", e.st.Dynamo.Endpoint()}, &out, &errb)
+		want := "toolgate toolset register --endpoint " + e.st.Dynamo.Endpoint() + " --table " + stack.Table + " " + path
+		if code != cli.ExitErrors || !strings.Contains(errb.String(), "is not registered") || !strings.Contains(errb.String(), want) {
+			t.Fatalf("exit %d, want 1 naming %q:\n%s%s", code, want, out.String(), errb.String())
+		}
+		list, err := e.sf.ListStateMachines(t.Context(), &sfn.ListStateMachinesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range list.StateMachines {
+			if aws.ToString(m.Name) == "toolgate-e2e-unregistered" {
+				t.Fatal("the state machine was created")
+			}
+		}
+	})
 
 	t.Run("approved: sent exactly once", func(t *testing.T) {
 		e.clearMails(t)

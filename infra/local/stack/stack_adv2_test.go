@@ -87,6 +87,11 @@ func TestAdv2ConcurrentPublishVersionHoldsTheOtherDefinition(t *testing.T) {
 	}
 	db := local.DynamoDB(e.st.Dynamo.Endpoint())
 	store := ledger.New(db, stack.Table)
+	for _, res := range []*resolver.Result{a, b} {
+		if _, err := store.RegisterToolset(context.Background(), res.Toolset); err != nil {
+			t.Fatal(err)
+		}
+	}
 	gate := &sfnGate{SFNAPI: e.sf, updated: make(chan struct{}), resume: make(chan struct{})}
 	var pubA *publish.Published
 	var errA error

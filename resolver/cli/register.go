@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// toolsetCmd is `toolgate toolset FILE` (print the id a Solution pins) and
+// `toolgate toolset register ...` (store toolsets in the ledger table).
+func toolsetCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "register" {
+		return register(args[1:], stdout, stderr)
+	}
+	return toolsetID(args, stdout, stderr)
+}
+
+const registerUsage = `usage: toolgate toolset register [--endpoint URL] [--table NAME] FILE|DIR...
+       toolgate toolset register [--endpoint URL] [--table NAME] --tool TOOL [--fetch-host ENTRY]...
+
+Registers toolsets in the ledger table after the registration check (the
+id is the digest of the content; no tool is weaker than the catalog).
+FILE is a compiled toolset (*.toolset.json) or a Solution, whose toolset is
+compiled from it; DIR holds *.toolset.json. --tool registers the one-tool
+toolset toolgate invoke builds from the catalog.
+
+Registration writes ledger items: the deployment's operator runs it with
+the deploy role. No policy for people (Publisher, Reviewer, Operator)
+allows PutItem on the ledger table; toolgate publish and toolgate invoke
+only read toolsets and name this command when one is missing
+(docs/ledger.md).
+`
+
+// register stores every toolset named: compiled toolsets, the toolsets of
+// Solutions, *.toolset.json in a named directory, or the one-tool toolset
+// of --tool. Everything is read and checked first: one bad file registers
+// nothing. Registering the same content again is a no-op.
+func register(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("toolset register", stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, registerUsage) }
+	var af awsFlags
+	af.register(fs)
+	toolName := fs.String("tool", "", "register the one-tool toolset of this catalog tool, as toolgate invoke builds it")
+	var fetchHosts stringList
+	fs.Var(&fetchHosts, "fetch-host", "with --tool: an allowed host for structured-data-fetch (repeatable)")
+	paths, err := parseInterleaved(fs, args)
+	if err != nil {
+		return ExitMisuse
+	}
+	if (len(paths) == 0) == (*toolName == "") || (len(fetchHosts) > 0 && *toolName == "") {
+		fmt.Fprint(stderr, registerUsage)
+		return ExitMisuse
+	}
+	var sets []*toolset.Toolset
+	var names []string
+	if *toolName != "" {
+		ts, err := catalogToolset(*toolName, fetchHosts)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
+			return ExitMisuse
+		}
+		sets, names = append(sets, ts), append(names, "--tool "+*toolName)
+	}
+	for _, p := range paths {
+		found, code := toolsetsAt(p, stderr)
+		if code != ExitOK {
+			return code
+		}
+		for _, f := range found {
+			sets, names = append(sets, f.ts), append(names, f.path)
+		}
+	}
+	// The registration check of every toolset before the first write.
+	for i, ts := range sets {
+		if err := ts.Verify(catalog.Default()); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
+			return ExitErrors
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store, err := af.store(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
+		return ExitMisuse
+	}
+	code := ExitOK
+	for i, ts := range sets {
+		created, err := store.RegisterToolset(ctx, ts)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
+			code = ExitErrors
+		case created:
+			fmt.Fprintf(stdout, "registered %s (%s)\n", ts.ID, names[i])
+		default:
+			fmt.Fprintf(stdout, "already registered %s (%s)\n", ts.ID, names[i])
+		}
+	}
+	return code
+}
+
+type namedToolset struct {
+	path string
+	ts   *toolset.Toolset
+}
+
+// toolsetsAt reads the toolsets at path: a directory's *.toolset.json, a
+// compiled toolset, or a Solution's compiled toolset. Diagnostics and
+// errors name the file.
+func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
+	st, err := os.Stat(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
+		return nil, ExitMisuse
+	}
+	files := []string{path}
+	if st.IsDir() {
+		files, _ = filepath.Glob(filepath.Join(path, "*.toolset.json"))
+		if len(files) == 0 {
+			fmt.Fprintf(stderr, "toolgate toolset register: %s holds no *.toolset.json\n", path)
+			return nil, ExitMisuse
+		}
+	}
+	var out []namedToolset
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".toolset.json") {
+			res, err := compileFile(f)
+			if err != nil {
+				fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
+				return nil, ExitMisuse
+			}
+			for _, d := range res.Diagnostics {
+				fmt.Fprintln(stderr, d.String())
+			}
+			if !res.OK() {
+				fmt.Fprintf(stderr, "%s: the Solution has errors: nothing was registered\n", f)
+				return nil, ExitErrors
+			}
+			out = append(out, namedToolset{f, res.Toolset})
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
+			return nil, ExitMisuse
+		}
+		ts, err := toolset.Parse(data)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", f, err)
+			return nil, ExitErrors
+		}
+		out = append(out, namedToolset{f, ts})
+	}
+	return out, ExitOK
+}
+
+// catalogToolset is the one-tool toolset of a catalog tool that toolgate
+// invoke builds when it is given no toolset.
+func catalogToolset(name string, fetchHosts []string) (*toolset.Toolset, error) {
+	if _, ok := catalog.Default().Lookup(name); !ok {
+		return nil, fmt.Errorf("tool %q is not in the catalog (%s)", name, strings.Join(catalog.Default().Names(), ", "))
+	}
+	hosts, err := hostlist.ParseList(fetchHosts)
+	if err != nil {
+		return nil, fmt.Errorf("--fetch-host: %w", err)
+	}
+	return toolset.FromCatalog(catalog.Default(), []string{name}, nil, hosts.Strings())
+}
+
+// readRegistered reads a toolset that a command only uses (publish,
+// invoke): nil when it is registered and passes the registration check;
+// otherwise an error that says what to do, with the register command
+// (how), for a toolset that is not registered.
+func readRegistered(ctx context.Context, store *ledger.Store, id, how string) (*toolset.Toolset, error) {
+	ts, err := store.Toolset(ctx, id)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return nil, fmt.Errorf("toolset %s is not registered: the deployment's operator, with the deploy role, runs:\n    %s", id, how)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read toolset %s: %w", id, err)
+	}
+	return ts, nil
+}
+
+// registerCommand is the command line that registers what args name, for
+// the given table and DynamoDB endpoint (none: the standard AWS
+// configuration), quoted for a POSIX shell.
+func registerCommand(table, endpoint string, args ...string) string {
+	parts := []string{"toolgate", "toolset", "register"}
+	if endpoint != "" {
+		parts = append(parts, "--endpoint", endpoint)
+	}
+	parts = append(parts, "--table", table)
+	parts = append(parts, args...)
+	for i, p := range parts {
+		parts[i] = shellQuote(p)
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote returns s as one POSIX shell word.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@=,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
