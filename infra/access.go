@@ -134,7 +134,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	a.ExecutionRoleARN = a.ExecutionRole.RoleArn()
 
 	a.Publisher = managedPolicy(scope, "PublisherPolicy", p.Stage, "publisher",
-		"toolgate publish and toolgate run: state machines toolgate-*, their executions, the platform's parameters and toolset registration",
+		"toolgate publish and toolgate run: state machines toolgate-*, their executions, the platform's parameters and reading registered toolsets",
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid: jsii.String("StateMachines"),
 			Actions: jsii.Strings("states:CreateStateMachine", "states:UpdateStateMachine", "states:DescribeStateMachine",
@@ -162,9 +162,11 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:   jsii.Strings("ssm:GetParameter", "ssm:GetParameters"),
 			Resources: &[]*string{sub(fmt.Sprintf("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/toolgate/%s/*", p.Stage))},
 		}),
-		// shared/ledger RegisterToolset: a conditional PutItem, then a
-		// consistent GetItem of the same TOOLSET# item.
-		ledgerStatement("RegisterToolsets", []string{ddbGetItem, ddbPutItem}, []*string{ledger.Table}, map[string]any{
+		// toolgate publish reads the toolset (GetItem of its TOOLSET# item)
+		// and stops when it is not registered. Publishers write no ledger
+		// item: registration (toolgate toolset register) is done by the
+		// deployment's operator with the deploy role.
+		ledgerStatement("ReadToolsets", []string{ddbGetItem}, []*string{ledger.Table}, map[string]any{
 			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{"TOOLSET#*"}},
 		}),
 	)

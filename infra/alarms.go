@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Metric filter patterns.
@@ -16,6 +18,10 @@ const (
 	// UNKNOWN ToolInvocation row (shared/dispatch: "msg":"tool invocation"
 	// with ledger_status; docs/ledger.md).
 	ledgerUnknownPattern = `{ ($.msg = "tool invocation") && ($.ledger_status = "UNKNOWN") }`
+	// toolsetRefusedPattern matches the JSON line a function writes when a
+	// stored toolset fails the registration check on load ("msg" is
+	// toolset.RefusedLogMessage, with toolset_id, rule and reason).
+	toolsetRefusedPattern = `{ ($.msg = "` + toolset.RefusedLogMessage + `") }`
 	// executionFailedPattern matches Step Functions' log events of
 	// executions that failed or timed out (logging level ERROR or more).
 	executionFailedPattern = `{ ($.type = "ExecutionFailed") || ($.type = "ExecutionTimedOut") }`
@@ -25,9 +31,10 @@ const (
 func alarmPeriod() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(5)) }
 
 // newAlarms defines the alarms: per function errors and throttles, ledger
-// UNKNOWN rows (a metric filter on each tool function's log group) and
-// failed Solution executions (a metric filter on their log group). They
-// notify the SNS topic of the props, when there is one.
+// UNKNOWN rows (a metric filter on each tool function's log group),
+// refused toolsets (a metric filter on the log group of each function that
+// loads toolsets) and failed Solution executions (a metric filter on their
+// log group). They notify the SNS topic of the props, when there is one.
 func newAlarms(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *access) {
 	var action awscloudwatch.IAlarmAction
 	if p.AlarmTopicARN != "" {
@@ -68,6 +75,16 @@ func newAlarms(scope constructs.Construct, p *PlatformStackProps, fns map[string
 		"toolgate: a ToolInvocation row is UNKNOWN (the side effect may have happened); a person reconciles it",
 		sumOf(namespace, metricLedgerUnknown), 1)
 
+	for _, spec := range functionSpecs {
+		if spec.LoadsToolsets {
+			countMatches(scope, spec.LogicalID+"ToolsetRefusedFilter", fns[spec.Name].LogGroup, namespace, metricToolsetsRefused, toolsetRefusedPattern)
+		}
+	}
+	alarm("ToolsetRefusedAlarm", "toolset-refused",
+		"toolgate: a function refused a stored toolset that fails the registration check (weaker than the catalog, or not its digest): "+
+			"an item written around registration (an insider) or corrupted; nothing ran",
+		sumOf(namespace, metricToolsetsRefused), 1)
+
 	countMatches(scope, "ExecutionsFailedFilter", a.ExecutionLogs, namespace, metricExecutionsFailed, executionFailedPattern)
 	alarm("ExecutionsFailedAlarm", "executions-failed",
 		"toolgate: Solution executions that failed or timed out in 5 minutes",
@@ -77,6 +94,7 @@ func newAlarms(scope constructs.Construct, p *PlatformStackProps, fns map[string
 // Metrics of the namespace toolgate/<stage>, from metric filters.
 const (
 	metricLedgerUnknown    = "LedgerUnknownRows"
+	metricToolsetsRefused  = "ToolsetsRefused"
 	metricExecutionsFailed = "SolutionExecutionsFailed"
 )
 

@@ -45,6 +45,11 @@ type functionSpec struct {
 	// Tool functions run the governed dispatcher: their log carries the
 	// "tool invocation" line, and operators may invoke them directly.
 	Tool bool
+	// LoadsToolsets: the function loads stored toolsets (shared/ledger
+	// Toolset, the registration check on every load) and writes one
+	// toolset.RefusedLogMessage line for each it refuses; the
+	// toolset-refused alarm counts those lines in its log group.
+	LoadsToolsets bool
 	// ForSolutions: the Solution execution role may invoke the function, and
 	// /toolgate/<stage>/function/<name>/arn names it for toolgate publish.
 	ForSolutions bool
@@ -61,22 +66,22 @@ type functionSpec struct {
 
 // functionSpecs are the deployed functions in template order.
 var functionSpecs = []functionSpec{
-	{Name: fnSendEmail, LogicalID: "SendEmailFunction", Tool: true, ForSolutions: true,
+	{Name: fnSendEmail, LogicalID: "SendEmailFunction", Tool: true, LoadsToolsets: true, ForSolutions: true,
 		Description: "toolgate tool send-email: SES v2 SendEmail to allow-listed recipients",
 		MemoryMB:    256,
 		// shared/dispatch: claim PutItem, record GetItem and UpdateItem, row
 		// PutItem, toolset GetItem; approvals (shared/review): GetItem and
 		// the binding UpdateItem.
 		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
-	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, ForSolutions: true,
+	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, LoadsToolsets: true, ForSolutions: true,
 		Description:   "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",
 		MemoryMB:      512,
 		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
-	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, ForSolutions: true,
+	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, ForSolutions: true,
 		Description:   "toolgate tool workflow-validator: toolgate check of a Solution",
 		MemoryMB:      512,
 		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
-	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", ForSolutions: true,
+	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
 		// The run's toolset GetItem; the review's conditional PutItem, and a

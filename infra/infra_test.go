@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -112,7 +113,7 @@ var wantManagedPolicies = map[string][]stmt{
 		{Sid: "PassTheExecutionRole", Actions: []string{"iam:PassRole"}, Resources: []string{"${SolutionExecutionRole.Arn}"},
 			Condition: `{"StringEquals":{"iam:PassedToService":"states.amazonaws.com"}}`},
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter", "ssm:GetParameters"}, Resources: []string{arn("ssm", "parameter/toolgate/test/*")}},
-		{Sid: "RegisterToolsets", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{tableARN},
+		{Sid: "ReadToolsets", Actions: []string{"dynamodb:GetItem"}, Resources: []string{tableARN},
 			Condition: `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["TOOLSET#*"]}}`},
 	},
 	"toolgate-test-reviewer": {
@@ -150,9 +151,9 @@ var wantPlatformCounts = map[string]int{
 	"AWS::IAM::Policy":        6, // each role's policy
 	"AWS::IAM::ManagedPolicy": 3, // Publisher, Reviewer, Operator
 	"AWS::Logs::LogGroup":     6, // one per function, Solution executions
-	"AWS::Logs::MetricFilter": 4, // UNKNOWN rows on each tool's log group, failed executions
+	"AWS::Logs::MetricFilter": 8, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
 	"AWS::SSM::Parameter":     7,
-	"AWS::CloudWatch::Alarm":  12, // errors and throttles per function, UNKNOWN rows, failed executions
+	"AWS::CloudWatch::Alarm":  13, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
 // wantEnv is each function's whole environment.
@@ -211,6 +212,15 @@ var rules = []rule{
 	{"ledger-actions", checkLedgerActions, func(_, pj tmpl) {
 		addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": []any{"dynamodb:Query", "dynamodb:Scan"}, "Resource": tableARNValue()})
 	}, `dynamodb:Scan is not a ledger item action`},
+	{"people-write-no-ledger-items", checkPeopleWriteNoLedgerItems, func(_, pj tmpl) {
+		for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+			for _, s := range statements(props(p)["PolicyDocument"]) {
+				if s["Sid"] == "ReadToolsets" {
+					s["Action"] = []any{"dynamodb:GetItem", "dynamodb:Put*"}
+				}
+			}
+		}
+	}, `toolgate-test-publisher: statement ReadToolsets allows dynamodb:PutItem on the ledger table`},
 	{"execution-role", checkExecutionRole, func(_, pj tmpl) {
 		for _, p := range resources(pj, "AWS::IAM::Policy") {
 			for _, s := range statements(props(p)["PolicyDocument"]) {
@@ -458,18 +468,21 @@ func checkFunctionRoles(_, _ assertions.Template, _, pj tmpl) error {
 	return errors.Join(errs...)
 }
 
-// ledgerItemActions are the only DynamoDB actions any policy may hold.
+// ledgerItemActions are the only DynamoDB actions any policy may hold. The
+// writes among them (ledgerWriteActions) are the functions' only:
+// checkPeopleWriteNoLedgerItems.
 var ledgerItemActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
 
 // checkLedgerActions: every DynamoDB statement in any policy holds item
-// actions only (no Scan, no DeleteTable), on the table and, for Query, its
-// indexes.
+// actions only (no Scan, no DeleteTable, no wildcard), spelt exactly, on
+// the table and, for Query, its indexes.
 func checkLedgerActions(_, _ assertions.Template, _, pj tmpl) error {
 	var errs []error
 	for _, s := range allStatements(pj) {
 		var ddb bool
 		for _, a := range s.Actions {
-			if strings.HasPrefix(a, "dynamodb:") {
+			// IAM's service prefixes are case-insensitive.
+			if strings.HasPrefix(strings.ToLower(a), "dynamodb:") {
 				ddb = true
 				if !slices.Contains(ledgerItemActions, a) {
 					errs = append(errs, fmt.Errorf("%s: %s is not a ledger item action", s.Owner, a))
@@ -487,6 +500,137 @@ func checkLedgerActions(_, _ assertions.Template, _, pj tmpl) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ledgerWriteActions are the IAM actions that write ledger items: the item
+// writes, and PartiQL's (TransactWriteItems is authorised as the PutItem,
+// UpdateItem and DeleteItem it holds).
+var ledgerWriteActions = []string{
+	"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem",
+	"dynamodb:PartiQLInsert", "dynamodb:PartiQLUpdate", "dynamodb:PartiQLDelete",
+}
+
+// checkPeopleWriteNoLedgerItems: no managed policy (the policies for
+// people) allows an action that writes ledger items on the ledger table,
+// whatever its form: a wildcard action (dynamodb:*, dynamodb:Put*, *), a
+// NotAction, a wildcard resource. Conditions are ignored: a LeadingKeys
+// condition still lets a person write the items it names (issue 9: a
+// Publisher wrote a weakened TOOLSET# item). Only the functions write;
+// toolsets are registered by the deployment's operator with the deploy
+// role (toolgate toolset register).
+func checkPeopleWriteNoLedgerItems(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	policies := resources(pj, "AWS::IAM::ManagedPolicy")
+	for _, id := range slices.Sorted(maps.Keys(policies)) {
+		p := props(policies[id])
+		for _, s := range statements(p["PolicyDocument"]) {
+			if w := ledgerWrites(s); len(w) > 0 {
+				errs = append(errs, fmt.Errorf("%s: statement %v allows %s on the ledger table: no person writes ledger items",
+					text(p["ManagedPolicyName"]), text(s["Sid"]), strings.Join(w, ", ")))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ledgerWrites returns the ledgerWriteActions that policy statement s
+// allows on the ledger table. IAM matches actions case-insensitively, with
+// * and ? wildcards (IAM User Guide, "IAM JSON policy elements: Action").
+func ledgerWrites(s tmpl) []string {
+	if s["Effect"] != "Allow" {
+		return nil
+	}
+	onTable := false
+	if nr, ok := s["NotResource"]; ok {
+		// Allowed everywhere but there: the table unless an entry names it.
+		onTable = !slices.ContainsFunc(strs(nr), func(r string) bool { return wildcardMatch(r, tableARN, false) })
+	} else {
+		onTable = slices.ContainsFunc(strs(s["Resource"]), mayBeTable)
+	}
+	if !onTable {
+		return nil
+	}
+	var out []string
+	for _, w := range ledgerWriteActions {
+		match := func(a string) bool { return wildcardMatch(a, w, true) }
+		if na, ok := s["NotAction"]; ok {
+			if !slices.ContainsFunc(strs(na), match) {
+				out = append(out, w)
+			}
+		} else if slices.ContainsFunc(strs(s["Action"]), match) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// placeholder is a ${...} of a rendered value: a pseudo parameter or an
+// attribute of another resource, which may be anything.
+var placeholder = regexp.MustCompile(`\$\{[^}]*\}`)
+
+// mayBeTable: resource (rendered with text) may name the ledger table of
+// the test stack in some partition, account and region. A placeholder
+// counts as *, and the partition, region and account fields of an ARN
+// match anything: the stack is synthesized for any environment.
+func mayBeTable(resource string) bool {
+	table := tableARN[strings.LastIndex(tableARN, ":")+1:] // table/toolgate-test
+	r := placeholder.ReplaceAllString(resource, "*")
+	if f := strings.SplitN(r, ":", 6); len(f) == 6 && f[0] == "arn" {
+		return wildcardMatch(f[2], "dynamodb", false) && wildcardMatch(f[5], table, false)
+	}
+	return wildcardMatch(r, "arn:aws:dynamodb:eu-west-1:123456789012:"+table, false)
+}
+
+// wildcardMatch: pattern, with IAM's * (any characters, : and / too) and ?
+// (one character), matches s.
+func wildcardMatch(pattern, s string, foldCase bool) bool {
+	re := "^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(pattern)) + "$"
+	if foldCase {
+		re = "(?i)" + re
+	}
+	return regexp.MustCompile("(?s)" + re).MatchString(s)
+}
+
+// TestLedgerWrites: every form of a statement that lets a person write
+// ledger items is caught, and reads, other tables and indexes are not.
+func TestLedgerWrites(t *testing.T) {
+	table := tmpl{"Fn::Sub": tableARN}
+	for name, c := range map[string]struct {
+		stmt tmpl
+		want string // the write actions reported, comma-separated
+	}{
+		"PutItem":            {tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": table}, "dynamodb:PutItem"},
+		"lower case":         {tmpl{"Effect": "Allow", "Action": "DynamoDB:putitem", "Resource": table}, "dynamodb:PutItem"},
+		"UpdateItem in list": {tmpl{"Effect": "Allow", "Action": []any{"dynamodb:GetItem", "dynamodb:UpdateItem"}, "Resource": []any{table}}, "dynamodb:UpdateItem"},
+		"DeleteItem":         {tmpl{"Effect": "Allow", "Action": "dynamodb:DeleteItem", "Resource": table}, "dynamodb:DeleteItem"},
+		"BatchWriteItem":     {tmpl{"Effect": "Allow", "Action": "dynamodb:BatchWriteItem", "Resource": table}, "dynamodb:BatchWriteItem"},
+		"PartiQL":            {tmpl{"Effect": "Allow", "Action": "dynamodb:PartiQL*", "Resource": table}, "dynamodb:PartiQLInsert, dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete"},
+		"dynamodb:*":         {tmpl{"Effect": "Allow", "Action": "dynamodb:*", "Resource": table}, strings.Join(ledgerWriteActions, ", ")},
+		"*":                  {tmpl{"Effect": "Allow", "Action": "*", "Resource": "*"}, strings.Join(ledgerWriteActions, ", ")},
+		"Put*":               {tmpl{"Effect": "Allow", "Action": "dynamodb:Put*", "Resource": table}, "dynamodb:PutItem"},
+		"*Item":              {tmpl{"Effect": "Allow", "Action": "dynamodb:*Item", "Resource": table}, "dynamodb:PutItem, dynamodb:UpdateItem, dynamodb:DeleteItem, dynamodb:BatchWriteItem"},
+		"?utItem":            {tmpl{"Effect": "Allow", "Action": "dynamodb:?utItem", "Resource": table}, "dynamodb:PutItem"},
+		"NotAction":          {tmpl{"Effect": "Allow", "NotAction": []any{"dynamodb:GetItem", "dynamodb:*Item"}, "Resource": table}, "dynamodb:PartiQLInsert, dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete"},
+		"tables in any region": {tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem",
+			"Resource": tmpl{"Fn::Sub": "arn:${AWS::Partition}:dynamodb:*:${AWS::AccountId}:table/*"}}, "dynamodb:PutItem"},
+		"literal account":  {tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": "arn:aws:dynamodb:eu-west-1:111122223333:table/toolgate-test"}, "dynamodb:PutItem"},
+		"arn:aws:*":        {tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": "arn:aws:*"}, "dynamodb:PutItem"},
+		"another resource": {tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": tmpl{"Fn::GetAtt": []any{"Other", "Arn"}}}, "dynamodb:PutItem"},
+		"NotResource elsewhere": {tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem",
+			"NotResource": "arn:aws:dynamodb:*:*:table/other"}, "dynamodb:PutItem"},
+		"NotResource the table": {tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "NotResource": table}, ""},
+		"reads":                 {tmpl{"Effect": "Allow", "Action": []any{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Get*"}, "Resource": table}, ""},
+		"Deny":                  {tmpl{"Effect": "Deny", "Action": "dynamodb:*", "Resource": table}, ""},
+		"the index":             {tmpl{"Effect": "Allow", "Action": "dynamodb:*", "Resource": tmpl{"Fn::Sub": reviewIndexARN}}, ""},
+		"another table":         {tmpl{"Effect": "Allow", "Action": "dynamodb:*", "Resource": tmpl{"Fn::Sub": arn("dynamodb", "table/toolgate-prod")}}, ""},
+		"another service":       {tmpl{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "*"}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := strings.Join(ledgerWrites(c.stmt), ", "); got != c.want {
+				t.Fatalf("ledgerWrites(%s) = %q, want %q", text(c.stmt), got, c.want)
+			}
+		})
+	}
 }
 
 func checkExecutionRole(_, _ assertions.Template, _, pj tmpl) error {
@@ -577,7 +721,7 @@ func checkParameters(_, platform assertions.Template, _, pj tmpl) error {
 
 func checkAlarms(_, platform assertions.Template, _, pj tmpl) error {
 	var errs []error
-	names := []string{"toolgate-test-ledger-unknown", "toolgate-test-executions-failed"}
+	names := []string{"toolgate-test-ledger-unknown", "toolgate-test-toolset-refused", "toolgate-test-executions-failed"}
 	for _, spec := range functionSpecs {
 		names = append(names, "toolgate-test-"+spec.Name+"-errors", "toolgate-test-"+spec.Name+"-throttles")
 	}
@@ -598,27 +742,51 @@ func checkAlarms(_, platform assertions.Template, _, pj tmpl) error {
 	if len(got) != len(names) {
 		errs = append(errs, fmt.Errorf("%d alarms, want %d", len(got), len(names)))
 	}
-	// The UNKNOWN filter on each tool's log group, the failed executions
-	// filter on the Solution executions' log group.
-	filters := map[string]string{}
+	// By log group, its filters as "metric: pattern": the UNKNOWN filter on
+	// each tool's log group, the refused toolset filter on the log group
+	// of each function that loads toolsets (the tools and review-request),
+	// the failed executions filter on the Solution executions' log group.
+	filters := map[string][]string{}
 	for _, f := range resources(pj, "AWS::Logs::MetricFilter") {
-		filters[text(props(f)["LogGroupName"])] = text(props(f)["FilterPattern"])
-	}
-	want := map[string]string{"${SolutionExecutionLogs}": executionFailedPattern}
-	for _, spec := range functionSpecs {
-		if spec.Tool {
-			want["${"+spec.LogicalID+"Logs}"] = `{ ($.msg = "tool invocation") && ($.ledger_status = "UNKNOWN") }`
+		p := props(f)
+		var metrics []string
+		for _, m := range p["MetricTransformations"].([]any) {
+			m := m.(tmpl)
+			metrics = append(metrics, text(m["MetricNamespace"])+"/"+text(m["MetricName"])+" += "+text(m["MetricValue"]))
 		}
+		group := text(p["LogGroupName"])
+		filters[group] = append(filters[group], strings.Join(metrics, ", ")+": "+text(p["FilterPattern"]))
+	}
+	for _, l := range filters {
+		sort.Strings(l)
+	}
+	const (
+		unknown = `toolgate/test/LedgerUnknownRows += 1: { ($.msg = "tool invocation") && ($.ledger_status = "UNKNOWN") }`
+		refused = `toolgate/test/ToolsetsRefused += 1: { ($.msg = "toolset refused") }`
+	)
+	want := map[string][]string{
+		"${SolutionExecutionLogs}":           {`toolgate/test/SolutionExecutionsFailed += 1: ` + executionFailedPattern},
+		"${SendEmailFunctionLogs}":           {unknown, refused},
+		"${StructuredDataFetchFunctionLogs}": {unknown, refused},
+		"${WorkflowValidatorFunctionLogs}":   {unknown, refused},
+		"${ReviewRequestFunctionLogs}":       {refused},
 	}
 	if d := cmp.Diff(want, filters); d != "" {
 		errs = append(errs, fmt.Errorf("metric filters by log group (-want +got):\n%s", d))
 	}
-	errs = append(errs, try(func() {
-		platform.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
-			"AlarmName": "toolgate-test-ledger-unknown", "Namespace": "toolgate/test", "MetricName": "LedgerUnknownRows",
-			"Statistic": "Sum", "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-		})
-	}))
+	for name, metric := range map[string]string{
+		"toolgate-test-ledger-unknown":    "LedgerUnknownRows",
+		"toolgate-test-toolset-refused":   "ToolsetsRefused",
+		"toolgate-test-executions-failed": "SolutionExecutionsFailed",
+	} {
+		errs = append(errs, wrap(name, try(func() {
+			platform.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+				"AlarmName": name, "Namespace": "toolgate/test", "MetricName": metric,
+				"Statistic": "Sum", "Period": 300, "Threshold": 1, "EvaluationPeriods": 1,
+				"ComparisonOperator": "GreaterThanOrEqualToThreshold", "TreatMissingData": "notBreaching",
+			})
+		})))
+	}
 	return errors.Join(errs...)
 }
 

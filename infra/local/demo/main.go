@@ -1,11 +1,12 @@
 // Command demo is `make run`: the whole governed flow on the local stack.
 // It starts dynalite, the SES v2 emulator, every function under the Lambda
-// RIE, the local Step Functions endpoint and the demo data server; publishes
-// testdata/solutions/demo-digest.yaml; starts a run; shows the pending
-// review; approves it as demo-reviewer; follows the run to its end; prints
-// the run's ledger rows and the e-mail the SES emulator captured; and stops
-// everything it started. Exit status 0 means the e-mail was sent exactly
-// once.
+// RIE, the local Step Functions endpoint and the demo data server;
+// registers the toolset of testdata/solutions/demo-digest.yaml and
+// publishes it; starts a run; shows the pending review; approves it as
+// demo-reviewer; follows the run to its end; prints the run's ledger rows
+// and the e-mail the SES emulator captured; shows send-email refusing a
+// hand-written toolset without its review; and stops everything it
+// started. Exit status 0 means the e-mail was sent exactly once.
 package main
 
 import (
@@ -22,13 +23,18 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 const reviewer = "demo-reviewer"
@@ -153,8 +159,78 @@ func run(ctx context.Context) error {
 	if outcome.Status != "SUCCEEDED" || n != 1 {
 		return fmt.Errorf("the run ended %s with %d e-mails sent; want SUCCEEDED and exactly one", outcome.Status, n)
 	}
+
+	step("an insider's hand-written toolset cannot switch the gate off")
+	if err := handWrittenToolset(ctx, st); err != nil {
+		return err
+	}
+	if n, err := countMail(st.SES.Endpoint()); err != nil || n != 1 {
+		return fmt.Errorf("after the hand-written toolset the SES emulator holds %d e-mails (%v); want still one", n, err)
+	}
 	fmt.Println("\nThe e-mail was sent once, after its review; every call is on the ledger.")
 	return nil
+}
+
+// handWrittenToolset writes, with a plain PutItem, a toolset whose
+// send-email has no review_required (its id the correct digest), and calls
+// send-email under it with no approval: the function re-runs the
+// registration check on the load and refuses the call.
+func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
+	ts, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
+	if err != nil {
+		return err
+	}
+	tl := ts.Tools["send-email"]
+	tl.ReviewRequired = false
+	ts.Tools["send-email"] = tl
+	if ts.ID, err = ts.ComputeID(); err != nil {
+		return err
+	}
+	body, err := ts.Canonical()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  PutItem TOOLSET#%s (send-email pinned with review_required false)\n", ts.ID)
+	if _, err := local.DynamoDB(st.Dynamo.Endpoint()).PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(stack.Table),
+		Item: map[string]types.AttributeValue{
+			ledger.AttrPK: &types.AttributeValueMemberS{Value: "TOOLSET#" + ts.ID},
+			ledger.AttrSK: &types.AttributeValueMemberS{Value: "TOOLSET"},
+			"body":        &types.AttributeValueMemberS{Value: string(body)},
+		},
+	}); err != nil {
+		return err
+	}
+	run := fmt.Sprintf("demo-insider-%d", time.Now().UnixNano())
+	envelope, _ := json.Marshal(map[string]any{"tool": "send-email", "toolset_id": ts.ID, "run_id": run, "seq": 1, "step": "send",
+		"idempotency_key": run + "/1", "attempt": 1, "tolerate_duplicates": false,
+		"input": map[string]any{"to": []string{"team@example.com"}, "subject": "no review", "text": "sent around the gate?"}})
+	fmt.Printf("  send-email with that toolset and no approval:\n")
+	resp, err := http.Post(st.Endpoints["send-email"]+"/2015-03-31/functions/function/invocations", "application/json", bytes.NewReader(envelope))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var answer struct{ ErrorType, ErrorMessage string }
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.ErrorType != "TOOL_PERMISSION_DENIED" {
+		return fmt.Errorf("send-email under a hand-written toolset answered %+v (%v); want TOOL_PERMISSION_DENIED", answer, err)
+	}
+	fmt.Printf("  %s: %s\n", answer.ErrorType, answer.ErrorMessage)
+	return nil
+}
+
+// countMail returns how many e-mails the SES emulator holds.
+func countMail(endpoint string) (int, error) {
+	resp, err := http.Get(endpoint + "/store")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var store struct{ Emails []json.RawMessage }
+	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
+		return 0, err
+	}
+	return len(store.Emails), nil
 }
 
 // pendingReview lists pending reviews until one for the run appears.

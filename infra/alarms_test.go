@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// TestToolsetRefusedFilterOnARealLine applies the synthesized template's
+// filter patterns to the log lines the real send-email function writes
+// when it refuses a stored toolset, not to a hand-written sample. It
+// replays issue 9's attack: a send-email toolset item with
+// review_required false and a correct id, written with a plain PutItem
+// around registration, then a call on it without an approval. CloudWatch
+// Logs has no local stand-in, so matchJSONFilter evaluates the patterns
+// (filterpattern_test.go). Stand-ins: dynalite, the SES emulator and the
+// Lambda RIE, as in functions/review_test.go.
+func TestToolsetRefusedFilterOnARealLine(t *testing.T) {
+	refusedPattern := filterPattern(t, "SendEmailFunction", "ToolsetsRefused")
+	unknownPattern := filterPattern(t, "SendEmailFunction", "LedgerUnknownRows")
+
+	dynamo := localtest.Dynalite(t)
+	db := local.DynamoDB(dynamo.Endpoint())
+	const table = "toolgate-infra-alarms"
+	if err := ledger.CreateTable(t.Context(), db, table); err != nil {
+		t.Fatal(err)
+	}
+	weak, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := weak.Tools["send-email"]
+	tool.ReviewRequired = false
+	weak.Tools["send-email"] = tool
+	if weak.ID, err = weak.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	body, err := weak.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PutItem(t.Context(), &dynamodb.PutItemInput{
+		TableName: aws.String(table),
+		Item: map[string]types.AttributeValue{
+			ledger.AttrPK: &types.AttributeValueMemberS{Value: "TOOLSET#" + weak.ID},
+			ledger.AttrSK: &types.AttributeValueMemberS{Value: "TOOLSET"},
+			"body":        &types.AttributeValueMemberS{Value: string(body)},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	ses := localtest.SES(t)
+	send := localtest.RIE(t, "send-email", localtest.Bootstrap(t, "../functions/send-email"), 30*time.Second, map[string]string{
+		"TOOLGATE_TABLE": table, "AWS_ENDPOINT_URL_DYNAMODB": dynamo.Endpoint(),
+		"TOOLGATE_SENDER": "noreply@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com",
+		"AWS_ENDPOINT_URL_SESV2": ses.Endpoint(),
+	})
+	run := "arn:aws:states:us-east-1:123456789012:execution:toolgate-infra:toolset-refused"
+	code, msg := invokeForError(t, send, map[string]any{
+		"tool": "send-email", "toolset_id": weak.ID, "run_id": run, "seq": 1, "step": "send",
+		"idempotency_key": run + "/1", "attempt": 1, "tolerate_duplicates": false,
+		"input": map[string]any{"to": []string{"team@example.com"}, "subject": "Weekly digest", "text": "Three items."},
+	})
+	if code != "TOOL_PERMISSION_DENIED" {
+		t.Errorf("send-email on a toolset without review: errorType %q (%s), want TOOL_PERMISSION_DENIED", code, msg)
+	}
+
+	// The function's JSON lines; the refused line may reach the pipe a
+	// moment after the response.
+	var lines []string
+	var refused []int
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		lines, refused = jsonLines(send.Stdout()), nil
+		for i, l := range lines {
+			var f struct{ Msg string }
+			if json.Unmarshal([]byte(l), &f) == nil && f.Msg == toolset.RefusedLogMessage {
+				refused = append(refused, i)
+			}
+		}
+		if len(refused) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(refused) != 1 {
+		t.Fatalf("no toolset refused line in the function's output (want exactly one with \"msg\":%q, found %d): %s",
+			toolset.RefusedLogMessage, len(refused), send.Stdout())
+	}
+	line := lines[refused[0]]
+	var got struct {
+		Time, Level, Msg string
+		ToolsetID        string `json:"toolset_id"`
+		Rule, Reason     string
+	}
+	if err := json.Unmarshal([]byte(line), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Time == "" || got.Level != "ERROR" || got.ToolsetID != weak.ID || got.Rule != toolset.RuleReviewRequired || got.Reason == "" {
+		t.Errorf("the toolset refused line %s: want level ERROR, toolset_id %s, rule %s, a reason and a time", line, weak.ID, toolset.RuleReviewRequired)
+	}
+
+	// The template's toolset-refused pattern matches exactly that line, not
+	// the call's REFUSED row line; the ledger UNKNOWN pattern matches none
+	// (a refusal is no UNKNOWN row).
+	row := slices.IndexFunc(lines, func(l string) bool {
+		var r struct {
+			Msg    string
+			Status string `json:"ledger_status"`
+		}
+		return json.Unmarshal([]byte(l), &r) == nil && r.Msg == "tool invocation" && r.Status == "REFUSED"
+	})
+	if row < 0 {
+		t.Errorf("no REFUSED \"tool invocation\" row line in the function's output: %s", send.Stdout())
+	}
+	for i, l := range lines {
+		ok, err := matchJSONFilter(refusedPattern, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i == refused[0]; ok != want {
+			t.Errorf("toolset-refused pattern %s on %s: %v, want %v", refusedPattern, l, ok, want)
+		}
+		if ok, err := matchJSONFilter(unknownPattern, l); err != nil || ok {
+			t.Errorf("ledger-unknown pattern %s on %s: %v %v, want no match", unknownPattern, l, ok, err)
+		}
+	}
+	t.Logf("the function's JSON lines, the refused one %d:\n%s", refused[0], strings.Join(lines, "\n"))
+
+	// Nothing ran: the SES emulator holds no mail.
+	resp, err := http.Get(ses.Endpoint() + "/store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var store struct{ Emails []json.RawMessage }
+	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
+		t.Fatal(err)
+	}
+	if len(store.Emails) != 0 {
+		t.Errorf("the SES emulator holds %d mails, want none", len(store.Emails))
+	}
+}
+
+// filterPattern returns the FilterPattern of the synthesized template's
+// metric filter counting metric on the log group of the function with
+// logical ID fn.
+func filterPattern(t *testing.T, fn, metric string) string {
+	t.Helper()
+	var found []string
+	for _, f := range resources(platformJSON, "AWS::Logs::MetricFilter") {
+		p := props(f)
+		if text(p["LogGroupName"]) != "${"+fn+"Logs}" {
+			continue
+		}
+		for _, m := range p["MetricTransformations"].([]any) {
+			if m.(tmpl)["MetricName"] == metric {
+				found = append(found, p["FilterPattern"].(string))
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d metric filters for %s on %s's log group in the template, want 1", len(found), metric, fn)
+	}
+	return found[0]
+}
+
+// invokeForError posts event to the function under the RIE and returns its
+// errorType and errorMessage ("" when it succeeded).
+func invokeForError(t *testing.T, fn *local.Process, event any) (string, string) {
+	t.Helper()
+	b, err := json.Marshal(event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(fn.InvokeURL(), "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	var fe struct {
+		ErrorType    string `json:"errorType"`
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if json.Unmarshal(out, &fe) != nil || fe.ErrorType == "" {
+		return "", "succeeded: " + string(out)
+	}
+	return fe.ErrorType, fe.ErrorMessage
+}
+
+// jsonLines returns the lines of out that are JSON objects: what a JSON
+// filter pattern can match.
+func jsonLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		var obj map[string]any
+		if json.Unmarshal([]byte(l), &obj) == nil && obj != nil {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
