@@ -133,3 +133,13 @@ func TestLedgerCommand(t *testing.T) {
 		t.Fatalf("no table: exit %d %s", code, errs)
 	}
 }
+
+// The register command's help says who registers: the deployment's
+// operator with the deploy role, since no policy for people writes the
+// ledger table.
+func TestToolsetRegisterHelpNamesTheOperator(t *testing.T) {
+	code, _, errs := run("toolset", "register", "-h")
+	if code != ExitMisuse || !strings.Contains(errs, "the deployment's operator runs it with\nthe deploy role") || !strings.Contains(errs, "--tool TOOL") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+}

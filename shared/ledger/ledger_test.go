@@ -6,6 +6,7 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 func newStore(t *testing.T) (*Store, *dynamodb.Client) {
@@ -143,5 +146,47 @@ func TestRecordGuards(t *testing.T) {
 	got, _ := s.Record(ctx, "run/1")
 	if got.State != Completed || string(got.Result) != `{"a":1}` || got.Attempts != 2 {
 		t.Errorf("record %+v", got)
+	}
+}
+
+// Regression (issue 9): a toolset item written with a plain PutItem, its id
+// the correct digest of a send-email pinned without review_required, is
+// refused on load for that rule; RegisterToolset refuses the same toolset
+// and writes nothing.
+func TestToolsetLoadRunsTheRegistrationCheck(t *testing.T) {
+	s, client := newStore(t)
+	ctx := context.Background()
+	ts, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := ts.Tools["send-email"]
+	tl.ReviewRequired = false
+	ts.Tools["send-email"] = tl
+	ts.ID, _ = ts.ComputeID()
+	if _, err := s.RegisterToolset(ctx, ts); err == nil {
+		t.Fatal("registration took an ungated send-email")
+	}
+	if _, err := s.Toolset(ctx, ts.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after a refused registration: %v, want ErrNotFound", err)
+	}
+	body, _ := ts.Canonical()
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.Table()),
+		Item: map[string]types.AttributeValue{
+			AttrPK: &types.AttributeValueMemberS{Value: "TOOLSET#" + ts.ID},
+			AttrSK: &types.AttributeValueMemberS{Value: "TOOLSET"},
+			"body": &types.AttributeValueMemberS{Value: string(body)},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Toolset(ctx, ts.ID)
+	var ref *toolset.Refusal
+	if !errors.As(err, &ref) || ref.Rule != toolset.RuleReviewRequired || ref.ToolsetID != ts.ID {
+		t.Fatalf("load of the hand-written item: %v, want a refusal for %s", err, toolset.RuleReviewRequired)
+	}
+	if _, err := s.Toolset(ctx, "not-an-id"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a malformed id: %v", err)
 	}
 }

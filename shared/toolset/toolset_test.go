@@ -2,6 +2,7 @@ package toolset
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -109,4 +110,113 @@ func TestCheckAgainstCatalog(t *testing.T) {
 			t.Errorf("%s: a weakened send-email passed", name)
 		}
 	}
+}
+
+// Verify is the registration check: each way a toolset can be weaker than
+// the catalog, or not what it claims, is refused for its own rule, with a
+// correct digest so that only the rule under test can catch it.
+func TestVerifyRefusesEachRule(t *testing.T) {
+	c := catalog.Default()
+	ok := mustBuild(t, c, []string{"send-email", "structured-data-fetch"}, []string{"structured-data-fetch"}, []string{"api.example.com"})
+	if err := ok.Verify(c); err != nil {
+		t.Fatalf("a catalog toolset: %v", err)
+	}
+	cases := []struct {
+		name   string
+		modify func(ts *Toolset)
+		rule   string
+		keepID bool // the id is not recomputed
+	}{
+		{"review removed", func(ts *Toolset) { tool := ts.Tools["send-email"]; tool.ReviewRequired = false; ts.Tools["send-email"] = tool }, RuleReviewRequired, false},
+		{"policy weakened", func(ts *Toolset) { tool := ts.Tools["send-email"]; tool.Policy = catalog.AtLeastOnce; ts.Tools["send-email"] = tool }, RulePolicy, false},
+		{"idempotency claimed", func(ts *Toolset) { tool := ts.Tools["send-email"]; tool.Idempotent = true; ts.Tools["send-email"] = tool }, RuleIdempotent, false},
+		{"input schema broken", func(ts *Toolset) {
+			tool := ts.Tools["structured-data-fetch"]
+			tool.InputSchema = json.RawMessage(`{"type":"nope"}`)
+			ts.Tools["structured-data-fetch"] = tool
+		}, RuleSchema, false},
+		{"output schema not JSON", func(ts *Toolset) {
+			tool := ts.Tools["send-email"]
+			tool.OutputSchema = json.RawMessage(`{"$ref":"https://example.com/s.json"}`)
+			ts.Tools["send-email"] = tool
+		}, RuleSchema, false},
+		{"fetch host not canonical", func(ts *Toolset) { ts.FetchHosts = []string{"API.Example.com"} }, RuleFetchHosts, false},
+		{"fetch hosts unsorted", func(ts *Toolset) { ts.FetchHosts = []string{"b.example.com", "a.example.com"} }, RuleFetchHosts, false},
+		{"fetch host not an entry", func(ts *Toolset) { ts.FetchHosts = []string{"http://a.example.com/"} }, RuleFetchHosts, false},
+		{"content changed under its id", func(ts *Toolset) { ts.FetchHosts = []string{"evil.example.com"} }, RuleDigest, true},
+		{"id not a toolset id", func(ts *Toolset) { ts.ID = "ts_x" }, RuleDigest, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := mustBuild(t, c, []string{"send-email", "structured-data-fetch"}, []string{"structured-data-fetch"}, []string{"api.example.com"})
+			tc.modify(ts)
+			if !tc.keepID {
+				var err error
+				if ts.ID, err = ts.ComputeID(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := ts.Verify(c)
+			var ref *Refusal
+			if !errors.As(err, &ref) || ref.Rule != tc.rule {
+				t.Fatalf("Verify: %v, want a refusal for %s", err, tc.rule)
+			}
+			if !strings.Contains(err.Error(), "["+tc.rule+"]") {
+				t.Fatalf("the message does not name the rule: %v", err)
+			}
+		})
+	}
+}
+
+// A tool the catalog does not know is left alone (no function runs it),
+// and adding a review to a tool the catalog does not gate is allowed.
+func TestVerifyAllowsStricterToolsets(t *testing.T) {
+	c := catalog.Default()
+	ts := mustBuild(t, c, []string{"structured-data-fetch", "workflow-validator"}, []string{"structured-data-fetch", "workflow-validator"}, nil)
+	ts.Tools["not-in-catalog"] = Tool{InputSchema: json.RawMessage(`{}`), OutputSchema: json.RawMessage(`{}`), Policy: catalog.AtLeastOnce}
+	var err error
+	if ts.ID, err = ts.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Verify(c); err != nil {
+		t.Fatalf("a stricter toolset: %v", err)
+	}
+}
+
+// Parse never panics, and a document it accepts round-trips to the same
+// id; Verify of it returns nil or a *Refusal, never another error.
+func FuzzToolsetParse(f *testing.F) {
+	ts, err := FromCatalog(catalog.Default(), []string{"send-email", "structured-data-fetch"}, nil, []string{"api.example.com"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	doc, _ := ts.MarshalIndent()
+	f.Add(doc)
+	f.Add([]byte(`{"id":"ts_00000000000000000000000000000000","tools":{},"fetch_hosts":[]}`))
+	f.Add([]byte(`{"id":"ts_x","tools":null}`))
+	f.Add([]byte(`{}{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ts, err := Parse(data)
+		if err != nil {
+			var ref *Refusal
+			if !errors.As(err, &ref) {
+				t.Fatalf("Parse error is not a *Refusal: %v", err)
+			}
+			return
+		}
+		out, err := ts.MarshalIndent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(out)
+		if err != nil || back.ID != ts.ID {
+			t.Fatalf("round trip: %v %v", back, err)
+		}
+		if err := ts.Verify(catalog.Default()); err != nil {
+			var ref *Refusal
+			if !errors.As(err, &ref) {
+				t.Fatalf("Verify error is not a *Refusal: %v", err)
+			}
+		}
+	})
 }
