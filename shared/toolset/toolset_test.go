@@ -127,9 +127,21 @@ func TestVerifyRefusesEachRule(t *testing.T) {
 		rule   string
 		keepID bool // the id is not recomputed
 	}{
-		{"review removed", func(ts *Toolset) { tool := ts.Tools["send-email"]; tool.ReviewRequired = false; ts.Tools["send-email"] = tool }, RuleReviewRequired, false},
-		{"policy weakened", func(ts *Toolset) { tool := ts.Tools["send-email"]; tool.Policy = catalog.AtLeastOnce; ts.Tools["send-email"] = tool }, RulePolicy, false},
-		{"idempotency claimed", func(ts *Toolset) { tool := ts.Tools["send-email"]; tool.Idempotent = true; ts.Tools["send-email"] = tool }, RuleIdempotent, false},
+		{"review removed", func(ts *Toolset) {
+			tool := ts.Tools["send-email"]
+			tool.ReviewRequired = false
+			ts.Tools["send-email"] = tool
+		}, RuleReviewRequired, false},
+		{"policy weakened", func(ts *Toolset) {
+			tool := ts.Tools["send-email"]
+			tool.Policy = catalog.AtLeastOnce
+			ts.Tools["send-email"] = tool
+		}, RulePolicy, false},
+		{"idempotency claimed", func(ts *Toolset) {
+			tool := ts.Tools["send-email"]
+			tool.Idempotent = true
+			ts.Tools["send-email"] = tool
+		}, RuleIdempotent, false},
 		{"input schema broken", func(ts *Toolset) {
 			tool := ts.Tools["structured-data-fetch"]
 			tool.InputSchema = json.RawMessage(`{"type":"nope"}`)
