@@ -20,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/insider"
+	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -54,31 +56,18 @@ func (s *reviewStack) sentMails(t *testing.T) []string {
 // with PutItem on TOOLSET#* could, bypassing registration.
 func (s *reviewStack) putToolsetItem(t *testing.T, id, body string) {
 	t.Helper()
-	_, err := local.DynamoDB(s.dynamo).PutItem(context.Background(), &dynamodb.PutItemInput{
-		TableName: aws.String(s.store.Table()),
-		Item: map[string]types.AttributeValue{
-			ledger.AttrPK: &types.AttributeValueMemberS{Value: "TOOLSET#" + id},
-			ledger.AttrSK: &types.AttributeValueMemberS{Value: "TOOLSET"},
-			"body":        &types.AttributeValueMemberS{Value: body},
-		},
-	})
-	if err != nil {
+	if err := insider.PutToolset(context.Background(), local.DynamoDB(s.dynamo), s.store.Table(), id, body); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // weakened returns the send-email toolset with weaken applied and its id
-// recomputed: a correct digest of a toolset the catalog does not allow.
+// recomputed, and its body: a correct digest of a toolset the catalog does
+// not allow.
 func weakened(t *testing.T, weaken func(*toolset.Tool)) (*toolset.Toolset, string) {
 	t.Helper()
-	ts, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
+	ts, err := insider.Weakened(weaken)
 	if err != nil {
-		t.Fatal(err)
-	}
-	tl := ts.Tools["send-email"]
-	weaken(&tl)
-	ts.Tools["send-email"] = tl
-	if ts.ID, err = ts.ComputeID(); err != nil {
 		t.Fatal(err)
 	}
 	body, err := ts.Canonical()
@@ -108,8 +97,21 @@ func sendEnvelope(run, toolsetID, to string, seq int, approval json.RawMessage) 
 // refusedLines returns the function's "toolset refused" log lines.
 func refusedLines(t *testing.T, fn *local.Process) []map[string]any {
 	t.Helper()
+	return refusedIn(fn.Stdout())
+}
+
+// waitRefusedLines waits until the function has written n "toolset
+// refused" lines in all (the RIE passes them on after the answer) and
+// returns them.
+func waitRefusedLines(t *testing.T, fn *local.Process, n int) []map[string]any {
+	t.Helper()
+	out := localtest.WaitStdout(t, fn, 5*time.Second, func(out string) bool { return len(refusedIn(out)) >= n })
+	return refusedIn(out)
+}
+
+func refusedIn(stdout string) []map[string]any {
 	var out []map[string]any
-	for _, line := range strings.Split(fn.Stdout(), "\n") {
+	for _, line := range strings.Split(stdout, "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == toolset.RefusedLogMessage {
 			out = append(out, m)
@@ -178,7 +180,7 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != "TOOL_PERMISSION_DENIED" {
 				t.Fatalf("rows %+v, want one REFUSED row", rows)
 			}
-			lines := refusedLines(t, s.send)
+			lines := waitRefusedLines(t, s.send, before+1)
 			if len(lines) != before+1 {
 				t.Fatalf("%d toolset refused lines after the call, want %d: %s", len(lines), before+1, s.send.Stdout())
 			}
@@ -192,7 +194,7 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 			if _, code, msg := call(t, s.request, task); code != "TOOL_PERMISSION_DENIED" || !strings.Contains(msg, c.rule) {
 				t.Fatalf("review-request: %q %s", code, msg)
 			}
-			if n := len(refusedLines(t, s.request)); n != beforeReq+1 {
+			if n := len(waitRefusedLines(t, s.request, beforeReq+1)); n != beforeReq+1 {
 				t.Fatalf("review-request wrote %d toolset refused lines, want 1", n-beforeReq)
 			}
 		})

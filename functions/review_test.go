@@ -1,11 +1,9 @@
 package functions_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -25,24 +23,7 @@ import (
 // or its errorType and errorMessage.
 func call(t *testing.T, fn *local.Process, payload any) (json.RawMessage, string, string) {
 	t.Helper()
-	b, err := json.Marshal(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Post(fn.InvokeURL(), "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var fe struct {
-		ErrorType    *string `json:"errorType"`
-		ErrorMessage string  `json:"errorMessage"`
-	}
-	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
-		return nil, *fe.ErrorType, fe.ErrorMessage
-	}
-	return body, "", ""
+	return localtest.Invoke(t, fn, payload)
 }
 
 // reviewStack is the review functions and send-email under the RIE, on

@@ -1,22 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/insider"
 	"github.com/toolgate/toolgate/infra/local/localtest"
-	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -40,28 +34,11 @@ func TestToolsetRefusedFilterOnARealLine(t *testing.T) {
 	if err := ledger.CreateTable(t.Context(), db, table); err != nil {
 		t.Fatal(err)
 	}
-	weak, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
+	weak, err := insider.Ungated()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool := weak.Tools["send-email"]
-	tool.ReviewRequired = false
-	weak.Tools["send-email"] = tool
-	if weak.ID, err = weak.ComputeID(); err != nil {
-		t.Fatal(err)
-	}
-	body, err := weak.Canonical()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.PutItem(t.Context(), &dynamodb.PutItemInput{
-		TableName: aws.String(table),
-		Item: map[string]types.AttributeValue{
-			ledger.AttrPK: &types.AttributeValueMemberS{Value: "TOOLSET#" + weak.ID},
-			ledger.AttrSK: &types.AttributeValueMemberS{Value: "TOOLSET"},
-			"body":        &types.AttributeValueMemberS{Value: string(body)},
-		},
-	}); err != nil {
+	if err := insider.PutTheirs(t.Context(), db, table, weak); err != nil {
 		t.Fatal(err)
 	}
 
@@ -72,7 +49,7 @@ func TestToolsetRefusedFilterOnARealLine(t *testing.T) {
 		"AWS_ENDPOINT_URL_SESV2": ses.Endpoint(),
 	})
 	run := "arn:aws:states:us-east-1:123456789012:execution:toolgate-infra:toolset-refused"
-	code, msg := invokeForError(t, send, map[string]any{
+	_, code, msg := localtest.Invoke(t, send, map[string]any{
 		"tool": "send-email", "toolset_id": weak.ID, "run_id": run, "seq": 1, "step": "send",
 		"idempotency_key": run + "/1", "attempt": 1, "tolerate_duplicates": false,
 		"input": map[string]any{"to": []string{"team@example.com"}, "subject": "Weekly digest", "text": "Three items."},
@@ -81,20 +58,17 @@ func TestToolsetRefusedFilterOnARealLine(t *testing.T) {
 		t.Errorf("send-email on a toolset without review: errorType %q (%s), want TOOL_PERMISSION_DENIED", code, msg)
 	}
 
-	// The function's JSON lines; the refused line may reach the pipe a
-	// moment after the response.
-	var lines []string
+	// The function's JSON lines, once the refused line and the row line
+	// after it have come through the RIE.
+	out := localtest.WaitStdout(t, send, 5*time.Second, func(out string) bool {
+		return strings.Contains(out, `"msg":"`+toolset.RefusedLogMessage+`"`) && strings.Contains(out, `"ledger_status":"REFUSED"`)
+	})
+	lines := jsonLines(out)
 	var refused []int
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		lines, refused = jsonLines(send.Stdout()), nil
-		for i, l := range lines {
-			var f struct{ Msg string }
-			if json.Unmarshal([]byte(l), &f) == nil && f.Msg == toolset.RefusedLogMessage {
-				refused = append(refused, i)
-			}
-		}
-		if len(refused) > 0 || time.Now().After(deadline) {
-			break
+	for i, l := range lines {
+		var f struct{ Msg string }
+		if json.Unmarshal([]byte(l), &f) == nil && f.Msg == toolset.RefusedLogMessage {
+			refused = append(refused, i)
 		}
 	}
 	if len(refused) != 1 {
@@ -177,30 +151,6 @@ func filterPattern(t *testing.T, fn, metric string) string {
 		t.Fatalf("%d metric filters for %s on %s's log group in the template, want 1", len(found), metric, fn)
 	}
 	return found[0]
-}
-
-// invokeForError posts event to the function under the RIE and returns its
-// errorType and errorMessage ("" when it succeeded).
-func invokeForError(t *testing.T, fn *local.Process, event any) (string, string) {
-	t.Helper()
-	b, err := json.Marshal(event)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Post(fn.InvokeURL(), "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	var fe struct {
-		ErrorType    string `json:"errorType"`
-		ErrorMessage string `json:"errorMessage"`
-	}
-	if json.Unmarshal(out, &fe) != nil || fe.ErrorType == "" {
-		return "", "succeeded: " + string(out)
-	}
-	return fe.ErrorType, fe.ErrorMessage
 }
 
 // jsonLines returns the lines of out that are JSON objects: what a JSON

@@ -23,18 +23,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/insider"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
-	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
-	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 const reviewer = "demo-reviewer"
@@ -176,29 +172,12 @@ func run(ctx context.Context) error {
 // send-email under it with no approval: the function re-runs the
 // registration check on the load and refuses the call.
 func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
-	ts, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
-	if err != nil {
-		return err
-	}
-	tl := ts.Tools["send-email"]
-	tl.ReviewRequired = false
-	ts.Tools["send-email"] = tl
-	if ts.ID, err = ts.ComputeID(); err != nil {
-		return err
-	}
-	body, err := ts.Canonical()
+	ts, err := insider.Ungated()
 	if err != nil {
 		return err
 	}
 	fmt.Printf("  PutItem TOOLSET#%s (send-email pinned with review_required false)\n", ts.ID)
-	if _, err := local.DynamoDB(st.Dynamo.Endpoint()).PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(stack.Table),
-		Item: map[string]types.AttributeValue{
-			ledger.AttrPK: &types.AttributeValueMemberS{Value: "TOOLSET#" + ts.ID},
-			ledger.AttrSK: &types.AttributeValueMemberS{Value: "TOOLSET"},
-			"body":        &types.AttributeValueMemberS{Value: string(body)},
-		},
-	}); err != nil {
+	if err := insider.PutTheirs(ctx, local.DynamoDB(st.Dynamo.Endpoint()), stack.Table, ts); err != nil {
 		return err
 	}
 	run := fmt.Sprintf("demo-insider-%d", time.Now().UnixNano())

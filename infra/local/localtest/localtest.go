@@ -4,6 +4,10 @@
 package localtest
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,4 +105,56 @@ func Bootstrap(t testing.TB, pkg string, tags ...string) string {
 		}
 	}
 	return out
+}
+
+// Invoke posts event (JSON-encoded) to a function under the RIE and
+// returns its result, or its errorType and errorMessage when the function
+// failed (the RIE marks a failure only by the payload's shape).
+func Invoke(t testing.TB, fn *local.Process, event any) (out json.RawMessage, errType, errMsg string) {
+	t.Helper()
+	b, err := json.Marshal(event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(fn.InvokeURL(), "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fe struct {
+		ErrorType    *string `json:"errorType"`
+		ErrorMessage string  `json:"errorMessage"`
+	}
+	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
+		return nil, *fe.ErrorType, fe.ErrorMessage
+	}
+	return body, "", ""
+}
+
+// WaitStdout returns p's standard output once done(stdout) holds, or fails
+// t after within. A function under the RIE writes its log lines before it
+// answers, but the RIE copies them to its own output on its own time, so a
+// test that reads a line the function logged waits for it here.
+func WaitStdout(t testing.TB, p *local.Process, within time.Duration, done func(stdout string) bool) string {
+	t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		out := p.Stdout()
+		if done(out) {
+			return out
+		}
+		select {
+		case <-deadline.C:
+			t.Fatalf("%s: the awaited output did not come within %s; its output ends:\n%s", p.Name, within, lastLines(out, 20))
+			return out
+		case <-tick.C:
+		}
+	}
 }
