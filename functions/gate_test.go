@@ -153,12 +153,26 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 	_, ungated := weakened(t, func(tl *toolset.Tool) { tl.ReviewRequired = false })
 	tampered := *s.ts
 	tampered.ID = "ts_" + strings.Repeat("ab", 16)
-	cases = append(cases, struct {
-		name string
-		ts   *toolset.Toolset
-		body string
-		rule string
-	}{"tampered body", &tampered, ungated, toolset.RuleDigest})
+	other := func(name, id, body, rule string) {
+		cases = append(cases, struct {
+			name string
+			ts   *toolset.Toolset
+			body string
+			rule string
+		}{name, &toolset.Toolset{ID: id}, body, rule})
+	}
+	other("tampered body", tampered.ID, ungated, toolset.RuleDigest)
+	// Under a fresh id, a body naming another (verified) toolset's id: it
+	// must not load as that toolset.
+	loose, looseBody := weakened(t, func(tl *toolset.Tool) { tl.InputSchema = json.RawMessage(`true`) })
+	other("body naming another id", "ts_"+strings.Repeat("cd", 16), `{"ID":"`+loose.ID+`",`+looseBody[1:], toolset.RuleFormat)
+	other("body not in canonical form", loose.ID, strings.Replace(looseBody, `"tools":`, `"tools" :`, 1), toolset.RuleFormat)
+	other("body not JSON", "ts_"+strings.Repeat("ef", 16), "<toolset/>", toolset.RuleFormat)
+	// A schema whose compile error quotes a 190 000-character pattern: the
+	// log line and the message stay small.
+	add("huge schema error", toolset.RuleSchema, func(tl *toolset.Tool) {
+		tl.InputSchema = json.RawMessage(`{"type":"object","properties":{"to":{"pattern":"(` + strings.Repeat("<", 190000) + `"}}}`)
+	})
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -185,7 +199,10 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 				t.Fatalf("%d toolset refused lines after the call, want %d: %s", len(lines), before+1, s.send.Stdout())
 			}
 			if l := lines[len(lines)-1]; l["toolset_id"] != c.ts.ID || l["rule"] != c.rule || l["level"] != "ERROR" {
-				t.Fatalf("log line %v, want toolset_id %s and rule %s", l, c.ts.ID, c.rule)
+				t.Fatalf("log line %.500v, want toolset_id %s and rule %s", l, c.ts.ID, c.rule)
+			}
+			if b, _ := json.Marshal(lines[len(lines)-1]); len(b) > 1024 || len(msg) > 1024 {
+				t.Fatalf("the log line is %d bytes and the message %d, want each under 1 KiB", len(b), len(msg))
 			}
 
 			// review-request loads it through the same check.

@@ -71,21 +71,21 @@ func (s *Store) toolsetBody(ctx context.Context, id string) ([]byte, error) {
 	if out.Item == nil {
 		return nil, fmt.Errorf("toolset %s: %w", id, ErrNotFound)
 	}
-	body := getS(out.Item, "body")
-	if len(body) < 2 || body[0] != '{' {
-		return nil, &toolset.Refusal{ToolsetID: id, Rule: toolset.RuleFormat, Reason: "the stored item has no toolset body"}
-	}
-	return []byte(body), nil
+	// A body that is missing or not a string reads as empty, which
+	// toolset.ParseStored refuses.
+	return []byte(getS(out.Item, "body")), nil
 }
 
 // Toolset loads a registered toolset: the one function every loader (the
 // dispatcher in every tool function, review-request, the CLI) goes
 // through. It runs the registration check on every load, so that an item
 // written around registration, or changed since, is never used: a missing
-// toolset (or an id that is not one) is ErrNotFound; a stored item that is
-// not a toolset, or fails toolset.Verify (its id is not its digest, a tool
-// is weaker than the catalog, a schema does not compile), is a
-// *toolset.Refusal naming the rule. A caller refuses the call for either
+// toolset (or an id that is not one) is ErrNotFound; a stored body that is
+// not exactly the RFC 8785 form of a toolset (toolset.ParseStored: so that
+// a body naming another id cannot load under this one), or that fails
+// toolset.Verify (the key's id is not its digest, a tool is weaker than
+// the catalog, a schema does not compile), is a *toolset.Refusal naming
+// the rule and the key's id. A caller refuses the call for either
 // and runs nothing.
 func (s *Store) Toolset(ctx context.Context, id string) (*toolset.Toolset, error) {
 	if !toolset.IDPattern.MatchString(id) {
@@ -95,7 +95,7 @@ func (s *Store) Toolset(ctx context.Context, id string) (*toolset.Toolset, error
 	if err != nil {
 		return nil, err
 	}
-	ts, err := toolset.Parse(append([]byte(`{"id":"`+id+`",`), body[1:]...))
+	ts, err := toolset.ParseStored(id, body)
 	if err != nil {
 		return nil, err
 	}

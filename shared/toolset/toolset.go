@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 
@@ -116,30 +117,76 @@ func Parse(data []byte) (*Toolset, error) {
 	dec.DisallowUnknownFields()
 	var ts Toolset
 	if err := dec.Decode(&ts); err != nil {
-		return nil, &Refusal{ToolsetID: ts.ID, Rule: RuleFormat, Reason: "decode toolset: " + strings.TrimPrefix(err.Error(), "json: ")}
+		return nil, refuse(ts.ID, RuleFormat, "decode toolset: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
-		return nil, &Refusal{ToolsetID: ts.ID, Rule: RuleFormat, Reason: "data after the toolset object"}
+		return nil, refuse(ts.ID, RuleFormat, "data after the toolset object")
 	}
 	if !IDPattern.MatchString(ts.ID) {
-		return nil, &Refusal{ToolsetID: shorten(ts.ID), Rule: RuleDigest, Reason: fmt.Sprintf("the id does not match %s", IDPattern)}
+		return nil, refuse(ts.ID, RuleDigest, "the id does not match %s", IDPattern)
 	}
 	want, err := ts.ComputeID()
 	if err != nil {
-		return nil, &Refusal{ToolsetID: ts.ID, Rule: RuleFormat, Reason: err.Error()}
+		return nil, refuse(ts.ID, RuleFormat, "%v", err)
 	}
 	if want != ts.ID {
-		return nil, &Refusal{ToolsetID: ts.ID, Rule: RuleDigest, Reason: fmt.Sprintf("the content digests to %s, not to its id", want)}
+		return nil, refuse(ts.ID, RuleDigest, "the content digests to %s, not to its id", want)
 	}
 	return &ts, nil
 }
 
-// shorten keeps a malformed id short enough to name in a message.
-func shorten(id string) string {
-	if len(id) > 40 {
-		return id[:40] + "..."
+// ParseStored decodes a stored toolset item: id is the item's key, body
+// its "body" attribute. The body must be exactly Canonical() of a toolset
+// (no id member, in any letter case, no other form): otherwise a body
+// naming another id, or written with other spacing or duplicate members,
+// would load as content its key does not name. A failure is a *Refusal for
+// RuleFormat naming id. The result still needs Verify (the digest and the
+// catalog rules).
+func ParseStored(id string, body []byte) (*Toolset, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var content struct {
+		Tools      map[string]Tool `json:"tools"`
+		FetchHosts []string        `json:"fetch_hosts"`
 	}
-	return id
+	if err := dec.Decode(&content); err != nil {
+		return nil, refuse(id, RuleFormat, "the stored body does not decode: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	ts := &Toolset{ID: id, Tools: content.Tools, FetchHosts: content.FetchHosts}
+	canonical, err := ts.Canonical()
+	if err != nil {
+		return nil, refuse(id, RuleFormat, "%v", err)
+	}
+	if !bytes.Equal(canonical, body) {
+		return nil, refuse(id, RuleFormat, "the stored body is not the toolset's RFC 8785 form")
+	}
+	return ts, nil
+}
+
+// MaxReasonBytes bounds a Refusal's reason (and so the "toolset refused"
+// log line and the caller's message): a reason quotes parts of the
+// toolset, such as a schema's compile error, which an item may make as
+// large as DynamoDB's 400 KB item limit; CloudWatch Logs takes events of
+// at most 256 KiB, and a cut line would not match the alarm's JSON filter.
+const MaxReasonBytes = 300
+
+// refuse builds a Refusal with the id and the reason cut to size.
+func refuse(id, rule, format string, a ...any) *Refusal {
+	return &Refusal{ToolsetID: shorten(id), Rule: rule, Reason: cut(fmt.Sprintf(format, a...), MaxReasonBytes)}
+}
+
+// shorten keeps a malformed id short enough to name in a message.
+func shorten(id string) string { return cut(id, 40) }
+
+// cut returns s, or its first n bytes (whole UTF-8 sequences) and "...".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // MarshalIndent returns the toolset as indented JSON with its id, as
@@ -201,11 +248,9 @@ func (r *Refusal) Error() string {
 // fetch_hosts are canonical host list entries (RuleFetchHosts). It
 // returns nil or a *Refusal.
 func (ts *Toolset) Verify(c *catalog.Catalog) error {
-	refuse := func(rule, format string, a ...any) error {
-		return &Refusal{ToolsetID: ts.ID, Rule: rule, Reason: fmt.Sprintf(format, a...)}
-	}
+	refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 	if !IDPattern.MatchString(ts.ID) {
-		return &Refusal{ToolsetID: shorten(ts.ID), Rule: RuleDigest, Reason: fmt.Sprintf("the id does not match %s", IDPattern)}
+		return refuse(RuleDigest, "the id does not match %s", IDPattern)
 	}
 	want, err := ts.ComputeID()
 	if err != nil {
@@ -255,9 +300,7 @@ func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
 		if !ok {
 			continue
 		}
-		refuse := func(rule, format string, a ...any) error {
-			return &Refusal{ToolsetID: ts.ID, Rule: rule, Reason: fmt.Sprintf(format, a...)}
-		}
+		refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 		switch {
 		case want.ReviewRequired && !t.ReviewRequired:
 			return refuse(RuleReviewRequired, "it pins %s without review_required, which the catalog requires", name)

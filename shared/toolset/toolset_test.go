@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/catalog"
 )
@@ -231,4 +232,43 @@ func FuzzToolsetParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A stored body loads only when it is exactly the RFC 8785 form of a
+// toolset: a body carrying an id (in any letter case), other spacing or a
+// duplicate member is refused for RuleFormat under the key's id.
+func TestParseStoredTakesOnlyTheCanonicalBody(t *testing.T) {
+	ts := mustBuild(t, catalog.Default(), []string{"send-email"}, nil, nil)
+	body, err := ts.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseStored(ts.ID, body)
+	if err != nil || got.ID != ts.ID || got.Verify(catalog.Default()) != nil {
+		t.Fatalf("the canonical body: %v %v", got, err)
+	}
+	for name, stored := range map[string]string{
+		"id member":         `{"id":"ts_00000000000000000000000000000000",` + string(body[1:]),
+		"ID member":         `{"ID":"ts_00000000000000000000000000000000",` + string(body[1:]),
+		"spacing":           " " + string(body),
+		"duplicate member":  strings.Replace(string(body), `{"fetch_hosts":[],`, `{"fetch_hosts":["a.example"],"fetch_hosts":[],`, 1),
+		"empty":             "",
+		"trailing data":     string(body) + "{}",
+		"another key order": `{"tools":` + strings.SplitN(string(body), `"tools":`, 2)[1][:len(strings.SplitN(string(body), `"tools":`, 2)[1])-1] + `,"fetch_hosts":[]}`,
+	} {
+		_, err := ParseStored("ts_11111111111111111111111111111111", []byte(stored))
+		var ref *Refusal
+		if !errors.As(err, &ref) || ref.Rule != RuleFormat || ref.ToolsetID != "ts_11111111111111111111111111111111" {
+			t.Errorf("%s: %v, want a %s refusal naming the key's id", name, err, RuleFormat)
+		}
+	}
+}
+
+// A refusal's reason is cut to MaxReasonBytes on a UTF-8 boundary, and an
+// id that is not one to 40 bytes.
+func TestRefusalIsBounded(t *testing.T) {
+	r := refuse(strings.Repeat("x", 100), RuleSchema, "%s", strings.Repeat("é", 1000))
+	if len(r.Reason) > MaxReasonBytes+3 || !utf8.ValidString(r.Reason) || len(r.ToolsetID) > 43 {
+		t.Fatalf("reason %d bytes (valid UTF-8 %v), id %q", len(r.Reason), utf8.ValidString(r.Reason), r.ToolsetID)
+	}
 }
