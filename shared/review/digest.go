@@ -55,11 +55,11 @@ func exactNumbers(raw json.RawMessage) error {
 		f, err := strconv.ParseFloat(n.String(), 64)
 		want, ok := new(big.Rat).SetString(n.String())
 		if err != nil || !ok {
-			return fmt.Errorf("input number %s is out of range: send it as a string", truncate(n.String(), 40))
+			return fmt.Errorf("the input number ending at byte %d is out of range: send it as a string", dec.InputOffset())
 		}
 		got, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
 		if got.Cmp(want) != 0 {
-			return fmt.Errorf("input number %s cannot be represented exactly as an IEEE 754 double (RFC 8785): send it as a string", truncate(n.String(), 40))
+			return fmt.Errorf("the input number ending at byte %d cannot be represented exactly as an IEEE 754 double (RFC 8785): send it as a string", dec.InputOffset())
 		}
 	}
 }
