@@ -325,3 +325,18 @@ func TestGatedWithoutReviewStore(t *testing.T) {
 		t.Fatalf("%v, %d calls", err, calls.Load())
 	}
 }
+
+// An input that fails the pinned schema is refused by JSON Pointer and
+// keyword only: neither its values nor its property names reach the
+// caller's message (which aws-lambda-go also logs).
+func TestSchemaRefusalQuotesNoPayload(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-gated", gatedTool(&calls))
+	_, err := d.Handle(context.Background(), envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":7,"SECRETKEY":"SECRETVALUE"}`))
+	msg := messageOf(err)
+	if codeOf(t, err) != string(tool.InputInvalid) || strings.Contains(msg, "SECRET") || !strings.Contains(msg, `input/text fails "type"`) ||
+		!strings.Contains(msg, `input/ fails "additionalProperties"`) {
+		t.Fatalf("%v: message %q", err, msg)
+	}
+}

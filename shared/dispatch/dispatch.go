@@ -267,15 +267,7 @@ func (inv *invocation) validateInput() (json.RawMessage, error) {
 		return nil, tool.Wrap(tool.InputInvalid, err, "input is not valid JSON")
 	}
 	if err := s.Validate(v); err != nil {
-		var msgs []string
-		for _, p := range schema.Problems(err, nil) {
-			loc := p.Location
-			if loc == "" {
-				loc = "/"
-			}
-			msgs = append(msgs, "input"+loc+": "+p.Message)
-		}
-		return nil, tool.Errorf(tool.InputInvalid, "input does not match the pinned schema of %s: %s", inv.env.Tool, strings.Join(msgs, "; "))
+		return nil, tool.Errorf(tool.InputInvalid, "input does not match the pinned schema of %s: %s", inv.env.Tool, redactedProblems("input", err))
 	}
 	// The tool gets exactly what was validated and digested.
 	return canonical, nil
@@ -489,13 +481,30 @@ func (inv *invocation) checkOutput(out json.RawMessage) error {
 		return tool.Wrap(tool.OutputInvalid, err, "the result is not JSON")
 	}
 	if err := s.Validate(v); err != nil {
-		var msgs []string
-		for _, p := range schema.Problems(err, nil) {
-			msgs = append(msgs, "output"+p.Location+": "+p.Message)
-		}
-		return tool.Errorf(tool.OutputInvalid, "the result does not match the pinned output schema: %s", strings.Join(msgs, "; "))
+		return tool.Errorf(tool.OutputInvalid, "the result does not match the pinned output schema: %s", redactedProblems("output", err))
 	}
 	return nil
+}
+
+// maxProblems bounds the schema problems a message lists.
+const maxProblems = 10
+
+// redactedProblems lists a validation error's problems by JSON Pointer and
+// failing keyword under root ("input" or "output"), never quoting a value
+// or a property name of the payload: the message reaches the caller, the
+// function's log (aws-lambda-go logs every error it returns) and the
+// execution's history.
+func redactedProblems(root string, err error) string {
+	ps := schema.Problems(err, nil)
+	var msgs []string
+	for i, p := range ps {
+		if i == maxProblems {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(ps)-maxProblems))
+			break
+		}
+		msgs = append(msgs, root+p.Redacted())
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // fail records a failure of a claimed attempt (FAILED, or UNKNOWN when the

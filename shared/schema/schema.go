@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -63,7 +64,28 @@ func (refuseLoader) Load(url string) (any, error) {
 type Problem struct {
 	// Location is the JSON Pointer of the value at fault ("" is the whole instance).
 	Location string
-	Message  string
+	// Message says what is wrong; it may quote the value at fault or its
+	// property names, so it is for authors at compile time, never for run
+	// time messages or logs (use Redacted).
+	Message string
+	// Keyword is the JSON Schema keyword that failed ("pattern",
+	// "additionalProperties", ...; "" when the library names none).
+	Keyword string
+}
+
+// Redacted is the problem without any value of the instance: its location
+// and the failing keyword, for messages and logs at run time, where the
+// instance is a tool's payload.
+func (p Problem) Redacted() string {
+	k := p.Keyword
+	if k == "" {
+		k = "schema"
+	}
+	loc := p.Location
+	if loc == "" {
+		loc = "/"
+	}
+	return loc + " fails " + strconv.Quote(k)
 }
 
 func (p Problem) String() string {
@@ -110,17 +132,25 @@ func problems(e *jsonschema.ValidationError, ignore func([]string) bool) []Probl
 				}
 				all = append(all, ps...)
 			}
-			return []Problem{{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer) + " (" + joinMessages(all) + ")"}}
+			return []Problem{{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer) + " (" + joinMessages(all) + ")", Keyword: keyword(e)}}
 		}
 	}
 	if len(e.Causes) == 0 {
-		return []Problem{{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)}}
+		return []Problem{{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer), Keyword: keyword(e)}}
 	}
 	var out []Problem
 	for _, c := range e.Causes {
 		out = append(out, problems(c, ignore)...)
 	}
 	return out
+}
+
+// keyword is the last element of the failing keyword's path.
+func keyword(e *jsonschema.ValidationError) string {
+	if path := e.ErrorKind.KeywordPath(); len(path) > 0 {
+		return path[len(path)-1]
+	}
+	return ""
 }
 
 func joinMessages(ps []Problem) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -132,6 +133,20 @@ func Parse(data []byte) (*Toolset, error) {
 	if want != ts.ID {
 		return nil, refuse(ts.ID, RuleDigest, "the content digests to %s, not to its id", want)
 	}
+	// What was decoded must be all the document says: Go's decoder matches
+	// member names in any letter case and keeps the last of duplicates, so
+	// a document could show one value and register another.
+	shown, err := jcs.Transform(data)
+	if err != nil {
+		return nil, refuse(ts.ID, RuleFormat, "the document is not canonicalizable JSON (RFC 8785): %v", err)
+	}
+	decoded, err := json.Marshal(&ts)
+	if err == nil {
+		decoded, err = jcs.Transform(decoded)
+	}
+	if err != nil || !bytes.Equal(shown, decoded) {
+		return nil, refuse(ts.ID, RuleFormat, "the document holds members that are not the toolset's fields, in their exact names, once each")
+	}
 	return &ts, nil
 }
 
@@ -161,6 +176,66 @@ func ParseStored(id string, body []byte) (*Toolset, error) {
 		return nil, refuse(id, RuleFormat, "the stored body is not the toolset's RFC 8785 form")
 	}
 	return ts, nil
+}
+
+// Bounds of a pinned schema (toolgate's own, docs/ledger.md): the
+// catalog's schemas are under 1 KiB, 7 levels deep, with no reference. A
+// schema past them could make its compilation or every validation of an
+// input take longer than the function's timeout (deep "not" chains, or
+// "$ref"s that fan out through "allOf"), before any approval is checked.
+const (
+	MaxSchemaBytes = 64 << 10
+	MaxSchemaDepth = 32
+	MaxSchemaRefs  = 16
+)
+
+// checkSchemaSize refuses a schema document over MaxSchemaBytes, nested
+// deeper than MaxSchemaDepth, or with more than MaxSchemaRefs reference
+// keywords ($ref, $dynamicRef, $recursiveRef).
+func checkSchemaSize(doc json.RawMessage) error {
+	if len(doc) > MaxSchemaBytes {
+		return fmt.Errorf("is %d bytes, over %d", len(doc), MaxSchemaBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	depth, refs := 0, 0
+	inObject := []bool{}
+	expectKey := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("is not JSON: %v", err)
+		}
+		isKey := expectKey
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				depth++
+				if depth > MaxSchemaDepth {
+					return fmt.Errorf("is nested deeper than %d levels", MaxSchemaDepth)
+				}
+				inObject = append(inObject, v == '{')
+			case '}', ']':
+				depth--
+				inObject = inObject[:len(inObject)-1]
+			}
+		case string:
+			if isKey && (v == "$ref" || v == "$dynamicRef" || v == "$recursiveRef") {
+				if refs++; refs > MaxSchemaRefs {
+					return fmt.Errorf("has more than %d references", MaxSchemaRefs)
+				}
+			}
+		}
+		// The next token is a member name when we are in an object and this
+		// token ended a member (or opened the object).
+		expectKey = len(inObject) > 0 && inObject[len(inObject)-1] && !isKey
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') && len(inObject) > 0 {
+			expectKey = inObject[len(inObject)-1]
+		}
+	}
 }
 
 // MaxReasonBytes bounds a Refusal's reason (and so the "toolset refused"
@@ -268,6 +343,9 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 			kind string
 			doc  json.RawMessage
 		}{{"input", t.InputSchema}, {"output", t.OutputSchema}} {
+			if err := checkSchemaSize(s.doc); err != nil {
+				return refuse(RuleSchema, "tool %s: the %s schema %v", name, s.kind, err)
+			}
 			if _, err := schema.Compile(s.doc); err != nil {
 				return refuse(RuleSchema, "tool %s: the %s schema does not compile: %v", name, s.kind, err)
 			}

@@ -3,6 +3,7 @@ package toolset
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -153,6 +154,25 @@ func TestVerifyRefusesEachRule(t *testing.T) {
 			tool.OutputSchema = json.RawMessage(`{"$ref":"https://example.com/s.json"}`)
 			ts.Tools["send-email"] = tool
 		}, RuleSchema, false},
+		{"schema references fan out", func(ts *Toolset) {
+			defs := ""
+			for i := range 40 {
+				defs += fmt.Sprintf(`"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+			}
+			tool := ts.Tools["send-email"]
+			tool.InputSchema = json.RawMessage(`{"$defs":{` + defs + `"d40":{"type":"object"}},"$ref":"#/$defs/d0"}`)
+			ts.Tools["send-email"] = tool
+		}, RuleSchema, false},
+		{"schema nested too deep", func(ts *Toolset) {
+			tool := ts.Tools["send-email"]
+			tool.OutputSchema = json.RawMessage(strings.Repeat(`{"not":`, MaxSchemaDepth) + `{}` + strings.Repeat(`}`, MaxSchemaDepth))
+			ts.Tools["send-email"] = tool
+		}, RuleSchema, false},
+		{"schema too large", func(ts *Toolset) {
+			tool := ts.Tools["send-email"]
+			tool.InputSchema = json.RawMessage(`{"description":"` + strings.Repeat("x", MaxSchemaBytes) + `"}`)
+			ts.Tools["send-email"] = tool
+		}, RuleSchema, false},
 		{"fetch host not canonical", func(ts *Toolset) { ts.FetchHosts = []string{"API.Example.com"} }, RuleFetchHosts, false},
 		{"fetch hosts unsorted", func(ts *Toolset) { ts.FetchHosts = []string{"b.example.com", "a.example.com"} }, RuleFetchHosts, false},
 		{"fetch host not an entry", func(ts *Toolset) { ts.FetchHosts = []string{"http://a.example.com/"} }, RuleFetchHosts, false},
@@ -270,5 +290,59 @@ func TestRefusalIsBounded(t *testing.T) {
 	r := refuse(strings.Repeat("x", 100), RuleSchema, "%s", strings.Repeat("é", 1000))
 	if len(r.Reason) > MaxReasonBytes+3 || !utf8.ValidString(r.Reason) || len(r.ToolsetID) > 43 {
 		t.Fatalf("reason %d bytes (valid UTF-8 %v), id %q", len(r.Reason), utf8.ValidString(r.Reason), r.ToolsetID)
+	}
+}
+
+// The schema bounds count reference keywords only where they are member
+// names, and take schemas at the bounds.
+func TestSchemaSizeBounds(t *testing.T) {
+	refs := ""
+	for i := range MaxSchemaRefs {
+		refs += fmt.Sprintf(`"p%d":{"$ref":"#/$defs/s","const":"$ref"},`, i)
+	}
+	for name, c := range map[string]struct {
+		doc string
+		ok  bool
+	}{
+		"references at the bound":   {`{"$defs":{"s":{"type":"string"}},"properties":{` + strings.TrimSuffix(refs, ",") + `}}`, true},
+		"one reference more":        {`{"$defs":{"s":{"type":"string"}},"properties":{` + refs + `"x":{"$ref":"#/$defs/s"}}}`, false},
+		"$ref as a value only":      {`{"enum":["$ref","$ref","$dynamicRef"],"properties":{"$ref":{"type":"string"}}}`, true},
+		"depth at the bound":        {strings.Repeat(`{"not":`, MaxSchemaDepth-1) + `{}` + strings.Repeat(`}`, MaxSchemaDepth-1), true},
+		"arrays count toward depth": {`{"allOf":` + strings.Repeat(`[`, MaxSchemaDepth) + strings.Repeat(`]`, MaxSchemaDepth) + `}`, false},
+		"catalog-sized schema":      {`{"type":"object","properties":{"to":{"type":"array","items":{"type":"string"}}}}`, true},
+	} {
+		err := checkSchemaSize(json.RawMessage(c.doc))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok %v", name, err, c.ok)
+		}
+	}
+	for _, tool := range catalog.Default().Names() {
+		e, _ := catalog.Default().Lookup(tool)
+		if checkSchemaSize(e.InputSchema) != nil || checkSchemaSize(e.OutputSchema) != nil {
+			t.Errorf("the catalog's %s schemas break the bounds", tool)
+		}
+	}
+}
+
+// A toolset document registers only what it shows: members in another
+// letter case, or twice, are refused, so that a file cannot read as one
+// toolset and register another.
+func TestParseRefusesMembersItDoesNotShow(t *testing.T) {
+	ts := mustBuild(t, catalog.Default(), []string{"send-email", "structured-data-fetch"}, []string{"structured-data-fetch"}, []string{"api.example.com"})
+	doc, _ := ts.MarshalIndent()
+	if _, err := Parse(doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string]string{
+		"case variant":   strings.Replace(string(doc), `"review_required": true`, `"review_required": true, "Review_Required": false`, 1),
+		"renamed member": strings.Replace(string(doc), `"fetch_hosts"`, `"Fetch_Hosts"`, 1),
+		"duplicate":      strings.Replace(string(doc), `"review_required": true`, `"review_required": true, "review_required": false`, 1),
+		"id twice":       strings.Replace(string(doc), `"id":`, `"Id": "ts_00000000000000000000000000000000", "id":`, 1),
+	} {
+		_, err := Parse([]byte(bad))
+		var ref *Refusal
+		if !errors.As(err, &ref) {
+			t.Errorf("%s: %v, want a refusal", name, err)
+		}
 	}
 }
