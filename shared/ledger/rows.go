@@ -49,7 +49,13 @@ type Row struct {
 	// estimates cost in GB-seconds.
 	MemoryMB  int   `json:"memory_mb"`
 	ExpiresAt int64 `json:"expires_at"`
+	// Count is how many invocations the row stands for: a call's replays
+	// are one DEDUPLICATED row with their count (docs/ledger.md); 0 means 1.
+	Count int `json:"count,omitempty"`
 }
+
+// Invocations is how many invocations r stands for (Count, at least 1).
+func (r *Row) Invocations() int { return max(r.Count, 1) }
 
 func rowSK(seq int64, startedAt time.Time) string {
 	var b [4]byte
