@@ -342,9 +342,11 @@ func TestCompletedGatedCallReplaysAfterItsApprovalExpired(t *testing.T) {
 	rows, _ := s.store.RunRows(ctx, run)
 	var statuses []string
 	for _, r := range rows {
-		statuses = append(statuses, fmt.Sprintf("%d:%s", r.Seq, r.Status))
+		statuses = append(statuses, fmt.Sprintf("%d:%s×%d", r.Seq, r.Status, r.Invocations()))
 	}
-	if strings.Join(statuses, " ") != "1:SUCCEEDED 1:DEDUPLICATED 1:DEDUPLICATED 1:REFUSED 2:REFUSED" {
+	// The call's replays are one row with their count, after its attempts
+	// and refusals.
+	if strings.Join(statuses, " ") != "1:SUCCEEDED×1 1:REFUSED×1 1:DEDUPLICATED×2 2:REFUSED×1" {
 		t.Fatalf("rows %v", statuses)
 	}
 }

@@ -202,10 +202,10 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	tools = append(tools, fns[fnReviewRequest].Function.FunctionArn())
 	a.Operator = managedPolicy(scope, "OperatorPolicy", p.Stage, "operator",
 		"toolgate ledger and toolgate invoke: ledger reads and the tool functions' direct lane",
-		// Rows (RUN#), records (KEY#) and toolsets (TOOLSET#), never a
+		// Calls with their records and rows (RUN#) and toolsets (TOOLSET#), never a
 		// review item (REVIEW#): its inputs are for reviewers only.
 		ledgerStatement("LedgerReads", []string{ddbGetItem, ddbQuery}, []*string{ledger.Table}, map[string]any{
-			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{"RUN#*", "KEY#*", "TOOLSET#*"}},
+			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{"RUN#*", "TOOLSET#*"}},
 		}),
 		// The index projects no review inputs, reasons or task tokens.
 		ledgerStatement("LedgerIndexReads", []string{ddbQuery}, ledger.Indexes, nil),

@@ -124,7 +124,7 @@ var wantManagedPolicies = map[string][]stmt{
 	},
 	"toolgate-test-operator": {
 		{Sid: "LedgerReads", Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resources: []string{tableARN},
-			Condition: `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["RUN#*","KEY#*","TOOLSET#*"]}}`},
+			Condition: `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["RUN#*","TOOLSET#*"]}}`},
 		{Sid: "LedgerIndexReads", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
 		{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
 			"${ReviewRequestFunction.Arn}", "${SendEmailFunction.Arn}", "${StructuredDataFetchFunction.Arn}", "${WorkflowValidatorFunction.Arn}"}},

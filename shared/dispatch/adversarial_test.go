@@ -513,7 +513,7 @@ func TestAdvClaimResponseLost(t *testing.T) {
 	}
 }
 
-// dropClaimResponse forwards the first claim PutItem to DynamoDB and then
+// dropClaimResponse forwards the first claim UpdateItem to DynamoDB and then
 // reports a connection reset instead of the response, once.
 type dropClaimResponse struct {
 	base           http.RoundTripper
@@ -528,8 +528,8 @@ func (d *dropClaimResponse) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	resp, err := d.base.RoundTrip(r)
-	if err == nil && d.armed.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".PutItem") &&
-		bytes.Contains(body, []byte(`KEY#`)) && d.dropped.CompareAndSwap(false, true) {
+	if err == nil && d.armed.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") &&
+		bytes.Contains(body, []byte(`if_not_exists`)) && d.dropped.CompareAndSwap(false, true) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		return nil, errors.New("read tcp 127.0.0.1: connection reset by peer")

@@ -93,18 +93,20 @@ func (inv *invocation) approve(ctx context.Context) error {
 // replayOr returns a *replay when the call's key holds a COMPLETED record
 // of this very call (the same run and seq by the key, and the same step,
 // tool, toolset and input digest), and refusal otherwise. It reads the
-// record and writes nothing.
+// record with ledger.Store.Touch, which counts the invocation on the call's
+// item and never claims the key.
 func (inv *invocation) replayOr(ctx context.Context, refusal error) error {
 	d, env := inv.d, inv.env
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
-	rec, err := d.store.Record(dbCtx, env.IdempotencyKey)
+	rec, err := d.store.Touch(dbCtx, env.IdempotencyKey)
 	if errors.Is(err, ledger.ErrNotFound) {
 		return refusal
 	}
 	if err != nil {
 		return tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
 	}
+	inv.claimRequested = true // the item counted this invocation
 	this := &ledger.Record{RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, InputDigest: inv.digest}
 	if rec.State != ledger.Completed || !rec.SameCall(this) || rec.RunID != env.RunID {
 		return refusal

@@ -161,10 +161,14 @@ type invocation struct {
 	digest  string
 	inBytes int
 	claimed bool // this invocation holds the record's claim
-	attempt int
-	running bool // the tool's Run has started
-	ran     bool // the tool's Run has returned (or was given up on)
-	rowDone bool
+	// claimRequested: the call's item counted this invocation (a claim
+	// request, or replayOr's read); a row of its own then says so.
+	claimRequested bool
+	token          string // the claim token this invocation holds
+	attempt        int
+	running        bool // the tool's Run has started
+	ran            bool // the tool's Run has returned (or was given up on)
+	rowDone        bool
 	// leaseUntil is when this attempt's claim ends.
 	leaseUntil time.Time
 }
@@ -193,7 +197,9 @@ func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.R
 	var rep *replay
 	switch {
 	case errors.As(err, &rep):
-		inv.row(ctx, ledger.Deduplicated, nil, rep.result)
+		// The claim request (or replayOr's) counted the invocation on the
+		// call's item: a replay writes nothing more.
+		inv.log(ctx, ledger.Deduplicated, nil, 0)
 		return rep.result, nil
 	case err != nil:
 		return nil, inv.refuse(ctx, err)
@@ -319,7 +325,7 @@ func (inv *invocation) claim(ctx context.Context) error {
 	}
 	rec := &ledger.Record{
 		Key: env.IdempotencyKey, RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool,
-		ToolsetID: env.ToolsetID, InputDigest: inv.digest, LeaseUntil: now.Add(d.cfg.Lease),
+		ToolsetID: env.ToolsetID, InputDigest: inv.digest, LeaseUntil: now.Add(d.cfg.Lease), StartedAt: inv.started,
 	}
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
@@ -327,8 +333,9 @@ func (inv *invocation) claim(ctx context.Context) error {
 	if err != nil {
 		return inv.refuse(ctx, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 	}
+	inv.claimRequested = true
 	if claimed {
-		inv.claimed, inv.attempt, inv.leaseUntil = true, 1, rec.LeaseUntil
+		inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, 1, rec.LeaseUntil, rec.Token
 		return nil
 	}
 	inv.attempt = old.Attempts
@@ -369,7 +376,7 @@ func (inv *invocation) reclaim(ctx, dbCtx context.Context, old *ledger.Record, n
 	if !ok {
 		return inv.refuse(ctx, tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
 	}
-	inv.claimed, inv.attempt, inv.leaseUntil = true, old.Attempts, lease
+	inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, old.Attempts, lease, old.Token
 	return nil
 }
 
@@ -454,15 +461,7 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) (json
 		te.MaybeApplied = te.MaybeApplied || !inv.pinned.Idempotent
 		return nil, inv.fail(ctx, te)
 	}
-	dbCtx, cancelDB := d.ledgerContext(ctx)
-	defer cancelDB()
-	owned, err := d.store.Finish(dbCtx, env.IdempotencyKey, inv.attempt, ledger.Completed, res.out, "")
-	if err != nil {
-		d.log.ErrorContext(ctx, "finish record", "key", env.IdempotencyKey, "error", err)
-	} else if !owned {
-		d.log.WarnContext(ctx, "claim lost before the record was finished", "key", env.IdempotencyKey, "attempt", inv.attempt)
-	}
-	inv.row(ctx, ledger.Succeeded, nil, res.out)
+	inv.finish(ctx, ledger.Completed, res.out, inv.newRow(ledger.Succeeded, nil, res.out))
 	return res.out, nil
 }
 
@@ -524,12 +523,35 @@ func (inv *invocation) fail(ctx context.Context, err error) error {
 	if te.MaybeApplied {
 		state, status = ledger.Unknown, ledger.UnknownRow
 	}
-	dbCtx, cancel := inv.d.ledgerContext(ctx)
-	defer cancel()
-	if _, ferr := inv.d.store.Finish(dbCtx, inv.env.IdempotencyKey, inv.attempt, state, nil, string(te.Code)); ferr != nil {
-		inv.d.log.ErrorContext(ctx, "finish record", "key", inv.env.IdempotencyKey, "error", ferr)
+	inv.finish(ctx, state, nil, inv.newRow(status, te, nil))
+	return te
+}
+
+// finish ends the claimed attempt: one conditional UpdateItem records its
+// outcome on the record and its row as the attempt's entry in the call's
+// item. When the claim was lost meanwhile (or the write failed), the row
+// is written as an item of its own, so that no outcome leaves the ledger.
+func (inv *invocation) finish(ctx context.Context, state ledger.State, out json.RawMessage, r *ledger.Row) {
+	d, env := inv.d, inv.env
+	if inv.rowDone {
+		return
 	}
-	return inv.row(ctx, status, te, nil)
+	inv.rowDone = true
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	owned, err := d.store.Finish(dbCtx, env.IdempotencyKey, inv.token, state, out, r)
+	switch {
+	case err != nil:
+		d.log.ErrorContext(ctx, "finish record", "key", env.IdempotencyKey, "error", err)
+	case !owned:
+		d.log.WarnContext(ctx, "claim lost before the record was finished", "key", env.IdempotencyKey, "attempt", inv.attempt)
+	}
+	if err != nil || !owned {
+		if err := d.store.PutRow(dbCtx, r); err != nil {
+			d.log.ErrorContext(ctx, "ledger row lost", "key", env.IdempotencyKey, "status", r.Status, "error", err)
+		}
+	}
+	inv.log(ctx, r.Status, r, r.DurationMS)
 }
 
 // refuse writes a REFUSED row for an invocation that did not run the tool.
@@ -537,7 +559,9 @@ func (inv *invocation) refuse(ctx context.Context, err error) error {
 	return inv.row(ctx, ledger.Refused, tool.Classify(err), nil)
 }
 
-// row writes the invocation's ledger row and returns te (nil on success).
+// row writes the ledger row of an invocation that holds no claim (a
+// refusal, an UNKNOWN verdict on another attempt's record) as an item of
+// its own, and returns te (nil on success).
 func (inv *invocation) row(ctx context.Context, status ledger.Status, te *tool.Error, out json.RawMessage) error {
 	d, env := inv.d, inv.env
 	if inv.rowDone {
@@ -547,32 +571,51 @@ func (inv *invocation) row(ctx context.Context, status ledger.Status, te *tool.E
 		return te
 	}
 	inv.rowDone = true
+	r := inv.newRow(status, te, out)
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	if err := d.store.PutRow(dbCtx, r); err != nil {
+		d.log.ErrorContext(ctx, "ledger row lost", "key", env.IdempotencyKey, "status", status, "error", err)
+	}
+	inv.log(ctx, status, r, r.DurationMS)
+	if te == nil {
+		return nil
+	}
+	return te
+}
+
+// newRow is the invocation's ToolInvocation row.
+func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.RawMessage) *ledger.Row {
+	d, env := inv.d, inv.env
 	ended := d.store.Now()
 	r := &ledger.Row{
 		RunID: env.RunID, Seq: env.Seq, Attempt: inv.attempt, Step: env.Step, Tool: env.Tool,
 		ToolsetID: env.ToolsetID, IdempotencyKey: env.IdempotencyKey, Status: status,
 		StartedAt: inv.started, EndedAt: ended, DurationMS: ended.Sub(inv.started).Milliseconds(),
 		InputDigest: inv.digest, InputBytes: inv.inBytes, MemoryMB: d.cfg.MemoryMB,
+		AfterClaimRequest: inv.claimRequested && !inv.claimed,
 	}
 	if out != nil {
 		sum := sha256.Sum256(out)
 		r.OutputDigest, r.OutputBytes = "sha256:"+hex.EncodeToString(sum[:]), len(out)
 	}
-	level := slog.LevelInfo
 	if te != nil {
 		r.ErrorCode, r.Retryable = string(te.Code), te.Retryable()
-		level = slog.LevelWarn
 	}
-	dbCtx, cancel := d.ledgerContext(ctx)
-	defer cancel()
-	if err := d.store.PutRow(dbCtx, r); err != nil {
-		d.log.ErrorContext(ctx, "ledger row lost", "key", env.IdempotencyKey, "status", status, "error", err)
+	return r
+}
+
+// log writes the invocation's one "tool invocation" line; the UNKNOWN line
+// is what the infrastructure's alarm filters on. r is nil for a replay.
+func (inv *invocation) log(ctx context.Context, status ledger.Status, r *ledger.Row, durationMS int64) {
+	env := inv.env
+	level, code := slog.LevelInfo, ""
+	if r != nil && r.ErrorCode != "" {
+		level, code = slog.LevelWarn, r.ErrorCode
 	}
-	// The UNKNOWN log line is what the infrastructure's alarm filters on.
-	d.log.Log(ctx, level, "tool invocation", "ledger_status", string(status), "tool", env.Tool, "run_id", env.RunID,
-		"seq", env.Seq, "attempt", inv.attempt, "error_code", r.ErrorCode, "duration_ms", r.DurationMS)
-	if te == nil {
-		return nil
+	if r == nil {
+		durationMS = inv.d.store.Now().Sub(inv.started).Milliseconds()
 	}
-	return te
+	inv.d.log.Log(ctx, level, "tool invocation", "ledger_status", string(status), "tool", env.Tool, "run_id", env.RunID,
+		"seq", env.Seq, "attempt", inv.attempt, "error_code", code, "duration_ms", durationMS)
 }

@@ -134,7 +134,9 @@ func TestRIECrash(t *testing.T) {
 	}
 	rows, _ := e.store.RunRows(ctx, runID)
 	rec, _ := e.store.Record(ctx, runID+"/1")
-	if len(rows) != 1 || rows[0].Status != ledger.UnknownRow || rec.State != ledger.Unknown {
+	// The crashed attempt, which never recorded its outcome, and the
+	// refused redrive: both UNKNOWN.
+	if len(rows) != 2 || rows[0].Status != ledger.UnknownRow || rows[1].Status != ledger.UnknownRow || rec.State != ledger.Unknown {
 		t.Fatalf("rows %+v record %+v", rows, rec)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,13 +135,16 @@ func TestRecordGuards(t *testing.T) {
 	if ok, err := s.MarkUnknown(ctx, &stale, "X"); ok || err != nil {
 		t.Errorf("mark unknown from a stale read succeeded: %v %v", ok, err)
 	}
-	if ok, err := s.Finish(ctx, "run/1", 1, Completed, json.RawMessage(`{}`), ""); ok || err != nil {
+	row := &Row{RunID: "run", Seq: 1, Attempt: 1, Status: Succeeded, StartedAt: time.Now(), EndedAt: time.Now()}
+	if ok, err := s.Finish(ctx, "run/1", rec.Token, Completed, json.RawMessage(`{}`), row); ok || err != nil {
 		t.Errorf("finish by the attempt that lost the claim succeeded: %v %v", ok, err)
 	}
-	if ok, err := s.Finish(ctx, "run/1", 2, Completed, json.RawMessage(`{"a":1}`), ""); !ok || err != nil {
+	row.Attempt = 2
+	if ok, err := s.Finish(ctx, "run/1", old.Token, Completed, json.RawMessage(`{"a":1}`), row); !ok || err != nil {
 		t.Errorf("finish by the holder: %v %v", ok, err)
 	}
-	if ok, err := s.Finish(ctx, "run/1", 2, Failed, nil, "X"); ok || err != nil {
+	row.Status, row.ErrorCode = FailedStatus, "X"
+	if ok, err := s.Finish(ctx, "run/1", old.Token, Failed, nil, row); ok || err != nil {
 		t.Errorf("second finish succeeded: %v %v", ok, err)
 	}
 	got, _ := s.Record(ctx, "run/1")
@@ -188,5 +192,68 @@ func TestToolsetLoadRunsTheRegistrationCheck(t *testing.T) {
 	}
 	if _, err := s.Toolset(ctx, "not-an-id"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a malformed id: %v", err)
+	}
+}
+
+// One item per call: the first attempt's claim, its finish, the replays'
+// count and the rows of invocations that claimed nothing come back from
+// one Query as the call's rows, attempts by number, replays last as one
+// DEDUPLICATED row with their count. The worst case stays under
+// DynamoDB's 400 KB item limit, which dynalite enforces.
+func TestOneItemPerCall(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	rec := &Record{Key: "run/3", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	// Another invocation while the first holds the claim: in flight.
+	other := *rec
+	other.Token = ""
+	if ok, _, err := s.Claim(ctx, &other); ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	now := time.Now()
+	if err := s.PutRow(ctx, &Row{RunID: "run", Seq: 3, Status: Refused, ErrorCode: "TOOL_UPSTREAM_UNAVAILABLE", StartedAt: now, EndedAt: now, AfterClaimRequest: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The worst case: the largest inline result (200 KiB) and ten attempts.
+	big := json.RawMessage(`"` + strings.Repeat("x", 200<<10) + `"`)
+	old, _ := s.Record(ctx, "run/3")
+	for i := 2; i <= 10; i++ {
+		if ok, err := s.Finish(ctx, "run/3", old.Token, Failed, nil, &Row{Attempt: i - 1, Status: FailedStatus, ErrorCode: "TOOL_TIMEOUT", StartedAt: now, EndedAt: now}); !ok || err != nil {
+			t.Fatal("finish", i, ok, err)
+		}
+		// As the dispatcher does: a claim request reads the FAILED record,
+		// and a conditional update re-claims it.
+		retry := *rec
+		retry.Token = ""
+		_, old, _ = s.Claim(ctx, &retry)
+		if ok, err := s.Reclaim(ctx, old, time.Now().Add(time.Minute)); !ok || err != nil {
+			t.Fatal("reclaim", i, ok, err)
+		}
+	}
+	if ok, err := s.Finish(ctx, "run/3", old.Token, Completed, big, &Row{Attempt: 10, Status: Succeeded, OutputBytes: len(big), StartedAt: now, EndedAt: now}); !ok || err != nil {
+		t.Fatal("finish with the largest result", ok, err)
+	}
+	for range 3 { // replays
+		replay := *rec
+		replay.Token = ""
+		if ok, got, err := s.Claim(ctx, &replay); ok || err != nil || got.State != Completed || len(got.Result) != len(big) {
+			t.Fatal("replay", ok, err)
+		}
+	}
+	rows, err := s.KeyRows(ctx, "run", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%d:%s:%d", r.Attempt, r.Status, r.Invocations()))
+	}
+	// Rows of one start time keep their order: attempts, then the row items.
+	want := "[1:FAILED:1 2:FAILED:1 3:FAILED:1 4:FAILED:1 5:FAILED:1 6:FAILED:1 7:FAILED:1 8:FAILED:1 9:FAILED:1 10:SUCCEEDED:1 0:REFUSED:1 0:DEDUPLICATED:3]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("rows %v\nwant %s", got, want)
 	}
 }

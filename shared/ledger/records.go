@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -29,7 +31,10 @@ const (
 	Unknown State = "UNKNOWN"
 )
 
-// Record is the idempotency record of one key: pk "KEY#<key>", sk "RECORD".
+// Record is the idempotency record of one call (one idempotency key,
+// "<run_id>/<seq>"). It lives in the call's item, pk "RUN#<run_id>", sk
+// "CALL#<seq, 19 digits>", which also holds the call's attempts and counts
+// its invocations (docs/ledger.md, "One item per call").
 type Record struct {
 	Key         string
 	RunID       string
@@ -48,8 +53,11 @@ type Record struct {
 	// ToolsetID is the toolset the call was made under.
 	ToolsetID string
 	// Token identifies the attempt holding the claim: a claim whose
-	// response was lost (and retried by the SDK) is recognised as ours.
+	// response was lost (and retried by the SDK) is recognised as ours, and
+	// the attempt's entry in the item is keyed by it.
 	Token string
+	// StartedAt is when the claiming attempt started (its entry's start).
+	StartedAt time.Time
 }
 
 // NewToken returns a random claim token.
@@ -59,10 +67,25 @@ func NewToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-const recordSK = "RECORD"
+// callSK is the sort key of a call's item.
+func callSK(seq int64) string { return fmt.Sprintf("CALL#%019d", seq) }
 
-func recordKey(key string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{AttrPK: str("KEY#" + key), AttrSK: str(recordSK)}
+func callKey(runID string, seq int64) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrPK: str("RUN#" + runID), AttrSK: str(callSK(seq))}
+}
+
+// splitKey parses an idempotency key "<run_id>/<seq>" (the run id may hold
+// slashes; the seq is after the last).
+func splitKey(key string) (string, int64, error) {
+	i := strings.LastIndexByte(key, '/')
+	if i < 0 {
+		return "", 0, fmt.Errorf("idempotency key %q is not run_id/seq", key)
+	}
+	seq, err := strconv.ParseInt(key[i+1:], 10, 64)
+	if err != nil || seq < 1 {
+		return "", 0, fmt.Errorf("idempotency key %q is not run_id/seq", key)
+	}
+	return key[:i], seq, nil
 }
 
 // SameCall reports whether other describes the same call as r: the same
@@ -71,45 +94,76 @@ func (r *Record) SameCall(other *Record) bool {
 	return r.Tool == other.Tool && r.Step == other.Step && r.Seq == other.Seq && r.InputDigest == other.InputDigest && r.ToolsetID == other.ToolsetID
 }
 
-// Claim creates the record of a key that has none, as IN_PROGRESS with
-// Attempts 1, the given lease and r.Token (one conditional PutItem). When
-// the key already has a record, it reads it back with a consistent GetItem
-// and returns it with claimed false, unless the record holds r.Token: then
-// this very claim was applied and its response lost, and it is claimed.
+// Attempt entries: the call item's "attempt_log" map, keyed by the
+// attempt's claim token, holds one entry per claim, so that a claim or a
+// finish the SDK sends twice writes the same entry twice, never two.
+const attrAttemptLog = "attempt_log"
+
+func attemptStart(n int, started time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		"n": num(n), "started_at": str(started.UTC().Format(time.RFC3339Nano)),
+	}}
+}
+
+// Claim takes the call's item for a first attempt, or reads it, in one
+// UpdateItem: every claim field is set with if_not_exists, the invocation
+// is counted (invocations + 1, last_seen_at), and ReturnValues ALL_NEW
+// answers with the item as it now is. The claim is ours when the item
+// holds r.Token as the first attempt (a claim whose response was lost and
+// which the SDK sent again finds its own token); otherwise the existing
+// record comes back from the same answer with claimed false, and a replay
+// of a COMPLETED call needs no other request.
 func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *Record, err error) {
 	now := s.now()
 	if r.Token == "" {
 		r.Token = NewToken()
 	}
-	item := recordKey(r.Key)
-	item["toolset_id"] = str(r.ToolsetID)
-	item["token"] = str(r.Token)
-	item["run_id"] = str(r.RunID)
-	item["seq"] = num(r.Seq)
-	item["step"] = str(r.Step)
-	item["tool"] = str(r.Tool)
-	item["input_digest"] = str(r.InputDigest)
-	item["state"] = str(string(InProgress))
-	item["attempts"] = num(1)
-	item["lease_until"] = num(r.LeaseUntil.UnixMilli())
-	item["updated_at"] = num(now.UnixMilli())
-	item[AttrExpiresAt] = s.expires()
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if err == nil {
-		r.State, r.Attempts, r.UpdatedAt = InProgress, 1, now
-		return true, nil, nil
+	if r.RunID == "" {
+		if r.RunID, r.Seq, err = splitKey(r.Key); err != nil {
+			return false, nil, err
+		}
 	}
-	if !IsConditionFailed(err) {
+	if r.StartedAt.IsZero() {
+		r.StartedAt = now
+	}
+	set := []string{}
+	vals := map[string]types.AttributeValue{}
+	names := map[string]string{}
+	keep := func(attr string, v types.AttributeValue) {
+		n := "#" + attr
+		names[n] = attr
+		vals[":"+attr] = v
+		set = append(set, fmt.Sprintf("%s = if_not_exists(%s, :%s)", n, n, attr))
+	}
+	keep("run_id", str(r.RunID))
+	keep("seq", num(r.Seq))
+	keep("step", str(r.Step))
+	keep("tool", str(r.Tool))
+	keep("toolset_id", str(r.ToolsetID))
+	keep("input_digest", str(r.InputDigest))
+	keep("idempotency_key", str(r.Key))
+	keep("state", str(string(InProgress)))
+	keep("attempts", num(1))
+	keep("lease_until", num(r.LeaseUntil.UnixMilli()))
+	keep("token", str(r.Token))
+	keep("updated_at", num(now.UnixMilli()))
+	keep(attrAttemptLog, &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}})
+	set = append(set, "last_seen_at = :now", "expires_at = :expires")
+	vals[":now"] = num(now.UnixMilli())
+	vals[":expires"] = s.expires()
+	vals[":one"] = num(1)
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       callKey(r.RunID, r.Seq),
+		UpdateExpression:          aws.String("SET " + strings.Join(set, ", ") + " ADD invocations :one"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: vals,
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if err != nil {
 		return false, nil, fmt.Errorf("claim %s: %w", r.Key, err)
 	}
-	existing, err = s.Record(ctx, r.Key)
-	if err != nil {
-		return false, nil, err
-	}
+	existing = recordFromItem(r.Key, out.Attributes)
 	if existing.Token == r.Token && existing.State == InProgress && existing.Attempts == 1 {
 		r.State, r.Attempts, r.UpdatedAt = InProgress, 1, now
 		return true, nil, nil
@@ -117,19 +171,26 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	return false, existing, nil
 }
 
-// Record reads a key's record with a consistent read; ErrNotFound when the
+// Record reads a call's record with a consistent read; ErrNotFound when the
 // key has none.
 func (s *Store) Record(ctx context.Context, key string) (*Record, error) {
+	runID, seq, err := splitKey(key)
+	if err != nil {
+		return nil, err
+	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: recordKey(key), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: callKey(runID, seq), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get record %s: %w", key, err)
 	}
-	if out.Item == nil {
+	if out.Item == nil || getS(out.Item, "state") == "" {
 		return nil, fmt.Errorf("record %s: %w", key, ErrNotFound)
 	}
-	it := out.Item
+	return recordFromItem(key, out.Item), nil
+}
+
+func recordFromItem(key string, it map[string]types.AttributeValue) *Record {
 	r := &Record{
 		Key:         key,
 		RunID:       getS(it, "run_id"),
@@ -148,7 +209,12 @@ func (s *Store) Record(ctx context.Context, key string) (*Record, error) {
 	if res := getS(it, "result"); res != "" {
 		r.Result = json.RawMessage(res)
 	}
-	return r, nil
+	if log, ok := it[attrAttemptLog].(*types.AttributeValueMemberM); ok {
+		if e, ok := log.Value[r.Token].(*types.AttributeValueMemberM); ok {
+			r.StartedAt, _ = time.Parse(time.RFC3339Nano, getS(e.Value, "started_at"))
+		}
+	}
+	return r
 }
 
 // guard is the condition that the record is still exactly as read: same
@@ -162,23 +228,27 @@ func guard(old *Record) (string, map[string]types.AttributeValue) {
 }
 
 // Reclaim takes over a record read as old (FAILED, UNKNOWN, or IN_PROGRESS
-// with an expired lease) for a new attempt: IN_PROGRESS, Attempts+1, the new
-// lease. It reports false when another attempt changed the record first.
+// with an expired lease) for a new attempt, with one conditional
+// UpdateItem: IN_PROGRESS, Attempts+1, the new lease, a new token and the
+// attempt's entry. It reports false when another attempt changed the
+// record first.
 func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool, error) {
 	token := NewToken()
+	now := s.now()
 	cond, vals := guard(old)
 	vals[":token"] = str(token)
 	vals[":in_progress"] = str(string(InProgress))
 	vals[":attempts"] = num(old.Attempts + 1)
 	vals[":lease"] = num(lease.UnixMilli())
-	vals[":now"] = num(s.now().UnixMilli())
+	vals[":now"] = num(now.UnixMilli())
 	vals[":expires"] = s.expires()
+	vals[":entry"] = attemptStart(old.Attempts+1, now)
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       recordKey(old.Key),
+		Key:                       callKey(old.RunID, old.Seq),
 		ConditionExpression:       aws.String(cond),
-		UpdateExpression:          aws.String("SET #state = :in_progress, attempts = :attempts, lease_until = :lease, updated_at = :now, expires_at = :expires, #token = :token REMOVE error_code"),
-		ExpressionAttributeNames:  map[string]string{"#state": "state", "#token": "token"},
+		UpdateExpression:          aws.String("SET #state = :in_progress, attempts = :attempts, lease_until = :lease, updated_at = :now, expires_at = :expires, #token = :token, #log.#tok = :entry REMOVE error_code"),
+		ExpressionAttributeNames:  map[string]string{"#state": "state", "#token": "token", "#log": attrAttemptLog, "#tok": token},
 		ExpressionAttributeValues: vals,
 	})
 	if IsConditionFailed(err) {
@@ -190,7 +260,7 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 	} else if err != nil {
 		return false, fmt.Errorf("reclaim %s: %w", old.Key, err)
 	}
-	old.State, old.Attempts, old.LeaseUntil, old.Token = InProgress, old.Attempts+1, lease, token
+	old.State, old.Attempts, old.LeaseUntil, old.Token, old.StartedAt = InProgress, old.Attempts+1, lease, token, now
 	return true, nil
 }
 
@@ -203,7 +273,7 @@ func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool
 	vals[":now"] = num(s.now().UnixMilli())
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       recordKey(old.Key),
+		Key:                       callKey(old.RunID, old.Seq),
 		ConditionExpression:       aws.String(cond),
 		UpdateExpression:          aws.String("SET #state = :unknown, error_code = :code, updated_at = :now"),
 		ExpressionAttributeNames:  map[string]string{"#state": "state"},
@@ -220,33 +290,39 @@ func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool
 }
 
 // Finish ends the attempt that holds the claim (IN_PROGRESS with this
-// attempt number): COMPLETED with result, or FAILED or UNKNOWN with code.
-// It reports false when the claim was lost (another attempt took over after
-// the lease expired); the record is then left to that attempt.
-func (s *Store) Finish(ctx context.Context, key string, attempt int, state State, result json.RawMessage, code string) (bool, error) {
+// token), in one conditional UpdateItem: COMPLETED with result, or FAILED
+// or UNKNOWN with row.ErrorCode, and the attempt's entry completed from row
+// (its status, times, sizes and digests: the attempt's ToolInvocation row).
+// It reports false when the claim was lost (another attempt took over
+// after the lease expired); the record is then left to that attempt, and
+// the caller writes the row as an item of its own (PutRow).
+func (s *Store) Finish(ctx context.Context, key, token string, state State, result json.RawMessage, row *Row) (bool, error) {
+	runID, seq, err := splitKey(key)
+	if err != nil {
+		return false, err
+	}
 	vals := map[string]types.AttributeValue{
 		":in_progress": str(string(InProgress)),
-		":attempt":     num(attempt),
+		":token":       str(token),
 		":state":       str(string(state)),
 		":now":         num(s.now().UnixMilli()),
 		":expires":     s.expires(),
+		":entry":       &types.AttributeValueMemberM{Value: entryFromRow(row)},
 	}
-	update := "SET #state = :state, updated_at = :now, expires_at = :expires"
+	update := "SET #state = :state, updated_at = :now, expires_at = :expires, #log.#tok = :entry"
+	names := map[string]string{"#state": "state", "#token": "token", "#log": attrAttemptLog, "#tok": token}
 	if state == Completed {
 		update += ", #result = :result REMOVE error_code"
 		vals[":result"] = jsonAttr(result)
+		names["#result"] = "result"
 	} else {
 		update += ", error_code = :code"
-		vals[":code"] = str(code)
+		vals[":code"] = str(row.ErrorCode)
 	}
-	names := map[string]string{"#state": "state"}
-	if state == Completed {
-		names["#result"] = "result"
-	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       recordKey(key),
-		ConditionExpression:       aws.String("#state = :in_progress AND attempts = :attempt"),
+		Key:                       callKey(runID, seq),
+		ConditionExpression:       aws.String("#state = :in_progress AND #token = :token"),
 		UpdateExpression:          aws.String(update),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: vals,
@@ -258,4 +334,32 @@ func (s *Store) Finish(ctx context.Context, key string, attempt int, state State
 		return false, fmt.Errorf("finish %s: %w", key, err)
 	}
 	return true, nil
+}
+
+// Touch counts one more invocation on a call's existing item and returns
+// its record, in one conditional UpdateItem (invocations + 1, last_seen_at;
+// ReturnValues ALL_NEW): the read of a replay that must not claim the key
+// (a gated call whose approval has ended). ErrNotFound when the key has no
+// record; nothing is written then.
+func (s *Store) Touch(ctx context.Context, key string) (*Record, error) {
+	runID, seq, err := splitKey(key)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       callKey(runID, seq),
+		ConditionExpression:       aws.String("attribute_exists(#state)"),
+		UpdateExpression:          aws.String("SET last_seen_at = :now ADD invocations :one"),
+		ExpressionAttributeNames:  map[string]string{"#state": "state"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": num(s.now().UnixMilli()), ":one": num(1)},
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if IsConditionFailed(err) {
+		return nil, fmt.Errorf("record %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("touch record %s: %w", key, err)
+	}
+	return recordFromItem(key, out.Attributes), nil
 }

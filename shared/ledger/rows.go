@@ -3,7 +3,11 @@ package ledger
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,13 +24,19 @@ const (
 	Deduplicated Status = "DEDUPLICATED" // a replay of a COMPLETED key: the recorded result, the tool not run
 	Refused      Status = "REFUSED"      // refused before the tool ran (input, toolset, in flight, cap)
 	UnknownRow   Status = "UNKNOWN"      // the side effect may have happened; a person reconciles it
+	// InProgressRow: an attempt that holds the claim and has not finished.
+	InProgressRow Status = "IN_PROGRESS"
 )
 
-// Row is one ToolInvocation ledger row: pk "RUN#<run_id>", sk
-// "CALL#<seq, 19 digits>#<started_at, unix ns, 19 digits>#<8 random hex>",
-// so that a run's rows come back in call order and then in time order, and
-// two rows never share a key. Rows hold digests
-// and sizes, never inputs, outputs, secrets or message bodies.
+// Row is one ToolInvocation ledger row, as RunRows reads them
+// (docs/ledger.md, "One item per call"): an attempt's entry in its call's
+// item (pk "RUN#<run_id>", sk "CALL#<seq, 19 digits>"); a row item of its
+// own, written by PutRow, for an invocation that claimed nothing (sk
+// "CALL#<seq>#<started_at, unix ns, 19 digits>#<8 random hex>", so that a
+// run's rows come back in call order and then in time order, and two rows
+// never share a key); or one DEDUPLICATED row counting a call's replays.
+// Rows hold digests and sizes, never inputs, outputs, secrets or message
+// bodies.
 type Row struct {
 	RunID          string    `json:"run_id"`
 	Seq            int64     `json:"seq"`
@@ -52,20 +62,24 @@ type Row struct {
 	// Count is how many invocations the row stands for: a call's replays
 	// are one DEDUPLICATED row with their count (docs/ledger.md); 0 means 1.
 	Count int `json:"count,omitempty"`
+	// AfterClaimRequest marks a row item of an invocation whose claim
+	// request reached the call's item (counted in its invocations) and that
+	// did not claim it: in flight, another call, the attempt cap. RunRows
+	// counts a call's replays as its invocations less its attempts and
+	// these rows.
+	AfterClaimRequest bool `json:"-"`
 }
 
 // Invocations is how many invocations r stands for (Count, at least 1).
 func (r *Row) Invocations() int { return max(r.Count, 1) }
 
+// rowSK is a row item's sort key: after its call's item (callSK), in time
+// order; 19 digits hold any positive int64.
 func rowSK(seq int64, startedAt time.Time) string {
 	var b [4]byte
 	rand.Read(b[:])
-	return fmt.Sprintf("%s%019d#%x", seqPrefix(seq), startedAt.UnixNano(), b)
+	return fmt.Sprintf("%s#%019d#%x", callSK(seq), startedAt.UnixNano(), b)
 }
-
-// seqPrefix is the sort-key prefix of one call's rows; 19 digits hold any
-// positive int64.
-func seqPrefix(seq int64) string { return fmt.Sprintf("CALL#%019d#", seq) }
 
 // PutRow writes one row. Its sort key includes the start time in
 // nanoseconds, so rows of one key never overwrite each other.
@@ -91,6 +105,9 @@ func (s *Store) PutRow(ctx context.Context, r *Row) error {
 		"memory_mb":       num(r.MemoryMB),
 		AttrExpiresAt:     num(r.ExpiresAt),
 	}
+	if r.AfterClaimRequest {
+		item["after_claim_request"] = boolean(true)
+	}
 	for k, v := range map[string]string{"error_code": r.ErrorCode, "input_digest": r.InputDigest, "output_digest": r.OutputDigest} {
 		if v != "" {
 			item[k] = str(v)
@@ -102,18 +119,20 @@ func (s *Store) PutRow(ctx context.Context, r *Row) error {
 	return nil
 }
 
-// RunRows returns a run's rows in call order.
+// RunRows returns a run's rows in call order, and within a call in time
+// order, its replays last as one DEDUPLICATED row with their count.
 func (s *Store) RunRows(ctx context.Context, runID string) ([]Row, error) {
 	return s.query(ctx, "RUN#"+runID, "CALL#")
 }
 
-// KeyRows returns the rows of one call (one idempotency key) in time order.
+// KeyRows returns the rows of one call (one idempotency key) in time order,
+// its replays last.
 func (s *Store) KeyRows(ctx context.Context, runID string, seq int64) ([]Row, error) {
-	return s.query(ctx, "RUN#"+runID, seqPrefix(seq))
+	return s.query(ctx, "RUN#"+runID, callSK(seq))
 }
 
 func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
-	var rows []Row
+	var items []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
 	for {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
@@ -128,38 +147,155 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("query %s: %w", pk, err)
 		}
-		for _, it := range out.Items {
-			rows = append(rows, rowFromItem(it))
-		}
+		items = append(items, out.Items...)
 		if len(out.LastEvaluatedKey) == 0 {
-			return rows, nil
+			break
 		}
 		start = out.LastEvaluatedKey
 	}
+	// Items come in sort-key order: a call's item, then its row items.
+	var rows []Row
+	var call []Row   // the current call's rows
+	var dedup *Row   // the current call's replays
+	var claims int64 // the current call's invocations less its replays so far
+	flush := func() {
+		sort.SliceStable(call, func(i, j int) bool { return call[i].StartedAt.Before(call[j].StartedAt) })
+		rows = append(rows, call...)
+		if dedup != nil && dedup.Count-int(claims) > 0 {
+			dedup.Count -= int(claims)
+			rows = append(rows, *dedup)
+		}
+		call, dedup, claims = nil, nil, 0
+	}
+	var curSeq int64 = -1
+	for _, it := range items {
+		seq := getN(it, "seq")
+		if seq != curSeq {
+			flush()
+			curSeq = seq
+		}
+		if getS(it, "state") == "" { // a row item
+			r := rowFromItem(it)
+			if r.AfterClaimRequest {
+				claims++
+			}
+			call = append(call, r)
+			continue
+		}
+		attempts, d := callRows(it)
+		call = append(call, attempts...)
+		claims += int64(len(attempts))
+		dedup = d
+	}
+	flush()
+	return rows, nil
+}
+
+// callRows reads a call's item: one row per attempt entry, and the
+// DEDUPLICATED row holding the call's invocations (less the attempts and
+// the refusals after a claim request, which query subtracts).
+func callRows(it map[string]types.AttributeValue) ([]Row, *Row) {
+	rec := recordFromItem(getS(it, "idempotency_key"), it)
+	base := Row{
+		RunID: rec.RunID, Seq: rec.Seq, Step: rec.Step, Tool: rec.Tool, ToolsetID: rec.ToolsetID,
+		IdempotencyKey: getS(it, "idempotency_key"), InputDigest: rec.InputDigest, ExpiresAt: getN(it, AttrExpiresAt),
+	}
+	var rows []Row
+	if log, ok := it[attrAttemptLog].(*types.AttributeValueMemberM); ok {
+		for token, v := range log.Value {
+			e, ok := v.(*types.AttributeValueMemberM)
+			if !ok {
+				continue
+			}
+			r := base
+			fillFromEntry(&r, e.Value)
+			if r.Status == "" {
+				// An attempt that never recorded its outcome: it holds the
+				// claim, or it ended without a word (a crash, a timeout),
+				// and its effect may have happened.
+				r.Status = UnknownRow
+				if token == rec.Token && rec.State == InProgress {
+					r.Status = InProgressRow
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Attempt < rows[j].Attempt })
+	last := time.UnixMilli(getN(it, "last_seen_at")).UTC()
+	d := base
+	d.Status, d.Count, d.StartedAt, d.EndedAt = Deduplicated, int(getN(it, "invocations")), last, last
+	d.OutputDigest, d.OutputBytes = outputOf(rec.Result)
+	return rows, &d
+}
+
+// entryFromRow is an attempt's entry in its call's item.
+func entryFromRow(r *Row) map[string]types.AttributeValue {
+	e := map[string]types.AttributeValue{
+		"n":            num(r.Attempt),
+		"status":       str(string(r.Status)),
+		"retryable":    boolean(r.Retryable),
+		"started_at":   str(r.StartedAt.UTC().Format(time.RFC3339Nano)),
+		"ended_at":     str(r.EndedAt.UTC().Format(time.RFC3339Nano)),
+		"duration_ms":  num(r.DurationMS),
+		"input_bytes":  num(r.InputBytes),
+		"output_bytes": num(r.OutputBytes),
+		"memory_mb":    num(r.MemoryMB),
+	}
+	for k, v := range map[string]string{"error_code": r.ErrorCode, "output_digest": r.OutputDigest} {
+		if v != "" {
+			e[k] = str(v)
+		}
+	}
+	return e
+}
+
+func fillFromEntry(r *Row, e map[string]types.AttributeValue) {
+	r.Attempt = int(getN(e, "n"))
+	r.Status = Status(getS(e, "status"))
+	r.ErrorCode = getS(e, "error_code")
+	r.Retryable = getBool(e, "retryable")
+	r.StartedAt, _ = time.Parse(time.RFC3339Nano, getS(e, "started_at"))
+	r.EndedAt, _ = time.Parse(time.RFC3339Nano, getS(e, "ended_at"))
+	r.DurationMS = getN(e, "duration_ms")
+	r.InputBytes = int(getN(e, "input_bytes"))
+	r.OutputDigest = getS(e, "output_digest")
+	r.OutputBytes = int(getN(e, "output_bytes"))
+	r.MemoryMB = int(getN(e, "memory_mb"))
+}
+
+// outputOf is the digest and size of a recorded result.
+func outputOf(result json.RawMessage) (string, int) {
+	if len(result) == 0 {
+		return "", 0
+	}
+	sum := sha256.Sum256(result)
+	return "sha256:" + hex.EncodeToString(sum[:]), len(result)
 }
 
 func rowFromItem(it map[string]types.AttributeValue) Row {
 	started, _ := time.Parse(time.RFC3339Nano, getS(it, "started_at"))
 	ended, _ := time.Parse(time.RFC3339Nano, getS(it, "ended_at"))
 	return Row{
-		RunID:          getS(it, "run_id"),
-		Seq:            getN(it, "seq"),
-		Attempt:        int(getN(it, "attempt")),
-		Step:           getS(it, "step"),
-		Tool:           getS(it, "tool"),
-		ToolsetID:      getS(it, "toolset_id"),
-		IdempotencyKey: getS(it, "idempotency_key"),
-		Status:         Status(getS(it, "status")),
-		ErrorCode:      getS(it, "error_code"),
-		Retryable:      getBool(it, "retryable"),
-		StartedAt:      started,
-		EndedAt:        ended,
-		DurationMS:     getN(it, "duration_ms"),
-		InputDigest:    getS(it, "input_digest"),
-		InputBytes:     int(getN(it, "input_bytes")),
-		OutputDigest:   getS(it, "output_digest"),
-		OutputBytes:    int(getN(it, "output_bytes")),
-		MemoryMB:       int(getN(it, "memory_mb")),
-		ExpiresAt:      getN(it, AttrExpiresAt),
+		RunID:             getS(it, "run_id"),
+		Seq:               getN(it, "seq"),
+		Attempt:           int(getN(it, "attempt")),
+		Step:              getS(it, "step"),
+		Tool:              getS(it, "tool"),
+		ToolsetID:         getS(it, "toolset_id"),
+		IdempotencyKey:    getS(it, "idempotency_key"),
+		Status:            Status(getS(it, "status")),
+		ErrorCode:         getS(it, "error_code"),
+		Retryable:         getBool(it, "retryable"),
+		StartedAt:         started,
+		EndedAt:           ended,
+		DurationMS:        getN(it, "duration_ms"),
+		InputDigest:       getS(it, "input_digest"),
+		InputBytes:        int(getN(it, "input_bytes")),
+		OutputDigest:      getS(it, "output_digest"),
+		OutputBytes:       int(getN(it, "output_bytes")),
+		MemoryMB:          int(getN(it, "memory_mb")),
+		ExpiresAt:         getN(it, AttrExpiresAt),
+		AfterClaimRequest: getBool(it, "after_claim_request"),
 	}
 }
