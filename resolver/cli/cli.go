@@ -28,7 +28,7 @@ commands:
   run SOLUTION --input FILE.json [--name N] [--wait]          start an execution (and follow it)
   toolset FILE                                     print the toolset id a Solution pins
   toolset register [--endpoint URL] [--table T] FILE|DIR... | --tool TOOL   register toolsets (the deployment's operator, with the deploy role)
-  ledger [--json] [--endpoint URL] [--table T] RUN_ID          print a run's ToolInvocation rows
+  ledger [--json] [--cost [--prices FILE] [--sfn-endpoint URL]] [--endpoint URL] [--table T] RUN_ID   print a run's ToolInvocation rows, or its estimated cost
   check-url [--allow ENTRY]... [--allow-address CIDR]... [--resolve HOST=IP[,IP]]... URL   the fetch tool's decision: allow (0), refuse (1)
   check-recipient [--allow ENTRY]... ADDRESS       send-email's recipient decision: allow (0), refuse (1), invalid (3)
   invoke TOOL --input FILE.json [--endpoint URL] [--toolset ID | --fetch-host ENTRY...]   call one tool function directly

@@ -7,14 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/toolgate/toolgate/resolver/cost"
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
 
@@ -47,19 +52,31 @@ func (a *awsFlags) store(ctx context.Context) (*ledger.Store, error) {
 	return ledger.New(db, a.table), nil
 }
 
-// ledgerCmd is `toolgate ledger RUN_ID`: a run's rows as a table, or JSON.
+// ledgerCmd is `toolgate ledger RUN_ID`: a run's rows as a table, or JSON;
+// with --cost, the run's estimated cost instead (docs/ledger.md, "Cost of a
+// run").
 func ledgerCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("ledger", stderr)
 	var af awsFlags
 	af.register(fs)
-	asJSON := fs.Bool("json", false, "print the rows as a JSON array")
+	asJSON := fs.Bool("json", false, "print the rows (with --cost, the estimate) as JSON")
+	withCost := fs.Bool("cost", false, "print the run's estimated cost per tool and in total instead of its rows")
+	pricesFile := fs.String("prices", "", "with --cost: a price table file in the format of resolver/cost/prices.json (default: the built-in one)")
+	sfnEndpoint := fs.String("sfn-endpoint", "", "with --cost: Step Functions endpoint URL for the execution history (default: the standard AWS configuration)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return ExitMisuse
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: toolgate ledger [--json] [--endpoint URL] [--table NAME] RUN_ID")
+	if len(pos) != 1 || (!*withCost && (*pricesFile != "" || *sfnEndpoint != "")) {
+		fmt.Fprintln(stderr, "usage: toolgate ledger [--json] [--cost [--prices FILE] [--sfn-endpoint URL]] [--endpoint URL] [--table NAME] RUN_ID")
 		return ExitMisuse
+	}
+	prices := cost.BuiltinPrices()
+	if *pricesFile != "" {
+		if prices, err = cost.LoadPrices(*pricesFile); err != nil {
+			fmt.Fprintf(stderr, "toolgate ledger: %v\n", err)
+			return ExitMisuse
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -76,7 +93,7 @@ func ledgerCmd(args []string, stdout, stderr io.Writer) int {
 	if rows == nil {
 		rows = []ledger.Row{}
 	}
-	if *asJSON {
+	if *asJSON && !*withCost {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(rows)
@@ -86,6 +103,17 @@ func ledgerCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate ledger: no rows for run %s\n", pos[0])
 		return ExitErrors
 	}
+	if *withCost {
+		report := cost.Estimate(pos[0], costCalls(rows), executionTransitions(ctx, pos[0], *sfnEndpoint), prices)
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(report)
+		} else {
+			printCost(stdout, report)
+		}
+		return ExitOK
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tATTEMPT\tSTEP\tTOOL\tSTATUS\tERROR\tRETRYABLE\tSTARTED\tMS\tIN\tOUT")
 	for _, r := range rows {
@@ -94,6 +122,90 @@ func ledgerCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return ExitOK
+}
+
+// costCalls are the rows as the estimate reads them. A tool counts as
+// gated when the catalog gates it: a Solution may gate another tool too,
+// which the rows do not say.
+func costCalls(rows []ledger.Row) []cost.Call {
+	calls := make([]cost.Call, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		t, ok := catalog.Default().Lookup(r.Tool)
+		calls[i] = cost.Call{RunID: r.RunID, Step: r.Step, Tool: r.Tool, Status: string(r.Status), ErrorCode: r.ErrorCode,
+			Seq: r.Seq, Attempt: r.Attempt, Invocations: r.Invocations(), DurationMS: r.DurationMS, MemoryMB: r.MemoryMB,
+			InputBytes: r.InputBytes, OutputBytes: r.OutputBytes, Gated: ok && t.ReviewRequired}
+	}
+	return calls
+}
+
+// executionTransitions counts the state transitions of the run's execution
+// from its history (states:GetExecutionHistory), when the run id is an
+// execution ARN and the history can be read; otherwise it says why not.
+func executionTransitions(ctx context.Context, runID, endpoint string) cost.Transitions {
+	a, err := arn.Parse(runID)
+	if err != nil || a.Service != "states" || !strings.HasPrefix(a.Resource, "execution:") {
+		return cost.Transitions{Reason: "the run id is not a Step Functions execution ARN"}
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return cost.Transitions{Reason: fmt.Sprintf("load AWS configuration: %v", err)}
+	}
+	client := sfn.NewFromConfig(cfg, func(o *sfn.Options) {
+		o.Region = a.Region // the execution's own region
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var types []string
+	var token *string
+	for {
+		h, err := client.GetExecutionHistory(hctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(runID), NextToken: token, MaxResults: 1000})
+		if err != nil {
+			return cost.Transitions{Reason: fmt.Sprintf("execution history: %v", err)}
+		}
+		for _, e := range h.Events {
+			types = append(types, string(e.Type))
+		}
+		if h.NextToken == nil {
+			return cost.Transitions{Available: true, Count: cost.StateTransitions(types)}
+		}
+		token = h.NextToken
+	}
+}
+
+// printCost prints an estimate as a table; "~" marks every estimated
+// figure.
+func printCost(w io.Writer, r *cost.Report) {
+	fmt.Fprintf(w, "Estimated cost of run %s\n", r.RunID)
+	fmt.Fprintf(w, "Every figure is an estimate (~), not a bill: %s list prices as of %s (%s), no free tier.\n\n", r.Prices.Region, r.Prices.AsOf, r.Prices.Source)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tINVOCATIONS\tLAMBDA GB-S\tLAMBDA REQUESTS\tDYNAMODB WRU\tDYNAMODB RRU\tSES MESSAGES\tSTATE TRANSITIONS\tUSD")
+	line := func(name string, u cost.Usage, transitions string) {
+		fmt.Fprintf(tw, "%s\t~%d\t~%s\t~%d\t~%d\t~%d\t~%d\t%s\t~$%.8f\n", name, u.Invocations,
+			strconv.FormatFloat(u.LambdaGBSeconds, 'f', -1, 64), u.LambdaRequests, u.WriteUnits, u.ReadUnits, u.SESMessages, transitions, u.USD.Total)
+	}
+	for _, u := range r.Tools {
+		line(u.Tool, u, "-")
+	}
+	sf := r.StepFunctions
+	transitions := "not available"
+	if sf.Available {
+		transitions = fmt.Sprintf("~%d", sf.Count)
+		fmt.Fprintf(tw, "Step Functions\t-\t-\t-\t-\t-\t-\t%s\t~$%.8f\n", transitions, sf.USD)
+	} else {
+		fmt.Fprintf(tw, "Step Functions\t-\t-\t-\t-\t-\t-\t%s\t-\n", transitions)
+	}
+	line("total (estimate)", r.Total, transitions)
+	tw.Flush()
+	if !sf.Available {
+		fmt.Fprintf(w, "\nStep Functions state transitions: not available (%s); the total leaves them out.\n", sf.Reason)
+	}
+	if n := r.Total.MemoryUnknown; n > 0 {
+		fmt.Fprintf(w, "%d invocations have no memory_mb on their row: their GB-seconds are left out.\n", n)
+	}
 }
 
 func orDash(s string) string {

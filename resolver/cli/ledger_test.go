@@ -4,14 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/resolver/cost"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -132,6 +139,196 @@ func TestLedgerCommand(t *testing.T) {
 	if code, _, errs := run("ledger", "run-1"); code != ExitMisuse || !strings.Contains(errs, EnvTable) {
 		t.Fatalf("no table: exit %d %s", code, errs)
 	}
+}
+
+// passExecution runs a state machine of two Pass states and a Succeed
+// state (three state transitions) on a local Step Functions endpoint and
+// returns the endpoint and the execution's ARN once it has ended.
+func passExecution(t *testing.T) (endpoint, executionARN string) {
+	t.Helper()
+	p, err := local.StartSFN(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := t.Context()
+	sf := sfn.New(sfn.Options{Region: local.Region, BaseEndpoint: aws.String(p.Endpoint()),
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	sm, err := sf.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("toolgate-cost"),
+		RoleArn:    aws.String("arn:aws:iam::000000000000:role/toolgate-solution"),
+		Definition: aws.String(`{"StartAt": "a", "States": {"a": {"Type": "Pass", "Next": "b"}, "b": {"Type": "Pass", "Next": "done"}, "done": {"Type": "Succeed"}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := sf.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: sm.StateMachineArn, Name: aws.String("run-1"), Input: aws.String("{}")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d, err := sf.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: ex.ExecutionArn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != sfntypes.ExecutionStatusRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the execution is still running after 20 s")
+		}
+	}
+	return p.Endpoint(), aws.ToString(ex.ExecutionArn)
+}
+
+// putCostRows writes a run's rows: a fetch, its replay, and a send-email,
+// which the catalog gates.
+func putCostRows(t *testing.T, store *ledger.Store, runID string) {
+	t.Helper()
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i, r := range []ledger.Row{
+		{Seq: 1, Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.Succeeded, DurationMS: 200, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
+		{Seq: 1, Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.Deduplicated, DurationMS: 10, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
+		{Seq: 2, Attempt: 1, Step: "send", Tool: "send-email", Status: ledger.Succeeded, DurationMS: 100, MemoryMB: 256, InputBytes: 120, OutputBytes: 60},
+	} {
+		r.RunID, r.ToolsetID, r.IdempotencyKey = runID, "ts_x", fmt.Sprintf("%s/%d", runID, r.Seq)
+		r.StartedAt = start.Add(time.Duration(i) * time.Second)
+		r.EndedAt = r.StartedAt.Add(time.Duration(r.DurationMS) * time.Millisecond)
+		if err := store.PutRow(t.Context(), &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLedgerCost(t *testing.T) {
+	store, flags := ledgerEnv(t)
+	sfnEndpoint, execution := passExecution(t)
+	putCostRows(t, store, execution)
+	putCostRows(t, store, "run-1")
+	ledgerArgs := func(args ...string) []string { return append(append([]string{"ledger"}, flags...), args...) }
+
+	code, out, errs := run(ledgerArgs(execution, "--cost", "--sfn-endpoint", sfnEndpoint)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"Estimated cost of run " + execution,
+		"Every figure is an estimate (~), not a bill: us-east-1 list prices as of 2025-01-31 (built-in resolver/cost/prices.json)",
+		"STATE TRANSITIONS",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	// Every figure of a tool and of the total is marked "~".
+	for _, row := range []string{"send-email ", "structured-data-fetch ", "Step Functions ", "total (estimate) "} {
+		line := lineStarting(out, row)
+		if line == "" {
+			t.Errorf("no line for %q in\n%s", row, out)
+			continue
+		}
+		for _, f := range strings.Fields(strings.TrimPrefix(line, row))[1:] {
+			if f != "-" && !strings.HasPrefix(f, "~") {
+				t.Errorf("%q is not marked an estimate in %q", f, line)
+			}
+		}
+	}
+	if line := lineStarting(out, "Step Functions "); !strings.Contains(line, "~3 ") {
+		t.Errorf("state transitions: %q, want ~3", line)
+	}
+
+	code, out, errs = run(ledgerArgs(execution, "--cost", "--json", "--sfn-endpoint", sfnEndpoint)...)
+	var report cost.Report
+	if code != ExitOK || json.Unmarshal([]byte(out), &report) != nil {
+		t.Fatalf("--cost --json: exit %d\n%s%s", code, out, errs)
+	}
+	total := report.Total
+	// fetch: 3 writes; its replay: 2 writes and a read; send-email, gated:
+	// 3 writes, the review's read and its binding write (2 units).
+	if !report.Estimate || !total.Estimate || !report.StepFunctions.Estimate || report.RunID != execution ||
+		total.Invocations != 3 || total.LambdaRequests != 3 || total.LambdaGBSeconds != 0.1+0.005+0.025 ||
+		total.WriteUnits != 3+2+5 || total.ReadUnits != 1+1 || total.SESMessages != 1 ||
+		total.StateTransitions == nil || *total.StateTransitions != 3 || total.USD.Total <= 0 {
+		t.Errorf("--cost --json total: %+v", total)
+	}
+	if len(report.Tools) != 2 || !report.Tools[0].Estimate || !report.Tools[1].Estimate || report.Tools[0].SESMessages != 1 {
+		t.Errorf("--cost --json tools: %+v", report.Tools)
+	}
+	if !report.StepFunctions.Available || report.StepFunctions.Count != 3 || report.StepFunctions.USD != 3*0.025/1000 {
+		t.Errorf("--cost --json step_functions: %+v", report.StepFunctions)
+	}
+
+	// Without the execution history the estimate still prints, and says so.
+	for name, args := range map[string][]string{
+		"a run id that is no execution ARN": ledgerArgs("run-1", "--cost"),
+		"an endpoint nothing answers":       ledgerArgs(execution, "--cost", "--sfn-endpoint", "http://127.0.0.1:1"),
+	} {
+		code, out, errs := run(args...)
+		if code != ExitOK || !strings.Contains(out, "Step Functions state transitions: not available (") ||
+			!strings.Contains(lineStarting(out, "total (estimate) "), "not available") {
+			t.Errorf("%s: exit %d\n%s%s", name, code, out, errs)
+		}
+	}
+	code, out, _ = run(ledgerArgs("run-1", "--cost", "--json")...)
+	var plain cost.Report
+	if code != ExitOK || json.Unmarshal([]byte(out), &plain) != nil || plain.StepFunctions.Available ||
+		plain.StepFunctions.Reason != "the run id is not a Step Functions execution ARN" || plain.Total.StateTransitions != nil {
+		t.Errorf("--cost --json without a history: exit %d\n%s", code, out)
+	}
+}
+
+func TestLedgerCostPrices(t *testing.T) {
+	store, flags := ledgerEnv(t)
+	putCostRows(t, store, "run-1")
+	ledgerArgs := func(args ...string) []string { return append(append([]string{"ledger"}, flags...), args...) }
+
+	// Another table: $10 a write unit and $100 a read unit (and the rest
+	// zero), so the total is the units' count in dollars.
+	prices := filepath.Join(t.TempDir(), "eu.json")
+	os.WriteFile(prices, []byte(`{"region": "eu-west-1", "as_of": "2026-11-30", "currency": "USD",
+		"sources": ["https://aws.amazon.com/dynamodb/pricing/on-demand/"],
+		"lambda_arm64_usd_per_gb_second": 0, "lambda_usd_per_million_requests": 0,
+		"dynamodb_usd_per_million_write_request_units": 10000000, "dynamodb_usd_per_million_read_request_units": 100000000,
+		"ses_usd_per_thousand_messages": 0, "sfn_standard_usd_per_thousand_state_transitions": 0}`), 0o644)
+	code, out, errs := run(ledgerArgs("run-1", "--cost", "--prices", prices)...)
+	if code != ExitOK || !strings.Contains(out, "eu-west-1 list prices as of 2026-11-30 ("+prices+")") ||
+		!strings.Contains(lineStarting(out, "total (estimate) "), "~$300.00000000") {
+		t.Errorf("--prices: exit %d\n%s%s", code, out, errs)
+	}
+
+	// A malformed table stops the command, naming the file and the field.
+	os.WriteFile(prices, []byte(`{"region": "eu-west-1", "as_of": "2026-11-30", "currency": "USD",
+		"sources": ["https://aws.amazon.com/dynamodb/pricing/on-demand/"],
+		"lambda_arm64_usd_per_gb_second": 0, "lambda_usd_per_million_requests": 0,
+		"dynamodb_usd_per_million_write_request_units": "ten", "dynamodb_usd_per_million_read_request_units": 0,
+		"ses_usd_per_thousand_messages": 0, "sfn_standard_usd_per_thousand_state_transitions": 0}`), 0o644)
+	code, out, errs = run(ledgerArgs("run-1", "--cost", "--prices", prices)...)
+	if code != ExitMisuse || out != "" || !strings.Contains(errs, "price table "+prices+": field \"dynamodb_usd_per_million_write_request_units\": want a number") {
+		t.Errorf("a malformed price table: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := run(ledgerArgs("run-1", "--cost", "--prices", filepath.Join(t.TempDir(), "none.json"))...); code != ExitMisuse || !strings.Contains(errs, "none.json") {
+		t.Errorf("a missing price table: exit %d %s", code, errs)
+	}
+	for _, args := range [][]string{ledgerArgs("run-1", "--prices", prices), ledgerArgs("run-1", "--sfn-endpoint", "http://127.0.0.1:1")} {
+		if code, _, errs := run(args...); code != ExitMisuse || !strings.Contains(errs, "--cost [--prices FILE] [--sfn-endpoint URL]") {
+			t.Errorf("%v without --cost: exit %d %s", args, code, errs)
+		}
+	}
+	if code, _, errs := run(ledgerArgs("no-such-run", "--cost")...); code != ExitErrors || !strings.Contains(errs, "no rows for run no-such-run") {
+		t.Errorf("--cost of an unknown run: exit %d %s", code, errs)
+	}
+}
+
+// lineStarting returns the first line of out that starts with prefix.
+func lineStarting(out, prefix string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
 }
 
 // The register command's help says who registers: the deployment's

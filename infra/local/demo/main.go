@@ -3,10 +3,10 @@
 // RIE, the local Step Functions endpoint and the demo data server;
 // registers the toolset of testdata/solutions/demo-digest.yaml and
 // publishes it; starts a run; shows the pending review; approves it as
-// demo-reviewer; follows the run to its end; prints the run's ledger rows
-// and the e-mail the SES emulator captured; shows send-email refusing a
-// hand-written toolset without its review; and stops everything it
-// started. Exit status 0 means the e-mail was sent exactly once.
+// demo-reviewer; follows the run to its end; prints the run's ledger rows,
+// its estimated cost and the e-mail the SES emulator captured; shows
+// send-email refusing a hand-written toolset without its review; and stops
+// everything it started. Exit status 0 means the e-mail was sent exactly once.
 package main
 
 import (
@@ -144,6 +144,9 @@ func run(ctx context.Context) error {
 
 	step("the run's ledger rows")
 	if _, err := toolgate("ledger", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
+		return err
+	}
+	if _, err := toolgate("ledger", arn, "--cost", "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table, "--sfn-endpoint", st.SFN.Endpoint()); err != nil {
 		return err
 	}
 

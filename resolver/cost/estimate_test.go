@@ -1,0 +1,212 @@
+package cost
+
+import (
+	"strings"
+	"testing"
+)
+
+// execution is a local execution ARN: 72 bytes, the length make run's are.
+const execution = "arn:aws:states:us-east-1:000000000000:execution:toolgate-demo:demo-1"
+
+// fetch is a first-attempt success of structured-data-fetch with a
+// 200-byte result. Its record is 449 bytes without the result (counted by
+// hand from docs/ledger.md "Items"), its row 732: one write unit each.
+func fetch() Call {
+	return Call{RunID: execution, Seq: 1, Step: "fetch", Tool: "structured-data-fetch", Status: "SUCCEEDED", Attempt: 1,
+		DurationMS: 40, MemoryMB: 128, InputBytes: 60, OutputBytes: 200}
+}
+
+func with(c Call, f func(*Call)) Call { f(&c); return c }
+
+func TestUnits(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		call        Call
+		write, read int
+	}{
+		{"a first-attempt success writes the claim, the finish and the row", fetch(), 3, 0},
+		{"a failed first attempt writes the same three items", with(fetch(), func(c *Call) {
+			c.Status, c.OutputBytes, c.ErrorCode = "FAILED", 0, "TOOL_UPSTREAM_UNAVAILABLE"
+		}), 3, 0},
+		{"an unknown outcome on the first claim writes the same three items", with(fetch(), func(c *Call) {
+			c.Status, c.OutputBytes, c.ErrorCode = "UNKNOWN", 0, "TOOL_TIMEOUT"
+		}), 3, 0},
+		{"a re-claimed attempt fails its claim, reads the record and writes it twice and the row", with(fetch(), func(c *Call) { c.Attempt = 2 }), 4, 1},
+		{"a replay fails its claim, reads the record and writes the row", with(fetch(), func(c *Call) { c.Status = "DEDUPLICATED" }), 2, 1},
+		{"a refusal before the claim writes its row only", with(fetch(), func(c *Call) {
+			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "REFUSED", 0, 0, "TOOL_INPUT_INVALID"
+		}), 1, 0},
+		{"a refusal after the record was read fails its claim, reads and writes the row", with(fetch(), func(c *Call) {
+			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "REFUSED", 3, 0, "TOOL_UPSTREAM_UNAVAILABLE"
+		}), 2, 1},
+		// 449 + len("result") + 3000 = 3455 bytes: 4 units for the finish.
+		{"a result over 1 KB is written in one unit per KB", with(fetch(), func(c *Call) { c.OutputBytes = 3000 }), 1 + 4 + 1, 0},
+		// 449 + 6 + 5000 = 5455 bytes: the failed claim is billed by the
+		// stored record's size (6 units), its read 2 units.
+		{"a replay of a result over 4 KB pays for the stored record", with(fetch(), func(c *Call) {
+			c.Status, c.OutputBytes = "DEDUPLICATED", 5000
+		}), 6 + 1, 2},
+		// The record holds the run id twice (449 + 2×200 + 206 bytes with
+		// the result), the row three times (732 + 3×200).
+		{"a long run id makes the finished record and the row two units each", with(fetch(), func(c *Call) { c.RunID += strings.Repeat("x", 200) }), 1 + 2 + 2, 0},
+		// The review is 1024 + 78 + 5 + 60 + 83 = 1250 bytes: its binding
+		// write 2 units, its read 1.
+		{"a gated first attempt reads its review and binds it", with(fetch(), func(c *Call) { c.Gated = true }), 3 + 2, 1},
+		{"a gated replay reads its review and binds nothing", with(fetch(), func(c *Call) { c.Gated, c.Status = true, "DEDUPLICATED" }), 2, 1 + 1},
+		{"a gated refusal before the claim reads the review", with(fetch(), func(c *Call) {
+			c.Gated, c.Status, c.Attempt, c.OutputBytes = true, "REFUSED", 0, 0
+		}), 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, r := Units(tc.call)
+			if w != tc.write || r != tc.read {
+				t.Errorf("Units = %d write, %d read; want %d, %d (outcome %q)", w, r, tc.write, tc.read, OutcomeOf(tc.call))
+			}
+		})
+	}
+}
+
+func TestEveryOutcomeHasRequests(t *testing.T) {
+	for _, o := range []Outcome{FirstClaim, Reclaim, Replay, RefusedAfterRead, RefusedBeforeClaim} {
+		if len(RequestsPerInvocation[o].Ledger) == 0 {
+			t.Errorf("RequestsPerInvocation has no requests for %q", o)
+		}
+	}
+}
+
+func TestGBSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		memoryMB int
+		ms       int64
+		want     float64
+	}{
+		{"1024 MB for one second is one GB-second", 1024, 1000, 1},
+		{"128 MB for 40 ms", 128, 40, 0.005},
+		{"no duration is no compute", 512, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := GBSeconds(tc.memoryMB, tc.ms); got != tc.want {
+				t.Errorf("GBSeconds(%d, %d) = %v, want %v", tc.memoryMB, tc.ms, got, tc.want)
+			}
+		})
+	}
+}
+
+// unitPrices makes every unit's price a distinct power of ten, so that a
+// total shows each figure in its own digits: $1 a GB-second, $1 a Lambda
+// request, $10 a write unit, $100 a read unit, $1000 an SES message, $1e6
+// a state transition.
+func unitPrices(t *testing.T) *Prices {
+	p, err := LoadPrices("testdata/prices-eu-west-1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestEstimate(t *testing.T) {
+	send := Call{RunID: execution, Seq: 2, Step: "send", Tool: SESTool, Status: "SUCCEEDED", Attempt: 1,
+		DurationMS: 1000, MemoryMB: 1024, InputBytes: 100, OutputBytes: 50, Gated: true}
+	for _, tc := range []struct {
+		name  string
+		calls []Call
+		tr    Transitions
+		want  Usage // the total, unpriced but for USD.Total
+	}{
+		{"a succeeded send-email row is one SES message", []Call{send},
+			Transitions{Reason: "not an execution"},
+			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 5, ReadUnits: 1, SESMessages: 1,
+				USD: USD{Total: 1 + 1 + 50 + 100 + 1000}}},
+		{"a failed or replayed send-email sends nothing", []Call{
+			with(send, func(c *Call) { c.Status, c.OutputBytes = "FAILED", 0 }),
+			with(send, func(c *Call) { c.Status = "DEDUPLICATED" }),
+		}, Transitions{},
+			Usage{Invocations: 2, LambdaGBSeconds: 2, LambdaRequests: 2, WriteUnits: 5 + 2, ReadUnits: 1 + 2,
+				USD: USD{Total: 2 + 2 + 70 + 300}}},
+		{"a row's count multiplies every figure", []Call{with(fetch(), func(c *Call) {
+			c.Status, c.Invocations, c.MemoryMB, c.DurationMS = "DEDUPLICATED", 3, 2048, 500
+		})}, Transitions{},
+			Usage{Invocations: 3, LambdaGBSeconds: 3, LambdaRequests: 3, WriteUnits: 6, ReadUnits: 3,
+				USD: USD{Total: 3 + 3 + 60 + 300}}},
+		{"a row without memory_mb has no GB-seconds and says so", []Call{with(fetch(), func(c *Call) { c.MemoryMB = 0 })}, Transitions{},
+			Usage{Invocations: 1, LambdaRequests: 1, WriteUnits: 3, MemoryUnknown: 1, USD: USD{Total: 1 + 30}}},
+		{"state transitions are priced in the total", []Call{with(fetch(), func(c *Call) { c.MemoryMB, c.DurationMS = 1024, 1000 })},
+			Transitions{Available: true, Count: 7},
+			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 3, StateTransitions: ptr(7),
+				USD: USD{Total: 1 + 1 + 30 + 7e6}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Estimate(execution, tc.calls, tc.tr, unitPrices(t))
+			got := r.Total
+			if !got.Estimate || !r.Estimate || !r.StepFunctions.Estimate {
+				t.Errorf("a figure is not labelled an estimate: %+v", r)
+			}
+			if got.Invocations != tc.want.Invocations || got.LambdaGBSeconds != tc.want.LambdaGBSeconds ||
+				got.LambdaRequests != tc.want.LambdaRequests || got.WriteUnits != tc.want.WriteUnits ||
+				got.ReadUnits != tc.want.ReadUnits || got.SESMessages != tc.want.SESMessages ||
+				got.MemoryUnknown != tc.want.MemoryUnknown || got.USD.Total != tc.want.USD.Total ||
+				(got.StateTransitions == nil) != (tc.want.StateTransitions == nil) ||
+				(got.StateTransitions != nil && *got.StateTransitions != *tc.want.StateTransitions) {
+				t.Errorf("total\n got %+v\nwant %+v", got, tc.want)
+			}
+			var sum float64
+			for _, u := range r.Tools {
+				if !u.Estimate {
+					t.Errorf("tool %s is not labelled an estimate", u.Tool)
+				}
+				sum += u.USD.Total
+			}
+			if sum+r.StepFunctions.USD != got.USD.Total {
+				t.Errorf("the tools' %v and Step Functions' %v do not add up to the total %v", sum, r.StepFunctions.USD, got.USD.Total)
+			}
+		})
+	}
+}
+
+func TestEstimateByTool(t *testing.T) {
+	send := with(fetch(), func(c *Call) { c.Tool, c.Step, c.Seq = SESTool, "send", 2 })
+	r := Estimate(execution, []Call{send, fetch(), with(fetch(), func(c *Call) { c.Status = "DEDUPLICATED" })}, Transitions{}, BuiltinPrices())
+	if len(r.Tools) != 2 || r.Tools[0].Tool != SESTool || r.Tools[1].Tool != "structured-data-fetch" {
+		t.Fatalf("tools %+v, want send-email then structured-data-fetch", r.Tools)
+	}
+	if f := r.Tools[1]; f.Invocations != 2 || f.WriteUnits != 5 || f.ReadUnits != 1 || f.SESMessages != 0 {
+		t.Errorf("structured-data-fetch: %+v", f)
+	}
+	if r.StepFunctions.Available || r.Total.StateTransitions != nil || r.Total.USD.StepFunctions != 0 {
+		t.Errorf("state transitions that were not available were counted: %+v", r.StepFunctions)
+	}
+	// us-east-1 list prices: 3 Lambda requests at $0.20 a million, 8 write
+	// units at $0.625 a million, 1 read unit at $0.125 a million, 1 SES
+	// message at $0.10 a thousand, 3 × 0.005 GB-s at $0.0000133334.
+	want := 3*0.2e-6 + 8*0.625e-6 + 0.125e-6 + 0.1e-3 + 0.015*0.0000133334
+	if d := r.Total.USD.Total - want; d > 1e-12 || d < -1e-12 {
+		t.Errorf("total $%v, want $%v", r.Total.USD.Total, want)
+	}
+}
+
+func TestStateTransitions(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []string
+		want   int
+	}{
+		{"every state entered is a transition", []string{"ExecutionStarted", "PassStateEntered", "PassStateExited",
+			"TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSucceeded", "TaskStateExited",
+			"SucceedStateEntered", "SucceedStateExited", "ExecutionSucceeded"}, 3},
+		{"each retry of a Task is one more", []string{"TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskFailed",
+			"TaskScheduled", "TaskStarted", "TaskFailed", "TaskScheduled", "TaskStarted", "TaskSucceeded", "TaskStateExited"}, 3},
+		{"a Task waiting for its task token is one", []string{"TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSubmitted", "TaskSucceeded", "TaskStateExited"}, 1},
+		{"states inside a Map iteration count", []string{"MapStateEntered", "MapIterationStarted", "PassStateEntered", "PassStateExited",
+			"MapIterationSucceeded", "MapIterationStarted", "PassStateEntered", "PassStateExited", "MapIterationSucceeded", "MapStateExited"}, 3},
+		{"an empty history has none", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := StateTransitions(tc.events); got != tc.want {
+				t.Errorf("StateTransitions = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func ptr(n int) *int { return &n }

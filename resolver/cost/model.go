@@ -1,0 +1,185 @@
+package cost
+
+import "strconv"
+
+// Outcome is what one invocation did, as far as its DynamoDB requests go.
+// OutcomeOf reads it from a ledger row's status and attempt.
+type Outcome string
+
+const (
+	// FirstClaim: the tool ran on the key's first claim (SUCCEEDED, FAILED
+	// or UNKNOWN, attempt 1).
+	FirstClaim Outcome = "first claim"
+	// Reclaim: the tool ran after re-claiming a FAILED or expired record
+	// (SUCCEEDED, FAILED or UNKNOWN, attempt 2 or more).
+	Reclaim Outcome = "re-claim"
+	// Replay: a replay of a COMPLETED key (DEDUPLICATED).
+	Replay Outcome = "replay"
+	// RefusedAfterRead: refused after the claim failed and the record was
+	// read: key reuse, in flight, the attempt cap (REFUSED, attempt 1 or
+	// more).
+	RefusedAfterRead Outcome = "refusal after the record was read"
+	// RefusedBeforeClaim: refused before any claim (REFUSED, attempt 0).
+	RefusedBeforeClaim Outcome = "refusal before the claim"
+)
+
+// Item is a table item a request touches; its estimated size (itemBytes)
+// sets the request's units.
+type Item string
+
+const (
+	// ClaimItem is the key's idempotency record holding neither result nor
+	// error: as claimed, or as found FAILED or expired.
+	ClaimItem Item = "record"
+	// RecordItem is the record as the call leaves or finds it: with the
+	// result when the row has an output (SUCCEEDED, DEDUPLICATED), else
+	// with the error code.
+	RecordItem Item = "record with its result"
+	// RowItem is the invocation's ToolInvocation row.
+	RowItem Item = "row"
+	// ReviewItem is the review a gated call's approval names.
+	ReviewItem Item = "review"
+)
+
+// Request is one DynamoDB request of an invocation.
+type Request struct {
+	Op   string // PutItem, UpdateItem or GetItem
+	Item Item
+	// Write is true for a write, which costs write request units whether
+	// its condition holds or not (a failed conditional write is billed by
+	// the size of the item already there); a read is a strongly consistent
+	// GetItem.
+	Write bool
+}
+
+// Requests are the requests of one outcome.
+type Requests struct {
+	Ledger []Request
+	// Gated are added for a tool that needs an approved review: the review
+	// read before the claim, and on the first claim the conditional write
+	// binding the approval to the key.
+	Gated []Request
+}
+
+// RequestsPerInvocation is the request model of the estimate: the
+// dispatcher's DynamoDB requests for one invocation of each outcome. Its
+// source is docs/ledger.md, "DynamoDB requests per invocation" (and "One
+// invocation" for re-claims and refusals after a read): when the
+// dispatcher's requests change, change this table and that section
+// together, and itemBytes when the items change.
+var RequestsPerInvocation = map[Outcome]Requests{
+	FirstClaim: {
+		Ledger: []Request{claim(ClaimItem), {"UpdateItem", RecordItem, true}, putRow},
+		Gated:  []Request{getReview, {"UpdateItem", ReviewItem, true}},
+	},
+	Reclaim: {
+		Ledger: []Request{claim(ClaimItem), {"GetItem", ClaimItem, false}, {"UpdateItem", ClaimItem, true}, {"UpdateItem", RecordItem, true}, putRow},
+		Gated:  []Request{getReview},
+	},
+	Replay: {
+		Ledger: []Request{claim(RecordItem), {"GetItem", RecordItem, false}, putRow},
+		Gated:  []Request{getReview},
+	},
+	RefusedAfterRead: {
+		Ledger: []Request{claim(ClaimItem), {"GetItem", ClaimItem, false}, putRow},
+		Gated:  []Request{getReview},
+	},
+	RefusedBeforeClaim: {
+		Ledger: []Request{putRow},
+		// Counted for every refusal of a gated tool: the approval, read
+		// before the claim, is what refuses most of them.
+		Gated: []Request{getReview},
+	},
+}
+
+var (
+	putRow    = Request{"PutItem", RowItem, true}
+	getReview = Request{"GetItem", ReviewItem, false}
+)
+
+// claim is the conditional PutItem of the claim; when it fails, its units
+// follow the size of the record already there.
+func claim(existing Item) Request { return Request{"PutItem", existing, true} }
+
+// OutcomeOf classifies a call by its row's status and attempt. An unknown
+// status counts as a first claim.
+func OutcomeOf(c Call) Outcome {
+	switch c.Status {
+	case "DEDUPLICATED":
+		return Replay
+	case "REFUSED":
+		if c.Attempt > 0 {
+			return RefusedAfterRead
+		}
+		return RefusedBeforeClaim
+	}
+	if c.Attempt > 1 {
+		return Reclaim
+	}
+	return FirstClaim
+}
+
+// Sizes of values the rows do not carry, in bytes.
+const (
+	digestBytes  = len("sha256:") + 64
+	tokenBytes   = 32 // the claim token, 16 random bytes in hex
+	rowSKBytes   = len("CALL#") + 19 + 1 + 19 + 1 + 8
+	timeBytes    = len("2006-01-02T15:04:05.999999999Z")
+	stateBytes   = len("IN_PROGRESS")
+	toolsetBytes = len("ts_") + 32
+	// reviewFixedBytes covers a review item's attributes other than its
+	// run id and input: names, ids, times, reviewers, the task token and
+	// the decision.
+	reviewFixedBytes = 1024
+)
+
+// itemBytes estimates the size of an item of call c as DynamoDB counts it
+// (the UTF-8 bytes of every attribute name and value; a number about one
+// byte per two significant digits, plus one), for the items of
+// docs/ledger.md, "Items".
+func itemBytes(it Item, c Call) int {
+	key := len(c.RunID) + 1 + digits(c.Seq)
+	switch it {
+	case ClaimItem, RecordItem:
+		n := str("pk", len("KEY#")+key) + str("sk", len("RECORD")) + str("toolset_id", toolsetBytes) +
+			str("token", tokenBytes) + str("run_id", len(c.RunID)) + num("seq", digits(c.Seq)) +
+			str("step", len(c.Step)) + str("tool", len(c.Tool)) + str("input_digest", digestBytes) +
+			str("state", stateBytes) + num("attempts", 2) + num("lease_until", 13) +
+			num("updated_at", 13) + num("expires_at", 10)
+		if it == RecordItem {
+			if c.OutputBytes > 0 {
+				n += str("result", c.OutputBytes)
+			} else if c.ErrorCode != "" {
+				n += str("error_code", len(c.ErrorCode))
+			}
+		}
+		return n
+	case RowItem:
+		n := str("pk", len("RUN#")+len(c.RunID)) + str("sk", rowSKBytes) + str("run_id", len(c.RunID)) +
+			num("seq", digits(c.Seq)) + num("attempt", 2) + str("step", len(c.Step)) + str("tool", len(c.Tool)) +
+			str("toolset_id", toolsetBytes) + str("idempotency_key", key) + str("status", len(c.Status)) +
+			len("retryable") + 1 + str("started_at", timeBytes) + str("ended_at", timeBytes) +
+			num("duration_ms", digits(c.DurationMS)) + num("input_bytes", digits(int64(c.InputBytes))) +
+			num("output_bytes", digits(int64(c.OutputBytes))) + num("memory_mb", digits(int64(c.MemoryMB))) +
+			num("expires_at", 10)
+		if c.ErrorCode != "" {
+			n += str("error_code", len(c.ErrorCode))
+		}
+		if c.InputBytes > 0 {
+			n += str("input_digest", digestBytes)
+		}
+		if c.OutputBytes > 0 {
+			n += str("output_digest", digestBytes)
+		}
+		return n
+	case ReviewItem:
+		return reviewFixedBytes + str("run_id", len(c.RunID)) + str("input", c.InputBytes) + str("input_digest", digestBytes)
+	}
+	panic("cost: unknown item " + string(it))
+}
+
+func str(name string, valueBytes int) int { return len(name) + valueBytes }
+
+func num(name string, digits int) int { return len(name) + (digits+1)/2 + 1 }
+
+func digits(n int64) int { return len(strconv.FormatInt(max(n, 0), 10)) }
