@@ -245,11 +245,13 @@ func TestLedgerCost(t *testing.T) {
 		t.Fatalf("--cost --json: exit %d\n%s%s", code, out, errs)
 	}
 	total := report.Total
-	// fetch: 3 writes; its replay: 2 writes and a read; send-email, gated:
-	// 3 writes, the review's read and its binding write (2 units).
+	// fetch: the claim (1 unit) and the finish with its 300-byte result
+	// (2); its replay: the claim request on the item with the result (2);
+	// send-email, gated: the claim and the finish (1 each), the review's
+	// read and its binding write (2 units).
 	if !report.Estimate || !total.Estimate || !report.StepFunctions.Estimate || report.RunID != execution ||
 		total.Invocations != 3 || total.LambdaRequests != 3 || total.LambdaGBSeconds != 0.1+0.005+0.025 ||
-		total.WriteUnits != 3+2+5 || total.ReadUnits != 1+1 || total.SESMessages != 1 ||
+		total.WriteUnits != 3+2+4 || total.ReadUnits != 1 || total.SESMessages != 1 ||
 		total.StateTransitions == nil || *total.StateTransitions != 3 || total.USD.Total <= 0 {
 		t.Errorf("--cost --json total: %+v", total)
 	}
@@ -285,7 +287,8 @@ func TestLedgerCostPrices(t *testing.T) {
 	ledgerArgs := func(args ...string) []string { return append(append([]string{"ledger"}, flags...), args...) }
 
 	// Another table: $10 a write unit and $100 a read unit (and the rest
-	// zero), so the total is the units' count in dollars.
+	// zero), so the total is the units' count in dollars: 7 write units
+	// and 1 read unit, $170.
 	prices := filepath.Join(t.TempDir(), "eu.json")
 	os.WriteFile(prices, []byte(`{"region": "eu-west-1", "as_of": "2026-11-30", "currency": "USD",
 		"sources": ["https://aws.amazon.com/dynamodb/pricing/on-demand/"],
@@ -294,7 +297,7 @@ func TestLedgerCostPrices(t *testing.T) {
 		"ses_usd_per_thousand_messages": 0, "sfn_standard_usd_per_thousand_state_transitions": 0}`), 0o644)
 	code, out, errs := run(ledgerArgs("run-1", "--cost", "--prices", prices)...)
 	if code != ExitOK || !strings.Contains(out, "eu-west-1 list prices as of 2026-11-30 ("+prices+")") ||
-		!strings.Contains(lineStarting(out, "total (estimate) "), "~$300.00000000") {
+		!strings.Contains(lineStarting(out, "total (estimate) "), "~$170.00000000") {
 		t.Errorf("--prices: exit %d\n%s%s", code, out, errs)
 	}
 

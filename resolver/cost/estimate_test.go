@@ -9,8 +9,9 @@ import (
 const execution = "arn:aws:states:us-east-1:000000000000:execution:toolgate-demo:demo-1"
 
 // fetch is a first-attempt success of structured-data-fetch with a
-// 200-byte result. Its record is 449 bytes without the result (counted by
-// hand from docs/ledger.md "Items"), its row 732: one write unit each.
+// 200-byte result. Its call item is 878 bytes as claimed and 1084 with the
+// result (docs/ledger.md "Items", "One item per call"): the claim costs 1
+// write unit, the finish 2.
 func fetch() Call {
 	return Call{RunID: execution, Seq: 1, Step: "fetch", Tool: "structured-data-fetch", Status: "SUCCEEDED", Attempt: 1,
 		DurationMS: 40, MemoryMB: 128, InputBytes: 60, OutputBytes: 200}
@@ -24,35 +25,33 @@ func TestUnits(t *testing.T) {
 		call        Call
 		write, read int
 	}{
-		{"a first-attempt success writes the claim, the finish and the row", fetch(), 3, 0},
-		{"a failed first attempt writes the same three items", with(fetch(), func(c *Call) {
+		{"a first-attempt success writes the claim and the finish", fetch(), 1 + 2, 0},
+		{"a failed first attempt writes the claim and the finish with its error", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes, c.ErrorCode = "FAILED", 0, "TOOL_UPSTREAM_UNAVAILABLE"
-		}), 3, 0},
-		{"an unknown outcome on the first claim writes the same three items", with(fetch(), func(c *Call) {
+		}), 2, 0},
+		{"an unknown outcome on the first claim writes the same two", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes, c.ErrorCode = "UNKNOWN", 0, "TOOL_TIMEOUT"
-		}), 3, 0},
-		{"a re-claimed attempt fails its claim, reads the record and writes it twice and the row", with(fetch(), func(c *Call) { c.Attempt = 2 }), 4, 1},
-		{"a replay fails its claim, reads the record and writes the row", with(fetch(), func(c *Call) { c.Status = "DEDUPLICATED" }), 2, 1},
+		}), 2, 0},
+		// The item holds one more attempt entry: 1170 bytes, 1376 with the result.
+		{"a re-claimed attempt writes the claim request, the re-claim and the finish", with(fetch(), func(c *Call) { c.Attempt = 2 }), 2 + 2 + 2, 0},
+		{"a replay is the claim request alone, billed by the item with its result", with(fetch(), func(c *Call) { c.Status = "DEDUPLICATED" }), 2, 0},
 		{"a refusal before the claim writes its row only", with(fetch(), func(c *Call) {
 			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "REFUSED", 0, 0, "TOOL_INPUT_INVALID"
 		}), 1, 0},
-		{"a refusal after the record was read fails its claim, reads and writes the row", with(fetch(), func(c *Call) {
+		{"a refusal after the claim request writes the request and its row", with(fetch(), func(c *Call) {
 			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "REFUSED", 3, 0, "TOOL_UPSTREAM_UNAVAILABLE"
-		}), 2, 1},
-		// 449 + len("result") + 3000 = 3455 bytes: 4 units for the finish.
-		{"a result over 1 KB is written in one unit per KB", with(fetch(), func(c *Call) { c.OutputBytes = 3000 }), 1 + 4 + 1, 0},
-		// 449 + 6 + 5000 = 5455 bytes: the failed claim is billed by the
-		// stored record's size (6 units), its read 2 units.
-		{"a replay of a result over 4 KB pays for the stored record", with(fetch(), func(c *Call) {
+		}), 2 + 1, 0},
+		// 884 + 3000 = 3884 bytes: 4 units for the finish.
+		{"a result over 1 KB is written in one unit per KB", with(fetch(), func(c *Call) { c.OutputBytes = 3000 }), 1 + 4, 0},
+		// 5884 bytes: the replay's claim request is billed by the item.
+		{"a replay of a large result pays for the whole item", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes = "DEDUPLICATED", 5000
-		}), 6 + 1, 2},
-		// The record holds the run id twice (449 + 2×200 + 206 bytes with
-		// the result), the row three times (732 + 3×200).
-		{"a long run id makes the finished record and the row two units each", with(fetch(), func(c *Call) { c.RunID += strings.Repeat("x", 200) }), 1 + 2 + 2, 0},
-		// The review is 1024 + 78 + 5 + 60 + 83 = 1250 bytes: its binding
-		// write 2 units, its read 1.
+		}), 6, 0},
+		// The item holds the run id three times: 1478 bytes claimed, 1684 finished.
+		{"a long run id makes the claim and the finish two units each", with(fetch(), func(c *Call) { c.RunID += strings.Repeat("x", 200) }), 2 + 2, 0},
+		// The review is 1246 bytes: its binding write 2 units, its read 1.
 		{"a gated first attempt reads its review and binds it", with(fetch(), func(c *Call) { c.Gated = true }), 3 + 2, 1},
-		{"a gated replay reads its review and binds nothing", with(fetch(), func(c *Call) { c.Gated, c.Status = true, "DEDUPLICATED" }), 2, 1 + 1},
+		{"a gated replay reads its review and binds nothing", with(fetch(), func(c *Call) { c.Gated, c.Status = true, "DEDUPLICATED" }), 2, 1},
 		{"a gated refusal before the claim reads the review", with(fetch(), func(c *Call) {
 			c.Gated, c.Status, c.Attempt, c.OutputBytes = true, "REFUSED", 0, 0
 		}), 1, 1},
@@ -116,19 +115,22 @@ func TestEstimate(t *testing.T) {
 	}{
 		{"a succeeded send-email row is one SES message", []Call{send},
 			Transitions{Reason: "not an execution"},
-			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 5, ReadUnits: 1, SESMessages: 1,
-				USD: USD{Total: 1 + 1 + 50 + 100 + 1000}}},
+			// The claim 1, the finish 1, the review's binding 2; its read 1.
+			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 4, ReadUnits: 1, SESMessages: 1,
+				USD: USD{Total: 1 + 1 + 40 + 100 + 1000}}},
 		{"a failed or replayed send-email sends nothing", []Call{
 			with(send, func(c *Call) { c.Status, c.OutputBytes = "FAILED", 0 }),
 			with(send, func(c *Call) { c.Status = "DEDUPLICATED" }),
 		}, Transitions{},
-			Usage{Invocations: 2, LambdaGBSeconds: 2, LambdaRequests: 2, WriteUnits: 5 + 2, ReadUnits: 1 + 2,
-				USD: USD{Total: 2 + 2 + 70 + 300}}},
+			// The failure as the success above; the replay's claim request 1
+			// and its review read.
+			Usage{Invocations: 2, LambdaGBSeconds: 2, LambdaRequests: 2, WriteUnits: 4 + 1, ReadUnits: 1 + 1,
+				USD: USD{Total: 2 + 2 + 50 + 200}}},
 		{"a row's count multiplies every figure", []Call{with(fetch(), func(c *Call) {
 			c.Status, c.Invocations, c.MemoryMB, c.DurationMS = "DEDUPLICATED", 3, 2048, 500
 		})}, Transitions{},
-			Usage{Invocations: 3, LambdaGBSeconds: 3, LambdaRequests: 3, WriteUnits: 6, ReadUnits: 3,
-				USD: USD{Total: 3 + 3 + 60 + 300}}},
+			Usage{Invocations: 3, LambdaGBSeconds: 3, LambdaRequests: 3, WriteUnits: 6, ReadUnits: 0,
+				USD: USD{Total: 3 + 3 + 60}}},
 		{"a row without memory_mb has no GB-seconds and says so", []Call{with(fetch(), func(c *Call) { c.MemoryMB = 0 })}, Transitions{},
 			Usage{Invocations: 1, LambdaRequests: 1, WriteUnits: 3, MemoryUnknown: 1, USD: USD{Total: 1 + 30}}},
 		{"state transitions are priced in the total", []Call{with(fetch(), func(c *Call) { c.MemoryMB, c.DurationMS = 1024, 1000 })},
@@ -170,16 +172,16 @@ func TestEstimateByTool(t *testing.T) {
 	if len(r.Tools) != 2 || r.Tools[0].Tool != SESTool || r.Tools[1].Tool != "structured-data-fetch" {
 		t.Fatalf("tools %+v, want send-email then structured-data-fetch", r.Tools)
 	}
-	if f := r.Tools[1]; f.Invocations != 2 || f.WriteUnits != 5 || f.ReadUnits != 1 || f.SESMessages != 0 {
+	if f := r.Tools[1]; f.Invocations != 2 || f.WriteUnits != 5 || f.ReadUnits != 0 || f.SESMessages != 0 {
 		t.Errorf("structured-data-fetch: %+v", f)
 	}
 	if r.StepFunctions.Available || r.Total.StateTransitions != nil || r.Total.USD.StepFunctions != 0 {
 		t.Errorf("state transitions that were not available were counted: %+v", r.StepFunctions)
 	}
 	// us-east-1 list prices: 3 Lambda requests at $0.20 a million, 8 write
-	// units at $0.625 a million, 1 read unit at $0.125 a million, 1 SES
-	// message at $0.10 a thousand, 3 × 0.005 GB-s at $0.0000133334.
-	want := 3*0.2e-6 + 8*0.625e-6 + 0.125e-6 + 0.1e-3 + 0.015*0.0000133334
+	// units at $0.625 a million, no read, 1 SES message at $0.10 a
+	// thousand, 3 × 0.005 GB-s at $0.0000133334.
+	want := 3*0.2e-6 + 8*0.625e-6 + 0.1e-3 + 0.015*0.0000133334
 	if d := r.Total.USD.Total - want; d > 1e-12 || d < -1e-12 {
 		t.Errorf("total $%v, want $%v", r.Total.USD.Total, want)
 	}

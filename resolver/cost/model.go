@@ -28,14 +28,15 @@ const (
 type Item string
 
 const (
-	// ClaimItem is the key's idempotency record holding neither result nor
-	// error: as claimed, or as found FAILED or expired.
-	ClaimItem Item = "record"
-	// RecordItem is the record as the call leaves or finds it: with the
-	// result when the row has an output (SUCCEEDED, DEDUPLICATED), else
+	// ClaimItem is the call's item (docs/ledger.md, "One item per call")
+	// holding neither result nor error: as claimed, or as found FAILED or
+	// expired.
+	ClaimItem Item = "call"
+	// RecordItem is the call's item as the call leaves or finds it: with
+	// the result when the row has an output (SUCCEEDED, DEDUPLICATED), else
 	// with the error code.
-	RecordItem Item = "record with its result"
-	// RowItem is the invocation's ToolInvocation row.
+	RecordItem Item = "call with its result"
+	// RowItem is a row item of its own: an invocation that claimed nothing.
 	RowItem Item = "row"
 	// ReviewItem is the review a gated call's approval names.
 	ReviewItem Item = "review"
@@ -69,19 +70,23 @@ type Requests struct {
 // together, and itemBytes when the items change.
 var RequestsPerInvocation = map[Outcome]Requests{
 	FirstClaim: {
-		Ledger: []Request{claim(ClaimItem), {"UpdateItem", RecordItem, true}, putRow},
+		// The claim; the finish, which writes the row as the attempt's entry.
+		Ledger: []Request{claim(ClaimItem), {"UpdateItem", RecordItem, true}},
 		Gated:  []Request{getReview, {"UpdateItem", ReviewItem, true}},
 	},
 	Reclaim: {
-		Ledger: []Request{claim(ClaimItem), {"GetItem", ClaimItem, false}, {"UpdateItem", ClaimItem, true}, {"UpdateItem", RecordItem, true}, putRow},
+		// The claim request (answered with the record), the conditional
+		// re-claim, the finish.
+		Ledger: []Request{claim(ClaimItem), {"UpdateItem", ClaimItem, true}, {"UpdateItem", RecordItem, true}},
 		Gated:  []Request{getReview},
 	},
 	Replay: {
-		Ledger: []Request{claim(RecordItem), {"GetItem", RecordItem, false}, putRow},
+		// The claim request alone: its answer holds the result.
+		Ledger: []Request{claim(RecordItem)},
 		Gated:  []Request{getReview},
 	},
 	RefusedAfterRead: {
-		Ledger: []Request{claim(ClaimItem), {"GetItem", ClaimItem, false}, putRow},
+		Ledger: []Request{claim(ClaimItem), putRow},
 		Gated:  []Request{getReview},
 	},
 	RefusedBeforeClaim: {
@@ -97,9 +102,9 @@ var (
 	getReview = Request{"GetItem", ReviewItem, false}
 )
 
-// claim is the conditional PutItem of the claim; when it fails, its units
-// follow the size of the record already there.
-func claim(existing Item) Request { return Request{"PutItem", existing, true} }
+// claim is the claim's UpdateItem (if_not_exists, ReturnValues ALL_NEW);
+// its units follow the size of the item as it is after the request.
+func claim(existing Item) Request { return Request{"UpdateItem", existing, true} }
 
 // OutcomeOf classifies a call by its row's status and attempt. An unknown
 // status counts as a first claim.
@@ -121,12 +126,16 @@ func OutcomeOf(c Call) Outcome {
 
 // Sizes of values the rows do not carry, in bytes.
 const (
-	digestBytes  = len("sha256:") + 64
-	tokenBytes   = 32 // the claim token, 16 random bytes in hex
-	rowSKBytes   = len("CALL#") + 19 + 1 + 19 + 1 + 8
-	timeBytes    = len("2006-01-02T15:04:05.999999999Z")
-	stateBytes   = len("IN_PROGRESS")
-	toolsetBytes = len("ts_") + 32
+	digestBytes = len("sha256:") + 64
+	tokenBytes  = 32 // the claim token, 16 random bytes in hex
+	rowSKBytes  = len("CALL#") + 19 + 1 + 19 + 1 + 8
+	callSKBytes = len("CALL#") + 19
+	// attemptEntryBytes is one attempt's entry in the call's attempt_log:
+	// its token, number, status, times, sizes and digest.
+	attemptEntryBytes = tokenBytes + 260
+	timeBytes         = len("2006-01-02T15:04:05.999999999Z")
+	stateBytes        = len("IN_PROGRESS")
+	toolsetBytes      = len("ts_") + 32
 	// reviewFixedBytes covers a review item's attributes other than its
 	// run id and input: names, ids, times, reviewers, the task token and
 	// the decision.
@@ -141,7 +150,9 @@ func itemBytes(it Item, c Call) int {
 	key := len(c.RunID) + 1 + digits(c.Seq)
 	switch it {
 	case ClaimItem, RecordItem:
-		n := str("pk", len("KEY#")+key) + str("sk", len("RECORD")) + str("toolset_id", toolsetBytes) +
+		n := str("pk", len("RUN#")+len(c.RunID)) + str("sk", callSKBytes) + str("toolset_id", toolsetBytes) +
+			str("idempotency_key", key) + num("invocations", 2) + num("last_seen_at", 13) +
+			len("attempt_log") + max(c.Attempt, 1)*attemptEntryBytes +
 			str("token", tokenBytes) + str("run_id", len(c.RunID)) + num("seq", digits(c.Seq)) +
 			str("step", len(c.Step)) + str("tool", len(c.Tool)) + str("input_digest", digestBytes) +
 			str("state", stateBytes) + num("attempts", 2) + num("lease_until", 13) +

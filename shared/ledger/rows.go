@@ -3,11 +3,9 @@ package ledger
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -131,18 +129,45 @@ func (s *Store) KeyRows(ctx context.Context, runID string, seq int64) ([]Row, er
 	return s.query(ctx, "RUN#"+runID, callSK(seq))
 }
 
+// ReadAttributes are the only attributes a reader of the ledger (an
+// operator's toolgate ledger and toolgate invoke) gets: the rows' and the
+// calls' digests, sizes, times and states, and toolset bodies — never a
+// recorded result, which only the dispatcher reads. Every read for people
+// sends them as its ProjectionExpression, and the Operator policy allows
+// no other attribute (dynamodb:Attributes, docs/infra.md).
+var ReadAttributes = []string{
+	AttrPK, AttrSK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
+	"state", "attempts", "lease_until", "error_code", "updated_at", attrAttemptLog, "invocations", "last_seen_at",
+	AttrExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
+	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body",
+}
+
+// projection is ReadAttributes as a ProjectionExpression and its names.
+func projection() (*string, map[string]string) {
+	names := make(map[string]string, len(ReadAttributes))
+	parts := make([]string, len(ReadAttributes))
+	for i, a := range ReadAttributes {
+		n := fmt.Sprintf("#p%d", i)
+		names[n], parts[i] = a, n
+	}
+	return aws.String(strings.Join(parts, ", ")), names
+}
+
 func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 	var items []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
+	proj, names := projection()
 	for {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName:              aws.String(s.table),
-			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :prefix)"),
+			KeyConditionExpression: aws.String("#p0 = :pk AND begins_with(#p1, :prefix)"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":pk": str(pk), ":prefix": str(prefix),
 			},
-			ConsistentRead:    aws.Bool(true),
-			ExclusiveStartKey: start,
+			ProjectionExpression:     proj,
+			ExpressionAttributeNames: names,
+			ConsistentRead:           aws.Bool(true),
+			ExclusiveStartKey:        start,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("query %s: %w", pk, err)
@@ -225,7 +250,11 @@ func callRows(it map[string]types.AttributeValue) ([]Row, *Row) {
 	last := time.UnixMilli(getN(it, "last_seen_at")).UTC()
 	d := base
 	d.Status, d.Count, d.StartedAt, d.EndedAt = Deduplicated, int(getN(it, "invocations")), last, last
-	d.OutputDigest, d.OutputBytes = outputOf(rec.Result)
+	for _, r := range rows { // a replay returns the successful attempt's output
+		if r.Status == Succeeded {
+			d.OutputDigest, d.OutputBytes = r.OutputDigest, r.OutputBytes
+		}
+	}
 	return rows, &d
 }
 
@@ -262,15 +291,6 @@ func fillFromEntry(r *Row, e map[string]types.AttributeValue) {
 	r.OutputDigest = getS(e, "output_digest")
 	r.OutputBytes = int(getN(e, "output_bytes"))
 	r.MemoryMB = int(getN(e, "memory_mb"))
-}
-
-// outputOf is the digest and size of a recorded result.
-func outputOf(result json.RawMessage) (string, int) {
-	if len(result) == 0 {
-		return "", 0
-	}
-	sum := sha256.Sum256(result)
-	return "sha256:" + hex.EncodeToString(sum[:]), len(result)
 }
 
 func rowFromItem(it map[string]types.AttributeValue) Row {

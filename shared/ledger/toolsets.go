@@ -64,6 +64,8 @@ func (s *Store) RegisterToolset(ctx context.Context, ts *toolset.Toolset) (creat
 func (s *Store) toolsetBody(ctx context.Context, id string) ([]byte, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: toolsetKey(id), ConsistentRead: aws.Bool(true),
+		// An operator's read: ReadAttributes' "body" only.
+		ProjectionExpression: aws.String("#body"), ExpressionAttributeNames: map[string]string{"#body": "body"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get toolset %s: %w", id, err)
