@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 )
 
 // Actions AWS authorises on no resource ARN (the Service Authorization
@@ -204,8 +206,16 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 		"toolgate ledger and toolgate invoke: ledger reads and the tool functions' direct lane",
 		// Calls with their records and rows (RUN#) and toolsets (TOOLSET#), never a
 		// review item (REVIEW#): its inputs are for reviewers only.
+		// Only the attributes readers get (ledgertable.ReadAttributes:
+		// digests, sizes, states, toolset bodies), never a recorded result.
+		// GetItem carries no Select, hence IfExists; every read the CLI
+		// makes sends a ProjectionExpression (docs/ledger.md).
 		ledgerStatement("LedgerReads", []string{ddbGetItem, ddbQuery}, []*string{ledger.Table}, map[string]any{
-			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{"RUN#*", "TOOLSET#*"}},
+			"ForAllValues:StringLike": map[string]any{
+				"dynamodb:LeadingKeys": []string{"RUN#*", "TOOLSET#*"},
+				"dynamodb:Attributes":  ledgertable.ReadAttributes,
+			},
+			"StringEqualsIfExists": map[string]any{"dynamodb:Select": "SPECIFIC_ATTRIBUTES"},
 		}),
 		// The index projects no review inputs, reasons or task tokens.
 		ledgerStatement("LedgerIndexReads", []string{ddbQuery}, ledger.Indexes, nil),

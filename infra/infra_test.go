@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +16,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
+
+	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 )
 
 // starResource lists every action allowed on Resource "*", with the reason.
@@ -124,7 +127,8 @@ var wantManagedPolicies = map[string][]stmt{
 	},
 	"toolgate-test-operator": {
 		{Sid: "LedgerReads", Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resources: []string{tableARN},
-			Condition: `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["RUN#*","TOOLSET#*"]}}`},
+			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":` + readAttributesJSON() + `,"dynamodb:LeadingKeys":["RUN#*","TOOLSET#*"]},` +
+				`"StringEqualsIfExists":{"dynamodb:Select":"SPECIFIC_ATTRIBUTES"}}`},
 		{Sid: "LedgerIndexReads", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
 		{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
 			"${ReviewRequestFunction.Arn}", "${SendEmailFunction.Arn}", "${StructuredDataFetchFunction.Arn}", "${WorkflowValidatorFunction.Arn}"}},
@@ -954,4 +958,14 @@ func wrap(what string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// readAttributesJSON is the Operator's allowed attributes as the template
+// renders them; a recorded result is never among them.
+func readAttributesJSON() string {
+	if slices.Contains(ledgertable.ReadAttributes, "result") {
+		panic("ledger.ReadAttributes holds the recorded result")
+	}
+	b, _ := json.Marshal(ledgertable.ReadAttributes)
+	return string(b)
 }
