@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +256,24 @@ func TestOneItemPerCall(t *testing.T) {
 	want := "[1:FAILED:1 2:FAILED:1 3:FAILED:1 4:FAILED:1 5:FAILED:1 6:FAILED:1 7:FAILED:1 8:FAILED:1 9:FAILED:1 10:SUCCEEDED:1 0:REFUSED:1 0:DEDUPLICATED:3]"
 	if fmt.Sprint(got) != want {
 		t.Fatalf("rows %v\nwant %s", got, want)
+	}
+}
+
+// RunRows reads with ReadAttributes: a crashed attempt that still holds
+// the claim reads IN_PROGRESS (the projection carries the claim token),
+// and nothing read holds the recorded result.
+func TestRowsReadWithoutResults(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	rec := &Record{Key: "run/1", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	rows, err := s.RunRows(ctx, "run")
+	if err != nil || len(rows) != 1 || rows[0].Status != InProgressRow {
+		t.Fatalf("rows %+v %v, want the attempt IN_PROGRESS", rows, err)
+	}
+	if slices.Contains(ReadAttributes, "result") {
+		t.Fatal("ReadAttributes holds the recorded result")
 	}
 }

@@ -137,7 +137,7 @@ func (s *Store) KeyRows(ctx context.Context, runID string, seq int64) ([]Row, er
 // no other attribute (dynamodb:Attributes, docs/infra.md).
 var ReadAttributes = []string{
 	AttrPK, AttrSK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
-	"state", "attempts", "lease_until", "error_code", "updated_at", attrAttemptLog, "invocations", "last_seen_at",
+	"state", "attempts", "lease_until", "token", "error_code", "updated_at", attrAttemptLog, "invocations", "last_seen_at",
 	AttrExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
 	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body",
 }
