@@ -343,3 +343,30 @@ func TestToolsetRegisterHelpNamesTheOperator(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
 }
+
+// A call's replays print as one DEDUPLICATED line with their count.
+func TestLedgerPrintsReplaysOnce(t *testing.T) {
+	store, flags := ledgerEnv(t)
+	ctx := t.Context()
+	claim := func() *ledger.Record {
+		return &ledger.Record{Key: "run-replays/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	}
+	first := claim()
+	if ok, _, err := store.Claim(ctx, first); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	now := time.Now()
+	if ok, err := store.Finish(ctx, first.Key, first.Token, ledger.Completed, json.RawMessage(`{"n":1}`),
+		&ledger.Row{Attempt: 1, Status: ledger.Succeeded, StartedAt: now, EndedAt: now, OutputBytes: 7}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for range 3 {
+		if ok, _, err := store.Claim(ctx, claim()); ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	code, out, errs := run(append(append([]string{"ledger"}, flags...), "run-replays")...)
+	if code != ExitOK || strings.Count(out, "\n") != 3 || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, "DEDUPLICATED ×3") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
