@@ -48,7 +48,7 @@ bench: deps
 FUZZTIME ?= 15s
 FUZZ_TARGETS := \
 	./resolver/:FuzzParse \
-	./shared/envelope/:FuzzDecode \
+	./shared/tool/:FuzzDecodeEnvelope \
 	./shared/toolset/:FuzzToolsetParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
 	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzMatch \

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/envelope"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // rieFunctionName is the only function name the Lambda Runtime Interface
@@ -117,7 +117,7 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitErrors
 	}
-	if _, err := envelope.Decode(payload); err != nil {
+	if _, err := tool.DecodeEnvelope(payload); err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
 		return ExitMisuse
 	}

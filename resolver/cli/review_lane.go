@@ -8,8 +8,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/toolgate/toolgate/shared/envelope"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -58,7 +58,7 @@ func addReviewLane(fs *flag.FlagSet) *reviewLane {
 // code than ExitOK ends the command (rejected, no decision in time,
 // misuse).
 func (l *reviewLane) gate(ctx context.Context, ts *toolset.Toolset, payload []byte, stderr io.Writer) ([]byte, int) {
-	env, err := envelope.Decode(payload)
+	env, err := tool.DecodeEnvelope(payload)
 	if err != nil || len(env.Approval) > 0 {
 		return payload, ExitOK // the dispatcher refuses a bad envelope, and checks an approval
 	}

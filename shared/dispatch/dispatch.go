@@ -20,7 +20,6 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/envelope"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -46,7 +45,7 @@ const (
 
 // Call is what a tool's Run receives.
 type Call struct {
-	Envelope *envelope.Envelope
+	Envelope *tool.Envelope
 	// Input is the validated input object.
 	Input json.RawMessage
 	// Pinned is the tool's contract in the run's toolset.
@@ -155,7 +154,7 @@ func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (out j
 type invocation struct {
 	d       *Dispatcher
 	started time.Time
-	env     *envelope.Envelope
+	env     *tool.Envelope
 	ts      *toolset.Toolset
 	pinned  toolset.Tool
 	digest  string
@@ -175,7 +174,7 @@ type invocation struct {
 
 func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	d := inv.d
-	env, err := envelope.Decode(payload)
+	env, err := tool.DecodeEnvelope(payload)
 	if err != nil {
 		d.log.WarnContext(ctx, "envelope refused", "error", err)
 		return nil, err // no run to write a row for

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/shared/envelope"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Approver is the approver of the reviews this package approves.
@@ -60,7 +60,7 @@ func Approval(t testing.TB, r *review.Review) json.RawMessage {
 // returns the envelope with that approval added.
 func Approve(t testing.TB, s *review.Store, payload json.RawMessage) json.RawMessage {
 	t.Helper()
-	env, err := envelope.Decode(payload)
+	env, err := tool.DecodeEnvelope(payload)
 	if err != nil {
 		t.Fatalf("reviewtest: %v", err)
 	}

@@ -1,17 +1,15 @@
-package envelope
+package tool
 
 import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/toolgate/toolgate/shared/tool"
 )
 
 const valid = `{"tool":"send-email","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":2,"step":"send","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/2","attempt":1,"tolerate_duplicates":false,"input":{"to":["a@example.com"]},"approval":{"review_id":"r"}}`
 
 func TestDecodeValid(t *testing.T) {
-	e, err := Decode([]byte(valid))
+	e, err := DecodeEnvelope([]byte(valid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +35,13 @@ func TestDecodeRefuses(t *testing.T) {
 		{"bad toolset", strings.Replace(valid, "ts_0123", "ts_X123", 1), `"toolset_id"`},
 		{"attempt bool", strings.Replace(valid, `"attempt":1`, `"attempt":true`, 1), `"attempt"`},
 		{"tolerate string", strings.Replace(valid, `"tolerate_duplicates":false`, `"tolerate_duplicates":"no"`, 1), `"tolerate_duplicates"`},
-		{"too big", `{"x":"` + strings.Repeat("a", MaxSize) + `"}`, "limit"},
+		{"too big", `{"x":"` + strings.Repeat("a", MaxEnvelopeSize) + `"}`, "limit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Decode([]byte(c.in))
-			var te *tool.Error
-			if !errors.As(err, &te) || te.Code != tool.InputInvalid {
+			_, err := DecodeEnvelope([]byte(c.in))
+			var te *Error
+			if !errors.As(err, &te) || te.Code != InputInvalid {
 				t.Fatalf("err = %v", err)
 			}
 			if !strings.Contains(te.Message, c.field) {
@@ -53,15 +51,15 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 }
 
-func FuzzDecode(f *testing.F) {
+func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(valid))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"seq":1e400}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := Decode(data)
+		e, err := DecodeEnvelope(data)
 		if err != nil {
-			var te *tool.Error
-			if !errors.As(err, &te) || te.Code != tool.InputInvalid {
+			var te *Error
+			if !errors.As(err, &te) || te.Code != InputInvalid {
 				t.Fatalf("error %v is not TOOL_INPUT_INVALID", err)
 			}
 			return

@@ -1,4 +1,4 @@
-package envelope
+package tool
 
 import (
 	"bytes"
@@ -9,16 +9,16 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// MaxSize bounds an envelope: Step Functions passes at most 256 KiB of
+// MaxEnvelopeSize bounds an envelope: Step Functions passes at most 256 KiB of
 // state to a Task (AWS Step Functions quota), and a Lambda synchronous
 // payload is at most 6 MB; anything larger is not from toolgate.
-const MaxSize = 256 << 10
+const MaxEnvelopeSize = 256 << 10
 
-// Envelope is one call of a tool.
+// Envelope is one call of a tool: what a compiled Step Functions Task (or
+// `toolgate invoke`) sends to a tool function (docs/solutions.md, "The
+// tool Task"); the dispatcher reads it with DecodeEnvelope.
 type Envelope struct {
 	Tool      string `json:"tool"`
 	ToolsetID string `json:"toolset_id"`
@@ -81,14 +81,14 @@ var fields = []field{
 	}},
 }
 
-// Decode parses an envelope strictly. Every failure is a *tool.Error with
+// DecodeEnvelope parses an envelope strictly. Every failure is a *Error with
 // code TOOL_INPUT_INVALID whose message names the field.
-func Decode(data []byte) (*Envelope, error) {
-	if len(data) > MaxSize {
-		return nil, tool.Errorf(tool.InputInvalid, "envelope is %d bytes, over the %d-byte limit", len(data), MaxSize)
+func DecodeEnvelope(data []byte) (*Envelope, error) {
+	if len(data) > MaxEnvelopeSize {
+		return nil, Errorf(InputInvalid, "envelope is %d bytes, over the %d-byte limit", len(data), MaxEnvelopeSize)
 	}
 	if !utf8.Valid(data) {
-		return nil, tool.Errorf(tool.InputInvalid, "envelope is not valid UTF-8")
+		return nil, Errorf(InputInvalid, "envelope is not valid UTF-8")
 	}
 	raw, err := members(data)
 	if err != nil {
@@ -101,20 +101,20 @@ func Decode(data []byte) (*Envelope, error) {
 		v, ok := raw[f.name]
 		if !ok {
 			if f.required {
-				return nil, tool.Errorf(tool.InputInvalid, "envelope field %q is missing", f.name)
+				return nil, Errorf(InputInvalid, "envelope field %q is missing", f.name)
 			}
 			continue
 		}
 		if f.required && string(bytes.TrimSpace(v)) == "null" {
-			return nil, tool.Errorf(tool.InputInvalid, "envelope field %q must not be null", f.name)
+			return nil, Errorf(InputInvalid, "envelope field %q must not be null", f.name)
 		}
 		if err := f.decode(e, v); err != nil {
-			return nil, tool.Errorf(tool.InputInvalid, "envelope field %q: %s", f.name, typeProblem(err))
+			return nil, Errorf(InputInvalid, "envelope field %q: %s", f.name, typeProblem(err))
 		}
 	}
 	for k := range raw {
 		if !known[k] {
-			return nil, tool.Errorf(tool.InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(truncate(k)))
+			return nil, Errorf(InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(truncate(k)))
 		}
 	}
 	if err := e.validate(); err != nil {
@@ -128,7 +128,7 @@ func Decode(data []byte) (*Envelope, error) {
 // the first of two "tool" members would see another call) and any data
 // after the object.
 func members(data []byte) (map[string]json.RawMessage, error) {
-	notObject := tool.Errorf(tool.InputInvalid, "envelope is not a JSON object")
+	notObject := Errorf(InputInvalid, "envelope is not a JSON object")
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -143,10 +143,10 @@ func members(data []byte) (map[string]json.RawMessage, error) {
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, tool.Errorf(tool.InputInvalid, "envelope field %s is not valid JSON", strconv.Quote(truncate(name)))
+			return nil, Errorf(InputInvalid, "envelope field %s is not valid JSON", strconv.Quote(truncate(name)))
 		}
 		if _, dup := out[name]; dup {
-			return nil, tool.Errorf(tool.InputInvalid, "envelope field %s appears twice", strconv.Quote(truncate(name)))
+			return nil, Errorf(InputInvalid, "envelope field %s appears twice", strconv.Quote(truncate(name)))
 		}
 		out[name] = v
 	}
@@ -154,7 +154,7 @@ func members(data []byte) (map[string]json.RawMessage, error) {
 		return nil, notObject
 	}
 	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
-		return nil, tool.Errorf(tool.InputInvalid, "envelope has data after its JSON object")
+		return nil, Errorf(InputInvalid, "envelope has data after its JSON object")
 	}
 	return out, nil
 }
@@ -184,7 +184,7 @@ func truncate(s string) string {
 
 func (e *Envelope) validate() error {
 	bad := func(field, format string, args ...any) error {
-		return tool.Errorf(tool.InputInvalid, "envelope field %q: "+format, append([]any{field}, args...)...)
+		return Errorf(InputInvalid, "envelope field %q: "+format, append([]any{field}, args...)...)
 	}
 	switch {
 	case !namePattern.MatchString(e.Tool):
