@@ -3,7 +3,7 @@ package resolver
 import (
 	"fmt"
 
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/reviewer"
 	"math"
 	"regexp"
 	"strconv"
@@ -472,15 +472,15 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 			st.ReviewTimeout, _ = d.integer(&f, what+" review.timeout_seconds", 1, MaxReviewTimeout)
 		case "reviewers":
 			list := d.strings(&f, what+" review.reviewers")
-			if len(list) > review.MaxReviewers {
-				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s has %d reviewers; a review takes at most %d", what, len(list), review.MaxReviewers)
+			if len(list) > reviewer.MaxReviewers {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s has %d reviewers; a review takes at most %d", what, len(list), reviewer.MaxReviewers)
 			}
 			for _, r := range list {
 				if !strings.HasPrefix(r.Name, "arn:") {
 					d.ds.errorf(r.Pos, RuleInvalidValue, "%s reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", what, truncate(r.Name))
 					continue
 				}
-				if err := review.CheckPattern(r.Name); err != nil {
+				if err := reviewer.CheckPattern(r.Name); err != nil {
 					d.ds.errorf(r.Pos, RuleInvalidValue, "%s: %v", what, err)
 					continue
 				}

@@ -76,7 +76,7 @@ func TestAdv2HandMadeToolsetUngatesSendEmail(t *testing.T) {
 // Reviewer patterns the resolver accepts must be patterns review-request
 // accepts: otherwise the Solution compiles and publishes, and every run
 // fails at its review Task (TOOL_INPUT_INVALID, then <review>-failed).
-// review.CheckPattern says it validates "as the resolver does", and
+// reviewer.CheckPattern says it validates "as the resolver does", and
 // docs/reviews.md says review-request takes "≤ 100 patterns, each arn:…
 // without whitespace, as the resolver checks them".
 func TestAdv2ReviewersResolverAndRuntimeDisagree(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -78,8 +77,8 @@ func Validate(in Input) (*Output, error) {
 }
 
 // Tool is the workflow-validator tool for dispatch.Main.
-func Tool() dispatch.Func {
-	return func(ctx context.Context, call *dispatch.Call) (json.RawMessage, error) {
+func Tool() tool.Func {
+	return func(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 		var in Input
 		if err := json.Unmarshal(call.Input, &in); err != nil {
 			return nil, tool.Wrap(tool.InputInvalid, err, "input is not a workflow-validator input")

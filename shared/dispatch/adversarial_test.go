@@ -33,8 +33,8 @@ import (
 )
 
 // padEcho returns the "pad" member exactly as the tool received it.
-func padEcho(calls *atomic.Int64) Func {
-	return func(ctx context.Context, c *Call) (json.RawMessage, error) {
+func padEcho(calls *atomic.Int64) tool.Func {
+	return func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		calls.Add(1)
 		dec := json.NewDecoder(bytes.NewReader(c.Input))
 		dec.UseNumber()
@@ -112,7 +112,7 @@ func TestAdvValidatedInputDiffersFromDelivered(t *testing.T) {
 // the record finished and the row written before the Lambda deadline.
 func TestAdvToolIgnoringDeadlineOverrunsLambda(t *testing.T) {
 	e := newEnv(t)
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		time.Sleep(4 * time.Second) // ignores ctx
 		return json.RawMessage(`{"text":"late"}`), nil
 	})
@@ -172,7 +172,7 @@ func TestAdvHungLedgerReturnsBeforeDeadline(t *testing.T) {
 func TestAdvNoTimeLeftPoisonsAtMostOnce(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
-	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err // nothing sent
 		}
@@ -205,7 +205,7 @@ func TestAdvCancelAfterClaimLeavesNoTrace(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := e.dispatcher(t, "test-echo", func(c2 context.Context, call *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(c2 context.Context, call *tool.Call) (json.RawMessage, error) {
 		cancel()
 		<-c2.Done()
 		return nil, c2.Err()
@@ -262,7 +262,7 @@ func TestAdvUncompilableOutputSchemaRerunsAtMostOnce(t *testing.T) {
 func TestAdvForeignErrorAfterEffectRerunsAtMostOnce(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		sends.Add(1) // the email is out
 		return nil, errors.New("decode provider response: unexpected EOF")
 	})
@@ -414,7 +414,7 @@ func TestAdvConfigAcceptsBadValues(t *testing.T) {
 func TestAdvLeaseExpiresWhileRunningAtLeastOnce(t *testing.T) {
 	e := newEnv(t)
 	var runs atomic.Int64
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		runs.Add(1)
 		if c.Attempt == 1 {
 			time.Sleep(2500 * time.Millisecond)
@@ -449,7 +449,7 @@ func TestAdvLeaseExpiresWhileRunningAtLeastOnce(t *testing.T) {
 func TestAdvLeaseExpiresWhileRunningAtMostOnce(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		time.Sleep(2500 * time.Millisecond)
 		return json.RawMessage(`{"message_id":"m-1"}`), nil
@@ -495,7 +495,7 @@ func TestAdvClaimResponseLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	}, func(c *Config) { c.Lease = 3 * time.Second })
@@ -549,7 +549,7 @@ func TestAdvDynamoStopped(t *testing.T) {
 	}
 	// Stopped while the tool runs: the caller still gets a contract outcome.
 	var stopOnce sync.Once
-	stopper := e.dispatcher(t, "test-echo", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	stopper := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		stopOnce.Do(func() { p.Stop() })
 		return json.RawMessage(`{"text":"done"}`), nil
 	})
@@ -605,7 +605,7 @@ func TestAdvCancelledBeforeInvoke(t *testing.T) {
 func TestAdvMixedInputsOneKey(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		time.Sleep(200 * time.Millisecond)
 		return echo(&calls)(ctx, c)
 	})
@@ -650,7 +650,7 @@ func TestAdvMixedInputsOneKey(t *testing.T) {
 func TestAdvConcurrentRetriesAttemptCap(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		calls.Add(1)
 		return nil, tool.Errorf(tool.RateLimited, "429")
 	})
@@ -726,7 +726,7 @@ func TestAdvEnvelopeOddNumbers(t *testing.T) {
 func TestAdvOddOutputs(t *testing.T) {
 	e := newEnv(t)
 	var out atomic.Value
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		return out.Load().(json.RawMessage), nil
 	}, func(c *Config) { c.InlineLimit = 100 })
 	for _, o := range []json.RawMessage{nil, json.RawMessage(`null`), json.RawMessage(`{"text":"a"} {"x":1}`), json.RawMessage(`"text"`), json.RawMessage(`{"text":1}`)} {
@@ -748,7 +748,7 @@ func TestAdvOddOutputs(t *testing.T) {
 func TestAdvPanicAfterPartialWork(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		panic("after send")
 	})
@@ -792,7 +792,7 @@ func TestAdvReplayUnderOtherToolset(t *testing.T) {
 // applied: for at_most_once the key is UNKNOWN although the outcome is known.
 func TestAdvLateSuccessDiscarded(t *testing.T) {
 	e := newEnv(t)
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		time.Sleep(1700 * time.Millisecond)
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	})

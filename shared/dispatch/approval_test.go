@@ -17,8 +17,8 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-func gatedTool(calls *atomic.Int64) Func {
-	return func(ctx context.Context, c *Call) (json.RawMessage, error) {
+func gatedTool(calls *atomic.Int64) tool.Func {
+	return func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		n := calls.Add(1)
 		var in struct{ Fail string }
 		json.Unmarshal(c.Input, &in)

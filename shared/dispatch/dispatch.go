@@ -43,24 +43,6 @@ const (
 	DefaultLeaseMargin = 30 * time.Second
 )
 
-// Call is what a tool's Run receives.
-type Call struct {
-	Envelope *tool.Envelope
-	// Input is the validated input object.
-	Input json.RawMessage
-	// Pinned is the tool's contract in the run's toolset.
-	Pinned toolset.Tool
-	// Toolset is the run's pinned toolset (fetch_hosts for the http tool).
-	Toolset *toolset.Toolset
-	// Attempt is the ledger's attempt number for this key, from 1.
-	Attempt int
-}
-
-// Func runs a tool. It returns the result object, or an error that is a
-// *tool.Error (anything else is classified as TOOL_INTERNAL). A tool sets
-// MaybeApplied on errors raised after its side-effecting call began.
-type Func func(ctx context.Context, call *Call) (json.RawMessage, error)
-
 // Config tunes a Dispatcher. Zero fields take the defaults in their comments.
 type Config struct {
 	// Tool is the name of the function's own tool; envelopes for another
@@ -114,14 +96,14 @@ func (c *Config) Validate() error {
 type Dispatcher struct {
 	cfg      Config
 	store    *ledger.Store
-	run      Func
+	run      tool.Func
 	log      *slog.Logger
 	toolsets sync.Map // id -> *toolset.Toolset, immutable, cached per container
 	reviews  Reviews  // approvals of gated tools (approval.go)
 }
 
 // New returns a Dispatcher, or an error for a bad config.
-func New(cfg Config, store *ledger.Store, run Func, log *slog.Logger) (*Dispatcher, error) {
+func New(cfg Config, store *ledger.Store, run tool.Func, log *slog.Logger) (*Dispatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -424,7 +406,7 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) (json
 				done <- result{err: &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: true}}
 			}
 		}()
-		out, err := d.run(runCtx, &Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt})
+		out, err := d.run(runCtx, &tool.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt})
 		done <- result{out, err}
 	}()
 	var res result

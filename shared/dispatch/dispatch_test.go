@@ -18,7 +18,7 @@ import (
 // raised it, the dispatcher decided it, or something foreign happened.
 func TestErrorTable(t *testing.T) {
 	e := newEnv(t)
-	raise := func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	raise := func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		var in struct{ Fail string }
 		json.Unmarshal(c.Input, &in)
 		switch in.Fail {
@@ -80,7 +80,7 @@ func TestErrorTable(t *testing.T) {
 func TestConcurrentOneKey(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
-	slow := func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	slow := func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		time.Sleep(300 * time.Millisecond)
 		return echo(&calls)(ctx, c)
 	}
@@ -170,7 +170,7 @@ func TestExpiredLease(t *testing.T) {
 		}
 	}
 	var sends atomic.Int64
-	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	})
@@ -221,7 +221,7 @@ func TestDefiniteFailureAndAttemptCap(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	flaky := e.dispatcher(t, "test-echo", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	flaky := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		if calls.Add(1) == 1 {
 			return nil, tool.Errorf(tool.UpstreamUnavailable, "503")
 		}
@@ -240,7 +240,7 @@ func TestDefiniteFailureAndAttemptCap(t *testing.T) {
 	}
 
 	calls.Store(0)
-	always := e.dispatcher(t, "test-echo", func(ctx context.Context, c *Call) (json.RawMessage, error) {
+	always := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		calls.Add(1)
 		return nil, tool.Errorf(tool.RateLimited, "429")
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -122,7 +123,7 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
-func (e *env) dispatcher(t testing.TB, name string, run Func, mod ...func(*Config)) *Dispatcher {
+func (e *env) dispatcher(t testing.TB, name string, run tool.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
 	cfg := Config{Tool: name, MemoryMB: 128}
 	for _, m := range mod {
@@ -170,8 +171,8 @@ func codeOf(t testing.TB, err error) string {
 	return ive.Type
 }
 
-func echo(calls *atomic.Int64) Func {
-	return func(ctx context.Context, c *Call) (json.RawMessage, error) {
+func echo(calls *atomic.Int64) tool.Func {
+	return func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		calls.Add(1)
 		var in struct {
 			Text string

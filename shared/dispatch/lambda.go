@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Environment variables a tool function reads at cold start (docs/dispatcher.md).
@@ -69,9 +70,9 @@ func ConfigFromEnv(tool string, getenv func(string) string) (Config, string, err
 // AWS_ENDPOINT_URL_DYNAMODB points it at a local stand-in), and starts the
 // Lambda runtime with the dispatcher. A bad configuration stops the
 // function with one log line.
-func Main(tool string, run Func) {
+func Main(name string, run tool.Func) {
 	log := coldstart.Logger()
-	cfg, table, err := ConfigFromEnv(tool, os.Getenv)
+	cfg, table, err := ConfigFromEnv(name, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))
 	d, err := New(cfg, ledger.New(db, table), run, log)

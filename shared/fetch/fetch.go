@@ -21,7 +21,6 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -71,8 +70,8 @@ type Output struct {
 // Tool returns the structured-data-fetch tool for dispatch.Main. The
 // pinned host list is the run's Toolset.FetchHosts; a toolset without them
 // allows no fetch.
-func (c *Config) Tool() dispatch.Func {
-	return func(ctx context.Context, call *dispatch.Call) (json.RawMessage, error) {
+func (c *Config) Tool() tool.Func {
+	return func(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 		var in Input
 		dec := json.NewDecoder(bytes.NewReader(call.Input))
 		dec.DisallowUnknownFields()

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -374,7 +373,7 @@ func TestRedirects(t *testing.T) {
 	}
 }
 
-// TestTool runs the dispatch.Func with the run's pinned fetch_hosts and
+// TestTool runs the tool.Func with the run's pinned fetch_hosts and
 // checks the result against the catalog's output schema.
 func TestTool(t *testing.T) {
 	up := newUpstream(t, jsonHandler(`{"items": [{"id": 1}], "n": 1}`))
@@ -389,7 +388,7 @@ func TestTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := func(fetchHosts []string, input string) (json.RawMessage, error) {
-		return run(context.Background(), &dispatch.Call{Input: json.RawMessage(input), Toolset: &toolset.Toolset{FetchHosts: fetchHosts}})
+		return run(context.Background(), &tool.Call{Input: json.RawMessage(input), Toolset: &toolset.Toolset{FetchHosts: fetchHosts}})
 	}
 	raw, err := call([]string{"api.example.com"}, `{"url": "https://api.example.com/x", "select": "/items/0"}`)
 	if err != nil {
@@ -422,7 +421,7 @@ func TestTool(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (&Config{}).Tool()(context.Background(), &dispatch.Call{Input: json.RawMessage(`{"url": "https://api.example.com/"}`), Toolset: &toolset.Toolset{FetchHosts: []string{"api.example.com"}}}); code(t, err) != tool.PermissionDenied {
+	if _, err := (&Config{}).Tool()(context.Background(), &tool.Call{Input: json.RawMessage(`{"url": "https://api.example.com/"}`), Toolset: &toolset.Toolset{FetchHosts: []string{"api.example.com"}}}); code(t, err) != tool.PermissionDenied {
 		t.Fatalf("no platform allow-list: %v", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
 // Limits of a review, with their sources.
@@ -187,8 +189,8 @@ func New(p Params) (*Review, error) {
 		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", truncate(p.ToolsetID, 64))
 	case p.TimeoutSeconds < 1 || p.TimeoutSeconds > MaxTimeout:
 		return nil, bad("timeout_seconds %d is outside 1..%d: a task token lives at most a year", p.TimeoutSeconds, MaxTimeout)
-	case len(p.Reviewers) > MaxReviewers:
-		return nil, bad("%d reviewers, over %d", len(p.Reviewers), MaxReviewers)
+	case len(p.Reviewers) > reviewer.MaxReviewers:
+		return nil, bad("%d reviewers, over %d", len(p.Reviewers), reviewer.MaxReviewers)
 	case len(p.Input) > MaxInputBytes:
 		return nil, bad("input is %d bytes, over %d", len(p.Input), MaxInputBytes)
 	}
@@ -196,7 +198,7 @@ func New(p Params) (*Review, error) {
 		return nil, bad("input must be a JSON object")
 	}
 	for _, pat := range p.Reviewers {
-		if err := CheckPattern(pat); err != nil {
+		if err := reviewer.CheckPattern(pat); err != nil {
 			return nil, bad("%v", err)
 		}
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/toolgate/toolgate/infra/local"
-	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -113,7 +112,7 @@ func mustConfig(t testing.TB, from string, allow ...string) Config {
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 // run calls the tool's Func directly with input.
-func run(t testing.TB, f dispatch.Func, input any) (json.RawMessage, *tool.Error) {
+func run(t testing.TB, f tool.Func, input any) (json.RawMessage, *tool.Error) {
 	t.Helper()
 	raw, ok := input.(string)
 	if !ok {
@@ -123,7 +122,7 @@ func run(t testing.TB, f dispatch.Func, input any) (json.RawMessage, *tool.Error
 		}
 		raw = string(b)
 	}
-	out, err := f(t.Context(), &dispatch.Call{Input: json.RawMessage(raw), Attempt: 1})
+	out, err := f(t.Context(), &tool.Call{Input: json.RawMessage(raw), Attempt: 1})
 	if err == nil {
 		return out, nil
 	}
@@ -197,12 +196,12 @@ func wantCode(t testing.TB, te *tool.Error, code tool.Code) {
 	}
 }
 
-// callFor is a dispatch.Call with input marshalled to JSON.
-func callFor(t testing.TB, input any) *dispatch.Call {
+// callFor is a tool.Call with input marshalled to JSON.
+func callFor(t testing.TB, input any) *tool.Call {
 	t.Helper()
 	b, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &dispatch.Call{Input: b, Attempt: 1}
+	return &tool.Call{Input: b, Attempt: 1}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 
-	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -50,8 +49,8 @@ type output struct {
 // sent unless every recipient passes cfg.Allow. The input is decoded
 // strictly (unknown fields are TOOL_INPUT_INVALID), so the Func is safe to
 // call without the dispatcher's schema check.
-func Tool(cfg Config, ses API) dispatch.Func {
-	return func(ctx context.Context, call *dispatch.Call) (json.RawMessage, error) {
+func Tool(cfg Config, ses API) tool.Func {
+	return func(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 		if cfg.From == "" || ses == nil {
 			return nil, tool.Errorf(tool.Internal, "send-email is not configured")
 		}

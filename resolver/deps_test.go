@@ -1,0 +1,25 @@
+package resolver
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The compiler packages (the resolver, Gate A and the workflow-validator
+// tool that runs them) link no AWS service SDK: compiling a Solution needs
+// none, and the workflow-validator function stays small (issue 10; the
+// review patterns it checks live in the SDK-free shared/reviewer).
+func TestCompilerLinksNoAWSServiceSDK(t *testing.T) {
+	for _, pkg := range []string{".", "./gate", "./validator"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.Contains(dep, "github.com/aws/aws-sdk-go-v2/service/") {
+				t.Errorf("resolver/%s links %s", strings.TrimPrefix(pkg, "./"), dep)
+			}
+		}
+	}
+}

@@ -1,0 +1,31 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// Call is what a tool's Func receives from the dispatcher (shared/dispatch)
+// once the envelope is decoded, the toolset loaded and checked, the input
+// validated against the pinned schema, any approval checked and the key
+// claimed.
+type Call struct {
+	Envelope *Envelope
+	// Input is the validated input object, in its RFC 8785 form: exactly
+	// what was validated and digested.
+	Input json.RawMessage
+	// Pinned is the tool's contract in the run's toolset.
+	Pinned toolset.Tool
+	// Toolset is the run's pinned toolset (fetch_hosts for the http tool).
+	Toolset *toolset.Toolset
+	// Attempt is the ledger's attempt number for this key, from 1.
+	Attempt int
+}
+
+// Func runs a tool. It returns the result object, or an error that is a
+// *Error (anything else is classified as TOOL_INTERNAL). A tool sets
+// MaybeApplied on errors raised after its side-effecting call began.
+// Tools implement Func and import this package, never the dispatcher.
+type Func func(ctx context.Context, call *Call) (json.RawMessage, error)
