@@ -4,8 +4,6 @@ import (
 	"testing"
 )
 
-
-
 func TestAuthorize(t *testing.T) {
 	editors := []string{"arn:aws:sts::*:assumed-role/editors/*"}
 	for _, c := range []struct {
@@ -25,4 +23,3 @@ func TestAuthorize(t *testing.T) {
 		}
 	}
 }
-
