@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Names of the states the resolver adds. Step ids are lower-case, so none
@@ -29,7 +30,7 @@ const (
 // Errors matched by the generated Retriers and Catchers.
 var (
 	// retryableTool are the tool contract's retryable codes (ADR-0013).
-	retryableTool = []string{"TOOL_TIMEOUT", "TOOL_RATE_LIMITED", "TOOL_UPSTREAM_UNAVAILABLE"}
+	retryableTool = tool.RetryableCodes()
 	// lambdaTransient are Lambda's transient service errors, raised before
 	// the function ran; a crash (Lambda.Unknown) is not among them.
 	lambdaTransient = []string{"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}

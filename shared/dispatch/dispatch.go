@@ -1,23 +1,17 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math/big"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gowebpki/jcs"
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -236,15 +230,11 @@ func (d *Dispatcher) toolset(ctx context.Context, id string) (*toolset.Toolset, 
 func (inv *invocation) validateInput() (json.RawMessage, error) {
 	raw := inv.env.Input
 	inv.inBytes = len(raw)
-	if err := exactNumbers(raw); err != nil {
+	canonical, digest, err := tool.InputDigest(raw)
+	if err != nil {
 		return nil, err
 	}
-	canonical, err := jcs.Transform(raw)
-	if err != nil {
-		return nil, tool.Wrap(tool.InputInvalid, err, "input is not valid JSON")
-	}
-	sum := sha256.Sum256(canonical)
-	inv.digest = "sha256:" + hex.EncodeToString(sum[:])
+	inv.digest = digest
 	s, err := schema.Compile(inv.pinned.InputSchema)
 	if err != nil {
 		return nil, tool.Wrap(tool.Internal, err, "the pinned input schema does not compile")
@@ -258,37 +248,6 @@ func (inv *invocation) validateInput() (json.RawMessage, error) {
 	}
 	// The tool gets exactly what was validated and digested.
 	return canonical, nil
-}
-
-// exactNumbers refuses numbers that RFC 8785 canonicalisation would change
-// (it writes every number as an IEEE 754 double): two inputs that differ
-// only there would share a digest, and the tool would see another value
-// than the one validated.
-func exactNumbers(raw json.RawMessage) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	for {
-		t, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return tool.Wrap(tool.InputInvalid, err, "input is not valid JSON")
-		}
-		n, ok := t.(json.Number)
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(n.String(), 64)
-		want, ok := new(big.Rat).SetString(n.String())
-		if err != nil || !ok {
-			return tool.Errorf(tool.InputInvalid, "the input number ending at byte %d is out of range: send it as a string", dec.InputOffset())
-		}
-		got, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
-		if got.Cmp(want) != 0 {
-			return tool.Errorf(tool.InputInvalid, "the input number ending at byte %d cannot be represented exactly as an IEEE 754 double (RFC 8785): send it as a string", dec.InputOffset())
-		}
-	}
 }
 
 // claim takes the idempotency record for this attempt, or ends the

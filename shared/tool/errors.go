@@ -122,3 +122,15 @@ func Classify(err error) *Error {
 	}
 	return &Error{Code: Internal, Message: "internal error", Err: err}
 }
+
+// RetryableCodes returns the codes a caller may retry, in the order of the
+// contract: what a compiled Task's Retry matches (resolver/asl.go).
+func RetryableCodes() []string {
+	var out []string
+	for _, c := range Codes() {
+		if c.Retryable() {
+			out = append(out, string(c))
+		}
+	}
+	return out
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 const reviewer = "demo-reviewer"
@@ -194,7 +195,7 @@ func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
 	}
 	defer resp.Body.Close()
 	var answer struct{ ErrorType, ErrorMessage string }
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.ErrorType != "TOOL_PERMISSION_DENIED" {
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.ErrorType != string(tool.PermissionDenied) {
 		return fmt.Errorf("send-email under a hand-written toolset answered %+v (%v); want TOOL_PERMISSION_DENIED", answer, err)
 	}
 	fmt.Printf("  %s: %s\n", answer.ErrorType, answer.ErrorMessage)

@@ -18,7 +18,7 @@ import (
 
 func main() {
 	name := os.Getenv("TOOLGATE_TOOL")
-	dispatch.Main(name, func(ctx context.Context, c *dispatch.Call) (json.RawMessage, error) {
+	dispatch.Main(name, func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		var in struct{ Text, Fail string }
 		if err := json.Unmarshal(c.Input, &in); err != nil {
 			return nil, err
