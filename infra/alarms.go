@@ -9,19 +9,20 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Metric filter patterns.
 const (
 	// ledgerUnknownPattern matches the dispatcher's JSON line for an
-	// UNKNOWN ToolInvocation row (shared/dispatch: "msg":"tool invocation"
-	// with ledger_status; docs/ledger.md).
-	ledgerUnknownPattern = `{ ($.msg = "tool invocation") && ($.ledger_status = "UNKNOWN") }`
+	// UNKNOWN ToolInvocation row (the contract's log line, shared/tool:
+	// "msg":"tool invocation" with ledger_status; docs/ledger.md).
+	ledgerUnknownPattern = `{ ($.` + tool.LogKeyMessage + ` = "` + tool.LogInvocation + `") && ($.` + tool.LogFieldStatus + ` = "UNKNOWN") }`
 	// toolsetRefusedPattern matches the JSON line a function writes when a
 	// stored toolset fails the registration check on load ("msg" is
 	// toolset.RefusedLogMessage, with toolset_id, rule and reason).
-	toolsetRefusedPattern = `{ ($.msg = "` + toolset.RefusedLogMessage + `") }`
+	toolsetRefusedPattern = `{ ($.` + tool.LogKeyMessage + ` = "` + toolset.RefusedLogMessage + `") }`
 	// executionFailedPattern matches Step Functions' log events of
 	// executions that failed or timed out (logging level ERROR or more).
 	executionFailedPattern = `{ ($.type = "ExecutionFailed") || ($.type = "ExecutionTimedOut") }`

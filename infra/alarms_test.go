@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/insider"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -165,4 +167,67 @@ func jsonLines(out string) []string {
 		}
 	}
 	return lines
+}
+
+// TestLedgerUnknownFilterOnARealLine applies the synthesized template's
+// ledger-UNKNOWN pattern to the lines a real tool function writes (the
+// dispatcher's test tool, shared/dispatch/testdata/testtool, built as a
+// bootstrap and run under the RIE with the functions' logger): an
+// at_most_once call whose process died after its effect, redriven once
+// its lease ran out, writes the one UNKNOWN line the pattern must match,
+// and none of its other lines may match. Were the functions' logger to
+// rename "msg" or the fields (lambdacontext's logger writes "message"),
+// this test fails instead of the alarm going quiet. CloudWatch Logs has no
+// stand-in: matchJSONFilter evaluates the pattern.
+func TestLedgerUnknownFilterOnARealLine(t *testing.T) {
+	unknownPattern := filterPattern(t, "SendEmailFunction", "LedgerUnknownRows")
+	dynamo := localtest.Dynalite(t)
+	db := local.DynamoDB(dynamo.Endpoint())
+	const table = "toolgate-infra-unknown"
+	if err := ledger.CreateTable(t.Context(), db, table); err != nil {
+		t.Fatal(err)
+	}
+	// test-send is not in the catalog (no function of the platform runs
+	// it): at_most_once, not idempotent, ungated.
+	ts := &toolset.Toolset{Tools: map[string]toolset.Tool{"test-send": {
+		InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`), Policy: "at_most_once",
+	}}, FetchHosts: []string{}}
+	var err error
+	if ts.ID, err = ts.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.New(db, table).RegisterToolset(t.Context(), ts); err != nil {
+		t.Fatal(err)
+	}
+	fn := localtest.RIE(t, "test-send", localtest.Bootstrap(t, "../shared/dispatch/testdata/testtool"), 10*time.Second, map[string]string{
+		"TOOLGATE_TOOL": "test-send", "TOOLGATE_TABLE": table, "AWS_ENDPOINT_URL_DYNAMODB": dynamo.Endpoint(),
+		"TOOLGATE_LEASE_SECONDS": "1", "TEST_EFFECTS_FILE": filepath.Join(t.TempDir(), "effects"),
+	})
+	run := "arn:aws:states:us-east-1:123456789012:execution:toolgate-infra:unknown"
+	call := map[string]any{"tool": "test-send", "toolset_id": ts.ID, "run_id": run, "seq": 1, "step": "send",
+		"idempotency_key": run + "/1", "attempt": 1, "tolerate_duplicates": false, "input": map[string]any{"text": "x", "fail": "crash"}}
+	localtest.Invoke(t, fn, call)       // the process dies after its effect
+	time.Sleep(1100 * time.Millisecond) // the lease (1 s) runs out
+	if _, code, _ := localtest.Invoke(t, fn, call); code != "TOOL_RETRY_REQUIRES_IDEMPOTENCY" {
+		t.Fatalf("the redrive: %q, want TOOL_RETRY_REQUIRES_IDEMPOTENCY", code)
+	}
+	out := localtest.WaitStdout(t, fn, 5*time.Second, func(out string) bool { return strings.Contains(out, `"UNKNOWN"`) })
+	matched := 0
+	for _, l := range jsonLines(out) {
+		ok, err := matchJSONFilter(unknownPattern, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f map[string]any
+		json.Unmarshal([]byte(l), &f)
+		if want := f[tool.LogKeyMessage] == tool.LogInvocation && f[tool.LogFieldStatus] == "UNKNOWN"; ok != want {
+			t.Errorf("ledger-unknown pattern %s on %s: %v, want %v", unknownPattern, l, ok, want)
+		}
+		if ok {
+			matched++
+		}
+	}
+	if matched != 1 {
+		t.Fatalf("the pattern matched %d of the function's lines, want the one UNKNOWN line:\n%s", matched, out)
+	}
 }

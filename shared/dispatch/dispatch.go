@@ -556,6 +556,7 @@ func (inv *invocation) log(ctx context.Context, status ledger.Status, r *ledger.
 	if r == nil {
 		durationMS = inv.d.store.Now().Sub(inv.started).Milliseconds()
 	}
-	inv.d.log.Log(ctx, level, "tool invocation", "ledger_status", string(status), "tool", env.Tool, "run_id", env.RunID,
-		"seq", env.Seq, "attempt", inv.attempt, "error_code", code, "duration_ms", durationMS)
+	inv.d.log.Log(ctx, level, tool.LogInvocation, tool.LogFieldStatus, string(status), tool.LogFieldTool, env.Tool,
+		tool.LogFieldRunID, env.RunID, tool.LogFieldSeq, env.Seq, tool.LogFieldAttempt, inv.attempt,
+		tool.LogFieldErrorCode, code, tool.LogFieldDurationMS, durationMS)
 }
