@@ -86,32 +86,9 @@ func DecodeTask(data []byte) (*Review, error) {
 	if len(data) > MaxInputBytes+64<<10 {
 		return nil, fmt.Errorf("review request is %d bytes, too large", len(data))
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("review request is not a JSON object")
-	}
-	seen := map[string]json.RawMessage{}
-	for dec.More() {
-		t, err := dec.Token()
-		name, ok := t.(string)
-		if err != nil || !ok {
-			return nil, errors.New("review request is not a JSON object")
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("review request field %q is not valid JSON", truncate(name, 40))
-		}
-		if _, dup := seen[name]; dup {
-			return nil, fmt.Errorf("review request field %q appears twice", truncate(name, 40))
-		}
-		seen[name] = v
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, errors.New("review request is not a JSON object")
-	}
-	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
-		return nil, errors.New("review request has data after its JSON object")
+	seen, err := tool.DecodeObject("review request", data)
+	if err != nil {
+		return nil, err
 	}
 	for _, f := range taskFields {
 		v, ok := seen[f]

@@ -90,9 +90,9 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	if !utf8.Valid(data) {
 		return nil, Errorf(InputInvalid, "envelope is not valid UTF-8")
 	}
-	raw, err := members(data)
+	raw, err := DecodeObject("envelope", data)
 	if err != nil {
-		return nil, err
+		return nil, Errorf(InputInvalid, "%s", err.Error())
 	}
 	known := map[string]bool{}
 	e := &Envelope{}
@@ -123,12 +123,15 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	return e, nil
 }
 
-// members reads exactly one JSON object and returns its members, refusing
-// duplicate names (RFC 8259 §4: names SHOULD be unique; a reader that took
-// the first of two "tool" members would see another call) and any data
-// after the object.
-func members(data []byte) (map[string]json.RawMessage, error) {
-	notObject := Errorf(InputInvalid, "envelope is not a JSON object")
+// DecodeObject reads exactly one JSON object and returns its members: the
+// one strict object decoder of the contract, for the envelope and the
+// review Task's payload. It refuses duplicate names (RFC 8259 §4: names
+// SHOULD be unique; a reader that took the first of two "tool" members
+// would see another call) and any data after the object. Errors name what
+// (the document) and the member, cut to 64 bytes; numbers are kept as
+// written (json.Number semantics for the caller's own decoding).
+func DecodeObject(what string, data []byte) (map[string]json.RawMessage, error) {
+	notObject := fmt.Errorf("%s is not a JSON object", what)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -143,10 +146,10 @@ func members(data []byte) (map[string]json.RawMessage, error) {
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, Errorf(InputInvalid, "envelope field %s is not valid JSON", strconv.Quote(truncate(name)))
+			return nil, fmt.Errorf("%s field %s is not valid JSON", what, strconv.Quote(truncate(name)))
 		}
 		if _, dup := out[name]; dup {
-			return nil, Errorf(InputInvalid, "envelope field %s appears twice", strconv.Quote(truncate(name)))
+			return nil, fmt.Errorf("%s field %s appears twice", what, strconv.Quote(truncate(name)))
 		}
 		out[name] = v
 	}
@@ -154,7 +157,7 @@ func members(data []byte) (map[string]json.RawMessage, error) {
 		return nil, notObject
 	}
 	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
-		return nil, Errorf(InputInvalid, "envelope has data after its JSON object")
+		return nil, fmt.Errorf("%s has data after its JSON object", what)
 	}
 	return out, nil
 }
