@@ -37,7 +37,7 @@ var (
 )
 
 // ReviewRejected is the error review-decision sends with SendTaskFailure.
-const ReviewRejected = "REVIEW_REJECTED"
+const ReviewRejected = tool.ReviewRejected
 
 type emitter struct {
 	c         *checker
@@ -139,20 +139,21 @@ func (e *emitter) tool(i int, st *Step) {
 		"ResultPath": "$.meta",
 		"Next":       st.ID,
 	}
-	payload := map[string]any{
+	members := map[string]any{
 		"tool":                st.Tool,
 		"toolset_id":          e.toolsetID,
-		"run_id.$":            "$.meta.run_id",
-		"seq.$":               "$.meta.seq",
+		"run_id":              path("$.meta.run_id"),
+		"seq":                 path("$.meta.seq"),
 		"step":                st.ID,
-		"idempotency_key.$":   "States.Format('{}/{}', $.meta.run_id, $.meta.seq)",
-		"attempt.$":           "States.MathAdd($$.State.RetryCount, 1)",
+		"idempotency_key":     path("States.Format('{}/{}', $.meta.run_id, $.meta.seq)"),
+		"attempt":             path("States.MathAdd($$.State.RetryCount, 1)"),
 		"tolerate_duplicates": st.TolerateDuplicates,
 		"input":               e.c.params[i].static,
 	}
 	if e.c.gated[st.Tool] {
-		payload["approval.$"] = "$.reviews." + st.ID
+		members["approval"] = path("$.reviews." + st.ID)
 	}
+	payload := parameters(tool.Envelope{}, members)
 	task := map[string]any{
 		"Type":           "Task",
 		"Resource":       "arn:aws:states:::lambda:invoke",
@@ -207,9 +208,9 @@ func (e *emitter) review(st *Step) {
 		"TimeoutSeconds": st.ReviewTimeout,
 		"Parameters": map[string]any{
 			"FunctionName": e.placeholder(ReviewFunction),
-			"Payload": map[string]any{
-				"task_token.$":    "$$.Task.Token",
-				"run_id.$":        "$.meta.run_id",
+			"Payload": parameters(tool.ReviewTask{}, map[string]any{
+				"task_token":      path("$$.Task.Token"),
+				"run_id":          path("$.meta.run_id"),
 				"step":            st.ID,
 				"of":              of.ID,
 				"tool":            of.Tool,
@@ -217,7 +218,7 @@ func (e *emitter) review(st *Step) {
 				"input":           e.c.params[j].static,
 				"reviewers":       reviewers,
 				"timeout_seconds": st.ReviewTimeout,
-			},
+			}),
 		},
 		"ResultPath": result,
 		"Retry": []any{map[string]any{
@@ -345,4 +346,34 @@ func (c *checker) checkQuotas(def map[string]any, encoded []byte, placeholders m
 	if size > MaxDefinitionBytes {
 		c.ds.errorf(c.sol.StepsPos, RuleQuota, "the definition would be %d bytes once deployed (compact, with function ARNs); Step Functions allows %d (1 MiB): split the Solution or shorten its literal values", size, MaxDefinitionBytes)
 	}
+}
+
+// path is a JSONPath or intrinsic a Task resolves at run time: its member
+// is written "name.$".
+type path string
+
+// parameters is a Task's Payload for a contract type of shared/tool
+// (tool.Envelope, tool.ReviewTask): members by the type's JSON names, a
+// path as "name.$". A name that is not a member of the type, or a
+// required member left out, is the resolver's own bug: it panics, and
+// every compile test fails (TestTaskPayloadsDecode decodes each payload
+// with the runtime decoder).
+func parameters(contract any, members map[string]any) map[string]any {
+	out := make(map[string]any, len(members))
+	for _, name := range tool.FieldNames(contract) {
+		v, ok := members[name]
+		if !ok {
+			continue
+		}
+		if p, isPath := v.(path); isPath {
+			out[name+".$"] = string(p)
+		} else {
+			out[name] = v
+		}
+		delete(members, name)
+	}
+	for name := range members {
+		panic(fmt.Sprintf("resolver: %q is not a member of %T", name, contract))
+	}
+	return out
 }

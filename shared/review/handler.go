@@ -64,21 +64,6 @@ func RequestConfigFromEnv(getenv func(string) string) (string, error) {
 // ---------------------------------------------------------------------------
 // review-request
 
-// TaskPayload is the review Task's payload (docs/solutions.md §7.4).
-type TaskPayload struct {
-	TaskToken      string          `json:"task_token"`
-	RunID          string          `json:"run_id"`
-	Step           string          `json:"step"`
-	Of             string          `json:"of"`
-	Tool           string          `json:"tool"`
-	ToolsetID      string          `json:"toolset_id"`
-	Input          json.RawMessage `json:"input"`
-	Reviewers      []string        `json:"reviewers"`
-	TimeoutSeconds int             `json:"timeout_seconds"`
-}
-
-var taskFields = []string{"task_token", "run_id", "step", "of", "tool", "toolset_id", "input", "reviewers", "timeout_seconds"}
-
 // DecodeTask parses a review Task's payload strictly: every field present
 // and not null, no other field, no field twice, and returns the review it
 // asks for (its id derived from the task token).
@@ -90,7 +75,7 @@ func DecodeTask(data []byte) (*Review, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range taskFields {
+	for _, f := range tool.FieldNames(tool.ReviewTask{}) {
 		v, ok := seen[f]
 		if !ok {
 			return nil, fmt.Errorf("review request field %q is missing", f)
@@ -105,7 +90,7 @@ func DecodeTask(data []byte) (*Review, error) {
 	}
 	strict := json.NewDecoder(bytes.NewReader(data))
 	strict.DisallowUnknownFields()
-	var p TaskPayload
+	var p tool.ReviewTask
 	if err := strict.Decode(&p); err != nil {
 		return nil, fmt.Errorf("review request: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/toolgate/toolgate/shared/reviewer"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Limits of a review, with their sources.
@@ -59,7 +60,7 @@ func (v Verdict) Status() Status {
 
 // ErrorRejected is the error SendTaskFailure reports for a rejection: the
 // compiled review Task catches it and goes to its on_reject target.
-const ErrorRejected = "REVIEW_REJECTED"
+const ErrorRejected = tool.ReviewRejected
 
 // Delivery is how far a decision has reached the review's Task.
 type Delivery string

@@ -1,0 +1,100 @@
+package resolver
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// Every Task payload the resolver compiles decodes with the runtime's own
+// decoders: each tool Task's with tool.DecodeEnvelope (what the
+// dispatcher runs), each review Task's with review.DecodeTask (what
+// review-request runs), once every path is filled with a value of its
+// type, as Step Functions would. The contract's names are spelled once
+// (shared/tool), and this is what ties the compiler to them.
+func TestTaskPayloadsDecode(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/solutions/*.yaml")
+	const run = "arn:aws:states:us-east-1:123456789012:execution:toolgate-x:run-1"
+	fill := map[string]any{
+		"run_id": run, "seq": 1, "idempotency_key": run + "/1", "attempt": 1,
+		"approval": map[string]any{"review_id": "rv_0123456789abcdef0123456789abcdef", "decision": "approve"},
+		"task_token": "token-1",
+	}
+	var resolve func(v any, top bool) any
+	resolve = func(v any, top bool) any {
+		switch v := v.(type) {
+		case map[string]any:
+			out := map[string]any{}
+			for k, x := range v {
+				name, isPath := strings.CutSuffix(k, ".$")
+				switch {
+				case !isPath:
+					out[k] = resolve(x, false)
+				case top && fill[name] != nil:
+					out[name] = fill[name]
+				default: // a binding in the input: any JSON value decodes
+					out[name] = "bound value"
+				}
+			}
+			return out
+		case []any:
+			for i := range v {
+				v[i] = resolve(v[i], false)
+			}
+		}
+		return v
+	}
+	tasks := 0
+	for _, f := range files {
+		if _, err := os.Stat(strings.TrimSuffix(f, ".yaml") + ".err"); err == nil {
+			continue // a refusal: nothing compiles
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Compile(f, src, Options{})
+		if !res.OK() {
+			t.Fatalf("%s: %v", f, res.Diagnostics)
+		}
+		var def struct {
+			States map[string]struct {
+				Type, Resource string
+				Parameters     struct{ Payload map[string]any }
+			}
+		}
+		if err := json.Unmarshal(res.Definition, &def); err != nil {
+			t.Fatal(err)
+		}
+		for name, st := range def.States {
+			if st.Type != "Task" {
+				continue
+			}
+			tasks++
+			payload, err := json.Marshal(resolve(st.Parameters.Payload, true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch st.Resource {
+			case "arn:aws:states:::lambda:invoke":
+				if _, err := tool.DecodeEnvelope(payload); err != nil {
+					t.Errorf("%s: state %s: the dispatcher refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
+				}
+			case "arn:aws:states:::lambda:invoke.waitForTaskToken":
+				if _, err := review.DecodeTask(payload); err != nil {
+					t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
+				}
+			default:
+				t.Errorf("%s: state %s: Task resource %s", filepath.Base(f), name, st.Resource)
+			}
+		}
+	}
+	if tasks == 0 {
+		t.Fatal("no Task in testdata/solutions")
+	}
+}

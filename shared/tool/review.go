@@ -1,0 +1,46 @@
+package tool
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+)
+
+// ReviewTask is the payload a compiled review Task sends review-request
+// with its task token (docs/solutions.md, "The review Task"); review-request
+// decodes it strictly (shared/review DecodeTask). Every field is required.
+type ReviewTask struct {
+	TaskToken      string          `json:"task_token"`
+	RunID          string          `json:"run_id"`
+	Step           string          `json:"step"`
+	Of             string          `json:"of"`
+	Tool           string          `json:"tool"`
+	ToolsetID      string          `json:"toolset_id"`
+	Input          json.RawMessage `json:"input"`
+	Reviewers      []string        `json:"reviewers"`
+	TimeoutSeconds int             `json:"timeout_seconds"`
+}
+
+// ReviewRejected is the error review-decision reports with
+// SendTaskFailure for a rejection; the compiled review Task's Catch
+// matches it (and routes away from the tool).
+const ReviewRejected = "REVIEW_REJECTED"
+
+// FieldNames returns the JSON member names of a contract struct (Envelope,
+// ReviewTask), in field order: the only spelling of those names. The
+// resolver builds Task Parameters from them; decoders check members
+// against them.
+func FieldNames(v any) []string {
+	t := reflect.TypeOf(v)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
