@@ -22,7 +22,7 @@ func TestTaskPayloadsDecode(t *testing.T) {
 	const run = "arn:aws:states:us-east-1:123456789012:execution:toolgate-x:run-1"
 	fill := map[string]any{
 		"run_id": run, "seq": 1, "idempotency_key": run + "/1", "attempt": 1,
-		"approval": map[string]any{"review_id": "rv_0123456789abcdef0123456789abcdef", "decision": "approve"},
+		"approval":   map[string]any{"review_id": "rv_0123456789abcdef0123456789abcdef", "decision": "approve"},
 		"task_token": "token-1",
 	}
 	var resolve func(v any, top bool) any
