@@ -808,3 +808,140 @@ func TestAdvLateSuccessDiscarded(t *testing.T) {
 }
 
 var _ = toolset.Tool{}
+
+// lossyUpdates forwards UpdateItem requests whose body contains match to
+// DynamoDB and, after the server applied one, reports a connection reset
+// instead of its response (once, or every time), so that the SDK sends it
+// again or gives up.
+type lossyUpdates struct {
+	base   http.RoundTripper
+	match  string
+	always bool
+	armed  atomic.Bool
+	drops  atomic.Int64
+}
+
+func (l *lossyUpdates) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := l.base.RoundTrip(r)
+	if err == nil && l.armed.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") &&
+		bytes.Contains(body, []byte(l.match)) && (l.always || l.drops.Load() == 0) {
+		l.drops.Add(1)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return nil, errors.New("read tcp 127.0.0.1: connection reset by peer")
+	}
+	return resp, err
+}
+
+func lossyEnv(t *testing.T, l *lossyUpdates) *env {
+	p := localtest.Dynalite(t)
+	l.base = http.DefaultTransport
+	client := local.DynamoDB(p.Endpoint(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: l} })
+	if err := ledger.CreateTable(context.Background(), client, "toolgate-lossy"); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{db: &countingDB{API: client}, ts: testToolset(t, 100)}
+	e.store = ledger.New(e.db, "toolgate-lossy")
+	if _, err := e.store.RegisterToolset(context.Background(), e.ts); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// A finish whose response is lost, which the SDK sends again, records its
+// attempt once: the second send's failed condition reads as our own
+// finish, not as a lost claim.
+func TestFinishSentTwiceRecordsOneRow(t *testing.T) {
+	l := &lossyUpdates{match: "#state = :in_progress AND #token = :token"}
+	e := lossyEnv(t, l)
+	var sends atomic.Int64
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+		sends.Add(1)
+		return json.RawMessage(`{"message_id":"m"}`), nil
+	})
+	payload := envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`)
+	l.armed.Store(true)
+	if _, err := d.Handle(context.Background(), payload); err != nil {
+		t.Fatal(err)
+	}
+	if l.drops.Load() != 1 {
+		t.Fatal("fixture: no finish response was dropped")
+	}
+	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
+	if len(rows) != 1 || rows[0].Status != ledger.Succeeded || sends.Load() != 1 {
+		t.Fatalf("rows %+v, %d sends; want one SUCCEEDED row", rows, sends.Load())
+	}
+}
+
+// A claim DynamoDB applied although its every response was lost is
+// released: the at_most_once key is FAILED, not in doubt, so a retry runs
+// the tool, once; the ledger shows the refused attempt and the success.
+// (Each claim request the SDK sent again counted one invocation on the
+// item: the call's DEDUPLICATED count may show them, docs/ledger.md.)
+func TestClaimAppliedButLostIsReleased(t *testing.T) {
+	l := &lossyUpdates{match: "if_not_exists", always: true}
+	e := lossyEnv(t, l)
+	var sends atomic.Int64
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+		sends.Add(1)
+		return json.RawMessage(`{"message_id":"m"}`), nil
+	}, func(c *Config) { c.Lease = 2 * time.Second })
+	payload := envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`)
+	l.armed.Store(true)
+	if _, err := d.Handle(context.Background(), payload); codeOf(t, err) != string(tool.UpstreamUnavailable) {
+		t.Fatalf("claim lost: %v", err)
+	}
+	l.armed.Store(false)
+	rec, err := e.store.Record(context.Background(), keyOf(t, payload))
+	if err != nil || rec.State != ledger.Failed {
+		t.Fatalf("record %+v %v, want FAILED (released)", rec, err)
+	}
+	if _, err := d.Handle(context.Background(), payload); err != nil || sends.Load() != 1 {
+		t.Fatalf("the retry: %v, %d sends; want the tool run once", err, sends.Load())
+	}
+	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%d:%s", r.Attempt, r.Status))
+	}
+	if len(got) < 2 || strings.Join(got[:2], " ") != "1:REFUSED 2:SUCCEEDED" {
+		t.Fatalf("rows %v, want the released attempt and the success", got)
+	}
+}
+
+// A finish that arrives after its lease, when another attempt holds the
+// key, records its outcome on its own attempt's entry: attempt 1 shows
+// once, with its outcome.
+func TestLateFinishRecordsItsOwnEntry(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	now := time.Now()
+	rec := &ledger.Record{Key: "run-late/1", Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: "sha256:x", LeaseUntil: now.Add(-time.Second), StartedAt: now}
+	if ok, _, err := e.store.Claim(ctx, rec); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	second := *rec
+	second.Token = ""
+	_, old, _ := e.store.Claim(ctx, &second)
+	if ok, err := e.store.Reclaim(ctx, old, time.Now().Add(time.Minute)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	owned, err := e.store.Finish(ctx, rec.Key, rec.Token, ledger.Completed, json.RawMessage(`{}`), &ledger.Row{Attempt: 1, Status: ledger.Succeeded, StartedAt: now, EndedAt: now})
+	if owned || err != nil {
+		t.Fatalf("the late finish: owned %v, %v", owned, err)
+	}
+	rows, _ := e.store.RunRows(ctx, "run-late")
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%d:%s", r.Attempt, r.Status))
+	}
+	if strings.Join(got, " ") != "1:SUCCEEDED 2:IN_PROGRESS" {
+		t.Fatalf("rows %v", got)
+	}
+}

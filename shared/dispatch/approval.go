@@ -107,10 +107,10 @@ func (inv *invocation) replayOr(ctx context.Context, refusal error) error {
 		return tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
 	}
 	inv.claimRequested = true // the item counted this invocation
+	inv.attempt = rec.Attempts
 	this := &ledger.Record{RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, InputDigest: inv.digest}
 	if rec.State != ledger.Completed || !rec.SameCall(this) || rec.RunID != env.RunID {
 		return refusal
 	}
-	inv.attempt = rec.Attempts
 	return &replay{result: rec.Result}
 }

@@ -271,7 +271,7 @@ func (inv *invocation) claim(ctx context.Context) error {
 	defer cancel()
 	claimed, old, err := d.store.Claim(dbCtx, rec)
 	if err != nil {
-		return inv.refuse(ctx, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
+		return inv.claimFailed(ctx, rec, err)
 	}
 	inv.claimRequested = true
 	if claimed {
@@ -318,6 +318,30 @@ func (inv *invocation) reclaim(ctx, dbCtx context.Context, old *ledger.Record, n
 	}
 	inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, old.Attempts, lease, old.Token
 	return nil
+}
+
+// claimFailed ends an invocation whose claim request failed. DynamoDB may
+// have applied it all the same (its response lost, or the ledger's deadline
+// reached while it was in flight): an at_most_once key would then read as
+// a claim whose lease ran out, and be refused for ever although the tool
+// never ran. So the claim is released if it is ours (the record FAILED, the
+// attempt's entry REFUSED), and otherwise the REFUSED row is written as a
+// row of its own, marked as possibly counted on the call's item.
+func (inv *invocation) claimFailed(ctx context.Context, rec *ledger.Record, err error) error {
+	d := inv.d
+	te := tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
+	inv.claimRequested = true
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	r := inv.newRow(ledger.Refused, te, nil)
+	r.Attempt = 1
+	released, rerr := d.store.Release(dbCtx, rec.Key, rec.Token, string(te.Code), r)
+	if rerr != nil || !released {
+		return inv.refuse(ctx, te)
+	}
+	inv.rowDone, inv.attempt = true, 1
+	inv.log(ctx, ledger.Refused, r, r.DurationMS)
+	return te
 }
 
 // ledgerTimeout bounds one ledger request, so that a hung DynamoDB still
@@ -484,9 +508,10 @@ func (inv *invocation) finish(ctx context.Context, state ledger.State, out json.
 	case err != nil:
 		d.log.ErrorContext(ctx, "finish record", "key", env.IdempotencyKey, "error", err)
 	case !owned:
+		// The row is on the attempt's own entry; the record is another's.
 		d.log.WarnContext(ctx, "claim lost before the record was finished", "key", env.IdempotencyKey, "attempt", inv.attempt)
 	}
-	if err != nil || !owned {
+	if err != nil {
 		if err := d.store.PutRow(dbCtx, r); err != nil {
 			d.log.ErrorContext(ctx, "ledger row lost", "key", env.IdempotencyKey, "status", r.Status, "error", err)
 		}

@@ -293,9 +293,13 @@ func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool
 // token), in one conditional UpdateItem: COMPLETED with result, or FAILED
 // or UNKNOWN with row.ErrorCode, and the attempt's entry completed from row
 // (its status, times, sizes and digests: the attempt's ToolInvocation row).
-// It reports false when the claim was lost (another attempt took over
-// after the lease expired); the record is then left to that attempt, and
-// the caller writes the row as an item of its own (PutRow).
+//
+// When the condition fails, one consistent read tells why: the finish was
+// applied and its response lost (the SDK sent it again), and it reports
+// true; or the claim was lost (another attempt took over after the lease
+// expired): the record is left to that attempt, the attempt's own entry
+// still gets its row (a second conditional UpdateItem on that entry only),
+// and it reports false. Either way the attempt's row is recorded once.
 func (s *Store) Finish(ctx context.Context, key, token string, state State, result json.RawMessage, row *Row) (bool, error) {
 	runID, seq, err := splitKey(key)
 	if err != nil {
@@ -328,10 +332,73 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 		ExpressionAttributeValues: vals,
 	})
 	if IsConditionFailed(err) {
-		return false, nil
+		return s.finishFailed(ctx, key, runID, seq, token, row)
 	}
 	if err != nil {
 		return false, fmt.Errorf("finish %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// finishFailed is Finish after its condition failed.
+func (s *Store) finishFailed(ctx context.Context, key, runID string, seq int64, token string, row *Row) (bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: callKey(runID, seq), ConsistentRead: aws.Bool(true),
+		ProjectionExpression:     aws.String("#token, #log.#tok"),
+		ExpressionAttributeNames: map[string]string{"#token": "token", "#log": attrAttemptLog, "#tok": token},
+	})
+	if err != nil {
+		return false, fmt.Errorf("read %s after its finish: %w", key, err)
+	}
+	if log, ok := out.Item[attrAttemptLog].(*types.AttributeValueMemberM); ok {
+		if e, ok := log.Value[token].(*types.AttributeValueMemberM); ok && getS(e.Value, "status") != "" {
+			return getS(out.Item, "token") == token, nil // our finish, applied before
+		}
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       callKey(runID, seq),
+		ConditionExpression:       aws.String("attribute_exists(#log.#tok)"),
+		UpdateExpression:          aws.String("SET #log.#tok = :entry"),
+		ExpressionAttributeNames:  map[string]string{"#log": attrAttemptLog, "#tok": token},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":entry": &types.AttributeValueMemberM{Value: entryFromRow(row)}},
+	})
+	if err != nil {
+		return false, fmt.Errorf("record the row of %s after its claim was lost: %w", key, err)
+	}
+	return false, nil
+}
+
+// Release ends a first claim whose request failed although DynamoDB may
+// have applied it (its response lost, or the ledger's deadline reached
+// while it was in flight): when the call's item holds this token as an
+// IN_PROGRESS first attempt, the record becomes FAILED with code (the
+// tool never ran: a retry may claim the key again) and the attempt's
+// entry gets row. It reports whether it released anything; a record
+// without our claim is left as it is.
+func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) (bool, error) {
+	runID, seq, err := splitKey(key)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 callKey(runID, seq),
+		ConditionExpression: aws.String("#state = :in_progress AND #token = :token AND attempts = :one"),
+		UpdateExpression:    aws.String("SET #state = :failed, error_code = :code, updated_at = :now, #log.#tok = :entry"),
+		ExpressionAttributeNames: map[string]string{
+			"#state": "state", "#token": "token", "#log": attrAttemptLog, "#tok": token,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":in_progress": str(string(InProgress)), ":token": str(token), ":one": num(1), ":failed": str(string(Failed)),
+			":code": str(code), ":now": num(s.now().UnixMilli()), ":entry": &types.AttributeValueMemberM{Value: entryFromRow(row)},
+		},
+	})
+	if IsConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("release %s: %w", key, err)
 	}
 	return true, nil
 }

@@ -186,6 +186,8 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 	flush := func() {
 		sort.SliceStable(call, func(i, j int) bool { return call[i].StartedAt.Before(call[j].StartedAt) })
 		rows = append(rows, call...)
+		// Replays are of a COMPLETED call only; a count the SDK's retries
+		// inflated is never shown on a call that has no result.
 		if dedup != nil && dedup.Count-int(claims) > 0 {
 			dedup.Count -= int(claims)
 			rows = append(rows, *dedup)
@@ -210,7 +212,9 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 		attempts, d := callRows(it)
 		call = append(call, attempts...)
 		claims += int64(len(attempts))
-		dedup = d
+		if State(getS(it, "state")) == Completed {
+			dedup = d
+		}
 	}
 	flush()
 	return rows, nil
