@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/shared/reviewer"
+	"github.com/toolgate/toolgate/shared/tool"
 	"math"
 	"regexp"
 	"strconv"
@@ -35,11 +36,12 @@ var (
 
 // Limits of the grammar, with their sources.
 const (
-	// MaxAttempts caps a tool step's attempts, the first included (ADR-0013).
-	MaxAttempts = 10
-	// MaxReviewTimeout is one year in seconds: a Step Functions task token
-	// lives at most a year (Standard workflow maximum duration).
-	MaxReviewTimeout = 31_536_000
+	// MaxAttempts caps a tool step's attempts, the first included: the
+	// contract's (shared/tool, ADR-0013).
+	MaxAttempts = tool.MaxAttempts
+	// MaxReviewTimeout is the contract's longest review, one year in
+	// seconds (shared/tool).
+	MaxReviewTimeout = tool.MaxReviewTimeout
 	// DefaultReviewTimeout applies when a review names no timeout: one day.
 	DefaultReviewTimeout = 86_400
 	// MaxToolTimeout is Lambda's maximum function timeout, 900 seconds

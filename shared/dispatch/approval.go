@@ -45,9 +45,7 @@ func (inv *invocation) approve(ctx context.Context) error {
 	if len(env.Approval) == 0 {
 		return tool.Errorf(tool.PermissionDenied, "%s needs an approved review before it runs, and this call carries no approval", env.Tool)
 	}
-	var ref struct {
-		ReviewID string `json:"review_id"`
-	}
+	var ref tool.ReviewDecision // its review_id; the rest is checked against the stored review
 	if err := json.Unmarshal(env.Approval, &ref); err != nil || !review.ValidID(ref.ReviewID) {
 		return tool.Errorf(tool.PermissionDenied, "the call's approval names no review (a rejected or failed review approves nothing)")
 	}

@@ -22,14 +22,11 @@ import (
 
 // Limits of the dispatcher, with their sources.
 const (
-	// MaxAttempts caps the attempts per idempotency key (ADR-0013).
-	MaxAttempts = 10
-	// DefaultInlineLimit bounds a tool's result returned inline. Step
-	// Functions limits a whole execution's state to 256 KiB (AWS quota) and
-	// every step's result accumulates in it.
-	DefaultInlineLimit = 64 << 10
-	// MaxInlineLimit is the largest configurable inline limit.
-	MaxInlineLimit = 200 << 10
+	// MaxAttempts, DefaultInlineLimit and MaxInlineLimit are the
+	// contract's (shared/tool).
+	MaxAttempts        = tool.MaxAttempts
+	DefaultInlineLimit = tool.DefaultInlineLimit
+	MaxInlineLimit     = tool.MaxInlineLimit
 	// DefaultDeadlineMargin is kept from the Lambda deadline to finish the
 	// record and write the row after the tool returns.
 	DefaultDeadlineMargin = 2 * time.Second

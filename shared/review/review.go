@@ -18,10 +18,10 @@ import (
 
 // Limits of a review, with their sources.
 const (
-	// MaxTimeout is the longest review: a task token lives at most a year
-	// (the Standard workflow maximum duration); the resolver enforces the
-	// same bound on review.timeout_seconds.
-	MaxTimeout = 31_536_000
+	// MaxTimeout is the contract's longest review (tool.MaxReviewTimeout,
+	// a task token's year); the resolver enforces the same bound on
+	// review.timeout_seconds.
+	MaxTimeout = tool.MaxReviewTimeout
 	// MaxTaskTokenLength is Step Functions' limit on a task token.
 	MaxTaskTokenLength = 1024
 	// MaxInputBytes bounds the inputs under review: Step Functions passes at
@@ -42,16 +42,17 @@ const (
 	Rejected Status = "REJECTED" // rejected: the Task failed with REVIEW_REJECTED
 )
 
-// Verdict is what a reviewer decides: the decision JSON's "decision".
-type Verdict string
+// Verdict is the contract's (tool.Verdict): what a reviewer decides.
+type Verdict = tool.Verdict
 
+// The two verdicts (tool.Approve, tool.Reject).
 const (
-	Approve Verdict = "approve"
-	Reject  Verdict = "reject"
+	Approve = tool.Approve
+	Reject  = tool.Reject
 )
 
-// Status returns the review status a verdict leads to.
-func (v Verdict) Status() Status {
+// StatusOf returns the review status a verdict leads to.
+func StatusOf(v Verdict) Status {
 	if v == Approve {
 		return Approved
 	}
@@ -229,22 +230,8 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
-// Decision is the decision JSON: SendTaskSuccess's output on approval (so a
-// gated tool step's envelope carries it as "approval", from
-// $.reviews.<of>), SendTaskFailure's cause on rejection, and what the
-// direct lane puts in its envelope.
-type Decision struct {
-	ReviewID string  `json:"review_id"`
-	Decision Verdict `json:"decision"`
-	// Approver is the caller's IAM principal ARN, or the name given with
-	// --as on the local stack (Authenticated false).
-	Approver      string `json:"approver"`
-	Authenticated bool   `json:"authenticated"`
-	// DecidedAt is RFC 3339, UTC, milliseconds.
-	DecidedAt   string `json:"decided_at"`
-	Reason      string `json:"reason"`
-	InputDigest string `json:"input_digest"`
-}
+// Decision is the contract's decision JSON (tool.ReviewDecision).
+type Decision = tool.ReviewDecision
 
 // Decision returns the decision JSON of a decided review.
 func (r *Review) Decision() Decision {

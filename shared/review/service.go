@@ -253,7 +253,7 @@ func (s *Service) decide(ctx context.Context, caller Caller, req Request) (*Deci
 			return nil, errorf(CodeExpired, "review %s expired at %s: no decision is taken", r.ID, formatTime(r.ExpiresAt))
 		}
 	}
-	if r.Status != req.Decision.Status() {
+	if r.Status != StatusOf(req.Decision) {
 		return nil, errorf(CodeConflict, "review %s was already %s by %s at %s; a decision cannot be changed",
 			r.ID, strings.ToLower(string(r.Status)), r.Approver, formatTime(r.DecidedAt))
 	}

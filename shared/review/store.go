@@ -194,7 +194,7 @@ func (s *Store) Decide(ctx context.Context, r *Review, v Verdict, approver strin
 	if r.TaskToken != "" {
 		delivery, leaseUntil = Delivering, now.Add(lease)
 	}
-	st := v.Status()
+	st := StatusOf(v)
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 key(r.ID),

@@ -44,3 +44,30 @@ func FieldNames(v any) []string {
 	}
 	return out
 }
+
+// Verdict is what a reviewer decides: the decision JSON's "decision".
+type Verdict string
+
+// The two verdicts.
+const (
+	Approve Verdict = "approve"
+	Reject  Verdict = "reject"
+)
+
+// ReviewDecision is a decided review's decision JSON: the review Task's
+// output on approval (a gated tool step's envelope carries it as
+// "approval", from $.reviews.<of>), SendTaskFailure's cause on rejection,
+// and what the direct lane puts in its envelope. The dispatcher reads its
+// review_id and checks the rest against the stored review.
+type ReviewDecision struct {
+	ReviewID string  `json:"review_id"`
+	Decision Verdict `json:"decision"`
+	// Approver is the caller's IAM principal ARN, or the name given with
+	// --as on the local stack (Authenticated false).
+	Approver      string `json:"approver"`
+	Authenticated bool   `json:"authenticated"`
+	// DecidedAt is RFC 3339, UTC, milliseconds.
+	DecidedAt   string `json:"decided_at"`
+	Reason      string `json:"reason"`
+	InputDigest string `json:"input_digest"`
+}

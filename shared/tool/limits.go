@@ -1,0 +1,20 @@
+package tool
+
+// Limits of the contract, with their sources: the resolver checks them at
+// compile time, the dispatcher and review-request at run time, from these
+// constants only.
+const (
+	// MaxAttempts caps the attempts per idempotency key, the first
+	// included (ADR-0013, the second design seed): the resolver's bound on
+	// a step's retry, and the ledger's cap.
+	MaxAttempts = 10
+	// DefaultInlineLimit bounds a tool's result returned inline, in bytes.
+	// Step Functions limits a whole execution's state to 256 KiB (AWS
+	// quota) and every step's result accumulates in it.
+	DefaultInlineLimit = 64 << 10
+	// MaxInlineLimit is the largest configurable inline limit, in bytes.
+	MaxInlineLimit = 200 << 10
+	// MaxReviewTimeout is the longest review, in seconds: a task token
+	// lives at most a year (Step Functions Standard maximum duration).
+	MaxReviewTimeout = 31_536_000
+)
