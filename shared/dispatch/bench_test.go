@@ -3,10 +3,16 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/infra/local"
 
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -96,6 +102,8 @@ func BenchmarkDispatch(b *testing.B) {
 		report(b, cpu0)
 		baseReplay = float64((cpuTime() - cpu0).Microseconds()) / float64(b.N)
 	})
+	var ourSuccess, ourReplay float64 // client CPU µs per call, for the Powertools ratio
+	defer func() { powertoolsAnchor(b, e.dynamo, ourSuccess, ourReplay) }()
 	b.Run("bare", func(b *testing.B) {
 		payload := envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"hi"}`)
 		cpu0 := cpuTime()
@@ -132,6 +140,7 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 		rq, w, cpu := report(b, cpu0)
 		budget(b, w == 2 && rq == 2, cpu, baseSuccess)
+		ourSuccess = cpu
 	})
 	b.Run("replay", func(b *testing.B) {
 		payload := envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"hi"}`)
@@ -145,6 +154,7 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 		rq, _, cpu := report(b, cpu0)
 		budget(b, rq == 1, cpu, baseReplay)
+		ourReplay = cpu
 	})
 	b.Run("gated-success", func(b *testing.B) {
 		rs := e.reviews()
@@ -210,5 +220,51 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 		_, w, cpu := report(b, cpu0)
 		budget(b, w == 1, cpu, 0)
+	})
+}
+
+// EnvPowertoolsBench names the Powertools anchor benchmark's bench.mjs (a
+// copy of it, with its npm dependencies installed; docs/performance.md):
+// when set, BenchmarkDispatch runs it against the dynalite it started
+// itself and reports toolgate's client CPU as a ratio to Powertools'.
+const EnvPowertoolsBench = "TOOLGATE_POWERTOOLS_BENCH"
+
+// powertoolsAnchor runs the anchor (N=500, REPS=1) on dynamo and reports
+// x-powertools-cpu-success and x-powertools-cpu-replay in a sub-benchmark
+// of its own. Without EnvPowertoolsBench it does nothing.
+func powertoolsAnchor(b *testing.B, dynamo *local.Process, success, replay float64) {
+	script := os.Getenv(EnvPowertoolsBench)
+	if script == "" || success == 0 || replay == 0 {
+		return
+	}
+	b.Run("powertools", func(b *testing.B) {
+		out := filepath.Join(b.TempDir(), "results.json")
+		cmd := exec.Command("node", script)
+		cmd.Dir = filepath.Dir(script)
+		cmd.Env = append(os.Environ(), "ENDPOINT="+dynamo.Endpoint(), "SERVER_PID="+strconv.Itoa(dynamo.PID),
+			"N=500", "WARMUP=50", "REPS=1", "OUT="+out)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", script, err, msg)
+		}
+		var res struct {
+			Medians map[string]struct {
+				Mean float64 `json:"mean"`
+				CPU  float64 `json:"clientCpuUsPerCall"`
+			} `json:"medians_us"`
+		}
+		data, err := os.ReadFile(out)
+		if err != nil || json.Unmarshal(data, &res) != nil {
+			b.Fatalf("read %s: %v", out, err)
+		}
+		first, again := res.Medians["first"], res.Medians["replay"]
+		if first.CPU == 0 || again.CPU == 0 {
+			b.Fatalf("%s has no first and replay figures", out)
+		}
+		for b.Loop() { // the figures are the anchor's; b.Loop runs this function once
+		}
+		b.ReportMetric(first.CPU, "powertools-first-cpu-µs")
+		b.ReportMetric(again.CPU, "powertools-replay-cpu-µs")
+		b.ReportMetric(success/first.CPU, "x-powertools-cpu-success")
+		b.ReportMetric(replay/again.CPU, "x-powertools-cpu-replay")
 	})
 }

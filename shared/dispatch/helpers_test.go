@@ -99,9 +99,10 @@ func (c *countingDB) writes() int64 { return c.puts.Load() + c.updates.Load() }
 
 // env is a dispatcher test environment on a fresh dynalite.
 type env struct {
-	db    *countingDB
-	store *ledger.Store
-	ts    *toolset.Toolset
+	db     *countingDB
+	store  *ledger.Store
+	ts     *toolset.Toolset
+	dynamo *local.Process // the dynalite newEnv started
 }
 
 func dynamoClient(endpoint string) *dynamodb.Client {
@@ -116,7 +117,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	db := &countingDB{API: client}
-	e := &env{db: db, store: ledger.New(db, "toolgate-test"), ts: testToolset(t, 100)}
+	e := &env{db: db, store: ledger.New(db, "toolgate-test"), ts: testToolset(t, 100), dynamo: p}
 	if _, err := e.store.RegisterToolset(context.Background(), e.ts); err != nil {
 		t.Fatal(err)
 	}
