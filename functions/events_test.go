@@ -194,7 +194,7 @@ func TestEvents(t *testing.T) {
 	}
 	p := localtest.Dynalite(t)
 	db := local.DynamoDB(p.Endpoint())
-	if err := ledger.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
+	if err := review.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
 		t.Fatal(err)
 	}
 	s := &stack{dynamo: p, store: ledger.New(db, "toolgate-events"), reviews: review.NewStore(db, "toolgate-events")}

@@ -46,7 +46,7 @@ func newReviewStack(t *testing.T) *reviewStack {
 	t.Helper()
 	p := localtest.Dynalite(t)
 	db := local.DynamoDB(p.Endpoint())
-	if err := ledger.CreateTable(context.Background(), db, "toolgate-review"); err != nil {
+	if err := review.CreateTable(context.Background(), db, "toolgate-review"); err != nil {
 		t.Fatal(err)
 	}
 	s := &reviewStack{dynamo: p.Endpoint(), store: ledger.New(db, "toolgate-review"), reviews: review.NewStore(db, "toolgate-review"), sfn: reviewtest.NewSFN(t)}

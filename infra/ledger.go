@@ -7,22 +7,14 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
 )
 
-// ledgerIndex is a global secondary index of the ledger table; every key is
-// a string.
-type ledgerIndex struct {
-	Name     string
-	PK, SK   string   // SK may be empty
-	Projects []string // the non-key attributes it projects (INCLUDE)
-}
-
-// ledgerIndexes mirror shared/ledger's CreateTable, which the local stack
-// and the tests use: the reviews-by-status index lists reviews without a
-// Scan, and projects none of a review's inputs, reason or task token.
-var ledgerIndexes = []ledgerIndex{
-	{Name: ledger.ReviewIndex, PK: ledger.AttrReviewListPK, SK: ledger.AttrReviewListSK, Projects: ledger.ReviewIndexAttributes},
-}
+// ledgerIndexes are the table's global secondary indexes, the same values
+// shared/ledger's CreateTable takes for the local stack and the tests: the
+// reviews-by-status index (shared/review) lists reviews without a Scan and
+// projects none of a review's inputs, reason or task token.
+var ledgerIndexes = []ledger.Index{review.Index}
 
 // LedgerStackProps configure NewLedgerStack.
 type LedgerStackProps struct {

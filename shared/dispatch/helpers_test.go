@@ -113,7 +113,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	p := localtest.Dynalite(t)
 	client := dynamoClient(p.Endpoint())
-	if err := ledger.CreateTable(context.Background(), client, "toolgate-test"); err != nil {
+	if err := review.CreateTable(context.Background(), client, "toolgate-test"); err != nil {
 		t.Fatal(err)
 	}
 	db := &countingDB{API: client}

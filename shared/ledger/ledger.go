@@ -28,21 +28,13 @@ const (
 	AttrExpiresAt = "expires_at" // epoch seconds; the table's TTL attribute
 )
 
-// The reviews-by-status index (docs/reviews.md) lists reviews without a
-// Scan. Only review items (shared/review) carry its keys, so the index
-// holds nothing else; it projects the attributes a listing shows, never a
-// review's inputs, reason or task token.
-const (
-	ReviewIndex      = "reviews-by-status"
-	AttrReviewListPK = "review_list_pk" // "REVIEWS#<status>"
-	AttrReviewListSK = "review_list_sk" // "<created_at, RFC 3339 UTC ms>#<review_id>"
-)
-
-// ReviewIndexAttributes are the non-key attributes the reviews-by-status
-// index projects.
-var ReviewIndexAttributes = []string{
-	"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
-	"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key",
+// Index is a global secondary index of the table, for CreateTable: the
+// package that keeps items with its keys owns it (shared/review owns the
+// reviews-by-status index).
+type Index struct {
+	Name     string
+	PK, SK   string   // string key attributes; SK may be empty
+	Projects []string // the non-key attributes it projects (INCLUDE)
 }
 
 // DefaultRetention is how long records and rows are kept before their TTL
@@ -89,22 +81,7 @@ func (s *Store) expires() types.AttributeValue {
 	return num(s.now().Add(s.retention).Unix())
 }
 
-// Attribute value helpers, shared by the packages that keep items in the
-// ledger table (ledger, review).
-
-// S is a string attribute value.
-func S(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-
-// N is a number attribute value.
-func N[T int | int64](v T) types.AttributeValue { return num(v) }
-
-// GetS reads a string attribute ("" when absent or not a string).
-func GetS(item map[string]types.AttributeValue, k string) string { return getS(item, k) }
-
-// GetN reads a whole-number attribute (0 when absent or not a number).
-func GetN(item map[string]types.AttributeValue, k string) int64 { return getN(item, k) }
-
-func str(v string) types.AttributeValue { return S(v) }
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func num[T int | int64](v T) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(int64(v), 10)}
 }
@@ -139,34 +116,39 @@ func IsConditionFailed(err error) bool {
 }
 
 // CreateTable creates the ledger table with on-demand capacity and the
-// reviews-by-status global secondary index (hash AttrReviewListPK, range
-// AttrReviewListSK, INCLUDE ReviewIndexAttributes), for the local stack and
-// tests; on AWS the infrastructure creates it. An existing table is left
-// as it is.
+// given global secondary indexes, for the local stack and tests; on AWS
+// the infrastructure creates it (infra/ledger.go, from the same Index
+// values). An existing table is left as it is.
 func CreateTable(ctx context.Context, db interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
-}, table string) error {
+}, table string, indexes ...Index) error {
+	defs := []types.AttributeDefinition{
+		{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
+		{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
+	}
+	var gsis []types.GlobalSecondaryIndex
+	for _, ix := range indexes {
+		keys := []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}}
+		defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.PK), AttributeType: types.ScalarAttributeTypeS})
+		if ix.SK != "" {
+			keys = append(keys, types.KeySchemaElement{AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange})
+			defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.SK), AttributeType: types.ScalarAttributeTypeS})
+		}
+		gsis = append(gsis, types.GlobalSecondaryIndex{
+			IndexName:  aws.String(ix.Name),
+			KeySchema:  keys,
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ix.Projects},
+		})
+	}
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName: aws.String(table),
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(AttrReviewListPK), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(AttrReviewListSK), AttributeType: types.ScalarAttributeTypeS},
-		},
+		TableName:            aws.String(table),
+		AttributeDefinitions: defs,
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
 		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName: aws.String(ReviewIndex),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(AttrReviewListPK), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(AttrReviewListSK), KeyType: types.KeyTypeRange},
-			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ReviewIndexAttributes},
-		}},
-		BillingMode: types.BillingModePayPerRequest,
+		GlobalSecondaryIndexes: gsis,
+		BillingMode:            types.BillingModePayPerRequest,
 	})
 	var inUse *types.ResourceInUseException
 	if errors.As(err, &inUse) {

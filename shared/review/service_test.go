@@ -16,7 +16,6 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
-	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 )
@@ -32,7 +31,7 @@ func newStack(t *testing.T) *stack {
 	t.Helper()
 	p := localtest.Dynalite(t)
 	db := local.DynamoDB(p.Endpoint())
-	if err := ledger.CreateTable(context.Background(), db, "toolgate-reviews"); err != nil {
+	if err := review.CreateTable(context.Background(), db, "toolgate-reviews"); err != nil {
 		t.Fatal(err)
 	}
 	// Step Functions is a fake (reviewtest.SFN): no stand-in is available.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -57,12 +58,56 @@ func key(id string) map[string]types.AttributeValue {
 
 func listPK(st Status) string { return "REVIEWS#" + string(st) }
 
-var (
-	str  = ledger.S
-	num  = ledger.N[int64]
-	getS = ledger.GetS
-	getN = ledger.GetN
+// The reviews-by-status index (docs/reviews.md) lists reviews without a
+// Scan. Only review items carry its keys, so the index holds nothing else;
+// it projects the attributes a listing shows, never a review's inputs,
+// reason or task token.
+const (
+	IndexName  = "reviews-by-status"
+	AttrListPK = "review_list_pk" // "REVIEWS#<status>"
+	AttrListSK = "review_list_sk" // "<created_at, RFC 3339 UTC ms>#<review_id>"
 )
+
+// Index is the reviews-by-status index, for ledger.CreateTable and the
+// infrastructure's table (infra/ledger.go).
+var Index = ledger.Index{Name: IndexName, PK: AttrListPK, SK: AttrListSK, Projects: []string{
+	"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
+	"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key",
+}}
+
+// CreateTable creates the ledger table with the reviews-by-status index,
+// for the local stack and tests (ledger.CreateTable).
+func CreateTable(ctx context.Context, db interface {
+	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+}, table string) error {
+	return ledger.CreateTable(ctx, db, table, Index)
+}
+
+// Attribute values, through the SDK's attributevalue mapping.
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+func num(v int64) types.AttributeValue {
+	av, _ := attributevalue.Marshal(v) // an int64 always marshals
+	return av
+}
+
+// getS reads a string attribute; "" when it is absent or another type.
+func getS(it map[string]types.AttributeValue, k string) string {
+	var s string
+	if _, ok := it[k].(*types.AttributeValueMemberS); ok {
+		attributevalue.Unmarshal(it[k], &s)
+	}
+	return s
+}
+
+// getN reads a whole-number attribute; 0 when it is absent or another type.
+func getN(it map[string]types.AttributeValue, k string) int64 {
+	var n int64
+	if _, ok := it[k].(*types.AttributeValueMemberN); ok {
+		attributevalue.Unmarshal(it[k], &n)
+	}
+	return n
+}
 
 func getTime(it map[string]types.AttributeValue, k string) time.Time {
 	t, err := time.Parse(timeFormat, getS(it, k))
@@ -104,8 +149,8 @@ func (s *Store) Create(ctx context.Context, r *Review) (created bool, existing *
 	item["status"] = str(string(Pending))
 	item["created_at"] = str(formatTime(now))
 	item[ledger.AttrExpiresAt] = num(r.ExpiresAt.Unix())
-	item[ledger.AttrReviewListPK] = str(listPK(Pending))
-	item[ledger.AttrReviewListSK] = str(formatTime(now) + "#" + r.ID)
+	item[AttrListPK] = str(listPK(Pending))
+	item[AttrListSK] = str(formatTime(now) + "#" + r.ID)
 	if r.TaskToken != "" {
 		item["task_token"] = str(r.TaskToken)
 	}
@@ -202,7 +247,7 @@ func (s *Store) Decide(ctx context.Context, r *Review, v Verdict, approver strin
 		UpdateExpression: aws.String("SET #status = :status, #list_pk = :list_pk, approver = :approver, authenticated = :auth, " +
 			"decided_at = :at, reason = :reason, delivery = :delivery, delivery_lease_until = :lease, decision_token = :token"),
 		ExpressionAttributeNames: map[string]string{
-			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#list_pk": ledger.AttrReviewListPK,
+			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#list_pk": AttrListPK,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pending":  str(string(Pending)),
@@ -346,9 +391,9 @@ func (s *Store) List(ctx context.Context, st Status, keep func(*Review) bool) ([
 	for {
 		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName:                aws.String(s.table),
-			IndexName:                aws.String(ledger.ReviewIndex),
+			IndexName:                aws.String(IndexName),
 			KeyConditionExpression:   aws.String("#pk = :pk"),
-			ExpressionAttributeNames: map[string]string{"#pk": ledger.AttrReviewListPK},
+			ExpressionAttributeNames: map[string]string{"#pk": AttrListPK},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":pk": str(listPK(st)),
 			},

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/infra/local"
-	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
 )
 
 // The local stack's fixed names. The stage is "local"; parameter names are
@@ -155,7 +155,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	s.procs = append(s.procs, s.Dynamo)
 	db := local.DynamoDB(s.Dynamo.Endpoint())
-	if err := ledger.CreateTable(ctx, db, Table); err != nil {
+	if err := review.CreateTable(ctx, db, Table); err != nil {
 		return nil, err
 	}
 	logf("dynalite     %s (table %s)", s.Dynamo.Endpoint(), Table)
