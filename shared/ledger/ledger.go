@@ -85,7 +85,6 @@ func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 func num[T int | int64](v T) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(int64(v), 10)}
 }
-func boolean(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
 
 func getS(item map[string]types.AttributeValue, k string) string {
 	if v, ok := item[k].(*types.AttributeValueMemberS); ok {
@@ -100,13 +99,6 @@ func getN(item map[string]types.AttributeValue, k string) int64 {
 		return n
 	}
 	return 0
-}
-
-func getBool(item map[string]types.AttributeValue, k string) bool {
-	if v, ok := item[k].(*types.AttributeValueMemberBOOL); ok {
-		return v.Value
-	}
-	return false
 }
 
 // IsConditionFailed reports a failed conditional write.

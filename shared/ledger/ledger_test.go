@@ -279,3 +279,29 @@ func TestRowsReadWithoutResults(t *testing.T) {
 		t.Fatal("ReadAttributes holds the recorded result")
 	}
 }
+
+// A call's item with a mistyped attribute (attempts as a string) is an
+// error on every read, never a zero value: the record, the claim's answer
+// and the run's rows.
+func TestMistypedAttributeIsAnError(t *testing.T) {
+	s, client := newStore(t)
+	ctx := context.Background()
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.Table()),
+		Item: map[string]types.AttributeValue{
+			AttrPK: &types.AttributeValueMemberS{Value: "RUN#run-bad"}, AttrSK: &types.AttributeValueMemberS{Value: "CALL#0000000000000000001"},
+			"state": &types.AttributeValueMemberS{Value: "COMPLETED"}, "attempts": &types.AttributeValueMemberS{Value: "one"},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, "run-bad/1"); err == nil {
+		t.Error("Record read a mistyped attempts")
+	}
+	if _, _, err := s.Claim(ctx, &Record{Key: "run-bad/1", LeaseUntil: time.Now()}); err == nil {
+		t.Error("Claim read a mistyped attempts")
+	}
+	if _, err := s.RunRows(ctx, "run-bad"); err == nil {
+		t.Error("RunRows read a mistyped attempts")
+	}
+}

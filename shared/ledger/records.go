@@ -99,12 +99,6 @@ func (r *Record) SameCall(other *Record) bool {
 // finish the SDK sends twice writes the same entry twice, never two.
 const attrAttemptLog = "attempt_log"
 
-func attemptStart(n int, started time.Time) types.AttributeValue {
-	return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		"n": num(n), "started_at": str(started.UTC().Format(time.RFC3339Nano)),
-	}}
-}
-
 // Claim takes the call's item for a first attempt, or reads it, in one
 // UpdateItem: every claim field is set with if_not_exists, the invocation
 // is counted (invocations + 1, last_seen_at), and ReturnValues ALL_NEW
@@ -163,7 +157,9 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	if err != nil {
 		return false, nil, fmt.Errorf("claim %s: %w", r.Key, err)
 	}
-	existing = recordFromItem(r.Key, out.Attributes)
+	if existing, err = recordFromItem(r.Key, out.Attributes); err != nil {
+		return false, nil, err
+	}
 	if existing.Token == r.Token && existing.State == InProgress && existing.Attempts == 1 {
 		r.State, r.Attempts, r.UpdatedAt = InProgress, 1, now
 		return true, nil, nil
@@ -187,34 +183,15 @@ func (s *Store) Record(ctx context.Context, key string) (*Record, error) {
 	if out.Item == nil || getS(out.Item, "state") == "" {
 		return nil, fmt.Errorf("record %s: %w", key, ErrNotFound)
 	}
-	return recordFromItem(key, out.Item), nil
+	return recordFromItem(key, out.Item)
 }
 
-func recordFromItem(key string, it map[string]types.AttributeValue) *Record {
-	r := &Record{
-		Key:         key,
-		RunID:       getS(it, "run_id"),
-		Seq:         getN(it, "seq"),
-		Step:        getS(it, "step"),
-		Tool:        getS(it, "tool"),
-		InputDigest: getS(it, "input_digest"),
-		State:       State(getS(it, "state")),
-		Attempts:    int(getN(it, "attempts")),
-		LeaseUntil:  time.UnixMilli(getN(it, "lease_until")),
-		ErrorCode:   getS(it, "error_code"),
-		UpdatedAt:   time.UnixMilli(getN(it, "updated_at")),
-		ToolsetID:   getS(it, "toolset_id"),
-		Token:       getS(it, "token"),
+func recordFromItem(key string, it map[string]types.AttributeValue) (*Record, error) {
+	c, err := decodeCall(it)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", key, err)
 	}
-	if res := getS(it, "result"); res != "" {
-		r.Result = json.RawMessage(res)
-	}
-	if log, ok := it[attrAttemptLog].(*types.AttributeValueMemberM); ok {
-		if e, ok := log.Value[r.Token].(*types.AttributeValueMemberM); ok {
-			r.StartedAt, _ = time.Parse(time.RFC3339Nano, getS(e.Value, "started_at"))
-		}
-	}
-	return r
+	return c.record(key), nil
 }
 
 // guard is the condition that the record is still exactly as read: same
@@ -311,7 +288,7 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 		":state":       str(string(state)),
 		":now":         num(s.now().UnixMilli()),
 		":expires":     s.expires(),
-		":entry":       &types.AttributeValueMemberM{Value: entryFromRow(row)},
+		":entry":       entryFromRow(row),
 	}
 	update := "SET #state = :state, updated_at = :now, expires_at = :expires, #log.#tok = :entry"
 	names := map[string]string{"#state": "state", "#token": "token", "#log": attrAttemptLog, "#tok": token}
@@ -361,7 +338,7 @@ func (s *Store) finishFailed(ctx context.Context, key, runID string, seq int64, 
 		ConditionExpression:       aws.String("attribute_exists(#log.#tok)"),
 		UpdateExpression:          aws.String("SET #log.#tok = :entry"),
 		ExpressionAttributeNames:  map[string]string{"#log": attrAttemptLog, "#tok": token},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":entry": &types.AttributeValueMemberM{Value: entryFromRow(row)}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":entry": entryFromRow(row)},
 	})
 	if err != nil {
 		return false, fmt.Errorf("record the row of %s after its claim was lost: %w", key, err)
@@ -391,7 +368,7 @@ func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) 
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":in_progress": str(string(InProgress)), ":token": str(token), ":one": num(1), ":failed": str(string(Failed)),
-			":code": str(code), ":now": num(s.now().UnixMilli()), ":entry": &types.AttributeValueMemberM{Value: entryFromRow(row)},
+			":code": str(code), ":now": num(s.now().UnixMilli()), ":entry": entryFromRow(row),
 		},
 	})
 	if IsConditionFailed(err) {
@@ -428,5 +405,5 @@ func (s *Store) Touch(ctx context.Context, key string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("touch record %s: %w", key, err)
 	}
-	return recordFromItem(key, out.Attributes), nil
+	return recordFromItem(key, out.Attributes)
 }

@@ -83,33 +83,9 @@ func rowSK(seq int64, startedAt time.Time) string {
 // nanoseconds, so rows of one key never overwrite each other.
 func (s *Store) PutRow(ctx context.Context, r *Row) error {
 	r.ExpiresAt = s.now().Add(s.retention).Unix()
-	item := map[string]types.AttributeValue{
-		AttrPK:            str("RUN#" + r.RunID),
-		AttrSK:            str(rowSK(r.Seq, r.StartedAt)),
-		"run_id":          str(r.RunID),
-		"seq":             num(r.Seq),
-		"attempt":         num(r.Attempt),
-		"step":            str(r.Step),
-		"tool":            str(r.Tool),
-		"toolset_id":      str(r.ToolsetID),
-		"idempotency_key": str(r.IdempotencyKey),
-		"status":          str(string(r.Status)),
-		"retryable":       boolean(r.Retryable),
-		"started_at":      str(r.StartedAt.UTC().Format(time.RFC3339Nano)),
-		"ended_at":        str(r.EndedAt.UTC().Format(time.RFC3339Nano)),
-		"duration_ms":     num(r.DurationMS),
-		"input_bytes":     num(r.InputBytes),
-		"output_bytes":    num(r.OutputBytes),
-		"memory_mb":       num(r.MemoryMB),
-		AttrExpiresAt:     num(r.ExpiresAt),
-	}
-	if r.AfterClaimRequest {
-		item["after_claim_request"] = boolean(true)
-	}
-	for k, v := range map[string]string{"error_code": r.ErrorCode, "input_digest": r.InputDigest, "output_digest": r.OutputDigest} {
-		if v != "" {
-			item[k] = str(v)
-		}
+	item, err := encodeRow(r, "RUN#"+r.RunID, rowSK(r.Seq, r.StartedAt))
+	if err != nil {
+		return fmt.Errorf("encode ledger row %s/%d: %w", r.RunID, r.Seq, err)
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
 		return fmt.Errorf("put ledger row %s/%d: %w", r.RunID, r.Seq, err)
@@ -202,14 +178,20 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 			curSeq = seq
 		}
 		if getS(it, "state") == "" { // a row item
-			r := rowFromItem(it)
+			r, err := decodeRow(it)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", pk, getS(it, AttrSK), err)
+			}
 			if r.AfterClaimRequest {
 				claims++
 			}
 			call = append(call, r)
 			continue
 		}
-		attempts, d := callRows(it)
+		attempts, d, err := callRows(it)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", pk, getS(it, AttrSK), err)
+		}
 		call = append(call, attempts...)
 		claims += int64(len(attempts))
 		if State(getS(it, "state")) == Completed {
@@ -223,103 +205,33 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 // callRows reads a call's item: one row per attempt entry, and the
 // DEDUPLICATED row holding the call's invocations (less the attempts and
 // the refusals after a claim request, which query subtracts).
-func callRows(it map[string]types.AttributeValue) ([]Row, *Row) {
-	rec := recordFromItem(getS(it, "idempotency_key"), it)
-	base := Row{
-		RunID: rec.RunID, Seq: rec.Seq, Step: rec.Step, Tool: rec.Tool, ToolsetID: rec.ToolsetID,
-		IdempotencyKey: getS(it, "idempotency_key"), InputDigest: rec.InputDigest, ExpiresAt: getN(it, AttrExpiresAt),
+func callRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
+	c, err := decodeCall(it)
+	if err != nil {
+		return nil, nil, err
 	}
 	var rows []Row
-	if log, ok := it[attrAttemptLog].(*types.AttributeValueMemberM); ok {
-		for token, v := range log.Value {
-			e, ok := v.(*types.AttributeValueMemberM)
-			if !ok {
-				continue
+	for token, e := range c.AttemptLog {
+		r := c.row(e)
+		if r.Status == "" {
+			// An attempt that never recorded its outcome: it holds the
+			// claim, or it ended without a word (a crash, a timeout), and
+			// its effect may have happened.
+			r.Status = UnknownRow
+			if token == c.Token && c.State == InProgress {
+				r.Status = InProgressRow
 			}
-			r := base
-			fillFromEntry(&r, e.Value)
-			if r.Status == "" {
-				// An attempt that never recorded its outcome: it holds the
-				// claim, or it ended without a word (a crash, a timeout),
-				// and its effect may have happened.
-				r.Status = UnknownRow
-				if token == rec.Token && rec.State == InProgress {
-					r.Status = InProgressRow
-				}
-			}
-			rows = append(rows, r)
 		}
+		rows = append(rows, r)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Attempt < rows[j].Attempt })
-	last := time.UnixMilli(getN(it, "last_seen_at")).UTC()
-	d := base
-	d.Status, d.Count, d.StartedAt, d.EndedAt = Deduplicated, int(getN(it, "invocations")), last, last
+	last := time.UnixMilli(c.LastSeenAt).UTC()
+	d := Row{RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID, IdempotencyKey: c.IdempotencyKey,
+		InputDigest: c.InputDigest, ExpiresAt: c.ExpiresAt, Status: Deduplicated, Count: int(c.Invocations), StartedAt: last, EndedAt: last}
 	for _, r := range rows { // a replay returns the successful attempt's output
 		if r.Status == Succeeded {
 			d.OutputDigest, d.OutputBytes = r.OutputDigest, r.OutputBytes
 		}
 	}
-	return rows, &d
-}
-
-// entryFromRow is an attempt's entry in its call's item.
-func entryFromRow(r *Row) map[string]types.AttributeValue {
-	e := map[string]types.AttributeValue{
-		"n":            num(r.Attempt),
-		"status":       str(string(r.Status)),
-		"retryable":    boolean(r.Retryable),
-		"started_at":   str(r.StartedAt.UTC().Format(time.RFC3339Nano)),
-		"ended_at":     str(r.EndedAt.UTC().Format(time.RFC3339Nano)),
-		"duration_ms":  num(r.DurationMS),
-		"input_bytes":  num(r.InputBytes),
-		"output_bytes": num(r.OutputBytes),
-		"memory_mb":    num(r.MemoryMB),
-	}
-	for k, v := range map[string]string{"error_code": r.ErrorCode, "output_digest": r.OutputDigest} {
-		if v != "" {
-			e[k] = str(v)
-		}
-	}
-	return e
-}
-
-func fillFromEntry(r *Row, e map[string]types.AttributeValue) {
-	r.Attempt = int(getN(e, "n"))
-	r.Status = Status(getS(e, "status"))
-	r.ErrorCode = getS(e, "error_code")
-	r.Retryable = getBool(e, "retryable")
-	r.StartedAt, _ = time.Parse(time.RFC3339Nano, getS(e, "started_at"))
-	r.EndedAt, _ = time.Parse(time.RFC3339Nano, getS(e, "ended_at"))
-	r.DurationMS = getN(e, "duration_ms")
-	r.InputBytes = int(getN(e, "input_bytes"))
-	r.OutputDigest = getS(e, "output_digest")
-	r.OutputBytes = int(getN(e, "output_bytes"))
-	r.MemoryMB = int(getN(e, "memory_mb"))
-}
-
-func rowFromItem(it map[string]types.AttributeValue) Row {
-	started, _ := time.Parse(time.RFC3339Nano, getS(it, "started_at"))
-	ended, _ := time.Parse(time.RFC3339Nano, getS(it, "ended_at"))
-	return Row{
-		RunID:             getS(it, "run_id"),
-		Seq:               getN(it, "seq"),
-		Attempt:           int(getN(it, "attempt")),
-		Step:              getS(it, "step"),
-		Tool:              getS(it, "tool"),
-		ToolsetID:         getS(it, "toolset_id"),
-		IdempotencyKey:    getS(it, "idempotency_key"),
-		Status:            Status(getS(it, "status")),
-		ErrorCode:         getS(it, "error_code"),
-		Retryable:         getBool(it, "retryable"),
-		StartedAt:         started,
-		EndedAt:           ended,
-		DurationMS:        getN(it, "duration_ms"),
-		InputDigest:       getS(it, "input_digest"),
-		InputBytes:        int(getN(it, "input_bytes")),
-		OutputDigest:      getS(it, "output_digest"),
-		OutputBytes:       int(getN(it, "output_bytes")),
-		MemoryMB:          int(getN(it, "memory_mb")),
-		ExpiresAt:         getN(it, AttrExpiresAt),
-		AfterClaimRequest: getBool(it, "after_claim_request"),
-	}
+	return rows, &d, nil
 }

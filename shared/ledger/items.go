@@ -1,0 +1,169 @@
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// callItem is a call's item as stored (docs/ledger.md, "Items", "One item
+// per call"), mapped with the SDK's attributevalue: an attribute of
+// another type than its field is an error, never a zero value.
+type callItem struct {
+	RunID          string                  `dynamodbav:"run_id"`
+	Seq            int64                   `dynamodbav:"seq"`
+	Step           string                  `dynamodbav:"step"`
+	Tool           string                  `dynamodbav:"tool"`
+	ToolsetID      string                  `dynamodbav:"toolset_id"`
+	InputDigest    string                  `dynamodbav:"input_digest"`
+	IdempotencyKey string                  `dynamodbav:"idempotency_key"`
+	State          State                   `dynamodbav:"state"`
+	Attempts       int                     `dynamodbav:"attempts"`
+	LeaseUntil     int64                   `dynamodbav:"lease_until"` // unix ms
+	Token          string                  `dynamodbav:"token"`
+	Result         *string                 `dynamodbav:"result"` // COMPLETED; NULL or absent otherwise
+	ErrorCode      string                  `dynamodbav:"error_code"`
+	UpdatedAt      int64                   `dynamodbav:"updated_at"` // unix ms
+	AttemptLog     map[string]attemptEntry `dynamodbav:"attempt_log"`
+	Invocations    int64                   `dynamodbav:"invocations"`
+	LastSeenAt     int64                   `dynamodbav:"last_seen_at"` // unix ms
+	ExpiresAt      int64                   `dynamodbav:"expires_at"`   // epoch seconds
+}
+
+// attemptEntry is one attempt in a call's attempt_log, keyed by its claim
+// token: its number and start from the claim, the rest (its row) from its
+// finish.
+type attemptEntry struct {
+	N            int    `dynamodbav:"n"`
+	Status       Status `dynamodbav:"status,omitempty"`
+	ErrorCode    string `dynamodbav:"error_code,omitempty"`
+	Retryable    bool   `dynamodbav:"retryable"`
+	StartedAt    string `dynamodbav:"started_at"` // RFC 3339, ns
+	EndedAt      string `dynamodbav:"ended_at,omitempty"`
+	DurationMS   int64  `dynamodbav:"duration_ms"`
+	InputBytes   int    `dynamodbav:"input_bytes"`
+	OutputDigest string `dynamodbav:"output_digest,omitempty"`
+	OutputBytes  int    `dynamodbav:"output_bytes"`
+	MemoryMB     int    `dynamodbav:"memory_mb"`
+}
+
+// rowItem is a row item of its own (PutRow): an invocation that claimed
+// nothing.
+type rowItem struct {
+	PK                string `dynamodbav:"pk"`
+	SK                string `dynamodbav:"sk"`
+	RunID             string `dynamodbav:"run_id"`
+	Seq               int64  `dynamodbav:"seq"`
+	Attempt           int    `dynamodbav:"attempt"`
+	Step              string `dynamodbav:"step"`
+	Tool              string `dynamodbav:"tool"`
+	ToolsetID         string `dynamodbav:"toolset_id"`
+	IdempotencyKey    string `dynamodbav:"idempotency_key"`
+	Status            Status `dynamodbav:"status"`
+	ErrorCode         string `dynamodbav:"error_code,omitempty"`
+	Retryable         bool   `dynamodbav:"retryable"`
+	StartedAt         string `dynamodbav:"started_at"`
+	EndedAt           string `dynamodbav:"ended_at"`
+	DurationMS        int64  `dynamodbav:"duration_ms"`
+	InputDigest       string `dynamodbav:"input_digest,omitempty"`
+	InputBytes        int    `dynamodbav:"input_bytes"`
+	OutputDigest      string `dynamodbav:"output_digest,omitempty"`
+	OutputBytes       int    `dynamodbav:"output_bytes"`
+	MemoryMB          int    `dynamodbav:"memory_mb"`
+	ExpiresAt         int64  `dynamodbav:"expires_at"`
+	AfterClaimRequest bool   `dynamodbav:"after_claim_request,omitempty"`
+}
+
+func formatNano(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func parseNano(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// decodeCall maps a call's item; a mistyped attribute is an error.
+func decodeCall(it map[string]types.AttributeValue) (*callItem, error) {
+	var c callItem
+	if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+		return nil, fmt.Errorf("a call's item: %w", err)
+	}
+	return &c, nil
+}
+
+// record is the idempotency record the call's item holds, for key.
+func (c *callItem) record(key string) *Record {
+	r := &Record{
+		Key: key, RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, InputDigest: c.InputDigest,
+		State: c.State, Attempts: c.Attempts, LeaseUntil: time.UnixMilli(c.LeaseUntil), ErrorCode: c.ErrorCode,
+		UpdatedAt: time.UnixMilli(c.UpdatedAt), ToolsetID: c.ToolsetID, Token: c.Token,
+	}
+	if c.Result != nil && *c.Result != "" {
+		r.Result = json.RawMessage(*c.Result)
+	}
+	if e, ok := c.AttemptLog[c.Token]; ok {
+		r.StartedAt = parseNano(e.StartedAt)
+	}
+	return r
+}
+
+// entryFromRow is an attempt's entry for its row r.
+func entryFromRow(r *Row) types.AttributeValue {
+	av, err := attributevalue.Marshal(attemptEntry{
+		N: r.Attempt, Status: r.Status, ErrorCode: r.ErrorCode, Retryable: r.Retryable,
+		StartedAt: formatNano(r.StartedAt), EndedAt: formatNano(r.EndedAt), DurationMS: r.DurationMS,
+		InputBytes: r.InputBytes, OutputDigest: r.OutputDigest, OutputBytes: r.OutputBytes, MemoryMB: r.MemoryMB,
+	})
+	if err != nil { // a struct of strings and numbers always marshals
+		panic("ledger: marshal an attempt entry: " + err.Error())
+	}
+	return av
+}
+
+// attemptStart is a claimed attempt's entry before its finish.
+func attemptStart(n int, started time.Time) types.AttributeValue {
+	av, err := attributevalue.Marshal(attemptEntry{N: n, StartedAt: formatNano(started)})
+	if err != nil {
+		panic("ledger: marshal an attempt entry: " + err.Error())
+	}
+	return av
+}
+
+// row is the ToolInvocation row of an attempt entry of call c.
+func (c *callItem) row(e attemptEntry) Row {
+	return Row{
+		RunID: c.RunID, Seq: c.Seq, Attempt: e.N, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID,
+		IdempotencyKey: c.IdempotencyKey, Status: e.Status, ErrorCode: e.ErrorCode, Retryable: e.Retryable,
+		StartedAt: parseNano(e.StartedAt), EndedAt: parseNano(e.EndedAt), DurationMS: e.DurationMS,
+		InputDigest: c.InputDigest, InputBytes: e.InputBytes, OutputDigest: e.OutputDigest, OutputBytes: e.OutputBytes,
+		MemoryMB: e.MemoryMB, ExpiresAt: c.ExpiresAt,
+	}
+}
+
+// decodeRow maps a row item; a mistyped attribute is an error.
+func decodeRow(it map[string]types.AttributeValue) (Row, error) {
+	var i rowItem
+	if err := attributevalue.UnmarshalMap(it, &i); err != nil {
+		return Row{}, fmt.Errorf("a row item: %w", err)
+	}
+	return Row{
+		RunID: i.RunID, Seq: i.Seq, Attempt: i.Attempt, Step: i.Step, Tool: i.Tool, ToolsetID: i.ToolsetID,
+		IdempotencyKey: i.IdempotencyKey, Status: i.Status, ErrorCode: i.ErrorCode, Retryable: i.Retryable,
+		StartedAt: parseNano(i.StartedAt), EndedAt: parseNano(i.EndedAt), DurationMS: i.DurationMS,
+		InputDigest: i.InputDigest, InputBytes: i.InputBytes, OutputDigest: i.OutputDigest, OutputBytes: i.OutputBytes,
+		MemoryMB: i.MemoryMB, ExpiresAt: i.ExpiresAt, AfterClaimRequest: i.AfterClaimRequest,
+	}, nil
+}
+
+// encodeRow is r as a row item under pk and sk.
+func encodeRow(r *Row, pk, sk string) (map[string]types.AttributeValue, error) {
+	return attributevalue.MarshalMap(rowItem{
+		PK: pk, SK: sk, RunID: r.RunID, Seq: r.Seq, Attempt: r.Attempt, Step: r.Step, Tool: r.Tool,
+		ToolsetID: r.ToolsetID, IdempotencyKey: r.IdempotencyKey, Status: r.Status, ErrorCode: r.ErrorCode,
+		Retryable: r.Retryable, StartedAt: formatNano(r.StartedAt), EndedAt: formatNano(r.EndedAt),
+		DurationMS: r.DurationMS, InputDigest: r.InputDigest, InputBytes: r.InputBytes, OutputDigest: r.OutputDigest,
+		OutputBytes: r.OutputBytes, MemoryMB: r.MemoryMB, ExpiresAt: r.ExpiresAt, AfterClaimRequest: r.AfterClaimRequest,
+	})
+}
