@@ -122,13 +122,13 @@ func entryFromRow(r *Row) types.AttributeValue {
 	return av
 }
 
-// attemptStart is a claimed attempt's entry before its finish.
+// attemptStart is a claimed attempt's entry before its finish: the
+// attemptEntry fields n and started_at (written on every claim, so built
+// directly rather than by reflection).
 func attemptStart(n int, started time.Time) types.AttributeValue {
-	av, err := attributevalue.Marshal(attemptEntry{N: n, StartedAt: formatNano(started)})
-	if err != nil {
-		panic("ledger: marshal an attempt entry: " + err.Error())
-	}
-	return av
+	return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		"n": num(n), "started_at": str(formatNano(started)),
+	}}
 }
 
 // row is the ToolInvocation row of an attempt entry of call c.

@@ -157,12 +157,17 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	if err != nil {
 		return false, nil, fmt.Errorf("claim %s: %w", r.Key, err)
 	}
-	if existing, err = recordFromItem(r.Key, out.Attributes); err != nil {
-		return false, nil, err
+	// Ours: the three attributes that say so, read as their types (a
+	// mistyped one is not ours, and the full read below reports it).
+	it := out.Attributes
+	if t, ok := it["token"].(*types.AttributeValueMemberS); ok && t.Value == r.Token && getS(it, "state") == string(InProgress) {
+		if n, ok := it["attempts"].(*types.AttributeValueMemberN); ok && n.Value == "1" {
+			r.State, r.Attempts, r.UpdatedAt = InProgress, 1, now
+			return true, nil, nil
+		}
 	}
-	if existing.Token == r.Token && existing.State == InProgress && existing.Attempts == 1 {
-		r.State, r.Attempts, r.UpdatedAt = InProgress, 1, now
-		return true, nil, nil
+	if existing, err = recordFromItem(r.Key, it); err != nil {
+		return false, nil, err
 	}
 	return false, existing, nil
 }
