@@ -29,7 +29,7 @@ const (
 
 // Errors matched by the generated Retriers and Catchers.
 var (
-	// retryableTool are the tool contract's retryable codes (ADR-0013).
+	// retryableTool are the tool contract's retryable codes (docs/design.md, "The tool contract").
 	retryableTool = tool.RetryableCodes()
 	// lambdaTransient are Lambda's transient service errors, raised before
 	// the function ran; a crash (Lambda.Unknown) is not among them.

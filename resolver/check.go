@@ -14,7 +14,8 @@ import (
 	"github.com/toolgate/toolgate/shared/schema"
 )
 
-// fetchTool is the catalog name of the http tool of the first design seed.
+// fetchTool is the catalog name of the http tool (docs/design.md, "The
+// http tool").
 const fetchTool = "structured-data-fetch"
 
 // checker holds one Solution while it is checked.
@@ -170,7 +171,7 @@ func (c *checker) reach(g *gate.Graph) {
 }
 
 // admit looks up every tool in the catalog; an unknown tool is refused,
-// never treated as something else (ADR-0015).
+// never treated as something else (docs/design.md, "Tool steps and admission").
 func (c *checker) admit() {
 	c.tools = make([]*catalog.Tool, len(c.sol.Steps))
 	c.gated = map[string]bool{}
@@ -441,7 +442,7 @@ type GateVerdict struct {
 	Path []string
 }
 
-// checkGates runs Gate A and the no-fallback rule (the second design seed).
+// checkGates runs Gate A and the no-fallback rule (docs/design.md).
 func (c *checker) checkGates(g *gate.Graph) {
 	violations := map[int][]int{}
 	for _, v := range gate.ReviewBeforeTool(g) {
@@ -558,7 +559,7 @@ func effectiveRetry(st *Step, t *catalog.Tool) catalog.Retry {
 	return r
 }
 
-// checkRetries enforces the tool contract's retry rules (ADR-0013): a tool
+// checkRetries enforces the tool contract's retry rules (docs/design.md, "The tool contract"): a tool
 // that does not honour idempotency keys is retried only with the author's
 // explicit tolerate_duplicates.
 func (c *checker) checkRetries() {

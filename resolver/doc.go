@@ -2,11 +2,11 @@
 // Functions state machines (Amazon States Language, JSONPath query
 // language), together with the toolset they pin.
 //
-// It is the compile-time half of the second design seed: the tool step
-// grammar (ADR-0015), Gate A ("review before tool"), the tool contract's
-// retry rules (ADR-0013) and "no tool fallback chain"; and of the first
-// seed's pinned, content-addressed toolset. docs/solutions.md is the
-// authors' reference for the grammar, the rules and the state data layout.
+// It is the compile-time half of toolgate's rules (docs/design.md): tool
+// steps and their admission, Gate A ("review before tool"), the tool
+// contract's retry rules, "no tool fallback chain", and the pinned,
+// content-addressed toolset. docs/solutions.md is the authors' reference for
+// the grammar, the rules and the state data layout.
 //
 // Every problem becomes a Diagnostic naming the file, line, column and rule;
 // all of them are reported, not just the first. A Solution with any error

@@ -37,7 +37,7 @@ var (
 // Limits of the grammar, with their sources.
 const (
 	// MaxAttempts caps a tool step's attempts, the first included: the
-	// contract's (shared/tool, ADR-0013).
+	// contract's (shared/tool, docs/design.md, "The tool contract").
 	MaxAttempts = tool.MaxAttempts
 	// MaxReviewTimeout is the contract's longest review, one year in
 	// seconds (shared/tool).

@@ -13,8 +13,8 @@ import (
 //go:embed catalog.json
 var catalogJSON []byte
 
-// Policy says how often a tool may run for one idempotency key (the first
-// design seed's per-tool policy).
+// Policy says how often a tool may run for one idempotency key: the
+// per-tool policy of docs/design.md, "Toolsets".
 type Policy string
 
 const (
@@ -27,7 +27,7 @@ const (
 
 // Retry is a tool's default retry, in the Solution grammar's units.
 type Retry struct {
-	// MaxAttempts counts all attempts, the first included: 1..10 (ADR-0013
+	// MaxAttempts counts all attempts, the first included: 1..10 (docs/design.md, "The tool contract";
 	// caps per-tool retry at ten attempts).
 	MaxAttempts int `json:"max_attempts"`
 	// IntervalSeconds is the wait before the first retry, in whole seconds

@@ -1,7 +1,7 @@
 // Package catalog holds the platform's admitted tools: the data in
 // catalog.json, embedded at build time.
 //
-// Each entry is a tool contract (the second design seed, ADR-0013): its
+// Each entry is a tool contract (docs/design.md, "The tool contract"): its
 // input and output JSON Schema (draft 2020-12), whether it honours the
 // idempotency key, its delivery policy (at_least_once or at_most_once),
 // whether a human review must precede it (Gate A), its default retry and

@@ -3,9 +3,9 @@
 // run's pinned toolset, validates the input against the pinned schema,
 // claims the idempotency record, enforces the attempt cap, runs the tool
 // under the Lambda deadline, checks the output, finishes the record and
-// writes a ToolInvocation ledger row: the tool contract of the second design
-// seed (ADR-0013) and the pinned toolsets and policies of the first.
+// writes a ToolInvocation ledger row: the tool contract and the pinned
+// toolsets and policies of docs/design.md.
 //
-// docs/dispatcher.md walks through the record states and the DynamoDB
+// docs/ledger.md walks through the record states and the DynamoDB
 // requests each outcome costs.
 package dispatch

@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// Environment variables a tool function reads at cold start (docs/dispatcher.md).
+// Environment variables a tool function reads at cold start (docs/ledger.md, "Configuration of a tool function").
 const (
 	EnvTable          = "TOOLGATE_TABLE"                    // the ledger table (required)
 	EnvLeaseSeconds   = "TOOLGATE_LEASE_SECONDS"            // claim lease; default timeout + 30 s

@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
 
-// Bounds of the first design seed's http tool.
+// Bounds of the http tool (docs/design.md, "The http tool").
 const (
 	DefaultMaxBytes     = 5 << 20          // 5 MiB response body, after content decoding
 	DefaultTimeout      = 30 * time.Second // the whole fetch: lookups, redirects and body
@@ -31,7 +31,7 @@ const (
 	// addresses) separated by commas or blanks; unset in production.
 	EnvAllowAddresses = "TOOLGATE_FETCH_ALLOW_ADDRESSES"
 	// EnvTimeoutSeconds bounds one fetch in whole seconds, 1..30 (default
-	// 30, the first design seed's bound); tests use a short one.
+	// 30, docs/design.md, "The http tool"); tests use a short one.
 	EnvTimeoutSeconds = "TOOLGATE_FETCH_TIMEOUT_SECONDS"
 )
 

@@ -1,5 +1,5 @@
-// Package fetch is the structured-data-fetch tool (the first design seed's
-// "http tool"): a GET of one http or https URL on an allow-listed host,
+// Package fetch is the structured-data-fetch tool (docs/design.md, "The
+// http tool"): a GET of one http or https URL on an allow-listed host,
 // whose body is returned parsed as JSON, CSV or text, optionally narrowed by
 // an RFC 6901 JSON Pointer.
 //

@@ -1,8 +1,8 @@
 // Package ledger keeps toolgate's records in one DynamoDB table (single-
-// table design, docs/ledger.md): pinned toolsets, one idempotency record per
-// idempotency key, and one ToolInvocation row per invocation attempt (the
-// second design seed: "every invocation writes a ToolInvocation ledger row
-// carrying its error class").
+// table design, docs/ledger.md): pinned toolsets, one item per call (its
+// idempotency record, attempts and invocations), and row items of
+// invocations that claimed nothing ("every invocation writes a
+// ToolInvocation ledger row carrying its error class", docs/design.md).
 //
 // It uses only item-level actions that dynalite implements (PutItem,
 // GetItem, UpdateItem, Query with condition expressions): no transactions,

@@ -1,5 +1,5 @@
-// Package review keeps the human reviews of gated tool calls (Gate A of the
-// second design seed, "review before tool"): the pending review a review
+// Package review keeps the human reviews of gated tool calls (docs/design.md,
+// "Review before tool (Gate A)"): the pending review a review
 // Task asks for, the decision a reviewer makes on it, and the check the
 // dispatcher makes before a gated tool runs ("what you approved is what is
 // sent").

@@ -5,5 +5,5 @@
 //
 // The resolver uses it at compile time on a tool step's literal inputs, the
 // dispatcher at run time on the bound inputs: the same schema, validated
-// twice (the first design seed's declarations).
+// twice (docs/design.md, "Toolsets").
 package schema

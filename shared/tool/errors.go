@@ -10,7 +10,7 @@ import (
 // Code is one of the contract's error codes. New codes are only appended.
 type Code string
 
-// The eight codes of the second design seed, and the catch-all.
+// The eight codes of docs/design.md, and the catch-all.
 const (
 	InputInvalid             Code = "TOOL_INPUT_INVALID"
 	OutputInvalid            Code = "TOOL_OUTPUT_INVALID"
@@ -23,7 +23,7 @@ const (
 	Internal                 Code = "TOOL_INTERNAL"
 )
 
-// retryable is the one table that classifies every code (ADR-0013): only a
+// retryable is the one table that classifies every code (docs/design.md, "The tool contract"): only a
 // timeout, a rate limit and an unavailable upstream may be retried; the
 // catch-all is not.
 var retryable = map[Code]bool{

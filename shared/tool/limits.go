@@ -5,7 +5,7 @@ package tool
 // constants only.
 const (
 	// MaxAttempts caps the attempts per idempotency key, the first
-	// included (ADR-0013, the second design seed): the resolver's bound on
+	// included (docs/design.md, "The tool contract"): the resolver's bound on
 	// a step's retry, and the ledger's cap.
 	MaxAttempts = 10
 	// DefaultInlineLimit bounds a tool's result returned inline, in bytes.

@@ -1,5 +1,5 @@
-// Package toolset implements the pinned, content-addressed toolset of the
-// first design seed: the list of what a run may call, with a policy per
+// Package toolset implements the pinned, content-addressed toolset
+// (docs/design.md, "Toolsets"): the list of what a run may call, with a policy per
 // tool, and the hosts the http tool (structured-data-fetch) may reach.
 //
 // A toolset's id is "ts_" followed by the first 32 hex digits of the
