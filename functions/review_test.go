@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -131,7 +132,7 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, digest, _ := review.Digest(json.RawMessage(`{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}`))
+	_, digest, _ := tool.InputDigest(json.RawMessage(`{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}`))
 	if r.Status != review.Pending || r.RunID != task["run_id"] || r.Step != "approve" || r.Of != "send" || r.Tool != "send-email" ||
 		r.ToolsetID != s.ts.ID || r.TaskToken != "token-request-1" || r.InputDigest != digest ||
 		string(r.Input) != `{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}` ||

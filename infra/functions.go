@@ -69,9 +69,9 @@ var functionSpecs = []functionSpec{
 	{Name: fnSendEmail, LogicalID: "SendEmailFunction", Tool: true, LoadsToolsets: true, ForSolutions: true,
 		Description: "toolgate tool send-email: SES v2 SendEmail to allow-listed recipients",
 		MemoryMB:    256,
-		// shared/dispatch: claim PutItem, record GetItem and UpdateItem, row
-		// PutItem, toolset GetItem; approvals (shared/review): GetItem and
-		// the binding UpdateItem.
+		// shared/dispatch: the call's claim, re-claim and finish UpdateItem,
+		// record GetItem, row items' PutItem (refusals), toolset GetItem;
+		// approvals (shared/review): GetItem and the binding UpdateItem.
 		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
 	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, LoadsToolsets: true, ForSolutions: true,
 		Description:   "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",

@@ -88,9 +88,8 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		return ExitMisuse
 	}
 	var how string
-	if id, ok := env["toolset_id"].(string); ok {
+	if _, ok := env["toolset_id"].(string); ok {
 		how = registerCommand(store.Table(), af.endpoint, "FILE.toolset.json|SOLUTION.yaml")
-		env["toolset_id"] = id
 	} else if _, given := env["toolset_id"]; given {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: toolset_id is not a string\n", *inputFile)
 		return ExitMisuse

@@ -178,8 +178,8 @@ func catalogToolset(name string, fetchHosts []string) (*toolset.Toolset, error) 
 	return toolset.FromCatalog(catalog.Default(), []string{name}, nil, hosts.Strings())
 }
 
-// readRegistered reads a toolset that a command only uses (publish,
-// invoke): nil when it is registered and passes the registration check;
+// readRegistered reads a toolset that toolgate invoke only uses: the
+// toolset, when it is registered and passes the registration check;
 // otherwise an error that says what to do, with the register command
 // (how), for a toolset that is not registered.
 func readRegistered(ctx context.Context, store *ledger.Store, id, how string) (*toolset.Toolset, error) {

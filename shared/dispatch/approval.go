@@ -107,7 +107,7 @@ func (inv *invocation) replayOr(ctx context.Context, refusal error) error {
 	inv.claimRequested = true // the item counted this invocation
 	inv.attempt = rec.Attempts
 	this := &ledger.Record{RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, InputDigest: inv.digest}
-	if rec.State != ledger.Completed || !rec.SameCall(this) || rec.RunID != env.RunID {
+	if rec.State != ledger.Completed || !rec.SameCall(this) { // the key names the run and seq
 		return refusal
 	}
 	return &replay{result: rec.Result}

@@ -282,7 +282,7 @@ func TestReviewDigestIsDispatcherDigest(t *testing.T) {
 		`{"text":"x","n":1.5e3}`,
 	} {
 		payload := envelopeFor("test-gated", e.ts.ID, "", 1, in)
-		_, digest, err := review.Digest(json.RawMessage(in))
+		_, digest, err := tool.InputDigest(json.RawMessage(in))
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -295,7 +295,7 @@ func TestReviewDigestIsDispatcherDigest(t *testing.T) {
 		}
 	}
 	for _, in := range []string{`{"text":"x","n":9007199254740993}`, `{"text":"x","n":1e400}`} {
-		if _, _, err := review.Digest(json.RawMessage(in)); err == nil {
+		if _, _, err := tool.InputDigest(json.RawMessage(in)); err == nil {
 			t.Errorf("review.Digest accepted %s", in)
 		}
 		_, err := d.Handle(ctx, envelopeFor("test-gated", e.ts.ID, "", 1, in))

@@ -490,8 +490,9 @@ func (inv *invocation) fail(ctx context.Context, err error) error {
 
 // finish ends the claimed attempt: one conditional UpdateItem records its
 // outcome on the record and its row as the attempt's entry in the call's
-// item. When the claim was lost meanwhile (or the write failed), the row
-// is written as an item of its own, so that no outcome leaves the ledger.
+// item. When the claim was lost meanwhile, the row goes on the attempt's
+// own entry (ledger.Store.Finish); only when the writes fail is the row
+// written as an item of its own, so that no outcome leaves the ledger.
 func (inv *invocation) finish(ctx context.Context, state ledger.State, out json.RawMessage, r *ledger.Row) {
 	d, env := inv.d, inv.env
 	if inv.rowDone {

@@ -37,52 +37,47 @@ type callItem struct {
 // token: its number and start from the claim, the rest (its row) from its
 // finish.
 type attemptEntry struct {
-	N            int    `dynamodbav:"n"`
-	Status       Status `dynamodbav:"status,omitempty"`
-	ErrorCode    string `dynamodbav:"error_code,omitempty"`
-	Retryable    bool   `dynamodbav:"retryable"`
-	StartedAt    string `dynamodbav:"started_at"` // RFC 3339, ns
-	EndedAt      string `dynamodbav:"ended_at,omitempty"`
-	DurationMS   int64  `dynamodbav:"duration_ms"`
-	InputBytes   int    `dynamodbav:"input_bytes"`
-	OutputDigest string `dynamodbav:"output_digest,omitempty"`
-	OutputBytes  int    `dynamodbav:"output_bytes"`
-	MemoryMB     int    `dynamodbav:"memory_mb"`
+	N            int       `dynamodbav:"n"`
+	Status       Status    `dynamodbav:"status,omitempty"`
+	ErrorCode    string    `dynamodbav:"error_code,omitempty"`
+	Retryable    bool      `dynamodbav:"retryable"`
+	StartedAt    time.Time `dynamodbav:"started_at"` // RFC 3339 with ns, UTC
+	EndedAt      time.Time `dynamodbav:"ended_at"`
+	DurationMS   int64     `dynamodbav:"duration_ms"`
+	InputBytes   int       `dynamodbav:"input_bytes"`
+	OutputDigest string    `dynamodbav:"output_digest,omitempty"`
+	OutputBytes  int       `dynamodbav:"output_bytes"`
+	MemoryMB     int       `dynamodbav:"memory_mb"`
 }
 
 // rowItem is a row item of its own (PutRow): an invocation that claimed
 // nothing.
 type rowItem struct {
-	PK                string `dynamodbav:"pk"`
-	SK                string `dynamodbav:"sk"`
-	RunID             string `dynamodbav:"run_id"`
-	Seq               int64  `dynamodbav:"seq"`
-	Attempt           int    `dynamodbav:"attempt"`
-	Step              string `dynamodbav:"step"`
-	Tool              string `dynamodbav:"tool"`
-	ToolsetID         string `dynamodbav:"toolset_id"`
-	IdempotencyKey    string `dynamodbav:"idempotency_key"`
-	Status            Status `dynamodbav:"status"`
-	ErrorCode         string `dynamodbav:"error_code,omitempty"`
-	Retryable         bool   `dynamodbav:"retryable"`
-	StartedAt         string `dynamodbav:"started_at"`
-	EndedAt           string `dynamodbav:"ended_at"`
-	DurationMS        int64  `dynamodbav:"duration_ms"`
-	InputDigest       string `dynamodbav:"input_digest,omitempty"`
-	InputBytes        int    `dynamodbav:"input_bytes"`
-	OutputDigest      string `dynamodbav:"output_digest,omitempty"`
-	OutputBytes       int    `dynamodbav:"output_bytes"`
-	MemoryMB          int    `dynamodbav:"memory_mb"`
-	ExpiresAt         int64  `dynamodbav:"expires_at"`
-	AfterClaimRequest bool   `dynamodbav:"after_claim_request,omitempty"`
+	PK                string    `dynamodbav:"pk"`
+	SK                string    `dynamodbav:"sk"`
+	RunID             string    `dynamodbav:"run_id"`
+	Seq               int64     `dynamodbav:"seq"`
+	Attempt           int       `dynamodbav:"attempt"`
+	Step              string    `dynamodbav:"step"`
+	Tool              string    `dynamodbav:"tool"`
+	ToolsetID         string    `dynamodbav:"toolset_id"`
+	IdempotencyKey    string    `dynamodbav:"idempotency_key"`
+	Status            Status    `dynamodbav:"status"`
+	ErrorCode         string    `dynamodbav:"error_code,omitempty"`
+	Retryable         bool      `dynamodbav:"retryable"`
+	StartedAt         time.Time `dynamodbav:"started_at"`
+	EndedAt           time.Time `dynamodbav:"ended_at"`
+	DurationMS        int64     `dynamodbav:"duration_ms"`
+	InputDigest       string    `dynamodbav:"input_digest,omitempty"`
+	InputBytes        int       `dynamodbav:"input_bytes"`
+	OutputDigest      string    `dynamodbav:"output_digest,omitempty"`
+	OutputBytes       int       `dynamodbav:"output_bytes"`
+	MemoryMB          int       `dynamodbav:"memory_mb"`
+	ExpiresAt         int64     `dynamodbav:"expires_at"`
+	AfterClaimRequest bool      `dynamodbav:"after_claim_request,omitempty"`
 }
 
 func formatNano(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func parseNano(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
 
 // decodeCall maps a call's item; a mistyped attribute is an error.
 func decodeCall(it map[string]types.AttributeValue) (*callItem, error) {
@@ -104,7 +99,7 @@ func (c *callItem) record(key string) *Record {
 		r.Result = json.RawMessage(*c.Result)
 	}
 	if e, ok := c.AttemptLog[c.Token]; ok {
-		r.StartedAt = parseNano(e.StartedAt)
+		r.StartedAt = e.StartedAt
 	}
 	return r
 }
@@ -113,7 +108,7 @@ func (c *callItem) record(key string) *Record {
 func entryFromRow(r *Row) types.AttributeValue {
 	av, err := attributevalue.Marshal(attemptEntry{
 		N: r.Attempt, Status: r.Status, ErrorCode: r.ErrorCode, Retryable: r.Retryable,
-		StartedAt: formatNano(r.StartedAt), EndedAt: formatNano(r.EndedAt), DurationMS: r.DurationMS,
+		StartedAt: r.StartedAt.UTC(), EndedAt: r.EndedAt.UTC(), DurationMS: r.DurationMS,
 		InputBytes: r.InputBytes, OutputDigest: r.OutputDigest, OutputBytes: r.OutputBytes, MemoryMB: r.MemoryMB,
 	})
 	if err != nil { // a struct of strings and numbers always marshals
@@ -136,7 +131,7 @@ func (c *callItem) row(e attemptEntry) Row {
 	return Row{
 		RunID: c.RunID, Seq: c.Seq, Attempt: e.N, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID,
 		IdempotencyKey: c.IdempotencyKey, Status: e.Status, ErrorCode: e.ErrorCode, Retryable: e.Retryable,
-		StartedAt: parseNano(e.StartedAt), EndedAt: parseNano(e.EndedAt), DurationMS: e.DurationMS,
+		StartedAt: e.StartedAt, EndedAt: e.EndedAt, DurationMS: e.DurationMS,
 		InputDigest: c.InputDigest, InputBytes: e.InputBytes, OutputDigest: e.OutputDigest, OutputBytes: e.OutputBytes,
 		MemoryMB: e.MemoryMB, ExpiresAt: c.ExpiresAt,
 	}
@@ -151,7 +146,7 @@ func decodeRow(it map[string]types.AttributeValue) (Row, error) {
 	return Row{
 		RunID: i.RunID, Seq: i.Seq, Attempt: i.Attempt, Step: i.Step, Tool: i.Tool, ToolsetID: i.ToolsetID,
 		IdempotencyKey: i.IdempotencyKey, Status: i.Status, ErrorCode: i.ErrorCode, Retryable: i.Retryable,
-		StartedAt: parseNano(i.StartedAt), EndedAt: parseNano(i.EndedAt), DurationMS: i.DurationMS,
+		StartedAt: i.StartedAt, EndedAt: i.EndedAt, DurationMS: i.DurationMS,
 		InputDigest: i.InputDigest, InputBytes: i.InputBytes, OutputDigest: i.OutputDigest, OutputBytes: i.OutputBytes,
 		MemoryMB: i.MemoryMB, ExpiresAt: i.ExpiresAt, AfterClaimRequest: i.AfterClaimRequest,
 	}, nil
@@ -162,7 +157,7 @@ func encodeRow(r *Row, pk, sk string) (map[string]types.AttributeValue, error) {
 	return attributevalue.MarshalMap(rowItem{
 		PK: pk, SK: sk, RunID: r.RunID, Seq: r.Seq, Attempt: r.Attempt, Step: r.Step, Tool: r.Tool,
 		ToolsetID: r.ToolsetID, IdempotencyKey: r.IdempotencyKey, Status: r.Status, ErrorCode: r.ErrorCode,
-		Retryable: r.Retryable, StartedAt: formatNano(r.StartedAt), EndedAt: formatNano(r.EndedAt),
+		Retryable: r.Retryable, StartedAt: r.StartedAt.UTC(), EndedAt: r.EndedAt.UTC(),
 		DurationMS: r.DurationMS, InputDigest: r.InputDigest, InputBytes: r.InputBytes, OutputDigest: r.OutputDigest,
 		OutputBytes: r.OutputBytes, MemoryMB: r.MemoryMB, ExpiresAt: r.ExpiresAt, AfterClaimRequest: r.AfterClaimRequest,
 	})

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 const goodTask = `{"task_token":"AQCEAAAAKgAAAAMAAAAAAAAAAf","run_id":"arn:aws:states:us-east-1:123456789012:execution:weekly-digest:r1",
@@ -16,7 +18,7 @@ func TestDecodeTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, digest, _ := Digest(json.RawMessage(`{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}`))
+	_, digest, _ := tool.InputDigest(json.RawMessage(`{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}`))
 	if r.ID != IDForToken("AQCEAAAAKgAAAAMAAAAAAAAAAf") || r.Of != "send" || r.Step != "approve" || r.TimeoutSeconds != 259200 ||
 		r.InputDigest != digest || string(r.Input) != `{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}` ||
 		len(r.Reviewers) != 1 || r.Status != Pending {
@@ -59,7 +61,7 @@ func FuzzDecodeTask(f *testing.F) {
 		if !ValidID(r.ID) || r.ID != IDForToken(r.TaskToken) || r.TimeoutSeconds < 1 || r.TimeoutSeconds > MaxTimeout {
 			t.Fatalf("accepted %+v", r)
 		}
-		if _, digest, err := Digest(r.Input); err != nil || digest != r.InputDigest {
+		if _, digest, err := tool.InputDigest(r.Input); err != nil || digest != r.InputDigest {
 			t.Fatalf("the canonical input does not digest to its digest: %v", err)
 		}
 	})

@@ -204,7 +204,7 @@ func New(p Params) (*Review, error) {
 			return nil, bad("%v", err)
 		}
 	}
-	canonical, digest, err := Digest(p.Input)
+	canonical, digest, err := tool.InputDigest(p.Input)
 	if err != nil {
 		return nil, bad("%v", err)
 	}

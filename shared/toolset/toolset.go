@@ -356,7 +356,7 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 		return refuse(RuleFetchHosts, "%v", err)
 	}
 	canonical := slices.Compact(slices.Sorted(slices.Values(hosts.Strings())))
-	if !slices.Equal(canonical, ts.FetchHosts) && !(len(canonical) == 0 && len(ts.FetchHosts) == 0) {
+	if !slices.Equal(canonical, ts.FetchHosts) {
 		return refuse(RuleFetchHosts, "fetch_hosts are not in canonical form, sorted and unique")
 	}
 	return nil
@@ -372,13 +372,13 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 // only its own catalog tool). Tools are checked in name order, so the
 // same toolset is always refused for the same rule.
 func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
+	refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
 		t := ts.Tools[name]
 		want, ok := c.Lookup(name)
 		if !ok {
 			continue
 		}
-		refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 		switch {
 		case want.ReviewRequired && !t.ReviewRequired:
 			return refuse(RuleReviewRequired, "it pins %s without review_required, which the catalog requires", name)
