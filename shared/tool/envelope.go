@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -47,40 +48,6 @@ var (
 	namePattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 )
 
-type field struct {
-	name     string
-	required bool
-	decode   func(e *Envelope, raw json.RawMessage) error
-}
-
-func str(dst func(*Envelope) *string) func(*Envelope, json.RawMessage) error {
-	return func(e *Envelope, raw json.RawMessage) error { return json.Unmarshal(raw, dst(e)) }
-}
-
-var fields = []field{
-	{"tool", true, str(func(e *Envelope) *string { return &e.Tool })},
-	{"toolset_id", true, str(func(e *Envelope) *string { return &e.ToolsetID })},
-	{"run_id", true, str(func(e *Envelope) *string { return &e.RunID })},
-	{"seq", true, func(e *Envelope, raw json.RawMessage) error { return json.Unmarshal(raw, &e.Seq) }},
-	{"step", true, str(func(e *Envelope) *string { return &e.Step })},
-	{"idempotency_key", true, str(func(e *Envelope) *string { return &e.IdempotencyKey })},
-	{"attempt", true, func(e *Envelope, raw json.RawMessage) error { return json.Unmarshal(raw, &e.Attempt) }},
-	{"tolerate_duplicates", true, func(e *Envelope, raw json.RawMessage) error { return json.Unmarshal(raw, &e.TolerateDuplicates) }},
-	{"input", true, func(e *Envelope, raw json.RawMessage) error {
-		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-			return fmt.Errorf("must be a JSON object")
-		}
-		e.Input = raw
-		return nil
-	}},
-	{"approval", false, func(e *Envelope, raw json.RawMessage) error {
-		if string(bytes.TrimSpace(raw)) != "null" {
-			e.Approval = raw
-		}
-		return nil
-	}},
-}
-
 // DecodeEnvelope parses an envelope strictly. Every failure is a *Error with
 // code TOOL_INPUT_INVALID whose message names the field.
 func DecodeEnvelope(data []byte) (*Envelope, error) {
@@ -90,29 +57,47 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	if !utf8.Valid(data) {
 		return nil, Errorf(InputInvalid, "envelope is not valid UTF-8")
 	}
-	raw, err := DecodeObject("envelope", data)
+	members, err := DecodeObject("envelope", data)
 	if err != nil {
 		return nil, Errorf(InputInvalid, "%s", err.Error())
 	}
-	known := map[string]bool{}
+	// The members are the Envelope's fields by their JSON names (the
+	// contract's only spelling of them): required unless omitempty; a
+	// required raw JSON member must be an object (the tool's input), an
+	// optional one that is null is absent (a missing approval).
 	e := &Envelope{}
-	for _, f := range fields {
-		known[f.name] = true
-		v, ok := raw[f.name]
+	v := reflect.ValueOf(e).Elem()
+	known := map[string]bool{}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		required := !strings.Contains(opts, "omitempty")
+		known[name] = true
+		raw, ok := members[name]
 		if !ok {
-			if f.required {
-				return nil, Errorf(InputInvalid, "envelope field %q is missing", f.name)
+			if required {
+				return nil, Errorf(InputInvalid, "envelope field %q is missing", name)
 			}
 			continue
 		}
-		if f.required && string(bytes.TrimSpace(v)) == "null" {
-			return nil, Errorf(InputInvalid, "envelope field %q must not be null", f.name)
+		null := string(bytes.TrimSpace(raw)) == "null"
+		if required && null {
+			return nil, Errorf(InputInvalid, "envelope field %q must not be null", name)
 		}
-		if err := f.decode(e, v); err != nil {
-			return nil, Errorf(InputInvalid, "envelope field %q: %s", f.name, typeProblem(err))
+		if f.Type == reflect.TypeOf(json.RawMessage(nil)) {
+			if t := bytes.TrimSpace(raw); required && (len(t) == 0 || t[0] != '{') {
+				return nil, Errorf(InputInvalid, "envelope field %q: must be a JSON object", name)
+			}
+			if !null {
+				v.Field(i).SetBytes(raw)
+			}
+			continue
+		}
+		if err := json.Unmarshal(raw, v.Field(i).Addr().Interface()); err != nil {
+			return nil, Errorf(InputInvalid, "envelope field %q: %s", name, typeProblem(err))
 		}
 	}
-	for k := range raw {
+	for k := range members {
 		if !known[k] {
 			return nil, Errorf(InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(truncate(k)))
 		}
