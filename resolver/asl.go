@@ -140,18 +140,18 @@ func (e *emitter) tool(i int, st *Step) {
 		"Next":       st.ID,
 	}
 	members := map[string]any{
-		"tool":                st.Tool,
-		"toolset_id":          e.toolsetID,
-		"run_id":              path("$.meta.run_id"),
-		"seq":                 path("$.meta.seq"),
-		"step":                st.ID,
-		"idempotency_key":     path("States.Format('{}/{}', $.meta.run_id, $.meta.seq)"),
-		"attempt":             path("States.MathAdd($$.State.RetryCount, 1)"),
-		"tolerate_duplicates": st.TolerateDuplicates,
-		"input":               e.c.params[i].static,
+		tool.MemberTool:               st.Tool,
+		tool.MemberToolsetID:          e.toolsetID,
+		tool.MemberRunID:              path("$.meta.run_id"),
+		tool.MemberSeq:                path("$.meta.seq"),
+		tool.MemberStep:               st.ID,
+		tool.MemberIdempotencyKey:     path("States.Format('{}/{}', $.meta.run_id, $.meta.seq)"),
+		tool.MemberAttempt:            path("States.MathAdd($$.State.RetryCount, 1)"),
+		tool.MemberTolerateDuplicates: st.TolerateDuplicates,
+		tool.MemberInput:              e.c.params[i].static,
 	}
 	if e.c.gated[st.Tool] {
-		members["approval"] = path("$.reviews." + st.ID)
+		members[tool.MemberApproval] = path("$.reviews." + st.ID)
 	}
 	payload := parameters(tool.Envelope{}, members)
 	task := map[string]any{

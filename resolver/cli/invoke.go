@@ -71,14 +71,14 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
 		return ExitMisuse
 	}
-	if _, pinned := env["toolset_id"]; pinned && len(fetchHosts) > 0 {
+	if _, pinned := env[tool.MemberToolsetID]; pinned && len(fetchHosts) > 0 {
 		fmt.Fprintf(stderr, "toolgate invoke: %s names a toolset_id, which pins its hosts: --fetch-host cannot be used with it\n", *inputFile)
 		return ExitMisuse
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute) // Lambda's 15-minute maximum, and some
 	defer cancel()
 	if *toolsetID != "" {
-		env["toolset_id"] = *toolsetID
+		env[tool.MemberToolsetID] = *toolsetID
 	}
 	// The toolset is read before anything is written (a review request,
 	// the dispatcher's row): invoke never registers one.
@@ -88,9 +88,9 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		return ExitMisuse
 	}
 	var how string
-	if _, ok := env["toolset_id"].(string); ok {
+	if _, ok := env[tool.MemberToolsetID].(string); ok {
 		how = registerCommand(store.Table(), af.endpoint, "FILE.toolset.json|SOLUTION.yaml")
-	} else if _, given := env["toolset_id"]; given {
+	} else if _, given := env[tool.MemberToolsetID]; given {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: toolset_id is not a string\n", *inputFile)
 		return ExitMisuse
 	} else {
@@ -104,9 +104,9 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 			args = append(args, "--fetch-host", h)
 		}
 		how = registerCommand(store.Table(), af.endpoint, args...)
-		env["toolset_id"] = ts.ID
+		env[tool.MemberToolsetID] = ts.ID
 	}
-	ts, err := readRegistered(ctx, store, env["toolset_id"].(string), how)
+	ts, err := readRegistered(ctx, store, env[tool.MemberToolsetID].(string), how)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitErrors
@@ -160,26 +160,26 @@ func buildEnvelope(name string, raw []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("not a JSON object")
 	}
 	env := doc
-	if _, isEnvelope := doc["input"]; !isEnvelope {
-		env = map[string]any{"input": doc}
+	if _, isEnvelope := doc[tool.MemberInput]; !isEnvelope {
+		env = map[string]any{tool.MemberInput: doc}
 	}
-	if t, ok := env["tool"]; ok && t != name {
+	if t, ok := env[tool.MemberTool]; ok && t != name {
 		return nil, fmt.Errorf("the envelope's tool %v is not %s", t, name)
 	}
-	env["tool"] = name
-	if _, ok := env["run_id"]; !ok {
+	env[tool.MemberTool] = name
+	if _, ok := env[tool.MemberRunID]; !ok {
 		b := make([]byte, 8)
 		rand.Read(b)
-		env["run_id"] = fmt.Sprintf("invoke-%s-%s", time.Now().UTC().Format("20060102T150405Z"), hex.EncodeToString(b))
+		env[tool.MemberRunID] = fmt.Sprintf("invoke-%s-%s", time.Now().UTC().Format("20060102T150405Z"), hex.EncodeToString(b))
 	}
-	defaults := map[string]any{"seq": json.Number("1"), "step": "invoke", "attempt": json.Number("1"), "tolerate_duplicates": false}
+	defaults := map[string]any{tool.MemberSeq: json.Number("1"), tool.MemberStep: "invoke", tool.MemberAttempt: json.Number("1"), tool.MemberTolerateDuplicates: false}
 	for k, v := range defaults {
 		if _, ok := env[k]; !ok {
 			env[k] = v
 		}
 	}
-	if _, ok := env["idempotency_key"]; !ok {
-		env["idempotency_key"] = fmt.Sprintf("%v/%v", env["run_id"], env["seq"])
+	if _, ok := env[tool.MemberIdempotencyKey]; !ok {
+		env[tool.MemberIdempotencyKey] = fmt.Sprintf("%v/%v", env[tool.MemberRunID], env[tool.MemberSeq])
 	}
 	return env, nil
 }

@@ -151,7 +151,7 @@ func withApproval(payload []byte, d *review.Decision, stderr io.Writer) ([]byte,
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return nil, ExitErrors
 	}
-	env["approval"] = approval
+	env[tool.MemberApproval] = approval
 	out, err := json.Marshal(env)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)

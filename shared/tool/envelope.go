@@ -192,3 +192,19 @@ func (e *Envelope) validate() error {
 	}
 	return nil
 }
+
+// The envelope's member names, for code that builds an envelope as JSON
+// members (the resolver's Task payloads, toolgate invoke). They are the
+// Envelope struct's JSON names; TestEnvelopeMemberNames keeps the two one.
+const (
+	MemberTool               = "tool"
+	MemberToolsetID          = "toolset_id"
+	MemberRunID              = "run_id"
+	MemberSeq                = "seq"
+	MemberStep               = "step"
+	MemberIdempotencyKey     = "idempotency_key"
+	MemberAttempt            = "attempt"
+	MemberTolerateDuplicates = "tolerate_duplicates"
+	MemberInput              = "input"
+	MemberApproval           = "approval"
+)

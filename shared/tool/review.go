@@ -27,9 +27,9 @@ type ReviewTask struct {
 const ReviewRejected = "REVIEW_REJECTED"
 
 // FieldNames returns the JSON member names of a contract struct (Envelope,
-// ReviewTask), in field order: the only spelling of those names. The
-// resolver builds Task Parameters from them; decoders check members
-// against them.
+// ReviewTask), in field order. The resolver checks the Task Parameters it
+// builds against them, and the decoders read members by them; the
+// Member constants mirror the Envelope's (TestEnvelopeMemberNames).
 func FieldNames(v any) []string {
 	t := reflect.TypeOf(v)
 	if t.Kind() == reflect.Pointer {
