@@ -858,7 +858,7 @@ func lossyEnv(t *testing.T, l *lossyUpdates) *env {
 // attempt once: the second send's failed condition reads as our own
 // finish, not as a lost claim.
 func TestFinishSentTwiceRecordsOneRow(t *testing.T) {
-	l := &lossyUpdates{match: "#state = :in_progress AND #token = :token"}
+	l := &lossyUpdates{match: `"result"`} // the finish of a success: the only update that sets the result
 	e := lossyEnv(t, l)
 	var sends atomic.Int64
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {

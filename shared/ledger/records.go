@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -99,6 +100,23 @@ func (r *Record) SameCall(other *Record) bool {
 // finish the SDK sends twice writes the same entry twice, never two.
 const attrAttemptLog = "attempt_log"
 
+// claimAttributes are the call's and its first attempt's attributes a
+// claim sets with if_not_exists.
+var claimAttributes = []string{"run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
+	"state", "attempts", "lease_until", "token", "updated_at", attrAttemptLog}
+
+// claimTemplate is the claim's UpdateItem: every claim attribute set if
+// not there, the invocation counted, the TTL renewed.
+var claimTemplate = newTemplate(func() (expression.UpdateBuilder, *expression.ConditionBuilder) {
+	u := expression.UpdateBuilder{}
+	for _, attr := range claimAttributes {
+		u = u.Set(expression.Name(attr), expression.IfNotExists(expression.Name(attr), expression.Value(slot(attr))))
+	}
+	return u.Set(expression.Name("last_seen_at"), expression.Value(slot("last_seen_at"))).
+		Set(expression.Name(AttrExpiresAt), expression.Value(slot(AttrExpiresAt))).
+		Add(expression.Name("invocations"), expression.Value(slot("one"))), nil
+})
+
 // Claim takes the call's item for a first attempt, or reads it, in one
 // UpdateItem: every claim field is set with if_not_exists, the invocation
 // is counted (invocations + 1, last_seen_at), and ReturnValues ALL_NEW
@@ -120,40 +138,14 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	if r.StartedAt.IsZero() {
 		r.StartedAt = now
 	}
-	set := []string{}
-	vals := map[string]types.AttributeValue{}
-	names := map[string]string{}
-	keep := func(attr string, v types.AttributeValue) {
-		n := "#" + attr
-		names[n] = attr
-		vals[":"+attr] = v
-		set = append(set, fmt.Sprintf("%s = if_not_exists(%s, :%s)", n, n, attr))
+	values := map[string]types.AttributeValue{
+		"run_id": str(r.RunID), "seq": num(r.Seq), "step": str(r.Step), "tool": str(r.Tool), "toolset_id": str(r.ToolsetID),
+		"input_digest": str(r.InputDigest), "idempotency_key": str(r.Key), "state": str(string(InProgress)), "attempts": num(1),
+		"lease_until": num(r.LeaseUntil.UnixMilli()), "token": str(r.Token), "updated_at": num(now.UnixMilli()),
+		attrAttemptLog: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}},
+		"last_seen_at": num(now.UnixMilli()), AttrExpiresAt: s.expires(), "one": num(1),
 	}
-	keep("run_id", str(r.RunID))
-	keep("seq", num(r.Seq))
-	keep("step", str(r.Step))
-	keep("tool", str(r.Tool))
-	keep("toolset_id", str(r.ToolsetID))
-	keep("input_digest", str(r.InputDigest))
-	keep("idempotency_key", str(r.Key))
-	keep("state", str(string(InProgress)))
-	keep("attempts", num(1))
-	keep("lease_until", num(r.LeaseUntil.UnixMilli()))
-	keep("token", str(r.Token))
-	keep("updated_at", num(now.UnixMilli()))
-	keep(attrAttemptLog, &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}})
-	set = append(set, "last_seen_at = :now", "expires_at = :expires")
-	vals[":now"] = num(now.UnixMilli())
-	vals[":expires"] = s.expires()
-	vals[":one"] = num(1)
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       callKey(r.RunID, r.Seq),
-		UpdateExpression:          aws.String("SET " + strings.Join(set, ", ") + " ADD invocations :one"),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: vals,
-		ReturnValues:              types.ReturnValueAllNew,
-	})
+	out, err := s.db.UpdateItem(ctx, claimTemplate.input(s.table, callKey(r.RunID, r.Seq), values, nil, types.ReturnValueAllNew))
 	if err != nil {
 		return false, nil, fmt.Errorf("claim %s: %w", r.Key, err)
 	}
@@ -201,12 +193,33 @@ func recordFromItem(key string, it map[string]types.AttributeValue) (*Record, er
 
 // guard is the condition that the record is still exactly as read: same
 // state, same attempts, same lease.
-func guard(old *Record) (string, map[string]types.AttributeValue) {
-	return "#state = :old_state AND attempts = :old_attempts AND lease_until = :old_lease", map[string]types.AttributeValue{
-		":old_state":    str(string(old.State)),
-		":old_attempts": num(old.Attempts),
-		":old_lease":    num(old.LeaseUntil.UnixMilli()),
+func guard(old *Record) expression.ConditionBuilder {
+	return expression.Name("state").Equal(expression.Value(old.State)).
+		And(expression.Name("attempts").Equal(expression.Value(old.Attempts))).
+		And(expression.Name("lease_until").Equal(expression.Value(old.LeaseUntil.UnixMilli())))
+}
+
+// update sends one UpdateItem on key, its expressions built with the SDK's
+// expression package (names and values placeholders included).
+func (s *Store) update(ctx context.Context, key map[string]types.AttributeValue, u expression.UpdateBuilder, cond *expression.ConditionBuilder, ret types.ReturnValue) (*dynamodb.UpdateItemOutput, error) {
+	b := expression.NewBuilder().WithUpdate(u)
+	if cond != nil {
+		b = b.WithCondition(*cond)
 	}
+	ex, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("build the update: %w", err)
+	}
+	return s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key, ReturnValues: ret,
+		UpdateExpression: ex.Update(), ConditionExpression: ex.Condition(),
+		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(),
+	})
+}
+
+// logEntry is the name of an attempt's entry in a call's attempt_log.
+func logEntry(token string) expression.NameBuilder {
+	return expression.Name(attrAttemptLog + "." + token)
 }
 
 // Reclaim takes over a record read as old (FAILED, UNKNOWN, or IN_PROGRESS
@@ -217,22 +230,16 @@ func guard(old *Record) (string, map[string]types.AttributeValue) {
 func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool, error) {
 	token := NewToken()
 	now := s.now()
-	cond, vals := guard(old)
-	vals[":token"] = str(token)
-	vals[":in_progress"] = str(string(InProgress))
-	vals[":attempts"] = num(old.Attempts + 1)
-	vals[":lease"] = num(lease.UnixMilli())
-	vals[":now"] = num(now.UnixMilli())
-	vals[":expires"] = s.expires()
-	vals[":entry"] = attemptStart(old.Attempts+1, now)
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       callKey(old.RunID, old.Seq),
-		ConditionExpression:       aws.String(cond),
-		UpdateExpression:          aws.String("SET #state = :in_progress, attempts = :attempts, lease_until = :lease, updated_at = :now, expires_at = :expires, #token = :token, #log.#tok = :entry REMOVE error_code"),
-		ExpressionAttributeNames:  map[string]string{"#state": "state", "#token": "token", "#log": attrAttemptLog, "#tok": token},
-		ExpressionAttributeValues: vals,
-	})
+	cond := guard(old)
+	u := expression.Set(expression.Name("state"), expression.Value(InProgress)).
+		Set(expression.Name("attempts"), expression.Value(old.Attempts+1)).
+		Set(expression.Name("lease_until"), expression.Value(lease.UnixMilli())).
+		Set(expression.Name("updated_at"), expression.Value(now.UnixMilli())).
+		Set(expression.Name(AttrExpiresAt), expression.Value(s.expires())).
+		Set(expression.Name("token"), expression.Value(token)).
+		Set(logEntry(token), expression.Value(attemptStart(old.Attempts+1, now))).
+		Remove(expression.Name("error_code"))
+	_, err := s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
 	if IsConditionFailed(err) {
 		// Our own update may have been applied and its response lost.
 		cur, rerr := s.Record(ctx, old.Key)
@@ -249,18 +256,11 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 // MarkUnknown sets a record read as old to UNKNOWN, recording code. It
 // reports false when another attempt changed the record first.
 func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool, error) {
-	cond, vals := guard(old)
-	vals[":unknown"] = str(string(Unknown))
-	vals[":code"] = str(code)
-	vals[":now"] = num(s.now().UnixMilli())
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       callKey(old.RunID, old.Seq),
-		ConditionExpression:       aws.String(cond),
-		UpdateExpression:          aws.String("SET #state = :unknown, error_code = :code, updated_at = :now"),
-		ExpressionAttributeNames:  map[string]string{"#state": "state"},
-		ExpressionAttributeValues: vals,
-	})
+	cond := guard(old)
+	u := expression.Set(expression.Name("state"), expression.Value(Unknown)).
+		Set(expression.Name("error_code"), expression.Value(code)).
+		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli()))
+	_, err := s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
 	if IsConditionFailed(err) {
 		return false, nil
 	}
@@ -287,32 +287,17 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 	if err != nil {
 		return false, err
 	}
-	vals := map[string]types.AttributeValue{
-		":in_progress": str(string(InProgress)),
-		":token":       str(token),
-		":state":       str(string(state)),
-		":now":         num(s.now().UnixMilli()),
-		":expires":     s.expires(),
-		":entry":       entryFromRow(row),
+	values := map[string]types.AttributeValue{
+		"in_progress": str(string(InProgress)), "token": str(token), "state": str(string(state)),
+		"now": num(s.now().UnixMilli()), "expires": s.expires(), "entry": entryFromRow(row),
 	}
-	update := "SET #state = :state, updated_at = :now, expires_at = :expires, #log.#tok = :entry"
-	names := map[string]string{"#state": "state", "#token": "token", "#log": attrAttemptLog, "#tok": token}
+	t := finishFailedTemplate
 	if state == Completed {
-		update += ", #result = :result REMOVE error_code"
-		vals[":result"] = jsonAttr(result)
-		names["#result"] = "result"
+		t, values["result"] = finishCompletedTemplate, jsonAttr(result)
 	} else {
-		update += ", error_code = :code"
-		vals[":code"] = str(row.ErrorCode)
+		values["code"] = str(row.ErrorCode)
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       callKey(runID, seq),
-		ConditionExpression:       aws.String("#state = :in_progress AND #token = :token"),
-		UpdateExpression:          aws.String(update),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: vals,
-	})
+	_, err = s.db.UpdateItem(ctx, t.input(s.table, callKey(runID, seq), values, map[string]string{"token": token}, types.ReturnValueNone))
 	if IsConditionFailed(err) {
 		return s.finishFailed(ctx, key, runID, seq, token, row)
 	}
@@ -321,6 +306,31 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 	}
 	return true, nil
 }
+
+// finishTemplate is the finish's UpdateItem: while the attempt holds the
+// claim, its outcome on the record and its row on its entry; with the
+// result (completed), or the error code.
+func finishTemplate(completed bool) template {
+	return newTemplate(func() (expression.UpdateBuilder, *expression.ConditionBuilder) {
+		cond := expression.Name("state").Equal(expression.Value(slot("in_progress"))).
+			And(expression.Name("token").Equal(expression.Value(slot("token"))))
+		u := expression.Set(expression.Name("state"), expression.Value(slot("state"))).
+			Set(expression.Name("updated_at"), expression.Value(slot("now"))).
+			Set(expression.Name(AttrExpiresAt), expression.Value(slot("expires"))).
+			Set(logEntry(slot("token")), expression.Value(slot("entry")))
+		if completed {
+			u = u.Set(expression.Name("result"), expression.Value(slot("result"))).Remove(expression.Name("error_code"))
+		} else {
+			u = u.Set(expression.Name("error_code"), expression.Value(slot("code")))
+		}
+		return u, &cond
+	})
+}
+
+var (
+	finishCompletedTemplate = finishTemplate(true)
+	finishFailedTemplate    = finishTemplate(false)
+)
 
 // finishFailed is Finish after its condition failed.
 func (s *Store) finishFailed(ctx context.Context, key, runID string, seq int64, token string, row *Row) (bool, error) {
@@ -337,14 +347,8 @@ func (s *Store) finishFailed(ctx context.Context, key, runID string, seq int64, 
 			return getS(out.Item, "token") == token, nil // our finish, applied before
 		}
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       callKey(runID, seq),
-		ConditionExpression:       aws.String("attribute_exists(#log.#tok)"),
-		UpdateExpression:          aws.String("SET #log.#tok = :entry"),
-		ExpressionAttributeNames:  map[string]string{"#log": attrAttemptLog, "#tok": token},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":entry": entryFromRow(row)},
-	})
+	cond := expression.AttributeExists(logEntry(token))
+	_, err = s.update(ctx, callKey(runID, seq), expression.Set(logEntry(token), expression.Value(entryFromRow(row))), &cond, types.ReturnValueNone)
 	if err != nil {
 		return false, fmt.Errorf("record the row of %s after its claim was lost: %w", key, err)
 	}
@@ -363,19 +367,14 @@ func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) 
 	if err != nil {
 		return false, err
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 callKey(runID, seq),
-		ConditionExpression: aws.String("#state = :in_progress AND #token = :token AND attempts = :one"),
-		UpdateExpression:    aws.String("SET #state = :failed, error_code = :code, updated_at = :now, #log.#tok = :entry"),
-		ExpressionAttributeNames: map[string]string{
-			"#state": "state", "#token": "token", "#log": attrAttemptLog, "#tok": token,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":in_progress": str(string(InProgress)), ":token": str(token), ":one": num(1), ":failed": str(string(Failed)),
-			":code": str(code), ":now": num(s.now().UnixMilli()), ":entry": entryFromRow(row),
-		},
-	})
+	cond := expression.Name("state").Equal(expression.Value(InProgress)).
+		And(expression.Name("token").Equal(expression.Value(token))).
+		And(expression.Name("attempts").Equal(expression.Value(1)))
+	u := expression.Set(expression.Name("state"), expression.Value(Failed)).
+		Set(expression.Name("error_code"), expression.Value(code)).
+		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli())).
+		Set(logEntry(token), expression.Value(entryFromRow(row)))
+	_, err = s.update(ctx, callKey(runID, seq), u, &cond, types.ReturnValueNone)
 	if IsConditionFailed(err) {
 		return false, nil
 	}
@@ -395,15 +394,10 @@ func (s *Store) Touch(ctx context.Context, key string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       callKey(runID, seq),
-		ConditionExpression:       aws.String("attribute_exists(#state)"),
-		UpdateExpression:          aws.String("SET last_seen_at = :now ADD invocations :one"),
-		ExpressionAttributeNames:  map[string]string{"#state": "state"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":now": num(s.now().UnixMilli()), ":one": num(1)},
-		ReturnValues:              types.ReturnValueAllNew,
-	})
+	cond := expression.AttributeExists(expression.Name("state"))
+	u := expression.Set(expression.Name("last_seen_at"), expression.Value(s.now().UnixMilli())).
+		Add(expression.Name("invocations"), expression.Value(1))
+	out, err := s.update(ctx, callKey(runID, seq), u, &cond, types.ReturnValueAllNew)
 	if IsConditionFailed(err) {
 		return nil, fmt.Errorf("record %s: %w", key, ErrNotFound)
 	}
