@@ -6,14 +6,16 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
 
 // The contract is defined once, here: no other package's code spells an
-// error code as a string, canonicalises input for a digest (RFC 8785 is
-// also the toolset id's, in shared/toolset, and nothing else's), or
-// decodes the envelope or checks input numbers on its own (issue 10).
+// error code as a string, defines an envelope struct, canonicalises input
+// for a digest (RFC 8785 is also the toolset id's, in shared/toolset, and
+// nothing else's), or decodes the envelope or checks input numbers on its
+// own.
 // Tests are left alone: they may write what they expect literally.
 func TestContractIsDefinedOnce(t *testing.T) {
 	root := filepath.Join("..", "..")
@@ -49,6 +51,18 @@ func TestContractIsDefinedOnce(t *testing.T) {
 			case *ast.SelectorExpr:
 				if id, ok := n.X.(*ast.Ident); ok && id.Name == "jcs" && !inContract && !strings.HasPrefix(rel, "shared/toolset/") {
 					problems = append(problems, fset.Position(n.Pos()).String()+": RFC 8785 outside the contract: use tool.InputDigest")
+				}
+			case *ast.StructType:
+				// Another envelope: a struct carrying the envelope's key members.
+				tags := map[string]bool{}
+				for _, f := range n.Fields.List {
+					if f.Tag != nil {
+						name, _, _ := strings.Cut(reflect.StructTag(strings.Trim(f.Tag.Value, "`")).Get("json"), ",")
+						tags[name] = true
+					}
+				}
+				if tags[MemberIdempotencyKey] && tags[MemberTolerateDuplicates] && tags[MemberInput] && !inContract {
+					problems = append(problems, fset.Position(n.Pos()).String()+": an envelope struct outside the contract: use tool.Envelope")
 				}
 			case *ast.FuncDecl:
 				if (n.Name.Name == "exactNumbers" || n.Name.Name == "DecodeEnvelope" || n.Name.Name == "members" || n.Name.Name == "DecodeObject") && !inContract {
