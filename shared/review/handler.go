@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
@@ -70,6 +73,9 @@ func RequestConfigFromEnv(getenv func(string) string) (string, error) {
 func DecodeTask(data []byte) (*Review, error) {
 	if len(data) > MaxInputBytes+64<<10 {
 		return nil, fmt.Errorf("review request is %d bytes, too large", len(data))
+	}
+	if !utf8.Valid(data) {
+		return nil, errors.New("review request is not valid UTF-8")
 	}
 	seen, err := tool.DecodeObject("review request", data)
 	if err != nil {
@@ -216,6 +222,21 @@ type LaneStatus struct {
 }
 
 func (h *RequestHandler) lane(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	// Members by their exact names, once each (Go's decoder alone would
+	// match any letter case and keep the last of duplicates).
+	if !utf8.Valid(payload) {
+		return nil, tool.Errorf(tool.InputInvalid, "review request is not valid UTF-8")
+	}
+	members, err := tool.DecodeObject("review request", payload)
+	if err != nil {
+		return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
+	}
+	known := tool.FieldNames(LaneRequest{})
+	for k := range members {
+		if !slices.Contains(known, k) {
+			return nil, tool.Errorf(tool.InputInvalid, "review request field %s is not part of a direct-lane request", strconv.Quote(truncate(k, 40)))
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
 	var req LaneRequest

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -65,4 +66,25 @@ func FuzzDecodeTask(f *testing.F) {
 			t.Fatalf("the canonical input does not digest to its digest: %v", err)
 		}
 	})
+}
+
+// The direct lane's requests are decoded as strictly as the review Task's:
+// members by their exact names, once each, valid UTF-8; a review Task's
+// payload must be valid UTF-8 too. Nothing is read or written for them.
+func TestLaneRequestsAreStrict(t *testing.T) {
+	h := &RequestHandler{}
+	for name, payload := range map[string]string{
+		"a member in other letter case": `{"action":"request","RUN_ID":"r1"}`,
+		"a member twice":                `{"action":"request","run_id":"r1","run_id":"r2"}`,
+		"the action twice, cased":       `{"action":"request","Action":"status"}`,
+		"not UTF-8":                     "{\"action\":\"status\",\"review_id\":\"rv_\xff\"}",
+	} {
+		_, err := h.Handle(context.Background(), json.RawMessage(payload))
+		if err == nil || !strings.Contains(err.Error(), "TOOL_INPUT_INVALID") {
+			t.Errorf("%s: %v, want TOOL_INPUT_INVALID", name, err)
+		}
+	}
+	if _, err := DecodeTask([]byte("{\"task_token\":\"AQ\xffCE\"}")); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("a task token that is not UTF-8: %v", err)
+	}
 }

@@ -85,12 +85,17 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 			return nil, Errorf(InputInvalid, "envelope field %q must not be null", name)
 		}
 		if f.Type == reflect.TypeOf(json.RawMessage(nil)) {
-			if t := bytes.TrimSpace(raw); required && (len(t) == 0 || t[0] != '{') {
+			if null {
+				continue // an optional member that is null is absent
+			}
+			// A raw member is a JSON object whose names are unique.
+			if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 				return nil, Errorf(InputInvalid, "envelope field %q: must be a JSON object", name)
 			}
-			if !null {
-				v.Field(i).SetBytes(raw)
+			if _, err := DecodeObject("envelope field "+strconv.Quote(name), raw); err != nil {
+				return nil, Errorf(InputInvalid, "%s", err.Error())
 			}
+			v.Field(i).SetBytes(raw)
 			continue
 		}
 		if err := json.Unmarshal(raw, v.Field(i).Addr().Interface()); err != nil {
@@ -179,7 +184,7 @@ func (e *Envelope) validate() error {
 		return bad("tool", "%s is not a tool name", strconv.Quote(truncate(e.Tool)))
 	case !toolsetIDPattern.MatchString(e.ToolsetID):
 		return bad("toolset_id", "%s is not a toolset id (ts_ and 32 hex digits)", strconv.Quote(truncate(e.ToolsetID)))
-	case e.RunID == "" || len(e.RunID) > 1024 || strings.ContainsFunc(e.RunID, unicode.IsControl):
+	case e.RunID == "" || len(e.RunID) > 1024 || strings.ContainsFunc(e.RunID, unprintable):
 		return bad("run_id", "must be 1 to 1024 printable characters")
 	case e.Seq < 1:
 		return bad("seq", "must be at least 1, not %d", e.Seq)
@@ -208,3 +213,11 @@ const (
 	MemberInput              = "input"
 	MemberApproval           = "approval"
 )
+
+// unprintable reports a rune that is no printable character of an id: a
+// control character, U+FFFD (which unpaired surrogate escapes decode to, so
+// that two different escapes would name one run), a format character such
+// as a bidirectional override, or a line or paragraph separator.
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Cf, r) || unicode.In(r, unicode.Zl, unicode.Zp)
+}

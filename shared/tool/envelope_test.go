@@ -31,6 +31,13 @@ func TestDecodeRefuses(t *testing.T) {
 		{"seq fraction", strings.Replace(valid, `"seq":2`, `"seq":2.5`, 1), `"seq"`},
 		{"seq zero", strings.Replace(strings.Replace(valid, `"seq":2`, `"seq":0`, 1), "r1/2", "r1/0", 1), `"seq"`},
 		{"input string", strings.Replace(valid, `"input":{"to":["a@example.com"]}`, `"input":"x"`, 1), `"input"`},
+		{"approval not an object", strings.Replace(valid, `"approval":{"review_id":"r"}`, `"approval":"x"`, 1), `"approval"`},
+		{"approval a list", strings.Replace(valid, `"approval":{"review_id":"r"}`, `"approval":[]`, 1), `"approval"`},
+		{"approval names twice", strings.Replace(valid, `"approval":{"review_id":"r"}`, `"approval":{"review_id":"r","review_id":"rv_x"}`, 1), `"approval"`},
+		// Unpaired surrogate escapes decode to U+FFFD: two would name one run.
+		{"run id with an unpaired surrogate", strings.ReplaceAll(valid, "r1", `r1\ud800`), `"run_id"`},
+		{"run id with a bidi override", strings.ReplaceAll(valid, "r1", `r1\u202e`), `"run_id"`},
+		{"run id with a line separator", strings.ReplaceAll(valid, "r1", `r1\u2028`), `"run_id"`},
 		{"key mismatch", strings.Replace(valid, "r1/2", "r1/3", 1), `"idempotency_key"`},
 		{"bad toolset", strings.Replace(valid, "ts_0123", "ts_X123", 1), `"toolset_id"`},
 		{"attempt bool", strings.Replace(valid, `"attempt":1`, `"attempt":true`, 1), `"attempt"`},
