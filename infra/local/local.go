@@ -34,7 +34,8 @@ const (
 	// Region is the region the stand-ins pretend to be in.
 	Region = "us-east-1"
 
-	invokePath   = "/2015-03-31/functions/function/invocations"
+	// InvokePath is the one function the RIE serves, on its endpoint.
+	InvokePath   = "/2015-03-31/functions/function/invocations"
 	tailBytes    = 64 << 10
 	errTailLines = 20
 	startRetries = 3
@@ -90,7 +91,7 @@ func (p *Process) InvokeURL() string {
 	if !p.rie {
 		return ""
 	}
-	return p.Endpoint() + invokePath
+	return p.Endpoint() + InvokePath
 }
 
 // Done is closed when the process has exited (for whatever reason).

@@ -1,11 +1,8 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,20 +44,8 @@ func startRIETool(t *testing.T, e *env, dynamo *local.Process, toolName string, 
 // invoke posts an envelope and returns the result or the error type.
 func (r *rieTool) invoke(t *testing.T, payload json.RawMessage) (json.RawMessage, string) {
 	t.Helper()
-	resp, err := http.Post(r.fn.InvokeURL(), "application/json", bytes.NewReader(payload))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var lambdaErr struct {
-		ErrorType    string `json:"errorType"`
-		ErrorMessage string `json:"errorMessage"`
-	}
-	if json.Unmarshal(body, &lambdaErr) == nil && lambdaErr.ErrorType != "" {
-		return nil, lambdaErr.ErrorType
-	}
-	return body, ""
+	out, code, _ := localtest.Invoke(t, r.fn, payload)
+	return out, code
 }
 
 func (r *rieTool) effectCount(t *testing.T) int {

@@ -189,7 +189,7 @@ func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
 		"idempotency_key": run + "/1", "attempt": 1, "tolerate_duplicates": false,
 		"input": map[string]any{"to": []string{"team@example.com"}, "subject": "no review", "text": "sent around the gate?"}})
 	fmt.Printf("  send-email with that toolset and no approval:\n")
-	resp, err := http.Post(st.Endpoints["send-email"]+"/2015-03-31/functions/function/invocations", "application/json", bytes.NewReader(envelope))
+	resp, err := http.Post(st.Endpoints["send-email"]+local.InvokePath, "application/json", bytes.NewReader(envelope))
 	if err != nil {
 		return err
 	}
@@ -200,20 +200,6 @@ func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
 	}
 	fmt.Printf("  %s: %s\n", answer.ErrorType, answer.ErrorMessage)
 	return nil
-}
-
-// countMail returns how many e-mails the SES emulator holds.
-func countMail(endpoint string) (int, error) {
-	resp, err := http.Get(endpoint + "/store")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var store struct{ Emails []json.RawMessage }
-	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
-		return 0, err
-	}
-	return len(store.Emails), nil
 }
 
 // pendingReview lists pending reviews until one for the run appears.
@@ -241,25 +227,41 @@ func pendingReview(ctx context.Context, decision, runARN string) (string, error)
 	return "", fmt.Errorf("no pending review for %s within a minute", runARN)
 }
 
-func printMail(endpoint string) (int, error) {
+// mail is an e-mail the SES emulator captured.
+type mail struct {
+	From        string
+	Destination struct{ To []string }
+	Subject     string
+	Body        struct{ Text string }
+}
+
+// sentMails returns what the SES emulator holds.
+func sentMails(endpoint string) ([]mail, error) {
 	resp, err := http.Get(endpoint + "/store")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var store struct{ Emails []mail }
+	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
+		return nil, err
+	}
+	return store.Emails, nil
+}
+
+// countMail returns how many e-mails the SES emulator holds.
+func countMail(endpoint string) (int, error) {
+	m, err := sentMails(endpoint)
+	return len(m), err
+}
+
+func printMail(endpoint string) (int, error) {
+	mails, err := sentMails(endpoint)
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
-	var store struct {
-		Emails []struct {
-			From        string
-			Destination struct{ To []string }
-			Subject     string
-			Body        struct{ Text string }
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
-		return 0, err
-	}
-	for _, m := range store.Emails {
+	for _, m := range mails {
 		fmt.Printf("  From:    %s\n  To:      %s\n  Subject: %s\n\n  %s\n", m.From, strings.Join(m.Destination.To, ", "), m.Subject, strings.TrimSpace(m.Body.Text))
 	}
-	return len(store.Emails), nil
+	return len(mails), nil
 }
