@@ -36,12 +36,6 @@ var (
 
 // Limits of the grammar, with their sources.
 const (
-	// MaxAttempts caps a tool step's attempts, the first included: the
-	// contract's (shared/tool, docs/design.md, "The tool contract").
-	MaxAttempts = tool.MaxAttempts
-	// MaxReviewTimeout is the contract's longest review, one year in
-	// seconds (shared/tool).
-	MaxReviewTimeout = tool.MaxReviewTimeout
 	// DefaultReviewTimeout applies when a review names no timeout: one day.
 	DefaultReviewTimeout = 86_400
 	// MaxToolTimeout is Lambda's maximum function timeout, 900 seconds
@@ -379,12 +373,12 @@ func (d *decoder) decodeRetry(v *value, what string) *Retry {
 		switch f.key {
 		case "max_attempts":
 			if f.val.kind != kNumber {
-				d.ds.errorf(f.val.pos, RuleRetry, "%s retry.max_attempts must be a whole number 1..%d", what, MaxAttempts)
+				d.ds.errorf(f.val.pos, RuleRetry, "%s retry.max_attempts must be a whole number 1..%d", what, tool.MaxAttempts)
 				continue
 			}
 			n, err := strconv.Atoi(f.val.str)
-			if err != nil || n < 1 || n > MaxAttempts {
-				d.ds.errorf(f.val.pos, RuleRetry, "%s retry.max_attempts %s is outside 1..%d (it counts all attempts, the first included)", what, f.val.str, MaxAttempts)
+			if err != nil || n < 1 || n > tool.MaxAttempts {
+				d.ds.errorf(f.val.pos, RuleRetry, "%s retry.max_attempts %s is outside 1..%d (it counts all attempts, the first included)", what, f.val.str, tool.MaxAttempts)
 				continue
 			}
 			r.MaxAttempts = n
@@ -466,12 +460,12 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 			st.Of = d.ref(&f, what+" review.of")
 		case "timeout_seconds":
 			if f.val.kind == kNumber {
-				if n, err := strconv.ParseInt(f.val.str, 10, 64); err == nil && (n < 1 || n > MaxReviewTimeout) {
-					d.ds.errorf(f.val.pos, RuleQuota, "%s review.timeout_seconds %d is outside 1..%d: a task token lives at most a year", what, n, MaxReviewTimeout)
+				if n, err := strconv.ParseInt(f.val.str, 10, 64); err == nil && (n < 1 || n > tool.MaxReviewTimeout) {
+					d.ds.errorf(f.val.pos, RuleQuota, "%s review.timeout_seconds %d is outside 1..%d: a task token lives at most a year", what, n, tool.MaxReviewTimeout)
 					continue
 				}
 			}
-			st.ReviewTimeout, _ = d.integer(&f, what+" review.timeout_seconds", 1, MaxReviewTimeout)
+			st.ReviewTimeout, _ = d.integer(&f, what+" review.timeout_seconds", 1, tool.MaxReviewTimeout)
 		case "reviewers":
 			list := d.strings(&f, what+" review.reviewers")
 			if len(list) > reviewer.MaxReviewers {

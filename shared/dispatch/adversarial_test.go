@@ -670,12 +670,12 @@ func TestAdvConcurrentRetriesAttemptCap(t *testing.T) {
 	}
 	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
 	codes.Range(func(k, v any) bool { t.Logf("%s: %d", k, v.(*atomic.Int64).Load()); return true })
-	if calls.Load() > MaxAttempts || rec.Attempts > MaxAttempts {
+	if calls.Load() > tool.MaxAttempts || rec.Attempts > tool.MaxAttempts {
 		t.Errorf("tool ran %d times, record attempts %d", calls.Load(), rec.Attempts)
 	}
 	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), 1)
 	for _, r := range rows {
-		if r.Attempt > MaxAttempts {
+		if r.Attempt > tool.MaxAttempts {
 			t.Errorf("row with attempt %d", r.Attempt)
 		}
 	}

@@ -22,11 +22,6 @@ import (
 
 // Limits of the dispatcher, with their sources.
 const (
-	// MaxAttempts, DefaultInlineLimit and MaxInlineLimit are the
-	// contract's (shared/tool).
-	MaxAttempts        = tool.MaxAttempts
-	DefaultInlineLimit = tool.DefaultInlineLimit
-	MaxInlineLimit     = tool.MaxInlineLimit
 	// DefaultDeadlineMargin is kept from the Lambda deadline to finish the
 	// record and write the row after the tool returns.
 	DefaultDeadlineMargin = 2 * time.Second
@@ -45,8 +40,8 @@ type Config struct {
 	// FunctionTimeout is the Lambda timeout (AWS_LAMBDA_FUNCTION_TIMEOUT),
 	// the base of the default lease. Default 30 s.
 	FunctionTimeout time.Duration
-	// InlineLimit bounds the result in bytes; default DefaultInlineLimit,
-	// at most MaxInlineLimit.
+	// InlineLimit bounds the result in bytes; default tool.DefaultInlineLimit,
+	// at most tool.MaxInlineLimit.
 	InlineLimit int
 	// DeadlineMargin is subtracted from the Lambda deadline for the tool.
 	DeadlineMargin time.Duration
@@ -66,13 +61,13 @@ func (c *Config) Validate() error {
 		c.Lease = c.FunctionTimeout + DefaultLeaseMargin
 	}
 	if c.InlineLimit == 0 {
-		c.InlineLimit = DefaultInlineLimit
+		c.InlineLimit = tool.DefaultInlineLimit
 	}
 	if c.DeadlineMargin < 0 || c.FunctionTimeout < 0 || c.Lease < 0 {
 		return errors.New("dispatch config: durations may not be negative")
 	}
-	if c.InlineLimit < 1 || c.InlineLimit > MaxInlineLimit {
-		return fmt.Errorf("dispatch config: inline limit %d bytes is outside 1..%d", c.InlineLimit, MaxInlineLimit)
+	if c.InlineLimit < 1 || c.InlineLimit > tool.MaxInlineLimit {
+		return fmt.Errorf("dispatch config: inline limit %d bytes is outside 1..%d", c.InlineLimit, tool.MaxInlineLimit)
 	}
 	if c.DeadlineMargin == 0 {
 		c.DeadlineMargin = DefaultDeadlineMargin
@@ -171,7 +166,7 @@ func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.R
 	case errors.As(err, &rep):
 		// The claim request (or replayOr's) counted the invocation on the
 		// call's item: a replay writes nothing more.
-		inv.log(ctx, ledger.Deduplicated, nil, 0)
+		inv.log(ctx, &ledger.Row{Status: ledger.Deduplicated, DurationMS: d.store.Now().Sub(inv.started).Milliseconds()})
 		return rep.result, nil
 	case err != nil:
 		return nil, inv.refuse(ctx, err)
@@ -294,7 +289,7 @@ func (inv *invocation) claim(ctx context.Context) error {
 					d.log.ErrorContext(ctx, "mark record unknown", "key", env.IdempotencyKey, "error", err)
 				}
 			}
-			return inv.row(ctx, ledger.UnknownRow, te, nil)
+			return inv.row(ctx, ledger.UnknownRow, te)
 		}
 		return inv.reclaim(ctx, dbCtx, old, now)
 	}
@@ -302,7 +297,7 @@ func (inv *invocation) claim(ctx context.Context) error {
 
 func (inv *invocation) reclaim(ctx, dbCtx context.Context, old *ledger.Record, now time.Time) error {
 	d := inv.d
-	if old.Attempts >= MaxAttempts {
+	if old.Attempts >= tool.MaxAttempts {
 		return inv.refuse(ctx, tool.Errorf(tool.PermanentFailure, "%d attempts were already made with this idempotency key, the most allowed", old.Attempts))
 	}
 	lease := now.Add(d.cfg.Lease)
@@ -337,7 +332,7 @@ func (inv *invocation) claimFailed(ctx context.Context, rec *ledger.Record, err 
 		return inv.refuse(ctx, te)
 	}
 	inv.rowDone, inv.attempt = true, 1
-	inv.log(ctx, ledger.Refused, r, r.DurationMS)
+	inv.log(ctx, r)
 	return te
 }
 
@@ -514,18 +509,18 @@ func (inv *invocation) finish(ctx context.Context, state ledger.State, out json.
 			d.log.ErrorContext(ctx, "ledger row lost", "key", env.IdempotencyKey, "status", r.Status, "error", err)
 		}
 	}
-	inv.log(ctx, r.Status, r, r.DurationMS)
+	inv.log(ctx, r)
 }
 
 // refuse writes a REFUSED row for an invocation that did not run the tool.
 func (inv *invocation) refuse(ctx context.Context, err error) error {
-	return inv.row(ctx, ledger.Refused, tool.Classify(err), nil)
+	return inv.row(ctx, ledger.Refused, tool.Classify(err))
 }
 
 // row writes the ledger row of an invocation that holds no claim (a
 // refusal, an UNKNOWN verdict on another attempt's record) as an item of
 // its own, and returns te (nil on success).
-func (inv *invocation) row(ctx context.Context, status ledger.Status, te *tool.Error, out json.RawMessage) error {
+func (inv *invocation) row(ctx context.Context, status ledger.Status, te *tool.Error) error {
 	d, env := inv.d, inv.env
 	if inv.rowDone {
 		if te == nil {
@@ -534,13 +529,13 @@ func (inv *invocation) row(ctx context.Context, status ledger.Status, te *tool.E
 		return te
 	}
 	inv.rowDone = true
-	r := inv.newRow(status, te, out)
+	r := inv.newRow(status, te, nil)
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
 	if err := d.store.PutRow(dbCtx, r); err != nil {
 		d.log.ErrorContext(ctx, "ledger row lost", "key", env.IdempotencyKey, "status", status, "error", err)
 	}
-	inv.log(ctx, status, r, r.DurationMS)
+	inv.log(ctx, r)
 	if te == nil {
 		return nil
 	}
@@ -568,18 +563,16 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 	return r
 }
 
-// log writes the invocation's one "tool invocation" line; the UNKNOWN line
-// is what the infrastructure's alarm filters on. r is nil for a replay.
-func (inv *invocation) log(ctx context.Context, status ledger.Status, r *ledger.Row, durationMS int64) {
+// log writes the invocation's one "tool invocation" line from its row (a
+// replay's writes none: its status and duration only); the UNKNOWN line
+// is what the infrastructure's alarm filters on.
+func (inv *invocation) log(ctx context.Context, r *ledger.Row) {
 	env := inv.env
-	level, code := slog.LevelInfo, ""
-	if r != nil && r.ErrorCode != "" {
-		level, code = slog.LevelWarn, r.ErrorCode
+	level := slog.LevelInfo
+	if r.ErrorCode != "" {
+		level = slog.LevelWarn
 	}
-	if r == nil {
-		durationMS = inv.d.store.Now().Sub(inv.started).Milliseconds()
-	}
-	inv.d.log.Log(ctx, level, tool.LogInvocation, tool.LogFieldStatus, string(status), tool.LogFieldTool, env.Tool,
+	inv.d.log.Log(ctx, level, tool.LogInvocation, tool.LogFieldStatus, string(r.Status), tool.LogFieldTool, env.Tool,
 		tool.LogFieldRunID, env.RunID, tool.LogFieldSeq, env.Seq, tool.LogFieldAttempt, inv.attempt,
-		tool.LogFieldErrorCode, code, tool.LogFieldDurationMS, durationMS)
+		tool.LogFieldErrorCode, r.ErrorCode, tool.LogFieldDurationMS, r.DurationMS)
 }

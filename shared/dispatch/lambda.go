@@ -25,8 +25,8 @@ const (
 )
 
 // ConfigFromEnv reads a tool function's dispatcher configuration.
-func ConfigFromEnv(tool string, getenv func(string) string) (Config, string, error) {
-	cfg := Config{Tool: tool}
+func ConfigFromEnv(name string, getenv func(string) string) (Config, string, error) {
+	cfg := Config{Tool: name}
 	table := getenv(EnvTable)
 	if table == "" {
 		return cfg, "", fmt.Errorf("%s is not set", EnvTable)
@@ -51,8 +51,8 @@ func ConfigFromEnv(tool string, getenv func(string) string) (Config, string, err
 	}
 	if v := getenv(EnvInlineLimit); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxInlineLimit {
-			return cfg, "", fmt.Errorf("%s=%q is not a whole number of bytes in 1..%d", EnvInlineLimit, v, MaxInlineLimit)
+		if err != nil || n < 1 || n > tool.MaxInlineLimit {
+			return cfg, "", fmt.Errorf("%s=%q is not a whole number of bytes in 1..%d", EnvInlineLimit, v, tool.MaxInlineLimit)
 		}
 		cfg.InlineLimit = n
 	}

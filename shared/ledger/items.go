@@ -51,30 +51,11 @@ type attemptEntry struct {
 }
 
 // rowItem is a row item of its own (PutRow): an invocation that claimed
-// nothing.
+// nothing; its attributes are the Row's dynamodbav tags.
 type rowItem struct {
-	PK                string    `dynamodbav:"pk"`
-	SK                string    `dynamodbav:"sk"`
-	RunID             string    `dynamodbav:"run_id"`
-	Seq               int64     `dynamodbav:"seq"`
-	Attempt           int       `dynamodbav:"attempt"`
-	Step              string    `dynamodbav:"step"`
-	Tool              string    `dynamodbav:"tool"`
-	ToolsetID         string    `dynamodbav:"toolset_id"`
-	IdempotencyKey    string    `dynamodbav:"idempotency_key"`
-	Status            Status    `dynamodbav:"status"`
-	ErrorCode         string    `dynamodbav:"error_code,omitempty"`
-	Retryable         bool      `dynamodbav:"retryable"`
-	StartedAt         time.Time `dynamodbav:"started_at"`
-	EndedAt           time.Time `dynamodbav:"ended_at"`
-	DurationMS        int64     `dynamodbav:"duration_ms"`
-	InputDigest       string    `dynamodbav:"input_digest,omitempty"`
-	InputBytes        int       `dynamodbav:"input_bytes"`
-	OutputDigest      string    `dynamodbav:"output_digest,omitempty"`
-	OutputBytes       int       `dynamodbav:"output_bytes"`
-	MemoryMB          int       `dynamodbav:"memory_mb"`
-	ExpiresAt         int64     `dynamodbav:"expires_at"`
-	AfterClaimRequest bool      `dynamodbav:"after_claim_request,omitempty"`
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+	Row
 }
 
 func formatNano(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -143,22 +124,12 @@ func decodeRow(it map[string]types.AttributeValue) (Row, error) {
 	if err := attributevalue.UnmarshalMap(it, &i); err != nil {
 		return Row{}, fmt.Errorf("a row item: %w", err)
 	}
-	return Row{
-		RunID: i.RunID, Seq: i.Seq, Attempt: i.Attempt, Step: i.Step, Tool: i.Tool, ToolsetID: i.ToolsetID,
-		IdempotencyKey: i.IdempotencyKey, Status: i.Status, ErrorCode: i.ErrorCode, Retryable: i.Retryable,
-		StartedAt: i.StartedAt, EndedAt: i.EndedAt, DurationMS: i.DurationMS,
-		InputDigest: i.InputDigest, InputBytes: i.InputBytes, OutputDigest: i.OutputDigest, OutputBytes: i.OutputBytes,
-		MemoryMB: i.MemoryMB, ExpiresAt: i.ExpiresAt, AfterClaimRequest: i.AfterClaimRequest,
-	}, nil
+	return i.Row, nil
 }
 
 // encodeRow is r as a row item under pk and sk.
 func encodeRow(r *Row, pk, sk string) (map[string]types.AttributeValue, error) {
-	return attributevalue.MarshalMap(rowItem{
-		PK: pk, SK: sk, RunID: r.RunID, Seq: r.Seq, Attempt: r.Attempt, Step: r.Step, Tool: r.Tool,
-		ToolsetID: r.ToolsetID, IdempotencyKey: r.IdempotencyKey, Status: r.Status, ErrorCode: r.ErrorCode,
-		Retryable: r.Retryable, StartedAt: r.StartedAt.UTC(), EndedAt: r.EndedAt.UTC(),
-		DurationMS: r.DurationMS, InputDigest: r.InputDigest, InputBytes: r.InputBytes, OutputDigest: r.OutputDigest,
-		OutputBytes: r.OutputBytes, MemoryMB: r.MemoryMB, ExpiresAt: r.ExpiresAt, AfterClaimRequest: r.AfterClaimRequest,
-	})
+	rr := *r
+	rr.StartedAt, rr.EndedAt = r.StartedAt.UTC(), r.EndedAt.UTC()
+	return attributevalue.MarshalMap(rowItem{PK: pk, SK: sk, Row: rr})
 }

@@ -130,10 +130,8 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	if r.Token == "" {
 		r.Token = NewToken()
 	}
-	if r.RunID == "" {
-		if r.RunID, r.Seq, err = splitKey(r.Key); err != nil {
-			return false, nil, err
-		}
+	if r.RunID, r.Seq, err = splitKey(r.Key); err != nil {
+		return false, nil, err
 	}
 	if r.StartedAt.IsZero() {
 		r.StartedAt = now

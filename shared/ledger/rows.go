@@ -35,37 +35,38 @@ const (
 // never share a key); or one DEDUPLICATED row counting a call's replays.
 // Rows hold digests and sizes, never inputs, outputs, secrets or message
 // bodies.
+// Its dynamodbav tags are a row item's attributes (PutRow).
 type Row struct {
-	RunID          string    `json:"run_id"`
-	Seq            int64     `json:"seq"`
-	Attempt        int       `json:"attempt"` // the ledger's attempt count, 0 when refused before a claim
-	Step           string    `json:"step"`
-	Tool           string    `json:"tool"`
-	ToolsetID      string    `json:"toolset_id"`
-	IdempotencyKey string    `json:"idempotency_key"`
-	Status         Status    `json:"status"`
-	ErrorCode      string    `json:"error_code,omitempty"`
-	Retryable      bool      `json:"retryable"`
-	StartedAt      time.Time `json:"started_at"`
-	EndedAt        time.Time `json:"ended_at"`
-	DurationMS     int64     `json:"duration_ms"`
-	InputDigest    string    `json:"input_digest,omitempty"` // "sha256:<hex>" of the RFC 8785 input
-	InputBytes     int       `json:"input_bytes"`
-	OutputDigest   string    `json:"output_digest,omitempty"`
-	OutputBytes    int       `json:"output_bytes"`
+	RunID          string    `json:"run_id" dynamodbav:"run_id"`
+	Seq            int64     `json:"seq" dynamodbav:"seq"`
+	Attempt        int       `json:"attempt" dynamodbav:"attempt"` // the ledger's attempt count, 0 when refused before a claim
+	Step           string    `json:"step" dynamodbav:"step"`
+	Tool           string    `json:"tool" dynamodbav:"tool"`
+	ToolsetID      string    `json:"toolset_id" dynamodbav:"toolset_id"`
+	IdempotencyKey string    `json:"idempotency_key" dynamodbav:"idempotency_key"`
+	Status         Status    `json:"status" dynamodbav:"status"`
+	ErrorCode      string    `json:"error_code,omitempty" dynamodbav:"error_code,omitempty"`
+	Retryable      bool      `json:"retryable" dynamodbav:"retryable"`
+	StartedAt      time.Time `json:"started_at" dynamodbav:"started_at"`
+	EndedAt        time.Time `json:"ended_at" dynamodbav:"ended_at"`
+	DurationMS     int64     `json:"duration_ms" dynamodbav:"duration_ms"`
+	InputDigest    string    `json:"input_digest,omitempty" dynamodbav:"input_digest,omitempty"` // "sha256:<hex>" of the RFC 8785 input
+	InputBytes     int       `json:"input_bytes" dynamodbav:"input_bytes"`
+	OutputDigest   string    `json:"output_digest,omitempty" dynamodbav:"output_digest,omitempty"`
+	OutputBytes    int       `json:"output_bytes" dynamodbav:"output_bytes"`
 	// MemoryMB is the function's configured memory: with DurationMS it
 	// estimates cost in GB-seconds.
-	MemoryMB  int   `json:"memory_mb"`
-	ExpiresAt int64 `json:"expires_at"`
+	MemoryMB  int   `json:"memory_mb" dynamodbav:"memory_mb"`
+	ExpiresAt int64 `json:"expires_at" dynamodbav:"expires_at"`
 	// Count is how many invocations the row stands for: a call's replays
 	// are one DEDUPLICATED row with their count (docs/ledger.md); 0 means 1.
-	Count int `json:"count,omitempty"`
+	Count int `json:"count,omitempty" dynamodbav:"-"`
 	// AfterClaimRequest marks a row item of an invocation whose claim
 	// request reached the call's item (counted in its invocations) and that
 	// did not claim it: in flight, another call, the attempt cap. RunRows
 	// counts a call's replays as its invocations less its attempts and
 	// these rows.
-	AfterClaimRequest bool `json:"-"`
+	AfterClaimRequest bool `json:"-" dynamodbav:"after_claim_request,omitempty"`
 }
 
 // Invocations is how many invocations r stands for (Count, at least 1).
@@ -118,8 +119,9 @@ var ReadAttributes = []string{
 	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body",
 }
 
-// projection is ReadAttributes as a ProjectionExpression and its names.
-func projection() (*string, map[string]string) {
+// projection is ReadAttributes as a ProjectionExpression and its names,
+// built once; requests only read them.
+var projection, projectionNames = func() (*string, map[string]string) {
 	names := make(map[string]string, len(ReadAttributes))
 	parts := make([]string, len(ReadAttributes))
 	for i, a := range ReadAttributes {
@@ -127,12 +129,11 @@ func projection() (*string, map[string]string) {
 		names[n], parts[i] = a, n
 	}
 	return aws.String(strings.Join(parts, ", ")), names
-}
+}()
 
 func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 	var items []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
-	proj, names := projection()
 	for {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName:              aws.String(s.table),
@@ -140,8 +141,8 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":pk": str(pk), ":prefix": str(prefix),
 			},
-			ProjectionExpression:     proj,
-			ExpressionAttributeNames: names,
+			ProjectionExpression:     projection,
+			ExpressionAttributeNames: projectionNames,
 			ConsistentRead:           aws.Bool(true),
 			ExclusiveStartKey:        start,
 		})
@@ -162,8 +163,8 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 	flush := func() {
 		sort.SliceStable(call, func(i, j int) bool { return call[i].StartedAt.Before(call[j].StartedAt) })
 		rows = append(rows, call...)
-		// Replays are of a COMPLETED call only; a count the SDK's retries
-		// inflated is never shown on a call that has no result.
+		// A count the SDK's retries inflated is never shown on a call that
+		// has no result: callRows gives no DEDUPLICATED row then.
 		if dedup != nil && dedup.Count-int(claims) > 0 {
 			dedup.Count -= int(claims)
 			rows = append(rows, *dedup)
@@ -194,17 +195,16 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 		}
 		call = append(call, attempts...)
 		claims += int64(len(attempts))
-		if State(getS(it, "state")) == Completed {
-			dedup = d
-		}
+		dedup = d
 	}
 	flush()
 	return rows, nil
 }
 
-// callRows reads a call's item: one row per attempt entry, and the
-// DEDUPLICATED row holding the call's invocations (less the attempts and
-// the refusals after a claim request, which query subtracts).
+// callRows reads a call's item: one row per attempt entry, and, for a
+// COMPLETED call only (replays are of a result), the DEDUPLICATED row
+// holding the call's invocations (less the attempts and the refusals after
+// a claim request, which query subtracts).
 func callRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
 	c, err := decodeCall(it)
 	if err != nil {
@@ -225,6 +225,9 @@ func callRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
 		rows = append(rows, r)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Attempt < rows[j].Attempt })
+	if c.State != Completed {
+		return rows, nil, nil
+	}
 	last := time.UnixMilli(c.LastSeenAt).UTC()
 	d := Row{RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID, IdempotencyKey: c.IdempotencyKey,
 		InputDigest: c.InputDigest, ExpiresAt: c.ExpiresAt, Status: Deduplicated, Count: int(c.Invocations), StartedAt: last, EndedAt: last}

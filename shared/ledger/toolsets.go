@@ -91,7 +91,7 @@ func (s *Store) toolsetBody(ctx context.Context, id string) ([]byte, error) {
 // and runs nothing.
 func (s *Store) Toolset(ctx context.Context, id string) (*toolset.Toolset, error) {
 	if !toolset.IDPattern.MatchString(id) {
-		return nil, fmt.Errorf("%q is not a toolset id: %w", truncateID(id), ErrNotFound)
+		return nil, fmt.Errorf("%.40q is not a toolset id: %w", id, ErrNotFound)
 	}
 	body, err := s.toolsetBody(ctx, id)
 	if err != nil {
@@ -105,12 +105,4 @@ func (s *Store) Toolset(ctx context.Context, id string) (*toolset.Toolset, error
 		return nil, err
 	}
 	return ts, nil
-}
-
-// truncateID keeps a malformed id short enough to name in a log line.
-func truncateID(id string) string {
-	if len(id) > 40 {
-		return id[:40] + "..."
-	}
-	return id
 }
