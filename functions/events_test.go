@@ -12,7 +12,6 @@
 package functions_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -267,20 +266,9 @@ func TestEvents(t *testing.T) {
 // invoke posts one event and returns "" on success or the errorType.
 func invoke(t *testing.T, rie *local.Process, payload []byte) string {
 	t.Helper()
-	resp, err := http.Post(rie.InvokeURL(), "application/json", bytes.NewReader(payload))
-	if err != nil {
-		t.Fatal(err)
+	out, code, _ := localtest.Invoke(t, rie, payload)
+	if code == "" && !json.Valid(out) {
+		t.Fatalf("not JSON: %s", out)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var fe struct {
-		ErrorType *string `json:"errorType"`
-	}
-	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
-		return *fe.ErrorType
-	}
-	if !json.Valid(body) {
-		t.Fatalf("not JSON: %s", body)
-	}
-	return ""
+	return code
 }

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -31,22 +30,8 @@ import (
 // holds.
 func (s *reviewStack) sentMails(t *testing.T) []string {
 	t.Helper()
-	resp, err := http.Get(s.ses.Endpoint() + "/store")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var mail struct {
-		Emails []struct {
-			Subject     string
-			Destination struct{ To []string }
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&mail); err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, m := range mail.Emails {
+	for _, m := range localtest.Mails(t, s.ses) {
 		out = append(out, m.Subject+" -> "+strings.Join(m.Destination.To, ","))
 	}
 	return out

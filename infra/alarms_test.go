@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -118,17 +117,8 @@ func TestToolsetRefusedFilterOnARealLine(t *testing.T) {
 	t.Logf("the function's JSON lines, the refused one %d:\n%s", refused[0], strings.Join(lines, "\n"))
 
 	// Nothing ran: the SES emulator holds no mail.
-	resp, err := http.Get(ses.Endpoint() + "/store")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var store struct{ Emails []json.RawMessage }
-	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
-		t.Fatal(err)
-	}
-	if len(store.Emails) != 0 {
-		t.Errorf("the SES emulator holds %d mails, want none", len(store.Emails))
+	if m := localtest.Mails(t, ses); len(m) != 0 {
+		t.Errorf("the SES emulator holds %d mails, want none", len(m))
 	}
 }
 

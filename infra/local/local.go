@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -542,4 +543,30 @@ func (t *tail) lastLines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// Mail is one e-mail the SES v2 emulator captured (its GET /store).
+type Mail struct {
+	From        string
+	Destination struct{ To, Cc, Bcc []string }
+	Subject     string
+	Body        struct{ Text, HTML string }
+}
+
+// SentMails returns the e-mails the SES emulator at endpoint holds.
+func SentMails(ctx context.Context, endpoint string) ([]Mail, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/store", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read the SES emulator's store: %w", err)
+	}
+	defer resp.Body.Close()
+	var store struct{ Emails []Mail }
+	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
+		return nil, fmt.Errorf("read the SES emulator's store: %w", err)
+	}
+	return store.Emails, nil
 }

@@ -483,17 +483,8 @@ func TestAdvLeaseExpiresWhileRunningAtMostOnce(t *testing.T) {
 // never ran. Should: the claim carries a per-attempt token, and a failed
 // condition on a record holding our own token is our claim.
 func TestAdvClaimResponseLost(t *testing.T) {
-	p := localtest.Dynalite(t)
-	drop := &dropClaimResponse{base: http.DefaultTransport}
-	client := local.DynamoDB(p.Endpoint(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: drop} })
-	if err := ledger.CreateTable(context.Background(), client, "toolgate-adv"); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{db: &countingDB{API: client}, ts: testToolset(t, 100)}
-	e.store = ledger.New(e.db, "toolgate-adv")
-	if _, err := e.store.RegisterToolset(context.Background(), e.ts); err != nil {
-		t.Fatal(err)
-	}
+	drop := &lossyUpdates{match: "if_not_exists"} // the claim, once
+	e := lossyEnv(t, drop)
 	var sends atomic.Int64
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		sends.Add(1)
@@ -502,7 +493,7 @@ func TestAdvClaimResponseLost(t *testing.T) {
 	payload := envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`)
 	drop.armed.Store(true)
 	_, err1 := d.Handle(context.Background(), payload)
-	if !drop.dropped.Load() {
+	if drop.drops.Load() != 1 {
 		t.Fatal("fixture: no claim response was dropped")
 	}
 	time.Sleep(3100 * time.Millisecond)
@@ -511,30 +502,6 @@ func TestAdvClaimResponseLost(t *testing.T) {
 	if sends.Load() != 1 {
 		t.Errorf("the tool never ran, and the key is refused for ever: %v", err2)
 	}
-}
-
-// dropClaimResponse forwards the first claim UpdateItem to DynamoDB and then
-// reports a connection reset instead of the response, once.
-type dropClaimResponse struct {
-	base           http.RoundTripper
-	armed, dropped atomic.Bool
-}
-
-func (d *dropClaimResponse) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body []byte
-	if r.Body != nil {
-		body, _ = io.ReadAll(r.Body)
-		r.Body.Close()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	resp, err := d.base.RoundTrip(r)
-	if err == nil && d.armed.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") &&
-		bytes.Contains(body, []byte(`if_not_exists`)) && d.dropped.CompareAndSwap(false, true) {
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return nil, errors.New("read tcp 127.0.0.1: connection reset by peer")
-	}
-	return resp, err
 }
 
 // ---------------------------------------------------------------------------

@@ -227,36 +227,14 @@ func pendingReview(ctx context.Context, decision, runARN string) (string, error)
 	return "", fmt.Errorf("no pending review for %s within a minute", runARN)
 }
 
-// mail is an e-mail the SES emulator captured.
-type mail struct {
-	From        string
-	Destination struct{ To []string }
-	Subject     string
-	Body        struct{ Text string }
-}
-
-// sentMails returns what the SES emulator holds.
-func sentMails(endpoint string) ([]mail, error) {
-	resp, err := http.Get(endpoint + "/store")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var store struct{ Emails []mail }
-	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
-		return nil, err
-	}
-	return store.Emails, nil
-}
-
 // countMail returns how many e-mails the SES emulator holds.
 func countMail(endpoint string) (int, error) {
-	m, err := sentMails(endpoint)
+	m, err := local.SentMails(context.Background(), endpoint)
 	return len(m), err
 }
 
 func printMail(endpoint string) (int, error) {
-	mails, err := sentMails(endpoint)
+	mails, err := local.SentMails(context.Background(), endpoint)
 	if err != nil {
 		return 0, err
 	}

@@ -107,14 +107,18 @@ func Bootstrap(t testing.TB, pkg string, tags ...string) string {
 	return out
 }
 
-// Invoke posts event (JSON-encoded) to a function under the RIE and
-// returns its result, or its errorType and errorMessage when the function
-// failed (the RIE marks a failure only by the payload's shape).
+// Invoke posts event to a function under the RIE (JSON-encoded; a []byte
+// is sent as it is, well-formed or not) and returns its result, or its
+// errorType and errorMessage when the function failed (the RIE marks a
+// failure only by the payload's shape).
 func Invoke(t testing.TB, fn *local.Process, event any) (out json.RawMessage, errType, errMsg string) {
 	t.Helper()
-	b, err := json.Marshal(event)
-	if err != nil {
-		t.Fatal(err)
+	b, raw := event.([]byte)
+	if !raw {
+		var err error
+		if b, err = json.Marshal(event); err != nil {
+			t.Fatal(err)
+		}
 	}
 	resp, err := http.Post(fn.InvokeURL(), "application/json", bytes.NewReader(b))
 	if err != nil {
@@ -157,4 +161,14 @@ func WaitStdout(t testing.TB, p *local.Process, within time.Duration, done func(
 		case <-tick.C:
 		}
 	}
+}
+
+// Mails returns the e-mails the SES emulator p holds, or fails t.
+func Mails(t testing.TB, p *local.Process) []local.Mail {
+	t.Helper()
+	m, err := local.SentMails(t.Context(), p.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
