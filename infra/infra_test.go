@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
 // starResource lists every action allowed on Resource "*", with the reason.
@@ -585,14 +586,13 @@ func mayBeTable(resource string) bool {
 	return wildcardMatch(r, "arn:aws:dynamodb:eu-west-1:123456789012:"+table, false)
 }
 
-// wildcardMatch: pattern, with IAM's * (any characters, : and / too) and ?
-// (one character), matches s.
+// wildcardMatch matches IAM's "*" and "?" as reviewer.Match does (the
+// same glob), action names in any letter case (IAM compares them so).
 func wildcardMatch(pattern, s string, foldCase bool) bool {
-	re := "^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(pattern)) + "$"
 	if foldCase {
-		re = "(?i)" + re
+		pattern, s = strings.ToLower(pattern), strings.ToLower(s)
 	}
-	return regexp.MustCompile("(?s)" + re).MatchString(s)
+	return reviewer.Match(pattern, s)
 }
 
 // TestLedgerWrites: every form of a statement that lets a person write

@@ -481,14 +481,12 @@ func (c *checker) checkGates(g *gate.Graph) {
 // checkHosts checks policy.fetch_hosts and every literal URL bound to the
 // fetch tool against it.
 func (c *checker) checkHosts() {
-	var entries []string
 	for _, r := range c.sol.FetchHosts {
 		e, err := hostlist.ParseEntry(r.Name)
 		if err != nil {
 			c.ds.errorf(r.Pos, RuleFetchHost, "policy.fetch_hosts: %v", err)
 			continue
 		}
-		entries = append(entries, e.String())
 		c.hosts = append(c.hosts, e)
 	}
 	for i, st := range c.sol.Steps {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -84,8 +83,8 @@ type Dispatcher struct {
 	store    *ledger.Store
 	run      tool.Func
 	log      *slog.Logger
-	toolsets sync.Map // id -> *toolset.Toolset, immutable, cached per container
-	reviews  Reviews  // approvals of gated tools (approval.go)
+	toolsets ledger.ToolsetCache
+	reviews  Reviews // approvals of gated tools (approval.go)
 }
 
 // New returns a Dispatcher, or an error for a bad config.
@@ -192,29 +191,13 @@ func (inv *invocation) load(ctx context.Context) error {
 	return nil
 }
 
-// toolset returns the run's pinned toolset from the per-container cache, or
-// loads it through ledger.Store.Toolset, which runs the registration check
-// (toolset.Verify) on every load; only a toolset that passes is cached. A
-// refused toolset is TOOL_PERMISSION_DENIED with one "toolset refused" log
-// line naming the toolset and the rule it breaks.
+// toolset returns the run's pinned toolset through the per-container
+// cache (ledger.ToolsetCache: checked on every load, cached once it
+// passes, refusals logged for the toolset-refused alarm).
 func (d *Dispatcher) toolset(ctx context.Context, id string) (*toolset.Toolset, error) {
-	if ts, ok := d.toolsets.Load(id); ok {
-		return ts.(*toolset.Toolset), nil
-	}
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
-	ts, err := d.store.Toolset(dbCtx, id)
-	if errors.Is(err, ledger.ErrNotFound) {
-		return nil, tool.Errorf(tool.PermissionDenied, "toolset %s is not registered", id)
-	}
-	if toolset.LogRefusal(ctx, d.log, err) {
-		return nil, tool.Errorf(tool.PermissionDenied, "%s", err.Error())
-	}
-	if err != nil {
-		return nil, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
-	}
-	d.toolsets.Store(id, ts)
-	return ts, nil
+	return d.toolsets.Load(dbCtx, d.store, id, d.log)
 }
 
 // validateInput checks the input against the pinned schema (the run-time

@@ -263,9 +263,10 @@ func TestOneItemPerCall(t *testing.T) {
 
 // RunRows reads with ReadAttributes: a crashed attempt that still holds
 // the claim reads IN_PROGRESS (the projection carries the claim token),
-// and nothing read holds the recorded result.
+// and what the query sends asks for no recorded result, although the
+// call's item holds one.
 func TestRowsReadWithoutResults(t *testing.T) {
-	s, _ := newStore(t)
+	s, client := newStore(t)
 	ctx := context.Background()
 	rec := &Record{Key: "run/1", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
@@ -275,9 +276,40 @@ func TestRowsReadWithoutResults(t *testing.T) {
 	if err != nil || len(rows) != 1 || rows[0].Status != InProgressRow {
 		t.Fatalf("rows %+v %v, want the attempt IN_PROGRESS", rows, err)
 	}
-	if slices.Contains(ReadAttributes, "result") {
-		t.Fatal("ReadAttributes holds the recorded result")
+	if ok, err := s.Finish(ctx, "run/1", rec.Token, Completed, json.RawMessage(`{"secret":"result"}`), &Row{Attempt: 1, Status: Succeeded}); !ok || err != nil {
+		t.Fatal(ok, err)
 	}
+	rec2 := &recordingQueries{API: client}
+	if _, err := New(rec2, s.Table()).RunRows(ctx, "run"); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec2.items) == 0 {
+		t.Fatal("the query returned no item")
+	}
+	for _, it := range rec2.items {
+		if _, ok := it["result"]; ok {
+			t.Fatalf("the readers' query returned the recorded result: %v", it)
+		}
+		for k := range it {
+			if !slices.Contains(ReadAttributes, k) {
+				t.Errorf("the query returned %q, which ReadAttributes does not list", k)
+			}
+		}
+	}
+}
+
+// recordingQueries keeps the items the Query requests returned.
+type recordingQueries struct {
+	API
+	items []map[string]types.AttributeValue
+}
+
+func (r *recordingQueries) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := r.API.Query(ctx, in, o...)
+	if err == nil {
+		r.items = append(r.items, out.Items...)
+	}
+	return out, err
 }
 
 // A call's item with a mistyped attribute (attempts as a string) is an

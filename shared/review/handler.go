@@ -19,7 +19,6 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
-	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Environment variables of the review functions (docs/reviews.md).
@@ -121,9 +120,10 @@ type RequestResult struct {
 // review a review Task asks for and returns while the Task keeps waiting;
 // it also serves the direct lane (LaneRequest).
 type RequestHandler struct {
-	Store  *Store
-	Ledger *ledger.Store
-	Log    *slog.Logger
+	Store    *Store
+	Ledger   *ledger.Store
+	Log      *slog.Logger
+	toolsets ledger.ToolsetCache
 }
 
 // Handle is the Lambda handler. Failures are tool contract codes
@@ -159,14 +159,9 @@ func (h *RequestHandler) request(ctx context.Context, payload json.RawMessage) (
 // create stores r after checking that its toolset is registered and pins
 // its tool.
 func (h *RequestHandler) create(ctx context.Context, r *Review) (json.RawMessage, error) {
-	ts, err := h.Ledger.Toolset(ctx, r.ToolsetID)
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return nil, tool.Errorf(tool.PermissionDenied, "toolset %s is not registered", r.ToolsetID)
-	case toolset.LogRefusal(ctx, h.Log, err):
-		return nil, tool.Errorf(tool.PermissionDenied, "%s", err.Error())
-	case err != nil:
-		return nil, tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
+	ts, err := h.toolsets.Load(ctx, h.Ledger, r.ToolsetID, h.Log)
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := ts.Tools[r.Tool]; !ok {
 		return nil, tool.Errorf(tool.PermissionDenied, "tool %s is not in toolset %s", r.Tool, r.ToolsetID)

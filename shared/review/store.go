@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -83,30 +83,28 @@ func CreateTable(ctx context.Context, db interface {
 	return ledger.CreateTable(ctx, db, table, Index)
 }
 
-// Attribute values, through the SDK's attributevalue mapping.
+// Attribute values of review items.
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
 func num(v int64) types.AttributeValue {
-	av, _ := attributevalue.Marshal(v) // an int64 always marshals
-	return av
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
 // getS reads a string attribute; "" when it is absent or another type.
 func getS(it map[string]types.AttributeValue, k string) string {
-	var s string
-	if _, ok := it[k].(*types.AttributeValueMemberS); ok {
-		attributevalue.Unmarshal(it[k], &s)
+	if v, ok := it[k].(*types.AttributeValueMemberS); ok {
+		return v.Value
 	}
-	return s
+	return ""
 }
 
 // getN reads a whole-number attribute; 0 when it is absent or another type.
 func getN(it map[string]types.AttributeValue, k string) int64 {
-	var n int64
-	if _, ok := it[k].(*types.AttributeValueMemberN); ok {
-		attributevalue.Unmarshal(it[k], &n)
+	if v, ok := it[k].(*types.AttributeValueMemberN); ok {
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
 	}
-	return n
+	return 0
 }
 
 func getTime(it map[string]types.AttributeValue, k string) time.Time {

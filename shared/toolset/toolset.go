@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -196,46 +195,41 @@ func checkSchemaSize(doc json.RawMessage) error {
 	if len(doc) > MaxSchemaBytes {
 		return fmt.Errorf("is %d bytes, over %d", len(doc), MaxSchemaBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	depth, refs := 0, 0
-	inObject := []bool{}
-	expectKey := false
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return fmt.Errorf("is not JSON: %v", err)
+	}
+	refs := 0
+	var walk func(v any, depth int) error
+	walk = func(v any, depth int) error {
+		var children []any
+		switch v := v.(type) {
+		case map[string]any:
+			for k, c := range v {
+				if k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef" {
+					refs++
+				}
+				children = append(children, c)
+			}
+		case []any:
+			children = v
+		default:
 			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("is not JSON: %v", err)
+		if depth > MaxSchemaDepth {
+			return fmt.Errorf("is nested deeper than %d levels", MaxSchemaDepth)
 		}
-		isKey := expectKey
-		switch v := tok.(type) {
-		case json.Delim:
-			switch v {
-			case '{', '[':
-				depth++
-				if depth > MaxSchemaDepth {
-					return fmt.Errorf("is nested deeper than %d levels", MaxSchemaDepth)
-				}
-				inObject = append(inObject, v == '{')
-			case '}', ']':
-				depth--
-				inObject = inObject[:len(inObject)-1]
-			}
-		case string:
-			if isKey && (v == "$ref" || v == "$dynamicRef" || v == "$recursiveRef") {
-				if refs++; refs > MaxSchemaRefs {
-					return fmt.Errorf("has more than %d references", MaxSchemaRefs)
-				}
+		if refs > MaxSchemaRefs {
+			return fmt.Errorf("has more than %d references", MaxSchemaRefs)
+		}
+		for _, c := range children {
+			if err := walk(c, depth+1); err != nil {
+				return err
 			}
 		}
-		// The next token is a member name when we are in an object and this
-		// token ended a member (or opened the object).
-		expectKey = len(inObject) > 0 && inObject[len(inObject)-1] && !isKey
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') && len(inObject) > 0 {
-			expectKey = inObject[len(inObject)-1]
-		}
+		return nil
 	}
+	return walk(v, 1)
 }
 
 // MaxReasonBytes bounds a Refusal's reason (and so the "toolset refused"
