@@ -340,3 +340,16 @@ func TestSchemaRefusalQuotesNoPayload(t *testing.T) {
 		t.Fatalf("%v: message %q", err, msg)
 	}
 }
+
+// An input naming a member twice is refused (its RFC 8785 digest has no
+// form for it), and the tool does not run: a reader that took the first
+// would see another call than one that took the last.
+func TestInputWithDuplicateNamesIsRefused(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-echo", echo(&calls))
+	_, err := d.Handle(context.Background(), envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"a","text":"b"}`))
+	if codeOf(t, err) != string(tool.InputInvalid) || calls.Load() != 0 {
+		t.Fatalf("%v, %d calls; want TOOL_INPUT_INVALID and no call", err, calls.Load())
+	}
+}

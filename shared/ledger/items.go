@@ -85,17 +85,24 @@ func (c *callItem) record(key string) *Record {
 	return r
 }
 
-// entryFromRow is an attempt's entry for its row r.
+// entryFromRow is an attempt's entry for its row r: the attemptEntry
+// fields, built directly (every invocation writes one; reads map them with
+// attributevalue, which refuses a mistyped attribute).
 func entryFromRow(r *Row) types.AttributeValue {
-	av, err := attributevalue.Marshal(attemptEntry{
-		N: r.Attempt, Status: r.Status, ErrorCode: r.ErrorCode, Retryable: r.Retryable,
-		StartedAt: r.StartedAt.UTC(), EndedAt: r.EndedAt.UTC(), DurationMS: r.DurationMS,
-		InputBytes: r.InputBytes, OutputDigest: r.OutputDigest, OutputBytes: r.OutputBytes, MemoryMB: r.MemoryMB,
-	})
-	if err != nil { // a struct of strings and numbers always marshals
-		panic("ledger: marshal an attempt entry: " + err.Error())
+	e := map[string]types.AttributeValue{
+		"n": num(r.Attempt), "status": str(string(r.Status)),
+		"retryable":  &types.AttributeValueMemberBOOL{Value: r.Retryable},
+		"started_at": str(formatNano(r.StartedAt)), "ended_at": str(formatNano(r.EndedAt)),
+		"duration_ms": num(r.DurationMS), "input_bytes": num(r.InputBytes),
+		"output_bytes": num(r.OutputBytes), "memory_mb": num(r.MemoryMB),
 	}
-	return av
+	if r.ErrorCode != "" {
+		e["error_code"] = str(r.ErrorCode)
+	}
+	if r.OutputDigest != "" {
+		e["output_digest"] = str(r.OutputDigest)
+	}
+	return &types.AttributeValueMemberM{Value: e}
 }
 
 // attemptStart is a claimed attempt's entry before its finish: the
