@@ -1,0 +1,115 @@
+package caller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+)
+
+// BindingHeader is the header a proof must sign; its value is
+// Binding.Value. Header names are case-insensitive (RFC 9110 section 5.1);
+// SigV4 lists them lower-cased in X-Amz-SignedHeaders.
+const BindingHeader = "X-Toolgate-Binding"
+
+// Actions a proof is bound to: one per kind of call a person makes.
+const (
+	ActionDecide  = "review.decide"  // review-decision: a decision; Target the review id
+	ActionShow    = "review.show"    // review-decision: show; Target the review id
+	ActionList    = "review.list"    // review-decision: a listing; Target the status filter
+	ActionRequest = "review.request" // review-request, direct lane: Target the run id, Decision the tool
+	ActionStatus  = "review.status"  // review-request, direct lane: Target the review id
+	ActionInvoke  = "tool.invoke"    // a tool function, direct lane: Target the idempotency key
+	ActionStart   = "run.start"      // the start of an execution: Target the execution ARN
+)
+
+// Binding is what one proof may be used for. Every field is part of the
+// signed value, so a proof made for one binding is refused for any other.
+type Binding struct {
+	Action string
+	// Target is the id the action acts on (a review id, a run id, an
+	// idempotency key, an execution ARN).
+	Target string
+	// Decision is "approve" or "reject" for ActionDecide, the tool for
+	// ActionRequest, else empty.
+	Decision string
+	// InputDigest is the digest of the inputs concerned (tool.InputDigest),
+	// or empty.
+	InputDigest string
+}
+
+// Value is the binding header's value: the hex SHA-256 of the JSON array
+// ["toolgate-caller-proof/1", Action, Target, Decision, InputDigest], an
+// encoding in which no two bindings coincide.
+func (b Binding) Value() string {
+	doc, _ := json.Marshal([]string{"toolgate-caller-proof/1", b.Action, b.Target, b.Decision, b.InputDigest})
+	sum := sha256.Sum256(doc)
+	return hex.EncodeToString(sum[:])
+}
+
+// Proof validity, in the verifier's own terms (docs/identity.md).
+const (
+	// Window is how old a proof's X-Amz-Date may be when it is verified
+	// (or, for a start proof, at the execution's start). STS itself honours
+	// a presigned GetCallerIdentity for 15 minutes whatever X-Amz-Expires
+	// says, so the verifier enforces its own window.
+	Window = 60 * time.Second
+	// Skew is how far in the future X-Amz-Date may be, for clocks that
+	// differ slightly (both sides keep NTP time on AWS).
+	Skew = 5 * time.Second
+	// MaxProofBytes bounds a proof: the URL with a session token (STS
+	// session tokens are up to a few KiB) stays well under it.
+	MaxProofBytes = 8 << 10
+	// stsVersion and stsAction are the only request a proof may be.
+	stsVersion = "2011-06-15"
+	stsAction  = "GetCallerIdentity"
+	// emptyPayloadHash is the SHA-256 of an empty body: a presigned GET
+	// has none.
+	emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+)
+
+// DefaultEndpoint is the regional STS endpoint of region: proofs are
+// verified against one configured endpoint (EnvSTSEndpoint).
+func DefaultEndpoint(region string) string { return "https://sts." + region + ".amazonaws.com" }
+
+// Sign makes a proof for b: a GetCallerIdentity request to the STS
+// endpoint (scheme and host; the path is "/"), presigned with creds for
+// region at now, with X-Amz-Expires 60 and BindingHeader signed. The proof
+// is a bearer credential for its binding until the window ends: send it
+// only to the function it is for, and never log it.
+func Sign(ctx context.Context, creds aws.CredentialsProvider, endpoint, region string, b Binding, now time.Time) (string, error) {
+	base, err := url.Parse(endpoint)
+	if err != nil || base.Host == "" || (base.Scheme != "https" && base.Scheme != "http") {
+		return "", fmt.Errorf("STS endpoint %q is not an http(s) URL", endpoint)
+	}
+	if creds == nil {
+		return "", fmt.Errorf("no AWS credentials to sign the caller proof with")
+	}
+	c, err := creds.Retrieve(ctx)
+	if err != nil {
+		return "", fmt.Errorf("retrieve AWS credentials: %w", err)
+	}
+	u := url.URL{Scheme: base.Scheme, Host: base.Host, Path: "/",
+		RawQuery: url.Values{"Action": {stsAction}, "Version": {stsVersion}, "X-Amz-Expires": {"60"}}.Encode()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set(BindingHeader, b.Value())
+	signed, hdr, err := v4.NewSigner().PresignHTTP(ctx, c, req, emptyPayloadHash, "sts", region, now.UTC())
+	if err != nil {
+		return "", fmt.Errorf("presign GetCallerIdentity: %w", err)
+	}
+	if !strings.Contains(strings.ToLower(hdr.Get(BindingHeader)), b.Value()) {
+		return "", fmt.Errorf("presign GetCallerIdentity: the binding header was not signed")
+	}
+	return signed, nil
+}
