@@ -1,6 +1,6 @@
 // Command review-decision takes reviewers' decisions: behind an
-// IAM-authorised Function URL on AWS (the approver is the calling IAM
-// principal), it records a decision and sends it to the waiting review Task
+// IAM-authorised Function URL on AWS, each request carrying a caller proof
+// (the approver is whoever STS says signed it, docs/identity.md), it records a decision and sends it to the waiting review Task
 // with SendTaskSuccess or SendTaskFailure, and lists and shows reviews, so
 // that reviewers never need the table (docs/reviews.md).
 package main
@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -21,14 +22,15 @@ func main() {
 	cfg, err := review.DecisionConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
+	db := dynamodb.NewFromConfig(awsCfg)
+	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
+	callers = coldstart.Must(log, "bad configuration", callers, err)
 	svc := &review.Service{
-		Store: review.NewStore(dynamodb.NewFromConfig(awsCfg), cfg.Table),
-		SFN:   sfn.NewFromConfig(awsCfg),
-		Log:   log,
+		Store:   review.NewStore(db, cfg.Table),
+		SFN:     sfn.NewFromConfig(awsCfg),
+		Callers: callers,
+		Log:     log,
 	}
-	if cfg.AllowUnauthenticated {
-		log.Warn("direct invocations are taken and recorded as unauthenticated", "variable", review.EnvAllowUnauthenticated)
-	}
-	h := &review.DecisionHandler{Service: svc, AllowUnauthenticated: cfg.AllowUnauthenticated}
+	h := &review.DecisionHandler{Service: svc}
 	lambda.Start(h.Handle)
 }

@@ -1,6 +1,8 @@
 // Command review-request is the review Task's Lambda function: invoked
-// with a task token (lambda:invoke.waitForTaskToken), it stores the pending
-// review and returns while the Task keeps waiting for the decision
+// with a task token (lambda:invoke.waitForTaskToken) through its sfn alias,
+// it stores the pending review and returns while the Task keeps waiting for
+// the decision, and it verifies a run's start proof; through its direct
+// alias it takes direct-lane review requests from verified callers
 // (docs/reviews.md lists its environment).
 package main
 
@@ -10,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
@@ -17,9 +20,12 @@ import (
 
 func main() {
 	log := coldstart.Logger()
-	table, err := review.RequestConfigFromEnv(os.Getenv)
-	table = coldstart.Must(log, "bad configuration", table, err)
+	cfg, err := review.RequestConfigFromEnv(os.Getenv)
+	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))
-	h := &review.RequestHandler{Store: review.NewStore(db, table), Ledger: ledger.New(db, table), Log: log}
+	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
+	callers = coldstart.Must(log, "bad configuration", callers, err)
+	h := &review.RequestHandler{Store: review.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
+		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct}
 	lambda.Start(h.Handle)
 }

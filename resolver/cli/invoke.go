@@ -16,7 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	lanepkg "github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -38,17 +40,22 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&af.table, "table", os.Getenv(EnvTable), "ledger table name (default $"+EnvTable+")")
 	inputFile := fs.String("input", "", "JSON file: the tool's input object, or a whole envelope (missing run_id and seq are generated)")
 	endpoint := fs.String("endpoint", "", "Lambda endpoint URL (a function under the RIE locally; default: the standard AWS configuration)")
-	function := fs.String("function", "", "function name or ARN (default: the tool's function name in the catalog; with --endpoint, \"function\", the name the Lambda RIE serves)")
+	function := fs.String("function", "", "function name or ARN (default: the direct alias of the tool's function in the catalog, NAME:direct; with --endpoint, \"function\", the name the Lambda RIE serves)")
 	toolsetID := fs.String("toolset", "", "a registered toolset id (default: the tool's one-tool toolset from the catalog, which must be registered: toolgate toolset register --tool TOOL)")
 	var fetchHosts stringList
 	fs.Var(&fetchHosts, "fetch-host", "an allowed host for structured-data-fetch in the tool's catalog toolset (repeatable)")
+	as := fs.String("as", "", "on the local stack only (with --endpoint): sign the caller proof with NAME's local keys ($"+EnvLocalKeys+")")
 	lane := addReviewLane(fs) // gated tools: review_lane.go
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return ExitMisuse
 	}
 	if len(pos) != 1 || *inputFile == "" {
-		fmt.Fprintln(stderr, "usage: toolgate invoke TOOL --input FILE.json [--endpoint URL] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--table NAME] [--dynamodb-endpoint URL]")
+		fmt.Fprintln(stderr, "usage: toolgate invoke TOOL --input FILE.json [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--table NAME] [--dynamodb-endpoint URL]")
+		return ExitMisuse
+	}
+	if *as != "" && *endpoint == "" {
+		fmt.Fprintln(stderr, "toolgate invoke: --as is for the local stack (with --endpoint): on AWS you are who your AWS credentials say")
 		return ExitMisuse
 	}
 	if *toolsetID != "" && len(fetchHosts) > 0 {
@@ -66,7 +73,21 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitMisuse
 	}
-	env, err := buildEnvelope(name, raw)
+	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute) // Lambda's 15-minute maximum, and some
+	defer cancel()
+	// The direct lane: every call carries a caller proof, and its run id is
+	// in the caller's own namespace (docs/identity.md).
+	prover, err := newProver(ctx, *as)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+		return ExitMisuse
+	}
+	me, err := prover.whoAmI(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+		return ExitErrors
+	}
+	env, err := buildEnvelope(name, raw, lanepkg.DirectRunPrefix(me))
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
 		return ExitMisuse
@@ -75,8 +96,6 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %s names a toolset_id, which pins its hosts: --fetch-host cannot be used with it\n", *inputFile)
 		return ExitMisuse
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute) // Lambda's 15-minute maximum, and some
-	defer cancel()
 	if *toolsetID != "" {
 		env[tool.MemberToolsetID] = *toolsetID
 	}
@@ -120,9 +139,14 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
 		return ExitMisuse
 	}
+	lane.prover = prover
 	payload, code := lane.gate(ctx, ts, payload, stderr)
 	if code != ExitOK {
 		return code
+	}
+	if payload, err = withCallerProof(ctx, prover, payload); err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+		return ExitErrors
 	}
 	fn := *function
 	switch {
@@ -130,7 +154,7 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 	case *endpoint != "":
 		fn = rieFunctionName
 	default:
-		fn = entry.Function
+		fn = entry.Function + ":" + string(lanepkg.Direct) // people invoke the direct alias only
 	}
 	out, errType, errMsg, err := invokeLambda(ctx, *endpoint, fn, payload)
 	if err != nil {
@@ -150,9 +174,10 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 // buildEnvelope reads the input file: a whole envelope (it has "input"),
-// or the tool's input object. Missing run_id, seq, step, attempt,
-// tolerate_duplicates and idempotency_key are filled in.
-func buildEnvelope(name string, raw []byte) (map[string]any, error) {
+// or the tool's input object. Missing run_id (runPrefix and a generated
+// id), seq, step, attempt, tolerate_duplicates and idempotency_key are
+// filled in.
+func buildEnvelope(name string, raw []byte, runPrefix string) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var doc map[string]any
@@ -170,7 +195,7 @@ func buildEnvelope(name string, raw []byte) (map[string]any, error) {
 	if _, ok := env[tool.MemberRunID]; !ok {
 		b := make([]byte, 8)
 		rand.Read(b)
-		env[tool.MemberRunID] = fmt.Sprintf("invoke-%s-%s", time.Now().UTC().Format("20060102T150405Z"), hex.EncodeToString(b))
+		env[tool.MemberRunID] = runPrefix + fmt.Sprintf("invoke-%s-%s", time.Now().UTC().Format("20060102T150405Z"), hex.EncodeToString(b))
 	}
 	defaults := map[string]any{tool.MemberSeq: json.Number("1"), tool.MemberStep: "invoke", tool.MemberAttempt: json.Number("1"), tool.MemberTolerateDuplicates: false}
 	for k, v := range defaults {
@@ -182,6 +207,29 @@ func buildEnvelope(name string, raw []byte) (map[string]any, error) {
 		env[tool.MemberIdempotencyKey] = fmt.Sprintf("%v/%v", env[tool.MemberRunID], env[tool.MemberSeq])
 	}
 	return env, nil
+}
+
+// withCallerProof adds the direct lane's caller proof to an envelope,
+// bound to its idempotency key and its input's digest.
+func withCallerProof(ctx context.Context, p *prover, payload []byte) ([]byte, error) {
+	env, err := tool.DecodeEnvelope(payload)
+	if err != nil {
+		return nil, err
+	}
+	_, digest, err := tool.InputDigest(env.Input)
+	if err != nil {
+		return nil, err
+	}
+	proof, err := p.sign(ctx, caller.Binding{Action: caller.ActionInvoke, Target: env.IdempotencyKey, InputDigest: digest})
+	if err != nil {
+		return nil, err
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &members); err != nil {
+		return nil, err
+	}
+	members[tool.MemberCallerProof], _ = json.Marshal(proof)
+	return json.Marshal(members)
 }
 
 // invokeLambda calls Invoke (RequestResponse). A function error comes back

@@ -18,6 +18,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
@@ -29,8 +30,10 @@ const reviewUsage = `usage: toolgate review list [--status pending|approved|reje
        toolgate review show ID [--json] (--url URL | --endpoint URL --as NAME)
        toolgate review approve ID [--reason TEXT] (--url URL | --endpoint URL --as NAME)
        toolgate review reject ID --reason TEXT (--url URL | --endpoint URL --as NAME)
-  --url       the review-decision function's Function URL (AWS; default $` + EnvReviewURL + `): requests are SigV4-signed, and you are your IAM principal
-  --endpoint  the review-decision function under the Lambda RIE (the local stack), where --as NAME says who you are (recorded as unauthenticated)
+  --url       the review-decision function's Function URL (AWS; default $` + EnvReviewURL + `): requests are SigV4-signed and carry a caller
+              proof signed with your AWS credentials; you are who STS says you are
+  --endpoint  the review-decision function under the Lambda RIE (the local stack), where --as NAME signs the caller proof with NAME's
+              local keys ($` + EnvLocalKeys + `), checked by the local STS stand-in
 `
 
 // reviewCmd is `toolgate review list|show|approve|reject`: it calls the
@@ -55,7 +58,7 @@ func reviewCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("review "+sub, stderr)
 	endpoint := fs.String("endpoint", "", "the review-decision function under the Lambda RIE (local stack)")
 	fnURL := fs.String("url", os.Getenv(EnvReviewURL), "the review-decision Function URL (AWS; default $"+EnvReviewURL+")")
-	as := fs.String("as", "", "who you are, on the local stack only (recorded as unauthenticated)")
+	as := fs.String("as", "", "on the local stack only: sign the caller proof with NAME's local keys")
 	asJSON := fs.Bool("json", false, "print the function's JSON answer")
 	var status, reason *string
 	if sub == "list" {
@@ -86,11 +89,11 @@ func reviewCmd(args []string, stdout, stderr io.Writer) int {
 	case *endpoint == "" && *as != "":
 		return misuse("--as is for the local stack: through the Function URL you are your IAM principal")
 	case *endpoint != "" && *as == "":
-		return misuse("--endpoint needs --as NAME: nothing else says who you are on the local stack")
+		return misuse("--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
 	case reason != nil && sub == "reject" && strings.TrimSpace(*reason) == "":
 		return misuse("a rejection needs --reason TEXT")
 	}
-	req := review.DirectRequest{As: *as}
+	req := review.DirectRequest{}
 	switch sub {
 	case "list":
 		req.Action, req.Status = review.ActionList, *status
@@ -104,13 +107,13 @@ func reviewCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var out []byte
-	var code, msg string
-	if *endpoint != "" {
-		out, code, msg, err = callDecisionRIE(ctx, *endpoint, req)
-	} else {
-		out, code, msg, err = callDecisionURL(ctx, *fnURL, req)
+	call := func(req review.DirectRequest) ([]byte, string, string, error) {
+		if *endpoint != "" {
+			return callDecisionRIE(ctx, *endpoint, req)
+		}
+		return callDecisionURL(ctx, *fnURL, req)
 	}
+	out, code, msg, err := decisionCall(ctx, *as, req, call)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate review %s: %v\n", sub, err)
 		return ExitErrors
@@ -140,6 +143,40 @@ func reviewCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, res.Message)
 	return ExitOK
+}
+
+// decisionCall signs req's caller proof and calls the function. A decision
+// is bound to the review's input digest, so it first shows the review
+// (with a proof of its own) to learn the digest: you decide on exactly the
+// inputs the function shows.
+func decisionCall(ctx context.Context, as string, req review.DirectRequest, call func(review.DirectRequest) ([]byte, string, string, error)) ([]byte, string, string, error) {
+	p, err := newProver(ctx, as)
+	if err != nil {
+		return nil, "", "", err
+	}
+	b := caller.Binding{Action: caller.ActionList, Target: req.Status}
+	switch req.Action {
+	case review.ActionShow:
+		b = caller.Binding{Action: caller.ActionShow, Target: req.ReviewID}
+	case review.ActionDecide:
+		show := review.DirectRequest{Action: review.ActionShow, ReviewID: req.ReviewID}
+		if show.Proof, err = p.sign(ctx, caller.Binding{Action: caller.ActionShow, Target: req.ReviewID}); err != nil {
+			return nil, "", "", err
+		}
+		out, code, msg, err := call(show)
+		if err != nil || code != "" {
+			return out, code, msg, err
+		}
+		var v review.View
+		if err := json.Unmarshal(out, &v); err != nil || v.InputDigest == "" {
+			return nil, "", "", fmt.Errorf("unexpected answer to show %s: %.200s", req.ReviewID, out)
+		}
+		b = caller.Binding{Action: caller.ActionDecide, Target: req.ReviewID, Decision: string(req.Decision), InputDigest: v.InputDigest}
+	}
+	if req.Proof, err = p.sign(ctx, b); err != nil {
+		return nil, "", "", err
+	}
+	return call(req)
 }
 
 // callDecisionRIE invokes the function under the RIE with the Lambda SDK,
@@ -192,6 +229,7 @@ func callDecisionURL(ctx context.Context, base string, req review.DirectRequest)
 	if body != nil {
 		hreq.Header.Set("Content-Type", "application/json")
 	}
+	hreq.Header.Set(review.ProofHeader, req.Proof)
 	sum := sha256.Sum256(body)
 	if err := v4.NewSigner().SignHTTP(ctx, creds, hreq, hex.EncodeToString(sum[:]), "lambda", region, time.Now()); err != nil {
 		return nil, "", "", fmt.Errorf("sign the request: %w", err)

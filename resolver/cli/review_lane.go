@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -36,19 +37,18 @@ var reviewPollInterval = 2 * time.Second
 // the decision, and sends the call with the approval. The invoker never
 // reads or writes review items itself: only the review functions do.
 type reviewLane struct {
-	wait      time.Duration
-	reviewers stringList
-	endpoint  string // review-request under the RIE
-	function  string
+	wait     time.Duration
+	endpoint string // review-request under the RIE
+	function string
+	prover   *prover // signs each request's caller proof
 }
 
 // addReviewLane registers the lane's flags on invoke's flag set.
 func addReviewLane(fs *flag.FlagSet) *reviewLane {
 	l := &reviewLane{}
 	fs.DurationVar(&l.wait, "wait-timeout", DefaultReviewWait, "gated tools: how long to wait for the review's decision (at most 10m)")
-	fs.Var(&l.reviewers, "reviewer", "gated tools: an IAM principal ARN pattern that may decide the review (repeatable; default: anyone who may call the decision function)")
 	fs.StringVar(&l.endpoint, "review-endpoint", "", "gated tools: the review-request function's Lambda endpoint (under the RIE locally; default: the standard AWS configuration)")
-	fs.StringVar(&l.function, "review-function", "", "gated tools: the review-request function's name or ARN (default: review-request; with --review-endpoint, \"function\")")
+	fs.StringVar(&l.function, "review-function", "", "gated tools: the review-request function's name or ARN (default: review-request:direct, its direct alias; with --review-endpoint, \"function\")")
 	return l
 }
 
@@ -78,12 +78,17 @@ func (l *reviewLane) gate(ctx context.Context, ts *toolset.Toolset, payload []by
 	case l.endpoint != "":
 		fn = rieFunctionName
 	default:
-		fn = "review-request"
+		fn = "review-request:direct"
+	}
+	_, digest, err := tool.InputDigest(env.Input)
+	if err != nil {
+		return fail(ExitMisuse, "%v", err)
 	}
 	var requested review.RequestResult
 	if code := l.call(ctx, fn, review.LaneRequest{Action: review.LaneRequestAction, RunID: env.RunID, Step: directReviewStep, Of: env.Step,
-		Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input, Reviewers: l.reviewers,
-		TimeoutSeconds: int((l.wait + reviewGrace).Seconds())}, &requested, stderr); code != ExitOK {
+		Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input,
+		TimeoutSeconds: int((l.wait + reviewGrace).Seconds())},
+		caller.Binding{Action: caller.ActionRequest, Target: env.RunID, Decision: env.Tool, InputDigest: digest}, &requested, stderr); code != ExitOK {
 		return nil, code
 	}
 	id := requested.ReviewID
@@ -92,7 +97,8 @@ func (l *reviewLane) gate(ctx context.Context, ts *toolset.Toolset, payload []by
 	deadline := time.Now().Add(l.wait)
 	for {
 		var st review.LaneStatus
-		if code := l.call(ctx, fn, review.LaneRequest{Action: review.LaneStatusAction, ReviewID: id}, &st, stderr); code != ExitOK {
+		if code := l.call(ctx, fn, review.LaneRequest{Action: review.LaneStatusAction, ReviewID: id},
+			caller.Binding{Action: caller.ActionStatus, Target: id}, &st, stderr); code != ExitOK {
 			return nil, code
 		}
 		if d := st.Decision; d != nil {
@@ -117,8 +123,14 @@ func (l *reviewLane) gate(ctx context.Context, ts *toolset.Toolset, payload []by
 	}
 }
 
-// call invokes review-request with req and decodes its answer into out.
-func (l *reviewLane) call(ctx context.Context, fn string, req review.LaneRequest, out any, stderr io.Writer) int {
+// call invokes review-request with req, its caller proof bound to b, and
+// decodes its answer into out.
+func (l *reviewLane) call(ctx context.Context, fn string, req review.LaneRequest, b caller.Binding, out any, stderr io.Writer) int {
+	var err error
+	if req.Proof, err = l.prover.sign(ctx, b); err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: review: %v\n", err)
+		return ExitErrors
+	}
 	payload, err := json.Marshal(req)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)

@@ -29,6 +29,7 @@ const (
 	ActionStatus  = "review.status"  // review-request, direct lane: Target the review id
 	ActionInvoke  = "tool.invoke"    // a tool function, direct lane: Target the idempotency key
 	ActionStart   = "run.start"      // the start of an execution: Target the execution ARN
+	ActionWhoAmI  = "whoami"         // WhoAmI: the caller asks STS itself
 )
 
 // Binding is what one proof may be used for. Every field is part of the
@@ -112,4 +113,21 @@ func Sign(ctx context.Context, creds aws.CredentialsProvider, endpoint, region s
 		return "", fmt.Errorf("presign GetCallerIdentity: the binding header was not signed")
 	}
 	return signed, nil
+}
+
+// WhoAmI asks STS, through a proof of its own, which ARN creds belong to:
+// what a client names its direct-lane run ids after
+// (lane.DirectRunPrefix). endpoint is the STS endpoint the functions
+// verify proofs against.
+func WhoAmI(ctx context.Context, creds aws.CredentialsProvider, endpoint, region string) (string, error) {
+	proof, err := Sign(ctx, creds, endpoint, region, Binding{Action: ActionWhoAmI}, time.Now())
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(proof)
+	if err != nil {
+		return "", err
+	}
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return ask(ctx, c, u, Binding{Action: ActionWhoAmI}.Value())
 }

@@ -237,7 +237,7 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 	sum := sha256.Sum256([]byte(q.Get("X-Amz-Signature")))
 	id := hex.EncodeToString(sum[:])
 	value := b.Value()
-	arn, err := v.ask(ctx, u, value)
+	arn, err := ask(ctx, v.client, u, value)
 	if err != nil {
 		return Identity{}, err
 	}
@@ -257,14 +257,14 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 
 // ask sends the proof to STS with the binding header and returns the ARN
 // STS answers.
-func (v *Verifier) ask(ctx context.Context, u *url.URL, binding string) (string, error) {
+func ask(ctx context.Context, client *http.Client, u *url.URL, binding string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return "", refuse(Malformed, "the proof is not a request")
 	}
 	req.Header.Set(BindingHeader, binding)
 	req.Header.Set("Accept", "text/xml")
-	resp, err := v.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return "", &Error{Reason: Unavailable, Message: "STS could not be reached", Err: errors.New(redactURL(err.Error(), u))}
 	}

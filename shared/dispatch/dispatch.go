@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -46,6 +47,9 @@ type Config struct {
 	DeadlineMargin time.Duration
 	// MemoryMB is the function's configured memory, written on each row.
 	MemoryMB int
+	// Lane fixes the lane on the local stack (lane.EnvLane); empty: the
+	// invoked alias decides.
+	Lane lane.Lane
 }
 
 // Validate fills defaults and checks ranges.
@@ -85,6 +89,7 @@ type Dispatcher struct {
 	log      *slog.Logger
 	toolsets ledger.ToolsetCache
 	reviews  Reviews // approvals of gated tools (approval.go)
+	callers  Callers // direct-lane callers (lane.go)
 }
 
 // New returns a Dispatcher, or an error for a bad config.
@@ -152,6 +157,9 @@ func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.R
 	}
 	input, err := inv.validateInput()
 	if err != nil {
+		return nil, inv.refuse(ctx, err)
+	}
+	if err := inv.checkLane(ctx); err != nil {
 		return nil, inv.refuse(ctx, err)
 	}
 	// A gated call's approval is checked before the key is claimed: a

@@ -9,7 +9,9 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -59,6 +61,10 @@ func ConfigFromEnv(name string, getenv func(string) string) (Config, string, err
 	if v := getenv(EnvLambdaMemory); v != "" {
 		cfg.MemoryMB, _ = strconv.Atoi(v)
 	}
+	var err error
+	if cfg.Lane, err = lane.FromEnv(getenv); err != nil {
+		return cfg, "", err
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", err
 	}
@@ -66,7 +72,7 @@ func ConfigFromEnv(name string, getenv func(string) string) (Config, string, err
 }
 
 // Main is a tool function's whole main: it reads the configuration, builds
-// the DynamoDB client from the standard AWS configuration (so
+// the caller verifier (shared/caller) and the DynamoDB client from the standard AWS configuration (so
 // AWS_ENDPOINT_URL_DYNAMODB points it at a local stand-in), and starts the
 // Lambda runtime with the dispatcher. A bad configuration stops the
 // function with one log line.
@@ -78,5 +84,9 @@ func Main(name string, run tool.Func) {
 	d, err := New(cfg, ledger.New(db, table), run, log)
 	d = coldstart.Must(log, "bad configuration", d, err)
 	d.SetReviews(review.NewStore(db, table))
+	callerCfg, err := caller.ConfigFromEnv(os.Getenv)
+	callerCfg = coldstart.Must(log, "bad configuration", callerCfg, err)
+	callers, err := caller.NewVerifier(callerCfg, caller.ProofTable{DB: db, Table: table})
+	d.SetCallers(coldstart.Must(log, "bad configuration", callers, err))
 	lambda.Start(d.Handle)
 }

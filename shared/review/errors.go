@@ -13,7 +13,7 @@ type Code string
 
 const (
 	CodeInvalid         Code = "REVIEW_INVALID_REQUEST" // a malformed request: unknown action, bad id, reject without reason
-	CodeUnauthenticated Code = "REVIEW_UNAUTHENTICATED" // no IAM principal (and unauthenticated callers are not allowed)
+	CodeUnauthenticated Code = "REVIEW_UNAUTHENTICATED" // no valid caller proof (shared/caller)
 	CodeForbidden       Code = "REVIEW_FORBIDDEN"       // the caller matches none of the review's reviewers
 	CodeNotFound        Code = "REVIEW_NOT_FOUND"       // no such review (or its TTL has ended it)
 	CodeConflict        Code = "REVIEW_CONFLICT"        // the review was already decided the other way
@@ -21,6 +21,7 @@ const (
 	CodeTaskEnded       Code = "REVIEW_TASK_ENDED"      // Step Functions no longer waits for this review; not retried
 	CodeUnavailable     Code = "REVIEW_UNAVAILABLE"     // DynamoDB or Step Functions failed; the same request may be repeated
 	CodeInternal        Code = "REVIEW_INTERNAL"        // anything else
+	CodeSelfApproval    Code = "REVIEW_SELF_APPROVAL"   // the review's requester may not decide it (four eyes)
 )
 
 // HTTPStatus is the Function URL status of a code.
@@ -30,7 +31,7 @@ func (c Code) HTTPStatus() int {
 		return http.StatusBadRequest
 	case CodeUnauthenticated:
 		return http.StatusUnauthorized
-	case CodeForbidden:
+	case CodeForbidden, CodeSelfApproval:
 		return http.StatusForbidden
 	case CodeNotFound:
 		return http.StatusNotFound

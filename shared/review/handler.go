@@ -12,29 +12,44 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Environment variables of the review functions (docs/reviews.md).
 const (
 	EnvTable = "TOOLGATE_TABLE" // the ledger table (required)
-	// EnvAllowUnauthenticated, "true" on the local stack only, lets the
-	// decision function take direct invocations that name their caller
-	// ("as"), recorded as unauthenticated. Default false: only requests
-	// through the IAM-authorised Function URL are taken.
+	// EnvAllowUnauthenticated is gone: every caller proves who they are
+	// (shared/caller). A function that finds it set stops at cold start.
 	EnvAllowUnauthenticated = "TOOLGATE_ALLOW_UNAUTHENTICATED"
+	// EnvDirectReviewers is review-request's direct-lane reviewers: a JSON
+	// object from tool name to IAM principal ARN patterns. A gated tool
+	// without patterns cannot be reviewed on the direct lane.
+	EnvDirectReviewers = "TOOLGATE_DIRECT_REVIEWERS"
+	// EnvDirectMaxTimeout caps a direct-lane review's timeout, in seconds
+	// (default DefaultDirectMaxTimeout).
+	EnvDirectMaxTimeout = "TOOLGATE_DIRECT_REVIEW_MAX_SECONDS"
+	// ProofHeader carries the caller proof on the Function URL.
+	ProofHeader = "X-Toolgate-Caller-Proof"
 )
+
+// DefaultDirectMaxTimeout is the longest direct-lane review by default: an
+// hour. `toolgate invoke` waits at most MaxReviewWait for the decision.
+const DefaultDirectMaxTimeout = 3600
 
 // DecisionConfig is the review-decision function's configuration.
 type DecisionConfig struct {
-	Table                string
-	AllowUnauthenticated bool
+	Table   string
+	Callers caller.Config
 }
 
 // DecisionConfigFromEnv reads the review-decision function's configuration.
@@ -43,24 +58,68 @@ func DecisionConfigFromEnv(getenv func(string) string) (DecisionConfig, error) {
 	if cfg.Table == "" {
 		return cfg, fmt.Errorf("%s is not set", EnvTable)
 	}
-	switch v := getenv(EnvAllowUnauthenticated); v {
-	case "", "false":
-	case "true":
-		cfg.AllowUnauthenticated = true
-	default:
-		return cfg, fmt.Errorf("%s=%q is not true or false", EnvAllowUnauthenticated, v)
+	if v := getenv(EnvAllowUnauthenticated); v != "" {
+		return cfg, fmt.Errorf("%s is no longer read: every caller proves who they are with a caller proof (docs/identity.md); remove it", EnvAllowUnauthenticated)
 	}
-	return cfg, nil
+	var err error
+	cfg.Callers, err = caller.ConfigFromEnv(getenv)
+	return cfg, err
 }
 
-// RequestConfigFromEnv reads the review-request function's configuration:
-// the table.
-func RequestConfigFromEnv(getenv func(string) string) (string, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return "", fmt.Errorf("%s is not set", EnvTable)
+// RequestConfig is the review-request function's configuration.
+type RequestConfig struct {
+	Table   string
+	Lane    lane.Lane // fixed on the local stack only
+	Callers caller.Config
+	Direct  DirectPolicy
+}
+
+// DirectPolicy is the platform's configuration of direct-lane reviews:
+// the requester never chooses who decides.
+type DirectPolicy struct {
+	// Reviewers are the reviewer patterns per tool; a gated tool without
+	// any cannot be called on the direct lane.
+	Reviewers map[string][]string
+	// MaxTimeoutSeconds caps a direct-lane review's timeout.
+	MaxTimeoutSeconds int
+}
+
+// RequestConfigFromEnv reads the review-request function's configuration.
+func RequestConfigFromEnv(getenv func(string) string) (RequestConfig, error) {
+	cfg := RequestConfig{Table: getenv(EnvTable), Direct: DirectPolicy{MaxTimeoutSeconds: DefaultDirectMaxTimeout}}
+	if cfg.Table == "" {
+		return cfg, fmt.Errorf("%s is not set", EnvTable)
 	}
-	return table, nil
+	var err error
+	if cfg.Lane, err = lane.FromEnv(getenv); err != nil {
+		return cfg, err
+	}
+	if cfg.Callers, err = caller.ConfigFromEnv(getenv); err != nil {
+		return cfg, err
+	}
+	if v := getenv(EnvDirectReviewers); v != "" {
+		if err := json.Unmarshal([]byte(v), &cfg.Direct.Reviewers); err != nil {
+			return cfg, fmt.Errorf("%s is not a JSON object from tool to reviewer patterns: %v", EnvDirectReviewers, err)
+		}
+		for t, ps := range cfg.Direct.Reviewers {
+			if len(ps) > reviewer.MaxReviewers {
+				return cfg, fmt.Errorf("%s: tool %s has %d reviewers, over %d", EnvDirectReviewers, t, len(ps), reviewer.MaxReviewers)
+			}
+			for _, p := range ps {
+				if err := reviewer.CheckPattern(p); err != nil {
+					return cfg, fmt.Errorf("%s: tool %s: %v", EnvDirectReviewers, t, err)
+				}
+			}
+		}
+	}
+	if v := getenv(EnvDirectMaxTimeout); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxTimeout {
+			return cfg, fmt.Errorf("%s=%q is not a whole number of seconds in 1..%d", EnvDirectMaxTimeout, v, MaxTimeout)
+		}
+		cfg.Direct.MaxTimeoutSeconds = n
+	}
+	return cfg, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -116,20 +175,27 @@ type RequestResult struct {
 	ExpiresAt string `json:"expires_at"`
 }
 
-// RequestHandler is the review-request function: it stores the pending
-// review a review Task asks for and returns while the Task keeps waiting;
-// it also serves the direct lane (LaneRequest).
+// RequestHandler is the review-request function. On the sfn lane it
+// stores the pending review a review Task asks for and returns while the
+// Task keeps waiting, and answers a Solution's start Task (Start); on the
+// direct lane it serves LaneRequest, for a verified caller.
 type RequestHandler struct {
-	Store    *Store
-	Ledger   *ledger.Store
-	Log      *slog.Logger
+	Store   *Store
+	Ledger  *ledger.Store
+	Log     *slog.Logger
+	Callers Callers
+	// Lane is fixed on the local stack (one instance per lane); empty: the
+	// invoked alias decides.
+	Lane     lane.Lane
+	Direct   DirectPolicy
 	toolsets ledger.ToolsetCache
 }
 
 // Handle is the Lambda handler. Failures are tool contract codes
 // (tool.Edge): TOOL_INPUT_INVALID for a malformed payload,
-// TOOL_PERMISSION_DENIED for a toolset that is not registered or does not
-// hold the tool, TOOL_UPSTREAM_UNAVAILABLE when DynamoDB fails.
+// TOOL_PERMISSION_DENIED for a refused caller proof, the wrong lane, or a
+// toolset that is not registered or does not hold the tool,
+// TOOL_UPSTREAM_UNAVAILABLE when DynamoDB or STS fails.
 func (h *RequestHandler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	if h.Log == nil {
 		h.Log = slog.Default()
@@ -142,18 +208,82 @@ func (h *RequestHandler) Handle(ctx context.Context, payload json.RawMessage) (j
 }
 
 func (h *RequestHandler) request(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	l, err := lane.Of(ctx, h.Lane)
+	if err != nil {
+		return nil, tool.Errorf(tool.PermissionDenied, "%s", err.Error())
+	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &probe); err != nil {
 		return nil, tool.Errorf(tool.InputInvalid, "review request is not a JSON object")
 	}
-	if _, lane := probe["action"]; lane {
+	_, isLane := probe["action"]
+	_, isStart := probe["start_proof"]
+	switch {
+	case l == lane.Direct && isLane:
 		return h.lane(ctx, payload)
+	case l == lane.Direct:
+		return nil, tool.Errorf(tool.PermissionDenied, "review Tasks and start Tasks come through the %s alias; this is the %s alias", lane.SFN, lane.Direct)
+	case isLane:
+		return nil, tool.Errorf(tool.PermissionDenied, "direct-lane requests come through the %s alias; this is the %s alias", lane.Direct, lane.SFN)
+	case isStart:
+		return h.start(ctx, payload)
 	}
 	r, err := DecodeTask(payload)
 	if err != nil {
 		return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
 	}
 	return h.create(ctx, r)
+}
+
+// callerError maps a refused proof to the tool contract.
+func callerError(err error) error {
+	var ce *caller.Error
+	if errors.As(err, &ce) && ce.Reason == caller.Unavailable {
+		return tool.Wrap(tool.UpstreamUnavailable, err, "%s", ce.Message)
+	}
+	if errors.As(err, &ce) {
+		return tool.Errorf(tool.PermissionDenied, "%s [%s]", ce.Message, ce.Reason)
+	}
+	return tool.Wrap(tool.UpstreamUnavailable, err, "the caller could not be verified")
+}
+
+// start answers a Solution's start Task: it verifies the start proof from
+// the execution input's meta as bound to this execution and signed at most
+// caller.Window before the execution started, and returns the starter.
+func (h *RequestHandler) start(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	if !utf8.Valid(payload) {
+		return nil, tool.Errorf(tool.InputInvalid, "start check is not valid UTF-8")
+	}
+	members, err := tool.DecodeObject("start check", payload)
+	if err != nil {
+		return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
+	}
+	for _, f := range tool.FieldNames(tool.StartCheck{}) {
+		if _, ok := members[f]; !ok {
+			return nil, tool.Errorf(tool.InputInvalid, "start check field %q is missing", f)
+		}
+		delete(members, f)
+	}
+	for k := range members {
+		return nil, tool.Errorf(tool.InputInvalid, "start check field %q is not part of the start Task's payload", truncate(k, 40))
+	}
+	var c tool.StartCheck
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return nil, tool.Errorf(tool.InputInvalid, "start check: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	started, err := time.Parse(time.RFC3339Nano, c.StartTime)
+	if err != nil {
+		return nil, tool.Errorf(tool.InputInvalid, "start check: start_time %q is not RFC 3339", truncate(c.StartTime, 40))
+	}
+	if h.Callers == nil {
+		return nil, tool.Errorf(tool.PermissionDenied, "this function has no caller verifier")
+	}
+	id, err := h.Callers.VerifyAt(ctx, c.StartProof, caller.Binding{Action: caller.ActionStart, Target: c.ExecutionARN}, started)
+	if err != nil {
+		return nil, callerError(fmt.Errorf("the run's start proof: %w", err))
+	}
+	h.Log.InfoContext(ctx, "run start verified", "execution_arn", c.ExecutionARN, "starter", id.Principal)
+	return json.Marshal(tool.StartResult{Starter: id.Principal})
 }
 
 // create stores r after checking that its toolset is registered and pins
@@ -177,27 +307,32 @@ func (h *RequestHandler) create(ctx context.Context, r *Review) (json.RawMessage
 		r = existing
 	}
 	h.Log.InfoContext(ctx, "review requested", "review_id", r.ID, "run_id", r.RunID, "step", r.Step, "of", r.Of,
-		"tool", r.Tool, "input_digest", r.InputDigest, "expires_at", formatTime(r.ExpiresAt), "created", created)
+		"tool", r.Tool, "input_digest", r.InputDigest, "requester", r.Requester, "expires_at", formatTime(r.ExpiresAt), "created", created)
 	return json.Marshal(RequestResult{ReviewID: r.ID, Status: r.Status, ExpiresAt: formatTime(r.ExpiresAt)})
 }
 
 // LaneRequest is a request of the direct lane (toolgate invoke of a gated
 // tool), which has no review Task and no task token: "request" stores a
 // pending review of the call and returns its id; "status" reports a
-// direct-lane review's decision (never its inputs), which is the approval
-// the call then carries. The invoker thus never writes or reads review
-// items itself.
+// direct-lane review's decision (never its inputs) to its requester, which
+// is the approval the call then carries. The invoker never writes or reads
+// review items itself. Each request carries a caller proof bound to it:
+// caller.ActionRequest with the run id, the tool and the input's digest;
+// caller.ActionStatus with the review id.
 type LaneRequest struct {
-	Action         string          `json:"action"`
-	ReviewID       string          `json:"review_id,omitempty"`
-	RunID          string          `json:"run_id,omitempty"`
-	Step           string          `json:"step,omitempty"`
-	Of             string          `json:"of,omitempty"`
-	Tool           string          `json:"tool,omitempty"`
-	ToolsetID      string          `json:"toolset_id,omitempty"`
-	Input          json.RawMessage `json:"input,omitempty"`
-	Reviewers      []string        `json:"reviewers,omitempty"`
-	TimeoutSeconds int             `json:"timeout_seconds,omitempty"`
+	Action    string          `json:"action"`
+	ReviewID  string          `json:"review_id,omitempty"`
+	RunID     string          `json:"run_id,omitempty"`
+	Step      string          `json:"step,omitempty"`
+	Of        string          `json:"of,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	ToolsetID string          `json:"toolset_id,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	// Reviewers must be empty: the platform names the direct lane's
+	// reviewers (DirectPolicy).
+	Reviewers      []string `json:"reviewers,omitempty"`
+	TimeoutSeconds int      `json:"timeout_seconds,omitempty"`
+	Proof          string   `json:"proof,omitempty"`
 }
 
 // Lane actions.
@@ -238,28 +373,25 @@ func (h *RequestHandler) lane(ctx context.Context, payload json.RawMessage) (jso
 	if err := dec.Decode(&req); err != nil {
 		return nil, tool.Errorf(tool.InputInvalid, "review request: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
+	if h.Callers == nil {
+		return nil, tool.Errorf(tool.PermissionDenied, "this function has no caller verifier")
+	}
 	switch req.Action {
 	case LaneRequestAction:
-		if req.ReviewID != "" {
-			return nil, tool.Errorf(tool.InputInvalid, "review request: a new review's id is chosen by the function")
-		}
-		if req.Input == nil {
-			return nil, tool.Errorf(tool.InputInvalid, "review request: input is missing")
-		}
-		r, err := New(Params{ID: NewID(), RunID: req.RunID, Step: req.Step, Of: req.Of, Tool: req.Tool, ToolsetID: req.ToolsetID,
-			Input: req.Input, Reviewers: req.Reviewers, TimeoutSeconds: req.TimeoutSeconds})
-		if err != nil {
-			return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
-		}
-		return h.create(ctx, r)
+		return h.laneRequest(ctx, req)
 	case LaneStatusAction:
 		if !ValidID(req.ReviewID) {
 			return nil, tool.Errorf(tool.InputInvalid, "%q is not a review id", truncate(req.ReviewID, 40))
 		}
+		who, err := h.Callers.Verify(ctx, req.Proof, caller.Binding{Action: caller.ActionStatus, Target: req.ReviewID})
+		if err != nil {
+			return nil, callerError(err)
+		}
 		r, err := h.Store.Get(ctx, req.ReviewID)
-		if errors.Is(err, ErrNotFound) || (err == nil && r.TaskToken != "") {
-			// A review Task's review is not the direct lane's to watch.
-			return nil, tool.Errorf(tool.InputInvalid, "there is no direct-lane review %s", req.ReviewID)
+		if errors.Is(err, ErrNotFound) || (err == nil && (r.TaskToken != "" || r.Requester != who.Principal)) {
+			// A review Task's review, or another requester's, is not this
+			// caller's to watch.
+			return nil, tool.Errorf(tool.InputInvalid, "there is no direct-lane review %s of yours", req.ReviewID)
 		}
 		if err != nil {
 			return nil, tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable")
@@ -274,20 +406,56 @@ func (h *RequestHandler) lane(ctx context.Context, payload json.RawMessage) (jso
 	return nil, tool.Errorf(tool.InputInvalid, "review request: action %q is not request or status", truncate(req.Action, 40))
 }
 
+// laneRequest stores a direct-lane review for its verified requester, with
+// the platform's reviewers for the tool.
+func (h *RequestHandler) laneRequest(ctx context.Context, req LaneRequest) (json.RawMessage, error) {
+	switch {
+	case req.ReviewID != "":
+		return nil, tool.Errorf(tool.InputInvalid, "review request: a new review's id is chosen by the function")
+	case req.Input == nil:
+		return nil, tool.Errorf(tool.InputInvalid, "review request: input is missing")
+	case len(req.Reviewers) > 0:
+		return nil, tool.Errorf(tool.InputInvalid, "review request: a direct-lane requester does not choose reviewers; the platform names them per tool (%s)", EnvDirectReviewers)
+	}
+	_, digest, err := tool.InputDigest(req.Input)
+	if err != nil {
+		return nil, tool.Errorf(tool.InputInvalid, "review request: %v", err)
+	}
+	who, err := h.Callers.Verify(ctx, req.Proof, caller.Binding{Action: caller.ActionRequest, Target: req.RunID, Decision: req.Tool, InputDigest: digest})
+	if err != nil {
+		return nil, callerError(err)
+	}
+	if prefix := lane.DirectRunPrefix(who.ARN); !strings.HasPrefix(req.RunID, prefix) || len(req.RunID) == len(prefix) {
+		return nil, tool.Errorf(tool.PermissionDenied, "run id %q is not in your direct-lane namespace %s<id>", truncate(req.RunID, 80), prefix)
+	}
+	reviewers := h.Direct.Reviewers[req.Tool]
+	if len(reviewers) == 0 {
+		return nil, tool.Errorf(tool.PermissionDenied, "the direct lane is closed for %s: the platform names no direct-lane reviewers for it (%s)", truncate(req.Tool, 64), EnvDirectReviewers)
+	}
+	if max := h.Direct.MaxTimeoutSeconds; req.TimeoutSeconds > max {
+		return nil, tool.Errorf(tool.InputInvalid, "review request: timeout_seconds %d is over the direct lane's %d", req.TimeoutSeconds, max)
+	}
+	r, err := New(Params{ID: NewID(), RunID: req.RunID, Step: req.Step, Of: req.Of, Tool: req.Tool, ToolsetID: req.ToolsetID,
+		Input: req.Input, Reviewers: reviewers, TimeoutSeconds: req.TimeoutSeconds, Requester: who.Principal})
+	if err != nil {
+		return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
+	}
+	return h.create(ctx, r)
+}
+
 // ---------------------------------------------------------------------------
 // review-decision
 
-// DirectRequest is a direct invocation of the decision function (the
-// local stack's CLI): the action and, since nothing authenticates it, the
-// caller's name.
+// DirectRequest is a direct invocation of the decision function (the local
+// stack's CLI; on AWS the Function URL is the reviewers' way in): the
+// action and the caller proof bound to it.
 type DirectRequest struct {
 	Action   Action  `json:"action"`
 	ReviewID string  `json:"review_id,omitempty"`
 	Status   string  `json:"status,omitempty"`
 	Decision Verdict `json:"decision,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
-	// As names the caller; recorded as unauthenticated.
-	As string `json:"as,omitempty"`
+	Proof    string  `json:"proof,omitempty"`
 }
 
 // DecisionBody is the body of POST /reviews/{id} on the Function URL.
@@ -304,15 +472,13 @@ type ErrorBody struct {
 	} `json:"error"`
 }
 
-// DecisionHandler is the review-decision function. On AWS it sits behind
-// an IAM-authorised (AWS_IAM) Function URL: the caller is the IAM
-// principal of the request context, and a request without one is refused.
-// A direct invocation ({"action": ...}) names its caller itself, so it is
-// taken only when AllowUnauthenticated (the local stack), and recorded as
-// unauthenticated.
+// DecisionHandler is the review-decision function: behind an IAM-authorised
+// (AWS_IAM) Function URL on AWS, or invoked directly. Either way the caller
+// is whoever the request's caller proof proves (ProofHeader on the URL,
+// "proof" in a direct invocation); the event's authorizer fields are never
+// read, since anyone allowed to invoke the function can write them.
 type DecisionHandler struct {
-	Service              *Service
-	AllowUnauthenticated bool
+	Service *Service
 }
 
 // Handle is the Lambda handler.
@@ -336,28 +502,21 @@ func edge(err error) error {
 }
 
 func (h *DecisionHandler) direct(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	if !h.AllowUnauthenticated {
-		return nil, edge(errorf(CodeUnauthenticated, "this function takes only IAM-authenticated requests through its Function URL; a direct invocation carries no principal"))
-	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
 	var req DirectRequest
 	if err := dec.Decode(&req); err != nil {
 		return nil, edge(errorf(CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
-	if req.As == "" {
-		return nil, edge(errorf(CodeUnauthenticated, "nothing authenticates a direct invocation: name yourself (toolgate review --as NAME)"))
-	}
-	caller := Caller{Principal: req.As}
-	res, err := h.Service.Do(ctx, caller, Request{Action: req.Action, ReviewID: req.ReviewID, Status: req.Status, Decision: req.Decision, Reason: req.Reason})
-	h.logRequest(ctx, caller, req.Action, req.ReviewID, err)
+	who, res, err := h.Service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof})
+	h.logRequest(ctx, who, req.Action, req.ReviewID, err)
 	if err != nil {
 		return nil, edge(err)
 	}
 	return json.Marshal(res)
 }
 
-func (h *DecisionHandler) logRequest(ctx context.Context, caller Caller, action Action, id string, err error) {
+func (h *DecisionHandler) logRequest(ctx context.Context, who Caller, action Action, id string, err error) {
 	code := ""
 	if err != nil {
 		e := classify(err)
@@ -367,28 +526,23 @@ func (h *DecisionHandler) logRequest(ctx context.Context, caller Caller, action 
 		}
 	}
 	h.Service.Log.InfoContext(ctx, "review decision request", "action", string(action), "review_id", id,
-		"principal", caller.Principal, "authenticated", caller.Authenticated, "error_code", code)
+		"principal", who.Principal, "authenticated", who.Authenticated, "error_code", code)
 }
 
 // url serves the Function URL: GET /reviews[?status=...], GET
-// /reviews/{id}, POST /reviews/{id} with a DecisionBody.
+// /reviews/{id}, POST /reviews/{id} with a DecisionBody; the caller proof
+// in ProofHeader.
 func (h *DecisionHandler) url(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	var ev events.LambdaFunctionURLRequest
 	if err := json.Unmarshal(payload, &ev); err != nil {
 		return respond(nil, errorf(CodeInvalid, "the request is not a Function URL request"))
 	}
-	var caller Caller
-	if a := ev.RequestContext.Authorizer; a != nil && a.IAM != nil && a.IAM.UserARN != "" {
-		caller = Caller{Principal: a.IAM.UserARN, Authenticated: true}
-	} else {
-		return respond(nil, errorf(CodeUnauthenticated, "the request carries no IAM principal: the Function URL must use AWS_IAM auth, and requests must be SigV4-signed"))
-	}
 	method := strings.ToUpper(ev.RequestContext.HTTP.Method)
 	path := strings.TrimSuffix(ev.RawPath, "/")
-	var req Request
+	req := Request{Proof: header(ev.Headers, ProofHeader)}
 	switch {
 	case path == "/reviews" && method == http.MethodGet:
-		req = Request{Action: ActionList, Status: ev.QueryStringParameters["status"]}
+		req.Action, req.Status = ActionList, ev.QueryStringParameters["status"]
 	case strings.HasPrefix(path, "/reviews/") && !strings.Contains(path[len("/reviews/"):], "/"):
 		req.ReviewID = path[len("/reviews/"):]
 		switch method {
@@ -415,9 +569,20 @@ func (h *DecisionHandler) url(ctx context.Context, payload json.RawMessage) (jso
 	default:
 		return respond(nil, errorf(CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}", method, truncate(ev.RawPath, 80)))
 	}
-	res, err := h.Service.Do(ctx, caller, req)
-	h.logRequest(ctx, caller, req.Action, req.ReviewID, err)
+	who, res, err := h.Service.Do(ctx, req)
+	h.logRequest(ctx, who, req.Action, req.ReviewID, err)
 	return respond(res, err)
+}
+
+// header returns a header's value; Function URL events carry header names
+// lower-cased, and RFC 9110 makes them case-insensitive.
+func header(h map[string]string, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }
 
 // respond writes a Function URL response: 200 with the result, or the

@@ -98,6 +98,13 @@ type Review struct {
 	// InputDigest its digest (Digest).
 	Input       json.RawMessage
 	InputDigest string
+	// Requester is the verified principal who asked for the review: the
+	// execution's starter (sfn lane) or the caller of review-request
+	// (direct lane). The requester may never decide it (four eyes).
+	Requester string
+	// SelfApprovalRefusals counts the requester's refused attempts to
+	// decide the review.
+	SelfApprovalRefusals int
 	// TaskToken is the review Task's token; empty on the direct lane. It is
 	// never shown to anyone.
 	TaskToken      string
@@ -141,6 +148,7 @@ type Params struct {
 	Input          json.RawMessage
 	Reviewers      []string
 	TimeoutSeconds int
+	Requester      string
 }
 
 var (
@@ -191,6 +199,8 @@ func New(p Params) (*Review, error) {
 		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", truncate(p.ToolsetID, 64))
 	case p.TimeoutSeconds < 1 || p.TimeoutSeconds > MaxTimeout:
 		return nil, bad("timeout_seconds %d is outside 1..%d: a task token lives at most a year", p.TimeoutSeconds, MaxTimeout)
+	case p.Requester == "" || len(p.Requester) > MaxApproverLength || strings.ContainsFunc(p.Requester, func(r rune) bool { return r <= 0x20 || r == 0x7f }):
+		return nil, bad("requester must be a verified principal of 1 to %d characters without whitespace", MaxApproverLength)
 	case len(p.Reviewers) > reviewer.MaxReviewers:
 		return nil, bad("%d reviewers, over %d", len(p.Reviewers), reviewer.MaxReviewers)
 	case len(p.Input) > MaxInputBytes:
@@ -212,7 +222,7 @@ func New(p Params) (*Review, error) {
 	return &Review{
 		ID: p.ID, RunID: p.RunID, Step: p.Step, Of: p.Of, Tool: p.Tool, ToolsetID: p.ToolsetID,
 		Reviewers: reviewers, Input: canonical, InputDigest: digest, TaskToken: p.TaskToken,
-		TimeoutSeconds: p.TimeoutSeconds, Status: Pending,
+		TimeoutSeconds: p.TimeoutSeconds, Status: Pending, Requester: p.Requester,
 	}, nil
 }
 
@@ -221,7 +231,7 @@ func New(p Params) (*Review, error) {
 func (r *Review) sameRequest(o *Review) bool {
 	return r.ID == o.ID && r.RunID == o.RunID && r.Step == o.Step && r.Of == o.Of && r.Tool == o.Tool &&
 		r.ToolsetID == o.ToolsetID && r.InputDigest == o.InputDigest && r.TaskToken == o.TaskToken &&
-		r.TimeoutSeconds == o.TimeoutSeconds && strings.Join(r.Reviewers, "\n") == strings.Join(o.Reviewers, "\n")
+		r.TimeoutSeconds == o.TimeoutSeconds && r.Requester == o.Requester && strings.Join(r.Reviewers, "\n") == strings.Join(o.Reviewers, "\n")
 }
 
 // timeFormat is how review times are written: RFC 3339 in UTC with

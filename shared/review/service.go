@@ -12,7 +12,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/toolgate/toolgate/shared/caller"
 )
 
 // TaskSender is the part of the Step Functions client the decision uses.
@@ -28,11 +31,48 @@ const DefaultDeliveryLease = 60 * time.Second
 
 // Caller is who calls the decision function.
 type Caller struct {
-	// Principal is the IAM principal ARN from the Function URL's request
-	// context, or the --as name on the local stack.
+	// Principal is the caller's principal as the caller proof established
+	// it (caller.Identity.Principal).
 	Principal string
-	// Authenticated: Principal comes from IAM, not from the caller's word.
+	// Authenticated: Principal was proven (always, since every request
+	// carries a verified caller proof; false only on decisions recorded
+	// before proofs existed).
 	Authenticated bool
+}
+
+// Callers verifies caller proofs (shared/caller's Verifier): Verify
+// measures the proof's window from now, VerifyAt from a given time (an
+// execution's start).
+type Callers interface {
+	Verify(ctx context.Context, proof string, b caller.Binding) (caller.Identity, error)
+	VerifyAt(ctx context.Context, proof string, b caller.Binding, ref time.Time) (caller.Identity, error)
+}
+
+// verifyCaller checks a request's proof for binding b.
+func (s *Service) verifyCaller(ctx context.Context, proof string, b caller.Binding) (Caller, error) {
+	if s.Callers == nil {
+		return Caller{}, errorf(CodeUnauthenticated, "this function has no caller verifier")
+	}
+	id, err := s.Callers.Verify(ctx, proof, b)
+	if err != nil {
+		return Caller{}, fromCallerError(err)
+	}
+	return Caller{Principal: id.Principal, Authenticated: true}, nil
+}
+
+// fromCallerError maps a refused or unverifiable proof to the function's
+// codes: REVIEW_UNAVAILABLE when STS or the table could not be reached (the
+// same request may be repeated with a new proof), else
+// REVIEW_UNAUTHENTICATED.
+func fromCallerError(err error) *Error {
+	var ce *caller.Error
+	if errors.As(err, &ce) {
+		if ce.Reason == caller.Unavailable {
+			return wrap(CodeUnavailable, err, "%s; try again with a new proof", ce.Message)
+		}
+		return errorf(CodeUnauthenticated, "%s [%s]", ce.Message, ce.Reason)
+	}
+	return wrap(CodeInternal, err, "internal error")
 }
 
 // Action names what a request asks for.
@@ -52,6 +92,11 @@ type Request struct {
 	Status   string
 	Decision Verdict
 	Reason   string
+	// Proof is the caller proof (shared/caller), bound to this request:
+	// caller.ActionList with the status filter, caller.ActionShow with the
+	// review id, caller.ActionDecide with the review id, the decision and
+	// the review's input digest.
+	Proof string
 }
 
 // View is a review as the decision function shows it: never its task
@@ -80,6 +125,11 @@ type View struct {
 	Delivery Delivery `json:"delivery,omitempty"`
 	// UsedBy is the idempotency key of the call the approval authorised.
 	UsedBy string `json:"used_by,omitempty"`
+	// Requester asked for the review and may not decide it.
+	Requester string `json:"requester,omitempty"`
+	// SelfApprovalRefusals counts the requester's refused attempts to
+	// decide it.
+	SelfApprovalRefusals int `json:"self_approval_refusals,omitempty"`
 }
 
 func view(r *Review, now time.Time, full bool) View {
@@ -87,6 +137,7 @@ func view(r *Review, now time.Time, full bool) View {
 		ReviewID: r.ID, Status: r.Status, Expired: r.Status == Pending && r.Expired(now), RunID: r.RunID, Step: r.Step,
 		Of: r.Of, Tool: r.Tool, ToolsetID: r.ToolsetID, Reviewers: r.Reviewers, InputDigest: r.InputDigest,
 		ExpiresAt: formatTime(r.ExpiresAt), Approver: r.Approver, UsedBy: r.BoundKey,
+		Requester: r.Requester, SelfApprovalRefusals: r.SelfApprovalRefusals,
 	}
 	if v.Reviewers == nil {
 		v.Reviewers = []string{}
@@ -130,33 +181,43 @@ type DecideResult struct {
 type Service struct {
 	Store *Store
 	SFN   TaskSender
+	// Callers verifies each request's caller proof.
+	Callers Callers
 	// DeliveryLease defaults to DefaultDeliveryLease.
 	DeliveryLease time.Duration
 	Log           *slog.Logger
 }
 
-// Do runs one request for caller and returns the JSON-encodable answer or
-// an *Error.
-func (s *Service) Do(ctx context.Context, caller Caller, req Request) (any, error) {
+// Do verifies the request's caller proof, runs the request for the
+// caller it proves, and returns the caller and the JSON-encodable answer
+// or an *Error. Nothing is read for a caller without a valid proof but the
+// review a decision names (its input digest is part of the binding).
+func (s *Service) Do(ctx context.Context, req Request) (Caller, any, error) {
 	if s.Log == nil {
 		s.Log = slog.Default()
 	}
-	if caller.Principal == "" {
-		return nil, errorf(CodeUnauthenticated, "the caller has no principal")
-	}
 	switch req.Action {
 	case ActionList:
-		return s.list(ctx, caller, req.Status)
-	case ActionShow:
-		r, err := s.authorized(ctx, caller, req.ReviewID)
+		who, err := s.verifyCaller(ctx, req.Proof, caller.Binding{Action: caller.ActionList, Target: req.Status})
 		if err != nil {
-			return nil, err
+			return who, nil, err
 		}
-		return view(r, s.Store.Now(), true), nil
+		res, err := s.list(ctx, who, req.Status)
+		return who, res, err
+	case ActionShow:
+		who, err := s.verifyCaller(ctx, req.Proof, caller.Binding{Action: caller.ActionShow, Target: req.ReviewID})
+		if err != nil {
+			return who, nil, err
+		}
+		r, err := s.authorized(ctx, who, req.ReviewID)
+		if err != nil {
+			return who, nil, err
+		}
+		return who, view(r, s.Store.Now(), true), nil
 	case ActionDecide:
-		return s.decide(ctx, caller, req)
+		return s.decide(ctx, req)
 	}
-	return nil, errorf(CodeInvalid, "unknown action %q: list, show or decide", truncate(string(req.Action), 40))
+	return Caller{}, nil, errorf(CodeInvalid, "unknown action %q: list, show or decide", truncate(string(req.Action), 40))
 }
 
 func (s *Service) list(ctx context.Context, caller Caller, status string) (*ListResult, error) {
@@ -188,7 +249,19 @@ func (s *Service) list(ctx context.Context, caller Caller, status string) (*List
 }
 
 // authorized reads a review the caller may see.
-func (s *Service) authorized(ctx context.Context, caller Caller, id string) (*Review, error) {
+func (s *Service) authorized(ctx context.Context, who Caller, id string) (*Review, error) {
+	r, err := s.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if a := Authorize(r.Reviewers, who); !a.Allowed {
+		return nil, errorf(CodeForbidden, "you are not a reviewer of review %s: %s", id, a.Reason)
+	}
+	return r, nil
+}
+
+// get reads a review.
+func (s *Service) get(ctx context.Context, id string) (*Review, error) {
 	if !ValidID(id) {
 		return nil, errorf(CodeInvalid, "%q is not a review id (rv_ and 32 hex digits)", truncate(id, 40))
 	}
@@ -198,9 +271,6 @@ func (s *Service) authorized(ctx context.Context, caller Caller, id string) (*Re
 	}
 	if err != nil {
 		return nil, wrap(CodeUnavailable, err, "the review table is unavailable")
-	}
-	if a := Authorize(r.Reviewers, caller); !a.Allowed {
-		return nil, errorf(CodeForbidden, "you are not a reviewer of review %s: %s", id, a.Reason)
 	}
 	return r, nil
 }
@@ -219,20 +289,45 @@ func checkReason(v Verdict, reason string) error {
 	return nil
 }
 
-func (s *Service) decide(ctx context.Context, caller Caller, req Request) (*DecideResult, error) {
+func (s *Service) decide(ctx context.Context, req Request) (Caller, *DecideResult, error) {
 	if req.Decision != Approve && req.Decision != Reject {
-		return nil, errorf(CodeInvalid, "decision %q is not approve or reject", truncate(string(req.Decision), 40))
+		return Caller{}, nil, errorf(CodeInvalid, "decision %q is not approve or reject", truncate(string(req.Decision), 40))
 	}
 	if err := checkReason(req.Decision, req.Reason); err != nil {
-		return nil, err
+		return Caller{}, nil, err
 	}
+	if req.Proof == "" {
+		_, err := s.verifyCaller(ctx, "", caller.Binding{})
+		return Caller{}, nil, err
+	}
+	r, err := s.get(ctx, req.ReviewID)
+	if err != nil {
+		return Caller{}, nil, err
+	}
+	who, err := s.verifyCaller(ctx, req.Proof, caller.Binding{Action: caller.ActionDecide, Target: r.ID, Decision: string(req.Decision), InputDigest: r.InputDigest})
+	if err != nil {
+		return who, nil, err
+	}
+	res, err := s.decideAs(ctx, who, r, req)
+	return who, res, err
+}
+
+// decideAs records who's decision on r, read before the proof was checked.
+func (s *Service) decideAs(ctx context.Context, caller Caller, r *Review, req Request) (*DecideResult, error) {
 	if len(caller.Principal) > MaxApproverLength || !utf8.ValidString(caller.Principal) ||
 		strings.ContainsFunc(caller.Principal, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
 		return nil, errorf(CodeInvalid, "the approver must be 1 to %d characters without whitespace", MaxApproverLength)
 	}
-	r, err := s.authorized(ctx, caller, req.ReviewID)
-	if err != nil {
-		return nil, err
+	if a := Authorize(r.Reviewers, caller); !a.Allowed {
+		return nil, errorf(CodeForbidden, "you are not a reviewer of review %s: %s", r.ID, a.Reason)
+	}
+	if r.Requester != "" && caller.Principal == r.Requester {
+		s.Log.WarnContext(ctx, "review self-approval refused", "review_id", r.ID, "run_id", r.RunID, "principal", caller.Principal,
+			"decision", string(req.Decision))
+		if err := s.Store.NoteSelfApproval(ctx, r.ID); err != nil {
+			s.Log.ErrorContext(ctx, "record self-approval attempt", "review_id", r.ID, "error", err)
+		}
+		return nil, errorf(CodeSelfApproval, "you requested review %s, so you cannot decide it: another reviewer must (four eyes)", r.ID)
 	}
 	now := s.Store.Now()
 	if r.Status == Pending {

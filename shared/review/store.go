@@ -144,6 +144,7 @@ func (s *Store) Create(ctx context.Context, r *Review) (created bool, existing *
 	item["input_digest"] = str(r.InputDigest)
 	item["input_bytes"] = num(int64(len(r.Input)))
 	item["timeout_seconds"] = num(int64(r.TimeoutSeconds))
+	item["requester"] = str(r.Requester)
 	item["status"] = str(string(Pending))
 	item["created_at"] = str(formatTime(now))
 	item[ledger.AttrExpiresAt] = num(r.ExpiresAt.Unix())
@@ -187,27 +188,29 @@ func (s *Store) Get(ctx context.Context, id string) (*Review, error) {
 
 func fromItem(it map[string]types.AttributeValue) *Review {
 	r := &Review{
-		ID:                 getS(it, "review_id"),
-		RunID:              getS(it, "run_id"),
-		Step:               getS(it, "step"),
-		Of:                 getS(it, "of"),
-		Tool:               getS(it, "tool"),
-		ToolsetID:          getS(it, "toolset_id"),
-		InputDigest:        getS(it, "input_digest"),
-		TaskToken:          getS(it, "task_token"),
-		TimeoutSeconds:     int(getN(it, "timeout_seconds")),
-		Status:             Status(getS(it, "status")),
-		CreatedAt:          getTime(it, "created_at"),
-		ExpiresAt:          time.Unix(getN(it, ledger.AttrExpiresAt), 0).UTC(),
-		Approver:           getS(it, "approver"),
-		DecidedAt:          getTime(it, "decided_at"),
-		Reason:             getS(it, "reason"),
-		Delivery:           Delivery(getS(it, "delivery")),
-		DeliveryError:      getS(it, "delivery_error"),
-		DeliveryLeaseUntil: time.UnixMilli(getN(it, "delivery_lease_until")),
-		BoundKey:           getS(it, "bound_key"),
-		BoundAt:            getTime(it, "bound_at"),
-		decisionToken:      getS(it, "decision_token"),
+		ID:                   getS(it, "review_id"),
+		RunID:                getS(it, "run_id"),
+		Step:                 getS(it, "step"),
+		Of:                   getS(it, "of"),
+		Tool:                 getS(it, "tool"),
+		ToolsetID:            getS(it, "toolset_id"),
+		InputDigest:          getS(it, "input_digest"),
+		TaskToken:            getS(it, "task_token"),
+		Requester:            getS(it, "requester"),
+		SelfApprovalRefusals: int(getN(it, "self_approval_refusals")),
+		TimeoutSeconds:       int(getN(it, "timeout_seconds")),
+		Status:               Status(getS(it, "status")),
+		CreatedAt:            getTime(it, "created_at"),
+		ExpiresAt:            time.Unix(getN(it, ledger.AttrExpiresAt), 0).UTC(),
+		Approver:             getS(it, "approver"),
+		DecidedAt:            getTime(it, "decided_at"),
+		Reason:               getS(it, "reason"),
+		Delivery:             Delivery(getS(it, "delivery")),
+		DeliveryError:        getS(it, "delivery_error"),
+		DeliveryLeaseUntil:   time.UnixMilli(getN(it, "delivery_lease_until")),
+		BoundKey:             getS(it, "bound_key"),
+		BoundAt:              getTime(it, "bound_at"),
+		decisionToken:        getS(it, "decision_token"),
 	}
 	if v, ok := it["authenticated"].(*types.AttributeValueMemberBOOL); ok {
 		r.Authenticated = v.Value
@@ -415,4 +418,19 @@ func (s *Store) List(ctx context.Context, st Status, keep func(*Review) bool) ([
 		}
 		start = res.LastEvaluatedKey
 	}
+}
+
+// NoteSelfApproval counts a refused attempt of a review's requester to
+// decide it (attribute self_approval_refusals), so the review shows it.
+func (s *Store) NoteSelfApproval(ctx context.Context, id string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(id),
+		UpdateExpression:          aws.String("ADD self_approval_refusals :one"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
+	})
+	if err != nil {
+		return fmt.Errorf("update review %s: %w", id, err)
+	}
+	return nil
 }

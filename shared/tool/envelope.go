@@ -23,8 +23,8 @@ const MaxEnvelopeSize = 256 << 10
 type Envelope struct {
 	Tool      string `json:"tool"`
 	ToolsetID string `json:"toolset_id"`
-	// RunID is the Step Functions execution ARN (or a generated id on the
-	// direct lane).
+	// RunID is the Step Functions execution ARN, or on the direct lane
+	// "direct/<verified caller>/<id>" (shared/lane).
 	RunID string `json:"run_id"`
 	// Seq is the per-run call counter, 1 for the first call.
 	Seq  int64  `json:"seq"`
@@ -41,6 +41,10 @@ type Envelope struct {
 	Input json.RawMessage `json:"input"`
 	// Approval is the review decision, present for gated tools.
 	Approval json.RawMessage `json:"approval,omitempty"`
+	// CallerProof is the direct lane's caller proof (shared/caller), bound
+	// to this call's idempotency key and input digest; absent on the sfn
+	// lane. It is never logged or recorded.
+	CallerProof string `json:"caller_proof,omitempty"`
 }
 
 var (
@@ -216,6 +220,7 @@ const (
 	MemberTolerateDuplicates = "tolerate_duplicates"
 	MemberInput              = "input"
 	MemberApproval           = "approval"
+	MemberCallerProof        = "caller_proof"
 )
 
 // unprintable reports a rune that is no printable character of an id: a

@@ -19,6 +19,26 @@ type ReviewTask struct {
 	Input          json.RawMessage `json:"input"`
 	Reviewers      []string        `json:"reviewers"`
 	TimeoutSeconds int             `json:"timeout_seconds"`
+	// Requester is the verified starter of the execution (StartResult),
+	// who may not decide the review (four eyes, docs/reviews.md).
+	Requester string `json:"requester"`
+}
+
+// StartCheck is the payload of a compiled Solution's start Task, which
+// review-request (on the sfn lane) answers with a StartResult: the start
+// proof from the execution input's meta, verified as bound to this
+// execution and signed at most a minute before it started
+// (docs/solutions.md, "The execution input").
+type StartCheck struct {
+	StartProof   string `json:"start_proof"`
+	ExecutionARN string `json:"execution_arn"`
+	// StartTime is $$.Execution.StartTime (RFC 3339).
+	StartTime string `json:"start_time"`
+}
+
+// StartResult is the start Task's result: who started the execution.
+type StartResult struct {
+	Starter string `json:"starter"`
 }
 
 // ReviewRejected is the error review-decision reports with

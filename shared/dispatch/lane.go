@@ -1,0 +1,69 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// Callers verifies direct-lane caller proofs (shared/caller's Verifier).
+type Callers interface {
+	Verify(ctx context.Context, proof string, b caller.Binding) (caller.Identity, error)
+}
+
+// SetCallers gives the dispatcher its caller verifier. Without one, every
+// direct-lane call is refused.
+func (d *Dispatcher) SetCallers(c Callers) { d.callers = c }
+
+// checkLane enforces the invocation's lane (docs/identity.md, "Lanes"). On
+// the sfn lane (a Solution's execution) the run id is the execution's and
+// the envelope carries no caller proof. On the direct lane the envelope's
+// caller proof must be bound to this call (its idempotency key and input
+// digest), and the run id must be in the caller's own namespace
+// "direct/<principal>/", which no execution's run id can take. Refusals
+// are TOOL_PERMISSION_DENIED (TOOL_UPSTREAM_UNAVAILABLE when STS or the
+// proof table cannot be reached).
+func (inv *invocation) checkLane(ctx context.Context) error {
+	d, env := inv.d, inv.env
+	l, err := lane.Of(ctx, d.cfg.Lane)
+	if err != nil {
+		return tool.Errorf(tool.PermissionDenied, "%s", err.Error())
+	}
+	if l == lane.SFN {
+		switch {
+		case env.CallerProof != "":
+			return tool.Errorf(tool.PermissionDenied, "a caller proof belongs to the %s alias; this is the %s alias", lane.Direct, lane.SFN)
+		case lane.IsDirectRunID(env.RunID):
+			return tool.Errorf(tool.PermissionDenied, "run id %q is a direct-lane run id; executions run under their execution ARN", cut(env.RunID, 80))
+		}
+		return nil
+	}
+	if d.callers == nil {
+		return tool.Errorf(tool.PermissionDenied, "this function cannot verify callers")
+	}
+	who, err := d.callers.Verify(ctx, env.CallerProof, caller.Binding{Action: caller.ActionInvoke, Target: env.IdempotencyKey, InputDigest: inv.digest})
+	var ce *caller.Error
+	switch {
+	case errors.As(err, &ce) && ce.Reason == caller.Unavailable:
+		return tool.Wrap(tool.UpstreamUnavailable, err, "%s", ce.Message)
+	case errors.As(err, &ce):
+		return tool.Errorf(tool.PermissionDenied, "%s [%s]", ce.Message, ce.Reason)
+	case err != nil:
+		return tool.Wrap(tool.UpstreamUnavailable, err, "the caller could not be verified")
+	}
+	if prefix := lane.DirectRunPrefix(who.ARN); !strings.HasPrefix(env.RunID, prefix) || len(env.RunID) == len(prefix) {
+		return tool.Errorf(tool.PermissionDenied, "run id %q is not in your direct-lane namespace %s<id>", cut(env.RunID, 80), prefix)
+	}
+	return nil
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

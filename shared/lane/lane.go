@@ -1,0 +1,78 @@
+// Package lane tells a function which lane an invocation came through:
+// "sfn", a Solution's execution (its role may invoke only the sfn alias),
+// or "direct", a person calling a tool or review-request themselves (only
+// the direct alias). The lane comes from the alias in the invoked function
+// ARN, never from the payload; an invocation through no alias is refused.
+// The Lambda Runtime Interface Emulator has no aliases, so the local stack
+// runs one instance per lane and names its lane in EnvLane, which the CDK
+// app never sets (docs/identity.md).
+package lane
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// Lane is an invocation's lane, named as its alias.
+type Lane string
+
+const (
+	SFN    Lane = "sfn"    // invoked by a Solution's execution
+	Direct Lane = "direct" // invoked by a person (toolgate invoke)
+)
+
+// EnvLane fixes the lane of a function instance on the local stack only.
+const EnvLane = "TOOLGATE_LANE"
+
+// FromEnv reads EnvLane: "" (take the lane from the alias), "sfn" or
+// "direct".
+func FromEnv(getenv func(string) string) (Lane, error) {
+	switch v := Lane(getenv(EnvLane)); v {
+	case "", SFN, Direct:
+		return v, nil
+	default:
+		return "", fmt.Errorf("%s=%q is not sfn or direct", EnvLane, v)
+	}
+}
+
+// Of returns the invocation's lane: fixed when set (the local stack), else
+// the alias of the invoked function ARN
+// (arn:PARTITION:lambda:REGION:ACCOUNT:function:NAME:ALIAS). An
+// invocation without an alias, or through another qualifier, is an error.
+func Of(ctx context.Context, fixed Lane) (Lane, error) {
+	if fixed != "" {
+		return fixed, nil
+	}
+	lc, ok := lambdacontext.FromContext(ctx)
+	if !ok {
+		return "", fmt.Errorf("no Lambda context: the lane is unknown")
+	}
+	parts := strings.Split(lc.InvokedFunctionArn, ":")
+	if len(parts) != 8 || parts[5] != "function" {
+		return "", fmt.Errorf("this function was invoked through no alias: invoke its %s alias (Solutions) or its %s alias (people)", SFN, Direct)
+	}
+	switch l := Lane(parts[7]); l {
+	case SFN, Direct:
+		return l, nil
+	}
+	return "", fmt.Errorf("this function was invoked through qualifier %q: invoke its %s alias (Solutions) or its %s alias (people)", cut(parts[7], 40), SFN, Direct)
+}
+
+// DirectRunPrefix is the namespace of a direct-lane caller's run ids:
+// "direct/" + the caller's ARN as STS answers it (caller.Identity.ARN, which
+// the caller can learn itself with caller.WhoAmI) + "/". No execution's run
+// id (an execution ARN, "arn:...") starts with "direct/".
+func DirectRunPrefix(arn string) string { return "direct/" + arn + "/" }
+
+// IsDirectRunID reports whether a run id is in the direct lane's namespace.
+func IsDirectRunID(runID string) bool { return strings.HasPrefix(runID, "direct/") }
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
