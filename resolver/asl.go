@@ -13,9 +13,12 @@ import (
 // Names of the states the resolver adds. Step ids are lower-case, so none
 // of these can collide with a step's state.
 const (
-	stateInit     = "Init"
-	stateEnd      = "End"
-	stateRejected = "Rejected"
+	stateStart        = "Start"
+	stateStartRefused = "StartRefused"
+	stateInit         = "Init"
+	stateStarter      = "Starter"
+	stateEnd          = "End"
+	stateRejected     = "Rejected"
 	// ReviewFunction is the Lambda function review Tasks invoke.
 	ReviewFunction = "review-request"
 )
@@ -35,6 +38,11 @@ var (
 	// the function ran; a crash (Lambda.Unknown) is not among them.
 	lambdaTransient = []string{"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}
 )
+
+// StartInvalid is the error of an execution whose input is not
+// {input, meta} with the start proof its Solution needs
+// (docs/solutions.md, "The execution input").
+const StartInvalid = "TOOLGATE_START_INVALID"
 
 // ReviewRejected is the error review-decision sends with SendTaskFailure.
 const ReviewRejected = tool.ReviewRejected
@@ -74,16 +82,64 @@ func (e *emitter) placeholder(function string) string {
 func (e *emitter) emit() map[string]any {
 	e.states = map[string]any{}
 	e.funcs = map[string]string{}
-	e.states[stateInit] = map[string]any{
+	gated := e.gated()
+	// The execution input is {input, meta} (docs/solutions.md): Start
+	// refuses any other shape at once, and Init keeps meta apart from the
+	// state data's input. A Solution with gated tools needs meta's start
+	// proof, which only the Starter Task reads (from $$.Execution.Input, so
+	// it never enters the state data); the verified starter does.
+	present := []any{map[string]any{"Variable": "$.input", "IsPresent": true}, map[string]any{"Variable": "$.meta", "IsPresent": true}}
+	need := "{\"input\": ..., \"meta\": {}}"
+	if gated {
+		present = append(present, map[string]any{"Variable": "$.meta.start_proof", "IsPresent": true})
+		need = "{\"input\": ..., \"meta\": {\"start_proof\": ...}}, since this Solution has gated tools"
+	}
+	e.states[stateStart] = map[string]any{
+		"Type":    "Choice",
+		"Comment": "the execution input must be {input, meta}",
+		"Choices": []any{map[string]any{"And": present, "Next": stateInit}},
+		"Default": stateStartRefused,
+	}
+	e.states[stateStartRefused] = map[string]any{
+		"Type":  "Fail",
+		"Error": StartInvalid,
+		"Cause": "the execution input must be " + need + ": start runs with toolgate run (docs/solutions.md, \"The execution input\")",
+	}
+	meta := map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0}
+	first := e.stateOf(e.c.start)
+	init := map[string]any{
 		"Type":    "Pass",
 		"Comment": "state data: {input, steps, reviews, meta}",
 		"Parameters": map[string]any{
-			"input.$": "$",
+			"input.$": "$.input",
 			"steps":   map[string]any{},
 			"reviews": map[string]any{},
-			"meta":    map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0},
+			"meta":    meta,
 		},
-		"Next": e.stateOf(e.c.start),
+		"Next": first,
+	}
+	e.states[stateInit] = init
+	if gated {
+		init["Next"] = stateStarter
+		e.states[stateStarter] = map[string]any{
+			"Type":     "Task",
+			"Comment":  "verify the start proof: who started the run, who may then not decide its reviews",
+			"Resource": "arn:aws:states:::lambda:invoke",
+			"Parameters": map[string]any{
+				"FunctionName": e.placeholder(ReviewFunction),
+				"Payload": parameters(tool.StartCheck{}, map[string]any{
+					"start_proof":   path("$$.Execution.Input.meta.start_proof"),
+					"execution_arn": path("$$.Execution.Id"),
+					"start_time":    path("$$.Execution.StartTime"),
+				}),
+			},
+			"ResultSelector": map[string]any{"starter.$": "$.Payload.starter"},
+			"ResultPath":     "$.meta.start",
+			"Retry": []any{map[string]any{
+				"ErrorEquals": append([]string{string(tool.UpstreamUnavailable)}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
+			}},
+			"Next": first,
+		}
 	}
 	for i, st := range e.c.sol.Steps {
 		if !e.c.reachable[i] {
@@ -114,7 +170,7 @@ func (e *emitter) emit() map[string]any {
 	}
 	return map[string]any{
 		"Comment": fmt.Sprintf("toolgate Solution %s version %d (toolset %s)", e.c.sol.Name, e.c.sol.Version, e.toolsetID),
-		"StartAt": stateInit,
+		"StartAt": stateStart,
 		"States":  e.states,
 	}
 }
@@ -123,6 +179,27 @@ func (e *emitter) emit() map[string]any {
 func withNext(state map[string]any, next string) map[string]any {
 	state["Next"] = next
 	return state
+}
+
+// gated reports whether a reachable step is a review: the Solution has
+// gated tools (Gate A puts a review before each).
+func (e *emitter) gated() bool {
+	for i, st := range e.c.sol.Steps {
+		if st.Kind == KindReview && e.c.reachable[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// nextMeta is the seq Pass's meta: the run id, the next seq, and the
+// verified starter when the Solution has one.
+func (e *emitter) nextMeta() map[string]any {
+	m := map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)"}
+	if e.gated() {
+		m["start.$"] = "$.meta.start"
+	}
+	return m
 }
 
 func (e *emitter) tool(i int, st *Step) {
@@ -135,7 +212,7 @@ func (e *emitter) tool(i int, st *Step) {
 	e.states[st.ID+"-seq"] = map[string]any{
 		"Type":       "Pass",
 		"Comment":    "one idempotency key per call: the counter is outside the retried Task",
-		"Parameters": map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)"},
+		"Parameters": e.nextMeta(),
 		"ResultPath": "$.meta",
 		"Next":       st.ID,
 	}
@@ -218,6 +295,7 @@ func (e *emitter) review(st *Step) {
 				"input":           e.c.params[j].static,
 				"reviewers":       reviewers,
 				"timeout_seconds": st.ReviewTimeout,
+				"requester":       path("$.meta.start.starter"),
 			}),
 		},
 		"ResultPath": result,

@@ -48,7 +48,7 @@ func FuzzParse(f *testing.F) {
 		if err := json.Unmarshal(res.Definition, &def); err != nil {
 			t.Fatalf("definition is not JSON: %v", err)
 		}
-		if def["StartAt"] != stateInit {
+		if def["StartAt"] != stateStart {
 			t.Fatalf("StartAt %v", def["StartAt"])
 		}
 		states := def["States"].(map[string]any)

@@ -37,6 +37,10 @@ func TestTaskPayloadsDecode(t *testing.T) {
 					out[k] = resolve(x, false)
 				case top && fill[name] != nil:
 					out[name] = fill[name]
+				case name == "requester": // a verified principal
+					out[name] = "arn:aws:iam::123456789012:role/starter"
+				case name == "start_time":
+					out[name] = "2026-12-01T00:00:00.000Z"
 				default: // a binding in the input: any JSON value decodes
 					out[name] = "bound value"
 				}
@@ -82,6 +86,12 @@ func TestTaskPayloadsDecode(t *testing.T) {
 			}
 			switch st.Resource {
 			case "arn:aws:states:::lambda:invoke":
+				if name == stateStarter {
+					if _, _, err := review.DecodeStart(payload); err != nil {
+						t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
+					}
+					continue
+				}
 				if _, err := tool.DecodeEnvelope(payload); err != nil {
 					t.Errorf("%s: state %s: the dispatcher refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
 				}

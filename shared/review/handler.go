@@ -163,7 +163,7 @@ func DecodeTask(data []byte) (*Review, error) {
 	}
 	return New(Params{
 		ID: IDForToken(p.TaskToken), TaskToken: p.TaskToken, RunID: p.RunID, Step: p.Step, Of: p.Of, Tool: p.Tool,
-		ToolsetID: p.ToolsetID, Input: p.Input, Reviewers: p.Reviewers, TimeoutSeconds: p.TimeoutSeconds,
+		ToolsetID: p.ToolsetID, Input: p.Input, Reviewers: p.Reviewers, TimeoutSeconds: p.TimeoutSeconds, Requester: p.Requester,
 	})
 }
 
@@ -247,33 +247,43 @@ func callerError(err error) error {
 	return tool.Wrap(tool.UpstreamUnavailable, err, "the caller could not be verified")
 }
 
-// start answers a Solution's start Task: it verifies the start proof from
-// the execution input's meta as bound to this execution and signed at most
-// caller.Window before the execution started, and returns the starter.
-func (h *RequestHandler) start(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+// DecodeStart parses a start Task's payload strictly: every field of
+// tool.StartCheck present, once, and no other; start_time RFC 3339.
+func DecodeStart(payload []byte) (*tool.StartCheck, time.Time, error) {
 	if !utf8.Valid(payload) {
-		return nil, tool.Errorf(tool.InputInvalid, "start check is not valid UTF-8")
+		return nil, time.Time{}, errors.New("start check is not valid UTF-8")
 	}
 	members, err := tool.DecodeObject("start check", payload)
 	if err != nil {
-		return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
+		return nil, time.Time{}, err
 	}
 	for _, f := range tool.FieldNames(tool.StartCheck{}) {
 		if _, ok := members[f]; !ok {
-			return nil, tool.Errorf(tool.InputInvalid, "start check field %q is missing", f)
+			return nil, time.Time{}, fmt.Errorf("start check field %q is missing", f)
 		}
 		delete(members, f)
 	}
 	for k := range members {
-		return nil, tool.Errorf(tool.InputInvalid, "start check field %q is not part of the start Task's payload", truncate(k, 40))
+		return nil, time.Time{}, fmt.Errorf("start check field %q is not part of the start Task's payload", truncate(k, 40))
 	}
 	var c tool.StartCheck
 	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, tool.Errorf(tool.InputInvalid, "start check: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return nil, time.Time{}, fmt.Errorf("start check: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	started, err := time.Parse(time.RFC3339Nano, c.StartTime)
 	if err != nil {
-		return nil, tool.Errorf(tool.InputInvalid, "start check: start_time %q is not RFC 3339", truncate(c.StartTime, 40))
+		return nil, time.Time{}, fmt.Errorf("start check: start_time %q is not RFC 3339", truncate(c.StartTime, 40))
+	}
+	return &c, started, nil
+}
+
+// start answers a Solution's start Task: it verifies the start proof from
+// the execution input's meta as bound to this execution and signed at most
+// caller.Window before the execution started, and returns the starter.
+func (h *RequestHandler) start(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	c, started, err := DecodeStart(payload)
+	if err != nil {
+		return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
 	}
 	if h.Callers == nil {
 		return nil, tool.Errorf(tool.PermissionDenied, "this function has no caller verifier")
