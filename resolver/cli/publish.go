@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -155,6 +156,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	pf.register(fs)
 	inputFile := fs.String("input", "", "the run's input, a JSON file")
 	name := fs.String("name", "", "the execution's name (default: generated)")
+	as := fs.String("as", "", "on the local stack only: sign the start proof with NAME's local keys ($"+EnvLocalKeys+")")
 	wait := fs.Bool("wait", false, "follow the run: one line per state, pending reviews, then the output or the error")
 	timeout := fs.Duration("timeout", 24*time.Hour, "with --wait, how long to follow the run")
 	pos, err := parseInterleaved(fs, args)
@@ -162,7 +164,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return ExitMisuse
 	}
 	if len(pos) != 1 || *inputFile == "" {
-		fmt.Fprintln(stderr, "usage: toolgate run SOLUTION --input FILE.json [--name N] [--wait] [--endpoint URL]")
+		fmt.Fprintln(stderr, "usage: toolgate run SOLUTION --input FILE.json [--name N] [--wait] [--endpoint URL] [--as NAME]")
 		return ExitMisuse
 	}
 	input, err := os.ReadFile(*inputFile)
@@ -181,7 +183,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	arn, err := publish.Start(ctx, pl.sfn, pos[0], input, *name)
+	p, err := newProver(ctx, *as)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
+		return ExitMisuse
+	}
+	arn, err := publish.Start(ctx, pl.sfn, pos[0], input, *name, func(ctx context.Context, executionARN string) (string, error) {
+		return p.sign(ctx, caller.Binding{Action: caller.ActionStart, Target: executionARN})
+	})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitErrors

@@ -2,8 +2,13 @@ package publish
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,9 +16,36 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 )
 
-// Start starts an execution of a published Solution. name may be empty
-// (Step Functions then generates one).
-func Start(ctx context.Context, sf SFNAPI, solution string, input []byte, name string) (string, error) {
+// StartProver signs the start proof of an execution, bound to its ARN
+// (shared/caller, caller.ActionStart).
+type StartProver func(ctx context.Context, executionARN string) (string, error)
+
+// Meta is the execution input's meta (docs/solutions.md, "The execution
+// input"): StartProof is consumed by the Starter state of a Solution with
+// gated tools; traceparent and end_user are named for later use.
+type Meta struct {
+	StartProof  string `json:"start_proof,omitempty"`
+	Traceparent string `json:"traceparent,omitempty"`
+	EndUser     string `json:"end_user,omitempty"`
+}
+
+// ExecutionInput is a run's execution input: the user's input and meta,
+// apart.
+type ExecutionInput struct {
+	Input json.RawMessage `json:"input"`
+	Meta  Meta            `json:"meta"`
+}
+
+// executionName matches what Step Functions accepts as an execution name
+// (1 to 80 characters; no whitespace, brackets, wildcards or the
+// characters " # % \ ^ | ~ ` $ & , ; : /, per StartExecution's name
+// parameter), restricted here to letters, digits, "-" and "_".
+var executionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+
+// Start starts an execution of a published Solution with input as the
+// user's input and a start proof from prove bound to the execution's ARN,
+// which Start fixes by choosing its name (generated when name is empty).
+func Start(ctx context.Context, sf SFNAPI, solution string, input []byte, name string, prove StartProver) (string, error) {
 	sm := StateMachineName(solution)
 	arn, err := findStateMachine(ctx, sf, sm)
 	if err != nil {
@@ -22,10 +54,31 @@ func Start(ctx context.Context, sf SFNAPI, solution string, input []byte, name s
 	if arn == "" {
 		return "", fmt.Errorf("state machine %s does not exist: publish the Solution first (toolgate publish)", sm)
 	}
-	in := &sfn.StartExecutionInput{StateMachineArn: aws.String(arn), Input: aws.String(string(input))}
-	if name != "" {
-		in.Name = aws.String(name)
+	if name == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		name = "run-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 	}
+	if !executionName.MatchString(name) {
+		return "", fmt.Errorf("execution name %q must be 1 to 80 letters, digits, - or _", name)
+	}
+	// arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME ->
+	// arn:PARTITION:states:REGION:ACCOUNT:execution:NAME:EXECUTION
+	parts := strings.Split(arn, ":")
+	if len(parts) != 7 || parts[5] != "stateMachine" {
+		return "", fmt.Errorf("state machine ARN %q is not arn:...:stateMachine:NAME", arn)
+	}
+	parts[5] = "execution"
+	execARN := strings.Join(parts, ":") + ":" + name
+	proof, err := prove(ctx, execARN)
+	if err != nil {
+		return "", fmt.Errorf("sign the start proof: %w", err)
+	}
+	body, err := json.Marshal(ExecutionInput{Input: input, Meta: Meta{StartProof: proof}})
+	if err != nil {
+		return "", fmt.Errorf("the input: %w", err)
+	}
+	in := &sfn.StartExecutionInput{StateMachineArn: aws.String(arn), Input: aws.String(string(body)), Name: aws.String(name)}
 	out, err := sf.StartExecution(ctx, in)
 	if err != nil {
 		return "", fmt.Errorf("start execution of %s: %w", sm, err)

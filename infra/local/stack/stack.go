@@ -54,13 +54,23 @@ type Stack struct {
 	Dynamo     *local.Process
 	SES        *local.Process
 	SFN        *local.Process
-	Functions  map[string]*local.Process
-	// Endpoints are the functions' endpoints to use (name -> base URL): a
-	// proxy in front of each RIE that lets one invocation in at a time,
-	// since a second concurrent one crashes the RIE. Step Functions, the CLI
-	// and the parameters file all use these.
-	Endpoints map[string]string
-	proxies   []*http.Server
+	// STS is the STS stand-in that answers the caller proofs signed with
+	// Keys (toolgate ... --as NAME).
+	STS      *local.STS
+	Keys     *local.LocalKeys
+	KeysFile string
+	// Functions are the functions' RIE instances by name; for the
+	// functions with lanes (the tools and review-request) the direct lane's.
+	Functions map[string]*local.Process
+	// Endpoints are the functions' endpoints people use (name -> base URL):
+	// a proxy in front of each RIE that lets one invocation in at a time,
+	// since a second concurrent one crashes the RIE. For the functions with
+	// lanes, the direct lane's instance; SFNEndpoints are the sfn lane's,
+	// which Step Functions invokes. The RIE has no aliases, so each lane is
+	// an instance that knows its lane from TOOLGATE_LANE.
+	Endpoints    map[string]string
+	SFNEndpoints map[string]string
+	proxies      []*http.Server
 	DataURL   string
 	data      *http.Server
 	procs     []*local.Process
@@ -96,10 +106,18 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 		// The local stack's only exemption: its own data server on loopback.
 		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": "127.0.0.1/32"}
 	case "review-decision":
-		return map[string]string{"TOOLGATE_ALLOW_UNAUTHENTICATED": "true", "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
+		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
+	case "review-request":
+		// Any local user may decide a direct-lane review of a gated tool,
+		// except its requester.
+		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"send-email": ["` + local.LocalPrincipal("*") + `"]}`}
 	}
 	return nil
 }
+
+// laned are the functions with an sfn and a direct lane: every function
+// with both aliases on AWS (infra/functions.go).
+func laned(name string) bool { return name != "review-decision" }
 
 // StartStack starts everything and writes the parameters file. On error
 // everything already started is stopped.
@@ -112,7 +130,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s = &Stack{Functions: map[string]*local.Process{}, Endpoints: map[string]string{}}
+	s = &Stack{Functions: map[string]*local.Process{}, Endpoints: map[string]string{}, SFNEndpoints: map[string]string{}}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -165,6 +183,18 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	s.procs = append(s.procs, s.SES)
 	logf("SES v2       %s", s.SES.Endpoint())
 
+	if s.Keys, err = local.NewLocalKeys(); err != nil {
+		return nil, err
+	}
+	s.KeysFile = filepath.Join(s.Dir, "local-keys")
+	if err := s.Keys.Save(s.KeysFile); err != nil {
+		return nil, err
+	}
+	if s.STS, err = local.StartSTS(s.Keys); err != nil {
+		return nil, err
+	}
+	logf("STS stand-in %s (keys in %s)", s.STS.Endpoint(), s.KeysFile)
+
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
 		if bootstraps, err = BuildAll(ctx, root, filepath.Join(s.Dir, "functions")); err != nil {
@@ -192,27 +222,55 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		"/toolgate/" + Stage + "/role/solution-execution/arn": ExecRoleARN,
 	}
 	for _, name := range names {
-		vars := map[string]string{"TOOLGATE_TABLE": Table, "AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(), "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60"}
+		vars := map[string]string{"TOOLGATE_TABLE": Table, "AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(), "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60",
+			// The local stack's only exemption from https: the STS stand-in.
+			"TOOLGATE_STS_ENDPOINT": s.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true"}
 		for k, v := range functionEnv(name, s, dataAddr) {
 			vars[k] = v
 		}
 		for k, v := range o.Env {
 			vars[k] = v
 		}
-		p, err := local.StartRIE(ctx, name, bootstraps[name], 60*time.Second, vars)
-		if err != nil {
-			return nil, err
+		lanes := []string{""}
+		if laned(name) {
+			lanes = []string{"direct", "sfn"}
 		}
-		s.procs = append(s.procs, p)
-		s.Functions[name] = p
-		endpoint, err := s.serialise(p)
-		if err != nil {
-			return nil, err
+		for _, l := range lanes {
+			v := vars
+			label := name
+			if l != "" {
+				v = map[string]string{"TOOLGATE_LANE": l}
+				for k, x := range vars {
+					v[k] = x
+				}
+				label = name + ":" + l
+			}
+			p, err := local.StartRIE(ctx, label, bootstraps[name], 60*time.Second, v)
+			if err != nil {
+				return nil, err
+			}
+			s.procs = append(s.procs, p)
+			endpoint, err := s.serialise(p)
+			if err != nil {
+				return nil, err
+			}
+			if l == "sfn" {
+				s.SFNEndpoints[name] = endpoint
+			} else {
+				s.Functions[name] = p
+				s.Endpoints[name] = endpoint
+			}
+			logf("function     %-29s %s", label, endpoint)
 		}
-		s.Endpoints[name] = endpoint
-		urls[name] = endpoint + "/2015-03-31/functions/function/invocations"
+		sfnEndpoint := s.Endpoints[name]
+		if e, ok := s.SFNEndpoints[name]; ok {
+			sfnEndpoint = e
+		}
+		urls[name] = sfnEndpoint + "/2015-03-31/functions/function/invocations"
 		params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name)
-		logf("function     %-22s %s", name, endpoint)
+		if laned(name) {
+			params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name) + ":sfn"
+		}
 	}
 	if e, ok := s.Endpoints["review-decision"]; ok {
 		params["/toolgate/"+Stage+"/review-decision/url"] = e
@@ -234,6 +292,8 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		"export AWS_REGION=" + local.Region,
 		"export AWS_ACCESS_KEY_ID=" + local.FakeAccessKeyID,
 		"export AWS_SECRET_ACCESS_KEY=" + local.FakeSecretAccessKey,
+		"export AWS_ENDPOINT_URL_STS=" + s.STS.Endpoint(),
+		"export TOOLGATE_LOCAL_KEYS=" + s.KeysFile,
 	}
 	if err := os.WriteFile(s.EnvFile, []byte(strings.Join(env, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
@@ -276,6 +336,8 @@ func (s *Stack) Environ() map[string]string {
 		"AWS_ACCESS_KEY_ID":         local.FakeAccessKeyID,
 		"AWS_SECRET_ACCESS_KEY":     local.FakeSecretAccessKey,
 		"AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_ENDPOINT_URL_STS":      s.STS.Endpoint(),
+		"TOOLGATE_LOCAL_KEYS":       s.KeysFile,
 	}
 }
 
@@ -288,6 +350,10 @@ func (s *Stack) Stop() error {
 		}
 	}
 	s.procs = nil
+	if s.STS != nil {
+		s.STS.Close()
+		s.STS = nil
+	}
 	for _, p := range s.proxies {
 		p.Close()
 	}
