@@ -1,9 +1,11 @@
 // Command demo is `make run`: the whole governed flow on the local stack.
 // It starts dynalite, the SES v2 emulator, every function under the Lambda
-// RIE, the local Step Functions endpoint and the demo data server;
-// registers the toolset of testdata/solutions/demo-digest.yaml and
-// publishes it; starts a run; shows the pending review; approves it as
-// demo-reviewer; follows the run to its end; prints the run's ledger rows,
+// RIE (the tools and review-request once per lane), the local Step
+// Functions endpoint, the STS stand-in and the demo data server; registers
+// the toolset of testdata/solutions/demo-digest.yaml and publishes it;
+// starts a run as demo-author with a start proof; shows the pending review;
+// shows the author refused as its reviewer (four eyes); approves it as
+// demo-reviewer, whose caller proof the STS stand-in checks; follows the run to its end; prints the run's ledger rows,
 // its estimated cost and the e-mail the SES emulator captured; shows
 // send-email refusing a hand-written toolset without its review; and stops
 // everything it started. Exit status 0 means the e-mail was sent exactly once.
@@ -34,7 +36,12 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-const reviewer = "demo-reviewer"
+// The demo's two people, each with local keys the STS stand-in knows: the
+// author starts the run, and a reviewer other than the author decides.
+const (
+	author   = "demo-author"
+	reviewer = "demo-reviewer"
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -47,7 +54,8 @@ func main() {
 
 func step(format string, args ...any) { fmt.Printf("\n== "+format+"\n", args...) }
 
-// toolgate runs one CLI command in-process and returns its stdout.
+// toolgate runs one CLI command in-process and returns its stdout; a
+// non-zero exit is an error.
 func toolgate(args ...string) (string, error) {
 	var out, errb bytes.Buffer
 	shown := make([]string, len(args))
@@ -106,7 +114,8 @@ func run(ctx context.Context) error {
 
 	step("starting a run")
 	name := fmt.Sprintf("demo-%d", time.Now().Unix())
-	out, err := toolgate("run", "demo-digest", "--input", "testdata/demo/input.json", "--name", name, "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile)
+	fmt.Printf("  (as %s: the start proof, a presigned sts:GetCallerIdentity bound to the execution, rides in the input's meta)\n", author)
+	out, err := toolgate("run", "demo-digest", "--input", "testdata/demo/input.json", "--name", name, "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
 	if err != nil {
 		return err
 	}
@@ -121,7 +130,12 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	step("approving it")
+	step("four eyes: the run's starter cannot approve its own review")
+	if _, err := toolgate("review", "approve", id, "--endpoint", decision, "--as", author); err == nil {
+		return fmt.Errorf("the starter approved their own review")
+	}
+
+	step("approving it as %s, proven by the STS stand-in", reviewer)
 	if _, err := toolgate("review", "approve", id, "--reason", "the digest reads right", "--endpoint", decision, "--as", reviewer); err != nil {
 		return err
 	}
