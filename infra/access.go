@@ -9,6 +9,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/lane"
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 )
 
@@ -112,10 +113,13 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 		AssumedBy:   principal,
 		Description: jsii.String("toolgate Solutions (toolgate-* state machines) run with this role"),
 	})
+	// The sfn alias only: not the unqualified function (an invocation
+	// through no alias is refused anyway), not the direct alias (a
+	// Solution must not pass for a person).
 	var invocable []*string
 	for _, spec := range functionSpecs {
 		if spec.ForSolutions {
-			invocable = append(invocable, fns[spec.Name].Function.FunctionArn())
+			invocable = append(invocable, fns[spec.Name].aliasARN(lane.SFN))
 		}
 	}
 	a.ExecutionRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -173,6 +177,8 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 		}),
 	)
 
+	// review-decision has no aliases: reviewers reach it through its URL
+	// only, and every request carries a caller proof.
 	decision := fns[fnReviewDecision].Function.FunctionArn()
 	a.Reviewer = managedPolicy(scope, "ReviewerPolicy", p.Stage, "reviewer",
 		"toolgate review: the review decision function through its IAM-authorised Function URL",
@@ -194,14 +200,16 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	)
 
 	// The direct lane calls the tool functions, and review-request for a
-	// gated tool's review (toolgate invoke send-email).
+	// gated tool's review (toolgate invoke send-email), through their
+	// direct aliases only: never the sfn alias, on which a function trusts
+	// its caller to be a Solution's execution and asks for no caller proof.
 	var tools []*string
 	for _, spec := range functionSpecs {
 		if spec.Tool {
-			tools = append(tools, fns[spec.Name].Function.FunctionArn())
+			tools = append(tools, fns[spec.Name].aliasARN(lane.Direct))
 		}
 	}
-	tools = append(tools, fns[fnReviewRequest].Function.FunctionArn())
+	tools = append(tools, fns[fnReviewRequest].aliasARN(lane.Direct))
 	a.Operator = managedPolicy(scope, "OperatorPolicy", p.Stage, "operator",
 		"toolgate ledger and toolgate invoke: ledger reads and the tool functions' direct lane",
 		// Calls with their records and rows (RUN#) and toolsets (TOOLSET#), never a

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/insider"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -48,6 +49,7 @@ func TestToolsetRefusedFilterOnARealLine(t *testing.T) {
 		"TOOLGATE_TABLE": table, "AWS_ENDPOINT_URL_DYNAMODB": dynamo.Endpoint(),
 		"TOOLGATE_SENDER": "noreply@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com",
 		"AWS_ENDPOINT_URL_SESV2": ses.Endpoint(),
+		lane.EnvLane:             string(lane.SFN), // the RIE has no aliases: a Solution's call
 	})
 	run := "arn:aws:states:us-east-1:123456789012:execution:toolgate-infra:toolset-refused"
 	_, code, msg := localtest.Invoke(t, send, map[string]any{
@@ -192,6 +194,7 @@ func TestLedgerUnknownFilterOnARealLine(t *testing.T) {
 	fn := localtest.RIE(t, "test-send", localtest.Bootstrap(t, "../shared/dispatch/testdata/testtool"), 10*time.Second, map[string]string{
 		"TOOLGATE_TOOL": "test-send", "TOOLGATE_TABLE": table, "AWS_ENDPOINT_URL_DYNAMODB": dynamo.Endpoint(),
 		"TOOLGATE_LEASE_SECONDS": "1", "TEST_EFFECTS_FILE": filepath.Join(t.TempDir(), "effects"),
+		lane.EnvLane: string(lane.SFN), // the RIE has no aliases: a Solution's call
 	})
 	run := "arn:aws:states:us-east-1:123456789012:execution:toolgate-infra:unknown"
 	call := map[string]any{"tool": "test-send", "toolset_id": ts.ID, "run_id": run, "seq": 1, "step": "send",

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,7 +14,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/sendemail"
 )
 
@@ -30,6 +35,14 @@ type Config struct {
 	RecipientAllow       []string `json:"recipientAllow"`
 	// structured-data-fetch's host allow-list; empty: no fetch at all.
 	FetchAllow []string `json:"fetchAllow"`
+	// Caller proofs (shared/caller): IAM role names whose session names
+	// identify a person; empty: none, a role session is its role.
+	SessionRoles []string `json:"sessionRoles"`
+	// The direct lane's reviewers: catalog tool name to IAM principal ARN
+	// patterns; empty: the direct lane is closed to gated tools.
+	DirectReviewers map[string][]string `json:"directReviewers"`
+	// The longest direct-lane review, in seconds: 1..31536000, default 3600.
+	DirectReviewMaxSeconds int `json:"directReviewMaxSeconds"`
 	// Functions override memory, timeout and reserved concurrency by name.
 	Functions map[string]FunctionSettings `json:"functions"`
 	// The ledger table: "retain" (default), "destroy" or
@@ -53,12 +66,13 @@ const contextPrefix = "toolgate:"
 // tests, and flagged by warnings (example.com sender, no alarm topic).
 func defaultConfig() Config {
 	return Config{
-		Stage:              "dev",
-		Sender:             "toolgate@example.com",
-		RecipientAllow:     []string{"@example.com"},
-		RemovalPolicy:      "retain",
-		DeletionProtection: true,
-		LogRetentionDays:   90,
+		Stage:                  "dev",
+		Sender:                 "toolgate@example.com",
+		RecipientAllow:         []string{"@example.com"},
+		RemovalPolicy:          "retain",
+		DeletionProtection:     true,
+		LogRetentionDays:       90,
+		DirectReviewMaxSeconds: review.DefaultDirectMaxTimeout,
 	}
 }
 
@@ -100,7 +114,10 @@ func configKeys() []string {
 }
 
 // listKeys take comma-separated text as well as a JSON list.
-var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true}
+var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "sessionRoles": true}
+
+// objectKeys take JSON text only.
+var objectKeys = map[string]bool{"functions": true, "directReviewers": true}
 
 // contextJSON turns a context value into JSON for Config's field key: a
 // value from cdk.json arrives typed, one from -c as text.
@@ -124,7 +141,7 @@ func contextJSON(v any, key string) (json.RawMessage, error) {
 		}
 		b, _ := json.Marshal(l)
 		return b, nil
-	case key == "functions" || listKeys[key]:
+	case objectKeys[key] || listKeys[key]:
 		if !json.Valid([]byte(s)) {
 			return nil, fmt.Errorf("context %s%s: not JSON: %s", contextPrefix, key, s)
 		}
@@ -158,6 +175,10 @@ var removalPolicies = map[string]awscdk.RemovalPolicy{
 }
 
 var topicARN = regexp.MustCompile(`^arn:aws(-[a-z]+)*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$`)
+
+// roleName is an IAM role name (IAM API Reference, CreateRole RoleName)
+// without the comma IAM allows: TOOLGATE_SESSION_ROLES is comma-separated.
+var roleName = regexp.MustCompile(`^[A-Za-z0-9_+=.@-]{1,64}$`)
 
 // check validates the configuration and normalises the sender (the form
 // send-email gives SES, which the ses:FromAddress condition must equal).
@@ -219,7 +240,57 @@ func (c *Config) check() error {
 	if c.ErrorAlarmThreshold < 0 {
 		problems = append(problems, fmt.Errorf("errorAlarmThreshold %d: want 0 (default 5) or more", c.ErrorAlarmThreshold))
 	}
+	problems = append(problems, c.checkCallers()...)
 	return errors.Join(problems...)
+}
+
+// checkCallers checks the caller proofs' and the direct lane's
+// configuration, naming the context keys, then gives review-request's own
+// parser the environment the app would set (it reads the session roles as
+// every function does).
+func (c *Config) checkCallers() []error {
+	var problems []error
+	for _, r := range c.SessionRoles {
+		if !roleName.MatchString(r) {
+			problems = append(problems, fmt.Errorf("sessionRoles %q: not an IAM role name (1 to 64 of A-Z a-z 0-9 _+=.@-; no path, no comma)", r))
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(c.DirectReviewers)) {
+		patterns := c.DirectReviewers[t]
+		if _, ok := catalog.Default().Lookup(t); !ok {
+			problems = append(problems, fmt.Errorf("directReviewers: no tool %q in the catalog (shared/catalog)", t))
+		}
+		switch {
+		case len(patterns) == 0:
+			problems = append(problems, fmt.Errorf("directReviewers.%s: no reviewer patterns: leave the tool out to close its direct lane", t))
+		case len(patterns) > reviewer.MaxReviewers:
+			problems = append(problems, fmt.Errorf("directReviewers.%s: %d reviewer patterns, over %d", t, len(patterns), reviewer.MaxReviewers))
+		}
+		for _, p := range patterns {
+			if err := reviewer.CheckPattern(p); err != nil {
+				problems = append(problems, fmt.Errorf("directReviewers.%s: %w", t, err))
+			}
+		}
+	}
+	if c.DirectReviewMaxSeconds < 1 || c.DirectReviewMaxSeconds > review.MaxTimeout {
+		problems = append(problems, fmt.Errorf("directReviewMaxSeconds %d: want 1..%d (a task token lives at most a year)", c.DirectReviewMaxSeconds, review.MaxTimeout))
+	}
+	if len(problems) > 0 {
+		return problems
+	}
+	env := map[string]string{
+		envTable:               "toolgate-" + c.Stage,
+		"AWS_REGION":           "us-east-1", // Lambda sets it; the STS endpoint's default
+		envSessionRoles:        strings.Join(c.SessionRoles, ","),
+		envDirectReviewMaxSecs: strconv.Itoa(c.DirectReviewMaxSeconds),
+	}
+	if len(c.DirectReviewers) > 0 {
+		env[envDirectReviewers] = directReviewersJSON(c.DirectReviewers)
+	}
+	if _, err := review.RequestConfigFromEnv(func(k string) string { return env[k] }); err != nil {
+		problems = append(problems, fmt.Errorf("review-request: %w", err))
+	}
+	return problems
 }
 
 // specOf returns the spec of the function named name (the zero spec for

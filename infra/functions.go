@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -14,7 +15,10 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/review"
 )
 
 // Function names: functions/<name>/main.go, bin/functions/<name>/bootstrap,
@@ -50,8 +54,14 @@ type functionSpec struct {
 	// toolset.RefusedLogMessage line for each it refuses; the
 	// toolset-refused alarm counts those lines in its log group.
 	LoadsToolsets bool
-	// ForSolutions: the Solution execution role may invoke the function, and
-	// /toolgate/<stage>/function/<name>/arn names it for toolgate publish.
+	// Lanes: the function is invoked through one of two aliases, sfn (a
+	// Solution's execution) and direct (a person), learns its lane from the
+	// alias in the invoked ARN and refuses an invocation through none
+	// (shared/lane). Functions without lanes have no alias.
+	Lanes bool
+	// ForSolutions: the Solution execution role may invoke the function's
+	// sfn alias, and /toolgate/<stage>/function/<name>/arn names that alias
+	// for toolgate publish. It needs Lanes.
 	ForSolutions bool
 	MemoryMB     int
 	// TimeoutSeconds is the function's timeout; for a tool, 0 takes its
@@ -64,35 +74,41 @@ type functionSpec struct {
 	LedgerActions, IndexActions []string
 }
 
-// functionSpecs are the deployed functions in template order.
+// functionSpecs are the deployed functions in template order. Every one
+// verifies caller proofs (shared/caller) and records each proof it accepts
+// as a PROOF#<id> item: a conditional PutItem, and a GetItem of the item
+// already there when the condition fails.
 var functionSpecs = []functionSpec{
-	{Name: fnSendEmail, LogicalID: "SendEmailFunction", Tool: true, LoadsToolsets: true, ForSolutions: true,
+	{Name: fnSendEmail, LogicalID: "SendEmailFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool send-email: SES v2 SendEmail to allow-listed recipients",
 		MemoryMB:    256,
 		// shared/dispatch: the call's claim, re-claim and finish UpdateItem,
 		// record GetItem, row items' PutItem (refusals), toolset GetItem;
-		// approvals (shared/review): GetItem and the binding UpdateItem.
+		// approvals (shared/review): GetItem and the binding UpdateItem;
+		// proofs on the direct lane.
 		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
-	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, LoadsToolsets: true, ForSolutions: true,
+	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description:   "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",
 		MemoryMB:      512,
 		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
-	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, ForSolutions: true,
+	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description:   "toolgate tool workflow-validator: toolgate check of a Solution",
 		MemoryMB:      512,
 		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
-	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, ForSolutions: true,
+	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
 		// The run's toolset GetItem; the review's conditional PutItem, and a
-		// GetItem of the one already there.
+		// GetItem of the one already there; proofs (start Tasks, the direct
+		// lane).
 		LedgerActions: []string{ddbGetItem, ddbPutItem}},
 	{Name: fnReviewDecision, LogicalID: "ReviewDecisionFunction",
 		Description: "toolgate review-decision: records a person's decision and sends the task result",
 		MemoryMB:    256, TimeoutSeconds: 15,
 		// A review's GetItem, its decision and delivery UpdateItems; review
-		// listing queries the reviews-by-status index.
-		LedgerActions: []string{ddbGetItem, ddbUpdateItem}, IndexActions: []string{ddbQuery}},
+		// listing queries the reviews-by-status index; every request's
+		// proof (PutItem, GetItem).
+		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}, IndexActions: []string{ddbQuery}},
 }
 
 // FunctionSettings override one function's defaults; zero fields keep them.
@@ -132,10 +148,27 @@ func (spec functionSpec) settings(s FunctionSettings) FunctionSettings {
 type platformFunction struct {
 	Spec     functionSpec
 	Function awslambda.Function
+	// Aliases are the function's sfn and direct aliases (Spec.Lanes), on
+	// its current version; nil for a function without lanes.
+	Aliases  map[lane.Lane]awslambda.Alias
 	Role     awsiam.Role
 	LogGroup awslogs.LogGroup
 	Settings FunctionSettings
 }
+
+// aliasARN is the ARN of the function's alias for lane l. It panics when
+// the function has no such alias: a policy or parameter must never fall back
+// to the unqualified ARN, which no lane may be invoked through.
+func (f *platformFunction) aliasARN(l lane.Lane) *string {
+	a, ok := f.Aliases[l]
+	if !ok {
+		panic(fmt.Sprintf("function %s has no %s alias", f.Spec.Name, l))
+	}
+	return a.FunctionArn()
+}
+
+// aliasLanes name the aliases of a function with Lanes, in template order.
+var aliasLanes = []lane.Lane{lane.SFN, lane.Direct}
 
 // Environment variables the infrastructure sets (docs/tools.md).
 const (
@@ -146,6 +179,12 @@ const (
 	envRecipientAllow = "TOOLGATE_RECIPIENT_ALLOW"
 	envFetchAllow     = "TOOLGATE_FETCH_ALLOW"
 	envFetchTimeout   = "TOOLGATE_FETCH_TIMEOUT_SECONDS"
+	// Every function verifies caller proofs (shared/caller); the STS
+	// endpoint is left to its default, https://sts.<AWS_REGION>.amazonaws.com.
+	envSessionRoles = caller.EnvSessionRoles
+	// review-request's direct lane (shared/review).
+	envDirectReviewers     = review.EnvDirectReviewers
+	envDirectReviewMaxSecs = review.EnvDirectMaxTimeout
 )
 
 // fetchTimeoutSeconds bounds one fetch inside the function's timeout: the
@@ -194,22 +233,32 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 // samLocalVariables are declared empty in a SAM local template
 // (PlatformStackProps.SAMLocal) so that sam local invoke --env-vars may set
 // them: SAM overrides only variables the template declares. Empty, each
-// means what it means unset: the AWS endpoints, no exemption, no
-// unauthenticated callers.
+// means what it means unset: the AWS endpoints, no exemption, the lane
+// from the invoked alias. sam local invoke has no aliases, so the functions
+// with lanes declare TOOLGATE_LANE for --env-vars to name the sfn lane.
+// TOOLGATE_STS_ALLOW_HTTP is never declared: caller proofs go to STS over
+// HTTPS, which leaves review-decision and the direct lane to the local
+// stack (docs/infra.md, "SAM local").
 var samLocalVariables = map[string][]string{
 	"":               {"AWS_ENDPOINT_URL_DYNAMODB"},
-	fnSendEmail:      {"AWS_ENDPOINT_URL_SESV2"},
-	fnFetch:          {"TOOLGATE_FETCH_ALLOW_ADDRESSES"},
-	fnReviewDecision: {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_ALLOW_UNAUTHENTICATED"},
+	fnSendEmail:      {"AWS_ENDPOINT_URL_SESV2", lane.EnvLane},
+	fnFetch:          {"TOOLGATE_FETCH_ALLOW_ADDRESSES", lane.EnvLane},
+	fnValidator:      {lane.EnvLane},
+	fnReviewRequest:  {lane.EnvLane},
+	fnReviewDecision: {"AWS_ENDPOINT_URL_SFN"},
 }
 
 // functionEnv is the function's own environment (docs/tools.md,
 // docs/reviews.md): the table, the timeout the dispatcher's lease follows,
+// the session roles when there are any (every function verifies callers),
 // and its own configuration, which no other function sees.
 func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings, senderIdentityARN *string) map[string]*string {
 	env := map[string]*string{
 		envTable:          jsii.String(p.TableName),
 		envTimeoutSeconds: jsii.String(strconv.Itoa(set.TimeoutSeconds)),
+	}
+	if len(p.SessionRoles) > 0 {
+		env[envSessionRoles] = jsii.String(strings.Join(p.SessionRoles, ","))
 	}
 	switch spec.Name {
 	case fnSendEmail:
@@ -219,6 +268,13 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 	case fnFetch:
 		env[envFetchAllow] = jsii.String(strings.Join(p.FetchAllow, ","))
 		env[envFetchTimeout] = jsii.String(strconv.Itoa(fetchTimeoutSeconds(set.TimeoutSeconds)))
+	case fnReviewRequest:
+		// No reviewers: the variable is left out, and the direct lane is
+		// closed to every gated tool.
+		if len(p.DirectReviewers) > 0 {
+			env[envDirectReviewers] = jsii.String(directReviewersJSON(p.DirectReviewers))
+		}
+		env[envDirectReviewMaxSecs] = jsii.String(strconv.Itoa(p.DirectReviewMaxSeconds))
 	}
 	if p.SAMLocal {
 		for _, k := range append(samLocalVariables[""], samLocalVariables[spec.Name]...) {
@@ -257,6 +313,9 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 	if set.ReservedConcurrency > 0 {
 		reserved = jsii.Number(set.ReservedConcurrency)
 	}
+	// The version the aliases point at (newAliases): a replaced one is
+	// deleted, which is the default, written out.
+	versions := &awslambda.VersionOptions{RemovalPolicy: awscdk.RemovalPolicy_DESTROY}
 	fn := awslambda.NewFunction(scope, jsii.String(spec.LogicalID), &awslambda.FunctionProps{
 		FunctionName:                 jsii.String(functionName(p.Stage, spec.Name)),
 		Description:                  jsii.String(spec.Description),
@@ -274,9 +333,57 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 		SystemLogLevelV2:             awslambda.SystemLogLevel_INFO,
 		Tracing:                      awslambda.Tracing_ACTIVE,
 		ReservedConcurrentExecutions: reserved,
+		CurrentVersionOptions:        versions,
 	})
 	overrideLogicalID(fn, spec.LogicalID)
-	return &platformFunction{Spec: spec, Function: fn, Role: role, LogGroup: logs, Settings: set}
+	pf := &platformFunction{Spec: spec, Function: fn, Role: role, LogGroup: logs, Settings: set}
+	if spec.Lanes {
+		pf.Aliases = newAliases(scope, spec, fn)
+	}
+	return pf
+}
+
+// newAliases defines the function's sfn and direct aliases, both on its
+// current version: the version CDK publishes under a logical ID that hashes
+// the function's code and configuration, so a deployment that changes
+// either publishes a new version and moves both aliases to it, and the two
+// lanes always run the same code with the same environment. The replaced
+// version is deleted (no policy names a version, so nothing could invoke
+// it). Alias logical IDs are fixed: <LogicalID>SfnAlias,
+// <LogicalID>DirectAlias.
+func newAliases(scope constructs.Construct, spec functionSpec, fn awslambda.Function) map[lane.Lane]awslambda.Alias {
+	version := fn.CurrentVersion()
+	out := map[lane.Lane]awslambda.Alias{}
+	for _, l := range aliasLanes {
+		id := spec.LogicalID + aliasIDPart(l) + "Alias"
+		a := awslambda.NewAlias(scope, jsii.String(id), &awslambda.AliasProps{
+			AliasName:   jsii.String(string(l)),
+			Version:     version,
+			Description: jsii.String(aliasDescriptions[l]),
+		})
+		overrideLogicalID(a, id)
+		out[l] = a
+	}
+	return out
+}
+
+// aliasDescriptions say who invokes each alias.
+var aliasDescriptions = map[lane.Lane]string{
+	lane.SFN:    "the sfn lane: Solutions' executions (the Solution execution role) invoke this alias only",
+	lane.Direct: "the direct lane: people (the Operator policy, toolgate invoke) invoke this alias only",
+}
+
+// aliasIDPart is the lane's name in a logical ID: Sfn, Direct.
+func aliasIDPart(l lane.Lane) string { return strings.ToUpper(string(l[:1])) + string(l[1:]) }
+
+// directReviewersJSON is TOOLGATE_DIRECT_REVIEWERS: a JSON object from tool
+// name to reviewer patterns, keys sorted (encoding/json).
+func directReviewersJSON(m map[string][]string) string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err) // a map of string lists always encodes
+	}
+	return string(b)
 }
 
 // newSenderIdentity returns the ARN of the SES identity send-email sends

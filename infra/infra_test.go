@@ -88,16 +88,17 @@ var wantFunctionPolicies = map[string][]stmt{
 	},
 	"ReviewDecisionFunction": {
 		ownLogs("ReviewDecisionFunction"),
-		{Sid: "Ledger", Actions: []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, Resources: []string{tableARN}},
+		{Sid: "Ledger", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, Resources: []string{tableARN}},
 		{Sid: "LedgerIndexes", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"}, Resources: []string{"*"}},
 		lambdaXRay,
 	},
 }
 
+// wantExecutionRole: Solutions invoke the sfn aliases only.
 var wantExecutionRole = []stmt{
 	{Sid: "InvokeToolgateFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-		"${ReviewRequestFunction.Arn}", "${SendEmailFunction.Arn}", "${StructuredDataFetchFunction.Arn}", "${WorkflowValidatorFunction.Arn}"}},
+		"${ReviewRequestFunctionSfnAlias}", "${SendEmailFunctionSfnAlias}", "${StructuredDataFetchFunctionSfnAlias}", "${WorkflowValidatorFunctionSfnAlias}"}},
 	{Sid: "ExecutionLogging", Actions: sorted("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"), Resources: []string{"*"}},
 	{Sid: "ExecutionTracing", Actions: sorted("xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"), Resources: []string{"*"}},
@@ -131,18 +132,21 @@ var wantManagedPolicies = map[string][]stmt{
 			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":` + readAttributesJSON() + `,"dynamodb:LeadingKeys":["RUN#*","TOOLSET#*"]},` +
 				`"StringEqualsIfExists":{"dynamodb:Select":"SPECIFIC_ATTRIBUTES"}}`},
 		{Sid: "LedgerIndexReads", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
+		// People invoke the direct aliases only.
 		{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-			"${ReviewRequestFunction.Arn}", "${SendEmailFunction.Arn}", "${StructuredDataFetchFunction.Arn}", "${WorkflowValidatorFunction.Arn}"}},
+			"${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}},
 	},
 }
 
 // wantParameters are the SSM parameters toolgate publish reads, with
-// exactly these names (resolver/publish), and their values.
+// exactly these names (resolver/publish), and their values: a function's
+// is its sfn alias (the ARN of a Ref to an alias), which compiled state
+// machines' Tasks invoke.
 var wantParameters = map[string]string{
-	"/toolgate/test/function/send-email/arn":            "${SendEmailFunction.Arn}",
-	"/toolgate/test/function/structured-data-fetch/arn": "${StructuredDataFetchFunction.Arn}",
-	"/toolgate/test/function/workflow-validator/arn":    "${WorkflowValidatorFunction.Arn}",
-	"/toolgate/test/function/review-request/arn":        "${ReviewRequestFunction.Arn}",
+	"/toolgate/test/function/send-email/arn":            "${SendEmailFunctionSfnAlias}",
+	"/toolgate/test/function/structured-data-fetch/arn": "${StructuredDataFetchFunctionSfnAlias}",
+	"/toolgate/test/function/workflow-validator/arn":    "${WorkflowValidatorFunctionSfnAlias}",
+	"/toolgate/test/function/review-request/arn":        "${ReviewRequestFunctionSfnAlias}",
 	"/toolgate/test/role/solution-execution/arn":        "${SolutionExecutionRole.Arn}",
 	"/toolgate/test/table/name":                         "toolgate-test",
 	"/toolgate/test/review-decision/url":                "${ReviewDecisionUrl.FunctionUrl}",
@@ -151,6 +155,8 @@ var wantParameters = map[string]string{
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
 	"AWS::Lambda::Function":   5,
+	"AWS::Lambda::Version":    4, // the current version of each function with lanes
+	"AWS::Lambda::Alias":      8, // sfn and direct of the three tools and review-request
 	"AWS::Lambda::Url":        1,
 	"AWS::IAM::Role":          6, // one per function, the Solution execution role
 	"AWS::IAM::Policy":        6, // each role's policy
@@ -161,22 +167,39 @@ var wantPlatformCounts = map[string]int{
 	"AWS::CloudWatch::Alarm":  13, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
-// wantEnv is each function's whole environment.
+// sessionRoles is TOOLGATE_SESSION_ROLES of testConfig, on every function
+// (each verifies caller proofs).
+const sessionRoles = "AWSReservedSSO_Reviewer_0123456789abcdef,toolgate-people"
+
+// wantEnv is each function's whole environment. None has the STS endpoint
+// (its default, from AWS_REGION, applies) or a variable of neverSet.
 var wantEnv = map[string]map[string]string{
 	"SendEmailFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30",
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles,
 		"TOOLGATE_SENDER": "noreply@mail.example.org", "TOOLGATE_SENDER_IDENTITY_ARN": identity,
 		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
 	},
 	"StructuredDataFetchFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20",
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles,
 		"TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_FETCH_TIMEOUT_SECONDS": "15",
 	},
-	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30"},
-	"ReviewRequestFunction":     {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15"},
-	// Never TOOLGATE_ALLOW_UNAUTHENTICATED: on AWS the approver is the
-	// calling IAM principal.
-	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15"},
+	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles},
+	"ReviewRequestFunction": {
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles,
+		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
+		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800",
+	},
+	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles},
+}
+
+// neverSet are variables the app never sets on any function, in any
+// template (TestSAMLocalVariables checks the SAM local one), with the
+// reason; checkNeverSet reports each.
+var neverSet = map[string]string{
+	"TOOLGATE_STS_ALLOW_HTTP":        "the local stack's http STS stand-in only: on AWS a caller proof goes to STS over HTTPS",
+	"TOOLGATE_ALLOW_UNAUTHENTICATED": "retired: review-decision refuses to start when it is set; every caller sends a caller proof",
+	"TOOLGATE_STS_ENDPOINT":          "left to its default, https://sts.<AWS_REGION>.amazonaws.com",
+	"TOOLGATE_LANE":                  "the local stack's fixed lane: on AWS the invoked alias names the lane (declared empty in a SAM local template only)",
 }
 
 // wantFunctions: memory, timeout and reserved concurrency (0: none).
@@ -211,6 +234,16 @@ var rules = []rule{
 		env := props(resources(pj, "AWS::Lambda::Function")["ReviewDecisionFunction"])["Environment"].(tmpl)["Variables"].(tmpl)
 		env["TOOLGATE_ALLOW_UNAUTHENTICATED"] = "true"
 	}, `TOOLGATE_ALLOW_UNAUTHENTICATED`},
+	{"never-set", checkNeverSet, func(_, pj tmpl) {
+		env := props(resources(pj, "AWS::Lambda::Function")["ReviewRequestFunction"])["Environment"].(tmpl)["Variables"].(tmpl)
+		env["TOOLGATE_STS_ALLOW_HTTP"] = "true"
+	}, `ReviewRequestFunction sets TOOLGATE_STS_ALLOW_HTTP`},
+	{"aliases", checkAliases, func(_, pj tmpl) {
+		pj["Resources"].(tmpl)["ReviewDecisionFunctionDirectAlias"] = tmpl{"Type": "AWS::Lambda::Alias", "Properties": tmpl{
+			"FunctionName": tmpl{"Ref": "ReviewDecisionFunction"}, "FunctionVersion": "$LATEST", "Name": "direct"}}
+	}, `ReviewDecisionFunction`},
+	{"lanes", checkLanes, func(_, pj tmpl) { grant(pj, "InvokeToolgateFunctions", tmpl{"Ref": "SendEmailFunctionDirectAlias"}) },
+		`send-email:direct`},
 	{"function-roles", checkFunctionRoles, func(_, pj tmpl) {
 		addStatement(pj, "SendEmailFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:Scan", "Resource": tableARNValue()})
 	}, `dynamodb:Scan`},
@@ -968,4 +1001,334 @@ func readAttributesJSON() string {
 	}
 	b, _ := json.Marshal(ledgertable.ReadAttributes)
 	return string(b)
+}
+
+// checkNeverSet: no function's environment holds a variable of neverSet.
+func checkNeverSet(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	fns := resources(pj, "AWS::Lambda::Function")
+	for _, id := range slices.Sorted(maps.Keys(fns)) {
+		e, _ := props(fns[id])["Environment"].(tmpl)
+		vars, _ := e["Variables"].(tmpl)
+		for _, k := range slices.Sorted(maps.Keys(neverSet)) {
+			if v, ok := vars[k]; ok {
+				errs = append(errs, fmt.Errorf("%s sets %s=%s: %s", id, k, text(v), neverSet[k]))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkAliases: exactly the functions with lanes (the three tools and
+// review-request; TestLaneSpecs) have aliases, exactly sfn and direct,
+// both on the same version of that function, routing nowhere else;
+// review-decision has none (reviewers reach it through its URL). Every
+// version is one an alias points at.
+func checkAliases(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	got := map[string][]string{}         // function logical ID: alias names
+	on := map[string]map[string]string{} // function logical ID: alias name: version logical ID
+	versions := resources(pj, "AWS::Lambda::Version")
+	used := map[string]bool{}
+	for id, a := range resources(pj, "AWS::Lambda::Alias") {
+		p := props(a)
+		fn, name := refID(p["FunctionName"]), text(p["Name"])
+		got[fn] = append(got[fn], name)
+		ver := getAttID(p["FunctionVersion"], "Version")
+		if v, ok := versions[ver]; !ok || refID(props(v)["FunctionName"]) != fn {
+			errs = append(errs, fmt.Errorf("alias %s (%s of %s) is on %s, not on a version of %s", id, name, fn, text(p["FunctionVersion"]), fn))
+		}
+		if on[fn] == nil {
+			on[fn] = map[string]string{}
+		}
+		if ver == "" {
+			ver = text(p["FunctionVersion"])
+		}
+		on[fn][name] = ver
+		used[ver] = true
+		if r, ok := p["RoutingConfig"]; ok {
+			errs = append(errs, fmt.Errorf("alias %s routes to other versions: %s", id, text(r)))
+		}
+	}
+	for _, names := range got {
+		sort.Strings(names)
+	}
+	want := map[string][]string{}
+	for _, spec := range functionSpecs {
+		if spec.Lanes {
+			want[spec.LogicalID] = []string{"direct", "sfn"}
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		errs = append(errs, fmt.Errorf("aliases by function (-want +got):\n%s", d))
+	}
+	for _, fn := range slices.Sorted(maps.Keys(on)) {
+		if v := on[fn]; v["sfn"] != v["direct"] {
+			errs = append(errs, fmt.Errorf("%s: its sfn alias is on %s, its direct alias on %s: both lanes run one version", fn, v["sfn"], v["direct"]))
+		}
+	}
+	for id := range versions {
+		if !used[id] {
+			errs = append(errs, fmt.Errorf("version %s: no alias points at it", id))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkLanes: who may invoke what (lambda:InvokeFunction, in any form).
+// The Solution execution role only the sfn alias of each function for
+// Solutions, the Operator (the direct lane) only the direct alias of each
+// function with lanes, the Reviewer only review-decision (through its URL;
+// checkManagedPolicies checks the condition), and no one else anything:
+// no unqualified ARN of a function with lanes, no wildcard. And each
+// /toolgate/<stage>/function/<name>/arn parameter names <name>'s sfn alias.
+func checkLanes(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	want := map[string][]string{"toolgate-test-reviewer": {fnReviewDecision + " (unqualified)"}}
+	for _, spec := range functionSpecs {
+		if spec.ForSolutions {
+			want["SolutionExecutionRole"] = append(want["SolutionExecutionRole"], spec.Name+":sfn")
+		}
+		if spec.Lanes {
+			want["toolgate-test-operator"] = append(want["toolgate-test-operator"], spec.Name+":direct")
+		}
+	}
+	for _, l := range want {
+		sort.Strings(l)
+	}
+	if d := cmp.Diff(want, invokers(pj)); d != "" {
+		errs = append(errs, fmt.Errorf("who may invoke which function (-want +got):\n%s", d))
+	}
+	for _, p := range resources(pj, "AWS::SSM::Parameter") {
+		name := text(props(p)["Name"])
+		fn, ok := strings.CutPrefix(name, "/toolgate/test/function/")
+		if !ok {
+			continue
+		}
+		fn = strings.TrimSuffix(fn, "/arn")
+		if got := invokeTarget(pj, props(p)["Value"]); got != fn+":sfn" {
+			errs = append(errs, fmt.Errorf("parameter %s names %s, want %s:sfn (the ARN Solutions' Tasks invoke)", name, got, fn))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// invokers returns, by principal (a role's logical ID without its hash, a
+// managed policy's name), what each may invoke (invokeTarget), sorted.
+func invokers(pj tmpl) map[string][]string {
+	out := map[string][]string{}
+	add := func(owner string, doc any) {
+		for _, s := range statements(doc) {
+			if !allowsInvoke(s) {
+				continue
+			}
+			if nr, ok := s["NotResource"]; ok {
+				out[owner] = append(out[owner], "all but "+text(nr))
+				continue
+			}
+			r := s["Resource"]
+			if l, ok := r.([]any); ok {
+				for _, x := range l {
+					out[owner] = append(out[owner], invokeTarget(pj, x))
+				}
+			} else {
+				out[owner] = append(out[owner], invokeTarget(pj, r))
+			}
+		}
+	}
+	for _, p := range resources(pj, "AWS::IAM::Policy") {
+		for _, r := range props(p)["Roles"].([]any) {
+			add(strings.TrimSuffix(strings.TrimPrefix(text(r), "${"), "}"), props(p)["PolicyDocument"])
+		}
+	}
+	for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+		add(text(props(p)["ManagedPolicyName"]), props(p)["PolicyDocument"])
+	}
+	for id, r := range resources(pj, "AWS::IAM::Role") {
+		if inline, ok := props(r)["Policies"].([]any); ok {
+			for _, p := range inline {
+				add(symbol(id), p.(tmpl)["PolicyDocument"])
+			}
+		}
+	}
+	for _, l := range out {
+		sort.Strings(l)
+	}
+	return out
+}
+
+// allowsInvoke: statement s allows lambda:InvokeFunction, whatever the
+// form of its actions (IAM's wildcards and letter case, NotAction).
+func allowsInvoke(s tmpl) bool {
+	if s["Effect"] != "Allow" {
+		return false
+	}
+	match := func(a string) bool { return wildcardMatch(a, "lambda:InvokeFunction", true) }
+	if na, ok := s["NotAction"]; ok {
+		return !slices.ContainsFunc(strs(na), match)
+	}
+	return slices.ContainsFunc(strs(s["Action"]), match)
+}
+
+// invokeTarget names a Lambda resource of the template: <function>:<alias
+// name> for a Ref to an alias (by its Name property, not its logical ID),
+// "<function> (unqualified)" for a function's Arn; anything else as text.
+func invokeTarget(pj tmpl, v any) string {
+	all := pj["Resources"].(tmpl)
+	if id := refID(v); id != "" {
+		if a, ok := all[id].(tmpl); ok && a["Type"] == "AWS::Lambda::Alias" {
+			fn := specByLogicalID(refID(props(a)["FunctionName"])).Name
+			return fn + ":" + text(props(a)["Name"])
+		}
+	}
+	if id := getAttID(v, "Arn"); id != "" {
+		if f, ok := all[id].(tmpl); ok && f["Type"] == "AWS::Lambda::Function" {
+			return specByLogicalID(id).Name + " (unqualified)"
+		}
+	}
+	return text(v)
+}
+
+// refID is the logical ID of {"Ref": ID}; "" for anything else.
+func refID(v any) string {
+	if m, ok := v.(tmpl); ok && len(m) == 1 {
+		id, _ := m["Ref"].(string)
+		return id
+	}
+	return ""
+}
+
+// getAttID is the logical ID of {"Fn::GetAtt": [ID, attr]}; "" for
+// anything else.
+func getAttID(v any, attr string) string {
+	if m, ok := v.(tmpl); ok && len(m) == 1 {
+		if a, ok := m["Fn::GetAtt"].([]any); ok && len(a) == 2 && a[1] == attr {
+			id, _ := a[0].(string)
+			return id
+		}
+	}
+	return ""
+}
+
+// grant adds resource to the statement with Sid sid, wherever it is
+// (test-only mutation).
+func grant(pj tmpl, sid string, resource any) {
+	docs := []any{}
+	for _, p := range resources(pj, "AWS::IAM::Policy") {
+		docs = append(docs, props(p)["PolicyDocument"])
+	}
+	for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+		docs = append(docs, props(p)["PolicyDocument"])
+	}
+	for _, d := range docs {
+		for _, s := range statements(d) {
+			if s["Sid"] == sid {
+				l, ok := s["Resource"].([]any)
+				if !ok {
+					l = []any{s["Resource"]}
+				}
+				s["Resource"] = append(l, resource)
+				return
+			}
+		}
+	}
+	panic("no statement " + sid)
+}
+
+// TestLaneBreaks breaks the lanes in more ways than TestRulesCatchBreakage's
+// one each, and expects checkLanes or checkAliases to name the break.
+func TestLaneBreaks(t *testing.T) {
+	setParam := func(pj tmpl, name string, v any) {
+		for _, p := range resources(pj, "AWS::SSM::Parameter") {
+			if props(p)["Name"] == name {
+				props(p)["Value"] = v
+			}
+		}
+	}
+	alias := func(pj tmpl, id string) tmpl { return props(pj["Resources"].(tmpl)[id].(tmpl)) }
+	for _, c := range []struct {
+		name  string
+		check func(ledger, platform assertions.Template, lj, pj tmpl) error
+		brk   func(pj tmpl)
+		says  string
+	}{
+		{"execution role on the direct alias", checkLanes, func(pj tmpl) {
+			grant(pj, "InvokeToolgateFunctions", tmpl{"Ref": "ReviewRequestFunctionDirectAlias"})
+		}, `"review-request:direct"`},
+		{"execution role on the unqualified function", checkLanes, func(pj tmpl) {
+			grant(pj, "InvokeToolgateFunctions", tmpl{"Fn::GetAtt": []any{"SendEmailFunction", "Arn"}})
+		}, `"send-email (unqualified)"`},
+		{"execution role on every qualifier", checkLanes, func(pj tmpl) {
+			grant(pj, "InvokeToolgateFunctions", tmpl{"Fn::Join": []any{"", []any{tmpl{"Fn::GetAtt": []any{"SendEmailFunction", "Arn"}}, ":*"}}})
+		}, `"${SendEmailFunction.Arn}:*"`},
+		{"operator on the sfn alias", checkLanes, func(pj tmpl) {
+			grant(pj, "DirectLane", tmpl{"Ref": "SendEmailFunctionSfnAlias"})
+		}, `"send-email:sfn"`},
+		{"operator on the unqualified function", checkLanes, func(pj tmpl) {
+			grant(pj, "DirectLane", tmpl{"Fn::GetAtt": []any{"WorkflowValidatorFunction", "Arn"}})
+		}, `"workflow-validator (unqualified)"`},
+		{"operator by wildcard action", checkLanes, func(pj tmpl) {
+			grant(pj, "LedgerIndexReads", "arn:aws:lambda:eu-west-1:123456789012:function:toolgate-test-send-email:sfn")
+			for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+				for _, s := range statements(props(p)["PolicyDocument"]) {
+					if s["Sid"] == "LedgerIndexReads" {
+						s["Action"] = []any{"dynamodb:Query", "Lambda:Invoke*"}
+					}
+				}
+			}
+		}, `function:toolgate-test-send-email:sfn`},
+		{"a function role invokes a tool", checkLanes, func(pj tmpl) {
+			addStatement(pj, "ReviewDecisionFunction", tmpl{"Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": tmpl{"Ref": "SendEmailFunctionDirectAlias"}})
+		}, `"ReviewDecisionFunctionRole": {"send-email:direct"}`},
+		{"aliases swapped by name", checkLanes, func(pj tmpl) {
+			alias(pj, "SendEmailFunctionSfnAlias")["Name"] = "direct"
+			alias(pj, "SendEmailFunctionDirectAlias")["Name"] = "sfn"
+		}, `"send-email:direct"`},
+		{"parameter on the direct alias", checkLanes, func(pj tmpl) {
+			setParam(pj, "/toolgate/test/function/send-email/arn", tmpl{"Ref": "SendEmailFunctionDirectAlias"})
+		}, `/toolgate/test/function/send-email/arn names send-email:direct`},
+		{"parameter on the function", checkLanes, func(pj tmpl) {
+			setParam(pj, "/toolgate/test/function/review-request/arn", tmpl{"Fn::GetAtt": []any{"ReviewRequestFunction", "Arn"}})
+		}, `/toolgate/test/function/review-request/arn names review-request (unqualified)`},
+		{"an alias on $LATEST", checkAliases, func(pj tmpl) {
+			alias(pj, "StructuredDataFetchFunctionSfnAlias")["FunctionVersion"] = "$LATEST"
+		}, `StructuredDataFetchFunctionSfnAlias (sfn of StructuredDataFetchFunction) is on $LATEST, not on a version`},
+		{"an alias on another function's version", checkAliases, func(pj tmpl) {
+			alias(pj, "SendEmailFunctionDirectAlias")["FunctionVersion"] = alias(pj, "ReviewRequestFunctionDirectAlias")["FunctionVersion"]
+		}, `SendEmailFunction: its sfn alias is on`},
+		{"a missing alias", checkAliases, func(pj tmpl) {
+			delete(pj["Resources"].(tmpl), "WorkflowValidatorFunctionDirectAlias")
+		}, `"WorkflowValidatorFunction"`},
+		{"a third alias", checkAliases, func(pj tmpl) {
+			a := clone(pj["Resources"].(tmpl)["SendEmailFunctionSfnAlias"].(tmpl))
+			props(a)["Name"] = "live"
+			pj["Resources"].(tmpl)["SendEmailFunctionLiveAlias"] = a
+		}, `"live"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pj := clone(platformJSON)
+			c.brk(pj)
+			err := c.check(nil, nil, nil, pj)
+			if err == nil {
+				t.Fatal("the broken template passed")
+			}
+			if !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("the report does not name the break (%q):\n%v", c.says, err)
+			}
+		})
+	}
+}
+
+// TestLaneSpecs: the functions with lanes are exactly the tools and
+// review-request, and every function for Solutions has lanes (its sfn
+// alias is what Solutions invoke).
+func TestLaneSpecs(t *testing.T) {
+	for _, spec := range functionSpecs {
+		if want := spec.Tool || spec.Name == fnReviewRequest; spec.Lanes != want {
+			t.Errorf("%s: Lanes %v, want %v", spec.Name, spec.Lanes, want)
+		}
+		if spec.ForSolutions && !spec.Lanes {
+			t.Errorf("%s: for Solutions without lanes", spec.Name)
+		}
+	}
 }

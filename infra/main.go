@@ -1,7 +1,8 @@
 // Command infra is toolgate's CDK app (cdk.json runs it): the ledger table
-// in one stack, and in another the functions, the review decision URL, the
-// Solution execution role, the Publisher, Reviewer and Operator managed
-// policies, the SSM parameters toolgate publish reads, and the alarms.
+// in one stack, and in another the functions with the sfn and direct
+// aliases of their lanes, the review decision URL, the Solution execution
+// role, the Publisher, Reviewer and Operator managed policies, the SSM
+// parameters toolgate publish reads, and the alarms.
 // docs/infra.md describes the configuration, make synth and make deploy.
 //
 // It is its own package so that building the functions never compiles the
@@ -99,12 +100,15 @@ func newApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 			Address: cfg.Sender, Identity: cfg.SenderIdentity,
 			IdentityARN: cfg.SenderIdentityARN, CreateIdentity: cfg.CreateSenderIdentity,
 		},
-		RecipientAllow:      cfg.RecipientAllow,
-		FetchAllow:          cfg.FetchAllow,
-		LogRetention:        retentionDays[cfg.LogRetentionDays],
-		AlarmTopicARN:       cfg.AlarmTopicARN,
-		ErrorAlarmThreshold: cfg.ErrorAlarmThreshold,
-		SAMLocal:            cfg.SAMLocal,
+		RecipientAllow:         cfg.RecipientAllow,
+		FetchAllow:             cfg.FetchAllow,
+		SessionRoles:           cfg.SessionRoles,
+		DirectReviewers:        cfg.DirectReviewers,
+		DirectReviewMaxSeconds: cfg.DirectReviewMaxSeconds,
+		LogRetention:           retentionDays[cfg.LogRetentionDays],
+		AlarmTopicARN:          cfg.AlarmTopicARN,
+		ErrorAlarmThreshold:    cfg.ErrorAlarmThreshold,
+		SAMLocal:               cfg.SAMLocal,
 	})
 	platform.AddStackDependency(ledger.Stack, jsii.String("the functions use the ledger table by name"))
 	warn := awscdk.Annotations_Of(platform.Stack)

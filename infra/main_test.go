@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,6 +36,11 @@ func testConfig() Config {
 		fnSendEmail: {ReservedConcurrency: 5},
 		fnFetch:     {MemoryMB: 1024, TimeoutSeconds: 20},
 	}
+	cfg.SessionRoles = []string{"AWSReservedSSO_Reviewer_0123456789abcdef", "toolgate-people"}
+	cfg.DirectReviewers = map[string][]string{fnSendEmail: {
+		"arn:aws:iam::123456789012:role/toolgate-reviewer", "arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*",
+	}}
+	cfg.DirectReviewMaxSeconds = 1800
 	cfg.AlarmTopicARN = testTopic
 	cfg.ErrorAlarmThreshold = 3
 	return cfg
@@ -217,4 +223,41 @@ func strs(v any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestDefaultTemplate synthesizes the configuration of a bare `cdk synth`
+// (no context): the direct lane is closed to gated tools (review-request
+// has no TOOLGATE_DIRECT_REVIEWERS), its reviews last at most 3600 s, no
+// function names session roles, and the lanes' aliases and the variables
+// never set hold as in the test configuration.
+func TestDefaultTemplate(t *testing.T) {
+	cfg, err := loadConfig(func(string) any { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pj tmpl
+	if err := try(func() {
+		_, platform := newApp(awscdk.NewApp(nil), cfg, filepath.Join("testdata", "assets"))
+		pj = *assertions.Template_FromStack(platform.Stack, nil).ToJSON()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for id, fn := range resources(pj, "AWS::Lambda::Function") {
+		vars := props(fn)["Environment"].(tmpl)["Variables"].(tmpl)
+		if v, ok := vars[envSessionRoles]; ok {
+			t.Errorf("%s: %s=%s without sessionRoles", id, envSessionRoles, text(v))
+		}
+		if id != "ReviewRequestFunction" {
+			continue
+		}
+		if v, ok := vars[envDirectReviewers]; ok {
+			t.Errorf("review-request: %s=%s without directReviewers", envDirectReviewers, text(v))
+		}
+		if got := text(vars[envDirectReviewMaxSecs]); got != "3600" {
+			t.Errorf("review-request: %s=%s, want 3600", envDirectReviewMaxSecs, got)
+		}
+	}
+	if err := errors.Join(checkNeverSet(nil, nil, nil, pj), checkAliases(nil, nil, nil, pj)); err != nil {
+		t.Error(err)
+	}
 }

@@ -6,12 +6,15 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/lane"
 )
 
 // newParameters writes the SSM parameters toolgate publish reads, named by
-// resolver/publish (the local stack writes the same keys to its file): one
-// function ARN per function Solutions invoke, the Solution execution role,
-// the table and the review decision URL.
+// resolver/publish (the local stack writes the same keys to its file): the
+// sfn alias ARN of each function Solutions invoke (the one ARN the
+// Solution execution role may invoke; publish puts it in the state
+// machine's Tasks), the Solution execution role, the table and the review
+// decision URL.
 func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *access, decisionURL *string) {
 	param := func(id, name string, value *string, description string) {
 		awsssm.NewStringParameter(scope, jsii.String(id), &awsssm.StringParameterProps{
@@ -23,7 +26,7 @@ func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[st
 	for _, spec := range functionSpecs {
 		if spec.ForSolutions {
 			param(spec.LogicalID+"ArnParameter", publish.FunctionARNParam(p.Stage, spec.Name),
-				fns[spec.Name].Function.FunctionArn(), "ARN of the toolgate "+spec.Name+" function")
+				fns[spec.Name].aliasARN(lane.SFN), "ARN of the toolgate "+spec.Name+" function's sfn alias (Solutions' Tasks invoke it)")
 		}
 	}
 	param("ExecutionRoleArnParameter", publish.ExecutionRoleParam(p.Stage), a.ExecutionRoleARN, "ARN of the Solution execution role")

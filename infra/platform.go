@@ -6,6 +6,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/shared/review"
 )
 
 // SenderProps say whom send-email sends as.
@@ -46,6 +48,20 @@ type PlatformStackProps struct {
 	// FetchAllow is structured-data-fetch's host allow-list; empty allows
 	// no fetch at all.
 	FetchAllow []string
+	// SessionRoles are the IAM role names whose session names identify a
+	// person (IAM Identity Center roles, or roles whose trust policy pins
+	// sts:RoleSessionName), for every function's caller proofs
+	// (TOOLGATE_SESSION_ROLES, shared/caller); empty sets no variable.
+	SessionRoles []string
+	// DirectReviewers are the direct lane's reviewers: tool name to IAM
+	// principal ARN patterns (TOOLGATE_DIRECT_REVIEWERS on review-request).
+	// A gated tool without patterns cannot be reviewed on the direct lane;
+	// empty sets no variable, closing the direct lane to every gated tool.
+	DirectReviewers map[string][]string
+	// DirectReviewMaxSeconds caps a direct-lane review's timeout, in seconds
+	// (TOOLGATE_DIRECT_REVIEW_MAX_SECONDS on review-request); zero means
+	// 3600 (review.DefaultDirectMaxTimeout).
+	DirectReviewMaxSeconds int
 	// LogRetention applies to every log group; zero means three months.
 	LogRetention awslogs.RetentionDays
 	// LogRemovalPolicy applies to every log group; zero means retain.
@@ -63,9 +79,10 @@ type PlatformStackProps struct {
 	ErrorAlarmThreshold int
 }
 
-// PlatformStack is everything but the table: the functions, the review
-// decision URL, what publishing, reviewing and operating need, the
-// parameters toolgate publish reads, and the alarms.
+// PlatformStack is everything but the table: the functions and the
+// aliases of their lanes, the review decision URL, what publishing,
+// reviewing and operating need, the parameters toolgate publish reads, and
+// the alarms.
 type PlatformStack struct {
 	awscdk.Stack
 	Functions   map[string]*platformFunction
@@ -85,6 +102,9 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	}
 	if p.ErrorAlarmThreshold == 0 {
 		p.ErrorAlarmThreshold = 5
+	}
+	if p.DirectReviewMaxSeconds == 0 {
+		p.DirectReviewMaxSeconds = review.DefaultDirectMaxTimeout
 	}
 	stack := awscdk.NewStack(scope, jsii.String(id), &p.StackProps)
 	ledger := newLedgerARNs(p.TableName)

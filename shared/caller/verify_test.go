@@ -113,7 +113,9 @@ func TestVerifyRefuses(t *testing.T) {
 			caller.Binding{Action: decideA.Action, Target: decideA.Target, Decision: "reject", InputDigest: "sha256:aa"}, caller.Refused},
 		{"a proof for other inputs", func() string { return f.sign(t, "alice", decideA, f.now) },
 			caller.Binding{Action: decideA.Action, Target: decideA.Target, Decision: "approve", InputDigest: "sha256:bb"}, caller.Refused},
-		{"a proof for another action", func() string { return f.sign(t, "alice", caller.Binding{Action: caller.ActionShow, Target: decideA.Target}, f.now) }, other, caller.Refused},
+		{"a proof for another action", func() string {
+			return f.sign(t, "alice", caller.Binding{Action: caller.ActionShow, Target: decideA.Target}, f.now)
+		}, other, caller.Refused},
 		{"a stale proof (61 s)", func() string { return f.sign(t, "alice", decideA, f.now.Add(-61*time.Second)) }, decideA, caller.Stale},
 		{"a proof from the future", func() string { return f.sign(t, "alice", decideA, f.now.Add(time.Minute)) }, decideA, caller.Stale},
 		{"a proof for a non-STS host", func() string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
@@ -52,7 +53,7 @@ func paramsFor(t *testing.T, payload json.RawMessage) review.Params {
 	if err := json.Unmarshal(payload, &env); err != nil {
 		t.Fatal(err)
 	}
-	return review.Params{RunID: env.RunID, Of: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input}
+	return review.Params{Requester: "arn:aws:iam::000000000000:user/requester", RunID: env.RunID, Of: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input}
 }
 
 // Every way an approval can fail to authorise a gated call is
@@ -316,7 +317,7 @@ func TestGatedWithoutReviewStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	d, err := New(Config{Tool: "test-gated"}, e.store, gatedTool(&calls), nil)
+	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN}, e.store, gatedTool(&calls), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

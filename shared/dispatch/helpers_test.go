@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -126,7 +127,7 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) dispatcher(t testing.TB, name string, run tool.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
-	cfg := Config{Tool: name, MemoryMB: 128}
+	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN}
 	for _, m := range mod {
 		m(&cfg)
 	}

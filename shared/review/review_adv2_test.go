@@ -101,7 +101,7 @@ func TestAdv2ListHidesLiveReviewsBehindOthers(t *testing.T) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			token := fmt.Sprintf("token-old-%d-%s", i, review.NewID())
-			p := review.Params{ID: review.IDForToken(token), TaskToken: token, RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:old",
+			p := review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: review.IDForToken(token), TaskToken: token, RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:old",
 				Step: "approve", Of: "send", Tool: "send-email", ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58",
 				Input: json.RawMessage(`{"to":["team@example.com"],"subject":"s","text":"t"}`), TimeoutSeconds: 60,
 				Reviewers: []string{"arn:aws:sts::*:assumed-role/other-team/*"}}

@@ -46,7 +46,7 @@ func newStack(t *testing.T) *stack {
 func (s *stack) pending(t *testing.T, mod func(*review.Params)) *review.Review {
 	t.Helper()
 	token := "token-" + review.NewID()
-	p := review.Params{ID: review.IDForToken(token), TaskToken: token, RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:" + review.NewID(),
+	p := review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: review.IDForToken(token), TaskToken: token, RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:" + review.NewID(),
 		Step: "approve", Of: "send", Tool: "send-email", ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58",
 		Input: json.RawMessage(`{"to":["team@example.com"],"subject":"s","text":"t"}`), TimeoutSeconds: 3600}
 	if mod != nil {
@@ -93,7 +93,7 @@ func TestStoreCreateGetList(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 	// The same request again (a retried Lambda invocation) finds it.
-	again, err := review.New(review.Params{ID: r.ID, TaskToken: r.TaskToken, RunID: r.RunID, Step: r.Step, Of: r.Of, Tool: r.Tool,
+	again, err := review.New(review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: r.ID, TaskToken: r.TaskToken, RunID: r.RunID, Step: r.Step, Of: r.Of, Tool: r.Tool,
 		ToolsetID: r.ToolsetID, Input: r.Input, Reviewers: r.Reviewers, TimeoutSeconds: 3600})
 	if err != nil {
 		t.Fatal(err)

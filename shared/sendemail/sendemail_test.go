@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review"
@@ -244,7 +245,7 @@ func TestThroughDispatcher(t *testing.T) {
 	}
 	p := localtest.SES(t)
 	cfg := mustConfig(t, sender, "@example.com")
-	d, err := dispatch.New(dispatch.Config{Tool: "send-email", MemoryMB: 128}, st, Tool(cfg, sesClient(p.Endpoint())), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	d, err := dispatch.New(dispatch.Config{Tool: "send-email", MemoryMB: 128, Lane: lane.SFN}, st, Tool(cfg, sesClient(p.Endpoint())), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

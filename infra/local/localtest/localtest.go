@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/caller"
 )
 
 // Dynalite starts dynalite (DynamoDB in memory) for t.
@@ -33,11 +36,75 @@ func SES(t testing.TB) *local.Process {
 }
 
 // RIE runs bootstrap under the Lambda Runtime Interface Emulator for t.
-// See local.StartRIE for name, timeout and env.
+// See local.StartRIE for name, timeout and env. The RIE has no aliases, so
+// a function that takes its lane from one (shared/lane) runs on the sfn
+// lane, as Step Functions invokes it, unless env sets TOOLGATE_LANE (to
+// "direct", or to "" for no lane at all).
 func RIE(t testing.TB, name, bootstrap string, timeout time.Duration, env map[string]string) *local.Process {
 	t.Helper()
-	p, err := local.StartRIE(t.Context(), name, bootstrap, timeout, env)
+	vars := map[string]string{"TOOLGATE_LANE": "sfn"}
+	for k, v := range env {
+		vars[k] = v
+	}
+	p, err := local.StartRIE(t.Context(), name, bootstrap, timeout, vars)
 	return started(t, p, err)
+}
+
+// Callers is the STS stand-in with fresh local keys, for tests of
+// functions that verify caller proofs (shared/caller).
+type Callers struct {
+	STS      *local.STS
+	Keys     *local.LocalKeys
+	KeysFile string
+}
+
+// StartCallers starts the STS stand-in for t.
+func StartCallers(t testing.TB) *Callers {
+	t.Helper()
+	keys, err := local.NewLocalKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Callers{Keys: keys, KeysFile: filepath.Join(t.TempDir(), "local-keys")}
+	if err := keys.Save(c.KeysFile); err != nil {
+		t.Fatal(err)
+	}
+	if c.STS, err = local.StartSTS(keys); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.STS.Close() })
+	return c
+}
+
+// Env adds the caller verifier's configuration for the stand-in to a
+// function's environment (the local stack's one exemption from https).
+func (c *Callers) Env(env map[string]string) map[string]string {
+	out := map[string]string{"TOOLGATE_STS_ENDPOINT": c.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true"}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
+
+// SetCLIEnv points the CLI at the stand-in and the keys for t, so that
+// `--as NAME` signs with NAME's local keys.
+func (c *Callers) SetCLIEnv(t testing.TB) {
+	t.Setenv("AWS_ENDPOINT_URL_STS", c.STS.Endpoint())
+	t.Setenv("TOOLGATE_LOCAL_KEYS", c.KeysFile)
+}
+
+// Proof signs a caller proof for b with NAME's local keys, now.
+func (c *Callers) Proof(t testing.TB, name string, b caller.Binding) string {
+	t.Helper()
+	creds, err := c.Keys.Credentials(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := caller.Sign(t.Context(), credentials.StaticCredentialsProvider{Value: creds}, c.STS.Endpoint(), local.Region, b, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func started(t testing.TB, p *local.Process, err error) *local.Process {

@@ -71,9 +71,9 @@ type Stack struct {
 	Endpoints    map[string]string
 	SFNEndpoints map[string]string
 	proxies      []*http.Server
-	DataURL   string
-	data      *http.Server
-	procs     []*local.Process
+	DataURL      string
+	data         *http.Server
+	procs        []*local.Process
 }
 
 // StackOptions configure StartStack.

@@ -13,11 +13,15 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// Approver is the approver of the reviews this package approves.
-const Approver = "reviewtest"
+// Approver is the approver of the reviews this package approves, and
+// Requester their requester when Params names none.
+const (
+	Approver  = "arn:aws:iam::000000000000:user/reviewtest"
+	Requester = "arn:aws:iam::000000000000:user/reviewtest-requester"
+)
 
 // Decided stores the review p asks for (a random id when p.ID is empty,
-// one hour when p.TimeoutSeconds is 0) and records verdict v on it, with
+// one hour when p.TimeoutSeconds is 0, Requester when p names none) and records verdict v on it, with
 // the store's clock. It returns the decided review.
 func Decided(t testing.TB, s *review.Store, p review.Params, v review.Verdict) *review.Review {
 	t.Helper()
@@ -30,6 +34,9 @@ func Decided(t testing.TB, s *review.Store, p review.Params, v review.Verdict) *
 	if p.TimeoutSeconds == 0 {
 		p.TimeoutSeconds = 3600
 	}
+	if p.Requester == "" {
+		p.Requester = Requester
+	}
 	r, err := review.New(p)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +45,7 @@ func Decided(t testing.TB, s *review.Store, p review.Params, v review.Verdict) *
 	if created, _, err := s.Create(ctx, r); err != nil || !created {
 		t.Fatalf("create review %s: created %v, %v", r.ID, created, err)
 	}
-	applied, cur, err := s.Decide(ctx, r, v, Approver, false, "reviewtest "+string(v), time.Minute)
+	applied, cur, err := s.Decide(ctx, r, v, Approver, true, "reviewtest "+string(v), time.Minute)
 	if err != nil || !applied {
 		t.Fatalf("decide review %s: applied %v, %v", r.ID, applied, err)
 	}
