@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
 const goodTask = `{"task_token":"AQCEAAAAKgAAAAMAAAAAAAAAAf","run_id":"arn:aws:states:us-east-1:123456789012:execution:weekly-digest:r1",
  "step":"approve","of":"send","tool":"send-email","toolset_id":"ts_f7826302d51ea15dba1ab8b9cf962a58",
  "input":{"to":["team@example.com"],"subject":"Weekly digest","text":"Three items."},
- "reviewers":["arn:aws:sts::*:assumed-role/newsletter-editors/*"],"timeout_seconds":259200}`
+ "reviewers":["arn:aws:sts::*:assumed-role/newsletter-editors/*"],"timeout_seconds":259200,
+ "requester":"arn:aws:iam::123456789012:role/authors"}`
 
 func TestDecodeTask(t *testing.T) {
 	r, err := DecodeTask([]byte(goodTask))
@@ -22,7 +24,7 @@ func TestDecodeTask(t *testing.T) {
 	_, digest, _ := tool.InputDigest(json.RawMessage(`{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}`))
 	if r.ID != IDForToken("AQCEAAAAKgAAAAMAAAAAAAAAAf") || r.Of != "send" || r.Step != "approve" || r.TimeoutSeconds != 259200 ||
 		r.InputDigest != digest || string(r.Input) != `{"subject":"Weekly digest","text":"Three items.","to":["team@example.com"]}` ||
-		len(r.Reviewers) != 1 || r.Status != Pending {
+		len(r.Reviewers) != 1 || r.Status != Pending || r.Requester != "arn:aws:iam::123456789012:role/authors" {
 		t.Fatalf("%+v", r)
 	}
 	edit := func(from, to string) string { return strings.Replace(goodTask, from, to, 1) }
@@ -72,7 +74,7 @@ func FuzzDecodeTask(f *testing.F) {
 // members by their exact names, once each, valid UTF-8; a review Task's
 // payload must be valid UTF-8 too. Nothing is read or written for them.
 func TestLaneRequestsAreStrict(t *testing.T) {
-	h := &RequestHandler{}
+	h := &RequestHandler{Lane: lane.Direct}
 	for name, payload := range map[string]string{
 		"a member in other letter case": `{"action":"request","RUN_ID":"r1"}`,
 		"a member twice":                `{"action":"request","run_id":"r1","run_id":"r2"}`,

@@ -104,7 +104,7 @@ func TestAdv2ListHidesLiveReviewsBehindOthers(t *testing.T) {
 			p := review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: review.IDForToken(token), TaskToken: token, RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:old",
 				Step: "approve", Of: "send", Tool: "send-email", ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58",
 				Input: json.RawMessage(`{"to":["team@example.com"],"subject":"s","text":"t"}`), TimeoutSeconds: 60,
-				Reviewers: []string{"arn:aws:sts::*:assumed-role/other-team/*"}}
+				Reviewers: []string{"arn:aws:iam::*:user/other-team-*"}}
 			r, err := review.New(p)
 			if err != nil {
 				t.Error(err)
@@ -117,9 +117,8 @@ func TestAdv2ListHidesLiveReviewsBehindOthers(t *testing.T) {
 	}
 	wg.Wait()
 	s.store = saved
-	live := s.pending(t, func(p *review.Params) { p.Reviewers = []string{"arn:aws:sts::*:assumed-role/editors/*"} })
-	alice := review.Caller{Principal: "arn:aws:sts::123456789012:assumed-role/editors/alice", Authenticated: true}
-	out, err := s.svc.Do(context.Background(), alice, review.Request{Action: review.ActionList})
+	live := s.pending(t, func(p *review.Params) { p.Reviewers = []string{"arn:aws:iam::*:user/editor-*"} })
+	out, err := s.do(t, "editor-alice", review.Request{Action: review.ActionList})
 	if err != nil {
 		t.Fatal(err)
 	}

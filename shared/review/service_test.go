@@ -16,15 +16,18 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 )
 
-// stack is a review table on dynalite and the fake Step Functions.
+// stack is a review table on dynalite, the fake Step Functions and the STS
+// stand-in that proves callers (local names, arn:aws:iam::000000000000:user/NAME).
 type stack struct {
-	store *review.Store
-	fake  *reviewtest.SFN
-	svc   *review.Service
+	store   *review.Store
+	fake    *reviewtest.SFN
+	svc     *review.Service
+	callers *localtest.Callers
 }
 
 func newStack(t *testing.T) *stack {
@@ -39,8 +42,36 @@ func newStack(t *testing.T) *stack {
 	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(fake.URL), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	store := review.NewStore(db, "toolgate-reviews")
-	return &stack{store: store, fake: fake, svc: &review.Service{Store: store, SFN: client, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
+	callers := localtest.StartCallers(t)
+	v, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true}, caller.ProofTable{DB: db, Table: "toolgate-reviews"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &stack{store: store, fake: fake, callers: callers,
+		svc: &review.Service{Store: store, SFN: client, Callers: v, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
 }
+
+// do runs req as the local identity as, with a caller proof bound to it.
+func (s *stack) do(t *testing.T, as string, req review.Request) (any, error) {
+	t.Helper()
+	b := caller.Binding{Action: caller.ActionList, Target: req.Status}
+	switch req.Action {
+	case review.ActionShow:
+		b = caller.Binding{Action: caller.ActionShow, Target: req.ReviewID}
+	case review.ActionDecide:
+		digest := ""
+		if r, err := s.store.Get(context.Background(), req.ReviewID); err == nil {
+			digest = r.InputDigest
+		}
+		b = caller.Binding{Action: caller.ActionDecide, Target: req.ReviewID, Decision: string(req.Decision), InputDigest: digest}
+	}
+	req.Proof = s.callers.Proof(t, as, b)
+	_, res, err := s.svc.Do(context.Background(), req)
+	return res, err
+}
+
+// principal is a local name's principal.
+func principal(name string) string { return local.LocalPrincipal(name) }
 
 // pending stores a pending review of a send-email step with a task token.
 func (s *stack) pending(t *testing.T, mod func(*review.Params)) *review.Review {
@@ -72,7 +103,7 @@ func codeOf(err error) review.Code {
 
 func (s *stack) decide(t *testing.T, as string, id string, v review.Verdict, reason string) (*review.DecideResult, error) {
 	t.Helper()
-	res, err := s.svc.Do(context.Background(), review.Caller{Principal: as}, review.Request{Action: review.ActionDecide, ReviewID: id, Decision: v, Reason: reason})
+	res, err := s.do(t, as, review.Request{Action: review.ActionDecide, ReviewID: id, Decision: v, Reason: reason})
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +152,7 @@ func TestApproveOnceThenNoOpThenConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Changed || res.Status != review.Approved || res.Delivery != review.Delivered || !strings.Contains(res.Message, "approved by alice") {
+	if !res.Changed || res.Status != review.Approved || res.Delivery != review.Delivered || !strings.Contains(res.Message, "approved by "+principal("alice")) {
 		t.Fatalf("%+v", res)
 	}
 	calls := s.fake.Calls(r.TaskToken)
@@ -132,17 +163,17 @@ func TestApproveOnceThenNoOpThenConflict(t *testing.T) {
 	if err := json.Unmarshal([]byte(calls[0].Output), &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.ReviewID != r.ID || d.Decision != review.Approve || d.Approver != "alice" || d.Authenticated || d.Reason != "looks right" ||
+	if d.ReviewID != r.ID || d.Decision != review.Approve || d.Approver != principal("alice") || !d.Authenticated || d.Reason != "looks right" ||
 		d.InputDigest != r.InputDigest || d.DecidedAt == "" {
 		t.Fatalf("decision JSON %+v", d)
 	}
 	rec, _ := s.store.Get(context.Background(), r.ID)
-	if rec.Status != review.Approved || rec.Approver != "alice" || rec.Reason != "looks right" || rec.DecidedAt.IsZero() || rec.Delivery != review.Delivered {
+	if rec.Status != review.Approved || rec.Approver != principal("alice") || rec.Reason != "looks right" || rec.DecidedAt.IsZero() || rec.Delivery != review.Delivered {
 		t.Fatalf("record %+v", rec)
 	}
 
 	res, err = s.decide(t, "bob", r.ID, review.Approve, "")
-	if err != nil || res.Changed || !strings.Contains(res.Message, "already approved by alice") || !strings.Contains(res.Message, "nothing changed") {
+	if err != nil || res.Changed || !strings.Contains(res.Message, "already approved by "+principal("alice")) || !strings.Contains(res.Message, "nothing changed") {
 		t.Fatalf("repeated approval: %+v %v", res, err)
 	}
 	if _, err := s.decide(t, "bob", r.ID, review.Reject, "no"); codeOf(err) != review.CodeConflict {
@@ -189,7 +220,7 @@ func TestExpiredRefused(t *testing.T) {
 	if n := len(s.fake.Calls("")); n != 0 {
 		t.Fatalf("%d Step Functions calls", n)
 	}
-	list, _ := s.svc.Do(context.Background(), review.Caller{Principal: "alice"}, review.Request{Action: review.ActionList})
+	list, _ := s.do(t, "alice", review.Request{Action: review.ActionList})
 	if n := len(list.(*review.ListResult).Reviews); n != 0 {
 		t.Fatalf("an expired review is listed as pending: %d", n)
 	}
@@ -197,30 +228,28 @@ func TestExpiredRefused(t *testing.T) {
 
 func TestReviewersPattern(t *testing.T) {
 	s := newStack(t)
-	editors := func(p *review.Params) { p.Reviewers = []string{"arn:aws:sts::*:assumed-role/editors/*"} }
+	editors := func(p *review.Params) { p.Reviewers = []string{"arn:aws:iam::*:user/editor-*"} }
 	r := s.pending(t, editors)
-	bob := review.Caller{Principal: "arn:aws:sts::123456789012:assumed-role/ops/bob", Authenticated: true}
-	alice := review.Caller{Principal: "arn:aws:sts::123456789012:assumed-role/editors/alice", Authenticated: true}
-	ctx := context.Background()
-	if _, err := s.svc.Do(ctx, bob, review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeForbidden {
+	bob, alice := "ops-bob", "editor-alice"
+	if _, err := s.do(t, bob, review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeForbidden {
 		t.Fatalf("bob approves: %v", err)
 	}
-	if _, err := s.svc.Do(ctx, bob, review.Request{Action: review.ActionShow, ReviewID: r.ID}); codeOf(err) != review.CodeForbidden {
+	if _, err := s.do(t, bob, review.Request{Action: review.ActionShow, ReviewID: r.ID}); codeOf(err) != review.CodeForbidden {
 		t.Fatalf("bob reads: %v", err)
 	}
-	list, _ := s.svc.Do(ctx, bob, review.Request{Action: review.ActionList})
+	list, _ := s.do(t, bob, review.Request{Action: review.ActionList})
 	if n := len(list.(*review.ListResult).Reviews); n != 0 {
 		t.Fatalf("bob lists %d reviews", n)
 	}
-	shown, err := s.svc.Do(ctx, alice, review.Request{Action: review.ActionShow, ReviewID: r.ID})
+	shown, err := s.do(t, alice, review.Request{Action: review.ActionShow, ReviewID: r.ID})
 	if err != nil || string(shown.(review.View).Input) != string(r.Input) {
 		t.Fatalf("alice reads: %+v %v", shown, err)
 	}
-	res, err := s.svc.Do(ctx, alice, review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve})
+	res, err := s.do(t, alice, review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := res.(*review.DecideResult).Decision; d.Approver != alice.Principal || !d.Authenticated {
+	if d := res.(*review.DecideResult).Decision; d.Approver != principal(alice) || !d.Authenticated {
 		t.Fatalf("%+v", d)
 	}
 }
@@ -305,5 +334,54 @@ func TestCheckApproval(t *testing.T) {
 		if c := review.CheckApproval(r, u); c.Allowed || c.Reason == "" {
 			t.Errorf("%s: %+v", name, c)
 		}
+	}
+}
+
+// The requester of a review can never decide it (four eyes): refused with
+// REVIEW_SELF_APPROVAL, counted on the review, and the review stays
+// pending for another reviewer.
+func TestRequesterCannotDecideTheirOwnReview(t *testing.T) {
+	s := newStack(t)
+	r := s.pending(t, func(p *review.Params) { p.Requester = principal("carol") })
+	for _, v := range []review.Verdict{review.Approve, review.Reject} {
+		if _, err := s.decide(t, "carol", r.ID, v, "mine"); codeOf(err) != review.CodeSelfApproval {
+			t.Fatalf("the requester %ss: %v, want %s", v, err, review.CodeSelfApproval)
+		}
+	}
+	got, err := s.store.Get(context.Background(), r.ID)
+	if err != nil || got.Status != review.Pending || got.SelfApprovalRefusals != 2 {
+		t.Fatalf("after two self-approvals: %+v %v; want PENDING with 2 refusals", got, err)
+	}
+	if _, err := s.decide(t, "dave", r.ID, review.Approve, ""); err != nil {
+		t.Fatalf("another reviewer: %v", err)
+	}
+}
+
+// A decision's proof binds the review, the decision and the review's
+// inputs: a proof for one cannot record another, and a missing proof is
+// refused whatever else the request says.
+func TestDecisionProofBindsTheDecision(t *testing.T) {
+	s := newStack(t)
+	r := s.pending(t, nil)
+	other := s.pending(t, nil)
+	for _, c := range []struct {
+		name string
+		b    caller.Binding
+	}{
+		{"another review", caller.Binding{Action: caller.ActionDecide, Target: other.ID, Decision: "approve", InputDigest: other.InputDigest}},
+		{"the other decision", caller.Binding{Action: caller.ActionDecide, Target: r.ID, Decision: "reject", InputDigest: r.InputDigest}},
+		{"other inputs", caller.Binding{Action: caller.ActionDecide, Target: r.ID, Decision: "approve", InputDigest: "sha256:00"}},
+		{"a show", caller.Binding{Action: caller.ActionShow, Target: r.ID}},
+	} {
+		req := review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve, Proof: s.callers.Proof(t, "alice", c.b)}
+		if _, _, err := s.svc.Do(context.Background(), req); codeOf(err) != review.CodeUnauthenticated {
+			t.Fatalf("a proof for %s: %v, want %s", c.name, err, review.CodeUnauthenticated)
+		}
+	}
+	if _, _, err := s.svc.Do(context.Background(), review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeUnauthenticated {
+		t.Fatalf("no proof: %v", err)
+	}
+	if got, _ := s.store.Get(context.Background(), r.ID); got.Status != review.Pending {
+		t.Fatalf("a refused proof decided the review: %s", got.Status)
 	}
 }
