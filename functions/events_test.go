@@ -66,7 +66,7 @@ func storeEventReviews(t *testing.T, s *stack, ts *toolset.Toolset) {
 		if err := dec.Decode(&f); err != nil {
 			t.Fatalf("reviews.jsonl: %v: %s", err, line)
 		}
-		r, err := review.New(review.Params{ID: f.ReviewID, RunID: f.RunID, Step: "approve", Of: f.Of, Tool: "send-email",
+		r, err := review.New(review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: f.ReviewID, RunID: f.RunID, Step: "approve", Of: f.Of, Tool: "send-email",
 			ToolsetID: ts.ID, Input: f.Input, TimeoutSeconds: 3600})
 		if err != nil {
 			t.Fatal(err)

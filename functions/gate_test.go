@@ -216,7 +216,7 @@ func (s *reviewStack) approvedTask(t *testing.T, token string) (string, json.Raw
 	t.Helper()
 	task := s.task(token, func(m map[string]any) { m["of"] = "send" })
 	id := s.requestReview(t, task)
-	if _, code, msg := call(t, s.decision, decide(id, "alice", "approve", "recipients checked")); code != "" {
+	if _, code, msg := call(t, s.decision, s.decide(t, id, "alice", "approve", "recipients checked")); code != "" {
 		t.Fatalf("approve: %s %s", code, msg)
 	}
 	calls := s.sfn.Calls(token)

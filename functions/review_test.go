@@ -11,8 +11,10 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
@@ -38,10 +40,17 @@ type reviewStack struct {
 	ts       *toolset.Toolset
 	sfn      *reviewtest.SFN
 	ses      *local.Process
-	request  *local.Process // review-request
-	decision *local.Process // review-decision, local: direct invocations allowed
-	send     *local.Process // send-email
+	request  *local.Process // review-request, sfn lane
+	direct   *local.Process // review-request, direct lane
+	decision *local.Process // review-decision
+	send     *local.Process // send-email, sfn lane
+	// callers is the STS stand-in that proves who calls (local names,
+	// arn:aws:iam::000000000000:user/NAME).
+	callers *localtest.Callers
 }
+
+// requester is the local name that starts the stack's runs.
+const requester = "requester"
 
 func newReviewStack(t *testing.T) *reviewStack {
 	t.Helper()
@@ -58,7 +67,8 @@ func newReviewStack(t *testing.T) *reviewStack {
 	if _, err := s.store.RegisterToolset(context.Background(), s.ts); err != nil {
 		t.Fatal(err)
 	}
-	table := map[string]string{dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint()}
+	s.callers = localtest.StartCallers(t)
+	table := s.callers.Env(map[string]string{dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint()})
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
 		for k, v := range table {
@@ -70,8 +80,11 @@ func newReviewStack(t *testing.T) *reviewStack {
 		return m
 	}
 	s.request = localtest.RIE(t, "review-request", localtest.Bootstrap(t, "./review-request"), 10*time.Second, table)
+	s.direct = localtest.RIE(t, "review-request", localtest.Bootstrap(t, "./review-request"), 10*time.Second, with(map[string]string{
+		"TOOLGATE_LANE": "direct", review.EnvDirectReviewers: `{"send-email": ["arn:aws:iam::000000000000:user/*"]}`,
+	}))
 	s.decision = localtest.RIE(t, "review-decision", localtest.Bootstrap(t, "./review-decision"), 10*time.Second,
-		with(map[string]string{review.EnvAllowUnauthenticated: "true", "AWS_ENDPOINT_URL_SFN": s.sfn.URL}))
+		with(map[string]string{"AWS_ENDPOINT_URL_SFN": s.sfn.URL}))
 	s.ses = localtest.SES(t)
 	s.send = localtest.RIE(t, "send-email", localtest.Bootstrap(t, "./send-email"), 30*time.Second, with(map[string]string{
 		"TOOLGATE_SENDER": "noreply@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com", "AWS_ENDPOINT_URL_SESV2": s.ses.Endpoint(),
@@ -88,7 +101,7 @@ func (s *reviewStack) task(token string, mod func(map[string]any)) map[string]an
 		"task_token": token, "run_id": fmt.Sprintf("arn:aws:states:us-east-1:123456789012:execution:weekly-digest:run-%d-%d", time.Now().UnixNano(), reviewRuns),
 		"step": "approve", "of": "send", "tool": "send-email", "toolset_id": s.ts.ID,
 		"input":     map[string]any{"to": []string{"team@example.com"}, "subject": "Weekly digest", "text": "Three items."},
-		"reviewers": []string{}, "timeout_seconds": 3600,
+		"reviewers": []string{}, "timeout_seconds": 3600, "requester": local.LocalPrincipal(requester),
 	}
 	if mod != nil {
 		mod(m)
@@ -110,8 +123,27 @@ func (s *reviewStack) requestReview(t *testing.T, task map[string]any) string {
 	return res.ReviewID
 }
 
-func decide(id, as, decision, reason string) map[string]any {
-	return map[string]any{"action": "decide", "review_id": id, "decision": decision, "as": as, "reason": reason}
+// decide is a direct invocation of review-decision deciding review id as
+// the local identity as, with a caller proof bound to the review, the
+// decision and the review's input digest (read from the table, as
+// `toolgate review` learns it by showing the review first).
+func (s *reviewStack) decide(t *testing.T, id, as, decision, reason string) map[string]any {
+	t.Helper()
+	digest := ""
+	if r, err := s.reviews.Get(context.Background(), id); err == nil {
+		digest = r.InputDigest
+	}
+	proof := s.callers.Proof(t, as, caller.Binding{Action: caller.ActionDecide, Target: id, Decision: decision, InputDigest: digest})
+	return map[string]any{"action": "decide", "review_id": id, "decision": decision, "proof": proof, "reason": reason}
+}
+
+// list and show are direct invocations of review-decision as as.
+func (s *reviewStack) list(t *testing.T, as string) map[string]any {
+	return map[string]any{"action": "list", "proof": s.callers.Proof(t, as, caller.Binding{Action: caller.ActionList})}
+}
+
+func (s *reviewStack) show(t *testing.T, id, as string) map[string]any {
+	return map[string]any{"action": "show", "review_id": id, "proof": s.callers.Proof(t, as, caller.Binding{Action: caller.ActionShow, Target: id})}
 }
 
 // review-request stores the pending review (apart from the ledger's
@@ -178,16 +210,16 @@ func TestReviewDecisionUnderRIE(t *testing.T) {
 	task := s.task("token-approve", nil)
 	id := s.requestReview(t, task)
 
-	out, code, msg := call(t, s.decision, map[string]any{"action": "list", "as": "alice"})
+	out, code, msg := call(t, s.decision, s.list(t, "alice"))
 	if code != "" || !strings.Contains(string(out), id) {
 		t.Fatalf("list: %s %s %s", out, code, msg)
 	}
-	out, code, _ = call(t, s.decision, map[string]any{"action": "show", "review_id": id, "as": "alice"})
+	out, code, _ = call(t, s.decision, s.show(t, id, "alice"))
 	if code != "" || !strings.Contains(string(out), `"subject":"Weekly digest"`) || strings.Contains(string(out), "token-approve") {
 		t.Fatalf("show: %s %s (must show the inputs, never the task token)", out, code)
 	}
 
-	out, code, msg = call(t, s.decision, decide(id, "alice", "approve", "recipients checked"))
+	out, code, msg = call(t, s.decision, s.decide(t, id, "alice", "approve", "recipients checked"))
 	if code != "" {
 		t.Fatalf("approve: %s: %s", code, msg)
 	}
@@ -205,16 +237,16 @@ func TestReviewDecisionUnderRIE(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := s.reviews.Get(ctx, id)
-	if d.ReviewID != id || d.Decision != review.Approve || d.Approver != "alice" || d.Authenticated || d.Reason != "recipients checked" ||
-		d.InputDigest != r.InputDigest || d.DecidedAt == "" || r.Approver != "alice" || r.Reason != "recipients checked" || r.Status != review.Approved {
+	if d.ReviewID != id || d.Decision != review.Approve || d.Approver != local.LocalPrincipal("alice") || !d.Authenticated || d.Reason != "recipients checked" ||
+		d.InputDigest != r.InputDigest || d.DecidedAt == "" || r.Approver != local.LocalPrincipal("alice") || r.Reason != "recipients checked" || r.Status != review.Approved {
 		t.Fatalf("decision %+v, record %+v", d, r)
 	}
 
-	out, code, _ = call(t, s.decision, decide(id, "alice", "approve", ""))
-	if code != "" || !strings.Contains(string(out), `"changed":false`) || !strings.Contains(string(out), "already approved by alice") {
+	out, code, _ = call(t, s.decision, s.decide(t, id, "alice", "approve", ""))
+	if code != "" || !strings.Contains(string(out), `"changed":false`) || !strings.Contains(string(out), "already approved by "+local.LocalPrincipal("alice")) {
 		t.Fatalf("repeated approval: %s %s", out, code)
 	}
-	if _, code, msg := call(t, s.decision, decide(id, "bob", "reject", "no")); code != string(review.CodeConflict) {
+	if _, code, msg := call(t, s.decision, s.decide(t, id, "bob", "reject", "no")); code != string(review.CodeConflict) {
 		t.Fatalf("conflicting rejection: %s %s", code, msg)
 	}
 	if n := len(s.sfn.Calls("token-approve")); n != 1 {
@@ -260,11 +292,11 @@ func TestReviewDecisionUnderRIE(t *testing.T) {
 func TestReviewRefusalsUnderRIE(t *testing.T) {
 	s := newReviewStack(t)
 	id := s.requestReview(t, s.task("token-reject", nil))
-	if _, code, _ := call(t, s.decision, decide(id, "alice", "reject", "")); code != string(review.CodeInvalid) {
+	if _, code, _ := call(t, s.decision, s.decide(t, id, "alice", "reject", "")); code != string(review.CodeInvalid) {
 		t.Fatalf("a rejection without a reason: %s", code)
 	}
 	for range 2 {
-		if _, code, msg := call(t, s.decision, decide(id, "alice", "reject", "wrong audience")); code != "" {
+		if _, code, msg := call(t, s.decision, s.decide(t, id, "alice", "reject", "wrong audience")); code != "" {
 			t.Fatalf("reject: %s %s", code, msg)
 		}
 	}
@@ -275,25 +307,33 @@ func TestReviewRefusalsUnderRIE(t *testing.T) {
 
 	expired := s.requestReview(t, s.task("token-expired", func(m map[string]any) { m["timeout_seconds"] = 1 }))
 	time.Sleep(2 * time.Second)
-	if _, code, msg := call(t, s.decision, decide(expired, "alice", "approve", "")); code != string(review.CodeExpired) || !strings.Contains(msg, "expired at") {
+	if _, code, msg := call(t, s.decision, s.decide(t, expired, "alice", "approve", "")); code != string(review.CodeExpired) || !strings.Contains(msg, "expired at") {
 		t.Fatalf("expired: %s %s", code, msg)
 	}
 	if n := len(s.sfn.Calls("token-expired")); n != 0 {
 		t.Fatalf("an expired review reached Step Functions %d times", n)
 	}
 
-	editors := s.requestReview(t, s.task("token-editors", func(m map[string]any) { m["reviewers"] = []string{"arn:aws:sts::*:assumed-role/editors/*"} }))
-	if _, code, msg := call(t, s.decision, decide(editors, "bob", "approve", "")); code != string(review.CodeForbidden) || !strings.Contains(msg, "matches none") {
+	editors := s.requestReview(t, s.task("token-editors", func(m map[string]any) { m["reviewers"] = []string{"arn:aws:iam::*:user/editor-*"} }))
+	if _, code, msg := call(t, s.decision, s.decide(t, editors, "bob", "approve", "")); code != string(review.CodeForbidden) || !strings.Contains(msg, "matches none") {
 		t.Fatalf("bob: %s %s", code, msg)
 	}
-	if _, code, msg := call(t, s.decision, decide(editors, "arn:aws:sts::123456789012:assumed-role/editors/alice", "approve", "")); code != "" {
+	if _, code, msg := call(t, s.decision, s.decide(t, editors, "editor-alice", "approve", "")); code != "" {
 		t.Fatalf("an editor: %s %s", code, msg)
+	}
+
+	own := s.requestReview(t, s.task("token-own", nil))
+	if _, code, msg := call(t, s.decision, s.decide(t, own, requester, "approve", "mine")); code != string(review.CodeSelfApproval) {
+		t.Fatalf("the run's starter approves its review: %s %s, want %s", code, msg, review.CodeSelfApproval)
+	}
+	if n := len(s.sfn.Calls("token-own")); n != 0 {
+		t.Fatalf("a self-approval reached Step Functions %d times", n)
 	}
 
 	ended := s.requestReview(t, s.task("token-ended", nil))
 	s.sfn.End("token-ended", "TaskDoesNotExist")
 	for range 2 {
-		if _, code, msg := call(t, s.decision, decide(ended, "alice", "approve", "")); code != string(review.CodeTaskEnded) || !strings.Contains(msg, "no longer waits") && !strings.Contains(msg, "TaskDoesNotExist") {
+		if _, code, msg := call(t, s.decision, s.decide(t, ended, "alice", "approve", "")); code != string(review.CodeTaskEnded) || !strings.Contains(msg, "no longer waits") && !strings.Contains(msg, "TaskDoesNotExist") {
 			t.Fatalf("ended: %s %s", code, msg)
 		}
 	}
@@ -302,24 +342,23 @@ func TestReviewRefusalsUnderRIE(t *testing.T) {
 	}
 }
 
-// On AWS (no TOOLGATE_ALLOW_UNAUTHENTICATED) the approver is the IAM
-// principal of the Function URL request; a direct invocation, or a URL
-// request without IAM context, is refused.
-func TestReviewDecisionFunctionURLUnderRIE(t *testing.T) {
+// The forged event: a Function-URL-shaped event whose authorizer names a
+// reviewer, invoked directly, approved the review before caller proofs.
+// Now the caller is whoever the caller proof (header
+// X-Toolgate-Caller-Proof) proves, and the authorizer is never read.
+func TestReviewDecisionTakesTheCallerFromTheProofNeverFromTheEvent(t *testing.T) {
 	s := newReviewStack(t)
-	onAWS := localtest.RIE(t, "review-decision", localtest.Bootstrap(t, "./review-decision"), 10*time.Second, map[string]string{
-		dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": s.dynamo, "AWS_ENDPOINT_URL_SFN": s.sfn.URL,
-	})
-	id := s.requestReview(t, s.task("token-url", func(m map[string]any) { m["reviewers"] = []string{"arn:aws:sts::*:assumed-role/editors/*"} }))
-	if _, code, _ := call(t, onAWS, decide(id, "arn:aws:sts::123456789012:assumed-role/editors/alice", "approve", "")); code != string(review.CodeUnauthenticated) {
-		t.Fatalf("a direct invocation naming an editor: %s", code)
-	}
-	urlEvent := func(method, path, body string, arn string) map[string]any {
-		ev := map[string]any{"version": "2.0", "rawPath": path, "rawQueryString": "", "headers": map[string]string{"content-type": "application/json"},
+	id := s.requestReview(t, s.task("token-url", func(m map[string]any) { m["reviewers"] = []string{"arn:aws:iam::*:user/editor-*"} }))
+	urlEvent := func(method, path, body, authorizerARN, proof string) map[string]any {
+		headers := map[string]string{"content-type": "application/json"}
+		if proof != "" {
+			headers["x-toolgate-caller-proof"] = proof
+		}
+		ev := map[string]any{"version": "2.0", "rawPath": path, "rawQueryString": "", "headers": headers,
 			"requestContext": map[string]any{"http": map[string]string{"method": method, "path": path}},
 			"body":           body, "isBase64Encoded": false}
-		if arn != "" {
-			ev["requestContext"].(map[string]any)["authorizer"] = map[string]any{"iam": map[string]string{"userArn": arn, "accountId": "123456789012"}}
+		if authorizerARN != "" {
+			ev["requestContext"].(map[string]any)["authorizer"] = map[string]any{"iam": map[string]string{"userArn": authorizerARN, "accountId": "000000000000"}}
 		}
 		return ev
 	}
@@ -333,25 +372,37 @@ func TestReviewDecisionFunctionURLUnderRIE(t *testing.T) {
 		}
 		return resp.StatusCode, resp.Body
 	}
-	out, _, _ := call(t, onAWS, urlEvent("POST", "/reviews/"+id, `{"decision":"approve"}`, ""))
+	editor := local.LocalPrincipal("editor-alice")
+	approve := func(as string) string {
+		r, _ := s.reviews.Get(context.Background(), id)
+		return s.callers.Proof(t, as, caller.Binding{Action: caller.ActionDecide, Target: id, Decision: "approve", InputDigest: r.InputDigest})
+	}
+	out, _, _ := call(t, s.decision, urlEvent("POST", "/reviews/"+id, `{"decision":"approve"}`, editor, ""))
 	if st, body := status(out); st != 401 || !strings.Contains(body, string(review.CodeUnauthenticated)) {
-		t.Fatalf("no IAM context: %d %s", st, body)
+		t.Fatalf("the forged event (an authorizer naming an editor, no proof): %d %s, want 401", st, body)
 	}
-	out, _, _ = call(t, onAWS, urlEvent("POST", "/reviews/"+id, `{"decision":"approve"}`, "arn:aws:sts::123456789012:assumed-role/ops/bob"))
+	if _, code, _ := call(t, s.decision, map[string]any{"action": "decide", "review_id": id, "decision": "approve", "as": editor}); code != string(review.CodeInvalid) {
+		t.Fatalf("a direct invocation naming its caller: %s, want %s", code, review.CodeInvalid)
+	}
+	out, _, _ = call(t, s.decision, urlEvent("POST", "/reviews/"+id, `{"decision":"approve"}`, editor, approve("ops-bob")))
 	if st, body := status(out); st != 403 {
-		t.Fatalf("bob: %d %s", st, body)
+		t.Fatalf("bob's proof under an authorizer naming an editor: %d %s, want 403", st, body)
 	}
-	out, _, _ = call(t, onAWS, urlEvent("GET", "/reviews", "", "arn:aws:sts::123456789012:assumed-role/editors/alice"))
+	out, _, _ = call(t, s.decision, urlEvent("POST", "/reviews/"+id, `{"decision":"reject","reason":"x"}`, "", approve("editor-alice")))
+	if st, body := status(out); st != 401 {
+		t.Fatalf("an approval's proof for a rejection: %d %s, want 401", st, body)
+	}
+	list := s.callers.Proof(t, "editor-alice", caller.Binding{Action: caller.ActionList})
+	out, _, _ = call(t, s.decision, urlEvent("GET", "/reviews", "", "", list))
 	if st, body := status(out); st != 200 || !strings.Contains(body, id) {
 		t.Fatalf("list: %d %s", st, body)
 	}
-	alice := "arn:aws:sts::123456789012:assumed-role/editors/alice"
-	out, _, _ = call(t, onAWS, urlEvent("POST", "/reviews/"+id, `{"decision":"approve","reason":"fine"}`, alice))
+	out, _, _ = call(t, s.decision, urlEvent("POST", "/reviews/"+id, `{"decision":"approve","reason":"fine"}`, "", approve("editor-alice")))
 	if st, body := status(out); st != 200 || !strings.Contains(body, `"authenticated":true`) {
 		t.Fatalf("alice approves: %d %s", st, body)
 	}
 	r, _ := s.reviews.Get(context.Background(), id)
-	if r.Approver != alice || !r.Authenticated || len(s.sfn.Accepted("token-url")) != 1 {
+	if r.Approver != editor || !r.Authenticated || len(s.sfn.Accepted("token-url")) != 1 {
 		t.Fatalf("record %+v", r)
 	}
 }
@@ -361,15 +412,33 @@ func TestReviewDecisionFunctionURLUnderRIE(t *testing.T) {
 // review is not the lane's to watch.
 func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 	s := newReviewStack(t)
-	lane := s.task("", func(m map[string]any) {
-		delete(m, "task_token")
-		m["action"] = "request"
-		m["step"] = "invoke-review"
-		m["of"] = "invoke"
-	})
-	id := s.requestReview(t, lane)
+	me := local.LocalPrincipal(requester)
+	input := map[string]any{"to": []string{"team@example.com"}, "subject": "Weekly digest", "text": "Three items."}
+	_, digest, _ := tool.InputDigest(json.RawMessage(`{"to":["team@example.com"],"subject":"Weekly digest","text":"Three items."}`))
+	// request is a direct-lane review request as `as`, its proof bound to
+	// the run id, the tool and the input's digest.
+	request := func(as, runID string, mod func(map[string]any)) map[string]any {
+		m := map[string]any{"action": "request", "run_id": runID, "step": "invoke-review", "of": "invoke", "tool": "send-email",
+			"toolset_id": s.ts.ID, "input": input, "timeout_seconds": 600,
+			"proof": s.callers.Proof(t, as, caller.Binding{Action: caller.ActionRequest, Target: runID, Decision: "send-email", InputDigest: digest})}
+		if mod != nil {
+			mod(m)
+		}
+		return m
+	}
+	statusAs := func(as, id string) map[string]any {
+		return map[string]any{"action": "status", "review_id": id, "proof": s.callers.Proof(t, as, caller.Binding{Action: caller.ActionStatus, Target: id})}
+	}
+	runID := lane.DirectRunPrefix(me) + "invoke-1"
+	out, code, msg := call(t, s.direct, request(requester, runID, nil))
+	if code != "" {
+		t.Fatalf("request: %s %s", code, msg)
+	}
+	var requested review.RequestResult
+	json.Unmarshal(out, &requested)
+	id := requested.ReviewID
 	status := func() review.LaneStatus {
-		out, code, msg := call(t, s.request, map[string]any{"action": "status", "review_id": id})
+		out, code, msg := call(t, s.direct, statusAs(requester, id))
 		if code != "" {
 			t.Fatalf("status: %s %s", code, msg)
 		}
@@ -382,27 +451,66 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 	if st := status(); st.Status != review.Pending || st.Decision != nil {
 		t.Fatalf("%+v", st)
 	}
-	if r, _ := s.reviews.Get(context.Background(), id); r.TaskToken != "" || r.Of != "invoke" {
-		t.Fatalf("%+v", r)
+	r, _ := s.reviews.Get(context.Background(), id)
+	if r.TaskToken != "" || r.Of != "invoke" || r.Requester != me || len(r.Reviewers) != 1 || r.Reviewers[0] != "arn:aws:iam::000000000000:user/*" {
+		t.Fatalf("the direct-lane review: %+v (want the requester proven, the platform's reviewers)", r)
 	}
-	if _, code, msg := call(t, s.decision, decide(id, "alice", "approve", "ok")); code != "" {
+	// Four eyes: the requester chose no reviewer and cannot decide.
+	if _, code, msg := call(t, s.decision, s.decide(t, id, requester, "approve", "mine")); code != string(review.CodeSelfApproval) {
+		t.Fatalf("the requester approves their own direct-lane review: %s %s", code, msg)
+	}
+	if _, code, _ := call(t, s.direct, statusAs("mallory", id)); code != "TOOL_INPUT_INVALID" {
+		t.Fatalf("another caller reads the status (the approval): %s", code)
+	}
+	if _, code, msg := call(t, s.decision, s.decide(t, id, "alice", "approve", "ok")); code != "" {
 		t.Fatalf("approve: %s %s", code, msg)
 	}
-	if st := status(); st.Status != review.Approved || st.Decision == nil || st.Decision.Approver != "alice" || st.Decision.ReviewID != id {
+	if st := status(); st.Status != review.Approved || st.Decision == nil || st.Decision.Approver != local.LocalPrincipal("alice") || st.Decision.ReviewID != id {
 		t.Fatalf("%+v", st)
 	}
 	if n := len(s.sfn.Calls("")); n != 0 {
 		t.Fatalf("a direct-lane decision reached Step Functions %d times", n)
 	}
+	execution := s.task("token-execution", nil)["run_id"].(string)
 	task := s.requestReview(t, s.task("token-not-the-lanes", nil))
-	for name, req := range map[string]map[string]any{
-		"a review Task's review": {"action": "status", "review_id": task},
-		"unknown review":         {"action": "status", "review_id": review.NewID()},
-		"unknown action":         {"action": "approve", "review_id": id},
-		"an id chosen by caller": {"action": "request", "review_id": id, "run_id": "r", "step": "a", "of": "b", "tool": "send-email", "toolset_id": s.ts.ID, "input": map[string]any{}, "timeout_seconds": 60},
+	for name, c := range map[string]struct {
+		fn   *local.Process
+		req  map[string]any
+		code string
+	}{
+		"a review Task's review":           {s.direct, statusAs(requester, task), "TOOL_INPUT_INVALID"},
+		"unknown review":                   {s.direct, statusAs(requester, review.NewID()), "TOOL_INPUT_INVALID"},
+		"unknown action":                   {s.direct, map[string]any{"action": "approve", "review_id": id}, "TOOL_INPUT_INVALID"},
+		"an id chosen by caller":           {s.direct, request(requester, runID, func(m map[string]any) { m["review_id"] = id }), "TOOL_INPUT_INVALID"},
+		"reviewers chosen by requester":    {s.direct, request(requester, runID, func(m map[string]any) { m["reviewers"] = []string{me} }), "TOOL_INPUT_INVALID"},
+		"an execution's run id":            {s.direct, request(requester, execution, nil), "TOOL_PERMISSION_DENIED"},
+		"another caller's namespace":       {s.direct, request("mallory", runID, nil), "TOOL_PERMISSION_DENIED"},
+		"no proof":                         {s.direct, request(requester, runID, func(m map[string]any) { delete(m, "proof") }), "TOOL_PERMISSION_DENIED"},
+		"a proof for other inputs":         {s.direct, request(requester, runID, func(m map[string]any) { m["input"] = map[string]any{"to": []string{"x@example.com"}} }), "TOOL_PERMISSION_DENIED"},
+		"over the direct lane's timeout":   {s.direct, request(requester, runID, func(m map[string]any) { m["timeout_seconds"] = 7200 }), "TOOL_INPUT_INVALID"},
+		"a lane request on the sfn lane":   {s.request, request(requester, runID, nil), "TOOL_PERMISSION_DENIED"},
+		"a review Task on the direct lane": {s.direct, s.task("token-wrong-lane", nil), "TOOL_PERMISSION_DENIED"},
 	} {
-		if _, code, _ := call(t, s.request, req); code != "TOOL_INPUT_INVALID" {
-			t.Errorf("%s: %q", name, code)
+		if _, code, msg := call(t, c.fn, c.req); code != c.code {
+			t.Errorf("%s: %q %s, want %s", name, code, msg, c.code)
 		}
+	}
+}
+
+// A gated tool the platform names no direct-lane reviewers for cannot be
+// called on the direct lane: the requester never picks who decides.
+func TestDirectLaneClosedWithoutConfiguredReviewers(t *testing.T) {
+	s := newReviewStack(t)
+	closed := localtest.RIE(t, "review-request", localtest.Bootstrap(t, "./review-request"), 10*time.Second, s.callers.Env(map[string]string{
+		dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": s.dynamo, "TOOLGATE_LANE": "direct",
+	}))
+	runID := lane.DirectRunPrefix(local.LocalPrincipal(requester)) + "x"
+	input := map[string]any{"to": []string{"team@example.com"}}
+	_, digest, _ := tool.InputDigest(json.RawMessage(`{"to":["team@example.com"]}`))
+	_, code, msg := call(t, closed, map[string]any{"action": "request", "run_id": runID, "step": "invoke-review", "of": "invoke", "tool": "send-email",
+		"toolset_id": s.ts.ID, "input": input, "timeout_seconds": 60,
+		"proof": s.callers.Proof(t, requester, caller.Binding{Action: caller.ActionRequest, Target: runID, Decision: "send-email", InputDigest: digest})})
+	if code != "TOOL_PERMISSION_DENIED" || !strings.Contains(msg, "direct lane is closed") {
+		t.Fatalf("%s %s, want the direct lane closed", code, msg)
 	}
 }
