@@ -54,7 +54,10 @@ func startSFNStack(t *testing.T) *sfnStack {
 		"FLAKY_LOG":      filepath.Join(logs, "tool.log"),
 		"FLAKY_RESPONSE": `{"data": {"count": 2, "summary": "two items"}}`,
 	})
-	review := localtest.RIE(t, "review", flakyBin, 10*time.Second, map[string]string{"FLAKY_LOG": filepath.Join(logs, "review.log")})
+	// The review function also answers compiled Solutions' Starter Task,
+	// whose result selector reads "starter".
+	review := localtest.RIE(t, "review", flakyBin, 10*time.Second, map[string]string{"FLAKY_LOG": filepath.Join(logs, "review.log"),
+		"FLAKY_RESPONSE": `{"starter":"arn:aws:iam::000000000000:user/starter"}`})
 	slow := localtest.RIE(t, "slow", flakyBin, time.Second, nil)
 	free, err := local.FreePort()
 	if err != nil {
@@ -661,11 +664,13 @@ func TestSFN(t *testing.T) {
 		} {
 			def = strings.ReplaceAll(def, "${"+placeholder+"}", lambdaARN(fn))
 		}
-		arn := s.start(t, s.create(t, "weekly-digest", def), "week-48", map[string]any{"recipient": "team@example.com"})
+		arn := s.start(t, s.create(t, "weekly-digest", def), "week-48", map[string]any{
+			"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": "a proof"}})
 
 		// The review request: the digest to approve and a real task token.
 		rev := s.calls(t, "review.log", arn, 1)[0]
 		wantEqual(t, "review input", at(rev, "input"), map[string]any{"subject": "Weekly digest", "text": "two items", "to": []any{"team@example.com"}})
+		wantEqual(t, "review requester", at(rev, "requester"), "arn:aws:iam::000000000000:user/starter")
 		token, _ := rev["task_token"].(string)
 		if len(token) < 32 {
 			t.Fatalf("task_token %q", token)
@@ -692,10 +697,25 @@ func TestSFN(t *testing.T) {
 		wantEqual(t, "send input", send["input"], map[string]any{"subject": "Weekly digest", "text": "two items", "to": []any{"team@example.com"}})
 
 		out := decode(t, d.Output)
-		wantEqual(t, "meta", at(out, "meta"), map[string]any{"run_id": arn, "seq": 2.0})
+		wantEqual(t, "meta", at(out, "meta"), map[string]any{"run_id": arn, "seq": 2.0, "start": map[string]any{"starter": "arn:aws:iam::000000000000:user/starter"}})
 		wantEqual(t, "steps.send.output.event.step", at(out, "steps", "send", "output", "event", "step"), "send")
 		wantEqual(t, "entered states", enteredStates(s.history(t, arn)),
-			[]string{"Init", "fetch-seq", "fetch", "digest", "any_items", "approve", "send-seq", "send", "End"})
+			[]string{"Start", "Init", "Starter", "fetch-seq", "fetch", "digest", "any_items", "approve", "send-seq", "send", "End"})
+
+		// A run of a Solution with gated tools started without a start
+		// proof (or with the user's input alone) fails at once: no tool
+		// runs, no review is asked for.
+		machine := s.create(t, "weekly-digest-bare", def)
+		for name, input := range map[string]any{
+			"bare-input": map[string]any{"recipient": "team@example.com"},
+			"no-proof":   map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}},
+		} {
+			bare := s.start(t, machine, name, input)
+			d := s.wait(t, bare)
+			wantStatus(t, d, sfntypes.ExecutionStatusFailed)
+			wantEqual(t, name+" error", aws.ToString(d.Error), "TOOLGATE_START_INVALID")
+			wantEqual(t, name+" entered states", enteredStates(s.history(t, bare)), []string{"Start", "StartRefused"})
+		}
 	})
 }
 
