@@ -54,6 +54,10 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: toolgate invoke TOOL --input FILE.json [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--table NAME] [--dynamodb-endpoint URL]")
 		return ExitMisuse
 	}
+	if lane.wait < time.Second || lane.wait > MaxReviewWait {
+		fmt.Fprintf(stderr, "toolgate invoke: --wait-timeout %s is outside 1s..%s\n", lane.wait, MaxReviewWait)
+		return ExitMisuse
+	}
 	if *as != "" && *endpoint == "" {
 		fmt.Fprintln(stderr, "toolgate invoke: --as is for the local stack (with --endpoint): on AWS you are who your AWS credentials say")
 		return ExitMisuse
@@ -73,25 +77,13 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitMisuse
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute) // Lambda's 15-minute maximum, and some
-	defer cancel()
-	// The direct lane: every call carries a caller proof, and its run id is
-	// in the caller's own namespace (docs/identity.md).
-	prover, err := newProver(ctx, *as)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
-		return ExitMisuse
-	}
-	me, err := prover.whoAmI(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
-		return ExitErrors
-	}
-	env, err := buildEnvelope(name, raw, lanepkg.DirectRunPrefix(me))
+	env, generated, err := buildEnvelope(name, raw)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
 		return ExitMisuse
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute) // Lambda's 15-minute maximum, and some
+	defer cancel()
 	if _, pinned := env[tool.MemberToolsetID]; pinned && len(fetchHosts) > 0 {
 		fmt.Fprintf(stderr, "toolgate invoke: %s names a toolset_id, which pins its hosts: --fetch-host cannot be used with it\n", *inputFile)
 		return ExitMisuse
@@ -129,6 +121,24 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitErrors
+	}
+	// The direct lane: every call carries a caller proof, and its run id is
+	// in the caller's own namespace (docs/identity.md).
+	prover, err := newProver(ctx, *as)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+		return ExitMisuse
+	}
+	if generated != "" {
+		me, err := prover.whoAmI(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
+			return ExitErrors
+		}
+		if env[tool.MemberIdempotencyKey] == fmt.Sprintf("%v/%v", generated, env[tool.MemberSeq]) {
+			env[tool.MemberIdempotencyKey] = fmt.Sprintf("%v%v/%v", lanepkg.DirectRunPrefix(me), generated, env[tool.MemberSeq])
+		}
+		env[tool.MemberRunID] = lanepkg.DirectRunPrefix(me) + generated
 	}
 	payload, err := json.Marshal(env)
 	if err != nil {
@@ -174,28 +184,31 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 // buildEnvelope reads the input file: a whole envelope (it has "input"),
-// or the tool's input object. Missing run_id (runPrefix and a generated
-// id), seq, step, attempt, tolerate_duplicates and idempotency_key are
-// filled in.
-func buildEnvelope(name string, raw []byte, runPrefix string) (map[string]any, error) {
+// or the tool's input object. Missing run_id, seq, step, attempt,
+// tolerate_duplicates and idempotency_key are filled in; a generated run
+// id is also returned, so that the caller can put it in its direct-lane
+// namespace (lane.DirectRunPrefix) once it knows who it is.
+func buildEnvelope(name string, raw []byte) (map[string]any, string, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var doc map[string]any
 	if err := dec.Decode(&doc); err != nil || doc == nil {
-		return nil, fmt.Errorf("not a JSON object")
+		return nil, "", fmt.Errorf("not a JSON object")
 	}
 	env := doc
 	if _, isEnvelope := doc[tool.MemberInput]; !isEnvelope {
 		env = map[string]any{tool.MemberInput: doc}
 	}
 	if t, ok := env[tool.MemberTool]; ok && t != name {
-		return nil, fmt.Errorf("the envelope's tool %v is not %s", t, name)
+		return nil, "", fmt.Errorf("the envelope's tool %v is not %s", t, name)
 	}
 	env[tool.MemberTool] = name
+	generated := ""
 	if _, ok := env[tool.MemberRunID]; !ok {
 		b := make([]byte, 8)
 		rand.Read(b)
-		env[tool.MemberRunID] = runPrefix + fmt.Sprintf("invoke-%s-%s", time.Now().UTC().Format("20060102T150405Z"), hex.EncodeToString(b))
+		generated = fmt.Sprintf("invoke-%s-%s", time.Now().UTC().Format("20060102T150405Z"), hex.EncodeToString(b))
+		env[tool.MemberRunID] = generated
 	}
 	defaults := map[string]any{tool.MemberSeq: json.Number("1"), tool.MemberStep: "invoke", tool.MemberAttempt: json.Number("1"), tool.MemberTolerateDuplicates: false}
 	for k, v := range defaults {
@@ -206,7 +219,7 @@ func buildEnvelope(name string, raw []byte, runPrefix string) (map[string]any, e
 	if _, ok := env[tool.MemberIdempotencyKey]; !ok {
 		env[tool.MemberIdempotencyKey] = fmt.Sprintf("%v/%v", env[tool.MemberRunID], env[tool.MemberSeq])
 	}
-	return env, nil
+	return env, generated, nil
 }
 
 // withCallerProof adds the direct lane's caller proof to an envelope,

@@ -22,10 +22,13 @@ func TestAdvValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	dynamoEndpoint := flags[1]
 	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
-	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, map[string]string{
+	callers := localtest.StartCallers(t)
+	callers.SetCLIEnv(t)
+	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, callers.Env(map[string]string{
 		dispatch.EnvTable:           store.Table(),
 		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint,
-	})
+		"TOOLGATE_LANE":             "direct",
+	}))
 	var b strings.Builder
 	b.WriteString("solution: many\nversion: 1\nsteps:\n")
 	for i := range 300 {
@@ -40,7 +43,7 @@ func TestAdvValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 	if code, _, errs := run("toolset", "register", "--tool", "workflow-validator", "--endpoint", dynamoEndpoint, "--table", store.Table()); code != ExitOK {
 		t.Fatal(errs)
 	}
-	code, out, errs := run("invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--dynamodb-endpoint", dynamoEndpoint,
+	code, out, errs := run("invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--as", "operator", "--dynamodb-endpoint", dynamoEndpoint,
 		"--table", store.Table(), "--input", p)
 	if code != ExitOK {
 		t.Fatalf("invalid Solution of %d bytes: exit %d, want 0 with valid:false\n%.300s", b.Len(), code, errs)

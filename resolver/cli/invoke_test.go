@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/lane"
 )
 
 // `toolgate invoke` against the real workflow-validator bootstrap under the
@@ -20,10 +22,13 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	dynamoEndpoint := flags[1]
 	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
-	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, map[string]string{
+	callers := localtest.StartCallers(t)
+	callers.SetCLIEnv(t)
+	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, callers.Env(map[string]string{
 		dispatch.EnvTable:           store.Table(),
 		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint,
-	})
+		"TOOLGATE_LANE":             "direct",
+	}))
 	dir := t.TempDir()
 	write := func(name string, v any) string {
 		b, _ := json.Marshal(v)
@@ -33,7 +38,7 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	}
 	good, _ := os.ReadFile(filepath.Join(solutions, "newsletter.yaml"))
 	bad, _ := os.ReadFile(filepath.Join(solutions, "refuse-no-review.yaml"))
-	base := []string{"invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--dynamodb-endpoint", dynamoEndpoint, "--table", store.Table()}
+	base := []string{"invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--as", "operator", "--dynamodb-endpoint", dynamoEndpoint, "--table", store.Table()}
 
 	// The tool's catalog toolset is not registered: invoke stops before
 	// any write and names the command the deployment's operator runs.
@@ -67,12 +72,18 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	if code != ExitErrors || !strings.HasPrefix(errs, "TOOL_INPUT_INVALID: ") {
 		t.Fatalf("empty Solution: exit %d\n%s%s", code, out, errs)
 	}
-	// A whole envelope with a fixed run id: the ledger shows the call.
-	env := map[string]any{"run_id": "run-invoke-test", "seq": 3, "input": map[string]string{"solution": string(good)}}
+	// A whole envelope with a fixed run id in the caller's namespace: the
+	// ledger shows the call. A run id outside it is refused.
+	runID := lane.DirectRunPrefix(local.LocalPrincipal("operator")) + "run-invoke-test"
+	env := map[string]any{"run_id": runID, "seq": 3, "input": map[string]string{"solution": string(good)}}
 	if code, out, errs := run(append(base, "--input", write("env.json", env))...); code != ExitOK {
 		t.Fatalf("envelope: exit %d\n%s%s", code, out, errs)
 	}
-	rows, err := store.RunRows(t.Context(), "run-invoke-test")
+	squat := map[string]any{"run_id": "arn:aws:states:us-east-1:000000000000:execution:sm:run-1", "input": map[string]string{"solution": string(good)}}
+	if code, out, errs := run(append(base, "--input", write("squat.json", squat))...); code != ExitErrors || !strings.Contains(errs, "TOOL_PERMISSION_DENIED") {
+		t.Fatalf("an execution's run id: exit %d\n%s%s", code, out, errs)
+	}
+	rows, err := store.RunRows(t.Context(), runID)
 	if err != nil || len(rows) != 1 || rows[0].Seq != 3 || rows[0].Status != "SUCCEEDED" || rows[0].Tool != "workflow-validator" {
 		t.Fatalf("ledger rows %+v %v", rows, err)
 	}

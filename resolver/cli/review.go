@@ -18,6 +18,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -88,6 +89,8 @@ func reviewCmd(args []string, stdout, stderr io.Writer) int {
 		return misuse("pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)")
 	case *endpoint == "" && *as != "":
 		return misuse("--as is for the local stack: through the Function URL you are your IAM principal")
+	case *as != "" && local.ValidLocalName(*as) != nil:
+		return misuse("--as %q: %v", *as, local.ValidLocalName(*as))
 	case *endpoint != "" && *as == "":
 		return misuse("--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
 	case reason != nil && sub == "reject" && strings.TrimSpace(*reason) == "":

@@ -127,7 +127,7 @@ steps:
 			t.Fatal(err)
 		}
 		pats := def.States["approve"].Parameters.Payload.Reviewers
-		_, err := review.New(review.Params{ID: review.NewID(), RunID: "run", Step: "approve", Of: "send", Tool: "send-email",
+		_, err := review.New(review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: review.NewID(), RunID: "run", Step: "approve", Of: "send", Tool: "send-email",
 			ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58", Input: json.RawMessage(`{}`), Reviewers: pats, TimeoutSeconds: 60})
 		if err != nil {
 			t.Errorf("%s: toolgate check accepts the Solution, but review-request refuses its review Task: %v", name, err)
@@ -143,9 +143,9 @@ steps:
 // recipients included) or draw other text, so the reviewer approves inputs
 // they were not shown.
 func TestAdv2ReviewShowPrintsControlCharacters(t *testing.T) {
-	e := newReviewEnv(t, true)
+	e := newReviewEnv(t)
 	runID := "invoke-20261129T000000Z-0011223344556677\x1b[8m"
-	r, err := review.New(review.Params{ID: review.NewID(), RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email",
+	r, err := review.New(review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: review.NewID(), RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email",
 		ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58", Input: json.RawMessage(`{"to":["everyone@example.com"],"subject":"s","text":"t"}`),
 		TimeoutSeconds: 600})
 	if err != nil {

@@ -29,30 +29,33 @@ import (
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 )
 
-// reviewEnv is the review-decision function under the RIE (local: direct
-// invocations with --as) on dynalite. Step Functions is a FAKE
-// (reviewtest.SFN, an httptest server speaking AWS JSON 1.0): no stand-in
-// is available to these tests.
+// reviewEnv is the review-decision function under the RIE on dynalite,
+// with the STS stand-in proving callers (`--as NAME` signs with NAME's
+// local keys, arn:aws:iam::000000000000:user/NAME). Step Functions is a
+// FAKE (reviewtest.SFN, an httptest server speaking AWS JSON 1.0): no
+// stand-in is available to these tests.
 type reviewEnv struct {
 	store    *ledger.Store
 	reviews  *review.Store
 	dynamo   string
 	sfn      *reviewtest.SFN
 	decision *local.Process
+	callers  *localtest.Callers
 }
 
-func newReviewEnv(t *testing.T, allowUnauthenticated bool) *reviewEnv {
+func newReviewEnv(t *testing.T) *reviewEnv {
 	t.Helper()
 	store, flags := ledgerEnv(t)
-	e := &reviewEnv{store: store, dynamo: flags[1], sfn: reviewtest.NewSFN(t)}
+	e := &reviewEnv{store: store, dynamo: flags[1], sfn: reviewtest.NewSFN(t), callers: localtest.StartCallers(t)}
+	e.callers.SetCLIEnv(t)
 	e.reviews = reviewStoreOn(t, e.dynamo, store.Table())
-	vars := map[string]string{dispatch.EnvTable: store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo, "AWS_ENDPOINT_URL_SFN": e.sfn.URL}
-	if allowUnauthenticated {
-		vars[review.EnvAllowUnauthenticated] = "true"
-	}
+	vars := e.callers.Env(map[string]string{dispatch.EnvTable: store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo, "AWS_ENDPOINT_URL_SFN": e.sfn.URL})
 	e.decision = localtest.RIE(t, "review-decision", localtest.Bootstrap(t, "../../functions/review-decision"), 10*time.Second, vars)
 	return e
 }
+
+// as is a local name's principal.
+func as(name string) string { return local.LocalPrincipal(name) }
 
 func reviewStoreOn(t *testing.T, endpoint, table string) *review.Store {
 	db := local.DynamoDB(endpoint)
@@ -62,7 +65,7 @@ func reviewStoreOn(t *testing.T, endpoint, table string) *review.Store {
 // pending stores a review as review-request would for a Task with token.
 func (e *reviewEnv) pending(t *testing.T, token string, reviewers ...string) *review.Review {
 	t.Helper()
-	r, err := review.New(review.Params{ID: review.IDForToken(token), TaskToken: token, RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:" + review.NewID(),
+	r, err := review.New(review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: review.IDForToken(token), TaskToken: token, RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:" + review.NewID(),
 		Step: "approve", Of: "send", Tool: "send-email", ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58",
 		Input: json.RawMessage(`{"to":["team@example.com"],"subject":"Weekly digest","text":"Three items."}`), Reviewers: reviewers, TimeoutSeconds: 3600})
 	if err != nil {
@@ -75,7 +78,7 @@ func (e *reviewEnv) pending(t *testing.T, token string, reviewers ...string) *re
 }
 
 func TestReviewCommandLocal(t *testing.T) {
-	e := newReviewEnv(t, true)
+	e := newReviewEnv(t)
 	r := e.pending(t, "token-cli-1")
 	local := []string{"--endpoint", e.decision.Endpoint(), "--as", "alice"}
 	args := func(a ...string) []string { return append(append([]string{"review"}, a...), local...) }
@@ -89,14 +92,14 @@ func TestReviewCommandLocal(t *testing.T) {
 		t.Fatalf("show: exit %d\n%s%s", code, out, errs)
 	}
 	code, out, errs = run(args("approve", r.ID, "--reason", "recipients checked")...)
-	if code != ExitOK || !strings.Contains(out, "approved by alice") {
+	if code != ExitOK || !strings.Contains(out, "approved by "+as("alice")) {
 		t.Fatalf("approve: exit %d\n%s%s", code, out, errs)
 	}
 	if calls := e.sfn.Calls("token-cli-1"); len(calls) != 1 || calls[0].Action != "SendTaskSuccess" || !strings.Contains(calls[0].Output, `"reason":"recipients checked"`) {
 		t.Fatalf("Step Functions calls %+v", calls)
 	}
 	code, out, _ = run(args("approve", r.ID)...)
-	if code != ExitOK || !strings.Contains(out, "already approved by alice") {
+	if code != ExitOK || !strings.Contains(out, "already approved by "+as("alice")) {
 		t.Fatalf("repeated approval: exit %d\n%s", code, out)
 	}
 	code, _, errs = run(args("reject", r.ID, "--reason", "no")...)
@@ -104,11 +107,11 @@ func TestReviewCommandLocal(t *testing.T) {
 		t.Fatalf("conflicting rejection: exit %d\n%s", code, errs)
 	}
 	code, out, _ = run(args("list", "--status", "approved", "--json")...)
-	if code != ExitOK || !strings.Contains(out, `"approver": "alice"`) {
+	if code != ExitOK || !strings.Contains(out, `"approver": "`+as("alice")+`"`) {
 		t.Fatalf("approved list: exit %d\n%s", code, out)
 	}
 	r2 := e.pending(t, "token-cli-2")
-	if code, out, errs := run(args("reject", r2.ID, "--reason", "wrong list")...); code != ExitOK || !strings.Contains(out, "rejected by alice") {
+	if code, out, errs := run(args("reject", r2.ID, "--reason", "wrong list")...); code != ExitOK || !strings.Contains(out, "rejected by "+as("alice")) {
 		t.Fatalf("reject: exit %d\n%s%s", code, out, errs)
 	}
 	if calls := e.sfn.Calls("token-cli-2"); len(calls) != 1 || calls[0].Error != review.ErrorRejected {
@@ -117,9 +120,16 @@ func TestReviewCommandLocal(t *testing.T) {
 	if code, _, errs := run(args("show", review.NewID())...); code != ExitErrors || !strings.Contains(errs, "REVIEW_NOT_FOUND") {
 		t.Fatalf("unknown review: exit %d %s", code, errs)
 	}
-	editors := e.pending(t, "token-cli-3", "arn:aws:sts::*:assumed-role/editors/*")
+	editors := e.pending(t, "token-cli-3", "arn:aws:iam::*:user/editor-*")
 	if code, _, errs := run(args("approve", editors.ID)...); code != ExitErrors || !strings.Contains(errs, "REVIEW_FORBIDDEN") {
 		t.Fatalf("alice is no editor: exit %d %s", code, errs)
+	}
+	own := e.pending(t, "token-cli-4")
+	if code, _, errs := run("review", "approve", own.ID, "--endpoint", e.decision.Endpoint(), "--as", "requester"); code != ExitErrors || !strings.Contains(errs, "REVIEW_SELF_APPROVAL") {
+		t.Fatalf("the requester approves: exit %d %s", code, errs)
+	}
+	if code, _, errs := run("review", "list", "--endpoint", e.decision.Endpoint(), "--as", "Not A Name"); code != ExitMisuse {
+		t.Fatalf("--as with a bad name: exit %d %s", code, errs)
 	}
 
 	for name, a := range map[string][]string{
@@ -140,14 +150,23 @@ func TestReviewCommandLocal(t *testing.T) {
 }
 
 // On AWS the CLI signs its requests (SigV4, service lambda) to the
-// Function URL. The Function URL's front is a FAKE here: it checks the
-// signature by signing the request again with the same credentials, then
-// hands the function the event Lambda would, with the caller's IAM
-// principal in its request context.
+// Function URL, each with a caller proof signed with the same credentials
+// (here a local identity's, so that the STS stand-in knows them). The
+// Function URL's front is a FAKE here: it checks the signature by signing
+// the request again with the same credentials, then hands the function the
+// event Lambda would, with an IAM principal in its request context that
+// the function must ignore: the proof says who calls.
 func TestReviewCommandFunctionURL(t *testing.T) {
-	e := newReviewEnv(t, false)
-	const principal = "arn:aws:sts::123456789012:assumed-role/editors/alice"
-	r := e.pending(t, "token-url", "arn:aws:sts::*:assumed-role/editors/*")
+	e := newReviewEnv(t)
+	principal := as("editor-alice")
+	creds, err := e.callers.Keys.Credentials("editor-alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", creds.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
+	signer = creds
+	r := e.pending(t, "token-url", "arn:aws:iam::*:user/editor-*")
 	var mu sync.Mutex
 	var signed []string
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -164,10 +183,14 @@ func TestReviewCommandFunctionURL(t *testing.T) {
 		for k, v := range req.URL.Query() {
 			q[k] = v[0]
 		}
-		ev := events.LambdaFunctionURLRequest{Version: "2.0", RawPath: req.URL.Path, RawQueryString: req.URL.RawQuery, QueryStringParameters: q,
+		headers := map[string]string{}
+		for k := range req.Header {
+			headers[strings.ToLower(k)] = req.Header.Get(k)
+		}
+		ev := events.LambdaFunctionURLRequest{Version: "2.0", RawPath: req.URL.Path, RawQueryString: req.URL.RawQuery, QueryStringParameters: q, Headers: headers,
 			Body: string(body), RequestContext: events.LambdaFunctionURLRequestContext{
 				HTTP:       events.LambdaFunctionURLRequestContextHTTPDescription{Method: req.Method, Path: req.URL.Path},
-				Authorizer: &events.LambdaFunctionURLRequestContextAuthorizerDescription{IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{UserARN: principal, AccountID: "123456789012"}},
+				Authorizer: &events.LambdaFunctionURLRequestContextAuthorizerDescription{IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{UserARN: as("someone-else"), AccountID: "000000000000"}},
 			}}
 		payload, _ := json.Marshal(ev)
 		resp, err := http.Post(e.decision.InvokeURL(), "application/json", bytes.NewReader(payload))
@@ -200,7 +223,7 @@ func TestReviewCommandFunctionURL(t *testing.T) {
 	if cur.Approver != principal || !cur.Authenticated || len(e.sfn.Accepted("token-url")) != 1 {
 		t.Fatalf("record %+v", cur)
 	}
-	if len(signed) != 2 || signed[0] != "GET /reviews" || signed[1] != "POST /reviews/"+r.ID {
+	if len(signed) != 3 || signed[0] != "GET /reviews" || signed[1] != "GET /reviews/"+r.ID || signed[2] != "POST /reviews/"+r.ID {
 		t.Fatalf("signed requests %v", signed)
 	}
 	// Without credentials nothing is signed: the front refuses, as IAM would.
@@ -209,6 +232,9 @@ func TestReviewCommandFunctionURL(t *testing.T) {
 		t.Fatalf("bad signature: exit %d %s", code, errs)
 	}
 }
+
+// signer is the credentials checkSigV4 expects.
+var signer = aws.Credentials{AccessKeyID: local.FakeAccessKeyID, SecretAccessKey: local.FakeSecretAccessKey}
 
 var credentialPattern = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/lambda/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$`)
 
@@ -219,7 +245,7 @@ func checkSigV4(req *http.Request, body []byte) error {
 	if m == nil {
 		return fmt.Errorf("not a SigV4 authorization for lambda: %q", req.Header.Get("Authorization"))
 	}
-	if m[1] != local.FakeAccessKeyID {
+	if m[1] != signer.AccessKeyID {
 		return fmt.Errorf("access key %s", m[1])
 	}
 	at, err := time.Parse("20060102T150405Z", req.Header.Get("X-Amz-Date"))
@@ -237,8 +263,7 @@ func checkSigV4(req *http.Request, body []byte) error {
 	if hash == "" {
 		hash = fmt.Sprintf("%x", sha256.Sum256(body))
 	}
-	creds := aws.Credentials{AccessKeyID: local.FakeAccessKeyID, SecretAccessKey: local.FakeSecretAccessKey}
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds, again, hash, "lambda", m[3], at); err != nil {
+	if err := v4.NewSigner().SignHTTP(context.Background(), signer, again, hash, "lambda", m[3], at); err != nil {
 		return err
 	}
 	if want := credentialPattern.FindStringSubmatch(again.Header.Get("Authorization")); want == nil || want[5] != m[5] {
@@ -253,17 +278,18 @@ func checkSigV4(req *http.Request, body []byte) error {
 // the RIE, dynalite, the SES emulator). A rejection, or no decision in
 // time, sends nothing.
 func TestInvokeGatedToolDirectLane(t *testing.T) {
-	e := newReviewEnv(t, true)
+	e := newReviewEnv(t)
 	reviewPollInterval = 50 * time.Millisecond
 	t.Cleanup(func() { reviewPollInterval = 2 * time.Second })
 	ses := localtest.SES(t)
-	send := localtest.RIE(t, "send-email", localtest.Bootstrap(t, "../../functions/send-email"), 30*time.Second, map[string]string{
-		dispatch.EnvTable: e.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo,
+	send := localtest.RIE(t, "send-email", localtest.Bootstrap(t, "../../functions/send-email"), 30*time.Second, e.callers.Env(map[string]string{
+		dispatch.EnvTable: e.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo, "TOOLGATE_LANE": "direct",
 		"TOOLGATE_SENDER": "noreply@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com", "AWS_ENDPOINT_URL_SESV2": ses.Endpoint(),
-	})
-	requests := localtest.RIE(t, "review-request", localtest.Bootstrap(t, "../../functions/review-request"), 10*time.Second, map[string]string{
-		dispatch.EnvTable: e.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo,
-	})
+	}))
+	requests := localtest.RIE(t, "review-request", localtest.Bootstrap(t, "../../functions/review-request"), 10*time.Second, e.callers.Env(map[string]string{
+		dispatch.EnvTable: e.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo, "TOOLGATE_LANE": "direct",
+		review.EnvDirectReviewers: `{"send-email": ["arn:aws:iam::000000000000:user/*"]}`,
+	}))
 	input := filepath.Join(t.TempDir(), "mail.json")
 	os.WriteFile(input, []byte(`{"to":["team@example.com"],"subject":"Direct","text":"Sent after a review."}`), 0o644)
 	if code, _, errs := run("toolset", "register", "--tool", "send-email", "--endpoint", e.dynamo, "--table", e.store.Table()); code != ExitOK {
@@ -272,7 +298,7 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	invoke := func(extra ...string) chan [3]string {
 		done := make(chan [3]string, 1)
 		go func() {
-			code, out, errs := run(append([]string{"invoke", "send-email", "--input", input, "--endpoint", send.Endpoint(),
+			code, out, errs := run(append([]string{"invoke", "send-email", "--input", input, "--endpoint", send.Endpoint(), "--as", "operator",
 				"--review-endpoint", requests.Endpoint(), "--dynamodb-endpoint", e.dynamo, "--table", e.store.Table()}, extra...)...)
 			done <- [3]string{fmt.Sprint(code), out, errs}
 		}()
@@ -303,12 +329,12 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	done := invoke("--wait-timeout", "30s")
 	id := waitPending(seen)
 	r, _ := e.reviews.Get(context.Background(), id)
-	if r.TaskToken != "" || r.Tool != "send-email" || r.Of != "invoke" || !strings.HasPrefix(r.RunID, "invoke-") {
+	if r.TaskToken != "" || r.Tool != "send-email" || r.Of != "invoke" || !strings.HasPrefix(r.RunID, "direct/"+as("operator")+"/invoke-") || r.Requester != as("operator") {
 		t.Fatalf("direct-lane review %+v", r)
 	}
 	decide("approve", id, "--reason", "fine")
 	res := <-done
-	if res[0] != "0" || !strings.Contains(res[1], "message_id") || !strings.Contains(res[2], "approved by alice (unauthenticated)") {
+	if res[0] != "0" || !strings.Contains(res[1], "message_id") || !strings.Contains(res[2], "approved by "+as("alice")) {
 		t.Fatalf("approved: exit %s\n%s%s", res[0], res[1], res[2])
 	}
 	if r, _ := e.reviews.Get(context.Background(), id); r.BoundKey != r.RunID+"/1" {
@@ -318,7 +344,7 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	done = invoke("--wait-timeout", "30s")
 	id = waitPending(seen)
 	decide("reject", id, "--reason", "not today")
-	if res := <-done; res[0] != "1" || !strings.Contains(res[2], "rejected by alice") || !strings.Contains(res[2], "not today") {
+	if res := <-done; res[0] != "1" || !strings.Contains(res[2], "rejected by "+as("alice")) || !strings.Contains(res[2], "not today") {
 		t.Fatalf("rejected: exit %s\n%s%s", res[0], res[1], res[2])
 	}
 
