@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -60,6 +61,9 @@ func startEnv(t *testing.T, o stack.StackOptions) *env {
 	return &env{st: st, sf: sf, dir: t.TempDir()}
 }
 
+// starter starts the tests' runs; the reviewers are other local names.
+const starter = "starter"
+
 func (e *env) toolgate(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -91,7 +95,7 @@ func (e *env) start(t *testing.T, solution string, input any) string {
 	b, _ := json.Marshal(input)
 	path := filepath.Join(e.dir, fmt.Sprintf("input-%d.json", time.Now().UnixNano()))
 	os.WriteFile(path, b, 0o644)
-	out, code := e.toolgate(t, "run", solution, "--input", path, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile)
+	out, code := e.toolgate(t, "run", solution, "--input", path, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter)
 	if code != cli.ExitOK {
 		t.Fatalf("run %s: %s", solution, out)
 	}
@@ -342,7 +346,7 @@ func TestEndToEnd(t *testing.T) {
 		done := make(chan int)
 		go func() {
 			done <- cli.Run([]string{"run", "e2e-digest", "--input", input, "--name", "waited", "--wait", "--timeout", "90s",
-				"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile}, &out, io.Discard)
+				"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, io.Discard)
 		}()
 		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-e2e-digest:waited"
 		id := e.pending(t, run, nil)
@@ -391,6 +395,46 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if rows[0].ErrorCode != "TOOL_UPSTREAM_UNAVAILABLE" || rows[2].Status != ledger.Succeeded {
 			t.Fatalf("rows %+v", rows)
+		}
+	})
+
+	t.Run("a run without a valid start proof fails at once", func(t *testing.T) {
+		e.clearMails(t)
+		machine := "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-e2e-digest"
+		other := "arn:aws:states:us-east-1:000000000000:execution:toolgate-e2e-digest:another-run"
+		keys, err := local.LoadLocalKeys(e.st.KeysFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		creds, _ := keys.Credentials(starter)
+		proofFor := func(target string, at time.Time) string {
+			p, err := caller.Sign(t.Context(), credentials.StaticCredentialsProvider{Value: creds}, e.st.STS.Endpoint(), local.Region,
+				caller.Binding{Action: caller.ActionStart, Target: target}, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		for name, c := range map[string]struct {
+			input map[string]any
+			error string
+		}{
+			"bare-input":         {map[string]any{"recipient": "team@example.com"}, "TOOLGATE_START_INVALID"},
+			"no-proof":           {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}}, "TOOLGATE_START_INVALID"},
+			"another-executions": {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor(other, time.Now())}}, "TOOL_PERMISSION_DENIED"},
+			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-e2e-digest:stale", time.Now().Add(-2*time.Minute))}}, "TOOL_PERMISSION_DENIED"},
+		} {
+			b, _ := json.Marshal(c.input)
+			out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String(name), Input: aws.String(string(b))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.finish(t, aws.ToString(out.ExecutionArn)); got.Status != "FAILED" || got.Error != c.error {
+				t.Errorf("%s: %s %s %s, want FAILED %s", name, got.Status, got.Error, got.Cause, c.error)
+			}
+		}
+		if m := e.mails(t); len(m) != 0 {
+			t.Fatalf("%d mails", len(m))
 		}
 	})
 
