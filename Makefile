@@ -51,7 +51,8 @@ FUZZ_TARGETS := \
 	./shared/tool/:FuzzDecodeEnvelope \
 	./shared/toolset/:FuzzToolsetParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
-	./shared/review/:FuzzDecodeTask ./shared/reviewer/:FuzzMatch \
+	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/reviewer/:FuzzMatch \
+	./shared/caller/:FuzzVerifyProof \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check
 fuzz:

@@ -90,3 +90,22 @@ func TestLaneRequestsAreStrict(t *testing.T) {
 		t.Errorf("a task token that is not UTF-8: %v", err)
 	}
 }
+
+func FuzzDecodeStart(f *testing.F) {
+	f.Add([]byte(`{"start_proof":"https://sts.us-east-1.amazonaws.com/?Action=GetCallerIdentity","execution_arn":"arn:aws:states:us-east-1:1:execution:m:n","start_time":"2026-12-01T00:00:00.000Z"}`))
+	f.Add([]byte(`{"start_proof":"p","execution_arn":"a","start_time":"x","extra":1}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, started, err := DecodeStart(data)
+		if err != nil {
+			return
+		}
+		if started.IsZero() && c.StartTime != "0001-01-01T00:00:00Z" {
+			t.Fatalf("accepted start_time %q as zero", c.StartTime)
+		}
+		var again tool.StartCheck
+		if json.Unmarshal(data, &again) != nil || again != *c {
+			t.Fatalf("decoded %+v, the payload says %+v", c, again)
+		}
+	})
+}
