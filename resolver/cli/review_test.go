@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
@@ -329,7 +330,7 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	done := invoke("--wait-timeout", "30s")
 	id := waitPending(seen)
 	r, _ := e.reviews.Get(context.Background(), id)
-	if r.TaskToken != "" || r.Tool != "send-email" || r.Of != "invoke" || !strings.HasPrefix(r.RunID, "direct/"+as("operator")+"/invoke-") || r.Requester != as("operator") {
+	if r.TaskToken != "" || r.Tool != "send-email" || r.Of != "invoke" || !strings.HasPrefix(r.RunID, lane.DirectRunPrefix(as("operator"))+"invoke-") || r.Requester != as("operator") {
 		t.Fatalf("direct-lane review %+v", r)
 	}
 	decide("approve", id, "--reason", "fine")

@@ -196,7 +196,7 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 	if u.Scheme != v.endpoint.Scheme || u.Host != v.endpoint.Host || u.User != nil || u.Fragment != "" || u.Opaque != "" {
 		return Identity{}, refuse(WrongHost, "the proof is not a request to %s://%s", v.endpoint.Scheme, v.endpoint.Host)
 	}
-	if u.Path != "/" {
+	if u.Path != "/" || (u.RawPath != "" && u.RawPath != "/") {
 		return Identity{}, refuse(Malformed, "the proof's path is not /")
 	}
 	q, err := url.ParseQuery(u.RawQuery)

@@ -11,6 +11,7 @@ package lane
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -63,9 +64,13 @@ func Of(ctx context.Context, fixed Lane) (Lane, error) {
 
 // DirectRunPrefix is the namespace of a direct-lane caller's run ids:
 // "direct/" + the caller's ARN as STS answers it (caller.Identity.ARN, which
-// the caller can learn itself with caller.WhoAmI) + "/". No execution's run
-// id (an execution ARN, "arn:...") starts with "direct/".
-func DirectRunPrefix(arn string) string { return "direct/" + arn + "/" }
+// the caller can learn itself with caller.WhoAmI), path-escaped, + "/". The
+// escaping keeps namespaces apart: an IAM user's path may hold "/", so
+// without it user "ops" would own the prefix of user "ops/alice"'s run ids.
+// With it an escaped ARN holds no "/", and no namespace is the prefix of
+// another. No execution's run id (an execution ARN, "arn:...") starts with
+// "direct/".
+func DirectRunPrefix(arn string) string { return "direct/" + url.PathEscape(arn) + "/" }
 
 // IsDirectRunID reports whether a run id is in the direct lane's namespace.
 func IsDirectRunID(runID string) bool { return strings.HasPrefix(runID, "direct/") }
