@@ -311,7 +311,7 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 	fmt.Fprintf(tw, "toolset\t%s\n", v.ToolsetID)
 	fmt.Fprintf(tw, "lane\t%s\n", v.Lane)
 	fmt.Fprintf(tw, "reviewers\t%s\n", reviewers)
-	fmt.Fprintf(tw, "requested\t%s\n", orDash(v.CreatedAt))
+	fmt.Fprintf(tw, "requested\t%s by %s (who may not decide it)\n", orDash(v.CreatedAt), orDash(v.Requester))
 	fmt.Fprintf(tw, "expires\t%s\n", v.ExpiresAt)
 	if v.Approver != "" {
 		how := "unauthenticated"
