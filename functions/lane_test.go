@@ -90,6 +90,13 @@ func TestDirectLaneCannotTakeAnExecutionsKey(t *testing.T) {
 	if _, err := store.Record(context.Background(), execution+"/1"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("the execution's key was claimed by a refused call: %v", err)
 	}
+	// A caller not proven for a run writes nothing under it, not even a
+	// REFUSED row.
+	for _, run := range []string{execution, lane.DirectRunPrefix(local.LocalPrincipal("someone")) + "x", mine} {
+		if rows, err := store.RunRows(context.Background(), run); err != nil || len(rows) != 0 {
+			t.Fatalf("refused calls wrote %d rows under %s (%v)", len(rows), run, err)
+		}
+	}
 	if out, code, msg := call(t, direct, envelope(mine, "operator", "")); code != "" {
 		t.Fatalf("a call in the operator's own namespace: %s %s", code, msg)
 	} else if !strings.Contains(string(out), "valid") {

@@ -416,13 +416,23 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 	input := map[string]any{"to": []string{"team@example.com"}, "subject": "Weekly digest", "text": "Three items."}
 	_, digest, _ := tool.InputDigest(json.RawMessage(`{"to":["team@example.com"],"subject":"Weekly digest","text":"Three items."}`))
 	// request is a direct-lane review request as `as`, its proof bound to
-	// the run id, the tool and the input's digest.
-	request := func(as, runID string, mod func(map[string]any)) map[string]any {
-		m := map[string]any{"action": "request", "run_id": runID, "step": "invoke-review", "of": "invoke", "tool": "send-email",
-			"toolset_id": s.ts.ID, "input": input, "timeout_seconds": 600,
-			"proof": s.callers.Proof(t, as, caller.Binding{Action: caller.ActionRequest, Target: runID, Decision: "send-email", InputDigest: digest})}
-		if mod != nil {
-			mod(m)
+	// the request (review.RequestBinding): before changes the request
+	// before it is signed, after changes it once signed.
+	request := func(as, runID string, before, after func(*review.LaneRequest, map[string]any)) map[string]any {
+		req := review.LaneRequest{Action: "request", RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email",
+			ToolsetID: s.ts.ID, TimeoutSeconds: 600}
+		extra := map[string]any{}
+		if before != nil {
+			before(&req, extra)
+		}
+		m := map[string]any{"action": req.Action, "run_id": req.RunID, "step": req.Step, "of": req.Of, "tool": req.Tool,
+			"toolset_id": req.ToolsetID, "input": input, "timeout_seconds": req.TimeoutSeconds,
+			"proof": s.callers.Proof(t, as, review.RequestBinding(req, digest))}
+		for k, v := range extra {
+			m[k] = v
+		}
+		if after != nil {
+			after(&req, m)
 		}
 		return m
 	}
@@ -430,7 +440,7 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 		return map[string]any{"action": "status", "review_id": id, "proof": s.callers.Proof(t, as, caller.Binding{Action: caller.ActionStatus, Target: id})}
 	}
 	runID := lane.DirectRunPrefix(me) + "invoke-1"
-	out, code, msg := call(t, s.direct, request(requester, runID, nil))
+	out, code, msg := call(t, s.direct, request(requester, runID, nil, nil))
 	if code != "" {
 		t.Fatalf("request: %s %s", code, msg)
 	}
@@ -478,18 +488,23 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 		req  map[string]any
 		code string
 	}{
-		"a review Task's review":           {s.direct, statusAs(requester, task), "TOOL_INPUT_INVALID"},
-		"unknown review":                   {s.direct, statusAs(requester, review.NewID()), "TOOL_INPUT_INVALID"},
-		"unknown action":                   {s.direct, map[string]any{"action": "approve", "review_id": id}, "TOOL_INPUT_INVALID"},
-		"an id chosen by caller":           {s.direct, request(requester, runID, func(m map[string]any) { m["review_id"] = id }), "TOOL_INPUT_INVALID"},
-		"reviewers chosen by requester":    {s.direct, request(requester, runID, func(m map[string]any) { m["reviewers"] = []string{me} }), "TOOL_INPUT_INVALID"},
-		"an execution's run id":            {s.direct, request(requester, execution, nil), "TOOL_PERMISSION_DENIED"},
-		"another caller's namespace":       {s.direct, request("mallory", runID, nil), "TOOL_PERMISSION_DENIED"},
-		"no proof":                         {s.direct, request(requester, runID, func(m map[string]any) { delete(m, "proof") }), "TOOL_PERMISSION_DENIED"},
-		"a proof for other inputs":         {s.direct, request(requester, runID, func(m map[string]any) { m["input"] = map[string]any{"to": []string{"x@example.com"}} }), "TOOL_PERMISSION_DENIED"},
-		"over the direct lane's timeout":   {s.direct, request(requester, runID, func(m map[string]any) { m["timeout_seconds"] = 7200 }), "TOOL_INPUT_INVALID"},
-		"a lane request on the sfn lane":   {s.request, request(requester, runID, nil), "TOOL_PERMISSION_DENIED"},
-		"a review Task on the direct lane": {s.direct, s.task("token-wrong-lane", nil), "TOOL_PERMISSION_DENIED"},
+		"a review Task's review":        {s.direct, statusAs(requester, task), "TOOL_INPUT_INVALID"},
+		"unknown review":                {s.direct, statusAs(requester, review.NewID()), "TOOL_INPUT_INVALID"},
+		"unknown action":                {s.direct, map[string]any{"action": "approve", "review_id": id}, "TOOL_INPUT_INVALID"},
+		"an id chosen by caller":        {s.direct, request(requester, runID, func(_ *review.LaneRequest, x map[string]any) { x["review_id"] = id }, nil), "TOOL_INPUT_INVALID"},
+		"reviewers chosen by requester": {s.direct, request(requester, runID, func(_ *review.LaneRequest, x map[string]any) { x["reviewers"] = []string{me} }, nil), "TOOL_INPUT_INVALID"},
+		"an execution's run id":         {s.direct, request(requester, execution, nil, nil), "TOOL_PERMISSION_DENIED"},
+		"another caller's namespace":    {s.direct, request("mallory", runID, nil, nil), "TOOL_PERMISSION_DENIED"},
+		"no proof":                      {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { delete(m, "proof") }), "TOOL_PERMISSION_DENIED"},
+		"a proof for other inputs": {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) {
+			m["input"] = map[string]any{"to": []string{"x@example.com"}}
+		}), "TOOL_PERMISSION_DENIED"},
+		"a proof for another step":           {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { m["of"] = "other" }), "TOOL_PERMISSION_DENIED"},
+		"a proof for another timeout":        {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { m["timeout_seconds"] = 60 }), "TOOL_PERMISSION_DENIED"},
+		"over the direct lane's timeout":     {s.direct, request(requester, runID, func(r *review.LaneRequest, _ map[string]any) { r.TimeoutSeconds = 7200 }, nil), "TOOL_INPUT_INVALID"},
+		"a lane request on the sfn lane":     {s.request, request(requester, runID, nil, nil), "TOOL_PERMISSION_DENIED"},
+		"a review Task on the direct lane":   {s.direct, s.task("token-wrong-lane", nil), "TOOL_PERMISSION_DENIED"},
+		"a review Task with a direct run id": {s.request, s.task("token-direct-run", func(m map[string]any) { m["run_id"] = runID }), "TOOL_PERMISSION_DENIED"},
 	} {
 		if _, code, msg := call(t, c.fn, c.req); code != c.code {
 			t.Errorf("%s: %q %s, want %s", name, code, msg, c.code)
@@ -509,7 +524,8 @@ func TestDirectLaneClosedWithoutConfiguredReviewers(t *testing.T) {
 	_, digest, _ := tool.InputDigest(json.RawMessage(`{"to":["team@example.com"]}`))
 	_, code, msg := call(t, closed, map[string]any{"action": "request", "run_id": runID, "step": "invoke-review", "of": "invoke", "tool": "send-email",
 		"toolset_id": s.ts.ID, "input": input, "timeout_seconds": 60,
-		"proof": s.callers.Proof(t, requester, caller.Binding{Action: caller.ActionRequest, Target: runID, Decision: "send-email", InputDigest: digest})})
+		"proof": s.callers.Proof(t, requester, review.RequestBinding(review.LaneRequest{RunID: runID, Step: "invoke-review", Of: "invoke",
+			Tool: "send-email", ToolsetID: s.ts.ID, TimeoutSeconds: 60}, digest))})
 	if code != "TOOL_PERMISSION_DENIED" || !strings.Contains(msg, "direct lane is closed") {
 		t.Fatalf("%s %s, want the direct lane closed", code, msg)
 	}

@@ -85,10 +85,9 @@ func (l *reviewLane) gate(ctx context.Context, ts *toolset.Toolset, payload []by
 		return fail(ExitMisuse, "%v", err)
 	}
 	var requested review.RequestResult
-	if code := l.call(ctx, fn, review.LaneRequest{Action: review.LaneRequestAction, RunID: env.RunID, Step: directReviewStep, Of: env.Step,
-		Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input,
-		TimeoutSeconds: int((l.wait + reviewGrace).Seconds())},
-		caller.Binding{Action: caller.ActionRequest, Target: env.RunID, Decision: env.Tool, InputDigest: digest}, &requested, stderr); code != ExitOK {
+	req := review.LaneRequest{Action: review.LaneRequestAction, RunID: env.RunID, Step: directReviewStep, Of: env.Step,
+		Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input, TimeoutSeconds: int((l.wait + reviewGrace).Seconds())}
+	if code := l.call(ctx, fn, req, review.RequestBinding(req, digest), &requested, stderr); code != ExitOK {
 		return nil, code
 	}
 	id := requested.ReviewID

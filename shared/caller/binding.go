@@ -45,13 +45,17 @@ type Binding struct {
 	// InputDigest is the digest of the inputs concerned (tool.InputDigest),
 	// or empty.
 	InputDigest string
+	// Detail holds the request's other members the proof must cover, as
+	// the verifier encodes them (a direct-lane review request's step, of,
+	// toolset and timeout), or is empty.
+	Detail string
 }
 
 // Value is the binding header's value: the hex SHA-256 of the JSON array
-// ["toolgate-caller-proof/1", Action, Target, Decision, InputDigest], an
-// encoding in which no two bindings coincide.
+// ["toolgate-caller-proof/1", Action, Target, Decision, InputDigest,
+// Detail], an encoding in which no two bindings coincide.
 func (b Binding) Value() string {
-	doc, _ := json.Marshal([]string{"toolgate-caller-proof/1", b.Action, b.Target, b.Decision, b.InputDigest})
+	doc, _ := json.Marshal([]string{"toolgate-caller-proof/1", b.Action, b.Target, b.Decision, b.InputDigest, b.Detail})
 	sum := sha256.Sum256(doc)
 	return hex.EncodeToString(sum[:])
 }

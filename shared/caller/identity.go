@@ -17,7 +17,8 @@ type Identity struct {
 	// run ids are named after. For a role session it is the role,
 	// arn:aws:iam::ACCOUNT:role/ROLE, unless the role is one of the
 	// configured session roles, whose session names identify a person;
-	// then it is the session ARN. Users and federated users are their ARN.
+	// then it is the session ARN. IAM users are their ARN. Federated users
+	// and the root user are refused.
 	Principal string
 	Account   string
 }
@@ -49,6 +50,9 @@ func IdentityOf(arn string, sessionRoles []string) (Identity, error) {
 			id.Principal = fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, role)
 		}
 	case service == "sts" && strings.HasPrefix(resource, "federated-user/"):
+		// The IAM user who calls GetFederationToken chooses the name, as a
+		// session name is chosen: it identifies nobody.
+		return Identity{}, refuse(Unsupported, "federated users (GetFederationToken) may not call toolgate's functions: their names are chosen by whoever federates them; use an IAM role")
 	case service == "iam" && strings.HasPrefix(resource, "user/"):
 	case service == "iam" && resource == "root":
 		return Identity{}, refuse(Unsupported, "the account's root user may not call toolgate's functions: use an IAM role")

@@ -246,7 +246,7 @@ func TestIdentityOfMapsRoleSessionsToTheirRoleUnlessSessionsCount(t *testing.T) 
 			want: "arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Editors_0123/alice@example.com"},
 		{arn: "arn:aws-us-gov:sts::123456789012:assumed-role/editors/bob", want: "arn:aws-us-gov:iam::123456789012:role/editors"},
 		{arn: "arn:aws:iam::123456789012:user/ops/carol", want: "arn:aws:iam::123456789012:user/ops/carol"},
-		{arn: "arn:aws:sts::123456789012:federated-user/dave", want: "arn:aws:sts::123456789012:federated-user/dave"},
+		{arn: "arn:aws:sts::123456789012:federated-user/dave", refused: true},
 		{arn: "arn:aws:iam::123456789012:root", refused: true},
 		{arn: "arn:aws:sts::123456789012:assumed-role/editors", refused: true},
 		{arn: "alice", refused: true},

@@ -152,14 +152,19 @@ func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.R
 		return nil, err // no run to write a row for
 	}
 	inv.env = env
+	// The lane comes first: a call whose caller is not proven for its run
+	// (a direct call without a valid proof, or outside its namespace; a
+	// proof or a direct run id on the sfn lane) writes nothing, not even a
+	// REFUSED row, under a run it may not write to.
+	if err := inv.checkLane(ctx); err != nil {
+		d.log.WarnContext(ctx, "call refused: its caller is not proven for its run", "tool", env.Tool, "error", err)
+		return nil, err
+	}
 	if err := inv.load(ctx); err != nil {
 		return nil, inv.refuse(ctx, err)
 	}
 	input, err := inv.validateInput()
 	if err != nil {
-		return nil, inv.refuse(ctx, err)
-	}
-	if err := inv.checkLane(ctx); err != nil {
 		return nil, inv.refuse(ctx, err)
 	}
 	// A gated call's approval is checked before the key is claimed: a

@@ -19,7 +19,8 @@ type Callers interface {
 // direct-lane call is refused.
 func (d *Dispatcher) SetCallers(c Callers) { d.callers = c }
 
-// checkLane enforces the invocation's lane (docs/identity.md, "Lanes"). On
+// checkLane enforces the invocation's lane (docs/identity.md, "Lanes"),
+// before anything is read or written for the call. On
 // the sfn lane (a Solution's execution) the run id is the execution's and
 // the envelope carries no caller proof. On the direct lane the envelope's
 // caller proof must be bound to this call (its idempotency key and input
@@ -45,7 +46,11 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 	if d.callers == nil {
 		return tool.Errorf(tool.PermissionDenied, "this function cannot verify callers")
 	}
-	who, err := d.callers.Verify(ctx, env.CallerProof, caller.Binding{Action: caller.ActionInvoke, Target: env.IdempotencyKey, InputDigest: inv.digest})
+	_, digest, err := tool.InputDigest(env.Input)
+	if err != nil {
+		return err
+	}
+	who, err := d.callers.Verify(ctx, env.CallerProof, caller.Binding{Action: caller.ActionInvoke, Target: env.IdempotencyKey, InputDigest: digest})
 	var ce *caller.Error
 	switch {
 	case errors.As(err, &ce) && ce.Reason == caller.Unavailable:

@@ -232,6 +232,9 @@ func (h *RequestHandler) request(ctx context.Context, payload json.RawMessage) (
 	if err != nil {
 		return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
 	}
+	if lane.IsDirectRunID(r.RunID) {
+		return nil, tool.Errorf(tool.PermissionDenied, "run id %q is a direct-lane run id; review Tasks run under their execution's ARN", truncate(r.RunID, 80))
+	}
 	return h.create(ctx, r)
 }
 
@@ -416,6 +419,15 @@ func (h *RequestHandler) lane(ctx context.Context, payload json.RawMessage) (jso
 	return nil, tool.Errorf(tool.InputInvalid, "review request: action %q is not request or status", truncate(req.Action, 40))
 }
 
+// RequestBinding is what a direct-lane review request's caller proof is
+// bound to: caller.ActionRequest, the run id, the tool, the input's digest
+// and, as Detail, the JSON array [step, of, toolset_id, timeout_seconds]:
+// every member the requester chooses.
+func RequestBinding(req LaneRequest, inputDigest string) caller.Binding {
+	detail, _ := json.Marshal([]any{req.Step, req.Of, req.ToolsetID, req.TimeoutSeconds})
+	return caller.Binding{Action: caller.ActionRequest, Target: req.RunID, Decision: req.Tool, InputDigest: inputDigest, Detail: string(detail)}
+}
+
 // laneRequest stores a direct-lane review for its verified requester, with
 // the platform's reviewers for the tool.
 func (h *RequestHandler) laneRequest(ctx context.Context, req LaneRequest) (json.RawMessage, error) {
@@ -431,7 +443,7 @@ func (h *RequestHandler) laneRequest(ctx context.Context, req LaneRequest) (json
 	if err != nil {
 		return nil, tool.Errorf(tool.InputInvalid, "review request: %v", err)
 	}
-	who, err := h.Callers.Verify(ctx, req.Proof, caller.Binding{Action: caller.ActionRequest, Target: req.RunID, Decision: req.Tool, InputDigest: digest})
+	who, err := h.Callers.Verify(ctx, req.Proof, RequestBinding(req, digest))
 	if err != nil {
 		return nil, callerError(err)
 	}
