@@ -192,7 +192,7 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 
 			// review-request loads it through the same check.
 			beforeReq := len(refusedLines(t, s.request))
-			task := s.task("token-weak-"+strings.ReplaceAll(c.name, " ", "-"), func(m map[string]any) { m["toolset_id"] = c.ts.ID })
+			task := s.task(t, "token-weak-"+strings.ReplaceAll(c.name, " ", "-"), func(m map[string]any) { m["toolset_id"] = c.ts.ID })
 			if _, code, msg := call(t, s.request, task); code != "TOOL_PERMISSION_DENIED" || !strings.Contains(msg, c.rule) {
 				t.Fatalf("review-request: %q %s", code, msg)
 			}
@@ -214,7 +214,7 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 // output carries: the approval.
 func (s *reviewStack) approvedTask(t *testing.T, token string) (string, json.RawMessage) {
 	t.Helper()
-	task := s.task(token, func(m map[string]any) { m["of"] = "send" })
+	task := s.task(t, token, func(m map[string]any) { m["of"] = "send" })
 	id := s.requestReview(t, task)
 	if _, code, msg := call(t, s.decision, s.decide(t, id, "alice", "approve", "recipients checked")); code != "" {
 		t.Fatalf("approve: %s %s", code, msg)

@@ -94,11 +94,16 @@ func newReviewStack(t *testing.T) *reviewStack {
 
 var reviewRuns = 0
 
-// task is the payload a compiled review Task sends review-request.
-func (s *reviewStack) task(token string, mod func(map[string]any)) map[string]any {
+// task is the payload a compiled review Task sends review-request, for a
+// new execution whose start requester proved through review-request (as a
+// compiled Solution's Starter state does).
+func (s *reviewStack) task(t *testing.T, token string, mod func(map[string]any)) map[string]any {
+	t.Helper()
 	reviewRuns++
+	run := fmt.Sprintf("arn:aws:states:us-east-1:123456789012:execution:weekly-digest:run-%d-%d", time.Now().UnixNano(), reviewRuns)
+	s.start(t, run, requester)
 	m := map[string]any{
-		"task_token": token, "run_id": fmt.Sprintf("arn:aws:states:us-east-1:123456789012:execution:weekly-digest:run-%d-%d", time.Now().UnixNano(), reviewRuns),
+		"task_token": token, "run_id": run,
 		"step": "approve", "of": "send", "tool": "send-email", "toolset_id": s.ts.ID,
 		"input":     map[string]any{"to": []string{"team@example.com"}, "subject": "Weekly digest", "text": "Three items."},
 		"reviewers": []string{}, "timeout_seconds": 3600, "requester": local.LocalPrincipal(requester),
@@ -107,6 +112,23 @@ func (s *reviewStack) task(token string, mod func(map[string]any)) map[string]an
 		mod(m)
 	}
 	return m
+}
+
+// start has review-request verify as's start proof for execution run, as
+// the Starter state does, and returns the starter it answers.
+func (s *reviewStack) start(t *testing.T, run, as string) string {
+	t.Helper()
+	out, code, msg := call(t, s.request, map[string]any{
+		"start_proof":   s.callers.Proof(t, as, caller.Binding{Action: caller.ActionStart, Target: run}),
+		"execution_arn": run, "start_time": time.Now().UTC().Format(time.RFC3339Nano)})
+	if code != "" {
+		t.Fatalf("start of %s: %s %s", run, code, msg)
+	}
+	var res tool.StartResult
+	if err := json.Unmarshal(out, &res); err != nil || res.Starter != local.LocalPrincipal(as) {
+		t.Fatalf("start of %s answered %s", run, out)
+	}
+	return res.Starter
 }
 
 // requestReview invokes review-request and returns the review id.
@@ -152,7 +174,7 @@ func (s *reviewStack) show(t *testing.T, id, as string) map[string]any {
 func TestReviewRequestUnderRIE(t *testing.T) {
 	s := newReviewStack(t)
 	ctx := context.Background()
-	task := s.task("token-request-1", func(m map[string]any) {
+	task := s.task(t, "token-request-1", func(m map[string]any) {
 		m["reviewers"] = []string{"arn:aws:sts::*:assumed-role/editors/*"}
 		m["input"] = map[string]any{"text": "Three items.", "to": []string{"team@example.com"}, "subject": "Weekly digest"}
 	})
@@ -175,6 +197,14 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 	if rows, _ := s.store.RunRows(ctx, r.RunID); len(rows) != 0 {
 		t.Fatalf("the review wrote ledger rows: %+v", rows)
 	}
+	// Another proof for the same execution's start, by someone else, is
+	// refused: an execution has one starter.
+	_, code, msg := call(t, s.request, map[string]any{
+		"start_proof":   s.callers.Proof(t, "carol", caller.Binding{Action: caller.ActionStart, Target: task["run_id"].(string)}),
+		"execution_arn": task["run_id"], "start_time": time.Now().UTC().Format(time.RFC3339Nano)})
+	if code != "TOOL_PERMISSION_DENIED" || !strings.Contains(msg, "started by someone else") {
+		t.Fatalf("a second starter: %s %s", code, msg)
+	}
 	if again := s.requestReview(t, task); again != id {
 		t.Fatalf("the same Task got review %s, then %s", id, again)
 	}
@@ -192,8 +222,14 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 		"unknown toolset":   {func(m map[string]any) { m["toolset_id"] = "ts_00000000000000000000000000000000" }, "TOOL_PERMISSION_DENIED"},
 		"tool not pinned":   {func(m map[string]any) { m["tool"] = "structured-data-fetch" }, "TOOL_PERMISSION_DENIED"},
 		"same token, other": {func(m map[string]any) { m["task_token"] = "token-request-1"; m["of"] = "other" }, "TOOL_INPUT_INVALID"},
+		// A definition written by hand cannot name another requester than
+		// the execution's proven starter, nor skip the Starter state.
+		"another requester": {func(m map[string]any) { m["requester"] = local.LocalPrincipal("carol") }, "TOOL_PERMISSION_DENIED"},
+		"never started": {func(m map[string]any) {
+			m["run_id"] = "arn:aws:states:us-east-1:123456789012:execution:weekly-digest:never-started"
+		}, "TOOL_PERMISSION_DENIED"},
 	} {
-		if _, code, msg := call(t, s.request, s.task("token-bad-"+name, c.mod)); code != c.code {
+		if _, code, msg := call(t, s.request, s.task(t, "token-bad-"+name, c.mod)); code != c.code {
 			t.Errorf("%s: %q %s, want %s", name, code, msg, c.code)
 		}
 	}
@@ -207,7 +243,7 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 func TestReviewDecisionUnderRIE(t *testing.T) {
 	s := newReviewStack(t)
 	ctx := context.Background()
-	task := s.task("token-approve", nil)
+	task := s.task(t, "token-approve", nil)
 	id := s.requestReview(t, task)
 
 	out, code, msg := call(t, s.decision, s.list(t, "alice"))
@@ -291,7 +327,7 @@ func TestReviewDecisionUnderRIE(t *testing.T) {
 // has ended are refused with clear messages.
 func TestReviewRefusalsUnderRIE(t *testing.T) {
 	s := newReviewStack(t)
-	id := s.requestReview(t, s.task("token-reject", nil))
+	id := s.requestReview(t, s.task(t, "token-reject", nil))
 	if _, code, _ := call(t, s.decision, s.decide(t, id, "alice", "reject", "")); code != string(review.CodeInvalid) {
 		t.Fatalf("a rejection without a reason: %s", code)
 	}
@@ -305,7 +341,7 @@ func TestReviewRefusalsUnderRIE(t *testing.T) {
 		t.Fatalf("Step Functions calls %+v", calls)
 	}
 
-	expired := s.requestReview(t, s.task("token-expired", func(m map[string]any) { m["timeout_seconds"] = 1 }))
+	expired := s.requestReview(t, s.task(t, "token-expired", func(m map[string]any) { m["timeout_seconds"] = 1 }))
 	time.Sleep(2 * time.Second)
 	if _, code, msg := call(t, s.decision, s.decide(t, expired, "alice", "approve", "")); code != string(review.CodeExpired) || !strings.Contains(msg, "expired at") {
 		t.Fatalf("expired: %s %s", code, msg)
@@ -314,7 +350,7 @@ func TestReviewRefusalsUnderRIE(t *testing.T) {
 		t.Fatalf("an expired review reached Step Functions %d times", n)
 	}
 
-	editors := s.requestReview(t, s.task("token-editors", func(m map[string]any) { m["reviewers"] = []string{"arn:aws:iam::*:user/editor-*"} }))
+	editors := s.requestReview(t, s.task(t, "token-editors", func(m map[string]any) { m["reviewers"] = []string{"arn:aws:iam::*:user/editor-*"} }))
 	if _, code, msg := call(t, s.decision, s.decide(t, editors, "bob", "approve", "")); code != string(review.CodeForbidden) || !strings.Contains(msg, "matches none") {
 		t.Fatalf("bob: %s %s", code, msg)
 	}
@@ -322,7 +358,7 @@ func TestReviewRefusalsUnderRIE(t *testing.T) {
 		t.Fatalf("an editor: %s %s", code, msg)
 	}
 
-	own := s.requestReview(t, s.task("token-own", nil))
+	own := s.requestReview(t, s.task(t, "token-own", nil))
 	if _, code, msg := call(t, s.decision, s.decide(t, own, requester, "approve", "mine")); code != string(review.CodeSelfApproval) {
 		t.Fatalf("the run's starter approves its review: %s %s, want %s", code, msg, review.CodeSelfApproval)
 	}
@@ -330,7 +366,7 @@ func TestReviewRefusalsUnderRIE(t *testing.T) {
 		t.Fatalf("a self-approval reached Step Functions %d times", n)
 	}
 
-	ended := s.requestReview(t, s.task("token-ended", nil))
+	ended := s.requestReview(t, s.task(t, "token-ended", nil))
 	s.sfn.End("token-ended", "TaskDoesNotExist")
 	for range 2 {
 		if _, code, msg := call(t, s.decision, s.decide(t, ended, "alice", "approve", "")); code != string(review.CodeTaskEnded) || !strings.Contains(msg, "no longer waits") && !strings.Contains(msg, "TaskDoesNotExist") {
@@ -348,7 +384,7 @@ func TestReviewRefusalsUnderRIE(t *testing.T) {
 // X-Toolgate-Caller-Proof) proves, and the authorizer is never read.
 func TestReviewDecisionTakesTheCallerFromTheProofNeverFromTheEvent(t *testing.T) {
 	s := newReviewStack(t)
-	id := s.requestReview(t, s.task("token-url", func(m map[string]any) { m["reviewers"] = []string{"arn:aws:iam::*:user/editor-*"} }))
+	id := s.requestReview(t, s.task(t, "token-url", func(m map[string]any) { m["reviewers"] = []string{"arn:aws:iam::*:user/editor-*"} }))
 	urlEvent := func(method, path, body, authorizerARN, proof string) map[string]any {
 		headers := map[string]string{"content-type": "application/json"}
 		if proof != "" {
@@ -481,8 +517,8 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 	if n := len(s.sfn.Calls("")); n != 0 {
 		t.Fatalf("a direct-lane decision reached Step Functions %d times", n)
 	}
-	execution := s.task("token-execution", nil)["run_id"].(string)
-	task := s.requestReview(t, s.task("token-not-the-lanes", nil))
+	execution := s.task(t, "token-execution", nil)["run_id"].(string)
+	task := s.requestReview(t, s.task(t, "token-not-the-lanes", nil))
 	for name, c := range map[string]struct {
 		fn   *local.Process
 		req  map[string]any
@@ -503,8 +539,8 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 		"a proof for another timeout":        {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { m["timeout_seconds"] = 60 }), "TOOL_PERMISSION_DENIED"},
 		"over the direct lane's timeout":     {s.direct, request(requester, runID, func(r *review.LaneRequest, _ map[string]any) { r.TimeoutSeconds = 7200 }, nil), "TOOL_INPUT_INVALID"},
 		"a lane request on the sfn lane":     {s.request, request(requester, runID, nil, nil), "TOOL_PERMISSION_DENIED"},
-		"a review Task on the direct lane":   {s.direct, s.task("token-wrong-lane", nil), "TOOL_PERMISSION_DENIED"},
-		"a review Task with a direct run id": {s.request, s.task("token-direct-run", func(m map[string]any) { m["run_id"] = runID }), "TOOL_PERMISSION_DENIED"},
+		"a review Task on the direct lane":   {s.direct, s.task(t, "token-wrong-lane", nil), "TOOL_PERMISSION_DENIED"},
+		"a review Task with a direct run id": {s.request, s.task(t, "token-direct-run", func(m map[string]any) { m["run_id"] = runID }), "TOOL_PERMISSION_DENIED"},
 	} {
 		if _, code, msg := call(t, c.fn, c.req); code != c.code {
 			t.Errorf("%s: %q %s, want %s", name, code, msg, c.code)

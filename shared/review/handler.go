@@ -235,6 +235,17 @@ func (h *RequestHandler) request(ctx context.Context, payload json.RawMessage) (
 	if lane.IsDirectRunID(r.RunID) {
 		return nil, tool.Errorf(tool.PermissionDenied, "run id %q is a direct-lane run id; review Tasks run under their execution's ARN", truncate(r.RunID, 80))
 	}
+	// The requester is the execution's proven starter, as its Starter
+	// state recorded it: never the payload's word alone.
+	starter, err := h.Store.Starter(ctx, r.RunID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, tool.Errorf(tool.PermissionDenied, "execution %s has no verified start: a Solution with gated tools starts with its Starter state (start runs with toolgate run)", truncate(r.RunID, 200))
+	case err != nil:
+		return nil, tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable")
+	case starter != r.Requester:
+		return nil, tool.Errorf(tool.PermissionDenied, "the review Task names requester %s, but execution %s was started by %s", truncate(r.Requester, 200), truncate(r.RunID, 200), starter)
+	}
 	return h.create(ctx, r)
 }
 
@@ -294,6 +305,11 @@ func (h *RequestHandler) start(ctx context.Context, payload json.RawMessage) (js
 	id, err := h.Callers.VerifyAt(ctx, c.StartProof, caller.Binding{Action: caller.ActionStart, Target: c.ExecutionARN}, started)
 	if err != nil {
 		return nil, callerError(fmt.Errorf("the run's start proof: %w", err))
+	}
+	if err := h.Store.RecordStart(ctx, c.ExecutionARN, id.Principal); errors.Is(err, ErrStartConflict) {
+		return nil, tool.Errorf(tool.PermissionDenied, "execution %s was started by someone else", truncate(c.ExecutionARN, 200))
+	} else if err != nil {
+		return nil, tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable")
 	}
 	h.Log.InfoContext(ctx, "run start verified", "execution_arn", c.ExecutionARN, "starter", id.Principal)
 	return json.Marshal(tool.StartResult{Starter: id.Principal})

@@ -434,3 +434,53 @@ func (s *Store) NoteSelfApproval(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// Start items record who started an execution, as its Starter state
+// proved it: pk "START#<execution ARN>", sk "START". Review Tasks of the
+// execution take their requester from it, whatever their payload says, so
+// that even a state machine definition written by hand cannot name another
+// requester (docs/identity.md).
+const (
+	startPrefix = "START#"
+	startSK     = "START"
+	// StartRetention keeps a start item as long as a review of the
+	// execution can be asked for: a year (an execution's longest life,
+	// tool.MaxReviewTimeout) and a day.
+	StartRetention = time.Duration(MaxTimeout)*time.Second + 24*time.Hour
+)
+
+// ErrStartConflict is returned by RecordStart when the execution's start
+// was recorded with another starter.
+var ErrStartConflict = errors.New("the execution's start was recorded with another starter")
+
+// RecordStart records starter as the starter of executionARN (one
+// conditional PutItem); recording the same starter again is a no-op.
+func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) error {
+	key := map[string]types.AttributeValue{ledger.AttrPK: str(startPrefix + executionARN), ledger.AttrSK: str(startSK)}
+	item := map[string]types.AttributeValue{ledger.AttrPK: key[ledger.AttrPK], ledger.AttrSK: key[ledger.AttrSK],
+		"starter": str(starter), ledger.AttrExpiresAt: num(s.now().Add(StartRetention).Unix())}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk) OR starter = :s"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": str(starter)}})
+	if ledger.IsConditionFailed(err) {
+		return ErrStartConflict
+	}
+	if err != nil {
+		return fmt.Errorf("put start of %s: %w", executionARN, err)
+	}
+	return nil
+}
+
+// Starter returns the recorded starter of executionARN (consistent read),
+// or ErrNotFound.
+func (s *Store) Starter(ctx context.Context, executionARN string) (string, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{ledger.AttrPK: str(startPrefix + executionARN), ledger.AttrSK: str(startSK)}})
+	if err != nil {
+		return "", fmt.Errorf("get start of %s: %w", executionARN, err)
+	}
+	if out.Item == nil {
+		return "", ErrNotFound
+	}
+	return getS(out.Item, "starter"), nil
+}
