@@ -460,7 +460,7 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 	item := map[string]types.AttributeValue{ledger.AttrPK: key[ledger.AttrPK], ledger.AttrSK: key[ledger.AttrSK],
 		"starter": str(starter), ledger.AttrExpiresAt: num(s.now().Add(StartRetention).Unix())}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
-		ConditionExpression: aws.String("attribute_not_exists(pk) OR starter = :s"),
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR starter = :s"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":s": str(starter)}})
 	if ledger.IsConditionFailed(err) {
 		return ErrStartConflict
