@@ -299,6 +299,9 @@ func (h *RequestHandler) start(ctx context.Context, payload json.RawMessage) (js
 	if err != nil {
 		return nil, tool.Errorf(tool.InputInvalid, "%s", err.Error())
 	}
+	if lane.IsDirectRunID(c.ExecutionARN) {
+		return nil, tool.Errorf(tool.PermissionDenied, "%q is a direct-lane run id, not an execution", truncate(c.ExecutionARN, 80))
+	}
 	if h.Callers == nil {
 		return nil, tool.Errorf(tool.PermissionDenied, "this function has no caller verifier")
 	}
