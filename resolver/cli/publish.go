@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -90,20 +92,51 @@ func (pl *platform) store(ctx context.Context) (*ledger.Store, error) {
 	return ledger.New(db, table), nil
 }
 
-// publishCmd is `toolgate publish FILE`: compile, check that the toolset
-// is registered (stop before any write when it is not, naming the
-// register command), create or update toolgate-<solution>, publish a
-// version.
+// EnvPublishURL names the publish function's Function URL when --url is
+// not given.
+const EnvPublishURL = "TOOLGATE_PUBLISH_URL"
+
+const publishUsage = `usage: toolgate publish FILE (--url URL | --endpoint URL --as NAME)
+  --url       the publish function's Function URL (AWS; default $` + EnvPublishURL + `): the request is SigV4-signed and carries
+              a caller proof signed with your AWS credentials; you are recorded as the publisher
+  --endpoint  the publish function under the Lambda RIE (the local stack), where --as NAME signs the proof with NAME's local keys
+`
+
+// publishCmd is `toolgate publish FILE`: the Solution is checked here
+// (its diagnostics shown), then sent to the publish function, which checks
+// it again, registers its toolset, creates or updates the state machine
+// and publishes a version recording the publisher. No person writes a
+// state machine definition (docs/infra.md, "Publishing").
 func publishCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("publish", stderr)
-	var pf platformFlags
-	pf.register(fs)
+	fnURL := fs.String("url", os.Getenv(EnvPublishURL), "the publish function's Function URL (AWS; default $"+EnvPublishURL+")")
+	endpoint := fs.String("endpoint", "", "the publish function under the Lambda RIE (local stack)")
+	as := fs.String("as", "", "on the local stack only: sign the caller proof with NAME's local keys")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return ExitMisuse
 	}
-	if len(files) != 1 {
-		fmt.Fprintln(stderr, "usage: toolgate publish FILE [--endpoint URL] [--stage NAME] [--params FILE] [--dynamodb-endpoint URL]")
+	misuse := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "toolgate publish: "+format+"\n%s", append(a, publishUsage)...)
+		return ExitMisuse
+	}
+	switch {
+	case len(files) != 1:
+		return misuse("name one Solution file")
+	case *endpoint == "" && *fnURL == "":
+		return misuse("pass --url (the publish Function URL) or --endpoint (the function under the RIE, locally)")
+	case *endpoint != "" && *fnURL != "" && os.Getenv(EnvPublishURL) != *fnURL:
+		return misuse("--endpoint and --url exclude each other")
+	case *endpoint == "" && *as != "":
+		return misuse("--as is for the local stack: through the Function URL you are your AWS credentials")
+	case *endpoint != "" && *as == "":
+		return misuse("--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
+	case *as != "" && local.ValidLocalName(*as) != nil:
+		return misuse("--as %q: %v", *as, local.ValidLocalName(*as))
+	}
+	src, err := os.ReadFile(files[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitMisuse
 	}
 	res, err := compileFile(files[0])
@@ -111,41 +144,63 @@ func publishCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitMisuse
 	}
-	for _, d := range res.Diagnostics {
-		fmt.Fprintln(stderr, d.String())
-	}
 	if !res.OK() {
+		for _, d := range res.Diagnostics {
+			fmt.Fprintln(stderr, d.String())
+		}
 		fmt.Fprintln(stderr, "toolgate publish: the Solution has errors: nothing was published")
 		return ExitErrors
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pl, err := pf.open(ctx)
+	p, err := newProver(ctx, *as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitMisuse
 	}
-	store, err := pl.store(ctx)
+	file := filepath.Base(files[0])
+	proof, err := p.sign(ctx, publish.Binding(file, src))
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors
 	}
-	out, err := publish.Publish(ctx, res, pl.params, pf.stage, pl.cfg.Region, store, pl.sfn)
-	var unregistered *publish.UnregisteredError
-	if errors.As(err, &unregistered) {
-		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
-		fmt.Fprintf(stderr, "  the deployment's operator, with the deploy role, runs:\n    %s\n", registerCommand(store.Table(), pf.dynamoEndpoint, files[0]))
-		return ExitErrors
+	var out []byte
+	var code, msg string
+	if *endpoint != "" {
+		payload, _ := json.Marshal(publish.DirectRequest{Action: "publish", File: file, Source: string(src), Proof: proof})
+		out, code, msg, err = invokeLambda(ctx, *endpoint, rieFunctionName, payload)
+	} else {
+		body, _ := json.Marshal(publish.Body{File: file, Source: string(src)})
+		out, code, msg, err = callFunctionURL(ctx, *fnURL, http.MethodPost, "/solutions", nil, body, map[string]string{publish.ProofHeader: proof})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors
+	}
+	if code != "" {
+		var eb publish.ErrorBody
+		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
+			for _, d := range eb.Diagnostics {
+				fmt.Fprintln(stderr, d)
+			}
+			msg = eb.Error.Message
+		}
+		fmt.Fprintf(stderr, "toolgate publish: %s: %s\n", code, msg)
+		return ExitErrors
+	}
+	var r publish.Result
+	if err := json.Unmarshal(out, &r); err != nil || r.VersionARN == "" {
+		fmt.Fprintf(stderr, "toolgate publish: unexpected answer: %.300s\n", out)
+		return ExitErrors
+	}
+	for _, d := range r.Diagnostics {
+		fmt.Fprintln(stderr, d)
 	}
 	verb := "updated"
-	if out.Created {
+	if r.Created {
 		verb = "created"
 	}
-	fmt.Fprintf(stdout, "%s %s\npublished version %s (toolset %s)\n", verb, out.StateMachineARN, out.VersionARN, res.Toolset.ID)
+	fmt.Fprintf(stdout, "%s %s\npublished version %s (toolset %s) by %s\n", verb, r.StateMachineARN, r.VersionARN, r.ToolsetID, r.Publisher)
 	return ExitOK
 }
 

@@ -192,24 +192,44 @@ func callDecisionRIE(ctx context.Context, endpoint string, req review.DirectRequ
 	return invokeLambda(ctx, endpoint, rieFunctionName, payload)
 }
 
-// callDecisionURL calls the Function URL, SigV4-signed for the lambda
-// service with the standard AWS configuration's credentials.
+// callDecisionURL calls the review-decision Function URL with req.
 func callDecisionURL(ctx context.Context, base string, req review.DirectRequest) ([]byte, string, string, error) {
-	u, err := url.Parse(strings.TrimSuffix(base, "/"))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, "", "", fmt.Errorf("--url %q is not a Function URL", base)
-	}
 	method, path, body := http.MethodGet, "/reviews", []byte(nil)
+	var query url.Values
 	switch req.Action {
 	case review.ActionList:
-		u.RawQuery = url.Values{"status": {req.Status}}.Encode()
+		query = url.Values{"status": {req.Status}}
 	case review.ActionShow:
 		path += "/" + url.PathEscape(req.ReviewID)
 	case review.ActionDecide:
 		method, path = http.MethodPost, path+"/"+url.PathEscape(req.ReviewID)
 		body, _ = json.Marshal(review.DecisionBody{Decision: req.Decision, Reason: req.Reason})
 	}
+	out, code, msg, err := callFunctionURL(ctx, base, method, path, query, body, map[string]string{review.ProofHeader: req.Proof})
+	if code != "" {
+		var eb review.ErrorBody
+		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
+			msg = eb.Error.Message
+		}
+	}
+	return out, code, msg, err
+}
+
+// callFunctionURL sends one request to a Function URL, SigV4-signed for
+// the lambda service with the standard AWS configuration's credentials,
+// with headers added (a caller proof). It returns the body of a 200; for
+// another status the error code from a {"error": {"code"}} body and the
+// whole body as the message, or "HTTP <status>" and the start of the body
+// when the request was refused before the function ran (IAM).
+func callFunctionURL(ctx context.Context, base, method, path string, query url.Values, body []byte, headers map[string]string) ([]byte, string, string, error) {
+	u, err := url.Parse(strings.TrimSuffix(base, "/"))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, "", "", fmt.Errorf("--url %q is not a Function URL", base)
+	}
 	u.Path += path
+	if query != nil {
+		u.RawQuery = query.Encode()
+	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("load AWS configuration: %w", err)
@@ -232,7 +252,9 @@ func callDecisionURL(ctx context.Context, base string, req review.DirectRequest)
 	if body != nil {
 		hreq.Header.Set("Content-Type", "application/json")
 	}
-	hreq.Header.Set(review.ProofHeader, req.Proof)
+	for k, v := range headers {
+		hreq.Header.Set(k, v)
+	}
 	sum := sha256.Sum256(body)
 	if err := v4.NewSigner().SignHTTP(ctx, creds, hreq, hex.EncodeToString(sum[:]), "lambda", region, time.Now()); err != nil {
 		return nil, "", "", fmt.Errorf("sign the request: %w", err)
@@ -249,9 +271,13 @@ func callDecisionURL(ctx context.Context, base string, req review.DirectRequest)
 	if resp.StatusCode == http.StatusOK {
 		return out, "", "", nil
 	}
-	var eb review.ErrorBody
+	var eb struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
 	if json.Unmarshal(out, &eb) == nil && eb.Error.Code != "" {
-		return nil, string(eb.Error.Code), eb.Error.Message, nil
+		return nil, eb.Error.Code, string(out), nil
 	}
 	// Refused before the function ran: IAM (403 from the Function URL) or
 	// anything in front of it.

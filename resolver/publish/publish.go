@@ -83,7 +83,7 @@ func Substitute(ctx context.Context, res *resolver.Result, params Params, stage 
 // /aws/vendedlogs/states/toolgate-<stage> (the infrastructure's alarm on
 // failed executions reads it), and are traced with X-Ray. region is the
 // Step Functions region.
-func Publish(ctx context.Context, res *resolver.Result, params Params, stage, region string, store *ledger.Store, sf SFNAPI) (*Published, error) {
+func Publish(ctx context.Context, res *resolver.Result, params Params, stage, region string, store *ledger.Store, sf SFNAPI, publisher string) (*Published, error) {
 	if !res.OK() {
 		return nil, errors.New("the Solution has errors: nothing was published")
 	}
@@ -138,7 +138,7 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 	out.StateMachineARN = arn
 	v, err := sf.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{
 		StateMachineArn: aws.String(arn),
-		Description:     aws.String(VersionDescription(res)),
+		Description:     aws.String(VersionDescription(res, publisher)),
 		RevisionId:      revision,
 	})
 	if err != nil {
@@ -148,10 +148,20 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 	return out, nil
 }
 
-// VersionDescription records the Solution's version and toolset id on the
-// state machine version (at most 256 characters, the Step Functions limit).
-func VersionDescription(res *resolver.Result) string {
-	return fmt.Sprintf("solution %s version %d toolset %s source %s", res.Solution.Name, res.Solution.Version, res.Toolset.ID, res.Manifest.SourceDigest)
+// MaxVersionDescription is Step Functions' limit on a version's
+// description, in characters.
+const MaxVersionDescription = 256
+
+// VersionDescription records the Solution's version, toolset id, source
+// digest and publisher on the state machine version. The publisher's
+// principal is cut (ending "...") where the whole would pass
+// MaxVersionDescription; the publish function's log has it whole.
+func VersionDescription(res *resolver.Result, publisher string) string {
+	d := fmt.Sprintf("solution %s version %d toolset %s source %s by ", res.Solution.Name, res.Solution.Version, res.Toolset.ID, res.Manifest.SourceDigest)
+	if room := MaxVersionDescription - len(d); len(publisher) > room {
+		publisher = publisher[:max(room-3, 0)] + "..."
+	}
+	return d + publisher
 }
 
 func findStateMachine(ctx context.Context, sf SFNAPI, name string) (string, error) {

@@ -1,8 +1,9 @@
 // Command demo is `make run`: the whole governed flow on the local stack.
 // It starts dynalite, the SES v2 emulator, every function under the Lambda
 // RIE (the tools and review-request once per lane), the local Step
-// Functions endpoint, the STS stand-in and the demo data server; registers
-// the toolset of testdata/solutions/demo-digest.yaml and publishes it;
+// Functions endpoint, the STS stand-in and the demo data server; publishes
+// testdata/solutions/demo-digest.yaml through the publish function (which
+// registers its toolset and records the publisher);
 // starts a run as demo-author with a start proof; shows the pending review;
 // shows the author refused as its reviewer (four eyes); approves it as
 // demo-reviewer, whose caller proof the STS stand-in checks; follows the run to its end; prints the run's ledger rows,
@@ -32,6 +33,8 @@ import (
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -39,8 +42,10 @@ import (
 // The demo's two people, each with local keys the STS stand-in knows: the
 // author starts the run, and a reviewer other than the author decides.
 const (
-	author   = "demo-author"
-	reviewer = "demo-reviewer"
+	insiderName = "demo-insider"
+	publisher   = "demo-publisher"
+	author      = "demo-author"
+	reviewer    = "demo-reviewer"
 )
 
 func main() {
@@ -102,13 +107,8 @@ func run(ctx context.Context) error {
 	}
 	decision := st.Endpoints["review-decision"]
 
-	step("registering the demo Solution's toolset (the deployment's operator, with the deploy role)")
-	if _, err := toolgate("toolset", "register", "testdata/solutions/demo-digest.yaml", "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
-		return err
-	}
-
-	step("publishing the demo Solution")
-	if _, err := toolgate("publish", "testdata/solutions/demo-digest.yaml", "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--dynamodb-endpoint", st.Dynamo.Endpoint()); err != nil {
+	step("publishing the demo Solution through the publish function (it runs the resolver, registers the toolset, records the publisher)")
+	if _, err := toolgate("publish", "testdata/solutions/demo-digest.yaml", "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
 		return err
 	}
 
@@ -198,19 +198,41 @@ func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
 	if err := insider.PutTheirs(ctx, local.DynamoDB(st.Dynamo.Endpoint()), stack.Table, ts); err != nil {
 		return err
 	}
-	run := fmt.Sprintf("demo-insider-%d", time.Now().UnixNano())
+	// The insider calls the direct lane as an operator would, with a valid
+	// caller proof and a run id in their own namespace: what refuses the
+	// call is the toolset check, not the lane.
+	keys, err := local.LoadLocalKeys(st.KeysFile)
+	if err != nil {
+		return err
+	}
+	creds, err := keys.Credentials(insiderName)
+	if err != nil {
+		return err
+	}
+	run := lane.DirectRunPrefix(local.LocalPrincipal(insiderName)) + fmt.Sprintf("insider-%d", time.Now().UnixNano())
+	input := map[string]any{"to": []string{"team@example.com"}, "subject": "no review", "text": "sent around the gate?"}
+	raw, _ := json.Marshal(input)
+	_, digest, err := tool.InputDigest(raw)
+	if err != nil {
+		return err
+	}
+	proof, err := caller.Sign(ctx, credentials.StaticCredentialsProvider{Value: creds}, st.STS.Endpoint(), local.Region,
+		caller.Binding{Action: caller.ActionInvoke, Target: run + "/1", InputDigest: digest}, time.Now())
+	if err != nil {
+		return err
+	}
 	envelope, _ := json.Marshal(map[string]any{"tool": "send-email", "toolset_id": ts.ID, "run_id": run, "seq": 1, "step": "send",
-		"idempotency_key": run + "/1", "attempt": 1, "tolerate_duplicates": false,
-		"input": map[string]any{"to": []string{"team@example.com"}, "subject": "no review", "text": "sent around the gate?"}})
-	fmt.Printf("  send-email with that toolset and no approval:\n")
+		"idempotency_key": run + "/1", "attempt": 1, "tolerate_duplicates": false, "input": input, "caller_proof": proof})
+	fmt.Printf("  send-email (direct lane, as %s, with a valid caller proof) with that toolset and no approval:\n", insiderName)
 	resp, err := http.Post(st.Endpoints["send-email"]+local.InvokePath, "application/json", bytes.NewReader(envelope))
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	var answer struct{ ErrorType, ErrorMessage string }
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.ErrorType != string(tool.PermissionDenied) {
-		return fmt.Errorf("send-email under a hand-written toolset answered %+v (%v); want TOOL_PERMISSION_DENIED", answer, err)
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.ErrorType != string(tool.PermissionDenied) ||
+		!strings.Contains(answer.ErrorMessage, "[toolset-review-required]") {
+		return fmt.Errorf("send-email under a hand-written toolset answered %+v (%v); want TOOL_PERMISSION_DENIED [toolset-review-required]", answer, err)
 	}
 	fmt.Printf("  %s: %s\n", answer.ErrorType, answer.ErrorMessage)
 	return nil

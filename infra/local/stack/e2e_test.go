@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
@@ -34,6 +35,8 @@ type env struct {
 	st  *stack.Stack
 	sf  *sfn.Client
 	dir string
+	// versions are the state machine versions publish printed, by Solution.
+	versions map[string]string
 }
 
 func startEnv(t *testing.T, o stack.StackOptions) *env {
@@ -58,11 +61,20 @@ func startEnv(t *testing.T, o stack.StackOptions) *env {
 	}
 	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	return &env{st: st, sf: sf, dir: t.TempDir()}
+	return &env{st: st, sf: sf, dir: t.TempDir(), versions: map[string]string{}}
 }
 
 // starter starts the tests' runs; the reviewers are other local names.
 const starter = "starter"
+
+// keys are the local stack's keys.
+func (e *env) keys(t *testing.T) *local.LocalKeys {
+	k, err := local.LoadLocalKeys(e.st.KeysFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
 
 func (e *env) toolgate(t *testing.T, args ...string) (string, int) {
 	t.Helper()
@@ -74,20 +86,23 @@ func (e *env) toolgate(t *testing.T, args ...string) (string, int) {
 	return out.String(), code
 }
 
-// publish writes a Solution (with the data server's address for DATA),
-// registers its toolset as the deployment's operator does, and publishes
-// it.
+// publisher publishes the tests' Solutions.
+const publisher = "publisher"
+
+// publish writes a Solution (with the data server's address for DATA) and
+// publishes it through the publish function, which registers its toolset.
 func (e *env) publish(t *testing.T, name, yaml string) {
 	t.Helper()
 	yaml = strings.ReplaceAll(yaml, "DATA", strings.TrimPrefix(e.st.DataURL, "http://"))
 	path := filepath.Join(e.dir, name+".yaml")
 	os.WriteFile(path, []byte(yaml), 0o644)
-	if out, code := e.toolgate(t, "toolset", "register", path, "--endpoint", e.st.Dynamo.Endpoint(), "--table", stack.Table); code != cli.ExitOK {
-		t.Fatalf("register the toolset of %s: %s", name, out)
-	}
-	if out, code := e.toolgate(t, "publish", path, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--dynamodb-endpoint", e.st.Dynamo.Endpoint()); code != cli.ExitOK {
+	out, code := e.toolgate(t, "publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher)
+	if code != cli.ExitOK {
 		t.Fatalf("publish %s: %s", name, out)
 	}
+	_, version, _ := strings.Cut(out, "published version ")
+	version, _, _ = strings.Cut(version, " ")
+	e.versions[name] = version
 }
 
 func (e *env) start(t *testing.T, solution string, input any) string {
@@ -296,25 +311,52 @@ func TestEndToEnd(t *testing.T) {
 	e.publish(t, "e2e-flaky", flakyFetch)
 	e.publish(t, "e2e-loop", perItem)
 
-	t.Run("publish stops when the toolset is not registered", func(t *testing.T) {
-		src := strings.ReplaceAll(strings.Replace(reviewedDigest, "TIMEOUT", "60", 1), "DATA", "unregistered.example.com")
-		src = strings.Replace(src, "solution: e2e-digest", "solution: e2e-unregistered", 1)
-		path := filepath.Join(e.dir, "e2e-unregistered.yaml")
-		os.WriteFile(path, []byte(src), 0o644)
-		var out, errb bytes.Buffer
-		code := cli.Run([]string{"publish", path, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--dynamodb-endpoint", e.st.Dynamo.Endpoint()}, &out, &errb)
-		want := "toolgate toolset register --endpoint " + e.st.Dynamo.Endpoint() + " --table " + stack.Table + " " + path
-		if code != cli.ExitErrors || !strings.Contains(errb.String(), "is not registered") || !strings.Contains(errb.String(), want) {
-			t.Fatalf("exit %d, want 1 naming %q:\n%s%s", code, want, out.String(), errb.String())
+	t.Run("publishing goes through the publish function, which records the publisher", func(t *testing.T) {
+		v, err := e.sf.DescribeStateMachine(t.Context(), &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(e.versions["e2e-digest"])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := aws.ToString(v.Description); !strings.Contains(d, "by "+local.LocalPrincipal(publisher)) || !strings.Contains(d, "source sha256:") {
+			t.Fatalf("the version's description %q does not record the source and the publisher", d)
+		}
+	})
+
+	t.Run("a refused Solution changes nothing", func(t *testing.T) {
+		// A Solution Gate A refuses, sent to the function as it is (the CLI
+		// checks first; a direct invocation skips the CLI): the function
+		// refuses it with its diagnostics and writes nothing.
+		root, err := local.Root()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := os.ReadFile(filepath.Join(root, "testdata", "solutions", "refuse-no-review.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = []byte(strings.Replace(string(src), "solution: ", "solution: e2e-refused-", 1))
+		creds, _ := e.keys(t).Credentials(publisher)
+		proof, err := caller.Sign(t.Context(), credentials.StaticCredentialsProvider{Value: creds}, e.st.STS.Endpoint(), local.Region, publish.Binding("e2e-refused.yaml", src), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, _ := json.Marshal(publish.DirectRequest{Action: "publish", File: "e2e-refused.yaml", Source: string(src), Proof: proof})
+		out, code, msg := localtest.Invoke(t, e.st.Functions["publish"], json.RawMessage(payload))
+		if code != publish.CodeInvalid || !strings.Contains(msg, "[review-before-tool]") {
+			t.Fatalf("a refused Solution: %s %s %s", out, code, msg)
 		}
 		list, err := e.sf.ListStateMachines(t.Context(), &sfn.ListStateMachinesInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range list.StateMachines {
-			if aws.ToString(m.Name) == "toolgate-e2e-unregistered" {
+			if strings.HasPrefix(aws.ToString(m.Name), "toolgate-e2e-refused") {
 				t.Fatal("the state machine was created")
 			}
+		}
+		// A publish without a valid proof changes nothing either.
+		payload, _ = json.Marshal(publish.DirectRequest{Action: "publish", File: "e2e-digest.yaml", Source: "solution: x\n", Proof: proof})
+		if _, code, msg := localtest.Invoke(t, e.st.Functions["publish"], json.RawMessage(payload)); code != publish.CodeUnauthenticated {
+			t.Fatalf("a proof for another Solution: %s %s", code, msg)
 		}
 	})
 

@@ -107,6 +107,8 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": "127.0.0.1/32"}
 	case "review-decision":
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
+	case "publish":
+		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "TOOLGATE_PARAMS_FILE": s.ParamsFile}
 	case "review-request":
 		// Any local user may decide a direct-lane review of a gated tool,
 		// except its requester.
@@ -117,7 +119,7 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 
 // laned are the functions with an sfn and a direct lane: every function
 // with both aliases on AWS (infra/functions.go).
-func laned(name string) bool { return name != "review-decision" }
+func laned(name string) bool { return name != "review-decision" && name != "publish" }
 
 // StartStack starts everything and writes the parameters file. On error
 // everything already started is stopped.
@@ -221,6 +223,18 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		"/toolgate/" + Stage + "/table/name":                  Table,
 		"/toolgate/" + Stage + "/role/solution-execution/arn": ExecRoleARN,
 	}
+	// The parameters are known before the functions start (their ARNs
+	// are the local stack's fixed names): the publish function reads them.
+	for _, name := range names {
+		params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name)
+		if laned(name) {
+			params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name) + ":sfn"
+		}
+	}
+	s.ParamsFile = filepath.Join(s.Dir, "params.json")
+	if err := writeJSON(s.ParamsFile, params); err != nil {
+		return nil, err
+	}
 	for _, name := range names {
 		vars := map[string]string{"TOOLGATE_TABLE": Table, "AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(), "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60",
 			// The local stack's only exemption from https: the STS stand-in.
@@ -267,10 +281,6 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			sfnEndpoint = e
 		}
 		urls[name] = sfnEndpoint + "/2015-03-31/functions/function/invocations"
-		params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name)
-		if laned(name) {
-			params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name) + ":sfn"
-		}
 	}
 	if e, ok := s.Endpoints["review-decision"]; ok {
 		params["/toolgate/"+Stage+"/review-decision/url"] = e
@@ -278,7 +288,9 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err := writeJSON(functionsFile, urls); err != nil {
 		return nil, err
 	}
-	s.ParamsFile = filepath.Join(s.Dir, "params.json")
+	if e, ok := s.Endpoints["publish"]; ok {
+		params["/toolgate/"+Stage+"/publish/url"] = e
+	}
 	if err := writeJSON(s.ParamsFile, params); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,39 @@
+// Command publish is the publish function: the only way a Solution reaches
+// Step Functions. Behind an IAM-authorised Function URL, each request with
+// a caller proof of who publishes, it runs the resolver on the Solution's
+// source, registers the toolset it pins, creates or updates the state
+// machine with the platform's function ARNs substituted, and publishes a
+// version that records the publisher (docs/infra.md, "Publishing").
+package main
+
+import (
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/ledger"
+)
+
+func main() {
+	log := coldstart.Logger()
+	cfg, err := publish.FunctionConfigFromEnv(os.Getenv)
+	cfg = coldstart.Must(log, "bad configuration", cfg, err)
+	awsCfg := coldstart.AWSConfig(log)
+	db := dynamodb.NewFromConfig(awsCfg)
+	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
+	callers = coldstart.Must(log, "bad configuration", callers, err)
+	var params publish.Params = publish.SSMParams{Client: ssm.NewFromConfig(awsCfg)}
+	if cfg.ParamsFile != "" {
+		fp, err := publish.ReadFileParams(cfg.ParamsFile)
+		params = coldstart.Must(log, "bad configuration", publish.Params(fp), err)
+	}
+	svc := &publish.Service{Callers: callers, Params: params, Stage: cfg.Stage, Region: awsCfg.Region,
+		Store: ledger.New(db, cfg.Table), SFN: sfn.NewFromConfig(awsCfg), Log: log}
+	lambda.Start((&publish.Handler{Service: svc}).Handle)
+}

@@ -1,0 +1,149 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda/messages"
+)
+
+// ProofHeader carries the caller proof on the Function URL.
+const ProofHeader = "X-Toolgate-Caller-Proof"
+
+// DirectRequest is a direct invocation of the publish function (the local
+// stack's CLI): {"action": "publish", "file", "source", "proof"}.
+type DirectRequest struct {
+	Action string `json:"action"`
+	File   string `json:"file"`
+	Source string `json:"source"`
+	Proof  string `json:"proof"`
+}
+
+// Body is the body of POST /solutions on the Function URL.
+type Body struct {
+	File   string `json:"file"`
+	Source string `json:"source"`
+}
+
+// ErrorBody is a Function URL error response's body; a direct invocation
+// fails with the code as its errorType and this body, as JSON, as its
+// message, so that diagnostics reach the CLI either way.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Diagnostics []string `json:"diagnostics,omitempty"`
+}
+
+// Handler is the publish function's Lambda handler: POST /solutions on
+// its IAM-authorised Function URL (the caller proof in ProofHeader), or a
+// direct invocation. The event's authorizer is never read: the caller
+// proof says who publishes.
+type Handler struct {
+	Service *Service
+}
+
+// Handle is the Lambda handler.
+func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &probe); err != nil {
+		return nil, edge(&Error{Code: CodeInvalid, Message: "the request is not a JSON object"})
+	}
+	if _, isURL := probe["requestContext"]; isURL {
+		return h.url(ctx, payload)
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	var req DirectRequest
+	if err := dec.Decode(&req); err != nil || req.Action != "publish" {
+		return nil, edge(&Error{Code: CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}"})
+	}
+	res, err := h.Service.Publish(ctx, Request{File: req.File, Source: []byte(req.Source), Proof: req.Proof})
+	if err != nil {
+		return nil, edge(err)
+	}
+	return json.Marshal(res)
+}
+
+func body(err error) (*Error, []byte) {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Code: CodeUnavailable, Message: "internal error", Err: err}
+	}
+	var b ErrorBody
+	b.Error.Code, b.Error.Message, b.Diagnostics = e.Code, e.Message, e.Diagnostics
+	out, _ := json.Marshal(b)
+	return e, out
+}
+
+func edge(err error) error {
+	e, b := body(err)
+	return messages.InvokeResponse_Error{Type: e.Code, Message: string(b)}
+}
+
+func (h *Handler) url(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	var ev events.LambdaFunctionURLRequest
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return respond(nil, &Error{Code: CodeInvalid, Message: "the request is not a Function URL request"})
+	}
+	method := strings.ToUpper(ev.RequestContext.HTTP.Method)
+	if strings.TrimSuffix(ev.RawPath, "/") != "/solutions" || method != http.MethodPost {
+		return respond(nil, &Error{Code: CodeInvalid, Message: "no route: use POST /solutions"})
+	}
+	raw := []byte(ev.Body)
+	if ev.IsBase64Encoded {
+		var err error
+		if raw, err = base64.StdEncoding.DecodeString(ev.Body); err != nil {
+			return respond(nil, &Error{Code: CodeInvalid, Message: "the body is not valid base64"})
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var b Body
+	if err := dec.Decode(&b); err != nil {
+		return respond(nil, &Error{Code: CodeInvalid, Message: "the body must be {\"file\": NAME, \"source\": TEXT}"})
+	}
+	proof := ""
+	for k, v := range ev.Headers {
+		if strings.EqualFold(k, ProofHeader) {
+			proof = v
+		}
+	}
+	return respond(h.Service.Publish(ctx, Request{File: b.File, Source: []byte(b.Source), Proof: proof}))
+}
+
+// status is the Function URL status of a code.
+func status(code string) int {
+	switch code {
+	case CodeInvalid:
+		return http.StatusBadRequest
+	case CodeUnauthenticated:
+		return http.StatusUnauthorized
+	case CodeRefused:
+		return http.StatusForbidden
+	}
+	return http.StatusServiceUnavailable
+}
+
+func respond(res *Result, err error) (json.RawMessage, error) {
+	resp := events.LambdaFunctionURLResponse{StatusCode: http.StatusOK, Headers: map[string]string{"Content-Type": "application/json"}}
+	if err != nil {
+		e, b := body(err)
+		resp.StatusCode, resp.Body = status(e.Code), string(b)
+	} else {
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			return respond(nil, fmt.Errorf("encode the result: %w", merr))
+		}
+		resp.Body = string(b)
+	}
+	return json.Marshal(resp)
+}

@@ -1,0 +1,182 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// MaxSourceBytes bounds a Solution's source: a compiled definition is at
+// most 1 MiB (resolver.MaxDefinitionBytes), and a Function URL request
+// body at most 6 MB (Lambda quota).
+const MaxSourceBytes = 1 << 20
+
+// Callers verifies caller proofs (shared/caller's Verifier).
+type Callers interface {
+	Verify(ctx context.Context, proof string, b caller.Binding) (caller.Identity, error)
+}
+
+// Service is the publish function: the only way a Solution reaches Step
+// Functions. It verifies who publishes (a caller proof bound to the
+// Solution's name and source digest), runs the resolver on the source it
+// was sent, registers the toolset the Solution pins, and creates or
+// updates the state machine and publishes a version that records the
+// publisher. A refused Solution gets its diagnostics back and changes
+// nothing (docs/infra.md, "Publishing").
+type Service struct {
+	Callers Callers
+	Params  Params
+	Stage   string
+	Region  string
+	Store   *ledger.Store
+	SFN     SFNAPI
+	Log     *slog.Logger
+}
+
+// Request is one publish.
+type Request struct {
+	// File names the source in diagnostics: a base name such as
+	// "weekly-digest.yaml".
+	File   string
+	Source []byte
+	// Proof is the caller proof, bound to caller.ActionPublish, the
+	// Solution file's base name and SourceDigest(Source).
+	Proof string
+}
+
+// Result is a publish's answer.
+type Result struct {
+	Diagnostics     []string `json:"diagnostics"`
+	StateMachineARN string   `json:"state_machine_arn,omitempty"`
+	VersionARN      string   `json:"version_arn,omitempty"`
+	Created         bool     `json:"created,omitempty"`
+	ToolsetID       string   `json:"toolset_id,omitempty"`
+	Publisher       string   `json:"publisher,omitempty"`
+}
+
+// Error codes of the publish function (the Lambda errorType of a direct
+// invocation, the "code" of a Function URL error body).
+const (
+	CodeInvalid         = "PUBLISH_INVALID"         // a malformed request, or a Solution the resolver refuses (with diagnostics)
+	CodeUnauthenticated = "PUBLISH_UNAUTHENTICATED" // no valid caller proof
+	CodeRefused         = "PUBLISH_REFUSED"         // the toolset is refused by the registration check
+	CodeUnavailable     = "PUBLISH_UNAVAILABLE"     // DynamoDB, SSM, Step Functions or STS failed; repeat the request
+)
+
+// Error is a refused or failed publish; Message is safe to show.
+type Error struct {
+	Code        string
+	Message     string
+	Diagnostics []string
+	Err         error
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+// SourceDigest is what a publish proof binds: "sha256:" and the hex
+// SHA-256 of the source.
+func SourceDigest(src []byte) string {
+	sum := sha256.Sum256(src)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Binding is the caller proof binding of a publish of file with source.
+func Binding(file string, src []byte) caller.Binding {
+	return caller.Binding{Action: caller.ActionPublish, Target: file, InputDigest: SourceDigest(src)}
+}
+
+var fileName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// Publish runs one publish for the caller its proof proves.
+func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
+	log := s.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	switch {
+	case !fileName.MatchString(req.File) || filepath.Base(req.File) != req.File:
+		return nil, &Error{Code: CodeInvalid, Message: "file must be a base name of 1 to 128 letters, digits, '.', '_' or '-'"}
+	case len(req.Source) == 0 || len(req.Source) > MaxSourceBytes:
+		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("the source must be 1 to %d bytes", MaxSourceBytes)}
+	case !utf8.Valid(req.Source):
+		return nil, &Error{Code: CodeInvalid, Message: "the source is not valid UTF-8"}
+	}
+	if s.Callers == nil {
+		return nil, &Error{Code: CodeUnauthenticated, Message: "this function has no caller verifier"}
+	}
+	who, err := s.Callers.Verify(ctx, req.Proof, Binding(req.File, req.Source))
+	if err != nil {
+		var ce *caller.Error
+		if errors.As(err, &ce) && ce.Reason == caller.Unavailable {
+			return nil, &Error{Code: CodeUnavailable, Message: ce.Message, Err: err}
+		}
+		if errors.As(err, &ce) {
+			return nil, &Error{Code: CodeUnauthenticated, Message: ce.Message + " [" + string(ce.Reason) + "]"}
+		}
+		return nil, &Error{Code: CodeUnavailable, Message: "the caller could not be verified", Err: err}
+	}
+	res := resolver.Compile(req.File, req.Source, resolver.Options{})
+	out := &Result{Diagnostics: []string{}, Publisher: who.Principal}
+	for _, d := range res.Diagnostics {
+		out.Diagnostics = append(out.Diagnostics, d.String())
+	}
+	if !res.OK() {
+		log.InfoContext(ctx, "publish refused", "file", req.File, "publisher", who.Principal, "diagnostics", len(out.Diagnostics))
+		return nil, &Error{Code: CodeInvalid, Message: "the Solution has errors: nothing was published", Diagnostics: out.Diagnostics}
+	}
+	if _, err := s.Store.RegisterToolset(ctx, res.Toolset); err != nil {
+		var refusal *toolset.Refusal
+		if errors.As(err, &refusal) {
+			return nil, &Error{Code: CodeRefused, Message: err.Error(), Diagnostics: out.Diagnostics}
+		}
+		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be registered; nothing was published", Err: err}
+	}
+	p, err := Publish(ctx, res, s.Params, s.Stage, s.Region, s.Store, s.SFN, who.Principal)
+	if err != nil {
+		return nil, &Error{Code: CodeUnavailable, Message: err.Error(), Diagnostics: out.Diagnostics, Err: err}
+	}
+	out.StateMachineARN, out.VersionARN, out.Created, out.ToolsetID = p.StateMachineARN, p.VersionARN, p.Created, res.Toolset.ID
+	log.InfoContext(ctx, "published", "solution", res.Solution.Name, "version", res.Solution.Version, "toolset_id", res.Toolset.ID,
+		"source_digest", res.Manifest.SourceDigest, "publisher", who.Principal, "state_machine_version", p.VersionARN)
+	return out, nil
+}
+
+// Environment of the publish function (docs/infra.md).
+const (
+	EnvTable      = "TOOLGATE_TABLE"       // the ledger table (required)
+	EnvStage      = "TOOLGATE_STAGE"       // the platform stage (required): parameters under /toolgate/<stage>/
+	EnvParamsFile = "TOOLGATE_PARAMS_FILE" // the local stack only: a parameters file instead of SSM
+)
+
+// FunctionConfig is the publish function's configuration.
+type FunctionConfig struct {
+	Table, Stage, ParamsFile string
+	Callers                  caller.Config
+}
+
+// FunctionConfigFromEnv reads and checks the publish function's
+// configuration.
+func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
+	cfg := FunctionConfig{Table: getenv(EnvTable), Stage: getenv(EnvStage), ParamsFile: getenv(EnvParamsFile)}
+	switch {
+	case cfg.Table == "":
+		return cfg, fmt.Errorf("%s is not set", EnvTable)
+	case cfg.Stage == "":
+		return cfg, fmt.Errorf("%s is not set", EnvStage)
+	}
+	var err error
+	cfg.Callers, err = caller.ConfigFromEnv(getenv)
+	return cfg, err
+}
