@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -25,19 +29,21 @@ func toolsetCmd(args []string, stdout, stderr io.Writer) int {
 	return toolsetID(args, stdout, stderr)
 }
 
-const registerUsage = `usage: toolgate toolset register [--endpoint URL] [--table NAME] FILE|DIR...
-       toolgate toolset register [--endpoint URL] [--table NAME] --tool TOOL [--fetch-host ENTRY]...
+const registerUsage = `usage: toolgate toolset register (--url URL | --function-endpoint URL --as NAME) FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...
+       toolgate toolset register --endpoint URL --table NAME FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...
 
-Registers toolsets in the ledger table after the registration check (the
-id is the digest of the content; no tool is weaker than the catalog).
-FILE is a compiled toolset (*.toolset.json) or a Solution, whose toolset is
-compiled from it; DIR holds *.toolset.json. --tool registers the one-tool
-toolset toolgate invoke builds from the catalog.
+Registers toolsets after the registration check (the id is the digest of
+the content; no tool is weaker than the catalog). FILE is a compiled
+toolset (*.toolset.json) or a Solution, whose toolset is compiled from it;
+DIR holds *.toolset.json. --tool registers the one-tool toolset toolgate
+invoke builds from the catalog.
 
-Registration writes ledger items: the deployment's operator runs it with
-the deploy role. No policy for people (Publisher, Reviewer, Operator)
-allows PutItem on the ledger table; toolgate publish and toolgate invoke
-only read toolsets and name this command when one is missing
+People register through the publish function (--url, default
+$` + EnvPublishURL + `; --function-endpoint with --as NAME on the local stack),
+which checks each toolset again and records who registered it; toolgate
+publish registers the toolset of the Solution it publishes by itself. The
+second form writes the ledger table directly: it is for the deploy role
+only (no policy for people allows it), e.g. to seed a new stage
 (docs/ledger.md).
 `
 
@@ -51,6 +57,9 @@ func register(args []string, stdout, stderr io.Writer) int {
 	var af awsFlags
 	af.register(fs)
 	toolName := fs.String("tool", "", "register the one-tool toolset of this catalog tool, as toolgate invoke builds it")
+	fnURL := fs.String("url", os.Getenv(EnvPublishURL), "the publish function's Function URL (default $"+EnvPublishURL+")")
+	fnEndpoint := fs.String("function-endpoint", "", "the publish function under the Lambda RIE (the local stack)")
+	as := fs.String("as", "", "with --function-endpoint: sign the caller proof with NAME's local keys")
 	var fetchHosts stringList
 	fs.Var(&fetchHosts, "fetch-host", "with --tool: an allowed host for structured-data-fetch (repeatable)")
 	paths, err := parseInterleaved(fs, args)
@@ -89,6 +98,21 @@ func register(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	viaFunction := *fnEndpoint != "" || *fnURL != ""
+	switch {
+	case viaFunction && af.endpoint != "":
+		fmt.Fprintln(stderr, "toolgate toolset register: --endpoint (the table, deploy role) and the publish function exclude each other")
+		return ExitMisuse
+	case *fnEndpoint != "" && *as == "":
+		fmt.Fprintln(stderr, "toolgate toolset register: --function-endpoint needs --as NAME")
+		return ExitMisuse
+	case *as != "" && *fnEndpoint == "":
+		fmt.Fprintln(stderr, "toolgate toolset register: --as is for the local stack, with --function-endpoint")
+		return ExitMisuse
+	}
+	if viaFunction {
+		return registerThroughFunction(ctx, sets, names, *fnURL, *fnEndpoint, *as, stdout, stderr)
+	}
 	store, err := af.store(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
@@ -105,6 +129,60 @@ func register(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "registered %s (%s)\n", ts.ID, names[i])
 		default:
 			fmt.Fprintf(stdout, "already registered %s (%s)\n", ts.ID, names[i])
+		}
+	}
+	return code
+}
+
+// registerThroughFunction sends each toolset to the publish function with
+// a caller proof bound to its id and document.
+func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names []string, fnURL, fnEndpoint, as string, stdout, stderr io.Writer) int {
+	p, err := newProver(ctx, as)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
+		return ExitMisuse
+	}
+	code := ExitOK
+	for i, ts := range sets {
+		doc, err := ts.MarshalIndent() // a *.toolset.json document: its id and its content
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
+			return ExitErrors
+		}
+		doc = bytes.TrimSpace(doc)
+		proof, err := p.sign(ctx, publish.RegisterBinding(ts.ID, doc))
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
+			return ExitErrors
+		}
+		var out []byte
+		var errCode, msg string
+		if fnEndpoint != "" {
+			payload, _ := json.Marshal(publish.DirectRequest{Action: "register", Toolset: string(doc), Proof: proof})
+			out, errCode, msg, err = invokeLambda(ctx, fnEndpoint, rieFunctionName, payload)
+		} else {
+			body, _ := json.Marshal(publish.RegisterBody{Toolset: string(doc)})
+			out, errCode, msg, err = callFunctionURL(ctx, fnURL, http.MethodPost, "/toolsets", nil, body, map[string]string{publish.ProofHeader: proof})
+		}
+		var res publish.RegisterResult
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
+			code = ExitErrors
+		case errCode != "":
+			var eb publish.ErrorBody
+			if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
+				msg = eb.Error.Message
+			}
+			fmt.Fprintf(stderr, "%s: %s: %s\n", names[i], errCode, msg)
+			code = ExitErrors
+		case json.Unmarshal(out, &res) != nil:
+			fmt.Fprintf(stderr, "%s: unexpected answer: %.200s\n", names[i], out)
+			code = ExitErrors
+		case res.Created:
+			fmt.Fprintf(stdout, "registered %s (%s) by %s\n", res.ToolsetID, names[i], res.Publisher)
+		default:
+			fmt.Fprintf(stdout, "already registered %s (%s)\n", res.ToolsetID, names[i])
 		}
 	}
 	return code

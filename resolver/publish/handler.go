@@ -18,12 +18,21 @@ import (
 const ProofHeader = "X-Toolgate-Caller-Proof"
 
 // DirectRequest is a direct invocation of the publish function (the local
-// stack's CLI): {"action": "publish", "file", "source", "proof"}.
+// stack's CLI): {"action": "publish", "file", "source", "proof"} or
+// {"action": "register", "toolset", "proof"}.
 type DirectRequest struct {
-	Action string `json:"action"`
-	File   string `json:"file"`
-	Source string `json:"source"`
-	Proof  string `json:"proof"`
+	Action  string `json:"action"`
+	File    string `json:"file,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Toolset string `json:"toolset,omitempty"` // the document as text, signed as sent
+	Proof   string `json:"proof"`
+}
+
+// RegisterBody is the body of POST /toolsets on the Function URL.
+type RegisterBody struct {
+	// Toolset is the document as text (a string, so that no re-encoding
+	// changes the bytes its proof's digest covers).
+	Toolset string `json:"toolset"`
 }
 
 // Body is the body of POST /solutions on the Function URL.
@@ -63,10 +72,16 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
 	var req DirectRequest
-	if err := dec.Decode(&req); err != nil || req.Action != "publish" {
-		return nil, edge(&Error{Code: CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}"})
+	if err := dec.Decode(&req); err != nil || (req.Action != "publish" && req.Action != "register") {
+		return nil, edge(&Error{Code: CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"} or {\"action\": \"register\", \"toolset\", \"proof\"}"})
 	}
-	res, err := h.Service.Publish(ctx, Request{File: req.File, Source: []byte(req.Source), Proof: req.Proof})
+	var res any
+	var err error
+	if req.Action == "register" {
+		res, err = h.Service.Register(ctx, RegisterRequest{Toolset: []byte(req.Toolset), Proof: req.Proof})
+	} else {
+		res, err = h.Service.Publish(ctx, Request{File: req.File, Source: []byte(req.Source), Proof: req.Proof})
+	}
 	if err != nil {
 		return nil, edge(err)
 	}
@@ -95,8 +110,9 @@ func (h *Handler) url(ctx context.Context, payload json.RawMessage) (json.RawMes
 		return respond(nil, &Error{Code: CodeInvalid, Message: "the request is not a Function URL request"})
 	}
 	method := strings.ToUpper(ev.RequestContext.HTTP.Method)
-	if strings.TrimSuffix(ev.RawPath, "/") != "/solutions" || method != http.MethodPost {
-		return respond(nil, &Error{Code: CodeInvalid, Message: "no route: use POST /solutions"})
+	path := strings.TrimSuffix(ev.RawPath, "/")
+	if (path != "/solutions" && path != "/toolsets") || method != http.MethodPost {
+		return respond(nil, &Error{Code: CodeInvalid, Message: "no route: use POST /solutions or POST /toolsets"})
 	}
 	raw := []byte(ev.Body)
 	if ev.IsBase64Encoded {
@@ -105,17 +121,24 @@ func (h *Handler) url(ctx context.Context, payload json.RawMessage) (json.RawMes
 			return respond(nil, &Error{Code: CodeInvalid, Message: "the body is not valid base64"})
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var b Body
-	if err := dec.Decode(&b); err != nil {
-		return respond(nil, &Error{Code: CodeInvalid, Message: "the body must be {\"file\": NAME, \"source\": TEXT}"})
-	}
 	proof := ""
 	for k, v := range ev.Headers {
 		if strings.EqualFold(k, ProofHeader) {
 			proof = v
 		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if path == "/toolsets" {
+		var b RegisterBody
+		if err := dec.Decode(&b); err != nil {
+			return respond(nil, &Error{Code: CodeInvalid, Message: "the body must be {\"toolset\": TEXT}"})
+		}
+		return respond(h.Service.Register(ctx, RegisterRequest{Toolset: []byte(b.Toolset), Proof: proof}))
+	}
+	var b Body
+	if err := dec.Decode(&b); err != nil {
+		return respond(nil, &Error{Code: CodeInvalid, Message: "the body must be {\"file\": NAME, \"source\": TEXT}"})
 	}
 	return respond(h.Service.Publish(ctx, Request{File: b.File, Source: []byte(b.Source), Proof: proof}))
 }
@@ -133,7 +156,7 @@ func status(code string) int {
 	return http.StatusServiceUnavailable
 }
 
-func respond(res *Result, err error) (json.RawMessage, error) {
+func respond(res any, err error) (json.RawMessage, error) {
 	resp := events.LambdaFunctionURLResponse{StatusCode: http.StatusOK, Headers: map[string]string{"Content-Type": "application/json"}}
 	if err != nil {
 		e, b := body(err)

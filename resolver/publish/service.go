@@ -113,19 +113,9 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	case !utf8.Valid(req.Source):
 		return nil, &Error{Code: CodeInvalid, Message: "the source is not valid UTF-8"}
 	}
-	if s.Callers == nil {
-		return nil, &Error{Code: CodeUnauthenticated, Message: "this function has no caller verifier"}
-	}
-	who, err := s.Callers.Verify(ctx, req.Proof, Binding(req.File, req.Source))
+	who, err := s.verify(ctx, req.Proof, Binding(req.File, req.Source))
 	if err != nil {
-		var ce *caller.Error
-		if errors.As(err, &ce) && ce.Reason == caller.Unavailable {
-			return nil, &Error{Code: CodeUnavailable, Message: ce.Message, Err: err}
-		}
-		if errors.As(err, &ce) {
-			return nil, &Error{Code: CodeUnauthenticated, Message: ce.Message + " [" + string(ce.Reason) + "]"}
-		}
-		return nil, &Error{Code: CodeUnavailable, Message: "the caller could not be verified", Err: err}
+		return nil, err
 	}
 	res := resolver.Compile(req.File, req.Source, resolver.Options{})
 	out := &Result{Diagnostics: []string{}, Publisher: who.Principal}
@@ -179,4 +169,75 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	var err error
 	cfg.Callers, err = caller.ConfigFromEnv(getenv)
 	return cfg, err
+}
+
+// RegisterRequest is one toolset registration through the publish function.
+type RegisterRequest struct {
+	// Toolset is the toolset document (a compiled *.toolset.json).
+	Toolset []byte
+	// Proof is bound to caller.ActionRegister, the toolset's id and
+	// SourceDigest(Toolset).
+	Proof string
+}
+
+// RegisterResult is a registration's answer.
+type RegisterResult struct {
+	ToolsetID string `json:"toolset_id"`
+	Created   bool   `json:"created"`
+	Publisher string `json:"publisher"`
+}
+
+// RegisterBinding is the caller proof binding of a registration.
+func RegisterBinding(id string, doc []byte) caller.Binding {
+	return caller.Binding{Action: caller.ActionRegister, Target: id, InputDigest: SourceDigest(doc)}
+}
+
+// Register registers a toolset for the caller its proof proves, after
+// the registration check (ledger.Store.RegisterToolset): the only way
+// toolsets reach the table besides a publish, which registers the
+// toolset its Solution pins.
+func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterResult, error) {
+	if len(req.Toolset) == 0 || len(req.Toolset) > MaxSourceBytes {
+		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("the toolset must be 1 to %d bytes", MaxSourceBytes)}
+	}
+	ts, err := toolset.Parse(req.Toolset)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalid, Message: err.Error()}
+	}
+	who, err := s.verify(ctx, req.Proof, RegisterBinding(ts.ID, req.Toolset))
+	if err != nil {
+		return nil, err
+	}
+	created, err := s.Store.RegisterToolset(ctx, ts)
+	if err != nil {
+		var refusal *toolset.Refusal
+		if errors.As(err, &refusal) {
+			return nil, &Error{Code: CodeRefused, Message: err.Error()}
+		}
+		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be registered", Err: err}
+	}
+	if s.Log != nil {
+		s.Log.InfoContext(ctx, "toolset registered", "toolset_id", ts.ID, "created", created, "publisher", who.Principal)
+	}
+	return &RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal}, nil
+}
+
+// verify checks a caller proof and maps its refusal to the function's
+// codes.
+func (s *Service) verify(ctx context.Context, proof string, b caller.Binding) (caller.Identity, error) {
+	if s.Callers == nil {
+		return caller.Identity{}, &Error{Code: CodeUnauthenticated, Message: "this function has no caller verifier"}
+	}
+	who, err := s.Callers.Verify(ctx, proof, b)
+	if err != nil {
+		var ce *caller.Error
+		if errors.As(err, &ce) && ce.Reason == caller.Unavailable {
+			return who, &Error{Code: CodeUnavailable, Message: ce.Message, Err: err}
+		}
+		if errors.As(err, &ce) {
+			return who, &Error{Code: CodeUnauthenticated, Message: ce.Message + " [" + string(ce.Reason) + "]"}
+		}
+		return who, &Error{Code: CodeUnavailable, Message: "the caller could not be verified", Err: err}
+	}
+	return who, nil
 }

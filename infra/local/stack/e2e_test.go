@@ -353,6 +353,12 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatal("the state machine was created")
 			}
 		}
+		// Toolsets are registered through the function too, recording who.
+		var out2, errb bytes.Buffer
+		if code := cli.Run([]string{"toolset", "register", "--tool", "workflow-validator", "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out2, &errb); code != cli.ExitOK ||
+			!strings.Contains(out2.String(), "registered ts_") || !strings.Contains(out2.String(), "by "+local.LocalPrincipal(publisher)) {
+			t.Fatalf("register through the publish function: exit %d\n%s\n%s", code, out2.String(), errb.String())
+		}
 		// A publish without a valid proof changes nothing either.
 		payload, _ = json.Marshal(publish.DirectRequest{Action: "publish", File: "e2e-digest.yaml", Source: "solution: x\n", Proof: proof})
 		if _, code, msg := localtest.Invoke(t, e.st.Functions["publish"], json.RawMessage(payload)); code != publish.CodeUnauthenticated {
