@@ -338,9 +338,9 @@ func lineStarting(out, prefix string) string {
 // The register command's help says who registers: the deployment's
 // operator with the deploy role, since no policy for people writes the
 // ledger table.
-func TestToolsetRegisterHelpNamesTheOperator(t *testing.T) {
+func TestToolsetRegisterHelpNamesThePublishFunctionAndTheDeployRole(t *testing.T) {
 	code, _, errs := run("toolset", "register", "-h")
-	if code != ExitMisuse || !strings.Contains(errs, "the deployment's operator runs it with\nthe deploy role") || !strings.Contains(errs, "--tool TOOL") {
+	if code != ExitMisuse || !strings.Contains(errs, "People register through the publish function") || !strings.Contains(errs, "for the deploy role\nonly") || !strings.Contains(errs, "--tool TOOL") {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
 }
