@@ -171,7 +171,10 @@ func (e *emitter) emit() map[string]any {
 	return map[string]any{
 		"Comment": fmt.Sprintf("toolgate Solution %s version %d (toolset %s)", e.c.sol.Name, e.c.sol.Version, e.toolsetID),
 		"StartAt": stateStart,
-		"States":  e.states,
+		// The whole execution is bounded (policy.run_timeout_seconds):
+		// Step Functions ends it with States.Timeout.
+		"TimeoutSeconds": e.c.sol.RunTimeout,
+		"States":         e.states,
 	}
 }
 

@@ -592,3 +592,14 @@ func (c *checker) usedTools() []string {
 	slices.Sort(names)
 	return names
 }
+
+// checkRunTimeout refuses a review whose timeout is not below the run's
+// (policy.run_timeout_seconds): the execution would time out while the
+// review still waits, and its decision would reach no Task.
+func (c *checker) checkRunTimeout() {
+	for i, st := range c.sol.Steps {
+		if st.Kind == KindReview && c.reachable[i] && st.ReviewTimeout >= c.sol.RunTimeout {
+			c.ds.errorf(st.ReviewTimeoutPos, RuleRunTimeout, "review %q waits up to %d s, which is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would end before its review", st.ID, st.ReviewTimeout, c.sol.RunTimeout)
+		}
+	}
+}

@@ -34,6 +34,7 @@ const (
 	RuleFetchHost     = "fetch-host"         // fetch_hosts entries and literal fetch URLs
 	RuleRetry         = "retry"              // retry and idempotency rules of the tool contract
 	RuleQuota         = "quota"              // Step Functions and task-token quotas
+	RuleRunTimeout    = "run-timeout"        // a review that could outlast the run
 )
 
 // MaxMessageRunes bounds a diagnostic's message: values quoted from the

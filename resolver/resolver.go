@@ -96,6 +96,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkToolInputs()
 	c.checkGates(g)
 	c.checkHosts()
+	c.checkRunTimeout()
 	c.checkRetries()
 	res.Gate = c.verdicts
 	res.Tools = c.usedTools()

@@ -226,3 +226,40 @@ func TestQuotaStateNameAndSize(t *testing.T) {
 		t.Fatalf("errors %v", got)
 	}
 }
+
+// policy.run_timeout_seconds bounds the whole execution (the state
+// machine's TimeoutSeconds; default seven days, at most a year), and a
+// review must time out before the run does.
+func TestRunTimeout(t *testing.T) {
+	review := "  - id: r\n    review: {of: s, timeout_seconds: REVIEW}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
+	for _, c := range []struct {
+		name, policy, review string
+		want                 []string
+		timeout              float64
+	}{
+		{"the default, seven days", "", "86400", nil, 604800},
+		{"a review just below the run", "{run_timeout_seconds: 3601}", "3600", nil, 3601},
+		{"a review as long as the run", "{run_timeout_seconds: 3600}", "3600", []string{RuleRunTimeout}, 0},
+		{"a review longer than the default run", "", "604800", []string{RuleRunTimeout}, 0},
+		{"a run over a year", "{run_timeout_seconds: 31536001}", "60", []string{RuleInvalidValue}, 0},
+		{"a run of zero", "{run_timeout_seconds: 0}", "60", []string{RuleInvalidValue}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "solution: t\nversion: 1\n"
+			if c.policy != "" {
+				src += "policy: " + c.policy + "\n"
+			}
+			res := compileString(t, src+"steps:\n"+strings.Replace(review, "REVIEW", c.review, 1))
+			if got := errorRules(res); !slices.Equal(got, c.want) {
+				t.Fatalf("errors %v, want %v\n%v", got, c.want, res.Diagnostics)
+			}
+			if c.want != nil {
+				return
+			}
+			var def map[string]any
+			if err := json.Unmarshal(res.Definition, &def); err != nil || def["TimeoutSeconds"] != c.timeout {
+				t.Fatalf("TimeoutSeconds %v, want %v (%v)", def["TimeoutSeconds"], c.timeout, err)
+			}
+		})
+	}
+}

@@ -38,6 +38,11 @@ var (
 const (
 	// DefaultReviewTimeout applies when a review names no timeout: one day.
 	DefaultReviewTimeout = 86_400
+	// DefaultRunTimeout applies when policy.run_timeout_seconds is not
+	// written: seven days. A run lasts at most tool.MaxReviewTimeout, a
+	// year (a Standard workflow's longest execution, AWS Step Functions
+	// quota).
+	DefaultRunTimeout = 7 * 86_400
 	// MaxToolTimeout is Lambda's maximum function timeout, 900 seconds
 	// (AWS Lambda quota); a longer Task timeout could never be reached.
 	MaxToolTimeout = 900
@@ -60,10 +65,14 @@ type Solution struct {
 	ReviewBefore []Ref // tool names
 	FetchHosts   []Ref // host allow-list entries as written
 	FetchPos     Pos   // where policy.fetch_hosts is, or policy, or the top
-	Input        *value
-	Start        Ref
-	Steps        []*Step
-	StepsPos     Pos
+	// RunTimeout bounds a whole execution, in seconds
+	// (policy.run_timeout_seconds; the state machine's TimeoutSeconds).
+	RunTimeout    int
+	RunTimeoutPos Pos
+	Input         *value
+	Start         Ref
+	Steps         []*Step
+	StepsPos      Pos
 }
 
 // Retry is a tool step's retry as written; zero fields take the catalog's
@@ -110,9 +119,12 @@ type Step struct {
 	// review
 	Of            Ref
 	ReviewTimeout int
-	Reviewers     []string
-	OnApprove     Ref
-	OnReject      Ref
+	// ReviewTimeoutPos is where review.timeout_seconds is written, or the
+	// review.
+	ReviewTimeoutPos Pos
+	Reviewers        []string
+	OnApprove        Ref
+	OnReject         Ref
 
 	// fail
 	Error, Cause string
@@ -205,7 +217,7 @@ func (d *decoder) strings(f *field, what string) []Ref {
 
 // decodeSolution decodes the top level.
 func (d *decoder) decodeSolution(v *value) *Solution {
-	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos}
+	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos, RunTimeout: DefaultRunTimeout, RunTimeoutPos: v.pos}
 	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "policy", "input", "start", "steps"}, "solution", "version", "steps") {
 		return nil
 	}
@@ -225,9 +237,14 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 			s.Description, _ = d.str(&f, "description")
 		case "policy":
 			s.FetchPos = f.keyPos
-			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts"}) {
+			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts", "run_timeout_seconds"}) {
 				for _, pf := range f.val.fields {
 					switch pf.key {
+					case "run_timeout_seconds":
+						s.RunTimeoutPos = pf.val.pos
+						if n, ok := d.integer(&pf, "policy.run_timeout_seconds", 1, tool.MaxReviewTimeout); ok {
+							s.RunTimeout = n
+						}
 					case "review_before":
 						s.ReviewBefore = d.strings(&pf, "policy.review_before")
 					case "fetch_hosts":
@@ -451,6 +468,7 @@ func (d *decoder) decodeChoice(st *Step, v *value, what string) {
 
 func (d *decoder) decodeReview(st *Step, v *value, what string) {
 	st.ReviewTimeout = DefaultReviewTimeout
+	st.ReviewTimeoutPos = v.pos
 	if !d.mapping(v, what+" review", []string{"of", "timeout_seconds", "reviewers"}, "of") {
 		return
 	}
@@ -459,6 +477,7 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 		case "of":
 			st.Of = d.ref(&f, what+" review.of")
 		case "timeout_seconds":
+			st.ReviewTimeoutPos = f.val.pos
 			if f.val.kind == kNumber {
 				if n, err := strconv.ParseInt(f.val.str, 10, 64); err == nil && (n < 1 || n > tool.MaxReviewTimeout) {
 					d.ds.errorf(f.val.pos, RuleQuota, "%s review.timeout_seconds %d is outside 1..%d: a task token lives at most a year", what, n, tool.MaxReviewTimeout)
