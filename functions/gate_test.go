@@ -285,10 +285,10 @@ func TestCompletedGatedCallReplaysAfterItsApprovalExpired(t *testing.T) {
 	json.Unmarshal(approval, &d)
 	db := local.DynamoDB(s.dynamo)
 	key := map[string]types.AttributeValue{ledger.AttrPK: &types.AttributeValueMemberS{Value: "REVIEW#" + d.ReviewID}, ledger.AttrSK: &types.AttributeValueMemberS{Value: "REVIEW"}}
-	// Its time ends: the review's expires_at moves an hour into the past.
+	// Its time ends: the review's deadline moves an hour into the past.
 	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.store.Table()), Key: key,
-		UpdateExpression:          aws.String("SET expires_at = :past"),
+		UpdateExpression:          aws.String("SET deadline = :past"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":past": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(-time.Hour).Unix())}},
 	}); err != nil {
 		t.Fatal(err)

@@ -72,6 +72,7 @@ func (inv *invocation) approve(ctx context.Context) error {
 		return tool.Errorf(tool.PermissionDenied, "%s", check.Reason)
 	}
 	if check.Bound {
+		inv.reviewID, inv.approver = r.ID, r.Approver
 		return nil // a retry of the call the approval authorised
 	}
 	bound, cur, err := d.reviews.Bind(dbCtx, r, env.IdempotencyKey)
@@ -85,6 +86,7 @@ func (inv *invocation) approve(ctx context.Context) error {
 		return tool.Errorf(tool.PermissionDenied, "review %s could not be bound to this call", r.ID)
 	}
 	d.log.InfoContext(ctx, "approval bound", "review_id", r.ID, "key", env.IdempotencyKey, "approver", r.Approver)
+	inv.reviewID, inv.approver = r.ID, r.Approver
 	return nil
 }
 

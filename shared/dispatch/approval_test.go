@@ -196,6 +196,11 @@ func TestApprovalAuthorisesOneCall(t *testing.T) {
 	if err != nil || r.BoundKey != keyOf(t, first) {
 		t.Fatalf("review after the call: %+v %v", r, err)
 	}
+	// The call's row names the approval it ran under.
+	if rows, err := e.store.RunRows(ctx, runIDOf(t, first)); err != nil || len(rows) != 1 ||
+		rows[0].ReviewID != approval.ReviewID || rows[0].Approver != reviewtest.Approver {
+		t.Fatalf("rows of the gated call %+v %v: want its review id and approver", rows, err)
+	}
 
 	// A replay of the completed key returns the result in 2 requests: the
 	// review read (bound to this key, nothing written to it) and the claim

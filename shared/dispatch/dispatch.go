@@ -142,6 +142,8 @@ type invocation struct {
 	rowDone        bool
 	// leaseUntil is when this attempt's claim ends.
 	leaseUntil time.Time
+	// reviewID and approver name the approval a gated call runs under.
+	reviewID, approver string
 }
 
 func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
@@ -548,6 +550,7 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 		StartedAt: inv.started, EndedAt: ended, DurationMS: ended.Sub(inv.started).Milliseconds(),
 		InputDigest: inv.digest, InputBytes: inv.inBytes, MemoryMB: d.cfg.MemoryMB,
 		AfterClaimRequest: inv.claimRequested && !inv.claimed,
+		ReviewID:          inv.reviewID, Approver: inv.approver,
 	}
 	if out != nil {
 		sum := sha256.Sum256(out)

@@ -48,6 +48,8 @@ type attemptEntry struct {
 	OutputDigest string    `dynamodbav:"output_digest,omitempty"`
 	OutputBytes  int       `dynamodbav:"output_bytes"`
 	MemoryMB     int       `dynamodbav:"memory_mb"`
+	ReviewID     string    `dynamodbav:"review_id,omitempty"`
+	Approver     string    `dynamodbav:"approver,omitempty"`
 }
 
 // rowItem is a row item of its own (PutRow): an invocation that claimed
@@ -102,6 +104,9 @@ func entryFromRow(r *Row) types.AttributeValue {
 	if r.OutputDigest != "" {
 		e["output_digest"] = str(r.OutputDigest)
 	}
+	if r.ReviewID != "" {
+		e["review_id"], e["approver"] = str(r.ReviewID), str(r.Approver)
+	}
 	return &types.AttributeValueMemberM{Value: e}
 }
 
@@ -121,7 +126,7 @@ func (c *callItem) row(e attemptEntry) Row {
 		IdempotencyKey: c.IdempotencyKey, Status: e.Status, ErrorCode: e.ErrorCode, Retryable: e.Retryable,
 		StartedAt: e.StartedAt, EndedAt: e.EndedAt, DurationMS: e.DurationMS,
 		InputDigest: c.InputDigest, InputBytes: e.InputBytes, OutputDigest: e.OutputDigest, OutputBytes: e.OutputBytes,
-		MemoryMB: e.MemoryMB, ExpiresAt: c.ExpiresAt,
+		MemoryMB: e.MemoryMB, ExpiresAt: c.ExpiresAt, ReviewID: e.ReviewID, Approver: e.Approver,
 	}
 }
 

@@ -58,6 +58,11 @@ type Row struct {
 	// estimates cost in GB-seconds.
 	MemoryMB  int   `json:"memory_mb" dynamodbav:"memory_mb"`
 	ExpiresAt int64 `json:"expires_at" dynamodbav:"expires_at"`
+	// ReviewID and Approver name the approval a gated call ran under
+	// (docs/reviews.md); empty for an ungated call or one refused before
+	// its approval was checked.
+	ReviewID string `json:"review_id,omitempty" dynamodbav:"review_id,omitempty"`
+	Approver string `json:"approver,omitempty" dynamodbav:"approver,omitempty"`
 	// Count is how many invocations the row stands for: a call's replays
 	// are one DEDUPLICATED row with their count (docs/ledger.md); 0 means 1.
 	Count int `json:"count,omitempty" dynamodbav:"-"`
@@ -116,7 +121,7 @@ var ReadAttributes = []string{
 	AttrPK, AttrSK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
 	"state", "attempts", "lease_until", "token", "error_code", "updated_at", attrAttemptLog, "invocations", "last_seen_at",
 	AttrExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
-	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body",
+	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver",
 }
 
 // projection is ReadAttributes as a ProjectionExpression and its names,

@@ -112,6 +112,11 @@ type Decision struct {
 	// behind the verdict, safe to show to a caller, for example
 	// `recipient "bob@example.com" is not on the allow-list: no entry "bob@example.com" or "@example.com" (default deny)`.
 	Reason string
+	// Rule is the rule behind the verdict without the recipient or any
+	// entry derived from it, for messages that name the recipient by its
+	// position only (send-email's refusals: an address in a refusal would
+	// reach the Step Functions execution history and the caller's logs).
+	Rule string
 }
 
 // Decide checks one recipient against l. A recipient that Parse refuses is
@@ -122,18 +127,20 @@ type Decision struct {
 func (l List) Decide(s string) Decision {
 	a, err := Parse(s)
 	if err != nil {
-		return Decision{Verdict: Invalid, Reason: "recipient " + quote(s) + " is not one bare addr-spec: " + err.(*ParseError).Rule}
+		return Decision{Verdict: Invalid, Reason: "recipient " + quote(s) + " is not one bare addr-spec: " + err.(*ParseError).Rule,
+			Rule: "is not one bare addr-spec: " + err.(*ParseError).Rule}
 	}
 	if k := a.key(); l.addrs[k] {
 		return Decision{Verdict: Allow, Address: a, Entry: k,
-			Reason: fmt.Sprintf("recipient %s is allowed by the address entry %s", quote(s), quote(k))}
+			Reason: fmt.Sprintf("recipient %s is allowed by the address entry %s", quote(s), quote(k)), Rule: "is allowed by an address entry"}
 	}
 	if l.domains[a.Domain] {
 		e := "@" + a.Domain
 		return Decision{Verdict: Allow, Address: a, Entry: e,
-			Reason: fmt.Sprintf("recipient %s is allowed by the domain entry %s", quote(s), quote(e))}
+			Reason: fmt.Sprintf("recipient %s is allowed by the domain entry %s", quote(s), quote(e)), Rule: "is allowed by a domain entry"}
 	}
 	return Decision{Verdict: Refuse, Address: a,
 		Reason: fmt.Sprintf("recipient %s is not on the allow-list: no entry %s or %s (default deny; \"@domain\" entries match that exact domain only)",
-			quote(s), quote(a.key()), quote("@"+a.Domain))}
+			quote(s), quote(a.key()), quote("@"+a.Domain)),
+		Rule: "is not on the allow-list (default deny; \"@domain\" entries match that exact domain only)"}
 }

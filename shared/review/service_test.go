@@ -6,17 +6,21 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 )
@@ -28,6 +32,24 @@ type stack struct {
 	fake    *reviewtest.SFN
 	svc     *review.Service
 	callers *localtest.Callers
+	db      *dynamodb.Client
+}
+
+// raw reads a review item's number attributes as DynamoDB holds them.
+func (s *stack) raw(t *testing.T, id string) (map[string]int64, error) {
+	t.Helper()
+	out, err := s.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("toolgate-reviews"), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "REVIEW#" + id}, "sk": &types.AttributeValueMemberS{Value: "REVIEW"}}})
+	if err != nil {
+		return nil, err
+	}
+	nums := map[string]int64{}
+	for k, v := range out.Item {
+		if n, ok := v.(*types.AttributeValueMemberN); ok {
+			nums[k], _ = strconv.ParseInt(n.Value, 10, 64)
+		}
+	}
+	return nums, nil
 }
 
 func newStack(t *testing.T) *stack {
@@ -47,7 +69,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{store: store, fake: fake, callers: callers,
+	return &stack{store: store, fake: fake, callers: callers, db: db,
 		svc: &review.Service{Store: store, SFN: client, Callers: v, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
 }
 
@@ -383,5 +405,33 @@ func TestDecisionProofBindsTheDecision(t *testing.T) {
 	}
 	if got, _ := s.store.Get(context.Background(), r.ID); got.Status != review.Pending {
 		t.Fatalf("a refused proof decided the review: %s", got.Status)
+	}
+}
+
+// A decided review lives as long as the ledger's rows: its TTL
+// (expires_at) moves to the retention, while its deadline, which the
+// decision and the approval's use read, stays: the approval still ends
+// with its review.
+func TestDecidedReviewOutlivesItsDeadlineButItsApprovalDoesNot(t *testing.T) {
+	s := newStack(t)
+	r := s.pending(t, func(p *review.Params) { p.TimeoutSeconds = 60 })
+	if _, err := s.decide(t, "alice", r.ID, review.Approve, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.raw(t, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl, deadline := out[ledger.AttrExpiresAt], out[review.AttrDeadline]
+	if deadline != r.ExpiresAt.Unix() || ttl < time.Now().Add(ledger.DefaultRetention-time.Hour).Unix() {
+		t.Fatalf("decided review: deadline %d (want %d), TTL %d (want the retention)", deadline, r.ExpiresAt.Unix(), ttl)
+	}
+	later := s.store.WithClock(func() time.Time { return r.ExpiresAt.Add(time.Second) })
+	got, err := later.Get(context.Background(), r.ID)
+	if err != nil || !got.Expired(later.Now()) {
+		t.Fatalf("the decided review after its deadline: %+v %v, want it read and expired", got, err)
+	}
+	if bound, _, err := later.Bind(context.Background(), got, "run/1"); err != nil || bound {
+		t.Fatalf("an approval bound after its review's deadline: %v %v", bound, err)
 	}
 }

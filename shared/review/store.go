@@ -33,11 +33,35 @@ type Store struct {
 	db    API
 	table string
 	now   func() time.Time
+	// retention keeps a decided review as long as the ledger's rows
+	// (ledger.DefaultRetention).
+	retention time.Duration
+}
+
+// AttrDeadline is a review's own end, in epoch seconds: no decision and
+// no use of its approval after it. The item's TTL (expires_at) is the
+// deadline while the review is pending and the ledger's retention once it
+// is decided, so that a decided review lives as long as the rows of the
+// calls it authorised.
+const AttrDeadline = "deadline"
+
+// beforeDeadline is the condition "the review's deadline has not passed",
+// for items written before deadline existed too (their expires_at was the
+// deadline). It reads #deadline, #expires_at and :now_s.
+const beforeDeadline = "(#deadline > :now_s OR (attribute_not_exists(#deadline) AND #expires_at > :now_s))"
+
+// deadline reads an item's deadline (expires_at for items written before
+// it existed).
+func deadline(it map[string]types.AttributeValue) int64 {
+	if _, ok := it[AttrDeadline]; ok {
+		return getN(it, AttrDeadline)
+	}
+	return getN(it, ledger.AttrExpiresAt)
 }
 
 // NewStore returns a Store on the named table.
 func NewStore(db API, table string) *Store {
-	return &Store{db: db, table: table, now: time.Now}
+	return &Store{db: db, table: table, now: time.Now, retention: ledger.DefaultRetention}
 }
 
 // WithClock returns a copy of the store that reads time from now (tests).
@@ -147,6 +171,10 @@ func (s *Store) Create(ctx context.Context, r *Review) (created bool, existing *
 	item["requester"] = str(r.Requester)
 	item["status"] = str(string(Pending))
 	item["created_at"] = str(formatTime(now))
+	// deadline is the review's own end (no decision, no use of its
+	// approval after it); expires_at is only the item's TTL: the deadline
+	// while pending, the ledger's retention once decided (Decide).
+	item[AttrDeadline] = num(r.ExpiresAt.Unix())
 	item[ledger.AttrExpiresAt] = num(r.ExpiresAt.Unix())
 	item[AttrListPK] = str(listPK(Pending))
 	item[AttrListSK] = str(formatTime(now) + "#" + r.ID)
@@ -201,7 +229,7 @@ func fromItem(it map[string]types.AttributeValue) *Review {
 		TimeoutSeconds:       int(getN(it, "timeout_seconds")),
 		Status:               Status(getS(it, "status")),
 		CreatedAt:            getTime(it, "created_at"),
-		ExpiresAt:            time.Unix(getN(it, ledger.AttrExpiresAt), 0).UTC(),
+		ExpiresAt:            time.Unix(deadline(it), 0).UTC(),
 		Approver:             getS(it, "approver"),
 		DecidedAt:            getTime(it, "decided_at"),
 		Reason:               getS(it, "reason"),
@@ -244,15 +272,17 @@ func (s *Store) Decide(ctx context.Context, r *Review, v Verdict, approver strin
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 key(r.ID),
-		ConditionExpression: aws.String("#status = :pending AND #expires_at > :now_s"),
+		ConditionExpression: aws.String("#status = :pending AND " + beforeDeadline),
 		UpdateExpression: aws.String("SET #status = :status, #list_pk = :list_pk, approver = :approver, authenticated = :auth, " +
-			"decided_at = :at, reason = :reason, delivery = :delivery, delivery_lease_until = :lease, decision_token = :token"),
+			"decided_at = :at, reason = :reason, delivery = :delivery, delivery_lease_until = :lease, decision_token = :token, " +
+			"#expires_at = :keep"),
 		ExpressionAttributeNames: map[string]string{
-			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#list_pk": AttrListPK,
+			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#deadline": AttrDeadline, "#list_pk": AttrListPK,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pending":  str(string(Pending)),
 			":now_s":    num(now.Unix()),
+			":keep":     num(now.Add(s.retention).Unix()),
 			":status":   str(string(st)),
 			":list_pk":  str(listPK(st)),
 			":approver": str(approver),
@@ -352,10 +382,10 @@ func (s *Store) Bind(ctx context.Context, r *Review, idemKey string) (bool, *Rev
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 key(r.ID),
-		ConditionExpression: aws.String("attribute_not_exists(bound_key) AND #status = :approved AND #expires_at > :now_s"),
+		ConditionExpression: aws.String("attribute_not_exists(bound_key) AND #status = :approved AND " + beforeDeadline),
 		UpdateExpression:    aws.String("SET bound_key = :key, bound_at = :at"),
 		ExpressionAttributeNames: map[string]string{
-			"#status": "status", "#expires_at": ledger.AttrExpiresAt,
+			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#deadline": AttrDeadline,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":approved": str(string(Approved)),

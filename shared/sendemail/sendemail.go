@@ -167,7 +167,8 @@ type checker struct {
 }
 
 // check decides every address of one field and returns the addresses to
-// send to (nil for an empty field).
+// send to (nil for an empty field). Refusals name an address by its
+// position ("to[1]"), never the address itself.
 func (c *checker) check(l recipient.List, field string, addrs []string) []string {
 	var out []string
 	for i, s := range addrs {
@@ -176,9 +177,9 @@ func (c *checker) check(l recipient.List, field string, addrs []string) []string
 		case recipient.Allow:
 			out = append(out, d.Address.String())
 		case recipient.Invalid:
-			c.invalid = append(c.invalid, fmt.Sprintf("%s[%d]: %s", field, i, d.Reason))
+			c.invalid = append(c.invalid, fmt.Sprintf("%s[%d] %s", field, i, d.Rule))
 		default:
-			c.refused = append(c.refused, fmt.Sprintf("%s[%d]: %s", field, i, d.Reason))
+			c.refused = append(c.refused, fmt.Sprintf("%s[%d] %s", field, i, d.Rule))
 		}
 	}
 	return out

@@ -78,7 +78,8 @@ func TestSendThroughEmulator(t *testing.T) {
 
 // Every refused or invalid recipient of the cases, in any of to, cc, bcc
 // and reply_to, stops the send before SES: the right code, a message naming
-// the address and the rule, no SendEmail call and nothing in the store.
+// the address by its position (never the address) and the rule, no
+// SendEmail call and nothing in the store.
 // Every allowed one is sent.
 func TestCasesThroughEmulator(t *testing.T) {
 	t.Parallel()
@@ -88,7 +89,7 @@ func TestCasesThroughEmulator(t *testing.T) {
 	for _, c := range loadCases(t) {
 		allow := allowEntries(c, "@toolgate.example")
 		cfg := mustConfig(t, sender, allow...)
-		reason := cfg.Allow.Decide(c.Recipient).Reason
+		rule := cfg.Allow.Decide(c.Recipient).Rule
 		for _, field := range []string{"to", "cc", "bcc", "reply_to"} {
 			t.Run(c.Why+"/"+field, func(t *testing.T) {
 				clearStore(t, p.Endpoint())
@@ -121,8 +122,11 @@ func TestCasesThroughEmulator(t *testing.T) {
 				if len(sent) != 0 || ses.calls.Load() != 0 {
 					t.Fatalf("%s %q: %d emails stored, %d SendEmail calls; want none", c.Expect, c.Recipient, len(sent), ses.calls.Load())
 				}
-				if want := field + "[0]: " + reason; !strings.Contains(te.Message, want) {
+				if want := field + "[0] " + rule; !strings.Contains(te.Message, want) {
 					t.Fatalf("message %q does not contain %q", te.Message, want)
+				}
+				if strings.Contains(te.Message, c.Recipient) {
+					t.Fatalf("message %q names the address %q", te.Message, c.Recipient)
 				}
 				if te.MaybeApplied {
 					t.Fatal("a refusal before SES is marked maybe applied")
@@ -161,7 +165,7 @@ func TestInputRefusedBeforeSES(t *testing.T) {
 		{"not an object", `["a@example.com"]`, tool.InputInvalid, "not a send-email input"},
 		{"wrong type", `{"to":"a@example.com","subject":"s","text":"t"}`, tool.InputInvalid, "to must be []string"},
 		{"invalid beats refused", map[string]any{"to": []string{"a@other.com", "b@example.com."}, "subject": "s", "text": "t"}, tool.InputInvalid, "to[1]"},
-		{"refused after allowed", map[string]any{"to": []string{"a@example.com"}, "bcc": []string{"spy@other.com"}, "subject": "s", "text": "t"}, tool.PermissionDenied, `bcc[0]: recipient "spy@other.com" is not on the allow-list`},
+		{"refused after allowed", map[string]any{"to": []string{"a@example.com"}, "bcc": []string{"spy@other.com"}, "subject": "s", "text": "t"}, tool.PermissionDenied, `bcc[0] is not on the allow-list`},
 		{"refused reply-to", map[string]any{"to": []string{"a@example.com"}, "reply_to": []string{"phish@other.com"}, "subject": "s", "text": "t"}, tool.PermissionDenied, "reply_to[0]"},
 		{"many refused are summed up", map[string]any{"to": many(9, "x"), "cc": []string{"1@a.com", "2@a.com", "3@a.com", "4@a.com", "5@a.com", "6@a.com", "7@a.com"}, "subject": "s", "text": "t"}, tool.PermissionDenied, "and 2 more"},
 	}
