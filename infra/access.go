@@ -18,8 +18,10 @@ import (
 // Resource "*". infra_test.go lists each with its reason; nothing else may
 // have a "*" resource.
 var (
-	// The task token, not an ARN, names the execution: review-decision.
-	sendTaskActions = []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"}
+	// The task token, not an ARN, names the execution: review-decision
+	// sends a decision (shared/review Service). It never sends a
+	// heartbeat: no review Task sets HeartbeatSeconds.
+	sendTaskActions = []string{"states:SendTaskSuccess", "states:SendTaskFailure"}
 	// Finding toolgate-<solution> by name (publish and run list them).
 	listStateMachinesActions = []string{"states:ListStateMachines"}
 	// CloudWatch Logs vended log delivery, which a state machine's logging
@@ -38,7 +40,7 @@ var (
 // ledgerARNs name the ledger table and its indexes in the platform stack.
 type ledgerARNs struct {
 	Table   *string
-	Indexes []*string
+	Indexes []*string // in ledgerIndexes order
 }
 
 func newLedgerARNs(tableName string) ledgerARNs {
@@ -48,6 +50,17 @@ func newLedgerARNs(tableName string) ledgerARNs {
 		l.Indexes = append(l.Indexes, sub(base+"/index/"+ix.Name))
 	}
 	return l
+}
+
+// index returns the ARN of the table's index name; it panics for an index
+// the table does not have (a grant on it would allow nothing).
+func (l ledgerARNs) index(name string) *string {
+	for i, ix := range ledgerIndexes {
+		if ix.Name == name {
+			return l.Indexes[i]
+		}
+	}
+	panic("the ledger table has no index " + name)
 }
 
 // ledgerStatement allows item actions on resources (the table or its
@@ -168,13 +181,12 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:   jsii.Strings("ssm:GetParameter", "ssm:GetParameters"),
 			Resources: &[]*string{sub(fmt.Sprintf("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/toolgate/%s/*", p.Stage))},
 		}),
-		// toolgate publish reads the toolset (GetItem of its TOOLSET# item)
-		// and stops when it is not registered. Publishers write no ledger
-		// item: registration (toolgate toolset register) is done by the
-		// deployment's operator with the deploy role.
-		ledgerStatement("ReadToolsets", []string{ddbGetItem}, []*string{ledger.Table}, map[string]any{
-			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{"TOOLSET#*"}},
-		}),
+		// toolgate publish reads the toolset (ledger.Store.Toolset: GetItem
+		// of its TOOLSET# item, projecting body) and stops when it is not
+		// registered. Publishers write no ledger item: registration
+		// (toolgate toolset register) is done by the deployment's operator
+		// with the deploy role.
+		readToolsets.statement(ledger),
 	)
 
 	// review-decision has no aliases: reviewers reach it through its URL
@@ -235,6 +247,10 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	)
 	return a
 }
+
+// readToolsets is the Publisher's toolset read: the functions' grant, under
+// its own statement id.
+var readToolsets = func() itemGrant { g := grantToolsets; g.Sid = "ReadToolsets"; return g }()
 
 // managedPolicy defines toolgate-<stage>-<role>, for platform teams to
 // attach to people.

@@ -41,7 +41,7 @@ const (
 )
 
 // functionSpec is what the platform knows of one function: its defaults and
-// exactly the ledger actions its code calls.
+// exactly the ledger requests its code makes.
 type functionSpec struct {
 	Name        string
 	LogicalID   string // the template's logical ID: sam local invoke <LogicalID>
@@ -69,46 +69,45 @@ type functionSpec struct {
 	// function's timeout must not exceed: a Task that timed out first would
 	// be retried while the function still runs.
 	TimeoutSeconds int
-	// LedgerActions are the item actions the function's code calls on the
-	// table; IndexActions those it calls on the table's indexes.
-	LedgerActions, IndexActions []string
+	// Items are the function's ledger statements: the item actions its
+	// code calls, on the key prefixes it uses, naming the attributes it
+	// touches (items.go).
+	Items []itemGrant
 }
 
 // functionSpecs are the deployed functions in template order. Every one
 // verifies caller proofs (shared/caller) and records each proof it accepts
 // as a PROOF#<id> item: a conditional PutItem, and a GetItem of the item
-// already there when the condition fails.
+// already there when the condition fails (proofGrants).
 var functionSpecs = []functionSpec{
 	{Name: fnSendEmail, LogicalID: "SendEmailFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool send-email: SES v2 SendEmail to allow-listed recipients",
 		MemoryMB:    256,
-		// shared/dispatch: the call's claim, re-claim and finish UpdateItem,
-		// record GetItem, row items' PutItem (refusals), toolset GetItem;
-		// approvals (shared/review): GetItem and the binding UpdateItem;
-		// proofs on the direct lane.
-		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
+		// shared/dispatch: the call's items, the toolset, approvals
+		// (review.Store Get and Bind), proofs on the direct lane.
+		Items: toolGrants},
 	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
-		Description:   "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",
-		MemoryMB:      512,
-		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
+		Description: "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",
+		MemoryMB:    512,
+		Items:       toolGrants},
 	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
-		Description:   "toolgate tool workflow-validator: toolgate check of a Solution",
-		MemoryMB:      512,
-		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}},
+		Description: "toolgate tool workflow-validator: toolgate check of a Solution",
+		MemoryMB:    512,
+		Items:       toolGrants},
 	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
 		// The run's toolset GetItem; the review's conditional PutItem, and a
-		// GetItem of the one already there; proofs (start Tasks, the direct
-		// lane).
-		LedgerActions: []string{ddbGetItem, ddbPutItem}},
+		// GetItem of the one already there; the execution's start; proofs
+		// (start Tasks, the direct lane).
+		Items: reviewRequestGrants},
 	{Name: fnReviewDecision, LogicalID: "ReviewDecisionFunction",
 		Description: "toolgate review-decision: records a person's decision and sends the task result",
 		MemoryMB:    256, TimeoutSeconds: 15,
 		// A review's GetItem, its decision and delivery UpdateItems; review
 		// listing queries the reviews-by-status index; every request's
 		// proof (PutItem, GetItem).
-		LedgerActions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}, IndexActions: []string{ddbQuery}},
+		Items: reviewDecisionGrants},
 }
 
 // FunctionSettings override one function's defaults; zero fields keep them.
@@ -211,8 +210,10 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 		switch spec.Name {
 		case fnSendEmail:
 			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				// SES v2 SendEmail with simple content (shared/sendemail),
+				// which IAM authorises as ses:SendEmail: no raw messages.
 				Sid:       jsii.String("SendAsTheSenderOnly"),
-				Actions:   jsii.Strings("ses:SendEmail", "ses:SendRawEmail"),
+				Actions:   jsii.Strings("ses:SendEmail"),
 				Resources: &[]*string{senderIdentityARN},
 				Conditions: &map[string]any{
 					"StringEquals": map[string]any{"ses:FromAddress": p.Sender.Address},
@@ -302,9 +303,8 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: &[]*string{logs.LogGroupArn()},
 	}))
-	role.AddToPolicy(ledgerStatement("Ledger", spec.LedgerActions, []*string{ledger.Table}, nil))
-	if len(spec.IndexActions) > 0 {
-		role.AddToPolicy(ledgerStatement("LedgerIndexes", spec.IndexActions, ledger.Indexes, nil))
+	for _, g := range spec.Items {
+		role.AddToPolicy(g.statement(ledger))
 	}
 	for _, s := range extra {
 		role.AddToPolicy(s)

@@ -28,7 +28,6 @@ import (
 var starResource = map[string]string{
 	"states:SendTaskSuccess":        "the task token names the execution; no resource type (review-decision)",
 	"states:SendTaskFailure":        "the task token names the execution; no resource type (review-decision)",
-	"states:SendTaskHeartbeat":      "the task token names the execution; no resource type (review-decision)",
 	"states:ListStateMachines":      "list actions take no resource; publish and run find toolgate-<solution> by name (Publisher)",
 	"xray:PutTraceSegments":         "X-Ray segment upload has no resource type (active tracing of functions and state machines)",
 	"xray:PutTelemetryRecords":      "X-Ray telemetry has no resource type (active tracing)",
@@ -53,7 +52,6 @@ var (
 	tableARN       = arn("dynamodb", "table/toolgate-test")
 	reviewIndexARN = tableARN + "/index/reviews-by-status"
 	identity       = arn("ses", "identity/example.org")
-	dispatcher     = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
 	lambdaXRay     = stmt{Actions: []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}, Resources: []string{"*"}}
 )
 
@@ -62,37 +60,85 @@ func ownLogs(fn string) stmt {
 	return stmt{Sid: "OwnLogGroup", Actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"}, Resources: []string{"${" + fn + "Logs.Arn}"}}
 }
 
+// items is a ledger statement: actions on the items whose partition key
+// starts with prefix, naming only attrs when there are any (in the
+// template's order), asking for returnValues when it is set.
+func items(sid, prefix string, actions, attrs []string, returnValues string) stmt {
+	all := map[string]any{"dynamodb:LeadingKeys": []string{prefix + "*"}}
+	if attrs != nil {
+		all["dynamodb:Attributes"] = attrs
+	}
+	c := map[string]any{"ForAllValues:StringLike": all}
+	if returnValues != "" {
+		c["StringEquals"] = map[string]any{"dynamodb:ReturnValues": returnValues}
+	}
+	b, _ := json.Marshal(c)
+	return stmt{Sid: sid, Actions: sorted(actions...), Resources: []string{tableARN}, Condition: string(b)}
+}
+
+// The ledger statements of the functions, derived from the requests their
+// code makes (docs/infra.md, "Least privilege"; TestCodeRequestsAllowed
+// replays those requests against the template).
+var (
+	getItem, putItem, updateItem = "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"
+	// The dispatcher's call and row items, whole.
+	wantCalls = items("Calls", "RUN#", []string{getItem, putItem, updateItem}, nil, "")
+	// ledger.Store.Toolset: GetItem projecting body.
+	wantToolsets = items("Toolsets", "TOOLSET#", []string{getItem}, []string{"pk", "sk", "body"}, "")
+	// review.Store.Get: the whole review.
+	wantReadReviews = items("ReadReviews", "REVIEW#", []string{getItem}, nil, "")
+	// review.Store.Bind: SET bound_key, bound_at; condition on bound_key,
+	// status, deadline, expires_at.
+	wantBind = items("BindApprovals", "REVIEW#", []string{updateItem},
+		[]string{"pk", "sk", "bound_key", "bound_at", "status", "deadline", "expires_at"}, "NONE")
+	// caller.ProofTable.Record.
+	wantProofs = []stmt{
+		items("RecordCallerProofs", "PROOF#", []string{putItem}, []string{"pk", "sk", "binding", "arn", "expires_at"}, ""),
+		items("ReadCallerProofs", "PROOF#", []string{getItem}, nil, ""),
+	}
+	wantToolItems = append([]stmt{wantCalls, wantToolsets, wantReadReviews, wantBind}, wantProofs...)
+)
+
 // wantFunctionPolicies is each function role's whole policy.
 var wantFunctionPolicies = map[string][]stmt{
-	"SendEmailFunction": {
+	"SendEmailFunction": append([]stmt{
 		ownLogs("SendEmailFunction"),
-		{Sid: "Ledger", Actions: dispatcher, Resources: []string{tableARN}},
-		{Sid: "SendAsTheSenderOnly", Actions: []string{"ses:SendEmail", "ses:SendRawEmail"}, Resources: []string{identity},
+		{Sid: "SendAsTheSenderOnly", Actions: []string{"ses:SendEmail"}, Resources: []string{identity},
 			Condition: `{"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
 		lambdaXRay,
-	},
-	"StructuredDataFetchFunction": {
-		ownLogs("StructuredDataFetchFunction"),
-		{Sid: "Ledger", Actions: dispatcher, Resources: []string{tableARN}},
-		lambdaXRay,
-	},
-	"WorkflowValidatorFunction": {
-		ownLogs("WorkflowValidatorFunction"),
-		{Sid: "Ledger", Actions: dispatcher, Resources: []string{tableARN}},
-		lambdaXRay,
-	},
-	"ReviewRequestFunction": {
+	}, wantToolItems...),
+	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), lambdaXRay}, wantToolItems...),
+	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), lambdaXRay}, wantToolItems...),
+	"ReviewRequestFunction": append([]stmt{
 		ownLogs("ReviewRequestFunction"),
-		{Sid: "Ledger", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{tableARN}},
+		wantToolsets,
+		// review.Store.Create: the pending review, never a decision or a
+		// binding.
+		items("CreateReviews", "REVIEW#", []string{putItem}, []string{"pk", "sk", "review_id", "run_id", "step", "of", "tool",
+			"toolset_id", "reviewers", "input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token",
+			"status", "created_at", "deadline", "expires_at", "review_list_pk", "review_list_sk"}, ""),
+		wantReadReviews,
+		// review.Store RecordStart and Starter.
+		items("RecordStarts", "START#", []string{putItem}, []string{"pk", "sk", "starter", "expires_at"}, ""),
+		items("ReadStarts", "START#", []string{getItem}, nil, ""),
 		lambdaXRay,
-	},
-	"ReviewDecisionFunction": {
+	}, wantProofs...),
+	"ReviewDecisionFunction": append([]stmt{
 		ownLogs("ReviewDecisionFunction"),
-		{Sid: "Ledger", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, Resources: []string{tableARN}},
-		{Sid: "LedgerIndexes", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
-		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"}, Resources: []string{"*"}},
+		wantReadReviews,
+		// review.Store Decide, ClaimDelivery, FinishDelivery,
+		// NoteSelfApproval: never what was asked, never a binding.
+		items("DecideReviews", "REVIEW#", []string{updateItem}, []string{"pk", "sk", "status", "deadline", "expires_at", "review_list_pk",
+			"approver", "authenticated", "decided_at", "reason", "decision_token", "delivery", "delivery_lease_until",
+			"delivered_at", "delivery_error", "self_approval_refusals"}, "NONE"),
+		// review.Store.List: the index's keys and projection.
+		{Sid: "ListReviews", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN},
+			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_list_pk","review_list_sk",` +
+				`"review_id","run_id","step","of","tool","toolset_id","reviewers","input_digest","status","created_at",` +
+				`"expires_at","approver","authenticated","decided_at","bound_key"]}}`},
+		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
 		lambdaXRay,
-	},
+	}, wantProofs...),
 }
 
 // wantExecutionRole: Solutions invoke the sfn aliases only.
@@ -119,7 +165,7 @@ var wantManagedPolicies = map[string][]stmt{
 			Condition: `{"StringEquals":{"iam:PassedToService":"states.amazonaws.com"}}`},
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter", "ssm:GetParameters"}, Resources: []string{arn("ssm", "parameter/toolgate/test/*")}},
 		{Sid: "ReadToolsets", Actions: []string{"dynamodb:GetItem"}, Resources: []string{tableARN},
-			Condition: `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["TOOLSET#*"]}}`},
+			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","body"],"dynamodb:LeadingKeys":["TOOLSET#*"]}}`},
 	},
 	"toolgate-test-reviewer": {
 		{Sid: "DecisionFunctionURL", Actions: []string{"lambda:InvokeFunctionUrl"}, Resources: []string{"${ReviewDecisionFunction.Arn}"},
@@ -250,6 +296,9 @@ var rules = []rule{
 	{"ledger-actions", checkLedgerActions, func(_, pj tmpl) {
 		addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": []any{"dynamodb:Query", "dynamodb:Scan"}, "Resource": tableARNValue()})
 	}, `dynamodb:Scan is not a ledger item action`},
+	{"ledger-writers", checkLedgerWriters, func(_, pj tmpl) {
+		addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": tableARNValue()})
+	}, `structured-data-fetch: statement without Sid allows dynamodb:PutItem on every item of the ledger table`},
 	{"people-write-no-ledger-items", checkPeopleWriteNoLedgerItems, func(_, pj tmpl) {
 		for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
 			for _, s := range statements(props(p)["PolicyDocument"]) {

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"slices"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// Key prefixes of the ledger table's items: the start of the partition key
+// pk (docs/ledger.md, docs/reviews.md, docs/identity.md). Every function
+// role's ledger statement names the prefixes its code uses
+// (dynamodb:LeadingKeys), so that no role reaches another's items.
+const (
+	// A run's call items (idempotency records with their attempts) and row
+	// items: shared/ledger records.go and rows.go.
+	prefixRun = "RUN#"
+	// Registered toolsets: shared/ledger toolsets.go.
+	prefixToolset = "TOOLSET#"
+	// Reviews: shared/review store.go.
+	prefixReview = "REVIEW#"
+	// An execution's proven starter: shared/review store.go, RecordStart
+	// and Starter.
+	prefixStart = "START#"
+	// Accepted caller proofs: shared/caller table.go.
+	prefixProof = caller.ProofPrefix
+)
+
+// itemGrant allows DynamoDB item actions on the ledger items of one key
+// prefix (Prefix), or Query on one of the table's indexes (Index): one
+// statement of a role or managed policy.
+type itemGrant struct {
+	Sid     string
+	Prefix  string // the items whose pk starts with it (dynamodb:LeadingKeys "<Prefix>*")
+	Index   string // an index name, instead of Prefix: Query on that index
+	Actions []string
+	// Attributes, when set, are the only attributes a request may name
+	// (dynamodb:Attributes): the key attributes, the attributes it writes
+	// (an UpdateItem's update expression, a PutItem's item), those its
+	// condition reads, those it projects. DynamoDB evaluates the key on the
+	// attributes a request names, so on a read without a projection it
+	// bounds nothing: reads of whole items carry no Attributes.
+	Attributes []string
+	// ReturnValues, when set, is the only ReturnValues an UpdateItem may ask
+	// for (dynamodb:ReturnValues): NONE reads nothing back, so the
+	// statement allows no attribute outside Attributes to be returned
+	// either (ALL_OLD and ALL_NEW return the whole item).
+	ReturnValues string
+}
+
+// conditions is the grant's IAM condition block.
+func (g itemGrant) conditions() map[string]any {
+	all := map[string]any{}
+	if g.Prefix != "" {
+		all["dynamodb:LeadingKeys"] = []string{g.Prefix + "*"}
+	}
+	if g.Attributes != nil {
+		all["dynamodb:Attributes"] = g.Attributes
+	}
+	c := map[string]any{}
+	if len(all) > 0 {
+		c["ForAllValues:StringLike"] = all
+	}
+	if g.ReturnValues != "" {
+		// An UpdateItem always has ReturnValues (NONE when it sends none).
+		c["StringEquals"] = map[string]any{"dynamodb:ReturnValues": g.ReturnValues}
+	}
+	if len(c) == 0 {
+		return nil
+	}
+	return c
+}
+
+// statement is the grant as a policy statement on the ledger table (or
+// its index) named by l.
+func (g itemGrant) statement(l ledgerARNs) awsiam.PolicyStatement {
+	resource := l.Table
+	if g.Index != "" {
+		resource = l.index(g.Index)
+	}
+	return ledgerStatement(g.Sid, g.Actions, []*string{resource}, g.conditions())
+}
+
+// attrDeadline is a review's own end (epoch seconds), apart from its
+// item's TTL (expires_at) once the review is decided: Create writes it,
+// Decide's and Bind's conditions read it (shared/review, review.AttrDeadline,
+// with items written before it existed read by expires_at).
+const attrDeadline = "deadline"
+
+// Attributes of review items (shared/review store.go) that the grants
+// below name.
+var (
+	// Create's conditional PutItem: the pending review, and the index keys
+	// of REVIEWS#PENDING; its condition reads pk. Never a decision
+	// (approver, authenticated, decided_at, reason, decision_token,
+	// delivery*) nor a binding (bound_key, bound_at).
+	reviewCreateAttributes = []string{
+		ledger.AttrPK, ledger.AttrSK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers",
+		"input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "status", "created_at",
+		attrDeadline, ledger.AttrExpiresAt, review.AttrListPK, review.AttrListSK,
+	}
+	// review-decision's UpdateItems: Decide (SET status, review_list_pk,
+	// approver, authenticated, decided_at, reason, delivery,
+	// delivery_lease_until, decision_token, expires_at; condition on
+	// status, deadline and expires_at), ClaimDelivery (SET delivery_lease_until; condition on
+	// delivery and delivery_lease_until), FinishDelivery (SET
+	// delivery_lease_until, or delivery, delivered_at and delivery_error;
+	// the same condition), NoteSelfApproval (ADD self_approval_refusals;
+	// condition on pk). Never what was asked (input, input_digest, run_id,
+	// of, tool, toolset_id, reviewers, requester) nor a binding.
+	reviewDecideAttributes = []string{
+		ledger.AttrPK, ledger.AttrSK, "status", attrDeadline, ledger.AttrExpiresAt, review.AttrListPK, "approver", "authenticated",
+		"decided_at", "reason", "decision_token", "delivery", "delivery_lease_until", "delivered_at", "delivery_error",
+		"self_approval_refusals",
+	}
+	// Bind's UpdateItem: SET bound_key, bound_at; its condition reads
+	// bound_key, status, deadline and expires_at.
+	reviewBindAttributes = []string{ledger.AttrPK, ledger.AttrSK, "bound_key", "bound_at", "status", attrDeadline, ledger.AttrExpiresAt}
+	// List's Query on the reviews-by-status index: the table's and the
+	// index's keys and what the index projects (review.Index), never a
+	// review's input, reason or task token.
+	reviewListAttributes = slices.Concat([]string{ledger.AttrPK, ledger.AttrSK, review.AttrListPK, review.AttrListSK},
+		review.Index.Projects)
+)
+
+// The grants of the functions' roles and the managed policies, each for
+// exactly the requests of the code named in its comment. docs/infra.md
+// ("Least privilege") tabulates them.
+var (
+	// The dispatcher (shared/dispatch, every tool function) on its calls'
+	// items (shared/ledger): the claim (UpdateItem, ReturnValues ALL_NEW),
+	// re-claim, MarkUnknown, finish and release (UpdateItem), Touch
+	// (UpdateItem, ALL_NEW), Record and the read after a finish's failed
+	// condition (GetItem), PutRow (PutItem of a row item). Whole items: the
+	// dispatcher owns them, the claim and Touch read them back whole, and a
+	// row item is put whole.
+	grantCalls = itemGrant{Sid: "Calls", Prefix: prefixRun, Actions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}}
+	// Loading a toolset (ledger.Store.Toolset: GetItem projecting body),
+	// in every tool function, review-request and toolgate publish.
+	grantToolsets = itemGrant{Sid: "Toolsets", Prefix: prefixToolset, Actions: []string{ddbGetItem},
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "body"}}
+	// review.Store.Get: a consistent GetItem of the whole review (the
+	// approval check reads most of it; review-request compares a repeated
+	// request with it; review-decision shows it).
+	grantReadReviews = itemGrant{Sid: "ReadReviews", Prefix: prefixReview, Actions: []string{ddbGetItem}}
+	// review.Store.Bind, in the dispatcher of every tool function (any
+	// tool may be gated by policy.review_before).
+	grantBindApprovals = itemGrant{Sid: "BindApprovals", Prefix: prefixReview, Actions: []string{ddbUpdateItem},
+		Attributes: reviewBindAttributes, ReturnValues: "NONE"}
+	// review.Store.Create, review-request only: no other role puts a
+	// review item.
+	grantCreateReviews = itemGrant{Sid: "CreateReviews", Prefix: prefixReview, Actions: []string{ddbPutItem},
+		Attributes: reviewCreateAttributes}
+	// review.Store Decide, ClaimDelivery, FinishDelivery and
+	// NoteSelfApproval, review-decision only: no other role writes a
+	// decision.
+	grantDecideReviews = itemGrant{Sid: "DecideReviews", Prefix: prefixReview, Actions: []string{ddbUpdateItem},
+		Attributes: reviewDecideAttributes, ReturnValues: "NONE"}
+	// review.Store.List: Query on the reviews-by-status index, with no
+	// projection (the index's own).
+	grantListReviews = itemGrant{Sid: "ListReviews", Index: review.IndexName, Actions: []string{ddbQuery},
+		Attributes: reviewListAttributes}
+	// review.Store.RecordStart: the conditional PutItem of pk, sk, starter
+	// and expires_at (condition on pk and starter).
+	grantRecordStarts = itemGrant{Sid: "RecordStarts", Prefix: prefixStart, Actions: []string{ddbPutItem},
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "starter", ledger.AttrExpiresAt}}
+	// review.Store.Starter: GetItem of the whole start item.
+	grantReadStarts = itemGrant{Sid: "ReadStarts", Prefix: prefixStart, Actions: []string{ddbGetItem}}
+	// caller.ProofTable.Record: the conditional PutItem of pk, sk, binding,
+	// arn and expires_at (condition on pk; ReturnValuesOnConditionCheckFailure
+	// ALL_OLD, which no condition key governs).
+	grantRecordProofs = itemGrant{Sid: "RecordCallerProofs", Prefix: prefixProof, Actions: []string{ddbPutItem},
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "binding", "arn", ledger.AttrExpiresAt}}
+	// caller.ProofTable.Record after its condition failed without the old
+	// item in the answer (dynalite): GetItem of the whole proof record.
+	grantReadProofs = itemGrant{Sid: "ReadCallerProofs", Prefix: prefixProof, Actions: []string{ddbGetItem}}
+)
+
+// proofGrants are every function's: each verifies caller proofs.
+var proofGrants = []itemGrant{grantRecordProofs, grantReadProofs}
+
+// The grants of each kind of function.
+var (
+	// The tool functions: the dispatcher's calls, toolsets, approvals
+	// (review.Store Get and Bind: a tool may be gated) and caller proofs.
+	toolGrants = slices.Concat([]itemGrant{grantCalls, grantToolsets, grantReadReviews, grantBindApprovals}, proofGrants)
+	// review-request (review.RequestHandler): the run's toolset, the
+	// review's Create and Get (a repeated request, the direct lane's
+	// status), the execution's start (RecordStart, Starter) and caller
+	// proofs. No RUN# item, no update of any item.
+	reviewRequestGrants = slices.Concat([]itemGrant{grantToolsets, grantCreateReviews, grantReadReviews,
+		grantRecordStarts, grantReadStarts}, proofGrants)
+	// review-decision (review.Service): a review's Get, its decision and
+	// delivery, the listing, and caller proofs. No RUN#, TOOLSET# or START#
+	// item.
+	reviewDecisionGrants = slices.Concat([]itemGrant{grantReadReviews, grantDecideReviews, grantListReviews}, proofGrants)
+)
