@@ -21,6 +21,8 @@ import (
 var (
 	ledgerTemplate, platformTemplate assertions.Template
 	ledgerJSON, platformJSON         tmpl
+	// The stacks, whose synthesis ran cdk-nag's packs (addNagPacks).
+	ledgerStack, platformStack awscdk.Stack
 )
 
 // testConfig differs from defaultConfig wherever a prop can, so that the
@@ -63,6 +65,8 @@ func runTests(m *testing.M) int {
 	}
 	app := awscdk.NewApp(nil)
 	ledger, platform := newApp(app, cfg, filepath.Join("testdata", "assets"))
+	addNagPacks(app)
+	ledgerStack, platformStack = ledger.Stack, platform.Stack
 	if err := try(func() {
 		ledgerTemplate = assertions.Template_FromStack(ledger.Stack, nil)
 		platformTemplate = assertions.Template_FromStack(platform.Stack, nil)
@@ -228,19 +232,27 @@ func strs(v any) []string {
 // TestDefaultTemplate synthesizes the configuration of a bare `cdk synth`
 // (no context): the direct lane is closed to gated tools (review-request
 // has no TOOLGATE_DIRECT_REVIEWERS), its reviews last at most 3600 s, no
-// function names session roles, and the lanes' aliases and the variables
-// never set hold as in the test configuration.
+// function names session roles, the lanes' aliases and the variables
+// never set hold as in the test configuration, and cdk-nag finds nothing
+// unsuppressed.
 func TestDefaultTemplate(t *testing.T) {
 	cfg, err := loadConfig(func(string) any { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pj tmpl
+	var findings []string
 	if err := try(func() {
-		_, platform := newApp(awscdk.NewApp(nil), cfg, filepath.Join("testdata", "assets"))
+		app := awscdk.NewApp(nil)
+		ledger, platform := newApp(app, cfg, filepath.Join("testdata", "assets"))
+		addNagPacks(app)
 		pj = *assertions.Template_FromStack(platform.Stack, nil).ToJSON()
+		findings, _ = nagResults(ledger.Stack, platform.Stack)
 	}); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range findings {
+		t.Errorf("cdk-nag: %s", f)
 	}
 	for id, fn := range resources(pj, "AWS::Lambda::Function") {
 		vars := props(fn)["Environment"].(tmpl)["Variables"].(tmpl)

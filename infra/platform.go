@@ -127,5 +127,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	} {
 		awscdk.NewCfnOutput(stack, jsii.String(s.id), &awscdk.CfnOutputProps{Value: jsii.String(s.arn)})
 	}
-	return &PlatformStack{Stack: stack, Functions: fns, Access: a, DecisionURL: url}
+	ps := &PlatformStack{Stack: stack, Functions: fns, Access: a, DecisionURL: url}
+	nagSuppressions(ps, p.Stage)
+	return ps
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// The templates are checked with cdk-nag's AwsSolutions and Serverless
+// packs (go test ./infra/, nag_test.go): every finding is fixed or
+// suppressed here, on the construct it is about, with its reason. A
+// suppression of a wildcard (AwsSolutions-IAM5) names the wildcard it
+// accepts (appliesTo), so that any other wildcard is still a finding.
+
+// nagSuppression is one accepted cdk-nag finding.
+type nagSuppression struct {
+	Rule      string   // the rule's id, e.g. AwsSolutions-IAM5
+	AppliesTo []string // the finding's own data (a wildcard resource); empty: the whole rule
+	Reason    string
+}
+
+// Reasons shared by several constructs.
+const (
+	// Serverless-LambdaDLQ: every function is invoked synchronously.
+	reasonSynchronous = "invoked synchronously only (RequestResponse): by Step Functions Tasks (arn:aws:states:::lambda:invoke and " +
+		"lambda:invoke.waitForTaskToken, which wait for the answer), by toolgate invoke, and through the Function URL. " +
+		"A dead-letter queue receives failed asynchronous invocations only, of which there are none: a failure reaches " +
+		"its caller as a contract code, the dispatcher records it in the ledger, and the Task's Retry and Catch handle it"
+	// AwsSolutions-IAM5 Resource::* of X-Ray.
+	reasonXRay = "xray:PutTraceSegments and xray:PutTelemetryRecords, which the Lambda construct adds for active tracing " +
+		"(Tracing: ACTIVE): X-Ray defines no resource type for them, so they take Resource * (Service Authorization Reference)"
+	// AwsSolutions-IAM5 Resource::* of review-decision.
+	reasonSendTask = "; and states:SendTaskSuccess and states:SendTaskFailure: the task token, not an ARN, names the execution, " +
+		"and Step Functions defines no resource type for them"
+)
+
+// nagSuppressions accepts the findings of the platform stack that are
+// toolgate's decisions (the ledger stack has none). It adds cdk-nag
+// metadata to the resources only: the template's resources and their
+// properties are unchanged.
+func nagSuppressions(p *PlatformStack, stage string) {
+	for _, spec := range functionSpecs {
+		f := p.Functions[spec.Name]
+		suppress(f.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ", Reason: reasonSynchronous})
+		reason := reasonXRay
+		if spec.Name == fnReviewDecision {
+			reason += reasonSendTask
+		}
+		// The role's default policy, a child of the role.
+		suppress(f.Role, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"}, Reason: reason})
+	}
+	a := p.Access
+	suppress(a.ExecutionRole, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"},
+		Reason: "CloudWatch Logs' vended log delivery actions (logs:CreateLogDelivery, GetLogDelivery, UpdateLogDelivery, " +
+			"DeleteLogDelivery, ListLogDeliveries, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups), which a " +
+			"state machine's logging configuration needs on its execution role (Step Functions Developer Guide, IAM policies " +
+			"for logging to CloudWatch Logs), and X-Ray's PutTraceSegments, PutTelemetryRecords, GetSamplingRules and " +
+			"GetSamplingTargets for state machine tracing: none of them has a resource type"})
+	suppress(a.Publisher, false,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:toolgate-*")},
+			Reason: "toolgate publish creates and updates one state machine per Solution, toolgate-<solution>, named when the " +
+				"Solution is published: toolgate-* is the platform's namespace of state machines, and no other is reached"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:toolgate-*:*")},
+			Reason: "toolgate run describes and reads the history of the executions of those state machines (toolgate-*), " +
+				"whose names each run chooses"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"},
+			Reason: "states:ListStateMachines, with which publish and run find toolgate-<solution> by name: a list action " +
+				"with no resource type"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("ssm", "parameter/toolgate/"+stage+"/*")},
+			Reason: "the platform's parameters, which toolgate publish reads: every parameter under /toolgate/<stage>/ is one " +
+				"this stack defines (function ARNs, the execution role, the table, the review decision URL)"},
+	)
+}
+
+// nagARN is the appliesTo form of an AwsSolutions-IAM5 finding on an ARN
+// of this account and region: cdk-nag writes Fn::Sub's pseudo parameters
+// as <AWS::…>.
+func nagARN(service, resource string) string {
+	return "Resource::arn:<AWS::Partition>:" + service + ":<AWS::Region>:<AWS::AccountId>:" + resource
+}
+
+// suppress adds the suppressions to construct c (its CloudFormation
+// resource; with children, every resource under it as well).
+func suppress(c constructs.IConstruct, children bool, s ...nagSuppression) {
+	var l []*cdknag.NagPackSuppression
+	for _, x := range s {
+		sup := &cdknag.NagPackSuppression{Id: jsii.String(x.Rule), Reason: jsii.String(x.Reason)}
+		if len(x.AppliesTo) > 0 {
+			var at []any
+			for _, a := range x.AppliesTo {
+				at = append(at, a)
+			}
+			sup.AppliesTo = &at
+		}
+		l = append(l, sup)
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(c, &l, jsii.Bool(children))
+}
