@@ -263,3 +263,20 @@ func TestRunTimeout(t *testing.T) {
 		})
 	}
 }
+
+// A Solution's name is at most 50 characters without "_": published as
+// "toolgate-<stage>_<solution>" with a stage of up to 20, it fits Step
+// Functions' 80-character names, and no stage's names match another's.
+func TestSolutionNameFitsTheStateMachineName(t *testing.T) {
+	steps := "version: 1\nsteps:\n  - id: a\n    pass: {x: 1}\n"
+	for name, ok := range map[string]bool{
+		strings.Repeat("a", 50): true,
+		strings.Repeat("a", 51): false,
+		"a_b":                   false,
+	} {
+		res := compileString(t, "solution: "+name+"\n"+steps)
+		if got := errorRules(res); (len(got) == 0) != ok {
+			t.Errorf("solution %q: errors %v, want ok %v", name, got, ok)
+		}
+	}
+}

@@ -29,7 +29,11 @@ const (
 const EndTarget = "end"
 
 var (
-	solutionNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+	// solutionNamePattern: at most 50 characters, no "_", so that
+	// "toolgate-<stage>_<solution>" fits a state machine name's 80
+	// characters with a stage of up to 20 (AWS Step Functions quota;
+	// resolver/publish StateMachineName).
+	solutionNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
 	stepIDPattern       = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 	errorNamePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]{0,79}$`)
 )

@@ -243,7 +243,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	arn, err := publish.Start(ctx, pl.sfn, pos[0], input, *name, func(ctx context.Context, executionARN string) (string, error) {
+	arn, err := publish.Start(ctx, pl.sfn, pf.stage, pos[0], input, *name, func(ctx context.Context, executionARN string) (string, error) {
 		return p.sign(ctx, caller.Binding{Action: caller.ActionStart, Target: executionARN})
 	})
 	if err != nil {

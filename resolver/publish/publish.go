@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -27,8 +28,25 @@ type SFNAPI interface {
 	GetExecutionHistory(ctx context.Context, in *sfn.GetExecutionHistoryInput, opts ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error)
 }
 
-// StateMachineName is the state machine a Solution is published as.
-func StateMachineName(solution string) string { return "toolgate-" + solution }
+// StateMachineName is the state machine a Solution is published as in a
+// stage: "toolgate-<stage>_<solution>". Neither part may hold "_" (the
+// resolver's Solution names and StagePattern), so one stage's names never
+// match another's: a policy on "toolgate-dev_*" does not reach a stage
+// "dev-2". With a stage of at most 20 characters and a Solution name of at
+// most 50 it fits Step Functions' 80-character limit on names.
+func StateMachineName(stage, solution string) string { return "toolgate-" + stage + "_" + solution }
+
+// StagePattern is what a stage may be: 1 to 20 lower-case letters, digits
+// and "-", starting with a letter (never "_": StateMachineName).
+var StagePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+
+// CheckStage refuses a stage StateMachineName cannot use.
+func CheckStage(stage string) error {
+	if !StagePattern.MatchString(stage) {
+		return fmt.Errorf("stage %q must be 1 to 20 lower-case letters, digits or '-', starting with a letter", stage)
+	}
+	return nil
+}
 
 // Published is what Publish did.
 type Published struct {
@@ -106,7 +124,10 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 	} else if err != nil {
 		return nil, fmt.Errorf("read toolset %s: %w", res.Toolset.ID, err)
 	}
-	name := StateMachineName(res.Solution.Name)
+	if err := CheckStage(stage); err != nil {
+		return nil, err
+	}
+	name := StateMachineName(stage, res.Solution.Name)
 	arn, err := findStateMachine(ctx, sf, name)
 	if err != nil {
 		return nil, err

@@ -42,11 +42,14 @@ type ExecutionInput struct {
 // parameter), restricted here to letters, digits, "-" and "_".
 var executionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
-// Start starts an execution of a published Solution with input as the
+// Start starts an execution of a Solution published in stage with input as the
 // user's input and a start proof from prove bound to the execution's ARN,
 // which Start fixes by choosing its name (generated when name is empty).
-func Start(ctx context.Context, sf SFNAPI, solution string, input []byte, name string, prove StartProver) (string, error) {
-	sm := StateMachineName(solution)
+func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, prove StartProver) (string, error) {
+	if err := CheckStage(stage); err != nil {
+		return "", err
+	}
+	sm := StateMachineName(stage, solution)
 	arn, err := findStateMachine(ctx, sf, sm)
 	if err != nil {
 		return "", err

@@ -166,6 +166,9 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	case cfg.Stage == "":
 		return cfg, fmt.Errorf("%s is not set", EnvStage)
 	}
+	if err := CheckStage(cfg.Stage); err != nil {
+		return cfg, fmt.Errorf("%s: %w", EnvStage, err)
+	}
 	var err error
 	cfg.Callers, err = caller.ConfigFromEnv(getenv)
 	return cfg, err

@@ -349,7 +349,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range list.StateMachines {
-			if strings.HasPrefix(aws.ToString(m.Name), "toolgate-e2e-refused") {
+			if strings.HasPrefix(aws.ToString(m.Name), "toolgate-local_e2e-refused") {
 				t.Fatal("the state machine was created")
 			}
 		}
@@ -396,7 +396,7 @@ func TestEndToEnd(t *testing.T) {
 			done <- cli.Run([]string{"run", "e2e-digest", "--input", input, "--name", "waited", "--wait", "--timeout", "90s",
 				"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, io.Discard)
 		}()
-		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-e2e-digest:waited"
+		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:waited"
 		id := e.pending(t, run, nil)
 		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), id) && time.Now().Before(deadline); {
 			time.Sleep(100 * time.Millisecond) // decide only once run --wait has shown the review
@@ -448,8 +448,8 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("a run without a valid start proof fails at once", func(t *testing.T) {
 		e.clearMails(t)
-		machine := "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-e2e-digest"
-		other := "arn:aws:states:us-east-1:000000000000:execution:toolgate-e2e-digest:another-run"
+		machine := "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-local_e2e-digest"
+		other := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:another-run"
 		keys, err := local.LoadLocalKeys(e.st.KeysFile)
 		if err != nil {
 			t.Fatal(err)
@@ -470,7 +470,7 @@ func TestEndToEnd(t *testing.T) {
 			"bare-input":         {map[string]any{"recipient": "team@example.com"}, "TOOLGATE_START_INVALID"},
 			"no-proof":           {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}}, "TOOLGATE_START_INVALID"},
 			"another-executions": {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor(other, time.Now())}}, "TOOL_PERMISSION_DENIED"},
-			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-e2e-digest:stale", time.Now().Add(-2*time.Minute))}}, "TOOL_PERMISSION_DENIED"},
+			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:stale", time.Now().Add(-2*time.Minute))}}, "TOOL_PERMISSION_DENIED"},
 		} {
 			b, _ := json.Marshal(c.input)
 			out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String(name), Input: aws.String(string(b))})
