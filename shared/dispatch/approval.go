@@ -13,7 +13,7 @@ import (
 // Reviews is the part of the review store (shared/review) the dispatcher
 // uses to check approvals.
 type Reviews interface {
-	Get(ctx context.Context, id string) (*review.Review, error)
+	GetApproval(ctx context.Context, id string) (*review.Review, error)
 	Bind(ctx context.Context, r *review.Review, key string) (bool, *review.Review, error)
 }
 
@@ -55,7 +55,7 @@ func (inv *invocation) approve(ctx context.Context) error {
 	}
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
-	r, err := d.reviews.Get(dbCtx, ref.ReviewID)
+	r, err := d.reviews.GetApproval(dbCtx, ref.ReviewID)
 	if errors.Is(err, review.ErrNotFound) {
 		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "review %s does not exist (or its time has ended)", ref.ReviewID))
 	}

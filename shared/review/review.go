@@ -291,6 +291,10 @@ func CheckApproval(r *Review, u Use) ApprovalCheck {
 	switch {
 	case r.Status != Approved:
 		return deny("review %s is %s, not approved", r.ID, strings.ToLower(string(r.Status)))
+	case r.Approver == "" || r.DecidedAt.IsZero():
+		// Only review-decision writes a decision's approver and time; a
+		// review created APPROVED by anyone else is none.
+		return deny("review %s has no recorded decision", r.ID)
 	case r.Delivery == TaskEnded:
 		return deny("review %s was decided after its Task had ended (%s): its approval authorises nothing", r.ID, r.DeliveryError)
 	case r.RunID != u.RunID:

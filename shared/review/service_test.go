@@ -333,10 +333,17 @@ func TestNoTaskDecision(t *testing.T) {
 func TestCheckApproval(t *testing.T) {
 	now := time.Now()
 	r := &review.Review{ID: "rv_x", RunID: "run", Of: "send", Tool: "send-email", ToolsetID: "ts", InputDigest: "sha256:a",
-		Status: review.Approved, ExpiresAt: now.Add(time.Hour)}
+		Status: review.Approved, ExpiresAt: now.Add(time.Hour), Approver: "arn:aws:iam::1:user/a", DecidedAt: now}
 	use := review.Use{RunID: "run", Step: "send", Tool: "send-email", ToolsetID: "ts", InputDigest: "sha256:a", Key: "run/2", Now: now}
 	if c := review.CheckApproval(r, use); !c.Allowed || c.Bound {
 		t.Fatalf("%+v", c)
+	}
+	// A review written APPROVED by anything but review-decision (which
+	// alone writes the approver and the decision time) approves nothing.
+	forged := *r
+	forged.Approver, forged.DecidedAt = "", time.Time{}
+	if c := review.CheckApproval(&forged, use); c.Allowed || !strings.Contains(c.Reason, "no recorded decision") {
+		t.Fatalf("a review APPROVED without a decision: %+v", c)
 	}
 	r.BoundKey = "run/2"
 	if c := review.CheckApproval(r, use); !c.Allowed || !c.Bound {
@@ -427,11 +434,17 @@ func TestDecidedReviewOutlivesItsDeadlineButItsApprovalDoesNot(t *testing.T) {
 		t.Fatalf("decided review: deadline %d (want %d), TTL %d (want the retention)", deadline, r.ExpiresAt.Unix(), ttl)
 	}
 	later := s.store.WithClock(func() time.Time { return r.ExpiresAt.Add(time.Second) })
-	got, err := later.Get(context.Background(), r.ID)
+	got, err := later.GetApproval(context.Background(), r.ID)
 	if err != nil || !got.Expired(later.Now()) {
 		t.Fatalf("the decided review after its deadline: %+v %v, want it read and expired", got, err)
 	}
-	if bound, _, err := later.Bind(context.Background(), got, "run/1"); err != nil || bound {
-		t.Fatalf("an approval bound after its review's deadline: %v %v", bound, err)
+	use := review.Use{RunID: got.RunID, Step: got.Of, Tool: got.Tool, ToolsetID: got.ToolsetID, InputDigest: got.InputDigest, Key: "run/1", Now: later.Now()}
+	if c := review.CheckApproval(got, use); c.Allowed || !c.Expired {
+		t.Fatalf("its approval after the deadline: %+v, want refused as expired", c)
+	}
+	// The dispatcher's read holds what the check needs and nothing of the
+	// inputs, the task token or the requester.
+	if got.Input != nil || got.TaskToken != "" || got.Requester != "" || got.Approver == "" {
+		t.Fatalf("GetApproval read %+v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -372,26 +373,27 @@ func (s *Store) FinishDelivery(ctx context.Context, r *Review, d Delivery, errNa
 	return nil
 }
 
-// Bind binds an approval read as r to the idempotency key of the one call
-// it authorises (one conditional UpdateItem): only while it is APPROVED,
-// unexpired and bound to no key. It reports false, with the review as it
+// Bind binds an approval read as r (and checked: CheckApproval) to the
+// idempotency key of the one call it authorises (one conditional
+// UpdateItem): only while it is bound to no key. It reports false, with the review as it
 // now is, when another call bound it first; a binding to key itself whose
 // response was lost counts as bound.
 func (s *Store) Bind(ctx context.Context, r *Review, idemKey string) (bool, *Review, error) {
 	now := s.now()
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 key(r.ID),
-		ConditionExpression: aws.String("attribute_not_exists(bound_key) AND #status = :approved AND " + beforeDeadline),
+		TableName: aws.String(s.table),
+		Key:       key(r.ID),
+		// The condition names only what the update writes: a tool role
+		// may touch bound_key and bound_at alone (dynamodb:Attributes
+		// cannot tell an attribute a condition reads from one the update
+		// writes, docs/infra.md). The status and the deadline were checked
+		// on the consistent read just before (CheckApproval), and neither
+		// changes once the review is decided.
+		ConditionExpression: aws.String("attribute_exists(pk) AND attribute_not_exists(bound_key)"),
 		UpdateExpression:    aws.String("SET bound_key = :key, bound_at = :at"),
-		ExpressionAttributeNames: map[string]string{
-			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#deadline": AttrDeadline,
-		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":approved": str(string(Approved)),
-			":now_s":    num(now.Unix()),
-			":key":      str(idemKey),
-			":at":       str(formatTime(now)),
+			":key": str(idemKey),
+			":at":  str(formatTime(now)),
 		},
 	})
 	if err == nil {
@@ -513,4 +515,41 @@ func (s *Store) Starter(ctx context.Context, executionARN string) (string, error
 		return "", ErrNotFound
 	}
 	return getS(out.Item, "starter"), nil
+}
+
+// ApprovalAttributes are the only attributes of a review the dispatcher
+// reads (GetApproval): what CheckApproval compares, never the inputs, the
+// task token, the reason or the requester. Tool roles may read no other
+// (docs/infra.md).
+var ApprovalAttributes = []string{
+	ledger.AttrPK, ledger.AttrSK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
+	AttrDeadline, ledger.AttrExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error", "bound_key", "bound_at",
+}
+
+// approvalProjection is ApprovalAttributes as a ProjectionExpression.
+var approvalProjection, approvalNames = func() (*string, map[string]string) {
+	names := map[string]string{}
+	parts := make([]string, len(ApprovalAttributes))
+	for i, a := range ApprovalAttributes {
+		n := fmt.Sprintf("#a%d", i)
+		names[n], parts[i] = a, n
+	}
+	return aws.String(strings.Join(parts, ", ")), names
+}()
+
+// GetApproval reads the attributes of a review an approval check needs
+// (ApprovalAttributes), with a consistent read; ErrNotFound when there is
+// none.
+func (s *Store) GetApproval(ctx context.Context, id string) (*Review, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: approvalProjection, ExpressionAttributeNames: approvalNames,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get review %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return nil, fmt.Errorf("review %s: %w", id, ErrNotFound)
+	}
+	return fromItem(out.Item), nil
 }
