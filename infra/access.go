@@ -1,14 +1,13 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/lane"
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 )
@@ -22,11 +21,15 @@ var (
 	// sends a decision (shared/review Service). It never sends a
 	// heartbeat: no review Task sets HeartbeatSeconds.
 	sendTaskActions = []string{"states:SendTaskSuccess", "states:SendTaskFailure"}
-	// Finding toolgate-<solution> by name (publish and run list them).
+	// Finding toolgate-<stage>_<solution> by name (the publish function and
+	// toolgate run list them).
 	listStateMachinesActions = []string{"states:ListStateMachines"}
 	// CloudWatch Logs vended log delivery, which a state machine's logging
 	// configuration needs on its execution role (Step Functions guide,
-	// "IAM policies for logging to CloudWatch Logs").
+	// "IAM policies for logging to CloudWatch Logs") and on the identity
+	// that sets the configuration with CreateStateMachine or
+	// UpdateStateMachine (the publish function's role: CloudWatch Logs sets
+	// up a vended delivery as its caller).
 	logDeliveryActions = []string{
 		"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
@@ -80,13 +83,31 @@ func ledgerStatement(sid string, actions []string, resources []*string, conditio
 // sub is Fn::Sub of s (pseudo parameters such as ${AWS::Region} only).
 func sub(s string) *string { return awscdk.Fn_Sub(jsii.String(s), nil) }
 
-// Resource ARNs of Step Functions state machines that toolgate publish
-// creates (toolgate-<solution>, resolver/publish.StateMachineName) and of
-// their executions.
-const (
-	stateMachinesARN = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-*"
-	executionsARN    = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-*:*"
-)
+// Resource ARNs of the Step Functions state machines of one stage and of
+// their executions. A Solution is published as toolgate-<stage>_<solution>
+// (resolver/publish.StateMachineName), and neither a stage nor a Solution
+// name holds "_" (publish.CheckStage, the resolver's names), so the first
+// "_" ends the stage: toolgate-dev_* never matches a state machine of stage
+// dev-2 (toolgate-dev-2_*). Every policy naming state machines or
+// executions names them by these, its own stage's ("stage-arns" in go test
+// ./infra/).
+func stateMachinesARN(stage string) string {
+	return "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:" + stateMachinePrefix(stage) + "*"
+}
+
+func executionsARN(stage string) string {
+	return "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:" + stateMachinePrefix(stage) + "*:*"
+}
+
+// stateMachinePrefix starts the name of every state machine of stage:
+// publish.StateMachineName with no Solution name.
+func stateMachinePrefix(stage string) string { return publish.StateMachineName(stage, "") }
+
+// parameterARN is the ARN of the SSM parameter name (a name starting with
+// "/", as every /toolgate/<stage>/... one does).
+func parameterARN(name string) *string {
+	return sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter" + name)
+}
 
 // executionLogGroupName is the Solution executions' log group. The name is
 // fixed so that publishing can derive it from the stage; the
@@ -113,18 +134,18 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 		RemovalPolicy: p.LogRemovalPolicy,
 	})
 
-	// Step Functions assumes the role only for toolgate-* state machines of
-	// this account (confused deputy protection).
+	// Step Functions assumes the role only for this stage's state machines
+	// (toolgate-<stage>_*) of this account (confused deputy protection).
 	principal := awsiam.NewPrincipalWithConditions(
 		awsiam.NewServicePrincipal(jsii.String("states.amazonaws.com"), nil),
 		&map[string]any{
 			"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()},
-			"ArnLike":      map[string]any{"aws:SourceArn": sub(stateMachinesARN)},
+			"ArnLike":      map[string]any{"aws:SourceArn": sub(stateMachinesARN(p.Stage))},
 		})
 	a.ExecutionRole = awsiam.NewRole(scope, jsii.String("SolutionExecutionRole"), &awsiam.RoleProps{
 		RoleName:    jsii.String("toolgate-" + p.Stage + "-solution-execution"),
 		AssumedBy:   principal,
-		Description: jsii.String("toolgate Solutions (toolgate-* state machines) run with this role"),
+		Description: jsii.String("toolgate Solutions (state machines toolgate-" + p.Stage + "_*) run with this role"),
 	})
 	// The sfn alias only: not the unqualified function (an invocation
 	// through no alias is refused anyway), not the direct alias (a
@@ -152,41 +173,65 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	}))
 	a.ExecutionRoleARN = a.ExecutionRole.RoleArn()
 
+	// Publishers reach Step Functions through the publish function only
+	// (publishing.go): its role alone creates, updates and publishes
+	// versions of state machines and passes the execution role, so a
+	// state machine definition written by hand has no path to a state
+	// machine (docs/identity.md, "Limits"). The Publisher runs what is
+	// published (toolgate run) and follows its runs.
+	publishFn := fns[fnPublish].Function.FunctionArn()
 	a.Publisher = managedPolicy(scope, "PublisherPolicy", p.Stage, "publisher",
-		"toolgate publish and toolgate run: state machines toolgate-*, their executions, the platform's parameters and reading registered toolsets",
+		"toolgate publish and toolgate toolset register through the publish function's IAM-authorised Function URL; "+
+			"toolgate run of this stage's state machines, following their executions",
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid: jsii.String("StateMachines"),
-			Actions: jsii.Strings("states:CreateStateMachine", "states:UpdateStateMachine", "states:DescribeStateMachine",
-				"states:PublishStateMachineVersion", "states:StartExecution"),
-			Resources: &[]*string{sub(stateMachinesARN)},
+			Sid:        jsii.String("PublishFunctionURL"),
+			Actions:    jsii.Strings("lambda:InvokeFunctionUrl"),
+			Resources:  &[]*string{publishFn},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+		}),
+		// As for the Reviewer's: new Function URLs need InvokeFunction too,
+		// and only through the URL.
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("PublishFunction"),
+			Actions:    jsii.Strings("lambda:InvokeFunction"),
+			Resources:  &[]*string{publishFn},
+			Conditions: &map[string]any{"Bool": map[string]any{"lambda:InvokedViaFunctionUrl": "true"}},
+		}),
+		// toolgate run (publish.Start): the execution is named by the run,
+		// on this stage's state machines only.
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("StartExecutions"),
+			Actions:   jsii.Strings("states:StartExecution"),
+			Resources: &[]*string{sub(stateMachinesARN(p.Stage))},
+		}),
+		// toolgate run --wait (publish.Follow): an execution's status, and
+		// its history. A history holds every state's input and output: the
+		// inputs under review, the tools' inputs and results. A Publisher
+		// of a stage may read those of every execution of that stage
+		// (docs/infra.md, "Publishing": execution histories).
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("DescribeExecutions"),
+			Actions:   jsii.Strings("states:DescribeExecution"),
+			Resources: &[]*string{sub(executionsARN(p.Stage))},
 		}),
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:       jsii.String("Executions"),
-			Actions:   jsii.Strings("states:DescribeExecution", "states:GetExecutionHistory"),
-			Resources: &[]*string{sub(executionsARN)},
+			Sid:       jsii.String("ExecutionHistories"),
+			Actions:   jsii.Strings("states:GetExecutionHistory"),
+			Resources: &[]*string{sub(executionsARN(p.Stage))},
 		}),
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:       jsii.String("FindStateMachines"),
 			Actions:   jsii.Strings(listStateMachinesActions...),
 			Resources: jsii.Strings("*"),
 		}),
+		// The publish function's URL (for --url), and the review decision
+		// URL toolgate run --wait lists a run's pending reviews with.
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("PassTheExecutionRole"),
-			Actions:    jsii.Strings("iam:PassRole"),
-			Resources:  &[]*string{a.ExecutionRoleARN},
-			Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "states.amazonaws.com"}},
+			Sid:     jsii.String("PlatformParameters"),
+			Actions: jsii.Strings("ssm:GetParameter"),
+			Resources: &[]*string{parameterARN(publishURLParam(p.Stage)),
+				parameterARN(publish.ReviewDecisionURLParam(p.Stage))},
 		}),
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:       jsii.String("PlatformParameters"),
-			Actions:   jsii.Strings("ssm:GetParameter", "ssm:GetParameters"),
-			Resources: &[]*string{sub(fmt.Sprintf("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/toolgate/%s/*", p.Stage))},
-		}),
-		// toolgate publish reads the toolset (ledger.Store.Toolset: GetItem
-		// of its TOOLSET# item, projecting body) and stops when it is not
-		// registered. Publishers write no ledger item: registration
-		// (toolgate toolset register) is done by the deployment's operator
-		// with the deploy role.
-		readToolsets.statement(ledger),
 	)
 
 	// review-decision has no aliases: reviewers reach it through its URL
@@ -247,10 +292,6 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	)
 	return a
 }
-
-// readToolsets is the Publisher's toolset read: the functions' grant, under
-// its own statement id.
-var readToolsets = func() itemGrant { g := grantToolsets; g.Sid = "ReadToolsets"; return g }()
 
 // managedPolicy defines toolgate-<stage>-<role>, for platform teams to
 // attach to people.

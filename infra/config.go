@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
+	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/review"
@@ -25,7 +26,7 @@ import (
 // from cdk.json's "context" or `cdk synth -c toolgate:<field>=<value>`.
 // Lists and maps may be given as JSON text or, for lists, comma-separated.
 type Config struct {
-	Stage string `json:"stage"` // default "dev"; [a-z][a-z0-9-]{0,19}
+	Stage string `json:"stage"` // default "dev"; [a-z][a-z0-9-]{0,19} (publish.CheckStage)
 	// send-email (docs/tools.md). SenderIdentity defaults to the sender's
 	// domain.
 	Sender               string   `json:"sender"`
@@ -154,8 +155,6 @@ func contextJSON(v any, key string) (json.RawMessage, error) {
 	return b, nil
 }
 
-var stageName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
-
 // retentionDays maps the day counts CloudWatch Logs accepts to the enum.
 var retentionDays = map[int]awslogs.RetentionDays{
 	1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS, 5: awslogs.RetentionDays_FIVE_DAYS,
@@ -184,8 +183,11 @@ var roleName = regexp.MustCompile(`^[A-Za-z0-9_+=.@-]{1,64}$`)
 // send-email gives SES, which the ses:FromAddress condition must equal).
 func (c *Config) check() error {
 	var problems []error
-	if !stageName.MatchString(c.Stage) {
-		problems = append(problems, fmt.Errorf("stage %q: want [a-z][a-z0-9-]{0,19}", c.Stage))
+	// The publish function's own check (it refuses another stage at cold
+	// start): 1 to 20 of [a-z0-9-], starting with a letter, never "_",
+	// which ends the stage in a state machine's name (toolgate-<stage>_*).
+	if err := publish.CheckStage(c.Stage); err != nil {
+		problems = append(problems, err)
 	}
 	if c.SenderIdentity == "" {
 		if _, domain, ok := strings.Cut(c.Sender, "@"); ok {

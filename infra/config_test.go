@@ -60,6 +60,12 @@ func TestLoadConfig(t *testing.T) {
 			c.DirectReviewMaxSeconds = 31536000
 		}},
 		{name: "bad stage", context: map[string]any{"toolgate:stage": "Prod_1"}, err: "stage"},
+		// "_" ends the stage in a state machine's name (toolgate-<stage>_<solution>).
+		{name: "stage with _", context: map[string]any{"toolgate:stage": "dev_2"}, err: `stage "dev_2"`},
+		{name: "stage over 20", context: map[string]any{"toolgate:stage": "abcdefghijklmnopqrstu"}, err: `stage "abcdefghijklmnopqrstu"`},
+		{name: "stage of 20", context: map[string]any{"toolgate:stage": "dev-2-abcdefghijklmn"}, want: func(c *Config) {
+			c.Stage, c.SenderIdentity = "dev-2-abcdefghijklmn", "example.com"
+		}},
 		{name: "sender not an address", context: map[string]any{"toolgate:sender": "Toolgate <a@example.com>"}, err: "TOOLGATE_SENDER"},
 		{name: "identity of another domain", context: map[string]any{"toolgate:senderIdentity": "example.net"}, err: "TOOLGATE_SENDER_IDENTITY_ARN"},
 		{name: "empty recipient allow-list", context: map[string]any{"toolgate:recipientAllow": ""}, err: "TOOLGATE_RECIPIENT_ALLOW"},

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/lane"
@@ -30,6 +31,7 @@ const (
 	fnValidator      = "workflow-validator"
 	fnReviewRequest  = "review-request"
 	fnReviewDecision = "review-decision"
+	fnPublish        = "publish"
 )
 
 // DynamoDB item actions, the only ledger actions any role gets.
@@ -108,6 +110,15 @@ var functionSpecs = []functionSpec{
 		// listing queries the reviews-by-status index; every request's
 		// proof (PutItem, GetItem).
 		Items: reviewDecisionGrants},
+	{Name: fnPublish, LogicalID: "PublishFunction",
+		Description: "toolgate publish: runs the resolver on a Solution's source, registers its toolset, creates or updates its state machine",
+		// The resolver compiles the Solution and its JSON Schemas; then
+		// STS, DynamoDB, SSM and Step Functions, a few requests each.
+		MemoryMB: 512, TimeoutSeconds: 30,
+		// The toolset's conditional PutItem, and its GetItem (the one
+		// already there, the one Publish checks); every request's proof.
+		// Its Step Functions, IAM and SSM statements: publishing.go.
+		Items: publishGrants},
 }
 
 // FunctionSettings override one function's defaults; zero fields keep them.
@@ -181,6 +192,9 @@ const (
 	// Every function verifies caller proofs (shared/caller); the STS
 	// endpoint is left to its default, https://sts.<AWS_REGION>.amazonaws.com.
 	envSessionRoles = caller.EnvSessionRoles
+	// The publish function's stage: it reads /toolgate/<stage>/... and
+	// names state machines toolgate-<stage>_<solution> (resolver/publish).
+	envStage = publish.EnvStage
 	// review-request's direct lane (shared/review).
 	envDirectReviewers     = review.EnvDirectReviewers
 	envDirectReviewMaxSecs = review.EnvDirectMaxTimeout
@@ -238,8 +252,8 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 // from the invoked alias. sam local invoke has no aliases, so the functions
 // with lanes declare TOOLGATE_LANE for --env-vars to name the sfn lane.
 // TOOLGATE_STS_ALLOW_HTTP is never declared: caller proofs go to STS over
-// HTTPS, which leaves review-decision and the direct lane to the local
-// stack (docs/infra.md, "SAM local").
+// HTTPS, which leaves review-decision, the publish function and the direct
+// lane to the local stack (docs/infra.md, "SAM local").
 var samLocalVariables = map[string][]string{
 	"":               {"AWS_ENDPOINT_URL_DYNAMODB"},
 	fnSendEmail:      {"AWS_ENDPOINT_URL_SESV2", lane.EnvLane},
@@ -247,6 +261,7 @@ var samLocalVariables = map[string][]string{
 	fnValidator:      {lane.EnvLane},
 	fnReviewRequest:  {lane.EnvLane},
 	fnReviewDecision: {"AWS_ENDPOINT_URL_SFN"},
+	fnPublish:        {"AWS_ENDPOINT_URL_SFN"},
 }
 
 // functionEnv is the function's own environment (docs/tools.md,
@@ -276,6 +291,8 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 			env[envDirectReviewers] = jsii.String(directReviewersJSON(p.DirectReviewers))
 		}
 		env[envDirectReviewMaxSecs] = jsii.String(strconv.Itoa(p.DirectReviewMaxSeconds))
+	case fnPublish:
+		env[envStage] = jsii.String(p.Stage)
 	}
 	if p.SAMLocal {
 		for _, k := range append(samLocalVariables[""], samLocalVariables[spec.Name]...) {

@@ -28,12 +28,12 @@ import (
 var starResource = map[string]string{
 	"states:SendTaskSuccess":        "the task token names the execution; no resource type (review-decision)",
 	"states:SendTaskFailure":        "the task token names the execution; no resource type (review-decision)",
-	"states:ListStateMachines":      "list actions take no resource; publish and run find toolgate-<solution> by name (Publisher)",
+	"states:ListStateMachines":      "list actions take no resource; the publish function and run find toolgate-<stage>_<solution> by name (publish role, Publisher)",
 	"xray:PutTraceSegments":         "X-Ray segment upload has no resource type (active tracing of functions and state machines)",
 	"xray:PutTelemetryRecords":      "X-Ray telemetry has no resource type (active tracing)",
 	"xray:GetSamplingRules":         "X-Ray sampling has no resource type (state machine tracing)",
 	"xray:GetSamplingTargets":       "X-Ray sampling has no resource type (state machine tracing)",
-	"logs:CreateLogDelivery":        "vended log delivery has no resource type (Step Functions logging, execution role)",
+	"logs:CreateLogDelivery":        "vended log delivery has no resource type (Step Functions logging: execution role, and the publish role, which sets it)",
 	"logs:GetLogDelivery":           "vended log delivery has no resource type (Step Functions logging)",
 	"logs:UpdateLogDelivery":        "vended log delivery has no resource type (Step Functions logging)",
 	"logs:DeleteLogDelivery":        "vended log delivery has no resource type (Step Functions logging)",
@@ -85,18 +85,24 @@ var (
 	wantCalls = items("Calls", "RUN#", []string{getItem, putItem, updateItem}, nil, "")
 	// ledger.Store.Toolset: GetItem projecting body.
 	wantToolsets = items("Toolsets", "TOOLSET#", []string{getItem}, []string{"pk", "sk", "body"}, "")
-	// review.Store.Get: the whole review.
+	// review.Store.Get: the whole review (review-request, review-decision).
 	wantReadReviews = items("ReadReviews", "REVIEW#", []string{getItem}, nil, "")
-	// review.Store.Bind: SET bound_key, bound_at; condition on bound_key,
-	// status, deadline, expires_at.
-	wantBind = items("BindApprovals", "REVIEW#", []string{updateItem},
-		[]string{"pk", "sk", "bound_key", "bound_at", "status", "deadline", "expires_at"}, "NONE")
+	// review.Store.GetApproval (the tools): the approval check's attributes
+	// only, never the inputs, the task token, the reason or the requester.
+	wantReadApprovals = stmt{Sid: "ReadApprovals", Actions: []string{getItem}, Resources: []string{tableARN},
+		Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_id","run_id","step","of","tool",` +
+			`"toolset_id","input_digest","status","deadline","expires_at","approver","authenticated","decided_at","delivery",` +
+			`"delivery_error","bound_key","bound_at"],"dynamodb:LeadingKeys":["REVIEW#*"]},` +
+			`"StringEqualsIfExists":{"dynamodb:Select":"SPECIFIC_ATTRIBUTES"}}`}
+	// review.Store.Bind: SET bound_key, bound_at; condition on pk and
+	// bound_key.
+	wantBind = items("BindApprovals", "REVIEW#", []string{updateItem}, []string{"pk", "sk", "bound_key", "bound_at"}, "NONE")
 	// caller.ProofTable.Record.
 	wantProofs = []stmt{
 		items("RecordCallerProofs", "PROOF#", []string{putItem}, []string{"pk", "sk", "binding", "arn", "expires_at"}, ""),
 		items("ReadCallerProofs", "PROOF#", []string{getItem}, nil, ""),
 	}
-	wantToolItems = append([]stmt{wantCalls, wantToolsets, wantReadReviews, wantBind}, wantProofs...)
+	wantToolItems = append([]stmt{wantCalls, wantToolsets, wantReadApprovals, wantBind}, wantProofs...)
 )
 
 // wantFunctionPolicies is each function role's whole policy.
@@ -139,6 +145,30 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
 		lambdaXRay,
 	}, wantProofs...),
+	"PublishFunction": append([]stmt{
+		ownLogs("PublishFunction"),
+		// ledger.Store.RegisterToolset: the conditional PutItem; Toolset
+		// (and the read after a failed condition): GetItem of body.
+		items("RegisterToolsets", "TOOLSET#", []string{putItem}, []string{"pk", "sk", "body", "registered_at"}, ""),
+		wantToolsets,
+		// The parameters Publish reads, and nothing else under the path.
+		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
+			arn("ssm", "parameter/toolgate/test/function/review-request/arn"),
+			arn("ssm", "parameter/toolgate/test/function/send-email/arn"),
+			arn("ssm", "parameter/toolgate/test/function/structured-data-fetch/arn"),
+			arn("ssm", "parameter/toolgate/test/function/workflow-validator/arn"),
+			arn("ssm", "parameter/toolgate/test/role/solution-execution/arn"),
+		}},
+		{Sid: "FindStateMachines", Actions: []string{"states:ListStateMachines"}, Resources: []string{"*"}},
+		// Only this role writes state machines, of its own stage only.
+		{Sid: "PublishStateMachines", Actions: []string{"states:CreateStateMachine", "states:PublishStateMachineVersion", "states:UpdateStateMachine"},
+			Resources: []string{arn("states", "stateMachine:toolgate-test_*")}},
+		{Sid: "PassTheExecutionRole", Actions: []string{"iam:PassRole"}, Resources: []string{"${SolutionExecutionRole.Arn}"},
+			Condition: `{"StringEquals":{"iam:PassedToService":"states.amazonaws.com"}}`},
+		{Sid: "ExecutionLogDelivery", Actions: sorted("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"), Resources: []string{"*"}},
+		lambdaXRay,
+	}, wantProofs...),
 }
 
 // wantExecutionRole: Solutions invoke the sfn aliases only.
@@ -151,21 +181,25 @@ var wantExecutionRole = []stmt{
 }
 
 const wantExecutionTrust = `{"Action":"sts:AssumeRole","Condition":{"ArnLike":{"aws:SourceArn":"` +
-	"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-*" +
+	"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-test_*" +
 	`"},"StringEquals":{"aws:SourceAccount":"${AWS::AccountId}"}},"Effect":"Allow","Principal":{"Service":"states.amazonaws.com"}}`
 
 // wantManagedPolicies are the policies for people, by name.
 var wantManagedPolicies = map[string][]stmt{
+	// Publishing goes through the publish function: no state machine
+	// write, no PassRole, no ledger item; this stage's executions only.
 	"toolgate-test-publisher": {
-		{Sid: "StateMachines", Actions: sorted("states:CreateStateMachine", "states:UpdateStateMachine", "states:DescribeStateMachine",
-			"states:PublishStateMachineVersion", "states:StartExecution"), Resources: []string{arn("states", "stateMachine:toolgate-*")}},
-		{Sid: "Executions", Actions: []string{"states:DescribeExecution", "states:GetExecutionHistory"}, Resources: []string{arn("states", "execution:toolgate-*:*")}},
+		{Sid: "PublishFunctionURL", Actions: []string{"lambda:InvokeFunctionUrl"}, Resources: []string{"${PublishFunction.Arn}"},
+			Condition: `{"StringEquals":{"lambda:FunctionUrlAuthType":"AWS_IAM"}}`},
+		{Sid: "PublishFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${PublishFunction.Arn}"},
+			Condition: `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`},
+		{Sid: "StartExecutions", Actions: []string{"states:StartExecution"}, Resources: []string{arn("states", "stateMachine:toolgate-test_*")}},
+		{Sid: "DescribeExecutions", Actions: []string{"states:DescribeExecution"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},
+		// Histories hold the reviewed inputs: this stage's only.
+		{Sid: "ExecutionHistories", Actions: []string{"states:GetExecutionHistory"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},
 		{Sid: "FindStateMachines", Actions: []string{"states:ListStateMachines"}, Resources: []string{"*"}},
-		{Sid: "PassTheExecutionRole", Actions: []string{"iam:PassRole"}, Resources: []string{"${SolutionExecutionRole.Arn}"},
-			Condition: `{"StringEquals":{"iam:PassedToService":"states.amazonaws.com"}}`},
-		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter", "ssm:GetParameters"}, Resources: []string{arn("ssm", "parameter/toolgate/test/*")}},
-		{Sid: "ReadToolsets", Actions: []string{"dynamodb:GetItem"}, Resources: []string{tableARN},
-			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","body"],"dynamodb:LeadingKeys":["TOOLSET#*"]}}`},
+		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
+			arn("ssm", "parameter/toolgate/test/publish/url"), arn("ssm", "parameter/toolgate/test/review-decision/url")}},
 	},
 	"toolgate-test-reviewer": {
 		{Sid: "DecisionFunctionURL", Actions: []string{"lambda:InvokeFunctionUrl"}, Resources: []string{"${ReviewDecisionFunction.Arn}"},
@@ -196,21 +230,22 @@ var wantParameters = map[string]string{
 	"/toolgate/test/role/solution-execution/arn":        "${SolutionExecutionRole.Arn}",
 	"/toolgate/test/table/name":                         "toolgate-test",
 	"/toolgate/test/review-decision/url":                "${ReviewDecisionUrl.FunctionUrl}",
+	"/toolgate/test/publish/url":                        "${PublishUrl.FunctionUrl}",
 }
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
-	"AWS::Lambda::Function":   5,
+	"AWS::Lambda::Function":   6,
 	"AWS::Lambda::Version":    4, // the current version of each function with lanes
 	"AWS::Lambda::Alias":      8, // sfn and direct of the three tools and review-request
-	"AWS::Lambda::Url":        1,
-	"AWS::IAM::Role":          6, // one per function, the Solution execution role
-	"AWS::IAM::Policy":        6, // each role's policy
+	"AWS::Lambda::Url":        2, // review-decision, publish
+	"AWS::IAM::Role":          7, // one per function, the Solution execution role
+	"AWS::IAM::Policy":        7, // each role's policy
 	"AWS::IAM::ManagedPolicy": 3, // Publisher, Reviewer, Operator
-	"AWS::Logs::LogGroup":     6, // one per function, Solution executions
+	"AWS::Logs::LogGroup":     7, // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 8, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
-	"AWS::SSM::Parameter":     7,
-	"AWS::CloudWatch::Alarm":  13, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
+	"AWS::SSM::Parameter":     8,
+	"AWS::CloudWatch::Alarm":  15, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
 // sessionRoles is TOOLGATE_SESSION_ROLES of testConfig, on every function
@@ -236,6 +271,8 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800",
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles},
+	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles,
+		"TOOLGATE_STAGE": "test"},
 }
 
 // neverSet are variables the app never sets on any function, in any
@@ -246,6 +283,7 @@ var neverSet = map[string]string{
 	"TOOLGATE_ALLOW_UNAUTHENTICATED": "retired: review-decision refuses to start when it is set; every caller sends a caller proof",
 	"TOOLGATE_STS_ENDPOINT":          "left to its default, https://sts.<AWS_REGION>.amazonaws.com",
 	"TOOLGATE_LANE":                  "the local stack's fixed lane: on AWS the invoked alias names the lane (declared empty in a SAM local template only)",
+	"TOOLGATE_PARAMS_FILE":           "the local stack's parameters file: on AWS the publish function reads SSM Parameter Store",
 }
 
 // wantFunctions: memory, timeout and reserved concurrency (0: none).
@@ -255,6 +293,7 @@ var wantFunctions = map[string][3]int{
 	"WorkflowValidatorFunction":   {512, 30, 0},
 	"ReviewRequestFunction":       {256, 15, 0},
 	"ReviewDecisionFunction":      {256, 15, 0},
+	"PublishFunction":             {512, 30, 0},
 }
 
 // rule is one checked property of the templates, with a test-only
@@ -270,7 +309,7 @@ type rule struct {
 var rules = []rule{
 	{"resource-counts", checkCounts, func(_, pj tmpl) {
 		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
-	}, `Expected 7 resources of type AWS::SSM::Parameter`},
+	}, `Expected 8 resources of type AWS::SSM::Parameter`},
 	{"table", checkTable, func(lj, _ tmpl) {
 		t := resourceByType(lj, "AWS::DynamoDB::Table")
 		t["DeletionPolicy"] = "Delete"
@@ -302,12 +341,26 @@ var rules = []rule{
 	{"people-write-no-ledger-items", checkPeopleWriteNoLedgerItems, func(_, pj tmpl) {
 		for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
 			for _, s := range statements(props(p)["PolicyDocument"]) {
-				if s["Sid"] == "ReadToolsets" {
+				if s["Sid"] == "LedgerReads" {
 					s["Action"] = []any{"dynamodb:GetItem", "dynamodb:Put*"}
 				}
 			}
 		}
-	}, `toolgate-test-publisher: statement ReadToolsets allows dynamodb:PutItem on the ledger table`},
+	}, `toolgate-test-operator: statement LedgerReads allows dynamodb:PutItem on the ledger table`},
+	{"state-machine-writers", checkStateMachineWriters, func(_, pj tmpl) {
+		// The Publisher regains UpdateStateMachine: a hand-written
+		// definition would have a path to a state machine again.
+		for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+			for _, s := range statements(props(p)["PolicyDocument"]) {
+				if s["Sid"] == "StartExecutions" {
+					s["Action"] = []any{"states:StartExecution", "states:UpdateStateMachine"}
+				}
+			}
+		}
+	}, `toolgate-test-publisher: statement StartExecutions allows states:UpdateStateMachine`},
+	{"stage-arns", checkStageARNs, func(_, pj tmpl) {
+		grant(pj, "ExecutionHistories", tmpl{"Fn::Sub": arn("states", "execution:toolgate-*:*")})
+	}, `toolgate-test-publisher: statement ExecutionHistories: arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-*:* does not name stage test`},
 	{"execution-role", checkExecutionRole, func(_, pj tmpl) {
 		for _, p := range resources(pj, "AWS::IAM::Policy") {
 			for _, s := range statements(props(p)["PolicyDocument"]) {
@@ -321,7 +374,7 @@ var rules = []rule{
 		for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
 			for _, s := range statements(props(p)["PolicyDocument"]) {
 				if s["Sid"] == "PlatformParameters" {
-					s["Action"] = append(s["Action"].([]any), "ssm:PutParameter")
+					s["Action"] = []any{s["Action"], "ssm:PutParameter"}
 				}
 			}
 		}
@@ -517,12 +570,15 @@ func checkFunctions(_, platform assertions.Template, _, pj tmpl) error {
 			errs = append(errs, fmt.Errorf("%s: its log group is not kept 90 days: %s", id, text(logs)))
 		}
 	}
-	errs = append(errs, try(func() {
-		platform.ResourcePropertiesCountIs(jsii.String("AWS::Lambda::Url"), map[string]any{
-			"AuthType":          "AWS_IAM",
-			"TargetFunctionArn": map[string]any{"Fn::GetAtt": []any{"ReviewDecisionFunction", "Arn"}},
-		}, jsii.Number(1))
-	}))
+	// The URLs of review-decision and publish, each IAM-authorised.
+	for _, fn := range []string{"ReviewDecisionFunction", "PublishFunction"} {
+		errs = append(errs, wrap(fn+" URL", try(func() {
+			platform.ResourcePropertiesCountIs(jsii.String("AWS::Lambda::Url"), map[string]any{
+				"AuthType":          "AWS_IAM",
+				"TargetFunctionArn": map[string]any{"Fn::GetAtt": []any{fn, "Arn"}},
+			}, jsii.Number(1))
+		})))
+	}
 	// Nothing opens the URL or a function to the world.
 	errs = append(errs, try(func() { platform.ResourceCountIs(jsii.String("AWS::Lambda::Permission"), jsii.Number(0)) }))
 	return errors.Join(errs...)
@@ -1127,13 +1183,17 @@ func checkAliases(_, _ assertions.Template, _, pj tmpl) error {
 // checkLanes: who may invoke what (lambda:InvokeFunction, in any form).
 // The Solution execution role only the sfn alias of each function for
 // Solutions, the Operator (the direct lane) only the direct alias of each
-// function with lanes, the Reviewer only review-decision (through its URL;
-// checkManagedPolicies checks the condition), and no one else anything:
+// function with lanes, the Reviewer only review-decision and the Publisher
+// only the publish function (each through its URL; checkManagedPolicies
+// checks the condition), and no one else anything:
 // no unqualified ARN of a function with lanes, no wildcard. And each
 // /toolgate/<stage>/function/<name>/arn parameter names <name>'s sfn alias.
 func checkLanes(_, _ assertions.Template, _, pj tmpl) error {
 	var errs []error
-	want := map[string][]string{"toolgate-test-reviewer": {fnReviewDecision + " (unqualified)"}}
+	want := map[string][]string{
+		"toolgate-test-reviewer":  {fnReviewDecision + " (unqualified)"},
+		"toolgate-test-publisher": {fnPublish + " (unqualified)"},
+	}
 	for _, spec := range functionSpecs {
 		if spec.ForSolutions {
 			want["SolutionExecutionRole"] = append(want["SolutionExecutionRole"], spec.Name+":sfn")

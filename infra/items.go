@@ -49,6 +49,15 @@ type itemGrant struct {
 	// statement allows no attribute outside Attributes to be returned
 	// either (ALL_OLD and ALL_NEW return the whole item).
 	ReturnValues string
+	// SpecificAttributes, on a read with Attributes, requires a request
+	// that carries dynamodb:Select to ask for SPECIFIC_ATTRIBUTES
+	// (StringEqualsIfExists). DynamoDB documents Select as a Query's and a
+	// Scan's parameter, so a GetItem is bounded by Attributes; the same
+	// guide says a read's Select "always has a value (ALL_ATTRIBUTES,
+	// unless otherwise specified)", so where IAM sees one on a GetItem
+	// without a projection, this denies it too (DynamoDB Developer Guide,
+	// "Using IAM policy conditions for fine-grained access control").
+	SpecificAttributes bool
 }
 
 // conditions is the grant's IAM condition block.
@@ -67,6 +76,9 @@ func (g itemGrant) conditions() map[string]any {
 	if g.ReturnValues != "" {
 		// An UpdateItem always has ReturnValues (NONE when it sends none).
 		c["StringEquals"] = map[string]any{"dynamodb:ReturnValues": g.ReturnValues}
+	}
+	if g.SpecificAttributes {
+		c["StringEqualsIfExists"] = map[string]any{"dynamodb:Select": "SPECIFIC_ATTRIBUTES"}
 	}
 	if len(c) == 0 {
 		return nil
@@ -116,9 +128,13 @@ var (
 		"decided_at", "reason", "decision_token", "delivery", "delivery_lease_until", "delivered_at", "delivery_error",
 		"self_approval_refusals",
 	}
-	// Bind's UpdateItem: SET bound_key, bound_at; its condition reads
-	// bound_key, status, deadline and expires_at.
-	reviewBindAttributes = []string{ledger.AttrPK, ledger.AttrSK, "bound_key", "bound_at", "status", attrDeadline, ledger.AttrExpiresAt}
+	// Bind's UpdateItem: SET bound_key, bound_at; its condition reads pk
+	// and bound_key only (attribute_exists(pk) AND
+	// attribute_not_exists(bound_key)): the status and the deadline were
+	// checked on GetApproval's consistent read, and never change once the
+	// review is decided. So a tool role may write the binding and nothing
+	// else of a review.
+	reviewBindAttributes = []string{ledger.AttrPK, ledger.AttrSK, "bound_key", "bound_at"}
 	// List's Query on the reviews-by-status index: the table's and the
 	// index's keys and what the index projects (review.Index), never a
 	// review's input, reason or task token.
@@ -139,13 +155,27 @@ var (
 	// row item is put whole.
 	grantCalls = itemGrant{Sid: "Calls", Prefix: prefixRun, Actions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}}
 	// Loading a toolset (ledger.Store.Toolset: GetItem projecting body),
-	// in every tool function, review-request and toolgate publish.
+	// in every tool function, review-request and the publish function
+	// (Publish reads the toolset it registered; RegisterToolset reads the
+	// one already there when its condition fails).
 	grantToolsets = itemGrant{Sid: "Toolsets", Prefix: prefixToolset, Actions: []string{ddbGetItem},
 		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "body"}}
-	// review.Store.Get: a consistent GetItem of the whole review (the
-	// approval check reads most of it; review-request compares a repeated
-	// request with it; review-decision shows it).
+	// ledger.Store.RegisterToolset, the publish function only: the
+	// conditional PutItem (attribute_not_exists(pk)) of pk, sk, body and
+	// registered_at, after the registration check. No other role, and no
+	// policy for people, writes a toolset.
+	grantRegisterToolsets = itemGrant{Sid: "RegisterToolsets", Prefix: prefixToolset, Actions: []string{ddbPutItem},
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "body", "registered_at"}}
+	// review.Store.Get: a consistent GetItem of the whole review
+	// (review-request compares a repeated request with it and answers the
+	// direct lane's status; review-decision shows it).
 	grantReadReviews = itemGrant{Sid: "ReadReviews", Prefix: prefixReview, Actions: []string{ddbGetItem}}
+	// review.Store.GetApproval, in the dispatcher of every tool function: a
+	// consistent GetItem projecting review.ApprovalAttributes, what
+	// CheckApproval compares. Never the inputs, the task token, the reason
+	// or the requester.
+	grantReadApprovals = itemGrant{Sid: "ReadApprovals", Prefix: prefixReview, Actions: []string{ddbGetItem},
+		Attributes: review.ApprovalAttributes, SpecificAttributes: true}
 	// review.Store.Bind, in the dispatcher of every tool function (any
 	// tool may be gated by policy.review_before).
 	grantBindApprovals = itemGrant{Sid: "BindApprovals", Prefix: prefixReview, Actions: []string{ddbUpdateItem},
@@ -185,8 +215,9 @@ var proofGrants = []itemGrant{grantRecordProofs, grantReadProofs}
 // The grants of each kind of function.
 var (
 	// The tool functions: the dispatcher's calls, toolsets, approvals
-	// (review.Store Get and Bind: a tool may be gated) and caller proofs.
-	toolGrants = slices.Concat([]itemGrant{grantCalls, grantToolsets, grantReadReviews, grantBindApprovals}, proofGrants)
+	// (review.Store GetApproval and Bind: a tool may be gated) and caller
+	// proofs.
+	toolGrants = slices.Concat([]itemGrant{grantCalls, grantToolsets, grantReadApprovals, grantBindApprovals}, proofGrants)
 	// review-request (review.RequestHandler): the run's toolset, the
 	// review's Create and Get (a repeated request, the direct lane's
 	// status), the execution's start (RecordStart, Starter) and caller
@@ -197,4 +228,9 @@ var (
 	// delivery, the listing, and caller proofs. No RUN#, TOOLSET# or START#
 	// item.
 	reviewDecisionGrants = slices.Concat([]itemGrant{grantReadReviews, grantDecideReviews, grantListReviews}, proofGrants)
+	// The publish function (resolver/publish Service): a toolset's
+	// registration (Publish registers the toolset its Solution pins;
+	// Register one sent alone) and the read of it, and caller proofs. No
+	// RUN#, REVIEW# or START# item.
+	publishGrants = slices.Concat([]itemGrant{grantRegisterToolsets, grantToolsets}, proofGrants)
 )

@@ -1,8 +1,9 @@
 // Command infra is toolgate's CDK app (cdk.json runs it): the ledger table
 // in one stack, and in another the functions with the sfn and direct
-// aliases of their lanes, the review decision URL, the Solution execution
-// role, the Publisher, Reviewer and Operator managed policies, the SSM
-// parameters toolgate publish reads, and the alarms.
+// aliases of their lanes, the review decision and publish URLs, the
+// Solution execution role, the Publisher, Reviewer and Operator managed
+// policies, the SSM parameters the publish function and the CLI read, and
+// the alarms.
 // docs/infra.md describes the configuration, make synth and make deploy.
 //
 // It is its own package so that building the functions never compiles the

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -229,6 +230,35 @@ func strs(v any) []string {
 	return out
 }
 
+// defaultSynth synthesizes, once, the configuration of a bare `cdk synth`
+// (no context: stage dev) with cdk-nag's packs, and returns the platform
+// template and the unsuppressed findings of both stacks.
+func defaultSynth() (tmpl, []string, error) {
+	s, err := defaultSynthOnce()
+	return s.pj, s.findings, err
+}
+
+type synthesis struct {
+	pj       tmpl
+	findings []string
+}
+
+var defaultSynthOnce = sync.OnceValues(func() (synthesis, error) {
+	var out synthesis
+	cfg, err := loadConfig(func(string) any { return nil })
+	if err != nil {
+		return out, err
+	}
+	err = try(func() {
+		app := awscdk.NewApp(nil)
+		ledger, platform := newApp(app, cfg, filepath.Join("testdata", "assets"))
+		addNagPacks(app)
+		out.pj = *assertions.Template_FromStack(platform.Stack, nil).ToJSON()
+		out.findings, _ = nagResults(ledger.Stack, platform.Stack)
+	})
+	return out, err
+})
+
 // TestDefaultTemplate synthesizes the configuration of a bare `cdk synth`
 // (no context): the direct lane is closed to gated tools (review-request
 // has no TOOLGATE_DIRECT_REVIEWERS), its reviews last at most 3600 s, no
@@ -236,19 +266,8 @@ func strs(v any) []string {
 // never set hold as in the test configuration, and cdk-nag finds nothing
 // unsuppressed.
 func TestDefaultTemplate(t *testing.T) {
-	cfg, err := loadConfig(func(string) any { return nil })
+	pj, findings, err := defaultSynth()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var pj tmpl
-	var findings []string
-	if err := try(func() {
-		app := awscdk.NewApp(nil)
-		ledger, platform := newApp(app, cfg, filepath.Join("testdata", "assets"))
-		addNagPacks(app)
-		pj = *assertions.Template_FromStack(platform.Stack, nil).ToJSON()
-		findings, _ = nagResults(ledger.Stack, platform.Stack)
-	}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range findings {

@@ -32,6 +32,16 @@ const (
 	// AwsSolutions-IAM5 Resource::* of review-decision.
 	reasonSendTask = "; and states:SendTaskSuccess and states:SendTaskFailure: the task token, not an ARN, names the execution, " +
 		"and Step Functions defines no resource type for them"
+	// AwsSolutions-IAM5 Resource::* of the publish function.
+	reasonPublishStar = "; and states:ListStateMachines, with which the publish function finds toolgate-<stage>_<solution> by " +
+		"name (a list action with no resource type), and CloudWatch Logs' vended log delivery actions (logs:CreateLogDelivery, " +
+		"GetLogDelivery, UpdateLogDelivery, DeleteLogDelivery, ListLogDeliveries, PutResourcePolicy, DescribeResourcePolicies, " +
+		"DescribeLogGroups), which the caller of CreateStateMachine and UpdateStateMachine needs to set a state machine's " +
+		"logging configuration: none of them has a resource type"
+	// AwsSolutions-IAM5 on the state machines of the stage.
+	reasonStateMachines = " one state machine per Solution, toolgate-<stage>_<solution>, named when the Solution is " +
+		"published: toolgate-<stage>_ is this stage's namespace of state machines (no stage or Solution name holds _), and " +
+		"no other stage's state machine is reached"
 )
 
 // nagSuppressions accepts the findings of the platform stack that are
@@ -43,12 +53,18 @@ func nagSuppressions(p *PlatformStack, stage string) {
 		f := p.Functions[spec.Name]
 		suppress(f.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ", Reason: reasonSynchronous})
 		reason := reasonXRay
-		if spec.Name == fnReviewDecision {
+		switch spec.Name {
+		case fnReviewDecision:
 			reason += reasonSendTask
+		case fnPublish:
+			reason += reasonPublishStar
 		}
 		// The role's default policy, a child of the role.
 		suppress(f.Role, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"}, Reason: reason})
 	}
+	suppress(p.Functions[fnPublish].Role, true, nagSuppression{Rule: "AwsSolutions-IAM5",
+		AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
+		Reason:    "the publish function creates and updates, and publishes versions of," + reasonStateMachines})
 	a := p.Access
 	suppress(a.ExecutionRole, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"},
 		Reason: "CloudWatch Logs' vended log delivery actions (logs:CreateLogDelivery, GetLogDelivery, UpdateLogDelivery, " +
@@ -57,18 +73,14 @@ func nagSuppressions(p *PlatformStack, stage string) {
 			"for logging to CloudWatch Logs), and X-Ray's PutTraceSegments, PutTelemetryRecords, GetSamplingRules and " +
 			"GetSamplingTargets for state machine tracing: none of them has a resource type"})
 	suppress(a.Publisher, false,
-		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:toolgate-*")},
-			Reason: "toolgate publish creates and updates one state machine per Solution, toolgate-<solution>, named when the " +
-				"Solution is published: toolgate-* is the platform's namespace of state machines, and no other is reached"},
-		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:toolgate-*:*")},
-			Reason: "toolgate run describes and reads the history of the executions of those state machines (toolgate-*), " +
-				"whose names each run chooses"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
+			Reason: "toolgate run starts executions of" + reasonStateMachines},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
+			Reason: "toolgate run --wait describes, and reads the history of, the executions of this stage's state machines " +
+				"(toolgate-<stage>_*), whose names each run chooses"},
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"},
-			Reason: "states:ListStateMachines, with which publish and run find toolgate-<solution> by name: a list action " +
+			Reason: "states:ListStateMachines, with which toolgate run finds toolgate-<stage>_<solution> by name: a list action " +
 				"with no resource type"},
-		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("ssm", "parameter/toolgate/"+stage+"/*")},
-			Reason: "the platform's parameters, which toolgate publish reads: every parameter under /toolgate/<stage>/ is one " +
-				"this stack defines (function ARNs, the execution role, the table, the review decision URL)"},
 	)
 }
 

@@ -67,10 +67,10 @@ var wantNagSuppressed = func() []string {
 			"/Toolgate-test/"+spec.LogicalID+"Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
 	}
 	out = append(out, "/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]",
+		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
 		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5[Resource::*]",
-		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-*")+"]",
-		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-*:*")+"]",
-		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("ssm", "parameter/toolgate/test/*")+"]",
+		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
+		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
 	)
 	slices.Sort(out)
 	return out

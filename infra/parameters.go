@@ -12,10 +12,10 @@ import (
 // newParameters writes the SSM parameters toolgate publish reads, named by
 // resolver/publish (the local stack writes the same keys to its file): the
 // sfn alias ARN of each function Solutions invoke (the one ARN the
-// Solution execution role may invoke; publish puts it in the state
-// machine's Tasks), the Solution execution role, the table and the review
-// decision URL.
-func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *access, decisionURL *string) {
+// Solution execution role may invoke; the publish function puts it in the
+// state machine's Tasks), the Solution execution role, the table, the
+// review decision URL and the publish function's URL.
+func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *access, decisionURL, publishURL *string) {
 	param := func(id, name string, value *string, description string) {
 		awsssm.NewStringParameter(scope, jsii.String(id), &awsssm.StringParameterProps{
 			ParameterName: jsii.String(name),
@@ -32,4 +32,24 @@ func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[st
 	param("ExecutionRoleArnParameter", publish.ExecutionRoleParam(p.Stage), a.ExecutionRoleARN, "ARN of the Solution execution role")
 	param("TableNameParameter", publish.TableParam(p.Stage), jsii.String(p.TableName), "name of the ledger table")
 	param("ReviewDecisionUrlParameter", publish.ReviewDecisionURLParam(p.Stage), decisionURL, "URL of the review decision function (IAM-authorised)")
+	param("PublishUrlParameter", publishURLParam(p.Stage), publishURL, "URL of the publish function (IAM-authorised): toolgate publish --url, toolgate toolset register --url")
+}
+
+// publishURLParam names the publish function's URL: the name the local
+// stack writes to its parameters file (infra/local/stack), next to
+// publish.ReviewDecisionURLParam's.
+func publishURLParam(stage string) string { return "/toolgate/" + stage + "/publish/url" }
+
+// publishReadParams are the parameters the publish function reads
+// (publish.SSMParams, GetParameter): the sfn alias ARN of each function
+// for Solutions, which it substitutes into Tasks, and the Solution
+// execution role.
+func publishReadParams(stage string) []string {
+	var out []string
+	for _, spec := range functionSpecs {
+		if spec.ForSolutions {
+			out = append(out, publish.FunctionARNParam(stage, spec.Name))
+		}
+	}
+	return append(out, publish.ExecutionRoleParam(stage))
 }

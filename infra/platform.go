@@ -30,7 +30,8 @@ type SenderProps struct {
 // PlatformStackProps configure NewPlatformStack.
 type PlatformStackProps struct {
 	awscdk.StackProps
-	// Stage names the platform: /toolgate/<stage>/..., toolgate-<stage>-*.
+	// Stage names the platform: /toolgate/<stage>/..., toolgate-<stage>-*,
+	// and its state machines toolgate-<stage>_* (publish.CheckStage).
 	Stage string
 	// TableName is the ledger table's name (LedgerStackProps.TableName).
 	TableName string
@@ -80,14 +81,15 @@ type PlatformStackProps struct {
 }
 
 // PlatformStack is everything but the table: the functions and the
-// aliases of their lanes, the review decision URL, what publishing,
-// reviewing and operating need, the parameters toolgate publish reads, and
-// the alarms.
+// aliases of their lanes, the review decision and publish URLs, what
+// publishing, reviewing and operating need, the parameters the publish
+// function and the CLI read, and the alarms.
 type PlatformStack struct {
 	awscdk.Stack
 	Functions   map[string]*platformFunction
 	Access      *access
 	DecisionURL awslambda.FunctionUrl
+	PublishURL  awslambda.FunctionUrl
 }
 
 // NewPlatformStack defines the platform around the ledger table named
@@ -114,10 +116,13 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	})
 	overrideLogicalID(url, "ReviewDecisionUrl")
 	a := newAccess(stack, &p, fns, ledger)
-	newParameters(stack, &p, fns, a, url.Url())
+	publishURL := newPublishURL(fns[fnPublish])
+	grantPublishing(&p, fns[fnPublish], a)
+	newParameters(stack, &p, fns, a, url.Url(), publishURL.Url())
 	newAlarms(stack, &p, fns, a)
 
 	awscdk.NewCfnOutput(stack, jsii.String("ReviewDecisionURL"), &awscdk.CfnOutputProps{Value: url.Url()})
+	awscdk.NewCfnOutput(stack, jsii.String("PublishURL"), &awscdk.CfnOutputProps{Value: publishURL.Url()})
 	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionRoleARN"), &awscdk.CfnOutputProps{Value: a.ExecutionRoleARN})
 	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionLogGroup"), &awscdk.CfnOutputProps{Value: a.ExecutionLogs.LogGroupName()})
 	for _, s := range []struct{ id, arn string }{
@@ -127,7 +132,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	} {
 		awscdk.NewCfnOutput(stack, jsii.String(s.id), &awscdk.CfnOutputProps{Value: jsii.String(s.arn)})
 	}
-	ps := &PlatformStack{Stack: stack, Functions: fns, Access: a, DecisionURL: url}
+	ps := &PlatformStack{Stack: stack, Functions: fns, Access: a, DecisionURL: url, PublishURL: publishURL}
 	nagSuppressions(ps, p.Stage)
 	return ps
 }
