@@ -693,14 +693,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 // to be made and denied.
 var knownDenied = map[string]struct {
 	kind, why string
-}{
-	"review.Store.Bind (condition failed): dynamodb:GetItem": {"tool",
-		"after a failed bind, Bind re-reads the review whole (review.Store.Get), which the tools' ReadApprovals " +
-			"(review.ApprovalAttributes) does not allow: the call is refused as TOOL_UPSTREAM_UNAVAILABLE instead of " +
-			"TOOL_PERMISSION_DENIED and nothing runs; a retry's GetApproval sees the binding, and goes on if it is the " +
-			"call's own (whose answer was lost) or refuses the call; " +
-			"Bind should re-read with GetApproval (shared/review)"},
-}
+}{}
 
 // TestCodeRequestsAllowed: every request the functions' code makes is
 // allowed by the function's role in the synthesized template (but those of

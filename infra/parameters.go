@@ -35,10 +35,9 @@ func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[st
 	param("PublishUrlParameter", publishURLParam(p.Stage), publishURL, "URL of the publish function (IAM-authorised): toolgate publish --url, toolgate toolset register --url")
 }
 
-// publishURLParam names the publish function's URL: the name the local
-// stack writes to its parameters file (infra/local/stack), next to
-// publish.ReviewDecisionURLParam's.
-func publishURLParam(stage string) string { return "/toolgate/" + stage + "/publish/url" }
+// publishURLParam names the publish function's URL
+// (publish.PublishURLParam, the name the local stack writes too).
+func publishURLParam(stage string) string { return publish.PublishURLParam(stage) }
 
 // publishReadParams are the parameters the publish function reads
 // (publish.SSMParams, GetParameter): the sfn alias ARN of each function

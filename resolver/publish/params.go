@@ -33,6 +33,9 @@ func ExecutionRoleParam(stage string) string {
 // TableParam names the ledger table.
 func TableParam(stage string) string { return fmt.Sprintf("/toolgate/%s/table/name", stage) }
 
+// PublishURLParam names the publish function's URL.
+func PublishURLParam(stage string) string { return fmt.Sprintf("/toolgate/%s/publish/url", stage) }
+
 // ReviewDecisionURLParam names the review-decision function's URL.
 func ReviewDecisionURLParam(stage string) string {
 	return fmt.Sprintf("/toolgate/%s/review-decision/url", stage)

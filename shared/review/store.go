@@ -403,7 +403,7 @@ func (s *Store) Bind(ctx context.Context, r *Review, idemKey string) (bool, *Rev
 	if !ledger.IsConditionFailed(err) {
 		return false, nil, fmt.Errorf("bind review %s: %w", r.ID, err)
 	}
-	cur, err := s.Get(ctx, r.ID)
+	cur, err := s.GetApproval(ctx, r.ID)
 	if err != nil {
 		return false, nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
@@ -289,7 +290,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	if e, ok := s.Endpoints["publish"]; ok {
-		params["/toolgate/"+Stage+"/publish/url"] = e
+		params[publish.PublishURLParam(Stage)] = e
 	}
 	if err := writeJSON(s.ParamsFile, params); err != nil {
 		return nil, err
