@@ -61,6 +61,7 @@ func TestCheckRules(t *testing.T) {
 		{"backslash in a template", "  - id: a\n    pass: {x: 'a\\b ${input.x}'}\n", []string{RuleBinding}},
 		{"yaml 1.1 octal", "  - id: a\n    pass: {x: 010}\n", []string{RuleSyntax}},
 		{"deploy placeholder literal", "  - id: a\n    pass: {x: \"$${FunctionSendEmail}\"}\n", []string{RuleBinding}},
+		{"deploy placeholder in a fail cause", "  - id: f\n    fail: {error: E, cause: \"${FunctionStructuredDataFetch}\"}\n", []string{RuleBinding}},
 		{"deep nesting", "  - id: a\n    pass: {x: " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "}\n", []string{RuleSyntax}},
 	}
 	for _, c := range cases {

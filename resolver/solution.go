@@ -524,6 +524,12 @@ func (d *decoder) decodeFail(st *Step, v *value, what string) {
 			}
 		case "cause":
 			st.Cause, _ = d.str(&f, what+" fail.cause")
+			// A cause is written into the definition as it is: it may not
+			// hold a deployment placeholder, which publishing would replace
+			// with an ARN (as a literal in a binding may not).
+			if m := placeholderPattern.FindString(st.Cause); m != "" {
+				d.ds.errorf(f.val.pos, RuleBinding, "%s fail.cause holds %s, the syntax of a deployment placeholder, which publishing would replace", what, m)
+			}
 		}
 	}
 }

@@ -128,7 +128,7 @@ func (l List) Decide(s string) Decision {
 	a, err := Parse(s)
 	if err != nil {
 		return Decision{Verdict: Invalid, Reason: "recipient " + quote(s) + " is not one bare addr-spec: " + err.(*ParseError).Rule,
-			Rule: "is not one bare addr-spec: " + err.(*ParseError).Rule}
+			Rule: "is not one bare addr-spec: " + err.(*ParseError).Safe()}
 	}
 	if k := a.key(); l.addrs[k] {
 		return Decision{Verdict: Allow, Address: a, Entry: k,

@@ -67,6 +67,11 @@ func (a Address) key() string { return strings.ToLower(a.Local) + "@" + a.Domain
 func (a Address) Equal(b Address) bool { return a.key() == b.key() }
 
 // ParseError is the error of Parse: the input and the rule it breaks.
+// detail separates a rule from the part of it that repeats or derives
+// from the input (a mapped domain, an IDNA error naming a label): Safe
+// leaves that part out.
+const detail = " — "
+
 type ParseError struct {
 	// Input is the text that was parsed.
 	Input string
@@ -74,6 +79,13 @@ type ParseError struct {
 	// lower case without a full stop, such as
 	// "a domain of one label (RFC 5321 §2.3.5: ...)".
 	Rule string
+}
+
+// Safe is the rule without anything taken from the input (the text
+// after detail), for messages that must not repeat a recipient.
+func (e *ParseError) Safe() string {
+	rule, _, _ := strings.Cut(e.Rule, detail)
+	return rule
 }
 
 // Error returns `recipient "<input>": <rule>`, the input quoted with Go
@@ -200,9 +212,9 @@ func parseDomain(d string) (string, string) {
 		reg, err := idnaProfile.ToASCII(a)
 		if err != nil {
 			if mapped, lerr := idna.Lookup.ToUnicode(d); lerr == nil && mapped != a {
-				return "", fmt.Sprintf("IDNA mapping (UTS #46) would change the domain to %s: only ASCII case is folded, write the domain as it is registered (RFC 5891 §4)", quote(mapped))
+				return "", "IDNA mapping (UTS #46) would change the domain: only ASCII case is folded, write the domain as it is registered (RFC 5891 §4)" + detail + "it would give " + quote(mapped)
 			}
-			return "", fmt.Sprintf("not a valid internationalized domain name (RFC 5890, RFC 5891): %v", err)
+			return "", "not a valid internationalized domain name (RFC 5890, RFC 5891)" + detail + err.Error()
 		}
 		a = reg
 	}
@@ -213,7 +225,7 @@ func parseDomain(d string) (string, string) {
 	// itself; this also refuses reserved "ab--" labels (RFC 5890 §2.3.1).
 	u, err := idnaProfile.ToUnicode(a)
 	if err != nil {
-		return "", fmt.Sprintf("an invalid label (RFC 5890, RFC 5891): %v", err)
+		return "", "an invalid label (RFC 5890, RFC 5891)" + detail + err.Error()
 	}
 	if back, err := idnaProfile.ToASCII(u); err != nil || back != a {
 		return "", "an A-label that does not round-trip through its U-label (RFC 5891 §5.4)"
@@ -227,7 +239,7 @@ func parseDomain(d string) (string, string) {
 		return "", "a numeric top-level label: an IP address is not a domain name (RFC 3696 §2); domain literals are not accepted either"
 	}
 	if src, ok := specialUse[tld]; ok {
-		return "", fmt.Sprintf("the special-use top-level domain .%s, whose mail is never delivered (%s)", tld, src)
+		return "", fmt.Sprintf("a special-use top-level domain, whose mail is never delivered (%s)", src) + detail + "." + tld
 	}
 	return a, ""
 }

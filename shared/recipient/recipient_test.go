@@ -337,3 +337,22 @@ func mustList(t testing.TB, entries ...string) List {
 	}
 	return l
 }
+
+// A decision's Rule never repeats the recipient or anything derived from
+// it (send-email's refusals name recipients by position only), while its
+// Reason, for the operator's check-recipient, shows the mapping.
+func TestDecisionRuleLeavesTheAddressOut(t *testing.T) {
+	l, err := ParseList([]string{"@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"ceo@ｓｅｃｒｅｔ-merger-target.com", "bob@secret-merger-target.com", "a@secret-target.local", "x@xn--zz-secret.com"} {
+		d := l.Decide(s)
+		if d.Verdict == Allow || strings.Contains(d.Rule, "secret") || strings.Contains(d.Rule, "merger") {
+			t.Errorf("%q: verdict %v, rule %q repeats the address", s, d.Verdict, d.Rule)
+		}
+	}
+	if d := l.Decide("ceo@ｓｅｃｒｅｔ-merger-target.com"); !strings.Contains(d.Reason, "secret-merger-target.com") {
+		t.Errorf("the reason %q does not show the mapping", d.Reason)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // TaskSender is the part of the Step Functions client the decision uses.
@@ -271,6 +272,14 @@ func (s *Service) get(ctx context.Context, id string) (*Review, error) {
 	}
 	if err != nil {
 		return nil, wrap(CodeUnavailable, err, "the review table is unavailable")
+	}
+	// What a reviewer is shown is what the digest a decision binds says:
+	// a review whose stored inputs do not digest to its input digest
+	// (written by anything but review-request's own computation) is
+	// refused, never shown or decided.
+	if _, digest, err := tool.InputDigest(r.Input); err != nil || digest != r.InputDigest {
+		s.Log.ErrorContext(ctx, "review inputs do not match their digest", "review_id", r.ID)
+		return nil, errorf(CodeConflict, "review %s is refused: its inputs do not match its input digest", r.ID)
 	}
 	return r, nil
 }

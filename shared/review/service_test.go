@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -446,5 +447,54 @@ func TestDecidedReviewOutlivesItsDeadlineButItsApprovalDoesNot(t *testing.T) {
 	// inputs, the task token or the requester.
 	if got.Input != nil || got.TaskToken != "" || got.Requester != "" || got.Approver == "" {
 		t.Fatalf("GetApproval read %+v", got)
+	}
+}
+
+// A review whose stored inputs do not digest to its input digest is never
+// shown or decided: the reviewer would approve inputs other than the
+// digest the approval binds.
+func TestReviewWithMismatchedDigestIsRefused(t *testing.T) {
+	s := newStack(t)
+	token := "token-" + review.NewID()
+	r, err := review.New(review.Params{Requester: principal("requester"), ID: review.IDForToken(token), TaskToken: token,
+		RunID: "arn:aws:states:us-east-1:123456789012:execution:sm:x", Step: "approve", Of: "send", Tool: "send-email",
+		ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58", Input: json.RawMessage(`{"to":["attacker@example.com"]}`), TimeoutSeconds: 3600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Input = json.RawMessage(`{"to":["team@example.com"]}`) // shown, but not what the digest says
+	if _, _, err := s.store.Create(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.do(t, "alice", review.Request{Action: review.ActionShow, ReviewID: r.ID}); codeOf(err) != review.CodeConflict {
+		t.Fatalf("show: %v, want %s", err, review.CodeConflict)
+	}
+	if _, err := s.decide(t, "alice", r.ID, review.Approve, ""); codeOf(err) != review.CodeConflict {
+		t.Fatalf("approve: %v, want %s", err, review.CodeConflict)
+	}
+}
+
+// Only review items are listed: another item carrying the index's keys
+// (a role that writes its own items whole could add them) is skipped.
+func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
+	s := newStack(t)
+	live := s.pending(t, nil)
+	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	for i := range 3 {
+		if _, err := s.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("toolgate-reviews"), Item: map[string]types.AttributeValue{
+			"pk": str("RUN#forged"), "sk": str(fmt.Sprint(i)), "review_id": str(review.NewID()), review.AttrListPK: str("REVIEWS#PENDING"),
+			review.AttrListSK: str(fmt.Sprintf("0000-%d", i)), "tool": str("send-email"), "status": str("PENDING"),
+			"expires_at": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.do(t, "alice", review.Request{Action: review.ActionList})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := list.(*review.ListResult).Reviews
+	if len(got) != 1 || got[0].ReviewID != live.ID {
+		t.Fatalf("listed %+v, want only %s", got, live.ID)
 	}
 }

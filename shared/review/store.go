@@ -436,6 +436,12 @@ func (s *Store) List(ctx context.Context, st Status, keep func(*Review) bool) ([
 			return nil, fmt.Errorf("list %s reviews: %w", st, err)
 		}
 		for _, it := range res.Items {
+			// Only review items are reviews: an item of another kind that
+			// carries the index's attributes (written by a role that may
+			// write its own items whole) is skipped, never listed.
+			if !isReviewItem(it) {
+				continue
+			}
 			r := fromItem(it)
 			if keep != nil && !keep(r) {
 				continue
@@ -552,4 +558,11 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*Review, error) {
 		return nil, fmt.Errorf("review %s: %w", id, ErrNotFound)
 	}
 	return fromItem(out.Item), nil
+}
+
+// isReviewItem reports whether an item is a review item: pk
+// "REVIEW#<review id>", sk "REVIEW", and review_id the same id.
+func isReviewItem(it map[string]types.AttributeValue) bool {
+	id, ok := strings.CutPrefix(getS(it, ledger.AttrPK), "REVIEW#")
+	return ok && ValidID(id) && getS(it, ledger.AttrSK) == reviewSK && getS(it, "review_id") == id
 }
