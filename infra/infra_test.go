@@ -92,17 +92,18 @@ var (
 	wantReadApprovals = stmt{Sid: "ReadApprovals", Actions: []string{getItem}, Resources: []string{tableARN},
 		Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_id","run_id","step","of","tool",` +
 			`"toolset_id","input_digest","status","deadline","expires_at","approver","authenticated","decided_at","delivery",` +
-			`"delivery_error","bound_key","bound_at"],"dynamodb:LeadingKeys":["REVIEW#*"]},` +
+			`"delivery_error"],"dynamodb:LeadingKeys":["REVIEW#*"]},` +
 			`"StringEqualsIfExists":{"dynamodb:Select":"SPECIFIC_ATTRIBUTES"}}`}
 	// review.Store.Bind: SET bound_key, bound_at; condition on pk and
 	// bound_key.
-	wantBind = items("BindApprovals", "REVIEW#", []string{updateItem}, []string{"pk", "sk", "bound_key", "bound_at"}, "NONE")
+	wantBind         = items("BindApprovals", "BIND#", []string{putItem}, []string{"pk", "sk", "bound_key", "bound_at", "expires_at"}, "")
+	wantReadBindings = items("ReadBindings", "BIND#", []string{getItem}, nil, "")
 	// caller.ProofTable.Record.
 	wantProofs = []stmt{
 		items("RecordCallerProofs", "PROOF#", []string{putItem}, []string{"pk", "sk", "binding", "arn", "expires_at"}, ""),
 		items("ReadCallerProofs", "PROOF#", []string{getItem}, nil, ""),
 	}
-	wantToolItems = append([]stmt{wantCalls, wantToolsets, wantReadApprovals, wantBind}, wantProofs...)
+	wantToolItems = append([]stmt{wantCalls, wantToolsets, wantReadApprovals, wantBind, wantReadBindings}, wantProofs...)
 )
 
 // wantFunctionPolicies is each function role's whole policy.
@@ -142,6 +143,8 @@ var wantFunctionPolicies = map[string][]stmt{
 			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_list_pk","review_list_sk",` +
 				`"review_id","run_id","step","of","tool","toolset_id","reviewers","input_digest","status","created_at",` +
 				`"expires_at","approver","authenticated","decided_at","bound_key"]}}`},
+		// review.Store.BoundKey: the binding a show reports.
+		wantReadBindings,
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
 		lambdaXRay,
 	}, wantProofs...),

@@ -27,6 +27,9 @@ const (
 	prefixStart = "START#"
 	// Accepted caller proofs: shared/caller table.go.
 	prefixProof = caller.ProofPrefix
+	// Which call an approval authorised: shared/review store.go, Bind and
+	// BoundKey.
+	prefixBind = "BIND#"
 )
 
 // itemGrant allows DynamoDB item actions on the ledger items of one key
@@ -128,13 +131,12 @@ var (
 		"decided_at", "reason", "decision_token", "delivery", "delivery_lease_until", "delivered_at", "delivery_error",
 		"self_approval_refusals",
 	}
-	// Bind's UpdateItem: SET bound_key, bound_at; its condition reads pk
-	// and bound_key only (attribute_exists(pk) AND
-	// attribute_not_exists(bound_key)): the status and the deadline were
-	// checked on GetApproval's consistent read, and never change once the
-	// review is decided. So a tool role may write the binding and nothing
-	// else of a review.
-	reviewBindAttributes = []string{ledger.AttrPK, ledger.AttrSK, "bound_key", "bound_at"}
+	// Bind's conditional PutItem of the binding item (BIND#<review_id>):
+	// pk, sk, bound_key, bound_at and expires_at. A tool role writes no
+	// review item: an UpdateItem on one could return the whole review when
+	// its condition fails (ReturnValuesOnConditionCheckFailure, which no
+	// condition key governs).
+	reviewBindAttributes = []string{ledger.AttrPK, ledger.AttrSK, "bound_key", "bound_at", ledger.AttrExpiresAt}
 	// List's Query on the reviews-by-status index: the table's and the
 	// index's keys and what the index projects (review.Index), never a
 	// review's input, reason or task token.
@@ -177,9 +179,13 @@ var (
 	grantReadApprovals = itemGrant{Sid: "ReadApprovals", Prefix: prefixReview, Actions: []string{ddbGetItem},
 		Attributes: review.ApprovalAttributes, SpecificAttributes: true}
 	// review.Store.Bind, in the dispatcher of every tool function (any
-	// tool may be gated by policy.review_before).
-	grantBindApprovals = itemGrant{Sid: "BindApprovals", Prefix: prefixReview, Actions: []string{ddbUpdateItem},
-		Attributes: reviewBindAttributes, ReturnValues: "NONE"}
+	// tool may be gated by policy.review_before): the binding item's
+	// conditional PutItem (its answer to a failed condition is the binding
+	// item alone), and the GetItem of it after a failed condition where the
+	// answer leaves it out (dynalite).
+	grantBindApprovals = itemGrant{Sid: "BindApprovals", Prefix: prefixBind, Actions: []string{ddbPutItem},
+		Attributes: reviewBindAttributes}
+	grantReadBindings = itemGrant{Sid: "ReadBindings", Prefix: prefixBind, Actions: []string{ddbGetItem}}
 	// review.Store.Create, review-request only: no other role puts a
 	// review item.
 	grantCreateReviews = itemGrant{Sid: "CreateReviews", Prefix: prefixReview, Actions: []string{ddbPutItem},
@@ -217,7 +223,7 @@ var (
 	// The tool functions: the dispatcher's calls, toolsets, approvals
 	// (review.Store GetApproval and Bind: a tool may be gated) and caller
 	// proofs.
-	toolGrants = slices.Concat([]itemGrant{grantCalls, grantToolsets, grantReadApprovals, grantBindApprovals}, proofGrants)
+	toolGrants = slices.Concat([]itemGrant{grantCalls, grantToolsets, grantReadApprovals, grantBindApprovals, grantReadBindings}, proofGrants)
 	// review-request (review.RequestHandler): the run's toolset, the
 	// review's Create and Get (a repeated request, the direct lane's
 	// status), the execution's start (RecordStart, Starter) and caller
@@ -225,9 +231,10 @@ var (
 	reviewRequestGrants = slices.Concat([]itemGrant{grantToolsets, grantCreateReviews, grantReadReviews,
 		grantRecordStarts, grantReadStarts}, proofGrants)
 	// review-decision (review.Service): a review's Get, its decision and
-	// delivery, the listing, and caller proofs. No RUN#, TOOLSET# or START#
+	// delivery, the listing, the binding a show reports (BoundKey), and
+	// caller proofs. No RUN#, TOOLSET# or START#
 	// item.
-	reviewDecisionGrants = slices.Concat([]itemGrant{grantReadReviews, grantDecideReviews, grantListReviews}, proofGrants)
+	reviewDecisionGrants = slices.Concat([]itemGrant{grantReadReviews, grantDecideReviews, grantListReviews, grantReadBindings}, proofGrants)
 	// The publish function (resolver/publish Service): a toolset's
 	// registration (Publish registers the toolset its Solution pins;
 	// Register one sent alone) and the read of it, and caller proofs. No

@@ -67,7 +67,7 @@ func principalStatements(pj tmpl) map[string][]tmpl {
 }
 
 // ledgerPrefixes are the key prefixes of the ledger table's items.
-var ledgerPrefixes = []string{"RUN#", "TOOLSET#", "REVIEW#", "START#", "PROOF#"}
+var ledgerPrefixes = []string{"RUN#", "TOOLSET#", "REVIEW#", "START#", "PROOF#", "BIND#"}
 
 // Attributes of review items by who may write them (docs/reviews.md).
 var (
@@ -100,8 +100,8 @@ var ledgerWriters = []struct {
 		slices.Concat(reviewDecisionAttributes, reviewBindingAttributes), "review-request creates reviews"},
 	{"REVIEW#", is(fnReviewDecision), []string{"dynamodb:UpdateItem"}, nil,
 		slices.Concat(reviewAskedAttributes, reviewBindingAttributes), "review-decision records decisions"},
-	{"REVIEW#", isTool, []string{"dynamodb:UpdateItem"}, []string{"pk", "sk", "bound_key", "bound_at"}, nil,
-		"a tool function binds an approval to its call, and writes nothing else of a review"},
+	{"BIND#", isTool, []string{"dynamodb:PutItem"}, []string{"pk", "sk", "bound_key", "bound_at", "expires_at"}, nil,
+		"a tool function binds an approval to its call in the binding item, and writes no review item"},
 	{"TOOLSET#", is(fnPublish), []string{"dynamodb:PutItem"}, []string{"pk", "sk", "body", "registered_at"}, nil,
 		"the publish function registers toolsets (after the registration check)"},
 	{"START#", is(fnReviewRequest), []string{"dynamodb:PutItem"}, nil, nil, "review-request records an execution's starter"},
@@ -295,14 +295,14 @@ func TestLedgerWriterBreaks(t *testing.T) {
 		{"a table-wide write", func(pj tmpl) {
 			addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": tableARNValue()})
 		}, "structured-data-fetch: statement without Sid allows dynamodb:PutItem on every item of the ledger table"},
-		{"a tool writes a decision", func(pj tmpl) {
+		{"a tool writes a review", func(pj tmpl) {
 			setCondition(pj, "SendEmailFunction", "BindApprovals", func(c tmpl) {
-				attrs(c)["dynamodb:Attributes"] = append(attrs(c)["dynamodb:Attributes"].([]any), "approver")
+				attrs(c)["dynamodb:LeadingKeys"] = []any{"BIND#*", "REVIEW#*"}
 			})
-		}, "send-email: statement BindApprovals allows dynamodb:UpdateItem on REVIEW# items"},
+		}, "send-email: statement BindApprovals allows dynamodb:PutItem on REVIEW# items"},
 		{"a tool's binding names no attributes", func(pj tmpl) {
 			setCondition(pj, "WorkflowValidatorFunction", "BindApprovals", func(c tmpl) { delete(attrs(c), "dynamodb:Attributes") })
-		}, "workflow-validator: statement BindApprovals allows dynamodb:UpdateItem on REVIEW# items (any attribute)"},
+		}, "workflow-validator: statement BindApprovals allows dynamodb:PutItem on BIND# items (any attribute)"},
 		{"review-request updates reviews", func(pj tmpl) {
 			for _, s := range policyStatementsOf(pj, "ReviewRequestFunction") {
 				if s["Sid"] == "CreateReviews" {
@@ -335,11 +335,11 @@ func TestLedgerWriterBreaks(t *testing.T) {
 				attrs(c)["dynamodb:Attributes"] = append(attrs(c)["dynamodb:Attributes"].([]any), "registered_by")
 			})
 		}, "publish: statement RegisterToolsets allows dynamodb:PutItem on TOOLSET# items"},
-		{"a tool binds and sets the status", func(pj tmpl) {
+		{"a tool binds and writes more", func(pj tmpl) {
 			setCondition(pj, "SendEmailFunction", "BindApprovals", func(c tmpl) {
 				attrs(c)["dynamodb:Attributes"] = append(attrs(c)["dynamodb:Attributes"].([]any), "status")
 			})
-		}, "send-email: statement BindApprovals allows dynamodb:UpdateItem on REVIEW# items"},
+		}, "send-email: statement BindApprovals allows dynamodb:PutItem on BIND# items"},
 		{"review-request writes calls", func(pj tmpl) {
 			setCondition(pj, "ReviewRequestFunction", "RecordStarts", func(c tmpl) {
 				attrs(c)["dynamodb:LeadingKeys"] = []any{"START#*", "RUN#*"}
@@ -652,6 +652,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		run("review.Store.List", 0, func(db *recorder) {
 			ignore(review.NewStore(db, "toolgate-test").List(ctx, review.Pending, nil))
+		}),
+		run("review.Store.BoundKey", 0, func(db *recorder) {
+			ignore(review.NewStore(db, "toolgate-test").BoundKey(ctx, testReview))
 		}),
 	}
 	publishing := []func(*recorder){

@@ -61,8 +61,9 @@ func TestPolicyTable(t *testing.T) {
 	if d := cmp.Diff(policyTable(pj), policyTable(platformJSON)); !strings.Contains(d, "| `structured-data-fetch` | – | dynamodb: PutItem | ledger table | any |") {
 		t.Errorf("a widened fetch role does not show in the table:\n%s", d)
 	}
-	if d := cmp.Diff(prefixMatrix(pj), prefixMatrix(platformJSON)); !strings.Contains(d, "| `structured-data-fetch` | GetItem, PutItem, UpdateItem | GetItem†, PutItem | GetItem†, PutItem, UpdateItem† | PutItem | GetItem, PutItem |") {
-		t.Errorf("a widened fetch role does not show in the matrix:\n%s", d)
+	widened := "| `structured-data-fetch` | GetItem, PutItem, UpdateItem | GetItem†, PutItem | GetItem†, PutItem | PutItem | GetItem, PutItem | GetItem, PutItem |"
+	if m := prefixMatrix(pj); !strings.Contains(m, widened) || strings.Contains(prefixMatrix(platformJSON), widened) {
+		t.Errorf("a widened fetch role does not show in the matrix:\n%s", cmp.Diff(m, prefixMatrix(platformJSON)))
 	}
 }
 

@@ -214,6 +214,9 @@ func (s *Service) Do(ctx context.Context, req Request) (Caller, any, error) {
 		if err != nil {
 			return who, nil, err
 		}
+		if r.BoundKey, err = s.Store.BoundKey(ctx, r.ID); err != nil {
+			return who, nil, wrap(CodeUnavailable, err, "the review table is unavailable")
+		}
 		return who, view(r, s.Store.Now(), true), nil
 	case ActionDecide:
 		return s.decide(ctx, req)

@@ -373,41 +373,75 @@ func (s *Store) FinishDelivery(ctx context.Context, r *Review, d Delivery, errNa
 	return nil
 }
 
+// Binding items hold which call an approval authorised, apart from the
+// review: pk "BIND#<review_id>", sk "BIND". A tool function writes only
+// these (and reads reviews through GetApproval), never a review item: an
+// UpdateItem on a review, even one naming only the binding's attributes,
+// could return the whole review when its condition fails
+// (ReturnValuesOnConditionCheckFailure, which no IAM condition key
+// governs).
+const (
+	bindPrefix = "BIND#"
+	bindSK     = "BIND"
+)
+
+func bindKey(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{ledger.AttrPK: str(bindPrefix + id), ledger.AttrSK: str(bindSK)}
+}
+
 // Bind binds an approval read as r (and checked: CheckApproval) to the
-// idempotency key of the one call it authorises (one conditional
-// UpdateItem): only while it is bound to no key. It reports false, with the review as it
-// now is, when another call bound it first; a binding to key itself whose
-// response was lost counts as bound.
+// idempotency key of the one call it authorises: one conditional PutItem
+// of its binding item (attribute_not_exists(pk)). It reports false, with
+// r's BoundKey set to the key bound first, when another call bound it; a
+// binding to key itself (a retry, or a write whose answer was lost)
+// counts as bound.
 func (s *Store) Bind(ctx context.Context, r *Review, idemKey string) (bool, *Review, error) {
 	now := s.now()
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table),
-		Key:       key(r.ID),
-		// The condition names only what the update writes: a tool role
-		// may touch bound_key and bound_at alone (dynamodb:Attributes
-		// cannot tell an attribute a condition reads from one the update
-		// writes, docs/infra.md). The status and the deadline were checked
-		// on the consistent read just before (CheckApproval), and neither
-		// changes once the review is decided.
-		ConditionExpression: aws.String("attribute_exists(pk) AND attribute_not_exists(bound_key)"),
-		UpdateExpression:    aws.String("SET bound_key = :key, bound_at = :at"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":key": str(idemKey),
-			":at":  str(formatTime(now)),
-		},
+	item := bindKey(r.ID)
+	item["bound_key"], item["bound_at"] = str(idemKey), str(formatTime(now))
+	item[ledger.AttrExpiresAt] = num(now.Add(s.retention).Unix())
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table), Item: item,
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err == nil {
 		r.BoundKey, r.BoundAt = idemKey, now.UTC().Truncate(time.Millisecond)
 		return true, r, nil
 	}
-	if !ledger.IsConditionFailed(err) {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
 		return false, nil, fmt.Errorf("bind review %s: %w", r.ID, err)
 	}
-	cur, err := s.GetApproval(ctx, r.ID)
-	if err != nil {
-		return false, nil, err
+	old := ccf.Item
+	if old == nil { // dynalite leaves the old item out
+		if old, err = s.binding(ctx, r.ID); err != nil {
+			return false, nil, err
+		}
 	}
-	return cur.BoundKey == idemKey, cur, nil
+	cur := *r
+	cur.BoundKey, cur.BoundAt = getS(old, "bound_key"), getTime(old, "bound_at")
+	return cur.BoundKey == idemKey, &cur, nil
+}
+
+// binding reads a review's binding item (consistent read); nil when there
+// is none.
+func (s *Store) binding(ctx context.Context, id string) (map[string]types.AttributeValue, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: bindKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("get the binding of review %s: %w", id, err)
+	}
+	return out.Item, nil
+}
+
+// BoundKey returns the idempotency key review id's approval authorised,
+// or "" while it has authorised none.
+func (s *Store) BoundKey(ctx context.Context, id string) (string, error) {
+	it, err := s.binding(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return getS(it, "bound_key"), nil
 }
 
 // List returns the reviews with the given status, oldest first, through
@@ -529,7 +563,7 @@ func (s *Store) Starter(ctx context.Context, executionARN string) (string, error
 // (docs/infra.md).
 var ApprovalAttributes = []string{
 	ledger.AttrPK, ledger.AttrSK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
-	AttrDeadline, ledger.AttrExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error", "bound_key", "bound_at",
+	AttrDeadline, ledger.AttrExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error",
 }
 
 // approvalProjection is ApprovalAttributes as a ProjectionExpression.
