@@ -338,8 +338,9 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	if res[0] != "0" || !strings.Contains(res[1], "message_id") || !strings.Contains(res[2], "approved by "+as("alice")) {
 		t.Fatalf("approved: exit %s\n%s%s", res[0], res[1], res[2])
 	}
-	if r, _ := e.reviews.Get(context.Background(), id); r.BoundKey != r.RunID+"/1" {
-		t.Fatalf("the approval is not bound to the call: %+v", r)
+	r, _ = e.reviews.Get(context.Background(), id)
+	if bound, err := e.reviews.BoundKey(context.Background(), id); err != nil || bound != r.RunID+"/1" {
+		t.Fatalf("the approval is not bound to the call: %q %v", bound, err)
 	}
 
 	done = invoke("--wait-timeout", "30s")
