@@ -92,7 +92,7 @@ var (
 	wantReadApprovals = stmt{Sid: "ReadApprovals", Actions: []string{getItem}, Resources: []string{tableARN},
 		Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_id","run_id","step","of","tool",` +
 			`"toolset_id","input_digest","status","deadline","expires_at","approver","authenticated","decided_at","delivery",` +
-			`"delivery_error"],"dynamodb:LeadingKeys":["REVIEW#*"]},` +
+			`"delivery_error","bound_key"],"dynamodb:LeadingKeys":["REVIEW#*"]},` +
 			`"StringEqualsIfExists":{"dynamodb:Select":"SPECIFIC_ATTRIBUTES"}}`}
 	// review.Store.Bind: SET bound_key, bound_at; condition on pk and
 	// bound_key.

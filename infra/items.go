@@ -101,8 +101,9 @@ func (g itemGrant) statement(l ledgerARNs) awsiam.PolicyStatement {
 
 // attrDeadline is a review's own end (epoch seconds), apart from its
 // item's TTL (expires_at) once the review is decided: Create writes it,
-// Decide's and Bind's conditions read it (shared/review, review.AttrDeadline,
-// with items written before it existed read by expires_at).
+// Decide's condition reads it, GetApproval reads it for CheckApproval
+// (shared/review, review.AttrDeadline, with items written before it
+// existed read by expires_at).
 const attrDeadline = "deadline"
 
 // Attributes of review items (shared/review store.go) that the grants

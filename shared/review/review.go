@@ -314,7 +314,7 @@ func CheckApproval(r *Review, u Use) ApprovalCheck {
 	case r.BoundKey == u.Key:
 		return ApprovalCheck{Allowed: true, Bound: true, Reason: "already bound to this call"}
 	case r.BoundKey != "":
-		return deny("review %s already authorised another call (%s): an approval authorises one call", r.ID, r.BoundKey)
+		return deny("review %s already authorised another call (%s): an approval authorises one call", r.ID, truncate(r.BoundKey, 200))
 	}
 	return ApprovalCheck{Allowed: true, Reason: "approved by " + r.Approver}
 }

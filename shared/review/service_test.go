@@ -498,3 +498,32 @@ func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
 		t.Fatalf("listed %+v, want only %s", got, live.ID)
 	}
 }
+
+// An approval bound before bindings had items of their own (bound_key on
+// the review item) stays bound to that call: GetApproval reads it, and
+// CheckApproval refuses any other key.
+func TestApprovalBoundOnTheReviewItemStaysBound(t *testing.T) {
+	s := newStack(t)
+	r := s.pending(t, nil)
+	if _, err := s.decide(t, "alice", r.ID, review.Approve, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	if _, err := s.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String("toolgate-reviews"),
+		Key:              map[string]types.AttributeValue{"pk": str("REVIEW#" + r.ID), "sk": str("REVIEW")},
+		UpdateExpression: aws.String("SET bound_key = :k"), ExpressionAttributeValues: map[string]types.AttributeValue{":k": str(r.RunID + "/1")}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.store.GetApproval(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	use := review.Use{RunID: r.RunID, Step: r.Of, Tool: r.Tool, ToolsetID: r.ToolsetID, InputDigest: r.InputDigest, Key: r.RunID + "/2", Now: time.Now()}
+	if c := review.CheckApproval(got, use); c.Allowed {
+		t.Fatalf("an approval bound on its review item authorised another key: %+v", c)
+	}
+	use.Key = r.RunID + "/1"
+	if c := review.CheckApproval(got, use); !c.Allowed || !c.Bound {
+		t.Fatalf("the call it was bound to: %+v", c)
+	}
+}

@@ -564,6 +564,9 @@ func (s *Store) Starter(ctx context.Context, executionARN string) (string, error
 var ApprovalAttributes = []string{
 	ledger.AttrPK, ledger.AttrSK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
 	AttrDeadline, ledger.AttrExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error",
+	// An approval bound before bindings had items of their own holds its
+	// binding here: it stays bound to that call (CheckApproval).
+	"bound_key",
 }
 
 // approvalProjection is ApprovalAttributes as a ProjectionExpression.
