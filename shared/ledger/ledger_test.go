@@ -33,13 +33,10 @@ func newStore(t *testing.T) (*Store, *dynamodb.Client) {
 	return New(client, "ledger-test"), client
 }
 
-// DEFECT (low): PutRow is an unconditional put on sk = seq + started_at in
-// nanoseconds, so two attempts of one key that start in the same nanosecond
-// (two containers, a coarse clock, or WithClock in tests) overwrite each
-// other: the ledger silently loses a row, e.g. a SUCCEEDED row replaced by a
-// DEDUPLICATED one. docs/ledger.md says rows of one key "never overwrite each
-// other". Should: a unique suffix in the sort key (attempt id) or a
-// conditional put that retries with another suffix.
+// Two rows of one key that start in the same nanosecond (two containers, a
+// coarse clock, or WithClock in tests) never overwrite each other: a row's
+// sort key ends in a random suffix (docs/ledger.md: rows of one key "never
+// overwrite each other").
 func TestRowsWithSameStartAreNotOverwritten(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
@@ -59,10 +56,9 @@ func TestRowsWithSameStartAreNotOverwritten(t *testing.T) {
 	}
 }
 
-// DEFECT (low): the sort key pads seq to 10 digits, but the envelope accepts
-// any seq up to 2^63-1, so seq 10000000000 sorts before 9999999999 and
-// "a run's rows come back in call order" is false. Should: pad to 19 digits
-// or bound seq in the envelope.
+// A run's rows come back in call order past ten-digit seqs: the sort key
+// pads seq to 19 digits, enough for any positive int64 the envelope
+// accepts.
 func TestRowOrderPastTenDigitSeq(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
@@ -85,9 +81,8 @@ func TestRowOrderPastTenDigitSeq(t *testing.T) {
 	}
 }
 
-// DEFECT: a toolset item without a body (or with a non-string body) makes
-// Store.Toolset panic (slice bounds out of range on body[1:]). Should: an
-// error.
+// A toolset item without a body, or with a body that is not a string, is
+// an error from Store.Toolset, never a panic.
 func TestToolsetWithoutBodyDoesNotPanic(t *testing.T) {
 	s, client := newStore(t)
 	id := "ts_0123456789abcdef0123456789abcdef"

@@ -57,15 +57,12 @@ func keyOf(t testing.TB, payload json.RawMessage) string {
 }
 
 // ---------------------------------------------------------------------------
-// DEFECT: two different inputs share one digest. Integers beyond 2^53 are
-// rounded by RFC 8785 canonicalisation, so {"pad":9007199254740993} and
-// {"pad":9007199254740992} digest alike; the tool, however, receives the raw
-// input and acts on the exact value. A second call on the same key with the
-// other input gets the first call's result (DEDUPLICATED) — another call's
-// result. Should: TOOL_INPUT_INVALID "idempotency key reused with a
-// different call" (or refuse inputs that are not exactly representable /
-// hand the tool the canonical input that was digested).
-func TestAdvBigIntegerInputsShareDigest(t *testing.T) {
+// Integers beyond 2^53 would be rounded by RFC 8785 canonicalisation, so
+// {"pad":9007199254740993} and {"pad":9007199254740992} would digest alike
+// while the tool acts on the exact value. An input RFC 8785 would change is
+// refused (TOOL_INPUT_INVALID), and its exact neighbour runs on its own,
+// with the tool handed exactly that value.
+func TestInexactIntegersAreRefusedSoNoTwoInputsShareADigest(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", padEcho(&calls))
@@ -81,17 +78,15 @@ func TestAdvBigIntegerInputsShareDigest(t *testing.T) {
 	if err != nil || calls.Load() != 1 {
 		t.Fatalf("the exact neighbour: %s %v (%d calls)", out2, err, calls.Load())
 	}
-	if !bytes.Contains(out2, []byte("9007199254740992")) && len(out2) < 100 {
-		t.Logf("result %s", out2)
+	if !bytes.Contains(out2, []byte("9007199254740992")) {
+		t.Fatalf("the tool was not handed the exact value: %s", out2)
 	}
 }
 
-// DEFECT: the input is validated (and digested) in canonical form, but the
-// tool receives the raw bytes. {"pad":1.0} is validated as an integer (its
-// canonical form is 1), then the tool is handed 1.0, which a Go int field
-// rejects: TOOL_INTERNAL for an input the pinned schema accepted. Should:
-// the tool gets the value that was validated (the canonical input).
-func TestAdvValidatedInputDiffersFromDelivered(t *testing.T) {
+// The input is validated and digested in canonical form, and the tool is
+// handed that canonical input: {"pad":1.0} and {"pad":1e0}, integers to the
+// pinned schema, reach the tool as 1.
+func TestToolGetsTheInputThatWasValidated(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -104,13 +99,11 @@ func TestAdvValidatedInputDiffersFromDelivered(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// DEFECT: the deadline is only advisory. A tool that ignores ctx keeps the
-// handler past the Lambda deadline; on Lambda the runtime is killed and the
-// caller sees Sandbox.Timedout, not one of the nine codes, and the record
-// stays IN_PROGRESS with no row. Should: Handle returns TOOL_TIMEOUT at
-// deadline minus margin (run the tool in a goroutine and stop waiting), with
-// the record finished and the row written before the Lambda deadline.
-func TestAdvToolIgnoringDeadlineOverrunsLambda(t *testing.T) {
+// A tool that ignores its context does not keep the handler past the
+// Lambda deadline: Handle stops waiting at the deadline less the margin and
+// answers TOOL_TIMEOUT, a contract code, before Lambda would end the
+// sandbox.
+func TestToolIgnoringItsDeadlineEndsBeforeLambdas(t *testing.T) {
 	e := newEnv(t)
 	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		time.Sleep(4 * time.Second) // ignores ctx
@@ -130,11 +123,9 @@ func TestAdvToolIgnoringDeadlineOverrunsLambda(t *testing.T) {
 	}
 }
 
-// DEFECT: a DynamoDB request that hangs is bounded only by the Lambda
-// deadline itself, not by deadline minus margin, so the handler returns at
-// (or after) the instant Lambda kills it. Should: ledger calls are bounded so
-// that the caller gets TOOL_UPSTREAM_UNAVAILABLE before the deadline.
-func TestAdvHungLedgerReturnsBeforeDeadline(t *testing.T) {
+// A DynamoDB request that hangs is bounded by the deadline less the margin,
+// so the caller gets TOOL_UPSTREAM_UNAVAILABLE before Lambda's deadline.
+func TestHungLedgerAnswersBeforeTheDeadline(t *testing.T) {
 	e, p := newEnvOn(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -162,14 +153,10 @@ func TestAdvHungLedgerReturnsBeforeDeadline(t *testing.T) {
 	}
 }
 
-// DEFECT: when less than the margin is left, the dispatcher still claims the
-// key and hands the tool an already-expired context. A well-behaved
-// at_most_once tool returns ctx.Err() without doing anything, Classify makes
-// that TOOL_TIMEOUT *maybe applied*, the record becomes UNKNOWN and the call
-// can never run again (TOOL_RETRY_REQUIRES_IDEMPOTENCY) although nothing was
-// sent. Should: refuse before the claim (TOOL_TIMEOUT, definite) or record
-// FAILED because the tool got no time, so the retry runs it once.
-func TestAdvNoTimeLeftPoisonsAtMostOnce(t *testing.T) {
+// With less than the margin left, the dispatcher refuses before the claim
+// (TOOL_TIMEOUT, definite): an at_most_once key is not left UNKNOWN by an
+// attempt that never gave its tool any time, and a retry runs it once.
+func TestNoTimeLeftRefusesBeforeTheClaim(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
 	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
@@ -196,12 +183,10 @@ func TestAdvNoTimeLeftPoisonsAtMostOnce(t *testing.T) {
 	}
 }
 
-// DEFECT: after the claim, the record finish and the row use the caller's
-// context. If it is cancelled, both writes fail: the record stays IN_PROGRESS
-// (an at_most_once tool becomes UNKNOWN once the lease passes) and no row is
-// written. Should: the finish and the row use a context that survives
-// cancellation (context.WithoutCancel with its own short bound).
-func TestAdvCancelAfterClaimLeavesNoTrace(t *testing.T) {
+// After the claim, the record's finish and the row survive the caller's
+// cancellation: the record is finished (not left IN_PROGRESS) and the
+// attempt's row is written.
+func TestCancelledAttemptStillFinishesItsRecordAndRow(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -226,14 +211,10 @@ func TestAdvCancelAfterClaimLeavesNoTrace(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// DEFECT: an at_most_once tool runs twice when the pinned output schema does
-// not compile. checkOutput returns TOOL_INTERNAL after the tool ran; fail()
-// promotes only TOOL_OUTPUT_INVALID to maybe-applied, so the record becomes
-// FAILED (definite) and a retry sends again. RegisterToolset does not compile
-// schemas, so such a toolset can be registered. Should: any failure after
-// the tool returned is maybe-applied for a non-idempotent tool (UNKNOWN), or
-// the schemas are compiled before the claim / at registration.
-func TestAdvUncompilableOutputSchemaRerunsAtMostOnce(t *testing.T) {
+// A failure after an at_most_once tool returned (here an output schema
+// that does not compile, which the registration check now refuses too) is
+// maybe applied: the key is UNKNOWN, and a retry does not send again.
+func TestUncompilableOutputSchemaLeavesAtMostOnceUnknown(t *testing.T) {
 	e := newEnv(t)
 	ts := testToolset(t, 100)
 	send := ts.Tools["test-send"]
@@ -254,12 +235,9 @@ func TestAdvUncompilableOutputSchemaRerunsAtMostOnce(t *testing.T) {
 	}
 }
 
-// DEFECT (policy): a non-tool.Error from an at_most_once tool is recorded as
-// a definite failure, so a retry runs it again, although the dispatcher
-// cannot know the effect did not happen (a panic in the same place is treated
-// as maybe applied). Should: an unclassified error after Run began is
-// maybe-applied for a non-idempotent tool (UNKNOWN), like a panic.
-func TestAdvForeignErrorAfterEffectRerunsAtMostOnce(t *testing.T) {
+// An error that is no tool.Error, from an at_most_once tool that may have
+// acted, is maybe applied, like a panic: a retry does not run it again.
+func TestForeignErrorFromAtMostOnceIsMaybeApplied(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
@@ -276,13 +254,10 @@ func TestAdvForeignErrorAfterEffectRerunsAtMostOnce(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// DEFECT: a stored toolset whose body does not digest to its id (tampered)
-// is reported as TOOL_UPSTREAM_UNAVAILABLE "the ledger is unavailable",
-// which is retryable: Step Functions retries a permanent condition. A toolset
-// item with no body makes Store.Toolset panic (recovered as TOOL_INTERNAL).
-// Should: a non-retryable code (TOOL_PERMISSION_DENIED, or TOOL_INTERNAL),
-// no panic.
-func TestAdvTamperedToolset(t *testing.T) {
+// A stored toolset whose body does not digest to its id, or that has no
+// body, is refused with a code Step Functions does not retry, and nothing
+// panics.
+func TestTamperedToolsetIsRefusedNotRetried(t *testing.T) {
 	e := newEnv(t)
 	victim := testToolset(t, 7)
 	other, err := testToolset(t, 8).Canonical()
@@ -321,10 +296,9 @@ func TestAdvTamperedToolset(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// DEFECT: strict envelope decoding accepts trailing data that is a closing
-// bracket: json.Decoder.More reports false before ']' and '}', so
-// `{...}}` and `{...}]` pass. Should: TOOL_INPUT_INVALID.
-func TestAdvEnvelopeTrailingCloser(t *testing.T) {
+// Strict envelope decoding refuses trailing data, closing brackets
+// included (json.Decoder.More reports false before ']' and '}').
+func TestEnvelopeWithTrailingDataIsRefused(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -340,10 +314,9 @@ func TestAdvEnvelopeTrailingCloser(t *testing.T) {
 	}
 }
 
-// DEFECT: a null where a boolean is required is accepted silently
-// (json.Unmarshal of null into a bool is a no-op). Should: TOOL_INPUT_INVALID
-// naming "tolerate_duplicates".
-func TestAdvEnvelopeNullForBool(t *testing.T) {
+// A null where the envelope requires a boolean is TOOL_INPUT_INVALID
+// naming the member (json.Unmarshal of null into a bool would be a no-op).
+func TestEnvelopeNullForABooleanIsRefused(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -354,11 +327,9 @@ func TestAdvEnvelopeNullForBool(t *testing.T) {
 	}
 }
 
-// DEBATABLE: duplicate envelope members are accepted, the last one wins. A
-// policy layer that reads the first "tool" sees test-send; the dispatcher
-// runs test-echo. Input objects with duplicate members are refused (jcs), so
-// the envelope is less strict than its input.
-func TestAdvEnvelopeDuplicateMembers(t *testing.T) {
+// An envelope member given twice is refused: a reader of the first "tool"
+// and one of the last would see different calls.
+func TestEnvelopeDuplicateMembersAreRefused(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -369,10 +340,9 @@ func TestAdvEnvelopeDuplicateMembers(t *testing.T) {
 	}
 }
 
-// DEBATABLE: invalid UTF-8 in run_id is silently replaced by U+FFFD, so two
-// byte-different run ids become one key: the second run gets the first's
-// result. Should: TOOL_INPUT_INVALID naming run_id.
-func TestAdvInvalidUTF8RunIDsCollide(t *testing.T) {
+// Invalid UTF-8 in run_id is refused (TOOL_INPUT_INVALID), so two
+// byte-different run ids can never become one key through U+FFFD.
+func TestInvalidUTF8RunIDsAreRefused(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -390,10 +360,10 @@ func TestAdvInvalidUTF8RunIDsCollide(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// TOOLGATE_INLINE_LIMIT_BYTES=0 and negative durations are refused. A lease
-// shorter than the function timeout is allowed (tests use one): the tool's
-// run is bounded by the lease, see the two lease tests below.
-func TestAdvConfigAcceptsBadValues(t *testing.T) {
+// TOOLGATE_INLINE_LIMIT_BYTES=0 and a negative deadline margin are
+// refused at cold start. A lease shorter than the function timeout is
+// allowed (tests use one): the tool's run is bounded by the lease.
+func TestConfigRefusesBadValues(t *testing.T) {
 	get := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	if _, _, err := ConfigFromEnv("test-echo", get(map[string]string{EnvTable: "t", EnvInlineLimit: "0"})); err == nil {
 		t.Error("TOOLGATE_INLINE_LIMIT_BYTES=0 accepted (silently the default)")
@@ -403,86 +373,81 @@ func TestAdvConfigAcceptsBadValues(t *testing.T) {
 	}
 }
 
-// DEFECT: the tool is not bounded by the lease, and a lost finish is
-// ignored. With a lease shorter than the tool's run (no ctx deadline, or a
-// lease under the timeout), attempt B re-claims the key while A still runs.
-// A's Finish fails its condition, the error is dropped, and A still writes a
-// SUCCEEDED row and returns its own result, which differs from the one the
-// record keeps and every replay returns. Should: the tool's context ends
-// before the lease does; a lost finish is detected (row not SUCCEEDED, or the
-// recorded result returned).
-func TestAdvLeaseExpiresWhileRunningAtLeastOnce(t *testing.T) {
+// A tool's run is bounded by its claim's lease: when the lease is shorter
+// than the tool takes, the attempt ends with TOOL_TIMEOUT (maybe applied)
+// before another attempt can re-claim the key, so two attempts never both
+// report success. For an at_least_once tool the next attempt re-claims and
+// runs, and its result is the key's for every replay.
+func TestToolRunBoundedByTheLeaseAtLeastOnce(t *testing.T) {
 	e := newEnv(t)
 	var runs atomic.Int64
+	release := make(chan struct{})
+	defer close(release)
 	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-		runs.Add(1)
-		if c.Attempt == 1 {
-			time.Sleep(2500 * time.Millisecond)
+		if runs.Add(1) == 1 {
+			<-release // ignores ctx: outlives its lease
 		}
-		return json.RawMessage(fmt.Sprintf(`{"text":"attempt-%d"}`, c.Attempt)), nil
+		return json.RawMessage(fmt.Sprintf(`{"text":"attempt-%d"}`, runs.Load())), nil
 	}, func(c *Config) { c.Lease = time.Second })
 	payload := envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"x"}`)
-	var outA json.RawMessage
-	var errA error
-	done := make(chan struct{})
-	go func() { outA, errA = d.Handle(context.Background(), payload); close(done) }()
-	time.Sleep(1300 * time.Millisecond)
-	outB, errB := d.Handle(context.Background(), payload)
-	<-done
-	replay, _ := d.Handle(context.Background(), payload)
-	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), 1)
-	t.Logf("A: %s %v; B: %s %v; replay %s; record %s %s attempts %d; tool ran %d", outA, errA, outB, errB, replay, rec.State, rec.Result, rec.Attempts, runs.Load())
-	for _, r := range rows {
-		t.Logf("row attempt %d %s %s", r.Attempt, r.Status, r.OutputDigest)
+	if _, errA := d.Handle(context.Background(), payload); codeOf(t, errA) != string(tool.Timeout) {
+		t.Fatalf("the attempt that outlived its lease: %v, want TOOL_TIMEOUT", errA)
 	}
-	if errA == nil && !bytes.Equal(outA, rec.Result) {
-		t.Errorf("A returned %s and wrote a SUCCEEDED row, but its finish was lost: the key's result is %s", outA, rec.Result)
+	outB, errB := d.Handle(context.Background(), payload)
+	if errB != nil || string(outB) != `{"text":"attempt-2"}` {
+		t.Fatalf("the next attempt: %s %v, want it to run", outB, errB)
+	}
+	replay, err := d.Handle(context.Background(), payload)
+	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
+	if err != nil || !bytes.Equal(replay, outB) || rec.State != ledger.Completed || !bytes.Equal(rec.Result, outB) {
+		t.Fatalf("replay %s %v, record %s %s: want the second attempt's result", replay, err, rec.State, rec.Result)
+	}
+	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), 1)
+	var succeeded int
+	for _, r := range rows {
+		if r.Status == ledger.Succeeded {
+			succeeded++
+		}
+	}
+	if succeeded != 1 {
+		t.Fatalf("%d SUCCEEDED rows, want exactly the second attempt's: %+v", succeeded, rows)
 	}
 }
 
-// Same race for at_most_once: B finds the lease expired, marks the record
-// UNKNOWN and reports TOOL_RETRY_REQUIRES_IDEMPOTENCY while A is still
-// legitimately running; A then succeeds, its Finish fails silently, it
-// returns success with a SUCCEEDED row, and the record stays UNKNOWN for
-// ever: every later retry is refused although the outcome is known.
-func TestAdvLeaseExpiresWhileRunningAtMostOnce(t *testing.T) {
+// The same for an at_most_once tool: the attempt that outlived its lease
+// ends with TOOL_TIMEOUT and leaves the key UNKNOWN (it may have sent), so
+// every later attempt is refused with TOOL_RETRY_REQUIRES_IDEMPOTENCY and
+// the tool ran once.
+func TestToolRunBoundedByTheLeaseAtMostOnce(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
+	release := make(chan struct{})
+	defer close(release)
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		sends.Add(1)
-		time.Sleep(2500 * time.Millisecond)
+		<-release // ignores ctx: outlives its lease
 		return json.RawMessage(`{"message_id":"m-1"}`), nil
 	}, func(c *Config) { c.Lease = time.Second })
 	payload := envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`)
-	var outA json.RawMessage
-	var errA error
-	done := make(chan struct{})
-	go func() { outA, errA = d.Handle(context.Background(), payload); close(done) }()
-	time.Sleep(1300 * time.Millisecond)
-	_, errB := d.Handle(context.Background(), payload)
-	<-done
-	_, errC := d.Handle(context.Background(), payload)
-	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), 1)
-	t.Logf("A: %s %v; B (during A): %v; C (after A): %v; record %s; sends %d", outA, errA, errB, errC, rec.State, sends.Load())
-	for _, r := range rows {
-		t.Logf("row attempt %d %s %s", r.Attempt, r.Status, r.ErrorCode)
+	if _, errA := d.Handle(context.Background(), payload); codeOf(t, errA) != string(tool.Timeout) {
+		t.Fatalf("the attempt that outlived its lease: %v, want TOOL_TIMEOUT", errA)
 	}
-	if errA == nil && rec.State != ledger.Completed {
-		t.Errorf("A succeeded (row SUCCEEDED, result returned) but the record is %s; later callers get %v", rec.State, errC)
+	for _, name := range []string{"the next attempt", "a later one"} {
+		if _, err := d.Handle(context.Background(), payload); codeOf(t, err) != string(tool.RetryRequiresIdempotency) {
+			t.Fatalf("%s: %v, want TOOL_RETRY_REQUIRES_IDEMPOTENCY", name, err)
+		}
+	}
+	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
+	if rec.State != ledger.Unknown || sends.Load() != 1 {
+		t.Fatalf("record %s, sends %d: want UNKNOWN and one send", rec.State, sends.Load())
 	}
 }
 
 // ---------------------------------------------------------------------------
-// DEFECT: a claim that DynamoDB applied but whose response was lost (the SDK
-// retries the PutItem after "connection reset") is not recognised as this
-// invocation's own: the retried conditional put fails, the record reads as
-// IN_PROGRESS with a live lease, and the caller gets "in flight". Once the
-// lease passes, an at_most_once key is UNKNOWN for ever although the tool
-// never ran. Should: the claim carries a per-attempt token, and a failed
-// condition on a record holding our own token is our claim.
-func TestAdvClaimResponseLost(t *testing.T) {
+// A claim that DynamoDB applied but whose response was lost is recognised
+// as this invocation's own (its per-attempt token), so the key is not left
+// in flight or UNKNOWN for a tool that never ran.
+func TestLostClaimResponseIsRecognisedAsOwnClaim(t *testing.T) {
 	drop := &lossyUpdates{match: "if_not_exists"} // the claim, once
 	e := lossyEnv(t, drop)
 	var sends atomic.Int64
@@ -506,7 +471,7 @@ func TestAdvClaimResponseLost(t *testing.T) {
 
 // ---------------------------------------------------------------------------
 // Regression: DynamoDB gone. Every outcome is a contract code.
-func TestAdvDynamoStopped(t *testing.T) {
+func TestDynamoStopped(t *testing.T) {
 	e, p := newEnvOn(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -549,7 +514,7 @@ func TestAdvDynamoStopped(t *testing.T) {
 
 // Regression: a context cancelled before the call: a contract code, no
 // record, the tool not run.
-func TestAdvCancelledBeforeInvoke(t *testing.T) {
+func TestCancelledBeforeInvoke(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -569,7 +534,7 @@ func TestAdvCancelledBeforeInvoke(t *testing.T) {
 // inputs: the tool runs once, nobody receives another input's result, every
 // other outcome is key reuse or in flight, and every invocation is on the
 // ledger.
-func TestAdvMixedInputsOneKey(t *testing.T) {
+func TestMixedInputsOneKey(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
@@ -614,7 +579,7 @@ func TestAdvMixedInputsOneKey(t *testing.T) {
 
 // Regression: concurrent retries of a key whose tool always fails
 // definitely never exceed 10 attempts, counted by the ledger.
-func TestAdvConcurrentRetriesAttemptCap(t *testing.T) {
+func TestConcurrentRetriesAttemptCap(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
@@ -650,7 +615,7 @@ func TestAdvConcurrentRetriesAttemptCap(t *testing.T) {
 
 // Regression: replays formatted differently (key order, escapes, number
 // spellings, whitespace) are the same call.
-func TestAdvReplayFormatting(t *testing.T) {
+func TestReplayFormatting(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -671,7 +636,7 @@ func TestAdvReplayFormatting(t *testing.T) {
 }
 
 // Regression: odd envelopes are TOOL_INPUT_INVALID naming the field.
-func TestAdvEnvelopeOddNumbers(t *testing.T) {
+func TestEnvelopeOddNumbers(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
@@ -690,7 +655,7 @@ func TestAdvEnvelopeOddNumbers(t *testing.T) {
 
 // Regression: odd outputs are TOOL_OUTPUT_INVALID; an output of exactly the
 // inline limit passes.
-func TestAdvOddOutputs(t *testing.T) {
+func TestOddOutputs(t *testing.T) {
 	e := newEnv(t)
 	var out atomic.Value
 	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
@@ -712,7 +677,7 @@ func TestAdvOddOutputs(t *testing.T) {
 
 // Regression: a panic after the effect: TOOL_INTERNAL, record UNKNOWN, the
 // at_most_once tool never runs again.
-func TestAdvPanicAfterPartialWork(t *testing.T) {
+func TestPanicAfterPartialWork(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
@@ -728,10 +693,10 @@ func TestAdvPanicAfterPartialWork(t *testing.T) {
 	}
 }
 
-// DEBATABLE: a replay under a different toolset id returns the recorded
-// result although it does not match the replaying envelope's pinned output
-// schema; toolset_id is not part of SameCall.
-func TestAdvReplayUnderOtherToolset(t *testing.T) {
+// A replay under another toolset id is refused: the toolset is part of the
+// call (SameCall), so a recorded result is never returned against another
+// pinned output schema.
+func TestReplayUnderOtherToolsetIsRefused(t *testing.T) {
 	e := newEnv(t)
 	other := testToolset(t, 100)
 	echoTool := other.Tools["test-echo"]
@@ -754,10 +719,10 @@ func TestAdvReplayUnderOtherToolset(t *testing.T) {
 	}
 }
 
-// DEBATABLE: a tool that returns a valid result after its deadline (but
-// before the Lambda deadline) has it discarded as TOOL_TIMEOUT, maybe
-// applied: for at_most_once the key is UNKNOWN although the outcome is known.
-func TestAdvLateSuccessDiscarded(t *testing.T) {
+// A tool that returns a valid result after its own deadline but before the
+// Lambda deadline has its result kept: the outcome is known, so an
+// at_most_once key is not left UNKNOWN.
+func TestLateSuccessIsKept(t *testing.T) {
 	e := newEnv(t)
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		time.Sleep(1700 * time.Millisecond)
