@@ -1,9 +1,8 @@
 package dispatch
 
-// Adversarial tests of the governed dispatcher. Tests named TestAdv* that
-// fail demonstrate a defect; the comment above each says what should happen.
-// Tests marked "regression" are expected to pass and pin behaviour that was
-// probed and found correct.
+// The governed dispatcher under failure: deadlines, leases, lost
+// responses, a stopped DynamoDB, malformed envelopes and odd tools. The
+// comment above each test says the behaviour it checks.
 
 import (
 	"bytes"

@@ -27,7 +27,7 @@ import (
 // send-email --toolset` with it sends an e-mail that no person reviewed.
 // (A publisher may also create a state machine calling send-email with
 // that toolset id.)
-func TestAdv2HandMadeToolsetUngatesSendEmail(t *testing.T) {
+func TestHandMadeToolsetCannotUngateSendEmail(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	ts, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
 	if err != nil {
@@ -79,7 +79,7 @@ func TestAdv2HandMadeToolsetUngatesSendEmail(t *testing.T) {
 // reviewer.CheckPattern says it validates "as the resolver does", and
 // docs/reviews.md says review-request takes "≤ 100 patterns, each arn:…
 // without whitespace, as the resolver checks them".
-func TestAdv2ReviewersResolverAndRuntimeDisagree(t *testing.T) {
+func TestReviewersResolverAndRuntimeAgree(t *testing.T) {
 	many := make([]string, 101)
 	for i := range many {
 		many[i] = fmt.Sprintf(`"arn:aws:iam::123456789012:user/r%d"`, i)
@@ -142,7 +142,7 @@ steps:
 // sequence in it can hide what follows (here SGR 8, conceal: the inputs,
 // recipients included) or draw other text, so the reviewer approves inputs
 // they were not shown.
-func TestAdv2ReviewShowPrintsControlCharacters(t *testing.T) {
+func TestReviewShowNeverPrintsControlCharacters(t *testing.T) {
 	e := newReviewEnv(t)
 	runID := "invoke-20261129T000000Z-0011223344556677\x1b[8m"
 	r, err := review.New(review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: review.NewID(), RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email",

@@ -22,15 +22,11 @@ import (
 )
 
 // Step Functions accepts SendTaskSuccess (the token is spent), but the
-// answer is lost on the way back (connection reset). The SDK retries the
-// call, as it does for any connection error; the retry is answered
-// TaskTimedOut, because the token was spent by the first one. The
-// execution has the approval and goes on to the gated tool step, yet the
-// decision function records TASK_ENDED, tells the reviewer nothing was
-// delivered, and the dispatcher then refuses the approval ("decided after
-// its Task had ended"): the run fails although a person approved it and
-// Step Functions received the approval.
-func TestAdv2DeliveredApprovalRecordedAsTaskEnded(t *testing.T) {
+// answer is lost on the way back (connection reset). The delivery is sent
+// once per request (no SDK retry, which Step Functions would answer
+// TaskTimedOut for the spent token), so the decision is not recorded as
+// TASK_ENDED, and the approval the execution received stays usable.
+func TestDeliveredApprovalIsNotRecordedAsTaskEnded(t *testing.T) {
 	s := newStack(t)
 	r := s.pending(t, nil)
 	var first atomic.Bool
@@ -87,7 +83,7 @@ func TestAdv2DeliveredApprovalRecordedAsTaskEnded(t *testing.T) {
 // another team (or a thousand expired ones that the TTL has not deleted
 // yet: dynalite never does, DynamoDB does so late) hide a live review from
 // its reviewer for good: its run waits until it times out.
-func TestAdv2ListHidesLiveReviewsBehindOthers(t *testing.T) {
+func TestListShowsLiveReviewsBehindOthers(t *testing.T) {
 	s := newStack(t)
 	past := s.store.WithClock(func() time.Time { return time.Now().Add(-time.Hour) })
 	saved := s.store

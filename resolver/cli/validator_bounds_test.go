@@ -17,7 +17,7 @@ import (
 // depth limit of 32 is only reported after the parse. The tool should
 // answer valid:false quickly, in bounded memory, as it does for flow
 // nesting.
-func TestAdvValidatorDeepBlockNestingBounded(t *testing.T) {
+func TestValidatorBoundsDeepBlockNesting(t *testing.T) {
 	src := strings.Repeat("- ", 20000) + "x\n"
 	var before, after runtime.MemStats
 	runtime.GC()

@@ -8,7 +8,7 @@ import "testing"
 // IPv4-mapped form, "allow" (exit 0). It should be refused as a bad
 // --allow-address (exit 2, as 0.0.0.0/0 and 169.254.0.0/16 are) or the URL
 // refused (exit 1).
-func TestAdvCheckURLMappedMetadata(t *testing.T) {
+func TestCheckURLRefusesMappedMetadataAddresses(t *testing.T) {
 	code, out, errs := run("check-url", "--allow", "[::ffff:169.254.169.254]:80", "--allow-address", "::ffff:0:0/96",
 		"http://[::ffff:169.254.169.254]/latest/meta-data/")
 	if code == ExitOK {

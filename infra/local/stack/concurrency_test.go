@@ -27,7 +27,7 @@ import (
 // waits until its review times out (here 20 s) and ends without the
 // approved e-mail. The same happens to `toolgate run --wait`, which lists
 // reviews through the same function while a reviewer decides.
-func TestAdv2TwoReviewersAtOnceOnTheLocalStack(t *testing.T) {
+func TestTwoReviewersAtOnceOnTheLocalStack(t *testing.T) {
 	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
 	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "20", 1))
 	e.clearMails(t)
@@ -68,7 +68,7 @@ func (g *sfnGate) UpdateStateMachine(ctx context.Context, in *sfn.UpdateStateMac
 // publish/versionDescription for this). Two publishers of the same
 // Solution interleave: A's version is B's definition, and A is told
 // "published version …:N (toolset A)" while that version runs toolset B.
-func TestAdv2ConcurrentPublishVersionHoldsTheOtherDefinition(t *testing.T) {
+func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
 	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
 	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
 	compile := func(extraHost string) *resolver.Result {

@@ -11,7 +11,7 @@ import (
 // whose names are "name\r1", "x\r2". Either it is refused as not RFC 4180
 // (TOOL_PERMANENT_FAILURE, like other unparsable bodies) or it yields its
 // two data rows; a silent [] loses the data.
-func TestAdvCSVBareCRNotSilentlyEmpty(t *testing.T) {
+func TestCSVWithBareCRIsNotSilentlyEmpty(t *testing.T) {
 	out, err, _ := fetchOnce(t, textHandler("text/csv", "id,name\r1,x\r2,y\r"), Input{Accept: "csv"}, nil)
 	if err != nil {
 		return // refused: fine

@@ -13,7 +13,7 @@ import (
 // 169.254.169.254), yet an exemption written in IPv6 covers it: the
 // metadata check and the overlap check compare an IPv4 prefix with an IPv6
 // address, which netip never matches.
-func TestAdvMappedMetadataNeverExempt(t *testing.T) {
+func TestMappedMetadataAddressesAreNeverExempt(t *testing.T) {
 	for _, ex := range []string{"::ffff:0:0/96", "::ffff:169.254.169.254/128", "::ffff:a9fe:0/112"} {
 		if _, err := ParseConfig(nil, []string{ex}); err == nil {
 			t.Errorf("ParseConfig accepted the exemption %s, which covers ::ffff:169.254.169.254 (the metadata service)", ex)

@@ -18,7 +18,7 @@ import (
 // TOOL_INPUT_INVALID." A 20 KB Solution with a few hundred mistakes is
 // neither missing nor oversized, yet its diagnostics exceed the
 // dispatcher's 64 KiB inline limit and the call fails.
-func TestAdvValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
+func TestValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	dynamoEndpoint := flags[1]
 	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
@@ -58,7 +58,7 @@ func TestAdvValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 // hosts"), but a toolset_id inside an envelope file silently wins over
 // --fetch-host: the hosts the user asked for are dropped and the call goes
 // out anyway. It should be the same misuse (exit 2) before any call.
-func TestAdvInvokeEnvelopeToolsetWithFetchHost(t *testing.T) {
+func TestInvokeEnvelopeToolsetWithFetchHostIsMisuse(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
 	t.Setenv("AWS_REGION", "us-east-1")
