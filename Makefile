@@ -5,7 +5,7 @@ OUT     ?= out
 # Go packages that make test covers (the CDK app, when it exists, is its own package).
 PKGS    ?= ./...
 
-.PHONY: all build deps test lint bench run fuzz clean synth deploy
+.PHONY: all build deps test lint bench run fuzz size clean synth deploy
 
 all: build
 
@@ -55,6 +55,11 @@ FUZZ_TARGETS := \
 	./shared/caller/:FuzzVerifyProof \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check
+# Each function's deployed bootstrap size and cold-start init under the
+# RIE, next to a trivial handler built the same way (docs/performance.md).
+size: deps
+	$(GO) run ./infra/local/size
+
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg)"; \
