@@ -1,7 +1,7 @@
 package ledger
 
-// Adversarial tests of the ledger table. A failing test demonstrates a
-// defect; the comment above it says what should happen.
+// Tests of the ledger table on dynalite: rows, sort keys, toolsets, and
+// the conditional writes of a call's item (records_test.go).
 
 import (
 	"context"
