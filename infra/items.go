@@ -158,9 +158,9 @@ var (
 	// row item is put whole.
 	grantCalls = itemGrant{Sid: "Calls", Prefix: prefixRun, Actions: []string{ddbGetItem, ddbPutItem, ddbUpdateItem}}
 	// Loading a toolset (ledger.Store.Toolset: GetItem projecting body),
-	// in every tool function, review-request and the publish function
-	// (Publish reads the toolset it registered; RegisterToolset reads the
-	// one already there when its condition fails).
+	// in every tool function and review-request; in the publish function,
+	// RegisterToolset's read of the toolset already there when its
+	// condition fails.
 	grantToolsets = itemGrant{Sid: "Toolsets", Prefix: prefixToolset, Actions: []string{ddbGetItem},
 		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "body"}}
 	// ledger.Store.RegisterToolset, the publish function only: the

@@ -13,7 +13,6 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/shared/ledger"
 )
 
 // SFNAPI is the part of the Step Functions client publishing and running
@@ -55,18 +54,6 @@ type Published struct {
 	Created         bool // the state machine was created, not updated
 }
 
-// UnregisteredError is Publish's refusal of a Solution whose toolset is
-// not registered: publishing only reads toolsets (GetItem), and the
-// deployment's operator registers them with `toolgate toolset register`
-// (docs/ledger.md). Nothing was written.
-type UnregisteredError struct {
-	ToolsetID string
-}
-
-func (e *UnregisteredError) Error() string {
-	return fmt.Sprintf("toolset %s is not registered: the deployment's operator registers it first (toolgate toolset register); nothing was published", e.ToolsetID)
-}
-
 // Substitute replaces every "${Placeholder}" of the manifest with the
 // function's ARN from params: CreateStateMachine has no
 // DefinitionSubstitutions, so toolgate does what CloudFormation would.
@@ -91,17 +78,16 @@ func Substitute(ctx context.Context, res *resolver.Result, params Params, stage 
 	return def, nil
 }
 
-// Publish checks that the Solution's toolset is registered and passes the
-// registration check (one GetItem: ledger.Store.Toolset), then creates or
-// updates the state machine and publishes a version. It writes nothing
-// when the toolset is not registered (*UnregisteredError), is refused (a
-// *toolset.Refusal), or the substitution fails.
+// Publish creates or updates the state machine of a compiled Solution
+// whose toolset is registered (Service.Publish registers it first) and
+// publishes a version. It writes nothing when the Solution has errors, the
+// stage is not one (CheckStage), or the substitution fails.
 //
 // Executions log to the platform's log group for Solution executions,
 // /aws/vendedlogs/states/toolgate-<stage> (the infrastructure's alarm on
 // failed executions reads it), and are traced with X-Ray. region is the
 // Step Functions region.
-func Publish(ctx context.Context, res *resolver.Result, params Params, stage, region string, store *ledger.Store, sf SFNAPI, publisher string) (*Published, error) {
+func Publish(ctx context.Context, res *resolver.Result, params Params, stage, region string, sf SFNAPI, publisher string) (*Published, error) {
 	if !res.OK() {
 		return nil, errors.New("the Solution has errors: nothing was published")
 	}
@@ -119,11 +105,6 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 	}
 	tracing := &sfntypes.TracingConfiguration{Enabled: true}
 	out := &Published{}
-	if _, err := store.Toolset(ctx, res.Toolset.ID); errors.Is(err, ledger.ErrNotFound) {
-		return nil, &UnregisteredError{ToolsetID: res.Toolset.ID}
-	} else if err != nil {
-		return nil, fmt.Errorf("read toolset %s: %w", res.Toolset.ID, err)
-	}
 	if err := CheckStage(stage); err != nil {
 		return nil, err
 	}

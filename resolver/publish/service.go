@@ -133,7 +133,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 		}
 		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be registered; nothing was published", Err: err}
 	}
-	p, err := Publish(ctx, res, s.Params, s.Stage, s.Region, s.Store, s.SFN, who.Principal)
+	p, err := Publish(ctx, res, s.Params, s.Stage, s.Region, s.SFN, who.Principal)
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Message: err.Error(), Diagnostics: out.Diagnostics, Err: err}
 	}
