@@ -144,6 +144,9 @@ type invocation struct {
 	leaseUntil time.Time
 	// reviewID and approver name the approval a gated call runs under.
 	reviewID, approver string
+	// canonical and inputErr hold canonicalInput's one computation.
+	canonical json.RawMessage
+	inputErr  error
 }
 
 func (inv *invocation) run(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
@@ -215,16 +218,24 @@ func (d *Dispatcher) toolset(ctx context.Context, id string) (*toolset.Toolset, 
 	return d.toolsets.Load(dbCtx, d.store, id, d.log)
 }
 
+// canonicalInput is the input's RFC 8785 form, computed once per
+// invocation with its digest (inv.digest): the direct lane's caller check
+// binds the digest before validateInput needs the canonical input.
+func (inv *invocation) canonicalInput() (json.RawMessage, error) {
+	if inv.canonical == nil && inv.inputErr == nil {
+		inv.inBytes = len(inv.env.Input)
+		inv.canonical, inv.digest, inv.inputErr = tool.InputDigest(inv.env.Input)
+	}
+	return inv.canonical, inv.inputErr
+}
+
 // validateInput checks the input against the pinned schema (the run-time
 // half of "validated twice") and computes its RFC 8785 digest.
 func (inv *invocation) validateInput() (json.RawMessage, error) {
-	raw := inv.env.Input
-	inv.inBytes = len(raw)
-	canonical, digest, err := tool.InputDigest(raw)
+	canonical, err := inv.canonicalInput()
 	if err != nil {
 		return nil, err
 	}
-	inv.digest = digest
 	s, err := schema.Compile(inv.pinned.InputSchema)
 	if err != nil {
 		return nil, tool.Wrap(tool.Internal, err, "the pinned input schema does not compile")

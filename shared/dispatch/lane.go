@@ -46,11 +46,10 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 	if d.callers == nil {
 		return tool.Errorf(tool.PermissionDenied, "this function cannot verify callers")
 	}
-	_, digest, err := tool.InputDigest(env.Input)
-	if err != nil {
+	if _, err := inv.canonicalInput(); err != nil {
 		return err
 	}
-	who, err := d.callers.Verify(ctx, env.CallerProof, caller.Binding{Action: caller.ActionInvoke, Target: env.IdempotencyKey, InputDigest: digest})
+	who, err := d.callers.Verify(ctx, env.CallerProof, caller.Binding{Action: caller.ActionInvoke, Target: env.IdempotencyKey, InputDigest: inv.digest})
 	var ce *caller.Error
 	switch {
 	case errors.As(err, &ce) && ce.Reason == caller.Unavailable:
