@@ -132,31 +132,9 @@ func DecodeTask(data []byte) (*Review, error) {
 	if len(data) > MaxInputBytes+64<<10 {
 		return nil, fmt.Errorf("review request is %d bytes, too large", len(data))
 	}
-	if !utf8.Valid(data) {
-		return nil, errors.New("review request is not valid UTF-8")
-	}
-	seen, err := tool.DecodeObject("review request", data)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range tool.FieldNames(tool.ReviewTask{}) {
-		v, ok := seen[f]
-		if !ok {
-			return nil, fmt.Errorf("review request field %q is missing", f)
-		}
-		if string(bytes.TrimSpace(v)) == "null" {
-			return nil, fmt.Errorf("review request field %q must not be null", f)
-		}
-		delete(seen, f)
-	}
-	for k := range seen {
-		return nil, fmt.Errorf("review request field %q is not part of the review Task's payload", truncate(k, 40))
-	}
-	strict := json.NewDecoder(bytes.NewReader(data))
-	strict.DisallowUnknownFields()
 	var p tool.ReviewTask
-	if err := strict.Decode(&p); err != nil {
-		return nil, fmt.Errorf("review request: %s", strings.TrimPrefix(err.Error(), "json: "))
+	if err := decodeTask("review request", "the review Task's payload", data, &p); err != nil {
+		return nil, err
 	}
 	if p.TaskToken == "" {
 		return nil, errors.New("review request: task_token is empty")
@@ -261,28 +239,45 @@ func callerError(err error) error {
 	return tool.Wrap(tool.UpstreamUnavailable, err, "the caller could not be verified")
 }
 
-// DecodeStart parses a start Task's payload strictly: every field of
-// tool.StartCheck present, once, and no other; start_time RFC 3339.
-func DecodeStart(payload []byte) (*tool.StartCheck, time.Time, error) {
-	if !utf8.Valid(payload) {
-		return nil, time.Time{}, errors.New("start check is not valid UTF-8")
+// decodeTask decodes a compiled Task's payload into v (a contract struct
+// of shared/tool) strictly: valid UTF-8, members by their exact names,
+// once each, every field present and not null, no other.
+func decodeTask(what, payload string, data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return fmt.Errorf("%s is not valid UTF-8", what)
 	}
-	members, err := tool.DecodeObject("start check", payload)
+	seen, err := tool.DecodeObject(what, data)
 	if err != nil {
-		return nil, time.Time{}, err
+		return err
 	}
-	for _, f := range tool.FieldNames(tool.StartCheck{}) {
-		if _, ok := members[f]; !ok {
-			return nil, time.Time{}, fmt.Errorf("start check field %q is missing", f)
+	for _, f := range tool.FieldNames(v) {
+		m, ok := seen[f]
+		if !ok {
+			return fmt.Errorf("%s field %q is missing", what, f)
 		}
-		delete(members, f)
+		if string(bytes.TrimSpace(m)) == "null" {
+			return fmt.Errorf("%s field %q must not be null", what, f)
+		}
+		delete(seen, f)
 	}
-	for k := range members {
-		return nil, time.Time{}, fmt.Errorf("start check field %q is not part of the start Task's payload", truncate(k, 40))
+	for k := range seen {
+		return fmt.Errorf("%s field %q is not part of %s", what, truncate(k, 40), payload)
 	}
+	strict := json.NewDecoder(bytes.NewReader(data))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(v); err != nil {
+		return fmt.Errorf("%s: %s", what, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// DecodeStart parses a start Task's payload strictly (as DecodeTask):
+// every field of tool.StartCheck present, once, not null, and no other;
+// start_time RFC 3339.
+func DecodeStart(payload []byte) (*tool.StartCheck, time.Time, error) {
 	var c tool.StartCheck
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, time.Time{}, fmt.Errorf("start check: %s", strings.TrimPrefix(err.Error(), "json: "))
+	if err := decodeTask("start check", "the start Task's payload", payload, &c); err != nil {
+		return nil, time.Time{}, err
 	}
 	started, err := time.Parse(time.RFC3339Nano, c.StartTime)
 	if err != nil {

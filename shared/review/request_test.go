@@ -109,3 +109,23 @@ func FuzzDecodeStart(f *testing.F) {
 		}
 	})
 }
+
+// A start Task's payload is decoded as strictly as a review Task's.
+func TestDecodeStartIsStrict(t *testing.T) {
+	good := `{"start_proof":"p","execution_arn":"arn:aws:states:us-east-1:1:execution:m:n","start_time":"2026-12-01T00:00:00.000Z"}`
+	if _, _, err := DecodeStart([]byte(good)); err != nil {
+		t.Fatal(err)
+	}
+	for name, payload := range map[string]string{
+		"a null proof":       strings.Replace(good, `"p"`, `null`, 1),
+		"a missing member":   `{"start_proof":"p","execution_arn":"a"}`,
+		"another member":     strings.Replace(good, `{`, `{"x":1,`, 1),
+		"a member twice":     strings.Replace(good, `{`, `{"start_proof":"q",`, 1),
+		"a member in upper":  strings.Replace(good, `"start_proof"`, `"START_PROOF"`, 1),
+		"a time not RFC3339": strings.Replace(good, `2026-12-01T00:00:00.000Z`, `yesterday`, 1),
+	} {
+		if _, _, err := DecodeStart([]byte(payload)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
