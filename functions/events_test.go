@@ -30,6 +30,7 @@ import (
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -39,7 +40,7 @@ const eventsDir = "../testdata/events"
 type stack struct {
 	dynamo  *local.Process
 	store   *ledger.Store
-	reviews *review.Store
+	reviews *dynamo.Store
 	ses     *local.Process
 }
 
@@ -193,10 +194,10 @@ func TestEvents(t *testing.T) {
 	}
 	p := localtest.Dynalite(t)
 	db := local.DynamoDB(p.Endpoint())
-	if err := review.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
+	if err := dynamo.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{dynamo: p, store: ledger.New(db, "toolgate-events"), reviews: review.NewStore(db, "toolgate-events")}
+	s := &stack{dynamo: p, store: ledger.New(db, "toolgate-events"), reviews: dynamo.NewStore(db, "toolgate-events")}
 	for _, dir := range dirs {
 		name := dir.Name()
 		t.Run(name, func(t *testing.T) {

@@ -193,7 +193,7 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 			// review-request loads it through the same check.
 			beforeReq := len(refusedLines(t, s.request))
 			task := s.task(t, "token-weak-"+strings.ReplaceAll(c.name, " ", "-"), func(m map[string]any) { m["toolset_id"] = c.ts.ID })
-			if _, code, msg := call(t, s.request, task); code != "TOOL_PERMISSION_DENIED" || !strings.Contains(msg, c.rule) {
+			if _, code, msg := call(t, s.request, task); code != "REVIEW_FORBIDDEN" || !strings.Contains(msg, c.rule) {
 				t.Fatalf("review-request: %q %s", code, msg)
 			}
 			if n := len(waitRefusedLines(t, s.request, beforeReq+1)); n != beforeReq+1 {

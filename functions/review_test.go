@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -36,7 +37,7 @@ func call(t *testing.T, fn *local.Process, payload any) (json.RawMessage, string
 type reviewStack struct {
 	dynamo   string // dynalite's endpoint
 	store    *ledger.Store
-	reviews  *review.Store
+	reviews  *dynamo.Store
 	ts       *toolset.Toolset
 	sfn      *reviewtest.SFN
 	ses      *local.Process
@@ -56,10 +57,10 @@ func newReviewStack(t *testing.T) *reviewStack {
 	t.Helper()
 	p := localtest.Dynalite(t)
 	db := local.DynamoDB(p.Endpoint())
-	if err := review.CreateTable(context.Background(), db, "toolgate-review"); err != nil {
+	if err := dynamo.CreateTable(context.Background(), db, "toolgate-review"); err != nil {
 		t.Fatal(err)
 	}
-	s := &reviewStack{dynamo: p.Endpoint(), store: ledger.New(db, "toolgate-review"), reviews: review.NewStore(db, "toolgate-review"), sfn: reviewtest.NewSFN(t)}
+	s := &reviewStack{dynamo: p.Endpoint(), store: ledger.New(db, "toolgate-review"), reviews: dynamo.NewStore(db, "toolgate-review"), sfn: reviewtest.NewSFN(t)}
 	var err error
 	if s.ts, err = toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil); err != nil {
 		t.Fatal(err)
@@ -202,7 +203,7 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 	_, code, msg := call(t, s.request, map[string]any{
 		"start_proof":   s.callers.Proof(t, "carol", caller.Binding{Action: caller.ActionStart, Target: task["run_id"].(string)}),
 		"execution_arn": task["run_id"], "start_time": time.Now().UTC().Format(time.RFC3339Nano)})
-	if code != "TOOL_PERMISSION_DENIED" || !strings.Contains(msg, "started by someone else") {
+	if code != "REVIEW_FORBIDDEN" || !strings.Contains(msg, "started by someone else") {
 		t.Fatalf("a second starter: %s %s", code, msg)
 	}
 	if again := s.requestReview(t, task); again != id {
@@ -215,19 +216,19 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 		mod  func(map[string]any)
 		code string
 	}{
-		"no task token":     {func(m map[string]any) { delete(m, "task_token") }, "TOOL_INPUT_INVALID"},
-		"unknown field":     {func(m map[string]any) { m["extra"] = 1 }, "TOOL_INPUT_INVALID"},
-		"inexact number":    {func(m map[string]any) { m["input"] = json.RawMessage(`{"n":9007199254740993}`) }, "TOOL_INPUT_INVALID"},
-		"reviewer not ARN":  {func(m map[string]any) { m["reviewers"] = []string{"alice"} }, "TOOL_INPUT_INVALID"},
-		"unknown toolset":   {func(m map[string]any) { m["toolset_id"] = "ts_00000000000000000000000000000000" }, "TOOL_PERMISSION_DENIED"},
-		"tool not pinned":   {func(m map[string]any) { m["tool"] = "structured-data-fetch" }, "TOOL_PERMISSION_DENIED"},
-		"same token, other": {func(m map[string]any) { m["task_token"] = "token-request-1"; m["of"] = "other" }, "TOOL_INPUT_INVALID"},
+		"no task token":     {func(m map[string]any) { delete(m, "task_token") }, "REVIEW_INVALID_REQUEST"},
+		"unknown field":     {func(m map[string]any) { m["extra"] = 1 }, "REVIEW_INVALID_REQUEST"},
+		"inexact number":    {func(m map[string]any) { m["input"] = json.RawMessage(`{"n":9007199254740993}`) }, "REVIEW_INVALID_REQUEST"},
+		"reviewer not ARN":  {func(m map[string]any) { m["reviewers"] = []string{"alice"} }, "REVIEW_INVALID_REQUEST"},
+		"unknown toolset":   {func(m map[string]any) { m["toolset_id"] = "ts_00000000000000000000000000000000" }, "REVIEW_FORBIDDEN"},
+		"tool not pinned":   {func(m map[string]any) { m["tool"] = "structured-data-fetch" }, "REVIEW_FORBIDDEN"},
+		"same token, other": {func(m map[string]any) { m["task_token"] = "token-request-1"; m["of"] = "other" }, "REVIEW_INVALID_REQUEST"},
 		// A definition written by hand cannot name another requester than
 		// the execution's proven starter, nor skip the Starter state.
-		"another requester": {func(m map[string]any) { m["requester"] = local.LocalPrincipal("carol") }, "TOOL_PERMISSION_DENIED"},
+		"another requester": {func(m map[string]any) { m["requester"] = local.LocalPrincipal("carol") }, "REVIEW_FORBIDDEN"},
 		"never started": {func(m map[string]any) {
 			m["run_id"] = "arn:aws:states:us-east-1:123456789012:execution:weekly-digest:never-started"
-		}, "TOOL_PERMISSION_DENIED"},
+		}, "REVIEW_FORBIDDEN"},
 	} {
 		if _, code, msg := call(t, s.request, s.task(t, "token-bad-"+name, c.mod)); code != c.code {
 			t.Errorf("%s: %q %s, want %s", name, code, msg, c.code)
@@ -505,7 +506,7 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 	if _, code, msg := call(t, s.decision, s.decide(t, id, requester, "approve", "mine")); code != string(review.CodeSelfApproval) {
 		t.Fatalf("the requester approves their own direct-lane review: %s %s", code, msg)
 	}
-	if _, code, _ := call(t, s.direct, statusAs("mallory", id)); code != "TOOL_INPUT_INVALID" {
+	if _, code, _ := call(t, s.direct, statusAs("mallory", id)); code != "REVIEW_INVALID_REQUEST" {
 		t.Fatalf("another caller reads the status (the approval): %s", code)
 	}
 	if _, code, msg := call(t, s.decision, s.decide(t, id, "alice", "approve", "ok")); code != "" {
@@ -524,23 +525,23 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 		req  map[string]any
 		code string
 	}{
-		"a review Task's review":        {s.direct, statusAs(requester, task), "TOOL_INPUT_INVALID"},
-		"unknown review":                {s.direct, statusAs(requester, review.NewID()), "TOOL_INPUT_INVALID"},
-		"unknown action":                {s.direct, map[string]any{"action": "approve", "review_id": id}, "TOOL_INPUT_INVALID"},
-		"an id chosen by caller":        {s.direct, request(requester, runID, func(_ *review.LaneRequest, x map[string]any) { x["review_id"] = id }, nil), "TOOL_INPUT_INVALID"},
-		"reviewers chosen by requester": {s.direct, request(requester, runID, func(_ *review.LaneRequest, x map[string]any) { x["reviewers"] = []string{me} }, nil), "TOOL_INPUT_INVALID"},
-		"an execution's run id":         {s.direct, request(requester, execution, nil, nil), "TOOL_PERMISSION_DENIED"},
-		"another caller's namespace":    {s.direct, request("mallory", runID, nil, nil), "TOOL_PERMISSION_DENIED"},
-		"no proof":                      {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { delete(m, "proof") }), "TOOL_PERMISSION_DENIED"},
+		"a review Task's review":        {s.direct, statusAs(requester, task), "REVIEW_INVALID_REQUEST"},
+		"unknown review":                {s.direct, statusAs(requester, review.NewID()), "REVIEW_INVALID_REQUEST"},
+		"unknown action":                {s.direct, map[string]any{"action": "approve", "review_id": id}, "REVIEW_INVALID_REQUEST"},
+		"an id chosen by caller":        {s.direct, request(requester, runID, func(_ *review.LaneRequest, x map[string]any) { x["review_id"] = id }, nil), "REVIEW_INVALID_REQUEST"},
+		"reviewers chosen by requester": {s.direct, request(requester, runID, func(_ *review.LaneRequest, x map[string]any) { x["reviewers"] = []string{me} }, nil), "REVIEW_INVALID_REQUEST"},
+		"an execution's run id":         {s.direct, request(requester, execution, nil, nil), "REVIEW_FORBIDDEN"},
+		"another caller's namespace":    {s.direct, request("mallory", runID, nil, nil), "REVIEW_FORBIDDEN"},
+		"no proof":                      {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { delete(m, "proof") }), "REVIEW_UNAUTHENTICATED"},
 		"a proof for other inputs": {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) {
 			m["input"] = map[string]any{"to": []string{"x@example.com"}}
-		}), "TOOL_PERMISSION_DENIED"},
-		"a proof for another step":           {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { m["of"] = "other" }), "TOOL_PERMISSION_DENIED"},
-		"a proof for another timeout":        {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { m["timeout_seconds"] = 60 }), "TOOL_PERMISSION_DENIED"},
-		"over the direct lane's timeout":     {s.direct, request(requester, runID, func(r *review.LaneRequest, _ map[string]any) { r.TimeoutSeconds = 7200 }, nil), "TOOL_INPUT_INVALID"},
-		"a lane request on the sfn lane":     {s.request, request(requester, runID, nil, nil), "TOOL_PERMISSION_DENIED"},
-		"a review Task on the direct lane":   {s.direct, s.task(t, "token-wrong-lane", nil), "TOOL_PERMISSION_DENIED"},
-		"a review Task with a direct run id": {s.request, s.task(t, "token-direct-run", func(m map[string]any) { m["run_id"] = runID }), "TOOL_PERMISSION_DENIED"},
+		}), "REVIEW_UNAUTHENTICATED"},
+		"a proof for another step":           {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { m["of"] = "other" }), "REVIEW_UNAUTHENTICATED"},
+		"a proof for another timeout":        {s.direct, request(requester, runID, nil, func(_ *review.LaneRequest, m map[string]any) { m["timeout_seconds"] = 60 }), "REVIEW_UNAUTHENTICATED"},
+		"over the direct lane's timeout":     {s.direct, request(requester, runID, func(r *review.LaneRequest, _ map[string]any) { r.TimeoutSeconds = 7200 }, nil), "REVIEW_INVALID_REQUEST"},
+		"a lane request on the sfn lane":     {s.request, request(requester, runID, nil, nil), "REVIEW_FORBIDDEN"},
+		"a review Task on the direct lane":   {s.direct, s.task(t, "token-wrong-lane", nil), "REVIEW_FORBIDDEN"},
+		"a review Task with a direct run id": {s.request, s.task(t, "token-direct-run", func(m map[string]any) { m["run_id"] = runID }), "REVIEW_FORBIDDEN"},
 	} {
 		if _, code, msg := call(t, c.fn, c.req); code != c.code {
 			t.Errorf("%s: %q %s, want %s", name, code, msg, c.code)
@@ -562,7 +563,7 @@ func TestDirectLaneClosedWithoutConfiguredReviewers(t *testing.T) {
 		"toolset_id": s.ts.ID, "input": input, "timeout_seconds": 60,
 		"proof": s.callers.Proof(t, requester, review.RequestBinding(review.LaneRequest{RunID: runID, Step: "invoke-review", Of: "invoke",
 			Tool: "send-email", ToolsetID: s.ts.ID, TimeoutSeconds: 60}, digest))})
-	if code != "TOOL_PERMISSION_DENIED" || !strings.Contains(msg, "direct lane is closed") {
+	if code != "REVIEW_FORBIDDEN" || !strings.Contains(msg, "direct lane is closed") {
 		t.Fatalf("%s %s, want the direct lane closed", code, msg)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -73,7 +73,7 @@ func TestSendEmailErrorCodesUnderRIE(t *testing.T) {
 	})
 	// Each call carries the approval of a review of exactly it; a retry is
 	// the same envelope, approval included.
-	reviews := review.NewStore(db, store.Table())
+	reviews := dynamo.NewStore(db, store.Table())
 	sent := map[string][]byte{}
 	envelope := func(run, subject string) []byte {
 		if b, ok := sent[run]; ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
+	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/fetch"
@@ -289,7 +290,7 @@ func (c *Config) checkCallers() []error {
 	if len(c.DirectReviewers) > 0 {
 		env[envDirectReviewers] = directReviewersJSON(c.DirectReviewers)
 	}
-	if _, err := review.RequestConfigFromEnv(func(k string) string { return env[k] }); err != nil {
+	if _, err := request.ConfigFromEnv(func(k string) string { return env[k] }); err != nil {
 		problems = append(problems, fmt.Errorf("review-request: %w", err))
 	}
 	return problems

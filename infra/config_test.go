@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/shared/lane"
-	"github.com/toolgate/toolgate/shared/review"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -201,7 +201,7 @@ func TestDirectLaneEnv(t *testing.T) {
 			for k, v := range env {
 				vars[k] = *v
 			}
-			cfg, err := review.RequestConfigFromEnv(func(k string) string { return vars[k] })
+			cfg, err := request.ConfigFromEnv(func(k string) string { return vars[k] })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,7 +86,7 @@ var functionSpecs = []functionSpec{
 		Description: "toolgate tool send-email: SES v2 SendEmail to allow-listed recipients",
 		MemoryMB:    256,
 		// shared/dispatch: the call's items, the toolset, approvals
-		// (review.Store Get and Bind), proofs on the direct lane.
+		// (dynamo.Store Get and Bind), proofs on the direct lane.
 		Items: toolGrants},
 	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",

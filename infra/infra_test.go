@@ -85,16 +85,16 @@ var (
 	wantCalls = items("Calls", "RUN#", []string{getItem, putItem, updateItem}, nil, "")
 	// ledger.Store.Toolset: GetItem projecting body.
 	wantToolsets = items("Toolsets", "TOOLSET#", []string{getItem}, []string{"pk", "sk", "body"}, "")
-	// review.Store.Get: the whole review (review-request, review-decision).
+	// dynamo.Store.Get: the whole review (review-request, review-decision).
 	wantReadReviews = items("ReadReviews", "REVIEW#", []string{getItem}, nil, "")
-	// review.Store.GetApproval (the tools): the approval check's attributes
+	// dynamo.Store.GetApproval (the tools): the approval check's attributes
 	// only, never the inputs, the task token, the reason or the requester.
 	wantReadApprovals = stmt{Sid: "ReadApprovals", Actions: []string{getItem}, Resources: []string{tableARN},
 		Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_id","run_id","step","of","tool",` +
 			`"toolset_id","input_digest","status","deadline","expires_at","approver","authenticated","decided_at","delivery",` +
 			`"delivery_error","bound_key"],"dynamodb:LeadingKeys":["REVIEW#*"]},` +
 			`"StringEqualsIfExists":{"dynamodb:Select":"SPECIFIC_ATTRIBUTES"}}`}
-	// review.Store.Bind: SET bound_key, bound_at; condition on pk and
+	// dynamo.Store.Bind: SET bound_key, bound_at; condition on pk and
 	// bound_key.
 	wantBind         = items("BindApprovals", "BIND#", []string{putItem}, []string{"pk", "sk", "bound_key", "bound_at", "expires_at"}, "")
 	wantReadBindings = items("ReadBindings", "BIND#", []string{getItem}, nil, "")
@@ -119,13 +119,13 @@ var wantFunctionPolicies = map[string][]stmt{
 	"ReviewRequestFunction": append([]stmt{
 		ownLogs("ReviewRequestFunction"),
 		wantToolsets,
-		// review.Store.Create: the pending review, never a decision or a
+		// dynamo.Store.Create: the pending review, never a decision or a
 		// binding.
 		items("CreateReviews", "REVIEW#", []string{putItem}, []string{"pk", "sk", "review_id", "run_id", "step", "of", "tool",
 			"toolset_id", "reviewers", "input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token",
 			"status", "created_at", "deadline", "expires_at", "review_list_pk", "review_list_sk"}, ""),
 		wantReadReviews,
-		// review.Store RecordStart and Starter.
+		// dynamo.Store RecordStart and Starter.
 		items("RecordStarts", "START#", []string{putItem}, []string{"pk", "sk", "starter", "expires_at"}, ""),
 		items("ReadStarts", "START#", []string{getItem}, nil, ""),
 		lambdaXRay,
@@ -133,17 +133,17 @@ var wantFunctionPolicies = map[string][]stmt{
 	"ReviewDecisionFunction": append([]stmt{
 		ownLogs("ReviewDecisionFunction"),
 		wantReadReviews,
-		// review.Store Decide, ClaimDelivery, FinishDelivery,
+		// dynamo.Store Decide, ClaimDelivery, FinishDelivery,
 		// NoteSelfApproval: never what was asked, never a binding.
 		items("DecideReviews", "REVIEW#", []string{updateItem}, []string{"pk", "sk", "status", "deadline", "expires_at", "review_list_pk",
 			"approver", "authenticated", "decided_at", "reason", "decision_token", "delivery", "delivery_lease_until",
 			"delivered_at", "delivery_error", "self_approval_refusals"}, "NONE"),
-		// review.Store.List: the index's keys and projection.
+		// dynamo.Store.List: the index's keys and projection.
 		{Sid: "ListReviews", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN},
 			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_list_pk","review_list_sk",` +
 				`"review_id","run_id","step","of","tool","toolset_id","reviewers","input_digest","status","created_at",` +
 				`"expires_at","approver","authenticated","decided_at","bound_key"]}}`},
-		// review.Store.BoundKey: the binding a show reports.
+		// dynamo.Store.BoundKey: the binding a show reports.
 		wantReadBindings,
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
 		lambdaXRay,

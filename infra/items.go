@@ -7,7 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 // Key prefixes of the ledger table's items: the start of the partition key
@@ -102,7 +102,7 @@ func (g itemGrant) statement(l ledgerARNs) awsiam.PolicyStatement {
 // attrDeadline is a review's own end (epoch seconds), apart from its
 // item's TTL (expires_at) once the review is decided: Create writes it,
 // Decide's condition reads it, GetApproval reads it for CheckApproval
-// (shared/review, review.AttrDeadline, with items written before it
+// (shared/review, dynamo.AttrDeadline, with items written before it
 // existed read by expires_at).
 const attrDeadline = "deadline"
 
@@ -116,7 +116,7 @@ var (
 	reviewCreateAttributes = []string{
 		ledger.AttrPK, ledger.AttrSK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers",
 		"input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "status", "created_at",
-		attrDeadline, ledger.AttrExpiresAt, review.AttrListPK, review.AttrListSK,
+		attrDeadline, ledger.AttrExpiresAt, dynamo.AttrListPK, dynamo.AttrListSK,
 	}
 	// review-decision's UpdateItems: Decide (SET status, review_list_pk,
 	// approver, authenticated, decided_at, reason, delivery,
@@ -128,7 +128,7 @@ var (
 	// condition on pk). Never what was asked (input, input_digest, run_id,
 	// of, tool, toolset_id, reviewers, requester) nor a binding.
 	reviewDecideAttributes = []string{
-		ledger.AttrPK, ledger.AttrSK, "status", attrDeadline, ledger.AttrExpiresAt, review.AttrListPK, "approver", "authenticated",
+		ledger.AttrPK, ledger.AttrSK, "status", attrDeadline, ledger.AttrExpiresAt, dynamo.AttrListPK, "approver", "authenticated",
 		"decided_at", "reason", "decision_token", "delivery", "delivery_lease_until", "delivered_at", "delivery_error",
 		"self_approval_refusals",
 	}
@@ -139,10 +139,10 @@ var (
 	// condition key governs).
 	reviewBindAttributes = []string{ledger.AttrPK, ledger.AttrSK, "bound_key", "bound_at", ledger.AttrExpiresAt}
 	// List's Query on the reviews-by-status index: the table's and the
-	// index's keys and what the index projects (review.Index), never a
+	// index's keys and what the index projects (dynamo.Index), never a
 	// review's input, reason or task token.
-	reviewListAttributes = slices.Concat([]string{ledger.AttrPK, ledger.AttrSK, review.AttrListPK, review.AttrListSK},
-		review.Index.Projects)
+	reviewListAttributes = slices.Concat([]string{ledger.AttrPK, ledger.AttrSK, dynamo.AttrListPK, dynamo.AttrListSK},
+		dynamo.Index.Projects)
 )
 
 // The grants of the functions' roles and the managed policies, each for
@@ -169,17 +169,17 @@ var (
 	// policy for people, writes a toolset.
 	grantRegisterToolsets = itemGrant{Sid: "RegisterToolsets", Prefix: prefixToolset, Actions: []string{ddbPutItem},
 		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "body", "registered_at"}}
-	// review.Store.Get: a consistent GetItem of the whole review
+	// dynamo.Store.Get: a consistent GetItem of the whole review
 	// (review-request compares a repeated request with it and answers the
 	// direct lane's status; review-decision shows it).
 	grantReadReviews = itemGrant{Sid: "ReadReviews", Prefix: prefixReview, Actions: []string{ddbGetItem}}
-	// review.Store.GetApproval, in the dispatcher of every tool function: a
-	// consistent GetItem projecting review.ApprovalAttributes, what
+	// dynamo.Store.GetApproval, in the dispatcher of every tool function: a
+	// consistent GetItem projecting dynamo.ApprovalAttributes, what
 	// CheckApproval compares. Never the inputs, the task token, the reason
 	// or the requester.
 	grantReadApprovals = itemGrant{Sid: "ReadApprovals", Prefix: prefixReview, Actions: []string{ddbGetItem},
-		Attributes: review.ApprovalAttributes, SpecificAttributes: true}
-	// review.Store.Bind, in the dispatcher of every tool function (any
+		Attributes: dynamo.ApprovalAttributes, SpecificAttributes: true}
+	// dynamo.Store.Bind, in the dispatcher of every tool function (any
 	// tool may be gated by policy.review_before): the binding item's
 	// conditional PutItem (its answer to a failed condition is the binding
 	// item alone), and the GetItem of it after a failed condition where the
@@ -187,24 +187,24 @@ var (
 	grantBindApprovals = itemGrant{Sid: "BindApprovals", Prefix: prefixBind, Actions: []string{ddbPutItem},
 		Attributes: reviewBindAttributes}
 	grantReadBindings = itemGrant{Sid: "ReadBindings", Prefix: prefixBind, Actions: []string{ddbGetItem}}
-	// review.Store.Create, review-request only: no other role puts a
+	// dynamo.Store.Create, review-request only: no other role puts a
 	// review item.
 	grantCreateReviews = itemGrant{Sid: "CreateReviews", Prefix: prefixReview, Actions: []string{ddbPutItem},
 		Attributes: reviewCreateAttributes}
-	// review.Store Decide, ClaimDelivery, FinishDelivery and
+	// dynamo.Store Decide, ClaimDelivery, FinishDelivery and
 	// NoteSelfApproval, review-decision only: no other role writes a
 	// decision.
 	grantDecideReviews = itemGrant{Sid: "DecideReviews", Prefix: prefixReview, Actions: []string{ddbUpdateItem},
 		Attributes: reviewDecideAttributes, ReturnValues: "NONE"}
-	// review.Store.List: Query on the reviews-by-status index, with no
+	// dynamo.Store.List: Query on the reviews-by-status index, with no
 	// projection (the index's own).
-	grantListReviews = itemGrant{Sid: "ListReviews", Index: review.IndexName, Actions: []string{ddbQuery},
+	grantListReviews = itemGrant{Sid: "ListReviews", Index: dynamo.IndexName, Actions: []string{ddbQuery},
 		Attributes: reviewListAttributes}
-	// review.Store.RecordStart: the conditional PutItem of pk, sk, starter
+	// dynamo.Store.RecordStart: the conditional PutItem of pk, sk, starter
 	// and expires_at (condition on pk and starter).
 	grantRecordStarts = itemGrant{Sid: "RecordStarts", Prefix: prefixStart, Actions: []string{ddbPutItem},
 		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "starter", ledger.AttrExpiresAt}}
-	// review.Store.Starter: GetItem of the whole start item.
+	// dynamo.Store.Starter: GetItem of the whole start item.
 	grantReadStarts = itemGrant{Sid: "ReadStarts", Prefix: prefixStart, Actions: []string{ddbGetItem}}
 	// caller.ProofTable.Record: the conditional PutItem of pk, sk, binding,
 	// arn and expires_at (condition on pk; ReturnValuesOnConditionCheckFailure
@@ -222,16 +222,16 @@ var proofGrants = []itemGrant{grantRecordProofs, grantReadProofs}
 // The grants of each kind of function.
 var (
 	// The tool functions: the dispatcher's calls, toolsets, approvals
-	// (review.Store GetApproval and Bind: a tool may be gated) and caller
+	// (dynamo.Store GetApproval and Bind: a tool may be gated) and caller
 	// proofs.
 	toolGrants = slices.Concat([]itemGrant{grantCalls, grantToolsets, grantReadApprovals, grantBindApprovals, grantReadBindings}, proofGrants)
-	// review-request (review.RequestHandler): the run's toolset, the
+	// review-request (request.Handler): the run's toolset, the
 	// review's Create and Get (a repeated request, the direct lane's
 	// status), the execution's start (RecordStart, Starter) and caller
 	// proofs. No RUN# item, no update of any item.
 	reviewRequestGrants = slices.Concat([]itemGrant{grantToolsets, grantCreateReviews, grantReadReviews,
 		grantRecordStarts, grantReadStarts}, proofGrants)
-	// review-decision (review.Service): a review's Get, its decision and
+	// review-decision (decision.Service): a review's Get, its decision and
 	// delivery, the listing, the binding a show reports (BoundKey), and
 	// caller proofs. No RUN#, TOOLSET# or START#
 	// item.

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 // Per-item least privilege (docs/infra.md, "Least privilege"). dynalite
@@ -549,7 +550,7 @@ const (
 
 // codeRequests runs, for each function, the store methods its code calls
 // (shared/dispatch: the ledger's call methods, ToolsetCache's loads,
-// review.Store Get and Bind; review.RequestHandler; review.Service; every
+// dynamo.Store Get and Bind; request.Handler; decision.Service; every
 // function's caller.ProofTable), each path after a failed condition too,
 // and returns the DynamoDB requests they made.
 func codeRequests(t *testing.T) map[string][]ddbRequest {
@@ -597,14 +598,14 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("ledger.Store.PutRow", 0, func(db *recorder) { ignore(ledgertable.New(db, "toolgate-test").PutRow(ctx, row)) }),
 	}
 	toolset := run("ledger.Store.Toolset", 0, func(db *recorder) { ignore(ledgertable.New(db, "toolgate-test").Toolset(ctx, testToolset)) })
-	get := run("review.Store.Get", 0, func(db *recorder) { ignore(review.NewStore(db, "toolgate-test").Get(ctx, testReview)) })
-	getApproval := run("review.Store.GetApproval", 0, func(db *recorder) {
-		ignore(review.NewStore(db, "toolgate-test").GetApproval(ctx, testReview))
+	get := run("dynamo.Store.Get", 0, func(db *recorder) { ignore(dynamo.NewStore(db, "toolgate-test").Get(ctx, testReview)) })
+	getApproval := run("dynamo.Store.GetApproval", 0, func(db *recorder) {
+		ignore(dynamo.NewStore(db, "toolgate-test").GetApproval(ctx, testReview))
 	})
 	bind := []func(*recorder){
-		run("review.Store.Bind", 0, func(db *recorder) { ignore(review.NewStore(db, "toolgate-test").Bind(ctx, rv, testKey)) }),
-		run("review.Store.Bind (condition failed)", 1, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").Bind(ctx, rv, testKey))
+		run("dynamo.Store.Bind", 0, func(db *recorder) { ignore(dynamo.NewStore(db, "toolgate-test").Bind(ctx, rv, testKey)) }),
+		run("dynamo.Store.Bind (condition failed)", 1, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").Bind(ctx, rv, testKey))
 		}),
 	}
 	proofs := []func(*recorder){
@@ -617,44 +618,44 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	}
 	request := []func(*recorder){
 		toolset,
-		run("review.Store.Create", 0, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").Create(ctx, &review.Review{ID: testReview, RunID: testRunID, Step: "review",
+		run("dynamo.Store.Create", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").Create(ctx, &review.Review{ID: testReview, RunID: testRunID, Step: "review",
 				Of: "send", Tool: "send-email", ToolsetID: testToolset, Reviewers: []string{"arn:aws:iam::123456789012:role/r"},
 				Input: json.RawMessage(`{}`), InputDigest: "sha256:00", TimeoutSeconds: 60, Requester: "arn:aws:iam::123456789012:user/u", TaskToken: "token"}))
 		}),
-		run("review.Store.Create (condition failed)", 1, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").Create(ctx, &review.Review{ID: testReview, RunID: testRunID, TimeoutSeconds: 60}))
+		run("dynamo.Store.Create (condition failed)", 1, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").Create(ctx, &review.Review{ID: testReview, RunID: testRunID, TimeoutSeconds: 60}))
 		}),
 		get,
-		run("review.Store.RecordStart", 0, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").RecordStart(ctx, testRunID, "arn:aws:iam::123456789012:user/u"))
+		run("dynamo.Store.RecordStart", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").RecordStart(ctx, testRunID, "arn:aws:iam::123456789012:user/u"))
 		}),
-		run("review.Store.Starter", 0, func(db *recorder) { ignore(review.NewStore(db, "toolgate-test").Starter(ctx, testRunID)) }),
+		run("dynamo.Store.Starter", 0, func(db *recorder) { ignore(dynamo.NewStore(db, "toolgate-test").Starter(ctx, testRunID)) }),
 	}
 	decision := []func(*recorder){
 		get,
-		run("review.Store.Decide", 0, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").Decide(ctx, rv, review.Approve, "arn:aws:iam::123456789012:user/a", true, "ok", time.Minute))
+		run("dynamo.Store.Decide", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").Decide(ctx, rv, review.Approve, "arn:aws:iam::123456789012:user/a", true, "ok", time.Minute))
 		}),
-		run("review.Store.Decide (condition failed)", 1, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").Decide(ctx, rv, review.Reject, "arn:aws:iam::123456789012:user/a", true, "no", time.Minute))
+		run("dynamo.Store.Decide (condition failed)", 1, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").Decide(ctx, rv, review.Reject, "arn:aws:iam::123456789012:user/a", true, "no", time.Minute))
 		}),
-		run("review.Store.ClaimDelivery", 0, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").ClaimDelivery(ctx, rv, time.Minute))
+		run("dynamo.Store.ClaimDelivery", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").ClaimDelivery(ctx, rv, time.Minute))
 		}),
-		run("review.Store.FinishDelivery", 0, func(db *recorder) {
-			s := review.NewStore(db, "toolgate-test")
+		run("dynamo.Store.FinishDelivery", 0, func(db *recorder) {
+			s := dynamo.NewStore(db, "toolgate-test")
 			ignore(s.FinishDelivery(ctx, rv, review.Delivered, ""), s.FinishDelivery(ctx, rv, review.TaskEnded, "TaskTimedOut"),
 				s.FinishDelivery(ctx, rv, review.Delivering, ""))
 		}),
-		run("review.Store.NoteSelfApproval", 0, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").NoteSelfApproval(ctx, testReview))
+		run("dynamo.Store.NoteSelfApproval", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").NoteSelfApproval(ctx, testReview))
 		}),
-		run("review.Store.List", 0, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").List(ctx, review.Pending, nil))
+		run("dynamo.Store.List", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").List(ctx, review.Pending, nil))
 		}),
-		run("review.Store.BoundKey", 0, func(db *recorder) {
-			ignore(review.NewStore(db, "toolgate-test").BoundKey(ctx, testReview))
+		run("dynamo.Store.BoundKey", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").BoundKey(ctx, testReview))
 		}),
 	}
 	publishing := []func(*recorder){

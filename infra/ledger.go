@@ -7,14 +7,14 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 // ledgerIndexes are the table's global secondary indexes, the same values
 // shared/ledger's CreateTable takes for the local stack and the tests: the
 // reviews-by-status index (shared/review) lists reviews without a Scan and
 // projects none of a review's inputs, reason or task token.
-var ledgerIndexes = []ledger.Index{review.Index}
+var ledgerIndexes = []ledger.Index{dynamo.Index}
 
 // LedgerStackProps configure NewLedgerStack.
 type LedgerStackProps struct {

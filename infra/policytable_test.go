@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 // update rewrites the generated parts of docs/infra.md from the templates
@@ -136,7 +136,7 @@ func prefixMatrix(pj tmpl) string {
 	for _, p := range ledgerPrefixes {
 		b.WriteString(" `" + p + "` |")
 	}
-	b.WriteString(" index `" + review.IndexName + "` |\n|---|" + strings.Repeat("---|", len(ledgerPrefixes)+1) + "\n")
+	b.WriteString(" index `" + dynamo.IndexName + "` |\n|---|" + strings.Repeat("---|", len(ledgerPrefixes)+1) + "\n")
 	itemActions := slices.Concat(ledgerReadActions, ledgerWriteActions)
 	for _, p := range principalOrder(all) {
 		cells := make([]map[string]bool, len(ledgerPrefixes)+1) // action: restricted to named attributes

@@ -136,7 +136,7 @@ func (e *emitter) emit() map[string]any {
 			"ResultSelector": map[string]any{"starter.$": "$.Payload.starter"},
 			"ResultPath":     "$.meta.start",
 			"Retry": []any{map[string]any{
-				"ErrorEquals": append([]string{string(tool.UpstreamUnavailable)}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
+				"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
 			}},
 			"Next": first,
 		}
@@ -302,8 +302,10 @@ func (e *emitter) review(st *Step) {
 			}),
 		},
 		"ResultPath": result,
+		// review-request's REVIEW_UNAVAILABLE (DynamoDB or STS) is retried:
+		// storing a review is idempotent per task token.
 		"Retry": []any{map[string]any{
-			"ErrorEquals": lambdaTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
+			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
 		}},
 		"Catch": []any{
 			map[string]any{"ErrorEquals": []string{ReviewRejected, "States.Timeout"}, "ResultPath": result, "Next": e.next(st.OnReject, stateRejected)},

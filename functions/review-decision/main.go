@@ -12,25 +12,27 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 )
 
 func main() {
 	log := coldstart.Logger()
-	cfg, err := review.DecisionConfigFromEnv(os.Getenv)
+	cfg, err := decision.ConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
 	db := dynamodb.NewFromConfig(awsCfg)
 	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
-	svc := &review.Service{
-		Store:   review.NewStore(db, cfg.Table),
-		SFN:     sfn.NewFromConfig(awsCfg),
+	svc := &decision.Service{
+		Store:   dynamo.NewStore(db, cfg.Table),
+		Tasks:   stepfunctions.Sender{Client: sfn.NewFromConfig(awsCfg)},
 		Callers: callers,
 		Log:     log,
 	}
-	h := &review.DecisionHandler{Service: svc}
+	h := &decision.Handler{Service: svc}
 	lambda.Start(h.Handle)
 }

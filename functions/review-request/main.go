@@ -12,20 +12,21 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 func main() {
 	log := coldstart.Logger()
-	cfg, err := review.RequestConfigFromEnv(os.Getenv)
+	cfg, err := request.ConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))
 	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
-	h := &review.RequestHandler{Store: review.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
+	h := &request.Handler{Store: dynamo.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
 		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct}
 	lambda.Start(h.Handle)
 }

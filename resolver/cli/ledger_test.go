@@ -20,7 +20,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/resolver/cost"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -35,7 +35,7 @@ func ledgerEnv(t *testing.T) (*ledger.Store, []string) {
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	db := local.DynamoDB(p.Endpoint())
-	if err := review.CreateTable(context.Background(), db, "toolgate-cli"); err != nil {
+	if err := dynamo.CreateTable(context.Background(), db, "toolgate-cli"); err != nil {
 		t.Fatal(err)
 	}
 	return ledger.New(db, "toolgate-cli"), []string{"--endpoint", p.Endpoint(), "--table", "toolgate-cli"}

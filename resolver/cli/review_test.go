@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 )
 
@@ -37,7 +38,7 @@ import (
 // stand-in is available to these tests.
 type reviewEnv struct {
 	store    *ledger.Store
-	reviews  *review.Store
+	reviews  *dynamo.Store
 	dynamo   string
 	sfn      *reviewtest.SFN
 	decision *local.Process
@@ -58,9 +59,9 @@ func newReviewEnv(t *testing.T) *reviewEnv {
 // as is a local name's principal.
 func as(name string) string { return local.LocalPrincipal(name) }
 
-func reviewStoreOn(t *testing.T, endpoint, table string) *review.Store {
+func reviewStoreOn(t *testing.T, endpoint, table string) *dynamo.Store {
 	db := local.DynamoDB(endpoint)
-	return review.NewStore(db, table)
+	return dynamo.NewStore(db, table)
 }
 
 // pending stores a review as review-request would for a Task with token.

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -39,7 +40,7 @@ func messageOf(err error) string {
 	return ""
 }
 
-func (e *env) reviews() *review.Store { return review.NewStore(e.db, e.store.Table()) }
+func (e *env) reviews() *dynamo.Store { return dynamo.NewStore(e.db, e.store.Table()) }
 
 // params is a review of the gated call payload describes.
 func paramsFor(t *testing.T, payload json.RawMessage) review.Params {

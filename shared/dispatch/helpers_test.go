@@ -20,7 +20,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -114,7 +114,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	p := localtest.Dynalite(t)
 	client := dynamoClient(p.Endpoint())
-	if err := review.CreateTable(context.Background(), client, "toolgate-test"); err != nil {
+	if err := dynamo.CreateTable(context.Background(), client, "toolgate-test"); err != nil {
 		t.Fatal(err)
 	}
 	db := &countingDB{API: client}
@@ -135,7 +135,7 @@ func (e *env) dispatcher(t testing.TB, name string, run tool.Func, mod ...func(*
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.SetReviews(review.NewStore(e.db, e.store.Table()))
+	d.SetReviews(dynamo.NewStore(e.db, e.store.Table()))
 	return d
 }
 

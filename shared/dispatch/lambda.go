@@ -13,7 +13,7 @@ import (
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -83,7 +83,7 @@ func Main(name string, run tool.Func) {
 	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))
 	d, err := New(cfg, ledger.New(db, table), run, log)
 	d = coldstart.Must(log, "bad configuration", d, err)
-	d.SetReviews(review.NewStore(db, table))
+	d.SetReviews(dynamo.NewStore(db, table))
 	callerCfg, err := caller.ConfigFromEnv(os.Getenv)
 	callerCfg = coldstart.Must(log, "bad configuration", callerCfg, err)
 	callers, err := caller.NewVerifier(callerCfg, caller.ProofTable{DB: db, Table: table})

@@ -12,7 +12,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -62,7 +62,7 @@ func (r *rieTool) effectCount(t *testing.T) int {
 func newEnvOn(t *testing.T) (*env, *local.Process) {
 	p := localtest.Dynalite(t)
 	client := dynamoClient(p.Endpoint())
-	if err := review.CreateTable(context.Background(), client, "toolgate-e2e"); err != nil {
+	if err := dynamo.CreateTable(context.Background(), client, "toolgate-e2e"); err != nil {
 		t.Fatal(err)
 	}
 	db := &countingDB{API: client}

@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// Code is a review-decision error code: the Lambda errorType of a direct
-// invocation, and the "code" of a Function URL error body. New codes are
+// Code is the error code of both review functions (review-request and
+// review-decision): the Lambda errorType of an invocation, and the "code"
+// of a Function URL error body (docs/reviews.md, "Errors"). New codes are
 // only appended.
 type Code string
 
@@ -19,7 +23,7 @@ const (
 	CodeConflict        Code = "REVIEW_CONFLICT"        // the review was already decided the other way
 	CodeExpired         Code = "REVIEW_EXPIRED"         // the review's timeout has passed: no decision is taken
 	CodeTaskEnded       Code = "REVIEW_TASK_ENDED"      // Step Functions no longer waits for this review; not retried
-	CodeUnavailable     Code = "REVIEW_UNAVAILABLE"     // DynamoDB or Step Functions failed; the same request may be repeated
+	CodeUnavailable     Code = tool.ReviewUnavailable   // DynamoDB or Step Functions failed; the same request may be repeated
 	CodeInternal        Code = "REVIEW_INTERNAL"        // anything else
 	CodeSelfApproval    Code = "REVIEW_SELF_APPROVAL"   // the review's requester may not decide it (four eyes)
 )
@@ -62,20 +66,32 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func errorf(code Code, format string, args ...any) *Error {
+// Errorf returns an *Error with a message safe to show the caller.
+func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func wrap(code Code, err error, format string, args ...any) *Error {
+// Wrap returns an *Error whose cause err is kept for logs, never shown.
+func Wrap(code Code, err error, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: err}
 }
 
-// classify turns any error into an *Error; anything foreign is internal,
-// with a generic message.
-func classify(err error) *Error {
+// AsError turns any error into an *Error; anything foreign is
+// CodeInternal, with a generic message.
+func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
 	return &Error{Code: CodeInternal, Message: "internal error", Err: err}
+}
+
+// Edge is a review function's error as Lambda returns it: errorType the
+// code, errorMessage the safe message (never the cause). nil stays nil.
+func Edge(err error) error {
+	if err == nil {
+		return nil
+	}
+	e := AsError(err)
+	return messages.InvokeResponse_Error{Type: string(e.Code), Message: e.Message}
 }

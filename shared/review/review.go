@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -129,7 +130,10 @@ type Review struct {
 	BoundKey string
 	BoundAt  time.Time
 
-	decisionToken string
+	// DecisionToken is the random token of the request that recorded the
+	// decision, so that a store can tell its own conditional write that
+	// succeeded from another's; never shown.
+	DecisionToken string
 }
 
 // Expired reports whether the review's time is over at now.
@@ -184,19 +188,19 @@ func New(p Params) (*Review, error) {
 	}
 	switch {
 	case !ValidID(p.ID):
-		return nil, bad("review id %q is not rv_ and 32 hex digits", truncate(p.ID, 40))
+		return nil, bad("review id %q is not rv_ and 32 hex digits", Truncate(p.ID, 40))
 	case len(p.TaskToken) > MaxTaskTokenLength:
 		return nil, bad("task_token is %d characters, over %d", len(p.TaskToken), MaxTaskTokenLength)
 	case p.RunID == "" || len(p.RunID) > 1024 || strings.ContainsFunc(p.RunID, unicode.IsControl):
 		return nil, bad("run_id must be 1 to 1024 printable characters")
 	case !namePattern.MatchString(p.Step):
-		return nil, bad("step %q is not a step id", truncate(p.Step, 64))
+		return nil, bad("step %q is not a step id", Truncate(p.Step, 64))
 	case !namePattern.MatchString(p.Of):
-		return nil, bad("of %q is not a step id", truncate(p.Of, 64))
+		return nil, bad("of %q is not a step id", Truncate(p.Of, 64))
 	case !namePattern.MatchString(p.Tool):
-		return nil, bad("tool %q is not a tool name", truncate(p.Tool, 64))
+		return nil, bad("tool %q is not a tool name", Truncate(p.Tool, 64))
 	case !toolsetIDPattern.MatchString(p.ToolsetID):
-		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", truncate(p.ToolsetID, 64))
+		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", Truncate(p.ToolsetID, 64))
 	case p.TimeoutSeconds < 1 || p.TimeoutSeconds > MaxTimeout:
 		return nil, bad("timeout_seconds %d is outside 1..%d: a task token lives at most a year", p.TimeoutSeconds, MaxTimeout)
 	case p.Requester == "" || len(p.Requester) > MaxApproverLength || strings.ContainsFunc(p.Requester, func(r rune) bool { return r <= 0x20 || r == 0x7f }):
@@ -226,19 +230,28 @@ func New(p Params) (*Review, error) {
 	}, nil
 }
 
-// sameRequest reports whether two reviews ask the same thing (a repeated
+// SameRequest reports whether two reviews ask the same thing (a repeated
 // request of one Task).
-func (r *Review) sameRequest(o *Review) bool {
+func (r *Review) SameRequest(o *Review) bool {
 	return r.ID == o.ID && r.RunID == o.RunID && r.Step == o.Step && r.Of == o.Of && r.Tool == o.Tool &&
 		r.ToolsetID == o.ToolsetID && r.InputDigest == o.InputDigest && r.TaskToken == o.TaskToken &&
 		r.TimeoutSeconds == o.TimeoutSeconds && r.Requester == o.Requester && strings.Join(r.Reviewers, "\n") == strings.Join(o.Reviewers, "\n")
 }
 
-// timeFormat is how review times are written: RFC 3339 in UTC with
+// TimeFormat is how review times are written: RFC 3339 in UTC with
 // milliseconds, fixed width so that they sort as strings.
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+// FormatTime writes t in TimeFormat.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// ErrNotFound is returned by a store for a review (or a start record) that
+// does not exist.
+var ErrNotFound = errors.New("review not found")
+
+// ErrStartConflict is returned by a store's RecordStart when the
+// execution's start was recorded with another starter.
+var ErrStartConflict = errors.New("the execution's start was recorded with another starter")
 
 // Decision is the contract's decision JSON (tool.ReviewDecision).
 type Decision = tool.ReviewDecision
@@ -251,7 +264,7 @@ func (r *Review) Decision() Decision {
 	}
 	return Decision{
 		ReviewID: r.ID, Decision: v, Approver: r.Approver, Authenticated: r.Authenticated,
-		DecidedAt: formatTime(r.DecidedAt), Reason: r.Reason, InputDigest: r.InputDigest,
+		DecidedAt: FormatTime(r.DecidedAt), Reason: r.Reason, InputDigest: r.InputDigest,
 	}
 }
 
@@ -308,13 +321,13 @@ func CheckApproval(r *Review, u Use) ApprovalCheck {
 	case r.InputDigest != u.InputDigest:
 		return deny("the inputs are not those review %s approved (approved %s, about to send %s)", r.ID, r.InputDigest, u.InputDigest)
 	case r.Expired(u.Now):
-		c := deny("review %s expired at %s", r.ID, formatTime(r.ExpiresAt))
+		c := deny("review %s expired at %s", r.ID, FormatTime(r.ExpiresAt))
 		c.Expired = true
 		return c
 	case r.BoundKey == u.Key:
 		return ApprovalCheck{Allowed: true, Bound: true, Reason: "already bound to this call"}
 	case r.BoundKey != "":
-		return deny("review %s already authorised another call (%s): an approval authorises one call", r.ID, truncate(r.BoundKey, 200))
+		return deny("review %s already authorised another call (%s): an approval authorises one call", r.ID, Truncate(r.BoundKey, 200))
 	}
 	return ApprovalCheck{Allowed: true, Reason: "approved by " + r.Approver}
 }

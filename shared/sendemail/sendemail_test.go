@@ -22,7 +22,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/recipient"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -253,7 +253,7 @@ func TestThroughDispatcher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reviews := review.NewStore(db, st.Table())
+	reviews := dynamo.NewStore(db, st.Table())
 	d.SetReviews(reviews)
 	// send-email is gated: each call carries the approval of a review of
 	// exactly it, so that what is refused below is refused by the tool.

@@ -46,6 +46,11 @@ type StartResult struct {
 // matches it (and routes away from the tool).
 const ReviewRejected = "REVIEW_REJECTED"
 
+// ReviewUnavailable is the error the review functions report when
+// DynamoDB or STS failed (shared/review's CodeUnavailable): the compiled
+// start and review Tasks retry it, since repeating the request is safe.
+const ReviewUnavailable = "REVIEW_UNAVAILABLE"
+
 // FieldNames returns the JSON member names of a contract struct (Envelope,
 // ReviewTask), in field order. The resolver checks the Task Parameters it
 // builds against them, and the decoders read members by them; the

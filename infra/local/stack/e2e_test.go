@@ -469,8 +469,8 @@ func TestEndToEnd(t *testing.T) {
 		}{
 			"bare-input":         {map[string]any{"recipient": "team@example.com"}, "TOOLGATE_START_INVALID"},
 			"no-proof":           {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}}, "TOOLGATE_START_INVALID"},
-			"another-executions": {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor(other, time.Now())}}, "TOOL_PERMISSION_DENIED"},
-			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:stale", time.Now().Add(-2*time.Minute))}}, "TOOL_PERMISSION_DENIED"},
+			"another-executions": {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor(other, time.Now())}}, "REVIEW_UNAUTHENTICATED"},
+			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:stale", time.Now().Add(-2*time.Minute))}}, "REVIEW_UNAUTHENTICATED"},
 		} {
 			b, _ := json.Marshal(c.input)
 			out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String(name), Input: aws.String(string(b))})

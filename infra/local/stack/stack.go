@@ -23,7 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver/publish"
-	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 // The local stack's fixed names. The stage is "local"; parameter names are
@@ -176,7 +176,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	s.procs = append(s.procs, s.Dynamo)
 	db := local.DynamoDB(s.Dynamo.Endpoint())
-	if err := review.CreateTable(ctx, db, Table); err != nil {
+	if err := dynamo.CreateTable(ctx, db, Table); err != nil {
 		return nil, err
 	}
 	logf("dynalite     %s (table %s)", s.Dynamo.Endpoint(), Table)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -23,7 +24,7 @@ const (
 // Decided stores the review p asks for (a random id when p.ID is empty,
 // one hour when p.TimeoutSeconds is 0, Requester when p names none) and records verdict v on it, with
 // the store's clock. It returns the decided review.
-func Decided(t testing.TB, s *review.Store, p review.Params, v review.Verdict) *review.Review {
+func Decided(t testing.TB, s *dynamo.Store, p review.Params, v review.Verdict) *review.Review {
 	t.Helper()
 	if p.ID == "" {
 		p.ID = review.NewID()
@@ -65,7 +66,7 @@ func Approval(t testing.TB, r *review.Review) json.RawMessage {
 // Approve stores an approved review of exactly the call payload (an
 // envelope) describes — its run, step, tool, toolset and input — and
 // returns the envelope with that approval added.
-func Approve(t testing.TB, s *review.Store, payload json.RawMessage) json.RawMessage {
+func Approve(t testing.TB, s *dynamo.Store, payload json.RawMessage) json.RawMessage {
 	t.Helper()
 	env, err := tool.DecodeEnvelope(payload)
 	if err != nil {

@@ -1,4 +1,4 @@
-package review_test
+package decision_test
 
 import (
 	"bytes"
@@ -17,8 +17,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 )
 
 // Step Functions accepts SendTaskSuccess (the token is spent), but the
@@ -58,8 +61,8 @@ func TestDeliveredApprovalIsNotRecordedAsTaskEnded(t *testing.T) {
 		w.Write(answer)
 	}))
 	defer front.Close()
-	s.svc.SFN = sfn.New(sfn.Options{BaseEndpoint: aws.String(front.URL), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	s.svc.Tasks = stepfunctions.Sender{Client: sfn.New(sfn.Options{BaseEndpoint: aws.String(front.URL), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})}
 
 	res, err := s.decide(t, "alice", r.ID, review.Approve, "ok")
 	if n := len(s.fake.Accepted(r.TaskToken)); n != 1 {
@@ -77,7 +80,7 @@ func TestDeliveredApprovalIsNotRecordedAsTaskEnded(t *testing.T) {
 	}
 }
 
-// review list reads at most review.MaxList (1000) items of a status,
+// review list reads at most dynamo.MaxList (1000) items of a status,
 // oldest first, and only then filters out expired reviews and those whose
 // reviewers do not admit the caller. A thousand older pending reviews of
 // another team (or a thousand expired ones that the TTL has not deleted
@@ -90,7 +93,7 @@ func TestListShowsLiveReviewsBehindOthers(t *testing.T) {
 	s.store = past
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
-	for i := 0; i < review.MaxList; i++ {
+	for i := 0; i < dynamo.MaxList; i++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -114,7 +117,7 @@ func TestListShowsLiveReviewsBehindOthers(t *testing.T) {
 	wg.Wait()
 	s.store = saved
 	live := s.pending(t, func(p *review.Params) { p.Reviewers = []string{"arn:aws:iam::*:user/editor-*"} })
-	out, err := s.do(t, "editor-alice", review.Request{Action: review.ActionList})
+	out, err := s.do(t, "editor-alice", decision.Request{Action: review.ActionList})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,5 +126,5 @@ func TestListShowsLiveReviewsBehindOthers(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("alice's live pending review %s is not listed: the listing stopped at the %d oldest items (expired, or other reviewers')", live.ID, review.MaxList)
+	t.Fatalf("alice's live pending review %s is not listed: the listing stopped at the %d oldest items (expired, or other reviewers')", live.ID, dynamo.MaxList)
 }

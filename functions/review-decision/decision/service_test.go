@@ -1,4 +1,4 @@
-package review_test
+package decision_test
 
 import (
 	"context"
@@ -18,20 +18,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
+	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 )
 
 // stack is a review table on dynalite, the fake Step Functions and the STS
 // stand-in that proves callers (local names, arn:aws:iam::000000000000:user/NAME).
 type stack struct {
-	store   *review.Store
+	store   *dynamo.Store
 	fake    *reviewtest.SFN
-	svc     *review.Service
+	svc     *decision.Service
 	callers *localtest.Callers
 	db      *dynamodb.Client
 }
@@ -57,25 +60,25 @@ func newStack(t *testing.T) *stack {
 	t.Helper()
 	p := localtest.Dynalite(t)
 	db := local.DynamoDB(p.Endpoint())
-	if err := review.CreateTable(context.Background(), db, "toolgate-reviews"); err != nil {
+	if err := dynamo.CreateTable(context.Background(), db, "toolgate-reviews"); err != nil {
 		t.Fatal(err)
 	}
 	// Step Functions is a fake (reviewtest.SFN): no stand-in is available.
 	fake := reviewtest.NewSFN(t)
 	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(fake.URL), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	store := review.NewStore(db, "toolgate-reviews")
+	store := dynamo.NewStore(db, "toolgate-reviews")
 	callers := localtest.StartCallers(t)
 	v, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true}, caller.ProofTable{DB: db, Table: "toolgate-reviews"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &stack{store: store, fake: fake, callers: callers, db: db,
-		svc: &review.Service{Store: store, SFN: client, Callers: v, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
+		svc: &decision.Service{Store: store, Tasks: stepfunctions.Sender{Client: client}, Callers: v, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
 }
 
 // do runs req as the local identity as, with a caller proof bound to it.
-func (s *stack) do(t *testing.T, as string, req review.Request) (any, error) {
+func (s *stack) do(t *testing.T, as string, req decision.Request) (any, error) {
 	t.Helper()
 	b := caller.Binding{Action: caller.ActionList, Target: req.Status}
 	switch req.Action {
@@ -126,7 +129,7 @@ func codeOf(err error) review.Code {
 
 func (s *stack) decide(t *testing.T, as string, id string, v review.Verdict, reason string) (*review.DecideResult, error) {
 	t.Helper()
-	res, err := s.do(t, as, review.Request{Action: review.ActionDecide, ReviewID: id, Decision: v, Reason: reason})
+	res, err := s.do(t, as, decision.Request{Action: review.ActionDecide, ReviewID: id, Decision: v, Reason: reason})
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +246,7 @@ func TestExpiredRefused(t *testing.T) {
 	if n := len(s.fake.Calls("")); n != 0 {
 		t.Fatalf("%d Step Functions calls", n)
 	}
-	list, _ := s.do(t, "alice", review.Request{Action: review.ActionList})
+	list, _ := s.do(t, "alice", decision.Request{Action: review.ActionList})
 	if n := len(list.(*review.ListResult).Reviews); n != 0 {
 		t.Fatalf("an expired review is listed as pending: %d", n)
 	}
@@ -254,21 +257,21 @@ func TestReviewersPattern(t *testing.T) {
 	editors := func(p *review.Params) { p.Reviewers = []string{"arn:aws:iam::*:user/editor-*"} }
 	r := s.pending(t, editors)
 	bob, alice := "ops-bob", "editor-alice"
-	if _, err := s.do(t, bob, review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeForbidden {
+	if _, err := s.do(t, bob, decision.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeForbidden {
 		t.Fatalf("bob approves: %v", err)
 	}
-	if _, err := s.do(t, bob, review.Request{Action: review.ActionShow, ReviewID: r.ID}); codeOf(err) != review.CodeForbidden {
+	if _, err := s.do(t, bob, decision.Request{Action: review.ActionShow, ReviewID: r.ID}); codeOf(err) != review.CodeForbidden {
 		t.Fatalf("bob reads: %v", err)
 	}
-	list, _ := s.do(t, bob, review.Request{Action: review.ActionList})
+	list, _ := s.do(t, bob, decision.Request{Action: review.ActionList})
 	if n := len(list.(*review.ListResult).Reviews); n != 0 {
 		t.Fatalf("bob lists %d reviews", n)
 	}
-	shown, err := s.do(t, alice, review.Request{Action: review.ActionShow, ReviewID: r.ID})
+	shown, err := s.do(t, alice, decision.Request{Action: review.ActionShow, ReviewID: r.ID})
 	if err != nil || string(shown.(review.View).Input) != string(r.Input) {
 		t.Fatalf("alice reads: %+v %v", shown, err)
 	}
-	res, err := s.do(t, alice, review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve})
+	res, err := s.do(t, alice, decision.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,12 +406,12 @@ func TestDecisionProofBindsTheDecision(t *testing.T) {
 		{"other inputs", caller.Binding{Action: caller.ActionDecide, Target: r.ID, Decision: "approve", InputDigest: "sha256:00"}},
 		{"a show", caller.Binding{Action: caller.ActionShow, Target: r.ID}},
 	} {
-		req := review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve, Proof: s.callers.Proof(t, "alice", c.b)}
+		req := decision.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve, Proof: s.callers.Proof(t, "alice", c.b)}
 		if _, _, err := s.svc.Do(context.Background(), req); codeOf(err) != review.CodeUnauthenticated {
 			t.Fatalf("a proof for %s: %v, want %s", c.name, err, review.CodeUnauthenticated)
 		}
 	}
-	if _, _, err := s.svc.Do(context.Background(), review.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeUnauthenticated {
+	if _, _, err := s.svc.Do(context.Background(), decision.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeUnauthenticated {
 		t.Fatalf("no proof: %v", err)
 	}
 	if got, _ := s.store.Get(context.Background(), r.ID); got.Status != review.Pending {
@@ -430,7 +433,7 @@ func TestDecidedReviewOutlivesItsDeadlineButItsApprovalDoesNot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ttl, deadline := out[ledger.AttrExpiresAt], out[review.AttrDeadline]
+	ttl, deadline := out[ledger.AttrExpiresAt], out[dynamo.AttrDeadline]
 	if deadline != r.ExpiresAt.Unix() || ttl < time.Now().Add(ledger.DefaultRetention-time.Hour).Unix() {
 		t.Fatalf("decided review: deadline %d (want %d), TTL %d (want the retention)", deadline, r.ExpiresAt.Unix(), ttl)
 	}
@@ -466,7 +469,7 @@ func TestReviewWithMismatchedDigestIsRefused(t *testing.T) {
 	if _, _, err := s.store.Create(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.do(t, "alice", review.Request{Action: review.ActionShow, ReviewID: r.ID}); codeOf(err) != review.CodeConflict {
+	if _, err := s.do(t, "alice", decision.Request{Action: review.ActionShow, ReviewID: r.ID}); codeOf(err) != review.CodeConflict {
 		t.Fatalf("show: %v, want %s", err, review.CodeConflict)
 	}
 	if _, err := s.decide(t, "alice", r.ID, review.Approve, ""); codeOf(err) != review.CodeConflict {
@@ -482,14 +485,14 @@ func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	for i := range 3 {
 		if _, err := s.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("toolgate-reviews"), Item: map[string]types.AttributeValue{
-			"pk": str("RUN#forged"), "sk": str(fmt.Sprint(i)), "review_id": str(review.NewID()), review.AttrListPK: str("REVIEWS#PENDING"),
-			review.AttrListSK: str(fmt.Sprintf("0000-%d", i)), "tool": str("send-email"), "status": str("PENDING"),
+			"pk": str("RUN#forged"), "sk": str(fmt.Sprint(i)), "review_id": str(review.NewID()), dynamo.AttrListPK: str("REVIEWS#PENDING"),
+			dynamo.AttrListSK: str(fmt.Sprintf("0000-%d", i)), "tool": str("send-email"), "status": str("PENDING"),
 			"expires_at": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())},
 		}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	list, err := s.do(t, "alice", review.Request{Action: review.ActionList})
+	list, err := s.do(t, "alice", decision.Request{Action: review.ActionList})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,10 @@
 package review
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -70,27 +68,6 @@ func FuzzDecodeTask(f *testing.F) {
 	})
 }
 
-// The direct lane's requests are decoded as strictly as the review Task's:
-// members by their exact names, once each, valid UTF-8; a review Task's
-// payload must be valid UTF-8 too. Nothing is read or written for them.
-func TestLaneRequestsAreStrict(t *testing.T) {
-	h := &RequestHandler{Lane: lane.Direct}
-	for name, payload := range map[string]string{
-		"a member in other letter case": `{"action":"request","RUN_ID":"r1"}`,
-		"a member twice":                `{"action":"request","run_id":"r1","run_id":"r2"}`,
-		"the action twice, cased":       `{"action":"request","Action":"status"}`,
-		"not UTF-8":                     "{\"action\":\"status\",\"review_id\":\"rv_\xff\"}",
-	} {
-		_, err := h.Handle(context.Background(), json.RawMessage(payload))
-		if err == nil || !strings.Contains(err.Error(), "TOOL_INPUT_INVALID") {
-			t.Errorf("%s: %v, want TOOL_INPUT_INVALID", name, err)
-		}
-	}
-	if _, err := DecodeTask([]byte("{\"task_token\":\"AQ\xffCE\"}")); err == nil || !strings.Contains(err.Error(), "UTF-8") {
-		t.Errorf("a task token that is not UTF-8: %v", err)
-	}
-}
-
 func FuzzDecodeStart(f *testing.F) {
 	f.Add([]byte(`{"start_proof":"https://sts.us-east-1.amazonaws.com/?Action=GetCallerIdentity","execution_arn":"arn:aws:states:us-east-1:1:execution:m:n","start_time":"2026-12-01T00:00:00.000Z"}`))
 	f.Add([]byte(`{"start_proof":"p","execution_arn":"a","start_time":"x","extra":1}`))
@@ -127,5 +104,12 @@ func TestDecodeStartIsStrict(t *testing.T) {
 		if _, _, err := DecodeStart([]byte(payload)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// A review Task's payload must be valid UTF-8, its task token included.
+func TestDecodeTaskRefusesInvalidUTF8(t *testing.T) {
+	if _, err := DecodeTask([]byte("{\"task_token\":\"AQ\xffCE\"}")); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("a task token that is not UTF-8: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package review
+package dynamo
 
 import (
 	"context"
@@ -16,14 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
 )
 
 // API is the part of the DynamoDB client the review store uses: the same
 // item-level actions as the ledger's, all implemented by dynalite.
 type API = ledger.API
-
-// ErrNotFound is returned for a review that does not exist.
-var ErrNotFound = errors.New("review not found")
 
 // MaxList bounds one listing.
 const MaxList = 1000
@@ -81,7 +79,7 @@ func key(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{ledger.AttrPK: str("REVIEW#" + id), ledger.AttrSK: str(reviewSK)}
 }
 
-func listPK(st Status) string { return "REVIEWS#" + string(st) }
+func listPK(st review.Status) string { return "REVIEWS#" + string(st) }
 
 // The reviews-by-status index (docs/reviews.md) lists reviews without a
 // Scan. Only review items carry its keys, so the index holds nothing else;
@@ -133,7 +131,7 @@ func getN(it map[string]types.AttributeValue, k string) int64 {
 }
 
 func getTime(it map[string]types.AttributeValue, k string) time.Time {
-	t, err := time.Parse(timeFormat, getS(it, k))
+	t, err := time.Parse(review.TimeFormat, getS(it, k))
 	if err != nil {
 		return time.Time{}
 	}
@@ -149,9 +147,9 @@ func newToken() string {
 // Create stores a pending review (one conditional PutItem): CreatedAt is
 // now, ExpiresAt CreatedAt + TimeoutSeconds. When a review with r's id
 // exists already, it is returned with created false; the caller compares.
-func (s *Store) Create(ctx context.Context, r *Review) (created bool, existing *Review, err error) {
+func (s *Store) Create(ctx context.Context, r *review.Review) (created bool, existing *review.Review, err error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
-	r.Status, r.CreatedAt = Pending, now
+	r.Status, r.CreatedAt = review.Pending, now
 	r.ExpiresAt = time.Unix(now.Unix()+int64(r.TimeoutSeconds), 0).UTC()
 	reviewers := make([]types.AttributeValue, 0, len(r.Reviewers))
 	for _, p := range r.Reviewers {
@@ -170,15 +168,15 @@ func (s *Store) Create(ctx context.Context, r *Review) (created bool, existing *
 	item["input_bytes"] = num(int64(len(r.Input)))
 	item["timeout_seconds"] = num(int64(r.TimeoutSeconds))
 	item["requester"] = str(r.Requester)
-	item["status"] = str(string(Pending))
-	item["created_at"] = str(formatTime(now))
+	item["status"] = str(string(review.Pending))
+	item["created_at"] = str(review.FormatTime(now))
 	// deadline is the review's own end (no decision, no use of its
 	// approval after it); expires_at is only the item's TTL: the deadline
 	// while pending, the ledger's retention once decided (Decide).
 	item[AttrDeadline] = num(r.ExpiresAt.Unix())
 	item[ledger.AttrExpiresAt] = num(r.ExpiresAt.Unix())
-	item[AttrListPK] = str(listPK(Pending))
-	item[AttrListSK] = str(formatTime(now) + "#" + r.ID)
+	item[AttrListPK] = str(listPK(review.Pending))
+	item[AttrListSK] = str(review.FormatTime(now) + "#" + r.ID)
 	if r.TaskToken != "" {
 		item["task_token"] = str(r.TaskToken)
 	}
@@ -202,7 +200,7 @@ func (s *Store) Create(ctx context.Context, r *Review) (created bool, existing *
 
 // Get reads a review with a consistent read; ErrNotFound when there is
 // none.
-func (s *Store) Get(ctx context.Context, id string) (*Review, error) {
+func (s *Store) Get(ctx context.Context, id string) (*review.Review, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(id), ConsistentRead: aws.Bool(true),
 	})
@@ -210,13 +208,13 @@ func (s *Store) Get(ctx context.Context, id string) (*Review, error) {
 		return nil, fmt.Errorf("get review %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return nil, fmt.Errorf("review %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("review %s: %w", id, review.ErrNotFound)
 	}
 	return fromItem(out.Item), nil
 }
 
-func fromItem(it map[string]types.AttributeValue) *Review {
-	r := &Review{
+func fromItem(it map[string]types.AttributeValue) *review.Review {
+	r := &review.Review{
 		ID:                   getS(it, "review_id"),
 		RunID:                getS(it, "run_id"),
 		Step:                 getS(it, "step"),
@@ -228,18 +226,18 @@ func fromItem(it map[string]types.AttributeValue) *Review {
 		Requester:            getS(it, "requester"),
 		SelfApprovalRefusals: int(getN(it, "self_approval_refusals")),
 		TimeoutSeconds:       int(getN(it, "timeout_seconds")),
-		Status:               Status(getS(it, "status")),
+		Status:               review.Status(getS(it, "status")),
 		CreatedAt:            getTime(it, "created_at"),
 		ExpiresAt:            time.Unix(deadline(it), 0).UTC(),
 		Approver:             getS(it, "approver"),
 		DecidedAt:            getTime(it, "decided_at"),
 		Reason:               getS(it, "reason"),
-		Delivery:             Delivery(getS(it, "delivery")),
+		Delivery:             review.Delivery(getS(it, "delivery")),
 		DeliveryError:        getS(it, "delivery_error"),
 		DeliveryLeaseUntil:   time.UnixMilli(getN(it, "delivery_lease_until")),
 		BoundKey:             getS(it, "bound_key"),
 		BoundAt:              getTime(it, "bound_at"),
-		decisionToken:        getS(it, "decision_token"),
+		DecisionToken:        getS(it, "decision_token"),
 	}
 	if v, ok := it["authenticated"].(*types.AttributeValueMemberBOOL); ok {
 		r.Authenticated = v.Value
@@ -262,14 +260,14 @@ func fromItem(it map[string]types.AttributeValue) *Review {
 // token is left DELIVERING, its delivery leased to this caller for lease;
 // one without is NO_TASK. It reports applied false, with the review as it
 // now is, when the condition failed (decided meanwhile, or expired).
-func (s *Store) Decide(ctx context.Context, r *Review, v Verdict, approver string, authenticated bool, reason string, lease time.Duration) (applied bool, cur *Review, err error) {
+func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, approver string, authenticated bool, reason string, lease time.Duration) (applied bool, cur *review.Review, err error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	token := newToken()
-	delivery, leaseUntil := NoTask, time.Time{}
+	delivery, leaseUntil := review.NoTask, time.Time{}
 	if r.TaskToken != "" {
-		delivery, leaseUntil = Delivering, now.Add(lease)
+		delivery, leaseUntil = review.Delivering, now.Add(lease)
 	}
-	st := StatusOf(v)
+	st := review.StatusOf(v)
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 key(r.ID),
@@ -281,14 +279,14 @@ func (s *Store) Decide(ctx context.Context, r *Review, v Verdict, approver strin
 			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#deadline": AttrDeadline, "#list_pk": AttrListPK,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pending":  str(string(Pending)),
+			":pending":  str(string(review.Pending)),
 			":now_s":    num(now.Unix()),
 			":keep":     num(now.Add(s.retention).Unix()),
 			":status":   str(string(st)),
 			":list_pk":  str(listPK(st)),
 			":approver": str(approver),
 			":auth":     &types.AttributeValueMemberBOOL{Value: authenticated},
-			":at":       str(formatTime(now)),
+			":at":       str(review.FormatTime(now)),
 			":reason":   str(reason),
 			":delivery": str(string(delivery)),
 			":lease":    num(leaseUntil.UnixMilli()),
@@ -304,14 +302,14 @@ func (s *Store) Decide(ctx context.Context, r *Review, v Verdict, approver strin
 	}
 	// A write applied whose response was lost (and retried by the SDK)
 	// shows our own token.
-	return err == nil || cur.decisionToken == token, cur, nil
+	return err == nil || cur.DecisionToken == token, cur, nil
 }
 
 // ClaimDelivery takes over the delivery of a decision read as r
 // (DELIVERING, its lease expired or released) for lease: one conditional
 // UpdateItem on the lease as read. It reports false when another request
 // holds or took it.
-func (s *Store) ClaimDelivery(ctx context.Context, r *Review, lease time.Duration) (bool, error) {
+func (s *Store) ClaimDelivery(ctx context.Context, r *review.Review, lease time.Duration) (bool, error) {
 	until := s.now().Add(lease)
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
@@ -319,7 +317,7 @@ func (s *Store) ClaimDelivery(ctx context.Context, r *Review, lease time.Duratio
 		ConditionExpression: aws.String("delivery = :delivering AND delivery_lease_until = :old"),
 		UpdateExpression:    aws.String("SET delivery_lease_until = :until"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":delivering": str(string(Delivering)),
+			":delivering": str(string(review.Delivering)),
 			":old":        num(r.DeliveryLeaseUntil.UnixMilli()),
 			":until":      num(until.UnixMilli()),
 		},
@@ -337,18 +335,18 @@ func (s *Store) ClaimDelivery(ctx context.Context, r *Review, lease time.Duratio
 // FinishDelivery records the end of a delivery: DELIVERED, or TASK_ENDED
 // with the Step Functions error name; or, for d == Delivering, releases
 // the lease so that the same decision repeated delivers at once.
-func (s *Store) FinishDelivery(ctx context.Context, r *Review, d Delivery, errName string) error {
+func (s *Store) FinishDelivery(ctx context.Context, r *review.Review, d review.Delivery, errName string) error {
 	vals := map[string]types.AttributeValue{
-		":delivering": str(string(Delivering)),
+		":delivering": str(string(review.Delivering)),
 		":lease":      num(r.DeliveryLeaseUntil.UnixMilli()),
 	}
 	update := "SET delivery_lease_until = :zero"
-	if d == Delivering {
+	if d == review.Delivering {
 		vals[":zero"] = num(0)
 	} else {
 		update = "SET delivery = :d, delivered_at = :at"
 		vals[":d"] = str(string(d))
-		vals[":at"] = str(formatTime(s.now()))
+		vals[":at"] = str(review.FormatTime(s.now()))
 		if errName != "" {
 			update += ", delivery_error = :err"
 			vals[":err"] = str(errName)
@@ -367,7 +365,7 @@ func (s *Store) FinishDelivery(ctx context.Context, r *Review, d Delivery, errNa
 	if err != nil {
 		return fmt.Errorf("finish delivery of review %s: %w", r.ID, err)
 	}
-	if d != Delivering {
+	if d != review.Delivering {
 		r.Delivery, r.DeliveryError = d, errName
 	}
 	return nil
@@ -395,10 +393,10 @@ func bindKey(id string) map[string]types.AttributeValue {
 // r's BoundKey set to the key bound first, when another call bound it; a
 // binding to key itself (a retry, or a write whose answer was lost)
 // counts as bound.
-func (s *Store) Bind(ctx context.Context, r *Review, idemKey string) (bool, *Review, error) {
+func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (bool, *review.Review, error) {
 	now := s.now()
 	item := bindKey(r.ID)
-	item["bound_key"], item["bound_at"] = str(idemKey), str(formatTime(now))
+	item["bound_key"], item["bound_at"] = str(idemKey), str(review.FormatTime(now))
 	item[ledger.AttrExpiresAt] = num(now.Add(s.retention).Unix())
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: item,
@@ -452,8 +450,8 @@ func (s *Store) BoundKey(ctx context.Context, id string) (string, error) {
 // keep, when not nil, selects the reviews to return; only those count
 // toward MaxList, so that older reviews the caller may not see never hide
 // newer ones it may.
-func (s *Store) List(ctx context.Context, st Status, keep func(*Review) bool) ([]*Review, error) {
-	var out []*Review
+func (s *Store) List(ctx context.Context, st review.Status, keep func(*review.Review) bool) ([]*review.Review, error) {
+	var out []*review.Review
 	var start map[string]types.AttributeValue
 	for {
 		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
@@ -518,12 +516,8 @@ const (
 	// StartRetention keeps a start item as long as a review of the
 	// execution can be asked for: a year (an execution's longest life,
 	// tool.MaxReviewTimeout) and a day.
-	StartRetention = time.Duration(MaxTimeout)*time.Second + 24*time.Hour
+	StartRetention = time.Duration(review.MaxTimeout)*time.Second + 24*time.Hour
 )
-
-// ErrStartConflict is returned by RecordStart when the execution's start
-// was recorded with another starter.
-var ErrStartConflict = errors.New("the execution's start was recorded with another starter")
 
 // RecordStart records starter as the starter of executionARN (one
 // conditional PutItem); recording the same starter again is a no-op.
@@ -535,7 +529,7 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR starter = :s"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":s": str(starter)}})
 	if ledger.IsConditionFailed(err) {
-		return ErrStartConflict
+		return review.ErrStartConflict
 	}
 	if err != nil {
 		return fmt.Errorf("put start of %s: %w", executionARN, err)
@@ -552,7 +546,7 @@ func (s *Store) Starter(ctx context.Context, executionARN string) (string, error
 		return "", fmt.Errorf("get start of %s: %w", executionARN, err)
 	}
 	if out.Item == nil {
-		return "", ErrNotFound
+		return "", review.ErrNotFound
 	}
 	return getS(out.Item, "starter"), nil
 }
@@ -583,7 +577,7 @@ var approvalProjection, approvalNames = func() (*string, map[string]string) {
 // GetApproval reads the attributes of a review an approval check needs
 // (ApprovalAttributes), with a consistent read; ErrNotFound when there is
 // none.
-func (s *Store) GetApproval(ctx context.Context, id string) (*Review, error) {
+func (s *Store) GetApproval(ctx context.Context, id string) (*review.Review, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(id), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: approvalProjection, ExpressionAttributeNames: approvalNames,
@@ -592,7 +586,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*Review, error) {
 		return nil, fmt.Errorf("get review %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return nil, fmt.Errorf("review %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("review %s: %w", id, review.ErrNotFound)
 	}
 	return fromItem(out.Item), nil
 }
@@ -601,5 +595,5 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*Review, error) {
 // "REVIEW#<review id>", sk "REVIEW", and review_id the same id.
 func isReviewItem(it map[string]types.AttributeValue) bool {
 	id, ok := strings.CutPrefix(getS(it, ledger.AttrPK), "REVIEW#")
-	return ok && ValidID(id) && getS(it, ledger.AttrSK) == reviewSK && getS(it, "review_id") == id
+	return ok && review.ValidID(id) && getS(it, ledger.AttrSK) == reviewSK && getS(it, "review_id") == id
 }

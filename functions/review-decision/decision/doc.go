@@ -1,0 +1,7 @@
+// Package decision is the review-decision function's logic (docs/reviews.md):
+// Service lists, shows and decides reviews for the callers their reviewer
+// patterns admit and delivers each decision to its review Task once;
+// Handler serves it as a Lambda handler, invoked directly or behind an
+// IAM-authorised Function URL. Every request carries a caller proof
+// (docs/identity.md); every failure is a review.Code.
+package decision

@@ -1,0 +1,330 @@
+package decision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// DefaultDeliveryLease is how long one request owns the delivery of a
+// decision before a repeated decision may take it over: longer than the
+// decision function's timeout.
+const DefaultDeliveryLease = 60 * time.Second
+
+// Request is one call of the decision function, whatever its transport.
+type Request struct {
+	Action   review.Action
+	ReviewID string
+	// Status filters a listing: pending (default), approved or rejected.
+	Status   string
+	Decision review.Verdict
+	Reason   string
+	// Proof is the caller proof (shared/caller), bound to this request:
+	// caller.ActionList with the status filter, caller.ActionShow with the
+	// review id, caller.ActionDecide with the review id, the decision and
+	// the review's input digest.
+	Proof string
+}
+
+// Service is the review-decision function's logic, whatever the
+// transport: list, show and decide, for callers the reviews' reviewer
+// patterns admit.
+type Service struct {
+	Store *dynamo.Store
+	// Tasks delivers decisions to review Tasks (stepfunctions.Sender).
+	Tasks review.TaskDelivery
+	// Callers verifies each request's caller proof.
+	Callers review.Callers
+	// DeliveryLease defaults to DefaultDeliveryLease.
+	DeliveryLease time.Duration
+	Log           *slog.Logger
+}
+
+// verifyCaller checks a request's proof for binding b.
+func (s *Service) verifyCaller(ctx context.Context, proof string, b caller.Binding) (review.Caller, error) {
+	if s.Callers == nil {
+		return review.Caller{}, review.Errorf(review.CodeUnauthenticated, "this function has no caller verifier")
+	}
+	id, err := s.Callers.Verify(ctx, proof, b)
+	if err != nil {
+		return review.Caller{}, review.CallerError(err)
+	}
+	return review.Caller{Principal: id.Principal, Authenticated: true}, nil
+}
+
+// Do verifies the request's caller proof, runs the request for the
+// caller it proves, and returns the caller and the JSON-encodable answer
+// or an *Error. Nothing is read for a caller without a valid proof but the
+// review a decision names (its input digest is part of the binding).
+func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, error) {
+	if s.Log == nil {
+		s.Log = slog.Default()
+	}
+	switch req.Action {
+	case review.ActionList:
+		who, err := s.verifyCaller(ctx, req.Proof, caller.Binding{Action: caller.ActionList, Target: req.Status})
+		if err != nil {
+			return who, nil, err
+		}
+		res, err := s.list(ctx, who, req.Status)
+		return who, res, err
+	case review.ActionShow:
+		who, err := s.verifyCaller(ctx, req.Proof, caller.Binding{Action: caller.ActionShow, Target: req.ReviewID})
+		if err != nil {
+			return who, nil, err
+		}
+		r, err := s.authorized(ctx, who, req.ReviewID)
+		if err != nil {
+			return who, nil, err
+		}
+		if r.BoundKey, err = s.Store.BoundKey(ctx, r.ID); err != nil {
+			return who, nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+		}
+		return who, review.NewView(r, s.Store.Now(), true), nil
+	case review.ActionDecide:
+		return s.decide(ctx, req)
+	}
+	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show or decide", review.Truncate(string(req.Action), 40))
+}
+
+func (s *Service) list(ctx context.Context, caller review.Caller, status string) (*review.ListResult, error) {
+	st := review.Pending
+	switch strings.ToLower(status) {
+	case "", "pending":
+	case "approved":
+		st = review.Approved
+	case "rejected":
+		st = review.Rejected
+	default:
+		return nil, review.Errorf(review.CodeInvalid, "status %q is not pending, approved or rejected", review.Truncate(status, 40))
+	}
+	now := s.Store.Now()
+	reviews, err := s.Store.List(ctx, st, func(r *review.Review) bool {
+		if st == review.Pending && r.Expired(now) {
+			return false // its Task has timed out; the TTL will end it
+		}
+		return review.Authorize(r.Reviewers, caller).Allowed
+	})
+	if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	res := &review.ListResult{Reviews: []review.View{}}
+	for _, r := range reviews {
+		res.Reviews = append(res.Reviews, review.NewView(r, now, false))
+	}
+	return res, nil
+}
+
+// authorized reads a review the caller may see.
+func (s *Service) authorized(ctx context.Context, who review.Caller, id string) (*review.Review, error) {
+	r, err := s.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if a := review.Authorize(r.Reviewers, who); !a.Allowed {
+		return nil, review.Errorf(review.CodeForbidden, "you are not a reviewer of review %s: %s", id, a.Reason)
+	}
+	return r, nil
+}
+
+// get reads a review.
+func (s *Service) get(ctx context.Context, id string) (*review.Review, error) {
+	if !review.ValidID(id) {
+		return nil, review.Errorf(review.CodeInvalid, "%q is not a review id (rv_ and 32 hex digits)", review.Truncate(id, 40))
+	}
+	r, err := s.Store.Get(ctx, id)
+	if errors.Is(err, review.ErrNotFound) {
+		return nil, review.Errorf(review.CodeNotFound, "review %s does not exist (or its time ended long ago)", id)
+	}
+	if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	// What a reviewer is shown is what the digest a decision binds says:
+	// a review whose stored inputs do not digest to its input digest
+	// (written by anything but review-request's own computation) is
+	// refused, never shown or decided.
+	if _, digest, err := tool.InputDigest(r.Input); err != nil || digest != r.InputDigest {
+		s.Log.ErrorContext(ctx, "review inputs do not match their digest", "review_id", r.ID)
+		return nil, review.Errorf(review.CodeConflict, "review %s is refused: its inputs do not match its input digest", r.ID)
+	}
+	return r, nil
+}
+
+func checkReason(v review.Verdict, reason string) error {
+	switch {
+	case !utf8.ValidString(reason):
+		return review.Errorf(review.CodeInvalid, "the reason is not valid UTF-8")
+	case utf8.RuneCountInString(reason) > review.MaxReasonLength:
+		return review.Errorf(review.CodeInvalid, "the reason is over %d characters", review.MaxReasonLength)
+	case strings.ContainsFunc(reason, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f }):
+		return review.Errorf(review.CodeInvalid, "the reason holds control characters")
+	case v == review.Reject && strings.TrimSpace(reason) == "":
+		return review.Errorf(review.CodeInvalid, "a rejection needs a reason")
+	}
+	return nil
+}
+
+func (s *Service) decide(ctx context.Context, req Request) (review.Caller, *review.DecideResult, error) {
+	if req.Decision != review.Approve && req.Decision != review.Reject {
+		return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "decision %q is not approve or reject", review.Truncate(string(req.Decision), 40))
+	}
+	if err := checkReason(req.Decision, req.Reason); err != nil {
+		return review.Caller{}, nil, err
+	}
+	if req.Proof == "" {
+		_, err := s.verifyCaller(ctx, "", caller.Binding{})
+		return review.Caller{}, nil, err
+	}
+	r, err := s.get(ctx, req.ReviewID)
+	if err != nil {
+		return review.Caller{}, nil, err
+	}
+	who, err := s.verifyCaller(ctx, req.Proof, caller.Binding{Action: caller.ActionDecide, Target: r.ID, Decision: string(req.Decision), InputDigest: r.InputDigest})
+	if err != nil {
+		return who, nil, err
+	}
+	res, err := s.decideAs(ctx, who, r, req)
+	return who, res, err
+}
+
+// decideAs records who's decision on r, read before the proof was checked.
+func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.Review, req Request) (*review.DecideResult, error) {
+	if len(caller.Principal) > review.MaxApproverLength || !utf8.ValidString(caller.Principal) ||
+		strings.ContainsFunc(caller.Principal, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
+		return nil, review.Errorf(review.CodeInvalid, "the approver must be 1 to %d characters without whitespace", review.MaxApproverLength)
+	}
+	if a := review.Authorize(r.Reviewers, caller); !a.Allowed {
+		return nil, review.Errorf(review.CodeForbidden, "you are not a reviewer of review %s: %s", r.ID, a.Reason)
+	}
+	if r.Requester != "" && caller.Principal == r.Requester {
+		s.Log.WarnContext(ctx, "review self-approval refused", "review_id", r.ID, "run_id", r.RunID, "principal", caller.Principal,
+			"decision", string(req.Decision))
+		if err := s.Store.NoteSelfApproval(ctx, r.ID); err != nil {
+			s.Log.ErrorContext(ctx, "record self-approval attempt", "review_id", r.ID, "error", err)
+		}
+		return nil, review.Errorf(review.CodeSelfApproval, "you requested review %s, so you cannot decide it: another reviewer must (four eyes)", r.ID)
+	}
+	now := s.Store.Now()
+	if r.Status == review.Pending {
+		if r.Expired(now) {
+			return nil, review.Errorf(review.CodeExpired, "review %s expired at %s (its timeout was %d s): its Task no longer waits and no decision is taken", r.ID, review.FormatTime(r.ExpiresAt), r.TimeoutSeconds)
+		}
+		applied, cur, err := s.Store.Decide(ctx, r, req.Decision, caller.Principal, caller.Authenticated, req.Reason, s.lease())
+		if err != nil {
+			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable; nothing was decided")
+		}
+		if applied {
+			s.Log.InfoContext(ctx, "review decided", "review_id", r.ID, "run_id", r.RunID, "of", r.Of,
+				"decision", string(req.Decision), "approver", caller.Principal, "authenticated", caller.Authenticated)
+			return s.deliver(ctx, cur, true)
+		}
+		r = cur
+		if r.Status == review.Pending { // the condition failed on expiry
+			return nil, review.Errorf(review.CodeExpired, "review %s expired at %s: no decision is taken", r.ID, review.FormatTime(r.ExpiresAt))
+		}
+	}
+	if r.Status != review.StatusOf(req.Decision) {
+		return nil, review.Errorf(review.CodeConflict, "review %s was already %s by %s at %s; a decision cannot be changed",
+			r.ID, strings.ToLower(string(r.Status)), r.Approver, review.FormatTime(r.DecidedAt))
+	}
+	// The same decision again: nothing to record; finish a delivery that
+	// did not complete.
+	return s.deliver(ctx, r, false)
+}
+
+func (s *Service) lease() time.Duration {
+	if s.DeliveryLease > 0 {
+		return s.DeliveryLease
+	}
+	return DefaultDeliveryLease
+}
+
+// deliver sends the decision to the review's Task, once: the request that
+// recorded the decision holds the delivery lease; a repeated decision
+// takes it over only when it has expired or was released after a
+// transient failure.
+func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (*review.DecideResult, error) {
+	res := &review.DecideResult{ReviewID: r.ID, Status: r.Status, Changed: changed, Delivery: r.Delivery, Decision: r.Decision()}
+	verb := strings.ToLower(string(r.Status))
+	already := fmt.Sprintf("review %s was already %s by %s at %s; nothing changed", r.ID, verb, r.Approver, review.FormatTime(r.DecidedAt))
+	switch {
+	case r.TaskToken == "" || r.Delivery == review.NoTask:
+		res.Message = fmt.Sprintf("review %s %s by %s", r.ID, verb, r.Approver)
+		if !changed {
+			res.Message = already
+		}
+		return res, nil
+	case r.Delivery == review.Delivered:
+		res.Message = already + " (Step Functions has the decision)"
+		return res, nil
+	case r.Delivery == review.TaskEnded:
+		return nil, review.Errorf(review.CodeTaskEnded, "review %s is %s, but its Task had already ended (%s): the execution no longer waits for it; nothing is retried", r.ID, verb, r.DeliveryError)
+	}
+	// Delivering.
+	if !changed {
+		if r.DeliveryLeaseUntil.After(s.Store.Now()) {
+			res.Message = already + " (the decision is being delivered to Step Functions)"
+			return res, nil
+		}
+		ok, err := s.Store.ClaimDelivery(ctx, r, s.lease())
+		if err != nil {
+			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+		}
+		if !ok {
+			res.Message = already + " (another request is delivering the decision)"
+			return res, nil
+		}
+	}
+	err := s.Tasks.Deliver(ctx, r.TaskToken, r.Decision())
+	var endedErr *review.TaskEndedError
+	ended := ""
+	if errors.As(err, &endedErr) {
+		ended = endedErr.Name
+	}
+	if ended != "" && !changed {
+		// A repeat after an attempt whose outcome was lost: that attempt may
+		// have delivered the decision and spent the token. Count it as
+		// delivered; if the Task had really timed out, the run has left
+		// the review by its reject edge and no approval will be used.
+		s.Log.WarnContext(ctx, "token no longer accepted on a repeated delivery; an earlier attempt may have delivered", "review_id", r.ID, "sfn_error", ended)
+		if ferr := s.Store.FinishDelivery(ctx, r, review.Delivered, "ambiguous: "+ended+" on a repeated delivery"); ferr != nil {
+			s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+		}
+		res.Delivery = review.Delivered
+		res.Message = already + " (Step Functions no longer accepts the token: an earlier delivery reached it, or its Task has ended)"
+		return res, nil
+	}
+	if ended != "" {
+		s.Log.WarnContext(ctx, "review task ended before its decision", "review_id", r.ID, "sfn_error", ended)
+		if ferr := s.Store.FinishDelivery(ctx, r, review.TaskEnded, ended); ferr != nil {
+			s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+		}
+		return nil, review.Errorf(review.CodeTaskEnded, "review %s is %s, but Step Functions answered %s: the review's Task timed out or its execution ended, so nothing was delivered; this is not retried", r.ID, verb, ended)
+	}
+	if err != nil {
+		s.Log.ErrorContext(ctx, "deliver review decision", "review_id", r.ID, "error", err)
+		if ferr := s.Store.FinishDelivery(ctx, r, review.Delivering, ""); ferr != nil {
+			s.Log.ErrorContext(ctx, "release delivery", "review_id", r.ID, "error", ferr)
+		}
+		return nil, review.Wrap(review.CodeUnavailable, err, "review %s is %s, but Step Functions could not be reached; repeat the same decision to deliver it", r.ID, verb)
+	}
+	if ferr := s.Store.FinishDelivery(ctx, r, review.Delivered, ""); ferr != nil {
+		s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+	}
+	res.Delivery = review.Delivered
+	if changed {
+		res.Message = fmt.Sprintf("review %s %s by %s; Step Functions has the decision", r.ID, verb, r.Approver)
+	} else {
+		res.Message = already + " (the decision was delivered to Step Functions now)"
+	}
+	return res, nil
+}

@@ -1,0 +1,312 @@
+package request
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/reviewer"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// Config is the review-request function's configuration.
+type Config struct {
+	Table   string
+	Lane    lane.Lane // fixed on the local stack only
+	Callers caller.Config
+	Direct  DirectPolicy
+}
+
+// DirectPolicy is the platform's configuration of direct-lane reviews:
+// the requester never chooses who decides.
+type DirectPolicy struct {
+	// Reviewers are the reviewer patterns per tool; a gated tool without
+	// any cannot be called on the direct lane.
+	Reviewers map[string][]string
+	// MaxTimeoutSeconds caps a direct-lane review's timeout.
+	MaxTimeoutSeconds int
+}
+
+// ConfigFromEnv reads the review-request function's configuration.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	cfg := Config{Table: getenv(review.EnvTable), Direct: DirectPolicy{MaxTimeoutSeconds: review.DefaultDirectMaxTimeout}}
+	if cfg.Table == "" {
+		return cfg, fmt.Errorf("%s is not set", review.EnvTable)
+	}
+	var err error
+	if cfg.Lane, err = lane.FromEnv(getenv); err != nil {
+		return cfg, err
+	}
+	if cfg.Callers, err = caller.ConfigFromEnv(getenv); err != nil {
+		return cfg, err
+	}
+	if v := getenv(review.EnvDirectReviewers); v != "" {
+		if err := json.Unmarshal([]byte(v), &cfg.Direct.Reviewers); err != nil {
+			return cfg, fmt.Errorf("%s is not a JSON object from tool to reviewer patterns: %v", review.EnvDirectReviewers, err)
+		}
+		for t, ps := range cfg.Direct.Reviewers {
+			if len(ps) > reviewer.MaxReviewers {
+				return cfg, fmt.Errorf("%s: tool %s has %d reviewers, over %d", review.EnvDirectReviewers, t, len(ps), reviewer.MaxReviewers)
+			}
+			for _, p := range ps {
+				if err := reviewer.CheckPattern(p); err != nil {
+					return cfg, fmt.Errorf("%s: tool %s: %v", review.EnvDirectReviewers, t, err)
+				}
+			}
+		}
+	}
+	if v := getenv(review.EnvDirectMaxTimeout); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > review.MaxTimeout {
+			return cfg, fmt.Errorf("%s=%q is not a whole number of seconds in 1..%d", review.EnvDirectMaxTimeout, v, review.MaxTimeout)
+		}
+		cfg.Direct.MaxTimeoutSeconds = n
+	}
+	return cfg, nil
+}
+
+// Handler is the review-request function. On the sfn lane it
+// stores the pending review a review Task asks for and returns while the
+// Task keeps waiting, and answers a Solution's start Task (Start); on the
+// direct lane it serves LaneRequest, for a verified caller.
+type Handler struct {
+	Store   *dynamo.Store
+	Ledger  *ledger.Store
+	Log     *slog.Logger
+	Callers review.Callers
+	// Lane is fixed on the local stack (one instance per lane); empty: the
+	// invoked alias decides.
+	Lane     lane.Lane
+	Direct   DirectPolicy
+	toolsets ledger.ToolsetCache
+}
+
+// Handle is the Lambda handler. Failures are review codes (review.Edge),
+// as the decision function's: REVIEW_INVALID_REQUEST for a malformed
+// payload, REVIEW_UNAUTHENTICATED for a refused caller proof or start
+// proof, REVIEW_FORBIDDEN for the wrong lane, a run id outside the
+// caller's namespace, or a toolset that is not registered or does not
+// hold the tool, REVIEW_UNAVAILABLE when DynamoDB or STS fails (the
+// compiled Tasks retry it).
+func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	if h.Log == nil {
+		h.Log = slog.Default()
+	}
+	out, err := h.request(ctx, payload)
+	if err != nil {
+		h.Log.WarnContext(ctx, "review request refused", "error", err.Error())
+	}
+	return out, review.Edge(err)
+}
+
+func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	l, err := lane.Of(ctx, h.Lane)
+	if err != nil {
+		return nil, review.Errorf(review.CodeForbidden, "%s", err.Error())
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &probe); err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "review request is not a JSON object")
+	}
+	_, isLane := probe["action"]
+	_, isStart := probe["start_proof"]
+	switch {
+	case l == lane.Direct && isLane:
+		return h.lane(ctx, payload)
+	case l == lane.Direct:
+		return nil, review.Errorf(review.CodeForbidden, "review Tasks and start Tasks come through the %s alias; this is the %s alias", lane.SFN, lane.Direct)
+	case isLane:
+		return nil, review.Errorf(review.CodeForbidden, "direct-lane requests come through the %s alias; this is the %s alias", lane.Direct, lane.SFN)
+	case isStart:
+		return h.start(ctx, payload)
+	}
+	r, err := review.DecodeTask(payload)
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	if lane.IsDirectRunID(r.RunID) {
+		return nil, review.Errorf(review.CodeForbidden, "run id %q is a direct-lane run id; review Tasks run under their execution's ARN", review.Truncate(r.RunID, 80))
+	}
+	// The requester is the execution's proven starter, as its Starter
+	// state recorded it: never the payload's word alone.
+	starter, err := h.Store.Starter(ctx, r.RunID)
+	switch {
+	case errors.Is(err, review.ErrNotFound):
+		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with gated tools starts with its Starter state (start runs with toolgate run)", review.Truncate(r.RunID, 200))
+	case err != nil:
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	case starter != r.Requester:
+		return nil, review.Errorf(review.CodeForbidden, "the review Task names requester %s, but execution %s was started by %s", review.Truncate(r.Requester, 200), review.Truncate(r.RunID, 200), starter)
+	}
+	return h.create(ctx, r)
+}
+
+// start answers a Solution's start Task: it verifies the start proof from
+// the execution input's meta as bound to this execution and signed at most
+// caller.Window before the execution started, and returns the starter.
+func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	c, started, err := review.DecodeStart(payload)
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	if lane.IsDirectRunID(c.ExecutionARN) {
+		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(c.ExecutionARN, 80))
+	}
+	if h.Callers == nil {
+		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
+	}
+	id, err := h.Callers.VerifyAt(ctx, c.StartProof, caller.Binding{Action: caller.ActionStart, Target: c.ExecutionARN}, started)
+	if err != nil {
+		return nil, review.CallerError(fmt.Errorf("the run's start proof: %w", err))
+	}
+	if err := h.Store.RecordStart(ctx, c.ExecutionARN, id.Principal); errors.Is(err, review.ErrStartConflict) {
+		return nil, review.Errorf(review.CodeForbidden, "execution %s was started by someone else", review.Truncate(c.ExecutionARN, 200))
+	} else if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	h.Log.InfoContext(ctx, "run start verified", "execution_arn", c.ExecutionARN, "starter", id.Principal)
+	return json.Marshal(tool.StartResult{Starter: id.Principal})
+}
+
+// create stores r after checking that its toolset is registered and pins
+// its tool.
+func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage, error) {
+	ts, err := h.toolsets.Load(ctx, h.Ledger, r.ToolsetID, h.Log)
+	if err != nil {
+		return nil, toolsetError(err)
+	}
+	if _, ok := ts.Tools[r.Tool]; !ok {
+		return nil, review.Errorf(review.CodeForbidden, "tool %s is not in toolset %s", r.Tool, r.ToolsetID)
+	}
+	created, existing, err := h.Store.Create(ctx, r)
+	if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	if !created {
+		if !existing.SameRequest(r) {
+			return nil, review.Errorf(review.CodeInvalid, "review %s exists with another request for the same task token", r.ID)
+		}
+		r = existing
+	}
+	h.Log.InfoContext(ctx, "review requested", "review_id", r.ID, "run_id", r.RunID, "step", r.Step, "of", r.Of,
+		"tool", r.Tool, "input_digest", r.InputDigest, "requester", r.Requester, "expires_at", review.FormatTime(r.ExpiresAt), "created", created)
+	return json.Marshal(review.RequestResult{ReviewID: r.ID, Status: r.Status, ExpiresAt: review.FormatTime(r.ExpiresAt)})
+}
+
+func (h *Handler) lane(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	// Members by their exact names, once each (Go's decoder alone would
+	// match any letter case and keep the last of duplicates).
+	if !utf8.Valid(payload) {
+		return nil, review.Errorf(review.CodeInvalid, "review request is not valid UTF-8")
+	}
+	members, err := tool.DecodeObject("review request", payload)
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	known := tool.FieldNames(review.LaneRequest{})
+	for k := range members {
+		if !slices.Contains(known, k) {
+			return nil, review.Errorf(review.CodeInvalid, "review request field %s is not part of a direct-lane request", strconv.Quote(review.Truncate(k, 40)))
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	var req review.LaneRequest
+	if err := dec.Decode(&req); err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "review request: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if h.Callers == nil {
+		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
+	}
+	switch req.Action {
+	case review.LaneRequestAction:
+		return h.laneRequest(ctx, req)
+	case review.LaneStatusAction:
+		if !review.ValidID(req.ReviewID) {
+			return nil, review.Errorf(review.CodeInvalid, "%q is not a review id", review.Truncate(req.ReviewID, 40))
+		}
+		who, err := h.Callers.Verify(ctx, req.Proof, caller.Binding{Action: caller.ActionStatus, Target: req.ReviewID})
+		if err != nil {
+			return nil, review.CallerError(err)
+		}
+		r, err := h.Store.Get(ctx, req.ReviewID)
+		if errors.Is(err, review.ErrNotFound) || (err == nil && (r.TaskToken != "" || r.Requester != who.Principal)) {
+			// A review Task's review, or another requester's, is not this
+			// caller's to watch.
+			return nil, review.Errorf(review.CodeInvalid, "there is no direct-lane review %s of yours", req.ReviewID)
+		}
+		if err != nil {
+			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+		}
+		st := review.LaneStatus{ReviewID: r.ID, Status: r.Status, ExpiresAt: review.FormatTime(r.ExpiresAt), Expired: r.Expired(h.Store.Now())}
+		if r.Status != review.Pending {
+			d := r.Decision()
+			st.Decision = &d
+		}
+		return json.Marshal(st)
+	}
+	return nil, review.Errorf(review.CodeInvalid, "review request: action %q is not request or status", review.Truncate(req.Action, 40))
+}
+
+// laneRequest stores a direct-lane review for its verified requester, with
+// the platform's reviewers for the tool.
+func (h *Handler) laneRequest(ctx context.Context, req review.LaneRequest) (json.RawMessage, error) {
+	switch {
+	case req.ReviewID != "":
+		return nil, review.Errorf(review.CodeInvalid, "review request: a new review's id is chosen by the function")
+	case req.Input == nil:
+		return nil, review.Errorf(review.CodeInvalid, "review request: input is missing")
+	case len(req.Reviewers) > 0:
+		return nil, review.Errorf(review.CodeInvalid, "review request: a direct-lane requester does not choose reviewers; the platform names them per tool (%s)", review.EnvDirectReviewers)
+	}
+	_, digest, err := tool.InputDigest(req.Input)
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "review request: %v", err)
+	}
+	who, err := h.Callers.Verify(ctx, req.Proof, review.RequestBinding(req, digest))
+	if err != nil {
+		return nil, review.CallerError(err)
+	}
+	if prefix := lane.DirectRunPrefix(who.ARN); !strings.HasPrefix(req.RunID, prefix) || len(req.RunID) == len(prefix) {
+		return nil, review.Errorf(review.CodeForbidden, "run id %q is not in your direct-lane namespace %s<id>", review.Truncate(req.RunID, 80), prefix)
+	}
+	reviewers := h.Direct.Reviewers[req.Tool]
+	if len(reviewers) == 0 {
+		return nil, review.Errorf(review.CodeForbidden, "the direct lane is closed for %s: the platform names no direct-lane reviewers for it (%s)", review.Truncate(req.Tool, 64), review.EnvDirectReviewers)
+	}
+	if max := h.Direct.MaxTimeoutSeconds; req.TimeoutSeconds > max {
+		return nil, review.Errorf(review.CodeInvalid, "review request: timeout_seconds %d is over the direct lane's %d", req.TimeoutSeconds, max)
+	}
+	r, err := review.New(review.Params{ID: review.NewID(), RunID: req.RunID, Step: req.Step, Of: req.Of, Tool: req.Tool, ToolsetID: req.ToolsetID,
+		Input: req.Input, Reviewers: reviewers, TimeoutSeconds: req.TimeoutSeconds, Requester: who.Principal})
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	return h.create(ctx, r)
+}
+
+// toolsetError maps the toolset cache's tool contract error to a review
+// code: an unregistered or unreadable toolset is CodeForbidden, an
+// unavailable ledger CodeUnavailable.
+func toolsetError(err error) error {
+	te := tool.Classify(err)
+	switch te.Code {
+	case tool.PermissionDenied:
+		return review.Errorf(review.CodeForbidden, "%s", te.Message)
+	case tool.UpstreamUnavailable:
+		return review.Wrap(review.CodeUnavailable, err, "%s", te.Message)
+	}
+	return review.Wrap(review.CodeInternal, err, "internal error")
+}

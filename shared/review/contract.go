@@ -1,0 +1,183 @@
+package review
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/caller"
+)
+
+// ProofHeader carries the caller proof on the decision function's Function
+// URL (docs/identity.md).
+const ProofHeader = "X-Toolgate-Caller-Proof"
+
+// RequestResult is what review-request returns. The review Task ignores
+// it (it waits for the task token); it is for logs and direct calls.
+type RequestResult struct {
+	ReviewID  string `json:"review_id"`
+	Status    Status `json:"status"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// LaneRequest is a request of the direct lane (toolgate invoke of a gated
+// tool), which has no review Task and no task token: "request" stores a
+// pending review of the call and returns its id; "status" reports a
+// direct-lane review's decision (never its inputs) to its requester, which
+// is the approval the call then carries. The invoker never writes or reads
+// review items itself. Each request carries a caller proof bound to it:
+// caller.ActionRequest with the run id, the tool and the input's digest;
+// caller.ActionStatus with the review id.
+type LaneRequest struct {
+	Action    string          `json:"action"`
+	ReviewID  string          `json:"review_id,omitempty"`
+	RunID     string          `json:"run_id,omitempty"`
+	Step      string          `json:"step,omitempty"`
+	Of        string          `json:"of,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	ToolsetID string          `json:"toolset_id,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	// Reviewers must be empty: the platform names the direct lane's
+	// reviewers (DirectPolicy).
+	Reviewers      []string `json:"reviewers,omitempty"`
+	TimeoutSeconds int      `json:"timeout_seconds,omitempty"`
+	Proof          string   `json:"proof,omitempty"`
+}
+
+// Lane actions: the "action" of a LaneRequest.
+const (
+	LaneRequestAction = "request"
+	LaneStatusAction  = "status"
+)
+
+// LaneStatus is the answer to a "status" request.
+type LaneStatus struct {
+	ReviewID  string `json:"review_id"`
+	Status    Status `json:"status"`
+	ExpiresAt string `json:"expires_at"`
+	Expired   bool   `json:"expired"`
+	// Decision is the decision JSON once decided: the call's approval.
+	Decision *Decision `json:"decision,omitempty"`
+}
+
+// RequestBinding is what a direct-lane review request's caller proof is
+// bound to: caller.ActionRequest, the run id, the tool, the input's digest
+// and, as Detail, the JSON array [step, of, toolset_id, timeout_seconds]:
+// every member the requester chooses.
+func RequestBinding(req LaneRequest, inputDigest string) caller.Binding {
+	detail, _ := json.Marshal([]any{req.Step, req.Of, req.ToolsetID, req.TimeoutSeconds})
+	return caller.Binding{Action: caller.ActionRequest, Target: req.RunID, Decision: req.Tool, InputDigest: inputDigest, Detail: string(detail)}
+}
+
+// DirectRequest is a direct invocation of the decision function (the local
+// stack's CLI; on AWS the Function URL is the reviewers' way in): the
+// action and the caller proof bound to it.
+type DirectRequest struct {
+	Action   Action  `json:"action"`
+	ReviewID string  `json:"review_id,omitempty"`
+	Status   string  `json:"status,omitempty"`
+	Decision Verdict `json:"decision,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	Proof    string  `json:"proof,omitempty"`
+}
+
+// DecisionBody is the body of POST /reviews/{id} on the Function URL.
+type DecisionBody struct {
+	Decision Verdict `json:"decision"`
+	Reason   string  `json:"reason,omitempty"`
+}
+
+// ErrorBody is a Function URL error response's body.
+type ErrorBody struct {
+	Error struct {
+		Code    Code   `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Action names what a request of the decision function asks for.
+type Action string
+
+const (
+	ActionList   Action = "list"
+	ActionShow   Action = "show"
+	ActionDecide Action = "decide"
+)
+
+// View is a review as the decision function shows it: never its task
+// token. Listings leave out Input and Reason.
+type View struct {
+	ReviewID      string          `json:"review_id"`
+	Status        Status          `json:"status"`
+	Expired       bool            `json:"expired"`
+	RunID         string          `json:"run_id"`
+	Step          string          `json:"step"`
+	Of            string          `json:"of"`
+	Tool          string          `json:"tool"`
+	ToolsetID     string          `json:"toolset_id"`
+	Reviewers     []string        `json:"reviewers"`
+	InputDigest   string          `json:"input_digest"`
+	Input         json.RawMessage `json:"input,omitempty"`
+	CreatedAt     string          `json:"created_at,omitempty"`
+	ExpiresAt     string          `json:"expires_at"`
+	Approver      string          `json:"approver,omitempty"`
+	Authenticated *bool           `json:"authenticated,omitempty"`
+	DecidedAt     string          `json:"decided_at,omitempty"`
+	Reason        string          `json:"reason,omitempty"`
+	// Lane is "step-functions" (a review Task waits for the decision) or
+	// "direct" (toolgate invoke polls the record).
+	Lane     string   `json:"lane,omitempty"`
+	Delivery Delivery `json:"delivery,omitempty"`
+	// UsedBy is the idempotency key of the call the approval authorised.
+	UsedBy string `json:"used_by,omitempty"`
+	// Requester asked for the review and may not decide it.
+	Requester string `json:"requester,omitempty"`
+	// SelfApprovalRefusals counts the requester's refused attempts to
+	// decide it.
+	SelfApprovalRefusals int `json:"self_approval_refusals,omitempty"`
+}
+
+// NewView is r as a reviewer is shown it at now: full adds the inputs, the
+// reason, the delivery and the lane (show); a listing leaves them out.
+func NewView(r *Review, now time.Time, full bool) View {
+	v := View{
+		ReviewID: r.ID, Status: r.Status, Expired: r.Status == Pending && r.Expired(now), RunID: r.RunID, Step: r.Step,
+		Of: r.Of, Tool: r.Tool, ToolsetID: r.ToolsetID, Reviewers: r.Reviewers, InputDigest: r.InputDigest,
+		ExpiresAt: FormatTime(r.ExpiresAt), Approver: r.Approver, UsedBy: r.BoundKey,
+		Requester: r.Requester, SelfApprovalRefusals: r.SelfApprovalRefusals,
+	}
+	if v.Reviewers == nil {
+		v.Reviewers = []string{}
+	}
+	if !r.CreatedAt.IsZero() {
+		v.CreatedAt = FormatTime(r.CreatedAt)
+	}
+	if r.Status != Pending {
+		auth := r.Authenticated
+		v.Authenticated, v.DecidedAt = &auth, FormatTime(r.DecidedAt)
+	}
+	if full {
+		v.Input, v.Reason, v.Delivery = r.Input, r.Reason, r.Delivery
+		v.Lane = "direct"
+		if r.TaskToken != "" {
+			v.Lane = "step-functions"
+		}
+	}
+	return v
+}
+
+// ListResult is the answer to a listing.
+type ListResult struct {
+	Reviews []View `json:"reviews"`
+}
+
+// DecideResult is the answer to a decision.
+type DecideResult struct {
+	ReviewID string `json:"review_id"`
+	Status   Status `json:"status"`
+	// Changed is false for a repeated identical decision (a no-op).
+	Changed  bool     `json:"changed"`
+	Delivery Delivery `json:"delivery"`
+	// Decision is the decision JSON as recorded.
+	Decision Decision `json:"decision"`
+	Message  string   `json:"message"`
+}
