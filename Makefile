@@ -50,6 +50,7 @@ FUZZ_TARGETS := \
 	./resolver/:FuzzParse \
 	./shared/tool/:FuzzDecodeEnvelope \
 	./shared/toolset/:FuzzToolsetParse \
+	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
 	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/reviewer/:FuzzMatch \
 	./shared/caller/:FuzzVerifyProof \

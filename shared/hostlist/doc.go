@@ -22,11 +22,12 @@
 // # Names
 //
 // Host names compare as lower-case A-labels (RFC 5890, RFC 5891) without a
-// trailing dot. ASCII letters are case-folded; anything else must already be
-// in the form IDNA2008 registers (see the idnaProfile comment in hostlist.go).
-// Labels are letters, digits and hyphens, 1–63 octets, not starting or ending
-// with a hyphen (RFC 1123 §2.1); names are at most 253 octets (RFC 1035
-// §2.3.4). One trailing dot is dropped; more than one is an empty label.
+// trailing dot, checked by package dnsname. ASCII letters are case-folded;
+// anything else must already be in the form IDNA2008 registers (see the
+// idnaProfile comment in hostlist.go). Labels are letters, digits and
+// hyphens, 1–63 octets, not starting or ending with a hyphen (RFC 1123
+// §2.1); names are at most 253 octets (RFC 1035 §2.3.4). One trailing dot is
+// dropped; more than one is an empty label.
 //
 // A name whose last label is numeric (all digits, or 0x plus hex digits) is
 // read as an IPv4 address, as the WHATWG URL Standard and browsers do, and

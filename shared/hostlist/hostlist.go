@@ -11,24 +11,22 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+
+	"github.com/toolgate/toolgate/shared/dnsname"
 )
 
 // idnaProfile converts and checks internationalized names. Registration
 // (RFC 5891 §4: non-transitional, STD3 rules, hyphen, joiner and Bidi checks,
 // DNS lengths) refuses any input that would need UTS #46 mapping—upper-case
 // non-ASCII, full-width forms, U+3002 as a dot, ignorable characters, non-NFC
-// text—instead of silently mapping it. Only ASCII letters are case-folded
-// here. Every name this package accepts is therefore a fixed point of the
-// non-transitional idna.Lookup mapping that net/http applies before dialling,
-// so the form we compare is the form the client connects to. idna.Lookup
-// itself would map, and a mapping that differs from the client's (say
-// strings.ToLower("ẞ") against UTS #46) would let the two disagree.
+// text—instead of silently mapping it. Only ASCII letters are case-folded,
+// by dnsname.Parse. Every name this package accepts is therefore a fixed
+// point of the non-transitional idna.Lookup mapping that net/http applies
+// before dialling, so the form we compare is the form the client connects
+// to. idna.Lookup itself would map, and a mapping that differs from the
+// client's (say strings.ToLower("ẞ") against UTS #46) would let the two
+// disagree.
 var idnaProfile = idna.Registration
-
-const (
-	maxLabel = 63  // RFC 1035 §2.3.4
-	maxName  = 253 // RFC 1035 §2.3.4: 255 octets on the wire, 253 as text without the root dot
-)
 
 // Entry is one parsed allow-list entry. Entries are comparable with ==; two
 // entries are equal exactly when their String forms are.
@@ -123,8 +121,8 @@ func parseWildcardSuffix(s string) (string, error) {
 	if !strings.Contains(name, ".") {
 		return "", errors.New(`a wildcard needs at least two labels after "*.", as in "*.example.com"`)
 	}
-	if len(name)+2 > maxName {
-		return "", fmt.Errorf("no subdomain of a %d-octet name fits in %d octets (RFC 1035)", len(name), maxName)
+	if len(name)+2 > dnsname.MaxName {
+		return "", fmt.Errorf("no subdomain of a %d-octet name fits in %d octets (RFC 1035)", len(name), dnsname.MaxName)
 	}
 	return name, nil
 }
@@ -353,80 +351,16 @@ func endsInNumber(name string) bool {
 }
 
 // parseName turns a host name without trailing dot into a lower-case
-// A-label name, checking RFC 1035 lengths, RFC 1123 characters and, through
-// idnaProfile, the IDNA2008 rules of RFC 5891.
+// A-label name: dnsname.Parse under idnaProfile (RFC 1035 lengths, RFC 1123
+// characters, the IDNA2008 rules of RFC 5891), then no numeric last label,
+// which would be an IPv4 address in a legacy form (see endsInNumber).
 func parseName(name string) (string, error) {
-	for label := range strings.SplitSeq(name, ".") {
-		if label == "" {
-			return "", errors.New("empty label")
-		}
-	}
-	a := asciiLower(name)
-	if !isASCII(a) {
-		var err error
-		if a, err = idnaProfile.ToASCII(a); err != nil {
-			return "", fmt.Errorf("not a valid internationalized name in lower-case nfc form (RFC 5891): %v", err)
-		}
-	}
-	if err := checkLDH(a); err != nil {
-		return "", err
-	}
-	// RFC 5891 §5.4: an A-label must convert to a valid U-label and back to
-	// itself; this also refuses reserved "ab--" labels (RFC 5890 §2.3.1).
-	u, err := idnaProfile.ToUnicode(a)
+	a, err := dnsname.Parse(idnaProfile, name)
 	if err != nil {
-		return "", fmt.Errorf("invalid label (RFC 5890, RFC 5891): %v", err)
-	}
-	if back, err := idnaProfile.ToASCII(u); err != nil || back != a {
-		return "", errors.New("a-label does not round-trip through its u-label (RFC 5891 §5.4)")
+		return "", err
 	}
 	if endsInNumber(a) {
 		return "", errors.New("the last label cannot be numeric")
 	}
 	return a, nil
-}
-
-// checkLDH checks an ASCII name: labels of 1–63 letters, digits and hyphens
-// not starting or ending with a hyphen (RFC 1123 §2.1, RFC 5891 §4.2.3.1),
-// at most 253 octets in all (RFC 1035 §2.3.4).
-func checkLDH(name string) error {
-	if len(name) > maxName {
-		return fmt.Errorf("name is longer than %d octets (RFC 1035)", maxName)
-	}
-	for label := range strings.SplitSeq(name, ".") {
-		switch {
-		case label == "":
-			return errors.New("empty label")
-		case len(label) > maxLabel:
-			return fmt.Errorf("label %q is longer than %d octets (RFC 1035)", label, maxLabel)
-		case label[0] == '-' || label[len(label)-1] == '-':
-			return fmt.Errorf("label %q starts or ends with a hyphen (RFC 1123)", label)
-		}
-		for i := range len(label) {
-			if c := label[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-				return fmt.Errorf("character %q is not allowed in a host name (letters, digits and hyphens only, RFC 1123)", c)
-			}
-		}
-	}
-	return nil
-}
-
-// asciiLower folds ASCII letters only; non-ASCII case is left for
-// idnaProfile to refuse (see there).
-func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if 'A' <= r && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, s)
-}
-
-func isASCII(s string) bool {
-	for i := range len(s) {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }

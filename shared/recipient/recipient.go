@@ -1,6 +1,7 @@
 package recipient
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+
+	"github.com/toolgate/toolgate/shared/dnsname"
 )
 
 // Limits of an addr-spec, with their sources.
@@ -16,9 +19,10 @@ const (
 	MaxLocal = 64
 	// MaxDomain is the longest domain in octets, measured on its A-label
 	// form without a trailing dot (RFC 1035 §2.3.4: 255 octets on the wire).
-	MaxDomain = 253
-	// MaxLabel is the longest domain label in octets (RFC 1035 §2.3.4).
-	MaxLabel = 63
+	MaxDomain = dnsname.MaxName
+	// MaxLabel is the longest domain label in octets, measured on its
+	// A-label form (RFC 1035 §2.3.4).
+	MaxLabel = dnsname.MaxLabel
 )
 
 // specialUse holds the top-level domains whose mail is never delivered on
@@ -38,10 +42,11 @@ var specialUse = map[string]string{
 
 // idnaProfile converts internationalized domains. It is idna.Registration
 // (RFC 5891 §4: non-transitional, STD3 rules, hyphen, joiner and Bidi checks)
-// without its DNS length check, which checkLDH makes with a clearer message.
-// It applies no mapping: input that UTS #46 would map, remove or normalise
-// is an error rather than a silent change. Only ASCII letters are
-// case-folded, before it.
+// without its DNS length check, which dnsname.Parse then makes on the
+// A-label form, so that a long IDN domain gets the length rule
+// (domainRule) rather than an IDNA error. It applies no mapping: input that
+// UTS #46 would map, remove or normalise is an error rather than a silent
+// change. Only ASCII letters are case-folded, by dnsname.Parse.
 var idnaProfile = idna.New(idna.ValidateForRegistration(), idna.VerifyDNSLength(false))
 
 // Address is one valid recipient.
@@ -207,28 +212,9 @@ func parseDomain(d string) (string, string) {
 	case strings.HasPrefix(d, ".") || strings.Contains(d, ".."):
 		return "", "an empty domain label: a leading dot or two dots in a row (RFC 5322 §3.2.3, RFC 1035 §2.3.1)"
 	}
-	a := asciiLower(d)
-	if !isASCII(a) {
-		reg, err := idnaProfile.ToASCII(a)
-		if err != nil {
-			if mapped, lerr := idna.Lookup.ToUnicode(d); lerr == nil && mapped != a {
-				return "", "IDNA mapping (UTS #46) would change the domain: only ASCII case is folded, write the domain as it is registered (RFC 5891 §4)" + detail + "it would give " + quote(mapped)
-			}
-			return "", "not a valid internationalized domain name (RFC 5890, RFC 5891)" + detail + err.Error()
-		}
-		a = reg
-	}
-	if rule := checkLDH(a); rule != "" {
-		return "", rule
-	}
-	// RFC 5891 §5.4: an A-label must convert to a valid U-label and back to
-	// itself; this also refuses reserved "ab--" labels (RFC 5890 §2.3.1).
-	u, err := idnaProfile.ToUnicode(a)
+	a, err := dnsname.Parse(idnaProfile, d)
 	if err != nil {
-		return "", "an invalid label (RFC 5890, RFC 5891)" + detail + err.Error()
-	}
-	if back, err := idnaProfile.ToASCII(u); err != nil || back != a {
-		return "", "an A-label that does not round-trip through its U-label (RFC 5891 §5.4)"
+		return "", domainRule(d, err)
 	}
 	dot := strings.LastIndexByte(a, '.')
 	if dot < 0 {
@@ -244,32 +230,38 @@ func parseDomain(d string) (string, string) {
 	return a, ""
 }
 
-// checkLDH checks an ASCII domain: labels of 1–63 letters, digits and
-// hyphens, not starting or ending with a hyphen (RFC 1123 §2.1, RFC 5891
-// §4.2.3.1), at most 253 octets (RFC 1035 §2.3.4).
-func checkLDH(name string) string {
-	if len(name) > MaxDomain {
-		return fmt.Sprintf("domain is %d octets, over the %d of RFC 1035 §2.3.4", len(name), MaxDomain)
+// domainRule words an error of dnsname.Parse on the domain d as the rule
+// the domain breaks, naming the RFC behind it.
+func domainRule(d string, err error) string {
+	var e *dnsname.Error
+	if !errors.As(err, &e) {
+		return err.Error()
 	}
-	for label := range strings.SplitSeq(name, ".") {
-		switch {
-		case label == "":
-			return "an empty domain label (RFC 1035 §2.3.1)"
-		case len(label) > MaxLabel:
-			return fmt.Sprintf("domain label of %d octets, over the %d of RFC 1035 §2.3.4", len(label), MaxLabel)
-		case label[0] == '-' || label[len(label)-1] == '-':
-			return fmt.Sprintf("domain label %s starts or ends with a hyphen (RFC 1123 §2.1, RFC 5891 §4.2.3.1)", quote(label))
+	switch e.Rule {
+	case dnsname.EmptyLabel:
+		return "an empty domain label (RFC 1035 §2.3.1)"
+	case dnsname.NotRegistrable:
+		if mapped, lerr := idna.Lookup.ToUnicode(d); lerr == nil && mapped != dnsname.LowerASCII(d) {
+			return "IDNA mapping (UTS #46) would change the domain: only ASCII case is folded, write the domain as it is registered (RFC 5891 §4)" + detail + "it would give " + quote(mapped)
 		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-				return fmt.Sprintf("%q in a domain label: only letters, digits and hyphens (RFC 1123 §2.1)", c)
-			}
-		}
+		return "not a valid internationalized domain name (RFC 5890, RFC 5891)" + detail + e.Err.Error()
+	case dnsname.NameTooLong:
+		return fmt.Sprintf("domain is %d octets, over the %d of RFC 1035 §2.3.4", len(e.Name), MaxDomain)
+	case dnsname.LabelTooLong:
+		return fmt.Sprintf("domain label of %d octets, over the %d of RFC 1035 §2.3.4", len(e.Label), MaxLabel)
+	case dnsname.HyphenAtEdge:
+		return fmt.Sprintf("domain label %s starts or ends with a hyphen (RFC 1123 §2.1, RFC 5891 §4.2.3.1)", quote(e.Label))
+	case dnsname.NotLDH:
+		return fmt.Sprintf("%q in a domain label: only letters, digits and hyphens (RFC 1123 §2.1)", e.Char)
+	case dnsname.InvalidALabel:
+		return "an invalid label (RFC 5890, RFC 5891)" + detail + e.Err.Error()
+	case dnsname.NoRoundTrip:
+		return "an A-label that does not round-trip through its U-label (RFC 5891 §5.4)"
 	}
-	return ""
+	return e.Error()
 }
 
+// isASCII reports whether s is 7-bit ASCII, as SES needs a local part to be.
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -277,18 +269,6 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// asciiLower lower-cases ASCII letters only: DNS names compare
-// case-insensitively in ASCII (RFC 4343); anything else is IDNA's business.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // maxQuoted bounds the input shown in errors and reasons.
