@@ -35,23 +35,23 @@ func (d *Dispatcher) SetReviews(r Reviews) { d.reviews = r }
 // When the approval fails only because its time has ended, or its review
 // item is gone (expired reviews leave the table by TTL), a call whose key
 // holds a COMPLETED record of this very call is a replay: approve returns
-// *replay with the recorded result, and nothing runs again. Anything else
-// is refused.
-func (inv *invocation) approve(ctx context.Context) error {
+// the replay of the recorded result, and nothing runs again. Anything else
+// is refused. nil: the call is approved (or needs no approval), go on.
+func (inv *invocation) approve(ctx context.Context) *outcome {
 	if !inv.pinned.ReviewRequired {
 		return nil
 	}
 	d, env := inv.d, inv.env
 	if len(env.Approval) == 0 {
-		return tool.Errorf(tool.PermissionDenied, "%s needs an approved review before it runs, and this call carries no approval", env.Tool)
+		return refused(tool.Errorf(tool.PermissionDenied, "%s needs an approved review before it runs, and this call carries no approval", env.Tool))
 	}
 	var ref tool.ReviewDecision // its review_id; the rest is checked against the stored review
 	if err := json.Unmarshal(env.Approval, &ref); err != nil || !review.ValidID(ref.ReviewID) {
-		return tool.Errorf(tool.PermissionDenied, "the call's approval names no review (a rejected or failed review approves nothing)")
+		return refused(tool.Errorf(tool.PermissionDenied, "the call's approval names no review (a rejected or failed review approves nothing)"))
 	}
 	if d.reviews == nil {
 		d.log.ErrorContext(ctx, "gated tool without a review store", "tool", env.Tool)
-		return tool.Errorf(tool.PermissionDenied, "this function cannot check approvals")
+		return refused(tool.Errorf(tool.PermissionDenied, "this function cannot check approvals"))
 	}
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
@@ -60,7 +60,7 @@ func (inv *invocation) approve(ctx context.Context) error {
 		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "review %s does not exist (or its time has ended)", ref.ReviewID))
 	}
 	if err != nil {
-		return tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable")
+		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable"))
 	}
 	use := review.Use{RunID: env.RunID, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID,
 		InputDigest: inv.digest, Key: env.IdempotencyKey, Now: d.store.Now()}
@@ -69,7 +69,7 @@ func (inv *invocation) approve(ctx context.Context) error {
 		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "%s", check.Reason))
 	}
 	if !check.Allowed {
-		return tool.Errorf(tool.PermissionDenied, "%s", check.Reason)
+		return refused(tool.Errorf(tool.PermissionDenied, "%s", check.Reason))
 	}
 	if check.Bound {
 		inv.reviewID, inv.approver = r.ID, r.Approver
@@ -77,40 +77,40 @@ func (inv *invocation) approve(ctx context.Context) error {
 	}
 	bound, cur, err := d.reviews.Bind(dbCtx, r, env.IdempotencyKey)
 	if err != nil {
-		return tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable")
+		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable"))
 	}
 	if !bound {
 		if check := review.CheckApproval(cur, use); !check.Allowed {
-			return tool.Errorf(tool.PermissionDenied, "%s", check.Reason)
+			return refused(tool.Errorf(tool.PermissionDenied, "%s", check.Reason))
 		}
-		return tool.Errorf(tool.PermissionDenied, "review %s could not be bound to this call", r.ID)
+		return refused(tool.Errorf(tool.PermissionDenied, "review %s could not be bound to this call", r.ID))
 	}
 	d.log.InfoContext(ctx, "approval bound", "review_id", r.ID, "key", env.IdempotencyKey, "approver", r.Approver)
 	inv.reviewID, inv.approver = r.ID, r.Approver
 	return nil
 }
 
-// replayOr returns a *replay when the call's key holds a COMPLETED record
-// of this very call (the same run and seq by the key, and the same step,
-// tool, toolset and input digest), and refusal otherwise. It reads the
-// record with ledger.Store.Touch, which counts the invocation on the call's
-// item and never claims the key.
-func (inv *invocation) replayOr(ctx context.Context, refusal error) error {
+// replayOr returns the replay of the call's recorded result when its key
+// holds a COMPLETED record of this very call (the same run and seq by the
+// key, and the same step, tool, toolset and input digest), and refusal
+// otherwise. It reads the record with ledger.Store.Touch, which counts the
+// invocation on the call's item and never claims the key.
+func (inv *invocation) replayOr(ctx context.Context, refusal error) *outcome {
 	d, env := inv.d, inv.env
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
 	rec, err := d.store.Touch(dbCtx, env.IdempotencyKey)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return refusal
+		return refused(refusal)
 	}
 	if err != nil {
-		return tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
+		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 	}
 	inv.claimRequested = true // the item counted this invocation
 	inv.attempt = rec.Attempts
 	this := &ledger.Record{RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, InputDigest: inv.digest}
 	if rec.State != ledger.Completed || !rec.SameCall(this) { // the key names the run and seq
-		return refusal
+		return refused(refusal)
 	}
-	return &replay{result: rec.Result}
+	return replayed(rec.Result)
 }

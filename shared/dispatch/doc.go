@@ -1,11 +1,21 @@
 // Package dispatch is the governed dispatcher every tool Lambda runs its
-// tool through. Per invocation it decodes the envelope strictly, loads the
-// run's pinned toolset (checked again on every load), validates the input
-// against the pinned schema, checks a gated tool's approval before the
-// key is claimed, claims the call's item, enforces the attempt cap, runs
-// the tool under the Lambda deadline, checks the output, and finishes the
-// record with the ToolInvocation row: the tool contract and the pinned
-// toolsets and policies of docs/design.md.
+// tool through: the tool contract and the pinned toolsets and policies of
+// docs/design.md. Dispatcher.Invoke reads as its phases, one file each:
+//
+//   - admit (dispatch.go, lane.go): decode the envelope strictly and check
+//     the caller's lane; a call that fails either writes nothing.
+//   - load and validate (input.go): the run's pinned toolset (checked again
+//     on every load) and the input against its pinned schema, digested once
+//     in its RFC 8785 form.
+//   - approve (approval.go): a gated tool's approval, before the key is
+//     claimed.
+//   - claim (claim.go): the call's idempotency record, with the attempt cap
+//     and the at_most_once rule.
+//   - execute (execute.go): the tool under the Lambda deadline and its
+//     lease, and its output against the pinned schema and the inline limit.
+//   - record (record.go): every phase after admit ends in an outcome, which
+//     record writes to the ledger (a row of its own, or the claimed
+//     record's finish with the attempt's row) and the log, in one place.
 //
 // docs/ledger.md walks through the record states and the DynamoDB
 // requests each outcome costs.

@@ -1,0 +1,124 @@
+package dispatch
+
+import (
+	"context"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// claim takes the idempotency record for this attempt (nil: the claim is
+// held, go on), or ends the invocation: with the recorded result of a
+// completed call, a refusal, or the UNKNOWN verdict on an at_most_once
+// call whose earlier attempt may have run (docs/ledger.md).
+func (inv *invocation) claim(ctx context.Context) *outcome {
+	d, env := inv.d, inv.env
+	now := d.store.Now()
+	if err := ctx.Err(); err != nil {
+		return refused(tool.Errorf(tool.UpstreamUnavailable, "the call was cancelled before it started"))
+	}
+	if dl, ok := ctx.Deadline(); ok && dl.Sub(now) <= d.cfg.DeadlineMargin {
+		// Too little time to run the tool and record its outcome: refuse
+		// before the claim, so that nothing is left in doubt.
+		return refused(tool.Errorf(tool.Timeout, "too little time is left before the function's deadline to run the tool"))
+	}
+	rec := &ledger.Record{
+		Key: env.IdempotencyKey, RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool,
+		ToolsetID: env.ToolsetID, InputDigest: inv.digest, LeaseUntil: now.Add(d.cfg.Lease), StartedAt: inv.started,
+	}
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	claimed, old, err := d.store.Claim(dbCtx, rec)
+	if err != nil {
+		return inv.claimFailed(ctx, rec, err)
+	}
+	inv.claimRequested = true
+	if claimed {
+		inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, 1, rec.LeaseUntil, rec.Token
+		return nil
+	}
+	inv.attempt = old.Attempts
+	if !old.SameCall(rec) {
+		return refused(tool.Errorf(tool.InputInvalid, "idempotency key reused with a different call"))
+	}
+	switch {
+	case old.State == ledger.Completed:
+		return replayed(old.Result)
+	case old.State == ledger.InProgress && old.LeaseUntil.After(now):
+		return refused(tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
+	case old.State == ledger.Failed:
+		return inv.reclaim(dbCtx, old, now)
+	}
+	// IN_PROGRESS with an expired lease, or UNKNOWN: the effect may have
+	// happened.
+	if inv.pinned.Policy == catalog.AtMostOnce && !env.TolerateDuplicates {
+		te := tool.Errorf(tool.RetryRequiresIdempotency, "an earlier attempt with this key may have run %s, which must run at most once; reconcile it by hand", env.Tool)
+		if old.State != ledger.Unknown {
+			if _, err := d.store.MarkUnknown(dbCtx, old, string(tool.RetryRequiresIdempotency)); err != nil {
+				d.log.ErrorContext(ctx, "mark record unknown", "key", env.IdempotencyKey, "error", err)
+			}
+		}
+		return &outcome{write: writeRow, status: ledger.UnknownRow, err: te}
+	}
+	return inv.reclaim(dbCtx, old, now)
+}
+
+// reclaim takes over a record whose attempt failed, or whose outcome is
+// unknown for a call that may run again (nil: the claim is held).
+func (inv *invocation) reclaim(dbCtx context.Context, old *ledger.Record, now time.Time) *outcome {
+	d := inv.d
+	if old.Attempts >= tool.MaxAttempts {
+		return refused(tool.Errorf(tool.PermanentFailure, "%d attempts were already made with this idempotency key, the most allowed", old.Attempts))
+	}
+	lease := now.Add(d.cfg.Lease)
+	ok, err := d.store.Reclaim(dbCtx, old, lease)
+	if err != nil {
+		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
+	}
+	if !ok {
+		return refused(tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
+	}
+	inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, old.Attempts, lease, old.Token
+	return nil
+}
+
+// claimFailed ends an invocation whose claim request failed. DynamoDB may
+// have applied it all the same (its response lost, or the ledger's deadline
+// reached while it was in flight): an at_most_once key would then read as
+// a claim whose lease ran out, and be refused for ever although the tool
+// never ran. So the claim is released if it is ours (the record FAILED, the
+// attempt's entry REFUSED, written by the release itself), and otherwise
+// the REFUSED row is written as a row of its own, marked as possibly
+// counted on the call's item.
+func (inv *invocation) claimFailed(ctx context.Context, rec *ledger.Record, err error) *outcome {
+	d := inv.d
+	te := tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable")
+	inv.claimRequested = true
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	r := inv.newRow(ledger.Refused, te, nil)
+	r.Attempt = 1
+	released, rerr := d.store.Release(dbCtx, rec.Key, rec.Token, string(te.Code), r)
+	if rerr != nil || !released {
+		return refused(te)
+	}
+	inv.attempt = 1
+	return &outcome{write: writeDone, status: ledger.Refused, err: te, row: r}
+}
+
+// ledgerTimeout bounds one ledger request, so that a hung DynamoDB still
+// lets the function answer with a contract code before its deadline.
+const ledgerTimeout = 5 * time.Second
+
+// ledgerContext is the context of ledger requests: not cancelled with the
+// caller's (a record claimed must be finished and its row written), and
+// bounded by ledgerTimeout and by the function's deadline less 200 ms.
+func (d *Dispatcher) ledgerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	bound := time.Now().Add(ledgerTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-200*time.Millisecond).Before(bound) {
+		bound = dl.Add(-200 * time.Millisecond)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), bound)
+}

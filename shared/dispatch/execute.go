@@ -1,0 +1,98 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// execute runs the tool with the claim held, and checks its result
+// against the pinned output schema and the inline limit.
+func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outcome {
+	d, env := inv.d, inv.env
+	// The tool must be done before the Lambda deadline (less the margin to
+	// record its outcome) and before its claim's lease ends, after which
+	// another attempt may take the key over.
+	deadline := inv.leaseUntil.Add(-min(d.cfg.DeadlineMargin, d.cfg.Lease/10))
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-d.cfg.DeadlineMargin).Before(deadline) {
+		deadline = dl.Add(-d.cfg.DeadlineMargin)
+	}
+	runCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	type result struct {
+		out json.RawMessage
+		err error
+	}
+	done := make(chan result, 1)
+	inv.running = true
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				d.log.ErrorContext(ctx, "tool panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				done <- result{err: &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: true}}
+			}
+		}()
+		out, err := d.run(runCtx, &tool.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt})
+		done <- result{out, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-runCtx.Done():
+		// A result that arrives within a short grace is still known; a tool
+		// that ignores its context is not waited for longer: its outcome is
+		// unknown, and the function must answer before its deadline.
+		grace := time.NewTimer(min(d.cfg.DeadlineMargin/2, d.cfg.Lease/20, time.Second)) // ends before the lease
+		select {
+		case res = <-done:
+		case <-grace.C:
+			res.err = tool.Errorf(tool.Timeout, "the tool did not finish within its deadline").Applied()
+		}
+		grace.Stop()
+	}
+	inv.running = false
+	if res.err != nil {
+		te := tool.Classify(res.err)
+		var typed *tool.Error
+		if !errors.As(res.err, &typed) && !inv.pinned.Idempotent {
+			// A failure the tool did not classify may have come after its
+			// effect: for a tool that must not run twice, assume it did.
+			te.MaybeApplied = true
+		}
+		return inv.failed(te)
+	}
+	if err := inv.checkOutput(res.out); err != nil {
+		te := tool.Classify(err)
+		// The tool returned success, so its effect happened: for a tool that
+		// must not run twice, the outcome is in doubt, not failed.
+		te.MaybeApplied = te.MaybeApplied || !inv.pinned.Idempotent
+		return inv.failed(te)
+	}
+	return succeeded(res.out)
+}
+
+// checkOutput validates the result against the pinned output schema and
+// the inline limit.
+func (inv *invocation) checkOutput(out json.RawMessage) error {
+	if len(out) > inv.d.cfg.InlineLimit {
+		return tool.Errorf(tool.OutputInvalid, "the result is %d bytes, over the %d-byte inline limit: Step Functions limits a whole execution's state to 256 KiB and every step's result accumulates in it, so select fewer fields", len(out), inv.d.cfg.InlineLimit)
+	}
+	s, err := schema.Compile(inv.pinned.OutputSchema)
+	if err != nil {
+		return tool.Wrap(tool.Internal, err, "the pinned output schema does not compile")
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		return tool.Wrap(tool.OutputInvalid, err, "the result is not JSON")
+	}
+	if err := s.Validate(v); err != nil {
+		return tool.Errorf(tool.OutputInvalid, "the result does not match the pinned output schema: %s", redactedProblems("output", err))
+	}
+	return nil
+}

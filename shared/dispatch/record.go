@@ -1,0 +1,156 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// write names the one ledger write that records an invocation's outcome
+// (docs/ledger.md).
+type write int
+
+const (
+	// writeRow: the invocation holds no claim, and its row is an item of
+	// its own (PutRow): a refusal, or the UNKNOWN verdict on another
+	// attempt's record.
+	writeRow write = iota
+	// writeFinish: the invocation holds the claim; one conditional
+	// UpdateItem records the record's state and the attempt's row
+	// (ledger.Store.Finish).
+	writeFinish
+	// writeNone: a replay of a completed call; the request that read the
+	// record counted the invocation on the call's item, and nothing more
+	// is written.
+	writeNone
+	// writeDone: the row was written with the release of a claim whose
+	// request failed (claimFailed); only the log line is left.
+	writeDone
+)
+
+// outcome is how an invocation ends: the answer its caller gets and what
+// the ledger records. Every phase after the lane check either goes on or
+// returns one; record writes it, in one place.
+type outcome struct {
+	write  write
+	status ledger.Status // the row's status
+	state  ledger.State  // the record's state (writeFinish)
+	// result is the tool's result (a success) or the recorded one (a
+	// replay).
+	result json.RawMessage
+	err    *tool.Error
+	row    *ledger.Row // the row already written (writeDone)
+}
+
+// refused is the outcome of an invocation refused before it held a claim.
+func refused(err error) *outcome {
+	return &outcome{write: writeRow, status: ledger.Refused, err: tool.Classify(err)}
+}
+
+// replayed is the outcome of a call whose key holds its completed record.
+func replayed(result json.RawMessage) *outcome {
+	return &outcome{write: writeNone, result: result}
+}
+
+// succeeded is the outcome of a claimed attempt whose result passed.
+func succeeded(out json.RawMessage) *outcome {
+	return &outcome{write: writeFinish, state: ledger.Completed, status: ledger.Succeeded, result: out}
+}
+
+// failed is the outcome of a failure at any point: with the claim held,
+// the record ends FAILED, or UNKNOWN when the effect may have happened;
+// without it, the invocation is refused.
+func (inv *invocation) failed(err error) *outcome {
+	te := tool.Classify(err)
+	switch {
+	case !inv.claimed:
+		return refused(te)
+	case te.MaybeApplied:
+		return &outcome{write: writeFinish, state: ledger.Unknown, status: ledger.UnknownRow, err: te}
+	}
+	return &outcome{write: writeFinish, state: ledger.Failed, status: ledger.FailedStatus, err: te}
+}
+
+// record writes o to the ledger and the function's log, and returns the
+// caller's answer: the result, or the *tool.Error. No outcome leaves the
+// ledger: when the claimed record cannot be finished, the row is written
+// as an item of its own.
+func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage, error) {
+	d, key := inv.d, inv.env.IdempotencyKey
+	switch o.write {
+	case writeNone:
+		inv.log(ctx, &ledger.Row{Status: ledger.Deduplicated, DurationMS: d.store.Now().Sub(inv.started).Milliseconds()})
+	case writeDone:
+		inv.log(ctx, o.row)
+	case writeRow:
+		r := inv.newRow(o.status, o.err, nil)
+		dbCtx, cancel := d.ledgerContext(ctx)
+		defer cancel()
+		if err := d.store.PutRow(dbCtx, r); err != nil {
+			d.log.ErrorContext(ctx, "ledger row lost", "key", key, "status", r.Status, "error", err)
+		}
+		inv.log(ctx, r)
+	case writeFinish:
+		out := o.result
+		r := inv.newRow(o.status, o.err, out)
+		dbCtx, cancel := d.ledgerContext(ctx)
+		defer cancel()
+		owned, err := d.store.Finish(dbCtx, key, inv.token, o.state, out, r)
+		switch {
+		case err != nil:
+			d.log.ErrorContext(ctx, "finish record", "key", key, "error", err)
+			if err := d.store.PutRow(dbCtx, r); err != nil {
+				d.log.ErrorContext(ctx, "ledger row lost", "key", key, "status", r.Status, "error", err)
+			}
+		case !owned:
+			// The row is on the attempt's own entry; the record is another's.
+			d.log.WarnContext(ctx, "claim lost before the record was finished", "key", key, "attempt", inv.attempt)
+		}
+		inv.log(ctx, r)
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	return o.result, nil
+}
+
+// newRow is the invocation's ToolInvocation row.
+func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.RawMessage) *ledger.Row {
+	d, env := inv.d, inv.env
+	ended := d.store.Now()
+	r := &ledger.Row{
+		RunID: env.RunID, Seq: env.Seq, Attempt: inv.attempt, Step: env.Step, Tool: env.Tool,
+		ToolsetID: env.ToolsetID, IdempotencyKey: env.IdempotencyKey, Status: status,
+		StartedAt: inv.started, EndedAt: ended, DurationMS: ended.Sub(inv.started).Milliseconds(),
+		InputDigest: inv.digest, InputBytes: inv.inBytes, MemoryMB: d.cfg.MemoryMB,
+		AfterClaimRequest: inv.claimRequested && !inv.claimed,
+		ReviewID:          inv.reviewID, Approver: inv.approver,
+	}
+	if out != nil {
+		sum := sha256.Sum256(out)
+		r.OutputDigest, r.OutputBytes = "sha256:"+hex.EncodeToString(sum[:]), len(out)
+	}
+	if te != nil {
+		r.ErrorCode, r.Retryable = string(te.Code), te.Retryable()
+	}
+	return r
+}
+
+// log writes the invocation's one "tool invocation" line from its row (a
+// replay's writes none: its status and duration only); the UNKNOWN line
+// is what the infrastructure's alarm filters on.
+func (inv *invocation) log(ctx context.Context, r *ledger.Row) {
+	env := inv.env
+	level := slog.LevelInfo
+	if r.ErrorCode != "" {
+		level = slog.LevelWarn
+	}
+	inv.d.log.Log(ctx, level, tool.LogInvocation, tool.LogFieldStatus, string(r.Status), tool.LogFieldTool, env.Tool,
+		tool.LogFieldRunID, env.RunID, tool.LogFieldSeq, env.Seq, tool.LogFieldAttempt, inv.attempt,
+		tool.LogFieldErrorCode, r.ErrorCode, tool.LogFieldDurationMS, r.DurationMS)
+}
