@@ -1,18 +1,20 @@
 // Package coldstart is what every function's main does before it serves
 // (STYLE: configuration is parsed and validated at cold start; a bad value
 // stops the function with one clear log line): a JSON logger on stdout, the
-// standard AWS configuration (so AWS_ENDPOINT_URL_<SERVICE> points a client
-// at a local stand-in), and exit status 1 with one log line for anything it
-// cannot run with.
+// AWS configuration from the environment the Lambda runtime sets (and
+// AWS_ENDPOINT_URL_<SERVICE>, which points a client at a local stand-in),
+// and exit status 1 with one log line for anything it cannot run with.
 package coldstart
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
 // Logger returns the JSON logger functions write to stdout (CloudWatch Logs
@@ -28,8 +30,62 @@ func Must[T any](log *slog.Logger, what string, v T, err error) T {
 	return v
 }
 
-// AWSConfig loads the standard AWS configuration, or stops the function.
+// Environment variables AWSConfig reads: the ones the Lambda runtime sets
+// for every function (AWS Lambda Developer Guide, "Defined runtime
+// environment variables"), and the SDKs' endpoint variables (AWS SDKs and
+// Tools Reference Guide, "Service-specific endpoints").
+const (
+	EnvRegion          = "AWS_REGION"
+	EnvAccessKeyID     = "AWS_ACCESS_KEY_ID"
+	EnvSecretAccessKey = "AWS_SECRET_ACCESS_KEY"
+	EnvSessionToken    = "AWS_SESSION_TOKEN"
+	// EnvEndpointURL is every service's endpoint; EnvEndpointURL + "_" +
+	// the service's SDK id (upper case, spaces as underscores: DYNAMODB,
+	// SESV2, SFN, SSM) is one service's, and comes first.
+	EnvEndpointURL = "AWS_ENDPOINT_URL"
+)
+
+// AWSConfig returns the function's AWS configuration (LambdaConfig of
+// os.Getenv), or stops the function.
 func AWSConfig(log *slog.Logger) aws.Config {
-	cfg, err := config.LoadDefaultConfig(context.Background())
+	cfg, err := LambdaConfig(os.Getenv)
 	return Must(log, "load AWS configuration", cfg, err)
+}
+
+// LambdaConfig is the AWS configuration of a Lambda function, read from
+// nothing but the environment: the region (EnvRegion), the execution
+// role's temporary credentials (EnvAccessKeyID, EnvSecretAccessKey,
+// EnvSessionToken) and the endpoint variables (EnvEndpointURL and its
+// per-service forms). A function never reads shared config files, SSO,
+// IMDS or assume-role providers; config.LoadDefaultConfig would link them
+// all into every bootstrap (about 1.6 MB each, docs/performance.md). It
+// returns an error naming the variable when the region or a key is
+// missing.
+func LambdaConfig(getenv func(string) string) (aws.Config, error) {
+	for _, name := range []string{EnvRegion, EnvAccessKeyID, EnvSecretAccessKey} {
+		if getenv(name) == "" {
+			return aws.Config{}, fmt.Errorf("%s is not set (the Lambda runtime sets it)", name)
+		}
+	}
+	cfg := aws.Config{
+		Region: getenv(EnvRegion),
+		Credentials: aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(
+			getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey), getenv(EnvSessionToken))),
+		ConfigSources: []any{endpoints(getenv)},
+	}
+	if v := getenv(EnvEndpointURL); v != "" {
+		cfg.BaseEndpoint = aws.String(v)
+	}
+	return cfg, nil
+}
+
+// endpoints is a configuration source of per-service endpoints: each
+// service client asks it (GetServiceBaseEndpoint, with the service's SDK
+// id) before it falls back to BaseEndpoint.
+type endpoints func(string) string
+
+// GetServiceBaseEndpoint returns EnvEndpointURL_<SDK id> when it is set.
+func (getenv endpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	v := getenv(EnvEndpointURL + "_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_")))
+	return v, v != "", nil
 }
