@@ -2,7 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/shared/recipient"
 )
@@ -11,19 +12,29 @@ import (
 // and ExitMisuse.
 const ExitInvalid = 3
 
-// checkRecipient is `toolgate check-recipient [--allow ENTRY]... ADDRESS`:
-// the send-email tool's recipient decision, the same code, as a dry run.
-func checkRecipient(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("check-recipient", stderr)
-	var allow stringList
-	fs.Var(&allow, "allow", "an allow-list entry: a full address or @domain (repeatable)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
+// newCheckRecipientCmd is `toolgate check-recipient [--allow ENTRY]...
+// ADDRESS`: the send-email tool's recipient decision, the same code, as a
+// dry run.
+func newCheckRecipientCmd() *cobra.Command {
+	var allow []string
+	cmd := &cobra.Command{
+		Use:   "check-recipient [--allow ENTRY]... ADDRESS",
+		Short: "send-email's recipient decision: allow (0), refuse (1), invalid (3)",
+		Long: `Prints the send-email tool's decision on a recipient address, with the
+same code as the Lambda: allow (exit 0), refuse: REASON (exit 1) or
+invalid: REASON (exit 3).`,
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			return exit(checkRecipient(cmd, pos, allow))
+		},
 	}
+	cmd.Flags().StringArrayVar(&allow, "allow", nil, "an allow-list `ENTRY`: a full address or @domain (repeatable)")
+	return cmd
+}
+
+func checkRecipient(cmd *cobra.Command, pos, allow []string) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: toolgate check-recipient [--allow ENTRY]... ADDRESS")
-		return ExitMisuse
+		return misuse(cmd, "name one address")
 	}
 	list, err := recipient.ParseList(allow)
 	if err != nil {

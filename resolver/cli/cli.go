@@ -3,95 +3,127 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/resolver"
 )
 
-// Exit codes.
+// Exit codes of every command. check-recipient has one more, ExitInvalid.
 const (
-	ExitOK     = 0
+	// ExitOK is success; warnings are allowed.
+	ExitOK = 0
+	// ExitErrors is an input with errors, or a refusal or failure.
 	ExitErrors = 1
+	// ExitMisuse is a command line the CLI cannot run: an unknown command
+	// or flag, a missing argument, an unreadable file.
 	ExitMisuse = 2
 )
 
-const usage = `usage: toolgate <command> [arguments]
+// rootLong is the help of toolgate itself.
+const rootLong = `toolgate checks and compiles Solutions, publishes and runs them, registers
+toolsets, reads a run's ledger rows, calls tool functions directly and
+decides the reviews of gated calls.
 
-commands:
-  check [--format text|json] [--summary] FILE...   check Solutions; exit 1 on any error
-  compile FILE -o DIR                              write DIR/<solution>.asl.json, .toolset.json and .json
-  publish FILE [--endpoint URL] [--stage NAME] [--params FILE]   check the toolset is registered, create or update toolgate-<solution>, publish a version
-  run SOLUTION --input FILE.json [--name N] [--wait]          start an execution (and follow it)
-  toolset FILE                                     print the toolset id a Solution pins
-  toolset register [--endpoint URL] [--table T] FILE|DIR... | --tool TOOL   register toolsets (the deployment's operator, with the deploy role)
-  ledger [--json] [--cost [--prices FILE] [--sfn-endpoint URL]] [--endpoint URL] [--table T] RUN_ID   print a run's ToolInvocation rows, or its estimated cost
-  check-url [--allow ENTRY]... [--allow-address CIDR]... [--resolve HOST=IP[,IP]]... URL   the fetch tool's decision: allow (0), refuse (1)
-  check-recipient [--allow ENTRY]... ADDRESS       send-email's recipient decision: allow (0), refuse (1), invalid (3)
-  invoke TOOL --input FILE.json [--endpoint URL] [--toolset ID | --fetch-host ENTRY...]   call one tool function directly
-  review list | show ID | approve ID [--reason TEXT] | reject ID --reason TEXT (--url URL | --endpoint URL --as NAME)   reviews of gated calls
-`
+Exit codes: 0 success (warnings allowed); 1 the input has errors, or the
+command was refused or failed; 2 misuse (unknown command or flag, missing
+argument, unreadable file); 3 check-recipient's invalid address.`
 
 // Run runs one command line (args without the program name) and returns the
-// exit code.
+// exit code. Help (help, -h, --help) goes to stdout; what a command says
+// about a misuse, a refusal or a failure goes to stderr.
 func Run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return ExitMisuse
-	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "check":
-		return check(rest, stdout, stderr)
-	case "compile":
-		return compile(rest, stdout, stderr)
-	case "toolset":
-		return toolsetCmd(rest, stdout, stderr)
-	case "ledger":
-		return ledgerCmd(rest, stdout, stderr)
-	case "invoke":
-		return invokeCmd(rest, stdout, stderr)
-	case "review":
-		return reviewCmd(rest, stdout, stderr)
-	case "check-recipient":
-		return checkRecipient(rest, stdout, stderr)
-	case "check-url":
-		return checkURL(rest, stdout, stderr)
-	case "publish":
-		return publishCmd(rest, stdout, stderr)
-	case "run":
-		return runCmd(rest, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	root := newRoot()
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetArgs(goFlagSpelling(root, args)) // never nil: cobra would read os.Args
+	cmd, err := root.ExecuteC()
+	var code exitCode
+	switch {
+	case err == nil:
 		return ExitOK
+	case errors.As(err, &code):
+		return int(code)
 	}
-	fmt.Fprintf(stderr, "toolgate: unknown command %q\n%s", cmd, usage)
+	// Cobra's own refusals: an unknown command or flag, a flag without its
+	// value.
+	return misuse(cmd, "%v", err)
+}
+
+// newRoot builds the command tree.
+func newRoot() *cobra.Command {
+	root := group(&cobra.Command{
+		Use:   "toolgate",
+		Short: "toolgate governs tool calls in automated workflows on AWS serverless",
+		Long:  rootLong,
+	})
+	root.AddCommand(newCheckCmd(), newCompileCmd(), newToolsetCmd(), newLedgerCmd(), newInvokeCmd(), newReviewCmd(),
+		newCheckRecipientCmd(), newCheckURLCmd(), newPublishCmd(), newRunCmd(), newVersionCmd())
+	var settle func(*cobra.Command)
+	settle = func(c *cobra.Command) {
+		// Run reports errors itself; every Use line is a whole synopsis.
+		c.SilenceErrors, c.SilenceUsage, c.DisableFlagsInUseLine = true, true, true
+		for _, sub := range c.Commands() {
+			settle(sub)
+		}
+	}
+	settle(root)
+	// The usage of a group leaves out the line that runs it alone.
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{if .Runnable}}",
+		`{{if and .Runnable (not (index .Annotations "`+groupAnnotation+`"))}}`, 1))
+	return root
+}
+
+// groupAnnotation marks a command group (see group).
+const groupAnnotation = "toolgate:group"
+
+// group makes cmd a command group (toolgate, toolgate review): its
+// subcommands do the work, and the group run alone, or with a subcommand
+// it does not have, is misuse. "help" as its argument prints its help.
+// (Cobra prints the help of a command that cannot run, and exits 0: so a
+// group runs, and its usage leaves out the line for running it alone.)
+func group(cmd *cobra.Command) *cobra.Command {
+	cmd.Annotations = map[string]string{groupAnnotation: "true"}
+	cmd.SuggestionsMinimumDistance = 2 // cobra's default for toolgate's own commands
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return exit(misuse(cmd, "name a command"))
+		case args[0] == "help":
+			return cmd.Help()
+		}
+		if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+			return exit(misuse(cmd, "unknown command %q; did you mean %s?", args[0], strings.Join(near, " or ")))
+		}
+		return exit(misuse(cmd, "unknown command %q", args[0]))
+	}
+	return cmd
+}
+
+// exitCode ends a command with another code than ExitOK, once the command
+// has said why.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
+
+// exit is a command's exit code as cobra's RunE returns it: nil for ExitOK.
+func exit(code int) error {
+	if code == ExitOK {
+		return nil
+	}
+	return exitCode(code)
+}
+
+// misuse says on stderr what is wrong with the command line, followed by
+// the command's usage, and returns ExitMisuse.
+func misuse(cmd *cobra.Command, format string, a ...any) int {
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n%s", cmd.CommandPath(), fmt.Sprintf(format, a...), cmd.UsageString())
 	return ExitMisuse
-}
-
-// parseInterleaved parses flags that may stand before or after the
-// positional arguments ("compile FILE -o DIR").
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("toolgate "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
 }
 
 func compileFile(path string) (*resolver.Result, error) {
@@ -102,17 +134,34 @@ func compileFile(path string) (*resolver.Result, error) {
 	return resolver.Compile(path, src, resolver.Options{}), nil
 }
 
-func check(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("check", stderr)
-	format := fs.String("format", "text", "output format: text or json")
-	summary := fs.Bool("summary", false, "print one summary line per file instead of the diagnostics")
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
+// newCheckCmd is `toolgate check FILE...`.
+func newCheckCmd() *cobra.Command {
+	var format string
+	var summary bool
+	cmd := &cobra.Command{
+		Use:   "check [--format text|json] [--summary] FILE...",
+		Short: "check Solutions; exit 1 on any error",
+		Long: `Checks Solutions with the resolver and prints their diagnostics, as
+file:line:col: error|warning: [rule-id] message, or as one JSON document.
+Exit 0 when every file is clean (warnings allowed), 1 on any error.`,
+		RunE: func(cmd *cobra.Command, files []string) error {
+			return exit(check(cmd, files, format, summary))
+		},
 	}
-	if len(files) == 0 || (*format != "text" && *format != "json") || (*summary && *format == "json") {
-		fmt.Fprintln(stderr, "usage: toolgate check [--format text|json] [--summary] FILE...")
-		return ExitMisuse
+	cmd.Flags().StringVar(&format, "format", "text", "output `FORMAT`: text or json")
+	cmd.Flags().BoolVar(&summary, "summary", false, "print one summary line per file instead of the diagnostics")
+	return cmd
+}
+
+func check(cmd *cobra.Command, files []string, format string, summary bool) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case len(files) == 0:
+		return misuse(cmd, "name at least one Solution file")
+	case format != "text" && format != "json":
+		return misuse(cmd, "--format %q: want text or json", format)
+	case summary && format == "json":
+		return misuse(cmd, "--summary is for --format text")
 	}
 	type doc struct {
 		Valid       bool                  `json:"valid"`
@@ -136,19 +185,19 @@ func check(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		out.Diagnostics = append(out.Diagnostics, res.Diagnostics...)
-		if *summary {
+		if summary {
 			fmt.Fprintln(stdout, res.Summary())
 		}
 	}
 	switch {
-	case *format == "json":
+	case format == "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
 			fmt.Fprintf(stderr, "toolgate check: %v\n", err)
 			return ExitErrors
 		}
-	case !*summary:
+	case !summary:
 		for _, d := range out.Diagnostics {
 			fmt.Fprintln(stdout, d.String())
 		}
@@ -159,16 +208,31 @@ func check(args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-func compile(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("compile", stderr)
-	dir := fs.String("o", "", "output directory (created if missing)")
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
+// newCompileCmd is `toolgate compile FILE -o DIR`.
+func newCompileCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "compile FILE -o DIR",
+		Short: "write DIR/<solution>.asl.json, .toolset.json and .json",
+		Long: `Compiles a Solution and writes its state machine definition
+(<solution>.asl.json), the toolset it pins (<solution>.toolset.json) and its
+manifest (<solution>.json) to DIR. Nothing is written when the Solution has
+an error (exit 1).`,
+		RunE: func(cmd *cobra.Command, files []string) error {
+			return exit(compile(cmd, files, dir))
+		},
 	}
-	if len(files) != 1 || *dir == "" {
-		fmt.Fprintln(stderr, "usage: toolgate compile FILE -o DIR")
-		return ExitMisuse
+	cmd.Flags().StringVarP(&dir, "o", "o", "", "the output directory `DIR` (created if missing)")
+	return cmd
+}
+
+func compile(cmd *cobra.Command, files []string, dir string) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case len(files) != 1:
+		return misuse(cmd, "name one Solution file")
+	case dir == "":
+		return misuse(cmd, "-o DIR is required")
 	}
 	res, err := compileFile(files[0])
 	if err != nil {
@@ -181,7 +245,7 @@ func compile(args []string, stdout, stderr io.Writer) int {
 	if !res.OK() {
 		return ExitErrors
 	}
-	if err := writeOutputs(*dir, res); err != nil {
+	if err := writeOutputs(dir, res); err != nil {
 		fmt.Fprintf(stderr, "toolgate compile: %v\n", err)
 		return ExitErrors
 	}
@@ -256,15 +320,11 @@ func writeOutputs(dir string, res *resolver.Result) error {
 	return nil
 }
 
-func toolsetID(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("toolset", stderr)
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
-	}
+// toolsetID is `toolgate toolset FILE` (newToolsetCmd).
+func toolsetID(cmd *cobra.Command, files []string) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if len(files) != 1 {
-		fmt.Fprintln(stderr, "usage: toolgate toolset FILE")
-		return ExitMisuse
+		return misuse(cmd, "name one Solution file")
 	}
 	res, err := compileFile(files[0])
 	if err != nil {

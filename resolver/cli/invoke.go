@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -26,43 +26,60 @@ import (
 // Emulator serves (/2015-03-31/functions/function/invocations).
 const rieFunctionName = "function"
 
-type stringList []string
+// invokeOptions are toolgate invoke's flags.
+type invokeOptions struct {
+	af                                           awsFlags
+	inputFile, endpoint, function, toolsetID, as string
+	fetchHosts                                   []string
+	lane                                         *reviewLane
+}
 
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
-// invokeCmd is `toolgate invoke TOOL --input FILE.json`: the direct lane
+// newInvokeCmd is `toolgate invoke TOOL --input FILE.json`: the direct lane
 // (dispatch-workflow-tool) that sends one envelope to a tool function.
-func invokeCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("invoke", stderr)
-	var af awsFlags
-	fs.StringVar(&af.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint URL of the ledger table, where the toolset is read (default: the standard AWS configuration)")
-	fs.StringVar(&af.table, "table", os.Getenv(EnvTable), "ledger table name (default $"+EnvTable+")")
-	inputFile := fs.String("input", "", "JSON file: the tool's input object, or a whole envelope (missing run_id and seq are generated)")
-	endpoint := fs.String("endpoint", "", "Lambda endpoint URL (a function under the RIE locally; default: the standard AWS configuration)")
-	function := fs.String("function", "", "function name or ARN (default: the direct alias of the tool's function in the catalog, NAME:direct; with --endpoint, \"function\", the name the Lambda RIE serves)")
-	toolsetID := fs.String("toolset", "", "a registered toolset id (default: the tool's one-tool toolset from the catalog, which must be registered: toolgate toolset register --tool TOOL)")
-	var fetchHosts stringList
-	fs.Var(&fetchHosts, "fetch-host", "an allowed host for structured-data-fetch in the tool's catalog toolset (repeatable)")
-	as := fs.String("as", "", "on the local stack only (with --endpoint): sign the caller proof with NAME's local keys ($"+EnvLocalKeys+")")
-	lane := addReviewLane(fs) // gated tools: review_lane.go
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
+func newInvokeCmd() *cobra.Command {
+	var o invokeOptions
+	cmd := &cobra.Command{
+		Use:   "invoke TOOL --input FILE.json [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--table NAME] [--dynamodb-endpoint URL]",
+		Short: "call one tool function directly",
+		Long: `Calls one tool function on the direct lane with an envelope built from
+FILE.json, signed with a caller proof, and prints its output. The toolset
+must be registered (toolgate toolset register). A tool the toolset gates
+first waits for a review's approval (toolgate review approve). Exit 1 when
+the tool returns an error, the review is rejected or not decided in time.`,
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			return exit(invoke(cmd, pos, &o))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.af.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint `URL` of the ledger table, where the toolset is read (default: the standard AWS configuration)")
+	fs.StringVar(&o.af.table, "table", os.Getenv(EnvTable), "ledger table `NAME` (default $"+EnvTable+")")
+	fs.StringVar(&o.inputFile, "input", "", "JSON `FILE`: the tool's input object, or a whole envelope (missing run_id and seq are generated)")
+	fs.StringVar(&o.endpoint, "endpoint", "", "Lambda endpoint `URL` (a function under the RIE locally; default: the standard AWS configuration)")
+	fs.StringVar(&o.function, "function", "", "function `NAME` or ARN (default: the direct alias of the tool's function in the catalog, NAME:direct; with --endpoint, \"function\", the name the Lambda RIE serves)")
+	fs.StringVar(&o.toolsetID, "toolset", "", "a registered toolset `ID` (default: the tool's one-tool toolset from the catalog, which must be registered: toolgate toolset register --tool TOOL)")
+	fs.StringArrayVar(&o.fetchHosts, "fetch-host", nil, "an allowed host `ENTRY` for structured-data-fetch in the tool's catalog toolset (repeatable)")
+	fs.StringVar(&o.as, "as", "", "on the local stack only (with --endpoint): sign the caller proof with `NAME`'s local keys ($"+EnvLocalKeys+")")
+	o.lane = addReviewLane(fs) // gated tools: review_lane.go
+	return cmd
+}
+
+func invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case len(pos) != 1:
+		return misuse(cmd, "name one tool")
+	case o.inputFile == "":
+		return misuse(cmd, "--input FILE.json is required")
+	}
+	if o.lane.wait < time.Second || o.lane.wait > MaxReviewWait {
+		fmt.Fprintf(stderr, "toolgate invoke: --wait-timeout %s is outside 1s..%s\n", o.lane.wait, MaxReviewWait)
 		return ExitMisuse
 	}
-	if len(pos) != 1 || *inputFile == "" {
-		fmt.Fprintln(stderr, "usage: toolgate invoke TOOL --input FILE.json [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--table NAME] [--dynamodb-endpoint URL]")
-		return ExitMisuse
-	}
-	if lane.wait < time.Second || lane.wait > MaxReviewWait {
-		fmt.Fprintf(stderr, "toolgate invoke: --wait-timeout %s is outside 1s..%s\n", lane.wait, MaxReviewWait)
-		return ExitMisuse
-	}
-	if *as != "" && *endpoint == "" {
+	if o.as != "" && o.endpoint == "" {
 		fmt.Fprintln(stderr, "toolgate invoke: --as is for the local stack (with --endpoint): on AWS you are who your AWS credentials say")
 		return ExitMisuse
 	}
-	if *toolsetID != "" && len(fetchHosts) > 0 {
+	if o.toolsetID != "" && len(o.fetchHosts) > 0 {
 		fmt.Fprintln(stderr, "toolgate invoke: --toolset and --fetch-host exclude each other: the toolset pins its hosts")
 		return ExitMisuse
 	}
@@ -72,49 +89,49 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: tool %q is not in the catalog (%s)\n", name, strings.Join(catalog.Default().Names(), ", "))
 		return ExitMisuse
 	}
-	raw, err := os.ReadFile(*inputFile)
+	raw, err := os.ReadFile(o.inputFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitMisuse
 	}
 	env, generated, err := buildEnvelope(name, raw)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
+		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", o.inputFile, err)
 		return ExitMisuse
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute) // Lambda's 15-minute maximum, and some
 	defer cancel()
-	if _, pinned := env[tool.MemberToolsetID]; pinned && len(fetchHosts) > 0 {
-		fmt.Fprintf(stderr, "toolgate invoke: %s names a toolset_id, which pins its hosts: --fetch-host cannot be used with it\n", *inputFile)
+	if _, pinned := env[tool.MemberToolsetID]; pinned && len(o.fetchHosts) > 0 {
+		fmt.Fprintf(stderr, "toolgate invoke: %s names a toolset_id, which pins its hosts: --fetch-host cannot be used with it\n", o.inputFile)
 		return ExitMisuse
 	}
-	if *toolsetID != "" {
-		env[tool.MemberToolsetID] = *toolsetID
+	if o.toolsetID != "" {
+		env[tool.MemberToolsetID] = o.toolsetID
 	}
 	// The toolset is read before anything is written (a review request,
 	// the dispatcher's row): invoke never registers one.
-	store, err := af.store(ctx)
+	store, err := o.af.store(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: the toolset is read from the ledger table: %v\n", err)
 		return ExitMisuse
 	}
 	var how string
 	if _, ok := env[tool.MemberToolsetID].(string); ok {
-		how = registerCommand(store.Table(), af.endpoint, "FILE.toolset.json|SOLUTION.yaml")
+		how = registerCommand(store.Table(), o.af.endpoint, "FILE.toolset.json|SOLUTION.yaml")
 	} else if _, given := env[tool.MemberToolsetID]; given {
-		fmt.Fprintf(stderr, "toolgate invoke: %s: toolset_id is not a string\n", *inputFile)
+		fmt.Fprintf(stderr, "toolgate invoke: %s: toolset_id is not a string\n", o.inputFile)
 		return ExitMisuse
 	} else {
-		ts, err := catalogToolset(name, fetchHosts)
+		ts, err := catalogToolset(name, o.fetchHosts)
 		if err != nil {
 			fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 			return ExitMisuse
 		}
 		args := []string{"--tool", name}
-		for _, h := range fetchHosts {
+		for _, h := range o.fetchHosts {
 			args = append(args, "--fetch-host", h)
 		}
-		how = registerCommand(store.Table(), af.endpoint, args...)
+		how = registerCommand(store.Table(), o.af.endpoint, args...)
 		env[tool.MemberToolsetID] = ts.ID
 	}
 	ts, err := readRegistered(ctx, store, env[tool.MemberToolsetID].(string), how)
@@ -124,7 +141,7 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	// The direct lane: every call carries a caller proof, and its run id is
 	// in the caller's own namespace (docs/identity.md).
-	prover, err := newProver(ctx, *as)
+	prover, err := newProver(ctx, o.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitMisuse
@@ -146,11 +163,11 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		return ExitErrors
 	}
 	if _, err := tool.DecodeEnvelope(payload); err != nil {
-		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", *inputFile, err)
+		fmt.Fprintf(stderr, "toolgate invoke: %s: %v\n", o.inputFile, err)
 		return ExitMisuse
 	}
-	lane.prover = prover
-	payload, code := lane.gate(ctx, ts, payload, stderr)
+	o.lane.prover = prover
+	payload, code := o.lane.gate(ctx, ts, payload, stderr)
 	if code != ExitOK {
 		return code
 	}
@@ -158,15 +175,15 @@ func invokeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitErrors
 	}
-	fn := *function
+	fn := o.function
 	switch {
 	case fn != "":
-	case *endpoint != "":
+	case o.endpoint != "":
 		fn = rieFunctionName
 	default:
 		fn = entry.Function + ":" + string(lanepkg.Direct) // people invoke the direct alias only
 	}
-	out, errType, errMsg, err := invokeLambda(ctx, *endpoint, fn, payload)
+	out, errType, errMsg, err := invokeLambda(ctx, o.endpoint, fn, payload)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitErrors

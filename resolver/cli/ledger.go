@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/toolgate/toolgate/resolver/cost"
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -31,9 +32,9 @@ type awsFlags struct {
 	endpoint, table string
 }
 
-func (a *awsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.endpoint, "endpoint", "", "DynamoDB endpoint URL (default: the standard AWS configuration, e.g. AWS_ENDPOINT_URL_DYNAMODB)")
-	fs.StringVar(&a.table, "table", os.Getenv(EnvTable), "ledger table name (default $"+EnvTable+")")
+func (a *awsFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&a.endpoint, "endpoint", "", "DynamoDB endpoint `URL` (default: the standard AWS configuration, e.g. AWS_ENDPOINT_URL_DYNAMODB)")
+	fs.StringVar(&a.table, "table", os.Getenv(EnvTable), "ledger table `NAME` (default $"+EnvTable+")")
 }
 
 func (a *awsFlags) store(ctx context.Context) (*ledger.Store, error) {
@@ -52,35 +53,57 @@ func (a *awsFlags) store(ctx context.Context) (*ledger.Store, error) {
 	return ledger.New(db, a.table), nil
 }
 
-// ledgerCmd is `toolgate ledger RUN_ID`: a run's rows as a table, or JSON;
-// with --cost, the run's estimated cost instead (docs/ledger.md, "Cost of a
-// run").
-func ledgerCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("ledger", stderr)
-	var af awsFlags
-	af.register(fs)
-	asJSON := fs.Bool("json", false, "print the rows (with --cost, the estimate) as JSON")
-	withCost := fs.Bool("cost", false, "print the run's estimated cost per tool and in total instead of its rows")
-	pricesFile := fs.String("prices", "", "with --cost: a price table file in the format of resolver/cost/prices.json (default: the built-in one)")
-	sfnEndpoint := fs.String("sfn-endpoint", "", "with --cost: Step Functions endpoint URL for the execution history (default: the standard AWS configuration)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
+// ledgerOptions are toolgate ledger's flags.
+type ledgerOptions struct {
+	af                      awsFlags
+	asJSON, withCost        bool
+	pricesFile, sfnEndpoint string
+}
+
+// newLedgerCmd is `toolgate ledger RUN_ID`: a run's rows as a table, or
+// JSON; with --cost, the run's estimated cost instead (docs/ledger.md,
+// "Cost of a run").
+func newLedgerCmd() *cobra.Command {
+	var o ledgerOptions
+	cmd := &cobra.Command{
+		Use:   "ledger [--json] [--cost [--prices FILE] [--sfn-endpoint URL]] [--endpoint URL] [--table NAME] RUN_ID",
+		Short: "print a run's ToolInvocation rows, or its estimated cost",
+		Long: `Prints a run's ToolInvocation rows from the ledger table, as a table or
+as JSON; with --cost, the run's estimated cost per tool and in total
+instead (docs/ledger.md, "Cost of a run"). A run without rows is exit 1,
+except with --json alone (an empty list).`,
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			return exit(ledgerRun(cmd, pos, &o))
+		},
 	}
-	if len(pos) != 1 || (!*withCost && (*pricesFile != "" || *sfnEndpoint != "")) {
-		fmt.Fprintln(stderr, "usage: toolgate ledger [--json] [--cost [--prices FILE] [--sfn-endpoint URL]] [--endpoint URL] [--table NAME] RUN_ID")
-		return ExitMisuse
+	fs := cmd.Flags()
+	o.af.register(fs)
+	fs.BoolVar(&o.asJSON, "json", false, "print the rows (with --cost, the estimate) as JSON")
+	fs.BoolVar(&o.withCost, "cost", false, "print the run's estimated cost per tool and in total instead of its rows")
+	fs.StringVar(&o.pricesFile, "prices", "", "with --cost: a price table `FILE` in the format of resolver/cost/prices.json (default: the built-in one)")
+	fs.StringVar(&o.sfnEndpoint, "sfn-endpoint", "", "with --cost: Step Functions endpoint `URL` for the execution history (default: the standard AWS configuration)")
+	return cmd
+}
+
+func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case len(pos) != 1:
+		return misuse(cmd, "name one run id")
+	case !o.withCost && (o.pricesFile != "" || o.sfnEndpoint != ""):
+		return misuse(cmd, "--prices and --sfn-endpoint are for --cost")
 	}
+	var err error
 	prices := cost.BuiltinPrices()
-	if *pricesFile != "" {
-		if prices, err = cost.LoadPrices(*pricesFile); err != nil {
+	if o.pricesFile != "" {
+		if prices, err = cost.LoadPrices(o.pricesFile); err != nil {
 			fmt.Fprintf(stderr, "toolgate ledger: %v\n", err)
 			return ExitMisuse
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	store, err := af.store(ctx)
+	store, err := o.af.store(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate ledger: %v\n", err)
 		return ExitMisuse
@@ -93,7 +116,7 @@ func ledgerCmd(args []string, stdout, stderr io.Writer) int {
 	if rows == nil {
 		rows = []ledger.Row{}
 	}
-	if *asJSON && !*withCost {
+	if o.asJSON && !o.withCost {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(rows)
@@ -103,9 +126,9 @@ func ledgerCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate ledger: no rows for run %s\n", pos[0])
 		return ExitErrors
 	}
-	if *withCost {
-		report := cost.Estimate(pos[0], costCalls(rows), executionTransitions(ctx, pos[0], *sfnEndpoint), prices)
-		if *asJSON {
+	if o.withCost {
+		report := cost.Estimate(pos[0], costCalls(rows), executionTransitions(ctx, pos[0], o.sfnEndpoint), prices)
+		if o.asJSON {
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
 			enc.Encode(report)

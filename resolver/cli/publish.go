@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver/publish"
@@ -38,15 +39,15 @@ type platformFlags struct {
 	endpoint, dynamoEndpoint, stage, paramsFile string
 }
 
-func (p *platformFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&p.endpoint, "endpoint", "", "Step Functions endpoint URL (default: the standard AWS configuration)")
-	fs.StringVar(&p.dynamoEndpoint, "dynamodb-endpoint", "", "DynamoDB endpoint URL (default: the standard AWS configuration)")
+func (p *platformFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&p.endpoint, "endpoint", "", "Step Functions endpoint `URL` (default: the standard AWS configuration)")
+	fs.StringVar(&p.dynamoEndpoint, "dynamodb-endpoint", "", "DynamoDB endpoint `URL` (default: the standard AWS configuration)")
 	stage := os.Getenv(EnvStage)
 	if stage == "" {
 		stage = "dev"
 	}
-	fs.StringVar(&p.stage, "stage", stage, "platform stage: parameters are read under /toolgate/<stage>/ (default $"+EnvStage+" or dev)")
-	fs.StringVar(&p.paramsFile, "params", os.Getenv(EnvParamsFile), "a parameters file (the local stack's) instead of SSM (default $"+EnvParamsFile+")")
+	fs.StringVar(&p.stage, "stage", stage, "platform stage `NAME`: parameters are read under /toolgate/<stage>/ ($"+EnvStage+" sets the default)")
+	fs.StringVar(&p.paramsFile, "params", os.Getenv(EnvParamsFile), "a parameters `FILE` (the local stack's) instead of SSM (default $"+EnvParamsFile+")")
 }
 
 type platform struct {
@@ -96,43 +97,56 @@ func (pl *platform) store(ctx context.Context) (*ledger.Store, error) {
 // not given.
 const EnvPublishURL = "TOOLGATE_PUBLISH_URL"
 
-const publishUsage = `usage: toolgate publish FILE (--url URL | --endpoint URL --as NAME)
-  --url       the publish function's Function URL (AWS; default $` + EnvPublishURL + `): the request is SigV4-signed and carries
-              a caller proof signed with your AWS credentials; you are recorded as the publisher
-  --endpoint  the publish function under the Lambda RIE (the local stack), where --as NAME signs the proof with NAME's local keys
-`
+// publishOptions are toolgate publish's flags.
+type publishOptions struct {
+	url, endpoint, as string
+}
 
-// publishCmd is `toolgate publish FILE`: the Solution is checked here
+// newPublishCmd is `toolgate publish FILE`: the Solution is checked here
 // (its diagnostics shown), then sent to the publish function, which checks
 // it again, registers its toolset, creates or updates the state machine
 // and publishes a version recording the publisher. No person writes a
 // state machine definition (docs/infra.md, "Publishing").
-func publishCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("publish", stderr)
-	fnURL := fs.String("url", os.Getenv(EnvPublishURL), "the publish function's Function URL (AWS; default $"+EnvPublishURL+")")
-	endpoint := fs.String("endpoint", "", "the publish function under the Lambda RIE (local stack)")
-	as := fs.String("as", "", "on the local stack only: sign the caller proof with NAME's local keys")
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
+func newPublishCmd() *cobra.Command {
+	var o publishOptions
+	cmd := &cobra.Command{
+		Use:   "publish FILE (--url URL | --endpoint URL --as NAME)",
+		Short: "publish a Solution through the publish function",
+		Long: `Checks a Solution, then sends it to the publish function, which checks it
+again, registers its toolset, creates or updates the state machine
+toolgate-<stage>_<solution> and publishes a version recording you as the
+publisher (docs/infra.md, "Publishing").
+
+On AWS, --url names the publish function's Function URL: the request is
+SigV4-signed and carries a caller proof signed with your AWS credentials.
+On the local stack, --endpoint names the function under the Lambda RIE,
+and --as NAME signs the proof with NAME's local keys.`,
+		RunE: func(cmd *cobra.Command, files []string) error {
+			return exit(publishRun(cmd, files, &o))
+		},
 	}
-	misuse := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "toolgate publish: "+format+"\n%s", append(a, publishUsage)...)
-		return ExitMisuse
-	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` (AWS; default $"+EnvPublishURL+")")
+	fs.StringVar(&o.endpoint, "endpoint", "", "the publish function under the Lambda RIE (local stack): its `URL`")
+	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the caller proof with `NAME`'s local keys")
+	return cmd
+}
+
+func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case len(files) != 1:
-		return misuse("name one Solution file")
-	case *endpoint == "" && *fnURL == "":
-		return misuse("pass --url (the publish Function URL) or --endpoint (the function under the RIE, locally)")
-	case *endpoint != "" && *fnURL != "" && os.Getenv(EnvPublishURL) != *fnURL:
-		return misuse("--endpoint and --url exclude each other")
-	case *endpoint == "" && *as != "":
-		return misuse("--as is for the local stack: through the Function URL you are your AWS credentials")
-	case *endpoint != "" && *as == "":
-		return misuse("--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
-	case *as != "" && local.ValidLocalName(*as) != nil:
-		return misuse("--as %q: %v", *as, local.ValidLocalName(*as))
+		return misuse(cmd, "name one Solution file")
+	case o.endpoint == "" && o.url == "":
+		return misuse(cmd, "pass --url (the publish Function URL) or --endpoint (the function under the RIE, locally)")
+	case o.endpoint != "" && o.url != "" && os.Getenv(EnvPublishURL) != o.url:
+		return misuse(cmd, "--endpoint and --url exclude each other")
+	case o.endpoint == "" && o.as != "":
+		return misuse(cmd, "--as is for the local stack: through the Function URL you are your AWS credentials")
+	case o.endpoint != "" && o.as == "":
+		return misuse(cmd, "--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
+	case o.as != "" && local.ValidLocalName(o.as) != nil:
+		return misuse(cmd, "--as %q: %v", o.as, local.ValidLocalName(o.as))
 	}
 	src, err := os.ReadFile(files[0])
 	if err != nil {
@@ -153,7 +167,7 @@ func publishCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := newProver(ctx, *as)
+	p, err := newProver(ctx, o.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitMisuse
@@ -166,12 +180,12 @@ func publishCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var out []byte
 	var code, msg string
-	if *endpoint != "" {
+	if o.endpoint != "" {
 		payload, _ := json.Marshal(publish.DirectRequest{Action: "publish", File: file, Source: string(src), Proof: proof})
-		out, code, msg, err = invokeLambda(ctx, *endpoint, rieFunctionName, payload)
+		out, code, msg, err = invokeLambda(ctx, o.endpoint, rieFunctionName, payload)
 	} else {
 		body, _ := json.Marshal(publish.Body{File: file, Source: string(src)})
-		out, code, msg, err = callFunctionURL(ctx, *fnURL, http.MethodPost, "/solutions", nil, body, map[string]string{publish.ProofHeader: proof})
+		out, code, msg, err = callFunctionURL(ctx, o.url, http.MethodPost, "/solutions", nil, body, map[string]string{publish.ProofHeader: proof})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
@@ -204,46 +218,68 @@ func publishCmd(args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-// runCmd is `toolgate run SOLUTION --input FILE.json [--name N] [--wait]`.
-func runCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", stderr)
-	var pf platformFlags
-	pf.register(fs)
-	inputFile := fs.String("input", "", "the run's input, a JSON file")
-	name := fs.String("name", "", "the execution's name (default: generated)")
-	as := fs.String("as", "", "on the local stack only: sign the start proof with NAME's local keys ($"+EnvLocalKeys+")")
-	wait := fs.Bool("wait", false, "follow the run: one line per state, pending reviews, then the output or the error")
-	timeout := fs.Duration("timeout", 24*time.Hour, "with --wait, how long to follow the run")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
+// runOptions are toolgate run's flags.
+type runOptions struct {
+	pf                  platformFlags
+	inputFile, name, as string
+	wait                bool
+	timeout             time.Duration
+}
+
+// newRunCmd is `toolgate run SOLUTION --input FILE.json [--name N] [--wait]`.
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run SOLUTION --input FILE.json [--name N] [--wait] [--endpoint URL] [--as NAME]",
+		Short: "start an execution (and follow it)",
+		Long: `Starts an execution of a published Solution's state machine with a start
+proof; with --wait, follows it: one line per state, the run's pending
+reviews with the commands that decide them, then its output (exit 0) or
+its error (exit 1).`,
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			return exit(runRun(cmd, pos, &o))
+		},
 	}
-	if len(pos) != 1 || *inputFile == "" {
-		fmt.Fprintln(stderr, "usage: toolgate run SOLUTION --input FILE.json [--name N] [--wait] [--endpoint URL] [--as NAME]")
-		return ExitMisuse
+	fs := cmd.Flags()
+	o.pf.register(fs)
+	fs.StringVar(&o.inputFile, "input", "", "the run's input, a JSON `FILE`")
+	fs.StringVar(&o.name, "name", "", "the execution's name `N` (default: generated)")
+	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the start proof with `NAME`'s local keys ($"+EnvLocalKeys+")")
+	fs.BoolVar(&o.wait, "wait", false, "follow the run: one line per state, pending reviews, then the output or the error")
+	fs.DurationVar(&o.timeout, "timeout", 24*time.Hour, "with --wait, how long to follow the run")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case len(pos) != 1:
+		return misuse(cmd, "name one Solution")
+	case o.inputFile == "":
+		return misuse(cmd, "--input FILE.json is required")
 	}
-	input, err := os.ReadFile(*inputFile)
+	input, err := os.ReadFile(o.inputFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
 	if !json.Valid(input) {
-		fmt.Fprintf(stderr, "toolgate run: %s is not JSON\n", *inputFile)
+		fmt.Fprintf(stderr, "toolgate run: %s is not JSON\n", o.inputFile)
 		return ExitMisuse
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	pl, err := pf.open(ctx)
+	pl, err := o.pf.open(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	p, err := newProver(ctx, *as)
+	p, err := newProver(ctx, o.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	arn, err := publish.Start(ctx, pl.sfn, pf.stage, pos[0], input, *name, func(ctx context.Context, executionARN string) (string, error) {
+	arn, err := publish.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN string) (string, error) {
 		return p.sign(ctx, caller.Binding{Action: caller.ActionStart, Target: executionARN})
 	})
 	if err != nil {
@@ -251,7 +287,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return ExitErrors
 	}
 	fmt.Fprintf(stdout, "started %s\n", arn)
-	if !*wait {
+	if !o.wait {
 		return ExitOK
 	}
 	out, err := publish.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e publish.Event) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
@@ -20,19 +22,37 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// toolsetCmd is `toolgate toolset FILE` (print the id a Solution pins) and
-// `toolgate toolset register ...` (store toolsets in the ledger table).
-func toolsetCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "register" {
-		return register(args[1:], stdout, stderr)
+// newToolsetCmd is `toolgate toolset FILE` (print the id a Solution pins)
+// and `toolgate toolset register ...` (store toolsets in the ledger table).
+func newToolsetCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "toolset FILE",
+		Short: "print the toolset id a Solution pins; register toolsets",
+		Long: `Prints the id of the toolset a Solution pins: the digest of its content.
+toolgate toolset register registers toolsets.`,
+		RunE: func(cmd *cobra.Command, files []string) error {
+			return exit(toolsetID(cmd, files))
+		},
 	}
-	return toolsetID(args, stdout, stderr)
+	cmd.AddCommand(newRegisterCmd())
+	return cmd
 }
 
-const registerUsage = `usage: toolgate toolset register (--url URL | --function-endpoint URL --as NAME) FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...
-       toolgate toolset register --endpoint URL --table NAME FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...
+// registerOptions are toolgate toolset register's flags.
+type registerOptions struct {
+	af                    awsFlags
+	tool, url, fnEndpoint string
+	as                    string
+	fetchHosts            []string
+}
 
-Registers toolsets after the registration check (the id is the digest of
+// newRegisterCmd is `toolgate toolset register`.
+func newRegisterCmd() *cobra.Command {
+	var o registerOptions
+	cmd := &cobra.Command{
+		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...)",
+		Short: "register toolsets (publish function, or deploy role)",
+		Long: `Registers toolsets after the registration check (the id is the digest of
 the content; no tool is weaker than the catalog). FILE is a compiled
 toolset (*.toolset.json) or a Solution, whose toolset is compiled from it;
 DIR holds *.toolset.json. --tool registers the one-tool toolset toolgate
@@ -42,43 +62,46 @@ People register through the publish function (--url, default
 $` + EnvPublishURL + `; --function-endpoint with --as NAME on the local stack),
 which checks each toolset again and records who registered it; toolgate
 publish registers the toolset of the Solution it publishes by itself. The
-second form writes the ledger table directly: it is for the deploy role
-only (no policy for people allows it), e.g. to seed a new stage
-(docs/ledger.md).
-`
+form with --endpoint and --table writes the ledger table directly: it is
+for the deploy role only (no policy for people allows it), e.g. to seed a
+new stage (docs/ledger.md).`,
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			return exit(register(cmd, paths, &o))
+		},
+	}
+	fs := cmd.Flags()
+	o.af.register(fs)
+	fs.StringVar(&o.tool, "tool", "", "register the one-tool toolset of this catalog `TOOL`, as toolgate invoke builds it")
+	fs.StringVar(&o.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` (default $"+EnvPublishURL+")")
+	fs.StringVar(&o.fnEndpoint, "function-endpoint", "", "the publish function under the Lambda RIE (the local stack): its `URL`")
+	fs.StringVar(&o.as, "as", "", "with --function-endpoint: sign the caller proof with `NAME`'s local keys")
+	fs.StringArrayVar(&o.fetchHosts, "fetch-host", nil, "with --tool: an allowed host `ENTRY` for structured-data-fetch (repeatable)")
+	return cmd
+}
 
 // register stores every toolset named: compiled toolsets, the toolsets of
 // Solutions, *.toolset.json in a named directory, or the one-tool toolset
 // of --tool. Everything is read and checked first: one bad file registers
 // nothing. Registering the same content again is a no-op.
-func register(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("toolset register", stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, registerUsage) }
-	var af awsFlags
-	af.register(fs)
-	toolName := fs.String("tool", "", "register the one-tool toolset of this catalog tool, as toolgate invoke builds it")
-	fnURL := fs.String("url", os.Getenv(EnvPublishURL), "the publish function's Function URL (default $"+EnvPublishURL+")")
-	fnEndpoint := fs.String("function-endpoint", "", "the publish function under the Lambda RIE (the local stack)")
-	as := fs.String("as", "", "with --function-endpoint: sign the caller proof with NAME's local keys")
-	var fetchHosts stringList
-	fs.Var(&fetchHosts, "fetch-host", "with --tool: an allowed host for structured-data-fetch (repeatable)")
-	paths, err := parseInterleaved(fs, args)
-	if err != nil {
-		return ExitMisuse
-	}
-	if (len(paths) == 0) == (*toolName == "") || (len(fetchHosts) > 0 && *toolName == "") {
-		fmt.Fprint(stderr, registerUsage)
-		return ExitMisuse
+func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case len(paths) == 0 && o.tool == "":
+		return misuse(cmd, "name toolset files or directories, or --tool TOOL")
+	case len(paths) > 0 && o.tool != "":
+		return misuse(cmd, "name toolset files or directories, or --tool TOOL, not both")
+	case len(o.fetchHosts) > 0 && o.tool == "":
+		return misuse(cmd, "--fetch-host is for --tool")
 	}
 	var sets []*toolset.Toolset
 	var names []string
-	if *toolName != "" {
-		ts, err := catalogToolset(*toolName, fetchHosts)
+	if o.tool != "" {
+		ts, err := catalogToolset(o.tool, o.fetchHosts)
 		if err != nil {
 			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 			return ExitMisuse
 		}
-		sets, names = append(sets, ts), append(names, "--tool "+*toolName)
+		sets, names = append(sets, ts), append(names, "--tool "+o.tool)
 	}
 	for _, p := range paths {
 		found, code := toolsetsAt(p, stderr)
@@ -98,22 +121,22 @@ func register(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	viaFunction := *fnEndpoint != "" || *fnURL != ""
+	viaFunction := o.fnEndpoint != "" || o.url != ""
 	switch {
-	case viaFunction && af.endpoint != "":
+	case viaFunction && o.af.endpoint != "":
 		fmt.Fprintln(stderr, "toolgate toolset register: --endpoint (the table, deploy role) and the publish function exclude each other")
 		return ExitMisuse
-	case *fnEndpoint != "" && *as == "":
+	case o.fnEndpoint != "" && o.as == "":
 		fmt.Fprintln(stderr, "toolgate toolset register: --function-endpoint needs --as NAME")
 		return ExitMisuse
-	case *as != "" && *fnEndpoint == "":
+	case o.as != "" && o.fnEndpoint == "":
 		fmt.Fprintln(stderr, "toolgate toolset register: --as is for the local stack, with --function-endpoint")
 		return ExitMisuse
 	}
 	if viaFunction {
-		return registerThroughFunction(ctx, sets, names, *fnURL, *fnEndpoint, *as, stdout, stderr)
+		return registerThroughFunction(ctx, sets, names, o.url, o.fnEndpoint, o.as, stdout, stderr)
 	}
-	store, err := af.store(ctx)
+	store, err := o.af.store(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 		return ExitMisuse

@@ -17,6 +17,7 @@ import (
 
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/caller"
@@ -27,83 +28,97 @@ import (
 // given.
 const EnvReviewURL = "TOOLGATE_REVIEW_URL"
 
-const reviewUsage = `usage: toolgate review list [--status pending|approved|rejected] [--json] (--url URL | --endpoint URL --as NAME)
-       toolgate review show ID [--json] (--url URL | --endpoint URL --as NAME)
-       toolgate review approve ID [--reason TEXT] (--url URL | --endpoint URL --as NAME)
-       toolgate review reject ID --reason TEXT (--url URL | --endpoint URL --as NAME)
-  --url       the review-decision function's Function URL (AWS; default $` + EnvReviewURL + `): requests are SigV4-signed and carry a caller
-              proof signed with your AWS credentials; you are who STS says you are
-  --endpoint  the review-decision function under the Lambda RIE (the local stack), where --as NAME signs the caller proof with NAME's
-              local keys ($` + EnvLocalKeys + `), checked by the local STS stand-in
-`
+// reviewOptions are the flags of toolgate review's commands.
+type reviewOptions struct {
+	endpoint, url, as string
+	asJSON            bool
+	status            string // list
+	reason            string // approve, reject
+}
 
-// reviewCmd is `toolgate review list|show|approve|reject`: it calls the
+// newReviewCmd is `toolgate review list|show|approve|reject`: it calls the
 // review-decision function, never the table, so reviewers need no table
 // access. Exit 0 on success (a repeated identical decision included), 1
 // when the function refuses or fails, 2 on misuse.
-func reviewCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, reviewUsage)
-		return ExitMisuse
+func newReviewCmd() *cobra.Command {
+	cmd := group(&cobra.Command{
+		Use:   "review",
+		Short: "list, show and decide the reviews of gated calls",
+		Long: `Lists, shows and decides the reviews of gated calls through the
+review-decision function (never the table: reviewers need no table access).
+
+On AWS, --url names the function's Function URL (default
+$` + EnvReviewURL + `): requests are SigV4-signed and carry a caller proof
+signed with your AWS credentials; you are who STS says you are. On the
+local stack, --endpoint names the function under the Lambda RIE, and --as
+NAME signs the caller proof with NAME's local keys ($` + EnvLocalKeys + `),
+checked by the local STS stand-in.
+
+Exit 0 on success (a repeated identical decision included), 1 when the
+function refuses or fails, 2 on misuse.`,
+	})
+	cmd.AddCommand(
+		newReviewSubCmd("list", "list [--status pending|approved|rejected] [--json] (--url URL | --endpoint URL --as NAME)", "list reviews, the pending ones by default"),
+		newReviewSubCmd("show", "show ID [--json] (--url URL | --endpoint URL --as NAME)", "show a review and the input it is about"),
+		newReviewSubCmd("approve", "approve ID [--reason TEXT] (--url URL | --endpoint URL --as NAME)", "approve a review"),
+		newReviewSubCmd("reject", "reject ID --reason TEXT (--url URL | --endpoint URL --as NAME)", "reject a review, saying why"),
+	)
+	return cmd
+}
+
+// newReviewSubCmd is `toolgate review SUB`.
+func newReviewSubCmd(sub, use, short string) *cobra.Command {
+	var o reviewOptions
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			return exit(reviewRun(cmd, sub, pos, &o))
+		},
 	}
-	sub, rest := args[0], args[1:]
+	fs := cmd.Flags()
+	fs.StringVar(&o.endpoint, "endpoint", "", "the review-decision function under the Lambda RIE (local stack): its `URL`")
+	fs.StringVar(&o.url, "url", os.Getenv(EnvReviewURL), "the review-decision Function `URL` (AWS; default $"+EnvReviewURL+")")
+	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the caller proof with `NAME`'s local keys")
+	fs.BoolVar(&o.asJSON, "json", false, "print the function's JSON answer")
 	switch sub {
-	case "list", "show", "approve", "reject":
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, reviewUsage)
-		return ExitOK
-	default:
-		fmt.Fprintf(stderr, "toolgate review: unknown subcommand %q\n%s", sub, reviewUsage)
-		return ExitMisuse
+	case "list":
+		fs.StringVar(&o.status, "status", "pending", "the reviews' `STATUS`: pending, approved or rejected")
+	case "approve", "reject":
+		fs.StringVar(&o.reason, "reason", "", "why, as `TEXT` (required to reject)")
 	}
-	fs := newFlags("review "+sub, stderr)
-	endpoint := fs.String("endpoint", "", "the review-decision function under the Lambda RIE (local stack)")
-	fnURL := fs.String("url", os.Getenv(EnvReviewURL), "the review-decision Function URL (AWS; default $"+EnvReviewURL+")")
-	as := fs.String("as", "", "on the local stack only: sign the caller proof with NAME's local keys")
-	asJSON := fs.Bool("json", false, "print the function's JSON answer")
-	var status, reason *string
-	if sub == "list" {
-		status = fs.String("status", "pending", "pending, approved or rejected")
-	}
-	if sub == "approve" || sub == "reject" {
-		reason = fs.String("reason", "", "why (required to reject)")
-	}
-	pos, err := parseInterleaved(fs, rest)
-	if err != nil {
-		return ExitMisuse
-	}
-	misuse := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "toolgate review %s: "+format+"\n%s", append([]any{sub}, append(a, reviewUsage)...)...)
-		return ExitMisuse
-	}
-	wantPos := 1
-	if sub == "list" {
-		wantPos = 0
-	}
+	return cmd
+}
+
+// reviewRun runs toolgate review SUB.
+func reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewOptions) int {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
-	case len(pos) != wantPos:
-		return misuse("wrong number of arguments")
-	case *endpoint != "" && *fnURL != "" && os.Getenv(EnvReviewURL) != *fnURL:
-		return misuse("--endpoint and --url exclude each other")
-	case *endpoint == "" && *fnURL == "":
-		return misuse("pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)")
-	case *endpoint == "" && *as != "":
-		return misuse("--as is for the local stack: through the Function URL you are your IAM principal")
-	case *as != "" && local.ValidLocalName(*as) != nil:
-		return misuse("--as %q: %v", *as, local.ValidLocalName(*as))
-	case *endpoint != "" && *as == "":
-		return misuse("--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
-	case reason != nil && sub == "reject" && strings.TrimSpace(*reason) == "":
-		return misuse("a rejection needs --reason TEXT")
+	case sub == "list" && len(pos) != 0:
+		return misuse(cmd, "list takes no arguments")
+	case sub != "list" && len(pos) != 1:
+		return misuse(cmd, "name one review id")
+	case o.endpoint != "" && o.url != "" && os.Getenv(EnvReviewURL) != o.url:
+		return misuse(cmd, "--endpoint and --url exclude each other")
+	case o.endpoint == "" && o.url == "":
+		return misuse(cmd, "pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)")
+	case o.endpoint == "" && o.as != "":
+		return misuse(cmd, "--as is for the local stack: through the Function URL you are your IAM principal")
+	case o.as != "" && local.ValidLocalName(o.as) != nil:
+		return misuse(cmd, "--as %q: %v", o.as, local.ValidLocalName(o.as))
+	case o.endpoint != "" && o.as == "":
+		return misuse(cmd, "--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
+	case sub == "reject" && strings.TrimSpace(o.reason) == "":
+		return misuse(cmd, "a rejection needs --reason TEXT")
 	}
 	req := review.DirectRequest{}
 	switch sub {
 	case "list":
-		req.Action, req.Status = review.ActionList, *status
+		req.Action, req.Status = review.ActionList, o.status
 	case "show":
 		req.Action, req.ReviewID = review.ActionShow, pos[0]
 	default:
-		req.Action, req.ReviewID, req.Decision, req.Reason = review.ActionDecide, pos[0], review.Approve, *reason
+		req.Action, req.ReviewID, req.Decision, req.Reason = review.ActionDecide, pos[0], review.Approve, o.reason
 		if sub == "reject" {
 			req.Decision = review.Reject
 		}
@@ -111,12 +126,12 @@ func reviewCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	call := func(req review.DirectRequest) ([]byte, string, string, error) {
-		if *endpoint != "" {
-			return callDecisionRIE(ctx, *endpoint, req)
+		if o.endpoint != "" {
+			return callDecisionRIE(ctx, o.endpoint, req)
 		}
-		return callDecisionURL(ctx, *fnURL, req)
+		return callDecisionURL(ctx, o.url, req)
 	}
-	out, code, msg, err := decisionCall(ctx, *as, req, call)
+	out, code, msg, err := decisionCall(ctx, o.as, req, call)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate review %s: %v\n", sub, err)
 		return ExitErrors
@@ -125,7 +140,7 @@ func reviewCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolgate review %s: %s: %s\n", sub, code, msg)
 		return ExitErrors
 	}
-	if *asJSON {
+	if o.asJSON {
 		var pretty bytes.Buffer
 		if json.Indent(&pretty, out, "", "  ") == nil {
 			out = pretty.Bytes()

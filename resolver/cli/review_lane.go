@@ -3,10 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/review"
@@ -44,11 +45,11 @@ type reviewLane struct {
 }
 
 // addReviewLane registers the lane's flags on invoke's flag set.
-func addReviewLane(fs *flag.FlagSet) *reviewLane {
+func addReviewLane(fs *pflag.FlagSet) *reviewLane {
 	l := &reviewLane{}
 	fs.DurationVar(&l.wait, "wait-timeout", DefaultReviewWait, "gated tools: how long to wait for the review's decision (at most 10m)")
-	fs.StringVar(&l.endpoint, "review-endpoint", "", "gated tools: the review-request function's Lambda endpoint (under the RIE locally; default: the standard AWS configuration)")
-	fs.StringVar(&l.function, "review-function", "", "gated tools: the review-request function's name or ARN (default: review-request:direct, its direct alias; with --review-endpoint, \"function\")")
+	fs.StringVar(&l.endpoint, "review-endpoint", "", "gated tools: the review-request function's Lambda endpoint `URL` (under the RIE locally; default: the standard AWS configuration)")
+	fs.StringVar(&l.function, "review-function", "", "gated tools: the review-request function's `NAME` or ARN (default: review-request:direct, its direct alias; with --review-endpoint, \"function\")")
 	return l
 }
 

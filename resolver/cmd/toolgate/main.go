@@ -1,4 +1,5 @@
-// Command toolgate is the toolgate CLI: `toolgate help` lists its commands.
+// Command toolgate is the toolgate CLI: `toolgate help` lists its commands,
+// `toolgate COMMAND --help` explains one. Its code is package cli.
 package main
 
 import (
