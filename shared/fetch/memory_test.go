@@ -107,10 +107,45 @@ func TestLargeJSONSelectMemory(t *testing.T) {
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("5 MiB body, select /tail/next: peak live heap +%.2f MiB over the baseline, %.1f MiB allocated in all (%d GCs)",
 		float64(growth)/(1<<20), float64(alloc)/(1<<20), after.NumGC-before.NumGC)
-	// Streaming holds a 32 KiB window and the selected value, never the
-	// body: neither the peak (which also counts garbage not yet collected)
+	// Streaming holds a window of a few KiB and the selected value, never
+	// the body: neither the peak (which also counts garbage not yet collected)
 	// nor all that is allocated comes near the body's size.
 	if growth > 2<<20 || alloc > 4<<20 {
+		t.Fatalf("peak live heap +%d bytes, %d bytes allocated, for a %d-byte body", growth, alloc, len(body))
+	}
+}
+
+// TestLongStringJSONSelectMemory bounds the case the window does not cover:
+// a 5 MiB body that is mostly one string, with a select of a small member
+// after it. jsontext holds a whole token, so the window grows to the
+// string's size; what it takes stays a small multiple of the body, about
+// what a select of "" takes for any body.
+func TestLongStringJSONSelectMemory(t *testing.T) {
+	head, tail := `{"pad":"`, `","tail":{"next":"cursor-42"}}`
+	body := []byte(head + strings.Repeat("x", DefaultMaxBytes-len(head)-len(tail)) + tail)
+	up := newUpstream(t, serveBytes(body))
+	list := mustList(t, "api.example.com")
+	cfg := up.config(list, &fakeResolver{answers: addrs(t, public)})
+	in := Input{URL: "https://api.example.com/big.json", Select: "/tail/next"}
+
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s := sampleHeap()
+	out, err := Fetch(context.Background(), cfg, in, list)
+	peak := s.done()
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.Data) != `"cursor-42"` {
+		t.Fatalf("output %s", out.Data)
+	}
+	growth := int64(peak) - int64(before.HeapAlloc)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("5 MiB body of one string, select /tail/next: peak live heap +%.2f MiB, %.1f MiB allocated in all",
+		float64(growth)/(1<<20), float64(alloc)/(1<<20))
+	if limit := int64(4 * len(body)); growth > limit || int64(alloc) > limit {
 		t.Fatalf("peak live heap +%d bytes, %d bytes allocated, for a %d-byte body", growth, alloc, len(body))
 	}
 }
