@@ -1,45 +1,31 @@
 package ledger
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 )
 
-// API is the part of the DynamoDB client the ledger uses.
-type API interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
+// API is the part of the DynamoDB client the ledger uses (tabledef.API).
+type API = tabledef.API
 
-// Key attribute names of the table.
+// Key attribute names of the table (shared/ledger/tabledef).
 const (
-	AttrPK        = "pk"
-	AttrSK        = "sk"
-	AttrExpiresAt = "expires_at" // epoch seconds; the table's TTL attribute
+	AttrPK        = tabledef.AttrPK
+	AttrSK        = tabledef.AttrSK
+	AttrExpiresAt = tabledef.AttrExpiresAt
 )
 
-// Index is a global secondary index of the table, for CreateTable: the
-// package that keeps items with its keys owns it (shared/review owns the
-// reviews-by-status index).
-type Index struct {
-	Name     string
-	PK, SK   string   // string key attributes; SK may be empty
-	Projects []string // the non-key attributes it projects (INCLUDE)
-}
+// Index is a global secondary index of the table (tabledef.Index).
+type Index = tabledef.Index
 
 // DefaultRetention is how long records and rows are kept before their TTL
-// (expires_at) ends them.
-const DefaultRetention = 90 * 24 * time.Hour
+// (expires_at) ends them (tabledef.DefaultRetention).
+const DefaultRetention = tabledef.DefaultRetention
 
 // ErrNotFound is returned for an item that does not exist.
 var ErrNotFound = errors.New("not found")
@@ -101,56 +87,13 @@ func getN(item map[string]types.AttributeValue, k string) int64 {
 	return 0
 }
 
-// IsConditionFailed reports a failed conditional write.
-func IsConditionFailed(err error) bool {
-	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
-}
+// IsConditionFailed reports a failed conditional write
+// (tabledef.IsConditionFailed).
+func IsConditionFailed(err error) bool { return tabledef.IsConditionFailed(err) }
 
-// CreateTable creates the ledger table with on-demand capacity and the
-// given global secondary indexes, for the local stack and tests; on AWS
-// the infrastructure creates it (infra/ledger.go, from the same Index
-// values). An existing table is left as it is.
-func CreateTable(ctx context.Context, db interface {
-	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
-}, table string, indexes ...Index) error {
-	defs := []types.AttributeDefinition{
-		{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
-		{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
-	}
-	var gsis []types.GlobalSecondaryIndex
-	for _, ix := range indexes {
-		keys := []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}}
-		defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.PK), AttributeType: types.ScalarAttributeTypeS})
-		if ix.SK != "" {
-			keys = append(keys, types.KeySchemaElement{AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange})
-			defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.SK), AttributeType: types.ScalarAttributeTypeS})
-		}
-		gsis = append(gsis, types.GlobalSecondaryIndex{
-			IndexName:  aws.String(ix.Name),
-			KeySchema:  keys,
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ix.Projects},
-		})
-	}
-	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String(table),
-		AttributeDefinitions: defs,
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
-		},
-		GlobalSecondaryIndexes: gsis,
-		BillingMode:            types.BillingModePayPerRequest,
-	})
-	var inUse *types.ResourceInUseException
-	if errors.As(err, &inUse) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("create table %s: %w", table, err)
-	}
-	return nil
-}
+// CreateTable creates the ledger table with the given indexes, for the
+// local stack and tests (tabledef.CreateTable).
+var CreateTable = tabledef.CreateTable
 
 func jsonAttr(v json.RawMessage) types.AttributeValue {
 	if len(v) == 0 {

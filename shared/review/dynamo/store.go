@@ -15,13 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
 // API is the part of the DynamoDB client the review store uses: the same
 // item-level actions as the ledger's, all implemented by dynalite.
-type API = ledger.API
+type API = tabledef.API
 
 // MaxList bounds one listing.
 const MaxList = 1000
@@ -33,7 +33,7 @@ type Store struct {
 	table string
 	now   func() time.Time
 	// retention keeps a decided review as long as the ledger's rows
-	// (ledger.DefaultRetention).
+	// (tabledef.DefaultRetention).
 	retention time.Duration
 }
 
@@ -55,12 +55,12 @@ func deadline(it map[string]types.AttributeValue) int64 {
 	if _, ok := it[AttrDeadline]; ok {
 		return getN(it, AttrDeadline)
 	}
-	return getN(it, ledger.AttrExpiresAt)
+	return getN(it, tabledef.AttrExpiresAt)
 }
 
 // NewStore returns a Store on the named table.
 func NewStore(db API, table string) *Store {
-	return &Store{db: db, table: table, now: time.Now, retention: ledger.DefaultRetention}
+	return &Store{db: db, table: table, now: time.Now, retention: tabledef.DefaultRetention}
 }
 
 // WithClock returns a copy of the store that reads time from now (tests).
@@ -76,7 +76,7 @@ func (s *Store) Now() time.Time { return s.now() }
 const reviewSK = "REVIEW"
 
 func key(id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{ledger.AttrPK: str("REVIEW#" + id), ledger.AttrSK: str(reviewSK)}
+	return map[string]types.AttributeValue{tabledef.AttrPK: str("REVIEW#" + id), tabledef.AttrSK: str(reviewSK)}
 }
 
 func listPK(st review.Status) string { return "REVIEWS#" + string(st) }
@@ -91,19 +91,19 @@ const (
 	AttrListSK = "review_list_sk" // "<created_at, RFC 3339 UTC ms>#<review_id>"
 )
 
-// Index is the reviews-by-status index, for ledger.CreateTable and the
-// infrastructure's table (infra/ledger.go).
-var Index = ledger.Index{Name: IndexName, PK: AttrListPK, SK: AttrListSK, Projects: []string{
+// Index is the reviews-by-status index, for tabledef.CreateTable and the
+// infrastructure's table (infra/table.go).
+var Index = tabledef.Index{Name: IndexName, PK: AttrListPK, SK: AttrListSK, Projects: []string{
 	"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
 	"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key",
 }}
 
 // CreateTable creates the ledger table with the reviews-by-status index,
-// for the local stack and tests (ledger.CreateTable).
+// for the local stack and tests (tabledef.CreateTable).
 func CreateTable(ctx context.Context, db interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 }, table string) error {
-	return ledger.CreateTable(ctx, db, table, Index)
+	return tabledef.CreateTable(ctx, db, table, Index)
 }
 
 // Attribute values of review items.
@@ -174,7 +174,7 @@ func (s *Store) Create(ctx context.Context, r *review.Review) (created bool, exi
 	// approval after it); expires_at is only the item's TTL: the deadline
 	// while pending, the ledger's retention once decided (Decide).
 	item[AttrDeadline] = num(r.ExpiresAt.Unix())
-	item[ledger.AttrExpiresAt] = num(r.ExpiresAt.Unix())
+	item[tabledef.AttrExpiresAt] = num(r.ExpiresAt.Unix())
 	item[AttrListPK] = str(listPK(review.Pending))
 	item[AttrListSK] = str(review.FormatTime(now) + "#" + r.ID)
 	if r.TaskToken != "" {
@@ -188,7 +188,7 @@ func (s *Store) Create(ctx context.Context, r *review.Review) (created bool, exi
 	if err == nil {
 		return true, nil, nil
 	}
-	if !ledger.IsConditionFailed(err) {
+	if !tabledef.IsConditionFailed(err) {
 		return false, nil, fmt.Errorf("put review %s: %w", r.ID, err)
 	}
 	existing, err = s.Get(ctx, r.ID)
@@ -276,7 +276,7 @@ func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, 
 			"decided_at = :at, reason = :reason, delivery = :delivery, delivery_lease_until = :lease, decision_token = :token, " +
 			"#expires_at = :keep"),
 		ExpressionAttributeNames: map[string]string{
-			"#status": "status", "#expires_at": ledger.AttrExpiresAt, "#deadline": AttrDeadline, "#list_pk": AttrListPK,
+			"#status": "status", "#expires_at": tabledef.AttrExpiresAt, "#deadline": AttrDeadline, "#list_pk": AttrListPK,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pending":  str(string(review.Pending)),
@@ -293,7 +293,7 @@ func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, 
 			":token":    str(token),
 		},
 	})
-	if err != nil && !ledger.IsConditionFailed(err) {
+	if err != nil && !tabledef.IsConditionFailed(err) {
 		return false, nil, fmt.Errorf("decide review %s: %w", r.ID, err)
 	}
 	cur, gerr := s.Get(ctx, r.ID)
@@ -322,7 +322,7 @@ func (s *Store) ClaimDelivery(ctx context.Context, r *review.Review, lease time.
 			":until":      num(until.UnixMilli()),
 		},
 	})
-	if ledger.IsConditionFailed(err) {
+	if tabledef.IsConditionFailed(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -359,7 +359,7 @@ func (s *Store) FinishDelivery(ctx context.Context, r *review.Review, d review.D
 		UpdateExpression:          aws.String(update),
 		ExpressionAttributeValues: vals,
 	})
-	if ledger.IsConditionFailed(err) {
+	if tabledef.IsConditionFailed(err) {
 		return fmt.Errorf("finish delivery of review %s: another request took the delivery over", r.ID)
 	}
 	if err != nil {
@@ -384,7 +384,7 @@ const (
 )
 
 func bindKey(id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{ledger.AttrPK: str(bindPrefix + id), ledger.AttrSK: str(bindSK)}
+	return map[string]types.AttributeValue{tabledef.AttrPK: str(bindPrefix + id), tabledef.AttrSK: str(bindSK)}
 }
 
 // Bind binds an approval read as r (and checked: CheckApproval) to the
@@ -397,7 +397,7 @@ func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (boo
 	now := s.now()
 	item := bindKey(r.ID)
 	item["bound_key"], item["bound_at"] = str(idemKey), str(review.FormatTime(now))
-	item[ledger.AttrExpiresAt] = num(now.Add(s.retention).Unix())
+	item[tabledef.AttrExpiresAt] = num(now.Add(s.retention).Unix())
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: item,
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
@@ -522,13 +522,13 @@ const (
 // RecordStart records starter as the starter of executionARN (one
 // conditional PutItem); recording the same starter again is a no-op.
 func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) error {
-	key := map[string]types.AttributeValue{ledger.AttrPK: str(startPrefix + executionARN), ledger.AttrSK: str(startSK)}
-	item := map[string]types.AttributeValue{ledger.AttrPK: key[ledger.AttrPK], ledger.AttrSK: key[ledger.AttrSK],
-		"starter": str(starter), ledger.AttrExpiresAt: num(s.now().Add(StartRetention).Unix())}
+	key := map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + executionARN), tabledef.AttrSK: str(startSK)}
+	item := map[string]types.AttributeValue{tabledef.AttrPK: key[tabledef.AttrPK], tabledef.AttrSK: key[tabledef.AttrSK],
+		"starter": str(starter), tabledef.AttrExpiresAt: num(s.now().Add(StartRetention).Unix())}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR starter = :s"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":s": str(starter)}})
-	if ledger.IsConditionFailed(err) {
+	if tabledef.IsConditionFailed(err) {
 		return review.ErrStartConflict
 	}
 	if err != nil {
@@ -541,7 +541,7 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 // or ErrNotFound.
 func (s *Store) Starter(ctx context.Context, executionARN string) (string, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{ledger.AttrPK: str(startPrefix + executionARN), ledger.AttrSK: str(startSK)}})
+		Key: map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + executionARN), tabledef.AttrSK: str(startSK)}})
 	if err != nil {
 		return "", fmt.Errorf("get start of %s: %w", executionARN, err)
 	}
@@ -556,8 +556,8 @@ func (s *Store) Starter(ctx context.Context, executionARN string) (string, error
 // task token, the reason or the requester. Tool roles may read no other
 // (docs/infra.md).
 var ApprovalAttributes = []string{
-	ledger.AttrPK, ledger.AttrSK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
-	AttrDeadline, ledger.AttrExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error",
+	tabledef.AttrPK, tabledef.AttrSK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
+	AttrDeadline, tabledef.AttrExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error",
 	// An approval bound before bindings had items of their own holds its
 	// binding here: it stays bound to that call (CheckApproval).
 	"bound_key",
@@ -594,6 +594,6 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*review.Review, err
 // isReviewItem reports whether an item is a review item: pk
 // "REVIEW#<review id>", sk "REVIEW", and review_id the same id.
 func isReviewItem(it map[string]types.AttributeValue) bool {
-	id, ok := strings.CutPrefix(getS(it, ledger.AttrPK), "REVIEW#")
-	return ok && review.ValidID(id) && getS(it, ledger.AttrSK) == reviewSK && getS(it, "review_id") == id
+	id, ok := strings.CutPrefix(getS(it, tabledef.AttrPK), "REVIEW#")
+	return ok && review.ValidID(id) && getS(it, tabledef.AttrSK) == reviewSK && getS(it, "review_id") == id
 }

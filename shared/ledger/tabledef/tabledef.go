@@ -1,0 +1,96 @@
+// Package tabledef is the ledger table's layout on DynamoDB (docs/ledger.md):
+// its key and TTL attributes, its indexes, the retention of its items and
+// the part of the DynamoDB client its users need. It holds no items'
+// logic, so that a package keeping its own items in the table
+// (shared/review/dynamo) needs nothing else of the ledger.
+package tabledef
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// API is the part of the DynamoDB client the table's users need: item-level requests, all implemented by dynalite.
+type API interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// Key attribute names of the table.
+const (
+	AttrPK        = "pk"
+	AttrSK        = "sk"
+	AttrExpiresAt = "expires_at" // epoch seconds; the table's TTL attribute
+)
+
+// Index is a global secondary index of the table, for CreateTable: the
+// package that keeps items with its keys owns it (shared/review owns the
+// reviews-by-status index).
+type Index struct {
+	Name     string
+	PK, SK   string   // string key attributes; SK may be empty
+	Projects []string // the non-key attributes it projects (INCLUDE)
+}
+
+// DefaultRetention is how long records and rows are kept before their TTL
+// (expires_at) ends them.
+const DefaultRetention = 90 * 24 * time.Hour
+
+// IsConditionFailed reports a failed conditional write.
+func IsConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// CreateTable creates the ledger table with on-demand capacity and the
+// given global secondary indexes, for the local stack and tests; on AWS
+// the infrastructure creates it (infra/ledger.go, from the same Index
+// values). An existing table is left as it is.
+func CreateTable(ctx context.Context, db interface {
+	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+}, table string, indexes ...Index) error {
+	defs := []types.AttributeDefinition{
+		{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
+		{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
+	}
+	var gsis []types.GlobalSecondaryIndex
+	for _, ix := range indexes {
+		keys := []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}}
+		defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.PK), AttributeType: types.ScalarAttributeTypeS})
+		if ix.SK != "" {
+			keys = append(keys, types.KeySchemaElement{AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange})
+			defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.SK), AttributeType: types.ScalarAttributeTypeS})
+		}
+		gsis = append(gsis, types.GlobalSecondaryIndex{
+			IndexName:  aws.String(ix.Name),
+			KeySchema:  keys,
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ix.Projects},
+		})
+	}
+	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(table),
+		AttributeDefinitions: defs,
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: gsis,
+		BillingMode:            types.BillingModePayPerRequest,
+	})
+	var inUse *types.ResourceInUseException
+	if errors.As(err, &inUse) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create table %s: %w", table, err)
+	}
+	return nil
+}
