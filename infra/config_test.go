@@ -70,6 +70,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "identity of another domain", context: map[string]any{"toolgate:senderIdentity": "example.net"}, err: "TOOLGATE_SENDER_IDENTITY_ARN"},
 		{name: "empty recipient allow-list", context: map[string]any{"toolgate:recipientAllow": ""}, err: "TOOLGATE_RECIPIENT_ALLOW"},
 		{name: "bad fetch host", context: map[string]any{"toolgate:fetchAllow": "http://api.example.org/"}, err: "fetchAllow"},
+		{name: "fetch wildcard over a public suffix", context: map[string]any{"toolgate:fetchAllow": "api.example.org, *.github.io"}, err: `fetchAllow: fetch allow-list: hostlist: entry 1 "*.github.io": a wildcard over the public suffix github.io`},
 		{name: "unknown function", context: map[string]any{"toolgate:functions": `{"send-mail": {}}`}, err: `no function "send-mail"`},
 		{name: "timeout too long", context: map[string]any{"toolgate:functions": `{"review-request": {"timeoutSeconds": 901}}`}, err: "timeoutSeconds"},
 		{name: "timeout past the Task's", context: map[string]any{"toolgate:functions": `{"structured-data-fetch": {"timeoutSeconds": 36}}`}, err: "Task timeout, 35 s"},

@@ -535,7 +535,11 @@ func (c *checker) checkURL(st *Step, v *value) {
 		c.ds.errorf(v.pos, RuleFetchHost, "step %q url %q carries userinfo, which is refused", st.ID, prefix)
 	default:
 		if _, ok := c.hosts.Match(u.Scheme, u.Hostname(), u.Port()); !ok {
-			c.ds.errorf(v.pos, RuleFetchHost, "step %q url host %q is not allowed by policy.fetch_hosts (%s)", st.ID, u.Host, strings.Join(c.hosts.Strings(), ", "))
+			why := ""
+			if r := c.hosts.WildcardRefusal(u.Hostname()); r != "" {
+				why = ": " + r
+			}
+			c.ds.errorf(v.pos, RuleFetchHost, "step %q url host %q is not allowed by policy.fetch_hosts (%s)%s", st.ID, u.Host, strings.Join(c.hosts.Strings(), ", "), why)
 		}
 	}
 }

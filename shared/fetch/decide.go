@@ -127,6 +127,9 @@ func listed(l hostlist.List, name, scheme, host, port string) string {
 			return fmt.Sprintf("port %s of %s is not on %s: an entry without a port allows only 80 for http and 443 for https, and an entry with a port allows that port only", shown, host, name)
 		}
 	}
+	if why := l.WildcardRefusal(host); why != "" {
+		return fmt.Sprintf("host %s is not on %s: %s", host, name, why)
+	}
 	return fmt.Sprintf("host %s is not on %s", host, name)
 }
 

@@ -252,6 +252,27 @@ func TestDecideDryRun(t *testing.T) {
 			t.Fatalf("Decide = %+v", d)
 		}
 	})
+	t.Run("wildcard stops at the registrable domain", func(t *testing.T) {
+		res := &fakeResolver{answers: addrs(t, public)}
+		c := Config{Allow: mustList(t, "*.amazonaws.com"), Resolver: res}
+		d := c.Decide(context.Background(), "https://bucket.s3.amazonaws.com/key", c.Allow)
+		if d.Allow || d.Code != tool.PermissionDenied || d.Reason != "host bucket.s3.amazonaws.com is not on the platform allow-list: *.amazonaws.com does not cover bucket.s3.amazonaws.com: its registrable domain is bucket.s3.amazonaws.com, not amazonaws.com (s3.amazonaws.com is a public suffix, Public Suffix List, private section)" {
+			t.Fatalf("Decide = %+v", d)
+		}
+		if got := res.hosts(); len(got) != 0 {
+			t.Fatalf("looked up %q", got)
+		}
+		d = c.Decide(context.Background(), "https://ec2.amazonaws.com/", c.Allow)
+		if !d.Allow {
+			t.Fatalf("Decide = %+v", d)
+		}
+		// The pinned list is held to the same rule.
+		c.Allow = mustList(t, "bucket.s3.amazonaws.com")
+		d = c.Decide(context.Background(), "https://bucket.s3.amazonaws.com/key", mustList(t, "*.amazonaws.com"))
+		if d.Allow || !strings.Contains(d.Reason, "this run's toolset (fetch_hosts): *.amazonaws.com does not cover bucket.s3.amazonaws.com") {
+			t.Fatalf("Decide = %+v", d)
+		}
+	})
 	t.Run("empty platform list", func(t *testing.T) {
 		empty := Config{Resolver: res}
 		d := empty.Decide(context.Background(), "https://api.example.com/", mustList(t, "api.example.com"))
@@ -271,6 +292,11 @@ func TestParseConfig(t *testing.T) {
 		{"empty", nil, nil, ""},
 		{"bad entry", []string{"api.example.com", "http://x"}, nil, `entry 1 "http://x"`},
 		{"odd ipv4", []string{"0x7f.1"}, nil, `"0x7f.1"`},
+		{"wildcard over a public suffix", []string{"*.co.uk"}, nil, `entry 0 "*.co.uk": a wildcard over the public suffix co.uk would allow every site under it (Public Suffix List, ICANN section)`},
+		{"wildcard over a private-section suffix", []string{"api.example.com", "*.github.io"}, nil, `entry 1 "*.github.io": a wildcard over the public suffix github.io would allow every site under it (Public Suffix List, private section)`},
+		{"wildcard over s3", []string{"*.s3.amazonaws.com"}, nil, "public suffix s3.amazonaws.com"},
+		{"wildcard over amazonaws.com", []string{"*.amazonaws.com"}, nil, ""},
+		{"exact public suffix", []string{"co.uk", "s3.amazonaws.com"}, nil, ""},
 		{"bad prefix", nil, []string{"127.0.0.1/33"}, `"127.0.0.1/33"`},
 		{"host bits", nil, []string{"127.0.0.1/8"}, "127.0.0.0/8"},
 		{"zone", nil, []string{"fe80::1%eth0"}, "zone"},
@@ -298,6 +324,9 @@ func TestParseConfig(t *testing.T) {
 		t.Fatalf("ConfigFromEnv = %+v, %v", c, err)
 	}
 	if _, err := ConfigFromEnv(envMap{EnvAllow: "a..b"}.get); err == nil || !strings.Contains(err.Error(), EnvAllow) {
+		t.Fatalf("ConfigFromEnv error = %v", err)
+	}
+	if _, err := ConfigFromEnv(envMap{EnvAllow: "api.example.com,*.github.io"}.get); err == nil || !strings.Contains(err.Error(), EnvAllow) || !strings.Contains(err.Error(), "public suffix github.io") {
 		t.Fatalf("ConfigFromEnv error = %v", err)
 	}
 }

@@ -412,6 +412,8 @@ func TestTool(t *testing.T) {
 		{"not pinned", `{"url": "https://other.example.com/x"}`, []string{"api.example.com"}, tool.PermissionDenied},
 		{"no fetch_hosts", `{"url": "https://api.example.com/x"}`, nil, tool.PermissionDenied},
 		{"bad fetch_hosts", `{"url": "https://api.example.com/x"}`, []string{"0x7f.1"}, tool.PermissionDenied},
+		{"fetch_hosts wildcard over a public suffix", `{"url": "https://api.example.com/x"}`, []string{"*.co.uk", "*.example.com"}, tool.PermissionDenied},
+		{"pinned wildcard over a public suffix", `{"url": "https://a.github.io/x"}`, []string{"*.github.io"}, tool.PermissionDenied},
 		{"unknown field", `{"url": "https://api.example.com/x", "method": "POST"}`, []string{"api.example.com"}, tool.InputInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
 )
 
 var entrySeeds = []string{
@@ -14,6 +15,9 @@ var entrySeeds = []string{
 	"2130706433", "0177.0.0.1", "2001:db8::1", "[2001:db8::1]", "[2001:db8::1]:8443",
 	"::ffff:8.8.8.8", "fe80::1%eth0", "https://x", "x/y", "u@x", "example.com:+1",
 	"example.com:65536", "[8.8.8.8]", "ｅｘａｍｐｌｅ.com", "example。com", "straße.de",
+	"*.co.uk", "*.github.io", "*.amazonaws.com", "*.s3.amazonaws.com", "*.compute.amazonaws.com",
+	"*.kawasaki.jp", "*.www.ck", "*.xn--55qx5d.cn", "*.公司.cn", "*.example.co.uk", "co.uk",
+	"bucket.s3.amazonaws.com",
 }
 
 func FuzzParseEntry(f *testing.F) {
@@ -48,6 +52,16 @@ func FuzzParseEntry(f *testing.F) {
 		if e.Port < 0 || e.Port > 65535 || e.Host != strings.ToLower(e.Host) {
 			t.Fatalf("ParseEntry(%q) = %+v", s, e)
 		}
+		// A wildcard's base is never a public suffix, nor a name whose
+		// children all are.
+		if e.Wildcard {
+			if _, err := publicsuffix.EffectiveTLDPlusOne(e.Host); err != nil {
+				t.Fatalf("ParseEntry(%q) = %+v, a wildcard over a public suffix", s, e)
+			}
+			if p := probeLabel + "." + e.Host; publicSuffix(p) == p {
+				t.Fatalf("ParseEntry(%q) = %+v, a wildcard over a wildcard rule of the list", s, e)
+			}
+		}
 	})
 }
 
@@ -56,6 +70,10 @@ func FuzzMatch(f *testing.F) {
 		f.Add(s, "https", s, "")
 		f.Add(s, "http", "a."+s, "8080")
 	}
+	f.Add("*.amazonaws.com", "https", "bucket.s3.amazonaws.com", "")
+	f.Add("*.amazonaws.com", "https", "s3.amazonaws.com", "")
+	f.Add("*.amazonaws.com", "https", "ec2.amazonaws.com", "")
+	f.Add("*.example.co.uk", "https", "a.b.example.co.uk", "")
 	f.Fuzz(func(t *testing.T, entry, scheme, host, port string) {
 		l, err := ParseList([]string{entry})
 		if err != nil {
@@ -75,6 +93,26 @@ func FuzzMatch(f *testing.F) {
 		if ok && e.Wildcard && !strings.HasSuffix(h, "."+e.Host) {
 			t.Fatalf("host %q matched wildcard %q", h, e)
 		}
+		// A wildcard covers only hosts of its base's registrable domain,
+		// and WildcardRefusal explains exactly the other subdomains.
+		if e.Wildcard {
+			got, err1 := publicsuffix.EffectiveTLDPlusOne(h)
+			want, err2 := publicsuffix.EffectiveTLDPlusOne(e.Host)
+			if ok && (err1 != nil || err2 != nil || got != want) {
+				t.Fatalf("host %q (registrable domain %q, %v) matched wildcard %q (%q, %v)", h, got, err1, e, want, err2)
+			}
+		}
+		why := l.WildcardRefusal(host)
+		if ok && why != "" {
+			t.Fatalf("host %q matched %q, but WildcardRefusal says %q", host, entry, why)
+		}
+		if len(l) == 1 && l[0].Wildcard && strings.HasSuffix(h, "."+l[0].Host) {
+			got, err1 := publicsuffix.EffectiveTLDPlusOne(h)
+			want, _ := publicsuffix.EffectiveTLDPlusOne(l[0].Host)
+			if same := err1 == nil && got == want; same == (why != "") {
+				t.Fatalf("host %q under %q: registrable domains %q and %q, but WildcardRefusal says %q", h, entry, got, want, why)
+			}
+		}
 		if ok && !e.Wildcard && h != e.Host {
 			t.Fatalf("host %q matched %q", h, e)
 		}
@@ -88,4 +126,9 @@ func FuzzMatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+func publicSuffix(name string) string {
+	ps, _ := publicsuffix.PublicSuffix(name)
+	return ps
 }

@@ -32,13 +32,14 @@ var idnaProfile = idna.Registration
 // entries are equal exactly when their String forms are.
 type Entry struct {
 	Host     string     // lower-case A-label without trailing dot, or the canonical text of the IP (netip.Addr.String()); for a wildcard, the suffix without "*."
-	Wildcard bool       // "*.suffix": matches any strict subdomain of Host
+	Wildcard bool       // "*.suffix": matches any strict subdomain of Host in Host's registrable domain (see publicsuffix.go)
 	Addr     netip.Addr // valid when the entry is an IP literal
 	Port     int        // 0 when the entry names no port (then 80 for http, 443 for https)
 }
 
 // ParseEntry parses one allow-list entry: a host name (RFC 1123, RFC 5890
-// A-label or U-label), a "*." wildcard, an IPv4 dotted-quad or an IPv6
+// A-label or U-label), a "*." wildcard over a name that is not a public
+// suffix (Public Suffix List), an IPv4 dotted-quad or an IPv6
 // literal (RFC 4291, bracketed as in RFC 3986 §3.2.2 when a port follows),
 // with an optional port 1–65535. The error names the entry and the rule it
 // breaks.
@@ -108,8 +109,9 @@ func splitHostPort(s string) (host, port string, hasPort, bracketed bool, err er
 }
 
 // parseWildcardSuffix checks the part of a wildcard entry after "*.". It
-// must be a host name of at least two labels: "*.com" would cover a whole
-// top-level domain.
+// must be a host name of at least two labels ("*.com" would cover a whole
+// top-level domain, listed or not) that is not a public suffix (see
+// checkWildcardBase).
 func parseWildcardSuffix(s string) (string, error) {
 	if strings.Contains(s, ":") || endsInNumber(strings.TrimSuffix(s, ".")) {
 		return "", errors.New("a wildcard cannot apply to an ip address")
@@ -123,6 +125,9 @@ func parseWildcardSuffix(s string) (string, error) {
 	}
 	if len(name)+2 > dnsname.MaxName {
 		return "", fmt.Errorf("no subdomain of a %d-octet name fits in %d octets (RFC 1035)", len(name), dnsname.MaxName)
+	}
+	if err := checkWildcardBase(name); err != nil {
+		return "", err
 	}
 	return name, nil
 }
@@ -191,8 +196,10 @@ func NormalizeHost(host string) (string, error) {
 // scheme is "http" or "https" (as net/url lower-cases it); any other scheme
 // never matches. host is a URL's Hostname() and port its Port(), "" meaning
 // the scheme's default. An entry without a port allows only that default;
-// an entry with a port allows that port only, under either scheme. A host or
-// port that is not valid (see NormalizeHost) never matches.
+// an entry with a port allows that port only, under either scheme. A
+// wildcard entry allows only hosts of its base's registrable domain (see
+// WildcardRefusal). A host or port that is not valid (see NormalizeHost)
+// never matches.
 func (l List) Match(scheme, host, port string) (Entry, bool) {
 	var def int
 	switch scheme {
@@ -236,7 +243,7 @@ func (e Entry) allowsHost(h string, addr netip.Addr) bool {
 	case e.Addr.IsValid() || addr.IsValid():
 		return e.Addr.IsValid() && e.Addr == addr
 	case e.Wildcard:
-		return e.Host != "" && strings.HasSuffix(h, "."+e.Host)
+		return e.Host != "" && strings.HasSuffix(h, "."+e.Host) && sameRegistrable(h, e.Host) == ""
 	default:
 		return h == e.Host
 	}

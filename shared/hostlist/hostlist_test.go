@@ -40,7 +40,17 @@ func TestParseEntry(t *testing.T) {
 		{name: "port 443 kept", in: "example.com:443", want: "example.com:443", port: 443},
 		{name: "wildcard", in: "*.example.com", want: "*.example.com", wildcard: true},
 		{name: "wildcard upper case", in: "*.EXAMPLE.com", want: "*.example.com", wildcard: true},
-		{name: "wildcard two-label public suffix", in: "*.co.uk", want: "*.co.uk", wildcard: true},
+		{name: "wildcard under a public suffix", in: "*.example.co.uk", want: "*.example.co.uk", wildcard: true},
+		{name: "wildcard over a domain holding public suffixes", in: "*.amazonaws.com", want: "*.amazonaws.com", wildcard: true},
+		{name: "wildcard under a private-section suffix", in: "*.bucket.s3.amazonaws.com", want: "*.bucket.s3.amazonaws.com", wildcard: true},
+		{name: "wildcard under github.io", in: "*.octocat.github.io", want: "*.octocat.github.io", wildcard: true},
+		{name: "wildcard on an exception rule", in: "*.www.ck", want: "*.www.ck", wildcard: true},
+		{name: "wildcard on an unlisted top-level domain", in: "*.corp.internal", want: "*.corp.internal", wildcard: true},
+		{name: "wildcard under an idn public suffix", in: "*.example.xn--p1ai", want: "*.example.xn--p1ai", wildcard: true},
+		{name: "exact public suffix", in: "co.uk", want: "co.uk"},
+		{name: "exact private-section suffix", in: "github.io", want: "github.io"},
+		{name: "exact host that is a public suffix", in: "s3.amazonaws.com", want: "s3.amazonaws.com"},
+		{name: "exact host under a public suffix", in: "bucket.s3.amazonaws.com", want: "bucket.s3.amazonaws.com"},
 		{name: "wildcard with port", in: "*.example.com:8080", want: "*.example.com:8080", wildcard: true, port: 8080},
 		{name: "wildcard unicode", in: "*.bücher.example", want: "*.xn--bcher-kva.example", wildcard: true},
 		{name: "wildcard trailing dot", in: "*.example.com.", want: "*.example.com", wildcard: true},
@@ -123,6 +133,22 @@ func TestParseEntryInvalid(t *testing.T) {
 		{"wildcard dot only", "*.", "empty label"},
 		{"wildcard on tld", "*.com", "at least two labels"},
 		{"wildcard on tld trailing dot", "*.com.", "at least two labels"},
+		{"wildcard on two-letter tld", "*.uk", "at least two labels"},
+		{"wildcard on idn tld", "*.xn--p1ai", "at least two labels"},
+		{"wildcard on unlisted tld", "*.internal", "at least two labels"},
+		{"wildcard on icann public suffix", "*.co.uk", "a wildcard over the public suffix co.uk would allow every site under it (Public Suffix List, ICANN section)"},
+		{"wildcard on public suffix any case", "*.CO.UK.", "public suffix co.uk"},
+		{"wildcard on public suffix with port", "*.co.uk:8443", "public suffix co.uk"},
+		{"wildcard on private public suffix", "*.github.io", "a wildcard over the public suffix github.io would allow every site under it (Public Suffix List, private section)"},
+		{"wildcard on s3", "*.s3.amazonaws.com", "public suffix s3.amazonaws.com"},
+		{"wildcard on regional s3", "*.s3.us-east-1.amazonaws.com", "public suffix s3.us-east-1.amazonaws.com"},
+		{"wildcard on blogspot", "*.blogspot.com", "public suffix blogspot.com"},
+		{"wildcard on cloudfront", "*.cloudfront.net", "public suffix cloudfront.net"},
+		{"wildcard on herokuapp", "*.herokuapp.com", "public suffix herokuapp.com"},
+		{"wildcard on idn public suffix a-label", "*.xn--55qx5d.cn", "public suffix xn--55qx5d.cn"},
+		{"wildcard on idn public suffix u-label", "*.公司.cn", "public suffix xn--55qx5d.cn"},
+		{"wildcard over a private wildcard rule", "*.compute.amazonaws.com", `a wildcard over compute.amazonaws.com would allow every site under it: the names directly under it are public suffixes (rule "*.compute.amazonaws.com", Public Suffix List, private section)`},
+		{"wildcard over an icann wildcard rule", "*.kawasaki.jp", `public suffixes (rule "*.kawasaki.jp", Public Suffix List, ICANN section)`},
 		{"wildcard on ipv4", "*.8.8.8", "ip address"},
 		{"wildcard on full ipv4", "*.1.2.3.4", "ip address"},
 		{"wildcard on ipv6", "*.2001:db8::1", "ip address"},
@@ -322,6 +348,29 @@ func TestMatch(t *testing.T) {
 		{"wildcard unicode host", []string{"*.example.org"}, "https", "bücher.example.org", "", "*.example.org"},
 		{"exact entry no subdomain", []string{"example.com"}, "https", "api.example.com", "", ""},
 
+		// Wildcards stop at registrable domains (Public Suffix List).
+		{"s3 bucket not under amazonaws.com", []string{"*.amazonaws.com"}, "https", "bucket.s3.amazonaws.com", "", ""},
+		{"regional s3 bucket not under amazonaws.com", []string{"*.amazonaws.com"}, "https", "bucket.s3.us-east-1.amazonaws.com", "", ""},
+		{"s3 path-style endpoint is a public suffix", []string{"*.amazonaws.com"}, "https", "s3.amazonaws.com", "", ""},
+		{"deep name under s3", []string{"*.amazonaws.com"}, "https", "a.bucket.s3.amazonaws.com", "", ""},
+		{"compute name not under amazonaws.com", []string{"*.amazonaws.com"}, "https", "ec2-1-2-3-4.compute-1.amazonaws.com", "", ""},
+		{"ec2 endpoint in amazonaws.com", []string{"*.amazonaws.com"}, "https", "ec2.amazonaws.com", "", "*.amazonaws.com"},
+		{"global endpoint in amazonaws.com", []string{"*.amazonaws.com"}, "https", "sts.amazonaws.com", "", "*.amazonaws.com"},
+		{"regional endpoint under the suffix us-east-1.amazonaws.com", []string{"*.amazonaws.com"}, "https", "sts.us-east-1.amazonaws.com", "", ""},
+		{"regional endpoint exact", []string{"sts.us-east-1.amazonaws.com"}, "https", "sts.us-east-1.amazonaws.com", "", "sts.us-east-1.amazonaws.com"},
+		{"wildcard under one bucket", []string{"*.bucket.s3.amazonaws.com"}, "https", "a.bucket.s3.amazonaws.com", "", "*.bucket.s3.amazonaws.com"},
+		{"wildcard under one pages site", []string{"*.octocat.github.io"}, "https", "a.b.octocat.github.io", "", "*.octocat.github.io"},
+		{"wildcard under a public suffix", []string{"*.example.co.uk"}, "https", "a.b.example.co.uk", "", "*.example.co.uk"},
+		{"wildcard on an exception rule", []string{"*.www.ck"}, "https", "a.www.ck", "", "*.www.ck"},
+		{"wildcard on an unlisted top-level domain", []string{"*.corp.internal"}, "https", "a.b.corp.internal", "", "*.corp.internal"},
+		{"wildcard under an idn suffix", []string{"*.example.xn--p1ai"}, "https", "a.example.рф", "", "*.example.xn--p1ai"},
+		{"wildcard refusal with port", []string{"*.amazonaws.com:8443"}, "https", "bucket.s3.amazonaws.com", "8443", ""},
+		{"exact public suffix host", []string{"co.uk"}, "https", "co.uk", "", "co.uk"},
+		{"exact public suffix no subdomain", []string{"co.uk"}, "https", "example.co.uk", "", ""},
+		{"exact s3 endpoint", []string{"s3.amazonaws.com"}, "https", "s3.amazonaws.com", "", "s3.amazonaws.com"},
+		{"exact bucket", []string{"bucket.s3.amazonaws.com"}, "https", "bucket.s3.amazonaws.com", "", "bucket.s3.amazonaws.com"},
+		{"exact entry after refused wildcard", []string{"*.amazonaws.com", "bucket.s3.amazonaws.com"}, "https", "bucket.s3.amazonaws.com", "", "bucket.s3.amazonaws.com"},
+
 		// Ports and schemes.
 		{"default https", []string{"example.com"}, "https", "example.com", "", "example.com"},
 		{"explicit 443 https", []string{"example.com"}, "https", "example.com", "443", "example.com"},
@@ -399,5 +448,45 @@ func TestAcceptedNamesAreLookupFixedPoints(t *testing.T) {
 				t.Errorf("NormalizeHost(%q) = %q, but idna.Lookup gives %q, %v", host, h, d, err)
 			}
 		}
+	}
+}
+
+// TestWildcardRefusal checks the reason given for a host that a wildcard
+// covers by name but not by registrable domain (Public Suffix List).
+func TestWildcardRefusal(t *testing.T) {
+	tests := []struct {
+		name string
+		list []string
+		host string
+		want string // "" when no wildcard is refused that way
+	}{
+		{"s3 bucket", []string{"*.amazonaws.com"}, "bucket.s3.amazonaws.com",
+			"*.amazonaws.com does not cover bucket.s3.amazonaws.com: its registrable domain is bucket.s3.amazonaws.com, not amazonaws.com (s3.amazonaws.com is a public suffix, Public Suffix List, private section)"},
+		{"host is a public suffix", []string{"*.amazonaws.com"}, "S3.AMAZONAWS.COM.",
+			"*.amazonaws.com does not cover s3.amazonaws.com: s3.amazonaws.com is itself a public suffix (Public Suffix List, private section), not a host of the registrable domain amazonaws.com"},
+		{"suffix-looking labels inside a domain", []string{"*.kawasaki.jp.example.com"}, "a.kawasaki.jp.example.com", ""},
+		{"entry with port named", []string{"*.amazonaws.com:8443"}, "bucket.s3.amazonaws.com",
+			"*.amazonaws.com:8443 does not cover bucket.s3.amazonaws.com: its registrable domain is bucket.s3.amazonaws.com, not amazonaws.com (s3.amazonaws.com is a public suffix, Public Suffix List, private section)"},
+		{"covered host", []string{"*.amazonaws.com"}, "ec2.amazonaws.com", ""},
+		{"not under the wildcard", []string{"*.amazonaws.com"}, "example.com", ""},
+		{"apex", []string{"*.amazonaws.com"}, "amazonaws.com", ""},
+		{"exact entries only", []string{"bucket.s3.amazonaws.com"}, "other.s3.amazonaws.com", ""},
+		{"ip host", []string{"*.amazonaws.com"}, "8.8.8.8", ""},
+		{"invalid host", []string{"*.amazonaws.com"}, "a_b.s3.amazonaws.com", ""},
+		{"empty list", nil, "bucket.s3.amazonaws.com", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := ParseList(tt.list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.WildcardRefusal(tt.host); got != tt.want {
+				t.Errorf("%q.WildcardRefusal(%q) = %q, want %q", tt.list, tt.host, got, tt.want)
+			}
+			if _, ok := l.Match("https", tt.host, ""); ok && tt.want != "" {
+				t.Errorf("%q matches %q, which WildcardRefusal refuses", tt.list, tt.host)
+			}
+		})
 	}
 }

@@ -176,6 +176,7 @@ func TestVerifyRefusesEachRule(t *testing.T) {
 		{"fetch host not canonical", func(ts *Toolset) { ts.FetchHosts = []string{"API.Example.com"} }, RuleFetchHosts, false},
 		{"fetch hosts unsorted", func(ts *Toolset) { ts.FetchHosts = []string{"b.example.com", "a.example.com"} }, RuleFetchHosts, false},
 		{"fetch host not an entry", func(ts *Toolset) { ts.FetchHosts = []string{"http://a.example.com/"} }, RuleFetchHosts, false},
+		{"fetch host a wildcard over a public suffix", func(ts *Toolset) { ts.FetchHosts = []string{"*.github.io"} }, RuleFetchHosts, false},
 		{"content changed under its id", func(ts *Toolset) { ts.FetchHosts = []string{"evil.example.com"} }, RuleDigest, true},
 		{"id not a toolset id", func(ts *Toolset) { ts.ID = "ts_x" }, RuleDigest, true},
 	}
