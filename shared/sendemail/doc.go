@@ -10,7 +10,9 @@
 // Before SES is called, the tool checks, in this order:
 //   - at least one "to" recipient and at most MaxRecipients (50) in to, cc
 //     and bcc together, the SES quota per message → TOOL_INPUT_INVALID;
-//   - a subject without CR or LF and a text or html body → TOOL_INPUT_INVALID;
+//   - a subject that mailheader.CheckSubject accepts (not empty, no line
+//     break, CR, LF, NEL, U+2028 or U+2029, no other control character but
+//     TAB), and a text or html body → TOOL_INPUT_INVALID;
 //   - every address of to, cc, bcc and reply_to against the allow-list
 //     (package recipient): an address that is not one bare addr-spec →
 //     TOOL_INPUT_INVALID, a valid one that is not allowed →
