@@ -17,7 +17,7 @@ const (
 // Rule ids, stable and shown in brackets in every diagnostic. docs/solutions.md
 // lists them with the check each belongs to.
 const (
-	RuleSyntax        = "syntax"             // the file is not YAML or JSON, or uses anchors, aliases, tags
+	RuleSyntax        = "syntax"             // the file is not YAML or JSON, or uses anchors, aliases, tags, or numbers JSON cannot carry
 	RuleUnknownField  = "unknown-field"      // a key the grammar does not have
 	RuleMissingField  = "missing-field"      // a required key is absent
 	RuleInvalidValue  = "invalid-value"      // wrong type, pattern or range

@@ -74,6 +74,12 @@ func Compile(file string, src []byte, opts Options) *Result {
 		ds.errorf(pos, RuleSyntax, "%v", err)
 		return res
 	}
+	if bad := refusedNumbers(v); len(bad) > 0 {
+		for _, b := range bad {
+			ds.errorf(b.pos, RuleSyntax, "%s", b)
+		}
+		return res
+	}
 	sol := (&decoder{ds: ds}).decodeSolution(v)
 	if sol == nil || len(sol.Steps) == 0 {
 		return res

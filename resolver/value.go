@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -34,12 +36,16 @@ func (k kind) String() string {
 // plain data the Solution decoder walks, so that every diagnostic can name
 // a line and column.
 type value struct {
-	kind   kind
-	pos    Pos
-	str    string // kString: the text; kNumber: the JSON number literal
-	b      bool
-	fields []field
-	items  []*value
+	kind kind
+	pos  Pos
+	str  string // kString: the text; kNumber: the number literal as written
+	b    bool
+	// refused, for a kNumber, says why its literal is not one a definition
+	// may carry (refusedNumber); "" when it is. parseValue's caller reports
+	// every refused number (refusedNumbers) before decoding.
+	refused string
+	fields  []field
+	items   []*value
 }
 
 type field struct {
@@ -91,9 +97,11 @@ type positioned interface {
 }
 
 // parseValue parses one YAML (or JSON) document into a value tree. It
-// refuses anchors, aliases, merge keys, tags, several documents, NaN and
-// infinities: none of them has a JSON meaning a Step Functions definition
-// could carry.
+// refuses anchors, aliases, merge keys, tags and several documents: none of
+// them has a JSON meaning a Step Functions definition could carry. Number
+// literals that a definition may not carry (NaN, infinities, YAML-only
+// forms, values a double does not hold) are kept, marked refused, for
+// refusedNumbers to report all of them with their fields.
 func parseValue(src []byte) (*value, Pos, error) {
 	if len(src) > MaxSourceBytes {
 		return nil, Pos{1, 1}, fmt.Errorf("the file is %d bytes; a Solution may be at most %d (8 MiB)", len(src), MaxSourceBytes)
@@ -211,15 +219,228 @@ func invalidUTF8At(src []byte) Pos {
 // jsonNumber is the number grammar of RFC 8259 §6.
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
 
-// number turns a YAML number token into a JSON number literal, refusing
-// the YAML 1.1 forms (octal 010, 0b11, 1_000, 0x1f, .5) whose value a
-// reader would not expect.
-func number(text string, p Pos) (*value, Pos, error) {
-	text = strings.TrimPrefix(text, "+")
+// yamlCoreNumber is what the YAML 1.2 core schema (YAML 1.2.2 §10.3.2)
+// resolves to an integer, a float, an infinity or NaN. go-yaml, which
+// follows YAML 1.1 in places, leaves some of these (1e3, +1e3, +.inf) as
+// strings; a plain scalar that matches is treated as a number all the same.
+var yamlCoreNumber = regexp.MustCompile(`^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|` +
+	`[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+
+// number makes a number value of a YAML number token. A literal that
+// refusedNumber refuses is kept with its reason, so that every one can be
+// reported with its field.
+func number(text string, p Pos) *value {
+	return &value{kind: kNumber, pos: p, str: text, refused: refusedNumber(text)}
+}
+
+// refusedNumber says why a number literal may not go into a definition, as
+// the end of a sentence whose subject is the literal; "" when it may.
+//
+// A definition carries a number as written, and what reads it (Step
+// Functions, the dispatcher, the tools, a reviewer's browser) is free to
+// hold it as an IEEE 754 double, as most JSON parsers do. So a literal must
+// be written in the JSON number grammar (RFC 8259 §6; the YAML forms
+// outside it, +1, 0x10, 010, 1_000, .5, 1., .inf, .nan, have no JSON form,
+// and YAML 1.1 and YAML 1.2 read some of them differently: 010 is 8 or 10,
+// 1_000 a number or a string), and it must survive the
+// trip to a double and back: RFC 8259 §6 warns that a number such as 1E400
+// or 3.141592653589793238462643383279 expects more range or precision
+// than is widely available. Out of range (1e400, -1e400), below the
+// smallest double (1e-400, which parsers read as 0) and more digits than a
+// double holds (12345678901234567891) are refused; 0.1 is not, since 0.1
+// is what the nearest double prints as.
+func refusedNumber(text string) string {
 	if !jsonNumber.MatchString(text) {
-		return nil, p, fmt.Errorf("number %q is not written as a JSON number (decimal digits, optional fraction and exponent)", text)
+		return notJSONNumber(text)
 	}
-	return &value{kind: kNumber, pos: p, str: text}, p, nil
+	digits, exp, ok := decimal(text)
+	switch {
+	case !ok:
+		return "has an exponent beyond what JSON parsers carry (RFC 8259 §6)"
+	case digits == "":
+		return "" // 0, -0, 0.0e5: exactly zero
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	switch {
+	case err != nil: // strconv.ErrRange: ±Inf
+		return "is outside the range of an IEEE 754 double (±1.7976931348623157e308): JSON parsers read it as an infinity or refuse it (RFC 8259 §6)"
+	case f == 0:
+		return "is closer to 0 than the smallest non-zero IEEE 754 double (5e-324): JSON parsers read it as 0 (RFC 8259 §6); write 0"
+	}
+	if d, e, _ := decimal(strconv.FormatFloat(f, 'e', -1, 64)); d != digits || e != exp {
+		read := shortest(f)
+		return fmt.Sprintf("has more digits than an IEEE 754 double holds: JSON parsers read it as %s (RFC 8259 §6); write %s, or quote it for a string", read, read)
+	}
+	return ""
+}
+
+// shortest writes f as the shortest JSON number that reads back as f:
+// whole numbers below 1e21 in plain digits, as JavaScript prints them
+// (ECMA-262 Number::toString), others with an exponent.
+func shortest(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// notJSONNumber explains a YAML number literal outside the JSON grammar and,
+// where the value is plain, says how to write it.
+func notJSONNumber(text string) string {
+	sign, body := "", text
+	if strings.HasPrefix(body, "+") || strings.HasPrefix(body, "-") {
+		sign, body = body[:1], body[1:]
+	}
+	lower := strings.ToLower(body)
+	switch {
+	case lower == ".inf" || lower == ".nan":
+		return "is not a JSON number: infinities and NaN have no JSON form (RFC 8259 §6) and a definition cannot carry them"
+	case strings.HasPrefix(lower, "0x") || strings.HasPrefix(lower, "0o") || strings.HasPrefix(lower, "0b"):
+		base := map[byte]int{'x': 16, 'o': 8, 'b': 2}[lower[1]]
+		if n, err := strconv.ParseInt(sign+lower, 0, 64); err == nil && !strings.Contains(lower, "_") {
+			return fmt.Sprintf("is not a JSON number: YAML reads it in base %d, JSON numbers are decimal only (RFC 8259 §6); write %d, or quote it for a string", base, n)
+		}
+		return fmt.Sprintf("is not a JSON number: YAML reads it in base %d, JSON numbers are decimal only (RFC 8259 §6); write it in decimal, or quote it for a string", base)
+	case strings.Contains(body, "_"):
+		msg := "is not a JSON number: YAML 1.1 reads the _ as a digit separator, YAML 1.2 reads a string, and JSON has no separators (RFC 8259 §6)"
+		if fix := fixJSONNumber(strings.ReplaceAll(text, "_", "")); fix != "" {
+			return msg + "; write " + fix + ", or quote it for a string"
+		}
+		return msg + "; quote it for a string"
+	case len(body) > 1 && body[0] == '0' && body[1] >= '0' && body[1] <= '9':
+		return "is not a JSON number: YAML 1.1 reads a leading 0 as octal, YAML 1.2 as decimal, and JSON allows no leading zeros (RFC 8259 §6); write the number you mean without them, or quote it for a string"
+	}
+	var why []string
+	if sign == "+" {
+		why = append(why, `JSON has no leading "+"`)
+	}
+	if strings.HasPrefix(body, ".") || strings.Contains(body, ".e") || strings.Contains(body, ".E") || strings.HasSuffix(body, ".") {
+		why = append(why, "JSON needs digits on both sides of the decimal point")
+	}
+	if fix := fixJSONNumber(text); fix != "" && len(why) > 0 {
+		return fmt.Sprintf("is not a JSON number: %s (RFC 8259 §6); write %s", strings.Join(why, " and "), fix)
+	}
+	return "is not a JSON number (RFC 8259 §6: decimal digits with an optional fraction and exponent); write it as one, or quote it for a string"
+}
+
+// fixJSONNumber rewrites a YAML 1.2 decimal (+1, .5, 1., +1.e3) as the JSON
+// number of the same value, or returns "" when that is not enough or the
+// result is itself refused.
+func fixJSONNumber(text string) string {
+	fix := strings.TrimPrefix(text, "+")
+	neg := strings.HasPrefix(fix, "-")
+	fix = strings.TrimPrefix(fix, "-")
+	if strings.HasPrefix(fix, ".") {
+		fix = "0" + fix
+	}
+	mant, exp := fix, ""
+	if i := strings.IndexAny(fix, "eE"); i >= 0 {
+		mant, exp = fix[:i], fix[i:]
+	}
+	if strings.HasSuffix(mant, ".") {
+		mant += "0"
+	}
+	fix = mant + exp
+	if neg {
+		fix = "-" + fix
+	}
+	if !jsonNumber.MatchString(fix) || refusedNumber(fix) != "" {
+		return ""
+	}
+	return fix
+}
+
+// decimal reduces a JSON number literal to its significant digits, without
+// leading or trailing zeros, and the power of ten of the last one; the sign
+// is dropped. Zero has no digits. ok is false when the exponent as written
+// does not fit 32 bits (BigDecimal's scale in the JVM, for one, does not
+// go further).
+func decimal(text string) (digits string, exp int64, ok bool) {
+	text = strings.TrimPrefix(text, "-")
+	mant := text
+	if i := strings.IndexAny(text, "eE"); i >= 0 {
+		x, err := strconv.ParseInt(text[i+1:], 10, 32)
+		if err != nil {
+			return "", 0, false
+		}
+		mant, exp = text[:i], x
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	exp -= int64(len(frac))
+	d := strings.TrimLeft(whole+frac, "0")
+	t := strings.TrimRight(d, "0")
+	return t, exp + int64(len(d)-len(t)), true
+}
+
+// numberProblem is a number literal that may not go into a definition.
+type numberProblem struct {
+	pos    Pos
+	field  string // where it is written, as a reader names it: version, step "f" with.n
+	text   string
+	reason string
+}
+
+func (p numberProblem) String() string {
+	return fmt.Sprintf("%s: %s %s", p.field, truncate(p.text), p.reason)
+}
+
+// refusedNumbers finds every refused number in the document v, in tree
+// order, naming each by its field as the decoder's diagnostics do: version,
+// policy.run_timeout_seconds, step "send" with.count, input.properties.n.maximum.
+func refusedNumbers(v *value) []numberProblem {
+	var out []numberProblem
+	var walk func(v *value, field string)
+	walk = func(v *value, field string) {
+		switch v.kind {
+		case kNumber:
+			if v.refused != "" {
+				if field == "" {
+					field = "the document"
+				}
+				out = append(out, numberProblem{pos: v.pos, field: field, text: v.str, reason: v.refused})
+			}
+		case kMap:
+			for _, f := range v.fields {
+				walk(f.val, fieldPath(field, f.key))
+			}
+		case kList:
+			for i, it := range v.items {
+				if field == "steps" {
+					walk(it, stepName(it, i)+" ")
+					continue
+				}
+				walk(it, fmt.Sprintf("%s[%d]", field, i))
+			}
+		}
+	}
+	walk(v, "")
+	return out
+}
+
+// plainKey is a key written as it is in a field path; others are quoted.
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// fieldPath appends key to the path parent (which ends in a space after a
+// step's name).
+func fieldPath(parent, key string) string {
+	switch {
+	case !plainKey.MatchString(key):
+		return fmt.Sprintf("%s[%q]", strings.TrimSuffix(parent, " "), truncate(key))
+	case parent == "" || strings.HasSuffix(parent, " "):
+		return parent + key
+	}
+	return parent + "." + key
+}
+
+// stepName names the index-th step as the decoder does: step "id", or
+// step N (1-based) when it has no string id.
+func stepName(st *value, index int) string {
+	if st.kind == kMap {
+		if f := st.get("id"); f != nil && f.val.kind == kString {
+			return fmt.Sprintf("step %q", truncate(f.val.str))
+		}
+	}
+	return fmt.Sprintf("step %d", index+1)
 }
 
 func tokenPos(t *token.Token) Pos {
@@ -242,12 +463,18 @@ func convert(n ast.Node, depth int) (*value, Pos, error) {
 	case *ast.BoolNode:
 		return &value{kind: kBool, pos: p, b: n.Value}, p, nil
 	case *ast.IntegerNode:
-		return number(n.Token.Value, p)
+		return number(n.Token.Value, p), p, nil
 	case *ast.FloatNode:
-		return number(n.Token.Value, p)
+		return number(n.Token.Value, p), p, nil
+	case *ast.InfinityNode:
+		return number(n.Token.Value, p), p, nil
+	case *ast.NanNode:
+		return number(n.Token.Value, p), p, nil
 	case *ast.StringNode:
-		if n.Token.Type == token.StringType && jsonNumber.MatchString(n.Value) {
-			return number(n.Value, p) // a plain scalar such as 1e3 is a number in YAML 1.2 and JSON
+		if n.Token.Type == token.StringType && (jsonNumber.MatchString(n.Value) || yamlCoreNumber.MatchString(n.Value)) {
+			// A plain scalar such as 1e3 or +.inf is a number in YAML 1.2
+			// (and 1e3 in JSON), though go-yaml leaves it a string.
+			return number(n.Value, p), p, nil
 		}
 		return &value{kind: kString, pos: p, str: n.Value}, p, nil
 	case *ast.LiteralNode:
@@ -279,8 +506,6 @@ func convert(n ast.Node, depth int) (*value, Pos, error) {
 			v.items = append(v.items, iv)
 		}
 		return v, p, nil
-	case *ast.InfinityNode, *ast.NanNode:
-		return nil, p, errors.New("infinities and NaN are not JSON numbers")
 	case *ast.AnchorNode, *ast.AliasNode:
 		return nil, p, errors.New("YAML anchors and aliases are not supported: write the value out")
 	case *ast.TagNode:

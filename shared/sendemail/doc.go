@@ -10,7 +10,9 @@
 // Before SES is called, the tool checks, in this order:
 //   - at least one "to" recipient and at most MaxRecipients (50) in to, cc
 //     and bcc together, the SES quota per message → TOOL_INPUT_INVALID;
-//   - a subject without CR or LF and a text or html body → TOOL_INPUT_INVALID;
+//   - a subject that mailheader.CheckSubject accepts (not empty, no line
+//     break, CR, LF, NEL, U+2028 or U+2029, no other control character but
+//     TAB), and a text or html body → TOOL_INPUT_INVALID;
 //   - every address of to, cc, bcc and reply_to against the allow-list
 //     (package recipient): an address that is not one bare addr-spec →
 //     TOOL_INPUT_INVALID, a valid one that is not allowed →
@@ -31,8 +33,10 @@
 //	TooManyRequestsException, LimitExceededException (sending rate or daily
 //	quota), Throttling*, HTTP 429                      TOOL_RATE_LIMITED
 //	AccountSuspendedException, SendingPausedException,
+//	MessageRejected "Email address is not verified"
+//	(SES sandbox or unverified sender identity),
 //	AccessDenied*, credential errors, HTTP 403         TOOL_PERMISSION_DENIED
-//	MessageRejected, MailFromDomainNotVerifiedException,
+//	other MessageRejected, MailFromDomainNotVerifiedException,
 //	NotFoundException, BadRequestException, other 4xx   TOOL_PERMANENT_FAILURE
 //	HTTP 5xx (InternalServiceErrorException, …), an
 //	unreadable 2xx answer                              TOOL_UPSTREAM_UNAVAILABLE, maybe applied
@@ -44,9 +48,12 @@
 //
 // "Maybe applied" (tool.Error.MaybeApplied) means the request may have
 // reached SES, so the mail may have gone out: the dispatcher records the
-// attempt as UNKNOWN rather than FAILED. A rejection naming an unverified
-// address says that the SES account may be in the sandbox (where every
-// recipient must be a verified identity) or that the sender identity is not
-// verified. Messages never carry SES's own error text, which can hold
-// addresses of the account's identities.
+// attempt as UNKNOWN rather than FAILED. A MessageRejected whose text says
+// "Email address is not verified" (Amazon SES Developer Guide, "Amazon SES
+// email sending errors") is TOOL_PERMISSION_DENIED, not a fault of the
+// message: the account may not use the address until it is verified, and
+// while the account is in the SES sandbox every recipient must be a
+// verified identity too. The message says so without naming the addresses.
+// Messages and log lines never carry SES's own error text, which names
+// addresses of the account's identities and recipients.
 package sendemail

@@ -47,8 +47,19 @@ func codes(names ...string) map[string]bool {
 	return m
 }
 
-// sandboxNote explains a rejection that names an unverified address.
+// sandboxNote explains an error whose text says that an address is not
+// verified.
 const sandboxNote = ": an address is not a verified SES identity; while the SES account is in the sandbox every recipient must be verified too, and the sender identity must be verified always"
+
+// unverified reports whether an SES error message is the identity check's:
+// "Email address is not verified. The following identities failed the
+// check in region <region>: <identities>" (Amazon SES Developer Guide,
+// "Amazon SES email sending errors"). SES sends it as MessageRejected when
+// the sender identity is not verified, or, while the account is in the SES
+// sandbox, when a recipient is not.
+func unverified(msg string) bool {
+	return strings.Contains(strings.ToLower(msg), "not verified")
+}
 
 // classify turns a SendEmail error into a *tool.Error (see the package
 // documentation for the table). The message never carries SES's own text.
@@ -72,7 +83,7 @@ func classify(err error) *tool.Error {
 	}
 	name := describe(code, status)
 	note := ""
-	if strings.Contains(strings.ToLower(msg), "not verified") {
+	if unverified(msg) {
 		note = sandboxNote
 	}
 	switch {
@@ -87,6 +98,12 @@ func classify(err error) *tool.Error {
 		return tool.Wrap(tool.PermissionDenied, err, "SES has suspended this account's ability to send email (%s); nothing was sent", name)
 	case code == "SendingPausedException":
 		return tool.Wrap(tool.PermissionDenied, err, "email sending is paused for this SES account or its configuration set (%s); nothing was sent", name)
+	case code == "MessageRejected" && unverified(msg):
+		// Not the message's fault: the account may not send to or from
+		// these addresses until an operator verifies them or moves the
+		// account out of the sandbox. SES's text names the addresses, so it
+		// is left out.
+		return tool.Wrap(tool.PermissionDenied, err, "SES refused the message (%s) because an address is not a verified SES identity: while the account is in the SES sandbox every recipient must be a verified identity, and the sender identity must be verified always; nothing was sent", name)
 	case denied[code] || status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return tool.Wrap(tool.PermissionDenied, err, "SES refused the function's credentials, or its role may not send as the configured sender (%s); nothing was sent", name)
 	case serverFault[code] || status >= 500:
@@ -94,7 +111,7 @@ func classify(err error) *tool.Error {
 	case status >= 200 && status < 300:
 		return tool.Wrap(tool.UpstreamUnavailable, err, "SES accepted the request but its answer could not be read (HTTP %d); the email was probably sent", status).Applied()
 	case code == "MessageRejected":
-		return tool.Wrap(tool.PermanentFailure, err, "SES rejected the message (%s)%s", name, note)
+		return tool.Wrap(tool.PermanentFailure, err, "SES rejected the message (%s); nothing was sent", name)
 	case code == "MailFromDomainNotVerifiedException":
 		return tool.Wrap(tool.PermanentFailure, err, "the custom MAIL FROM domain of the sender identity is not verified in SES (%s); nothing was sent", name)
 	case code == "NotFoundException" || status == http.StatusNotFound:

@@ -1,10 +1,13 @@
 package sendemail
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 
@@ -67,9 +71,9 @@ func TestSESErrorMapping(t *testing.T) {
 		}, tool.RateLimited, false, "throttling", 7 * time.Second},
 		{"429 without a body", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(429) }, tool.RateLimited, false, "HTTP 429", 0},
 		{"sandbox recipient", sesError(400, "MessageRejected", "Email address is not verified. The following identities failed the check in region US-EAST-1: a@example.com"),
-			tool.PermanentFailure, false, "sandbox", 0},
+			tool.PermissionDenied, false, "SES sandbox", 0},
 		{"unverified sender", sesError(400, "MessageRejected", "Email address is not verified. The following identities failed the check in region US-EAST-1: toolgate@example.com"),
-			tool.PermanentFailure, false, "not a verified SES identity", 0},
+			tool.PermissionDenied, false, "not a verified SES identity", 0},
 		{"message rejected", sesError(400, "MessageRejected", "Message rejected: contains a virus"), tool.PermanentFailure, false, "SES rejected the message (MessageRejected, HTTP 400)", 0},
 		{"mail from not verified", sesError(400, "MailFromDomainNotVerifiedException", "MAIL FROM domain bounce.example.com is not verified."),
 			tool.PermanentFailure, false, "MAIL FROM domain", 0},
@@ -117,6 +121,69 @@ func TestSESErrorMapping(t *testing.T) {
 			}
 			if te.Err == nil && tt.code != tool.OutputInvalid {
 				t.Fatal("the cause is lost")
+			}
+			if hits.Load() != 1 {
+				t.Fatalf("%d requests reached SES, want 1", hits.Load())
+			}
+		})
+	}
+}
+
+// SES's identity check: SendEmail from an unverified sender, or, while the
+// account is in the SES sandbox, to an unverified recipient, answers
+// MessageRejected with "Email address is not verified. The following
+// identities failed the check in region <REGION>: <identities>" (Amazon SES
+// Developer Guide, "Amazon SES email sending errors"; the identities may
+// carry display names and end in an ellipsis). That is the account's
+// permission, not the message's fault: TOOL_PERMISSION_DENIED, not
+// retryable, nothing sent, and a message naming the sandbox and the
+// unverified identity without any address, in the error or the log line.
+//
+// SES here is a fake (sesError, an httptest server answering in SES v2's
+// REST-JSON error shape: HTTP 400, x-amzn-ErrorType, {"message": ...}):
+// the SES emulator the other tests use (aws-ses-v2-local 2.10.2) has no
+// identities and no sandbox, and its SendEmail never answers
+// MessageRejected.
+func TestSESSandboxRejection(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{
+		"Email address is not verified. The following identities failed the check in region US-EAST-1: toolgate@example.com",
+		"Email address is not verified. The following identities failed the check in region US-EAST-1: toolgate@example.com, a@example.com",
+		"Email address is not verified. The following identities failed the check in region EU-WEST-1: Team <team@example.com>, team@example.com",
+		"Email address is not verified. The following identities failed the check in region AP-SOUTHEAST-2: a@example.com, b@example.com, c@example.com...",
+	} {
+		t.Run(text[strings.LastIndex(text, "region"):], func(t *testing.T) {
+			t.Parallel()
+			var hits atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				sesError(400, "MessageRejected", text)(w, r)
+			}))
+			defer srv.Close()
+			var logged bytes.Buffer
+			cfg := mustConfig(t, sender, "@example.com")
+			cfg.Log = slog.New(slog.NewJSONHandler(&logged, nil))
+			_, te := run(t, Tool(cfg, sesClient(srv.URL)), sendInput)
+			wantCode(t, te, tool.PermissionDenied)
+			if te.Retryable() || te.MaybeApplied || te.Err == nil {
+				t.Fatalf("%+v: want not retryable, not maybe applied, with its cause", te)
+			}
+			for _, want := range []string{"MessageRejected, HTTP 400", "not a verified SES identity", "SES sandbox", "nothing was sent"} {
+				if !strings.Contains(te.Message, want) {
+					t.Errorf("message %q does not say %q", te.Message, want)
+				}
+			}
+			var line map[string]any
+			if err := json.Unmarshal(logged.Bytes(), &line); err != nil {
+				t.Fatalf("log %q: %v", logged.String(), err)
+			}
+			if line["ses_error"] != "MessageRejected" || line["error_code"] != string(tool.PermissionDenied) {
+				t.Errorf("log line %s", logged.Bytes())
+			}
+			for _, out := range []string{te.Message, logged.String()} {
+				if strings.Contains(out, "@") || strings.Contains(out, "identities failed") || strings.Contains(out, "Team") {
+					t.Errorf("SES's text reached the caller or the log: %s", out)
+				}
 			}
 			if hits.Load() != 1 {
 				t.Fatalf("%d requests reached SES, want 1", hits.Load())
@@ -258,6 +325,7 @@ func TestClassifyTypedErrors(t *testing.T) {
 		{&types.AccountSuspendedException{}, tool.PermissionDenied},
 		{&types.SendingPausedException{}, tool.PermissionDenied},
 		{&types.MessageRejected{}, tool.PermanentFailure},
+		{&types.MessageRejected{Message: aws.String("Email address is not verified. The following identities failed the check in region EU-WEST-1: a@example.com")}, tool.PermissionDenied},
 		{&types.MailFromDomainNotVerifiedException{}, tool.PermanentFailure},
 		{&types.NotFoundException{}, tool.PermanentFailure},
 		{&types.BadRequestException{}, tool.PermanentFailure},

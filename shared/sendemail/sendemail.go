@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 
+	"github.com/toolgate/toolgate/shared/mailheader"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -121,13 +122,11 @@ func (cfg Config) request(in *input) (*sesv2.SendEmailInput, error) {
 		return nil, tool.Errorf(tool.InputInvalid, "%d recipients in to, cc and bcc together, over the SES quota of %d per message", n, MaxRecipients)
 	case len(in.ReplyTo) > MaxRecipients:
 		return nil, tool.Errorf(tool.InputInvalid, "%d reply_to addresses, over %d", len(in.ReplyTo), MaxRecipients)
-	case in.Subject == "":
-		return nil, tool.Errorf(tool.InputInvalid, "subject is empty")
-	case strings.ContainsAny(in.Subject, "\r\n"):
-		return nil, tool.Errorf(tool.InputInvalid, "subject holds CR or LF: a header field body is one line (RFC 5322 §2.2), SES folds it")
-	case strings.ContainsFunc(in.Subject, func(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }):
-		return nil, tool.Errorf(tool.InputInvalid, "subject holds a control character (RFC 5322 §2.2: a header field body is printable text)")
-	case in.Text == nil && in.HTML == nil:
+	}
+	if err := mailheader.CheckSubject(in.Subject); err != nil {
+		return nil, tool.Wrap(tool.InputInvalid, err, "%v", err)
+	}
+	if in.Text == nil && in.HTML == nil {
 		return nil, tool.Errorf(tool.InputInvalid, "give text, html or both")
 	}
 	var c checker

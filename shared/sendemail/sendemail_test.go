@@ -160,7 +160,7 @@ func TestInputRefusedBeforeSES(t *testing.T) {
 		{"no to", map[string]any{"to": []string{}, "cc": []string{"a@example.com"}, "subject": "s", "text": "t"}, tool.InputInvalid, "at least one"},
 		{"no body", map[string]any{"to": []string{"a@example.com"}, "subject": "s"}, tool.InputInvalid, "text, html"},
 		{"empty subject", map[string]any{"to": []string{"a@example.com"}, "subject": "", "text": "t"}, tool.InputInvalid, "subject"},
-		{"subject with crlf", map[string]any{"to": []string{"a@example.com"}, "subject": "s\r\nBcc: x@evil.com", "text": "t"}, tool.InputInvalid, "CR or LF"},
+		{"subject with crlf", map[string]any{"to": []string{"a@example.com"}, "subject": "s\r\nBcc: x@evil.com", "text": "t"}, tool.InputInvalid, "line break, U+000D"},
 		{"from in the input", map[string]any{"to": []string{"a@example.com"}, "from": "ceo@example.com", "subject": "s", "text": "t"}, tool.InputInvalid, `unknown field "from"`},
 		{"not an object", `["a@example.com"]`, tool.InputInvalid, "not a send-email input"},
 		{"wrong type", `{"to":"a@example.com","subject":"s","text":"t"}`, tool.InputInvalid, "to must be []string"},
@@ -193,6 +193,50 @@ func TestInputRefusedBeforeSES(t *testing.T) {
 	sent := store(t, p.Endpoint())
 	if len(sent) != 1 || len(sent[0].Destination.To)+len(sent[0].Destination.Cc)+len(sent[0].Destination.Bcc) != 50 {
 		t.Fatalf("output %s, stored %+v", out, sent)
+	}
+}
+
+// A subject holding a line break (CR, LF, NEL, U+2028, U+2029) or another
+// control character, at its start, middle or end, is refused before SES by
+// mailheader.CheckSubject, the one rule a compile-time check of literal
+// subjects is to share; the message names the character, not the subject.
+func TestSubjectRefusedBeforeSES(t *testing.T) {
+	t.Parallel()
+	p := localtest.SES(t)
+	ses := &countingSES{API: sesClient(p.Endpoint())}
+	cfg := mustConfig(t, sender, "@example.com")
+	const text = "Weekly digest"
+	for _, r := range []rune{'\r', '\n', 0x0085, 0x2028, 0x2029, 0x00, 0x1b, 0x7f, 0x9b} {
+		for _, place := range []struct{ name, subject string }{
+			{"start", string(r) + "Bcc: x@evil.example " + text},
+			{"middle", text[:6] + string(r) + "Bcc: x@evil.example " + text[6:]},
+			{"end", text + string(r)},
+		} {
+			t.Run(fmt.Sprintf("U+%04X at the %s", r, place.name), func(t *testing.T) {
+				_, te := run(t, Tool(cfg, ses), map[string]any{"to": []string{"a@example.com"}, "subject": place.subject, "text": "t"})
+				wantCode(t, te, tool.InputInvalid)
+				if want := fmt.Sprintf("U+%04X", r); !strings.Contains(te.Message, want) || strings.Contains(te.Message, "digest") || strings.Contains(te.Message, "evil") {
+					t.Fatalf("message %q: want %s and no text of the subject", te.Message, want)
+				}
+				if te.MaybeApplied {
+					t.Fatal("a refusal before SES is marked maybe applied")
+				}
+			})
+		}
+	}
+	if n := ses.calls.Load(); n != 0 {
+		t.Fatalf("%d SendEmail calls", n)
+	}
+	if sent := store(t, p.Endpoint()); len(sent) != 0 {
+		t.Fatalf("%d emails stored", len(sent))
+	}
+	// The characters next to the refused ones go through.
+	subject := "tab\there \u00a0 \u2027 \u202f " + text
+	if _, te := run(t, Tool(cfg, ses), map[string]any{"to": []string{"a@example.com"}, "subject": subject, "text": "t"}); te != nil {
+		t.Fatal(te)
+	}
+	if sent := store(t, p.Endpoint()); len(sent) != 1 || sent[0].Subject != subject {
+		t.Fatalf("stored %+v", sent)
 	}
 }
 
