@@ -343,7 +343,10 @@ func TestReviewRefusalsUnderRIE(t *testing.T) {
 	}
 
 	expired := s.requestReview(t, s.task(t, "token-expired", func(m map[string]any) { m["timeout_seconds"] = 1 }))
-	time.Sleep(2 * time.Second)
+	// Real time: review-decision, under the RIE, reads the real clock, and a
+	// 1 s review expires at most 1 s after review-request answered
+	// (ExpiresAt is CreatedAt + timeout_seconds, to the second).
+	time.Sleep(time.Second)
 	if _, code, msg := call(t, s.decision, s.decide(t, expired, "alice", "approve", "")); code != string(review.CodeExpired) || !strings.Contains(msg, "expired at") {
 		t.Fatalf("expired: %s %s", code, msg)
 	}

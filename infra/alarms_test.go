@@ -200,7 +200,7 @@ func TestLedgerUnknownFilterOnARealLine(t *testing.T) {
 	call := map[string]any{"tool": "test-send", "toolset_id": ts.ID, "run_id": run, "seq": 1, "step": "send",
 		"idempotency_key": run + "/1", "attempt": 1, "tolerate_duplicates": false, "input": map[string]any{"text": "x", "fail": "crash"}}
 	localtest.Invoke(t, fn, call)       // the process dies after its effect
-	time.Sleep(1100 * time.Millisecond) // the lease (1 s) runs out
+	time.Sleep(1100 * time.Millisecond) // the lease (1 s) runs out: real time, for the function under the RIE reads the real clock
 	if _, code, _ := localtest.Invoke(t, fn, call); code != "TOOL_RETRY_REQUIRES_IDEMPOTENCY" {
 		t.Fatalf("the redrive: %q, want TOOL_RETRY_REQUIRES_IDEMPOTENCY", code)
 	}

@@ -502,7 +502,7 @@ func TestCrashLeavesNoStandIns(t *testing.T) {
 			}
 			t.Fatalf("still alive after the helper died: %v", left)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a poll with a deadline: real processes end on their own time
 	}
 }
 

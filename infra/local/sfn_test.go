@@ -160,7 +160,7 @@ func (s *sfnStack) wait(t *testing.T, arn string) *sfn.DescribeExecutionOutput {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s still RUNNING after 30 s", arn)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a poll with a deadline: the execution runs in Step Functions Local
 	}
 }
 
@@ -237,7 +237,7 @@ func (s *sfnStack) calls(t *testing.T, log, runID string, n int) []map[string]an
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %d calls for %s after 20 s, want %d", log, len(got), runID, n)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a poll with a deadline: the functions, real processes, write the log
 	}
 }
 

@@ -169,6 +169,7 @@ func passExecution(t *testing.T) (endpoint, executionARN string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A poll with a deadline: the execution runs in Step Functions Local.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		d, err := sf.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: ex.ExecutionArn})
 		if err != nil {

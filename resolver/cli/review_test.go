@@ -316,7 +316,7 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 					return r.ID
 				}
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // a poll with a deadline: review-request, under the RIE, writes the review
 		}
 		t.Fatal("the direct lane requested no review")
 		return ""

@@ -75,16 +75,15 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
-// 50 concurrent invocations with one key run the tool once; the rest get
-// the result or the retryable in-flight error.
-func TestConcurrentOneKey(t *testing.T) {
+// 50 concurrent invocations with one key run the tool once: the one that
+// claims the key gets the result, and every other one, arriving while the
+// tool runs, the retryable in-flight error (TOOL_UPSTREAM_UNAVAILABLE).
+// Every invocation is on the ledger.
+func TestConcurrentCallsOnOneKeyRunTheToolOnce(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
-	slow := func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-		time.Sleep(300 * time.Millisecond)
-		return echo(&calls)(ctx, c)
-	}
-	d := e.dispatcher(t, "test-echo", slow)
+	order := newOthersFirst(49)
+	d := e.dispatcher(t, "test-echo", order.hold(t, echo(&calls)))
 	payload := envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"once"}`)
 	var wg sync.WaitGroup
 	var results, inflight atomic.Int64
@@ -92,6 +91,7 @@ func TestConcurrentOneKey(t *testing.T) {
 	for range 50 {
 		wg.Go(func() {
 			out, err := d.Handle(context.Background(), payload)
+			order.done()
 			switch {
 			case err == nil && string(out) == `{"text":"once"}`:
 				results.Add(1)
@@ -110,6 +110,9 @@ func TestConcurrentOneKey(t *testing.T) {
 	if calls.Load() != 1 {
 		t.Fatalf("the tool ran %d times", calls.Load())
 	}
+	if results.Load() != 1 || inflight.Load() != 49 {
+		t.Fatalf("%d got the result and %d the in-flight error, want 1 and 49", results.Load(), inflight.Load())
+	}
 	// Every invocation is on the ledger; replays are one row with their count.
 	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
 	n := 0
@@ -119,7 +122,6 @@ func TestConcurrentOneKey(t *testing.T) {
 	if n != 50 {
 		t.Fatalf("%d rows stand for %d invocations, want 50", len(rows), n)
 	}
-	t.Logf("%d got the result, %d the in-flight error", results.Load(), inflight.Load())
 }
 
 // A first-attempt success costs 2 writes (the claim, the finish with its

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -104,10 +105,18 @@ func TestToolGetsTheInputThatWasValidated(t *testing.T) {
 // sandbox.
 func TestToolIgnoringItsDeadlineEndsBeforeLambdas(t *testing.T) {
 	e := newEnv(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
 	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-		time.Sleep(4 * time.Second) // ignores ctx
+		// Ignores ctx: returns once the test has ended, or after
+		// orderingTimeout should Handle wait for it.
+		select {
+		case <-release:
+		case <-time.After(orderingTimeout):
+		}
 		return json.RawMessage(`{"text":"late"}`), nil
 	})
+	// The Lambda deadline is a context deadline, on the real clock.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -449,6 +458,10 @@ func TestToolRunBoundedByTheLeaseAtMostOnce(t *testing.T) {
 func TestLostClaimResponseIsRecognisedAsOwnClaim(t *testing.T) {
 	drop := &lossyUpdates{match: "if_not_exists"} // the claim, once
 	e := lossyEnv(t, drop)
+	// The dispatcher reads "now" for leases from its store: a clock that
+	// can be moved on lets the lease pass without waiting for it.
+	var skew atomic.Int64
+	e.store = e.store.WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	var sends atomic.Int64
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
 		sends.Add(1)
@@ -460,11 +473,11 @@ func TestLostClaimResponseIsRecognisedAsOwnClaim(t *testing.T) {
 	if drop.drops.Load() != 1 {
 		t.Fatal("fixture: no claim response was dropped")
 	}
-	time.Sleep(3100 * time.Millisecond)
+	skew.Store(int64(3100 * time.Millisecond)) // the 3 s lease has passed
 	_, err2 := d.Handle(context.Background(), payload)
 	t.Logf("first (claim applied, response lost): %v; retry after the lease: %v; sends %d", err1, err2, sends.Load())
-	if sends.Load() != 1 {
-		t.Errorf("the tool never ran, and the key is refused for ever: %v", err2)
+	if sends.Load() != 1 || err1 != nil || err2 != nil {
+		t.Errorf("the tool ran %d times (first call %v, retry after the lease %v), want once and the retry its replay: none leaves the key refused for ever for a tool that never ran", sends.Load(), err1, err2)
 	}
 }
 
@@ -529,40 +542,57 @@ func TestCancelledBeforeInvoke(t *testing.T) {
 	}
 }
 
-// Regression: 90 concurrent invocations on one key with three different
-// inputs: the tool runs once, nobody receives another input's result, every
-// other outcome is key reuse or in flight, and every invocation is on the
-// ledger.
-func TestMixedInputsOneKey(t *testing.T) {
+// Regression: 90 concurrent invocations on one key, 30 with each of three
+// inputs: the tool runs once, for the invocation that claims the key; the
+// 29 others with its input, arriving while it runs, get the in-flight error
+// (TOOL_UPSTREAM_UNAVAILABLE); the 60 with another input are refused as key
+// reuse (TOOL_INPUT_INVALID), so nobody receives another input's result;
+// and every invocation is on the ledger.
+func TestConcurrentMixedInputsOnOneKeyRunTheToolOnce(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-		time.Sleep(200 * time.Millisecond)
-		return echo(&calls)(ctx, c)
-	})
+	order := newOthersFirst(89)
+	d := e.dispatcher(t, "test-echo", order.hold(t, echo(&calls)))
 	runID := runIDOf(t, envelopeFor("test-echo", e.ts.ID, "", 1, `{}`))
 	inputs := []string{"a", "b", "c"}
 	var wg sync.WaitGroup
-	errs := make(chan error, 90)
+	var mu sync.Mutex
+	seen := map[[2]string]int{} // {input, outcome}: invocations
 	for i := range 90 {
 		text := inputs[i%3]
 		wg.Go(func() {
 			out, err := d.Handle(context.Background(), envelopeFor("test-echo", e.ts.ID, runID, 1, fmt.Sprintf(`{"text":%q}`, text)))
-			switch code := codeOf(t, err); {
-			case err == nil && string(out) != fmt.Sprintf(`{"text":%q}`, text):
-				errs <- fmt.Errorf("input %s got %s", text, out)
-			case code != "" && code != string(tool.InputInvalid) && code != string(tool.UpstreamUnavailable):
-				errs <- fmt.Errorf("input %s: %v", text, err)
+			order.done()
+			outcome := codeOf(t, err)
+			if err == nil {
+				outcome = "result " + string(out)
 			}
+			mu.Lock()
+			seen[[2]string{text, outcome}]++
+			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
 	if calls.Load() != 1 {
 		t.Errorf("tool ran %d times", calls.Load())
+	}
+	var ran string
+	for k := range seen {
+		if strings.HasPrefix(k[1], "result ") {
+			ran = k[0]
+		}
+	}
+	want := map[[2]string]int{}
+	for _, in := range inputs {
+		if in == ran {
+			want[[2]string{in, fmt.Sprintf(`result {"text":%q}`, in)}] = 1
+			want[[2]string{in, string(tool.UpstreamUnavailable)}] = 29
+		} else {
+			want[[2]string{in, string(tool.InputInvalid)}] = 30
+		}
+	}
+	if !maps.Equal(seen, want) {
+		t.Errorf("outcomes by input %v, want %v", seen, want)
 	}
 	// Every invocation is on the ledger: a row each, replays one row with
 	// their count.
@@ -724,18 +754,22 @@ func TestReplayUnderOtherToolsetIsRefused(t *testing.T) {
 func TestLateSuccessIsKept(t *testing.T) {
 	e := newEnv(t)
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-		time.Sleep(1700 * time.Millisecond)
+		<-ctx.Done() // the tool's deadline: the Lambda deadline less the margin
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	})
+	// The Lambda deadline is a context deadline, on the real clock: 3.5 s
+	// less the 2 s margin leaves the tool 1.5 s.
 	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
 	defer cancel()
 	payload := envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`)
 	out, err := d.Handle(ctx, payload)
-	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
-	if err != nil {
-		t.Errorf("known success discarded: %v, record %s", err, rec.State)
+	rec, rerr := e.store.Record(context.Background(), keyOf(t, payload))
+	if rerr != nil {
+		t.Fatalf("the call's record: %v (Handle: %s %v)", rerr, out, err)
 	}
-	_ = out
+	if err != nil || string(out) != `{"message_id":"m"}` || rec.State != ledger.Completed {
+		t.Errorf("known success discarded: %s %v, record %s", out, err, rec.State)
+	}
 }
 
 var _ = toolset.Tool{}

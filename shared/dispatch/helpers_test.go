@@ -188,3 +188,43 @@ func echo(calls *atomic.Int64) tool.Func {
 }
 
 var errBoom = errors.New("boom")
+
+// orderingTimeout bounds a test's wait for an order it sets up with a
+// channel: a broken order fails the test instead of hanging it.
+const orderingTimeout = 20 * time.Second
+
+// othersFirst orders concurrent invocations on one key: the tool of the
+// invocation that wins the claim starts only once every other invocation
+// has returned, so that each of them meets the key in flight, none of them
+// completed.
+type othersFirst struct {
+	others   int64
+	returned atomic.Int64
+	open     chan struct{} // closed when the others have returned
+}
+
+func newOthersFirst(others int) *othersFirst {
+	return &othersFirst{others: int64(others), open: make(chan struct{})}
+}
+
+// done counts an invocation that has returned; the test calls it after
+// every Handle.
+func (o *othersFirst) done() {
+	if o.returned.Add(1) == o.others {
+		close(o.open)
+	}
+}
+
+// hold wraps run to start once the others have returned; after
+// orderingTimeout it fails the test and the call instead.
+func (o *othersFirst) hold(t testing.TB, run tool.Func) tool.Func {
+	return func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+		select {
+		case <-o.open:
+			return run(ctx, c)
+		case <-time.After(orderingTimeout):
+			t.Errorf("the tool waited %s for the %d other invocations to return; %d did", orderingTimeout, o.others, o.returned.Load())
+			return nil, errors.New("the other invocations did not return")
+		}
+	}
+}

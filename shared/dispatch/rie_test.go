@@ -111,7 +111,7 @@ func TestRIECrash(t *testing.T) {
 	if rec, err := e.store.Record(ctx, runID+"/1"); err != nil || rec.State != ledger.InProgress {
 		t.Fatalf("after the crash: %+v %v", rec, err)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // real time: the function under the RIE reads the real clock for its 1 s lease
 	if _, code := send.invoke(t, payload); code != string(tool.RetryRequiresIdempotency) {
 		t.Fatalf("redrive after the lease: %q", code)
 	}
@@ -129,7 +129,7 @@ func TestRIECrash(t *testing.T) {
 	echoFn := startRIETool(t, e, dynamo, "test-echo", lease)
 	crashed := envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"y","fail":"crash"}`)
 	echoFn.invoke(t, crashed)
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // real time, as above: the lease of a process under the RIE
 	// The redrive is the same call: the same key and the same input.
 	if _, code := echoFn.invoke(t, crashed); code != "" && !strings.HasPrefix(code, "Runtime.") {
 		t.Fatalf("at_least_once redrive: %q", code)

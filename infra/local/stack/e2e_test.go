@@ -133,7 +133,7 @@ func (e *env) pending(t *testing.T, run string, skip map[string]bool) string {
 				}
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // a poll with a deadline: the review appears when the execution, in Step Functions Local, reaches it
 	}
 	t.Fatalf("no pending review for %s", run)
 	return ""
@@ -399,7 +399,7 @@ func TestEndToEnd(t *testing.T) {
 		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:waited"
 		id := e.pending(t, run, nil)
 		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), id) && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Millisecond) // decide only once run --wait has shown the review
+			time.Sleep(100 * time.Millisecond) // decide only once run --wait, itself polling the local stack, has shown the review; a poll with a deadline
 		}
 		e.decide(t, "approve", id)
 		if code := <-done; code != cli.ExitOK {
@@ -565,7 +565,7 @@ func TestCrashAfterSend(t *testing.T) {
 		t.Fatalf("%d mails after the crash", len(m))
 	}
 	// The redrive: the same call, the same key, after the lease.
-	time.Sleep(2100 * time.Millisecond)
+	time.Sleep(2100 * time.Millisecond) // real time: send-email under the RIE reads the real clock for its 2 s lease
 	h, err := e.sf.GetExecutionHistory(t.Context(), &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(run)})
 	if err != nil {
 		t.Fatal(err)
