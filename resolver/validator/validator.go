@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // MaxSolutionBytes bounds the Solution text (1 MiB, the catalog's schema).
@@ -77,8 +78,8 @@ func Validate(in Input) (*Output, error) {
 }
 
 // Tool is the workflow-validator tool for dispatch.Main.
-func Tool() tool.Func {
-	return func(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+func Tool() toolcall.Func {
+	return func(ctx context.Context, call *toolcall.Call) (json.RawMessage, error) {
 		var in Input
 		if err := json.Unmarshal(call.Input, &in); err != nil {
 			return nil, tool.Wrap(tool.InputInvalid, err, "input is not a workflow-validator input")

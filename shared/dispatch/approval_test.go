@@ -17,10 +17,11 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
-func gatedTool(calls *atomic.Int64) tool.Func {
-	return func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+func gatedTool(calls *atomic.Int64) toolcall.Func {
+	return func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		n := calls.Add(1)
 		var in struct{ Fail string }
 		json.Unmarshal(c.Input, &in)

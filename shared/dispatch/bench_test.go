@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
-	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // cpuTime is this process's user+system CPU: the client's CPU, since
@@ -70,7 +70,7 @@ func BenchmarkDispatch(b *testing.B) {
 	ptRun := func(event json.RawMessage) (json.RawMessage, error) {
 		var env struct{ Input json.RawMessage }
 		json.Unmarshal(event, &env)
-		return run(ctx, &tool.Call{Input: env.Input})
+		return run(ctx, &toolcall.Call{Input: env.Input})
 	}
 	var baseSuccess, baseReplay float64 // client CPU µs per call
 	b.Run("baseline-success", func(b *testing.B) {
@@ -110,7 +110,7 @@ func BenchmarkDispatch(b *testing.B) {
 		for b.Loop() {
 			var env struct{ Input json.RawMessage }
 			json.Unmarshal(payload, &env)
-			if _, err := run(ctx, &tool.Call{Input: env.Input}); err != nil {
+			if _, err := run(ctx, &toolcall.Call{Input: env.Input}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -80,7 +81,7 @@ func (c *Config) Validate() error {
 type Dispatcher struct {
 	cfg      Config
 	store    *ledger.Store
-	run      tool.Func
+	run      toolcall.Func
 	log      *slog.Logger
 	toolsets ledger.ToolsetCache
 	reviews  Reviews // approvals of gated tools (approval.go)
@@ -88,7 +89,7 @@ type Dispatcher struct {
 }
 
 // New returns a Dispatcher, or an error for a bad config.
-func New(cfg Config, store *ledger.Store, run tool.Func, log *slog.Logger) (*Dispatcher, error) {
+func New(cfg Config, store *ledger.Store, run toolcall.Func, log *slog.Logger) (*Dispatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -12,13 +12,14 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // Every code reaches the caller as exactly that code, whether the tool
 // raised it, the dispatcher decided it, or something foreign happened.
 func TestErrorTable(t *testing.T) {
 	e := newEnv(t)
-	raise := func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	raise := func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		var in struct{ Fail string }
 		json.Unmarshal(c.Input, &in)
 		switch in.Fail {
@@ -177,7 +178,7 @@ func TestExpiredLease(t *testing.T) {
 		}
 	}
 	var sends atomic.Int64
-	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	})
@@ -228,7 +229,7 @@ func TestDefiniteFailureAndAttemptCap(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	flaky := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	flaky := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		if calls.Add(1) == 1 {
 			return nil, tool.Errorf(tool.UpstreamUnavailable, "503")
 		}
@@ -247,7 +248,7 @@ func TestDefiniteFailureAndAttemptCap(t *testing.T) {
 	}
 
 	calls.Store(0)
-	always := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	always := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		calls.Add(1)
 		return nil, tool.Errorf(tool.RateLimited, "429")
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // execute runs the tool with the claim held, and checks its result
@@ -38,7 +39,7 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 				done <- result{err: &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: true}}
 			}
 		}()
-		out, err := d.run(runCtx, &tool.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt})
+		out, err := d.run(runCtx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt})
 		done <- result{out, err}
 	}()
 	var res result

@@ -29,12 +29,13 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // padEcho returns the "pad" member exactly as the tool received it.
-func padEcho(calls *atomic.Int64) tool.Func {
-	return func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+func padEcho(calls *atomic.Int64) toolcall.Func {
+	return func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		calls.Add(1)
 		dec := json.NewDecoder(bytes.NewReader(c.Input))
 		dec.UseNumber()
@@ -107,7 +108,7 @@ func TestToolIgnoringItsDeadlineEndsBeforeLambdas(t *testing.T) {
 	e := newEnv(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		// Ignores ctx: returns once the test has ended, or after
 		// orderingTimeout should Handle wait for it.
 		select {
@@ -167,7 +168,7 @@ func TestHungLedgerAnswersBeforeTheDeadline(t *testing.T) {
 func TestNoTimeLeftRefusesBeforeTheClaim(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
-	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err // nothing sent
 		}
@@ -198,7 +199,7 @@ func TestCancelledAttemptStillFinishesItsRecordAndRow(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := e.dispatcher(t, "test-echo", func(c2 context.Context, call *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(c2 context.Context, call *toolcall.Call) (json.RawMessage, error) {
 		cancel()
 		<-c2.Done()
 		return nil, c2.Err()
@@ -248,7 +249,7 @@ func TestUncompilableOutputSchemaLeavesAtMostOnceUnknown(t *testing.T) {
 func TestForeignErrorFromAtMostOnceIsMaybeApplied(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		sends.Add(1) // the email is out
 		return nil, errors.New("decode provider response: unexpected EOF")
 	})
@@ -391,7 +392,7 @@ func TestToolRunBoundedByTheLeaseAtLeastOnce(t *testing.T) {
 	var runs atomic.Int64
 	release := make(chan struct{})
 	defer close(release)
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		if runs.Add(1) == 1 {
 			<-release // ignores ctx: outlives its lease
 		}
@@ -431,7 +432,7 @@ func TestToolRunBoundedByTheLeaseAtMostOnce(t *testing.T) {
 	var sends atomic.Int64
 	release := make(chan struct{})
 	defer close(release)
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		<-release // ignores ctx: outlives its lease
 		return json.RawMessage(`{"message_id":"m-1"}`), nil
@@ -463,7 +464,7 @@ func TestLostClaimResponseIsRecognisedAsOwnClaim(t *testing.T) {
 	var skew atomic.Int64
 	e.store = e.store.WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	}, func(c *Config) { c.Lease = 3 * time.Second })
@@ -493,7 +494,7 @@ func TestDynamoStopped(t *testing.T) {
 	}
 	// Stopped while the tool runs: the caller still gets a contract outcome.
 	var stopOnce sync.Once
-	stopper := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	stopper := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		stopOnce.Do(func() { p.Stop() })
 		return json.RawMessage(`{"text":"done"}`), nil
 	})
@@ -611,7 +612,7 @@ func TestConcurrentMixedInputsOnOneKeyRunTheToolOnce(t *testing.T) {
 func TestConcurrentRetriesAttemptCap(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		calls.Add(1)
 		return nil, tool.Errorf(tool.RateLimited, "429")
 	})
@@ -687,7 +688,7 @@ func TestEnvelopeOddNumbers(t *testing.T) {
 func TestOddOutputs(t *testing.T) {
 	e := newEnv(t)
 	var out atomic.Value
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		return out.Load().(json.RawMessage), nil
 	}, func(c *Config) { c.InlineLimit = 100 })
 	for _, o := range []json.RawMessage{nil, json.RawMessage(`null`), json.RawMessage(`{"text":"a"} {"x":1}`), json.RawMessage(`"text"`), json.RawMessage(`{"text":1}`)} {
@@ -709,7 +710,7 @@ func TestOddOutputs(t *testing.T) {
 func TestPanicAfterPartialWork(t *testing.T) {
 	e := newEnv(t)
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		panic("after send")
 	})
@@ -753,7 +754,7 @@ func TestReplayUnderOtherToolsetIsRefused(t *testing.T) {
 // at_most_once key is not left UNKNOWN.
 func TestLateSuccessIsKept(t *testing.T) {
 	e := newEnv(t)
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		<-ctx.Done() // the tool's deadline: the Lambda deadline less the margin
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	})
@@ -826,7 +827,7 @@ func TestFinishSentTwiceRecordsOneRow(t *testing.T) {
 	l := &lossyUpdates{match: `"result"`} // the finish of a success: the only update that sets the result
 	e := lossyEnv(t, l)
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	})
@@ -853,7 +854,7 @@ func TestClaimAppliedButLostIsReleased(t *testing.T) {
 	l := &lossyUpdates{match: "if_not_exists", always: true}
 	e := lossyEnv(t, l)
 	var sends atomic.Int64
-	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		sends.Add(1)
 		return json.RawMessage(`{"message_id":"m"}`), nil
 	}, func(c *Config) { c.Lease = 2 * time.Second })

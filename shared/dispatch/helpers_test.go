@@ -21,7 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
-	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -125,7 +125,7 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
-func (e *env) dispatcher(t testing.TB, name string, run tool.Func, mod ...func(*Config)) *Dispatcher {
+func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
 	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN}
 	for _, m := range mod {
@@ -173,8 +173,8 @@ func codeOf(t testing.TB, err error) string {
 	return ive.Type
 }
 
-func echo(calls *atomic.Int64) tool.Func {
-	return func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+func echo(calls *atomic.Int64) toolcall.Func {
+	return func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		calls.Add(1)
 		var in struct {
 			Text string
@@ -217,8 +217,8 @@ func (o *othersFirst) done() {
 
 // hold wraps run to start once the others have returned; after
 // orderingTimeout it fails the test and the call instead.
-func (o *othersFirst) hold(t testing.TB, run tool.Func) tool.Func {
-	return func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+func (o *othersFirst) hold(t testing.TB, run toolcall.Func) toolcall.Func {
+	return func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		select {
 		case <-o.open:
 			return run(ctx, c)

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // Environment variables a tool function reads at cold start (docs/ledger.md, "Configuration of a tool function").
@@ -76,7 +77,7 @@ func ConfigFromEnv(name string, getenv func(string) string) (Config, string, err
 // AWS_ENDPOINT_URL_DYNAMODB points it at a local stand-in), and starts the
 // Lambda runtime with the dispatcher. A bad configuration stops the
 // function with one log line.
-func Main(name string, run tool.Func) {
+func Main(name string, run toolcall.Func) {
 	log := coldstart.Logger()
 	cfg, table, err := ConfigFromEnv(name, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // Accept types of the input.
@@ -70,8 +71,8 @@ type Output struct {
 // Tool returns the structured-data-fetch tool for dispatch.Main. The
 // pinned host list is the run's Toolset.FetchHosts; a toolset without them
 // allows no fetch.
-func (c *Config) Tool() tool.Func {
-	return func(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+func (c *Config) Tool() toolcall.Func {
+	return func(ctx context.Context, call *toolcall.Call) (json.RawMessage, error) {
 		var in Input
 		dec := json.NewDecoder(bytes.NewReader(call.Input))
 		dec.DisallowUnknownFields()

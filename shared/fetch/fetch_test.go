@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -373,7 +374,7 @@ func TestRedirects(t *testing.T) {
 	}
 }
 
-// TestTool runs the tool.Func with the run's pinned fetch_hosts and
+// TestTool runs the toolcall.Func with the run's pinned fetch_hosts and
 // checks the result against the catalog's output schema.
 func TestTool(t *testing.T) {
 	up := newUpstream(t, jsonHandler(`{"items": [{"id": 1}], "n": 1}`))
@@ -388,7 +389,7 @@ func TestTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := func(fetchHosts []string, input string) (json.RawMessage, error) {
-		return run(context.Background(), &tool.Call{Input: json.RawMessage(input), Toolset: &toolset.Toolset{FetchHosts: fetchHosts}})
+		return run(context.Background(), &toolcall.Call{Input: json.RawMessage(input), Toolset: &toolset.Toolset{FetchHosts: fetchHosts}})
 	}
 	raw, err := call([]string{"api.example.com"}, `{"url": "https://api.example.com/x", "select": "/items/0"}`)
 	if err != nil {
@@ -423,7 +424,7 @@ func TestTool(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (&Config{}).Tool()(context.Background(), &tool.Call{Input: json.RawMessage(`{"url": "https://api.example.com/"}`), Toolset: &toolset.Toolset{FetchHosts: []string{"api.example.com"}}}); code(t, err) != tool.PermissionDenied {
+	if _, err := (&Config{}).Tool()(context.Background(), &toolcall.Call{Input: json.RawMessage(`{"url": "https://api.example.com/"}`), Toolset: &toolset.Toolset{FetchHosts: []string{"api.example.com"}}}); code(t, err) != tool.PermissionDenied {
 		t.Fatalf("no platform allow-list: %v", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // sesClient is an SES v2 client for a stand-in at endpoint: static fake
@@ -112,7 +113,7 @@ func mustConfig(t testing.TB, from string, allow ...string) Config {
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 // run calls the tool's Func directly with input.
-func run(t testing.TB, f tool.Func, input any) (json.RawMessage, *tool.Error) {
+func run(t testing.TB, f toolcall.Func, input any) (json.RawMessage, *tool.Error) {
 	t.Helper()
 	raw, ok := input.(string)
 	if !ok {
@@ -122,7 +123,7 @@ func run(t testing.TB, f tool.Func, input any) (json.RawMessage, *tool.Error) {
 		}
 		raw = string(b)
 	}
-	out, err := f(t.Context(), &tool.Call{Input: json.RawMessage(raw), Attempt: 1})
+	out, err := f(t.Context(), &toolcall.Call{Input: json.RawMessage(raw), Attempt: 1})
 	if err == nil {
 		return out, nil
 	}
@@ -196,12 +197,12 @@ func wantCode(t testing.TB, te *tool.Error, code tool.Code) {
 	}
 }
 
-// callFor is a tool.Call with input marshalled to JSON.
-func callFor(t testing.TB, input any) *tool.Call {
+// callFor is a toolcall.Call with input marshalled to JSON.
+func callFor(t testing.TB, input any) *toolcall.Call {
 	t.Helper()
 	b, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &tool.Call{Input: b, Attempt: 1}
+	return &toolcall.Call{Input: b, Attempt: 1}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/shared/mailheader"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // MaxRecipients is the most recipients of one message, to, cc and bcc
@@ -50,8 +51,8 @@ type output struct {
 // sent unless every recipient passes cfg.Allow. The input is decoded
 // strictly (unknown fields are TOOL_INPUT_INVALID), so the Func is safe to
 // call without the dispatcher's schema check.
-func Tool(cfg Config, ses API) tool.Func {
-	return func(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+func Tool(cfg Config, ses API) toolcall.Func {
+	return func(ctx context.Context, call *toolcall.Call) (json.RawMessage, error) {
 		if cfg.From == "" || ses == nil {
 			return nil, tool.Errorf(tool.Internal, "send-email is not configured")
 		}

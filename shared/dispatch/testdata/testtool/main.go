@@ -14,11 +14,12 @@ import (
 
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 func main() {
 	name := os.Getenv("TOOLGATE_TOOL")
-	dispatch.Main(name, func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+	dispatch.Main(name, func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		var in struct{ Text, Fail string }
 		if err := json.Unmarshal(c.Input, &in); err != nil {
 			return nil, err

@@ -1,9 +1,14 @@
-package tool
+// Package toolcall is what the dispatcher hands a tool (Call) and what a
+// tool implements (Func). It is apart from shared/tool, the envelope and
+// error contract, so that what only reads the contract (the review
+// functions) does not link the pinned toolset and its JSON Schema compiler.
+package toolcall
 
 import (
 	"context"
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -12,7 +17,7 @@ import (
 // validated against the pinned schema, any approval checked and the key
 // claimed.
 type Call struct {
-	Envelope *Envelope
+	Envelope *tool.Envelope
 	// Input is the validated input object, in its RFC 8785 form: exactly
 	// what was validated and digested.
 	Input json.RawMessage
@@ -25,7 +30,8 @@ type Call struct {
 }
 
 // Func runs a tool. It returns the result object, or an error that is a
-// *Error (anything else is classified as TOOL_INTERNAL). A tool sets
+// *tool.Error (anything else is classified as TOOL_INTERNAL). A tool sets
 // MaybeApplied on errors raised after its side-effecting call began.
-// Tools implement Func and import this package, never the dispatcher.
+// Tools implement Func and import this package and shared/tool, never the
+// dispatcher.
 type Func func(ctx context.Context, call *Call) (json.RawMessage, error)
