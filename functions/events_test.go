@@ -226,7 +226,7 @@ func TestEvents(t *testing.T) {
 				}
 			}
 			bootstrap := localtest.Bootstrap(t, "./"+name)
-			rie := localtest.RIE(t, entry.Function, bootstrap, time.Duration(entry.TimeoutSeconds)*time.Second, vars)
+			rie := localtest.RIE(t, entry.Function, bootstrap, time.Duration(entry.FunctionTimeoutSeconds)*time.Second, vars)
 			events, _ := filepath.Glob(filepath.Join(eventsDir, name, "*.json"))
 			if len(events) == 0 {
 				t.Fatal("no events")

@@ -224,8 +224,8 @@ func (c *Config) check() error {
 		if s.TimeoutSeconds != 0 && (s.TimeoutSeconds < 10 || s.TimeoutSeconds > 900) {
 			problems = append(problems, fmt.Errorf("functions.%s.timeoutSeconds %d: want 10..900", name, s.TimeoutSeconds))
 		}
-		if task := specOf(name).taskTimeout(); task > 0 && s.TimeoutSeconds > task {
-			problems = append(problems, fmt.Errorf("functions.%s.timeoutSeconds %d: more than the tool step's Task timeout, %d s (shared/catalog)", name, s.TimeoutSeconds, task))
+		if max := specOf(name).catalogTimeout(); max > 0 && s.TimeoutSeconds > max {
+			problems = append(problems, fmt.Errorf("functions.%s.timeoutSeconds %d: more than the catalog's function_timeout_seconds, %d s, from which the tool's Task timeout is compiled (shared/catalog)", name, s.TimeoutSeconds, max))
 		}
 		if s.ReservedConcurrency < 0 {
 			problems = append(problems, fmt.Errorf("functions.%s.reservedConcurrency %d: want 0 or more", name, s.ReservedConcurrency))

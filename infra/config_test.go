@@ -73,7 +73,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "fetch wildcard over a public suffix", context: map[string]any{"toolgate:fetchAllow": "api.example.org, *.github.io"}, err: `fetchAllow: fetch allow-list: hostlist: entry 1 "*.github.io": a wildcard over the public suffix github.io`},
 		{name: "unknown function", context: map[string]any{"toolgate:functions": `{"send-mail": {}}`}, err: `no function "send-mail"`},
 		{name: "timeout too long", context: map[string]any{"toolgate:functions": `{"review-request": {"timeoutSeconds": 901}}`}, err: "timeoutSeconds"},
-		{name: "timeout past the Task's", context: map[string]any{"toolgate:functions": `{"structured-data-fetch": {"timeoutSeconds": 36}}`}, err: "Task timeout, 35 s"},
+		{name: "timeout past the catalog's", context: map[string]any{"toolgate:functions": `{"structured-data-fetch": {"timeoutSeconds": 36}}`}, err: "function_timeout_seconds, 35 s"},
 		{name: "removal policy", context: map[string]any{"toolgate:removalPolicy": "snapshot"}, err: "removalPolicy"},
 		{name: "retention", context: map[string]any{"toolgate:logRetentionDays": "45"}, err: "logRetentionDays"},
 		{name: "topic", context: map[string]any{"toolgate:alarmTopicArn": "alarms"}, err: "alarmTopicArn"},

@@ -67,9 +67,10 @@ type functionSpec struct {
 	ForSolutions bool
 	MemoryMB     int
 	// TimeoutSeconds is the function's timeout; for a tool, 0 takes its
-	// catalog timeout_seconds (the tool step's Task timeout), which the
-	// function's timeout must not exceed: a Task that timed out first would
-	// be retried while the function still runs.
+	// catalog function_timeout_seconds, which the function's timeout must
+	// not exceed: the resolver compiles the tool's Task timeout from the
+	// same value (catalog.Tool.TaskTimeoutSeconds), and a Task that timed
+	// out first would leave the run while the function still runs.
 	TimeoutSeconds int
 	// Items are the function's ledger statements: the item actions its
 	// code calls, on the key prefixes it uses, naming the attributes it
@@ -131,11 +132,11 @@ type FunctionSettings struct {
 	ReservedConcurrency int `json:"reservedConcurrency,omitempty"`
 }
 
-// taskTimeout is a tool's Task timeout in the catalog; 0 for a function
-// that is not a catalog tool.
-func (spec functionSpec) taskTimeout() int {
+// catalogTimeout is a tool function's timeout in the catalog
+// (function_timeout_seconds); 0 for a function that is not a catalog tool.
+func (spec functionSpec) catalogTimeout() int {
 	if t, ok := catalog.Default().Lookup(spec.Name); ok && spec.Tool {
-		return t.TimeoutSeconds
+		return t.FunctionTimeoutSeconds
 	}
 	return 0
 }
@@ -149,7 +150,7 @@ func (spec functionSpec) settings(s FunctionSettings) FunctionSettings {
 		s.TimeoutSeconds = spec.TimeoutSeconds
 	}
 	if s.TimeoutSeconds == 0 {
-		s.TimeoutSeconds = spec.taskTimeout()
+		s.TimeoutSeconds = spec.catalogTimeout()
 	}
 	return s
 }

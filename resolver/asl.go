@@ -208,10 +208,6 @@ func (e *emitter) nextMeta() map[string]any {
 func (e *emitter) tool(i int, st *Step) {
 	t := e.c.tools[i]
 	r := effectiveRetry(st, t)
-	timeout := st.TimeoutSeconds
-	if timeout == 0 {
-		timeout = t.TimeoutSeconds
-	}
 	e.states[st.ID+"-seq"] = map[string]any{
 		"Type":       "Pass",
 		"Comment":    "one idempotency key per call: the counter is outside the retried Task",
@@ -233,11 +229,19 @@ func (e *emitter) tool(i int, st *Step) {
 	if e.c.gated[st.Tool] {
 		members[tool.MemberApproval] = path("$.reviews." + st.ID)
 	}
+	if st.TimeoutSeconds > 0 {
+		// The step's timeout bounds the tool's work (the dispatcher ends it
+		// with TOOL_TIMEOUT), never the Task: a Task that timed out while
+		// its function still ran would leave the run while the tool's
+		// effect may still happen.
+		members[tool.MemberTimeoutSeconds] = st.TimeoutSeconds
+	}
 	payload := parameters(tool.Envelope{}, members)
 	task := map[string]any{
 		"Type":           "Task",
 		"Resource":       "arn:aws:states:::lambda:invoke",
-		"TimeoutSeconds": timeout,
+		// The function's timeout plus the Init phase's (shared/catalog).
+		"TimeoutSeconds": t.TaskTimeoutSeconds(),
 		"Parameters": map[string]any{
 			"FunctionName": e.placeholder(t.Function),
 			"Payload":      payload,

@@ -584,6 +584,19 @@ func (c *checker) checkRetries() {
 	}
 }
 
+// checkToolTimeouts refuses a tool step's timeout_seconds over its tool
+// function's timeout: the step's timeout bounds the tool's work inside the
+// function, which the function's own timeout already ends (catalog
+// function_timeout_seconds; docs/solutions.md, "timeout_seconds").
+func (c *checker) checkToolTimeouts() {
+	for i, st := range c.sol.Steps {
+		if t := c.tools[i]; t != nil && st.TimeoutSeconds > t.FunctionTimeoutSeconds {
+			c.ds.errorf(st.TimeoutPos, RuleInvalidValue, "step %q timeout_seconds %d is over the %s function's timeout, %d s: it bounds the tool's work inside the function, so write at most %d or leave it out",
+				st.ID, st.TimeoutSeconds, t.Name, t.FunctionTimeoutSeconds, t.FunctionTimeoutSeconds)
+		}
+	}
+}
+
 // usedTools returns the sorted names of the admitted tools the Solution's
 // reachable steps use: what the definition can call is what the toolset pins.
 func (c *checker) usedTools() []string {

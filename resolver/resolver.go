@@ -104,6 +104,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkHosts()
 	c.checkRunTimeout()
 	c.checkRetries()
+	c.checkToolTimeouts()
 	res.Gate = c.verdicts
 	res.Tools = c.usedTools()
 	if ds.hasErrors() {

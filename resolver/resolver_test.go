@@ -281,3 +281,58 @@ func TestSolutionNameFitsTheStateMachineName(t *testing.T) {
 		}
 	}
 }
+
+// A tool step's timeout_seconds bounds the tool (the envelope carries it to
+// the dispatcher), never the Task: the Task waits for the function's
+// timeout and its Init phase, so it cannot time out while the tool may
+// still send the e-mail.
+func TestStepTimeoutBoundsTheToolNotTheTask(t *testing.T) {
+	res := compileString(t, `solution: short-send
+version: 1
+steps:
+  - id: approve
+    review: {of: send}
+    on_approve: send
+  - id: send
+    tool: send-email
+    timeout_seconds: 5
+    with: {to: [team@example.com], subject: s, text: t}
+    on_error: end
+`)
+	if !res.OK() {
+		t.Fatalf("diagnostics: %v", res.Diagnostics)
+	}
+	var def struct {
+		States map[string]struct {
+			TimeoutSeconds int
+			Parameters     struct{ Payload map[string]any }
+		}
+	}
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	send := def.States["send"]
+	if send.TimeoutSeconds != 30+10 {
+		t.Errorf("the send Task's TimeoutSeconds is %d, want 40: send-email's function timeout (30 s) plus Init (10 s)", send.TimeoutSeconds)
+	}
+	if got := send.Parameters.Payload["timeout_seconds"]; got != float64(5) {
+		t.Errorf("the envelope's timeout_seconds is %v, want 5", got)
+	}
+	res = compileString(t, `solution: short-send
+version: 1
+steps:
+  - id: approve
+    review: {of: send}
+    on_approve: send
+  - id: send
+    tool: send-email
+    with: {to: [team@example.com], subject: s, text: t}
+    on_error: end
+`)
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := def.States["send"].Parameters.Payload["timeout_seconds"]; ok || def.States["send"].TimeoutSeconds != 40 {
+		t.Errorf("without timeout_seconds: envelope %v, Task timeout %d; want no member and 40", def.States["send"].Parameters.Payload, def.States["send"].TimeoutSeconds)
+	}
+}

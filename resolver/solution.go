@@ -104,11 +104,14 @@ type Step struct {
 	Kind StepKind
 
 	// tool
-	Tool               string
-	ToolPos            Pos
-	With               *value
-	Retry              *Retry
+	Tool    string
+	ToolPos Pos
+	With    *value
+	Retry   *Retry
+	// TimeoutSeconds bounds the tool's work, in seconds (0: the function's
+	// timeout alone); TimeoutPos is where it is written.
 	TimeoutSeconds     int
+	TimeoutPos         Pos
 	OnError            Ref
 	TolerateDuplicates bool
 
@@ -356,6 +359,7 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 				}
 			}
 			st.TimeoutSeconds, _ = d.integer(&f, what+" timeout_seconds", 1, MaxToolTimeout)
+			st.TimeoutPos = f.val.pos
 		case "tolerate_duplicates":
 			if f.val.kind != kBool {
 				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s tolerate_duplicates must be true or false", what)

@@ -25,6 +25,20 @@ const (
 	AtMostOnce Policy = "at_most_once"
 )
 
+// Timeouts of tool functions and their Tasks, in seconds.
+const (
+	// MaxFunctionTimeout is Lambda's longest function timeout, 900 seconds
+	// (AWS Lambda quotas).
+	MaxFunctionTimeout = 900
+	// TaskTimeoutMargin is added to a tool function's timeout for its
+	// Task's TimeoutSeconds: a synchronous invocation may first spend up
+	// to 10 seconds in the function's Init phase (AWS Lambda, "Lambda
+	// execution environment lifecycle"), so the Task never times out while
+	// the function may still be running its tool (docs/solutions.md,
+	// "timeout_seconds").
+	TaskTimeoutMargin = 10
+)
+
 // Retry is a tool's default retry, in the Solution grammar's units.
 type Retry struct {
 	// MaxAttempts counts all attempts, the first included: 1..10 (docs/design.md, "The tool contract";
@@ -50,8 +64,12 @@ type Tool struct {
 	// approved human review before every execution.
 	ReviewRequired bool  `json:"review_required"`
 	Retry          Retry `json:"retry"`
-	// TimeoutSeconds is the default Task TimeoutSeconds of a tool step.
-	TimeoutSeconds int `json:"timeout_seconds"`
+	// FunctionTimeoutSeconds is the tool function's Lambda timeout, in
+	// seconds (1..900, Lambda's maximum): the CDK app deploys the function
+	// with it (infra/functions.go), and a tool step's Task waits
+	// TaskTimeoutSeconds for it. A step's own timeout_seconds bounds the
+	// tool's work inside it (docs/solutions.md, "timeout_seconds").
+	FunctionTimeoutSeconds int `json:"function_timeout_seconds"`
 	// Function is the name of the Lambda function the tool runs in.
 	Function string `json:"function"`
 	// InputSchema and OutputSchema are JSON Schema documents (2020-12),
@@ -64,6 +82,10 @@ type Tool struct {
 // tool's function ARN in a compiled definition: "Function" followed by the
 // function name in CamelCase ("send-email" gives "FunctionSendEmail").
 func (t *Tool) Placeholder() string { return FunctionPlaceholder(t.Function) }
+
+// TaskTimeoutSeconds is the TimeoutSeconds of the tool's Task: the
+// function's timeout plus TaskTimeoutMargin.
+func (t *Tool) TaskTimeoutSeconds() int { return t.FunctionTimeoutSeconds + TaskTimeoutMargin }
 
 // FunctionPlaceholder returns the DefinitionSubstitutions key for the named
 // function: letters and digits only, as CloudFormation requires of
@@ -109,8 +131,8 @@ func Parse(data []byte) (*Catalog, error) {
 			return nil, fmt.Errorf("catalog tool %q: retry.max_attempts %d is outside 1..10", t.Name, t.Retry.MaxAttempts)
 		case t.Retry.IntervalSeconds < 1 || t.Retry.BackoffRate < 1:
 			return nil, fmt.Errorf("catalog tool %q: retry needs interval_seconds >= 1 and backoff_rate >= 1.0", t.Name)
-		case t.TimeoutSeconds < 1:
-			return nil, fmt.Errorf("catalog tool %q: timeout_seconds must be positive", t.Name)
+		case t.FunctionTimeoutSeconds < 1 || t.FunctionTimeoutSeconds > MaxFunctionTimeout:
+			return nil, fmt.Errorf("catalog tool %q: function_timeout_seconds %d is outside 1..%d", t.Name, t.FunctionTimeoutSeconds, MaxFunctionTimeout)
 		case !namePattern.MatchString(t.Function):
 			return nil, fmt.Errorf("catalog tool %q: function %q must match %s", t.Name, t.Function, namePattern)
 		case len(t.InputSchema) == 0 || len(t.OutputSchema) == 0:

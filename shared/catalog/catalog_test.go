@@ -55,10 +55,14 @@ func TestSchemasCompile(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	cases := map[string]string{
-		"unknown field":  `{"tools":[{"name":"x","bogus":1}]}`,
-		"bad policy":     `{"tools":[{"name":"x","policy":"sometimes","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
-		"eleven retries": `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":11,"interval_seconds":1,"backoff_rate":1},"timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
-		"duplicate":      `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}},{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"unknown field":             `{"tools":[{"name":"x","bogus":1}]}`,
+		"bad policy":                `{"tools":[{"name":"x","policy":"sometimes","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"eleven retries":            `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":11,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"duplicate":                 `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}},{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"no function timeout":       `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"function timeout 0":        `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":0,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"function timeout over 900": `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":901,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"the old timeout_seconds":   `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"timeout_seconds":30,"function":"x","input_schema":{},"output_schema":{}}]}`,
 	}
 	for name, doc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -74,5 +78,20 @@ func TestPlaceholder(t *testing.T) {
 		if got := FunctionPlaceholder(in); got != want {
 			t.Errorf("FunctionPlaceholder(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A tool's Task waits for the function's timeout and Lambda's Init phase:
+// it can never time out while its function may still run the tool.
+func TestTaskTimeoutCoversTheFunctionAndItsInit(t *testing.T) {
+	for _, name := range Default().Names() {
+		tl, _ := Default().Lookup(name)
+		if got, want := tl.TaskTimeoutSeconds(), tl.FunctionTimeoutSeconds+10; got != want {
+			t.Errorf("%s: Task timeout %d s, want the function's %d s plus 10 s of Init", tl.Name, got, tl.FunctionTimeoutSeconds)
+		}
+	}
+	ok := `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":900,"function":"x","input_schema":{},"output_schema":{}}]}`
+	if _, err := Parse([]byte(ok)); err != nil {
+		t.Errorf("900 s, Lambda's maximum: %v", err)
 	}
 }

@@ -20,9 +20,18 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 	// The tool must be done before the Lambda deadline (less the margin to
 	// record its outcome) and before its claim's lease ends, after which
 	// another attempt may take the key over.
+	// The step's timeout_seconds, when the envelope carries one, bounds the
+	// tool's work from its start (docs/solutions.md, "timeout_seconds").
 	deadline := inv.leaseUntil.Add(-min(d.cfg.DeadlineMargin, d.cfg.Lease/10))
 	if dl, ok := ctx.Deadline(); ok && dl.Add(-d.cfg.DeadlineMargin).Before(deadline) {
 		deadline = dl.Add(-d.cfg.DeadlineMargin)
+	}
+	timedOut := "the tool did not finish within its deadline"
+	if n := env.TimeoutSeconds; n > 0 {
+		if step := time.Now().Add(time.Duration(n) * time.Second); step.Before(deadline) {
+			deadline = step
+			timedOut = fmt.Sprintf("the tool did not finish within the step's timeout_seconds, %d s", n)
+		}
 	}
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -53,7 +62,7 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 		select {
 		case res = <-done:
 		case <-grace.C:
-			res.err = tool.Errorf(tool.Timeout, "the tool did not finish within its deadline").Applied()
+			res.err = tool.Errorf(tool.Timeout, "%s", timedOut).Applied()
 		}
 		grace.Stop()
 	}
@@ -61,6 +70,10 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 	if res.err != nil {
 		te := tool.Classify(res.err)
 		var typed *tool.Error
+		if !errors.As(res.err, &typed) && errors.Is(res.err, context.DeadlineExceeded) && runCtx.Err() != nil {
+			// The tool gave up at the deadline it was given: say which.
+			te = &tool.Error{Code: tool.Timeout, Message: timedOut, MaybeApplied: true, Err: res.err}
+		}
 		if !errors.As(res.err, &typed) && !inv.pinned.Idempotent {
 			// A failure the tool did not classify may have come after its
 			// effect: for a tool that must not run twice, assume it did.

@@ -32,15 +32,15 @@ import (
 // tests need no approvals.
 const testCatalog = `{"tools":[
  {"name":"test-echo","description":"echo","idempotent":true,"policy":"at_least_once","review_required":false,
-  "retry":{"max_attempts":3,"interval_seconds":1,"backoff_rate":2},"timeout_seconds":10,"function":"test-echo",
+  "retry":{"max_attempts":3,"interval_seconds":1,"backoff_rate":2},"function_timeout_seconds":10,"function":"test-echo",
   "input_schema":{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string","maxLength":%d},"pad":{"type":"integer","minimum":0},"fail":{"type":"string"}}},
   "output_schema":{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}},
  {"name":"test-send","description":"send","idempotent":false,"policy":"at_most_once","review_required":false,
-  "retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":2},"timeout_seconds":10,"function":"test-send",
+  "retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":2},"function_timeout_seconds":10,"function":"test-send",
   "input_schema":{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"},"fail":{"type":"string"}}},
   "output_schema":{"type":"object","required":["message_id"],"properties":{"message_id":{"type":"string"}}}},
  {"name":"test-gated","description":"gated send","idempotent":false,"policy":"at_most_once","review_required":true,
-  "retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":2},"timeout_seconds":10,"function":"test-gated",
+  "retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":2},"function_timeout_seconds":10,"function":"test-gated",
   "input_schema":{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"},"n":{"type":"number"},"fail":{"type":"string"}}},
   "output_schema":{"type":"object","required":["message_id"],"properties":{"message_id":{"type":"string"}}}}
 ]}`

@@ -45,7 +45,17 @@ type Envelope struct {
 	// to this call's idempotency key and input digest; absent on the sfn
 	// lane. It is never logged or recorded.
 	CallerProof string `json:"caller_proof,omitempty"`
+	// TimeoutSeconds bounds the tool's work, in seconds (a tool step's
+	// timeout_seconds, 1..MaxTimeoutSeconds): the dispatcher ends it at the
+	// earlier of this and the function's deadline, with TOOL_TIMEOUT.
+	// Absent or 0: the function's deadline alone.
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 }
+
+// MaxTimeoutSeconds is the longest TimeoutSeconds: Lambda's longest
+// function timeout, 900 seconds (AWS Lambda quotas); a longer bound could
+// never be reached.
+const MaxTimeoutSeconds = 900
 
 var (
 	toolsetIDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
@@ -202,6 +212,8 @@ func (e *Envelope) validate() error {
 		return bad("idempotency_key", "must be run_id/seq")
 	case e.Attempt < 1:
 		return bad("attempt", "must be at least 1, not %d", e.Attempt)
+	case e.TimeoutSeconds < 0 || e.TimeoutSeconds > MaxTimeoutSeconds:
+		return bad("timeout_seconds", "must be 1 to %d seconds, not %d", MaxTimeoutSeconds, e.TimeoutSeconds)
 	}
 	return nil
 }
@@ -221,6 +233,7 @@ const (
 	MemberInput              = "input"
 	MemberApproval           = "approval"
 	MemberCallerProof        = "caller_proof"
+	MemberTimeoutSeconds     = "timeout_seconds"
 )
 
 // unprintable reports a rune that is no printable character of an id: a
