@@ -238,8 +238,8 @@ func (e *emitter) tool(i int, st *Step) {
 	}
 	payload := parameters(tool.Envelope{}, members)
 	task := map[string]any{
-		"Type":           "Task",
-		"Resource":       "arn:aws:states:::lambda:invoke",
+		"Type":     "Task",
+		"Resource": "arn:aws:states:::lambda:invoke",
 		// The function's timeout plus the Init phase's (shared/catalog).
 		"TimeoutSeconds": t.TaskTimeoutSeconds(),
 		"Parameters": map[string]any{
