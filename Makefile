@@ -54,7 +54,7 @@ bench: deps
 FUZZTIME ?= 15s
 FUZZ_TARGETS := \
 	./resolver/:FuzzParse \
-	./shared/tool/:FuzzDecodeEnvelope \
+	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep \
 	./shared/toolset/:FuzzToolsetParse \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \

@@ -81,21 +81,46 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 		}
 		return inv.failed(te)
 	}
-	if err := inv.checkOutput(res.out); err != nil {
+	out, err := inv.checkOutput(res.out)
+	if err != nil {
 		te := tool.Classify(err)
 		// The tool returned success, so its effect happened: for a tool that
 		// must not run twice, the outcome is in doubt, not failed.
 		te.MaybeApplied = te.MaybeApplied || !inv.pinned.Idempotent
 		return inv.failed(te)
 	}
-	return succeeded(res.out)
+	return succeeded(out)
 }
 
-// checkOutput validates the result against the pinned output schema and
-// the inline limit.
-func (inv *invocation) checkOutput(out json.RawMessage) error {
-	if len(out) > inv.d.cfg.InlineLimit {
-		return tool.Errorf(tool.OutputInvalid, "the result is %d bytes, over the %d-byte inline limit: Step Functions limits a whole execution's state to 256 KiB and every step's result accumulates in it, so select fewer fields", len(out), inv.d.cfg.InlineLimit)
+// checkOutput validates the whole result against the pinned output
+// schema, keeps the fields the envelope's keep names, and checks the kept
+// result against the call's output limit: what the call returns, the
+// ledger keeps and every replay returns (docs/solutions.md, "State size").
+func (inv *invocation) checkOutput(out json.RawMessage) (json.RawMessage, error) {
+	if err := inv.validateOutput(out); err != nil {
+		return nil, err
+	}
+	kept, err := tool.Keep(out, inv.env.Keep)
+	if err != nil {
+		return nil, tool.Wrap(tool.OutputInvalid, err, "the result's fields cannot be kept")
+	}
+	limit, what := inv.d.cfg.InlineLimit, "the deployment's inline limit"
+	if n := inv.env.OutputLimitBytes; n > 0 && n < limit {
+		limit, what = n, "the step's output_limit_bytes"
+	}
+	if len(kept) > limit {
+		return nil, tool.Errorf(tool.OutputInvalid, "the result is %d bytes, over %s, %d bytes: Step Functions limits a whole execution's state to 256 KiB and every step's result accumulates in it, so keep fewer fields", len(kept), what, limit)
+	}
+	return kept, nil
+}
+
+// validateOutput validates the whole result against the pinned output
+// schema.
+func (inv *invocation) validateOutput(out json.RawMessage) error {
+	// A result far over any limit is not decoded: nothing of it could be
+	// returned (Lambda answers at most 6 MB).
+	if len(out) > maxResultBytes {
+		return tool.Errorf(tool.OutputInvalid, "the result is %d bytes, over the %d bytes a function can answer", len(out), maxResultBytes)
 	}
 	s, err := schema.Compile(inv.pinned.OutputSchema)
 	if err != nil {
@@ -110,3 +135,7 @@ func (inv *invocation) checkOutput(out json.RawMessage) error {
 	}
 	return nil
 }
+
+// maxResultBytes is the largest result the dispatcher decodes: a Lambda
+// function's synchronous response is at most 6 MB (AWS Lambda quotas).
+const maxResultBytes = 6 << 20

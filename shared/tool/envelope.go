@@ -50,7 +50,18 @@ type Envelope struct {
 	// earlier of this and the function's deadline, with TOOL_TIMEOUT.
 	// Absent or 0: the function's deadline alone.
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+	// OutputLimitBytes bounds the result the call returns (and the ledger
+	// keeps), in bytes (a tool step's output_limit_bytes, 1..MaxInlineLimit);
+	// the deployment's inline limit caps it. Absent or 0: the inline limit.
+	OutputLimitBytes int `json:"output_limit_bytes,omitempty"`
+	// Keep lists the result's fields the call returns (a tool step's keep,
+	// at most MaxKeep paths, each a KeepPath); the others are dropped after
+	// the whole result is validated. Absent: the whole result.
+	Keep []string `json:"keep,omitempty"`
 }
+
+// MaxKeep bounds an envelope's keep list.
+const MaxKeep = 64
 
 // MaxTimeoutSeconds is the longest TimeoutSeconds: Lambda's longest
 // function timeout, 900 seconds (AWS Lambda quotas); a longer bound could
@@ -214,6 +225,15 @@ func (e *Envelope) validate() error {
 		return bad("attempt", "must be at least 1, not %d", e.Attempt)
 	case e.TimeoutSeconds < 0 || e.TimeoutSeconds > MaxTimeoutSeconds:
 		return bad("timeout_seconds", "must be 1 to %d seconds, not %d", MaxTimeoutSeconds, e.TimeoutSeconds)
+	case e.OutputLimitBytes < 0 || e.OutputLimitBytes > MaxInlineLimit:
+		return bad("output_limit_bytes", "must be 1 to %d bytes, not %d", MaxInlineLimit, e.OutputLimitBytes)
+	case len(e.Keep) > MaxKeep:
+		return bad("keep", "lists %d fields, over %d", len(e.Keep), MaxKeep)
+	}
+	for _, k := range e.Keep {
+		if _, err := KeepPath(k); err != nil {
+			return bad("keep", "%v", err)
+		}
 	}
 	return nil
 }
@@ -234,6 +254,8 @@ const (
 	MemberApproval           = "approval"
 	MemberCallerProof        = "caller_proof"
 	MemberTimeoutSeconds     = "timeout_seconds"
+	MemberOutputLimitBytes   = "output_limit_bytes"
+	MemberKeep               = "keep"
 )
 
 // unprintable reports a rune that is no printable character of an id: a
