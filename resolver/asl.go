@@ -229,6 +229,12 @@ func (e *emitter) tool(i int, st *Step) {
 	if e.c.gated[st.Tool] {
 		members[tool.MemberApproval] = path("$.reviews." + st.ID)
 	}
+	// The result the call returns, and that the state data keeps: its
+	// fields and its bound (docs/solutions.md, "State size").
+	members[tool.MemberOutputLimitBytes] = outputLimit(st)
+	if len(st.Keep) > 0 {
+		members[tool.MemberKeep] = st.Keep
+	}
 	if st.TimeoutSeconds > 0 {
 		// The step's timeout bounds the tool's work (the dispatcher ends it
 		// with TOOL_TIMEOUT), never the Task: a Task that timed out while
@@ -306,10 +312,11 @@ func (e *emitter) review(st *Step) {
 			}),
 		},
 		"ResultPath": result,
-		// review-request's REVIEW_UNAVAILABLE (DynamoDB or STS) is retried:
-		// storing a review is idempotent per task token.
+		// Only Lambda's own errors are retried: a retried review Task gets a
+		// new task token, so retrying REVIEW_UNAVAILABLE (a review stored
+		// but its answer lost) would leave a second review of the call.
 		"Retry": []any{map[string]any{
-			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
+			"ErrorEquals": lambdaTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
 		}},
 		"Catch": []any{
 			map[string]any{"ErrorEquals": []string{ReviewRejected, "States.Timeout"}, "ResultPath": result, "Next": e.next(st.OnReject, stateRejected)},

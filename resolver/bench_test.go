@@ -6,21 +6,26 @@ import (
 	"testing"
 )
 
-// generate writes a realistic Solution of about n steps: blocks of fetch →
-// draft → choice → review → send, each block looping back to its fetch on
-// a rejected review.
+// generate writes a realistic Solution of about n steps: a choice routes
+// each run to one of n/5 blocks of fetch → draft → choice → review → send,
+// each block looping back to its fetch on a rejected review. (Blocks in
+// one sequence would keep every block's results in the state data, far
+// over Step Functions' 256 KiB: [state-size].)
 func generate(n int) []byte {
 	var b strings.Builder
 	b.WriteString("solution: generated\nversion: 1\npolicy:\n  fetch_hosts: [api.example.com]\ninput: {type: object}\nsteps:\n")
 	blocks := max(1, n/5)
+	b.WriteString("  - id: route\n    choice:\n")
 	for i := range blocks {
-		next := fmt.Sprintf("fetch_%d", i+1)
-		if i == blocks-1 {
-			next = "end"
-		}
+		fmt.Fprintf(&b, "      - when: {value: \"${input.block}\", equals: %d}\n        next: fetch_%d\n", i, i)
+	}
+	b.WriteString("    default: end\n")
+	for i := range blocks {
 		fmt.Fprintf(&b, `  - id: fetch_%[1]d
     tool: structured-data-fetch
     with: {url: "https://api.example.com/items/%[1]d", select: /data}
+    keep: [data.title, data.count, data.body]
+    output_limit_bytes: 8192
     next: draft_%[1]d
   - id: draft_%[1]d
     pass: {subject: "Item %[1]d: ${steps.fetch_%[1]d.output.data.title}", to: "${input.to}"}
@@ -29,7 +34,7 @@ func generate(n int) []byte {
     choice:
       - when: {value: "${steps.fetch_%[1]d.output.data.count}", greater_than: 0}
         next: approve_%[1]d
-    default: %[2]s
+    default: end
   - id: approve_%[1]d
     review: {of: send_%[1]d, timeout_seconds: 3600}
     on_approve: send_%[1]d
@@ -37,8 +42,8 @@ func generate(n int) []byte {
   - id: send_%[1]d
     tool: send-email
     with: {to: ["${steps.draft_%[1]d.to}"], subject: "${steps.draft_%[1]d.subject}", text: "${steps.fetch_%[1]d.output.data.body}"}
-    next: %[2]s
-`, i, next)
+    next: end
+`, i)
 	}
 	return []byte(b.String())
 }

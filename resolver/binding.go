@@ -175,7 +175,7 @@ func compileParams(v *value, inList bool, uses *[]use) (compiled, []paramsError)
 		}
 		for _, s := range segs {
 			if s.b != nil {
-				*uses = append(*uses, use{b: s.b, pos: v.pos})
+				*uses = append(*uses, use{b: s.b, pos: v.pos, whole: bs.whole() != nil})
 			}
 			if s.b == nil && strings.Contains(s.lit, `\`) && len(segs) > 1 {
 				// AWS accepts \\ in States.Format, but asl-validator 4.0.0
@@ -269,6 +269,10 @@ func intrinsicLiteral(v any) string {
 type use struct {
 	b   *binding
 	pos Pos
+	// whole: the string is exactly this binding, so the bound value is
+	// copied as it is; otherwise it is formatted into a string
+	// (States.Format), where JSON escaping can double its size.
+	whole bool
 }
 
 // truncate shortens text quoted in a diagnostic to 80 bytes.

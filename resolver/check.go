@@ -275,6 +275,10 @@ func (c *checker) compileRules(i int, st *Step) {
 }
 
 func (c *checker) checkBindingTarget(st *Step, u use) {
+	if j, ok := c.index[u.b.step]; ok && u.b.root == "steps" && len(c.sol.Steps[j].Keep) > 0 && !readsKept(u.b.rest, c.sol.Steps[j].Keep) {
+		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, a field step %q does not keep (keep: %s): it would always be absent",
+			st.ID, u.b.text, u.b.step, strings.Join(c.sol.Steps[j].Keep, ", "))
+	}
 	if u.b.root != "steps" {
 		return
 	}
@@ -619,4 +623,22 @@ func (c *checker) checkRunTimeout() {
 			c.ds.errorf(st.ReviewTimeoutPos, RuleRunTimeout, "review %q waits up to %d s, which is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would end before its review", st.ID, st.ReviewTimeout, c.sol.RunTimeout)
 		}
 	}
+}
+
+// readsKept reports whether a binding path into a tool step's slot
+// (".output.data.title") reads what its keep paths return: a kept field,
+// something inside one, or an object on the way to one.
+func readsKept(rest string, keep []string) bool {
+	p, ok := strings.CutPrefix(rest, ".output")
+	if !ok {
+		return true // not the result: reported elsewhere
+	}
+	p, _, _ = strings.Cut(p, "[")
+	p = strings.TrimPrefix(p, ".")
+	for _, k := range keep {
+		if p == "" || p == k || strings.HasPrefix(p, k+".") || strings.HasPrefix(k, p+".") {
+			return true
+		}
+	}
+	return false
 }

@@ -35,6 +35,7 @@ const (
 	RuleRetry         = "retry"              // retry and idempotency rules of the tool contract
 	RuleQuota         = "quota"              // Step Functions and task-token quotas
 	RuleRunTimeout    = "run-timeout"        // a review that could outlast the run
+	RuleStateSize     = "state-size"         // state data or a Task payload that could exceed 256 KiB
 )
 
 // MaxMessageRunes bounds a diagnostic's message: values quoted from the

@@ -105,6 +105,9 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkRunTimeout()
 	c.checkRetries()
 	c.checkToolTimeouts()
+	if !ds.hasErrors() {
+		c.checkStateSize(g)
+	}
 	res.Gate = c.verdicts
 	res.Tools = c.usedTools()
 	if ds.hasErrors() {

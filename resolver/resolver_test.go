@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,13 +219,25 @@ func TestCounterOutsideRetriedTask(t *testing.T) {
 }
 
 func TestQuotaStateNameAndSize(t *testing.T) {
+	// Six branches of 190 000-byte literals: each path's state fits in
+	// 256 KiB, the definition does not fit in 1 MiB.
 	var b strings.Builder
-	b.WriteString("solution: t\nversion: 1\nsteps:\n  - id: a\n    pass:\n      big: \"")
-	b.WriteString(strings.Repeat("x", MaxDefinitionBytes))
-	b.WriteString("\"\n")
+	b.WriteString("solution: t\nversion: 1\nsteps:\n  - id: route\n    choice:\n")
+	for i := range 6 {
+		fmt.Fprintf(&b, "      - when: {value: \"${input.n}\", equals: %d}\n        next: p%d\n", i, i)
+	}
+	b.WriteString("    default: end\n")
+	for i := range 6 {
+		fmt.Fprintf(&b, "  - id: p%d\n    pass:\n      big: \"%s\"\n", i, strings.Repeat("x", 190_000))
+	}
 	res := compileString(t, b.String())
 	if got := errorRules(res); !slices.Equal(got, []string{RuleQuota}) {
-		t.Fatalf("errors %v", got)
+		t.Fatalf("errors %v, want the definition's quota alone", got)
+	}
+	// One such literal of 1 MiB could never fit a state.
+	res = compileString(t, "solution: t\nversion: 1\nsteps:\n  - id: a\n    pass:\n      big: \""+strings.Repeat("x", MaxDefinitionBytes)+"\"\n")
+	if got := errorRules(res); !slices.Equal(got, []string{RuleStateSize}) {
+		t.Fatalf("a 1 MiB literal: errors %v, want the state's size", got)
 	}
 }
 

@@ -2,13 +2,14 @@ package resolver
 
 import (
 	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/tool"
-	"math"
-	"regexp"
-	"strconv"
-	"strings"
 )
 
 // The Solution grammar, as docs/solutions.md describes it for authors.
@@ -110,8 +111,14 @@ type Step struct {
 	Retry   *Retry
 	// TimeoutSeconds bounds the tool's work, in seconds (0: the function's
 	// timeout alone); TimeoutPos is where it is written.
-	TimeoutSeconds     int
-	TimeoutPos         Pos
+	TimeoutSeconds int
+	TimeoutPos     Pos
+	// OutputLimitBytes bounds the (kept) result, in bytes (0: not written,
+	// tool.DefaultInlineLimit); Keep lists the result's fields the call
+	// returns (nil: all). OutputPos is where either is written, or the tool.
+	OutputLimitBytes   int
+	Keep               []string
+	OutputPos          Pos
 	OnError            Ref
 	TolerateDuplicates bool
 
@@ -287,7 +294,7 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 var kindKeys = []string{"tool", "pass", "choice", "review", "succeed", "fail"}
 
 var stepKeys = map[StepKind][]string{
-	KindTool:    {"id", "tool", "with", "retry", "timeout_seconds", "on_error", "next", "tolerate_duplicates"},
+	KindTool:    {"id", "tool", "with", "retry", "timeout_seconds", "output_limit_bytes", "keep", "on_error", "next", "tolerate_duplicates"},
 	KindPass:    {"id", "pass", "next"},
 	KindChoice:  {"id", "choice", "default"},
 	KindReview:  {"id", "review", "on_approve", "on_reject"},
@@ -360,6 +367,12 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 			}
 			st.TimeoutSeconds, _ = d.integer(&f, what+" timeout_seconds", 1, MaxToolTimeout)
 			st.TimeoutPos = f.val.pos
+		case "output_limit_bytes":
+			st.OutputLimitBytes, _ = d.integer(&f, what+" output_limit_bytes", 1, tool.MaxInlineLimit)
+			st.OutputPos = f.val.pos
+		case "keep":
+			st.Keep = d.keep(&f, what)
+			st.OutputPos = f.val.pos
 		case "tolerate_duplicates":
 			if f.val.kind != kBool {
 				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s tolerate_duplicates must be true or false", what)
@@ -387,6 +400,32 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 		d.ds.errorf(v.pos, RuleMissingField, "%s has no \"on_approve\"", what)
 	}
 	return st
+}
+
+// keep decodes a tool step's keep: a non-empty list of at most
+// tool.MaxKeep distinct field paths (tool.KeepPath).
+func (d *decoder) keep(f *field, what string) []string {
+	if f.val.kind != kList || len(f.val.items) == 0 || len(f.val.items) > tool.MaxKeep {
+		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s keep must be a list of 1 to %d field paths of the tool's result, such as [data.title, data.count]", what, tool.MaxKeep)
+		return nil
+	}
+	var paths []string
+	for _, it := range f.val.items {
+		if it.kind != kString {
+			d.ds.errorf(it.pos, RuleInvalidValue, "%s keep: each entry is a field path (a string), not a %s", what, it.kind)
+			continue
+		}
+		if _, err := tool.KeepPath(it.str); err != nil {
+			d.ds.errorf(it.pos, RuleInvalidValue, "%s keep: %v", what, err)
+			continue
+		}
+		if slices.Contains(paths, it.str) {
+			d.ds.errorf(it.pos, RuleInvalidValue, "%s keep lists %q twice", what, it.str)
+			continue
+		}
+		paths = append(paths, it.str)
+	}
+	return paths
 }
 
 func (d *decoder) decodeRetry(v *value, what string) *Retry {

@@ -10,9 +10,10 @@ import (
 // goFlagSpelling returns args with the called command's long flags written
 // with one dash (-format json, -summary=false), as Go's flag package reads
 // them and as toolgate read them before it moved to cobra, respelled with
-// two (--format json), as pflag reads them. A flag's value, an unknown
-// flag and everything after "--" stay as they are; -o and -h are pflag's
-// one-letter spellings already.
+// two (--format json), as pflag reads them. An unknown -name is respelled
+// too, so that pflag refuses it (-output is not -o with the value
+// "utput"). A flag's value and everything after "--" stay as they are; -o
+// and -h are pflag's one-letter spellings already.
 func goFlagSpelling(root *cobra.Command, args []string) []string {
 	out := append([]string{}, args...)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
@@ -45,9 +46,10 @@ func goFlagSpelling(root *cobra.Command, args []string) []string {
 		case len(name) == 1:
 			f = flags.ShorthandLookup(name)
 		default:
-			if f = flags.Lookup(name); f != nil {
-				out[i] = "-" + a
-			}
+			// -name is a long flag, known or not: an unknown one is pflag's
+			// "unknown flag" (misuse), never -n with the value "ame".
+			out[i] = "-" + a
+			f = flags.Lookup(name)
 		}
 		if f != nil && !inline && f.NoOptDefVal == "" {
 			i++ // the flag's value, whatever it looks like

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -8,8 +9,8 @@ import (
 )
 
 // Long flags written with one dash, as Go's flag package read them, are
-// respelled with two; values, unknown flags and arguments after "--" are
-// left alone.
+// respelled with two, unknown ones too (so that pflag refuses them);
+// values and arguments after "--" are left alone.
 func TestGoFlagSpellingRespellsOnlyTheCommandsLongFlags(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -22,7 +23,8 @@ func TestGoFlagSpellingRespellsOnlyTheCommandsLongFlags(t *testing.T) {
 		{"help", []string{"ledger", "-help"}, []string{"ledger", "--help"}},
 		{"a value that looks like a flag", []string{"review", "reject", "rv_1", "-reason", "-json", "-json"}, []string{"review", "reject", "rv_1", "--reason", "-json", "--json"}},
 		{"a value after two dashes", []string{"check-url", "--allow", "-resolve", "-resolve", "h=1.2.3.4", "u"}, []string{"check-url", "--allow", "-resolve", "--resolve", "h=1.2.3.4", "u"}},
-		{"a flag of another command", []string{"compile", "-format", "json"}, []string{"compile", "-format", "json"}},
+		{"a flag of another command", []string{"compile", "-format", "json"}, []string{"compile", "--format", "json"}},
+		{"an unknown flag that starts like a one-letter one", []string{"compile", "-output", "d", "f.yaml"}, []string{"compile", "--output", "d", "f.yaml"}},
 		{"after --", []string{"check", "--", "-format"}, []string{"check", "--", "-format"}},
 		{"a lone dash", []string{"check", "-"}, []string{"check", "-"}},
 		{"a subcommand's flags", []string{"toolset", "register", "-tool", "x", "-fetch-host", "a"}, []string{"toolset", "register", "--tool", "x", "--fetch-host", "a"}},
@@ -55,5 +57,28 @@ func TestOneDashLongFlagsStillWork(t *testing.T) {
 	code, _, errs = run("check-recipient", "-allow", "-allow", "bob@example.com")
 	if code != ExitMisuse || !strings.Contains(errs, `"-allow"`) {
 		t.Fatalf("check-recipient -allow -allow: exit %d\n%s", code, errs)
+	}
+}
+
+// An unknown one-dash flag is misuse, as it was with Go's flag package:
+// -output is not -o with the value "utput", and nothing is written.
+func TestUnknownOneDashFlagIsMisuse(t *testing.T) {
+	good, err := filepath.Abs(filepath.Join(solutions, "newsletter.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, args := range [][]string{
+		{"compile", "-output", dir, good},
+		{"compile", "-oDIR", good},
+	} {
+		code, _, errs := run(args...)
+		if code != ExitMisuse || !strings.Contains(errs, "unknown flag") {
+			t.Errorf("%q: exit %d, %s; want %d and unknown flag", args, code, errs, ExitMisuse)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused command wrote %d entries", len(entries))
 	}
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
-// MaxSolutionBytes bounds the Solution text (1 MiB, the catalog's schema).
-const MaxSolutionBytes = 1 << 20
+// MaxSolutionBytes bounds the Solution text, in bytes: the catalog's
+// schema admits 196 608 characters, and a Task's payload carries at most
+// catalog.MaxInputBytes of input (Step Functions' 256 KiB).
+const MaxSolutionBytes = 196608
 
 // MaxDiagnostics bounds the diagnostics in one result. With messages of at
 // most resolver.MaxMessageRunes, the result stays well under the

@@ -39,6 +39,40 @@ const (
 	TaskTimeoutMargin = 10
 )
 
+// MaxInputBytes is the most a tool's input can be: Step Functions passes a
+// Task at most 256 KiB (AWS Step Functions quotas), and the envelope's
+// other members take up to 12 KiB of it (resolver, "State size").
+const MaxInputBytes = 256<<10 - 12<<10
+
+// longestString returns the largest maxLength in a JSON Schema document,
+// and the JSON Pointer of the schema that sets it: each of its characters
+// takes at least one byte of the input.
+func longestString(schema json.RawMessage) (string, int) {
+	var doc any
+	if json.Unmarshal(schema, &doc) != nil {
+		return "", 0
+	}
+	at, most := "", 0
+	var walk func(v any, ptr string)
+	walk = func(v any, ptr string) {
+		switch x := v.(type) {
+		case map[string]any:
+			if n, ok := x["maxLength"].(float64); ok && int(n) > most {
+				at, most = ptr, int(n)
+			}
+			for k, sub := range x {
+				walk(sub, ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k))
+			}
+		case []any:
+			for i, sub := range x {
+				walk(sub, fmt.Sprintf("%s/%d", ptr, i))
+			}
+		}
+	}
+	walk(doc, "")
+	return at, most
+}
+
 // Retry is a tool's default retry, in the Solution grammar's units.
 type Retry struct {
 	// MaxAttempts counts all attempts, the first included: 1..10 (docs/design.md, "The tool contract";
@@ -137,6 +171,9 @@ func Parse(data []byte) (*Catalog, error) {
 			return nil, fmt.Errorf("catalog tool %q: function %q must match %s", t.Name, t.Function, namePattern)
 		case len(t.InputSchema) == 0 || len(t.OutputSchema) == 0:
 			return nil, fmt.Errorf("catalog tool %q: input_schema and output_schema are required", t.Name)
+		}
+		if at, n := longestString(t.InputSchema); n > MaxInputBytes {
+			return nil, fmt.Errorf("catalog tool %q: input_schema%s admits strings of %d characters, more than a Task's payload can carry (%d bytes of input, within Step Functions' 256 KiB)", t.Name, at, n, MaxInputBytes)
 		}
 		c.tools[t.Name] = t
 	}

@@ -55,14 +55,15 @@ func TestSchemasCompile(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	cases := map[string]string{
-		"unknown field":             `{"tools":[{"name":"x","bogus":1}]}`,
-		"bad policy":                `{"tools":[{"name":"x","policy":"sometimes","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
-		"eleven retries":            `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":11,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
-		"duplicate":                 `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}},{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
-		"no function timeout":       `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function":"x","input_schema":{},"output_schema":{}}]}`,
-		"function timeout 0":        `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":0,"function":"x","input_schema":{},"output_schema":{}}]}`,
-		"function timeout over 900": `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":901,"function":"x","input_schema":{},"output_schema":{}}]}`,
-		"the old timeout_seconds":   `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"timeout_seconds":30,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"unknown field":                `{"tools":[{"name":"x","bogus":1}]}`,
+		"bad policy":                   `{"tools":[{"name":"x","policy":"sometimes","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"eleven retries":               `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":11,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"duplicate":                    `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}},{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"no function timeout":          `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"function timeout 0":           `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":0,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"function timeout over 900":    `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":901,"function":"x","input_schema":{},"output_schema":{}}]}`,
+		"a string a Task cannot carry": `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"function_timeout_seconds":1,"function":"x","input_schema":{"type":"object","properties":{"s":{"type":"string","maxLength":1048576}}},"output_schema":{}}]}`,
+		"the old timeout_seconds":      `{"tools":[{"name":"x","policy":"at_least_once","retry":{"max_attempts":1,"interval_seconds":1,"backoff_rate":1},"timeout_seconds":30,"function":"x","input_schema":{},"output_schema":{}}]}`,
 	}
 	for name, doc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -111,12 +111,21 @@ func (d *Dispatcher) Handle(ctx context.Context, payload json.RawMessage) (json.
 // fails either writes nothing), then load the pinned toolset, validate the
 // input, check a gated call's approval, claim the idempotency record and
 // run the tool; the outcome is recorded in one place (record).
-func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (out json.RawMessage, err error) {
 	inv := &invocation{d: d, started: d.store.Now()}
 	if err := inv.admit(ctx, payload); err != nil {
 		return nil, err
 	}
-	return inv.record(ctx, inv.phases(ctx))
+	o := inv.phases(ctx)
+	defer func() {
+		if p := recover(); p != nil {
+			// Recording failed half-way: the caller still gets a contract
+			// code, and the log says the row may be lost.
+			d.log.ErrorContext(ctx, "dispatcher panicked while recording the outcome; its ledger row may be lost", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			out, err = nil, &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: o.write == writeFinish}
+		}
+	}()
+	return inv.record(ctx, o)
 }
 
 // invocation is the state of one Invoke.
@@ -134,7 +143,7 @@ type invocation struct {
 	claimRequested bool
 	token          string // the claim token this invocation holds
 	attempt        int
-	running        bool // the tool's Run has started and not returned
+	running        bool // the tool's Run has started: its effect may have happened
 	// leaseUntil is when this attempt's claim ends.
 	leaseUntil time.Time
 	// reviewID and approver name the approval a gated call runs under.

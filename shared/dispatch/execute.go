@@ -66,15 +66,21 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 		}
 		grace.Stop()
 	}
-	inv.running = false
+	// inv.running stays set until the outcome is classified: a panic from
+	// here on (in the classification or the output's checks) comes after
+	// the tool may have acted, and phases records it as maybe applied.
 	if res.err != nil {
 		te := tool.Classify(res.err)
 		var typed *tool.Error
+		if errors.As(res.err, &typed) && typed == nil {
+			// A typed nil *tool.Error is no classification at all.
+			te = &tool.Error{Code: tool.Internal, Message: "internal error", Err: res.err}
+		}
 		if !errors.As(res.err, &typed) && errors.Is(res.err, context.DeadlineExceeded) && runCtx.Err() != nil {
 			// The tool gave up at the deadline it was given: say which.
 			te = &tool.Error{Code: tool.Timeout, Message: timedOut, MaybeApplied: true, Err: res.err}
 		}
-		if !errors.As(res.err, &typed) && !inv.pinned.Idempotent {
+		if (!errors.As(res.err, &typed) || typed == nil) && !inv.pinned.Idempotent {
 			// A failure the tool did not classify may have come after its
 			// effect: for a tool that must not run twice, assume it did.
 			te.MaybeApplied = true

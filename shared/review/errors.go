@@ -93,5 +93,5 @@ func Edge(err error) error {
 		return nil
 	}
 	e := AsError(err)
-	return messages.InvokeResponse_Error{Type: string(e.Code), Message: e.Message}
+	return messages.InvokeResponse_Error{Type: string(e.Code), Message: tool.CapMessage(e.Message)}
 }

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 )
@@ -21,5 +22,20 @@ func Edge(err error) error {
 	if te.RetryAfter > 0 {
 		msg = fmt.Sprintf("%s (retry after %ds)", msg, int(te.RetryAfter.Seconds()+0.5))
 	}
-	return messages.InvokeResponse_Error{Type: string(te.Code), Message: msg}
+	return messages.InvokeResponse_Error{Type: string(te.Code), Message: CapMessage(msg)}
+}
+
+// CapMessage cuts an error message to at most MaxMessageBytes at a
+// character boundary, ending it with "..." when cut: the state data keeps
+// a Task's error message, and the resolver bounds the state with
+// MaxMessageBytes (docs/solutions.md, "State size").
+func CapMessage(msg string) string {
+	if len(msg) <= MaxMessageBytes {
+		return msg
+	}
+	cut := MaxMessageBytes - 3
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "..."
 }

@@ -109,6 +109,10 @@ func Classify(err error) *Error {
 	}
 	var te *Error
 	if errors.As(err, &te) {
+		if te == nil {
+			// A typed nil *Error classifies nothing.
+			return &Error{Code: Internal, Message: "internal error", Err: err}
+		}
 		if !te.Code.Known() {
 			return &Error{Code: Internal, Message: "internal error", Err: err, MaybeApplied: te.MaybeApplied}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestKeepReturnsOnlyTheNamedFields(t *testing.T) {
@@ -57,4 +58,17 @@ func FuzzKeep(f *testing.F) {
 			t.Fatalf("Keep(%s, %q) = %s: one path keeps at most one member", out, path, got)
 		}
 	})
+}
+
+// A message over MaxMessageBytes is cut at a character boundary, so that
+// the state data's bound holds (resolver: errorBytes).
+func TestCapMessageCutsAtACharacterBoundary(t *testing.T) {
+	long := strings.Repeat("é", MaxMessageBytes)
+	got := CapMessage(long)
+	if len(got) > MaxMessageBytes || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
+		t.Fatalf("CapMessage: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
+	if CapMessage("short") != "short" {
+		t.Fatal("a short message changed")
+	}
 }

@@ -14,6 +14,10 @@ const (
 	DefaultInlineLimit = 64 << 10
 	// MaxInlineLimit is the largest configurable inline limit, in bytes.
 	MaxInlineLimit = 200 << 10
+	// MaxMessageBytes bounds an error message a function returns (Edge cuts
+	// longer ones at a character boundary): the state data keeps it in a
+	// Catch's Cause, and the resolver bounds the state with it.
+	MaxMessageBytes = 4 << 10
 	// MaxReviewTimeout is the longest review, in seconds: a task token
 	// lives at most a year (Step Functions Standard maximum duration).
 	MaxReviewTimeout = 31_536_000

@@ -191,6 +191,11 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 		return nil, review.Errorf(review.CodeForbidden, "tool %s is not in toolset %s", r.Tool, r.ToolsetID)
 	}
 	created, existing, err := h.Store.Create(ctx, r)
+	if err != nil && !dynamo.Transient(err) {
+		// DynamoDB refused the item itself (a ValidationException): asking
+		// again cannot help.
+		return nil, review.Wrap(review.CodeInternal, err, "the review could not be stored")
+	}
 	if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
@@ -273,7 +278,7 @@ func (h *Handler) laneRequest(ctx context.Context, req review.LaneRequest) (json
 	}
 	_, digest, err := tool.InputDigest(req.Input)
 	if err != nil {
-		return nil, review.Errorf(review.CodeInvalid, "review request: %v", err)
+		return nil, review.Errorf(review.CodeInvalid, "review request: %s", tool.Classify(err).Message)
 	}
 	who, err := h.Callers.Verify(ctx, req.Proof, review.RequestBinding(req, digest))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/review"
@@ -56,6 +57,22 @@ func deadline(it map[string]types.AttributeValue) int64 {
 		return getN(it, AttrDeadline)
 	}
 	return getN(it, tabledef.AttrExpiresAt)
+}
+
+// Transient reports whether a DynamoDB failure may pass if the same
+// request is made again: throttling, a server fault, or no answer at all
+// (a network error, a cancelled or timed-out request); not a client fault
+// such as a ValidationException (AWS SDK for Go v2, smithy.APIError).
+func Transient(err error) bool {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return true
+	}
+	switch ae.ErrorCode() {
+	case "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded", "LimitExceededException":
+		return true
+	}
+	return ae.ErrorFault() != smithy.FaultClient
 }
 
 // NewStore returns a Store on the named table.

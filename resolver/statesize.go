@@ -1,0 +1,612 @@
+package resolver
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/toolgate/toolgate/resolver/gate"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// The state-size bound (docs/solutions.md, "State size"). Step Functions
+// ends an execution whose state data exceeds MaxStateBytes with
+// States.DataLimitExceeded, which no Catch catches (AWS Step Functions
+// quotas), so on_error would never run: the resolver refuses a Solution
+// whose state could reach it on any path. Every bound is in bytes of the
+// state's JSON.
+const (
+	// MaxStateBytes is Step Functions' limit on a state's input or output,
+	// and on a Task's payload: 256 KiB (AWS Step Functions quotas).
+	MaxStateBytes = 256 << 10
+	// metaBytes bounds $.meta: the run id (an execution ARN, at most 2048
+	// characters by Step Functions' ARN syntax), the seq counter and the
+	// verified starter (an IAM ARN, at most 2048), with their keys.
+	metaBytes = 6 << 10
+	// proofBytes bounds the start proof the execution input carries in
+	// meta until Init drops it (shared/caller.MaxProofBytes).
+	proofBytes = 8 << 10
+	// errorBytes bounds a Catch's error object {Error, Cause}: a function's
+	// error message is at most tool.MaxMessageBytes, Lambda wraps it in a
+	// JSON Cause, and the state escapes that JSON once more, at most
+	// doubling it each time.
+	errorBytes = 4*tool.MaxMessageBytes + 1<<10
+	// reviewBytes bounds $.reviews.<tool id>: the decision JSON (a
+	// 1000-character reason, a 2048-character approver and fixed members,
+	// under 7 KiB) on approval, or an error object on rejection, timeout
+	// or failure.
+	reviewBytes = errorBytes
+	// envelopeBytes bounds a tool Task's payload without its input and
+	// approval: the run id, the idempotency key (the run id again), the
+	// keep list and the fixed members.
+	envelopeBytes = 12 << 10
+	// maxPathSets bounds the sets of written slots tracked per step; past
+	// it the step's sets are merged into one (a larger, still safe bound).
+	maxPathSets = 256
+)
+
+// defaultInputLimit is policy.input_limit_bytes's default: 32 KiB.
+const defaultInputLimit = 32 << 10
+
+// outputLimit is the bound of a tool step's (kept) result: its
+// output_limit_bytes, else tool.DefaultInlineLimit.
+func outputLimit(st *Step) int {
+	if st.OutputLimitBytes > 0 {
+		return st.OutputLimitBytes
+	}
+	return tool.DefaultInlineLimit
+}
+
+// slot is a part of the state data one step writes: "steps.<id>" for tool
+// and pass steps, "reviews.<tool id>" for reviews.
+type slot struct {
+	name  string
+	bytes int
+	// parts explains bytes, largest first, for a diagnostic.
+	parts []string
+}
+
+// sizer computes slot and value bounds for one Solution.
+type sizer struct {
+	c        *checker
+	g        *gate.Graph
+	input    int
+	cyclic   []bool
+	passMemo map[int]int
+	inPass   map[int]bool
+}
+
+// checkStateSize refuses a Solution whose state data could exceed
+// MaxStateBytes at some step on some path from the start, and a tool Task
+// whose payload could exceed it. A slot written more than once on a path
+// (a loop) counts once; the diagnostic names the path and the largest
+// contributors.
+func (c *checker) checkStateSize(g *gate.Graph) {
+	z := &sizer{c: c, g: g, input: c.inputLimit(), cyclic: cyclicNodes(g), passMemo: map[int]int{}, inPass: map[int]bool{}}
+	base := z.input + metaBytes + proofBytes
+	slots := make([]*slot, len(c.sol.Steps))
+	for i, st := range c.sol.Steps {
+		if c.reachable[i] {
+			slots[i] = z.slotOf(i, st)
+		}
+	}
+	for i, st := range c.sol.Steps {
+		if !c.reachable[i] || st.Kind != KindTool || c.tools[i] == nil {
+			continue
+		}
+		payload := envelopeBytes + z.valueBound(i)
+		if c.gated[st.Tool] {
+			payload += reviewBytes
+		}
+		if payload > MaxStateBytes {
+			c.ds.errorf(st.Pos, RuleStateSize, "step %q: its Task's payload (the envelope) could reach %d bytes, over the %d bytes Step Functions allows a Task's input: its inputs bind too much (each bound value counts at its own bound; a value formatted into a string counts twice)",
+				st.ID, payload, MaxStateBytes)
+		}
+	}
+	worst := worstPaths(g, c.start, slots)
+	for i, w := range worst {
+		if w == nil {
+			continue
+		}
+		total := base
+		var contributors []*slot
+		for _, s := range w.slots {
+			total += s.bytes
+			contributors = append(contributors, s)
+		}
+		if total <= MaxStateBytes {
+			continue
+		}
+		sort.SliceStable(contributors, func(a, b int) bool { return contributors[a].bytes > contributors[b].bytes })
+		var top []string
+		for k, s := range contributors {
+			if k == 3 {
+				break
+			}
+			top = append(top, fmt.Sprintf("%s %d (%s)", s.name, s.bytes, strings.Join(s.parts, ", ")))
+		}
+		top = append(top, fmt.Sprintf("input %d (policy.input_limit_bytes)", z.input))
+		names := make([]string, len(w.path))
+		for k, n := range w.path {
+			names[k] = c.sol.Steps[n].ID
+		}
+		approx := ""
+		if w.merged {
+			approx = " (paths merged: the bound may be larger than any one path's)"
+		}
+		c.ds.errorf(c.sol.Steps[i].Pos, RuleStateSize, "step %q: the state data could reach %d bytes on the path %s%s, over the %d bytes Step Functions allows, and States.DataLimitExceeded is caught by no Catch, not even on_error; largest: %s. Lower output_limit_bytes, keep fewer fields, or copy less",
+			c.sol.Steps[i].ID, total, strings.Join(names, " → "), approx, MaxStateBytes, strings.Join(top, "; "))
+	}
+}
+
+// inputLimit is the run input's bound (policy.input_limit_bytes).
+func (c *checker) inputLimit() int {
+	return defaultInputLimit
+}
+
+// slotOf is the slot step i writes, with its bound; nil for steps that
+// write nothing.
+func (z *sizer) slotOf(i int, st *Step) *slot {
+	switch st.Kind {
+	case KindTool:
+		out, why := z.resultBound(i)
+		s := &slot{name: "steps." + st.ID, parts: []string{why}}
+		switch {
+		case !st.OnError.Set:
+			s.bytes = out + 16 // a failure without on_error ends the run
+		case z.cyclic[i]:
+			// A loop may leave a result and then a failure's error in it.
+			s.bytes = out + 16 + errorBytes
+			s.parts = append(s.parts, fmt.Sprintf("and an error %d", errorBytes))
+		default:
+			s.bytes = max(out+16, errorBytes)
+			if errorBytes > out+16 {
+				s.parts = []string{fmt.Sprintf("an error %d", errorBytes)}
+			}
+		}
+		return s
+	case KindPass:
+		return &slot{name: "steps." + st.ID, bytes: z.passBound(i), parts: []string{"its values with their bindings"}}
+	case KindReview:
+		return &slot{name: "reviews." + st.Of.Name, bytes: reviewBytes, parts: []string{"the decision or the review's error"}}
+	}
+	return nil
+}
+
+// resultBound is a tool step's result bound: its output limit, or, when it
+// keeps fields the tool's output schema bounds, the smaller sum of those.
+func (z *sizer) resultBound(i int) (int, string) {
+	st := z.c.sol.Steps[i]
+	limit := outputLimit(st)
+	why := fmt.Sprintf("output_limit_bytes %d", limit)
+	if st.OutputLimitBytes == 0 {
+		why = fmt.Sprintf("the default output limit %d", limit)
+	}
+	t := z.c.tools[i]
+	if t == nil {
+		return limit, why
+	}
+	var out map[string]any
+	if json.Unmarshal(t.OutputSchema, &out) != nil {
+		return limit, why
+	}
+	if len(st.Keep) == 0 {
+		if n, ok := schemaBound(out); ok && n < limit {
+			return n, fmt.Sprintf("the output schema bounds it, %d", n)
+		}
+		return limit, why
+	}
+	total := 2
+	for _, p := range st.Keep {
+		n, ok := keptBound(out, strings.Split(p, "."))
+		if !ok {
+			return limit, why
+		}
+		total += n + 1
+	}
+	if total < limit {
+		return total, fmt.Sprintf("kept fields the output schema bounds, %d", total)
+	}
+	return limit, why
+}
+
+// keptBound bounds the JSON of the member at names under an object schema,
+// its key included; ok is false where the schema leaves it unbounded.
+func keptBound(schema map[string]any, names []string) (int, bool) {
+	props, _ := schema["properties"].(map[string]any)
+	sub, _ := props[names[0]].(map[string]any)
+	if sub == nil {
+		return 0, false
+	}
+	key := 6*len(names[0]) + 3
+	if len(names) > 1 {
+		n, ok := keptBound(sub, names[1:])
+		return key + n + 2, ok
+	}
+	n, ok := schemaBound(sub)
+	return key + n, ok
+}
+
+// schemaBound bounds the JSON of any value a scalar schema admits: an
+// enum's longest value, a number, a boolean, or a string with maxLength
+// (each character at most 6 bytes escaped, RFC 8259 §7).
+func schemaBound(s map[string]any) (int, bool) {
+	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
+		longest := 0
+		for _, v := range enum {
+			b, _ := json.Marshal(v)
+			longest = max(longest, len(b))
+		}
+		return longest, true
+	}
+	switch s["type"] {
+	case "integer", "number":
+		return 24, true // the longest shortest form of a double
+	case "boolean":
+		return 5, true
+	case "null":
+		return 4, true
+	case "string":
+		if n, ok := s["maxLength"].(float64); ok {
+			return 6*int(n) + 2, true
+		}
+	case "object":
+		// Only the properties it lists, each bounded.
+		props, _ := s["properties"].(map[string]any)
+		if s["additionalProperties"] != false || len(props) == 0 {
+			return 0, false
+		}
+		total := 2
+		for name, p := range props {
+			sub, _ := p.(map[string]any)
+			n, ok := schemaBound(sub)
+			if !ok {
+				return 0, false
+			}
+			total += 6*len(name) + 4 + n
+		}
+		return total, true
+	}
+	return 0, false
+}
+
+// passBound bounds a pass step's values.
+func (z *sizer) passBound(i int) int {
+	if n, ok := z.passMemo[i]; ok {
+		return n
+	}
+	if z.inPass[i] {
+		return MaxStateBytes // a pass bound by itself: refused elsewhere
+	}
+	z.inPass[i] = true
+	n := z.valueBound(i)
+	delete(z.inPass, i)
+	z.passMemo[i] = n
+	return n
+}
+
+// valueBound bounds step i's compiled value (a tool's input or a pass's
+// values): its literal JSON, and its bindings. A binding counts at its
+// path's bound, twice over when it is formatted into a string (JSON
+// escaping can double it). Bindings of one source at paths none of which
+// contains another read disjoint parts of it, so together they count at
+// most the source's bound times their largest weight.
+func (z *sizer) valueBound(i int) int {
+	return z.compiledBound(z.c.params[i].static, z.c.uses[i])
+}
+
+// compiledBound is valueBound of a compiled value and its bindings.
+func (z *sizer) compiledBound(static any, uses []use) int {
+	lit, _ := json.Marshal(static)
+	n := len(lit)
+	type path struct {
+		b      *binding
+		weight int
+	}
+	type source struct {
+		paths map[string]*path
+		whole *binding // the source itself: the path ""
+	}
+	sources := map[string]*source{}
+	var order []string
+	for _, u := range uses {
+		key := u.b.root + "." + u.b.step
+		src := sources[key]
+		if src == nil {
+			src = &source{paths: map[string]*path{}, whole: &binding{root: u.b.root, step: u.b.step}}
+			sources[key] = src
+			order = append(order, key)
+		}
+		p := src.paths[u.b.rest]
+		if p == nil {
+			p = &path{b: u.b}
+			src.paths[u.b.rest] = p
+		}
+		if u.whole {
+			p.weight++
+		} else {
+			p.weight += 2
+		}
+	}
+	for _, key := range order {
+		src := sources[key]
+		sum, most := 0, 0
+		var rests []string
+		for rest, p := range src.paths {
+			sum += p.weight * z.bindingBound(p.b)
+			most = max(most, p.weight)
+			rests = append(rests, rest)
+		}
+		if disjointPaths(rests) {
+			sum = min(sum, most*z.sourceBound(src.whole))
+		}
+		n += sum
+	}
+	return n
+}
+
+// sourceBound bounds a binding's whole source: the run input, a tool
+// step's result, or all of a pass step's values.
+func (z *sizer) sourceBound(b *binding) int {
+	if b.root == "input" {
+		return z.input
+	}
+	j, ok := z.c.index[b.step]
+	if !ok {
+		return 0
+	}
+	switch z.c.sol.Steps[j].Kind {
+	case KindTool:
+		n, _ := z.resultBound(j)
+		return n
+	case KindPass:
+		return z.passBound(j)
+	}
+	return 0
+}
+
+// disjointPaths reports whether no binding path is another's prefix (as a
+// sequence of accessors: .a is a prefix of .a.b and .a[0], not of .ab).
+func disjointPaths(paths []string) bool {
+	for a, p := range paths {
+		for b, q := range paths {
+			if a != b && (p == "" || strings.HasPrefix(q, p+".") || strings.HasPrefix(q, p+"[")) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bindingBound bounds a bound value: the run input, a tool step's result,
+// or a pass step's values; a path the input schema or the tool's output
+// schema bounds (a boolean, a number, an enum, a string with maxLength)
+// counts at that bound.
+func (z *sizer) bindingBound(b *binding) int {
+	if b.root == "input" {
+		if z.c.sol.Input != nil {
+			if schema, ok := z.c.sol.Input.plain().(map[string]any); ok {
+				if n, ok := pathBound(schema, b.rest); ok {
+					return min(n, z.input)
+				}
+			}
+		}
+		return z.input
+	}
+	j, ok := z.c.index[b.step]
+	if !ok {
+		return 0 // reported by the binding checks
+	}
+	switch z.c.sol.Steps[j].Kind {
+	case KindTool:
+		n, _ := z.resultBound(j)
+		if t := z.c.tools[j]; t != nil && strings.HasPrefix(b.rest, ".output.") {
+			var schema map[string]any
+			if json.Unmarshal(t.OutputSchema, &schema) == nil {
+				if m, ok := pathBound(schema, strings.TrimPrefix(b.rest, ".output")); ok {
+					return min(m, n)
+				}
+			}
+		}
+		return n
+	case KindPass:
+		return z.passFieldBound(j, b.rest)
+	}
+	return 0
+}
+
+// passFieldBound bounds the value at path in pass step j's values: the
+// bound of the top-level field it is in, or of all the values.
+func (z *sizer) passFieldBound(j int, path string) int {
+	st := z.c.sol.Steps[j]
+	name, _, _ := strings.Cut(strings.TrimPrefix(path, "."), ".")
+	name, _, _ = strings.Cut(name, "[")
+	if st.Pass == nil || path == "" || z.inPass[j] {
+		return z.passBound(j)
+	}
+	for _, f := range st.Pass.fields {
+		if f.key != name {
+			continue
+		}
+		var uses []use
+		c, errs := compileParams(f.val, false, &uses)
+		if len(errs) > 0 {
+			return z.passBound(j)
+		}
+		z.inPass[j] = true
+		n := z.compiledBound(c.static, uses)
+		delete(z.inPass, j)
+		return n
+	}
+	return z.passBound(j)
+}
+
+// pathBound bounds the value at a binding path (".a.b"; no indexes) under
+// an object schema, when the schema bounds it (schemaBound).
+func pathBound(schema map[string]any, path string) (int, bool) {
+	if path == "" || strings.Contains(path, "[") {
+		return 0, false
+	}
+	for _, name := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+		props, _ := schema["properties"].(map[string]any)
+		if schema, _ = props[name].(map[string]any); schema == nil {
+			return 0, false
+		}
+	}
+	return schemaBound(schema)
+}
+
+// cyclicNodes reports the steps on a cycle of the graph.
+func cyclicNodes(g *gate.Graph) []bool {
+	out := make([]bool, len(g.Nodes))
+	for i := range g.Nodes {
+		seen := make([]bool, len(g.Nodes))
+		stack := []int{}
+		for _, e := range g.Nodes[i].Next {
+			stack = append(stack, e.To)
+		}
+		for len(stack) > 0 && !out[i] {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if v == i {
+				out[i] = true
+				break
+			}
+			if seen[v] {
+				continue
+			}
+			seen[v] = true
+			for _, e := range g.Nodes[v].Next {
+				stack = append(stack, e.To)
+			}
+		}
+	}
+	return out
+}
+
+// pathSet is the slots written on one path up to a step (its own write
+// included, by slot index), and the path.
+type pathSet struct {
+	written []bool
+	path    []int
+	merged  bool
+}
+
+// worstPath is a step's heaviest path: its slots and the path.
+type worstPath struct {
+	slots  []*slot
+	path   []int
+	merged bool
+}
+
+// worstPaths returns, per step, the path from the start whose written
+// slots weigh most at that step. It explores (step, written set) pairs,
+// keeping per step only the sets no other contains; past maxPathSets a
+// step's sets are merged into their union, a bound no smaller than any
+// path's.
+func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
+	n := len(g.Nodes)
+	index := map[string]int{}
+	var byIndex []*slot
+	for _, s := range slots {
+		if s != nil {
+			if _, ok := index[s.name]; !ok {
+				index[s.name] = len(byIndex)
+				byIndex = append(byIndex, s)
+			}
+		}
+	}
+	write := func(p *pathSet, v int) *pathSet {
+		q := &pathSet{written: slices.Clone(p.written), path: append(slices.Clone(p.path), v), merged: p.merged}
+		if s := slots[v]; s != nil {
+			q.written[index[s.name]] = true
+		}
+		return q
+	}
+	weight := func(p *pathSet) int {
+		w := 0
+		for k, on := range p.written {
+			if on {
+				w += byIndex[k].bytes
+			}
+		}
+		return w
+	}
+	sets := make([][]*pathSet, n)
+	first := write(&pathSet{written: make([]bool, len(byIndex))}, start)
+	sets[start] = []*pathSet{first}
+	queue := []*pathSet{first}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		v := p.path[len(p.path)-1]
+		if !slices.Contains(sets[v], p) {
+			continue // dominated since it was queued
+		}
+		for _, e := range g.Nodes[v].Next {
+			if q := addSet(&sets[e.To], write(p, e.To)); q != nil {
+				queue = append(queue, q)
+			}
+		}
+	}
+	worst := make([]*worstPath, n)
+	for v, ps := range sets {
+		var best *pathSet
+		for _, p := range ps {
+			if best == nil || weight(p) > weight(best) {
+				best = p
+			}
+		}
+		if best == nil {
+			continue
+		}
+		w := &worstPath{path: best.path, merged: best.merged}
+		for k, on := range best.written {
+			if on {
+				w.slots = append(w.slots, byIndex[k])
+			}
+		}
+		worst[v] = w
+	}
+	return worst
+}
+
+// addSet adds q to a step's sets unless one of them contains it, dropping
+// those q contains, and returns the set to explore from there (nil: none).
+// Past maxPathSets the step's sets are merged into their union.
+func addSet(sets *[]*pathSet, q *pathSet) *pathSet {
+	for _, p := range *sets {
+		if subset(q.written, p.written) {
+			return nil
+		}
+	}
+	kept := (*sets)[:0]
+	for _, p := range *sets {
+		if !subset(p.written, q.written) {
+			kept = append(kept, p)
+		}
+	}
+	*sets = append(kept, q)
+	if len(*sets) <= maxPathSets {
+		return q
+	}
+	u := &pathSet{written: make([]bool, len(q.written)), path: q.path, merged: true}
+	for _, p := range *sets {
+		for k, w := range p.written {
+			u.written[k] = u.written[k] || w
+		}
+	}
+	*sets = []*pathSet{u}
+	return u
+}
+
+func subset(a, b []bool) bool {
+	for k := range a {
+		if a[k] && !b[k] {
+			return false
+		}
+	}
+	return true
+}
