@@ -249,9 +249,11 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 // samLocalVariables are declared empty in a SAM local template
 // (PlatformStackProps.SAMLocal) so that sam local invoke --env-vars may set
 // them: SAM overrides only variables the template declares. Empty, each
-// means what it means unset: the AWS endpoints, no exemption, the lane
-// from the invoked alias. sam local invoke has no aliases, so the functions
-// with lanes declare TOOLGATE_LANE for --env-vars to name the sfn lane.
+// means what it means unset: the AWS endpoints, no address exemption (on
+// the fetch function and on publish, which checks literal IP addresses as
+// the fetch tool does), the lane from the invoked alias. sam local invoke
+// has no aliases, so the functions with lanes declare TOOLGATE_LANE for
+// --env-vars to name the sfn lane.
 // TOOLGATE_STS_ALLOW_HTTP is never declared: caller proofs go to STS over
 // HTTPS, which leaves review-decision, the publish function and the direct
 // lane to the local stack (docs/infra.md, "SAM local").
@@ -262,7 +264,7 @@ var samLocalVariables = map[string][]string{
 	fnValidator:      {lane.EnvLane},
 	fnReviewRequest:  {lane.EnvLane},
 	fnReviewDecision: {"AWS_ENDPOINT_URL_SFN"},
-	fnPublish:        {"AWS_ENDPOINT_URL_SFN"},
+	fnPublish:        {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_FETCH_ALLOW_ADDRESSES"},
 }
 
 // functionEnv is the function's own environment (docs/tools.md,
@@ -294,6 +296,12 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		env[envDirectReviewMaxSecs] = jsii.String(strconv.Itoa(p.DirectReviewMaxSeconds))
 	case fnPublish:
 		env[envStage] = jsii.String(p.Stage)
+		// The tools' allow-lists, the same values as theirs: publish refuses
+		// a Solution whose literal URLs or recipients the tools would refuse
+		// (resolver/publish Deployment). Only the lists: not the sender, its
+		// identity or the fetch timeout.
+		env[envFetchAllow] = jsii.String(strings.Join(p.FetchAllow, ","))
+		env[envRecipientAllow] = jsii.String(strings.Join(p.RecipientAllow, ","))
 	}
 	if p.SAMLocal {
 		for _, k := range append(samLocalVariables[""], samLocalVariables[spec.Name]...) {

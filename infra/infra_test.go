@@ -275,7 +275,7 @@ var wantEnv = map[string]map[string]string{
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles,
-		"TOOLGATE_STAGE": "test"},
+		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com"},
 }
 
 // neverSet are variables the app never sets on any function, in any

@@ -531,8 +531,14 @@ func publishRequests(t *testing.T, db *recorder) []apiRequest {
 	db.item = map[string]types.AttributeValue{"body": &types.AttributeValueMemberS{Value: string(body)}}
 	defer func() { db.item = saved }()
 	sf, params := &sfnRecorder{}, &ssmRecorder{}
+	// Allow-lists under which testSolution's literal URL may be published.
+	lists := map[string]string{publish.EnvFetchAllow: "api.example.com", publish.EnvRecipientAllow: "@example.com"}
+	dep, err := publish.DeploymentFromEnv(func(k string) string { return lists[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := &publish.Service{Callers: anyCaller{}, Params: publish.SSMParams{Client: params}, Stage: "test", Region: testRegion,
-		Store: ledgertable.New(db, "toolgate-test"), SFN: sf, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Store: ledgertable.New(db, "toolgate-test"), SFN: sf, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Deployment: dep}
 	for _, c := range []struct {
 		what     string
 		existing []string

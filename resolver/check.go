@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -36,6 +35,7 @@ type checker struct {
 
 	reachable []bool
 	verdicts  []GateVerdict
+	literals  []Literal // for publish: see Literal
 }
 
 type compiledRule struct {
@@ -482,8 +482,8 @@ func (c *checker) checkGates(g *gate.Graph) {
 	}
 }
 
-// checkHosts checks policy.fetch_hosts and every literal URL bound to the
-// fetch tool against it.
+// checkHosts checks policy.fetch_hosts, and every fetch step's url
+// (checkURL: the tool's URL rules, and the host against the entries).
 func (c *checker) checkHosts() {
 	for _, r := range c.sol.FetchHosts {
 		e, err := hostlist.ParseEntry(r.Name)
@@ -508,43 +508,7 @@ func (c *checker) checkHosts() {
 		if f == nil || f.val.kind != kString {
 			continue
 		}
-		c.checkURL(st, f.val)
-	}
-}
-
-// checkURL checks a fetch URL whose scheme and authority are literal.
-func (c *checker) checkURL(st *Step, v *value) {
-	segs, err := parseTemplate(v.str)
-	if err != nil || segs[0].b != nil {
-		return
-	}
-	prefix := segs[0].lit
-	if len(segs) > 1 {
-		// Only the literal text before the first binding is known; check it
-		// when it holds the whole authority (a "/" after "scheme://").
-		i := strings.Index(prefix, "://")
-		if i < 0 || !strings.ContainsAny(prefix[i+3:], "/?#") {
-			return
-		}
-	}
-	u, err := url.Parse(prefix)
-	if err != nil {
-		c.ds.errorf(v.pos, RuleFetchHost, "step %q url %q does not parse: %v", st.ID, prefix, err)
-		return
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		c.ds.errorf(v.pos, RuleFetchHost, "step %q url %q: scheme %q is not http or https", st.ID, prefix, u.Scheme)
-	case u.User != nil:
-		c.ds.errorf(v.pos, RuleFetchHost, "step %q url %q carries userinfo, which is refused", st.ID, prefix)
-	default:
-		if _, ok := c.hosts.Match(u.Scheme, u.Hostname(), u.Port()); !ok {
-			why := ""
-			if r := c.hosts.WildcardRefusal(u.Hostname()); r != "" {
-				why = ": " + r
-			}
-			c.ds.errorf(v.pos, RuleFetchHost, "step %q url host %q is not allowed by policy.fetch_hosts (%s)%s", st.ID, u.Host, strings.Join(c.hosts.Strings(), ", "), why)
-		}
+		c.checkURL(i, st, f.val)
 	}
 }
 

@@ -31,7 +31,10 @@ const (
 	RuleInputSchema   = "input-schema"       // the Solution's input JSON Schema does not compile
 	RuleReviewBefore  = "review-before-tool" // Gate A
 	RuleNoFallback    = "no-fallback"        // on_error reaches a tool without an approved review
-	RuleFetchHost     = "fetch-host"         // fetch_hosts entries and literal fetch URLs
+	RuleFetchHost     = "fetch-host"         // fetch_hosts entries; a literal fetch URL's host not on them
+	RuleFetchURL      = "fetch-url"          // a literal fetch URL the tool's parser refuses (shared/fetchurl)
+	RuleRecipient     = "recipient"          // a literal send-email recipient that is not one bare addr-spec, or too many (shared/recipient)
+	RuleMailHeader    = "mail-header"        // a literal send-email subject that is not one line of text (shared/mailheader)
 	RuleRetry         = "retry"              // retry and idempotency rules of the tool contract
 	RuleQuota         = "quota"              // Step Functions and task-token quotas
 	RuleRunTimeout    = "run-timeout"        // a review that could outlast the run

@@ -42,6 +42,10 @@ type Result struct {
 	States     int           // states in the definition
 	Tools      []string      // tools used, sorted
 	Gate       []GateVerdict // Gate A per gated tool step
+	// Literals are the literal fetch URLs and recipients of the compiled
+	// steps, in source order, for the publish function to check against
+	// the deployment's lists (Literal).
+	Literals []Literal
 }
 
 // OK reports whether the Solution has no error (warnings allowed).
@@ -102,6 +106,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkToolInputs()
 	c.checkGates(g)
 	c.checkHosts()
+	c.checkMail()
 	c.checkRunTimeout()
 	c.checkRetries()
 	c.checkToolTimeouts()
@@ -148,6 +153,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		m.InputSchema = sol.Input.plain()
 	}
 	res.Solution, res.Toolset, res.Definition, res.Manifest = sol, ts, encoded, m
+	res.Literals = c.literals
 	res.States = len(e.states)
 	return res
 }

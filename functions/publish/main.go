@@ -1,7 +1,8 @@
 // Command publish is the publish function: the only way a Solution reaches
 // Step Functions. Behind an IAM-authorised Function URL, each request with
 // a caller proof of who publishes, it runs the resolver on the Solution's
-// source, registers the toolset it pins, creates or updates the state
+// source, checks its literal URLs and recipients against the deployment's
+// allow-lists, registers the toolset it pins, creates or updates the state
 // machine with the platform's function ARNs substituted, and publishes a
 // version that records the publisher (docs/infra.md, "Publishing").
 package main
@@ -34,6 +35,6 @@ func main() {
 		params = coldstart.Must(log, "bad configuration", publish.Params(fp), err)
 	}
 	svc := &publish.Service{Callers: callers, Params: params, Stage: cfg.Stage, Region: awsCfg.Region,
-		Store: ledger.New(db, cfg.Table), SFN: sfn.NewFromConfig(awsCfg), Log: log}
+		Store: ledger.New(db, cfg.Table), SFN: sfn.NewFromConfig(awsCfg), Log: log, Deployment: cfg.Deployment}
 	lambda.Start((&publish.Handler{Service: svc}).Handle)
 }

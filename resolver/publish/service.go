@@ -30,10 +30,11 @@ type Callers interface {
 // Service is the publish function: the only way a Solution reaches Step
 // Functions. It verifies who publishes (a caller proof bound to the
 // Solution's name and source digest), runs the resolver on the source it
-// was sent, registers the toolset the Solution pins, and creates or
-// updates the state machine and publishes a version that records the
-// publisher. A refused Solution gets its diagnostics back and changes
-// nothing (docs/infra.md, "Publishing").
+// was sent, checks the Solution's literal URLs and recipients against the
+// deployment's allow-lists (Deployment.Check), registers the toolset the
+// Solution pins, and creates or updates the state machine and publishes a
+// version that records the publisher. A refused Solution gets its
+// diagnostics back and changes nothing (docs/infra.md, "Publishing").
 type Service struct {
 	Callers Callers
 	Params  Params
@@ -42,6 +43,9 @@ type Service struct {
 	Store   *ledger.Store
 	SFN     SFNAPI
 	Log     *slog.Logger
+	// Deployment holds the tools' allow-lists; the zero Deployment refuses
+	// every Solution with a literal URL or recipient.
+	Deployment Deployment
 }
 
 // Request is one publish.
@@ -70,7 +74,7 @@ type Result struct {
 const (
 	CodeInvalid         = "PUBLISH_INVALID"         // a malformed request, or a Solution the resolver refuses (with diagnostics)
 	CodeUnauthenticated = "PUBLISH_UNAUTHENTICATED" // no valid caller proof
-	CodeRefused         = "PUBLISH_REFUSED"         // the toolset is refused by the registration check
+	CodeRefused         = "PUBLISH_REFUSED"         // the toolset is refused by the registration check, or a literal value by the deployment's allow-lists (with diagnostics)
 	CodeUnavailable     = "PUBLISH_UNAVAILABLE"     // DynamoDB, SSM, Step Functions or STS failed; repeat the request
 )
 
@@ -126,6 +130,14 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 		log.InfoContext(ctx, "publish refused", "file", req.File, "publisher", who.Principal, "diagnostics", len(out.Diagnostics))
 		return nil, &Error{Code: CodeInvalid, Message: "the Solution has errors: nothing was published", Diagnostics: out.Diagnostics}
 	}
+	if refused := s.Deployment.Check(res); len(refused) > 0 {
+		for _, d := range refused {
+			out.Diagnostics = append(out.Diagnostics, d.String())
+		}
+		log.InfoContext(ctx, "publish refused by the deployment's allow-lists", "file", req.File, "publisher", who.Principal, "diagnostics", len(refused))
+		return nil, &Error{Code: CodeRefused, Diagnostics: out.Diagnostics,
+			Message: fmt.Sprintf("%d literal value(s) of the Solution are not allowed by stage %s's tools: nothing was published", len(refused), s.Stage)}
+	}
 	if _, err := s.Store.RegisterToolset(ctx, res.Toolset); err != nil {
 		var refusal *toolset.Refusal
 		if errors.As(err, &refusal) {
@@ -154,10 +166,14 @@ const (
 type FunctionConfig struct {
 	Table, Stage, ParamsFile string
 	Callers                  caller.Config
+	// Deployment is read by DeploymentFromEnv.
+	Deployment Deployment
 }
 
 // FunctionConfigFromEnv reads and checks the publish function's
-// configuration.
+// configuration: EnvTable, EnvStage, EnvParamsFile, the caller
+// verifier's (caller.ConfigFromEnv) and the deployment's allow-lists
+// (DeploymentFromEnv).
 func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	cfg := FunctionConfig{Table: getenv(EnvTable), Stage: getenv(EnvStage), ParamsFile: getenv(EnvParamsFile)}
 	switch {
@@ -170,6 +186,9 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 		return cfg, fmt.Errorf("%s: %w", EnvStage, err)
 	}
 	var err error
+	if cfg.Deployment, err = DeploymentFromEnv(getenv); err != nil {
+		return cfg, err
+	}
 	cfg.Callers, err = caller.ConfigFromEnv(getenv)
 	return cfg, err
 }

@@ -7,9 +7,8 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"strconv"
-	"strings"
 
+	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -36,64 +35,68 @@ type Decision struct {
 	url *url.URL // the URL to request: scheme, canonical host, no fragment
 }
 
-// Decide runs the checks of the package comment on rawURL: syntax, then
-// Allow and pinned (the run's fetch_hosts), then a single look-up through
-// Config.Resolver (none for an IP literal, none when an earlier step
-// refuses), then CheckAddr on every answer. It makes no connection.
+// Decide runs the checks of the package comment on rawURL: Precheck
+// (syntax, Allow and pinned, the address of an IP literal), then for a host
+// name a single look-up through Config.Resolver and CheckAddr on every
+// answer. It makes no connection.
 func (c *Config) Decide(ctx context.Context, rawURL string, pinned hostlist.List) Decision {
-	u, rawHost, rawPort, reason := checkURL(rawURL)
-	if reason != "" {
-		return refuse(Decision{}, reason)
+	d := c.Precheck(rawURL, pinned)
+	if !d.Allow || d.Addrs != nil {
+		return d
 	}
-	host, err := hostlist.NormalizeHost(rawHost)
-	if err != nil {
-		return refuse(Decision{}, strings.TrimPrefix(err.Error(), "hostlist: "))
+	answers, err := c.resolver().LookupNetIP(ctx, "ip", d.Host)
+	if err != nil || len(answers) == 0 {
+		return lookupFailed(ctx, d, err)
 	}
-	d := Decision{Host: host, Port: rawPort}
-	def := "80"
-	if u.Scheme == "https" {
-		def = "443"
-	}
-	if d.Port == "" {
-		d.Port = def
-	}
-	if r := listed(c.Allow, "the platform allow-list", u.Scheme, host, rawPort); r != "" {
-		return refuse(d, r)
-	}
-	if r := listed(pinned, "this run's toolset (fetch_hosts)", u.Scheme, host, rawPort); r != "" {
-		return refuse(d, r)
-	}
-	next := *u
-	next.User, next.Fragment, next.RawFragment = nil, "", ""
-	next.Host = host
-	if a, err := netip.ParseAddr(host); err == nil {
-		d.Addrs = []netip.Addr{a}
-		if a.Is6() {
-			next.Host = "[" + host + "]"
-		}
-	}
-	if rawPort != "" && rawPort != def {
-		next.Host += ":" + rawPort
-	}
-	d.url = &next
-	literal := d.Addrs != nil
-	if !literal {
-		answers, err := c.resolver().LookupNetIP(ctx, "ip", host)
-		if err != nil || len(answers) == 0 {
-			return lookupFailed(ctx, d, err)
-		}
-		for _, a := range answers {
-			if !containsAddr(d.Addrs, a) {
-				d.Addrs = append(d.Addrs, a)
-			}
+	for _, a := range answers {
+		if !containsAddr(d.Addrs, a) {
+			d.Addrs = append(d.Addrs, a)
 		}
 	}
 	for _, a := range d.Addrs {
 		if ok, why := CheckAddr(a, c.AllowAddresses); !ok {
-			if literal {
-				return refuse(d, "the address "+why)
-			}
-			return refuse(d, fmt.Sprintf("%s resolves to %s: %s; a host with any refused address among its answers is refused", host, a, why))
+			return refuse(d, fmt.Sprintf("%s resolves to %s: %s; a host with any refused address among its answers is refused", d.Host, a, why))
+		}
+	}
+	return d
+}
+
+// Precheck runs every check of Decide that needs no look-up, in Decide's
+// order: the URL's syntax (fetchurl.Parse), its host and port on the
+// platform's list (Config.Allow) and on pinned (fetchurl.Listed), and for
+// an IP-literal host CheckAddr with Config.AllowAddresses. A refusal has
+// Allow false, Code tool.PermissionDenied and the Reason. Otherwise Allow
+// is true and Addrs holds the literal's address, or is nil for a host name:
+// only Decide's look-up and the check of its answers can then refuse it.
+// The publish function calls Precheck on a Solution's literal URLs with the
+// deployment's Config, so that it refuses what this function would.
+func (c *Config) Precheck(rawURL string, pinned hostlist.List) Decision {
+	u, err := fetchurl.Parse(rawURL)
+	if err != nil {
+		return refuse(Decision{}, err.Error())
+	}
+	d := Decision{Host: u.Host, Port: u.EffectivePort()}
+	if err := fetchurl.Listed(c.Allow, "the platform allow-list", u); err != nil {
+		return refuse(d, err.Error())
+	}
+	if err := fetchurl.Listed(pinned, "this run's toolset (fetch_hosts)", u); err != nil {
+		return refuse(d, err.Error())
+	}
+	next := *u.Parsed
+	next.User, next.Fragment, next.RawFragment = nil, "", ""
+	next.Host = u.Host
+	a, literal := u.Addr()
+	if literal && a.Is6() {
+		next.Host = "[" + u.Host + "]"
+	}
+	if def := map[string]string{"http": "80", "https": "443"}[u.Scheme]; u.Port != "" && u.Port != def {
+		next.Host += ":" + u.Port // a default port written out is left out
+	}
+	d.url = &next
+	if literal {
+		d.Addrs = []netip.Addr{a}
+		if ok, why := CheckAddr(a, c.AllowAddresses); !ok {
+			return refuse(d, "the address "+why)
 		}
 	}
 	d.Allow = true
@@ -103,34 +106,6 @@ func (c *Config) Decide(ctx context.Context, rawURL string, pinned hostlist.List
 func refuse(d Decision, reason string) Decision {
 	d.Allow, d.Code, d.Reason, d.url = false, tool.PermissionDenied, reason, nil
 	return d
-}
-
-// listed explains why host:port is not on l, or returns "".
-func listed(l hostlist.List, name, scheme, host, port string) string {
-	if len(l) == 0 {
-		return fmt.Sprintf("no fetch is possible: %s is empty", name)
-	}
-	if _, ok := l.Match(scheme, host, port); ok {
-		return ""
-	}
-	// Say whether another port of this host is listed.
-	for _, e := range l {
-		p := ""
-		if e.Port != 0 {
-			p = strconv.Itoa(e.Port)
-		}
-		if _, ok := (hostlist.List{e}).Match(scheme, host, p); ok {
-			shown := port
-			if shown == "" {
-				shown = map[string]string{"http": "80", "https": "443"}[scheme]
-			}
-			return fmt.Sprintf("port %s of %s is not on %s: an entry without a port allows only 80 for http and 443 for https, and an entry with a port allows that port only", shown, host, name)
-		}
-	}
-	if why := l.WildcardRefusal(host); why != "" {
-		return fmt.Sprintf("host %s is not on %s: %s", host, name, why)
-	}
-	return fmt.Sprintf("host %s is not on %s", host, name)
 }
 
 func lookupFailed(ctx context.Context, d Decision, err error) Decision {

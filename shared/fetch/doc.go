@@ -9,7 +9,8 @@
 // any connection is made (stripe/smokescreen's model: data plus a pure
 // decision with a reason; no rule means deny):
 //
-//  1. Syntax (checkURL). The URL must read the same under Go's net/url
+//  1. Syntax (fetchurl.Parse, shared with the resolver and the publish
+//     function). The URL must read the same under Go's net/url
 //     (RFC 3986) and the WHATWG URL Standard, so only a strict subset is
 //     accepted: scheme http or https followed by "//"; no userinfo; no
 //     blanks, control or format characters, backslashes or non-ASCII outside
@@ -17,12 +18,14 @@
 //     IPv6 literal; no zone identifier; a port of 1–65535 in plain decimal;
 //     only characters both readings leave unchanged in the path and query;
 //     no dot segments ("." and "..", plain or percent-encoded).
-//  2. Host (package hostlist). The host is normalised as hostlist does and
-//     must match an entry on both the platform's allow-list (Config.Allow,
-//     validated at cold start) and the run's pinned toolset (fetch_hosts).
-//     An entry without a port allows only 80 for http and 443 for https.
-//     With either list empty there is no fetch at all. Nothing is looked up
-//     before this step passes.
+//  2. Host (package hostlist, through fetchurl.Listed). The host is
+//     normalised as hostlist does and must match an entry on both the
+//     platform's allow-list (Config.Allow, validated at cold start) and the
+//     run's pinned toolset (fetch_hosts). An entry without a port allows
+//     only 80 for http and 443 for https. With either list empty there is
+//     no fetch at all. Nothing is looked up before this step passes; an IP
+//     literal's address is checked as in step 3 (Precheck, which the
+//     publish function also runs on a Solution's literal URLs).
 //  3. Addresses. A host name is resolved once; the host is refused if any
 //     answer fails CheckAddr. CheckAddr allows IPv4 outside the IANA IPv4
 //     special-purpose registry and multicast, and IPv6 only inside global

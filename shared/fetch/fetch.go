@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -42,7 +43,7 @@ const maxHeaderValue = 1024
 
 // Input is structured-data-fetch's input (catalog.json).
 type Input struct {
-	// URL is the http or https URL to GET (at most MaxURLBytes).
+	// URL is the http or https URL to GET (at most fetchurl.MaxBytes).
 	URL string `json:"url"`
 	// Accept is how to parse the body: "json" (the default when empty),
 	// "csv" or "text".
@@ -141,7 +142,7 @@ func Fetch(ctx context.Context, c *Config, in Input, pinned hostlist.List) (*Out
 		if hop >= c.maxRedirects() {
 			return nil, tool.Errorf(tool.PermissionDenied, "%s answered redirect %d, and at most %d are followed", d.Host, hop+1, c.maxRedirects())
 		}
-		next, reason := resolveLocation(d.url, loc)
+		next, reason := fetchurl.ResolveLocation(d.url, loc)
 		if reason != "" {
 			return nil, tool.Errorf(tool.PermissionDenied, "redirect %d refused: %s", hop+1, reason)
 		}
@@ -397,4 +398,17 @@ func retryAfter(v string, now time.Time) time.Duration {
 		d = t.Sub(now).Round(time.Second)
 	}
 	return min(max(d, 0), 24*time.Hour)
+}
+
+// clip keeps a quoted piece of input short in a message: at most 40
+// characters, then "…".
+func clip(s string) string {
+	n := 0
+	for i := range s {
+		if n == 40 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
 }

@@ -4,6 +4,13 @@
 // validated when it is loaded at cold start, and Decide says Allow, Refuse
 // or Invalid for one recipient. No entry means deny.
 //
+// It links no AWS SDK, so that every side calls the same functions (issue
+// 14 §3): the tool (package sendemail) at run time; the resolver, which
+// applies Parse and CheckCount to a Solution's literal recipients
+// (`toolgate check`, rule [recipient]); and the publish function, which
+// reads the deployment's list with ParseCommaList, as send-email does, and
+// refuses a Solution whose literal recipients Decide would refuse.
+//
 // # Recipients
 //
 // A recipient must be one bare addr-spec (RFC 5322 §3.4.1) in dot-atom form

@@ -134,3 +134,32 @@ func FuzzParseList(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCommaList: a text either fails, or gives a list whose entries,
+// joined with commas, read back as the same list; and it never accepts a
+// text that ParseList refuses once split.
+func FuzzParseCommaList(f *testing.F) {
+	for _, s := range []string{"@example.com", " @example.com , ops@example.org", "@example.com,", "a@b.example,Alice <a@example.com>", "@bücher.example,@xn--bcher-kva.example"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		l, err := ParseCommaList(text)
+		if err != nil {
+			return
+		}
+		if l.Len() == 0 {
+			t.Fatalf("ParseCommaList(%q) accepted no entries", text)
+		}
+		again, err := ParseCommaList(strings.Join(l.Entries(), ","))
+		if err != nil || !slices.Equal(again.Entries(), l.Entries()) {
+			t.Fatalf("ParseCommaList(%q) = %q; read back: %q, %v", text, l.Entries(), again.Entries(), err)
+		}
+		parts := strings.Split(text, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		if _, err := ParseList(parts); err != nil {
+			t.Fatalf("ParseCommaList(%q) accepted what ParseList refuses: %v", text, err)
+		}
+	})
+}

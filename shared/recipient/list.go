@@ -1,6 +1,7 @@
 package recipient
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -40,6 +41,26 @@ func ParseList(entries []string) (List, error) {
 		}
 	}
 	return l, nil
+}
+
+// ParseCommaList parses an allow-list written as one text, the form a
+// deployment gives it in (the TOOLGATE_RECIPIENT_ALLOW variable of the
+// send-email and publish functions): entries separated by commas, blanks
+// around each ignored. A text with no entry, or with an empty entry (a
+// stray comma), is an error, as is any entry ParseList refuses; the error
+// names the entry by its index from 0.
+func ParseCommaList(text string) (List, error) {
+	if strings.TrimSpace(text) == "" {
+		return List{}, errors.New("no entries: list the recipients send-email may write to, comma-separated addresses or @domain entries (nothing could be sent otherwise)")
+	}
+	parts := strings.Split(text, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+		if parts[i] == "" {
+			return List{}, fmt.Errorf("entry %d is empty (a stray comma)", i)
+		}
+	}
+	return ParseList(parts)
 }
 
 // parseEntry returns an entry's canonical form ("alice@example.com" with the

@@ -312,3 +312,17 @@ func quote(s string) string {
 	b.WriteByte('"')
 	return b.String() + more
 }
+
+// MaxPerMessage is the most recipients one message may have in to, cc and
+// bcc together: the Amazon SES quota ("a message can include up to 50
+// recipients", SES service quotas).
+const MaxPerMessage = 50
+
+// CheckCount returns nil when n recipients in to, cc and bcc together fit
+// one message (MaxPerMessage), and otherwise an error saying so.
+func CheckCount(n int) error {
+	if n > MaxPerMessage {
+		return fmt.Errorf("%d recipients in to, cc and bcc together, over the SES quota of %d per message", n, MaxPerMessage)
+	}
+	return nil
+}

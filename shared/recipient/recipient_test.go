@@ -356,3 +356,37 @@ func TestDecisionRuleLeavesTheAddressOut(t *testing.T) {
 		t.Errorf("the reason %q does not show the mapping", d.Reason)
 	}
 }
+
+// TestParseCommaList: the deployment's one-text form of a list, as the
+// send-email and publish functions read TOOLGATE_RECIPIENT_ALLOW.
+func TestParseCommaList(t *testing.T) {
+	l, err := ParseCommaList(" @example.com , Ops@Internal.example,@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(l.Entries(), " "); got != "@example.com ops@internal.example" {
+		t.Fatalf("entries %q", got)
+	}
+	for text, want := range map[string]string{
+		"":                      "no entries",
+		" \t ":                  "no entries",
+		"@example.com,":         "entry 1 is empty (a stray comma)",
+		",@example.com":         "entry 0 is empty",
+		"Alice <a@example.com>": "display name",
+		"@a.test":               "special-use",
+	} {
+		if _, err := ParseCommaList(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseCommaList(%q) = %v; want %q", text, err, want)
+		}
+	}
+}
+
+// TestCheckCount: at most MaxPerMessage recipients in one message.
+func TestCheckCount(t *testing.T) {
+	for n, ok := range map[int]bool{0: true, 1: true, 50: true, 51: false, 1000: false} {
+		err := CheckCount(n)
+		if (err == nil) != ok || err != nil && !strings.Contains(err.Error(), "over the SES quota of 50") {
+			t.Errorf("CheckCount(%d) = %v", n, err)
+		}
+	}
+}

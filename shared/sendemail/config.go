@@ -111,19 +111,13 @@ func checkIdentityARN(arn string, from recipient.Address) error {
 	return nil
 }
 
-// parseAllow parses EnvRecipientAllow.
+// parseAllow parses EnvRecipientAllow (recipient.ParseCommaList, which
+// the publish function reads the same variable with).
 func parseAllow(v string) (recipient.List, error) {
 	if strings.TrimSpace(v) == "" {
 		return recipient.List{}, errors.New(EnvRecipientAllow + " is empty: list the recipients send-email may write to, comma-separated addresses or @domain entries (nothing could be sent otherwise)")
 	}
-	parts := strings.Split(v, ",")
-	for i, p := range parts {
-		parts[i] = strings.TrimSpace(p)
-		if parts[i] == "" {
-			return recipient.List{}, fmt.Errorf("%s: entry %d is empty (a stray comma)", EnvRecipientAllow, i)
-		}
-	}
-	l, err := recipient.ParseList(parts)
+	l, err := recipient.ParseCommaList(v)
 	if err != nil {
 		return recipient.List{}, fmt.Errorf("%s: %v", EnvRecipientAllow, err)
 	}

@@ -18,8 +18,9 @@ import (
 )
 
 // MaxRecipients is the most recipients of one message, to, cc and bcc
-// together: the SES quota ("a message can include up to 50 recipients").
-const MaxRecipients = 50
+// together: the SES quota (recipient.MaxPerMessage, checked by
+// recipient.CheckCount, which the resolver applies to literal lists too).
+const MaxRecipients = recipient.MaxPerMessage
 
 // maxListed bounds how many failing addresses one error message lists.
 const maxListed = 5
@@ -116,11 +117,11 @@ func safeJSONError(err error) string {
 
 // request checks the input and builds the SendEmail request.
 func (cfg Config) request(in *input) (*sesv2.SendEmailInput, error) {
-	switch n := len(in.To) + len(in.Cc) + len(in.Bcc); {
+	switch err := recipient.CheckCount(len(in.To) + len(in.Cc) + len(in.Bcc)); {
 	case len(in.To) == 0:
 		return nil, tool.Errorf(tool.InputInvalid, "to must name at least one recipient")
-	case n > MaxRecipients:
-		return nil, tool.Errorf(tool.InputInvalid, "%d recipients in to, cc and bcc together, over the SES quota of %d per message", n, MaxRecipients)
+	case err != nil:
+		return nil, tool.Wrap(tool.InputInvalid, err, "%v", err)
 	case len(in.ReplyTo) > MaxRecipients:
 		return nil, tool.Errorf(tool.InputInvalid, "%d reply_to addresses, over %d", len(in.ReplyTo), MaxRecipients)
 	}

@@ -366,6 +366,47 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("literals the deployment's lists refuse are not published", func(t *testing.T) {
+		// check accepts both literals; the publish function, which has the
+		// tools' lists, refuses them as the tools would at run time: a
+		// recipient off @example.com, and a loopback address other than the
+		// exempted 127.0.0.1.
+		path := filepath.Join(e.dir, "e2e-lists.yaml")
+		os.WriteFile(path, []byte(`solution: e2e-lists
+version: 1
+policy:
+  fetch_hosts: ["127.0.0.2"]
+steps:
+  - id: fetch
+    tool: structured-data-fetch
+    with: {url: "http://127.0.0.2/digest.json"}
+    next: approve
+  - id: approve
+    review: {of: send}
+    on_approve: send
+  - id: send
+    tool: send-email
+    with: {to: [team@example.com, bob@other.example], subject: s, text: t}
+`), 0o644)
+		var stdout, stderr bytes.Buffer
+		code := cli.Run([]string{"publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code == cli.ExitOK || !strings.Contains(out, publish.CodeRefused) ||
+			!strings.Contains(out, `e2e-lists.yaml:8:17: error: [deployment] step "fetch" with.url: host 127.0.0.2 is not on the platform allow-list`) ||
+			!strings.Contains(out, `e2e-lists.yaml:15:35: error: [deployment] step "send" with.to[1]: recipient "bob@other.example" is not on this deployment's recipient allow-list`) {
+			t.Fatalf("publish: exit %d\n%s", code, out)
+		}
+		list, err := e.sf.ListStateMachines(t.Context(), &sfn.ListStateMachinesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range list.StateMachines {
+			if aws.ToString(m.Name) == "toolgate-local_e2e-lists" {
+				t.Fatal("the state machine was created")
+			}
+		}
+	})
+
 	t.Run("approved: sent exactly once", func(t *testing.T) {
 		e.clearMails(t)
 		run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})

@@ -98,18 +98,27 @@ type StackOptions struct {
 	Log func(format string, args ...any)
 }
 
+// The local stack's allow-lists: send-email's recipients, and
+// structured-data-fetch's hosts (its own data server) with its only address
+// exemption, loopback. The publish function gets the same values, to check
+// a Solution's literal URLs and recipients as the tools would.
+const (
+	recipientAllow = "@example.com"
+	fetchExemption = "127.0.0.1/32"
+)
+
 // functionEnv is each function's own configuration on the local stack.
 func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 	switch name {
 	case "send-email":
-		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com", "AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint()}
+		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": recipientAllow, "AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint()}
 	case "structured-data-fetch":
-		// The local stack's only exemption: its own data server on loopback.
-		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": "127.0.0.1/32"}
+		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption}
 	case "review-decision":
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
 	case "publish":
-		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "TOOLGATE_PARAMS_FILE": s.ParamsFile}
+		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "TOOLGATE_PARAMS_FILE": s.ParamsFile,
+			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow}
 	case "review-request":
 		// Any local user may decide a direct-lane review of a gated tool,
 		// except its requester.

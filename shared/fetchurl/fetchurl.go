@@ -1,26 +1,123 @@
-package fetch
+package fetchurl
 
 import (
+	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/shared/hostlist"
 )
 
-// MaxURLBytes bounds a URL, as the catalog's input schema does (maxLength 8192).
-const MaxURLBytes = 8192
+// MaxBytes bounds a URL, as the catalog's input schema does (maxLength 8192).
+const MaxBytes = 8192
 
-// checkURL accepts only URLs that Go's net/url (RFC 3986) and the WHATWG
+// URL is a URL that Parse accepts.
+type URL struct {
+	// Scheme is "http" or "https", lower case.
+	Scheme string
+	// Host is the host in hostlist's comparison form (hostlist.NormalizeHost):
+	// a lower-case A-label name without trailing dot, or the canonical text
+	// of an IP address, without brackets.
+	Host string
+	// Port is the port as written, "" when the URL has none.
+	Port string
+	// Parsed is Go's net/url reading of the URL, which the WHATWG URL
+	// Standard shares for every URL Parse accepts. Its host is as written.
+	Parsed *url.URL
+}
+
+// EffectivePort is the port a connection goes to: Port, or the scheme's
+// default ("80" for http, "443" for https) when none is written.
+func (u *URL) EffectivePort() string {
+	switch {
+	case u.Port != "":
+		return u.Port
+	case u.Scheme == "https":
+		return "443"
+	}
+	return "80"
+}
+
+// Addr returns the host's address when the host is an IP literal; ok is
+// false for a host name, whose addresses only a look-up can tell.
+func (u *URL) Addr() (a netip.Addr, ok bool) {
+	a, err := netip.ParseAddr(u.Host)
+	return a, err == nil
+}
+
+// Parse parses a URL the way the structured-data-fetch tool does before
+// every request (package fetch, Decide), without any look-up: it accepts
+// only URLs that Go's net/url (RFC 3986) and the WHATWG URL Standard read
+// the same way (see the package documentation), and a host that
+// hostlist.NormalizeHost accepts. The error says what to change; it is
+// lower-case text without a full stop, such as "the URL contains a blank
+// (U+0020) at byte 29: remove it, or write %20 in the path".
+func Parse(raw string) (*URL, error) {
+	u, rawHost, port, reason := parse(raw)
+	if reason != "" {
+		return nil, errors.New(reason)
+	}
+	host, err := hostlist.NormalizeHost(rawHost)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "hostlist: "))
+	}
+	return &URL{Scheme: u.Scheme, Host: host, Port: port, Parsed: u}, nil
+}
+
+// CheckText refuses the characters no URL Parse accepts may hold anywhere
+// (blanks, control and format characters, backslashes, invalid UTF-8). It
+// is for text that is only part of a URL, such as the literal text of a
+// Solution's URL template around its bindings: if CheckText refuses a part,
+// Parse refuses every URL holding it.
+func CheckText(s string) error {
+	if r := checkChars(s); r != "" {
+		return errors.New(r)
+	}
+	return nil
+}
+
+// Listed returns nil when l allows u's host and port, and otherwise an
+// error saying why, naming the list as name ("the platform allow-list",
+// "policy.fetch_hosts"): the host is not on it, only another port of the
+// host is, or a wildcard entry stops at a registrable domain
+// (hostlist.List.WildcardRefusal). An empty list allows nothing.
+func Listed(l hostlist.List, name string, u *URL) error {
+	if len(l) == 0 {
+		return fmt.Errorf("no fetch is possible: %s is empty", name)
+	}
+	if _, ok := l.Match(u.Scheme, u.Host, u.Port); ok {
+		return nil
+	}
+	// Say whether another port of this host is listed.
+	for _, e := range l {
+		p := ""
+		if e.Port != 0 {
+			p = fmt.Sprint(e.Port)
+		}
+		if _, ok := (hostlist.List{e}).Match(u.Scheme, u.Host, p); ok {
+			return fmt.Errorf("port %s of %s is not on %s: an entry without a port allows only 80 for http and 443 for https, and an entry with a port allows that port only", u.EffectivePort(), u.Host, name)
+		}
+	}
+	if why := l.WildcardRefusal(u.Host); why != "" {
+		return fmt.Errorf("host %s is not on %s: %s", u.Host, name, why)
+	}
+	return fmt.Errorf("host %s is not on %s", u.Host, name)
+}
+
+// parse accepts only URLs that Go's net/url (RFC 3986) and the WHATWG
 // URL Standard read the same way, and returns Go's reading with the host
 // and the port as written (port "" when absent). reason is empty when the
 // URL passes and otherwise says what to change.
-func checkURL(raw string) (u *url.URL, host, port, reason string) {
+func parse(raw string) (u *url.URL, host, port, reason string) {
 	if raw == "" {
 		return nil, "", "", "the URL is empty"
 	}
-	if len(raw) > MaxURLBytes {
-		return nil, "", "", fmt.Sprintf("the URL is longer than %d bytes", MaxURLBytes)
+	if len(raw) > MaxBytes {
+		return nil, "", "", fmt.Sprintf("the URL is longer than %d bytes", MaxBytes)
 	}
 	if r := checkChars(raw); r != "" {
 		return nil, "", "", r
@@ -193,16 +290,17 @@ func checkPart(s, name, extra string) string {
 // which WHATWG leaves as they are in a path, query and fragment.
 const tailChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/"
 
-// resolveLocation turns a redirect's Location into the absolute URL to
-// check next. The Location passes the same character checks as a URL, and a
-// relative one is resolved against base (RFC 3986 §5, which WHATWG agrees
-// with for the references the checks leave).
-func resolveLocation(base *url.URL, loc string) (string, string) {
+// ResolveLocation turns a redirect's Location into the absolute URL to
+// check next (with Parse). The Location passes the same character checks as
+// a URL, and a relative one is resolved against base (RFC 3986 §5, which
+// WHATWG agrees with for the references the checks leave). reason is empty
+// when the Location passes, and otherwise says why it is refused.
+func ResolveLocation(base *url.URL, loc string) (abs, reason string) {
 	if loc == "" {
 		return "", "the redirect has no Location"
 	}
-	if len(loc) > MaxURLBytes {
-		return "", fmt.Sprintf("the redirect's Location is longer than %d bytes", MaxURLBytes)
+	if len(loc) > MaxBytes {
+		return "", fmt.Sprintf("the redirect's Location is longer than %d bytes", MaxBytes)
 	}
 	if r := checkChars(loc); r != "" {
 		return "", "the redirect's Location: " + r

@@ -1,0 +1,119 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/recipient"
+)
+
+// Environment of the publish function that describes the deployment's
+// tools: the same variables, with the same values, as the tools read
+// (infra/functions.go sets both from one configuration).
+const (
+	// EnvFetchAllow is structured-data-fetch's platform host allow-list
+	// (fetch.EnvAllow). Empty: no literal URL can be published, as no fetch
+	// is possible.
+	EnvFetchAllow = "TOOLGATE_FETCH_ALLOW"
+	// EnvFetchAllowAddresses is structured-data-fetch's address exemption
+	// (fetch.EnvAllowAddresses): the local stack's only. Unset on AWS.
+	EnvFetchAllowAddresses = "TOOLGATE_FETCH_ALLOW_ADDRESSES"
+	// EnvRecipientAllow is send-email's recipient allow-list
+	// (sendemail.EnvRecipientAllow). Required, as send-email requires it.
+	EnvRecipientAllow = "TOOLGATE_RECIPIENT_ALLOW"
+)
+
+// Deployment is the part of the deployment's configuration that decides on
+// a Solution's literal values at run time, and that `toolgate check`
+// cannot know: the allow-lists the tools read at cold start, parsed with
+// the tools' own functions. Check applies it at publish, so that a
+// Solution whose literal URLs or recipients its tools would refuse is never
+// published. The zero Deployment refuses every literal (default deny).
+type Deployment struct {
+	// Fetch is structured-data-fetch's configuration as fetch.ConfigFromEnv
+	// reads it: the platform's host allow-list (Allow) and the address
+	// exemptions (AllowAddresses).
+	Fetch fetch.Config
+	// Recipients is send-email's recipient allow-list, as
+	// recipient.ParseCommaList reads TOOLGATE_RECIPIENT_ALLOW.
+	Recipients recipient.List
+}
+
+// DeploymentFromEnv reads EnvFetchAllow and EnvFetchAllowAddresses (with
+// fetch.ConfigFromEnv) and EnvRecipientAllow (with recipient.ParseCommaList)
+// as structured-data-fetch and send-email read them. Every problem comes
+// back in one error.
+func DeploymentFromEnv(getenv func(string) string) (Deployment, error) {
+	var d Deployment
+	var problems []string
+	cfg, err := fetch.ConfigFromEnv(func(k string) string {
+		if k == EnvFetchAllow || k == EnvFetchAllowAddresses {
+			return getenv(k)
+		}
+		return "" // the fetch timeout is the tool's, not the deployment's lists
+	})
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	d.Fetch = fetch.Config{Allow: cfg.Allow, AllowAddresses: cfg.AllowAddresses}
+	if v := getenv(EnvRecipientAllow); strings.TrimSpace(v) == "" {
+		problems = append(problems, EnvRecipientAllow+" is not set: give send-email's recipient allow-list, which literal recipients are checked against")
+	} else if d.Recipients, err = recipient.ParseCommaList(v); err != nil {
+		problems = append(problems, fmt.Sprintf("%s: %v", EnvRecipientAllow, err))
+	}
+	if len(problems) > 0 {
+		return Deployment{}, errors.New(strings.Join(problems, "; "))
+	}
+	return d, nil
+}
+
+// RuleDeployment is the rule id of Check's diagnostics.
+const RuleDeployment = "deployment"
+
+// Check returns one error diagnostic, at the value's position, for every
+// literal of res (resolver.Result.Literals) that the deployment's tools
+// would refuse at run time whatever the run: a fetch URL that
+// structured-data-fetch's Precheck refuses (its host and port not on the
+// platform's allow-list, or an IP-literal host whose address is refused
+// with the deployment's exemptions), and a recipient that send-email's
+// recipient allow-list does not admit (recipient.List.Decide). Each names
+// the step and field and says which list refused it; none lists the
+// deployment's entries. res must have compiled without error.
+func (d Deployment) Check(res *resolver.Result) []resolver.Diagnostic {
+	var out []resolver.Diagnostic
+	add := func(l resolver.Literal, format string, args ...any) {
+		msg := fmt.Sprintf("step %q with.%s: ", l.Step, l.Field) + fmt.Sprintf(format, args...)
+		out = append(out, resolver.Diagnostic{File: res.File, Line: l.Pos.Line, Column: l.Pos.Column,
+			Severity: resolver.SeverityError, Rule: RuleDeployment, Message: msg})
+	}
+	var pinned hostlist.List
+	if res.Toolset != nil {
+		var err error
+		if pinned, err = hostlist.ParseList(res.Toolset.FetchHosts); err != nil {
+			pinned = nil // never: the resolver wrote them; nil refuses every URL
+		}
+	}
+	for _, l := range res.Literals {
+		switch l.Kind {
+		case resolver.LiteralFetchURL:
+			if dec := d.Fetch.Precheck(l.Value, pinned); !dec.Allow {
+				add(l, "%s; structured-data-fetch would refuse every run of this step (TOOL_PERMISSION_DENIED)", dec.Reason)
+			}
+		case resolver.LiteralRecipient:
+			switch dec := d.Recipients.Decide(l.Value); dec.Verdict {
+			case recipient.Allow:
+			case recipient.Refuse:
+				add(l, "recipient %q is not on this deployment's recipient allow-list (%s; default deny, and an \"@domain\" entry matches that exact domain only); send-email would refuse every run of this step (TOOL_PERMISSION_DENIED)", l.Value, EnvRecipientAllow)
+			default: // the resolver refuses these already
+				add(l, "%s", dec.Reason)
+			}
+		default:
+			add(l, "a literal of kind %q that publish does not know how to check", l.Kind)
+		}
+	}
+	return out
+}
