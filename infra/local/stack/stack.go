@@ -143,9 +143,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	s = &Stack{Functions: map[string]*local.Process{}, Endpoints: map[string]string{}, SFNEndpoints: map[string]string{}}
+	started := s // a failing return sets s to nil
 	defer func() {
 		if err != nil {
-			s.Stop()
+			started.Stop()
 		}
 	}()
 	if s.Dir = o.Dir; s.Dir == "" {
