@@ -61,7 +61,8 @@ FUZZ_TARGETS := \
 	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/reviewer/:FuzzMatch \
 	./shared/caller/:FuzzVerifyProof \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList \
-	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check
+	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check \
+	./shared/schema/:FuzzPattern
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way (docs/performance.md).
 size: deps

@@ -204,6 +204,15 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:   jsii.Strings("states:StartExecution"),
 			Resources: &[]*string{sub(stateMachinesARN(p.Stage))},
 		}),
+		// toolgate run (publish.CheckInput) reads the definition's input
+		// record before it starts a run: the input schema and
+		// policy.input_limit_bytes (docs/solutions.md, "The execution
+		// input").
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("ReadDefinitions"),
+			Actions:   jsii.Strings("states:DescribeStateMachine"),
+			Resources: &[]*string{sub(stateMachinesARN(p.Stage))},
+		}),
 		// toolgate run --wait (publish.Follow): an execution's status, and
 		// its history. A history holds every state's input and output: the
 		// inputs under review, the tools' inputs and results. A Publisher

@@ -197,6 +197,8 @@ var wantManagedPolicies = map[string][]stmt{
 		{Sid: "PublishFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${PublishFunction.Arn}"},
 			Condition: `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`},
 		{Sid: "StartExecutions", Actions: []string{"states:StartExecution"}, Resources: []string{arn("states", "stateMachine:toolgate-test_*")}},
+		// The input record toolgate run checks an input against.
+		{Sid: "ReadDefinitions", Actions: []string{"states:DescribeStateMachine"}, Resources: []string{arn("states", "stateMachine:toolgate-test_*")}},
 		{Sid: "DescribeExecutions", Actions: []string{"states:DescribeExecution"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},
 		// Histories hold the reviewed inputs: this stage's only.
 		{Sid: "ExecutionHistories", Actions: []string{"states:GetExecutionHistory"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},

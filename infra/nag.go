@@ -74,7 +74,7 @@ func nagSuppressions(p *PlatformStack, stage string) {
 			"GetSamplingTargets for state machine tracing: none of them has a resource type"})
 	suppress(a.Publisher, false,
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
-			Reason: "toolgate run starts executions of" + reasonStateMachines},
+			Reason: "toolgate run reads the definition (its input record) of, and starts executions of," + reasonStateMachines},
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
 			Reason: "toolgate run --wait describes, and reads the history of, the executions of this stage's state machines " +
 				"(toolgate-<stage>_*), whose names each run chooses"},

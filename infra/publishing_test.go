@@ -444,6 +444,18 @@ func (r *sfnRecorder) ListStateMachines(context.Context, *sfn.ListStateMachinesI
 	return out, nil
 }
 
+// DescribeStateMachine answers the definition of newsletter.yaml
+// (weekly-digest), whose input record toolgate run checks.
+func (r *sfnRecorder) DescribeStateMachine(_ context.Context, in *sfn.DescribeStateMachineInput, _ ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error) {
+	r.record("states:DescribeStateMachine", aws.ToString(in.StateMachineArn))
+	src, err := os.ReadFile(testSolution)
+	if err != nil {
+		return nil, err
+	}
+	res := resolver.Compile(filepath.Base(testSolution), src, resolver.Options{})
+	return &sfn.DescribeStateMachineOutput{StateMachineArn: in.StateMachineArn, Definition: aws.String(string(res.Definition))}, nil
+}
+
 func (r *sfnRecorder) StartExecution(_ context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
 	r.record("states:StartExecution", aws.ToString(in.StateMachineArn))
 	exec := strings.Replace(aws.ToString(in.StateMachineArn), ":stateMachine:", ":execution:", 1) + ":" + aws.ToString(in.Name)
@@ -624,6 +636,7 @@ var forgedAPI = map[string][]apiRequest{
 		{What: "pass the execution role", Action: "iam:PassRole", Resource: executionRoleARN,
 			Context: map[string]string{"iam:PassedToService": "states.amazonaws.com"}},
 		{What: "start another stage's execution", Action: "states:StartExecution", Resource: stateMachineOf + "toolgate-test-2_weekly-digest"},
+		{What: "read another stage's definition", Action: "states:DescribeStateMachine", Resource: stateMachineOf + "toolgate-test-2_weekly-digest"},
 		{What: "read another stage's history", Action: "states:GetExecutionHistory", Resource: "arn:aws:states:eu-west-1:123456789012:execution:toolgate-test-2_weekly-digest:run-1"},
 		{What: "invoke the publish function directly", Action: "lambda:InvokeFunction", Resource: publishFnARN,
 			Context: map[string]string{"lambda:InvokedViaFunctionUrl": "false"}},

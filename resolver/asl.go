@@ -95,8 +95,10 @@ func (e *emitter) emit() map[string]any {
 		need = "{\"input\": ..., \"meta\": {\"start_proof\": ...}}, since this Solution has gated tools"
 	}
 	e.states[stateStart] = map[string]any{
-		"Type":    "Choice",
-		"Comment": "the execution input must be {input, meta}",
+		"Type": "Choice",
+		// The InputRecord toolgate run checks an input against; a Comment
+		// is never evaluated, so it never enters the state data.
+		"Comment": e.c.inputComment,
 		"Choices": []any{map[string]any{"And": present, "Next": stateInit}},
 		"Default": stateStartRefused,
 	}

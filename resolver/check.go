@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/toolgate/toolgate/resolver/gate"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
@@ -36,6 +34,9 @@ type checker struct {
 	reachable []bool
 	verdicts  []GateVerdict
 	literals  []Literal // for publish: see Literal
+
+	// inputComment is the Start state's Comment: the InputRecord.
+	inputComment string
 }
 
 type compiledRule struct {
@@ -341,7 +342,7 @@ func (c *checker) checkSet(g *gate.Graph) {
 // checkToolInputs validates literal inputs against the tool's input schema;
 // bound values are checked at run time by the dispatcher.
 func (c *checker) checkToolInputs() {
-	compiled := map[string]*jsonschema.Schema{}
+	compiled := map[string]*schema.Schema{}
 	for i, st := range c.sol.Steps {
 		t := c.tools[i]
 		if t == nil {

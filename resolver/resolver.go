@@ -26,6 +26,9 @@ type Manifest struct {
 	Placeholders map[string]string `json:"placeholders"`
 	// InputSchema is the Solution's JSON Schema for a run's input, if any.
 	InputSchema any `json:"input_schema,omitempty"`
+	// InputLimitBytes is policy.input_limit_bytes: a run's input at most,
+	// in bytes of compact JSON (InputRecord).
+	InputLimitBytes int `json:"input_limit_bytes"`
 	// SourceDigest is "sha256:" and the hex SHA-256 of the source file.
 	SourceDigest string `json:"source_digest"`
 }
@@ -97,6 +100,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		}
 	}
 	c := &checker{ds: ds, cat: opts.Catalog, sol: sol}
+	c.recordInput()
 	c.resolve()
 	c.admit()
 	g := c.graph()
@@ -141,13 +145,14 @@ func Compile(file string, src []byte, opts Options) *Result {
 	}
 	sum := sha256.Sum256(src)
 	m := &Manifest{
-		Solution:     sol.Name,
-		Version:      sol.Version,
-		Description:  sol.Description,
-		ToolsetID:    ts.ID,
-		Definition:   sol.Name + ".asl.json",
-		Placeholders: e.funcs,
-		SourceDigest: "sha256:" + hex.EncodeToString(sum[:]),
+		Solution:        sol.Name,
+		Version:         sol.Version,
+		Description:     sol.Description,
+		ToolsetID:       ts.ID,
+		Definition:      sol.Name + ".asl.json",
+		Placeholders:    e.funcs,
+		InputLimitBytes: sol.InputLimit,
+		SourceDigest:    "sha256:" + hex.EncodeToString(sum[:]),
 	}
 	if sol.Input != nil {
 		m.InputSchema = sol.Input.plain()

@@ -51,6 +51,17 @@ const (
 	// MaxToolTimeout is Lambda's maximum function timeout, 900 seconds
 	// (AWS Lambda quota); a longer Task timeout could never be reached.
 	MaxToolTimeout = 900
+	// DefaultInputLimitBytes applies when policy.input_limit_bytes is not
+	// written: 32 KiB of compact JSON.
+	DefaultInputLimitBytes = 32 << 10
+	// MaxInputLimitBytes bounds policy.input_limit_bytes: 128 KiB, half of
+	// the 256 KiB (262 144 bytes) Step Functions allows for an execution's
+	// input and for the state data a state carries (AWS Step Functions
+	// quotas, "Maximum input or output size for a task, state, or
+	// execution"). The state data holds the input besides every step's
+	// results and the execution input the start proof besides it: the
+	// other half is theirs.
+	MaxInputLimitBytes = 128 << 10
 )
 
 // Ref is a step id written somewhere in the Solution, with where it was
@@ -74,6 +85,10 @@ type Solution struct {
 	// (policy.run_timeout_seconds; the state machine's TimeoutSeconds).
 	RunTimeout    int
 	RunTimeoutPos Pos
+	// InputLimit bounds a run's input, in bytes of compact JSON
+	// (policy.input_limit_bytes; InputRecord).
+	InputLimit    int
+	InputLimitPos Pos
 	Input         *value
 	Start         Ref
 	Steps         []*Step
@@ -231,7 +246,8 @@ func (d *decoder) strings(f *field, what string) []Ref {
 
 // decodeSolution decodes the top level.
 func (d *decoder) decodeSolution(v *value) *Solution {
-	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos, RunTimeout: DefaultRunTimeout, RunTimeoutPos: v.pos}
+	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos, RunTimeout: DefaultRunTimeout, RunTimeoutPos: v.pos,
+		InputLimit: DefaultInputLimitBytes, InputLimitPos: v.pos}
 	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "policy", "input", "start", "steps"}, "solution", "version", "steps") {
 		return nil
 	}
@@ -251,9 +267,20 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 			s.Description, _ = d.str(&f, "description")
 		case "policy":
 			s.FetchPos = f.keyPos
-			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts", "run_timeout_seconds"}) {
+			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts", "run_timeout_seconds", "input_limit_bytes"}) {
 				for _, pf := range f.val.fields {
 					switch pf.key {
+					case "input_limit_bytes":
+						s.InputLimitPos = pf.val.pos
+						if pf.val.kind == kNumber {
+							if n, err := strconv.ParseInt(pf.val.str, 10, 64); err == nil && n > MaxInputLimitBytes {
+								d.ds.errorf(pf.val.pos, RuleQuota, "policy.input_limit_bytes %d is over %d (128 KiB): Step Functions carries at most 262144 bytes (256 KiB) of execution input and of state data, and the state data holds every step's results besides the input", n, MaxInputLimitBytes)
+								continue
+							}
+						}
+						if n, ok := d.integer(&pf, "policy.input_limit_bytes", 1, MaxInputLimitBytes); ok {
+							s.InputLimit = n
+						}
 					case "run_timeout_seconds":
 						s.RunTimeoutPos = pf.val.pos
 						if n, ok := d.integer(&pf, "policy.run_timeout_seconds", 1, tool.MaxReviewTimeout); ok {

@@ -47,9 +47,6 @@ const (
 	maxPathSets = 256
 )
 
-// defaultInputLimit is policy.input_limit_bytes's default: 32 KiB.
-const defaultInputLimit = 32 << 10
-
 // outputLimit is the bound of a tool step's (kept) result: its
 // output_limit_bytes, else tool.DefaultInlineLimit.
 func outputLimit(st *Step) int {
@@ -143,7 +140,10 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 
 // inputLimit is the run input's bound (policy.input_limit_bytes).
 func (c *checker) inputLimit() int {
-	return defaultInputLimit
+	if c.sol.InputLimit > 0 {
+		return c.sol.InputLimit
+	}
+	return DefaultInputLimitBytes
 }
 
 // slotOf is the slot step i writes, with its bound; nil for steps that

@@ -161,3 +161,20 @@ func TestBindingOfAFieldNotKeptIsRefused(t *testing.T) {
 		t.Fatalf("binding diagnostics %q, want data.body and bytes refused", got)
 	}
 }
+
+// The run input counts at policy.input_limit_bytes.
+func TestStateSizeCountsTheInputAtItsLimit(t *testing.T) {
+	src := func(limit string) string {
+		return "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]" + limit + "}\nsteps:\n" + `  - id: f
+    tool: structured-data-fetch
+    with: {url: "https://api.example.com/items"}
+    output_limit_bytes: 150000
+`
+	}
+	if errs := stateSizeErrors(t, src("")); len(errs) != 0 {
+		t.Fatalf("the default 32 KiB input: %q", errs)
+	}
+	if errs := stateSizeErrors(t, src(", input_limit_bytes: 131072")); len(errs) != 1 || !strings.Contains(errs[0], "input 131072") {
+		t.Fatalf("a 128 KiB input: %q, want the input named at its limit", errs)
+	}
+}

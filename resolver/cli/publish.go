@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -235,7 +237,13 @@ func newRunCmd() *cobra.Command {
 		Long: `Starts an execution of a published Solution's state machine with a start
 proof; with --wait, follows it: one line per state, the run's pending
 reviews with the commands that decide them, then its output (exit 0) or
-its error (exit 1).`,
+its error (exit 1).
+
+Before it starts anything, run reads the state machine's definition and
+checks the input against what the resolver recorded there: its size
+(policy.input_limit_bytes, compact JSON) and the Solution's input JSON
+Schema. A refused input starts nothing (exit 1); the message names each
+JSON Pointer and schema keyword at fault, never the input's values.`,
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			return exit(runRun(cmd, pos, &o))
 		},
@@ -282,6 +290,14 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	arn, err := publish.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN string) (string, error) {
 		return p.sign(ctx, caller.Binding{Action: caller.ActionStart, Target: executionARN})
 	})
+	var bad *resolver.InputError
+	if errors.As(err, &bad) {
+		fmt.Fprintf(stderr, "toolgate run: %s is not an input Solution %s accepts; nothing was started:\n", o.inputFile, pos[0])
+		for _, l := range bad.Lines() {
+			fmt.Fprintf(stderr, "  %s\n", l)
+		}
+		return ExitErrors
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitErrors

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/toolgate/toolgate/resolver"
 )
 
 // StartProver signs the start proof of an execution, bound to its ARN
@@ -45,6 +47,14 @@ var executionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 // Start starts an execution of a Solution published in stage with input as the
 // user's input and a start proof from prove bound to the execution's ARN,
 // which Start fixes by choosing its name (generated when name is empty).
+//
+// Before anything is signed or started, Start reads the state machine's
+// definition (DescribeStateMachine) and checks input against the
+// InputRecord the resolver wrote into it (resolver.ReadInputRecord): its
+// size against policy.input_limit_bytes, then the Solution's input
+// schema. A refused input is a *resolver.InputError, and nothing is
+// started. The check reads the state machine's latest revision, the one
+// StartExecution runs; a publish between the two is not noticed.
 func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, prove StartProver) (string, error) {
 	if err := CheckStage(stage); err != nil {
 		return "", err
@@ -56,6 +66,9 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 	}
 	if arn == "" {
 		return "", fmt.Errorf("state machine %s does not exist: publish the Solution first (toolgate publish)", sm)
+	}
+	if err := CheckInput(ctx, sf, arn, input); err != nil {
+		return "", err
 	}
 	if name == "" {
 		var b [8]byte
@@ -87,6 +100,22 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 		return "", fmt.Errorf("start execution of %s: %w", sm, err)
 	}
 	return aws.ToString(out.ExecutionArn), nil
+}
+
+// CheckInput checks a run's input against the InputRecord of the state
+// machine arn's definition (Start). It returns a *resolver.InputError for an
+// input the record refuses, another error when the definition cannot be
+// read or has no record.
+func CheckInput(ctx context.Context, sf SFNAPI, arn string, input []byte) error {
+	d, err := sf.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(arn)})
+	if err != nil {
+		return fmt.Errorf("describe state machine %s: %w", arn, err)
+	}
+	rec, err := resolver.ReadInputRecord([]byte(aws.ToString(d.Definition)))
+	if err != nil {
+		return fmt.Errorf("state machine %s: %w", arn, err)
+	}
+	return rec.Check(input)
 }
 
 // Event is one line of a run's progress.

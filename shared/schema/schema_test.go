@@ -67,3 +67,53 @@ func TestPointerEscapes(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestRedacted: the run-time form names the value's pointer, the keyword,
+// its place in the schema and what it wants, and never a value or a
+// property name of the instance.
+func TestRedacted(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{"type":"object","required":["to","subject"],"additionalProperties":false,
+		"properties":{"to":{"type":"array","maxItems":2,"items":{"type":"string","minLength":3,"pattern":"@"}},"subject":{"type":"string"},
+		"n":{"type":"number","exclusiveMinimum":0.5,"multipleOf":2}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, instance string
+		want           []string
+	}{
+		{"required", `{"to":["SECRET@x"]}`, []string{`/ fails "required" (schema /required): want property "subject"`}},
+		{"two required", `{}`, []string{`/ fails "required" (schema /required): want properties "to", "subject"`}},
+		{"type", `{"to":"SECRET","subject":"s"}`, []string{`/to fails "type" (schema /properties/to/type): want array, got string`}},
+		{"items", `{"to":["SECRET","a@bc","x@y@z"],"subject":"s"}`, []string{
+			`/to fails "maxItems" (schema /properties/to/maxItems): want at most 2 items`,
+			`/to/0 fails "pattern" (schema /properties/to/items/pattern)`}},
+		{"length", `{"to":["@"],"subject":"s"}`, []string{`/to/0 fails "minLength" (schema /properties/to/items/minLength): want at least 3 characters`}},
+		{"numbers", `{"to":[],"subject":"s","n":0.25}`, []string{
+			`/n fails "exclusiveMinimum" (schema /properties/n/exclusiveMinimum): want > 0.5`,
+			`/n fails "multipleOf" (schema /properties/n/multipleOf): want a multiple of 2`}},
+		{"additional", `{"to":[],"subject":"s","SECRET":1}`, []string{`/ fails "additionalProperties" (schema /additionalProperties): want no other properties`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var v any
+			d := json.NewDecoder(strings.NewReader(c.instance))
+			d.UseNumber()
+			if err := d.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range Problems(s.Validate(v), nil) {
+				got = append(got, p.Redacted())
+				if strings.Contains(p.Redacted(), "SECRET") {
+					t.Errorf("quotes the instance: %s", p.Redacted())
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(c.want)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
@@ -484,6 +486,24 @@ steps:
 		}
 		if rows[0].ErrorCode != "TOOL_UPSTREAM_UNAVAILABLE" || rows[2].Status != ledger.Succeeded {
 			t.Fatalf("rows %+v", rows)
+		}
+	})
+
+	t.Run("toolgate run refuses an input the Solution's schema refuses, and starts nothing", func(t *testing.T) {
+		bad := filepath.Join(e.dir, "bad-input.json")
+		os.WriteFile(bad, []byte(`{"recipients": ["team@example.com"]}`), 0o644)
+		var out, errb bytes.Buffer
+		code := cli.Run([]string{"run", "e2e-digest", "--input", bad, "--name", "refused", "--endpoint", e.st.SFN.Endpoint(),
+			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, &errb)
+		if code != cli.ExitErrors || !strings.Contains(errb.String(), `input/ fails "required" (schema /required): want property "recipient"`) ||
+			strings.Contains(errb.String(), "team@example.com") {
+			t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+		}
+		_, err := e.sf.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{
+			ExecutionArn: aws.String("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:refused")})
+		var missing *sfntypes.ExecutionDoesNotExist
+		if !errors.As(err, &missing) {
+			t.Fatalf("the refused input started a run: %v", err)
 		}
 	})
 
