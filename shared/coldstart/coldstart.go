@@ -56,7 +56,10 @@ func AWSConfig(log *slog.Logger) aws.Config {
 // nothing but the environment: the region (EnvRegion), the execution
 // role's temporary credentials (EnvAccessKeyID, EnvSecretAccessKey,
 // EnvSessionToken) and the endpoint variables (EnvEndpointURL and its
-// per-service forms). A function never reads shared config files, SSO,
+// per-service forms, EnvIgnoreEndpointURLs, EnvUseFIPSEndpoint,
+// EnvUseDualStack). The SDK's service clients also read EnvEndpointURL
+// and its per-service forms from the process environment itself, to tell
+// which of the two applies; getenv is os.Getenv outside tests. A function never reads shared config files, SSO,
 // IMDS or assume-role providers; config.LoadDefaultConfig would link them
 // all into every bootstrap (about 1.6 MB each, docs/performance.md). It
 // returns an error naming the variable when the region or a key is
@@ -71,21 +74,62 @@ func LambdaConfig(getenv func(string) string) (aws.Config, error) {
 		Region: getenv(EnvRegion),
 		Credentials: aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(
 			getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey), getenv(EnvSessionToken))),
-		ConfigSources: []any{endpoints(getenv)},
+		ConfigSources: []any{envSource(getenv)},
 	}
-	if v := getenv(EnvEndpointURL); v != "" {
+	if v := getenv(EnvEndpointURL); v != "" && !envTrue(getenv(EnvIgnoreEndpointURLs)) {
 		cfg.BaseEndpoint = aws.String(v)
 	}
 	return cfg, nil
 }
 
-// endpoints is a configuration source of per-service endpoints: each
-// service client asks it (GetServiceBaseEndpoint, with the service's SDK
-// id) before it falls back to BaseEndpoint.
-type endpoints func(string) string
+// The SDKs' other endpoint variables a function honours (AWS SDKs and
+// Tools Reference Guide, "Service-specific endpoints", "FIPS endpoints",
+// "Dual-stack endpoints"): each is "true" or "false".
+const (
+	EnvIgnoreEndpointURLs = "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"
+	EnvUseFIPSEndpoint    = "AWS_USE_FIPS_ENDPOINT"
+	EnvUseDualStack       = "AWS_USE_DUALSTACK_ENDPOINT"
+)
+
+func envTrue(v string) bool { return strings.EqualFold(v, "true") }
+
+// envSource is a configuration source each service client asks, as it
+// asks the SDK's shared configuration: per-service endpoints
+// (GetServiceBaseEndpoint, with the service's SDK id) before BaseEndpoint,
+// whether configured endpoints are ignored, and the FIPS and dual-stack
+// settings.
+type envSource func(string) string
 
 // GetServiceBaseEndpoint returns EnvEndpointURL_<SDK id> when it is set.
-func (getenv endpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+func (getenv envSource) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
 	v := getenv(EnvEndpointURL + "_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_")))
 	return v, v != "", nil
+}
+
+// GetIgnoreConfiguredEndpoints reports EnvIgnoreEndpointURLs.
+func (getenv envSource) GetIgnoreConfiguredEndpoints(context.Context) (bool, bool, error) {
+	v := getenv(EnvIgnoreEndpointURLs)
+	return envTrue(v), v != "", nil
+}
+
+// GetUseFIPSEndpoint reports EnvUseFIPSEndpoint.
+func (getenv envSource) GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, bool, error) {
+	switch v := getenv(EnvUseFIPSEndpoint); {
+	case envTrue(v):
+		return aws.FIPSEndpointStateEnabled, true, nil
+	case strings.EqualFold(v, "false"):
+		return aws.FIPSEndpointStateDisabled, true, nil
+	}
+	return aws.FIPSEndpointStateUnset, false, nil
+}
+
+// GetUseDualStackEndpoint reports EnvUseDualStack.
+func (getenv envSource) GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error) {
+	switch v := getenv(EnvUseDualStack); {
+	case envTrue(v):
+		return aws.DualStackEndpointStateEnabled, true, nil
+	case strings.EqualFold(v, "false"):
+		return aws.DualStackEndpointStateDisabled, true, nil
+	}
+	return aws.DualStackEndpointStateUnset, false, nil
 }

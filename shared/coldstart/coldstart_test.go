@@ -4,13 +4,24 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 )
+
+// clearEndpointEnv removes the endpoint variables from the process for a
+// test: the SDK's clients read AWS_ENDPOINT_URL there themselves.
+func clearEndpointEnv(t *testing.T) {
+	for _, k := range []string{EnvEndpointURL, EnvEndpointURL + "_DYNAMODB", EnvEndpointURL + "_SFN"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+}
 
 // lambdaEnv is the environment the Lambda runtime sets, plus endpoints.
 func lambdaEnv(extra map[string]string) func(string) string {
@@ -48,6 +59,7 @@ func (r *recorder) server(t *testing.T) string {
 // variable, signs with the runtime's credentials for the runtime's region,
 // and sends the session token.
 func TestLambdaConfigSignsWithTheRuntimesCredentialsAtTheServicesEndpoint(t *testing.T) {
+	clearEndpointEnv(t)
 	var ddb, other recorder
 	cfg, err := LambdaConfig(lambdaEnv(map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": ddb.server(t), "AWS_ENDPOINT_URL_SFN": other.server(t)}))
 	if err != nil {
@@ -69,6 +81,7 @@ func TestLambdaConfigSignsWithTheRuntimesCredentialsAtTheServicesEndpoint(t *tes
 
 // AWS_ENDPOINT_URL serves every service without an endpoint of its own.
 func TestLambdaConfigFallsBackToTheGlobalEndpoint(t *testing.T) {
+	clearEndpointEnv(t)
 	var all recorder
 	cfg, err := LambdaConfig(lambdaEnv(map[string]string{EnvEndpointURL: all.server(t)}))
 	if err != nil {
@@ -90,5 +103,33 @@ func TestLambdaConfigRefusesAMissingRegionOrKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("without %s: %v, want an error naming it", name, err)
 		}
+	}
+}
+
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true makes clients ignore the
+// endpoint variables, as the SDK's shared configuration does; the FIPS and
+// dual-stack variables reach the clients' endpoint resolution.
+func TestLambdaConfigHonoursTheSDKsOtherEndpointVariables(t *testing.T) {
+	clearEndpointEnv(t)
+	cfg, err := LambdaConfig(lambdaEnv(map[string]string{EnvEndpointURL: "http://127.0.0.1:1", EnvIgnoreEndpointURLs: "true",
+		EnvUseFIPSEndpoint: "true", EnvUseDualStack: "false"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BaseEndpoint != nil {
+		t.Errorf("BaseEndpoint %q with endpoints ignored", *cfg.BaseEndpoint)
+	}
+	src := cfg.ConfigSources[0].(envSource)
+	if ignore, found, _ := src.GetIgnoreConfiguredEndpoints(context.Background()); !ignore || !found {
+		t.Error("the ignore variable is not reported")
+	}
+	if v, found, _ := src.GetUseFIPSEndpoint(context.Background()); v != aws.FIPSEndpointStateEnabled || !found {
+		t.Errorf("FIPS %v %v", v, found)
+	}
+	if v, found, _ := src.GetUseDualStackEndpoint(context.Background()); v != aws.DualStackEndpointStateDisabled || !found {
+		t.Errorf("dual-stack %v %v", v, found)
+	}
+	if _, found, _ := envSource(lambdaEnv(nil)).GetUseFIPSEndpoint(context.Background()); found {
+		t.Error("FIPS reported without the variable")
 	}
 }

@@ -51,12 +51,14 @@
 // # Body
 //
 // json: one JSON text (RFC 8259; a leading BOM is ignored, §8.1), read as a
-// stream by jsontext (github.com/go-json-experiment/json): only a window of a
-// few KiB, grown to fit the longest single string or number, and the value
-// at Select are held, so a 5 MiB body of many values with a small select
-// allocates well under 1 MiB. A body that is mostly one long string takes
-// about three times its size while it is read, as Select "" does for any
-// body (docs/performance.md). csv: RFC 4180 through encoding/csv, as a list
+// stream by jsontext (github.com/go-json-experiment/json): a window of a
+// few KiB, grown to fit the longest single string or number, the names of
+// the objects open above the current value, and the value at Select are
+// held, so a 5 MiB body of many values with a small select allocates well
+// under 1 MiB. A body that is mostly one long string takes about three
+// times its size while it is read, as Select "" does for any body; deeply
+// nested long member names ending in a syntax error, whose location spells
+// them out again, take under twelve times (docs/performance.md). csv: RFC 4180 through encoding/csv, as a list
 // of objects keyed by the header row. text: a string. Every body must be
 // UTF-8.
 //

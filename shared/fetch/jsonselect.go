@@ -66,7 +66,8 @@ func pointerPrefix(toks []string) string {
 //
 // It streams through a jsontext.Decoder, which holds a window of a few KiB
 // whatever the body's size, grown only to fit the longest single token (a
-// string or number) and the value at ptr; the rest is checked and dropped.
+// string or number), the names of the objects open above the current
+// value, and the value at ptr; the rest is checked and dropped.
 // When an object has a member name twice, the last one counts, as in
 // JSON.parse and encoding/json (RFC 8259 §4 leaves it to the parser).
 // Invalid UTF-8 and unpaired surrogate escapes pass, as json.Valid lets them

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -192,4 +193,37 @@ func vmHWM() int64 {
 		}
 	}
 	return 0
+}
+
+// TestDeepNamedNestingJSONSelectMemory bounds the worst case of jsontext's
+// bookkeeping: it keeps the name of every object open above the current
+// value, and a syntax error's location spells them all out again. A
+// 5 MiB body of nested objects with 500-character names ("/", which a JSON
+// Pointer escapes to two characters) ending in a syntax error stays under
+// twelve times its size; the fetch function's memory covers that.
+func TestDeepNamedNestingJSONSelectMemory(t *testing.T) {
+	name := strings.Repeat("/", 500)
+	var b strings.Builder
+	for i := 0; i < 10001 && b.Len() < 5<<20-200; i++ {
+		b.WriteString(`{"` + name + `":`)
+	}
+	b.WriteString("x")
+	body := []byte(b.String())
+	toks, err := parsePointer("/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s := sampleHeap()
+	_, err = selectJSON(bytes.NewReader(body), toks)
+	peak := int64(s.done()) - int64(before.HeapAlloc)
+	if err == nil || strings.Contains(err.Error(), name[:50]) {
+		t.Fatalf("a syntax error, never quoting the body: %v", err)
+	}
+	t.Logf("%d-byte body: peak live heap +%.1f MiB", len(body), float64(peak)/(1<<20))
+	if peak > 12*int64(len(body)) {
+		t.Errorf("peak live heap +%d bytes, over twelve times the %d-byte body", peak, len(body))
+	}
 }
