@@ -53,14 +53,15 @@ bench: deps
 # in make test). FUZZ_TARGETS lists package:target; a new target is added here.
 FUZZTIME ?= 15s
 FUZZ_TARGETS := \
-	./resolver/:FuzzParse \
+	./resolver/:FuzzParse ./resolver/publish/:FuzzLiteralsBothSides \
 	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep \
 	./shared/toolset/:FuzzToolsetParse \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
 	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/reviewer/:FuzzMatch \
 	./shared/caller/:FuzzVerifyProof \
-	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList \
+	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList \
+	./shared/fetchurl/:FuzzParse \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check \
 	./shared/schema/:FuzzPattern
 # Each function's deployed bootstrap size and cold-start init under the
