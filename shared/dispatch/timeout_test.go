@@ -15,17 +15,7 @@ import (
 // withTimeout adds the envelope member timeout_seconds (a tool step's
 // timeout_seconds) to an envelope.
 func withTimeout(t *testing.T, payload json.RawMessage, seconds int) json.RawMessage {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(payload, &m); err != nil {
-		t.Fatal(err)
-	}
-	m["timeout_seconds"] = seconds
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return withMembers(t, payload, map[string]any{"timeout_seconds": seconds})
 }
 
 // A step's timeout_seconds ends the tool's work well before the function's
