@@ -14,7 +14,8 @@ import (
 //	${steps.ID.PATH}         a pass step's values ($.steps.ID)
 //
 // PATH is a sequence of .name (letters, digits, underscore; not starting
-// with a digit) and [index] accessors. "$${" writes a literal "${".
+// with a digit) and [index] accessors (a whole number without leading
+// zeros, so that one element has one spelling). "$${" writes a literal "${".
 type binding struct {
 	text string // as written inside ${ }
 	root string // "input" or "steps"
@@ -34,7 +35,7 @@ func (b *binding) jsonPath() string {
 // this form would be replaced at deploy.
 var placeholderPattern = regexp.MustCompile(`\$\{[A-Za-z0-9_]+\}`)
 
-var bindingPattern = regexp.MustCompile(`^(input|steps\.([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]{1,9}\])*)$`)
+var bindingPattern = regexp.MustCompile(`^(input|steps\.([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:0|[1-9][0-9]{0,8})\])*)$`)
 
 // segment is a piece of a string template: literal text or a binding.
 type segment struct {

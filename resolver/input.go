@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/schema"
 )
@@ -118,6 +119,11 @@ func InputSize(input []byte) (int, error) {
 // *InputError; an input that is not JSON or a schema that does not compile
 // is another error.
 func (r *InputRecord) Check(input []byte) error {
+	if !utf8.Valid(input) {
+		// The SDK would send each invalid byte as U+FFFD, three bytes: the
+		// size measured here would not be the size Step Functions holds.
+		return errors.New("the input is not valid UTF-8 (RFC 8259 §8.1): Step Functions would receive each invalid byte as U+FFFD")
+	}
 	n, err := InputSize(input)
 	if err != nil {
 		return err

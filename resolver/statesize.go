@@ -28,23 +28,39 @@ const (
 	// proofBytes bounds the start proof the execution input carries in
 	// meta until Init drops it (shared/caller.MaxProofBytes).
 	proofBytes = 8 << 10
-	// errorBytes bounds a Catch's error object {Error, Cause}: a function's
-	// error message is at most tool.MaxMessageBytes, Lambda wraps it in a
-	// JSON Cause, and the state escapes that JSON once more, at most
-	// doubling it each time.
-	errorBytes = 4*tool.MaxMessageBytes + 1<<10
+	// errorBytes bounds a Catch's error object {Error, Cause}: a
+	// function's error message is at most tool.MaxMessageBytes once JSON
+	// escapes it (tool.CapMessage), Lambda's Cause wraps it with the error
+	// type, and the state escapes that JSON once more, which at most
+	// doubles it (a quote or backslash becomes two characters).
+	errorBytes = 2*(tool.MaxMessageBytes+512) + 1<<10
 	// reviewBytes bounds $.reviews.<tool id>: the decision JSON (a
-	// 1000-character reason, a 2048-character approver and fixed members,
-	// under 7 KiB) on approval, or an error object on rejection, timeout
-	// or failure.
-	reviewBytes = errorBytes
-	// envelopeBytes bounds a tool Task's payload without its input and
-	// approval: the run id, the idempotency key (the run id again), the
-	// keep list and the fixed members.
+	// 1000-character reason, at most 4 bytes a character or 2 escaped, a
+	// 2048-character approver and fixed members: under 7 KiB) on approval;
+	// on rejection the same JSON as an error's Cause, escaped once more;
+	// or review-request's error object.
+	reviewBytes = 17 << 10
+	// reviewTaskBytes bounds a review Task's payload without its reviewers
+	// and the reviewed input: the task token (at most 1024 characters,
+	// review.MaxTaskTokenLength), the run id and the requester (IAM ARNs,
+	// at most 2048 each) and the fixed members.
+	reviewTaskBytes = 8 << 10
+	// numberBytes is the most characters Step Functions may write a number
+	// with once it has parsed it as a double (the shortest round-trip form,
+	// sign and exponent included); a literal written shorter counts as
+	// this.
+	numberBytes = 24
+	// envelopeBytes bounds a tool Task's payload without its input, its
+	// approval and its keep list: the run id, the idempotency key (the run
+	// id again) and the fixed members.
 	envelopeBytes = 12 << 10
 	// maxPathSets bounds the sets of written slots tracked per step; past
 	// it the step's sets are merged into one (a larger, still safe bound).
-	maxPathSets = 256
+	maxPathSets = 64
+	// maxExplored bounds the (step, set) pairs explored in all; past it
+	// every step's bound is the union of what any path to it writes, a
+	// larger, still safe bound computed in linear time.
+	maxExplored = 20000
 )
 
 // outputLimit is the bound of a tool step's (kept) result: its
@@ -93,13 +109,25 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 		if !c.reachable[i] || st.Kind != KindTool || c.tools[i] == nil {
 			continue
 		}
-		payload := envelopeBytes + z.valueBound(i)
+		keep, _ := json.Marshal(st.Keep)
+		payload := envelopeBytes + len(keep) + z.valueBound(i)
 		if c.gated[st.Tool] {
 			payload += reviewBytes
 		}
 		if payload > MaxStateBytes {
 			c.ds.errorf(st.Pos, RuleStateSize, "step %q: its Task's payload (the envelope) could reach %d bytes, over the %d bytes Step Functions allows a Task's input: its inputs bind too much (each bound value counts at its own bound; a value formatted into a string counts twice)",
 				st.ID, payload, MaxStateBytes)
+		}
+	}
+	for i, st := range c.sol.Steps {
+		j, ok := c.index[st.Of.Name]
+		if !c.reachable[i] || st.Kind != KindReview || !ok {
+			continue
+		}
+		reviewers, _ := json.Marshal(st.Reviewers)
+		if payload := reviewTaskBytes + len(reviewers) + z.valueBound(j); payload > MaxStateBytes {
+			c.ds.errorf(st.Pos, RuleStateSize, "review %q: its Task's payload could reach %d bytes, over the %d bytes Step Functions allows a Task's input: it carries the reviewers (%d bytes of JSON) and the reviewed call's input",
+				st.ID, payload, MaxStateBytes, len(reviewers))
 		}
 	}
 	worst := worstPaths(g, c.start, slots)
@@ -215,6 +243,11 @@ func (z *sizer) resultBound(i int) (int, string) {
 // keptBound bounds the JSON of the member at names under an object schema,
 // its key included; ok is false where the schema leaves it unbounded.
 func keptBound(schema map[string]any, names []string) (int, bool) {
+	for k := range schema {
+		if !boundKeywords[k] && k != "$schema" && k != "$id" {
+			return 0, false
+		}
+	}
 	props, _ := schema["properties"].(map[string]any)
 	sub, _ := props[names[0]].(map[string]any)
 	if sub == nil {
@@ -229,31 +262,51 @@ func keptBound(schema map[string]any, names []string) (int, bool) {
 	return key + n, ok
 }
 
-// schemaBound bounds the JSON of any value a scalar schema admits: an
-// enum's longest value, a number, a boolean, or a string with maxLength
-// (each character at most 6 bytes escaped, RFC 8259 §7).
+// boundKeywords are the keywords schemaBound understands; a schema with
+// any other keyword (a $ref, a combinator, patternProperties, a condition,
+// an unevaluated- or dependent- keyword, a draft's own) is taken as
+// unbounded, since what it admits is not read here.
+var boundKeywords = map[string]bool{
+	"type": true, "enum": true, "maxLength": true, "minLength": true, "properties": true,
+	"additionalProperties": true, "required": true, "title": true, "description": true,
+	"format": true, "pattern": true, "$comment": true, "examples": true, "default": true,
+}
+
+// schemaBound bounds the JSON text of any value a schema admits, as Step
+// Functions holds it: a boolean or null, an enum of them, a string with
+// maxLength (each character at most 6 bytes escaped, RFC 8259 §7), or an
+// object that admits only its listed properties, each bounded. Numbers
+// are never bounded: JSON Schema's "integer" and ranges do not limit how
+// many digits a number is written with. A schema holding any keyword
+// outside boundKeywords is unbounded.
 func schemaBound(s map[string]any) (int, bool) {
+	for k := range s {
+		if !boundKeywords[k] {
+			return 0, false
+		}
+	}
 	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
 		longest := 0
 		for _, v := range enum {
-			b, _ := json.Marshal(v)
-			longest = max(longest, len(b))
+			switch v.(type) {
+			case bool, nil:
+				longest = max(longest, 5)
+			default:
+				return 0, false // strings and numbers have many spellings
+			}
 		}
 		return longest, true
 	}
 	switch s["type"] {
-	case "integer", "number":
-		return 24, true // the longest shortest form of a double
 	case "boolean":
 		return 5, true
 	case "null":
 		return 4, true
 	case "string":
-		if n, ok := s["maxLength"].(float64); ok {
-			return 6*int(n) + 2, true
+		if n, ok := schemaInt(s["maxLength"]); ok {
+			return 6*n + 2, true
 		}
 	case "object":
-		// Only the properties it lists, each bounded.
 		props, _ := s["properties"].(map[string]any)
 		if s["additionalProperties"] != false || len(props) == 0 {
 			return 0, false
@@ -268,6 +321,22 @@ func schemaBound(s map[string]any) (int, bool) {
 			total += 6*len(name) + 4 + n
 		}
 		return total, true
+	}
+	return 0, false
+}
+
+// schemaInt reads a non-negative whole number of a schema: a float64 from
+// encoding/json, or a json.Number from a Solution's value tree.
+func schemaInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case float64:
+		if x >= 0 && x <= 1<<30 && x == float64(int(x)) {
+			return int(x), true
+		}
+	case json.Number:
+		if n, err := x.Int64(); err == nil && n >= 0 && n <= 1<<30 {
+			return int(n), true
+		}
 	}
 	return 0, false
 }
@@ -300,7 +369,7 @@ func (z *sizer) valueBound(i int) int {
 // compiledBound is valueBound of a compiled value and its bindings.
 func (z *sizer) compiledBound(static any, uses []use) int {
 	lit, _ := json.Marshal(static)
-	n := len(lit)
+	n := len(lit) + numberSlack(static)
 	type path struct {
 		b      *binding
 		weight int
@@ -363,6 +432,28 @@ func (z *sizer) sourceBound(b *binding) int {
 		return n
 	case KindPass:
 		return z.passBound(j)
+	}
+	return 0
+}
+
+// numberSlack is what the literal numbers of a compiled value may grow by
+// once Step Functions writes them: each to at most numberBytes.
+func numberSlack(v any) int {
+	switch x := v.(type) {
+	case json.Number:
+		return max(0, numberBytes-len(x))
+	case map[string]any:
+		n := 0
+		for _, e := range x {
+			n += numberSlack(e)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range x {
+			n += numberSlack(e)
+		}
+		return n
 	}
 	return 0
 }
@@ -450,6 +541,11 @@ func pathBound(schema map[string]any, path string) (int, bool) {
 		return 0, false
 	}
 	for _, name := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+		for k := range schema {
+			if !boundKeywords[k] && k != "$schema" && k != "$id" {
+				return 0, false // e.g. a $ref or allOf could admit other members
+			}
+		}
 		props, _ := schema["properties"].(map[string]any)
 		if schema, _ = props[name].(map[string]any); schema == nil {
 			return 0, false
@@ -538,7 +634,11 @@ func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
 	first := write(&pathSet{written: make([]bool, len(byIndex))}, start)
 	sets[start] = []*pathSet{first}
 	queue := []*pathSet{first}
-	for len(queue) > 0 {
+	for explored := 0; len(queue) > 0; explored++ {
+		if explored == maxExplored {
+			sets = unionSets(g, start, slots, index, len(byIndex))
+			break
+		}
 		p := queue[0]
 		queue = queue[1:]
 		v := p.path[len(p.path)-1]
@@ -571,6 +671,52 @@ func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
 		worst[v] = w
 	}
 	return worst
+}
+
+// unionSets is the fallback of worstPaths: per step, one set holding every
+// slot any path from the start writes up to it (a dataflow fixed point),
+// with a shortest path to name.
+func unionSets(g *gate.Graph, start int, slots []*slot, index map[string]int, width int) [][]*pathSet {
+	n := len(g.Nodes)
+	written := make([][]bool, n)
+	paths := make([][]int, n)
+	mark := func(v int, from []bool) bool {
+		if written[v] == nil {
+			written[v] = make([]bool, width)
+		}
+		changed := false
+		for k, on := range from {
+			if on && !written[v][k] {
+				written[v][k], changed = true, true
+			}
+		}
+		if s := slots[v]; s != nil && !written[v][index[s.name]] {
+			written[v][index[s.name]], changed = true, true
+		}
+		return changed
+	}
+	mark(start, nil)
+	paths[start] = []int{start}
+	queue := []int{start}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, e := range g.Nodes[v].Next {
+			if paths[e.To] == nil {
+				paths[e.To] = append(slices.Clone(paths[v]), e.To)
+			}
+			if mark(e.To, written[v]) {
+				queue = append(queue, e.To)
+			}
+		}
+	}
+	sets := make([][]*pathSet, n)
+	for v := range written {
+		if written[v] != nil {
+			sets[v] = []*pathSet{{written: written[v], path: paths[v], merged: true}}
+		}
+	}
+	return sets
 }
 
 // addSet adds q to a step's sets unless one of them contains it, dropping

@@ -98,13 +98,15 @@ func TestStateSizeCountsALoopOnceAndBranchesApart(t *testing.T) {
 }
 
 // A value the output schema bounds counts at that bound: a boolean is 5
-// bytes however large the result may be; a kept integer field 24.
+// bytes however large the result may be. Numbers are never bounded (their
+// digits are not), nor strings without maxLength.
 func TestStateSizeUsesWhatTheOutputSchemaBounds(t *testing.T) {
-	var copies []string
-	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		copies = append(copies, k+`: "${steps.v.output.valid} and ${steps.f.output.status}"`)
-	}
-	src := sizeHead + `  - id: v
+	copies := func(binding string) string {
+		var fields []string
+		for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+			fields = append(fields, k+`: "`+binding+` and `+binding+`"`)
+		}
+		return sizeHead + `  - id: v
     tool: workflow-validator
     with: {solution: "x"}
     next: f
@@ -114,10 +116,14 @@ func TestStateSizeUsesWhatTheOutputSchemaBounds(t *testing.T) {
     keep: [status]
     next: copy
   - id: copy
-    pass: {` + strings.Join(copies, ", ") + `}
+    pass: {` + strings.Join(fields, ", ") + `}
 `
-	if errs := stateSizeErrors(t, src); len(errs) != 0 {
-		t.Fatalf("schema-bounded values copied eight times: %q", errs)
+	}
+	if errs := stateSizeErrors(t, copies("${steps.v.output.valid}")); len(errs) != 0 {
+		t.Fatalf("a boolean copied sixteen times: %q", errs)
+	}
+	if errs := stateSizeErrors(t, copies("${steps.f.output.status}")); len(errs) == 0 {
+		t.Fatal("an integer copied sixteen times at the output limit each: accepted")
 	}
 }
 

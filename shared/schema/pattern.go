@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func (r *run) limit(e *ecmaRegexp, got, reason string) {
 // "\z", "\pL") is accepted. RE2 matches in linear time, which is why it
 // goes first.
 func (p *patterns) compile(pattern string) (jsonschema.Regexp, error) {
-	if re, err := regexp.Compile(pattern); err == nil {
+	if re, err := regexp.Compile(pattern); err == nil && re2Small(pattern) {
 		if !p.sealed {
 			p.re2++
 		}
@@ -170,6 +171,23 @@ func (p *patterns) compile(pattern string) (jsonschema.Regexp, error) {
 		p.ecma = append(p.ecma, e)
 	}
 	return e, nil
+}
+
+// maxRE2Insts bounds the program of a pattern RE2 runs: RE2 is linear in
+// the input times the program's size, and a counted repetition of Unicode
+// classes ("(\pL|\pN){1000}") makes a program large enough to take
+// seconds per string, with no timeout. Larger programs go to the bounded
+// ECMA-262 engine.
+const maxRE2Insts = 2000
+
+// re2Small reports whether RE2's program for pattern is within maxRE2Insts.
+func re2Small(pattern string) bool {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	return err == nil && len(prog.Inst) <= maxRE2Insts
 }
 
 // compileECMA compiles an ECMA-262 pattern with regexp2, bounded by

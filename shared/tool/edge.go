@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 
@@ -25,17 +26,32 @@ func Edge(err error) error {
 	return messages.InvokeResponse_Error{Type: string(te.Code), Message: CapMessage(msg)}
 }
 
-// CapMessage cuts an error message to at most MaxMessageBytes at a
-// character boundary, ending it with "..." when cut: the state data keeps
-// a Task's error message, and the resolver bounds the state with
-// MaxMessageBytes (docs/solutions.md, "State size").
+// CapMessage cuts an error message so that its JSON string, as
+// aws-lambda-go writes it (encoding/json, with \u003c for "<" and the
+// like), is at most MaxMessageBytes, at a character boundary and ending
+// in "..." when cut: the state data keeps a Task's error message, and the
+// resolver bounds the state with MaxMessageBytes (docs/solutions.md,
+// "State size").
 func CapMessage(msg string) string {
-	if len(msg) <= MaxMessageBytes {
+	if jsonLen(msg) <= MaxMessageBytes {
 		return msg
 	}
-	cut := MaxMessageBytes - 3
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
+	// Each character takes 1 to 12 bytes in JSON ("\ud83d\ude00" at
+	// most); cut at the last boundary that fits.
+	n, cut := 2+3, 0 // the quotes and "..."
+	for i, r := range msg {
+		w := jsonLen(string(r)) - 2
+		if n+w > MaxMessageBytes {
+			break
+		}
+		n += w
+		cut = i + utf8.RuneLen(r)
 	}
 	return msg[:cut] + "..."
+}
+
+// jsonLen is the length of s as a JSON string written by encoding/json.
+func jsonLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b)
 }

@@ -71,4 +71,8 @@ func TestCapMessageCutsAtACharacterBoundary(t *testing.T) {
 	if CapMessage("short") != "short" {
 		t.Fatal("a short message changed")
 	}
+	// "<" is six bytes in aws-lambda-go's JSON: the cap counts them so.
+	if got := CapMessage(strings.Repeat("<", MaxMessageBytes)); jsonLen(got) > MaxMessageBytes || !strings.HasSuffix(got, "...") {
+		t.Fatalf("%d bytes of JSON", jsonLen(got))
+	}
 }

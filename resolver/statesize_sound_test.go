@@ -1,0 +1,181 @@
+package resolver
+
+// What the state-size bound must hold against: inputs that once got a
+// state past 256 KiB through check, and checks that once took too long.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hasError reports whether src has an error diagnostic of rule.
+func hasError(t *testing.T, src, rule string) bool {
+	t.Helper()
+	for _, d := range compileString(t, src).Diagnostics {
+		if d.Severity == SeverityError && d.Rule == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// nineCopies is a Solution whose pass step copies ${input.PATH} nine times.
+func nineCopies(input, path string) string {
+	var f []string
+	for _, k := range "abcdefghi" {
+		f = append(f, fmt.Sprintf(`%c: "${input.%s}"`, k, path))
+	}
+	return "solution: t\nversion: 1\n" + input + "steps:\n  - id: copy\n    pass: {" + strings.Join(f, ", ") + "}\n"
+}
+
+// schemaBound bounds an object with additionalProperties: false by
+// its properties, ignoring patternProperties, which admit more members of
+// any size. Input {"n": {"a": true, "x": "<32 000 bytes>"}} passes the
+// recorded schema and the size check; the state after copy is ~320 KB.
+func TestStateSizeDoesNotTrustPatternProperties(t *testing.T) {
+	src := nineCopies("input:\n  type: object\n  properties:\n    n: {type: object, additionalProperties: false, properties: {a: {type: boolean}}, patternProperties: {\"^x\": {}}}\n", "n")
+	if !hasError(t, src, RuleStateSize) {
+		t.Fatal("check accepts nine copies of an object whose patternProperties admit any value")
+	}
+}
+
+// under draft-07 (and draft-04/06), keywords beside "$ref" are ignored
+// by the validator, but pathBound/schemaBound read them.
+func TestStateSizeDoesNotTrustKeywordsBesideRef(t *testing.T) {
+	src := nineCopies("input:\n  $schema: \"http://json-schema.org/draft-07/schema#\"\n  type: object\n  definitions: {any: {}}\n  properties:\n    n: {$ref: \"#/definitions/any\", type: boolean}\n", "n")
+	if !hasError(t, src, RuleStateSize) {
+		t.Fatal("check accepts nine copies of a draft-07 value whose type: boolean the validator ignores")
+	}
+}
+
+// [0] and [00] name the same element (Jayway JsonPath parses the index
+// as an integer), but disjointPaths treats them as disjoint paths, so nine
+// copies of one element count as one.
+func TestBindingIndexesHaveNoLeadingZeros(t *testing.T) {
+	src := "solution: t\nversion: 1\nsteps:\n  - id: copy\n    pass: {a: \"${input.l[0]}\", b: \"${input.l[00]}\", c: \"${input.l[000]}\", d: \"${input.l[0000]}\", e: \"${input.l[00000]}\", f: \"${input.l[000000]}\", g: \"${input.l[0000000]}\", h: \"${input.l[00000000]}\", i: \"${input.l[000000000]}\"}\n"
+	if !hasError(t, src, RuleStateSize) && !hasError(t, src, RuleBinding) {
+		t.Fatal("check accepts nine copies of ${input.l[0]} spelled with leading zeros")
+	}
+}
+
+// the review Task's payload is never bounded: 100 reviewers of 2 048
+// characters of '"' make a 408 KB payload.
+func TestStateSizeBoundsTheReviewTasksPayload(t *testing.T) {
+	revs := make([]string, 100)
+	for i := range revs {
+		revs[i] = "arn:aws:iam::1:role/" + strings.Repeat(`"`, 2048-20)
+	}
+	sol := map[string]any{"solution": "revs", "version": 1, "steps": []any{
+		map[string]any{"id": "approve", "review": map[string]any{"of": "send", "reviewers": revs}, "on_approve": "send"},
+		map[string]any{"id": "send", "tool": "send-email", "with": map[string]any{"to": []string{"team@example.com"}, "subject": "s", "text": "t"}},
+	}}
+	src, _ := json.Marshal(sol)
+	res := Compile("t.json", src, Options{})
+	for _, d := range res.Diagnostics {
+		if d.Severity == SeverityError {
+			return
+		}
+	}
+	t.Fatal("check accepts a review Task whose payload is over 256 KiB")
+}
+
+// envelopeBytes (12 KiB) is said to cover the keep list, but 64 keep
+// paths of 256 bytes are 16.6 KB alone; with the input bound at its limit
+// the real Task payload is ~266 KB.
+func TestStateSizeCountsTheKeepListInThePayload(t *testing.T) {
+	keep := make([]string, 64)
+	for i := range keep {
+		keep[i] = fmt.Sprintf("data.k%02d_", i) + strings.Repeat("a", 256-9)
+	}
+	sol := map[string]any{"solution": "keeppay", "version": 1,
+		"policy": map[string]any{"fetch_hosts": []string{"api.example.com"}, "input_limit_bytes": 131072},
+		"steps": []any{map[string]any{"id": "f", "tool": "structured-data-fetch",
+			"with": map[string]any{"url": "${input.u}", "select": "/" + strings.Repeat("a", 118000)},
+			"keep": keep, "output_limit_bytes": 100, "on_error": "end"}}}
+	src, _ := json.Marshal(sol)
+	for _, d := range Compile("t.json", src, Options{}).Diagnostics {
+		if d.Rule == RuleStateSize {
+			return
+		}
+	}
+	t.Fatal("check accepts a Task payload of ~266 KB (keep list 16.6 KB > envelopeBytes)")
+}
+
+// InputSize measures invalid UTF-8 bytes as one byte each; the SDK
+// sends each as \ufffd, so Step Functions holds three bytes per byte.
+func TestInputCheckRefusesInvalidUTF8(t *testing.T) {
+	in := append(append([]byte(`{"s":"`), bytes.Repeat([]byte{0xff}, 30000)...), `"}`...)
+	r := &InputRecord{LimitBytes: 32768}
+	if err := r.Check(in); err == nil {
+		t.Fatal("toolgate run's check accepts a 30 KB input that reaches Step Functions as 90 KB")
+	}
+}
+
+// the state-size analysis is slow and memory-hungry on a Solution of
+// 1 000 choice diamonds (174 KB, under workflow-validator's 196 608-byte
+// input limit): ~29 s and ~2.2 GB RSS; the validator and publish functions
+// have 512 MB and 30 s.
+func TestStateSizeOfManyDiamondsIsQuick(t *testing.T) {
+	var steps []any
+	n := 600
+	for i := 0; i < n; i++ {
+		next := "end"
+		if i+1 < n {
+			next = fmt.Sprintf("c%d", i+1)
+		}
+		steps = append(steps,
+			map[string]any{"id": fmt.Sprintf("c%d", i), "choice": []any{map[string]any{"when": map[string]any{"value": "${input.x}", "equals": 1}, "next": fmt.Sprintf("a%d", i)}}, "default": fmt.Sprintf("b%d", i)},
+			map[string]any{"id": fmt.Sprintf("a%d", i), "pass": map[string]any{}, "next": next},
+			map[string]any{"id": fmt.Sprintf("b%d", i), "pass": map[string]any{}, "next": next})
+	}
+	src, _ := json.Marshal(map[string]any{"solution": "dia", "version": 1, "steps": steps})
+	start := time.Now()
+	Compile("t.json", src, Options{})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("check of a %d-byte Solution took %v", len(src), d)
+	}
+}
+
+// the run input check bounds only ECMA-262 matches; a pattern RE2
+// accepts runs without any bound: 20 patterns (an 897-byte schema) take
+// ~21 s on a 32 KB string.
+func TestInputCheckBoundsLargeRE2Patterns(t *testing.T) {
+	var all []any
+	for i := 0; i < 20; i++ {
+		all = append(all, map[string]any{"pattern": fmt.Sprintf(`(\pL|\pN|\pP|\pS){1000}%d`, i)})
+	}
+	sch, _ := json.Marshal(map[string]any{"type": "string", "allOf": all})
+	r := &InputRecord{LimitBytes: 131072, Schema: sch}
+	in, _ := json.Marshal(strings.Repeat("ab", 16000))
+	start := time.Now()
+	r.Check(in)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("one input check took %v", d)
+	}
+}
+
+
+// literal numbers are measured as written, but Step Functions holds
+// its own serialization of the parsed double (1e3 -> 1000 in JavaScript,
+// 1000.0 in Java): 58 000 x 1e3 pass the bound at 232 KB and are 290 KB
+// on the project's own local Step Functions.
+func TestStateSizeMeasuresNumbersAsStepFunctionsMayWriteThem(t *testing.T) {
+	src := "solution: nums\nversion: 1\npolicy: {input_limit_bytes: 1}\nsteps:\n  - id: a\n    pass: {x: [" + strings.TrimSuffix(strings.Repeat("1e3,", 58000), ",") + "]}\n"
+	if !hasError(t, src, RuleStateSize) {
+		t.Fatal("check accepts a pass step whose 58 000 numbers are 290 KB once Step Functions writes them")
+	}
+}
+
+// a Solution's input schema with maxLength never
+// bounds a binding (plain() gives json.Number, schemaBound wants float64),
+// so nine copies of a 5-character string are refused.
+func TestStateSizeUsesTheInputSchemasMaxLength(t *testing.T) {
+	src := nineCopies("input:\n  type: object\n  properties:\n    n: {type: string, maxLength: 5}\n", "n")
+	if hasError(t, src, RuleStateSize) {
+		t.Fatal("nine copies of a string of at most 5 characters are refused as [state-size]")
+	}
+}
