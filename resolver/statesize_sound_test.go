@@ -158,7 +158,6 @@ func TestInputCheckBoundsLargeRE2Patterns(t *testing.T) {
 	}
 }
 
-
 // literal numbers are measured as written, but Step Functions holds
 // its own serialization of the parsed double (1e3 -> 1000 in JavaScript,
 // 1000.0 in Java): 58 000 x 1e3 pass the bound at 232 KB and are 290 KB
