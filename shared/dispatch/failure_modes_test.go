@@ -106,17 +106,7 @@ func TestToolGetsTheInputThatWasValidated(t *testing.T) {
 // sandbox.
 func TestToolIgnoringItsDeadlineEndsBeforeLambdas(t *testing.T) {
 	e := newEnv(t)
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
-		// Ignores ctx: returns once the test has ended, or after
-		// orderingTimeout should Handle wait for it.
-		select {
-		case <-release:
-		case <-time.After(orderingTimeout):
-		}
-		return json.RawMessage(`{"text":"late"}`), nil
-	})
+	d := e.dispatcher(t, "test-echo", ignoresContext(t))
 	// The Lambda deadline is a context deadline, on the real clock.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -909,5 +899,20 @@ func TestLateFinishRecordsItsOwnEntry(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "1:SUCCEEDED 2:IN_PROGRESS" {
 		t.Fatalf("rows %v", got)
+	}
+}
+
+// ignoresContext is a test-echo tool that ignores its context: it returns
+// once the test has ended, or after orderingTimeout should Handle wait
+// for it.
+func ignoresContext(t *testing.T) toolcall.Func {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	return func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+		select {
+		case <-release:
+		case <-time.After(orderingTimeout):
+		}
+		return json.RawMessage(`{"text":"late"}`), nil
 	}
 }

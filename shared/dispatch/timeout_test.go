@@ -56,15 +56,7 @@ func TestStepTimeoutEndsTheToolBeforeTheFunctionsDeadline(t *testing.T) {
 // timeout and the grace either.
 func TestStepTimeoutBoundsAToolThatIgnoresItsContext(t *testing.T) {
 	e := newEnv(t)
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
-		select {
-		case <-release:
-		case <-time.After(orderingTimeout):
-		}
-		return json.RawMessage(`{"text":"late"}`), nil
-	})
+	d := e.dispatcher(t, "test-echo", ignoresContext(t))
 	_, err := d.Handle(context.Background(), withTimeout(t, envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"x"}`), 1))
 	if codeOf(t, err) != string(tool.Timeout) || !strings.Contains(err.Error(), "timeout_seconds, 1 s") {
 		t.Fatalf("Handle: %v, want TOOL_TIMEOUT naming the step's timeout_seconds", err)
