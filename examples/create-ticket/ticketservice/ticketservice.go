@@ -26,6 +26,7 @@ type Service struct {
 	tickets []Ticket
 	byKey   map[string]int
 	fail    []int // statuses the next requests answer, first first
+	lose    int   // the next requests that store their ticket and answer 503
 }
 
 // New returns an empty service.
@@ -37,6 +38,15 @@ func (s *Service) FailNext(statuses ...int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail = append(s.fail, statuses...)
+}
+
+// LoseNextAnswer makes the next POST store its ticket and answer 503, as
+// if the answer were lost on its way back: a retry under the same key
+// must find that ticket.
+func (s *Service) LoseNextAnswer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lose++
 }
 
 // Tickets returns the stored tickets in creation order.
@@ -82,6 +92,11 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.ID, t.Key = fmt.Sprintf("T-%d", len(s.tickets)+1), key
 	s.byKey[key] = len(s.tickets)
 	s.tickets = append(s.tickets, t)
+	if s.lose > 0 {
+		s.lose--
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	w.WriteHeader(http.StatusCreated)
 	json.NewEncoder(w).Encode(t)
 }
