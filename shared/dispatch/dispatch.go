@@ -28,8 +28,14 @@ const (
 // Config tunes a Dispatcher. Zero fields take the defaults in their comments.
 type Config struct {
 	// Tool is the name of the function's own tool; envelopes for another
-	// tool are refused.
+	// tool are refused. Empty when Platform is set.
 	Tool string
+	// Platform makes the dispatcher the platform tools' proxy
+	// (functions/lambda-tool, docs/tools.md "Platform tools"): it serves
+	// any tool of the run's pinned toolset whose pinned entry names a
+	// function (toolset.Tool.Platform), and refuses every other tool, the
+	// catalog's included, with TOOL_PERMISSION_DENIED. Tool must be empty.
+	Platform bool
 	// Lease is how long a claim keeps other attempts out; default: the
 	// function timeout plus DefaultLeaseMargin.
 	Lease time.Duration
@@ -50,7 +56,10 @@ type Config struct {
 
 // Validate fills defaults and checks ranges.
 func (c *Config) Validate() error {
-	if c.Tool == "" {
+	switch {
+	case c.Platform && c.Tool != "":
+		return errors.New("dispatch config: a Platform dispatcher serves the pinned platform tools, so Tool must be empty")
+	case !c.Platform && c.Tool == "":
 		return errors.New("dispatch config: Tool is required")
 	}
 	if c.FunctionTimeout == 0 {
@@ -77,7 +86,8 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Dispatcher runs one tool under the contract.
+// Dispatcher runs one tool (or, with Config.Platform, every platform
+// tool) under the contract.
 type Dispatcher struct {
 	cfg      Config
 	store    *ledger.Store

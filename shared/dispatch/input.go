@@ -14,7 +14,7 @@ import (
 // load finds the pinned toolset and the tool's contract in it.
 func (inv *invocation) load(ctx context.Context) error {
 	d, env := inv.d, inv.env
-	if env.Tool != d.cfg.Tool {
+	if !d.cfg.Platform && env.Tool != d.cfg.Tool {
 		return tool.Errorf(tool.PermissionDenied, "this function runs %s, not %s", d.cfg.Tool, env.Tool)
 	}
 	ts, err := d.toolset(ctx, env.ToolsetID)
@@ -24,6 +24,12 @@ func (inv *invocation) load(ctx context.Context) error {
 	pinned, ok := ts.Tools[env.Tool]
 	if !ok {
 		return tool.Errorf(tool.PermissionDenied, "tool %s is not in toolset %s", env.Tool, env.ToolsetID)
+	}
+	if d.cfg.Platform && !pinned.Platform() {
+		// The proxy runs only what the toolset pins as a platform tool: a
+		// catalog tool has its own function, and a tool without a function
+		// is run by none.
+		return tool.Errorf(tool.PermissionDenied, "tool %s is not a platform tool of toolset %s (it names no function), so the platform tools' proxy does not run it", env.Tool, env.ToolsetID)
 	}
 	inv.ts, inv.pinned = ts, pinned
 	return nil

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"time"
@@ -27,9 +28,10 @@ const (
 	EnvLambdaMemory   = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"   // set by Lambda
 )
 
-// ConfigFromEnv reads a tool function's dispatcher configuration.
+// ConfigFromEnv reads a tool function's dispatcher configuration. An
+// empty name is the platform tools' proxy's (Config.Platform).
 func ConfigFromEnv(name string, getenv func(string) string) (Config, string, error) {
-	cfg := Config{Tool: name}
+	cfg := Config{Tool: name, Platform: name == ""}
 	table := getenv(EnvTable)
 	if table == "" {
 		return cfg, "", fmt.Errorf("%s is not set", EnvTable)
@@ -78,7 +80,19 @@ func ConfigFromEnv(name string, getenv func(string) string) (Config, string, err
 // Lambda runtime with the dispatcher. A bad configuration stops the
 // function with one log line.
 func Main(name string, run toolcall.Func) {
-	log := coldstart.Logger()
+	serve(coldstart.Logger(), name, run)
+}
+
+// PlatformMain is the platform tools' proxy's main (functions/lambda-tool):
+// Main with Config.Platform, so that the dispatcher serves every platform
+// tool of the run's pinned toolset, and run is called for each. log is the
+// logger main built run's clients with.
+func PlatformMain(log *slog.Logger, run toolcall.Func) {
+	serve(log, "", run)
+}
+
+// serve is Main for the function's own tool name, "" for the proxy.
+func serve(log *slog.Logger, name string, run toolcall.Func) {
 	cfg, table, err := ConfigFromEnv(name, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))

@@ -31,14 +31,85 @@ type Tool struct {
 	// ReviewRequired is the catalog's value or the Solution's
 	// policy.review_before; a Solution can add a tool, never remove one.
 	ReviewRequired bool `json:"review_required"`
+
+	// The members below are pinned for platform tools only (a tool that is
+	// not in the catalog: any Lambda function, run through toolgate's
+	// proxy, docs/toolsets.md). They are omitted when empty, so a toolset
+	// of catalog tools has the content, and the id, it always had.
+
+	// Function is the platform tool's Lambda function as the toolset file
+	// names it: a placeholder "${Function<CamelCase>}" (FunctionPattern),
+	// which publishing replaces with the ARN the stage's SSM parameter
+	// ToolFunctionParam holds, or a Lambda function ARN (LambdaARNPattern).
+	// It is pinned as written, not as resolved: the id is then the same in
+	// every stage and can be computed offline from the file.
+	Function string `json:"function,omitempty"`
+	// TimeoutSeconds is the platform tool function's timeout, in seconds
+	// (1..900, Lambda's maximum): a step's timeout_seconds is at most this,
+	// and its Task waits this plus catalog.TaskTimeoutMargin.
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+	// Retry is the platform tool's default retry for its steps (the
+	// Solution grammar's units; nil: one attempt). More than one attempt of
+	// a tool that does not honour idempotency keys needs
+	// TolerateDuplicates.
+	Retry *catalog.Retry `json:"retry,omitempty"`
+	// TolerateDuplicates is the platform team's consent that the tool's
+	// steps may retry it although it does not honour idempotency keys.
+	TolerateDuplicates bool `json:"tolerate_duplicates,omitempty"`
+}
+
+// Platform reports whether the pinned tool is a platform tool: one that
+// names its own Lambda function.
+func (t *Tool) Platform() bool { return t.Function != "" }
+
+// FunctionPattern is the shape of a platform tool's function placeholder:
+// "${Function" and letters and digits, as CloudFormation's
+// DefinitionSubstitutions keys are.
+var FunctionPattern = regexp.MustCompile(`^\$\{(Function[A-Z][A-Za-z0-9]{0,62})\}$`)
+
+// LambdaARNPattern is the shape of a Lambda function ARN a platform tool
+// may name instead of a placeholder: partition, region, account, name and
+// an optional version or alias qualifier (the Lambda API's FunctionName
+// pattern; at most 140 characters).
+var LambdaARNPattern = regexp.MustCompile(`^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:\d{12}:function:[a-zA-Z0-9-_]{1,64}(:(\$LATEST|[a-zA-Z0-9-_]{1,128}))?$`)
+
+// ToolFunctionParam names the SSM parameter under /toolgate/<stage>/ that
+// holds the ARN of a platform tool's function placeholder key
+// ("FunctionCreateTicket"): a namespace apart from toolgate's own
+// functions', so that no placeholder a team writes can resolve to one of
+// them.
+func ToolFunctionParam(stage, key string) string {
+	return fmt.Sprintf("/toolgate/%s/tool-function/%s/arn", stage, key)
 }
 
 // Toolset is the pinned list of tools (by name) and the http tool's
-// allowed hosts, in the canonical form of package hostlist.
+// allowed hosts, in the canonical form of package hostlist. A registered
+// toolset (a toolset file, docs/toolsets.md) also carries its name, the
+// toolset it is derived from and the Solutions its runs may start; a
+// toolset a Solution derives from the catalog has none of them, and they
+// are left out of its content.
 type Toolset struct {
-	ID         string          `json:"id"`
+	ID string `json:"id"`
+	// Name is the toolset file's toolset: ([a-z][a-z0-9-]{0,49}).
+	Name string `json:"name,omitempty"`
+	// Base is the id of the registered toolset this one is derived from:
+	// the same tools, policies no weaker, other workflows.
+	Base       string          `json:"base,omitempty"`
 	Tools      map[string]Tool `json:"tools"`
 	FetchHosts []string        `json:"fetch_hosts"`
+	// Workflows names the Solutions runs of this toolset may start
+	// (a workflow: step), sorted and unique.
+	Workflows []string `json:"workflows,omitempty"`
+}
+
+// content is what a toolset's id is the digest of: the toolset without
+// its id.
+type content struct {
+	Name       string          `json:"name,omitempty"`
+	Base       string          `json:"base,omitempty"`
+	Tools      map[string]Tool `json:"tools"`
+	FetchHosts []string        `json:"fetch_hosts"`
+	Workflows  []string        `json:"workflows,omitempty"`
 }
 
 // IDPattern is the shape of a toolset id.
@@ -79,10 +150,7 @@ func FromCatalog(c *catalog.Catalog, names, reviewBefore, fetchHosts []string) (
 // Canonical returns the RFC 8785 form of the toolset without its id: the
 // bytes the id is the digest of.
 func (ts *Toolset) Canonical() ([]byte, error) {
-	body := struct {
-		Tools      map[string]Tool `json:"tools"`
-		FetchHosts []string        `json:"fetch_hosts"`
-	}{ts.Tools, ts.FetchHosts}
+	body := content{Name: ts.Name, Base: ts.Base, Tools: ts.Tools, FetchHosts: ts.FetchHosts, Workflows: ts.Workflows}
 	if body.FetchHosts == nil {
 		body.FetchHosts = []string{}
 	}
@@ -159,14 +227,11 @@ func Parse(data []byte) (*Toolset, error) {
 func ParseStored(id string, body []byte) (*Toolset, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	var content struct {
-		Tools      map[string]Tool `json:"tools"`
-		FetchHosts []string        `json:"fetch_hosts"`
-	}
-	if err := dec.Decode(&content); err != nil {
+	var c content
+	if err := dec.Decode(&c); err != nil {
 		return nil, refuse(id, RuleFormat, "the stored body does not decode: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	ts := &Toolset{ID: id, Tools: content.Tools, FetchHosts: content.FetchHosts}
+	ts := &Toolset{ID: id, Name: c.Name, Base: c.Base, Tools: c.Tools, FetchHosts: c.FetchHosts, Workflows: c.Workflows}
 	canonical, err := ts.Canonical()
 	if err != nil {
 		return nil, refuse(id, RuleFormat, "%v", err)
@@ -289,7 +354,28 @@ const (
 	// RuleFetchHosts: fetch_hosts are not canonical host list entries
 	// (package hostlist), sorted and unique.
 	RuleFetchHosts = "toolset-fetch-hosts"
+	// RulePlatformTool: a tool the catalog does not know names no function
+	// (or a malformed one), or has a timeout, policy or retry outside the
+	// tool contract; or a catalog tool carries a platform tool's members.
+	RulePlatformTool = "toolset-platform-tool"
+	// RuleRetry: a tool that does not honour idempotency keys is pinned
+	// with more than one attempt and without tolerate_duplicates.
+	RuleRetry = "toolset-retry"
+	// RuleHeader: name, base or workflows are malformed (names must match
+	// NamePattern, workflows be sorted and unique, base be a toolset id).
+	RuleHeader = "toolset-header"
 )
+
+// NamePattern is the shape of a toolset's name and of the Solutions in
+// its workflows (a Solution's name, docs/solutions.md).
+var NamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
+
+// ToolNamePattern is the shape of a tool's name (the catalog's).
+var ToolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+
+// MaxAttempts bounds a pinned retry: ten attempts, the first included
+// (docs/design.md, "The tool contract").
+const MaxAttempts = 10
 
 // RefusedLogMessage is the "msg" of the one JSON log line a function writes
 // when it refuses a toolset it loaded (with "toolset_id" and "rule"); the
@@ -328,6 +414,9 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 	if want != ts.ID {
 		return refuse(RuleDigest, "the content digests to %s, not to its id", want)
 	}
+	if err := ts.checkHeader(); err != nil {
+		return err
+	}
 	if err := ts.CheckAgainst(c); err != nil {
 		return err
 	}
@@ -356,22 +445,91 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 	return nil
 }
 
+// checkHeader refuses a malformed name, base or workflows list
+// (RuleHeader).
+func (ts *Toolset) checkHeader() error {
+	switch {
+	case ts.Name != "" && !NamePattern.MatchString(ts.Name):
+		return refuse(ts.ID, RuleHeader, "the name %.60q does not match %s", ts.Name, NamePattern)
+	case ts.Base != "" && !IDPattern.MatchString(ts.Base):
+		return refuse(ts.ID, RuleHeader, "the base %.60q is not a toolset id", ts.Base)
+	case ts.Base == ts.ID && ts.Base != "":
+		return refuse(ts.ID, RuleHeader, "the toolset is its own base")
+	}
+	for i, w := range ts.Workflows {
+		if !NamePattern.MatchString(w) {
+			return refuse(ts.ID, RuleHeader, "workflow %.60q is not a Solution name (%s)", w, NamePattern)
+		}
+		if i > 0 && ts.Workflows[i-1] >= w {
+			return refuse(ts.ID, RuleHeader, "workflows are not sorted and unique")
+		}
+	}
+	return nil
+}
+
+// checkPlatform is the registration check of one platform tool (a tool
+// the catalog does not know): a tool name, a function placeholder or
+// Lambda ARN, a timeout of 1..900 seconds, a known policy, a retry within
+// the tool contract, and more than one attempt of a tool that does not
+// honour idempotency keys only with tolerate_duplicates (RuleRetry).
+func checkPlatform(id, name string, t *Tool) error {
+	refuse := func(rule, format string, a ...any) error { return refuse(id, rule, format, a...) }
+	switch {
+	case !ToolNamePattern.MatchString(name):
+		return refuse(RulePlatformTool, "tool name %.60q does not match %s", name, ToolNamePattern)
+	case t.Function == "":
+		return refuse(RulePlatformTool, "tool %s is not in the catalog and names no function, but has a platform tool's members: a platform tool names its Lambda function", name)
+	case !FunctionPattern.MatchString(t.Function) && !LambdaARNPattern.MatchString(t.Function):
+		return refuse(RulePlatformTool, "tool %s: function %.80q is neither a placeholder ${Function<Name>} nor a Lambda function ARN", name, t.Function)
+	case t.TimeoutSeconds < 1 || t.TimeoutSeconds > catalog.MaxFunctionTimeout:
+		return refuse(RulePlatformTool, "tool %s: timeout_seconds %d is outside 1..%d (Lambda's longest function timeout)", name, t.TimeoutSeconds, catalog.MaxFunctionTimeout)
+	case t.Policy != catalog.AtLeastOnce && t.Policy != catalog.AtMostOnce:
+		return refuse(RulePlatformTool, "tool %s: policy %.40q is not at_least_once or at_most_once", name, t.Policy)
+	}
+	if r := t.Retry; r != nil {
+		switch {
+		case r.MaxAttempts < 1 || r.MaxAttempts > MaxAttempts:
+			return refuse(RulePlatformTool, "tool %s: retry.max_attempts %d is outside 1..%d", name, r.MaxAttempts, MaxAttempts)
+		case r.IntervalSeconds < 1 || r.IntervalSeconds > 99_999_999:
+			return refuse(RulePlatformTool, "tool %s: retry.interval_seconds %d is outside 1..99999999", name, r.IntervalSeconds)
+		case r.BackoffRate < 1 || r.BackoffRate > 1000:
+			return refuse(RulePlatformTool, "tool %s: retry.backoff_rate %v is outside 1.0..1000", name, r.BackoffRate)
+		case !t.Idempotent && r.MaxAttempts > 1 && !t.TolerateDuplicates:
+			return refuse(RuleRetry, "tool %s does not honour idempotency keys, so retry.max_attempts %d could repeat its effect, and tolerate_duplicates is not set", name, r.MaxAttempts)
+		}
+	}
+	return nil
+}
+
 // CheckAgainst refuses, with a *Refusal, a toolset that weakens catalog c's
 // contract for a tool it admits: a tool the catalog gates must stay
 // review_required (RuleReviewRequired), an at_most_once tool must stay
 // at_most_once (RulePolicy), and a tool that does not honour idempotency
-// keys cannot be pinned as one that does (RuleIdempotent). A Solution can
-// add a review, never remove one (docs/solutions.md). Tools the catalog
-// does not know are left alone: no function runs them (a function runs
-// only its own catalog tool). Tools are checked in name order, so the
-// same toolset is always refused for the same rule.
+// keys cannot be pinned as one that does (RuleIdempotent), and a catalog
+// tool never names a function (RulePlatformTool). A Solution can add a
+// review, never remove one (docs/solutions.md). A tool the catalog does
+// not know that has a platform tool's members must be a well-formed
+// platform tool (checkPlatform); one without them is left alone, as no
+// function runs it (a function runs only its own catalog tool, and the
+// platform tools' proxy only a tool that names a function). Tools are
+// checked in name order, so the same toolset is always refused for the
+// same rule.
 func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
 	refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
 		t := ts.Tools[name]
 		want, ok := c.Lookup(name)
 		if !ok {
+			if t.Function == "" && t.TimeoutSeconds == 0 && t.Retry == nil && !t.TolerateDuplicates {
+				continue // no function runs it: a function runs only its own catalog tool
+			}
+			if err := checkPlatform(ts.ID, name, &t); err != nil {
+				return err
+			}
 			continue
+		}
+		if t.Function != "" || t.TimeoutSeconds != 0 || t.Retry != nil || t.TolerateDuplicates {
+			return refuse(RulePlatformTool, "it pins the catalog tool %s with function, timeout_seconds, retry or tolerate_duplicates, which only a platform tool has", name)
 		}
 		switch {
 		case want.ReviewRequired && !t.ReviewRequired:

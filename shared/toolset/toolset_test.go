@@ -202,12 +202,14 @@ func TestVerifyRefusesEachRule(t *testing.T) {
 	}
 }
 
-// A tool the catalog does not know is left alone (no function runs it),
-// and adding a review to a tool the catalog does not gate is allowed.
+// A platform tool (one the catalog does not know, naming its function) is
+// admitted, and adding a review to a tool the catalog does not gate is
+// allowed.
 func TestVerifyAllowsStricterToolsets(t *testing.T) {
 	c := catalog.Default()
 	ts := mustBuild(t, c, []string{"structured-data-fetch", "workflow-validator"}, []string{"structured-data-fetch", "workflow-validator"}, nil)
-	ts.Tools["not-in-catalog"] = Tool{InputSchema: json.RawMessage(`{}`), OutputSchema: json.RawMessage(`{}`), Policy: catalog.AtLeastOnce}
+	ts.Tools["not-in-catalog"] = Tool{InputSchema: json.RawMessage(`{}`), OutputSchema: json.RawMessage(`{}`), Policy: catalog.AtLeastOnce,
+		Function: "${FunctionNotInCatalog}", TimeoutSeconds: 30}
 	var err error
 	if ts.ID, err = ts.ComputeID(); err != nil {
 		t.Fatal(err)
@@ -345,5 +347,95 @@ func TestParseRefusesMembersItDoesNotShow(t *testing.T) {
 		if !errors.As(err, &ref) {
 			t.Errorf("%s: %v, want a refusal", name, err)
 		}
+	}
+}
+
+// platformToolset is a toolset with one platform tool, as a toolset file
+// pins it, changed by edit before its id is computed.
+func platformToolset(t *testing.T, edit func(ts *Toolset, pt *Tool)) *Toolset {
+	t.Helper()
+	ts := mustBuild(t, catalog.Default(), []string{"send-email"}, nil, nil)
+	pt := Tool{Description: "Create a ticket.", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`),
+		Idempotent: true, Policy: catalog.AtLeastOnce, Function: "${FunctionCreateTicket}", TimeoutSeconds: 30,
+		Retry: &catalog.Retry{MaxAttempts: 3, IntervalSeconds: 2, BackoffRate: 2}}
+	ts.Name, ts.Workflows = "support-desk", []string{"weekly-digest"}
+	if edit != nil {
+		edit(ts, &pt)
+	}
+	ts.Tools["create-ticket"] = pt
+	var err error
+	if ts.ID, err = ts.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// The registration check of platform tools and of a registered toolset's
+// name, base and workflows.
+func TestVerifyPlatformTools(t *testing.T) {
+	if err := platformToolset(t, nil).Verify(catalog.Default()); err != nil {
+		t.Fatalf("a well-formed platform tool: %v", err)
+	}
+	arn := platformToolset(t, func(_ *Toolset, pt *Tool) {
+		pt.Function = "arn:aws:lambda:eu-west-1:123456789012:function:create-ticket:live"
+	})
+	if err := arn.Verify(catalog.Default()); err != nil {
+		t.Fatalf("a function ARN: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(ts *Toolset, pt *Tool)
+		rule string
+	}{
+		{"timeout but no function", func(_ *Toolset, pt *Tool) { pt.Function = "" }, RulePlatformTool},
+		{"function not a placeholder", func(_ *Toolset, pt *Tool) { pt.Function = "create-ticket" }, RulePlatformTool},
+		{"placeholder with a dash", func(_ *Toolset, pt *Tool) { pt.Function = "${Function-x}" }, RulePlatformTool},
+		{"no timeout", func(_ *Toolset, pt *Tool) { pt.TimeoutSeconds = 0 }, RulePlatformTool},
+		{"timeout over Lambda's", func(_ *Toolset, pt *Tool) { pt.TimeoutSeconds = 901 }, RulePlatformTool},
+		{"unknown policy", func(_ *Toolset, pt *Tool) { pt.Policy = "exactly_once" }, RulePlatformTool},
+		{"eleven attempts", func(_ *Toolset, pt *Tool) { pt.Retry.MaxAttempts = 11 }, RulePlatformTool},
+		{"retries without idempotency", func(_ *Toolset, pt *Tool) { pt.Idempotent = false }, RuleRetry},
+		{"schema that does not compile", func(_ *Toolset, pt *Tool) { pt.InputSchema = json.RawMessage(`{"type":"objekt"}`) }, RuleSchema},
+		{"catalog tool with a function", func(ts *Toolset, _ *Tool) {
+			se := ts.Tools["send-email"]
+			se.Function = "${FunctionSendEmail}"
+			ts.Tools["send-email"] = se
+		}, RulePlatformTool},
+		{"bad name", func(ts *Toolset, _ *Tool) { ts.Name = "Support_Desk" }, RuleHeader},
+		{"bad base", func(ts *Toolset, _ *Tool) { ts.Base = "ts_x" }, RuleHeader},
+		{"unsorted workflows", func(ts *Toolset, _ *Tool) { ts.Workflows = []string{"b", "a"} }, RuleHeader},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := platformToolset(t, tc.edit).Verify(catalog.Default())
+			var ref *Refusal
+			if !errors.As(err, &ref) || ref.Rule != tc.rule {
+				t.Fatalf("Verify: %v, want a refusal for %s", err, tc.rule)
+			}
+		})
+	}
+	// Tolerated duplicates admit retries of a tool that ignores the key.
+	tol := platformToolset(t, func(_ *Toolset, pt *Tool) { pt.Idempotent, pt.TolerateDuplicates = false, true })
+	if err := tol.Verify(catalog.Default()); err != nil {
+		t.Fatalf("tolerate_duplicates: %v", err)
+	}
+}
+
+// A registered toolset's stored body round-trips through ParseStored with
+// its name, base, workflows and platform members.
+func TestParseStoredPlatform(t *testing.T) {
+	ts := platformToolset(t, func(ts *Toolset, _ *Tool) { ts.Base = "ts_0123456789abcdef0123456789abcdef" })
+	body, err := ts.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseStored(ts.ID, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Verify(catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	if got.Base != ts.Base || got.Tools["create-ticket"].Function != "${FunctionCreateTicket}" || len(got.Workflows) != 1 {
+		t.Fatalf("lost members: %+v", got)
 	}
 }

@@ -1,0 +1,287 @@
+package functions_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// lambdaRouter stands in for the Lambda API in front of team functions
+// under the RIE: the RIE serves one function, as "function", so the
+// router takes the function name out of an Invoke's path (a name or an
+// ARN, as the proxy sends it), forwards the request to that function's
+// RIE and keeps what each function was sent.
+type lambdaRouter struct {
+	t   *testing.T
+	fns map[string]*local.Process
+	mu  sync.Mutex
+	got map[string][]platformtool.Request
+}
+
+func (r *lambdaRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// /2015-03-31/functions/<name or ARN>/invocations
+	rest, ok := strings.CutPrefix(req.URL.EscapedPath(), "/2015-03-31/functions/")
+	ref, ok2 := strings.CutSuffix(rest, "/invocations")
+	ref, err := url.PathUnescape(ref)
+	if !ok || !ok2 || err != nil {
+		http.Error(w, "not an Invoke", http.StatusNotFound)
+		return
+	}
+	name := ref
+	if _, after, found := strings.Cut(ref, ":function:"); found {
+		name, _, _ = strings.Cut(after, ":")
+	}
+	fn, ok := r.fns[name]
+	if !ok {
+		w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"Type":"User","Message":"Function not found"}`)
+		return
+	}
+	body, _ := io.ReadAll(req.Body)
+	var sent platformtool.Request
+	if err := json.Unmarshal(body, &sent); err != nil {
+		r.t.Errorf("the proxy sent %s a request that is not JSON: %v", name, err)
+	}
+	r.mu.Lock()
+	r.got[name] = append(r.got[name], sent)
+	r.mu.Unlock()
+	resp, err := http.Post(fn.InvokeURL(), "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	// Lambda marks a function's error with X-Amz-Function-Error
+	// ("Unhandled"); the RIE answers the same errorType and errorMessage
+	// payload without it.
+	var fe struct {
+		ErrorType *string `json:"errorType"`
+	}
+	if json.Unmarshal(answer, &fe) == nil && fe.ErrorType != nil {
+		w.Header().Set("X-Amz-Function-Error", "Unhandled")
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(answer)
+}
+
+func (r *lambdaRouter) sent(name string) []platformtool.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]platformtool.Request(nil), r.got[name]...)
+}
+
+// platformToolset pins the two test platform tools: create-ticket (the
+// example, idempotent, at_least_once) and answer (testdata/answer).
+func platformToolset(t *testing.T) *toolset.Toolset {
+	t.Helper()
+	ts := &toolset.Toolset{Tools: map[string]toolset.Tool{
+		"create-ticket": {Description: "Create a ticket.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
+			Function:     "arn:aws:lambda:us-east-1:000000000000:function:create-ticket",
+			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"body":{"type":"string"},"priority":{"enum":["low","normal","high"]}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object","required":["ticket_id","created"],"properties":{"ticket_id":{"type":"string"},"created":{"type":"boolean"}}}`)},
+		"answer": {Description: "Answer the given answer.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
+			Function:     "arn:aws:lambda:us-east-1:000000000000:function:answer",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"answer":{"type":"object"},"fail":{"type":"boolean"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object"}`)},
+	}}
+	var err error
+	if ts.ID, err = ts.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+var platformRun int
+
+// runIDOf is an envelope's run_id.
+func runIDOf(t *testing.T, payload []byte) string {
+	t.Helper()
+	var v struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal(payload, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.RunID
+}
+
+// platformEnvelope is a call of toolName in a fresh run (or runID's), seq 1.
+func platformEnvelope(toolName, toolsetID, runID string, attempt int, input string) []byte {
+	if runID == "" {
+		platformRun++
+		runID = fmt.Sprintf("arn:aws:states:us-east-1:000000000000:execution:toolgate-test_tickets:run-%d-%d", time.Now().UnixNano(), platformRun)
+	}
+	return []byte(fmt.Sprintf(`{"tool":%q,"toolset_id":%q,"run_id":%q,"seq":1,"step":"file","idempotency_key":"%s/1","attempt":%d,"tolerate_duplicates":false,"input":%s}`,
+		toolName, toolsetID, runID, runID, attempt, input))
+}
+
+// The platform tools' proxy (functions/lambda-tool) under the RIE, in
+// front of the create-ticket example and the answer test function, each
+// under its own RIE, with dynalite and the ticket service.
+func TestLambdaToolProxy(t *testing.T) {
+	ctx := context.Background()
+	p := localtest.Dynalite(t)
+	db := local.DynamoDB(p.Endpoint())
+	if err := dynamo.CreateTable(ctx, db, "toolgate-proxy"); err != nil {
+		t.Fatal(err)
+	}
+	store := ledger.New(db, "toolgate-proxy")
+	ts := platformToolset(t)
+	if err := ts.Verify(catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.RegisterToolset(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+
+	tickets := ticketservice.New()
+	ticketSrv := httptest.NewServer(tickets)
+	t.Cleanup(ticketSrv.Close)
+	router := &lambdaRouter{t: t, got: map[string][]platformtool.Request{}, fns: map[string]*local.Process{
+		"create-ticket": localtest.RIE(t, "create-ticket", localtest.Bootstrap(t, "../examples/create-ticket"), 10*time.Second,
+			map[string]string{"TICKETS_URL": ticketSrv.URL}),
+		"answer": localtest.RIE(t, "answer", localtest.Bootstrap(t, "./testdata/answer"), 10*time.Second, nil),
+	}}
+	lambdaSrv := httptest.NewServer(router)
+	t.Cleanup(lambdaSrv.Close)
+	proxy := localtest.RIE(t, "lambda-tool", localtest.Bootstrap(t, "./lambda-tool"), 30*time.Second, map[string]string{
+		dispatch.EnvTable:           store.Table(),
+		"AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint(),
+		"AWS_ENDPOINT_URL_LAMBDA":   lambdaSrv.URL,
+	})
+	invoke := func(payload []byte) (json.RawMessage, string) {
+		out, code, _ := localtest.Invoke(t, proxy, payload)
+		return out, code
+	}
+
+	t.Run("ungated call succeeds and writes its row", func(t *testing.T) {
+		payload := platformEnvelope("create-ticket", ts.ID, "", 1, `{"title":"printer on fire","priority":"high"}`)
+		out, code := invoke(payload)
+		if code != "" {
+			t.Fatalf("failed: %s", code)
+		}
+		var res struct {
+			TicketID string `json:"ticket_id"`
+			Created  bool   `json:"created"`
+		}
+		if json.Unmarshal(out, &res) != nil || res.TicketID == "" || !res.Created {
+			t.Fatalf("result %s", out)
+		}
+		rows, err := store.RunRows(ctx, runIDOf(t, payload))
+		if err != nil || len(rows) != 1 || rows[0].Status != ledger.Succeeded || rows[0].Tool != "create-ticket" {
+			t.Fatalf("rows %+v %v", rows, err)
+		}
+	})
+
+	t.Run("a retry under one key reaches the function with that key and creates one ticket", func(t *testing.T) {
+		before := len(tickets.Tickets())
+		sentBefore := len(router.sent("create-ticket"))
+		tickets.LoseNextAnswer() // stored, its answer lost: 503, which create-ticket answers as TOOL_UPSTREAM_UNAVAILABLE, maybe applied (UNKNOWN)
+		payload := platformEnvelope("create-ticket", ts.ID, "", 1, `{"title":"disk full"}`)
+		if _, code := invoke(payload); code != string(tool.UpstreamUnavailable) {
+			t.Fatalf("first attempt: %q, want %s", code, tool.UpstreamUnavailable)
+		}
+		runID := runIDOf(t, payload)
+		retry := platformEnvelope("create-ticket", ts.ID, runID, 2, `{"title":"disk full"}`)
+		out, code := invoke(retry)
+		if code != "" || !strings.Contains(string(out), `"created":false`) {
+			t.Fatalf("retry: %s %q", out, code)
+		}
+		sent := router.sent("create-ticket")[sentBefore:]
+		if len(sent) != 2 || sent[0].IdempotencyKey != runID+"/1" || sent[1].IdempotencyKey != sent[0].IdempotencyKey ||
+			sent[0].Attempt != 1 || sent[1].Attempt != 2 || sent[1].RunID != runID || sent[1].Step != "file" || sent[1].Tool != "create-ticket" ||
+			string(sent[1].Input) != `{"title":"disk full"}` {
+			t.Fatalf("the function was sent %+v", sent)
+		}
+		if n := len(tickets.Tickets()) - before; n != 1 {
+			t.Fatalf("%d tickets created, want 1", n)
+		}
+		rows, _ := store.RunRows(ctx, runID)
+		if len(rows) != 2 || rows[0].Status != ledger.UnknownRow || rows[1].Status != ledger.Succeeded {
+			t.Fatalf("rows %+v", rows)
+		}
+	})
+
+	t.Run("an input that fails the pinned schema never reaches the function", func(t *testing.T) {
+		sentBefore := len(router.sent("create-ticket"))
+		for _, input := range []string{`{"title":42}`, `{"title":"x","assignee":"root"}`, `{}`} {
+			if _, code := invoke(platformEnvelope("create-ticket", ts.ID, "", 1, input)); code != string(tool.InputInvalid) {
+				t.Errorf("%s: %q", input, code)
+			}
+		}
+		if n := len(router.sent("create-ticket")) - sentBefore; n != 0 {
+			t.Fatalf("the function was invoked %d times", n)
+		}
+	})
+
+	t.Run("error shapes map to their codes", func(t *testing.T) {
+		tickets.FailNext(http.StatusUnprocessableEntity)
+		if _, code := invoke(platformEnvelope("create-ticket", ts.ID, "", 1, `{"title":"refused"}`)); code != string(tool.PermanentFailure) {
+			t.Errorf("ticket service 422: %q", code)
+		}
+		for _, c := range tool.Codes() {
+			input := fmt.Sprintf(`{"answer":{"error":{"code":%q,"message":"team says %s"}}}`, c, c)
+			if _, code := invoke(platformEnvelope("answer", ts.ID, "", 1, input)); code != string(c) {
+				t.Errorf("answered %s, caller saw %q", c, code)
+			}
+		}
+	})
+
+	t.Run("an unknown code is TOOL_INTERNAL", func(t *testing.T) {
+		payload := platformEnvelope("answer", ts.ID, "", 1, `{"answer":{"error":{"code":"TICKETS_QUEUE_CLOSED","message":"x"}}}`)
+		if _, code := invoke(payload); code != string(tool.Internal) {
+			t.Fatalf("caller saw %q", code)
+		}
+		rows, _ := store.RunRows(ctx, runIDOf(t, payload))
+		if len(rows) != 1 || rows[0].ErrorCode != string(tool.Internal) {
+			t.Fatalf("rows %+v", rows)
+		}
+	})
+
+	t.Run("a result that fails the pinned output schema is TOOL_OUTPUT_INVALID", func(t *testing.T) {
+		// No answer member: the function answers null.
+		if _, code := invoke(platformEnvelope("answer", ts.ID, "", 1, `{}`)); code != string(tool.OutputInvalid) {
+			t.Fatalf("caller saw %q", code)
+		}
+	})
+
+	t.Run("a function error is TOOL_INTERNAL", func(t *testing.T) {
+		if _, code := invoke(platformEnvelope("answer", ts.ID, "", 1, `{"fail":true}`)); code != string(tool.Internal) {
+			t.Fatalf("caller saw %q", code)
+		}
+	})
+
+	t.Run("a catalog tool is not the proxy's", func(t *testing.T) {
+		sendTS, err := toolset.FromCatalog(catalog.Default(), []string{"workflow-validator"}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.RegisterToolset(ctx, sendTS); err != nil {
+			t.Fatal(err)
+		}
+		if _, code := invoke(platformEnvelope("workflow-validator", sendTS.ID, "", 1, `{"solution":"x"}`)); code != string(tool.PermissionDenied) {
+			t.Fatalf("caller saw %q", code)
+		}
+	})
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// ToolTagKey and ToolTagValue mark a Lambda function as a toolgate platform
+// tool: the platform tools' proxy (functions/lambda-tool) may invoke only
+// functions that carry this tag (aws:ResourceTag/toolgate:tool), and
+// NewToolFunction sets it (docs/infra.md, "Platform tools").
+const (
+	ToolTagKey   = "toolgate:tool"
+	ToolTagValue = "true"
+)
+
+// toolFunctionInvoke is the proxy role's one Lambda statement:
+// lambda:InvokeFunction on this account's and region's functions (and
+// their aliases and versions) that are tagged ToolTagKey=ToolTagValue.
+func toolFunctionInvoke() awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:     jsii.String("InvokeTaggedToolFunctions"),
+		Actions: jsii.Strings("lambda:InvokeFunction"),
+		Resources: &[]*string{
+			sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"),
+		},
+		Conditions: &map[string]any{
+			"StringEquals": map[string]any{"aws:ResourceTag/" + ToolTagKey: ToolTagValue},
+		},
+	})
+}
+
+// ToolFunctionProps configure NewToolFunction.
+type ToolFunctionProps struct {
+	// Stage is the toolgate stage whose proxy invokes the function.
+	Stage string
+	// Tool is the tool's name in toolset files (toolset.ToolNamePattern).
+	Tool string
+	// ProxyRoleARN is the ARN of the stage's lambda-tool function role, the
+	// only principal the function's resource policy allows.
+	ProxyRoleARN *string
+	// Function is the team's function, as awslambda.NewFunction takes it;
+	// NewToolFunction adds the tag.
+	Function *awslambda.FunctionProps
+}
+
+// ToolFunction is a team's platform tool function as NewToolFunction
+// deployed it.
+type ToolFunction struct {
+	constructs.Construct
+	// Function is the deployed function.
+	Function awslambda.Function
+	// Parameter holds the function's ARN under
+	// toolset.ToolFunctionParam(Stage, ToolFunctionKey(Tool)).
+	Parameter awsssm.StringParameter
+}
+
+// ToolFunctionKey is the placeholder key a toolset file names a tool's
+// function by: "Function" and the tool's name in CamelCase
+// (create-ticket: FunctionCreateTicket, ${FunctionCreateTicket}).
+func ToolFunctionKey(tool string) string {
+	out := []byte("Function")
+	upper := true
+	for i := 0; i < len(tool); i++ {
+		c := tool[i]
+		if c == '-' {
+			upper = true
+			continue
+		}
+		if upper && c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		upper = false
+		out = append(out, c)
+	}
+	return string(out)
+}
+
+// NewToolFunction deploys a team's platform tool function: the function
+// tagged ToolTagKey=ToolTagValue (so the proxy's role may invoke it), a
+// resource policy that allows lambda:InvokeFunction to the proxy's role
+// only, and the SSM parameter toolset.ToolFunctionParam that a toolset
+// file's ${Function<Tool>} placeholder resolves from at publish.
+func NewToolFunction(scope constructs.Construct, id string, props *ToolFunctionProps) *ToolFunction {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	fn := awslambda.NewFunction(c, jsii.String("Function"), props.Function)
+	awscdk.Tags_Of(fn).Add(jsii.String(ToolTagKey), jsii.String(ToolTagValue), nil)
+	fn.AddPermission(jsii.String("InvokeByToolgateProxy"), &awslambda.Permission{
+		Principal: awsiam.NewArnPrincipal(props.ProxyRoleARN),
+		Action:    jsii.String("lambda:InvokeFunction"),
+	})
+	key := ToolFunctionKey(props.Tool)
+	param := awsssm.NewStringParameter(c, jsii.String("ArnParameter"), &awsssm.StringParameterProps{
+		ParameterName: jsii.String(toolset.ToolFunctionParam(props.Stage, key)),
+		StringValue:   fn.FunctionArn(),
+		Description:   jsii.String("ARN of the platform tool " + props.Tool + "'s function (${" + key + "} in toolset files)"),
+	})
+	return &ToolFunction{Construct: c, Function: fn, Parameter: param}
+}

@@ -1,0 +1,146 @@
+package platformtool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+func TestMap(t *testing.T) {
+	cases := []struct {
+		name, functionError, payload string
+		code                         tool.Code // "" for a result
+		applied                      bool
+	}{
+		{"result", "", `{"ticket_id":"T-1"}`, "", false},
+		{"result with an error member among others", "", `{"error":"none","ok":true}`, "", false},
+		{"not an object: the output schema decides", "", `[1]`, "", false},
+		{"documented error", "", `{"error":{"code":"TOOL_PERMANENT_FAILURE","message":"no such queue"}}`, tool.PermanentFailure, false},
+		{"documented error, maybe applied", "", `{"error":{"code":"TOOL_UPSTREAM_UNAVAILABLE","message":"x","maybe_applied":true}}`, tool.UpstreamUnavailable, true},
+		{"unknown code", "", `{"error":{"code":"TICKETS_DOWN","message":"x"}}`, tool.Internal, false},
+		{"lower-case code", "", `{"error":{"code":"tool_timeout","message":"x"}}`, tool.Internal, false},
+		{"malformed error member", "", `{"error":"boom"}`, tool.Internal, false},
+		{"unknown member in the error", "", `{"error":{"code":"TOOL_TIMEOUT","stack":"x"}}`, tool.Internal, false},
+		{"function error", "Unhandled", `{"errorType":"Runtime.ExitError","errorMessage":"exit status 2"}`, tool.Internal, true},
+		{"Lambda timeout", "Unhandled", `{"errorType":"Sandbox.Timedout","errorMessage":"RequestId: x Error: Task timed out after 3.00 seconds"}`, tool.Timeout, true},
+		{"older Lambda timeout", "Unhandled", `{"errorMessage":"2026-01-01 x Task timed out after 3.00 seconds"}`, tool.Timeout, true},
+		{"RIE timeout", "", `Task timed out after 3.00 seconds`, tool.Timeout, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := Map(c.functionError, []byte(c.payload))
+			if c.code == "" {
+				if err != nil || string(out) != c.payload {
+					t.Fatalf("got %s %v, want the payload as the result", out, err)
+				}
+				return
+			}
+			te := tool.Classify(err)
+			if te == nil || te.Code != c.code || te.MaybeApplied != c.applied {
+				t.Fatalf("got %v (applied %v), want %s (applied %v)", err, te != nil && te.MaybeApplied, c.code, c.applied)
+			}
+		})
+	}
+}
+
+// An answer's message reaches the caller bounded and on one line.
+func TestMapMessage(t *testing.T) {
+	long := strings.Repeat("é", 400) // 800 bytes
+	_, err := Map("", []byte(`{"error":{"code":"TOOL_PERMANENT_FAILURE","message":"a\nb\u202ec `+long+`"}}`))
+	te := tool.Classify(err)
+	if strings.ContainsAny(te.Message, "\n\u202e") || len(te.Message) > MaxMessageBytes+len("…") || !strings.HasPrefix(te.Message, "a b c ") {
+		t.Fatalf("message %q", te.Message)
+	}
+}
+
+func TestFunctionName(t *testing.T) {
+	for ref, ok := range map[string]bool{
+		"arn:aws:lambda:eu-west-1:123456789012:function:create-ticket":      true,
+		"arn:aws:lambda:eu-west-1:123456789012:function:create-ticket:live": true,
+		"create-ticket":                    true,
+		"${FunctionCreateTicket}":          false,
+		"arn:aws:iam::123456789012:role/x": false,
+		"create ticket":                    false,
+		"":                                 false,
+	} {
+		name, err := FunctionName(ref)
+		if ok != (err == nil) || (ok && name != ref) {
+			t.Errorf("%q: %q %v", ref, name, err)
+		}
+		if !ok && tool.Classify(err).Code != tool.Internal {
+			t.Errorf("%q: %v", ref, err)
+		}
+	}
+	_, err := FunctionName("${FunctionCreateTicket}")
+	if !strings.Contains(err.Error(), "placeholder") {
+		t.Errorf("placeholder: %v", err)
+	}
+}
+
+// fakeLambda answers Invoke with a fixed output or error and keeps the
+// request.
+type fakeLambda struct {
+	in  *lambda.InvokeInput
+	out *lambda.InvokeOutput
+	err error
+}
+
+func (f *fakeLambda) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+	f.in = in
+	return f.out, f.err
+}
+
+func call(fn string) *toolcall.Call {
+	env := &tool.Envelope{Tool: "create-ticket", RunID: "arn:run", Seq: 2, Step: "file", IdempotencyKey: "arn:run/2", Attempt: 1}
+	return &toolcall.Call{Envelope: env, Input: json.RawMessage(`{"title":"x"}`), Attempt: 3,
+		Pinned: toolset.Tool{Function: fn, TimeoutSeconds: 10}}
+}
+
+// The request is the documented one; the Lambda API's own errors map to
+// codes.
+func TestTool(t *testing.T) {
+	arn := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	f := &fakeLambda{out: &lambda.InvokeOutput{Payload: []byte(`{"ticket_id":"T-1"}`)}}
+	out, err := Tool(f)(context.Background(), call(arn))
+	if err != nil || string(out) != `{"ticket_id":"T-1"}` {
+		t.Fatalf("%s %v", out, err)
+	}
+	if aws.ToString(f.in.FunctionName) != arn || f.in.InvocationType != types.InvocationTypeRequestResponse {
+		t.Fatalf("input %+v", f.in)
+	}
+	want := `{"input":{"title":"x"},"idempotency_key":"arn:run/2","attempt":3,"run_id":"arn:run","step":"file","tool":"create-ticket"}`
+	if string(f.in.Payload) != want {
+		t.Fatalf("request %s\nwant    %s", f.in.Payload, want)
+	}
+	for name, c := range map[string]struct {
+		err     error
+		code    tool.Code
+		applied bool
+	}{
+		"throttled":  {&types.TooManyRequestsException{Message: aws.String("slow down")}, tool.RateLimited, false},
+		"not found":  {&types.ResourceNotFoundException{Message: aws.String("no")}, tool.Internal, false},
+		"service":    {&types.ServiceException{Message: aws.String("oops")}, tool.UpstreamUnavailable, true},
+		"connection": {errors.New("connection reset"), tool.UpstreamUnavailable, true},
+		"deadline":   {context.DeadlineExceeded, tool.Timeout, true},
+	} {
+		f := &fakeLambda{err: c.err}
+		_, err := Tool(f)(context.Background(), call(arn))
+		if te := tool.Classify(err); te.Code != c.code || te.MaybeApplied != c.applied {
+			t.Errorf("%s: %v applied %v", name, err, te.MaybeApplied)
+		}
+	}
+	f = &fakeLambda{}
+	if _, err := Tool(f)(context.Background(), call("${FunctionCreateTicket}")); tool.Classify(err).Code != tool.Internal || f.in != nil {
+		t.Errorf("placeholder: %v, invoked %v", err, f.in != nil)
+	}
+}
