@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,28 @@ func TestReviewBeforeDerivesToolset(t *testing.T) {
 	}
 	if err := res.Toolset.Verify(catalog.Default()); err != nil {
 		t.Fatalf("the derived toolset fails the registration check: %v", err)
+	}
+}
+
+// The publish function's check of a derived toolset against its base
+// (toolset.CheckDerived) accepts the derived lock and refuses a weaker or
+// larger one.
+func TestCheckDerived(t *testing.T) {
+	base := compileToolsetFile(t, filepath.Join(toolsetsDir, "demo.yaml")).Toolset
+	d := compileToolsetFile(t, filepath.Join(toolsetsDir, "demo-reviewed.yaml")).Toolset
+	if err := d.CheckDerived(base); err != nil {
+		t.Fatal(err)
+	}
+	weaker := *d
+	weaker.Tools = maps.Clone(d.Tools)
+	se := weaker.Tools["send-email"]
+	se.ReviewRequired = false
+	weaker.Tools["send-email"] = se
+	if err := weaker.CheckDerived(base); err == nil {
+		t.Fatal("a weaker derived toolset was accepted")
+	}
+	delete(weaker.Tools, "send-email")
+	if err := weaker.CheckDerived(base); err == nil {
+		t.Fatal("a derived toolset dropping a tool was accepted")
 	}
 }
