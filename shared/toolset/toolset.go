@@ -562,7 +562,7 @@ func (ts *Toolset) CheckDerived(base *Toolset) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
 		t, b := ts.Tools[name], base.Tools[name]
-		same := t.Description == b.Description && bytes.Equal(t.InputSchema, b.InputSchema) && bytes.Equal(t.OutputSchema, b.OutputSchema) &&
+		same := t.Description == b.Description && sameJSON(t.InputSchema, b.InputSchema) && sameJSON(t.OutputSchema, b.OutputSchema) &&
 			t.Idempotent == b.Idempotent && t.Function == b.Function && t.TimeoutSeconds == b.TimeoutSeconds &&
 			t.TolerateDuplicates == b.TolerateDuplicates && (t.Retry == nil) == (b.Retry == nil) && (t.Retry == nil || *t.Retry == *b.Retry)
 		switch {
@@ -580,4 +580,11 @@ func (ts *Toolset) CheckDerived(base *Toolset) error {
 		}
 	}
 	return nil
+}
+
+// sameJSON reports whether two JSON documents have one RFC 8785 form.
+func sameJSON(a, b json.RawMessage) bool {
+	ca, errA := jcs.Transform(a)
+	cb, errB := jcs.Transform(b)
+	return errA == nil && errB == nil && bytes.Equal(ca, cb)
 }
