@@ -72,6 +72,13 @@ var (
 	derivedKeys  = []string{"review_required", "policy", "hosts"}
 )
 
+// IsToolsetFile reports whether src is a toolset file rather than a
+// Solution: one mapping with a "toolset" key and no "steps".
+func IsToolsetFile(src []byte) bool {
+	v, _, err := parseValue(src)
+	return err == nil && v.kind == kMap && v.get("toolset") != nil && v.get("steps") == nil
+}
+
 // CompileToolset resolves a toolset file (YAML or JSON; file names it in
 // diagnostics) into the toolset it pins: its base's content when it names
 // one, each built-in tool from the catalog with a policy that may only be
