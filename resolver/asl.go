@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Names of the states the resolver adds. Step ids are lower-case, so none
@@ -52,6 +54,15 @@ type emitter struct {
 	toolsetID string
 	states    map[string]any
 	funcs     map[string]string // placeholder -> function
+	toolFuncs map[string]string // platform tool function placeholder -> tool
+}
+
+// placeholders returns every placeholder key of the definition: the
+// functions' and the platform tools' (DeployedSize).
+func (e *emitter) placeholders() map[string]string {
+	all := maps.Clone(e.funcs)
+	maps.Copy(all, e.toolFuncs)
+	return all
 }
 
 func (e *emitter) stateOf(i int) string {
@@ -82,6 +93,7 @@ func (e *emitter) placeholder(function string) string {
 func (e *emitter) emit() map[string]any {
 	e.states = map[string]any{}
 	e.funcs = map[string]string{}
+	e.toolFuncs = map[string]string{}
 	gated := e.gated()
 	// The execution input is {input, meta} (docs/solutions.md): Start
 	// refuses any other shape at once, and Init keeps meta apart from the
@@ -225,8 +237,18 @@ func (e *emitter) tool(i int, st *Step) {
 		tool.MemberStep:               st.ID,
 		tool.MemberIdempotencyKey:     path("States.Format('{}/{}', $.meta.run_id, $.meta.seq)"),
 		tool.MemberAttempt:            path("States.MathAdd($$.State.RetryCount, 1)"),
-		tool.MemberTolerateDuplicates: st.TolerateDuplicates,
+		tool.MemberTolerateDuplicates: e.c.tolerates(st),
 		tool.MemberInput:              e.c.params[i].static,
+	}
+	if e.c.named != nil {
+		if pt := e.c.named.Tools[st.Tool]; pt.Platform() {
+			// The proxy invokes the pinned function: an ARN as pinned, or
+			// the placeholder publishing substitutes from SSM.
+			members[tool.MemberFunction] = pt.Function
+			if m := toolset.FunctionPattern.FindStringSubmatch(pt.Function); m != nil {
+				e.toolFuncs[m[1]] = st.Tool
+			}
+		}
 	}
 	if e.c.gated[st.Tool] {
 		members[tool.MemberApproval] = path("$.reviews." + st.ID)

@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // fetchTool is the catalog name of the http tool (docs/design.md, "The
@@ -17,8 +18,11 @@ const fetchTool = "structured-data-fetch"
 
 // checker holds one Solution while it is checked.
 type checker struct {
-	ds    *diags
-	cat   *catalog.Catalog
+	ds  *diags
+	cat *catalog.Catalog
+	// named is the registered toolset the Solution names; nil: the
+	// catalog's tools.
+	named *toolset.Toolset
 	sol   *Solution
 	index map[string]int // step id -> index in sol.Steps
 	start int
@@ -183,7 +187,7 @@ func (c *checker) admit() {
 	}
 	for _, r := range c.sol.ReviewBefore {
 		if _, ok := c.cat.Lookup(r.Name); !ok {
-			c.ds.errorf(r.Pos, RuleUnknownTool, "policy.review_before names %q, which is not in the tool catalog (%s)", r.Name, strings.Join(c.cat.Names(), ", "))
+			c.ds.errorf(r.Pos, RuleUnknownTool, "policy.review_before names %q, which is not in %s (%s)", r.Name, c.admittedFrom(), strings.Join(c.cat.Names(), ", "))
 			continue
 		}
 		c.gated[r.Name] = true
@@ -194,7 +198,7 @@ func (c *checker) admit() {
 		}
 		t, ok := c.cat.Lookup(st.Tool)
 		if !ok {
-			c.ds.errorf(st.ToolPos, RuleUnknownTool, "step %q uses tool %q, which is not in the tool catalog (%s); a tool is never admitted as something else", st.ID, st.Tool, strings.Join(c.cat.Names(), ", "))
+			c.ds.errorf(st.ToolPos, RuleUnknownTool, "step %q uses tool %q, which is not in %s (%s); a tool is never admitted as something else", st.ID, st.Tool, c.admittedFrom(), strings.Join(c.cat.Names(), ", "))
 			continue
 		}
 		c.tools[i] = t
@@ -541,7 +545,7 @@ func (c *checker) checkRetries() {
 		}
 		r := effectiveRetry(st, t)
 		switch {
-		case !t.Idempotent && r.MaxAttempts > 1 && !st.TolerateDuplicates:
+		case !t.Idempotent && r.MaxAttempts > 1 && !c.tolerates(st):
 			at := st.ToolPos
 			if st.Retry != nil {
 				at = st.Retry.Pos
@@ -551,6 +555,20 @@ func (c *checker) checkRetries() {
 			c.ds.warnf(st.ToolPos, RuleRetry, "step %q: tolerate_duplicates has no effect, %s honours idempotency keys", st.ID, t.Name)
 		}
 	}
+}
+
+// tolerates reports whether a tool step may repeat its tool's effect: the
+// step's tolerate_duplicates, or the named toolset's for the tool.
+func (c *checker) tolerates(st *Step) bool {
+	return st.TolerateDuplicates || c.named != nil && c.named.Tools[st.Tool].TolerateDuplicates
+}
+
+// admittedFrom names where tools are admitted from, for diagnostics.
+func (c *checker) admittedFrom() string {
+	if c.named != nil {
+		return "toolset " + c.named.ID
+	}
+	return "the tool catalog"
 }
 
 // checkToolTimeouts refuses a tool step's timeout_seconds over its tool

@@ -24,6 +24,11 @@ type Manifest struct {
 	// ("FunctionSendEmail") to the Lambda function whose ARN replaces
 	// "${key}" at deploy.
 	Placeholders map[string]string `json:"placeholders"`
+	// ToolFunctions maps each platform tool's function placeholder key in
+	// the definition ("FunctionCreateTicket") to the tool; publishing
+	// replaces "${key}" with the ARN of SSM parameter
+	// toolset.ToolFunctionParam(stage, key). Omitted when there is none.
+	ToolFunctions map[string]string `json:"tool_functions,omitempty"`
 	// InputSchema is the Solution's JSON Schema for a run's input, if any.
 	InputSchema any `json:"input_schema,omitempty"`
 	// InputLimitBytes is policy.input_limit_bytes: a run's input at most,
@@ -65,6 +70,12 @@ func (r *Result) OK() bool {
 type Options struct {
 	// Catalog is the set of admitted tools; nil means catalog.Default().
 	Catalog *catalog.Catalog
+	// Toolsets finds the registered toolset a Solution names (toolset:
+	// ts_...): LockLookup of the toolsets directory (check, compile), or
+	// the ledger's registered item (the publish function). It returns an
+	// error wrapping ErrToolsetNotFound when there is none. nil: a
+	// Solution naming a toolset is refused.
+	Toolsets func(id string) (*toolset.Toolset, error)
 }
 
 // Compile checks the Solution in src (YAML or JSON; file names it in
@@ -99,7 +110,14 @@ func Compile(file string, src []byte, opts Options) *Result {
 			}
 		}
 	}
-	c := &checker{ds: ds, cat: opts.Catalog, sol: sol}
+	var named *toolset.Toolset
+	if sol.Toolset.Set {
+		if named = namedToolset(ds, sol, opts); named == nil {
+			return res
+		}
+		opts.Catalog = toolsetCatalog(opts.Catalog, named)
+	}
+	c := &checker{ds: ds, cat: opts.Catalog, sol: sol, named: named}
 	c.recordInput()
 	c.resolve()
 	c.admit()
@@ -127,7 +145,12 @@ func Compile(file string, src []byte, opts Options) *Result {
 	for _, r := range sol.ReviewBefore {
 		reviewBefore = append(reviewBefore, r.Name)
 	}
-	ts, err := toolset.FromCatalog(c.cat, res.Tools, reviewBefore, c.hosts.Strings())
+	var ts *toolset.Toolset
+	if named != nil {
+		ts, err = pinNamed(named, reviewBefore)
+	} else {
+		ts, err = toolset.FromCatalog(c.cat, res.Tools, reviewBefore, c.hosts.Strings())
+	}
 	if err != nil {
 		ds.errorf(sol.StepsPos, RuleUnknownTool, "build toolset: %v", err)
 		return res
@@ -139,7 +162,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		ds.errorf(sol.StepsPos, RuleSyntax, "encode definition: %v", err)
 		return res
 	}
-	c.checkQuotas(def, encoded, e.funcs)
+	c.checkQuotas(def, encoded, e.placeholders())
 	if ds.hasErrors() {
 		return res
 	}
@@ -151,6 +174,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		ToolsetID:       ts.ID,
 		Definition:      sol.Name + ".asl.json",
 		Placeholders:    e.funcs,
+		ToolFunctions:   e.toolFuncs,
 		InputLimitBytes: sol.InputLimit,
 		SourceDigest:    "sha256:" + hex.EncodeToString(sum[:]),
 	}

@@ -90,9 +90,12 @@ type Solution struct {
 	InputLimit    int
 	InputLimitPos Pos
 	Input         *value
-	Start         Ref
-	Steps         []*Step
-	StepsPos      Pos
+	// Toolset is the registered toolset the Solution names by id
+	// (toolset: ts_...); unset: a toolset is derived from the catalog.
+	Toolset  Ref
+	Start    Ref
+	Steps    []*Step
+	StepsPos Pos
 }
 
 // Retry is a tool step's retry as written; zero fields take the catalog's
@@ -248,7 +251,7 @@ func (d *decoder) strings(f *field, what string) []Ref {
 func (d *decoder) decodeSolution(v *value) *Solution {
 	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos, RunTimeout: DefaultRunTimeout, RunTimeoutPos: v.pos,
 		InputLimit: DefaultInputLimitBytes, InputLimitPos: v.pos}
-	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "policy", "input", "start", "steps"}, "solution", "version", "steps") {
+	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "toolset", "policy", "input", "start", "steps"}, "solution", "version", "steps") {
 		return nil
 	}
 	for _, f := range v.fields {
@@ -302,6 +305,8 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 			}
 		case "start":
 			s.Start = d.ref(&f, "start")
+		case "toolset":
+			s.Toolset = d.ref(&f, "toolset")
 		case "steps":
 			s.StepsPos = f.keyPos
 			if f.val.kind != kList || len(f.val.items) == 0 {

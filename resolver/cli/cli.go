@@ -55,6 +55,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return misuse(cmd, "%v", err)
 }
 
+// toolsetsDir is the --toolsets flag: where check, compile and toolset
+// show/diff find lock files.
+var toolsetsDir = "toolsets"
+
 // newRoot builds the command tree.
 func newRoot() *cobra.Command {
 	root := group(&cobra.Command{
@@ -73,6 +77,7 @@ func newRoot() *cobra.Command {
 		}
 	}
 	settle(root)
+	root.PersistentFlags().StringVar(&toolsetsDir, "toolsets", "toolsets", "the `DIR` of toolset lock files (*.lock.json) a Solution's toolset: ts_... is read from")
 	// The usage of a group leaves out the line that runs it alone.
 	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{if .Runnable}}",
 		`{{if and .Runnable (not (index .Annotations "`+groupAnnotation+`"))}}`, 1))
@@ -131,7 +136,7 @@ func compileFile(path string) (*resolver.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return resolver.Compile(path, src, resolver.Options{}), nil
+	return resolver.Compile(path, src, resolver.Options{Toolsets: resolver.LockLookup(toolsetsDir)}), nil
 }
 
 // newCheckCmd is `toolgate check FILE...`.

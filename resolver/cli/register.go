@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
@@ -34,7 +35,7 @@ toolgate toolset register registers toolsets.`,
 			return exit(toolsetID(cmd, files))
 		},
 	}
-	cmd.AddCommand(newRegisterCmd())
+	cmd.AddCommand(newRegisterCmd(), newToolsetShowCmd(), newToolsetDiffCmd())
 	return cmd
 }
 
@@ -94,7 +95,7 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 		return misuse(cmd, "--fetch-host is for --tool")
 	}
 	var sets []*toolset.Toolset
-	var names []string
+	var names, locks []string
 	if o.tool != "" {
 		ts, err := catalogToolset(o.tool, o.fetchHosts)
 		if err != nil {
@@ -110,6 +111,11 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 		}
 		for _, f := range found {
 			sets, names = append(sets, f.ts), append(names, f.path)
+			if f.lock != "" {
+				locks = append(locks, f.lock)
+			} else {
+				locks = append(locks, "")
+			}
 		}
 	}
 	// The registration check of every toolset before the first write.
@@ -134,7 +140,8 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 		return ExitMisuse
 	}
 	if viaFunction {
-		return registerThroughFunction(ctx, sets, names, o.url, o.fnEndpoint, o.as, stdout, stderr)
+		code := registerThroughFunction(ctx, sets, names, o.url, o.fnEndpoint, o.as, stdout, stderr)
+		return writeLocks(code, sets, names, locks, stdout, stderr)
 	}
 	store, err := o.af.store(ctx)
 	if err != nil {
@@ -154,7 +161,32 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 			fmt.Fprintf(stdout, "already registered %s (%s)\n", ts.ID, names[i])
 		}
 	}
-	return code
+	return writeLocks(code, sets, names, locks, stdout, stderr)
+}
+
+// writeLocks writes the lock file of every registered toolset file
+// (resolver.LockFile: the whole pinned toolset and its id), when all
+// registrations succeeded (code is ExitOK); a lock names only a
+// registered toolset.
+func writeLocks(code int, sets []*toolset.Toolset, names, locks []string, stdout, stderr io.Writer) int {
+	if code != ExitOK {
+		return code
+	}
+	for i, lock := range locks {
+		if lock == "" || i >= len(sets) {
+			continue
+		}
+		doc, err := sets[i].MarshalIndent()
+		if err == nil {
+			err = writeAtomic(lock, doc)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: write the lock: %v\n", names[i], err)
+			return ExitErrors
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", lock)
+	}
+	return ExitOK
 }
 
 // registerThroughFunction sends each toolset to the publish function with
@@ -214,6 +246,9 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 type namedToolset struct {
 	path string
 	ts   *toolset.Toolset
+	// lock is the lock file to write once ts is registered: for a
+	// toolset file, <name>.lock.json beside it; "" otherwise.
+	lock string
 }
 
 // toolsetsAt reads the toolsets at path: a directory's *.toolset.json, a
@@ -235,6 +270,25 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 	}
 	var out []namedToolset
 	for _, f := range files {
+		if src, err := os.ReadFile(f); err == nil && !strings.HasSuffix(f, ".toolset.json") && resolver.IsToolsetFile(src) {
+			dir := filepath.Dir(f)
+			lookup := func(id string) (*toolset.Toolset, error) {
+				if ts, err := resolver.LockLookup(dir)(id); err == nil {
+					return ts, nil
+				}
+				return resolver.LockLookup(toolsetsDir)(id)
+			}
+			res := resolver.CompileToolset(f, src, resolver.ToolsetOptions{Lookup: lookup, ReadFile: resolver.DirReader(dir)})
+			for _, d := range res.Diagnostics {
+				fmt.Fprintln(stderr, d.String())
+			}
+			if !res.OK() {
+				fmt.Fprintf(stderr, "%s: the toolset file has errors: nothing was registered\n", f)
+				return nil, ExitErrors
+			}
+			out = append(out, namedToolset{f, res.Toolset, filepath.Join(dir, resolver.LockFile(res.Toolset.Name))})
+			continue
+		}
 		if !strings.HasSuffix(f, ".toolset.json") {
 			res, err := compileFile(f)
 			if err != nil {
@@ -248,7 +302,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 				fmt.Fprintf(stderr, "%s: the Solution has errors: nothing was registered\n", f)
 				return nil, ExitErrors
 			}
-			out = append(out, namedToolset{f, res.Toolset})
+			out = append(out, namedToolset{f, res.Toolset, ""})
 			continue
 		}
 		data, err := os.ReadFile(f)
@@ -261,7 +315,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 			fmt.Fprintf(stderr, "%s: %v\n", f, err)
 			return nil, ExitErrors
 		}
-		out = append(out, namedToolset{f, ts})
+		out = append(out, namedToolset{f, ts, ""})
 	}
 	return out, ExitOK
 }

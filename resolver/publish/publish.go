@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +15,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // SFNAPI is the part of the Step Functions client publishing and running
@@ -73,6 +76,19 @@ func Substitute(ctx context.Context, res *resolver.Result, params Params, stage 
 		}
 		if !strings.HasPrefix(arn, "arn:") {
 			return "", fmt.Errorf("function %s: %q is not an ARN", function, arn)
+		}
+		def = strings.ReplaceAll(def, "${"+key+"}", arn)
+	}
+	// Platform tools' functions, from their own namespace: a team's
+	// placeholder never resolves to one of toolgate's functions.
+	keys = slices.Sorted(maps.Keys(res.Manifest.ToolFunctions))
+	for _, key := range keys {
+		arn, err := params.Get(ctx, toolset.ToolFunctionParam(stage, key))
+		if err != nil {
+			return "", fmt.Errorf("tool %s's function: %w", res.Manifest.ToolFunctions[key], err)
+		}
+		if !toolset.LambdaARNPattern.MatchString(arn) {
+			return "", fmt.Errorf("tool %s's function: %q is not a Lambda function ARN", res.Manifest.ToolFunctions[key], arn)
 		}
 		def = strings.ReplaceAll(def, "${"+key+"}", arn)
 	}

@@ -121,7 +121,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := resolver.Compile(req.File, req.Source, resolver.Options{})
+	res := resolver.Compile(req.File, req.Source, resolver.Options{Toolsets: s.registered(ctx)})
 	out := &Result{Diagnostics: []string{}, Publisher: who.Principal}
 	for _, d := range res.Diagnostics {
 		out.Diagnostics = append(out.Diagnostics, d.String())
@@ -137,6 +137,9 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 		log.InfoContext(ctx, "publish refused by the deployment's allow-lists", "file", req.File, "publisher", who.Principal, "diagnostics", len(refused))
 		return nil, &Error{Code: CodeRefused, Diagnostics: out.Diagnostics,
 			Message: fmt.Sprintf("%d literal value(s) of the Solution are not allowed by stage %s's tools: nothing was published", len(refused), s.Stage)}
+	}
+	if err := s.checkBase(ctx, res.Toolset); err != nil {
+		return nil, err
 	}
 	if _, err := s.Store.RegisterToolset(ctx, res.Toolset); err != nil {
 		var refusal *toolset.Refusal
@@ -230,6 +233,9 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterR
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkBase(ctx, ts); err != nil {
+		return nil, err
+	}
 	created, err := s.Store.RegisterToolset(ctx, ts)
 	if err != nil {
 		var refusal *toolset.Refusal
@@ -242,6 +248,38 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterR
 		s.Log.InfoContext(ctx, "toolset registered", "toolset_id", ts.ID, "created", created, "publisher", who.Principal)
 	}
 	return &RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal}, nil
+}
+
+// registered is the resolver's lookup of a toolset a Solution names: the
+// registered item, loaded with its registration check (ledger.Store.Toolset).
+func (s *Service) registered(ctx context.Context) func(id string) (*toolset.Toolset, error) {
+	return func(id string) (*toolset.Toolset, error) {
+		ts, err := s.Store.Toolset(ctx, id)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return nil, fmt.Errorf("it is not registered in stage %s: %w", s.Stage, resolver.ErrToolsetNotFound)
+		}
+		return ts, err
+	}
+}
+
+// checkBase refuses a derived toolset whose base is not registered, or
+// that is not its base's tools with policies no weaker
+// (toolset.CheckDerived).
+func (s *Service) checkBase(ctx context.Context, ts *toolset.Toolset) error {
+	if ts.Base == "" {
+		return nil
+	}
+	base, err := s.Store.Toolset(ctx, ts.Base)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return &Error{Code: CodeRefused, Message: fmt.Sprintf("toolset %s: its base %s is not registered", ts.ID, ts.Base)}
+	}
+	if err != nil {
+		return &Error{Code: CodeUnavailable, Message: "the base toolset could not be read", Err: err}
+	}
+	if err := ts.CheckDerived(base); err != nil {
+		return &Error{Code: CodeRefused, Message: err.Error()}
+	}
+	return nil
 }
 
 // verify checks a caller proof and maps its refusal to the function's

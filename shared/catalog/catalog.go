@@ -188,6 +188,18 @@ var builtin = func() *Catalog {
 	return c
 }()
 
+// New returns a catalog of the given tools, as they are: it checks
+// nothing, so the caller must have (the resolver builds the catalog of a
+// registered toolset with it, whose tools toolset.Verify checked). A later
+// tool of the same name replaces an earlier one.
+func New(tools []*Tool) *Catalog {
+	c := &Catalog{tools: make(map[string]*Tool, len(tools))}
+	for _, t := range tools {
+		c.tools[t.Name] = t
+	}
+	return c
+}
+
 // Default returns the embedded catalog. Callers must not modify its tools.
 func Default() *Catalog { return builtin }
 

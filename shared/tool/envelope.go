@@ -54,6 +54,11 @@ type Envelope struct {
 	// keeps), in bytes (a tool step's output_limit_bytes, 1..MaxInlineLimit);
 	// the deployment's inline limit caps it. Absent or 0: the inline limit.
 	OutputLimitBytes int `json:"output_limit_bytes,omitempty"`
+	// Function is a platform tool's Lambda function ARN (docs/toolsets.md):
+	// the pinned function reference, its placeholder substituted at
+	// publish, which toolgate's proxy for platform tools invokes. Absent
+	// for the catalog's tools.
+	Function string `json:"function,omitempty"`
 	// Keep lists the result's fields the call returns (a tool step's keep,
 	// at most MaxKeep paths, each a KeepPath); the others are dropped after
 	// the whole result is validated. Absent: the whole result.
@@ -255,6 +260,7 @@ const (
 	MemberCallerProof        = "caller_proof"
 	MemberTimeoutSeconds     = "timeout_seconds"
 	MemberOutputLimitBytes   = "output_limit_bytes"
+	MemberFunction           = "function"
 	MemberKeep               = "keep"
 )
 

@@ -542,3 +542,49 @@ func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
 	}
 	return nil
 }
+
+// RuleBase: a derived toolset is not its base's tools, or weakens one of
+// their policies.
+const RuleBase = "toolset-base"
+
+// CheckDerived refuses, with a *Refusal for RuleBase, a toolset derived
+// from base (ts.Base is base.ID) that adds or drops a tool, changes a
+// tool's function, schemas, idempotency, timeout or retry, makes a review
+// requirement or a policy weaker, or widens the hosts. Its workflows are
+// its own (docs/design.md, "Toolsets": same tools, other workflows).
+func (ts *Toolset) CheckDerived(base *Toolset) error {
+	refuse := func(format string, a ...any) error { return refuse(ts.ID, RuleBase, format, a...) }
+	if ts.Base != base.ID {
+		return refuse("its base is %s, not %s", shorten(ts.Base), base.ID)
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(ts.Tools)), slices.Sorted(maps.Keys(base.Tools))) {
+		return refuse("it does not have exactly the tools of its base %s", base.ID)
+	}
+	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
+		t, b := ts.Tools[name], base.Tools[name]
+		same := t.Description == b.Description && sameJSON(t.InputSchema, b.InputSchema) && sameJSON(t.OutputSchema, b.OutputSchema) &&
+			t.Idempotent == b.Idempotent && t.Function == b.Function && t.TimeoutSeconds == b.TimeoutSeconds &&
+			t.TolerateDuplicates == b.TolerateDuplicates && (t.Retry == nil) == (b.Retry == nil) && (t.Retry == nil || *t.Retry == *b.Retry)
+		switch {
+		case !same:
+			return refuse("tool %s differs from its base's in more than its policy or review requirement", name)
+		case b.ReviewRequired && !t.ReviewRequired:
+			return refuse("tool %s drops its base's review requirement", name)
+		case b.Policy == catalog.AtMostOnce && t.Policy != catalog.AtMostOnce:
+			return refuse("tool %s is %s; its base says at_most_once", name, t.Policy)
+		}
+	}
+	for _, h := range ts.FetchHosts {
+		if !slices.Contains(base.FetchHosts, h) {
+			return refuse("fetch host %s is not one of its base's", h)
+		}
+	}
+	return nil
+}
+
+// sameJSON reports whether two JSON documents have one RFC 8785 form.
+func sameJSON(a, b json.RawMessage) bool {
+	ca, errA := jcs.Transform(a)
+	cb, errB := jcs.Transform(b)
+	return errA == nil && errB == nil && bytes.Equal(ca, cb)
+}

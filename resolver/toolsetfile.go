@@ -1,0 +1,476 @@
+package resolver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	pathpkg "path"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// Rule ids of toolset files (docs/toolsets.md), besides the Solution
+// grammar's syntax, unknown-field, missing-field, invalid-value,
+// unknown-tool, fetch-host and retry.
+const (
+	RuleToolSchema = "tool-schema" // a platform tool's input or output schema that does not compile, or cannot be read
+	RulePolicy     = "policy"      // a policy or review requirement weaker than the catalog's (or the base's)
+	RuleBase       = "base"        // a base that does not exist, or a derived toolset adding or dropping tools
+	RuleToolset    = "toolset"     // the registration check (toolset.Verify) refuses the pinned toolset
+)
+
+// ErrToolsetNotFound is what a ToolsetOptions.Lookup (or Options.Toolsets)
+// returns, wrapped, for an id it has no toolset for.
+var ErrToolsetNotFound = errors.New("toolset not found")
+
+// ToolsetOptions tune CompileToolset.
+type ToolsetOptions struct {
+	// Catalog is the set of built-in tools; nil means catalog.Default().
+	Catalog *catalog.Catalog
+	// Lookup finds a registered toolset by id, for a base: a lock file in
+	// the toolsets directory (the CLI) or the ledger table's item (the
+	// publish function). It returns an error wrapping ErrToolsetNotFound
+	// when there is none. nil: every base is refused as not found.
+	Lookup func(id string) (*toolset.Toolset, error)
+	// ReadFile reads a schema file a platform tool names, by its path
+	// relative to the toolset file's directory ("/"-separated, no ".."
+	// segment). nil: schema files are refused.
+	ReadFile func(rel string) ([]byte, error)
+}
+
+// ToolsetResult is the outcome of resolving one toolset file.
+type ToolsetResult struct {
+	File        string
+	Diagnostics []Diagnostic
+	// Toolset is the pinned toolset with its id; nil when there is an
+	// error.
+	Toolset *toolset.Toolset
+}
+
+// OK reports whether the file has no error.
+func (r *ToolsetResult) OK() bool {
+	for _, d := range r.Diagnostics {
+		if d.Severity == SeverityError {
+			return false
+		}
+	}
+	return true
+}
+
+// Keys of a toolset file, of a built-in tool's entry and of a platform
+// tool's entry (docs/toolsets.md).
+var (
+	toolsetKeys  = []string{"toolset", "base", "tools", "workflows"}
+	builtinKeys  = []string{"review_required", "policy", "hosts"}
+	platformKeys = []string{"function", "description", "input_schema", "output_schema", "idempotent", "policy", "review_required", "timeout_seconds", "retry", "tolerate_duplicates"}
+	derivedKeys  = []string{"review_required", "policy", "hosts"}
+)
+
+// IsToolsetFile reports whether src is a toolset file rather than a
+// Solution: one mapping with a "toolset" key and no "steps".
+func IsToolsetFile(src []byte) bool {
+	v, _, err := parseValue(src)
+	return err == nil && v.kind == kMap && v.get("toolset") != nil && v.get("steps") == nil
+}
+
+// CompileToolset resolves a toolset file (YAML or JSON; file names it in
+// diagnostics) into the toolset it pins: its base's content when it names
+// one, each built-in tool from the catalog with a policy that may only be
+// stricter, each platform tool with its schemas compiled. Every problem
+// is a diagnostic at the value that causes it; the toolset is set only
+// when there is none.
+func CompileToolset(file string, src []byte, opts ToolsetOptions) *ToolsetResult {
+	res := &ToolsetResult{File: file}
+	ds := &diags{file: file}
+	defer func() { res.Diagnostics = ds.sorted() }()
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.Default()
+	}
+	v, pos, err := parseValue(src)
+	if err != nil {
+		ds.errorf(pos, RuleSyntax, "%v", err)
+		return res
+	}
+	if bad := refusedNumbers(v); len(bad) > 0 {
+		for _, b := range bad {
+			ds.errorf(b.pos, RuleSyntax, "%s", b)
+		}
+		return res
+	}
+	tc := &toolsetCompiler{d: &decoder{ds: ds}, ds: ds, cat: opts.Catalog, opts: opts}
+	ts := tc.decode(v)
+	if ts == nil || ds.hasErrors() {
+		return res
+	}
+	id, err := ts.ComputeID()
+	if err != nil {
+		ds.errorf(v.pos, RuleToolset, "%v", err)
+		return res
+	}
+	ts.ID = id
+	if err := ts.Verify(opts.Catalog); err != nil {
+		ds.errorf(v.pos, RuleToolset, "the registration check refuses it: %v", err)
+		return res
+	}
+	res.Toolset = ts
+	return res
+}
+
+type toolsetCompiler struct {
+	d    *decoder
+	ds   *diags
+	cat  *catalog.Catalog
+	opts ToolsetOptions
+}
+
+func (tc *toolsetCompiler) decode(v *value) *toolset.Toolset {
+	if !tc.d.mapping(v, "the toolset file", toolsetKeys, "toolset") {
+		return nil
+	}
+	ts := &toolset.Toolset{Tools: map[string]toolset.Tool{}, FetchHosts: []string{}}
+	var base *toolset.Toolset
+	if f := v.get("base"); f != nil {
+		base = tc.base(f)
+		if base == nil {
+			return nil
+		}
+		ts.Base = base.ID
+	}
+	for _, f := range v.fields {
+		switch f.key {
+		case "toolset":
+			if name, ok := tc.d.str(&f, "toolset"); ok {
+				if !toolset.NamePattern.MatchString(name) {
+					tc.ds.errorf(f.val.pos, RuleInvalidValue, "toolset name %q must match %s", truncate(name), toolset.NamePattern)
+				}
+				ts.Name = name
+			}
+		case "workflows":
+			for _, r := range tc.d.strings(&f, "workflows") {
+				switch {
+				case !toolset.NamePattern.MatchString(r.Name):
+					tc.ds.errorf(r.Pos, RuleInvalidValue, "workflows: %q is not a Solution name (%s)", truncate(r.Name), toolset.NamePattern)
+				case slices.Contains(ts.Workflows, r.Name):
+					tc.ds.errorf(r.Pos, RuleInvalidValue, "workflows lists %q twice", r.Name)
+				default:
+					ts.Workflows = append(ts.Workflows, r.Name)
+				}
+			}
+			slices.Sort(ts.Workflows)
+		}
+	}
+	tools := v.get("tools")
+	switch {
+	case base != nil:
+		tc.derive(ts, base, tools)
+	case tools == nil:
+		tc.ds.errorf(v.pos, RuleMissingField, "the toolset file has no \"tools\" (a toolset without a base lists its tools)")
+	case tools.val.kind != kMap || len(tools.val.fields) == 0:
+		tc.ds.errorf(tools.val.pos, RuleInvalidValue, "tools must be a non-empty mapping of tool names to their entries")
+	default:
+		for _, f := range tools.val.fields {
+			if _, builtin := tc.cat.Lookup(f.key); builtin {
+				tc.builtin(ts, f)
+			} else {
+				tc.platform(ts, f)
+			}
+		}
+	}
+	return ts
+}
+
+// base reads the base: a toolset id that the lookup finds.
+func (tc *toolsetCompiler) base(f *field) *toolset.Toolset {
+	id, ok := tc.d.str(f, "base")
+	if !ok {
+		return nil
+	}
+	if !toolset.IDPattern.MatchString(id) {
+		tc.ds.errorf(f.val.pos, RuleBase, "base %q is not a toolset id (%s)", truncate(id), toolset.IDPattern)
+		return nil
+	}
+	if tc.opts.Lookup == nil {
+		tc.ds.errorf(f.val.pos, RuleBase, "base %s does not exist: no toolset can be looked up here", id)
+		return nil
+	}
+	b, err := tc.opts.Lookup(id)
+	if err != nil {
+		tc.ds.errorf(f.val.pos, RuleBase, "base %s does not exist: %v", id, err)
+		return nil
+	}
+	return b
+}
+
+// entry returns a tool entry's mapping; null stands for {}.
+func (tc *toolsetCompiler) entry(f field, what string, allowed []string) (*value, bool) {
+	if f.val.kind == kNull {
+		return &value{kind: kMap, pos: f.val.pos}, true
+	}
+	if !tc.d.mapping(f.val, what, allowed) {
+		return nil, false
+	}
+	return f.val, true
+}
+
+// builtin pins a catalog tool, with a policy that may only be stricter.
+func (tc *toolsetCompiler) builtin(ts *toolset.Toolset, f field) {
+	what := fmt.Sprintf("tool %q", f.key)
+	v, ok := tc.entry(f, what+" (a built-in tool)", builtinKeys)
+	if !ok {
+		return
+	}
+	c, _ := tc.cat.Lookup(f.key)
+	t := toolset.Tool{Description: c.Description, InputSchema: c.InputSchema, OutputSchema: c.OutputSchema,
+		Idempotent: c.Idempotent, Policy: c.Policy, ReviewRequired: c.ReviewRequired}
+	tc.tighten(&t, v, what, "the catalog's")
+	hosts := v.get("hosts")
+	switch {
+	case hosts != nil && f.key != fetchTool:
+		tc.ds.errorf(hosts.keyPos, RuleUnknownField, "%s: hosts are for %s only", what, fetchTool)
+	case f.key == fetchTool && hosts == nil:
+		tc.ds.errorf(f.keyPos, RuleFetchHost, "%s has no hosts: without allowed hosts there is no fetch", what)
+	case hosts != nil:
+		ts.FetchHosts = tc.hosts(hosts, what)
+	}
+	ts.Tools[f.key] = t
+}
+
+// tighten applies review_required and policy to t, refusing a weaker
+// value than t has (from the catalog, or the base).
+func (tc *toolsetCompiler) tighten(t *toolset.Tool, v *value, what, whose string) {
+	if f := v.get("review_required"); f != nil {
+		if b, ok := tc.boolean(f, what+" review_required"); ok {
+			if t.ReviewRequired && !b {
+				tc.ds.errorf(f.val.pos, RulePolicy, "%s review_required: false is weaker than %s review_required: true; a toolset may make a policy stricter, never weaker", what, whose)
+			} else {
+				t.ReviewRequired = b
+			}
+		}
+	}
+	if f := v.get("policy"); f != nil {
+		if p, ok := tc.policy(f, what); ok {
+			if t.Policy == catalog.AtMostOnce && p != catalog.AtMostOnce {
+				tc.ds.errorf(f.val.pos, RulePolicy, "%s policy %s is weaker than %s at_most_once; a toolset may make a policy stricter, never weaker", what, p, whose)
+			} else {
+				t.Policy = p
+			}
+		}
+	}
+}
+
+func (tc *toolsetCompiler) boolean(f *field, what string) (bool, bool) {
+	if f.val.kind != kBool {
+		tc.ds.errorf(f.val.pos, RuleInvalidValue, "%s must be true or false, not a %s", what, f.val.kind)
+		return false, false
+	}
+	return f.val.b, true
+}
+
+func (tc *toolsetCompiler) policy(f *field, what string) (catalog.Policy, bool) {
+	s, ok := tc.d.str(f, what+" policy")
+	if !ok {
+		return "", false
+	}
+	if p := catalog.Policy(s); p == catalog.AtLeastOnce || p == catalog.AtMostOnce {
+		return p, true
+	}
+	tc.ds.errorf(f.val.pos, RuleInvalidValue, "%s policy %q is not at_least_once or at_most_once", what, truncate(s))
+	return "", false
+}
+
+// hosts reads the http tool's hosts into their canonical form, sorted and
+// unique.
+func (tc *toolsetCompiler) hosts(f *field, what string) []string {
+	var list hostlist.List
+	refs := tc.d.strings(f, what+" hosts")
+	if f.val.kind == kList && len(f.val.items) == 0 {
+		tc.ds.errorf(f.val.pos, RuleFetchHost, "%s hosts is empty: without allowed hosts there is no fetch", what)
+	}
+	for _, r := range refs {
+		e, err := hostlist.ParseEntry(r.Name)
+		if err != nil {
+			tc.ds.errorf(r.Pos, RuleFetchHost, "%s hosts: %v", what, err)
+			continue
+		}
+		list = append(list, e)
+	}
+	out := slices.Compact(slices.Sorted(slices.Values(list.Strings())))
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// platform pins a platform tool: any Lambda function, with its own
+// contract.
+func (tc *toolsetCompiler) platform(ts *toolset.Toolset, f field) {
+	what := fmt.Sprintf("tool %q", f.key)
+	if !toolset.ToolNamePattern.MatchString(f.key) {
+		tc.ds.errorf(f.keyPos, RuleInvalidValue, "tool name %q must match %s", truncate(f.key), toolset.ToolNamePattern)
+		return
+	}
+	if f.val.kind != kMap || f.val.get("function") == nil {
+		tc.ds.errorf(f.keyPos, RuleUnknownTool, "%s is not a built-in tool (%s), and a platform tool names its function: write function: ${Function...} or an ARN", what, strings.Join(tc.cat.Names(), ", "))
+		return
+	}
+	if !tc.d.mapping(f.val, what, platformKeys, "function", "input_schema", "output_schema", "timeout_seconds") {
+		return
+	}
+	t := toolset.Tool{Policy: catalog.AtMostOnce}
+	var retryAt Pos
+	for _, pf := range f.val.fields {
+		switch pf.key {
+		case "function":
+			if s, ok := tc.d.str(&pf, what+" function"); ok {
+				if !toolset.FunctionPattern.MatchString(s) && !toolset.LambdaARNPattern.MatchString(s) {
+					tc.ds.errorf(pf.val.pos, RuleInvalidValue, "%s function %q is neither a placeholder ${Function<Name>} (letters and digits) nor a Lambda function ARN", what, truncate(s))
+				}
+				t.Function = s
+			}
+		case "description":
+			t.Description, _ = tc.d.str(&pf, what+" description")
+		case "input_schema":
+			t.InputSchema = tc.schema(&pf, what+" input_schema")
+		case "output_schema":
+			t.OutputSchema = tc.schema(&pf, what+" output_schema")
+		case "idempotent":
+			t.Idempotent, _ = tc.boolean(&pf, what+" idempotent")
+		case "policy":
+			t.Policy, _ = tc.policy(&pf, what)
+		case "review_required":
+			t.ReviewRequired, _ = tc.boolean(&pf, what+" review_required")
+		case "timeout_seconds":
+			t.TimeoutSeconds, _ = tc.d.integer(&pf, what+" timeout_seconds", 1, catalog.MaxFunctionTimeout)
+		case "retry":
+			if r := tc.d.decodeRetry(pf.val, what); r != nil {
+				retryAt = r.Pos
+				t.Retry = &catalog.Retry{MaxAttempts: r.MaxAttempts, IntervalSeconds: r.IntervalSeconds, BackoffRate: r.BackoffRate}
+				if t.Retry.MaxAttempts == 0 {
+					t.Retry.MaxAttempts = 1
+				}
+				if t.Retry.IntervalSeconds == 0 {
+					t.Retry.IntervalSeconds = 1
+				}
+				if t.Retry.BackoffRate == 0 {
+					t.Retry.BackoffRate = 2
+				}
+			}
+		case "tolerate_duplicates":
+			t.TolerateDuplicates, _ = tc.boolean(&pf, what+" tolerate_duplicates")
+		}
+	}
+	if t.Retry != nil && !t.Idempotent && t.Retry.MaxAttempts > 1 && !t.TolerateDuplicates {
+		tc.ds.errorf(retryAt, RuleRetry, "%s: idempotent is false, so retry.max_attempts %d could repeat its effect; set tolerate_duplicates: true to accept duplicates, or max_attempts: 1", what, t.Retry.MaxAttempts)
+	}
+	ts.Tools[f.key] = t
+}
+
+// schema reads a JSON Schema written inline (a mapping or a boolean) or
+// in a file named relative to the toolset file, and compiles it as JSON
+// Schema 2020-12; it returns the schema as JSON.
+func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
+	v := f.val
+	from := ""
+	if v.kind == kString {
+		rel := v.str
+		if tc.opts.ReadFile == nil || rel == "" || pathpkg.IsAbs(rel) || strings.Contains(rel, "\\") || slices.Contains(strings.Split(rel, "/"), "..") {
+			tc.ds.errorf(v.pos, RuleToolSchema, "%s names the file %q: a schema file is a path relative to the toolset file's directory, without \"..\"", what, truncate(rel))
+			return nil
+		}
+		src, err := tc.opts.ReadFile(rel)
+		if err != nil {
+			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q cannot be read: %v", what, truncate(rel), errors.Unwrap(err))
+			return nil
+		}
+		fv, _, err := parseValue(src)
+		if err == nil {
+			if bad := refusedNumbers(fv); len(bad) > 0 {
+				err = errors.New(bad[0].String())
+			}
+		}
+		if err != nil {
+			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q is not one YAML or JSON value: %v", what, truncate(rel), err)
+			return nil
+		}
+		v, from = fv, fmt.Sprintf(" (file %s)", rel)
+	}
+	if v.kind != kMap && v.kind != kBool {
+		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s must be a JSON Schema (a mapping or a boolean) or a file name, not a %s", what, v.kind)
+		return nil
+	}
+	if _, err := schema.CompileValue(v.plain()); err != nil {
+		for _, p := range schema.Problems(err, nil) {
+			at := f.val.pos
+			if from == "" {
+				at = locate(v, p.Location)
+			}
+			tc.ds.errorf(at, RuleToolSchema, "%s%s does not compile as JSON Schema 2020-12: %s%s: %s", what, from, what[strings.LastIndex(what, " ")+1:], strings.ReplaceAll(p.Location, "/", "."), p.Message)
+		}
+		return nil
+	}
+	raw, err := json.Marshal(v.plain())
+	if err != nil {
+		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s: %v", what, err)
+		return nil
+	}
+	return raw
+}
+
+// derive pins a toolset derived from base: base's tools, each with a
+// policy that may only be stricter, and the file's own workflows. When
+// the file lists tools, it lists every tool of the base and no other.
+func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, tools *field) {
+	ts.Tools = maps.Clone(base.Tools)
+	ts.FetchHosts = slices.Clone(base.FetchHosts)
+	if tools == nil {
+		return
+	}
+	if tools.val.kind != kMap {
+		tc.ds.errorf(tools.val.pos, RuleInvalidValue, "tools must be a mapping of the base's tool names to stricter policies")
+		return
+	}
+	listed := map[string]bool{}
+	for _, f := range tools.val.fields {
+		listed[f.key] = true
+		what := fmt.Sprintf("tool %q", f.key)
+		t, ok := base.Tools[f.key]
+		if !ok {
+			tc.ds.errorf(f.keyPos, RuleBase, "%s is not a tool of base %s (%s): a derived toolset has its base's tools; adding one makes a new toolset, without a base", what, base.ID, strings.Join(slices.Sorted(maps.Keys(base.Tools)), ", "))
+			continue
+		}
+		v, ok := tc.entry(f, what+" (in a derived toolset)", derivedKeys)
+		if !ok {
+			continue
+		}
+		tc.tighten(&t, v, what, "base "+base.ID+"'s")
+		if h := v.get("hosts"); h != nil {
+			if f.key != fetchTool {
+				tc.ds.errorf(h.keyPos, RuleUnknownField, "%s: hosts are for %s only", what, fetchTool)
+			} else {
+				narrowed := tc.hosts(h, what)
+				for _, e := range narrowed {
+					if !slices.Contains(base.FetchHosts, e) {
+						tc.ds.errorf(h.val.pos, RulePolicy, "%s hosts: %s is not a host of base %s (%s): a derived toolset may narrow the hosts, never widen them", what, e, base.ID, strings.Join(base.FetchHosts, ", "))
+					}
+				}
+				ts.FetchHosts = narrowed
+			}
+		}
+		ts.Tools[f.key] = t
+	}
+	var dropped []string
+	for _, name := range slices.Sorted(maps.Keys(base.Tools)) {
+		if !listed[name] {
+			dropped = append(dropped, name)
+		}
+	}
+	if len(dropped) > 0 {
+		tc.ds.errorf(tools.keyPos, RuleBase, "tools leaves out %s of base %s: a derived toolset has all its base's tools; dropping one makes a new toolset, without a base (or leave tools out to take them all)", strings.Join(dropped, ", "), base.ID)
+	}
+}
