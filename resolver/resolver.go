@@ -87,15 +87,8 @@ func Compile(file string, src []byte, opts Options) *Result {
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}
-	v, pos, err := parseValue(src)
-	if err != nil {
-		ds.errorf(pos, RuleSyntax, "%v", err)
-		return res
-	}
-	if bad := refusedNumbers(v); len(bad) > 0 {
-		for _, b := range bad {
-			ds.errorf(b.pos, RuleSyntax, "%s", b)
-		}
+	v, ok := parseChecked(src, ds)
+	if !ok {
 		return res
 	}
 	sol := (&decoder{ds: ds}).decodeSolution(v)
@@ -146,6 +139,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		reviewBefore = append(reviewBefore, r.Name)
 	}
 	var ts *toolset.Toolset
+	var err error
 	if named != nil {
 		ts, err = pinNamed(named, reviewBefore)
 	} else {
@@ -212,4 +206,22 @@ func (r *Result) Summary() string {
 		gate += fmt.Sprintf(" [%s (%s) approved by %v on every path]", v.Step, v.Tool, v.Reviews)
 	}
 	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, gate)
+}
+
+// parseChecked parses a Solution or toolset file into its value tree and
+// refuses numbers JSON cannot carry, reporting each problem as [syntax];
+// ok is false when there was any.
+func parseChecked(src []byte, ds *diags) (v *value, ok bool) {
+	v, pos, err := parseValue(src)
+	if err != nil {
+		ds.errorf(pos, RuleSyntax, "%v", err)
+		return nil, false
+	}
+	if bad := refusedNumbers(v); len(bad) > 0 {
+		for _, b := range bad {
+			ds.errorf(b.pos, RuleSyntax, "%s", b)
+		}
+		return nil, false
+	}
+	return v, true
 }

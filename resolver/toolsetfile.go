@@ -92,15 +92,8 @@ func CompileToolset(file string, src []byte, opts ToolsetOptions) *ToolsetResult
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}
-	v, pos, err := parseValue(src)
-	if err != nil {
-		ds.errorf(pos, RuleSyntax, "%v", err)
-		return res
-	}
-	if bad := refusedNumbers(v); len(bad) > 0 {
-		for _, b := range bad {
-			ds.errorf(b.pos, RuleSyntax, "%s", b)
-		}
+	v, ok := parseChecked(src, ds)
+	if !ok {
 		return res
 	}
 	tc := &toolsetCompiler{d: &decoder{ds: ds}, ds: ds, cat: opts.Catalog, opts: opts}
