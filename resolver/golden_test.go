@@ -68,31 +68,7 @@ func TestGolden(t *testing.T) {
 				}
 				want[stem(f)+".err"] = b.Bytes()
 			}
-			for _, ext := range []string{".asl.json", ".toolset.json", ".err"} {
-				path := stem(f) + ext
-				got, ok := want[path]
-				if *update {
-					if ok {
-						if err := os.WriteFile(path, got, 0o644); err != nil {
-							t.Fatal(err)
-						}
-					} else {
-						os.Remove(path)
-					}
-					continue
-				}
-				golden, err := os.ReadFile(path)
-				switch {
-				case ok && err != nil:
-					t.Fatalf("%s: %v (run go test ./resolver -update)", path, err)
-				case !ok && err == nil:
-					t.Fatalf("%s exists, but the Solution now %s", path, map[bool]string{true: "compiles", false: "is refused"}[res.OK()])
-				case ok:
-					if diff := cmp.Diff(string(golden), string(got)); diff != "" {
-						t.Errorf("%s differs (-golden +got):\n%s", path, diff)
-					}
-				}
-			}
+			compareGolden(t, want, stem(f), []string{".asl.json", ".toolset.json", ".err"}, map[bool]string{true: "the Solution now compiles", false: "the Solution is now refused"}[res.OK()])
 		})
 	}
 }
@@ -145,5 +121,38 @@ func TestASLValidator(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"Nowhere"}}}`), 0o644)
 	if out, err := exec.Command(validator, "--json-path", bad).CombinedOutput(); err == nil {
 		t.Fatalf("asl-validator accepted a broken definition:\n%s", out)
+	}
+}
+
+// compareGolden compares the files a test produced (want, by path) with
+// the golden files stem+ext for each ext, or rewrites them with -update:
+// a file it did not produce must not exist; now says what changed when
+// one does.
+func compareGolden(t *testing.T, want map[string][]byte, stem string, exts []string, now string) {
+	t.Helper()
+	for _, ext := range exts {
+		path := stem + ext
+		got, ok := want[path]
+		if *update {
+			if ok {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				os.Remove(path)
+			}
+			continue
+		}
+		golden, err := os.ReadFile(path)
+		switch {
+		case ok && err != nil:
+			t.Fatalf("%s: %v (run go test ./resolver -update)", path, err)
+		case !ok && err == nil:
+			t.Fatalf("%s exists, but %s", path, now)
+		case ok:
+			if diff := cmp.Diff(string(golden), string(got)); diff != "" {
+				t.Errorf("%s differs (-golden +got):\n%s", path, diff)
+			}
+		}
 	}
 }

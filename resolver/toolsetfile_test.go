@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 const toolsetsDir = "../testdata/toolsets"
@@ -49,31 +47,7 @@ func TestToolsetGolden(t *testing.T) {
 				}
 				want[stem+".err"] = b.Bytes()
 			}
-			for _, ext := range []string{LockSuffix, ".err"} {
-				path := stem + ext
-				got, ok := want[path]
-				if *update {
-					if ok {
-						if err := os.WriteFile(path, got, 0o644); err != nil {
-							t.Fatal(err)
-						}
-					} else {
-						os.Remove(path)
-					}
-					continue
-				}
-				golden, err := os.ReadFile(path)
-				switch {
-				case ok && err != nil:
-					t.Fatalf("%s: %v (run go test ./resolver -update)", path, err)
-				case !ok && err == nil:
-					t.Fatalf("%s exists, but the toolset file now %s", path, map[bool]string{true: "resolves", false: "is refused"}[res.OK()])
-				case ok:
-					if diff := cmp.Diff(string(golden), string(got)); diff != "" {
-						t.Errorf("%s differs (-golden +got):\n%s", path, diff)
-					}
-				}
-			}
+			compareGolden(t, want, stem, []string{LockSuffix, ".err"}, map[bool]string{true: "the toolset file now resolves", false: "the toolset file is now refused"}[res.OK()])
 		})
 	}
 }
