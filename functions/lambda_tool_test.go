@@ -91,8 +91,10 @@ func (r *lambdaRouter) sent(name string) []platformtool.Request {
 	return append([]platformtool.Request(nil), r.got[name]...)
 }
 
-// platformToolset pins the two test platform tools: create-ticket (the
-// example, idempotent, at_least_once) and answer (testdata/answer).
+// platformToolset pins the test platform tools: create-ticket (the
+// example, idempotent, at_least_once, by ARN), ticket (the same function
+// by placeholder), close-ticket (a placeholder with no parameter) and
+// answer (testdata/answer).
 func platformToolset(t *testing.T) *toolset.Toolset {
 	t.Helper()
 	ts := &toolset.Toolset{Tools: map[string]toolset.Tool{
@@ -100,6 +102,17 @@ func platformToolset(t *testing.T) *toolset.Toolset {
 			Function:     "arn:aws:lambda:us-east-1:000000000000:function:create-ticket",
 			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"body":{"type":"string"},"priority":{"enum":["low","normal","high"]}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","required":["ticket_id","created"],"properties":{"ticket_id":{"type":"string"},"created":{"type":"boolean"}}}`)},
+		// The same function, pinned as a toolset file usually names it: a
+		// placeholder the proxy resolves from SSM (ssmFake).
+		"ticket": {Description: "Create a ticket.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
+			Function:     "${FunctionCreateTicket}",
+			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object","required":["ticket_id","created"],"properties":{"ticket_id":{"type":"string"},"created":{"type":"boolean"}}}`)},
+		// A placeholder no parameter binds in the stage.
+		"close-ticket": {Description: "Close a ticket.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
+			Function:     "${FunctionCloseTicket}",
+			InputSchema:  json.RawMessage(`{"type":"object"}`),
+			OutputSchema: json.RawMessage(`{"type":"object"}`)},
 		"answer": {Description: "Answer the given answer.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
 			Function:     "arn:aws:lambda:us-east-1:000000000000:function:answer",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"answer":{"type":"object"},"fail":{"type":"boolean"}}}`),
@@ -136,6 +149,61 @@ func platformEnvelope(toolName, toolsetID, runID string, attempt int, input stri
 		toolName, toolsetID, runID, runID, attempt, input))
 }
 
+// withFunction is envelope with its "function" member set to fn, as a
+// compiled Task sends it.
+func withFunction(t *testing.T, envelope []byte, fn string) []byte {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(envelope, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["function"], _ = json.Marshal(fn)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// ssmFake answers SSM's GetParameter (the JSON 1.1 protocol: POST with
+// X-Amz-Target AmazonSSM.GetParameter) from params and counts the
+// requests. It is a fake, not a stand-in: no SSM stand-in runs on these
+// machines (docs LOCAL notes; the local stack writes a parameters file,
+// TOOLGATE_PARAMS_FILE, for the CLI and the publish function), and the
+// proxy reads SSM only through the SDK's ssm client.
+type ssmFake struct {
+	params map[string]string
+	mu     sync.Mutex
+	asked  []string
+}
+
+func (f *ssmFake) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var in struct{ Name string }
+	body, _ := io.ReadAll(req.Body)
+	if req.Method != http.MethodPost || req.Header.Get("X-Amz-Target") != "AmazonSSM.GetParameter" || json.Unmarshal(body, &in) != nil {
+		http.Error(w, "not a GetParameter", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.asked = append(f.asked, in.Name)
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	v, ok := f.params[in.Name]
+	if !ok {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"__type":"ParameterNotFound","message":"%s not found"}`, in.Name)
+		return
+	}
+	out, _ := json.Marshal(map[string]any{"Parameter": map[string]any{"Name": in.Name, "Type": "String", "Value": v, "Version": 1}})
+	w.Write(out)
+}
+
+func (f *ssmFake) requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.asked...)
+}
+
 // The platform tools' proxy (functions/lambda-tool) under the RIE, in
 // front of the create-ticket example and the answer test function, each
 // under its own RIE, with dynalite and the ticket service.
@@ -165,10 +233,16 @@ func TestLambdaToolProxy(t *testing.T) {
 	}}
 	lambdaSrv := httptest.NewServer(router)
 	t.Cleanup(lambdaSrv.Close)
+	createTicketARN := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	params := &ssmFake{params: map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): createTicketARN}}
+	ssmSrv := httptest.NewServer(params)
+	t.Cleanup(ssmSrv.Close)
 	proxy := localtest.RIE(t, "lambda-tool", localtest.Bootstrap(t, "./lambda-tool"), 30*time.Second, map[string]string{
 		dispatch.EnvTable:           store.Table(),
+		platformtool.EnvStage:       "test",
 		"AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint(),
 		"AWS_ENDPOINT_URL_LAMBDA":   lambdaSrv.URL,
+		"AWS_ENDPOINT_URL_SSM":      ssmSrv.URL,
 	})
 	invoke := func(payload []byte) (json.RawMessage, string) {
 		out, code, _ := localtest.Invoke(t, proxy, payload)
@@ -269,6 +343,62 @@ func TestLambdaToolProxy(t *testing.T) {
 	t.Run("a function error is TOOL_INTERNAL", func(t *testing.T) {
 		if _, code := invoke(platformEnvelope("answer", ts.ID, "", 1, `{"fail":true}`)); code != string(tool.Internal) {
 			t.Fatalf("caller saw %q", code)
+		}
+	})
+
+	t.Run("a placeholder resolves from SSM and the function is invoked", func(t *testing.T) {
+		sentBefore := len(router.sent("create-ticket"))
+		asked := len(params.requests())
+		for i := range 2 {
+			payload := withFunction(t, platformEnvelope("ticket", ts.ID, "", 1, fmt.Sprintf(`{"title":"placeholder %d"}`, i)), createTicketARN)
+			out, code := invoke(payload)
+			if code != "" || !strings.Contains(string(out), `"created":true`) {
+				t.Fatalf("call %d: %s %q", i, out, code)
+			}
+		}
+		if sent := router.sent("create-ticket")[sentBefore:]; len(sent) != 2 || sent[0].Tool != "ticket" {
+			t.Fatalf("the function was sent %+v", sent)
+		}
+		// One container: the parameter is read once.
+		if got := params.requests()[asked:]; len(got) != 1 || got[0] != "/toolgate/test/tool-function/FunctionCreateTicket/arn" {
+			t.Fatalf("SSM was asked %q", got)
+		}
+	})
+
+	t.Run("a placeholder without a parameter is refused and nothing is invoked", func(t *testing.T) {
+		payload := platformEnvelope("close-ticket", ts.ID, "", 1, `{}`)
+		if _, code := invoke(payload); code != string(tool.PermissionDenied) {
+			t.Fatalf("caller saw %q", code)
+		}
+		if got := params.requests(); got[len(got)-1] != "/toolgate/test/tool-function/FunctionCloseTicket/arn" {
+			t.Fatalf("SSM was asked %q", got)
+		}
+		if len(router.sent("close-ticket")) != 0 {
+			t.Fatal("invoked")
+		}
+		rows, _ := store.RunRows(ctx, runIDOf(t, payload))
+		if len(rows) != 1 || rows[0].ErrorCode != string(tool.PermissionDenied) {
+			t.Fatalf("rows %+v", rows)
+		}
+	})
+
+	t.Run("an envelope naming another function is refused and nothing is invoked", func(t *testing.T) {
+		sentBefore := map[string]int{"create-ticket": len(router.sent("create-ticket")), "answer": len(router.sent("answer"))}
+		answerARN := "arn:aws:lambda:us-east-1:000000000000:function:answer"
+		for _, c := range []struct{ tool, function, input string }{
+			{"ticket", answerARN, `{"title":"x"}`},        // placeholder pinned, another tool's ARN sent
+			{"create-ticket", answerARN, `{"title":"x"}`}, // ARN pinned, another tool's ARN sent
+			{"ticket", "${FunctionCreateTicket}", `{"title":"x"}`},
+			{"answer", createTicketARN, `{}`},
+		} {
+			if _, code := invoke(withFunction(t, platformEnvelope(c.tool, ts.ID, "", 1, c.input), c.function)); code != string(tool.PermissionDenied) {
+				t.Errorf("%s with function %s: caller saw %q", c.tool, c.function, code)
+			}
+		}
+		for name, n := range sentBefore {
+			if got := len(router.sent(name)) - n; got != 0 {
+				t.Errorf("%s was invoked %d times", name, got)
+			}
 		}
 	})
 

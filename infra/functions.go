@@ -32,6 +32,9 @@ const (
 	fnReviewRequest  = "review-request"
 	fnReviewDecision = "review-decision"
 	fnPublish        = "publish"
+	// fnLambdaTool is the platform tools' proxy (resolver.ProxyFunction,
+	// the function a platform tool's Task invokes).
+	fnLambdaTool = "lambda-tool"
 )
 
 // DynamoDB item actions, the only ledger actions any role gets.
@@ -97,6 +100,14 @@ var functionSpecs = []functionSpec{
 		Description: "toolgate tool workflow-validator: toolgate check of a Solution",
 		MemoryMB:    512,
 		Items:       toolGrants},
+	{Name: fnLambdaTool, LogicalID: "LambdaToolFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
+		Description: "toolgate lambda-tool: the platform tools' proxy, the governed dispatcher in front of a team's tool function",
+		// A platform tool's timeout_seconds is at most 900 (Lambda's
+		// maximum): the proxy waits as long as the longest.
+		MemoryMB: 256, TimeoutSeconds: 900,
+		// The dispatcher's items, as for every tool; its Lambda and SSM
+		// statements: toolFunctionInvoke, toolFunctionParameters.
+		Items: toolGrants},
 	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
@@ -194,7 +205,8 @@ const (
 	// endpoint is left to its default, https://sts.<AWS_REGION>.amazonaws.com.
 	envSessionRoles = caller.EnvSessionRoles
 	// The publish function's stage: it reads /toolgate/<stage>/... and
-	// names state machines toolgate-<stage>_<solution> (resolver/publish).
+	// names state machines toolgate-<stage>_<solution> (resolver/publish);
+	// the proxy's, whose placeholders resolve under it (platformtool.EnvStage).
 	envStage = publish.EnvStage
 	// review-request's direct lane (shared/review).
 	envDirectReviewers     = review.EnvDirectReviewers
@@ -234,6 +246,8 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 					"StringEquals": map[string]any{"ses:FromAddress": p.Sender.Address},
 				},
 			}))
+		case fnLambdaTool:
+			extra = append(extra, toolFunctionInvoke(), toolFunctionParameters(p.Stage))
 		case fnReviewDecision:
 			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("SendTaskResult"),
@@ -265,6 +279,7 @@ var samLocalVariables = map[string][]string{
 	fnReviewRequest:  {lane.EnvLane},
 	fnReviewDecision: {"AWS_ENDPOINT_URL_SFN"},
 	fnPublish:        {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_FETCH_ALLOW_ADDRESSES"},
+	fnLambdaTool:     {"AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_SSM", lane.EnvLane},
 }
 
 // functionEnv is the function's own environment (docs/tools.md,
@@ -294,6 +309,10 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 			env[envDirectReviewers] = jsii.String(directReviewersJSON(p.DirectReviewers))
 		}
 		env[envDirectReviewMaxSecs] = jsii.String(strconv.Itoa(p.DirectReviewMaxSeconds))
+	case fnLambdaTool:
+		// The placeholders' parameters, /toolgate/<stage>/tool-function/...
+		// (shared/platformtool).
+		env[envStage] = jsii.String(p.Stage)
 	case fnPublish:
 		env[envStage] = jsii.String(p.Stage)
 		// The tools' allow-lists, the same values as theirs: publish refuses

@@ -116,6 +116,15 @@ var wantFunctionPolicies = map[string][]stmt{
 	}, wantToolItems...),
 	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), lambdaXRay}, wantToolItems...),
 	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), lambdaXRay}, wantToolItems...),
+	// The proxy: the tagged functions, and its stage's tool function
+	// parameters only.
+	"LambdaToolFunction": append([]stmt{
+		ownLogs("LambdaToolFunction"),
+		{Sid: "InvokeTaggedToolFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{arn("lambda", "function:*")},
+			Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"true"}}`},
+		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
+		lambdaXRay,
+	}, wantToolItems...),
 	"ReviewRequestFunction": append([]stmt{
 		ownLogs("ReviewRequestFunction"),
 		wantToolsets,
@@ -156,12 +165,15 @@ var wantFunctionPolicies = map[string][]stmt{
 		wantToolsets,
 		// The parameters Publish reads, and nothing else under the path.
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
+			arn("ssm", "parameter/toolgate/test/function/lambda-tool/arn"),
 			arn("ssm", "parameter/toolgate/test/function/review-request/arn"),
 			arn("ssm", "parameter/toolgate/test/function/send-email/arn"),
 			arn("ssm", "parameter/toolgate/test/function/structured-data-fetch/arn"),
 			arn("ssm", "parameter/toolgate/test/function/workflow-validator/arn"),
 			arn("ssm", "parameter/toolgate/test/role/solution-execution/arn"),
 		}},
+		// A platform tool's placeholder.
+		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		{Sid: "FindStateMachines", Actions: []string{"states:ListStateMachines"}, Resources: []string{"*"}},
 		// Only this role writes state machines, of its own stage only.
 		{Sid: "PublishStateMachines", Actions: []string{"states:CreateStateMachine", "states:PublishStateMachineVersion", "states:UpdateStateMachine"},
@@ -177,7 +189,7 @@ var wantFunctionPolicies = map[string][]stmt{
 // wantExecutionRole: Solutions invoke the sfn aliases only.
 var wantExecutionRole = []stmt{
 	{Sid: "InvokeToolgateFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-		"${ReviewRequestFunctionSfnAlias}", "${SendEmailFunctionSfnAlias}", "${StructuredDataFetchFunctionSfnAlias}", "${WorkflowValidatorFunctionSfnAlias}"}},
+		"${LambdaToolFunctionSfnAlias}", "${ReviewRequestFunctionSfnAlias}", "${SendEmailFunctionSfnAlias}", "${StructuredDataFetchFunctionSfnAlias}", "${WorkflowValidatorFunctionSfnAlias}"}},
 	{Sid: "ExecutionLogging", Actions: sorted("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"), Resources: []string{"*"}},
 	{Sid: "ExecutionTracing", Actions: sorted("xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"), Resources: []string{"*"}},
@@ -219,7 +231,7 @@ var wantManagedPolicies = map[string][]stmt{
 		{Sid: "LedgerIndexReads", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
 		// People invoke the direct aliases only.
 		{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-			"${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}},
+			"${LambdaToolFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}},
 	},
 }
 
@@ -232,6 +244,7 @@ var wantParameters = map[string]string{
 	"/toolgate/test/function/structured-data-fetch/arn": "${StructuredDataFetchFunctionSfnAlias}",
 	"/toolgate/test/function/workflow-validator/arn":    "${WorkflowValidatorFunctionSfnAlias}",
 	"/toolgate/test/function/review-request/arn":        "${ReviewRequestFunctionSfnAlias}",
+	"/toolgate/test/function/lambda-tool/arn":           "${LambdaToolFunctionSfnAlias}",
 	"/toolgate/test/role/solution-execution/arn":        "${SolutionExecutionRole.Arn}",
 	"/toolgate/test/table/name":                         "toolgate-test",
 	"/toolgate/test/review-decision/url":                "${ReviewDecisionUrl.FunctionUrl}",
@@ -240,17 +253,17 @@ var wantParameters = map[string]string{
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
-	"AWS::Lambda::Function":   6,
-	"AWS::Lambda::Version":    4, // the current version of each function with lanes
-	"AWS::Lambda::Alias":      8, // sfn and direct of the three tools and review-request
-	"AWS::Lambda::Url":        2, // review-decision, publish
-	"AWS::IAM::Role":          7, // one per function, the Solution execution role
-	"AWS::IAM::Policy":        7, // each role's policy
-	"AWS::IAM::ManagedPolicy": 3, // Publisher, Reviewer, Operator
-	"AWS::Logs::LogGroup":     7, // one per function, Solution executions
-	"AWS::Logs::MetricFilter": 8, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
-	"AWS::SSM::Parameter":     8,
-	"AWS::CloudWatch::Alarm":  15, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
+	"AWS::Lambda::Function":   7,
+	"AWS::Lambda::Version":    5,  // the current version of each function with lanes
+	"AWS::Lambda::Alias":      10, // sfn and direct of the three tools, lambda-tool and review-request
+	"AWS::Lambda::Url":        2,  // review-decision, publish
+	"AWS::IAM::Role":          8,  // one per function, the Solution execution role
+	"AWS::IAM::Policy":        8,  // each role's policy
+	"AWS::IAM::ManagedPolicy": 3,  // Publisher, Reviewer, Operator
+	"AWS::Logs::LogGroup":     8,  // one per function, Solution executions
+	"AWS::Logs::MetricFilter": 10, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
+	"AWS::SSM::Parameter":     9,
+	"AWS::CloudWatch::Alarm":  17, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
 // sessionRoles is TOOLGATE_SESSION_ROLES of testConfig, on every function
@@ -270,6 +283,8 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_FETCH_TIMEOUT_SECONDS": "15",
 	},
 	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles},
+	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles,
+		"TOOLGATE_STAGE": "test"},
 	"ReviewRequestFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles,
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
@@ -296,6 +311,7 @@ var wantFunctions = map[string][3]int{
 	"SendEmailFunction":           {256, 30, 5},
 	"StructuredDataFetchFunction": {1024, 20, 0},
 	"WorkflowValidatorFunction":   {512, 30, 0},
+	"LambdaToolFunction":          {256, 900, 0},
 	"ReviewRequestFunction":       {256, 15, 0},
 	"ReviewDecisionFunction":      {256, 15, 0},
 	"PublishFunction":             {512, 30, 0},
@@ -314,7 +330,7 @@ type rule struct {
 var rules = []rule{
 	{"resource-counts", checkCounts, func(_, pj tmpl) {
 		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
-	}, `Expected 8 resources of type AWS::SSM::Parameter`},
+	}, `Expected 9 resources of type AWS::SSM::Parameter`},
 	{"table", checkTable, func(lj, _ tmpl) {
 		t := resourceByType(lj, "AWS::DynamoDB::Table")
 		t["DeletionPolicy"] = "Delete"
@@ -916,6 +932,7 @@ func checkAlarms(_, platform assertions.Template, _, pj tmpl) error {
 		"${SendEmailFunctionLogs}":           {unknown, refused},
 		"${StructuredDataFetchFunctionLogs}": {unknown, refused},
 		"${WorkflowValidatorFunctionLogs}":   {unknown, refused},
+		"${LambdaToolFunctionLogs}":          {unknown, refused},
 		"${ReviewRequestFunctionLogs}":       {refused},
 	}
 	if d := cmp.Diff(want, filters); d != "" {
@@ -1188,8 +1205,8 @@ func checkAliases(_, _ assertions.Template, _, pj tmpl) error {
 // checkLanes: who may invoke what (lambda:InvokeFunction, in any form).
 // The Solution execution role only the sfn alias of each function for
 // Solutions, the Operator (the direct lane) only the direct alias of each
-// function with lanes, the Reviewer only review-decision and the Publisher
-// only the publish function (each through its URL; checkManagedPolicies
+// function with lanes, the proxy's role only tagged functions, the
+// Reviewer only review-decision and the Publisher only the publish function (each through its URL; checkManagedPolicies
 // checks the condition), and no one else anything:
 // no unqualified ARN of a function with lanes, no wildcard. And each
 // /toolgate/<stage>/function/<name>/arn parameter names <name>'s sfn alias.
@@ -1198,6 +1215,9 @@ func checkLanes(_, _ assertions.Template, _, pj tmpl) error {
 	want := map[string][]string{
 		"toolgate-test-reviewer":  {fnReviewDecision + " (unqualified)"},
 		"toolgate-test-publisher": {fnPublish + " (unqualified)"},
+		// The proxy: functions tagged toolgate:tool=true only (the
+		// condition: wantFunctionPolicies).
+		"LambdaToolFunctionRole": {arn("lambda", "function:*")},
 	}
 	for _, spec := range functionSpecs {
 		if spec.ForSolutions {

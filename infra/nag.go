@@ -65,6 +65,17 @@ func nagSuppressions(p *PlatformStack, stage string) {
 	suppress(p.Functions[fnPublish].Role, true, nagSuppression{Rule: "AwsSolutions-IAM5",
 		AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
 		Reason:    "the publish function creates and updates, and publishes versions of," + reasonStateMachines})
+	// The platform tools' proxy may invoke any function of the account and
+	// region that carries the tool tag, and reads its stage's tool function
+	// parameters; publish reads those parameters too.
+	suppress(p.Functions[fnLambdaTool].Role, true,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("lambda", "function:*")},
+			Reason: "lambda:InvokeFunction under the condition aws:ResourceTag/" + ToolTagKey + " = " + ToolTagValue + ": the proxy " +
+				"invokes platform teams' tool functions, whose names the teams choose; the tag, which NewToolFunction sets, " +
+				"bounds the statement instead of a name prefix (docs/infra.md, \"Platform tools\")"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagParamWildcard(stage)}, Reason: reasonToolFunctionParams})
+	suppress(p.Functions[fnPublish].Role, true,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagParamWildcard(stage)}, Reason: reasonToolFunctionParams})
 	a := p.Access
 	suppress(a.ExecutionRole, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"},
 		Reason: "CloudWatch Logs' vended log delivery actions (logs:CreateLogDelivery, GetLogDelivery, UpdateLogDelivery, " +
@@ -82,6 +93,18 @@ func nagSuppressions(p *PlatformStack, stage string) {
 			Reason: "states:ListStateMachines, with which toolgate run finds toolgate-<stage>_<solution> by name: a list action " +
 				"with no resource type"},
 	)
+}
+
+// reasonToolFunctionParams: AwsSolutions-IAM5 on the tool function
+// parameters of the stage.
+const reasonToolFunctionParams = "ssm:GetParameter on /toolgate/<stage>/tool-function/*: one parameter per platform tool " +
+	"function, /toolgate/<stage>/tool-function/<Placeholder>/arn, written by NewToolFunction when a team deploys its tool; " +
+	"the namespace holds nothing else, and no other stage's or toolgate's own function parameters are reached"
+
+// nagParamWildcard is the appliesTo form of the tool function parameters'
+// wildcard of stage.
+func nagParamWildcard(stage string) string {
+	return "Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter" + toolFunctionParamPrefix(stage) + "*"
 }
 
 // nagARN is the appliesTo form of an AwsSolutions-IAM5 finding on an ARN

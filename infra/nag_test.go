@@ -68,6 +68,9 @@ var wantNagSuppressed = func() []string {
 	}
 	out = append(out, "/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]",
 		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
+		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagParamWildcard("test")+"]",
+		"/Toolgate-test/LambdaToolFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("lambda", "function:*")+"]",
+		"/Toolgate-test/LambdaToolFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagParamWildcard("test")+"]",
 		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5[Resource::*]",
 		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
 		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",

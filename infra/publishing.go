@@ -42,6 +42,8 @@ func grantPublishing(p *PlatformStackProps, fn *platformFunction, a *access) {
 			Actions:   jsii.Strings("ssm:GetParameter"),
 			Resources: &params,
 		}),
+		// A platform tool's placeholder (manifest tool_functions).
+		toolFunctionParameters(p.Stage),
 		// findStateMachine lists the account's state machines, whose names
 		// carry the stage.
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

@@ -655,7 +655,11 @@ var forgedAPI = map[string][]apiRequest{
 // the forged requests of forgedAPI are refused.
 func TestPublishRequestsAllowed(t *testing.T) {
 	all := principalStatements(platformJSON)
-	for who, reqs := range map[string][]apiRequest{fnPublish: publishRequests(t, &recorder{}), "publisher": runRequests(t)} {
+	// testSolution names no platform tool; publishing one reads its
+	// placeholder's parameter (publish.Substitute).
+	platformTool := apiRequest{What: "publish.Substitute of a platform tool's placeholder", Action: "ssm:GetParameter",
+		Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/tool-function/FunctionCreateTicket/arn"}
+	for who, reqs := range map[string][]apiRequest{fnPublish: append(publishRequests(t, &recorder{}), platformTool), "publisher": runRequests(t)} {
 		t.Run(who, func(t *testing.T) {
 			used := map[string]bool{}
 			for _, r := range reqs {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -34,6 +36,23 @@ func toolFunctionInvoke() awsiam.PolicyStatement {
 			"StringEquals": map[string]any{"aws:ResourceTag/" + ToolTagKey: ToolTagValue},
 		},
 	})
+}
+
+// toolFunctionParameters is the statement that reads the stage's platform
+// tool function parameters, /toolgate/<stage>/tool-function/*
+// (toolset.ToolFunctionParam): the proxy resolves a pinned placeholder
+// from them, and the publish function substitutes it at publish.
+func toolFunctionParameters(stage string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ToolFunctionParameters"),
+		Actions:   jsii.Strings("ssm:GetParameter"),
+		Resources: &[]*string{parameterARN(toolFunctionParamPrefix(stage) + "*")},
+	})
+}
+
+// toolFunctionParamPrefix starts every toolset.ToolFunctionParam of stage.
+func toolFunctionParamPrefix(stage string) string {
+	return strings.TrimSuffix(toolset.ToolFunctionParam(stage, ""), "/arn")
 }
 
 // ToolFunctionProps configure NewToolFunction.

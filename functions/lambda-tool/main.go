@@ -5,7 +5,10 @@
 package main
 
 import (
+	"os"
+
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
@@ -14,6 +17,9 @@ import (
 
 func main() {
 	log := coldstart.Logger()
-	client := lambda.NewFromConfig(coldstart.AWSConfig(log), platformtool.ClientOptions)
-	dispatch.PlatformMain(log, platformtool.Tool(client))
+	stage, err := platformtool.StageFromEnv(os.Getenv)
+	stage = coldstart.Must(log, "bad configuration", stage, err)
+	cfg := coldstart.AWSConfig(log)
+	fns := platformtool.NewFunctions(stage, ssm.NewFromConfig(cfg))
+	dispatch.PlatformMain(log, platformtool.Tool(lambda.NewFromConfig(cfg, platformtool.ClientOptions), fns))
 }

@@ -93,12 +93,13 @@ func ClientOptions(o *lambda.Options) { o.RetryMaxAttempts = 1 }
 var functionNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // FunctionName returns the FunctionName the proxy invokes for a pinned
-// tool's function reference: a Lambda function ARN
+// tool's function reference that is not a placeholder (Functions.Resolve
+// resolves those): a Lambda function ARN
 // (toolset.LambdaARNPattern, with an optional qualifier) or a bare
-// function name in the proxy's own account and region, as they are. An
-// unresolved placeholder ("${FunctionX}", which publishing replaces with
-// the ARN from SSM) or anything else is refused with TOOL_INTERNAL: the
-// run's toolset cannot run this tool here, and no retry changes that.
+// function name in the proxy's own account and region, as they are. A
+// placeholder ("${FunctionX}") or anything else is refused with
+// TOOL_INTERNAL: the run's toolset cannot run this tool here, and no
+// retry changes that.
 func FunctionName(ref string) (string, error) {
 	switch {
 	case toolset.LambdaARNPattern.MatchString(ref), functionNamePattern.MatchString(ref):
@@ -109,18 +110,29 @@ func FunctionName(ref string) (string, error) {
 	return "", tool.Errorf(tool.Internal, "the pinned function %.80q is neither a Lambda function ARN nor a function name", ref)
 }
 
-// Tool returns the proxy's toolcall.Func: it invokes the pinned function
-// with the call's Request and maps the answer (Map, mapInvokeError).
-func Tool(client Invoker) toolcall.Func {
+// Tool returns the proxy's toolcall.Func: it invokes the function the
+// pinned toolset names for the tool (fns.Resolve) with the call's Request
+// and maps the answer (Map, mapInvokeError).
+//
+// The function comes from the pinned entry only. An envelope's
+// "function" member (the compiled Task's, the placeholder substituted at
+// publish) must name the same function, or the call is
+// TOOL_PERMISSION_DENIED and nothing is invoked: otherwise a direct-lane
+// caller could name another team's tool function, which the proxy's role
+// may also invoke, with input validated against this tool's schema.
+func Tool(client Invoker, fns *Functions) toolcall.Func {
 	return func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		if !c.Pinned.Platform() {
 			return nil, tool.Errorf(tool.PermissionDenied, "tool %s names no function", c.Envelope.Tool)
 		}
-		name, err := FunctionName(c.Pinned.Function)
+		name, err := fns.Resolve(ctx, c.Pinned.Function)
 		if err != nil {
 			return nil, err
 		}
 		env := c.Envelope
+		if env.Function != "" && env.Function != name {
+			return nil, tool.Errorf(tool.PermissionDenied, "the envelope's function %.160q is not the function the pinned toolset names for tool %s", env.Function, env.Tool)
+		}
 		payload, err := json.Marshal(Request{Input: c.Input, IdempotencyKey: env.IdempotencyKey, Attempt: c.Attempt,
 			RunID: env.RunID, Step: env.Step, Tool: env.Tool})
 		if err != nil {

@@ -10,7 +10,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
+	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -111,7 +114,7 @@ func call(fn string) *toolcall.Call {
 func TestTool(t *testing.T) {
 	arn := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
 	f := &fakeLambda{out: &lambda.InvokeOutput{Payload: []byte(`{"ticket_id":"T-1"}`)}}
-	out, err := Tool(f)(context.Background(), call(arn))
+	out, err := Tool(f, NewFunctions("test", &fakeSSM{}))(context.Background(), call(arn))
 	if err != nil || string(out) != `{"ticket_id":"T-1"}` {
 		t.Fatalf("%s %v", out, err)
 	}
@@ -134,13 +137,101 @@ func TestTool(t *testing.T) {
 		"deadline":   {context.DeadlineExceeded, tool.Timeout, true},
 	} {
 		f := &fakeLambda{err: c.err}
-		_, err := Tool(f)(context.Background(), call(arn))
+		_, err := Tool(f, NewFunctions("test", &fakeSSM{}))(context.Background(), call(arn))
 		if te := tool.Classify(err); te.Code != c.code || te.MaybeApplied != c.applied {
 			t.Errorf("%s: %v applied %v", name, err, te.MaybeApplied)
 		}
 	}
-	f = &fakeLambda{}
-	if _, err := Tool(f)(context.Background(), call("${FunctionCreateTicket}")); tool.Classify(err).Code != tool.Internal || f.in != nil {
-		t.Errorf("placeholder: %v, invoked %v", err, f.in != nil)
+}
+
+// The function invoked is the pinned one: a placeholder through its SSM
+// parameter, and an envelope naming another function is refused before
+// anything is invoked.
+func TestToolFunction(t *testing.T) {
+	arn := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	other := "arn:aws:lambda:us-east-1:000000000000:function:delete-everything"
+	params := map[string]string{"/toolgate/test/tool-function/FunctionCreateTicket/arn": arn}
+	for _, c := range []struct {
+		name, pinned, envelope string
+		params                 map[string]string
+		ssmErr                 error
+		code                   tool.Code // "" invoked arn
+	}{
+		{"ARN, no envelope function", arn, "", nil, nil, ""},
+		{"ARN, the same envelope function", arn, arn, nil, nil, ""},
+		{"ARN, another envelope function", arn, other, nil, nil, tool.PermissionDenied},
+		{"placeholder resolved", "${FunctionCreateTicket}", arn, params, nil, ""},
+		{"placeholder resolved, another envelope function", "${FunctionCreateTicket}", other, params, nil, tool.PermissionDenied},
+		{"placeholder, envelope names the placeholder", "${FunctionCreateTicket}", "${FunctionCreateTicket}", params, nil, tool.PermissionDenied},
+		{"placeholder without a parameter", "${FunctionCloseTicket}", "", params, nil, tool.PermissionDenied},
+		{"parameter not an ARN", "${FunctionCreateTicket}", "", map[string]string{"/toolgate/test/tool-function/FunctionCreateTicket/arn": "create-ticket"}, nil, tool.Internal},
+		{"SSM fails", "${FunctionCreateTicket}", "", nil, errors.New("connection reset"), tool.UpstreamUnavailable},
+		{"neither", "create ticket", "", nil, nil, tool.Internal},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeLambda{out: &lambda.InvokeOutput{Payload: []byte(`{"ticket_id":"T-1"}`)}}
+			cl := call(c.pinned)
+			cl.Envelope.Function = c.envelope
+			_, err := Tool(f, NewFunctions("test", &fakeSSM{params: c.params, err: c.ssmErr}))(context.Background(), cl)
+			if c.code == "" {
+				if err != nil || f.in == nil || aws.ToString(f.in.FunctionName) != arn {
+					t.Fatalf("%v, invoked %+v", err, f.in)
+				}
+				return
+			}
+			if te := tool.Classify(err); te == nil || te.Code != c.code || te.MaybeApplied || f.in != nil {
+				t.Fatalf("%v, invoked %v; want %s", err, f.in != nil, c.code)
+			}
+		})
 	}
+}
+
+// A resolved placeholder is read from SSM once per container; a failure
+// is read again.
+func TestFunctionsCache(t *testing.T) {
+	arn := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	s := &fakeSSM{err: errors.New("throttled")}
+	fns := NewFunctions("test", s)
+	if _, err := fns.Resolve(context.Background(), "${FunctionCreateTicket}"); tool.Classify(err).Code != tool.UpstreamUnavailable {
+		t.Fatal(err)
+	}
+	s.err, s.params = nil, map[string]string{"/toolgate/test/tool-function/FunctionCreateTicket/arn": arn}
+	for range 3 {
+		if got, err := fns.Resolve(context.Background(), "${FunctionCreateTicket}"); err != nil || got != arn {
+			t.Fatalf("%q %v", got, err)
+		}
+	}
+	if s.calls != 2 {
+		t.Fatalf("%d GetParameter calls, want 2", s.calls)
+	}
+}
+
+func TestStagePattern(t *testing.T) {
+	if stagePattern.String() != publish.StagePattern.String() {
+		t.Fatalf("stagePattern %s, publish.StagePattern %s", stagePattern, publish.StagePattern)
+	}
+	for v, ok := range map[string]bool{"dev": true, "": false, "Dev": false, "dev_2": false} {
+		if _, err := StageFromEnv(func(string) string { return v }); ok != (err == nil) {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+}
+
+// fakeSSM answers GetParameter from params, or with err.
+type fakeSSM struct {
+	params map[string]string
+	err    error
+	calls  int
+}
+
+func (f *fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	v, ok := f.params[aws.ToString(in.Name)]
+	if !ok {
+		return nil, &ssmtypes.ParameterNotFound{Message: aws.String("not found")}
+	}
+	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(v)}}, nil
 }
