@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,70 +22,19 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// lambdaRouter stands in for the Lambda API in front of team functions
-// under the RIE: the RIE serves one function, as "function", so the
-// router takes the function name out of an Invoke's path (a name or an
-// ARN, as the proxy sends it), forwards the request to that function's
-// RIE and keeps what each function was sent.
-type lambdaRouter struct {
-	t   *testing.T
-	fns map[string]*local.Process
-	mu  sync.Mutex
-	got map[string][]platformtool.Request
-}
-
-func (r *lambdaRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	// /2015-03-31/functions/<name or ARN>/invocations
-	rest, ok := strings.CutPrefix(req.URL.EscapedPath(), "/2015-03-31/functions/")
-	ref, ok2 := strings.CutSuffix(rest, "/invocations")
-	ref, err := url.PathUnescape(ref)
-	if !ok || !ok2 || err != nil {
-		http.Error(w, "not an Invoke", http.StatusNotFound)
-		return
+// sentTo is what the proxy sent the function name through the router,
+// each payload decoded as the documented request.
+func sentTo(t *testing.T, r *local.LambdaRouter, name string) []platformtool.Request {
+	t.Helper()
+	var out []platformtool.Request
+	for _, b := range r.Sent(name) {
+		var req platformtool.Request
+		if err := json.Unmarshal(b, &req); err != nil {
+			t.Errorf("the proxy sent %s a request that is not JSON: %v", name, err)
+		}
+		out = append(out, req)
 	}
-	name := ref
-	if _, after, found := strings.Cut(ref, ":function:"); found {
-		name, _, _ = strings.Cut(after, ":")
-	}
-	fn, ok := r.fns[name]
-	if !ok {
-		w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"Type":"User","Message":"Function not found"}`)
-		return
-	}
-	body, _ := io.ReadAll(req.Body)
-	var sent platformtool.Request
-	if err := json.Unmarshal(body, &sent); err != nil {
-		r.t.Errorf("the proxy sent %s a request that is not JSON: %v", name, err)
-	}
-	r.mu.Lock()
-	r.got[name] = append(r.got[name], sent)
-	r.mu.Unlock()
-	resp, err := http.Post(fn.InvokeURL(), "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(resp.Body)
-	// Lambda marks a function's error with X-Amz-Function-Error
-	// ("Unhandled"); the RIE answers the same errorType and errorMessage
-	// payload without it.
-	var fe struct {
-		ErrorType *string `json:"errorType"`
-	}
-	if json.Unmarshal(answer, &fe) == nil && fe.ErrorType != nil {
-		w.Header().Set("X-Amz-Function-Error", "Unhandled")
-	}
-	w.WriteHeader(resp.StatusCode)
-	w.Write(answer)
-}
-
-func (r *lambdaRouter) sent(name string) []platformtool.Request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]platformtool.Request(nil), r.got[name]...)
+	return out
 }
 
 // platformToolset pins the test platform tools: create-ticket (the
@@ -103,7 +49,7 @@ func platformToolset(t *testing.T) *toolset.Toolset {
 			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"body":{"type":"string"},"priority":{"enum":["low","normal","high"]}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","required":["ticket_id","created"],"properties":{"ticket_id":{"type":"string"},"created":{"type":"boolean"}}}`)},
 		// The same function, pinned as a toolset file usually names it: a
-		// placeholder the proxy resolves from SSM (ssmFake).
+		// placeholder the proxy resolves from SSM (the local.SSM stand-in).
 		"ticket": {Description: "Create a ticket.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
 			Function:     "${FunctionCreateTicket}",
 			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200}}}`),
@@ -165,45 +111,6 @@ func withFunction(t *testing.T, envelope []byte, fn string) []byte {
 	return b
 }
 
-// ssmFake answers SSM's GetParameter (the JSON 1.1 protocol: POST with
-// X-Amz-Target AmazonSSM.GetParameter) from params and counts the
-// requests. It is a fake, not a stand-in: no SSM stand-in runs on these
-// machines (docs LOCAL notes; the local stack writes a parameters file,
-// TOOLGATE_PARAMS_FILE, for the CLI and the publish function), and the
-// proxy reads SSM only through the SDK's ssm client.
-type ssmFake struct {
-	params map[string]string
-	mu     sync.Mutex
-	asked  []string
-}
-
-func (f *ssmFake) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var in struct{ Name string }
-	body, _ := io.ReadAll(req.Body)
-	if req.Method != http.MethodPost || req.Header.Get("X-Amz-Target") != "AmazonSSM.GetParameter" || json.Unmarshal(body, &in) != nil {
-		http.Error(w, "not a GetParameter", http.StatusBadRequest)
-		return
-	}
-	f.mu.Lock()
-	f.asked = append(f.asked, in.Name)
-	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	v, ok := f.params[in.Name]
-	if !ok {
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"__type":"ParameterNotFound","message":"%s not found"}`, in.Name)
-		return
-	}
-	out, _ := json.Marshal(map[string]any{"Parameter": map[string]any{"Name": in.Name, "Type": "String", "Value": v, "Version": 1}})
-	w.Write(out)
-}
-
-func (f *ssmFake) requests() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.asked...)
-}
-
 // The platform tools' proxy (functions/lambda-tool) under the RIE, in
 // front of the create-ticket example and the answer test function, each
 // under its own RIE, with dynalite and the ticket service.
@@ -226,23 +133,30 @@ func TestLambdaToolProxy(t *testing.T) {
 	tickets := ticketservice.New()
 	ticketSrv := httptest.NewServer(tickets)
 	t.Cleanup(ticketSrv.Close)
-	router := &lambdaRouter{t: t, got: map[string][]platformtool.Request{}, fns: map[string]*local.Process{
+	// The Lambda API and SSM have no local emulator: infra/local's
+	// stand-ins route Invoke to each function's RIE and answer
+	// GetParameter from a map.
+	router, err := local.StartLambdaRouter(map[string]string{
 		"create-ticket": localtest.RIE(t, "create-ticket", localtest.Bootstrap(t, "../examples/create-ticket"), 10*time.Second,
-			map[string]string{"TICKETS_URL": ticketSrv.URL}),
-		"answer": localtest.RIE(t, "answer", localtest.Bootstrap(t, "./testdata/answer"), 10*time.Second, nil),
-	}}
-	lambdaSrv := httptest.NewServer(router)
-	t.Cleanup(lambdaSrv.Close)
+			map[string]string{"TICKETS_URL": ticketSrv.URL}).InvokeURL(),
+		"answer": localtest.RIE(t, "answer", localtest.Bootstrap(t, "./testdata/answer"), 10*time.Second, nil).InvokeURL(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { router.Close() })
 	createTicketARN := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
-	params := &ssmFake{params: map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): createTicketARN}}
-	ssmSrv := httptest.NewServer(params)
-	t.Cleanup(ssmSrv.Close)
+	params, err := local.StartSSM(map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): createTicketARN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { params.Close() })
 	proxy := localtest.RIE(t, "lambda-tool", localtest.Bootstrap(t, "./lambda-tool"), 30*time.Second, map[string]string{
 		dispatch.EnvTable:           store.Table(),
 		platformtool.EnvStage:       "test",
 		"AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint(),
-		"AWS_ENDPOINT_URL_LAMBDA":   lambdaSrv.URL,
-		"AWS_ENDPOINT_URL_SSM":      ssmSrv.URL,
+		"AWS_ENDPOINT_URL_LAMBDA":   router.Endpoint(),
+		"AWS_ENDPOINT_URL_SSM":      params.Endpoint(),
 	})
 	invoke := func(payload []byte) (json.RawMessage, string) {
 		out, code, _ := localtest.Invoke(t, proxy, payload)
@@ -270,7 +184,7 @@ func TestLambdaToolProxy(t *testing.T) {
 
 	t.Run("a retry under one key reaches the function with that key and creates one ticket", func(t *testing.T) {
 		before := len(tickets.Tickets())
-		sentBefore := len(router.sent("create-ticket"))
+		sentBefore := len(sentTo(t, router, "create-ticket"))
 		tickets.LoseNextAnswer() // stored, its answer lost: 503, which create-ticket answers as TOOL_UPSTREAM_UNAVAILABLE, maybe applied (UNKNOWN)
 		payload := platformEnvelope("create-ticket", ts.ID, "", 1, `{"title":"disk full"}`)
 		if _, code := invoke(payload); code != string(tool.UpstreamUnavailable) {
@@ -282,7 +196,7 @@ func TestLambdaToolProxy(t *testing.T) {
 		if code != "" || !strings.Contains(string(out), `"created":false`) {
 			t.Fatalf("retry: %s %q", out, code)
 		}
-		sent := router.sent("create-ticket")[sentBefore:]
+		sent := sentTo(t, router, "create-ticket")[sentBefore:]
 		if len(sent) != 2 || sent[0].IdempotencyKey != runID+"/1" || sent[1].IdempotencyKey != sent[0].IdempotencyKey ||
 			sent[0].Attempt != 1 || sent[1].Attempt != 2 || sent[1].RunID != runID || sent[1].Step != "file" || sent[1].Tool != "create-ticket" ||
 			string(sent[1].Input) != `{"title":"disk full"}` {
@@ -298,13 +212,13 @@ func TestLambdaToolProxy(t *testing.T) {
 	})
 
 	t.Run("an input that fails the pinned schema never reaches the function", func(t *testing.T) {
-		sentBefore := len(router.sent("create-ticket"))
+		sentBefore := len(sentTo(t, router, "create-ticket"))
 		for _, input := range []string{`{"title":42}`, `{"title":"x","assignee":"root"}`, `{}`} {
 			if _, code := invoke(platformEnvelope("create-ticket", ts.ID, "", 1, input)); code != string(tool.InputInvalid) {
 				t.Errorf("%s: %q", input, code)
 			}
 		}
-		if n := len(router.sent("create-ticket")) - sentBefore; n != 0 {
+		if n := len(sentTo(t, router, "create-ticket")) - sentBefore; n != 0 {
 			t.Fatalf("the function was invoked %d times", n)
 		}
 	})
@@ -347,8 +261,8 @@ func TestLambdaToolProxy(t *testing.T) {
 	})
 
 	t.Run("a placeholder resolves from SSM and the function is invoked", func(t *testing.T) {
-		sentBefore := len(router.sent("create-ticket"))
-		asked := len(params.requests())
+		sentBefore := len(sentTo(t, router, "create-ticket"))
+		asked := len(params.Requests())
 		for i := range 2 {
 			payload := withFunction(t, platformEnvelope("ticket", ts.ID, "", 1, fmt.Sprintf(`{"title":"placeholder %d"}`, i)), createTicketARN)
 			out, code := invoke(payload)
@@ -356,11 +270,11 @@ func TestLambdaToolProxy(t *testing.T) {
 				t.Fatalf("call %d: %s %q", i, out, code)
 			}
 		}
-		if sent := router.sent("create-ticket")[sentBefore:]; len(sent) != 2 || sent[0].Tool != "ticket" {
+		if sent := sentTo(t, router, "create-ticket")[sentBefore:]; len(sent) != 2 || sent[0].Tool != "ticket" {
 			t.Fatalf("the function was sent %+v", sent)
 		}
 		// One container: the parameter is read once.
-		if got := params.requests()[asked:]; len(got) != 1 || got[0] != "/toolgate/test/tool-function/FunctionCreateTicket/arn" {
+		if got := params.Requests()[asked:]; len(got) != 1 || got[0] != "/toolgate/test/tool-function/FunctionCreateTicket/arn" {
 			t.Fatalf("SSM was asked %q", got)
 		}
 	})
@@ -370,10 +284,10 @@ func TestLambdaToolProxy(t *testing.T) {
 		if _, code := invoke(payload); code != string(tool.PermissionDenied) {
 			t.Fatalf("caller saw %q", code)
 		}
-		if got := params.requests(); got[len(got)-1] != "/toolgate/test/tool-function/FunctionCloseTicket/arn" {
+		if got := params.Requests(); got[len(got)-1] != "/toolgate/test/tool-function/FunctionCloseTicket/arn" {
 			t.Fatalf("SSM was asked %q", got)
 		}
-		if len(router.sent("close-ticket")) != 0 {
+		if len(sentTo(t, router, "close-ticket")) != 0 {
 			t.Fatal("invoked")
 		}
 		rows, _ := store.RunRows(ctx, runIDOf(t, payload))
@@ -383,7 +297,7 @@ func TestLambdaToolProxy(t *testing.T) {
 	})
 
 	t.Run("an envelope naming another function is refused and nothing is invoked", func(t *testing.T) {
-		sentBefore := map[string]int{"create-ticket": len(router.sent("create-ticket")), "answer": len(router.sent("answer"))}
+		sentBefore := map[string]int{"create-ticket": len(sentTo(t, router, "create-ticket")), "answer": len(sentTo(t, router, "answer"))}
 		answerARN := "arn:aws:lambda:us-east-1:000000000000:function:answer"
 		for _, c := range []struct{ tool, function, input string }{
 			{"ticket", answerARN, `{"title":"x"}`},        // placeholder pinned, another tool's ARN sent
@@ -396,7 +310,7 @@ func TestLambdaToolProxy(t *testing.T) {
 			}
 		}
 		for name, n := range sentBefore {
-			if got := len(router.sent(name)) - n; got != 0 {
+			if got := len(sentTo(t, router, name)) - n; got != 0 {
 				t.Errorf("%s was invoked %d times", name, got)
 			}
 		}

@@ -8,8 +8,13 @@
 // shows the author refused as its reviewer (four eyes); approves it as
 // demo-reviewer, whose caller proof the STS stand-in checks; follows the run to its end; prints the run's ledger rows,
 // its estimated cost and the e-mail the SES emulator captured; shows
-// send-email refusing a hand-written toolset without its review; and stops
-// everything it started. Exit status 0 means the e-mail was sent exactly once.
+// send-email refusing a hand-written toolset without its review; registers
+// testdata/toolsets/demo.yaml through the publish function, publishes
+// testdata/toolsets/solutions/demo-ticket.yaml on it, runs it (the platform
+// tools' proxy invokes the example team function create-ticket) and prints
+// the run's ledger row and the ticket; and stops everything it started.
+// Exit status 0 means the e-mail was sent exactly once and the ticket was
+// opened once, with its row on the ledger.
 package main
 
 import (
@@ -20,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -181,7 +187,67 @@ func run(ctx context.Context) error {
 	if n, err := countMail(st.SES.Endpoint()); err != nil || n != 1 {
 		return fmt.Errorf("after the hand-written toolset the SES emulator holds %d e-mails (%v); want still one", n, err)
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; every call is on the ledger.")
+
+	if err := platformTool(ctx, st, sf); err != nil {
+		return err
+	}
+	fmt.Println("\nThe e-mail was sent once, after its review; the ticket was opened once; every call is on the ledger.")
+	return nil
+}
+
+// platformTool registers the demo toolset, publishes a Solution on it,
+// runs it, and checks that the proxy opened exactly one ticket with the
+// create-ticket row on the run's ledger.
+func platformTool(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
+	step("registering testdata/toolsets/demo.yaml through the publish function (its platform tool create-ticket is pinned as ${FunctionCreateTicket})")
+	if _, err := toolgate("toolset", "register", "testdata/toolsets/demo.yaml", "--function-endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+		return err
+	}
+
+	step("publishing a Solution on that toolset (the publish function resolves ${FunctionCreateTicket} from the SSM stand-in)")
+	if _, err := toolgate("publish", "testdata/toolsets/solutions/demo-ticket.yaml", "--toolsets", "testdata/toolsets", "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+		return err
+	}
+
+	step("running it: the proxy (lambda-tool) checks the call, then invokes create-ticket through the Lambda-invoke router")
+	input := filepath.Join(st.Dir, "ticket-input.json")
+	if err := os.WriteFile(input, []byte(`{"title": "demo: the digest was sent"}`+"\n"), 0o644); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("ticket-%d", time.Now().Unix())
+	out, err := toolgate("run", "demo-ticket", "--input", input, "--name", name, "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
+	if err != nil {
+		return err
+	}
+	arn := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
+	fctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	outcome, err := publish.Follow(fctx, sf, arn, 300*time.Millisecond, func(e publish.Event) {
+		if strings.HasSuffix(e.Type, "StateEntered") {
+			fmt.Printf("  → %s\n", e.State)
+		} else if e.Error != "" {
+			fmt.Printf("  ✗ %s %s\n", e.Type, e.Error)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %s\n", outcome.Status)
+
+	step("the run's ledger rows")
+	rows, err := toolgate("ledger", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table)
+	if err != nil {
+		return err
+	}
+
+	step("the ticket the ticket service holds")
+	tickets := st.Tickets.Tickets()
+	for _, t := range tickets {
+		fmt.Printf("  %s  %q  priority %s  (idempotency key %s)\n", t.ID, t.Title, t.Priority, t.Key)
+	}
+	if outcome.Status != "SUCCEEDED" || len(tickets) != 1 || !strings.Contains(rows, "create-ticket") {
+		return fmt.Errorf("the ticket run ended %s with %d tickets opened; want SUCCEEDED, exactly one, and its create-ticket row on the ledger", outcome.Status, len(tickets))
+	}
 	return nil
 }
 

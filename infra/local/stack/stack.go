@@ -1,7 +1,10 @@
 // Package stack starts toolgate's whole local stack: dynalite with the
-// ledger table, the SES v2 emulator, every function under the Lambda RIE,
-// the local Step Functions endpoint and the demo data server, and writes the
-// parameters file `toolgate publish` reads (the same names as SSM).
+// ledger table, the SES v2 emulator, every function under the Lambda RIE
+// (the platform tools' proxy, lambda-tool, among them), the example team
+// function create-ticket under its own RIE with its ticket service, the
+// local Step Functions endpoint, the STS, SSM and Lambda-invoke stand-ins
+// and the demo data server, and writes the parameters file `toolgate
+// publish` reads (the same names as SSM).
 package stack
 
 import (
@@ -21,9 +24,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // The local stack's fixed names. The stage is "local"; parameter names are
@@ -38,6 +43,13 @@ const (
 	// 127.0.0.1:18080 in fetch_hosts.
 	DefaultDataPort = 18080
 	EnvDataPort     = "TOOLGATE_DEMO_PORT"
+	// TeamFunction is the example team function the local stack runs for
+	// the platform tools' proxy (examples/create-ticket), and
+	// TeamFunctionKey the placeholder key a toolset pins it by
+	// (${FunctionCreateTicket}, testdata/toolsets/demo.yaml): the SSM
+	// stand-in holds toolset.ToolFunctionParam(Stage, TeamFunctionKey).
+	TeamFunction    = "create-ticket"
+	TeamFunctionKey = "FunctionCreateTicket"
 )
 
 // FunctionARN is the local ARN of a function, as publishing substitutes it.
@@ -69,12 +81,28 @@ type Stack struct {
 	// lanes, the direct lane's instance; SFNEndpoints are the sfn lane's,
 	// which Step Functions invokes. The RIE has no aliases, so each lane is
 	// an instance that knows its lane from TOOLGATE_LANE.
+	// The example team function (TeamFunction) is in Functions and
+	// Endpoints too; it has no lanes.
 	Endpoints    map[string]string
 	SFNEndpoints map[string]string
-	proxies      []*http.Server
-	DataURL      string
-	data         *http.Server
-	procs        []*local.Process
+	// SSM and Lambda are stand-ins, not emulators: no local emulator of
+	// SSM Parameter Store or of the Lambda API runs on these machines.
+	// SSM answers GetParameter from the stack's parameters (the
+	// parameters file's, and the tool function parameter of
+	// TeamFunctionKey) for the proxy and the publish function
+	// (AWS_ENDPOINT_URL_SSM); Lambda routes the proxy's Invoke of a team
+	// function to that function's RIE (AWS_ENDPOINT_URL_LAMBDA).
+	SSM    *local.SSM
+	Lambda *local.LambdaRouter
+	// Tickets is the ticket service create-ticket opens tickets in, at
+	// TicketsURL.
+	Tickets    *ticketservice.Service
+	TicketsURL string
+	tickets    *http.Server
+	proxies    []*http.Server
+	DataURL    string
+	data       *http.Server
+	procs      []*local.Process
 }
 
 // StackOptions configure StartStack.
@@ -117,8 +145,14 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 	case "review-decision":
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
 	case "publish":
-		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "TOOLGATE_PARAMS_FILE": s.ParamsFile,
+		// The platform's parameters from the SSM stand-in, as on AWS (the
+		// CLI reads the same values from the parameters file).
+		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(),
 			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow}
+	case "lambda-tool":
+		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in
+		// and invokes create-ticket through the Lambda-invoke router.
+		return map[string]string{"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": s.Lambda.Endpoint()}
 	case "review-request":
 		// Any local user may decide a direct-lane review of a gated tool,
 		// except its requester.
@@ -207,6 +241,17 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	logf("STS stand-in %s (keys in %s)", s.STS.Endpoint(), s.KeysFile)
+	if s.SSM, err = local.StartSSM(nil); err != nil {
+		return nil, err
+	}
+	logf("SSM stand-in %s", s.SSM.Endpoint())
+	if s.Lambda, err = local.StartLambdaRouter(nil); err != nil {
+		return nil, err
+	}
+	logf("Lambda-invoke router %s", s.Lambda.Endpoint())
+	if err := s.startTeamFunction(ctx, root, logf); err != nil {
+		return nil, err
+	}
 
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
@@ -236,6 +281,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	// The parameters are known before the functions start (their ARNs
 	// are the local stack's fixed names): the publish function reads them.
+	params[toolset.ToolFunctionParam(Stage, TeamFunctionKey)] = FunctionARN(TeamFunction)
 	for _, name := range names {
 		params["/toolgate/"+Stage+"/function/"+name+"/arn"] = FunctionARN(name)
 		if laned(name) {
@@ -243,7 +289,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		}
 	}
 	s.ParamsFile = filepath.Join(s.Dir, "params.json")
-	if err := writeJSON(s.ParamsFile, params); err != nil {
+	if err := s.writeParams(params); err != nil {
 		return nil, err
 	}
 	for _, name := range names {
@@ -302,7 +348,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if e, ok := s.Endpoints["publish"]; ok {
 		params[publish.PublishURLParam(Stage)] = e
 	}
-	if err := writeJSON(s.ParamsFile, params); err != nil {
+	if err := s.writeParams(params); err != nil {
 		return nil, err
 	}
 	s.EnvFile = filepath.Join(s.Dir, "env.sh")
@@ -322,6 +368,48 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// writeParams writes the parameters file and puts every parameter into
+// the SSM stand-in.
+func (s *Stack) writeParams(params map[string]string) error {
+	for k, v := range params {
+		s.SSM.Set(k, v)
+	}
+	return writeJSON(s.ParamsFile, params)
+}
+
+// startTeamFunction starts the ticket service and the example team
+// function (TeamFunction, built from examples/create-ticket) under its own
+// RIE, behind a one-at-a-time proxy, and routes the Lambda-invoke router's
+// TeamFunction to it.
+func (s *Stack) startTeamFunction(ctx context.Context, root string, logf func(string, ...any)) error {
+	s.Tickets = ticketservice.New()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	s.tickets = &http.Server{Handler: s.Tickets, ReadHeaderTimeout: 5 * time.Second}
+	go s.tickets.Serve(ln)
+	s.TicketsURL = "http://" + ln.Addr().String()
+	logf("ticket service %s", s.TicketsURL)
+	bs := filepath.Join(s.Dir, "team", TeamFunction, "bootstrap")
+	if err := local.BuildBootstrap(ctx, filepath.Join(root, "examples", TeamFunction), bs); err != nil {
+		return err
+	}
+	p, err := local.StartRIE(ctx, TeamFunction, bs, 30*time.Second, map[string]string{"TICKETS_URL": s.TicketsURL})
+	if err != nil {
+		return err
+	}
+	s.procs = append(s.procs, p)
+	endpoint, err := s.serialise(p)
+	if err != nil {
+		return err
+	}
+	s.Functions[TeamFunction], s.Endpoints[TeamFunction] = p, endpoint
+	s.Lambda.Add(TeamFunction, endpoint+local.InvokePath)
+	logf("team function %-28s %s (%s)", TeamFunction, endpoint, FunctionARN(TeamFunction))
+	return nil
 }
 
 // serialise starts a proxy on a free 127.0.0.1 port that forwards to the
@@ -376,6 +464,18 @@ func (s *Stack) Stop() error {
 	if s.STS != nil {
 		s.STS.Close()
 		s.STS = nil
+	}
+	if s.SSM != nil {
+		s.SSM.Close()
+		s.SSM = nil
+	}
+	if s.Lambda != nil {
+		s.Lambda.Close()
+		s.Lambda = nil
+	}
+	if s.tickets != nil {
+		s.tickets.Close()
+		s.tickets = nil
 	}
 	for _, p := range s.proxies {
 		p.Close()
