@@ -149,19 +149,10 @@ func run(ctx context.Context) error {
 	step("following the run to its end")
 	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	outcome, err := publish.Follow(fctx, sf, arn, 300*time.Millisecond, func(e publish.Event) {
-		if strings.HasSuffix(e.Type, "StateEntered") {
-			fmt.Printf("  → %s\n", e.State)
-		} else if e.Error != "" {
-			fmt.Printf("  ✗ %s %s\n", e.Type, e.Error)
-		}
-	})
+	outcome, err := follow(ctx, sf, arn, 2*time.Minute)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  %s\n", outcome.Status)
 
 	step("the run's ledger rows")
 	if _, err := toolgate("ledger", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
@@ -220,19 +211,10 @@ func platformTool(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		return err
 	}
 	arn := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
-	fctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	outcome, err := publish.Follow(fctx, sf, arn, 300*time.Millisecond, func(e publish.Event) {
-		if strings.HasSuffix(e.Type, "StateEntered") {
-			fmt.Printf("  → %s\n", e.State)
-		} else if e.Error != "" {
-			fmt.Printf("  ✗ %s %s\n", e.Type, e.Error)
-		}
-	})
+	outcome, err := follow(ctx, sf, arn, time.Minute)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  %s\n", outcome.Status)
 
 	step("the run's ledger rows")
 	rows, err := toolgate("ledger", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table)
@@ -344,4 +326,23 @@ func printMail(endpoint string) (int, error) {
 		fmt.Printf("  From:    %s\n  To:      %s\n  Subject: %s\n\n  %s\n", m.From, strings.Join(m.Destination.To, ", "), m.Subject, strings.TrimSpace(m.Body.Text))
 	}
 	return len(mails), nil
+}
+
+// follow prints each state an execution enters, and each error, until it
+// ends or limit passes, then its status.
+func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration) (*publish.Outcome, error) {
+	fctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	outcome, err := publish.Follow(fctx, sf, arn, 300*time.Millisecond, func(e publish.Event) {
+		if strings.HasSuffix(e.Type, "StateEntered") {
+			fmt.Printf("  → %s\n", e.State)
+		} else if e.Error != "" {
+			fmt.Printf("  ✗ %s %s\n", e.Type, e.Error)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("  %s\n", outcome.Status)
+	return outcome, nil
 }
