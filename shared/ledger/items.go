@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 )
 
 // callItem is a call's item as stored (docs/ledger.md, "Items", "One item
@@ -92,11 +93,11 @@ func (c *callItem) record(key string) *Record {
 // attributevalue, which refuses a mistyped attribute).
 func entryFromRow(r *Row) types.AttributeValue {
 	e := map[string]types.AttributeValue{
-		"n": num(r.Attempt), "status": str(string(r.Status)),
+		"n": tabledef.N(r.Attempt), "status": str(string(r.Status)),
 		"retryable":  &types.AttributeValueMemberBOOL{Value: r.Retryable},
 		"started_at": str(formatNano(r.StartedAt)), "ended_at": str(formatNano(r.EndedAt)),
-		"duration_ms": num(r.DurationMS), "input_bytes": num(r.InputBytes),
-		"output_bytes": num(r.OutputBytes), "memory_mb": num(r.MemoryMB),
+		"duration_ms": tabledef.N(r.DurationMS), "input_bytes": tabledef.N(r.InputBytes),
+		"output_bytes": tabledef.N(r.OutputBytes), "memory_mb": tabledef.N(r.MemoryMB),
 	}
 	if r.ErrorCode != "" {
 		e["error_code"] = str(r.ErrorCode)
@@ -115,7 +116,7 @@ func entryFromRow(r *Row) types.AttributeValue {
 // directly rather than by reflection).
 func attemptStart(n int, started time.Time) types.AttributeValue {
 	return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		"n": num(n), "started_at": str(formatNano(started)),
+		"n": tabledef.N(n), "started_at": str(formatNano(started)),
 	}}
 }
 

@@ -3,7 +3,6 @@ package ledger
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -64,28 +63,15 @@ func (s *Store) Table() string { return s.table }
 func (s *Store) Now() time.Time { return s.now() }
 
 func (s *Store) expires() types.AttributeValue {
-	return num(s.now().Add(s.retention).Unix())
+	return tabledef.N(s.now().Add(s.retention).Unix())
 }
 
-func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func num[T int | int64](v T) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(int64(v), 10)}
-}
-
-func getS(item map[string]types.AttributeValue, k string) string {
-	if v, ok := item[k].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-func getN(item map[string]types.AttributeValue, k string) int64 {
-	if v, ok := item[k].(*types.AttributeValueMemberN); ok {
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
-	return 0
-}
+// Attribute values (shared/ledger/tabledef).
+var (
+	str  = tabledef.S
+	getS = tabledef.GetS
+	getN = tabledef.GetN
+)
 
 // IsConditionFailed reports a failed conditional write
 // (tabledef.IsConditionFailed).

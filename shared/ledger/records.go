@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 )
 
 // State of an idempotency record.
@@ -137,11 +138,11 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 		r.StartedAt = now
 	}
 	values := map[string]types.AttributeValue{
-		"run_id": str(r.RunID), "seq": num(r.Seq), "step": str(r.Step), "tool": str(r.Tool), "toolset_id": str(r.ToolsetID),
-		"input_digest": str(r.InputDigest), "idempotency_key": str(r.Key), "state": str(string(InProgress)), "attempts": num(1),
-		"lease_until": num(r.LeaseUntil.UnixMilli()), "token": str(r.Token), "updated_at": num(now.UnixMilli()),
+		"run_id": str(r.RunID), "seq": tabledef.N(r.Seq), "step": str(r.Step), "tool": str(r.Tool), "toolset_id": str(r.ToolsetID),
+		"input_digest": str(r.InputDigest), "idempotency_key": str(r.Key), "state": str(string(InProgress)), "attempts": tabledef.N(1),
+		"lease_until": tabledef.N(r.LeaseUntil.UnixMilli()), "token": str(r.Token), "updated_at": tabledef.N(now.UnixMilli()),
 		attrAttemptLog: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}},
-		"last_seen_at": num(now.UnixMilli()), AttrExpiresAt: s.expires(), "one": num(1),
+		"last_seen_at": tabledef.N(now.UnixMilli()), AttrExpiresAt: s.expires(), "one": tabledef.N(1),
 	}
 	out, err := s.db.UpdateItem(ctx, claimTemplate.input(s.table, callKey(r.RunID, r.Seq), values, nil, types.ReturnValueAllNew))
 	if err != nil {
@@ -287,7 +288,7 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 	}
 	values := map[string]types.AttributeValue{
 		"in_progress": str(string(InProgress)), "token": str(token), "state": str(string(state)),
-		"now": num(s.now().UnixMilli()), "expires": s.expires(), "entry": entryFromRow(row),
+		"now": tabledef.N(s.now().UnixMilli()), "expires": s.expires(), "entry": entryFromRow(row),
 	}
 	t := finishFailedTemplate
 	if state == Completed {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -93,4 +94,31 @@ func CreateTable(ctx context.Context, db interface {
 		return fmt.Errorf("create table %s: %w", table, err)
 	}
 	return nil
+}
+
+// S is a string attribute value.
+func S(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// N is a whole-number attribute value.
+func N[T int | int64](v T) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(int64(v), 10)}
+}
+
+// GetS reads a string attribute of an item; "" when it is absent or of
+// another type.
+func GetS(item map[string]types.AttributeValue, k string) string {
+	if v, ok := item[k].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// GetN reads a whole-number attribute of an item; 0 when it is absent, of
+// another type, or not a 64-bit integer.
+func GetN(item map[string]types.AttributeValue, k string) int64 {
+	if v, ok := item[k].(*types.AttributeValueMemberN); ok {
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	return 0
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -123,29 +122,12 @@ func CreateTable(ctx context.Context, db interface {
 	return tabledef.CreateTable(ctx, db, table, Index)
 }
 
-// Attribute values of review items.
-func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-
-func num(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-// getS reads a string attribute; "" when it is absent or another type.
-func getS(it map[string]types.AttributeValue, k string) string {
-	if v, ok := it[k].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-// getN reads a whole-number attribute; 0 when it is absent or another type.
-func getN(it map[string]types.AttributeValue, k string) int64 {
-	if v, ok := it[k].(*types.AttributeValueMemberN); ok {
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
-	return 0
-}
+// Attribute values (shared/ledger/tabledef).
+var (
+	str  = tabledef.S
+	getS = tabledef.GetS
+	getN = tabledef.GetN
+)
 
 func getTime(it map[string]types.AttributeValue, k string) time.Time {
 	t, err := time.Parse(review.TimeFormat, getS(it, k))
@@ -182,16 +164,16 @@ func (s *Store) Create(ctx context.Context, r *review.Review) (created bool, exi
 	item["reviewers"] = &types.AttributeValueMemberL{Value: reviewers}
 	item["input"] = str(string(r.Input))
 	item["input_digest"] = str(r.InputDigest)
-	item["input_bytes"] = num(int64(len(r.Input)))
-	item["timeout_seconds"] = num(int64(r.TimeoutSeconds))
+	item["input_bytes"] = tabledef.N(int64(len(r.Input)))
+	item["timeout_seconds"] = tabledef.N(int64(r.TimeoutSeconds))
 	item["requester"] = str(r.Requester)
 	item["status"] = str(string(review.Pending))
 	item["created_at"] = str(review.FormatTime(now))
 	// deadline is the review's own end (no decision, no use of its
 	// approval after it); expires_at is only the item's TTL: the deadline
 	// while pending, the ledger's retention once decided (Decide).
-	item[AttrDeadline] = num(r.ExpiresAt.Unix())
-	item[tabledef.AttrExpiresAt] = num(r.ExpiresAt.Unix())
+	item[AttrDeadline] = tabledef.N(r.ExpiresAt.Unix())
+	item[tabledef.AttrExpiresAt] = tabledef.N(r.ExpiresAt.Unix())
 	item[AttrListPK] = str(listPK(review.Pending))
 	item[AttrListSK] = str(review.FormatTime(now) + "#" + r.ID)
 	if r.TaskToken != "" {
@@ -297,8 +279,8 @@ func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, 
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pending":  str(string(review.Pending)),
-			":now_s":    num(now.Unix()),
-			":keep":     num(now.Add(s.retention).Unix()),
+			":now_s":    tabledef.N(now.Unix()),
+			":keep":     tabledef.N(now.Add(s.retention).Unix()),
 			":status":   str(string(st)),
 			":list_pk":  str(listPK(st)),
 			":approver": str(approver),
@@ -306,7 +288,7 @@ func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, 
 			":at":       str(review.FormatTime(now)),
 			":reason":   str(reason),
 			":delivery": str(string(delivery)),
-			":lease":    num(leaseUntil.UnixMilli()),
+			":lease":    tabledef.N(leaseUntil.UnixMilli()),
 			":token":    str(token),
 		},
 	})
@@ -335,8 +317,8 @@ func (s *Store) ClaimDelivery(ctx context.Context, r *review.Review, lease time.
 		UpdateExpression:    aws.String("SET delivery_lease_until = :until"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":delivering": str(string(review.Delivering)),
-			":old":        num(r.DeliveryLeaseUntil.UnixMilli()),
-			":until":      num(until.UnixMilli()),
+			":old":        tabledef.N(r.DeliveryLeaseUntil.UnixMilli()),
+			":until":      tabledef.N(until.UnixMilli()),
 		},
 	})
 	if tabledef.IsConditionFailed(err) {
@@ -355,11 +337,11 @@ func (s *Store) ClaimDelivery(ctx context.Context, r *review.Review, lease time.
 func (s *Store) FinishDelivery(ctx context.Context, r *review.Review, d review.Delivery, errName string) error {
 	vals := map[string]types.AttributeValue{
 		":delivering": str(string(review.Delivering)),
-		":lease":      num(r.DeliveryLeaseUntil.UnixMilli()),
+		":lease":      tabledef.N(r.DeliveryLeaseUntil.UnixMilli()),
 	}
 	update := "SET delivery_lease_until = :zero"
 	if d == review.Delivering {
-		vals[":zero"] = num(0)
+		vals[":zero"] = tabledef.N(0)
 	} else {
 		update = "SET delivery = :d, delivered_at = :at"
 		vals[":d"] = str(string(d))
@@ -414,7 +396,7 @@ func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (boo
 	now := s.now()
 	item := bindKey(r.ID)
 	item["bound_key"], item["bound_at"] = str(idemKey), str(review.FormatTime(now))
-	item[tabledef.AttrExpiresAt] = num(now.Add(s.retention).Unix())
+	item[tabledef.AttrExpiresAt] = tabledef.N(now.Add(s.retention).Unix())
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: item,
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
@@ -514,7 +496,7 @@ func (s *Store) NoteSelfApproval(ctx context.Context, id string) error {
 		TableName: aws.String(s.table), Key: key(id),
 		UpdateExpression:          aws.String("ADD self_approval_refusals :one"),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": tabledef.N(1)},
 	})
 	if err != nil {
 		return fmt.Errorf("update review %s: %w", id, err)
@@ -541,7 +523,7 @@ const (
 func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) error {
 	key := map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + executionARN), tabledef.AttrSK: str(startSK)}
 	item := map[string]types.AttributeValue{tabledef.AttrPK: key[tabledef.AttrPK], tabledef.AttrSK: key[tabledef.AttrSK],
-		"starter": str(starter), tabledef.AttrExpiresAt: num(s.now().Add(StartRetention).Unix())}
+		"starter": str(starter), tabledef.AttrExpiresAt: tabledef.N(s.now().Add(StartRetention).Unix())}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR starter = :s"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":s": str(starter)}})
