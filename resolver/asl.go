@@ -18,7 +18,9 @@ const (
 	stateStart        = "Start"
 	stateStartRefused = "StartRefused"
 	stateInit         = "Init"
+	stateInitChild    = "InitChild"
 	stateStarter      = "Starter"
+	stateStarterChild = "StarterChild"
 	stateEnd          = "End"
 	stateRejected     = "Rejected"
 	// ReviewFunction is the Lambda function review Tasks invoke.
@@ -55,6 +57,7 @@ type emitter struct {
 	states    map[string]any
 	funcs     map[string]string // placeholder -> function
 	toolFuncs map[string]string // platform tool function placeholder -> tool
+	workflows map[string]*WorkflowPin
 }
 
 // placeholders returns every placeholder key of the definition: the
@@ -62,12 +65,15 @@ type emitter struct {
 func (e *emitter) placeholders() map[string]string {
 	all := maps.Clone(e.funcs)
 	maps.Copy(all, e.toolFuncs)
+	for key, w := range e.workflows {
+		all[key] = w.Solution
+	}
 	return all
 }
 
 func (e *emitter) stateOf(i int) string {
 	st := e.c.sol.Steps[i]
-	if st.Kind == KindTool {
+	if st.Kind == KindTool || st.Kind == KindWorkflow {
 		return st.ID + "-seq"
 	}
 	return st.ID
@@ -76,10 +82,22 @@ func (e *emitter) stateOf(i int) string {
 // next resolves a target to a state name; end becomes endState.
 func (e *emitter) next(r Ref, endState string) string {
 	if !r.Set || r.Name == EndTarget {
-		e.states[endState] = map[string]any{"Type": "Succeed"}
+		e.states[endState] = e.succeed()
 		return endState
 	}
 	return e.stateOf(e.c.index[r.Name])
+}
+
+// succeed is a state that ends the run successfully with its result, the
+// Solution's output (docs/solutions.md, "The run's output"): a Pass that
+// builds {"output": value} and keeps the member, since a Succeed state
+// takes no Parameters.
+func (e *emitter) succeed() map[string]any {
+	params := e.c.output.static
+	if e.c.sol.Output == nil {
+		params = map[string]any{"output": map[string]any{}}
+	}
+	return map[string]any{"Type": "Pass", "Comment": "the run's output", "Parameters": params, "OutputPath": "$.output", "End": true}
 }
 
 func (e *emitter) placeholder(function string) string {
@@ -94,24 +112,28 @@ func (e *emitter) emit() map[string]any {
 	e.states = map[string]any{}
 	e.funcs = map[string]string{}
 	e.toolFuncs = map[string]string{}
-	gated := e.gated()
+	e.workflows = map[string]*WorkflowPin{}
+	gated := e.needsStarter()
 	// The execution input is {input, meta} (docs/solutions.md): Start
 	// refuses any other shape at once, and Init keeps meta apart from the
 	// state data's input. A Solution with gated tools needs meta's start
 	// proof, which only the Starter Task reads (from $$.Execution.Input, so
 	// it never enters the state data); the verified starter does.
 	present := []any{map[string]any{"Variable": "$.input", "IsPresent": true}, map[string]any{"Variable": "$.meta", "IsPresent": true}}
+	child := append(append([]any{}, present...), map[string]any{"Variable": "$.meta.parent_run_id", "IsPresent": true})
 	need := "{\"input\": ..., \"meta\": {}}"
 	if gated {
 		present = append(present, map[string]any{"Variable": "$.meta.start_proof", "IsPresent": true})
-		need = "{\"input\": ..., \"meta\": {\"start_proof\": ...}}, since this Solution has gated tools"
+		need = "{\"input\": ..., \"meta\": {\"start_proof\": ...}}, since this Solution has gated tools or workflow steps"
 	}
 	e.states[stateStart] = map[string]any{
 		"Type": "Choice",
 		// The InputRecord toolgate run checks an input against; a Comment
 		// is never evaluated, so it never enters the state data.
 		"Comment": e.c.inputComment,
-		"Choices": []any{map[string]any{"And": present, "Next": stateInit}},
+		// A child run (started by a parent's workflow step) names its
+		// parent in meta; its start is the record its parent wrote.
+		"Choices": []any{map[string]any{"And": child, "Next": stateInitChild}, map[string]any{"And": present, "Next": stateInit}},
 		"Default": stateStartRefused,
 	}
 	e.states[stateStartRefused] = map[string]any{
@@ -119,7 +141,7 @@ func (e *emitter) emit() map[string]any {
 		"Error": StartInvalid,
 		"Cause": "the execution input must be " + need + ": start runs with toolgate run (docs/solutions.md, \"The execution input\")",
 	}
-	meta := map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0}
+	meta := map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id": "", "start": map[string]any{}}
 	first := e.stateOf(e.c.start)
 	init := map[string]any{
 		"Type":    "Pass",
@@ -133,6 +155,35 @@ func (e *emitter) emit() map[string]any {
 		"Next": first,
 	}
 	e.states[stateInit] = init
+	e.states[stateInitChild] = map[string]any{
+		"Type":    "Pass",
+		"Comment": "a child run: state data as Init's, with the parent's run id",
+		"Parameters": map[string]any{
+			"input.$": "$.input",
+			"steps":   map[string]any{},
+			"reviews": map[string]any{},
+			"meta":    map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id.$": "$.meta.parent_run_id", "start": map[string]any{}},
+		},
+		"Next": stateStarterChild,
+	}
+	e.states[stateStarterChild] = map[string]any{
+		"Type":     "Task",
+		"Comment":  "a child run's start is its parent's record for this execution and input: its starter is the parent's",
+		"Resource": "arn:aws:states:::lambda:invoke",
+		"Parameters": map[string]any{
+			"FunctionName": e.placeholder(ReviewFunction),
+			"Payload": parameters(tool.ChildStartCheck{}, map[string]any{
+				"execution_arn":   path("$$.Execution.Id"),
+				"execution_input": path("$$.Execution.Input"),
+			}),
+		},
+		"ResultSelector": map[string]any{"starter.$": "$.Payload.starter"},
+		"ResultPath":     "$.meta.start",
+		"Retry": []any{map[string]any{
+			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
+		}},
+		"Next": first,
+	}
 	if gated {
 		init["Next"] = stateStarter
 		e.states[stateStarter] = map[string]any{
@@ -162,6 +213,8 @@ func (e *emitter) emit() map[string]any {
 		switch st.Kind {
 		case KindTool:
 			e.tool(i, st)
+		case KindWorkflow:
+			e.workflow(i, st)
 		case KindPass:
 			e.states[st.ID] = withNext(map[string]any{
 				"Type":       "Pass",
@@ -173,7 +226,7 @@ func (e *emitter) emit() map[string]any {
 		case KindReview:
 			e.review(st)
 		case KindSucceed:
-			e.states[st.ID] = map[string]any{"Type": "Succeed"}
+			e.states[st.ID] = e.succeed()
 		case KindFail:
 			f := map[string]any{"Type": "Fail", "Error": st.Error}
 			if st.Cause != "" {
@@ -198,25 +251,25 @@ func withNext(state map[string]any, next string) map[string]any {
 	return state
 }
 
-// gated reports whether a reachable step is a review: the Solution has
-// gated tools (Gate A puts a review before each).
-func (e *emitter) gated() bool {
+// needsStarter reports whether a reachable step is a review or a workflow
+// step: the Solution has gated tools (Gate A puts a review before each),
+// or starts child runs, whose reviews' requester is this run's starter.
+// Its runs then start with a start proof (Starter).
+func (e *emitter) needsStarter() bool {
 	for i, st := range e.c.sol.Steps {
-		if st.Kind == KindReview && e.c.reachable[i] {
+		if (st.Kind == KindReview || st.Kind == KindWorkflow) && e.c.reachable[i] {
 			return true
 		}
 	}
 	return false
 }
 
-// nextMeta is the seq Pass's meta: the run id, the next seq, and the
-// verified starter when the Solution has one.
+// nextMeta is the seq Pass's meta: the run id, the next seq, the parent's
+// run id ("" but in a child run) and the verified starter ({} when the
+// Solution has no Starter).
 func (e *emitter) nextMeta() map[string]any {
-	m := map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)"}
-	if e.gated() {
-		m["start.$"] = "$.meta.start"
-	}
-	return m
+	return map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)",
+		"parent_run_id.$": "$.meta.parent_run_id", "start.$": "$.meta.start"}
 }
 
 func (e *emitter) tool(i int, st *Step) {
@@ -239,6 +292,7 @@ func (e *emitter) tool(i int, st *Step) {
 		tool.MemberAttempt:            path("States.MathAdd($$.State.RetryCount, 1)"),
 		tool.MemberTolerateDuplicates: e.c.tolerates(st),
 		tool.MemberInput:              e.c.params[i].static,
+		tool.MemberParentRunID:        path("$.meta.parent_run_id"),
 	}
 	if e.c.named != nil {
 		if pt := e.c.named.Tools[st.Tool]; pt.Platform() {
@@ -429,9 +483,12 @@ func encodeJSON(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// maxARNLength is the longest Lambda function ARN (the Lambda API's
-// FunctionName pattern allows 140 characters with a qualifier).
-const maxARNLength = 140
+// maxARNLength is the longest ARN publishing substitutes: a state machine
+// version ARN (arn:<partition>:states:<region>:<account>:stateMachine:,
+// 80 characters of name and ":" and a version number) is under 160; a
+// Lambda function ARN is at most 140 characters with a qualifier (the
+// Lambda API's FunctionName pattern).
+const maxARNLength = 160
 
 // DeployedSize estimates the size of a definition as Step Functions receives
 // it: compact JSON (publishing drops the indentation) with every

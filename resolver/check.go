@@ -41,6 +41,15 @@ type checker struct {
 
 	// inputComment is the Start state's Comment: the InputRecord.
 	inputComment string
+
+	// output is the run's result (output:) in Parameters form under the
+	// one member "output", and its bindings; a zero output is {}.
+	output     compiled
+	outputUses []use
+	// outputBound bounds the run's result, and withBounds each workflow
+	// step's with (by step index), in bytes of JSON (checkStateSize).
+	outputBound int
+	withBounds  map[int]int
 }
 
 type compiledRule struct {
@@ -99,7 +108,7 @@ func (c *checker) targets(st *Step) []namedRef {
 		}
 	}
 	switch st.Kind {
-	case KindTool:
+	case KindTool, KindWorkflow:
 		add(st.Next, "next", gate.Plain, true)
 		add(st.OnError, "on_error", gate.Error, false)
 	case KindPass:
@@ -193,6 +202,10 @@ func (c *checker) admit() {
 		c.gated[r.Name] = true
 	}
 	for i, st := range c.sol.Steps {
+		if st.Kind == KindWorkflow {
+			c.admitWorkflow(st)
+			continue
+		}
 		if st.Kind != KindTool {
 			continue
 		}
@@ -205,6 +218,27 @@ func (c *checker) admit() {
 	}
 }
 
+// admitWorkflow refuses a workflow step whose Solution the run's toolset
+// does not list in its workflows (docs/toolsets.md): the toolset is the
+// guard for which Solutions a run may start. A Solution never starts
+// itself.
+func (c *checker) admitWorkflow(st *Step) {
+	switch {
+	case st.Workflow == "":
+		return // reported by the decoder
+	case st.Workflow == c.sol.Name:
+		c.ds.errorf(st.WorkflowPos, RuleWorkflow, "step %q starts %q, the Solution itself: a run may not start itself", st.ID, st.Workflow)
+	case c.named == nil:
+		c.ds.errorf(st.WorkflowPos, RuleWorkflow, "step %q starts workflow %q, but the Solution names no registered toolset: the Solutions a run may start are listed in its toolset's workflows (toolset: ts_...)", st.ID, st.Workflow)
+	case !slices.Contains(c.named.Workflows, st.Workflow):
+		listed := "lists none"
+		if len(c.named.Workflows) > 0 {
+			listed = "lists " + strings.Join(c.named.Workflows, ", ")
+		}
+		c.ds.errorf(st.WorkflowPos, RuleWorkflow, "step %q starts workflow %q, which toolset %s does not list in its workflows (it %s)", st.ID, st.Workflow, c.named.ID, listed)
+	}
+}
+
 // compileValues compiles tool inputs, pass values and choice rules into
 // Parameters form and checks each binding's shape and target step.
 func (c *checker) compileValues() {
@@ -214,7 +248,7 @@ func (c *checker) compileValues() {
 	for i, st := range c.sol.Steps {
 		var v *value
 		switch st.Kind {
-		case KindTool:
+		case KindTool, KindWorkflow:
 			v = st.With
 			if v == nil {
 				v = &value{kind: kMap, pos: st.Pos}
@@ -239,6 +273,27 @@ func (c *checker) compileValues() {
 		for _, u := range uses {
 			c.checkBindingTarget(st, u)
 		}
+	}
+	c.compileOutput()
+}
+
+// compileOutput compiles the Solution's output: a value with bindings,
+// wrapped as {"output": value} so that any value (a mapping, a list, one
+// whole binding) is a Pass state's Parameters (the End state's
+// OutputPath then takes the member).
+func (c *checker) compileOutput() {
+	if c.sol.Output == nil {
+		return
+	}
+	wrap := &value{kind: kMap, pos: c.sol.Output.pos, fields: []field{{key: "output", keyPos: c.sol.Output.pos, val: c.sol.Output}}}
+	p, errs := compileParams(wrap, false, &c.outputUses)
+	for _, e := range errs {
+		c.ds.errorf(e.pos, RuleBinding, "output: %s", e.msg)
+	}
+	c.output = p
+	self := &Step{ID: "output", Pos: c.sol.Output.pos}
+	for _, u := range c.outputUses {
+		c.checkBindingTarget(self, u)
 	}
 }
 
@@ -293,9 +348,9 @@ func (c *checker) checkBindingTarget(st *Step, u use) {
 		return
 	}
 	switch c.sol.Steps[j].Kind {
-	case KindTool:
+	case KindTool, KindWorkflow:
 		if u.b.rest != ".output" && !strings.HasPrefix(u.b.rest, ".output.") && !strings.HasPrefix(u.b.rest, ".output[") {
-			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a tool step's result is at ${steps.%s.output...}", st.ID, u.b.text, u.b.step)
+			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a %s step's result is at ${steps.%s.output...}", st.ID, u.b.text, c.sol.Steps[j].Kind, u.b.step)
 		}
 	case KindPass:
 	default:
@@ -316,7 +371,7 @@ func (c *checker) checkSet(g *gate.Graph) {
 		if !ok || !c.reachable[at] {
 			return
 		}
-		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass {
+		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {
 			return
 		}
 		if dom.completedBefore(j, at) {
@@ -329,6 +384,7 @@ func (c *checker) checkSet(g *gate.Graph) {
 			c.ds.errorf(here.Pos, RuleUnsetBinding, "review %q shows the inputs of %q, but ${%s} is not set on every path to %q: step %q has not completed on all of them", here.ID, owner.ID, u.b.text, here.ID, u.b.step)
 		}
 	}
+	c.checkOutputSet(dom)
 	for i, st := range c.sol.Steps {
 		for _, u := range c.uses[i] {
 			check(i, st, u)
@@ -338,6 +394,50 @@ func (c *checker) checkSet(g *gate.Graph) {
 				for _, u := range c.uses[j] {
 					check(i, c.sol.Steps[j], u)
 				}
+			}
+		}
+	}
+}
+
+// checkOutputSet reports output bindings to steps that have not completed
+// on every path that ends the run successfully: a succeed step, or an
+// edge to end (after a tool's or a workflow's success, its result is set).
+func (c *checker) checkOutputSet(dom *dominators) {
+	if len(c.outputUses) == 0 {
+		return
+	}
+	type end struct {
+		from int
+		ok   bool // left by its success edge (next)
+	}
+	var ends []end
+	for i, st := range c.sol.Steps {
+		if !c.reachable[i] {
+			continue
+		}
+		if st.Kind == KindSucceed {
+			ends = append(ends, end{i, false})
+		}
+		for _, t := range c.targets(st) {
+			if t.ref.Name == EndTarget {
+				ends = append(ends, end{i, t.kind == gate.Plain && (st.Kind == KindTool || st.Kind == KindPass || st.Kind == KindWorkflow)})
+			}
+		}
+	}
+	reported := map[string]bool{}
+	for _, u := range c.outputUses {
+		j, ok := c.index[u.b.step]
+		if u.b.root != "steps" || !ok || reported[u.b.text] {
+			continue
+		}
+		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {
+			continue
+		}
+		for _, e := range ends {
+			if !dom.completedBeforeEnd(j, e.from, e.ok) {
+				reported[u.b.text] = true
+				c.ds.errorf(u.pos, RuleUnsetBinding, "output binds ${%s}, but step %q has not completed on every path that ends the run: the run can end at step %q without it", u.b.text, u.b.step, c.sol.Steps[e.from].ID)
+				break
 			}
 		}
 	}

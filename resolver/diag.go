@@ -39,6 +39,7 @@ const (
 	RuleQuota         = "quota"              // Step Functions and task-token quotas
 	RuleRunTimeout    = "run-timeout"        // a review that could outlast the run
 	RuleStateSize     = "state-size"         // state data or a Task payload that could exceed 256 KiB
+	RuleWorkflow      = "workflow"           // a workflow step whose Solution the toolset does not list, or a Solution's output binding
 )
 
 // MaxMessageRunes bounds a diagnostic's message: values quoted from the

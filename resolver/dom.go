@@ -3,7 +3,7 @@ package resolver
 import "github.com/toolgate/toolgate/resolver/gate"
 
 // dominators answers "has step j completed on every path from the start to
-// step k?" for the unset-binding check. Each tool or pass step i gets a
+// step k?" for the unset-binding check. Each tool, workflow or pass step i gets a
 // virtual node ok(i) on its success edge (next); step j has completed before
 // k exactly when ok(j) dominates k. A failure (on_error) leaves no result, so
 // it bypasses ok(i).
@@ -20,7 +20,7 @@ func newDominators(sol *Solution, _ map[string]int, g *gate.Graph) *dominators {
 	n := len(g.Nodes)
 	succ := make([][]int, 2*n)
 	for i, node := range g.Nodes {
-		hasOK := sol.Steps[i].Kind == KindTool || sol.Steps[i].Kind == KindPass
+		hasOK := sol.Steps[i].Kind == KindTool || sol.Steps[i].Kind == KindPass || sol.Steps[i].Kind == KindWorkflow
 		if hasOK {
 			succ[i] = append(succ[i], n+i)
 		}
@@ -151,4 +151,14 @@ func (d *dominators) dominates(a, b int) bool {
 // edge) on every path from the start to step k.
 func (d *dominators) completedBefore(j, k int) bool {
 	return d.dominates(d.n+j, k)
+}
+
+// completedBeforeEnd reports whether step j has completed on every path
+// that ends the run from step from: left by its success edge when viaOK
+// (j == from then counts), otherwise from the step itself.
+func (d *dominators) completedBeforeEnd(j, from int, viaOK bool) bool {
+	if viaOK {
+		return d.dominates(d.n+j, d.n+from)
+	}
+	return d.dominates(d.n+j, from)
 }

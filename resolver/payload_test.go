@@ -19,6 +19,8 @@ import (
 // (shared/tool), and this is what ties the compiler to them.
 func TestTaskPayloadsDecode(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/solutions/*.yaml")
+	named, _ := filepath.Glob("../testdata/toolsets/solutions/*.yaml")
+	files = append(files, named...)
 	const run = "arn:aws:states:us-east-1:123456789012:execution:toolgate-x:run-1"
 	fill := map[string]any{
 		"run_id": run, "seq": 1, "idempotency_key": run + "/1", "attempt": 1,
@@ -41,6 +43,14 @@ func TestTaskPayloadsDecode(t *testing.T) {
 					out[name] = "arn:aws:iam::123456789012:role/starter"
 				case name == "start_time":
 					out[name] = "2026-12-01T00:00:00.000Z"
+				case name == "execution_arn":
+					out[name] = run
+				case name == "parent_run_id": // the parent's execution ARN (a child run) or ""
+					out[name] = run
+				case name == "parent_seq" || name == "seq":
+					out[name] = 1
+				case name == "execution_input": // a child's whole execution input
+					out[name] = map[string]any{"input": map[string]any{}, "meta": map[string]any{"parent_run_id": run, "parent_seq": 1}}
 				default: // a binding in the input: any JSON value decodes
 					out[name] = "bound value"
 				}
@@ -62,7 +72,7 @@ func TestTaskPayloadsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := Compile(f, src, Options{})
+		res := Compile(f, src, Options{Toolsets: LockLookup("../testdata/toolsets")})
 		if !res.OK() {
 			t.Fatalf("%s: %v", f, res.Diagnostics)
 		}
@@ -86,8 +96,21 @@ func TestTaskPayloadsDecode(t *testing.T) {
 			}
 			switch st.Resource {
 			case "arn:aws:states:::lambda:invoke":
-				if name == stateStarter {
+				switch {
+				case name == stateStarter:
 					if _, _, err := review.DecodeStart(payload); err != nil {
+						t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
+					}
+					continue
+				case name == stateStarterChild:
+					if _, _, err := review.DecodeChildCheck(payload); err != nil {
+						t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
+					}
+					continue
+				case strings.HasSuffix(name, "-record"):
+					// The child's version ARN, as publishing substitutes it.
+					payload = []byte(placeholderPattern.ReplaceAllString(string(payload), "arn:aws:states:us-east-1:123456789012:stateMachine:toolgate-x_child:1"))
+					if _, _, _, err := review.DecodeChildStart(payload); err != nil {
 						t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
 					}
 					continue
@@ -99,6 +122,8 @@ func TestTaskPayloadsDecode(t *testing.T) {
 				if _, err := review.DecodeTask(payload); err != nil {
 					t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
 				}
+			case "arn:aws:states:::states:startExecution.sync:2", "arn:aws:states:::aws-sdk:sfn:describeExecution":
+				// A workflow step's child: no toolgate function reads it.
 			default:
 				t.Errorf("%s: state %s: Task resource %s", filepath.Base(f), name, st.Resource)
 			}

@@ -29,6 +29,15 @@ type Manifest struct {
 	// replaces "${key}" with the ARN of SSM parameter
 	// toolset.ToolFunctionParam(stage, key). Omitted when there is none.
 	ToolFunctions map[string]string `json:"tool_functions,omitempty"`
+	// Workflows maps each child Solution's placeholder key in the
+	// definition (WorkflowPlaceholder) to what publishing checks and
+	// substitutes: the child's published version ARN, recorded when the
+	// child was published. Omitted when the Solution starts none.
+	Workflows map[string]WorkflowPin `json:"workflows,omitempty"`
+	// OutputBoundBytes bounds the run's output (output:), in bytes of
+	// JSON: a parent that starts this Solution must allow that much in
+	// the step's output_limit_bytes.
+	OutputBoundBytes int `json:"output_bound_bytes"`
 	// InputSchema is the Solution's JSON Schema for a run's input, if any.
 	InputSchema any `json:"input_schema,omitempty"`
 	// InputLimitBytes is policy.input_limit_bytes: a run's input at most,
@@ -162,15 +171,22 @@ func Compile(file string, src []byte, opts Options) *Result {
 	}
 	sum := sha256.Sum256(src)
 	m := &Manifest{
-		Solution:        sol.Name,
-		Version:         sol.Version,
-		Description:     sol.Description,
-		ToolsetID:       ts.ID,
-		Definition:      sol.Name + ".asl.json",
-		Placeholders:    e.funcs,
-		ToolFunctions:   e.toolFuncs,
-		InputLimitBytes: sol.InputLimit,
-		SourceDigest:    "sha256:" + hex.EncodeToString(sum[:]),
+		Solution:         sol.Name,
+		Version:          sol.Version,
+		Description:      sol.Description,
+		ToolsetID:        ts.ID,
+		Definition:       sol.Name + ".asl.json",
+		Placeholders:     e.funcs,
+		ToolFunctions:    e.toolFuncs,
+		InputLimitBytes:  sol.InputLimit,
+		OutputBoundBytes: c.outputBound,
+		SourceDigest:     "sha256:" + hex.EncodeToString(sum[:]),
+	}
+	if len(e.workflows) > 0 {
+		m.Workflows = map[string]WorkflowPin{}
+		for key, w := range e.workflows {
+			m.Workflows[key] = *w
+		}
 	}
 	if sol.Input != nil {
 		m.InputSchema = sol.Input.plain()

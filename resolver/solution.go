@@ -24,6 +24,9 @@ const (
 	KindReview  StepKind = "review"
 	KindSucceed StepKind = "succeed"
 	KindFail    StepKind = "fail"
+	// KindWorkflow starts another published Solution and waits for its
+	// output (docs/solutions.md, "Workflow steps").
+	KindWorkflow StepKind = "workflow"
 )
 
 // EndTarget is the reserved target meaning "the run succeeds here".
@@ -92,7 +95,10 @@ type Solution struct {
 	Input         *value
 	// Toolset is the registered toolset the Solution names by id
 	// (toolset: ts_...); unset: a toolset is derived from the catalog.
-	Toolset  Ref
+	Toolset Ref
+	// Output is the run's result, a value with bindings (output:); nil:
+	// the result is {}.
+	Output   *value
 	Start    Ref
 	Steps    []*Step
 	StepsPos Pos
@@ -125,8 +131,11 @@ type Step struct {
 	// tool
 	Tool    string
 	ToolPos Pos
-	With    *value
-	Retry   *Retry
+	// workflow: the Solution it starts, and where that is written
+	Workflow    string
+	WorkflowPos Pos
+	With        *value
+	Retry       *Retry
 	// TimeoutSeconds bounds the tool's work, in seconds (0: the function's
 	// timeout alone); TimeoutPos is where it is written.
 	TimeoutSeconds int
@@ -251,7 +260,7 @@ func (d *decoder) strings(f *field, what string) []Ref {
 func (d *decoder) decodeSolution(v *value) *Solution {
 	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos, RunTimeout: DefaultRunTimeout, RunTimeoutPos: v.pos,
 		InputLimit: DefaultInputLimitBytes, InputLimitPos: v.pos}
-	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "toolset", "policy", "input", "start", "steps"}, "solution", "version", "steps") {
+	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "toolset", "policy", "input", "output", "start", "steps"}, "solution", "version", "steps") {
 		return nil
 	}
 	for _, f := range v.fields {
@@ -303,6 +312,8 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 			} else {
 				s.Input = f.val
 			}
+		case "output":
+			s.Output = f.val
 		case "start":
 			s.Start = d.ref(&f, "start")
 		case "toolset":
@@ -323,15 +334,16 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 	return s
 }
 
-var kindKeys = []string{"tool", "pass", "choice", "review", "succeed", "fail"}
+var kindKeys = []string{"tool", "workflow", "pass", "choice", "review", "succeed", "fail"}
 
 var stepKeys = map[StepKind][]string{
-	KindTool:    {"id", "tool", "with", "retry", "timeout_seconds", "output_limit_bytes", "keep", "on_error", "next", "tolerate_duplicates"},
-	KindPass:    {"id", "pass", "next"},
-	KindChoice:  {"id", "choice", "default"},
-	KindReview:  {"id", "review", "on_approve", "on_reject"},
-	KindSucceed: {"id", "succeed"},
-	KindFail:    {"id", "fail"},
+	KindTool:     {"id", "tool", "with", "retry", "timeout_seconds", "output_limit_bytes", "keep", "on_error", "next", "tolerate_duplicates"},
+	KindWorkflow: {"id", "workflow", "with", "output_limit_bytes", "on_error", "next"},
+	KindPass:     {"id", "pass", "next"},
+	KindChoice:   {"id", "choice", "default"},
+	KindReview:   {"id", "review", "on_approve", "on_reject"},
+	KindSucceed:  {"id", "succeed"},
+	KindFail:     {"id", "fail"},
 }
 
 func (d *decoder) decodeStep(v *value, index int) *Step {
@@ -382,9 +394,17 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 		case "tool":
 			st.ToolPos = f.val.pos
 			st.Tool, _ = d.str(&f, what+" tool")
+		case "workflow":
+			st.WorkflowPos = f.val.pos
+			if name, ok := d.str(&f, what+" workflow"); ok {
+				if !solutionNamePattern.MatchString(name) {
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s workflow %q is not a Solution name (%s)", what, truncate(name), solutionNamePattern)
+				}
+				st.Workflow = name
+			}
 		case "with":
 			if f.val.kind != kMap {
-				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s with must be a mapping of the tool's inputs, not a %s", what, f.val.kind)
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s with must be a mapping of the tool's or workflow's inputs, not a %s", what, f.val.kind)
 			} else {
 				st.With = f.val
 			}

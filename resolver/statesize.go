@@ -21,10 +21,18 @@ const (
 	// MaxStateBytes is Step Functions' limit on a state's input or output,
 	// and on a Task's payload: 256 KiB (AWS Step Functions quotas).
 	MaxStateBytes = 256 << 10
-	// metaBytes bounds $.meta: the run id (an execution ARN, at most 2048
-	// characters by Step Functions' ARN syntax), the seq counter and the
-	// verified starter (an IAM ARN, at most 2048), with their keys.
+	// metaBytes bounds $.meta: the run id and the parent's run id
+	// (execution ARNs; the dispatcher refuses a run id over 1024
+	// characters, tool.DecodeEnvelope), the seq counter and the verified
+	// starter (an IAM ARN, at most 2048), with their keys.
 	metaBytes = 6 << 10
+	// workflowBytes bounds what a workflow step's slot holds besides its
+	// result or error while it starts and recovers its child: the child's
+	// execution name and ARN and the recovered status.
+	workflowBytes = 3 << 10
+	// childInputBytes bounds a child's execution input besides its input:
+	// its meta (the parent's run id, twice, and seq) and the keys.
+	childInputBytes = 5 << 10
 	// proofBytes bounds the start proof the execution input carries in
 	// meta until Init drops it (shared/caller.MaxProofBytes).
 	proofBytes = 8 << 10
@@ -97,6 +105,7 @@ type sizer struct {
 // (a loop) counts once; the diagnostic names the path and the largest
 // contributors.
 func (c *checker) checkStateSize(g *gate.Graph) {
+	c.withBounds = map[int]int{}
 	z := &sizer{c: c, g: g, input: c.inputLimit(), cyclic: cyclicNodes(g), passMemo: map[int]int{}, inPass: map[int]bool{}}
 	base := z.input + metaBytes + proofBytes
 	slots := make([]*slot, len(c.sol.Steps))
@@ -128,6 +137,24 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 		if payload := reviewTaskBytes + len(reviewers) + z.valueBound(j); payload > MaxStateBytes {
 			c.ds.errorf(st.Pos, RuleStateSize, "review %q: its Task's payload could reach %d bytes, over the %d bytes Step Functions allows a Task's input: it carries the reviewers (%d bytes of JSON) and the reviewed call's input",
 				st.ID, payload, MaxStateBytes, len(reviewers))
+		}
+	}
+	for i, st := range c.sol.Steps {
+		if !c.reachable[i] || st.Kind != KindWorkflow {
+			continue
+		}
+		// The start Task's and the start-record Task's payloads carry the
+		// child's whole input.
+		c.withBounds[i] = z.valueBound(i)
+		if payload := envelopeBytes + childInputBytes + c.withBounds[i]; payload > MaxStateBytes {
+			c.ds.errorf(st.Pos, RuleStateSize, "step %q: the child's input could reach %d bytes, over the %d bytes Step Functions allows a Task's input: its with binds too much",
+				st.ID, payload, MaxStateBytes)
+		}
+	}
+	c.outputBound = z.outputBound()
+	if c.sol.Output != nil {
+		if n := c.outputBound; n > MaxStateBytes {
+			c.ds.errorf(c.sol.Output.pos, RuleStateSize, "output could reach %d bytes, over the %d bytes Step Functions allows an execution's output: it binds too much", n, MaxStateBytes)
 		}
 	}
 	worst := worstPaths(g, c.start, slots)
@@ -195,12 +222,30 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 			}
 		}
 		return s
+	case KindWorkflow:
+		// The child's output; or, after a failure, the error with what the
+		// step learnt about the child (a conflict's error and its status).
+		out, why := z.resultBound(i)
+		s := &slot{name: "steps." + st.ID, bytes: max(out+16, 2*errorBytes+workflowBytes), parts: []string{why}}
+		if 2*errorBytes+workflowBytes > out+16 {
+			s.parts = []string{fmt.Sprintf("the child's execution and an error %d", 2*errorBytes+workflowBytes)}
+		}
+		return s
 	case KindPass:
 		return &slot{name: "steps." + st.ID, bytes: z.passBound(i), parts: []string{"its values with their bindings"}}
 	case KindReview:
 		return &slot{name: "reviews." + st.Of.Name, bytes: reviewBytes, parts: []string{"the decision or the review's error"}}
 	}
 	return nil
+}
+
+// outputBound bounds the run's result (output:), in bytes of JSON: 2 ({})
+// without one.
+func (z *sizer) outputBound() int {
+	if z.c.sol.Output == nil {
+		return 2
+	}
+	return z.compiledBound(z.c.output.static, z.c.outputUses)
 }
 
 // resultBound is a tool step's result bound: its output limit, or, when it
@@ -427,7 +472,7 @@ func (z *sizer) sourceBound(b *binding) int {
 		return 0
 	}
 	switch z.c.sol.Steps[j].Kind {
-	case KindTool:
+	case KindTool, KindWorkflow:
 		n, _ := z.resultBound(j)
 		return n
 	case KindPass:
@@ -501,6 +546,9 @@ func (z *sizer) bindingBound(b *binding) int {
 				}
 			}
 		}
+		return n
+	case KindWorkflow:
+		n, _ := z.resultBound(j)
 		return n
 	case KindPass:
 		return z.passFieldBound(j, b.rest)

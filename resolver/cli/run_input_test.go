@@ -32,6 +32,7 @@ input:
 steps:
   - id: greet
     pass: {to: "${input.email}"}
+output: "${steps.greet}"
 `
 
 // TestRunChecksInput: toolgate run reads the input record of the published

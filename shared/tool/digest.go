@@ -64,3 +64,14 @@ func exactNumbers(raw json.RawMessage) error {
 		}
 	}
 }
+
+// ChildExecutionName names the child execution a parent run's workflow
+// step starts: "tg-" and the hex SHA-256 of "<parent run id>/<seq>", 67
+// characters. Step Functions allows 80, without ":" or "/" (AWS Step
+// Functions StartExecution, "name"); a retried or redriven start of the
+// same step names the same execution, which Step Functions starts at most
+// once.
+func ChildExecutionName(parentRunID string, seq int64) string {
+	sum := sha256.Sum256([]byte(parentRunID + "/" + strconv.FormatInt(seq, 10)))
+	return "tg-" + hex.EncodeToString(sum[:])
+}

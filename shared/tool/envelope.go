@@ -63,6 +63,11 @@ type Envelope struct {
 	// at most MaxKeep paths, each a KeepPath); the others are dropped after
 	// the whole result is validated. Absent: the whole result.
 	Keep []string `json:"keep,omitempty"`
+	// ParentRunID is, for a call of a child run (a Solution another
+	// started with a workflow step), the parent execution's ARN, recorded
+	// on the ledger row; empty or absent for every other run
+	// (docs/solutions.md, "Workflow steps").
+	ParentRunID string `json:"parent_run_id,omitempty"`
 }
 
 // MaxKeep bounds an envelope's keep list.
@@ -232,6 +237,8 @@ func (e *Envelope) validate() error {
 		return bad("timeout_seconds", "must be 1 to %d seconds, not %d", MaxTimeoutSeconds, e.TimeoutSeconds)
 	case e.OutputLimitBytes < 0 || e.OutputLimitBytes > MaxInlineLimit:
 		return bad("output_limit_bytes", "must be 1 to %d bytes, not %d", MaxInlineLimit, e.OutputLimitBytes)
+	case e.ParentRunID != "" && (len(e.ParentRunID) > 1024 || !strings.HasPrefix(e.ParentRunID, "arn:") || strings.ContainsFunc(e.ParentRunID, unprintable)):
+		return bad("parent_run_id", "must be empty or an execution ARN of at most 1024 printable characters")
 	case len(e.Keep) > MaxKeep:
 		return bad("keep", "lists %d fields, over %d", len(e.Keep), MaxKeep)
 	}
@@ -262,6 +269,7 @@ const (
 	MemberOutputLimitBytes   = "output_limit_bytes"
 	MemberFunction           = "function"
 	MemberKeep               = "keep"
+	MemberParentRunID        = "parent_run_id"
 )
 
 // unprintable reports a rune that is no printable character of an id: a

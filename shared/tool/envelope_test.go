@@ -80,7 +80,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 // The member-name constants are exactly the Envelope's JSON names, in order.
 func TestEnvelopeMemberNames(t *testing.T) {
 	want := []string{MemberTool, MemberToolsetID, MemberRunID, MemberSeq, MemberStep, MemberIdempotencyKey,
-		MemberAttempt, MemberTolerateDuplicates, MemberInput, MemberApproval, MemberCallerProof, MemberTimeoutSeconds, MemberOutputLimitBytes, MemberFunction, MemberKeep}
+		MemberAttempt, MemberTolerateDuplicates, MemberInput, MemberApproval, MemberCallerProof, MemberTimeoutSeconds, MemberOutputLimitBytes, MemberFunction, MemberKeep, MemberParentRunID}
 	if got := FieldNames(Envelope{}); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Envelope's JSON names %v, the constants %v", got, want)
 	}

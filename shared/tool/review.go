@@ -96,3 +96,41 @@ type ReviewDecision struct {
 	Reason      string `json:"reason"`
 	InputDigest string `json:"input_digest"`
 }
+
+// ChildStart is the payload of a workflow step's start-record Task, which
+// a parent run sends review-request (sfn lane) before it starts a child
+// Solution (docs/solutions.md, "Workflow steps"). review-request names the
+// child execution, and records the parent's verified starter and the
+// digest of the child's input for it: the child's first state accepts that
+// record instead of a start proof (ChildStartCheck).
+type ChildStart struct {
+	// ParentRunID is the parent's execution ARN ($$.Execution.Id).
+	ParentRunID string `json:"parent_run_id"`
+	// Seq is the parent's call counter for the step: with ParentRunID it
+	// names the child execution (ChildExecutionName).
+	Seq int64 `json:"seq"`
+	// StateMachineARN is the child's published version ARN, substituted at
+	// publish.
+	StateMachineARN string `json:"state_machine_arn"`
+	// Input is the child execution's whole input, exactly as the start
+	// Task sends it: {input, meta: {parent_run_id, parent_seq}, ...}.
+	Input json.RawMessage `json:"input"`
+}
+
+// ChildStartResult names the child execution a ChildStart recorded.
+type ChildStartResult struct {
+	// ExecutionName is ChildExecutionName(parent, seq).
+	ExecutionName string `json:"execution_name"`
+	// ExecutionARN is the child's execution ARN (its state machine's, with
+	// no version qualifier, and ExecutionName).
+	ExecutionARN string `json:"execution_arn"`
+}
+
+// ChildStartCheck is the payload of a child run's start Task: its own
+// execution ARN and whole input ($$.Execution.Input), which review-request
+// compares with the record its parent wrote (ChildStart) and answers with
+// a StartResult, the parent's starter.
+type ChildStartCheck struct {
+	ExecutionARN   string          `json:"execution_arn"`
+	ExecutionInput json.RawMessage `json:"execution_input"`
+}

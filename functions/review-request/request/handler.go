@@ -122,6 +122,8 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	}
 	_, isLane := probe["action"]
 	_, isStart := probe["start_proof"]
+	_, isChildStart := probe["state_machine_arn"]
+	_, isChildCheck := probe["execution_input"]
 	switch {
 	case l == lane.Direct && isLane:
 		return h.lane(ctx, payload)
@@ -131,6 +133,10 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 		return nil, review.Errorf(review.CodeForbidden, "direct-lane requests come through the %s alias; this is the %s alias", lane.Direct, lane.SFN)
 	case isStart:
 		return h.start(ctx, payload)
+	case isChildStart:
+		return h.childStart(ctx, payload)
+	case isChildCheck:
+		return h.childCheck(ctx, payload)
 	}
 	r, err := review.DecodeTask(payload)
 	if err != nil {
@@ -178,6 +184,55 @@ func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawM
 	}
 	h.Log.InfoContext(ctx, "run start verified", "execution_arn", c.ExecutionARN, "starter", id.Principal)
 	return json.Marshal(tool.StartResult{Starter: id.Principal})
+}
+
+// childStart answers a workflow step's start-record Task: it names the
+// child execution and records for it the parent's verified starter and
+// the digest of the child's input (docs/solutions.md, "Workflow steps").
+// The parent must have a verified start: a compiled Solution with a
+// workflow step starts with its Starter state.
+func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	_, res, rec, err := review.DecodeChildStart(payload)
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	if lane.IsDirectRunID(rec.ParentRunID) {
+		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(rec.ParentRunID, 80))
+	}
+	rec.Starter, err = h.Store.Starter(ctx, rec.ParentRunID)
+	if errors.Is(err, review.ErrNotFound) {
+		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with a workflow step starts with its Starter state", review.Truncate(rec.ParentRunID, 200))
+	} else if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	if err := h.Store.RecordChildStart(ctx, res.ExecutionARN, rec); errors.Is(err, review.ErrStartConflict) {
+		return nil, review.Errorf(review.CodeForbidden, "child execution %s is already recorded with another starter, parent or input", review.Truncate(res.ExecutionARN, 200))
+	} else if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	h.Log.InfoContext(ctx, "child start recorded", "execution_arn", res.ExecutionARN, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
+	return json.Marshal(res)
+}
+
+// childCheck answers a child run's start Task: the run's start is the
+// record its parent wrote for this execution ARN, if the execution's input
+// is the one recorded; it returns the parent's starter.
+func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	arn, digest, err := review.DecodeChildCheck(payload)
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	rec, err := h.Store.ChildStart(ctx, arn)
+	if errors.Is(err, review.ErrNotFound) {
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s names a parent run, but no parent recorded its start: a child run starts only from its parent's workflow step", review.Truncate(arn, 200))
+	} else if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	if rec.InputDigest != digest {
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: its input is not the one its parent recorded (%s, not %s)", review.Truncate(arn, 200), rec.InputDigest, digest)
+	}
+	h.Log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
+	return json.Marshal(tool.StartResult{Starter: rec.Starter})
 }
 
 // create stores r after checking that its toolset is registered and pins

@@ -536,6 +536,46 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 	return nil
 }
 
+// RecordChildStart records, for a child execution a parent's workflow
+// step is about to start, the parent's verified starter, the parent's run
+// id and the digest of the child's input (one conditional PutItem on the
+// child's start item). Recording the same again is a no-op (a retried
+// Task); anything else already recorded for that ARN is
+// review.ErrStartConflict.
+func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec review.ChildRecord) error {
+	key := map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + childARN), tabledef.AttrSK: str(startSK)}
+	item := map[string]types.AttributeValue{tabledef.AttrPK: key[tabledef.AttrPK], tabledef.AttrSK: key[tabledef.AttrSK],
+		"starter": str(rec.Starter), "parent_run_id": str(rec.ParentRunID), "input_digest": str(rec.InputDigest),
+		tabledef.AttrExpiresAt: tabledef.N(s.now().Add(StartRetention).Unix())}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk) OR (starter = :s AND parent_run_id = :p AND input_digest = :d)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":s": str(rec.Starter), ":p": str(rec.ParentRunID), ":d": str(rec.InputDigest)}})
+	if tabledef.IsConditionFailed(err) {
+		return review.ErrStartConflict
+	}
+	if err != nil {
+		return fmt.Errorf("put child start of %s: %w", childARN, err)
+	}
+	return nil
+}
+
+// ChildStart returns what a parent recorded for the child execution
+// childARN (consistent read): review.ErrNotFound when nothing is recorded,
+// or only a person's start (no parent).
+func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRecord, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + childARN), tabledef.AttrSK: str(startSK)}})
+	if err != nil {
+		return review.ChildRecord{}, fmt.Errorf("get start of %s: %w", childARN, err)
+	}
+	rec := review.ChildRecord{Starter: getS(out.Item, "starter"), ParentRunID: getS(out.Item, "parent_run_id"), InputDigest: getS(out.Item, "input_digest")}
+	if out.Item == nil || rec.ParentRunID == "" {
+		return review.ChildRecord{}, review.ErrNotFound
+	}
+	return rec, nil
+}
+
 // Starter returns the recorded starter of executionARN (consistent read),
 // or ErrNotFound.
 func (s *Store) Starter(ctx context.Context, executionARN string) (string, error) {

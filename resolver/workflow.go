@@ -1,0 +1,177 @@
+package resolver
+
+import (
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// Workflow steps start another published Solution and wait for its output
+// (docs/solutions.md, "Workflow steps").
+
+// WorkflowFailed is the error of a workflow step whose child, started
+// before, was found closed without success when the step recovered it.
+const WorkflowFailed = "TOOLGATE_WORKFLOW_FAILED"
+
+// Step Functions' errors for a child execution's start (AWS Step Functions
+// developer guide, "Start a new AWS Step Functions workflow execution";
+// integrations name errors "<Service>.<Exception>").
+const (
+	// childExists is the start's error once a child of that name has
+	// closed (or was started with other input): the step then recovers
+	// the child's result instead of failing.
+	childExists = "StepFunctions.ExecutionAlreadyExistsException"
+)
+
+var (
+	// childTransient are the start's errors a retry may clear: the start
+	// names its child, so a retried start never starts a second one.
+	childTransient = []string{"StepFunctions.ExecutionLimitExceededException", "StepFunctions.AWSStepFunctionsException", "StepFunctions.SdkClientException"}
+	// describeTransient are the AWS SDK integration's errors for
+	// DescribeExecution a retry may clear (throttling, a service error).
+	describeTransient = []string{"Sfn.SfnException", "Sfn.SdkClientException"}
+)
+
+// WorkflowPlaceholder is the placeholder key of Solution name's published
+// version ARN in a definition: "Workflow_" and the name with "-" as "_"
+// (Solution names hold no "_", so two names never share a key).
+func WorkflowPlaceholder(name string) string {
+	return "Workflow_" + strings.ReplaceAll(name, "-", "_")
+}
+
+// WorkflowPin is what publishing needs to know of the Solutions a
+// definition starts: publishing substitutes the child's published version
+// ARN and refuses the parent when the child's recorded bounds do not fit
+// (docs/solutions.md, "Workflow steps").
+type WorkflowPin struct {
+	Solution string   `json:"solution"`
+	Steps    []string `json:"steps"`
+	// OutputLimitBytes is the least output_limit_bytes of the steps: the
+	// child's output bound must not exceed it.
+	OutputLimitBytes int `json:"output_limit_bytes"`
+	// InputBoundBytes is the most the steps' with may hold, in bytes of
+	// JSON: the child's policy.input_limit_bytes must hold it.
+	InputBoundBytes int `json:"input_bound_bytes"`
+}
+
+// childInput is the child execution's input: the step's with as its
+// input, and meta naming the parent run and the step's seq; the console
+// links the two executions by AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.
+func (e *emitter) childInput(i int) map[string]any {
+	return map[string]any{
+		"input": e.c.params[i].static,
+		"meta":  map[string]any{"parent_run_id.$": "$.meta.run_id", "parent_seq.$": "$.meta.seq"},
+		"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$": "$$.Execution.Id",
+	}
+}
+
+func (e *emitter) workflow(i int, st *Step) {
+	key := WorkflowPlaceholder(st.Workflow)
+	pin := e.workflows[key]
+	if pin == nil {
+		pin = &WorkflowPin{Solution: st.Workflow, OutputLimitBytes: outputLimit(st)}
+		e.workflows[key] = pin
+	}
+	pin.Steps = append(pin.Steps, st.ID)
+	pin.OutputLimitBytes = min(pin.OutputLimitBytes, outputLimit(st))
+	pin.InputBoundBytes = max(pin.InputBoundBytes, e.c.withBounds[i])
+	arn := "${" + key + "}"
+	result := "$.steps." + st.ID
+	catchNext := st.ID + "-failed"
+	if st.OnError.Set {
+		catchNext = e.next(st.OnError, stateEnd)
+	} else {
+		e.states[catchNext] = map[string]any{
+			"Type":      "Fail",
+			"Comment":   "the child's error, or why it could not be started",
+			"ErrorPath": result + ".error.Error",
+			"CausePath": result + ".error.Cause",
+		}
+	}
+	catch := func(next string) []any {
+		return []any{map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": result + ".error", "Next": next}}
+	}
+	next := e.next(st.Next, stateEnd)
+	e.states[st.ID+"-seq"] = map[string]any{
+		"Type":       "Pass",
+		"Comment":    "one child per step and seq: the counter is outside the retried Tasks",
+		"Parameters": e.nextMeta(),
+		"ResultPath": "$.meta",
+		"Next":       st.ID + "-record",
+	}
+	e.states[st.ID+"-record"] = map[string]any{
+		"Type":     "Task",
+		"Comment":  "name the child and record this run's starter and the child's input for it",
+		"Resource": "arn:aws:states:::lambda:invoke",
+		"Parameters": map[string]any{
+			"FunctionName": e.placeholder(ReviewFunction),
+			"Payload": parameters(tool.ChildStart{}, map[string]any{
+				"parent_run_id":     path("$.meta.run_id"),
+				"seq":               path("$.meta.seq"),
+				"state_machine_arn": arn,
+				"input":             e.childInput(i),
+			}),
+		},
+		"ResultSelector": map[string]any{"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn"},
+		"ResultPath":     result,
+		"Retry": []any{map[string]any{
+			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
+		}},
+		"Catch": catch(catchNext),
+		"Next":  st.ID,
+	}
+	e.states[st.ID] = map[string]any{
+		"Type":     "Task",
+		"Comment":  "start the child's published version and wait for its output",
+		"Resource": "arn:aws:states:::states:startExecution.sync:2",
+		"Parameters": map[string]any{
+			"StateMachineArn": arn,
+			"Name.$":          result + ".execution_name",
+			"Input":           e.childInput(i),
+		},
+		"ResultSelector": map[string]any{"output.$": "$.Output"},
+		"ResultPath":     result,
+		"Retry": []any{map[string]any{
+			"ErrorEquals": childTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
+		}},
+		"Catch": append([]any{map[string]any{"ErrorEquals": []string{childExists}, "ResultPath": result + ".conflict", "Next": st.ID + "-recover"}},
+			catch(catchNext)...),
+		"Next": next,
+	}
+	describe := func(selector map[string]any, resultPath, then string) map[string]any {
+		return map[string]any{
+			"Type":           "Task",
+			"Resource":       "arn:aws:states:::aws-sdk:sfn:describeExecution",
+			"Parameters":     map[string]any{"ExecutionArn.$": result + ".execution_arn"},
+			"ResultSelector": selector,
+			"ResultPath":     resultPath,
+			"Retry": []any{map[string]any{
+				"ErrorEquals": describeTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
+			}},
+			"Catch": catch(catchNext),
+			"Next":  then,
+		}
+	}
+	recover := describe(map[string]any{"status.$": "$.Status"}, result+".recovered", st.ID+"-recovered")
+	recover["Comment"] = "this step started its child before (a retried or redriven start): read its status"
+	e.states[st.ID+"-recover"] = recover
+	e.states[st.ID+"-recovered"] = map[string]any{
+		"Type": "Choice",
+		"Choices": []any{
+			map[string]any{"Variable": result + ".recovered.status", "StringEquals": "SUCCEEDED", "Next": st.ID + "-output"},
+			map[string]any{"Variable": result + ".recovered.status", "StringEquals": "RUNNING", "Next": st.ID + "-wait"},
+		},
+		"Default": st.ID + "-child-failed",
+	}
+	e.states[st.ID+"-wait"] = map[string]any{"Type": "Wait", "Seconds": 10, "Next": st.ID + "-recover"}
+	e.states[st.ID+"-output"] = describe(map[string]any{"output.$": "States.StringToJson($.Output)"}, result, next)
+	e.states[st.ID+"-child-failed"] = map[string]any{
+		"Type": "Pass",
+		"Parameters": map[string]any{
+			"Error":   WorkflowFailed,
+			"Cause.$": "States.Format('child execution {} ended {}', " + result + ".execution_arn, " + result + ".recovered.status)",
+		},
+		"ResultPath": result + ".error",
+		"Next":       catchNext,
+	}
+}

@@ -1,0 +1,107 @@
+package review
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// A child run is a Solution another run started with a workflow step
+// (docs/solutions.md, "Workflow steps"). It carries no person's start
+// proof: its parent records, before the start, who started the parent and
+// the digest of the child's input for the child's execution ARN
+// (ChildStart); the child's first state accepts that record instead of a
+// proof when its own ARN and input match (ChildCheck).
+
+// stateMachineARN is a Step Functions state machine ARN, with an optional
+// version number: arn:<partition>:states:<region>:<account>:stateMachine:<name>[:<version>]
+// (AWS Step Functions API reference, "StateMachineArn"; state machine
+// names are 1 to 80 characters without ":").
+var stateMachineARN = regexp.MustCompile(`^arn:(aws[a-z-]*):states:([a-z0-9-]+):([0-9]{12}):stateMachine:([^:/\s]{1,80})(?::([1-9][0-9]{0,9}))?$`)
+
+// ChildExecutionARN is the ARN of the execution named name of the state
+// machine (or state machine version) stateMachine: Step Functions names an
+// execution by its state machine, never its version
+// (arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>).
+func ChildExecutionARN(stateMachine, name string) (string, error) {
+	m := stateMachineARN.FindStringSubmatch(stateMachine)
+	if m == nil {
+		return "", fmt.Errorf("%q is not a state machine ARN", Truncate(stateMachine, 200))
+	}
+	return fmt.Sprintf("arn:%s:states:%s:%s:execution:%s:%s", m[1], m[2], m[3], m[4], name), nil
+}
+
+// ChildRecord is what a parent records for a child execution, under the
+// child's execution ARN.
+type ChildRecord struct {
+	// Starter is the parent's verified starter: the child's requester for
+	// four eyes.
+	Starter string
+	// ParentRunID is the parent's execution ARN.
+	ParentRunID string
+	// InputDigest is tool.InputDigest of the child's whole execution input.
+	InputDigest string
+}
+
+// childMeta is the part of a child's execution input a ChildStart checks:
+// its meta names the parent run and step that start it.
+type childMeta struct {
+	Meta struct {
+		ParentRunID string `json:"parent_run_id"`
+		ParentSeq   int64  `json:"parent_seq"`
+	} `json:"meta"`
+}
+
+// DecodeChildStart parses a workflow step's start-record payload strictly
+// (as DecodeTask) and checks it: the parent run id is an execution ARN,
+// seq at least 1, the state machine an ARN (ChildExecutionARN), and the
+// child input's meta names this parent and seq. It returns the child's
+// execution name and ARN and the record to write, without the starter.
+func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, ChildRecord, error) {
+	var c tool.ChildStart
+	var res tool.ChildStartResult
+	if err := decodeTask("child start", "the workflow step's start-record payload", payload, &c); err != nil {
+		return nil, res, ChildRecord{}, err
+	}
+	switch {
+	case !strings.HasPrefix(c.ParentRunID, "arn:") || len(c.ParentRunID) > 1024:
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: parent_run_id %q is not an execution ARN", Truncate(c.ParentRunID, 80))
+	case c.Seq < 1:
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: seq must be at least 1, not %d", c.Seq)
+	}
+	var meta childMeta
+	if err := json.Unmarshal(c.Input, &meta); err != nil {
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: input is not the child's execution input {input, meta}: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if meta.Meta.ParentRunID != c.ParentRunID || meta.Meta.ParentSeq != c.Seq {
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: the input's meta names parent %q seq %d, not this step's", Truncate(meta.Meta.ParentRunID, 80), meta.Meta.ParentSeq)
+	}
+	_, digest, err := tool.InputDigest(c.Input)
+	if err != nil {
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: input: %v", err)
+	}
+	res.ExecutionName = tool.ChildExecutionName(c.ParentRunID, c.Seq)
+	if res.ExecutionARN, err = ChildExecutionARN(c.StateMachineARN, res.ExecutionName); err != nil {
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: state_machine_arn: %v", err)
+	}
+	return &c, res, ChildRecord{ParentRunID: c.ParentRunID, InputDigest: digest}, nil
+}
+
+// DecodeChildCheck parses a child run's start payload strictly and returns
+// its execution ARN and the digest of its whole execution input.
+func DecodeChildCheck(payload []byte) (arn, digest string, err error) {
+	var c tool.ChildStartCheck
+	if err := decodeTask("child start check", "the child's start Task payload", payload, &c); err != nil {
+		return "", "", err
+	}
+	if !strings.HasPrefix(c.ExecutionARN, "arn:") || len(c.ExecutionARN) > 2048 {
+		return "", "", fmt.Errorf("child start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 80))
+	}
+	if _, digest, err = tool.InputDigest(c.ExecutionInput); err != nil {
+		return "", "", fmt.Errorf("child start check: execution_input: %v", err)
+	}
+	return c.ExecutionARN, digest, nil
+}
