@@ -99,6 +99,11 @@ func executionsARN(stage string) string {
 	return "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:" + stateMachinePrefix(stage) + "*:*"
 }
 
+// syncEventsRuleARN is the EventBridge rule Step Functions manages to learn
+// that a child execution a .sync Task started has ended (Step Functions
+// guide, "IAM policies for starting a new Step Functions execution").
+const syncEventsRuleARN = "arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:rule/StepFunctionsGetEventsForStepFunctionsExecutionRule"
+
 // stateMachinePrefix starts the name of every state machine of stage:
 // publish.StateMachineName with no Solution name.
 func stateMachinePrefix(stage string) string { return publish.StateMachineName(stage, "") }
@@ -170,6 +175,28 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 		Sid:       jsii.String("ExecutionTracing"),
 		Actions:   jsii.Strings(xrayActions...),
 		Resources: jsii.Strings("*"),
+	}))
+	// Workflow steps (docs/solutions.md, "Workflow steps") start a child
+	// Solution of this stage and wait for it
+	// (arn:aws:states:::states:startExecution.sync:2), and read a child
+	// they started before (aws-sdk:sfn:describeExecution): exactly what the
+	// Step Functions guide lists for that integration ("IAM policies for
+	// starting a new Step Functions execution"). Which Solution a run may
+	// start is the resolver's guard (the toolset's workflows).
+	a.ExecutionRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("StartChildExecutions"),
+		Actions:   jsii.Strings("states:StartExecution"),
+		Resources: &[]*string{sub(stateMachinesARN(p.Stage))},
+	}))
+	a.ExecutionRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("FollowChildExecutions"),
+		Actions:   jsii.Strings("states:DescribeExecution", "states:StopExecution"),
+		Resources: &[]*string{sub(executionsARN(p.Stage))},
+	}))
+	a.ExecutionRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ChildExecutionEvents"),
+		Actions:   jsii.Strings("events:PutTargets", "events:PutRule", "events:DescribeRule"),
+		Resources: &[]*string{sub(syncEventsRuleARN)},
 	}))
 	a.ExecutionRoleARN = a.ExecutionRole.RoleArn()
 

@@ -135,7 +135,7 @@ var wantFunctionPolicies = map[string][]stmt{
 			"status", "created_at", "deadline", "expires_at", "review_list_pk", "review_list_sk"}, ""),
 		wantReadReviews,
 		// dynamo.Store RecordStart and Starter.
-		items("RecordStarts", "START#", []string{putItem}, []string{"pk", "sk", "starter", "expires_at"}, ""),
+		items("RecordStarts", "START#", []string{putItem}, []string{"pk", "sk", "starter", "parent_run_id", "input_digest", "expires_at"}, ""),
 		items("ReadStarts", "START#", []string{getItem}, nil, ""),
 		lambdaXRay,
 	}, wantProofs...),
@@ -163,6 +163,11 @@ var wantFunctionPolicies = map[string][]stmt{
 		// (and the read after a failed condition): GetItem of body.
 		items("RegisterToolsets", "TOOLSET#", []string{putItem}, []string{"pk", "sk", "body", "registered_at"}, ""),
 		wantToolsets,
+		// ledger.Store.RecordPublished and PublishedSolution: a Solution's
+		// last published version, which a parent's workflow steps start.
+		items("RecordPublishedSolutions", "SOLUTION#", []string{putItem}, []string{"pk", "sk", "version_arn", "version", "toolset_id",
+			"output_bound_bytes", "input_limit_bytes", "source_digest", "publisher", "published_at"}, ""),
+		items("ReadPublishedSolutions", "SOLUTION#", []string{getItem}, nil, ""),
 		// The parameters Publish reads, and nothing else under the path.
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
 			arn("ssm", "parameter/toolgate/test/function/lambda-tool/arn"),
@@ -193,6 +198,14 @@ var wantExecutionRole = []stmt{
 	{Sid: "ExecutionLogging", Actions: sorted("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"), Resources: []string{"*"}},
 	{Sid: "ExecutionTracing", Actions: sorted("xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"), Resources: []string{"*"}},
+	// Workflow steps: exactly startExecution.sync:2's permissions, on this
+	// stage's state machines and executions.
+	{Sid: "StartChildExecutions", Actions: []string{"states:StartExecution"},
+		Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-test_*"}},
+	{Sid: "FollowChildExecutions", Actions: sorted("states:DescribeExecution", "states:StopExecution"),
+		Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-test_*:*"}},
+	{Sid: "ChildExecutionEvents", Actions: sorted("events:PutTargets", "events:PutRule", "events:DescribeRule"),
+		Resources: []string{"arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:rule/StepFunctionsGetEventsForStepFunctionsExecutionRule"}},
 }
 
 const wantExecutionTrust = `{"Action":"sts:AssumeRole","Condition":{"ArnLike":{"aws:SourceArn":"` +

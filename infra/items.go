@@ -25,6 +25,8 @@ const (
 	// An execution's proven starter: shared/review store.go, RecordStart
 	// and Starter.
 	prefixStart = "START#"
+	// A Solution's last published version: shared/ledger solutions.go.
+	prefixSolution = "SOLUTION#"
 	// Accepted caller proofs: shared/caller table.go.
 	prefixProof = caller.ProofPrefix
 	// Which call an approval authorised: shared/review store.go, Bind and
@@ -169,6 +171,12 @@ var (
 	// policy for people, writes a toolset.
 	grantRegisterToolsets = itemGrant{Sid: "RegisterToolsets", Prefix: prefixToolset, Actions: []string{ddbPutItem},
 		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "body", "registered_at"}}
+	// ledger.Store.RecordPublished: the PutItem of a Solution's last
+	// published version and its bounds; PublishedSolution: its GetItem.
+	grantRecordPublished = itemGrant{Sid: "RecordPublishedSolutions", Prefix: prefixSolution, Actions: []string{ddbPutItem},
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "version_arn", "version", "toolset_id", "output_bound_bytes",
+			"input_limit_bytes", "source_digest", "publisher", "published_at"}}
+	grantReadPublished = itemGrant{Sid: "ReadPublishedSolutions", Prefix: prefixSolution, Actions: []string{ddbGetItem}}
 	// dynamo.Store.Get: a consistent GetItem of the whole review
 	// (review-request compares a repeated request with it and answers the
 	// direct lane's status; review-decision shows it).
@@ -200,10 +208,12 @@ var (
 	// projection (the index's own).
 	grantListReviews = itemGrant{Sid: "ListReviews", Index: dynamo.IndexName, Actions: []string{ddbQuery},
 		Attributes: reviewListAttributes}
-	// dynamo.Store.RecordStart: the conditional PutItem of pk, sk, starter
-	// and expires_at (condition on pk and starter).
+	// dynamo.Store.RecordStart and RecordChildStart: the conditional
+	// PutItem of pk, sk, starter and expires_at, and for a child run the
+	// parent's run id and the child input's digest (conditions on pk and
+	// those).
 	grantRecordStarts = itemGrant{Sid: "RecordStarts", Prefix: prefixStart, Actions: []string{ddbPutItem},
-		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "starter", ledger.AttrExpiresAt}}
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "starter", "parent_run_id", "input_digest", ledger.AttrExpiresAt}}
 	// dynamo.Store.Starter: GetItem of the whole start item.
 	grantReadStarts = itemGrant{Sid: "ReadStarts", Prefix: prefixStart, Actions: []string{ddbGetItem}}
 	// caller.ProofTable.Record: the conditional PutItem of pk, sk, binding,
@@ -238,7 +248,8 @@ var (
 	reviewDecisionGrants = slices.Concat([]itemGrant{grantReadReviews, grantDecideReviews, grantListReviews, grantReadBindings}, proofGrants)
 	// The publish function (resolver/publish Service): a toolset's
 	// registration (Publish registers the toolset its Solution pins;
-	// Register one sent alone) and the read of it, and caller proofs. No
-	// RUN#, REVIEW# or START# item.
-	publishGrants = slices.Concat([]itemGrant{grantRegisterToolsets, grantToolsets}, proofGrants)
+	// Register one sent alone) and the read of it, the published versions
+	// of Solutions (a parent's workflow steps start them), and caller
+	// proofs. No RUN#, REVIEW# or START# item.
+	publishGrants = slices.Concat([]itemGrant{grantRegisterToolsets, grantToolsets, grantRecordPublished, grantReadPublished}, proofGrants)
 )

@@ -68,7 +68,7 @@ func principalStatements(pj tmpl) map[string][]tmpl {
 }
 
 // ledgerPrefixes are the key prefixes of the ledger table's items.
-var ledgerPrefixes = []string{"RUN#", "TOOLSET#", "REVIEW#", "START#", "PROOF#", "BIND#"}
+var ledgerPrefixes = []string{"RUN#", "TOOLSET#", "REVIEW#", "START#", "PROOF#", "BIND#", "SOLUTION#"}
 
 // Attributes of review items by who may write them (docs/reviews.md).
 var (
@@ -106,6 +106,8 @@ var ledgerWriters = []struct {
 	{"TOOLSET#", is(fnPublish), []string{"dynamodb:PutItem"}, []string{"pk", "sk", "body", "registered_at"}, nil,
 		"the publish function registers toolsets (after the registration check)"},
 	{"START#", is(fnReviewRequest), []string{"dynamodb:PutItem"}, nil, nil, "review-request records an execution's starter"},
+	{"SOLUTION#", is(fnPublish), []string{"dynamodb:PutItem"}, []string{"pk", "sk", "version_arn", "version", "toolset_id", "output_bound_bytes",
+		"input_limit_bytes", "source_digest", "publisher", "published_at"}, nil, "the publish function records the version it published"},
 	{"PROOF#", isFunction, []string{"dynamodb:PutItem"}, nil, nil, "every function records the caller proofs it accepts"},
 }
 
@@ -631,6 +633,11 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 			ignore(dynamo.NewStore(db, "toolgate-test").RecordStart(ctx, testRunID, "arn:aws:iam::123456789012:user/u"))
 		}),
 		run("dynamo.Store.Starter", 0, func(db *recorder) { ignore(dynamo.NewStore(db, "toolgate-test").Starter(ctx, testRunID)) }),
+		run("dynamo.Store.RecordChildStart", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").RecordChildStart(ctx, testRunID+"-child", review.ChildRecord{
+				Starter: "arn:aws:iam::123456789012:user/u", ParentRunID: testRunID, InputDigest: "sha256:00"}))
+		}),
+		run("dynamo.Store.ChildStart", 0, func(db *recorder) { ignore(dynamo.NewStore(db, "toolgate-test").ChildStart(ctx, testRunID)) }),
 	}
 	decision := []func(*recorder){
 		get,
@@ -665,6 +672,10 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		func(db *recorder) { publishRequests(t, db) },
 		run("ledger.Store.RegisterToolset (condition failed)", 1, func(db *recorder) {
 			ignore(ledgertable.New(db, "toolgate-test").RegisterToolset(ctx, testCatalogToolset(t)))
+		}),
+		// A parent's workflow steps: the children's published versions.
+		run("ledger.Store.PublishedSolution", 0, func(db *recorder) {
+			ignore(ledgertable.New(db, "toolgate-test").PublishedSolution(ctx, "child"))
 		}),
 	}
 	byKind := map[string][]func(*recorder){

@@ -82,7 +82,13 @@ func nagSuppressions(p *PlatformStack, stage string) {
 			"DeleteLogDelivery, ListLogDeliveries, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups), which a " +
 			"state machine's logging configuration needs on its execution role (Step Functions Developer Guide, IAM policies " +
 			"for logging to CloudWatch Logs), and X-Ray's PutTraceSegments, PutTelemetryRecords, GetSamplingRules and " +
-			"GetSamplingTargets for state machine tracing: none of them has a resource type"})
+			"GetSamplingTargets for state machine tracing: none of them has a resource type"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
+			Reason: "a workflow step starts the published version of another Solution of this stage, toolgate-<stage>_<solution>:<version> " +
+				"(startExecution.sync:2); which Solutions a run may start is the resolver's guard, the toolset's workflows (docs/solutions.md, \"Workflow steps\")"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
+			Reason: "a workflow step follows (DescribeExecution) and may stop the child executions it starts, whose names hash the parent's " +
+				"run id and seq, of this stage's state machines only (Step Functions guide, IAM policies for starting a new Step Functions execution)"})
 	suppress(a.Publisher, false,
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
 			Reason: "toolgate run reads the definition (its input record) of, and starts executions of," + reasonStateMachines},

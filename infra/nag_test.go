@@ -67,6 +67,8 @@ var wantNagSuppressed = func() []string {
 			"/Toolgate-test/"+spec.LogicalID+"Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
 	}
 	out = append(out, "/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]",
+		"/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
+		"/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
 		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
 		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagParamWildcard("test")+"]",
 		"/Toolgate-test/LambdaToolFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("lambda", "function:*")+"]",

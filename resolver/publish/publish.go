@@ -59,9 +59,11 @@ type Published struct {
 }
 
 // Substitute replaces every "${Placeholder}" of the manifest with the
-// function's ARN from params: CreateStateMachine has no
-// DefinitionSubstitutions, so toolgate does what CloudFormation would.
-func Substitute(ctx context.Context, res *resolver.Result, params Params, stage string) (string, error) {
+// function's ARN from params, and each child Solution's with its published
+// version ARN from children (placeholder key -> ARN; CheckChildren):
+// CreateStateMachine has no DefinitionSubstitutions, so toolgate does what
+// CloudFormation would.
+func Substitute(ctx context.Context, res *resolver.Result, params Params, stage string, children map[string]string) (string, error) {
 	def := string(res.Definition)
 	keys := make([]string, 0, len(res.Manifest.Placeholders))
 	for k := range res.Manifest.Placeholders {
@@ -92,23 +94,31 @@ func Substitute(ctx context.Context, res *resolver.Result, params Params, stage 
 		}
 		def = strings.ReplaceAll(def, "${"+key+"}", arn)
 	}
+	for _, key := range slices.Sorted(maps.Keys(res.Manifest.Workflows)) {
+		arn, ok := children[key]
+		if !ok {
+			return "", fmt.Errorf("workflow %s: its published version is not known", res.Manifest.Workflows[key].Solution)
+		}
+		def = strings.ReplaceAll(def, "${"+key+"}", arn)
+	}
 	return def, nil
 }
 
 // Publish creates or updates the state machine of a compiled Solution
 // whose toolset is registered (Service.Publish registers it first) and
-// publishes a version. It writes nothing when the Solution has errors, the
+// publishes a version. children are the published version ARNs of the
+// Solutions its workflow steps start (Service.children). It writes nothing when the Solution has errors, the
 // stage is not one (CheckStage), or the substitution fails.
 //
 // Executions log to the platform's log group for Solution executions,
 // /aws/vendedlogs/states/toolgate-<stage> (the infrastructure's alarm on
 // failed executions reads it), and are traced with X-Ray. region is the
 // Step Functions region.
-func Publish(ctx context.Context, res *resolver.Result, params Params, stage, region string, sf SFNAPI, publisher string) (*Published, error) {
+func Publish(ctx context.Context, res *resolver.Result, params Params, stage, region string, sf SFNAPI, publisher string, children map[string]string) (*Published, error) {
 	if !res.OK() {
 		return nil, errors.New("the Solution has errors: nothing was published")
 	}
-	def, err := Substitute(ctx, res, params, stage)
+	def, err := Substitute(ctx, res, params, stage, children)
 	if err != nil {
 		return nil, err
 	}

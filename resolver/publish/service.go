@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/resolver"
@@ -148,9 +151,22 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 		}
 		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be registered; nothing was published", Err: err}
 	}
-	p, err := Publish(ctx, res, s.Params, s.Stage, s.Region, s.SFN, who.Principal)
+	children, err := s.children(ctx, res)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Publish(ctx, res, s.Params, s.Stage, s.Region, s.SFN, who.Principal, children)
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Message: err.Error(), Diagnostics: out.Diagnostics, Err: err}
+	}
+	// What a parent that starts this Solution is checked against, and the
+	// version it starts. A failure here leaves the version published but
+	// not recorded: publishing again publishes the same revision's version
+	// and records it.
+	if err := s.Store.RecordPublished(ctx, ledger.Published{Solution: res.Solution.Name, VersionARN: p.VersionARN, Version: res.Solution.Version,
+		ToolsetID: res.Toolset.ID, OutputBoundBytes: res.Manifest.OutputBoundBytes, InputLimitBytes: res.Manifest.InputLimitBytes,
+		SourceDigest: res.Manifest.SourceDigest, Publisher: who.Principal}); err != nil {
+		return nil, &Error{Code: CodeUnavailable, Message: "the version was published but could not be recorded for parents to start: publish again", Err: err}
 	}
 	out.StateMachineARN, out.VersionARN, out.Created, out.ToolsetID = p.StateMachineARN, p.VersionARN, p.Created, res.Toolset.ID
 	log.InfoContext(ctx, "published", "solution", res.Solution.Name, "version", res.Solution.Version, "toolset_id", res.Toolset.ID,
@@ -248,6 +264,42 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterR
 		s.Log.InfoContext(ctx, "toolset registered", "toolset_id", ts.ID, "created", created, "publisher", who.Principal)
 	}
 	return &RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal}, nil
+}
+
+// children checks the Solutions a Solution's workflow steps start against
+// their last published versions in this stage, and returns each one's
+// version ARN by placeholder key (Substitute). A child that is not
+// published, whose output bound exceeds a step's output_limit_bytes, or
+// whose policy.input_limit_bytes is less than what a step's with may hold,
+// refuses the parent (docs/solutions.md, "Workflow steps").
+func (s *Service) children(ctx context.Context, res *resolver.Result) (map[string]string, error) {
+	out := map[string]string{}
+	var refused []string
+	for _, key := range slices.Sorted(maps.Keys(res.Manifest.Workflows)) {
+		pin := res.Manifest.Workflows[key]
+		steps := strings.Join(pin.Steps, ", ")
+		child, err := s.Store.PublishedSolution(ctx, pin.Solution)
+		switch {
+		case errors.Is(err, ledger.ErrNotFound):
+			refused = append(refused, fmt.Sprintf("step %s starts workflow %s, which is not published in stage %s: publish it first", steps, pin.Solution, s.Stage))
+			continue
+		case err != nil:
+			return nil, &Error{Code: CodeUnavailable, Message: "the published workflows could not be read; nothing was published", Err: err}
+		}
+		if child.OutputBoundBytes > pin.OutputLimitBytes {
+			refused = append(refused, fmt.Sprintf("step %s starts workflow %s (version %d), whose output may reach %d bytes, over the step's output_limit_bytes %d: raise it or bound %s's output",
+				steps, pin.Solution, child.Version, child.OutputBoundBytes, pin.OutputLimitBytes, pin.Solution))
+		}
+		if pin.InputBoundBytes > child.InputLimitBytes {
+			refused = append(refused, fmt.Sprintf("step %s starts workflow %s (version %d) with an input that may reach %d bytes, over its policy.input_limit_bytes %d",
+				steps, pin.Solution, child.Version, pin.InputBoundBytes, child.InputLimitBytes))
+		}
+		out[key] = child.VersionARN
+	}
+	if len(refused) > 0 {
+		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("%d workflow step(s) cannot start their Solution: nothing was published", len(refused)), Diagnostics: refused}
+	}
+	return out, nil
 }
 
 // registered is the resolver's lookup of a toolset a Solution names: the

@@ -98,10 +98,10 @@ func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pubA, errA = publish.Publish(context.Background(), a, params, stack.Stage, local.Region, gate, "arn:aws:iam::000000000000:user/a")
+		pubA, errA = publish.Publish(context.Background(), a, params, stack.Stage, local.Region, gate, "arn:aws:iam::000000000000:user/a", nil)
 	}()
 	<-gate.updated
-	if _, err := publish.Publish(context.Background(), b, params, stack.Stage, local.Region, e.sf, "arn:aws:iam::000000000000:user/b"); err != nil {
+	if _, err := publish.Publish(context.Background(), b, params, stack.Stage, local.Region, e.sf, "arn:aws:iam::000000000000:user/b", nil); err != nil {
 		t.Fatal(err)
 	}
 	close(gate.resume)

@@ -1,0 +1,74 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+)
+
+// Published Solution items: pk "SOLUTION#<name>", sk "PUBLISHED", the last
+// version the publish function published of the Solution in this stage,
+// with the bounds a parent that starts it is checked against
+// (docs/solutions.md, "Workflow steps"). Only the publish function writes
+// or reads them.
+const (
+	solutionPrefix = "SOLUTION#"
+	publishedSK    = "PUBLISHED"
+)
+
+// Published is a Solution's last published version.
+type Published struct {
+	Solution string
+	// VersionARN is the state machine version a parent starts.
+	VersionARN string
+	Version    int
+	ToolsetID  string
+	// OutputBoundBytes bounds the runs' output, InputLimitBytes their
+	// input (policy.input_limit_bytes), in bytes of JSON.
+	OutputBoundBytes int
+	InputLimitBytes  int
+	SourceDigest     string
+	Publisher        string
+}
+
+// RecordPublished records p as its Solution's last published version
+// (one PutItem, replacing the one before).
+func (s *Store) RecordPublished(ctx context.Context, p Published) error {
+	item := map[string]types.AttributeValue{
+		AttrPK: str(solutionPrefix + p.Solution), AttrSK: str(publishedSK),
+		"version_arn": str(p.VersionARN), "version": tabledef.N(int64(p.Version)), "toolset_id": str(p.ToolsetID),
+		"output_bound_bytes": tabledef.N(int64(p.OutputBoundBytes)), "input_limit_bytes": tabledef.N(int64(p.InputLimitBytes)),
+		"source_digest": str(p.SourceDigest), "publisher": str(p.Publisher),
+		"published_at": str(s.now().UTC().Format("2006-01-02T15:04:05.000Z")),
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		return fmt.Errorf("put published %s: %w", p.Solution, err)
+	}
+	return nil
+}
+
+// PublishedSolution returns the last published version of Solution name
+// (consistent read), or ErrNotFound.
+func (s *Store) PublishedSolution(ctx context.Context, name string) (Published, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{AttrPK: str(solutionPrefix + name), AttrSK: str(publishedSK)}})
+	if err != nil {
+		return Published{}, fmt.Errorf("get published %s: %w", name, err)
+	}
+	if out.Item == nil {
+		return Published{}, fmt.Errorf("solution %s: %w", name, ErrNotFound)
+	}
+	it := out.Item
+	p := Published{Solution: name, VersionARN: getS(it, "version_arn"), ToolsetID: getS(it, "toolset_id"),
+		SourceDigest: getS(it, "source_digest"), Publisher: getS(it, "publisher"),
+		Version: int(getN(it, "version")), OutputBoundBytes: int(getN(it, "output_bound_bytes")), InputLimitBytes: int(getN(it, "input_limit_bytes"))}
+	if p.VersionARN == "" || p.OutputBoundBytes <= 0 || p.InputLimitBytes <= 0 {
+		return Published{}, fmt.Errorf("published %s: the item lacks its version ARN or bounds", name)
+	}
+	return p, nil
+}
