@@ -129,7 +129,7 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 		StartedAt: inv.started, EndedAt: ended, DurationMS: ended.Sub(inv.started).Milliseconds(),
 		InputDigest: inv.digest, InputBytes: inv.inBytes, MemoryMB: d.cfg.MemoryMB,
 		AfterClaimRequest: inv.claimRequested && !inv.claimed,
-		ReviewID:          inv.reviewID, Approver: inv.approver,
+		ReviewID:          inv.reviewID, Approver: inv.approver, ParentRunID: env.ParentRunID,
 	}
 	if out != nil {
 		sum := sha256.Sum256(out)

@@ -63,6 +63,10 @@ type Row struct {
 	// its approval was checked.
 	ReviewID string `json:"review_id,omitempty" dynamodbav:"review_id,omitempty"`
 	Approver string `json:"approver,omitempty" dynamodbav:"approver,omitempty"`
+	// ParentRunID is, for a call of a child run, the execution ARN of the
+	// run whose workflow step started it (docs/solutions.md, "Workflow
+	// steps"); empty otherwise.
+	ParentRunID string `json:"parent_run_id,omitempty" dynamodbav:"parent_run_id,omitempty"`
 	// Count is how many invocations the row stands for: a call's replays
 	// are one DEDUPLICATED row with their count (docs/ledger.md); 0 means 1.
 	Count int `json:"count,omitempty" dynamodbav:"-"`
@@ -121,7 +125,7 @@ var ReadAttributes = []string{
 	AttrPK, AttrSK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
 	"state", "attempts", "lease_until", "token", "error_code", "updated_at", attrAttemptLog, "invocations", "last_seen_at",
 	AttrExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
-	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver",
+	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id",
 }
 
 // projection is ReadAttributes as a ProjectionExpression and its names,
