@@ -30,7 +30,11 @@ func TestHandle(t *testing.T) {
 			t.Errorf("HTTP %d: %+v %v", status, got, err)
 		}
 	}
+	sent := svc.Requests()
 	if got, _ := h.Handle(context.Background(), Request{Input: TicketInput{Title: "x"}}); got.(ErrorAnswer).Error.Code != "TOOL_INPUT_INVALID" {
 		t.Errorf("no key: %+v", got)
+	}
+	if n := svc.Requests() - sent; n != 0 {
+		t.Errorf("no key: the ticket service received %d requests, want none", n)
 	}
 }

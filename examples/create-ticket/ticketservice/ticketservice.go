@@ -2,6 +2,11 @@
 // create-ticket example and its tests: POST /tickets with a JSON ticket
 // and an Idempotency-Key header creates one ticket per key (201, then 200
 // with the same ticket for the same key); GET /tickets lists them.
+//
+// Tests steer it in-process: FailNext and LoseNextAnswer make the next
+// POSTs fail (the latter after storing the ticket, as a lost answer), and
+// Requests counts every request that reached it, so a test can show that
+// a refused call never did.
 package ticketservice
 
 import (
@@ -9,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // Ticket is one stored ticket.
@@ -27,6 +33,8 @@ type Service struct {
 	byKey   map[string]int
 	fail    []int // statuses the next requests answer, first first
 	lose    int   // the next requests that store their ticket and answer 503
+	// requests counts every request served, of any method and path.
+	requests atomic.Int64
 }
 
 // New returns an empty service.
@@ -49,6 +57,10 @@ func (s *Service) LoseNextAnswer() {
 	s.lose++
 }
 
+// Requests returns how many requests the service has received, of any
+// method and path, answered or not.
+func (s *Service) Requests() int { return int(s.requests.Load()) }
+
 // Tickets returns the stored tickets in creation order.
 func (s *Service) Tickets() []Ticket {
 	s.mu.Lock()
@@ -58,6 +70,7 @@ func (s *Service) Tickets() []Ticket {
 
 // ServeHTTP serves POST and GET /tickets.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
 	if r.URL.Path != "/tickets" {
 		http.NotFound(w, r)
 		return
