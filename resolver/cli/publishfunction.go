@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver/publish"
 )
 
@@ -34,13 +36,16 @@ func (f *publishFunction) addFlags(fs *pflag.FlagSet) {
 // $TOOLGATE_PUBLISH_URL).
 func (f *publishFunction) named() bool { return f.url != "" || f.endpoint != "" }
 
-// check refuses --function-endpoint without --as, and --as without it.
+// check refuses --function-endpoint without --as, --as without it, and
+// an --as that is not a local name.
 func (f *publishFunction) check() error {
 	switch {
 	case f.endpoint != "" && f.as == "":
 		return errors.New("--function-endpoint needs --as NAME")
 	case f.as != "" && f.endpoint == "":
 		return errors.New("--as is for the local stack, with --function-endpoint")
+	case f.as != "" && local.ValidLocalName(f.as) != nil:
+		return fmt.Errorf("--as %q: %v", f.as, local.ValidLocalName(f.as))
 	}
 	return nil
 }
