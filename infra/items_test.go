@@ -667,7 +667,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	}
 	publishing := []func(*recorder){
 		// The publish function as it runs (resolver/publish Service):
-		// Publish and Register, each path, with its Step Functions and SSM
+		// Publish, Register and ShowToolset, each path, with its Step Functions and SSM
 		// requests going to recorders (publishRequests).
 		func(db *recorder) { publishRequests(t, db) },
 		run("ledger.Store.RegisterToolset (condition failed)", 1, func(db *recorder) {

@@ -521,8 +521,8 @@ func testCatalogToolset(t *testing.T) *toolset.Toolset {
 
 // publishRequests runs the publish function's service (resolver/publish
 // Service) as functions/publish wires it: a publish that creates the state
-// machine, one that updates it, a registration; its DynamoDB requests go
-// to db, the others are returned.
+// machine, one that updates it, a registration, a read of the registered
+// toolset; its DynamoDB requests go to db, the others are returned.
 func publishRequests(t *testing.T, db *recorder) []apiRequest {
 	ctx := context.Background()
 	src, err := os.ReadFile(testSolution)
@@ -574,6 +574,10 @@ func publishRequests(t *testing.T, db *recorder) []apiRequest {
 	db.what = "publish.Service.Register"
 	if _, err := svc.Register(ctx, publish.RegisterRequest{Toolset: doc, Proof: "proof"}); err != nil {
 		t.Fatalf("register: %v", err)
+	}
+	db.what = "publish.Service.ShowToolset"
+	if _, err := svc.ShowToolset(ctx, publish.ShowRequest{ID: res.Toolset.ID, Proof: "proof"}); err != nil {
+		t.Fatalf("show: %v", err)
 	}
 	return slices.Concat(sf.reqs, params.reqs)
 }

@@ -20,7 +20,7 @@ import (
 // unknown-tool, fetch-host and retry.
 const (
 	RuleToolSchema = "tool-schema" // a platform tool's input or output schema that does not compile, or cannot be read
-	RulePolicy     = "policy"      // a policy or review requirement weaker than the catalog's (or the base's)
+	RulePolicy     = "policy"      // a policy or review requirement weaker than the catalog's (or the base's), or a platform tool at_least_once without idempotent or tolerate_duplicates
 	RuleBase       = "base"        // a base that does not exist, or a derived toolset adding or dropping tools
 	RuleToolset    = "toolset"     // the registration check (toolset.Verify) refuses the pinned toolset
 )
@@ -316,7 +316,7 @@ func (tc *toolsetCompiler) platform(ts *toolset.Toolset, f field) {
 		return
 	}
 	t := toolset.Tool{Policy: catalog.AtMostOnce}
-	var retryAt Pos
+	var retryAt, policyAt Pos
 	for _, pf := range f.val.fields {
 		switch pf.key {
 		case "function":
@@ -336,6 +336,7 @@ func (tc *toolsetCompiler) platform(ts *toolset.Toolset, f field) {
 			t.Idempotent, _ = tc.boolean(&pf, what+" idempotent")
 		case "policy":
 			t.Policy, _ = tc.policy(&pf, what)
+			policyAt = pf.val.pos
 		case "review_required":
 			t.ReviewRequired, _ = tc.boolean(&pf, what+" review_required")
 		case "timeout_seconds":
@@ -357,6 +358,12 @@ func (tc *toolsetCompiler) platform(ts *toolset.Toolset, f field) {
 		case "tolerate_duplicates":
 			t.TolerateDuplicates, _ = tc.boolean(&pf, what+" tolerate_duplicates")
 		}
+	}
+	// docs/design.md, "The tool contract": a tool that does not honour
+	// idempotency keys runs again only where duplicates are tolerated.
+	// at_least_once runs a call whose outcome is unknown again.
+	if t.Policy == catalog.AtLeastOnce && !t.Idempotent && !t.TolerateDuplicates {
+		tc.ds.errorf(policyAt, RulePolicy, "%s policy at_least_once would run a call whose outcome is unknown again, and idempotent is false, so its effect could repeat; set idempotent: true if the function honours the idempotency key, tolerate_duplicates: true to accept duplicates, or policy: at_most_once", what)
 	}
 	if t.Retry != nil && !t.Idempotent && t.Retry.MaxAttempts > 1 && !t.TolerateDuplicates {
 		tc.ds.errorf(retryAt, RuleRetry, "%s: idempotent is false, so retry.max_attempts %d could repeat its effect; set tolerate_duplicates: true to accept duplicates, or max_attempts: 1", what, t.Retry.MaxAttempts)

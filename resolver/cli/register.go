@@ -28,9 +28,10 @@ import (
 func newToolsetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "toolset FILE",
-		Short: "print the toolset id a Solution pins; register toolsets",
+		Short: "print the toolset id a Solution pins; register, show and compare toolsets",
 		Long: `Prints the id of the toolset a Solution pins: the digest of its content.
-toolgate toolset register registers toolsets.`,
+toolgate toolset register registers toolsets; toolgate toolset show and
+toolgate toolset diff print what a toolset pins and what changed.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			return exit(toolsetID(cmd, files))
 		},
@@ -41,10 +42,10 @@ toolgate toolset register registers toolsets.`,
 
 // registerOptions are toolgate toolset register's flags.
 type registerOptions struct {
-	af                    awsFlags
-	tool, url, fnEndpoint string
-	as                    string
-	fetchHosts            []string
+	af         awsFlags
+	fn         publishFunction
+	tool       string
+	fetchHosts []string
 }
 
 // newRegisterCmd is `toolgate toolset register`.
@@ -54,10 +55,12 @@ func newRegisterCmd() *cobra.Command {
 		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...)",
 		Short: "register toolsets (publish function, or deploy role)",
 		Long: `Registers toolsets after the registration check (the id is the digest of
-the content; no tool is weaker than the catalog). FILE is a compiled
-toolset (*.toolset.json) or a Solution, whose toolset is compiled from it;
-DIR holds *.toolset.json. --tool registers the one-tool toolset toolgate
-invoke builds from the catalog.
+the content; no tool is weaker than the catalog). FILE is a toolset file
+(docs/toolsets.md: its base is read from the locks beside it, then in
+--toolsets DIR; once it is registered, its lock <toolset>.lock.json is
+written beside it), a compiled toolset (*.toolset.json) or a Solution,
+whose toolset is compiled from it; DIR holds *.toolset.json. --tool
+registers the one-tool toolset toolgate invoke builds from the catalog.
 
 People register through the publish function (--url, default
 $` + EnvPublishURL + `; --function-endpoint with --as NAME on the local stack),
@@ -73,9 +76,7 @@ new stage (docs/ledger.md).`,
 	fs := cmd.Flags()
 	o.af.register(fs)
 	fs.StringVar(&o.tool, "tool", "", "register the one-tool toolset of this catalog `TOOL`, as toolgate invoke builds it")
-	fs.StringVar(&o.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` (default $"+EnvPublishURL+")")
-	fs.StringVar(&o.fnEndpoint, "function-endpoint", "", "the publish function under the Lambda RIE (the local stack): its `URL`")
-	fs.StringVar(&o.as, "as", "", "with --function-endpoint: sign the caller proof with `NAME`'s local keys")
+	o.fn.addFlags(fs)
 	fs.StringArrayVar(&o.fetchHosts, "fetch-host", nil, "with --tool: an allowed host `ENTRY` for structured-data-fetch (repeatable)")
 	return cmd
 }
@@ -127,20 +128,17 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	viaFunction := o.fnEndpoint != "" || o.url != ""
-	switch {
-	case viaFunction && o.af.endpoint != "":
+	viaFunction := o.fn.named()
+	if viaFunction && o.af.endpoint != "" {
 		fmt.Fprintln(stderr, "toolgate toolset register: --endpoint (the table, deploy role) and the publish function exclude each other")
 		return ExitMisuse
-	case o.fnEndpoint != "" && o.as == "":
-		fmt.Fprintln(stderr, "toolgate toolset register: --function-endpoint needs --as NAME")
-		return ExitMisuse
-	case o.as != "" && o.fnEndpoint == "":
-		fmt.Fprintln(stderr, "toolgate toolset register: --as is for the local stack, with --function-endpoint")
+	}
+	if err := o.fn.check(); err != nil {
+		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 		return ExitMisuse
 	}
 	if viaFunction {
-		code := registerThroughFunction(ctx, sets, names, o.url, o.fnEndpoint, o.as, stdout, stderr)
+		code := registerThroughFunction(ctx, sets, names, &o.fn, stdout, stderr)
 		return writeLocks(code, sets, names, locks, stdout, stderr)
 	}
 	store, err := o.af.store(ctx)
@@ -191,8 +189,8 @@ func writeLocks(code int, sets []*toolset.Toolset, names, locks []string, stdout
 
 // registerThroughFunction sends each toolset to the publish function with
 // a caller proof bound to its id and document.
-func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names []string, fnURL, fnEndpoint, as string, stdout, stderr io.Writer) int {
-	p, err := newProver(ctx, as)
+func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names []string, fn *publishFunction, stdout, stderr io.Writer) int {
+	p, err := newProver(ctx, fn.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 		return ExitMisuse
@@ -210,25 +208,14 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 			return ExitErrors
 		}
-		var out []byte
-		var errCode, msg string
-		if fnEndpoint != "" {
-			payload, _ := json.Marshal(publish.DirectRequest{Action: "register", Toolset: string(doc), Proof: proof})
-			out, errCode, msg, err = invokeLambda(ctx, fnEndpoint, rieFunctionName, payload)
-		} else {
-			body, _ := json.Marshal(publish.RegisterBody{Toolset: string(doc)})
-			out, errCode, msg, err = callFunctionURL(ctx, fnURL, http.MethodPost, "/toolsets", nil, body, map[string]string{publish.ProofHeader: proof})
-		}
+		body, _ := json.Marshal(publish.RegisterBody{Toolset: string(doc)})
+		out, errCode, msg, err := fn.call(ctx, publish.DirectRequest{Action: "register", Toolset: string(doc)}, http.MethodPost, "/toolsets", body, proof)
 		var res publish.RegisterResult
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
 			code = ExitErrors
 		case errCode != "":
-			var eb publish.ErrorBody
-			if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
-				msg = eb.Error.Message
-			}
 			fmt.Fprintf(stderr, "%s: %s: %s\n", names[i], errCode, msg)
 			code = ExitErrors
 		case json.Unmarshal(out, &res) != nil:

@@ -2,17 +2,22 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -38,59 +43,174 @@ func writeAtomic(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// lockedToolset reads the toolset id from the locks in --toolsets DIR.
-func lockedToolset(id string) (*toolset.Toolset, error) {
-	if !toolset.IDPattern.MatchString(id) {
-		return nil, fmt.Errorf("%.40q is not a toolset id (%s)", id, toolset.IDPattern)
-	}
-	return resolver.LockLookup(toolsetsDir)(id)
+// toolsetReader finds toolsets by id for toolset show and diff: the
+// locks in --toolsets DIR first, then, for an id no lock holds, the
+// registered item, read through the publish function when one is named.
+type toolsetReader struct {
+	fn     publishFunction
+	prover *prover // signed with on the first read through the function
 }
+
+// errNoToolset is a toolset id that no lock holds and, when a publish
+// function was asked, that is not registered.
+var errNoToolset = errors.New("not found")
+
+// read returns toolset id. A malformed id is a *misuseError; an id found
+// nowhere an error wrapping errNoToolset.
+func (r *toolsetReader) read(ctx context.Context, id string) (*toolset.Toolset, error) {
+	if !toolset.IDPattern.MatchString(id) {
+		return nil, &misuseError{fmt.Sprintf("%.40q is not a toolset id (%s)", id, toolset.IDPattern)}
+	}
+	ts, err := resolver.LockLookup(toolsetsDir)(id)
+	switch {
+	case err == nil:
+		return ts, nil
+	case !errors.Is(err, resolver.ErrToolsetNotFound):
+		return nil, fmt.Errorf("toolset %s: --toolsets %s: %v", id, toolsetsDir, err)
+	case !r.fn.named():
+		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it, and no publish function is named to read the registered toolset from (--url or $%s; --function-endpoint with --as on the local stack)",
+			id, errNoToolset, resolver.LockSuffix, toolsetsDir, EnvPublishURL)
+	}
+	if r.prover == nil {
+		if r.prover, err = newProver(ctx, r.fn.as); err != nil {
+			return nil, err
+		}
+	}
+	out, code, msg, err := r.fn.showCall(ctx, r.prover, id)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("toolset %s: %v", id, err)
+	case code == publish.CodeNotFound:
+		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it, and the publish function says: %s: %s", id, errNoToolset, resolver.LockSuffix, toolsetsDir, code, msg)
+	case code != "":
+		return nil, fmt.Errorf("toolset %s: the publish function refused the read: %s: %s", id, code, msg)
+	}
+	return registeredToolset(id, out)
+}
+
+// registeredToolset reads the publish function's answer to a read of
+// toolset id (publish.ShowResult) and believes it only as far as it checks
+// here: the body is exactly the RFC 8785 form of a toolset
+// (toolset.ParseStored), its digest, recomputed, is the id asked for, and
+// it passes the registration check (toolset.Verify) against this CLI's
+// catalog.
+func registeredToolset(id string, out []byte) (*toolset.Toolset, error) {
+	var res publish.ShowResult
+	if err := json.Unmarshal(out, &res); err != nil || res.Body == "" {
+		return nil, fmt.Errorf("toolset %s: unexpected answer from the publish function: %.200s", id, out)
+	}
+	if res.ToolsetID != id {
+		return nil, fmt.Errorf("toolset %s: the publish function answered with toolset %.40q", id, res.ToolsetID)
+	}
+	ts, err := toolset.ParseStored(id, []byte(res.Body))
+	if err != nil {
+		return nil, fmt.Errorf("toolset %s: the publish function's document: %v", id, err)
+	}
+	got, err := ts.ComputeID()
+	if err != nil {
+		return nil, fmt.Errorf("toolset %s: the publish function's document: %v", id, err)
+	}
+	if got != id {
+		return nil, fmt.Errorf("toolset %s: the publish function's document digests to %s, not to the id asked for", id, got)
+	}
+	if err := ts.Verify(catalog.Default()); err != nil {
+		return nil, fmt.Errorf("toolset %s: the publish function's document: %v", id, err)
+	}
+	return ts, nil
+}
+
+// misuseError is a command line argument the command cannot use.
+type misuseError struct{ msg string }
+
+func (e *misuseError) Error() string { return e.msg }
 
 // newToolsetShowCmd is `toolgate toolset show ID`.
 func newToolsetShowCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "show ID",
-		Short: "print what a toolset pins (from its lock in --toolsets DIR)",
+	var r toolsetReader
+	cmd := &cobra.Command{
+		Use:   "show ID [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
+		Short: "print what a toolset pins (its lock, or the registered toolset)",
 		Long: `Prints the toolset ID pins, as its lock file holds it: the id, name, base,
 tools with their schemas and policies, fetch hosts and workflows. The lock
-is found among the *.lock.json in --toolsets DIR (default toolsets).`,
+is found among the *.lock.json in --toolsets DIR (default toolsets).
+
+For an id no lock holds, show asks the stage's publish function for the
+registered toolset (--url, default $` + EnvPublishURL + `; on the local stack
+--function-endpoint with --as NAME), with a caller proof bound to the id,
+and prints it only when its digest, recomputed, is the id and it passes
+the registration check.
+
+Exit 0 when it is printed; 1 when no lock holds it and it is not
+registered (or the function refuses the read); 2 for a malformed id.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return exit(misuse(cmd, "name one toolset id"))
 			}
-			ts, err := lockedToolset(args[0])
+			if err := r.fn.check(); err != nil {
+				return exit(misuse(cmd, "%v", err))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			ts, err := r.read(ctx, args[0])
+			var bad *misuseError
+			switch {
+			case errors.As(err, &bad):
+				return exit(misuse(cmd, "%v", err))
+			case err != nil:
+				fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset show: %v\n", err)
+				return exit(ExitErrors)
+			}
+			doc, err := ts.MarshalIndent()
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset show: %v\n", err)
 				return exit(ExitErrors)
 			}
-			doc, _ := ts.MarshalIndent()
 			cmd.OutOrStdout().Write(doc)
 			return nil
 		},
 	}
+	r.fn.addFlags(cmd.Flags())
+	return cmd
 }
 
 // newToolsetDiffCmd is `toolgate toolset diff A B`.
 func newToolsetDiffCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "diff A B",
-		Short: "print what changed from toolset A to toolset B (from their locks)",
-		Long: `Prints one line per difference from toolset A to toolset B, both read from
-their locks in --toolsets DIR: "+ tool NAME" and "- tool NAME" for a tool
-only B or only A has, "~ tool NAME: MEMBER A → B" for a changed member
-(schemas are compared in their RFC 8785 form and shown as "changed"), and
-"~ MEMBER: A → B" for name, base, fetch_hosts and workflows. Exits 0 when
-they pin the same content, 1 when they differ.`,
+	var r toolsetReader
+	cmd := &cobra.Command{
+		Use:   "diff A B [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
+		Short: "print what changed from toolset A to toolset B (locks, or the registered toolsets)",
+		Long: `Prints one line per difference from toolset A to toolset B: "+ tool NAME"
+and "- tool NAME" for a tool only B or only A has, "~ tool NAME: MEMBER A → B"
+for a changed member (schemas are compared in their RFC 8785 form and shown
+as "changed"), and "~ MEMBER: A → B" for name, base, fetch_hosts and
+workflows.
+
+Each toolset is read as toolgate toolset show reads it: its lock in
+--toolsets DIR, or else the registered toolset from the stage's publish
+function (--url, default $` + EnvPublishURL + `; --function-endpoint with --as
+NAME on the local stack), checked against its id.
+
+Exit 0 when they pin the same content, 1 when they differ, 2 when one
+cannot be read (a malformed id, or one neither a lock nor the function has).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return exit(misuse(cmd, "name two toolset ids"))
 			}
+			if err := r.fn.check(); err != nil {
+				return exit(misuse(cmd, "%v", err))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
 			var sets [2]*toolset.Toolset
 			for i, id := range args {
-				ts, err := lockedToolset(id)
-				if err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset diff: %s: %v\n", id, err)
-					return exit(ExitErrors)
+				ts, err := r.read(ctx, id)
+				var bad *misuseError
+				switch {
+				case errors.As(err, &bad):
+					return exit(misuse(cmd, "%v", err))
+				case err != nil:
+					fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset diff: %v\n", err)
+					return exit(ExitMisuse)
 				}
 				sets[i] = ts
 			}
@@ -100,6 +220,8 @@ they pin the same content, 1 when they differ.`,
 			return nil
 		},
 	}
+	r.fn.addFlags(cmd.Flags())
+	return cmd
 }
 
 // diffToolsets writes the differences from a to b and returns how many.

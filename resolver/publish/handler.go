@@ -18,14 +18,16 @@ import (
 const ProofHeader = "X-Toolgate-Caller-Proof"
 
 // DirectRequest is a direct invocation of the publish function (the local
-// stack's CLI): {"action": "publish", "file", "source", "proof"} or
-// {"action": "register", "toolset", "proof"}.
+// stack's CLI): {"action": "publish", "file", "source", "proof"},
+// {"action": "register", "toolset", "proof"} or {"action": "show",
+// "toolset_id", "proof"}.
 type DirectRequest struct {
-	Action  string `json:"action"`
-	File    string `json:"file,omitempty"`
-	Source  string `json:"source,omitempty"`
-	Toolset string `json:"toolset,omitempty"` // the document as text, signed as sent
-	Proof   string `json:"proof"`
+	Action    string `json:"action"`
+	File      string `json:"file,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Toolset   string `json:"toolset,omitempty"`    // register: the document as text, signed as sent
+	ToolsetID string `json:"toolset_id,omitempty"` // show: the registered toolset's id
+	Proof     string `json:"proof"`
 }
 
 // RegisterBody is the body of POST /toolsets on the Function URL.
@@ -52,10 +54,10 @@ type ErrorBody struct {
 	Diagnostics []string `json:"diagnostics,omitempty"`
 }
 
-// Handler is the publish function's Lambda handler: POST /solutions on
-// its IAM-authorised Function URL (the caller proof in ProofHeader), or a
-// direct invocation. The event's authorizer is never read: the caller
-// proof says who publishes.
+// Handler is the publish function's Lambda handler: POST /solutions,
+// POST /toolsets and GET /toolsets/{id} on its IAM-authorised Function URL
+// (the caller proof in ProofHeader), or a direct invocation. The event's
+// authorizer is never read: the caller proof says who publishes.
 type Handler struct {
 	Service *Service
 }
@@ -72,14 +74,17 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
 	var req DirectRequest
-	if err := dec.Decode(&req); err != nil || (req.Action != "publish" && req.Action != "register") {
-		return nil, edge(&Error{Code: CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"} or {\"action\": \"register\", \"toolset\", \"proof\"}"})
+	if err := dec.Decode(&req); err != nil || (req.Action != "publish" && req.Action != "register" && req.Action != "show") {
+		return nil, edge(&Error{Code: CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}, {\"action\": \"register\", \"toolset\", \"proof\"} or {\"action\": \"show\", \"toolset_id\", \"proof\"}"})
 	}
 	var res any
 	var err error
-	if req.Action == "register" {
+	switch req.Action {
+	case "register":
 		res, err = h.Service.Register(ctx, RegisterRequest{Toolset: []byte(req.Toolset), Proof: req.Proof})
-	} else {
+	case "show":
+		res, err = h.Service.ShowToolset(ctx, ShowRequest{ID: req.ToolsetID, Proof: req.Proof})
+	default:
 		res, err = h.Service.Publish(ctx, Request{File: req.File, Source: []byte(req.Source), Proof: req.Proof})
 	}
 	if err != nil {
@@ -111,20 +116,23 @@ func (h *Handler) url(ctx context.Context, payload json.RawMessage) (json.RawMes
 	}
 	method := strings.ToUpper(ev.RequestContext.HTTP.Method)
 	path := strings.TrimSuffix(ev.RawPath, "/")
+	proof := ""
+	for k, v := range ev.Headers {
+		if strings.EqualFold(k, ProofHeader) {
+			proof = v
+		}
+	}
+	if id, ok := strings.CutPrefix(path, "/toolsets/"); ok && method == http.MethodGet {
+		return respond(h.Service.ShowToolset(ctx, ShowRequest{ID: id, Proof: proof}))
+	}
 	if (path != "/solutions" && path != "/toolsets") || method != http.MethodPost {
-		return respond(nil, &Error{Code: CodeInvalid, Message: "no route: use POST /solutions or POST /toolsets"})
+		return respond(nil, &Error{Code: CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets or GET /toolsets/{id}"})
 	}
 	raw := []byte(ev.Body)
 	if ev.IsBase64Encoded {
 		var err error
 		if raw, err = base64.StdEncoding.DecodeString(ev.Body); err != nil {
 			return respond(nil, &Error{Code: CodeInvalid, Message: "the body is not valid base64"})
-		}
-	}
-	proof := ""
-	for k, v := range ev.Headers {
-		if strings.EqualFold(k, ProofHeader) {
-			proof = v
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -152,6 +160,8 @@ func status(code string) int {
 		return http.StatusUnauthorized
 	case CodeRefused:
 		return http.StatusForbidden
+	case CodeNotFound:
+		return http.StatusNotFound
 	}
 	return http.StatusServiceUnavailable
 }

@@ -79,6 +79,7 @@ const (
 	CodeUnauthenticated = "PUBLISH_UNAUTHENTICATED" // no valid caller proof
 	CodeRefused         = "PUBLISH_REFUSED"         // the toolset is refused by the registration check, or a literal value by the deployment's allow-lists (with diagnostics)
 	CodeUnavailable     = "PUBLISH_UNAVAILABLE"     // DynamoDB, SSM, Step Functions or STS failed; repeat the request
+	CodeNotFound        = "PUBLISH_NOT_FOUND"       // a toolset read (ShowToolset) names no registered toolset
 )
 
 // Error is a refused or failed publish; Message is safe to show.

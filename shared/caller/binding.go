@@ -22,16 +22,17 @@ const BindingHeader = "X-Toolgate-Binding"
 
 // Actions a proof is bound to: one per kind of call a person makes.
 const (
-	ActionDecide   = "review.decide"    // review-decision: a decision; Target the review id
-	ActionShow     = "review.show"      // review-decision: show; Target the review id
-	ActionList     = "review.list"      // review-decision: a listing; Target the status filter
-	ActionRequest  = "review.request"   // review-request, direct lane: Target the run id, Decision the tool
-	ActionStatus   = "review.status"    // review-request, direct lane: Target the review id
-	ActionInvoke   = "tool.invoke"      // a tool function, direct lane: Target the idempotency key
-	ActionStart    = "run.start"        // the start of an execution: Target the execution ARN
-	ActionWhoAmI   = "whoami"           // WhoAmI: the caller asks STS itself
-	ActionPublish  = "solution.publish" // the publish function: Target the Solution file's name, InputDigest its source digest
-	ActionRegister = "toolset.register" // the publish function: Target the toolset id, InputDigest the document's digest
+	ActionDecide      = "review.decide"    // review-decision: a decision; Target the review id
+	ActionShow        = "review.show"      // review-decision: show; Target the review id
+	ActionList        = "review.list"      // review-decision: a listing; Target the status filter
+	ActionRequest     = "review.request"   // review-request, direct lane: Target the run id, Decision the tool
+	ActionStatus      = "review.status"    // review-request, direct lane: Target the review id
+	ActionInvoke      = "tool.invoke"      // a tool function, direct lane: Target the idempotency key
+	ActionStart       = "run.start"        // the start of an execution: Target the execution ARN
+	ActionWhoAmI      = "whoami"           // WhoAmI: the caller asks STS itself
+	ActionPublish     = "solution.publish" // the publish function: Target the Solution file's name, InputDigest its source digest
+	ActionRegister    = "toolset.register" // the publish function: Target the toolset id, InputDigest the document's digest
+	ActionShowToolset = "toolset.show"     // the publish function: a registered toolset's read; Target the toolset id
 )
 
 // Binding is what one proof may be used for. Every field is part of the

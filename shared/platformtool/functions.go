@@ -62,8 +62,8 @@ func NewFunctions(stage string, client SSMAPI) *Functions {
 
 // Resolve returns the FunctionName to invoke for the pinned reference ref.
 //
-//   - A Lambda function ARN (toolset.LambdaARNPattern) or a bare function
-//     name is returned as it is (FunctionName).
+//   - A full Lambda function ARN (toolset.LambdaARNPattern) is returned as
+//     it is; a bare function name is TOOL_PERMISSION_DENIED (FunctionName).
 //   - A placeholder is the value of its parameter, which must be a Lambda
 //     function ARN (TOOL_INTERNAL otherwise). A missing parameter is
 //     TOOL_PERMISSION_DENIED: no function is bound to the placeholder in

@@ -88,27 +88,36 @@ type Invoker interface {
 // idempotency key, counted by the ledger.
 func ClientOptions(o *lambda.Options) { o.RetryMaxAttempts = 1 }
 
-// functionNamePattern is a bare Lambda function name (the Lambda API's
-// FunctionName without an ARN: letters, digits, '-' and '_', 1..64).
-var functionNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 // FunctionName returns the FunctionName the proxy invokes for a pinned
 // tool's function reference that is not a placeholder (Functions.Resolve
-// resolves those): a Lambda function ARN
-// (toolset.LambdaARNPattern, with an optional qualifier) or a bare
-// function name in the proxy's own account and region, as they are. A
-// placeholder ("${FunctionX}") or anything else is refused with
+// resolves those): a full Lambda function ARN (toolset.LambdaARNPattern,
+// with an optional qualifier), as it is.
+//
+// A bare function name, or a partial ARN (functionNamePattern), is
+// TOOL_PERMISSION_DENIED, as an envelope naming another function is:
+// Lambda would resolve it in the proxy's own account and region, where
+// toolgate's own functions are; and the registration check admits only a
+// placeholder or an ARN, so a pinned toolset holding one was written
+// around it. A placeholder ("${FunctionX}") or anything else is
 // TOOL_INTERNAL: the run's toolset cannot run this tool here, and no
-// retry changes that.
+// retry changes that. Nothing is invoked in any refusal.
 func FunctionName(ref string) (string, error) {
 	switch {
-	case toolset.LambdaARNPattern.MatchString(ref), functionNamePattern.MatchString(ref):
+	case toolset.LambdaARNPattern.MatchString(ref):
 		return ref, nil
+	case functionNamePattern.MatchString(ref):
+		return "", tool.Errorf(tool.PermissionDenied, "the pinned function %q is a bare function name, not a full Lambda function ARN: the proxy invokes only an ARN or a ${Function...} placeholder resolved from SSM", ref)
 	case toolset.FunctionPattern.MatchString(ref):
 		return "", tool.Errorf(tool.Internal, "the pinned function %s is a placeholder that publishing did not resolve to a Lambda function ARN", ref)
 	}
-	return "", tool.Errorf(tool.Internal, "the pinned function %.80q is neither a Lambda function ARN nor a function name", ref)
+	return "", tool.Errorf(tool.Internal, "the pinned function %.80q is neither a Lambda function ARN nor a ${Function...} placeholder", ref)
 }
+
+// functionNamePattern is what the Lambda API takes as a FunctionName
+// besides a full ARN, which FunctionName refuses: a bare name (letters,
+// digits, '-' and '_', 1..64) or a partial ARN ("123456789012:function:
+// NAME"), each with an optional version or alias qualifier.
+var functionNamePattern = regexp.MustCompile(`^(\d{12}:)?(function:)?[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?$`)
 
 // Tool returns the proxy's toolcall.Func: it invokes the function the
 // pinned toolset names for the tool (fns.Resolve) with the call's Request

@@ -66,22 +66,30 @@ func TestMapMessage(t *testing.T) {
 	}
 }
 
+// Only a full ARN is invoked as written; a bare function name is refused
+// as a function other than the pinned one is (TOOL_PERMISSION_DENIED).
 func TestFunctionName(t *testing.T) {
-	for ref, ok := range map[string]bool{
-		"arn:aws:lambda:eu-west-1:123456789012:function:create-ticket":      true,
-		"arn:aws:lambda:eu-west-1:123456789012:function:create-ticket:live": true,
-		"create-ticket":                    true,
-		"${FunctionCreateTicket}":          false,
-		"arn:aws:iam::123456789012:role/x": false,
-		"create ticket":                    false,
-		"":                                 false,
+	for ref, code := range map[string]tool.Code{
+		"arn:aws:lambda:eu-west-1:123456789012:function:create-ticket":      "",
+		"arn:aws:lambda:eu-west-1:123456789012:function:create-ticket:live": "",
+		"create-ticket":                       tool.PermissionDenied,
+		"send-email":                          tool.PermissionDenied,
+		"create-ticket:live":                  tool.PermissionDenied,
+		"123456789012:function:create-ticket": tool.PermissionDenied,
+		"${FunctionCreateTicket}":             tool.Internal,
+		"arn:aws:iam::123456789012:role/x":    tool.Internal,
+		"create ticket":                       tool.Internal,
+		"":                                    tool.Internal,
 	} {
 		name, err := FunctionName(ref)
-		if ok != (err == nil) || (ok && name != ref) {
-			t.Errorf("%q: %q %v", ref, name, err)
+		if code == "" {
+			if err != nil || name != ref {
+				t.Errorf("%q: %q %v", ref, name, err)
+			}
+			continue
 		}
-		if !ok && tool.Classify(err).Code != tool.Internal {
-			t.Errorf("%q: %v", ref, err)
+		if te := tool.Classify(err); te == nil || te.Code != code || te.MaybeApplied || name != "" {
+			t.Errorf("%q: %q %v, want %s", ref, name, err, code)
 		}
 	}
 	_, err := FunctionName("${FunctionCreateTicket}")
@@ -166,6 +174,8 @@ func TestToolFunction(t *testing.T) {
 		{"placeholder without a parameter", "${FunctionCloseTicket}", "", params, nil, tool.PermissionDenied},
 		{"parameter not an ARN", "${FunctionCreateTicket}", "", map[string]string{"/toolgate/test/tool-function/FunctionCreateTicket/arn": "create-ticket"}, nil, tool.Internal},
 		{"SSM fails", "${FunctionCreateTicket}", "", nil, errors.New("connection reset"), tool.UpstreamUnavailable},
+		{"bare function name", "create-ticket", "", nil, nil, tool.PermissionDenied},
+		{"bare function name, the same envelope function", "create-ticket", "create-ticket", nil, nil, tool.PermissionDenied},
 		{"neither", "create ticket", "", nil, nil, tool.Internal},
 	} {
 		t.Run(c.name, func(t *testing.T) {

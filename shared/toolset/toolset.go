@@ -344,7 +344,9 @@ const (
 	// RuleReviewRequired: a tool the catalog gates is pinned without
 	// review_required.
 	RuleReviewRequired = "toolset-review-required"
-	// RulePolicy: an at_most_once tool is pinned with another policy.
+	// RulePolicy: an at_most_once tool is pinned with another policy; or a
+	// platform tool is at_least_once although it does not honour
+	// idempotency keys, without tolerate_duplicates.
 	RulePolicy = "toolset-policy"
 	// RuleIdempotent: a tool that does not honour idempotency keys is pinned
 	// as one that does.
@@ -470,8 +472,10 @@ func (ts *Toolset) checkHeader() error {
 // checkPlatform is the registration check of one platform tool (a tool
 // the catalog does not know): a tool name, a function placeholder or
 // Lambda ARN, a timeout of 1..900 seconds, a known policy, a retry within
-// the tool contract, and more than one attempt of a tool that does not
-// honour idempotency keys only with tolerate_duplicates (RuleRetry).
+// the tool contract; at_least_once (a call whose outcome is unknown runs
+// again) for a tool that does not honour idempotency keys only with
+// tolerate_duplicates (RulePolicy), and more than one attempt of such a
+// tool likewise (RuleRetry): docs/design.md, "The tool contract".
 func checkPlatform(id, name string, t *Tool) error {
 	refuse := func(rule, format string, a ...any) error { return refuse(id, rule, format, a...) }
 	switch {
@@ -485,6 +489,8 @@ func checkPlatform(id, name string, t *Tool) error {
 		return refuse(RulePlatformTool, "tool %s: timeout_seconds %d is outside 1..%d (Lambda's longest function timeout)", name, t.TimeoutSeconds, catalog.MaxFunctionTimeout)
 	case t.Policy != catalog.AtLeastOnce && t.Policy != catalog.AtMostOnce:
 		return refuse(RulePlatformTool, "tool %s: policy %.40q is not at_least_once or at_most_once", name, t.Policy)
+	case t.Policy == catalog.AtLeastOnce && !t.Idempotent && !t.TolerateDuplicates:
+		return refuse(RulePolicy, "tool %s is at_least_once but does not honour idempotency keys, and tolerate_duplicates is not set: a call whose outcome is unknown would run again and could repeat its effect", name)
 	}
 	if r := t.Retry; r != nil {
 		switch {

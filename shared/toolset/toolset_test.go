@@ -208,7 +208,7 @@ func TestVerifyRefusesEachRule(t *testing.T) {
 func TestVerifyAllowsStricterToolsets(t *testing.T) {
 	c := catalog.Default()
 	ts := mustBuild(t, c, []string{"structured-data-fetch", "workflow-validator"}, []string{"structured-data-fetch", "workflow-validator"}, nil)
-	ts.Tools["not-in-catalog"] = Tool{InputSchema: json.RawMessage(`{}`), OutputSchema: json.RawMessage(`{}`), Policy: catalog.AtLeastOnce,
+	ts.Tools["not-in-catalog"] = Tool{InputSchema: json.RawMessage(`{}`), OutputSchema: json.RawMessage(`{}`), Idempotent: true, Policy: catalog.AtLeastOnce,
 		Function: "${FunctionNotInCatalog}", TimeoutSeconds: 30}
 	var err error
 	if ts.ID, err = ts.ComputeID(); err != nil {
@@ -394,7 +394,8 @@ func TestVerifyPlatformTools(t *testing.T) {
 		{"timeout over Lambda's", func(_ *Toolset, pt *Tool) { pt.TimeoutSeconds = 901 }, RulePlatformTool},
 		{"unknown policy", func(_ *Toolset, pt *Tool) { pt.Policy = "exactly_once" }, RulePlatformTool},
 		{"eleven attempts", func(_ *Toolset, pt *Tool) { pt.Retry.MaxAttempts = 11 }, RulePlatformTool},
-		{"retries without idempotency", func(_ *Toolset, pt *Tool) { pt.Idempotent = false }, RuleRetry},
+		{"at_least_once without idempotency", func(_ *Toolset, pt *Tool) { pt.Idempotent, pt.Retry = false, nil }, RulePolicy},
+		{"retries without idempotency", func(_ *Toolset, pt *Tool) { pt.Idempotent, pt.Policy = false, catalog.AtMostOnce }, RuleRetry},
 		{"schema that does not compile", func(_ *Toolset, pt *Tool) { pt.InputSchema = json.RawMessage(`{"type":"objekt"}`) }, RuleSchema},
 		{"catalog tool with a function", func(ts *Toolset, _ *Tool) {
 			se := ts.Tools["send-email"]
@@ -413,10 +414,15 @@ func TestVerifyPlatformTools(t *testing.T) {
 			}
 		})
 	}
-	// Tolerated duplicates admit retries of a tool that ignores the key.
+	// Tolerated duplicates admit retries, and at_least_once, of a tool
+	// that ignores the key; at_most_once needs no tolerance.
 	tol := platformToolset(t, func(_ *Toolset, pt *Tool) { pt.Idempotent, pt.TolerateDuplicates = false, true })
 	if err := tol.Verify(catalog.Default()); err != nil {
 		t.Fatalf("tolerate_duplicates: %v", err)
+	}
+	once := platformToolset(t, func(_ *Toolset, pt *Tool) { pt.Idempotent, pt.Policy, pt.Retry = false, catalog.AtMostOnce, nil })
+	if err := once.Verify(catalog.Default()); err != nil {
+		t.Fatalf("at_most_once, not idempotent: %v", err)
 	}
 }
 

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/resolver/publish"
+)
+
+// publishFunction is how toolset register, show and diff reach the
+// stage's publish function: its Function URL (--url, default
+// $TOOLGATE_PUBLISH_URL; SigV4 with the standard AWS configuration, the
+// caller proof signed with the same credentials) or, on the local stack,
+// the function under the Lambda RIE (--function-endpoint, the caller proof
+// signed with --as NAME's local keys).
+type publishFunction struct {
+	url, endpoint, as string
+}
+
+// addFlags adds --url, --function-endpoint and --as to fs.
+func (f *publishFunction) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` (default $"+EnvPublishURL+")")
+	fs.StringVar(&f.endpoint, "function-endpoint", "", "the publish function under the Lambda RIE (the local stack): its `URL`")
+	fs.StringVar(&f.as, "as", "", "with --function-endpoint: sign the caller proof with `NAME`'s local keys")
+}
+
+// named reports whether a publish function was named (a flag or
+// $TOOLGATE_PUBLISH_URL).
+func (f *publishFunction) named() bool { return f.url != "" || f.endpoint != "" }
+
+// check refuses --function-endpoint without --as, --as without it, and
+// an --as that is not a local name.
+func (f *publishFunction) check() error {
+	switch {
+	case f.endpoint != "" && f.as == "":
+		return errors.New("--function-endpoint needs --as NAME")
+	case f.as != "" && f.endpoint == "":
+		return errors.New("--as is for the local stack, with --function-endpoint")
+	case f.as != "" && local.ValidLocalName(f.as) != nil:
+		return fmt.Errorf("--as %q: %v", f.as, local.ValidLocalName(f.as))
+	}
+	return nil
+}
+
+// call sends one request: direct (the direct invocation, its Proof set
+// here) to the function under the RIE, or method, path and body with the
+// proof in publish.ProofHeader to the Function URL. It returns the
+// answer's body, or the function's error code and the message of its
+// error body.
+func (f *publishFunction) call(ctx context.Context, direct publish.DirectRequest, method, path string, body []byte, proof string) (out []byte, code, msg string, err error) {
+	if f.endpoint != "" {
+		direct.Proof = proof
+		payload, err := json.Marshal(direct)
+		if err != nil {
+			return nil, "", "", err
+		}
+		out, code, msg, err = invokeLambda(ctx, f.endpoint, rieFunctionName, payload)
+	} else {
+		out, code, msg, err = callFunctionURL(ctx, f.url, method, path, nil, body, map[string]string{publish.ProofHeader: proof})
+	}
+	if code != "" {
+		var eb publish.ErrorBody
+		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
+			msg = eb.Error.Message
+		}
+	}
+	return out, code, msg, err
+}
+
+// showCall reads registered toolset id: {"action": "show"} or
+// GET /toolsets/{id}, with a proof bound to the id (publish.ShowBinding).
+func (f *publishFunction) showCall(ctx context.Context, p *prover, id string) ([]byte, string, string, error) {
+	proof, err := p.sign(ctx, publish.ShowBinding(id))
+	if err != nil {
+		return nil, "", "", err
+	}
+	return f.call(ctx, publish.DirectRequest{Action: "show", ToolsetID: id}, http.MethodGet, "/toolsets/"+url.PathEscape(id), nil, proof)
+}

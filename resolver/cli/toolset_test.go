@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden outputs of toolset show and diff in testdata/toolsets")
+
+// The toolset files and locks of docs/toolsets.md.
+const (
+	toolsetFiles = "../../testdata/toolsets"
+	demoID       = "ts_8dfe1bda410b9e8cd2c6cc11c37e368d" // demo.lock.json
+	reviewedID   = "ts_cece0ac2dd1c91feebe05a4ff756a669" // demo-reviewed.lock.json, derived from demo
+	unknownID    = "ts_00000000000000000000000000000000"
+	// diffGolden is what toolgate toolset diff prints from demo to
+	// demo-reviewed.
+	diffGolden = toolsetFiles + "/demo-to-demo-reviewed.diff"
+)
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./resolver/cli -run TestToolsetShowDiffLocks -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-golden +got):\n%s", path, diff)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// copyFiles copies testdata/toolsets' files rels into dir.
+func copyFiles(t *testing.T, dir string, rels ...string) {
+	t.Helper()
+	for _, rel := range rels {
+		data := readFile(t, filepath.Join(toolsetFiles, rel))
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// toolsetCase is one command line of toolset show, diff or register and
+// what it must do: its exit code, its whole stdout (golden: a golden
+// file's path instead) and what its stderr says.
+type toolsetCase struct {
+	name   string
+	args   []string
+	code   int
+	stdout string
+	golden string
+	stderr []string
+}
+
+func (c toolsetCase) run(t *testing.T) {
+	t.Helper()
+	code, out, errs := run(c.args...)
+	if code != c.code {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
+	}
+	if c.golden != "" {
+		golden(t, c.golden, out)
+	} else if out != c.stdout {
+		t.Errorf("stdout (-want +got):\n%s", cmp.Diff(c.stdout, out))
+	}
+	for _, want := range c.stderr {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if len(c.stderr) == 0 && errs != "" {
+		t.Errorf("stderr: %s", errs)
+	}
+}
+
+// toolset show and diff on the locks in --toolsets DIR, offline: no
+// publish function is named, so an id no lock holds is not found.
+func TestToolsetShowDiffLocks(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	at := []string{"--toolsets", toolsetFiles}
+	// A lock whose content was changed after it was written: it holds the
+	// id, but its content digests to another.
+	tampered := t.TempDir()
+	lock := readFile(t, filepath.Join(toolsetFiles, "demo.lock.json"))
+	os.WriteFile(filepath.Join(tampered, "demo.lock.json"), []byte(strings.Replace(lock, `"timeout_seconds": 30`, `"timeout_seconds": 300`, 1)), 0o644)
+	for _, c := range []toolsetCase{
+		{name: "show a lock", args: append([]string{"toolset", "show", demoID}, at...), stdout: lock},
+		{name: "show a derived toolset's lock", args: append([]string{"toolset", "show", reviewedID}, at...),
+			stdout: readFile(t, filepath.Join(toolsetFiles, "demo-reviewed.lock.json"))},
+		{name: "diff two locks", args: append([]string{"toolset", "diff", demoID, reviewedID}, at...), code: ExitErrors, golden: diffGolden},
+		{name: "diff a lock with itself", args: append([]string{"toolset", "diff", demoID, demoID}, at...)},
+		{name: "show an id no lock holds", args: append([]string{"toolset", "show", unknownID}, at...), code: ExitErrors,
+			stderr: []string{"toolgate toolset show: toolset " + unknownID + ": not found: no lock file (*.lock.json) in --toolsets " + toolsetFiles + " holds it", "--url or $" + EnvPublishURL}},
+		{name: "show in a directory without locks", args: []string{"toolset", "show", demoID, "--toolsets", t.TempDir()}, code: ExitErrors,
+			stderr: []string{"toolset " + demoID + ": not found"}},
+		{name: "show a malformed id", args: append([]string{"toolset", "show", "ts_8DFE1BDA"}, at...), code: ExitMisuse,
+			stderr: []string{`toolgate toolset show: "ts_8DFE1BDA" is not a toolset id (^ts_[0-9a-f]{32}$)`, "Usage:"}},
+		{name: "show a file name", args: append([]string{"toolset", "show", "demo.lock.json"}, at...), code: ExitMisuse,
+			stderr: []string{`"demo.lock.json" is not a toolset id`}},
+		{name: "show a tampered lock", args: []string{"toolset", "show", demoID, "--toolsets", tampered}, code: ExitErrors,
+			stderr: []string{"toolset " + demoID + ": --toolsets " + tampered + ": lock demo.lock.json: toolset " + demoID + " is refused [toolset-digest]"}},
+		{name: "diff with an id no lock holds", args: append([]string{"toolset", "diff", demoID, unknownID}, at...), code: ExitMisuse,
+			stderr: []string{"toolgate toolset diff: toolset " + unknownID + ": not found"}},
+		{name: "diff with a malformed id", args: append([]string{"toolset", "diff", "ts_x", demoID}, at...), code: ExitMisuse,
+			stderr: []string{`toolgate toolset diff: "ts_x" is not a toolset id`}},
+		{name: "show without an id", args: append([]string{"toolset", "show"}, at...), code: ExitMisuse, stderr: []string{"name one toolset id"}},
+		{name: "show two ids", args: append([]string{"toolset", "show", demoID, reviewedID}, at...), code: ExitMisuse, stderr: []string{"name one toolset id"}},
+		{name: "diff one id", args: append([]string{"toolset", "diff", demoID}, at...), code: ExitMisuse, stderr: []string{"name two toolset ids"}},
+		{name: "show --as without --function-endpoint", args: append([]string{"toolset", "show", demoID, "--as", "alice"}, at...), code: ExitMisuse,
+			stderr: []string{"--as is for the local stack, with --function-endpoint"}},
+		{name: "diff --function-endpoint without --as", args: append([]string{"toolset", "diff", demoID, reviewedID, "--function-endpoint", "http://127.0.0.1:1"}, at...), code: ExitMisuse,
+			stderr: []string{"--function-endpoint needs --as NAME"}},
+	} {
+		t.Run(c.name, c.run)
+	}
+}
+
+// toolset register resolves the toolset file and refuses it, naming the
+// file, line, column and rule, before anything is sent: the URL named
+// here answers nothing.
+func TestToolsetRegisterRefusesFiles(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	dir := t.TempDir()
+	copyFiles(t, dir, "refuse-at-least-once.yaml", "demo-reviewed.yaml")
+	nowhere := []string{"--url", "http://127.0.0.1:1", "--toolsets", t.TempDir()}
+	atLeastOnce := filepath.Join(dir, "refuse-at-least-once.yaml")
+	for _, c := range []toolsetCase{
+		{name: "at_least_once without idempotency", args: append([]string{"toolset", "register", atLeastOnce}, nowhere...), code: ExitErrors,
+			stderr: []string{atLeastOnce + `:9:13: error: [policy] tool "post-invoice" policy at_least_once`,
+				atLeastOnce + `:17:12: error: [retry] tool "charge-card"`, atLeastOnce + ": the toolset file has errors: nothing was registered"}},
+		{name: "a base no lock holds", args: append([]string{"toolset", "register", filepath.Join(dir, "demo-reviewed.yaml")}, nowhere...), code: ExitErrors,
+			stderr: []string{filepath.Join(dir, "demo-reviewed.yaml") + ":4:7: error: [base] base " + demoID + " does not exist"}},
+		{name: "no file", args: append([]string{"toolset", "register"}, nowhere...), code: ExitMisuse, stderr: []string{"name toolset files or directories"}},
+		{name: "--function-endpoint without --as", args: []string{"toolset", "register", "--function-endpoint", "http://127.0.0.1:1", filepath.Join(toolsetFiles, "demo.yaml")}, code: ExitMisuse,
+			stderr: []string{"toolgate toolset register: --function-endpoint needs --as NAME"}},
+		{name: "the table and the function", args: []string{"toolset", "register", "--url", "http://127.0.0.1:1", "--endpoint", "http://127.0.0.1:2", "--table", "t", filepath.Join(toolsetFiles, "demo.yaml")}, code: ExitMisuse,
+			stderr: []string{"--endpoint (the table, deploy role) and the publish function exclude each other"}},
+	} {
+		t.Run(c.name, c.run)
+	}
+	if locks, _ := filepath.Glob(filepath.Join(dir, "*.lock.json")); len(locks) != 0 {
+		t.Fatalf("a refused file wrote %v", locks)
+	}
+}
+
+// toolset register, show and diff through the publish function: the real
+// function (functions/publish) under the Lambda RIE, on dynalite, with
+// caller proofs signed with local keys and verified against the STS
+// stand-in.
+func TestToolsetThroughPublishFunction(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	_, flags := ledgerEnv(t)
+	callers := localtest.StartCallers(t)
+	callers.SetCLIEnv(t)
+	fn := localtest.RIE(t, "publish", localtest.Bootstrap(t, "../../functions/publish"), 30*time.Second, callers.Env(map[string]string{
+		publish.EnvTable: flags[3], publish.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
+		"AWS_ENDPOINT_URL_DYNAMODB": flags[1], "TOOLGATE_LANE": ""}))
+	as := func(name string) []string { return []string{"--function-endpoint", fn.Endpoint(), "--as", name} }
+	noLocks := []string{"--toolsets", t.TempDir()}
+
+	// Register demo.yaml, then its derived toolset, whose base is read
+	// from the lock the first registration wrote beside it.
+	dir := t.TempDir()
+	copyFiles(t, dir, "demo.yaml", "demo-reviewed.yaml", "schemas/create-ticket.input.json")
+	demo, reviewed := filepath.Join(dir, "demo.yaml"), filepath.Join(dir, "demo-reviewed.yaml")
+	alice := "arn:aws:iam::000000000000:user/alice"
+	register := func(file string) []string {
+		return append(append([]string{"toolset", "register", file}, noLocks...), as("alice")...)
+	}
+	for _, c := range []toolsetCase{
+		{name: "register", args: register(demo),
+			stdout: "registered " + demoID + " (" + demo + ") by " + alice + "\nwrote " + filepath.Join(dir, "demo.lock.json") + "\n"},
+		{name: "register again", args: register(demo),
+			stdout: "already registered " + demoID + " (" + demo + ")\nwrote " + filepath.Join(dir, "demo.lock.json") + "\n"},
+		{name: "register a derived toolset", args: register(reviewed),
+			stdout: "registered " + reviewedID + " (" + reviewed + ") by " + alice + "\nwrote " + filepath.Join(dir, "demo-reviewed.lock.json") + "\n"},
+	} {
+		t.Run(c.name, c.run)
+	}
+	for _, name := range []string{"demo.lock.json", "demo-reviewed.lock.json"} {
+		if got, want := readFile(t, filepath.Join(dir, name)), readFile(t, filepath.Join(toolsetFiles, name)); got != want {
+			t.Errorf("%s differs from testdata/toolsets':\n%s", name, cmp.Diff(want, got))
+		}
+	}
+
+	// Show: no lock holds the id here, so the registered toolset is read
+	// from the function (as bob) and printed once its digest is the id.
+	t.Run("show a registered toolset", func(t *testing.T) {
+		code, out, errs := run(append(append([]string{"toolset", "show", demoID}, noLocks...), as("bob")...)...)
+		if code != ExitOK || errs != "" {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		shown, err := toolset.Parse([]byte(out))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		lock, _ := toolset.Parse([]byte(readFile(t, filepath.Join(toolsetFiles, "demo.lock.json"))))
+		a, _ := shown.Canonical()
+		b, _ := lock.Canonical()
+		if shown.ID != demoID || string(a) != string(b) {
+			t.Fatalf("shown %s is not the lock's content:\n%s", shown.ID, out)
+		}
+	})
+	// Diff: demo from a lock, demo-reviewed from the function; the same
+	// lines as from two locks.
+	onlyDemo := t.TempDir()
+	copyFiles(t, onlyDemo, "demo.lock.json")
+	for _, c := range []toolsetCase{
+		{name: "diff a lock and a registered toolset", args: append([]string{"toolset", "diff", demoID, reviewedID, "--toolsets", onlyDemo}, as("bob")...),
+			code: ExitErrors, stdout: readFile(t, diffGolden)},
+		{name: "show an id not registered", args: append(append([]string{"toolset", "show", unknownID}, noLocks...), as("bob")...), code: ExitErrors,
+			stderr: []string{"toolset " + unknownID + ": not found: no lock file (*.lock.json) in --toolsets", "the publish function says: PUBLISH_NOT_FOUND: toolset " + unknownID + " is not registered in stage test"}},
+		{name: "diff with an id not registered", args: append([]string{"toolset", "diff", demoID, unknownID, "--toolsets", onlyDemo}, as("bob")...), code: ExitMisuse,
+			stderr: []string{"PUBLISH_NOT_FOUND"}},
+		{name: "show as a name that is not one", args: append(append([]string{"toolset", "show", reviewedID}, noLocks...), as("Not A Name")...), code: ExitMisuse,
+			stderr: []string{`--as "Not A Name"`}},
+	} {
+		t.Run(c.name, c.run)
+	}
+}
+
+// The CLI believes the publish function's answer only as far as it
+// checks: the body must be the RFC 8785 form of the toolset asked for,
+// digesting to its id, and pass the registration check.
+func TestRegisteredToolsetChecksTheAnswer(t *testing.T) {
+	lock, err := toolset.Parse([]byte(readFile(t, filepath.Join(toolsetFiles, "demo.lock.json"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := lock.Canonical()
+	answer := func(id, body string) []byte {
+		out, _ := json.Marshal(publish.ShowResult{ToolsetID: id, Body: body})
+		return out
+	}
+	if ts, err := registeredToolset(demoID, answer(demoID, string(body))); err != nil || ts.ID != demoID {
+		t.Fatalf("the registered body: %v", err)
+	}
+	for name, c := range map[string]struct {
+		out  []byte
+		says string
+	}{
+		"another id":             {answer(reviewedID, string(body)), `answered with toolset "` + reviewedID + `"`},
+		"changed content":        {answer(demoID, strings.Replace(string(body), `"timeout_seconds":30`, `"timeout_seconds":300`, 1)), "digests to ts_"},
+		"not the canonical form": {answer(demoID, " "+string(body)), "[toolset-format]"},
+		"not an answer":          {[]byte(`{"toolset_id":"` + demoID + `"}`), "unexpected answer"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := registeredToolset(demoID, c.out); err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("%v, want it to say %q", err, c.says)
+			}
+		})
+	}
+}
