@@ -21,11 +21,13 @@
 // Lambda result wrapped as {ExecutedVersion, Payload, StatusCode}; RIE
 // answers turned into States errors; callbacks with SendTask*; one
 // invocation at a time per RIE (a second concurrent one crashes the RIE);
-// Task and execution timeouts clamped to what Node timers can wait.
+// Task and execution timeouts clamped to what Node timers can wait; a correct
+// States.Hash (library-fixes.mjs).
 
 import http from 'node:http';
 import fs from 'node:fs';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { register } from 'node:module';
 
 // aws-local-stepfunctions targets Node 22; Node 20 lacks Promise.withResolvers.
 if (typeof Promise.withResolvers !== 'function') {
@@ -39,7 +41,24 @@ if (typeof Promise.withResolvers !== 'function') {
     return { promise, resolve, reject };
   };
 }
+register('./library-fixes.mjs', import.meta.url);
 const { StateMachine, ExecutionTimeoutError, ExecutionAbortedError } = await import('aws-local-stepfunctions');
+
+// States.Hash must agree with node:crypto (library-fixes.mjs corrects the
+// library's); a message of several blocks, not ASCII, for every algorithm.
+{
+  const message = `arn:aws:states:${'é✓😀'.repeat(20)}`;
+  const algorithms = { MD5: 'md5', 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
+  const parameters = Object.fromEntries(Object.keys(algorithms).map((a) => [`${a}.$`, `States.Hash($.m, '${a}')`]));
+  const sm = new StateMachine({ StartAt: 'h', States: { h: { Type: 'Pass', Parameters: parameters, End: true } } });
+  const got = await sm.run({ m: message }).result;
+  for (const [a, node] of Object.entries(algorithms)) {
+    if (got[a] !== createHash(node).update(message, 'utf8').digest('hex')) {
+      console.error(`sfn-local: States.Hash ${a} disagrees with node:crypto: the library fix (library-fixes.mjs) did not apply`);
+      process.exit(1);
+    }
+  }
+}
 
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';
