@@ -6,13 +6,14 @@
 // It speaks the AWS JSON 1.0 protocol (POST /, X-Amz-Target:
 // AWSStepFunctions.<Action>) for CreateStateMachine, UpdateStateMachine,
 // PublishStateMachineVersion, DescribeStateMachine, ListStateMachines,
-// StartExecution, DescribeExecution, GetExecutionHistory, SendTaskSuccess,
-// SendTaskFailure and SendTaskHeartbeat, listens on 127.0.0.1 only and keeps
-// everything in memory. Definitions run on aws-local-stepfunctions 3.0.0;
-// Lambda Tasks (arn:aws:states:::lambda:invoke[.waitForTaskToken] with
-// Parameters {FunctionName, Payload}, or a bare Lambda function ARN) call
-// functions running under the Lambda Runtime Interface Emulator, found by
-// function name in FILE: {"<function name>": "http://127.0.0.1:P/2015-03-31/functions/function/invocations"}.
+// StartExecution, DescribeExecution, ListExecutions, GetExecutionHistory,
+// SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat, listens on
+// 127.0.0.1 only and keeps everything in memory. Definitions run on
+// aws-local-stepfunctions 3.0.0; Lambda Tasks
+// (arn:aws:states:::lambda:invoke[.waitForTaskToken] with Parameters
+// {FunctionName, Payload}, or a bare Lambda function ARN) call functions
+// running under the Lambda Runtime Interface Emulator, found by function
+// name in FILE: {"<function name>": "http://127.0.0.1:P/2015-03-31/functions/function/invocations"}.
 // FILE is read again on every invocation, so functions can be added later.
 //
 // What the server adds to the library (see README.md beside this file):
@@ -68,7 +69,11 @@ const LAMBDA_PREFIX = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:`;
 // setTimeout fires at once (after a warning) for delays above 2^31-1 ms.
 const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000); // 2147483 s, about 24.8 days
 const TOKEN_RE = /^AQA[A-Za-z0-9_-]{86}$/;
-const NAME_RE = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]{1,80}$/;
+// Names of state machines and executions (StartExecution's name, per the API
+// reference): 1-80 characters, none of them white space, < > { } [ ] ? * " #
+// % \ ^ | ~ ` $ & , ; : /, a control character (U+0000-001F, U+007F-009F),
+// U+FFFE-FFFF, a lone surrogate or U+10FFFF.
+const NAME_RE = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f\ufffe\uffff\ud800-\udfff\u{10ffff}]{1,80}$/u;
 
 // ---------------------------------------------------------------- command line
 
@@ -381,7 +386,13 @@ const executions = new Map();
 /** token -> {token, exec, stateName, status: 'pending'|'waiting'|'closed', settle: {resolve, reject}|null, early: outcome|null} */
 const tokens = new Map();
 
-api.StartExecution = (input) => {
+/**
+ * StartExecution's one code path, for the API and for startExecution Tasks:
+ * {stateMachineArn, name?, input?} (the API's members) → the execution, new
+ * or, as on AWS (Standard), the running one with the same name, input and
+ * target. Throws ApiError.
+ */
+function startExecution(input) {
   const target = requireString(input, 'stateMachineArn');
   const { machine, version } = findMachine(target);
   const name = optString(input, 'name') ?? randomUUID();
@@ -396,10 +407,7 @@ api.StartExecution = (input) => {
   const arn = `${EXEC_PREFIX}${machine.name}:${name}`;
   const old = executions.get(arn);
   if (old) {
-    // As on AWS (Standard): the same name and input while it runs is idempotent.
-    if (old.status === 'RUNNING' && old.input === inputText && old.startedWith === target) {
-      return { executionArn: old.arn, startDate: old.startDate };
-    }
+    if (old.status === 'RUNNING' && old.input === inputText && old.startedWith === target) return old;
     throw apiError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
   }
   const exec = {
@@ -423,11 +431,16 @@ api.StartExecution = (input) => {
   };
   executions.set(arn, exec);
   run(exec, value);
-  return { executionArn: arn, startDate: exec.startDate };
+  return exec;
+}
+
+api.StartExecution = (input) => {
+  const exec = startExecution(input);
+  return { executionArn: exec.arn, startDate: exec.startDate };
 };
 
-api.DescribeExecution = (input) => {
-  const exec = findExecution(requireString(input, 'executionArn'));
+/** The DescribeExecution answer for exec (API member names, epoch-second dates). */
+function describe(exec) {
   const out = {
     executionArn: exec.arn,
     stateMachineArn: exec.machine.arn,
@@ -448,6 +461,38 @@ api.DescribeExecution = (input) => {
   }
   if (exec.error !== undefined) out.error = exec.error;
   if (exec.cause !== undefined) out.cause = exec.cause;
+  return out;
+}
+
+api.DescribeExecution = (input) => describe(findExecution(requireString(input, 'executionArn')));
+
+const EXECUTION_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'];
+
+// Newest first, as on AWS. A state machine ARN lists every execution of the
+// machine, those started through a version included; a version ARN lists
+// those started through that version.
+api.ListExecutions = (input) => {
+  if (input.mapRunArn != null) throw apiError('ValidationException', 'mapRunArn is not supported by the local endpoint (no Distributed Map)');
+  const target = requireString(input, 'stateMachineArn');
+  const { machine, version } = findMachine(target);
+  const status = optString(input, 'statusFilter');
+  if (status !== undefined && !EXECUTION_STATUSES.includes(status)) {
+    throw apiError('ValidationException', `1 validation error detected: Value '${status}' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [${EXECUTION_STATUSES.join(', ')}]`);
+  }
+  const redriveFilter = optString(input, 'redriveFilter');
+  const matching = [...executions.values()]
+    .filter((e) => e.machine === machine && (!version || e.version === version) && (!status || e.status === status) && redriveFilter !== 'REDRIVEN')
+    .reverse();
+  const { page, next } = pageOf(matching, input, `executions:${target}:${status ?? ''}:${redriveFilter ?? ''}`);
+  const out = {
+    executions: page.map((e) => {
+      const item = { executionArn: e.arn, stateMachineArn: machine.arn, name: e.name, status: e.status, startDate: e.startDate, redriveCount: 0 };
+      if (e.stopDate !== undefined) item.stopDate = e.stopDate;
+      if (e.version) item.stateMachineVersionArn = e.version.arn;
+      return item;
+    }),
+  };
+  if (next) out.nextToken = next;
   return out;
 };
 
