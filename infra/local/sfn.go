@@ -36,6 +36,26 @@ const (
 // client at Endpoint() with static fake credentials. Executions live in the
 // server's memory only. Stop ends it by PID.
 func StartSFN(ctx context.Context, functionsFile string) (*Process, error) {
+	return StartSFNWith(ctx, SFNOptions{FunctionsFile: functionsFile})
+}
+
+// SFNOptions are the files the local Step Functions endpoint reads. Both are
+// read again each time the server consults them, so they may be written after
+// the start; a missing file is empty.
+type SFNOptions struct {
+	// FunctionsFile maps Lambda function names to RIE invoke URLs
+	// (WriteSFNFunctions). "" starts the endpoint without functions.
+	FunctionsFile string
+	// FaultsFile is a test hook: the faults the server injects
+	// (WriteSFNFaults). "" injects none.
+	FaultsFile string
+}
+
+// StartSFNWith starts the local Step Functions endpoint as StartSFN does,
+// with the files in opts:
+//
+//	node infra/local/sfn/server.mjs --port P [--functions FILE] [--faults FILE]
+func StartSFNWith(ctx context.Context, opts SFNOptions) (*Process, error) {
 	root, err := Root()
 	if err != nil {
 		return nil, err
@@ -54,12 +74,15 @@ func StartSFN(ctx context.Context, functionsFile string) (*Process, error) {
 	// Cause carries the function's whole error payload as JSON text, as the
 	// Lambda integration on AWS does.
 	args := []string{node, script, "--lambda-cause", "payload"}
-	if functionsFile != "" {
-		abs, err := filepath.Abs(functionsFile)
+	for _, f := range []struct{ flag, path string }{{"--functions", opts.FunctionsFile}, {"--faults", opts.FaultsFile}} {
+		if f.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.path)
 		if err != nil {
 			return nil, fmt.Errorf("local: sfn: %w", err)
 		}
-		args = append(args, "--functions", abs)
+		args = append(args, f.flag, abs)
 	}
 	return start(ctx, spec{
 		name:  "sfn",
@@ -97,26 +120,56 @@ func sfnReady(ctx context.Context, p *Process) error {
 // → RIE invoke URL (Process.InvokeURL). It replaces the file atomically, so a
 // running endpoint never reads half of it.
 func WriteSFNFunctions(path string, urls map[string]string) error {
-	b, err := json.MarshalIndent(urls, "", "  ")
-	if err != nil {
+	if err := writeJSONFile(path, urls); err != nil {
 		return fmt.Errorf("local: functions file: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".functions-*.json")
+	return nil
+}
+
+// SFNFaults is the faults file of the local Step Functions endpoint
+// (SFNOptions.FaultsFile), a test hook.
+type SFNFaults struct {
+	// SyncAfterClose maps a parent execution ARN to N: the first N
+	// startExecution.sync / .sync:2 Task attempts of that execution fail
+	// once their child has closed, whatever its status, with
+	// StepFunctions.AWSStepFunctionsException, as if the wait had lost the
+	// child's answer. The child runs, and stays, as it would.
+	SyncAfterClose map[string]int `json:"sync_after_close,omitempty"`
+}
+
+// WriteSFNFaults writes the faults file StartSFNWith's server reads. It
+// replaces the file atomically; the server reads it again each time a fault
+// may apply.
+func WriteSFNFaults(path string, faults SFNFaults) error {
+	if err := writeJSONFile(path, faults); err != nil {
+		return fmt.Errorf("local: faults file: %w", err)
+	}
+	return nil
+}
+
+// writeJSONFile replaces path with v as indented JSON, atomically (a
+// temporary file in the same directory, then a rename).
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("local: functions file: %w", err)
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".sfn-*.json")
+	if err != nil {
+		return err
 	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("local: functions file: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("local: functions file: %w", err)
+		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("local: functions file: %w", err)
+		return err
 	}
 	return nil
 }

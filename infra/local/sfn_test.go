@@ -76,15 +76,7 @@ func startSFNStack(t *testing.T) *sfnStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("sfn (pid %d) output:\n%s\n%s", p.PID, p.Stdout(), p.Stderr())
-		}
-		if err := p.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Logf("sfn pid %d on %s ready in %v", p.PID, p.Addr, p.Startup)
+	stopAtCleanup(t, p)
 
 	// Functions added after the start are found: the file is read per invocation.
 	urls["echo"] = echo.InvokeURL()
@@ -95,12 +87,31 @@ func startSFNStack(t *testing.T) *sfnStack {
 		t.Fatal(err)
 	}
 
-	client := sfn.New(sfn.Options{
+	return &sfnStack{sfn: p, client: newSFNClient(p), functions: functions, logs: logs}
+}
+
+// stopAtCleanup stops the endpoint when the test ends, and logs its output
+// when the test failed.
+func stopAtCleanup(t *testing.T, p *local.Process) {
+	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sfn (pid %d) output:\n%s\n%s", p.PID, p.Stdout(), p.Stderr())
+		}
+		if err := p.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Logf("sfn pid %d on %s ready in %v", p.PID, p.Addr, p.Startup)
+}
+
+// newSFNClient is an SDK sfn client of the endpoint p, with fake credentials.
+func newSFNClient(p *local.Process) *sfn.Client {
+	return sfn.New(sfn.Options{
 		Region:       local.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, ""),
 		BaseEndpoint: aws.String(p.Endpoint()),
 	})
-	return &sfnStack{sfn: p, client: client, functions: functions, logs: logs}
 }
 
 // definition reads infra/local/sfn/testdata/<file> and replaces ${key} by value.

@@ -1,19 +1,27 @@
 #!/usr/bin/env node
 // A local AWS Step Functions endpoint for toolgate's tests and local stack.
 //
-//   node infra/local/sfn/server.mjs --port P [--functions FILE] [--lambda-cause message|payload]
+//   node infra/local/sfn/server.mjs --port P [--functions FILE] [--faults FILE] [--lambda-cause message|payload]
 //
 // It speaks the AWS JSON 1.0 protocol (POST /, X-Amz-Target:
 // AWSStepFunctions.<Action>) for CreateStateMachine, UpdateStateMachine,
 // PublishStateMachineVersion, DescribeStateMachine, ListStateMachines,
-// StartExecution, DescribeExecution, GetExecutionHistory, SendTaskSuccess,
-// SendTaskFailure and SendTaskHeartbeat, listens on 127.0.0.1 only and keeps
-// everything in memory. Definitions run on aws-local-stepfunctions 3.0.0;
-// Lambda Tasks (arn:aws:states:::lambda:invoke[.waitForTaskToken] with
-// Parameters {FunctionName, Payload}, or a bare Lambda function ARN) call
-// functions running under the Lambda Runtime Interface Emulator, found by
-// function name in FILE: {"<function name>": "http://127.0.0.1:P/2015-03-31/functions/function/invocations"}.
-// FILE is read again on every invocation, so functions can be added later.
+// StartExecution, DescribeExecution, ListExecutions, GetExecutionHistory,
+// SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat, listens on
+// 127.0.0.1 only and keeps everything in memory. Definitions run on
+// aws-local-stepfunctions 3.0.0.
+//
+// Task resources:
+//   - Lambda (arn:aws:states:::lambda:invoke[.waitForTaskToken] with
+//     Parameters {FunctionName, Payload}, or a bare Lambda function ARN) calls
+//     functions running under the Lambda Runtime Interface Emulator, found by
+//     function name in FILE: {"<function name>": "http://127.0.0.1:P/2015-03-31/functions/function/invocations"}.
+//     FILE is read again on every invocation, so functions can be added later.
+//   - arn:aws:states:::states:startExecution[.sync|.sync:2] starts a child
+//     execution through StartExecution's own code path and, with .sync, waits
+//     until it closes.
+//   - arn:aws:states:::aws-sdk:sfn:describeExecution answers as
+//     DescribeExecution does, in the AWS SDK integration's shape.
 //
 // What the server adds to the library (see README.md beside this file):
 // $$.Execution.Id/Name, $$.StateMachine, $$.State.Name/EnteredTime/RetryCount
@@ -21,11 +29,14 @@
 // Lambda result wrapped as {ExecutedVersion, Payload, StatusCode}; RIE
 // answers turned into States errors; callbacks with SendTask*; one
 // invocation at a time per RIE (a second concurrent one crashes the RIE);
-// Task and execution timeouts clamped to what Node timers can wait.
+// Task and execution timeouts clamped to what Node timers can wait; a correct
+// States.Hash (library-fixes.mjs). --faults FILE is a test hook (see
+// takeSyncFault).
 
 import http from 'node:http';
 import fs from 'node:fs';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { register } from 'node:module';
 
 // aws-local-stepfunctions targets Node 22; Node 20 lacks Promise.withResolvers.
 if (typeof Promise.withResolvers !== 'function') {
@@ -39,7 +50,24 @@ if (typeof Promise.withResolvers !== 'function') {
     return { promise, resolve, reject };
   };
 }
+register('./library-fixes.mjs', import.meta.url);
 const { StateMachine, ExecutionTimeoutError, ExecutionAbortedError } = await import('aws-local-stepfunctions');
+
+// States.Hash must agree with node:crypto (library-fixes.mjs corrects the
+// library's); a message of several blocks, not ASCII, for every algorithm.
+{
+  const message = `arn:aws:states:${'é✓😀'.repeat(20)}`;
+  const algorithms = { MD5: 'md5', 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
+  const parameters = Object.fromEntries(Object.keys(algorithms).map((a) => [`${a}.$`, `States.Hash($.m, '${a}')`]));
+  const sm = new StateMachine({ StartAt: 'h', States: { h: { Type: 'Pass', Parameters: parameters, End: true } } });
+  const got = await sm.run({ m: message }).result;
+  for (const [a, node] of Object.entries(algorithms)) {
+    if (got[a] !== createHash(node).update(message, 'utf8').digest('hex')) {
+      console.error(`sfn-local: States.Hash ${a} disagrees with node:crypto: the library fix (library-fixes.mjs) did not apply`);
+      process.exit(1);
+    }
+  }
+}
 
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';
@@ -49,17 +77,21 @@ const LAMBDA_PREFIX = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:`;
 // setTimeout fires at once (after a warning) for delays above 2^31-1 ms.
 const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000); // 2147483 s, about 24.8 days
 const TOKEN_RE = /^AQA[A-Za-z0-9_-]{86}$/;
-const NAME_RE = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]{1,80}$/;
+// Names of state machines and executions (StartExecution's name, per the API
+// reference): 1-80 characters, none of them white space, < > { } [ ] ? * " #
+// % \ ^ | ~ ` $ & , ; : /, a control character (U+0000-001F, U+007F-009F),
+// U+FFFE-FFFF, a lone surrogate or U+10FFFF.
+const NAME_RE = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f\ufffe\uffff\ud800-\udfff\u{10ffff}]{1,80}$/u;
 
 // ---------------------------------------------------------------- command line
 
 function usage(msg) {
   if (msg) console.error(`sfn-local: ${msg}`);
-  console.error('usage: node server.mjs --port P [--functions FILE] [--lambda-cause message|payload]');
+  console.error('usage: node server.mjs --port P [--functions FILE] [--faults FILE] [--lambda-cause message|payload]');
   process.exit(2);
 }
 
-const opts = { port: undefined, functions: '', lambdaCause: 'message' };
+const opts = { port: undefined, functions: '', faults: '', lambdaCause: 'message' };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -75,6 +107,9 @@ const opts = { port: undefined, functions: '', lambdaCause: 'message' };
         break;
       case '--functions':
         opts.functions = take();
+        break;
+      case '--faults':
+        opts.faults = take();
         break;
       case '--lambda-cause':
         opts.lambdaCause = take();
@@ -362,7 +397,13 @@ const executions = new Map();
 /** token -> {token, exec, stateName, status: 'pending'|'waiting'|'closed', settle: {resolve, reject}|null, early: outcome|null} */
 const tokens = new Map();
 
-api.StartExecution = (input) => {
+/**
+ * StartExecution's one code path, for the API and for startExecution Tasks:
+ * {stateMachineArn, name?, input?} (the API's members) → the execution, new
+ * or, as on AWS (Standard), the running one with the same name, input and
+ * target. Throws ApiError.
+ */
+function startExecution(input) {
   const target = requireString(input, 'stateMachineArn');
   const { machine, version } = findMachine(target);
   const name = optString(input, 'name') ?? randomUUID();
@@ -377,10 +418,7 @@ api.StartExecution = (input) => {
   const arn = `${EXEC_PREFIX}${machine.name}:${name}`;
   const old = executions.get(arn);
   if (old) {
-    // As on AWS (Standard): the same name and input while it runs is idempotent.
-    if (old.status === 'RUNNING' && old.input === inputText && old.startedWith === target) {
-      return { executionArn: old.arn, startDate: old.startDate };
-    }
+    if (old.status === 'RUNNING' && old.input === inputText && old.startedWith === target) return old;
     throw apiError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
   }
   const exec = {
@@ -401,14 +439,22 @@ api.StartExecution = (input) => {
     pending: null,
     lastState: null,
     tokens: new Set(),
+    closing: Promise.withResolvers(), // resolved by finish()
+    ended: new AbortController(), // aborted by finish(): stops what runs on the execution's behalf
+    stopRun: null, // aborts the library's run (set by run())
   };
   executions.set(arn, exec);
   run(exec, value);
-  return { executionArn: arn, startDate: exec.startDate };
+  return exec;
+}
+
+api.StartExecution = (input) => {
+  const exec = startExecution(input);
+  return { executionArn: exec.arn, startDate: exec.startDate };
 };
 
-api.DescribeExecution = (input) => {
-  const exec = findExecution(requireString(input, 'executionArn'));
+/** The DescribeExecution answer for exec (API member names, epoch-second dates). */
+function describe(exec) {
   const out = {
     executionArn: exec.arn,
     stateMachineArn: exec.machine.arn,
@@ -429,6 +475,38 @@ api.DescribeExecution = (input) => {
   }
   if (exec.error !== undefined) out.error = exec.error;
   if (exec.cause !== undefined) out.cause = exec.cause;
+  return out;
+}
+
+api.DescribeExecution = (input) => describe(findExecution(requireString(input, 'executionArn')));
+
+const EXECUTION_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'];
+
+// Newest first, as on AWS. A state machine ARN lists every execution of the
+// machine, those started through a version included; a version ARN lists
+// those started through that version.
+api.ListExecutions = (input) => {
+  if (input.mapRunArn != null) throw apiError('ValidationException', 'mapRunArn is not supported by the local endpoint (no Distributed Map)');
+  const target = requireString(input, 'stateMachineArn');
+  const { machine, version } = findMachine(target);
+  const status = optString(input, 'statusFilter');
+  if (status !== undefined && !EXECUTION_STATUSES.includes(status)) {
+    throw apiError('ValidationException', `1 validation error detected: Value '${status}' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [${EXECUTION_STATUSES.join(', ')}]`);
+  }
+  const redriveFilter = optString(input, 'redriveFilter');
+  const matching = [...executions.values()]
+    .filter((e) => e.machine === machine && (!version || e.version === version) && (!status || e.status === status) && redriveFilter !== 'REDRIVEN')
+    .reverse();
+  const { page, next } = pageOf(matching, input, `executions:${target}:${status ?? ''}:${redriveFilter ?? ''}`);
+  const out = {
+    executions: page.map((e) => {
+      const item = { executionArn: e.arn, stateMachineArn: machine.arn, name: e.name, status: e.status, startDate: e.startDate, redriveCount: 0 };
+      if (e.stopDate !== undefined) item.stopDate = e.stopDate;
+      if (e.version) item.stateMachineVersionArn = e.version.arn;
+      return item;
+    }),
+  };
+  if (next) out.nextToken = next;
   return out;
 };
 
@@ -617,6 +695,7 @@ function run(exec, input) {
     finish(exec, 'FAILED', { error: 'States.Runtime', cause: String(err?.message ?? err) });
     return;
   }
+  exec.stopRun = execution.abort;
   const events = (async () => {
     for await (const ev of execution.eventLogs) onLibraryEvent(exec, ev);
   })();
@@ -630,7 +709,7 @@ function run(exec, input) {
       if (err instanceof ExecutionTimeoutError) {
         finish(exec, 'TIMED_OUT', { error: 'States.Timeout', cause: 'The execution ran longer than its TimeoutSeconds' });
       } else if (err instanceof ExecutionAbortedError) {
-        finish(exec, 'ABORTED', {});
+        finish(exec, 'ABORTED', {}); // stopExecution has finished it already
       } else {
         const e = err?.cause ?? err;
         let error = e?.name;
@@ -666,21 +745,43 @@ function finish(exec, status, { output, error, cause }) {
       record(exec, 'ExecutionTimedOut', { executionTimedOutEventDetails: { error, cause } });
       break;
     default:
-      record(exec, 'ExecutionAborted', { executionAbortedEventDetails: {} });
+      record(exec, 'ExecutionAborted', { executionAbortedEventDetails: { error, cause } });
   }
   closeTokens(exec, undefined, 'belongs to an execution that has ended');
+  exec.ended.abort();
+  exec.closing.resolve(exec);
   log(`${exec.arn} ${status}${error ? ` ${error}` : ''}`);
+}
+
+/** Ends a running execution as StopExecution does: ABORTED, with error and cause. */
+function stopExecution(exec, { error, cause }) {
+  if (exec.closed) return;
+  exec.stopRun?.();
+  finish(exec, 'ABORTED', { error, cause });
 }
 
 // ---------------------------------------------------------------- Task states
 
+/**
+ * What a Task's Resource calls, named as its history events name it:
+ * {kind, resourceType, resource} (lambda invoke, states
+ * startExecution.sync:2, aws-sdk:sfn describeExecution...), or null when the
+ * local endpoint does not support it.
+ */
 function taskResource(state) {
   const r = state.Resource;
-  if (r === 'arn:aws:states:::lambda:invoke') return { kind: 'invoke', resource: 'invoke' };
-  if (r === 'arn:aws:states:::lambda:invoke.waitForTaskToken') return { kind: 'callback', resource: 'invoke.waitForTaskToken' };
-  if (/^arn:aws:lambda:[^:]+:\d{12}:function:[^:]+(:[^:]+)?$/.test(r)) return { kind: 'function', resource: r };
+  if (r === 'arn:aws:states:::lambda:invoke') return { kind: 'invoke', resourceType: 'lambda', resource: 'invoke' };
+  if (r === 'arn:aws:states:::lambda:invoke.waitForTaskToken') return { kind: 'callback', resourceType: 'lambda', resource: 'invoke.waitForTaskToken' };
+  if (/^arn:aws:lambda:[^:]+:\d{12}:function:[^:]+(:[^:]+)?$/.test(r)) return { kind: 'function', resourceType: 'lambda', resource: r };
+  const start = /^arn:aws:states:::states:startExecution(\.sync(?::2)?)?$/.exec(r);
+  if (start) return { kind: 'startExecution', resourceType: 'states', resource: `startExecution${start[1] ?? ''}`, sync: start[1] ?? null };
+  if (r === 'arn:aws:states:::aws-sdk:sfn:describeExecution') return { kind: 'describeExecution', resourceType: 'aws-sdk:sfn', resource: 'describeExecution' };
   return null;
 }
+
+const SUPPORTED_RESOURCES =
+  'Lambda: arn:aws:states:::lambda:invoke[.waitForTaskToken] or a function ARN; ' +
+  'arn:aws:states:::states:startExecution[.sync|.sync:2]; arn:aws:states:::aws-sdk:sfn:describeExecution';
 
 function runTask(exec, name, state, input) {
   // Synchronous part: the library calls this right after evaluating the
@@ -704,10 +805,11 @@ function runTask(exec, name, state, input) {
           ctl.abort.abort();
           if (token) closeToken(token, 'timed out');
           if (!exec.closed) {
-            record(exec, 'TaskTimedOut', { taskTimedOutEventDetails: { resourceType: 'lambda', resource: res?.resource ?? state.Resource, error: 'States.Timeout', cause: '' } });
+            const details = { resourceType: res?.resourceType ?? 'lambda', resource: res?.resource ?? state.Resource, error: 'States.Timeout', cause: '' };
+            record(exec, 'TaskTimedOut', { taskTimedOutEventDetails: details });
           }
         }, timeoutSeconds * 1000);
-  const attempt = attemptTask(exec, state, res, token, input, timeoutSeconds, ctl).finally(() => {
+  const attempt = attemptTask({ exec, stateName: name, state, res, token, input, timeoutSeconds, ctl }).finally(() => {
     if (deadline) clearTimeout(deadline);
     if (token && token.status !== 'closed') closeToken(token, 'is no longer awaited');
   });
@@ -719,40 +821,51 @@ function runTask(exec, name, state, input) {
   });
 }
 
-async function attemptTask(exec, state, res, token, input, timeoutSeconds, ctl) {
+/** Runs one attempt of a Task and records its history events; task.res names the integration. */
+async function attemptTask(task) {
+  const { exec, state, res, input, timeoutSeconds, ctl } = task;
   // Let the library's events so far (StateEntered...) reach the history first.
   await new Promise((r) => setImmediate(r));
   if (exec.closed) throw stateError('States.Runtime', 'the execution has ended', { final: true });
-  if (!res) {
-    throw stateError('States.Runtime', `Resource ${state.Resource} is not supported by the local endpoint (only Lambda: arn:aws:states:::lambda:invoke[.waitForTaskToken] or a function ARN)`);
-  }
-  const scheduled = { resourceType: 'lambda', resource: res.resource, region: REGION, parameters: json(input) };
+  if (!res) throw stateError('States.Runtime', `Resource ${state.Resource} is not supported by the local endpoint (${SUPPORTED_RESOURCES})`);
+  const { resourceType, resource } = res;
+  const open = () => !ctl.timedOut && !exec.closed;
+  const scheduled = { resourceType, resource, region: REGION, parameters: json(input) };
   if (timeoutSeconds !== undefined) scheduled.timeoutInSeconds = timeoutSeconds;
   if (typeof state.HeartbeatSeconds === 'number') scheduled.heartbeatInSeconds = state.HeartbeatSeconds;
   record(exec, 'TaskScheduled', { taskScheduledEventDetails: scheduled });
-  record(exec, 'TaskStarted', { taskStartedEventDetails: { resourceType: 'lambda', resource: res.resource } });
+  record(exec, 'TaskStarted', { taskStartedEventDetails: { resourceType, resource } });
+  // TaskSubmitted: the service took the request, the Task waits for its end.
+  task.submitted = (output) => {
+    if (open()) record(exec, 'TaskSubmitted', { taskSubmittedEventDetails: { resourceType, resource, output: json(output), outputDetails: noTrunc } });
+  };
   let result;
   try {
-    const fn = res.kind === 'function' ? res.resource : input?.FunctionName;
-    const payload = res.kind === 'function' ? input : input?.Payload ?? {};
-    const out = await invokeFunction(fn, payload, ctl.abort.signal);
-    const wrapped = res.kind === 'function' ? out : { ExecutedVersion: '$LATEST', Payload: out, StatusCode: 200 };
-    if (res.kind === 'callback' && !ctl.timedOut) {
-      record(exec, 'TaskSubmitted', { taskSubmittedEventDetails: { resourceType: 'lambda', resource: res.resource, output: json(wrapped), outputDetails: noTrunc } });
-      result = await waitForToken(token);
-    } else {
-      result = wrapped;
-    }
+    result = await integrations[res.kind](task);
   } catch (err) {
-    if (!ctl.timedOut && !exec.closed) {
-      record(exec, 'TaskFailed', { taskFailedEventDetails: { resourceType: 'lambda', resource: res.resource, error: err.name, cause: err.message } });
-    }
+    if (open()) record(exec, 'TaskFailed', { taskFailedEventDetails: { resourceType, resource, error: err.name, cause: err.message } });
     throw err;
   }
-  if (!ctl.timedOut && !exec.closed) {
-    record(exec, 'TaskSucceeded', { taskSucceededEventDetails: { resourceType: 'lambda', resource: res.resource, output: json(result), outputDetails: noTrunc } });
-  }
+  if (open()) record(exec, 'TaskSucceeded', { taskSucceededEventDetails: { resourceType, resource, output: json(result), outputDetails: noTrunc } });
   return result;
+}
+
+const integrations = {
+  invoke: runLambda,
+  callback: runLambda,
+  function: runLambda,
+  startExecution: runStartExecution,
+  describeExecution: runDescribeExecution,
+};
+
+async function runLambda({ res, token, input, ctl, submitted }) {
+  const fn = res.kind === 'function' ? res.resource : input?.FunctionName;
+  const payload = res.kind === 'function' ? input : input?.Payload ?? {};
+  const out = await invokeFunction(fn, payload, ctl.abort.signal);
+  const wrapped = res.kind === 'function' ? out : { ExecutedVersion: '$LATEST', Payload: out, StatusCode: 200 };
+  if (res.kind !== 'callback' || ctl.timedOut) return wrapped;
+  submitted(wrapped);
+  return waitForToken(token);
 }
 
 function waitForToken(t) {
@@ -822,18 +935,182 @@ api.SendTaskHeartbeat = (input) => {
   return {};
 };
 
+// ---------------------------------------------------------------- Step Functions Tasks
+
+// arn:aws:states:::states:startExecution[.sync|.sync:2], Parameters
+// {StateMachineArn, Name?, Input?, TraceHeader?}: StartExecution's own code
+// path (so its idempotency too). Without .sync the result is StartExecution's
+// answer; with .sync the Task waits until the child closes and its result is
+// the child's DescribeExecution answer (syncResult). A refusal fails the Task
+// with StepFunctions.<Name>Exception.
+async function runStartExecution({ exec, stateName, res, input, ctl, submitted }) {
+  const params = input && typeof input === 'object' && !Array.isArray(input) ? input : {};
+  let child;
+  try {
+    child = startExecution({ stateMachineArn: params.StateMachineArn, name: params.Name, input: executionInput(params.Input) });
+  } catch (err) {
+    throw integrationError(err, 'StepFunctions', (type, id) => `(Service: AWSStepFunctions; Status Code: 400; Error Code: ${type}; Request ID: ${id}; Proxy: null)`);
+  }
+  const started = { ExecutionArn: child.arn, StartDate: epochMillis(child.startDate) };
+  if (!res.sync) return started;
+  submitted(started);
+  await untilClosed(child, AbortSignal.any([ctl.abort.signal, exec.ended.signal]), () => ({
+    cause: `stopped by ${exec.arn}: its Task ${stateName}, which waited for this execution, ${ctl.timedOut ? 'timed out' : 'ended with its execution'}`,
+  }));
+  const fault = await takeSyncFault(exec.arn);
+  if (fault) {
+    throw stateError('StepFunctions.AWSStepFunctionsException', `injected fault: the answer of ${child.arn} (${child.status}) was lost after it closed (${fault})`);
+  }
+  const answer = syncResult(child, res.sync);
+  if (child.status === 'SUCCEEDED') return answer;
+  throw stateError('States.TaskFailed', JSON.stringify(answer));
+}
+
+/**
+ * The Task's Input as StartExecution's input member: a JSON value is sent as
+ * its JSON text, a string as it is (it must be JSON text itself, else the
+ * Task fails with StepFunctions.InvalidExecutionInputException).
+ */
+function executionInput(v) {
+  if (v === undefined) return undefined;
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** Resolves when exec has closed; when stop aborts first, stops exec (reason()) and rejects. */
+function untilClosed(exec, stop, reason) {
+  return new Promise((resolve, reject) => {
+    const onStop = () => {
+      stopExecution(exec, reason());
+      reject(stateError('States.Runtime', 'no longer waited for', { final: true }));
+    };
+    if (stop.aborted) {
+      onStop();
+      return;
+    }
+    stop.addEventListener('abort', onStop, { once: true });
+    exec.closing.promise.then(() => {
+      stop.removeEventListener('abort', onStop);
+      resolve();
+    });
+  });
+}
+
+/**
+ * A .sync Task's result: the child's DescribeExecution answer with the
+ * integrations' member names, dates in epoch milliseconds, Input and Output
+ * as JSON text (.sync) or as JSON values (.sync:2). A child that did not
+ * succeed fails the Task with States.TaskFailed and this as JSON text in the
+ * Cause (with the child's Error and Cause).
+ */
+function syncResult(child, sync) {
+  const d = describe(child);
+  const payload = (text) => (sync === '.sync:2' ? JSON.parse(text) : text);
+  const out = {
+    ExecutionArn: d.executionArn,
+    StateMachineArn: d.stateMachineArn,
+    Name: d.name,
+    Status: d.status,
+    StartDate: epochMillis(d.startDate),
+    StopDate: epochMillis(d.stopDate),
+    Input: payload(d.input),
+    InputDetails: { Included: true },
+  };
+  if (d.output !== undefined) {
+    out.Output = payload(d.output);
+    out.OutputDetails = { Included: true };
+  }
+  if (d.error !== undefined) out.Error = d.error;
+  if (d.cause !== undefined) out.Cause = d.cause;
+  if (d.stateMachineVersionArn) out.StateMachineVersionArn = d.stateMachineVersionArn;
+  out.RedriveCount = d.redriveCount;
+  out.RedriveStatus = d.redriveStatus;
+  out.RedriveStatusReason = d.redriveStatusReason;
+  return out;
+}
+
+// arn:aws:states:::aws-sdk:sfn:describeExecution, Parameters {ExecutionArn}:
+// the DescribeExecution answer with the SDK integrations' member names
+// (PascalCase), Input and Output as JSON text, dates as ISO 8601 text. A
+// refusal fails the Task with Sfn.<Name>Exception.
+async function runDescribeExecution({ input }) {
+  const params = input && typeof input === 'object' && !Array.isArray(input) ? input : {};
+  let d;
+  try {
+    d = describe(findExecution(requireString(params, 'ExecutionArn')));
+  } catch (err) {
+    throw integrationError(err, 'Sfn', (type, id) => `(Service: Sfn, Status Code: 400, Request ID: ${id})`);
+  }
+  const out = {};
+  for (const [k, v] of Object.entries(d)) {
+    const key = k[0].toUpperCase() + k.slice(1);
+    if (k === 'startDate' || k === 'stopDate') out[key] = new Date(v * 1000).toISOString();
+    else if (k === 'inputDetails' || k === 'outputDetails') out[key] = { Included: v.included };
+    else out[key] = v;
+  }
+  return out;
+}
+
+/**
+ * An API refusal as a service integration reports it: the error
+ * <service>.<Name>Exception (StepFunctions.ExecutionAlreadyExistsException,
+ * Sfn.ExecutionDoesNotExistException), the cause the message and what the
+ * SDK adds (sdkSuffix(type, requestId)). Anything else passes unchanged.
+ */
+function integrationError(err, service, sdkSuffix) {
+  if (!(err instanceof ApiError)) return err;
+  const name = err.type.endsWith('Exception') ? err.type : `${err.type}Exception`;
+  return stateError(`${service}.${name}`, `${err.message} ${sdkSuffix(err.type, randomUUID())}`);
+}
+
+const epochMillis = (seconds) => (seconds === undefined ? undefined : Math.round(seconds * 1000));
+
+// ---------------------------------------------------------------- test faults
+
+/** parent execution ARN → sync_after_close faults injected so far */
+const injectedFaults = new Map();
+
+/**
+ * A test hook: the --faults FILE, read again each time a fault may apply (a
+ * missing file injects none):
+ *
+ *   {"sync_after_close": {"<parent execution ARN>": N}}
+ *
+ * fails the first N .sync/.sync:2 Task attempts of that parent execution once
+ * their child has closed, whatever the child's status, with
+ * StepFunctions.AWSStepFunctionsException, as if the wait had lost the
+ * child's answer. Returns what to say about the fault, or null (no fault).
+ */
+async function takeSyncFault(parentArn) {
+  if (!opts.faults) return null;
+  let faults;
+  try {
+    faults = await readObjectFile(opts.faults);
+  } catch (err) {
+    throw stateError('States.Runtime', `the faults file ${opts.faults} is not a JSON object: ${err.message}`);
+  }
+  const table = faults.sync_after_close ?? {};
+  const n = typeof table === 'object' && !Array.isArray(table) ? table[parentArn] ?? 0 : NaN;
+  if (!Number.isInteger(n) || n < 0) {
+    throw stateError('States.Runtime', `the faults file ${opts.faults}: sync_after_close must map execution ARNs to counts`);
+  }
+  const done = injectedFaults.get(parentArn) ?? 0;
+  if (done >= n) return null;
+  injectedFaults.set(parentArn, done + 1);
+  return `--faults sync_after_close: ${done + 1} of ${n} for ${parentArn}`;
+}
+
 // ---------------------------------------------------------------- Lambda under the RIE
 
-// The stack may rewrite the file while an invocation reads it: a file that
-// does not parse is read again a few times before it counts as broken.
-async function readFunctions() {
-  if (!opts.functions) return {};
+// The stack may rewrite a file the server reads (functions, faults) while it
+// reads it: a file that does not parse is read again a few times before it
+// counts as broken. A missing file is an empty object.
+async function readObjectFile(path) {
   let problem = '';
   for (let i = 0; i < 5; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, 20));
     let text;
     try {
-      text = fs.readFileSync(opts.functions, 'utf8');
+      text = fs.readFileSync(path, 'utf8');
     } catch (err) {
       if (err.code === 'ENOENT') return {};
       problem = err.message;
@@ -847,7 +1124,16 @@ async function readFunctions() {
       problem = err.message;
     }
   }
-  throw stateError('Lambda.ServiceException', `the functions file ${opts.functions} is not a JSON object of function name to RIE invoke URL: ${problem}`);
+  throw new Error(problem);
+}
+
+async function readFunctions() {
+  if (!opts.functions) return {};
+  try {
+    return await readObjectFile(opts.functions);
+  } catch (err) {
+    throw stateError('Lambda.ServiceException', `the functions file ${opts.functions} is not a JSON object of function name to RIE invoke URL: ${err.message}`);
+  }
 }
 
 function functionName(fn) {
@@ -1019,5 +1305,8 @@ server.on('error', (err) => {
 
 server.listen(opts.port, '127.0.0.1', () => {
   const { port } = server.address();
-  log(`listening on http://127.0.0.1:${port} (aws-local-stepfunctions 3.0.0, functions ${opts.functions || '(none)'}, lambda cause ${opts.lambdaCause})`);
+  log(
+    `listening on http://127.0.0.1:${port} (aws-local-stepfunctions 3.0.0, functions ${opts.functions || '(none)'}, ` +
+      `lambda cause ${opts.lambdaCause}${opts.faults ? `, test faults ${opts.faults}` : ''})`,
+  );
 });
