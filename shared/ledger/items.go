@@ -51,6 +51,7 @@ type attemptEntry struct {
 	MemoryMB     int       `dynamodbav:"memory_mb"`
 	ReviewID     string    `dynamodbav:"review_id,omitempty"`
 	Approver     string    `dynamodbav:"approver,omitempty"`
+	ParentRunID  string    `dynamodbav:"parent_run_id,omitempty"`
 }
 
 // rowItem is a row item of its own (PutRow): an invocation that claimed
@@ -108,6 +109,9 @@ func entryFromRow(r *Row) types.AttributeValue {
 	if r.ReviewID != "" {
 		e["review_id"], e["approver"] = str(r.ReviewID), str(r.Approver)
 	}
+	if r.ParentRunID != "" {
+		e["parent_run_id"] = str(r.ParentRunID)
+	}
 	return &types.AttributeValueMemberM{Value: e}
 }
 
@@ -127,7 +131,7 @@ func (c *callItem) row(e attemptEntry) Row {
 		IdempotencyKey: c.IdempotencyKey, Status: e.Status, ErrorCode: e.ErrorCode, Retryable: e.Retryable,
 		StartedAt: e.StartedAt, EndedAt: e.EndedAt, DurationMS: e.DurationMS,
 		InputDigest: c.InputDigest, InputBytes: e.InputBytes, OutputDigest: e.OutputDigest, OutputBytes: e.OutputBytes,
-		MemoryMB: e.MemoryMB, ExpiresAt: c.ExpiresAt, ReviewID: e.ReviewID, Approver: e.Approver,
+		MemoryMB: e.MemoryMB, ExpiresAt: c.ExpiresAt, ReviewID: e.ReviewID, Approver: e.Approver, ParentRunID: e.ParentRunID,
 	}
 }
 

@@ -67,6 +67,9 @@ type Stack struct {
 	Dynamo     *local.Process
 	SES        *local.Process
 	SFN        *local.Process
+	// SFNFaultsFile is the local Step Functions endpoint's faults file, a
+	// test hook (local.WriteSFNFaults); absent: no faults.
+	SFNFaultsFile string
 	// STS is the STS stand-in that answers the caller proofs signed with
 	// Keys (toolgate ... --as NAME).
 	STS      *local.STS
@@ -263,7 +266,8 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err := writeJSON(functionsFile, map[string]string{}); err != nil {
 		return nil, err
 	}
-	if s.SFN, err = local.StartSFN(ctx, functionsFile); err != nil {
+	s.SFNFaultsFile = filepath.Join(s.Dir, "sfn-faults.json")
+	if s.SFN, err = local.StartSFNWith(ctx, local.SFNOptions{FunctionsFile: functionsFile, FaultsFile: s.SFNFaultsFile}); err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, s.SFN)

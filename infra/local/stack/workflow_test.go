@@ -1,0 +1,150 @@
+package stack_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// A workflow step starts a published Solution as a child run on the local
+// stack (docs/solutions.md, "Workflow steps"): ticket-parent starts
+// demo-ticket, which opens a ticket through the platform tools' proxy.
+// The parent is refused while its child is not published; its step,
+// retried after the child closed, starts the child once and recovers its
+// output; the child's rows name the parent; and a child started by hand,
+// naming a parent that never recorded it, is refused at its first state.
+func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
+	root, err := local.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startEnv(t, stack.StackOptions{})
+	toolsets := toolsetsDir(t, root)
+	b, err := os.ReadFile(filepath.Join(root, "testdata", "toolsets", "parents.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(toolsets, "parents.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	solutions := filepath.Join(root, "testdata", "toolsets", "solutions")
+	e.registerToolset(t, filepath.Join(toolsets, "demo.yaml"))
+	e.registerToolset(t, filepath.Join(toolsets, "parents.yaml"))
+
+	t.Run("a parent whose child is not published is refused", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		code := cli.Run([]string{"publish", filepath.Join(solutions, "ticket-parent.yaml"), "--toolsets", toolsets,
+			"--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code == cli.ExitOK || !strings.Contains(out, "demo-ticket, which is not published in stage local") {
+			t.Fatalf("publish ticket-parent before demo-ticket: exit %d\n%s", code, out)
+		}
+	})
+	e.publishOn(t, toolsets, filepath.Join(solutions, "demo-ticket.yaml"))
+	e.publishOn(t, toolsets, filepath.Join(solutions, "ticket-parent.yaml"))
+
+	t.Run("a retried start finds its child closed, starts no other, and takes its output", func(t *testing.T) {
+		before := e.teamNow()
+		name := fmt.Sprintf("wf-%d", time.Now().UnixNano())
+		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "ticket-parent"), name)
+		// The first wait for the child loses its answer after the child
+		// has closed: the Task's Retry starts it again under the same name.
+		if err := local.WriteSFNFaults(e.st.SFNFaultsFile, local.SFNFaults{SyncAfterClose: map[string]int{parent: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		input := filepath.Join(e.dir, name+".json")
+		os.WriteFile(input, []byte(`{"title": "from a parent"}`), 0o644)
+		if out, code := e.toolgate(t, "run", "ticket-parent", "--input", input, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
+			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter); code != cli.ExitOK {
+			t.Fatalf("run ticket-parent: exit %d\n%s", code, out)
+		}
+		out, events := e.follow(t, parent)
+		if out.Status != "SUCCEEDED" {
+			t.Fatalf("parent %s: %s %s", out.Status, out.Error, out.Cause)
+		}
+		var failed []string
+		for _, ev := range events {
+			if ev.Type == "TaskFailed" {
+				failed = append(failed, ev.Error)
+			}
+		}
+		states := entered(events)
+		if !slices.Equal(failed, []string{"StepFunctions.AWSStepFunctionsException", "StepFunctions.ExecutionAlreadyExistsException"}) ||
+			!slices.Contains(states, "open-recover") || !slices.Contains(states, "open-output") {
+			t.Fatalf("parent failures %v via %v: want the lost answer, the retried start finding the child, and the recovery", failed, states)
+		}
+		child := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID,
+			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, 1))
+		children := e.executions(t, "demo-ticket")
+		if len(children) != 1 || children[0] != child {
+			t.Fatalf("demo-ticket's executions %v, want exactly the child %s", children, child)
+		}
+		var result struct {
+			Ticket       string `json:"ticket"`
+			ChildCreated bool   `json:"child_created"`
+		}
+		if err := json.Unmarshal([]byte(out.Output), &result); err != nil || result.Ticket == "" || !result.ChildCreated {
+			t.Fatalf("the parent's output %s, want the child's ticket", out.Output)
+		}
+		tickets := e.ticketsSince(before)
+		if len(tickets) != 1 || tickets[0].Key != child+"/1" || tickets[0].ID != result.Ticket {
+			t.Fatalf("tickets %+v, want one under the child's key %s/1", tickets, child)
+		}
+		rows := e.callRows(t, child)
+		if len(rows) != 1 || rows[0].ParentRunID != parent {
+			t.Fatalf("the child's create-ticket rows %+v, want one naming parent %s", rows, parent)
+		}
+	})
+
+	t.Run("a child started by hand is refused at its first state", func(t *testing.T) {
+		before := e.teamNow()
+		// A person with states:StartExecution forges a child's input: no
+		// parent recorded this execution, so StarterChild refuses it
+		// before any step runs.
+		arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "demo-ticket"))
+		forged := fmt.Sprintf(`{"input": {"title": "forged"}, "meta": {"parent_run_id": "arn:aws:states:%s:%s:execution:x:y", "parent_seq": 1}}`, local.Region, stack.AccountID)
+		started, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(arn), Input: aws.String(forged)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, events := e.follow(t, aws.ToString(started.ExecutionArn))
+		if out.Status != "FAILED" || out.Error != "REVIEW_UNAUTHENTICATED" || slices.Contains(entered(events), "ticket-seq") {
+			t.Fatalf("forged child %s %s %s via %v, want FAILED REVIEW_UNAUTHENTICATED before any step", out.Status, out.Error, out.Cause, entered(events))
+		}
+		e.untouched(t, before)
+	})
+}
+
+// executions lists the execution ARNs of a Solution's state machine on the
+// local stack.
+func (e *env) executions(t *testing.T, solution string) []string {
+	t.Helper()
+	arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, solution))
+	var out []string
+	p := sfn.NewListExecutionsPaginator(e.sf, &sfn.ListExecutionsInput{StateMachineArn: aws.String(arn)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range page.Executions {
+			out = append(out, aws.ToString(x.ExecutionArn))
+		}
+	}
+	return out
+}
