@@ -41,6 +41,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -182,7 +183,10 @@ func run(ctx context.Context) error {
 	if err := platformTool(ctx, st, sf); err != nil {
 		return err
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; the ticket was opened once; every call is on the ledger.")
+	if err := childWorkflow(ctx, st, sf); err != nil {
+		return err
+	}
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger.")
 	return nil
 }
 
@@ -229,6 +233,53 @@ func platformTool(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	}
 	if outcome.Status != "SUCCEEDED" || len(tickets) != 1 || !strings.Contains(rows, "create-ticket") {
 		return fmt.Errorf("the ticket run ended %s with %d tickets opened; want SUCCEEDED, exactly one, and its create-ticket row on the ledger", outcome.Status, len(tickets))
+	}
+	return nil
+}
+
+// childWorkflow registers the parents toolset, publishes ticket-parent,
+// whose workflow step starts the published demo-ticket as a child run, runs
+// it, and checks that the child opened one ticket and its row names the
+// parent.
+func childWorkflow(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
+	step("a workflow step: ticket-parent starts the published demo-ticket as a child run (testdata/toolsets/parents.yaml lists it)")
+	if _, err := toolgate("toolset", "register", "testdata/toolsets/parents.yaml", "--function-endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+		return err
+	}
+	if _, err := toolgate("publish", "testdata/toolsets/solutions/ticket-parent.yaml", "--toolsets", "testdata/toolsets", "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+		return err
+	}
+	input := filepath.Join(st.Dir, "parent-input.json")
+	if err := os.WriteFile(input, []byte(`{"title": "demo: opened by a child run"}`+"\n"), 0o644); err != nil {
+		return err
+	}
+	before := len(st.Tickets.Tickets())
+	out, err := toolgate("run", "ticket-parent", "--input", input, "--name", fmt.Sprintf("parent-%d", time.Now().Unix()),
+		"--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
+	if err != nil {
+		return err
+	}
+	parent := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
+	outcome, err := follow(ctx, sf, parent, time.Minute)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  the parent's output: %s\n", outcome.Output)
+	tickets := st.Tickets.Tickets()[before:]
+	if outcome.Status != "SUCCEEDED" || len(tickets) != 1 {
+		return fmt.Errorf("the parent run ended %s with %d tickets opened; want SUCCEEDED and exactly one", outcome.Status, len(tickets))
+	}
+	child := strings.TrimSuffix(tickets[0].Key, "/1")
+	fmt.Printf("  the child run: %s\n", child)
+	step("the child run's ledger rows (each records parent_run_id, the parent)")
+	if _, err := toolgate("ledger", child, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
+		return err
+	}
+	var listed, errb bytes.Buffer
+	var rows []ledger.Row
+	if code := cli.Run([]string{"ledger", "--json", child, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK ||
+		json.Unmarshal(listed.Bytes(), &rows) != nil || len(rows) != 1 || rows[0].ParentRunID != parent {
+		return fmt.Errorf("the child run %s's rows do not name its parent %s", child, parent)
 	}
 	return nil
 }
