@@ -1,0 +1,109 @@
+package resolver
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// parentsID is the id of testdata/toolsets/parents.lock.json, whose
+// workflows list demo-ticket.
+const parentsID = "ts_cea4752f4ecfc1ec3238b5b242bc0a47"
+
+func parentSolution(steps, output string) string {
+	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\nsteps:\n" + steps
+	if output != "" {
+		src += "output: " + output + "\n"
+	}
+	return src
+}
+
+// A workflow step starts only a Solution its toolset lists, never the
+// Solution itself, and never without a registered toolset.
+func TestWorkflowStepAdmission(t *testing.T) {
+	for name, c := range map[string]struct{ src, want string }{
+		"not listed": {parentSolution("  - id: w\n    workflow: demo-digest\n", ""),
+			`[workflow] step "w" starts workflow "demo-digest", which toolset ` + parentsID + ` does not list in its workflows (it lists demo-ticket)`},
+		"itself": {strings.Replace(parentSolution("  - id: w\n    workflow: p\n", ""), "solution: p", "solution: p", 1),
+			`[workflow] step "w" starts "p", the Solution itself`},
+		"no toolset": {"solution: q\nversion: 1\nsteps:\n  - id: w\n    workflow: demo-ticket\n",
+			`[workflow] step "w" starts workflow "demo-ticket", but the Solution names no registered toolset`},
+		"not a name": {parentSolution("  - id: w\n    workflow: Demo_Ticket\n", ""), `[invalid-value] step "w" workflow "Demo_Ticket" is not a Solution name`},
+		"tool keys":  {parentSolution("  - id: w\n    workflow: demo-ticket\n    retry: {max_attempts: 2}\n", ""), `[unknown-field] unknown field "retry" in step "w"`},
+	} {
+		res := compileOnDemo(t, "p.yaml", c.src)
+		if res.OK() || !strings.Contains(diagText(res), c.want) {
+			t.Errorf("%s: diagnostics\n%s\nwant %s", name, diagText(res), c.want)
+		}
+	}
+}
+
+// The run's output binds only what every successful end has set, and a
+// workflow step's output is bound as a tool step's.
+func TestOutputBindsWhatEveryEndHasSet(t *testing.T) {
+	ok := parentSolution("  - id: w\n    workflow: demo-ticket\n    output_limit_bytes: 2048\n    next: after\n  - id: after\n    pass: {t: \"${steps.w.output.ticket_id}\"}\n",
+		`{ticket: "${steps.w.output.ticket_id}", copy: "${steps.after.t}"}`)
+	res := compileOnDemo(t, "p.yaml", ok)
+	if !res.OK() {
+		t.Fatalf("diagnostics: %s", diagText(res))
+	}
+	var def struct{ States map[string]map[string]any }
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	end := def.States["End"]
+	if end["Type"] != "Pass" || end["OutputPath"] != "$.output" || end["End"] != true {
+		t.Fatalf("End state %v: want a Pass ending the run with its output", end)
+	}
+	if w := res.Manifest.Workflows[WorkflowPlaceholder("demo-ticket")]; w.Solution != "demo-ticket" || w.OutputLimitBytes != 2048 || w.InputBoundBytes <= 0 {
+		t.Fatalf("manifest workflows %+v", res.Manifest.Workflows)
+	}
+	// Both members bind the child's output (at most 2048 bytes) once.
+	if res.Manifest.OutputBoundBytes < 2*2048 || res.Manifest.OutputBoundBytes > 2*2048+200 {
+		t.Fatalf("output bound %d", res.Manifest.OutputBoundBytes)
+	}
+	for name, src := range map[string]string{
+		// on_error ends the run without the child's output
+		"after on_error": parentSolution("  - id: w\n    workflow: demo-ticket\n    on_error: end\n", `"${steps.w.output}"`),
+		// a branch ends before the step
+		"a branch": parentSolution("  - id: c\n    choice:\n      - when: {value: \"${input.x}\", equals: 1}\n        next: end\n    default: w\n  - id: w\n    workflow: demo-ticket\n", `"${steps.w.output}"`),
+	} {
+		res := compileOnDemo(t, "p.yaml", src)
+		if res.OK() || !strings.Contains(diagText(res), `[unset-binding] output binds ${steps.w.output}, but step "w" has not completed on every path that ends the run`) {
+			t.Errorf("%s: diagnostics\n%s", name, diagText(res))
+		}
+	}
+}
+
+// A child's start record and its start Task carry the same input: the
+// digest review-request records is the one the child checks.
+func TestWorkflowStepSendsOneInputTwice(t *testing.T) {
+	res := compileOnDemo(t, "p.yaml", parentSolution("  - id: w\n    workflow: demo-ticket\n    with: {title: \"${input.t}\", n: 1}\n", ""))
+	if !res.OK() {
+		t.Fatalf("diagnostics: %s", diagText(res))
+	}
+	var def struct {
+		States map[string]struct {
+			Parameters struct {
+				Input   any
+				Payload struct{ Input any }
+			}
+		}
+	}
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(def.States["w"].Parameters.Input)
+	b, _ := json.Marshal(def.States["w-record"].Parameters.Payload.Input)
+	if string(a) != string(b) || !strings.Contains(string(a), `"parent_run_id.$":"$.meta.run_id"`) {
+		t.Fatalf("start Input %s, record input %s", a, b)
+	}
+}
+
+func diagText(r *Result) string {
+	var b strings.Builder
+	for _, d := range r.Diagnostics {
+		b.WriteString(d.String() + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,105 @@
+package review
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+const (
+	testParent  = "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_parent:run-1"
+	testVersion = "arn:aws:states:us-east-1:123456789012:stateMachine:toolgate-dev_child:3"
+)
+
+func childStartPayload(input string) string {
+	return `{"parent_run_id":"` + testParent + `","seq":2,"state_machine_arn":"` + testVersion + `","input":` + input + `}`
+}
+
+const childInput = `{"input":{"title":"t"},"meta":{"parent_run_id":"` + testParent + `","parent_seq":2},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `"}`
+
+// A parent's record names the child execution from the parent run id and
+// seq, under the child's state machine without its version, and binds the
+// digest of the child's whole input, whatever its key order.
+func TestChildStartNamesTheChildAndBindsItsInput(t *testing.T) {
+	_, res, rec, err := DecodeChildStart([]byte(childStartPayload(childInput)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := tool.ChildExecutionName(testParent, 2)
+	if res.ExecutionName != name || len(name) != 67 || strings.ContainsAny(name, ":/") {
+		t.Fatalf("execution name %q", res.ExecutionName)
+	}
+	if want := "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_child:" + name; res.ExecutionARN != want {
+		t.Fatalf("execution ARN %s, want %s", res.ExecutionARN, want)
+	}
+	// The child's own check of the same input, written in another order,
+	// finds the same digest.
+	reordered := `{"meta":{"parent_seq":2,"parent_run_id":"` + testParent + `"},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `","input":{"title":"t"}}`
+	arn, digest, err := DecodeChildCheck([]byte(`{"execution_arn":"` + res.ExecutionARN + `","execution_input":` + reordered + `}`))
+	if err != nil || arn != res.ExecutionARN || digest != rec.InputDigest {
+		t.Fatalf("child check %s %s %v, want %s %s", arn, digest, err, res.ExecutionARN, rec.InputDigest)
+	}
+	// Another input is another digest.
+	_, other, _ := DecodeChildCheck([]byte(`{"execution_arn":"` + res.ExecutionARN + `","execution_input":` + strings.Replace(childInput, `"t"`, `"u"`, 1) + `}`))
+	if other == rec.InputDigest {
+		t.Fatal("two inputs share a digest")
+	}
+}
+
+// A record whose input does not name this parent and seq, or whose state
+// machine is not one, is refused: review-request never records a start for
+// an execution the step would not start.
+func TestChildStartRefusesWhatTheStepWouldNotStart(t *testing.T) {
+	for name, payload := range map[string]string{
+		"another parent":    childStartPayload(strings.Replace(childInput, "run-1", "run-2", 1)),
+		"another seq":       childStartPayload(strings.Replace(childInput, `"parent_seq":2`, `"parent_seq":3`, 1)),
+		"no meta":           childStartPayload(`{"input":{}}`),
+		"not an object":     childStartPayload(`[1]`),
+		"an execution ARN":  strings.Replace(childStartPayload(childInput), testVersion, testParent, 1),
+		"a Lambda ARN":      strings.Replace(childStartPayload(childInput), testVersion, "arn:aws:lambda:us-east-1:123456789012:function:f", 1),
+		"seq 0":             strings.Replace(childStartPayload(childInput), `"seq":2`, `"seq":0`, 1),
+		"a direct run id":   strings.Replace(childStartPayload(childInput), `"parent_run_id":"`+testParent, `"parent_run_id":"direct/x/y`, 1),
+		"an unknown member": strings.Replace(childStartPayload(childInput), `{"parent_run_id"`, `{"x":1,"parent_run_id"`, 1),
+		"a missing member":  strings.Replace(childStartPayload(childInput), `"seq":2,`, ``, 1),
+	} {
+		if _, _, _, err := DecodeChildStart([]byte(payload)); err == nil {
+			t.Errorf("%s: accepted %s", name, payload)
+		}
+	}
+}
+
+func FuzzDecodeChildStart(f *testing.F) {
+	f.Add([]byte(childStartPayload(childInput)))
+	f.Add([]byte(childStartPayload(`{}`)))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, res, rec, err := DecodeChildStart(data)
+		if err != nil {
+			return
+		}
+		var meta childMeta
+		if json.Unmarshal(c.Input, &meta) != nil || meta.Meta.ParentRunID != c.ParentRunID || meta.Meta.ParentSeq != c.Seq || c.Seq < 1 {
+			t.Fatalf("accepted an input that does not name its parent and seq: %s", data)
+		}
+		if res.ExecutionName != tool.ChildExecutionName(c.ParentRunID, c.Seq) || !strings.HasSuffix(res.ExecutionARN, ":"+res.ExecutionName) ||
+			!strings.Contains(res.ExecutionARN, ":execution:") || rec.ParentRunID != c.ParentRunID || !strings.HasPrefix(rec.InputDigest, "sha256:") {
+			t.Fatalf("decoded %+v %+v from %s", res, rec, data)
+		}
+	})
+}
+
+func FuzzDecodeChildCheck(f *testing.F) {
+	f.Add([]byte(`{"execution_arn":"` + testParent + `","execution_input":` + childInput + `}`))
+	f.Add([]byte(`{"execution_arn":"x","execution_input":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		arn, digest, err := DecodeChildCheck(data)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(arn, "arn:") || !strings.HasPrefix(digest, "sha256:") {
+			t.Fatalf("decoded %q %q from %s", arn, digest, data)
+		}
+	})
+}
