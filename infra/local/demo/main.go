@@ -281,6 +281,7 @@ func childWorkflow(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		json.Unmarshal(listed.Bytes(), &rows) != nil || len(rows) != 1 || rows[0].ParentRunID != parent {
 		return fmt.Errorf("the child run %s's rows do not name its parent %s", child, parent)
 	}
+	fmt.Printf("  its row's parent_run_id: %s\n", rows[0].ParentRunID)
 	return nil
 }
 
