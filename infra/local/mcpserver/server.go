@@ -1,0 +1,406 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures a Server. The zero value serves every protocol revision
+// the SDK supports, with sessions, the SDK's default page size and no cache
+// hint.
+type Options struct {
+	// ProtocolVersions, if not empty, limits the protocol revisions the server
+	// negotiates to these, e.g. []string{"2025-11-25"}. Each must be one of
+	// mcp.SupportedProtocolVersions(). It is the SDK's
+	// ServerOptions.SupportedProtocolVersions.
+	ProtocolVersions []string
+	// Stateless serves without sessions: no Mcp-Session-Id header, every
+	// POST handled by a temporary session (StreamableHTTPOptions.Stateless).
+	// The SDK serves revision 2026-07-28 only this way; with sessions it
+	// negotiates 2025-11-25 at most.
+	Stateless bool
+	// PageSize is the most tools one tools/list page holds; 0 means the
+	// SDK's default (mcp.DefaultPageSize, 1000).
+	PageSize int
+	// ListTTL is the ttlMs hint on tools/list results (SEP-2549), rounded
+	// down to milliseconds. A client on revision 2026-07-28 or later serves
+	// tools/list from its own cache while the hint lasts; 0 (the default)
+	// means no caching.
+	ListTTL time.Duration
+	// OnCall, if set, is called with each tools/call request as it is
+	// recorded (see Calls), before a tool runs or a refusal is sent. It runs
+	// on the request's goroutine and should not block; tests use it to learn
+	// that a call has arrived.
+	OnCall func(Call)
+	// Logger receives the SDK's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// newestRevision is the first MCP revision (SEP-2575, sessionless) that the
+// SDK serves over streamable HTTP only when StreamableHTTPOptions.Stateless
+// is set; revisions compare as strings.
+const newestRevision = "2026-07-28"
+
+// Server is a running MCP server on 127.0.0.1. Its methods are safe for
+// concurrent use.
+type Server struct {
+	mcp    *mcp.Server
+	http   *http.Server
+	url    string
+	onCall func(Call)
+
+	// stopping ends every pending delay when Stop is called.
+	stopping context.Context
+	stop     context.CancelFunc
+	served   chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+
+	// handlers counts the HTTP handlers running; idle is closed when it is
+	// 0 after Stop began (closing).
+	hmu      sync.Mutex
+	handlers int
+	closing  bool
+	idle     chan struct{}
+
+	mu       sync.Mutex
+	tools    map[string]*tool
+	refusals []Refusal
+	calls    []Call
+	lists    int
+	tickets  []Ticket
+	sms      []SMS
+}
+
+// Call is one tools/call request the server received.
+type Call struct {
+	// Tool is the requested tool's name (params.name).
+	Tool string
+	// Arguments is params.arguments as sent.
+	Arguments json.RawMessage
+	// Meta is the whole params._meta object, nil if absent. On revision
+	// 2026-07-28 the SDK client adds its own io.modelcontextprotocol/ keys.
+	Meta map[string]any
+	// ProtocolVersion is the revision the request was made under: the
+	// negotiated one for a call that reached the MCP layer, the
+	// Mcp-Protocol-Version header for a refused one.
+	ProtocolVersion string
+	// SessionID is the Mcp-Session-Id of the call, "" without sessions.
+	SessionID string
+	// Refused is the HTTP status the call was refused with before reaching
+	// the MCP layer (see RefuseCalls); 0 if it reached it.
+	Refused int
+}
+
+// Start starts a server on a free 127.0.0.1 port, serving the tools
+// create_ticket, send_sms and lookup_customer over streamable HTTP at URL.
+// Stop it with Stop.
+func Start(opts Options) (*Server, error) {
+	for _, v := range opts.ProtocolVersions {
+		if !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			return nil, fmt.Errorf("protocol version %q: not one the SDK supports (%v)", v, mcp.SupportedProtocolVersions())
+		}
+	}
+	if !opts.Stateless && len(opts.ProtocolVersions) > 0 && !slices.ContainsFunc(opts.ProtocolVersions, func(v string) bool { return v < newestRevision }) {
+		return nil, fmt.Errorf("protocol versions %v: the SDK serves %s and later only without sessions; set Stateless", opts.ProtocolVersions, newestRevision)
+	}
+	if opts.PageSize < 0 {
+		return nil, fmt.Errorf("page size %d: negative", opts.PageSize)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		onCall: opts.OnCall,
+		tools:  map[string]*tool{},
+		served: make(chan struct{}),
+		idle:   make(chan struct{}),
+	}
+	s.stopping, s.stop = context.WithCancel(context.Background())
+	ttl := int(opts.ListTTL / time.Millisecond)
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolgate-local-mcpserver", Version: "1"}, &mcp.ServerOptions{
+		Logger:                    logger,
+		PageSize:                  opts.PageSize,
+		SupportedProtocolVersions: opts.ProtocolVersions,
+		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+			if _, ok := req.(*mcp.ListToolsRequest); ok {
+				c.TTLMs = ttl
+			}
+		},
+	})
+	s.mcp.AddReceivingMiddleware(s.record)
+	for _, t := range defaultTools(s) {
+		if err := s.register(t); err != nil {
+			return nil, fmt.Errorf("register %s: %w", t.def.Name, err)
+		}
+	}
+
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:                    opts.Stateless,
+		Logger:                       logger,
+		PropagateRequestCancellation: true,
+	})
+	mux := http.NewServeMux()
+	var h http.Handler = handler
+	if opts.Stateless {
+		h = withRequestDone(h)
+	}
+	mux.Handle("/mcp", s.track(s.refuse(h)))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	s.url = "http://" + ln.Addr().String() + "/mcp"
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(s.served)
+		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("mcpserver: serve", "error", err)
+		}
+	}()
+	return s, nil
+}
+
+// URL is the streamable HTTP endpoint, http://127.0.0.1:<port>/mcp.
+func (s *Server) URL() string { return s.url }
+
+// Stop ends pending delays, closes the MCP sessions, the listener and every
+// connection, and waits for the running handlers to return or ctx to end. It
+// is safe to call more than once.
+//
+// It does not use http.Server.Shutdown: that waits up to 5 s for a
+// connection a client has opened but not yet used (a spare one in its
+// pool), and an SSE stream never becomes idle.
+func (s *Server) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		s.stop()
+		for ss := range s.mcp.Sessions() {
+			_ = ss.Close()
+		}
+		s.hmu.Lock()
+		s.closing = true
+		if s.handlers == 0 {
+			close(s.idle)
+		}
+		s.hmu.Unlock()
+		_ = s.http.Close()
+		select {
+		case <-s.idle:
+		case <-ctx.Done():
+			s.stopErr = fmt.Errorf("wait for handlers: %w", ctx.Err())
+		}
+		<-s.served
+	})
+	return s.stopErr
+}
+
+// track counts running handlers for Stop, and refuses requests once Stop
+// has begun.
+func (s *Server) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hmu.Lock()
+		if s.closing {
+			s.hmu.Unlock()
+			http.Error(w, "stopping", http.StatusServiceUnavailable)
+			return
+		}
+		s.handlers++
+		s.hmu.Unlock()
+		defer func() {
+			s.hmu.Lock()
+			s.handlers--
+			if s.handlers == 0 && s.closing {
+				close(s.idle)
+			}
+			s.hmu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// record is the MCP receiving middleware that counts tools/list requests and
+// records tools/call requests.
+func (s *Server) record(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.ListToolsRequest:
+			s.mu.Lock()
+			s.lists++
+			s.mu.Unlock()
+		case *mcp.CallToolRequest:
+			c := Call{ProtocolVersion: r.ProtocolVersion()}
+			// Under sessions, ProtocolVersion gives the revision the client
+			// asked for in initialize; the header carries the negotiated one.
+			if r.Extra != nil && r.Extra.Header.Get("Mcp-Protocol-Version") != "" {
+				c.ProtocolVersion = r.Extra.Header.Get("Mcp-Protocol-Version")
+			}
+			if r.Params != nil {
+				c.Tool = r.Params.Name
+				c.Arguments = slices.Clone(r.Params.Arguments)
+				c.Meta = cloneMeta(r.Params.Meta)
+			}
+			if r.Session != nil {
+				c.SessionID = r.Session.ID()
+			}
+			s.recordCall(c)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (s *Server) recordCall(c Call) {
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+	if s.onCall != nil {
+		s.onCall(c)
+	}
+}
+
+func cloneMeta(m mcp.Meta) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// maxPeekBytes bounds the request body refuse reads; it is the SDK's own
+// limit (mcp.DefaultMaxRequestBodyBytes).
+const maxPeekBytes = mcp.DefaultMaxRequestBodyBytes
+
+// refuse answers a POSTed tools/call with the next queued Refusal, if any,
+// before the SDK's handler sees it.
+func (s *Server) refuse(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
+		_ = r.Body.Close()
+		if err != nil {
+			http.Error(w, "read body", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		call, ok := toolsCall(body)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.mu.Lock()
+		if len(s.refusals) == 0 {
+			s.mu.Unlock()
+			next.ServeHTTP(w, r)
+			return
+		}
+		ref := s.refusals[0]
+		s.refusals = s.refusals[1:]
+		call.ProtocolVersion = r.Header.Get("Mcp-Protocol-Version")
+		call.SessionID = r.Header.Get("Mcp-Session-Id")
+		call.Refused = ref.Status
+		s.mu.Unlock()
+		s.recordCall(call)
+
+		if ref.RetryAfter != "" {
+			w.Header().Set("Retry-After", ref.RetryAfter)
+		}
+		if ref.Status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpserver"`)
+		}
+		http.Error(w, http.StatusText(ref.Status), ref.Status)
+	})
+}
+
+// toolsCall reports whether body is a JSON-RPC tools/call request (or a
+// batch holding one) and returns what it asks for.
+func toolsCall(body []byte) (Call, bool) {
+	type request struct {
+		Method string `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Meta      map[string]any  `json:"_meta"`
+		} `json:"params"`
+	}
+	var reqs []request
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if json.Unmarshal(trimmed, &reqs) != nil {
+			return Call{}, false
+		}
+	} else {
+		var one request
+		if json.Unmarshal(trimmed, &one) != nil {
+			return Call{}, false
+		}
+		reqs = []request{one}
+	}
+	for _, r := range reqs {
+		if r.Method == "tools/call" {
+			return Call{Tool: r.Params.Name, Arguments: r.Params.Arguments, Meta: r.Params.Meta}, true
+		}
+	}
+	return Call{}, false
+}
+
+// requestDoneKey is the context key of the Done channel of the HTTP request
+// that carried a tools/call; see withRequestDone.
+type requestDoneKey struct{}
+
+// withRequestDone puts the HTTP request's Done channel among its context's
+// values. Without sessions the SDK serves each POST with a session built
+// from that context, so the values reach the tool handler; under revisions
+// before 2026-07-28 the handler's own context does not end when the client
+// gives up, and a delay watches this channel instead. (With sessions the
+// handler's context is the session's, so this would be the wrong request;
+// the client's notifications/cancelled ends the handler's context there.)
+func withRequestDone(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestDoneKey{}, r.Context().Done())))
+	})
+}
+
+// Refusal is an HTTP answer to a tools/call request given before the MCP
+// layer sees it; see RefuseCalls.
+type Refusal struct {
+	// Status is the HTTP status code, e.g. 503.
+	Status int
+	// RetryAfter, if not empty, is sent as the Retry-After header (seconds or
+	// an HTTP date, RFC 9110 §10.2.3).
+	RetryAfter string
+}
+
+// Refusals for RefuseCalls. A 401 also carries
+// `WWW-Authenticate: Bearer realm="mcpserver"`. Every refusal has a plain
+// text body, not a JSON-RPC error.
+var (
+	Unavailable  = Refusal{Status: http.StatusServiceUnavailable}
+	Unauthorized = Refusal{Status: http.StatusUnauthorized}
+)
+
+// TooManyRequests is a 429 refusal whose Retry-After header gives after in
+// whole seconds.
+func TooManyRequests(after time.Duration) Refusal {
+	return Refusal{Status: http.StatusTooManyRequests, RetryAfter: strconv.Itoa(int(after / time.Second))}
+}
