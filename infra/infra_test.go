@@ -121,7 +121,7 @@ var wantFunctionPolicies = map[string][]stmt{
 	"LambdaToolFunction": append([]stmt{
 		ownLogs("LambdaToolFunction"),
 		{Sid: "InvokeTaggedToolFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{arn("lambda", "function:*")},
-			Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"true"}}`},
+			Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"test"}}`},
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		lambdaXRay,
 	}, wantToolItems...),
