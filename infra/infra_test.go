@@ -1228,7 +1228,7 @@ func checkLanes(_, _ assertions.Template, _, pj tmpl) error {
 	want := map[string][]string{
 		"toolgate-test-reviewer":  {fnReviewDecision + " (unqualified)"},
 		"toolgate-test-publisher": {fnPublish + " (unqualified)"},
-		// The proxy: functions tagged toolgate:tool=true only (the
+		// The proxy: functions tagged toolgate:tool=<its stage> only (the
 		// condition: wantFunctionPolicies).
 		"LambdaToolFunctionRole": {arn("lambda", "function:*")},
 	}
