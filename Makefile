@@ -58,7 +58,8 @@ FUZZ_TARGETS := \
 	./shared/toolset/:FuzzToolsetParse \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
-	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/reviewer/:FuzzMatch \
+	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck \
+	./shared/reviewer/:FuzzMatch \
 	./shared/caller/:FuzzVerifyProof \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList \
 	./shared/fetchurl/:FuzzParse \
