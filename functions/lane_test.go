@@ -69,6 +69,10 @@ func TestDirectLaneCannotTakeAnExecutionsKey(t *testing.T) {
 	}
 	execution := fmt.Sprintf("arn:aws:states:us-east-1:000000000000:execution:toolgate-x:run-%d", time.Now().UnixNano())
 	mine := lane.DirectRunPrefix(local.LocalPrincipal("operator")) + "invoke-1"
+	// A direct call is never a child run: naming a parent would make an
+	// execution look like it started the operator's call.
+	withParent := envelope(mine, "operator", "")
+	withParent["parent_run_id"] = execution
 	for name, c := range map[string]struct {
 		fn  *local.Process
 		env map[string]any
@@ -77,6 +81,7 @@ func TestDirectLaneCannotTakeAnExecutionsKey(t *testing.T) {
 		"another caller's namespace":                {direct, envelope(lane.DirectRunPrefix(local.LocalPrincipal("someone"))+"x", "operator", "")},
 		"no proof":                                  {direct, envelope(mine, "", "")},
 		"a proof bound to another key":              {direct, envelope(mine, "operator", mine+"0")},
+		"a parent run id on the direct lane":        {direct, withParent},
 		"a proof on the sfn lane":                   {viaSFN, envelope(execution, "operator", "")},
 		"a direct run id on the sfn lane":           {viaSFN, envelope(mine, "", "")},
 		"an invocation through no alias":            {noLane, envelope(execution, "", "")},

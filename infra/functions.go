@@ -247,7 +247,7 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 				},
 			}))
 		case fnLambdaTool:
-			extra = append(extra, toolFunctionInvoke(), toolFunctionParameters(p.Stage))
+			extra = append(extra, toolFunctionInvoke(p.Stage), toolFunctionParameters(p.Stage))
 		case fnReviewDecision:
 			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("SendTaskResult"),

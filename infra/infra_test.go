@@ -121,7 +121,7 @@ var wantFunctionPolicies = map[string][]stmt{
 	"LambdaToolFunction": append([]stmt{
 		ownLogs("LambdaToolFunction"),
 		{Sid: "InvokeTaggedToolFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{arn("lambda", "function:*")},
-			Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"true"}}`},
+			Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"test"}}`},
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		lambdaXRay,
 	}, wantToolItems...),
@@ -1228,7 +1228,7 @@ func checkLanes(_, _ assertions.Template, _, pj tmpl) error {
 	want := map[string][]string{
 		"toolgate-test-reviewer":  {fnReviewDecision + " (unqualified)"},
 		"toolgate-test-publisher": {fnPublish + " (unqualified)"},
-		// The proxy: functions tagged toolgate:tool=true only (the
+		// The proxy: functions tagged toolgate:tool=<its stage> only (the
 		// condition: wantFunctionPolicies).
 		"LambdaToolFunctionRole": {arn("lambda", "function:*")},
 	}

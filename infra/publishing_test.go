@@ -421,7 +421,14 @@ func (r *sfnRecorder) CreateStateMachine(_ context.Context, in *sfn.CreateStateM
 	arn := stateMachineOf + aws.ToString(in.Name)
 	r.record("states:CreateStateMachine", arn)
 	r.passRole(in.RoleArn)
-	return &sfn.CreateStateMachineOutput{StateMachineArn: aws.String(arn)}, nil
+	out := &sfn.CreateStateMachineOutput{StateMachineArn: aws.String(arn)}
+	if in.Publish {
+		// Publishing the first version with the create takes
+		// states:PublishStateMachineVersion too.
+		r.record("states:PublishStateMachineVersion", arn)
+		out.StateMachineVersionArn = aws.String(arn + ":1")
+	}
+	return out, nil
 }
 
 func (r *sfnRecorder) UpdateStateMachine(_ context.Context, in *sfn.UpdateStateMachineInput, _ ...func(*sfn.Options)) (*sfn.UpdateStateMachineOutput, error) {

@@ -13,19 +13,19 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// ToolTagKey and ToolTagValue mark a Lambda function as a toolgate platform
-// tool: the platform tools' proxy (functions/lambda-tool) may invoke only
-// functions that carry this tag (aws:ResourceTag/toolgate:tool), and
-// NewToolFunction sets it (docs/infra.md, "Platform tools").
-const (
-	ToolTagKey   = "toolgate:tool"
-	ToolTagValue = "true"
-)
+// ToolTagKey marks a Lambda function as a toolgate platform tool of a
+// stage: the tag's value is the stage whose platform tools' proxy
+// (functions/lambda-tool) may invoke it, the proxy invokes only functions
+// tagged with its own stage (aws:ResourceTag/toolgate:tool), and
+// NewToolFunction sets it (docs/infra.md, "Platform tools"). Stages share
+// an account and a resource policy cannot deny, so a value shared by every
+// stage would let one stage's proxy invoke another stage's functions.
+const ToolTagKey = "toolgate:tool"
 
 // toolFunctionInvoke is the proxy role's one Lambda statement:
 // lambda:InvokeFunction on this account's and region's functions (and
-// their aliases and versions) that are tagged ToolTagKey=ToolTagValue.
-func toolFunctionInvoke() awsiam.PolicyStatement {
+// their aliases and versions) that are tagged ToolTagKey=stage.
+func toolFunctionInvoke(stage string) awsiam.PolicyStatement {
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:     jsii.String("InvokeTaggedToolFunctions"),
 		Actions: jsii.Strings("lambda:InvokeFunction"),
@@ -33,7 +33,7 @@ func toolFunctionInvoke() awsiam.PolicyStatement {
 			sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"),
 		},
 		Conditions: &map[string]any{
-			"StringEquals": map[string]any{"aws:ResourceTag/" + ToolTagKey: ToolTagValue},
+			"StringEquals": map[string]any{"aws:ResourceTag/" + ToolTagKey: stage},
 		},
 	})
 }
@@ -57,7 +57,8 @@ func toolFunctionParamPrefix(stage string) string {
 
 // ToolFunctionProps configure NewToolFunction.
 type ToolFunctionProps struct {
-	// Stage is the toolgate stage whose proxy invokes the function.
+	// Stage is the toolgate stage whose proxy invokes the function: the
+	// value of its ToolTagKey tag.
 	Stage string
 	// Tool is the tool's name in toolset files (toolset.ToolNamePattern).
 	Tool string
@@ -102,14 +103,14 @@ func ToolFunctionKey(tool string) string {
 }
 
 // NewToolFunction deploys a team's platform tool function: the function
-// tagged ToolTagKey=ToolTagValue (so the proxy's role may invoke it), a
+// tagged ToolTagKey=Stage (so the stage's proxy role may invoke it), a
 // resource policy that allows lambda:InvokeFunction to the proxy's role
 // only, and the SSM parameter toolset.ToolFunctionParam that a toolset
 // file's ${Function<Tool>} placeholder resolves from at publish.
 func NewToolFunction(scope constructs.Construct, id string, props *ToolFunctionProps) *ToolFunction {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := awslambda.NewFunction(c, jsii.String("Function"), props.Function)
-	awscdk.Tags_Of(fn).Add(jsii.String(ToolTagKey), jsii.String(ToolTagValue), nil)
+	awscdk.Tags_Of(fn).Add(jsii.String(ToolTagKey), jsii.String(props.Stage), nil)
 	fn.AddPermission(jsii.String("InvokeByToolgateProxy"), &awslambda.Permission{
 		Principal: awsiam.NewArnPrincipal(props.ProxyRoleARN),
 		Action:    jsii.String("lambda:InvokeFunction"),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,15 +12,23 @@ import (
 
 // FuzzParse feeds arbitrary bytes through the whole resolver: it must never
 // panic, every diagnostic must carry a position and a rule, and whatever
-// compiles must be JSON within Step Functions' quota.
+// compiles must be JSON within Step Functions' quota. The locks of
+// testdata/toolsets are registered, so that Solutions naming a toolset
+// (platform tools, workflow steps) compile too.
 func FuzzParse(f *testing.F) {
-	for _, file := range solutionFiles(f) {
+	files := solutionFiles(f)
+	onToolsets, err := filepath.Glob(filepath.Join(toolsetsDir, "solutions", "*.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range append(files, onToolsets...) {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(src)
 	}
+	lookup := LockLookup(toolsetsDir)
 	f.Add([]byte("solution: x\nversion: 1\nsteps: [{id: a, pass: {v: \"${input.a[0].b}\"}}]"))
 	f.Add([]byte("{}"))
 	f.Add([]byte("- a\n- b"))
@@ -28,7 +37,7 @@ func FuzzParse(f *testing.F) {
 		// A compile that takes seconds is a defect too: crash the worker so
 		// that the fuzzer records the input.
 		slow := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("Compile took over 10s on %q", src)) })
-		res := Compile("fuzz.yaml", src, Options{})
+		res := Compile("fuzz.yaml", src, Options{Toolsets: lookup})
 		slow.Stop()
 		for _, d := range res.Diagnostics {
 			if d.Line < 1 || d.Column < 1 || d.Rule == "" || d.Message == "" || d.File != "fuzz.yaml" {

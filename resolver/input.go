@@ -192,7 +192,8 @@ func (e *InputError) Error() string {
 }
 
 // recordInput builds the Start state's Comment, refusing with [quota] a
-// record over MaxInputRecordBytes.
+// record over MaxInputRecordBytes, and with [input-schema] one holding a
+// deployment placeholder.
 func (c *checker) recordInput() {
 	r, err := inputRecord(c.sol)
 	if err == nil {
@@ -205,6 +206,12 @@ func (c *checker) recordInput() {
 	if err != nil {
 		c.ds.errorf(at, RuleInputSchema, "encode the input record: %v", err)
 		return
+	}
+	// The record is written into the definition as it is: it may not hold
+	// a deployment placeholder, which publishing would replace with an ARN,
+	// and toolgate run would then check inputs against another schema.
+	if m := placeholderPattern.FindString(c.inputComment); m != "" {
+		c.ds.errorf(at, RuleInputSchema, "input holds %s, the syntax of a deployment placeholder, which publishing would replace; write it differently", m)
 	}
 	if n := len(c.inputComment); n > MaxInputRecordBytes {
 		c.ds.errorf(at, RuleQuota, "the input schema takes %d bytes in the definition (its Start state's Comment, compact JSON); at most %d (64 KiB) fit: shorten it (descriptions and examples count too)", n, MaxInputRecordBytes)

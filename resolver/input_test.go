@@ -265,3 +265,15 @@ steps:
 		})
 	}
 }
+
+// The input record is written into the definition as it is, and
+// publishing replaces every deployment placeholder it holds with an ARN:
+// a schema holding one would be recorded (and checked by toolgate run) as
+// something the author did not write.
+func TestInputRecordHoldsNoDeploymentPlaceholder(t *testing.T) {
+	src := "solution: t\nversion: 1\ninput: {type: object, properties: {to: {const: \"${FunctionSendEmail}\"}}}\nsteps:\n  - id: s\n    tool: send-email\n    with: {to: [\"${input.to}\"], subject: s, text: t}\n"
+	res := compileString(t, strings.Replace(src, "steps:\n", "steps:\n  - id: r\n    review: {of: s}\n    on_approve: s\n", 1))
+	if got := errorRules(res); !slices.Equal(got, []string{RuleInputSchema}) {
+		t.Fatalf("errors %v, want [%s]: %v", got, RuleInputSchema, res.Diagnostics)
+	}
+}

@@ -63,6 +63,7 @@ func TestCheckRules(t *testing.T) {
 		{"yaml 1.1 octal", "  - id: a\n    pass: {x: 010}\n", []string{RuleSyntax}},
 		{"deploy placeholder literal", "  - id: a\n    pass: {x: \"$${FunctionSendEmail}\"}\n", []string{RuleBinding}},
 		{"deploy placeholder in a fail cause", "  - id: f\n    fail: {error: E, cause: \"${FunctionStructuredDataFetch}\"}\n", []string{RuleBinding}},
+		{"deploy placeholder in a reviewer", "  - id: r\n    review: {of: s, reviewers: [\"arn:aws:iam::1:role/${FunctionSendEmail}\"]}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleBinding}},
 		{"deep nesting", "  - id: a\n    pass: {x: " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "}\n", []string{RuleSyntax}},
 	}
 	for _, c := range cases {

@@ -598,6 +598,13 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 					d.ds.errorf(r.Pos, RuleInvalidValue, "%s: %v", what, err)
 					continue
 				}
+				// A pattern is written into the definition as it is: it may
+				// not hold a deployment placeholder, which publishing would
+				// replace with an ARN (as in fail.cause).
+				if m := placeholderPattern.FindString(r.Name); m != "" {
+					d.ds.errorf(r.Pos, RuleBinding, "%s reviewer %q holds %s, the syntax of a deployment placeholder, which publishing would replace", what, truncate(r.Name), m)
+					continue
+				}
 				st.Reviewers = append(st.Reviewers, r.Name)
 			}
 		}

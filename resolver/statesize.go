@@ -33,6 +33,10 @@ const (
 	// childInputBytes bounds a child's execution input besides its input:
 	// its meta (the parent's run id, twice, and seq) and the keys.
 	childInputBytes = 5 << 10
+	// describeBytes bounds a child's DescribeExecution answer besides its
+	// input, output, error and cause: its execution and state machine
+	// (version) ARNs, name, status, dates and redrive members.
+	describeBytes = 3 << 10
 	// proofBytes bounds the start proof the execution input carries in
 	// meta until Init drops it (shared/caller.MaxProofBytes).
 	proofBytes = 8 << 10
@@ -108,6 +112,11 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 	c.withBounds = map[int]int{}
 	z := &sizer{c: c, g: g, input: c.inputLimit(), cyclic: cyclicNodes(g), passMemo: map[int]int{}, inPass: map[int]bool{}}
 	base := z.input + metaBytes + proofBytes
+	for i, st := range c.sol.Steps {
+		if c.reachable[i] && st.Kind == KindWorkflow {
+			c.withBounds[i] = z.valueBound(i)
+		}
+	}
 	slots := make([]*slot, len(c.sol.Steps))
 	for i, st := range c.sol.Steps {
 		if c.reachable[i] {
@@ -145,10 +154,20 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 		}
 		// The start Task's and the start-record Task's payloads carry the
 		// child's whole input.
-		c.withBounds[i] = z.valueBound(i)
 		if payload := envelopeBytes + childInputBytes + c.withBounds[i]; payload > MaxStateBytes {
 			c.ds.errorf(st.Pos, RuleStateSize, "step %q: the child's input could reach %d bytes, over the %d bytes Step Functions allows a Task's input: its with binds too much",
 				st.ID, payload, MaxStateBytes)
+			continue
+		}
+		// A connector's result is bounded before any ResultSelector picks
+		// from it: the start Task's result is the child's DescribeExecution
+		// answer, its input and output as JSON; the recovery's
+		// (aws-sdk:sfn:describeExecution) holds both as JSON text, which
+		// JSON escapes again (at most doubling it).
+		child, out := childInputBytes+c.withBounds[i], outputLimit(st)
+		if result := 2*(child+out) + describeBytes; result > MaxStateBytes {
+			c.ds.errorf(st.Pos, RuleStateSize, "step %q: the child's DescribeExecution answer, which its start or its recovery returns, could reach %d bytes (its input %d and output_limit_bytes %d, as JSON text: twice each), over the %d bytes Step Functions allows a Task's result, and States.DataLimitExceeded is caught by no Catch: bind less in with, or lower output_limit_bytes",
+				st.ID, result, child, out, MaxStateBytes)
 		}
 	}
 	c.outputBound = z.outputBound()
@@ -224,11 +243,15 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		return s
 	case KindWorkflow:
 		// The child's output; or, after a failure, the error with what the
-		// step learnt about the child (a conflict's error and its status).
+		// step learnt about the child (a conflict's error and its status),
+		// or the failed child's DescribeExecution answer as the error's
+		// Cause (JSON text, escaped again): its input, and its own error
+		// and cause, counted as a tool error's.
 		out, why := z.resultBound(i)
-		s := &slot{name: "steps." + st.ID, bytes: max(out+16, 2*errorBytes+workflowBytes), parts: []string{why}}
-		if 2*errorBytes+workflowBytes > out+16 {
-			s.parts = []string{fmt.Sprintf("the child's execution and an error %d", 2*errorBytes+workflowBytes)}
+		failed := workflowBytes + max(2*errorBytes, 2*(describeBytes+childInputBytes+z.c.withBounds[i]+errorBytes))
+		s := &slot{name: "steps." + st.ID, bytes: max(out+16, failed), parts: []string{why}}
+		if failed > out+16 {
+			s.parts = []string{fmt.Sprintf("the child's execution and a failed child's description with its input %d", failed)}
 		}
 		return s
 	case KindPass:

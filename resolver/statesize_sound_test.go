@@ -178,3 +178,70 @@ func TestStateSizeUsesTheInputSchemasMaxLength(t *testing.T) {
 		t.Fatal("nine copies of a string of at most 5 characters are refused as [state-size]")
 	}
 }
+
+// parentOf is a Solution on the parents toolset (testdata/toolsets) whose
+// step open starts demo-ticket with the given input, with and output
+// limit, and goes to end on an error.
+func parentOf(input, with string, outputLimit int) string {
+	return fmt.Sprintf("solution: p\nversion: 1\ntoolset: ts_cea4752f4ecfc1ec3238b5b242bc0a47\n%ssteps:\n  - id: open\n    workflow: demo-ticket\n    with: %s\n    output_limit_bytes: %d\n    on_error: end\n", input, with, outputLimit)
+}
+
+// hasStateSizeError compiles a Solution on the testdata toolsets and
+// reports whether it is refused with [state-size].
+func hasStateSizeError(t *testing.T, src string) bool {
+	t.Helper()
+	res := compileOnDemo(t, "p.yaml", src)
+	for _, d := range res.Diagnostics {
+		if d.Severity == SeverityError && d.Rule == RuleStateSize {
+			return true
+		}
+	}
+	if !res.OK() {
+		t.Fatalf("refused for another reason: %v", res.Diagnostics)
+	}
+	return false
+}
+
+// The result of startExecution.sync:2 is the child's DescribeExecution
+// answer, its Input as well as its Output, and Step Functions ends the run
+// with States.DataLimitExceeded when a connector's result passes 256 KiB,
+// before any ResultSelector: four copies of a 5 450-character string
+// (130 881 bytes of with, within a child's policy.input_limit_bytes of
+// 131 072) and an output of up to 200 000 bytes make 330 KB.
+func TestStateSizeBoundsTheChildsWholeResult(t *testing.T) {
+	src := parentOf("input:\n  type: object\n  additionalProperties: false\n  required: [s]\n  properties: {s: {type: string, maxLength: 5450}}\n",
+		`{a: "${input.s}", b: "${input.s}", c: "${input.s}", d: "${input.s}"}`, 200000)
+	if !hasStateSizeError(t, src) {
+		t.Fatal("check accepts a workflow step whose child's input and output together pass 256 KiB")
+	}
+}
+
+// A recovered child is read with aws-sdk:sfn:describeExecution, whose
+// result holds the child's input and output as JSON text, escaped once
+// more: 2 × (64 KiB of input + 64 KiB of output) passes 256 KiB.
+func TestStateSizeBoundsTheRecoveredChildsDescription(t *testing.T) {
+	src := parentOf("", `{a: "${input}", b: "${input}"}`, 65536)
+	if !hasStateSizeError(t, src) {
+		t.Fatal("check accepts a workflow step whose recovery (describeExecution) result passes 256 KiB")
+	}
+}
+
+// A child that fails fails the start Task with States.TaskFailed, whose
+// Cause is the child's DescribeExecution answer as JSON text, its Input
+// included, and the Catch writes it into the state data next to the
+// parent's own input: a 20 000-character string (120 KB of with) passed
+// to the child, beside the parent's 128 KiB of input, passes 256 KiB once
+// the child fails, though the child's description alone fits.
+func TestStateSizeCountsTheChildsInputInAFailedStartsError(t *testing.T) {
+	src := parentOf("policy: {input_limit_bytes: 131072}\ninput:\n  type: object\n  additionalProperties: false\n  properties: {a: {type: string, maxLength: 20000}}\n",
+		`{title: "${input.a}"}`, 1024)
+	res := compileOnDemo(t, "p.yaml", src)
+	for _, d := range res.Diagnostics {
+		if d.Rule == RuleStateSize && strings.Contains(d.Message, "DescribeExecution answer, which its start") {
+			t.Fatalf("refused for the child's description, not its failure: %v", d)
+		}
+	}
+	if !hasStateSizeError(t, src) {
+		t.Fatal("check accepts a workflow step whose failure's Cause (the child's whole input) with the parent's input passes 256 KiB")
+	}
+}

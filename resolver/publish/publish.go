@@ -141,29 +141,35 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 		return nil, err
 	}
 	if arn == "" {
+		// Create and publish in one call: a version published in a second
+		// call could be another publisher's update of the new state
+		// machine, labelled with this Solution's version and toolset (no
+		// revision id names the created definition).
 		created, err := sf.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
 			Name: aws.String(name), Definition: aws.String(def), RoleArn: aws.String(role),
 			Type: sfntypes.StateMachineTypeStandard, LoggingConfiguration: logging, TracingConfiguration: tracing,
+			Publish: true, VersionDescription: aws.String(VersionDescription(res, publisher)),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("create state machine %s: %w", name, err)
 		}
-		arn, out.Created = aws.ToString(created.StateMachineArn), true
-	}
-	var revision *string
-	if !out.Created {
-		up, err := sf.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{
-			StateMachineArn: aws.String(arn), Definition: aws.String(def), RoleArn: aws.String(role),
-			LoggingConfiguration: logging, TracingConfiguration: tracing,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("update state machine %s: %w", name, err)
+		if aws.ToString(created.StateMachineVersionArn) == "" {
+			return nil, fmt.Errorf("create state machine %s: no version was published", name)
 		}
-		// Publish exactly the revision written here: a concurrent publish
-		// makes this one fail (ConflictException) instead of labelling the
-		// other's definition with this Solution's version and toolset.
-		revision = up.RevisionId
+		out.StateMachineARN, out.VersionARN, out.Created = aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn), true
+		return out, nil
 	}
+	up, err := sf.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{
+		StateMachineArn: aws.String(arn), Definition: aws.String(def), RoleArn: aws.String(role),
+		LoggingConfiguration: logging, TracingConfiguration: tracing,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update state machine %s: %w", name, err)
+	}
+	// Publish exactly the revision written here: a concurrent publish
+	// makes this one fail (ConflictException) instead of labelling the
+	// other's definition with this Solution's version and toolset.
+	revision := up.RevisionId
 	out.StateMachineARN = arn
 	v, err := sf.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{
 		StateMachineArn: aws.String(arn),

@@ -24,8 +24,9 @@ func (d *Dispatcher) SetCallers(c Callers) { d.callers = c }
 // the sfn lane (a Solution's execution) the run id is the execution's and
 // the envelope carries no caller proof. On the direct lane the envelope's
 // caller proof must be bound to this call (its idempotency key and input
-// digest), and the run id must be in the caller's own namespace
-// "direct/<principal>/", which no execution's run id can take. Refusals
+// digest), the run id must be in the caller's own namespace
+// "direct/<principal>/", which no execution's run id can take, and the
+// envelope names no parent run (a direct call is never a child run). Refusals
 // are TOOL_PERMISSION_DENIED (TOOL_UPSTREAM_UNAVAILABLE when STS or the
 // proof table cannot be reached).
 func (inv *invocation) checkLane(ctx context.Context) error {
@@ -42,6 +43,11 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 			return tool.Errorf(tool.PermissionDenied, "run id %q is a direct-lane run id; executions run under their execution ARN", cut(env.RunID, 80))
 		}
 		return nil
+	}
+	if env.ParentRunID != "" {
+		// A direct call is never a child run: only a workflow step's child
+		// execution names a parent, and only its own ledger rows may say so.
+		return tool.Errorf(tool.PermissionDenied, "parent_run_id belongs to a child run on the %s alias; a direct call has no parent run", lane.SFN)
 	}
 	if d.callers == nil {
 		return tool.Errorf(tool.PermissionDenied, "this function cannot verify callers")

@@ -46,13 +46,27 @@ type ChildRecord struct {
 	InputDigest string
 }
 
-// childMeta is the part of a child's execution input a ChildStart checks:
-// its meta names the parent run and step that start it.
-type childMeta struct {
-	Meta struct {
-		ParentRunID string `json:"parent_run_id"`
-		ParentSeq   int64  `json:"parent_seq"`
-	} `json:"meta"`
+// childMeta reads the part of a child's execution input a ChildStart
+// checks: its meta names the parent run and step that start it. Members
+// are read by their exact names, once each, as the child's Start and
+// InitChild states read $.meta.parent_run_id (Go's decoder alone would
+// match any letter case and keep the last of duplicates).
+func childMeta(input json.RawMessage) (parent string, seq int64, err error) {
+	top, err := tool.DecodeObject("input", input)
+	if err != nil {
+		return "", 0, err
+	}
+	meta, err := tool.DecodeObject("input field \"meta\"", top["meta"])
+	if err != nil {
+		return "", 0, err
+	}
+	if err := json.Unmarshal(meta["parent_run_id"], &parent); err != nil {
+		return "", 0, fmt.Errorf("meta field \"parent_run_id\" is not a string")
+	}
+	if err := json.Unmarshal(meta["parent_seq"], &seq); err != nil {
+		return "", 0, fmt.Errorf("meta field \"parent_seq\" is not an integer")
+	}
+	return parent, seq, nil
 }
 
 // DecodeChildStart parses a workflow step's start-record payload strictly
@@ -72,12 +86,12 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	case c.Seq < 1:
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: seq must be at least 1, not %d", c.Seq)
 	}
-	var meta childMeta
-	if err := json.Unmarshal(c.Input, &meta); err != nil {
+	parent, seq, err := childMeta(c.Input)
+	if err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: input is not the child's execution input {input, meta}: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if meta.Meta.ParentRunID != c.ParentRunID || meta.Meta.ParentSeq != c.Seq {
-		return nil, res, ChildRecord{}, fmt.Errorf("child start: the input's meta names parent %q seq %d, not this step's", Truncate(meta.Meta.ParentRunID, 80), meta.Meta.ParentSeq)
+	if parent != c.ParentRunID || seq != c.Seq {
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: the input's meta names parent %q seq %d, not this step's", Truncate(parent, 80), seq)
 	}
 	_, digest, err := tool.InputDigest(c.Input)
 	if err != nil {

@@ -70,6 +70,32 @@ func TestChildStartRefusesWhatTheStepWouldNotStart(t *testing.T) {
 	}
 }
 
+const goodChildPayload = `{"state_machine_arn":"arn:aws:states:us-east-1:123456789012:stateMachine:toolgate-dev_child:3","parent_run_id":"` + testParent + `","seq":2,` +
+	`"input":{"input":{"title":"t"},"meta":{"parent_run_id":"` + testParent + `","parent_seq":2},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `"}}`
+
+// The child's meta names its parent: the record is checked against the
+// member the child's Start and InitChild states read, $.meta, by its exact
+// name. Go's decoder alone matches "META" or "Meta" too and keeps the last
+// of them, so a payload whose meta names another parent than the one it
+// records passed.
+func TestDecodeChildStartReadsMetaByItsExactName(t *testing.T) {
+	if _, res, rec, err := DecodeChildStart([]byte(goodChildPayload)); err != nil || rec.ParentRunID != testParent ||
+		res.ExecutionName != tool.ChildExecutionName(testParent, 2) ||
+		res.ExecutionARN != "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_child:"+res.ExecutionName {
+		t.Fatalf("%+v %+v %v", res, rec, err)
+	}
+	other := strings.Replace(goodChildPayload, `"meta":{"parent_run_id":"`+testParent+`"`, `"meta":{"parent_run_id":"arn:aws:states:us-east-1:123456789012:execution:x:other"`, 1)
+	for name, payload := range map[string]string{
+		"another parent in meta, this one in META": strings.Replace(other, `"AWS_STEP`, `"META":{"parent_run_id":"`+testParent+`","parent_seq":2},"AWS_STEP`, 1),
+		"meta's members in another case":           strings.Replace(goodChildPayload, `"meta":{"parent_run_id"`, `"meta":{"Parent_Run_ID"`, 1),
+		"meta's parent twice":                      strings.Replace(other, `"parent_seq":2}`, `"parent_seq":2,"parent_run_id":"`+testParent+`"}`, 1),
+	} {
+		if _, _, _, err := DecodeChildStart([]byte(payload)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
 func FuzzDecodeChildStart(f *testing.F) {
 	f.Add([]byte(childStartPayload(childInput)))
 	f.Add([]byte(childStartPayload(`{}`)))

@@ -122,3 +122,73 @@ func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
 			pubA.VersionARN, a.Toolset.ID, b.Toolset.ID, strings.Contains(aws.ToString(v.Definition), b.Toolset.ID), aws.ToString(v.Description))
 	}
 }
+
+// createGate lets one Publish stop after its CreateStateMachine.
+type createGate struct {
+	publish.SFNAPI
+	created, resume chan struct{}
+}
+
+func (g *createGate) CreateStateMachine(ctx context.Context, in *sfn.CreateStateMachineInput, o ...func(*sfn.Options)) (*sfn.CreateStateMachineOutput, error) {
+	out, err := g.SFNAPI.CreateStateMachine(ctx, in, o...)
+	close(g.created)
+	<-g.resume
+	return out, err
+}
+
+// The first publish of a Solution creates its state machine, then
+// publishes "a version" in a second call that can name no revision. A
+// second publisher of the same Solution in between updates the new state
+// machine and publishes its own version: the first one's version is then
+// the other's definition, labelled with the first one's source and
+// publisher, and recorded (SOLUTION#) with the first one's bounds for
+// parents to start.
+func TestConcurrentFirstPublishNeverLabelsAnotherDefinition(t *testing.T) {
+	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
+	compile := func(extraHost string) *resolver.Result {
+		src := strings.Replace(strings.Replace(reviewedDigest, "TIMEOUT", "600", 1), `fetch_hosts: ["DATA"]`, `fetch_hosts: ["DATA", "`+extraHost+`"]`, 1)
+		src = strings.Replace(src, "solution: e2e-digest", "solution: e2e-first", 1)
+		src = strings.ReplaceAll(src, "DATA", strings.TrimPrefix(e.st.DataURL, "http://"))
+		res := resolver.Compile("x.yaml", []byte(src), resolver.Options{})
+		if !res.OK() {
+			t.Fatalf("compile: %v", res.Diagnostics)
+		}
+		return res
+	}
+	a, b := compile("a.example.com"), compile("b.example.com")
+	params, err := publish.ReadFileParams(e.st.ParamsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := ledger.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table)
+	for _, res := range []*resolver.Result{a, b} {
+		if _, err := store.RegisterToolset(context.Background(), res.Toolset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gate := &createGate{SFNAPI: e.sf, created: make(chan struct{}), resume: make(chan struct{})}
+	var pubA *publish.Published
+	var errA error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pubA, errA = publish.Publish(context.Background(), a, params, stack.Stage, local.Region, gate, "arn:aws:iam::000000000000:user/a", nil)
+	}()
+	<-gate.created
+	if _, err := publish.Publish(context.Background(), b, params, stack.Stage, local.Region, e.sf, "arn:aws:iam::000000000000:user/b", nil); err != nil {
+		t.Fatal(err)
+	}
+	close(gate.resume)
+	<-done
+	if errA != nil {
+		t.Fatal(errA)
+	}
+	v, err := e.sf.DescribeStateMachine(context.Background(), &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(pubA.VersionARN)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(aws.ToString(v.Definition), a.Toolset.ID) {
+		t.Fatalf("publisher A created the state machine and was told it published %s (toolset %s), but that version runs B's definition (toolset %s in it: %v); its description: %q",
+			pubA.VersionARN, a.Toolset.ID, b.Toolset.ID, strings.Contains(aws.ToString(v.Definition), b.Toolset.ID), aws.ToString(v.Description))
+	}
+}
