@@ -1,7 +1,6 @@
 package review
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -105,8 +104,8 @@ func FuzzDecodeChildStart(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var meta childMeta
-		if json.Unmarshal(c.Input, &meta) != nil || meta.Meta.ParentRunID != c.ParentRunID || meta.Meta.ParentSeq != c.Seq || c.Seq < 1 {
+		parent, seq, err := childMeta(c.Input)
+		if err != nil || parent != c.ParentRunID || seq != c.Seq || c.Seq < 1 {
 			t.Fatalf("accepted an input that does not name its parent and seq: %s", data)
 		}
 		if res.ExecutionName != tool.ChildExecutionName(c.ParentRunID, c.Seq) || !strings.HasSuffix(res.ExecutionARN, ":"+res.ExecutionName) ||
