@@ -248,6 +248,14 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 			}))
 		case fnLambdaTool:
 			extra = append(extra, toolFunctionInvoke(p.Stage), toolFunctionParameters(p.Stage))
+		case fnReviewRequest:
+			// A child run's start (docs/solutions.md, "Workflow steps"):
+			// the version its execution runs, of this stage's executions.
+			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("DescribeChildExecutions"),
+				Actions:   jsii.Strings("states:DescribeExecution"),
+				Resources: &[]*string{sub(executionsARN(p.Stage))},
+			}))
 		case fnReviewDecision:
 			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("SendTaskResult"),

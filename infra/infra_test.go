@@ -135,8 +135,14 @@ var wantFunctionPolicies = map[string][]stmt{
 			"status", "created_at", "deadline", "expires_at", "review_list_pk", "review_list_sk"}, ""),
 		wantReadReviews,
 		// dynamo.Store RecordStart and Starter.
-		items("RecordStarts", "START#", []string{putItem}, []string{"pk", "sk", "starter", "parent_run_id", "input_digest", "expires_at"}, ""),
+		items("RecordStarts", "START#", []string{putItem}, []string{"pk", "sk", "starter", "parent_run_id", "input_digest", "state_machine_arn", "child_started_at", "expires_at"}, ""),
+		// dynamo.Store.TakeChildStart: which child execution took its
+		// parent's record.
+		items("TakeChildStarts", "START#", []string{updateItem}, []string{"pk", "sk", "child_started_at", "parent_run_id"}, "NONE"),
 		items("ReadStarts", "START#", []string{getItem}, nil, ""),
+		// A child run's start: the version its execution runs.
+		{Sid: "DescribeChildExecutions", Actions: []string{"states:DescribeExecution"},
+			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-test_*:*"}},
 		lambdaXRay,
 	}, wantProofs...),
 	"ReviewDecisionFunction": append([]stmt{

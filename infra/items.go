@@ -213,7 +213,12 @@ var (
 	// parent's run id and the child input's digest (conditions on pk and
 	// those).
 	grantRecordStarts = itemGrant{Sid: "RecordStarts", Prefix: prefixStart, Actions: []string{ddbPutItem},
-		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "starter", "parent_run_id", "input_digest", ledger.AttrExpiresAt}}
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "starter", "parent_run_id", "input_digest", "state_machine_arn", "child_started_at", ledger.AttrExpiresAt}}
+	// dynamo.Store.TakeChildStart: the conditional UpdateItem of a child
+	// record's child_started_at (condition on parent_run_id and it),
+	// reading nothing back.
+	grantTakeChildStarts = itemGrant{Sid: "TakeChildStarts", Prefix: prefixStart, Actions: []string{ddbUpdateItem},
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "child_started_at", "parent_run_id"}, ReturnValues: "NONE"}
 	// dynamo.Store.Starter: GetItem of the whole start item.
 	grantReadStarts = itemGrant{Sid: "ReadStarts", Prefix: prefixStart, Actions: []string{ddbGetItem}}
 	// caller.ProofTable.Record: the conditional PutItem of pk, sk, binding,
@@ -240,7 +245,7 @@ var (
 	// status), the execution's start (RecordStart, Starter) and caller
 	// proofs. No RUN# item, no update of any item.
 	reviewRequestGrants = slices.Concat([]itemGrant{grantToolsets, grantCreateReviews, grantReadReviews,
-		grantRecordStarts, grantReadStarts}, proofGrants)
+		grantRecordStarts, grantTakeChildStarts, grantReadStarts}, proofGrants)
 	// review-decision (decision.Service): a review's Get, its decision and
 	// delivery, the listing, the binding a show reports (BoundKey), and
 	// caller proofs. No RUN#, TOOLSET# or START#

@@ -105,7 +105,7 @@ var ledgerWriters = []struct {
 		"a tool function binds an approval to its call in the binding item, and writes no review item"},
 	{"TOOLSET#", is(fnPublish), []string{"dynamodb:PutItem"}, []string{"pk", "sk", "body", "registered_at"}, nil,
 		"the publish function registers toolsets (after the registration check)"},
-	{"START#", is(fnReviewRequest), []string{"dynamodb:PutItem"}, nil, nil, "review-request records an execution's starter"},
+	{"START#", is(fnReviewRequest), []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}, nil, nil, "review-request records an execution's starter, and which child execution took its parent's record"},
 	{"SOLUTION#", is(fnPublish), []string{"dynamodb:PutItem"}, []string{"pk", "sk", "version_arn", "version", "toolset_id", "output_bound_bytes",
 		"input_limit_bytes", "source_digest", "publisher", "published_at"}, nil, "the publish function records the version it published"},
 	{"PROOF#", isFunction, []string{"dynamodb:PutItem"}, nil, nil, "every function records the caller proofs it accepts"},
@@ -638,6 +638,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 				Starter: "arn:aws:iam::123456789012:user/u", ParentRunID: testRunID, InputDigest: "sha256:00"}))
 		}),
 		run("dynamo.Store.ChildStart", 0, func(db *recorder) { ignore(dynamo.NewStore(db, "toolgate-test").ChildStart(ctx, testRunID)) }),
+		run("dynamo.Store.TakeChildStart", 0, func(db *recorder) {
+			ignore(dynamo.NewStore(db, "toolgate-test").TakeChildStart(ctx, testRunID, "2026-12-01T00:00:00Z"))
+		}),
 	}
 	decision := []func(*recorder){
 		get,

@@ -175,6 +175,7 @@ func (e *emitter) emit() map[string]any {
 			"Payload": parameters(tool.ChildStartCheck{}, map[string]any{
 				"execution_arn":   path("$$.Execution.Id"),
 				"execution_input": path("$$.Execution.Input"),
+				"start_time":      path("$$.Execution.StartTime"),
 			}),
 		},
 		"ResultSelector": map[string]any{"starter.$": "$.Payload.starter"},

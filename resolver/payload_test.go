@@ -103,7 +103,7 @@ func TestTaskPayloadsDecode(t *testing.T) {
 					}
 					continue
 				case name == stateStarterChild:
-					if _, _, err := review.DecodeChildCheck(payload); err != nil {
+					if _, err := review.DecodeChildCheck(payload); err != nil {
 						t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
 					}
 					continue

@@ -11,22 +11,27 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 )
 
 func main() {
 	log := coldstart.Logger()
 	cfg, err := request.ConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
-	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))
+	awsCfg := coldstart.AWSConfig(log)
+	db := dynamodb.NewFromConfig(awsCfg)
 	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	h := &request.Handler{Store: dynamo.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
-		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct}
+		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct,
+		// A child run's start: the version its execution runs.
+		Executions: stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)}}
 	lambda.Start(h.Handle)
 }

@@ -1,10 +1,13 @@
 package review
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -44,6 +47,21 @@ type ChildRecord struct {
 	ParentRunID string
 	// InputDigest is tool.InputDigest of the child's whole execution input.
 	InputDigest string
+	// StateMachineARN is the child's published version ARN the parent
+	// starts: a child execution of any other version (or of none, the
+	// latest revision) does not take the record.
+	StateMachineARN string
+	// StartedAt is the $$.Execution.StartTime of the child execution that
+	// took the record ("" before): Step Functions lets an execution name
+	// be used again 90 days after the execution closed, and the record
+	// serves one execution only.
+	StartedAt string
+}
+
+// ChildCheck is what a child run's start Task asks: its execution ARN,
+// the digest of its whole input and its start time.
+type ChildCheck struct {
+	ExecutionARN, InputDigest, StartTime string
 }
 
 // childMeta reads the part of a child's execution input a ChildStart
@@ -101,21 +119,38 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	if res.ExecutionARN, err = ChildExecutionARN(c.StateMachineARN, res.ExecutionName); err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: state_machine_arn: %v", err)
 	}
-	return &c, res, ChildRecord{ParentRunID: c.ParentRunID, InputDigest: digest}, nil
+	return &c, res, ChildRecord{ParentRunID: c.ParentRunID, InputDigest: digest, StateMachineARN: c.StateMachineARN}, nil
 }
 
 // DecodeChildCheck parses a child run's start payload strictly and returns
-// its execution ARN and the digest of its whole execution input.
-func DecodeChildCheck(payload []byte) (arn, digest string, err error) {
+// its execution ARN, the digest of its whole execution input and its
+// start time (RFC 3339).
+func DecodeChildCheck(payload []byte) (ChildCheck, error) {
 	var c tool.ChildStartCheck
 	if err := decodeTask("child start check", "the child's start Task payload", payload, &c); err != nil {
-		return "", "", err
+		return ChildCheck{}, err
 	}
 	if !strings.HasPrefix(c.ExecutionARN, "arn:") || len(c.ExecutionARN) > 2048 {
-		return "", "", fmt.Errorf("child start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 80))
+		return ChildCheck{}, fmt.Errorf("child start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 80))
 	}
-	if _, digest, err = tool.InputDigest(c.ExecutionInput); err != nil {
-		return "", "", fmt.Errorf("child start check: execution_input: %v", err)
+	if _, err := time.Parse(time.RFC3339Nano, c.StartTime); err != nil {
+		return ChildCheck{}, fmt.Errorf("child start check: start_time %q is not RFC 3339", Truncate(c.StartTime, 40))
 	}
-	return c.ExecutionARN, digest, nil
+	_, digest, err := tool.InputDigest(c.ExecutionInput)
+	if err != nil {
+		return ChildCheck{}, fmt.Errorf("child start check: execution_input: %v", err)
+	}
+	return ChildCheck{ExecutionARN: c.ExecutionARN, InputDigest: digest, StartTime: c.StartTime}, nil
+}
+
+// ErrChildTaken is returned by a store's TakeChildStart when another
+// execution of the same ARN took the parent's record before.
+var ErrChildTaken = errors.New("the child's start record was taken by another execution of that name")
+
+// Executions reads what Step Functions knows of an execution: the
+// published version it was started with ("" when started by the
+// unqualified state machine ARN). A child run's start is accepted only for
+// the version its parent recorded.
+type Executions interface {
+	VersionOf(ctx context.Context, executionARN string) (string, error)
 }

@@ -36,13 +36,13 @@ func TestChildStartNamesTheChildAndBindsItsInput(t *testing.T) {
 	// The child's own check of the same input, written in another order,
 	// finds the same digest.
 	reordered := `{"meta":{"parent_seq":2,"parent_run_id":"` + testParent + `"},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `","input":{"title":"t"}}`
-	arn, digest, err := DecodeChildCheck([]byte(`{"execution_arn":"` + res.ExecutionARN + `","execution_input":` + reordered + `}`))
-	if err != nil || arn != res.ExecutionARN || digest != rec.InputDigest {
-		t.Fatalf("child check %s %s %v, want %s %s", arn, digest, err, res.ExecutionARN, rec.InputDigest)
+	c, err := DecodeChildCheck([]byte(`{"execution_arn":"` + res.ExecutionARN + `","execution_input":` + reordered + `,"start_time":"2026-12-01T00:00:00.000Z"}`))
+	if err != nil || c.ExecutionARN != res.ExecutionARN || c.InputDigest != rec.InputDigest || c.StartTime != "2026-12-01T00:00:00.000Z" || rec.StateMachineARN != testVersion {
+		t.Fatalf("child check %+v %v, want %s %s; record %+v", c, err, res.ExecutionARN, rec.InputDigest, rec)
 	}
 	// Another input is another digest.
-	_, other, _ := DecodeChildCheck([]byte(`{"execution_arn":"` + res.ExecutionARN + `","execution_input":` + strings.Replace(childInput, `"t"`, `"u"`, 1) + `}`))
-	if other == rec.InputDigest {
+	other, _ := DecodeChildCheck([]byte(`{"execution_arn":"` + res.ExecutionARN + `","execution_input":` + strings.Replace(childInput, `"t"`, `"u"`, 1) + `,"start_time":"2026-12-01T00:00:00Z"}`))
+	if other.InputDigest == rec.InputDigest {
 		t.Fatal("two inputs share a digest")
 	}
 }
@@ -116,15 +116,15 @@ func FuzzDecodeChildStart(f *testing.F) {
 }
 
 func FuzzDecodeChildCheck(f *testing.F) {
-	f.Add([]byte(`{"execution_arn":"` + testParent + `","execution_input":` + childInput + `}`))
+	f.Add([]byte(`{"execution_arn":"` + testParent + `","execution_input":` + childInput + `,"start_time":"2026-12-01T00:00:00Z"}`))
 	f.Add([]byte(`{"execution_arn":"x","execution_input":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		arn, digest, err := DecodeChildCheck(data)
+		c, err := DecodeChildCheck(data)
 		if err != nil {
 			return
 		}
-		if !strings.HasPrefix(arn, "arn:") || !strings.HasPrefix(digest, "sha256:") {
-			t.Fatalf("decoded %q %q from %s", arn, digest, data)
+		if !strings.HasPrefix(c.ExecutionARN, "arn:") || !strings.HasPrefix(c.InputDigest, "sha256:") || c.StartTime == "" {
+			t.Fatalf("decoded %+v from %s", c, data)
 		}
 	})
 }

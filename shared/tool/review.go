@@ -133,4 +133,7 @@ type ChildStartResult struct {
 type ChildStartCheck struct {
 	ExecutionARN   string          `json:"execution_arn"`
 	ExecutionInput json.RawMessage `json:"execution_input"`
+	// StartTime is $$.Execution.StartTime (RFC 3339): one execution, and
+	// only one, takes a parent's record.
+	StartTime string `json:"start_time"`
 }

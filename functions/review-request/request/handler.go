@@ -88,9 +88,13 @@ type Handler struct {
 	Callers review.Callers
 	// Lane is fixed on the local stack (one instance per lane); empty: the
 	// invoked alias decides.
-	Lane     lane.Lane
-	Direct   DirectPolicy
-	toolsets ledger.ToolsetCache
+	Lane   lane.Lane
+	Direct DirectPolicy
+	// Executions describes a child run's execution (the version it runs):
+	// Step Functions (stepfunctions.Executions), or nil where no child run
+	// is checked.
+	Executions review.Executions
+	toolsets   ledger.ToolsetCache
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -218,18 +222,38 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 // record its parent wrote for this execution ARN, if the execution's input
 // is the one recorded; it returns the parent's starter.
 func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	arn, digest, err := review.DecodeChildCheck(payload)
+	c, err := review.DecodeChildCheck(payload)
 	if err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
+	arn := c.ExecutionARN
 	rec, err := h.Store.ChildStart(ctx, arn)
 	if errors.Is(err, review.ErrNotFound) {
 		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s names a parent run, but no parent recorded its start: a child run starts only from its parent's workflow step", review.Truncate(arn, 200))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
-	if rec.InputDigest != digest {
-		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: its input is not the one its parent recorded (%s, not %s)", review.Truncate(arn, 200), rec.InputDigest, digest)
+	if rec.InputDigest != c.InputDigest {
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: its input is not the one its parent recorded (%s, not %s)", review.Truncate(arn, 200), rec.InputDigest, c.InputDigest)
+	}
+	// The version the parent starts, and no other: an execution started
+	// by hand on the unqualified ARN runs the latest revision.
+	if h.Executions == nil {
+		return nil, review.Errorf(review.CodeForbidden, "this function cannot read executions: a child run cannot be verified")
+	}
+	version, err := h.Executions.VersionOf(ctx, arn)
+	if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution")
+	}
+	if version != rec.StateMachineARN {
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s runs %q, not the version %s its parent starts", review.Truncate(arn, 200), review.Truncate(version, 200), review.Truncate(rec.StateMachineARN, 200))
+	}
+	// One execution takes the record: an execution name may be used again
+	// 90 days after the execution closed.
+	if err := h.Store.TakeChildStart(ctx, arn, c.StartTime); errors.Is(err, review.ErrChildTaken) {
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: another execution of that name took its parent's start record", review.Truncate(arn, 200))
+	} else if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
 	h.Log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
 	return json.Marshal(tool.StartResult{Starter: rec.Starter})

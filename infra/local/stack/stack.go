@@ -159,7 +159,9 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 	case "review-request":
 		// Any local user may decide a direct-lane review of a gated tool,
 		// except its requester.
-		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"send-email": ["` + local.LocalPrincipal("*") + `"]}`}
+		// Step Functions: a child run's start is checked against the
+		// version its execution runs.
+		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"send-email": ["` + local.LocalPrincipal("*") + `"]}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
 	}
 	return nil
 }

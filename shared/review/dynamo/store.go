@@ -546,11 +546,13 @@ func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec revie
 	key := map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + childARN), tabledef.AttrSK: str(startSK)}
 	item := map[string]types.AttributeValue{tabledef.AttrPK: key[tabledef.AttrPK], tabledef.AttrSK: key[tabledef.AttrSK],
 		"starter": str(rec.Starter), "parent_run_id": str(rec.ParentRunID), "input_digest": str(rec.InputDigest),
-		tabledef.AttrExpiresAt: tabledef.N(s.now().Add(StartRetention).Unix())}
+		"state_machine_arn": str(rec.StateMachineARN), tabledef.AttrExpiresAt: tabledef.N(s.now().Add(StartRetention).Unix())}
+	// A retried record Task writes the same again; once a child took the
+	// record (child_started_at), nothing replaces it.
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
-		ConditionExpression: aws.String("attribute_not_exists(pk) OR (starter = :s AND parent_run_id = :p AND input_digest = :d)"),
+		ConditionExpression: aws.String("attribute_not_exists(pk) OR (starter = :s AND parent_run_id = :p AND input_digest = :d AND state_machine_arn = :m AND attribute_not_exists(child_started_at))"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":s": str(rec.Starter), ":p": str(rec.ParentRunID), ":d": str(rec.InputDigest)}})
+			":s": str(rec.Starter), ":p": str(rec.ParentRunID), ":d": str(rec.InputDigest), ":m": str(rec.StateMachineARN)}})
 	if tabledef.IsConditionFailed(err) {
 		return review.ErrStartConflict
 	}
@@ -569,11 +571,31 @@ func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRe
 	if err != nil {
 		return review.ChildRecord{}, fmt.Errorf("get start of %s: %w", childARN, err)
 	}
-	rec := review.ChildRecord{Starter: getS(out.Item, "starter"), ParentRunID: getS(out.Item, "parent_run_id"), InputDigest: getS(out.Item, "input_digest")}
+	rec := review.ChildRecord{Starter: getS(out.Item, "starter"), ParentRunID: getS(out.Item, "parent_run_id"), InputDigest: getS(out.Item, "input_digest"),
+		StateMachineARN: getS(out.Item, "state_machine_arn"), StartedAt: getS(out.Item, "child_started_at")}
 	if out.Item == nil || rec.ParentRunID == "" {
 		return review.ChildRecord{}, review.ErrNotFound
 	}
 	return rec, nil
+}
+
+// TakeChildStart marks the parent's record for childARN as taken by the
+// execution that started at startTime (one conditional UpdateItem of
+// child_started_at): the same execution again (a retried start Task) is a
+// no-op; any other is review.ErrChildTaken.
+func (s *Store) TakeChildStart(ctx context.Context, childARN, startTime string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
+		Key:                       map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + childARN), tabledef.AttrSK: str(startSK)},
+		UpdateExpression:          aws.String("SET child_started_at = :t"),
+		ConditionExpression:       aws.String("attribute_exists(parent_run_id) AND (attribute_not_exists(child_started_at) OR child_started_at = :t)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": str(startTime)}})
+	if tabledef.IsConditionFailed(err) {
+		return review.ErrChildTaken
+	}
+	if err != nil {
+		return fmt.Errorf("take child start of %s: %w", childARN, err)
+	}
+	return nil
 }
 
 // Starter returns the recorded starter of executionARN (consistent read),
