@@ -56,6 +56,10 @@ type Tool struct {
 	// TolerateDuplicates is the platform team's consent that the tool's
 	// steps may retry it although it does not honour idempotency keys.
 	TolerateDuplicates bool `json:"tolerate_duplicates,omitempty"`
+	// MCP is set for a tool an MCP server defines (mcp.go): the server,
+	// the tool's exact name, its annotations and the negotiated revision.
+	// Its timeout, retry and tolerance are as a platform tool's.
+	MCP *MCP `json:"mcp,omitempty"`
 }
 
 // Platform reports whether the pinned tool is a platform tool: one that
@@ -100,6 +104,11 @@ type Toolset struct {
 	// Workflows names the Solutions runs of this toolset may start
 	// (a workflow: step), sorted and unique.
 	Workflows []string `json:"workflows,omitempty"`
+	// MCPServers are the MCP servers of a draft (a toolset file compiled
+	// before registration, mcp.go): registration lists their tools and pins
+	// the admitted ones into Tools (ResolveMCP). A draft has no id; a
+	// registered toolset has no MCPServers.
+	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
 }
 
 // content is what a toolset's id is the digest of: the toolset without
@@ -168,6 +177,9 @@ func (ts *Toolset) Canonical() ([]byte, error) {
 // ComputeID returns "ts_" and the first 32 hex digits of the SHA-256 of
 // Canonical().
 func (ts *Toolset) ComputeID() (string, error) {
+	if len(ts.MCPServers) > 0 {
+		return "", fmt.Errorf("the toolset names MCP servers whose tools are not listed yet: register it (toolgate toolset register) to pin them")
+	}
 	c, err := ts.Canonical()
 	if err != nil {
 		return "", err
@@ -485,6 +497,16 @@ func checkPlatform(id, name string, t *Tool) error {
 		return refuse(RulePlatformTool, "tool %s is not in the catalog and names no function, but has a platform tool's members: a platform tool names its Lambda function", name)
 	case !FunctionPattern.MatchString(t.Function) && !LambdaARNPattern.MatchString(t.Function):
 		return refuse(RulePlatformTool, "tool %s: function %.80q is neither a placeholder ${Function<Name>} nor a Lambda function ARN", name, t.Function)
+	}
+	return checkPolicy(id, name, t)
+}
+
+// checkPolicy refuses a platform or MCP tool's timeout, policy or retry
+// that breaks the tool contract: at_least_once or a retry of a tool that
+// does not honour idempotency keys needs tolerate_duplicates.
+func checkPolicy(id, name string, t *Tool) error {
+	refuse := func(rule, format string, a ...any) error { return refuse(id, rule, format, a...) }
+	switch {
 	case t.TimeoutSeconds < 1 || t.TimeoutSeconds > catalog.MaxFunctionTimeout:
 		return refuse(RulePlatformTool, "tool %s: timeout_seconds %d is outside 1..%d (Lambda's longest function timeout)", name, t.TimeoutSeconds, catalog.MaxFunctionTimeout)
 	case t.Policy != catalog.AtLeastOnce && t.Policy != catalog.AtMostOnce:
@@ -525,6 +547,15 @@ func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
 	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
 		t := ts.Tools[name]
 		want, ok := c.Lookup(name)
+		if !ok && t.MCP != nil {
+			if err := checkMCP(ts.ID, name, &t); err != nil {
+				return err
+			}
+			continue
+		}
+		if ok && t.MCP != nil {
+			return refuse(RuleMCPTool, "it pins the catalog tool %s as an MCP tool", name)
+		}
 		if !ok {
 			if t.Function == "" && t.TimeoutSeconds == 0 && t.Retry == nil && !t.TolerateDuplicates {
 				continue // no function runs it: a function runs only its own catalog tool
@@ -549,6 +580,14 @@ func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
 	return nil
 }
 
+// sameMCP reports whether two MCP pins are the same (both nil included).
+func sameMCP(a, b *MCP) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Server == b.Server && a.URL == b.URL && a.Name == b.Name && a.Protocol == b.Protocol && sameJSON(a.Annotations, b.Annotations)
+}
+
 // RuleBase: a derived toolset is not its base's tools, or weakens one of
 // their policies.
 const RuleBase = "toolset-base"
@@ -570,7 +609,8 @@ func (ts *Toolset) CheckDerived(base *Toolset) error {
 		t, b := ts.Tools[name], base.Tools[name]
 		same := t.Description == b.Description && sameJSON(t.InputSchema, b.InputSchema) && sameJSON(t.OutputSchema, b.OutputSchema) &&
 			t.Idempotent == b.Idempotent && t.Function == b.Function && t.TimeoutSeconds == b.TimeoutSeconds &&
-			t.TolerateDuplicates == b.TolerateDuplicates && (t.Retry == nil) == (b.Retry == nil) && (t.Retry == nil || *t.Retry == *b.Retry)
+			t.TolerateDuplicates == b.TolerateDuplicates && (t.Retry == nil) == (b.Retry == nil) && (t.Retry == nil || *t.Retry == *b.Retry) &&
+			sameMCP(t.MCP, b.MCP)
 		switch {
 		case !same:
 			return refuse("tool %s differs from its base's in more than its policy or review requirement", name)

@@ -1,0 +1,283 @@
+package toolset
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/fetchurl"
+)
+
+// MCP tools: tools an MCP server defines, which a toolset admits by name
+// and pins at registration (docs/toolsets.md, "MCP servers"). A toolset
+// file names a server with its URL, the tools it admits and a policy per
+// tool (MCPServer); registering it lists the server's tools and pins, for
+// each admitted one, its definition (Tool with MCP set) under the name
+// "<server>.<tool>".
+
+// MCP is what a toolset pins of a tool an MCP server defines, besides its
+// description and schemas (Tool.InputSchema, Tool.OutputSchema: the
+// server's inputSchema and outputSchema, {} when it lists none).
+type MCP struct {
+	// Server is the server's key in the toolset file (MCPServerPattern):
+	// the tool's toolset name is "<server>.<name>".
+	Server string `json:"server"`
+	// URL is the server's streamable HTTP endpoint, as fetchurl.Parse
+	// accepts it: calls go there, under the http tool's address rules.
+	URL string `json:"url"`
+	// Name is the tool's name exactly as the server defines it
+	// (MCPToolNamePattern): what tools/call names.
+	Name string `json:"name"`
+	// Annotations are the tool's annotations as the server listed them
+	// (readOnlyHint, idempotentHint, destructiveHint, ...): shown, and
+	// compared before each call; they never relax a policy.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Protocol is the MCP protocol revision negotiated at registration
+	// (MCPProtocols).
+	Protocol string `json:"protocol"`
+}
+
+var (
+	// MCPServerPattern is a server key: lower-case letters, digits and
+	// "-", no ".", so that a tool's name splits at its first dot.
+	MCPServerPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+	// MCPToolNamePattern is an MCP tool's name: 1 to 128 of A-Z, a-z,
+	// 0-9, "_", "-" and "." (MCP specification 2025-11-25, "Tool names").
+	MCPToolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+)
+
+// MCPProtocols are the MCP protocol revisions a pin may record: those the
+// MCP Go SDK v1.8.0 negotiates, newest first.
+var MCPProtocols = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// SplitMCPName splits a toolset tool name "<server>.<tool>" at its first
+// dot; ok is false for a name that is not one (a catalog or platform
+// tool's name has no dot).
+func SplitMCPName(name string) (server, tool string, ok bool) {
+	server, tool, ok = strings.Cut(name, ".")
+	if !ok || !MCPServerPattern.MatchString(server) || !MCPToolNamePattern.MatchString(tool) {
+		return "", "", false
+	}
+	return server, tool, true
+}
+
+// MCPServer is an MCP server as a toolset file names it, before
+// registration lists its tools: its URL, the tools it admits (by their
+// exact names) and a policy per admitted tool.
+type MCPServer struct {
+	URL   string   `json:"url"`
+	Admit []string `json:"admit"`
+	// Policies by tool name; a tool without one is at_most_once, not
+	// idempotent, not reviewed.
+	Policies map[string]MCPPolicy `json:"policies,omitempty"`
+}
+
+// MCPPolicy is the policy a toolset gives one MCP tool: the members a
+// platform tool has besides its function, with the same rules.
+type MCPPolicy struct {
+	Policy             catalog.Policy `json:"policy,omitempty"`
+	Idempotent         bool           `json:"idempotent,omitempty"`
+	ReviewRequired     bool           `json:"review_required,omitempty"`
+	TimeoutSeconds     int            `json:"timeout_seconds,omitempty"`
+	Retry              *catalog.Retry `json:"retry,omitempty"`
+	TolerateDuplicates bool           `json:"tolerate_duplicates,omitempty"`
+}
+
+// ListedTool is one tool as a server's tools/list answered it.
+type ListedTool struct {
+	Name         string
+	Description  string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage // nil: the server lists none
+	Annotations  json.RawMessage // nil: none
+}
+
+// Listed is what registration learnt of one server: the negotiated
+// revision and every tool it lists (all pages).
+type Listed struct {
+	Protocol string
+	Tools    []ListedTool
+}
+
+// MCPToolTimeout is an MCP tool's timeout when its policy names none:
+// the mcp-call function's own (catalog.DefaultMCPTimeout). A policy's
+// timeout_seconds may only be shorter.
+const MCPToolTimeout = 60
+
+// emptySchema is the output schema of a tool whose server lists none.
+var emptySchema = json.RawMessage(`{}`)
+
+// Pin pins the admitted tools of server key from what the server listed:
+// each under "<key>.<name>", with its listed definition and the server's
+// policy for it. A tool the server does not list, one listed twice, or a
+// policy for a tool not admitted is an error naming it. The schemas are
+// checked by Verify, once the toolset holds them.
+func (s MCPServer) Pin(key string, l Listed) (map[string]Tool, error) {
+	byName := map[string]ListedTool{}
+	for _, t := range l.Tools {
+		if _, dup := byName[t.Name]; dup {
+			return nil, fmt.Errorf("server %s lists tool %q twice", key, t.Name)
+		}
+		byName[t.Name] = t
+	}
+	for name := range s.Policies {
+		if !slices.Contains(s.Admit, name) {
+			return nil, fmt.Errorf("server %s: a policy for %q, which admit does not list", key, name)
+		}
+	}
+	out := map[string]Tool{}
+	for _, name := range s.Admit {
+		lt, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("server %s does not list tool %q (it lists %s)", key, name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
+		}
+		p := s.Policies[name]
+		t := Tool{Description: lt.Description, InputSchema: compactJSON(lt.InputSchema), OutputSchema: emptySchema,
+			Idempotent: p.Idempotent, Policy: p.Policy, ReviewRequired: p.ReviewRequired,
+			TimeoutSeconds: p.TimeoutSeconds, Retry: p.Retry, TolerateDuplicates: p.TolerateDuplicates,
+			MCP: &MCP{Server: key, URL: s.URL, Name: name, Protocol: l.Protocol}}
+		if t.Policy == "" {
+			t.Policy = catalog.AtMostOnce
+		}
+		if t.TimeoutSeconds == 0 {
+			t.TimeoutSeconds = MCPToolTimeout
+		}
+		if len(lt.OutputSchema) > 0 && string(lt.OutputSchema) != "null" {
+			t.OutputSchema = compactJSON(lt.OutputSchema)
+		}
+		if len(lt.Annotations) > 0 && string(lt.Annotations) != "null" && string(lt.Annotations) != "{}" {
+			t.MCP.Annotations = compactJSON(lt.Annotations)
+		}
+		out[key+"."+name] = t
+	}
+	return out, nil
+}
+
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// RuleMCPTool: an MCP tool's pin is malformed.
+const RuleMCPTool = "toolset-mcp-tool"
+
+// checkMCP refuses a malformed MCP tool pin: its name is not
+// "<server>.<name>" of its pin, the URL is not one fetchurl accepts, the
+// revision is unknown, or its policy breaks a platform tool's rules
+// (checkPolicy).
+func checkMCP(id, name string, t *Tool) error {
+	refuse := func(rule, format string, a ...any) error { return refuse(id, rule, format, a...) }
+	m := t.MCP
+	server, tool, ok := SplitMCPName(name)
+	switch {
+	case !ok || server != m.Server || tool != m.Name:
+		return refuse(RuleMCPTool, "tool name %.80q is not <server>.<tool> of its pin (%.30q, %.80q)", name, m.Server, m.Name)
+	case t.Function != "":
+		return refuse(RuleMCPTool, "MCP tool %s names a function", name)
+	case !slices.Contains(MCPProtocols, m.Protocol):
+		return refuse(RuleMCPTool, "MCP tool %s: protocol revision %.30q is not one of %s", name, m.Protocol, strings.Join(MCPProtocols, ", "))
+	case m.Annotations != nil && !json.Valid(m.Annotations):
+		return refuse(RuleMCPTool, "MCP tool %s: annotations are not JSON", name)
+	}
+	if _, err := fetchurl.Parse(m.URL); err != nil {
+		return refuse(RuleMCPTool, "MCP tool %s: server URL: %v", name, err)
+	}
+	return checkPolicy(id, name, t)
+}
+
+// Lister lists an MCP server's tools (every page) and says which revision
+// it negotiated: shared/mcptool's, under the http tool's address rules.
+type Lister func(ctx context.Context, url string) (Listed, error)
+
+// ParseDraft decodes a draft toolset strictly: a toolset document without
+// an id, naming at least one MCP server, whose tools and header are
+// checked once it is resolved (ResolveMCP, then Verify).
+func ParseDraft(data []byte) (*Toolset, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var ts Toolset
+	if err := dec.Decode(&ts); err != nil {
+		return nil, refuse("", RuleFormat, "decode draft toolset: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	switch {
+	case dec.More():
+		return nil, refuse("", RuleFormat, "data after the draft toolset object")
+	case ts.ID != "":
+		return nil, refuse(ts.ID, RuleFormat, "a draft toolset has no id")
+	case len(ts.MCPServers) == 0:
+		return nil, refuse("", RuleFormat, "a draft toolset names MCP servers; this one names none")
+	case len(ts.MCPServers) > MaxMCPServers:
+		return nil, refuse("", RuleFormat, "a toolset names at most %d MCP servers", MaxMCPServers)
+	}
+	for key, srv := range ts.MCPServers {
+		switch {
+		case !MCPServerPattern.MatchString(key):
+			return nil, refuse("", RuleMCPTool, "server key %.40q does not match %s", key, MCPServerPattern)
+		case len(srv.Admit) == 0 || len(srv.Admit) > MaxMCPTools:
+			return nil, refuse("", RuleMCPTool, "server %s admits %d tools; 1 to %d", key, len(srv.Admit), MaxMCPTools)
+		}
+		if _, err := fetchurl.Parse(srv.URL); err != nil {
+			return nil, refuse("", RuleMCPTool, "server %s: URL: %v", key, err)
+		}
+		for _, name := range srv.Admit {
+			if !MCPToolNamePattern.MatchString(name) {
+				return nil, refuse("", RuleMCPTool, "server %s admits %.80q, which is not an MCP tool name (%s)", key, name, MCPToolNamePattern)
+			}
+		}
+	}
+	return &ts, nil
+}
+
+// Bounds of a draft: servers per toolset, and tools admitted per server.
+const (
+	MaxMCPServers = 16
+	MaxMCPTools   = 64
+)
+
+// ResolveMCP lists each MCP server of draft ts with list (in key order)
+// and returns the registered form: its tools with the admitted MCP tools
+// pinned, no MCPServers, and its id. A server that cannot be listed, or
+// that does not list an admitted tool, is an error naming the server; a
+// pinned name that is already a tool of ts too. The result still needs
+// Verify.
+func (ts *Toolset) ResolveMCP(ctx context.Context, list Lister) (*Toolset, error) {
+	out := &Toolset{Name: ts.Name, Base: ts.Base, Tools: maps.Clone(ts.Tools), FetchHosts: ts.FetchHosts, Workflows: ts.Workflows}
+	if out.Tools == nil {
+		out.Tools = map[string]Tool{}
+	}
+	for _, key := range slices.Sorted(maps.Keys(ts.MCPServers)) {
+		srv := ts.MCPServers[key]
+		l, err := list(ctx, srv.URL)
+		if err != nil {
+			return nil, fmt.Errorf("MCP server %s (%s): %w", key, srv.URL, err)
+		}
+		pinned, err := srv.Pin(key, l)
+		if err != nil {
+			return nil, err
+		}
+		for name, t := range pinned {
+			if _, dup := out.Tools[name]; dup {
+				return nil, fmt.Errorf("MCP tool %s is already a tool of the toolset", name)
+			}
+			out.Tools[name] = t
+		}
+	}
+	if out.FetchHosts == nil {
+		out.FetchHosts = []string{}
+	}
+	id, err := out.ComputeID()
+	if err != nil {
+		return nil, err
+	}
+	out.ID = id
+	return out, nil
+}
