@@ -23,6 +23,14 @@ const (
 	Internal                 Code = "TOOL_INTERNAL"
 )
 
+// CallParked is the Step Functions error of a call that was not sent: an
+// MCP tool whose server's definition changed since the toolset pinned it
+// (docs/tools.md, "MCP tools"). It is not one of the tool codes (the tool
+// was not called): not in Codes, never retryable, never maybe applied;
+// the call's ledger row is PARKED and its key stays unclaimed, so that the
+// call can be sent later.
+const CallParked Code = "CALL_PARKED"
+
 // retryable is the one table that classifies every code (docs/design.md, "The tool contract"): only a
 // timeout, a rate limit and an unavailable upstream may be retried; the
 // catch-all is not.

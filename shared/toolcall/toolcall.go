@@ -35,3 +35,9 @@ type Call struct {
 // Tools implement Func and import this package and shared/tool, never the
 // dispatcher.
 type Func func(ctx context.Context, call *Call) (json.RawMessage, error)
+
+// Check runs before a call is claimed, once its input and approval are
+// checked: a non-nil error (a *tool.Error) ends the call unclaimed, with
+// no attempt made. The MCP tools' check parks a call whose tool changed
+// on its server since the toolset pinned it (tool.CallParked).
+type Check func(ctx context.Context, call *Call) error
