@@ -8,20 +8,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // FuzzParse feeds arbitrary bytes through the whole resolver: it must never
 // panic, every diagnostic must carry a position and a rule, and whatever
 // compiles must be JSON within Step Functions' quota. The locks of
 // testdata/toolsets are registered, so that Solutions naming a toolset
-// (platform tools, workflow steps) compile too.
+// (platform tools, workflow steps) compile too. The same bytes go through
+// the toolset file grammar (CompileToolset, seeded with the toolset files
+// of testdata/toolsets, MCP servers among them): a toolset it resolves
+// passes the registration check, and a draft reads back as one
+// (toolset.ParseDraft).
 func FuzzParse(f *testing.F) {
 	files := solutionFiles(f)
 	onToolsets, err := filepath.Glob(filepath.Join(toolsetsDir, "solutions", "*.yaml"))
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, file := range append(files, onToolsets...) {
+	toolsetFiles, err := filepath.Glob(filepath.Join(toolsetsDir, "*.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range append(append(files, onToolsets...), toolsetFiles...) {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
@@ -38,8 +49,9 @@ func FuzzParse(f *testing.F) {
 		// that the fuzzer records the input.
 		slow := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("Compile took over 10s on %q", src)) })
 		res := Compile("fuzz.yaml", src, Options{Toolsets: lookup})
+		tres := CompileToolset("fuzz.yaml", src, ToolsetOptions{Lookup: lookup})
 		slow.Stop()
-		for _, d := range res.Diagnostics {
+		for _, d := range append(res.Diagnostics, tres.Diagnostics...) {
 			if d.Line < 1 || d.Column < 1 || d.Rule == "" || d.Message == "" || d.File != "fuzz.yaml" {
 				t.Fatalf("malformed diagnostic %+v", d)
 			}
@@ -47,6 +59,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("diagnostic holds a control character: %q", d.Message)
 			}
 		}
+		checkToolsetResult(t, tres)
 		if !res.OK() {
 			if res.Definition != nil || res.Toolset != nil {
 				t.Fatal("a refused Solution produced output")
@@ -69,4 +82,37 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkToolsetResult holds a resolved toolset file to what CompileToolset
+// promises: a toolset only without errors; a draft without an id that
+// toolset.ParseDraft reads back as the same draft; any other toolset
+// passing the registration check.
+func checkToolsetResult(t *testing.T, res *ToolsetResult) {
+	t.Helper()
+	switch {
+	case !res.OK():
+		if res.Toolset != nil || res.Draft {
+			t.Fatal("a refused toolset file produced a toolset")
+		}
+	case res.Toolset == nil:
+		t.Fatal("a toolset file without errors produced no toolset")
+	case res.Draft:
+		doc, err := res.Toolset.MarshalIndent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := toolset.ParseDraft(doc)
+		if err != nil {
+			t.Fatalf("the draft does not read back: %v\n%s", err, doc)
+		}
+		again, _ := back.MarshalIndent()
+		if res.Toolset.ID != "" || string(again) != string(doc) {
+			t.Fatalf("the draft reads back as another:\n%s\n%s", doc, again)
+		}
+	default:
+		if err := res.Toolset.Verify(catalog.Default()); err != nil {
+			t.Fatalf("a resolved toolset fails the registration check: %v", err)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -23,6 +24,7 @@ const (
 	RulePolicy     = "policy"      // a policy or review requirement weaker than the catalog's (or the base's), or a platform tool at_least_once without idempotent or tolerate_duplicates
 	RuleBase       = "base"        // a base that does not exist, or a derived toolset adding or dropping tools
 	RuleToolset    = "toolset"     // the registration check (toolset.Verify) refuses the pinned toolset
+	RuleMCPServer  = "mcp-server"  // an MCP server entry's key, URL or admit list, a policy for a tool it does not admit, or too many servers
 )
 
 // ErrToolsetNotFound is what a ToolsetOptions.Lookup (or Options.Toolsets)
@@ -49,8 +51,15 @@ type ToolsetResult struct {
 	File        string
 	Diagnostics []Diagnostic
 	// Toolset is the pinned toolset with its id; nil when there is an
-	// error.
+	// error. For a draft it is the draft: no id, its MCP servers in
+	// MCPServers.
 	Toolset *toolset.Toolset
+	// Draft is set when the file names MCP servers: their tools, and so
+	// the toolset's content and id, are known only once registration
+	// lists them (the publish function, toolset.ResolveMCP). Toolset is
+	// then a draft (toolset.ParseDraft reads it), with no id; every other
+	// tool has been through the registration check.
+	Draft bool
 }
 
 // OK reports whether the file has no error.
@@ -68,8 +77,12 @@ func (r *ToolsetResult) OK() bool {
 var (
 	toolsetKeys  = []string{"toolset", "base", "tools", "workflows"}
 	builtinKeys  = []string{"review_required", "policy", "hosts"}
-	platformKeys = []string{"function", "description", "input_schema", "output_schema", "idempotent", "policy", "review_required", "timeout_seconds", "retry", "tolerate_duplicates"}
+	platformKeys = append([]string{"function", "description", "input_schema", "output_schema"}, contractKeys...)
 	derivedKeys  = []string{"review_required", "policy", "hosts"}
+	// contractKeys are the members of a tool's contract that a platform
+	// tool's entry and an MCP tool's policy share.
+	contractKeys = []string{"idempotent", "policy", "review_required", "timeout_seconds", "retry", "tolerate_duplicates"}
+	mcpKeys      = []string{"mcp", "admit", "policy"}
 )
 
 // IsToolsetFile reports whether src is a toolset file rather than a
@@ -82,9 +95,11 @@ func IsToolsetFile(src []byte) bool {
 // CompileToolset resolves a toolset file (YAML or JSON; file names it in
 // diagnostics) into the toolset it pins: its base's content when it names
 // one, each built-in tool from the catalog with a policy that may only be
-// stricter, each platform tool with its schemas compiled. Every problem
-// is a diagnostic at the value that causes it; the toolset is set only
-// when there is none.
+// stricter, each platform tool with its schemas compiled. A file naming
+// MCP servers resolves to a draft (ToolsetResult.Draft): the servers with
+// the tools they admit and their policies, to be listed and pinned at
+// registration. Every problem is a diagnostic at the value that causes
+// it; the toolset is set only when there is none.
 func CompileToolset(file string, src []byte, opts ToolsetOptions) *ToolsetResult {
 	res := &ToolsetResult{File: file}
 	ds := &diags{file: file}
@@ -99,6 +114,26 @@ func CompileToolset(file string, src []byte, opts ToolsetOptions) *ToolsetResult
 	tc := &toolsetCompiler{d: &decoder{ds: ds}, ds: ds, cat: opts.Catalog, opts: opts}
 	ts := tc.decode(v)
 	if ts == nil || ds.hasErrors() {
+		return res
+	}
+	if len(ts.MCPServers) > 0 {
+		// The registration check of everything but the MCP servers, whose
+		// tools only registration lists.
+		rest := *ts
+		rest.MCPServers = nil
+		var refusal *toolset.Refusal
+		var err error
+		if rest.ID, err = rest.ComputeID(); err == nil {
+			err = rest.Verify(opts.Catalog)
+		}
+		switch {
+		case errors.As(err, &refusal):
+			ds.errorf(v.pos, RuleToolset, "the registration check refuses it: [%s] %s", refusal.Rule, refusal.Reason)
+		case err != nil:
+			ds.errorf(v.pos, RuleToolset, "%v", err)
+		default:
+			res.Toolset, res.Draft = ts, true
+		}
 		return res
 	}
 	id, err := ts.ComputeID()
@@ -168,15 +203,25 @@ func (tc *toolsetCompiler) decode(v *value) *toolset.Toolset {
 		tc.ds.errorf(tools.val.pos, RuleInvalidValue, "tools must be a non-empty mapping of tool names to their entries")
 	default:
 		for _, f := range tools.val.fields {
-			if _, builtin := tc.cat.Lookup(f.key); builtin {
+			_, builtin := tc.cat.Lookup(f.key)
+			switch {
+			case builtin:
 				tc.builtin(ts, f)
-			} else {
+			case isMCPServer(f):
+				tc.mcpServer(ts, f)
+			default:
 				tc.platform(ts, f)
 			}
+		}
+		if n := len(ts.MCPServers); n > toolset.MaxMCPServers {
+			tc.ds.errorf(tools.keyPos, RuleMCPServer, "the toolset names %d MCP servers; at most %d", n, toolset.MaxMCPServers)
 		}
 	}
 	return ts
 }
+
+// isMCPServer reports whether a tool entry names an MCP server (mcp: URL).
+func isMCPServer(f field) bool { return f.val.kind == kMap && f.val.get("mcp") != nil }
 
 // base reads the base: a toolset id that the lookup finds.
 func (tc *toolsetCompiler) base(f *field) *toolset.Toolset {
@@ -309,15 +354,18 @@ func (tc *toolsetCompiler) platform(ts *toolset.Toolset, f field) {
 		return
 	}
 	if f.val.kind != kMap || f.val.get("function") == nil {
-		tc.ds.errorf(f.keyPos, RuleUnknownTool, "%s is not a built-in tool (%s), and a platform tool names its function: write function: ${Function...} or an ARN", what, strings.Join(tc.cat.Names(), ", "))
+		tc.ds.errorf(f.keyPos, RuleUnknownTool, "%s is not a built-in tool (%s), and a platform tool names its function: write function: ${Function...} or an ARN (or, for an MCP server, mcp: URL)", what, strings.Join(tc.cat.Names(), ", "))
 		return
 	}
 	if !tc.d.mapping(f.val, what, platformKeys, "function", "input_schema", "output_schema", "timeout_seconds") {
 		return
 	}
 	t := toolset.Tool{Policy: catalog.AtMostOnce}
-	var retryAt, policyAt Pos
+	var at contractAt
 	for _, pf := range f.val.fields {
+		if tc.contractMember(&pf, what, &t, &at, catalog.MaxFunctionTimeout) {
+			continue
+		}
 		switch pf.key {
 		case "function":
 			if s, ok := tc.d.str(&pf, what+" function"); ok {
@@ -332,43 +380,157 @@ func (tc *toolsetCompiler) platform(ts *toolset.Toolset, f field) {
 			t.InputSchema = tc.schema(&pf, what+" input_schema")
 		case "output_schema":
 			t.OutputSchema = tc.schema(&pf, what+" output_schema")
-		case "idempotent":
-			t.Idempotent, _ = tc.boolean(&pf, what+" idempotent")
-		case "policy":
-			t.Policy, _ = tc.policy(&pf, what)
-			policyAt = pf.val.pos
-		case "review_required":
-			t.ReviewRequired, _ = tc.boolean(&pf, what+" review_required")
-		case "timeout_seconds":
-			t.TimeoutSeconds, _ = tc.d.integer(&pf, what+" timeout_seconds", 1, catalog.MaxFunctionTimeout)
-		case "retry":
-			if r := tc.d.decodeRetry(pf.val, what); r != nil {
-				retryAt = r.Pos
-				t.Retry = &catalog.Retry{MaxAttempts: r.MaxAttempts, IntervalSeconds: r.IntervalSeconds, BackoffRate: r.BackoffRate}
-				if t.Retry.MaxAttempts == 0 {
-					t.Retry.MaxAttempts = 1
-				}
-				if t.Retry.IntervalSeconds == 0 {
-					t.Retry.IntervalSeconds = 1
-				}
-				if t.Retry.BackoffRate == 0 {
-					t.Retry.BackoffRate = 2
-				}
-			}
-		case "tolerate_duplicates":
-			t.TolerateDuplicates, _ = tc.boolean(&pf, what+" tolerate_duplicates")
 		}
 	}
-	// docs/design.md, "The tool contract": a tool that does not honour
-	// idempotency keys runs again only where duplicates are tolerated.
-	// at_least_once runs a call whose outcome is unknown again.
+	tc.checkContract(&t, at, what, "function")
+	ts.Tools[f.key] = t
+}
+
+// contractAt is where a tool's policy and retry were written, for
+// checkContract's diagnostics.
+type contractAt struct{ policy, retry Pos }
+
+// contractMember reads f into t when it is one of contractKeys, the
+// members of the tool contract a platform tool and an MCP tool share
+// (idempotent, policy, review_required, timeout_seconds of 1..maxTimeout,
+// retry, tolerate_duplicates), and reports whether it was.
+func (tc *toolsetCompiler) contractMember(f *field, what string, t *toolset.Tool, at *contractAt, maxTimeout int) bool {
+	switch f.key {
+	case "idempotent":
+		t.Idempotent, _ = tc.boolean(f, what+" idempotent")
+	case "policy":
+		t.Policy, _ = tc.policy(f, what)
+		at.policy = f.val.pos
+	case "review_required":
+		t.ReviewRequired, _ = tc.boolean(f, what+" review_required")
+	case "timeout_seconds":
+		t.TimeoutSeconds, _ = tc.d.integer(f, what+" timeout_seconds", 1, maxTimeout)
+	case "retry":
+		if r := tc.d.decodeRetry(f.val, what); r != nil {
+			at.retry = r.Pos
+			t.Retry = &catalog.Retry{MaxAttempts: r.MaxAttempts, IntervalSeconds: r.IntervalSeconds, BackoffRate: r.BackoffRate}
+			if t.Retry.MaxAttempts == 0 {
+				t.Retry.MaxAttempts = 1
+			}
+			if t.Retry.IntervalSeconds == 0 {
+				t.Retry.IntervalSeconds = 1
+			}
+			if t.Retry.BackoffRate == 0 {
+				t.Retry.BackoffRate = 2
+			}
+		}
+	case "tolerate_duplicates":
+		t.TolerateDuplicates, _ = tc.boolean(f, what+" tolerate_duplicates")
+	default:
+		return false
+	}
+	return true
+}
+
+// checkContract refuses a contract that could repeat a tool's effect
+// (docs/design.md, "The tool contract"): a tool that does not honour
+// idempotency keys runs again only where duplicates are tolerated, and
+// at_least_once runs a call whose outcome is unknown again. runs names
+// what receives the key ("function", "server").
+func (tc *toolsetCompiler) checkContract(t *toolset.Tool, at contractAt, what, runs string) {
 	if t.Policy == catalog.AtLeastOnce && !t.Idempotent && !t.TolerateDuplicates {
-		tc.ds.errorf(policyAt, RulePolicy, "%s policy at_least_once would run a call whose outcome is unknown again, and idempotent is false, so its effect could repeat; set idempotent: true if the function honours the idempotency key, tolerate_duplicates: true to accept duplicates, or policy: at_most_once", what)
+		tc.ds.errorf(at.policy, RulePolicy, "%s policy at_least_once would run a call whose outcome is unknown again, and idempotent is false, so its effect could repeat; set idempotent: true if the %s honours the idempotency key, tolerate_duplicates: true to accept duplicates, or policy: at_most_once", what, runs)
 	}
 	if t.Retry != nil && !t.Idempotent && t.Retry.MaxAttempts > 1 && !t.TolerateDuplicates {
-		tc.ds.errorf(retryAt, RuleRetry, "%s: idempotent is false, so retry.max_attempts %d could repeat its effect; set tolerate_duplicates: true to accept duplicates, or max_attempts: 1", what, t.Retry.MaxAttempts)
+		tc.ds.errorf(at.retry, RuleRetry, "%s: idempotent is false, so retry.max_attempts %d could repeat its effect; set tolerate_duplicates: true to accept duplicates, or max_attempts: 1", what, t.Retry.MaxAttempts)
 	}
-	ts.Tools[f.key] = t
+}
+
+// mcpServer reads an MCP server entry of a toolset without a base: its
+// URL (mcp), the tools it admits by their exact MCP names (admit) and a
+// policy per admitted tool (policy, contractKeys). The draft's server is
+// listed and its admitted tools pinned at registration
+// (toolset.ResolveMCP), each at_most_once and not idempotent unless its
+// policy says otherwise; what the server's annotations say never changes
+// that.
+func (tc *toolsetCompiler) mcpServer(ts *toolset.Toolset, f field) {
+	what := fmt.Sprintf("MCP server %q", f.key)
+	switch {
+	case strings.Contains(f.key, "."):
+		tc.ds.errorf(f.keyPos, RuleMCPServer, "%s: a server's key has no \".\": its tools are named <server>.<tool>, split at the first dot (the key must match %s)", what, toolset.MCPServerPattern)
+		return
+	case !toolset.MCPServerPattern.MatchString(f.key):
+		tc.ds.errorf(f.keyPos, RuleMCPServer, "%s: a server's key must match %s", what, toolset.MCPServerPattern)
+		return
+	}
+	if !tc.d.mapping(f.val, what, mcpKeys, "mcp", "admit") {
+		return
+	}
+	srv := toolset.MCPServer{}
+	if u := f.val.get("mcp"); u != nil {
+		if s, ok := tc.d.str(u, what+" mcp"); ok {
+			if _, err := fetchurl.Parse(s); err != nil {
+				tc.ds.errorf(u.val.pos, RuleMCPServer, "%s mcp %q is not a URL toolgate can call: %v", what, truncate(s), err)
+			}
+			srv.URL = s
+		}
+	}
+	if a := f.val.get("admit"); a != nil {
+		refs := tc.d.strings(a, what+" admit")
+		if a.val.kind == kList && len(a.val.items) == 0 {
+			tc.ds.errorf(a.val.pos, RuleMCPServer, "%s admit is empty: a server admits the tools a toolset may call, by their exact names", what)
+		}
+		if len(refs) > toolset.MaxMCPTools {
+			tc.ds.errorf(a.val.pos, RuleMCPServer, "%s admits %d tools; at most %d", what, len(refs), toolset.MaxMCPTools)
+		}
+		for _, r := range refs {
+			switch {
+			case !toolset.MCPToolNamePattern.MatchString(r.Name):
+				tc.ds.errorf(r.Pos, RuleMCPServer, "%s admit: %q is not an MCP tool name (%s)", what, truncate(r.Name), toolset.MCPToolNamePattern)
+			case slices.Contains(srv.Admit, r.Name):
+				tc.ds.errorf(r.Pos, RuleMCPServer, "%s admits %q twice", what, r.Name)
+			default:
+				srv.Admit = append(srv.Admit, r.Name)
+			}
+		}
+	}
+	if p := f.val.get("policy"); p != nil {
+		srv.Policies = tc.mcpPolicies(f.key, p, srv.Admit)
+	}
+	if ts.MCPServers == nil {
+		ts.MCPServers = map[string]toolset.MCPServer{}
+	}
+	ts.MCPServers[f.key] = srv
+}
+
+// mcpPolicies reads a server's policy mapping: admitted tool name → its
+// contract (contractKeys), with a platform tool's rules and a timeout of
+// at most toolset.MCPToolTimeout seconds, the mcp-call function's own.
+func (tc *toolsetCompiler) mcpPolicies(server string, p *field, admit []string) map[string]toolset.MCPPolicy {
+	what := fmt.Sprintf("MCP server %q", server)
+	if p.val.kind != kMap {
+		tc.ds.errorf(p.val.pos, RuleInvalidValue, "%s policy must be a mapping of admitted tool names to their policies, not a %s", what, p.val.kind)
+		return nil
+	}
+	out := map[string]toolset.MCPPolicy{}
+	for _, f := range p.val.fields {
+		tool := fmt.Sprintf("tool %q", server+"."+f.key)
+		if !slices.Contains(admit, f.key) {
+			tc.ds.errorf(f.keyPos, RuleMCPServer, "%s policy names %q, which admit does not list: admit it, or leave its policy out", what, truncate(f.key))
+			continue
+		}
+		v, ok := tc.entry(f, tool+" (an MCP tool's policy)", contractKeys)
+		if !ok {
+			continue
+		}
+		t := toolset.Tool{Policy: catalog.AtMostOnce}
+		var at contractAt
+		for _, pf := range v.fields {
+			tc.contractMember(&pf, tool, &t, &at, toolset.MCPToolTimeout)
+		}
+		tc.checkContract(&t, at, tool, "server")
+		out[f.key] = toolset.MCPPolicy{Policy: t.Policy, Idempotent: t.Idempotent, ReviewRequired: t.ReviewRequired,
+			TimeoutSeconds: t.TimeoutSeconds, Retry: t.Retry, TolerateDuplicates: t.TolerateDuplicates}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // schema reads a JSON Schema written inline (a mapping or a boolean) or
@@ -440,6 +602,10 @@ func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, to
 		listed[f.key] = true
 		what := fmt.Sprintf("tool %q", f.key)
 		t, ok := base.Tools[f.key]
+		if !ok && isMCPServer(f) {
+			tc.ds.errorf(f.keyPos, RuleBase, "MCP server %q: a derived toolset has its base's tools and adds no MCP server; name the server in a toolset without a base", truncate(f.key))
+			continue
+		}
 		if !ok {
 			tc.ds.errorf(f.keyPos, RuleBase, "%s is not a tool of base %s (%s): a derived toolset has its base's tools; adding one makes a new toolset, without a base", what, base.ID, strings.Join(slices.Sorted(maps.Keys(base.Tools)), ", "))
 			continue

@@ -2,13 +2,21 @@ package resolver
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 const toolsetsDir = "../testdata/toolsets"
+
+// draftSuffix ends the golden file of a draft: the document the CLI sends
+// to the publish function to register it.
+const draftSuffix = ".draft.json"
 
 // compileToolsetFile resolves one file of testdata/toolsets, its bases
 // looked up among the locks there.
@@ -22,8 +30,9 @@ func compileToolsetFile(t *testing.T, f string) *ToolsetResult {
 }
 
 // TestToolsetGolden resolves every toolset file in testdata/toolsets and
-// compares its lock, or its diagnostics, with the golden files
-// (<stem>.lock.json, <stem>.err). Run with -update to rewrite them.
+// compares its lock, its draft (a file naming MCP servers), or its
+// diagnostics, with the golden files (<stem>.lock.json, <stem>.draft.json,
+// <stem>.err). Run with -update to rewrite them.
 func TestToolsetGolden(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(toolsetsDir, "*.yaml"))
 	if len(files) < 6 {
@@ -34,20 +43,27 @@ func TestToolsetGolden(t *testing.T) {
 			res := compileToolsetFile(t, f)
 			stem := strings.TrimSuffix(f, ".yaml")
 			want := map[string][]byte{}
-			if res.OK() {
+			switch {
+			case res.OK() && res.Draft:
+				draft, err := res.Toolset.MarshalIndent()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[stem+draftSuffix] = draft
+			case res.OK():
 				lock, err := res.Toolset.MarshalIndent()
 				if err != nil {
 					t.Fatal(err)
 				}
 				want[stem+LockSuffix] = lock
-			} else {
+			default:
 				var b bytes.Buffer
 				for _, d := range res.Diagnostics {
 					b.WriteString(d.String() + "\n")
 				}
 				want[stem+".err"] = b.Bytes()
 			}
-			compareGolden(t, want, stem, []string{LockSuffix, ".err"}, map[bool]string{true: "the toolset file now resolves", false: "the toolset file is now refused"}[res.OK()])
+			compareGolden(t, want, stem, []string{LockSuffix, draftSuffix, ".err"}, map[bool]string{true: "the toolset file now resolves", false: "the toolset file is now refused"}[res.OK()])
 		})
 	}
 }
@@ -104,5 +120,84 @@ func TestDerivedToolset(t *testing.T) {
 	}
 	if strings.Join(d.Workflows, ",") != "fetch-and-notify" {
 		t.Fatalf("workflows %v", d.Workflows)
+	}
+}
+
+// A file naming MCP servers resolves to a draft: no id, the servers with
+// the tools they admit and the policies written, everything else pinned
+// as in any toolset. A tool without a policy has none in the draft: it is
+// at_most_once and not idempotent once pinned (toolset.MCPServer.Pin).
+func TestMCPDraft(t *testing.T) {
+	res := compileToolsetFile(t, filepath.Join(toolsetsDir, "crm.yaml"))
+	if !res.OK() || !res.Draft || res.Toolset == nil || res.Toolset.ID != "" {
+		t.Fatalf("crm.yaml: draft %v, %+v, %v", res.Draft, res.Toolset, res.Diagnostics)
+	}
+	srv := res.Toolset.MCPServers["crm"]
+	if srv.URL != "https://mcp.crm.example.com/mcp" || strings.Join(srv.Admit, ",") != "create_ticket,lookup_customer" ||
+		!srv.Policies["create_ticket"].ReviewRequired || srv.Policies["lookup_customer"].Policy != "at_least_once" || srv.Policies["lookup_customer"].TimeoutSeconds != 10 {
+		t.Fatalf("server %+v", srv)
+	}
+	if _, ok := res.Toolset.Tools["send-email"]; !ok || len(res.Toolset.Tools) != 1 {
+		t.Fatalf("tools %v", res.Toolset.Tools)
+	}
+
+	res = CompileToolset("mcp.yaml", []byte(`toolset: mcp
+tools:
+  crm:
+    mcp: http://127.0.0.1:8080/mcp
+    admit: [create_ticket, send_sms, lookup.customer]
+    policy:
+      send_sms:
+      lookup.customer: {retry: {max_attempts: 3}, idempotent: true}
+`), ToolsetOptions{})
+	if !res.OK() || !res.Draft {
+		t.Fatalf("%v", res.Diagnostics)
+	}
+	p := res.Toolset.MCPServers["crm"].Policies
+	if _, ok := p["create_ticket"]; ok || len(p) != 2 {
+		t.Fatalf("policies %+v: create_ticket has none written", p)
+	}
+	if p["send_sms"].Policy != "at_most_once" || p["send_sms"].Idempotent {
+		t.Fatalf("send_sms: %+v, want the defaults", p["send_sms"])
+	}
+	if r := p["lookup.customer"].Retry; r == nil || r.MaxAttempts != 3 || r.IntervalSeconds != 1 || r.BackoffRate != 2 {
+		t.Fatalf("lookup.customer retry %+v", r)
+	}
+}
+
+// A toolset derived from a registered toolset with MCP tools is no draft:
+// its tools are its base's, pinned, and it may make their policies
+// stricter by their toolset names, <server>.<tool>.
+func TestDerivedFromMCPToolset(t *testing.T) {
+	draft := compileToolsetFile(t, filepath.Join(toolsetsDir, "crm.yaml"))
+	listed := toolset.Listed{Protocol: "2025-11-25", Tools: []toolset.ListedTool{
+		{Name: "create_ticket", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "lookup_customer", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
+	}}
+	base, err := draft.Toolset.ResolveMCP(t.Context(), func(context.Context, string) (toolset.Listed, error) { return listed, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(id string) (*toolset.Toolset, error) {
+		if id == base.ID {
+			return base, nil
+		}
+		return nil, ErrToolsetNotFound
+	}
+	res := CompileToolset("crm-reviewed.yaml", []byte("toolset: crm-reviewed\nbase: "+base.ID+`
+tools:
+  send-email: {}
+  crm.create_ticket: {}
+  crm.lookup_customer: {review_required: true, policy: at_most_once}
+`), ToolsetOptions{Lookup: lookup})
+	if !res.OK() || res.Draft {
+		t.Fatalf("draft %v: %v", res.Draft, res.Diagnostics)
+	}
+	got := res.Toolset.Tools["crm.lookup_customer"]
+	if !got.ReviewRequired || got.Policy != "at_most_once" || got.MCP == nil || got.MCP.Name != "lookup_customer" {
+		t.Fatalf("crm.lookup_customer %+v", got)
+	}
+	if err := res.Toolset.CheckDerived(base); err != nil {
+		t.Fatal(err)
 	}
 }

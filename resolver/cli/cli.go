@@ -325,11 +325,29 @@ func writeOutputs(dir string, res *resolver.Result) error {
 	return nil
 }
 
-// toolsetID is `toolgate toolset FILE` (newToolsetCmd).
+// toolsetID is `toolgate toolset FILE` (newToolsetCmd): the id of the
+// toolset a Solution pins, or of a toolset file's toolset. A toolset file
+// naming MCP servers has none until registration lists them.
 func toolsetID(cmd *cobra.Command, files []string) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if len(files) != 1 {
 		return misuse(cmd, "name one Solution file")
+	}
+	if src, err := os.ReadFile(files[0]); err == nil && resolver.IsToolsetFile(src) {
+		res := compileToolsetFile(files[0], src)
+		for _, d := range res.Diagnostics {
+			fmt.Fprintln(stderr, d.String())
+		}
+		switch {
+		case !res.OK():
+			return ExitErrors
+		case res.Draft:
+			fmt.Fprintf(stderr, "%s: %s: toolgate toolset register %s prints it and writes it to %s\n",
+				files[0], draftNote(res.Toolset), files[0], filepath.Join(filepath.Dir(files[0]), resolver.LockFile(res.Toolset.Name)))
+			return ExitErrors
+		}
+		fmt.Fprintln(stdout, res.Toolset.ID)
+		return ExitOK
 	}
 	res, err := compileFile(files[0])
 	if err != nil {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +63,9 @@ the content; no tool is weaker than the catalog). FILE is a toolset file
 written beside it), a compiled toolset (*.toolset.json) or a Solution,
 whose toolset is compiled from it; DIR holds *.toolset.json. --tool
 registers the one-tool toolset toolgate invoke builds from the catalog.
+A toolset file naming MCP servers has no id until the publish function
+lists their tools and pins the admitted ones: it is registered through
+the publish function only, and its lock is the toolset registered.
 
 People register through the publish function (--url, default
 $` + EnvPublishURL + `; --function-endpoint with --as NAME on the local stack),
@@ -97,6 +102,7 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 	}
 	var sets []*toolset.Toolset
 	var names, locks []string
+	var drafts []bool
 	if o.tool != "" {
 		ts, err := catalogToolset(o.tool, o.fetchHosts)
 		if err != nil {
@@ -104,6 +110,7 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 			return ExitMisuse
 		}
 		sets, names = append(sets, ts), append(names, "--tool "+o.tool)
+		drafts = append(drafts, false)
 	}
 	for _, p := range paths {
 		found, code := toolsetsAt(p, stderr)
@@ -112,15 +119,16 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 		}
 		for _, f := range found {
 			sets, names = append(sets, f.ts), append(names, f.path)
-			if f.lock != "" {
-				locks = append(locks, f.lock)
-			} else {
-				locks = append(locks, "")
-			}
+			locks, drafts = append(locks, f.lock), append(drafts, f.draft)
 		}
 	}
-	// The registration check of every toolset before the first write.
+	// The registration check of every toolset before the first write; a
+	// draft's other tools have been through it (resolver.CompileToolset),
+	// its MCP tools are known only once the publish function lists them.
 	for i, ts := range sets {
+		if drafts[i] {
+			continue
+		}
 		if err := ts.Verify(catalog.Default()); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
 			return ExitErrors
@@ -138,8 +146,14 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 		return ExitMisuse
 	}
 	if viaFunction {
-		code := registerThroughFunction(ctx, sets, names, &o.fn, stdout, stderr)
+		code := registerThroughFunction(ctx, sets, names, drafts, &o.fn, stdout, stderr)
 		return writeLocks(code, sets, names, locks, stdout, stderr)
+	}
+	for i, draft := range drafts {
+		if draft {
+			fmt.Fprintf(stderr, "%s: %s; register it through the publish function (--url or $%s; --function-endpoint with --as on the local stack): the table is written only with tools already pinned\n", names[i], draftNote(sets[i]), EnvPublishURL)
+			return ExitMisuse
+		}
 	}
 	store, err := o.af.store(ctx)
 	if err != nil {
@@ -187,9 +201,18 @@ func writeLocks(code int, sets []*toolset.Toolset, names, locks []string, stdout
 	return ExitOK
 }
 
+// draftNote says why draft ts has no id yet.
+func draftNote(ts *toolset.Toolset) string {
+	return fmt.Sprintf("toolset %s names MCP servers (%s): its id is known only after registration lists their tools and pins the admitted ones",
+		ts.Name, strings.Join(slices.Sorted(maps.Keys(ts.MCPServers)), ", "))
+}
+
 // registerThroughFunction sends each toolset to the publish function with
-// a caller proof bound to its id and document.
-func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names []string, fn *publishFunction, stdout, stderr io.Writer) int {
+// a caller proof bound to its id and document, or, for a draft (drafts[i]),
+// to its name and document. A draft's answer is believed as far as
+// draftAnswer checks it, and replaces the draft in sets, so that its lock
+// is the registered toolset.
+func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names []string, drafts []bool, fn *publishFunction, stdout, stderr io.Writer) int {
 	p, err := newProver(ctx, fn.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
@@ -197,13 +220,17 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 	}
 	code := ExitOK
 	for i, ts := range sets {
-		doc, err := ts.MarshalIndent() // a *.toolset.json document: its id and its content
+		doc, err := ts.MarshalIndent() // a *.toolset.json document (its id and its content), or a draft
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
 			return ExitErrors
 		}
 		doc = bytes.TrimSpace(doc)
-		proof, err := p.sign(ctx, publish.RegisterBinding(ts.ID, doc))
+		binding := publish.RegisterBinding(ts.ID, doc)
+		if drafts[i] {
+			binding = publish.RegisterDraftBinding(ts.Name, doc)
+		}
+		proof, err := p.sign(ctx, binding)
 		if err != nil {
 			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 			return ExitErrors
@@ -211,15 +238,25 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 		body, _ := json.Marshal(publish.RegisterBody{Toolset: string(doc)})
 		out, errCode, msg, err := fn.call(ctx, publish.DirectRequest{Action: "register", Toolset: string(doc)}, http.MethodPost, "/toolsets", body, proof)
 		var res publish.RegisterResult
+		var registered *toolset.Toolset
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
-			code = ExitErrors
 		case errCode != "":
 			fmt.Fprintf(stderr, "%s: %s: %s\n", names[i], errCode, msg)
-			code = ExitErrors
 		case json.Unmarshal(out, &res) != nil:
 			fmt.Fprintf(stderr, "%s: unexpected answer: %.200s\n", names[i], out)
+		case drafts[i]:
+			if registered, err = draftAnswer(ctx, ts, res); err != nil {
+				fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
+				break
+			}
+			sets[i] = registered
+		default:
+			registered = ts
+		}
+		switch {
+		case registered == nil:
 			code = ExitErrors
 		case res.Created:
 			fmt.Fprintf(stdout, "registered %s (%s) by %s\n", res.ToolsetID, names[i], res.Publisher)
@@ -230,12 +267,72 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 	return code
 }
 
+// draftAnswer reads the publish function's answer to the registration of
+// draft and believes it only as far as it checks here: its body is
+// exactly the RFC 8785 form of a toolset (toolset.ParseStored) that
+// passes the registration check (toolset.Verify: its digest is the id
+// answered), and it is what the draft resolves to (toolset.ResolveMCP)
+// from the tools the body says its servers listed: the draft's name,
+// workflows and other tools, each admitted tool pinned under
+// <server>.<tool> with the server's URL and the draft's policy, and no
+// other tool.
+func draftAnswer(ctx context.Context, draft *toolset.Toolset, res publish.RegisterResult) (*toolset.Toolset, error) {
+	ts, err := toolset.ParseStored(res.ToolsetID, []byte(res.Body))
+	if err != nil {
+		return nil, fmt.Errorf("the publish function's answer: %v", err)
+	}
+	if err := ts.Verify(catalog.Default()); err != nil {
+		return nil, fmt.Errorf("the publish function's answer: %v", err)
+	}
+	resolved, err := draft.ResolveMCP(ctx, listedIn(ts))
+	if err != nil {
+		return nil, fmt.Errorf("the publish function registered %s, which does not pin the draft's MCP tools: %v", ts.ID, err)
+	}
+	if resolved.ID != ts.ID {
+		return nil, fmt.Errorf("the publish function registered %s, which is not the draft with the tools it says its servers listed (that is %s)", ts.ID, resolved.ID)
+	}
+	return ts, nil
+}
+
+// listedIn is a toolset.Lister that answers, for a server URL, what
+// registered toolset ts pins of it: each of its MCP tools at that URL, as
+// the server must have listed it, and the revision recorded.
+func listedIn(ts *toolset.Toolset) toolset.Lister {
+	byURL := map[string]*toolset.Listed{}
+	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
+		t := ts.Tools[name]
+		if t.MCP == nil {
+			continue
+		}
+		l := byURL[t.MCP.URL]
+		if l == nil {
+			l = &toolset.Listed{Protocol: t.MCP.Protocol}
+			byURL[t.MCP.URL] = l
+		}
+		if slices.ContainsFunc(l.Tools, func(lt toolset.ListedTool) bool { return lt.Name == t.MCP.Name }) {
+			continue
+		}
+		l.Tools = append(l.Tools, toolset.ListedTool{Name: t.MCP.Name, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.MCP.Annotations})
+	}
+	return func(_ context.Context, url string) (toolset.Listed, error) {
+		l, ok := byURL[url]
+		if !ok {
+			return toolset.Listed{}, fmt.Errorf("it pins no tool of %s", url)
+		}
+		return *l, nil
+	}
+}
+
 type namedToolset struct {
 	path string
 	ts   *toolset.Toolset
 	// lock is the lock file to write once ts is registered: for a
 	// toolset file, <name>.lock.json beside it; "" otherwise.
 	lock string
+	// draft: ts is a draft (a toolset file naming MCP servers), with no
+	// id until the publish function lists them.
+	draft bool
 }
 
 // toolsetsAt reads the toolsets at path: a directory's *.toolset.json, a
@@ -258,14 +355,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 	var out []namedToolset
 	for _, f := range files {
 		if src, err := os.ReadFile(f); err == nil && !strings.HasSuffix(f, ".toolset.json") && resolver.IsToolsetFile(src) {
-			dir := filepath.Dir(f)
-			lookup := func(id string) (*toolset.Toolset, error) {
-				if ts, err := resolver.LockLookup(dir)(id); err == nil {
-					return ts, nil
-				}
-				return resolver.LockLookup(toolsetsDir)(id)
-			}
-			res := resolver.CompileToolset(f, src, resolver.ToolsetOptions{Lookup: lookup, ReadFile: resolver.DirReader(dir)})
+			res := compileToolsetFile(f, src)
 			for _, d := range res.Diagnostics {
 				fmt.Fprintln(stderr, d.String())
 			}
@@ -273,7 +363,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 				fmt.Fprintf(stderr, "%s: the toolset file has errors: nothing was registered\n", f)
 				return nil, ExitErrors
 			}
-			out = append(out, namedToolset{f, res.Toolset, filepath.Join(dir, resolver.LockFile(res.Toolset.Name))})
+			out = append(out, namedToolset{f, res.Toolset, filepath.Join(filepath.Dir(f), resolver.LockFile(res.Toolset.Name)), res.Draft})
 			continue
 		}
 		if !strings.HasSuffix(f, ".toolset.json") {
@@ -289,7 +379,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 				fmt.Fprintf(stderr, "%s: the Solution has errors: nothing was registered\n", f)
 				return nil, ExitErrors
 			}
-			out = append(out, namedToolset{f, res.Toolset, ""})
+			out = append(out, namedToolset{f, res.Toolset, "", false})
 			continue
 		}
 		data, err := os.ReadFile(f)
@@ -302,9 +392,22 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 			fmt.Fprintf(stderr, "%s: %v\n", f, err)
 			return nil, ExitErrors
 		}
-		out = append(out, namedToolset{f, ts, ""})
+		out = append(out, namedToolset{f, ts, "", false})
 	}
 	return out, ExitOK
+}
+
+// compileToolsetFile resolves toolset file f (source src), its base
+// looked up among the locks beside it, then in --toolsets DIR.
+func compileToolsetFile(f string, src []byte) *resolver.ToolsetResult {
+	dir := filepath.Dir(f)
+	lookup := func(id string) (*toolset.Toolset, error) {
+		if ts, err := resolver.LockLookup(dir)(id); err == nil {
+			return ts, nil
+		}
+		return resolver.LockLookup(toolsetsDir)(id)
+	}
+	return resolver.CompileToolset(f, src, resolver.ToolsetOptions{Lookup: lookup, ReadFile: resolver.DirReader(dir)})
 }
 
 // catalogToolset is the one-tool toolset of a catalog tool that toolgate

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,10 +13,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -49,6 +52,11 @@ type Service struct {
 	// Deployment holds the tools' allow-lists; the zero Deployment refuses
 	// every Solution with a literal URL or recipient.
 	Deployment Deployment
+	// MCP lists an MCP server's tools for the registration of a draft
+	// toolset (RegisterRequest), from this function's network and under
+	// the http tool's address rules (shared/mcptool). nil: drafts are
+	// refused, as this deployment lists no MCP servers.
+	MCP toolset.Lister
 }
 
 // Request is one publish.
@@ -215,10 +223,14 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 
 // RegisterRequest is one toolset registration through the publish function.
 type RegisterRequest struct {
-	// Toolset is the toolset document (a compiled *.toolset.json).
+	// Toolset is the toolset document: a compiled toolset
+	// (*.toolset.json, a lock: toolset.Parse), or a draft, a toolset file
+	// naming MCP servers as toolgate writes it (toolset.ParseDraft: an
+	// "mcp_servers" member, no id), whose servers are listed here.
 	Toolset []byte
-	// Proof is bound to caller.ActionRegister, the toolset's id and
-	// SourceDigest(Toolset).
+	// Proof is bound to caller.ActionRegister and SourceDigest(Toolset),
+	// and to the toolset's id (RegisterBinding) or, for a draft, which has
+	// no id yet, to its name (RegisterDraftBinding).
 	Proof string
 }
 
@@ -227,20 +239,46 @@ type RegisterResult struct {
 	ToolsetID string `json:"toolset_id"`
 	Created   bool   `json:"created"`
 	Publisher string `json:"publisher"`
+	// Body is the registered toolset as ShowResult.Body holds it: its
+	// RFC 8785 form without its id (toolset.Canonical), whose digest the
+	// id names. For a draft it is the only account of the tools the
+	// servers listed and were pinned; the CLI writes the lock from it.
+	Body string `json:"body"`
 }
 
-// RegisterBinding is the caller proof binding of a registration.
+// RegisterBinding is the caller proof binding of a registration of
+// toolset document doc, whose id is id.
 func RegisterBinding(id string, doc []byte) caller.Binding {
 	return caller.Binding{Action: caller.ActionRegister, Target: id, InputDigest: SourceDigest(doc)}
 }
 
+// RegisterDraftBinding is the caller proof binding of a registration of
+// draft doc, named name: its id is known only once its servers are
+// listed. A name never looks like an id (toolset.NamePattern has no "_").
+func RegisterDraftBinding(name string, doc []byte) caller.Binding {
+	return caller.Binding{Action: caller.ActionRegister, Target: name, InputDigest: SourceDigest(doc)}
+}
+
+// MCPListTimeout bounds the listing of a draft's MCP servers, all of
+// them: the publish function's timeout is 30 s (infra), and the table is
+// written after.
+const MCPListTimeout = 20 * time.Second
+
 // Register registers a toolset for the caller its proof proves, after
 // the registration check (ledger.Store.RegisterToolset): the only way
 // toolsets reach the table besides a publish, which registers the
-// toolset its Solution pins.
+// toolset its Solution pins. A draft is first resolved: its MCP servers
+// are listed (s.MCP) and their admitted tools pinned
+// (toolset.ResolveMCP); a server that cannot be listed, that does not
+// list an admitted tool, or a pinned tool the registration check refuses
+// (a schema that does not compile) refuses the draft with CodeRefused,
+// naming it, and nothing is registered.
 func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterResult, error) {
 	if len(req.Toolset) == 0 || len(req.Toolset) > MaxSourceBytes {
 		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("the toolset must be 1 to %d bytes", MaxSourceBytes)}
+	}
+	if isDraft(req.Toolset) {
+		return s.registerDraft(ctx, req)
 	}
 	ts, err := toolset.Parse(req.Toolset)
 	if err != nil {
@@ -250,6 +288,64 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterR
 	if err != nil {
 		return nil, err
 	}
+	return s.register(ctx, ts, who)
+}
+
+// isDraft reports whether doc is a draft: a JSON object with an
+// "mcp_servers" member, in that exact name. (toolset.Parse refuses a
+// document whose members, in any letter case, name MCP servers.)
+func isDraft(doc []byte) bool {
+	var probe map[string]json.RawMessage
+	return json.Unmarshal(doc, &probe) == nil && probe["mcp_servers"] != nil
+}
+
+// registerDraft resolves draft req.Toolset by listing its MCP servers,
+// then registers it as Register does.
+func (s *Service) registerDraft(ctx context.Context, req RegisterRequest) (*RegisterResult, error) {
+	draft, err := toolset.ParseDraft(req.Toolset)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalid, Message: draftError(err)}
+	}
+	who, err := s.verify(ctx, req.Proof, RegisterDraftBinding(draft.Name, req.Toolset))
+	if err != nil {
+		return nil, err
+	}
+	servers := strings.Join(slices.Sorted(maps.Keys(draft.MCPServers)), ", ")
+	if s.MCP == nil {
+		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("toolset %s names MCP servers (%s), and stage %s lists no MCP servers: this deployment has no MCP client; nothing was registered", draft.Name, servers, s.Stage)}
+	}
+	lctx, cancel := context.WithTimeout(ctx, MCPListTimeout)
+	defer cancel()
+	ts, err := draft.ResolveMCP(lctx, s.MCP)
+	if err != nil {
+		if s.Log != nil {
+			s.Log.InfoContext(ctx, "draft toolset refused", "name", draft.Name, "servers", servers, "publisher", who.Principal, "error", err.Error())
+		}
+		return nil, &Error{Code: CodeRefused, Message: cut(fmt.Sprintf("toolset %s: %v; nothing was registered", draft.Name, err), maxDraftMessage)}
+	}
+	if err := ts.Verify(catalog.Default()); err != nil {
+		return nil, &Error{Code: CodeRefused, Message: cut(fmt.Sprintf("toolset %s as its servers list it (%s): %v; nothing was registered", draft.Name, ts.ID, err), maxDraftMessage)}
+	}
+	return s.register(ctx, ts, who)
+}
+
+// maxDraftMessage bounds the message of a refused draft, which quotes what
+// a server answered.
+const maxDraftMessage = 1000
+
+// draftError is a draft's refusal by toolset.ParseDraft, without the
+// empty id a *toolset.Refusal names.
+func draftError(err error) string {
+	var refusal *toolset.Refusal
+	if errors.As(err, &refusal) {
+		return fmt.Sprintf("draft toolset refused [%s]: %s", refusal.Rule, refusal.Reason)
+	}
+	return err.Error()
+}
+
+// register registers ts (its base checked first) for who, and answers
+// with its id and body.
+func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.Identity) (*RegisterResult, error) {
 	if err := s.checkBase(ctx, ts); err != nil {
 		return nil, err
 	}
@@ -261,10 +357,25 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterR
 		}
 		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be registered", Err: err}
 	}
+	body, err := ts.Canonical()
+	if err != nil {
+		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be encoded", Err: err}
+	}
 	if s.Log != nil {
 		s.Log.InfoContext(ctx, "toolset registered", "toolset_id", ts.ID, "created", created, "publisher", who.Principal)
 	}
-	return &RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal}, nil
+	return &RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal, Body: string(body)}, nil
+}
+
+// cut returns s, or its first n bytes (whole UTF-8 sequences) and "...".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // children checks the Solutions a Solution's workflow steps start against

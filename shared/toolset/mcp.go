@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gowebpki/jcs"
+
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/fetchurl"
 )
@@ -199,8 +201,13 @@ func checkMCP(id, name string, t *Tool) error {
 type Lister func(ctx context.Context, url string) (Listed, error)
 
 // ParseDraft decodes a draft toolset strictly: a toolset document without
-// an id, naming at least one MCP server, whose tools and header are
-// checked once it is resolved (ResolveMCP, then Verify).
+// an id, with a name and no base (a derived toolset's tools are its
+// base's), naming at least one MCP server, whose tools and header are
+// checked once it is resolved (ResolveMCP, then Verify). As Parse, it
+// takes only a document whose members are the draft's fields in their
+// exact names, once each, with no member its form leaves out
+// (MarshalIndent's form): the caller proof binds the document's bytes, so
+// they must say exactly what is registered.
 func ParseDraft(data []byte) (*Toolset, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -213,6 +220,10 @@ func ParseDraft(data []byte) (*Toolset, error) {
 		return nil, refuse("", RuleFormat, "data after the draft toolset object")
 	case ts.ID != "":
 		return nil, refuse(ts.ID, RuleFormat, "a draft toolset has no id")
+	case ts.Name == "":
+		return nil, refuse("", RuleFormat, "a draft toolset has a name")
+	case ts.Base != "":
+		return nil, refuse("", RuleFormat, "a draft toolset has no base: a derived toolset's tools are its base's, and it names no MCP server")
 	case len(ts.MCPServers) == 0:
 		return nil, refuse("", RuleFormat, "a draft toolset names MCP servers; this one names none")
 	case len(ts.MCPServers) > MaxMCPServers:
@@ -233,6 +244,17 @@ func ParseDraft(data []byte) (*Toolset, error) {
 				return nil, refuse("", RuleMCPTool, "server %s admits %.80q, which is not an MCP tool name (%s)", key, name, MCPToolNamePattern)
 			}
 		}
+	}
+	shown, err := jcs.Transform(data)
+	if err != nil {
+		return nil, refuse("", RuleFormat, "the draft is not canonicalizable JSON (RFC 8785): %v", err)
+	}
+	decoded, err := json.Marshal(&ts)
+	if err == nil {
+		decoded, err = jcs.Transform(decoded)
+	}
+	if err != nil || !bytes.Equal(shown, decoded) {
+		return nil, refuse("", RuleFormat, "the draft holds members that are not its fields in their exact names, once each, or members its form leaves out (write it as toolgate writes a draft)")
 	}
 	return &ts, nil
 }

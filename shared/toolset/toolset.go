@@ -585,7 +585,8 @@ func sameMCP(a, b *MCP) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Server == b.Server && a.URL == b.URL && a.Name == b.Name && a.Protocol == b.Protocol && sameJSON(a.Annotations, b.Annotations)
+	sameAnnotations := len(a.Annotations) == 0 && len(b.Annotations) == 0 || sameJSON(a.Annotations, b.Annotations)
+	return a.Server == b.Server && a.URL == b.URL && a.Name == b.Name && a.Protocol == b.Protocol && sameAnnotations
 }
 
 // RuleBase: a derived toolset is not its base's tools, or weakens one of

@@ -220,7 +220,8 @@ func TestVerifyAllowsStricterToolsets(t *testing.T) {
 }
 
 // Parse never panics, and a document it accepts round-trips to the same
-// id; Verify of it returns nil or a *Refusal, never another error.
+// id; Verify of it returns nil or a *Refusal, never another error. The
+// same bytes go through ParseDraft (checkDraft).
 func FuzzToolsetParse(f *testing.F) {
 	ts, err := FromCatalog(catalog.Default(), []string{"send-email", "structured-data-fetch"}, nil, []string{"api.example.com"})
 	if err != nil {
@@ -231,7 +232,9 @@ func FuzzToolsetParse(f *testing.F) {
 	f.Add([]byte(`{"id":"ts_00000000000000000000000000000000","tools":{},"fetch_hosts":[]}`))
 	f.Add([]byte(`{"id":"ts_x","tools":null}`))
 	f.Add([]byte(`{}{}`))
+	f.Add([]byte(draftDoc))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDraft(t, data)
 		ts, err := Parse(data)
 		if err != nil {
 			var ref *Refusal
@@ -255,6 +258,29 @@ func FuzzToolsetParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkDraft holds ParseDraft to its promises on data: a refusal is a
+// *Refusal, and an accepted draft has no id and is written back as the
+// same draft.
+func checkDraft(t *testing.T, data []byte) {
+	t.Helper()
+	d, err := ParseDraft(data)
+	if err != nil {
+		var ref *Refusal
+		if !errors.As(err, &ref) {
+			t.Fatalf("ParseDraft error is not a *Refusal: %v", err)
+		}
+		return
+	}
+	out, err := d.MarshalIndent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseDraft(out)
+	if err != nil || back.ID != "" || len(back.MCPServers) != len(d.MCPServers) {
+		t.Fatalf("round trip: %+v %v", back, err)
+	}
 }
 
 // A stored body loads only when it is exactly the RFC 8785 form of a

@@ -1,0 +1,282 @@
+package publish
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/infra/local/mcpserver"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// draftFor is the draft of a toolset file naming the server at url as
+// crm, admitting admit: create_ticket reviewed, lookup_customer
+// at_least_once and idempotent, any other tool without a policy.
+func draftFor(t *testing.T, url string, admit ...string) []byte {
+	t.Helper()
+	d := &toolset.Toolset{Name: "crm", Tools: map[string]toolset.Tool{}, FetchHosts: []string{}, MCPServers: map[string]toolset.MCPServer{
+		"crm": {URL: url, Admit: admit, Policies: map[string]toolset.MCPPolicy{}},
+	}}
+	for _, name := range admit {
+		switch name {
+		case mcpserver.CreateTicket:
+			d.MCPServers["crm"].Policies[name] = toolset.MCPPolicy{Policy: catalog.AtMostOnce, ReviewRequired: true}
+		case mcpserver.LookupCustomer:
+			d.MCPServers["crm"].Policies[name] = toolset.MCPPolicy{Policy: catalog.AtLeastOnce, Idempotent: true}
+		}
+	}
+	doc, err := d.MarshalIndent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// registerDraft registers draft doc as NAME, directly, with a proof bound
+// to the draft's name.
+func (e *toolsetEnv) registerDraft(t *testing.T, name string, doc []byte) (*RegisterResult, string, string) {
+	t.Helper()
+	d, err := toolset.ParseDraft(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code, msg := e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: e.callers.Proof(t, name, RegisterDraftBinding(d.Name, doc))})
+	if code != "" {
+		return nil, code, msg
+	}
+	var res RegisterResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return &res, "", ""
+}
+
+// toolsetItems counts the table's toolset items.
+func (e *toolsetEnv) toolsetItems(t *testing.T) int {
+	t.Helper()
+	out, err := e.db.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(e.table), ConsistentRead: aws.Bool(true),
+		FilterExpression:          aws.String("begins_with(#pk, :p)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": ledger.AttrPK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "TOOLSET#"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(out.Count)
+}
+
+// The publish function registers a draft by listing its MCP server with a
+// real client (the go-sdk's, localtest.ListMCP) against the local MCP
+// server: the admitted tools are pinned by their exact names, with the
+// schemas and annotations the server lists and the revision negotiated,
+// the policies the draft gives them, and the safe defaults where it gives
+// none; the same draft registers to the same id again. Each server
+// configuration negotiates its own revision: 2026-07-28 without sessions,
+// 2025-11-25 with them, and 2025-11-25 from a server limited to it.
+func TestRegisterDraft(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		opts     mcpserver.Options
+		revision string
+	}{
+		{"stateless", mcpserver.Options{Stateless: true}, "2026-07-28"},
+		{"sessions", mcpserver.Options{}, "2025-11-25"},
+		{"limited to 2025-11-25", mcpserver.Options{Stateless: true, ProtocolVersions: []string{"2025-11-25"}}, "2025-11-25"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newToolsetEnv(t)
+			e.h.Service.MCP = localtest.ListMCP
+			srv := localtest.MCPServer(t, c.opts)
+			doc := draftFor(t, srv.URL(), mcpserver.CreateTicket, mcpserver.LookupCustomer, mcpserver.SendSMS)
+			res, code, msg := e.registerDraft(t, "alice", doc)
+			if code != "" {
+				t.Fatalf("register: %s %s", code, msg)
+			}
+			if !res.Created || res.Publisher != "arn:aws:iam::000000000000:user/alice" || res.Body != e.storedBody(t, res.ToolsetID) {
+				t.Fatalf("answer %+v", res)
+			}
+			ts, err := toolset.ParseStored(res.ToolsetID, []byte(res.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ts.Verify(catalog.Default()); err != nil {
+				t.Fatal(err)
+			}
+			if len(ts.Tools) != 3 || ts.Name != "crm" || len(ts.MCPServers) != 0 {
+				t.Fatalf("registered %+v", ts)
+			}
+			for name, want := range map[string]struct {
+				policy               catalog.Policy
+				idempotent, reviewed bool
+				input, output        string // a member each schema has
+				annotations          string
+			}{
+				// As the SDK sends them: its ToolAnnotations writes
+				// readOnlyHint and idempotentHint even when false.
+				"crm.create_ticket":   {catalog.AtMostOnce, false, true, `"priority"`, `"ticket_id"`, `{"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false}`},
+				"crm.lookup_customer": {catalog.AtLeastOnce, true, false, `"customer_id"`, `"tier"`, `{"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true}`},
+				// No policy: at_most_once, not idempotent. No outputSchema:
+				// {}.
+				"crm.send_sms": {catalog.AtMostOnce, false, false, `"text"`, `{}`, `{"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false}`},
+			} {
+				got := ts.Tools[name]
+				server, tool, _ := toolset.SplitMCPName(name)
+				if got.MCP == nil || got.MCP.Server != server || got.MCP.Name != tool || got.MCP.URL != srv.URL() || got.MCP.Protocol != c.revision {
+					t.Errorf("%s: pin %+v, want revision %s", name, got.MCP, c.revision)
+					continue
+				}
+				if got.Policy != want.policy || got.Idempotent != want.idempotent || got.ReviewRequired != want.reviewed || got.TimeoutSeconds != toolset.MCPToolTimeout || got.Function != "" {
+					t.Errorf("%s: contract %+v", name, got)
+				}
+				if !strings.Contains(string(got.InputSchema), want.input) || !strings.Contains(string(got.OutputSchema), want.output) {
+					t.Errorf("%s: schemas %s %s", name, got.InputSchema, got.OutputSchema)
+				}
+				if !sameJSON(t, got.MCP.Annotations, want.annotations) {
+					t.Errorf("%s: annotations %s, want %s", name, got.MCP.Annotations, want.annotations)
+				}
+				if got.Description == "" {
+					t.Errorf("%s: no description", name)
+				}
+			}
+			again, code, msg := e.registerDraft(t, "bob", doc)
+			if code != "" || again.ToolsetID != res.ToolsetID || again.Created || again.Body != res.Body {
+				t.Fatalf("again: %+v %s %s", again, code, msg)
+			}
+		})
+	}
+}
+
+// sameJSON reports whether JSON document got is want, whatever its
+// member order.
+func sameJSON(t *testing.T, got json.RawMessage, want string) bool {
+	t.Helper()
+	var a, b any
+	if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(want), &b) != nil {
+		return false
+	}
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// A draft the servers cannot be resolved for is refused, naming the
+// server and what is wrong, and nothing is registered: a tool the server
+// does not list, a server that does not answer, a listed schema the
+// registration check refuses. A deployment without an MCP client refuses
+// drafts; a proof bound to another name, or to the id form, is refused
+// before any listing.
+func TestRegisterDraftRefused(t *testing.T) {
+	e := newToolsetEnv(t)
+	e.h.Service.MCP = localtest.ListMCP
+	srv := localtest.MCPServer(t, mcpserver.Options{Stateless: true})
+	gone := localtest.MCPServer(t, mcpserver.Options{})
+	if err := gone.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// A schema the SDK takes and toolgate's bounds refuse: nested deeper
+	// than toolset.MaxSchemaDepth.
+	deep := `{"type":"string"}`
+	for range toolset.MaxSchemaDepth / 2 {
+		deep = `{"type":"object","properties":{"a":` + deep + `}}`
+	}
+	broken := localtest.MCPServer(t, mcpserver.Options{Stateless: true})
+	if err := broken.SetInputSchema(mcpserver.LookupCustomer, json.RawMessage(deep)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		doc  []byte
+		code string
+		says []string
+	}{
+		{"a tool not listed", draftFor(t, srv.URL(), mcpserver.CreateTicket, "close_ticket"), CodeRefused,
+			[]string{"toolset crm: server crm does not list tool \"close_ticket\" (it lists create_ticket, lookup_customer, send_sms)", "nothing was registered"}},
+		{"a server that does not answer", draftFor(t, gone.URL(), mcpserver.CreateTicket), CodeRefused,
+			[]string{"toolset crm: MCP server crm (" + gone.URL() + "): connect:", "nothing was registered"}},
+		{"a schema that does not compile", draftFor(t, broken.URL(), mcpserver.LookupCustomer), CodeRefused,
+			[]string{"[toolset-schema]", "tool crm.lookup_customer: the input schema is nested deeper than 32 levels", "nothing was registered"}},
+		{"not a draft", []byte(`{"id": "", "name": "crm", "mcp_servers": {}}`), CodeInvalid, []string{"draft toolset refused [toolset-format]"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, code, msg := e.registerDraft2(t, "alice", c.doc)
+			if code != c.code {
+				t.Fatalf("%s %s, want %s", code, msg, c.code)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(msg, s) {
+					t.Errorf("%q does not say %q", msg, s)
+				}
+			}
+		})
+	}
+
+	doc := draftFor(t, srv.URL(), mcpserver.CreateTicket)
+	for name, proof := range map[string]string{
+		"bound to another name": e.callers.Proof(t, "alice", RegisterDraftBinding("crm-other", doc)),
+		"bound as an id":        e.callers.Proof(t, "alice", RegisterBinding("", doc)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, code, msg := e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: proof}); code != CodeUnauthenticated {
+				t.Fatalf("%s %s", code, msg)
+			}
+		})
+	}
+	t.Run("no MCP client", func(t *testing.T) {
+		e.h.Service.MCP = nil
+		_, code, msg := e.registerDraft(t, "alice", doc)
+		if code != CodeRefused || !strings.Contains(msg, "toolset crm names MCP servers (crm), and stage test lists no MCP servers") {
+			t.Fatalf("%s %s", code, msg)
+		}
+	})
+	if n := e.toolsetItems(t); n != 0 {
+		t.Fatalf("%d toolsets registered", n)
+	}
+	if calls := len(srv.Calls()) + len(broken.Calls()); calls != 0 {
+		t.Fatalf("registration called %d tools", calls)
+	}
+}
+
+// registerDraft2 is registerDraft for a document that may not be a draft:
+// the proof is bound to the name "crm".
+func (e *toolsetEnv) registerDraft2(t *testing.T, name string, doc []byte) (json.RawMessage, string, string) {
+	t.Helper()
+	return e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: e.callers.Proof(t, name, RegisterDraftBinding("crm", doc))})
+}
+
+// Annotations never relax a policy: lookup_customer says it is read-only
+// and idempotent, and admitted without a policy it is pinned at_most_once
+// and not idempotent, its annotations kept for show.
+func TestAnnotationsNeverRelaxAPolicy(t *testing.T) {
+	e := newToolsetEnv(t)
+	e.h.Service.MCP = localtest.ListMCP
+	srv := localtest.MCPServer(t, mcpserver.Options{Stateless: true})
+	d := &toolset.Toolset{Name: "lookup", Tools: map[string]toolset.Tool{}, FetchHosts: []string{}, MCPServers: map[string]toolset.MCPServer{
+		"crm": {URL: srv.URL(), Admit: []string{mcpserver.LookupCustomer}}}}
+	doc, err := d.MarshalIndent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof := e.callers.Proof(t, "alice", RegisterDraftBinding("lookup", doc))
+	out, code, msg := e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: proof})
+	if code != "" {
+		t.Fatalf("%s %s", code, msg)
+	}
+	var res RegisterResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolset.ParseStored(res.ToolsetID, []byte(res.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ts.Tools["crm.lookup_customer"]
+	if got.Policy != catalog.AtMostOnce || got.Idempotent || got.ReviewRequired || !strings.Contains(string(got.MCP.Annotations), `"readOnlyHint":true`) {
+		t.Fatalf("crm.lookup_customer %+v %s", got, got.MCP.Annotations)
+	}
+}

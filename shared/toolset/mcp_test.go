@@ -1,0 +1,97 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+)
+
+// draftDoc is a draft as toolgate writes it (MarshalIndent) for a toolset
+// file naming the server crm.
+const draftDoc = `{
+  "id": "",
+  "name": "crm",
+  "tools": {},
+  "fetch_hosts": [],
+  "mcp_servers": {
+    "crm": {
+      "url": "https://mcp.crm.example.com/mcp",
+      "admit": ["create_ticket", "lookup_customer"],
+      "policies": {"lookup_customer": {"policy": "at_least_once", "idempotent": true}}
+    }
+  }
+}`
+
+// A draft is read only in the form toolgate writes it: a name, no id, no
+// base, and members that are exactly its fields, once each, so that the
+// bytes a caller proof binds say what is registered.
+func TestParseDraft(t *testing.T) {
+	ts, err := ParseDraft([]byte(draftDoc))
+	if err != nil || ts.Name != "crm" || len(ts.MCPServers["crm"].Admit) != 2 {
+		t.Fatalf("%+v %v", ts, err)
+	}
+	for name, c := range map[string]struct{ doc, says string }{
+		"an id":             {strings.Replace(draftDoc, `"id": ""`, `"id": "ts_00000000000000000000000000000000"`, 1), "has no id"},
+		"no name":           {strings.Replace(draftDoc, `"name": "crm",`, ``, 1), "has a name"},
+		"a base":            {strings.Replace(draftDoc, `"name": "crm",`, `"name": "crm", "base": "ts_00000000000000000000000000000000",`, 1), "has no base"},
+		"no server":         {strings.Replace(draftDoc, `"mcp_servers"`, `"mcp_serverz"`, 1), "unknown field"},
+		"a repeated member": {strings.Replace(draftDoc, `"admit": [`, `"admit": ["delete_customer"], "admit": [`, 1), "Duplicate key"},
+		"another case":      {strings.Replace(draftDoc, `"admit"`, `"Admit"`, 1), "exact names, once each"},
+		"a default written": {strings.Replace(draftDoc, `"idempotent": true`, `"idempotent": true, "review_required": false`, 1), "members its form leaves out"},
+		"a key with a dot":  {strings.Replace(draftDoc, `"crm": {`, `"crm.v2": {`, 1), "does not match"},
+		"an empty admit":    {strings.Replace(draftDoc, `["create_ticket", "lookup_customer"]`, `[]`, 1), "admits 0 tools"},
+		"a URL with a user": {strings.Replace(draftDoc, `https://mcp`, `https://u:p@mcp`, 1), "userinfo"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseDraft([]byte(c.doc))
+			var ref *Refusal
+			if !errors.As(err, &ref) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("%v, want a refusal saying %q", err, c.says)
+			}
+		})
+	}
+}
+
+// A toolset derived from one with MCP tools keeps their pins: a tool the
+// server listed without annotations is the same tool in both.
+func TestDerivedFromMCPTools(t *testing.T) {
+	draft, err := ParseDraft([]byte(draftDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := Listed{Protocol: "2026-07-28", Tools: []ListedTool{
+		{Name: "create_ticket", InputSchema: json.RawMessage(`{"type": "object"}`)},
+		{Name: "lookup_customer", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`),
+			Annotations: json.RawMessage(`{"readOnlyHint": true, "idempotentHint": true}`)},
+	}}
+	base, err := draft.ResolveMCP(context.Background(), func(context.Context, string) (Listed, error) { return listed, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := base.Verify(catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	// Annotations say read-only and idempotent; the pin keeps the safe
+	// defaults for the tool without a policy.
+	if ct := base.Tools["crm.create_ticket"]; ct.Policy != catalog.AtMostOnce || ct.Idempotent || ct.MCP.Annotations != nil {
+		t.Fatalf("crm.create_ticket %+v", ct)
+	}
+	if lc := base.Tools["crm.lookup_customer"]; lc.Policy != catalog.AtLeastOnce || !lc.Idempotent || string(lc.MCP.Annotations) != `{"readOnlyHint":true,"idempotentHint":true}` {
+		t.Fatalf("crm.lookup_customer %+v %s", lc, lc.MCP.Annotations)
+	}
+	derived := &Toolset{Name: "crm-reviewed", Base: base.ID, Tools: map[string]Tool{}, FetchHosts: []string{}}
+	for name, tool := range base.Tools {
+		tool.ReviewRequired = true
+		derived.Tools[name] = tool
+	}
+	if derived.ID, err = derived.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	if err := derived.CheckDerived(base); err != nil {
+		t.Fatal(err)
+	}
+}
