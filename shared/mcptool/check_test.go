@@ -2,6 +2,9 @@ package mcptool
 
 import (
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -204,6 +207,24 @@ func TestCheckMapsAListingFailure(t *testing.T) {
 	ctx.pass()
 	err = New(config(t, hostOf(t, srv.URL())), nil).Check(ctx, callOf(pinned, `{}`, "run-1/1", 1))
 	wantError(t, err, tool.Timeout, false)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	m.URL = "http://" + addr + "/mcp"
+	err = New(config(t, addr), nil).Check(t.Context(), call)
+	wantError(t, err, tool.UpstreamUnavailable, false, "the handshake with "+addr+" failed")
+
+	locked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "Forbidden", http.StatusForbidden)
+	}))
+	defer locked.Close()
+	m.URL = locked.URL + "/mcp"
+	err = New(config(t, hostOf(t, locked.URL)), nil).Check(t.Context(), call)
+	wantError(t, err, tool.PermissionDenied, false, "HTTP 403 Forbidden", "needs credentials")
 }
 
 func TestCheckPassesAToolThatIsNotMCP(t *testing.T) {

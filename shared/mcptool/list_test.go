@@ -197,3 +197,17 @@ func TestListedToolsPinAsRegistrationPinsThem(t *testing.T) {
 		t.Errorf("pin (-want +got):\n%s", diff)
 	}
 }
+
+func TestListFollowsNoRedirect(t *testing.T) {
+	target := start(t, mcpserver.Options{Stateless: true})
+	srv := httptest.NewServer(http.RedirectHandler(target.URL(), http.StatusTemporaryRedirect))
+	defer srv.Close()
+	_, err := New(config(t, hostOf(t, srv.URL), hostOf(t, target.URL())), nil).List(t.Context(), srv.URL+"/mcp")
+	var le *ListError
+	if !errors.As(err, &le) || le.Code != tool.PermanentFailure || !strings.Contains(le.Message, "HTTP 307 Temporary Redirect: toolgate follows no redirect") {
+		t.Errorf("error %v, want a refused redirect", err)
+	}
+	if got := target.ToolsListed(); got != 0 {
+		t.Errorf("the redirect's target was listed %d times", got)
+	}
+}
