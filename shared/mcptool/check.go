@@ -3,14 +3,10 @@ package mcptool
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/gowebpki/jcs"
 
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -135,7 +131,9 @@ func definition(input, output, annotations json.RawMessage) (def, error) {
 	if err != nil {
 		return def{}, err
 	}
-	canonical, err := jcs.Transform(raw)
+	// The contract's one RFC 8785 digest; it refuses a number the form
+	// would change, which the SDK's decoding (doubles) never yields.
+	canonical, digest, err := tool.InputDigest(raw)
 	if err != nil {
 		return def{}, err
 	}
@@ -143,6 +141,5 @@ func definition(input, output, annotations json.RawMessage) (def, error) {
 	if err := json.Unmarshal(canonical, &v); err != nil {
 		return def{}, err
 	}
-	sum := sha256.Sum256(canonical)
-	return def{canonical: canonical, digest: "sha256:" + hex.EncodeToString(sum[:]), value: v}, nil
+	return def{canonical: canonical, digest: digest, value: v}, nil
 }
