@@ -62,7 +62,8 @@ FUZZ_TARGETS := \
 	./shared/caller/:FuzzVerifyProof \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList \
 	./shared/fetchurl/:FuzzParse \
-	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check \
+	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check ./shared/fetch/:FuzzRetryAfter \
+	./shared/mcptool/:FuzzDiff \
 	./shared/schema/:FuzzPattern
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way (docs/performance.md).

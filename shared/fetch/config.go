@@ -69,6 +69,9 @@ type Config struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// RootCAs verifies servers' certificates; nil: the system roots.
 	RootCAs *x509.CertPool
+	// AllowName names Allow in refusals; default "the platform allow-list".
+	// Another client of these rules (Transport) names its own list.
+	AllowName string
 }
 
 // ParseConfig builds a Config from the platform's allow-list (hostlist
@@ -141,6 +144,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		c.Timeout = time.Duration(n) * time.Second
 	}
 	return c, nil
+}
+
+func (c *Config) allowName() string {
+	if c.AllowName != "" {
+		return c.AllowName
+	}
+	return "the platform allow-list"
 }
 
 func (c *Config) maxBytes() int64 {

@@ -40,7 +40,15 @@ type Decision struct {
 // name a single look-up through Config.Resolver and CheckAddr on every
 // answer. It makes no connection.
 func (c *Config) Decide(ctx context.Context, rawURL string, pinned hostlist.List) Decision {
-	d := c.Precheck(rawURL, pinned)
+	return c.decide(ctx, rawURL, pinned, fetchHostsName)
+}
+
+// fetchHostsName names the pinned list of Fetch in refusals.
+const fetchHostsName = "this run's toolset (fetch_hosts)"
+
+// decide is Decide with the pinned list named pinnedName in refusals.
+func (c *Config) decide(ctx context.Context, rawURL string, pinned hostlist.List, pinnedName string) Decision {
+	d := c.precheck(rawURL, pinned, pinnedName)
 	if !d.Allow || d.Addrs != nil {
 		return d
 	}
@@ -71,15 +79,19 @@ func (c *Config) Decide(ctx context.Context, rawURL string, pinned hostlist.List
 // The publish function calls Precheck on a Solution's literal URLs with the
 // deployment's Config, so that it refuses what this function would.
 func (c *Config) Precheck(rawURL string, pinned hostlist.List) Decision {
+	return c.precheck(rawURL, pinned, fetchHostsName)
+}
+
+func (c *Config) precheck(rawURL string, pinned hostlist.List, pinnedName string) Decision {
 	u, err := fetchurl.Parse(rawURL)
 	if err != nil {
 		return refuse(Decision{}, err.Error())
 	}
 	d := Decision{Host: u.Host, Port: u.EffectivePort()}
-	if err := fetchurl.Listed(c.Allow, "the platform allow-list", u); err != nil {
+	if err := fetchurl.Listed(c.Allow, c.allowName(), u); err != nil {
 		return refuse(d, err.Error())
 	}
-	if err := fetchurl.Listed(pinned, "this run's toolset (fetch_hosts)", u); err != nil {
+	if err := fetchurl.Listed(pinned, pinnedName, u); err != nil {
 		return refuse(d, err.Error())
 	}
 	next := *u.Parsed

@@ -48,6 +48,12 @@
 // gzip bomb stops at the bound): at most MaxBytes+1 bytes are read, and a
 // larger body is refused, never truncated.
 //
+// Config.Transport gives the same decision and connection, one request at
+// a time, to a client of another protocol over HTTP: the MCP tools' client
+// (shared/mcptool) sends every request of the MCP Go SDK through it, with
+// the platform's MCP allow-list as Allow and the pinned server's host as the
+// pinned list.
+//
 // # Body
 //
 // json: one JSON text (RFC 8259; a leading BOM is ignored, §8.1), read as a

@@ -185,13 +185,31 @@ var defaultAccept = map[string]string{
 
 // get sends one GET for d over a transport that dials d.Addrs only.
 func (c *Config) get(ctx context.Context, d Decision, headers map[string]string, accept string) (*http.Response, error) {
+	tr := c.transportFor(d)
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "toolgate-structured-data-fetch")
+	req.Header.Set("Accept", defaultAccept[accept])
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return tr.RoundTrip(req)
+}
+
+// transportFor returns a transport for one request that Decide allowed as
+// d: it connects to d's host and port only, through d.Addrs in order (no
+// second look-up), with no proxy, and does not reuse the connection.
+func (c *Config) transportFor(d Decision) *http.Transport {
 	dial := c.Dial
 	if dial == nil {
 		dial = (&net.Dialer{Control: c.control}).DialContext
 	}
 	port, _ := strconv.Atoi(d.Port)
 	want := net.JoinHostPort(d.Host, d.Port)
-	tr := &http.Transport{
+	return &http.Transport{
 		Proxy: nil, // never a proxy: it would connect to what was not checked
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			if addr != want {
@@ -211,17 +229,6 @@ func (c *Config) get(ctx context.Context, d Decision, headers map[string]string,
 		DisableKeepAlives:      true,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
-	defer tr.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("User-Agent", "toolgate-structured-data-fetch")
-	req.Header.Set("Accept", defaultAccept[accept])
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	return tr.RoundTrip(req)
 }
 
 // control runs CheckAddr on the socket's address before the default dialer
@@ -258,9 +265,9 @@ func (c *Config) result(ctx context.Context, d Decision, resp *http.Response, ac
 	status := strings.TrimSpace(fmt.Sprintf("%s answered %d %s", d.Host, code, http.StatusText(code)))
 	switch {
 	case code == http.StatusTooManyRequests:
-		return nil, &tool.Error{Code: tool.RateLimited, Message: status, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		return nil, &tool.Error{Code: tool.RateLimited, Message: status, RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	case code >= 500:
-		return nil, &tool.Error{Code: tool.UpstreamUnavailable, Message: status, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		return nil, &tool.Error{Code: tool.UpstreamUnavailable, Message: status, RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	case code >= 400:
 		return nil, tool.Errorf(tool.PermanentFailure, "%s", status)
 	case code == http.StatusNotModified || code == http.StatusNoContent || code == http.StatusResetContent:
@@ -379,9 +386,10 @@ func addrList(as []netip.Addr) string {
 	return b.String()
 }
 
-// retryAfter reads Retry-After (RFC 9110 §10.2.3): delay-seconds or an
-// HTTP-date. Anything else, or a time past, is 0; more than a day is a day.
-func retryAfter(v string, now time.Time) time.Duration {
+// RetryAfter reads a Retry-After header value (RFC 9110 §10.2.3):
+// delay-seconds or an HTTP-date, relative to now. Anything else, or a time
+// past, is 0; more than a day is a day.
+func RetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}

@@ -9,9 +9,11 @@ import (
 	"net/netip"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/hostlist"
@@ -220,4 +222,22 @@ func TestSelectDepth(t *testing.T) {
 			t.Fatalf("depth %d: selectJSON error %v, json.Valid %v", n, err, json.Valid([]byte(body)))
 		}
 	}
+}
+
+// FuzzRetryAfter: any header value gives a delay between 0 and a day, and
+// delay-seconds within a day are read exactly.
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"", "0", "7", "86401", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "Sun, 06 Nov 1994 08:49:37 GMT", " 5", "1e3", "99999999999999999999"} {
+		f.Add(s)
+	}
+	now := time.Date(2015, 10, 21, 7, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		d := RetryAfter(v, now)
+		if d < 0 || d > 24*time.Hour {
+			t.Fatalf("RetryAfter(%q) = %s, outside 0..24h", v, d)
+		}
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n <= 86400 && d != time.Duration(n)*time.Second {
+			t.Fatalf("RetryAfter(%q) = %s, want %d s", v, d, n)
+		}
+	})
 }

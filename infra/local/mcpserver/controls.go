@@ -61,6 +61,23 @@ func (s *Server) RemoveTool(name string) error {
 	return nil
 }
 
+// ListAlso makes the first page of every later tools/list answer carry def
+// too, after the registered tools, without registering it: a tool the SDK's
+// server would refuse to add (AddTool panics on an invalid x-mcp-header
+// annotation, for one), as a server built otherwise can list it. A nil def
+// is listed as null. The SDK client (v1.8.0) drops such tools from what
+// ClientSession.ListTools returns, logging each; a call to one is the SDK's
+// unknown-tool error.
+func (s *Server) ListAlso(def *mcp.Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if def != nil {
+		c := *def
+		def = &c
+	}
+	s.extra = append(s.extra, def)
+}
+
 func (s *Server) change(name string, edit func(*mcp.Tool)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

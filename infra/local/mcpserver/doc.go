@@ -45,6 +45,8 @@
 //
 //   - SetInputSchema, SetOutputSchema, SetAnnotations, RemoveTool change the
 //     tool list while running; the SDK sends notifications/tools/list_changed.
+//   - ListAlso lists a tool without registering it: one the SDK's server
+//     refuses to add and its client drops as invalid.
 //   - RefuseCalls(n, Unavailable | Unauthorized | TooManyRequests(d)): the
 //     next n tools/call POSTs get that HTTP status (with Retry-After for
 //     429, WWW-Authenticate for 401) and a plain-text body before the SDK
@@ -129,6 +131,14 @@
 //     under 2026-07-28 (this server sets PropagateRequestCancellation); under
 //     older revisions without sessions it does not, so Delay also watches
 //     the POST's own context.
+//
+// Invalid tools. ClientSession.ListTools, under every revision, drops from
+// its result the tools it finds invalid, logging each at level Error to
+// ClientOptions.Logger ("excluding tool from tools/list"): a null tool, and
+// one whose x-mcp-header annotations are invalid (on a property that is not
+// a string, integer or boolean, not a valid header name, or given twice).
+// A sending middleware (Client.AddSendingMiddleware) sees the result before
+// the filter (TestClientDropsToolsItFindsInvalid).
 //
 // Pages. ServerOptions.PageSize sets the page size; NextCursor is opaque;
 // ClientSession.Tools follows the cursors.

@@ -83,6 +83,7 @@ type Server struct {
 	lists    int
 	tickets  []Ticket
 	sms      []SMS
+	extra    []*mcp.Tool // listed, not registered (ListAlso)
 }
 
 // Call is one tools/call request the server received.
@@ -242,7 +243,13 @@ func (s *Server) record(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListToolsRequest:
 			s.mu.Lock()
 			s.lists++
+			extra := slices.Clone(s.extra)
 			s.mu.Unlock()
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && (r.Params == nil || r.Params.Cursor == "") {
+				lr.Tools = append(lr.Tools, extra...)
+			}
+			return res, err
 		case *mcp.CallToolRequest:
 			c := Call{ProtocolVersion: r.ProtocolVersion()}
 			// Under sessions, ProtocolVersion gives the revision the client

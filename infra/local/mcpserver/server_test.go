@@ -557,3 +557,46 @@ func connectListening(t *testing.T, srv *Server) (*mcp.ClientSession, <-chan str
 	}
 	return cs, changed
 }
+
+func TestClientDropsToolsItFindsInvalid(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			srv := start(t, m.opts)
+			// x-mcp-header applies to primitive properties only; the SDK's
+			// server panics on adding this tool, its client drops it.
+			srv.ListAlso(&mcp.Tool{Name: "bad_header", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}}`)})
+			srv.ListAlso(nil)
+			var (
+				mu       sync.Mutex
+				rawCount int
+			)
+			c := mcp.NewClient(&mcp.Implementation{Name: "mcpserver-test", Version: "1"}, nil)
+			// A sending middleware sees the result before ListTools filters it.
+			c.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					res, err := next(ctx, method, req)
+					if lr, ok := res.(*mcp.ListToolsResult); ok {
+						mu.Lock()
+						rawCount = len(lr.Tools)
+						mu.Unlock()
+					}
+					return res, err
+				}
+			})
+			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL()}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(res.Tools) != 3 || rawCount != 5 {
+				t.Errorf("ListTools returned %d tools (want 3), the wire held %d (want 5)", len(res.Tools), rawCount)
+			}
+		})
+	}
+}

@@ -1,0 +1,145 @@
+package mcptool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// SchemaChanged starts the message of the CALL_PARKED error Check returns.
+const SchemaChanged = "tool.schema_changed"
+
+// cached is a listing Check may reuse until at + Config.SchemaTTL.
+type cached struct {
+	at time.Time
+	l  *listing
+}
+
+// Check compares the server's current definition of a pinned MCP tool
+// (call.Pinned.MCP) with its pin before the call is claimed: a
+// toolcall.Check (c.Check). A tool that is not an MCP tool passes.
+//
+// The server's definition comes from a tools/list in a new session (so
+// the SDK's own list cache, whose lifetime the server sets, is never
+// used), reused by this Client for the same server URL for at most
+// Config.SchemaTTL. The definitions compared are {inputSchema,
+// outputSchema, annotations}, an absent outputSchema and absent or empty
+// annotations being {}, in their RFC 8785 form.
+//
+// A tool the server no longer lists, or lists with another definition, is
+// not called: the error is a *tool.Error with code tool.CallParked whose
+// message starts with SchemaChanged and gives both definitions' digests
+// ("sha256:" and the hex SHA-256 of the RFC 8785 form) and, for a changed
+// one, the JSON Pointers of what was added, removed or changed (at most
+// 20). A listing that fails is the *tool.Error of the failure, never maybe
+// applied (the package documentation's table).
+func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
+	m := call.Pinned.MCP
+	if m == nil {
+		return nil
+	}
+	l, te := c.current(ctx, m.URL)
+	if te != nil {
+		return te
+	}
+	name := m.Server + "." + m.Name
+	pinned, err := definition(call.Pinned.InputSchema, call.Pinned.OutputSchema, m.Annotations)
+	if err != nil {
+		return tool.Wrap(tool.Internal, err, "the pinned definition of MCP tool %s cannot be put in its RFC 8785 form", name)
+	}
+	i := slices.IndexFunc(l.Tools, func(t toolset.ListedTool) bool { return t.Name == m.Name })
+	if i < 0 {
+		why := "no longer lists it"
+		if slices.Contains(l.dropped, fmt.Sprintf("%q", clean(m.Name, 130))) {
+			why = "lists it in a form the MCP Go SDK drops as invalid"
+		}
+		return tool.Errorf(tool.CallParked, "%s: MCP tool %s was not called: its server (%s) %s; pinned %s, server none",
+			SchemaChanged, name, l.host, why, pinned.digest)
+	}
+	t := l.Tools[i]
+	current, err := definition(t.InputSchema, t.OutputSchema, t.Annotations)
+	if err != nil {
+		return tool.Wrap(tool.CallParked, err, "%s: MCP tool %s was not called: its server's (%s) definition cannot be put in its RFC 8785 form; pinned %s",
+			SchemaChanged, name, l.host, pinned.digest)
+	}
+	if bytes.Equal(pinned.canonical, current.canonical) {
+		return nil
+	}
+	changes, more := diff(pinned.value, current.value, maxDiffPaths)
+	return tool.Errorf(tool.CallParked, "%s: MCP tool %s was not called: its server (%s) defines it otherwise than its pin; pinned %s, server %s; %s",
+		SchemaChanged, name, l.host, pinned.digest, current.digest, describe(changes, more))
+}
+
+// current returns the server's listing, from the cache while it is
+// younger than Config.SchemaTTL.
+func (c *Client) current(ctx context.Context, url string) (*listing, *tool.Error) {
+	ttl := c.cfg.SchemaTTL
+	now := c.now()
+	if ttl > 0 {
+		c.mu.Lock()
+		e, ok := c.cache[url]
+		c.mu.Unlock()
+		if ok && !now.Before(e.at) && now.Sub(e.at) < ttl {
+			return e.l, nil
+		}
+	}
+	l, te := c.list(ctx, url)
+	if te != nil {
+		return nil, te
+	}
+	if ttl > 0 {
+		c.mu.Lock()
+		for k, e := range c.cache {
+			if now.Sub(e.at) >= ttl {
+				delete(c.cache, k)
+			}
+		}
+		c.cache[url] = cached{at: now, l: l}
+		c.mu.Unlock()
+	}
+	return l, nil
+}
+
+// def is a tool's definition as Check compares it.
+type def struct {
+	canonical []byte // RFC 8785 form
+	digest    string // "sha256:" and the hex SHA-256 of canonical
+	value     any    // canonical, decoded, for diff
+}
+
+// definition builds {inputSchema, outputSchema, annotations}: an absent
+// input schema is null, an absent (or null) output schema or annotations
+// {}.
+func definition(input, output, annotations json.RawMessage) (def, error) {
+	orEmpty := func(raw json.RawMessage) json.RawMessage {
+		if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+			return json.RawMessage(`{}`)
+		}
+		return raw
+	}
+	if len(bytes.TrimSpace(input)) == 0 {
+		input = json.RawMessage(`null`)
+	}
+	raw, err := json.Marshal(map[string]json.RawMessage{"inputSchema": input, "outputSchema": orEmpty(output), "annotations": orEmpty(annotations)})
+	if err != nil {
+		return def{}, err
+	}
+	// The contract's one RFC 8785 digest; it refuses a number the form
+	// would change, which the SDK's decoding (doubles) never yields.
+	canonical, digest, err := tool.InputDigest(raw)
+	if err != nil {
+		return def{}, err
+	}
+	var v any
+	if err := json.Unmarshal(canonical, &v); err != nil {
+		return def{}, err
+	}
+	return def{canonical: canonical, digest: digest, value: v}, nil
+}

@@ -1,0 +1,235 @@
+package mcptool
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/infra/local/mcpserver"
+	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// digests finds the two digests of a CALL_PARKED message.
+var digests = regexp.MustCompile(`pinned (sha256:[0-9a-f]{64}), server (sha256:[0-9a-f]{64}|none)`)
+
+// parked checks a CALL_PARKED error and returns its pinned and server
+// digests.
+func parked(t *testing.T, err error, says ...string) (pinned, server string) {
+	t.Helper()
+	te := wantError(t, err, tool.CallParked, false, says...)
+	if !strings.HasPrefix(te.Message, SchemaChanged+": ") {
+		t.Errorf("message %q does not start with %s", te.Message, SchemaChanged)
+	}
+	m := digests.FindStringSubmatch(te.Message)
+	if m == nil {
+		t.Fatalf("message %q gives no digests", te.Message)
+	}
+	return m[1], m[2]
+}
+
+func TestCheckPassesAnUnchangedTool(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			srv := start(t, m.opts)
+			c := clientFor(t, srv)
+			for _, name := range []string{mcpserver.CreateTicket, mcpserver.SendSMS, mcpserver.LookupCustomer} {
+				if err := c.Check(t.Context(), callOf(pin(t, c, srv, name), `{}`, "run-1/1", 1)); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+			if n := len(srv.Calls()); n != 0 {
+				t.Errorf("Check called the server's tools %d times", n)
+			}
+		})
+	}
+}
+
+func TestCheckParksAChangedTool(t *testing.T) {
+	tests := []struct {
+		name   string
+		tool   string
+		change func(*mcpserver.Server) error
+		says   []string
+	}{
+		{
+			name: "input schema changed", tool: mcpserver.CreateTicket,
+			change: func(srv *mcpserver.Server) error {
+				return srv.SetInputSchema(mcpserver.CreateTicket, json.RawMessage(`{"type":"object","properties":{"title":{"type":"string","minLength":1,"maxLength":20},"priority":{"type":"string","enum":["low","normal","high"]},"due":{"type":"string"}},"required":["title","priority"],"additionalProperties":false}`))
+			},
+			says: []string{"changed /inputSchema/properties/title/maxLength", "added /inputSchema/properties/due"},
+		},
+		{
+			name: "output schema removed", tool: mcpserver.LookupCustomer,
+			change: func(srv *mcpserver.Server) error { return srv.SetOutputSchema(mcpserver.LookupCustomer, nil) },
+			says:   []string{"removed /outputSchema/properties", "removed /outputSchema/type"},
+		},
+		{
+			name: "output schema added", tool: mcpserver.SendSMS,
+			change: func(srv *mcpserver.Server) error {
+				return srv.SetOutputSchema(mcpserver.SendSMS, json.RawMessage(`{"type":"object"}`))
+			},
+			says: []string{"added /outputSchema/type"},
+		},
+		{
+			name: "annotations changed", tool: mcpserver.LookupCustomer,
+			change: func(srv *mcpserver.Server) error {
+				return srv.SetAnnotations(mcpserver.LookupCustomer, &mcp.ToolAnnotations{ReadOnlyHint: false, IdempotentHint: true})
+			},
+			says: []string{"changed /annotations/readOnlyHint", "removed /annotations/openWorldHint"},
+		},
+		{
+			name: "annotations removed", tool: mcpserver.CreateTicket,
+			change: func(srv *mcpserver.Server) error { return srv.SetAnnotations(mcpserver.CreateTicket, nil) },
+			says:   []string{"removed /annotations/destructiveHint"},
+		},
+	}
+	for _, m := range modes {
+		for _, tt := range tests {
+			t.Run(m.name+"/"+tt.name, func(t *testing.T) {
+				srv := start(t, m.opts)
+				c := clientFor(t, srv)
+				pinned := pin(t, c, srv, tt.tool)
+				if err := tt.change(srv); err != nil {
+					t.Fatal(err)
+				}
+				err := c.Check(t.Context(), callOf(pinned, `{}`, "run-1/1", 1))
+				says := append([]string{"MCP tool crm." + tt.tool + " was not called", "defines it otherwise than its pin"}, tt.says...)
+				p, s := parked(t, err, says...)
+				if p == s || s == "none" {
+					t.Errorf("digests %s and %s", p, s)
+				}
+				if n := len(srv.Calls()); n != 0 {
+					t.Errorf("the server got %d calls", n)
+				}
+			})
+		}
+	}
+}
+
+func TestCheckParksARemovedTool(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			srv := start(t, m.opts)
+			c := clientFor(t, srv)
+			pinned := pin(t, c, srv, mcpserver.CreateTicket)
+			if err := srv.RemoveTool(mcpserver.CreateTicket); err != nil {
+				t.Fatal(err)
+			}
+			_, s := parked(t, c.Check(t.Context(), callOf(pinned, `{}`, "run-1/1", 1)), "no longer lists it")
+			if s != "none" {
+				t.Errorf("server digest %s, want none", s)
+			}
+		})
+	}
+}
+
+func TestCheckParksAToolTheSDKDrops(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true})
+	c := clientFor(t, srv)
+	pinned := pin(t, c, srv, mcpserver.CreateTicket)
+	if err := srv.RemoveTool(mcpserver.CreateTicket); err != nil {
+		t.Fatal(err)
+	}
+	srv.ListAlso(&mcp.Tool{Name: mcpserver.CreateTicket, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"array","x-mcp-header":"A"}}}`)})
+	parked(t, c.Check(t.Context(), callOf(pinned, `{}`, "run-1/1", 1)), "drops as invalid")
+}
+
+func TestCheckReusesAListingForTheTTL(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true})
+	c := clientFor(t, srv)
+	pinned := pin(t, c, srv, mcpserver.CreateTicket) // one tools/list
+	c.cfg.SchemaTTL = 5 * time.Second
+	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return now }
+	call := callOf(pinned, `{}`, "run-1/1", 1)
+
+	for range 2 {
+		if err := c.Check(t.Context(), call); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := srv.ToolsListed(); got != 2 {
+		t.Errorf("tools/list requests after two checks within the TTL: %d, want 2 (the pin's and one)", got)
+	}
+
+	// A change within the TTL is not seen yet; once the TTL has passed it is.
+	if err := srv.RemoveTool(mcpserver.CreateTicket); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(4 * time.Second)
+	if err := c.Check(t.Context(), call); err != nil {
+		t.Errorf("within the TTL: %v", err)
+	}
+	now = now.Add(time.Second)
+	parked(t, c.Check(t.Context(), call), "no longer lists it")
+	if got := srv.ToolsListed(); got != 3 {
+		t.Errorf("tools/list requests: %d, want 3", got)
+	}
+}
+
+func TestCheckWithoutTTLListsEveryTime(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true, ListTTL: time.Minute}) // the SDK's own cache would keep it a minute
+	c := clientFor(t, srv)
+	pinned := pin(t, c, srv, mcpserver.CreateTicket)
+	for range 3 {
+		if err := c.Check(t.Context(), callOf(pinned, `{}`, "run-1/1", 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := srv.ToolsListed(); got != 4 {
+		t.Errorf("tools/list requests: %d, want 4", got)
+	}
+}
+
+func TestCheckMapsAListingFailure(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true})
+	pinned := pin(t, clientFor(t, srv), srv, mcpserver.CreateTicket)
+	call := callOf(pinned, `{}`, "run-1/1", 1)
+	err := New(config(t, "mcp.example.com"), nil).Check(t.Context(), call)
+	wantError(t, err, tool.PermissionDenied, false, "is not on the platform's MCP allow-list")
+
+	m := *pinned.MCP
+	m.URL = "http://mcp.example.com/mcp"
+	call.Pinned.MCP = &m
+	err = New(resolving("169.254.169.254")(config(t, "mcp.example.com")), nil).Check(t.Context(), call)
+	wantError(t, err, tool.PermissionDenied, false, "169.254.169.254 is the instance metadata service")
+
+	ctx := newDeadline(t.Context())
+	ctx.pass()
+	err = New(config(t, hostOf(t, srv.URL())), nil).Check(ctx, callOf(pinned, `{}`, "run-1/1", 1))
+	wantError(t, err, tool.Timeout, false)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	m.URL = "http://" + addr + "/mcp"
+	err = New(config(t, addr), nil).Check(t.Context(), call)
+	wantError(t, err, tool.UpstreamUnavailable, false, "the handshake with "+addr+" failed")
+
+	locked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "Forbidden", http.StatusForbidden)
+	}))
+	defer locked.Close()
+	m.URL = locked.URL + "/mcp"
+	err = New(config(t, hostOf(t, locked.URL)), nil).Check(t.Context(), call)
+	wantError(t, err, tool.PermissionDenied, false, "HTTP 403 Forbidden", "needs credentials")
+}
+
+func TestCheckPassesAToolThatIsNotMCP(t *testing.T) {
+	call := &toolcall.Call{Envelope: &tool.Envelope{Tool: "send-email"}, Input: json.RawMessage(`{}`), Pinned: toolset.Tool{InputSchema: json.RawMessage(`{}`)}}
+	if err := New(Config{}, nil).Check(t.Context(), call); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,117 @@
+package mcptool
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/shared/fetchurl"
+	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// Client is toolgate's MCP client: List for registration, Check and Call
+// for the mcp-call function. Its methods are safe for concurrent use. It
+// keeps, per warm container, the listings Check reuses.
+type Client struct {
+	cfg Config
+	log *slog.Logger
+	now func() time.Time // the cache's clock; tests replace it
+
+	mu    sync.Mutex
+	cache map[string]cached // by server URL
+}
+
+// New returns a Client for cfg; log receives what is worth an operator's
+// look (tools the SDK drops); nil discards it.
+func New(cfg Config, log *slog.Logger) *Client {
+	if cfg.Net.AllowName == "" {
+		cfg.Net.AllowName = allowName
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Client{cfg: cfg, log: log, now: time.Now, cache: map[string]cached{}}
+}
+
+// implementation is how toolgate names itself to servers (initialize's
+// clientInfo).
+var implementation = &mcp.Implementation{Name: "toolgate", Version: "1"}
+
+// errRedirect refuses every redirect: an MCP endpoint is one URL, and
+// following a redirect of a POST would send a call where no toolset pinned
+// it.
+var errRedirect = errors.New("redirect not followed")
+
+// session is one MCP session with a server, for one listing or one call.
+type session struct {
+	cs   *mcp.ClientSession
+	host string
+}
+
+func (s *session) close() { _ = s.cs.Close() }
+
+// connect opens a new session with the server at rawURL: a new SDK client
+// and session each time, so that nothing of an earlier listing is reused
+// (the SDK caches tools/list per session under 2026-07-28 for as long as
+// the server says). Every HTTP request goes through fetch's Transport, with
+// the platform's MCP allow-list and the URL's own host as the pinned list,
+// and is recorded into the probe of its context. The handshake runs under
+// op, which parent bounds and Config.Timeout too (a failure is classified
+// by which ended). mw, if not nil, is added as a sending middleware.
+// The revision is the SDK's default: 2026-07-28 if the server answers
+// server/discover, else initialize at the newest the server offers.
+func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middleware) (*session, *tool.Error) {
+	u, err := fetchurl.Parse(rawURL)
+	if err != nil {
+		return nil, tool.Errorf(tool.PermissionDenied, "the MCP server URL is refused: %v", err)
+	}
+	host := hostPort(u)
+	if len(c.cfg.Net.Allow) == 0 {
+		return nil, tool.Errorf(tool.PermissionDenied, "no MCP server may be reached: %s is empty", allowName)
+	}
+	pinned, err := hostlist.ParseList([]string{host})
+	if err != nil {
+		return nil, tool.Errorf(tool.PermissionDenied, "the MCP server URL's host %s is not a host entry: %v", host, err)
+	}
+	limit := c.cfg.maxBytes()
+	hc := &http.Client{
+		Transport:     &recorder{next: c.cfg.Net.Transport(pinned, "the MCP server URL's host ("+host+")"), limit: limit},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return errRedirect },
+	}
+	client := mcp.NewClient(implementation, &mcp.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	if mw != nil {
+		client.AddSendingMiddleware(mw)
+	}
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             rawURL,
+		HTTPClient:           hc,
+		DisableStandaloneSSE: true, // no server-initiated messages are needed
+		MaxEventSize:         -1,   // no bound of its own: every body is bounded by limit
+	}
+	p := &probe{}
+	cs, err := client.Connect(withProbe(op, p), transport, nil)
+	if err != nil {
+		a := attempt{what: "the handshake with", host: host, bound: c.cfg.timeout(), limit: limit}
+		return nil, failure(parent, op, a, p.lastExchange(), err)
+	}
+	return &session{cs: cs, host: host}, nil
+}
+
+// hostPort is u's host as a hostlist entry: the host (an IPv6 literal in
+// brackets) and the port when the URL writes one.
+func hostPort(u *fetchurl.URL) string {
+	h := u.Host
+	if a, ok := u.Addr(); ok && a.Is6() {
+		h = "[" + h + "]"
+	}
+	if u.Port != "" {
+		h += ":" + u.Port
+	}
+	return h
+}

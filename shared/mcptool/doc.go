@@ -1,0 +1,109 @@
+// Package mcptool is toolgate's MCP client (issue 16, docs/tools.md "MCP
+// tools"), built on github.com/modelcontextprotocol/go-sdk v1.8.0 over
+// streamable HTTP: List lists a server's tools for registration
+// (toolset.Lister), Check compares a pinned tool with the server's current
+// definition before a call is claimed (toolcall.Check), and Call calls it
+// (toolcall.Func).
+//
+// # Configuration
+//
+// ConfigFromEnv reads, at cold start:
+//
+//	TOOLGATE_MCP_ALLOW               the platform's allow-list of MCP hosts (hostlist entries, as
+//	                                 TOOLGATE_FETCH_ALLOW); empty: no server can be listed or called
+//	TOOLGATE_MCP_ALLOW_ADDRESSES     addresses exempted from the address refusal (as
+//	                                 TOOLGATE_FETCH_ALLOW_ADDRESSES); unset in production, 127.0.0.1/32
+//	                                 on the local stack; cloud metadata addresses are never exempt
+//	TOOLGATE_MCP_SCHEMA_TTL_SECONDS  how long a warm container reuses a server's tools/list for
+//	                                 Check: 0..60, default 5; 0 lists before every call
+//	TOOLGATE_MCP_TIMEOUT_SECONDS     bound of a listing (handshake and every page) and of a call's
+//	                                 handshake: 1..60, default 10; the call itself is bounded by the
+//	                                 dispatcher's deadline and the pinned timeout_seconds
+//
+// Each HTTP response body is read up to 5 MiB (DefaultMaxBytes); one byte
+// more fails the exchange, never truncating it.
+//
+// # Addresses
+//
+// Every HTTP request the SDK makes (the POSTs, and the DELETE that ends a
+// session) goes through package fetch's Transport: the URL's host must be
+// on the platform's MCP allow-list and be the pinned server URL's own host
+// and port; a host name is resolved once per request and every answer
+// checked with fetch.CheckAddr (private, special-purpose and metadata
+// addresses refused, exemptions aside); the connection goes to a checked
+// address only. No redirect is followed: an MCP endpoint is one URL, and
+// following a redirect of a POST would send a call where no toolset pinned
+// it. The same rules hold at registration (List, run by the publish
+// function) and before every call.
+//
+// # Sessions and revisions
+//
+// Each listing and each call opens a new session (a new SDK client), with
+// the SDK's default revision: 2026-07-28, stateless, when the server
+// answers server/discover, otherwise initialize with sessions at the
+// newest revision the server offers (2025-11-25 or older). The negotiated
+// revision (InitializeResult().ProtocolVersion) is what List records. A
+// new session is also what bypasses the SDK's own tools/list cache, which
+// under 2026-07-28 serves a session's repeated ListTools for as long as
+// the server's ttlMs says: the SDK has no per-call bypass. Check's reuse
+// is this package's own cache, keyed by server URL, for at most
+// TOOLGATE_MCP_SCHEMA_TTL_SECONDS. The standalone SSE stream is not
+// opened.
+//
+// # Tools the SDK drops
+//
+// ClientSession.ListTools (v1.8.0, every revision) silently drops, logging
+// only to its own logger, the tools it finds invalid: a null tool, and one
+// whose x-mcp-header annotations are invalid. List sees each page before
+// the SDK filters it (a sending middleware), so such tools are named in
+// List's error and logged, and nothing of the listing is registered.
+// Check treats a pinned tool dropped that way as missing.
+//
+// # Outcomes of a call
+//
+// The SDK hides HTTP statuses; a RoundTripper under it records the status
+// and Retry-After of the tools/call POST, and whether the request was
+// written (MaybeApplied: the server may have acted). Server text (an
+// isError text, a JSON-RPC error message, a transport error holding one)
+// is shown cut to MaxServerText bytes with control characters removed,
+// never raw.
+//
+//	refused by the address rules            TOOL_PERMISSION_DENIED (a failed look-up: its fetch code)   not applied
+//	HTTP 401, 403                           TOOL_PERMISSION_DENIED: the server needs credentials,        not applied
+//	                                        which toolgate cannot store yet
+//	HTTP 429                                TOOL_RATE_LIMITED, RetryAfter from Retry-After (no sleep)    not applied
+//	HTTP 5xx                                TOOL_UPSTREAM_UNAVAILABLE, RetryAfter from Retry-After       applied if written
+//	HTTP 3xx (a redirect)                   TOOL_PERMANENT_FAILURE                                       not applied
+//	HTTP 404, session gone                  TOOL_UPSTREAM_UNAVAILABLE                                    not applied
+//	JSON-RPC -32602 (an unknown tool too)   TOOL_INPUT_INVALID                                           not applied
+//	JSON-RPC -32603                         TOOL_UPSTREAM_UNAVAILABLE                                    applied if written
+//	JSON-RPC -32700, -32600, -32601         TOOL_PERMANENT_FAILURE                                       not applied
+//	another JSON-RPC error                  TOOL_PERMANENT_FAILURE                                       applied if written
+//	other HTTP 4xx                          TOOL_PERMANENT_FAILURE                                       not applied
+//	the caller's deadline                   TOOL_TIMEOUT                                                 applied if written
+//	cancelled                               TOOL_UPSTREAM_UNAVAILABLE                                    applied if written
+//	an answer over the read limit           TOOL_OUTPUT_INVALID                                          applied
+//	connection refused, reset, lost         TOOL_UPSTREAM_UNAVAILABLE                                    applied if written
+//	the handshake failing or timing out     as above, by its last request; its own bound:               not applied
+//	                                        TOOL_UPSTREAM_UNAVAILABLE
+//	isError: true                           TOOL_PERMANENT_FAILURE, whatever its text                    not applied
+//	structuredContent missing or breaking   TOOL_OUTPUT_INVALID                                          applied
+//	the pinned outputSchema
+//
+// "Applied if written": MaybeApplied is true once the whole tools/call
+// request was written to the connection, and false when it was refused
+// before (no connection, a refused address).
+//
+// A listing's failure, in Check or List, maps the same way but is never
+// maybe applied; an answer over the read limit, and a redirect, are
+// TOOL_PERMANENT_FAILURE there.
+//
+// # Results
+//
+// With a pinned output schema (any schema but {}), the result is the
+// answer's structuredContent, checked against it. Without one, the result
+// is {"content": [{"type": "text", "text": "..."}, ...], "dropped": n}:
+// the text items in order, and the number of other items (images, audio,
+// resources) left out. Numbers pass through the SDK's decoding as IEEE 754
+// doubles.
+package mcptool
