@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/mcptool"
 )
 
 func main() {
@@ -36,5 +37,11 @@ func main() {
 	}
 	svc := &publish.Service{Callers: callers, Params: params, Stage: cfg.Stage, Region: awsCfg.Region,
 		Store: ledger.New(db, cfg.Table), SFN: sfn.NewFromConfig(awsCfg), Log: log, Deployment: cfg.Deployment}
+	// Registration lists MCP servers under the same address rules as the
+	// calls (TOOLGATE_MCP_ALLOW, docs/tools.md "MCP tools"); without an
+	// allow-list no server is reachable, and drafts are refused by it.
+	mcpCfg, err := mcptool.ConfigFromEnv(os.Getenv)
+	mcpCfg = coldstart.Must(log, "bad configuration", mcpCfg, err)
+	svc.MCP = mcptool.New(mcpCfg, log).List
 	lambda.Start((&publish.Handler{Service: svc}).Handle)
 }
