@@ -48,8 +48,9 @@ type Config struct {
 	// Platform false.
 	MCP bool
 	// Check, when set, runs once the input is validated and any approval
-	// checked, before the key is claimed (check.go): an error ends the
-	// call unclaimed. tool.CallParked writes a PARKED row and answers
+	// checked, before the key is claimed (check.go), with the call as the
+	// tool gets it but Attempt 0 (nothing is claimed yet): an error ends
+	// the call unclaimed. tool.CallParked writes a PARKED row and answers
 	// CALL_PARKED; any other error a REFUSED row with its code.
 	Check toolcall.Check
 	// Lease is how long a claim keeps other attempts out; default: the
