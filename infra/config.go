@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/sendemail"
@@ -37,6 +38,12 @@ type Config struct {
 	RecipientAllow       []string `json:"recipientAllow"`
 	// structured-data-fetch's host allow-list; empty: no fetch at all.
 	FetchAllow []string `json:"fetchAllow"`
+	// The MCP servers' host allow-list (mcp-call, and registration in the
+	// publish function); empty: no MCP server at all.
+	MCPAllow []string `json:"mcpAllow"`
+	// How long mcp-call keeps a server's tool list, in seconds: 1..60,
+	// default 5.
+	MCPSchemaTTLSeconds int `json:"mcpSchemaTtlSeconds"`
 	// Caller proofs (shared/caller): IAM role names whose session names
 	// identify a person; empty: none, a role session is its role.
 	SessionRoles []string `json:"sessionRoles"`
@@ -116,7 +123,7 @@ func configKeys() []string {
 }
 
 // listKeys take comma-separated text as well as a JSON list.
-var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "sessionRoles": true}
+var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "mcpAllow": true, "sessionRoles": true}
 
 // objectKeys take JSON text only.
 var objectKeys = map[string]bool{"functions": true, "directReviewers": true}
@@ -213,6 +220,13 @@ func (c *Config) check() error {
 	}
 	if _, err := fetch.ParseConfig(c.FetchAllow, nil); err != nil {
 		problems = append(problems, fmt.Errorf("fetchAllow: %w", err))
+	}
+	// MCP servers' hosts are listed as the http tool's are.
+	if _, err := hostlist.ParseList(c.MCPAllow); err != nil {
+		problems = append(problems, fmt.Errorf("mcpAllow: %w", err))
+	}
+	if c.MCPSchemaTTLSeconds < 0 || c.MCPSchemaTTLSeconds > MaxMCPSchemaTTLSeconds {
+		problems = append(problems, fmt.Errorf("mcpSchemaTtlSeconds %d: want 1..%d (0: %d)", c.MCPSchemaTTLSeconds, MaxMCPSchemaTTLSeconds, DefaultMCPSchemaTTLSeconds))
 	}
 	for name, s := range c.Functions {
 		if specOf(name).Name == "" {

@@ -71,6 +71,14 @@ func TestLoadConfig(t *testing.T) {
 		{name: "empty recipient allow-list", context: map[string]any{"toolgate:recipientAllow": ""}, err: "TOOLGATE_RECIPIENT_ALLOW"},
 		{name: "bad fetch host", context: map[string]any{"toolgate:fetchAllow": "http://api.example.org/"}, err: "fetchAllow"},
 		{name: "fetch wildcard over a public suffix", context: map[string]any{"toolgate:fetchAllow": "api.example.org, *.github.io"}, err: `fetchAllow: fetch allow-list: hostlist: entry 1 "*.github.io": a wildcard over the public suffix github.io`},
+		{name: "MCP hosts and cache", context: map[string]any{"toolgate:mcpAllow": "mcp.example.org, *.mcp.example.net", "toolgate:mcpSchemaTtlSeconds": "30"},
+			want: func(c *Config) {
+				c.SenderIdentity, c.MCPAllow, c.MCPSchemaTTLSeconds = "example.com", []string{"mcp.example.org", "*.mcp.example.net"}, 30
+			}},
+		{name: "bad MCP host", context: map[string]any{"toolgate:mcpAllow": "https://mcp.example.org/mcp"}, err: "mcpAllow: hostlist"},
+		{name: "MCP wildcard over a public suffix", context: map[string]any{"toolgate:mcpAllow": []any{"*.github.io"}}, err: `mcpAllow: hostlist: entry 0 "*.github.io"`},
+		{name: "MCP cache over a minute", context: map[string]any{"toolgate:mcpSchemaTtlSeconds": "61"}, err: "mcpSchemaTtlSeconds 61: want 1..60"},
+		{name: "MCP cache negative", context: map[string]any{"toolgate:mcpSchemaTtlSeconds": float64(-1)}, err: "mcpSchemaTtlSeconds -1"},
 		{name: "unknown function", context: map[string]any{"toolgate:functions": `{"send-mail": {}}`}, err: `no function "send-mail"`},
 		{name: "timeout too long", context: map[string]any{"toolgate:functions": `{"review-request": {"timeoutSeconds": 901}}`}, err: "timeoutSeconds"},
 		{name: "timeout past the catalog's", context: map[string]any{"toolgate:functions": `{"structured-data-fetch": {"timeoutSeconds": 36}}`}, err: "function_timeout_seconds, 35 s"},

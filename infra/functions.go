@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Function names: functions/<name>/main.go, bin/functions/<name>/bootstrap,
@@ -35,6 +36,9 @@ const (
 	// fnLambdaTool is the platform tools' proxy (resolver.ProxyFunction,
 	// the function a platform tool's Task invokes).
 	fnLambdaTool = "lambda-tool"
+	// fnMCPCall runs every MCP tool (resolver.MCPFunction, the function
+	// an MCP tool's Task invokes).
+	fnMCPCall = "mcp-call"
 )
 
 // DynamoDB item actions, the only ledger actions any role gets.
@@ -107,6 +111,15 @@ var functionSpecs = []functionSpec{
 		MemoryMB: 256, TimeoutSeconds: 900,
 		// The dispatcher's items, as for every tool; its Lambda and SSM
 		// statements: toolFunctionInvoke, toolFunctionParameters.
+		Items: toolGrants},
+	{Name: fnMCPCall, LogicalID: "McpCallFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
+		Description: "toolgate mcp-call: the governed dispatcher for MCP tools, which checks the tool's definition on its server and sends tools/call",
+		// An MCP tool's default timeout (toolset.MCPToolTimeout): the
+		// pinned timeout_seconds bounds each call within it, and a pin
+		// longer than the function's timeout is cut at it.
+		MemoryMB: 256, TimeoutSeconds: toolset.MCPToolTimeout,
+		// The dispatcher's items, as for every tool, and nothing else: the
+		// MCP servers are reached over the internet, under TOOLGATE_MCP_ALLOW.
 		Items: toolGrants},
 	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
@@ -201,6 +214,11 @@ const (
 	envRecipientAllow = "TOOLGATE_RECIPIENT_ALLOW"
 	envFetchAllow     = "TOOLGATE_FETCH_ALLOW"
 	envFetchTimeout   = "TOOLGATE_FETCH_TIMEOUT_SECONDS"
+	// mcp-call's (docs/tools.md, "MCP tools"): the MCP hosts allow-list,
+	// which the publish function's registration reads too, and how long
+	// a server's tools/list answer is kept per warm container.
+	envMCPAllow     = "TOOLGATE_MCP_ALLOW"
+	envMCPSchemaTTL = "TOOLGATE_MCP_SCHEMA_TTL_SECONDS"
 	// Every function verifies caller proofs (shared/caller); the STS
 	// endpoint is left to its default, https://sts.<AWS_REGION>.amazonaws.com.
 	envSessionRoles = caller.EnvSessionRoles
@@ -273,7 +291,8 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 // them: SAM overrides only variables the template declares. Empty, each
 // means what it means unset: the AWS endpoints, no address exemption (on
 // the fetch function and on publish, which checks literal IP addresses as
-// the fetch tool does), the lane from the invoked alias. sam local invoke
+// the fetch tool does; on mcp-call and on publish, which lists MCP servers
+// at registration), the lane from the invoked alias. sam local invoke
 // has no aliases, so the functions with lanes declare TOOLGATE_LANE for
 // --env-vars to name the sfn lane.
 // TOOLGATE_STS_ALLOW_HTTP is never declared: caller proofs go to STS over
@@ -286,8 +305,9 @@ var samLocalVariables = map[string][]string{
 	fnValidator:      {lane.EnvLane},
 	fnReviewRequest:  {lane.EnvLane},
 	fnReviewDecision: {"AWS_ENDPOINT_URL_SFN"},
-	fnPublish:        {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_FETCH_ALLOW_ADDRESSES"},
+	fnPublish:        {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_FETCH_ALLOW_ADDRESSES", "TOOLGATE_MCP_ALLOW_ADDRESSES"},
 	fnLambdaTool:     {"AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_SSM", lane.EnvLane},
+	fnMCPCall:        {"TOOLGATE_MCP_ALLOW_ADDRESSES", lane.EnvLane},
 }
 
 // functionEnv is the function's own environment (docs/tools.md,
@@ -321,14 +341,21 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		// The placeholders' parameters, /toolgate/<stage>/tool-function/...
 		// (shared/platformtool).
 		env[envStage] = jsii.String(p.Stage)
+	case fnMCPCall:
+		// Empty: no MCP server is reachable. The address exemptions are the
+		// local stack's only, as the fetch tool's.
+		env[envMCPAllow] = jsii.String(strings.Join(p.MCPAllow, ","))
+		env[envMCPSchemaTTL] = jsii.String(strconv.Itoa(p.MCPSchemaTTLSeconds))
 	case fnPublish:
 		env[envStage] = jsii.String(p.Stage)
 		// The tools' allow-lists, the same values as theirs: publish refuses
 		// a Solution whose literal URLs or recipients the tools would refuse
-		// (resolver/publish Deployment). Only the lists: not the sender, its
-		// identity or the fetch timeout.
+		// (resolver/publish Deployment), and registration lists only the
+		// MCP servers mcp-call may call. Only the lists: not the sender,
+		// its identity, the fetch timeout or the MCP listing's cache.
 		env[envFetchAllow] = jsii.String(strings.Join(p.FetchAllow, ","))
 		env[envRecipientAllow] = jsii.String(strings.Join(p.RecipientAllow, ","))
+		env[envMCPAllow] = jsii.String(strings.Join(p.MCPAllow, ","))
 	}
 	if p.SAMLocal {
 		for _, k := range append(samLocalVariables[""], samLocalVariables[spec.Name]...) {

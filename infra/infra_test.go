@@ -125,6 +125,9 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		lambdaXRay,
 	}, wantToolItems...),
+	// mcp-call: the dispatcher's items and nothing else; the MCP servers
+	// are on the internet.
+	"McpCallFunction": append([]stmt{ownLogs("McpCallFunction"), lambdaXRay}, wantToolItems...),
 	"ReviewRequestFunction": append([]stmt{
 		ownLogs("ReviewRequestFunction"),
 		wantToolsets,
@@ -177,6 +180,7 @@ var wantFunctionPolicies = map[string][]stmt{
 		// The parameters Publish reads, and nothing else under the path.
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
 			arn("ssm", "parameter/toolgate/test/function/lambda-tool/arn"),
+			arn("ssm", "parameter/toolgate/test/function/mcp-call/arn"),
 			arn("ssm", "parameter/toolgate/test/function/review-request/arn"),
 			arn("ssm", "parameter/toolgate/test/function/send-email/arn"),
 			arn("ssm", "parameter/toolgate/test/function/structured-data-fetch/arn"),
@@ -200,7 +204,7 @@ var wantFunctionPolicies = map[string][]stmt{
 // wantExecutionRole: Solutions invoke the sfn aliases only.
 var wantExecutionRole = []stmt{
 	{Sid: "InvokeToolgateFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-		"${LambdaToolFunctionSfnAlias}", "${ReviewRequestFunctionSfnAlias}", "${SendEmailFunctionSfnAlias}", "${StructuredDataFetchFunctionSfnAlias}", "${WorkflowValidatorFunctionSfnAlias}"}},
+		"${LambdaToolFunctionSfnAlias}", "${McpCallFunctionSfnAlias}", "${ReviewRequestFunctionSfnAlias}", "${SendEmailFunctionSfnAlias}", "${StructuredDataFetchFunctionSfnAlias}", "${WorkflowValidatorFunctionSfnAlias}"}},
 	{Sid: "ExecutionLogging", Actions: sorted("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"), Resources: []string{"*"}},
 	{Sid: "ExecutionTracing", Actions: sorted("xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"), Resources: []string{"*"}},
@@ -250,7 +254,7 @@ var wantManagedPolicies = map[string][]stmt{
 		{Sid: "LedgerIndexReads", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
 		// People invoke the direct aliases only.
 		{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-			"${LambdaToolFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}},
+			"${LambdaToolFunctionDirectAlias}", "${McpCallFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}},
 	},
 }
 
@@ -264,6 +268,7 @@ var wantParameters = map[string]string{
 	"/toolgate/test/function/workflow-validator/arn":    "${WorkflowValidatorFunctionSfnAlias}",
 	"/toolgate/test/function/review-request/arn":        "${ReviewRequestFunctionSfnAlias}",
 	"/toolgate/test/function/lambda-tool/arn":           "${LambdaToolFunctionSfnAlias}",
+	"/toolgate/test/function/mcp-call/arn":              "${McpCallFunctionSfnAlias}",
 	"/toolgate/test/role/solution-execution/arn":        "${SolutionExecutionRole.Arn}",
 	"/toolgate/test/table/name":                         "toolgate-test",
 	"/toolgate/test/review-decision/url":                "${ReviewDecisionUrl.FunctionUrl}",
@@ -272,17 +277,17 @@ var wantParameters = map[string]string{
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
-	"AWS::Lambda::Function":   7,
-	"AWS::Lambda::Version":    5,  // the current version of each function with lanes
-	"AWS::Lambda::Alias":      10, // sfn and direct of the three tools, lambda-tool and review-request
+	"AWS::Lambda::Function":   8,
+	"AWS::Lambda::Version":    6,  // the current version of each function with lanes
+	"AWS::Lambda::Alias":      12, // sfn and direct of the three tools, lambda-tool, mcp-call and review-request
 	"AWS::Lambda::Url":        2,  // review-decision, publish
-	"AWS::IAM::Role":          8,  // one per function, the Solution execution role
-	"AWS::IAM::Policy":        8,  // each role's policy
+	"AWS::IAM::Role":          9,  // one per function, the Solution execution role
+	"AWS::IAM::Policy":        9,  // each role's policy
 	"AWS::IAM::ManagedPolicy": 3,  // Publisher, Reviewer, Operator
-	"AWS::Logs::LogGroup":     8,  // one per function, Solution executions
-	"AWS::Logs::MetricFilter": 10, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
-	"AWS::SSM::Parameter":     9,
-	"AWS::CloudWatch::Alarm":  17, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
+	"AWS::Logs::LogGroup":     9,  // one per function, Solution executions
+	"AWS::Logs::MetricFilter": 12, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
+	"AWS::SSM::Parameter":     10,
+	"AWS::CloudWatch::Alarm":  19, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
 // sessionRoles is TOOLGATE_SESSION_ROLES of testConfig, on every function
@@ -304,6 +309,8 @@ var wantEnv = map[string]map[string]string{
 	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles},
 	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles,
 		"TOOLGATE_STAGE": "test"},
+	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles,
+		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "10"},
 	"ReviewRequestFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles,
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
@@ -311,7 +318,8 @@ var wantEnv = map[string]map[string]string{
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles,
-		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com"},
+		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
+		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net"},
 }
 
 // neverSet are variables the app never sets on any function, in any
@@ -331,6 +339,7 @@ var wantFunctions = map[string][3]int{
 	"StructuredDataFetchFunction": {1024, 20, 0},
 	"WorkflowValidatorFunction":   {512, 30, 0},
 	"LambdaToolFunction":          {256, 900, 0},
+	"McpCallFunction":             {256, 60, 0},
 	"ReviewRequestFunction":       {256, 15, 0},
 	"ReviewDecisionFunction":      {256, 15, 0},
 	"PublishFunction":             {512, 30, 0},
@@ -349,7 +358,7 @@ type rule struct {
 var rules = []rule{
 	{"resource-counts", checkCounts, func(_, pj tmpl) {
 		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
-	}, `Expected 9 resources of type AWS::SSM::Parameter`},
+	}, `Expected 10 resources of type AWS::SSM::Parameter`},
 	{"table", checkTable, func(lj, _ tmpl) {
 		t := resourceByType(lj, "AWS::DynamoDB::Table")
 		t["DeletionPolicy"] = "Delete"
@@ -952,6 +961,7 @@ func checkAlarms(_, platform assertions.Template, _, pj tmpl) error {
 		"${StructuredDataFetchFunctionLogs}": {unknown, refused},
 		"${WorkflowValidatorFunctionLogs}":   {unknown, refused},
 		"${LambdaToolFunctionLogs}":          {unknown, refused},
+		"${McpCallFunctionLogs}":             {unknown, refused},
 		"${ReviewRequestFunctionLogs}":       {refused},
 	}
 	if d := cmp.Diff(want, filters); d != "" {

@@ -103,6 +103,8 @@ func newApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		},
 		RecipientAllow:         cfg.RecipientAllow,
 		FetchAllow:             cfg.FetchAllow,
+		MCPAllow:               cfg.MCPAllow,
+		MCPSchemaTTLSeconds:    cfg.MCPSchemaTTLSeconds,
 		SessionRoles:           cfg.SessionRoles,
 		DirectReviewers:        cfg.DirectReviewers,
 		DirectReviewMaxSeconds: cfg.DirectReviewMaxSeconds,

@@ -35,6 +35,8 @@ func testConfig() Config {
 	cfg.SenderIdentity = "example.org"
 	cfg.RecipientAllow = []string{"@example.org", "ops@example.com"}
 	cfg.FetchAllow = []string{"api.example.org", "*.data.example.net"}
+	cfg.MCPAllow = []string{"mcp.example.org", "*.mcp.example.net"}
+	cfg.MCPSchemaTTLSeconds = 10
 	cfg.Functions = map[string]FunctionSettings{
 		fnSendEmail: {ReservedConcurrency: 5},
 		fnFetch:     {MemoryMB: 1024, TimeoutSeconds: 20},

@@ -49,6 +49,16 @@ type PlatformStackProps struct {
 	// FetchAllow is structured-data-fetch's host allow-list; empty allows
 	// no fetch at all.
 	FetchAllow []string
+	// MCPAllow is the MCP servers' host allow-list (TOOLGATE_MCP_ALLOW on
+	// mcp-call and on the publish function, whose registration lists
+	// servers): entries as FetchAllow's; a server's URL must be on it and
+	// on the toolset's. Empty, the default, reaches no MCP server.
+	MCPAllow []string
+	// MCPSchemaTTLSeconds is how long mcp-call keeps a server's tools/list
+	// answer per warm container before it lists again to compare a tool
+	// with its pin (TOOLGATE_MCP_SCHEMA_TTL_SECONDS), in seconds; zero
+	// means DefaultMCPSchemaTTLSeconds.
+	MCPSchemaTTLSeconds int
 	// SessionRoles are the IAM role names whose session names identify a
 	// person (IAM Identity Center roles, or roles whose trust policy pins
 	// sts:RoleSessionName), for every function's caller proofs
@@ -80,6 +90,14 @@ type PlatformStackProps struct {
 	ErrorAlarmThreshold int
 }
 
+// Bounds of PlatformStackProps.MCPSchemaTTLSeconds: a few seconds, so
+// that a tool changed on its server is called at most that long after the
+// change (docs/tools.md, "MCP tools").
+const (
+	DefaultMCPSchemaTTLSeconds = 5
+	MaxMCPSchemaTTLSeconds     = 60
+)
+
 // PlatformStack is everything but the table: the functions and the
 // aliases of their lanes, the review decision and publish URLs, what
 // publishing, reviewing and operating need, the parameters the publish
@@ -107,6 +125,9 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	}
 	if p.DirectReviewMaxSeconds == 0 {
 		p.DirectReviewMaxSeconds = review.DefaultDirectMaxTimeout
+	}
+	if p.MCPSchemaTTLSeconds == 0 {
+		p.MCPSchemaTTLSeconds = DefaultMCPSchemaTTLSeconds
 	}
 	stack := awscdk.NewStack(scope, jsii.String(id), &p.StackProps)
 	ledger := newLedgerARNs(p.TableName)

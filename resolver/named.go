@@ -14,6 +14,12 @@ import (
 // "function"): a platform tool's Task invokes it (docs/toolsets.md).
 const ProxyFunction = "lambda-tool"
 
+// MCPFunction is toolgate's function that runs the dispatcher for every
+// MCP tool, checks the tool's definition on its server against the pin and
+// sends the call (functions/mcp-call): an MCP tool's Task invokes it
+// (docs/tools.md, "MCP tools").
+const MCPFunction = "mcp-call"
+
 // namedToolset finds the toolset a Solution names and refuses what cannot
 // go with it: an id that is not one, a toolset not found, and
 // policy.fetch_hosts (the toolset pins the hosts). It returns nil after
@@ -50,27 +56,37 @@ func namedToolset(ds *diags, sol *Solution, opts Options) *toolset.Toolset {
 // toolsetCatalog is the catalog a Solution on toolset ts is checked
 // against: exactly ts's tools, with its pinned policies, review
 // requirements and schemas. A built-in keeps the catalog's function,
-// timeout and retry; a platform tool runs in ProxyFunction, with its
-// pinned timeout and retry (one attempt when none is pinned).
+// timeout and retry; a platform tool runs in ProxyFunction and an MCP tool
+// in MCPFunction, each with its pinned timeout (its Task waits that plus
+// catalog.TaskTimeoutMargin) and retry (one attempt when none is pinned).
 func toolsetCatalog(base *catalog.Catalog, ts *toolset.Toolset) *catalog.Catalog {
 	var tools []*catalog.Tool
 	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
 		p := ts.Tools[name]
 		t := &catalog.Tool{Name: name, Description: p.Description, Idempotent: p.Idempotent, Policy: p.Policy,
 			ReviewRequired: p.ReviewRequired, InputSchema: p.InputSchema, OutputSchema: p.OutputSchema}
-		if b, ok := base.Lookup(name); ok && !p.Platform() {
+		b, builtin := base.Lookup(name)
+		switch {
+		case p.MCP != nil:
+			t.Retry, t.FunctionTimeoutSeconds, t.Function = pinnedRetry(p), p.TimeoutSeconds, MCPFunction
+		case p.Platform():
+			t.Retry, t.FunctionTimeoutSeconds, t.Function = pinnedRetry(p), p.TimeoutSeconds, ProxyFunction
+		case builtin:
 			t.Retry, t.FunctionTimeoutSeconds, t.Function = b.Retry, b.FunctionTimeoutSeconds, b.Function
-		} else if p.Platform() {
-			t.Retry, t.FunctionTimeoutSeconds, t.Function = catalog.Retry{MaxAttempts: 1, IntervalSeconds: 1, BackoffRate: 2}, p.TimeoutSeconds, ProxyFunction
-			if p.Retry != nil {
-				t.Retry = *p.Retry
-			}
-		} else {
+		default:
 			continue // no function runs it: never admitted
 		}
 		tools = append(tools, t)
 	}
 	return catalog.New(tools)
+}
+
+// pinnedRetry is a platform or MCP tool's pinned retry, or one attempt.
+func pinnedRetry(p toolset.Tool) catalog.Retry {
+	if p.Retry != nil {
+		return *p.Retry
+	}
+	return catalog.Retry{MaxAttempts: 1, IntervalSeconds: 1, BackoffRate: 2}
 }
 
 // pinNamed is the toolset a run of a Solution on named pins: named

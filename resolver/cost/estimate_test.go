@@ -41,6 +41,9 @@ func TestUnits(t *testing.T) {
 		{"a refusal after the claim request writes the request and its row", with(fetch(), func(c *Call) {
 			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "REFUSED", 3, 0, "TOOL_UPSTREAM_UNAVAILABLE"
 		}), 2 + 1, 0},
+		{"a parked call reads its record without claiming it and writes its row", with(fetch(), func(c *Call) {
+			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "PARKED", 0, 0, "CALL_PARKED"
+		}), 1 + 1, 0},
 		// 884 + 3000 = 3884 bytes: 4 units for the finish.
 		{"a result over 1 KB is written in one unit per KB", with(fetch(), func(c *Call) { c.OutputBytes = 3000 }), 1 + 4, 0},
 		// 5884 bytes: the replay's claim request is billed by the item.
@@ -66,7 +69,7 @@ func TestUnits(t *testing.T) {
 }
 
 func TestEveryOutcomeHasRequests(t *testing.T) {
-	for _, o := range []Outcome{FirstClaim, Reclaim, Replay, RefusedAfterRead, RefusedBeforeClaim} {
+	for _, o := range []Outcome{FirstClaim, Reclaim, Replay, RefusedAfterRead, RefusedBeforeClaim, Parked} {
 		if len(RequestsPerInvocation[o].Ledger) == 0 {
 			t.Errorf("RequestsPerInvocation has no requests for %q", o)
 		}

@@ -21,6 +21,10 @@ const (
 	RefusedAfterRead Outcome = "refusal after the record was read"
 	// RefusedBeforeClaim: refused before any claim (REFUSED, attempt 0).
 	RefusedBeforeClaim Outcome = "refusal before the claim"
+	// Parked: an MCP tool's call parked before its claim (PARKED): the
+	// conditional read of the call's record, which finds none on a first
+	// call, and the row.
+	Parked Outcome = "parked before the claim"
 )
 
 // Item is a table item a request touches; its estimated size (itemBytes)
@@ -89,6 +93,15 @@ var RequestsPerInvocation = map[Outcome]Requests{
 		Ledger: []Request{claim(ClaimItem), putRow},
 		Gated:  []Request{getReview},
 	},
+	Parked: {
+		// The conditional UpdateItem that reads the record without claiming
+		// it (a replay is answered whatever the check said), and the row.
+		// On a first call there is no item: the failed condition is billed
+		// the minimum, one unit, as a row's size gives.
+		Ledger: []Request{{"UpdateItem", RowItem, true}, putRow},
+		// The approval is checked, and bound, before the MCP tool is.
+		Gated: []Request{getReview, {"UpdateItem", ReviewItem, true}},
+	},
 	RefusedBeforeClaim: {
 		Ledger: []Request{putRow},
 		// Counted for every refusal of a gated tool: the approval, read
@@ -112,6 +125,8 @@ func OutcomeOf(c Call) Outcome {
 	switch c.Status {
 	case "DEDUPLICATED":
 		return Replay
+	case "PARKED":
+		return Parked
 	case "REFUSED":
 		if c.Attempt > 0 {
 			return RefusedAfterRead

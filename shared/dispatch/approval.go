@@ -96,12 +96,18 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 // otherwise. It reads the record with ledger.Store.Touch, which counts the
 // invocation on the call's item and never claims the key.
 func (inv *invocation) replayOr(ctx context.Context, refusal error) *outcome {
+	return inv.replayOrEnd(ctx, refused(refusal))
+}
+
+// replayOrEnd is replayOr with the outcome to end with when there is
+// nothing to replay: a refusal, or a parked call (check.go).
+func (inv *invocation) replayOrEnd(ctx context.Context, end *outcome) *outcome {
 	d, env := inv.d, inv.env
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
 	rec, err := d.store.Touch(dbCtx, env.IdempotencyKey)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return refused(refusal)
+		return end
 	}
 	if err != nil {
 		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
@@ -110,7 +116,7 @@ func (inv *invocation) replayOr(ctx context.Context, refusal error) *outcome {
 	inv.attempt = rec.Attempts
 	this := &ledger.Record{RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, InputDigest: inv.digest}
 	if rec.State != ledger.Completed || !rec.SameCall(this) { // the key names the run and seq
-		return refused(refusal)
+		return end
 	}
 	return replayed(rec.Result)
 }

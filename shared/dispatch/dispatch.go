@@ -28,14 +28,31 @@ const (
 // Config tunes a Dispatcher. Zero fields take the defaults in their comments.
 type Config struct {
 	// Tool is the name of the function's own tool; envelopes for another
-	// tool are refused. Empty when Platform is set.
+	// tool are refused. Empty when Platform or MCP is set.
 	Tool string
 	// Platform makes the dispatcher the platform tools' proxy
 	// (functions/lambda-tool, docs/tools.md "Platform tools"): it serves
 	// any tool of the run's pinned toolset whose pinned entry names a
 	// function (toolset.Tool.Platform), and refuses every other tool, the
-	// catalog's included, with TOOL_PERMISSION_DENIED. Tool must be empty.
+	// catalog's and MCP tools included, with TOOL_PERMISSION_DENIED. Tool
+	// must be empty.
 	Platform bool
+	// MCP makes the dispatcher the MCP tools' (functions/mcp-call,
+	// docs/tools.md "MCP tools"): it serves any tool of the run's pinned
+	// toolset that an MCP server defines (toolset.Tool.MCP), and refuses
+	// every other tool, the catalog's and platform tools included, with
+	// TOOL_PERMISSION_DENIED. The pinned tool's timeout_seconds bounds its
+	// check, claim and call (and DeadlineMargin the record after them), so
+	// that its Task, which waits that plus catalog.TaskTimeoutMargin,
+	// never times out while the function runs. Tool must be empty,
+	// Platform false.
+	MCP bool
+	// Check, when set, runs once the input is validated and any approval
+	// checked, before the key is claimed (check.go), with the call as the
+	// tool gets it but Attempt 0 (nothing is claimed yet): an error ends
+	// the call unclaimed. tool.CallParked writes a PARKED row and answers
+	// CALL_PARKED; any other error a REFUSED row with its code.
+	Check toolcall.Check
 	// Lease is how long a claim keeps other attempts out; default: the
 	// function timeout plus DefaultLeaseMargin.
 	Lease time.Duration
@@ -57,9 +74,13 @@ type Config struct {
 // Validate fills defaults and checks ranges.
 func (c *Config) Validate() error {
 	switch {
+	case c.Platform && c.MCP:
+		return errors.New("dispatch config: a dispatcher serves the platform tools or the MCP tools, not both")
 	case c.Platform && c.Tool != "":
 		return errors.New("dispatch config: a Platform dispatcher serves the pinned platform tools, so Tool must be empty")
-	case !c.Platform && c.Tool == "":
+	case c.MCP && c.Tool != "":
+		return errors.New("dispatch config: an MCP dispatcher serves the pinned MCP tools, so Tool must be empty")
+	case !c.Platform && !c.MCP && c.Tool == "":
 		return errors.New("dispatch config: Tool is required")
 	}
 	if c.FunctionTimeout == 0 {
@@ -87,7 +108,7 @@ func (c *Config) Validate() error {
 }
 
 // Dispatcher runs one tool (or, with Config.Platform, every platform
-// tool) under the contract.
+// tool; with Config.MCP, every MCP tool) under the contract.
 type Dispatcher struct {
 	cfg      Config
 	store    *ledger.Store
@@ -120,7 +141,8 @@ func (d *Dispatcher) Handle(ctx context.Context, payload json.RawMessage) (json.
 // phases: decode the envelope and check the caller's lane (a call that
 // fails either writes nothing), then load the pinned toolset, validate the
 // input, check a gated call's approval, claim the idempotency record and
-// run the tool; the outcome is recorded in one place (record).
+// check the call (Config.Check), claim the idempotency record and run the
+// tool; the outcome is recorded in one place (record).
 func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (out json.RawMessage, err error) {
 	inv := &invocation{d: d, started: d.store.Now()}
 	if err := inv.admit(ctx, payload); err != nil {
@@ -202,6 +224,14 @@ func (inv *invocation) phases(ctx context.Context) (o *outcome) {
 	if err := inv.load(ctx); err != nil {
 		return refused(err)
 	}
+	if d := inv.d; d.cfg.MCP && inv.pinned.TimeoutSeconds > 0 {
+		// The pinned timeout bounds the check, the claim and the call
+		// (Config.MCP), and the deadline margin the record after them, as
+		// the function's deadline does.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(inv.pinned.TimeoutSeconds)*time.Second+d.cfg.DeadlineMargin))
+		defer cancel()
+	}
 	input, err := inv.validateInput()
 	if err != nil {
 		return refused(err)
@@ -209,6 +239,11 @@ func (inv *invocation) phases(ctx context.Context) (o *outcome) {
 	// A gated call's approval is checked before the key is claimed: a
 	// refused call leaves the key untouched for the call that was approved.
 	if o := inv.approve(ctx); o != nil {
+		return o
+	}
+	// So is the tool's own check (an MCP tool's definition on its server):
+	// a call it stops was not sent, and its key is left for a later call.
+	if o := inv.check(ctx, input); o != nil {
 		return o
 	}
 	if o := inv.claim(ctx); o != nil {

@@ -9,6 +9,9 @@
 //     in its RFC 8785 form.
 //   - approve (approval.go): a gated tool's approval, before the key is
 //     claimed.
+//   - check (check.go): the tool's own check before the claim
+//     (Config.Check: an MCP tool's definition on its server); a call it
+//     stops is PARKED (CALL_PARKED) or REFUSED, its key left unclaimed.
 //   - claim (claim.go): the call's idempotency record, with the attempt cap
 //     and the at_most_once rule.
 //   - execute (execute.go): the tool under the Lambda deadline and its

@@ -80,6 +80,11 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 			// The tool gave up at the deadline it was given: say which.
 			te = &tool.Error{Code: tool.Timeout, Message: timedOut, MaybeApplied: true, Err: res.err}
 		}
+		if te.Code == tool.CallParked {
+			// Only the check before the claim parks a call: a tool that
+			// ran cannot answer that it was not sent.
+			te = &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: !inv.pinned.Idempotent, Err: res.err}
+		}
 		if (!errors.As(res.err, &typed) || typed == nil) && !inv.pinned.Idempotent {
 			// A failure the tool did not classify may have come after its
 			// effect: for a tool that must not run twice, assume it did.

@@ -14,7 +14,7 @@ import (
 // load finds the pinned toolset and the tool's contract in it.
 func (inv *invocation) load(ctx context.Context) error {
 	d, env := inv.d, inv.env
-	if !d.cfg.Platform && env.Tool != d.cfg.Tool {
+	if !d.cfg.Platform && !d.cfg.MCP && env.Tool != d.cfg.Tool {
 		return tool.Errorf(tool.PermissionDenied, "this function runs %s, not %s", d.cfg.Tool, env.Tool)
 	}
 	ts, err := d.toolset(ctx, env.ToolsetID)
@@ -30,6 +30,10 @@ func (inv *invocation) load(ctx context.Context) error {
 		// catalog tool has its own function, and a tool without a function
 		// is run by none.
 		return tool.Errorf(tool.PermissionDenied, "tool %s is not a platform tool of toolset %s (it names no function), so the platform tools' proxy does not run it", env.Tool, env.ToolsetID)
+	}
+	if d.cfg.MCP && pinned.MCP == nil {
+		// mcp-call runs only what the toolset pins from an MCP server.
+		return tool.Errorf(tool.PermissionDenied, "tool %s is not an MCP tool of toolset %s, so the MCP tools' function does not run it", env.Tool, env.ToolsetID)
 	}
 	inv.ts, inv.pinned = ts, pinned
 	return nil

@@ -31,7 +31,12 @@ const (
 // ConfigFromEnv reads a tool function's dispatcher configuration. An
 // empty name is the platform tools' proxy's (Config.Platform).
 func ConfigFromEnv(name string, getenv func(string) string) (Config, string, error) {
-	cfg := Config{Tool: name, Platform: name == ""}
+	return configFromEnv(Config{Tool: name, Platform: name == ""}, getenv)
+}
+
+// configFromEnv reads the configuration into cfg, which names what the
+// function serves (Tool, Platform or MCP).
+func configFromEnv(cfg Config, getenv func(string) string) (Config, string, error) {
 	table := getenv(EnvTable)
 	if table == "" {
 		return cfg, "", fmt.Errorf("%s is not set", EnvTable)
@@ -80,7 +85,7 @@ func ConfigFromEnv(name string, getenv func(string) string) (Config, string, err
 // Lambda runtime with the dispatcher. A bad configuration stops the
 // function with one log line.
 func Main(name string, run toolcall.Func) {
-	serve(coldstart.Logger(), name, run)
+	serve(coldstart.Logger(), Config{Tool: name}, run)
 }
 
 // PlatformMain is the platform tools' proxy's main (functions/lambda-tool):
@@ -88,12 +93,22 @@ func Main(name string, run toolcall.Func) {
 // tool of the run's pinned toolset, and run is called for each. log is the
 // logger main built run's clients with.
 func PlatformMain(log *slog.Logger, run toolcall.Func) {
-	serve(log, "", run)
+	serve(log, Config{Platform: true}, run)
 }
 
-// serve is Main for the function's own tool name, "" for the proxy.
-func serve(log *slog.Logger, name string, run toolcall.Func) {
-	cfg, table, err := ConfigFromEnv(name, os.Getenv)
+// MCPMain is the MCP tools' function's main (functions/mcp-call): Main
+// with Config.MCP, so that the dispatcher serves every MCP tool of the
+// run's pinned toolset; check runs before each call is claimed
+// (Config.Check: the tool's definition on its server against the pin),
+// and run sends the call. log is the logger main built both with.
+func MCPMain(log *slog.Logger, check toolcall.Check, run toolcall.Func) {
+	serve(log, Config{MCP: true, Check: check}, run)
+}
+
+// serve is the functions' main for base, which names what the function
+// serves.
+func serve(log *slog.Logger, base Config, run toolcall.Func) {
+	cfg, table, err := configFromEnv(base, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))
 	d, err := New(cfg, ledger.New(db, table), run, log)

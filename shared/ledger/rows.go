@@ -22,6 +22,11 @@ const (
 	Deduplicated Status = "DEDUPLICATED" // a replay of a COMPLETED key: the recorded result, the tool not run
 	Refused      Status = "REFUSED"      // refused before the tool ran (input, toolset, in flight, cap)
 	UnknownRow   Status = "UNKNOWN"      // the side effect may have happened; a person reconciles it
+	// Parked: the call was not sent and its key not claimed, because the
+	// MCP tool changed on its server since the toolset pinned it
+	// (tool.CallParked, dispatch.Config.Check); a later call under the
+	// same key is a first attempt.
+	Parked Status = "PARKED"
 	// InProgressRow: an attempt that holds the claim and has not finished.
 	InProgressRow Status = "IN_PROGRESS"
 )

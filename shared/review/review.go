@@ -197,7 +197,7 @@ func New(p Params) (*Review, error) {
 		return nil, bad("step %q is not a step id", Truncate(p.Step, 64))
 	case !namePattern.MatchString(p.Of):
 		return nil, bad("of %q is not a step id", Truncate(p.Of, 64))
-	case !namePattern.MatchString(p.Tool):
+	case !tool.ValidToolName(p.Tool):
 		return nil, bad("tool %q is not a tool name", Truncate(p.Tool, 64))
 	case !toolsetIDPattern.MatchString(p.ToolsetID):
 		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", Truncate(p.ToolsetID, 64))

@@ -40,6 +40,7 @@ func TestDecodeTask(t *testing.T) {
 		"inexact number":      {edit(`"text":"Three items."`, `"n":9007199254740993`), `IEEE 754`},
 		"bad toolset id":      {edit(`ts_f7826302d51ea15dba1ab8b9cf962a58`, `ts_x`), `not a toolset id`},
 		"bad step":            {edit(`"of":"send"`, `"of":"Send!"`), `not a step id`},
+		"bad tool":            {edit(`"tool":"send-email"`, `"tool":"crm."`), `not a tool name`},
 		"trailing data":       {goodTask + `{}`, `after its JSON object`},
 		"not an object":       {`[]`, `not a JSON object`},
 	} {
@@ -47,6 +48,15 @@ func TestDecodeTask(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error mentioning %q", name, err, c.want)
 		}
+	}
+}
+
+// A review of an MCP tool's call names the tool "<server>.<tool>", as the
+// envelope does (tool.ValidToolName).
+func TestDecodeTaskMCPTool(t *testing.T) {
+	r, err := DecodeTask([]byte(strings.Replace(goodTask, `"tool":"send-email"`, `"tool":"crm.create_ticket"`, 1)))
+	if err != nil || r.Tool != "crm.create_ticket" {
+		t.Fatalf("%+v %v", r, err)
 	}
 }
 

@@ -21,6 +21,8 @@ const MaxEnvelopeSize = 256 << 10
 // `toolgate invoke`) sends to a tool function (docs/solutions.md, "The
 // tool Task"); the dispatcher reads it with DecodeEnvelope.
 type Envelope struct {
+	// Tool is the tool's name in the run's toolset (ValidToolName): a
+	// catalog or platform tool's, or an MCP tool's "<server>.<tool>".
 	Tool      string `json:"tool"`
 	ToolsetID string `json:"toolset_id"`
 	// RunID is the Step Functions execution ARN, or on the direct lane
@@ -81,7 +83,26 @@ const MaxTimeoutSeconds = 900
 var (
 	toolsetIDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
 	namePattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	// An MCP tool's name is "<server>.<tool>", split at the first dot
+	// (shared/toolset SplitMCPName, whose patterns these are): the
+	// server's key in the toolset, which holds no dot, and the tool's name
+	// as its server defines it (MCP specification 2025-11-25, "Tool
+	// names").
+	mcpServerPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+	mcpToolPattern   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 )
+
+// ValidToolName reports whether name is a tool name an envelope may
+// carry: a catalog or platform tool's (lower-case letters, digits, "-"
+// and "_", at most 63 characters), or an MCP tool's "<server>.<tool>"
+// (at most 31 + 1 + 128 characters).
+func ValidToolName(name string) bool {
+	if namePattern.MatchString(name) {
+		return true
+	}
+	server, tool, ok := strings.Cut(name, ".")
+	return ok && mcpServerPattern.MatchString(server) && mcpToolPattern.MatchString(tool)
+}
 
 // DecodeEnvelope parses an envelope strictly. Every failure is a *Error with
 // code TOOL_INPUT_INVALID whose message names the field.
@@ -219,7 +240,7 @@ func (e *Envelope) validate() error {
 		return Errorf(InputInvalid, "envelope field %q: "+format, append([]any{field}, args...)...)
 	}
 	switch {
-	case !namePattern.MatchString(e.Tool):
+	case !ValidToolName(e.Tool):
 		return bad("tool", "%s is not a tool name", strconv.Quote(truncate(e.Tool)))
 	case !toolsetIDPattern.MatchString(e.ToolsetID):
 		return bad("toolset_id", "%s is not a toolset id (ts_ and 32 hex digits)", strconv.Quote(truncate(e.ToolsetID)))

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 const valid = `{"tool":"send-email","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":2,"step":"send","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/2","attempt":1,"tolerate_duplicates":false,"input":{"to":["a@example.com"]},"approval":{"review_id":"r"}}`
@@ -58,8 +60,55 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 }
 
+// An MCP tool's envelope names it "<server>.<tool>", the tool's name as
+// its server defines it.
+const validMCP = `{"tool":"crm.lookup_customer","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":1,"step":"lookup","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/1","attempt":1,"tolerate_duplicates":false,"input":{"id":"c-1"}}`
+
+func TestDecodeMCPToolName(t *testing.T) {
+	e, err := DecodeEnvelope([]byte(validMCP))
+	if err != nil || e.Tool != "crm.lookup_customer" {
+		t.Fatalf("%+v %v", e, err)
+	}
+	for _, name := range []string{"crm.", ".create_ticket", "CRM.create_ticket", "crm.create ticket", "crm_x.create", "crm.create/ticket",
+		"c" + strings.Repeat("r", 31) + ".create", "crm." + strings.Repeat("t", 129)} {
+		_, err := DecodeEnvelope([]byte(strings.Replace(validMCP, `"crm.lookup_customer"`, `"`+name+`"`, 1)))
+		var te *Error
+		if !errors.As(err, &te) || te.Code != InputInvalid || !strings.Contains(te.Message, `"tool"`) {
+			t.Errorf("tool %q: %v", name, err)
+		}
+	}
+}
+
+// ValidToolName accepts exactly the catalog's names and what
+// toolset.SplitMCPName splits.
+func TestValidToolName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"send-email", true}, {"create-ticket", true}, {"test_echo", true},
+		{"crm.lookup_customer", true}, {"crm.Tool.v2", true}, {"my-crm.a", true},
+		{"crm." + strings.Repeat("t", 128), true}, {"c" + strings.Repeat("r", 30) + ".a", true},
+		{"", false}, {"Send-email", false}, {"crm.", false}, {".a", false}, {"crm..", true},
+		{"crm.a b", false}, {"crm.a/b", false}, {"1crm.a", false}, {"crm_x.a", false},
+		{"crm." + strings.Repeat("t", 129), false}, {"c" + strings.Repeat("r", 31) + ".a", false},
+	} {
+		if got := ValidToolName(c.name); got != c.ok {
+			t.Errorf("ValidToolName(%q) = %v", c.name, got)
+		}
+		if strings.Contains(c.name, ".") {
+			_, _, split := toolset.SplitMCPName(c.name)
+			if split != c.ok {
+				t.Errorf("%q: ValidToolName %v, toolset.SplitMCPName %v", c.name, c.ok, split)
+			}
+		}
+	}
+}
+
 func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(valid))
+	f.Add([]byte(validMCP))
+	f.Add([]byte(strings.Replace(validMCP, "crm.lookup_customer", "crm.a.b-c_D.9", 1)))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"seq":1e400}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -73,6 +122,9 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 		if e.Seq < 1 || e.Attempt < 1 || e.Input == nil {
 			t.Fatalf("accepted %+v", e)
+		}
+		if _, _, ok := toolset.SplitMCPName(e.Tool); strings.Contains(e.Tool, ".") && !ok {
+			t.Fatalf("accepted tool %q, which is no MCP tool name", e.Tool)
 		}
 	})
 }

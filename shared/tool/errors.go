@@ -107,7 +107,8 @@ func (e *Error) Applied() *Error {
 }
 
 // Classify turns any error into an Error. An Error anywhere in the chain is
-// returned as it is; a context deadline becomes Timeout (maybe applied,
+// returned as it is (CallParked included, never maybe applied; another
+// code that is not one of Codes becomes Internal); a context deadline becomes Timeout (maybe applied,
 // since the call may have been under way); a cancellation becomes
 // UpstreamUnavailable; anything else becomes Internal with a generic
 // message and the original as its cause.
@@ -120,6 +121,13 @@ func Classify(err error) *Error {
 		if te == nil {
 			// A typed nil *Error classifies nothing.
 			return &Error{Code: Internal, Message: "internal error", Err: err}
+		}
+		if te.Code == CallParked {
+			// Not a tool code, but the contract's own error: kept, and
+			// never maybe applied (the call was not sent).
+			parked := *te
+			parked.MaybeApplied = false
+			return &parked
 		}
 		if !te.Code.Known() {
 			return &Error{Code: Internal, Message: "internal error", Err: err, MaybeApplied: te.MaybeApplied}

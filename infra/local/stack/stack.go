@@ -1,10 +1,11 @@
 // Package stack starts toolgate's whole local stack: dynalite with the
 // ledger table, the SES v2 emulator, every function under the Lambda RIE
-// (the platform tools' proxy, lambda-tool, among them), the example team
-// function create-ticket under its own RIE with its ticket service, the
-// local Step Functions endpoint, the STS, SSM and Lambda-invoke stand-ins
-// and the demo data server, and writes the parameters file `toolgate
-// publish` reads (the same names as SSM).
+// (the platform tools' proxy, lambda-tool, and the MCP tools' mcp-call
+// among them), the example team function create-ticket under its own RIE
+// with its ticket service, the local MCP server (infra/local/mcpserver),
+// the local Step Functions endpoint, the STS, SSM and Lambda-invoke
+// stand-ins and the demo data server, and writes the parameters file
+// `toolgate publish` reads (the same names as SSM).
 package stack
 
 import (
@@ -26,6 +27,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -97,6 +99,13 @@ type Stack struct {
 	// function to that function's RIE (AWS_ENDPOINT_URL_LAMBDA).
 	SSM    *local.SSM
 	Lambda *local.LambdaRouter
+	// MCP is the local MCP server (stateless, every protocol revision the
+	// SDK serves), in-process, at MCP.URL(): mcp-call and the publish
+	// function's registration may reach its host and port
+	// (TOOLGATE_MCP_ALLOW, with the loopback exemption
+	// TOOLGATE_MCP_ALLOW_ADDRESSES). Tests change its tools and read what
+	// it was sent.
+	MCP *mcpserver.Server
 	// Tickets is the ticket service create-ticket opens tickets in, at
 	// TicketsURL.
 	Tickets    *ticketservice.Service
@@ -131,15 +140,19 @@ type StackOptions struct {
 
 // The local stack's allow-lists: send-email's recipients, and
 // structured-data-fetch's hosts (its own data server) with its only address
-// exemption, loopback. The publish function gets the same values, to check
-// a Solution's literal URLs and recipients as the tools would.
+// exemption, loopback; mcp-call's the same for its own MCP server. The
+// publish function gets the same values, to check a Solution's literal
+// URLs and recipients as the tools would, and to list MCP servers at
+// registration as mcp-call would reach them.
 const (
 	recipientAllow = "@example.com"
 	fetchExemption = "127.0.0.1/32"
+	mcpExemption   = "127.0.0.1/32"
 )
 
 // functionEnv is each function's own configuration on the local stack.
 func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
+	mcpAllow := mcpHost(s.MCP)
 	switch name {
 	case "send-email":
 		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": recipientAllow, "AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint()}
@@ -151,7 +164,12 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 		// The platform's parameters from the SSM stand-in, as on AWS (the
 		// CLI reads the same values from the parameters file).
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(),
-			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow}
+			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow,
+			"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption}
+	case "mcp-call":
+		// Its own MCP server only, on loopback; the tool list is kept as
+		// long as on AWS by default.
+		return map[string]string{"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5"}
 	case "lambda-tool":
 		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in
 		// and invokes create-ticket through the Lambda-invoke router.
@@ -164,6 +182,16 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"send-email": ["` + local.LocalPrincipal("*") + `"]}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
 	}
 	return nil
+}
+
+// mcpHost is the local MCP server's host and port, as an allow-list entry
+// (without a port an entry allows only 80 and 443, as the http tool's).
+func mcpHost(srv *mcpserver.Server) string {
+	u, err := url.Parse(srv.URL())
+	if err != nil {
+		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
+	}
+	return u.Host
 }
 
 // laned are the functions with an sfn and a direct lane: every function
@@ -257,6 +285,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err := s.startTeamFunction(ctx, root, logf); err != nil {
 		return nil, err
 	}
+	if s.MCP, err = mcpserver.Start(mcpserver.Options{Stateless: true}); err != nil {
+		return nil, fmt.Errorf("the local MCP server: %w", err)
+	}
+	logf("MCP server   %s", s.MCP.URL())
 
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
@@ -482,6 +514,14 @@ func (s *Stack) Stop() error {
 	if s.tickets != nil {
 		s.tickets.Close()
 		s.tickets = nil
+	}
+	if s.MCP != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := s.MCP.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop the local MCP server: %w", err))
+		}
+		cancel()
+		s.MCP = nil
 	}
 	for _, p := range s.proxies {
 		p.Close()

@@ -1,0 +1,50 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
+)
+
+// check runs the tool's Config.Check once the input is validated and any
+// approval checked, before the key is claimed (nil: go on). An error ends
+// the call with nothing claimed, so that the key is left as it was and a
+// later call under it is a first attempt (or, after earlier attempts, the
+// claim decides as always):
+//
+//   - tool.CallParked (an MCP tool whose definition changed on its server
+//     since the toolset pinned it): a PARKED row, and the answer
+//     CALL_PARKED with the check's message as its cause;
+//   - any other error: a REFUSED row with its code (anything that is not
+//     a *tool.Error is TOOL_INTERNAL). Nothing was sent, so it is never
+//     maybe applied; a retryable code (the server could not be listed) is
+//     retried by the Task's Retry as a refusal is.
+//
+// Either way, a call whose key holds its COMPLETED record is a replay of
+// that result, whatever the check says: the call was sent, and answered,
+// before the tool changed. The record is read as replayOr reads it, with
+// ledger.Store.Touch, which never claims the key.
+func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcome {
+	d, env := inv.d, inv.env
+	if d.cfg.Check == nil {
+		return nil
+	}
+	err := d.cfg.Check(ctx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts})
+	if err == nil {
+		return nil
+	}
+	te := tool.Classify(err)
+	if typed := (*tool.Error)(nil); !errors.As(err, &typed) || typed == nil {
+		// The check gave no code: its cause is in the log only.
+		d.log.WarnContext(ctx, "the check before the claim failed", "tool", env.Tool, "key", env.IdempotencyKey, "error", err)
+	}
+	status := ledger.Refused
+	if te.Code == tool.CallParked {
+		status = ledger.Parked
+	}
+	return inv.replayOrEnd(ctx, &outcome{write: writeRow, status: status, err: te})
+}
