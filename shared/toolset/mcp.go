@@ -107,9 +107,10 @@ type Listed struct {
 	Tools    []ListedTool
 }
 
-// MCPToolTimeout is an MCP tool's timeout when its policy names none:
-// the mcp-call function's own (catalog.DefaultMCPTimeout). A policy's
-// timeout_seconds may only be shorter.
+// MCPToolTimeout is an MCP tool's timeout when its policy names none, in
+// seconds: the mcp-call function's own Lambda timeout, which the CDK app
+// deploys it with (infra). A policy's timeout_seconds may only be shorter:
+// checkMCP refuses a longer one, which the function's deadline would cut.
 const MCPToolTimeout = 60
 
 // emptySchema is the output schema of a tool whose server lists none.
@@ -189,6 +190,8 @@ func checkMCP(id, name string, t *Tool) error {
 		return refuse(RuleMCPTool, "MCP tool %s: protocol revision %.30q is not one of %s", name, m.Protocol, strings.Join(MCPProtocols, ", "))
 	case m.Annotations != nil && !json.Valid(m.Annotations):
 		return refuse(RuleMCPTool, "MCP tool %s: annotations are not JSON", name)
+	case t.TimeoutSeconds > MCPToolTimeout:
+		return refuse(RuleMCPTool, "MCP tool %s: timeout_seconds %d is over %d, the mcp-call function's timeout", name, t.TimeoutSeconds, MCPToolTimeout)
 	}
 	if _, err := fetchurl.Parse(m.URL); err != nil {
 		return refuse(RuleMCPTool, "MCP tool %s: server URL: %v", name, err)
