@@ -200,10 +200,10 @@ func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]st
 	return nil
 }
 
-// mcpAllow is the MCP allow-list of publish and mcp-call: the local MCP
+// mcpAllowList is the MCP allow-list of publish and mcp-call: the local MCP
 // server's host and port, and MCPTestHost on that port (without a port an
 // entry allows only 80 and 443, as the http tool's), and more.
-func mcpAllow(srv *mcpserver.Server, more []string) string {
+func mcpAllowList(srv *mcpserver.Server, more []string) string {
 	u, err := url.Parse(srv.URL())
 	if err != nil {
 		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
@@ -335,7 +335,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	logf("MCP server   %s (and %s)", s.MCP.URL(), s.MCPTestURL())
-	mcpAllow := mcpAllow(s.MCP, o.MCPAllow)
+	mcpAllow := mcpAllowList(s.MCP, o.MCPAllow)
 
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
