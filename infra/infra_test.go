@@ -331,6 +331,7 @@ var neverSet = map[string]string{
 	"TOOLGATE_STS_ENDPOINT":          "left to its default, https://sts.<AWS_REGION>.amazonaws.com",
 	"TOOLGATE_LANE":                  "the local stack's fixed lane: on AWS the invoked alias names the lane (declared empty in a SAM local template only)",
 	"TOOLGATE_PARAMS_FILE":           "the local stack's parameters file: on AWS the publish function reads SSM Parameter Store",
+	"TOOLGATE_MCP_RESOLVE_FILE":      "the local stack's stand-in for DNS (mcp.internal.test): on AWS MCP server names resolve through Lambda's resolver",
 }
 
 // wantFunctions: memory, timeout and reserved concurrency (0: none).

@@ -31,6 +31,13 @@ const (
 	// every page), and the handshake before a call. 1..60, default 10. A
 	// tools/call is bounded by the dispatcher's deadline instead.
 	EnvTimeoutSeconds = "TOOLGATE_MCP_TIMEOUT_SECONDS"
+	// EnvResolveFile, on the local stack only, names a file of host
+	// names and their addresses ("HOST=IP[,IP]" a line) that the address
+	// rules take as the DNS answer for those names, read again at every
+	// request (fetch.FileResolver): a test changes a name's answer between
+	// a server's registration and a call. Unset: the system resolver. The
+	// CDK app never sets it, and its tests assert so.
+	EnvResolveFile = "TOOLGATE_MCP_RESOLVE_FILE"
 )
 
 // Bounds and defaults.
@@ -67,8 +74,9 @@ type Config struct {
 	MaxBytes int64
 }
 
-// ConfigFromEnv reads EnvAllow, EnvAllowAddresses, EnvSchemaTTLSeconds and
-// EnvTimeoutSeconds. An error names the variable and the bad value.
+// ConfigFromEnv reads EnvAllow, EnvAllowAddresses, EnvSchemaTTLSeconds,
+// EnvTimeoutSeconds and EnvResolveFile (whose file must exist and parse).
+// An error names the variable and the bad value.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	split := func(s string) []string {
 		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
@@ -83,6 +91,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	nc.Allow, nc.AllowName = allow, allowName
 	c := Config{Net: nc, SchemaTTL: DefaultSchemaTTL, Timeout: DefaultTimeout}
+	if path := getenv(EnvResolveFile); path != "" {
+		r := fetch.FileResolver{Path: path}
+		if _, err := r.Load(); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", EnvResolveFile, err)
+		}
+		c.Net.Resolver = r
+	}
 	if c.SchemaTTL, err = seconds(getenv, EnvSchemaTTLSeconds, 0, MaxSchemaTTL, DefaultSchemaTTL); err != nil {
 		return Config{}, err
 	}

@@ -1,13 +1,24 @@
 package mcptool
 
 import (
+	"context"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestConfigFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	resolve, bad := filepath.Join(dir, "resolve"), filepath.Join(dir, "bad")
+	if err := os.WriteFile(resolve, []byte("mcp.internal.test=10.0.0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("mcp.internal.test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -23,6 +34,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "TTL over 60", env: map[string]string{EnvSchemaTTLSeconds: "61"}, err: EnvSchemaTTLSeconds},
 		{name: "TTL negative", env: map[string]string{EnvSchemaTTLSeconds: "-1"}, err: EnvSchemaTTLSeconds},
 		{name: "timeout 0", env: map[string]string{EnvTimeoutSeconds: "0"}, err: EnvTimeoutSeconds},
+		{name: "resolve file", env: map[string]string{EnvResolveFile: resolve}, ttl: 5 * time.Second, to: 10 * time.Second},
+		{name: "resolve file missing", env: map[string]string{EnvResolveFile: filepath.Join(dir, "missing")}, err: EnvResolveFile},
+		{name: "resolve file bad", env: map[string]string{EnvResolveFile: bad}, err: EnvResolveFile},
 		{name: "timeout not a number", env: map[string]string{EnvTimeoutSeconds: "5s"}, err: EnvTimeoutSeconds},
 	}
 	for _, tt := range tests {
@@ -42,6 +56,13 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 			if tt.name == "set" && (len(c.Net.Allow) != 2 || len(c.Net.AllowAddresses) != 1 || c.Net.AllowAddresses[0] != netip.MustParsePrefix("127.0.0.1/32")) {
 				t.Errorf("lists: %v, %v", c.Net.Allow, c.Net.AllowAddresses)
+			}
+			if tt.name == "resolve file" {
+				if got, err := c.Net.Resolver.LookupNetIP(context.Background(), "ip", "mcp.internal.test"); err != nil || len(got) != 1 || got[0] != netip.MustParseAddr("10.0.0.1") {
+					t.Errorf("the resolve file answers %v, %v", got, err)
+				}
+			} else if c.Net.Resolver != nil {
+				t.Errorf("a resolver without %s", EnvResolveFile)
 			}
 		})
 	}

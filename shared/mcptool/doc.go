@@ -19,6 +19,9 @@
 //	TOOLGATE_MCP_TIMEOUT_SECONDS     bound of a listing (handshake and every page) and of a call's
 //	                                 handshake: 1..60, default 10; the call itself is bounded by the
 //	                                 dispatcher's deadline and the pinned timeout_seconds
+//	TOOLGATE_MCP_RESOLVE_FILE        the local stack only: a file of "HOST=IP[,IP]" lines taken as those
+//	                                 names' DNS answers, read at every request (fetch.FileResolver);
+//	                                 never set by the CDK app
 //
 // Each HTTP response body is read up to 5 MiB (DefaultMaxBytes); one byte
 // more fails the exchange, never truncating it.

@@ -12,9 +12,15 @@
 // testdata/toolsets/demo.yaml through the publish function, publishes
 // testdata/toolsets/solutions/demo-ticket.yaml on it, runs it (the platform
 // tools' proxy invokes the example team function create-ticket) and prints
-// the run's ledger row and the ticket; and stops everything it started.
-// Exit status 0 means the e-mail was sent exactly once and the ticket was
-// opened once, with its row on the ledger.
+// the run's ledger row and the ticket; runs ticket-parent, whose workflow
+// step starts demo-ticket as a child run; registers the mcp-demo toolset
+// (stack.MCPDemoToolset) against the local MCP server, publishes
+// testdata/toolsets/solutions/customer-ticket.yaml on the id registered,
+// runs it with its review approved, and prints each ledger row next to the
+// _meta idempotency key the MCP server received for that call; and stops
+// everything it started. Exit status 0 means the e-mail was sent exactly
+// once, each ticket was opened once with its row on the ledger, and every
+// MCP call's row has the key the server received.
 package main
 
 import (
@@ -42,6 +48,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -186,7 +193,10 @@ func run(ctx context.Context) error {
 	if err := childWorkflow(ctx, st, sf); err != nil {
 		return err
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger.")
+	if err := mcpTools(ctx, st, sf); err != nil {
+		return err
+	}
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received.")
 	return nil
 }
 
@@ -282,6 +292,109 @@ func childWorkflow(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		return fmt.Errorf("the child run %s's rows do not name its parent %s", child, parent)
 	}
 	fmt.Printf("  its row's parent_run_id: %s\n", rows[0].ParentRunID)
+	return nil
+}
+
+// mcpTools registers the mcp-demo toolset against the local MCP server,
+// publishes customer-ticket on the id registered, runs it with its review
+// approved by someone other than its starter, and prints each of the run's
+// ledger rows next to the _meta idempotency key the server received for
+// that call; they must match, one call each, and one ticket be opened.
+func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
+	dir := filepath.Join(st.Dir, "toolsets")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	file := filepath.Join(dir, "mcp-demo.yaml")
+	if err := os.WriteFile(file, stack.MCPDemoToolset(st.MCP.URL()), 0o644); err != nil {
+		return err
+	}
+	step("registering the mcp-demo toolset, whose server crm is the local MCP server %s: the publish function lists its tools and pins them", st.MCP.URL())
+	fmt.Printf("  (its port, and so the id, are chosen when the stack starts; testdata/toolsets/mcp-demo.lock.json pins the same tools at https://mcp.crm.example.com/mcp)\n")
+	if _, err := toolgate("toolset", "register", file, "--function-endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+		return err
+	}
+	var lock struct{ ID string }
+	if b, err := os.ReadFile(filepath.Join(dir, "mcp-demo.lock.json")); err != nil || json.Unmarshal(b, &lock) != nil || lock.ID == "" {
+		return fmt.Errorf("the registration wrote no lock with an id: %v", err)
+	}
+
+	step("publishing testdata/toolsets/solutions/customer-ticket.yaml on %s", lock.ID)
+	src, err := os.ReadFile("testdata/toolsets/solutions/customer-ticket.yaml")
+	if err != nil {
+		return err
+	}
+	solution := filepath.Join(dir, "customer-ticket.yaml")
+	if err := os.WriteFile(solution, stack.OnToolset(src, lock.ID), 0o644); err != nil {
+		return err
+	}
+	if _, err := toolgate("publish", solution, "--toolsets", dir, "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+		return err
+	}
+
+	step("running it: mcp-call checks each tool against its pin, then sends tools/call with the idempotency key in _meta")
+	input := filepath.Join(st.Dir, "customer-input.json")
+	if err := os.WriteFile(input, []byte(`{"customer_id": "C-1", "title": "demo: an MCP ticket"}`+"\n"), 0o644); err != nil {
+		return err
+	}
+	calls, tickets := len(st.MCP.Calls()), len(st.MCP.Tickets())
+	out, err := toolgate("run", "customer-ticket", "--input", input, "--name", fmt.Sprintf("mcp-%d", time.Now().Unix()),
+		"--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
+	if err != nil {
+		return err
+	}
+	arn := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
+	decision := st.Endpoints["review-decision"]
+	id, err := pendingReview(ctx, decision, arn)
+	if err != nil {
+		return err
+	}
+	if _, err := toolgate("review", "approve", id, "--reason", "the ticket reads right", "--endpoint", decision, "--as", reviewer); err != nil {
+		return err
+	}
+	outcome, err := follow(ctx, sf, arn, time.Minute)
+	if err != nil {
+		return err
+	}
+
+	step("the run's ledger rows, and the _meta key the MCP server received for each call")
+	if _, err := toolgate("ledger", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
+		return err
+	}
+	var listed, errb bytes.Buffer
+	var rows []ledger.Row
+	if code := cli.Run([]string{"ledger", "--json", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK {
+		return fmt.Errorf("ledger --json %s: exit %d: %s", arn, code, errb.String())
+	}
+	if err := json.Unmarshal(listed.Bytes(), &rows); err != nil {
+		return err
+	}
+	sent := st.MCP.Calls()[calls:]
+	var bad []string
+	if len(rows) != len(sent) {
+		bad = append(bad, fmt.Sprintf("%d rows, %d calls received", len(rows), len(sent)))
+	}
+	received := "tools/call _meta " + mcpmeta.IdempotencyKey
+	for i, r := range rows {
+		fmt.Printf("  seq %d  %-19s  %-*s  %s\n", r.Seq, r.Tool, len(received), "ledger row idempotency_key", r.IdempotencyKey)
+		if i >= len(sent) {
+			continue
+		}
+		key, _ := sent[i].Meta[mcpmeta.IdempotencyKey].(string)
+		match := "the same"
+		if "crm."+sent[i].Tool != r.Tool || key != r.IdempotencyKey || r.Status != ledger.Succeeded {
+			match = "DIFFERENT"
+			bad = append(bad, fmt.Sprintf("%s row %s under %s, server call %s under %q", r.Tool, r.Status, r.IdempotencyKey, sent[i].Tool, key))
+		}
+		fmt.Printf("         %-19s  %s  %s  (%s)\n", sent[i].Tool, received, key, match)
+	}
+	opened := st.MCP.Tickets()[tickets:]
+	for _, t := range opened {
+		fmt.Printf("  the MCP server's ticket %s  %q  priority %s  (idempotency key %s)\n", t.ID, t.Title, t.Priority, t.IdempotencyKey)
+	}
+	if outcome.Status != "SUCCEEDED" || len(bad) > 0 || len(opened) != 1 {
+		return fmt.Errorf("the MCP run ended %s with %d tickets opened; rows and calls: %v; want SUCCEEDED, one ticket, each row under the key its call carried", outcome.Status, len(opened), bad)
+	}
 	return nil
 }
 

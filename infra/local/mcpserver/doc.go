@@ -37,7 +37,9 @@
 // ServerOptions.SupportedProtocolVersions); Options.Stateless serves without
 // sessions; Options.PageSize sets the tools/list page size; Options.ListTTL
 // sets the ttlMs cache hint on tools/list results; Options.OnCall reports
-// each call as it arrives.
+// each call as it arrives; Options.Hosts names hosts, besides loopback
+// ones, that the server answers to (the SDK's DNS rebinding protection
+// refuses any other Host header with 403).
 //
 // # Controls
 //

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +47,14 @@ type Options struct {
 	// on the request's goroutine and should not block; tests use it to learn
 	// that a call has arrived.
 	OnCall func(Call)
+	// Hosts are names, besides loopback ones (localhost, 127.0.0.0/8,
+	// ::1), that the server answers to in a request's Host header. The
+	// SDK's DNS rebinding protection refuses, with 403, a request to a
+	// loopback server whose Host is not a loopback name; a client that
+	// reaches this server by another name resolving to 127.0.0.1 (the
+	// local stack's mcp.internal.test) needs it listed here. Every other
+	// Host is refused as the SDK refuses it.
+	Hosts []string
 	// Logger receives the SDK's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -154,11 +164,16 @@ func Start(opts Options) (*Server, error) {
 		Stateless:                    opts.Stateless,
 		Logger:                       logger,
 		PropagateRequestCancellation: true,
+		// hostsOnly below does the SDK's check, with opts.Hosts allowed.
+		DisableLocalhostProtection: len(opts.Hosts) > 0,
 	})
 	mux := http.NewServeMux()
 	var h http.Handler = handler
 	if opts.Stateless {
 		h = withRequestDone(h)
+	}
+	if len(opts.Hosts) > 0 {
+		h = hostsOnly(opts.Hosts, h)
 	}
 	mux.Handle("/mcp", s.track(s.refuse(h)))
 
@@ -369,6 +384,25 @@ func toolsCall(body []byte) (Call, bool) {
 		}
 	}
 	return Call{}, false
+}
+
+// hostsOnly refuses, with 403 as the SDK's DNS rebinding protection does,
+// a request whose Host header names neither a loopback host nor one of
+// hosts (compared without the port, case-insensitively).
+func hostsOnly(hosts []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+		loopback := strings.EqualFold(host, "localhost") || err == nil && a.IsLoopback()
+		if !loopback && !slices.ContainsFunc(hosts, func(h string) bool { return strings.EqualFold(h, host) }) {
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // requestDoneKey is the context key of the Done channel of the HTTP request

@@ -600,3 +600,46 @@ func TestClientDropsToolsItFindsInvalid(t *testing.T) {
 		})
 	}
 }
+
+// The SDK refuses a request to a loopback server whose Host header is not
+// a loopback name (DNS rebinding protection); Options.Hosts lets the names
+// it lists through, and only those.
+func TestHostsTheServerAnswersTo(t *testing.T) {
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	status := func(srv *Server, host string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL(), strings.NewReader(initialize))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		name  string
+		hosts []string
+		host  string
+		want  int
+	}{
+		{"loopback, no hosts", nil, "127.0.0.1", http.StatusOK},
+		{"a name, no hosts", nil, "mcp.internal.test", http.StatusForbidden},
+		{"a listed name", []string{"mcp.internal.test"}, "MCP.internal.test", http.StatusOK},
+		{"loopback, with hosts", []string{"mcp.internal.test"}, "localhost", http.StatusOK},
+		{"another name, with hosts", []string{"mcp.internal.test"}, "evil.test", http.StatusForbidden},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := start(t, Options{Stateless: true, Hosts: c.hosts})
+			host := c.host + strings.TrimSuffix(strings.TrimPrefix(srv.URL(), "http://127.0.0.1"), "/mcp") // and the port
+			if got := status(srv, host); got != c.want {
+				t.Fatalf("Host %s: HTTP %d, want %d", host, got, c.want)
+			}
+		})
+	}
+}

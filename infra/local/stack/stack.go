@@ -29,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -52,6 +53,14 @@ const (
 	// stand-in holds toolset.ToolFunctionParam(Stage, TeamFunctionKey).
 	TeamFunction    = "create-ticket"
 	TeamFunctionKey = "FunctionCreateTicket"
+	// MCPTestHost is a name for the local MCP server that only the local
+	// stack's MCP client knows: publish and mcp-call resolve it from
+	// Stack.MCPResolveFile (TOOLGATE_MCP_RESOLVE_FILE), never from DNS (.test
+	// is reserved, RFC 6761), and may reach it on the server's port
+	// (TOOLGATE_MCP_ALLOW). It resolves to 127.0.0.1 until a test says
+	// otherwise (ResolveMCPTestHost): a server whose name comes to resolve
+	// to a private or metadata address.
+	MCPTestHost = "mcp.internal.test"
 )
 
 // FunctionARN is the local ARN of a function, as publishing substitutes it.
@@ -103,9 +112,12 @@ type Stack struct {
 	// SDK serves), in-process, at MCP.URL(): mcp-call and the publish
 	// function's registration may reach its host and port
 	// (TOOLGATE_MCP_ALLOW, with the loopback exemption
-	// TOOLGATE_MCP_ALLOW_ADDRESSES). Tests change its tools and read what
-	// it was sent.
+	// TOOLGATE_MCP_ALLOW_ADDRESSES), by its address or by MCPTestHost
+	// (MCPTestURL). Tests change its tools and read what it was sent.
 	MCP *mcpserver.Server
+	// MCPResolveFile holds MCPTestHost's address for publish and mcp-call
+	// (ResolveMCPTestHost).
+	MCPResolveFile string
 	// Tickets is the ticket service create-ticket opens tickets in, at
 	// TicketsURL.
 	Tickets    *ticketservice.Service
@@ -134,6 +146,9 @@ type StackOptions struct {
 	DataPort int
 	// Env adds variables to every function (tests: short leases).
 	Env map[string]string
+	// MCPAllow adds entries to the MCP allow-list of publish and mcp-call
+	// (tests: another local MCP server's host and port).
+	MCPAllow []string
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any)
 }
@@ -150,9 +165,9 @@ const (
 	mcpExemption   = "127.0.0.1/32"
 )
 
-// functionEnv is each function's own configuration on the local stack.
-func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
-	mcpAllow := mcpHost(s.MCP)
+// functionEnv is each function's own configuration on the local stack;
+// mcpAllow is the MCP allow-list.
+func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]string {
 	switch name {
 	case "send-email":
 		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": recipientAllow, "AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint()}
@@ -165,11 +180,12 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 		// CLI reads the same values from the parameters file).
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(),
 			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow,
-			"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption}
+			"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
 	case "mcp-call":
 		// Its own MCP server only, on loopback; the tool list is kept as
 		// long as on AWS by default.
-		return map[string]string{"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5"}
+		return map[string]string{"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5",
+			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
 	case "lambda-tool":
 		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in
 		// and invokes create-ticket through the Lambda-invoke router.
@@ -184,14 +200,40 @@ func functionEnv(name string, s *Stack, dataAddr string) map[string]string {
 	return nil
 }
 
-// mcpHost is the local MCP server's host and port, as an allow-list entry
-// (without a port an entry allows only 80 and 443, as the http tool's).
-func mcpHost(srv *mcpserver.Server) string {
+// mcpAllowList is the MCP allow-list of publish and mcp-call: the local MCP
+// server's host and port, and MCPTestHost on that port (without a port an
+// entry allows only 80 and 443, as the http tool's), and more.
+func mcpAllowList(srv *mcpserver.Server, more []string) string {
 	u, err := url.Parse(srv.URL())
 	if err != nil {
 		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
 	}
-	return u.Host
+	return strings.Join(append([]string{u.Host, MCPTestHost + ":" + u.Port()}, more...), ",")
+}
+
+// MCPTestURL is the local MCP server's URL by MCPTestHost:
+// http://mcp.internal.test:<port>/mcp.
+func (s *Stack) MCPTestURL() string {
+	u, err := url.Parse(s.MCP.URL())
+	if err != nil {
+		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
+	}
+	u.Host = MCPTestHost + ":" + u.Port()
+	return u.String()
+}
+
+// ResolveMCPTestHost makes MCPTestHost resolve to addrs (IP addresses) for
+// publish and mcp-call from their next request on.
+func (s *Stack) ResolveMCPTestHost(addrs ...string) error {
+	line := MCPTestHost + "=" + strings.Join(addrs, ",")
+	if _, err := fetch.ParseResolve([]string{line}); err != nil {
+		return err
+	}
+	tmp := s.MCPResolveFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte("# "+MCPTestHost+" for publish and mcp-call (TOOLGATE_MCP_RESOLVE_FILE)\n"+line+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.MCPResolveFile)
 }
 
 // laned are the functions with an sfn and a direct lane: every function
@@ -285,10 +327,15 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err := s.startTeamFunction(ctx, root, logf); err != nil {
 		return nil, err
 	}
-	if s.MCP, err = mcpserver.Start(mcpserver.Options{Stateless: true}); err != nil {
+	if s.MCP, err = mcpserver.Start(mcpserver.Options{Stateless: true, Hosts: []string{MCPTestHost}}); err != nil {
 		return nil, fmt.Errorf("the local MCP server: %w", err)
 	}
-	logf("MCP server   %s", s.MCP.URL())
+	s.MCPResolveFile = filepath.Join(s.Dir, "mcp-resolve")
+	if err := s.ResolveMCPTestHost("127.0.0.1"); err != nil {
+		return nil, err
+	}
+	logf("MCP server   %s (and %s)", s.MCP.URL(), s.MCPTestURL())
+	mcpAllow := mcpAllowList(s.MCP, o.MCPAllow)
 
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
@@ -334,7 +381,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		vars := map[string]string{"TOOLGATE_TABLE": Table, "AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(), "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60",
 			// The local stack's only exemption from https: the STS stand-in.
 			"TOOLGATE_STS_ENDPOINT": s.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true"}
-		for k, v := range functionEnv(name, s, dataAddr) {
+		for k, v := range functionEnv(name, s, dataAddr, mcpAllow) {
 			vars[k] = v
 		}
 		for k, v := range o.Env {
