@@ -54,7 +54,26 @@ type session struct {
 	host string
 }
 
-func (s *session) close() { _ = s.cs.Close() }
+// closeWait bounds the wait for a session's end (the SDK's DELETE of a
+// session with an id, which it gives 5 s, detached from every deadline):
+// a listing's or a call's outcome is known before it, and a server slow
+// to end its session must not hold it, nor turn a call answered in time
+// into the dispatcher's TOOL_TIMEOUT. The end goes on in the background.
+const closeWait = 250 * time.Millisecond
+
+func (s *session) close() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.cs.Close()
+	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
 
 // connect opens a new session with the server at rawURL: a new SDK client
 // and session each time, so that nothing of an earlier listing is reused

@@ -51,7 +51,10 @@
 // the server's ttlMs says: the SDK has no per-call bypass. Check's reuse
 // is this package's own cache, keyed by server URL, for at most
 // TOOLGATE_MCP_SCHEMA_TTL_SECONDS. The standalone SSE stream is not
-// opened.
+// opened. A session with an id is ended (the SDK's DELETE, which it gives
+// 5 s whatever the caller's deadline) in the background: a listing or a
+// call waits for that end at most 250 ms, since its outcome is known
+// before it.
 //
 // # Tools the SDK drops
 //

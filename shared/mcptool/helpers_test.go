@@ -84,11 +84,17 @@ func clientFor(t *testing.T, srv *mcpserver.Server) *Client {
 // toolset.MCPServer.Pin) under server key "crm".
 func pin(t *testing.T, c *Client, srv *mcpserver.Server, name string) toolset.Tool {
 	t.Helper()
-	l, err := c.List(t.Context(), srv.URL())
+	return pinURL(t, c, srv.URL(), name)
+}
+
+// pinURL is pin for the server at url.
+func pinURL(t *testing.T, c *Client, url, name string) toolset.Tool {
+	t.Helper()
+	l, err := c.List(t.Context(), url)
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
-	pinned, err := toolset.MCPServer{URL: srv.URL(), Admit: []string{name}}.Pin("crm", l)
+	pinned, err := toolset.MCPServer{URL: url, Admit: []string{name}}.Pin("crm", l)
 	if err != nil {
 		t.Fatalf("Pin: %v", err)
 	}
