@@ -125,7 +125,7 @@ func (s MCPServer) Pin(key string, l Listed) (map[string]Tool, error) {
 	byName := map[string]ListedTool{}
 	for _, t := range l.Tools {
 		if _, dup := byName[t.Name]; dup {
-			return nil, fmt.Errorf("server %s lists tool %q twice", key, t.Name)
+			return nil, fmt.Errorf("server %s lists tool %s twice", key, listedName(t.Name))
 		}
 		byName[t.Name] = t
 	}
@@ -138,7 +138,7 @@ func (s MCPServer) Pin(key string, l Listed) (map[string]Tool, error) {
 	for _, name := range s.Admit {
 		lt, ok := byName[name]
 		if !ok {
-			return nil, fmt.Errorf("server %s does not list tool %q (it lists %s)", key, name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
+			return nil, fmt.Errorf("server %s does not list tool %q (it lists %s)", key, name, listedNames(slices.Sorted(maps.Keys(byName))))
 		}
 		p := s.Policies[name]
 		t := Tool{Description: lt.Description, InputSchema: compactJSON(lt.InputSchema), OutputSchema: emptySchema,
@@ -160,6 +160,34 @@ func (s MCPServer) Pin(key string, l Listed) (map[string]Tool, error) {
 		out[key+"."+name] = t
 	}
 	return out, nil
+}
+
+// maxListedNames bounds the names of a server's tools a refusal names.
+const maxListedNames = 20
+
+// listedNames names a server's tools in a refusal: at most
+// maxListedNames of them (listedName), and how many more.
+func listedNames(names []string) string {
+	shown := make([]string, 0, min(len(names), maxListedNames+1))
+	for i, n := range names {
+		if i == maxListedNames {
+			shown = append(shown, fmt.Sprintf("and %d more", len(names)-i))
+			break
+		}
+		shown = append(shown, listedName(n))
+	}
+	return strings.Join(shown, ", ")
+}
+
+// listedName is a name a server lists, for a message: as it is when it is
+// an MCP tool name (MCPToolNamePattern), and otherwise quoted and cut, so
+// that none of the server's text (a control character, a line break, a
+// terminal escape) reaches a log or the publisher's terminal raw.
+func listedName(n string) string {
+	if MCPToolNamePattern.MatchString(n) {
+		return n
+	}
+	return fmt.Sprintf("%.80q", n)
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {

@@ -95,3 +95,31 @@ func TestDerivedFromMCPTools(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The names a server lists are its own text: a refusal naming them quotes
+// each (so that no control character, such as a terminal escape or a
+// line break, reaches the publisher's terminal through the CLI, which
+// prints the publish function's message) and names at most a few, however
+// many tools the server lists.
+func TestPinQuotesAndBoundsTheNamesAServerLists(t *testing.T) {
+	listed := Listed{Protocol: "2026-07-28", Tools: []ListedTool{
+		{Name: "x\x1b[2J\nregistered ts_00000000000000000000000000000000 (crm.yaml)", InputSchema: json.RawMessage(`{}`)},
+	}}
+	for i := range 5000 {
+		listed.Tools = append(listed.Tools, ListedTool{Name: strings.Repeat("t", 100) + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26), InputSchema: json.RawMessage(`{}`)})
+	}
+	_, err := MCPServer{URL: "https://mcp.crm.example.com/mcp", Admit: []string{"create_ticket"}}.Pin("crm", listed)
+	if err == nil {
+		t.Fatal("pinned a tool the server does not list")
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\x1b\n") {
+		t.Errorf("the refusal holds a server's control characters: %q", msg)
+	}
+	if len(msg) > 2000 {
+		t.Errorf("the refusal is %d bytes: it names every tool the server lists", len(msg))
+	}
+	if !strings.Contains(msg, `server crm does not list tool "create_ticket"`) {
+		t.Errorf("the refusal %q does not name the tool", msg)
+	}
+}
