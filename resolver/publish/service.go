@@ -267,7 +267,10 @@ const MCPListTimeout = 20 * time.Second
 // Register registers a toolset for the caller its proof proves, after
 // the registration check (ledger.Store.RegisterToolset): the only way
 // toolsets reach the table besides a publish, which registers the
-// toolset its Solution pins. A draft is first resolved: its MCP servers
+// toolset its Solution pins. A toolset sent with its id pins MCP tools
+// only when it is derived (toolset.CheckDerived keeps its base's pins):
+// otherwise they were pinned by no listing, and it is refused with
+// CodeRefused. A draft is first resolved: its MCP servers
 // are listed (s.MCP) and their admitted tools pinned
 // (toolset.ResolveMCP); a server that cannot be listed, that does not
 // list an admitted tool, or a pinned tool the registration check refuses
@@ -284,11 +287,28 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterR
 	if err != nil {
 		return nil, &Error{Code: CodeInvalid, Message: err.Error()}
 	}
+	if mcp := mcpTools(ts); ts.Base == "" && len(mcp) > 0 {
+		// Only a draft's registration lists servers: a pin written by hand
+		// would skip the address rules and the listing.
+		return nil, &Error{Code: CodeRefused, Message: cut(fmt.Sprintf("toolset %s pins MCP tools (%s) that no listing pinned: register the toolset file that names their server, whose registration lists it; nothing was registered",
+			ts.ID, strings.Join(mcp, ", ")), maxDraftMessage)}
+	}
 	who, err := s.verify(ctx, req.Proof, RegisterBinding(ts.ID, req.Toolset))
 	if err != nil {
 		return nil, err
 	}
 	return s.register(ctx, ts, who)
+}
+
+// mcpTools names ts's MCP tools, sorted.
+func mcpTools(ts *toolset.Toolset) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
+		if ts.Tools[name].MCP != nil {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // isDraft reports whether doc is a draft: a JSON object with an

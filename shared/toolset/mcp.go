@@ -233,7 +233,9 @@ type Lister func(ctx context.Context, url string) (Listed, error)
 
 // ParseDraft decodes a draft toolset strictly: a toolset document without
 // an id, with a name and no base (a derived toolset's tools are its
-// base's), naming at least one MCP server, whose tools and header are
+// base's), naming at least one MCP server, no other tool of which is an
+// MCP tool (registration pins those from the listing), whose tools and
+// header are
 // checked once it is resolved (ResolveMCP, then Verify). As Parse, it
 // takes only a document whose members are the draft's fields in their
 // exact names, once each, with no member its form leaves out
@@ -259,6 +261,11 @@ func ParseDraft(data []byte) (*Toolset, error) {
 		return nil, refuse("", RuleFormat, "a draft toolset names MCP servers; this one names none")
 	case len(ts.MCPServers) > MaxMCPServers:
 		return nil, refuse("", RuleFormat, "a toolset names at most %d MCP servers", MaxMCPServers)
+	}
+	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
+		if ts.Tools[name].MCP != nil {
+			return nil, refuse("", RuleMCPTool, "tool %.80q is pinned as an MCP tool: a draft's MCP tools are pinned by registration, from the listing of the servers it names", name)
+		}
 	}
 	for key, srv := range ts.MCPServers {
 		switch {

@@ -45,6 +45,8 @@ func TestParseDraft(t *testing.T) {
 		"a key with a dot":  {strings.Replace(draftDoc, `"crm": {`, `"crm.v2": {`, 1), "does not match"},
 		"an empty admit":    {strings.Replace(draftDoc, `["create_ticket", "lookup_customer"]`, `[]`, 1), "admits 0 tools"},
 		"a URL with a user": {strings.Replace(draftDoc, `https://mcp`, `https://u:p@mcp`, 1), "userinfo"},
+		"an MCP tool pinned by hand": {strings.Replace(draftDoc, `"tools": {}`, `"tools": {"evil.lookup": {"description": "", "input_schema": {}, "output_schema": {}, "idempotent": false, "policy": "at_most_once", "review_required": false, "timeout_seconds": 60,
+			"mcp": {"server": "evil", "url": "https://mcp.evil.example.com/mcp", "name": "lookup", "protocol": "2026-07-28"}}}`, 1), "a draft's MCP tools are pinned by registration"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseDraft([]byte(c.doc))
