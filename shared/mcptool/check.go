@@ -33,8 +33,8 @@ type cached struct {
 // outputSchema, annotations}, an absent outputSchema and absent or empty
 // annotations being {}, in their RFC 8785 form.
 //
-// A tool the server no longer lists, or lists with another definition, is
-// not called: the error is a *tool.Error with code tool.CallParked whose
+// A tool the server no longer lists, lists more than once, or lists with
+// another definition, is not called: the error is a *tool.Error with code tool.CallParked whose
 // message starts with SchemaChanged and gives both definitions' digests
 // ("sha256:" and the hex SHA-256 of the RFC 8785 form) and, for a changed
 // one, the JSON Pointers of what was added, removed or changed (at most
@@ -69,12 +69,28 @@ func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
 		return tool.Wrap(tool.CallParked, err, "%s: MCP tool %s was not called: its server's (%s) definition cannot be put in its RFC 8785 form; pinned %s",
 			SchemaChanged, name, l.host, pinned.digest)
 	}
+	if n := countNamed(l.Tools, m.Name); n > 1 {
+		// Which definition a call would run is the server's to choose.
+		return tool.Errorf(tool.CallParked, "%s: MCP tool %s was not called: its server (%s) lists it %d times; pinned %s, server %s (the first)",
+			SchemaChanged, name, l.host, n, pinned.digest, current.digest)
+	}
 	if bytes.Equal(pinned.canonical, current.canonical) {
 		return nil
 	}
 	changes, more := diff(pinned.value, current.value, maxDiffPaths)
 	return tool.Errorf(tool.CallParked, "%s: MCP tool %s was not called: its server (%s) defines it otherwise than its pin; pinned %s, server %s; %s",
 		SchemaChanged, name, l.host, pinned.digest, current.digest, describe(changes, more))
+}
+
+// countNamed counts the tools named name.
+func countNamed(tools []toolset.ListedTool, name string) int {
+	n := 0
+	for _, t := range tools {
+		if t.Name == name {
+			n++
+		}
+	}
+	return n
 }
 
 // current returns the server's listing, from the cache while it is

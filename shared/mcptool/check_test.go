@@ -233,3 +233,15 @@ func TestCheckPassesAToolThatIsNotMCP(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A server that lists a pinned tool twice defines it twice, and which
+// definition a call would run is the server's to choose: the call is
+// parked, even when the first of them is the pinned one (registration
+// refuses such a listing too, toolset.MCPServer.Pin).
+func TestCheckParksAToolListedTwice(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true})
+	c := clientFor(t, srv)
+	pinned := pin(t, c, srv, mcpserver.CreateTicket)
+	srv.ListAlso(&mcp.Tool{Name: mcpserver.CreateTicket, InputSchema: json.RawMessage(`{"type":"object"}`)})
+	parked(t, c.Check(t.Context(), callOf(pinned, `{}`, "run-1/1", 1)), "lists it 2 times")
+}
