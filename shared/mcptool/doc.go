@@ -24,7 +24,9 @@
 //	                                 never set by the CDK app
 //
 // Each HTTP response body is read up to 5 MiB (DefaultMaxBytes); one byte
-// more fails the exchange, never truncating it.
+// more fails the exchange, never truncating it. A listing's tool
+// definitions (names, descriptions, schemas, annotations) are bounded the
+// same in all, whatever its pages.
 //
 // # Addresses
 //

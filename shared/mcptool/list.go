@@ -36,7 +36,8 @@ func (e *ListError) Error() string { return e.Message }
 //
 // An error is a *ListError: the URL or an answer's address refused, a
 // server that cannot be reached or needs credentials (HTTP 401, 403),
-// more than MaxPages pages, and a server listing tools the SDK drops as
+// more than MaxPages pages, tool definitions over Config.MaxBytes in all
+// (names, descriptions, schemas and annotations, all pages together), and a server listing tools the SDK drops as
 // invalid (named in the error and logged): nothing of such a listing may
 // be registered.
 func (c *Client) List(ctx context.Context, url string) (toolset.Listed, error) {
@@ -91,6 +92,7 @@ func (c *Client) list(ctx context.Context, url string) (*listing, *tool.Error) {
 	a := attempt{what: "tools/list of", host: s.host, bound: c.cfg.timeout(), limit: c.cfg.maxBytes()}
 	seen := map[string]bool{}
 	cursor := ""
+	size := int64(0) // the listing's tool definitions so far, in bytes
 	for page := 1; ; page++ {
 		p := &probe{}
 		mu.Lock()
@@ -112,6 +114,9 @@ func (c *Client) list(ctx context.Context, url string) (*listing, *tool.Error) {
 			lt, err := listedTool(t)
 			if err != nil {
 				return nil, tool.Wrap(tool.PermanentFailure, err, "tools/list of %s: tool %s cannot be encoded as JSON", s.host, toolName(t))
+			}
+			if size += int64(len(lt.Name) + len(lt.Description) + len(lt.InputSchema) + len(lt.OutputSchema) + len(lt.Annotations)); size > a.limit {
+				return nil, tool.Errorf(tool.PermanentFailure, "tools/list of %s: the tools it lists are larger than the %d-byte read limit, which bounds a whole listing as it bounds each answer", s.host, a.limit)
 			}
 			l.Tools = append(l.Tools, lt)
 		}

@@ -1,6 +1,7 @@
 package mcptool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -209,5 +210,30 @@ func TestListFollowsNoRedirect(t *testing.T) {
 	}
 	if got := target.ToolsListed(); got != 0 {
 		t.Errorf("the redirect's target was listed %d times", got)
+	}
+}
+
+// Each response is read up to the read limit, and so is a whole listing:
+// a server whose every page is under the limit, over as many pages as
+// MaxPages allows, would otherwise have a listing (which Check keeps for
+// its TTL) hold MaxPages times the limit, far over the memory of the
+// function (mcp-call has 256 MB; 100 pages of 5 MiB are 500 MiB).
+func TestListBoundsAWholeListing(t *testing.T) {
+	const limit = 64 << 10
+	s := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, &mcp.ServerOptions{PageSize: 1})
+	for i := range 4 {
+		s.AddTool(&mcp.Tool{Name: "tool_" + string(rune('a'+i)), Description: strings.Repeat("x", 40<<10), InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	cfg := config(t, hostOf(t, srv.URL))
+	cfg.MaxBytes = limit
+	_, err := New(cfg, nil).List(t.Context(), srv.URL)
+	var le *ListError
+	if !errors.As(err, &le) || le.Code != tool.PermanentFailure || !strings.Contains(le.Message, "read limit") {
+		t.Fatalf("List of 4 pages of 40 KiB under a %d-byte limit: %v, want a TOOL_PERMANENT_FAILURE naming the read limit", limit, err)
 	}
 }
