@@ -91,11 +91,17 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 	return result(name, res, call.Pinned)
 }
 
-// result maps a tools/call answer: isError is TOOL_PERMANENT_FAILURE, not
-// maybe applied (the server says the call failed); otherwise the result's
+// result maps a tools/call answer: isError, and an input_required result
+// (the tool asks for input first), are TOOL_PERMANENT_FAILURE, not maybe
+// applied (the server says the call failed, or did not run); otherwise the result's
 // shape follows the pinned output schema, and an answer that breaks it is
 // TOOL_OUTPUT_INVALID, maybe applied (the tool ran).
 func result(name string, res *mcp.CallToolResult, pinned toolset.Tool) (json.RawMessage, error) {
+	if res.NeedsInput() {
+		// An input_required result (multi round-trip requests): the tool
+		// did not run, and toolgate has no input to give.
+		return nil, tool.Errorf(tool.PermanentFailure, "MCP tool %s asks for input before it runs (%d input request(s): elicitation, sampling or roots), which toolgate cannot give", name, len(res.InputRequests))
+	}
 	if res.IsError {
 		var texts []string
 		for _, c := range res.Content {

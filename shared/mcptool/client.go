@@ -43,6 +43,17 @@ func New(cfg Config, log *slog.Logger) *Client {
 // clientInfo).
 var implementation = &mcp.Implementation{Name: "toolgate", Version: "1"}
 
+// clientOptions: toolgate has no one to ask for input, so it offers no
+// client capability (no roots, no elicitation, no sampling), and the
+// SDK's multi round-trip middleware, which would answer an input_required
+// result itself and send tools/call again, is off: a call is one
+// tools/call, and a result asking for input is Call's failure.
+var clientOptions = &mcp.ClientOptions{
+	Logger:         slog.New(slog.DiscardHandler),
+	Capabilities:   &mcp.ClientCapabilities{},
+	MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+}
+
 // errRedirect refuses every redirect: an MCP endpoint is one URL, and
 // following a redirect of a POST would send a call where no toolset pinned
 // it.
@@ -103,7 +114,7 @@ func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middl
 		Transport:     &recorder{next: c.cfg.Net.Transport(pinned, "the MCP server URL's host ("+host+")"), limit: limit},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return errRedirect },
 	}
-	client := mcp.NewClient(implementation, &mcp.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	client := mcp.NewClient(implementation, clientOptions)
 	if mw != nil {
 		client.AddSendingMiddleware(mw)
 	}

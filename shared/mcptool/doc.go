@@ -95,6 +95,8 @@
 //	the handshake failing or timing out     as above, by its last request; its own bound:               not applied
 //	                                        TOOL_UPSTREAM_UNAVAILABLE
 //	isError: true                           TOOL_PERMANENT_FAILURE, whatever its text                    not applied
+//	input_required (the tool asks for       TOOL_PERMANENT_FAILURE: toolgate offers no client            not applied
+//	input first)                            capability, and sends tools/call once
 //	structuredContent missing or breaking   TOOL_OUTPUT_INVALID                                          applied
 //	the pinned outputSchema
 //
