@@ -300,12 +300,12 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterR
 	return s.register(ctx, ts, who)
 }
 
-// mcpTools names ts's MCP tools, sorted.
+// mcpTools names ts's MCP tools, sorted, quoted for a message.
 func mcpTools(ts *toolset.Toolset) []string {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
 		if ts.Tools[name].MCP != nil {
-			out = append(out, name)
+			out = append(out, fmt.Sprintf("%.80q", name)) // the document is not checked yet
 		}
 	}
 	return out
