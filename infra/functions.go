@@ -116,8 +116,10 @@ var functionSpecs = []functionSpec{
 		Description: "toolgate mcp-call: the governed dispatcher for MCP tools, which checks the tool's definition on its server and sends tools/call",
 		// An MCP tool's default timeout (toolset.MCPToolTimeout): the
 		// pinned timeout_seconds bounds each call within it, and a pin
-		// longer than the function's timeout is cut at it.
-		MemoryMB: 256, TimeoutSeconds: toolset.MCPToolTimeout,
+		// longer than the function's timeout is cut at it. 512 MB: a
+		// 5 MiB answer of many small objects measured about 180 MiB of
+		// peak heap, decoded by the client and again by the dispatcher.
+		MemoryMB: 512, TimeoutSeconds: toolset.MCPToolTimeout,
 		// The dispatcher's items, as for every tool, and nothing else: the
 		// MCP servers are reached over the internet, under TOOLGATE_MCP_ALLOW.
 		Items: toolGrants},

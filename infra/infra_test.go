@@ -340,7 +340,7 @@ var wantFunctions = map[string][3]int{
 	"StructuredDataFetchFunction": {1024, 20, 0},
 	"WorkflowValidatorFunction":   {512, 30, 0},
 	"LambdaToolFunction":          {256, 900, 0},
-	"McpCallFunction":             {256, 60, 0},
+	"McpCallFunction":             {512, 60, 0},
 	"ReviewRequestFunction":       {256, 15, 0},
 	"ReviewDecisionFunction":      {256, 15, 0},
 	"PublishFunction":             {512, 30, 0},
