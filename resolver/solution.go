@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -39,7 +41,6 @@ var (
 	// resolver/publish StateMachineName).
 	solutionNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
 	stepIDPattern       = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-	errorNamePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]{0,79}$`)
 )
 
 // Limits of the grammar, with their sources.
@@ -65,6 +66,12 @@ const (
 	// results and the execution input the start proof besides it: the
 	// other half is theirs.
 	MaxInputLimitBytes = 128 << 10
+	// MaxFailError and MaxFailCause bound a fail step's error and cause,
+	// in characters: what Step Functions keeps of an execution's error
+	// and cause (AWS Step Functions API, ExecutionFailedEventDetails:
+	// error 0-256, cause 0-32768 characters).
+	MaxFailError = 256
+	MaxFailCause = 32768
 )
 
 // Ref is a step id written somewhere in the Solution, with where it was
@@ -619,13 +626,16 @@ func (d *decoder) decodeFail(st *Step, v *value, what string) {
 		switch f.key {
 		case "error":
 			if s, ok := d.str(&f, what+" fail.error"); ok {
-				if !errorNamePattern.MatchString(s) || strings.HasPrefix(s, "States.") {
-					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.error %q must match %s and not use the reserved States. prefix", what, s, errorNamePattern)
+				if msg := checkFailError(s); msg != "" {
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.error %q %s", what, truncate(s), msg)
 				}
 				st.Error = s
 			}
 		case "cause":
 			st.Cause, _ = d.str(&f, what+" fail.cause")
+			if n := utf8.RuneCountInString(st.Cause); n > MaxFailCause {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.cause is %d characters; Step Functions keeps at most %d of an execution's cause", what, n, MaxFailCause)
+			}
 			// A cause is written into the definition as it is: it may not
 			// hold a deployment placeholder, which publishing would replace
 			// with an ARN (as a literal in a binding may not).
@@ -634,4 +644,31 @@ func (d *decoder) decodeFail(st *Step, v *value, what string) {
 			}
 		}
 	}
+}
+
+// checkFailError says what is wrong with a fail step's error name, or ""
+// when it is fine: 1 to MaxFailError characters, spaces allowed, no
+// control character, not in the States. namespace Step Functions reserves
+// for its own errors (Amazon States Language, "Error names"), and no
+// deployment placeholder, which publishing would replace.
+func checkFailError(s string) string {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case n == 0:
+		return "is empty: name the error, as in OrderRejected"
+	case n > MaxFailError:
+		return fmt.Sprintf("is %d characters; Step Functions keeps at most %d of an execution's error", n, MaxFailError)
+	case strings.HasPrefix(s, "States."):
+		return "uses the States. prefix, which Step Functions reserves for its own errors"
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	case placeholderPattern.MatchString(s):
+		return "holds " + placeholderPattern.FindString(s) + ", the syntax of a deployment placeholder, which publishing would replace"
+	}
+	for i, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("holds the control character U+%04X at byte %d: an error name is one line of text", r, i)
+		}
+	}
+	return ""
 }
