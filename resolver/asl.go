@@ -226,6 +226,8 @@ func (e *emitter) emit() map[string]any {
 			e.choice(i, st)
 		case KindReview:
 			e.review(st)
+		case KindWait:
+			e.wait(i, st)
 		case KindSucceed:
 			e.states[st.ID] = e.succeed()
 		case KindFail:

@@ -34,6 +34,9 @@ type checker struct {
 	params map[int]compiled
 	uses   map[int][]use
 	rules  map[int][]compiledRule
+	// waitPaths holds each bound wait step's path: the SecondsPath or
+	// TimestampPath of its Wait state.
+	waitPaths map[int]string
 
 	reachable []bool
 	verdicts  []GateVerdict
@@ -111,7 +114,7 @@ func (c *checker) targets(st *Step) []namedRef {
 	case KindTool, KindWorkflow:
 		add(st.Next, "next", gate.Plain, true)
 		add(st.OnError, "on_error", gate.Error, false)
-	case KindPass:
+	case KindPass, KindWait:
 		add(st.Next, "next", gate.Plain, true)
 	case KindChoice:
 		for _, r := range st.Rules {
@@ -245,6 +248,7 @@ func (c *checker) compileValues() {
 	c.params = map[int]compiled{}
 	c.uses = map[int][]use{}
 	c.rules = map[int][]compiledRule{}
+	c.waitPaths = map[int]string{}
 	for i, st := range c.sol.Steps {
 		var v *value
 		switch st.Kind {
@@ -259,6 +263,9 @@ func (c *checker) compileValues() {
 			}
 		case KindChoice:
 			c.compileRules(i, st)
+			continue
+		case KindWait:
+			c.compileWait(i, st)
 			continue
 		default:
 			continue

@@ -132,6 +132,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkHosts()
 	c.checkMail()
 	c.checkRunTimeout()
+	c.checkWaits(g)
 	c.checkRetries()
 	c.checkToolTimeouts()
 	if !ds.hasErrors() {

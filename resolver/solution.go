@@ -29,6 +29,9 @@ const (
 	// KindWorkflow starts another published Solution and waits for its
 	// output (docs/solutions.md, "Workflow steps").
 	KindWorkflow StepKind = "workflow"
+	// KindWait pauses the run for a number of seconds or until a time
+	// (docs/solutions.md, "wait"): a Wait state.
+	KindWait StepKind = "wait"
 )
 
 // EndTarget is the reserved target meaning "the run succeeds here".
@@ -176,6 +179,22 @@ type Step struct {
 
 	// fail
 	Error, Cause string
+
+	// wait
+	Wait *Wait
+}
+
+// Wait is a wait step's length as written: literal seconds, or one
+// binding to the seconds or to the time to wait until.
+type Wait struct {
+	// Seconds is the literal length, in seconds, when Bound is nil.
+	Seconds int
+	// Bound is the binding string of seconds or until; nil: literal.
+	Bound *value
+	// Until: Bound is the time to wait until (an RFC 3339 timestamp),
+	// not a number of seconds.
+	Until bool
+	Pos   Pos // of the value
 }
 
 // Choice operators and the ASL comparison each maps to.
@@ -341,7 +360,7 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 	return s
 }
 
-var kindKeys = []string{"tool", "workflow", "pass", "choice", "review", "succeed", "fail"}
+var kindKeys = []string{"tool", "workflow", "pass", "choice", "review", "wait", "succeed", "fail"}
 
 var stepKeys = map[StepKind][]string{
 	KindTool:     {"id", "tool", "with", "retry", "timeout_seconds", "output_limit_bytes", "keep", "on_error", "next", "tolerate_duplicates"},
@@ -349,6 +368,7 @@ var stepKeys = map[StepKind][]string{
 	KindPass:     {"id", "pass", "next"},
 	KindChoice:   {"id", "choice", "default"},
 	KindReview:   {"id", "review", "on_approve", "on_reject"},
+	KindWait:     {"id", "wait", "next"},
 	KindSucceed:  {"id", "succeed"},
 	KindFail:     {"id", "fail"},
 }
@@ -453,6 +473,8 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 			}
 		case "fail":
 			d.decodeFail(st, f.val, what)
+		case "wait":
+			d.decodeWait(st, f.val, what)
 		}
 	}
 	if st.Kind == KindReview && !st.OnApprove.Set {
@@ -615,6 +637,41 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 				st.Reviewers = append(st.Reviewers, r.Name)
 			}
 		}
+	}
+}
+
+// decodeWait decodes wait: {seconds: N}, {seconds: "${...}"} or
+// {until: "${...}"}. A literal is a whole number of seconds up to a year
+// (a Standard workflow's longest execution; checkWaits compares it with
+// the run's timeout); a binding is checked when values are compiled.
+func (d *decoder) decodeWait(st *Step, v *value, what string) {
+	if !d.mapping(v, what+" wait", []string{"seconds", "until"}) {
+		return
+	}
+	sec, until := v.get("seconds"), v.get("until")
+	switch {
+	case sec == nil && until == nil:
+		d.ds.errorf(v.pos, RuleMissingField, "%s wait needs seconds (a whole number or one binding) or until (one binding to an RFC 3339 time)", what)
+	case sec != nil && until != nil:
+		d.ds.errorf(until.keyPos, RuleInvalidValue, "%s wait takes seconds or until, not both", what)
+	case until != nil:
+		if until.val.kind != kString {
+			d.ds.errorf(until.val.pos, RuleInvalidValue, "%s wait.until must be one binding to an RFC 3339 time, such as \"${input.send_at}\", not a %s", what, until.val.kind)
+			return
+		}
+		st.Wait = &Wait{Bound: until.val, Until: true, Pos: until.val.pos}
+	case sec.val.kind == kString:
+		st.Wait = &Wait{Bound: sec.val, Pos: sec.val.pos}
+	case sec.val.kind == kNumber:
+		if n, err := strconv.ParseInt(sec.val.str, 10, 64); err == nil && n > tool.MaxReviewTimeout {
+			d.ds.errorf(sec.val.pos, RuleQuota, "%s wait.seconds %d is over %d: a run lasts at most a year", what, n, tool.MaxReviewTimeout)
+			return
+		}
+		if n, ok := d.integer(sec, what+" wait.seconds", 0, tool.MaxReviewTimeout); ok {
+			st.Wait = &Wait{Seconds: n, Pos: sec.val.pos}
+		}
+	default:
+		d.ds.errorf(sec.val.pos, RuleInvalidValue, "%s wait.seconds must be a whole number or one binding, not a %s", what, sec.val.kind)
 	}
 }
 
