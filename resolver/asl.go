@@ -399,11 +399,24 @@ func (e *emitter) review(st *Step) {
 		"Retry": []any{map[string]any{
 			"ErrorEquals": lambdaTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
 		}},
-		"Catch": []any{
-			map[string]any{"ErrorEquals": []string{ReviewRejected, "States.Timeout"}, "ResultPath": result, "Next": e.next(st.OnReject, stateRejected)},
-			map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": result, "Next": st.ID + "-failed"},
-		},
+		"Catch": e.reviewCatch(st, result),
 	}, e.next(st.OnApprove, stateEnd))
+}
+
+// reviewCatch routes a review's outcomes other than approval: a rejection
+// (REVIEW_REJECTED) to on_reject, its timeout (States.Timeout) to
+// on_timeout, which is on_reject's target when not written (one Catcher
+// for both then), and any other failure to <id>-failed.
+func (e *emitter) reviewCatch(st *Step, result string) []any {
+	rejected := e.next(st.OnReject, stateRejected)
+	catch := []any{map[string]any{"ErrorEquals": []string{ReviewRejected, "States.Timeout"}, "ResultPath": result, "Next": rejected}}
+	if st.OnTimeout.Set {
+		catch = []any{
+			map[string]any{"ErrorEquals": []string{ReviewRejected}, "ResultPath": result, "Next": rejected},
+			map[string]any{"ErrorEquals": []string{"States.Timeout"}, "ResultPath": result, "Next": e.next(st.OnTimeout, stateRejected)},
+		}
+	}
+	return append(catch, map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": result, "Next": st.ID + "-failed"})
 }
 
 // ASL comparison operators per choice operator and operand type.

@@ -124,6 +124,8 @@ func (c *checker) targets(st *Step) []namedRef {
 	case KindReview:
 		add(st.OnApprove, "on_approve", gate.Approve, false)
 		add(st.OnReject, "on_reject", gate.Reject, true)
+		// A timeout approves nothing: Gate A takes it as a rejection.
+		add(st.OnTimeout, "on_timeout", gate.Reject, false)
 	}
 	return out
 }
@@ -581,7 +583,7 @@ func (c *checker) checkGates(g *gate.Graph) {
 			if len(verdict.Reviews) > 0 {
 				reason = "its reviews (" + strings.Join(verdict.Reviews, ", ") + ") are not approved on this path"
 			}
-			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s", st.ID, st.Tool, reason, strings.Join(verdict.Path, " → "))
+			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, st.Tool, reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i))
 		}
 		c.verdicts = append(c.verdicts, verdict)
 	}
@@ -592,6 +594,30 @@ func (c *checker) checkGates(g *gate.Graph) {
 		from, to := c.sol.Steps[f.From], c.sol.Steps[f.Tool]
 		c.ds.errorf(from.OnError.Pos, RuleNoFallback, "on_error of step %q reaches tool step %q (%s) without an approved review of it: %s; a failure must never turn into a different side effect", from.ID, to.ID, to.Tool, strings.Join(g.Names(f.Path), " → "))
 	}
+}
+
+// rejectInto explains a Gate A path whose last edge is a review of tool
+// step t that goes to t on its rejection or timeout: that edge approves
+// nothing, though the path names only the two steps.
+func (c *checker) rejectInto(path []int, t int) string {
+	if len(path) < 2 {
+		return ""
+	}
+	r := c.sol.Steps[path[len(path)-2]]
+	if r.Kind != KindReview || r.Of.Name != c.sol.Steps[t].ID {
+		return ""
+	}
+	var keys []string
+	if r.OnReject.Name == c.sol.Steps[t].ID {
+		keys = append(keys, "on_reject")
+	}
+	if r.OnTimeout.Name == c.sol.Steps[t].ID {
+		keys = append(keys, "on_timeout")
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (review %q's %s leads to the tool: a rejection or a timeout approves nothing)", r.ID, strings.Join(keys, " and "))
 }
 
 // checkHosts checks policy.fetch_hosts, and every fetch step's url

@@ -35,6 +35,10 @@ func TestCheckRules(t *testing.T) {
 	}{
 		{"clean pass", "  - id: a\n    pass: {x: 1}\n", nil},
 		{"review of a pass step", "  - id: r\n    review: {of: a}\n    on_approve: a\n  - id: a\n    pass: {}\n", []string{RuleUnknownTarget}},
+		{"review timeout to a step", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_timeout: late\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n  - id: late\n    fail: {error: Late}\n", nil},
+		{"review timeout to nowhere", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_timeout: late\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleUnknownTarget}},
+		{"review timeout to its tool", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_timeout: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleReviewBefore}},
+		{"on_timeout on a tool step", "  - id: f\n    tool: workflow-validator\n    with: {solution: x}\n    on_timeout: end\n", []string{RuleUnknownField}},
 		{"review without on_approve", "  - id: r\n    review: {of: s}\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleMissingField}},
 		{"two kinds", "  - id: a\n    pass: {}\n    succeed: {}\n", []string{RuleInvalidValue}},
 		{"reserved id", "  - id: end\n    pass: {}\n", []string{RuleInvalidValue}},

@@ -176,6 +176,9 @@ type Step struct {
 	Reviewers        []string
 	OnApprove        Ref
 	OnReject         Ref
+	// OnTimeout is where the review goes when its timeout passes without
+	// a decision; unset: OnReject's target.
+	OnTimeout Ref
 
 	// fail
 	Error, Cause string
@@ -367,7 +370,7 @@ var stepKeys = map[StepKind][]string{
 	KindWorkflow: {"id", "workflow", "with", "output_limit_bytes", "on_error", "next"},
 	KindPass:     {"id", "pass", "next"},
 	KindChoice:   {"id", "choice", "default"},
-	KindReview:   {"id", "review", "on_approve", "on_reject"},
+	KindReview:   {"id", "review", "on_approve", "on_reject", "on_timeout"},
 	KindWait:     {"id", "wait", "next"},
 	KindSucceed:  {"id", "succeed"},
 	KindFail:     {"id", "fail"},
@@ -416,6 +419,8 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 			st.OnApprove = d.ref(&f, what+" on_approve")
 		case "on_reject":
 			st.OnReject = d.ref(&f, what+" on_reject")
+		case "on_timeout":
+			st.OnTimeout = d.ref(&f, what+" on_timeout")
 		case "default":
 			st.Default = d.ref(&f, what+" default")
 		case "tool":

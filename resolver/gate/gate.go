@@ -32,7 +32,7 @@ type EdgeKind int
 const (
 	Plain   EdgeKind = iota // next, a choice branch, a choice default
 	Approve                 // a review's on_approve
-	Reject                  // a review's on_reject (also taken on review timeout)
+	Reject                  // a review's on_reject or on_timeout
 	Error                   // a tool step's on_error
 )
 
