@@ -338,7 +338,7 @@ func (e *emitter) tool(i int, st *Step) {
 	}
 	if r.MaxAttempts > 1 {
 		task["Retry"] = []any{map[string]any{
-			"ErrorEquals":     append(append(append([]string{}, retryableTool...), "States.Timeout"), lambdaTransient...),
+			"ErrorEquals":     retryErrors(st),
 			"MaxAttempts":     r.MaxAttempts - 1,
 			"IntervalSeconds": r.IntervalSeconds,
 			"BackoffRate":     r.BackoffRate,
@@ -355,7 +355,7 @@ func (e *emitter) tool(i int, st *Step) {
 			"CausePath": "$.steps." + st.ID + ".error.Cause",
 		}
 	}
-	task["Catch"] = []any{map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": "$.steps." + st.ID + ".error", "Next": catchNext}}
+	task["Catch"] = e.catchers(st, "$.steps."+st.ID+".error", catchNext)
 	e.states[st.ID] = withNext(task, e.next(st.Next, stateEnd))
 }
 

@@ -113,6 +113,11 @@ func (c *checker) targets(st *Step) []namedRef {
 	switch st.Kind {
 	case KindTool, KindWorkflow:
 		add(st.Next, "next", gate.Plain, true)
+		// Each on_error entry is an error edge, for Gate A and the
+		// no-fallback check alike.
+		for _, k := range st.Catches {
+			add(k.Next, "on_error", gate.Error, false)
+		}
 		add(st.OnError, "on_error", gate.Error, false)
 	case KindPass, KindWait:
 		add(st.Next, "next", gate.Plain, true)
@@ -592,8 +597,22 @@ func (c *checker) checkGates(g *gate.Graph) {
 			continue // unreachable steps only get a warning
 		}
 		from, to := c.sol.Steps[f.From], c.sol.Steps[f.Tool]
-		c.ds.errorf(from.OnError.Pos, RuleNoFallback, "on_error of step %q reaches tool step %q (%s) without an approved review of it: %s; a failure must never turn into a different side effect", from.ID, to.ID, to.Tool, strings.Join(g.Names(f.Path), " → "))
+		c.ds.errorf(c.errorEdgePos(from, f.Path), RuleNoFallback, "on_error of step %q reaches tool step %q (%s) without an approved review of it: %s; a failure must never turn into a different side effect", from.ID, to.ID, to.Tool, strings.Join(g.Names(f.Path), " → "))
 	}
+}
+
+// errorEdgePos is where the on_error target a fallback path leaves step
+// from by is written: the path's second step.
+func (c *checker) errorEdgePos(from *Step, path []int) Pos {
+	if len(path) > 1 {
+		to := c.sol.Steps[path[1]].ID
+		for _, k := range from.Catches {
+			if k.Next.Name == to {
+				return k.Next.Pos
+			}
+		}
+	}
+	return from.OnError.Pos
 }
 
 // rejectInto explains a Gate A path whose last edge is a review of tool

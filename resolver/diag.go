@@ -39,6 +39,7 @@ const (
 	RuleQuota          = "quota"              // Step Functions and task-token quotas
 	RuleRunTimeout     = "run-timeout"        // a review or a literal wait that could outlast the run
 	RuleApprovalExpiry = "approval-expiry"    // waits between a review's approval and its tool that outlast the approval
+	RuleErrorCode      = "error-code"         // an on_error or retry.errors code the step cannot raise, or never reaches
 	RuleStateSize      = "state-size"         // state data or a Task payload that could exceed 256 KiB
 	RuleWorkflow       = "workflow"           // a workflow step whose Solution the toolset does not list, or a Solution's output binding
 )

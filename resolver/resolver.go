@@ -134,6 +134,8 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkRunTimeout()
 	c.checkWaits(g)
 	c.checkRetries()
+	c.checkCatches()
+	c.checkRetryErrors()
 	c.checkToolTimeouts()
 	if !ds.hasErrors() {
 		c.checkStateSize(g)

@@ -120,7 +120,19 @@ type Retry struct {
 	MaxAttempts     int
 	IntervalSeconds int
 	BackoffRate     float64
-	Pos             Pos
+	// Errors narrows the retried errors to these (nil: all the retryable
+	// ones); ErrorsPos is where the list is written.
+	Errors    []Ref
+	ErrorsPos Pos
+	Pos       Pos
+}
+
+// Catch is one entry of a step's on_error list: the errors it catches,
+// by name, and where they go.
+type Catch struct {
+	Errors []Ref
+	Next   Ref
+	Pos    Pos
 }
 
 // ChoiceRule is one rule of a choice step: `when: {value, <operator>: operand}`.
@@ -153,10 +165,15 @@ type Step struct {
 	// OutputLimitBytes bounds the (kept) result, in bytes (0: not written,
 	// tool.DefaultInlineLimit); Keep lists the result's fields the call
 	// returns (nil: all). OutputPos is where either is written, or the tool.
-	OutputLimitBytes   int
-	Keep               []string
-	OutputPos          Pos
-	OnError            Ref
+	OutputLimitBytes int
+	Keep             []string
+	OutputPos        Pos
+	// OnError is where a failure goes that no entry of Catches catches
+	// (on_error as a step id, or the list's last entry without errors);
+	// unset: the run fails with the step's error.
+	OnError Ref
+	// Catches are on_error's entries that name error codes, in order.
+	Catches            []Catch
 	TolerateDuplicates bool
 
 	// tool, pass
@@ -414,7 +431,13 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 		case "next":
 			st.Next = d.ref(&f, what+" next")
 		case "on_error":
-			st.OnError = d.ref(&f, what+" on_error")
+			if f.val.kind == kList {
+				d.decodeCatches(st, f.val, what)
+			} else if f.val.kind != kString {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s on_error must be a step id, or a list of {errors: [CODE, ...], next: STEP} entries with a last {next: STEP} for any other error, not a %s", what, f.val.kind)
+			} else {
+				st.OnError = d.ref(&f, what+" on_error")
+			}
 		case "on_approve":
 			st.OnApprove = d.ref(&f, what+" on_approve")
 		case "on_reject":
@@ -516,11 +539,16 @@ func (d *decoder) keep(f *field, what string) []string {
 
 func (d *decoder) decodeRetry(v *value, what string) *Retry {
 	r := &Retry{Pos: v.pos}
-	if !d.mapping(v, what+" retry", []string{"max_attempts", "interval_seconds", "backoff_rate"}) {
+	if !d.mapping(v, what+" retry", []string{"max_attempts", "interval_seconds", "backoff_rate", "errors"}) {
 		return nil
 	}
 	for _, f := range v.fields {
 		switch f.key {
+		case "errors":
+			r.ErrorsPos = f.val.pos
+			if r.Errors = d.strings(&f, what+" retry.errors"); len(r.Errors) == 0 && f.val.kind == kList {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s retry.errors is empty: list the errors to retry, or write max_attempts: 1", what)
+			}
 		case "max_attempts":
 			if f.val.kind != kNumber {
 				d.ds.errorf(f.val.pos, RuleRetry, "%s retry.max_attempts must be a whole number 1..%d", what, tool.MaxAttempts)
@@ -548,6 +576,44 @@ func (d *decoder) decodeRetry(v *value, what string) *Retry {
 		}
 	}
 	return r
+}
+
+// decodeCatches decodes on_error as a list: entries {errors: [CODE, ...],
+// next: STEP}, tried in order, and at most one last entry {next: STEP}
+// without errors for any other error (Step Functions' Catchers, the last
+// one States.ALL).
+func (d *decoder) decodeCatches(st *Step, v *value, what string) {
+	if len(v.items) == 0 {
+		d.ds.errorf(v.pos, RuleInvalidValue, "%s on_error is an empty list: write a step id, or entries {errors: [CODE, ...], next: STEP}", what)
+		return
+	}
+	for k, it := range v.items {
+		ewhat := fmt.Sprintf("%s on_error entry %d", what, k+1)
+		if !d.mapping(it, ewhat, []string{"errors", "next"}, "next") {
+			continue
+		}
+		c := Catch{Pos: it.pos}
+		if f := it.get("next"); f != nil {
+			c.Next = d.ref(f, ewhat+" next")
+		}
+		f := it.get("errors")
+		if f == nil {
+			if k != len(v.items)-1 {
+				d.ds.errorf(it.pos, RuleInvalidValue, "%s names no errors, so it catches every error, and the entries after it could never be taken: the entry without errors comes last", ewhat)
+				continue
+			}
+			st.OnError = c.Next
+			continue
+		}
+		if f.val.kind == kList && len(f.val.items) == 0 {
+			d.ds.errorf(f.val.pos, RuleInvalidValue, "%s errors is empty: name the error codes it catches, or leave errors out in the last entry for any other error", ewhat)
+			continue
+		}
+		c.Errors = d.strings(f, ewhat+" errors")
+		if c.Next.Set && len(c.Errors) > 0 {
+			st.Catches = append(st.Catches, c)
+		}
+	}
 }
 
 func (d *decoder) decodeChoice(st *Step, v *value, what string) {

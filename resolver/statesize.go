@@ -228,7 +228,7 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		out, why := z.resultBound(i)
 		s := &slot{name: "steps." + st.ID, parts: []string{why}}
 		switch {
-		case !st.OnError.Set:
+		case !st.hasOnError():
 			s.bytes = out + 16 // a failure without on_error ends the run
 		case z.cyclic[i]:
 			// A loop may leave a result and then a failure's error in it.
