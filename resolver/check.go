@@ -318,6 +318,10 @@ func (c *checker) compileRules(i int, st *Step) {
 		for _, e := range errs {
 			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
 		}
+		if len(errs) == 0 && len(uses) == 1 && uses[0].b.root == "execution" {
+			c.ds.errorf(r.Value.pos, RuleBinding, "step %q: a choice cannot compare ${%s}, which is not in the run's data: copy it with a pass step and compare that", st.ID, uses[0].b.text)
+			continue
+		}
 		if len(errs) == 0 && (len(uses) != 1 || !strings.HasPrefix(vc.expr, "$.")) {
 			c.ds.errorf(r.Value.pos, RuleBinding, "step %q: when.value must be exactly one binding such as ${steps.fetch.output.data.count}", st.ID)
 			continue
@@ -325,6 +329,10 @@ func (c *checker) compileRules(i int, st *Step) {
 		oc, errs := compileParams(r.Operand, false, &uses)
 		for _, e := range errs {
 			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
+		}
+		if oc.expr != "" && strings.HasPrefix(oc.expr, "$$.") {
+			c.ds.errorf(r.Operand.pos, RuleBinding, "step %q: a choice cannot compare with %s, which is not in the run's data: copy it with a pass step and compare with that", st.ID, oc.expr)
+			continue
 		}
 		if oc.expr != "" && !strings.HasPrefix(oc.expr, "$.") {
 			c.ds.errorf(r.Operand.pos, RuleBinding, "step %q: %s compares with a literal or exactly one binding, not a template", st.ID, r.Operator)
@@ -352,6 +360,10 @@ func (c *checker) checkBindingTarget(st *Step, u use) {
 	if j, ok := c.index[u.b.step]; ok && u.b.root == "steps" && len(c.sol.Steps[j].Keep) > 0 && !readsKept(u.b.rest, c.sol.Steps[j].Keep) {
 		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, a field step %q does not keep (keep: %s): it would always be absent",
 			st.ID, u.b.text, u.b.step, strings.Join(c.sol.Steps[j].Keep, ", "))
+	}
+	if u.b.root == "reviews" {
+		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a review's decision cannot be bound yet", st.ID, u.b.text)
+		return
 	}
 	if u.b.root != "steps" {
 		return

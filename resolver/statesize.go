@@ -66,6 +66,15 @@ const (
 	// approval and its keep list: the run id, the idempotency key (the run
 	// id again) and the fixed members.
 	envelopeBytes = 12 << 10
+	// executionIDBytes, executionNameBytes and startTimeBytes bound the
+	// JSON of ${execution.id} (an execution ARN: at most 1024 characters,
+	// as the dispatcher accepts a run id, tool.DecodeEnvelope),
+	// ${execution.name} (80 characters, each at most 6 bytes escaped;
+	// StartExecution's name) and ${execution.start_time} (an ISO 8601
+	// time), quotes included.
+	executionIDBytes   = 1024 + 2
+	executionNameBytes = 6*80 + 2
+	startTimeBytes     = 64
 	// maxPathSets bounds the sets of written slots tracked per step; past
 	// it the step's sets are merged into one (a larger, still safe bound).
 	maxPathSets = 64
@@ -487,8 +496,11 @@ func (z *sizer) compiledBound(static any, uses []use) int {
 // sourceBound bounds a binding's whole source: the run input, a tool
 // step's result, or all of a pass step's values.
 func (z *sizer) sourceBound(b *binding) int {
-	if b.root == "input" {
+	switch b.root {
+	case "input":
 		return z.input
+	case "execution":
+		return executionBound(b.step)
 	}
 	j, ok := z.c.index[b.step]
 	if !ok {
@@ -544,6 +556,9 @@ func disjointPaths(paths []string) bool {
 // schema bounds (a boolean, a number, an enum, a string with maxLength)
 // counts at that bound.
 func (z *sizer) bindingBound(b *binding) int {
+	if b.root == "execution" {
+		return executionBound(b.step)
+	}
 	if b.root == "input" {
 		if z.c.sol.Input != nil {
 			if schema, ok := z.c.sol.Input.plain().(map[string]any); ok {
@@ -577,6 +592,17 @@ func (z *sizer) bindingBound(b *binding) int {
 		return z.passFieldBound(j, b.rest)
 	}
 	return 0
+}
+
+// executionBound bounds the JSON of ${execution.<field>}.
+func executionBound(field string) int {
+	switch field {
+	case "id":
+		return executionIDBytes
+	case "name":
+		return executionNameBytes
+	}
+	return startTimeBytes
 }
 
 // passFieldBound bounds the value at path in pass step j's values: the

@@ -31,6 +31,10 @@ func (c *checker) compileWait(i int, st *Step) {
 	if len(errs) > 0 {
 		return
 	}
+	if len(uses) == 1 && uses[0].b.root == "execution" {
+		c.ds.errorf(w.Pos, RuleBinding, "step %q: wait.%s cannot read ${%s}, which is not in the run's data: a Wait state reads its path from the state data", st.ID, field, uses[0].b.text)
+		return
+	}
 	if len(uses) != 1 || !uses[0].whole || !strings.HasPrefix(p.expr, "$.") {
 		what := "a whole number or exactly one binding"
 		if w.Until {
