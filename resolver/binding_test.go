@@ -2,6 +2,8 @@ package resolver
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,50 @@ func TestExecutionBindingsAreBounded(t *testing.T) {
 		if n := z.bindingBound(&binding{root: "execution", step: field}); n < min {
 			t.Errorf("${execution.%s} bound %d, under %d", field, n, min)
 		}
+	}
+}
+
+// ${steps.X.error.Error|Cause} is set where every path left X through an
+// on_error entry the last time X ran.
+func TestErrorBindingsNeedTheErrorPath(t *testing.T) {
+	const head = "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]}\nsteps:\n  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n"
+	for _, c := range []struct {
+		name, steps string
+		want        []string
+	}{
+		{"after on_error", "    on_error: p\n  - id: p\n    pass: {e: \"${steps.f.error.Error}\", c: \"${steps.f.error.Cause}\"}\n", nil},
+		{"after every entry", "    on_error:\n      - errors: [TOOL_TIMEOUT]\n        next: p\n      - next: q\n  - id: p\n    pass: {e: \"${steps.f.error.Error}\"}\n  - id: q\n    pass: {e: \"${steps.f.error.Error}\"}\n", nil},
+		{"after a success too", "    on_error: p\n    next: p\n  - id: p\n    pass: {e: \"${steps.f.error.Error}\"}\n", []string{RuleUnsetBinding}},
+		{"a success after the failure", "    on_error: p\n    next: q\n  - id: p\n    pass: {}\n    next: again\n  - id: again\n    review: {of: f}\n    on_approve: f\n    on_reject: q\n" +
+			"  - id: q\n    pass: {e: \"${steps.f.error.Error}\"}\n", []string{RuleUnsetBinding}},
+		{"a second failure after the first", "    on_error: p\n    next: end\n  - id: p\n    pass: {}\n    next: again\n  - id: again\n    review: {of: f}\n    on_approve: f\n    on_reject: q\n" +
+			"  - id: q\n    pass: {e: \"${steps.f.error.Error}\"}\n", nil},
+		{"a loop through the success", "    on_error: p\n    next: c\n  - id: c\n    choice:\n      - when: {value: \"${input.again}\", equals: true}\n        next: f\n    default: end\n  - id: p\n    pass: {e: \"${steps.f.error.Error}\"}\n", nil},
+		{"no on_error", "    next: p\n  - id: p\n    pass: {e: \"${steps.f.error.Error}\"}\n", []string{RuleBinding}},
+		{"the whole error", "    on_error: p\n  - id: p\n    pass: {e: \"${steps.f.error}\"}\n", []string{RuleBinding}},
+		{"a review shows it before the failure", "    on_error: approve\n  - id: approve\n    review: {of: s}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: \"${steps.f.error.Cause}\"}\n", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := compileString(t, head+c.steps)
+			if got := errorRules(res); !slices.Equal(got, c.want) {
+				t.Fatalf("errors %v, want %v\n%s", got, c.want, diagText(res))
+			}
+		})
+	}
+}
+
+// A step's error counts at its own bound, not at the step's output limit:
+// twenty copies of a small fetch's Cause are refused.
+func TestErrorBindingsCountAtTheErrorsBound(t *testing.T) {
+	var f []string
+	for k := range 20 {
+		f = append(f, fmt.Sprintf(`c%d: "${steps.f.error.Cause}"`, k))
+	}
+	src := "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]}\nsteps:\n  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    output_limit_bytes: 10\n    on_error: p\n  - id: p\n    pass: {" + strings.Join(f, ", ") + "}\n"
+	if !hasError(t, src, RuleStateSize) {
+		t.Fatal("twenty copies of an error's Cause pass the state-size bound")
+	}
+	if hasError(t, strings.ReplaceAll(src, "error.Cause", "output.status"), RuleStateSize) {
+		t.Fatal("twenty copies of a 10-byte result are refused")
 	}
 }

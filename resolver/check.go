@@ -373,14 +373,23 @@ func (c *checker) checkBindingTarget(st *Step, u use) {
 		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but there is no step %q", st.ID, u.b.text, u.b.step)
 		return
 	}
-	switch c.sol.Steps[j].Kind {
+	switch x := c.sol.Steps[j]; x.Kind {
 	case KindTool, KindWorkflow:
+		if u.b.isError() {
+			switch {
+			case u.b.rest != ".error.Error" && u.b.rest != ".error.Cause":
+				c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a step's error has Error and Cause: ${steps.%s.error.Error} or ${steps.%s.error.Cause}", st.ID, u.b.text, u.b.step, u.b.step)
+			case !x.hasOnError():
+				c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but step %q has no on_error: no path leaves it with its error", st.ID, u.b.text, u.b.step)
+			}
+			return
+		}
 		if u.b.rest != ".output" && !strings.HasPrefix(u.b.rest, ".output.") && !strings.HasPrefix(u.b.rest, ".output[") {
-			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a %s step's result is at ${steps.%s.output...}", st.ID, u.b.text, c.sol.Steps[j].Kind, u.b.step)
+			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a %s step's result is at ${steps.%s.output...}, its error at ${steps.%s.error.Error} and ${steps.%s.error.Cause}", st.ID, u.b.text, x.Kind, u.b.step, u.b.step, u.b.step)
 		}
 	case KindPass:
 	default:
-		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but step %q is a %s step and has no values", st.ID, u.b.text, u.b.step, c.sol.Steps[j].Kind)
+		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but step %q is a %s step and has no values", st.ID, u.b.text, u.b.step, x.Kind)
 	}
 }
 
@@ -389,6 +398,7 @@ func (c *checker) checkBindingTarget(st *Step, u use) {
 // must be known when the reviewer looks at it.
 func (c *checker) checkSet(g *gate.Graph) {
 	dom := newDominators(c.sol, c.index, g)
+	fl := newFlow(c)
 	check := func(at int, owner *Step, u use) {
 		if u.b.root != "steps" {
 			return
@@ -397,20 +407,32 @@ func (c *checker) checkSet(g *gate.Graph) {
 		if !ok || !c.reachable[at] {
 			return
 		}
-		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {
+		k := c.sol.Steps[j].Kind
+		if k != KindTool && k != KindPass && k != KindWorkflow {
+			return
+		}
+		here := c.sol.Steps[at]
+		if u.b.isError() && k != KindPass {
+			if !c.sol.Steps[j].hasOnError() || fl.leftByError(j, at) {
+				return // no on_error: refused as a binding already
+			}
+			if here == owner {
+				c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, but not every path to %q leaves step %q through its on_error, the last time it runs: the error may be unset", owner.ID, u.b.text, owner.ID, u.b.step)
+			} else {
+				c.ds.errorf(here.Pos, RuleUnsetBinding, "review %q shows the inputs of %q, but ${%s} is not set on every path to %q: not every path leaves step %q through its on_error, the last time it runs", here.ID, owner.ID, u.b.text, here.ID, u.b.step)
+			}
 			return
 		}
 		if dom.completedBefore(j, at) {
 			return
 		}
-		here := c.sol.Steps[at]
 		if here == owner {
 			c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, but step %q has not completed on every path to %q: the value may be unset", owner.ID, u.b.text, u.b.step, owner.ID)
 		} else {
 			c.ds.errorf(here.Pos, RuleUnsetBinding, "review %q shows the inputs of %q, but ${%s} is not set on every path to %q: step %q has not completed on all of them", here.ID, owner.ID, u.b.text, here.ID, u.b.step)
 		}
 	}
-	c.checkOutputSet(dom)
+	c.checkOutputSet(dom, fl)
 	for i, st := range c.sol.Steps {
 		for _, u := range c.uses[i] {
 			check(i, st, u)
@@ -428,9 +450,23 @@ func (c *checker) checkSet(g *gate.Graph) {
 // checkOutputSet reports output bindings to steps that have not completed
 // on every path that ends the run successfully: a succeed step, or an
 // edge to end (after a tool's or a workflow's success, its result is set).
-func (c *checker) checkOutputSet(dom *dominators) {
+func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 	if len(c.outputUses) == 0 {
 		return
+	}
+	reported := map[string]bool{}
+	for _, u := range c.outputUses {
+		j, ok := c.index[u.b.step]
+		if !u.b.isError() || !ok || reported[u.b.text] {
+			continue
+		}
+		if x := c.sol.Steps[j]; x.Kind != KindTool && x.Kind != KindWorkflow || !x.hasOnError() {
+			continue
+		}
+		if !fl.leftByError(j, fl.end()) {
+			reported[u.b.text] = true
+			c.ds.errorf(u.pos, RuleUnsetBinding, "output binds ${%s}, but not every path that ends the run leaves step %q through its on_error, the last time it runs: the error may be unset", u.b.text, u.b.step)
+		}
 	}
 	type end struct {
 		from int
@@ -450,10 +486,9 @@ func (c *checker) checkOutputSet(dom *dominators) {
 			}
 		}
 	}
-	reported := map[string]bool{}
 	for _, u := range c.outputUses {
 		j, ok := c.index[u.b.step]
-		if u.b.root != "steps" || !ok || reported[u.b.text] {
+		if u.b.root != "steps" || !ok || reported[u.b.text] || u.b.isError() && c.sol.Steps[j].Kind != KindPass {
 			continue
 		}
 		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {

@@ -123,7 +123,7 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 	base := z.input + metaBytes + proofBytes
 	for i, st := range c.sol.Steps {
 		if c.reachable[i] && st.Kind == KindWorkflow {
-			c.withBounds[i] = z.valueBound(i)
+			z.withBound(i)
 		}
 	}
 	slots := make([]*slot, len(c.sol.Steps))
@@ -257,7 +257,7 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		// Cause (JSON text, escaped again): its input, and its own error
 		// and cause, counted as a tool error's.
 		out, why := z.resultBound(i)
-		failed := workflowBytes + max(2*errorBytes, 2*(describeBytes+childInputBytes+z.c.withBounds[i]+errorBytes))
+		failed := workflowBytes + z.errorBound(i)
 		s := &slot{name: "steps." + st.ID, bytes: max(out+16, failed), parts: []string{why}}
 		if failed > out+16 {
 			s.parts = []string{fmt.Sprintf("the child's execution and a failed child's description with its input %d", failed)}
@@ -269,6 +269,35 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		return &slot{name: "reviews." + st.Of.Name, bytes: reviewBytes, parts: []string{"the decision or the review's error"}}
 	}
 	return nil
+}
+
+// errorBound bounds a tool or workflow step's error object {Error, Cause}
+// (its slot's "error"): a tool's, errorBytes; a workflow step's, the
+// larger of a start's error and a failed child's DescribeExecution answer
+// as the Cause (JSON text, escaped again): its members, the child's input
+// and its own error and cause.
+func (z *sizer) errorBound(i int) int {
+	if z.c.sol.Steps[i].Kind == KindWorkflow {
+		return max(2*errorBytes, 2*(describeBytes+childInputBytes+z.withBound(i)+errorBytes))
+	}
+	return errorBytes
+}
+
+// withBound bounds workflow step i's with, once (c.withBounds); a with
+// that binds, through other steps' errors, itself counts at the most a
+// state may hold (the unset-binding check refuses such a Solution first).
+func (z *sizer) withBound(i int) int {
+	if n, ok := z.c.withBounds[i]; ok {
+		return n
+	}
+	if z.inPass[i] {
+		return MaxStateBytes
+	}
+	z.inPass[i] = true
+	n := z.valueBound(i)
+	delete(z.inPass, i)
+	z.c.withBounds[i] = n
+	return n
 }
 
 // outputBound bounds the run's result (output:), in bytes of JSON: 2 ({})
@@ -459,9 +488,15 @@ func (z *sizer) compiledBound(static any, uses []use) int {
 	var order []string
 	for _, u := range uses {
 		key := u.b.root + "." + u.b.step
+		whole := &binding{root: u.b.root, step: u.b.step}
+		if z.isStepError(u.b) {
+			// A step's error is a source apart from its result: a
+			// failure writes it next to the result of an earlier run.
+			key, whole.rest = key+".error", ".error"
+		}
 		src := sources[key]
 		if src == nil {
-			src = &source{paths: map[string]*path{}, whole: &binding{root: u.b.root, step: u.b.step}}
+			src = &source{paths: map[string]*path{}, whole: whole}
 			sources[key] = src
 			order = append(order, key)
 		}
@@ -505,6 +540,9 @@ func (z *sizer) sourceBound(b *binding) int {
 	j, ok := z.c.index[b.step]
 	if !ok {
 		return 0
+	}
+	if z.isStepError(b) {
+		return z.errorBound(j)
 	}
 	switch z.c.sol.Steps[j].Kind {
 	case KindTool, KindWorkflow:
@@ -573,6 +611,9 @@ func (z *sizer) bindingBound(b *binding) int {
 	if !ok {
 		return 0 // reported by the binding checks
 	}
+	if z.isStepError(b) {
+		return z.errorBound(j)
+	}
 	switch z.c.sol.Steps[j].Kind {
 	case KindTool:
 		n, _ := z.resultBound(j)
@@ -592,6 +633,12 @@ func (z *sizer) bindingBound(b *binding) int {
 		return z.passFieldBound(j, b.rest)
 	}
 	return 0
+}
+
+// isStepError reports whether b reads a tool or workflow step's error.
+func (z *sizer) isStepError(b *binding) bool {
+	j, ok := z.c.index[b.step]
+	return ok && b.isError() && (z.c.sol.Steps[j].Kind == KindTool || z.c.sol.Steps[j].Kind == KindWorkflow)
 }
 
 // executionBound bounds the JSON of ${execution.<field>}.
