@@ -116,3 +116,96 @@ func TestErrorBindingsCountAtTheErrorsBound(t *testing.T) {
 		t.Fatal("twenty copies of a 10-byte result are refused")
 	}
 }
+
+// ${reviews.R.decision|reason|approver} read $.decisions.R, which a Pass
+// on each of R's outcome edges writes in one shape; Init starts it empty.
+func TestDecisionBindings(t *testing.T) {
+	src := "solution: t\nversion: 1\nsteps:\n  - id: r\n    review: {of: s}\n    on_approve: s\n    on_reject: p\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: x, text: t}\n    next: p\n" +
+		"  - id: p\n    pass: {d: \"${reviews.r.decision}\", why: \"${reviews.r.reason}\", who: \"${reviews.r.approver}\"}\n"
+	res := compileString(t, src)
+	if !res.OK() {
+		t.Fatalf("diagnostics: %s", diagText(res))
+	}
+	var def struct {
+		States map[string]struct {
+			Next       string
+			Parameters map[string]any
+			ResultPath string
+			Catch      []catcher
+		}
+	}
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	st := def.States
+	if st["r"].Next != "r-approved" || st["r-approved"].Next != "s-seq" || st["r-approved"].ResultPath != "$.decisions.r" {
+		t.Fatalf("approval: r → %q, r-approved → %q (%s)", st["r"].Next, st["r-approved"].Next, st["r-approved"].ResultPath)
+	}
+	catch := st["r"].Catch
+	if len(catch) != 3 || catch[0].Next != "r-rejected-parse" || catch[1].Next != "r-timed-out" || catch[2].Next != "r-failed" {
+		t.Fatalf("Catch %v", catch)
+	}
+	if st["r-rejected-parse"].Next != "r-rejected" || st["r-rejected"].Next != "p" || st["r-timed-out"].Next != "p" {
+		t.Fatalf("rejection and timeout go to %q, %q", st["r-rejected"].Next, st["r-timed-out"].Next)
+	}
+	for name, want := range map[string]string{"r-approved": "approve", "r-rejected": "reject", "r-timed-out": "timeout"} {
+		p := st[name].Parameters
+		_, reason := p["reason"]
+		_, reasonPath := p["reason.$"]
+		_, approver := p["approver"]
+		_, approverPath := p["approver.$"]
+		if p["decision"] != want || reason == reasonPath || approver == approverPath || len(p) != 3 {
+			t.Errorf("%s writes %v, want {decision: %s, reason, approver}", name, p, want)
+		}
+	}
+	if got := st["p"].Parameters; got["d.$"] != "$.decisions.r.decision" || got["why.$"] != "$.decisions.r.reason" || got["who.$"] != "$.decisions.r.approver" {
+		t.Fatalf("p reads %v", got)
+	}
+	if init := st["Init"].Parameters; init["decisions"] == nil {
+		t.Fatalf("Init %v starts no decisions", init)
+	}
+	// Without a decision binding, none of it.
+	res = compileString(t, strings.ReplaceAll(src, "{d: \"${reviews.r.decision}\", why: \"${reviews.r.reason}\", who: \"${reviews.r.approver}\"}", "{}"))
+	if !res.OK() || strings.Contains(string(res.Definition), "decisions") {
+		t.Fatalf("a Solution binding no decision writes decisions:\n%s\n%s", diagText(res), res.Definition)
+	}
+}
+
+// A decision is set where the review has been decided on every path; a
+// reviewed tool never binds its own review's decision.
+func TestDecisionBindingsNeedTheDecision(t *testing.T) {
+	const send = "  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: SUBJECT, text: t}\n"
+	for _, c := range []struct {
+		name, steps string
+		want        []string
+	}{
+		{"after either outcome", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_reject: p\n" + strings.Replace(send, "SUBJECT", "x", 1) + "    next: p\n  - id: p\n    pass: {d: \"${reviews.r.decision}\"}\n", nil},
+		{"on one branch", "  - id: c\n    choice:\n      - when: {value: \"${input.x}\", equals: 1}\n        next: r\n    default: p\n  - id: r\n    review: {of: s}\n    on_approve: s\n" + strings.Replace(send, "SUBJECT", "x", 1) + "  - id: p\n    pass: {d: \"${reviews.r.decision}\"}\n", []string{RuleUnsetBinding}},
+		{"the reviewed tool", "  - id: r\n    review: {of: s}\n    on_approve: s\n" + strings.Replace(send, "SUBJECT", "\"${reviews.r.decision}\"", 1), []string{RuleUnsetBinding}},
+		{"a second review's tool", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_reject: r2\n" + strings.Replace(send, "SUBJECT", "x", 1) + "    next: r2\n  - id: r2\n    review: {of: s2}\n    on_approve: s2\n" +
+			"  - id: s2\n    tool: send-email\n    with: {to: [a@example.com], subject: \"${reviews.r.decision}\", text: \"${reviews.r.reason}\"}\n", nil},
+		{"in the output", "  - id: r\n    review: {of: s}\n    on_approve: s\n" + strings.Replace(send, "SUBJECT", "x", 1) + "output: {d: \"${reviews.r.decision}\"}\n", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := compileString(t, "solution: t\nversion: 1\nsteps:\n"+c.steps)
+			if got := errorRules(res); !slices.Equal(got, c.want) {
+				t.Fatalf("errors %v, want %v\n%s", got, c.want, diagText(res))
+			}
+		})
+	}
+}
+
+// A decision's slot and its reason count in the state-size bound.
+func TestDecisionBindingsAreBounded(t *testing.T) {
+	var f []string
+	for k := range 40 {
+		f = append(f, fmt.Sprintf(`c%d: "${reviews.r.reason}"`, k))
+	}
+	src := "solution: t\nversion: 1\nsteps:\n  - id: r\n    review: {of: s}\n    on_approve: s\n    on_reject: p\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: x, text: t}\n    next: p\n  - id: p\n    pass: {" + strings.Join(f, ", ") + "}\n"
+	if !hasError(t, src, RuleStateSize) {
+		t.Fatal("forty copies of a review's reason pass the state-size bound")
+	}
+	if hasError(t, strings.ReplaceAll(src, "reviews.r.reason", "reviews.r.decision"), RuleStateSize) {
+		t.Fatal("forty copies of a review's decision are refused")
+	}
+}

@@ -37,6 +37,9 @@ type checker struct {
 	// waitPaths holds each bound wait step's path: the SecondsPath or
 	// TimestampPath of its Wait state.
 	waitPaths map[int]string
+	// decisions holds the review steps whose decision a reachable step
+	// or the output binds (${reviews.ID...}): their outcomes write it.
+	decisions map[string]bool
 
 	reachable []bool
 	verdicts  []GateVerdict
@@ -289,6 +292,19 @@ func (c *checker) compileValues() {
 		}
 	}
 	c.compileOutput()
+	c.decisions = map[string]bool{}
+	for i, uses := range c.uses {
+		for _, u := range uses {
+			if u.b.root == "reviews" && c.reachable[i] {
+				c.decisions[u.b.step] = true
+			}
+		}
+	}
+	for _, u := range c.outputUses {
+		if u.b.root == "reviews" {
+			c.decisions[u.b.step] = true
+		}
+	}
 }
 
 // compileOutput compiles the Solution's output: a value with bindings,
@@ -362,7 +378,13 @@ func (c *checker) checkBindingTarget(st *Step, u use) {
 			st.ID, u.b.text, u.b.step, strings.Join(c.sol.Steps[j].Keep, ", "))
 	}
 	if u.b.root == "reviews" {
-		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a review's decision cannot be bound yet", st.ID, u.b.text)
+		if j, ok := c.index[u.b.step]; !ok || c.sol.Steps[j].Kind != KindReview {
+			what := "there is no step " + fmt.Sprintf("%q", u.b.step)
+			if ok {
+				what = fmt.Sprintf("step %q is a %s step, not a review", u.b.step, c.sol.Steps[j].Kind)
+			}
+			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but %s: ${reviews.ID...} reads the decision of review step ID", st.ID, u.b.text, what)
+		}
 		return
 	}
 	if u.b.root != "steps" {
@@ -400,6 +422,10 @@ func (c *checker) checkSet(g *gate.Graph) {
 	dom := newDominators(c.sol, c.index, g)
 	fl := newFlow(c)
 	check := func(at int, owner *Step, u use) {
+		if u.b.root == "reviews" {
+			c.checkDecisionSet(fl, at, owner, u)
+			return
+		}
 		if u.b.root != "steps" {
 			return
 		}
@@ -447,6 +473,27 @@ func (c *checker) checkSet(g *gate.Graph) {
 	}
 }
 
+// checkDecisionSet reports a binding of review R's decision used at step
+// at (by owner, or by the tool a review at at shows) where R has not been
+// decided on every path from the start: R's outcome edges write it. A
+// tool never binds the decision of the review that approves it, since
+// that review shows the tool's inputs before it is decided.
+func (c *checker) checkDecisionSet(fl *flow, at int, owner *Step, u use) {
+	j, ok := c.index[u.b.step]
+	if !ok || c.sol.Steps[j].Kind != KindReview || !c.reachable[at] || fl.decided(j, at) {
+		return
+	}
+	here := c.sol.Steps[at]
+	switch {
+	case here == owner:
+		c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, but review %q has not been decided on every path to %q: the decision may be unset", owner.ID, u.b.text, u.b.step, owner.ID)
+	case at == j:
+		c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, the decision of review %q, which shows %q's inputs before it is decided: a tool cannot bind the decision of a review of it that has not been decided", owner.ID, u.b.text, here.ID, owner.ID)
+	default:
+		c.ds.errorf(here.Pos, RuleUnsetBinding, "review %q shows the inputs of %q, but ${%s} is not set on every path to %q: review %q has not been decided on all of them", here.ID, owner.ID, u.b.text, here.ID, u.b.step)
+	}
+}
+
 // checkOutputSet reports output bindings to steps that have not completed
 // on every path that ends the run successfully: a succeed step, or an
 // edge to end (after a tool's or a workflow's success, its result is set).
@@ -457,6 +504,10 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 	reported := map[string]bool{}
 	for _, u := range c.outputUses {
 		j, ok := c.index[u.b.step]
+		if u.b.root == "reviews" && ok && c.sol.Steps[j].Kind == KindReview && !reported[u.b.text] && !fl.decided(j, fl.end()) {
+			reported[u.b.text] = true
+			c.ds.errorf(u.pos, RuleUnsetBinding, "output binds ${%s}, but review %q has not been decided on every path that ends the run: the decision may be unset", u.b.text, u.b.step)
+		}
 		if !u.b.isError() || !ok || reported[u.b.text] {
 			continue
 		}

@@ -66,6 +66,15 @@ const (
 	// approval and its keep list: the run id, the idempotency key (the run
 	// id again) and the fixed members.
 	envelopeBytes = 12 << 10
+	// decisionBytes bounds $.decisions.<review id>: the decision
+	// {decision, reason, approver}, or while a rejection is read, the
+	// whole decision JSON parsed from the rejection's Cause
+	// (tool.ReviewDecision): a reason of 1000 characters and an approver of
+	// 2048, each character at most 6 bytes once JSON escapes it, and 1 KiB
+	// of fixed members. reasonBytes and approverBytes bound its members.
+	decisionBytes = reasonBytes + approverBytes + 1<<10
+	reasonBytes   = 6*1000 + 2
+	approverBytes = 6*2048 + 2
 	// executionIDBytes, executionNameBytes and startTimeBytes bound the
 	// JSON of ${execution.id} (an execution ARN: at most 1024 characters,
 	// as the dispatcher accepts a run id, tool.DecodeEnvelope),
@@ -126,10 +135,10 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 			z.withBound(i)
 		}
 	}
-	slots := make([]*slot, len(c.sol.Steps))
+	slots := make([][]*slot, len(c.sol.Steps))
 	for i, st := range c.sol.Steps {
 		if c.reachable[i] {
-			slots[i] = z.slotOf(i, st)
+			slots[i] = z.slotsOf(i, st)
 		}
 	}
 	for i, st := range c.sol.Steps {
@@ -227,6 +236,19 @@ func (c *checker) inputLimit() int {
 		return c.sol.InputLimit
 	}
 	return DefaultInputLimitBytes
+}
+
+// slotsOf is the slots step i writes, with their bounds: slotOf's, and a
+// review's decision ($.decisions.<review id>) when it is bound.
+func (z *sizer) slotsOf(i int, st *Step) []*slot {
+	var out []*slot
+	if s := z.slotOf(i, st); s != nil {
+		out = append(out, s)
+	}
+	if st.Kind == KindReview && z.c.decisions[st.ID] {
+		out = append(out, &slot{name: "decisions." + st.ID, bytes: decisionBytes, parts: []string{"the review's decision"}})
+	}
+	return out
 }
 
 // slotOf is the slot step i writes, with its bound; nil for steps that
@@ -536,6 +558,8 @@ func (z *sizer) sourceBound(b *binding) int {
 		return z.input
 	case "execution":
 		return executionBound(b.step)
+	case "reviews":
+		return decisionBytes
 	}
 	j, ok := z.c.index[b.step]
 	if !ok {
@@ -594,8 +618,17 @@ func disjointPaths(paths []string) bool {
 // schema bounds (a boolean, a number, an enum, a string with maxLength)
 // counts at that bound.
 func (z *sizer) bindingBound(b *binding) int {
-	if b.root == "execution" {
+	switch b.root {
+	case "execution":
 		return executionBound(b.step)
+	case "reviews":
+		switch b.rest {
+		case ".reason":
+			return reasonBytes
+		case ".approver":
+			return approverBytes
+		}
+		return len(`"timeout"`)
 	}
 	if b.root == "input" {
 		if z.c.sol.Input != nil {
@@ -746,12 +779,12 @@ type worstPath struct {
 // keeping per step only the sets no other contains; past maxPathSets a
 // step's sets are merged into their union, a bound no smaller than any
 // path's.
-func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
+func worstPaths(g *gate.Graph, start int, slots [][]*slot) []*worstPath {
 	n := len(g.Nodes)
 	index := map[string]int{}
 	var byIndex []*slot
-	for _, s := range slots {
-		if s != nil {
+	for _, ss := range slots {
+		for _, s := range ss {
 			if _, ok := index[s.name]; !ok {
 				index[s.name] = len(byIndex)
 				byIndex = append(byIndex, s)
@@ -760,7 +793,7 @@ func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
 	}
 	write := func(p *pathSet, v int) *pathSet {
 		q := &pathSet{written: slices.Clone(p.written), path: append(slices.Clone(p.path), v), merged: p.merged}
-		if s := slots[v]; s != nil {
+		for _, s := range slots[v] {
 			q.written[index[s.name]] = true
 		}
 		return q
@@ -820,7 +853,7 @@ func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
 // unionSets is the fallback of worstPaths: per step, one set holding every
 // slot any path from the start writes up to it (a dataflow fixed point),
 // with a shortest path to name.
-func unionSets(g *gate.Graph, start int, slots []*slot, index map[string]int, width int) [][]*pathSet {
+func unionSets(g *gate.Graph, start int, slots [][]*slot, index map[string]int, width int) [][]*pathSet {
 	n := len(g.Nodes)
 	written := make([][]bool, n)
 	paths := make([][]int, n)
@@ -834,8 +867,10 @@ func unionSets(g *gate.Graph, start int, slots []*slot, index map[string]int, wi
 				written[v][k], changed = true, true
 			}
 		}
-		if s := slots[v]; s != nil && !written[v][index[s.name]] {
-			written[v][index[s.name]], changed = true, true
+		for _, s := range slots[v] {
+			if !written[v][index[s.name]] {
+				written[v][index[s.name]], changed = true, true
+			}
 		}
 		return changed
 	}
