@@ -658,6 +658,10 @@ type GateVerdict struct {
 	Step    string   // the tool step
 	Tool    string   // its tool
 	Reviews []string // the review steps of it
+	// Last are the reviews whose approval can be the last decision of a
+	// review of Step before it runs (gate.LastReviews): on every path the
+	// last one must approve.
+	Last []string
 	// Path is the shortest path from the start reaching Step without a
 	// fresh approval; nil when every path carries one.
 	Path []string
@@ -679,7 +683,7 @@ func (c *checker) checkGates(g *gate.Graph) {
 		if st.Kind != KindTool || !c.gated[st.Tool] || !c.reachable[i] {
 			continue
 		}
-		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID]}
+		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID], Last: g.Names(gate.LastReviews(g, i))}
 		if path, bad := violations[i]; bad {
 			verdict.Path = g.Names(path)
 			reason := "no review step is of it"

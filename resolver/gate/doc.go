@@ -43,6 +43,10 @@
 // or one that loops from the tool back to itself without a fresh approval.
 // Steps no path from Start reaches are not checked.
 //
+// LastReviews names, for one tool, the reviews whose approval can be the
+// last decision before a call: the ones a reader of a passing verdict
+// must know approve.
+//
 // # No tool fallback chain
 //
 // A tool's on_error must not lead to a tool (any tool, gated or not, the
