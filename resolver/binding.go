@@ -328,6 +328,9 @@ type use struct {
 	// copied as it is; otherwise it is formatted into a string
 	// (States.Format), where JSON escaping can double its size.
 	whole bool
+	// refused: the binding was reported as one that cannot work
+	// (checkBindingTarget); the checks after it leave it alone.
+	refused bool
 }
 
 // truncate shortens text quoted in a diagnostic to 80 bytes.

@@ -89,11 +89,34 @@ func (c *checker) resolve() {
 			c.target(st, t.ref, t.what, true)
 		}
 		if st.Kind == KindReview && st.Of.Set {
-			if i, ok := c.target(st, st.Of, "review.of", false); ok && c.sol.Steps[i].Kind != KindTool {
-				c.ds.errorf(st.Of.Pos, RuleUnknownTarget, "review %q is of step %q, which is a %s step, not a tool step", st.ID, st.Of.Name, c.sol.Steps[i].Kind)
+			i, ok := c.target(st, st.Of, "review.of", false)
+			switch {
+			case !ok:
+				st.OfUnusable = true
+			case c.sol.Steps[i].Kind != KindTool:
+				st.OfUnusable = true
+				c.ds.errorf(st.Of.Pos, RuleTargetKind, "review %q is of step %q, which is a %s step: a review approves the inputs of a tool step", st.ID, st.Of.Name, c.sol.Steps[i].Kind)
 			}
 		}
 	}
+}
+
+// pathsUnsure reports whether the step graph is not the one the author
+// meant: a step was left out for its kind keys, or a review's of names no
+// tool step. The checks that follow paths (unreachable steps, bindings
+// set on every path, Gate A, no fallback, waits before a call) then report
+// nothing, since what they would find follows from the error already
+// reported.
+func (c *checker) pathsUnsure() bool {
+	if len(c.sol.Dropped) > 0 {
+		return true
+	}
+	for _, st := range c.sol.Steps {
+		if st.Kind == KindReview && st.OfUnusable {
+			return true
+		}
+	}
+	return false
 }
 
 type namedRef struct {
@@ -146,6 +169,9 @@ func (c *checker) target(st *Step, r Ref, what string, endOK bool) (int, bool) {
 	if i, ok := c.index[r.Name]; ok {
 		return i, true
 	}
+	if slices.Contains(c.sol.Dropped, r.Name) {
+		return -1, false // the step exists, refused for its kind keys
+	}
 	c.ds.errorf(r.Pos, RuleUnknownTarget, "step %q %s %q names no step (targets are step ids or %q)", st.ID, what, r.Name, EndTarget)
 	return -1, false
 }
@@ -191,7 +217,7 @@ func (c *checker) reach(g *gate.Graph) {
 		}
 	}
 	for i, st := range c.sol.Steps {
-		if !c.reachable[i] {
+		if !c.reachable[i] && !c.pathsUnsure() {
 			c.ds.warnf(st.Pos, RuleUnreachable, "step %q is unreachable: no path from the start (%q) leads to it", st.ID, c.sol.Steps[c.start].ID)
 		}
 	}
@@ -287,8 +313,8 @@ func (c *checker) compileValues() {
 		}
 		c.params[i] = p
 		c.uses[i] = uses
-		for _, u := range uses {
-			c.checkBindingTarget(st, u)
+		for k := range uses {
+			c.checkBindingTarget(st, &uses[k])
 		}
 	}
 	c.compileOutput()
@@ -322,8 +348,8 @@ func (c *checker) compileOutput() {
 	}
 	c.output = p
 	self := &Step{ID: "output", Pos: c.sol.Output.pos}
-	for _, u := range c.outputUses {
-		c.checkBindingTarget(self, u)
+	for k := range c.outputUses {
+		c.checkBindingTarget(self, &c.outputUses[k])
 	}
 }
 
@@ -364,17 +390,20 @@ func (c *checker) compileRules(i int, st *Step) {
 			c.ds.errorf(r.Operand.pos, RuleInvalidValue, "step %q: %s cannot compare with a %s", st.ID, r.Operator, r.Operand.kind)
 			continue
 		}
-		c.uses[i] = append(c.uses[i], uses...)
-		for _, u := range uses {
-			c.checkBindingTarget(st, u)
+		for k := range uses {
+			c.checkBindingTarget(st, &uses[k])
 		}
+		c.uses[i] = append(c.uses[i], uses...)
 		c.rules[i] = append(c.rules[i], compiledRule{variable: vc.expr, operand: oc})
 	}
 }
 
-func (c *checker) checkBindingTarget(st *Step, u use) {
+func (c *checker) checkBindingTarget(st *Step, u *use) {
+	if (u.b.root == "steps" || u.b.root == "reviews") && slices.Contains(c.sol.Dropped, u.b.step) {
+		return // the step exists, refused for its kind keys
+	}
 	if j, ok := c.index[u.b.step]; ok && u.b.root == "steps" && len(c.sol.Steps[j].Keep) > 0 && !readsKept(u.b.rest, c.sol.Steps[j].Keep) {
-		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, a field step %q does not keep (keep: %s): it would always be absent",
+		c.refuse(u, "step %q binds ${%s}, a field step %q does not keep (keep: %s): it would always be absent",
 			st.ID, u.b.text, u.b.step, strings.Join(c.sol.Steps[j].Keep, ", "))
 	}
 	if u.b.root == "reviews" {
@@ -383,7 +412,7 @@ func (c *checker) checkBindingTarget(st *Step, u use) {
 			if ok {
 				what = fmt.Sprintf("step %q is a %s step, not a review", u.b.step, c.sol.Steps[j].Kind)
 			}
-			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but %s: ${reviews.ID...} reads the decision of review step ID", st.ID, u.b.text, what)
+			c.refuse(u, "step %q binds ${%s}, but %s: ${reviews.ID...} reads the decision of review step ID", st.ID, u.b.text, what)
 		}
 		return
 	}
@@ -392,7 +421,7 @@ func (c *checker) checkBindingTarget(st *Step, u use) {
 	}
 	j, ok := c.index[u.b.step]
 	if !ok {
-		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but there is no step %q", st.ID, u.b.text, u.b.step)
+		c.refuse(u, "step %q binds ${%s}, but there is no step %q", st.ID, u.b.text, u.b.step)
 		return
 	}
 	switch x := c.sol.Steps[j]; x.Kind {
@@ -400,28 +429,41 @@ func (c *checker) checkBindingTarget(st *Step, u use) {
 		if u.b.isError() {
 			switch {
 			case u.b.rest != ".error.Error" && u.b.rest != ".error.Cause":
-				c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a step's error has Error and Cause: ${steps.%s.error.Error} or ${steps.%s.error.Cause}", st.ID, u.b.text, u.b.step, u.b.step)
+				c.refuse(u, "step %q binds ${%s}: a step's error has Error and Cause: ${steps.%s.error.Error} or ${steps.%s.error.Cause}", st.ID, u.b.text, u.b.step, u.b.step)
 			case !x.hasOnError():
-				c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but step %q has no on_error: no path leaves it with its error", st.ID, u.b.text, u.b.step)
+				c.refuse(u, "step %q binds ${%s}, but step %q has no on_error: no path leaves it with its error", st.ID, u.b.text, u.b.step)
 			}
 			return
 		}
 		if u.b.rest != ".output" && !strings.HasPrefix(u.b.rest, ".output.") && !strings.HasPrefix(u.b.rest, ".output[") {
-			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a %s step's result is at ${steps.%s.output...}, its error at ${steps.%s.error.Error} and ${steps.%s.error.Cause}", st.ID, u.b.text, x.Kind, u.b.step, u.b.step, u.b.step)
+			c.refuse(u, "step %q binds ${%s}: a %s step's result is at ${steps.%s.output...}, its error at ${steps.%s.error.Error} and ${steps.%s.error.Cause}", st.ID, u.b.text, x.Kind, u.b.step, u.b.step, u.b.step)
 		}
 	case KindPass:
 	default:
-		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but step %q is a %s step and has no values", st.ID, u.b.text, u.b.step, x.Kind)
+		c.refuse(u, "step %q binds ${%s}, but step %q is a %s step and has no values", st.ID, u.b.text, u.b.step, x.Kind)
 	}
+}
+
+// refuse reports a binding that cannot work, as [binding], and marks it
+// so that no other check reports it again (one diagnostic per cause).
+func (c *checker) refuse(u *use, format string, args ...any) {
+	c.ds.errorf(u.pos, RuleBinding, format, args...)
+	u.refused = true
 }
 
 // checkSet reports bindings to steps that have not run on every path to the
 // step that uses them. A review of T uses every binding of T: what T sends
 // must be known when the reviewer looks at it.
 func (c *checker) checkSet(g *gate.Graph) {
+	if c.pathsUnsure() {
+		return
+	}
 	dom := newDominators(c.sol, c.index, g)
 	fl := newFlow(c)
 	check := func(at int, owner *Step, u use) {
+		if u.refused {
+			return
+		}
 		if u.b.root == "reviews" {
 			c.checkDecisionSet(fl, at, owner, u)
 			return
@@ -503,6 +545,9 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 	}
 	reported := map[string]bool{}
 	for _, u := range c.outputUses {
+		if u.refused {
+			continue
+		}
 		j, ok := c.index[u.b.step]
 		if u.b.root == "reviews" && ok && c.sol.Steps[j].Kind == KindReview && !reported[u.b.text] && !fl.decided(j, fl.end()) {
 			reported[u.b.text] = true
@@ -539,7 +584,7 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 	}
 	for _, u := range c.outputUses {
 		j, ok := c.index[u.b.step]
-		if u.b.root != "steps" || !ok || reported[u.b.text] || u.b.isError() && c.sol.Steps[j].Kind != KindPass {
+		if u.refused || u.b.root != "steps" || !ok || reported[u.b.text] || u.b.isError() && c.sol.Steps[j].Kind != KindPass {
 			continue
 		}
 		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {
@@ -669,6 +714,9 @@ type GateVerdict struct {
 
 // checkGates runs Gate A and the no-fallback rule (docs/design.md).
 func (c *checker) checkGates(g *gate.Graph) {
+	if c.pathsUnsure() {
+		return
+	}
 	violations := map[int][]int{}
 	for _, v := range gate.ReviewBeforeTool(g) {
 		violations[v.Tool] = v.Path

@@ -23,6 +23,7 @@ const (
 	RuleInvalidValue   = "invalid-value"      // wrong type, pattern or range
 	RuleDuplicateID    = "duplicate-id"       // two steps share an id
 	RuleUnknownTarget  = "unknown-target"     // next/on_*/default/start/of names no step
+	RuleTargetKind     = "target-kind"        // review.of names a step that is not a tool step
 	RuleUnreachable    = "unreachable"        // a step no path from the start reaches (warning)
 	RuleBinding        = "binding"            // a ${...} that cannot be compiled
 	RuleUnsetBinding   = "unset-binding"      // a bound step has not run on every path to here

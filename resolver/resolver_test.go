@@ -34,7 +34,7 @@ func TestCheckRules(t *testing.T) {
 		want  []string // error rules, in order
 	}{
 		{"clean pass", "  - id: a\n    pass: {x: 1}\n", nil},
-		{"review of a pass step", "  - id: r\n    review: {of: a}\n    on_approve: a\n  - id: a\n    pass: {}\n", []string{RuleUnknownTarget}},
+		{"review of a pass step", "  - id: r\n    review: {of: a}\n    on_approve: a\n  - id: a\n    pass: {}\n", []string{RuleTargetKind}},
 		{"review timeout to a step", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_timeout: late\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n  - id: late\n    fail: {error: Late}\n", nil},
 		{"review timeout to nowhere", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_timeout: late\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleUnknownTarget}},
 		{"review timeout to its tool", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_timeout: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleReviewBefore}},

@@ -112,6 +112,10 @@ type Solution struct {
 	Start    Ref
 	Steps    []*Step
 	StepsPos Pos
+	// Dropped are the ids of steps left out for want of exactly one kind
+	// key: the step graph is incomplete, so the checks that follow its
+	// paths stay silent rather than report what the missing steps cause.
+	Dropped []string
 }
 
 // Retry is a tool step's retry as written; zero fields take the catalog's
@@ -185,7 +189,10 @@ type Step struct {
 	Default Ref
 
 	// review
-	Of            Ref
+	Of Ref
+	// OfUnusable: review.of is written, but names no tool step of the
+	// Solution (not one id, no such step, or not a tool step).
+	OfUnusable    bool
 	ReviewTimeout int
 	// ReviewTimeoutPos is where review.timeout_seconds is written, or the
 	// review.
@@ -373,6 +380,10 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 			for i, it := range f.val.items {
 				if st := d.decodeStep(it, i); st != nil {
 					s.Steps = append(s.Steps, st)
+				} else if id := it.get("id"); it.kind == kMap && id != nil && id.val.kind == kString {
+					s.Dropped = append(s.Dropped, id.val.str)
+				} else {
+					s.Dropped = append(s.Dropped, "")
 				}
 			}
 		}
@@ -421,7 +432,7 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 		}
 	}
 	if len(kinds) != 1 {
-		d.ds.errorf(v.pos, RuleInvalidValue, "%s must have exactly one of %s (has %d)", what, strings.Join(kindKeys, ", "), len(kinds))
+		d.kindless(v, what, kinds)
 		return nil
 	}
 	st.Kind = StepKind(kinds[0])
@@ -509,6 +520,59 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 		d.ds.errorf(v.pos, RuleMissingField, "%s has no \"on_approve\"", what)
 	}
 	return st
+}
+
+// kindAliases names the kind a step key from another workflow language
+// most likely means: a fixed table, so that a suggestion never depends on
+// spelling distance.
+var kindAliases = map[string]string{
+	"map": "for_each", "loop": "for_each",
+	"sleep": "wait", "delay": "wait",
+	"if": "choice", "switch": "choice",
+	"approval": "review",
+}
+
+// kindless reports a step without exactly one kind key. With none, it
+// names the keys that belong to no step kind, each with the kind it most
+// likely means (kindAliases), so that "map:" or "sleep:" is not reported
+// as a step with no kind at all.
+func (d *decoder) kindless(v *value, what string, kinds []string) {
+	one := "a step has exactly one of " + strings.Join(kindKeys, ", ")
+	if len(kinds) > 1 {
+		d.ds.errorf(v.pos, RuleInvalidValue, "%s has %d kind keys (%s): %s", what, len(kinds), strings.Join(kinds, " and "), one)
+		return
+	}
+	var unknown []field
+	for _, f := range v.fields {
+		if !isStepKey(f.key) {
+			unknown = append(unknown, f)
+		}
+	}
+	if len(unknown) == 0 {
+		d.ds.errorf(v.pos, RuleMissingField, "%s has no kind key: %s", what, one)
+		return
+	}
+	for _, f := range unknown {
+		alias, ok := kindAliases[f.key]
+		switch {
+		case ok && contains(kindKeys, alias):
+			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is not a step kind; did you mean %q? (%s)", what, f.key, alias, one)
+		case ok:
+			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is not a step kind, and %s, the kind it would be, is not in this version of the grammar (%s)", what, f.key, alias, one)
+		default:
+			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is neither a step kind nor a field of any step (%s)", what, truncate(f.key), one)
+		}
+	}
+}
+
+// isStepKey reports whether key is a field of some step kind.
+func isStepKey(key string) bool {
+	for _, keys := range stepKeys {
+		if contains(keys, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // keep decodes a tool step's keep: a non-empty list of at most
@@ -674,7 +738,14 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 	for _, f := range v.fields {
 		switch f.key {
 		case "of":
-			st.Of = d.ref(&f, what+" review.of")
+			if f.val.kind == kList {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s review.of must be one tool step id, not a list: a review approves the inputs of one call; write one review per tool step", what)
+				st.OfUnusable = true
+				continue
+			}
+			if st.Of = d.ref(&f, what+" review.of"); !st.Of.Set {
+				st.OfUnusable = true
+			}
 		case "timeout_seconds":
 			st.ReviewTimeoutPos = f.val.pos
 			if f.val.kind == kNumber {

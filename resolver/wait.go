@@ -44,8 +44,8 @@ func (c *checker) compileWait(i int, st *Step) {
 		return
 	}
 	c.uses[i] = uses
-	for _, u := range uses {
-		c.checkBindingTarget(st, u)
+	for k := range uses {
+		c.checkBindingTarget(st, &uses[k])
 	}
 	c.waitPaths[i] = p.expr
 }
@@ -65,7 +65,7 @@ func (c *checker) checkWaits(g *gate.Graph) {
 			c.ds.errorf(st.Wait.Pos, RuleRunTimeout, "wait %q waits %d s, which is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would time out while it waits", st.ID, st.Wait.Seconds, c.sol.RunTimeout)
 		}
 	}
-	if hasWaits {
+	if hasWaits && !c.pathsUnsure() {
 		c.checkApprovalWaits(g)
 	}
 }
