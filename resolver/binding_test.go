@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // passParameters compiles a Solution and returns the Parameters of its
@@ -207,5 +209,24 @@ func TestDecisionBindingsAreBounded(t *testing.T) {
 	}
 	if hasError(t, strings.ReplaceAll(src, "reviews.r.reason", "reviews.r.decision"), RuleStateSize) {
 		t.Fatal("forty copies of a review's decision are refused")
+	}
+}
+
+// The decision Passes read reason and approver from the decision JSON
+// (tool.ReviewDecision): a path that is missing fails the run
+// (States.Runtime), so the JSON always carries both, empty or not.
+func TestDecisionJSONAlwaysHasReasonAndApprover(t *testing.T) {
+	b, err := json.Marshal(tool.ReviewDecision{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"reason", "approver"} {
+		if _, ok := m[name]; !ok {
+			t.Errorf("an empty decision JSON has no %q: %s", name, b)
+		}
 	}
 }
