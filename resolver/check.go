@@ -80,7 +80,7 @@ func (c *checker) resolve() {
 	if c.sol.Start.Set {
 		if i, ok := c.index[c.sol.Start.Name]; ok {
 			c.start = i
-		} else {
+		} else if !slices.Contains(c.sol.Dropped, c.sol.Start.Name) {
 			c.ds.errorf(c.sol.Start.Pos, RuleUnknownTarget, "start %q names no step", c.sol.Start.Name)
 		}
 	}

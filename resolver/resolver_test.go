@@ -40,6 +40,7 @@ func TestCheckRules(t *testing.T) {
 		{"review timeout to its tool", "  - id: r\n    review: {of: s}\n    on_approve: s\n    on_timeout: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleReviewBefore}},
 		{"on_timeout on a tool step", "  - id: f\n    tool: workflow-validator\n    with: {solution: x}\n    on_timeout: end\n", []string{RuleUnknownField}},
 		{"review without on_approve", "  - id: r\n    review: {of: s}\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleMissingField}},
+		{"start at a step left out for its kind", "  - id: a\n    pass: {}\n  - id: b\n    delay: {seconds: 1}\n    next: a\nstart: b\n", []string{RuleUnknownField}},
 		{"two kinds", "  - id: a\n    pass: {}\n    succeed: {}\n", []string{RuleInvalidValue}},
 		{"reserved id", "  - id: end\n    pass: {}\n", []string{RuleInvalidValue}},
 		{"bad id", "  - id: Fetch\n    pass: {}\n", []string{RuleInvalidValue}},
