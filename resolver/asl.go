@@ -154,17 +154,25 @@ func (e *emitter) emit() map[string]any {
 		},
 		"Next": first,
 	}
+	if len(e.c.decisions) > 0 {
+		init["Comment"] = "state data: {input, steps, reviews, decisions, meta}"
+		init["Parameters"].(map[string]any)["decisions"] = map[string]any{}
+	}
 	e.states[stateInit] = init
+	initChild := map[string]any{
+		"input.$": "$.input",
+		"steps":   map[string]any{},
+		"reviews": map[string]any{},
+		"meta":    map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id.$": "$.meta.parent_run_id", "start": map[string]any{}},
+	}
+	if len(e.c.decisions) > 0 {
+		initChild["decisions"] = map[string]any{}
+	}
 	e.states[stateInitChild] = map[string]any{
-		"Type":    "Pass",
-		"Comment": "a child run: state data as Init's, with the parent's run id",
-		"Parameters": map[string]any{
-			"input.$": "$.input",
-			"steps":   map[string]any{},
-			"reviews": map[string]any{},
-			"meta":    map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id.$": "$.meta.parent_run_id", "start": map[string]any{}},
-		},
-		"Next": stateStarterChild,
+		"Type":       "Pass",
+		"Comment":    "a child run: state data as Init's, with the parent's run id",
+		"Parameters": initChild,
+		"Next":       stateStarterChild,
 	}
 	e.states[stateStarterChild] = map[string]any{
 		"Type":     "Task",
@@ -226,6 +234,8 @@ func (e *emitter) emit() map[string]any {
 			e.choice(i, st)
 		case KindReview:
 			e.review(st)
+		case KindWait:
+			e.wait(i, st)
 		case KindSucceed:
 			e.states[st.ID] = e.succeed()
 		case KindFail:
@@ -336,7 +346,7 @@ func (e *emitter) tool(i int, st *Step) {
 	}
 	if r.MaxAttempts > 1 {
 		task["Retry"] = []any{map[string]any{
-			"ErrorEquals":     append(append(append([]string{}, retryableTool...), "States.Timeout"), lambdaTransient...),
+			"ErrorEquals":     retryErrors(st),
 			"MaxAttempts":     r.MaxAttempts - 1,
 			"IntervalSeconds": r.IntervalSeconds,
 			"BackoffRate":     r.BackoffRate,
@@ -353,7 +363,7 @@ func (e *emitter) tool(i int, st *Step) {
 			"CausePath": "$.steps." + st.ID + ".error.Cause",
 		}
 	}
-	task["Catch"] = []any{map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": "$.steps." + st.ID + ".error", "Next": catchNext}}
+	task["Catch"] = e.catchers(st, "$.steps."+st.ID+".error", catchNext)
 	e.states[st.ID] = withNext(task, e.next(st.Next, stateEnd))
 }
 
@@ -397,11 +407,96 @@ func (e *emitter) review(st *Step) {
 		"Retry": []any{map[string]any{
 			"ErrorEquals": lambdaTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
 		}},
-		"Catch": []any{
-			map[string]any{"ErrorEquals": []string{ReviewRejected, "States.Timeout"}, "ResultPath": result, "Next": e.next(st.OnReject, stateRejected)},
-			map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": result, "Next": st.ID + "-failed"},
-		},
-	}, e.next(st.OnApprove, stateEnd))
+		"Catch": e.reviewCatch(st, result),
+	}, e.approved(st, result))
+}
+
+// reviewCatch routes a review's outcomes other than approval: a rejection
+// (REVIEW_REJECTED) to on_reject, its timeout (States.Timeout) to
+// on_timeout, which is on_reject's target when not written (one Catcher
+// for both then), and any other failure to <id>-failed.
+func (e *emitter) reviewCatch(st *Step, result string) []any {
+	rejected := e.next(st.OnReject, stateRejected)
+	timedOut := rejected
+	if st.OnTimeout.Set {
+		timedOut = e.next(st.OnTimeout, stateRejected)
+	}
+	if e.c.decisions[st.ID] {
+		rejected, timedOut = e.rejected(st, result, rejected), e.timedOut(st, timedOut)
+	}
+	catch := []any{map[string]any{"ErrorEquals": []string{ReviewRejected, "States.Timeout"}, "ResultPath": result, "Next": rejected}}
+	if timedOut != rejected {
+		catch = []any{
+			map[string]any{"ErrorEquals": []string{ReviewRejected}, "ResultPath": result, "Next": rejected},
+			map[string]any{"ErrorEquals": []string{"States.Timeout"}, "ResultPath": result, "Next": timedOut},
+		}
+	}
+	return append(catch, map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": result, "Next": st.ID + "-failed"})
+}
+
+// DecisionTimeout is the decision ${reviews.ID.decision} reads when the
+// review timed out; the other two are tool.Approve and tool.Reject.
+const DecisionTimeout = "timeout"
+
+// A review whose decision is bound (${reviews.ID...}) writes it at
+// $.decisions.<review id> on each outcome edge, in one shape:
+// {decision: approve|reject|timeout, reason, approver}, with a Pass state
+// between the review and the outcome's target. The approval's task result
+// ($.reviews.<tool id>) is the decision JSON (tool.ReviewDecision); a
+// rejection's Cause holds that JSON as text; a timeout has neither reason
+// nor approver (null).
+
+// approved returns the state the review's approval goes to: the
+// on_approve target, or its decision Pass first.
+func (e *emitter) approved(st *Step, result string) string {
+	next := e.next(st.OnApprove, stateEnd)
+	if !e.c.decisions[st.ID] {
+		return next
+	}
+	name := st.ID + "-approved"
+	e.states[name] = map[string]any{
+		"Type":       "Pass",
+		"Comment":    "the review's decision, for the bindings of reviews." + st.ID,
+		"Parameters": map[string]any{"decision": string(tool.Approve), "reason.$": result + ".reason", "approver.$": result + ".approver"},
+		"ResultPath": "$.decisions." + st.ID,
+		"Next":       next,
+	}
+	return name
+}
+
+// rejected writes a rejection's decision, read from the decision JSON in
+// the rejection's Cause in two Pass states (an intrinsic function's result
+// cannot be indexed in the same state), and goes on to next.
+func (e *emitter) rejected(st *Step, result, next string) string {
+	decision := "$.decisions." + st.ID
+	e.states[st.ID+"-rejected-parse"] = map[string]any{
+		"Type":       "Pass",
+		"Comment":    "the rejection's decision JSON, from its Cause",
+		"Parameters": map[string]any{"decision.$": "States.StringToJson(" + result + ".Cause)"},
+		"ResultPath": decision,
+		"Next":       st.ID + "-rejected",
+	}
+	e.states[st.ID+"-rejected"] = map[string]any{
+		"Type":       "Pass",
+		"Comment":    "the review's decision, for the bindings of reviews." + st.ID,
+		"Parameters": map[string]any{"decision": string(tool.Reject), "reason.$": decision + ".decision.reason", "approver.$": decision + ".decision.approver"},
+		"ResultPath": decision,
+		"Next":       next,
+	}
+	return st.ID + "-rejected-parse"
+}
+
+// timedOut writes a timeout's decision and goes on to next.
+func (e *emitter) timedOut(st *Step, next string) string {
+	name := st.ID + "-timed-out"
+	e.states[name] = map[string]any{
+		"Type":       "Pass",
+		"Comment":    "the review's decision, for the bindings of reviews." + st.ID,
+		"Parameters": map[string]any{"decision": DecisionTimeout, "reason": nil, "approver": nil},
+		"ResultPath": "$.decisions." + st.ID,
+		"Next":       next,
+	}
+	return name
 }
 
 // ASL comparison operators per choice operator and operand type.

@@ -4,38 +4,97 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
 // A binding is a ${...} reference in a Solution value:
 //
 //	${input.PATH}            the run's input ($.input)
-//	${steps.ID.output.PATH}  a tool step's result ($.steps.ID.output)
+//	${steps.ID.output.PATH}  a tool or workflow step's result ($.steps.ID.output)
+//	${steps.ID.error.Error}  the error a tool or workflow step failed with,
+//	${steps.ID.error.Cause}  after its on_error ($.steps.ID.error)
 //	${steps.ID.PATH}         a pass step's values ($.steps.ID)
+//	${execution.id}          the execution's ARN ($$.Execution.Id),
+//	${execution.name}        its name ($$.Execution.Name) and
+//	${execution.start_time}  when it started ($$.Execution.StartTime)
+//	${reviews.ID.decision}   review step ID's outcome ($.decisions.ID):
+//	${reviews.ID.reason}     approve, reject or timeout, the reviewer's
+//	${reviews.ID.approver}   reason and who decided
 //
 // PATH is a sequence of .name (letters, digits, underscore; not starting
 // with a digit) and [index] accessors (a whole number without leading
 // zeros, so that one element has one spelling). "$${" writes a literal "${".
 type binding struct {
 	text string // as written inside ${ }
-	root string // "input" or "steps"
-	step string // the step id, for root "steps"
+	root string // "input", "steps", "execution" or "reviews"
+	// step is the step id, for roots "steps" and "reviews"; the member of
+	// $$.Execution, for root "execution".
+	step string
 	rest string // the JSONPath accessors after the root (and step id)
 }
 
-// jsonPath returns the JSONPath of the bound value in the state data.
+// executionFields maps ${execution.NAME} to its member of $$.Execution
+// (the context object, AWS Step Functions developer guide, "Accessing
+// execution data from the Context object").
+var executionFields = map[string]string{"id": "Id", "name": "Name", "start_time": "StartTime"}
+
+// decisionFields are the members of a review's decision ${reviews.ID.NAME}
+// reads, as its decision Pass writes them ($.decisions.ID).
+var decisionFields = []string{"decision", "reason", "approver"}
+
+// jsonPath returns the path of the bound value: in the state data, or in
+// the context object for ${execution...}.
 func (b *binding) jsonPath() string {
-	if b.root == "input" {
+	switch b.root {
+	case "input":
 		return "$.input" + b.rest
+	case "execution":
+		return "$$.Execution." + executionFields[b.step]
+	case "reviews":
+		return "$.decisions." + b.step + b.rest
 	}
 	return "$.steps." + b.step + b.rest
+}
+
+// isError reports whether b reads a step's error (${steps.ID.error...}).
+func (b *binding) isError() bool {
+	return b.root == "steps" && (b.rest == ".error" || strings.HasPrefix(b.rest, ".error."))
 }
 
 // placeholderPattern is the DefinitionSubstitutions syntax: a literal in
 // this form would be replaced at deploy.
 var placeholderPattern = regexp.MustCompile(`\$\{[A-Za-z0-9_]+\}`)
 
-var bindingPattern = regexp.MustCompile(`^(input|steps\.([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:0|[1-9][0-9]{0,8})\])*)$`)
+var bindingPattern = regexp.MustCompile(`^(input|steps\.([a-z][a-z0-9_]{0,62})|execution|reviews\.([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:0|[1-9][0-9]{0,8})\])*)$`)
+
+// bindingForms is what a binding may be, for diagnostics.
+const bindingForms = "${input.PATH}, ${steps.ID.output.PATH}, ${steps.ID.error.Error|Cause}, ${steps.ID.PATH}, ${execution.id|name|start_time} or ${reviews.ID.decision|reason|approver} (PATH: .name and [index])"
+
+// parseBinding parses the text inside ${ }.
+func parseBinding(inner string) (*binding, error) {
+	m := bindingPattern.FindStringSubmatch(inner)
+	if m == nil {
+		return nil, fmt.Errorf("binding %q must be %s", truncate("${"+inner+"}"), bindingForms)
+	}
+	b := &binding{text: inner, root: m[1], rest: m[4]}
+	switch {
+	case m[2] != "":
+		b.root, b.step = "steps", m[2]
+	case m[3] != "":
+		b.root, b.step = "reviews", m[3]
+		if !slices.Contains(decisionFields, strings.TrimPrefix(b.rest, ".")) {
+			return nil, fmt.Errorf("binding %q: a review's decision has decision, reason and approver: write ${reviews.%s.decision}, ${reviews.%s.reason} or ${reviews.%s.approver}", truncate("${"+inner+"}"), m[3], m[3], m[3])
+		}
+	case m[1] == "execution":
+		b.step = strings.TrimPrefix(b.rest, ".")
+		if _, ok := executionFields[b.step]; !ok {
+			return nil, fmt.Errorf("binding %q: the execution has id, name and start_time: write ${execution.id}, ${execution.name} or ${execution.start_time}", truncate("${"+inner+"}"))
+		}
+		b.rest = ""
+	}
+	return b, nil
+}
 
 // segment is a piece of a string template: literal text or a binding.
 type segment struct {
@@ -60,18 +119,13 @@ func parseTemplate(s string) ([]segment, error) {
 			if end < 0 {
 				return nil, fmt.Errorf("binding %q has no closing }", truncate(s[i:]))
 			}
-			inner := s[i+2 : i+end]
-			m := bindingPattern.FindStringSubmatch(inner)
-			if m == nil {
-				return nil, fmt.Errorf("binding %q must be ${input.PATH}, ${steps.ID.output.PATH} or ${steps.ID.PATH} (PATH: .name and [index])", truncate("${"+inner+"}"))
+			b, err := parseBinding(s[i+2 : i+end])
+			if err != nil {
+				return nil, err
 			}
 			if lit.Len() > 0 {
 				segs = append(segs, segment{lit: lit.String()})
 				lit.Reset()
-			}
-			b := &binding{text: inner, root: "input", rest: m[3]}
-			if m[2] != "" {
-				b.root, b.step = "steps", m[2]
 			}
 			segs = append(segs, segment{b: b})
 			i += end + 1
@@ -274,6 +328,9 @@ type use struct {
 	// copied as it is; otherwise it is formatted into a string
 	// (States.Format), where JSON escaping can double its size.
 	whole bool
+	// refused: the binding was reported as one that cannot work
+	// (checkBindingTarget); the checks after it leave it alone.
+	refused bool
 }
 
 // truncate shortens text quoted in a diagnostic to 80 bytes.

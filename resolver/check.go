@@ -34,6 +34,12 @@ type checker struct {
 	params map[int]compiled
 	uses   map[int][]use
 	rules  map[int][]compiledRule
+	// waitPaths holds each bound wait step's path: the SecondsPath or
+	// TimestampPath of its Wait state.
+	waitPaths map[int]string
+	// decisions holds the review steps whose decision a reachable step
+	// or the output binds (${reviews.ID...}): their outcomes write it.
+	decisions map[string]bool
 
 	reachable []bool
 	verdicts  []GateVerdict
@@ -74,7 +80,7 @@ func (c *checker) resolve() {
 	if c.sol.Start.Set {
 		if i, ok := c.index[c.sol.Start.Name]; ok {
 			c.start = i
-		} else {
+		} else if !slices.Contains(c.sol.Dropped, c.sol.Start.Name) {
 			c.ds.errorf(c.sol.Start.Pos, RuleUnknownTarget, "start %q names no step", c.sol.Start.Name)
 		}
 	}
@@ -83,11 +89,34 @@ func (c *checker) resolve() {
 			c.target(st, t.ref, t.what, true)
 		}
 		if st.Kind == KindReview && st.Of.Set {
-			if i, ok := c.target(st, st.Of, "review.of", false); ok && c.sol.Steps[i].Kind != KindTool {
-				c.ds.errorf(st.Of.Pos, RuleUnknownTarget, "review %q is of step %q, which is a %s step, not a tool step", st.ID, st.Of.Name, c.sol.Steps[i].Kind)
+			i, ok := c.target(st, st.Of, "review.of", false)
+			switch {
+			case !ok:
+				st.OfUnusable = true
+			case c.sol.Steps[i].Kind != KindTool:
+				st.OfUnusable = true
+				c.ds.errorf(st.Of.Pos, RuleTargetKind, "review %q is of step %q, which is a %s step: a review approves the inputs of a tool step", st.ID, st.Of.Name, c.sol.Steps[i].Kind)
 			}
 		}
 	}
+}
+
+// pathsUnsure reports whether the step graph is not the one the author
+// meant: a step was left out for its kind keys, or a review's of names no
+// tool step. The checks that follow paths (unreachable steps, bindings
+// set on every path, Gate A, no fallback, waits before a call) then report
+// nothing, since what they would find follows from the error already
+// reported.
+func (c *checker) pathsUnsure() bool {
+	if len(c.sol.Dropped) > 0 {
+		return true
+	}
+	for _, st := range c.sol.Steps {
+		if st.Kind == KindReview && st.OfUnusable {
+			return true
+		}
+	}
+	return false
 }
 
 type namedRef struct {
@@ -110,8 +139,13 @@ func (c *checker) targets(st *Step) []namedRef {
 	switch st.Kind {
 	case KindTool, KindWorkflow:
 		add(st.Next, "next", gate.Plain, true)
+		// Each on_error entry is an error edge, for Gate A and the
+		// no-fallback check alike.
+		for _, k := range st.Catches {
+			add(k.Next, "on_error", gate.Error, false)
+		}
 		add(st.OnError, "on_error", gate.Error, false)
-	case KindPass:
+	case KindPass, KindWait:
 		add(st.Next, "next", gate.Plain, true)
 	case KindChoice:
 		for _, r := range st.Rules {
@@ -121,6 +155,8 @@ func (c *checker) targets(st *Step) []namedRef {
 	case KindReview:
 		add(st.OnApprove, "on_approve", gate.Approve, false)
 		add(st.OnReject, "on_reject", gate.Reject, true)
+		// A timeout approves nothing: Gate A takes it as a rejection.
+		add(st.OnTimeout, "on_timeout", gate.Reject, false)
 	}
 	return out
 }
@@ -132,6 +168,9 @@ func (c *checker) target(st *Step, r Ref, what string, endOK bool) (int, bool) {
 	}
 	if i, ok := c.index[r.Name]; ok {
 		return i, true
+	}
+	if slices.Contains(c.sol.Dropped, r.Name) {
+		return -1, false // the step exists, refused for its kind keys
 	}
 	c.ds.errorf(r.Pos, RuleUnknownTarget, "step %q %s %q names no step (targets are step ids or %q)", st.ID, what, r.Name, EndTarget)
 	return -1, false
@@ -178,7 +217,7 @@ func (c *checker) reach(g *gate.Graph) {
 		}
 	}
 	for i, st := range c.sol.Steps {
-		if !c.reachable[i] {
+		if !c.reachable[i] && !c.pathsUnsure() {
 			c.ds.warnf(st.Pos, RuleUnreachable, "step %q is unreachable: no path from the start (%q) leads to it", st.ID, c.sol.Steps[c.start].ID)
 		}
 	}
@@ -245,6 +284,7 @@ func (c *checker) compileValues() {
 	c.params = map[int]compiled{}
 	c.uses = map[int][]use{}
 	c.rules = map[int][]compiledRule{}
+	c.waitPaths = map[int]string{}
 	for i, st := range c.sol.Steps {
 		var v *value
 		switch st.Kind {
@@ -260,6 +300,9 @@ func (c *checker) compileValues() {
 		case KindChoice:
 			c.compileRules(i, st)
 			continue
+		case KindWait:
+			c.compileWait(i, st)
+			continue
 		default:
 			continue
 		}
@@ -270,11 +313,24 @@ func (c *checker) compileValues() {
 		}
 		c.params[i] = p
 		c.uses[i] = uses
-		for _, u := range uses {
-			c.checkBindingTarget(st, u)
+		for k := range uses {
+			c.checkBindingTarget(st, &uses[k])
 		}
 	}
 	c.compileOutput()
+	c.decisions = map[string]bool{}
+	for i, uses := range c.uses {
+		for _, u := range uses {
+			if u.b.root == "reviews" && c.reachable[i] {
+				c.decisions[u.b.step] = true
+			}
+		}
+	}
+	for _, u := range c.outputUses {
+		if u.b.root == "reviews" {
+			c.decisions[u.b.step] = true
+		}
+	}
 }
 
 // compileOutput compiles the Solution's output: a value with bindings,
@@ -292,8 +348,8 @@ func (c *checker) compileOutput() {
 	}
 	c.output = p
 	self := &Step{ID: "output", Pos: c.sol.Output.pos}
-	for _, u := range c.outputUses {
-		c.checkBindingTarget(self, u)
+	for k := range c.outputUses {
+		c.checkBindingTarget(self, &c.outputUses[k])
 	}
 }
 
@@ -304,6 +360,10 @@ func (c *checker) compileRules(i int, st *Step) {
 		for _, e := range errs {
 			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
 		}
+		if len(errs) == 0 && len(uses) == 1 && uses[0].b.root == "execution" {
+			c.ds.errorf(r.Value.pos, RuleBinding, "step %q: a choice cannot compare ${%s}, which is not in the run's data: copy it with a pass step and compare that", st.ID, uses[0].b.text)
+			continue
+		}
 		if len(errs) == 0 && (len(uses) != 1 || !strings.HasPrefix(vc.expr, "$.")) {
 			c.ds.errorf(r.Value.pos, RuleBinding, "step %q: when.value must be exactly one binding such as ${steps.fetch.output.data.count}", st.ID)
 			continue
@@ -311,6 +371,10 @@ func (c *checker) compileRules(i int, st *Step) {
 		oc, errs := compileParams(r.Operand, false, &uses)
 		for _, e := range errs {
 			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
+		}
+		if oc.expr != "" && strings.HasPrefix(oc.expr, "$$.") {
+			c.ds.errorf(r.Operand.pos, RuleBinding, "step %q: a choice cannot compare with %s, which is not in the run's data: copy it with a pass step and compare with that", st.ID, oc.expr)
+			continue
 		}
 		if oc.expr != "" && !strings.HasPrefix(oc.expr, "$.") {
 			c.ds.errorf(r.Operand.pos, RuleBinding, "step %q: %s compares with a literal or exactly one binding, not a template", st.ID, r.Operator)
@@ -326,44 +390,84 @@ func (c *checker) compileRules(i int, st *Step) {
 			c.ds.errorf(r.Operand.pos, RuleInvalidValue, "step %q: %s cannot compare with a %s", st.ID, r.Operator, r.Operand.kind)
 			continue
 		}
-		c.uses[i] = append(c.uses[i], uses...)
-		for _, u := range uses {
-			c.checkBindingTarget(st, u)
+		for k := range uses {
+			c.checkBindingTarget(st, &uses[k])
 		}
+		c.uses[i] = append(c.uses[i], uses...)
 		c.rules[i] = append(c.rules[i], compiledRule{variable: vc.expr, operand: oc})
 	}
 }
 
-func (c *checker) checkBindingTarget(st *Step, u use) {
+func (c *checker) checkBindingTarget(st *Step, u *use) {
+	if (u.b.root == "steps" || u.b.root == "reviews") && slices.Contains(c.sol.Dropped, u.b.step) {
+		return // the step exists, refused for its kind keys
+	}
 	if j, ok := c.index[u.b.step]; ok && u.b.root == "steps" && len(c.sol.Steps[j].Keep) > 0 && !readsKept(u.b.rest, c.sol.Steps[j].Keep) {
-		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, a field step %q does not keep (keep: %s): it would always be absent",
+		c.refuse(u, "step %q binds ${%s}, a field step %q does not keep (keep: %s): it would always be absent",
 			st.ID, u.b.text, u.b.step, strings.Join(c.sol.Steps[j].Keep, ", "))
+	}
+	if u.b.root == "reviews" {
+		if j, ok := c.index[u.b.step]; !ok || c.sol.Steps[j].Kind != KindReview {
+			what := "there is no step " + fmt.Sprintf("%q", u.b.step)
+			if ok {
+				what = fmt.Sprintf("step %q is a %s step, not a review", u.b.step, c.sol.Steps[j].Kind)
+			}
+			c.refuse(u, "step %q binds ${%s}, but %s: ${reviews.ID...} reads the decision of review step ID", st.ID, u.b.text, what)
+		}
+		return
 	}
 	if u.b.root != "steps" {
 		return
 	}
 	j, ok := c.index[u.b.step]
 	if !ok {
-		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but there is no step %q", st.ID, u.b.text, u.b.step)
+		c.refuse(u, "step %q binds ${%s}, but there is no step %q", st.ID, u.b.text, u.b.step)
 		return
 	}
-	switch c.sol.Steps[j].Kind {
+	switch x := c.sol.Steps[j]; x.Kind {
 	case KindTool, KindWorkflow:
+		if u.b.isError() {
+			switch {
+			case u.b.rest != ".error.Error" && u.b.rest != ".error.Cause":
+				c.refuse(u, "step %q binds ${%s}: a step's error has Error and Cause: ${steps.%s.error.Error} or ${steps.%s.error.Cause}", st.ID, u.b.text, u.b.step, u.b.step)
+			case !x.hasOnError():
+				c.refuse(u, "step %q binds ${%s}, but step %q has no on_error: no path leaves it with its error", st.ID, u.b.text, u.b.step)
+			}
+			return
+		}
 		if u.b.rest != ".output" && !strings.HasPrefix(u.b.rest, ".output.") && !strings.HasPrefix(u.b.rest, ".output[") {
-			c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}: a %s step's result is at ${steps.%s.output...}", st.ID, u.b.text, c.sol.Steps[j].Kind, u.b.step)
+			c.refuse(u, "step %q binds ${%s}: a %s step's result is at ${steps.%s.output...}, its error at ${steps.%s.error.Error} and ${steps.%s.error.Cause}", st.ID, u.b.text, x.Kind, u.b.step, u.b.step, u.b.step)
 		}
 	case KindPass:
 	default:
-		c.ds.errorf(u.pos, RuleBinding, "step %q binds ${%s}, but step %q is a %s step and has no values", st.ID, u.b.text, u.b.step, c.sol.Steps[j].Kind)
+		c.refuse(u, "step %q binds ${%s}, but step %q is a %s step and has no values", st.ID, u.b.text, u.b.step, x.Kind)
 	}
+}
+
+// refuse reports a binding that cannot work, as [binding], and marks it
+// so that no other check reports it again (one diagnostic per cause).
+func (c *checker) refuse(u *use, format string, args ...any) {
+	c.ds.errorf(u.pos, RuleBinding, format, args...)
+	u.refused = true
 }
 
 // checkSet reports bindings to steps that have not run on every path to the
 // step that uses them. A review of T uses every binding of T: what T sends
 // must be known when the reviewer looks at it.
 func (c *checker) checkSet(g *gate.Graph) {
+	if c.pathsUnsure() {
+		return
+	}
 	dom := newDominators(c.sol, c.index, g)
+	fl := newFlow(c)
 	check := func(at int, owner *Step, u use) {
+		if u.refused {
+			return
+		}
+		if u.b.root == "reviews" {
+			c.checkDecisionSet(fl, at, owner, u)
+			return
+		}
 		if u.b.root != "steps" {
 			return
 		}
@@ -371,20 +475,32 @@ func (c *checker) checkSet(g *gate.Graph) {
 		if !ok || !c.reachable[at] {
 			return
 		}
-		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {
+		k := c.sol.Steps[j].Kind
+		if k != KindTool && k != KindPass && k != KindWorkflow {
+			return
+		}
+		here := c.sol.Steps[at]
+		if u.b.isError() && k != KindPass {
+			if !c.sol.Steps[j].hasOnError() || fl.leftByError(j, at) {
+				return // no on_error: refused as a binding already
+			}
+			if here == owner {
+				c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, but not every path to %q leaves step %q through its on_error, the last time it runs: the error may be unset", owner.ID, u.b.text, owner.ID, u.b.step)
+			} else {
+				c.ds.errorf(here.Pos, RuleUnsetBinding, "review %q shows the inputs of %q, but ${%s} is not set on every path to %q: not every path leaves step %q through its on_error, the last time it runs", here.ID, owner.ID, u.b.text, here.ID, u.b.step)
+			}
 			return
 		}
 		if dom.completedBefore(j, at) {
 			return
 		}
-		here := c.sol.Steps[at]
 		if here == owner {
 			c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, but step %q has not completed on every path to %q: the value may be unset", owner.ID, u.b.text, u.b.step, owner.ID)
 		} else {
 			c.ds.errorf(here.Pos, RuleUnsetBinding, "review %q shows the inputs of %q, but ${%s} is not set on every path to %q: step %q has not completed on all of them", here.ID, owner.ID, u.b.text, here.ID, u.b.step)
 		}
 	}
-	c.checkOutputSet(dom)
+	c.checkOutputSet(dom, fl)
 	for i, st := range c.sol.Steps {
 		for _, u := range c.uses[i] {
 			check(i, st, u)
@@ -399,12 +515,54 @@ func (c *checker) checkSet(g *gate.Graph) {
 	}
 }
 
+// checkDecisionSet reports a binding of review R's decision used at step
+// at (by owner, or by the tool a review at at shows) where R has not been
+// decided on every path from the start: R's outcome edges write it. A
+// tool never binds the decision of the review that approves it, since
+// that review shows the tool's inputs before it is decided.
+func (c *checker) checkDecisionSet(fl *flow, at int, owner *Step, u use) {
+	j, ok := c.index[u.b.step]
+	if !ok || c.sol.Steps[j].Kind != KindReview || !c.reachable[at] || fl.decided(j, at) {
+		return
+	}
+	here := c.sol.Steps[at]
+	switch {
+	case here == owner:
+		c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, but review %q has not been decided on every path to %q: the decision may be unset", owner.ID, u.b.text, u.b.step, owner.ID)
+	case at == j:
+		c.ds.errorf(u.pos, RuleUnsetBinding, "step %q binds ${%s}, the decision of review %q, which shows %q's inputs before it is decided: a tool cannot bind the decision of a review of it that has not been decided", owner.ID, u.b.text, here.ID, owner.ID)
+	default:
+		c.ds.errorf(here.Pos, RuleUnsetBinding, "review %q shows the inputs of %q, but ${%s} is not set on every path to %q: review %q has not been decided on all of them", here.ID, owner.ID, u.b.text, here.ID, u.b.step)
+	}
+}
+
 // checkOutputSet reports output bindings to steps that have not completed
 // on every path that ends the run successfully: a succeed step, or an
 // edge to end (after a tool's or a workflow's success, its result is set).
-func (c *checker) checkOutputSet(dom *dominators) {
+func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 	if len(c.outputUses) == 0 {
 		return
+	}
+	reported := map[string]bool{}
+	for _, u := range c.outputUses {
+		if u.refused {
+			continue
+		}
+		j, ok := c.index[u.b.step]
+		if u.b.root == "reviews" && ok && c.sol.Steps[j].Kind == KindReview && !reported[u.b.text] && !fl.decided(j, fl.end()) {
+			reported[u.b.text] = true
+			c.ds.errorf(u.pos, RuleUnsetBinding, "output binds ${%s}, but review %q has not been decided on every path that ends the run: the decision may be unset", u.b.text, u.b.step)
+		}
+		if !u.b.isError() || !ok || reported[u.b.text] {
+			continue
+		}
+		if x := c.sol.Steps[j]; x.Kind != KindTool && x.Kind != KindWorkflow || !x.hasOnError() {
+			continue
+		}
+		if !fl.leftByError(j, fl.end()) {
+			reported[u.b.text] = true
+			c.ds.errorf(u.pos, RuleUnsetBinding, "output binds ${%s}, but not every path that ends the run leaves step %q through its on_error, the last time it runs: the error may be unset", u.b.text, u.b.step)
+		}
 	}
 	type end struct {
 		from int
@@ -424,10 +582,9 @@ func (c *checker) checkOutputSet(dom *dominators) {
 			}
 		}
 	}
-	reported := map[string]bool{}
 	for _, u := range c.outputUses {
 		j, ok := c.index[u.b.step]
-		if u.b.root != "steps" || !ok || reported[u.b.text] {
+		if u.refused || u.b.root != "steps" || !ok || reported[u.b.text] || u.b.isError() && c.sol.Steps[j].Kind != KindPass {
 			continue
 		}
 		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {
@@ -546,6 +703,10 @@ type GateVerdict struct {
 	Step    string   // the tool step
 	Tool    string   // its tool
 	Reviews []string // the review steps of it
+	// Last are the reviews whose approval can be the last decision of a
+	// review of Step before it runs (gate.LastReviews): on every path the
+	// last one must approve.
+	Last []string
 	// Path is the shortest path from the start reaching Step without a
 	// fresh approval; nil when every path carries one.
 	Path []string
@@ -553,6 +714,9 @@ type GateVerdict struct {
 
 // checkGates runs Gate A and the no-fallback rule (docs/design.md).
 func (c *checker) checkGates(g *gate.Graph) {
+	if c.pathsUnsure() {
+		return
+	}
 	violations := map[int][]int{}
 	for _, v := range gate.ReviewBeforeTool(g) {
 		violations[v.Tool] = v.Path
@@ -567,14 +731,14 @@ func (c *checker) checkGates(g *gate.Graph) {
 		if st.Kind != KindTool || !c.gated[st.Tool] || !c.reachable[i] {
 			continue
 		}
-		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID]}
+		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID], Last: g.Names(gate.LastReviews(g, i))}
 		if path, bad := violations[i]; bad {
 			verdict.Path = g.Names(path)
 			reason := "no review step is of it"
 			if len(verdict.Reviews) > 0 {
 				reason = "its reviews (" + strings.Join(verdict.Reviews, ", ") + ") are not approved on this path"
 			}
-			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s", st.ID, st.Tool, reason, strings.Join(verdict.Path, " → "))
+			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, st.Tool, reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i))
 		}
 		c.verdicts = append(c.verdicts, verdict)
 	}
@@ -583,8 +747,46 @@ func (c *checker) checkGates(g *gate.Graph) {
 			continue // unreachable steps only get a warning
 		}
 		from, to := c.sol.Steps[f.From], c.sol.Steps[f.Tool]
-		c.ds.errorf(from.OnError.Pos, RuleNoFallback, "on_error of step %q reaches tool step %q (%s) without an approved review of it: %s; a failure must never turn into a different side effect", from.ID, to.ID, to.Tool, strings.Join(g.Names(f.Path), " → "))
+		c.ds.errorf(c.errorEdgePos(from, f.Path), RuleNoFallback, "on_error of step %q reaches tool step %q (%s) without an approved review of it: %s; a failure must never turn into a different side effect", from.ID, to.ID, to.Tool, strings.Join(g.Names(f.Path), " → "))
 	}
+}
+
+// errorEdgePos is where the on_error target a fallback path leaves step
+// from by is written: the path's second step.
+func (c *checker) errorEdgePos(from *Step, path []int) Pos {
+	if len(path) > 1 {
+		to := c.sol.Steps[path[1]].ID
+		for _, k := range from.Catches {
+			if k.Next.Name == to {
+				return k.Next.Pos
+			}
+		}
+	}
+	return from.OnError.Pos
+}
+
+// rejectInto explains a Gate A path whose last edge is a review of tool
+// step t that goes to t on its rejection or timeout: that edge approves
+// nothing, though the path names only the two steps.
+func (c *checker) rejectInto(path []int, t int) string {
+	if len(path) < 2 {
+		return ""
+	}
+	r := c.sol.Steps[path[len(path)-2]]
+	if r.Kind != KindReview || r.Of.Name != c.sol.Steps[t].ID {
+		return ""
+	}
+	var keys []string
+	if r.OnReject.Name == c.sol.Steps[t].ID {
+		keys = append(keys, "on_reject")
+	}
+	if r.OnTimeout.Name == c.sol.Steps[t].ID {
+		keys = append(keys, "on_timeout")
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (review %q's %s leads to the tool: a rejection or a timeout approves nothing)", r.ID, strings.Join(keys, " and "))
 }
 
 // checkHosts checks policy.fetch_hosts, and every fetch step's url

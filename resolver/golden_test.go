@@ -156,3 +156,21 @@ func compareGolden(t *testing.T, want map[string][]byte, stem string, exts []str
 		}
 	}
 }
+
+// TestGateSummary compares the one-line summary (check --summary, compile)
+// of the Solutions that have a .summary golden file with it: Gate A names
+// the reviews whose approval can be the last before each gated call.
+func TestGateSummary(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(solutionsDir, "*.summary"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .summary golden files: %v", err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(strings.TrimSuffix(f, ".summary") + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Compile(filepath.Base(strings.TrimSuffix(f, ".summary")+".yaml"), src, Options{})
+		compareGolden(t, map[string][]byte{f: []byte(res.Summary() + "\n")}, strings.TrimSuffix(f, ".summary"), []string{".summary"}, "")
+	}
+}

@@ -132,7 +132,10 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkHosts()
 	c.checkMail()
 	c.checkRunTimeout()
+	c.checkWaits(g)
 	c.checkRetries()
+	c.checkCatches()
+	c.checkRetryErrors()
 	c.checkToolTimeouts()
 	if !ds.hasErrors() {
 		c.checkStateSize(g)
@@ -219,7 +222,7 @@ func (r *Result) Summary() string {
 		if i == 0 {
 			gate = "gate A: pass"
 		}
-		gate += fmt.Sprintf(" [%s (%s) approved by %v on every path]", v.Step, v.Tool, v.Reviews)
+		gate += fmt.Sprintf(" [%s (%s): on every path the last review before the call must approve it: %s]", v.Step, v.Tool, strings.Join(v.Last, " or "))
 	}
 	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, gate)
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -27,6 +29,9 @@ const (
 	// KindWorkflow starts another published Solution and waits for its
 	// output (docs/solutions.md, "Workflow steps").
 	KindWorkflow StepKind = "workflow"
+	// KindWait pauses the run for a number of seconds or until a time
+	// (docs/solutions.md, "wait"): a Wait state.
+	KindWait StepKind = "wait"
 )
 
 // EndTarget is the reserved target meaning "the run succeeds here".
@@ -39,7 +44,6 @@ var (
 	// resolver/publish StateMachineName).
 	solutionNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
 	stepIDPattern       = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-	errorNamePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]{0,79}$`)
 )
 
 // Limits of the grammar, with their sources.
@@ -65,6 +69,12 @@ const (
 	// results and the execution input the start proof besides it: the
 	// other half is theirs.
 	MaxInputLimitBytes = 128 << 10
+	// MaxFailError and MaxFailCause bound a fail step's error and cause,
+	// in characters: what Step Functions keeps of an execution's error
+	// and cause (AWS Step Functions API, ExecutionFailedEventDetails:
+	// error 0-256, cause 0-32768 characters).
+	MaxFailError = 256
+	MaxFailCause = 32768
 )
 
 // Ref is a step id written somewhere in the Solution, with where it was
@@ -102,6 +112,10 @@ type Solution struct {
 	Start    Ref
 	Steps    []*Step
 	StepsPos Pos
+	// Dropped are the ids of steps left out for want of exactly one kind
+	// key: the step graph is incomplete, so the checks that follow its
+	// paths stay silent rather than report what the missing steps cause.
+	Dropped []string
 }
 
 // Retry is a tool step's retry as written; zero fields take the catalog's
@@ -110,7 +124,19 @@ type Retry struct {
 	MaxAttempts     int
 	IntervalSeconds int
 	BackoffRate     float64
-	Pos             Pos
+	// Errors narrows the retried errors to these (nil: all the retryable
+	// ones); ErrorsPos is where the list is written.
+	Errors    []Ref
+	ErrorsPos Pos
+	Pos       Pos
+}
+
+// Catch is one entry of a step's on_error list: the errors it catches,
+// by name, and where they go.
+type Catch struct {
+	Errors []Ref
+	Next   Ref
+	Pos    Pos
 }
 
 // ChoiceRule is one rule of a choice step: `when: {value, <operator>: operand}`.
@@ -143,10 +169,15 @@ type Step struct {
 	// OutputLimitBytes bounds the (kept) result, in bytes (0: not written,
 	// tool.DefaultInlineLimit); Keep lists the result's fields the call
 	// returns (nil: all). OutputPos is where either is written, or the tool.
-	OutputLimitBytes   int
-	Keep               []string
-	OutputPos          Pos
-	OnError            Ref
+	OutputLimitBytes int
+	Keep             []string
+	OutputPos        Pos
+	// OnError is where a failure goes that no entry of Catches catches
+	// (on_error as a step id, or the list's last entry without errors);
+	// unset: the run fails with the step's error.
+	OnError Ref
+	// Catches are on_error's entries that name error codes, in order.
+	Catches            []Catch
 	TolerateDuplicates bool
 
 	// tool, pass
@@ -158,7 +189,10 @@ type Step struct {
 	Default Ref
 
 	// review
-	Of            Ref
+	Of Ref
+	// OfUnusable: review.of is written, but names no tool step of the
+	// Solution (not one id, no such step, or not a tool step).
+	OfUnusable    bool
 	ReviewTimeout int
 	// ReviewTimeoutPos is where review.timeout_seconds is written, or the
 	// review.
@@ -166,9 +200,28 @@ type Step struct {
 	Reviewers        []string
 	OnApprove        Ref
 	OnReject         Ref
+	// OnTimeout is where the review goes when its timeout passes without
+	// a decision; unset: OnReject's target.
+	OnTimeout Ref
 
 	// fail
 	Error, Cause string
+
+	// wait
+	Wait *Wait
+}
+
+// Wait is a wait step's length as written: literal seconds, or one
+// binding to the seconds or to the time to wait until.
+type Wait struct {
+	// Seconds is the literal length, in seconds, when Bound is nil.
+	Seconds int
+	// Bound is the binding string of seconds or until; nil: literal.
+	Bound *value
+	// Until: Bound is the time to wait until (an RFC 3339 timestamp),
+	// not a number of seconds.
+	Until bool
+	Pos   Pos // of the value
 }
 
 // Choice operators and the ASL comparison each maps to.
@@ -327,6 +380,10 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 			for i, it := range f.val.items {
 				if st := d.decodeStep(it, i); st != nil {
 					s.Steps = append(s.Steps, st)
+				} else if id := it.get("id"); it.kind == kMap && id != nil && id.val.kind == kString {
+					s.Dropped = append(s.Dropped, id.val.str)
+				} else {
+					s.Dropped = append(s.Dropped, "")
 				}
 			}
 		}
@@ -334,14 +391,15 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 	return s
 }
 
-var kindKeys = []string{"tool", "workflow", "pass", "choice", "review", "succeed", "fail"}
+var kindKeys = []string{"tool", "workflow", "pass", "choice", "review", "wait", "succeed", "fail"}
 
 var stepKeys = map[StepKind][]string{
 	KindTool:     {"id", "tool", "with", "retry", "timeout_seconds", "output_limit_bytes", "keep", "on_error", "next", "tolerate_duplicates"},
 	KindWorkflow: {"id", "workflow", "with", "output_limit_bytes", "on_error", "next"},
 	KindPass:     {"id", "pass", "next"},
 	KindChoice:   {"id", "choice", "default"},
-	KindReview:   {"id", "review", "on_approve", "on_reject"},
+	KindReview:   {"id", "review", "on_approve", "on_reject", "on_timeout"},
+	KindWait:     {"id", "wait", "next"},
 	KindSucceed:  {"id", "succeed"},
 	KindFail:     {"id", "fail"},
 }
@@ -374,7 +432,7 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 		}
 	}
 	if len(kinds) != 1 {
-		d.ds.errorf(v.pos, RuleInvalidValue, "%s must have exactly one of %s (has %d)", what, strings.Join(kindKeys, ", "), len(kinds))
+		d.kindless(v, what, kinds)
 		return nil
 	}
 	st.Kind = StepKind(kinds[0])
@@ -384,11 +442,19 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 		case "next":
 			st.Next = d.ref(&f, what+" next")
 		case "on_error":
-			st.OnError = d.ref(&f, what+" on_error")
+			if f.val.kind == kList {
+				d.decodeCatches(st, f.val, what)
+			} else if f.val.kind != kString {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s on_error must be a step id, or a list of {errors: [CODE, ...], next: STEP} entries with a last {next: STEP} for any other error, not a %s", what, f.val.kind)
+			} else {
+				st.OnError = d.ref(&f, what+" on_error")
+			}
 		case "on_approve":
 			st.OnApprove = d.ref(&f, what+" on_approve")
 		case "on_reject":
 			st.OnReject = d.ref(&f, what+" on_reject")
+		case "on_timeout":
+			st.OnTimeout = d.ref(&f, what+" on_timeout")
 		case "default":
 			st.Default = d.ref(&f, what+" default")
 		case "tool":
@@ -446,12 +512,67 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 			}
 		case "fail":
 			d.decodeFail(st, f.val, what)
+		case "wait":
+			d.decodeWait(st, f.val, what)
 		}
 	}
 	if st.Kind == KindReview && !st.OnApprove.Set {
 		d.ds.errorf(v.pos, RuleMissingField, "%s has no \"on_approve\"", what)
 	}
 	return st
+}
+
+// kindAliases names the kind a step key from another workflow language
+// most likely means: a fixed table, so that a suggestion never depends on
+// spelling distance.
+var kindAliases = map[string]string{
+	"map": "for_each", "loop": "for_each",
+	"sleep": "wait", "delay": "wait",
+	"if": "choice", "switch": "choice",
+	"approval": "review",
+}
+
+// kindless reports a step without exactly one kind key. With none, it
+// names the keys that belong to no step kind, each with the kind it most
+// likely means (kindAliases), so that "map:" or "sleep:" is not reported
+// as a step with no kind at all.
+func (d *decoder) kindless(v *value, what string, kinds []string) {
+	one := "a step has exactly one of " + strings.Join(kindKeys, ", ")
+	if len(kinds) > 1 {
+		d.ds.errorf(v.pos, RuleInvalidValue, "%s has %d kind keys (%s): %s", what, len(kinds), strings.Join(kinds, " and "), one)
+		return
+	}
+	var unknown []field
+	for _, f := range v.fields {
+		if !isStepKey(f.key) {
+			unknown = append(unknown, f)
+		}
+	}
+	if len(unknown) == 0 {
+		d.ds.errorf(v.pos, RuleMissingField, "%s has no kind key: %s", what, one)
+		return
+	}
+	for _, f := range unknown {
+		alias, ok := kindAliases[f.key]
+		switch {
+		case ok && contains(kindKeys, alias):
+			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is not a step kind; did you mean %q? (%s)", what, f.key, alias, one)
+		case ok:
+			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is not a step kind, and %s, the kind it would be, is not in this version of the grammar (%s)", what, f.key, alias, one)
+		default:
+			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is neither a step kind nor a field of any step (%s)", what, truncate(f.key), one)
+		}
+	}
+}
+
+// isStepKey reports whether key is a field of some step kind.
+func isStepKey(key string) bool {
+	for _, keys := range stepKeys {
+		if contains(keys, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // keep decodes a tool step's keep: a non-empty list of at most
@@ -482,11 +603,16 @@ func (d *decoder) keep(f *field, what string) []string {
 
 func (d *decoder) decodeRetry(v *value, what string) *Retry {
 	r := &Retry{Pos: v.pos}
-	if !d.mapping(v, what+" retry", []string{"max_attempts", "interval_seconds", "backoff_rate"}) {
+	if !d.mapping(v, what+" retry", []string{"max_attempts", "interval_seconds", "backoff_rate", "errors"}) {
 		return nil
 	}
 	for _, f := range v.fields {
 		switch f.key {
+		case "errors":
+			r.ErrorsPos = f.val.pos
+			if r.Errors = d.strings(&f, what+" retry.errors"); len(r.Errors) == 0 && f.val.kind == kList {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s retry.errors is empty: list the errors to retry, or write max_attempts: 1", what)
+			}
 		case "max_attempts":
 			if f.val.kind != kNumber {
 				d.ds.errorf(f.val.pos, RuleRetry, "%s retry.max_attempts must be a whole number 1..%d", what, tool.MaxAttempts)
@@ -514,6 +640,44 @@ func (d *decoder) decodeRetry(v *value, what string) *Retry {
 		}
 	}
 	return r
+}
+
+// decodeCatches decodes on_error as a list: entries {errors: [CODE, ...],
+// next: STEP}, tried in order, and at most one last entry {next: STEP}
+// without errors for any other error (Step Functions' Catchers, the last
+// one States.ALL).
+func (d *decoder) decodeCatches(st *Step, v *value, what string) {
+	if len(v.items) == 0 {
+		d.ds.errorf(v.pos, RuleInvalidValue, "%s on_error is an empty list: write a step id, or entries {errors: [CODE, ...], next: STEP}", what)
+		return
+	}
+	for k, it := range v.items {
+		ewhat := fmt.Sprintf("%s on_error entry %d", what, k+1)
+		if !d.mapping(it, ewhat, []string{"errors", "next"}, "next") {
+			continue
+		}
+		c := Catch{Pos: it.pos}
+		if f := it.get("next"); f != nil {
+			c.Next = d.ref(f, ewhat+" next")
+		}
+		f := it.get("errors")
+		if f == nil {
+			if k != len(v.items)-1 {
+				d.ds.errorf(it.pos, RuleInvalidValue, "%s names no errors, so it catches every error, and the entries after it could never be taken: the entry without errors comes last", ewhat)
+				continue
+			}
+			st.OnError = c.Next
+			continue
+		}
+		if f.val.kind == kList && len(f.val.items) == 0 {
+			d.ds.errorf(f.val.pos, RuleInvalidValue, "%s errors is empty: name the error codes it catches, or leave errors out in the last entry for any other error", ewhat)
+			continue
+		}
+		c.Errors = d.strings(f, ewhat+" errors")
+		if c.Next.Set && len(c.Errors) > 0 {
+			st.Catches = append(st.Catches, c)
+		}
+	}
 }
 
 func (d *decoder) decodeChoice(st *Step, v *value, what string) {
@@ -574,7 +738,14 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 	for _, f := range v.fields {
 		switch f.key {
 		case "of":
-			st.Of = d.ref(&f, what+" review.of")
+			if f.val.kind == kList {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s review.of must be one tool step id, not a list: a review approves the inputs of one call; write one review per tool step", what)
+				st.OfUnusable = true
+				continue
+			}
+			if st.Of = d.ref(&f, what+" review.of"); !st.Of.Set {
+				st.OfUnusable = true
+			}
 		case "timeout_seconds":
 			st.ReviewTimeoutPos = f.val.pos
 			if f.val.kind == kNumber {
@@ -611,6 +782,41 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 	}
 }
 
+// decodeWait decodes wait: {seconds: N}, {seconds: "${...}"} or
+// {until: "${...}"}. A literal is a whole number of seconds up to a year
+// (a Standard workflow's longest execution; checkWaits compares it with
+// the run's timeout); a binding is checked when values are compiled.
+func (d *decoder) decodeWait(st *Step, v *value, what string) {
+	if !d.mapping(v, what+" wait", []string{"seconds", "until"}) {
+		return
+	}
+	sec, until := v.get("seconds"), v.get("until")
+	switch {
+	case sec == nil && until == nil:
+		d.ds.errorf(v.pos, RuleMissingField, "%s wait needs seconds (a whole number or one binding) or until (one binding to an RFC 3339 time)", what)
+	case sec != nil && until != nil:
+		d.ds.errorf(until.keyPos, RuleInvalidValue, "%s wait takes seconds or until, not both", what)
+	case until != nil:
+		if until.val.kind != kString {
+			d.ds.errorf(until.val.pos, RuleInvalidValue, "%s wait.until must be one binding to an RFC 3339 time, such as \"${input.send_at}\", not a %s", what, until.val.kind)
+			return
+		}
+		st.Wait = &Wait{Bound: until.val, Until: true, Pos: until.val.pos}
+	case sec.val.kind == kString:
+		st.Wait = &Wait{Bound: sec.val, Pos: sec.val.pos}
+	case sec.val.kind == kNumber:
+		if n, err := strconv.ParseInt(sec.val.str, 10, 64); err == nil && n > tool.MaxReviewTimeout {
+			d.ds.errorf(sec.val.pos, RuleQuota, "%s wait.seconds %d is over %d: a run lasts at most a year", what, n, tool.MaxReviewTimeout)
+			return
+		}
+		if n, ok := d.integer(sec, what+" wait.seconds", 0, tool.MaxReviewTimeout); ok {
+			st.Wait = &Wait{Seconds: n, Pos: sec.val.pos}
+		}
+	default:
+		d.ds.errorf(sec.val.pos, RuleInvalidValue, "%s wait.seconds must be a whole number or one binding, not a %s", what, sec.val.kind)
+	}
+}
+
 func (d *decoder) decodeFail(st *Step, v *value, what string) {
 	if !d.mapping(v, what+" fail", []string{"error", "cause"}, "error") {
 		return
@@ -619,13 +825,16 @@ func (d *decoder) decodeFail(st *Step, v *value, what string) {
 		switch f.key {
 		case "error":
 			if s, ok := d.str(&f, what+" fail.error"); ok {
-				if !errorNamePattern.MatchString(s) || strings.HasPrefix(s, "States.") {
-					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.error %q must match %s and not use the reserved States. prefix", what, s, errorNamePattern)
+				if msg := checkFailError(s); msg != "" {
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.error %q %s", what, truncate(s), msg)
 				}
 				st.Error = s
 			}
 		case "cause":
 			st.Cause, _ = d.str(&f, what+" fail.cause")
+			if n := utf8.RuneCountInString(st.Cause); n > MaxFailCause {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.cause is %d characters; Step Functions keeps at most %d of an execution's cause", what, n, MaxFailCause)
+			}
 			// A cause is written into the definition as it is: it may not
 			// hold a deployment placeholder, which publishing would replace
 			// with an ARN (as a literal in a binding may not).
@@ -634,4 +843,31 @@ func (d *decoder) decodeFail(st *Step, v *value, what string) {
 			}
 		}
 	}
+}
+
+// checkFailError says what is wrong with a fail step's error name, or ""
+// when it is fine: 1 to MaxFailError characters, spaces allowed, no
+// control character, not in the States. namespace Step Functions reserves
+// for its own errors (Amazon States Language, "Error names"), and no
+// deployment placeholder, which publishing would replace.
+func checkFailError(s string) string {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case n == 0:
+		return "is empty: name the error, as in OrderRejected"
+	case n > MaxFailError:
+		return fmt.Sprintf("is %d characters; Step Functions keeps at most %d of an execution's error", n, MaxFailError)
+	case strings.HasPrefix(s, "States."):
+		return "uses the States. prefix, which Step Functions reserves for its own errors"
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	case placeholderPattern.MatchString(s):
+		return "holds " + placeholderPattern.FindString(s) + ", the syntax of a deployment placeholder, which publishing would replace"
+	}
+	for i, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("holds the control character U+%04X at byte %d: an error name is one line of text", r, i)
+		}
+	}
+	return ""
 }

@@ -66,6 +66,24 @@ const (
 	// approval and its keep list: the run id, the idempotency key (the run
 	// id again) and the fixed members.
 	envelopeBytes = 12 << 10
+	// decisionBytes bounds $.decisions.<review id>: the decision
+	// {decision, reason, approver}, or while a rejection is read, the
+	// whole decision JSON parsed from the rejection's Cause
+	// (tool.ReviewDecision): a reason of 1000 characters and an approver of
+	// 2048, each character at most 6 bytes once JSON escapes it, and 1 KiB
+	// of fixed members. reasonBytes and approverBytes bound its members.
+	decisionBytes = reasonBytes + approverBytes + 1<<10
+	reasonBytes   = 6*1000 + 2
+	approverBytes = 6*2048 + 2
+	// executionIDBytes, executionNameBytes and startTimeBytes bound the
+	// JSON of ${execution.id} (an execution ARN: at most 1024 characters,
+	// as the dispatcher accepts a run id, tool.DecodeEnvelope),
+	// ${execution.name} (80 characters, each at most 6 bytes escaped;
+	// StartExecution's name) and ${execution.start_time} (an ISO 8601
+	// time), quotes included.
+	executionIDBytes   = 1024 + 2
+	executionNameBytes = 6*80 + 2
+	startTimeBytes     = 64
 	// maxPathSets bounds the sets of written slots tracked per step; past
 	// it the step's sets are merged into one (a larger, still safe bound).
 	maxPathSets = 64
@@ -114,13 +132,13 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 	base := z.input + metaBytes + proofBytes
 	for i, st := range c.sol.Steps {
 		if c.reachable[i] && st.Kind == KindWorkflow {
-			c.withBounds[i] = z.valueBound(i)
+			z.withBound(i)
 		}
 	}
-	slots := make([]*slot, len(c.sol.Steps))
+	slots := make([][]*slot, len(c.sol.Steps))
 	for i, st := range c.sol.Steps {
 		if c.reachable[i] {
-			slots[i] = z.slotOf(i, st)
+			slots[i] = z.slotsOf(i, st)
 		}
 	}
 	for i, st := range c.sol.Steps {
@@ -220,6 +238,19 @@ func (c *checker) inputLimit() int {
 	return DefaultInputLimitBytes
 }
 
+// slotsOf is the slots step i writes, with their bounds: slotOf's, and a
+// review's decision ($.decisions.<review id>) when it is bound.
+func (z *sizer) slotsOf(i int, st *Step) []*slot {
+	var out []*slot
+	if s := z.slotOf(i, st); s != nil {
+		out = append(out, s)
+	}
+	if st.Kind == KindReview && z.c.decisions[st.ID] {
+		out = append(out, &slot{name: "decisions." + st.ID, bytes: decisionBytes, parts: []string{"the review's decision"}})
+	}
+	return out
+}
+
 // slotOf is the slot step i writes, with its bound; nil for steps that
 // write nothing.
 func (z *sizer) slotOf(i int, st *Step) *slot {
@@ -228,7 +259,7 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		out, why := z.resultBound(i)
 		s := &slot{name: "steps." + st.ID, parts: []string{why}}
 		switch {
-		case !st.OnError.Set:
+		case !st.hasOnError():
 			s.bytes = out + 16 // a failure without on_error ends the run
 		case z.cyclic[i]:
 			// A loop may leave a result and then a failure's error in it.
@@ -248,7 +279,7 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		// Cause (JSON text, escaped again): its input, and its own error
 		// and cause, counted as a tool error's.
 		out, why := z.resultBound(i)
-		failed := workflowBytes + max(2*errorBytes, 2*(describeBytes+childInputBytes+z.c.withBounds[i]+errorBytes))
+		failed := workflowBytes + z.errorBound(i)
 		s := &slot{name: "steps." + st.ID, bytes: max(out+16, failed), parts: []string{why}}
 		if failed > out+16 {
 			s.parts = []string{fmt.Sprintf("the child's execution and a failed child's description with its input %d", failed)}
@@ -260,6 +291,35 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		return &slot{name: "reviews." + st.Of.Name, bytes: reviewBytes, parts: []string{"the decision or the review's error"}}
 	}
 	return nil
+}
+
+// errorBound bounds a tool or workflow step's error object {Error, Cause}
+// (its slot's "error"): a tool's, errorBytes; a workflow step's, the
+// larger of a start's error and a failed child's DescribeExecution answer
+// as the Cause (JSON text, escaped again): its members, the child's input
+// and its own error and cause.
+func (z *sizer) errorBound(i int) int {
+	if z.c.sol.Steps[i].Kind == KindWorkflow {
+		return max(2*errorBytes, 2*(describeBytes+childInputBytes+z.withBound(i)+errorBytes))
+	}
+	return errorBytes
+}
+
+// withBound bounds workflow step i's with, once (c.withBounds); a with
+// that binds, through other steps' errors, itself counts at the most a
+// state may hold (the unset-binding check refuses such a Solution first).
+func (z *sizer) withBound(i int) int {
+	if n, ok := z.c.withBounds[i]; ok {
+		return n
+	}
+	if z.inPass[i] {
+		return MaxStateBytes
+	}
+	z.inPass[i] = true
+	n := z.valueBound(i)
+	delete(z.inPass, i)
+	z.c.withBounds[i] = n
+	return n
 }
 
 // outputBound bounds the run's result (output:), in bytes of JSON: 2 ({})
@@ -450,9 +510,15 @@ func (z *sizer) compiledBound(static any, uses []use) int {
 	var order []string
 	for _, u := range uses {
 		key := u.b.root + "." + u.b.step
+		whole := &binding{root: u.b.root, step: u.b.step}
+		if z.isStepError(u.b) {
+			// A step's error is a source apart from its result: a
+			// failure writes it next to the result of an earlier run.
+			key, whole.rest = key+".error", ".error"
+		}
 		src := sources[key]
 		if src == nil {
-			src = &source{paths: map[string]*path{}, whole: &binding{root: u.b.root, step: u.b.step}}
+			src = &source{paths: map[string]*path{}, whole: whole}
 			sources[key] = src
 			order = append(order, key)
 		}
@@ -487,12 +553,20 @@ func (z *sizer) compiledBound(static any, uses []use) int {
 // sourceBound bounds a binding's whole source: the run input, a tool
 // step's result, or all of a pass step's values.
 func (z *sizer) sourceBound(b *binding) int {
-	if b.root == "input" {
+	switch b.root {
+	case "input":
 		return z.input
+	case "execution":
+		return executionBound(b.step)
+	case "reviews":
+		return decisionBytes
 	}
 	j, ok := z.c.index[b.step]
 	if !ok {
 		return 0
+	}
+	if z.isStepError(b) {
+		return z.errorBound(j)
 	}
 	switch z.c.sol.Steps[j].Kind {
 	case KindTool, KindWorkflow:
@@ -544,6 +618,18 @@ func disjointPaths(paths []string) bool {
 // schema bounds (a boolean, a number, an enum, a string with maxLength)
 // counts at that bound.
 func (z *sizer) bindingBound(b *binding) int {
+	switch b.root {
+	case "execution":
+		return executionBound(b.step)
+	case "reviews":
+		switch b.rest {
+		case ".reason":
+			return reasonBytes
+		case ".approver":
+			return approverBytes
+		}
+		return len(`"timeout"`)
+	}
 	if b.root == "input" {
 		if z.c.sol.Input != nil {
 			if schema, ok := z.c.sol.Input.plain().(map[string]any); ok {
@@ -557,6 +643,9 @@ func (z *sizer) bindingBound(b *binding) int {
 	j, ok := z.c.index[b.step]
 	if !ok {
 		return 0 // reported by the binding checks
+	}
+	if z.isStepError(b) {
+		return z.errorBound(j)
 	}
 	switch z.c.sol.Steps[j].Kind {
 	case KindTool:
@@ -577,6 +666,23 @@ func (z *sizer) bindingBound(b *binding) int {
 		return z.passFieldBound(j, b.rest)
 	}
 	return 0
+}
+
+// isStepError reports whether b reads a tool or workflow step's error.
+func (z *sizer) isStepError(b *binding) bool {
+	j, ok := z.c.index[b.step]
+	return ok && b.isError() && (z.c.sol.Steps[j].Kind == KindTool || z.c.sol.Steps[j].Kind == KindWorkflow)
+}
+
+// executionBound bounds the JSON of ${execution.<field>}.
+func executionBound(field string) int {
+	switch field {
+	case "id":
+		return executionIDBytes
+	case "name":
+		return executionNameBytes
+	}
+	return startTimeBytes
 }
 
 // passFieldBound bounds the value at path in pass step j's values: the
@@ -673,12 +779,12 @@ type worstPath struct {
 // keeping per step only the sets no other contains; past maxPathSets a
 // step's sets are merged into their union, a bound no smaller than any
 // path's.
-func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
+func worstPaths(g *gate.Graph, start int, slots [][]*slot) []*worstPath {
 	n := len(g.Nodes)
 	index := map[string]int{}
 	var byIndex []*slot
-	for _, s := range slots {
-		if s != nil {
+	for _, ss := range slots {
+		for _, s := range ss {
 			if _, ok := index[s.name]; !ok {
 				index[s.name] = len(byIndex)
 				byIndex = append(byIndex, s)
@@ -687,7 +793,7 @@ func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
 	}
 	write := func(p *pathSet, v int) *pathSet {
 		q := &pathSet{written: slices.Clone(p.written), path: append(slices.Clone(p.path), v), merged: p.merged}
-		if s := slots[v]; s != nil {
+		for _, s := range slots[v] {
 			q.written[index[s.name]] = true
 		}
 		return q
@@ -747,7 +853,7 @@ func worstPaths(g *gate.Graph, start int, slots []*slot) []*worstPath {
 // unionSets is the fallback of worstPaths: per step, one set holding every
 // slot any path from the start writes up to it (a dataflow fixed point),
 // with a shortest path to name.
-func unionSets(g *gate.Graph, start int, slots []*slot, index map[string]int, width int) [][]*pathSet {
+func unionSets(g *gate.Graph, start int, slots [][]*slot, index map[string]int, width int) [][]*pathSet {
 	n := len(g.Nodes)
 	written := make([][]bool, n)
 	paths := make([][]int, n)
@@ -761,8 +867,10 @@ func unionSets(g *gate.Graph, start int, slots []*slot, index map[string]int, wi
 				written[v][k], changed = true, true
 			}
 		}
-		if s := slots[v]; s != nil && !written[v][index[s.name]] {
-			written[v][index[s.name]], changed = true, true
+		for _, s := range slots[v] {
+			if !written[v][index[s.name]] {
+				written[v][index[s.name]], changed = true, true
+			}
 		}
 		return changed
 	}

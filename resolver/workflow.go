@@ -88,9 +88,7 @@ func (e *emitter) workflow(i int, st *Step) {
 			"CausePath": result + ".error.Cause",
 		}
 	}
-	catch := func(next string) []any {
-		return []any{map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": result + ".error", "Next": next}}
-	}
+	catch := func(next string) []any { return e.catchers(st, result+".error", next) }
 	next := e.next(st.Next, stateEnd)
 	e.states[st.ID+"-seq"] = map[string]any{
 		"Type":       "Pass",
@@ -172,6 +170,6 @@ func (e *emitter) workflow(i int, st *Step) {
 			"Cause.$": "States.Format('child execution {} ended {}', " + result + ".execution_arn, " + result + ".recovered.status)",
 		},
 		"ResultPath": result + ".error",
-		"Next":       catchNext,
+		"Next":       e.caughtAs(st, WorkflowFailed, catchNext),
 	}
 }

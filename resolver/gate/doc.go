@@ -21,7 +21,7 @@
 // (a human approves or rejects the inputs of the one Tool named by its Of),
 // or Other (pass, choice, succeed, fail, …). Edges are labelled by how the
 // step is left: Plain (next, a choice branch or default), Approve and Reject
-// (a review's on_approve and on_reject; a review timeout takes Reject) and
+// (a review's on_approve, and its on_reject and on_timeout) and
 // Error (a tool's on_error). Edges to the reserved target end are not
 // listed. Cycles are allowed.
 //
@@ -42,6 +42,10 @@
 // with no review of the tool, one whose last review of it was left by Reject,
 // or one that loops from the tool back to itself without a fresh approval.
 // Steps no path from Start reaches are not checked.
+//
+// LastReviews names, for one tool, the reviews whose approval can be the
+// last decision before a call: the ones a reader of a passing verdict
+// must know approve.
 //
 // # No tool fallback chain
 //

@@ -32,7 +32,7 @@ type EdgeKind int
 const (
 	Plain   EdgeKind = iota // next, a choice branch, a choice default
 	Approve                 // a review's on_approve
-	Reject                  // a review's on_reject (also taken on review timeout)
+	Reject                  // a review's on_reject or on_timeout
 	Error                   // a tool step's on_error
 )
 
@@ -186,6 +186,44 @@ func ReviewBeforeTool(g *Graph) []Violation {
 			out = append(out, Violation{Tool: t, Path: reg.appendPath(p, bestX)})
 		}
 		reg.clear()
+	}
+	return out
+}
+
+// LastReviews returns the Review nodes of tool node t whose approval can be
+// the one t uses: those some path from Start crosses by an Approve edge and
+// then arrives at t with no other decision of a review of t and no leaving
+// of t in between. They are in index order; nil when t is not a Tool node,
+// Start reaches no such review, or none can be last. Where Gate A passes,
+// the last decision before every arrival at t is the approval of one of
+// them.
+//
+// Complexity: O(n + m) for the search from Start and the region of t (see
+// ReviewBeforeTool), plus the out-edges of t's reviews.
+func LastReviews(g *Graph, t int) []int {
+	n := len(g.Nodes)
+	if t < 0 || t >= n || g.Nodes[t].Kind != Tool || g.Start < 0 || g.Start >= n {
+		return nil
+	}
+	dist, _ := shortestFrom(g, []int{g.Start})
+	allowed := make([]bool, n)
+	for v := range n {
+		allowed[v] = true
+	}
+	reg := newRegion(n)
+	reg.search(g, reverseOf(g), t, allowed, nil, nil)
+	var out []int
+	for r := range n {
+		nd := &g.Nodes[r]
+		if nd.Kind != Review || nd.Of != t || dist[r] < 0 {
+			continue
+		}
+		for _, e := range nd.Next {
+			if e.Kind == Approve && e.To >= 0 && e.To < n && reg.dist[e.To] >= 0 {
+				out = append(out, r)
+				break
+			}
+		}
 	}
 	return out
 }

@@ -622,3 +622,114 @@ func TestAgainstProductSearch(t *testing.T) {
 	}
 	t.Logf("2000 graphs, %d violations, %d fallbacks, longest path %d nodes", violations, fallbacks, longest)
 }
+
+// bruteLastReviews returns, per tool node, the reviews whose Approve edge
+// is the last decision of a review of it before some arrival at it on a
+// path of at most 2n+2 nodes from Start.
+func bruteLastReviews(g *Graph) map[int][]int {
+	n := len(g.Nodes)
+	last := make([]int, n) // per tool: the review whose approval holds, or -1
+	for i := range last {
+		last[i] = -1
+	}
+	found := map[int]map[int]bool{}
+	var walk func(v, depth int)
+	walk = func(v, depth int) {
+		if g.Nodes[v].Kind == Tool && last[v] >= 0 {
+			if found[v] == nil {
+				found[v] = map[int]bool{}
+			}
+			found[v][last[v]] = true
+		}
+		if depth >= 2*n+2 {
+			return
+		}
+		for _, e := range g.Nodes[v].Next {
+			if e.To < 0 || e.To >= n {
+				continue
+			}
+			i, old := -1, 0
+			switch nd := g.Nodes[v]; {
+			case nd.Kind == Tool:
+				i = v
+			case nd.Kind == Review && nd.Of >= 0 && nd.Of < n && g.Nodes[nd.Of].Kind == Tool && (e.Kind == Approve || e.Kind == Reject):
+				i = nd.Of
+			}
+			if i >= 0 {
+				old = last[i]
+				last[i] = -1
+				if i != v && e.Kind == Approve {
+					last[i] = v
+				}
+			}
+			walk(e.To, depth+1)
+			if i >= 0 {
+				last[i] = old
+			}
+		}
+	}
+	walk(g.Start, 1)
+	out := map[int][]int{}
+	for t, rs := range found {
+		for r := range n {
+			if rs[r] {
+				out[t] = append(out[t], r)
+			}
+		}
+	}
+	return out
+}
+
+func TestLastReviewsAgainstBruteForce(t *testing.T) {
+	nonEmpty := 0
+	for seed := range uint64(seeds) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		g := randomGraph(r, 2+r.IntN(6))
+		want := bruteLastReviews(g)
+		for v := range g.Nodes {
+			got := LastReviews(g, v)
+			if len(got) > 0 {
+				nonEmpty++
+			}
+			if !slices.Equal(got, want[v]) {
+				t.Fatalf("seed %d: LastReviews(%d) = %v, brute force %v\n%s", seed, v, got, want[v], describe(g))
+			}
+		}
+	}
+	if nonEmpty < seeds/30 {
+		t.Fatalf("only %d non-empty answers: the graphs do not exercise the check", nonEmpty)
+	}
+}
+
+func TestLastReviews(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		nodes []tn
+		edges []te
+		want  []string
+	}{
+		{"one review", []tn{review("r", "s"), gated("s")}, []te{approveE("r", "s")}, []string{"r"}},
+		{"two in a row: only the second counts", []tn{review("a", "s"), review("b", "s"), gated("s")},
+			[]te{approveE("a", "b"), approveE("b", "s")}, []string{"b"}},
+		{"two on branches", []tn{other("c"), review("a", "s"), review("b", "s"), gated("s")},
+			[]te{plain("c", "a"), plain("c", "b"), approveE("a", "s"), approveE("b", "s")}, []string{"a", "b"}},
+		{"a review of another tool between", []tn{review("a", "s"), review("o", "u"), gated("s"), tool("u")},
+			[]te{approveE("a", "o"), approveE("o", "s"), rejectE("o", "s")}, []string{"a"}},
+		{"an approval the tool uses up", []tn{review("a", "s"), gated("s")},
+			[]te{approveE("a", "s"), plain("s", "s")}, []string{"a"}},
+		{"no approval reaches it", []tn{review("a", "s"), gated("s")}, []te{rejectE("a", "s")}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := build(t, c.nodes[0].name, c.nodes, c.edges)
+			var tool int
+			for i, nd := range g.Nodes {
+				if nd.Name == "s" {
+					tool = i
+				}
+			}
+			if got := g.Names(LastReviews(g, tool)); !slices.Equal(got, c.want) && (len(got) > 0 || len(c.want) > 0) {
+				t.Fatalf("LastReviews = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
