@@ -281,7 +281,13 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		out, why := z.resultBound(i)
 		failed := workflowBytes + z.errorBound(i)
 		s := &slot{name: "steps." + st.ID, bytes: max(out+16, failed), parts: []string{why}}
-		if failed > out+16 {
+		switch {
+		case z.cyclic[i]:
+			// A loop may leave an output, then the child's execution and
+			// a failure beside it.
+			s.bytes = out + 16 + failed
+			s.parts = append(s.parts, fmt.Sprintf("and the child's execution and a failed child's description %d", failed))
+		case failed > out+16:
 			s.parts = []string{fmt.Sprintf("the child's execution and a failed child's description with its input %d", failed)}
 		}
 		return s

@@ -111,7 +111,9 @@ func (e *emitter) workflow(i int, st *Step) {
 			}),
 		},
 		"ResultSelector": map[string]any{"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn"},
-		"ResultPath":     result,
+		// Beside the step's result, never over it: an output a loop's
+		// earlier pass left stays for ${steps.<id>.output} after a failure.
+		"ResultPath": result + ".child",
 		"Retry": []any{map[string]any{
 			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
 		}},
@@ -124,7 +126,7 @@ func (e *emitter) workflow(i int, st *Step) {
 		"Resource": "arn:aws:states:::states:startExecution.sync:2",
 		"Parameters": map[string]any{
 			"StateMachineArn": arn,
-			"Name.$":          result + ".execution_name",
+			"Name.$":          result + ".child.execution_name",
 			"Input":           e.childInput(i),
 		},
 		"ResultSelector": map[string]any{"output.$": "$.Output"},
@@ -140,7 +142,7 @@ func (e *emitter) workflow(i int, st *Step) {
 		return map[string]any{
 			"Type":           "Task",
 			"Resource":       "arn:aws:states:::aws-sdk:sfn:describeExecution",
-			"Parameters":     map[string]any{"ExecutionArn.$": result + ".execution_arn"},
+			"Parameters":     map[string]any{"ExecutionArn.$": result + ".child.execution_arn"},
 			"ResultSelector": selector,
 			"ResultPath":     resultPath,
 			"Retry": []any{map[string]any{
@@ -167,7 +169,7 @@ func (e *emitter) workflow(i int, st *Step) {
 		"Type": "Pass",
 		"Parameters": map[string]any{
 			"Error":   WorkflowFailed,
-			"Cause.$": "States.Format('child execution {} ended {}', " + result + ".execution_arn, " + result + ".recovered.status)",
+			"Cause.$": "States.Format('child execution {} ended {}', " + result + ".child.execution_arn, " + result + ".recovered.status)",
 		},
 		"ResultPath": result + ".error",
 		"Next":       e.caughtAs(st, WorkflowFailed, catchNext),

@@ -107,3 +107,25 @@ func diagText(r *Result) string {
 	}
 	return b.String()
 }
+
+// A workflow step's start record is written beside its result, never
+// over it: in a loop, an output an earlier pass left is still there for
+// ${steps.<id>.output} after a later pass fails.
+func TestWorkflowStepKeepsAnEarlierOutput(t *testing.T) {
+	res := compileOnDemo(t, "p.yaml", parentSolution("  - id: w\n    workflow: demo-ticket\n    on_error: w\n", ""))
+	if !res.OK() {
+		t.Fatalf("diagnostics: %s", diagText(res))
+	}
+	var def struct{ States map[string]map[string]any }
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range def.States {
+		if st["Type"] == "Task" && st["ResultPath"] == "$.steps.w" && name != "w" && name != "w-output" {
+			t.Errorf("state %s replaces the step's result", name)
+		}
+	}
+	if got := def.States["w-record"]["ResultPath"]; got != "$.steps.w.child" {
+		t.Fatalf("the record's ResultPath is %v", got)
+	}
+}
