@@ -24,19 +24,22 @@
 //     DescribeExecution does, in the AWS SDK integration's shape.
 //
 // What the server adds to the library (see README.md beside this file):
-// $$.Execution.Id/Name, $$.StateMachine, $$.State.Name/EnteredTime/RetryCount
-// and a fresh $$.Task.Token per attempt of a .waitForTaskToken Task; the
-// Lambda result wrapped as {ExecutedVersion, Payload, StatusCode}; RIE
-// answers turned into States errors; callbacks with SendTask*; one
-// invocation at a time per RIE (a second concurrent one crashes the RIE);
-// Task and execution timeouts clamped to what Node timers can wait; a correct
-// States.Hash (library-fixes.mjs). --faults FILE is a test hook (see
-// takeSyncFault).
+// $$.Execution.Id/Name, the execution's own $$.Execution.Input/StartTime in
+// every scope, $$.StateMachine, $$.State.Name/EnteredTime/RetryCount and a
+// fresh $$.Task.Token per attempt of a .waitForTaskToken Task, which only
+// that attempt's timeout closes; the Lambda result wrapped as
+// {ExecutedVersion, Payload, StatusCode}; RIE answers turned into States
+// errors; callbacks with SendTask*; one invocation at a time per RIE (a
+// second concurrent one crashes the RIE); Task and execution timeouts clamped
+// to what Node timers can wait, and longer Waits waited in steps and logged
+// (timers.mjs); a correct States.Hash (library-fixes.mjs). --faults FILE is a
+// test hook (see takeSyncFault).
 
 import http from 'node:http';
 import fs from 'node:fs';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { register } from 'node:module';
+import { MAX_TIMER_MS, onLongSleep } from './timers.mjs';
 
 // aws-local-stepfunctions targets Node 22; Node 20 lacks Promise.withResolvers.
 if (typeof Promise.withResolvers !== 'function') {
@@ -75,7 +78,7 @@ const SM_PREFIX = `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:`;
 const EXEC_PREFIX = `arn:aws:states:${REGION}:${ACCOUNT}:execution:`;
 const LAMBDA_PREFIX = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:`;
 // setTimeout fires at once (after a warning) for delays above 2^31-1 ms.
-const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000); // 2147483 s, about 24.8 days
+const MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1000); // 2147483 s, about 24.8 days
 const TOKEN_RE = /^AQA[A-Za-z0-9_-]{86}$/;
 // Names of state machines and executions (StartExecution's name, per the API
 // reference): 1-80 characters, none of them white space, < > { } [ ] ? * " #
@@ -421,6 +424,7 @@ function startExecution(input) {
     if (old.status === 'RUNNING' && old.input === inputText && old.startedWith === target) return old;
     throw apiError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
   }
+  const startMs = Date.now();
   const exec = {
     arn,
     name,
@@ -429,7 +433,8 @@ function startExecution(input) {
     startedWith: target,
     input: inputText,
     status: 'RUNNING',
-    startDate: now(),
+    startDate: startMs / 1000, // epoch seconds, with the milliseconds of startTime
+    startTime: new Date(startMs).toISOString(), // $$.Execution.StartTime: the same instant
     stopDate: undefined,
     output: undefined,
     error: undefined,
@@ -565,10 +570,6 @@ function onLibraryEvent(exec, ev) {
     case 'StateExited':
       record(exec, `${ev.state.type}StateExited`, { stateExitedEventDetails: { name: ev.state.name, output: json(ev.state.output), outputDetails: noTrunc } }, ev.timestamp);
       break;
-    case 'StateFailed':
-      // A Task timed out by the library (TimeoutSecondsPath): its token is dead.
-      if (ev.state.type === 'Task' && ev.Error === 'States.Timeout') closeTokens(exec, ev.state.name, 'timed out');
-      break;
     case 'MapIterationStarted':
     case 'MapIterationSucceeded':
     case 'MapIterationFailed': {
@@ -579,7 +580,10 @@ function onLibraryEvent(exec, ev) {
     default:
       // ExecutionSucceeded/Failed/TimedOut/Aborted are recorded from the
       // result (with AWS's error names); retries, catches and Parallel branch
-      // events have no AWS history event of their own.
+      // events have no AWS history event of their own. A Task that timed out
+      // (StateFailed States.Timeout) closed its own task token already, in
+      // runTask: the library's event names only the state, which several
+      // Map iterations or Parallel branches may be in at once.
       break;
   }
 }
@@ -611,7 +615,8 @@ function prepare(def, exec, ctx) {
 // state's Parameters once per attempt, synchronously right before it
 // evaluates them (and, for a Task, right before it calls the Task handler).
 // Each entry gets its own view of the state, which counts the attempts: that
-// is $$.State.RetryCount, and the moment to mint a fresh task token.
+// is $$.State.RetryCount, and the moment to mint a fresh task token. Reading
+// the fields a sleep follows from notes the state for the sleep's log line.
 function hookStates(states, exec, ctx) {
   return new Proxy(states, {
     get(target, key, receiver) {
@@ -622,12 +627,31 @@ function hookStates(states, exec, ctx) {
       return new Proxy(state, {
         get(s, prop, r) {
           if (prop === 'Parameters' && s.Type !== 'Map') beforeAttempt(exec, ctx, key, s, entry);
+          if (SLEEP_FIELDS.has(prop)) noteSleeper(exec, key);
           return Reflect.get(s, prop, r);
         },
       });
     },
   });
 }
+
+// The state a sleep of the library is for, for its log line: the library
+// reads a Wait state's Seconds, Timestamp, SecondsPath or TimestampPath, or a
+// state's Retry before a retry interval, and calls sleep in the same
+// synchronous stretch (concurrent Map iterations and Parallel branches take
+// turns between stretches). The note is forgotten when the stretch ends.
+const SLEEP_FIELDS = new Set(['Seconds', 'Timestamp', 'SecondsPath', 'TimestampPath', 'Retry']);
+let sleeper = null; // {exec, name}
+function noteSleeper(exec, name) {
+  if (sleeper === null) queueMicrotask(() => (sleeper = null));
+  sleeper = { exec, name };
+}
+
+// A sleep longer than a Node timer (timers.mjs waits it in steps): one line.
+onLongSleep((ms) => {
+  const where = sleeper ? `${sleeper.exec.arn}: state ${sleeper.name}: ` : '';
+  log(`${where}a wait of ${Math.round(ms / 1000)} s is longer than a Node timer can wait (${MAX_TIMER_SECONDS} s, about 24.8 days): it is waited in steps of at most that`);
+});
 
 function beforeAttempt(exec, ctx, name, state, entry) {
   entry.attempts++;
@@ -649,10 +673,9 @@ function mintToken(exec, stateName) {
   return t;
 }
 
-function closeTokens(exec, stateName, why) {
-  for (const t of exec.tokens) {
-    if (t.status !== 'closed' && (stateName === undefined || t.stateName === stateName)) closeToken(t, why);
-  }
+/** Closes every open task token of exec (it has ended). */
+function closeTokens(exec, why) {
+  for (const t of exec.tokens) closeToken(t, why);
 }
 
 function closeToken(t, why) {
@@ -679,14 +702,17 @@ function run(exec, input) {
   const { machine, version } = exec;
   const def = (version ?? machine).def;
   const ctx = {
-    Execution: { Id: exec.arn, Name: exec.name, RoleArn: (version ?? machine).roleArn, StartTime: new Date(exec.startDate * 1000).toISOString(), RedriveCount: 0 },
+    // Input and StartTime are the execution's in every scope: the library's
+    // Map iterations and Parallel branches take them from here
+    // (library-fixes.mjs), not from their own input and start.
+    Execution: { Id: exec.arn, Input: JSON.parse(exec.input), Name: exec.name, RoleArn: (version ?? machine).roleArn, StartTime: exec.startTime, RedriveCount: 0 },
     StateMachine: { Id: (version ?? machine).arn, Name: machine.name },
     State: { Name: '', EnteredTime: '', RetryCount: 0 },
     Task: {},
   };
   const { prepared, tasks } = prepare(def, exec, ctx);
   const handlers = {};
-  for (const [name, state] of tasks) handlers[name] = (taskInput) => runTask(exec, name, state, taskInput);
+  for (const [name, state] of tasks) handlers[name] = (taskInput, { timeoutMs }) => runTask(exec, name, state, taskInput, timeoutMs);
   let execution;
   try {
     const sm = new StateMachine(prepared, { validationOptions: { noValidate: true } });
@@ -747,7 +773,7 @@ function finish(exec, status, { output, error, cause }) {
     default:
       record(exec, 'ExecutionAborted', { executionAbortedEventDetails: { error, cause } });
   }
-  closeTokens(exec, undefined, 'belongs to an execution that has ended');
+  closeTokens(exec, 'belongs to an execution that has ended');
   exec.ended.abort();
   exec.closing.resolve(exec);
   log(`${exec.arn} ${status}${error ? ` ${error}` : ''}`);
@@ -783,7 +809,13 @@ const SUPPORTED_RESOURCES =
   'Lambda: arn:aws:states:::lambda:invoke[.waitForTaskToken] or a function ARN; ' +
   'arn:aws:states:::states:startExecution[.sync|.sync:2]; arn:aws:states:::aws-sdk:sfn:describeExecution';
 
-function runTask(exec, name, state, input) {
+/**
+ * One attempt of a Task: the library's local handler, given the Task's input
+ * (after Parameters) and the attempt's timeout in milliseconds as the library
+ * computed it (TimeoutSeconds, clamped by prepare, or TimeoutSecondsPath;
+ * library-fixes.mjs passes it).
+ */
+function runTask(exec, name, state, input, timeoutMs) {
   // Synchronous part: the library calls this right after evaluating the
   // Parameters, so exec.pending is this attempt's.
   const pending = exec.pending?.name === name ? exec.pending : null;
@@ -791,26 +823,25 @@ function runTask(exec, name, state, input) {
   const res = taskResource(state);
   let token = pending?.token ?? null;
   if (res?.kind === 'callback' && !token) token = mintToken(exec, name);
-  const timeoutSeconds = typeof state.TimeoutSeconds === 'number' ? state.TimeoutSeconds : undefined;
+  const timeoutSeconds = timeoutMs / 1000;
   const ctl = { abort: new AbortController(), timedOut: false };
   // This timer starts before the library's own of the same length, so it
   // fires first: from then on the attempt's outcome is swallowed, and the
   // library's timer fails the Task with its own States.Timeout (which, as on
-  // AWS, States.TaskFailed does not match).
-  const deadline =
-    timeoutSeconds === undefined
-      ? null
-      : setTimeout(() => {
-          ctl.timedOut = true;
-          ctl.abort.abort();
-          if (token) closeToken(token, 'timed out');
-          if (!exec.closed) {
-            const details = { resourceType: res?.resourceType ?? 'lambda', resource: res?.resource ?? state.Resource, error: 'States.Timeout', cause: '' };
-            record(exec, 'TaskTimedOut', { taskTimedOutEventDetails: details });
-          }
-        }, timeoutSeconds * 1000);
+  // AWS, States.TaskFailed does not match). It closes this attempt's task
+  // token and no other: Map iterations and Parallel branches may run other
+  // attempts of the same state at the same time, each with its own token.
+  const deadline = setTimeout(() => {
+    ctl.timedOut = true;
+    ctl.abort.abort();
+    if (token) closeToken(token, 'timed out');
+    if (!exec.closed) {
+      const details = { resourceType: res?.resourceType ?? 'lambda', resource: res?.resource ?? state.Resource, error: 'States.Timeout', cause: '' };
+      record(exec, 'TaskTimedOut', { taskTimedOutEventDetails: details });
+    }
+  }, timeoutMs);
   const attempt = attemptTask({ exec, stateName: name, state, res, token, input, timeoutSeconds, ctl }).finally(() => {
-    if (deadline) clearTimeout(deadline);
+    clearTimeout(deadline);
     if (token && token.status !== 'closed') closeToken(token, 'is no longer awaited');
   });
   return new Promise((resolve, reject) => {
@@ -830,8 +861,7 @@ async function attemptTask(task) {
   if (!res) throw stateError('States.Runtime', `Resource ${state.Resource} is not supported by the local endpoint (${SUPPORTED_RESOURCES})`);
   const { resourceType, resource } = res;
   const open = () => !ctl.timedOut && !exec.closed;
-  const scheduled = { resourceType, resource, region: REGION, parameters: json(input) };
-  if (timeoutSeconds !== undefined) scheduled.timeoutInSeconds = timeoutSeconds;
+  const scheduled = { resourceType, resource, region: REGION, parameters: json(input), timeoutInSeconds: timeoutSeconds };
   if (typeof state.HeartbeatSeconds === 'number') scheduled.heartbeatInSeconds = state.HeartbeatSeconds;
   record(exec, 'TaskScheduled', { taskScheduledEventDetails: scheduled });
   record(exec, 'TaskStarted', { taskStartedEventDetails: { resourceType, resource } });
