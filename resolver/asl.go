@@ -275,6 +275,11 @@ func (e *emitter) needsStarter() bool {
 	return false
 }
 
+// seqExpr is a call's seq as the envelope carries it, a string
+// (tool.Seq): meta.seq is the number States.MathAdd advances, and the
+// idempotency key "<run_id>/<seq>" formats the same number.
+const seqExpr = "States.Format('{}', $.meta.seq)"
+
 // nextMeta is the seq Pass's meta: the run id, the next seq, the parent's
 // run id ("" but in a child run) and the verified starter ({} when the
 // Solution has no Starter).
@@ -297,7 +302,7 @@ func (e *emitter) tool(i int, st *Step) {
 		tool.MemberTool:               st.Tool,
 		tool.MemberToolsetID:          e.toolsetID,
 		tool.MemberRunID:              path("$.meta.run_id"),
-		tool.MemberSeq:                path("$.meta.seq"),
+		tool.MemberSeq:                path(seqExpr),
 		tool.MemberStep:               st.ID,
 		tool.MemberIdempotencyKey:     path("States.Format('{}/{}', $.meta.run_id, $.meta.seq)"),
 		tool.MemberAttempt:            path("States.MathAdd($$.State.RetryCount, 1)"),
