@@ -34,6 +34,10 @@ type binding struct {
 	rest string // the JSONPath accessors after the root (and step id)
 }
 
+// bindingRoots are the first names a binding may start with; a for_each's
+// item name (as) may be none of them.
+var bindingRoots = []string{"input", "steps", "execution", "reviews", "for_each"}
+
 // executionFields maps ${execution.NAME} to its member of $$.Execution
 // (the context object, AWS Step Functions developer guide, "Accessing
 // execution data from the Context object").

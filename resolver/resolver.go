@@ -128,7 +128,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.compileValues()
 	c.checkSet(g)
 	c.checkToolInputs()
-	c.checkGates(g)
+	c.checkGates()
 	c.checkHosts()
 	c.checkMail()
 	c.checkRunTimeout()
@@ -137,6 +137,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkCatches()
 	c.checkRetryErrors()
 	c.checkToolTimeouts()
+	c.refuseUncompiled()
 	if !ds.hasErrors() {
 		c.checkStateSize(g)
 	}

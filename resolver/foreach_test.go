@@ -1,0 +1,87 @@
+package resolver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// reviewedLoop is a for_each whose body reviews and sends one e-mail per
+// item; after the loop a fetch's on_error ends the run.
+const reviewedLoop = `solution: mail-each
+version: 1
+input:
+  type: object
+  properties:
+    people: {type: array}
+steps:
+  - id: each
+    for_each:
+      items: "${input.people}"
+      as: person
+      max_items: 10
+      max_concurrency: 3
+      steps:
+        - id: approve
+          review: {of: send}
+          on_approve: send
+          on_reject: end
+        - id: send
+          tool: send-email
+          with: {to: ["a@example.com"], subject: "hi", text: "x"}
+          on_error: skipped
+        - id: skipped
+          fail: {error: NotSent}
+    on_error:
+      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}
+`
+
+// rules lists the rule ids of res's diagnostics.
+func rules(res *Result) []string {
+	var out []string
+	for _, d := range res.Diagnostics {
+		out = append(out, d.Rule)
+	}
+	return out
+}
+
+// A review inside a body approves the body's call: Gate A holds on the
+// body's own graph, and the for_each's on_error catches what it raises.
+// Until the Map state is emitted, the only refusal is that one.
+func TestForEachBodyGateA(t *testing.T) {
+	res := Compile("loop.yaml", []byte(reviewedLoop), Options{})
+	if got := fmt.Sprint(rules(res)); got != "[for-each]" {
+		t.Fatalf("diagnostics %v, want only [for-each]: %+v", got, res.Diagnostics)
+	}
+	if len(res.Gate) != 1 || res.Gate[0].Step != "send" || res.Gate[0].Path != nil || fmt.Sprint(res.Gate[0].Last) != "[approve]" {
+		t.Fatalf("gate verdicts %+v", res.Gate)
+	}
+}
+
+// Each body is its own graph starting unapproved: the cases that Gate A,
+// the no-fallback check and the scope rules refuse.
+func TestForEachRefusals(t *testing.T) {
+	cases := []struct {
+		name, from, to, rule string
+	}{
+		// A rejection inside the body leads back to the call.
+		{"rejection reaches the call", "on_reject: end", "on_reject: send", RuleReviewBefore},
+		// The body's on_error leaves the body.
+		{"a target outside", "on_error: skipped", "on_error: each", RuleForEachScope},
+		// The review's reject path fails the step, whose on_error loops
+		// back into the for_each: a fallback to a tool.
+		{"on_error back into the loop", "next: end}", "next: each}", RuleNoFallback},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(reviewedLoop, c.from, c.to, 1)
+			if src == reviewedLoop {
+				t.Fatalf("%q is not in the Solution", c.from)
+			}
+			res := Compile("loop.yaml", []byte(src), Options{})
+			if !strings.Contains(fmt.Sprint(rules(res)), c.rule) {
+				t.Errorf("diagnostics %v do not hold [%s]: %+v", rules(res), c.rule, res.Diagnostics)
+			}
+		})
+	}
+}
