@@ -37,6 +37,12 @@ type checker struct {
 	// waitPaths holds each bound wait step's path: the SecondsPath or
 	// TimestampPath of its Wait state.
 	waitPaths map[int]string
+	// itemsPaths holds each for_each step's items path (its Map's
+	// ItemsPath), and collects what each iteration returns, in Parameters
+	// form, with its bindings (read in the body's scope).
+	itemsPaths  map[int]string
+	collects    map[int]compiled
+	collectUses map[int][]use
 	// decisions holds the review steps whose decision a reachable step
 	// or the output binds (${reviews.ID...}): their outcomes write it.
 	decisions map[string]bool
@@ -414,6 +420,7 @@ func (c *checker) compileValues() {
 	c.uses = map[int][]use{}
 	c.rules = map[int][]compiledRule{}
 	c.waitPaths = map[int]string{}
+	c.itemsPaths, c.collects, c.collectUses = map[int]string{}, map[int]compiled{}, map[int][]use{}
 	for i, st := range c.sol.Steps {
 		var v *value
 		switch st.Kind {
@@ -431,6 +438,9 @@ func (c *checker) compileValues() {
 			continue
 		case KindWait:
 			c.compileWait(i, st)
+			continue
+		case KindForEach:
+			c.compileForEach(i, st)
 			continue
 		default:
 			continue
@@ -528,6 +538,30 @@ func (c *checker) compileRules(i int, st *Step) {
 }
 
 func (c *checker) checkBindingTarget(st *Step, u *use) {
+	switch u.b.root {
+	case "for_each":
+		if st.Loop == nil {
+			c.refuse(u, "step %q binds ${%s}, but is in no for_each body: the index is an item's, inside its body", st.ID, u.b.text)
+		}
+		return
+	case "item":
+		if st.Loop == nil || st.Loop.ForEach.As != u.b.step {
+			// As parseBinding says of any other name: the item's name is
+			// a root only inside its body.
+			c.refuse(u, "step %q: binding %q must be %s", st.ID, truncate("${"+u.b.text+"}"), bindingForms)
+		}
+		return
+	}
+	if j, ok := c.index[u.b.step]; ok && (u.b.root == "steps" || u.b.root == "reviews") {
+		switch x := c.sol.Steps[j]; {
+		case x == st.Loop:
+			c.refuse(u, "step %q binds ${%s}, but it is in for_each %q's body, whose output is the list the loop collects once every item is done", st.ID, u.b.text, x.ID)
+			return
+		case x.Loop != nil && x.Loop != st.Loop:
+			c.refuse(u, "step %q binds ${%s}, but step %q is in for_each %q's body: its values live in one iteration; after the loop, bind ${steps.%s.output}, the list each iteration collects", st.ID, u.b.text, x.ID, x.Loop.ID, x.Loop.ID)
+			return
+		}
+	}
 	if (u.b.root == "steps" || u.b.root == "reviews") && slices.Contains(c.sol.Dropped, u.b.step) {
 		return // the step exists, refused for its kind keys
 	}
@@ -554,7 +588,7 @@ func (c *checker) checkBindingTarget(st *Step, u *use) {
 		return
 	}
 	switch x := c.sol.Steps[j]; x.Kind {
-	case KindTool, KindWorkflow:
+	case KindTool, KindWorkflow, KindForEach:
 		if u.b.isError() {
 			switch {
 			case u.b.rest != ".error.Error" && u.b.rest != ".error.Cause":
@@ -1091,4 +1125,43 @@ func readsKept(rest string, keep []string) bool {
 		}
 	}
 	return false
+}
+
+// compileForEach compiles a for_each's items, exactly one binding to a
+// list in the run's data (its Map's ItemsPath, a reference path), read in
+// the scope of the for_each itself; and its collect, read at the end of
+// an iteration, in the body's scope.
+func (c *checker) compileForEach(i int, st *Step) {
+	fe := st.ForEach
+	if fe.Items != nil {
+		var uses []use
+		p, errs := compileParams(fe.Items, false, &uses)
+		for _, e := range errs {
+			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
+		}
+		switch {
+		case len(errs) > 0:
+		case len(uses) != 1 || !uses[0].whole || !strings.HasPrefix(p.expr, "$."):
+			c.ds.errorf(fe.Items.pos, RuleBinding, "step %q: for_each.items must be exactly one binding to a list in the run's data, such as \"${input.orders}\"", st.ID)
+		default:
+			c.uses[i] = uses
+			for k := range uses {
+				c.checkBindingTarget(st, &uses[k])
+			}
+			c.itemsPaths[i] = p.expr
+		}
+	}
+	if fe.Collect != nil {
+		var uses []use
+		p, errs := compileParams(fe.Collect, false, &uses)
+		for _, e := range errs {
+			c.ds.errorf(e.pos, RuleBinding, "step %q collect: %s", st.ID, e.msg)
+		}
+		// collect is read where an iteration ends: in the body.
+		end := &Step{ID: st.ID, Pos: st.Pos, Loop: st}
+		for k := range uses {
+			c.checkBindingTarget(end, &uses[k])
+		}
+		c.collects[i], c.collectUses[i] = p, uses
+	}
 }

@@ -85,3 +85,52 @@ func TestForEachRefusals(t *testing.T) {
 		})
 	}
 }
+
+// Bindings in and around a body: the item by its as name and the index
+// inside the body only; a body step's values inside its body only; the
+// loop's output after it.
+func TestForEachBindings(t *testing.T) {
+	body := strings.Replace(reviewedLoop, `text: "x"`, `text: "${person.name} is number ${for_each.index}"`, 1)
+	res := Compile("loop.yaml", []byte(body), Options{})
+	if got := fmt.Sprint(rules(res)); got != "[for-each]" {
+		t.Fatalf("the item and its index in the body: %v", res.Diagnostics)
+	}
+	cases := map[string]string{
+		"the item outside its body": `    on_error:
+      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}
+    next: after
+  - id: after
+    pass: {who: "${person.name}"}
+`,
+		"the index outside a body": `    on_error:
+      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}
+    next: after
+  - id: after
+    pass: {n: "${for_each.index}"}
+`,
+		"a body step's output after the loop": `    on_error:
+      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}
+    next: after
+  - id: after
+    pass: {id: "${steps.send.output.message_id}"}
+`,
+	}
+	for name, tail := range cases {
+		t.Run(name, func(t *testing.T) {
+			src := strings.Replace(reviewedLoop, "    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n", tail, 1)
+			res := Compile("loop.yaml", []byte(src), Options{})
+			if got := fmt.Sprint(rules(res)); got != "[for-each binding]" {
+				t.Errorf("diagnostics %v, want [for-each binding]: %+v", got, res.Diagnostics)
+			}
+		})
+	}
+	after := strings.Replace(reviewedLoop, "    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n",
+		"    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n    next: after\n  - id: after\n    pass: {all: \"${steps.each.output}\"}\n", 1)
+	if res := Compile("loop.yaml", []byte(after), Options{}); fmt.Sprint(rules(res)) != "[for-each]" {
+		t.Errorf("the loop's output after it: %+v", res.Diagnostics)
+	}
+	items := strings.Replace(reviewedLoop, `items: "${input.people}"`, `items: "people: ${input.people}"`, 1)
+	if res := Compile("loop.yaml", []byte(items), Options{}); fmt.Sprint(rules(res)) != "[for-each binding]" {
+		t.Errorf("items as a template: %+v", res.Diagnostics)
+	}
+}
