@@ -314,17 +314,6 @@ func (c *checker) scopeGraph(loop *Step) (g *gate.Graph, global []int) {
 	return g, global
 }
 
-// refuseUncompiled refuses a for_each once every check has run: its
-// grammar, scopes, Gate A and no-fallback are checked, but this version
-// does not emit its Map state, its bindings or its state-size bound yet.
-func (c *checker) refuseUncompiled() {
-	for _, st := range c.sol.Steps {
-		if st.Kind == KindForEach {
-			c.ds.errorf(st.Pos, RuleForEach, "step %q is a for_each: this version checks its body but does not compile it yet", st.ID)
-		}
-	}
-}
-
 // scopes lists the top level (nil) and every for_each step.
 func (c *checker) scopes() []*Step {
 	out := []*Step{nil}
@@ -639,7 +628,7 @@ func (c *checker) checkSet(g *gate.Graph) {
 			return
 		}
 		k := c.sol.Steps[j].Kind
-		if k != KindTool && k != KindPass && k != KindWorkflow {
+		if !k.completes() {
 			return
 		}
 		here := c.sol.Steps[at]
@@ -667,6 +656,13 @@ func (c *checker) checkSet(g *gate.Graph) {
 	for i, st := range c.sol.Steps {
 		for _, u := range c.uses[i] {
 			check(i, st, u)
+		}
+		// collect's outer values are read in every iteration: set before
+		// the loop starts, as its items are.
+		for _, u := range c.collectUses[i] {
+			if j, ok := c.index[u.b.step]; u.b.root == "reviews" || ok && c.sol.Steps[j].Loop == nil {
+				check(i, st, u)
+			}
 		}
 		if st.Kind == KindReview {
 			if j, ok := c.index[st.Of.Name]; ok && c.sol.Steps[j].Kind == KindTool {
@@ -719,7 +715,7 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 		if !u.b.isError() || !ok || reported[u.b.text] {
 			continue
 		}
-		if x := c.sol.Steps[j]; x.Kind != KindTool && x.Kind != KindWorkflow || !x.hasOnError() {
+		if x := c.sol.Steps[j]; x.Kind != KindTool && x.Kind != KindWorkflow && x.Kind != KindForEach || !x.hasOnError() {
 			continue
 		}
 		if !fl.leftByError(j, fl.end()) {
@@ -731,32 +727,48 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 		from int
 		ok   bool // left by its success edge (next)
 	}
-	var ends []end
+	c.checkEndsSet(dom, nil, c.outputUses, reported, "output", "ends the run", "the run")
 	for i, st := range c.sol.Steps {
-		if !c.reachable[i] {
+		if st.Kind == KindForEach {
+			c.checkEndsSet(dom, st, c.collectUses[i], map[string]bool{}, fmt.Sprintf("for_each %q collect", st.ID), "ends an iteration", "an iteration")
+		}
+	}
+}
+
+// checkEndsSet refuses a binding of uses, read where scope ends (the run's
+// output for the top level, collect for a for_each's body), of a step that
+// has not completed on every path that ends the scope.
+func (c *checker) checkEndsSet(dom *dominators, scope *Step, uses []use, reported map[string]bool, what, ends, who string) {
+	type end struct {
+		from int
+		ok   bool // left by its success edge (next)
+	}
+	var all []end
+	for i, st := range c.sol.Steps {
+		if !c.reachable[i] || st.Loop != scope {
 			continue
 		}
 		if st.Kind == KindSucceed {
-			ends = append(ends, end{i, false})
+			all = append(all, end{i, false})
 		}
 		for _, t := range c.targets(st) {
 			if t.ref.Name == EndTarget {
-				ends = append(ends, end{i, t.kind == gate.Plain && (st.Kind == KindTool || st.Kind == KindPass || st.Kind == KindWorkflow)})
+				all = append(all, end{i, t.kind == gate.Plain && st.Kind.completes()})
 			}
 		}
 	}
-	for _, u := range c.outputUses {
+	for _, u := range uses {
 		j, ok := c.index[u.b.step]
 		if u.refused || u.b.root != "steps" || !ok || reported[u.b.text] || u.b.isError() && c.sol.Steps[j].Kind != KindPass {
 			continue
 		}
-		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {
-			continue
+		if !c.sol.Steps[j].Kind.completes() || c.sol.Steps[j].Loop != scope {
+			continue // an outer step, bound in a body, was checked at the for_each
 		}
-		for _, e := range ends {
+		for _, e := range all {
 			if !dom.completedBeforeEnd(j, e.from, e.ok) {
 				reported[u.b.text] = true
-				c.ds.errorf(u.pos, RuleUnsetBinding, "output binds ${%s}, but step %q has not completed on every path that ends the run: the run can end at step %q without it", u.b.text, u.b.step, c.sol.Steps[e.from].ID)
+				c.ds.errorf(u.pos, RuleUnsetBinding, "%s binds ${%s}, but step %q has not completed on every path that %s: %s can end at step %q without it", what, u.b.text, u.b.step, ends, who, c.sol.Steps[e.from].ID)
 				break
 			}
 		}

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -50,8 +51,8 @@ func rules(res *Result) []string {
 // Until the Map state is emitted, the only refusal is that one.
 func TestForEachBodyGateA(t *testing.T) {
 	res := Compile("loop.yaml", []byte(reviewedLoop), Options{})
-	if got := fmt.Sprint(rules(res)); got != "[for-each]" {
-		t.Fatalf("diagnostics %v, want only [for-each]: %+v", got, res.Diagnostics)
+	if got := fmt.Sprint(rules(res)); got != "[]" {
+		t.Fatalf("diagnostics %v, want none: %+v", got, res.Diagnostics)
 	}
 	if len(res.Gate) != 1 || res.Gate[0].Step != "send" || res.Gate[0].Path != nil || fmt.Sprint(res.Gate[0].Last) != "[approve]" {
 		t.Fatalf("gate verdicts %+v", res.Gate)
@@ -92,7 +93,7 @@ func TestForEachRefusals(t *testing.T) {
 func TestForEachBindings(t *testing.T) {
 	body := strings.Replace(reviewedLoop, `text: "x"`, `text: "${person.name} is number ${for_each.index}"`, 1)
 	res := Compile("loop.yaml", []byte(body), Options{})
-	if got := fmt.Sprint(rules(res)); got != "[for-each]" {
+	if got := fmt.Sprint(rules(res)); got != "[]" {
 		t.Fatalf("the item and its index in the body: %v", res.Diagnostics)
 	}
 	cases := map[string]string{
@@ -119,18 +120,50 @@ func TestForEachBindings(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := strings.Replace(reviewedLoop, "    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n", tail, 1)
 			res := Compile("loop.yaml", []byte(src), Options{})
-			if got := fmt.Sprint(rules(res)); got != "[for-each binding]" {
-				t.Errorf("diagnostics %v, want [for-each binding]: %+v", got, res.Diagnostics)
+			if got := fmt.Sprint(rules(res)); got != "[binding]" {
+				t.Errorf("diagnostics %v, want [binding]: %+v", got, res.Diagnostics)
 			}
 		})
 	}
 	after := strings.Replace(reviewedLoop, "    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n",
 		"    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n    next: after\n  - id: after\n    pass: {all: \"${steps.each.output}\"}\n", 1)
-	if res := Compile("loop.yaml", []byte(after), Options{}); fmt.Sprint(rules(res)) != "[for-each]" {
+	if res := Compile("loop.yaml", []byte(after), Options{}); fmt.Sprint(rules(res)) != "[]" {
 		t.Errorf("the loop's output after it: %+v", res.Diagnostics)
 	}
 	items := strings.Replace(reviewedLoop, `items: "${input.people}"`, `items: "people: ${input.people}"`, 1)
-	if res := Compile("loop.yaml", []byte(items), Options{}); fmt.Sprint(rules(res)) != "[for-each binding]" {
+	if res := Compile("loop.yaml", []byte(items), Options{}); fmt.Sprint(rules(res)) != "[binding]" {
 		t.Errorf("items as a template: %+v", res.Diagnostics)
+	}
+}
+
+// The state-size bound counts collected × max_items outside the loop: a
+// whole e-mail result per item, a hundred items, cannot fit 256 KiB.
+func TestForEachStateSize(t *testing.T) {
+	src, err := os.ReadFile("../testdata/solutions/for-each-mail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := Compile("mail.yaml", src, Options{}); !res.OK() {
+		t.Fatalf("the golden Solution: %+v", res.Diagnostics)
+	}
+	big := strings.Replace(strings.Replace(string(src), "max_items: 20", "max_items: 100", 1),
+		`message_id: "${steps.send.output.message_id}"`, `message: "${steps.send.output}"`, 1)
+	res := Compile("mail.yaml", []byte(big), Options{})
+	if !strings.Contains(fmt.Sprint(rules(res)), RuleStateSize) {
+		t.Fatalf("diagnostics %+v, want [%s]", res.Diagnostics, RuleStateSize)
+	}
+}
+
+// collect is read where an iteration ends: a body step it binds must have
+// completed on every path that ends the iteration.
+func TestForEachCollectSet(t *testing.T) {
+	src, err := os.ReadFile("../testdata/solutions/for-each-mail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unset := strings.Replace(string(src), "on_reject: skipped", "on_reject: end", 1)
+	res := Compile("mail.yaml", []byte(unset), Options{})
+	if got := fmt.Sprint(rules(res)); !strings.Contains(got, RuleUnsetBinding) || !strings.Contains(fmt.Sprint(res.Diagnostics), `an iteration can end at step "approve"`) {
+		t.Fatalf("diagnostics %+v, want [%s] naming approve", res.Diagnostics, RuleUnsetBinding)
 	}
 }

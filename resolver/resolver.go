@@ -137,7 +137,6 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkCatches()
 	c.checkRetryErrors()
 	c.checkToolTimeouts()
-	c.refuseUncompiled()
 	if !ds.hasErrors() {
 		c.checkStateSize(g)
 	}

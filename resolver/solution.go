@@ -37,6 +37,12 @@ const (
 	KindForEach StepKind = "for_each"
 )
 
+// completes reports whether a step of kind k leaves a result when it is
+// left by its success edge (next): a tool, workflow, pass or for_each step.
+func (k StepKind) completes() bool {
+	return k == KindTool || k == KindPass || k == KindWorkflow || k == KindForEach
+}
+
 // EndTarget is the reserved target meaning "the run succeeds here".
 const EndTarget = "end"
 
