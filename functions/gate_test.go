@@ -327,7 +327,7 @@ func TestCompletedGatedCallReplaysAfterItsApprovalExpired(t *testing.T) {
 	rows, _ := s.store.RunRows(ctx, run)
 	var statuses []string
 	for _, r := range rows {
-		statuses = append(statuses, fmt.Sprintf("%d:%s×%d", r.Seq, r.Status, r.Invocations()))
+		statuses = append(statuses, fmt.Sprintf("%s:%s×%d", r.Seq, r.Status, r.Invocations()))
 	}
 	// The call's replays are one row with their count, after its attempts
 	// and refusals.

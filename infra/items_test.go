@@ -567,10 +567,10 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	ignore := func(...any) {}
 	now := time.Now()
 	rec := func() *ledgertable.Record {
-		return &ledgertable.Record{Key: testKey, RunID: testRunID, Seq: 2, Step: "send", Tool: "send-email", ToolsetID: testToolset,
+		return &ledgertable.Record{Key: testKey, RunID: testRunID, Seq: "2", Step: "send", Tool: "send-email", ToolsetID: testToolset,
 			InputDigest: "sha256:00", State: ledgertable.Failed, Attempts: 1, LeaseUntil: now}
 	}
-	row := &ledgertable.Row{RunID: testRunID, Seq: 2, Attempt: 1, Step: "send", Tool: "send-email", ToolsetID: testToolset,
+	row := &ledgertable.Row{RunID: testRunID, Seq: "2", Attempt: 1, Step: "send", Tool: "send-email", ToolsetID: testToolset,
 		IdempotencyKey: testKey, Status: ledgertable.Refused, StartedAt: now, EndedAt: now}
 	rv := &review.Review{ID: testReview, TaskToken: "token", DeliveryLeaseUntil: now}
 	calls := []func(*recorder){

@@ -58,6 +58,9 @@ type emitter struct {
 	funcs     map[string]string // placeholder -> function
 	toolFuncs map[string]string // platform tool function placeholder -> tool
 	workflows map[string]*WorkflowPin
+	// loop is the for_each whose body is being emitted (its states go to
+	// its Map's ItemProcessor); nil at the top level.
+	loop *Step
 }
 
 // placeholders returns every placeholder key of the definition: the
@@ -73,15 +76,22 @@ func (e *emitter) placeholders() map[string]string {
 
 func (e *emitter) stateOf(i int) string {
 	st := e.c.sol.Steps[i]
-	if st.Kind == KindTool || st.Kind == KindWorkflow {
+	if st.Kind == KindTool || st.Kind == KindWorkflow || st.Kind == KindForEach {
 		return st.ID + "-seq"
 	}
 	return st.ID
 }
 
-// next resolves a target to a state name; end becomes endState.
+// next resolves a target to a state name; end becomes endState, or in a
+// for_each body the iteration's end, "<for_each id>-end" (state names
+// are unique definition-wide, ItemProcessors included).
 func (e *emitter) next(r Ref, endState string) string {
 	if !r.Set || r.Name == EndTarget {
+		if e.loop != nil {
+			name := e.loop.ID + "-end"
+			e.states[name] = e.iterationEnd()
+			return name
+		}
 		e.states[endState] = e.succeed()
 		return endState
 	}
@@ -216,34 +226,8 @@ func (e *emitter) emit() map[string]any {
 		}
 	}
 	for i, st := range e.c.sol.Steps {
-		if !e.c.reachable[i] {
-			continue
-		}
-		switch st.Kind {
-		case KindTool:
-			e.tool(i, st)
-		case KindWorkflow:
-			e.workflow(i, st)
-		case KindPass:
-			e.states[st.ID] = withNext(map[string]any{
-				"Type":       "Pass",
-				"Parameters": e.c.params[i].static,
-				"ResultPath": "$.steps." + st.ID,
-			}, e.next(st.Next, stateEnd))
-		case KindChoice:
-			e.choice(i, st)
-		case KindReview:
-			e.review(st)
-		case KindWait:
-			e.wait(i, st)
-		case KindSucceed:
-			e.states[st.ID] = e.succeed()
-		case KindFail:
-			f := map[string]any{"Type": "Fail", "Error": st.Error}
-			if st.Cause != "" {
-				f["Cause"] = st.Cause
-			}
-			e.states[st.ID] = f
+		if st.Loop == nil {
+			e.step(i, st)
 		}
 	}
 	return map[string]any{
@@ -253,6 +237,44 @@ func (e *emitter) emit() map[string]any {
 		// Step Functions ends it with States.Timeout.
 		"TimeoutSeconds": e.c.sol.RunTimeout,
 		"States":         e.states,
+	}
+}
+
+// step emits the states of reachable step i into e.states.
+func (e *emitter) step(i int, st *Step) {
+	if !e.c.reachable[i] {
+		return
+	}
+	switch st.Kind {
+	case KindForEach:
+		e.forEach(i, st)
+	case KindTool:
+		e.tool(i, st)
+	case KindWorkflow:
+		e.workflow(i, st)
+	case KindPass:
+		e.states[st.ID] = withNext(map[string]any{
+			"Type":       "Pass",
+			"Parameters": e.c.params[i].static,
+			"ResultPath": "$.steps." + st.ID,
+		}, e.next(st.Next, stateEnd))
+	case KindChoice:
+		e.choice(i, st)
+	case KindReview:
+		e.review(st)
+	case KindWait:
+		e.wait(i, st)
+	case KindSucceed:
+		e.states[st.ID] = e.succeed()
+		if e.loop != nil {
+			e.states[st.ID] = e.iterationEnd() // ends the iteration
+		}
+	case KindFail:
+		f := map[string]any{"Type": "Fail", "Error": st.Error}
+		if st.Cause != "" {
+			f["Cause"] = st.Cause
+		}
+		e.states[st.ID] = f
 	}
 }
 
@@ -275,12 +297,35 @@ func (e *emitter) needsStarter() bool {
 	return false
 }
 
+// seqExpr is a call's seq as the envelope carries it, a string
+// (tool.Seq): meta.seq is the number States.MathAdd advances; in a
+// for_each body it follows the counter value the loop took
+// (meta.loop_seq) and the item's index (meta.index): "4.17.2".
+func (e *emitter) seqExpr() string {
+	if e.loop != nil {
+		return "States.Format('{}.{}.{}', $.meta.loop_seq, $.meta.index, $.meta.seq)"
+	}
+	return "States.Format('{}', $.meta.seq)"
+}
+
+// keyExpr is a call's idempotency key, "<run_id>/<seq>".
+func (e *emitter) keyExpr() string {
+	if e.loop != nil {
+		return "States.Format('{}/{}.{}.{}', $.meta.run_id, $.meta.loop_seq, $.meta.index, $.meta.seq)"
+	}
+	return "States.Format('{}/{}', $.meta.run_id, $.meta.seq)"
+}
+
 // nextMeta is the seq Pass's meta: the run id, the next seq, the parent's
 // run id ("" but in a child run) and the verified starter ({} when the
 // Solution has no Starter).
 func (e *emitter) nextMeta() map[string]any {
-	return map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)",
+	m := map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)",
 		"parent_run_id.$": "$.meta.parent_run_id", "start.$": "$.meta.start"}
+	if e.loop != nil {
+		m["loop_seq.$"], m["index.$"] = "$.meta.loop_seq", "$.meta.index"
+	}
+	return m
 }
 
 func (e *emitter) tool(i int, st *Step) {
@@ -297,9 +342,9 @@ func (e *emitter) tool(i int, st *Step) {
 		tool.MemberTool:               st.Tool,
 		tool.MemberToolsetID:          e.toolsetID,
 		tool.MemberRunID:              path("$.meta.run_id"),
-		tool.MemberSeq:                path("$.meta.seq"),
+		tool.MemberSeq:                path(e.seqExpr()),
 		tool.MemberStep:               st.ID,
-		tool.MemberIdempotencyKey:     path("States.Format('{}/{}', $.meta.run_id, $.meta.seq)"),
+		tool.MemberIdempotencyKey:     path(e.keyExpr()),
 		tool.MemberAttempt:            path("States.MathAdd($$.State.RetryCount, 1)"),
 		tool.MemberTolerateDuplicates: e.c.tolerates(st),
 		tool.MemberInput:              e.c.params[i].static,
@@ -604,11 +649,19 @@ func DeployedSize(encoded []byte, placeholders map[string]string) (int, error) {
 
 // checkQuotas refuses a definition Step Functions would refuse.
 func (c *checker) checkQuotas(def map[string]any, encoded []byte, placeholders map[string]string) {
-	for name := range def["States"].(map[string]any) {
-		if n := utf8.RuneCountInString(name); n > MaxStateNameLength {
-			c.ds.errorf(c.sol.StepsPos, RuleQuota, "state name %q is %d characters; Step Functions allows %d", name, n, MaxStateNameLength)
+	var names func(states map[string]any)
+	names = func(states map[string]any) {
+		for name, st := range states {
+			if n := utf8.RuneCountInString(name); n > MaxStateNameLength {
+				c.ds.errorf(c.sol.StepsPos, RuleQuota, "state name %q is %d characters; Step Functions allows %d", name, n, MaxStateNameLength)
+			}
+			// A Map's ItemProcessor states are names of the definition too.
+			if p, ok := st.(map[string]any)["ItemProcessor"].(map[string]any); ok {
+				names(p["States"].(map[string]any))
+			}
 		}
 	}
+	names(def["States"].(map[string]any))
 	size, err := DeployedSize(encoded, placeholders)
 	if err != nil {
 		c.ds.errorf(c.sol.StepsPos, RuleQuota, "measure the definition: %v", err)

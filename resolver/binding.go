@@ -27,12 +27,20 @@ import (
 // zeros, so that one element has one spelling). "$${" writes a literal "${".
 type binding struct {
 	text string // as written inside ${ }
-	root string // "input", "steps", "execution" or "reviews"
+	// root is "input", "steps", "execution", "reviews", "for_each" (the
+	// item's index, ${for_each.index}) or "item": a for_each body's item,
+	// ${<as>...}, whose name is in step. checkBindingTarget refuses an
+	// item root outside a body whose as it is.
+	root string
 	// step is the step id, for roots "steps" and "reviews"; the member of
 	// $$.Execution, for root "execution".
 	step string
 	rest string // the JSONPath accessors after the root (and step id)
 }
+
+// bindingRoots are the first names a binding may start with; a for_each's
+// item name (as) may be none of them.
+var bindingRoots = []string{"input", "steps", "execution", "reviews", "for_each"}
 
 // executionFields maps ${execution.NAME} to its member of $$.Execution
 // (the context object, AWS Step Functions developer guide, "Accessing
@@ -53,6 +61,10 @@ func (b *binding) jsonPath() string {
 		return "$$.Execution." + executionFields[b.step]
 	case "reviews":
 		return "$.decisions." + b.step + b.rest
+	case "for_each":
+		return "$.index"
+	case "item":
+		return "$.item" + b.rest
 	}
 	return "$.steps." + b.step + b.rest
 }
@@ -66,10 +78,10 @@ func (b *binding) isError() bool {
 // this form would be replaced at deploy.
 var placeholderPattern = regexp.MustCompile(`\$\{[A-Za-z0-9_]+\}`)
 
-var bindingPattern = regexp.MustCompile(`^(input|steps\.([a-z][a-z0-9_]{0,62})|execution|reviews\.([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:0|[1-9][0-9]{0,8})\])*)$`)
+var bindingPattern = regexp.MustCompile(`^(input|for_each\.index|steps\.([a-z][a-z0-9_]{0,62})|execution|reviews\.([a-z][a-z0-9_]{0,62})|([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:0|[1-9][0-9]{0,8})\])*)$`)
 
 // bindingForms is what a binding may be, for diagnostics.
-const bindingForms = "${input.PATH}, ${steps.ID.output.PATH}, ${steps.ID.error.Error|Cause}, ${steps.ID.PATH}, ${execution.id|name|start_time} or ${reviews.ID.decision|reason|approver} (PATH: .name and [index])"
+const bindingForms = "${input.PATH}, ${steps.ID.output.PATH}, ${steps.ID.error.Error|Cause}, ${steps.ID.PATH}, ${execution.id|name|start_time}, ${reviews.ID.decision|reason|approver}, or in a for_each body ${AS.PATH} and ${for_each.index} (PATH: .name and [index])"
 
 // parseBinding parses the text inside ${ }.
 func parseBinding(inner string) (*binding, error) {
@@ -77,8 +89,15 @@ func parseBinding(inner string) (*binding, error) {
 	if m == nil {
 		return nil, fmt.Errorf("binding %q must be %s", truncate("${"+inner+"}"), bindingForms)
 	}
-	b := &binding{text: inner, root: m[1], rest: m[4]}
+	b := &binding{text: inner, root: m[1], rest: m[5]}
 	switch {
+	case m[1] == "for_each.index":
+		b.root = "for_each"
+		if b.rest != "" {
+			return nil, fmt.Errorf("binding %q: the item's index is a number: write ${for_each.index}", truncate("${"+inner+"}"))
+		}
+	case m[4] != "":
+		b.root, b.step = "item", m[4]
 	case m[2] != "":
 		b.root, b.step = "steps", m[2]
 	case m[3] != "":

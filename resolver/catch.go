@@ -107,6 +107,22 @@ func (c *checker) raisable(i int, st *Step) []string {
 		}
 		names = append(names, statesTimeout)
 		names = append(names, lambdaErrors...)
+	case KindForEach:
+		// A list longer than max_items, a body's fail step, and whatever
+		// a body step raises that the body does not catch.
+		names = append(names, ForEachTooManyItems)
+		for _, b := range st.ForEach.Body {
+			switch b.Kind {
+			case KindFail:
+				names = append(names, b.Error)
+			case KindTool, KindWorkflow:
+				if k, ok := c.index[b.ID]; ok {
+					names = append(names, c.raisable(k, b)...)
+				}
+			}
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
 	case KindWorkflow:
 		names = append(names, WorkflowFailed)
 		names = append(names, startErrors...)
@@ -122,7 +138,7 @@ func (c *checker) raisable(i int, st *Step) []string {
 // (it would never be taken), or that is listed twice.
 func (c *checker) checkCatches() {
 	for i, st := range c.sol.Steps {
-		if len(st.Catches) == 0 || st.Kind != KindTool && st.Kind != KindWorkflow {
+		if len(st.Catches) == 0 || st.Kind != KindTool && st.Kind != KindWorkflow && st.Kind != KindForEach {
 			continue
 		}
 		if st.Kind == KindTool && c.tools[i] == nil {
@@ -167,8 +183,11 @@ func (c *checker) cannotRaise(st *Step, name string, names []string) string {
 		return "which no entry can catch: " + why
 	}
 	raiser := "a workflow step"
-	if st.Kind == KindTool {
+	switch st.Kind {
+	case KindTool:
 		raiser = st.Tool + "'s Task"
+	case KindForEach:
+		raiser = "this for_each (FOR_EACH_TOO_MANY_ITEMS, its body's fail errors and what its body's steps raise)"
 	}
 	switch {
 	case name == string(tool.CallParked):

@@ -37,6 +37,12 @@ type checker struct {
 	// waitPaths holds each bound wait step's path: the SecondsPath or
 	// TimestampPath of its Wait state.
 	waitPaths map[int]string
+	// itemsPaths holds each for_each step's items path (its Map's
+	// ItemsPath), and collects what each iteration returns, in Parameters
+	// form, with its bindings (read in the body's scope).
+	itemsPaths  map[int]string
+	collects    map[int]compiled
+	collectUses map[int][]use
 	// decisions holds the review steps whose decision a reachable step
 	// or the output binds (${reviews.ID...}): their outcomes write it.
 	decisions map[string]bool
@@ -80,6 +86,9 @@ func (c *checker) resolve() {
 	if c.sol.Start.Set {
 		if i, ok := c.index[c.sol.Start.Name]; ok {
 			c.start = i
+			if l := c.sol.Steps[i].Loop; l != nil {
+				c.ds.errorf(c.sol.Start.Pos, RuleForEachScope, "start %q is a step of for_each %q's body: the run starts at a top-level step; a body starts at its first step", c.sol.Start.Name, l.ID)
+			}
 		} else if !slices.Contains(c.sol.Dropped, c.sol.Start.Name) {
 			c.ds.errorf(c.sol.Start.Pos, RuleUnknownTarget, "start %q names no step", c.sol.Start.Name)
 		}
@@ -93,6 +102,9 @@ func (c *checker) resolve() {
 			switch {
 			case !ok:
 				st.OfUnusable = true
+			case c.sol.Steps[i].Loop != st.Loop:
+				st.OfUnusable = true
+				c.ds.errorf(st.Of.Pos, RuleReviewScope, "review %q is of step %q, %s: a review approves only a tool step of its own scope (a for_each's body is one, the top level another), so that an approval never reaches a call of another item or outside the loop", st.ID, st.Of.Name, scopeDiff(st, c.sol.Steps[i]))
 			case c.sol.Steps[i].Kind != KindTool:
 				st.OfUnusable = true
 				c.ds.errorf(st.Of.Pos, RuleTargetKind, "review %q is of step %q, which is a %s step: a review approves the inputs of a tool step", st.ID, st.Of.Name, c.sol.Steps[i].Kind)
@@ -147,6 +159,12 @@ func (c *checker) targets(st *Step) []namedRef {
 		add(st.OnError, "on_error", gate.Error, false)
 	case KindPass, KindWait:
 		add(st.Next, "next", gate.Plain, true)
+	case KindForEach:
+		add(st.Next, "next", gate.Plain, true)
+		for _, k := range st.Catches {
+			add(k.Next, "on_error", gate.Error, false)
+		}
+		add(st.OnError, "on_error", gate.Error, false)
 	case KindChoice:
 		for _, r := range st.Rules {
 			add(r.Next, "next", gate.Plain, false)
@@ -167,6 +185,10 @@ func (c *checker) target(st *Step, r Ref, what string, endOK bool) (int, bool) {
 		return -1, true
 	}
 	if i, ok := c.index[r.Name]; ok {
+		if t := c.sol.Steps[i]; t.Loop != st.Loop && what != "review.of" {
+			c.ds.errorf(r.Pos, RuleForEachScope, "step %q %s %q: %q is %s; a body's targets stay inside it, and %q ends an iteration", st.ID, what, r.Name, r.Name, scopeDiff(st, t), EndTarget)
+			return -1, false
+		}
 		return i, true
 	}
 	if slices.Contains(c.sol.Dropped, r.Name) {
@@ -176,8 +198,42 @@ func (c *checker) target(st *Step, r Ref, what string, endOK bool) (int, bool) {
 	return -1, false
 }
 
-// graph builds the step graph for Gate A and reachability; edges to end and
-// unresolved targets are left out.
+// scopeDiff says where step t is, seen from step st of another scope.
+func scopeDiff(st, t *Step) string {
+	switch {
+	case t.Loop == nil:
+		return "a top-level step"
+	case st.Loop == nil:
+		return fmt.Sprintf("a step of for_each %q's body", t.Loop.ID)
+	}
+	return fmt.Sprintf("a step of for_each %q's body, not of %q's", t.Loop.ID, st.Loop.ID)
+}
+
+// bodyStart is the index of for_each step st's first body step; -1 when
+// it has none.
+func (c *checker) bodyStart(st *Step) int {
+	if st.ForEach == nil || len(st.ForEach.Body) == 0 {
+		return -1
+	}
+	if i, ok := c.index[st.ForEach.Body[0].ID]; ok && c.sol.Steps[i] == st.ForEach.Body[0] {
+		return i
+	}
+	return -1
+}
+
+// callsTool reports whether for_each step st's body holds a tool step.
+func callsTool(st *Step) bool {
+	if st.ForEach == nil {
+		return false
+	}
+	return slices.ContainsFunc(st.ForEach.Body, func(b *Step) bool { return b.Kind == KindTool })
+}
+
+// graph builds the step graph for reachability, dominance and waits: a
+// for_each has a Plain edge to its body's first step besides its own
+// out-edges (its body's steps run after it starts, and its next only
+// after all of them). Edges to end and unresolved targets are left out.
+// Gate A and the no-fallback check run on scopeGraph, never on this one.
 func (c *checker) graph() *gate.Graph {
 	g := &gate.Graph{Nodes: make([]gate.Node, len(c.sol.Steps)), Start: c.start}
 	for i, st := range c.sol.Steps {
@@ -192,13 +248,81 @@ func (c *checker) graph() *gate.Graph {
 			}
 		}
 		for _, t := range c.targets(st) {
-			if j, ok := c.index[t.ref.Name]; ok && t.ref.Name != EndTarget {
+			if j, ok := c.index[t.ref.Name]; ok && t.ref.Name != EndTarget && c.sol.Steps[j].Loop == st.Loop {
 				n.Next = append(n.Next, gate.Edge{To: j, Kind: t.kind})
 			}
+		}
+		if b := c.bodyStart(st); b >= 0 {
+			n.Next = append(n.Next, gate.Edge{To: b, Kind: gate.Plain})
 		}
 		g.Nodes[i] = n
 	}
 	return g
+}
+
+// scopeGraph builds the graph Gate A and the no-fallback check run on for
+// one scope: the top level (loop nil) or a for_each's body, each its own
+// graph, starting unapproved (docs/solutions.md, "for_each"): a review
+// outside a body never approves a call inside it, and a review inside
+// approves only its own iteration's call. In the top level a for_each
+// whose body calls a tool is an ungated Tool node: its on_error starts a
+// fallback search, and a fallback path that reaches it reaches a tool.
+// global maps the graph's nodes to step indexes.
+func (c *checker) scopeGraph(loop *Step) (g *gate.Graph, global []int) {
+	local := map[int]int{}
+	for i, st := range c.sol.Steps {
+		if st.Loop == loop {
+			local[i] = len(global)
+			global = append(global, i)
+		}
+	}
+	g = &gate.Graph{Nodes: make([]gate.Node, len(global)), Start: -1}
+	start := c.start
+	if loop != nil {
+		start = c.bodyStart(loop)
+	}
+	if s, ok := local[start]; ok {
+		g.Start = s
+	}
+	for k, i := range global {
+		st := c.sol.Steps[i]
+		n := gate.Node{Name: st.ID, Of: -1}
+		switch st.Kind {
+		case KindTool:
+			n.Kind = gate.Tool
+			n.Gated = c.gated[st.Tool]
+		case KindForEach:
+			if callsTool(st) {
+				n.Kind = gate.Tool
+			}
+		case KindReview:
+			if j, ok := c.index[st.Of.Name]; ok && c.sol.Steps[j].Kind == KindTool {
+				if o, in := local[j]; in {
+					n.Kind, n.Of = gate.Review, o
+				}
+			}
+		}
+		for _, t := range c.targets(st) {
+			if j, ok := c.index[t.ref.Name]; ok && t.ref.Name != EndTarget {
+				if o, in := local[j]; in {
+					n.Next = append(n.Next, gate.Edge{To: o, Kind: t.kind})
+				}
+			}
+		}
+		g.Nodes[k] = n
+	}
+	return g, global
+}
+
+// scopes lists the top level (nil) and every for_each step.
+func (c *checker) scopes() []*Step {
+	out := []*Step{nil}
+	for _, st := range c.sol.Steps {
+		if st.Kind == KindForEach {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // reach marks the steps reachable from the start and warns about the rest.
@@ -285,6 +409,7 @@ func (c *checker) compileValues() {
 	c.uses = map[int][]use{}
 	c.rules = map[int][]compiledRule{}
 	c.waitPaths = map[int]string{}
+	c.itemsPaths, c.collects, c.collectUses = map[int]string{}, map[int]compiled{}, map[int][]use{}
 	for i, st := range c.sol.Steps {
 		var v *value
 		switch st.Kind {
@@ -302,6 +427,9 @@ func (c *checker) compileValues() {
 			continue
 		case KindWait:
 			c.compileWait(i, st)
+			continue
+		case KindForEach:
+			c.compileForEach(i, st)
 			continue
 		default:
 			continue
@@ -399,6 +527,30 @@ func (c *checker) compileRules(i int, st *Step) {
 }
 
 func (c *checker) checkBindingTarget(st *Step, u *use) {
+	switch u.b.root {
+	case "for_each":
+		if st.Loop == nil {
+			c.refuse(u, "step %q binds ${%s}, but is in no for_each body: the index is an item's, inside its body", st.ID, u.b.text)
+		}
+		return
+	case "item":
+		if st.Loop == nil || st.Loop.ForEach.As != u.b.step {
+			// As parseBinding says of any other name: the item's name is
+			// a root only inside its body.
+			c.refuse(u, "step %q: binding %q must be %s", st.ID, truncate("${"+u.b.text+"}"), bindingForms)
+		}
+		return
+	}
+	if j, ok := c.index[u.b.step]; ok && (u.b.root == "steps" || u.b.root == "reviews") {
+		switch x := c.sol.Steps[j]; {
+		case x == st.Loop:
+			c.refuse(u, "step %q binds ${%s}, but it is in for_each %q's body, whose output is the list the loop collects once every item is done", st.ID, u.b.text, x.ID)
+			return
+		case x.Loop != nil && x.Loop != st.Loop:
+			c.refuse(u, "step %q binds ${%s}, but step %q is in for_each %q's body: its values live in one iteration; after the loop, bind ${steps.%s.output}, the list each iteration collects", st.ID, u.b.text, x.ID, x.Loop.ID, x.Loop.ID)
+			return
+		}
+	}
 	if (u.b.root == "steps" || u.b.root == "reviews") && slices.Contains(c.sol.Dropped, u.b.step) {
 		return // the step exists, refused for its kind keys
 	}
@@ -425,7 +577,7 @@ func (c *checker) checkBindingTarget(st *Step, u *use) {
 		return
 	}
 	switch x := c.sol.Steps[j]; x.Kind {
-	case KindTool, KindWorkflow:
+	case KindTool, KindWorkflow, KindForEach:
 		if u.b.isError() {
 			switch {
 			case u.b.rest != ".error.Error" && u.b.rest != ".error.Cause":
@@ -476,7 +628,7 @@ func (c *checker) checkSet(g *gate.Graph) {
 			return
 		}
 		k := c.sol.Steps[j].Kind
-		if k != KindTool && k != KindPass && k != KindWorkflow {
+		if !k.completes() {
 			return
 		}
 		here := c.sol.Steps[at]
@@ -504,6 +656,13 @@ func (c *checker) checkSet(g *gate.Graph) {
 	for i, st := range c.sol.Steps {
 		for _, u := range c.uses[i] {
 			check(i, st, u)
+		}
+		// collect's outer values are read in every iteration: set before
+		// the loop starts, as its items are.
+		for _, u := range c.collectUses[i] {
+			if j, ok := c.index[u.b.step]; u.b.root == "reviews" || ok && c.sol.Steps[j].Loop == nil {
+				check(i, st, u)
+			}
 		}
 		if st.Kind == KindReview {
 			if j, ok := c.index[st.Of.Name]; ok && c.sol.Steps[j].Kind == KindTool {
@@ -556,7 +715,7 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 		if !u.b.isError() || !ok || reported[u.b.text] {
 			continue
 		}
-		if x := c.sol.Steps[j]; x.Kind != KindTool && x.Kind != KindWorkflow || !x.hasOnError() {
+		if x := c.sol.Steps[j]; x.Kind != KindTool && x.Kind != KindWorkflow && x.Kind != KindForEach || !x.hasOnError() {
 			continue
 		}
 		if !fl.leftByError(j, fl.end()) {
@@ -568,32 +727,48 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 		from int
 		ok   bool // left by its success edge (next)
 	}
-	var ends []end
+	c.checkEndsSet(dom, nil, c.outputUses, reported, "output", "ends the run", "the run")
 	for i, st := range c.sol.Steps {
-		if !c.reachable[i] {
+		if st.Kind == KindForEach {
+			c.checkEndsSet(dom, st, c.collectUses[i], map[string]bool{}, fmt.Sprintf("for_each %q collect", st.ID), "ends an iteration", "an iteration")
+		}
+	}
+}
+
+// checkEndsSet refuses a binding of uses, read where scope ends (the run's
+// output for the top level, collect for a for_each's body), of a step that
+// has not completed on every path that ends the scope.
+func (c *checker) checkEndsSet(dom *dominators, scope *Step, uses []use, reported map[string]bool, what, ends, who string) {
+	type end struct {
+		from int
+		ok   bool // left by its success edge (next)
+	}
+	var all []end
+	for i, st := range c.sol.Steps {
+		if !c.reachable[i] || st.Loop != scope {
 			continue
 		}
 		if st.Kind == KindSucceed {
-			ends = append(ends, end{i, false})
+			all = append(all, end{i, false})
 		}
 		for _, t := range c.targets(st) {
 			if t.ref.Name == EndTarget {
-				ends = append(ends, end{i, t.kind == gate.Plain && (st.Kind == KindTool || st.Kind == KindPass || st.Kind == KindWorkflow)})
+				all = append(all, end{i, t.kind == gate.Plain && st.Kind.completes()})
 			}
 		}
 	}
-	for _, u := range c.outputUses {
+	for _, u := range uses {
 		j, ok := c.index[u.b.step]
 		if u.refused || u.b.root != "steps" || !ok || reported[u.b.text] || u.b.isError() && c.sol.Steps[j].Kind != KindPass {
 			continue
 		}
-		if k := c.sol.Steps[j].Kind; k != KindTool && k != KindPass && k != KindWorkflow {
-			continue
+		if !c.sol.Steps[j].Kind.completes() || c.sol.Steps[j].Loop != scope {
+			continue // an outer step, bound in a body, was checked at the for_each
 		}
-		for _, e := range ends {
+		for _, e := range all {
 			if !dom.completedBeforeEnd(j, e.from, e.ok) {
 				reported[u.b.text] = true
-				c.ds.errorf(u.pos, RuleUnsetBinding, "output binds ${%s}, but step %q has not completed on every path that ends the run: the run can end at step %q without it", u.b.text, u.b.step, c.sol.Steps[e.from].ID)
+				c.ds.errorf(u.pos, RuleUnsetBinding, "%s binds ${%s}, but step %q has not completed on every path that %s: %s can end at step %q without it", what, u.b.text, u.b.step, ends, who, c.sol.Steps[e.from].ID)
 				break
 			}
 		}
@@ -712,14 +887,35 @@ type GateVerdict struct {
 	Path []string
 }
 
-// checkGates runs Gate A and the no-fallback rule (docs/design.md).
-func (c *checker) checkGates(g *gate.Graph) {
+// checkGates runs Gate A and the no-fallback rule (docs/design.md) on
+// each scope's graph (scopeGraph).
+func (c *checker) checkGates() {
 	if c.pathsUnsure() {
 		return
 	}
+	for _, loop := range c.scopes() {
+		g, global := c.scopeGraph(loop)
+		c.checkGatesIn(g, global)
+	}
+}
+
+// checkGatesIn runs Gate A and the no-fallback rule on one scope's graph
+// g, whose node k is step global[k].
+func (c *checker) checkGatesIn(g *gate.Graph, global []int) {
+	toGlobal := func(path []int) []int {
+		out := make([]int, len(path))
+		for k, x := range path {
+			out[k] = global[x]
+		}
+		return out
+	}
 	violations := map[int][]int{}
 	for _, v := range gate.ReviewBeforeTool(g) {
-		violations[v.Tool] = v.Path
+		violations[global[v.Tool]] = toGlobal(v.Path)
+	}
+	inScope := map[int]int{}
+	for k, i := range global {
+		inScope[i] = k
 	}
 	reviews := map[string][]string{} // tool step -> its review steps
 	for _, r := range c.sol.Steps {
@@ -728,12 +924,13 @@ func (c *checker) checkGates(g *gate.Graph) {
 		}
 	}
 	for i, st := range c.sol.Steps {
-		if st.Kind != KindTool || !c.gated[st.Tool] || !c.reachable[i] {
+		k, ok := inScope[i]
+		if !ok || st.Kind != KindTool || !c.gated[st.Tool] || !c.reachable[i] {
 			continue
 		}
-		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID], Last: g.Names(gate.LastReviews(g, i))}
+		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID], Last: g.Names(gate.LastReviews(g, k))}
 		if path, bad := violations[i]; bad {
-			verdict.Path = g.Names(path)
+			verdict.Path = c.names(path)
 			reason := "no review step is of it"
 			if len(verdict.Reviews) > 0 {
 				reason = "its reviews (" + strings.Join(verdict.Reviews, ", ") + ") are not approved on this path"
@@ -743,12 +940,26 @@ func (c *checker) checkGates(g *gate.Graph) {
 		c.verdicts = append(c.verdicts, verdict)
 	}
 	for _, f := range gate.NoFallback(g) {
-		if !c.reachable[f.From] {
+		from, to, path := global[f.From], global[f.Tool], toGlobal(f.Path)
+		if !c.reachable[from] {
 			continue // unreachable steps only get a warning
 		}
-		from, to := c.sol.Steps[f.From], c.sol.Steps[f.Tool]
-		c.ds.errorf(c.errorEdgePos(from, f.Path), RuleNoFallback, "on_error of step %q reaches tool step %q (%s) without an approved review of it: %s; a failure must never turn into a different side effect", from.ID, to.ID, to.Tool, strings.Join(g.Names(f.Path), " → "))
+		fs, ts := c.sol.Steps[from], c.sol.Steps[to]
+		what := fmt.Sprintf("tool step %q (%s) without an approved review of it", ts.ID, ts.Tool)
+		if ts.Kind == KindForEach {
+			what = fmt.Sprintf("for_each %q, whose body calls a tool", ts.ID)
+		}
+		c.ds.errorf(c.errorEdgePos(fs, path), RuleNoFallback, "on_error of step %q reaches %s: %s; a failure must never turn into a different side effect", fs.ID, what, strings.Join(c.names(path), " → "))
 	}
+}
+
+// names maps a path of step indexes to step ids.
+func (c *checker) names(path []int) []string {
+	out := make([]string, len(path))
+	for k, i := range path {
+		out[k] = c.sol.Steps[i].ID
+	}
+	return out
 }
 
 // errorEdgePos is where the on_error target a fallback path leaves step
@@ -926,4 +1137,43 @@ func readsKept(rest string, keep []string) bool {
 		}
 	}
 	return false
+}
+
+// compileForEach compiles a for_each's items, exactly one binding to a
+// list in the run's data (its Map's ItemsPath, a reference path), read in
+// the scope of the for_each itself; and its collect, read at the end of
+// an iteration, in the body's scope.
+func (c *checker) compileForEach(i int, st *Step) {
+	fe := st.ForEach
+	if fe.Items != nil {
+		var uses []use
+		p, errs := compileParams(fe.Items, false, &uses)
+		for _, e := range errs {
+			c.ds.errorf(e.pos, RuleBinding, "step %q: %s", st.ID, e.msg)
+		}
+		switch {
+		case len(errs) > 0:
+		case len(uses) != 1 || !uses[0].whole || !strings.HasPrefix(p.expr, "$."):
+			c.ds.errorf(fe.Items.pos, RuleBinding, "step %q: for_each.items must be exactly one binding to a list in the run's data, such as \"${input.orders}\"", st.ID)
+		default:
+			c.uses[i] = uses
+			for k := range uses {
+				c.checkBindingTarget(st, &uses[k])
+			}
+			c.itemsPaths[i] = p.expr
+		}
+	}
+	if fe.Collect != nil {
+		var uses []use
+		p, errs := compileParams(fe.Collect, false, &uses)
+		for _, e := range errs {
+			c.ds.errorf(e.pos, RuleBinding, "step %q collect: %s", st.ID, e.msg)
+		}
+		// collect is read where an iteration ends: in the body.
+		end := &Step{ID: st.ID, Pos: st.Pos, Loop: st}
+		for k := range uses {
+			c.checkBindingTarget(end, &uses[k])
+		}
+		c.collects[i], c.collectUses[i] = p, uses
+	}
 }

@@ -42,6 +42,9 @@ const (
 	RuleApprovalExpiry = "approval-expiry"    // waits between a review's approval and its tool that outlast the approval
 	RuleErrorCode      = "error-code"         // an on_error or retry.errors code the step cannot raise, or never reaches
 	RuleStateSize      = "state-size"         // state data or a Task payload that could exceed 256 KiB
+	RuleForEach        = "for-each"           // a for_each's options, or a for_each inside another
+	RuleForEachScope   = "for-each-scope"     // a target that leaves or enters a for_each body (end ends an iteration)
+	RuleReviewScope    = "review-scope"       // review.of names a tool step of another for_each body, or outside the review's
 	RuleWorkflow       = "workflow"           // a workflow step whose Solution the toolset does not list, or a Solution's output binding
 )
 

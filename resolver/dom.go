@@ -20,7 +20,7 @@ func newDominators(sol *Solution, _ map[string]int, g *gate.Graph) *dominators {
 	n := len(g.Nodes)
 	succ := make([][]int, 2*n)
 	for i, node := range g.Nodes {
-		hasOK := sol.Steps[i].Kind == KindTool || sol.Steps[i].Kind == KindPass || sol.Steps[i].Kind == KindWorkflow
+		hasOK := sol.Steps[i].Kind.completes()
 		if hasOK {
 			succ[i] = append(succ[i], n+i)
 		}

@@ -128,7 +128,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.compileValues()
 	c.checkSet(g)
 	c.checkToolInputs()
-	c.checkGates(g)
+	c.checkGates()
 	c.checkHosts()
 	c.checkMail()
 	c.checkRunTimeout()

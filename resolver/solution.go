@@ -32,7 +32,16 @@ const (
 	// KindWait pauses the run for a number of seconds or until a time
 	// (docs/solutions.md, "wait"): a Wait state.
 	KindWait StepKind = "wait"
+	// KindForEach runs a body of steps once per item of a list
+	// (docs/solutions.md, "for_each"): an INLINE Map state.
+	KindForEach StepKind = "for_each"
 )
+
+// completes reports whether a step of kind k leaves a result when it is
+// left by its success edge (next): a tool, workflow, pass or for_each step.
+func (k StepKind) completes() bool {
+	return k == KindTool || k == KindPass || k == KindWorkflow || k == KindForEach
+}
 
 // EndTarget is the reserved target meaning "the run succeeds here".
 const EndTarget = "end"
@@ -75,7 +84,44 @@ const (
 	// error 0-256, cause 0-32768 characters).
 	MaxFailError = 256
 	MaxFailCause = 32768
+	// MaxForEachItems bounds a for_each's max_items: every item's collected
+	// values come back into the state data, which holds at most 256 KiB
+	// (AWS Step Functions quota), and an INLINE Map's history counts
+	// against an execution's 25 000 events; 100 items of a few calls each
+	// stay well inside both. A longer list is a distributed Map's job.
+	MaxForEachItems = 100
+	// MaxForEachConcurrency bounds max_concurrency: Step Functions runs
+	// at most 40 iterations of an INLINE Map at once (AWS Step Functions,
+	// "Map state in inline mode"), whatever MaxConcurrency says.
+	MaxForEachConcurrency = 40
 )
+
+// ForEachTooManyItems is the error a for_each fails with when its list
+// holds more than max_items items: never truncated, and catchable by its
+// on_error (docs/solutions.md, "for_each").
+const ForEachTooManyItems = "FOR_EACH_TOO_MANY_ITEMS"
+
+// ForEach is a for_each step's options and body as written.
+type ForEach struct {
+	// Items is the list to iterate: one binding (a string value).
+	Items *value
+	// As names the item in the body's bindings (${<as>...}); AsPos is
+	// where it is written.
+	As    string
+	AsPos Pos
+	// MaxItems bounds the list (1..MaxForEachItems): a longer one fails
+	// the step with FOR_EACH_TOO_MANY_ITEMS. MaxConcurrency is how many
+	// items run at once (1..MaxForEachConcurrency, default 1).
+	MaxItems, MaxConcurrency int
+	// Collect is what each iteration returns, a mapping of names to
+	// values (nil: {}); ${steps.<id>.output} is the list of them.
+	Collect *value
+	// Body is the body's steps, in order; the first is its start. Each is
+	// also in Solution.Steps, right after the for_each, with Loop set.
+	Body []*Step
+	// bodyValues are the body's steps as written, for Solution.add.
+	bodyValues []*value
+}
 
 // Ref is a step id written somewhere in the Solution, with where it was
 // written. The zero Ref is "not written".
@@ -209,6 +255,12 @@ type Step struct {
 
 	// wait
 	Wait *Wait
+
+	// for_each
+	ForEach *ForEach
+	// Loop is the for_each step whose body holds this step; nil for a
+	// step at the top level.
+	Loop *Step
 }
 
 // Wait is a wait step's length as written: literal seconds, or one
@@ -378,12 +430,15 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 				break
 			}
 			for i, it := range f.val.items {
-				if st := d.decodeStep(it, i); st != nil {
-					s.Steps = append(s.Steps, st)
-				} else if id := it.get("id"); it.kind == kMap && id != nil && id.val.kind == kString {
-					s.Dropped = append(s.Dropped, id.val.str)
-				} else {
-					s.Dropped = append(s.Dropped, "")
+				st := d.decodeStep(it, i, nil)
+				s.add(st, it)
+				if st != nil && st.ForEach != nil {
+					// A body's steps follow their for_each: the first step
+					// of the Solution stays a top-level one.
+					for k, bt := range st.ForEach.Body {
+						s.add(bt, st.ForEach.bodyValues[k])
+					}
+					st.ForEach.Body = slices.DeleteFunc(st.ForEach.Body, func(b *Step) bool { return b == nil })
 				}
 			}
 		}
@@ -391,7 +446,19 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 	return s
 }
 
-var kindKeys = []string{"tool", "workflow", "pass", "choice", "review", "wait", "succeed", "fail"}
+// add appends a decoded step, or records the id of one left out.
+func (s *Solution) add(st *Step, v *value) {
+	switch id := v.get("id"); {
+	case st != nil:
+		s.Steps = append(s.Steps, st)
+	case v.kind == kMap && id != nil && id.val.kind == kString:
+		s.Dropped = append(s.Dropped, id.val.str)
+	default:
+		s.Dropped = append(s.Dropped, "")
+	}
+}
+
+var kindKeys = []string{"tool", "workflow", "pass", "choice", "review", "wait", "for_each", "succeed", "fail"}
 
 var stepKeys = map[StepKind][]string{
 	KindTool:     {"id", "tool", "with", "retry", "timeout_seconds", "output_limit_bytes", "keep", "on_error", "next", "tolerate_duplicates"},
@@ -400,17 +467,22 @@ var stepKeys = map[StepKind][]string{
 	KindChoice:   {"id", "choice", "default"},
 	KindReview:   {"id", "review", "on_approve", "on_reject", "on_timeout"},
 	KindWait:     {"id", "wait", "next"},
+	KindForEach:  {"id", "for_each", "next", "on_error"},
 	KindSucceed:  {"id", "succeed"},
 	KindFail:     {"id", "fail"},
 }
 
-func (d *decoder) decodeStep(v *value, index int) *Step {
+// decodeStep decodes step index of the top level, or of loop's body.
+func (d *decoder) decodeStep(v *value, index int, loop *Step) *Step {
 	what := fmt.Sprintf("step %d", index+1)
+	if loop != nil {
+		what = fmt.Sprintf("step %d of for_each %q", index+1, loop.ID)
+	}
 	if v.kind != kMap {
 		d.ds.errorf(v.pos, RuleInvalidValue, "%s must be a mapping, not a %s", what, v.kind)
 		return nil
 	}
-	st := &Step{Pos: v.pos}
+	st := &Step{Pos: v.pos, Loop: loop}
 	if f := v.get("id"); f != nil {
 		st.Pos = f.val.pos
 		if id, ok := d.str(f, what+" id"); ok {
@@ -514,12 +586,69 @@ func (d *decoder) decodeStep(v *value, index int) *Step {
 			d.decodeFail(st, f.val, what)
 		case "wait":
 			d.decodeWait(st, f.val, what)
+		case "for_each":
+			if loop != nil {
+				d.ds.errorf(f.keyPos, RuleForEach, "%s is a for_each inside for_each %q: a for_each cannot be nested; start a workflow step per item instead, whose Solution has the inner for_each", what, loop.ID)
+				return nil
+			}
+			d.decodeForEach(st, f.val, what)
 		}
 	}
 	if st.Kind == KindReview && !st.OnApprove.Set {
 		d.ds.errorf(v.pos, RuleMissingField, "%s has no \"on_approve\"", what)
 	}
 	return st
+}
+
+// decodeForEach decodes for_each: {items, as, max_items, max_concurrency,
+// collect, steps}. The body's steps are decoded with st as their loop.
+func (d *decoder) decodeForEach(st *Step, v *value, what string) {
+	fe := &ForEach{MaxConcurrency: 1}
+	st.ForEach = fe
+	if !d.mapping(v, what+" for_each", []string{"items", "as", "max_items", "max_concurrency", "collect", "steps"}, "items", "as", "max_items", "steps") {
+		return
+	}
+	for _, f := range v.fields {
+		switch f.key {
+		case "items":
+			if f.val.kind != kString {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s for_each.items must be one binding to a list, such as \"${input.orders}\", not a %s", what, f.val.kind)
+				continue
+			}
+			fe.Items = f.val
+		case "as":
+			fe.AsPos = f.val.pos
+			if name, ok := d.str(&f, what+" for_each.as"); ok {
+				switch {
+				case !stepIDPattern.MatchString(name):
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s for_each.as %q must match %s", what, truncate(name), stepIDPattern)
+				case slices.Contains(bindingRoots, name):
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s for_each.as %q is a binding root already (%s): name the item otherwise", what, name, strings.Join(bindingRoots, ", "))
+				default:
+					fe.As = name
+				}
+			}
+		case "max_items":
+			fe.MaxItems, _ = d.integer(&f, what+" for_each.max_items", 1, MaxForEachItems)
+		case "max_concurrency":
+			fe.MaxConcurrency, _ = d.integer(&f, what+" for_each.max_concurrency", 1, MaxForEachConcurrency)
+		case "collect":
+			if f.val.kind != kMap {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s for_each.collect must be a mapping of the values each item returns, not a %s", what, f.val.kind)
+				continue
+			}
+			fe.Collect = f.val
+		case "steps":
+			if f.val.kind != kList || len(f.val.items) == 0 {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s for_each.steps must be a non-empty list of steps: the body run for each item", what)
+				continue
+			}
+			for i, it := range f.val.items {
+				fe.Body = append(fe.Body, d.decodeStep(it, i, st))
+				fe.bodyValues = append(fe.bodyValues, it)
+			}
+		}
+	}
 }
 
 // kindAliases names the kind a step key from another workflow language

@@ -295,6 +295,8 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 		return &slot{name: "steps." + st.ID, bytes: z.passBound(i), parts: []string{"its values with their bindings"}}
 	case KindReview:
 		return &slot{name: "reviews." + st.Of.Name, bytes: reviewBytes, parts: []string{"the decision or the review's error"}}
+	case KindForEach:
+		return z.forEachSlot(i, st)
 	}
 	return nil
 }
@@ -305,6 +307,9 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 // as the Cause (JSON text, escaped again): its members, the child's input
 // and its own error and cause.
 func (z *sizer) errorBound(i int) int {
+	if z.c.sol.Steps[i].Kind == KindForEach {
+		return z.forEachErrorBound(i)
+	}
 	if z.c.sol.Steps[i].Kind == KindWorkflow {
 		return max(2*errorBytes, 2*(describeBytes+childInputBytes+z.withBound(i)+errorBytes))
 	}
@@ -580,6 +585,8 @@ func (z *sizer) sourceBound(b *binding) int {
 		return n
 	case KindPass:
 		return z.passBound(j)
+	case KindForEach:
+		return z.forEachOutputBound(j)
 	}
 	return 0
 }
@@ -625,6 +632,10 @@ func disjointPaths(paths []string) bool {
 // counts at that bound.
 func (z *sizer) bindingBound(b *binding) int {
 	switch b.root {
+	case "for_each":
+		return numberBytes
+	case "item":
+		return z.itemBound(b.step)
 	case "execution":
 		return executionBound(b.step)
 	case "reviews":
@@ -670,6 +681,8 @@ func (z *sizer) bindingBound(b *binding) int {
 		return n
 	case KindPass:
 		return z.passFieldBound(j, b.rest)
+	case KindForEach:
+		return z.forEachOutputBound(j)
 	}
 	return 0
 }
@@ -677,7 +690,7 @@ func (z *sizer) bindingBound(b *binding) int {
 // isStepError reports whether b reads a tool or workflow step's error.
 func (z *sizer) isStepError(b *binding) bool {
 	j, ok := z.c.index[b.step]
-	return ok && b.isError() && (z.c.sol.Steps[j].Kind == KindTool || z.c.sol.Steps[j].Kind == KindWorkflow)
+	return ok && b.isError() && (z.c.sol.Steps[j].Kind == KindTool || z.c.sol.Steps[j].Kind == KindWorkflow || z.c.sol.Steps[j].Kind == KindForEach)
 }
 
 // executionBound bounds the JSON of ${execution.<field>}.

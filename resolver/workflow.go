@@ -60,7 +60,7 @@ type WorkflowPin struct {
 func (e *emitter) childInput(i int) map[string]any {
 	return map[string]any{
 		"input": e.c.params[i].static,
-		"meta":  map[string]any{"parent_run_id.$": "$.meta.run_id", "parent_seq.$": "$.meta.seq"},
+		"meta":  map[string]any{"parent_run_id.$": "$.meta.run_id", "parent_seq.$": e.seqExpr()},
 		"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$": "$$.Execution.Id",
 	}
 }
@@ -105,7 +105,7 @@ func (e *emitter) workflow(i int, st *Step) {
 			"FunctionName": e.placeholder(ReviewFunction),
 			"Payload": parameters(tool.ChildStart{}, map[string]any{
 				"parent_run_id":     path("$.meta.run_id"),
-				"seq":               path("$.meta.seq"),
+				"seq":               path(e.seqExpr()),
 				"state_machine_arn": arn,
 				"input":             e.childInput(i),
 			}),

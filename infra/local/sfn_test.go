@@ -702,7 +702,7 @@ func TestSFN(t *testing.T) {
 		wantEqual(t, "fetch attempt", fetch["attempt"], 1.0)
 		wantEqual(t, "send step", send["step"], "send")
 		wantEqual(t, "send idempotency_key", send["idempotency_key"], arn+"/2")
-		wantEqual(t, "send seq", send["seq"], 2.0)
+		wantEqual(t, "send seq", send["seq"], "2")
 		wantEqual(t, "send attempt", send["attempt"], 1.0)
 		wantEqual(t, "send approval", send["approval"], map[string]any{"approved": true, "reviewer": "editor-1"})
 		wantEqual(t, "send input", send["input"], map[string]any{"subject": "Weekly digest", "text": "two items", "to": []any{"team@example.com"}})

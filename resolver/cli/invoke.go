@@ -227,7 +227,7 @@ func buildEnvelope(name string, raw []byte) (map[string]any, string, error) {
 		generated = fmt.Sprintf("invoke-%s-%s", time.Now().UTC().Format("20060102T150405Z"), hex.EncodeToString(b))
 		env[tool.MemberRunID] = generated
 	}
-	defaults := map[string]any{tool.MemberSeq: json.Number("1"), tool.MemberStep: "invoke", tool.MemberAttempt: json.Number("1"), tool.MemberTolerateDuplicates: false}
+	defaults := map[string]any{tool.MemberSeq: "1", tool.MemberStep: "invoke", tool.MemberAttempt: json.Number("1"), tool.MemberTolerateDuplicates: false}
 	for k, v := range defaults {
 		if _, ok := env[k]; !ok {
 			env[k] = v

@@ -84,7 +84,7 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 		t.Fatalf("an execution's run id: exit %d\n%s%s", code, out, errs)
 	}
 	rows, err := store.RunRows(t.Context(), runID)
-	if err != nil || len(rows) != 1 || rows[0].Seq != 3 || rows[0].Status != "SUCCEEDED" || rows[0].Tool != "workflow-validator" {
+	if err != nil || len(rows) != 1 || rows[0].Seq != "3" || rows[0].Status != "SUCCEEDED" || rows[0].Tool != "workflow-validator" {
 		t.Fatalf("ledger rows %+v %v", rows, err)
 	}
 	// Misuse.

@@ -145,7 +145,7 @@ func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 			// A call's replays: one line, their count, the last one's time.
 			status = fmt.Sprintf("%s ×%d", r.Status, r.Invocations())
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%v\t%s\t%d\t%d\t%d\n", r.Seq, r.Attempt, r.Step, r.Tool, status,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%v\t%s\t%d\t%d\t%d\n", r.Seq, r.Attempt, r.Step, r.Tool, status,
 			orDash(r.ErrorCode), r.Retryable, r.StartedAt.UTC().Format(time.RFC3339), r.DurationMS, r.InputBytes, r.OutputBytes)
 	}
 	tw.Flush()
@@ -161,7 +161,7 @@ func costCalls(rows []ledger.Row) []cost.Call {
 		r := &rows[i]
 		t, ok := catalog.Default().Lookup(r.Tool)
 		calls[i] = cost.Call{RunID: r.RunID, Step: r.Step, Tool: r.Tool, Status: string(r.Status), ErrorCode: r.ErrorCode,
-			Seq: r.Seq, Attempt: r.Attempt, Invocations: r.Invocations(), DurationMS: r.DurationMS, MemoryMB: r.MemoryMB,
+			Seq: string(r.Seq), Attempt: r.Attempt, Invocations: r.Invocations(), DurationMS: r.DurationMS, MemoryMB: r.MemoryMB,
 			InputBytes: r.InputBytes, OutputBytes: r.OutputBytes, Gated: ok && t.ReviewRequired}
 	}
 	return calls

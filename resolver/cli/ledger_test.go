@@ -114,7 +114,7 @@ func TestLedgerCommand(t *testing.T) {
 	ctx := context.Background()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for i, st := range []ledger.Status{ledger.FailedStatus, ledger.Succeeded} {
-		r := &ledger.Row{RunID: "run-1", Seq: 1, Attempt: i + 1, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x",
+		r := &ledger.Row{RunID: "run-1", Seq: "1", Attempt: i + 1, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x",
 			IdempotencyKey: "run-1/1", Status: st, StartedAt: start.Add(time.Duration(i) * time.Second), EndedAt: start.Add(time.Duration(i)*time.Second + 5*time.Millisecond)}
 		if st == ledger.FailedStatus {
 			r.ErrorCode, r.Retryable = "TOOL_UPSTREAM_UNAVAILABLE", true
@@ -191,11 +191,11 @@ func putCostRows(t *testing.T, store *ledger.Store, runID string) {
 	t.Helper()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for i, r := range []ledger.Row{
-		{Seq: 1, Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.Succeeded, DurationMS: 200, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
-		{Seq: 1, Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.Deduplicated, DurationMS: 10, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
-		{Seq: 2, Attempt: 1, Step: "send", Tool: "send-email", Status: ledger.Succeeded, DurationMS: 100, MemoryMB: 256, InputBytes: 120, OutputBytes: 60},
+		{Seq: "1", Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.Succeeded, DurationMS: 200, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
+		{Seq: "1", Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.Deduplicated, DurationMS: 10, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
+		{Seq: "2", Attempt: 1, Step: "send", Tool: "send-email", Status: ledger.Succeeded, DurationMS: 100, MemoryMB: 256, InputBytes: 120, OutputBytes: 60},
 	} {
-		r.RunID, r.ToolsetID, r.IdempotencyKey = runID, "ts_x", fmt.Sprintf("%s/%d", runID, r.Seq)
+		r.RunID, r.ToolsetID, r.IdempotencyKey = runID, "ts_x", fmt.Sprintf("%s/%s", runID, r.Seq)
 		r.StartedAt = start.Add(time.Duration(i) * time.Second)
 		r.EndedAt = r.StartedAt.Add(time.Duration(r.DurationMS) * time.Millisecond)
 		if err := store.PutRow(t.Context(), &r); err != nil {

@@ -14,8 +14,9 @@ const SESTool = "send-email"
 // ledger.Row it needs, so that this package links no AWS SDK).
 type Call struct {
 	RunID, Step, Tool, Status, ErrorCode string
-	Seq                                  int64
-	Attempt                              int
+	// Seq is the call's seq ("4", or "4.17.2" inside a for_each).
+	Seq     string
+	Attempt int
 	// Invocations is how many invocations the row stands for (a
 	// DEDUPLICATED row counts a call's replays); 0 counts as 1.
 	Invocations int

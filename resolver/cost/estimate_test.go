@@ -13,7 +13,7 @@ const execution = "arn:aws:states:us-east-1:000000000000:execution:toolgate-demo
 // result (docs/ledger.md "Items", "One item per call"): the claim costs 1
 // write unit, the finish 2.
 func fetch() Call {
-	return Call{RunID: execution, Seq: 1, Step: "fetch", Tool: "structured-data-fetch", Status: "SUCCEEDED", Attempt: 1,
+	return Call{RunID: execution, Seq: "1", Step: "fetch", Tool: "structured-data-fetch", Status: "SUCCEEDED", Attempt: 1,
 		DurationMS: 40, MemoryMB: 128, InputBytes: 60, OutputBytes: 200}
 }
 
@@ -108,7 +108,7 @@ func unitPrices(t *testing.T) *Prices {
 }
 
 func TestEstimate(t *testing.T) {
-	send := Call{RunID: execution, Seq: 2, Step: "send", Tool: SESTool, Status: "SUCCEEDED", Attempt: 1,
+	send := Call{RunID: execution, Seq: "2", Step: "send", Tool: SESTool, Status: "SUCCEEDED", Attempt: 1,
 		DurationMS: 1000, MemoryMB: 1024, InputBytes: 100, OutputBytes: 50, Gated: true}
 	for _, tc := range []struct {
 		name  string
@@ -170,7 +170,7 @@ func TestEstimate(t *testing.T) {
 }
 
 func TestEstimateByTool(t *testing.T) {
-	send := with(fetch(), func(c *Call) { c.Tool, c.Step, c.Seq = SESTool, "send", 2 })
+	send := with(fetch(), func(c *Call) { c.Tool, c.Step, c.Seq = SESTool, "send", "2" })
 	r := Estimate(execution, []Call{send, fetch(), with(fetch(), func(c *Call) { c.Status = "DEDUPLICATED" })}, Transitions{}, BuiltinPrices())
 	if len(r.Tools) != 2 || r.Tools[0].Tool != SESTool || r.Tools[1].Tool != "structured-data-fetch" {
 		t.Fatalf("tools %+v, want send-email then structured-data-fetch", r.Tools)

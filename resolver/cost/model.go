@@ -1,6 +1,9 @@
 package cost
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Outcome is what one invocation did, as far as its DynamoDB requests go.
 // OutcomeOf reads it from a ledger row's status and attempt.
@@ -143,8 +146,9 @@ func OutcomeOf(c Call) Outcome {
 const (
 	digestBytes = len("sha256:") + 64
 	tokenBytes  = 32 // the claim token, 16 random bytes in hex
-	rowSKBytes  = len("CALL#") + 19 + 1 + 19 + 1 + 8
-	callSKBytes = len("CALL#") + 19
+	// A sort key holds each of the seq's components in 19 digits
+	// (docs/ledger.md): skBytes.
+	rowSKTail = 1 + 19 + 1 + 8
 	// attemptEntryBytes is one attempt's entry in the call's attempt_log:
 	// its token, number, status, times, sizes and digest.
 	attemptEntryBytes = tokenBytes + 260
@@ -162,13 +166,13 @@ const (
 // byte per two significant digits, plus one), for the items of
 // docs/ledger.md, "Items".
 func itemBytes(it Item, c Call) int {
-	key := len(c.RunID) + 1 + digits(c.Seq)
+	key := len(c.RunID) + 1 + len(c.Seq)
 	switch it {
 	case ClaimItem, RecordItem:
-		n := str("pk", len("RUN#")+len(c.RunID)) + str("sk", callSKBytes) + str("toolset_id", toolsetBytes) +
+		n := str("pk", len("RUN#")+len(c.RunID)) + str("sk", skBytes(c.Seq)) + str("toolset_id", toolsetBytes) +
 			str("idempotency_key", key) + num("invocations", 2) + num("last_seen_at", 13) +
 			len("attempt_log") + max(c.Attempt, 1)*attemptEntryBytes +
-			str("token", tokenBytes) + str("run_id", len(c.RunID)) + num("seq", digits(c.Seq)) +
+			str("token", tokenBytes) + str("run_id", len(c.RunID)) + str("seq", len(c.Seq)) +
 			str("step", len(c.Step)) + str("tool", len(c.Tool)) + str("input_digest", digestBytes) +
 			str("state", stateBytes) + num("attempts", 2) + num("lease_until", 13) +
 			num("updated_at", 13) + num("expires_at", 10)
@@ -181,8 +185,8 @@ func itemBytes(it Item, c Call) int {
 		}
 		return n
 	case RowItem:
-		n := str("pk", len("RUN#")+len(c.RunID)) + str("sk", rowSKBytes) + str("run_id", len(c.RunID)) +
-			num("seq", digits(c.Seq)) + num("attempt", 2) + str("step", len(c.Step)) + str("tool", len(c.Tool)) +
+		n := str("pk", len("RUN#")+len(c.RunID)) + str("sk", skBytes(c.Seq)+rowSKTail) + str("run_id", len(c.RunID)) +
+			str("seq", len(c.Seq)) + num("attempt", 2) + str("step", len(c.Step)) + str("tool", len(c.Tool)) +
 			str("toolset_id", toolsetBytes) + str("idempotency_key", key) + str("status", len(c.Status)) +
 			len("retryable") + 1 + str("started_at", timeBytes) + str("ended_at", timeBytes) +
 			num("duration_ms", digits(c.DurationMS)) + num("input_bytes", digits(int64(c.InputBytes))) +
@@ -207,5 +211,9 @@ func itemBytes(it Item, c Call) int {
 func str(name string, valueBytes int) int { return len(name) + valueBytes }
 
 func num(name string, digits int) int { return len(name) + (digits+1)/2 + 1 }
+
+// skBytes is the length of a call's sort key "CALL#" + the seq's
+// components, 19 digits each, joined by ".".
+func skBytes(seq string) int { return len("CALL#") + 20*(strings.Count(seq, ".")+1) - 1 }
 
 func digits(n int64) int { return len(strconv.FormatInt(max(n, 0), 10)) }

@@ -219,7 +219,7 @@ func TestApprovalAuthorisesOneCall(t *testing.T) {
 	// The same approval on the next call of the run (another key) is
 	// refused: a loop back into the step needs a fresh review.
 	second := strings.Replace(string(first), `/1"`, `/2"`, 1)
-	second = strings.Replace(second, `"seq":1`, `"seq":2`, 1)
+	second = strings.Replace(second, `"seq":"1"`, `"seq":"2"`, 1)
 	if _, err := d.Handle(ctx, json.RawMessage(second)); codeOf(t, err) != string(tool.PermissionDenied) || !strings.Contains(messageOf(err), "already authorised another call") {
 		t.Fatalf("the approval reused for another key: %v", err)
 	}

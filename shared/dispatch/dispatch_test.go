@@ -153,7 +153,7 @@ func TestReplay(t *testing.T) {
 	if e.db.failedConds.Load() != 0 || e.db.gets.Load() != 0 || e.db.writes() != 1 {
 		t.Fatalf("replay cost: %d failed conditional, %d reads, %d writes", e.db.failedConds.Load(), e.db.gets.Load(), e.db.writes())
 	}
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), 7)
+	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "7")
 	if len(rows) != 2 || rows[0].Status != ledger.Succeeded || rows[1].Status != ledger.Deduplicated || rows[1].Invocations() != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -172,7 +172,7 @@ func TestExpiredLease(t *testing.T) {
 	crash := func(toolName, runID string) {
 		// Exactly what a process killed mid-tool leaves: a claimed record
 		// whose lease has passed, and no row.
-		rec := &ledger.Record{Key: runID + "/1", RunID: runID, Seq: 1, Step: "s", Tool: toolName, ToolsetID: e.ts.ID, InputDigest: digestOf(t, `{"text":"x"}`), LeaseUntil: time.Now().Add(-time.Second)}
+		rec := &ledger.Record{Key: runID + "/1", RunID: runID, Seq: "1", Step: "s", Tool: toolName, ToolsetID: e.ts.ID, InputDigest: digestOf(t, `{"text":"x"}`), LeaseUntil: time.Now().Add(-time.Second)}
 		if ok, _, err := e.store.Claim(ctx, rec); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
@@ -242,7 +242,7 @@ func TestDefiniteFailureAndAttemptCap(t *testing.T) {
 	if out, err := flaky.Handle(ctx, payload); err != nil || string(out) != `{"text":"ok"}` {
 		t.Fatal(out, err)
 	}
-	rows, _ := e.store.KeyRows(ctx, runIDOf(t, payload), 1)
+	rows, _ := e.store.KeyRows(ctx, runIDOf(t, payload), "1")
 	if len(rows) != 2 || rows[0].Attempt != 1 || rows[1].Attempt != 2 || rows[0].Status != ledger.FailedStatus || !rows[0].Retryable {
 		t.Fatalf("rows %+v", rows)
 	}

@@ -200,7 +200,7 @@ func TestCancelledAttemptStillFinishesItsRecordAndRow(t *testing.T) {
 		t.Fatalf("not a contract code: %v", err)
 	}
 	rec, rerr := e.store.Record(context.Background(), keyOf(t, payload))
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), 1)
+	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "1")
 	if rerr != nil || rec.State == ledger.InProgress {
 		t.Errorf("record after a cancelled attempt: %+v %v (want it finished, not IN_PROGRESS)", rec, rerr)
 	}
@@ -401,7 +401,7 @@ func TestToolRunBoundedByTheLeaseAtLeastOnce(t *testing.T) {
 	if err != nil || !bytes.Equal(replay, outB) || rec.State != ledger.Completed || !bytes.Equal(rec.Result, outB) {
 		t.Fatalf("replay %s %v, record %s %s: want the second attempt's result", replay, err, rec.State, rec.Result)
 	}
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), 1)
+	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "1")
 	var succeeded int
 	for _, r := range rows {
 		if r.Status == ledger.Succeeded {
@@ -625,7 +625,7 @@ func TestConcurrentRetriesAttemptCap(t *testing.T) {
 	if calls.Load() > tool.MaxAttempts || rec.Attempts > tool.MaxAttempts {
 		t.Errorf("tool ran %d times, record attempts %d", calls.Load(), rec.Attempts)
 	}
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), 1)
+	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "1")
 	for _, r := range rows {
 		if r.Attempt > tool.MaxAttempts {
 			t.Errorf("row with attempt %d", r.Attempt)
@@ -655,14 +655,50 @@ func TestReplayFormatting(t *testing.T) {
 	}
 }
 
+// A seq is a string; the JSON number an earlier definition sent names the
+// same call (one key, the tool run once); the calls of a for_each's items
+// ("5.0.1", "5.1.1") are calls of their own.
+func TestSeqKeys(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-echo", echo(&calls))
+	first := envelopeFor("test-echo", e.ts.ID, "", 5, `{"text":"x"}`)
+	run := runIDOf(t, first)
+	payloads := []string{string(first), strings.Replace(string(first), `"seq":"5",`, `"seq":5,`, 1)}
+	for _, seq := range []string{"5.0.1", "5.1.1"} {
+		p := strings.Replace(string(first), `"seq":"5",`, `"seq":"`+seq+`",`, 1)
+		payloads = append(payloads, strings.Replace(p, run+`/5"`, run+`/`+seq+`"`, 1))
+	}
+	for _, p := range payloads {
+		if _, err := d.Handle(context.Background(), json.RawMessage(p)); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	if calls.Load() != 3 {
+		t.Errorf("tool ran %d times, want 3 (5 twice, then 5.0.1 and 5.1.1)", calls.Load())
+	}
+	rows, err := e.store.RunRows(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, string(r.Seq)+":"+string(r.Status))
+	}
+	if want := "[5:SUCCEEDED 5:DEDUPLICATED 5.0.1:SUCCEEDED 5.1.1:SUCCEEDED]"; fmt.Sprint(got) != want {
+		t.Errorf("rows %v, want %s", got, want)
+	}
+}
+
 // Regression: odd envelopes are TOOL_INPUT_INVALID naming the field.
 func TestEnvelopeOddNumbers(t *testing.T) {
 	e := newEnv(t)
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-echo", echo(&calls))
 	base := string(envelopeFor("test-echo", e.ts.ID, "r", 1, `{"text":"x"}`))
-	for _, seq := range []string{"1.0", "1e0", "9223372036854775808", "-1", "0", `"1"`, "true", "null", "-0"} {
-		payload := strings.Replace(base, `"seq":1,`, `"seq":`+seq+`,`, 1)
+	for _, seq := range []string{"1.0", "1e0", "9223372036854775808", "-1", "0", "true", "null", "-0",
+		`"01"`, `"1.0"`, `"1.0.0"`, `""`, `"1."`, `" 1"`, `"9223372036854775808"`} {
+		payload := strings.Replace(base, `"seq":"1",`, `"seq":`+seq+`,`, 1)
 		_, err := d.Handle(context.Background(), json.RawMessage(payload))
 		if codeOf(t, err) != string(tool.InputInvalid) || !strings.Contains(err.Error(), "seq") {
 			t.Errorf("seq %s: %v", seq, err)

@@ -146,7 +146,7 @@ func envelopeFor(toolName, toolsetID, runID string, seq int64, input string) jso
 	if runID == "" {
 		runID = fmt.Sprintf("arn:aws:states:us-east-1:000000000000:execution:toolgate-test:run-%d-%d", time.Now().UnixNano(), runSeq.Add(1))
 	}
-	return json.RawMessage(fmt.Sprintf(`{"tool":%q,"toolset_id":%q,"run_id":%q,"seq":%d,"step":"s","idempotency_key":"%s/%d","attempt":1,"tolerate_duplicates":false,"input":%s}`,
+	return json.RawMessage(fmt.Sprintf(`{"tool":%q,"toolset_id":%q,"run_id":%q,"seq":"%d","step":"s","idempotency_key":"%s/%d","attempt":1,"tolerate_duplicates":false,"input":%s}`,
 		toolName, toolsetID, runID, seq, runID, seq, input))
 }
 

@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/toolgate/toolgate/shared/tool"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -15,7 +16,7 @@ import (
 // another type than its field is an error, never a zero value.
 type callItem struct {
 	RunID          string                  `dynamodbav:"run_id"`
-	Seq            int64                   `dynamodbav:"seq"`
+	Seq            tool.Seq                `dynamodbav:"seq"`
 	Step           string                  `dynamodbav:"step"`
 	Tool           string                  `dynamodbav:"tool"`
 	ToolsetID      string                  `dynamodbav:"toolset_id"`
@@ -62,12 +63,39 @@ type rowItem struct {
 	Row
 }
 
+// seqAttr is an item's seq: a string attribute, or a number one as the
+// ledger wrote it before for_each (docs/ledger.md); "" when neither.
+func seqAttr(it map[string]types.AttributeValue) tool.Seq {
+	switch v := it["seq"].(type) {
+	case *types.AttributeValueMemberS:
+		return tool.Seq(v.Value)
+	case *types.AttributeValueMemberN:
+		return tool.Seq(v.Value)
+	}
+	return ""
+}
+
+// seqAsString is it with a number seq (written before for_each) as the
+// string it names, so that the item maps onto tool.Seq.
+func seqAsString(it map[string]types.AttributeValue) map[string]types.AttributeValue {
+	n, ok := it["seq"].(*types.AttributeValueMemberN)
+	if !ok {
+		return it
+	}
+	out := make(map[string]types.AttributeValue, len(it))
+	for k, v := range it {
+		out[k] = v
+	}
+	out["seq"] = &types.AttributeValueMemberS{Value: n.Value}
+	return out
+}
+
 func formatNano(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // decodeCall maps a call's item; a mistyped attribute is an error.
 func decodeCall(it map[string]types.AttributeValue) (*callItem, error) {
 	var c callItem
-	if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+	if err := attributevalue.UnmarshalMap(seqAsString(it), &c); err != nil {
 		return nil, fmt.Errorf("a call's item: %w", err)
 	}
 	return &c, nil
@@ -138,7 +166,7 @@ func (c *callItem) row(e attemptEntry) Row {
 // decodeRow maps a row item; a mistyped attribute is an error.
 func decodeRow(it map[string]types.AttributeValue) (Row, error) {
 	var i rowItem
-	if err := attributevalue.UnmarshalMap(it, &i); err != nil {
+	if err := attributevalue.UnmarshalMap(seqAsString(it), &i); err != nil {
 		return Row{}, fmt.Errorf("a row item: %w", err)
 	}
 	return i.Row, nil

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolgate/toolgate/shared/tool"
 	"slices"
 	"strings"
 	"testing"
@@ -42,12 +43,12 @@ func TestRowsWithSameStartAreNotOverwritten(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
 	for i, st := range []Status{Succeeded, Deduplicated} {
-		r := &Row{RunID: "run", Seq: 1, Attempt: 1, Step: "s", Tool: "t", ToolsetID: "ts", IdempotencyKey: "run/1", Status: st, StartedAt: start, EndedAt: start.Add(time.Duration(i) * time.Millisecond)}
+		r := &Row{RunID: "run", Seq: "1", Attempt: 1, Step: "s", Tool: "t", ToolsetID: "ts", IdempotencyKey: "run/1", Status: st, StartedAt: start, EndedAt: start.Add(time.Duration(i) * time.Millisecond)}
 		if err := s.PutRow(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rows, err := s.KeyRows(ctx, "run", 1)
+	rows, err := s.KeyRows(ctx, "run", "1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +57,14 @@ func TestRowsWithSameStartAreNotOverwritten(t *testing.T) {
 	}
 }
 
-// A run's rows come back in call order past ten-digit seqs: the sort key
-// pads seq to 19 digits, enough for any positive int64 the envelope
-// accepts.
+// A run's rows come back in call order past ten-digit seqs and through a
+// for_each: the sort key pads each of the seq's components to 19 digits,
+// enough for any positive int64 the envelope accepts. A call's rows are
+// its own, not those of the calls inside a loop that took its seq.
 func TestRowOrderPastTenDigitSeq(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
-	for _, seq := range []int64{9999999999, 10000000000, 2} {
+	for _, seq := range []tool.Seq{"9999999999", "10000000000", "3.10.1", "2", "3.1.1", "3.0.2", "3.0.1", "3.2.1", "4", "3.0.10"} {
 		r := &Row{RunID: "run", Seq: seq, Attempt: 1, Status: Succeeded, StartedAt: time.Now(), EndedAt: time.Now()}
 		if err := s.PutRow(ctx, r); err != nil {
 			t.Fatal(err)
@@ -72,12 +74,18 @@ func TestRowOrderPastTenDigitSeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []int64
+	var got []tool.Seq
 	for _, r := range rows {
 		got = append(got, r.Seq)
 	}
-	if fmt.Sprint(got) != "[2 9999999999 10000000000]" {
+	if fmt.Sprint(got) != "[2 3.0.1 3.0.2 3.0.10 3.1.1 3.2.1 3.10.1 4 9999999999 10000000000]" {
 		t.Errorf("run rows in order %v, not call order", got)
+	}
+	if rows, err := s.KeyRows(ctx, "run", "3.0.1"); err != nil || len(rows) != 1 || rows[0].Seq != "3.0.1" {
+		t.Errorf("key rows of 3.0.1: %v, %v", rows, err)
+	}
+	if rows, err := s.KeyRows(ctx, "run", "3"); err != nil || len(rows) != 0 {
+		t.Errorf("key rows of 3, the loop's seq: %v, %v", rows, err)
 	}
 }
 
@@ -111,7 +119,7 @@ func TestToolsetWithoutBodyDoesNotPanic(t *testing.T) {
 func TestRecordGuards(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
-	rec := &Record{Key: "run/1", RunID: "run", Seq: 1, Step: "s", Tool: "t", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(-time.Second)}
+	rec := &Record{Key: "run/1", RunID: "run", Seq: "1", Step: "s", Tool: "t", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(-time.Second)}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -131,7 +139,7 @@ func TestRecordGuards(t *testing.T) {
 	if ok, err := s.MarkUnknown(ctx, &stale, "X"); ok || err != nil {
 		t.Errorf("mark unknown from a stale read succeeded: %v %v", ok, err)
 	}
-	row := &Row{RunID: "run", Seq: 1, Attempt: 1, Status: Succeeded, StartedAt: time.Now(), EndedAt: time.Now()}
+	row := &Row{RunID: "run", Seq: "1", Attempt: 1, Status: Succeeded, StartedAt: time.Now(), EndedAt: time.Now()}
 	if ok, err := s.Finish(ctx, "run/1", rec.Token, Completed, json.RawMessage(`{}`), row); ok || err != nil {
 		t.Errorf("finish by the attempt that lost the claim succeeded: %v %v", ok, err)
 	}
@@ -212,7 +220,7 @@ func TestOneItemPerCall(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	now := time.Now()
-	if err := s.PutRow(ctx, &Row{RunID: "run", Seq: 3, Status: Refused, ErrorCode: "TOOL_UPSTREAM_UNAVAILABLE", StartedAt: now, EndedAt: now, AfterClaimRequest: true}); err != nil {
+	if err := s.PutRow(ctx, &Row{RunID: "run", Seq: "3", Status: Refused, ErrorCode: "TOOL_UPSTREAM_UNAVAILABLE", StartedAt: now, EndedAt: now, AfterClaimRequest: true}); err != nil {
 		t.Fatal(err)
 	}
 	// The worst case: the largest inline result (200 KiB) and ten attempts.
@@ -241,7 +249,7 @@ func TestOneItemPerCall(t *testing.T) {
 			t.Fatal("replay", ok, err)
 		}
 	}
-	rows, err := s.KeyRows(ctx, "run", 3)
+	rows, err := s.KeyRows(ctx, "run", "3")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"github.com/toolgate/toolgate/shared/tool"
 	"strings"
 	"time"
 
@@ -40,7 +40,7 @@ const (
 type Record struct {
 	Key         string
 	RunID       string
-	Seq         int64
+	Seq         tool.Seq
 	Step        string
 	Tool        string
 	InputDigest string
@@ -69,25 +69,23 @@ func NewToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// callSK is the sort key of a call's item.
-func callSK(seq int64) string { return fmt.Sprintf("CALL#%019d", seq) }
+// callSK is the sort key of a call's item: "CALL#" and seq's SortKey, each
+// component padded to 19 digits, so that a run's calls sort in call order
+// (a top-level seq's is "CALL#<seq, 19 digits>", as before for_each).
+func callSK(seq tool.Seq) string { return "CALL#" + seq.SortKey() }
 
-func callKey(runID string, seq int64) map[string]types.AttributeValue {
+func callKey(runID string, seq tool.Seq) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{AttrPK: str("RUN#" + runID), AttrSK: str(callSK(seq))}
 }
 
 // splitKey parses an idempotency key "<run_id>/<seq>" (the run id may hold
-// slashes; the seq is after the last).
-func splitKey(key string) (string, int64, error) {
+// slashes; the seq, a tool.Seq, is after the last).
+func splitKey(key string) (string, tool.Seq, error) {
 	i := strings.LastIndexByte(key, '/')
-	if i < 0 {
-		return "", 0, fmt.Errorf("idempotency key %q is not run_id/seq", key)
+	if i < 0 || tool.Seq(key[i+1:]).Valid() != nil {
+		return "", "", fmt.Errorf("idempotency key %q is not run_id/seq", key)
 	}
-	seq, err := strconv.ParseInt(key[i+1:], 10, 64)
-	if err != nil || seq < 1 {
-		return "", 0, fmt.Errorf("idempotency key %q is not run_id/seq", key)
-	}
-	return key[:i], seq, nil
+	return key[:i], tool.Seq(key[i+1:]), nil
 }
 
 // SameCall reports whether other describes the same call as r: the same
@@ -138,7 +136,7 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 		r.StartedAt = now
 	}
 	values := map[string]types.AttributeValue{
-		"run_id": str(r.RunID), "seq": tabledef.N(r.Seq), "step": str(r.Step), "tool": str(r.Tool), "toolset_id": str(r.ToolsetID),
+		"run_id": str(r.RunID), "seq": str(string(r.Seq)), "step": str(r.Step), "tool": str(r.Tool), "toolset_id": str(r.ToolsetID),
 		"input_digest": str(r.InputDigest), "idempotency_key": str(r.Key), "state": str(string(InProgress)), "attempts": tabledef.N(1),
 		"lease_until": tabledef.N(r.LeaseUntil.UnixMilli()), "token": str(r.Token), "updated_at": tabledef.N(now.UnixMilli()),
 		attrAttemptLog: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}},
@@ -332,7 +330,7 @@ var (
 )
 
 // finishFailed is Finish after its condition failed.
-func (s *Store) finishFailed(ctx context.Context, key, runID string, seq int64, token string, row *Row) (bool, error) {
+func (s *Store) finishFailed(ctx context.Context, key, runID string, seq tool.Seq, token string, row *Row) (bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: callKey(runID, seq), ConsistentRead: aws.Bool(true),
 		ProjectionExpression:     aws.String("#token, #log.#tok"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/toolgate/toolgate/shared/tool"
 	"sort"
 	"strings"
 	"time"
@@ -33,7 +34,8 @@ const (
 
 // Row is one ToolInvocation ledger row, as RunRows reads them
 // (docs/ledger.md, "One item per call"): an attempt's entry in its call's
-// item (pk "RUN#<run_id>", sk "CALL#<seq, 19 digits>"); a row item of its
+// item (pk "RUN#<run_id>", sk "CALL#<seq's sort key>", tool.Seq SortKey:
+// each component padded to 19 digits); a row item of its
 // own, written by PutRow, for an invocation that claimed nothing (sk
 // "CALL#<seq>#<started_at, unix ns, 19 digits>#<8 random hex>", so that a
 // run's rows come back in call order and then in time order, and two rows
@@ -43,7 +45,7 @@ const (
 // Its dynamodbav tags are a row item's attributes (PutRow).
 type Row struct {
 	RunID          string    `json:"run_id" dynamodbav:"run_id"`
-	Seq            int64     `json:"seq" dynamodbav:"seq"`
+	Seq            tool.Seq  `json:"seq" dynamodbav:"seq"`
 	Attempt        int       `json:"attempt" dynamodbav:"attempt"` // the ledger's attempt count, 0 when refused before a claim
 	Step           string    `json:"step" dynamodbav:"step"`
 	Tool           string    `json:"tool" dynamodbav:"tool"`
@@ -88,7 +90,7 @@ func (r *Row) Invocations() int { return max(r.Count, 1) }
 
 // rowSK is a row item's sort key: after its call's item (callSK), in time
 // order; 19 digits hold any positive int64.
-func rowSK(seq int64, startedAt time.Time) string {
+func rowSK(seq tool.Seq, startedAt time.Time) string {
 	var b [4]byte
 	rand.Read(b[:])
 	return fmt.Sprintf("%s#%019d#%x", callSK(seq), startedAt.UnixNano(), b)
@@ -100,10 +102,10 @@ func (s *Store) PutRow(ctx context.Context, r *Row) error {
 	r.ExpiresAt = s.now().Add(s.retention).Unix()
 	item, err := encodeRow(r, "RUN#"+r.RunID, rowSK(r.Seq, r.StartedAt))
 	if err != nil {
-		return fmt.Errorf("encode ledger row %s/%d: %w", r.RunID, r.Seq, err)
+		return fmt.Errorf("encode ledger row %s/%s: %w", r.RunID, r.Seq, err)
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
-		return fmt.Errorf("put ledger row %s/%d: %w", r.RunID, r.Seq, err)
+		return fmt.Errorf("put ledger row %s/%s: %w", r.RunID, r.Seq, err)
 	}
 	return nil
 }
@@ -111,13 +113,14 @@ func (s *Store) PutRow(ctx context.Context, r *Row) error {
 // RunRows returns a run's rows in call order, and within a call in time
 // order, its replays last as one DEDUPLICATED row with their count.
 func (s *Store) RunRows(ctx context.Context, runID string) ([]Row, error) {
-	return s.query(ctx, "RUN#"+runID, "CALL#")
+	return s.query(ctx, "RUN#"+runID, "CALL#", "")
 }
 
 // KeyRows returns the rows of one call (one idempotency key) in time order,
-// its replays last.
-func (s *Store) KeyRows(ctx context.Context, runID string, seq int64) ([]Row, error) {
-	return s.query(ctx, "RUN#"+runID, callSK(seq))
+// its replays last. Only that call's: the sort keys of the calls inside a
+// loop that took seq begin with seq's too.
+func (s *Store) KeyRows(ctx context.Context, runID string, seq tool.Seq) ([]Row, error) {
+	return s.query(ctx, "RUN#"+runID, callSK(seq), callSK(seq))
 }
 
 // ReadAttributes are the only attributes a reader of the ledger (an
@@ -145,7 +148,9 @@ var projection, projectionNames = func() (*string, map[string]string) {
 	return aws.String(strings.Join(parts, ", ")), names
 }()
 
-func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
+// query reads the rows of the items of pk whose sort key begins with
+// prefix, and, when only is set, is only or only + "#...".
+func (s *Store) query(ctx context.Context, pk, prefix, only string) ([]Row, error) {
 	var items []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
 	for {
@@ -163,7 +168,11 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("query %s: %w", pk, err)
 		}
-		items = append(items, out.Items...)
+		for _, it := range out.Items {
+			if sk := getS(it, AttrSK); only == "" || sk == only || strings.HasPrefix(sk, only+"#") {
+				items = append(items, it)
+			}
+		}
 		if len(out.LastEvaluatedKey) == 0 {
 			break
 		}
@@ -185,9 +194,9 @@ func (s *Store) query(ctx context.Context, pk, prefix string) ([]Row, error) {
 		}
 		call, dedup, claims = nil, nil, 0
 	}
-	var curSeq int64 = -1
+	curSeq := tool.Seq("-")
 	for _, it := range items {
-		seq := getN(it, "seq")
+		seq := seqAttr(it)
 		if seq != curSeq {
 			flush()
 			curSeq = seq

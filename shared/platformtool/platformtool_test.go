@@ -112,7 +112,7 @@ func (f *fakeLambda) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func
 }
 
 func call(fn string) *toolcall.Call {
-	env := &tool.Envelope{Tool: "create-ticket", RunID: "arn:run", Seq: 2, Step: "file", IdempotencyKey: "arn:run/2", Attempt: 1}
+	env := &tool.Envelope{Tool: "create-ticket", RunID: "arn:run", Seq: "2", Step: "file", IdempotencyKey: "arn:run/2", Attempt: 1}
 	return &toolcall.Call{Envelope: env, Input: json.RawMessage(`{"title":"x"}`), Attempt: 3,
 		Pinned: toolset.Tool{Function: fn, TimeoutSeconds: 10}}
 }

@@ -69,27 +69,27 @@ type ChildCheck struct {
 // are read by their exact names, once each, as the child's Start and
 // InitChild states read $.meta.parent_run_id (Go's decoder alone would
 // match any letter case and keep the last of duplicates).
-func childMeta(input json.RawMessage) (parent string, seq int64, err error) {
+func childMeta(input json.RawMessage) (parent string, seq tool.Seq, err error) {
 	top, err := tool.DecodeObject("input", input)
 	if err != nil {
-		return "", 0, err
+		return "", "", err
 	}
 	meta, err := tool.DecodeObject("input field \"meta\"", top["meta"])
 	if err != nil {
-		return "", 0, err
+		return "", "", err
 	}
 	if err := json.Unmarshal(meta["parent_run_id"], &parent); err != nil {
-		return "", 0, fmt.Errorf("meta field \"parent_run_id\" is not a string")
+		return "", "", fmt.Errorf("meta field \"parent_run_id\" is not a string")
 	}
-	if err := json.Unmarshal(meta["parent_seq"], &seq); err != nil {
-		return "", 0, fmt.Errorf("meta field \"parent_seq\" is not an integer")
+	if err := json.Unmarshal(meta["parent_seq"], &seq); err != nil || seq.Valid() != nil {
+		return "", "", fmt.Errorf("meta field \"parent_seq\" is not a seq")
 	}
 	return parent, seq, nil
 }
 
 // DecodeChildStart parses a workflow step's start-record payload strictly
 // (as DecodeTask) and checks it: the parent run id is an execution ARN,
-// seq at least 1, the state machine an ARN (ChildExecutionARN), and the
+// seq well-formed (tool.Seq), the state machine an ARN (ChildExecutionARN), and the
 // child input's meta names this parent and seq. It returns the child's
 // execution name and ARN and the record to write, without the starter.
 func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, ChildRecord, error) {
@@ -101,15 +101,15 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	switch {
 	case !strings.HasPrefix(c.ParentRunID, "arn:") || len(c.ParentRunID) > 1024:
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: parent_run_id %q is not an execution ARN", Truncate(c.ParentRunID, 80))
-	case c.Seq < 1:
-		return nil, res, ChildRecord{}, fmt.Errorf("child start: seq must be at least 1, not %d", c.Seq)
+	case c.Seq.Valid() != nil:
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: %v", c.Seq.Valid())
 	}
 	parent, seq, err := childMeta(c.Input)
 	if err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: input is not the child's execution input {input, meta}: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if parent != c.ParentRunID || seq != c.Seq {
-		return nil, res, ChildRecord{}, fmt.Errorf("child start: the input's meta names parent %q seq %d, not this step's", Truncate(parent, 80), seq)
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: the input's meta names parent %q seq %q, not this step's", Truncate(parent, 80), seq)
 	}
 	_, digest, err := tool.InputDigest(c.Input)
 	if err != nil {

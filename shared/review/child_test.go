@@ -26,7 +26,7 @@ func TestChildStartNamesTheChildAndBindsItsInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := tool.ChildExecutionName(testParent, 2)
+	name := tool.ChildExecutionName(testParent, "2")
 	if res.ExecutionName != name || len(name) != 67 || strings.ContainsAny(name, ":/") {
 		t.Fatalf("execution name %q", res.ExecutionName)
 	}
@@ -79,7 +79,7 @@ const goodChildPayload = `{"state_machine_arn":"arn:aws:states:us-east-1:1234567
 // records passed.
 func TestDecodeChildStartReadsMetaByItsExactName(t *testing.T) {
 	if _, res, rec, err := DecodeChildStart([]byte(goodChildPayload)); err != nil || rec.ParentRunID != testParent ||
-		res.ExecutionName != tool.ChildExecutionName(testParent, 2) ||
+		res.ExecutionName != tool.ChildExecutionName(testParent, "2") ||
 		res.ExecutionARN != "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_child:"+res.ExecutionName {
 		t.Fatalf("%+v %+v %v", res, rec, err)
 	}
@@ -105,7 +105,7 @@ func FuzzDecodeChildStart(f *testing.F) {
 			return
 		}
 		parent, seq, err := childMeta(c.Input)
-		if err != nil || parent != c.ParentRunID || seq != c.Seq || c.Seq < 1 {
+		if err != nil || parent != c.ParentRunID || seq != c.Seq || c.Seq.Valid() != nil {
 			t.Fatalf("accepted an input that does not name its parent and seq: %s", data)
 		}
 		if res.ExecutionName != tool.ChildExecutionName(c.ParentRunID, c.Seq) || !strings.HasSuffix(res.ExecutionARN, ":"+res.ExecutionName) ||

@@ -66,12 +66,12 @@ func exactNumbers(raw json.RawMessage) error {
 }
 
 // ChildExecutionName names the child execution a parent run's workflow
-// step starts: "tg-" and the hex SHA-256 of "<parent run id>/<seq>", 67
+// step starts: "tg-" and the hex SHA-256 of "<parent run id>/<seq>" (the full seq inside a for_each), 67
 // characters. Step Functions allows 80, without ":" or "/" (AWS Step
 // Functions StartExecution, "name"); a retried or redriven start of the
 // same step names the same execution, which Step Functions starts at most
 // once.
-func ChildExecutionName(parentRunID string, seq int64) string {
-	sum := sha256.Sum256([]byte(parentRunID + "/" + strconv.FormatInt(seq, 10)))
+func ChildExecutionName(parentRunID string, seq Seq) string {
+	sum := sha256.Sum256([]byte(parentRunID + "/" + string(seq)))
 	return "tg-" + hex.EncodeToString(sum[:])
 }

@@ -28,8 +28,9 @@ type Envelope struct {
 	// RunID is the Step Functions execution ARN, or on the direct lane
 	// "direct/<verified caller>/<id>" (shared/lane).
 	RunID string `json:"run_id"`
-	// Seq is the per-run call counter, 1 for the first call.
-	Seq  int64  `json:"seq"`
+	// Seq is the call's place in its run: "1" for the first call, "4.17.2"
+	// inside a for_each (Seq). A JSON number is read as a top-level seq.
+	Seq  Seq    `json:"seq"`
 	Step string `json:"step"`
 	// IdempotencyKey is "<run_id>/<seq>", the same on every attempt.
 	IdempotencyKey string `json:"idempotency_key"`
@@ -246,11 +247,11 @@ func (e *Envelope) validate() error {
 		return bad("toolset_id", "%s is not a toolset id (ts_ and 32 hex digits)", strconv.Quote(truncate(e.ToolsetID)))
 	case e.RunID == "" || len(e.RunID) > 1024 || strings.ContainsFunc(e.RunID, unprintable):
 		return bad("run_id", "must be 1 to 1024 printable characters")
-	case e.Seq < 1:
-		return bad("seq", "must be at least 1, not %d", e.Seq)
+	case e.Seq.Valid() != nil:
+		return bad("seq", "%v", e.Seq.Valid())
 	case !namePattern.MatchString(e.Step):
 		return bad("step", "%s is not a step id", strconv.Quote(truncate(e.Step)))
-	case e.IdempotencyKey != fmt.Sprintf("%s/%d", e.RunID, e.Seq):
+	case e.IdempotencyKey != e.RunID+"/"+string(e.Seq):
 		return bad("idempotency_key", "must be run_id/seq")
 	case e.Attempt < 1:
 		return bad("attempt", "must be at least 1, not %d", e.Attempt)

@@ -8,14 +8,14 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-const valid = `{"tool":"send-email","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":2,"step":"send","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/2","attempt":1,"tolerate_duplicates":false,"input":{"to":["a@example.com"]},"approval":{"review_id":"r"}}`
+const valid = `{"tool":"send-email","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":"2","step":"send","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/2","attempt":1,"tolerate_duplicates":false,"input":{"to":["a@example.com"]},"approval":{"review_id":"r"}}`
 
 func TestDecodeValid(t *testing.T) {
 	e, err := DecodeEnvelope([]byte(valid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Seq != 2 || e.Tool != "send-email" || string(e.Approval) != `{"review_id":"r"}` || !strings.HasPrefix(string(e.Input), "{") {
+	if e.Seq != "2" || e.Tool != "send-email" || string(e.Approval) != `{"review_id":"r"}` || !strings.HasPrefix(string(e.Input), "{") {
 		t.Fatalf("%+v", e)
 	}
 }
@@ -28,10 +28,17 @@ func TestDecodeRefuses(t *testing.T) {
 		{"array", `[]`, "not a JSON object"},
 		{"trailing", valid + `{}`, "data after"},
 		{"missing input", strings.Replace(valid, `"input":{"to":["a@example.com"]},`, "", 1), `"input" is missing`},
-		{"unknown field", strings.Replace(valid, `"seq":2`, `"seq":2,"debug":true`, 1), `"debug"`},
-		{"seq string", strings.Replace(valid, `"seq":2`, `"seq":"2"`, 1), `"seq"`},
-		{"seq fraction", strings.Replace(valid, `"seq":2`, `"seq":2.5`, 1), `"seq"`},
-		{"seq zero", strings.Replace(strings.Replace(valid, `"seq":2`, `"seq":0`, 1), "r1/2", "r1/0", 1), `"seq"`},
+		{"unknown field", strings.Replace(valid, `"seq":"2"`, `"seq":"2","debug":true`, 1), `"debug"`},
+		{"seq fraction", strings.Replace(valid, `"seq":"2"`, `"seq":2.5`, 1), `"seq"`},
+		{"seq exponent", strings.Replace(valid, `"seq":"2"`, `"seq":2e0`, 1), `"seq"`},
+		{"seq negative", strings.Replace(valid, `"seq":"2"`, `"seq":-2`, 1), `"seq"`},
+		{"seq bool", strings.Replace(valid, `"seq":"2"`, `"seq":true`, 1), `"seq"`},
+		{"seq zero", strings.Replace(strings.Replace(valid, `"seq":"2"`, `"seq":0`, 1), "r1/2", "r1/0", 1), `"seq"`},
+		{"seq leading zero", strings.Replace(strings.Replace(valid, `"seq":"2"`, `"seq":"02"`, 1), "r1/2", "r1/02", 1), `"seq"`},
+		{"seq two components", strings.Replace(strings.Replace(valid, `"seq":"2"`, `"seq":"2.1"`, 1), "r1/2", "r1/2.1", 1), `"seq"`},
+		{"seq counter zero in a loop", strings.Replace(strings.Replace(valid, `"seq":"2"`, `"seq":"2.1.0"`, 1), "r1/2", "r1/2.1.0", 1), `"seq"`},
+		{"seq too deep", strings.Replace(strings.Replace(valid, `"seq":"2"`, `"seq":"2.0.1.0.1.0.1"`, 1), "r1/2", "r1/2.0.1.0.1.0.1", 1), `"seq"`},
+		{"key of another item", strings.Replace(strings.Replace(valid, `"seq":"2"`, `"seq":"2.1.1"`, 1), "r1/2", "r1/2.0.1", 1), `"idempotency_key"`},
 		{"input string", strings.Replace(valid, `"input":{"to":["a@example.com"]}`, `"input":"x"`, 1), `"input"`},
 		{"approval not an object", strings.Replace(valid, `"approval":{"review_id":"r"}`, `"approval":"x"`, 1), `"approval"`},
 		{"approval a list", strings.Replace(valid, `"approval":{"review_id":"r"}`, `"approval":[]`, 1), `"approval"`},
@@ -105,6 +112,42 @@ func TestValidToolName(t *testing.T) {
 	}
 }
 
+// A seq inside a for_each is "<enclosing counter>.<item index>.<the
+// iteration's counter>"; a JSON number is read as the top-level seq it
+// names (the contract before for_each), with the same key.
+func TestDecodeSeq(t *testing.T) {
+	cases := map[string]string{
+		`"seq":"2"`:                   "2",
+		`"seq":2`:                     "2",
+		`"seq":"4.17.2"`:              "4.17.2",
+		`"seq":"4.0.1"`:               "4.0.1",
+		`"seq":"9223372036854775807"`: "9223372036854775807",
+	}
+	for member, want := range cases {
+		in := strings.Replace(strings.Replace(valid, `"seq":"2"`, member, 1), "r1/2", "r1/"+want, 1)
+		e, err := DecodeEnvelope([]byte(in))
+		if err != nil || e.Seq != Seq(want) {
+			t.Errorf("%s: seq %q, err %v", member, e.Seq, err)
+		}
+	}
+}
+
+// Sort keys order as the calls were made: 4, then loop 5's items in
+// order (the call counter of each from 1), then 6; past ten digits too.
+func TestSeqSortKeyOrder(t *testing.T) {
+	inOrder := []Seq{"1", "4", "5.0.1", "5.0.2", "5.0.10", "5.1.1", "5.9.1", "5.10.1", "5.10.2", "6", "9999999999", "10000000000"}
+	for i := 1; i < len(inOrder); i++ {
+		a, b := inOrder[i-1].SortKey(), inOrder[i].SortKey()
+		// A call's ledger rows follow its item: "#" sorts below ".".
+		if !(a < b) || !(a+"#9" < b) {
+			t.Errorf("%s (%s) does not sort before %s (%s)", inOrder[i-1], a, inOrder[i], b)
+		}
+	}
+	if Seq("04").SortKey() != "" || Seq("").SortKey() != "" {
+		t.Error("an invalid seq has a sort key")
+	}
+}
+
 func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(valid))
 	f.Add([]byte(validMCP))
@@ -120,7 +163,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			}
 			return
 		}
-		if e.Seq < 1 || e.Attempt < 1 || e.Input == nil {
+		if e.Seq.Valid() != nil || e.IdempotencyKey != e.RunID+"/"+string(e.Seq) || e.Attempt < 1 || e.Input == nil {
 			t.Fatalf("accepted %+v", e)
 		}
 		if _, _, ok := toolset.SplitMCPName(e.Tool); strings.Contains(e.Tool, ".") && !ok {

@@ -106,9 +106,10 @@ type ReviewDecision struct {
 type ChildStart struct {
 	// ParentRunID is the parent's execution ARN ($$.Execution.Id).
 	ParentRunID string `json:"parent_run_id"`
-	// Seq is the parent's call counter for the step: with ParentRunID it
-	// names the child execution (ChildExecutionName).
-	Seq int64 `json:"seq"`
+	// Seq is the step's seq in the parent (a string, "4" or "4.17.2"
+	// inside a for_each; a JSON number is read as a top-level seq): with
+	// ParentRunID it names the child execution (ChildExecutionName).
+	Seq Seq `json:"seq"`
 	// StateMachineARN is the child's published version ARN, substituted at
 	// publish.
 	StateMachineARN string `json:"state_machine_arn"`

@@ -376,7 +376,7 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	}
 	received := "tools/call _meta " + mcpmeta.IdempotencyKey
 	for i, r := range rows {
-		fmt.Printf("  seq %d  %-19s  %-*s  %s\n", r.Seq, r.Tool, len(received), "ledger row idempotency_key", r.IdempotencyKey)
+		fmt.Printf("  seq %s  %-19s  %-*s  %s\n", r.Seq, r.Tool, len(received), "ledger row idempotency_key", r.IdempotencyKey)
 		if i >= len(sent) {
 			continue
 		}

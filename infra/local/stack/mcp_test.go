@@ -283,7 +283,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			t.Fatalf("the server received %+v, want lookup_customer then create_ticket", sent)
 		}
 		for i, r := range []ledger.Row{lookup[0], ticket[0]} {
-			if want := fmt.Sprintf("%s/%d", run, r.Seq); r.Status != ledger.Succeeded || r.IdempotencyKey != want || r.ToolsetID != demo || r.Attempt != 1 {
+			if want := fmt.Sprintf("%s/%s", run, r.Seq); r.Status != ledger.Succeeded || r.IdempotencyKey != want || r.ToolsetID != demo || r.Attempt != 1 {
 				t.Errorf("row %+v, want SUCCEEDED, attempt 1, key %s, toolset %s", r, want, demo)
 			}
 			if got := metaKey(sent[i]); got != r.IdempotencyKey {

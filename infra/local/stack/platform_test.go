@@ -210,7 +210,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 			t.Fatalf("create-ticket rows %+v, want one", rows)
 		}
 		r := rows[0]
-		if r.Status != ledger.Succeeded || r.ToolsetID != demo || r.Seq != 1 || r.IdempotencyKey != run+"/1" || r.Attempt != 1 || r.ReviewID != "" {
+		if r.Status != ledger.Succeeded || r.ToolsetID != demo || r.Seq != "1" || r.IdempotencyKey != run+"/1" || r.Attempt != 1 || r.ReviewID != "" {
 			t.Fatalf("create-ticket row %+v, want SUCCEEDED under toolset %s, key %s/1, attempt 1, no review", r, demo, run)
 		}
 		tickets := e.ticketsSince(before)

@@ -89,7 +89,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 			t.Fatalf("parent failures %v via %v: want the lost answer, the retried start finding the child, and the recovery", failed, states)
 		}
 		child := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID,
-			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, 1))
+			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, "1"))
 		children := e.executions(t, "demo-ticket")
 		if len(children) != 1 || children[0] != child {
 			t.Fatalf("demo-ticket's executions %v, want exactly the child %s", children, child)

@@ -1,0 +1,260 @@
+package resolver
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// A for_each compiles to (docs/solutions.md, "for_each"):
+//
+//	<id>-seq     Pass: takes one value of the enclosing call counter
+//	<id>-count   Pass: $.steps.<id>.count = States.ArrayLength(items); a
+//	             value that is not a list fails the run (States.Runtime)
+//	<id>-check   Choice: more than max_items items go to <id>-too-many
+//	<id>-too-many Pass: writes {Error: FOR_EACH_TOO_MANY_ITEMS, Cause} at
+//	             $.steps.<id>.error and goes where on_error routes it, or
+//	             to <id>-failed
+//	<id>         Map (INLINE): ItemProcessor is the body; each iteration
+//	             returns only collect; the list is $.steps.<id>.output
+//
+// An iteration's state data is what the ItemSelector passes: the item
+// and its index, meta (the run's, with loop_seq, the counter value the
+// loop took, the index, and the iteration's own counter seq from 0),
+// empty steps, reviews and decisions, and exactly the outer values the
+// body and collect bind (input, and each outer step or decision bound),
+// at the paths they have outside, so that a binding compiles the same in
+// and out of a body.
+
+// forEach emits for_each step i: its states at the top level, its
+// body's in its Map's ItemProcessor.
+func (e *emitter) forEach(i int, st *Step) {
+	fe := st.ForEach
+	result := "$.steps." + st.ID
+	e.states[st.ID+"-seq"] = map[string]any{
+		"Type":       "Pass",
+		"Comment":    "entering a for_each takes one value of the call counter: its calls' keys are <that value>.<index>.<counter>",
+		"Parameters": e.nextMeta(),
+		"ResultPath": "$.meta",
+		"Next":       st.ID + "-count",
+	}
+	e.states[st.ID+"-count"] = map[string]any{
+		"Type":       "Pass",
+		"Comment":    "the number of items; a value that is not a list fails the run",
+		"Parameters": map[string]any{"count.$": "States.ArrayLength(" + e.c.itemsPaths[i] + ")"},
+		"ResultPath": result,
+		"Next":       st.ID + "-check",
+	}
+	e.states[st.ID+"-check"] = map[string]any{
+		"Type":    "Choice",
+		"Choices": []any{map[string]any{"Variable": result + ".count", "NumericGreaterThan": fe.MaxItems, "Next": st.ID + "-too-many"}},
+		"Default": st.ID,
+	}
+	catchNext := st.ID + "-failed"
+	if st.OnError.Set {
+		catchNext = e.next(st.OnError, stateEnd)
+	} else {
+		e.states[catchNext] = map[string]any{
+			"Type":      "Fail",
+			"Comment":   "the loop's error: too many items, or an iteration's",
+			"ErrorPath": result + ".error.Error",
+			"CausePath": result + ".error.Cause",
+		}
+	}
+	e.states[st.ID+"-too-many"] = map[string]any{
+		"Type":    "Pass",
+		"Comment": "a list longer than max_items is never cut: the step fails, as a Catcher would write it",
+		"Parameters": map[string]any{
+			"Error": ForEachTooManyItems,
+			"Cause.$": fmt.Sprintf("States.Format('the list holds {} items; for_each %s takes at most %d (max_items)', %s.count)",
+				st.ID, fe.MaxItems, result),
+		},
+		"ResultPath": result + ".error",
+		"Next":       e.caughtAs(st, ForEachTooManyItems, catchNext),
+	}
+
+	outer := e.states
+	e.states, e.loop = map[string]any{}, st
+	for _, b := range fe.Body {
+		if k, ok := e.c.index[b.ID]; ok {
+			e.step(k, b)
+		}
+	}
+	body := e.states
+	e.states, e.loop = outer, nil
+
+	e.states[st.ID] = withNext(map[string]any{
+		"Type":         "Map",
+		"ItemsPath":    e.c.itemsPaths[i],
+		"ItemSelector": e.itemSelector(i, st),
+		"ItemProcessor": map[string]any{
+			"ProcessorConfig": map[string]any{"Mode": "INLINE"},
+			"StartAt":         e.stateOf(e.c.index[fe.Body[0].ID]),
+			"States":          body,
+		},
+		"MaxConcurrency": fe.MaxConcurrency,
+		"ResultPath":     result + ".output",
+		"Catch":          e.catchers(st, result+".error", catchNext),
+	}, e.next(st.Next, stateEnd))
+}
+
+// iterationEnd is the state where an iteration of e.loop ends (its body's
+// end, and a review's rejection without on_reject): its result is collect,
+// or {}.
+func (e *emitter) iterationEnd() map[string]any {
+	params := map[string]any{}
+	if c, ok := e.c.collects[e.c.index[e.loop.ID]]; ok {
+		if m, ok := c.static.(map[string]any); ok {
+			params = m
+		}
+	}
+	return map[string]any{"Type": "Pass", "Comment": "the iteration's result: collect", "Parameters": params, "End": true}
+}
+
+// itemSelector is the state data each iteration of for_each step i
+// starts with.
+func (e *emitter) itemSelector(i int, st *Step) map[string]any {
+	sel := map[string]any{
+		"item.$":  "$$.Map.Item.Value",
+		"index.$": "$$.Map.Item.Index",
+		"meta": map[string]any{
+			"run_id.$": "$.meta.run_id", "parent_run_id.$": "$.meta.parent_run_id", "start.$": "$.meta.start",
+			"loop_seq.$": "$.meta.seq", "index.$": "$$.Map.Item.Index", "seq": 0,
+		},
+		"reviews": map[string]any{},
+	}
+	steps, decisions := map[string]any{}, map[string]any{}
+	for _, u := range e.c.outerUses(i, st) {
+		switch u.b.root {
+		case "input":
+			sel["input.$"] = "$.input"
+		case "steps":
+			steps[u.b.step+".$"] = "$.steps." + u.b.step
+		case "reviews":
+			decisions[u.b.step+".$"] = "$.decisions." + u.b.step
+		}
+	}
+	sel["steps"] = steps
+	if len(e.c.decisions) > 0 {
+		sel["decisions"] = decisions
+	}
+	return sel
+}
+
+// outerUses are the bindings of for_each step i's body and collect that
+// read a value from outside the body: the input, a top-level step, a
+// top-level review's decision. Each such value is passed to every
+// iteration, and counted in its state data (checkStateSize).
+func (c *checker) outerUses(i int, st *Step) []use {
+	var out []use
+	keep := func(u use) {
+		switch u.b.root {
+		case "input":
+			out = append(out, u)
+		case "steps", "reviews":
+			if j, ok := c.index[u.b.step]; ok && c.sol.Steps[j].Loop == nil {
+				out = append(out, u)
+			}
+		}
+	}
+	for _, b := range st.ForEach.Body {
+		k, ok := c.index[b.ID]
+		if !ok {
+			continue
+		}
+		for _, u := range c.uses[k] {
+			keep(u)
+		}
+		// A review shows its tool's inputs: those the tool binds.
+		if b.Kind == KindReview {
+			if j, ok := c.index[b.Of.Name]; ok {
+				for _, u := range c.uses[j] {
+					keep(u)
+				}
+			}
+		}
+	}
+	for _, u := range c.collectUses[i] {
+		keep(u)
+	}
+	return out
+}
+
+// The state-size bound of a for_each (docs/solutions.md, "State size").
+// Its slot, $.steps.<id>, holds the item count, then the list each
+// iteration collected (max_items × collect's bound) or the loop's error.
+// A body's states are bounded on the paths through the for_each into the
+// body: the state before the loop (a superset of the values the
+// ItemSelector passes) plus the for_each's slot, which counts one item
+// besides (an item is at most the whole list it is in), plus what the
+// body's steps write. That is larger than an iteration's state data, never
+// smaller.
+
+// forEachSlot is for_each step i's slot.
+func (z *sizer) forEachSlot(i int, st *Step) *slot {
+	out, item, failed := z.forEachOutputBound(i), z.itemsBound(i), z.forEachErrorBound(i)
+	s := &slot{name: "steps." + st.ID, parts: []string{
+		fmt.Sprintf("max_items %d × collect", st.ForEach.MaxItems),
+		fmt.Sprintf("an item %d", item),
+	}}
+	s.bytes = 16 + numberBytes + item + max(out, failed)
+	if z.cyclic[i] {
+		// A loop may leave a list and then a failure's error in it.
+		s.bytes = 16 + numberBytes + item + out + failed
+		s.parts = append(s.parts, fmt.Sprintf("and an error %d", failed))
+	}
+	return s
+}
+
+// forEachOutputBound bounds for_each step i's output, the list of what
+// each iteration returned: max_items times collect's bound ({} without
+// collect) and a comma each.
+func (z *sizer) forEachOutputBound(i int) int {
+	per := 2
+	if c, ok := z.c.collects[i]; ok {
+		per = z.compiledBound(c.static, z.c.collectUses[i])
+	}
+	return 2 + z.c.sol.Steps[i].ForEach.MaxItems*(per+1)
+}
+
+// itemsBound bounds for_each step i's list, and so each of its items.
+func (z *sizer) itemsBound(i int) int {
+	if uses := z.c.uses[i]; len(uses) == 1 {
+		return z.bindingBound(uses[0].b)
+	}
+	return z.input
+}
+
+// itemBound bounds the item a body binds by its as name: the largest
+// list of a for_each that names its item so.
+func (z *sizer) itemBound(as string) int {
+	n := 0
+	for i, st := range z.c.sol.Steps {
+		if st.Kind == KindForEach && st.ForEach.As == as {
+			n = max(n, z.itemsBound(i))
+		}
+	}
+	return n
+}
+
+// forEachErrorBound bounds for_each step i's error object: a tool's
+// error an iteration did not catch, a body's fail step's error and cause
+// (literals, escaped twice at most), a workflow step's, or
+// FOR_EACH_TOO_MANY_ITEMS with its short cause.
+func (z *sizer) forEachErrorBound(i int) int {
+	n := errorBytes
+	for _, b := range z.c.sol.Steps[i].ForEach.Body {
+		k, ok := z.c.index[b.ID]
+		if !ok {
+			continue
+		}
+		switch b.Kind {
+		case KindFail:
+			e, _ := json.Marshal(b.Error)
+			c, _ := json.Marshal(b.Cause)
+			n = max(n, 2*(len(e)+len(c))+1<<10)
+		case KindWorkflow:
+			n = max(n, z.errorBound(k))
+		}
+	}
+	return n
+}

@@ -1,0 +1,169 @@
+package resolver
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// reviewedLoop is a for_each whose body reviews and sends one e-mail per
+// item; after the loop a fetch's on_error ends the run.
+const reviewedLoop = `solution: mail-each
+version: 1
+input:
+  type: object
+  properties:
+    people: {type: array}
+steps:
+  - id: each
+    for_each:
+      items: "${input.people}"
+      as: person
+      max_items: 10
+      max_concurrency: 3
+      steps:
+        - id: approve
+          review: {of: send}
+          on_approve: send
+          on_reject: end
+        - id: send
+          tool: send-email
+          with: {to: ["a@example.com"], subject: "hi", text: "x"}
+          on_error: skipped
+        - id: skipped
+          fail: {error: NotSent}
+    on_error:
+      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}
+`
+
+// rules lists the rule ids of res's diagnostics.
+func rules(res *Result) []string {
+	var out []string
+	for _, d := range res.Diagnostics {
+		out = append(out, d.Rule)
+	}
+	return out
+}
+
+// A review inside a body approves the body's call: Gate A holds on the
+// body's own graph, and the for_each's on_error catches what it raises.
+// Until the Map state is emitted, the only refusal is that one.
+func TestForEachBodyGateA(t *testing.T) {
+	res := Compile("loop.yaml", []byte(reviewedLoop), Options{})
+	if got := fmt.Sprint(rules(res)); got != "[]" {
+		t.Fatalf("diagnostics %v, want none: %+v", got, res.Diagnostics)
+	}
+	if len(res.Gate) != 1 || res.Gate[0].Step != "send" || res.Gate[0].Path != nil || fmt.Sprint(res.Gate[0].Last) != "[approve]" {
+		t.Fatalf("gate verdicts %+v", res.Gate)
+	}
+}
+
+// Each body is its own graph starting unapproved: the cases that Gate A,
+// the no-fallback check and the scope rules refuse.
+func TestForEachRefusals(t *testing.T) {
+	cases := []struct {
+		name, from, to, rule string
+	}{
+		// A rejection inside the body leads back to the call.
+		{"rejection reaches the call", "on_reject: end", "on_reject: send", RuleReviewBefore},
+		// The body's on_error leaves the body.
+		{"a target outside", "on_error: skipped", "on_error: each", RuleForEachScope},
+		// The review's reject path fails the step, whose on_error loops
+		// back into the for_each: a fallback to a tool.
+		{"on_error back into the loop", "next: end}", "next: each}", RuleNoFallback},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(reviewedLoop, c.from, c.to, 1)
+			if src == reviewedLoop {
+				t.Fatalf("%q is not in the Solution", c.from)
+			}
+			res := Compile("loop.yaml", []byte(src), Options{})
+			if !strings.Contains(fmt.Sprint(rules(res)), c.rule) {
+				t.Errorf("diagnostics %v do not hold [%s]: %+v", rules(res), c.rule, res.Diagnostics)
+			}
+		})
+	}
+}
+
+// Bindings in and around a body: the item by its as name and the index
+// inside the body only; a body step's values inside its body only; the
+// loop's output after it.
+func TestForEachBindings(t *testing.T) {
+	body := strings.Replace(reviewedLoop, `text: "x"`, `text: "${person.name} is number ${for_each.index}"`, 1)
+	res := Compile("loop.yaml", []byte(body), Options{})
+	if got := fmt.Sprint(rules(res)); got != "[]" {
+		t.Fatalf("the item and its index in the body: %v", res.Diagnostics)
+	}
+	cases := map[string]string{
+		"the item outside its body": `    on_error:
+      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}
+    next: after
+  - id: after
+    pass: {who: "${person.name}"}
+`,
+		"the index outside a body": `    on_error:
+      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}
+    next: after
+  - id: after
+    pass: {n: "${for_each.index}"}
+`,
+		"a body step's output after the loop": `    on_error:
+      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}
+    next: after
+  - id: after
+    pass: {id: "${steps.send.output.message_id}"}
+`,
+	}
+	for name, tail := range cases {
+		t.Run(name, func(t *testing.T) {
+			src := strings.Replace(reviewedLoop, "    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n", tail, 1)
+			res := Compile("loop.yaml", []byte(src), Options{})
+			if got := fmt.Sprint(rules(res)); got != "[binding]" {
+				t.Errorf("diagnostics %v, want [binding]: %+v", got, res.Diagnostics)
+			}
+		})
+	}
+	after := strings.Replace(reviewedLoop, "    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n",
+		"    on_error:\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n    next: after\n  - id: after\n    pass: {all: \"${steps.each.output}\"}\n", 1)
+	if res := Compile("loop.yaml", []byte(after), Options{}); fmt.Sprint(rules(res)) != "[]" {
+		t.Errorf("the loop's output after it: %+v", res.Diagnostics)
+	}
+	items := strings.Replace(reviewedLoop, `items: "${input.people}"`, `items: "people: ${input.people}"`, 1)
+	if res := Compile("loop.yaml", []byte(items), Options{}); fmt.Sprint(rules(res)) != "[binding]" {
+		t.Errorf("items as a template: %+v", res.Diagnostics)
+	}
+}
+
+// The state-size bound counts collected × max_items outside the loop: a
+// whole e-mail result per item, a hundred items, cannot fit 256 KiB.
+func TestForEachStateSize(t *testing.T) {
+	src, err := os.ReadFile("../testdata/solutions/for-each-mail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := Compile("mail.yaml", src, Options{}); !res.OK() {
+		t.Fatalf("the golden Solution: %+v", res.Diagnostics)
+	}
+	big := strings.Replace(strings.Replace(string(src), "max_items: 20", "max_items: 100", 1),
+		`message_id: "${steps.send.output.message_id}"`, `message: "${steps.send.output}"`, 1)
+	res := Compile("mail.yaml", []byte(big), Options{})
+	if !strings.Contains(fmt.Sprint(rules(res)), RuleStateSize) {
+		t.Fatalf("diagnostics %+v, want [%s]", res.Diagnostics, RuleStateSize)
+	}
+}
+
+// collect is read where an iteration ends: a body step it binds must have
+// completed on every path that ends the iteration.
+func TestForEachCollectSet(t *testing.T) {
+	src, err := os.ReadFile("../testdata/solutions/for-each-mail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unset := strings.Replace(string(src), "on_reject: skipped", "on_reject: end", 1)
+	res := Compile("mail.yaml", []byte(unset), Options{})
+	if got := fmt.Sprint(rules(res)); !strings.Contains(got, RuleUnsetBinding) || !strings.Contains(fmt.Sprint(res.Diagnostics), `an iteration can end at step "approve"`) {
+		t.Fatalf("diagnostics %+v, want [%s] naming approve", res.Diagnostics, RuleUnsetBinding)
+	}
+}
