@@ -111,3 +111,53 @@ func TestForEachOnTheLocalStack(t *testing.T) {
 		}
 	}
 }
+
+// twoLoops sends one reviewed e-mail in each of two loops in a row: each
+// loop takes its own value of the call counter.
+const twoLoops = `solution: e2e-two-loops
+version: 1
+input: {type: object, required: [people], properties: {people: {type: array, maxItems: 1}}}
+steps:
+  - id: first
+    for_each:
+      items: "${input.people}"
+      as: person
+      max_items: 1
+      steps:
+        - {id: approve_first, review: {of: send_first}, on_approve: send_first}
+        - {id: send_first, tool: send-email, with: {to: ["${person}"], subject: first, text: t}}
+    next: second
+  - id: second
+    for_each:
+      items: "${input.people}"
+      as: person
+      max_items: 1
+      steps:
+        - {id: approve_second, review: {of: send_second}, on_approve: send_second}
+        - {id: send_second, tool: send-email, with: {to: ["${person}"], subject: second, text: t}}
+`
+
+// Two loops in a row give distinct keys: 1.0.1 and 2.0.1.
+func TestTwoLoopsOnTheLocalStack(t *testing.T) {
+	e := startEnv(t, stack.StackOptions{})
+	e.publish(t, "e2e-two-loops", twoLoops)
+	run := e.start(t, "e2e-two-loops", map[string]any{"people": []string{"a@example.com"}})
+	decided := map[string]bool{}
+	for range 2 {
+		id := e.pending(t, run, decided)
+		e.decide(t, "approve", id)
+		decided[id] = true
+	}
+	if out := e.finish(t, run); out.Status != "SUCCEEDED" {
+		t.Fatalf("run %s: %s %s", out.Status, out.Error, out.Cause)
+	}
+	var got []string
+	for _, r := range e.rows(t, run) {
+		if r.Tool == "send-email" && r.Status == ledger.Succeeded {
+			got = append(got, r.Step+" "+string(r.Seq))
+		}
+	}
+	if fmt.Sprint(got) != "[send_first 1.0.1 send_second 2.0.1]" {
+		t.Fatalf("send rows %v", got)
+	}
+}
