@@ -660,7 +660,7 @@ func (c *checker) checkSet(g *gate.Graph) {
 		// collect's outer values are read in every iteration: set before
 		// the loop starts, as its items are.
 		for _, u := range c.collectUses[i] {
-			if j, ok := c.index[u.b.step]; u.b.root == "reviews" || ok && c.sol.Steps[j].Loop == nil {
+			if j, ok := c.index[u.b.step]; ok && c.sol.Steps[j].Loop == nil {
 				check(i, st, u)
 			}
 		}
@@ -727,10 +727,10 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 		from int
 		ok   bool // left by its success edge (next)
 	}
-	c.checkEndsSet(dom, nil, c.outputUses, reported, "output", "ends the run", "the run")
+	c.checkEndsSet(dom, fl, nil, c.outputUses, reported, "output", "ends the run", "the run")
 	for i, st := range c.sol.Steps {
 		if st.Kind == KindForEach {
-			c.checkEndsSet(dom, st, c.collectUses[i], map[string]bool{}, fmt.Sprintf("for_each %q collect", st.ID), "ends an iteration", "an iteration")
+			c.checkEndsSet(dom, fl, st, c.collectUses[i], map[string]bool{}, fmt.Sprintf("for_each %q collect", st.ID), "ends an iteration", "an iteration")
 		}
 	}
 }
@@ -738,7 +738,7 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 // checkEndsSet refuses a binding of uses, read where scope ends (the run's
 // output for the top level, collect for a for_each's body), of a step that
 // has not completed on every path that ends the scope.
-func (c *checker) checkEndsSet(dom *dominators, scope *Step, uses []use, reported map[string]bool, what, ends, who string) {
+func (c *checker) checkEndsSet(dom *dominators, fl *flow, scope *Step, uses []use, reported map[string]bool, what, ends, who string) {
 	type end struct {
 		from int
 		ok   bool // left by its success edge (next)
@@ -759,6 +759,18 @@ func (c *checker) checkEndsSet(dom *dominators, scope *Step, uses []use, reporte
 	}
 	for _, u := range uses {
 		j, ok := c.index[u.b.step]
+		if scope != nil && u.b.root == "reviews" && ok && c.sol.Steps[j].Loop == scope && !u.refused && !reported[u.b.text] {
+			// A body review's decision: written on its outcome edges, so
+			// decided at every end that is the review or follows it.
+			for _, e := range all {
+				if e.from != j && !fl.decided(j, e.from) {
+					reported[u.b.text] = true
+					c.ds.errorf(u.pos, RuleUnsetBinding, "%s binds ${%s}, but review %q has not been decided on every path that %s: %s can end at step %q without it", what, u.b.text, u.b.step, ends, who, c.sol.Steps[e.from].ID)
+					break
+				}
+			}
+			continue
+		}
 		if u.refused || u.b.root != "steps" || !ok || reported[u.b.text] || u.b.isError() && c.sol.Steps[j].Kind != KindPass {
 			continue
 		}

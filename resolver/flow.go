@@ -24,18 +24,27 @@ func newFlow(c *checker) *flow {
 	n := len(c.sol.Steps)
 	f := &flow{n: n, start: c.start, succ: make([][]int, 3*n+1)}
 	for i, st := range c.sol.Steps {
-		hasOK := st.Kind == KindTool || st.Kind == KindWorkflow || st.Kind == KindPass || st.Kind == KindReview
+		hasOK := st.Kind.completes() || st.Kind == KindReview
+		failsTo := st.Kind == KindTool || st.Kind == KindWorkflow || st.Kind == KindForEach
 		if hasOK {
 			f.succ[i] = append(f.succ[i], f.ok(i))
 		}
-		if st.hasOnError() && (st.Kind == KindTool || st.Kind == KindWorkflow) {
+		if st.hasOnError() && failsTo {
 			f.succ[i] = append(f.succ[i], f.err(i))
 		}
-		if st.Kind == KindSucceed {
+		if st.Kind == KindSucceed && st.Loop == nil {
 			f.succ[i] = append(f.succ[i], f.end())
+		}
+		// A for_each enters its body; an iteration's end (end in a body)
+		// ends the iteration, never the run: the body's paths stop there.
+		if b := c.bodyStart(st); b >= 0 {
+			f.succ[i] = append(f.succ[i], b)
 		}
 		for _, t := range c.targets(st) {
 			to := f.end()
+			if t.ref.Name == EndTarget && st.Loop != nil {
+				continue
+			}
 			if t.ref.Name != EndTarget {
 				j, ok := c.index[t.ref.Name]
 				if !ok {
@@ -45,7 +54,7 @@ func newFlow(c *checker) *flow {
 			}
 			from := i
 			switch {
-			case t.kind == gate.Error && (st.Kind == KindTool || st.Kind == KindWorkflow):
+			case t.kind == gate.Error && failsTo:
 				from = f.err(i)
 			case hasOK:
 				from = f.ok(i)

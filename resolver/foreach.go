@@ -3,6 +3,7 @@ package resolver
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // A for_each compiles to (docs/solutions.md, "for_each"):
@@ -180,29 +181,43 @@ func (c *checker) outerUses(i int, st *Step) []use {
 }
 
 // The state-size bound of a for_each (docs/solutions.md, "State size").
-// Its slot, $.steps.<id>, holds the item count, then the list each
-// iteration collected (max_items × collect's bound) or the loop's error.
-// A body's states are bounded on the paths through the for_each into the
-// body: the state before the loop (a superset of the values the
-// ItemSelector passes) plus the for_each's slot, which counts one item
-// besides (an item is at most the whole list it is in), plus what the
-// body's steps write. That is larger than an iteration's state data, never
-// smaller.
+// The for_each's own slot, written where it starts, is one item (an item
+// is at most the whole list it is in): on the paths into its body, the
+// state before the loop (a superset of the values the ItemSelector
+// passes), the item and what the body's steps write bound an iteration's
+// state data from above. $.steps.<id>, the item count, then the list each
+// iteration collected (max_items × collect's bound) or the loop's error,
+// is written when the Map ends: addLoopResults counts it at each step the
+// for_each leads to (next, on_error), wherever else those are reached
+// from, a larger bound, never a smaller one.
 
-// forEachSlot is for_each step i's slot.
+// forEachSlot is for_each step i's slot: the item.
 func (z *sizer) forEachSlot(i int, st *Step) *slot {
-	out, item, failed := z.forEachOutputBound(i), z.itemsBound(i), z.forEachErrorBound(i)
-	s := &slot{name: "steps." + st.ID, parts: []string{
-		fmt.Sprintf("max_items %d × collect", st.ForEach.MaxItems),
-		fmt.Sprintf("an item %d", item),
-	}}
-	s.bytes = 16 + numberBytes + item + max(out, failed)
-	if z.cyclic[i] {
-		// A loop may leave a list and then a failure's error in it.
-		s.bytes = 16 + numberBytes + item + out + failed
-		s.parts = append(s.parts, fmt.Sprintf("and an error %d", failed))
+	// The item, and {count} at $.steps.<id> while the loop starts.
+	item := z.itemsBound(i)
+	return &slot{name: "item." + st.ID, bytes: item + 16 + numberBytes, parts: []string{fmt.Sprintf("an item, at most the list %d, and the count", item)}}
+}
+
+// addLoopResults adds each reachable for_each's result slot to the slots
+// of the steps it leads to.
+func (z *sizer) addLoopResults(slots [][]*slot) {
+	for i, st := range z.c.sol.Steps {
+		if st.Kind != KindForEach || !z.c.reachable[i] {
+			continue
+		}
+		out, failed := z.forEachOutputBound(i), z.forEachErrorBound(i)
+		s := &slot{name: "steps." + st.ID, bytes: 16 + numberBytes + max(out, failed),
+			parts: []string{fmt.Sprintf("max_items %d × collect %d, or an error %d", st.ForEach.MaxItems, out, failed)}}
+		if z.cyclic[i] {
+			// A loop may leave a list and then a failure's error in it.
+			s.bytes = 16 + numberBytes + out + failed
+		}
+		for _, t := range z.c.targets(st) {
+			if j, ok := z.c.index[t.ref.Name]; ok && t.ref.Name != EndTarget && !slices.Contains(slots[j], s) {
+				slots[j] = append(slots[j], s)
+			}
+		}
 	}
-	return s
 }
 
 // forEachOutputBound bounds for_each step i's output, the list of what

@@ -167,3 +167,30 @@ func TestForEachCollectSet(t *testing.T) {
 		t.Fatalf("diagnostics %+v, want [%s] naming approve", res.Diagnostics, RuleUnsetBinding)
 	}
 }
+
+// Bindings that depend on how a step was left, around a loop: the loop's
+// error after its on_error, and a body review's decision in its body.
+func TestForEachFlowBindings(t *testing.T) {
+	src, err := os.ReadFile("../testdata/solutions/for-each-mail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errorBound := strings.Replace(string(src), "  - id: failed\n    fail: {error: NotAllSent}\n",
+		"  - id: failed\n    pass: {why: \"${steps.each.error.Cause}\"}\n    next: too_many\n", 1)
+	if res := Compile("mail.yaml", []byte(errorBound), Options{}); !res.OK() {
+		t.Errorf("the loop's error after its on_error: %+v", res.Diagnostics)
+	}
+	decision := strings.Replace(string(src), `text: "You are number ${for_each.index}."`, `text: "${reviews.approve.reason}"`, 1)
+	if res := Compile("mail.yaml", []byte(decision), Options{}); fmt.Sprint(rules(res)) != "["+RuleUnsetBinding+"]" {
+		t.Errorf("the decision of the review that approves the call: %+v", res.Diagnostics)
+	}
+	collected := strings.Replace(string(src), `name: "${person.name}"`, `reason: "${reviews.approve.reason}"`, 1)
+	if res := Compile("mail.yaml", []byte(collected), Options{}); !res.OK() {
+		t.Errorf("a body review's decision collected: %+v", res.Diagnostics)
+	}
+	skip := strings.Replace(collected, "on_approve: send", "on_approve: send\n          on_timeout: skip", 1)
+	skip = strings.Replace(skip, "        - id: skipped\n", "        - id: skip\n          pass: {}\n        - id: skipped\n", 1)
+	if res := Compile("mail.yaml", []byte(skip), Options{}); res.OK() {
+		t.Errorf("collect binds send's output though an iteration can end at skip")
+	}
+}

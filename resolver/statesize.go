@@ -141,6 +141,7 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 			slots[i] = z.slotsOf(i, st)
 		}
 	}
+	z.addLoopResults(slots)
 	for i, st := range c.sol.Steps {
 		if !c.reachable[i] || st.Kind != KindTool || c.tools[i] == nil {
 			continue

@@ -129,3 +129,30 @@ func TestWorkflowStepKeepsAnEarlierOutput(t *testing.T) {
 		t.Fatalf("the record's ResultPath is %v", got)
 	}
 }
+
+// A workflow step inside a for_each names each item's child from the
+// full seq: its start record sends it, and the child's meta carries it.
+func TestWorkflowStepInALoop(t *testing.T) {
+	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\ninput: {type: object, properties: {titles: {type: array}}}\nsteps:\n" +
+		"  - id: each\n    for_each:\n      items: \"${input.titles}\"\n      as: title\n      max_items: 3\n" +
+		"      collect: {ticket: \"${steps.w.output}\"}\n      steps:\n" +
+		"        - id: w\n          workflow: demo-ticket\n          output_limit_bytes: 2048\n          with: {title: \"${title}\"}\n"
+	res := compileOnDemo(t, "p.yaml", src)
+	if !res.OK() {
+		t.Fatalf("diagnostics: %s", diagText(res))
+	}
+	var def struct {
+		States map[string]struct {
+			ItemProcessor struct{ States map[string]json.RawMessage }
+		}
+	}
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	body := def.States["each"].ItemProcessor.States
+	const loopSeq = `States.Format('{}.{}.{}', $.meta.loop_seq, $.meta.index, $.meta.seq)`
+	record := string(body["w-record"])
+	if !strings.Contains(record, `"seq.$": "`+loopSeq+`"`) || !strings.Contains(record, `"parent_seq.$": "`+loopSeq+`"`) {
+		t.Fatalf("w-record %s: want the loop's seq as seq and parent_seq", record)
+	}
+}

@@ -128,3 +128,34 @@ func FuzzDecodeChildCheck(f *testing.F) {
 		}
 	})
 }
+
+// A workflow step inside a for_each names its child from the full seq
+// (a string): each item's child is another execution; the number an
+// earlier definition sent names the same child as its string.
+func TestChildStartInALoop(t *testing.T) {
+	loop := func(seq string) string {
+		in := strings.Replace(childInput, `"parent_seq":2`, `"parent_seq":`+seq, 1)
+		return strings.Replace(childStartPayload(in), `"seq":2`, `"seq":`+seq, 1)
+	}
+	names := map[string]bool{}
+	for _, seq := range []string{`"4.0.1"`, `"4.1.1"`, `"2"`, `2`} {
+		_, res, _, err := DecodeChildStart([]byte(loop(seq)))
+		if err != nil {
+			t.Fatalf("seq %s: %v", seq, err)
+		}
+		names[res.ExecutionName] = true
+	}
+	if len(names) != 3 || !names[tool.ChildExecutionName(testParent, "4.1.1")] || !names[tool.ChildExecutionName(testParent, "2")] {
+		t.Fatalf("child names %v", names)
+	}
+	for _, seq := range []string{`"4.1"`, `"04"`, `"4.0.0"`} {
+		if _, _, _, err := DecodeChildStart([]byte(loop(seq))); err == nil {
+			t.Errorf("seq %s accepted", seq)
+		}
+	}
+	// The record's seq and the input's parent_seq name one step.
+	mixed := strings.Replace(loop(`"4.0.1"`), `"parent_seq":"4.0.1"`, `"parent_seq":"4.1.1"`, 1)
+	if _, _, _, err := DecodeChildStart([]byte(mixed)); err == nil {
+		t.Error("a record for another item's child accepted")
+	}
+}
