@@ -184,46 +184,22 @@ func (e *emitter) emit() map[string]any {
 		"Parameters": initChild,
 		"Next":       stateStarterChild,
 	}
-	e.states[stateStarterChild] = map[string]any{
-		"Type":     "Task",
-		"Comment":  "a child run's start is its parent's record for this execution and input: its starter is the parent's",
-		"Resource": "arn:aws:states:::lambda:invoke",
-		"Parameters": map[string]any{
-			"FunctionName": e.placeholder(ReviewFunction),
-			"Payload": parameters(tool.ChildStartCheck{}, map[string]any{
-				"execution_arn":   path("$$.Execution.Id"),
-				"execution_input": path("$$.Execution.Input"),
-				"start_time":      path("$$.Execution.StartTime"),
-			}),
-		},
-		"ResultSelector": map[string]any{"starter.$": "$.Payload.starter"},
-		"ResultPath":     "$.meta.start",
-		"Retry": []any{map[string]any{
-			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
-		}},
-		"Next": first,
-	}
+	e.states[stateStarterChild] = e.starterTask(
+		"a child run's start is its parent's record for this execution and input: its starter is the parent's",
+		parameters(tool.ChildStartCheck{}, map[string]any{
+			"execution_arn":   path("$$.Execution.Id"),
+			"execution_input": path("$$.Execution.Input"),
+			"start_time":      path("$$.Execution.StartTime"),
+		}), first)
 	if gated {
 		init["Next"] = stateStarter
-		e.states[stateStarter] = map[string]any{
-			"Type":     "Task",
-			"Comment":  "verify the start proof: who started the run, who may then not decide its reviews",
-			"Resource": "arn:aws:states:::lambda:invoke",
-			"Parameters": map[string]any{
-				"FunctionName": e.placeholder(ReviewFunction),
-				"Payload": parameters(tool.StartCheck{}, map[string]any{
-					"start_proof":   path("$$.Execution.Input.meta.start_proof"),
-					"execution_arn": path("$$.Execution.Id"),
-					"start_time":    path("$$.Execution.StartTime"),
-				}),
-			},
-			"ResultSelector": map[string]any{"starter.$": "$.Payload.starter"},
-			"ResultPath":     "$.meta.start",
-			"Retry": []any{map[string]any{
-				"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
-			}},
-			"Next": first,
-		}
+		e.states[stateStarter] = e.starterTask(
+			"verify the start proof: who started the run, who may then not decide its reviews",
+			parameters(tool.StartCheck{}, map[string]any{
+				"start_proof":   path("$$.Execution.Input.meta.start_proof"),
+				"execution_arn": path("$$.Execution.Id"),
+				"start_time":    path("$$.Execution.StartTime"),
+			}), first)
 	}
 	for i, st := range e.c.sol.Steps {
 		if st.Loop == nil {
@@ -275,6 +251,28 @@ func (e *emitter) step(i int, st *Step) {
 			f["Cause"] = st.Cause
 		}
 		e.states[st.ID] = f
+	}
+}
+
+// starterTask is a start Task (Starter, StarterChild): review-request
+// answers the payload with the run's verified starter, kept at
+// $.meta.start; retried on REVIEW_UNAVAILABLE and Lambda's transient
+// errors, with no Catch (a refused start ends the run).
+func (e *emitter) starterTask(comment string, payload map[string]any, next string) map[string]any {
+	return map[string]any{
+		"Type":     "Task",
+		"Comment":  comment,
+		"Resource": "arn:aws:states:::lambda:invoke",
+		"Parameters": map[string]any{
+			"FunctionName": e.placeholder(ReviewFunction),
+			"Payload":      payload,
+		},
+		"ResultSelector": map[string]any{"starter.$": "$.Payload.starter"},
+		"ResultPath":     "$.meta.start",
+		"Retry": []any{map[string]any{
+			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
+		}},
+		"Next": next,
 	}
 }
 
