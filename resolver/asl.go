@@ -254,6 +254,13 @@ func (e *emitter) step(i int, st *Step) {
 	}
 }
 
+// seqPass is a step's counter state: a Pass that advances $.meta.seq
+// outside the step's retried Tasks (nextMeta), so that every attempt of
+// one call carries one key.
+func (e *emitter) seqPass(comment, next string) map[string]any {
+	return map[string]any{"Type": "Pass", "Comment": comment, "Parameters": e.nextMeta(), "ResultPath": "$.meta", "Next": next}
+}
+
 // starterTask is a start Task (Starter, StarterChild): review-request
 // answers the payload with the run's verified starter, kept at
 // $.meta.start; retried on REVIEW_UNAVAILABLE and Lambda's transient
@@ -329,13 +336,7 @@ func (e *emitter) nextMeta() map[string]any {
 func (e *emitter) tool(i int, st *Step) {
 	t := e.c.tools[i]
 	r := effectiveRetry(st, t)
-	e.states[st.ID+"-seq"] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "one idempotency key per call: the counter is outside the retried Task",
-		"Parameters": e.nextMeta(),
-		"ResultPath": "$.meta",
-		"Next":       st.ID,
-	}
+	e.states[st.ID+"-seq"] = e.seqPass("one idempotency key per call: the counter is outside the retried Task", st.ID)
 	members := map[string]any{
 		tool.MemberTool:               st.Tool,
 		tool.MemberToolsetID:          e.toolsetID,

@@ -31,13 +31,7 @@ import (
 func (e *emitter) forEach(i int, st *Step) {
 	fe := st.ForEach
 	result := "$.steps." + st.ID
-	e.states[st.ID+"-seq"] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "entering a for_each takes one value of the call counter: its calls' keys are <that value>.<index>.<counter>",
-		"Parameters": e.nextMeta(),
-		"ResultPath": "$.meta",
-		"Next":       st.ID + "-count",
-	}
+	e.states[st.ID+"-seq"] = e.seqPass("entering a for_each takes one value of the call counter: its calls' keys are <that value>.<index>.<counter>", st.ID+"-count")
 	e.states[st.ID+"-count"] = map[string]any{
 		"Type":       "Pass",
 		"Comment":    "the number of items; a value that is not a list fails the run",

@@ -90,13 +90,7 @@ func (e *emitter) workflow(i int, st *Step) {
 	}
 	catch := func(next string) []any { return e.catchers(st, result+".error", next) }
 	next := e.next(st.Next, stateEnd)
-	e.states[st.ID+"-seq"] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "one child per step and seq: the counter is outside the retried Tasks",
-		"Parameters": e.nextMeta(),
-		"ResultPath": "$.meta",
-		"Next":       st.ID + "-record",
-	}
+	e.states[st.ID+"-seq"] = e.seqPass("one child per step and seq: the counter is outside the retried Tasks", st.ID+"-record")
 	e.states[st.ID+"-record"] = map[string]any{
 		"Type":     "Task",
 		"Comment":  "name the child and record this run's starter and the child's input for it",
