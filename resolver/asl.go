@@ -254,6 +254,19 @@ func (e *emitter) step(i int, st *Step) {
 	}
 }
 
+// failTarget is where a step's caught failure goes: its on_error target,
+// or, without one, its own Fail state "<id>-failed" (comment says what
+// it ends the run with), which fails with the error at
+// $.steps.<id>.error.
+func (e *emitter) failTarget(st *Step, comment string) string {
+	if st.OnError.Set {
+		return e.next(st.OnError, stateEnd)
+	}
+	result := "$.steps." + st.ID + ".error"
+	e.states[st.ID+"-failed"] = map[string]any{"Type": "Fail", "Comment": comment, "ErrorPath": result + ".Error", "CausePath": result + ".Cause"}
+	return st.ID + "-failed"
+}
+
 // seqPass is a step's counter state: a Pass that advances $.meta.seq
 // outside the step's retried Tasks (nextMeta), so that every attempt of
 // one call carries one key.
@@ -396,17 +409,7 @@ func (e *emitter) tool(i int, st *Step) {
 			"BackoffRate":     r.BackoffRate,
 		}}
 	}
-	catchNext := st.ID + "-failed"
-	if st.OnError.Set {
-		catchNext = e.next(st.OnError, stateEnd)
-	} else {
-		e.states[catchNext] = map[string]any{
-			"Type":      "Fail",
-			"Comment":   "the tool's error code and message",
-			"ErrorPath": "$.steps." + st.ID + ".error.Error",
-			"CausePath": "$.steps." + st.ID + ".error.Cause",
-		}
-	}
+	catchNext := e.failTarget(st, "the tool's error code and message")
 	task["Catch"] = e.catchers(st, "$.steps."+st.ID+".error", catchNext)
 	e.states[st.ID] = withNext(task, e.next(st.Next, stateEnd))
 }

@@ -44,17 +44,7 @@ func (e *emitter) forEach(i int, st *Step) {
 		"Choices": []any{map[string]any{"Variable": result + ".count", "NumericGreaterThan": fe.MaxItems, "Next": st.ID + "-too-many"}},
 		"Default": st.ID,
 	}
-	catchNext := st.ID + "-failed"
-	if st.OnError.Set {
-		catchNext = e.next(st.OnError, stateEnd)
-	} else {
-		e.states[catchNext] = map[string]any{
-			"Type":      "Fail",
-			"Comment":   "the loop's error: too many items, or an iteration's",
-			"ErrorPath": result + ".error.Error",
-			"CausePath": result + ".error.Cause",
-		}
-	}
+	catchNext := e.failTarget(st, "the loop's error: too many items, or an iteration's")
 	e.states[st.ID+"-too-many"] = map[string]any{
 		"Type":    "Pass",
 		"Comment": "a list longer than max_items is never cut: the step fails, as a Catcher would write it",

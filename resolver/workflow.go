@@ -77,17 +77,7 @@ func (e *emitter) workflow(i int, st *Step) {
 	pin.InputBoundBytes = max(pin.InputBoundBytes, e.c.withBounds[i])
 	arn := "${" + key + "}"
 	result := "$.steps." + st.ID
-	catchNext := st.ID + "-failed"
-	if st.OnError.Set {
-		catchNext = e.next(st.OnError, stateEnd)
-	} else {
-		e.states[catchNext] = map[string]any{
-			"Type":      "Fail",
-			"Comment":   "the child's error, or why it could not be started",
-			"ErrorPath": result + ".error.Error",
-			"CausePath": result + ".error.Cause",
-		}
-	}
+	catchNext := e.failTarget(st, "the child's error, or why it could not be started")
 	catch := func(next string) []any { return e.catchers(st, result+".error", next) }
 	next := e.next(st.Next, stateEnd)
 	e.states[st.ID+"-seq"] = e.seqPass("one child per step and seq: the counter is outside the retried Tasks", st.ID+"-record")
