@@ -331,13 +331,5 @@ func (ts *Toolset) ResolveMCP(ctx context.Context, list Lister) (*Toolset, error
 			out.Tools[name] = t
 		}
 	}
-	if out.FetchHosts == nil {
-		out.FetchHosts = []string{}
-	}
-	id, err := out.ComputeID()
-	if err != nil {
-		return nil, err
-	}
-	out.ID = id
-	return out, nil
+	return out.withID()
 }

@@ -145,6 +145,12 @@ func FromCatalog(c *catalog.Catalog, names, reviewBefore, fetchHosts []string) (
 		}
 	}
 	ts.FetchHosts = slices.Compact(slices.Sorted(slices.Values(fetchHosts)))
+	return ts.withID()
+}
+
+// withID returns ts with its id set (ComputeID), fetch_hosts [] rather
+// than absent.
+func (ts *Toolset) withID() (*Toolset, error) {
 	if ts.FetchHosts == nil {
 		ts.FetchHosts = []string{}
 	}
