@@ -72,7 +72,7 @@ func (e *toolsetEnv) toolsetItems(t *testing.T) int {
 }
 
 // The publish function registers a draft by listing its MCP server with a
-// real client (the go-sdk's, localtest.ListMCP) against the local MCP
+// the deployment's own client (shared/mcptool, through localtest.ListMCP) against the local MCP
 // server: the admitted tools are pinned by their exact names, with the
 // schemas and annotations the server lists and the revision negotiated,
 // the policies the draft gives them, and the safe defaults where it gives
@@ -198,7 +198,7 @@ func TestRegisterDraftRefused(t *testing.T) {
 		{"a tool not listed", draftFor(t, srv.URL(), mcpserver.CreateTicket, "close_ticket"), CodeRefused,
 			[]string{"toolset crm: server crm does not list tool \"close_ticket\" (it lists create_ticket, lookup_customer, send_sms)", "nothing was registered"}},
 		{"a server that does not answer", draftFor(t, gone.URL(), mcpserver.CreateTicket), CodeRefused,
-			[]string{"toolset crm: MCP server crm (" + gone.URL() + "): connect:", "nothing was registered"}},
+			[]string{"toolset crm: MCP server crm (" + gone.URL() + "): the handshake with ", "nothing was registered"}},
 		{"a schema that does not compile", draftFor(t, broken.URL(), mcpserver.LookupCustomer), CodeRefused,
 			[]string{"[toolset-schema]", "tool crm.lookup_customer: the input schema is nested deeper than 32 levels", "nothing was registered"}},
 		{"not a draft", []byte(`{"id": "", "name": "crm", "mcp_servers": {}}`), CodeInvalid, []string{"draft toolset refused [toolset-format]"}},

@@ -2,14 +2,12 @@ package localtest
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
+	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -31,38 +29,19 @@ func MCPServer(t testing.TB, opts mcpserver.Options) *mcpserver.Server {
 	return srv
 }
 
-// ListMCP is a toolset.Lister for tests of registration: it connects to
-// the MCP server at url with the go-sdk client (asking for its newest
-// revision), lists every page of tools and reports the revision
-// negotiated. It is a plain client: the address rules a deployment's
-// lister applies (shared/mcptool) are not its business.
-func ListMCP(ctx context.Context, url string) (toolset.Listed, error) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "toolgate-localtest", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+// ListMCP is a toolset.Lister for tests of registration: the deployment's
+// own lister (shared/mcptool), allowed to reach exactly the server's
+// host and port on loopback, as the local stack allows its MCP server
+// (TOOLGATE_MCP_ALLOW, TOOLGATE_MCP_ALLOW_ADDRESSES 127.0.0.1/32).
+func ListMCP(ctx context.Context, serverURL string) (toolset.Listed, error) {
+	u, err := url.Parse(serverURL)
 	if err != nil {
-		return toolset.Listed{}, fmt.Errorf("connect: %w", err)
+		return toolset.Listed{}, err
 	}
-	defer cs.Close()
-	out := toolset.Listed{Protocol: cs.InitializeResult().ProtocolVersion}
-	for tool, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return toolset.Listed{}, fmt.Errorf("tools/list: %w", err)
-		}
-		lt := toolset.ListedTool{Name: tool.Name, Description: tool.Description}
-		if lt.InputSchema, err = json.Marshal(tool.InputSchema); err != nil {
-			return toolset.Listed{}, fmt.Errorf("tool %s: input schema: %w", tool.Name, err)
-		}
-		if tool.OutputSchema != nil {
-			if lt.OutputSchema, err = json.Marshal(tool.OutputSchema); err != nil {
-				return toolset.Listed{}, fmt.Errorf("tool %s: output schema: %w", tool.Name, err)
-			}
-		}
-		if tool.Annotations != nil {
-			if lt.Annotations, err = json.Marshal(tool.Annotations); err != nil {
-				return toolset.Listed{}, fmt.Errorf("tool %s: annotations: %w", tool.Name, err)
-			}
-		}
-		out.Tools = append(out.Tools, lt)
+	env := map[string]string{mcptool.EnvAllow: u.Host, mcptool.EnvAllowAddresses: "127.0.0.1/32"}
+	cfg, err := mcptool.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		return toolset.Listed{}, err
 	}
-	return out, nil
+	return mcptool.New(cfg, nil).List(ctx, serverURL)
 }
