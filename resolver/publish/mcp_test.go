@@ -71,9 +71,9 @@ func (e *toolsetEnv) toolsetItems(t *testing.T) int {
 	return int(out.Count)
 }
 
-// The publish function registers a draft by listing its MCP server with a
-// the deployment's own client (shared/mcptool, through localtest.ListMCP) against the local MCP
-// server: the admitted tools are pinned by their exact names, with the
+// The publish function registers a draft by listing its MCP server with
+// the deployment's own client (shared/mcptool, through localtest.ListMCP)
+// against the local MCP server: the admitted tools are pinned by their exact names, with the
 // schemas and annotations the server lists and the revision negotiated,
 // the policies the draft gives them, and the safe defaults where it gives
 // none; the same draft registers to the same id again. Each server
