@@ -17,7 +17,9 @@ import (
 // the body's tools (a review of an earlier item approves nothing). A
 // review's of names a tool of its own scope, so the body's reviews and
 // the outer tools never meet. The gated tools the brute force reaches
-// unapproved are exactly those the resolver reports [review-before-tool].
+// unapproved are exactly those the resolver reports [review-before-tool],
+// and the steps whose on_error reaches a tool unapproved (bruteNoFallback)
+// exactly those it reports [no-fallback].
 
 // gstep is one step of a generated Solution.
 type gstep struct {
@@ -103,8 +105,9 @@ func (s *gstep) yaml(b *strings.Builder, indent string) {
 	}
 }
 
-// bruteGateA returns the gated tools some run reaches unapproved.
-func bruteGateA(top []*gstep) []string {
+// bruteGateA returns the gated tools some run reaches unapproved, and
+// every step some run reaches.
+func bruteGateA(top []*gstep) (unapproved, reached []string) {
 	byID := map[string]*gstep{}
 	loopOf := map[string]*gstep{}
 	bit := map[string]uint64{}
@@ -193,18 +196,101 @@ func bruteGateA(top []*gstep) []string {
 			}
 		}
 	}
-	var out []string
 	for id := range bad {
-		out = append(out, id)
+		unapproved = append(unapproved, id)
+	}
+	for st := range seen {
+		if !slices.Contains(reached, st.id) {
+			reached = append(reached, st.id)
+		}
+	}
+	slices.Sort(unapproved)
+	return unapproved, reached
+}
+
+// bruteNoFallback returns the steps whose on_error reaches a tool
+// unapproved (docs/solutions.md §4.2), by exploring every (step,
+// approvals) state from each on_error edge with every approval cleared.
+// Each scope is its own graph, as for_each says: in a body, end and a
+// failure end the search (the next item is another unit of work, and a
+// failure of the body is its for_each's, whose own on_error starts a
+// search in the outer graph); in the top level, a for_each whose body
+// calls a tool is a tool no review approves.
+func bruteNoFallback(top []*gstep) []string {
+	reached := map[string]bool{}
+	_, all := bruteGateA(top)
+	for _, id := range all {
+		reached[id] = true
+	}
+	var out []string
+	check := func(scope []*gstep) {
+		byID := map[string]*gstep{}
+		bit := map[string]uint64{}
+		for _, s := range scope {
+			byID[s.id] = s
+			if s.kind == "send" || s.kind == "fetch" {
+				bit[s.id] = 1 << len(bit)
+			}
+		}
+		isTool := func(s *gstep) bool {
+			if s.kind == "for_each" {
+				return slices.ContainsFunc(s.body, func(c *gstep) bool { return c.kind == "send" || c.kind == "fetch" })
+			}
+			return s.kind == "send" || s.kind == "fetch"
+		}
+		for _, f := range scope {
+			if f.other == "" || !isTool(f) || !reached[f.id] {
+				continue
+			}
+			type state struct {
+				id   string
+				mask uint64
+			}
+			seen := map[state]bool{}
+			queue := []state{{f.other, 0}}
+			bad := false
+			for len(queue) > 0 && !bad {
+				st := queue[0]
+				queue = queue[1:]
+				s, ok := byID[st.id]
+				if !ok || seen[st] { // end
+					continue
+				}
+				seen[st] = true
+				if isTool(s) && st.mask&bit[s.id] == 0 {
+					bad = true
+					break
+				}
+				m := st.mask &^ bit[s.id]
+				switch s.kind {
+				case "review":
+					queue = append(queue, state{s.next, m | bit[s.of]}, state{s.other, m &^ bit[s.of]})
+				case "fail":
+				default: // next, and a choice's default or an approved tool's on_error
+					queue = append(queue, state{s.next, m}, state{s.other, m})
+				}
+			}
+			if bad {
+				out = append(out, f.id)
+			}
+		}
+	}
+	check(top)
+	for _, s := range top {
+		if s.kind == "for_each" {
+			check(s.body)
+		}
 	}
 	slices.Sort(out)
 	return out
 }
 
-func TestForEachGateAAgainstBruteForce(t *testing.T) {
+func TestForEachGatesAgainstBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 1))
-	refused, other := 0, map[string]int{}
-	defer func() { t.Logf("%d of 400 refused by Gate A; other errors %v", refused, other) }()
+	refused, fallbacks, other := 0, 0, map[string]int{}
+	defer func() {
+		t.Logf("of 400: %d refused by Gate A, %d by the no-fallback check; other errors %v", refused, fallbacks, other)
+	}()
 	for n := range 400 {
 		top := genScope(r, "t", 2+r.IntN(3), false)
 		for k := 0; k < 1+r.IntN(2); k++ {
@@ -226,23 +312,33 @@ func TestForEachGateAAgainstBruteForce(t *testing.T) {
 			s.yaml(&b, "  ")
 		}
 		res := Compile("gen.yaml", []byte(b.String()), Options{})
-		var got []string
+		var got, gotFallback []string
 		for _, d := range res.Diagnostics {
-			if d.Rule == RuleReviewBefore {
+			switch d.Rule {
+			case RuleReviewBefore:
 				got = append(got, strings.Split(d.Message, `"`)[1])
+			case RuleNoFallback:
+				gotFallback = append(gotFallback, strings.Split(d.Message, `"`)[1])
 			}
 		}
 		slices.Sort(got)
+		slices.Sort(gotFallback)
 		if len(got) > 0 {
 			refused++
 		}
+		if len(gotFallback) > 0 {
+			fallbacks++
+		}
 		for _, d := range res.Diagnostics {
-			if d.Severity == SeverityError && d.Rule != RuleReviewBefore {
+			if d.Severity == SeverityError && d.Rule != RuleReviewBefore && d.Rule != RuleNoFallback {
 				other[d.Rule]++
 			}
 		}
-		if want := bruteGateA(top); fmt.Sprint(got) != fmt.Sprint(want) {
+		if want, _ := bruteGateA(top); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("case %d: Gate A refuses %v, the brute force reaches %v unapproved\n%s\n%v", n, got, want, b.String(), res.Diagnostics)
+		}
+		if want := bruteNoFallback(top); fmt.Sprint(gotFallback) != fmt.Sprint(want) {
+			t.Fatalf("case %d: the no-fallback check refuses the on_error of %v, the brute force %v\n%s\n%v", n, gotFallback, want, b.String(), res.Diagnostics)
 		}
 	}
 }
