@@ -946,6 +946,10 @@ func (d *decoder) decodeWait(st *Step, v *value, what string) {
 	}
 }
 
+// bindingLike finds text written like a binding (${…}) in a fail step's
+// cause, which the definition carries as it is (docs/solutions.md, fail).
+var bindingLike = regexp.MustCompile(`\$\{[^}]*\}`)
+
 func (d *decoder) decodeFail(st *Step, v *value, what string) {
 	if !d.mapping(v, what+" fail", []string{"error", "cause"}, "error") {
 		return
@@ -969,6 +973,8 @@ func (d *decoder) decodeFail(st *Step, v *value, what string) {
 			// with an ARN (as a literal in a binding may not).
 			if m := placeholderPattern.FindString(st.Cause); m != "" {
 				d.ds.errorf(f.val.pos, RuleBinding, "%s fail.cause holds %s, the syntax of a deployment placeholder, which publishing would replace", what, m)
+			} else if m := bindingLike.FindString(st.Cause); m != "" {
+				d.ds.errorf(f.val.pos, RuleBinding, "%s fail.cause holds %s, but a cause is literal text and nothing in it is replaced; record the value with a pass step or the run's output instead", what, m)
 			}
 		}
 	}
