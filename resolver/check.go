@@ -43,8 +43,9 @@ type checker struct {
 	itemsPaths  map[int]string
 	collects    map[int]compiled
 	collectUses map[int][]use
-	// decisions holds the review steps whose decision a reachable step
-	// or the output binds (${reviews.ID...}): their outcomes write it.
+	// decisions holds the review steps whose decision a reachable step,
+	// a reachable for_each's collect or the output binds
+	// (${reviews.ID...}): their outcomes write it.
 	decisions map[string]bool
 
 	reachable []bool
@@ -448,6 +449,15 @@ func (c *checker) compileValues() {
 	c.compileOutput()
 	c.decisions = map[string]bool{}
 	for i, uses := range c.uses {
+		for _, u := range uses {
+			if u.b.root == "reviews" && c.reachable[i] {
+				c.decisions[u.b.step] = true
+			}
+		}
+	}
+	// collect is read where an iteration ends, which is reachable when
+	// its for_each is.
+	for i, uses := range c.collectUses {
 		for _, u := range uses {
 			if u.b.root == "reviews" && c.reachable[i] {
 				c.decisions[u.b.step] = true

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -185,8 +186,24 @@ func TestForEachFlowBindings(t *testing.T) {
 		t.Errorf("the decision of the review that approves the call: %+v", res.Diagnostics)
 	}
 	collected := strings.Replace(string(src), `name: "${person.name}"`, `reason: "${reviews.approve.reason}"`, 1)
-	if res := Compile("mail.yaml", []byte(collected), Options{}); !res.OK() {
-		t.Errorf("a body review's decision collected: %+v", res.Diagnostics)
+	res := Compile("mail.yaml", []byte(collected), Options{})
+	if !res.OK() {
+		t.Fatalf("a body review's decision collected: %+v", res.Diagnostics)
+	}
+	// Bound by collect alone, the decision is written on each outcome
+	// edge of the review, in the body.
+	var def struct {
+		States map[string]struct {
+			ItemProcessor struct{ States map[string]json.RawMessage }
+		}
+	}
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"approve-approved", "approve-rejected-parse", "approve-rejected"} {
+		if _, ok := def.States["each"].ItemProcessor.States[name]; !ok {
+			t.Errorf("a body review's decision collected: the body has no %s state to write it", name)
+		}
 	}
 	skip := strings.Replace(collected, "on_approve: send", "on_approve: send\n          on_timeout: skip", 1)
 	skip = strings.Replace(skip, "        - id: skipped\n", "        - id: skip\n          pass: {}\n        - id: skipped\n", 1)

@@ -127,6 +127,10 @@ type Stack struct {
 	DataURL    string
 	data       *http.Server
 	procs      []*local.Process
+
+	// sesEndpoint is where send-email reaches SES v2: the emulator, or
+	// StackOptions.SESEndpoint's answer.
+	sesEndpoint string
 }
 
 // StackOptions configure StartStack.
@@ -149,6 +153,12 @@ type StackOptions struct {
 	// MCPAllow adds entries to the MCP allow-list of publish and mcp-call
 	// (tests: another local MCP server's host and port).
 	MCPAllow []string
+	// SESEndpoint, when set, is given the SES v2 emulator's base URL and
+	// returns the one send-email sends to instead (its
+	// AWS_ENDPOINT_URL_SESV2). Tests: a proxy in front of the emulator
+	// that answers one SendEmail with an SES error. Stack.SES stays the
+	// emulator itself, whose store holds what was sent.
+	SESEndpoint func(emulator string) string
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any)
 }
@@ -170,7 +180,7 @@ const (
 func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]string {
 	switch name {
 	case "send-email":
-		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": recipientAllow, "AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint()}
+		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": recipientAllow, "AWS_ENDPOINT_URL_SESV2": s.sesEndpoint}
 	case "structured-data-fetch":
 		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption}
 	case "review-decision":
@@ -304,6 +314,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	s.procs = append(s.procs, s.SES)
 	logf("SES v2       %s", s.SES.Endpoint())
+	if s.sesEndpoint = s.SES.Endpoint(); o.SESEndpoint != nil {
+		s.sesEndpoint = o.SESEndpoint(s.sesEndpoint)
+		logf("send-email reaches SES v2 at %s", s.sesEndpoint)
+	}
 
 	if s.Keys, err = local.NewLocalKeys(); err != nil {
 		return nil, err
