@@ -173,18 +173,22 @@ func (c *checker) outerUses(i int, st *Step) []use {
 // iteration collected (max_items × collect's bound) or the loop's error,
 // is written when the Map ends: addLoopResults counts it at each step the
 // for_each leads to (next, on_error), wherever else those are reached
-// from, a larger bound, never a smaller one.
+// from, a larger bound, never a smaller one; where it leads to end, the
+// End state (or, in a body, the iteration's end) takes that state, which
+// checkStateSize bounds as the for_each's own with the result added.
 
 // forEachSlot is for_each step i's slot: the item.
 func (z *sizer) forEachSlot(i int, st *Step) *slot {
 	// The item, and {count} at $.steps.<id> while the loop starts.
-	item := z.itemsBound(i)
-	return &slot{name: "item." + st.ID, bytes: item + 16 + numberBytes, parts: []string{fmt.Sprintf("an item, at most the list %d, and the count", item)}}
+	item := z.loopItemBound(i, "")
+	return &slot{name: "item." + st.ID, bytes: item + 16 + numberBytes, parts: []string{fmt.Sprintf("an item %d, and the count", item)}}
 }
 
 // addLoopResults adds each reachable for_each's result slot to the slots
-// of the steps it leads to.
-func (z *sizer) addLoopResults(slots [][]*slot) {
+// of the steps it leads to, and returns, by step, the result slot of each
+// for_each that leads to end (nil for the others).
+func (z *sizer) addLoopResults(slots [][]*slot) []*slot {
+	toEnd := make([]*slot, len(z.c.sol.Steps))
 	for i, st := range z.c.sol.Steps {
 		if st.Kind != KindForEach || !z.c.reachable[i] {
 			continue
@@ -197,11 +201,14 @@ func (z *sizer) addLoopResults(slots [][]*slot) {
 			s.bytes = 16 + numberBytes + out + failed
 		}
 		for _, t := range z.c.targets(st) {
-			if j, ok := z.c.index[t.ref.Name]; ok && t.ref.Name != EndTarget && !slices.Contains(slots[j], s) {
+			if t.ref.Name == EndTarget {
+				toEnd[i] = s
+			} else if j, ok := z.c.index[t.ref.Name]; ok && !slices.Contains(slots[j], s) {
 				slots[j] = append(slots[j], s)
 			}
 		}
 	}
+	return toEnd
 }
 
 // forEachOutputBound bounds for_each step i's output, the list of what
@@ -223,16 +230,59 @@ func (z *sizer) itemsBound(i int) int {
 	return z.input
 }
 
-// itemBound bounds the item a body binds by its as name: the largest
-// list of a for_each that names its item so.
-func (z *sizer) itemBound(as string) int {
+// itemBound bounds the value at path rest ("" for the item itself) of
+// the item a body binds by its as name: the largest loopItemBound of the
+// for_each steps that name their item so.
+func (z *sizer) itemBound(as, rest string) int {
 	n := 0
 	for i, st := range z.c.sol.Steps {
 		if st.Kind == KindForEach && st.ForEach.As == as {
-			n = max(n, z.itemsBound(i))
+			n = max(n, z.loopItemBound(i, rest))
 		}
 	}
 	return n
+}
+
+// loopItemBound bounds the value at path rest ("" for the item itself) of
+// for_each step i's item: its list's items schema's bound where that bounds
+// it (schemaBound), and at most the whole list.
+func (z *sizer) loopItemBound(i int, rest string) int {
+	item := z.itemsBound(i)
+	if s := z.itemSchema(i); s != nil {
+		m, ok := schemaBound(s)
+		if rest != "" {
+			m, ok = pathBound(s, rest)
+		}
+		if ok {
+			item = min(item, m)
+		}
+	}
+	return item
+}
+
+// arrayKeywords are the keywords a list's schema may have besides
+// boundKeywords for its items schema to hold for every item: none of them
+// admits an item the items schema refuses.
+var arrayKeywords = map[string]bool{"items": true, "maxItems": true, "minItems": true, "uniqueItems": true}
+
+// itemSchema is the schema every item of for_each step i's list meets: the
+// items schema (one schema, not a draft-07 list of them) of the list's
+// schema in the input schema; nil when the list is not in the input, or
+// its schema has another keyword (prefixItems, $ref, a combinator, ...).
+func (z *sizer) itemSchema(i int) map[string]any {
+	uses := z.c.uses[i]
+	if len(uses) != 1 || uses[0].b.root != "input" || z.c.sol.Input == nil {
+		return nil
+	}
+	root, _ := z.c.sol.Input.plain().(map[string]any)
+	list := schemaAt(root, uses[0].b.rest)
+	for k := range list {
+		if !boundKeywords[k] && !arrayKeywords[k] {
+			return nil
+		}
+	}
+	items, _ := list["items"].(map[string]any)
+	return items
 }
 
 // forEachErrorBound bounds for_each step i's error object: a tool's

@@ -141,7 +141,7 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 			slots[i] = z.slotsOf(i, st)
 		}
 	}
-	z.addLoopResults(slots)
+	toEnd := z.addLoopResults(slots)
 	for i, st := range c.sol.Steps {
 		if !c.reachable[i] || st.Kind != KindTool || c.tools[i] == nil {
 			continue
@@ -197,38 +197,59 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 	}
 	worst := worstPaths(g, c.start, slots)
 	for i, w := range worst {
-		if w == nil {
-			continue
+		if w != nil {
+			c.checkPath(i, w, base, nil)
 		}
-		total := base
-		var contributors []*slot
-		for _, s := range w.slots {
+	}
+	// A for_each that goes to end leaves its result in the state the End
+	// state (or its iteration's end) takes, which no step's bound holds.
+	for i, s := range toEnd {
+		if w := worst[i]; s != nil && w != nil {
+			c.checkPath(i, w, base, s)
+		}
+	}
+}
+
+// checkPath refuses step i's heaviest path w when base and its slots pass
+// MaxStateBytes; with a for_each's result, the state the for_each leaves
+// for end: w's slots and the result, once.
+func (c *checker) checkPath(i int, w *worstPath, base int, result *slot) {
+	total := base
+	var contributors []*slot
+	for _, s := range w.slots {
+		if result == nil || s.name != result.name {
 			total += s.bytes
 			contributors = append(contributors, s)
 		}
-		if total <= MaxStateBytes {
-			continue
-		}
-		sort.SliceStable(contributors, func(a, b int) bool { return contributors[a].bytes > contributors[b].bytes })
-		var top []string
-		for k, s := range contributors {
-			if k == 3 {
-				break
-			}
-			top = append(top, fmt.Sprintf("%s %d (%s)", s.name, s.bytes, strings.Join(s.parts, ", ")))
-		}
-		top = append(top, fmt.Sprintf("input %d (policy.input_limit_bytes)", z.input))
-		names := make([]string, len(w.path))
-		for k, n := range w.path {
-			names[k] = c.sol.Steps[n].ID
-		}
-		approx := ""
-		if w.merged {
-			approx = " (paths merged: the bound may be larger than any one path's)"
-		}
-		c.ds.errorf(c.sol.Steps[i].Pos, RuleStateSize, "step %q: the state data could reach %d bytes on the path %s%s, over the %d bytes Step Functions allows, and States.DataLimitExceeded is caught by no Catch, not even on_error; largest: %s. Lower output_limit_bytes, keep fewer fields, or copy less",
-			c.sol.Steps[i].ID, total, strings.Join(names, " → "), approx, MaxStateBytes, strings.Join(top, "; "))
 	}
+	where := ""
+	if result != nil {
+		total += result.bytes
+		contributors = append(contributors, result)
+		where = " with the loop's result, which goes to end,"
+	}
+	if total <= MaxStateBytes {
+		return
+	}
+	sort.SliceStable(contributors, func(a, b int) bool { return contributors[a].bytes > contributors[b].bytes })
+	var top []string
+	for k, s := range contributors {
+		if k == 3 {
+			break
+		}
+		top = append(top, fmt.Sprintf("%s %d (%s)", s.name, s.bytes, strings.Join(s.parts, ", ")))
+	}
+	top = append(top, fmt.Sprintf("input %d (policy.input_limit_bytes)", c.inputLimit()))
+	names := make([]string, len(w.path))
+	for k, n := range w.path {
+		names[k] = c.sol.Steps[n].ID
+	}
+	approx := ""
+	if w.merged {
+		approx = " (paths merged: the bound may be larger than any one path's)"
+	}
+	c.ds.errorf(c.sol.Steps[i].Pos, RuleStateSize, "step %q: the state data could reach %d bytes%s on the path %s%s, over the %d bytes Step Functions allows, and States.DataLimitExceeded is caught by no Catch, not even on_error; largest: %s. Lower output_limit_bytes, keep fewer fields, or copy less",
+		c.sol.Steps[i].ID, total, where, strings.Join(names, " → "), approx, MaxStateBytes, strings.Join(top, "; "))
 }
 
 // inputLimit is the run input's bound (policy.input_limit_bytes).
@@ -563,7 +584,8 @@ func (z *sizer) compiledBound(static any, uses []use) int {
 }
 
 // sourceBound bounds a binding's whole source: the run input, a tool
-// step's result, or all of a pass step's values.
+// step's result, all of a pass step's values, or a for_each body's item or
+// index.
 func (z *sizer) sourceBound(b *binding) int {
 	switch b.root {
 	case "input":
@@ -572,6 +594,8 @@ func (z *sizer) sourceBound(b *binding) int {
 		return executionBound(b.step)
 	case "reviews":
 		return decisionBytes
+	case "item", "for_each":
+		return z.bindingBound(b)
 	}
 	j, ok := z.c.index[b.step]
 	if !ok {
@@ -636,7 +660,7 @@ func (z *sizer) bindingBound(b *binding) int {
 	case "for_each":
 		return numberBytes
 	case "item":
-		return z.itemBound(b.step)
+		return z.itemBound(b.step, b.rest)
 	case "execution":
 		return executionBound(b.step)
 	case "reviews":
@@ -734,21 +758,37 @@ func (z *sizer) passFieldBound(j int, path string) int {
 // pathBound bounds the value at a binding path (".a.b"; no indexes) under
 // an object schema, when the schema bounds it (schemaBound).
 func pathBound(schema map[string]any, path string) (int, bool) {
-	if path == "" || strings.Contains(path, "[") {
+	if path == "" {
 		return 0, false
+	}
+	if schema = schemaAt(schema, path); schema == nil {
+		return 0, false
+	}
+	return schemaBound(schema)
+}
+
+// schemaAt is the schema of the value at a binding path (".a.b"; no
+// indexes; "" for the value itself) under an object schema, when every
+// object schema on the way has only boundKeywords; nil otherwise.
+func schemaAt(schema map[string]any, path string) map[string]any {
+	if strings.Contains(path, "[") {
+		return nil
+	}
+	if path == "" {
+		return schema
 	}
 	for _, name := range strings.Split(strings.TrimPrefix(path, "."), ".") {
 		for k := range schema {
 			if !boundKeywords[k] && k != "$schema" && k != "$id" {
-				return 0, false // e.g. a $ref or allOf could admit other members
+				return nil // e.g. a $ref or allOf could admit other members
 			}
 		}
 		props, _ := schema["properties"].(map[string]any)
 		if schema, _ = props[name].(map[string]any); schema == nil {
-			return 0, false
+			return nil
 		}
 	}
-	return schemaBound(schema)
+	return schema
 }
 
 // cyclicNodes reports the steps on a cycle of the graph.

@@ -245,3 +245,58 @@ func TestStateSizeCountsTheChildsInputInAFailedStartsError(t *testing.T) {
 		t.Fatal("check accepts a workflow step whose failure's Cause (the child's whole input) with the parent's input passes 256 KiB")
 	}
 }
+
+// loopOf is a Solution with a 64 KiB input whose for_each over
+// ${input.items} (max_items 1) has a body pass step with the values body
+// and collects collect; the loop is its last step.
+func loopOf(body, collect string) string {
+	return "solution: l\nversion: 1\npolicy: {input_limit_bytes: 65536}\nsteps:\n  - id: each\n    for_each:\n      items: \"${input.items}\"\n      as: item\n      max_items: 1\n      collect: " + collect + "\n      steps:\n        - id: copy\n          pass: " + body + "\n"
+}
+
+// a binding of a for_each's item counts at most its source's bound
+// (disjoint paths), and sourceBound had none for the item: five copies of
+// one item count 0 bytes. Input {"items": ["<65 000 bytes>"]} makes
+// copy's state ~390 KB on the project's local Step Functions.
+func TestStateSizeCountsCopiesOfAForEachsItem(t *testing.T) {
+	src := loopOf(`{a: "${item}", b: "${item}", c: "${item}", d: "${item}", e: "${item}"}`, "{}")
+	if !hasError(t, src, RuleStateSize) {
+		t.Fatal("check accepts a body that copies a 64 KiB item five times")
+	}
+}
+
+// a for_each's list is counted at the steps it leads to, and the End
+// state is none: a loop that goes to end leaves its list, uncounted, in
+// the state End takes. Four copies of a 64 KiB input in collect make the
+// Map's output ~320 KB.
+func TestStateSizeCountsAForEachsResultThatGoesToEnd(t *testing.T) {
+	src := loopOf("{}", `{a: "${input}", b: "${input}", c: "${input}", d: "${input}"}`)
+	for _, d := range compileString(t, src).Diagnostics {
+		if d.Rule == RuleStateSize && strings.Contains(d.Message, "with the loop's result, which goes to end") {
+			return
+		}
+	}
+	t.Fatal("check accepts a loop that goes to end with four copies of a 64 KiB input in its list")
+}
+
+// an item counts at its list's items schema's bound only where that one
+// schema holds for every item: not beside prefixItems (2020-12), which
+// governs the first items instead, nor as a draft-07 list of schemas.
+func TestStateSizeTrustsOnlyAnItemsSchemaForEveryItem(t *testing.T) {
+	copies := loopOf(`{a: "${item}", b: "${item}", c: "${item}", d: "${item}", e: "${item}"}`, "{}")
+	withInput := func(schema string) string {
+		return strings.Replace(copies, "steps:\n", "input: "+schema+"\nsteps:\n", 1)
+	}
+	for name, schema := range map[string]string{
+		"prefixItems": `{type: object, properties: {items: {type: array, prefixItems: [{}], items: {type: string, maxLength: 5}}}}`,
+		"tuple":       `{$schema: "http://json-schema.org/draft-07/schema#", type: object, properties: {items: {type: array, items: [{type: string, maxLength: 5}]}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if !hasError(t, withInput(schema), RuleStateSize) {
+				t.Fatal("check accepts five copies of an item its schema does not bound")
+			}
+		})
+	}
+	if hasError(t, withInput(`{type: object, properties: {items: {type: array, maxItems: 1, items: {type: string, maxLength: 5}}}}`), RuleStateSize) {
+		t.Fatal("five copies of an item of at most 5 characters are refused as [state-size]")
+	}
+}
