@@ -103,15 +103,47 @@ func ReadInputRecord(definition []byte) (*InputRecord, error) {
 	return &r, nil
 }
 
-// InputSize is the size of a run's input as toolgate run sends it: compact
-// JSON, as encoding/json writes it into the execution input ("<", ">" and
-// "&" as \u003c, \u003e and \u0026), in bytes.
+// InputSize is the size of a run's input as toolgate run sends it and as
+// the state data may hold it: compact JSON, as encoding/json writes it
+// into the execution input ("<", ">" and "&" as \u003c, \u003e and
+// \u0026), in bytes, with each number counted at the longest form Step
+// Functions may write it back in once it has parsed it (numberGrowth), as
+// the state-size bound counts literal numbers (docs/solutions.md §7.0).
+// An input that is not one JSON value is an error.
 func InputSize(input []byte) (int, error) {
 	b, err := json.Marshal(json.RawMessage(input))
 	if err != nil {
 		return 0, fmt.Errorf("the input is not JSON: %w", err)
 	}
-	return len(b), nil
+	n := len(b)
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("the input is not JSON: %w", err)
+		}
+		if num, ok := tok.(json.Number); ok {
+			n += numberGrowth(string(num))
+		}
+	}
+}
+
+// numberGrowth is how many bytes longer than text (a JSON number) Step
+// Functions may write it after parsing it as a double: an integer of at
+// most 15 digits (exact in a double) grows by at most 4 ("12345678901" as
+// "1.2345678901E10", "7" as "7.0"); any other number is counted at
+// numberBytes, the longest shortest-round-trip form ("1e20" may come back
+// as "100000000000000000000").
+func numberGrowth(text string) int {
+	digits := strings.TrimPrefix(text, "-")
+	if len(digits) <= 15 && strings.Trim(digits, "0123456789") == "" {
+		return 4
+	}
+	return max(0, numberBytes-len(text))
 }
 
 // Check checks a run's input (JSON) against the record: its size first

@@ -277,3 +277,40 @@ func TestInputRecordHoldsNoDeploymentPlaceholder(t *testing.T) {
 		t.Fatalf("errors %v, want [%s]: %v", got, RuleInputSchema, res.Diagnostics)
 	}
 }
+
+// A number in the input is counted at the longest form Step Functions may
+// write it back in: "1e20" may come back as 21 digits, so an input of
+// exponents cannot grow past input_limit_bytes in the state data.
+func TestInputSizeCountsNumbersAsStepFunctionsMayWriteThem(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{`{"a":"x"}`, 9},
+		{`[7]`, 3 + 4},                    // "7.0"
+		{`[-123456789012345]`, 18 + 4},    // 15 digits: exact in a double
+		{`[1e20]`, 2 + 24},                // "100000000000000000000"
+		{`[1234567890123456789]`, 2 + 24}, // 19 digits: no longer exact, counted at 24
+		{`[0.5, 2]`, 2 + 24 + 1 + 1 + 4},
+	} {
+		got, err := InputSize([]byte(c.in))
+		if err != nil || got != c.want {
+			t.Errorf("InputSize(%s) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+	var in []byte
+	in = append(in, '[')
+	for k := range 1000 {
+		if k > 0 {
+			in = append(in, ',')
+		}
+		in = append(in, "1e20"...)
+	}
+	in = append(in, ']')
+	if n, _ := InputSize(in); n < 21*1000 {
+		t.Errorf("a thousand 1e20s count %d bytes; Step Functions may write them as 21 000", n)
+	}
+	if _, err := InputSize([]byte(`[1] [2]`)); err == nil {
+		t.Error("two values measured as an input")
+	}
+}
