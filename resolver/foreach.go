@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // A for_each compiles to (docs/solutions.md, "for_each"):
@@ -183,24 +184,70 @@ func (z *sizer) forEachSlot(i int, st *Step) *slot {
 }
 
 // addLoopResults adds each reachable for_each's result slot to the slots
-// of the steps it leads to.
-func (z *sizer) addLoopResults(slots [][]*slot) {
+// of the steps it leads to, and returns the slots by for_each step.
+func (z *sizer) addLoopResults(slots [][]*slot) map[int]*slot {
+	bySlot := map[int]*slot{}
 	for i, st := range z.c.sol.Steps {
 		if st.Kind != KindForEach || !z.c.reachable[i] {
 			continue
 		}
 		out, failed := z.forEachOutputBound(i), z.forEachErrorBound(i)
 		s := &slot{name: "steps." + st.ID, bytes: 16 + numberBytes + max(out, failed),
-			parts: []string{fmt.Sprintf("max_items %d × collect %d, or an error %d", st.ForEach.MaxItems, out, failed)}}
+			parts: []string{fmt.Sprintf("the list %d (max_items %d × collect), or an error %d", out, st.ForEach.MaxItems, failed)}}
 		if z.cyclic[i] {
 			// A loop may leave a list and then a failure's error in it.
 			s.bytes = 16 + numberBytes + out + failed
 		}
+		bySlot[i] = s
 		for _, t := range z.c.targets(st) {
 			if j, ok := z.c.index[t.ref.Name]; ok && t.ref.Name != EndTarget && !slices.Contains(slots[j], s) {
 				slots[j] = append(slots[j], s)
 			}
 		}
+	}
+	return bySlot
+}
+
+// checkLoopEnds checks the Map state's own output where no step after the
+// for_each counts its result: a for_each whose next or on_error is end
+// (its list or error goes into the state the run ends with), or whose
+// failure goes to its <id>-failed state (its error). That output is the
+// state at the for_each and the result: Step Functions ends a run whose
+// Map output exceeds MaxStateBytes with States.DataLimitExceeded, which
+// no Catch catches.
+func (z *sizer) checkLoopEnds(worst []*worstPath, loopSlots map[int]*slot, base int) {
+	for i, s := range loopSlots {
+		st := z.c.sol.Steps[i]
+		if worst[i] == nil || slices.ContainsFunc(worst[i].slots, func(w *slot) bool { return w.name == s.name }) {
+			continue // already counted: the loop is reached again after it ends
+		}
+		extra, what := 0, ""
+		for _, t := range z.c.targets(st) {
+			if t.ref.Name == EndTarget {
+				extra, what = s.bytes, fmt.Sprintf("its %s is %s: no step after it counts its result, %s", t.what, EndTarget, strings.Join(s.parts, ""))
+				break
+			}
+		}
+		if extra == 0 && !st.OnError.Set {
+			failed := z.forEachErrorBound(i)
+			extra, what = 16+numberBytes+failed, fmt.Sprintf("a failure goes to %s-failed with its error %d", st.ID, failed)
+		}
+		if extra == 0 {
+			continue
+		}
+		total := base + extra
+		for _, w := range worst[i].slots {
+			total += w.bytes
+		}
+		if total <= MaxStateBytes {
+			continue
+		}
+		names := make([]string, len(worst[i].path))
+		for k, n := range worst[i].path {
+			names[k] = z.c.sol.Steps[n].ID
+		}
+		z.c.ds.errorf(st.Pos, RuleStateSize, "step %q: the Map state's output could reach %d bytes on the path %s, over the %d bytes Step Functions allows, and States.DataLimitExceeded is caught by no Catch, not even on_error: %s. Collect less, or lower max_items",
+			st.ID, total, strings.Join(names, " → "), MaxStateBytes, what)
 	}
 }
 

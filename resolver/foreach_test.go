@@ -194,3 +194,46 @@ func TestForEachFlowBindings(t *testing.T) {
 		t.Errorf("collect binds send's output though an iteration can end at skip")
 	}
 }
+
+// The Map state's own output holds the list the loop collected (or its
+// error): when the loop ends the run (next or on_error end), no step after
+// it counts that list, and the Map's output alone must fit 256 KiB.
+func TestForEachResultCountsWhenTheLoopEndsTheRun(t *testing.T) {
+	const loop = `solution: big-end
+version: 1
+policy:
+  fetch_hosts: [api.example.com]
+input:
+  type: object
+  properties: {urls: {type: array}}
+steps:
+  - id: each
+    for_each:
+      items: "${input.urls}"
+      as: u
+      max_items: 100
+      collect: {body: "${steps.fetch.output}"}
+      steps:
+        - id: fetch
+          tool: structured-data-fetch
+          with: {url: "https://api.example.com/x"}
+          output_limit_bytes: 100000
+`
+	small := strings.Replace(loop, "output_limit_bytes: 100000", "output_limit_bytes: 1000", 1)
+	for _, c := range []struct {
+		name, src string
+		refused   bool
+	}{
+		{"next end (default)", loop, true},
+		{"next end", loop + "    next: end\n", true},
+		{"on_error end, the list counted at next", loop + "    next: done\n    on_error: end\n  - id: done\n    pass: {}\n", true},
+		{"a small collect, next end", small + "    next: end\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := Compile("big.yaml", []byte(c.src), Options{})
+			if got := strings.Contains(fmt.Sprint(rules(res)), RuleStateSize); got != c.refused {
+				t.Fatalf("diagnostics %+v, want [%s]: %v", res.Diagnostics, RuleStateSize, c.refused)
+			}
+		})
+	}
+}

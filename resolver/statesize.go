@@ -141,7 +141,7 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 			slots[i] = z.slotsOf(i, st)
 		}
 	}
-	z.addLoopResults(slots)
+	loopSlots := z.addLoopResults(slots)
 	for i, st := range c.sol.Steps {
 		if !c.reachable[i] || st.Kind != KindTool || c.tools[i] == nil {
 			continue
@@ -196,6 +196,7 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 		}
 	}
 	worst := worstPaths(g, c.start, slots)
+	z.checkLoopEnds(worst, loopSlots, base)
 	for i, w := range worst {
 		if w == nil {
 			continue
