@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -235,5 +236,56 @@ steps:
 				t.Fatalf("diagnostics %+v, want [%s]: %v", res.Diagnostics, RuleStateSize, c.refused)
 			}
 		})
+	}
+}
+
+// The ItemSelector passes the outer values the body binds; a body step no
+// path reaches never runs, and the value it binds may be unset where the
+// loop starts (an outer tool on one branch only): passing it would fail
+// the run with States.Runtime on the other branch, which the resolver
+// accepted.
+func TestForEachPassesOnlyWhatReachableBodyStepsBind(t *testing.T) {
+	const src = `solution: b
+version: 1
+input:
+  type: object
+  properties: {people: {type: array}, x: {type: integer}}
+steps:
+  - id: c
+    choice:
+      - when: {value: "${input.x}", equals: 1}
+        next: r
+    default: each
+  - id: r
+    review: {of: t}
+    on_approve: t
+    on_reject: each
+  - id: t
+    tool: send-email
+    with: {to: [a@example.com], subject: "hi", text: "x"}
+    next: each
+  - id: each
+    for_each:
+      items: "${input.people}"
+      as: p
+      max_items: 5
+      steps:
+        - id: p1
+          pass: {}
+        - id: p2
+          pass: {a: "${steps.t.output}"}
+`
+	res := Compile("b.yaml", []byte(src), Options{})
+	if !res.OK() {
+		t.Fatalf("diagnostics %+v", res.Diagnostics)
+	}
+	var def struct {
+		States map[string]struct{ ItemSelector map[string]any }
+	}
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	if steps := def.States["each"].ItemSelector["steps"]; fmt.Sprint(steps) != "map[]" {
+		t.Fatalf("the ItemSelector passes %v, which an unreachable body step binds: unset when the loop is reached from c", steps)
 	}
 }
