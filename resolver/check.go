@@ -696,9 +696,17 @@ func (c *checker) checkDecisionSet(fl *flow, at int, owner *Step, u use) {
 }
 
 // checkOutputSet reports output bindings to steps that have not completed
-// on every path that ends the run successfully: a succeed step, or an
-// edge to end (after a tool's or a workflow's success, its result is set).
+// on every path that ends the run successfully (a succeed step, or an
+// edge to end: after a tool's or a workflow's success, its result is
+// set), and collect bindings to body steps that have not completed on
+// every path that ends an iteration, whether or not there is an output.
 func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
+	// collect is read where an iteration ends, with or without an output.
+	for i, st := range c.sol.Steps {
+		if st.Kind == KindForEach {
+			c.checkEndsSet(dom, fl, st, c.collectUses[i], map[string]bool{}, fmt.Sprintf("for_each %q collect", st.ID), "ends an iteration", "an iteration")
+		}
+	}
 	if len(c.outputUses) == 0 {
 		return
 	}
@@ -728,11 +736,6 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 		ok   bool // left by its success edge (next)
 	}
 	c.checkEndsSet(dom, fl, nil, c.outputUses, reported, "output", "ends the run", "the run")
-	for i, st := range c.sol.Steps {
-		if st.Kind == KindForEach {
-			c.checkEndsSet(dom, fl, st, c.collectUses[i], map[string]bool{}, fmt.Sprintf("for_each %q collect", st.ID), "ends an iteration", "an iteration")
-		}
-	}
 }
 
 // checkEndsSet refuses a binding of uses, read where scope ends (the run's

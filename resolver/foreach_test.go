@@ -289,3 +289,23 @@ steps:
 		t.Fatalf("the ItemSelector passes %v, which an unreachable body step binds: unset when the loop is reached from c", steps)
 	}
 }
+
+// collect's bindings are checked set on every path that ends an
+// iteration whether or not the Solution has an output: the check ran
+// only beside the output's, and a Solution without output left a collect
+// Pass reading a step that a rejection skipped (States.Runtime).
+func TestForEachCollectSetWithoutOutput(t *testing.T) {
+	src, err := os.ReadFile("../testdata/solutions/for-each-mail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unset := strings.Replace(string(src), "on_reject: skipped", "on_reject: end", 1)
+	unset = strings.Replace(unset, "output:\n  sent: \"${steps.each.output}\"\n", "", 1)
+	if strings.Contains(unset, "output:\n") {
+		t.Fatal("the golden Solution's output is not where the test expects it")
+	}
+	res := Compile("mail.yaml", []byte(unset), Options{})
+	if got := fmt.Sprint(rules(res)); !strings.Contains(got, RuleUnsetBinding) || !strings.Contains(fmt.Sprint(res.Diagnostics), `an iteration can end at step "approve"`) {
+		t.Fatalf("diagnostics %+v, want [%s] naming approve", res.Diagnostics, RuleUnsetBinding)
+	}
+}
