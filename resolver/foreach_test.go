@@ -309,3 +309,54 @@ func TestForEachCollectSetWithoutOutput(t *testing.T) {
 		t.Fatalf("diagnostics %+v, want [%s] naming approve", res.Diagnostics, RuleUnsetBinding)
 	}
 }
+
+// collect may bind a body step's error (${steps.X.error.*}) only when every
+// path that ends an iteration leaves X through its on_error, as output
+// may: on any other end the error is unset and the collect Pass fails the
+// run (States.Runtime).
+func TestForEachCollectErrorNeedsTheErrorPath(t *testing.T) {
+	const loop = `solution: e
+version: 1
+input:
+  type: object
+  properties: {people: {type: array}}
+steps:
+  - id: each
+    for_each:
+      items: "${input.people}"
+      as: p
+      max_items: 5
+      collect: {why: "${steps.send.error.Cause}"}
+      steps:
+        - id: approve
+          review: {of: send}
+          on_approve: send
+          on_reject: REJECT
+        - id: send
+          tool: send-email
+          with: {to: [a@example.com], subject: "hi", text: "x"}
+          next: NEXT
+          on_error: end
+        - id: stop
+          fail: {error: Stopped}
+`
+	for _, c := range []struct {
+		name, reject, next string
+		ok                 bool
+	}{
+		{"the success ends the iteration", "stop", "end", false},
+		{"a rejection ends the iteration", "end", "stop", false},
+		{"only the error ends the iteration", "stop", "stop", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(strings.Replace(loop, "REJECT", c.reject, 1), "NEXT", c.next, 1)
+			res := Compile("e.yaml", []byte(src), Options{})
+			if res.OK() != c.ok {
+				t.Fatalf("diagnostics %+v, want OK %v", res.Diagnostics, c.ok)
+			}
+			if !c.ok && fmt.Sprint(rules(res)) != "["+RuleUnsetBinding+"]" {
+				t.Fatalf("diagnostics %+v, want [%s]", res.Diagnostics, RuleUnsetBinding)
+			}
+		})
+	}
+}
