@@ -108,8 +108,9 @@ func (c *checker) raisable(i int, st *Step) []string {
 		names = append(names, statesTimeout)
 		names = append(names, lambdaErrors...)
 	case KindForEach:
-		// A list longer than max_items, a body's fail step, and whatever
-		// a body step raises that the body does not catch.
+		// A list longer than max_items, a body's fail step, whatever a
+		// body step raises that the body does not catch, and a body
+		// review's failure to be requested.
 		names = append(names, ForEachTooManyItems)
 		for _, b := range st.ForEach.Body {
 			switch b.Kind {
@@ -119,6 +120,11 @@ func (c *checker) raisable(i int, st *Step) []string {
 				if k, ok := c.index[b.ID]; ok {
 					names = append(names, c.raisable(k, b)...)
 				}
+			case KindReview:
+				// A review that cannot be requested fails the iteration
+				// (<id>-failed) with review-request's error or Lambda's.
+				names = append(names, recordErrors...)
+				names = append(names, lambdaErrors...)
 			}
 		}
 		slices.Sort(names)
@@ -187,7 +193,7 @@ func (c *checker) cannotRaise(st *Step, name string, names []string) string {
 	case KindTool:
 		raiser = st.Tool + "'s Task"
 	case KindForEach:
-		raiser = "this for_each (FOR_EACH_TOO_MANY_ITEMS, its body's fail errors and what its body's steps raise)"
+		raiser = "this for_each (FOR_EACH_TOO_MANY_ITEMS, its body's fail errors, what its body's steps raise and its body's reviews' request errors)"
 	}
 	switch {
 	case name == string(tool.CallParked):

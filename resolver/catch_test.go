@@ -169,3 +169,20 @@ func TestWorkflowCatchByCode(t *testing.T) {
 		}
 	}
 }
+
+// A review in a for_each body that cannot be requested fails its
+// iteration (its <id>-failed state) with review-request's error, which
+// fails the for_each step: its on_error may catch that error by name.
+func TestForEachCatchesItsBodyReviewsErrors(t *testing.T) {
+	src := strings.Replace(reviewedLoop, "      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n",
+		"      - {errors: [REVIEW_UNAVAILABLE, REVIEW_FORBIDDEN], next: end}\n      - {errors: [FOR_EACH_TOO_MANY_ITEMS, NotSent], next: end}\n", 1)
+	if res := compileString(t, src); !res.OK() {
+		t.Fatalf("diagnostics\n%s", diagText(res))
+	}
+	noReview := strings.Replace(strings.Replace(src, "        - id: approve\n          review: {of: send}\n          on_approve: send\n          on_reject: end\n", "", 1),
+		"send-email", "workflow-validator", 1)
+	noReview = strings.Replace(noReview, `with: {to: ["a@example.com"], subject: "hi", text: "x"}`, "with: {solution: x}", 1)
+	if res := compileString(t, noReview); res.OK() || !strings.Contains(diagText(res), `catches "REVIEW_UNAVAILABLE"`) {
+		t.Fatalf("a body without a review: diagnostics\n%s", diagText(res))
+	}
+}

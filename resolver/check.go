@@ -706,9 +706,17 @@ func (c *checker) checkDecisionSet(fl *flow, at int, owner *Step, u use) {
 }
 
 // checkOutputSet reports output bindings to steps that have not completed
-// on every path that ends the run successfully: a succeed step, or an
-// edge to end (after a tool's or a workflow's success, its result is set).
+// on every path that ends the run successfully (a succeed step, or an
+// edge to end: after a tool's or a workflow's success, its result is
+// set), and collect bindings to body steps that have not completed on
+// every path that ends an iteration, whether or not there is an output.
 func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
+	// collect is read where an iteration ends, with or without an output.
+	for i, st := range c.sol.Steps {
+		if st.Kind == KindForEach {
+			c.checkEndsSet(dom, fl, st, c.collectUses[i], map[string]bool{}, fmt.Sprintf("for_each %q collect", st.ID), "ends an iteration", "an iteration")
+		}
+	}
 	if len(c.outputUses) == 0 {
 		return
 	}
@@ -738,11 +746,6 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 		ok   bool // left by its success edge (next)
 	}
 	c.checkEndsSet(dom, fl, nil, c.outputUses, reported, "output", "ends the run", "the run")
-	for i, st := range c.sol.Steps {
-		if st.Kind == KindForEach {
-			c.checkEndsSet(dom, fl, st, c.collectUses[i], map[string]bool{}, fmt.Sprintf("for_each %q collect", st.ID), "ends an iteration", "an iteration")
-		}
-	}
 }
 
 // checkEndsSet refuses a binding of uses, read where scope ends (the run's
@@ -750,8 +753,9 @@ func (c *checker) checkOutputSet(dom *dominators, fl *flow) {
 // has not completed on every path that ends the scope.
 func (c *checker) checkEndsSet(dom *dominators, fl *flow, scope *Step, uses []use, reported map[string]bool, what, ends, who string) {
 	type end struct {
-		from int
-		ok   bool // left by its success edge (next)
+		from    int
+		ok      bool // left by its success edge (next)
+		byError bool // left by its on_error
 	}
 	var all []end
 	for i, st := range c.sol.Steps {
@@ -759,16 +763,36 @@ func (c *checker) checkEndsSet(dom *dominators, fl *flow, scope *Step, uses []us
 			continue
 		}
 		if st.Kind == KindSucceed {
-			all = append(all, end{i, false})
+			all = append(all, end{i, false, false})
 		}
 		for _, t := range c.targets(st) {
 			if t.ref.Name == EndTarget {
-				all = append(all, end{i, t.kind == gate.Plain && st.Kind.completes()})
+				all = append(all, end{i, t.kind == gate.Plain && st.Kind.completes(), t.kind == gate.Error})
 			}
 		}
 	}
 	for _, u := range uses {
 		j, ok := c.index[u.b.step]
+		if scope != nil && u.b.isError() && ok && c.sol.Steps[j].Loop == scope && c.sol.Steps[j].Kind != KindPass &&
+			c.sol.Steps[j].hasOnError() && !u.refused && !reported[u.b.text] {
+			// A body step's error: written on its on_error edges, so set
+			// at an end only when every path to it left the step so.
+			for _, e := range all {
+				at := e.from
+				if e.from == j {
+					at = fl.ok(j)
+					if e.byError {
+						at = fl.err(j)
+					}
+				}
+				if !fl.leftByError(j, at) {
+					reported[u.b.text] = true
+					c.ds.errorf(u.pos, RuleUnsetBinding, "%s binds ${%s}, but not every path that %s leaves step %q through its on_error: %s can end at step %q without its error", what, u.b.text, ends, u.b.step, who, c.sol.Steps[e.from].ID)
+					break
+				}
+			}
+			continue
+		}
 		if scope != nil && u.b.root == "reviews" && ok && c.sol.Steps[j].Loop == scope && !u.refused && !reported[u.b.text] {
 			// A body review's decision: written on its outcome edges, so
 			// decided at every end that is the review or follows it.

@@ -22,7 +22,7 @@ import (
 // and its index, meta (the run's, with loop_seq, the counter value the
 // loop took, the index, and the iteration's own counter seq from 0),
 // empty steps, reviews and decisions, and exactly the outer values the
-// body and collect bind (input, and each outer step or decision bound),
+// body's reachable steps and collect bind (input, and each outer step or decision bound),
 // at the paths they have outside, so that a binding compiles the same in
 // and out of a body.
 
@@ -125,9 +125,9 @@ func (e *emitter) itemSelector(i int, st *Step) map[string]any {
 	return sel
 }
 
-// outerUses are the bindings of for_each step i's body and collect that
-// read a value from outside the body: the input, a top-level step, a
-// top-level review's decision. Each such value is passed to every
+// outerUses are the bindings of for_each step i's reachable body steps
+// and collect that read a value from outside the body: the input, a
+// top-level step, a top-level review's decision. Each such value is passed to every
 // iteration, and counted in its state data (checkStateSize).
 func (c *checker) outerUses(i int, st *Step) []use {
 	var out []use
@@ -143,7 +143,10 @@ func (c *checker) outerUses(i int, st *Step) []use {
 	}
 	for _, b := range st.ForEach.Body {
 		k, ok := c.index[b.ID]
-		if !ok {
+		if !ok || !c.reachable[k] {
+			// A step no path reaches never runs, and what it binds is
+			// checked set nowhere: passing it could fail every iteration's
+			// start (States.Runtime) where it is unset.
 			continue
 		}
 		for _, u := range c.uses[k] {
@@ -195,7 +198,7 @@ func (z *sizer) addLoopResults(slots [][]*slot) []*slot {
 		}
 		out, failed := z.forEachOutputBound(i), z.forEachErrorBound(i)
 		s := &slot{name: "steps." + st.ID, bytes: 16 + numberBytes + max(out, failed),
-			parts: []string{fmt.Sprintf("max_items %d × collect %d, or an error %d", st.ForEach.MaxItems, out, failed)}}
+			parts: []string{fmt.Sprintf("the list %d (max_items %d × collect), or an error %d", out, st.ForEach.MaxItems, failed)}}
 		if z.cyclic[i] {
 			// A loop may leave a list and then a failure's error in it.
 			s.bytes = 16 + numberBytes + out + failed

@@ -211,3 +211,168 @@ func TestForEachFlowBindings(t *testing.T) {
 		t.Errorf("collect binds send's output though an iteration can end at skip")
 	}
 }
+
+// The Map state's own output holds the list the loop collected (or its
+// error): when the loop ends the run (next or on_error end), no step after
+// it counts that list, and the Map's output alone must fit 256 KiB.
+func TestForEachResultCountsWhenTheLoopEndsTheRun(t *testing.T) {
+	const loop = `solution: big-end
+version: 1
+policy:
+  fetch_hosts: [api.example.com]
+input:
+  type: object
+  properties: {urls: {type: array}}
+steps:
+  - id: each
+    for_each:
+      items: "${input.urls}"
+      as: u
+      max_items: 100
+      collect: {body: "${steps.fetch.output}"}
+      steps:
+        - id: fetch
+          tool: structured-data-fetch
+          with: {url: "https://api.example.com/x"}
+          output_limit_bytes: 100000
+`
+	small := strings.Replace(loop, "output_limit_bytes: 100000", "output_limit_bytes: 1000", 1)
+	for _, c := range []struct {
+		name, src string
+		refused   bool
+	}{
+		{"next end (default)", loop, true},
+		{"next end", loop + "    next: end\n", true},
+		{"on_error end, the list counted at next", loop + "    next: done\n    on_error: end\n  - id: done\n    pass: {}\n", true},
+		{"a small collect, next end", small + "    next: end\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := Compile("big.yaml", []byte(c.src), Options{})
+			if got := strings.Contains(fmt.Sprint(rules(res)), RuleStateSize); got != c.refused {
+				t.Fatalf("diagnostics %+v, want [%s]: %v", res.Diagnostics, RuleStateSize, c.refused)
+			}
+		})
+	}
+}
+
+// The ItemSelector passes the outer values the body binds; a body step no
+// path reaches never runs, and the value it binds may be unset where the
+// loop starts (an outer tool on one branch only): passing it would fail
+// the run with States.Runtime on the other branch, which the resolver
+// accepted.
+func TestForEachPassesOnlyWhatReachableBodyStepsBind(t *testing.T) {
+	const src = `solution: b
+version: 1
+input:
+  type: object
+  properties: {people: {type: array}, x: {type: integer}}
+steps:
+  - id: c
+    choice:
+      - when: {value: "${input.x}", equals: 1}
+        next: r
+    default: each
+  - id: r
+    review: {of: t}
+    on_approve: t
+    on_reject: each
+  - id: t
+    tool: send-email
+    with: {to: [a@example.com], subject: "hi", text: "x"}
+    next: each
+  - id: each
+    for_each:
+      items: "${input.people}"
+      as: p
+      max_items: 5
+      steps:
+        - id: p1
+          pass: {}
+        - id: p2
+          pass: {a: "${steps.t.output}"}
+`
+	res := Compile("b.yaml", []byte(src), Options{})
+	if !res.OK() {
+		t.Fatalf("diagnostics %+v", res.Diagnostics)
+	}
+	var def struct {
+		States map[string]struct{ ItemSelector map[string]any }
+	}
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	if steps := def.States["each"].ItemSelector["steps"]; fmt.Sprint(steps) != "map[]" {
+		t.Fatalf("the ItemSelector passes %v, which an unreachable body step binds: unset when the loop is reached from c", steps)
+	}
+}
+
+// collect's bindings are checked set on every path that ends an
+// iteration whether or not the Solution has an output: the check ran
+// only beside the output's, and a Solution without output left a collect
+// Pass reading a step that a rejection skipped (States.Runtime).
+func TestForEachCollectSetWithoutOutput(t *testing.T) {
+	src, err := os.ReadFile("../testdata/solutions/for-each-mail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unset := strings.Replace(string(src), "on_reject: skipped", "on_reject: end", 1)
+	unset = strings.Replace(unset, "output:\n  sent: \"${steps.each.output}\"\n", "", 1)
+	if strings.Contains(unset, "output:\n") {
+		t.Fatal("the golden Solution's output is not where the test expects it")
+	}
+	res := Compile("mail.yaml", []byte(unset), Options{})
+	if got := fmt.Sprint(rules(res)); !strings.Contains(got, RuleUnsetBinding) || !strings.Contains(fmt.Sprint(res.Diagnostics), `an iteration can end at step "approve"`) {
+		t.Fatalf("diagnostics %+v, want [%s] naming approve", res.Diagnostics, RuleUnsetBinding)
+	}
+}
+
+// collect may bind a body step's error (${steps.X.error.*}) only when every
+// path that ends an iteration leaves X through its on_error, as output
+// may: on any other end the error is unset and the collect Pass fails the
+// run (States.Runtime).
+func TestForEachCollectErrorNeedsTheErrorPath(t *testing.T) {
+	const loop = `solution: e
+version: 1
+input:
+  type: object
+  properties: {people: {type: array}}
+steps:
+  - id: each
+    for_each:
+      items: "${input.people}"
+      as: p
+      max_items: 5
+      collect: {why: "${steps.send.error.Cause}"}
+      steps:
+        - id: approve
+          review: {of: send}
+          on_approve: send
+          on_reject: REJECT
+        - id: send
+          tool: send-email
+          with: {to: [a@example.com], subject: "hi", text: "x"}
+          next: NEXT
+          on_error: end
+        - id: stop
+          fail: {error: Stopped}
+`
+	for _, c := range []struct {
+		name, reject, next string
+		ok                 bool
+	}{
+		{"the success ends the iteration", "stop", "end", false},
+		{"a rejection ends the iteration", "end", "stop", false},
+		{"only the error ends the iteration", "stop", "stop", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(strings.Replace(loop, "REJECT", c.reject, 1), "NEXT", c.next, 1)
+			res := Compile("e.yaml", []byte(src), Options{})
+			if res.OK() != c.ok {
+				t.Fatalf("diagnostics %+v, want OK %v", res.Diagnostics, c.ok)
+			}
+			if !c.ok && fmt.Sprint(rules(res)) != "["+RuleUnsetBinding+"]" {
+				t.Fatalf("diagnostics %+v, want [%s]", res.Diagnostics, RuleUnsetBinding)
+			}
+		})
+	}
+}

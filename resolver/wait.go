@@ -172,19 +172,34 @@ func (c *checker) checkApprovalPath(g *gate.Graph, r, x, t int, back []bool) {
 	}
 	comps, compOf := components(order, succ)
 	hasWait := false
+	bodies := map[int]bodyWait{}
 	for _, u := range order {
 		if c.sol.Steps[u].Kind == KindWait && c.sol.Steps[u].Wait != nil {
 			hasWait = true
+		}
+		if c.sol.Steps[u].Kind == KindForEach {
+			if bw := c.bodyWaits(g, u); len(bw.waits) > 0 {
+				bodies[u], hasWait = bw, true
+			}
 		}
 	}
 	if !hasWait {
 		return
 	}
 	weight := make([]int, len(comps))
-	var bound, looped []string
+	var bound, looped, inBody []string
 	for k, comp := range comps {
 		cyclic := len(comp) > 1 || slices.Contains(succ(comp[0]), comp[0])
 		for _, u := range comp {
+			if bw, ok := bodies[u]; ok {
+				// The body runs its waits before the loop's next: at
+				// least once when the list holds an item, once per item
+				// at max_concurrency 1; counted once, as on a loop.
+				inBody = append(inBody, bw.waits...)
+				bound = append(bound, bw.bound...)
+				weight[k] += bw.seconds
+				continue
+			}
 			w := c.sol.Steps[u].Wait
 			if c.sol.Steps[u].Kind != KindWait || w == nil {
 				continue
@@ -220,13 +235,20 @@ func (c *checker) checkApprovalPath(g *gate.Graph, r, x, t int, back []bool) {
 		}
 	}
 	var waits []string
-	heaviest, most := -1, -1
+	var heaviest Pos
+	most := -1
 	for k := compOf[t]; k >= 0; k = from[k] {
 		for _, u := range comps[k] {
+			if bw, ok := bodies[u]; ok && bw.seconds > 0 {
+				waits = append([]string{fmt.Sprintf("%s's body %d s (%s)", c.sol.Steps[u].ID, bw.seconds, strings.Join(bw.waits, ", "))}, waits...)
+				if bw.seconds > most {
+					heaviest, most = bw.pos, bw.seconds
+				}
+			}
 			if w := c.sol.Steps[u].Wait; c.sol.Steps[u].Kind == KindWait && w != nil && w.Bound == nil {
 				waits = append([]string{fmt.Sprintf("%s %d s", c.sol.Steps[u].ID, w.Seconds)}, waits...)
 				if w.Seconds > most {
-					heaviest, most = u, w.Seconds
+					heaviest, most = w.Pos, w.Seconds
 				}
 			}
 		}
@@ -234,7 +256,7 @@ func (c *checker) checkApprovalPath(g *gate.Graph, r, x, t int, back []bool) {
 	rs, ts := c.sol.Steps[r], c.sol.Steps[t]
 	total := best[compOf[t]]
 	if total >= rs.ReviewTimeout {
-		c.ds.errorf(c.sol.Steps[heaviest].Wait.Pos, RuleApprovalExpiry, "the waits between review %q's approval and tool step %q (%s) add up to %d s (%s), not below the review's timeout_seconds %d: an approval ends at the review's deadline, timeout_seconds after it was requested, so %q would always be refused (TOOL_PERMISSION_DENIED); wait before the review instead",
+		c.ds.errorf(heaviest, RuleApprovalExpiry, "the waits between review %q's approval and tool step %q (%s) add up to %d s (%s), not below the review's timeout_seconds %d: an approval ends at the review's deadline, timeout_seconds after it was requested, so %q would always be refused (TOOL_PERMISSION_DENIED); wait before the review instead",
 			rs.ID, ts.ID, ts.Tool, total, strings.Join(waits, ", "), rs.ReviewTimeout, ts.ID)
 		return
 	}
@@ -248,12 +270,93 @@ func (c *checker) checkApprovalPath(g *gate.Graph, r, x, t int, back []bool) {
 	if len(looped) > 0 {
 		why = append(why, strings.Join(looped, ", ")+": on a loop")
 	}
+	if len(inBody) > 0 {
+		why = append(why, strings.Join(inBody, ", ")+": in a for_each body, once per item")
+	}
 	late := ""
 	if total > 0 {
 		late = fmt.Sprintf("; an approval given in its last %d s always expires", total)
 	}
 	c.ds.warnf(rs.Pos, RuleApprovalExpiry, "review %q approves tool step %q (%s), but waits come between the approval and the call (%s): the approval ends at the review's deadline, %d s after it was requested, and a call after it is refused (TOOL_PERMISSION_DENIED)%s",
 		rs.ID, ts.ID, ts.Tool, strings.Join(why, "; "), rs.ReviewTimeout, late)
+}
+
+// bodyWait is what a for_each's body waits: the longest sum of literal
+// waits on a path of one iteration (a cycle's waits counted once each),
+// where the heaviest of them is, the body's bound waits, and every wait
+// step of the body.
+type bodyWait struct {
+	seconds int
+	pos     Pos
+	bound   []string
+	waits   []string
+}
+
+// bodyWaits returns the waits of for_each step f's reachable body.
+func (c *checker) bodyWaits(g *gate.Graph, f int) bodyWait {
+	var bw bodyWait
+	start := c.bodyStart(c.sol.Steps[f])
+	if start < 0 {
+		return bw
+	}
+	seen := map[int]bool{start: true}
+	order := []int{start}
+	for k := 0; k < len(order); k++ {
+		for _, e := range g.Nodes[order[k]].Next {
+			if !seen[e.To] && c.sol.Steps[e.To].Loop == c.sol.Steps[f] {
+				seen[e.To] = true
+				order = append(order, e.To)
+			}
+		}
+	}
+	succ := func(u int) []int {
+		var out []int
+		for _, e := range g.Nodes[u].Next {
+			if seen[e.To] {
+				out = append(out, e.To)
+			}
+		}
+		return out
+	}
+	comps, compOf := components(order, succ)
+	weight := make([]int, len(comps))
+	most := -1
+	for k, comp := range comps {
+		for _, u := range comp {
+			w := c.sol.Steps[u].Wait
+			if c.sol.Steps[u].Kind != KindWait || w == nil {
+				continue
+			}
+			bw.waits = append(bw.waits, c.sol.Steps[u].ID)
+			if w.Bound != nil {
+				bw.bound = append(bw.bound, c.sol.Steps[u].ID)
+				continue
+			}
+			weight[k] += w.Seconds
+			if w.Seconds > most {
+				bw.pos, most = w.Pos, w.Seconds
+			}
+		}
+	}
+	best := make([]int, len(comps))
+	for k := range best {
+		best[k] = -1
+	}
+	best[compOf[start]] = weight[compOf[start]]
+	for k, comp := range comps {
+		if best[k] < 0 {
+			continue
+		}
+		bw.seconds = max(bw.seconds, best[k])
+		for _, u := range comp {
+			for _, v := range succ(u) {
+				if j := compOf[v]; j != k && best[k]+weight[j] > best[j] {
+					best[j] = best[k] + weight[j]
+				}
+			}
+		}
+	}
+	return bw
 }
 
 // components returns the strongly connected components of the graph of

@@ -126,3 +126,42 @@ func TestWaitBelowTheRunTimeout(t *testing.T) {
 		})
 	}
 }
+
+// A for_each between a review's approval and its tool runs its body's
+// waits before the call (at least once when the list holds an item, once
+// per item at max_concurrency 1): they count, as a wait on a loop.
+func TestWaitInAForEachBodyBetweenApprovalAndTool(t *testing.T) {
+	const send = "  - id: send\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
+	loop := func(body string) string {
+		return "  - id: each\n    for_each:\n      items: \"${input.people}\"\n      as: p\n      max_items: 5\n      steps:\n" + body + "    next: send\n"
+	}
+	for _, c := range []struct {
+		name, steps string
+		want        []string
+	}{
+		{"a body wait as long as the review", "  - id: approve\n    review: {of: send, timeout_seconds: 3600}\n    on_approve: each\n" +
+			loop("        - id: hold\n          wait: {seconds: 4000}\n") + send, []string{"error approval-expiry"}},
+		{"a short body wait", "  - id: approve\n    review: {of: send, timeout_seconds: 3600}\n    on_approve: each\n" +
+			loop("        - id: hold\n          wait: {seconds: 60}\n") + send, []string{"warning approval-expiry"}},
+		{"a body without waits", "  - id: approve\n    review: {of: send, timeout_seconds: 3600}\n    on_approve: each\n" +
+			loop("        - id: noop\n          pass: {}\n") + send, nil},
+		{"the loop before the review", loop("        - id: hold\n          wait: {seconds: 4000}\n") +
+			"  - id: approve\n    review: {of: send, timeout_seconds: 3600}\n    on_approve: send\n" + send, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "solution: t\nversion: 1\ninput:\n  type: object\n  properties: {people: {type: array}}\nsteps:\n" + c.steps
+			if c.name == "the loop before the review" {
+				src = strings.Replace(src, "    next: send\n", "    next: approve\n", 1)
+			}
+			res := compileString(t, src)
+			if got := diagRules(res, RuleApprovalExpiry); !slices.Equal(got, c.want) {
+				t.Fatalf("got %v, want %v\n%v", got, c.want, res.Diagnostics)
+			}
+			for _, d := range res.Diagnostics {
+				if d.Severity == SeverityError && d.Rule != RuleApprovalExpiry {
+					t.Fatalf("another error: %v", d)
+				}
+			}
+		})
+	}
+}
