@@ -222,12 +222,13 @@ func (c *checker) bodyStart(st *Step) int {
 	return -1
 }
 
-// callsTool reports whether for_each step st's body holds a tool step.
+// callsTool reports whether for_each step st's body holds a tool step or
+// a workflow step (whose child run calls tools).
 func callsTool(st *Step) bool {
 	if st.ForEach == nil {
 		return false
 	}
-	return slices.ContainsFunc(st.ForEach.Body, func(b *Step) bool { return b.Kind == KindTool })
+	return slices.ContainsFunc(st.ForEach.Body, func(b *Step) bool { return b.Kind == KindTool || b.Kind == KindWorkflow })
 }
 
 // graph builds the step graph for reachability, dominance and waits: a
@@ -265,9 +266,10 @@ func (c *checker) graph() *gate.Graph {
 // one scope: the top level (loop nil) or a for_each's body, each its own
 // graph, starting unapproved (docs/solutions.md, "for_each"): a review
 // outside a body never approves a call inside it, and a review inside
-// approves only its own iteration's call. In the top level a for_each
-// whose body calls a tool is an ungated Tool node: its on_error starts a
-// fallback search, and a fallback path that reaches it reaches a tool.
+// approves only its own iteration's call. A workflow step, and in the top
+// level a for_each whose body calls a tool or starts a workflow, is an
+// ungated Tool node: its on_error starts a fallback search, and a
+// fallback path that reaches it reaches a tool.
 // global maps the graph's nodes to step indexes.
 func (c *checker) scopeGraph(loop *Step) (g *gate.Graph, global []int) {
 	local := map[int]int{}
@@ -296,6 +298,12 @@ func (c *checker) scopeGraph(loop *Step) (g *gate.Graph, global []int) {
 			if callsTool(st) {
 				n.Kind = gate.Tool
 			}
+		case KindWorkflow:
+			// The child run calls tools, and no review of this Solution
+			// approves them: an ungated Tool node, so that its on_error
+			// starts a fallback search and a fallback path that reaches
+			// it reaches a tool (docs/solutions.md §4.2).
+			n.Kind = gate.Tool
 		case KindReview:
 			if j, ok := c.index[st.Of.Name]; ok && c.sol.Steps[j].Kind == KindTool {
 				if o, in := local[j]; in {
@@ -992,8 +1000,11 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int) {
 		}
 		fs, ts := c.sol.Steps[from], c.sol.Steps[to]
 		what := fmt.Sprintf("tool step %q (%s) without an approved review of it", ts.ID, ts.Tool)
-		if ts.Kind == KindForEach {
+		switch ts.Kind {
+		case KindForEach:
 			what = fmt.Sprintf("for_each %q, whose body calls a tool", ts.ID)
+		case KindWorkflow:
+			what = fmt.Sprintf("workflow step %q, whose child run (%s) calls tools", ts.ID, ts.Workflow)
 		}
 		c.ds.errorf(c.errorEdgePos(fs, path), RuleNoFallback, "on_error of step %q reaches %s: %s; a failure must never turn into a different side effect", fs.ID, what, strings.Join(c.names(path), " → "))
 	}

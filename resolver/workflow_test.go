@@ -112,7 +112,7 @@ func diagText(r *Result) string {
 // over it: in a loop, an output an earlier pass left is still there for
 // ${steps.<id>.output} after a later pass fails.
 func TestWorkflowStepKeepsAnEarlierOutput(t *testing.T) {
-	res := compileOnDemo(t, "p.yaml", parentSolution("  - id: w\n    workflow: demo-ticket\n    on_error: w\n", ""))
+	res := compileOnDemo(t, "p.yaml", parentSolution("  - id: w\n    workflow: demo-ticket\n    on_error: done\n    next: w\n  - id: done\n    pass: {}\n", ""))
 	if !res.OK() {
 		t.Fatalf("diagnostics: %s", diagText(res))
 	}
@@ -154,5 +154,34 @@ func TestWorkflowStepInALoop(t *testing.T) {
 	record := string(body["w-record"])
 	if !strings.Contains(record, `"seq.$": "`+loopSeq+`"`) || !strings.Contains(record, `"parent_seq.$": "`+loopSeq+`"`) {
 		t.Fatalf("w-record %s: want the loop's seq as seq and parent_seq", record)
+	}
+}
+
+// A workflow step's child run calls tools no review of the parent
+// approves, so the no-fallback check takes it as a tool (docs/solutions.md
+// §4.2): its on_error may not reach a tool unapproved, a failure's
+// on_error may not reach it, and a for_each whose body starts one counts
+// as a tool too.
+func TestNoFallbackTakesAWorkflowStepAsATool(t *testing.T) {
+	const send = "  - id: send\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
+	const fetch = "  - id: f\n    tool: workflow-validator\n    with: {solution: x}\n"
+	for name, c := range map[string]struct{ steps, want string }{
+		"from the child's failure": {"  - id: w\n    workflow: demo-ticket\n    on_error: send\n" + send,
+			`[no-fallback] on_error of step "w" reaches tool step "send" (send-email) without an approved review of it: w → send`},
+		"to a child run": {strings.Replace(fetch, "x}\n", "x}\n    on_error: w\n", 1) + "  - id: w\n    workflow: demo-ticket\n",
+			`[no-fallback] on_error of step "f" reaches workflow step "w", whose child run (demo-ticket) calls tools: f → w`},
+		"to a loop of child runs": {strings.Replace(fetch, "x}\n", "x}\n    on_error: each\n", 1) +
+			"  - id: each\n    for_each:\n      items: \"${input.list}\"\n      as: it\n      max_items: 3\n      steps:\n        - id: w\n          workflow: demo-ticket\n",
+			`[no-fallback] on_error of step "f" reaches for_each "each", whose body calls a tool: f → each`},
+	} {
+		src := strings.Replace(parentSolution(c.steps, ""), "steps:\n", "input: {type: object, properties: {list: {type: array}}}\nsteps:\n", 1)
+		res := compileOnDemo(t, "p.yaml", src)
+		if res.OK() || !strings.Contains(diagText(res), c.want) {
+			t.Errorf("%s: diagnostics\n%s\nwant %s", name, diagText(res), c.want)
+		}
+	}
+	ok := "  - id: w\n    workflow: demo-ticket\n    on_error: done\n  - id: done\n    pass: {}\n"
+	if res := compileOnDemo(t, "p.yaml", parentSolution(ok, "")); !res.OK() {
+		t.Errorf("a child's failure that goes to a pass step: %s", diagText(res))
 	}
 }
