@@ -17,10 +17,14 @@
 // (stack.MCPDemoToolset) against the local MCP server, publishes
 // testdata/toolsets/solutions/customer-ticket.yaml on the id registered,
 // runs it with its review approved, and prints each ledger row next to the
-// _meta idempotency key the MCP server received for that call; and stops
-// everything it started. Exit status 0 means the e-mail was sent exactly
-// once, each ticket was opened once with its row on the ledger, and every
-// MCP call's row has the key the server received.
+// _meta idempotency key the MCP server received for that call; publishes
+// testdata/demo/demo-each.yaml, whose for_each sends one reviewed e-mail
+// per recipient of the input, approves both reviews, and prints the list
+// the loop collected and each iteration's send-email row with its key; and
+// stops everything it started. Exit status 0 means the e-mail was sent
+// exactly once, each ticket was opened once with its row on the ledger,
+// every MCP call's row has the key the server received, and the loop sent
+// one approved e-mail per recipient, each under a key of its own.
 package main
 
 import (
@@ -129,14 +133,13 @@ func run(ctx context.Context) error {
 	step("starting a run")
 	name := fmt.Sprintf("demo-%d", time.Now().Unix())
 	fmt.Printf("  (as %s: the start proof, a presigned sts:GetCallerIdentity bound to the execution, rides in the input's meta)\n", author)
-	out, err := toolgate("run", "demo-digest", "--input", "testdata/demo/input.json", "--name", name, "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
+	arn, err := startRun(st, "demo-digest", "testdata/demo/input.json", name)
 	if err != nil {
 		return err
 	}
-	arn := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
 
 	step("waiting for the pending review")
-	id, err := pendingReview(ctx, decision, arn)
+	id, err := pendingReview(ctx, decision, arn, nil)
 	if err != nil {
 		return err
 	}
@@ -157,7 +160,7 @@ func run(ctx context.Context) error {
 	step("following the run to its end")
 	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	outcome, err := follow(ctx, sf, arn, 2*time.Minute)
+	outcome, err := follow(ctx, sf, arn, 2*time.Minute, false)
 	if err != nil {
 		return err
 	}
@@ -196,7 +199,10 @@ func run(ctx context.Context) error {
 	if err := mcpTools(ctx, st, sf); err != nil {
 		return err
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received.")
+	if err := forEach(ctx, st, sf); err != nil {
+		return err
+	}
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key.")
 	return nil
 }
 
@@ -219,13 +225,11 @@ func platformTool(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	if err := os.WriteFile(input, []byte(`{"title": "demo: the digest was sent"}`+"\n"), 0o644); err != nil {
 		return err
 	}
-	name := fmt.Sprintf("ticket-%d", time.Now().Unix())
-	out, err := toolgate("run", "demo-ticket", "--input", input, "--name", name, "--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
+	arn, err := startRun(st, "demo-ticket", input, fmt.Sprintf("ticket-%d", time.Now().Unix()))
 	if err != nil {
 		return err
 	}
-	arn := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
-	outcome, err := follow(ctx, sf, arn, time.Minute)
+	outcome, err := follow(ctx, sf, arn, time.Minute, false)
 	if err != nil {
 		return err
 	}
@@ -264,13 +268,11 @@ func childWorkflow(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		return err
 	}
 	before := len(st.Tickets.Tickets())
-	out, err := toolgate("run", "ticket-parent", "--input", input, "--name", fmt.Sprintf("parent-%d", time.Now().Unix()),
-		"--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
+	parent, err := startRun(st, "ticket-parent", input, fmt.Sprintf("parent-%d", time.Now().Unix()))
 	if err != nil {
 		return err
 	}
-	parent := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
-	outcome, err := follow(ctx, sf, parent, time.Minute)
+	outcome, err := follow(ctx, sf, parent, time.Minute, false)
 	if err != nil {
 		return err
 	}
@@ -285,10 +287,11 @@ func childWorkflow(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	if _, err := toolgate("ledger", child, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
 		return err
 	}
-	var listed, errb bytes.Buffer
-	var rows []ledger.Row
-	if code := cli.Run([]string{"ledger", "--json", child, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK ||
-		json.Unmarshal(listed.Bytes(), &rows) != nil || len(rows) != 1 || rows[0].ParentRunID != parent {
+	rows, err := ledgerRows(st, child)
+	if err != nil {
+		return err
+	}
+	if len(rows) != 1 || rows[0].ParentRunID != parent {
 		return fmt.Errorf("the child run %s's rows do not name its parent %s", child, parent)
 	}
 	fmt.Printf("  its row's parent_run_id: %s\n", rows[0].ParentRunID)
@@ -338,21 +341,14 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		return err
 	}
 	calls, tickets := len(st.MCP.Calls()), len(st.MCP.Tickets())
-	out, err := toolgate("run", "customer-ticket", "--input", input, "--name", fmt.Sprintf("mcp-%d", time.Now().Unix()),
-		"--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
+	arn, err := startRun(st, "customer-ticket", input, fmt.Sprintf("mcp-%d", time.Now().Unix()))
 	if err != nil {
 		return err
 	}
-	arn := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
-	decision := st.Endpoints["review-decision"]
-	id, err := pendingReview(ctx, decision, arn)
-	if err != nil {
+	if err := approveReviews(ctx, st.Endpoints["review-decision"], arn, 1, "the ticket reads right"); err != nil {
 		return err
 	}
-	if _, err := toolgate("review", "approve", id, "--reason", "the ticket reads right", "--endpoint", decision, "--as", reviewer); err != nil {
-		return err
-	}
-	outcome, err := follow(ctx, sf, arn, time.Minute)
+	outcome, err := follow(ctx, sf, arn, time.Minute, false)
 	if err != nil {
 		return err
 	}
@@ -361,12 +357,8 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	if _, err := toolgate("ledger", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
 		return err
 	}
-	var listed, errb bytes.Buffer
-	var rows []ledger.Row
-	if code := cli.Run([]string{"ledger", "--json", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK {
-		return fmt.Errorf("ledger --json %s: exit %d: %s", arn, code, errb.String())
-	}
-	if err := json.Unmarshal(listed.Bytes(), &rows); err != nil {
+	rows, err := ledgerRows(st, arn)
+	if err != nil {
 		return err
 	}
 	sent := st.MCP.Calls()[calls:]
@@ -394,6 +386,64 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	}
 	if outcome.Status != "SUCCEEDED" || len(bad) > 0 || len(opened) != 1 {
 		return fmt.Errorf("the MCP run ended %s with %d tickets opened; rows and calls: %v; want SUCCEEDED, one ticket, each row under the key its call carried", outcome.Status, len(opened), bad)
+	}
+	return nil
+}
+
+// forEach publishes testdata/demo/demo-each.yaml, runs it for the two
+// recipients of testdata/demo/demo-each-input.json, approves each
+// iteration's review, and checks that the loop sent each e-mail once under
+// a key of its own (seq <loop's value>.<index>.1) and collected both
+// recipients with the decision approve.
+func forEach(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
+	step("for_each (testdata/demo/demo-each.yaml): a wait, then a review and a send-email per recipient; collect binds ${reviews.approve.decision}; on_timeout and on_error by code route what is not approved")
+	if _, err := toolgate("publish", "testdata/demo/demo-each.yaml", "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+		return err
+	}
+	var input struct{ Recipients []string }
+	if b, err := os.ReadFile("testdata/demo/demo-each-input.json"); err != nil || json.Unmarshal(b, &input) != nil || len(input.Recipients) != 2 {
+		return fmt.Errorf("testdata/demo/demo-each-input.json holds no list of two recipients (%v)", err)
+	}
+	arn, err := startRun(st, "demo-each", "testdata/demo/demo-each-input.json", fmt.Sprintf("each-%d", time.Now().Unix()))
+	if err != nil {
+		return err
+	}
+	if err := approveReviews(ctx, st.Endpoints["review-decision"], arn, len(input.Recipients), "the loop's e-mail reads right"); err != nil {
+		return err
+	}
+	outcome, err := follow(ctx, sf, arn, time.Minute, true)
+	if err != nil {
+		return err
+	}
+	var output struct{ Sent []json.RawMessage }
+	var bad []string
+	if err := json.Unmarshal([]byte(outcome.Output), &output); err != nil || len(output.Sent) != len(input.Recipients) {
+		bad = append(bad, fmt.Sprintf("output %s", outcome.Output))
+	}
+	for i, raw := range output.Sent {
+		fmt.Printf("  output sent[%d]: %s\n", i, raw)
+		var got struct{ To, Decision string }
+		if json.Unmarshal(raw, &got) != nil || i >= len(input.Recipients) || got.To != input.Recipients[i] || got.Decision != "approve" {
+			bad = append(bad, fmt.Sprintf("sent[%d] %s", i, raw))
+		}
+	}
+	rows, err := ledgerRows(st, arn)
+	if err != nil {
+		return err
+	}
+	keys := map[string]bool{}
+	for _, r := range rows {
+		if r.Tool != "send-email" {
+			continue
+		}
+		fmt.Printf("  ledger seq %s  %s  %s  idempotency key %s\n", r.Seq, r.Tool, r.Status, r.IdempotencyKey)
+		if r.Status != ledger.Succeeded || keys[r.IdempotencyKey] {
+			bad = append(bad, fmt.Sprintf("row %s %s under %s", r.Seq, r.Status, r.IdempotencyKey))
+		}
+		keys[r.IdempotencyKey] = true
+	}
+	if outcome.Status != "SUCCEEDED" || len(keys) != len(input.Recipients) || len(bad) > 0 {
+		return fmt.Errorf("the loop's run ended %s with %d send-email keys; %v; want SUCCEEDED, one SUCCEEDED send-email row per recipient under distinct keys, and each recipient collected with decision approve", outcome.Status, len(keys), bad)
 	}
 	return nil
 }
@@ -451,8 +501,50 @@ func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
 	return nil
 }
 
-// pendingReview lists pending reviews until one for the run appears.
-func pendingReview(ctx context.Context, decision, runARN string) (string, error) {
+// startRun starts a run of the published solution as the author, with the
+// input file and execution name given, and returns the execution's ARN.
+func startRun(st *stack.Stack, solution, input, name string) (string, error) {
+	out, err := toolgate("run", solution, "--input", input, "--name", name,
+		"--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started")), nil
+}
+
+// ledgerRows reads a run's ledger rows (toolgate ledger --json), in call order.
+func ledgerRows(st *stack.Stack, runARN string) ([]ledger.Row, error) {
+	var listed, errb bytes.Buffer
+	if code := cli.Run([]string{"ledger", "--json", runARN, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK {
+		return nil, fmt.Errorf("ledger --json %s: exit %d: %s", runARN, code, errb.String())
+	}
+	var rows []ledger.Row
+	if err := json.Unmarshal(listed.Bytes(), &rows); err != nil {
+		return nil, fmt.Errorf("ledger --json %s: %w", runARN, err)
+	}
+	return rows, nil
+}
+
+// approveReviews approves n reviews of the run as the reviewer, each as it
+// appears.
+func approveReviews(ctx context.Context, decision, runARN string, n int, reason string) error {
+	decided := map[string]bool{}
+	for range n {
+		id, err := pendingReview(ctx, decision, runARN, decided)
+		if err != nil {
+			return err
+		}
+		if _, err := toolgate("review", "approve", id, "--reason", reason, "--endpoint", decision, "--as", reviewer); err != nil {
+			return err
+		}
+		decided[id] = true
+	}
+	return nil
+}
+
+// pendingReview lists pending reviews until one for the run appears that
+// is not in skip.
+func pendingReview(ctx context.Context, decision, runARN string, skip map[string]bool) (string, error) {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		var out, errb bytes.Buffer
@@ -460,7 +552,7 @@ func pendingReview(ctx context.Context, decision, runARN string) (string, error)
 			var res review.ListResult
 			if json.Unmarshal(out.Bytes(), &res) == nil {
 				for _, v := range res.Reviews {
-					if v.RunID == runARN {
+					if v.RunID == runARN && !skip[v.ReviewID] {
 						fmt.Printf("$ bin/toolgate review list --endpoint %s --as %s\n  %s  %s  %s of step %q  (decide with: bin/toolgate review approve %s --endpoint %s --as NAME)\n", decision, reviewer, v.ReviewID, v.Status, v.Tool, v.Of, v.ReviewID, decision)
 						return v.ReviewID, nil
 					}
@@ -494,19 +586,37 @@ func printMail(endpoint string) (int, error) {
 }
 
 // follow prints each state an execution enters, and each error, until it
-// ends or limit passes, then its status.
-func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration) (*publish.Outcome, error) {
+// ends or limit passes, then its status. With oneLine the states are
+// printed together once the execution ends, on one line, each once in the
+// order first entered, with how often it was entered when more than once
+// (a for_each's body states, once per item).
+func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration, oneLine bool) (*publish.Outcome, error) {
 	fctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	var states []string
+	entered := map[string]int{}
 	outcome, err := publish.Follow(fctx, sf, arn, 300*time.Millisecond, func(e publish.Event) {
-		if strings.HasSuffix(e.Type, "StateEntered") {
+		switch {
+		case strings.HasSuffix(e.Type, "StateEntered") && oneLine:
+			if entered[e.State]++; entered[e.State] == 1 {
+				states = append(states, e.State)
+			}
+		case strings.HasSuffix(e.Type, "StateEntered"):
 			fmt.Printf("  → %s\n", e.State)
-		} else if e.Error != "" {
+		case e.Error != "":
 			fmt.Printf("  ✗ %s %s\n", e.Type, e.Error)
 		}
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(states) > 0 {
+		for i, s := range states {
+			if entered[s] > 1 {
+				states[i] = fmt.Sprintf("%s ×%d", s, entered[s])
+			}
+		}
+		fmt.Printf("  → %s\n", strings.Join(states, " → "))
 	}
 	fmt.Printf("  %s\n", outcome.Status)
 	return outcome, nil
