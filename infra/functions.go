@@ -110,7 +110,8 @@ var functionSpecs = []functionSpec{
 		// maximum): the proxy waits as long as the longest.
 		MemoryMB: 256, TimeoutSeconds: 900,
 		// The dispatcher's items, as for every tool; its Lambda and SSM
-		// statements: toolFunctionInvoke, toolFunctionParameters.
+		// statements: toolFunctionInvoke, toolFunctionFloors,
+		// toolFunctionParameters.
 		Items: toolGrants},
 	{Name: fnMCPCall, LogicalID: "McpCallFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate mcp-call: the governed dispatcher for MCP tools, which checks the tool's definition on its server and sends tools/call",
@@ -267,7 +268,7 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 				},
 			}))
 		case fnLambdaTool:
-			extra = append(extra, toolFunctionInvoke(p.Stage), toolFunctionParameters(p.Stage))
+			extra = append(extra, toolFunctionInvoke(p.Stage), toolFunctionFloors(p.Stage), toolFunctionParameters(p.Stage))
 		case fnReviewRequest:
 			// A child run's start (docs/solutions.md, "Workflow steps"):
 			// the version its execution runs, of this stage's executions.

@@ -106,6 +106,11 @@ var (
 	wantToolItems = append([]stmt{wantCalls, wantToolsets, wantReadApprovals, wantBind, wantReadBindings}, wantProofs...)
 )
 
+// wantReadFloors: the floor tags of the stage's platform tool functions
+// (the proxy's and the publish function's), and of no other function.
+var wantReadFloors = stmt{Sid: "ReadToolFunctionFloors", Actions: []string{"lambda:ListTags"}, Resources: []string{arn("lambda", "function:*")},
+	Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"test"}}`}
+
 // wantFunctionPolicies is each function role's whole policy.
 var wantFunctionPolicies = map[string][]stmt{
 	"SendEmailFunction": append([]stmt{
@@ -116,12 +121,13 @@ var wantFunctionPolicies = map[string][]stmt{
 	}, wantToolItems...),
 	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), lambdaXRay}, wantToolItems...),
 	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), lambdaXRay}, wantToolItems...),
-	// The proxy: the tagged functions, and its stage's tool function
-	// parameters only.
+	// The proxy: the tagged functions and their floors, and its stage's
+	// tool function parameters only.
 	"LambdaToolFunction": append([]stmt{
 		ownLogs("LambdaToolFunction"),
 		{Sid: "InvokeTaggedToolFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{arn("lambda", "function:*")},
 			Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"test"}}`},
+		wantReadFloors,
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		lambdaXRay,
 	}, wantToolItems...),
@@ -187,8 +193,10 @@ var wantFunctionPolicies = map[string][]stmt{
 			arn("ssm", "parameter/toolgate/test/function/workflow-validator/arn"),
 			arn("ssm", "parameter/toolgate/test/role/solution-execution/arn"),
 		}},
-		// A platform tool's placeholder.
+		// A platform tool's placeholder, and its function's floor when a
+		// toolset that pins it is registered.
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
+		wantReadFloors,
 		{Sid: "FindStateMachines", Actions: []string{"states:ListStateMachines"}, Resources: []string{"*"}},
 		// Only this role writes state machines, of its own stage only.
 		{Sid: "PublishStateMachines", Actions: []string{"states:CreateStateMachine", "states:PublishStateMachineVersion", "states:UpdateStateMachine"},
@@ -408,6 +416,16 @@ var rules = []rule{
 			}
 		}
 	}, `toolgate-test-publisher: statement StartExecutions allows states:UpdateStateMachine`},
+	{"tag-writers", checkTagWriters, func(_, pj tmpl) {
+		// The Operator may tag: it could relax a platform tool's floor.
+		for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
+			for _, s := range statements(props(p)["PolicyDocument"]) {
+				if s["Sid"] == "DirectLane" {
+					s["Action"] = []any{"lambda:InvokeFunction", "lambda:Tag*"}
+				}
+			}
+		}
+	}, `operator: statement DirectLane allows lambda:TagResource`},
 	{"stage-arns", checkStageARNs, func(_, pj tmpl) {
 		grant(pj, "ExecutionHistories", tmpl{"Fn::Sub": arn("states", "execution:toolgate-*:*")})
 	}, `toolgate-test-publisher: statement ExecutionHistories: arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-*:* does not name stage test`},
@@ -823,6 +841,36 @@ func TestLedgerWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tagWriteActions change a Lambda function's tags: its stage tag
+// (ToolTagKey) and its floor (platformtool.Tag*).
+var tagWriteActions = []string{"lambda:TagResource", "lambda:UntagResource"}
+
+// checkTagWriters: no principal of the template (function roles, the
+// execution role, the Publisher, Reviewer and Operator policies) may tag
+// or untag a Lambda function, in any form (a wildcard action, NotAction),
+// on any resource, whatever its conditions. A platform tool's stage tag
+// and floor are written by whoever deploys the function (NewToolFunction);
+// a principal that could tag could relax the floor or widen what the
+// proxy invokes (docs/infra.md, "Platform tools").
+func checkTagWriters(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	all := principalStatements(pj)
+	for _, who := range slices.Sorted(maps.Keys(all)) {
+		for _, s := range all[who] {
+			if s["Effect"] != "Allow" {
+				continue
+			}
+			for _, a := range tagWriteActions {
+				if allowsAction(s, a) {
+					errs = append(errs, fmt.Errorf("%s: statement %v allows %s: no toolgate principal tags functions (a platform tool's floor is its deployer's)",
+						who, text(s["Sid"]), a))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func checkExecutionRole(_, _ assertions.Template, _, pj tmpl) error {

@@ -65,16 +65,17 @@ func nagSuppressions(p *PlatformStack, stage string) {
 	suppress(p.Functions[fnPublish].Role, true, nagSuppression{Rule: "AwsSolutions-IAM5",
 		AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
 		Reason:    "the publish function creates and updates, and publishes versions of," + reasonStateMachines})
-	// The platform tools' proxy may invoke any function of the account and
-	// region that carries the tool tag, and reads its stage's tool function
-	// parameters; publish reads those parameters too.
+	// The platform tools' proxy may invoke, and read the floor tags of, any
+	// function of the account and region that carries the tool tag, and
+	// reads its stage's tool function parameters; publish reads those
+	// parameters and floors too.
 	suppress(p.Functions[fnLambdaTool].Role, true,
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("lambda", "function:*")},
-			Reason: "lambda:InvokeFunction under the condition aws:ResourceTag/" + ToolTagKey + " = " + stage + " (its stage): the proxy " +
-				"invokes platform teams' tool functions, whose names the teams choose; the tag, which NewToolFunction sets, " +
-				"bounds the statement instead of a name prefix (docs/infra.md, \"Platform tools\")"},
+			Reason: "lambda:InvokeFunction and lambda:ListTags (the function's floor)" + reasonToolFunctions(stage)},
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagParamWildcard(stage)}, Reason: reasonToolFunctionParams})
 	suppress(p.Functions[fnPublish].Role, true,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("lambda", "function:*")},
+			Reason: "lambda:ListTags (the floor of a platform tool function a registered toolset pins)" + reasonToolFunctions(stage)},
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagParamWildcard(stage)}, Reason: reasonToolFunctionParams})
 	suppress(p.Functions[fnReviewRequest].Role, true,
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
@@ -110,6 +111,15 @@ func nagSuppressions(p *PlatformStack, stage string) {
 const reasonToolFunctionParams = "ssm:GetParameter on /toolgate/<stage>/tool-function/*: one parameter per platform tool " +
 	"function, /toolgate/<stage>/tool-function/<Placeholder>/arn, written by NewToolFunction when a team deploys its tool; " +
 	"the namespace holds nothing else, and no other stage's or toolgate's own function parameters are reached"
+
+// reasonToolFunctions: AwsSolutions-IAM5 on function:* under the tool
+// tag's condition, after the actions it allows.
+func reasonToolFunctions(stage string) string {
+	return " under the condition aws:ResourceTag/" + ToolTagKey + " = " + stage + " (its stage): platform teams' tool " +
+		"functions, whose names the teams choose; the tag, which NewToolFunction sets, bounds the statement instead of " +
+		"a name prefix, and the Service Authorization Reference lists aws:ResourceTag/${TagKey} for lambda:InvokeFunction " +
+		"and lambda:ListTags on the function resource type (docs/infra.md, \"Platform tools\")"
+}
 
 // nagParamWildcard is the appliesTo form of the tool function parameters'
 // wildcard of stage.

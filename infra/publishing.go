@@ -27,10 +27,11 @@ func newPublishURL(fn *platformFunction) awslambda.FunctionUrl {
 }
 
 // grantPublishing adds to the publish function's role what resolver/publish
-// Publish asks of Step Functions, IAM and SSM, and nothing else: the
-// parameters it reads, finding the state machine by name, creating or
-// updating it with the execution role, its logging and tracing, and
-// publishing a version. Its ledger statements are the spec's (items.go).
+// Publish asks of Step Functions, IAM, SSM and Lambda, and nothing else:
+// the parameters it reads, the floor tags of a pinned platform tool
+// function, finding the state machine by name, creating or updating it
+// with the execution role, its logging and tracing, and publishing a
+// version. Its ledger statements are the spec's (items.go).
 func grantPublishing(p *PlatformStackProps, fn *platformFunction, a *access) {
 	var params []*string
 	for _, name := range publishReadParams(p.Stage) {
@@ -44,6 +45,9 @@ func grantPublishing(p *PlatformStackProps, fn *platformFunction, a *access) {
 		}),
 		// A platform tool's placeholder (manifest tool_functions).
 		toolFunctionParameters(p.Stage),
+		// Registering a toolset that pins a platform tool reads the
+		// function's floor, its owners' tags.
+		toolFunctionFloors(p.Stage),
 		// findStateMachine lists the account's state machines, whose names
 		// carry the stage.
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

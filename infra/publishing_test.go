@@ -367,6 +367,8 @@ const (
 	testRegion     = "eu-west-1"
 	publishFnARN   = "arn:aws:lambda:" + testRegion + ":" + testAccount + ":function:toolgate-test-publish"
 	stateMachineOf = "arn:aws:states:" + testRegion + ":" + testAccount + ":stateMachine:"
+	// teamFnARN is a platform team's tool function, named as the team chose.
+	teamFnARN = "arn:aws:lambda:" + testRegion + ":" + testAccount + ":function:tickets-create-ticket"
 )
 
 // concrete renders a policy resource of the template for the test stack's
@@ -639,6 +641,15 @@ var forgedAPI = map[string][]apiRequest{
 		{What: "read the table parameter", Action: "ssm:GetParameter", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/table/name"},
 		{What: "read another stage's parameter", Action: "ssm:GetParameter", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test-2/role/solution-execution/arn"},
 		{What: "change a parameter", Action: "ssm:PutParameter", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/function/send-email/arn"},
+		{What: "read the floor of another stage's tool function", Action: "lambda:ListTags", Resource: teamFnARN,
+			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test-2"}},
+		{What: "read the tags of an untagged function", Action: "lambda:ListTags", Resource: teamFnARN},
+		{What: "relax a tool function's floor", Action: "lambda:TagResource", Resource: teamFnARN,
+			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+		{What: "remove a tool function's floor", Action: "lambda:UntagResource", Resource: teamFnARN,
+			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+		{What: "invoke a tool function", Action: "lambda:InvokeFunction", Resource: teamFnARN,
+			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
 	},
 	"publisher": {
 		{What: "create a state machine", Action: "states:CreateStateMachine", Resource: stateMachineOf + "toolgate-test_weekly-digest"},
@@ -655,6 +666,12 @@ var forgedAPI = map[string][]apiRequest{
 			Context: map[string]string{"lambda:FunctionUrlAuthType": "NONE"}},
 		{What: "read a function parameter", Action: "ssm:GetParameter", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/function/send-email/arn"},
 		{What: "read the parameters in bulk", Action: "ssm:GetParameters", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/publish/url"},
+		{What: "relax a tool function's floor", Action: "lambda:TagResource", Resource: teamFnARN,
+			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+		{What: "remove a tool function's floor", Action: "lambda:UntagResource", Resource: teamFnARN,
+			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+		{What: "read a tool function's floor", Action: "lambda:ListTags", Resource: teamFnARN,
+			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
 	},
 }
 
@@ -670,7 +687,11 @@ func TestPublishRequestsAllowed(t *testing.T) {
 	// placeholder's parameter (publish.Substitute).
 	platformTool := apiRequest{What: "publish.Substitute of a platform tool's placeholder", Action: "ssm:GetParameter",
 		Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/tool-function/FunctionCreateTicket/arn"}
-	for who, reqs := range map[string][]apiRequest{fnPublish: append(publishRequests(t, &recorder{}), platformTool), "publisher": runRequests(t)} {
+	// Registering a toolset that pins it reads its function's floor
+	// (platformtool.FloorFromTags of Lambda's ListTags answer).
+	floor := apiRequest{What: "registration reads a pinned platform tool function's floor", Action: "lambda:ListTags",
+		Resource: teamFnARN, Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}}
+	for who, reqs := range map[string][]apiRequest{fnPublish: append(publishRequests(t, &recorder{}), platformTool, floor), "publisher": runRequests(t)} {
 		t.Run(who, func(t *testing.T) {
 			used := map[string]bool{}
 			for _, r := range reqs {

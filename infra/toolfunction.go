@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -10,6 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -29,6 +32,27 @@ func toolFunctionInvoke(stage string) awsiam.PolicyStatement {
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:     jsii.String("InvokeTaggedToolFunctions"),
 		Actions: jsii.Strings("lambda:InvokeFunction"),
+		Resources: &[]*string{
+			sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"),
+		},
+		Conditions: &map[string]any{
+			"StringEquals": map[string]any{"aws:ResourceTag/" + ToolTagKey: stage},
+		},
+	})
+}
+
+// toolFunctionFloors is the statement that reads a platform tool
+// function's floor (platformtool.FloorFromTags): lambda:ListTags on this
+// account's and region's functions that are tagged ToolTagKey=stage, the
+// functions the stage's proxy may invoke. The proxy reads the floor before
+// it invokes a function, and the publish function when it registers a
+// toolset that pins one. The Service Authorization Reference lists
+// aws:ResourceTag/${TagKey} for lambda:ListTags on the function resource
+// type (docs/infra.md, "Platform tools").
+func toolFunctionFloors(stage string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:     jsii.String("ReadToolFunctionFloors"),
+		Actions: jsii.Strings("lambda:ListTags"),
 		Resources: &[]*string{
 			sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"),
 		},
@@ -65,8 +89,17 @@ type ToolFunctionProps struct {
 	// ProxyRoleARN is the ARN of the stage's lambda-tool function role, the
 	// only principal the function's resource policy allows.
 	ProxyRoleARN *string
+	// Floor is how loosely a toolset may pin the tool: NewToolFunction
+	// writes it as the function's four floor tags (Floor.Tags:
+	// platformtool.TagReview, TagPolicy, TagIdempotent, TagDuplicates),
+	// which the proxy and toolset registration read, and refuse a pinned
+	// contract looser than it. The zero value is the strictest: review
+	// required, at most once, not idempotent, duplicates refused. Relax
+	// only what the function itself guarantees (Idempotent: it honours
+	// the idempotency key).
+	Floor platformtool.Floor
 	// Function is the team's function, as awslambda.NewFunction takes it;
-	// NewToolFunction adds the tag.
+	// NewToolFunction adds the tags.
 	Function *awslambda.FunctionProps
 }
 
@@ -103,14 +136,22 @@ func ToolFunctionKey(tool string) string {
 }
 
 // NewToolFunction deploys a team's platform tool function: the function
-// tagged ToolTagKey=Stage (so the stage's proxy role may invoke it), a
-// resource policy that allows lambda:InvokeFunction to the proxy's role
-// only, and the SSM parameter toolset.ToolFunctionParam that a toolset
-// file's ${Function<Tool>} placeholder resolves from at publish.
+// tagged ToolTagKey=Stage (so the stage's proxy role may invoke it) and
+// with its floor (Floor.Tags, every key written), a resource policy that
+// allows lambda:InvokeFunction to the proxy's role only, and the SSM
+// parameter toolset.ToolFunctionParam that a toolset file's
+// ${Function<Tool>} placeholder resolves from at publish.
 func NewToolFunction(scope constructs.Construct, id string, props *ToolFunctionProps) *ToolFunction {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := awslambda.NewFunction(c, jsii.String("Function"), props.Function)
 	awscdk.Tags_Of(fn).Add(jsii.String(ToolTagKey), jsii.String(props.Stage), nil)
+	// The floor is the function's own: its role and log group carry none.
+	floor := props.Floor.Tags()
+	for _, k := range slices.Sorted(maps.Keys(floor)) {
+		awscdk.Tags_Of(fn).Add(jsii.String(k), jsii.String(floor[k]), &awscdk.TagProps{
+			IncludeResourceTypes: jsii.Strings("AWS::Lambda::Function"),
+		})
+	}
 	fn.AddPermission(jsii.String("InvokeByToolgateProxy"), &awslambda.Permission{
 		Principal: awsiam.NewArnPrincipal(props.ProxyRoleARN),
 		Action:    jsii.String("lambda:InvokeFunction"),

@@ -8,6 +8,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolgate/toolgate/shared/platformtool"
 )
 
 func TestToolFunctionKey(t *testing.T) {
@@ -18,9 +21,11 @@ func TestToolFunctionKey(t *testing.T) {
 	}
 }
 
-// A team's tool function: tagged toolgate:tool=<stage>, invokable by the
-// proxy's role only, its ARN in /toolgate/<stage>/tool-function/<key>/arn;
-// and the proxy's statement invokes only functions with that tag.
+// A team's tool function: tagged toolgate:tool=<stage> and with the
+// strictest floor when its props give none, invokable by the proxy's role
+// only, its ARN in /toolgate/<stage>/tool-function/<key>/arn; and the
+// proxy's statements invoke, and read the floor of, only functions with
+// that tag.
 func TestToolFunction(t *testing.T) {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Team"), nil)
@@ -30,14 +35,21 @@ func TestToolFunction(t *testing.T) {
 			Code: awslambda.Code_FromAsset(jsii.String("testdata/assets/workflow-validator"), nil)}})
 	proxy := awsiam.NewRole(stack, jsii.String("Proxy"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 	proxy.AddToPolicy(toolFunctionInvoke("test"))
+	proxy.AddToPolicy(toolFunctionFloors("test"))
 	var tpl assertions.Template
 	if err := try(func() { tpl = assertions.Template_FromStack(stack, nil) }); err != nil {
 		t.Fatal(err)
 	}
 	for name, check := range map[string]func(){
-		"tag": func() {
+		"tags": func() {
 			tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
-				"Tags": assertions.Match_ArrayWith(&[]any{map[string]any{"Key": "toolgate:tool", "Value": "test"}}),
+				"Tags": []any{
+					map[string]any{"Key": "toolgate:duplicates", "Value": "refuse"},
+					map[string]any{"Key": "toolgate:idempotent", "Value": "false"},
+					map[string]any{"Key": "toolgate:policy", "Value": "at_most_once"},
+					map[string]any{"Key": "toolgate:review", "Value": "required"},
+					map[string]any{"Key": "toolgate:tool", "Value": "test"},
+				},
 			})
 		},
 		"resource policy": func() {
@@ -52,13 +64,20 @@ func TestToolFunction(t *testing.T) {
 				"Type": "String",
 			})
 		},
-		"proxy statement": func() {
+		"proxy statements": func() {
 			tpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
-				"PolicyDocument": map[string]any{"Statement": []any{map[string]any{
-					"Sid": "InvokeTaggedToolFunctions", "Effect": "Allow", "Action": "lambda:InvokeFunction",
-					"Resource":  map[string]any{"Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"},
-					"Condition": map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/toolgate:tool": "test"}},
-				}}},
+				"PolicyDocument": map[string]any{"Statement": []any{
+					map[string]any{
+						"Sid": "InvokeTaggedToolFunctions", "Effect": "Allow", "Action": "lambda:InvokeFunction",
+						"Resource":  map[string]any{"Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"},
+						"Condition": map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/toolgate:tool": "test"}},
+					},
+					map[string]any{
+						"Sid": "ReadToolFunctionFloors", "Effect": "Allow", "Action": "lambda:ListTags",
+						"Resource":  map[string]any{"Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"},
+						"Condition": map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/toolgate:tool": "test"}},
+					},
+				}},
 			})
 		},
 	} {
@@ -105,5 +124,88 @@ func TestProxyInvokesOnlyItsStagesToolFunctions(t *testing.T) {
 	}
 	if tag != "prod" || allowed != "dev" {
 		t.Fatalf("prod's tool function is tagged %s=%q and dev's proxy may invoke functions tagged %q: want prod and dev", ToolTagKey, tag, allowed)
+	}
+}
+
+// TestToolFunctionFloor: NewToolFunction writes props.Floor as the
+// function's four floor tags, every key, besides toolgate:tool; the tags
+// read back from the template (as the proxy reads ListTags' answer) are
+// props.Floor; and the function's role carries no floor tag.
+func TestToolFunctionFloor(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		floor platformtool.Floor
+		want  map[string]string
+	}{
+		{"zero value: the strictest", platformtool.Floor{}, map[string]string{
+			"toolgate:review": "required", "toolgate:policy": "at_most_once", "toolgate:idempotent": "false", "toolgate:duplicates": "refuse"}},
+		// The demo's create-ticket: it honours the idempotency key, so it
+		// may run again; a review is the toolset's choice.
+		{"create-ticket", platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}, map[string]string{
+			"toolgate:review": "optional", "toolgate:policy": "at_least_once", "toolgate:idempotent": "true", "toolgate:duplicates": "refuse"}},
+		{"all relaxed", platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true, TolerateDuplicates: true}, map[string]string{
+			"toolgate:review": "optional", "toolgate:policy": "at_least_once", "toolgate:idempotent": "true", "toolgate:duplicates": "tolerate"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			app := awscdk.NewApp(nil)
+			stack := awscdk.NewStack(app, jsii.String("Team"), nil)
+			NewToolFunction(stack, "CreateTicket", &ToolFunctionProps{Stage: "test", Tool: "create-ticket", Floor: c.floor,
+				ProxyRoleARN: jsii.String("arn:aws:iam::123456789012:role/toolgate-test-lambda-tool"),
+				Function: &awslambda.FunctionProps{Runtime: awslambda.Runtime_PROVIDED_AL2023(), Handler: jsii.String("bootstrap"),
+					Code: awslambda.Code_FromAsset(jsii.String("testdata/assets/workflow-validator"), nil)}})
+			var tpl assertions.Template
+			if err := try(func() { tpl = assertions.Template_FromStack(stack, nil) }); err != nil {
+				t.Fatal(err)
+			}
+			tagsOf := func(typ string) map[string]string {
+				out := map[string]string{}
+				for _, r := range *tpl.FindResources(jsii.String(typ), nil) {
+					l, _ := (*r)["Properties"].(map[string]any)["Tags"].([]any)
+					for _, kv := range l {
+						out[kv.(map[string]any)["Key"].(string)] = kv.(map[string]any)["Value"].(string)
+					}
+				}
+				return out
+			}
+			want := map[string]string{ToolTagKey: "test"}
+			for k, v := range c.want {
+				want[k] = v
+			}
+			got := tagsOf("AWS::Lambda::Function")
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("the function's tags (-want +got):\n%s", d)
+			}
+			if f, err := platformtool.FloorFromTags(got); err != nil || f != c.floor {
+				t.Fatalf("FloorFromTags of the function's tags = %+v, %v; want %+v", f, err, c.floor)
+			}
+			if d := cmp.Diff(map[string]string{ToolTagKey: "test"}, tagsOf("AWS::IAM::Role")); d != "" {
+				t.Fatalf("the function role's tags (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestProxyReadsOnlyItsStagesFloors: in the platform template, the proxy's
+// role reads the floor of, and invokes, the functions tagged for its stage
+// and no other, and tags none (the publish role: TestPublishRequestsAllowed).
+func TestProxyReadsOnlyItsStagesFloors(t *testing.T) {
+	role := principalStatements(platformJSON)[fnLambdaTool]
+	tagged := map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}
+	for _, c := range []struct {
+		req     apiRequest
+		allowed bool
+	}{
+		{apiRequest{What: "read a tool function's floor", Action: "lambda:ListTags", Resource: teamFnARN, Context: tagged}, true},
+		{apiRequest{What: "invoke it", Action: "lambda:InvokeFunction", Resource: teamFnARN, Context: tagged}, true},
+		{apiRequest{What: "read the floor of another stage's tool function", Action: "lambda:ListTags", Resource: teamFnARN,
+			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test-2"}}, false},
+		{apiRequest{What: "read the tags of an untagged function", Action: "lambda:ListTags", Resource: teamFnARN}, false},
+		{apiRequest{What: "relax a tool function's floor", Action: "lambda:TagResource", Resource: teamFnARN, Context: tagged}, false},
+		{apiRequest{What: "remove a tool function's floor", Action: "lambda:UntagResource", Resource: teamFnARN, Context: tagged}, false},
+		{apiRequest{What: "read the function's configuration", Action: "lambda:GetFunction", Resource: teamFnARN, Context: tagged}, false},
+	} {
+		if by := apiAllowedBy(role, c.req); (len(by) > 0) != c.allowed {
+			t.Errorf("%s: allowed %v, want %v", c.req, len(by) > 0, c.allowed)
+		}
 	}
 }
