@@ -39,8 +39,9 @@ func sentTo(t *testing.T, r *local.LambdaRouter, name string) []platformtool.Req
 
 // platformToolset pins the test platform tools: create-ticket (the
 // example, idempotent, at_least_once, by ARN), ticket (the same function
-// by placeholder), close-ticket (a placeholder with no parameter) and
-// answer (testdata/answer).
+// by placeholder), close-ticket (a placeholder with no parameter), answer
+// (testdata/answer), and reviewed-ticket and untagged-ticket, pinned as
+// create-ticket is but whose functions' floors refuse that pin.
 func platformToolset(t *testing.T) *toolset.Toolset {
 	t.Helper()
 	ts := &toolset.Toolset{Tools: map[string]toolset.Tool{
@@ -62,6 +63,17 @@ func platformToolset(t *testing.T) *toolset.Toolset {
 		"answer": {Description: "Answer the given answer.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
 			Function:     "arn:aws:lambda:us-east-1:000000000000:function:answer",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"answer":{"type":"object"},"fail":{"type":"boolean"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object"}`)},
+		// The example again, as functions whose owners' floor is stricter
+		// than the pin (reviewed-ticket) or that are not tagged for the
+		// stage (untagged-ticket): the proxy never invokes them.
+		"reviewed-ticket": {Description: "Create a ticket.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
+			Function:     "arn:aws:lambda:us-east-1:000000000000:function:reviewed-ticket",
+			InputSchema:  json.RawMessage(`{"type":"object","required":["title"],"properties":{"title":{"type":"string"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object"}`)},
+		"untagged-ticket": {Description: "Create a ticket.", Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 10,
+			Function:     "arn:aws:lambda:us-east-1:000000000000:function:untagged-ticket",
+			InputSchema:  json.RawMessage(`{"type":"object","required":["title"],"properties":{"title":{"type":"string"}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object"}`)},
 	}}
 	var err error
@@ -136,15 +148,31 @@ func TestLambdaToolProxy(t *testing.T) {
 	// The Lambda API and SSM have no local emulator: infra/local's
 	// stand-ins route Invoke to each function's RIE and answer
 	// GetParameter from a map.
+	createTicket := localtest.RIE(t, "create-ticket", localtest.Bootstrap(t, "../examples/create-ticket"), 10*time.Second,
+		map[string]string{"TICKETS_URL": ticketSrv.URL}).InvokeURL()
 	router, err := local.StartLambdaRouter(map[string]string{
-		"create-ticket": localtest.RIE(t, "create-ticket", localtest.Bootstrap(t, "../examples/create-ticket"), 10*time.Second,
-			map[string]string{"TICKETS_URL": ticketSrv.URL}).InvokeURL(),
-		"answer": localtest.RIE(t, "answer", localtest.Bootstrap(t, "./testdata/answer"), 10*time.Second, nil).InvokeURL(),
+		"create-ticket":   createTicket,
+		"answer":          localtest.RIE(t, "answer", localtest.Bootstrap(t, "./testdata/answer"), 10*time.Second, nil).InvokeURL(),
+		"reviewed-ticket": createTicket,
+		"untagged-ticket": createTicket,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { router.Close() })
+	// The owners' floors, as the functions' tags: the proxy may read the
+	// tags of functions tagged for its stage only, as its role on AWS.
+	router.RequireTag(platformtool.TagTool, "test")
+	floorTags := func(f platformtool.Floor) map[string]string {
+		tags := f.Tags()
+		tags[platformtool.TagTool] = "test"
+		return tags
+	}
+	loose := platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}
+	router.SetTags("create-ticket", floorTags(loose))
+	router.SetTags("answer", floorTags(loose))
+	router.SetTags("reviewed-ticket", floorTags(platformtool.Floor{AtLeastOnce: true, Idempotent: true}))
+	router.SetTags("untagged-ticket", loose.Tags())
 	createTicketARN := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
 	params, err := local.StartSSM(map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): createTicketARN})
 	if err != nil {
@@ -162,6 +190,46 @@ func TestLambdaToolProxy(t *testing.T) {
 		out, code, _ := localtest.Invoke(t, proxy, payload)
 		return out, code
 	}
+
+	t.Run("a pin looser than its function's floor is refused before its claim, and nothing is invoked", func(t *testing.T) {
+		sentBefore := len(sentTo(t, router, "create-ticket"))
+		for _, c := range []struct{ tool, says string }{
+			{"reviewed-ticket", "tag toolgate:review=required"},
+			{"untagged-ticket", "is not tagged toolgate:tool for this stage"},
+		} {
+			payload := platformEnvelope(c.tool, ts.ID, "", 1, `{"title":"over the floor"}`)
+			_, code, msg := localtest.Invoke(t, proxy, payload)
+			if code != string(tool.PermissionDenied) || !strings.Contains(msg, c.says) {
+				t.Errorf("%s: %s %q, want %s saying %q", c.tool, code, msg, tool.PermissionDenied, c.says)
+			}
+			runID := runIDOf(t, payload)
+			rows, _ := store.RunRows(ctx, runID)
+			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
+				t.Errorf("%s: rows %+v, want one REFUSED %s, attempt 0", c.tool, rows, tool.PermissionDenied)
+			}
+			if rec, _ := store.Record(ctx, runID+"/1"); rec != nil {
+				t.Errorf("%s: the key was claimed: %+v", c.tool, rec)
+			}
+			if n := len(sentTo(t, router, c.tool)); n != 0 {
+				t.Errorf("%s was invoked %d times", c.tool, n)
+			}
+		}
+		if n := len(sentTo(t, router, "create-ticket")) - sentBefore; n != 0 {
+			t.Fatalf("create-ticket was invoked %d times", n)
+		}
+	})
+
+	t.Run("a function's floor is read once within its TTL", func(t *testing.T) {
+		listed := router.TagsListed("answer")
+		for i := range 3 {
+			if _, code := invoke(platformEnvelope("answer", ts.ID, "", 1, `{"answer":{"n":1}}`)); code != "" {
+				t.Fatalf("call %d: %s", i, code)
+			}
+		}
+		if n := router.TagsListed("answer") - listed; n > 1 {
+			t.Fatalf("the tags were listed %d times for three calls", n)
+		}
+	})
 
 	t.Run("ungated call succeeds and writes its row", func(t *testing.T) {
 		payload := platformEnvelope("create-ticket", ts.ID, "", 1, `{"title":"printer on fire","priority":"high"}`)
@@ -290,8 +358,9 @@ func TestLambdaToolProxy(t *testing.T) {
 		if len(sentTo(t, router, "close-ticket")) != 0 {
 			t.Fatal("invoked")
 		}
+		// Refused by the check before the claim.
 		rows, _ := store.RunRows(ctx, runIDOf(t, payload))
-		if len(rows) != 1 || rows[0].ErrorCode != string(tool.PermissionDenied) {
+		if len(rows) != 1 || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Status != ledger.Refused || rows[0].Attempt != 0 {
 			t.Fatalf("rows %+v", rows)
 		}
 	})

@@ -1,7 +1,8 @@
 // Command lambda-tool is the platform tools' proxy: the governed
 // dispatcher for every tool a run's pinned toolset names with a Lambda
-// function, which then invokes that team function (shared/platformtool,
-// docs/tools.md "Platform tools").
+// function, which checks the pin against the function's floor (its tags)
+// and then invokes that team function (shared/platformtool, docs/tools.md
+// "Platform tools").
 package main
 
 import (
@@ -21,5 +22,7 @@ func main() {
 	stage = coldstart.Must(log, "bad configuration", stage, err)
 	cfg := coldstart.AWSConfig(log)
 	fns := platformtool.NewFunctions(stage, ssm.NewFromConfig(cfg))
-	dispatch.PlatformMain(log, platformtool.Tool(lambda.NewFromConfig(cfg, platformtool.ClientOptions), fns))
+	client := lambda.NewFromConfig(cfg, platformtool.ClientOptions)
+	floors := platformtool.NewFloors(client, platformtool.FloorTTL, nil)
+	dispatch.PlatformMain(log, platformtool.Check(fns, floors), platformtool.Tool(client, fns))
 }

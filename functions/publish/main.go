@@ -4,7 +4,9 @@
 // source, checks its literal URLs and recipients against the deployment's
 // allow-lists, registers the toolset it pins, creates or updates the state
 // machine with the platform's function ARNs substituted, and publishes a
-// version that records the publisher (docs/infra.md, "Publishing").
+// version that records the publisher (docs/infra.md, "Publishing"). It
+// registers toolsets alone too, refusing one whose platform tools are
+// pinned looser than their functions' floors (docs/tools.md).
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
+	"github.com/toolgate/toolgate/shared/platformtool"
 )
 
 func main() {
@@ -43,5 +47,9 @@ func main() {
 	mcpCfg, err := mcptool.ConfigFromEnv(os.Getenv)
 	mcpCfg = coldstart.Must(log, "bad configuration", mcpCfg, err)
 	svc.MCP = mcptool.New(mcpCfg, log).List
+	// Registration reads each platform tool's floor from its function's
+	// tags (lambda:ListTags, functions tagged for this stage only), afresh
+	// for every registration.
+	svc.Floors = platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil)
 	lambda.Start((&publish.Handler{Service: svc}).Handle)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,9 +13,10 @@ import (
 	"time"
 )
 
-// LambdaRouter stands in for the Lambda API's Invoke in front of functions
-// under the RIE, for a caller that invokes functions by name or ARN through
-// the SDK (AWS_ENDPOINT_URL_LAMBDA; the platform tools' proxy). It is a
+// LambdaRouter stands in for the Lambda API's Invoke and ListTags in front
+// of functions under the RIE, for a caller that invokes functions by name
+// or ARN through the SDK (AWS_ENDPOINT_URL_LAMBDA; the platform tools'
+// proxy, and the publish function reading a function's tags). It is a
 // stand-in because no local emulator of the Lambda API runs on these
 // machines: the RIE serves one function, as "function", and does not set
 // X-Amz-Function-Error.
@@ -24,21 +26,43 @@ import (
 // ignored); the answer comes back as the function gave it, with
 // X-Amz-Function-Error: Unhandled added when it is the RIE's
 // {"errorType", "errorMessage"} error payload, as Lambda marks a function
-// error. An unknown function is 404 ResourceNotFoundException. The router
-// keeps every payload each function was sent (Sent).
+// error. The router keeps every payload each function was sent (Sent).
+//
+// A ListTags (GET /2017-03-31/tags/<function ARN>, the SDK's path)
+// answers {"Tags": {...}}, the tags set for the function (SetTags; none
+// by default). As Lambda, it takes only an unqualified function ARN
+// (400 InvalidParameterValueException otherwise: Lambda tags a function,
+// not its versions or aliases). With RequireTag, a function without that
+// tag is 403 AccessDeniedException, as for a role whose lambda:ListTags
+// is conditioned on aws:ResourceTag. FailListTags makes the next requests
+// fail (a throttle, a 5xx). The router counts each function's ListTags
+// (TagsListed).
+//
+// A function is known once it is added (NewLambdaRouter, Add); an unknown
+// one is 404 ResourceNotFoundException to both.
 type LambdaRouter struct {
-	mu   sync.Mutex
-	fns  map[string]string // function name -> invoke URL
-	sent map[string][][]byte
-	srv  *http.Server
-	addr string
+	mu       sync.Mutex
+	fns      map[string]string // function name -> invoke URL
+	sent     map[string][][]byte
+	tags     map[string]map[string]string // function name -> its tags
+	listed   map[string]int               // function name -> ListTags requests
+	required [2]string                    // RequireTag's key and value; key "" for none
+	faults   []tagsFault
+	srv      *http.Server
+	addr     string
+}
+
+// tagsFault is one ListTags answered with an error (FailListTags).
+type tagsFault struct {
+	status    int
+	errorType string
 }
 
 // NewLambdaRouter returns a router for fns (function name -> invoke URL,
 // such as Process.InvokeURL); serve it with StartLambdaRouter or as an
 // http.Handler.
 func NewLambdaRouter(fns map[string]string) *LambdaRouter {
-	r := &LambdaRouter{fns: map[string]string{}, sent: map[string][][]byte{}}
+	r := &LambdaRouter{fns: map[string]string{}, sent: map[string][][]byte{}, tags: map[string]map[string]string{}, listed: map[string]int{}}
 	for name, u := range fns {
 		r.fns[name] = u
 	}
@@ -89,8 +113,49 @@ func (r *LambdaRouter) Sent(name string) [][]byte {
 	return append([][]byte(nil), r.sent[name]...)
 }
 
-// ServeHTTP answers one Invoke (see LambdaRouter).
+// SetTags sets the tags ListTags answers for the function name (a copy
+// of tags), replacing any set before; a later ListTags sees them at once.
+func (r *LambdaRouter) SetTags(name string, tags map[string]string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tags[name] = maps.Clone(tags)
+}
+
+// RequireTag makes ListTags of a function without the tag key=value
+// 403 AccessDeniedException, as Lambda answers a role whose lambda:ListTags
+// is conditioned on aws:ResourceTag/key (the local stack: toolgate:tool
+// and its stage).
+func (r *LambdaRouter) RequireTag(key, value string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.required = [2]string{key, value}
+}
+
+// FailListTags makes the next n ListTags answer HTTP status with
+// X-Amzn-ErrorType errorType (a throttle: 429 TooManyRequestsException; a
+// Lambda fault: 500 ServiceException), whichever function they name.
+func (r *LambdaRouter) FailListTags(n, status int, errorType string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for range n {
+		r.faults = append(r.faults, tagsFault{status: status, errorType: errorType})
+	}
+}
+
+// TagsListed is how many ListTags named the function name, the failed
+// ones included.
+func (r *LambdaRouter) TagsListed(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.listed[name]
+}
+
+// ServeHTTP answers one Invoke or ListTags (see LambdaRouter).
 func (r *LambdaRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if rest, ok := strings.CutPrefix(req.URL.EscapedPath(), "/2017-03-31/tags/"); ok {
+		r.listTags(w, req, rest)
+		return
+	}
 	rest, ok := strings.CutPrefix(req.URL.EscapedPath(), "/2015-03-31/functions/")
 	ref, ok2 := strings.CutSuffix(rest, "/invocations")
 	ref, err := url.PathUnescape(ref)
@@ -106,9 +171,7 @@ func (r *LambdaRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	target, ok := r.fns[name]
 	r.mu.Unlock()
 	if !ok {
-		w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"Type":"User","Message":"Function not found"}`)
+		apiError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found")
 		return
 	}
 	body, err := io.ReadAll(req.Body)
@@ -140,4 +203,61 @@ func (r *LambdaRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(answer)
+}
+
+// listTags answers one ListTags of the escaped resource (see
+// LambdaRouter).
+func (r *LambdaRouter) listTags(w http.ResponseWriter, req *http.Request, escaped string) {
+	resource, err := url.PathUnescape(escaped)
+	if req.Method != http.MethodGet || err != nil {
+		http.Error(w, "not a ListTags", http.StatusNotFound)
+		return
+	}
+	// arn:PARTITION:lambda:REGION:ACCOUNT:function:NAME, no qualifier.
+	parts := strings.Split(resource, ":")
+	if len(parts) != 7 || parts[0] != "arn" || parts[2] != "lambda" || parts[5] != "function" || parts[6] == "" {
+		apiError(w, http.StatusBadRequest, "InvalidParameterValueException", "Resource must be the ARN of a function, without a version or alias")
+		return
+	}
+	name := parts[6]
+	r.mu.Lock()
+	r.listed[name]++
+	var fault *tagsFault
+	if len(r.faults) > 0 {
+		fault = &r.faults[0]
+		r.faults = r.faults[1:]
+	}
+	_, known := r.fns[name]
+	tags := maps.Clone(r.tags[name])
+	key, value := r.required[0], r.required[1]
+	r.mu.Unlock()
+	switch {
+	case fault != nil:
+		apiError(w, fault.status, fault.errorType, "the router was told to fail this request")
+	case !known:
+		apiError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+resource)
+	case key != "" && tags[key] != value:
+		apiError(w, http.StatusForbidden, "AccessDeniedException", "not authorized to perform: lambda:ListTags on resource: "+resource)
+	default:
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		b, _ := json.Marshal(map[string]any{"Tags": tags})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	}
+}
+
+// apiError answers a Lambda API error as Lambda's REST-JSON protocol does:
+// the type in X-Amzn-ErrorType, {"Type", "Message"} in the body.
+func apiError(w http.ResponseWriter, status int, errorType, message string) {
+	who := "User"
+	if status >= 500 {
+		who = "Service"
+	}
+	b, _ := json.Marshal(map[string]string{"Type": who, "Message": message})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-ErrorType", errorType)
+	w.WriteHeader(status)
+	w.Write(b)
 }

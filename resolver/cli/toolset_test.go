@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -176,15 +178,32 @@ func TestToolsetRegisterRefusesFiles(t *testing.T) {
 // toolset register, show and diff through the publish function: the real
 // function (functions/publish) under the Lambda RIE, on dynalite, with
 // caller proofs signed with local keys and verified against the STS
-// stand-in.
+// stand-in. Registration reads create-ticket's floor: its placeholder
+// from the SSM stand-in, its tags (demo's pin and no looser) from the
+// Lambda stand-in.
 func TestToolsetThroughPublishFunction(t *testing.T) {
 	t.Setenv(EnvPublishURL, "")
 	_, flags := ledgerEnv(t)
 	callers := localtest.StartCallers(t)
 	callers.SetCLIEnv(t)
+	const createTicket = "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	params, err := local.StartSSM(map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): createTicket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { params.Close() })
+	router, err := local.StartLambdaRouter(map[string]string{"create-ticket": "http://127.0.0.1:9/never-invoked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { router.Close() })
+	tags := platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}.Tags()
+	tags[platformtool.TagTool] = "test"
+	router.SetTags("create-ticket", tags)
+	router.RequireTag(platformtool.TagTool, "test")
 	fn := localtest.RIE(t, "publish", localtest.Bootstrap(t, "../../functions/publish"), 30*time.Second, callers.Env(map[string]string{
 		publish.EnvTable: flags[3], publish.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
-		"AWS_ENDPOINT_URL_DYNAMODB": flags[1], "TOOLGATE_LANE": ""}))
+		"AWS_ENDPOINT_URL_DYNAMODB": flags[1], "AWS_ENDPOINT_URL_SSM": params.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": router.Endpoint(), "TOOLGATE_LANE": ""}))
 	as := func(name string) []string { return []string{"--function-endpoint", fn.Endpoint(), "--as", name} }
 	noLocks := []string{"--toolsets", t.TempDir()}
 

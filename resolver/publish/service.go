@@ -57,6 +57,11 @@ type Service struct {
 	// the http tool's address rules (shared/mcptool). nil: drafts are
 	// refused, as this deployment lists no MCP servers.
 	MCP toolset.Lister
+	// Floors checks, at registration, each platform tool's pin against its
+	// function's owners' floor, read from the function's tags (RuleFloor,
+	// checkFloors). nil: not checked at registration; the platform tools'
+	// proxy still checks every call.
+	Floors Floors
 }
 
 // Request is one publish.
@@ -275,7 +280,9 @@ const MCPListTimeout = 20 * time.Second
 // (toolset.ResolveMCP); a server that cannot be listed, that does not
 // list an admitted tool, or a pinned tool the registration check refuses
 // (a schema that does not compile) refuses the draft with CodeRefused,
-// naming it, and nothing is registered.
+// naming it, and nothing is registered. A platform tool pinned looser than
+// its function's floor (Service.Floors) refuses any toolset with
+// CodeRefused [toolset-floor] (RuleFloor).
 func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterResult, error) {
 	if len(req.Toolset) == 0 || len(req.Toolset) > MaxSourceBytes {
 		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("the toolset must be 1 to %d bytes", MaxSourceBytes)}
@@ -363,10 +370,14 @@ func draftError(err error) string {
 	return err.Error()
 }
 
-// register registers ts (its base checked first) for who, and answers
-// with its id and body.
+// register registers ts (its base checked first, then its platform
+// tools' pins against their functions' floors) for who, and answers with
+// its id and body.
 func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.Identity) (*RegisterResult, error) {
 	if err := s.checkBase(ctx, ts); err != nil {
+		return nil, err
+	}
+	if err := s.checkFloors(ctx, ts); err != nil {
 		return nil, err
 	}
 	created, err := s.Store.RegisterToolset(ctx, ts)

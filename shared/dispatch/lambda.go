@@ -90,10 +90,11 @@ func Main(name string, run toolcall.Func) {
 
 // PlatformMain is the platform tools' proxy's main (functions/lambda-tool):
 // Main with Config.Platform, so that the dispatcher serves every platform
-// tool of the run's pinned toolset, and run is called for each. log is the
-// logger main built run's clients with.
-func PlatformMain(log *slog.Logger, run toolcall.Func) {
-	serve(log, Config{Platform: true}, run)
+// tool of the run's pinned toolset; check runs before each call is claimed
+// (Config.Check: the pin against its function's floor), and run invokes
+// the function. log is the logger main built both with.
+func PlatformMain(log *slog.Logger, check toolcall.Check, run toolcall.Func) {
+	serve(log, Config{Platform: true, Check: check}, run)
 }
 
 // MCPMain is the MCP tools' function's main (functions/mcp-call): Main

@@ -83,9 +83,10 @@ type Invoker interface {
 }
 
 // ClientOptions are the Lambda client's options for the proxy: one
-// attempt per Invoke. The SDK's retries would re-invoke a team's function
-// that may already have acted; retries are the Solution's, under the same
-// idempotency key, counted by the ledger.
+// attempt per Invoke (and per ListTags, Floors, with the same client). The
+// SDK's retries would re-invoke a team's function that may already have
+// acted; retries are the Solution's, under the same idempotency key,
+// counted by the ledger.
 func ClientOptions(o *lambda.Options) { o.RetryMaxAttempts = 1 }
 
 // FunctionName returns the FunctionName the proxy invokes for a pinned

@@ -210,7 +210,7 @@ func run(ctx context.Context) error {
 // runs it, and checks that the proxy opened exactly one ticket with the
 // create-ticket row on the run's ledger.
 func platformTool(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
-	step("registering testdata/toolsets/demo.yaml through the publish function (its platform tool create-ticket is pinned as ${FunctionCreateTicket})")
+	step("registering testdata/toolsets/demo.yaml through the publish function (its platform tool create-ticket is pinned as ${FunctionCreateTicket}, within the floor create-ticket's tags allow)")
 	if _, err := toolgate("toolset", "register", "testdata/toolsets/demo.yaml", "--function-endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func platformTool(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		return err
 	}
 
-	step("running it: the proxy (lambda-tool) checks the call, then invokes create-ticket through the Lambda-invoke router")
+	step("running it: the proxy (lambda-tool) checks the call and its pin against create-ticket's floor (its tags), then invokes create-ticket through the Lambda stand-in")
 	input := filepath.Join(st.Dir, "ticket-input.json")
 	if err := os.WriteFile(input, []byte(`{"title": "demo: the digest was sent"}`+"\n"), 0o644); err != nil {
 		return err

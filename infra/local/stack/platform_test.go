@@ -326,3 +326,70 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 		e.untouched(t, before)
 	})
 }
+
+// The owners' floor on the local stack: create-ticket tagged to require a
+// review (StackOptions.TeamFunctionTags). Registering demo, which pins it
+// with review_required false, is refused; and a run on demo registered
+// before the owners required the review fails TOOL_PERMISSION_DENIED at
+// the proxy's check, with a REFUSED row and nothing sent to create-ticket
+// or the ticket service.
+func TestThePlatformToolFloorOnTheLocalStack(t *testing.T) {
+	root, err := local.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reviewed := platformtool.Floor{AtLeastOnce: true, Idempotent: true}.Tags()
+	reviewed[platformtool.TagTool] = stack.Stage
+	e := startEnv(t, stack.StackOptions{TeamFunctionTags: reviewed})
+	toolsets := toolsetsDir(t, root)
+	demoFile := filepath.Join(toolsets, "demo.yaml")
+
+	t.Run("registration refuses a pin looser than the floor", func(t *testing.T) {
+		listed := e.st.Lambda.TagsListed(stack.TeamFunction)
+		var out, errb bytes.Buffer
+		code := cli.Run([]string{"toolset", "register", demoFile, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out, &errb)
+		t.Logf("toolgate toolset register: exit %d\n%s%s", code, out.String(), errb.String())
+		if code != cli.ExitErrors {
+			t.Fatalf("exit %d, want %d", code, cli.ExitErrors)
+		}
+		for _, says := range []string{publish.CodeRefused, "[" + publish.RuleFloor + "]", "tool create-ticket", "review_required false", "tag toolgate:review=required"} {
+			if !strings.Contains(errb.String(), says) {
+				t.Errorf("the refusal does not say %q", says)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(toolsets, "demo.lock.json")); !os.IsNotExist(err) {
+			t.Errorf("a lock was written: %v", err)
+		}
+		if e.st.Lambda.TagsListed(stack.TeamFunction) == listed {
+			t.Error("the publish function did not read create-ticket's tags")
+		}
+	})
+
+	t.Run("a run on a toolset registered before the owners required the review is refused before the call", func(t *testing.T) {
+		// The owners tighten the floor once demo is registered and a
+		// Solution published on it.
+		e.st.Lambda.SetTags(stack.TeamFunction, stack.TeamFunctionTags())
+		demo := e.registerToolset(t, demoFile)
+		e.publishOn(t, toolsets, filepath.Join(root, "testdata", "toolsets", "solutions", "demo-ticket.yaml"))
+		e.st.Lambda.SetTags(stack.TeamFunction, reviewed)
+
+		before := e.teamNow()
+		listed := e.st.Lambda.TagsListed(stack.TeamFunction)
+		run := e.start(t, "demo-ticket", map[string]string{"title": "over the floor"})
+		out, _ := e.follow(t, run)
+		t.Logf("the run's cause: %s", out.Cause)
+		if out.Status != "FAILED" || out.Error != string(tool.PermissionDenied) || !strings.Contains(out.Cause, "toolgate:review=required") {
+			t.Fatalf("run %s %s %s, want FAILED %s naming toolgate:review=required", out.Status, out.Error, out.Cause, tool.PermissionDenied)
+		}
+		rows := e.callRows(t, run)
+		// Refused by the check before the claim: no attempt was made.
+		if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 ||
+			rows[0].ToolsetID != demo || rows[0].IdempotencyKey != run+"/1" {
+			t.Fatalf("create-ticket rows %+v, want one REFUSED %s, attempt 0, under toolset %s, key %s/1", rows, tool.PermissionDenied, demo, run)
+		}
+		e.untouched(t, before)
+		if e.st.Lambda.TagsListed(stack.TeamFunction) == listed {
+			t.Error("the proxy did not read create-ticket's tags")
+		}
+	})
+}

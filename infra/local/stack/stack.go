@@ -3,9 +3,9 @@
 // (the platform tools' proxy, lambda-tool, and the MCP tools' mcp-call
 // among them), the example team function create-ticket under its own RIE
 // with its ticket service, the local MCP server (infra/local/mcpserver),
-// the local Step Functions endpoint, the STS, SSM and Lambda-invoke
-// stand-ins and the demo data server, and writes the parameters file
-// `toolgate publish` reads (the same names as SSM).
+// the local Step Functions endpoint, the STS, SSM and Lambda (Invoke and
+// ListTags) stand-ins and the demo data server, and writes the parameters
+// file `toolgate publish` reads (the same names as SSM).
 package stack
 
 import (
@@ -30,6 +30,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -62,6 +63,21 @@ const (
 	// to a private or metadata address.
 	MCPTestHost = "mcp.internal.test"
 )
+
+// TeamFloor is the floor TeamFunction's tags give it by default: the
+// contract examples/create-ticket keeps and testdata/toolsets/demo.yaml
+// pins it by, review optional, at_least_once, idempotent (it keeps one
+// ticket per idempotency key), duplicates refused.
+var TeamFloor = platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}
+
+// TeamFunctionTags are TeamFunction's default tags: TeamFloor's, and
+// toolgate:tool=<Stage>, which lets the stage's proxy and publish function
+// read them (StackOptions.TeamFunctionTags replaces them).
+func TeamFunctionTags() map[string]string {
+	tags := TeamFloor.Tags()
+	tags[platformtool.TagTool] = Stage
+	return tags
+}
 
 // FunctionARN is the local ARN of a function, as publishing substitutes it.
 func FunctionARN(name string) string {
@@ -105,7 +121,10 @@ type Stack struct {
 	// parameters file's, and the tool function parameter of
 	// TeamFunctionKey) for the proxy and the publish function
 	// (AWS_ENDPOINT_URL_SSM); Lambda routes the proxy's Invoke of a team
-	// function to that function's RIE (AWS_ENDPOINT_URL_LAMBDA).
+	// function to that function's RIE, and answers the ListTags of the
+	// proxy and the publish function with the team function's tags, for
+	// functions tagged toolgate:tool=<Stage> only, as their roles on AWS
+	// (AWS_ENDPOINT_URL_LAMBDA).
 	SSM    *local.SSM
 	Lambda *local.LambdaRouter
 	// MCP is the local MCP server (stateless, every protocol revision the
@@ -150,6 +169,10 @@ type StackOptions struct {
 	DataPort int
 	// Env adds variables to every function (tests: short leases).
 	Env map[string]string
+	// TeamFunctionTags, when not nil, are TeamFunction's tags instead of
+	// TeamFunctionTags() (tests: a stricter floor, a bad tag value, no
+	// stage tag). Stack.Lambda.SetTags changes them while the stack runs.
+	TeamFunctionTags map[string]string
 	// MCPAllow adds entries to the MCP allow-list of publish and mcp-call
 	// (tests: another local MCP server's host and port).
 	MCPAllow []string
@@ -188,7 +211,9 @@ func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]st
 	case "publish":
 		// The platform's parameters from the SSM stand-in, as on AWS (the
 		// CLI reads the same values from the parameters file).
-		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(),
+		// Registration reads platform tools' floors through the Lambda
+		// stand-in.
+		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": s.Lambda.Endpoint(),
 			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow,
 			"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
 	case "mcp-call":
@@ -197,8 +222,9 @@ func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]st
 		return map[string]string{"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5",
 			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
 	case "lambda-tool":
-		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in
-		// and invokes create-ticket through the Lambda-invoke router.
+		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in,
+		// reads create-ticket's floor and invokes it through the Lambda
+		// stand-in.
 		return map[string]string{"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": s.Lambda.Endpoint()}
 	case "review-request":
 		// Any local user may decide a direct-lane review of a gated tool,
@@ -337,10 +363,17 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if s.Lambda, err = local.StartLambdaRouter(nil); err != nil {
 		return nil, err
 	}
-	logf("Lambda-invoke router %s", s.Lambda.Endpoint())
+	s.Lambda.RequireTag(platformtool.TagTool, Stage)
+	logf("Lambda stand-in %s (Invoke, ListTags)", s.Lambda.Endpoint())
 	if err := s.startTeamFunction(ctx, root, logf); err != nil {
 		return nil, err
 	}
+	teamTags := o.TeamFunctionTags
+	if teamTags == nil {
+		teamTags = TeamFunctionTags()
+	}
+	s.Lambda.SetTags(TeamFunction, teamTags)
+	logf("team function %s tags %v", TeamFunction, teamTags)
 	if s.MCP, err = mcpserver.Start(mcpserver.Options{Stateless: true, Hosts: []string{MCPTestHost}}); err != nil {
 		return nil, fmt.Errorf("the local MCP server: %w", err)
 	}
@@ -480,7 +513,7 @@ func (s *Stack) writeParams(params map[string]string) error {
 
 // startTeamFunction starts the ticket service and the example team
 // function (TeamFunction, built from examples/create-ticket) under its own
-// RIE, behind a one-at-a-time proxy, and routes the Lambda-invoke router's
+// RIE, behind a one-at-a-time proxy, and routes the Lambda stand-in's
 // TeamFunction to it.
 func (s *Stack) startTeamFunction(ctx context.Context, root string, logf func(string, ...any)) error {
 	s.Tickets = ticketservice.New()
