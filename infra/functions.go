@@ -271,12 +271,14 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 			extra = append(extra, toolFunctionInvoke(p.Stage), toolFunctionFloors(p.Stage), toolFunctionParameters(p.Stage))
 		case fnReviewRequest:
 			// A child run's start (docs/solutions.md, "Workflow steps"):
-			// the version its execution runs, of this stage's executions.
+			// the version its execution runs, of this stage's executions,
+			// and the definition (its input record) of the published
+			// version a parent's workflow step starts.
 			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("DescribeChildExecutions"),
 				Actions:   jsii.Strings("states:DescribeExecution"),
 				Resources: &[]*string{sub(executionsARN(p.Stage))},
-			}))
+			}), childVersionDefinitions(p.Stage))
 		case fnReviewDecision:
 			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("SendTaskResult"),
@@ -287,6 +289,24 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 		out[spec.Name] = newFunction(scope, p, spec, set, env, ledger, extra)
 	}
 	return out
+}
+
+// childVersionDefinitions lets review-request read the definition of a
+// published version of this stage's state machines, whose input record a
+// child's input is checked against before its parent records the start
+// (DescribeStateMachine of toolgate-<stage>_<solution>:<version>). Step
+// Functions authorises a request on a version ARN against the state
+// machine's ARN, and names the version in the states:StateMachineQualifier
+// context key (Step Functions Developer Guide, "Authorization for versions
+// and aliases"): the key must be present, so the latest revision, which
+// publishing changes, is never read. toolgate publishes no aliases.
+func childVersionDefinitions(stage string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("ReadChildVersionDefinitions"),
+		Actions:    jsii.Strings("states:DescribeStateMachine"),
+		Resources:  &[]*string{sub(stateMachinesARN(stage))},
+		Conditions: &map[string]any{"Null": map[string]any{"states:StateMachineQualifier": "false"}},
+	})
 }
 
 // samLocalVariables are declared empty in a SAM local template

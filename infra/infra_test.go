@@ -152,6 +152,12 @@ var wantFunctionPolicies = map[string][]stmt{
 		// A child run's start: the version its execution runs.
 		{Sid: "DescribeChildExecutions", Actions: []string{"states:DescribeExecution"},
 			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-test_*:*"}},
+		// A workflow step's start record: the input record of the child
+		// version it starts, of this stage's state machines, never of the
+		// latest revision (a version ARN names its qualifier).
+		{Sid: "ReadChildVersionDefinitions", Actions: []string{"states:DescribeStateMachine"},
+			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-test_*"},
+			Condition: `{"Null":{"states:StateMachineQualifier":"false"}}`},
 		lambdaXRay,
 	}, wantProofs...),
 	"ReviewDecisionFunction": append([]stmt{

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -917,6 +918,9 @@ func conditionsHoldFor(s tmpl, context map[string][]string, whole bool) bool {
 				holds = present && len(got) == 1 && match(got[0])
 			case "StringEqualsIfExists", "StringLikeIfExists", "BoolIfExists", "ArnLikeIfExists":
 				holds = !present || len(got) == 1 && match(got[0])
+			case "Null":
+				// "true": the key is absent; "false": it is present.
+				holds = len(patterns) == 1 && patterns[0] == strconv.FormatBool(!present)
 			default:
 				holds = false // an operator this evaluator does not know allows nothing here
 			}

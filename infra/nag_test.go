@@ -71,6 +71,7 @@ var wantNagSuppressed = func() []string {
 		"/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
 		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
 		"/Toolgate-test/ReviewRequestFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
+		"/Toolgate-test/ReviewRequestFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
 		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagParamWildcard("test")+"]",
 		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("lambda", "function:*")+"]",
 		"/Toolgate-test/LambdaToolFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("lambda", "function:*")+"]",

@@ -85,7 +85,8 @@ var (
 	// recordErrors are review-request's errors for a workflow step's
 	// start record (functions/review-request: a parent without a verified
 	// start, or a record for another starter, input or parent, is
-	// REVIEW_FORBIDDEN; shared/review's codes).
+	// REVIEW_FORBIDDEN; a child's input its version's input record
+	// refuses is REVIEW_INVALID_REQUEST; shared/review's codes).
 	recordErrors = []string{"REVIEW_FORBIDDEN", "REVIEW_INVALID_REQUEST", tool.ReviewUnavailable, "REVIEW_INTERNAL"}
 )
 

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -76,8 +77,9 @@ const (
 	// quotas, "Maximum input or output size for a task, state, or
 	// execution"). The state data holds the input besides every step's
 	// results and the execution input the start proof besides it: the
-	// other half is theirs.
-	MaxInputLimitBytes = 128 << 10
+	// other half is theirs. The input record's reader refuses a record
+	// outside it (inputrecord.MaxLimitBytes, the same constant).
+	MaxInputLimitBytes = inputrecord.MaxLimitBytes
 	// MaxFailError and MaxFailCause bound a fail step's error and cause,
 	// in characters: what Step Functions keeps of an execution's error
 	// and cause (AWS Step Functions API, ExecutionFailedEventDetails:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/resolver/gate"
+	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -60,8 +61,10 @@ const (
 	// numberBytes is the most characters Step Functions may write a number
 	// with once it has parsed it as a double (the shortest round-trip form,
 	// sign and exponent included); a literal written shorter counts as
-	// this.
-	numberBytes = 24
+	// this. It is inputrecord.NumberBytes, with which a run's input is
+	// measured (InputSize): the bound and the input check count numbers
+	// alike.
+	numberBytes = inputrecord.NumberBytes
 	// envelopeBytes bounds a tool Task's payload without its input, its
 	// approval and its keep list: the run id, the idempotency key (the run
 	// id again) and the fixed members.

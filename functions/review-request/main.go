@@ -31,7 +31,8 @@ func main() {
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	h := &request.Handler{Store: dynamo.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
 		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct,
-		// A child run's start: the version its execution runs.
+		// A child run's start: the input record of the version a parent
+		// starts, and the version the child's execution runs.
 		Executions: stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)}}
 	lambda.Start(h.Handle)
 }

@@ -64,34 +64,50 @@ type ChildCheck struct {
 	ExecutionARN, InputDigest, StartTime string
 }
 
-// childMeta reads the part of a child's execution input a ChildStart
-// checks: its meta names the parent run and step that start it. Members
-// are read by their exact names, once each, as the child's Start and
-// InitChild states read $.meta.parent_run_id (Go's decoder alone would
-// match any letter case and keep the last of duplicates).
-func childMeta(input json.RawMessage) (parent string, seq tool.Seq, err error) {
+// childMeta reads the parts of a child's execution input a ChildStart
+// checks: the child's run input (its input member, $.input of the child
+// run, which the child's input record applies to) and its meta, which
+// names the parent run and step that start it. Members are read by their
+// exact names, once each, as the child's Start and InitChild states read
+// $.meta.parent_run_id (Go's decoder alone would match any letter case and
+// keep the last of duplicates).
+func childMeta(input json.RawMessage) (runInput json.RawMessage, parent string, seq tool.Seq, err error) {
 	top, err := tool.DecodeObject("input", input)
 	if err != nil {
-		return "", "", err
+		return nil, "", "", err
+	}
+	if top["input"] == nil {
+		return nil, "", "", fmt.Errorf("input field \"input\" is missing")
 	}
 	meta, err := tool.DecodeObject("input field \"meta\"", top["meta"])
 	if err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
 	if err := json.Unmarshal(meta["parent_run_id"], &parent); err != nil {
-		return "", "", fmt.Errorf("meta field \"parent_run_id\" is not a string")
+		return nil, "", "", fmt.Errorf("meta field \"parent_run_id\" is not a string")
 	}
 	if err := json.Unmarshal(meta["parent_seq"], &seq); err != nil || seq.Valid() != nil {
-		return "", "", fmt.Errorf("meta field \"parent_seq\" is not a seq")
+		return nil, "", "", fmt.Errorf("meta field \"parent_seq\" is not a seq")
 	}
-	return parent, seq, nil
+	return top["input"], parent, seq, nil
+}
+
+// ChildRunInput is the child's run input in the execution input of a
+// ChildStart that DecodeChildStart accepted: its input member, read by its
+// exact name, which the child version's input record must accept
+// (shared/inputrecord; docs/solutions.md, "Workflow steps").
+func ChildRunInput(c *tool.ChildStart) (json.RawMessage, error) {
+	in, _, _, err := childMeta(c.Input)
+	return in, err
 }
 
 // DecodeChildStart parses a workflow step's start-record payload strictly
 // (as DecodeTask) and checks it: the parent run id is an execution ARN,
-// seq well-formed (tool.Seq), the state machine an ARN (ChildExecutionARN), and the
-// child input's meta names this parent and seq. It returns the child's
-// execution name and ARN and the record to write, without the starter.
+// seq well-formed (tool.Seq), the state machine a published version's ARN
+// (ChildExecutionARN, with a version), and the child's execution input
+// holds its run input (ChildRunInput) and a meta naming this parent and
+// seq. It returns the child's execution name and ARN and the record to
+// write, without the starter.
 func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, ChildRecord, error) {
 	var c tool.ChildStart
 	var res tool.ChildStartResult
@@ -104,7 +120,7 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	case c.Seq.Valid() != nil:
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: %v", c.Seq.Valid())
 	}
-	parent, seq, err := childMeta(c.Input)
+	_, parent, seq, err := childMeta(c.Input)
 	if err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: input is not the child's execution input {input, meta}: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
@@ -118,6 +134,12 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	res.ExecutionName = tool.ChildExecutionName(c.ParentRunID, c.Seq)
 	if res.ExecutionARN, err = ChildExecutionARN(c.StateMachineARN, res.ExecutionName); err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: state_machine_arn: %v", err)
+	}
+	// A published version, never the unqualified ARN: its definition, whose
+	// input record the input is checked against, never changes, and the
+	// child's start accepts only an execution of the recorded version.
+	if stateMachineARN.FindStringSubmatch(c.StateMachineARN)[5] == "" {
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: state_machine_arn %q is not a published version ARN (arn:...:stateMachine:<name>:<version>)", Truncate(c.StateMachineARN, 200))
 	}
 	return &c, res, ChildRecord{ParentRunID: c.ParentRunID, InputDigest: digest, StateMachineARN: c.StateMachineARN}, nil
 }
@@ -147,10 +169,13 @@ func DecodeChildCheck(payload []byte) (ChildCheck, error) {
 // execution of the same ARN took the parent's record before.
 var ErrChildTaken = errors.New("the child's start record was taken by another execution of that name")
 
-// Executions reads what Step Functions knows of an execution: the
-// published version it was started with ("" when started by the
-// unqualified state machine ARN). A child run's start is accepted only for
-// the version its parent recorded.
+// Executions reads what Step Functions knows of a child run: the
+// published version an execution was started with (VersionOf; "" when
+// started by the unqualified state machine ARN), and the definition of a
+// published version (Definition), whose input record the child's input is
+// checked against before its parent records the start. A child run's
+// start is accepted only for the version its parent recorded.
 type Executions interface {
 	VersionOf(ctx context.Context, executionARN string) (string, error)
+	Definition(ctx context.Context, versionARN string) (string, error)
 }

@@ -62,6 +62,10 @@ func TestChildStartRefusesWhatTheStepWouldNotStart(t *testing.T) {
 		"a direct run id":   strings.Replace(childStartPayload(childInput), `"parent_run_id":"`+testParent, `"parent_run_id":"direct/x/y`, 1),
 		"an unknown member": strings.Replace(childStartPayload(childInput), `{"parent_run_id"`, `{"x":1,"parent_run_id"`, 1),
 		"a missing member":  strings.Replace(childStartPayload(childInput), `"seq":2,`, ``, 1),
+		"no run input":      childStartPayload(strings.Replace(childInput, `"input":{"title":"t"},`, ``, 1)),
+		// The latest revision: its definition changes, and no execution
+		// of it would take the record.
+		"an unqualified state machine ARN": strings.Replace(childStartPayload(childInput), testVersion, strings.TrimSuffix(testVersion, ":3"), 1),
 	} {
 		if _, _, _, err := DecodeChildStart([]byte(payload)); err == nil {
 			t.Errorf("%s: accepted %s", name, payload)
@@ -104,9 +108,12 @@ func FuzzDecodeChildStart(f *testing.F) {
 		if err != nil {
 			return
 		}
-		parent, seq, err := childMeta(c.Input)
+		in, parent, seq, err := childMeta(c.Input)
 		if err != nil || parent != c.ParentRunID || seq != c.Seq || c.Seq.Valid() != nil {
 			t.Fatalf("accepted an input that does not name its parent and seq: %s", data)
+		}
+		if in == nil || strings.Count(rec.StateMachineARN, ":") != 7 { // arn:p:states:r:a:stateMachine:name:version
+			t.Fatalf("accepted a start without a run input or of no published version: %s", data)
 		}
 		if res.ExecutionName != tool.ChildExecutionName(c.ParentRunID, c.Seq) || !strings.HasSuffix(res.ExecutionARN, ":"+res.ExecutionName) ||
 			!strings.Contains(res.ExecutionARN, ":execution:") || rec.ParentRunID != c.ParentRunID || !strings.HasPrefix(rec.InputDigest, "sha256:") {
@@ -157,5 +164,19 @@ func TestChildStartInALoop(t *testing.T) {
 	mixed := strings.Replace(loop(`"4.0.1"`), `"parent_seq":"4.0.1"`, `"parent_seq":"4.1.1"`, 1)
 	if _, _, _, err := DecodeChildStart([]byte(mixed)); err == nil {
 		t.Error("a record for another item's child accepted")
+	}
+}
+
+// The child's run input is its execution input's input member, by its
+// exact name: what the child run reads as $.input, and what the child
+// version's input record is checked against.
+func TestChildRunInputIsTheInputMember(t *testing.T) {
+	payload := strings.Replace(goodChildPayload, `"input":{"title":"t"}`, `"INPUT":{"title":"u"},"input":{"title":"t"}`, 1)
+	c, _, _, err := DecodeChildStart([]byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err := ChildRunInput(c); err != nil || string(in) != `{"title":"t"}` {
+		t.Fatalf("%s %v, want {\"title\":\"t\"}", in, err)
 	}
 }

@@ -8,7 +8,8 @@
 // The resolver uses it at compile time on a tool step's literal inputs and
 // on a Solution's input schema, the dispatcher at run time on the bound
 // inputs (the same schema, validated twice: docs/design.md, "Toolsets"),
-// and toolgate run on a run's input before it starts the run.
+// and shared/inputrecord on a run's input before toolgate run starts the
+// run, or review-request lets a parent's workflow step start a child run.
 //
 // Patterns ("pattern", JSON Schema 2020-12 Validation §6.3.3, and the keys
 // of "patternProperties") are ECMA-262 regular expressions (Core §6.4). A

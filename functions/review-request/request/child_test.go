@@ -2,18 +2,23 @@ package request_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -27,39 +32,10 @@ import (
 // refused. On dynalite and the local Step Functions endpoint.
 func TestChildStartIsTakenOnceByThePinnedVersion(t *testing.T) {
 	ctx := t.Context()
-	ddb, err := local.StartDynalite(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ddb.Stop() })
-	sf, err := local.StartSFN(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sf.Stop() })
-	db := local.DynamoDB(ddb.Endpoint())
-	if err := dynamo.CreateTable(ctx, db, "ledger"); err != nil {
-		t.Fatal(err)
-	}
-	client := sfn.New(sfn.Options{Region: local.Region, BaseEndpoint: aws.String(sf.Endpoint()),
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	created, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("toolgate-dev_child"),
-		RoleArn:    aws.String("arn:aws:iam::000000000000:role/r"),
-		Definition: aws.String(`{"StartAt": "w", "States": {"w": {"Type": "Wait", "Seconds": 30, "End": true}}}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := client.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{StateMachineArn: created.StateMachineArn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	version := aws.ToString(v.StateMachineVersionArn)
-	store := dynamo.NewStore(db, "ledger")
-	h := &request.Handler{Store: store, Lane: lane.SFN, Executions: stepfunctions.Executions{Client: client}}
-	parent := "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1"
-	if err := store.RecordStart(ctx, parent, "arn:aws:iam::000000000000:user/starter"); err != nil {
-		t.Fatal(err)
-	}
+	e := startChildEnv(t)
+	client, h, parent := e.client, e.h, e.parent
+	created, version := e.publish(t, "toolgate-dev_child", `{"StartAt": "w", "States": {"w": {"Type": "Wait", "Seconds": 30, "End": true, "Comment": `+
+		strconv.Quote(inputrecord.Prefix+`{"input_limit_bytes":1024}`)+`}}}`)
 
 	// record has the parent's step record a child start, and starts the
 	// child as the step would (by the version ARN) or by hand.
@@ -99,7 +75,7 @@ func TestChildStartIsTakenOnceByThePinnedVersion(t *testing.T) {
 		}
 	})
 	t.Run("an execution started by hand on the latest revision is refused", func(t *testing.T) {
-		arn, input := record(2, aws.ToString(created.StateMachineArn))
+		arn, input := record(2, created)
 		if _, err := check(arn, input, time.Now()); err == nil || !strings.Contains(err.Error(), "REVIEW_UNAUTHENTICATED") || !strings.Contains(err.Error(), "not the version") {
 			t.Fatalf("an unqualified execution took the record: %v", err)
 		}
@@ -108,6 +84,150 @@ func TestChildStartIsTakenOnceByThePinnedVersion(t *testing.T) {
 		arn, input := record(3, version)
 		if _, err := check(arn, strings.Replace(input, `"t"`, `"u"`, 1), time.Now()); err == nil || !strings.Contains(err.Error(), "not the one its parent recorded") {
 			t.Fatalf("%v", err)
+		}
+	})
+}
+
+// childEnv is review-request's handler on dynalite and the local Step
+// Functions endpoint, with a parent run whose start is verified.
+type childEnv struct {
+	sf     *local.Process
+	client *sfn.Client
+	store  *dynamo.Store
+	h      *request.Handler
+	parent string
+}
+
+func startChildEnv(t *testing.T) *childEnv {
+	t.Helper()
+	ctx := t.Context()
+	ddb, err := local.StartDynalite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ddb.Stop() })
+	sf, err := local.StartSFN(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sf.Stop() })
+	db := local.DynamoDB(ddb.Endpoint())
+	if err := dynamo.CreateTable(ctx, db, "ledger"); err != nil {
+		t.Fatal(err)
+	}
+	// One attempt per request: a stopped endpoint answers at once.
+	client := sfn.New(sfn.Options{Region: local.Region, BaseEndpoint: aws.String(sf.Endpoint()), RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	store := dynamo.NewStore(db, "ledger")
+	e := &childEnv{sf: sf, client: client, store: store, parent: "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1",
+		h: &request.Handler{Store: store, Lane: lane.SFN, Executions: stepfunctions.Executions{Client: client}}}
+	if err := store.RecordStart(ctx, e.parent, "arn:aws:iam::000000000000:user/starter"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// publish creates state machine name with definition and publishes its
+// first version: it returns the state machine's ARN and the version's.
+func (e *childEnv) publish(t *testing.T, name, definition string) (string, string) {
+	t.Helper()
+	created, err := e.client.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String(name),
+		RoleArn: aws.String("arn:aws:iam::000000000000:role/r"), Definition: aws.String(definition), Publish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn)
+}
+
+// childStart has the parent's step at seq ask review-request to record
+// the start of version with the child run input input.
+func (e *childEnv) childStart(t *testing.T, seq int, version, input string) (tool.ChildStartResult, error) {
+	t.Helper()
+	exec := fmt.Sprintf(`{"input":%s,"meta":{"parent_run_id":%q,"parent_seq":%d},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":%q}`, input, e.parent, seq, e.parent)
+	out, err := e.h.Handle(t.Context(), json.RawMessage(fmt.Sprintf(`{"parent_run_id":%q,"seq":%d,"state_machine_arn":%q,"input":%s}`, e.parent, seq, version, exec)))
+	var res tool.ChildStartResult
+	if err == nil {
+		err = json.Unmarshal(out, &res)
+	}
+	return res, err
+}
+
+// A workflow step's child is started only with an input the child's
+// version accepts, as toolgate run checks a run's input: review-request
+// reads the version's definition (DescribeStateMachine), checks the input
+// against its input record, and records nothing for an input it refuses,
+// saying what is wrong without quoting the input. A version without a
+// record it reads is refused too. Records are kept per version for the
+// life of the container: once read, a version's record needs no Step
+// Functions. On dynalite and the local Step Functions endpoint.
+func TestChildStartChecksTheChildsInput(t *testing.T) {
+	e := startChildEnv(t)
+	child := func(comment string) string {
+		return `{"StartAt": "Start", "States": {"Start": {"Type": "Pass", "End": true, "Comment": ` + strconv.Quote(comment) + `}}}`
+	}
+	_, version := e.publish(t, "toolgate-dev_child", child(inputrecord.Prefix+
+		`{"input_limit_bytes":512,"input_schema":{"type":"object","required":["title"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200}}}}`))
+	_, unrecorded := e.publish(t, "toolgate-dev_old", child("the execution input must be {input, meta}"))
+	_, newer := e.publish(t, "toolgate-dev_newer", child(`toolgate:input:v2 {"input_limit_bytes":512}`))
+	_, uncached := e.publish(t, "toolgate-dev_other", child(inputrecord.Prefix+`{"input_limit_bytes":512}`))
+
+	cases := []struct {
+		name    string
+		version string
+		input   string
+		code    string // "": recorded
+		want    string
+	}{
+		{"an input the child accepts is recorded", version, `{"title":"SECRET"}`, "", ""},
+		{"an input the schema refuses", version, `{"title":""}`, "REVIEW_INVALID_REQUEST", `input/title fails "minLength"`},
+		{"a value over its bound", version, `{"title":"` + strings.Repeat("SECRET", 40) + `"}`, "REVIEW_INVALID_REQUEST", `input/title fails "maxLength"`},
+		{"a missing member", version, `{"name":"SECRET"}`, "REVIEW_INVALID_REQUEST", `input/ fails "required"`},
+		{"an input over input_limit_bytes", version, `{"title":"x","note":"` + strings.Repeat("SECRET", 100) + `"}`, "REVIEW_INVALID_REQUEST", "over the Solution's policy.input_limit_bytes of 512"},
+		{"a version without an input record", unrecorded, `{"title":"SECRET"}`, "REVIEW_INVALID_REQUEST", "has no input record"},
+		{"a version of a later record", newer, `{"title":"SECRET"}`, "REVIEW_INVALID_REQUEST", `input record of version "v2"`},
+		{"the unqualified state machine", strings.TrimSuffix(version, ":1"), `{"title":"SECRET"}`, "REVIEW_INVALID_REQUEST", "not a published version ARN"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := e.childStart(t, i+1, c.version, c.input)
+			if c.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec, err := e.store.ChildStart(t.Context(), res.ExecutionARN); err != nil || rec.StateMachineARN != c.version {
+					t.Fatalf("record %+v %v, want one for %s", rec, err, c.version)
+				}
+				return
+			}
+			var edge messages.InvokeResponse_Error
+			if !errors.As(err, &edge) || edge.Type != c.code || !strings.Contains(edge.Message, c.want) {
+				t.Fatalf("%v, want %s: %s", err, c.code, c.want)
+			}
+			if strings.Contains(edge.Message, "SECRET") {
+				t.Fatalf("the message quotes the input: %s", edge.Message)
+			}
+			childARN, _ := review.ChildExecutionARN(c.version, tool.ChildExecutionName(e.parent, tool.Seq(strconv.Itoa(i+1))))
+			if _, err := e.store.ChildStart(t.Context(), childARN); !errors.Is(err, review.ErrNotFound) {
+				t.Fatalf("a refused child start was recorded: %v", err)
+			}
+		})
+	}
+
+	t.Run("a version's record is kept; Step Functions failing is REVIEW_UNAVAILABLE", func(t *testing.T) {
+		e.sf.Stop()
+		if _, err := e.childStart(t, 101, version, `{"title":"t"}`); err != nil {
+			t.Fatalf("a version whose record was read: %v", err)
+		}
+		if _, err := e.childStart(t, 102, version, `{"title":""}`); err == nil || !strings.Contains(err.Error(), "REVIEW_INVALID_REQUEST") {
+			t.Fatalf("a version whose record was read: %v, want REVIEW_INVALID_REQUEST", err)
+		}
+		_, err := e.childStart(t, 103, uncached, `{"title":"t"}`)
+		if err == nil || !strings.Contains(err.Error(), "REVIEW_UNAVAILABLE") || !strings.Contains(err.Error(), "could not describe the child version") {
+			t.Fatalf("a version never read, with Step Functions down: %v, want REVIEW_UNAVAILABLE", err)
+		}
+		childARN, _ := review.ChildExecutionARN(uncached, tool.ChildExecutionName(e.parent, "103"))
+		if _, err := e.store.ChildStart(t.Context(), childARN); !errors.Is(err, review.ErrNotFound) {
+			t.Fatalf("a start whose input was not checked was recorded: %v", err)
 		}
 	})
 }

@@ -90,20 +90,22 @@ type Handler struct {
 	// invoked alias decides.
 	Lane   lane.Lane
 	Direct DirectPolicy
-	// Executions describes a child run's execution (the version it runs):
-	// Step Functions (stepfunctions.Executions), or nil where no child run
-	// is checked.
-	Executions review.Executions
-	toolsets   ledger.ToolsetCache
+	// Executions describes a child run's execution (the version it runs)
+	// and the definition of the version a workflow step starts (its input
+	// record): Step Functions (stepfunctions.Executions), or nil where no
+	// child run is started or checked.
+	Executions   review.Executions
+	toolsets     ledger.ToolsetCache
+	inputRecords recordCache
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
 // as the decision function's: REVIEW_INVALID_REQUEST for a malformed
-// payload, REVIEW_UNAUTHENTICATED for a refused caller proof or start
-// proof, REVIEW_FORBIDDEN for the wrong lane, a run id outside the
-// caller's namespace, or a toolset that is not registered or does not
-// hold the tool, REVIEW_UNAVAILABLE when DynamoDB or STS fails (the
-// compiled Tasks retry it).
+// payload or a child's input its version refuses, REVIEW_UNAUTHENTICATED
+// for a refused caller proof or start proof, REVIEW_FORBIDDEN for the
+// wrong lane, a run id outside the caller's namespace, or a toolset that
+// is not registered or does not hold the tool, REVIEW_UNAVAILABLE when
+// DynamoDB, STS or Step Functions fails (the compiled Tasks retry it).
 func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	if h.Log == nil {
 		h.Log = slog.Default()
@@ -194,9 +196,12 @@ func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawM
 // child execution and records for it the parent's verified starter and
 // the digest of the child's input (docs/solutions.md, "Workflow steps").
 // The parent must have a verified start: a compiled Solution with a
-// workflow step starts with its Starter state.
+// workflow step starts with its Starter state. The child's input must
+// satisfy the input record of the version the step starts
+// (checkChildInput): an input the child refuses is recorded for no
+// execution, so the step starts nothing.
 func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	_, res, rec, err := review.DecodeChildStart(payload)
+	c, res, rec, err := review.DecodeChildStart(payload)
 	if err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
@@ -208,6 +213,9 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with a workflow step starts with its Starter state", review.Truncate(rec.ParentRunID, 200))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	if err := h.checkChildInput(ctx, c); err != nil {
+		return nil, err
 	}
 	if err := h.Store.RecordChildStart(ctx, res.ExecutionARN, rec); errors.Is(err, review.ErrStartConflict) {
 		return nil, review.Errorf(review.CodeForbidden, "child execution %s is already recorded with another starter, parent or input", review.Truncate(res.ExecutionARN, 200))

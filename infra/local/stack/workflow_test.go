@@ -3,6 +3,7 @@ package stack_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -127,6 +130,101 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 			t.Fatalf("forged child %s %s %s via %v, want FAILED REVIEW_UNAUTHENTICATED before any step", out.Status, out.Error, out.Cause, entered(events))
 		}
 		e.untouched(t, before)
+	})
+}
+
+// A workflow step starts its child only with an input the child's
+// published version accepts (docs/solutions.md, "Workflow steps"):
+// lenient-parent's schema lets a title through that demo-ticket's refuses,
+// and review-request, checking the child's input against the child
+// version's input record before it records the start, fails the step with
+// REVIEW_INVALID_REQUEST, which the step's on_error catches. No child
+// execution is started, nothing is recorded for it, the cause names the
+// problem and not the value, and nothing reaches the team function. The
+// same parent with a title the child accepts starts it.
+func TestWorkflowStepStartsNoChildWhoseInputItRefuses(t *testing.T) {
+	root, err := local.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startEnv(t, stack.StackOptions{})
+	toolsets := toolsetsDir(t, root)
+	b, err := os.ReadFile(filepath.Join(root, "testdata", "toolsets", "parents.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(toolsets, "parents.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	solutions := filepath.Join(root, "testdata", "toolsets", "solutions")
+	e.registerToolset(t, filepath.Join(toolsets, "demo.yaml"))
+	e.registerToolset(t, filepath.Join(toolsets, "parents.yaml"))
+	e.publishOn(t, toolsets, filepath.Join(solutions, "demo-ticket.yaml"))
+	e.publishOn(t, toolsets, filepath.Join(solutions, "lenient-parent.yaml"))
+	starts := dynamo.NewStore(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table)
+
+	// run runs lenient-parent with title and returns the parent's ARN, how
+	// it ended, its events, and its child's execution ARN.
+	run := func(t *testing.T, title string) (string, *publish.Outcome, []publish.Event, string) {
+		t.Helper()
+		name := fmt.Sprintf("lenient-%d", time.Now().UnixNano())
+		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "lenient-parent"), name)
+		input := filepath.Join(e.dir, name+".json")
+		b, _ := json.Marshal(map[string]string{"title": title})
+		os.WriteFile(input, b, 0o644)
+		if out, code := e.toolgate(t, "run", "lenient-parent", "--input", input, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
+			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter); code != cli.ExitOK {
+			t.Fatalf("run lenient-parent: exit %d\n%s", code, out)
+		}
+		out, events := e.follow(t, parent)
+		child := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID,
+			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, "1"))
+		return parent, out, events, child
+	}
+
+	for _, c := range []struct {
+		name, title string
+		problem     string // in the Cause, Lambda's error object as JSON text
+	}{
+		{"an empty title", "", `input/title fails \"minLength\"`},
+		{"a title over the child's maxLength", strings.Repeat("SECRET ", 40), `input/title fails \"maxLength\"`},
+	} {
+		t.Run(c.name+" fails the step with REVIEW_INVALID_REQUEST and starts nothing", func(t *testing.T) {
+			before := e.teamNow()
+			_, out, events, child := run(t, c.title)
+			if out.Status != "SUCCEEDED" || !slices.Contains(entered(events), "refused") || slices.Contains(entered(events), "open") {
+				t.Fatalf("parent %s %s %s via %v, want SUCCEEDED through on_error to refused, never entering open", out.Status, out.Error, out.Cause, entered(events))
+			}
+			var failed []publish.Event
+			for _, ev := range events {
+				if ev.Type == "TaskFailed" {
+					failed = append(failed, ev)
+				}
+			}
+			if len(failed) != 1 || failed[0].Error != "REVIEW_INVALID_REQUEST" || !strings.Contains(failed[0].Cause, c.problem) {
+				t.Fatalf("task failures %+v, want the start record's one REVIEW_INVALID_REQUEST naming %s", failed, c.problem)
+			}
+			if strings.Contains(failed[0].Cause, "SECRET") {
+				t.Fatalf("the cause quotes the child's input: %s", failed[0].Cause)
+			}
+			if children := e.executions(t, "demo-ticket"); slices.Contains(children, child) {
+				t.Fatalf("demo-ticket's executions %v hold the refused child %s", children, child)
+			}
+			if _, err := starts.ChildStart(t.Context(), child); !errors.Is(err, review.ErrNotFound) {
+				t.Fatalf("the refused child's start was recorded: %v", err)
+			}
+			e.untouched(t, before)
+		})
+	}
+
+	t.Run("a title the child accepts starts it", func(t *testing.T) {
+		_, out, _, child := run(t, "from a lenient parent")
+		if out.Status != "SUCCEEDED" {
+			t.Fatalf("parent %s: %s %s", out.Status, out.Error, out.Cause)
+		}
+		if children := e.executions(t, "demo-ticket"); len(children) != 1 || children[0] != child {
+			t.Fatalf("demo-ticket's executions %v, want exactly the child %s", children, child)
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package stepfunctions
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -10,12 +11,14 @@ import (
 // Describer is the part of the Step Functions client Executions uses.
 type Describer interface {
 	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+	DescribeStateMachine(ctx context.Context, in *sfn.DescribeStateMachineInput, opts ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error)
 }
 
 // Executions is the review.Executions of Step Functions: review-request
 // reads which published version a child run's execution runs
 // (DescribeExecution's stateMachineVersionArn, "" for an execution
-// started by the unqualified state machine ARN).
+// started by the unqualified state machine ARN), and the definition of the
+// version a parent's workflow step starts (DescribeStateMachine).
 type Executions struct {
 	Client Describer
 }
@@ -28,4 +31,20 @@ func (e Executions) VersionOf(ctx context.Context, executionARN string) (string,
 		return "", err
 	}
 	return aws.ToString(out.StateMachineVersionArn), nil
+}
+
+// Definition returns the definition (Amazon States Language JSON) of the
+// state machine version versionARN: DescribeStateMachine of a version ARN
+// answers that version's, which never changes, and names the version
+// ARN as its stateMachineArn (AWS Step Functions API reference,
+// "DescribeStateMachine"); an answer naming another is an error.
+func (e Executions) Definition(ctx context.Context, versionARN string) (string, error) {
+	out, err := e.Client.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(versionARN)})
+	if err != nil {
+		return "", err
+	}
+	if got := aws.ToString(out.StateMachineArn); got != versionARN {
+		return "", fmt.Errorf("DescribeStateMachine of %s answered for %s", versionARN, got)
+	}
+	return aws.ToString(out.Definition), nil
 }

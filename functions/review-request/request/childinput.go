@@ -1,0 +1,99 @@
+package request
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/toolgate/toolgate/shared/inputrecord"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// maxCachedRecords bounds the input records a container keeps: each is at
+// most 64 KiB (resolver.MaxInputRecordBytes), and a stage's parents pin
+// few child versions. Past it a record is read again at each start.
+const maxCachedRecords = 256
+
+// recordCache keeps the input records of child versions for the life of
+// the container, by version ARN: a published state machine version never
+// changes, and neither does the record in its definition. Only a record
+// that was read whole is kept.
+type recordCache struct {
+	mu sync.Mutex
+	m  map[string]*inputrecord.Record
+}
+
+func (c *recordCache) get(versionARN string) *inputrecord.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[versionARN]
+}
+
+func (c *recordCache) put(versionARN string, r *inputrecord.Record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*inputrecord.Record{}
+	}
+	if len(c.m) < maxCachedRecords {
+		c.m[versionARN] = r
+	}
+}
+
+// checkChildInput checks the child's run input ($.input of its execution
+// input) against the input record of the version the step starts, as
+// toolgate run checks a run's input (shared/inputrecord): the child's
+// state-size bound assumes its input fits its schema and
+// policy.input_limit_bytes. A refused input is CodeInvalid naming the
+// problems (JSON Pointers and keywords, never the values); so is a version
+// whose definition has no record this function reads. Step Functions
+// failing is CodeUnavailable, which the record Task retries.
+func (h *Handler) checkChildInput(ctx context.Context, c *tool.ChildStart) error {
+	if h.Executions == nil {
+		return review.Errorf(review.CodeForbidden, "this function cannot read state machines: a child's input cannot be checked")
+	}
+	in, err := review.ChildRunInput(c)
+	if err != nil {
+		return review.Errorf(review.CodeInvalid, "child start: input is not the child's execution input {input, meta}: %s", err.Error())
+	}
+	rec, err := h.childRecord(ctx, c.StateMachineARN)
+	if err != nil {
+		return err
+	}
+	err = rec.Check(in)
+	var refused *inputrecord.Error
+	switch {
+	case errors.As(err, &refused):
+		return review.Errorf(review.CodeInvalid, "child version %s refuses its input, and nothing was recorded or started: %s", review.Truncate(c.StateMachineARN, 200), refused.Error())
+	case err != nil:
+		return review.Errorf(review.CodeInvalid, "child version %s: its input cannot be checked: %s", review.Truncate(c.StateMachineARN, 200), err.Error())
+	}
+	return nil
+}
+
+// childRecord returns the input record of the child version versionARN,
+// from the cache or from its definition (DescribeStateMachine).
+func (h *Handler) childRecord(ctx context.Context, versionARN string) (*inputrecord.Record, error) {
+	if r := h.inputRecords.get(versionARN); r != nil {
+		return r, nil
+	}
+	def, err := h.Executions.Definition(ctx, versionARN)
+	if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the child version %s", review.Truncate(versionARN, 200))
+	}
+	r, err := inputrecord.Read([]byte(def))
+	var newer *inputrecord.VersionError
+	switch {
+	case errors.Is(err, inputrecord.ErrNoRecord):
+		return nil, review.Errorf(review.CodeInvalid, "child version %s has no input record (it was published by a toolgate before the record), so its input cannot be checked: "+
+			"publish the child again, then this parent, which pins the child's version", review.Truncate(versionARN, 200))
+	case errors.As(err, &newer):
+		return nil, review.Errorf(review.CodeInvalid, "child version %s has an input record of version %.20q, and this platform's review-request reads %q: deploy a newer toolgate platform",
+			review.Truncate(versionARN, 200), newer.Version, inputrecord.RecordVersion)
+	case err != nil:
+		return nil, review.Errorf(review.CodeInvalid, "child version %s: %s", review.Truncate(versionARN, 200), err.Error())
+	}
+	h.inputRecords.put(versionARN, r)
+	return r, nil
+}
