@@ -148,7 +148,7 @@ func Check(fns *Functions, floors *Floors) toolcall.Check {
 		if err := floor.Admits(c.Envelope.Tool, c.Pinned); err != nil {
 			return err
 		}
-		return floor.AdmitsConsent(c.Envelope.Tool, c.Envelope.TolerateDuplicates)
+		return floor.AdmitsConsent(c.Envelope.Tool, c.Pinned, c.Envelope.TolerateDuplicates)
 	}
 }
 
