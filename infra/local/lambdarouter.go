@@ -38,8 +38,14 @@ import (
 // fail (a throttle, a 5xx). The router counts each function's ListTags
 // (TagsListed).
 //
-// A function is known once it is added (NewLambdaRouter, Add); an unknown
-// one is 404 ResourceNotFoundException to both.
+// With RequireTag, an Invoke of a function without the tag is 403
+// AccessDeniedException too, as for the proxy's role, whose
+// lambda:InvokeFunction is conditioned on the same tag.
+//
+// The router stands in for one account and region (LocalAccountID,
+// Region). A function is known once it is added (NewLambdaRouter, Add);
+// an unknown one, or an ARN in another account or region, is 404
+// ResourceNotFoundException to both, and nothing is sent.
 type LambdaRouter struct {
 	mu       sync.Mutex
 	fns      map[string]string // function name -> invoke URL
@@ -121,10 +127,10 @@ func (r *LambdaRouter) SetTags(name string, tags map[string]string) {
 	r.tags[name] = maps.Clone(tags)
 }
 
-// RequireTag makes ListTags of a function without the tag key=value
-// 403 AccessDeniedException, as Lambda answers a role whose lambda:ListTags
-// is conditioned on aws:ResourceTag/key (the local stack: toolgate:tool
-// and its stage).
+// RequireTag makes ListTags and Invoke of a function without the tag
+// key=value 403 AccessDeniedException, as Lambda answers a role whose
+// lambda:ListTags and lambda:InvokeFunction are conditioned on
+// aws:ResourceTag/key (the local stack: toolgate:tool and its stage).
 func (r *LambdaRouter) RequireTag(key, value string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -164,14 +170,23 @@ func (r *LambdaRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	name := ref
-	if _, after, found := strings.Cut(ref, ":function:"); found {
+	if before, after, found := strings.Cut(ref, ":function:"); found {
 		name, _, _ = strings.Cut(after, ":")
+		if !ours(before) {
+			name = "" // another account's or region's: none of the router's
+		}
 	}
 	r.mu.Lock()
 	target, ok := r.fns[name]
+	tags := r.tags[name]
+	key, value := r.required[0], r.required[1]
 	r.mu.Unlock()
-	if !ok {
+	switch {
+	case !ok:
 		apiError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found")
+		return
+	case key != "" && tags[key] != value:
+		apiError(w, http.StatusForbidden, "AccessDeniedException", "not authorized to perform: lambda:InvokeFunction on resource: "+ref)
 		return
 	}
 	body, err := io.ReadAll(req.Body)
@@ -220,6 +235,10 @@ func (r *LambdaRouter) listTags(w http.ResponseWriter, req *http.Request, escape
 		return
 	}
 	name := parts[6]
+	if !ours(strings.Join(parts[:5], ":")) {
+		apiError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+resource)
+		return
+	}
 	r.mu.Lock()
 	r.listed[name]++
 	var fault *tagsFault
@@ -246,6 +265,18 @@ func (r *LambdaRouter) listTags(w http.ResponseWriter, req *http.Request, escape
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(b)
 	}
+}
+
+// ours reports whether what precedes ":function:" in a function ARN
+// ("arn:PARTITION:lambda:REGION:ACCOUNT") or a partial ARN ("ACCOUNT")
+// names the router's account and region (LocalAccountID, Region): any
+// other names none of its functions, as Lambda finds none of the caller's.
+func ours(prefix string) bool {
+	if prefix == LocalAccountID {
+		return true
+	}
+	parts := strings.Split(prefix, ":")
+	return len(parts) == 5 && parts[0] == "arn" && parts[2] == "lambda" && parts[3] == Region && parts[4] == LocalAccountID
 }
 
 // apiError answers a Lambda API error as Lambda's REST-JSON protocol does:

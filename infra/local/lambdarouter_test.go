@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -122,4 +123,60 @@ func TestLambdaRouter(t *testing.T) {
 			t.Errorf("third: %v", err)
 		}
 	})
+}
+
+// The router stands in for one account and region (LocalAccountID,
+// Region), as Lambda does for a caller's own: an ARN in another region or
+// account names no function of the router's, to Invoke and ListTags, and
+// nothing is sent. With RequireTag, Invoke of a function without the tag is
+// AccessDeniedException, as for the proxy's role, whose
+// lambda:InvokeFunction is conditioned on aws:ResourceTag/toolgate:tool.
+func TestLambdaRouterRefusesOtherAccountsRegionsAndUntaggedInvokes(t *testing.T) {
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(w, r.Body) }))
+	t.Cleanup(fn.Close)
+	r, err := local.StartLambdaRouter(map[string]string{"create-ticket": fn.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	client := lambda.NewFromConfig(awsConfig(t), func(o *lambda.Options) {
+		o.BaseEndpoint = aws.String(r.Endpoint())
+		o.RetryMaxAttempts = 1
+	})
+	invoke := func(name string) error {
+		_, err := client.Invoke(t.Context(), &lambda.InvokeInput{FunctionName: aws.String(name), Payload: []byte(`{}`)})
+		return err
+	}
+	r.SetTags("create-ticket", map[string]string{"toolgate:tool": "local"})
+	for _, other := range []string{
+		"arn:aws:lambda:eu-west-1:000000000000:function:create-ticket",
+		"arn:aws:lambda:us-east-1:111111111111:function:create-ticket",
+		"arn:aws:lambda:us-east-1:111111111111:function:create-ticket:live",
+		"111111111111:function:create-ticket",
+	} {
+		var nf *types.ResourceNotFoundException
+		if err := invoke(other); !errors.As(err, &nf) {
+			t.Errorf("Invoke %s: %v, want ResourceNotFoundException", other, err)
+		}
+		if !strings.Contains(other, ":live") && strings.HasPrefix(other, "arn:") {
+			if _, err := client.ListTags(t.Context(), &lambda.ListTagsInput{Resource: aws.String(other)}); !errors.As(err, &nf) {
+				t.Errorf("ListTags %s: %v, want ResourceNotFoundException", other, err)
+			}
+		}
+	}
+	if n := len(r.Sent("create-ticket")); n != 0 {
+		t.Fatalf("sent %d payloads to another account's or region's function", n)
+	}
+	r.RequireTag("toolgate:tool", "prod")
+	var api smithy.APIError
+	if err := invoke("arn:aws:lambda:us-east-1:000000000000:function:create-ticket"); !errors.As(err, &api) || api.ErrorCode() != "AccessDeniedException" {
+		t.Fatalf("a function not tagged for the stage: %v, want AccessDeniedException", err)
+	}
+	if n := len(r.Sent("create-ticket")); n != 0 {
+		t.Fatalf("sent %d payloads to a function not tagged for the stage", n)
+	}
+	r.RequireTag("toolgate:tool", "local")
+	if err := invoke("arn:aws:lambda:us-east-1:000000000000:function:create-ticket:live"); err != nil {
+		t.Fatalf("a function tagged for the stage: %v", err)
+	}
 }

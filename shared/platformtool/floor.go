@@ -111,3 +111,18 @@ func (f Floor) Admits(name string, p toolset.Tool) error {
 	}
 	return nil
 }
+
+// AdmitsConsent returns nil unless a call consents to duplicates
+// (tolerate, the envelope's tolerate_duplicates: a Solution step's or a
+// direct-lane caller's) of a tool pinned p at_most_once whose function's
+// owners refuse them, and then a TOOL_PERMISSION_DENIED *tool.Error naming
+// the tag. The consent lets the dispatcher re-run an at_most_once call
+// whose outcome is unknown, which is what TagDuplicates refuses, whoever
+// gives it; an at_least_once call runs again without it, under a pin the
+// floor admitted (Admits).
+func (f Floor) AdmitsConsent(name string, p toolset.Tool, tolerate bool) error {
+	if tolerate && p.Policy != catalog.AtLeastOnce && !f.TolerateDuplicates {
+		return tool.Errorf(tool.PermissionDenied, "the call consents to duplicates of the at_most_once tool %s (tolerate_duplicates true, from its step or its envelope), which its function's owners do not allow (tag %s=refuse); they must change the tag, or the step must not set tolerate_duplicates", name, TagDuplicates)
+	}
+	return nil
+}

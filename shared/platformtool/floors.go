@@ -124,6 +124,11 @@ func (f *Floors) Admit(ctx context.Context, name string, pinned toolset.Tool, ar
 // runs before a call's key is claimed: it resolves the function the
 // pinned toolset names (fns.Resolve) and admits the call only when the
 // pin is at least as strict as the function's floor (floors.Admit).
+// The envelope's tolerate_duplicates (a Solution step's, compiled into
+// its Task, or a direct-lane caller's) is consent to re-run a call whose
+// outcome is unknown, as the pin's is (the dispatcher's claim reclaims an
+// at_most_once key with either), so it too needs the floor's
+// TolerateDuplicates (Floor.AdmitsConsent).
 // Otherwise the call ends unclaimed with the *tool.Error, a REFUSED row,
 // and nothing is invoked. A tool that names no function passes (the
 // dispatcher refuses it).
@@ -136,7 +141,14 @@ func Check(fns *Functions, floors *Floors) toolcall.Check {
 		if err != nil {
 			return err
 		}
-		return floors.Admit(ctx, c.Envelope.Tool, c.Pinned, arn)
+		floor, err := floors.Read(ctx, arn)
+		if err != nil {
+			return err
+		}
+		if err := floor.Admits(c.Envelope.Tool, c.Pinned); err != nil {
+			return err
+		}
+		return floor.AdmitsConsent(c.Envelope.Tool, c.Pinned, c.Envelope.TolerateDuplicates)
 	}
 }
 

@@ -194,3 +194,42 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// The envelope's tolerate_duplicates (a Solution step's, compiled into its
+// Task, or a direct-lane caller's) is consent to re-run a call whose
+// outcome is unknown (the dispatcher's claim reclaims an at_most_once key
+// with it). A function whose owners refuse duplicates refuses that consent
+// as it refuses the pin's, before anything is claimed; a function whose
+// owners tolerate them admits it, and so does an at_least_once pin, which
+// the consent does not change.
+func TestCheckRefusesACallConsentingToDuplicatesTheOwnersRefuse(t *testing.T) {
+	atMostOnce := toolset.Tool{Function: ticketARN, Idempotent: true, Policy: catalog.AtMostOnce, TimeoutSeconds: 30}
+	for _, c := range []struct {
+		name  string
+		floor Floor
+		pin   toolset.Tool
+		code  tool.Code // "" admitted
+	}{
+		{name: "the owners refuse duplicates", floor: demoFloor, pin: atMostOnce, code: tool.PermissionDenied},
+		{name: "the strictest floor", floor: Floor{ReviewOptional: true, Idempotent: true}, pin: atMostOnce, code: tool.PermissionDenied},
+		{name: "the owners tolerate duplicates", floor: Floor{ReviewOptional: true, Idempotent: true, TolerateDuplicates: true}, pin: atMostOnce},
+		{name: "an at_least_once pin", floor: demoFloor, pin: toolset.Tool{Function: ticketARN, Idempotent: true, Policy: catalog.AtLeastOnce, TimeoutSeconds: 30}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pin := c.pin
+			_, client := router(t, tagged(c.floor, nil))
+			call := &toolcall.Call{Envelope: &tool.Envelope{Tool: "create-ticket", TolerateDuplicates: true}, Pinned: pin}
+			err := Check(NewFunctions("test", &fakeSSM{}), NewFloors(client, FloorTTL, nil))(t.Context(), call)
+			if c.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			te := tool.Classify(err)
+			if te == nil || te.Code != c.code || te.MaybeApplied || !strings.Contains(te.Message, TagDuplicates+"=refuse") || !strings.Contains(te.Message, "tolerate_duplicates") {
+				t.Fatalf("%v, want %s naming tolerate_duplicates and %s=refuse", err, c.code, TagDuplicates)
+			}
+		})
+	}
+}
