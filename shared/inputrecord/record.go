@@ -51,6 +51,17 @@ type Record struct {
 	// Schema is the Solution's input JSON Schema, compact; absent when the
 	// Solution has none.
 	Schema json.RawMessage `json:"input_schema,omitempty"`
+	// compiled is Schema compiled by Read, or why it does not compile: a
+	// record Read returned holds its compiled schema itself, and lets it go
+	// with the record (schema.Compile would keep it for the process's
+	// life). nil for a record built otherwise, whose Check uses
+	// schema.Compile.
+	compiled *compiledSchema
+}
+
+type compiledSchema struct {
+	s   *schema.Schema
+	err error
 }
 
 // Comment encodes the record as the Start state's Comment: Prefix, then
@@ -86,7 +97,9 @@ func (e *VersionError) Error() string {
 // of another version a *VersionError, and one whose record does not decode
 // strictly, or whose input_limit_bytes is outside 1..MaxLimitBytes,
 // another error: such a state machine's input cannot be checked until it
-// is published again.
+// is published again. The record's schema is compiled here, once, and
+// kept with the record for Check (a schema that does not compile is
+// Check's error).
 func Read(definition []byte) (*Record, error) {
 	var def struct {
 		StartAt string
@@ -111,6 +124,10 @@ func Read(definition []byte) (*Record, error) {
 	}
 	if r.LimitBytes < 1 || r.LimitBytes > MaxLimitBytes {
 		return nil, fmt.Errorf("the definition's input record: input_limit_bytes %d is outside 1..%d", r.LimitBytes, MaxLimitBytes)
+	}
+	if len(r.Schema) > 0 {
+		s, err := schema.CompileUncached(r.Schema)
+		r.compiled = &compiledSchema{s: s, err: err}
 	}
 	return &r, nil
 }
@@ -178,7 +195,12 @@ func (r *Record) Check(input []byte) error {
 	if len(r.Schema) == 0 {
 		return nil
 	}
-	s, err := schema.Compile(r.Schema)
+	var s *schema.Schema
+	if r.compiled != nil {
+		s, err = r.compiled.s, r.compiled.err
+	} else {
+		s, err = schema.Compile(r.Schema)
+	}
 	if err != nil {
 		return fmt.Errorf("the recorded input schema: %w", err)
 	}

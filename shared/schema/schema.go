@@ -64,16 +64,24 @@ func Compile(doc json.RawMessage) (*Schema, error) {
 	if s, ok := compiled.Load(string(doc)); ok {
 		return s.(*Schema), nil
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return nil, fmt.Errorf("decode schema: %w", err)
-	}
-	s, err := CompileValue(v)
+	s, err := CompileUncached(doc)
 	if err != nil {
 		return nil, err
 	}
 	compiled.Store(string(doc), s)
 	return s, nil
+}
+
+// CompileUncached is Compile without the cache, which keeps every schema
+// it compiled for the life of the process: for a caller that keeps the
+// compiled schema itself and bounds what it keeps (a compiled schema takes
+// about twenty times its document's size).
+func CompileUncached(doc json.RawMessage) (*Schema, error) {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, fmt.Errorf("decode schema: %w", err)
+	}
+	return CompileValue(v)
 }
 
 // CompileValue compiles a schema already decoded into the encoding/json data

@@ -1,9 +1,11 @@
 package request_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,4 +232,63 @@ func TestChildStartChecksTheChildsInput(t *testing.T) {
 			t.Fatalf("a start whose input was not checked was recorded: %v", err)
 		}
 	})
+}
+
+// bigDefinitions is a Step Functions whose every version ARN names a
+// child whose input record holds a schema of about 64 KiB (the most the
+// resolver writes), another for each version.
+type bigDefinitions struct{ described int }
+
+func (*bigDefinitions) VersionOf(context.Context, string) (string, error) { return "", nil }
+
+func (d *bigDefinitions) Definition(_ context.Context, versionARN string) (string, error) {
+	d.described++
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for j := range 1500 {
+		if j > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"p%d":{"type":"string","maxLength":%d}`, j, j+1)
+	}
+	fmt.Fprintf(&b, `},"$comment":%q}`, versionARN)
+	rec, err := inputrecord.Record{LimitBytes: 1024, Schema: json.RawMessage(b.String())}.Comment()
+	if err != nil {
+		return "", err
+	}
+	return `{"StartAt":"Start","States":{"Start":{"Type":"Pass","End":true,"Comment":` + strconv.Quote(rec) + `}}}`, nil
+}
+
+// The input records a container keeps, with their compiled schemas, fit
+// in a bounded part of review-request's memory however many child
+// versions its parents start: a compiled 64 KiB schema takes more than a
+// MiB, and review-request has 256 MB. A version whose record was let go
+// is read again.
+func TestChildInputRecordsKeepBoundedMemory(t *testing.T) {
+	e := startChildEnv(t)
+	defs := &bigDefinitions{}
+	e.h.Executions = defs
+	const versions = 60
+	version := func(i int) string {
+		return fmt.Sprintf("arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-dev_big%d:1", i)
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	for i := range versions {
+		if _, err := e.childStart(t, i+1, version(i), `{"p0":"x"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	if grown := int64(ms.HeapAlloc) - int64(before); grown > 40<<20 {
+		t.Fatalf("the heap grew by %d MiB for %d child versions' input records", grown>>20, versions)
+	}
+	// The last version's record is kept.
+	n := defs.described
+	if _, err := e.childStart(t, versions+1, version(versions-1), `{"p0":"x"}`); err != nil || defs.described != n {
+		t.Fatalf("the last version read again (%d reads, want %d): %v", defs.described, n, err)
+	}
 }

@@ -10,18 +10,26 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// maxCachedRecords bounds the input records a container keeps: each is at
-// most 64 KiB (resolver.MaxInputRecordBytes), and a stage's parents pin
-// few child versions. Past it a record is read again at each start.
-const maxCachedRecords = 256
+// maxCachedRecords and maxCachedSchemaBytes bound the input records a
+// container keeps: a record's schema is at most 64 KiB
+// (resolver.MaxInputRecordBytes), and compiled (inputrecord.Read) it
+// takes about twenty times that, over a MiB, in a function of 256 MB. A
+// record that would pass either bound lets others go, any of them; a
+// version whose record was let go is read again at its next start.
+const (
+	maxCachedRecords     = 256
+	maxCachedSchemaBytes = 1 << 20
+)
 
 // recordCache keeps the input records of child versions for the life of
-// the container, by version ARN: a published state machine version never
-// changes, and neither does the record in its definition. Only a record
-// that was read whole is kept.
+// the container, by version ARN, within maxCachedRecords and
+// maxCachedSchemaBytes: a published state machine version never changes,
+// and neither does the record in its definition. Only a record that was
+// read whole is kept.
 type recordCache struct {
-	mu sync.Mutex
-	m  map[string]*inputrecord.Record
+	mu          sync.Mutex
+	m           map[string]*inputrecord.Record
+	schemaBytes int
 }
 
 func (c *recordCache) get(versionARN string) *inputrecord.Record {
@@ -36,9 +44,18 @@ func (c *recordCache) put(versionARN string, r *inputrecord.Record) {
 	if c.m == nil {
 		c.m = map[string]*inputrecord.Record{}
 	}
-	if len(c.m) < maxCachedRecords {
-		c.m[versionARN] = r
+	if _, ok := c.m[versionARN]; ok || len(r.Schema) > maxCachedSchemaBytes {
+		return
 	}
+	for arn, old := range c.m {
+		if len(c.m) < maxCachedRecords && c.schemaBytes+len(r.Schema) <= maxCachedSchemaBytes {
+			break
+		}
+		delete(c.m, arn)
+		c.schemaBytes -= len(old.Schema)
+	}
+	c.m[versionARN] = r
+	c.schemaBytes += len(r.Schema)
 }
 
 // checkChildInput checks the child's run input ($.input of its execution
