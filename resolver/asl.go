@@ -361,6 +361,9 @@ func (e *emitter) tool(i int, st *Step) {
 		tool.MemberTolerateDuplicates: e.c.tolerates(st),
 		tool.MemberInput:              e.c.params[i].static,
 		tool.MemberParentRunID:        path("$.meta.parent_run_id"),
+		// The execution's start: the dispatcher refuses a key's record
+		// that an earlier execution of the same name left (docs/ledger.md).
+		tool.MemberRunStartedAt: path("$$.Execution.StartTime"),
 	}
 	if e.c.named != nil {
 		if pt := e.c.named.Tools[st.Tool]; pt.Platform() {

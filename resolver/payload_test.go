@@ -41,7 +41,7 @@ func TestTaskPayloadsDecode(t *testing.T) {
 					out[name] = fill[name]
 				case name == "requester": // a verified principal
 					out[name] = "arn:aws:iam::123456789012:role/starter"
-				case name == "start_time":
+				case name == "start_time" || name == "run_started_at": // $$.Execution.StartTime
 					out[name] = "2026-12-01T00:00:00.000Z"
 				case name == "execution_arn":
 					out[name] = run

@@ -67,7 +67,8 @@ const (
 	numberBytes = inputrecord.NumberBytes
 	// envelopeBytes bounds a tool Task's payload without its input, its
 	// approval and its keep list: the run id, the idempotency key (the run
-	// id again) and the fixed members.
+	// id again), the parent's run id, the execution's start time and the
+	// fixed members.
 	envelopeBytes = 12 << 10
 	// decisionBytes bounds $.decisions.<review id>: the decision
 	// {decision, reason, approver}, or while a rejection is read, the

@@ -93,7 +93,8 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 // replayOr returns the replay of the call's recorded result when its key
 // holds a COMPLETED record of this very call (the same run and seq by the
 // key, and the same step, tool, toolset and input digest), and refusal
-// otherwise. It reads the record with ledger.Store.Touch, which counts the
+// otherwise; a record an earlier execution of the same name left is never
+// replayed (leftByEarlierRun). It reads the record with ledger.Store.Touch, which counts the
 // invocation on the call's item and never claims the key.
 func (inv *invocation) replayOr(ctx context.Context, refusal error) *outcome {
 	return inv.replayOrEnd(ctx, refused(refusal))
@@ -114,6 +115,9 @@ func (inv *invocation) replayOrEnd(ctx context.Context, end *outcome) *outcome {
 	}
 	inv.claimRequested = true // the item counted this invocation
 	inv.attempt = rec.Attempts
+	if o := inv.leftByEarlierRun(rec); o != nil {
+		return o
+	}
 	this := &ledger.Record{RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, InputDigest: inv.digest}
 	if rec.State != ledger.Completed || !rec.SameCall(this) { // the key names the run and seq
 		return end

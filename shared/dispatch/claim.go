@@ -40,6 +40,9 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 		return nil
 	}
 	inv.attempt = old.Attempts
+	if o := inv.leftByEarlierRun(old); o != nil {
+		return o
+	}
 	if !old.SameCall(rec) {
 		return refused(tool.Errorf(tool.InputInvalid, "idempotency key reused with a different call"))
 	}
@@ -63,6 +66,36 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 		return &outcome{write: writeRow, status: ledger.UnknownRow, err: te}
 	}
 	return inv.reclaim(dbCtx, old, now)
+}
+
+// RunStartSkew is how much earlier than the execution's start
+// (tool.Envelope.RunStartedAt, Step Functions' clock) an attempt of that
+// execution may seem to start by the dispatcher's clock: the two clocks'
+// disagreement, bounded generously, since Lambda's and Step Functions'
+// clocks are synchronised (Amazon Time Sync) to well under a second.
+const RunStartSkew = 5 * time.Minute
+
+// leftByEarlierRun refuses a call whose key holds a record that an
+// earlier execution of the same name left (nil: the record may be this
+// execution's). Step Functions accepts an execution name again 90 days
+// after the execution that had it closed, so a new execution can have an
+// old one's ARN, run id and keys while the old call items last
+// (docs/ledger.md, "Execution names must not be reused"). No attempt of
+// this execution can start before the execution did, and a Task retry or
+// a redrive keeps the execution's start time, so a record whose first
+// attempt started more than RunStartSkew before it is another
+// execution's: its result is never replayed, and the call is refused
+// with TOOL_PERMISSION_DENIED, not retryable, nothing run. An envelope
+// without run_started_at (a definition published before it; the direct
+// lane) is not checked.
+func (inv *invocation) leftByEarlierRun(old *ledger.Record) *outcome {
+	start, ok := inv.env.RunStart()
+	if !ok || old.FirstStartedAt.IsZero() || !old.FirstStartedAt.Before(start.Add(-RunStartSkew)) {
+		return nil
+	}
+	return refused(tool.Errorf(tool.PermissionDenied,
+		"this call's idempotency key holds a record left by an earlier execution of the same name (its first attempt started %s, this execution %s); execution names must not be reused (docs/ledger.md): start the run under a new name",
+		old.FirstStartedAt.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339)))
 }
 
 // reclaim takes over a record whose attempt failed, or whose outcome is

@@ -26,7 +26,8 @@ func (d *Dispatcher) SetCallers(c Callers) { d.callers = c }
 // caller proof must be bound to this call (its idempotency key and input
 // digest), the run id must be in the caller's own namespace
 // "direct/<principal>/", which no execution's run id can take, and the
-// envelope names no parent run (a direct call is never a child run). Refusals
+// envelope names no parent run (a direct call is never a child run) and
+// no execution start (run_started_at). Refusals
 // are TOOL_PERMISSION_DENIED (TOOL_UPSTREAM_UNAVAILABLE when STS or the
 // proof table cannot be reached).
 func (inv *invocation) checkLane(ctx context.Context) error {
@@ -43,6 +44,11 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 			return tool.Errorf(tool.PermissionDenied, "run id %q is a direct-lane run id; executions run under their execution ARN", cut(env.RunID, 80))
 		}
 		return nil
+	}
+	if env.RunStartedAt != "" {
+		// A direct call's run is no execution: run_started_at is
+		// $$.Execution.StartTime, which only a compiled tool Task sends.
+		return tool.Errorf(tool.PermissionDenied, "run_started_at belongs to an execution's call on the %s alias; a direct call's run is no execution", lane.SFN)
 	}
 	if env.ParentRunID != "" {
 		// A direct call is never a child run: only a workflow step's child

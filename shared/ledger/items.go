@@ -114,6 +114,11 @@ func (c *callItem) record(key string) *Record {
 	if e, ok := c.AttemptLog[c.Token]; ok {
 		r.StartedAt = e.StartedAt
 	}
+	for _, e := range c.AttemptLog {
+		if !e.StartedAt.IsZero() && (r.FirstStartedAt.IsZero() || e.StartedAt.Before(r.FirstStartedAt)) {
+			r.FirstStartedAt = e.StartedAt
+		}
+	}
 	return r
 }
 

@@ -60,6 +60,12 @@ type Record struct {
 	Token string
 	// StartedAt is when the claiming attempt started (its entry's start).
 	StartedAt time.Time
+	// FirstStartedAt is the earliest start of the call's attempts (its
+	// attempt_log entries): when the key's first claim was made. Zero when
+	// the item holds no attempt entry. The dispatcher compares it with the
+	// execution's start to find a record an earlier execution of the same
+	// name left (docs/ledger.md, "Execution names must not be reused").
+	FirstStartedAt time.Time
 }
 
 // NewToken returns a random claim token.

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -71,6 +72,30 @@ type Envelope struct {
 	// on the ledger row; empty or absent for every other run
 	// (docs/solutions.md, "Workflow steps").
 	ParentRunID string `json:"parent_run_id,omitempty"`
+	// RunStartedAt is when the execution started, $$.Execution.StartTime
+	// as Step Functions writes it (RFC 3339, UTC, with milliseconds:
+	// "2026-01-02T03:04:05.678Z"); read it with RunStart. A redrive keeps
+	// it (a redrive's own time is $$.Execution.RedriveTime). The
+	// dispatcher refuses an idempotency record that an earlier execution
+	// of the same name left (docs/ledger.md, "Execution names must not be
+	// reused"). Absent in envelopes of definitions published before it
+	// (no such check) and on the direct lane, which refuses it: a direct
+	// call's run is no execution.
+	RunStartedAt string `json:"run_started_at,omitempty"`
+}
+
+// MaxRunStartedAt bounds RunStartedAt's length: an RFC 3339 time with
+// nanoseconds and a numeric offset is 35 characters.
+const MaxRunStartedAt = 40
+
+// RunStart is RunStartedAt as a time, and whether the envelope has one
+// (DecodeEnvelope has checked that it parses).
+func (e *Envelope) RunStart() (time.Time, bool) {
+	if e.RunStartedAt == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, e.RunStartedAt)
+	return t, err == nil
 }
 
 // MaxKeep bounds an envelope's keep list.
@@ -261,6 +286,8 @@ func (e *Envelope) validate() error {
 		return bad("output_limit_bytes", "must be 1 to %d bytes, not %d", MaxInlineLimit, e.OutputLimitBytes)
 	case e.ParentRunID != "" && (len(e.ParentRunID) > 1024 || !strings.HasPrefix(e.ParentRunID, "arn:") || strings.ContainsFunc(e.ParentRunID, unprintable)):
 		return bad("parent_run_id", "must be empty or an execution ARN of at most 1024 printable characters")
+	case e.RunStartedAt != "" && !validRunStart(e.RunStartedAt):
+		return bad("run_started_at", "%s is not an RFC 3339 time ($$.Execution.StartTime)", strconv.Quote(truncate(e.RunStartedAt)))
 	case len(e.Keep) > MaxKeep:
 		return bad("keep", "lists %d fields, over %d", len(e.Keep), MaxKeep)
 	}
@@ -292,7 +319,19 @@ const (
 	MemberFunction           = "function"
 	MemberKeep               = "keep"
 	MemberParentRunID        = "parent_run_id"
+	MemberRunStartedAt       = "run_started_at"
 )
+
+// validRunStart reports whether s is a RunStartedAt: an RFC 3339 time
+// (time.RFC3339Nano, which also reads one without fractional seconds) of
+// at most MaxRunStartedAt characters.
+func validRunStart(s string) bool {
+	if len(s) > MaxRunStartedAt {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
 
 // unprintable reports a rune that is no printable character of an id: a
 // control character, U+FFFD (which unpaired surrogate escapes decode to, so

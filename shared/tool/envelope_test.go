@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -51,6 +52,11 @@ func TestDecodeRefuses(t *testing.T) {
 		{"bad toolset", strings.Replace(valid, "ts_0123", "ts_X123", 1), `"toolset_id"`},
 		{"attempt bool", strings.Replace(valid, `"attempt":1`, `"attempt":true`, 1), `"attempt"`},
 		{"tolerate string", strings.Replace(valid, `"tolerate_duplicates":false`, `"tolerate_duplicates":"no"`, 1), `"tolerate_duplicates"`},
+		{"run start not a time", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"yesterday"`, 1), `"run_started_at"`},
+		{"run start without a zone", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678"`, 1), `"run_started_at"`},
+		{"run start a date", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02"`, 1), `"run_started_at"`},
+		{"run start epoch number", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":1767323045`, 1), `"run_started_at"`},
+		{"run start too long", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678000000000000000000Z"`, 1), `"run_started_at"`},
 		{"too big", `{"x":"` + strings.Repeat("a", MaxEnvelopeSize) + `"}`, "limit"},
 	}
 	for _, c := range cases {
@@ -64,6 +70,35 @@ func TestDecodeRefuses(t *testing.T) {
 				t.Fatalf("message %q does not name %s", te.Message, c.field)
 			}
 		})
+	}
+}
+
+// run_started_at is $$.Execution.StartTime as Step Functions writes it;
+// an envelope without it (a definition published before it) decodes as
+// before, with no run start.
+func TestDecodeRunStartedAt(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05.678Z"},
+		{"2026-01-02T03:04:05Z", "2026-01-02T03:04:05Z"},
+		{"2026-01-02T04:04:05.678+01:00", "2026-01-02T03:04:05.678Z"},
+	} {
+		e, err := DecodeEnvelope([]byte(strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"`+c.in+`"`, 1)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		got, ok := e.RunStart()
+		if !ok || got.UTC().Format(time.RFC3339Nano) != c.want {
+			t.Fatalf("%s: RunStart() = %v, %v; want %s", c.in, got, ok, c.want)
+		}
+	}
+	for _, in := range []string{valid, strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":null`, 1)} {
+		e, err := DecodeEnvelope([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at, ok := e.RunStart(); ok || e.RunStartedAt != "" {
+			t.Fatalf("an envelope without run_started_at has run start %v", at)
+		}
 	}
 }
 
@@ -154,6 +189,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(strings.Replace(validMCP, "crm.lookup_customer", "crm.a.b-c_D.9", 1)))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"seq":1e400}`))
+	f.Add([]byte(strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678Z"`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := DecodeEnvelope(data)
 		if err != nil {
@@ -166,6 +202,9 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if e.Seq.Valid() != nil || e.IdempotencyKey != e.RunID+"/"+string(e.Seq) || e.Attempt < 1 || e.Input == nil {
 			t.Fatalf("accepted %+v", e)
 		}
+		if _, ok := e.RunStart(); ok != (e.RunStartedAt != "") {
+			t.Fatalf("accepted run_started_at %q, which is no RFC 3339 time", e.RunStartedAt)
+		}
 		if _, _, ok := toolset.SplitMCPName(e.Tool); strings.Contains(e.Tool, ".") && !ok {
 			t.Fatalf("accepted tool %q, which is no MCP tool name", e.Tool)
 		}
@@ -175,7 +214,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 // The member-name constants are exactly the Envelope's JSON names, in order.
 func TestEnvelopeMemberNames(t *testing.T) {
 	want := []string{MemberTool, MemberToolsetID, MemberRunID, MemberSeq, MemberStep, MemberIdempotencyKey,
-		MemberAttempt, MemberTolerateDuplicates, MemberInput, MemberApproval, MemberCallerProof, MemberTimeoutSeconds, MemberOutputLimitBytes, MemberFunction, MemberKeep, MemberParentRunID}
+		MemberAttempt, MemberTolerateDuplicates, MemberInput, MemberApproval, MemberCallerProof, MemberTimeoutSeconds, MemberOutputLimitBytes, MemberFunction, MemberKeep, MemberParentRunID, MemberRunStartedAt}
 	if got := FieldNames(Envelope{}); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Envelope's JSON names %v, the constants %v", got, want)
 	}
