@@ -225,11 +225,19 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Conditions: &map[string]any{"Bool": map[string]any{"lambda:InvokedViaFunctionUrl": "true"}},
 		}),
 		// toolgate run (publish.Start): the execution is named by the run,
-		// on this stage's state machines only.
+		// on this stage's state machines only, and runs the latest
+		// revision (the unqualified ARN), never a published version: Step
+		// Functions authorises a version ARN against its state machine's
+		// ARN and names the version in states:StateMachineQualifier. A
+		// version keeps its definition for ever, and one published before
+		// the tool Tasks sent run_started_at would let a reused execution
+		// name replay an earlier execution's results (docs/ledger.md,
+		// "Execution names must not be reused").
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:       jsii.String("StartExecutions"),
-			Actions:   jsii.Strings("states:StartExecution"),
-			Resources: &[]*string{sub(stateMachinesARN(p.Stage))},
+			Sid:        jsii.String("StartExecutions"),
+			Actions:    jsii.Strings("states:StartExecution"),
+			Resources:  &[]*string{sub(stateMachinesARN(p.Stage))},
+			Conditions: &map[string]any{"Null": map[string]any{"states:StateMachineQualifier": "true"}},
 		}),
 		// toolgate run (publish.CheckInput) reads the definition's input
 		// record before it starts a run: the input schema and

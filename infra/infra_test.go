@@ -245,7 +245,9 @@ var wantManagedPolicies = map[string][]stmt{
 			Condition: `{"StringEquals":{"lambda:FunctionUrlAuthType":"AWS_IAM"}}`},
 		{Sid: "PublishFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${PublishFunction.Arn}"},
 			Condition: `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`},
-		{Sid: "StartExecutions", Actions: []string{"states:StartExecution"}, Resources: []string{arn("states", "stateMachine:toolgate-test_*")}},
+		// The latest revision only, never a published version.
+		{Sid: "StartExecutions", Actions: []string{"states:StartExecution"}, Resources: []string{arn("states", "stateMachine:toolgate-test_*")},
+			Condition: `{"Null":{"states:StateMachineQualifier":"true"}}`},
 		// The input record toolgate run checks an input against.
 		{Sid: "ReadDefinitions", Actions: []string{"states:DescribeStateMachine"}, Resources: []string{arn("states", "stateMachine:toolgate-test_*")}},
 		{Sid: "DescribeExecutions", Actions: []string{"states:DescribeExecution"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},

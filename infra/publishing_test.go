@@ -719,3 +719,26 @@ func TestPublishRequestsAllowed(t *testing.T) {
 		})
 	}
 }
+
+// A Publisher starts runs of the latest revision only (toolgate run
+// starts the unqualified state machine ARN), never a published version:
+// a version keeps its definition for ever, and one published before the
+// tool Tasks sent run_started_at would let an execution under a reused
+// name replay an earlier execution's results (docs/ledger.md, "Execution
+// names must not be reused"). Step Functions authorises a version ARN
+// against its state machine's ARN, naming the version in
+// states:StateMachineQualifier.
+func TestPublisherStartsTheLatestRevisionOnly(t *testing.T) {
+	stmts := principalStatements(platformJSON)["publisher"]
+	latest := apiRequest{What: "start the latest revision", Action: "states:StartExecution", Resource: stateMachineOf + "toolgate-test_weekly-digest"}
+	if len(apiAllowedBy(stmts, latest)) == 0 {
+		t.Errorf("denied: %s", latest)
+	}
+	for _, q := range []string{"1", "3", "PROD"} {
+		r := apiRequest{What: "start a published version or an alias", Action: "states:StartExecution", Resource: stateMachineOf + "toolgate-test_weekly-digest",
+			Context: map[string]string{"states:StateMachineQualifier": q}}
+		if by := apiAllowedBy(stmts, r); len(by) > 0 {
+			t.Errorf("the publisher may %s (statement %s)", r, text(by[0]["Sid"]))
+		}
+	}
+}
