@@ -322,11 +322,17 @@ const (
 	MemberRunStartedAt       = "run_started_at"
 )
 
+// runStartPattern is RFC 3339's date-time (section 5.6) with an upper-case
+// T and Z, as Step Functions writes $$.Execution.StartTime: time.Parse
+// alone also reads a one-digit hour, a decimal comma and offsets of 24
+// hours or more.
+var runStartPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$`)
+
 // validRunStart reports whether s is a RunStartedAt: an RFC 3339 time
-// (time.RFC3339Nano, which also reads one without fractional seconds) of
-// at most MaxRunStartedAt characters.
+// (runStartPattern, with or without fractional seconds, read by
+// time.RFC3339Nano) of at most MaxRunStartedAt characters.
 func validRunStart(s string) bool {
-	if len(s) > MaxRunStartedAt {
+	if len(s) > MaxRunStartedAt || !runStartPattern.MatchString(s) {
 		return false
 	}
 	_, err := time.Parse(time.RFC3339Nano, s)

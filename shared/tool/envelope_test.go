@@ -56,6 +56,14 @@ func TestDecodeRefuses(t *testing.T) {
 		{"run start without a zone", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678"`, 1), `"run_started_at"`},
 		{"run start a date", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02"`, 1), `"run_started_at"`},
 		{"run start epoch number", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":1767323045`, 1), `"run_started_at"`},
+		// time.Parse reads these, RFC 3339 (section 5.6) does not, and
+		// Step Functions never writes them.
+		{"run start with a one-digit hour", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T3:04:05.678Z"`, 1), `"run_started_at"`},
+		{"run start with a decimal comma", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05,678Z"`, 1), `"run_started_at"`},
+		{"run start with an offset of 24 hours", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678+24:00"`, 1), `"run_started_at"`},
+		// RFC 3339 allows a lower-case t and z; Step Functions writes
+		// upper case, and time.Parse reads only that.
+		{"run start in lower case", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02t03:04:05.678z"`, 1), `"run_started_at"`},
 		{"run start too long", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678000000000000000000Z"`, 1), `"run_started_at"`},
 		{"too big", `{"x":"` + strings.Repeat("a", MaxEnvelopeSize) + `"}`, "limit"},
 	}
