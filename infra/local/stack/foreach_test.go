@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -180,40 +181,12 @@ func TestTwoLoopsOnTheLocalStack(t *testing.T) {
 // throttles it (TOOL_RATE_LIMITED: nothing was sent). send-email does not
 // honour idempotency keys, so a second attempt needs tolerate_duplicates
 // (docs/toolsets.md).
-const mailEachRetried = `solution: e2e-each-retried
-version: 1
-input:
-  type: object
-  required: [people]
-  properties:
-    people: {type: array, maxItems: 3}
-output:
-  sent: "${steps.each.output}"
-steps:
-  - id: each
-    for_each:
-      items: "${input.people}"
-      as: person
-      max_items: 3
-      collect:
-        to: "${person.email}"
-        message_id: "${steps.send.output.message_id}"
-      steps:
-        - id: approve
-          review: {of: send}
-          on_approve: send
-          on_reject: rejected
-        - id: send
-          tool: send-email
-          with:
-            to: ["${person.email}"]
-            subject: "Hello ${person.name}, item ${for_each.index}"
-            text: "one e-mail per item"
-          retry: {max_attempts: 2, interval_seconds: 1, errors: [TOOL_RATE_LIMITED]}
-          tolerate_duplicates: true
-        - id: rejected
-          fail: {error: NotApproved}
-`
+var mailEachRetried = strings.NewReplacer(
+	"solution: e2e-each\n", "solution: e2e-each-retried\n",
+	"            text: \"one e-mail per item\"\n", "            text: \"one e-mail per item\"\n"+
+		"          retry: {max_attempts: 2, interval_seconds: 1, errors: [TOOL_RATE_LIMITED]}\n"+
+		"          tolerate_duplicates: true\n",
+).Replace(mailEach)
 
 // throttleOnce stands between send-email and the SES v2 emulator. It
 // answers the first SendEmail to recipient as SES answers a send over the

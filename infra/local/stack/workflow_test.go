@@ -27,17 +27,19 @@ import (
 // A workflow step starts a published Solution as a child run on the local
 // stack (docs/solutions.md, "Workflow steps"): ticket-parent starts
 // demo-ticket, which opens a ticket through the platform tools' proxy.
-// The parent is refused while its child is not published; its step,
-// retried after the child closed, starts the child once and recovers its
-// output; the child's rows name the parent; and a child started by hand,
-// naming a parent that never recorded it, is refused at its first state.
-func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
+
+// startParentsEnv starts the local stack with the demo and parents
+// toolsets registered (testdata/toolsets), and returns it, the toolsets
+// directory their locks are in, and the directory of the Solutions on
+// them.
+func startParentsEnv(t *testing.T) (e *env, toolsets, solutions string) {
+	t.Helper()
 	root, err := local.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := startEnv(t, stack.StackOptions{})
-	toolsets := toolsetsDir(t, root)
+	e = startEnv(t, stack.StackOptions{})
+	toolsets = toolsetsDir(t, root)
 	b, err := os.ReadFile(filepath.Join(root, "testdata", "toolsets", "parents.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +47,18 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(toolsets, "parents.yaml"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	solutions := filepath.Join(root, "testdata", "toolsets", "solutions")
+	solutions = filepath.Join(root, "testdata", "toolsets", "solutions")
 	e.registerToolset(t, filepath.Join(toolsets, "demo.yaml"))
 	e.registerToolset(t, filepath.Join(toolsets, "parents.yaml"))
+	return e, toolsets, solutions
+}
+
+// The parent is refused while its child is not published; its step,
+// retried after the child closed, starts the child once and recovers its
+// output; the child's rows name the parent; and a child started by hand,
+// naming a parent that never recorded it, is refused at its first state.
+func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
+	e, toolsets, solutions := startParentsEnv(t)
 
 	t.Run("a parent whose child is not published is refused", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
@@ -143,22 +154,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 // problem and not the value, and nothing reaches the team function. The
 // same parent with a title the child accepts starts it.
 func TestWorkflowStepStartsNoChildWhoseInputItRefuses(t *testing.T) {
-	root, err := local.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := startEnv(t, stack.StackOptions{})
-	toolsets := toolsetsDir(t, root)
-	b, err := os.ReadFile(filepath.Join(root, "testdata", "toolsets", "parents.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(toolsets, "parents.yaml"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	solutions := filepath.Join(root, "testdata", "toolsets", "solutions")
-	e.registerToolset(t, filepath.Join(toolsets, "demo.yaml"))
-	e.registerToolset(t, filepath.Join(toolsets, "parents.yaml"))
+	e, toolsets, solutions := startParentsEnv(t)
 	e.publishOn(t, toolsets, filepath.Join(solutions, "demo-ticket.yaml"))
 	e.publishOn(t, toolsets, filepath.Join(solutions, "lenient-parent.yaml"))
 	starts := dynamo.NewStore(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table)
