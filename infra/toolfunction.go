@@ -23,7 +23,7 @@ import (
 // NewToolFunction sets it (docs/infra.md, "Platform tools"). Stages share
 // an account and a resource policy cannot deny, so a value shared by every
 // stage would let one stage's proxy invoke another stage's functions.
-const ToolTagKey = "toolgate:tool"
+const ToolTagKey = platformtool.TagTool
 
 // toolFunctionInvoke is the proxy role's one Lambda statement:
 // lambda:InvokeFunction on this account's and region's functions (and
