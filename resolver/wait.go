@@ -256,7 +256,7 @@ func (c *checker) checkApprovalPath(g *gate.Graph, r, x, t int, back []bool) {
 	rs, ts := c.sol.Steps[r], c.sol.Steps[t]
 	total := best[compOf[t]]
 	if total >= rs.ReviewTimeout {
-		c.ds.errorf(heaviest, RuleApprovalExpiry, "the waits between review %q's approval and tool step %q (%s) add up to %d s (%s), not below the review's timeout_seconds %d: an approval ends at the review's deadline, timeout_seconds after it was requested, so %q would always be refused (TOOL_PERMISSION_DENIED); wait before the review instead",
+		c.ds.errorf(heaviest, RuleApprovalExpiry, "the waits between review %q's approval and tool step %q (%s) add up to %d s (%s), not below the review's timeout_seconds %d: an approval ends at the review's deadline, timeout_seconds after it was requested, so %q would be refused (TOOL_PERMISSION_DENIED) every time these waits run before it; wait before the review instead",
 			rs.ID, ts.ID, ts.Tool, total, strings.Join(waits, ", "), rs.ReviewTimeout, ts.ID)
 		return
 	}
