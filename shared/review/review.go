@@ -249,6 +249,10 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 // does not exist.
 var ErrNotFound = errors.New("review not found")
 
+// ErrDenied is an AWS API's refusal of a read the function's role may not
+// make (AccessDeniedException): no retry changes it.
+var ErrDenied = errors.New("access denied")
+
 // ErrStartConflict is returned by a store's RecordStart when the
 // execution's start was recorded with another starter.
 var ErrStartConflict = errors.New("the execution's start was recorded with another starter")

@@ -188,6 +188,7 @@ func TestChildStartChecksTheChildsInput(t *testing.T) {
 		{"a version without an input record", unrecorded, `{"title":"SECRET"}`, "REVIEW_INVALID_REQUEST", "has no input record"},
 		{"a version of a later record", newer, `{"title":"SECRET"}`, "REVIEW_INVALID_REQUEST", `input record of version "v2"`},
 		{"the unqualified state machine", strings.TrimSuffix(version, ":1"), `{"title":"SECRET"}`, "REVIEW_INVALID_REQUEST", "not a published version ARN"},
+		{"a version that does not exist", strings.TrimSuffix(version, ":1") + ":7", `{"title":"SECRET"}`, "REVIEW_INVALID_REQUEST", "does not exist"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -96,7 +96,12 @@ func (h *Handler) childRecord(ctx context.Context, versionARN string) (*inputrec
 		return r, nil
 	}
 	def, err := h.Executions.Definition(ctx, versionARN)
-	if err != nil {
+	switch {
+	case errors.Is(err, review.ErrNotFound):
+		return nil, review.Wrap(review.CodeInvalid, err, "child version %s does not exist", review.Truncate(versionARN, 200))
+	case errors.Is(err, review.ErrDenied):
+		return nil, review.Wrap(review.CodeForbidden, err, "this function may not read child version %s: a workflow step starts only a version of this stage's Solutions", review.Truncate(versionARN, 200))
+	case err != nil:
 		return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the child version %s", review.Truncate(versionARN, 200))
 	}
 	r, err := inputrecord.Read([]byte(def))

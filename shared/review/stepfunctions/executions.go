@@ -2,10 +2,15 @@ package stepfunctions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/toolgate/toolgate/shared/review"
 )
 
 // Describer is the part of the Step Functions client Executions uses.
@@ -41,10 +46,28 @@ func (e Executions) VersionOf(ctx context.Context, executionARN string) (string,
 func (e Executions) Definition(ctx context.Context, versionARN string) (string, error) {
 	out, err := e.Client.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(versionARN)})
 	if err != nil {
-		return "", err
+		return "", definitionError(err)
 	}
 	if got := aws.ToString(out.StateMachineArn); got != versionARN {
 		return "", fmt.Errorf("DescribeStateMachine of %s answered for %s", versionARN, got)
 	}
 	return aws.ToString(out.Definition), nil
+}
+
+// definitionError marks the DescribeStateMachine answers no retry changes:
+// a version that does not exist or an ARN Step Functions refuses is
+// review.ErrNotFound, and a version the role may not read (another stage's,
+// the latest revision) is review.ErrDenied; anything else (throttling, a
+// 5xx, the network) is returned as it is.
+func definitionError(err error) error {
+	var missing *types.StateMachineDoesNotExist
+	var invalid *types.InvalidArn
+	var api smithy.APIError
+	switch {
+	case errors.As(err, &missing), errors.As(err, &invalid):
+		return fmt.Errorf("%w: %w", review.ErrNotFound, err)
+	case errors.As(err, &api) && api.ErrorCode() == "AccessDeniedException":
+		return fmt.Errorf("%w: %w", review.ErrDenied, err)
+	}
+	return err
 }
