@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -464,8 +463,8 @@ func (tc *toolsetCompiler) mcpServer(ts *toolset.Toolset, f field) {
 	srv := toolset.MCPServer{}
 	if u := f.val.get("mcp"); u != nil {
 		if s, ok := tc.d.str(u, what+" mcp"); ok {
-			if _, err := fetchurl.Parse(s); err != nil {
-				tc.ds.errorf(u.val.pos, RuleMCPServer, "%s mcp %q is not a URL toolgate can call: %v", what, truncate(s), err)
+			if _, err := toolset.ParseMCPURL(s); err != nil {
+				tc.ds.errorf(u.val.pos, RuleMCPServer, "%s mcp %q is not a URL toolgate can call: %v", what, truncate(toolset.MCPURLShown(s)), err)
 			}
 			srv.URL = s
 		}

@@ -29,17 +29,23 @@ type cached struct {
 // The server's definition comes from a tools/list in a new session (so
 // the SDK's own list cache, whose lifetime the server sets, is never
 // used), reused by this Client for the same server URL for at most
-// Config.SchemaTTL. The definitions compared are {inputSchema,
-// outputSchema, annotations}, an absent outputSchema and absent or empty
-// annotations being {}, in their RFC 8785 form.
+// Config.SchemaTTL. The definitions compared are {description,
+// inputSchema, outputSchema, annotations}, an absent description being "",
+// an absent outputSchema and absent or empty annotations being {}, in
+// their RFC 8785 form: the description is what an MCP client shows a
+// model as the tool's meaning, and what the toolset's publisher and
+// reviewers read, so a server that says its tool does something else has
+// changed it too.
 //
 // A tool the server no longer lists, lists more than once, or lists with
 // another definition, is not called: the error is a *tool.Error with code tool.CallParked whose
 // message starts with SchemaChanged and gives both definitions' digests
 // ("sha256:" and the hex SHA-256 of the RFC 8785 form) and, for a changed
 // one, the JSON Pointers of what was added, removed or changed (at most
-// 20). A listing that fails is the *tool.Error of the failure, never maybe
-// applied (the package documentation's table).
+// 20; "changed /description" for a new description: neither text, the
+// server's own and as long as it likes, is quoted). A listing that fails
+// is the *tool.Error of the failure, never maybe applied (the package
+// documentation's table).
 func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
 	m := call.Pinned.MCP
 	if m == nil {
@@ -50,7 +56,7 @@ func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
 		return te
 	}
 	name := m.Server + "." + m.Name
-	pinned, err := definition(call.Pinned.InputSchema, call.Pinned.OutputSchema, m.Annotations)
+	pinned, err := definition(call.Pinned.Description, call.Pinned.InputSchema, call.Pinned.OutputSchema, m.Annotations)
 	if err != nil {
 		return tool.Wrap(tool.Internal, err, "the pinned definition of MCP tool %s cannot be put in its RFC 8785 form", name)
 	}
@@ -64,7 +70,7 @@ func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
 			SchemaChanged, name, l.host, why, pinned.digest)
 	}
 	t := l.Tools[i]
-	current, err := definition(t.InputSchema, t.OutputSchema, t.Annotations)
+	current, err := definition(t.Description, t.InputSchema, t.OutputSchema, t.Annotations)
 	if err != nil {
 		return tool.Wrap(tool.CallParked, err, "%s: MCP tool %s was not called: its server's (%s) definition cannot be put in its RFC 8785 form; pinned %s",
 			SchemaChanged, name, l.host, pinned.digest)
@@ -130,10 +136,10 @@ type def struct {
 	value     any    // canonical, decoded, for diff
 }
 
-// definition builds {inputSchema, outputSchema, annotations}: an absent
-// input schema is null, an absent (or null) output schema or annotations
-// {}.
-func definition(input, output, annotations json.RawMessage) (def, error) {
+// definition builds {description, inputSchema, outputSchema,
+// annotations}: an absent input schema is null, an absent (or null) output
+// schema or annotations {}.
+func definition(description string, input, output, annotations json.RawMessage) (def, error) {
 	orEmpty := func(raw json.RawMessage) json.RawMessage {
 		if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 			return json.RawMessage(`{}`)
@@ -143,7 +149,11 @@ func definition(input, output, annotations json.RawMessage) (def, error) {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage(`null`)
 	}
-	raw, err := json.Marshal(map[string]json.RawMessage{"inputSchema": input, "outputSchema": orEmpty(output), "annotations": orEmpty(annotations)})
+	desc, err := json.Marshal(description)
+	if err != nil {
+		return def{}, err
+	}
+	raw, err := json.Marshal(map[string]json.RawMessage{"description": desc, "inputSchema": input, "outputSchema": orEmpty(output), "annotations": orEmpty(annotations)})
 	if err != nil {
 		return def{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Client is toolgate's MCP client: List for registration, Check and Call
@@ -97,7 +98,7 @@ func (s *session) close() {
 // The revision is the SDK's default: 2026-07-28 if the server answers
 // server/discover, else initialize at the newest the server offers.
 func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middleware) (*session, *tool.Error) {
-	u, err := fetchurl.Parse(rawURL)
+	u, err := toolset.ParseMCPURL(rawURL)
 	if err != nil {
 		return nil, tool.Errorf(tool.PermissionDenied, "the MCP server URL is refused: %v", err)
 	}

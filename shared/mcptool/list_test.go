@@ -110,6 +110,8 @@ func TestListRefusesWhatTheAddressRulesRefuse(t *testing.T) {
 		{"a name with a private answer among public ones", resolving("93.184.216.34", "10.0.0.1"),
 			"http://mcp.example.com/mcp", "10.0.0.1 is private-use"},
 		{"a URL fetch refuses", func(c Config) Config { return c }, "ftp://mcp.example.com/", "the MCP server URL is refused"},
+		{"a URL with a query string", func(c Config) Config { return c }, srv.URL() + "?api_key=sk-live-4f9a", "the URL has a query string"},
+		{"a URL with a fragment", func(c Config) Config { return c }, srv.URL() + "#token=sk-live-4f9a", "the URL has a fragment"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +120,9 @@ func TestListRefusesWhatTheAddressRulesRefuse(t *testing.T) {
 			var le *ListError
 			if !errors.As(err, &le) || le.Code != tool.PermissionDenied || !strings.Contains(le.Message, tt.reason) {
 				t.Fatalf("error %v, want TOOL_PERMISSION_DENIED saying %q", err, tt.reason)
+			}
+			if strings.Contains(le.Message, "sk-live") {
+				t.Errorf("the error quotes the URL's secret: %s", le.Message)
 			}
 			if got := srv.ToolsListed(); got != 0 {
 				t.Errorf("the server was listed %d times", got)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -30,7 +31,7 @@ type MCP struct {
 	// Server is the server's key in the toolset file (MCPServerPattern):
 	// the tool's toolset name is "<server>.<name>".
 	Server string `json:"server"`
-	// URL is the server's streamable HTTP endpoint, as fetchurl.Parse
+	// URL is the server's streamable HTTP endpoint, as ParseMCPURL
 	// accepts it: calls go there, under the http tool's address rules.
 	URL string `json:"url"`
 	// Name is the tool's name exactly as the server defines it
@@ -53,6 +54,48 @@ var (
 	// 0-9, "_", "-" and "." (MCP specification 2025-11-25, "Tool names").
 	MCPToolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 )
+
+// ParseMCPURL parses an MCP server's URL: one that fetchurl.Parse
+// accepts (http or https, no userinfo, ...) and that has no query string
+// and no fragment. The URL is pinned in locks and in the table, shown in
+// messages and logged, so it must hold no secret: fetchurl refuses
+// userinfo, and this an API key in the query (or a token in the fragment),
+// since toolgate cannot store credentials yet (docs/toolsets.md, "MCP
+// servers"). Every check of an MCP server URL is this one: the toolset
+// file's [mcp-server], ParseDraft, ResolveMCP, a pin's (Verify), and the
+// MCP client's before each listing and call (shared/mcptool). The error
+// quotes no part of the URL after a "?" or a "#" (MCPURLShown shows the
+// URL in a message).
+func ParseMCPURL(raw string) (*fetchurl.URL, error) {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		if raw[i] == '?' {
+			return nil, errors.New(`the URL has a query string: an MCP server's URL is pinned in locks, shown in messages and logged, so it cannot carry a secret such as an API key, and toolgate cannot store credentials yet; remove the query`)
+		}
+		return nil, errors.New(`the URL has a fragment: an MCP server's URL is pinned in locks, shown in messages and logged, so it cannot carry a secret such as a token, and toolgate cannot store credentials yet; remove the fragment`)
+	}
+	return fetchurl.Parse(raw)
+}
+
+// MCPURLShown is raw, an MCP server URL ParseMCPURL may have refused, as
+// a message may show it: cut before any query string or fragment (shown
+// as "?…" or "#…"), and with any userinfo shown as "…@", so that no
+// credential it carries is shown or logged.
+func MCPURLShown(raw string) string {
+	tail := ""
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw, tail = raw[:i], raw[i:i+1]+"…"
+	}
+	if scheme, rest, ok := strings.Cut(raw, "//"); ok {
+		end := strings.IndexByte(rest, '/')
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			raw = scheme + "//…" + rest[at:]
+		}
+	}
+	return raw + tail
+}
 
 // MCPProtocols are the MCP protocol revisions a pin may record: those the
 // MCP Go SDK v1.8.0 negotiates, newest first.
@@ -202,7 +245,7 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 const RuleMCPTool = "toolset-mcp-tool"
 
 // checkMCP refuses a malformed MCP tool pin: its name is not
-// "<server>.<name>" of its pin, the URL is not one fetchurl accepts, the
+// "<server>.<name>" of its pin, the URL is not one ParseMCPURL accepts, the
 // revision is unknown, or its policy breaks a platform tool's rules
 // (checkPolicy).
 func checkMCP(id, name string, t *Tool) error {
@@ -221,7 +264,7 @@ func checkMCP(id, name string, t *Tool) error {
 	case t.TimeoutSeconds > MCPToolTimeout:
 		return refuse(RuleMCPTool, "MCP tool %s: timeout_seconds %d is over %d, the mcp-call function's timeout", name, t.TimeoutSeconds, MCPToolTimeout)
 	}
-	if _, err := fetchurl.Parse(m.URL); err != nil {
+	if _, err := ParseMCPURL(m.URL); err != nil {
 		return refuse(RuleMCPTool, "MCP tool %s: server URL: %v", name, err)
 	}
 	return checkPolicy(id, name, t)
@@ -274,7 +317,7 @@ func ParseDraft(data []byte) (*Toolset, error) {
 		case len(srv.Admit) == 0 || len(srv.Admit) > MaxMCPTools:
 			return nil, refuse("", RuleMCPTool, "server %s admits %d tools; 1 to %d", key, len(srv.Admit), MaxMCPTools)
 		}
-		if _, err := fetchurl.Parse(srv.URL); err != nil {
+		if _, err := ParseMCPURL(srv.URL); err != nil {
 			return nil, refuse("", RuleMCPTool, "server %s: URL: %v", key, err)
 		}
 		for _, name := range srv.Admit {
@@ -305,8 +348,9 @@ const (
 
 // ResolveMCP lists each MCP server of draft ts with list (in key order)
 // and returns the registered form: its tools with the admitted MCP tools
-// pinned, no MCPServers, and its id. A server that cannot be listed, or
-// that does not list an admitted tool, is an error naming the server; a
+// pinned, no MCPServers, and its id. A server URL ParseMCPURL refuses is
+// an error naming the server before any server is listed, and so is a
+// server that cannot be listed, or that does not list an admitted tool; a
 // pinned name that is already a tool of ts too. The result still needs
 // Verify.
 func (ts *Toolset) ResolveMCP(ctx context.Context, list Lister) (*Toolset, error) {
@@ -314,7 +358,13 @@ func (ts *Toolset) ResolveMCP(ctx context.Context, list Lister) (*Toolset, error
 	if out.Tools == nil {
 		out.Tools = map[string]Tool{}
 	}
-	for _, key := range slices.Sorted(maps.Keys(ts.MCPServers)) {
+	keys := slices.Sorted(maps.Keys(ts.MCPServers))
+	for _, key := range keys {
+		if _, err := ParseMCPURL(ts.MCPServers[key].URL); err != nil {
+			return nil, fmt.Errorf("MCP server %s (%s): %w", key, MCPURLShown(ts.MCPServers[key].URL), err)
+		}
+	}
+	for _, key := range keys {
 		srv := ts.MCPServers[key]
 		l, err := list(ctx, srv.URL)
 		if err != nil {

@@ -35,16 +35,18 @@ func TestParseDraft(t *testing.T) {
 		t.Fatalf("%+v %v", ts, err)
 	}
 	for name, c := range map[string]struct{ doc, says string }{
-		"an id":             {strings.Replace(draftDoc, `"id": ""`, `"id": "ts_00000000000000000000000000000000"`, 1), "has no id"},
-		"no name":           {strings.Replace(draftDoc, `"name": "crm",`, ``, 1), "has a name"},
-		"a base":            {strings.Replace(draftDoc, `"name": "crm",`, `"name": "crm", "base": "ts_00000000000000000000000000000000",`, 1), "has no base"},
-		"no server":         {strings.Replace(draftDoc, `"mcp_servers"`, `"mcp_serverz"`, 1), "unknown field"},
-		"a repeated member": {strings.Replace(draftDoc, `"admit": [`, `"admit": ["delete_customer"], "admit": [`, 1), "Duplicate key"},
-		"another case":      {strings.Replace(draftDoc, `"admit"`, `"Admit"`, 1), "exact names, once each"},
-		"a default written": {strings.Replace(draftDoc, `"idempotent": true`, `"idempotent": true, "review_required": false`, 1), "members its form leaves out"},
-		"a key with a dot":  {strings.Replace(draftDoc, `"crm": {`, `"crm.v2": {`, 1), "does not match"},
-		"an empty admit":    {strings.Replace(draftDoc, `["create_ticket", "lookup_customer"]`, `[]`, 1), "admits 0 tools"},
-		"a URL with a user": {strings.Replace(draftDoc, `https://mcp`, `https://u:p@mcp`, 1), "userinfo"},
+		"an id":                 {strings.Replace(draftDoc, `"id": ""`, `"id": "ts_00000000000000000000000000000000"`, 1), "has no id"},
+		"no name":               {strings.Replace(draftDoc, `"name": "crm",`, ``, 1), "has a name"},
+		"a base":                {strings.Replace(draftDoc, `"name": "crm",`, `"name": "crm", "base": "ts_00000000000000000000000000000000",`, 1), "has no base"},
+		"no server":             {strings.Replace(draftDoc, `"mcp_servers"`, `"mcp_serverz"`, 1), "unknown field"},
+		"a repeated member":     {strings.Replace(draftDoc, `"admit": [`, `"admit": ["delete_customer"], "admit": [`, 1), "Duplicate key"},
+		"another case":          {strings.Replace(draftDoc, `"admit"`, `"Admit"`, 1), "exact names, once each"},
+		"a default written":     {strings.Replace(draftDoc, `"idempotent": true`, `"idempotent": true, "review_required": false`, 1), "members its form leaves out"},
+		"a key with a dot":      {strings.Replace(draftDoc, `"crm": {`, `"crm.v2": {`, 1), "does not match"},
+		"an empty admit":        {strings.Replace(draftDoc, `["create_ticket", "lookup_customer"]`, `[]`, 1), "admits 0 tools"},
+		"a URL with a user":     {strings.Replace(draftDoc, `https://mcp`, `https://u:p@mcp`, 1), "userinfo"},
+		"a URL with a query":    {strings.Replace(draftDoc, `/mcp"`, `/mcp?api_key=sk-live-4f9a"`, 1), "has a query string"},
+		"a URL with a fragment": {strings.Replace(draftDoc, `/mcp"`, `/mcp#sk-live-4f9a"`, 1), "has a fragment"},
 		"an MCP tool pinned by hand": {strings.Replace(draftDoc, `"tools": {}`, `"tools": {"evil.lookup": {"description": "", "input_schema": {}, "output_schema": {}, "idempotent": false, "policy": "at_most_once", "review_required": false, "timeout_seconds": 60,
 			"mcp": {"server": "evil", "url": "https://mcp.evil.example.com/mcp", "name": "lookup", "protocol": "2026-07-28"}}}`, 1), "a draft's MCP tools are pinned by registration"},
 	} {
@@ -53,6 +55,9 @@ func TestParseDraft(t *testing.T) {
 			var ref *Refusal
 			if !errors.As(err, &ref) || !strings.Contains(err.Error(), c.says) {
 				t.Fatalf("%v, want a refusal saying %q", err, c.says)
+			}
+			if strings.Contains(err.Error(), "sk-live") {
+				t.Errorf("the refusal quotes the URL's secret: %v", err)
 			}
 		})
 	}
@@ -123,5 +128,103 @@ func TestPinQuotesAndBoundsTheNamesAServerLists(t *testing.T) {
 	}
 	if !strings.Contains(msg, `server crm does not list tool "create_ticket"`) {
 		t.Errorf("the refusal %q does not name the tool", msg)
+	}
+}
+
+// An MCP server URL holds no secret: it is pinned in locks and the table,
+// shown and logged. ParseMCPURL, every check of such a URL, refuses a
+// query string and a fragment (where an API key or a token would go) as
+// fetchurl refuses userinfo, without quoting them.
+func TestParseMCPURL(t *testing.T) {
+	for _, ok := range []string{"https://mcp.crm.example.com/mcp", "http://127.0.0.1:40647/mcp", "https://mcp.crm.example.com"} {
+		if _, err := ParseMCPURL(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for raw, says := range map[string]string{
+		"https://mcp.crm.example.com/mcp?api_key=sk-live-4f9a": "has a query string",
+		"https://mcp.crm.example.com/mcp?":                     "has a query string",
+		"https://mcp.crm.example.com?sk-live-4f9a":             "has a query string",
+		"https://mcp.crm.example.com/mcp?a=1#sk-live-4f9a":     "has a query string",
+		"https://mcp.crm.example.com/mcp#token=sk-live-4f9a":   "has a fragment",
+		"https://mcp.crm.example.com/mcp#":                     "has a fragment",
+		"https://mcp.crm.example.com/mcp#a?sk-live-4f9a":       "has a fragment",
+		"https://mcp.crm.example.com/m cp?sk-live-4f9a":        "has a query string",
+		"https://u:sk-live-4f9a@mcp.crm.example.com/mcp":       "userinfo",
+		"ftp://mcp.crm.example.com/mcp":                        "scheme",
+		"https://mcp.crm.example.com/a/../mcp":                 "dot segment",
+	} {
+		_, err := ParseMCPURL(raw)
+		if err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: %v, want an error saying %q", raw, err, says)
+			continue
+		}
+		if strings.Contains(err.Error(), "sk-live") {
+			t.Errorf("%s: the error quotes the secret: %v", raw, err)
+		}
+		if strings.Contains(says, "query") && !strings.Contains(err.Error(), "toolgate cannot store credentials yet") {
+			t.Errorf("%s: %v does not say credentials cannot be stored yet", raw, err)
+		}
+	}
+}
+
+func TestMCPURLShown(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://mcp.crm.example.com/mcp":                     "https://mcp.crm.example.com/mcp",
+		"https://mcp.crm.example.com/mcp?api_key=sk-live":     "https://mcp.crm.example.com/mcp?…",
+		"https://mcp.crm.example.com/mcp#sk-live":             "https://mcp.crm.example.com/mcp#…",
+		"https://mcp.crm.example.com?sk-live#x":               "https://mcp.crm.example.com?…",
+		"https://u:sk-live@mcp.crm.example.com/mcp":           "https://…@mcp.crm.example.com/mcp",
+		"https://u:sk-live@mcp.crm.example.com":               "https://…@mcp.crm.example.com",
+		"https://u@x:sk-live@mcp.crm.example.com/mcp?sk-live": "https://…@mcp.crm.example.com/mcp?…",
+		"mcp.crm.example.com/mcp?sk-live":                     "mcp.crm.example.com/mcp?…",
+	} {
+		if got := MCPURLShown(raw); got != want {
+			t.Errorf("MCPURLShown(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// A draft or a pin built otherwise than by toolgate's CLI and registration
+// is refused too: ResolveMCP lists no server of a draft with such a URL,
+// and Verify refuses a pin with one.
+func TestAnMCPURLWithAQueryIsRefusedEverywhere(t *testing.T) {
+	draft, err := ParseDraft([]byte(draftDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := Listed{Protocol: "2026-07-28", Tools: []ListedTool{
+		{Name: "create_ticket", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "lookup_customer", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}}
+	lists := 0
+	list := func(context.Context, string) (Listed, error) { lists++; return listed, nil }
+
+	bad := *draft
+	bad.MCPServers = map[string]MCPServer{"crm": draft.MCPServers["crm"], "zz": {URL: "https://mcp.zz.example.com/mcp?api_key=sk-live-4f9a", Admit: []string{"create_ticket"}}}
+	_, err = bad.ResolveMCP(context.Background(), list)
+	if err == nil || !strings.Contains(err.Error(), "MCP server zz (https://mcp.zz.example.com/mcp?…): the URL has a query string") || strings.Contains(err.Error(), "sk-live") {
+		t.Errorf("ResolveMCP: %v", err)
+	}
+	if lists != 0 {
+		t.Errorf("ResolveMCP listed %d servers before refusing", lists)
+	}
+
+	ts, err := draft.ResolveMCP(context.Background(), list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := ts.Tools["crm.create_ticket"]
+	m := *ct.MCP
+	m.URL += "?api_key=sk-live-4f9a"
+	ct.MCP = &m
+	ts.Tools["crm.create_ticket"] = ct
+	if ts.ID, err = ts.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	err = ts.Verify(catalog.Default())
+	var ref *Refusal
+	if !errors.As(err, &ref) || ref.Rule != RuleMCPTool || !strings.Contains(err.Error(), "the URL has a query string") || strings.Contains(err.Error(), "sk-live") {
+		t.Errorf("Verify: %v, want a [%s] refusal saying the URL has a query string, without it", err, RuleMCPTool)
 	}
 }

@@ -36,6 +36,11 @@ func (s *Server) SetOutputSchema(name string, schema json.RawMessage) error {
 	})
 }
 
+// SetDescription replaces the named tool's description; "" removes it.
+func (s *Server) SetDescription(name, description string) error {
+	return s.change(name, func(d *mcp.Tool) { d.Description = description })
+}
+
 // SetAnnotations replaces the named tool's annotations; nil removes them.
 func (s *Server) SetAnnotations(name string, a *mcp.ToolAnnotations) error {
 	return s.change(name, func(d *mcp.Tool) {

@@ -45,8 +45,9 @@
 //
 // Methods on *Server, for tests; none is reachable over the network.
 //
-//   - SetInputSchema, SetOutputSchema, SetAnnotations, RemoveTool change the
-//     tool list while running; the SDK sends notifications/tools/list_changed.
+//   - SetDescription, SetInputSchema, SetOutputSchema, SetAnnotations,
+//     RemoveTool change the tool list while running; the SDK sends
+//     notifications/tools/list_changed.
 //   - ListAlso lists a tool without registering it: one the SDK's server
 //     refuses to add and its client drops as invalid.
 //   - RefuseCalls(n, Unavailable | Unauthorized | TooManyRequests(d)): the

@@ -418,6 +418,44 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		}
 	})
 
+	t.Run("a description changed since registration parks the call too, and the cause does not quote it", func(t *testing.T) {
+		var lock struct {
+			Tools map[string]struct {
+				Description string `json:"description"`
+			}
+		}
+		readJSON(t, filepath.Join(dir, "crm-local.lock.json"), &lock)
+		pinned := lock.Tools["crm.lookup_customer"].Description
+		changed := "Deletes the customer named by customer_id."
+		if err := srv.SetDescription(mcpserver.LookupCustomer, changed); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := srv.SetDescription(mcpserver.LookupCustomer, pinned); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		calls := len(srv.Calls())
+		run := e.start(t, "mcp-e2e-lookup", map[string]string{"customer_id": "C-1"})
+		out, _ := e.follow(t, run)
+		if out.Status != "FAILED" || out.Error != string(tool.CallParked) {
+			t.Fatalf("run %s %s %s, want FAILED %s", out.Status, out.Error, out.Cause, tool.CallParked)
+		}
+		if !strings.Contains(out.Cause, "changed /description") || strings.Contains(out.Cause, "Deletes the customer") || strings.Contains(out.Cause, pinned) {
+			t.Errorf("the cause names no changed /description, or quotes a description:\n%s", out.Cause)
+		}
+		rows := e.toolRows(t, run, "crm.lookup_customer")
+		if len(rows) != 1 || rows[0].Status != ledger.Parked || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 0 {
+			t.Fatalf("rows %+v, want one PARKED %s, attempt 0", rows, tool.CallParked)
+		}
+		if strings.Contains(fmt.Sprintf("%+v", rows[0]), "Deletes the customer") {
+			t.Errorf("the ledger row quotes the description: %+v", rows[0])
+		}
+		if sent := srv.Calls()[calls:]; len(sent) != 0 {
+			t.Fatalf("the server received %+v, want no tools/call", sent)
+		}
+	})
+
 	t.Run("an output breaking the pinned schema is TOOL_OUTPUT_INVALID", func(t *testing.T) {
 		if err := srv.BreakOutput(mcpserver.LookupCustomer, 1); err != nil {
 			t.Fatal(err)
