@@ -39,10 +39,10 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 		inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, 1, rec.LeaseUntil, rec.Token
 		return nil
 	}
-	inv.attempt = old.Attempts
 	if o := inv.leftByEarlierRun(old); o != nil {
-		return o
+		return o // attempt 0: the old run's attempts are not this call's
 	}
+	inv.attempt = old.Attempts
 	if !old.SameCall(rec) {
 		return refused(tool.Errorf(tool.InputInvalid, "idempotency key reused with a different call"))
 	}

@@ -116,6 +116,9 @@ func TestRecordOfAnEarlierExecutionOfTheSameNameIsRefused(t *testing.T) {
 			for _, r := range rows {
 				if r.Status == ledger.Refused && r.ErrorCode == string(tool.PermissionDenied) {
 					refusals++
+					if r.Attempt != 0 {
+						t.Errorf("the refusal is attempt %d of the old run's call; want 0, no attempt of this run's", r.Attempt)
+					}
 				}
 				if r.Status == ledger.Deduplicated {
 					t.Fatalf("the refusal counts as a replay: %+v", rows)
