@@ -87,7 +87,7 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 		}
 		var refused int
 		for _, r := range e.rows(t, run) {
-			if r.Status == ledger.Refused && r.ErrorCode == string(tool.PermissionDenied) && r.Attempt == 1 {
+			if r.Status == ledger.Refused && r.ErrorCode == string(tool.PermissionDenied) && r.Attempt == 0 {
 				refused++
 			}
 			if r.Status == ledger.Deduplicated {
