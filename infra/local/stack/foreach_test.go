@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -61,29 +62,52 @@ steps:
           fail: {error: NotApproved}
 `
 
-// A for_each of three items with a review and a send inside, on the local
-// stack: three approvals, three keys (<seq of the loop>.<index>.1, in
-// call order in the ledger), three e-mails, and the collected list as the
-// run's output.
-func TestForEachOnTheLocalStack(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{})
-	e.publish(t, "e2e-each", mailEach)
-	e.clearMails(t)
-	people := []map[string]string{
-		{"email": "a@example.com", "name": "Ada"},
-		{"email": "b@example.com", "name": "Bo"},
-		{"email": "c@example.com", "name": "Cy"},
-	}
-	run := e.start(t, "e2e-each", map[string]any{"people": people})
+// eachPeople are the three recipients the mailEach Solutions loop over, in
+// item order.
+var eachPeople = []map[string]string{
+	{"email": "a@example.com", "name": "Ada"},
+	{"email": "b@example.com", "name": "Bo"},
+	{"email": "c@example.com", "name": "Cy"},
+}
+
+// approveEach approves n reviews of run as they come, each once.
+func (e *env) approveEach(t *testing.T, run string, n int) {
+	t.Helper()
 	decided := map[string]bool{}
-	for range people {
+	for range n {
 		id := e.pending(t, run, decided)
 		e.decide(t, "approve", id)
 		decided[id] = true
 	}
+}
+
+// mailEveryone runs the published mailEach-shaped Solution over eachPeople
+// with an empty mailbox, approves each item's review, and returns the run
+// and its end, which must be SUCCEEDED.
+func (e *env) mailEveryone(t *testing.T, solution string) (string, *publish.Outcome) {
+	t.Helper()
+	e.clearMails(t)
+	run := e.start(t, solution, map[string]any{"people": eachPeople})
+	e.approveEach(t, run, len(eachPeople))
 	out := e.finish(t, run)
 	if out.Status != "SUCCEEDED" {
 		t.Fatalf("run %s: %s %s", out.Status, out.Error, out.Cause)
+	}
+	return run, out
+}
+
+// everyoneMailedOnce checks a mailEveryone run: the emulator holds exactly
+// one e-mail per recipient, and the run's output collects each recipient
+// with a message id, in item order.
+func (e *env) everyoneMailedOnce(t *testing.T, out *publish.Outcome) {
+	t.Helper()
+	var to []string
+	for _, m := range e.mails(t) {
+		to = append(to, m.Destination.To...)
+	}
+	slices.Sort(to)
+	if fmt.Sprint(to) != "[a@example.com b@example.com c@example.com]" {
+		t.Fatalf("mails to %v, want one per recipient", to)
 	}
 	var output struct {
 		Sent []struct {
@@ -91,9 +115,24 @@ func TestForEachOnTheLocalStack(t *testing.T) {
 			MessageID string `json:"message_id"`
 		}
 	}
-	if err := json.Unmarshal([]byte(out.Output), &output); err != nil || len(output.Sent) != 3 {
+	if err := json.Unmarshal([]byte(out.Output), &output); err != nil || len(output.Sent) != len(eachPeople) {
 		t.Fatalf("output %s: %v", out.Output, err)
 	}
+	for k, s := range output.Sent {
+		if s.To != eachPeople[k]["email"] || s.MessageID == "" {
+			t.Errorf("collected %d: %+v", k, s)
+		}
+	}
+}
+
+// A for_each of three items with a review and a send inside, on the local
+// stack: three approvals, three keys (<seq of the loop>.<index>.1, in
+// call order in the ledger), three e-mails, and the collected list as the
+// run's output.
+func TestForEachOnTheLocalStack(t *testing.T) {
+	e := startEnv(t, stack.StackOptions{})
+	e.publish(t, "e2e-each", mailEach)
+	run, out := e.mailEveryone(t, "e2e-each")
 	var sends []ledger.Row
 	for _, r := range e.rows(t, run) {
 		if r.Tool == "send-email" {
@@ -111,20 +150,7 @@ func TestForEachOnTheLocalStack(t *testing.T) {
 	if len(sends) != 3 || len(slices.Compact(slices.Clone(keys))) != 3 {
 		t.Fatalf("send rows %+v", sends)
 	}
-	mails := e.mails(t)
-	var to []string
-	for _, m := range mails {
-		to = append(to, m.Destination.To...)
-	}
-	slices.Sort(to)
-	if fmt.Sprint(to) != "[a@example.com b@example.com c@example.com]" {
-		t.Fatalf("mails %+v", mails)
-	}
-	for k, s := range output.Sent {
-		if s.To != people[k]["email"] || s.MessageID == "" {
-			t.Errorf("collected %d: %+v", k, s)
-		}
-	}
+	e.everyoneMailedOnce(t, out)
 }
 
 // twoLoops sends one reviewed e-mail in each of two loops in a row: each
@@ -157,12 +183,7 @@ func TestTwoLoopsOnTheLocalStack(t *testing.T) {
 	e := startEnv(t, stack.StackOptions{})
 	e.publish(t, "e2e-two-loops", twoLoops)
 	run := e.start(t, "e2e-two-loops", map[string]any{"people": []string{"a@example.com"}})
-	decided := map[string]bool{}
-	for range 2 {
-		id := e.pending(t, run, decided)
-		e.decide(t, "approve", id)
-		decided[id] = true
-	}
+	e.approveEach(t, run, 2)
 	if out := e.finish(t, run); out.Status != "SUCCEEDED" {
 		t.Fatalf("run %s: %s %s", out.Status, out.Error, out.Cause)
 	}
@@ -249,23 +270,7 @@ func TestForEachRetriedSendReusesItsKey(t *testing.T) {
 		return srv.URL
 	}})
 	e.publish(t, "e2e-each-retried", mailEachRetried)
-	e.clearMails(t)
-	people := []map[string]string{
-		{"email": "a@example.com", "name": "Ada"},
-		{"email": "b@example.com", "name": "Bo"},
-		{"email": "c@example.com", "name": "Cy"},
-	}
-	run := e.start(t, "e2e-each-retried", map[string]any{"people": people})
-	decided := map[string]bool{}
-	for range people {
-		id := e.pending(t, run, decided)
-		e.decide(t, "approve", id)
-		decided[id] = true
-	}
-	out := e.finish(t, run)
-	if out.Status != "SUCCEEDED" {
-		t.Fatalf("run %s: %s %s", out.Status, out.Error, out.Cause)
-	}
+	run, out := e.mailEveryone(t, "e2e-each-retried")
 	if n := throttle.sends.Load(); n != 2 {
 		t.Fatalf("the proxy saw %d sends to %s, want the throttled one and its retry", n, throttle.recipient)
 	}
@@ -295,28 +300,7 @@ func TestForEachRetriedSendReusesItsKey(t *testing.T) {
 	if !slices.Equal(got, want) || len(keys) != 3 {
 		t.Fatalf("send rows:\n%q\nwant:\n%q", got, want)
 	}
-	var to []string
-	for _, m := range e.mails(t) {
-		to = append(to, m.Destination.To...)
-	}
-	slices.Sort(to)
-	if fmt.Sprint(to) != "[a@example.com b@example.com c@example.com]" {
-		t.Fatalf("mails to %v, want one per recipient", to)
-	}
-	var output struct {
-		Sent []struct {
-			To        string `json:"to"`
-			MessageID string `json:"message_id"`
-		}
-	}
-	if err := json.Unmarshal([]byte(out.Output), &output); err != nil || len(output.Sent) != 3 {
-		t.Fatalf("output %s: %v", out.Output, err)
-	}
-	for k, s := range output.Sent {
-		if s.To != people[k]["email"] || s.MessageID == "" {
-			t.Errorf("collected %d: %+v", k, s)
-		}
-	}
+	e.everyoneMailedOnce(t, out)
 }
 
 // overlappingReviews runs a review and the send it approves for two
