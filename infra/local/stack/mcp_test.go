@@ -206,6 +206,26 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		// puts it back, and the next must not see the listing of either.
 		Env: map[string]string{"TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "0"}})
 	srv := e.st.MCP
+	// parkedLookup runs mcp-e2e-lookup once its tool changed on the server:
+	// the run fails with CALL_PARKED, its one row is PARKED, attempt 0,
+	// under <run>/1, and the server receives no tools/call.
+	parkedLookup := func(t *testing.T) (*publish.Outcome, ledger.Row) {
+		t.Helper()
+		calls := len(srv.Calls())
+		run := e.start(t, "mcp-e2e-lookup", map[string]string{"customer_id": "C-1"})
+		out, _ := e.follow(t, run)
+		if out.Status != "FAILED" || out.Error != string(tool.CallParked) {
+			t.Fatalf("run %s %s %s, want FAILED %s", out.Status, out.Error, out.Cause, tool.CallParked)
+		}
+		rows := e.toolRows(t, run, "crm.lookup_customer")
+		if len(rows) != 1 || rows[0].Status != ledger.Parked || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 0 || rows[0].IdempotencyKey != run+"/1" {
+			t.Fatalf("rows %+v, want one PARKED %s, attempt 0, under %s/1", rows, tool.CallParked, run)
+		}
+		if sent := srv.Calls()[calls:]; len(sent) != 0 {
+			t.Fatalf("the server received %+v, want no tools/call", sent)
+		}
+		return out, rows[0]
+	}
 
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -398,23 +418,11 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}()
-		calls := len(srv.Calls())
-		run := e.start(t, "mcp-e2e-lookup", map[string]string{"customer_id": "C-1"})
-		out, _ := e.follow(t, run)
-		if out.Status != "FAILED" || out.Error != string(tool.CallParked) {
-			t.Fatalf("run %s %s %s, want FAILED %s", out.Status, out.Error, out.Cause, tool.CallParked)
-		}
+		out, _ := parkedLookup(t)
 		for _, want := range []string{mcptool.SchemaChanged, "pinned sha256:", "server sha256:", "added /inputSchema/properties/customer_id/maxLength"} {
 			if !strings.Contains(out.Cause, want) {
 				t.Errorf("the cause lacks %q:\n%s", want, out.Cause)
 			}
-		}
-		rows := e.toolRows(t, run, "crm.lookup_customer")
-		if len(rows) != 1 || rows[0].Status != ledger.Parked || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 0 || rows[0].IdempotencyKey != run+"/1" {
-			t.Fatalf("rows %+v, want one PARKED %s, attempt 0, under %s/1", rows, tool.CallParked, run)
-		}
-		if sent := srv.Calls()[calls:]; len(sent) != 0 {
-			t.Fatalf("the server received %+v, want no tools/call", sent)
 		}
 	})
 
@@ -435,24 +443,12 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}()
-		calls := len(srv.Calls())
-		run := e.start(t, "mcp-e2e-lookup", map[string]string{"customer_id": "C-1"})
-		out, _ := e.follow(t, run)
-		if out.Status != "FAILED" || out.Error != string(tool.CallParked) {
-			t.Fatalf("run %s %s %s, want FAILED %s", out.Status, out.Error, out.Cause, tool.CallParked)
-		}
+		out, row := parkedLookup(t)
 		if !strings.Contains(out.Cause, "changed /description") || strings.Contains(out.Cause, "Deletes the customer") || strings.Contains(out.Cause, pinned) {
 			t.Errorf("the cause names no changed /description, or quotes a description:\n%s", out.Cause)
 		}
-		rows := e.toolRows(t, run, "crm.lookup_customer")
-		if len(rows) != 1 || rows[0].Status != ledger.Parked || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 0 {
-			t.Fatalf("rows %+v, want one PARKED %s, attempt 0", rows, tool.CallParked)
-		}
-		if strings.Contains(fmt.Sprintf("%+v", rows[0]), "Deletes the customer") {
-			t.Errorf("the ledger row quotes the description: %+v", rows[0])
-		}
-		if sent := srv.Calls()[calls:]; len(sent) != 0 {
-			t.Fatalf("the server received %+v, want no tools/call", sent)
+		if strings.Contains(fmt.Sprintf("%+v", row), "Deletes the customer") {
+			t.Errorf("the ledger row quotes the description: %+v", row)
 		}
 	})
 
