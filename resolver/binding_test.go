@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -58,11 +57,7 @@ func TestExecutionBindings(t *testing.T) {
 // An execution binding counts in the state-size bound at its own bound:
 // nine copies of the execution's ARN are a few KiB, not a refusal.
 func TestExecutionBindingsAreBounded(t *testing.T) {
-	var f []string
-	for _, k := range "abcdefghi" {
-		f = append(f, string(k)+`: "${execution.id} ${execution.name} ${execution.start_time}"`)
-	}
-	src := "solution: t\nversion: 1\nsteps:\n  - id: p\n    pass: {" + strings.Join(f, ", ") + "}\n"
+	src := "solution: t\nversion: 1\nsteps:\n  - id: p\n    pass: " + copies(9, "${execution.id} ${execution.name} ${execution.start_time}") + "\n"
 	if res := compileString(t, src); !res.OK() {
 		t.Fatalf("diagnostics: %s", diagText(res))
 	}
@@ -106,11 +101,7 @@ func TestErrorBindingsNeedTheErrorPath(t *testing.T) {
 // A step's error counts at its own bound, not at the step's output limit:
 // twenty copies of a small fetch's Cause are refused.
 func TestErrorBindingsCountAtTheErrorsBound(t *testing.T) {
-	var f []string
-	for k := range 20 {
-		f = append(f, fmt.Sprintf(`c%d: "${steps.f.error.Cause}"`, k))
-	}
-	src := "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]}\nsteps:\n  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    output_limit_bytes: 10\n    on_error: p\n  - id: p\n    pass: {" + strings.Join(f, ", ") + "}\n"
+	src := "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]}\nsteps:\n  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    output_limit_bytes: 10\n    on_error: p\n  - id: p\n    pass: " + copies(20, "${steps.f.error.Cause}") + "\n"
 	if !hasError(t, src, RuleStateSize) {
 		t.Fatal("twenty copies of an error's Cause pass the state-size bound")
 	}
@@ -199,11 +190,7 @@ func TestDecisionBindingsNeedTheDecision(t *testing.T) {
 
 // A decision's slot and its reason count in the state-size bound.
 func TestDecisionBindingsAreBounded(t *testing.T) {
-	var f []string
-	for k := range 40 {
-		f = append(f, fmt.Sprintf(`c%d: "${reviews.r.reason}"`, k))
-	}
-	src := "solution: t\nversion: 1\nsteps:\n  - id: r\n    review: {of: s}\n    on_approve: s\n    on_reject: p\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: x, text: t}\n    next: p\n  - id: p\n    pass: {" + strings.Join(f, ", ") + "}\n"
+	src := "solution: t\nversion: 1\nsteps:\n  - id: r\n    review: {of: s}\n    on_approve: s\n    on_reject: p\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: x, text: t}\n    next: p\n  - id: p\n    pass: " + copies(40, "${reviews.r.reason}") + "\n"
 	if !hasError(t, src, RuleStateSize) {
 		t.Fatal("forty copies of a review's reason pass the state-size bound")
 	}

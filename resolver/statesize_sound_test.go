@@ -23,13 +23,19 @@ func hasError(t *testing.T, src, rule string) bool {
 	return false
 }
 
+// copies is a pass step's values: n members c0, c1, … each holding value
+// (a template or a binding), as a flow mapping.
+func copies(n int, value string) string {
+	f := make([]string, n)
+	for k := range f {
+		f[k] = fmt.Sprintf("c%d: %q", k, value)
+	}
+	return "{" + strings.Join(f, ", ") + "}"
+}
+
 // nineCopies is a Solution whose pass step copies ${input.PATH} nine times.
 func nineCopies(input, path string) string {
-	var f []string
-	for _, k := range "abcdefghi" {
-		f = append(f, fmt.Sprintf(`%c: "${input.%s}"`, k, path))
-	}
-	return "solution: t\nversion: 1\n" + input + "steps:\n  - id: copy\n    pass: {" + strings.Join(f, ", ") + "}\n"
+	return "solution: t\nversion: 1\n" + input + "steps:\n  - id: copy\n    pass: " + copies(9, "${input."+path+"}") + "\n"
 }
 
 // schemaBound bounds an object with additionalProperties: false by
