@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
-	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -39,20 +38,8 @@ func mcpToolset(t *testing.T, e *env) *toolset.Toolset {
 	pin("test-send", "create_ticket", toolset.MCPToolTimeout)
 	pin("test-gated", "gated", toolset.MCPToolTimeout)
 	pin("test-echo", "slow", 1)
-	pt := ts.Tools["test-echo"]
-	pt.Function, pt.TimeoutSeconds = "arn:aws:lambda:us-east-1:000000000000:function:p-echo", 10
-	ts.Tools["p-echo"] = pt
-	var err error
-	if ts.ID, err = ts.ComputeID(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ts.Verify(catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.store.RegisterToolset(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
-	return ts
+	addPlatformEcho(ts)
+	return registerAs(t, e, ts)
 }
 
 // parking is a Check that parks every call while changed is set, and

@@ -18,10 +18,22 @@ import (
 func platformToolset(t *testing.T, e *env) *toolset.Toolset {
 	t.Helper()
 	ts := testToolset(t, 100)
+	addPlatformEcho(ts)
+	return registerAs(t, e, ts)
+}
+
+// addPlatformEcho pins p-echo in ts: test-echo's contract, run by the
+// function p-echo (a function ARN, a 10 s timeout).
+func addPlatformEcho(ts *toolset.Toolset) {
 	pt := ts.Tools["test-echo"]
-	pt.Function = "arn:aws:lambda:us-east-1:000000000000:function:p-echo"
-	pt.TimeoutSeconds = 10
+	pt.Function, pt.TimeoutSeconds = "arn:aws:lambda:us-east-1:000000000000:function:p-echo", 10
 	ts.Tools["p-echo"] = pt
+}
+
+// registerAs gives ts its id, verifies it against the catalog and
+// registers it on e's ledger.
+func registerAs(t *testing.T, e *env, ts *toolset.Toolset) *toolset.Toolset {
+	t.Helper()
 	var err error
 	if ts.ID, err = ts.ComputeID(); err != nil {
 		t.Fatal(err)
