@@ -627,21 +627,7 @@ func TestCrashAfterSend(t *testing.T) {
 	}
 	// The redrive: the same call, the same key, after the lease.
 	time.Sleep(2100 * time.Millisecond) // real time: send-email under the RIE reads the real clock for its 2 s lease
-	h, err := e.sf.GetExecutionHistory(t.Context(), &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(run)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var payload string
-	for _, ev := range h.Events {
-		if d := ev.TaskScheduledEventDetails; d != nil && strings.Contains(aws.ToString(d.Parameters), `"tool":"send-email"`) {
-			var p struct{ Payload json.RawMessage }
-			json.Unmarshal([]byte(aws.ToString(d.Parameters)), &p)
-			payload = string(p.Payload)
-		}
-	}
-	if payload == "" {
-		t.Fatal("no send-email Task in the history")
-	}
+	payload := e.taskPayload(t, run, "send-email")
 	// A redrive comes from Step Functions: the sfn lane.
 	resp, err := http.Post(e.st.SFNEndpoints["send-email"]+"/2015-03-31/functions/function/invocations", "application/json", strings.NewReader(payload))
 	if err != nil {
