@@ -30,15 +30,7 @@ func TestLambdaRouter(t *testing.T) {
 		w.Write(body)
 	}))
 	t.Cleanup(fn.Close)
-	r, err := local.StartLambdaRouter(map[string]string{"create-ticket": fn.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	client := lambda.NewFromConfig(awsConfig(t), func(o *lambda.Options) {
-		o.BaseEndpoint = aws.String(r.Endpoint())
-		o.RetryMaxAttempts = 1
-	})
+	r, client := startRouter(t, fn.URL)
 	const arn = "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
 
 	t.Run("Invoke", func(t *testing.T) {
@@ -134,15 +126,7 @@ func TestLambdaRouter(t *testing.T) {
 func TestLambdaRouterRefusesOtherAccountsRegionsAndUntaggedInvokes(t *testing.T) {
 	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(w, r.Body) }))
 	t.Cleanup(fn.Close)
-	r, err := local.StartLambdaRouter(map[string]string{"create-ticket": fn.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	client := lambda.NewFromConfig(awsConfig(t), func(o *lambda.Options) {
-		o.BaseEndpoint = aws.String(r.Endpoint())
-		o.RetryMaxAttempts = 1
-	})
+	r, client := startRouter(t, fn.URL)
 	invoke := func(name string) error {
 		_, err := client.Invoke(t.Context(), &lambda.InvokeInput{FunctionName: aws.String(name), Payload: []byte(`{}`)})
 		return err
@@ -179,4 +163,21 @@ func TestLambdaRouterRefusesOtherAccountsRegionsAndUntaggedInvokes(t *testing.T)
 	if err := invoke("arn:aws:lambda:us-east-1:000000000000:function:create-ticket:live"); err != nil {
 		t.Fatalf("a function tagged for the stage: %v", err)
 	}
+}
+
+// startRouter starts a LambdaRouter with create-ticket served by url, and
+// a Lambda client of it that makes one attempt per request; both are
+// closed with t.
+func startRouter(t *testing.T, url string) (*local.LambdaRouter, *lambda.Client) {
+	t.Helper()
+	r, err := local.StartLambdaRouter(map[string]string{"create-ticket": url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	client := lambda.NewFromConfig(awsConfig(t), func(o *lambda.Options) {
+		o.BaseEndpoint = aws.String(r.Endpoint())
+		o.RetryMaxAttempts = 1
+	})
+	return r, client
 }
