@@ -25,12 +25,14 @@ func main() {
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
 	db := dynamodb.NewFromConfig(awsCfg)
+	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	svc := &decision.Service{
 		Store:   dynamo.NewStore(db, cfg.Table),
 		Tasks:   stepfunctions.Sender{Client: sfn.NewFromConfig(awsCfg)},
 		Callers: callers,
+		Account: cfg.Callers.Account,
 		Log:     log,
 	}
 	h := &decision.Handler{Service: svc}

@@ -27,6 +27,7 @@ func main() {
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
 	db := dynamodb.NewFromConfig(awsCfg)
+	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	h := &request.Handler{Store: dynamo.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,

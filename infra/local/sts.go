@@ -100,41 +100,86 @@ func ValidLocalName(name string) error {
 	return nil
 }
 
-// Credentials returns name's static credentials: access key ID "TGL" and
-// the name in base32 (RFC 4648, upper case, no padding); secret access key
-// the hex HMAC-SHA256 of "toolgate-local-secret/"+name keyed by the seed;
-// no session token. The name must pass ValidLocalName.
+// Credentials returns name's static credentials in the local stack's
+// account (LocalAccountID): access key ID "TGL" and the name in base32
+// (RFC 4648, upper case, no padding); secret access key the hex
+// HMAC-SHA256 of "toolgate-local-secret/"+name keyed by the seed; no
+// session token. The name must pass ValidLocalName.
 func (k *LocalKeys) Credentials(name string) (aws.Credentials, error) {
+	return k.CredentialsIn(LocalAccountID, name)
+}
+
+// CredentialsIn returns the static credentials of name in account, a
+// 12-digit AWS account id: Credentials for LocalAccountID; for any other
+// account, access key ID "TGL" and "ACCOUNT/NAME" in base32, and secret
+// access key the hex HMAC-SHA256 of "toolgate-local-secret/ACCOUNT/NAME".
+// Real STS answers GetCallerIdentity for the credentials of any account;
+// so does the stand-in, so that tests can present another account's keys.
+func (k *LocalKeys) CredentialsIn(account, name string) (aws.Credentials, error) {
 	if err := ValidLocalName(name); err != nil {
 		return aws.Credentials{}, err
 	}
+	if !validAccount(account) {
+		return aws.Credentials{}, fmt.Errorf("local: account %q: want 12 digits", account)
+	}
+	id := name
+	if account != LocalAccountID {
+		id = account + "/" + name
+	}
 	mac := hmac.New(sha256.New, k.seed)
-	mac.Write([]byte("toolgate-local-secret/" + name))
+	mac.Write([]byte("toolgate-local-secret/" + id))
 	return aws.Credentials{
-		AccessKeyID:     localKeyPrefix + nameEncoding.EncodeToString([]byte(name)),
+		AccessKeyID:     localKeyPrefix + nameEncoding.EncodeToString([]byte(id)),
 		SecretAccessKey: hex.EncodeToString(mac.Sum(nil)),
 		Source:          "toolgate-local",
 	}, nil
 }
 
-// LocalPrincipal is the ARN the STS stand-in answers for name.
-func LocalPrincipal(name string) string { return "arn:aws:iam::" + LocalAccountID + ":user/" + name }
+func validAccount(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
-// localName returns the name an access key ID stands for ("" if none).
-func localName(akid string) string {
+// LocalPrincipal is the ARN the STS stand-in answers for name.
+func LocalPrincipal(name string) string { return PrincipalIn(LocalAccountID, name) }
+
+// PrincipalIn is the ARN the STS stand-in answers for name in account.
+func PrincipalIn(account, name string) string { return "arn:aws:iam::" + account + ":user/" + name }
+
+// localName returns the account and name an access key ID stands for
+// ("" and "" if none).
+func localName(akid string) (account, name string) {
 	b, err := nameEncoding.DecodeString(strings.TrimPrefix(akid, localKeyPrefix))
 	// Only the canonical encoding, with its prefix, stands for a name.
-	if err != nil || ValidLocalName(string(b)) != nil || localKeyPrefix+nameEncoding.EncodeToString(b) != akid {
-		return ""
+	if err != nil || localKeyPrefix+nameEncoding.EncodeToString(b) != akid {
+		return "", ""
 	}
-	return string(b)
+	account, name = LocalAccountID, string(b)
+	if a, n, ok := strings.Cut(name, "/"); ok {
+		if a == LocalAccountID { // the local account's names have no account part
+			return "", ""
+		}
+		account, name = a, n
+	}
+	if !validAccount(account) || ValidLocalName(name) != nil {
+		return "", ""
+	}
+	return account, name
 }
 
 // STS is an in-process stand-in for sts:GetCallerIdentity. It answers only
 // GET / with the query of a SigV4-presigned GetCallerIdentity (Version
 // 2011-06-15, each parameter once, no others) signed for service "sts" with
-// the empty-body payload hash by one of its LocalKeys' identities: 200 and
-// STS's XML with LocalPrincipal(name), the access key ID and LocalAccountID.
+// the empty-body payload hash by one of its LocalKeys' identities, in the
+// local account or any other (CredentialsIn): 200 and STS's XML with
+// PrincipalIn(account, name), the access key ID and the account.
 // The signature is checked by presigning the request again with the SDK's
 // signer over exactly the headers X-Amz-SignedHeaders names (host among them).
 //
@@ -195,7 +240,7 @@ func malformed(code, format string, a ...any) *stsRefusal {
 // ServeHTTP answers one request (see STS).
 func (s *STS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body any
-	name, akid, refusal := s.check(r)
+	account, name, akid, refusal := s.check(r)
 	if refusal != nil {
 		body = struct {
 			XMLName   xml.Name `xml:"https://sts.amazonaws.com/doc/2011-06-15/ ErrorResponse"`
@@ -211,7 +256,7 @@ func (s *STS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			UserID    string   `xml:"GetCallerIdentityResult>UserId"`
 			Account   string   `xml:"GetCallerIdentityResult>Account"`
 			RequestID string   `xml:"ResponseMetadata>RequestId"`
-		}{Arn: LocalPrincipal(name), UserID: akid, Account: LocalAccountID, RequestID: requestID()}
+		}{Arn: PrincipalIn(account, name), UserID: akid, Account: account, RequestID: requestID()}
 	}
 	out, err := xml.Marshal(body)
 	if err != nil {
@@ -225,28 +270,29 @@ func (s *STS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
-// check returns the caller's name and access key ID, or why it is refused.
-func (s *STS) check(r *http.Request) (name, akid string, _ *stsRefusal) {
+// check returns the caller's account, name and access key ID, or why it is
+// refused.
+func (s *STS) check(r *http.Request) (account, name, akid string, _ *stsRefusal) {
 	switch {
 	case len(r.RequestURI) > stsMaxURL:
-		return "", "", &stsRefusal{http.StatusRequestURITooLong, "InvalidQueryParameter", "The request URL is too long."}
+		return "", "", "", &stsRefusal{http.StatusRequestURITooLong, "InvalidQueryParameter", "The request URL is too long."}
 	case r.Method != http.MethodGet:
-		return "", "", &stsRefusal{http.StatusMethodNotAllowed, "InvalidAction", "Only a presigned GET is answered."}
+		return "", "", "", &stsRefusal{http.StatusMethodNotAllowed, "InvalidAction", "Only a presigned GET is answered."}
 	case r.URL.Path != "/":
-		return "", "", &stsRefusal{http.StatusNotFound, "InvalidAction", "The path must be /."}
+		return "", "", "", &stsRefusal{http.StatusNotFound, "InvalidAction", "The path must be /."}
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return "", "", malformed("InvalidQueryParameter", "The query string is malformed.")
+		return "", "", "", malformed("InvalidQueryParameter", "The query string is malformed.")
 	}
 	for k, v := range q {
 		if !slices.Contains(allowedSTSQuery, k) || len(v) != 1 {
-			return "", "", malformed("InvalidQueryParameter", "Query parameter %s is unknown or repeated.", strconv.QuoteToASCII(k[:min(len(k), 64)]))
+			return "", "", "", malformed("InvalidQueryParameter", "Query parameter %s is unknown or repeated.", strconv.QuoteToASCII(k[:min(len(k), 64)]))
 		}
 	}
 	for _, k := range []string{"Action", "Version", "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-SignedHeaders", "X-Amz-Signature"} {
 		if q.Get(k) == "" {
-			return "", "", malformed("MissingParameter", "The request must contain the parameter %s.", k)
+			return "", "", "", malformed("MissingParameter", "The request must contain the parameter %s.", k)
 		}
 	}
 	scope := strings.Split(q.Get("X-Amz-Credential"), "/")
@@ -254,37 +300,38 @@ func (s *STS) check(r *http.Request) (name, akid string, _ *stsRefusal) {
 	expires, expiresErr := strconv.Atoi(q.Get("X-Amz-Expires"))
 	switch {
 	case q.Get("Action") != "GetCallerIdentity":
-		return "", "", malformed("InvalidAction", "Only GetCallerIdentity is answered.")
+		return "", "", "", malformed("InvalidAction", "Only GetCallerIdentity is answered.")
 	case q.Get("Version") != "2011-06-15":
-		return "", "", malformed("InvalidParameterValue", "Version must be 2011-06-15.")
+		return "", "", "", malformed("InvalidParameterValue", "Version must be 2011-06-15.")
 	case q.Get("X-Amz-Algorithm") != "AWS4-HMAC-SHA256":
-		return "", "", malformed("InvalidParameterValue", "X-Amz-Algorithm must be AWS4-HMAC-SHA256.")
+		return "", "", "", malformed("InvalidParameterValue", "X-Amz-Algorithm must be AWS4-HMAC-SHA256.")
 	case len(scope) != 5 || scope[2] == "" || scope[3] != "sts" || scope[4] != "aws4_request":
-		return "", "", malformed("InvalidParameterValue", "X-Amz-Credential must be AKID/YYYYMMDD/REGION/sts/aws4_request.")
+		return "", "", "", malformed("InvalidParameterValue", "X-Amz-Credential must be AKID/YYYYMMDD/REGION/sts/aws4_request.")
 	case dateErr != nil:
-		return "", "", malformed("InvalidParameterValue", "X-Amz-Date must be YYYYMMDDTHHMMSSZ.")
+		return "", "", "", malformed("InvalidParameterValue", "X-Amz-Date must be YYYYMMDDTHHMMSSZ.")
 	case q.Has("X-Amz-Expires") && (expiresErr != nil || expires < 1 || expires > 604800):
-		return "", "", malformed("InvalidParameterValue", "X-Amz-Expires must be 1 to 604800 seconds.")
+		return "", "", "", malformed("InvalidParameterValue", "X-Amz-Expires must be 1 to 604800 seconds.")
 	}
-	akid, name = scope[0], localName(scope[0])
-	creds, err := s.keys.Credentials(name)
+	akid = scope[0]
+	account, name = localName(akid)
+	creds, err := s.keys.CredentialsIn(account, name)
 	if err != nil || q.Has("X-Amz-Security-Token") { // local identities have no session tokens
-		return "", "", errBadKey
+		return "", "", "", errBadKey
 	}
 	now := s.Now()
 	if now.Sub(date) > stsMaxAge || (q.Has("X-Amz-Expires") && now.After(date.Add(time.Duration(expires)*time.Second))) {
-		return "", "", &stsRefusal{403, "ExpiredToken", "Request has expired."}
+		return "", "", "", &stsRefusal{403, "ExpiredToken", "Request has expired."}
 	}
 	if date.Sub(now) > stsMaxSkew {
-		return "", "", &stsRefusal{403, "SignatureDoesNotMatch", "Signature not yet current."}
+		return "", "", "", &stsRefusal{403, "SignatureDoesNotMatch", "Signature not yet current."}
 	}
 	if !slices.Contains(strings.Split(q.Get("X-Amz-SignedHeaders"), ";"), "host") {
-		return "", "", &stsRefusal{403, "SignatureDoesNotMatch", "The host header must be signed."}
+		return "", "", "", &stsRefusal{403, "SignatureDoesNotMatch", "The host header must be signed."}
 	}
 	if refusal := verifySignature(r, q, creds, scope[2], date); refusal != nil {
-		return "", "", refusal
+		return "", "", "", refusal
 	}
-	return name, akid, nil
+	return account, name, akid, nil
 }
 
 // verifySignature presigns the same request again with the SDK's signer and

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"encoding/base32"
 	"encoding/xml"
 	"io"
 	"net/http"
@@ -344,3 +345,39 @@ func TestSTSBadKeysFile(t *testing.T) {
 		t.Errorf("LoadLocalKeys of a missing file = %v, want an error naming it", err)
 	}
 }
+
+// Real STS answers GetCallerIdentity for the credentials of any account;
+// the stand-in too, so that tests can present another account's keys.
+func TestSTSAnswersForAnotherAccountsKeys(t *testing.T) {
+	keys := newKeys(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	s := startSTS(t, keys, now)
+	outside, err := keys.CredentialsIn("999999999999", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inside := localCreds(t, keys, "alice"); outside.AccessKeyID == inside.AccessKeyID || outside.SecretAccessKey == inside.SecretAccessKey {
+		t.Fatal("alice of another account has the local alice's keys")
+	}
+	u, hdr := presignSTS(t, s.Endpoint(), outside, now, 60)
+	resp, body := sendSTS(t, http.MethodGet, u, hdr)
+	want := `<Arn>arn:aws:iam::999999999999:user/alice</Arn><UserId>` + outside.AccessKeyID + `</UserId><Account>999999999999</Account>`
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, want) {
+		t.Fatalf("another account's proof: %d %s, want 200 with %s", resp.StatusCode, body, want)
+	}
+	// The other account's keys do not sign for the local account's alice:
+	// a key ID naming the local account explicitly stands for nobody.
+	forged := outside
+	forged.AccessKeyID = "TGL" + strings.TrimRight(base32Std("000000000000/alice"), "=")
+	u, hdr = presignSTS(t, s.Endpoint(), forged, now, 60)
+	if resp, body := sendSTS(t, http.MethodGet, u, hdr); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "InvalidClientTokenId") {
+		t.Fatalf("a key ID naming the local account: %d %s, want 403 InvalidClientTokenId", resp.StatusCode, body)
+	}
+	for _, account := range []string{"", "12345678901", "1234567890123", "12345678901a"} {
+		if _, err := keys.CredentialsIn(account, "alice"); err == nil {
+			t.Errorf("CredentialsIn(%q) accepted an account that is not 12 digits", account)
+		}
+	}
+}
+
+func base32Std(s string) string { return base32.StdEncoding.EncodeToString([]byte(s)) }

@@ -29,7 +29,7 @@ func FuzzVerifyProof(f *testing.F) {
 		w.Write([]byte(`<ErrorResponse><Error><Code>SignatureDoesNotMatch</Code></Error></ErrorResponse>`))
 	}))
 	defer sts.Close()
-	v, err := caller.NewVerifier(caller.Config{Endpoint: sts.URL, AllowHTTP: true}, &memProofs{recs: map[string]caller.ProofRecord{}})
+	v, err := caller.NewVerifier(caller.Config{Endpoint: sts.URL, AllowHTTP: true, Account: "000000000000"}, &memProofs{recs: map[string]caller.ProofRecord{}})
 	if err != nil {
 		f.Fatal(err)
 	}

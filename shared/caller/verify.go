@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -30,6 +31,19 @@ const (
 	// names identify a person (IAM Identity Center roles, or roles whose
 	// trust policy pins sts:RoleSessionName).
 	EnvSessionRoles = "TOOLGATE_SESSION_ROLES"
+	// EnvAccount is the deployment's own AWS account id (12 digits): the
+	// CDK app sets it to the stack's account on every function, the local
+	// stack to its own. A proof of any other account's principal is
+	// refused (WrongAccount), whatever STS answers: STS answers a
+	// presigned GetCallerIdentity for the credentials of any account
+	// (docs/identity.md, "Accounts").
+	EnvAccount = "TOOLGATE_ACCOUNT"
+	// EnvReviewerAccounts lists, comma-separated, other AWS accounts of
+	// the organisation whose principals may review (12-digit ids; default
+	// none). Only review-decision's verifier admits them
+	// (Config.WithAccounts); the publish function reads the same list to
+	// check the accounts reviewer patterns name (docs/reviews.md).
+	EnvReviewerAccounts = "TOOLGATE_REVIEWER_ACCOUNTS"
 )
 
 // Reason says why a proof was refused: a stable word for logs and tests.
@@ -45,6 +59,9 @@ const (
 	Refused     Reason = "proof-refused"     // STS refused it (wrong binding, signature, key)
 	Unavailable Reason = "sts-unavailable"   // STS or the proof table could not be reached: retry
 	Unsupported Reason = "proof-unsupported" // STS answered an identity toolgate does not accept
+	// WrongAccount: STS answered a principal of an account the verifier
+	// does not admit (Config.Account, Config.OtherAccounts).
+	WrongAccount Reason = "caller-account"
 )
 
 // Error is a refused proof. Its message never contains the proof.
@@ -69,12 +86,78 @@ type Config struct {
 	AllowHTTP bool
 	// SessionRoles are role names whose session names count (Identity).
 	SessionRoles []string
+	// Account is the deployment's own AWS account id (EnvAccount): 12
+	// digits, required.
+	Account string
+	// OtherAccounts are further accounts whose principals the verifier
+	// admits: review-decision's reviewer accounts (EnvReviewerAccounts),
+	// empty everywhere else.
+	OtherAccounts []string
+	// Log receives one line for each proof refused for its account
+	// (default slog.Default()); the line never holds the proof.
+	Log *slog.Logger
+}
+
+// WithAccounts returns a copy of c that also admits principals of accounts
+// (review-decision's reviewer accounts).
+func (c Config) WithAccounts(accounts []string) Config {
+	c.OtherAccounts = append(slices.Clip(c.OtherAccounts), accounts...)
+	return c
+}
+
+// ValidAccount reports whether s is an AWS account id: exactly 12 decimal
+// digits (AWS Account Management Reference Guide, "Viewing AWS account
+// identifiers").
+func ValidAccount(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseAccounts reads a comma-separated list of account ids (the value of
+// EnvReviewerAccounts); blanks around ids are ignored, an empty value is no
+// account. Each id must pass ValidAccount and appear once.
+func ParseAccounts(v string) ([]string, error) {
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		if !ValidAccount(a) {
+			return nil, fmt.Errorf("%q is not an AWS account id (12 digits)", cut(a, 40))
+		}
+		if slices.Contains(out, a) {
+			return nil, fmt.Errorf("account %s is listed twice", a)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// ReviewerAccountsFromEnv reads EnvReviewerAccounts (ParseAccounts).
+func ReviewerAccountsFromEnv(getenv func(string) string) ([]string, error) {
+	accounts, err := ParseAccounts(getenv(EnvReviewerAccounts))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvReviewerAccounts, err)
+	}
+	return accounts, nil
 }
 
 // ConfigFromEnv reads EnvSTSEndpoint (default from AWS_REGION),
-// EnvSTSAllowHTTP and EnvSessionRoles, and validates them.
+// EnvSTSAllowHTTP, EnvSessionRoles and EnvAccount (required), and
+// validates them. It admits the deployment's account only; review-decision
+// adds its reviewer accounts with WithAccounts.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg := Config{Endpoint: getenv(EnvSTSEndpoint)}
+	cfg := Config{Endpoint: getenv(EnvSTSEndpoint), Account: getenv(EnvAccount)}
+	if !ValidAccount(cfg.Account) {
+		return cfg, fmt.Errorf("%s=%q is not an AWS account id (12 digits): set it to the deployment's account", EnvAccount, cut(cfg.Account, 40))
+	}
 	if cfg.Endpoint == "" {
 		region := getenv("AWS_REGION")
 		if region == "" {
@@ -138,13 +221,16 @@ type ProofRecord struct {
 type Verifier struct {
 	endpoint     *url.URL
 	sessionRoles []string
+	accounts     []string // the deployment's own first
 	proofs       Proofs
 	client       *http.Client
 	now          func() time.Time
+	log          *slog.Logger
 }
 
 // NewVerifier returns a verifier for cfg that records proofs in proofs.
-// Its HTTP client follows no redirects and gives STS 5 seconds.
+// Its HTTP client follows no redirects and gives STS 5 seconds. cfg.Account
+// and every one of cfg.OtherAccounts must pass ValidAccount.
 func NewVerifier(cfg Config, proofs Proofs) (*Verifier, error) {
 	u, err := cfg.endpoint()
 	if err != nil {
@@ -153,9 +239,22 @@ func NewVerifier(cfg Config, proofs Proofs) (*Verifier, error) {
 	if proofs == nil {
 		return nil, errors.New("a verifier needs a proof table")
 	}
-	return &Verifier{endpoint: u, sessionRoles: cfg.SessionRoles, proofs: proofs, now: time.Now,
+	accounts := append([]string{cfg.Account}, cfg.OtherAccounts...)
+	for _, a := range accounts {
+		if !ValidAccount(a) {
+			return nil, fmt.Errorf("a verifier admits AWS account ids (12 digits), not %q", cut(a, 40))
+		}
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Verifier{endpoint: u, sessionRoles: cfg.SessionRoles, accounts: accounts, proofs: proofs, now: time.Now, log: log,
 		client: &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
 }
+
+// Account is the deployment's own account (Config.Account).
+func (v *Verifier) Account() string { return v.accounts[0] }
 
 // WithClock returns a copy of v that reads time from now (tests).
 func (v *Verifier) WithClock(now func() time.Time) *Verifier {
@@ -241,6 +340,13 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 	if err != nil {
 		return Identity{}, err
 	}
+	// The account first: STS answers for any account's credentials, so
+	// nothing else about a principal matters until its account is admitted.
+	if account := accountOf(arn); !slices.Contains(v.accounts, account) {
+		v.log.WarnContext(ctx, "caller proof refused: principal of an account this deployment does not admit",
+			"reason", string(WrongAccount), "account", cut(account, 40), "action", b.Action)
+		return Identity{}, refuse(WrongAccount, "the caller %s belongs to AWS account %s, which this deployment does not admit: sign with credentials of the deployment's account", cut(arn, 200), cut(account, 40))
+	}
 	ident, err := v.identity(arn)
 	if err != nil {
 		return Identity{}, err
@@ -253,6 +359,16 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 		return Identity{}, refuse(Replayed, "this proof was already used for another call: sign a new one for each call")
 	}
 	return ident, nil
+}
+
+// accountOf is the account field of an ARN
+// (arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE), or "" if arn has none.
+func accountOf(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" {
+		return ""
+	}
+	return parts[4]
 }
 
 // ask sends the proof to STS with the binding header and returns the ARN

@@ -1,11 +1,14 @@
 package caller_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { sts.Close() })
 	f := &fixture{sts: sts, keys: keys, now: time.Now().UTC().Truncate(time.Second), proofs: &memProofs{recs: map[string]caller.ProofRecord{}}}
-	v, err := caller.NewVerifier(caller.Config{Endpoint: sts.Endpoint(), AllowHTTP: true}, f.proofs)
+	v, err := caller.NewVerifier(caller.Config{Endpoint: sts.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, f.proofs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +207,7 @@ func TestVerifyFollowsNoRedirect(t *testing.T) {
 	}))
 	defer redirect.Close()
 	keys, _ := local.NewLocalKeys()
-	v, err := caller.NewVerifier(caller.Config{Endpoint: redirect.URL, AllowHTTP: true}, &memProofs{recs: map[string]caller.ProofRecord{}})
+	v, err := caller.NewVerifier(caller.Config{Endpoint: redirect.URL, AllowHTTP: true, Account: local.LocalAccountID}, &memProofs{recs: map[string]caller.ProofRecord{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,9 +223,9 @@ func TestConfigAcceptsHTTPOnlyForTheLocalStandIn(t *testing.T) {
 		env map[string]string
 		ok  bool
 	}{
-		{map[string]string{"AWS_REGION": "eu-west-1"}, true},
+		{map[string]string{"AWS_REGION": "eu-west-1", caller.EnvAccount: "123456789012"}, true},
 		{map[string]string{caller.EnvSTSEndpoint: "http://127.0.0.1:9"}, false},
-		{map[string]string{caller.EnvSTSEndpoint: "http://127.0.0.1:9", caller.EnvSTSAllowHTTP: "true"}, true},
+		{map[string]string{caller.EnvSTSEndpoint: "http://127.0.0.1:9", caller.EnvSTSAllowHTTP: "true", caller.EnvAccount: "000000000000"}, true},
 		{map[string]string{caller.EnvSTSEndpoint: "http://sts.example.com", caller.EnvSTSAllowHTTP: "true"}, false},
 		{map[string]string{caller.EnvSTSEndpoint: "https://sts.eu-west-1.amazonaws.com/x"}, false},
 		{map[string]string{caller.EnvSTSEndpoint: "https://sts.eu-west-1.amazonaws.com", caller.EnvSTSAllowHTTP: "yes"}, false},
@@ -255,6 +258,101 @@ func TestIdentityOfMapsRoleSessionsToTheirRoleUnlessSessionsCount(t *testing.T) 
 		id, err := caller.IdentityOf(c.arn, c.roles)
 		if c.refused != (err != nil) || (!c.refused && id.Principal != c.want) {
 			t.Errorf("IdentityOf(%q) = %+v, %v; want %q (refused %v)", c.arn, id, err, c.want, c.refused)
+		}
+	}
+}
+
+// STS answers a presigned GetCallerIdentity for the credentials of any
+// account; the verifier admits principals of the deployment's own account,
+// and of the accounts it is given besides (review-decision's reviewer
+// accounts), only.
+func TestVerifyRefusesPrincipalsOfAccountsItDoesNotAdmit(t *testing.T) {
+	const outside, sibling = "999999999999", "111122223333"
+	for _, c := range []struct {
+		name    string
+		signer  string // account
+		others  []string
+		refused bool
+	}{
+		{"the deployment's own account", local.LocalAccountID, nil, false},
+		{"another account", outside, nil, true},
+		{"a reviewer account where none is admitted", sibling, nil, true},
+		{"an admitted reviewer account", sibling, []string{sibling}, false},
+		{"another account where a reviewer account is admitted", outside, []string{sibling}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			var logs bytes.Buffer
+			cfg := caller.Config{Endpoint: f.sts.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID,
+				Log: slog.New(slog.NewJSONHandler(&logs, nil))}
+			v, err := caller.NewVerifier(cfg.WithAccounts(c.others), f.proofs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = v.WithClock(func() time.Time { return f.now })
+			creds, err := f.keys.CredentialsIn(c.signer, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			proof, err := caller.Sign(context.Background(), credentials.StaticCredentialsProvider{Value: creds}, f.sts.Endpoint(), local.Region, decideA, f.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := v.Verify(context.Background(), proof, decideA)
+			if !c.refused {
+				if err != nil || id.Account != c.signer || id.Principal != local.PrincipalIn(c.signer, "alice") {
+					t.Fatalf("Verify = %+v, %v; want alice of %s", id, err, c.signer)
+				}
+				return
+			}
+			if reason(err) != caller.WrongAccount || !strings.Contains(err.Error(), "["+string(caller.WrongAccount)+"]") {
+				t.Fatalf("Verify = %+v, %v; want a %s refusal", id, err, caller.WrongAccount)
+			}
+			if len(f.proofs.recs) != 0 {
+				t.Fatalf("a refused proof was recorded: %v", f.proofs.recs)
+			}
+			line := logs.String()
+			if strings.Count(line, "\n") != 1 || !strings.Contains(line, `"reason":"caller-account"`) || !strings.Contains(line, c.signer) {
+				t.Fatalf("want one log line naming the reason and the account, got %q", line)
+			}
+			for _, secret := range []string{"X-Amz-Signature", creds.AccessKeyID, creds.SecretAccessKey} {
+				if strings.Contains(line, secret) || strings.Contains(err.Error(), secret) {
+					t.Fatalf("the refusal or its log line shows the proof (%s): %v / %s", secret, err, line)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigFromEnvWantsTheDeploymentsAccount(t *testing.T) {
+	env := map[string]string{"AWS_REGION": "eu-west-1"}
+	for _, c := range []struct {
+		account string
+		ok      bool
+	}{
+		{"123456789012", true}, {"", false}, {"12345678901", false}, {"1234567890123", false}, {"12345678901x", false}, {"*", false},
+	} {
+		env[caller.EnvAccount] = c.account
+		cfg, err := caller.ConfigFromEnv(func(k string) string { return env[k] })
+		if (err == nil) != c.ok || (c.ok && cfg.Account != c.account) {
+			t.Errorf("%s=%q: %+v, %v; want ok %v", caller.EnvAccount, c.account, cfg, err, c.ok)
+		}
+	}
+	for _, c := range []struct {
+		list string
+		want []string
+		ok   bool
+	}{
+		{"", nil, true},
+		{"111122223333", []string{"111122223333"}, true},
+		{" 111122223333 , 444455556666 ", []string{"111122223333", "444455556666"}, true},
+		{"111122223333,111122223333", nil, false},
+		{"*", nil, false},
+		{"arn:aws:iam::111122223333:root", nil, false},
+	} {
+		got, err := caller.ReviewerAccountsFromEnv(func(k string) string { return map[string]string{caller.EnvReviewerAccounts: c.list}[k] })
+		if (err == nil) != c.ok || (c.ok && !slices.Equal(got, c.want)) {
+			t.Errorf("%s=%q: %v, %v; want %v (ok %v)", caller.EnvReviewerAccounts, c.list, got, err, c.want, c.ok)
 		}
 	}
 }

@@ -117,6 +117,7 @@ func serve(log *slog.Logger, base Config, run toolcall.Func) {
 	d.SetReviews(dynamo.NewStore(db, table))
 	callerCfg, err := caller.ConfigFromEnv(os.Getenv)
 	callerCfg = coldstart.Must(log, "bad configuration", callerCfg, err)
+	callerCfg.Log = log
 	callers, err := caller.NewVerifier(callerCfg, caller.ProofTable{DB: db, Table: table})
 	d.SetCallers(coldstart.Must(log, "bad configuration", callers, err))
 	lambda.Start(d.Handle)

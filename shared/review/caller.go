@@ -13,6 +13,9 @@ type Caller struct {
 	// Principal is the caller's principal as the caller proof established
 	// it (caller.Identity.Principal).
 	Principal string
+	// Account is the caller's AWS account as STS answered it
+	// (caller.Identity.Account).
+	Account string
 	// Authenticated: Principal was proven (always, since every request
 	// carries a verified caller proof; false only on decisions recorded
 	// before proofs existed).

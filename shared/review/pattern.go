@@ -14,15 +14,21 @@ type Authorization struct {
 }
 
 // Authorize decides whether caller may read and decide a review with the
-// given reviewer patterns: anyone who reached the decision function when
-// the review names none, else only a caller whose principal matches one.
-// A caller without a principal is never allowed.
-func Authorize(reviewers []string, caller Caller) Authorization {
+// given reviewer patterns: when the review names none, any principal of
+// home, the deployment's own account, who reached the decision function
+// (never one of the organisation's other reviewer accounts, which only
+// patterns naming them admit: docs/reviews.md); else only a caller whose
+// principal matches one. A caller without a principal is never allowed,
+// nor, for an empty list, one without an account or with an empty home.
+func Authorize(reviewers []string, caller Caller, home string) Authorization {
 	if caller.Principal == "" {
 		return Authorization{Reason: "the caller has no principal"}
 	}
 	if len(reviewers) == 0 {
-		return Authorization{Allowed: true, Reason: "the review names no reviewers"}
+		if home == "" || caller.Account != home {
+			return Authorization{Reason: fmt.Sprintf("the review names no reviewers, which admits principals of the deployment's own account only, and %s is not one", caller.Principal)}
+		}
+		return Authorization{Allowed: true, Reason: "the review names no reviewers, and the caller belongs to the deployment's account"}
 	}
 	for _, p := range reviewers {
 		if reviewer.Match(p, caller.Principal) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -31,8 +32,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return cfg, fmt.Errorf("%s is no longer read: every caller proves who they are with a caller proof (docs/identity.md); remove it", review.EnvAllowUnauthenticated)
 	}
 	var err error
-	cfg.Callers, err = caller.ConfigFromEnv(getenv)
-	return cfg, err
+	if cfg.Callers, err = caller.ConfigFromEnv(getenv); err != nil {
+		return cfg, err
+	}
+	// The organisation's reviewer accounts: the verifier admits their
+	// principals here, and nowhere else (docs/reviews.md).
+	others, err := caller.ReviewerAccountsFromEnv(getenv)
+	if err != nil {
+		return cfg, err
+	}
+	if slices.Contains(others, cfg.Callers.Account) {
+		return cfg, fmt.Errorf("%s lists the deployment's own account %s: list only other accounts", caller.EnvReviewerAccounts, cfg.Callers.Account)
+	}
+	cfg.Callers = cfg.Callers.WithAccounts(others)
+	return cfg, nil
 }
 
 // Handler is the review-decision function: behind an IAM-authorised

@@ -44,6 +44,10 @@ type Service struct {
 	Tasks review.TaskDelivery
 	// Callers verifies each request's caller proof.
 	Callers review.Callers
+	// Account is the deployment's own AWS account id (caller.EnvAccount):
+	// a review that names no reviewers admits its principals only
+	// (review.Authorize). Empty, such a review admits nobody.
+	Account string
 	// DeliveryLease defaults to DefaultDeliveryLease.
 	DeliveryLease time.Duration
 	Log           *slog.Logger
@@ -58,7 +62,7 @@ func (s *Service) verifyCaller(ctx context.Context, proof string, b caller.Bindi
 	if err != nil {
 		return review.Caller{}, review.CallerError(err)
 	}
-	return review.Caller{Principal: id.Principal, Authenticated: true}, nil
+	return review.Caller{Principal: id.Principal, Account: id.Account, Authenticated: true}, nil
 }
 
 // Do verifies the request's caller proof, runs the request for the
@@ -112,7 +116,7 @@ func (s *Service) list(ctx context.Context, caller review.Caller, status string)
 		if st == review.Pending && r.Expired(now) {
 			return false // its Task has timed out; the TTL will end it
 		}
-		return review.Authorize(r.Reviewers, caller).Allowed
+		return review.Authorize(r.Reviewers, caller, s.Account).Allowed
 	})
 	if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
@@ -130,7 +134,7 @@ func (s *Service) authorized(ctx context.Context, who review.Caller, id string) 
 	if err != nil {
 		return nil, err
 	}
-	if a := review.Authorize(r.Reviewers, who); !a.Allowed {
+	if a := review.Authorize(r.Reviewers, who, s.Account); !a.Allowed {
 		return nil, review.Errorf(review.CodeForbidden, "you are not a reviewer of review %s: %s", id, a.Reason)
 	}
 	return r, nil
@@ -202,7 +206,7 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 		strings.ContainsFunc(caller.Principal, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
 		return nil, review.Errorf(review.CodeInvalid, "the approver must be 1 to %d characters without whitespace", review.MaxApproverLength)
 	}
-	if a := review.Authorize(r.Reviewers, caller); !a.Allowed {
+	if a := review.Authorize(r.Reviewers, caller, s.Account); !a.Allowed {
 		return nil, review.Errorf(review.CodeForbidden, "you are not a reviewer of review %s: %s", r.ID, a.Reason)
 	}
 	if r.Requester != "" && caller.Principal == r.Requester {

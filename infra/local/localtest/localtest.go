@@ -79,7 +79,8 @@ func StartCallers(t testing.TB) *Callers {
 // Env adds the caller verifier's configuration for the stand-in to a
 // function's environment (the local stack's one exemption from https).
 func (c *Callers) Env(env map[string]string) map[string]string {
-	out := map[string]string{"TOOLGATE_STS_ENDPOINT": c.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true"}
+	out := map[string]string{"TOOLGATE_STS_ENDPOINT": c.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true",
+		"TOOLGATE_ACCOUNT": local.LocalAccountID}
 	for k, v := range env {
 		out[k] = v
 	}

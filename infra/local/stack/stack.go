@@ -427,7 +427,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	for _, name := range names {
 		vars := map[string]string{"TOOLGATE_TABLE": Table, "AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(), "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60",
 			// The local stack's only exemption from https: the STS stand-in.
-			"TOOLGATE_STS_ENDPOINT": s.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true"}
+			"TOOLGATE_STS_ENDPOINT": s.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true",
+			// The local stack's account: proofs of any other account's
+			// principals are refused.
+			"TOOLGATE_ACCOUNT": local.LocalAccountID}
 		for k, v := range functionEnv(name, s, dataAddr, mcpAllow) {
 			vars[k] = v
 		}
