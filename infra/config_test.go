@@ -184,10 +184,10 @@ func TestDirectLaneEnv(t *testing.T) {
 			map[string]string{envDirectReviewers: "", envDirectReviewMaxSecs: "3600", envSessionRoles: ""}},
 		{"set", PlatformStackProps{
 			TableName:              "toolgate-test",
-			DirectReviewers:        map[string][]string{fnValidator: {"arn:aws:iam::1:role/b"}, fnSendEmail: {"arn:aws:iam::1:role/a", "arn:aws:iam::1:user/*"}},
+			DirectReviewers:        map[string][]string{fnValidator: {"arn:aws:iam::123456789012:role/b"}, fnSendEmail: {"arn:aws:iam::123456789012:role/a", "arn:aws:iam::123456789012:user/*"}},
 			DirectReviewMaxSeconds: 60, SessionRoles: []string{"r1", "r2"},
 		}, map[string]string{
-			envDirectReviewers:     `{"send-email":["arn:aws:iam::1:role/a","arn:aws:iam::1:user/*"],"workflow-validator":["arn:aws:iam::1:role/b"]}`,
+			envDirectReviewers:     `{"send-email":["arn:aws:iam::123456789012:role/a","arn:aws:iam::123456789012:user/*"],"workflow-validator":["arn:aws:iam::123456789012:role/b"]}`,
 			envDirectReviewMaxSecs: "60", envSessionRoles: "r1,r2",
 		}},
 	} {
@@ -223,7 +223,7 @@ func TestDirectLaneEnv(t *testing.T) {
 		})
 	}
 	// Other functions never see the direct lane's configuration.
-	p := &PlatformStackProps{DirectReviewers: map[string][]string{fnSendEmail: {"arn:aws:iam::1:role/a"}}, DirectReviewMaxSeconds: 60}
+	p := &PlatformStackProps{DirectReviewers: map[string][]string{fnSendEmail: {"arn:aws:iam::123456789012:role/a"}}, DirectReviewMaxSeconds: 60}
 	for _, spec := range functionSpecs {
 		env := functionEnv(spec, p, spec.settings(FunctionSettings{}), nil)
 		_, r := env[envDirectReviewers]

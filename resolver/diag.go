@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
 // Severity of a diagnostic: errors refuse the Solution, warnings do not.
@@ -17,35 +19,36 @@ const (
 // Rule ids, stable and shown in brackets in every diagnostic. docs/solutions.md
 // lists them with the check each belongs to.
 const (
-	RuleSyntax         = "syntax"             // the file is not YAML or JSON, or uses anchors, aliases, tags, or numbers JSON cannot carry
-	RuleUnknownField   = "unknown-field"      // a key the grammar does not have
-	RuleMissingField   = "missing-field"      // a required key is absent
-	RuleInvalidValue   = "invalid-value"      // wrong type, pattern or range
-	RuleDuplicateID    = "duplicate-id"       // two steps share an id
-	RuleUnknownTarget  = "unknown-target"     // next/on_*/default/start/of names no step
-	RuleTargetKind     = "target-kind"        // review.of names a step that is not a tool step
-	RuleUnreachable    = "unreachable"        // a step no path from the start reaches (warning)
-	RuleBinding        = "binding"            // a ${...} that cannot be compiled
-	RuleUnsetBinding   = "unset-binding"      // a bound step has not run on every path to here
-	RuleUnknownTool    = "unknown-tool"       // a tool that is not in the catalog (admission)
-	RuleToolInput      = "tool-input"         // literal inputs against the tool's input schema
-	RuleInputSchema    = "input-schema"       // the Solution's input JSON Schema does not compile
-	RuleReviewBefore   = "review-before-tool" // Gate A
-	RuleNoFallback     = "no-fallback"        // on_error reaches a tool without an approved review
-	RuleFetchHost      = "fetch-host"         // fetch_hosts entries; a literal fetch URL's host not on them
-	RuleFetchURL       = "fetch-url"          // a literal fetch URL the tool's parser refuses (shared/fetchurl)
-	RuleRecipient      = "recipient"          // a literal send-email recipient that is not one bare addr-spec, or too many (shared/recipient)
-	RuleMailHeader     = "mail-header"        // a literal send-email subject that is not one line of text (shared/mailheader)
-	RuleRetry          = "retry"              // retry and idempotency rules of the tool contract
-	RuleQuota          = "quota"              // Step Functions and task-token quotas
-	RuleRunTimeout     = "run-timeout"        // a review or a literal wait that could outlast the run
-	RuleApprovalExpiry = "approval-expiry"    // waits between a review's approval and its tool that outlast the approval
-	RuleErrorCode      = "error-code"         // an on_error or retry.errors code the step cannot raise, or never reaches
-	RuleStateSize      = "state-size"         // state data or a Task payload that could exceed 256 KiB
-	RuleForEach        = "for-each"           // a for_each's options, or a for_each inside another
-	RuleForEachScope   = "for-each-scope"     // a target that leaves or enters a for_each body (end ends an iteration)
-	RuleReviewScope    = "review-scope"       // review.of names a tool step of another for_each body, or outside the review's
-	RuleWorkflow       = "workflow"           // a workflow step whose Solution the toolset does not list, or a Solution's output binding
+	RuleSyntax          = "syntax"             // the file is not YAML or JSON, or uses anchors, aliases, tags, or numbers JSON cannot carry
+	RuleUnknownField    = "unknown-field"      // a key the grammar does not have
+	RuleMissingField    = "missing-field"      // a required key is absent
+	RuleInvalidValue    = "invalid-value"      // wrong type, pattern or range
+	RuleDuplicateID     = "duplicate-id"       // two steps share an id
+	RuleUnknownTarget   = "unknown-target"     // next/on_*/default/start/of names no step
+	RuleTargetKind      = "target-kind"        // review.of names a step that is not a tool step
+	RuleUnreachable     = "unreachable"        // a step no path from the start reaches (warning)
+	RuleBinding         = "binding"            // a ${...} that cannot be compiled
+	RuleUnsetBinding    = "unset-binding"      // a bound step has not run on every path to here
+	RuleUnknownTool     = "unknown-tool"       // a tool that is not in the catalog (admission)
+	RuleToolInput       = "tool-input"         // literal inputs against the tool's input schema
+	RuleInputSchema     = "input-schema"       // the Solution's input JSON Schema does not compile
+	RuleReviewBefore    = "review-before-tool" // Gate A
+	RuleNoFallback      = "no-fallback"        // on_error reaches a tool without an approved review
+	RuleFetchHost       = "fetch-host"         // fetch_hosts entries; a literal fetch URL's host not on them
+	RuleFetchURL        = "fetch-url"          // a literal fetch URL the tool's parser refuses (shared/fetchurl)
+	RuleRecipient       = "recipient"          // a literal send-email recipient that is not one bare addr-spec, or too many (shared/recipient)
+	RuleMailHeader      = "mail-header"        // a literal send-email subject that is not one line of text (shared/mailheader)
+	RuleRetry           = "retry"              // retry and idempotency rules of the tool contract
+	RuleQuota           = "quota"              // Step Functions and task-token quotas
+	RuleRunTimeout      = "run-timeout"        // a review or a literal wait that could outlast the run
+	RuleApprovalExpiry  = "approval-expiry"    // waits between a review's approval and its tool that outlast the approval
+	RuleErrorCode       = "error-code"         // an on_error or retry.errors code the step cannot raise, or never reaches
+	RuleStateSize       = "state-size"         // state data or a Task payload that could exceed 256 KiB
+	RuleForEach         = "for-each"           // a for_each's options, or a for_each inside another
+	RuleForEachScope    = "for-each-scope"     // a target that leaves or enters a for_each body (end ends an iteration)
+	RuleReviewScope     = "review-scope"       // review.of names a tool step of another for_each body, or outside the review's
+	RuleWorkflow        = "workflow"           // a workflow step whose Solution the toolset does not list, or a Solution's output binding
+	RuleReviewerPattern = reviewer.RulePattern // a reviewer pattern that does not name one AWS account (shared/reviewer); at publish, one naming an account the deployment does not admit
 )
 
 // MaxMessageRunes bounds a diagnostic's message: values quoted from the

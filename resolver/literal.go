@@ -26,6 +26,10 @@ const (
 	// LiteralRecipient is a send-email recipient: the deployment's
 	// recipient allow-list decides on it (package recipient, List.Decide).
 	LiteralRecipient LiteralKind = "recipient"
+	// LiteralReviewer is a review step's reviewer pattern: the accounts
+	// the deployment admits decide on it (caller.EnvAccount and
+	// caller.EnvReviewerAccounts; docs/reviews.md).
+	LiteralReviewer LiteralKind = "reviewer"
 )
 
 // Literal is a value written in the Solution, not bound, that passed every
@@ -36,8 +40,9 @@ const (
 type Literal struct {
 	Kind LiteralKind
 	Pos  Pos
-	// Step is the tool step's id, Field the field as diagnostics name it:
-	// "url", "to[0]", "reply_to[2]".
+	// Step is the tool or review step's id, Field the field as
+	// diagnostics name it: "url", "to[0]", "reply_to[2]",
+	// "review.reviewers[1]".
 	Step, Field string
 	// Value is the value as the tool receives it ("$${" read as "${").
 	// For a URL whose path or query is bound it is the literal scheme and
@@ -183,6 +188,17 @@ func (c *checker) checkWholeURL(i int, st *Step, v *value, raw, shown string) {
 		return
 	}
 	c.literal(i, Literal{Kind: LiteralFetchURL, Pos: v.pos, Step: st.ID, Field: "url", Value: raw})
+}
+
+// checkReviewers records every reviewer pattern of a review step for
+// publish, where the deployment's accounts are known: a pattern naming an
+// account the deployment does not admit admits nobody.
+func (c *checker) checkReviewers() {
+	for i, st := range c.sol.Steps {
+		for j, p := range st.Reviewers {
+			c.literal(i, Literal{Kind: LiteralReviewer, Pos: st.ReviewerPos[j], Step: st.ID, Field: fmt.Sprintf("review.reviewers[%d]", j), Value: p})
+		}
+	}
 }
 
 // literal records a literal of step i for publish, when the step is

@@ -131,6 +131,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkGates()
 	c.checkHosts()
 	c.checkMail()
+	c.checkReviewers()
 	c.checkRunTimeout()
 	c.checkWaits(g)
 	c.checkRetries()

@@ -77,7 +77,14 @@ func TestCheckRules(t *testing.T) {
 		{"yaml 1.1 octal", "  - id: a\n    pass: {x: 010}\n", []string{RuleSyntax}},
 		{"deploy placeholder literal", "  - id: a\n    pass: {x: \"$${FunctionSendEmail}\"}\n", []string{RuleBinding}},
 		{"deploy placeholder in a fail cause", "  - id: f\n    fail: {error: E, cause: \"${FunctionStructuredDataFetch}\"}\n", []string{RuleBinding}},
-		{"deploy placeholder in a reviewer", "  - id: r\n    review: {of: s, reviewers: [\"arn:aws:iam::1:role/${FunctionSendEmail}\"]}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleBinding}},
+		{"deploy placeholder in a reviewer", "  - id: r\n    review: {of: s, reviewers: [\"arn:aws:iam::123456789012:role/${FunctionSendEmail}\"]}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n", []string{RuleBinding}},
+		{"reviewer with an account wildcard", reviewerStep("arn:aws:sts::*:assumed-role/editors/*"), []string{RuleReviewerPattern}},
+		{"reviewer with a wildcard in the account", reviewerStep("arn:aws:iam::12345678901?:user/alice"), []string{RuleReviewerPattern}},
+		{"reviewer with a wildcard partition", reviewerStep("arn:*:iam::123456789012:user/alice"), []string{RuleReviewerPattern}},
+		{"reviewer matching everything", reviewerStep("arn:*"), []string{RuleReviewerPattern}},
+		{"reviewer of an S3 bucket", reviewerStep("arn:aws:s3:::reviewers"), []string{RuleReviewerPattern}},
+		{"reviewer naming its account", reviewerStep("arn:aws:sts::123456789012:assumed-role/editors/*"), nil},
+		{"reviewer of any user of one account", reviewerStep("arn:aws:iam::123456789012:*"), nil},
 		{"deep nesting", "  - id: a\n    pass: {x: " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "}\n", []string{RuleSyntax}},
 	}
 	for _, c := range cases {
@@ -363,4 +370,10 @@ steps:
 	if _, ok := def.States["send"].Parameters.Payload["timeout_seconds"]; ok || def.States["send"].TimeoutSeconds != 40 {
 		t.Errorf("without timeout_seconds: envelope %v, Task timeout %d; want no member and 40", def.States["send"].Parameters.Payload, def.States["send"].TimeoutSeconds)
 	}
+}
+
+// reviewerStep is a review step with one reviewer pattern, before the
+// send-email step it reviews.
+func reviewerStep(pattern string) string {
+	return "  - id: r\n    review: {of: s, reviewers: [\"" + pattern + "\"]}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
 }

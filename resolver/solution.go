@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -246,8 +247,10 @@ type Step struct {
 	// review.
 	ReviewTimeoutPos Pos
 	Reviewers        []string
-	OnApprove        Ref
-	OnReject         Ref
+	// ReviewerPos is where each of Reviewers is written.
+	ReviewerPos []Pos
+	OnApprove   Ref
+	OnReject    Ref
 	// OnTimeout is where the review goes when its timeout passes without
 	// a decision; unset: OnReject's target.
 	OnTimeout Ref
@@ -896,8 +899,17 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 					d.ds.errorf(r.Pos, RuleInvalidValue, "%s reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", what, truncate(r.Name))
 					continue
 				}
-				if err := reviewer.CheckPattern(r.Name); err != nil {
+				if err := reviewer.CheckRecorded(r.Name); err != nil {
 					d.ds.errorf(r.Pos, RuleInvalidValue, "%s: %v", what, err)
+					continue
+				}
+				if err := reviewer.CheckPattern(r.Name); err != nil {
+					var ae *reviewer.AccountError
+					if errors.As(err, &ae) {
+						d.ds.errorf(r.Pos, RuleReviewerPattern, "%s: %s", what, ae.Reason())
+					} else {
+						d.ds.errorf(r.Pos, RuleInvalidValue, "%s: %v", what, err)
+					}
 					continue
 				}
 				// A pattern is written into the definition as it is: it may
@@ -908,6 +920,7 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 					continue
 				}
 				st.Reviewers = append(st.Reviewers, r.Name)
+				st.ReviewerPos = append(st.ReviewerPos, r.Pos)
 			}
 		}
 	}

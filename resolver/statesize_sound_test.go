@@ -73,7 +73,7 @@ func TestBindingIndexesHaveNoLeadingZeros(t *testing.T) {
 func TestStateSizeBoundsTheReviewTasksPayload(t *testing.T) {
 	revs := make([]string, 100)
 	for i := range revs {
-		revs[i] = "arn:aws:iam::1:role/" + strings.Repeat(`"`, 2048-20)
+		revs[i] = "arn:aws:iam::123456789012:role/" + strings.Repeat(`"`, 2048-31)
 	}
 	sol := map[string]any{"solution": "revs", "version": 1, "steps": []any{
 		map[string]any{"id": "approve", "review": map[string]any{"of": "send", "reviewers": revs}, "on_approve": "send"},

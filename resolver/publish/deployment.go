@@ -3,12 +3,15 @@ package publish
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/recipient"
+	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
 // Environment of the publish function that describes the deployment's
@@ -41,6 +44,11 @@ type Deployment struct {
 	// Recipients is send-email's recipient allow-list, as
 	// recipient.ParseCommaList reads TOOLGATE_RECIPIENT_ALLOW.
 	Recipients recipient.List
+	// Accounts are the AWS accounts a reviewer pattern may name: the
+	// deployment's own (caller.EnvAccount) and the organisation's reviewer
+	// accounts (caller.EnvReviewerAccounts), whose principals alone
+	// review-decision's verifier admits. FunctionConfigFromEnv sets them.
+	Accounts []string
 }
 
 // DeploymentFromEnv reads EnvFetchAllow and EnvFetchAllowAddresses (with
@@ -76,11 +84,13 @@ const RuleDeployment = "deployment"
 
 // Check returns one error diagnostic, at the value's position, for every
 // literal of res (resolver.Result.Literals) that the deployment's tools
-// would refuse at run time whatever the run: a fetch URL that
+// would refuse at run time whatever the run, or that no one could decide: a fetch URL that
 // structured-data-fetch's Precheck refuses (its host and port not on the
 // platform's allow-list, or an IP-literal host whose address is refused
 // with the deployment's exemptions), and a recipient that send-email's
-// recipient allow-list does not admit (recipient.List.Decide). Each names
+// recipient allow-list does not admit (recipient.List.Decide), and a
+// reviewer pattern naming an account that is not one of Accounts (rule
+// reviewer-pattern). Each names
 // the step and field and says which list refused it; none lists the
 // deployment's entries. res must have compiled without error.
 func (d Deployment) Check(res *resolver.Result) []resolver.Diagnostic {
@@ -102,6 +112,11 @@ func (d Deployment) Check(res *resolver.Result) []resolver.Diagnostic {
 		case resolver.LiteralFetchURL:
 			if dec := d.Fetch.Precheck(l.Value, pinned); !dec.Allow {
 				add(l, "%s; structured-data-fetch would refuse every run of this step (TOOL_PERMISSION_DENIED)", dec.Reason)
+			}
+		case resolver.LiteralReviewer:
+			if a := reviewer.Account(l.Value); !slices.Contains(d.Accounts, a) {
+				out = append(out, resolver.Diagnostic{File: res.File, Line: l.Pos.Line, Column: l.Pos.Column, Severity: resolver.SeverityError,
+					Rule: resolver.RuleReviewerPattern, Message: fmt.Sprintf("step %q %s: reviewer %q names AWS account %s, which this deployment does not admit (its own account and %s); review-decision would refuse every principal it matches, so the review could never be decided", l.Step, l.Field, l.Value, a, caller.EnvReviewerAccounts)})
 			}
 		case resolver.LiteralRecipient:
 			switch dec := d.Recipients.Decide(l.Value); dec.Verdict {

@@ -222,8 +222,18 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	if cfg.Deployment, err = DeploymentFromEnv(getenv); err != nil {
 		return cfg, err
 	}
-	cfg.Callers, err = caller.ConfigFromEnv(getenv)
-	return cfg, err
+	if cfg.Callers, err = caller.ConfigFromEnv(getenv); err != nil {
+		return cfg, err
+	}
+	// The accounts reviewer patterns may name: review-decision admits
+	// exactly these (its verifier), so a pattern naming another admits
+	// nobody. The publish function's own verifier admits its account only.
+	others, err := caller.ReviewerAccountsFromEnv(getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Deployment.Accounts = append([]string{cfg.Callers.Account}, others...)
+	return cfg, nil
 }
 
 // RegisterRequest is one toolset registration through the publish function.

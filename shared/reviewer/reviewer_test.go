@@ -30,16 +30,65 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-func TestCheckPattern(t *testing.T) {
-	for p, ok := range map[string]bool{
-		"arn:aws:sts::*:assumed-role/editors/*": true,
-		"alice":                                 false,
-		"arn:aws:iam::1:user/a b":               false,
-		"arn:aws:iam::1:user/a\x01":             false,
-		"arn:" + strings.Repeat("a", 2048):      false,
+func TestCheckPatternWantsOneAccountWrittenOut(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		ok      bool
+		account string
+	}{
+		{"arn:aws:sts::123456789012:assumed-role/editors/*", true, "123456789012"},
+		{"arn:aws:iam::123456789012:role/queue-reviewers", true, "123456789012"},
+		{"arn:aws:iam::123456789012:user/*", true, "123456789012"},
+		{"arn:aws:iam::123456789012:*", true, "123456789012"},
+		{"arn:aws-us-gov:iam::123456789012:user/ops/?lice", true, "123456789012"},
+		{"arn:aws-iso-b:sts::123456789012:assumed-role/r/s", true, "123456789012"},
+		// A wildcard before the resource part: "*" matches ":", so it
+		// spans accounts.
+		{"arn:aws:sts::*:assumed-role/editors/*", false, ""},
+		{"arn:aws:iam::12345678901?:user/*", false, ""},
+		{"arn:aws:iam::*", false, ""},
+		{"arn:*:iam::123456789012:user/a", false, ""},
+		{"arn:aws*:iam::123456789012:user/a", false, ""},
+		{"arn:aws:*::123456789012:user/a", false, ""},
+		{"arn:*", false, ""},
+		{"arn:aws:iam:*:123456789012:user/a", false, ""},
+		// Not an IAM or STS principal, or no account written out.
+		{"arn:aws:iam::1:user/a", false, ""},
+		{"arn:aws:iam::1234567890123:user/a", false, ""},
+		{"arn:aws:s3:::bucket", false, ""},
+		{"arn:aws:iam::123456789012:", false, ""},
+		{"arn:aws:iam:us-east-1:123456789012:user/a", false, ""},
+		{"alice", false, ""},
+		{"arn:aws:iam::123456789012:user/a b", false, "123456789012"},
+		{"arn:aws:iam::123456789012:user/a\x01", false, "123456789012"},
+		{"arn:aws:iam::123456789012:user/" + strings.Repeat("a", 2048), false, "123456789012"},
 	} {
-		if err := CheckPattern(p); (err == nil) != ok {
-			t.Errorf("CheckPattern(%q) = %v, want ok %v", p, err, ok)
+		err := CheckPattern(c.pattern)
+		if (err == nil) != c.ok {
+			t.Errorf("CheckPattern(%q) = %v, want ok %v", c.pattern, err, c.ok)
+		}
+		if got := Account(c.pattern); got != c.account {
+			t.Errorf("Account(%q) = %q, want %q", c.pattern, got, c.account)
+		}
+		if err != nil && strings.Contains(err.Error(), "account") && !strings.Contains(err.Error(), "["+RulePattern+"]") {
+			t.Errorf("CheckPattern(%q): %v does not name the rule", c.pattern, err)
+		}
+	}
+}
+
+// CheckRecorded takes what executions compiled before the account rule
+// carry, and what CheckPattern takes.
+func TestCheckRecordedTakesPatternsOfEarlierExecutions(t *testing.T) {
+	for p, ok := range map[string]bool{
+		"arn:aws:sts::*:assumed-role/editors/*":    true,
+		"arn:aws:iam::123456789012:role/reviewers": true,
+		"alice":                     false,
+		"arn:aws:iam::1:user/a b":   false,
+		"arn:aws:iam::1:user/a\x01": false,
+		"arn:" + strings.Repeat("a", MaxPatternLength): false,
+	} {
+		if err := CheckRecorded(p); (err == nil) != ok {
+			t.Errorf("CheckRecorded(%q) = %v, want ok %v", p, err, ok)
 		}
 	}
 }
