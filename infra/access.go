@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -345,4 +346,30 @@ func managedPolicy(scope constructs.Construct, id, stage, role, description stri
 		Description:       jsii.String(description),
 		Statements:        &statements,
 	})
+}
+
+// grantReviewerAccounts adds to review-decision's resource policy, for each
+// of the organisation's reviewer accounts (PlatformStackProps.ReviewerAccounts)
+// and no other, the two permissions a caller of another account needs to
+// reach an IAM-authorised Function URL: lambda:InvokeFunctionUrl with
+// lambda:FunctionUrlAuthType AWS_IAM, and lambda:InvokeFunction with
+// lambda:InvokedViaFunctionUrl true, so that the account may not invoke the
+// function directly with a made-up URL event (AWS Lambda Developer Guide,
+// "Control access to Lambda function URLs"). The account's own IAM
+// policies must still allow its reviewers the same two actions, and
+// review-decision's verifier admits the same accounts (TOOLGATE_REVIEWER_ACCOUNTS).
+func grantReviewerAccounts(fn *platformFunction, accounts []string) {
+	for _, account := range accounts {
+		principal := awsiam.NewAccountPrincipal(jsii.String(account))
+		fn.Function.AddPermission(jsii.String("ReviewerAccountUrl"+account), &awslambda.Permission{
+			Principal:           principal,
+			Action:              jsii.String("lambda:InvokeFunctionUrl"),
+			FunctionUrlAuthType: awslambda.FunctionUrlAuthType_AWS_IAM,
+		})
+		fn.Function.AddPermission(jsii.String("ReviewerAccountInvoke"+account), &awslambda.Permission{
+			Principal:             principal,
+			Action:                jsii.String("lambda:InvokeFunction"),
+			InvokedViaFunctionUrl: jsii.Bool(true),
+		})
+	}
 }

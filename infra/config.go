@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/hostlist"
@@ -47,6 +48,10 @@ type Config struct {
 	// Caller proofs (shared/caller): IAM role names whose session names
 	// identify a person; empty: none, a role session is its role.
 	SessionRoles []string `json:"sessionRoles"`
+	// Other AWS accounts of the organisation whose principals may review
+	// (12-digit ids, never a wildcard); empty, the default: reviewers are
+	// principals of the deployment's own account only (docs/reviews.md).
+	ReviewerAccounts []string `json:"reviewerAccounts"`
 	// The direct lane's reviewers: catalog tool name to IAM principal ARN
 	// patterns; empty: the direct lane is closed to gated tools.
 	DirectReviewers map[string][]string `json:"directReviewers"`
@@ -123,7 +128,7 @@ func configKeys() []string {
 }
 
 // listKeys take comma-separated text as well as a JSON list.
-var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "mcpAllow": true, "sessionRoles": true}
+var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true}
 
 // objectKeys take JSON text only.
 var objectKeys = map[string]bool{"functions": true, "directReviewers": true}
@@ -289,6 +294,9 @@ func (c *Config) checkCallers() []error {
 			}
 		}
 	}
+	if _, err := caller.ParseAccounts(strings.Join(c.ReviewerAccounts, ",")); err != nil {
+		problems = append(problems, fmt.Errorf("reviewerAccounts: %w (list account ids, never a wildcard)", err))
+	}
 	if c.DirectReviewMaxSeconds < 1 || c.DirectReviewMaxSeconds > review.MaxTimeout {
 		problems = append(problems, fmt.Errorf("directReviewMaxSeconds %d: want 1..%d (a task token lives at most a year)", c.DirectReviewMaxSeconds, review.MaxTimeout))
 	}
@@ -297,7 +305,8 @@ func (c *Config) checkCallers() []error {
 	}
 	env := map[string]string{
 		envTable:               "toolgate-" + c.Stage,
-		"AWS_REGION":           "us-east-1", // Lambda sets it; the STS endpoint's default
+		"AWS_REGION":           "us-east-1",    // Lambda sets it; the STS endpoint's default
+		caller.EnvAccount:      "123456789012", // the stack's account, unknown at synth
 		envSessionRoles:        strings.Join(c.SessionRoles, ","),
 		envDirectReviewMaxSecs: strconv.Itoa(c.DirectReviewMaxSeconds),
 	}

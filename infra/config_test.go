@@ -210,6 +210,7 @@ func TestDirectLaneEnv(t *testing.T) {
 			for k, v := range env {
 				vars[k] = *v
 			}
+			vars[envAccount] = "123456789012" // the stack's account, a token at synth
 			cfg, err := request.ConfigFromEnv(func(k string) string { return vars[k] })
 			if err != nil {
 				t.Fatal(err)

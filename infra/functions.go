@@ -225,6 +225,11 @@ const (
 	// Every function verifies caller proofs (shared/caller); the STS
 	// endpoint is left to its default, https://sts.<AWS_REGION>.amazonaws.com.
 	envSessionRoles = caller.EnvSessionRoles
+	// The stack's own account: every verifier refuses other accounts'
+	// principals. The organisation's reviewer accounts, on review-decision
+	// (admitted) and publish (the accounts reviewer patterns may name).
+	envAccount          = caller.EnvAccount
+	envReviewerAccounts = caller.EnvReviewerAccounts
 	// The publish function's stage: it reads /toolgate/<stage>/... and
 	// names state machines toolgate-<stage>_<solution> (resolver/publish);
 	// the proxy's, whose placeholders resolve under it (platformtool.EnvStage).
@@ -341,6 +346,8 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 	env := map[string]*string{
 		envTable:          jsii.String(p.TableName),
 		envTimeoutSeconds: jsii.String(strconv.Itoa(set.TimeoutSeconds)),
+		// Caller proofs of any other account's principals are refused.
+		envAccount: awscdk.Aws_ACCOUNT_ID(),
 	}
 	if len(p.SessionRoles) > 0 {
 		env[envSessionRoles] = jsii.String(strings.Join(p.SessionRoles, ","))
@@ -369,8 +376,15 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		// local stack's only, as the fetch tool's.
 		env[envMCPAllow] = jsii.String(strings.Join(p.MCPAllow, ","))
 		env[envMCPSchemaTTL] = jsii.String(strconv.Itoa(p.MCPSchemaTTLSeconds))
+	case fnReviewDecision:
+		if len(p.ReviewerAccounts) > 0 {
+			env[envReviewerAccounts] = jsii.String(strings.Join(p.ReviewerAccounts, ","))
+		}
 	case fnPublish:
 		env[envStage] = jsii.String(p.Stage)
+		if len(p.ReviewerAccounts) > 0 {
+			env[envReviewerAccounts] = jsii.String(strings.Join(p.ReviewerAccounts, ","))
+		}
 		// The tools' allow-lists, the same values as theirs: publish refuses
 		// a Solution whose literal URLs or recipients the tools would refuse
 		// (resolver/publish Deployment), and registration lists only the

@@ -310,30 +310,31 @@ var wantPlatformCounts = map[string]int{
 // (each verifies caller proofs).
 const sessionRoles = "AWSReservedSSO_Reviewer_0123456789abcdef,toolgate-people"
 
-// wantEnv is each function's whole environment. None has the STS endpoint
+// wantEnv is each function's whole environment: every one verifies caller
+// proofs and has the stack's account. None has the STS endpoint
 // (its default, from AWS_REGION, applies) or a variable of neverSet.
 var wantEnv = map[string]map[string]string{
 	"SendEmailFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles,
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
 		"TOOLGATE_SENDER": "noreply@mail.example.org", "TOOLGATE_SENDER_IDENTITY_ARN": identity,
 		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
 	},
 	"StructuredDataFetchFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles,
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
 		"TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_FETCH_TIMEOUT_SECONDS": "15",
 	},
-	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles},
-	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles,
+	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}"},
+	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
 		"TOOLGATE_STAGE": "test"},
-	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles,
+	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "10"},
 	"ReviewRequestFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles,
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800",
 	},
-	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles},
-	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles,
+	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}"},
+	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
 		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net"},
 }

@@ -106,6 +106,7 @@ func newApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		MCPAllow:               cfg.MCPAllow,
 		MCPSchemaTTLSeconds:    cfg.MCPSchemaTTLSeconds,
 		SessionRoles:           cfg.SessionRoles,
+		ReviewerAccounts:       cfg.ReviewerAccounts,
 		DirectReviewers:        cfg.DirectReviewers,
 		DirectReviewMaxSeconds: cfg.DirectReviewMaxSeconds,
 		LogRetention:           retentionDays[cfg.LogRetentionDays],

@@ -64,6 +64,14 @@ type PlatformStackProps struct {
 	// sts:RoleSessionName), for every function's caller proofs
 	// (TOOLGATE_SESSION_ROLES, shared/caller); empty sets no variable.
 	SessionRoles []string
+	// ReviewerAccounts are other AWS accounts of the organisation whose
+	// principals may review: TOOLGATE_REVIEWER_ACCOUNTS on review-decision,
+	// whose verifier admits them besides the stack's own account, and on
+	// the publish function, which refuses reviewer patterns naming any
+	// other account; and review-decision's resource policy, which lets
+	// exactly these accounts invoke its Function URL. Empty, the default,
+	// sets no variable and no permission.
+	ReviewerAccounts []string
 	// DirectReviewers are the direct lane's reviewers: tool name to IAM
 	// principal ARN patterns (TOOLGATE_DIRECT_REVIEWERS on review-request).
 	// A gated tool without patterns cannot be reviewed on the direct lane;
@@ -136,6 +144,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM,
 	})
 	overrideLogicalID(url, "ReviewDecisionUrl")
+	grantReviewerAccounts(fns[fnReviewDecision], p.ReviewerAccounts)
 	a := newAccess(stack, &p, fns, ledger)
 	publishURL := newPublishURL(fns[fnPublish])
 	grantPublishing(&p, fns[fnPublish], a)

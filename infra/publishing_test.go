@@ -558,6 +558,7 @@ func publishRequests(t *testing.T, db *recorder) []apiRequest {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dep.Accounts = []string{"123456789012"} // the account testSolution's reviewers name
 	svc := &publish.Service{Callers: anyCaller{}, Params: publish.SSMParams{Client: params}, Stage: "test", Region: testRegion,
 		Store: ledgertable.New(db, "toolgate-test"), SFN: sf, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Deployment: dep}
 	for _, c := range []struct {
