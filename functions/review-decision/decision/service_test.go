@@ -74,7 +74,7 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	return &stack{store: store, fake: fake, callers: callers, db: db,
-		svc: &decision.Service{Store: store, Tasks: stepfunctions.Sender{Client: client}, Callers: v, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
+		svc: &decision.Service{Store: store, Tasks: stepfunctions.Sender{Client: client}, Callers: v, Account: local.LocalAccountID, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
 }
 
 // do runs req as the local identity as, with a caller proof bound to it.
