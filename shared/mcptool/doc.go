@@ -31,8 +31,9 @@
 // # Addresses
 //
 // A server URL is one toolset.ParseMCPURL accepts (the http tool's URL
-// rules, and no query string or fragment, which could hold a credential),
-// or nothing is sent: TOOL_PERMISSION_DENIED. Every HTTP request the SDK
+// rules, and no query string, fragment or secret-looking path segment,
+// which could hold a credential), or nothing is sent:
+// TOOL_PERMISSION_DENIED. Every HTTP request the SDK
 // makes (the POSTs, and the DELETE that ends a session) goes through package fetch's Transport: the URL's host must be
 // on the platform's MCP allow-list and be the pinned server URL's own host
 // and port; a host name is resolved once per request and every answer

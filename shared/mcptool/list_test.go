@@ -112,6 +112,7 @@ func TestListRefusesWhatTheAddressRulesRefuse(t *testing.T) {
 		{"a URL fetch refuses", func(c Config) Config { return c }, "ftp://mcp.example.com/", "the MCP server URL is refused"},
 		{"a URL with a query string", func(c Config) Config { return c }, srv.URL() + "?api_key=sk-live-4f9a", "the URL has a query string"},
 		{"a URL with a fragment", func(c Config) Config { return c }, srv.URL() + "#token=sk-live-4f9a", "the URL has a fragment"},
+		{"a URL with a key in its path", func(c Config) Config { return c }, strings.TrimSuffix(srv.URL(), "/mcp") + "/s/sk-live-4f9a7Qx2ZmK8pL3vR6tY1w/mcp", "secret-looking path segment"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

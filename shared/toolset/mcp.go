@@ -56,16 +56,19 @@ var (
 )
 
 // ParseMCPURL parses an MCP server's URL: one that fetchurl.Parse
-// accepts (http or https, no userinfo, ...) and that has no query string
-// and no fragment. The URL is pinned in locks and in the table, shown in
-// messages and logged, so it must hold no secret: fetchurl refuses
-// userinfo, and this an API key in the query (or a token in the fragment),
-// since toolgate cannot store credentials yet (docs/toolsets.md, "MCP
-// servers"). Every check of an MCP server URL is this one: the toolset
-// file's [mcp-server], ParseDraft, ResolveMCP, a pin's (Verify), and the
-// MCP client's before each listing and call (shared/mcptool). The error
-// quotes no part of the URL after a "?" or a "#" (MCPURLShown shows the
-// URL in a message).
+// accepts (http or https, no userinfo, ...), that has no query string and
+// no fragment, and no path segment that looks like a secret (a UUID, or a
+// long random-looking token: looksRandom). The URL is pinned in locks and
+// in the table, shown in messages and logged, so it must hold no secret:
+// fetchurl refuses userinfo, and this an API key in the query (or a token
+// in the fragment) or in the path, since toolgate cannot store
+// credentials yet (docs/toolsets.md, "MCP servers"). Every check of an MCP
+// server URL is this one: the toolset file's [mcp-server], ParseDraft,
+// ResolveMCP, a pin's (Verify), and the MCP client's before each listing
+// and call (shared/mcptool). The error quotes no part of the URL after a
+// "?" or a "#", and no secret-looking path segment: it names the host and
+// the segment's position and length (MCPURLShown shows the URL in a
+// message).
 func ParseMCPURL(raw string) (*fetchurl.URL, error) {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		if raw[i] == '?' {
@@ -73,28 +76,48 @@ func ParseMCPURL(raw string) (*fetchurl.URL, error) {
 		}
 		return nil, errors.New(`the URL has a fragment: an MCP server's URL is pinned in locks, shown in messages and logged, so it cannot carry a secret such as a token, and toolgate cannot store credentials yet; remove the fragment`)
 	}
-	return fetchurl.Parse(raw)
+	if colon := strings.IndexByte(raw, ':'); colon >= 0 && strings.Contains(raw[:colon], "/") {
+		// fetchurl would quote the text before the ":" as the scheme,
+		// which here holds part of the path.
+		return nil, errors.New("the URL has no scheme: write http:// or https:// before the host")
+	}
+	u, err := fetchurl.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	// fetchurl.Parse has checked that the path Go reads is the path as
+	// written.
+	if s, ok := findSecretSegment(u.Parsed.EscapedPath()); ok {
+		return nil, secretSegmentError(u.Host, s)
+	}
+	return u, nil
 }
 
 // MCPURLShown is raw, an MCP server URL ParseMCPURL may have refused, as
 // a message may show it: cut before any query string or fragment (shown
-// as "?…" or "#…"), and with any userinfo shown as "…@", so that no
-// credential it carries is shown or logged.
+// as "?…" or "#…"), with any userinfo shown as "…@", and with every path
+// segment that looks like a secret (a UUID or a random-looking token, as
+// ParseMCPURL refuses) shown as "…", so that no credential it carries is
+// shown or logged.
 func MCPURLShown(raw string) string {
 	tail := ""
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		raw, tail = raw[:i], raw[i:i+1]+"…"
 	}
-	if scheme, rest, ok := strings.Cut(raw, "//"); ok {
-		end := strings.IndexByte(rest, '/')
-		if end < 0 {
-			end = len(rest)
-		}
-		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-			raw = scheme + "//…" + rest[at:]
-		}
+	scheme, rest, ok := strings.Cut(raw, "//")
+	if !ok {
+		// No authority to tell a host from a path: every part is judged.
+		return hideSecretSegments(raw) + tail
 	}
-	return raw + tail
+	end := strings.IndexByte(rest, '/')
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, path := rest[:end], rest[end:]
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		authority = "…" + authority[at:]
+	}
+	return scheme + "//" + authority + hideSecretSegments(path) + tail
 }
 
 // MCPProtocols are the MCP protocol revisions a pin may record: those the

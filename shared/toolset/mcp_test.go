@@ -47,6 +47,7 @@ func TestParseDraft(t *testing.T) {
 		"a URL with a user":     {strings.Replace(draftDoc, `https://mcp`, `https://u:p@mcp`, 1), "userinfo"},
 		"a URL with a query":    {strings.Replace(draftDoc, `/mcp"`, `/mcp?api_key=sk-live-4f9a"`, 1), "has a query string"},
 		"a URL with a fragment": {strings.Replace(draftDoc, `/mcp"`, `/mcp#sk-live-4f9a"`, 1), "has a fragment"},
+		"a key in the path":     {strings.Replace(draftDoc, `/mcp"`, `/s/`+fakeToken("zapier", 40)+`/mcp"`, 1), "secret-looking path segment"},
 		"an MCP tool pinned by hand": {strings.Replace(draftDoc, `"tools": {}`, `"tools": {"evil.lookup": {"description": "", "input_schema": {}, "output_schema": {}, "idempotent": false, "policy": "at_most_once", "review_required": false, "timeout_seconds": 60,
 			"mcp": {"server": "evil", "url": "https://mcp.evil.example.com/mcp", "name": "lookup", "protocol": "2026-07-28"}}}`, 1), "a draft's MCP tools are pinned by registration"},
 	} {
@@ -187,44 +188,60 @@ func TestMCPURLShown(t *testing.T) {
 
 // A draft or a pin built otherwise than by toolgate's CLI and registration
 // is refused too: ResolveMCP lists no server of a draft with such a URL,
-// and Verify refuses a pin with one.
-func TestAnMCPURLWithAQueryIsRefusedEverywhere(t *testing.T) {
-	draft, err := ParseDraft([]byte(draftDoc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := Listed{Protocol: "2026-07-28", Tools: []ListedTool{
-		{Name: "create_ticket", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		{Name: "lookup_customer", InputSchema: json.RawMessage(`{"type":"object"}`)},
-	}}
-	lists := 0
-	list := func(context.Context, string) (Listed, error) { lists++; return listed, nil }
+// and Verify refuses a pin with one; neither shows the secret.
+func TestAnMCPURLWithASecretIsRefusedEverywhere(t *testing.T) {
+	tok := fakeToken("zapier", 40)
+	for _, c := range []struct {
+		name, secret, says string
+		// bad makes a server's URL (https://mcp.<host>.example.com/mcp)
+		// one with a secret; shown is how a message shows it for host zz.
+		bad   func(string) string
+		shown string
+	}{
+		{"in the query", "sk-live", "the URL has a query string",
+			func(u string) string { return u + "?api_key=sk-live-4f9a" }, "https://mcp.zz.example.com/mcp?…"},
+		{"in the path", tok, "has a secret-looking path segment (segment 2, 40 characters",
+			func(u string) string { return strings.TrimSuffix(u, "/mcp") + "/s/" + tok + "/mcp" }, "https://mcp.zz.example.com/s/…/mcp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			draft, err := ParseDraft([]byte(draftDoc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := Listed{Protocol: "2026-07-28", Tools: []ListedTool{
+				{Name: "create_ticket", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				{Name: "lookup_customer", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			}}
+			lists := 0
+			list := func(context.Context, string) (Listed, error) { lists++; return listed, nil }
 
-	bad := *draft
-	bad.MCPServers = map[string]MCPServer{"crm": draft.MCPServers["crm"], "zz": {URL: "https://mcp.zz.example.com/mcp?api_key=sk-live-4f9a", Admit: []string{"create_ticket"}}}
-	_, err = bad.ResolveMCP(context.Background(), list)
-	if err == nil || !strings.Contains(err.Error(), "MCP server zz (https://mcp.zz.example.com/mcp?…): the URL has a query string") || strings.Contains(err.Error(), "sk-live") {
-		t.Errorf("ResolveMCP: %v", err)
-	}
-	if lists != 0 {
-		t.Errorf("ResolveMCP listed %d servers before refusing", lists)
-	}
+			bad := *draft
+			bad.MCPServers = map[string]MCPServer{"crm": draft.MCPServers["crm"], "zz": {URL: c.bad("https://mcp.zz.example.com/mcp"), Admit: []string{"create_ticket"}}}
+			_, err = bad.ResolveMCP(context.Background(), list)
+			if err == nil || !strings.Contains(err.Error(), "MCP server zz ("+c.shown+"): ") || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), c.secret) {
+				t.Errorf("ResolveMCP: %v", err)
+			}
+			if lists != 0 {
+				t.Errorf("ResolveMCP listed %d servers before refusing", lists)
+			}
 
-	ts, err := draft.ResolveMCP(context.Background(), list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct := ts.Tools["crm.create_ticket"]
-	m := *ct.MCP
-	m.URL += "?api_key=sk-live-4f9a"
-	ct.MCP = &m
-	ts.Tools["crm.create_ticket"] = ct
-	if ts.ID, err = ts.ComputeID(); err != nil {
-		t.Fatal(err)
-	}
-	err = ts.Verify(catalog.Default())
-	var ref *Refusal
-	if !errors.As(err, &ref) || ref.Rule != RuleMCPTool || !strings.Contains(err.Error(), "the URL has a query string") || strings.Contains(err.Error(), "sk-live") {
-		t.Errorf("Verify: %v, want a [%s] refusal saying the URL has a query string, without it", err, RuleMCPTool)
+			ts, err := draft.ResolveMCP(context.Background(), list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct := ts.Tools["crm.create_ticket"]
+			m := *ct.MCP
+			m.URL = c.bad(m.URL)
+			ct.MCP = &m
+			ts.Tools["crm.create_ticket"] = ct
+			if ts.ID, err = ts.ComputeID(); err != nil {
+				t.Fatal(err)
+			}
+			err = ts.Verify(catalog.Default())
+			var ref *Refusal
+			if !errors.As(err, &ref) || ref.Rule != RuleMCPTool || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), c.secret) {
+				t.Errorf("Verify: %v, want a [%s] refusal saying %q, without the secret", err, RuleMCPTool, c.says)
+			}
+		})
 	}
 }

@@ -221,7 +221,9 @@ func TestVerifyAllowsStricterToolsets(t *testing.T) {
 
 // Parse never panics, and a document it accepts round-trips to the same
 // id; Verify of it returns nil or a *Refusal, never another error. The
-// same bytes go through ParseDraft (checkDraft).
+// same bytes go through ParseDraft (checkDraft), and every MCP server URL
+// they hold through ParseMCPURL and MCPURLShown (checkMCPURL: a
+// secret-looking path segment is refused and never shown).
 func FuzzToolsetParse(f *testing.F) {
 	ts, err := FromCatalog(catalog.Default(), []string{"send-email", "structured-data-fetch"}, nil, []string{"api.example.com"})
 	if err != nil {
@@ -233,8 +235,30 @@ func FuzzToolsetParse(f *testing.F) {
 	f.Add([]byte(`{"id":"ts_x","tools":null}`))
 	f.Add([]byte(`{}{}`))
 	f.Add([]byte(draftDoc))
+	f.Add([]byte(strings.Replace(draftDoc, "/mcp\"", "/s/"+fakeToken("zapier", 40)+"/mcp\"", 1)))
+	f.Add([]byte(strings.Replace(draftDoc, "/mcp\"", "/"+fakeUUID("uuid")+"/mcp\"", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDraft(t, data)
+		var urls struct {
+			Tools map[string]struct {
+				MCP *struct {
+					URL string `json:"url"`
+				} `json:"mcp"`
+			} `json:"tools"`
+			MCPServers map[string]struct {
+				URL string `json:"url"`
+			} `json:"mcp_servers"`
+		}
+		if json.Unmarshal(data, &urls) == nil {
+			for _, tool := range urls.Tools {
+				if tool.MCP != nil {
+					checkMCPURL(t, tool.MCP.URL)
+				}
+			}
+			for _, srv := range urls.MCPServers {
+				checkMCPURL(t, srv.URL)
+			}
+		}
 		ts, err := Parse(data)
 		if err != nil {
 			var ref *Refusal

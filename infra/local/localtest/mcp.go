@@ -2,7 +2,6 @@ package localtest
 
 import (
 	"context"
-	"net/url"
 	"testing"
 	"time"
 
@@ -34,11 +33,11 @@ func MCPServer(t testing.TB, opts mcpserver.Options) *mcpserver.Server {
 // host and port on loopback, as the local stack allows its MCP server
 // (TOOLGATE_MCP_ALLOW, TOOLGATE_MCP_ALLOW_ADDRESSES 127.0.0.1/32).
 func ListMCP(ctx context.Context, serverURL string) (toolset.Listed, error) {
-	u, err := url.Parse(serverURL)
+	u, err := toolset.ParseMCPURL(serverURL)
 	if err != nil {
 		return toolset.Listed{}, err
 	}
-	env := map[string]string{mcptool.EnvAllow: u.Host, mcptool.EnvAllowAddresses: "127.0.0.1/32"}
+	env := map[string]string{mcptool.EnvAllow: u.Parsed.Host, mcptool.EnvAllowAddresses: "127.0.0.1/32"}
 	cfg, err := mcptool.ConfigFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		return toolset.Listed{}, err

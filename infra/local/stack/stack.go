@@ -240,22 +240,22 @@ func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]st
 // server's host and port, and MCPTestHost on that port (without a port an
 // entry allows only 80 and 443, as the http tool's), and more.
 func mcpAllowList(srv *mcpserver.Server, more []string) string {
-	u, err := url.Parse(srv.URL())
+	u, err := toolset.ParseMCPURL(srv.URL())
 	if err != nil {
 		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
 	}
-	return strings.Join(append([]string{u.Host, MCPTestHost + ":" + u.Port()}, more...), ",")
+	return strings.Join(append([]string{u.Parsed.Host, MCPTestHost + ":" + u.Port}, more...), ",")
 }
 
 // MCPTestURL is the local MCP server's URL by MCPTestHost:
 // http://mcp.internal.test:<port>/mcp.
 func (s *Stack) MCPTestURL() string {
-	u, err := url.Parse(s.MCP.URL())
+	u, err := toolset.ParseMCPURL(s.MCP.URL())
 	if err != nil {
 		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
 	}
-	u.Host = MCPTestHost + ":" + u.Port()
-	return u.String()
+	u.Parsed.Host = MCPTestHost + ":" + u.Port
+	return u.Parsed.String()
 }
 
 // ResolveMCPTestHost makes MCPTestHost resolve to addrs (IP addresses) for
