@@ -253,7 +253,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 		// its history. A history holds every state's input and output: the
 		// inputs under review, the tools' inputs and results. A Publisher
 		// of a stage may read those of every execution of that stage
-		// (docs/infra.md, "Publishing": execution histories).
+		// (docs/infra.md, "What an execution's history shows").
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:       jsii.String("DescribeExecutions"),
 			Actions:   jsii.Strings("states:DescribeExecution"),
