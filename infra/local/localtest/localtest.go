@@ -100,7 +100,15 @@ func (c *Callers) SetCLIEnv(t testing.TB) {
 // Proof signs a caller proof for b with NAME's local keys, now.
 func (c *Callers) Proof(t testing.TB, name string, b caller.Binding) string {
 	t.Helper()
-	creds, err := c.Keys.Credentials(name)
+	return c.ProofIn(t, local.LocalAccountID, name, b)
+}
+
+// ProofIn signs a caller proof for b with the keys of NAME in account
+// (local.LocalKeys.CredentialsIn), now: another account's keys, which the
+// STS stand-in answers for as real STS does.
+func (c *Callers) ProofIn(t testing.TB, account, name string, b caller.Binding) string {
+	t.Helper()
+	creds, err := c.Keys.CredentialsIn(account, name)
 	if err != nil {
 		t.Fatal(err)
 	}
