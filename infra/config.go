@@ -217,6 +217,12 @@ func (c *Config) check() error {
 		problems = append(problems, err)
 	} else {
 		c.Sender = se.From
+		// The same list becomes the ses:Recipients condition of
+		// send-email's role (sendAsTheSender), which must fit IAM's limit.
+		if n := recipientConditionChars(se.Allow.IAMPatterns()); n > maxRecipientConditionChars {
+			problems = append(problems, fmt.Errorf("recipientAllow: %d entries make send-email's ses:Recipients IAM condition about %d characters, over the %d it may take of IAM's %d-character limit on a role's inline policies (the rest of send-email's policy needs the others): list fewer entries, e.g. one @domain entry for many addresses of a domain",
+				se.Allow.Len(), n, maxRecipientConditionChars, rolePolicyChars))
+		}
 	}
 	if _, err := fetch.ParseConfig(c.FetchAllow, nil); err != nil {
 		problems = append(problems, fmt.Errorf("fetchAllow: %w", err))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,8 @@ func TestLoadConfig(t *testing.T) {
 			c.DirectReviewers = map[string][]string{fnSendEmail: {"arn:aws:iam::123456789012:role/reviewer"}}
 			c.DirectReviewMaxSeconds = 31536000
 		}},
+		{name: "recipient allow-list over IAM's limit", context: map[string]any{"toolgate:recipientAllow": manyDomains(300)},
+			err: "recipientAllow: 300 entries make send-email's ses:Recipients IAM condition about"},
 		{name: "bad stage", context: map[string]any{"toolgate:stage": "Prod_1"}, err: "stage"},
 		// "_" ends the stage in a state machine's name (toolgate-<stage>_<solution>).
 		{name: "stage with _", context: map[string]any{"toolgate:stage": "dev_2"}, err: `stage "dev_2"`},
@@ -123,6 +126,15 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyDomains is an allow-list of n domain entries.
+func manyDomains(n int) []any {
+	var l []any
+	for i := range n {
+		l = append(l, fmt.Sprintf("@d%04d.example.com", i))
+	}
+	return l
 }
 
 func TestFetchTimeoutFitsTheFunction(t *testing.T) {

@@ -116,7 +116,7 @@ var wantFunctionPolicies = map[string][]stmt{
 	"SendEmailFunction": append([]stmt{
 		ownLogs("SendEmailFunction"),
 		{Sid: "SendAsTheSenderOnly", Actions: []string{"ses:SendEmail"}, Resources: []string{identity},
-			Condition: `{"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
+			Condition: `{"ForAllValues:StringLike":{"ses:Recipients":` + wantRecipients + `},"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
 		lambdaXRay,
 	}, wantToolItems...),
 	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), lambdaXRay}, wantToolItems...),
@@ -316,7 +316,7 @@ var wantEnv = map[string]map[string]string{
 	"SendEmailFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles,
 		"TOOLGATE_SENDER": "noreply@mail.example.org", "TOOLGATE_SENDER_IDENTITY_ARN": identity,
-		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
+		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 	},
 	"StructuredDataFetchFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles,
@@ -334,7 +334,7 @@ var wantEnv = map[string]map[string]string{
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles,
-		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
+		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net"},
 }
 

@@ -33,7 +33,9 @@ func testConfig() Config {
 	cfg.Stage = "test"
 	cfg.Sender = "noreply@mail.example.org"
 	cfg.SenderIdentity = "example.org"
-	cfg.RecipientAllow = []string{"@example.org", "ops@example.com"}
+	// A mixed-case address and a Unicode domain: the ses:Recipients
+	// condition holds their canonical forms (TestRecipientCondition).
+	cfg.RecipientAllow = []string{"@example.org", "Ops@Example.com", "@bücher.example"}
 	cfg.FetchAllow = []string{"api.example.org", "*.data.example.net"}
 	cfg.MCPAllow = []string{"mcp.example.org", "*.mcp.example.net"}
 	cfg.MCPSchemaTTLSeconds = 10
