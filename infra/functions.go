@@ -155,7 +155,8 @@ type FunctionSettings struct {
 	MemoryMB       int `json:"memoryMB,omitempty"`
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 	// ReservedConcurrency reserves (and caps) the function's concurrent
-	// executions; 0 reserves none. Reserving more than the account's
+	// executions; 0 reserves none (in Config.Functions: takes the stage's
+	// Config.ReservedConcurrency). Reserving more than the account's
 	// unreserved pool (less 100) fails the deployment.
 	ReservedConcurrency int `json:"reservedConcurrency,omitempty"`
 }

@@ -350,7 +350,9 @@ var neverSet = map[string]string{
 	"TOOLGATE_MCP_RESOLVE_FILE":      "the local stack's stand-in for DNS (mcp.internal.test): on AWS MCP server names resolve through Lambda's resolver",
 }
 
-// wantFunctions: memory, timeout and reserved concurrency (0: none).
+// wantFunctions: memory, timeout and reserved concurrency (0: none):
+// send-email's own setting, review-decision's from testConfig's
+// reservedConcurrency.
 var wantFunctions = map[string][3]int{
 	"SendEmailFunction":           {256, 30, 5},
 	"StructuredDataFetchFunction": {1024, 20, 0},
@@ -358,7 +360,7 @@ var wantFunctions = map[string][3]int{
 	"LambdaToolFunction":          {256, 900, 0},
 	"McpCallFunction":             {512, 60, 0},
 	"ReviewRequestFunction":       {256, 15, 0},
-	"ReviewDecisionFunction":      {256, 15, 0},
+	"ReviewDecisionFunction":      {256, 15, 7},
 	"PublishFunction":             {512, 30, 0},
 }
 
@@ -511,7 +513,8 @@ func TestRulesCatchBreakage(t *testing.T) {
 
 // TestLedgerProps: the removal policy and deletion protection come from
 // props (default retain and protected, which checkTable requires); a stack
-// configured otherwise fails checkTable.
+// configured otherwise fails checkTable. Props without throughput maxima
+// set none.
 func TestLedgerProps(t *testing.T) {
 	app := awscdk.NewApp(nil)
 	stack := NewLedgerStack(app, "Props", &LedgerStackProps{
@@ -524,7 +527,7 @@ func TestLedgerProps(t *testing.T) {
 	if err := try(func() {
 		tpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
 			"DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
-			"Properties": map[string]any{"DeletionProtectionEnabled": false},
+			"Properties": map[string]any{"DeletionProtectionEnabled": false, "OnDemandThroughput": assertions.Match_Absent()},
 		})
 	}); err != nil {
 		t.Fatal(err)
@@ -560,7 +563,9 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 					map[string]any{"AttributeName": "pk", "KeyType": "HASH"},
 					map[string]any{"AttributeName": "sk", "KeyType": "RANGE"},
 				},
-				"BillingMode":                      "PAY_PER_REQUEST",
+				"BillingMode": "PAY_PER_REQUEST",
+				// No write maximum (-1): left out.
+				"OnDemandThroughput":               map[string]any{"MaxReadRequestUnits": 6000, "MaxWriteRequestUnits": assertions.Match_Absent()},
 				"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
 				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 				"DeletionProtectionEnabled":        true,
@@ -587,7 +592,8 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 				map[string]any{"AttributeName": "review_list_pk", "KeyType": "HASH"},
 				map[string]any{"AttributeName": "review_list_sk", "KeyType": "RANGE"},
 			},
-			"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": projected},
+			"Projection":         map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": projected},
+			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
 		}}),
 	}
 	errs = append(errs, try(func() { ledger.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), want) }))
