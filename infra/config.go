@@ -59,10 +59,23 @@ type Config struct {
 	DirectReviewMaxSeconds int `json:"directReviewMaxSeconds"`
 	// Functions override memory, timeout and reserved concurrency by name.
 	Functions map[string]FunctionSettings `json:"functions"`
+	// ReservedConcurrency is each stage's reserved concurrency by function
+	// name: stage name (or anyStage, for every stage not named) to function
+	// name to reserved concurrent executions, 0 reserving none. cdk.json
+	// holds the defaults: none on dev, some on every other stage
+	// (docs/infra.md, "Concurrency and throughput"). A function's
+	// Functions[name].ReservedConcurrency, when set, wins. Nil reserves
+	// nothing.
+	ReservedConcurrency map[string]map[string]int `json:"reservedConcurrency"`
 	// The ledger table: "retain" (default), "destroy" or
 	// "retain-on-update-or-delete"; deletion protection default true.
 	RemovalPolicy      string `json:"removalPolicy"`
 	DeletionProtection bool   `json:"deletionProtection"`
+	// The on-demand maxima of the ledger table and of its index
+	// (reviews-by-status), in request units per second: defaults
+	// defaultTableThroughput and defaultIndexThroughput.
+	TableThroughput Throughput `json:"tableThroughput"`
+	IndexThroughput Throughput `json:"indexThroughput"`
 	// Every log group's retention in days (a CloudWatch Logs value); default 90.
 	LogRetentionDays int `json:"logRetentionDays"`
 	// The SNS topic alarms notify; empty: alarms without actions.
@@ -85,6 +98,8 @@ func defaultConfig() Config {
 		RecipientAllow:         []string{"@example.com"},
 		RemovalPolicy:          "retain",
 		DeletionProtection:     true,
+		TableThroughput:        defaultTableThroughput,
+		IndexThroughput:        defaultIndexThroughput,
 		LogRetentionDays:       90,
 		DirectReviewMaxSeconds: review.DefaultDirectMaxTimeout,
 	}
@@ -131,7 +146,8 @@ func configKeys() []string {
 var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true}
 
 // objectKeys take JSON text only.
-var objectKeys = map[string]bool{"functions": true, "directReviewers": true}
+var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true,
+	"tableThroughput": true, "indexThroughput": true}
 
 // contextJSON turns a context value into JSON for Config's field key: a
 // value from cdk.json arrives typed, one from -c as text.
@@ -222,6 +238,12 @@ func (c *Config) check() error {
 		problems = append(problems, err)
 	} else {
 		c.Sender = se.From
+		// The same list becomes the ses:Recipients condition of
+		// send-email's role (sendAsTheSender), which must fit IAM's limit.
+		if n := recipientConditionChars(se.Allow.IAMPatterns()); n > maxRecipientConditionChars {
+			problems = append(problems, fmt.Errorf("recipientAllow: %d entries make send-email's ses:Recipients IAM condition about %d characters, over the %d it may take of IAM's %d-character limit on a role's inline policies (the rest of send-email's policy needs the others): list fewer entries, e.g. one @domain entry for many addresses of a domain",
+				se.Allow.Len(), n, maxRecipientConditionChars, rolePolicyChars))
+		}
 	}
 	if _, err := fetch.ParseConfig(c.FetchAllow, nil); err != nil {
 		problems = append(problems, fmt.Errorf("fetchAllow: %w", err))
@@ -250,6 +272,9 @@ func (c *Config) check() error {
 			problems = append(problems, fmt.Errorf("functions.%s.reservedConcurrency %d: want 0 or more", name, s.ReservedConcurrency))
 		}
 	}
+	problems = append(problems, c.checkReservedConcurrency()...)
+	problems = append(problems, c.TableThroughput.check("tableThroughput")...)
+	problems = append(problems, c.IndexThroughput.check("indexThroughput")...)
 	if _, ok := removalPolicies[c.RemovalPolicy]; !ok {
 		problems = append(problems, fmt.Errorf("removalPolicy %q: want retain, destroy or retain-on-update-or-delete", c.RemovalPolicy))
 	}
@@ -264,6 +289,54 @@ func (c *Config) check() error {
 	}
 	problems = append(problems, c.checkCallers()...)
 	return errors.Join(problems...)
+}
+
+// anyStage is the key of Config.ReservedConcurrency for every stage it
+// does not name.
+const anyStage = "*"
+
+// checkReservedConcurrency checks Config.ReservedConcurrency: stage names
+// the publish function accepts (or anyStage), functions that exist, and
+// counts of 0 or more.
+func (c *Config) checkReservedConcurrency() []error {
+	var problems []error
+	for _, stage := range slices.Sorted(maps.Keys(c.ReservedConcurrency)) {
+		if stage != anyStage {
+			if err := publish.CheckStage(stage); err != nil {
+				problems = append(problems, fmt.Errorf("reservedConcurrency: %q is neither a stage nor %q: %w", stage, anyStage, err))
+			}
+		}
+		fns := c.ReservedConcurrency[stage]
+		for _, name := range slices.Sorted(maps.Keys(fns)) {
+			if specOf(name).Name == "" {
+				problems = append(problems, fmt.Errorf("reservedConcurrency.%s: no function %q", stage, name))
+			}
+			if n := fns[name]; n < 0 {
+				problems = append(problems, fmt.Errorf("reservedConcurrency.%s.%s %d: want 0 (none) or more", stage, name, n))
+			}
+		}
+	}
+	return problems
+}
+
+// functionSettings are the functions' settings on c's stage: Functions,
+// with each function's reserved concurrency taken from the stage's
+// ReservedConcurrency (its own entry, else anyStage's) where Functions sets
+// none.
+func (c *Config) functionSettings() map[string]FunctionSettings {
+	stageDefaults, ok := c.ReservedConcurrency[c.Stage]
+	if !ok {
+		stageDefaults = c.ReservedConcurrency[anyStage]
+	}
+	out := map[string]FunctionSettings{}
+	for _, spec := range functionSpecs {
+		s := c.Functions[spec.Name]
+		if s.ReservedConcurrency == 0 {
+			s.ReservedConcurrency = stageDefaults[spec.Name]
+		}
+		out[spec.Name] = s
+	}
+	return out
 }
 
 // checkCallers checks the caller proofs' and the direct lane's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,35 @@ func TestLoadConfig(t *testing.T) {
 			c.DirectReviewers = map[string][]string{fnSendEmail: {"arn:aws:iam::123456789012:role/reviewer"}}
 			c.DirectReviewMaxSeconds = 31536000
 		}},
+		{name: "reserved concurrency and throughput from cdk.json", context: map[string]any{
+			"toolgate:reservedConcurrency": map[string]any{"dev": map[string]any{}, "*": map[string]any{"send-email": float64(5)}},
+			"toolgate:tableThroughput":     map[string]any{"maxReadRequestUnits": float64(100), "maxWriteRequestUnits": float64(-1)},
+		}, want: func(c *Config) {
+			c.SenderIdentity = "example.com"
+			c.ReservedConcurrency = map[string]map[string]int{"dev": {}, anyStage: {fnSendEmail: 5}}
+			c.TableThroughput = Throughput{MaxReadRequestUnits: 100, MaxWriteRequestUnits: noMaximum}
+		}},
+		// One maximum given: the other keeps its default.
+		{name: "one index maximum from -c", context: map[string]any{"toolgate:indexThroughput": `{"maxWriteRequestUnits": 50}`},
+			want: func(c *Config) {
+				c.SenderIdentity = "example.com"
+				c.IndexThroughput = Throughput{MaxReadRequestUnits: defaultIndexThroughput.MaxReadRequestUnits, MaxWriteRequestUnits: 50}
+			}},
+		{name: "reserved concurrency of no stage", context: map[string]any{"toolgate:reservedConcurrency": `{"Prod": {}}`},
+			err: `reservedConcurrency: "Prod" is neither a stage nor "*"`},
+		{name: "reserved concurrency of no function", context: map[string]any{"toolgate:reservedConcurrency": `{"*": {"send-mail": 5}}`},
+			err: `reservedConcurrency.*: no function "send-mail"`},
+		{name: "negative reserved concurrency", context: map[string]any{"toolgate:reservedConcurrency": `{"prod": {"publish": -1}}`},
+			err: "reservedConcurrency.prod.publish -1: want 0 (none) or more"},
+		{name: "table maximum 0", context: map[string]any{"toolgate:tableThroughput": `{"maxReadRequestUnits": 0}`},
+			err: "tableThroughput.maxReadRequestUnits 0: want request units per second, 1 or more, or -1 for no maximum"},
+		{name: "index maximum -2", context: map[string]any{"toolgate:indexThroughput": map[string]any{"maxWriteRequestUnits": float64(-2)}},
+			err: "indexThroughput.maxWriteRequestUnits -2: want request units per second"},
+		{name: "fractional maximum", context: map[string]any{"toolgate:tableThroughput": `{"maxWriteRequestUnits": 1.5}`}, err: "maxWriteRequestUnits"},
+		{name: "throughput not JSON", context: map[string]any{"toolgate:tableThroughput": "max=4000"}, err: "toolgate:tableThroughput: not JSON"},
+		{name: "throughput not an object", context: map[string]any{"toolgate:tableThroughput": "4000"}, err: "Config.tableThroughput"},
+		{name: "recipient allow-list over IAM's limit", context: map[string]any{"toolgate:recipientAllow": manyDomains(300)},
+			err: "recipientAllow: 300 entries make send-email's ses:Recipients IAM condition about"},
 		{name: "bad stage", context: map[string]any{"toolgate:stage": "Prod_1"}, err: "stage"},
 		// "_" ends the stage in a state machine's name (toolgate-<stage>_<solution>).
 		{name: "stage with _", context: map[string]any{"toolgate:stage": "dev_2"}, err: `stage "dev_2"`},
@@ -122,6 +152,27 @@ func TestLoadConfig(t *testing.T) {
 				t.Errorf("config (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// manyDomains is an allow-list of n domain entries.
+func manyDomains(n int) []any {
+	var l []any
+	for i := range n {
+		l = append(l, fmt.Sprintf("@d%04d.example.com", i))
+	}
+	return l
+}
+
+// TestCDKJSON: cdk.json's context passes the checks as it is, on its own
+// stage and on another.
+func TestCDKJSON(t *testing.T) {
+	for _, stage := range []string{"", "prod"} {
+		over := map[string]any{}
+		if stage != "" {
+			over["toolgate:stage"] = stage
+		}
+		cdkConfig(t, over)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -154,7 +155,8 @@ type FunctionSettings struct {
 	MemoryMB       int `json:"memoryMB,omitempty"`
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 	// ReservedConcurrency reserves (and caps) the function's concurrent
-	// executions; 0 reserves none. Reserving more than the account's
+	// executions; 0 reserves none (in Config.Functions: takes the stage's
+	// Config.ReservedConcurrency). Reserving more than the account's
 	// unreserved pool (less 100) fails the deployment.
 	ReservedConcurrency int `json:"reservedConcurrency,omitempty"`
 }
@@ -262,16 +264,7 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 		var extra []awsiam.PolicyStatement
 		switch spec.Name {
 		case fnSendEmail:
-			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				// SES v2 SendEmail with simple content (shared/sendemail),
-				// which IAM authorises as ses:SendEmail: no raw messages.
-				Sid:       jsii.String("SendAsTheSenderOnly"),
-				Actions:   jsii.Strings("ses:SendEmail"),
-				Resources: &[]*string{senderIdentityARN},
-				Conditions: &map[string]any{
-					"StringEquals": map[string]any{"ses:FromAddress": p.Sender.Address},
-				},
-			}))
+			extra = append(extra, sendAsTheSender(p, senderIdentityARN))
 		case fnLambdaTool:
 			extra = append(extra, toolFunctionInvoke(p.Stage), toolFunctionFloors(p.Stage), toolFunctionParameters(p.Stage))
 		case fnReviewRequest:
@@ -294,6 +287,71 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 		out[spec.Name] = newFunction(scope, p, spec, set, env, ledger, extra)
 	}
 	return out
+}
+
+// sendAsTheSender is send-email's SES statement: SES v2 SendEmail with
+// simple content (shared/sendemail), which IAM authorises as ses:SendEmail
+// (no raw messages), on the sender's identity, from the sender only, to the
+// allow-listed recipients only. The recipients' condition holds the
+// allow-list's IAM patterns (recipientPatterns): the same entries the
+// function decides with, in the canonical form it sends (IAM compares
+// case-sensitively). ForAllValues is true of an empty set, but SES has no
+// message without a recipient, and the function sends none without a "to".
+func sendAsTheSender(p *PlatformStackProps, senderIdentityARN *string) awsiam.PolicyStatement {
+	recipients, err := recipientPatterns(p.RecipientAllow)
+	if err != nil {
+		// Config.check refuses the list before any stack is defined.
+		panic(fmt.Sprintf("send-email: %v", err))
+	}
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("SendAsTheSenderOnly"),
+		Actions:   jsii.Strings("ses:SendEmail"),
+		Resources: &[]*string{senderIdentityARN},
+		Conditions: &map[string]any{
+			"StringEquals":            map[string]any{"ses:FromAddress": p.Sender.Address},
+			"ForAllValues:StringLike": map[string]any{"ses:Recipients": recipients},
+		},
+	})
+}
+
+// recipientPatterns are the ses:Recipients values of send-email's role:
+// the allow-list read as the function reads TOOLGATE_RECIPIENT_ALLOW
+// (recipient.ParseCommaList of the same text), as IAM patterns
+// (recipient.List.IAMPatterns: "*@<A-label>" for a domain entry, an
+// address entry in its canonical form).
+func recipientPatterns(allow []string) ([]string, error) {
+	l, err := recipient.ParseCommaList(strings.Join(allow, ","))
+	if err != nil {
+		return nil, fmt.Errorf("recipientAllow: %w", err)
+	}
+	return l.IAMPatterns(), nil
+}
+
+// IAM's limit on a role's inline policies, and the part of it send-email's
+// recipients condition may take. IAM counts the policy documents of a
+// role's inline policies together, whitespace not counted (IAM User Guide,
+// "IAM and AWS STS quotas": role policy size, 10,240 characters); the CDK
+// moves statements to managed policies past its own estimate of 10,000,
+// which no role here may have. The rest of send-email's policy, with its
+// ARNs resolved at their longest and the longest sender and identity, takes
+// at most rolePolicyChars - maxRecipientConditionChars
+// (TestRecipientConditionBudget checks that against the template).
+const (
+	rolePolicyChars            = 10240
+	maxRecipientConditionChars = 5000
+)
+
+// recipientConditionChars estimates, from above, the characters send-email's
+// recipients condition adds to its policy: the length of
+// {"ForAllValues:StringLike":{"ses:Recipients":[...]}} as encoding/json
+// writes it (escaping &, < and > as six characters each, where IAM counts
+// one).
+func recipientConditionChars(patterns []string) int {
+	b, err := json.Marshal(map[string]any{"ForAllValues:StringLike": map[string]any{"ses:Recipients": patterns}})
+	if err != nil {
+		panic(err) // a list of strings always encodes
+	}
+	return len(b)
 }
 
 // childVersionDefinitions lets review-request read the definition of a

@@ -116,7 +116,7 @@ var wantFunctionPolicies = map[string][]stmt{
 	"SendEmailFunction": append([]stmt{
 		ownLogs("SendEmailFunction"),
 		{Sid: "SendAsTheSenderOnly", Actions: []string{"ses:SendEmail"}, Resources: []string{identity},
-			Condition: `{"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
+			Condition: `{"ForAllValues:StringLike":{"ses:Recipients":` + wantRecipients + `},"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
 		lambdaXRay,
 	}, wantToolItems...),
 	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), lambdaXRay}, wantToolItems...),
@@ -317,7 +317,7 @@ var wantEnv = map[string]map[string]string{
 	"SendEmailFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
 		"TOOLGATE_SENDER": "noreply@mail.example.org", "TOOLGATE_SENDER_IDENTITY_ARN": identity,
-		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
+		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 	},
 	"StructuredDataFetchFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
@@ -335,7 +335,7 @@ var wantEnv = map[string]map[string]string{
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}"},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
-		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,ops@example.com",
+		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net"},
 }
 
@@ -351,7 +351,9 @@ var neverSet = map[string]string{
 	"TOOLGATE_MCP_RESOLVE_FILE":      "the local stack's stand-in for DNS (mcp.internal.test): on AWS MCP server names resolve through Lambda's resolver",
 }
 
-// wantFunctions: memory, timeout and reserved concurrency (0: none).
+// wantFunctions: memory, timeout and reserved concurrency (0: none):
+// send-email's own setting, review-decision's from testConfig's
+// reservedConcurrency.
 var wantFunctions = map[string][3]int{
 	"SendEmailFunction":           {256, 30, 5},
 	"StructuredDataFetchFunction": {1024, 20, 0},
@@ -359,7 +361,7 @@ var wantFunctions = map[string][3]int{
 	"LambdaToolFunction":          {256, 900, 0},
 	"McpCallFunction":             {512, 60, 0},
 	"ReviewRequestFunction":       {256, 15, 0},
-	"ReviewDecisionFunction":      {256, 15, 0},
+	"ReviewDecisionFunction":      {256, 15, 7},
 	"PublishFunction":             {512, 30, 0},
 }
 
@@ -512,7 +514,8 @@ func TestRulesCatchBreakage(t *testing.T) {
 
 // TestLedgerProps: the removal policy and deletion protection come from
 // props (default retain and protected, which checkTable requires); a stack
-// configured otherwise fails checkTable.
+// configured otherwise fails checkTable. Props without throughput maxima
+// set none.
 func TestLedgerProps(t *testing.T) {
 	app := awscdk.NewApp(nil)
 	stack := NewLedgerStack(app, "Props", &LedgerStackProps{
@@ -525,7 +528,7 @@ func TestLedgerProps(t *testing.T) {
 	if err := try(func() {
 		tpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
 			"DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
-			"Properties": map[string]any{"DeletionProtectionEnabled": false},
+			"Properties": map[string]any{"DeletionProtectionEnabled": false, "OnDemandThroughput": assertions.Match_Absent()},
 		})
 	}); err != nil {
 		t.Fatal(err)
@@ -561,7 +564,9 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 					map[string]any{"AttributeName": "pk", "KeyType": "HASH"},
 					map[string]any{"AttributeName": "sk", "KeyType": "RANGE"},
 				},
-				"BillingMode":                      "PAY_PER_REQUEST",
+				"BillingMode": "PAY_PER_REQUEST",
+				// No write maximum (-1): left out.
+				"OnDemandThroughput":               map[string]any{"MaxReadRequestUnits": 6000, "MaxWriteRequestUnits": assertions.Match_Absent()},
 				"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
 				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 				"DeletionProtectionEnabled":        true,
@@ -588,7 +593,8 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 				map[string]any{"AttributeName": "review_list_pk", "KeyType": "HASH"},
 				map[string]any{"AttributeName": "review_list_sk", "KeyType": "RANGE"},
 			},
-			"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": projected},
+			"Projection":         map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": projected},
+			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
 		}}),
 	}
 	errs = append(errs, try(func() { ledger.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), want) }))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -16,6 +18,62 @@ import (
 // projects none of a review's inputs, reason or task token.
 var ledgerIndexes = []ledger.Index{dynamo.Index}
 
+// Throughput is the on-demand maxima of the table or of an index
+// (OnDemandThroughput), in request units per second: a read or write that
+// would take more is throttled (DynamoDB Developer Guide, "DynamoDB maximum
+// throughput for on-demand tables"). Each is 1 or more, or noMaximum; 0 and
+// noMaximum leave the maximum out of the template.
+type Throughput struct {
+	MaxReadRequestUnits  int `json:"maxReadRequestUnits"`
+	MaxWriteRequestUnits int `json:"maxWriteRequestUnits"`
+}
+
+// noMaximum is DynamoDB's value for no maximum (UpdateTable's
+// OnDemandThroughput: -1 removes a maximum). CloudFormation's schema takes 1
+// or more only, so the template leaves such a maximum out. The account's
+// per-table quota, 40,000 request units per second of each kind by default,
+// still applies.
+const noMaximum = -1
+
+// The default maxima (docs/infra.md, "Concurrency and throughput"). The
+// table's are what a new on-demand table serves at once (12,000 read and
+// 4,000 write request units per second: DynamoDB Developer Guide, "Initial
+// throughput for on-demand capacity mode"), far over what the functions'
+// default reserved concurrency can drive with ordinary results, and a bound
+// on what a runaway costs. The index holds review items only, written and
+// listed by review-request and review-decision.
+var (
+	defaultTableThroughput = Throughput{MaxReadRequestUnits: 12000, MaxWriteRequestUnits: 4000}
+	defaultIndexThroughput = Throughput{MaxReadRequestUnits: 4000, MaxWriteRequestUnits: 4000}
+)
+
+// check reports each maximum that is neither 1 or more nor noMaximum,
+// naming the context key.
+func (t Throughput) check(key string) []error {
+	var problems []error
+	for _, m := range []struct {
+		field string
+		v     int
+	}{{"maxReadRequestUnits", t.MaxReadRequestUnits}, {"maxWriteRequestUnits", t.MaxWriteRequestUnits}} {
+		if m.v < 1 && m.v != noMaximum {
+			problems = append(problems, fmt.Errorf("%s.%s %d: want request units per second, 1 or more, or %d for no maximum", key, m.field, m.v, noMaximum))
+		}
+	}
+	return problems
+}
+
+// maxima are t's values for the CDK's props: nil (left out) for 0 and
+// noMaximum.
+func (t Throughput) maxima() (read, write *float64) {
+	if t.MaxReadRequestUnits > 0 {
+		read = jsii.Number(t.MaxReadRequestUnits)
+	}
+	if t.MaxWriteRequestUnits > 0 {
+		write = jsii.Number(t.MaxWriteRequestUnits)
+	}
+	return read, write
+}
+
 // LedgerStackProps configure NewLedgerStack.
 type LedgerStackProps struct {
 	awscdk.StackProps
@@ -28,6 +86,10 @@ type LedgerStackProps struct {
 	// DeletionProtection guards the table against DeleteTable; nil means
 	// true.
 	DeletionProtection *bool
+	// TableThroughput and IndexThroughput are the on-demand maxima of the
+	// table and of each of its indexes; zero fields set none.
+	TableThroughput Throughput
+	IndexThroughput Throughput
 }
 
 // LedgerStack holds the ledger table alone, so that the data outlives any
@@ -38,9 +100,9 @@ type LedgerStack struct {
 }
 
 // NewLedgerStack defines the ledger table with the keys of docs/ledger.md
-// (pk and sk, strings) and its indexes: on-demand capacity, TTL on
-// expires_at (epoch seconds), point-in-time recovery, deletion protection and the removal
-// policy from props.
+// (pk and sk, strings) and its indexes: on-demand capacity with the maxima
+// from props, TTL on expires_at (epoch seconds), point-in-time recovery,
+// deletion protection and the removal policy from props.
 func NewLedgerStack(scope constructs.Construct, id string, props *LedgerStackProps) *LedgerStack {
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
 	removal := props.RemovalPolicy
@@ -51,24 +113,30 @@ func NewLedgerStack(scope constructs.Construct, id string, props *LedgerStackPro
 	if protect == nil {
 		protect = jsii.Bool(true)
 	}
+	maxRead, maxWrite := props.TableThroughput.maxima()
 	table := awsdynamodb.NewTable(stack, jsii.String("LedgerTable"), &awsdynamodb.TableProps{
-		TableName:           jsii.String(props.TableName),
-		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(ledger.AttrPK), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:             &awsdynamodb.Attribute{Name: jsii.String(ledger.AttrSK), Type: awsdynamodb.AttributeType_STRING},
-		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		TimeToLiveAttribute: jsii.String(ledger.AttrExpiresAt),
+		TableName:            jsii.String(props.TableName),
+		PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(ledger.AttrPK), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:              &awsdynamodb.Attribute{Name: jsii.String(ledger.AttrSK), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:          awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		MaxReadRequestUnits:  maxRead,
+		MaxWriteRequestUnits: maxWrite,
+		TimeToLiveAttribute:  jsii.String(ledger.AttrExpiresAt),
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
 		DeletionProtection: protect,
 		RemovalPolicy:      removal,
 	})
+	indexRead, indexWrite := props.IndexThroughput.maxima()
 	for _, ix := range ledgerIndexes {
 		gsi := &awsdynamodb.GlobalSecondaryIndexProps{
-			IndexName:        jsii.String(ix.Name),
-			PartitionKey:     &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: awsdynamodb.AttributeType_STRING},
-			ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
-			NonKeyAttributes: jsii.Strings(ix.Projects...),
+			MaxReadRequestUnits:  indexRead,
+			MaxWriteRequestUnits: indexWrite,
+			IndexName:            jsii.String(ix.Name),
+			PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: awsdynamodb.AttributeType_STRING},
+			ProjectionType:       awsdynamodb.ProjectionType_INCLUDE,
+			NonKeyAttributes:     jsii.Strings(ix.Projects...),
 		}
 		if ix.SK != "" {
 			gsi.SortKey = &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: awsdynamodb.AttributeType_STRING}

@@ -90,13 +90,15 @@ func newApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		TableName:          tableName,
 		RemovalPolicy:      removalPolicies[cfg.RemovalPolicy],
 		DeletionProtection: jsii.Bool(cfg.DeletionProtection),
+		TableThroughput:    cfg.TableThroughput,
+		IndexThroughput:    cfg.IndexThroughput,
 	})
 	platform := NewPlatformStack(app, platformStackName(cfg.Stage), &PlatformStackProps{
 		StackProps: awscdk.StackProps{Description: jsii.String("toolgate " + cfg.Stage + ": functions, roles, policies, parameters and alarms")},
 		Stage:      cfg.Stage,
 		TableName:  tableName,
 		AssetsDir:  dir,
-		Functions:  cfg.Functions,
+		Functions:  cfg.functionSettings(),
 		Sender: SenderProps{
 			Address: cfg.Sender, Identity: cfg.SenderIdentity,
 			IdentityARN: cfg.SenderIdentityARN, CreateIdentity: cfg.CreateSenderIdentity,

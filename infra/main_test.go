@@ -33,7 +33,9 @@ func testConfig() Config {
 	cfg.Stage = "test"
 	cfg.Sender = "noreply@mail.example.org"
 	cfg.SenderIdentity = "example.org"
-	cfg.RecipientAllow = []string{"@example.org", "ops@example.com"}
+	// A mixed-case address and a Unicode domain: the ses:Recipients
+	// condition holds their canonical forms (TestRecipientCondition).
+	cfg.RecipientAllow = []string{"@example.org", "Ops@Example.com", "@bücher.example"}
 	cfg.FetchAllow = []string{"api.example.org", "*.data.example.net"}
 	cfg.MCPAllow = []string{"mcp.example.org", "*.mcp.example.net"}
 	cfg.MCPSchemaTTLSeconds = 10
@@ -41,6 +43,14 @@ func testConfig() Config {
 		fnSendEmail: {ReservedConcurrency: 5},
 		fnFetch:     {MemoryMB: 1024, TimeoutSeconds: 20},
 	}
+	// Stage test takes anyStage's reservations; send-email's own setting
+	// wins over its entry there.
+	cfg.ReservedConcurrency = map[string]map[string]int{
+		"dev":    {},
+		anyStage: {fnSendEmail: 9, fnReviewDecision: 7},
+	}
+	cfg.TableThroughput = Throughput{MaxReadRequestUnits: 6000, MaxWriteRequestUnits: noMaximum}
+	cfg.IndexThroughput = Throughput{MaxReadRequestUnits: 500, MaxWriteRequestUnits: 250}
 	cfg.SessionRoles = []string{"AWSReservedSSO_Reviewer_0123456789abcdef", "toolgate-people"}
 	cfg.DirectReviewers = map[string][]string{fnSendEmail: {
 		"arn:aws:iam::123456789012:role/toolgate-reviewer", "arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*",

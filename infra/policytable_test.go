@@ -289,6 +289,10 @@ func conditionsText(s tmpl) string {
 				parts = append(parts, "only attributes of `ledger.ReadAttributes`")
 			case key == "dynamodb:Attributes" && strings.HasPrefix(op, "ForAllValues:"):
 				parts = append(parts, "only attributes "+strings.Join(values, ", "))
+			case key == "ses:Recipients" && op == "ForAllValues:StringLike":
+				// The test's allow-list stands for any: its entries as IAM
+				// patterns, in canonical form.
+				parts = append(parts, "every ses:Recipients like an entry of `recipientAllow` as IAM patterns (the test's: "+strings.Join(values, ", ")+")")
 			case key == "aws:ResourceTag/"+ToolTagKey && slices.Equal(values, []string{"test"}):
 				// The tag's value is the stage (the test's "test").
 				parts = append(parts, name+" = <stage>")

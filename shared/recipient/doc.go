@@ -76,4 +76,14 @@
 // subdomain and never evilexample.com). Both parts follow the recipient rules
 // above, so an entry that no valid recipient could ever match (@[127.0.0.1],
 // @a.test, "a b"@example.com) is an error when the list is loaded.
+//
+// # The canonical form and IAM
+//
+// Address.Canonical is the form addresses compare in: the local part
+// lower-cased, the domain its lower-case A-label (Bob@Bücher.example is
+// bob@xn--bcher-kva.example). send-email gives SES every recipient in that
+// form, and its role carries the same list as an IAM condition on
+// ses:Recipients (ForAllValues:StringLike), whose values List.IAMPatterns
+// makes from the same entries: IAM compares case-sensitively, so the code
+// and the policy agree only on one form of each address.
 package recipient

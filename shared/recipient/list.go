@@ -90,7 +90,7 @@ func parseEntry(s string) (string, bool, error) {
 	if rule != "" {
 		return "", false, ruleError(rule)
 	}
-	return Address{Local: local, Domain: domain}.key(), false, nil
+	return Address{Local: local, Domain: domain}.Canonical(), false, nil
 }
 
 type ruleError string
@@ -124,7 +124,7 @@ const (
 type Decision struct {
 	Verdict Verdict
 	// Address is the parsed recipient (zero when Invalid); send to
-	// Address.String(), whose domain is the A-label.
+	// Address.Canonical(), the form IAMPatterns match.
 	Address Address
 	// Entry is the canonical form of the entry that admitted the recipient
 	// (Allow only): "alice@example.com" or "@example.com".
@@ -151,7 +151,7 @@ func (l List) Decide(s string) Decision {
 		return Decision{Verdict: Invalid, Reason: "recipient " + quote(s) + " is not one bare addr-spec: " + err.(*ParseError).Rule,
 			Rule: "is not one bare addr-spec: " + err.(*ParseError).Safe()}
 	}
-	if k := a.key(); l.addrs[k] {
+	if k := a.Canonical(); l.addrs[k] {
 		return Decision{Verdict: Allow, Address: a, Entry: k,
 			Reason: fmt.Sprintf("recipient %s is allowed by the address entry %s", quote(s), quote(k)), Rule: "is allowed by an address entry"}
 	}
@@ -162,6 +162,6 @@ func (l List) Decide(s string) Decision {
 	}
 	return Decision{Verdict: Refuse, Address: a,
 		Reason: fmt.Sprintf("recipient %s is not on the allow-list: no entry %s or %s (default deny; \"@domain\" entries match that exact domain only)",
-			quote(s), quote(a.key()), quote("@"+a.Domain)),
+			quote(s), quote(a.Canonical()), quote("@"+a.Domain)),
 		Rule: "is not on the allow-list (default deny; \"@domain\" entries match that exact domain only)"}
 }

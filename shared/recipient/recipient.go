@@ -59,17 +59,23 @@ type Address struct {
 	Domain string
 }
 
-// String returns the address as it is given to SES: Local + "@" + Domain,
-// the domain in its A-label form (SES needs 7-bit ASCII addresses). Parse
-// returns the same Address for it.
+// String returns Local + "@" + Domain: the local part as written, the domain
+// in its A-label form (SES needs 7-bit ASCII addresses). Parse returns the
+// same Address for it. send-email gives SES its sender in this form and its
+// recipients in the canonical one (Canonical).
 func (a Address) String() string { return a.Local + "@" + a.Domain }
 
-// key is the form addresses compare in: the local part lower-cased.
-func (a Address) key() string { return strings.ToLower(a.Local) + "@" + a.Domain }
+// Canonical returns the address in its canonical form: the local part
+// lower-cased, the domain as its lower-case A-label (already so in Domain).
+// It is the form addresses compare in, the form of List.Entries' address
+// entries, and the form send-email gives SES as a recipient, so that the
+// ses:Recipients condition of send-email's role, which IAM compares
+// case-sensitively, admits it (List.IAMPatterns).
+func (a Address) Canonical() string { return strings.ToLower(a.Local) + "@" + a.Domain }
 
 // Equal reports whether a and b are the same mailbox: the same domain and
 // local parts equal up to ASCII case.
-func (a Address) Equal(b Address) bool { return a.key() == b.key() }
+func (a Address) Equal(b Address) bool { return a.Canonical() == b.Canonical() }
 
 // ParseError is the error of Parse: the input and the rule it breaks.
 // detail separates a rule from the part of it that repeats or derives

@@ -19,8 +19,14 @@
 //     TOOL_PERMISSION_DENIED, the message naming each address (with its field
 //     and index) and the rule. One failing address stops the whole send.
 //
-// Addresses are sent as recipient.Address.String(): IDN domains as A-labels,
-// since SES needs 7-bit ASCII addresses.
+// Addresses (to, cc, bcc and reply_to) are sent in their canonical form,
+// recipient.Address.Canonical(): the local part lower-cased, the domain as
+// its lower-case A-label (SES needs 7-bit ASCII addresses), so
+// Bob@Bücher.example goes as bob@xn--bcher-kva.example. The function's role
+// allows ses:SendEmail only to recipients that the allow-list's IAM
+// patterns match (recipient.List.IAMPatterns, a ForAllValues:StringLike
+// condition on ses:Recipients), which IAM compares case-sensitively: an
+// address sent as written could be denied by IAM though the list allows it.
 //
 // # SES errors
 //

@@ -168,15 +168,17 @@ type checker struct {
 }
 
 // check decides every address of one field and returns the addresses to
-// send to (nil for an empty field). Refusals name an address by its
-// position ("to[1]"), never the address itself.
+// send to (nil for an empty field), each in its canonical form
+// (recipient.Address.Canonical), the only form the ses:Recipients condition
+// of the function's role admits. Refusals name an address by its position
+// ("to[1]"), never the address itself.
 func (c *checker) check(l recipient.List, field string, addrs []string) []string {
 	var out []string
 	for i, s := range addrs {
 		d := l.Decide(s)
 		switch d.Verdict {
 		case recipient.Allow:
-			out = append(out, d.Address.String())
+			out = append(out, d.Address.Canonical())
 		case recipient.Invalid:
 			c.invalid = append(c.invalid, fmt.Sprintf("%s[%d] %s", field, i, d.Rule))
 		default:

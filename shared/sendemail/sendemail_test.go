@@ -31,7 +31,8 @@ import (
 const sender = "toolgate@example.com"
 
 // A send goes through the SES emulator, and GET /store shows exactly that
-// mail: sender from the config, every field, IDN domains as A-labels.
+// mail: sender from the config, every field, recipients in their canonical
+// form (local part lower-cased, IDN domains as A-labels).
 func TestSendThroughEmulator(t *testing.T) {
 	t.Parallel()
 	p := localtest.SES(t)
@@ -63,8 +64,8 @@ func TestSendThroughEmulator(t *testing.T) {
 		e.Body.Text != in["text"] || e.Body.HTML != in["html"] {
 		t.Errorf("stored %+v, sent %v with message id %s", e, in, res["message_id"])
 	}
-	if !slices.Equal(e.Destination.To, []string{"Reviewer@example.com"}) ||
-		!slices.Equal(e.Destination.Cc, []string{"REVIEWER@xn--bcher-kva.example"}) ||
+	if !slices.Equal(e.Destination.To, []string{"reviewer@example.com"}) ||
+		!slices.Equal(e.Destination.Cc, []string{"reviewer@xn--bcher-kva.example"}) ||
 		!slices.Equal(e.Destination.Bcc, []string{"audit@example.com", "test@xn--hxajbheg2az3al.xn--jxalpdlp"}) {
 		t.Errorf("stored destination %+v", e.Destination)
 	}
@@ -259,6 +260,64 @@ func TestIdentityARNSent(t *testing.T) {
 	if sent := store(t, p.Endpoint()); len(sent) != 1 {
 		t.Fatalf("%d emails stored", len(sent))
 	}
+}
+
+// Every address reaches SES in its canonical form, whatever case and
+// domain form the input used: the form the allow-list's entries take, and
+// the only one the ses:Recipients condition of the function's role admits
+// (IAM compares case-sensitively).
+func TestRecipientsSentCanonical(t *testing.T) {
+	t.Parallel()
+	ses := &recordingSES{API: acceptingSES{}}
+	cfg := mustConfig(t, "Toolgate@Example.com", "Bob@Example.org", "@bücher.example")
+	in := map[string]any{
+		"to":       []string{"BOB@example.ORG"},
+		"cc":       []string{"Anna@Bücher.Example"},
+		"bcc":      []string{"Ops@XN--BCHER-KVA.example"},
+		"reply_to": []string{"bob@EXAMPLE.org"},
+		"subject":  "s", "text": "t",
+	}
+	if _, te := run(t, Tool(cfg, ses), in); te != nil {
+		t.Fatal(te)
+	}
+	if len(ses.inputs) != 1 {
+		t.Fatalf("%d SendEmail calls", len(ses.inputs))
+	}
+	req := ses.inputs[0]
+	dest := req.Destination
+	got := [][]string{dest.ToAddresses, dest.CcAddresses, dest.BccAddresses, req.ReplyToAddresses}
+	want := [][]string{{"bob@example.org"}, {"anna@xn--bcher-kva.example"}, {"ops@xn--bcher-kva.example"}, {"bob@example.org"}}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("field %d sent as %q, want %q", i, got[i], want[i])
+		}
+	}
+	// The sender keeps its local part as written (TOOLGATE_SENDER, which
+	// the ses:FromAddress condition equals).
+	if from := aws.ToString(req.FromEmailAddress); from != "Toolgate@example.com" {
+		t.Errorf("From %q", from)
+	}
+	// Each recipient is one the role's condition admits, compared as IAM
+	// does: case-sensitively. (No entry here holds "*", "?" or "$".)
+	patterns := cfg.Allow.IAMPatterns()
+	if want := []string{"bob@example.org", "*@xn--bcher-kva.example"}; !slices.Equal(patterns, want) {
+		t.Fatalf("IAMPatterns() = %q, want %q", patterns, want)
+	}
+	for _, a := range slices.Concat(dest.ToAddresses, dest.CcAddresses, dest.BccAddresses) {
+		if !slices.ContainsFunc(patterns, func(p string) bool {
+			d, isDomain := strings.CutPrefix(p, "*")
+			return a == p || isDomain && strings.HasSuffix(a, d)
+		}) {
+			t.Errorf("%q is sent, but no pattern of %q admits it", a, patterns)
+		}
+	}
+}
+
+// acceptingSES accepts every message, with a made-up message id.
+type acceptingSES struct{}
+
+func (acceptingSES) SendEmail(context.Context, *sesv2.SendEmailInput, ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error) {
+	return &sesv2.SendEmailOutput{MessageId: aws.String("m-1")}, nil
 }
 
 // recordingSES records what the tool asks SES to send.
