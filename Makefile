@@ -58,9 +58,9 @@ FUZZ_TARGETS := \
 	./shared/toolset/:FuzzToolsetParse \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
-	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/reviewer/:FuzzMatch \
+	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
 	./shared/caller/:FuzzVerifyProof \
-	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList \
+	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList ./shared/recipient/:FuzzIAMPatterns \
 	./shared/fetchurl/:FuzzParse \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check ./shared/fetch/:FuzzRetryAfter \
 	./shared/mcptool/:FuzzDiff ./shared/inputrecord/:FuzzRead \

@@ -125,3 +125,33 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckPattern: a pattern CheckPattern accepts names one account, and
+// matches no principal of any other account, whatever its resource part.
+func FuzzCheckPattern(f *testing.F) {
+	for _, s := range []string{"arn:aws:sts::123456789012:assumed-role/editors/*", "arn:aws:iam::123456789012:*", "arn:aws:sts::*:assumed-role/e/*",
+		"arn:aws:iam::12345678901?:user/a", "arn:aws-us-gov:iam::123456789012:user/*:*", "arn:*"} {
+		f.Add(s, "user/alice")
+	}
+	f.Fuzz(func(t *testing.T, pattern, resource string) {
+		if CheckPattern(pattern) != nil {
+			return
+		}
+		account := Account(pattern)
+		if len(account) != 12 || strings.Trim(account, "0123456789") != "" {
+			t.Fatalf("CheckPattern accepted %q, whose account is %q", pattern, account)
+		}
+		other := "999999999999"
+		if account == other {
+			other = "111111111111"
+		}
+		for _, svc := range []string{"iam", "sts"} {
+			for _, part := range []string{"aws", "aws-cn", "aws-us-gov"} {
+				principal := "arn:" + part + ":" + svc + "::" + other + ":" + resource
+				if Match(pattern, principal) {
+					t.Fatalf("%q, naming account %s, matches %q", pattern, account, principal)
+				}
+			}
+		}
+	})
+}
