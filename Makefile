@@ -44,7 +44,7 @@ lint:
 	$(GO) vet $(PKGS)
 
 test: deps lint
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -timeout 30m $(PKGS)
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

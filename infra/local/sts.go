@@ -100,6 +100,24 @@ func ValidLocalName(name string) error {
 	return nil
 }
 
+// ParseIdentity reads what `--as` names on the local stack: NAME, a local
+// identity of the local account (LocalAccountID), or ACCOUNT/NAME, the same
+// name in another 12-digit account, whose keys the STS stand-in answers
+// for as real STS answers any account's (and toolgate's functions refuse).
+func ParseIdentity(s string) (account, name string, err error) {
+	account, name = LocalAccountID, s
+	if a, n, ok := strings.Cut(s, "/"); ok {
+		if !validAccount(a) {
+			return "", "", fmt.Errorf("local: identity %q: the account before / must be 12 digits", s)
+		}
+		account, name = a, n
+	}
+	if err := ValidLocalName(name); err != nil {
+		return "", "", err
+	}
+	return account, name, nil
+}
+
 // Credentials returns name's static credentials in the local stack's
 // account (LocalAccountID): access key ID "TGL" and the name in base32
 // (RFC 4648, upper case, no padding); secret access key the hex

@@ -381,3 +381,24 @@ func TestSTSAnswersForAnotherAccountsKeys(t *testing.T) {
 }
 
 func base32Std(s string) string { return base32.StdEncoding.EncodeToString([]byte(s)) }
+
+func TestParseIdentityReadsANameOrAnAccountAndAName(t *testing.T) {
+	for _, c := range []struct {
+		in, account, name string
+		ok                bool
+	}{
+		{"alice", local.LocalAccountID, "alice", true},
+		{"999999999999/alice", "999999999999", "alice", true},
+		{"000000000000/alice", local.LocalAccountID, "alice", true},
+		{"99999999999/alice", "", "", false},
+		{"*/alice", "", "", false},
+		{"999999999999/", "", "", false},
+		{"999999999999/a/b", "", "", false},
+		{"Alice", "", "", false},
+	} {
+		account, name, err := local.ParseIdentity(c.in)
+		if (err == nil) != c.ok || account != c.account || name != c.name {
+			t.Errorf("ParseIdentity(%q) = %q, %q, %v; want %q, %q (ok %v)", c.in, account, name, err, c.account, c.name, c.ok)
+		}
+	}
+}

@@ -18,7 +18,8 @@ import (
 const (
 	// EnvLocalKeys names the local stack's keys file (the local stack
 	// writes it and exports it in its env.sh); `--as NAME` signs with NAME's
-	// keys from it.
+	// keys from it, and `--as ACCOUNT/NAME` with NAME's keys in another
+	// account (local.ParseIdentity), which every function refuses.
 	EnvLocalKeys = "TOOLGATE_LOCAL_KEYS"
 	// EnvSTSEndpoint is the standard AWS variable for STS's endpoint; the
 	// proofs name it (default: the region's STS endpoint), and it must be
@@ -39,7 +40,8 @@ type prover struct {
 // configuration).
 func newProver(ctx context.Context, as string) (*prover, error) {
 	if as != "" {
-		if err := local.ValidLocalName(as); err != nil {
+		account, name, err := local.ParseIdentity(as)
+		if err != nil {
 			return nil, fmt.Errorf("--as %q: %v", as, err)
 		}
 		path := os.Getenv(EnvLocalKeys)
@@ -50,7 +52,7 @@ func newProver(ctx context.Context, as string) (*prover, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := keys.Credentials(as)
+		c, err := keys.CredentialsIn(account, name)
 		if err != nil {
 			return nil, err
 		}
@@ -86,4 +88,10 @@ func (p *prover) whoAmI(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("ask STS (%s) who you are: %w", p.endpoint, err)
 	}
 	return arn, nil
+}
+
+// validAs checks --as: NAME or ACCOUNT/NAME (local.ParseIdentity).
+func validAs(as string) error {
+	_, _, err := local.ParseIdentity(as)
+	return err
 }

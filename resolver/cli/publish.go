@@ -21,7 +21,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
@@ -147,8 +146,8 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 		return misuse(cmd, "--as is for the local stack: through the Function URL you are your AWS credentials")
 	case o.endpoint != "" && o.as == "":
 		return misuse(cmd, "--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
-	case o.as != "" && local.ValidLocalName(o.as) != nil:
-		return misuse(cmd, "--as %q: %v", o.as, local.ValidLocalName(o.as))
+	case o.as != "" && validAs(o.as) != nil:
+		return misuse(cmd, "--as %q: %v", o.as, validAs(o.as))
 	}
 	src, err := os.ReadFile(files[0])
 	if err != nil {

@@ -44,8 +44,10 @@ func (f *publishFunction) check() error {
 		return errors.New("--function-endpoint needs --as NAME")
 	case f.as != "" && f.endpoint == "":
 		return errors.New("--as is for the local stack, with --function-endpoint")
-	case f.as != "" && local.ValidLocalName(f.as) != nil:
-		return fmt.Errorf("--as %q: %v", f.as, local.ValidLocalName(f.as))
+	case f.as != "":
+		if _, _, err := local.ParseIdentity(f.as); err != nil {
+			return fmt.Errorf("--as %q: %v", f.as, err)
+		}
 	}
 	return nil
 }

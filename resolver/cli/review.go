@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
-	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -104,8 +103,8 @@ func reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewOptions) i
 		return misuse(cmd, "pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)")
 	case o.endpoint == "" && o.as != "":
 		return misuse(cmd, "--as is for the local stack: through the Function URL you are your IAM principal")
-	case o.as != "" && local.ValidLocalName(o.as) != nil:
-		return misuse(cmd, "--as %q: %v", o.as, local.ValidLocalName(o.as))
+	case o.as != "" && validAs(o.as) != nil:
+		return misuse(cmd, "--as %q: %v", o.as, validAs(o.as))
 	case o.endpoint != "" && o.as == "":
 		return misuse(cmd, "--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
 	case sub == "reject" && strings.TrimSpace(o.reason) == "":

@@ -5,7 +5,8 @@
 // testdata/solutions/demo-digest.yaml through the publish function (which
 // registers its toolset and records the publisher);
 // starts a run as demo-author with a start proof; shows the pending review;
-// shows the author refused as its reviewer (four eyes); approves it as
+// shows the author refused as its reviewer (four eyes), and the reviewer's
+// name signed with another account's keys refused too; approves it as
 // demo-reviewer, whose caller proof the STS stand-in checks; follows the run to its end; prints the run's ledger rows,
 // its estimated cost and the e-mail the SES emulator captured; shows
 // send-email refusing a hand-written toolset without its review; registers
@@ -63,7 +64,9 @@ const (
 	insiderName = "demo-insider"
 	publisher   = "demo-publisher"
 	author      = "demo-author"
-	reviewer    = "demo-reviewer"
+	// outsideAccount is an AWS account that is not the local stack's.
+	outsideAccount = "999999999999"
+	reviewer       = "demo-reviewer"
 )
 
 func main() {
@@ -95,7 +98,7 @@ func toolgate(args ...string) (string, error) {
 		fmt.Print(errb.String())
 	}
 	if code != cli.ExitOK {
-		return out.String(), fmt.Errorf("toolgate %s: exit %d", args[0], code)
+		return out.String() + errb.String(), fmt.Errorf("toolgate %s: exit %d", args[0], code)
 	}
 	return out.String(), nil
 }
@@ -150,6 +153,12 @@ func run(ctx context.Context) error {
 	step("four eyes: the run's starter cannot approve its own review")
 	if _, err := toolgate("review", "approve", id, "--endpoint", decision, "--as", author); err == nil {
 		return fmt.Errorf("the starter approved their own review")
+	}
+
+	step("four eyes against another AWS account's keys: STS answers for any account, toolgate admits its own")
+	fmt.Printf("  (as %s/%s: the reviewer's name, signed with keys of an account that is not the deployment's)\n", outsideAccount, reviewer)
+	if out, err := toolgate("review", "approve", id, "--reason", "from outside", "--endpoint", decision, "--as", outsideAccount+"/"+reviewer); err == nil || !strings.Contains(out, "[caller-account]") {
+		return fmt.Errorf("a reviewer of another account was not refused for its account: %v %s", err, out)
 	}
 
 	step("approving it as %s, proven by the STS stand-in", reviewer)
