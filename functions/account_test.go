@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/caller"
@@ -113,5 +117,48 @@ func TestFunctionsRefuseCallerProofsOfAnotherAccount(t *testing.T) {
 	// refusal is the account's, not the request's.
 	if out, code, msg := call(t, s.decision, s.show(t, open, "editor-mallory")); code != "" {
 		t.Fatalf("editor-mallory of the deployment's account shows a review naming no reviewers: %s %s %s", code, msg, out)
+	}
+}
+
+// Start records are kept a year and a day, and those written before the
+// verifier compared accounts may name another account's principal: the
+// run's reviews would have that principal as requester, whom the same
+// person signed in with the deployment's account is not. review-request
+// refuses such a record for a review Task, and review-decision refuses to
+// approve a review already requested by one (a rejection stays open).
+func TestStartRecordsOfAnotherAccountAreRefused(t *testing.T) {
+	const outside = "999999999999"
+	s := newReviewStack(t)
+	mallory := local.PrincipalIn(outside, "mallory")
+	// A run started before the upgrade with another account's keys.
+	old := fmt.Sprintf("arn:aws:states:us-east-1:000000000000:execution:weekly-digest:old-%d", time.Now().UnixNano())
+	if err := s.reviews.RecordStart(context.Background(), old, mallory); err != nil {
+		t.Fatal(err)
+	}
+	task := s.task(t, "token-old-run", func(m map[string]any) { m["run_id"] = old; m["requester"] = mallory })
+	if _, code, msg := call(t, s.request, task); code != string(review.CodeForbidden) || !strings.Contains(msg, "["+string(caller.WrongAccount)+"]") {
+		t.Fatalf("a review Task of a run started by another account's principal: %s %s, want %s naming [%s]", code, msg, review.CodeForbidden, caller.WrongAccount)
+	}
+	// A review requested before the upgrade by another account's principal.
+	pending := s.requestReview(t, s.task(t, "token-requested-before", nil))
+	r, err := s.reviews.Get(context.Background(), pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = local.DynamoDB(s.dynamo).UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.store.Table()),
+		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "REVIEW#" + r.ID}, "sk": &types.AttributeValueMemberS{Value: "REVIEW"}},
+		UpdateExpression:          aws.String("SET requester = :m"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":m": &types.AttributeValueMemberS{Value: mallory}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, code, msg := call(t, s.decision, s.decide(t, pending, "mallory", "approve", "mine")); code != string(review.CodeForbidden) || !strings.Contains(msg, "["+string(caller.WrongAccount)+"]") {
+		t.Fatalf("approving a review its outside requester asked for, signed in here: %s %s, want %s naming [%s]", code, msg, review.CodeForbidden, caller.WrongAccount)
+	}
+	if n := len(s.sfn.Calls("")); n != 0 {
+		t.Fatalf("%d decisions reached Step Functions", n)
+	}
+	if _, code, msg := call(t, s.decision, s.decide(t, pending, "alice", "reject", "started from another account")); code != "" {
+		t.Fatalf("rejecting it: %s %s", code, msg)
 	}
 }

@@ -367,8 +367,18 @@ func (c *Config) checkCallers() []error {
 			}
 		}
 	}
-	if _, err := caller.ParseAccounts(strings.Join(c.ReviewerAccounts, ",")); err != nil {
+	// Each entry one account id, as the function and the resource policy
+	// read it: the list is normalised here, so that what is validated is
+	// what is deployed.
+	for _, a := range c.ReviewerAccounts {
+		if !caller.ValidAccount(a) {
+			problems = append(problems, fmt.Errorf("reviewerAccounts: %q is not an AWS account id (12 digits; list account ids, never a wildcard)", a))
+		}
+	}
+	if accounts, err := caller.ParseAccounts(strings.Join(c.ReviewerAccounts, ",")); err != nil {
 		problems = append(problems, fmt.Errorf("reviewerAccounts: %w (list account ids, never a wildcard)", err))
+	} else {
+		c.ReviewerAccounts = accounts
 	}
 	if c.DirectReviewMaxSeconds < 1 || c.DirectReviewMaxSeconds > review.MaxTimeout {
 		problems = append(problems, fmt.Errorf("directReviewMaxSeconds %d: want 1..%d (a task token lives at most a year)", c.DirectReviewMaxSeconds, review.MaxTimeout))

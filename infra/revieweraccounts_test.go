@@ -74,7 +74,8 @@ func TestReviewerAccountsOpenReviewDecisionsURLToThemOnly(t *testing.T) {
 }
 
 func TestReviewerAccountsRefuseWildcardsAndNonAccounts(t *testing.T) {
-	for _, list := range [][]string{{"*"}, {"11112222333*"}, {"arn:aws:iam::111122223333:root"}, {"111122223333", "111122223333"}, {"1111"}} {
+	for _, list := range [][]string{{"*"}, {"11112222333*"}, {"arn:aws:iam::111122223333:root"}, {"111122223333", "111122223333"}, {"1111"},
+		{"111122223333,444455556666"}, {" 111122223333"}, {"111122223333", ""}} {
 		cfg := testConfig()
 		cfg.ReviewerAccounts = list
 		err := cfg.check()

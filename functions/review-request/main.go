@@ -31,7 +31,7 @@ func main() {
 	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	h := &request.Handler{Store: dynamo.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
-		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct,
+		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct, Account: cfg.Callers.Account,
 		// A child run's start: the input record of the version a parent
 		// starts, and the version the child's execution runs.
 		Executions: stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)}}

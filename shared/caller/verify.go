@@ -361,8 +361,11 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 	return ident, nil
 }
 
-// accountOf is the account field of an ARN
-// (arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE), or "" if arn has none.
+// AccountOf is the account field of an ARN
+// (arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE), or "" if arn has none:
+// the account the verifier compares, for records that name a principal.
+func AccountOf(arn string) string { return accountOf(arn) }
+
 func accountOf(arn string) string {
 	parts := strings.SplitN(arn, ":", 6)
 	if len(parts) != 6 || parts[0] != "arn" {

@@ -18,7 +18,9 @@ type Authorization struct {
 // home, the deployment's own account, who reached the decision function
 // (never one of the organisation's other reviewer accounts, which only
 // patterns naming them admit: docs/reviews.md); else only a caller whose
-// principal matches one. A caller without a principal is never allowed,
+// principal matches one; a pattern that does not name one account
+// (reviewer.CheckPattern: recorded by an execution compiled before the rule)
+// matches principals of home only. A caller without a principal is never allowed,
 // nor, for an empty list, one without an account or with an empty home.
 func Authorize(reviewers []string, caller Caller, home string) Authorization {
 	if caller.Principal == "" {
@@ -31,6 +33,13 @@ func Authorize(reviewers []string, caller Caller, home string) Authorization {
 		return Authorization{Allowed: true, Reason: "the review names no reviewers, and the caller belongs to the deployment's account"}
 	}
 	for _, p := range reviewers {
+		// A pattern that does not name one account (recorded before
+		// reviewer.CheckPattern required it) admits principals of home only:
+		// adding a reviewer account must not let its roles of the same name
+		// decide reviews of Solutions compiled before.
+		if reviewer.CheckPattern(p) != nil && (home == "" || caller.Account != home) {
+			continue
+		}
 		if reviewer.Match(p, caller.Principal) {
 			return Authorization{Allowed: true, Reason: "matches reviewer " + p}
 		}

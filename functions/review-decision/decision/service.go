@@ -209,6 +209,11 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 	if a := review.Authorize(r.Reviewers, caller, s.Account); !a.Allowed {
 		return nil, review.Errorf(review.CodeForbidden, "you are not a reviewer of review %s: %s", r.ID, a.Reason)
 	}
+	if req.Decision == review.Approve {
+		if err := s.checkRequester(ctx, r); err != nil {
+			return nil, err
+		}
+	}
 	if r.Requester != "" && caller.Principal == r.Requester {
 		s.Log.WarnContext(ctx, "review self-approval refused", "review_id", r.ID, "run_id", r.RunID, "principal", caller.Principal,
 			"decision", string(req.Decision))
@@ -331,4 +336,22 @@ func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (
 		res.Message = already + " (the decision was delivered to Step Functions now)"
 	}
 	return res, nil
+}
+
+// checkRequester refuses to approve a review whose requester is of an
+// account other than the deployment's (REVIEW_FORBIDDEN, [caller-account]).
+// A requester is a run's starter or a direct-lane caller, both verified
+// against the deployment's account now; a review requested before accounts
+// were compared may name another account's principal, and that person,
+// signed in with the deployment's account, is not its requester to four
+// eyes (docs/identity.md, "Accounts"). A rejection sends nothing, so it
+// stays open to the review's reviewers.
+func (s *Service) checkRequester(ctx context.Context, r *review.Review) error {
+	if r.Requester == "" || caller.AccountOf(r.Requester) == s.Account {
+		return nil
+	}
+	s.Log.WarnContext(ctx, "review refused: its requester belongs to an account this deployment does not admit", "review_id", r.ID, "run_id", r.RunID,
+		"reason", string(caller.WrongAccount))
+	return review.Errorf(review.CodeForbidden, "review %s was requested by %s, a principal of an account this deployment does not admit, so nobody may approve it: reject it and start the run again with credentials of the deployment's account [%s]",
+		r.ID, review.Truncate(r.Requester, 200), caller.WrongAccount)
 }

@@ -122,7 +122,7 @@ func startChildEnv(t *testing.T) *childEnv {
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	store := dynamo.NewStore(db, "ledger")
 	e := &childEnv{sf: sf, client: client, store: store, parent: "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1",
-		h: &request.Handler{Store: store, Lane: lane.SFN, Executions: stepfunctions.Executions{Client: client}}}
+		h: &request.Handler{Store: store, Lane: lane.SFN, Account: "000000000000", Executions: stepfunctions.Executions{Client: client}}}
 	if err := store.RecordStart(ctx, e.parent, "arn:aws:iam::000000000000:user/starter"); err != nil {
 		t.Fatal(err)
 	}

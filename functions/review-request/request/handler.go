@@ -94,7 +94,11 @@ type Handler struct {
 	// and the definition of the version a workflow step starts (its input
 	// record): Step Functions (stepfunctions.Executions), or nil where no
 	// child run is started or checked.
-	Executions   review.Executions
+	Executions review.Executions
+	// Account is the deployment's own AWS account (caller.EnvAccount): a
+	// recorded starter of any other account is refused (checkStarter).
+	// Empty, every recorded starter is refused.
+	Account      string
 	toolsets     ledger.ToolsetCache
 	inputRecords recordCache
 }
@@ -162,6 +166,9 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	case starter != r.Requester:
 		return nil, review.Errorf(review.CodeForbidden, "the review Task names requester %s, but execution %s was started by %s", review.Truncate(r.Requester, 200), review.Truncate(r.RunID, 200), starter)
 	}
+	if err := h.checkStarter(ctx, r.RunID, starter); err != nil {
+		return nil, err
+	}
 	return h.create(ctx, r)
 }
 
@@ -214,6 +221,9 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
+	if err := h.checkStarter(ctx, rec.ParentRunID, rec.Starter); err != nil {
+		return nil, err
+	}
 	if err := h.checkChildInput(ctx, c); err != nil {
 		return nil, err
 	}
@@ -263,8 +273,28 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
+	if err := h.checkStarter(ctx, arn, rec.Starter); err != nil {
+		return nil, err
+	}
 	h.Log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
 	return json.Marshal(tool.StartResult{Starter: rec.Starter})
+}
+
+// checkStarter refuses a recorded starter of an account other than the
+// deployment's (REVIEW_FORBIDDEN, [caller-account]). The verifier compares
+// accounts before anything else now, but start records are kept a year and
+// a day: one written before it did may name another account's principal,
+// who would be the requester of every review of the run, and so someone
+// the same person, signed in with the deployment's account, is not
+// (docs/identity.md, "Accounts").
+func (h *Handler) checkStarter(ctx context.Context, runID, starter string) error {
+	if account := caller.AccountOf(starter); h.Account == "" || account != h.Account {
+		h.Log.WarnContext(ctx, "start record refused: its starter belongs to an account this deployment does not admit",
+			"reason", string(caller.WrongAccount), "run_id", runID, "account", review.Truncate(account, 40))
+		return review.Errorf(review.CodeForbidden, "execution %s was started by %s, a principal of an account this deployment does not admit: start the run again with credentials of the deployment's account [%s]",
+			review.Truncate(runID, 200), review.Truncate(starter, 200), caller.WrongAccount)
+	}
+	return nil
 }
 
 // create stores r after checking that its toolset is registered and pins
