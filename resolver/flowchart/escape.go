@@ -1,6 +1,7 @@
 package flowchart
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -13,9 +14,27 @@ import (
 // "#<decimal>;" (mermaid.js.org, "Entity codes to escape characters"),
 // which Mermaid draws as the character. So the result holds no '"' to
 // end the string, no bracket, brace, pipe, backtick or '<' that Mermaid
-// or HTML would read, no '%' to start a directive and no '#' but an
-// entity's own, whatever s holds.
+// or HTML would read, no '%' to start a directive, no '$' to start
+// math and no '#' but an entity's own, whatever s holds.
+//
+// Mermaid also reads three words on a whole line before it parses it,
+// quotes or not: a line holding "direction" and TB, BT, LR or RL is a
+// direction statement (its flowchart lexer), and on a line holding
+// "style" or "classDef", a ':' and a '#', the last ';' is dropped (its
+// encodeEntities), which would spoil an entity. The last letter of each
+// of these words, in any case, is written as an entity too.
 func mermaidText(s string) string {
+	return mermaidWords.ReplaceAllStringFunc(mermaidChars(s), func(w string) string {
+		last := w[len(w)-1]
+		return w[:len(w)-1] + "#" + strconv.Itoa(int(last)) + ";"
+	})
+}
+
+// mermaidWords are the words Mermaid reads on a whole line (mermaidText).
+var mermaidWords = regexp.MustCompile(`(?i)direction|style|classdef`)
+
+// mermaidChars is mermaidText but for mermaidWords.
+func mermaidChars(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {

@@ -52,6 +52,14 @@ var mermaidLinkStyles = map[line]string{
 	lineApproves: "stroke:" + colourOf + ",color:" + colourOf,
 }
 
+// mermaidClasses are the node classes (classDef) the pictures use.
+var mermaidClasses = map[string]string{
+	"gated":       "stroke-width:3px",
+	"fail":        "fill:" + fillFail,
+	"succeed":     "fill:" + fillSucceed,
+	"unreachable": "color:#757575,stroke-dasharray: 5 5",
+}
+
 // mermaid writes the picture as a Mermaid flowchart: the nodes (a body's
 // in its subgraph), then the edges, then the classes and styles, so that
 // edge k is the k-th link, as linkStyle counts them. No statement ends in
@@ -82,10 +90,6 @@ func (p *picture) mermaid() []byte {
 		}
 		fmt.Fprintf(&b, "    %s %s %s\n", e.from, arrow, e.to)
 	}
-	b.WriteString("    classDef gated stroke-width:3px\n")
-	b.WriteString("    classDef fail fill:" + fillFail + "\n")
-	b.WriteString("    classDef succeed fill:" + fillSucceed + "\n")
-	b.WriteString("    classDef unreachable color:#757575,stroke-dasharray: 5 5\n")
 	for _, class := range []string{"gated", "fail", "succeed", "unreachable"} {
 		var ids []string
 		for _, n := range p.nodes {
@@ -94,7 +98,7 @@ func (p *picture) mermaid() []byte {
 			}
 		}
 		if len(ids) > 0 {
-			fmt.Fprintf(&b, "    class %s %s\n", strings.Join(ids, ","), class)
+			fmt.Fprintf(&b, "    classDef %s %s\n    class %s %s\n", class, mermaidClasses[class], strings.Join(ids, ","), class)
 		}
 	}
 	for _, l := range []line{lineApprove, lineReject, lineTimeout, lineError, lineApproves} {
