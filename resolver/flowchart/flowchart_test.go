@@ -262,3 +262,23 @@ func TestUnknownFormat(t *testing.T) {
 		t.Fatalf("svg: %v, %d bytes", err, b.Len())
 	}
 }
+
+// The picture docs/solutions.md shows is the golden one.
+func TestDocsShowTheGoldenPicture(t *testing.T) {
+	docs, err := os.ReadFile("../../docs/solutions.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(docs), "```mermaid\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/solutions.md has no mermaid block")
+	}
+	golden, err := os.ReadFile(filepath.Join(solutionsDir, "refuse-fallback.mmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(golden), block); diff != "" {
+		t.Errorf("docs/solutions.md's picture is not refuse-fallback.mmd (-golden +docs):\n%s", diff)
+	}
+}
