@@ -10,7 +10,7 @@ import (
 // checks see them, for drawing (resolver/flowchart, `toolgate graph`). It
 // is built from the decoded and checked Solution, refused or not: a
 // picture of a refused Solution is where its refusal is easiest to see.
-// docs/solutions.md, "Pictures", says how it is drawn.
+// docs/solutions.md §4.4 says how it is drawn.
 type StepGraph struct {
 	// Solution is the Solution's name as written ("" when it has none).
 	Solution string

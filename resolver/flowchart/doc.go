@@ -7,7 +7,7 @@
 // a for_each's body is a subgraph (a DOT cluster) with its own end, the
 // end of an iteration. The paths the resolver's [review-before-tool] and
 // [no-fallback] diagnostics name (resolver.RefusedPath) are drawn red and
-// thick. docs/solutions.md, "Pictures", shows one.
+// thick. docs/solutions.md §4.4 shows one.
 //
 // Every text that comes from the Solution (step ids, tool names, choice
 // rules, error codes, fail errors) is escaped (mermaidText, dotText), so
