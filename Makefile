@@ -54,6 +54,7 @@ bench: deps
 FUZZTIME ?= 15s
 FUZZ_TARGETS := \
 	./resolver/:FuzzParse ./resolver/publish/:FuzzLiteralsBothSides \
+	./resolver/flowchart/:FuzzMermaidText ./resolver/flowchart/:FuzzDOTText \
 	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep \
 	./shared/toolset/:FuzzToolsetParse \
 	./shared/dnsname/:FuzzParse \

@@ -51,6 +51,8 @@ type checker struct {
 	reachable []bool
 	verdicts  []GateVerdict
 	literals  []Literal // for publish: see Literal
+	// refused are the paths of Gate A's and no-fallback's diagnostics.
+	refused []RefusedPath
 
 	// inputComment is the Start state's Comment: the InputRecord.
 	inputComment string
@@ -989,6 +991,7 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int) {
 			if len(verdict.Reviews) > 0 {
 				reason = "its reviews (" + strings.Join(verdict.Reviews, ", ") + ") are not approved on this path"
 			}
+			c.refused = append(c.refused, RefusedPath{Rule: RuleReviewBefore, Line: st.Pos.Line, Column: st.Pos.Column, Path: path})
 			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, st.Tool, reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i))
 		}
 		c.verdicts = append(c.verdicts, verdict)
@@ -1006,7 +1009,9 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int) {
 		case KindWorkflow:
 			what = fmt.Sprintf("workflow step %q, whose child run (%s) calls tools", ts.ID, ts.Workflow)
 		}
-		c.ds.errorf(c.errorEdgePos(fs, path), RuleNoFallback, "on_error of step %q reaches %s: %s; a failure must never turn into a different side effect", fs.ID, what, strings.Join(c.names(path), " → "))
+		at := c.errorEdgePos(fs, path)
+		c.refused = append(c.refused, RefusedPath{Rule: RuleNoFallback, Line: at.Line, Column: at.Column, Path: path})
+		c.ds.errorf(at, RuleNoFallback, "on_error of step %q reaches %s: %s; a failure must never turn into a different side effect", fs.ID, what, strings.Join(c.names(path), " → "))
 	}
 }
 

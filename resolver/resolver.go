@@ -59,6 +59,12 @@ type Result struct {
 	States     int           // states in the definition
 	Tools      []string      // tools used, sorted
 	Gate       []GateVerdict // Gate A per gated tool step
+	// Graph is the Solution's steps and edges, set whenever its steps
+	// were decoded and checked, refused or not (nil: refused before, for
+	// its syntax, its grammar or its toolset); Refused are the paths its
+	// [review-before-tool] and [no-fallback] diagnostics name.
+	Graph   *StepGraph
+	Refused []RefusedPath
 	// Literals are the literal fetch URLs and recipients of the compiled
 	// steps, in source order, for the publish function to check against
 	// the deployment's lists (Literal).
@@ -142,6 +148,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		c.checkStateSize(g)
 	}
 	res.Gate = c.verdicts
+	res.Graph, res.Refused = c.stepGraph(), c.refused
 	res.Tools = c.usedTools()
 	if ds.hasErrors() {
 		return res

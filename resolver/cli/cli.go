@@ -66,7 +66,7 @@ func newRoot() *cobra.Command {
 		Short: "toolgate governs tool calls in automated workflows on AWS serverless",
 		Long:  rootLong,
 	})
-	root.AddCommand(newCheckCmd(), newCompileCmd(), newToolsetCmd(), newLedgerCmd(), newInvokeCmd(), newReviewCmd(),
+	root.AddCommand(newCheckCmd(), newCompileCmd(), newGraphCmd(), newToolsetCmd(), newLedgerCmd(), newInvokeCmd(), newReviewCmd(),
 		newCheckRecipientCmd(), newCheckURLCmd(), newPublishCmd(), newRunCmd(), newVersionCmd())
 	var settle func(*cobra.Command)
 	settle = func(c *cobra.Command) {

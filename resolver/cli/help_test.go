@@ -51,7 +51,7 @@ func TestEveryCommandPrintsItsHelp(t *testing.T) {
 // does the same for its commands.
 func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 	_, out, _ := run("help")
-	for _, want := range []string{"check ", "check-recipient ", "check-url ", "compile ", "completion ", "invoke ", "ledger ",
+	for _, want := range []string{"check ", "check-recipient ", "check-url ", "compile ", "completion ", "graph ", "invoke ", "ledger ",
 		"publish ", "review ", "run ", "toolset ", "version ", "2 misuse", "3 check-recipient"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("toolgate help lacks %q", want)

@@ -1,0 +1,297 @@
+package flowchart
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+
+	"github.com/toolgate/toolgate/resolver"
+)
+
+// Format is the language a picture is written in.
+type Format string
+
+// The formats; Formats lists them, the default first.
+const (
+	// Mermaid is a Mermaid flowchart (mermaid.js.org, "Flowcharts
+	// Syntax"), which GitHub renders in a ```mermaid block.
+	Mermaid Format = "mermaid"
+	// DOT is a Graphviz digraph (graphviz.org, "The DOT Language").
+	DOT Format = "dot"
+)
+
+// Formats are the formats Write takes, the default first.
+var Formats = []Format{Mermaid, DOT}
+
+// Write draws g in format f to w, with the paths in refused
+// (resolver.Result.Refused) highlighted. It fails for a format not in
+// Formats ("unknown format %q"), and with w's error.
+func Write(w io.Writer, f Format, g *resolver.StepGraph, refused []resolver.RefusedPath) error {
+	p := draw(g, refused)
+	var out []byte
+	switch f {
+	case Mermaid:
+		out = p.mermaid()
+	case DOT:
+		out = p.dot()
+	default:
+		return fmt.Errorf("unknown format %q (want mermaid or dot)", f)
+	}
+	_, err := w.Write(out)
+	return err
+}
+
+// shape is what a node looks like: one per step kind, and the ends.
+type shape int
+
+const (
+	shapeTool shape = iota
+	shapeWorkflow
+	shapeReview
+	shapeChoice
+	shapePass
+	shapeWait
+	shapeForEach
+	shapeSucceed
+	shapeFail
+	shapeEnd     // end: of the run, or of an iteration in a body
+	shapeUnknown // a target that names no step
+)
+
+var shapes = map[resolver.StepKind]shape{
+	resolver.KindTool: shapeTool, resolver.KindWorkflow: shapeWorkflow, resolver.KindReview: shapeReview,
+	resolver.KindChoice: shapeChoice, resolver.KindPass: shapePass, resolver.KindWait: shapeWait,
+	resolver.KindForEach: shapeForEach, resolver.KindSucceed: shapeSucceed, resolver.KindFail: shapeFail,
+}
+
+// line is how an edge is drawn.
+type line int
+
+const (
+	lineNext     line = iota // next, a choice's rules and default, a for_each into its body
+	lineApprove              // on_approve
+	lineReject               // on_reject
+	lineTimeout              // on_timeout
+	lineError                // on_error
+	lineApproves             // a review to the tool step it approves, when on_approve does not go there
+)
+
+var lines = map[resolver.EdgeKind]line{
+	resolver.EdgeNext: lineNext, resolver.EdgeRule: lineNext, resolver.EdgeDefault: lineNext, resolver.EdgeBody: lineNext,
+	resolver.EdgeOnApprove: lineApprove, resolver.EdgeOnReject: lineReject, resolver.EdgeOnTimeout: lineTimeout,
+	resolver.EdgeOnError: lineError,
+}
+
+// picture is a StepGraph laid out for either format: node ids made,
+// labels written (not yet escaped), highlights decided.
+type picture struct {
+	title    string
+	nodes    []node
+	clusters []cluster
+	edges    []edge
+}
+
+type node struct {
+	id    string
+	shape shape
+	lines []string // the label, one entry a line
+	// cluster is the index in picture.clusters of the body holding the
+	// node; -1 at the top level.
+	cluster     int
+	gated       bool
+	unreachable bool
+	onPath      bool // on a refused path
+	refused     bool // the last step of a refused path: the call refused
+}
+
+type cluster struct {
+	id, title string
+}
+
+type edge struct {
+	from, to string
+	label    string
+	line     line
+	onPath   bool
+}
+
+// maxLabelRunes bounds each line of a label, so that a long rule or
+// error code does not stretch a node across the page.
+const maxLabelRunes = 60
+
+// stepIDPattern is the step id rule (docs/solutions.md, "Steps"): an id
+// that follows it is safe as part of a node id in both formats.
+var stepIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+
+// draw lays out g. Node ids: "s_<step id>" for a step whose id follows
+// the rule and is the first with it, else "n<index>"; "e_end" for the
+// run's end and "e_<for_each node id>" for an iteration's; "u<n>" for
+// a target that names no step. No id is a keyword of either language,
+// and none starts with o or x, which Mermaid would read as an edge's end.
+func draw(g *resolver.StepGraph, refused []resolver.RefusedPath) *picture {
+	p := &picture{title: fmt.Sprintf("Solution %s v%d", g.Solution, g.Version)}
+	ids := make([]string, len(g.Steps))
+	seen := map[string]bool{}
+	for i, st := range g.Steps {
+		if stepIDPattern.MatchString(st.ID) && !seen[st.ID] {
+			ids[i] = "s_" + st.ID
+			seen[st.ID] = true
+		} else {
+			ids[i] = "n" + strconv.Itoa(i)
+		}
+	}
+	clusterOf := map[int]int{} // for_each step -> cluster
+	for i, st := range g.Steps {
+		if st.Kind == resolver.KindForEach {
+			clusterOf[i] = len(p.clusters)
+			p.clusters = append(p.clusters, cluster{id: "b_" + ids[i], title: "for_each " + orNoID(st.ID) + ": its body, once per item"})
+		}
+	}
+	scope := func(i int) int {
+		if c, ok := clusterOf[g.Steps[i].Loop]; ok {
+			return c
+		}
+		return -1
+	}
+	index := map[string]int{} // node id -> index in p.nodes
+	addNode := func(n node) {
+		if _, ok := index[n.id]; !ok {
+			index[n.id] = len(p.nodes)
+			p.nodes = append(p.nodes, n)
+		}
+	}
+	for i, st := range g.Steps {
+		addNode(node{id: ids[i], shape: shapes[st.Kind], lines: stepLines(g, i), cluster: scope(i),
+			gated: st.Kind == resolver.KindTool && st.Gated, unreachable: !st.Reachable})
+	}
+	unknown := map[string]string{} // target name -> node id
+	approved := map[[2]int]bool{}  // review, tool: on_approve goes there
+	for _, e := range g.Edges {
+		var to string
+		switch {
+		case e.To >= 0:
+			to = ids[e.To]
+		case e.To == resolver.ToEnd:
+			to = "e_end"
+			text := []string{"end"}
+			c := scope(e.From)
+			if c >= 0 {
+				to = "e_" + ids[g.Steps[e.From].Loop]
+				text = append(text, "of item")
+			}
+			addNode(node{id: to, shape: shapeEnd, lines: text, cluster: c})
+		default:
+			if to = unknown[e.ToName]; to == "" {
+				to = "u" + strconv.Itoa(len(unknown)+1)
+				unknown[e.ToName] = to
+				addNode(node{id: to, shape: shapeUnknown, lines: []string{e.ToName, "no such step"}, cluster: -1})
+			}
+		}
+		if e.Kind == resolver.EdgeOnApprove {
+			approved[[2]int{e.From, e.To}] = true
+		}
+		p.edges = append(p.edges, edge{from: ids[e.From], to: to, label: edgeLabel(e), line: lines[e.Kind]})
+	}
+	for i, st := range g.Steps {
+		if st.Kind == resolver.KindReview && st.Of >= 0 && !approved[[2]int{i, st.Of}] {
+			p.edges = append(p.edges, edge{from: ids[i], to: ids[st.Of], label: "approves", line: lineApproves})
+		}
+	}
+	for _, r := range refused {
+		p.highlight(g, ids, index, r)
+	}
+	return p
+}
+
+// highlight marks a refused path's steps and the edges between them: for
+// each two steps in a row, every edge from the first to the second, but
+// for the first edge of a [no-fallback] path only on_error edges, and for
+// the last edge of a Gate A path out of a review of the tool, not its
+// on_approve (the path arrives unapproved, so it was not taken).
+func (p *picture) highlight(g *resolver.StepGraph, ids []string, index map[string]int, r resolver.RefusedPath) {
+	valid := func(i int) bool { return i >= 0 && i < len(ids) }
+	for k, i := range r.Path {
+		if !valid(i) {
+			return
+		}
+		n := &p.nodes[index[ids[i]]]
+		n.onPath = true
+		n.refused = n.refused || k == len(r.Path)-1
+	}
+	for k := 0; k+1 < len(r.Path); k++ {
+		from, to := r.Path[k], r.Path[k+1]
+		for j, e := range g.Edges {
+			switch {
+			case e.From != from || e.To != to:
+			case r.Rule == resolver.RuleNoFallback && k == 0 && e.Kind != resolver.EdgeOnError:
+			case r.Rule == resolver.RuleReviewBefore && k+2 == len(r.Path) && e.Kind == resolver.EdgeOnApprove && g.Steps[from].Of == to:
+			default:
+				p.edges[j].onPath = true
+			}
+		}
+	}
+}
+
+// stepLines is the label of step i: its id, then its kind and options.
+func stepLines(g *resolver.StepGraph, i int) []string {
+	st := g.Steps[i]
+	out := []string{orNoID(st.ID)}
+	switch st.Kind {
+	case resolver.KindTool:
+		kind := "tool " + st.Tool
+		if st.Gated {
+			kind += " (gated)"
+		}
+		out = append(out, kind)
+	case resolver.KindWorkflow:
+		out = append(out, "workflow "+st.Workflow)
+	case resolver.KindReview:
+		of := "review of no tool step"
+		if st.Of >= 0 {
+			of = "review of " + orNoID(g.Steps[st.Of].ID)
+		}
+		out = append(out, of)
+	default:
+		out = append(out, string(st.Kind))
+	}
+	if st.Detail != "" {
+		out = append(out, st.Detail)
+	}
+	if !st.Reachable {
+		out = append(out, "(unreachable)")
+	}
+	return out
+}
+
+// edgeLabel is the text an edge carries: the key it is written with,
+// and when it is taken.
+func edgeLabel(e resolver.GraphEdge) string {
+	switch {
+	case e.Kind == resolver.EdgeNext:
+		return ""
+	case e.Kind == resolver.EdgeRule, e.Kind == resolver.EdgeBody:
+		return e.Label
+	case e.Kind == resolver.EdgeOnReject && e.Label != "":
+		return string(e.Kind) + " " + e.Label
+	case e.Label != "":
+		return string(e.Kind) + ": " + e.Label
+	}
+	return string(e.Kind)
+}
+
+func orNoID(id string) string {
+	if id == "" {
+		return "(no id)"
+	}
+	return id
+}
+
+// cut shortens s to maxLabelRunes runes, marking the cut with "...".
+func cut(s string) string {
+	r := []rune(s)
+	if len(r) <= maxLabelRunes {
+		return s
+	}
+	return string(r[:maxLabelRunes-3]) + "..."
+}
