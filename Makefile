@@ -11,16 +11,15 @@ all: build
 
 FUNCTIONS := $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go))
 
-# What toolgate version prints, stamped into bin/toolgate: git describe
-# (else devel) and the short commit, -dirty when tracked files have
-# uncommitted changes (else unknown).
-TOOLGATE_VERSION ?= $(shell git describe --tags --always 2>/dev/null || echo devel)
+# The commit toolgate version prints, stamped into bin/toolgate: the short
+# commit, -dirty when tracked files have uncommitted changes (else unknown).
+# The version it prints is CHANGELOG.md's (docs/design.md, "Versions").
 TOOLGATE_COMMIT  ?= $(shell if c=$$(git rev-parse --short HEAD 2>/dev/null); then git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c; else echo unknown; fi)
 
 # The CLI for this machine, and every function's bootstrap for Lambda's
 # provided.al2023 runtime on arm64 (bin/functions/<name>/bootstrap).
 build:
-	$(GO) build -ldflags '-X github.com/toolgate/toolgate/resolver/cli.version=$(TOOLGATE_VERSION) -X github.com/toolgate/toolgate/resolver/cli.commit=$(TOOLGATE_COMMIT)' -o bin/toolgate ./resolver/cmd/toolgate
+	$(GO) build -ldflags '-X github.com/toolgate/toolgate/resolver/cli.commit=$(TOOLGATE_COMMIT)' -o bin/toolgate ./resolver/cmd/toolgate
 	@for f in $(FUNCTIONS); do \
 	  echo "bootstrap $$f (linux/arm64)"; \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/functions/$$f/bootstrap ./functions/$$f || exit 1; \
@@ -65,7 +64,8 @@ FUZZ_TARGETS := \
 	./shared/fetchurl/:FuzzParse \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check ./shared/fetch/:FuzzRetryAfter \
 	./shared/mcptool/:FuzzDiff ./shared/inputrecord/:FuzzRead \
-	./shared/schema/:FuzzPattern
+	./shared/schema/:FuzzPattern \
+	./resolver/changelog/:FuzzParse
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way (docs/performance.md).
 size: deps

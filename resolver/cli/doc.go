@@ -1,8 +1,8 @@
 // Package cli implements the toolgate command line, with cobra: check,
-// compile and toolset for authors; publish, run, toolset register, ledger,
-// invoke, check-url, check-recipient and review for a deployment; version
-// and shell completion. Every command has --help. cmd/toolgate only wires
-// Run to the process.
+// compile, toolset and toolset lock for authors; publish, run, toolset
+// register, ledger, invoke, check-url, check-recipient and review for a
+// deployment; version and shell completion. Every command has --help.
+// cmd/toolgate only wires Run to the process.
 //
 // Exit codes: 0 success (warnings allowed), 1 the input has errors or the
 // command was refused or failed, 2 misuse (unknown command or flag, missing

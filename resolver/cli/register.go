@@ -25,20 +25,22 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// newToolsetCmd is `toolgate toolset FILE` (print the id a Solution pins)
-// and `toolgate toolset register ...` (store toolsets in the ledger table).
+// newToolsetCmd is `toolgate toolset FILE` (print the id a Solution pins),
+// `toolgate toolset register ...` (store toolsets in the ledger table) and
+// `toolgate toolset lock FILE` (a toolset file's lock, offline).
 func newToolsetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "toolset FILE",
 		Short: "print the toolset id a Solution pins; register, show and compare toolsets",
 		Long: `Prints the id of the toolset a Solution pins: the digest of its content.
-toolgate toolset register registers toolsets; toolgate toolset show and
+toolgate toolset register registers toolsets; toolgate toolset lock writes
+a toolset file's lock offline; toolgate toolset show and
 toolgate toolset diff print what a toolset pins and what changed.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			return exit(toolsetID(cmd, files))
 		},
 	}
-	cmd.AddCommand(newRegisterCmd(), newToolsetShowCmd(), newToolsetDiffCmd())
+	cmd.AddCommand(newRegisterCmd(), newToolsetLockCmd(), newToolsetShowCmd(), newToolsetDiffCmd())
 	return cmd
 }
 

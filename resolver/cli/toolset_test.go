@@ -300,3 +300,42 @@ func TestRegisteredToolsetChecksTheAnswer(t *testing.T) {
 		})
 	}
 }
+
+// toolset lock writes, offline, the lock registration writes: for
+// demo.yaml and the toolset derived from it, testdata/toolsets' locks
+// byte for byte (TestToolsetThroughPublishFunction checks that
+// registration writes those). What it refuses writes nothing.
+func TestToolsetLockWritesTheRegisteredLock(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	dir := t.TempDir()
+	copyFiles(t, dir, "demo.yaml", "demo-reviewed.yaml", "schemas/create-ticket.input.json", "crm.yaml", "refuse-at-least-once.yaml")
+	in := func(name string) string { return filepath.Join(dir, name) }
+	noLocks := []string{"--toolsets", t.TempDir()}
+	lock := func(file string) []string { return append([]string{"toolset", "lock", in(file)}, noLocks...) }
+	for _, c := range []toolsetCase{
+		{name: "a derived toolset before its base is locked", args: lock("demo-reviewed.yaml"), code: ExitErrors,
+			stderr: []string{in("demo-reviewed.yaml") + ":4:7: error: [base] base " + demoID + " does not exist", "no lock was written"}},
+		{name: "a toolset file", args: lock("demo.yaml"), stdout: "wrote " + in("demo.lock.json") + " (" + demoID + ")\n"},
+		{name: "a derived toolset, its base read from the lock beside it", args: lock("demo-reviewed.yaml"),
+			stdout: "wrote " + in("demo-reviewed.lock.json") + " (" + reviewedID + ")\n"},
+		{name: "a toolset file naming MCP servers", args: lock("crm.yaml"), code: ExitErrors,
+			stderr: []string{in("crm.yaml") + ": toolset crm names MCP servers (crm)", "no lock is written offline: register it through the publish function"}},
+		{name: "a toolset file with errors", args: lock("refuse-at-least-once.yaml"), code: ExitErrors,
+			stderr: []string{in("refuse-at-least-once.yaml") + `:9:13: error: [policy] tool "post-invoice" policy at_least_once`, "no lock was written"}},
+		{name: "a Solution", args: append([]string{"toolset", "lock", "../../testdata/solutions/cold-email.yaml"}, noLocks...), code: ExitMisuse,
+			stderr: []string{"cold-email.yaml is not a toolset file"}},
+		{name: "no file", args: []string{"toolset", "lock"}, code: ExitMisuse, stderr: []string{"accepts 1 arg(s), received 0"}},
+	} {
+		t.Run(c.name, c.run)
+	}
+	for _, name := range []string{"demo.lock.json", "demo-reviewed.lock.json"} {
+		if got, want := readFile(t, in(name)), readFile(t, filepath.Join(toolsetFiles, name)); got != want {
+			t.Errorf("%s differs from testdata/toolsets':\n%s", name, cmp.Diff(want, got))
+		}
+	}
+	for _, name := range []string{"crm.lock.json", "at-least-once.lock.json"} {
+		if _, err := os.Stat(in(name)); err == nil {
+			t.Errorf("a refused file wrote %s", name)
+		}
+	}
+}
