@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/toolgate/toolgate/resolver/changelog"
+
 	"errors"
 	"os"
 	"os/exec"
@@ -40,38 +42,44 @@ func toolgate(t *testing.T, bin string, args ...string) (string, int) {
 	return string(out), 0
 }
 
-// stampTargets are the variables the Makefile's build target stamps with
-// -X, by name (version, commit).
-func stampTargets(t *testing.T) map[string]string {
+// stampTarget is the variable the Makefile's build target stamps with -X:
+// the commit (the version comes from CHANGELOG.md, the same in every
+// build of a commit).
+func stampTarget(t *testing.T) string {
 	t.Helper()
 	makefile, err := os.ReadFile("../../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := map[string]string{}
-	for _, m := range regexp.MustCompile(`-X ([\w./-]+\.(version|commit))=`).FindAllStringSubmatch(string(makefile), -1) {
-		targets[m[2]] = m[1]
+	ms := regexp.MustCompile(`-X ([\w./-]+\.(version|commit))=`).FindAllStringSubmatch(string(makefile), -1)
+	if len(ms) != 1 || ms[0][2] != "commit" {
+		t.Fatalf("the Makefile stamps %v; want the commit only", ms)
 	}
-	if len(targets) != 2 {
-		t.Fatalf("the Makefile stamps %v; want version and commit", targets)
-	}
-	return targets
+	return ms[0][1]
 }
 
-// A binary stamped as make build stamps it prints the stamped version and
-// commit; an unstamped one (go build with -buildvcs=false, as on these
-// machines, or go run) prints "devel" and "unknown".
+// A binary stamped as make build stamps it prints CHANGELOG.md's version
+// and the stamped commit; an unstamped one (go build with -buildvcs=false,
+// as on these machines, or go run) prints the same version and "unknown".
 func TestVersionOfStampedAndUnstampedBinaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command twice")
 	}
-	targets := stampTargets(t)
-	stamped := build(t, "-ldflags", "-X "+targets["version"]+"=v9.8.7-1-gfeedbee -X "+targets["commit"]+"=feedbee-dirty")
-	if out, code := toolgate(t, stamped, "version"); code != 0 || out != "toolgate version v9.8.7-1-gfeedbee (commit feedbee-dirty)\n" {
+	src, err := os.ReadFile("../../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := changelog.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := cl.Version()
+	stamped := build(t, "-ldflags", "-X "+stampTarget(t)+"=feedbee-dirty")
+	if out, code := toolgate(t, stamped, "version"); code != 0 || out != "toolgate version "+version+" (commit feedbee-dirty)\n" {
 		t.Errorf("stamped: exit %d, %q", code, out)
 	}
 	plain := build(t, "-buildvcs=false")
-	if out, code := toolgate(t, plain, "version"); code != 0 || out != "toolgate version devel (commit unknown)\n" {
+	if out, code := toolgate(t, plain, "version"); code != 0 || out != "toolgate version "+version+" (commit unknown)\n" {
 		t.Errorf("unstamped: exit %d, %q", code, out)
 	}
 }
