@@ -189,12 +189,20 @@ func TestRegisterDraftRefused(t *testing.T) {
 	if err := broken.SetInputSchema(mcpserver.LookupCustomer, json.RawMessage(deep)); err != nil {
 		t.Fatal(err)
 	}
+	// A listing whose every schema is within bounds but whose toolset is
+	// too big to store: the registration check refuses it, not the write.
+	huge := localtest.MCPServer(t, mcpserver.Options{Stateless: true})
+	if err := huge.SetDescription(mcpserver.LookupCustomer, strings.Repeat("x", toolset.MaxBodyBytes)); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		doc  []byte
 		code string
 		says []string
 	}{
+		{"a listing too big to store", draftFor(t, huge.URL(), mcpserver.LookupCustomer), CodeRefused,
+			[]string{"[toolset-size]", "over the 390000-byte bound", "largest: crm.lookup_customer description (390000 bytes)", "nothing was registered"}},
 		{"a tool not listed", draftFor(t, srv.URL(), mcpserver.CreateTicket, "close_ticket"), CodeRefused,
 			[]string{"toolset crm: server crm does not list tool \"close_ticket\" (it lists create_ticket, lookup_customer, send_sms)", "nothing was registered"}},
 		{"a server that does not answer", draftFor(t, gone.URL(), mcpserver.CreateTicket), CodeRefused,
@@ -237,7 +245,7 @@ func TestRegisterDraftRefused(t *testing.T) {
 	if n := e.toolsetItems(t); n != 0 {
 		t.Fatalf("%d toolsets registered", n)
 	}
-	if calls := len(srv.Calls()) + len(broken.Calls()); calls != 0 {
+	if calls := len(srv.Calls()) + len(broken.Calls()) + len(huge.Calls()); calls != 0 {
 		t.Fatalf("registration called %d tools", calls)
 	}
 }

@@ -384,6 +384,9 @@ const (
 	// RuleHeader: name, base or workflows are malformed (names must match
 	// NamePattern, workflows be sorted and unique, base be a toolset id).
 	RuleHeader = "toolset-header"
+	// RuleSize: the toolset's RFC 8785 form is over MaxBodyBytes, so its
+	// table item would be over DynamoDB's item size limit (CheckSize).
+	RuleSize = "toolset-size"
 )
 
 // NamePattern is the shape of a toolset's name and of the Solutions in
@@ -419,9 +422,10 @@ func (r *Refusal) Error() string {
 // runs again before the toolset is used or cached: the id is the digest of
 // the content (RuleDigest); no tool is weaker than catalog c admits it
 // (CheckAgainst); every pinned schema compiles as JSON Schema 2020-12
-// (RuleSchema), so that no schema fails only after a tool ran; and
-// fetch_hosts are canonical host list entries (RuleFetchHosts). It
-// returns nil or a *Refusal.
+// (RuleSchema), so that no schema fails only after a tool ran; the body
+// fits its table item (CheckSize, RuleSize); and fetch_hosts are
+// canonical host list entries (RuleFetchHosts). It returns nil or a
+// *Refusal.
 func (ts *Toolset) Verify(c *catalog.Catalog) error {
 	refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 	if !IDPattern.MatchString(ts.ID) {
@@ -435,6 +439,9 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 		return refuse(RuleDigest, "the content digests to %s, not to its id", want)
 	}
 	if err := ts.checkHeader(); err != nil {
+		return err
+	}
+	if err := ts.CheckSize(); err != nil {
 		return err
 	}
 	if err := ts.CheckAgainst(c); err != nil {
