@@ -98,4 +98,3 @@ func TestSolutionPinOverTheSizeBound(t *testing.T) {
 		})
 	}
 }
-
