@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/schema"
 )
 
@@ -322,9 +323,11 @@ func checkSchemaSize(doc json.RawMessage) error {
 // at most 256 KiB, and a cut line would not match the alarm's JSON filter.
 const MaxReasonBytes = 300
 
-// refuse builds a Refusal with the id and the reason cut to size.
+// refuse builds a Refusal with the id and the reason cut to size, with
+// the characters a reader cannot see escaped (invisible.Escape): a reason
+// may quote a schema.
 func refuse(id, rule, format string, a ...any) *Refusal {
-	return &Refusal{ToolsetID: shorten(id), Rule: rule, Reason: cut(fmt.Sprintf(format, a...), MaxReasonBytes)}
+	return &Refusal{ToolsetID: shorten(id), Rule: rule, Reason: cut(invisible.Escape(fmt.Sprintf(format, a...)), MaxReasonBytes)}
 }
 
 // shorten keeps a malformed id short enough to name in a message.
