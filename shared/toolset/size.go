@@ -15,9 +15,9 @@ import (
 // "TOOLSET#ts_" with 32 hex digits (2 + 43), "sk" and "TOOLSET" (2 + 7),
 // the name "body" (4), and "registered_at" with its 24-character
 // timestamp (13 + 24). The bound leaves 19 505 bytes more for attributes
-// a toolset item may gain (docs/ledger.md, "Toolset items"). Six schemas
-// of MaxSchemaBytes are over it: every schema within its own bounds does
-// not make a toolset that fits.
+// a toolset item may gain (docs/ledger.md, "Toolset items fit in an
+// item"). Six schemas of MaxSchemaBytes are over it: every schema within
+// its own bounds does not make a toolset that fits.
 const MaxBodyBytes = 390_000
 
 // PartSize is the size of one pinned tool's schema or description, for a
