@@ -63,8 +63,8 @@ FUZZ_TARGETS := \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList ./shared/recipient/:FuzzIAMPatterns \
 	./shared/fetchurl/:FuzzParse \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check ./shared/fetch/:FuzzRetryAfter \
-	./shared/mcptool/:FuzzDiff ./shared/inputrecord/:FuzzRead \
-	./shared/schema/:FuzzPattern \
+	./shared/mcptool/:FuzzDiff ./shared/mcptool/:FuzzRawNextCursor ./shared/inputrecord/:FuzzRead \
+	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape \
 	./resolver/changelog/:FuzzParse
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way (docs/performance.md).

@@ -169,6 +169,13 @@ func Compile(file string, src []byte, opts Options) *Result {
 		ds.errorf(sol.StepsPos, RuleUnknownTool, "build toolset: %v", err)
 		return res
 	}
+	at := sol.StepsPos
+	if named != nil {
+		at = sol.Toolset.Pos
+	}
+	if !checkToolsetSize(ds, at, "the toolset the Solution pins ("+ts.ID+")", ts) {
+		return res
+	}
 	e := &emitter{c: c, toolsetID: ts.ID}
 	def := e.emit()
 	encoded, err := encodeJSON(def)

@@ -24,7 +24,27 @@ const (
 	RuleBase       = "base"        // a base that does not exist, or a derived toolset adding or dropping tools
 	RuleToolset    = "toolset"     // the registration check (toolset.Verify) refuses the pinned toolset
 	RuleMCPServer  = "mcp-server"  // an MCP server entry's key, URL or admit list, a policy for a tool it does not admit, or too many servers
+	// RuleToolsetSize: the pinned toolset (a toolset file's, or the one a
+	// Solution pins) is over toolset.MaxBodyBytes in its RFC 8785 form, so
+	// its table item could not be written (toolset.CheckSize).
+	RuleToolsetSize = toolset.RuleSize
 )
+
+// checkToolsetSize reports, at pos, a toolset over toolset.MaxBodyBytes
+// (RuleToolsetSize), naming its largest schemas. It reports whether ts fits.
+func checkToolsetSize(ds *diags, pos Pos, what string, ts *toolset.Toolset) bool {
+	err := ts.CheckSize()
+	var refusal *toolset.Refusal
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &refusal) && refusal.Rule == toolset.RuleSize:
+		ds.errorf(pos, RuleToolsetSize, "%s cannot be registered: %s; make schemas smaller, or split the tools into several toolsets", what, refusal.Reason)
+	default:
+		ds.errorf(pos, RuleToolset, "%v", err)
+	}
+	return false
+}
 
 // ErrToolsetNotFound is what a ToolsetOptions.Lookup (or Options.Toolsets)
 // returns, wrapped, for an id it has no toolset for.
@@ -122,6 +142,9 @@ func CompileToolset(file string, src []byte, opts ToolsetOptions) *ToolsetResult
 		rest.MCPServers = nil
 		var refusal *toolset.Refusal
 		var err error
+		if !checkToolsetSize(ds, v.pos, "toolset "+ts.Name+" (before its MCP servers' tools)", &rest) {
+			return res
+		}
 		if rest.ID, err = rest.ComputeID(); err == nil {
 			err = rest.Verify(opts.Catalog)
 		}
@@ -141,6 +164,9 @@ func CompileToolset(file string, src []byte, opts ToolsetOptions) *ToolsetResult
 		return res
 	}
 	ts.ID = id
+	if !checkToolsetSize(ds, v.pos, "toolset "+ts.Name, ts) {
+		return res
+	}
 	if err := ts.Verify(opts.Catalog); err != nil {
 		ds.errorf(v.pos, RuleToolset, "the registration check refuses it: %v", err)
 		return res

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -174,8 +175,20 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 		default:
 			fmt.Fprintf(stdout, "already registered %s (%s)\n", ts.ID, names[i])
 		}
+		if err == nil {
+			warnInvisible(stderr, names[i], ts)
+		}
 	}
 	return writeLocks(code, sets, names, locks, stdout, stderr)
+}
+
+// warnInvisible writes a warning for each tool of registered toolset ts
+// whose texts hold invisible or bidirectional characters
+// (toolset.InvisibleText), computed here from the toolset the CLI checked.
+func warnInvisible(stderr io.Writer, name string, ts *toolset.Toolset) {
+	for _, f := range ts.InvisibleText() {
+		fmt.Fprintf(stderr, "%s: warning: toolset %s: %s\n", name, ts.ID, f)
+	}
 }
 
 // writeLocks writes the lock file of every registered toolset file
@@ -245,7 +258,7 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 		case err != nil:
 			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
 		case errCode != "":
-			fmt.Fprintf(stderr, "%s: %s: %s\n", names[i], errCode, msg)
+			fmt.Fprintf(stderr, "%s: %s: %s\n", names[i], errCode, invisible.Escape(msg))
 		case json.Unmarshal(out, &res) != nil:
 			fmt.Fprintf(stderr, "%s: unexpected answer: %.200s\n", names[i], out)
 		case drafts[i]:
@@ -261,9 +274,12 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 		case registered == nil:
 			code = ExitErrors
 		case res.Created:
-			fmt.Fprintf(stdout, "registered %s (%s) by %s\n", res.ToolsetID, names[i], res.Publisher)
+			fmt.Fprintf(stdout, "registered %s (%s) by %s\n", res.ToolsetID, names[i], invisible.Escape(res.Publisher))
 		default:
 			fmt.Fprintf(stdout, "already registered %s (%s)\n", res.ToolsetID, names[i])
+		}
+		if registered != nil {
+			warnInvisible(stderr, names[i], registered)
 		}
 	}
 	return code

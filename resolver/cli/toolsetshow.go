@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -133,6 +134,9 @@ func newToolsetShowCmd() *cobra.Command {
 		Long: `Prints the toolset ID pins, as its lock file holds it: the id, name, base,
 tools with their schemas and policies, fetch hosts and workflows. The lock
 is found among the *.lock.json in --toolsets DIR (default toolsets).
+Control, format and bidirectional characters (a right-to-left override,
+a zero-width space) are written as JSON escapes (\u202e): the same
+document, with what a reader cannot see shown.
 
 For an id no lock holds, show asks the stage's publish function for the
 registered toolset (--url, default $` + EnvPublishURL + `; on the local stack
@@ -165,7 +169,9 @@ registered (or the function refuses the read); 2 for a malformed id.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset show: %v\n", err)
 				return exit(ExitErrors)
 			}
-			cmd.OutOrStdout().Write(doc)
+			// Characters a reader cannot see, or that reorder what they
+			// see, as JSON escapes: the same toolset, shown.
+			cmd.OutOrStdout().Write(invisible.EscapeJSON(doc))
 			return nil
 		},
 	}
@@ -183,7 +189,8 @@ func newToolsetDiffCmd() *cobra.Command {
 and "- tool NAME" for a tool only B or only A has, "~ tool NAME: MEMBER A → B"
 for a changed member (schemas are compared in their RFC 8785 form and shown
 as "changed"), and "~ MEMBER: A → B" for name, base, fetch_hosts and
-workflows.
+workflows. Control, format and bidirectional characters in a line are
+written as \u{202E}.
 
 Each toolset is read as toolgate toolset show reads it: its lock in
 --toolsets DIR, or else the registered toolset from the stage's publish
@@ -228,7 +235,9 @@ cannot be read (a malformed id, or one neither a lock nor the function has).`,
 func diffToolsets(w io.Writer, a, b *toolset.Toolset) int {
 	n := 0
 	line := func(format string, args ...any) {
-		fmt.Fprintf(w, format+"\n", args...)
+		// A description's characters a reader cannot see, or that
+		// reorder the line, as \u{…}.
+		fmt.Fprintln(w, invisible.Escape(fmt.Sprintf(format, args...)))
 		n++
 	}
 	js := func(v any) string { out, _ := json.Marshal(v); return string(out) }

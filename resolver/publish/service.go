@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -259,7 +260,17 @@ type RegisterResult struct {
 	// id names. For a draft it is the only account of the tools the
 	// servers listed and were pinned; the CLI writes the lock from it.
 	Body string `json:"body"`
+	// Warnings name each tool whose description, title or schema
+	// descriptions and titles hold characters people cannot see or that
+	// reorder what they see, with their code points
+	// (toolset.InvisibleText). They do not refuse the toolset.
+	Warnings []string `json:"warnings,omitempty"`
 }
+
+// InvisibleTextLogMessage is the "msg" of the warning log line of a
+// registered tool whose text holds invisible or bidirectional characters
+// (with "toolset_id", "tool", "code_points" and "where").
+const InvisibleTextLogMessage = "toolset has invisible characters"
 
 // RegisterBinding is the caller proof binding of a registration of
 // toolset document doc, whose id is id.
@@ -292,7 +303,9 @@ const MCPListTimeout = 20 * time.Second
 // (a schema that does not compile) refuses the draft with CodeRefused,
 // naming it, and nothing is registered. A platform tool pinned looser than
 // its function's floor (Service.Floors) refuses any toolset with
-// CodeRefused [toolset-floor] (RuleFloor).
+// CodeRefused [toolset-floor] (RuleFloor). A registered toolset whose
+// tools' texts hold invisible or bidirectional characters is answered
+// with Warnings naming them, each also logged (InvisibleTextLogMessage).
 func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterResult, error) {
 	if len(req.Toolset) == 0 || len(req.Toolset) > MaxSourceBytes {
 		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("the toolset must be 1 to %d bytes", MaxSourceBytes)}
@@ -402,10 +415,18 @@ func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be encoded", Err: err}
 	}
+	res := &RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal, Body: string(body)}
+	for _, f := range ts.InvisibleText() {
+		res.Warnings = append(res.Warnings, f.String())
+		if s.Log != nil {
+			s.Log.WarnContext(ctx, InvisibleTextLogMessage, "toolset_id", ts.ID, "tool", f.Tool,
+				"code_points", invisible.CodePoints(f.Runes), "where", strings.Join(f.Where, ", "))
+		}
+	}
 	if s.Log != nil {
 		s.Log.InfoContext(ctx, "toolset registered", "toolset_id", ts.ID, "created", created, "publisher", who.Principal)
 	}
-	return &RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal, Body: string(body)}, nil
+	return res, nil
 }
 
 // cut returns s, or its first n bytes (whole UTF-8 sequences) and "...".

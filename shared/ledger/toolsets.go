@@ -3,11 +3,14 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -24,7 +27,9 @@ func toolsetKey(id string) map[string]types.AttributeValue {
 
 // RegisterToolset stores a toolset under its id after the registration
 // check (toolset.Verify against the catalog: a failure is a
-// *toolset.Refusal and nothing is written). Registering the same content
+// *toolset.Refusal and nothing is written). A write DynamoDB refuses as
+// over its item size limit is a *toolset.Refusal for toolset.RuleSize
+// too, never a failure worth repeating. Registering the same content
 // again writes nothing and reports created false; different content under
 // an existing id is refused. Registration is the deployment operator's
 // (docs/ledger.md): no policy for people allows the PutItem.
@@ -47,6 +52,11 @@ func (s *Store) RegisterToolset(ctx context.Context, ts *toolset.Toolset) (creat
 	})
 	if err == nil {
 		return true, nil
+	}
+	if IsItemTooLarge(err) {
+		// CheckSize keeps a body under the limit; the table is the last word.
+		return false, &toolset.Refusal{ToolsetID: id, Rule: toolset.RuleSize,
+			Reason: "the table refused its item as over DynamoDB's item size limit: " + toolset.SizeReason(len(body), ts.LargestParts(3))}
 	}
 	if !IsConditionFailed(err) {
 		return false, fmt.Errorf("put toolset %s: %w", id, err)
@@ -105,4 +115,13 @@ func (s *Store) Toolset(ctx context.Context, id string) (*toolset.Toolset, error
 		return nil, err
 	}
 	return ts, nil
+}
+
+// IsItemTooLarge reports a write DynamoDB refused because the item is over
+// its 400 KB item size limit: a ValidationException whose message says
+// "Item size" (DynamoDB's "Item size has exceeded the maximum allowed
+// size", which dynalite answers too). Repeating the write cannot help.
+func IsItemTooLarge(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException" && strings.Contains(api.ErrorMessage(), "Item size")
 }

@@ -36,7 +36,9 @@ func (e *ListError) Error() string { return e.Message }
 //
 // An error is a *ListError: the URL or an answer's address refused, a
 // server that cannot be reached or needs credentials (HTTP 401, 403),
-// more than MaxPages pages, tool definitions over Config.MaxBytes in all
+// more than MaxPages pages, a page whose result has a nextCursor member
+// that is empty (or null: no cursor, yet not the end), tool definitions
+// over Config.MaxBytes in all
 // (names, descriptions, schemas and annotations, all pages together), and a server listing tools the SDK drops as
 // invalid (named in the error and logged): nothing of such a listing may
 // be registered.
@@ -94,11 +96,11 @@ func (c *Client) list(ctx context.Context, url string) (*listing, *tool.Error) {
 	cursor := ""
 	size := int64(0) // the listing's tool definitions so far, in bytes
 	for page := 1; ; page++ {
-		p := &probe{}
+		p, tap := &probe{}, &pageTap{}
 		mu.Lock()
 		raw = nil
 		mu.Unlock()
-		res, err := s.cs.ListTools(withProbe(op, p), &mcp.ListToolsParams{Cursor: cursor})
+		res, err := s.cs.ListTools(withPageTap(withProbe(op, p), tap), &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, failure(ctx, op, a, p.lastExchange(), err)
 		}
@@ -120,9 +122,20 @@ func (c *Client) list(ctx context.Context, url string) (*listing, *tool.Error) {
 			}
 			l.Tools = append(l.Tools, lt)
 		}
-		switch {
-		case res.NextCursor == "":
+		if res.NextCursor == "" {
+			// Absent ends the listing; present and empty is no cursor to
+			// send, and the pages after it would go unseen.
+			member, found := tap.nextCursor()
+			switch {
+			case !found:
+				return nil, tool.Errorf(tool.PermanentFailure, "tools/list of %s: page %d's answer could not be read to tell an absent nextCursor (the last page) from an empty one", s.host, page)
+			case member != nil:
+				return nil, tool.Errorf(tool.PermanentFailure, "tools/list of %s: page %d gives nextCursor %s, which is neither a cursor nor absent (the last page): the tools after it cannot be listed, so nothing of the listing is used",
+					s.host, page, clean(string(member), 40))
+			}
 			return l, nil
+		}
+		switch {
 		case seen[res.NextCursor]:
 			return nil, tool.Errorf(tool.PermanentFailure, "tools/list of %s: page %d gives a cursor an earlier page gave", s.host, page)
 		case page == MaxPages:

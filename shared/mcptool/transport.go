@@ -117,7 +117,8 @@ func (p *probe) copyOf(which func() *exchange) exchange {
 }
 
 // recorder records each request into the probe of its context and bounds
-// each response body to limit bytes.
+// each response body to limit bytes; under a page tap (withPageTap) it
+// also keeps the request's JSON-RPC id and the body it reads.
 type recorder struct {
 	next  http.RoundTripper
 	limit int64
@@ -125,6 +126,10 @@ type recorder struct {
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	p, _ := req.Context().Value(probeKey{}).(*probe)
+	tap, _ := req.Context().Value(tapKey{}).(*pageTap)
+	if tap != nil {
+		tap.request(req)
+	}
 	x := p.start()
 	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
 		if info.Err == nil {
@@ -145,6 +150,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		x.retryAfter = resp.Header.Get("Retry-After")
 	})
 	resp.Body = &limitedBody{rc: resp.Body, left: r.limit, over: func() { p.update(func() { x.tooLarge = true }) }}
+	if tap != nil {
+		tap.answer(resp)
+	}
 	return resp, nil
 }
 

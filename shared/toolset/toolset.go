@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/schema"
 )
 
@@ -322,9 +323,11 @@ func checkSchemaSize(doc json.RawMessage) error {
 // at most 256 KiB, and a cut line would not match the alarm's JSON filter.
 const MaxReasonBytes = 300
 
-// refuse builds a Refusal with the id and the reason cut to size.
+// refuse builds a Refusal with the id and the reason cut to size, with
+// the characters a reader cannot see escaped (invisible.Escape): a reason
+// may quote a schema.
 func refuse(id, rule, format string, a ...any) *Refusal {
-	return &Refusal{ToolsetID: shorten(id), Rule: rule, Reason: cut(fmt.Sprintf(format, a...), MaxReasonBytes)}
+	return &Refusal{ToolsetID: shorten(id), Rule: rule, Reason: cut(invisible.Escape(fmt.Sprintf(format, a...)), MaxReasonBytes)}
 }
 
 // shorten keeps a malformed id short enough to name in a message.
@@ -384,6 +387,9 @@ const (
 	// RuleHeader: name, base or workflows are malformed (names must match
 	// NamePattern, workflows be sorted and unique, base be a toolset id).
 	RuleHeader = "toolset-header"
+	// RuleSize: the toolset's RFC 8785 form is over MaxBodyBytes, so its
+	// table item would be over DynamoDB's item size limit (CheckSize).
+	RuleSize = "toolset-size"
 )
 
 // NamePattern is the shape of a toolset's name and of the Solutions in
@@ -419,9 +425,10 @@ func (r *Refusal) Error() string {
 // runs again before the toolset is used or cached: the id is the digest of
 // the content (RuleDigest); no tool is weaker than catalog c admits it
 // (CheckAgainst); every pinned schema compiles as JSON Schema 2020-12
-// (RuleSchema), so that no schema fails only after a tool ran; and
-// fetch_hosts are canonical host list entries (RuleFetchHosts). It
-// returns nil or a *Refusal.
+// (RuleSchema), so that no schema fails only after a tool ran; the body
+// fits its table item (CheckSize, RuleSize); and fetch_hosts are
+// canonical host list entries (RuleFetchHosts). It returns nil or a
+// *Refusal.
 func (ts *Toolset) Verify(c *catalog.Catalog) error {
 	refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 	if !IDPattern.MatchString(ts.ID) {
@@ -435,6 +442,9 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 		return refuse(RuleDigest, "the content digests to %s, not to its id", want)
 	}
 	if err := ts.checkHeader(); err != nil {
+		return err
+	}
+	if err := ts.CheckSize(); err != nil {
 		return err
 	}
 	if err := ts.CheckAgainst(c); err != nil {

@@ -83,6 +83,17 @@ func (s *Server) ListAlso(def *mcp.Tool) {
 	s.extra = append(s.extra, def)
 }
 
+// AnswerEmptyCursor makes the next n tools/list answers carry
+// "nextCursor": "" in place of their cursor (so that the pages after it
+// cannot be asked for), or in addition, on a last page that has none. The
+// SDK's server cannot write it (ListToolsResult.NextCursor has
+// omitempty): the answer is rewritten at the HTTP layer.
+func (s *Server) AnswerEmptyCursor(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.emptyCursors += n
+}
+
 func (s *Server) change(name string, edit func(*mcp.Tool)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

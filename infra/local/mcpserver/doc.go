@@ -50,6 +50,9 @@
 //     notifications/tools/list_changed.
 //   - ListAlso lists a tool without registering it: one the SDK's server
 //     refuses to add and its client drops as invalid.
+//   - AnswerEmptyCursor(n): the next n tools/list answers carry
+//     "nextCursor": "" in place of their cursor, or in addition to none;
+//     the SDK's client reads it as the end of the listing.
 //   - RefuseCalls(n, Unavailable | Unauthorized | TooManyRequests(d)): the
 //     next n tools/call POSTs get that HTTP status (with Retry-After for
 //     429, WWW-Authenticate for 401) and a plain-text body before the SDK

@@ -1,11 +1,15 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -369,5 +373,65 @@ func TestCallsRecordsEveryCallInOrder(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("calls:\ngot  %q\nwant %q", got, want)
+	}
+}
+
+// bodies is an http.RoundTripper that keeps a copy of every response body
+// the client reads.
+type bodies struct {
+	mu   sync.Mutex
+	read bytes.Buffer
+}
+
+func (b *bodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.TeeReader(resp.Body, lockedWriter{b}), resp.Body}
+	}
+	return resp, err
+}
+
+type lockedWriter struct{ b *bodies }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.b.mu.Lock()
+	defer w.b.mu.Unlock()
+	return w.b.read.Write(p)
+}
+
+// AnswerEmptyCursor: the next tools/list answer carries "nextCursor": ""
+// on the wire in place of its cursor, which the SDK client reads as the
+// end of the listing (the later pages' tools unseen); the answer after it
+// has its cursor again.
+func TestAnswerEmptyCursor(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			opts := m.opts
+			opts.PageSize = 1
+			srv := start(t, opts)
+			seen := &bodies{}
+			cs := connectVia(t, &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: seen}}, "", nil)
+			srv.AnswerEmptyCursor(1)
+			first, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first.Tools) != 1 || first.NextCursor != "" {
+				t.Fatalf("first page: %d tools, nextCursor %q; want 1 and none the SDK can tell", len(first.Tools), first.NextCursor)
+			}
+			seen.mu.Lock()
+			wire := seen.read.String()
+			seen.mu.Unlock()
+			if !strings.Contains(wire, `"nextCursor":""`) {
+				t.Fatalf("the answer does not carry an empty nextCursor:\n%s", wire)
+			}
+			again, err := cs.ListTools(t.Context(), nil)
+			if err != nil || again.NextCursor == "" {
+				t.Fatalf("the next answer: nextCursor %q, %v; want its cursor", again.NextCursor, err)
+			}
+		})
 	}
 }

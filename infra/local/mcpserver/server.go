@@ -94,6 +94,9 @@ type Server struct {
 	tickets  []Ticket
 	sms      []SMS
 	extra    []*mcp.Tool // listed, not registered (ListAlso)
+	// emptyCursors counts the tools/list answers still to carry an empty
+	// nextCursor (AnswerEmptyCursor).
+	emptyCursors int
 }
 
 // Call is one tools/call request the server received.
@@ -261,8 +264,17 @@ func (s *Server) record(next mcp.MethodHandler) mcp.MethodHandler {
 			extra := slices.Clone(s.extra)
 			s.mu.Unlock()
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && (r.Params == nil || r.Params.Cursor == "") {
+			lr, ok := res.(*mcp.ListToolsResult)
+			if ok && err == nil && (r.Params == nil || r.Params.Cursor == "") {
 				lr.Tools = append(lr.Tools, extra...)
+			}
+			if ok && err == nil {
+				s.mu.Lock()
+				if s.emptyCursors > 0 {
+					s.emptyCursors--
+					lr.NextCursor = emptyCursorMark // cursorRewriter writes it as ""
+				}
+				s.mu.Unlock()
 			}
 			return res, err
 		case *mcp.CallToolRequest:
@@ -325,6 +337,9 @@ func (s *Server) refuse(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if isToolsList(body) {
+			w = &cursorRewriter{ResponseWriter: w}
+		}
 		call, ok := toolsCall(body)
 		if !ok {
 			next.ServeHTTP(w, r)
@@ -445,3 +460,48 @@ var (
 func TooManyRequests(after time.Duration) Refusal {
 	return Refusal{Status: http.StatusTooManyRequests, RetryAfter: strconv.Itoa(int(after / time.Second))}
 }
+
+// isToolsList reports whether body is a JSON-RPC tools/list request.
+func isToolsList(body []byte) bool {
+	var r struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &r) == nil && r.Method == "tools/list"
+}
+
+// emptyCursorMark is the nextCursor record puts on a tools/list result
+// that AnswerEmptyCursor says must carry an empty one: the SDK writes
+// NextCursor with omitempty, so "" would leave the member out.
+const emptyCursorMark = "toolgate-mcpserver-empty-cursor"
+
+// cursorRewriter writes the answer to a tools/list request with
+// emptyCursorMark replaced by the empty string. The SDK writes each
+// server-sent event, and a JSON answer, in one Write.
+type cursorRewriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+var (
+	markedCursor = []byte(`"nextCursor":"` + emptyCursorMark + `"`)
+	emptyCursor  = []byte(`"nextCursor":""`)
+)
+
+func (c *cursorRewriter) WriteHeader(code int) {
+	c.Header().Del("Content-Length") // the rewrite changes it
+	c.wrote = true
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *cursorRewriter) Write(p []byte) (int, error) {
+	if !c.wrote {
+		c.WriteHeader(http.StatusOK)
+	}
+	if _, err := c.ResponseWriter.Write(bytes.ReplaceAll(p, markedCursor, emptyCursor)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Unwrap lets http.ResponseController reach the connection's Flusher.
+func (c *cursorRewriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
