@@ -191,6 +191,8 @@ func (p *jsonParser) explain(err error) (int, error) {
 	// that does not end well, or a misspelt literal.
 	if o > start && start < len(src) {
 		switch c := src[start]; {
+		case c != '"' && p.wantName() && (lastJSONByte(src, start) == '{' || lastJSONByte(src, start) == ','):
+			return start, errors.New(`object names are strings in double quotes (RFC 8259 §4): write "name": value`)
 		case c == '"':
 			return p.inString(start, o)
 		case c == '-' && !(start+1 < len(src) && isLetter(src[start+1])) || isDigit(c):
@@ -236,7 +238,7 @@ func (p *jsonParser) explain(err error) (int, error) {
 			return o.at, fmt.Errorf("%s: %q at line %d column %d comes before its %q", p.opener(o), ch(c), p.pos(j).Line, p.pos(j).Column, ch(closer(o.delim)))
 		}
 		return j, fmt.Errorf("%q closes nothing that is open", ch(c))
-	case prev == '{' || prev == ',' && len(p.open) > 0 && p.open[len(p.open)-1].delim == '{' && p.expectingName():
+	case p.wantName() && (prev == '{' || prev == ','):
 		return j, errors.New(`object names are strings in double quotes (RFC 8259 §4): write "name": value`)
 	case isLetter(c) || c == '-' && j+1 < len(src) && isLetter(src[j+1]):
 		if isLetter(c) && j > 0 && src[j-1] == '-' {
@@ -280,9 +282,12 @@ func (p *jsonParser) inString(start, o int) (int, error) {
 	return o, fmt.Errorf("the string that starts on line %d is not valid JSON (RFC 8259 §7)", line)
 }
 
-// expectingName reports whether the decoder, inside an object, waits for a
+// wantName reports whether the decoder, inside an object, waits for a
 // member's name (rather than its value).
-func (p *jsonParser) expectingName() bool {
+func (p *jsonParser) wantName() bool {
+	if len(p.open) == 0 || p.open[len(p.open)-1].delim != '{' {
+		return false
+	}
 	_, n := p.dec.StackIndex(p.dec.StackDepth())
 	return n%2 == 0
 }
