@@ -210,8 +210,8 @@ func (p *jsonParser) explain(err error) (int, error) {
 	switch {
 	case c == ',' && (prev == ',' || prev == '{' || prev == '['):
 		return j, errors.New("a value is missing before this comma (RFC 8259 §4, §5)")
-	case c == ',' && len(p.open) > 0 && next(src, j+1) == closer(p.open[len(p.open)-1].delim):
-		return j, fmt.Errorf("a comma may not follow the last %s (RFC 8259 §4, §5): remove it", map[byte]string{'}': "member of an object", ']': "element of an array"}[next(src, j+1)])
+	case c == ',' && len(p.open) > 0 && nextJSONByte(src, j+1) == closer(p.open[len(p.open)-1].delim):
+		return j, fmt.Errorf("a comma may not follow the last %s (RFC 8259 §4, §5): remove it", map[byte]string{'}': "member of an object", ']': "element of an array"}[nextJSONByte(src, j+1)])
 	case c == '/' && j+1 < len(src) && (src[j+1] == '/' || src[j+1] == '*'), c == '#':
 		return j, errors.New("JSON has no comments (RFC 8259 §2): remove it, or rename the file to .yaml and write it as a # comment")
 	case c == '\'':
@@ -220,15 +220,15 @@ func (p *jsonParser) explain(err error) (int, error) {
 		return j, errors.New(`JSON numbers have no leading "+" (RFC 8259 §6): remove it`)
 	case c == '.':
 		return j, errors.New("JSON numbers have digits before the decimal point (RFC 8259 §6): write 0.5, not .5")
-	case (c == 'x' || c == 'X' || c == 'o' || c == 'b') && j > 0 && src[j-1] == '0':
+	case (c == 'x' || c == 'X' || c == 'o' || c == 'b') && afterZero(src, j):
 		return j - 1, errors.New("JSON numbers are decimal only (RFC 8259 §6): write the number in decimal, or quote it for a string")
-	case isDigit(c) && j > 0 && src[j-1] == '0' && (j == 1 || !isDigit(src[j-2]) && src[j-2] != '.'):
+	case isDigit(c) && afterZero(src, j):
 		n := j - 1
 		if n > 0 && src[n-1] == '-' {
 			n--
 		}
 		return n, errors.New("JSON numbers have no leading zeros (RFC 8259 §6): write the number without them, or quote it for a string")
-	case c == ',' && (next(src, j+1) == '}' || next(src, j+1) == ']'):
+	case c == ',' && (nextJSONByte(src, j+1) == '}' || nextJSONByte(src, j+1) == ']'):
 		j = skipJSONSpace(src, j+1)
 		c = src[j]
 		fallthrough
@@ -272,8 +272,10 @@ func (p *jsonParser) inString(start, o int) (int, error) {
 	switch c := p.src[o]; {
 	case c == '\n' || c == '\r':
 		return start, fmt.Errorf("the string that starts on line %d is not closed on its line: a JSON string ends with \" and writes a line break as \\n (RFC 8259 §7)", line)
+	case c == '\t':
+		return o, errors.New(`a JSON string may not hold a tab as it is: write it as \t (RFC 8259 §7)`)
 	case c < 0x20:
-		return o, fmt.Errorf("a JSON string may not hold the control character U+%04X as it is: write it escaped, as \\t or \\u%04X (RFC 8259 §7)", c, c)
+		return o, fmt.Errorf("a JSON string may not hold the control character U+%04X as it is: write it as \\u%04X (RFC 8259 §7)", c, c)
 	case c == '\\' && o+1 < len(p.src) && (p.src[o+1] == 'u' || p.src[o+1] == 'U'):
 		return o, errors.New(`this \u escape is not one JSON reads: four hex digits, and a surrogate only in a pair, \uD83D\uDE00 (RFC 8259 §7)`)
 	case c == '\\':
@@ -315,6 +317,13 @@ func closer(open byte) byte { return map[byte]byte{'{': '}', '[': ']'}[open] }
 // ch is the character c as a string, for %q to quote it "like this".
 func ch(c byte) string { return string(rune(c)) }
 
+// afterZero reports whether the byte before j ends a number that is just
+// "0" or "-0", so that what is at j makes it a leading zero or a base
+// prefix.
+func afterZero(src []byte, j int) bool {
+	return j > 0 && src[j-1] == '0' && (j == 1 || !isDigit(src[j-2]) && src[j-2] != '.')
+}
+
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
@@ -336,8 +345,9 @@ func skipJSONDelim(src []byte, off int) int {
 	return off
 }
 
-// next is the first byte at or after off that is not whitespace, or 0.
-func next(src []byte, off int) byte {
+// nextJSONByte is the first byte at or after off that is not whitespace,
+// or 0.
+func nextJSONByte(src []byte, off int) byte {
 	if off = skipJSONSpace(src, off); off < len(src) {
 		return src[off]
 	}
