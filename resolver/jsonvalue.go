@@ -116,15 +116,17 @@ func (p *jsonParser) value(depth int) (*value, Pos, error) {
 	case '{':
 		p.open = append(p.open, opened{'{', p.start})
 		v := &value{kind: kMap, pos: pos}
+		seen := map[string]Pos{} // each name's position, for a repeated one
 		for p.dec.PeekKind() != '}' {
 			name, err := p.next()
 			if err != nil {
 				return p.fail(err)
 			}
 			key, kp := name.String(), p.pos(p.start)
-			if prior := v.get(key); prior != nil {
-				return nil, kp, fmt.Errorf("key %q appears twice in this object (first on line %d)", truncate(key), prior.keyPos.Line)
+			if first, ok := seen[key]; ok {
+				return nil, kp, fmt.Errorf("key %q appears twice in this object (first on line %d)", truncate(key), first.Line)
 			}
+			seen[key] = kp
 			if key == "" {
 				return nil, kp, errors.New("an object's name may not be empty")
 			}

@@ -479,15 +479,16 @@ func convert(n ast.Node, depth int) (*value, Pos, error) {
 			p = nodePos(n.Values[0].Key) // a block mapping's token is its first ':'
 		}
 		v := &value{kind: kMap, pos: p}
+		seen := make(map[string]Pos, len(n.Values))
 		for _, mv := range n.Values {
-			if ep, err := addField(v, mv, depth); err != nil {
+			if ep, err := addField(v, mv, depth, seen); err != nil {
 				return nil, ep, err
 			}
 		}
 		return v, p, nil
 	case *ast.MappingValueNode: // a mapping of one pair
 		v := &value{kind: kMap, pos: nodePos(n.Key)}
-		if ep, err := addField(v, n, depth); err != nil {
+		if ep, err := addField(v, n, depth, map[string]Pos{}); err != nil {
 			return nil, ep, err
 		}
 		return v, v.pos, nil
@@ -513,7 +514,10 @@ func convert(n ast.Node, depth int) (*value, Pos, error) {
 	return nil, p, fmt.Errorf("unsupported YAML node %s", n.Type())
 }
 
-func addField(v *value, mv *ast.MappingValueNode, depth int) (Pos, error) {
+// addField adds the pair mv to the mapping v; seen holds the position of
+// each key added so far (a map, so that a mapping of many keys costs time
+// linear in their number).
+func addField(v *value, mv *ast.MappingValueNode, depth int, seen map[string]Pos) (Pos, error) {
 	kp := nodePos(mv.Key)
 	var key string
 	switch k := mv.Key.(type) {
@@ -526,9 +530,10 @@ func addField(v *value, mv *ast.MappingValueNode, depth int) (Pos, error) {
 	default:
 		return kp, errors.New("mapping keys must be plain strings")
 	}
-	if prior := v.get(key); prior != nil {
-		return kp, fmt.Errorf("key %q appears twice in this mapping (first on line %d)", truncate(key), prior.keyPos.Line)
+	if first, ok := seen[key]; ok {
+		return kp, fmt.Errorf("key %q appears twice in this mapping (first on line %d)", truncate(key), first.Line)
 	}
+	seen[key] = kp
 	if key == "" {
 		return kp, errors.New("mapping keys may not be empty or null")
 	}
