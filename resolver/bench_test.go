@@ -77,7 +77,7 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
-				v, _, err := parseValue(src)
+				v, _, err := parseValue(src, formatYAML)
 				if err != nil {
 					b.Fatal(err)
 				}

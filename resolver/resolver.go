@@ -93,8 +93,10 @@ type Options struct {
 	Toolsets func(id string) (*toolset.Toolset, error)
 }
 
-// Compile checks the Solution in src (YAML or JSON; file names it in
-// diagnostics) and, when it has no error, compiles it.
+// Compile checks the Solution in src and, when it has no error, compiles
+// it. file names the source in diagnostics and chooses its format: JSON
+// when it ends in ".json", YAML otherwise (formatOf, docs/solutions.md
+// §2.1).
 func Compile(file string, src []byte, opts Options) *Result {
 	res := &Result{File: file}
 	ds := &diags{file: file}
@@ -242,11 +244,12 @@ func (r *Result) Summary() string {
 	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, gate)
 }
 
-// parseChecked parses a Solution or toolset file into its value tree and
-// refuses numbers JSON cannot carry, reporting each problem as [syntax];
-// ok is false when there was any.
+// parseChecked parses a Solution or toolset file, in the format its name
+// ds.file chooses (formatOf), into its value tree and refuses numbers JSON
+// cannot carry, reporting each problem as [syntax]; ok is false when there
+// was any.
 func parseChecked(src []byte, ds *diags) (v *value, ok bool) {
-	v, pos, err := parseValue(src)
+	v, pos, err := parseValue(src, formatOf(ds.file))
 	if err != nil {
 		ds.errorf(pos, RuleSyntax, "%v", err)
 		return nil, false

@@ -105,14 +105,16 @@ var (
 )
 
 // IsToolsetFile reports whether src is a toolset file rather than a
-// Solution: one mapping with a "toolset" key and no "steps".
+// Solution: one mapping with a "toolset" key and no "steps". It only sorts
+// files: src is read as YAML, which reads JSON too, and CompileToolset or
+// Compile then reads it in its file's format.
 func IsToolsetFile(src []byte) bool {
-	v, _, err := parseValue(src)
+	v, _, err := parseValue(src, formatYAML)
 	return err == nil && v.kind == kMap && v.get("toolset") != nil && v.get("steps") == nil
 }
 
-// CompileToolset resolves a toolset file (YAML or JSON; file names it in
-// diagnostics) into the toolset it pins: its base's content when it names
+// CompileToolset resolves a toolset file (file names it in diagnostics
+// and chooses its format, as for Compile) into the toolset it pins: its base's content when it names
 // one, each built-in tool from the catalog with a policy that may only be
 // stricter, each platform tool with its schemas compiled. A file naming
 // MCP servers resolves to a draft (ToolsetResult.Draft): the servers with
@@ -575,14 +577,14 @@ func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
 			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q cannot be read: %v", what, truncate(rel), errors.Unwrap(err))
 			return nil
 		}
-		fv, _, err := parseValue(src)
+		fv, at, err := parseValue(src, formatOf(rel))
 		if err == nil {
 			if bad := refusedNumbers(fv); len(bad) > 0 {
-				err = errors.New(bad[0].String())
+				at, err = bad[0].pos, errors.New(bad[0].String())
 			}
 		}
 		if err != nil {
-			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q is not one YAML or JSON value: %v", what, truncate(rel), err)
+			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q is not one YAML or JSON value: %d:%d: %v", what, truncate(rel), at.Line, at.Column, err)
 			return nil
 		}
 		v, from = fv, fmt.Sprintf(" (file %s)", rel)

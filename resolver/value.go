@@ -96,13 +96,24 @@ type positioned interface {
 	GetMessage() string
 }
 
-// parseValue parses one YAML (or JSON) document into a value tree. It
-// refuses anchors, aliases, merge keys, tags and several documents: none of
-// them has a JSON meaning a Step Functions definition could carry. Number
-// literals that a definition may not carry (NaN, infinities, YAML-only
-// forms, values a double does not hold) are kept, marked refused, for
-// refusedNumbers to report all of them with their fields.
-func parseValue(src []byte) (*value, Pos, error) {
+// parseValue parses the text of a file in format f (formatOf its name)
+// into a value tree: parseYAML or parseJSON. On error, the position is
+// where the error is.
+func parseValue(src []byte, f format) (*value, Pos, error) {
+	if f == formatJSON {
+		return parseJSON(src)
+	}
+	return parseYAML(src)
+}
+
+// parseYAML parses one YAML document (YAML reads most JSON texts too) into
+// a value tree. It refuses anchors, aliases, merge keys, tags and several
+// documents: none of them has a JSON meaning a Step Functions definition
+// could carry. Number literals that a definition may not carry (NaN,
+// infinities, YAML-only forms, values a double does not hold) are kept,
+// marked refused, for refusedNumbers to report all of them with their
+// fields. A syntax error is explained by yamlSyntax.
+func parseYAML(src []byte) (*value, Pos, error) {
 	if len(src) > MaxSourceBytes {
 		return nil, Pos{1, 1}, fmt.Errorf("the file is %d bytes; a Solution may be at most %d (8 MiB)", len(src), MaxSourceBytes)
 	}
@@ -117,7 +128,8 @@ func parseValue(src []byte) (*value, Pos, error) {
 	if err != nil {
 		var pe positioned
 		if errors.As(err, &pe) && pe.GetToken() != nil {
-			return nil, tokenPos(pe.GetToken()), errors.New(pe.GetMessage())
+			pos, err := yamlSyntax(src, tokenPos(pe.GetToken()), pe.GetMessage())
+			return nil, pos, err
 		}
 		return nil, Pos{1, 1}, err
 	}
@@ -150,12 +162,9 @@ const MaxDepth = 32
 // flowTooDeep finds flow collections ([ and {) nested deeper than MaxDepth
 // before the YAML parser sees them: go-yaml's time and memory grow faster
 // than linearly with such nesting. Quoted scalars and comments are skipped;
-// the scan is approximate only in what it lets through, which the depth
+// the scan (scanFlow) is approximate only in what it lets through, which the depth
 // check on the parsed tree then refuses.
 func flowTooDeep(src []byte) (Pos, bool) {
-	depth, line, col := 0, 1, 0
-	var quote byte
-	comment := false
 	// Block sequences opened on one line ("- - - x") nest as deeply as flow
 	// collections and cost go-yaml as much.
 	for n, l := range bytes.Split(src, []byte("\n")) {
@@ -169,34 +178,20 @@ func flowTooDeep(src []byte) (Pos, bool) {
 			return Pos{n + 1, 1}, true
 		}
 	}
-	for i, c := range src {
-		col++
-		switch {
-		case c == '\n':
-			line, col, comment = line+1, 0, false
-			if quote == '\'' {
-				continue
-			}
-		case comment:
-		case quote != 0:
-			if c == quote && (quote == '\'' || i == 0 || src[i-1] != '\\') {
-				quote = 0
-			}
-		case (c == '"' || c == '\'') && (i == 0 || bytes.IndexByte([]byte(" \t\n[{,:-"), src[i-1]) >= 0):
-			quote = c // a quoted scalar starts only where a scalar can start
-		case c == '#' && (i == 0 || src[i-1] == ' ' || src[i-1] == '\t'):
-			comment = true
-		case c == '[' || c == '{':
-			if depth++; depth > MaxDepth+1 {
-				return Pos{line, col}, true
-			}
-		case c == ']' || c == '}':
-			if depth > 0 {
-				depth--
-			}
+	var deep Pos
+	depth := 0
+	scanFlow(src, func(_ int, p Pos, c byte) bool {
+		if c == ']' || c == '}' {
+			depth = max(0, depth-1)
+			return true
 		}
-	}
-	return Pos{}, false
+		if depth++; depth > MaxDepth+1 {
+			deep = p
+			return false
+		}
+		return true
+	})
+	return deep, deep.Line > 0
 }
 
 func invalidUTF8At(src []byte) Pos {
@@ -484,15 +479,16 @@ func convert(n ast.Node, depth int) (*value, Pos, error) {
 			p = nodePos(n.Values[0].Key) // a block mapping's token is its first ':'
 		}
 		v := &value{kind: kMap, pos: p}
+		seen := make(map[string]Pos, len(n.Values))
 		for _, mv := range n.Values {
-			if ep, err := addField(v, mv, depth); err != nil {
+			if ep, err := addField(v, mv, depth, seen); err != nil {
 				return nil, ep, err
 			}
 		}
 		return v, p, nil
 	case *ast.MappingValueNode: // a mapping of one pair
 		v := &value{kind: kMap, pos: nodePos(n.Key)}
-		if ep, err := addField(v, n, depth); err != nil {
+		if ep, err := addField(v, n, depth, map[string]Pos{}); err != nil {
 			return nil, ep, err
 		}
 		return v, v.pos, nil
@@ -518,7 +514,10 @@ func convert(n ast.Node, depth int) (*value, Pos, error) {
 	return nil, p, fmt.Errorf("unsupported YAML node %s", n.Type())
 }
 
-func addField(v *value, mv *ast.MappingValueNode, depth int) (Pos, error) {
+// addField adds the pair mv to the mapping v; seen holds the position of
+// each key added so far (a map, so that a mapping of many keys costs time
+// linear in their number).
+func addField(v *value, mv *ast.MappingValueNode, depth int, seen map[string]Pos) (Pos, error) {
 	kp := nodePos(mv.Key)
 	var key string
 	switch k := mv.Key.(type) {
@@ -531,9 +530,10 @@ func addField(v *value, mv *ast.MappingValueNode, depth int) (Pos, error) {
 	default:
 		return kp, errors.New("mapping keys must be plain strings")
 	}
-	if v.get(key) != nil {
-		return kp, fmt.Errorf("key %q appears twice in this mapping", key)
+	if first, ok := seen[key]; ok {
+		return kp, fmt.Errorf("key %q appears twice in this mapping (first on line %d)", truncate(key), first.Line)
 	}
+	seen[key] = kp
 	if key == "" {
 		return kp, errors.New("mapping keys may not be empty or null")
 	}

@@ -28,8 +28,11 @@ const MaxDiagnostics = 50
 // Input is the tool's input.
 type Input struct {
 	Solution string `json:"solution"`
-	// Format is "yaml" or "json"; it names the diagnostics' file and, for
-	// json, requires the text to be JSON. Default yaml (YAML reads JSON too).
+	// Format is "yaml" or "json"; it names the diagnostics' file
+	// (solution.yaml or solution.json) and so the grammar the text is read
+	// in, as for a file (docs/solutions.md §2.1): json reads it as strict
+	// JSON, with positioned [syntax] diagnostics. Default yaml, which reads
+	// most JSON too, leniently.
 	Format string `json:"format,omitempty"`
 }
 
@@ -52,10 +55,7 @@ func Validate(in Input) (*Output, error) {
 	switch in.Format {
 	case "", "yaml":
 	case "json":
-		file = "solution.json"
-		if !json.Valid([]byte(in.Solution)) {
-			return &Output{Diagnostics: []resolver.Diagnostic{{File: file, Line: 1, Column: 1, Severity: resolver.SeverityError, Rule: resolver.RuleSyntax, Message: "format is json, but the solution is not valid JSON"}}}, nil
-		}
+		file = "solution.json" // read as JSON, strictly (resolver.Compile)
 	default:
 		return nil, tool.Errorf(tool.InputInvalid, "input format %q is not yaml or json", in.Format)
 	}
