@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -41,8 +42,50 @@ type env struct {
 	versions map[string]string
 }
 
+// built are the functions' bootstraps, built once for the package's tests
+// (each stack would otherwise build all of them again): the tests' stacks
+// run the same code.
+var built struct {
+	once sync.Once
+	dir  string
+	bs   map[string]string
+	err  error
+}
+
+// sharedBootstraps builds every function once per test binary, into a
+// directory TestMain removes, and returns a copy of the map.
+func sharedBootstraps(t *testing.T) map[string]string {
+	t.Helper()
+	built.once.Do(func() {
+		root, err := local.Root()
+		if err != nil {
+			built.err = err
+			return
+		}
+		if built.dir, built.err = os.MkdirTemp("", "toolgate-stack-bootstraps-"); built.err != nil {
+			return
+		}
+		built.bs, built.err = stack.BuildAll(context.Background(), root, built.dir)
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return maps.Clone(built.bs)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
 func startEnv(t *testing.T, o stack.StackOptions) *env {
 	t.Helper()
+	if o.Bootstraps == nil {
+		o.Bootstraps = sharedBootstraps(t)
+	}
 	if o.DataPort == 0 {
 		port, err := local.FreePort()
 		if err != nil {
@@ -594,10 +637,7 @@ func TestCrashAfterSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bootstraps, err := stack.BuildAll(t.Context(), root, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	bootstraps := sharedBootstraps(t)
 	crashing := filepath.Join(t.TempDir(), "bootstrap")
 	if err := local.BuildBootstrap(t.Context(), filepath.Join(root, "functions", "send-email"), crashing, "crashtest"); err != nil {
 		t.Fatal(err)
