@@ -4,7 +4,9 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -212,55 +214,49 @@ func checkHides(t *testing.T, raw, secret string, texts ...string) {
 // port by its length, and MCPURLShown shows only the scheme and a valid
 // host.
 func TestAMalformedMCPURLShowsNoSecret(t *testing.T) {
-	for _, c := range mcpURLLeaks() {
-		t.Run(c.name, func(t *testing.T) {
-			checkMCPURL(t, c.url)
-			_, err := ParseMCPURL(c.url)
+	for _, c := range mcpURLLeaks(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			checkMCPURL(t, c.URL)
+			_, err := ParseMCPURL(c.URL)
 			if err == nil {
-				t.Fatalf("%q: accepted", c.url)
+				t.Fatalf("%q: accepted", c.URL)
 			}
-			if !strings.Contains(err.Error(), c.says) {
-				t.Errorf("%q: %q does not say %q", c.url, err, c.says)
+			if !strings.Contains(err.Error(), c.Says) {
+				t.Errorf("%q: %q does not say %q", c.URL, err, c.Says)
 			}
-			shown := MCPURLShown(c.url)
-			if shown != c.shown {
-				t.Errorf("MCPURLShown(%q) = %q, want %q", c.url, shown, c.shown)
+			shown := MCPURLShown(c.URL)
+			if shown != c.Shown {
+				t.Errorf("MCPURLShown(%q) = %q, want %q", c.URL, shown, c.Shown)
 			}
-			checkHides(t, c.url, c.secret, err.Error(), shown)
+			checkHides(t, c.URL, c.Secret, err.Error(), shown)
 		})
 	}
 }
 
-// mcpURLLeak is a URL refused for another reason than its path, with a
-// secret elsewhere: what the refusal says, and how MCPURLShown shows it.
-type mcpURLLeak struct{ name, url, secret, says, shown string }
+// mcpURLLeak is an MCP server URL refused for another reason than its
+// path, with a secret elsewhere, whose refusal or text in a message once
+// showed the secret: what the refusal says, and how MCPURLShown shows
+// it. The resolver's and the publish function's tests read the same
+// file, testdata/toolsets/mcp-url-leaks.json.
+type mcpURLLeak struct {
+	Name   string `json:"name"`
+	URL    string `json:"url"`
+	Secret string `json:"secret"`
+	Says   string `json:"says"`
+	Shown  string `json:"shown"`
+}
 
-// mcpURLLeaks are the MCP server URLs whose refusal, or whose text in a
-// message, once showed a secret (the resolver's and the publish
-// function's tests use them too).
-func mcpURLLeaks() []mcpURLLeak {
-	uuid := fakeUUID("uuid")
-	tok := fakeToken("zapier", 40)
-	long := fakeHex("label", 70)
-	return []mcpURLLeak{
-		{"a trailing blank", "https://mcp.crm.example.com/s/" + uuid + " ", uuid, "blank (U+0020)", "https://mcp.crm.example.com/…"},
-		{"a trailing tab", "https://mcp.crm.example.com/s/" + uuid + "\t", uuid, "blank (U+0009)", "https://mcp.crm.example.com/…"},
-		{"a bad escape", "https://mcp.crm.example.com/s/" + uuid + "%zz", uuid, `"%" in the path must start a %XX escape`, "https://mcp.crm.example.com/…"},
-		{"backslashes", `https://mcp.crm.example.com\s\` + uuid + `\mcp`, uuid, "backslash", "https://mcp.crm.example.com/…"},
-		{"a semicolon after the host", "https://mcp.crm.example.com;" + uuid + "/mcp", uuid, `the character ';' is not allowed in a host name`, "https://…/…"},
-		{"encoded slashes after the host", "https://mcp.crm.example.com%2Fs%2F" + uuid + "/mcp", uuid, "percent-encoding is not allowed in the host", "https://…/…"},
-		{"a UUID as the port", "https://mcp.crm.example.com:" + uuid + "/mcp", uuid, `the port (the 36 characters after the host's ":") is not a decimal number`, "https://mcp.crm.example.com/…"},
-		{"a token as the port", "https://mcp.crm.example.com:" + tok + "/mcp", tok, "the port (the 40 characters", "https://mcp.crm.example.com/…"},
-		{"digits as the port", "https://mcp.crm.example.com:" + strings.Repeat("1234567890", 4) + "/mcp", strings.Repeat("1234567890", 4), "the port (40 digits) must be 1-65535", "https://mcp.crm.example.com/…"},
-		{"userinfo and a token", "https://u:" + tok + "@mcp.crm.example.com/mcp", tok, "userinfo", "https://…@mcp.crm.example.com/…"},
-		{"userinfo and a UUID in the path", "https://u@mcp.crm.example.com/" + uuid + "/mcp", uuid, "userinfo", "https://…@mcp.crm.example.com/…"},
-		{"a UUID as the scheme", uuid + "://mcp.crm.example.com/mcp", uuid, `the text before the first ":" (36 characters) is not a scheme`, "…://mcp.crm.example.com/…"},
-		{"another scheme", "ftp://mcp.crm.example.com/" + uuid, uuid, `the scheme "ftp" is not allowed`, "ftp://mcp.crm.example.com/…"},
-		{"no scheme", "mcp.crm.example.com/" + uuid + "/mcp", uuid, "no scheme", "…"},
-		{"a label too long", "https://" + long + ".example.com/mcp", long, "the host (82 characters) is not valid: a label is longer than 63 octets", "https://…/…"},
-		{"a UUID label with a hyphen at its edge", "https://" + uuid + "-.example.com/mcp", uuid, "a label starts or ends with a hyphen", "https://…/…"},
-		{"a dot segment after a token", "https://mcp.crm.example.com/s/" + tok + "/../mcp", tok, "dot segment", "https://mcp.crm.example.com/…"},
+func mcpURLLeaks(tb testing.TB) []mcpURLLeak {
+	tb.Helper()
+	data, err := os.ReadFile("../../testdata/toolsets/mcp-url-leaks.json")
+	if err != nil {
+		tb.Fatal(err)
 	}
+	var leaks []mcpURLLeak
+	if err := json.Unmarshal(data, &leaks); err != nil {
+		tb.Fatal(err)
+	}
+	return leaks
 }
 
 func TestMCPURLShownHidesASecretInThePath(t *testing.T) {

@@ -238,8 +238,8 @@ func FuzzToolsetParse(f *testing.F) {
 	f.Add([]byte(draftDoc))
 	f.Add([]byte(strings.Replace(draftDoc, "/mcp\"", "/s/"+fakeToken("zapier", 40)+"/mcp\"", 1)))
 	f.Add([]byte(strings.Replace(draftDoc, "/mcp\"", "/"+fakeUUID("uuid")+"/mcp\"", 1)))
-	for _, c := range mcpURLLeaks() {
-		u, _ := json.Marshal(c.url)
+	for _, c := range mcpURLLeaks(f) {
+		u, _ := json.Marshal(c.URL)
 		f.Add([]byte(strings.Replace(draftDoc, `"https://mcp.crm.example.com/mcp"`, string(u), 1)))
 	}
 	for _, u := range []string{
