@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -240,5 +241,19 @@ func TestToolsetFileShowsNoSecretOfAnMCPURL(t *testing.T) {
 				t.Errorf("%q: the diagnostic shows the secret: %s", c.URL, d)
 			}
 		})
+	}
+}
+
+// A long MCP server URL is cut in a diagnostic before a whole character,
+// never inside the "…" that hides a secret.
+func TestToolsetFileCutsALongURLBeforeAWholeCharacter(t *testing.T) {
+	url := "https://mcp.crm.example.com/" + strings.Repeat("a/", 24) + "123e4567-e89b-12d3-a456-426614174000/mcp"
+	res := CompileToolset("long.yaml", []byte("toolset: crm\ntools:\n  crm:\n    mcp: "+url+"\n    admit: [create_ticket]\n"), ToolsetOptions{})
+	if len(res.Diagnostics) != 1 {
+		t.Fatalf("%v", res.Diagnostics)
+	}
+	d := res.Diagnostics[0].Message
+	if !utf8.ValidString(d) || !strings.Contains(d, `mcp "https://mcp.crm.example.com/a/a/`) || !strings.Contains(d, `/a/..." is not a URL`) || strings.Contains(d, "123e4567") {
+		t.Fatalf("%q", d)
 	}
 }
