@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // A binding is a ${...} reference in a Solution value:
@@ -352,10 +353,16 @@ type use struct {
 	refused bool
 }
 
-// truncate shortens text quoted in a diagnostic to 80 bytes.
+// truncate shortens text quoted in a diagnostic to 80 bytes, cutting
+// before a whole character (an MCP server URL as shown holds "…", three
+// bytes).
 func truncate(s string) string {
 	if len(s) <= 80 {
 		return s
 	}
-	return s[:77] + "..."
+	cut := 77
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -199,5 +200,60 @@ tools:
 	}
 	if err := res.Toolset.CheckDerived(base); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// mcpURLLeaks are the MCP server URLs of testdata/toolsets/mcp-url-leaks.json:
+// refused for another reason than their path, each with a secret that
+// neither a diagnostic nor a refusal may show (shared/toolset's tests
+// read the same file).
+func mcpURLLeaks(t *testing.T) []struct{ Name, URL, Secret, Says, Shown string } {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(toolsetsDir, "mcp-url-leaks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaks []struct{ Name, URL, Secret, Says, Shown string }
+	if err := json.Unmarshal(data, &leaks); err != nil || len(leaks) == 0 {
+		t.Fatalf("mcp-url-leaks.json: %d cases, %v", len(leaks), err)
+	}
+	return leaks
+}
+
+// `toolgate toolset FILE` refuses an MCP server URL that is malformed
+// with a diagnostic that shows it only as its scheme and valid host
+// (toolset.MCPURLShown) and quotes no secret it carries: not in a port,
+// after a backslash or a bad escape, nor in a host that is not one.
+func TestToolsetFileShowsNoSecretOfAnMCPURL(t *testing.T) {
+	for _, c := range mcpURLLeaks(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			u, _ := json.Marshal(c.URL) // a JSON string is a YAML double-quoted scalar
+			res := CompileToolset("leak.yaml", []byte("toolset: crm\ntools:\n  crm:\n    mcp: "+string(u)+"\n    admit: [create_ticket]\n"), ToolsetOptions{})
+			if res.OK() || len(res.Diagnostics) != 1 {
+				t.Fatalf("%q: %v", c.URL, res.Diagnostics)
+			}
+			d := res.Diagnostics[0].String()
+			shown, _ := json.Marshal(c.Shown)
+			if !strings.Contains(d, "[mcp-server] MCP server \"crm\" mcp "+string(shown)+" is not a URL toolgate can call: ") || !strings.Contains(d, c.Says) {
+				t.Errorf("%q: %s, want it shown as %s, saying %q", c.URL, d, shown, c.Says)
+			}
+			if strings.Contains(strings.ToLower(d), strings.ToLower(c.Secret)) {
+				t.Errorf("%q: the diagnostic shows the secret: %s", c.URL, d)
+			}
+		})
+	}
+}
+
+// A long MCP server URL is cut in a diagnostic before a whole character,
+// never inside the "…" that hides a secret.
+func TestToolsetFileCutsALongURLBeforeAWholeCharacter(t *testing.T) {
+	url := "https://mcp.crm.example.com/" + strings.Repeat("a/", 24) + "123e4567-e89b-12d3-a456-426614174000/mcp"
+	res := CompileToolset("long.yaml", []byte("toolset: crm\ntools:\n  crm:\n    mcp: "+url+"\n    admit: [create_ticket]\n"), ToolsetOptions{})
+	if len(res.Diagnostics) != 1 {
+		t.Fatalf("%v", res.Diagnostics)
+	}
+	d := res.Diagnostics[0].Message
+	if !utf8.ValidString(d) || !strings.Contains(d, `mcp "https://mcp.crm.example.com/a/a/`) || !strings.Contains(d, `/a/..." is not a URL`) || strings.Contains(d, "123e4567") {
+		t.Fatalf("%q", d)
 	}
 }

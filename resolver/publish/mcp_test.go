@@ -2,8 +2,10 @@ package publish
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
@@ -249,6 +251,40 @@ func TestRegisterDraftRefused(t *testing.T) {
 	}
 	if calls := len(srv.Calls()) + len(broken.Calls()) + len(huge.Calls()); calls != 0 {
 		t.Fatalf("registration called %d tools", calls)
+	}
+}
+
+// A draft whose MCP server URL is malformed is refused before any
+// listing with a message that quotes no secret the URL carries: not in a
+// port, after a backslash or a bad escape, nor in a host that is not one
+// (the cases of testdata/toolsets/mcp-url-leaks.json).
+func TestRegisterDraftShowsNoSecretOfAnMCPURL(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/toolsets/mcp-url-leaks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaks []struct{ Name, URL, Secret, Says string }
+	if err := json.Unmarshal(data, &leaks); err != nil || len(leaks) == 0 {
+		t.Fatalf("mcp-url-leaks.json: %d cases, %v", len(leaks), err)
+	}
+	e := newToolsetEnv(t)
+	e.h.Service.MCP = func(context.Context, string) (toolset.Listed, error) {
+		t.Error("a draft with a malformed URL was listed")
+		return toolset.Listed{}, nil
+	}
+	for _, c := range leaks {
+		t.Run(c.Name, func(t *testing.T) {
+			_, code, msg := e.registerDraft2(t, "alice", draftFor(t, c.URL, mcpserver.CreateTicket))
+			if code != CodeInvalid || !strings.Contains(msg, "draft toolset refused [toolset-mcp-tool]: server crm: URL: ") || !strings.Contains(msg, c.Says) {
+				t.Errorf("%q: %s %s, want %s saying %q", c.URL, code, msg, CodeInvalid, c.Says)
+			}
+			if strings.Contains(strings.ToLower(msg), strings.ToLower(c.Secret)) {
+				t.Errorf("%q: the refusal shows the secret: %s", c.URL, msg)
+			}
+		})
+	}
+	if n := e.toolsetItems(t); n != 0 {
+		t.Fatalf("%d toolsets registered", n)
 	}
 }
 

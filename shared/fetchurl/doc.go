@@ -37,6 +37,15 @@
 //
 // A fragment is accepted and never sent.
 //
+// # Reasons
+//
+// A refusal says what to change. It quotes a piece of the URL (the
+// scheme, the host) only when the piece holds no run of more than 19
+// letters, digits, "_" and "-", and never the port, whose length it names
+// instead: a URL may carry a key where a port or a host should be, and
+// reasons are shown and logged (an MCP server's URL is checked by Parse
+// too, and must not show a secret: shared/toolset, ParseMCPURL).
+//
 // # Hosts
 //
 // Parse gives the host in hostlist's comparison form, and Listed says

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/shared/dnsname"
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
 
@@ -55,7 +56,9 @@ func (u *URL) Addr() (a netip.Addr, ok bool) {
 // the same way (see the package documentation), and a host that
 // hostlist.NormalizeHost accepts. The error says what to change; it is
 // lower-case text without a full stop, such as "the URL contains a blank
-// (U+0020) at byte 29: remove it, or write %20 in the path".
+// (U+0020) at byte 29: remove it, or write %20 in the path". It quotes a
+// piece of the URL (the scheme, the host) only when the piece is
+// quotable, and never the port: it names their length instead.
 func Parse(raw string) (*URL, error) {
 	u, rawHost, port, reason := parse(raw)
 	if reason != "" {
@@ -63,7 +66,7 @@ func Parse(raw string) (*URL, error) {
 	}
 	host, err := hostlist.NormalizeHost(rawHost)
 	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "hostlist: "))
+		return nil, errors.New(hostRefusal(rawHost, err))
 	}
 	return &URL{Scheme: u.Scheme, Host: host, Port: port, Parsed: u}, nil
 }
@@ -128,6 +131,9 @@ func parse(raw string) (u *url.URL, host, port, reason string) {
 	}
 	scheme := strings.ToLower(raw[:colon])
 	if scheme != "http" && scheme != "https" {
+		if !quotable(raw[:colon]) {
+			return nil, "", "", fmt.Sprintf(`the text before the first ":" (%d characters) is not a scheme toolgate allows: only http and https`, utf8.RuneCountInString(raw[:colon]))
+		}
 		return nil, "", "", fmt.Sprintf("the scheme %q is not allowed: only http and https", clip(raw[:colon]))
 	}
 	rest, ok := strings.CutPrefix(raw[colon+1:], "//")
@@ -230,11 +236,17 @@ func checkAuthority(a string) (host, port, reason string) {
 		return host, "", ""
 	}
 	port = after[1:]
-	if port == "" || strings.Trim(port, "0123456789") != "" {
-		return "", "", fmt.Sprintf("the port %q is not a decimal number", clip(port))
+	if port == "" {
+		return "", "", `the port after ":" is empty`
 	}
-	if port[0] == '0' || len(port) > 5 || atoi(port) > 65535 {
-		return "", "", fmt.Sprintf("the port %s must be 1-65535 without leading zeros", clip(port))
+	if strings.Trim(port, "0123456789") != "" {
+		return "", "", fmt.Sprintf(`the port (the %d characters after the host's ":") is not a decimal number`, utf8.RuneCountInString(port))
+	}
+	if len(port) > 5 {
+		return "", "", fmt.Sprintf("the port (%d digits) must be 1-65535 without leading zeros", len(port))
+	}
+	if port[0] == '0' || atoi(port) > 65535 {
+		return "", "", fmt.Sprintf("the port %s must be 1-65535 without leading zeros", port)
 	}
 	return host, port, ""
 }
@@ -348,6 +360,68 @@ func atoi(s string) int {
 		n = n*10 + int(s[i]-'0')
 	}
 	return n
+}
+
+// maxQuotedRun is the longest run of ASCII letters, digits, "_" and "-" a
+// piece of a URL may hold for a reason to quote it. A longer run may be a
+// key or a token (an MCP server's URL is refused with one in its path,
+// shared/toolset's ParseMCPURL, and messages show such a URL with its
+// secret-looking runs hidden), and a reason must not carry it into a
+// message or a log: the reason names the piece's length instead.
+const maxQuotedRun = 19
+
+// quotable reports whether s, a piece of a URL, may be quoted in a
+// reason: it holds no run of ASCII letters, digits, "_" and "-" longer
+// than maxQuotedRun.
+func quotable(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-' {
+			if run++; run > maxQuotedRun {
+				return false
+			}
+			continue
+		}
+		run = 0
+	}
+	return true
+}
+
+// hostRefusal is the reason for a host that hostlist.NormalizeHost
+// refused with err: hostlist's, which quotes the host, when the host is
+// quotable, and otherwise the host's length and a reason that quotes none
+// of its labels.
+func hostRefusal(host string, err error) string {
+	if quotable(host) {
+		return strings.TrimPrefix(err.Error(), "hostlist: ")
+	}
+	why := "not a valid host name"
+	var de *dnsname.Error
+	switch {
+	case errors.As(err, &de):
+		why = dnsRule(de)
+	case errors.Unwrap(err) != nil:
+		// hostlist's own reasons quote no part of the host.
+		why = errors.Unwrap(err).Error()
+	}
+	return fmt.Sprintf("the host (%d characters) is not valid: %s", utf8.RuneCountInString(host), why)
+}
+
+// dnsRule is e's rule in words that quote no label (dnsname.Error quotes
+// the offending label of some rules, and IDNA errors quote a label).
+func dnsRule(e *dnsname.Error) string {
+	switch e.Rule {
+	case dnsname.LabelTooLong:
+		return fmt.Sprintf("a label is longer than %d octets (RFC 1035)", dnsname.MaxLabel)
+	case dnsname.HyphenAtEdge:
+		return "a label starts or ends with a hyphen (RFC 1123)"
+	case dnsname.NotRegistrable:
+		return "not a valid internationalized name in lower-case nfc form (RFC 5891)"
+	case dnsname.InvalidALabel:
+		return "an invalid label (RFC 5890, RFC 5891)"
+	}
+	return e.Error()
 }
 
 // clip keeps a quoted piece of input short in a reason.

@@ -88,6 +88,36 @@ func TestCheckURL(t *testing.T) {
 	}
 }
 
+// A reason quotes a piece of the URL only when it holds no run of 20 or
+// more letters, digits, "_" and "-" (which may be a key: an MCP server's
+// URL is shown with such runs hidden), and never the port: it names their
+// length instead.
+func TestParseQuotesNoLongRun(t *testing.T) {
+	key := "123e4567-e89b-12d3-a456-426614174000"
+	label := strings.Repeat("k3y", 22) // 66 characters: longer than a label may be
+	for _, c := range []struct{ name, raw, secret, says string }{
+		{"a key as the port", "https://api.example.com:" + key + "/x", key, `the port (the 36 characters after the host's ":") is not a decimal number`},
+		{"a short port that is not a number", "https://api.example.com:x8/x", "", `the port (the 2 characters after the host's ":") is not a decimal number`},
+		{"a long number as the port", "https://api.example.com:" + strings.Repeat("9", 40) + "/x", strings.Repeat("9", 20), "the port (40 digits) must be 1-65535"},
+		{"a short port out of range", "https://api.example.com:65536/x", "", "the port 65536 must be 1-65535"},
+		{"a key as the scheme", key + "://api.example.com/x", key, `the text before the first ":" (36 characters) is not a scheme toolgate allows: only http and https`},
+		{"a short scheme", "ftp://api.example.com/x", "", `the scheme "ftp" is not allowed`},
+		{"a label too long", "https://" + label + ".example.com/x", label, "the host (78 characters) is not valid: a label is longer than 63 octets (RFC 1035)"},
+		{"a key label with a hyphen at its edge", "https://" + key + "-.example.com/x", key, "the host (49 characters) is not valid: a label starts or ends with a hyphen (RFC 1123)"},
+		{"a short host", "http://8.8.2056/", "", `host "8.8.2056": an ipv4 address must be four decimal octets`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(c.raw)
+			if err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("Parse(%q): %v, want an error saying %q", c.raw, err, c.says)
+			}
+			if c.secret != "" && strings.Contains(err.Error(), c.secret) {
+				t.Errorf("Parse(%q): %v quotes %q", c.raw, err, c.secret)
+			}
+		})
+	}
+}
+
 func TestResolveLocation(t *testing.T) {
 	base, _ := url.Parse("https://api.example.com/a/b?x=1")
 	tests := []struct{ loc, want, refused string }{

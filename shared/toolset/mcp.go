@@ -57,18 +57,22 @@ var (
 
 // ParseMCPURL parses an MCP server's URL: one that fetchurl.Parse
 // accepts (http or https, no userinfo, ...), that has no query string and
-// no fragment, and no path segment that looks like a secret (a UUID, or a
-// long random-looking token: looksRandom). The URL is pinned in locks and
-// in the table, shown in messages and logged, so it must hold no secret:
-// fetchurl refuses userinfo, and this an API key in the query (or a token
-// in the fragment) or in the path, since toolgate cannot store
-// credentials yet (docs/toolsets.md, "MCP servers"). Every check of an MCP
-// server URL is this one: the toolset file's [mcp-server], ParseDraft,
-// ResolveMCP, a pin's (Verify), and the MCP client's before each listing
-// and call (shared/mcptool). The error quotes no part of the URL after a
-// "?" or a "#", and no secret-looking path segment: it names the host and
-// the segment's position and length (MCPURLShown shows the URL in a
-// message).
+// no fragment, and no path segment that looks like a secret (secretIn: a
+// UUID or 32 or more hex digits anywhere in it, a JWT, or a long
+// random-looking run or piece of base64, the segment judged as written
+// and percent-decoded; and a base64 token written across segments). The
+// URL is pinned in locks and in the table, shown in messages and logged,
+// so it must hold no secret: fetchurl refuses userinfo, and this an API
+// key in the query (or a token in the fragment) or in the path, since
+// toolgate cannot store credentials yet (docs/toolsets.md, "MCP
+// servers"). Every check of an MCP server URL is this one: the toolset
+// file's [mcp-server], ParseDraft, ResolveMCP, a pin's (Verify), and the
+// MCP client's before each listing and call (shared/mcptool). The error
+// quotes no part of the URL after a "?" or a "#", no secret-looking path
+// segment and no run of 20 or more letters, digits, "_" and "-" that
+// fetchurl would quote (it names a port's or a long piece's length); it
+// names the host with its secret-looking runs hidden, and the segment's
+// position and length (MCPURLShown shows the URL in a message).
 func ParseMCPURL(raw string) (*fetchurl.URL, error) {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		if raw[i] == '?' {
@@ -76,48 +80,49 @@ func ParseMCPURL(raw string) (*fetchurl.URL, error) {
 		}
 		return nil, errors.New(`the URL has a fragment: an MCP server's URL is pinned in locks, shown in messages and logged, so it cannot carry a secret such as a token, and toolgate cannot store credentials yet; remove the fragment`)
 	}
-	if colon := strings.IndexByte(raw, ':'); colon >= 0 && strings.Contains(raw[:colon], "/") {
-		// fetchurl would quote the text before the ":" as the scheme,
-		// which here holds part of the path.
-		return nil, errors.New("the URL has no scheme: write http:// or https:// before the host")
-	}
-	u, err := fetchurl.Parse(raw)
+	u, err := parseMCPURLHead(raw)
 	if err != nil {
 		return nil, err
 	}
 	// fetchurl.Parse has checked that the path Go reads is the path as
 	// written.
 	if s, ok := findSecretSegment(u.Parsed.EscapedPath()); ok {
-		return nil, secretSegmentError(u.Host, s)
+		return nil, secretSegmentError(u.Parsed.Hostname(), s)
 	}
 	return u, nil
 }
 
+// parseMCPURLHead is ParseMCPURL's checks of raw, an MCP server URL cut
+// before any "?" or "#", that come before its path is judged: fetchurl's.
+func parseMCPURLHead(raw string) (*fetchurl.URL, error) {
+	if colon := strings.IndexByte(raw, ':'); colon >= 0 && strings.Contains(raw[:colon], "/") {
+		// The text before the ":" holds part of the path, not a
+		// scheme.
+		return nil, errors.New("the URL has no scheme: write http:// or https:// before the host")
+	}
+	return fetchurl.Parse(raw)
+}
+
 // MCPURLShown is raw, an MCP server URL ParseMCPURL may have refused, as
-// a message may show it: cut before any query string or fragment (shown
-// as "?…" or "#…"), with any userinfo shown as "…@", and with every path
-// segment that looks like a secret (a UUID or a random-looking token, as
-// ParseMCPURL refuses) shown as "…", so that no credential it carries is
-// shown or logged.
+// a message may show it, so that no credential it carries is shown or
+// logged. When its part before any "?" or "#" passes ParseMCPURL's checks
+// but the path's, it is that part with every run of the host that looks
+// like a secret (secretIn) and every path segment ParseMCPURL refuses
+// shown as "…", then "?…" or "#…" for a query or a fragment. Otherwise
+// (a malformed URL, whose path cannot be told from its authority, nor a
+// port from a token) it is only "<scheme>://<host>/…", with "…" for a
+// scheme that is not one, "…@" for userinfo, and "…" for a host that is
+// not a valid host or holds a secret-looking run; "…" without "://".
 func MCPURLShown(raw string) string {
-	tail := ""
+	head, tail := raw, ""
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		raw, tail = raw[:i], raw[i:i+1]+"…"
+		head, tail = raw[:i], raw[i:i+1]+"…"
 	}
-	scheme, rest, ok := strings.Cut(raw, "//")
-	if !ok {
-		// No authority to tell a host from a path: every part is judged.
-		return hideSecretSegments(raw) + tail
+	u, err := parseMCPURLHead(head)
+	if err != nil {
+		return malformedShown(raw)
 	}
-	end := strings.IndexByte(rest, '/')
-	if end < 0 {
-		end = len(rest)
-	}
-	authority, path := rest[:end], rest[end:]
-	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		authority = "…" + authority[at:]
-	}
-	return scheme + "//" + authority + hideSecretSegments(path) + tail
+	return shownAccepted(head[:strings.IndexByte(head, ':')], u, tail)
 }
 
 // MCPProtocols are the MCP protocol revisions a pin may record: those the
@@ -391,7 +396,7 @@ func (ts *Toolset) ResolveMCP(ctx context.Context, list Lister) (*Toolset, error
 		srv := ts.MCPServers[key]
 		l, err := list(ctx, srv.URL)
 		if err != nil {
-			return nil, fmt.Errorf("MCP server %s (%s): %w", key, srv.URL, err)
+			return nil, fmt.Errorf("MCP server %s (%s): %w", key, MCPURLShown(srv.URL), err)
 		}
 		pinned, err := srv.Pin(key, l)
 		if err != nil {

@@ -169,16 +169,18 @@ func TestParseMCPURL(t *testing.T) {
 	}
 }
 
+// A URL with a query or a fragment is shown cut before it; a malformed
+// one (userinfo, no scheme) only as its scheme and host.
 func TestMCPURLShown(t *testing.T) {
 	for raw, want := range map[string]string{
 		"https://mcp.crm.example.com/mcp":                     "https://mcp.crm.example.com/mcp",
 		"https://mcp.crm.example.com/mcp?api_key=sk-live":     "https://mcp.crm.example.com/mcp?…",
 		"https://mcp.crm.example.com/mcp#sk-live":             "https://mcp.crm.example.com/mcp#…",
 		"https://mcp.crm.example.com?sk-live#x":               "https://mcp.crm.example.com?…",
-		"https://u:sk-live@mcp.crm.example.com/mcp":           "https://…@mcp.crm.example.com/mcp",
-		"https://u:sk-live@mcp.crm.example.com":               "https://…@mcp.crm.example.com",
-		"https://u@x:sk-live@mcp.crm.example.com/mcp?sk-live": "https://…@mcp.crm.example.com/mcp?…",
-		"mcp.crm.example.com/mcp?sk-live":                     "mcp.crm.example.com/mcp?…",
+		"https://u:sk-live@mcp.crm.example.com/mcp":           "https://…@mcp.crm.example.com/…",
+		"https://u:sk-live@mcp.crm.example.com":               "https://…@mcp.crm.example.com/…",
+		"https://u@x:sk-live@mcp.crm.example.com/mcp?sk-live": "https://…@mcp.crm.example.com/…",
+		"mcp.crm.example.com/mcp?sk-live":                     "…",
 	} {
 		if got := MCPURLShown(raw); got != want {
 			t.Errorf("MCPURLShown(%q) = %q, want %q", raw, got, want)

@@ -223,7 +223,8 @@ func TestVerifyAllowsStricterToolsets(t *testing.T) {
 // id; Verify of it returns nil or a *Refusal, never another error. The
 // same bytes go through ParseDraft (checkDraft), and every MCP server URL
 // they hold through ParseMCPURL and MCPURLShown (checkMCPURL: a
-// secret-looking path segment is refused and never shown).
+// secret-looking path segment is refused, and neither the refusal nor the
+// URL as shown holds a secret-looking run of the URL).
 func FuzzToolsetParse(f *testing.F) {
 	ts, err := FromCatalog(catalog.Default(), []string{"send-email", "structured-data-fetch"}, nil, []string{"api.example.com"})
 	if err != nil {
@@ -237,6 +238,18 @@ func FuzzToolsetParse(f *testing.F) {
 	f.Add([]byte(draftDoc))
 	f.Add([]byte(strings.Replace(draftDoc, "/mcp\"", "/s/"+fakeToken("zapier", 40)+"/mcp\"", 1)))
 	f.Add([]byte(strings.Replace(draftDoc, "/mcp\"", "/"+fakeUUID("uuid")+"/mcp\"", 1)))
+	for _, c := range mcpURLLeaks(f) {
+		u, _ := json.Marshal(c.URL)
+		f.Add([]byte(strings.Replace(draftDoc, `"https://mcp.crm.example.com/mcp"`, string(u), 1)))
+	}
+	for _, u := range []string{
+		"https://mcp.example.com/s/" + fakeBase64("b64-37", 16) + "/mcp",
+		"https://mcp.example.com/" + fakeJWT() + "/mcp",
+		"https://mcp.example.com/s;key=" + fakeHex("hex-40", 40) + "/mcp",
+		"https://mcp.example.com/%7B" + fakeUUID("uuid") + "%7D/mcp",
+	} {
+		f.Add([]byte(strings.Replace(draftDoc, "https://mcp.crm.example.com/mcp", u, 1)))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDraft(t, data)
 		var urls struct {
