@@ -59,6 +59,9 @@ type Result struct {
 	States     int           // states in the definition
 	Tools      []string      // tools used, sorted
 	Gate       []GateVerdict // Gate A per gated tool step
+	// RunTimeout is the run's timeout and how it was set: written, or
+	// derived from the longest path (docs/solutions.md, "The run timeout").
+	RunTimeout RunTimeout
 	// Literals are the literal fetch URLs and recipients of the compiled
 	// steps, in source order, for the publish function to check against
 	// the deployment's lists (Literal).
@@ -132,6 +135,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkHosts()
 	c.checkMail()
 	c.checkReviewers()
+	c.deriveRunTimeout()
 	c.checkRunTimeout()
 	c.checkWaits(g)
 	c.checkRetries()
@@ -142,6 +146,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		c.checkStateSize(g)
 	}
 	res.Gate = c.verdicts
+	res.RunTimeout = c.runTimeout
 	res.Tools = c.usedTools()
 	if ds.hasErrors() {
 		return res
@@ -202,7 +207,8 @@ func Compile(file string, src []byte, opts Options) *Result {
 }
 
 // Summary is the one-line account `make run` prints per Solution: states,
-// tools, toolset id and the Gate A verdict with its path.
+// tools, toolset id, the run timeout and how it was set, and the Gate A
+// verdict with its path.
 func (r *Result) Summary() string {
 	if !r.OK() {
 		first := ""
@@ -225,7 +231,7 @@ func (r *Result) Summary() string {
 		}
 		gate += fmt.Sprintf(" [%s (%s): on every path the last review before the call must approve it: %s]", v.Step, v.Tool, strings.Join(v.Last, " or "))
 	}
-	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, gate)
+	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, run timeout %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, r.RunTimeout, gate)
 }
 
 // parseChecked parses a Solution or toolset file into its value tree and
