@@ -214,7 +214,7 @@ func (r *Result) Summary() string {
 		first := ""
 		for _, d := range r.Diagnostics {
 			if d.Severity == SeverityError {
-				first = d.String()
+				first = d.Head()
 				break
 			}
 		}
