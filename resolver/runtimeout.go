@@ -83,6 +83,11 @@ func (c *checker) deriveRunTimeout() {
 	if !ok {
 		return
 	}
+	if len(path) == 0 {
+		// Never: the run starts at a top-level step.
+		c.ds.errorf(c.sol.RunTimeoutPos, RuleRunTimeout, "the run has no top-level start, so no run timeout can be derived; set policy.run_timeout_seconds")
+		return
+	}
 	names := make([]string, len(path))
 	heaviest := path[0]
 	for k, i := range path {
@@ -122,7 +127,7 @@ type timer struct {
 func (t *timer) longest(loop *Step) (secs int, path []int, ok bool) {
 	g, global := t.c.scopeGraph(loop)
 	if g.Start < 0 {
-		return 0, nil, false
+		return 0, nil, true // a body without steps, refused by the decoder
 	}
 	// The reachable nodes of the scope, in the order they are found.
 	seen := map[int]bool{g.Start: true}
