@@ -13,7 +13,7 @@ import (
 // over Step Functions' 256 KiB: [state-size].)
 func generate(n int) []byte {
 	var b strings.Builder
-	b.WriteString("solution: generated\nversion: 1\npolicy:\n  fetch_hosts: [api.example.com]\ninput: {type: object}\nsteps:\n")
+	b.WriteString("solution: generated\nversion: 1\npolicy:\n  fetch_hosts: [api.example.com]\n  run_timeout_seconds: 604800\ninput: {type: object}\nsteps:\n")
 	blocks := max(1, n/5)
 	b.WriteString("  - id: route\n    choice:\n")
 	for i := range blocks {

@@ -72,7 +72,7 @@ func TestExecutionBindingsAreBounded(t *testing.T) {
 // ${steps.X.error.Error|Cause} is set where every path left X through an
 // on_error entry the last time X ran.
 func TestErrorBindingsNeedTheErrorPath(t *testing.T) {
-	const head = "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]}\nsteps:\n  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n"
+	const head = "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com], run_timeout_seconds: 604800}\nsteps:\n  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n"
 	for _, c := range []struct {
 		name, steps string
 		want        []string

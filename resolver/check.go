@@ -65,6 +65,8 @@ type checker struct {
 	// step's with (by step index), in bytes of JSON (checkStateSize).
 	outputBound int
 	withBounds  map[int]int
+	// runTimeout is how the run timeout was set (deriveRunTimeout).
+	runTimeout RunTimeout
 }
 
 type compiledRule struct {
@@ -1176,6 +1178,9 @@ func (c *checker) usedTools() []string {
 // (policy.run_timeout_seconds): the execution would time out while the
 // review still waits, and its decision would reach no Task.
 func (c *checker) checkRunTimeout() {
+	if c.sol.RunTimeout == 0 {
+		return // refused, or not derived: reported already
+	}
 	for i, st := range c.sol.Steps {
 		if st.Kind == KindReview && c.reachable[i] && st.ReviewTimeout >= c.sol.RunTimeout {
 			c.ds.errorf(st.ReviewTimeoutPos, RuleRunTimeout, "review %q waits up to %d s, which is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would end before its review", st.ID, st.ReviewTimeout, c.sol.RunTimeout)

@@ -60,8 +60,12 @@ type Pos struct {
 	Line, Column int
 }
 
+// MaxNotes bounds a diagnostic's notes.
+const MaxNotes = 8
+
 // Diagnostic is one finding, printed as
-// "file:line:col: error|warning: [rule-id] message".
+// "file:line:col: error|warning: [rule-id] message", and each of its notes
+// on a line of its own below, indented by four spaces.
 type Diagnostic struct {
 	File     string   `json:"file"`
 	Line     int      `json:"line"`
@@ -69,9 +73,26 @@ type Diagnostic struct {
 	Severity Severity `json:"severity"`
 	Rule     string   `json:"rule"`
 	Message  string   `json:"message"`
+	// Notes are what the message refers to, one line each (at most
+	// MaxNotes of at most MaxMessageRunes each): a [state-size] error's
+	// path and largest contributors. Omitted when there are none.
+	Notes []string `json:"notes,omitempty"`
 }
 
+// String is the diagnostic with its notes, one line each.
 func (d Diagnostic) String() string {
+	var b strings.Builder
+	b.WriteString(d.Head())
+	for _, n := range d.Notes {
+		b.WriteString("\n    ")
+		b.WriteString(n)
+	}
+	return b.String()
+}
+
+// Head is the diagnostic's first line, without its notes:
+// "file:line:col: error|warning: [rule-id] message".
+func (d Diagnostic) Head() string {
 	return fmt.Sprintf("%s:%d:%d: %s: [%s] %s", d.File, d.Line, d.Column, d.Severity, d.Rule, d.Message)
 }
 
@@ -81,25 +102,40 @@ type diags struct {
 	list []Diagnostic
 }
 
-func (ds *diags) add(sev Severity, p Pos, rule, format string, args ...any) {
-	msg := strings.Map(func(r rune) rune {
+func (ds *diags) add(sev Severity, p Pos, rule string, notes []string, format string, args ...any) {
+	d := Diagnostic{File: ds.file, Line: max(p.Line, 1), Column: max(p.Column, 1), Severity: sev, Rule: rule, Message: oneLine(fmt.Sprintf(format, args...))}
+	for _, n := range notes[:min(len(notes), MaxNotes)] {
+		d.Notes = append(d.Notes, oneLine(n))
+	}
+	ds.list = append(ds.list, d)
+}
+
+// oneLine is s with every control character as a space, cut to
+// MaxMessageRunes.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
-	}, fmt.Sprintf(format, args...))
-	if r := []rune(msg); len(r) > MaxMessageRunes {
-		msg = string(r[:MaxMessageRunes-1]) + "…"
+	}, s)
+	if r := []rune(s); len(r) > MaxMessageRunes {
+		s = string(r[:MaxMessageRunes-1]) + "…"
 	}
-	ds.list = append(ds.list, Diagnostic{File: ds.file, Line: max(p.Line, 1), Column: max(p.Column, 1), Severity: sev, Rule: rule, Message: msg})
+	return s
 }
 
 func (ds *diags) errorf(p Pos, rule, format string, args ...any) {
-	ds.add(SeverityError, p, rule, format, args...)
+	ds.add(SeverityError, p, rule, nil, format, args...)
+}
+
+// errorNotes is errorf with notes, each printed on a line of its own.
+func (ds *diags) errorNotes(p Pos, rule string, notes []string, format string, args ...any) {
+	ds.add(SeverityError, p, rule, notes, format, args...)
 }
 
 func (ds *diags) warnf(p Pos, rule, format string, args ...any) {
-	ds.add(SeverityWarning, p, rule, format, args...)
+	ds.add(SeverityWarning, p, rule, nil, format, args...)
 }
 
 func (ds *diags) hasErrors() bool {
@@ -122,7 +158,7 @@ func (ds *diags) sorted() []Diagnostic {
 	})
 	dedup := out[:0]
 	for i, d := range out {
-		if i > 0 && d == out[i-1] {
+		if i > 0 && d.String() == out[i-1].String() {
 			continue
 		}
 		dedup = append(dedup, d)

@@ -65,6 +65,9 @@ type Result struct {
 	// [review-before-tool] and [no-fallback] diagnostics name.
 	Graph   *StepGraph
 	Refused []RefusedPath
+	// RunTimeout is the run's timeout and how it was set: written, or
+	// derived from the longest path (docs/solutions.md, "The run timeout").
+	RunTimeout RunTimeout
 	// Literals are the literal fetch URLs and recipients of the compiled
 	// steps, in source order, for the publish function to check against
 	// the deployment's lists (Literal).
@@ -140,6 +143,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkHosts()
 	c.checkMail()
 	c.checkReviewers()
+	c.deriveRunTimeout()
 	c.checkRunTimeout()
 	c.checkWaits(g)
 	c.checkRetries()
@@ -151,6 +155,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	}
 	res.Gate = c.verdicts
 	res.Graph, res.Refused = c.stepGraph(), c.refused
+	res.RunTimeout = c.runTimeout
 	res.Tools = c.usedTools()
 	if ds.hasErrors() {
 		return res
@@ -218,13 +223,14 @@ func Compile(file string, src []byte, opts Options) *Result {
 }
 
 // Summary is the one-line account `make run` prints per Solution: states,
-// tools, toolset id and the Gate A verdict with its path.
+// tools, toolset id, the run timeout and how it was set, and the Gate A
+// verdict with its path.
 func (r *Result) Summary() string {
 	if !r.OK() {
 		first := ""
 		for _, d := range r.Diagnostics {
 			if d.Severity == SeverityError {
-				first = d.String()
+				first = d.Head()
 				break
 			}
 		}
@@ -241,7 +247,7 @@ func (r *Result) Summary() string {
 		}
 		gate += fmt.Sprintf(" [%s (%s): on every path the last review before the call must approve it: %s]", v.Step, v.Tool, strings.Join(v.Last, " or "))
 	}
-	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, gate)
+	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, run timeout %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, r.RunTimeout, gate)
 }
 
 // parseChecked parses a Solution or toolset file, in the format its name

@@ -264,8 +264,8 @@ func TestQuotaStateNameAndSize(t *testing.T) {
 }
 
 // policy.run_timeout_seconds bounds the whole execution (the state
-// machine's TimeoutSeconds; default seven days, at most a year), and a
-// review must time out before the run does.
+// machine's TimeoutSeconds; without it, derived from the longest path; at
+// most a year), and a review must time out before the run does.
 func TestRunTimeout(t *testing.T) {
 	review := "  - id: r\n    review: {of: s, timeout_seconds: REVIEW}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
 	for _, c := range []struct {
@@ -273,10 +273,14 @@ func TestRunTimeout(t *testing.T) {
 		want                 []string
 		timeout              float64
 	}{
-		{"the default, seven days", "", "86400", nil, 604800},
+		// 86400 s, the review's retries (2714 s) and the send (40 s), plus
+		// a tenth.
+		{"derived from a day's review", "", "86400", nil, 89154 + 8916},
+		{"derived from a week's review", "", "604800", nil, 607554 + 60756},
 		{"a review just below the run", "{run_timeout_seconds: 3601}", "3600", nil, 3601},
 		{"a review as long as the run", "{run_timeout_seconds: 3600}", "3600", []string{RuleRunTimeout}, 0},
-		{"a review longer than the default run", "", "604800", []string{RuleRunTimeout}, 0},
+		{"a review longer than the run", "{run_timeout_seconds: 604800}", "604801", []string{RuleRunTimeout}, 0},
+		{"a review of a year, derived", "", "31536000", []string{RuleRunTimeout}, 0},
 		{"a run over a year", "{run_timeout_seconds: 31536001}", "60", []string{RuleInvalidValue}, 0},
 		{"a run of zero", "{run_timeout_seconds: 0}", "60", []string{RuleInvalidValue}, 0},
 	} {

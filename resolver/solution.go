@@ -61,11 +61,12 @@ var (
 const (
 	// DefaultReviewTimeout applies when a review names no timeout: one day.
 	DefaultReviewTimeout = 86_400
-	// DefaultRunTimeout applies when policy.run_timeout_seconds is not
-	// written: seven days. A run lasts at most tool.MaxReviewTimeout, a
-	// year (a Standard workflow's longest execution, AWS Step Functions
-	// quota).
-	DefaultRunTimeout = 7 * 86_400
+	// MaxRunTimeout bounds policy.run_timeout_seconds and a derived run
+	// timeout: a year, a Standard workflow's longest execution (AWS Step
+	// Functions quota; tool.MaxReviewTimeout). Without the policy the run
+	// timeout is derived from the Solution's longest path
+	// (Result.RunTimeout; docs/solutions.md, "The run timeout").
+	MaxRunTimeout = tool.MaxReviewTimeout
 	// MaxToolTimeout is Lambda's maximum function timeout, 900 seconds
 	// (AWS Lambda quota); a longer Task timeout could never be reached.
 	MaxToolTimeout = 900
@@ -143,9 +144,14 @@ type Solution struct {
 	ReviewBefore []Ref // tool names
 	FetchHosts   []Ref // host allow-list entries as written
 	FetchPos     Pos   // where policy.fetch_hosts is, or policy, or the top
-	// RunTimeout bounds a whole execution, in seconds
-	// (policy.run_timeout_seconds; the state machine's TimeoutSeconds).
+	// RunTimeout bounds a whole execution, in seconds (the state
+	// machine's TimeoutSeconds): policy.run_timeout_seconds when
+	// RunTimeoutSet (written), else derived from the longest path when
+	// the Solution is checked; 0 until then, when the policy's value is
+	// refused, and when it cannot be derived. RunTimeoutPos is where the
+	// policy is written, or the top.
 	RunTimeout    int
+	RunTimeoutSet bool
 	RunTimeoutPos Pos
 	// InputLimit bounds a run's input, in bytes of compact JSON
 	// (policy.input_limit_bytes; InputRecord).
@@ -368,7 +374,7 @@ func (d *decoder) strings(f *field, what string) []Ref {
 
 // decodeSolution decodes the top level.
 func (d *decoder) decodeSolution(v *value) *Solution {
-	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos, RunTimeout: DefaultRunTimeout, RunTimeoutPos: v.pos,
+	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos, RunTimeoutPos: v.pos,
 		InputLimit: DefaultInputLimitBytes, InputLimitPos: v.pos}
 	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "toolset", "policy", "input", "output", "start", "steps"}, "solution", "version", "steps") {
 		return nil
@@ -404,8 +410,10 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 							s.InputLimit = n
 						}
 					case "run_timeout_seconds":
-						s.RunTimeoutPos = pf.val.pos
-						if n, ok := d.integer(&pf, "policy.run_timeout_seconds", 1, tool.MaxReviewTimeout); ok {
+						// Written, it is never derived, even when it is
+						// refused here (RunTimeout then stays 0).
+						s.RunTimeoutPos, s.RunTimeoutSet = pf.val.pos, true
+						if n, ok := d.integer(&pf, "policy.run_timeout_seconds", 1, MaxRunTimeout); ok {
 							s.RunTimeout = n
 						}
 					case "review_before":

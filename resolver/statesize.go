@@ -236,24 +236,38 @@ func (c *checker) checkPath(i int, w *worstPath, base int, result *slot) {
 		return
 	}
 	sort.SliceStable(contributors, func(a, b int) bool { return contributors[a].bytes > contributors[b].bytes })
-	var top []string
-	for k, s := range contributors {
-		if k == 3 {
-			break
-		}
-		top = append(top, fmt.Sprintf("%s %d (%s)", s.name, s.bytes, strings.Join(s.parts, ", ")))
-	}
-	top = append(top, fmt.Sprintf("input %d (policy.input_limit_bytes)", c.inputLimit()))
-	names := make([]string, len(w.path))
-	for k, n := range w.path {
-		names[k] = c.sol.Steps[n].ID
-	}
 	approx := ""
 	if w.merged {
 		approx = " (paths merged: the bound may be larger than any one path's)"
 	}
-	c.ds.errorf(c.sol.Steps[i].Pos, RuleStateSize, "step %q: the state data could reach %d bytes%s on the path %s%s, over the %d bytes Step Functions allows, and States.DataLimitExceeded is caught by no Catch, not even on_error; largest: %s. Lower output_limit_bytes, keep fewer fields, or copy less",
-		c.sol.Steps[i].ID, total, where, strings.Join(names, " → "), approx, MaxStateBytes, strings.Join(top, "; "))
+	notes := []string{"path: " + c.pathNames(w.path) + approx}
+	for k, s := range contributors {
+		if k == 3 {
+			break
+		}
+		notes = append(notes, fmt.Sprintf("%s: %d bytes, %s", s.name, s.bytes, strings.Join(s.parts, ", ")))
+	}
+	notes = append(notes, fmt.Sprintf("input: %d bytes, policy.input_limit_bytes", c.inputLimit()))
+	c.ds.errorNotes(c.sol.Steps[i].Pos, RuleStateSize, notes, "step %q: the state data could reach %d bytes%s on one path, over the %d bytes Step Functions allows, and States.DataLimitExceeded is caught by no Catch, not even on_error; lower output_limit_bytes, keep fewer fields, or copy less. The path and the largest parts:",
+		c.sol.Steps[i].ID, total, where, MaxStateBytes)
+}
+
+// maxPathNames is how many step ids a path note names: past it, the first
+// and last few, and how many are left out between them.
+const maxPathNames = 16
+
+// pathNames is a path's step ids joined by arrows, the middle of a long
+// one left out so that its note keeps the start and the step it reaches.
+func (c *checker) pathNames(path []int) string {
+	names := make([]string, len(path))
+	for k, n := range path {
+		names[k] = c.sol.Steps[n].ID
+	}
+	if len(names) > maxPathNames {
+		head, tail := names[:maxPathNames/4], names[len(names)-(maxPathNames-maxPathNames/4):]
+		names = append(append(slices.Clone(head), fmt.Sprintf("(%d more)", len(path)-len(head)-len(tail))), tail...)
+	}
+	return strings.Join(names, " → ")
 }
 
 // inputLimit is the run input's bound (policy.input_limit_bytes).
@@ -430,11 +444,15 @@ func keptBound(schema map[string]any, names []string) (int, bool) {
 // boundKeywords are the keywords schemaBound understands; a schema with
 // any other keyword (a $ref, a combinator, patternProperties, a condition,
 // an unevaluated- or dependent- keyword, a draft's own) is taken as
-// unbounded, since what it admits is not read here.
+// unbounded, since what it admits is not read here. $schema and $id name
+// the draft and the resource: every draft shared/schema compiles (4 to
+// 2020-12) reads the keywords here alike, and a meta-schema it would have
+// to load is refused where the schema is compiled (schema.Compile).
 var boundKeywords = map[string]bool{
 	"type": true, "enum": true, "maxLength": true, "minLength": true, "properties": true,
 	"additionalProperties": true, "required": true, "title": true, "description": true,
 	"format": true, "pattern": true, "$comment": true, "examples": true, "default": true,
+	"$schema": true, "$id": true,
 }
 
 // schemaBound bounds the JSON text of any value a schema admits, as Step

@@ -187,8 +187,13 @@ func TestStateSizeUsesTheInputSchemasMaxLength(t *testing.T) {
 
 // parentOf is a Solution on the parents toolset (testdata/toolsets) whose
 // step open starts demo-ticket with the given input, with and output
-// limit, and goes to end on an error.
+// limit, and goes to end on an error. Its policy bounds the run, which
+// no run timeout can be derived for (the child's is not known here).
 func parentOf(input, with string, outputLimit int) string {
+	if !strings.Contains(input, "policy: {") {
+		input = "policy: {}\n" + input
+	}
+	input = strings.Replace(input, "policy: {", "policy: {run_timeout_seconds: 86400, ", 1)
 	return fmt.Sprintf("solution: p\nversion: 1\ntoolset: ts_cea4752f4ecfc1ec3238b5b242bc0a47\n%ssteps:\n  - id: open\n    workflow: demo-ticket\n    with: %s\n    output_limit_bytes: %d\n    on_error: end\n", input, with, outputLimit)
 }
 

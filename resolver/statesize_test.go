@@ -1,8 +1,14 @@
 package resolver
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/schema"
 )
 
 // stateSizeErrors returns the [state-size] diagnostics of a Solution.
@@ -32,8 +38,8 @@ func TestStateSizeRefusesCopiesOfAResultAndKeepMakesThemFit(t *testing.T) {
     pass: {a: "${steps.f.output}", b: "${steps.f.output}", c: "${steps.f.output}", d: "${steps.f.output}"}
 `
 	errs := stateSizeErrors(t, src)
-	if len(errs) != 1 || !strings.Contains(errs[0], `step "copy"`) || !strings.Contains(errs[0], "f → copy") ||
-		!strings.Contains(errs[0], "steps.copy 262") || !strings.Contains(errs[0], "not even on_error") {
+	if len(errs) != 1 || !strings.Contains(errs[0], `step "copy"`) || !strings.Contains(errs[0], "\n    path: f → copy\n") ||
+		!strings.Contains(errs[0], "\n    steps.copy: 262") || !strings.Contains(errs[0], "not even on_error") {
 		t.Fatalf("state-size diagnostics %q, want one on copy naming the path f → copy and steps.copy", errs)
 	}
 	fixed := strings.Replace(src, "    on_error: end\n", "    on_error: end\n    keep: [data.title]\n    output_limit_bytes: 2048\n", 1)
@@ -180,7 +186,125 @@ func TestStateSizeCountsTheInputAtItsLimit(t *testing.T) {
 	if errs := stateSizeErrors(t, src("")); len(errs) != 0 {
 		t.Fatalf("the default 32 KiB input: %q", errs)
 	}
-	if errs := stateSizeErrors(t, src(", input_limit_bytes: 131072")); len(errs) != 1 || !strings.Contains(errs[0], "input 131072") {
+	if errs := stateSizeErrors(t, src(", input_limit_bytes: 131072")); len(errs) != 1 || !strings.Contains(errs[0], "\n    input: 131072 bytes") {
 		t.Fatalf("a 128 KiB input: %q, want the input named at its limit", errs)
+	}
+}
+
+// A [state-size] error gives its path and its largest parts on lines of
+// their own, below the message: nothing is cut.
+func TestStateSizeDiagnosticListsThePathAndPartsOnLines(t *testing.T) {
+	step := func(id, next string) string {
+		return "  - id: " + id + "\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/" + id + "\"}\n    output_limit_bytes: 60000\n    next: " + next + "\n"
+	}
+	res := compileString(t, sizeHead+step("a", "b")+step("b", "c")+step("c", "d")+step("d", "end"))
+	if len(res.Diagnostics) != 1 {
+		t.Fatalf("diagnostics %v, want one on d", diagText(res))
+	}
+	d := res.Diagnostics[0]
+	want := []string{"path: a → b → c → d", "steps.a: 60016 bytes, output_limit_bytes 60000", "steps.b: 60016 bytes, output_limit_bytes 60000",
+		"steps.c: 60016 bytes, output_limit_bytes 60000", "input: 32768 bytes, policy.input_limit_bytes"}
+	if !slices.Equal(d.Notes, want) {
+		t.Fatalf("notes %q, want %q", d.Notes, want)
+	}
+	lines := strings.Split(d.String(), "\n")
+	if len(lines) != 1+len(want) || lines[0] != d.Head() || strings.Contains(d.String(), "…") {
+		t.Fatalf("printed as %q, want the message and a line per note, nothing cut", d.String())
+	}
+	for k, n := range want {
+		if lines[k+1] != "    "+n {
+			t.Fatalf("line %d %q, want the note %q indented by four spaces", k+2, lines[k+1], n)
+		}
+	}
+	b, _ := json.Marshal(d)
+	if !strings.Contains(string(b), `"notes":["path: a → b → c → d",`) {
+		t.Fatalf("JSON %s has no notes", b)
+	}
+	if s := res.Summary(); strings.Contains(s, "\n") {
+		t.Fatalf("summary %q is not one line", s)
+	}
+}
+
+// A long path's note keeps its first and last steps and says how many
+// are left out between them.
+func TestStateSizePathNoteLeavesOutTheMiddleOfALongPath(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(sizeHead)
+	for k := range 30 {
+		next := fmt.Sprintf("s%d", k+1)
+		if k == 29 {
+			next = "end"
+		}
+		fmt.Fprintf(&b, "  - id: s%d\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    output_limit_bytes: 9000\n    next: %s\n", k, next)
+	}
+	res := compileString(t, b.String())
+	d := res.Diagnostics[len(res.Diagnostics)-1]
+	want := "path: s0 → s1 → s2 → s3 → (14 more) → s18 → s19 → s20 → s21 → s22 → s23 → s24 → s25 → s26 → s27 → s28 → s29"
+	if d.Rule != RuleStateSize || len(d.Notes) == 0 || d.Notes[0] != want {
+		t.Fatalf("last diagnostic %s, want the path note %q", d, want)
+	}
+}
+
+// A tool step without output_limit_bytes or keep counts its result at the
+// bound its pinned output schema gives it, when that is below the default
+// limit: send-email's {message_id} (at most 256 characters) is 1604 bytes,
+// each character at the 6 bytes JSON's \u escape takes. Sound because the
+// dispatcher validates every result against the pinned output schema
+// before it returns it (shared/dispatch, checkOutput).
+func TestToolResultCountsAtItsOutputSchemaBound(t *testing.T) {
+	send, _ := catalog.Default().Lookup("send-email")
+	var out map[string]any
+	if err := json.Unmarshal(send.OutputSchema, &out); err != nil {
+		t.Fatal(err)
+	}
+	bound, ok := schemaBound(out)
+	if want := 2 + (6*len("message_id") + 4) + (6*256 + 2); !ok || bound != want {
+		t.Fatalf("send-email's output schema bounds its result at %d (%v), want %d", bound, ok, want)
+	}
+	pinned, err := schema.Compile(send.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		chars int
+		valid bool
+	}{
+		{"maxLength characters of U+0000", 256, true},
+		{"one character more", 257, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			result := map[string]any{"message_id": strings.Repeat("\u0000", c.chars)}
+			if err := pinned.Validate(result); (err == nil) != c.valid {
+				t.Fatalf("the pinned schema's verdict: %v, want valid %v", err, c.valid)
+			}
+			// A valid result fits the bound written as Go writes it, each
+			// U+0000 as \u0000; an invalid one never reaches the state.
+			b, _ := json.Marshal(result)
+			if c.valid && (len(b) > bound || !strings.Contains(string(b), strings.Repeat(`\u0000`, c.chars))) {
+				t.Fatalf("%d bytes of JSON, over the bound %d: %.40s…", len(b), bound, b)
+			}
+		})
+	}
+
+	// Five reviewed e-mails on one path: at the default limit (64 KiB
+	// each) they were refused; at the schema's bound they fit.
+	var b strings.Builder
+	b.WriteString("solution: t\nversion: 1\nsteps:\n")
+	for k := range 5 {
+		next := fmt.Sprintf("approve%d", k+1)
+		if k == 4 {
+			next = "end"
+		}
+		fmt.Fprintf(&b, "  - id: approve%d\n    review: {of: send%d}\n    on_approve: send%d\n  - id: send%d\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n    next: %s\n", k, k, k, k, next)
+	}
+	res := compileString(t, b.String())
+	if !res.OK() {
+		t.Fatalf("five e-mails at their schema's bound: %s", diagText(res))
+	}
+	c := &checker{sol: res.Solution, tools: make([]*catalog.Tool, len(res.Solution.Steps))}
+	c.tools[1] = send // send0
+	if n, why := (&sizer{c: c}).resultBound(1); n != bound || why != fmt.Sprintf("the output schema bounds it, %d", bound) {
+		t.Fatalf("resultBound %d (%s), want %d from the schema", n, why, bound)
 	}
 }

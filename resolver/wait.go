@@ -61,7 +61,7 @@ func (c *checker) checkWaits(g *gate.Graph) {
 			continue
 		}
 		hasWaits = true
-		if st.Wait.Bound == nil && st.Wait.Seconds >= c.sol.RunTimeout {
+		if st.Wait.Bound == nil && c.sol.RunTimeout > 0 && st.Wait.Seconds >= c.sol.RunTimeout {
 			c.ds.errorf(st.Wait.Pos, RuleRunTimeout, "wait %q waits %d s, which is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would time out while it waits", st.ID, st.Wait.Seconds, c.sol.RunTimeout)
 		}
 	}

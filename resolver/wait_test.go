@@ -31,7 +31,7 @@ func TestWaitCompilesToAWaitState(t *testing.T) {
 		{"bound time", `{until: "${steps.p.at}"}`, map[string]any{"Type": "Wait", "TimestampPath": "$.steps.p.at", "Next": "End"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := compileString(t, "solution: t\nversion: 1\nsteps:\n  - id: p\n    pass: {at: \"${input.at}\"}\n    next: w\n  - id: w\n    wait: "+c.wait+"\n")
+			res := compileString(t, "solution: t\nversion: 1\npolicy: {run_timeout_seconds: 86400}\nsteps:\n  - id: p\n    pass: {at: \"${input.at}\"}\n    next: w\n  - id: w\n    wait: "+c.wait+"\n")
 			if !res.OK() {
 				t.Fatal(res.Diagnostics)
 			}
@@ -85,7 +85,7 @@ func TestWaitBetweenApprovalAndTool(t *testing.T) {
 			"  - id: check\n    tool: workflow-validator\n    with: {solution: x}\n", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := compileString(t, "solution: t\nversion: 1\nsteps:\n"+c.steps)
+			res := compileString(t, "solution: t\nversion: 1\npolicy: {run_timeout_seconds: 604800}\nsteps:\n"+c.steps)
 			if got := diagRules(res, RuleApprovalExpiry); !slices.Equal(got, c.want) {
 				t.Fatalf("got %v, want %v\n%v", got, c.want, res.Diagnostics)
 			}

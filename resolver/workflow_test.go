@@ -11,7 +11,7 @@ import (
 const parentsID = "ts_cea4752f4ecfc1ec3238b5b242bc0a47"
 
 func parentSolution(steps, output string) string {
-	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\nsteps:\n" + steps
+	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\npolicy: {run_timeout_seconds: 86400}\nsteps:\n" + steps
 	if output != "" {
 		src += "output: " + output + "\n"
 	}
@@ -133,7 +133,7 @@ func TestWorkflowStepKeepsAnEarlierOutput(t *testing.T) {
 // A workflow step inside a for_each names each item's child from the
 // full seq: its start record sends it, and the child's meta carries it.
 func TestWorkflowStepInALoop(t *testing.T) {
-	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\ninput: {type: object, properties: {titles: {type: array}}}\nsteps:\n" +
+	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\npolicy: {run_timeout_seconds: 86400}\ninput: {type: object, properties: {titles: {type: array}}}\nsteps:\n" +
 		"  - id: each\n    for_each:\n      items: \"${input.titles}\"\n      as: title\n      max_items: 3\n" +
 		"      collect: {ticket: \"${steps.w.output}\"}\n      steps:\n" +
 		"        - id: w\n          workflow: demo-ticket\n          output_limit_bytes: 2048\n          with: {title: \"${title}\"}\n"

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -61,6 +62,9 @@ func Validate(in Input) (*Output, error) {
 	}
 	res := resolver.Compile(file, []byte(in.Solution), resolver.Options{})
 	out := &Output{Valid: res.OK(), Diagnostics: res.Diagnostics}
+	for k, d := range out.Diagnostics {
+		out.Diagnostics[k] = folded(d)
+	}
 	if n := len(out.Diagnostics); n > MaxDiagnostics {
 		// The result must fit the dispatcher's inline limit (64 KiB): keep
 		// the first ones, in source order, and say how many were left out.
@@ -77,6 +81,21 @@ func Validate(in Input) (*Output, error) {
 		out.ToolsetID = res.Toolset.ID
 	}
 	return out, nil
+}
+
+// folded is d with its notes appended to its message, cut as the resolver
+// cuts a message (resolver.MaxMessageRunes): each diagnostic of a result
+// stays within that bound, which MaxDiagnostics counts on.
+func folded(d resolver.Diagnostic) resolver.Diagnostic {
+	if len(d.Notes) == 0 {
+		return d
+	}
+	msg := d.Message + " " + strings.Join(d.Notes, "; ")
+	if r := []rune(msg); len(r) > resolver.MaxMessageRunes {
+		msg = string(r[:resolver.MaxMessageRunes-1]) + "…"
+	}
+	d.Message, d.Notes = msg, nil
+	return d
 }
 
 // Tool is the workflow-validator tool for dispatch.Main.

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// The tool's diagnostics are exactly `toolgate check --format json`'s.
+// The tool's diagnostics are exactly `toolgate check --format json`'s
+// (but for notes, folded into the message: TestNotesFoldedIntoTheMessage).
 func TestSameDiagnosticsAsCheck(t *testing.T) {
 	for _, name := range []string{"newsletter.yaml", "refuse-structure.yaml", "refuse-no-review.yaml"} {
 		src, err := os.ReadFile("../../testdata/solutions/" + name)
@@ -71,5 +73,31 @@ func TestInputErrors(t *testing.T) {
 	out, err = Validate(Input{Solution: "solution: x\nversion: 0\nsteps: []"})
 	if err != nil || out.Valid || len(out.Diagnostics) == 0 {
 		t.Fatalf("invalid Solution must be a successful call with valid false: %+v %v", out, err)
+	}
+}
+
+// A diagnostic's notes (a [state-size] error's path and largest parts) are
+// folded into its message, cut as any message is: each diagnostic of the
+// result stays within resolver.MaxMessageRunes.
+func TestNotesFoldedIntoTheMessage(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/solutions/refuse-state-size.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Validate(Input{Solution: string(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded := 0
+	for _, d := range out.Diagnostics {
+		if len(d.Notes) > 0 || len([]rune(d.Message)) > resolver.MaxMessageRunes {
+			t.Fatalf("diagnostic with notes or over %d runes: %+v", resolver.MaxMessageRunes, d)
+		}
+		if strings.Contains(d.Message, "The path and the largest parts: path: f → copy; steps.copy: ") {
+			folded++
+		}
+	}
+	if folded != 1 {
+		t.Fatalf("%d diagnostics fold the path f → copy into their message, want 1: %+v", folded, out.Diagnostics)
 	}
 }

@@ -327,7 +327,7 @@ steps:
 
 const perItem = `solution: e2e-loop
 version: 1
-policy: {fetch_hosts: ["DATA"]}
+policy: {fetch_hosts: ["DATA"], run_timeout_seconds: 3600}
 steps:
   - id: next_item
     tool: structured-data-fetch

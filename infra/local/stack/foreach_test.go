@@ -310,6 +310,7 @@ func TestForEachRetriedSendReusesItsKey(t *testing.T) {
 // step. Each iteration collects its review's decision.
 const overlappingReviews = `solution: e2e-each-overlap
 version: 1
+policy: {run_timeout_seconds: 3600}
 input:
   type: object
   required: [people]
