@@ -42,7 +42,7 @@ type invokeOptions struct {
 func newInvokeCmd() *cobra.Command {
 	var o invokeOptions
 	cmd := &cobra.Command{
-		Use:   "invoke TOOL --input FILE.json (--url URL | --table NAME [--dynamodb-endpoint URL]) [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...]",
+		Use:   "invoke TOOL --input FILE.json (--url URL | --table NAME [--dynamodb-endpoint URL]) [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--wait-timeout D] [--review-endpoint URL] [--review-function NAME]",
 		Short: "call one tool function directly",
 		Long: `Calls one tool function on the direct lane with an envelope built from
 FILE.json, signed with a caller proof, and prints its output. The toolset

@@ -29,7 +29,7 @@ import (
 // and `toolgate toolset register ...` (store toolsets in the ledger table).
 func newToolsetCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "toolset FILE",
+		Use:   "toolset FILE [--toolsets DIR]",
 		Short: "print the toolset id a Solution pins; register, show and compare toolsets",
 		Long: `Prints the id of the toolset a Solution pins: the digest of its content.
 toolgate toolset register registers toolsets; toolgate toolset show and
@@ -39,6 +39,7 @@ toolgate toolset diff print what a toolset pins and what changed.`,
 		},
 	}
 	cmd.AddCommand(newRegisterCmd(), newToolsetShowCmd(), newToolsetDiffCmd())
+	addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -54,7 +55,7 @@ type registerOptions struct {
 func newRegisterCmd() *cobra.Command {
 	var o registerOptions
 	cmd := &cobra.Command{
-		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...)",
+		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...) [--toolsets DIR]",
 		Short: "register toolsets (publish function, or deploy role)",
 		Long: `Registers toolsets after the registration check (the id is the digest of
 the content; no tool is weaker than the catalog). FILE is a toolset file
@@ -83,6 +84,7 @@ new stage (docs/ledger.md).`,
 	fs.StringVar(&o.tool, "tool", "", "register the one-tool toolset of this catalog `TOOL`, as toolgate invoke builds it")
 	o.fn.addFlags(fs)
 	fs.StringArrayVar(&o.fetchHosts, "fetch-host", nil, "with --tool: an allowed host `ENTRY` for structured-data-fetch (repeatable)")
+	addToolsetsFlag(cmd)
 	return cmd
 }
 
