@@ -161,3 +161,33 @@ func awsHelp(t *testing.T, work string, env []string, l readmeLine) {
 		}
 	}
 }
+
+// duration is a time as the README gives one: "40 s", "2–4 minutes".
+var duration = regexp.MustCompile(`\d+(–\d+)? ?(s|min|minutes?)\b`)
+
+// The README says how long each make command it shows takes: make build's
+// line gives its time in its comment, make run's and make test's are in
+// the paragraph after them.
+func TestREADMEGivesEachMakeCommandsTime(t *testing.T) {
+	src, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var build bool
+	for _, l := range readmeLines(t) {
+		if l.command == "make build" {
+			build = true
+			if !duration.MatchString(l.comment) {
+				t.Errorf("%s:%d: make build's comment %q gives no time", readme, l.n, l.comment)
+			}
+		}
+	}
+	if !build {
+		t.Errorf("%s shows no make build line", readme)
+	}
+	for _, target := range []string{"make run", "make test"} {
+		if !regexp.MustCompile("`" + target + "` (takes )?" + duration.String()).Match(src) {
+			t.Errorf("%s gives no time for %s (\"`%s` takes N s\")", readme, target, target)
+		}
+	}
+}
