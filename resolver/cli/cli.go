@@ -55,9 +55,16 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return misuse(cmd, "%v", err)
 }
 
-// toolsetsDir is the --toolsets flag: where check, compile and toolset
-// show/diff find lock files.
+// toolsetsDir is the --toolsets flag of the commands that read lock files
+// (addToolsetsFlag): check, compile, publish, toolset and its register,
+// show and diff.
 var toolsetsDir = "toolsets"
+
+// addToolsetsFlag gives a command that reads lock files the --toolsets
+// flag; the commands that read none do not have it.
+func addToolsetsFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&toolsetsDir, "toolsets", "toolsets", "the `DIR` of toolset lock files (*.lock.json) a Solution's toolset: ts_... is read from")
+}
 
 // newRoot builds the command tree.
 func newRoot() *cobra.Command {
@@ -77,7 +84,6 @@ func newRoot() *cobra.Command {
 		}
 	}
 	settle(root)
-	root.PersistentFlags().StringVar(&toolsetsDir, "toolsets", "toolsets", "the `DIR` of toolset lock files (*.lock.json) a Solution's toolset: ts_... is read from")
 	// The usage of a group leaves out the line that runs it alone.
 	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{if .Runnable}}",
 		`{{if and .Runnable (not (index .Annotations "`+groupAnnotation+`"))}}`, 1))
@@ -144,7 +150,7 @@ func newCheckCmd() *cobra.Command {
 	var format string
 	var summary bool
 	cmd := &cobra.Command{
-		Use:   "check [--format text|json] [--summary] FILE...",
+		Use:   "check [--format text|json] [--summary] [--toolsets DIR] FILE...",
 		Short: "check Solutions; exit 1 on any error",
 		Long: `Checks Solutions with the resolver and prints their diagnostics, as
 file:line:col: error|warning: [rule-id] message, or as one JSON document.
@@ -155,6 +161,7 @@ Exit 0 when every file is clean (warnings allowed), 1 on any error.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output `FORMAT`: text or json")
 	cmd.Flags().BoolVar(&summary, "summary", false, "print one summary line per file instead of the diagnostics")
+	addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -217,7 +224,7 @@ func check(cmd *cobra.Command, files []string, format string, summary bool) int 
 func newCompileCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "compile FILE -o DIR",
+		Use:   "compile FILE -o DIR [--toolsets DIR]",
 		Short: "write DIR/<solution>.asl.json, .toolset.json and .json",
 		Long: `Compiles a Solution and writes its state machine definition
 (<solution>.asl.json), the toolset it pins (<solution>.toolset.json) and its
@@ -228,6 +235,7 @@ an error (exit 1).`,
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "o", "o", "", "the output directory `DIR` (created if missing)")
+	addToolsetsFlag(cmd)
 	return cmd
 }
 

@@ -13,7 +13,7 @@ import (
 func newGraphCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "graph [--format mermaid|dot] FILE",
+		Use:   "graph [--format mermaid|dot] [--toolsets DIR] FILE",
 		Short: "print a Solution as a Mermaid flowchart or a Graphviz digraph",
 		Long: `Prints a Solution's steps and edges as a Mermaid flowchart (the default;
 GitHub renders it in a mermaid code block) or a Graphviz DOT digraph:
@@ -30,6 +30,7 @@ prints only its diagnostics.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", string(flowchart.Mermaid), "output `FORMAT`: mermaid or dot")
+	addToolsetsFlag(cmd)
 	return cmd
 }
 

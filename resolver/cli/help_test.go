@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // commandPaths are the paths of every command toolgate has, cobra's own
@@ -66,7 +67,7 @@ func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 	}
 	// toolset runs alone (with FILE) and has a subcommand: both lines.
 	_, out, _ = run("toolset", "--help")
-	if !strings.Contains(out, "\n  toolgate toolset FILE\n") || !strings.Contains(out, "\n  toolgate toolset [command]\n") {
+	if !strings.Contains(out, "\n  toolgate toolset FILE [--toolsets DIR]\n") || !strings.Contains(out, "\n  toolgate toolset [command]\n") {
 		t.Errorf("toolgate toolset --help:\n%s", out)
 	}
 }
@@ -83,7 +84,7 @@ func TestMisuseExitsTwoWithTheCommandsUsage(t *testing.T) {
 		{"no command", nil, []string{"toolgate: ", "Usage:\n  toolgate [command]"}},
 		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`, "Usage:\n  toolgate [command]"}},
 		{"misspelt command", []string{"chek", good}, []string{`unknown command "chek"`, "check"}},
-		{"unknown flag", []string{"check", "--strict", good}, []string{"toolgate check: ", "--strict", "Usage:\n  toolgate check [--format text|json] [--summary] FILE..."}},
+		{"unknown flag", []string{"check", "--strict", good}, []string{"toolgate check: ", "--strict", "Usage:\n  toolgate check [--format text|json] [--summary] [--toolsets DIR] FILE..."}},
 		{"unknown one-dash flag", []string{"check", "-strict", good}, []string{"toolgate check: ", "Usage:\n  toolgate check"}},
 		{"flag without its value", []string{"check", good, "--format"}, []string{"--format", "Usage:\n  toolgate check"}},
 		{"missing argument", []string{"compile", good}, []string{"toolgate compile: ", "-o DIR", "Usage:\n  toolgate compile FILE -o DIR"}},
@@ -123,5 +124,61 @@ func TestCompletionWritesAScriptForEachShell(t *testing.T) {
 	code, out, _ := run("__complete", "check-")
 	if code != ExitOK || !strings.Contains(out, "check-recipient") || !strings.Contains(out, "check-url") {
 		t.Fatalf("__complete check-: exit %d\n%s", code, out)
+	}
+}
+
+// commandAt returns the command at path in a fresh command tree.
+func commandAt(t *testing.T, path []string) *cobra.Command {
+	t.Helper()
+	root := newRoot()
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	cmd, _, err := root.Find(path)
+	if err != nil {
+		t.Fatalf("%v: %v", path, err)
+	}
+	return cmd
+}
+
+// Every command's usage line names every flag it has (but --help): the
+// Use line is the whole synopsis, since DisableFlagsInUseLine leaves out
+// cobra's "[flags]".
+func TestEveryUsageLineNamesItsFlags(t *testing.T) {
+	for _, path := range commandPaths(t) {
+		cmd := commandAt(t, path)
+		if len(path) > 0 && (path[0] == "help" || path[0] == "completion") {
+			continue // cobra's own: their flags are cobra's
+		}
+		t.Run(strings.Join(append([]string{"toolgate"}, path...), " "), func(t *testing.T) {
+			cmd.InitDefaultHelpFlag()
+			cmd.Flags().VisitAll(func(f *pflag.Flag) {
+				spelt := "--" + f.Name
+				if f.Name == "o" {
+					spelt = "-o"
+				}
+				if f.Name != "help" && !strings.Contains(cmd.Use+" ", spelt+" ") && !strings.Contains(cmd.Use, spelt+"]") && !strings.Contains(cmd.Use, spelt+")") {
+					t.Errorf("the usage line %q does not name %s", cmd.Use, spelt)
+				}
+			})
+		})
+	}
+}
+
+// --toolsets is a flag of exactly the commands that read lock files; the
+// others neither show it nor accept it.
+func TestToolsetsIsAFlagOfTheCommandsThatReadLocks(t *testing.T) {
+	readers := map[string]bool{"check": true, "compile": true, "publish": true, "toolset": true, "toolset register": true, "toolset show": true, "toolset diff": true, "toolset lock": true, "graph": true}
+	for _, path := range commandPaths(t) {
+		name := strings.Join(path, " ")
+		t.Run("toolgate "+name, func(t *testing.T) {
+			has := commandAt(t, path).Flags().Lookup("toolsets") != nil
+			_, help, _ := run(append(path, "--help")...)
+			if has != readers[name] || strings.Contains(help, "--toolsets") != readers[name] {
+				t.Errorf("has --toolsets %v, its help shows it %v; want %v\n%s", has, strings.Contains(help, "--toolsets"), readers[name], help)
+			}
+		})
+	}
+	if code, _, errs := run("version", "--toolsets", "x"); code != ExitMisuse || !strings.Contains(errs, "unknown flag: --toolsets") {
+		t.Errorf("version --toolsets x: exit %d %s", code, errs)
 	}
 }

@@ -16,10 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	lanepkg "github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // rieFunctionName is the only function name the Lambda Runtime Interface
@@ -30,6 +32,7 @@ const rieFunctionName = "function"
 type invokeOptions struct {
 	af                                           awsFlags
 	inputFile, endpoint, function, toolsetID, as string
+	url                                          string // the publish function's, where the toolset is read without --table
 	fetchHosts                                   []string
 	lane                                         *reviewLane
 }
@@ -39,11 +42,13 @@ type invokeOptions struct {
 func newInvokeCmd() *cobra.Command {
 	var o invokeOptions
 	cmd := &cobra.Command{
-		Use:   "invoke TOOL --input FILE.json [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--table NAME] [--dynamodb-endpoint URL]",
+		Use:   "invoke TOOL --input FILE.json (--url URL | --table NAME [--dynamodb-endpoint URL]) [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--wait-timeout D] [--review-endpoint URL] [--review-function NAME]",
 		Short: "call one tool function directly",
 		Long: `Calls one tool function on the direct lane with an envelope built from
 FILE.json, signed with a caller proof, and prints its output. The toolset
-must be registered (toolgate toolset register). A tool the toolset gates
+must be registered (toolgate toolset register); invoke reads it through the
+publish function (--url, default $` + EnvPublishURL + `) or, with --table
+(default $` + EnvTable + `), from the ledger table. A tool the toolset gates
 first waits for a review's approval (toolgate review approve). Exit 1 when
 the tool returns an error, the review is rejected or not decided in time.`,
 		RunE: func(cmd *cobra.Command, pos []string) error {
@@ -52,7 +57,8 @@ the tool returns an error, the review is rejected or not decided in time.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.af.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint `URL` of the ledger table, where the toolset is read (default: the standard AWS configuration)")
-	fs.StringVar(&o.af.table, "table", os.Getenv(EnvTable), "ledger table `NAME` (default $"+EnvTable+")")
+	fs.StringVar(&o.af.table, "table", os.Getenv(EnvTable), "ledger table `NAME` the toolset is read from (default $"+EnvTable+"); without it, through the publish function (--url)")
+	fs.StringVar(&o.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` the toolset is read through when no ledger table is named (default $"+EnvPublishURL+")")
 	fs.StringVar(&o.inputFile, "input", "", "JSON `FILE`: the tool's input object, or a whole envelope (missing run_id and seq are generated)")
 	fs.StringVar(&o.endpoint, "endpoint", "", "Lambda endpoint `URL` (a function under the RIE locally; default: the standard AWS configuration)")
 	fs.StringVar(&o.function, "function", "", "function `NAME` or ARN (default: the direct alias of the tool's function in the catalog, NAME:direct; with --endpoint, \"function\", the name the Lambda RIE serves)")
@@ -110,14 +116,19 @@ func invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
 	}
 	// The toolset is read before anything is written (a review request,
 	// the dispatcher's row): invoke never registers one.
-	store, err := o.af.store(ctx)
+	if o.af.table == "" && o.url == "" {
+		return misuse(cmd, "name where the toolset is read: the publish function, --url URL or $%s; or the ledger table, --table NAME or $%s", EnvPublishURL, EnvTable)
+	}
+	// The direct lane: every call carries a caller proof, and its run id is
+	// in the caller's own namespace (docs/identity.md).
+	prover, err := newProver(ctx, o.as)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate invoke: the toolset is read from the ledger table: %v\n", err)
+		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitMisuse
 	}
-	var how string
+	var args []string
 	if _, ok := env[tool.MemberToolsetID].(string); ok {
-		how = registerCommand(store.Table(), o.af.endpoint, "FILE.toolset.json|SOLUTION.yaml")
+		args = []string{"FILE.toolset.json|SOLUTION.yaml"}
 	} else if _, given := env[tool.MemberToolsetID]; given {
 		fmt.Fprintf(stderr, "toolgate invoke: %s: toolset_id is not a string\n", o.inputFile)
 		return ExitMisuse
@@ -127,24 +138,16 @@ func invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
 			fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 			return ExitMisuse
 		}
-		args := []string{"--tool", name}
+		args = []string{"--tool", name}
 		for _, h := range o.fetchHosts {
 			args = append(args, "--fetch-host", h)
 		}
-		how = registerCommand(store.Table(), o.af.endpoint, args...)
 		env[tool.MemberToolsetID] = ts.ID
 	}
-	ts, err := readRegistered(ctx, store, env[tool.MemberToolsetID].(string), how)
+	ts, err := o.readToolset(ctx, prover, env[tool.MemberToolsetID].(string), args)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitErrors
-	}
-	// The direct lane: every call carries a caller proof, and its run id is
-	// in the caller's own namespace (docs/identity.md).
-	prover, err := newProver(ctx, o.as)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
-		return ExitMisuse
 	}
 	if generated != "" {
 		me, err := prover.whoAmI(ctx)
@@ -198,6 +201,32 @@ func invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
 	return ExitOK
+}
+
+// readToolset reads registered toolset id: from the ledger table when
+// --table (or $TOOLGATE_TABLE) names one, else through the publish function
+// at --url (or $TOOLGATE_PUBLISH_URL), whose answer is believed only as far
+// as registeredToolset checks it. args name the toolset for toolgate
+// toolset register, in the hint given when it is not registered.
+func (o *invokeOptions) readToolset(ctx context.Context, p *prover, id string, args []string) (*toolset.Toolset, error) {
+	if o.af.table != "" {
+		store, err := o.af.store(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("the toolset is read from the ledger table: %v", err)
+		}
+		return readRegistered(ctx, store, id, registerHint(o.url, store.Table(), o.af.endpoint, args...))
+	}
+	fn := publishFunction{url: o.url}
+	out, code, msg, err := fn.showCall(ctx, p, id)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("toolset %s: %v", id, err)
+	case code == publish.CodeNotFound:
+		return nil, fmt.Errorf("toolset %s is not registered (the publish function says: %s: %s): %s", id, code, msg, registerHint(o.url, "", "", args...))
+	case code != "":
+		return nil, fmt.Errorf("toolset %s: the publish function refused the read: %s: %s", id, code, msg)
+	}
+	return registeredToolset(id, out)
 }
 
 // buildEnvelope reads the input file: a whole envelope (it has "input"),

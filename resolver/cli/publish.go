@@ -111,7 +111,7 @@ type publishOptions struct {
 func newPublishCmd() *cobra.Command {
 	var o publishOptions
 	cmd := &cobra.Command{
-		Use:   "publish FILE (--url URL | --endpoint URL --as NAME)",
+		Use:   "publish FILE (--url URL | --endpoint URL --as NAME) [--toolsets DIR]",
 		Short: "publish a Solution through the publish function",
 		Long: `Checks a Solution, then sends it to the publish function, which checks it
 again, registers its toolset, creates or updates the state machine
@@ -130,6 +130,7 @@ and --as NAME signs the proof with NAME's local keys.`,
 	fs.StringVar(&o.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` (AWS; default $"+EnvPublishURL+")")
 	fs.StringVar(&o.endpoint, "endpoint", "", "the publish function under the Lambda RIE (local stack): its `URL`")
 	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the caller proof with `NAME`'s local keys")
+	addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -231,7 +232,7 @@ type runOptions struct {
 func newRunCmd() *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
-		Use:   "run SOLUTION --input FILE.json [--name N] [--wait] [--endpoint URL] [--as NAME]",
+		Use:   "run SOLUTION --input FILE.json [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
 		Short: "start an execution (and follow it)",
 		Long: `Starts an execution of a published Solution's state machine with a start
 proof; with --wait, follows it: one line per state, the run's pending

@@ -31,7 +31,7 @@ import (
 // `toolgate toolset lock FILE` (a toolset file's lock, offline).
 func newToolsetCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "toolset FILE",
+		Use:   "toolset FILE [--toolsets DIR]",
 		Short: "print the toolset id a Solution pins; register, show and compare toolsets",
 		Long: `Prints the id of the toolset a Solution pins: the digest of its content.
 toolgate toolset register registers toolsets; toolgate toolset lock writes
@@ -42,6 +42,7 @@ toolgate toolset diff print what a toolset pins and what changed.`,
 		},
 	}
 	cmd.AddCommand(newRegisterCmd(), newToolsetLockCmd(), newToolsetShowCmd(), newToolsetDiffCmd())
+	addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -57,7 +58,7 @@ type registerOptions struct {
 func newRegisterCmd() *cobra.Command {
 	var o registerOptions
 	cmd := &cobra.Command{
-		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...)",
+		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...) [--toolsets DIR]",
 		Short: "register toolsets (publish function, or deploy role)",
 		Long: `Registers toolsets after the registration check (the id is the digest of
 the content; no tool is weaker than the catalog). FILE is a toolset file
@@ -86,6 +87,7 @@ new stage (docs/ledger.md).`,
 	fs.StringVar(&o.tool, "tool", "", "register the one-tool toolset of this catalog `TOOL`, as toolgate invoke builds it")
 	o.fn.addFlags(fs)
 	fs.StringArrayVar(&o.fetchHosts, "fetch-host", nil, "with --tool: an allowed host `ENTRY` for structured-data-fetch (repeatable)")
+	addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -147,6 +149,9 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 	if err := o.fn.check(); err != nil {
 		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 		return ExitMisuse
+	}
+	if !viaFunction && o.af.endpoint == "" && o.af.table == "" {
+		return misuse(cmd, "name the publish function people register through: --url URL, or set $%s (--function-endpoint URL --as NAME on the local stack); --endpoint and --table write the ledger table directly, for the deploy role only", EnvPublishURL)
 	}
 	if viaFunction {
 		code := registerThroughFunction(ctx, sets, names, drafts, &o.fn, stdout, stderr)
@@ -448,7 +453,7 @@ func catalogToolset(name string, fetchHosts []string) (*toolset.Toolset, error) 
 func readRegistered(ctx context.Context, store *ledger.Store, id, how string) (*toolset.Toolset, error) {
 	ts, err := store.Toolset(ctx, id)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return nil, fmt.Errorf("toolset %s is not registered: the deployment's operator, with the deploy role, runs:\n    %s", id, how)
+		return nil, fmt.Errorf("toolset %s is not registered: %s", id, how)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read toolset %s: %w", id, err)
@@ -456,20 +461,36 @@ func readRegistered(ctx context.Context, store *ledger.Store, id, how string) (*
 	return ts, nil
 }
 
-// registerCommand is the command line that registers what args name, for
-// the given table and DynamoDB endpoint (none: the standard AWS
-// configuration), quoted for a POSIX shell.
-func registerCommand(table, endpoint string, args ...string) string {
+// registerHint says how to register what args name (e.g. --tool TOOL):
+// through the publish function at url (empty: URL, to be filled in), as
+// people do, and, when table is not empty, the ledger table directly, as
+// the deployment's operator with the deploy role may, for the table and
+// DynamoDB endpoint given (none: the standard AWS configuration). The
+// command lines are quoted for a POSIX shell.
+func registerHint(url, table, endpoint string, args ...string) string {
+	if url == "" {
+		url = "URL"
+	}
+	hint := "register it through the publish function (--url, or $" + EnvPublishURL + "):\n    " +
+		commandLine(append([]string{"toolgate", "toolset", "register", "--url", url}, args...))
+	if table == "" {
+		return hint
+	}
 	parts := []string{"toolgate", "toolset", "register"}
 	if endpoint != "" {
 		parts = append(parts, "--endpoint", endpoint)
 	}
-	parts = append(parts, "--table", table)
-	parts = append(parts, args...)
+	parts = append(append(parts, "--table", table), args...)
+	return hint + "\nor, as the deployment's operator with the deploy role, write the ledger table directly:\n    " + commandLine(parts)
+}
+
+// commandLine joins parts as POSIX shell words.
+func commandLine(parts []string) string {
+	quoted := make([]string, len(parts))
 	for i, p := range parts {
-		parts[i] = shellQuote(p)
+		quoted[i] = shellQuote(p)
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(quoted, " ")
 }
 
 // shellQuote returns s as one POSIX shell word.

@@ -59,8 +59,8 @@ function refuses or fails, 2 on misuse.`,
 	cmd.AddCommand(
 		newReviewSubCmd("list", "list [--status pending|approved|rejected] [--json] (--url URL | --endpoint URL --as NAME)", "list reviews, the pending ones by default"),
 		newReviewSubCmd("show", "show ID [--json] (--url URL | --endpoint URL --as NAME)", "show a review and the input it is about"),
-		newReviewSubCmd("approve", "approve ID [--reason TEXT] (--url URL | --endpoint URL --as NAME)", "approve a review"),
-		newReviewSubCmd("reject", "reject ID --reason TEXT (--url URL | --endpoint URL --as NAME)", "reject a review, saying why"),
+		newReviewSubCmd("approve", "approve ID [--reason TEXT] [--json] (--url URL | --endpoint URL --as NAME)", "approve a review"),
+		newReviewSubCmd("reject", "reject ID --reason TEXT [--json] (--url URL | --endpoint URL --as NAME)", "reject a review, saying why"),
 	)
 	return cmd
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,9 @@ func TestToolsetShowDiffLocks(t *testing.T) {
 	tampered := t.TempDir()
 	lock := readFile(t, filepath.Join(toolsetFiles, "demo.lock.json"))
 	os.WriteFile(filepath.Join(tampered, "demo.lock.json"), []byte(strings.Replace(lock, `"timeout_seconds": 30`, `"timeout_seconds": 300`, 1)), 0o644)
+	empty := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "toolsets")
+	locks, _ := filepath.Glob(filepath.Join(toolsetFiles, "*.lock.json"))
 	for _, c := range []toolsetCase{
 		{name: "show a lock", args: append([]string{"toolset", "show", demoID}, at...), stdout: lock},
 		{name: "show a derived toolset's lock", args: append([]string{"toolset", "show", reviewedID}, at...),
@@ -123,8 +127,12 @@ func TestToolsetShowDiffLocks(t *testing.T) {
 		{name: "diff a lock with itself", args: append([]string{"toolset", "diff", demoID, demoID}, at...)},
 		{name: "show an id no lock holds", args: append([]string{"toolset", "show", unknownID}, at...), code: ExitErrors,
 			stderr: []string{"toolgate toolset show: toolset " + unknownID + ": not found: no lock file (*.lock.json) in --toolsets " + toolsetFiles + " holds it", "--url or $" + EnvPublishURL}},
-		{name: "show in a directory without locks", args: []string{"toolset", "show", demoID, "--toolsets", t.TempDir()}, code: ExitErrors,
-			stderr: []string{"toolset " + demoID + ": not found"}},
+		{name: "show in a directory without locks says where it looked", args: []string{"toolset", "show", demoID, "--toolsets", empty}, code: ExitErrors,
+			stderr: []string{"toolset " + demoID + ": not found", "(looked in " + empty + ", which holds no lock file; --toolsets DIR looks in another directory)"}},
+		{name: "show with no toolsets directory says where it looked", args: []string{"toolset", "show", demoID, "--toolsets", missing}, code: ExitErrors,
+			stderr: []string{"toolset " + demoID + ": not found", "(looked in " + missing + ", which does not exist; --toolsets DIR looks in another directory)"}},
+		{name: "show an id no lock holds counts the locks looked at", args: append([]string{"toolset", "show", unknownID}, at...), code: ExitErrors,
+			stderr: []string{fmt.Sprintf("which holds %d lock files", len(locks))}},
 		{name: "show a malformed id", args: append([]string{"toolset", "show", "ts_8DFE1BDA"}, at...), code: ExitMisuse,
 			stderr: []string{`toolgate toolset show: "ts_8DFE1BDA" is not a toolset id (^ts_[0-9a-f]{32}$)`, "Usage:"}},
 		{name: "show a file name", args: append([]string{"toolset", "show", "demo.lock.json"}, at...), code: ExitMisuse,

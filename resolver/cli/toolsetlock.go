@@ -14,8 +14,8 @@ import (
 
 // newToolsetLockCmd is `toolgate toolset lock FILE`.
 func newToolsetLockCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "lock FILE",
+	cmd := &cobra.Command{
+		Use:   "lock FILE [--toolsets DIR]",
 		Short: "write a toolset file's lock offline, as registration would write it",
 		Long: `Writes the lock of toolset file FILE, <toolset>.lock.json beside it, byte
 for byte the lock toolgate toolset register writes once the toolset is
@@ -32,6 +32,8 @@ the servers, which only registration lists (docs/toolsets.md).`,
 			return exit(lockToolsetFile(cmd, files[0]))
 		},
 	}
+	addToolsetsFlag(cmd)
+	return cmd
 }
 
 // lockToolsetFile writes the lock of toolset file f: the resolved

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -69,8 +70,8 @@ func (r *toolsetReader) read(ctx context.Context, id string) (*toolset.Toolset, 
 	case !errors.Is(err, resolver.ErrToolsetNotFound):
 		return nil, fmt.Errorf("toolset %s: --toolsets %s: %v", id, toolsetsDir, err)
 	case !r.fn.named():
-		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it, and no publish function is named to read the registered toolset from (--url or $%s; --function-endpoint with --as on the local stack)",
-			id, errNoToolset, resolver.LockSuffix, toolsetsDir, EnvPublishURL)
+		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it (%s), and no publish function is named to read the registered toolset from (--url or $%s; --function-endpoint with --as on the local stack)",
+			id, errNoToolset, resolver.LockSuffix, toolsetsDir, lookedIn(toolsetsDir), EnvPublishURL)
 	}
 	if r.prover == nil {
 		if r.prover, err = newProver(ctx, r.fn.as); err != nil {
@@ -82,11 +83,41 @@ func (r *toolsetReader) read(ctx context.Context, id string) (*toolset.Toolset, 
 	case err != nil:
 		return nil, fmt.Errorf("toolset %s: %v", id, err)
 	case code == publish.CodeNotFound:
-		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it, and the publish function says: %s: %s", id, errNoToolset, resolver.LockSuffix, toolsetsDir, code, msg)
+		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it (%s), and the publish function says: %s: %s", id, errNoToolset, resolver.LockSuffix, toolsetsDir, lookedIn(toolsetsDir), code, msg)
 	case code != "":
 		return nil, fmt.Errorf("toolset %s: the publish function refused the read: %s: %s", id, code, msg)
 	}
 	return registeredToolset(id, out)
+}
+
+// lookedIn says where the locks of --toolsets dir were looked for: the
+// directory's absolute path, and that it does not exist, holds no lock
+// file, or how many it holds; then that --toolsets names another.
+func lookedIn(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	var found string
+	switch info, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		found = "which does not exist"
+	case err != nil:
+		found = "which cannot be read: " + err.Error()
+	case !info.IsDir():
+		found = "which is not a directory"
+	default:
+		locks, _ := filepath.Glob(filepath.Join(dir, "*"+resolver.LockSuffix))
+		switch len(locks) {
+		case 0:
+			found = "which holds no lock file"
+		case 1:
+			found = "which holds 1 lock file"
+		default:
+			found = fmt.Sprintf("which holds %d lock files", len(locks))
+		}
+	}
+	return fmt.Sprintf("looked in %s, %s; --toolsets DIR looks in another directory", abs, found)
 }
 
 // registeredToolset reads the publish function's answer to a read of
@@ -176,6 +207,7 @@ registered (or the function refuses the read); 2 for a malformed id.`,
 		},
 	}
 	r.fn.addFlags(cmd.Flags())
+	addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -228,6 +260,7 @@ cannot be read (a malformed id, or one neither a lock nor the function has).`,
 		},
 	}
 	r.fn.addFlags(cmd.Flags())
+	addToolsetsFlag(cmd)
 	return cmd
 }
 

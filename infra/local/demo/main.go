@@ -1,9 +1,10 @@
 // Command demo is `make run`: the whole governed flow on the local stack.
 // It starts dynalite, the SES v2 emulator, every function under the Lambda
 // RIE (the tools and review-request once per lane), the local Step
-// Functions endpoint, the STS stand-in and the demo data server; publishes
-// testdata/solutions/demo-digest.yaml through the publish function (which
-// registers its toolset and records the publisher);
+// Functions endpoint, the STS stand-in and the demo data server (on a free
+// port); publishes testdata/solutions/demo-digest.yaml, a copy naming that
+// port, through the publish function (which registers its toolset and
+// records the publisher);
 // starts a run as demo-author with a start proof; shows the pending review;
 // shows the author refused as its reviewer (four eyes), and the reviewer's
 // name signed with another account's keys refused too; approves it as
@@ -129,7 +130,11 @@ func run(ctx context.Context) error {
 	decision := st.Endpoints["review-decision"]
 
 	step("publishing the demo Solution through the publish function (it runs the resolver, registers the toolset, records the publisher)")
-	if _, err := toolgate("publish", "testdata/solutions/demo-digest.yaml", "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+	digest, err := onDataServer(st, "testdata/solutions/demo-digest.yaml")
+	if err != nil {
+		return err
+	}
+	if _, err := toolgate("publish", digest, "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
 		return err
 	}
 
@@ -213,6 +218,24 @@ func run(ctx context.Context) error {
 	}
 	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key.")
 	return nil
+}
+
+// onDataServer writes a copy of the Solution file into the stack's
+// directory with its data server's address, stack.DemoDataAddr, replaced by
+// the one the stack's data server listens on (chosen when it started), and
+// returns the copy's path.
+func onDataServer(st *stack.Stack, file string) (string, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	addr := strings.TrimPrefix(st.DataURL, "http://")
+	copied := filepath.Join(st.Dir, filepath.Base(file))
+	fmt.Printf("  (%s names the data server %s; the stack's listens on %s, so it publishes %s, a copy naming that)\n", file, stack.DemoDataAddr, addr, copied)
+	if err := os.WriteFile(copied, stack.OnDataServer(src, st.DataURL), 0o644); err != nil {
+		return "", err
+	}
+	return copied, nil
 }
 
 // platformTool registers the demo toolset, publishes a Solution on it,

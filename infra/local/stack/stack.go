@@ -42,11 +42,12 @@ const (
 	Table       = "toolgate-local"
 	AccountID   = "000000000000"
 	ExecRoleARN = "arn:aws:iam::000000000000:role/toolgate-local-solution-execution"
-	// DefaultDataPort is the demo data server's port on 127.0.0.1
-	// (TOOLGATE_DEMO_PORT overrides it): the demo Solution pins
-	// 127.0.0.1:18080 in fetch_hosts.
-	DefaultDataPort = 18080
-	EnvDataPort     = "TOOLGATE_DEMO_PORT"
+	// DemoDataAddr is the data server's address that
+	// testdata/solutions/demo-digest.yaml names (in fetch_hosts and its
+	// fetch URL), so that it compiles as written. The data server listens
+	// on a free port chosen when the stack starts; OnDataServer rewrites a
+	// Solution for it.
+	DemoDataAddr = "127.0.0.1:18080"
 	// TeamFunction is the example team function the local stack runs for
 	// the platform tools' proxy (examples/create-ticket), and
 	// TeamFunctionKey the placeholder key a toolset pins it by
@@ -164,8 +165,8 @@ type StackOptions struct {
 	// DataHandler, when set, serves the data server instead of DataDir
 	// (tests: an upstream that answers 503 twice, a queue).
 	DataHandler http.Handler
-	// DataPort is the demo data server's port; default DefaultDataPort or
-	// $TOOLGATE_DEMO_PORT.
+	// DataPort is the demo data server's port on 127.0.0.1; default a
+	// free port the system chooses (Stack.DataURL says which).
 	DataPort int
 	// Env adds variables to every function (tests: short leases).
 	Env map[string]string
@@ -299,24 +300,17 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			return nil, err
 		}
 	}
-	port := o.DataPort
-	if port == 0 {
-		port = DefaultDataPort
-		if v := os.Getenv(EnvDataPort); v != "" {
-			if port, err = strconv.Atoi(v); err != nil {
-				return nil, fmt.Errorf("%s=%q is not a port", EnvDataPort, v)
-			}
-		}
-	}
 	dataDir := o.DataDir
 	if dataDir == "" {
 		dataDir = filepath.Join(root, "testdata", "demo")
 	}
-	dataAddr := "127.0.0.1:" + strconv.Itoa(port)
-	ln, err := net.Listen("tcp", dataAddr)
+	// Port 0 lets the system choose a free port; the listener is held
+	// from here on, so no other process can take it in between.
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(o.DataPort))
 	if err != nil {
-		return nil, fmt.Errorf("the demo data server needs %s (set %s to use another port): %w", dataAddr, EnvDataPort, err)
+		return nil, fmt.Errorf("the demo data server: %w", err)
 	}
+	dataAddr := ln.Addr().String()
 	handler := o.DataHandler
 	if handler == nil {
 		handler = http.FileServer(http.Dir(dataDir))
