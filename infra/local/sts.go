@@ -22,6 +22,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/toolgate/toolgate/shared/caller"
 )
 
 const (
@@ -107,7 +109,7 @@ func ValidLocalName(name string) error {
 func ParseIdentity(s string) (account, name string, err error) {
 	account, name = LocalAccountID, s
 	if a, n, ok := strings.Cut(s, "/"); ok {
-		if !validAccount(a) {
+		if !caller.ValidAccount(a) {
 			return "", "", fmt.Errorf("local: identity %q: the account before / must be 12 digits", s)
 		}
 		account, name = a, n
@@ -137,7 +139,7 @@ func (k *LocalKeys) CredentialsIn(account, name string) (aws.Credentials, error)
 	if err := ValidLocalName(name); err != nil {
 		return aws.Credentials{}, err
 	}
-	if !validAccount(account) {
+	if !caller.ValidAccount(account) {
 		return aws.Credentials{}, fmt.Errorf("local: account %q: want 12 digits", account)
 	}
 	id := name
@@ -153,17 +155,6 @@ func (k *LocalKeys) CredentialsIn(account, name string) (aws.Credentials, error)
 	}, nil
 }
 
-func validAccount(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
 
 // LocalPrincipal is the ARN the STS stand-in answers for name.
 func LocalPrincipal(name string) string { return PrincipalIn(LocalAccountID, name) }
@@ -186,7 +177,7 @@ func localName(akid string) (account, name string) {
 		}
 		account, name = a, n
 	}
-	if !validAccount(account) || ValidLocalName(name) != nil {
+	if !caller.ValidAccount(account) || ValidLocalName(name) != nil {
 		return "", ""
 	}
 	return account, name
