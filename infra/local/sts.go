@@ -155,7 +155,6 @@ func (k *LocalKeys) CredentialsIn(account, name string) (aws.Credentials, error)
 	}, nil
 }
 
-
 // LocalPrincipal is the ARN the STS stand-in answers for name.
 func LocalPrincipal(name string) string { return PrincipalIn(LocalAccountID, name) }
 
