@@ -11,8 +11,8 @@ import (
 // MaxBodyBytes bounds a toolset's RFC 8785 form (Canonical), in bytes: the
 // "body" attribute of its table item, which must fit in DynamoDB's item
 // size limit of 400 KB (409 600 bytes, counting every attribute's name and
-// value). The item's other attributes take 95 bytes: "pk" and
-// "TOOLSET#ts_" with 32 hex digits (2 + 43), "sk" and "TOOLSET" (2 + 7),
+// value). The item's other attributes take 95 bytes: pk and its value,
+// the toolset prefix, ts_ and 32 hex digits (2 + 43), sk and TOOLSET (2 + 7),
 // the name "body" (4), and "registered_at" with its 24-character
 // timestamp (13 + 24). The bound leaves 19 505 bytes more for attributes
 // a toolset item may gain (docs/ledger.md, "Toolset items fit in an
