@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,9 @@ type stack struct {
 	store   *ledger.Store
 	reviews *dynamo.Store
 	ses     *local.Process
+	// data is where this run's data server listens (dataServer), which
+	// the events reach as fixtureAddr.
+	data string
 }
 
 // storeEventReviews stores the reviews of testdata/events/send-email/
@@ -94,6 +98,9 @@ func storeEventReviews(t *testing.T, s *stack, ts *toolset.Toolset) {
 // function describes how to run one function for its events: the toolset
 // its events pin (registered before they run) and its environment.
 type function struct {
+	// data starts the data server before the toolset is made, so that
+	// fixtureAddr can be rewritten to where it listens.
+	data       bool
 	fetchHosts []string
 	env        func(t *testing.T, s *stack) map[string]string
 	// setup stores what the events need once the toolset is registered.
@@ -102,12 +109,16 @@ type function struct {
 	after func(t *testing.T, s *stack)
 }
 
-// dataAddr is where the events' data server listens: the same fixed
-// loopback port as the local stack's demo data server.
-const dataAddr = "127.0.0.1:18080"
+// fixtureAddr is the data server's address as the event files name it (in
+// URLs and in the toolset they pin), as `sam local invoke` sends them. The
+// test's data server listens on a free port instead, and each event is
+// sent with fixtureAddr, and the toolset id pinned for it, rewritten to
+// that port's: a machine where another program holds 18080 runs them too.
+const fixtureAddr = "127.0.0.1:18080"
 
-// dataServer serves the documents the fetch events ask for.
-func dataServer(t *testing.T) {
+// dataServer serves the documents the fetch events ask for, on a free
+// 127.0.0.1 port, and returns its address.
+func dataServer(t *testing.T) string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/digest.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -137,23 +148,24 @@ func dataServer(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
-	ln, err := net.Listen("tcp", dataAddr)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("the events' data server needs %s: %v", dataAddr, err)
+		t.Fatalf("the events' data server: %v", err)
 	}
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
 }
 
 var functions = map[string]function{
 	"workflow-validator": {},
 	"structured-data-fetch": {
-		fetchHosts: []string{dataAddr},
+		data:       true,
+		fetchHosts: []string{fixtureAddr},
 		env: func(t *testing.T, s *stack) map[string]string {
-			dataServer(t)
 			return map[string]string{
-				"TOOLGATE_FETCH_ALLOW":           dataAddr + ",api.example.com",
+				"TOOLGATE_FETCH_ALLOW":           s.data + ",api.example.com",
 				"TOOLGATE_FETCH_ALLOW_ADDRESSES": "127.0.0.1/32",
 				"TOOLGATE_FETCH_TIMEOUT_SECONDS": "1",
 			}
@@ -209,9 +221,25 @@ func TestEvents(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is not a catalog tool", name)
 			}
-			ts, err := toolset.FromCatalog(catalog.Default(), []string{name}, nil, fn.fetchHosts)
+			// pinned is the toolset the event files pin; ts, the one this
+			// run registers and sends, with the data server's real address.
+			pinned, err := toolset.FromCatalog(catalog.Default(), []string{name}, nil, fn.fetchHosts)
 			if err != nil {
 				t.Fatal(err)
+			}
+			ts, rewrite := pinned, strings.NewReplacer()
+			if fn.data {
+				s.data = dataServer(t)
+				hosts := slices.Clone(fn.fetchHosts)
+				for i, h := range hosts {
+					if h == fixtureAddr {
+						hosts[i] = s.data
+					}
+				}
+				if ts, err = toolset.FromCatalog(catalog.Default(), []string{name}, nil, hosts); err != nil {
+					t.Fatal(err)
+				}
+				rewrite = strings.NewReplacer(fixtureAddr, s.data, pinned.ID, ts.ID)
 			}
 			if _, err := s.store.RegisterToolset(context.Background(), ts); err != nil {
 				t.Fatal(err)
@@ -245,10 +273,10 @@ func TestEvents(t *testing.T) {
 						t.Fatal(err)
 					}
 					want := strings.SplitN(filepath.Base(ev), "-", 2)[0]
-					if want != "TOOL_PERMISSION_DENIED" && env.ToolsetID != ts.ID {
-						t.Fatalf("event pins toolset %s, but %s's one-tool toolset is now %s: update the event", env.ToolsetID, name, ts.ID)
+					if want != "TOOL_PERMISSION_DENIED" && env.ToolsetID != pinned.ID {
+						t.Fatalf("event pins toolset %s, but %s's one-tool toolset is now %s: update the event", env.ToolsetID, name, pinned.ID)
 					}
-					got := invoke(t, rie, raw)
+					got := invoke(t, rie, []byte(rewrite.Replace(string(raw))))
 					if want == "ok" {
 						want = ""
 					}
