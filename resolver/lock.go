@@ -52,11 +52,18 @@ func LockLookup(dir string) func(id string) (*toolset.Toolset, error) {
 }
 
 // DirReader returns a ToolsetOptions.ReadFile that reads files relative
-// to dir (a toolset file's directory).
+// to dir (a toolset file's directory) through an os.Root: a path, or a
+// symbolic link on it, that leads out of dir is refused, so a schema file
+// linked to any other file of the machine cannot copy it into a lock and
+// the table.
 func DirReader(dir string) func(rel string) ([]byte, error) {
-	fsys := os.DirFS(dir)
 	return func(rel string) ([]byte, error) {
-		data, err := fs.ReadFile(fsys, rel)
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", rel, err)
+		}
+		defer root.Close()
+		data, err := root.ReadFile(rel)
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("read %s: %w", rel, pe.Err)

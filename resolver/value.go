@@ -124,6 +124,9 @@ func parseYAML(src []byte) (*value, Pos, error) {
 	if p, deep := flowTooDeep(src); deep {
 		return nil, p, fmt.Errorf("values nest deeper than %d levels", MaxDepth)
 	}
+	if n := bytes.Count(src, []byte("\n")); n >= MaxYAMLLines {
+		return nil, Pos{MaxYAMLLines + 1, 1}, fmt.Errorf("the file has %d lines; a YAML file may have at most %d (its parser takes time and memory that grow with the square of a mapping's keys): write a longer one as JSON (.json)", n+1, MaxYAMLLines)
+	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		var pe positioned
@@ -158,6 +161,14 @@ const MaxSourceBytes = 8 << 20
 // values serve no workflow and cost superlinear time in JSON Schema
 // validation and in the definition's size.
 const MaxDepth = 32
+
+// MaxYAMLLines bounds a YAML file's lines. The YAML parser (goccy/go-yaml)
+// takes time and memory that grow with the square of a block mapping's
+// keys (25 000 keys took 3.5 s, 140 000 over 2 minutes and 558 MB, more
+// than the publish function's 30 s and 512 MB); 20 000 lines parse in
+// about 2 s at worst. A Solution or toolset file is a few hundred lines;
+// a longer one can be written as JSON, which is read in linear time.
+const MaxYAMLLines = 20_000
 
 // flowTooDeep finds flow collections ([ and {) nested deeper than MaxDepth
 // before the YAML parser sees them: go-yaml's time and memory grow faster
