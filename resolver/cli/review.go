@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
@@ -359,7 +360,9 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 			how = "IAM"
 		}
 		fmt.Fprintf(tw, "decided\t%s by %s (%s) at %s\n", strings.ToLower(string(v.Status)), v.Approver, how, v.DecidedAt)
-		fmt.Fprintf(tw, "reason\t%s\n", orDash(v.Reason))
+		// The reason is a reviewer's text: one line, invisible characters
+		// shown, so it can neither forge a line nor hide one.
+		fmt.Fprintf(tw, "reason\t%s\n", orDash(invisible.Escape(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(v.Reason))))
 		fmt.Fprintf(tw, "delivery\t%s\n", orDash(string(v.Delivery)))
 	}
 	if v.UsedBy != "" {
@@ -369,7 +372,9 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 	tw.Flush()
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, v.Input, "", "  ") == nil {
-		fmt.Fprintf(stdout, "%s\n", pretty.Bytes())
+		// The reviewed input, with invisible and bidirectional characters
+		// as JSON escapes: what a reviewer approves is what they read.
+		fmt.Fprintf(stdout, "%s\n", invisible.EscapeJSON(pretty.Bytes()))
 	}
 	return ExitOK
 }

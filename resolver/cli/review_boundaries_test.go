@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -163,5 +164,31 @@ func TestReviewShowNeverPrintsControlCharacters(t *testing.T) {
 		if strings.ContainsRune(out, 0x1b) {
 			t.Errorf("review %s writes a raw ESC from the run id to the reviewer's terminal:\n%q", sub[0], out)
 		}
+	}
+}
+
+// review show prints the reviewed input and the reason so that neither can
+// hide or forge what a reviewer reads: invisible and bidirectional
+// characters escaped, the reason on one line.
+func TestReviewShowEscapesInputAndReason(t *testing.T) {
+	view := map[string]any{"review_id": "rv_00000000000000000000000000000001", "status": "APPROVED", "tool": "send-email",
+		"input_digest": "sha256:aa", "approver": "arn:aws:iam::000000000000:user/alice", "decided_at": "2026-12-01T00:00:00.000Z",
+		"reason": "ok\ninput\tsha256:forged\u202e", "input": map[string]any{"subject": "Pay \u202e4321\ufe01\U000E0041"}}
+	out, _ := json.Marshal(view)
+	var stdout, stderr bytes.Buffer
+	if code := printReview(out, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got := stdout.String()
+	for _, r := range []string{"\u202e", "\ufe01", "\U000E0041"} {
+		if strings.Contains(got, r) {
+			t.Errorf("review show prints %U raw:\n%s", []rune(r)[0], got)
+		}
+	}
+	if strings.Count(got, "sha256:forged") != 1 || strings.Contains(got, "\ninput\tsha256:forged") || !strings.Contains(got, `ok\ninput`) {
+		t.Errorf("the reason forges a line:\n%s", got)
+	}
+	if !strings.Contains(got, `\u202e4321`) {
+		t.Errorf("the input's U+202E is not shown as an escape:\n%s", got)
 	}
 }

@@ -15,7 +15,10 @@ var tags = &unicode.RangeTable{R32: []unicode.Range32{{Lo: 0xE0000, Hi: 0xE007F,
 
 // Is reports whether r is escaped where a person reads text: a control
 // character other than tab and newline, a format character, a tag
-// character, or U+2028 or U+2029 (the package documentation).
+// character, U+2028 or U+2029, a variation selector or another default
+// ignorable code point (Unicode's Default_Ignorable_Code_Point property:
+// they render as nothing, and variation selectors can carry a byte each),
+// or a private-use character (the package documentation).
 func Is(r rune) bool {
 	switch r {
 	case '\t', '\n':
@@ -23,7 +26,7 @@ func Is(r rune) bool {
 	case '\u2028', '\u2029':
 		return true
 	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, tags)
+	return unicode.In(r, unicode.Cc, unicode.Cf, tags, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point, unicode.Co)
 }
 
 // Escape returns s with each character Is reports written as \u{X}: X its
