@@ -33,16 +33,20 @@ func TestDirReaderRefusesLinksLeadingOutOfTheDirectory(t *testing.T) {
 	}
 }
 
-// A YAML file of more than MaxYAMLLines lines is refused before the parser,
-// whose time grows with the square of a mapping's keys, runs.
-func TestYAMLOfTooManyLinesIsRefusedBeforeParsing(t *testing.T) {
+// A YAML mapping of more than MaxMappingKeys keys is refused before the
+// parser, whose time grows with the square of a mapping's keys, runs; a
+// long sequence of small mappings (a Solution's steps) is not.
+func TestYAMLMappingOfTooManyKeysIsRefusedBeforeParsing(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("solution: many\nversion: 1\nsteps:\n  - id: a\n    pass:\n")
-	for i := 0; b.Len() < 1<<20 && strings.Count(b.String(), "\n") < MaxYAMLLines+10; i++ {
+	for i := 0; i <= MaxMappingKeys; i++ {
 		fmt.Fprintf(&b, "      k%d: 1\n", i)
 	}
 	res := Compile("many.yaml", []byte(b.String()), Options{})
-	if res.OK() || len(res.Diagnostics) != 1 || res.Diagnostics[0].Rule != RuleSyntax || !strings.Contains(res.Diagnostics[0].Message, "at most 20000") {
-		t.Fatalf("a %d-line YAML file: %v", strings.Count(b.String(), "\n"), res.Diagnostics)
+	if res.OK() || len(res.Diagnostics) != 1 || res.Diagnostics[0].Rule != RuleSyntax || !strings.Contains(res.Diagnostics[0].Message, "more than 5000 keys") {
+		t.Fatalf("a mapping of %d keys: %v", MaxMappingKeys+1, res.Diagnostics)
+	}
+	if p, wide := mappingTooWide([]byte(strings.Repeat("- id: a\n  pass: {x: 1}\n", MaxMappingKeys+10))); wide {
+		t.Fatalf("a long sequence of small mappings counted as one mapping (at %v)", p)
 	}
 }

@@ -346,8 +346,16 @@ func (c *checker) boundMaximum(st *Step, b *binding) (int, bool) {
 			return 0, false
 		}
 		root, _ := c.sol.Input.plain().(map[string]any)
-		// items applies to every item of the list (JSON Schema 2020-12).
-		schema, _ = memberSchema(root, uses[0].b.rest)["items"].(map[string]any)
+		if !boundsApply(root) {
+			return 0, false
+		}
+		// items applies to every item of the list (JSON Schema 2020-12),
+		// unless prefixItems holds the first ones.
+		list := memberSchema(root, uses[0].b.rest)
+		if _, prefix := list["prefixItems"]; prefix {
+			return 0, false
+		}
+		schema, _ = list["items"].(map[string]any)
 		path = b.rest
 	case "steps":
 		j, ok := c.index[b.step]
@@ -359,6 +367,9 @@ func (c *checker) boundMaximum(st *Step, b *binding) (int, bool) {
 		}
 		path = strings.TrimPrefix(b.rest, ".output")
 	default:
+		return 0, false
+	}
+	if !boundsApply(schema) {
 		return 0, false
 	}
 	s := memberSchema(schema, path)
@@ -376,6 +387,20 @@ func (c *checker) boundMaximum(st *Step, b *binding) (int, bool) {
 		return 0, false
 	}
 	return saturateFloat(max(most, 0)), true
+}
+
+// boundsApply reports whether a schema's maximum keywords apply as they
+// are read here: under JSON Schema 2020-12 (the default when $schema is
+// absent, as shared/schema reads it) or 2019-09. Under earlier drafts a
+// keyword beside $ref is ignored, so a maximum there bounds nothing the
+// validator checks: no bound is taken from such a schema.
+func boundsApply(root map[string]any) bool {
+	v, has := root["$schema"]
+	if !has {
+		return true
+	}
+	s, _ := v.(string)
+	return strings.Contains(s, "/2020-12/") || strings.Contains(s, "/2019-09/")
 }
 
 // memberSchema is the schema of the member at a binding path (".a.b"; ""

@@ -89,6 +89,13 @@ func TestRunTimeoutNotDerivable(t *testing.T) {
 		{"a bound wait no schema bounds", "solution: t\nversion: 1\ninput: {type: object, properties: {delay: {type: integer}}}\nsteps:\n  - id: w\n    wait: {seconds: \"${input.delay}\"}\n",
 			6, `wait "w" waits ${input.delay} s, which no schema bounds with a maximum`},
 		{"a wait until a time", "solution: t\nversion: 1\nsteps:\n  - id: w\n    wait: {until: \"${input.at}\"}\n", 5, `wait "w" waits until ${input.at}, a time only the run knows`},
+		// Under draft-07 a keyword beside $ref is ignored: the validator
+		// admits {"delay": 100000}, so the maximum bounds nothing.
+		{"a maximum beside $ref under draft-07", "solution: t\nversion: 1\ninput: {$schema: \"http://json-schema.org/draft-07/schema#\", type: object, definitions: {n: {type: integer}}, properties: {delay: {$ref: \"#/definitions/n\", maximum: 60}}}\nsteps:\n  - id: w\n    wait: {seconds: \"${input.delay}\"}\n",
+			6, `wait "w" waits ${input.delay} s, which no schema bounds with a maximum`},
+		// prefixItems holds the first items: items bounds only the others.
+		{"an item's maximum under prefixItems", "solution: t\nversion: 1\ninput: {type: object, properties: {ds: {type: array, prefixItems: [{type: integer}], items: {maximum: 60}}}}\nsteps:\n  - id: each\n    for_each:\n      items: \"${input.ds}\"\n      as: d\n      max_items: 5\n      steps:\n        - id: w\n          wait: {seconds: \"${d}\"}\n",
+			12, `wait "w" waits ${d} s, which no schema bounds with a maximum`},
 		{"a path over a year", "solution: t\nversion: 1\nsteps:\n  - id: first\n    review: {of: send, timeout_seconds: 17280000}\n    on_approve: second\n" +
 			"  - id: second\n    review: {of: send, timeout_seconds: 17280001}\n    on_approve: send\n" + rtSendStep, 7, "is over 31536000 s"},
 		{"a review of a year", "solution: t\nversion: 1\nsteps:\n  - id: approve\n    review: {of: send, timeout_seconds: 31536000}\n    on_approve: send\n" + rtSendStep, 4,

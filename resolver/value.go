@@ -124,8 +124,8 @@ func parseYAML(src []byte) (*value, Pos, error) {
 	if p, deep := flowTooDeep(src); deep {
 		return nil, p, fmt.Errorf("values nest deeper than %d levels", MaxDepth)
 	}
-	if n := bytes.Count(src, []byte("\n")); n >= MaxYAMLLines {
-		return nil, Pos{MaxYAMLLines + 1, 1}, fmt.Errorf("the file has %d lines; a YAML file may have at most %d (its parser takes time and memory that grow with the square of a mapping's keys): write a longer one as JSON (.json)", n+1, MaxYAMLLines)
+	if p, wide := mappingTooWide(src); wide {
+		return nil, p, fmt.Errorf("a mapping here has more than %d keys, which a YAML file may not hold (its parser takes time and memory that grow with the square of a mapping's keys): write it as JSON (.json)", MaxMappingKeys)
 	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
@@ -162,13 +162,53 @@ const MaxSourceBytes = 8 << 20
 // validation and in the definition's size.
 const MaxDepth = 32
 
-// MaxYAMLLines bounds a YAML file's lines. The YAML parser (goccy/go-yaml)
-// takes time and memory that grow with the square of a block mapping's
-// keys (25 000 keys took 3.5 s, 140 000 over 2 minutes and 558 MB, more
-// than the publish function's 30 s and 512 MB); 20 000 lines parse in
-// about 2 s at worst. A Solution or toolset file is a few hundred lines;
-// a longer one can be written as JSON, which is read in linear time.
-const MaxYAMLLines = 20_000
+// MaxMappingKeys bounds the keys of one block mapping in a YAML file. The
+// YAML parser (goccy/go-yaml) takes time and memory that grow with the
+// square of a block mapping's keys (25 000 keys took 3.5 s, 140 000 over
+// 2 minutes and 558 MB, more than the publish function's 30 s and 512 MB);
+// 5 000 parse in a fraction of a second. Sequences, and mappings inside
+// their items (a Solution's steps), are linear, so a Solution of 10 000
+// steps is not concerned; a wider mapping can be written as JSON, which is
+// read in linear time.
+const MaxMappingKeys = 5_000
+
+// mappingTooWide finds a block mapping with more than MaxMappingKeys keys
+// before the parser runs, by indentation alone: lines at one indentation
+// that hold a ":" count as keys of one mapping until a line less indented,
+// or a sequence item ("- ") at that indentation, starts another. Lines
+// inside block scalars may count too, which only errs towards refusing a
+// file of thousands of such lines.
+func mappingTooWide(src []byte) (Pos, bool) {
+	counts := map[int]int{}
+	for n, line := range bytes.Split(src, []byte("\n")) {
+		body := bytes.TrimLeft(line, " ")
+		indent := len(line) - len(body)
+		if len(bytes.TrimSpace(body)) == 0 || body[0] == '#' {
+			continue
+		}
+		for i := range counts {
+			if i > indent {
+				delete(counts, i)
+			}
+		}
+		if body[0] == '-' && (len(body) == 1 || body[1] == ' ') {
+			counts[indent] = 0
+			rest := bytes.TrimLeft(body[1:], " ")
+			counts[indent+len(body)-len(rest)] = 0
+			if bytes.Contains(rest, []byte(":")) {
+				counts[indent+len(body)-len(rest)] = 1
+			}
+			continue
+		}
+		if bytes.Contains(body, []byte(":")) {
+			counts[indent]++
+			if counts[indent] > MaxMappingKeys {
+				return Pos{n + 1, indent + 1}, true
+			}
+		}
+	}
+	return Pos{}, false
+}
 
 // flowTooDeep finds flow collections ([ and {) nested deeper than MaxDepth
 // before the YAML parser sees them: go-yaml's time and memory grow faster
