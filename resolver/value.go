@@ -556,7 +556,7 @@ func convert(n ast.Node, depth int) (*value, Pos, error) {
 	case *ast.AnchorNode, *ast.AliasNode:
 		return nil, p, errors.New("YAML anchors and aliases are not supported: write the value out")
 	case *ast.TagNode:
-		return nil, p, fmt.Errorf("YAML tags (%s) are not supported", n.Start.Value)
+		return nil, p, fmt.Errorf("YAML tags (%q) are not supported", n.Start.Value)
 	case *ast.MergeKeyNode:
 		return nil, p, errors.New("YAML merge keys (<<) are not supported")
 	case *ast.CommentGroupNode, *ast.CommentNode:

@@ -347,3 +347,20 @@ func TestToolsetLockWritesTheRegisteredLock(t *testing.T) {
 		}
 	}
 }
+
+// toolset lock names invisible and bidirectional characters in a
+// description, as registration does, and still writes the lock.
+func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	dir := t.TempDir()
+	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
+	src := strings.Replace(readFile(t, filepath.Join(dir, "demo.yaml")), "description: Open a ticket", "description: \"Open a \\u202Eticket", 1)
+	src = strings.Replace(src, "opens it once.", "opens it once.\"", 1)
+	if err := os.WriteFile(filepath.Join(dir, "demo.yaml"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run("toolset", "lock", filepath.Join(dir, "demo.yaml"), "--toolsets", t.TempDir())
+	if code != ExitOK || !strings.Contains(out, "wrote ") || !strings.Contains(errs, "warning:") || !strings.Contains(errs, "202E") || strings.Contains(errs, "\u202e") {
+		t.Fatalf("exit %d\n%s%s\nwant the lock written and a warning naming U+202E, escaped", code, out, errs)
+	}
+}

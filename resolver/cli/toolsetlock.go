@@ -78,6 +78,9 @@ func lockToolsetFile(cmd *cobra.Command, f string) int {
 		fmt.Fprintf(stderr, "%s: write the lock: %v\n", f, err)
 		return ExitErrors
 	}
+	// As registration does: invisible and bidirectional characters in
+	// descriptions and titles are named, not refused.
+	warnInvisible(stderr, f, res.Toolset)
 	fmt.Fprintf(stdout, "wrote %s (%s)\n", lock, res.Toolset.ID)
 	return ExitOK
 }
