@@ -18,9 +18,7 @@ import (
 // type, as Step Functions would. The contract's names are spelled once
 // (shared/tool), and this is what ties the compiler to them.
 func TestTaskPayloadsDecode(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/solutions/*.yaml")
-	named, _ := filepath.Glob("../testdata/toolsets/solutions/*.yaml")
-	files = append(files, named...)
+	files := exampleSolutions()
 	const run = "arn:aws:states:us-east-1:123456789012:execution:toolgate-x:run-1"
 	fill := map[string]any{
 		"run_id": run, "seq": 1, "idempotency_key": run + "/1", "attempt": 1,
@@ -132,4 +130,12 @@ func TestTaskPayloadsDecode(t *testing.T) {
 	if tasks == 0 {
 		t.Fatal("no Task in testdata/solutions")
 	}
+}
+
+// exampleSolutions are the repository's example Solutions: testdata's,
+// and those on registered toolsets.
+func exampleSolutions() []string {
+	files, _ := filepath.Glob("../testdata/solutions/*.yaml")
+	named, _ := filepath.Glob("../testdata/toolsets/solutions/*.yaml")
+	return append(files, named...)
 }

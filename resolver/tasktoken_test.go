@@ -18,9 +18,7 @@ import (
 // (the decision JSON), with no ResultSelector that could keep anything
 // else (docs/infra.md, "What an execution's history shows").
 func TestTaskTokenOnlyInTheReviewTaskPayload(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/solutions/*.yaml")
-	named, _ := filepath.Glob("../testdata/toolsets/solutions/*.yaml")
-	files = append(append(files, named...), "../testdata/demo/demo-each.yaml")
+	files := append(exampleSolutions(), "../testdata/demo/demo-each.yaml")
 	reviews := 0
 	for _, f := range files {
 		if _, err := os.Stat(strings.TrimSuffix(f, ".yaml") + ".err"); err == nil {

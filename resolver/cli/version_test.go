@@ -76,14 +76,7 @@ const changelogVersion = %q
 // order, dates valid), and the version toolgate version prints is the one
 // it names: changelogversion.go is generated from it (-update rewrites it).
 func TestChangelogNamesTheVersionPrinted(t *testing.T) {
-	src, err := os.ReadFile(changelogFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := changelog.Parse(src)
-	if err != nil {
-		t.Fatalf("CHANGELOG.md: %v", err)
-	}
+	cl := readChangelog(t)
 	want := generatedVersionFile(cl.Version())
 	if *update {
 		if err := os.WriteFile(changelogVersionFile, []byte(want), 0o644); err != nil {
@@ -100,14 +93,7 @@ func TestChangelogNamesTheVersionPrinted(t *testing.T) {
 // version order), and a changelog with releases has tags; a repository
 // without tags has nothing to compare.
 func TestChangelogsNewestReleaseIsTheNewestTag(t *testing.T) {
-	src, err := os.ReadFile(changelogFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := changelog.Parse(src)
-	if err != nil {
-		t.Fatalf("CHANGELOG.md: %v", err)
-	}
+	cl := readChangelog(t)
 	git := exec.Command("git", "tag", "--list", "v[0-9]*", "--sort=-version:refname")
 	git.Dir = "../.."
 	out, err := git.Output()
@@ -124,4 +110,18 @@ func TestChangelogsNewestReleaseIsTheNewestTag(t *testing.T) {
 	if want := "v" + cl.Version(); tags[0] != want {
 		t.Fatalf("the newest tag is %s, and CHANGELOG.md's newest release %s (heading \"## [x.y.z] - YYYY-MM-DD\", tag vx.y.z)", tags[0], cl.Version())
 	}
+}
+
+// readChangelog parses CHANGELOG.md (changelog.Parse).
+func readChangelog(t *testing.T) *changelog.Changelog {
+	t.Helper()
+	src, err := os.ReadFile(changelogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := changelog.Parse(src)
+	if err != nil {
+		t.Fatalf("CHANGELOG.md: %v", err)
+	}
+	return cl
 }
