@@ -342,7 +342,7 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 	}
 	// The account first: STS answers for any account's credentials, so
 	// nothing else about a principal matters until its account is admitted.
-	if account := accountOf(arn); !slices.Contains(v.accounts, account) {
+	if account := AccountOf(arn); !slices.Contains(v.accounts, account) {
 		v.log.WarnContext(ctx, "caller proof refused: principal of an account this deployment does not admit",
 			"reason", string(WrongAccount), "account", cut(account, 40), "action", b.Action)
 		return Identity{}, refuse(WrongAccount, "the caller %s belongs to AWS account %s, which this deployment does not admit: sign with credentials of the deployment's account", cut(arn, 200), cut(account, 40))
@@ -363,10 +363,9 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 
 // AccountOf is the account field of an ARN
 // (arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE), or "" if arn has none:
-// the account the verifier compares, for records that name a principal.
-func AccountOf(arn string) string { return accountOf(arn) }
-
-func accountOf(arn string) string {
+// the account the verifier compares, and that records naming a principal
+// are checked by.
+func AccountOf(arn string) string {
 	parts := strings.SplitN(arn, ":", 6)
 	if len(parts) != 6 || parts[0] != "arn" {
 		return ""
