@@ -187,7 +187,7 @@ var wantFunctionPolicies = map[string][]stmt{
 		// ledger.Store.RecordPublished and PublishedSolution: a Solution's
 		// last published version, which a parent's workflow steps start.
 		items("RecordPublishedSolutions", "SOLUTION#", []string{putItem}, []string{"pk", "sk", "version_arn", "version", "toolset_id",
-			"output_bound_bytes", "input_limit_bytes", "source_digest", "publisher", "published_at"}, ""),
+			"output_bound_bytes", "run_timeout_seconds", "input_limit_bytes", "source_digest", "publisher", "published_at"}, ""),
 		items("ReadPublishedSolutions", "SOLUTION#", []string{getItem}, nil, ""),
 		// The parameters Publish reads, and nothing else under the path.
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{

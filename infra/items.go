@@ -174,7 +174,7 @@ var (
 	// ledger.Store.RecordPublished: the PutItem of a Solution's last
 	// published version and its bounds; PublishedSolution: its GetItem.
 	grantRecordPublished = itemGrant{Sid: "RecordPublishedSolutions", Prefix: prefixSolution, Actions: []string{ddbPutItem},
-		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "version_arn", "version", "toolset_id", "output_bound_bytes",
+		Attributes: []string{ledger.AttrPK, ledger.AttrSK, "version_arn", "version", "toolset_id", "output_bound_bytes", "run_timeout_seconds",
 			"input_limit_bytes", "source_digest", "publisher", "published_at"}}
 	grantReadPublished = itemGrant{Sid: "ReadPublishedSolutions", Prefix: prefixSolution, Actions: []string{ddbGetItem}}
 	// dynamo.Store.Get: a consistent GetItem of the whole review

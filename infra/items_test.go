@@ -107,7 +107,7 @@ var ledgerWriters = []struct {
 	{"TOOLSET#", is(fnPublish), []string{"dynamodb:PutItem"}, []string{"pk", "sk", "body", "registered_at"}, nil,
 		"the publish function registers toolsets (after the registration check)"},
 	{"START#", is(fnReviewRequest), []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}, nil, nil, "review-request records an execution's starter, and which child execution took its parent's record"},
-	{"SOLUTION#", is(fnPublish), []string{"dynamodb:PutItem"}, []string{"pk", "sk", "version_arn", "version", "toolset_id", "output_bound_bytes",
+	{"SOLUTION#", is(fnPublish), []string{"dynamodb:PutItem"}, []string{"pk", "sk", "version_arn", "version", "toolset_id", "output_bound_bytes", "run_timeout_seconds",
 		"input_limit_bytes", "source_digest", "publisher", "published_at"}, nil, "the publish function records the version it published"},
 	{"PROOF#", isFunction, []string{"dynamodb:PutItem"}, nil, nil, "every function records the caller proofs it accepts"},
 }

@@ -67,6 +67,8 @@ type checker struct {
 	withBounds  map[int]int
 	// runTimeout is how the run timeout was set (deriveRunTimeout).
 	runTimeout RunTimeout
+	// childRunTimeout is Options.ChildRunTimeout.
+	childRunTimeout func(name string) (int, error)
 }
 
 type compiledRule struct {
@@ -1176,7 +1178,10 @@ func (c *checker) usedTools() []string {
 
 // checkRunTimeout refuses a review whose timeout is not below the run's
 // (policy.run_timeout_seconds): the execution would time out while the
-// review still waits, and its decision would reach no Task.
+// review still waits, and its decision would reach no Task. Where the
+// child's run timeout is known (Options.ChildRunTimeout), it warns of a
+// written run timeout that a workflow step's child may outlast: Step
+// Functions does not stop a .sync child when its parent ends.
 func (c *checker) checkRunTimeout() {
 	if c.sol.RunTimeout == 0 {
 		return // refused, or not derived: reported already
@@ -1184,6 +1189,12 @@ func (c *checker) checkRunTimeout() {
 	for i, st := range c.sol.Steps {
 		if st.Kind == KindReview && c.reachable[i] && st.ReviewTimeout >= c.sol.RunTimeout {
 			c.ds.errorf(st.ReviewTimeoutPos, RuleRunTimeout, "review %q waits up to %d s, which is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would end before its review", st.ID, st.ReviewTimeout, c.sol.RunTimeout)
+		}
+		if st.Kind == KindWorkflow && c.reachable[i] && c.sol.RunTimeoutSet && c.childRunTimeout != nil {
+			if secs, err := c.childRunTimeout(st.Workflow); err == nil && secs > 0 && secs+ChildStartSeconds >= c.sol.RunTimeout {
+				c.ds.warnf(st.WorkflowPos, RuleRunTimeout, "step %q starts workflow %q, whose run timeout of %d s, with %d s to start it, is not below this run's of %d s (policy.run_timeout_seconds): a run that times out leaves its child running; raise the policy or remove it to derive one",
+					st.ID, st.Workflow, secs, ChildStartSeconds, c.sol.RunTimeout)
+			}
 		}
 	}
 }

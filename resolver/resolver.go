@@ -94,6 +94,15 @@ type Options struct {
 	// error wrapping ErrToolsetNotFound when there is none. nil: a
 	// Solution naming a toolset is refused.
 	Toolsets func(id string) (*toolset.Toolset, error)
+	// ChildRunTimeout returns the run timeout, in seconds, of the version
+	// of Solution name a workflow step starts: the publish function reads
+	// it from the child's published record. The derived run timeout then
+	// counts each workflow step as its child's run timeout plus
+	// ChildStartSeconds (docs/solutions.md, "The run timeout"); an error
+	// is reported as [run-timeout]. nil (check, compile offline): a
+	// derived run timeout leaves the children out, names them in
+	// RunTimeout.Pending and warns that publishing adds them.
+	ChildRunTimeout func(name string) (int, error)
 }
 
 // Compile checks the Solution in src and, when it has no error, compiles
@@ -130,7 +139,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		}
 		opts.Catalog = toolsetCatalog(opts.Catalog, named)
 	}
-	c := &checker{ds: ds, cat: opts.Catalog, sol: sol, named: named}
+	c := &checker{ds: ds, cat: opts.Catalog, sol: sol, named: named, childRunTimeout: opts.ChildRunTimeout}
 	c.recordInput()
 	c.resolve()
 	c.admit()

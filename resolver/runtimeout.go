@@ -30,6 +30,12 @@ const (
 	// invocation that failed within a function's longest timeout,
 	// MaxToolTimeout (AWS Lambda quota).
 	reviewRetrySeconds = 3*MaxToolTimeout + 2 + 4 + 8
+	// ChildStartSeconds is what a workflow step adds to its child's run
+	// timeout: its record Task's four attempts (Retry MaxAttempts 3, after
+	// 1, 2 and 4 s), each within a function's longest timeout,
+	// MaxToolTimeout, and the start Task's retries (after 2, 4 and 8 s),
+	// which start no second child: they find the first and wait for it.
+	ChildStartSeconds = 4*MaxToolTimeout + 1 + 2 + 4 + 2 + 4 + 8
 	// overYear stands for a duration past MaxRunTimeout: sums saturate at
 	// it, so that no retry's backoff or loop's product overflows.
 	overYear = 1 << 40
@@ -48,6 +54,11 @@ type RunTimeout struct {
 	LongestSeconds int
 	MarginSeconds  int
 	Path           []string
+	// Pending are the workflow steps whose child's run timeout is not
+	// known here (Options.ChildRunTimeout is nil): each counts only
+	// ChildStartSeconds, and publishing derives the run timeout again
+	// with the child's published run timeout added.
+	Pending []string
 }
 
 // String is the run timeout as the summary prints it: "95040 s (derived:
@@ -57,7 +68,11 @@ func (r RunTimeout) String() string {
 	if !r.Derived {
 		return fmt.Sprintf("%d s (policy.run_timeout_seconds)", r.Seconds)
 	}
-	return fmt.Sprintf("%d s (derived: the longest path [%s] takes %d s, plus a margin of %d s)", r.Seconds, strings.Join(r.Path, " → "), r.LongestSeconds, r.MarginSeconds)
+	pending := ""
+	if len(r.Pending) > 0 {
+		pending = fmt.Sprintf("; publishing adds the run timeouts of the children started by %s", strings.Join(r.Pending, ", "))
+	}
+	return fmt.Sprintf("%d s (derived: the longest path [%s] takes %d s, plus a margin of %d s%s)", r.Seconds, strings.Join(r.Path, " → "), r.LongestSeconds, r.MarginSeconds, pending)
 }
 
 // runTimeoutMargin is the margin added to a longest path of secs seconds.
@@ -108,6 +123,13 @@ func (c *checker) deriveRunTimeout() {
 	}
 	c.runTimeout = RunTimeout{Seconds: secs + margin, Derived: true, LongestSeconds: secs, MarginSeconds: margin, Path: names}
 	c.sol.RunTimeout = secs + margin
+	if len(t.pending) > 0 {
+		slices.SortFunc(t.pending, func(a, b string) int { return c.index[a] - c.index[b] })
+		c.runTimeout.Pending = t.pending
+		first := c.sol.Steps[c.index[t.pending[0]]]
+		c.ds.warnf(first.WorkflowPos, RuleRunTimeout, "the run timeout is derived when the Solution is published: step(s) %s start workflows whose run timeouts only the stage knows, so %d s here counts each child as %d s to start it; publishing adds each child's published run timeout (set policy.run_timeout_seconds to fix it here)",
+			strings.Join(t.pending, ", "), secs+margin, ChildStartSeconds)
+	}
 }
 
 // timer computes how long steps can keep a run, in seconds.
@@ -117,6 +139,9 @@ type timer struct {
 	// set when some step's could not be bounded (and was reported).
 	weights map[int]int
 	failed  bool
+	// pending are the workflow steps counted without their child's run
+	// timeout (RunTimeout.Pending), in the order they were weighed.
+	pending []string
 }
 
 // longest returns the longest path from the start of scope loop (nil: the
@@ -285,9 +310,17 @@ func (t *timer) compute(i int) int {
 		rounds := (fe.MaxItems + fe.MaxConcurrency - 1) / max(fe.MaxConcurrency, 1)
 		return saturateFloat(float64(rounds) * float64(secs))
 	case KindWorkflow:
-		c.ds.errorf(st.WorkflowPos, RuleRunTimeout, "step %q starts workflow %q and waits for its run, whose timeout is known only where %q is published, so the run timeout cannot be derived from the longest path; set policy.run_timeout_seconds (at most %d) to cover the child's run timeout and the rest of the path",
-			st.ID, st.Workflow, st.Workflow, MaxRunTimeout)
-		return -1
+		if c.childRunTimeout == nil {
+			t.pending = append(t.pending, st.ID)
+			return ChildStartSeconds
+		}
+		secs, err := c.childRunTimeout(st.Workflow)
+		if err != nil {
+			c.ds.errorf(st.WorkflowPos, RuleRunTimeout, "step %q starts workflow %q, whose run timeout cannot be read (%v), so the run timeout cannot be derived from the longest path; set policy.run_timeout_seconds (at most %d) to cover the child's run timeout and the rest of the path",
+				st.ID, st.Workflow, err, MaxRunTimeout)
+			return -1
+		}
+		return saturate(ChildStartSeconds + max(secs, 0))
 	}
 	return 0
 }
@@ -459,6 +492,8 @@ func (t *timer) explain(i int) string {
 		return fmt.Sprintf("wait %q up to %d s", st.ID, n)
 	case KindForEach:
 		return fmt.Sprintf("for_each %q up to %d s", st.ID, n)
+	case KindWorkflow:
+		return fmt.Sprintf("workflow %q up to %d s, its child's run timeout and %d s to start it", st.ID, n, ChildStartSeconds)
 	}
 	return fmt.Sprintf("step %q up to %d s", st.ID, n)
 }

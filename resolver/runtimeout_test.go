@@ -2,6 +2,8 @@ package resolver
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -119,15 +121,51 @@ func TestRunTimeoutNotDerivable(t *testing.T) {
 }
 
 // A workflow step waits for its child, whose run timeout is known where
-// the child is published: the parent's cannot be derived.
-func TestRunTimeoutNotDerivedOverAChild(t *testing.T) {
+// the child is published: offline, the derived run timeout counts only
+// the child's start and warns that publishing adds the child's; with the
+// publish function's lookup, it counts the child's run timeout; a child
+// whose run timeout cannot be read refuses the derivation.
+func TestRunTimeoutCountsTheChildsWherePublished(t *testing.T) {
 	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\nsteps:\n  - id: w\n    workflow: demo-ticket\n"
 	res := compileOnDemo(t, "p.yaml", src)
-	if got := errorRules(res); !slices.Equal(got, []string{RuleRunTimeout}) || !strings.Contains(res.Diagnostics[0].Message, `step "w" starts workflow "demo-ticket"`) {
-		t.Fatalf("errors %v, want [run-timeout] at the step\n%s", got, diagText(res))
+	if !res.OK() || !slices.Equal(res.RunTimeout.Pending, []string{"w"}) || res.RunTimeout.LongestSeconds != ChildStartSeconds ||
+		len(res.Diagnostics) != 1 || res.Diagnostics[0].Rule != RuleRunTimeout || res.Diagnostics[0].Severity != SeverityWarning ||
+		!strings.Contains(res.Summary(), "publishing adds the run timeouts of the children started by w") {
+		t.Fatalf("offline: %+v %s\n%s", res.RunTimeout, res.Summary(), diagText(res))
 	}
-	res = compileOnDemo(t, "p.yaml", strings.Replace(src, "steps:", "policy: {run_timeout_seconds: 86400}\nsteps:", 1))
-	if !res.OK() || res.RunTimeout.Seconds != 86400 {
-		t.Fatalf("with the policy: %+v\n%s", res.RunTimeout, diagText(res))
+
+	const child = 86400
+	var asked []string
+	opts := Options{Toolsets: LockLookup(toolsetsDir)}
+	opts.ChildRunTimeout = func(name string) (int, error) { asked = append(asked, name); return child, nil }
+	res = Compile("p.yaml", []byte(src), opts)
+	longest := ChildStartSeconds + child
+	if !res.OK() || len(res.Diagnostics) != 0 || !slices.Equal(asked, []string{"demo-ticket"}) ||
+		res.RunTimeout.LongestSeconds != longest || res.RunTimeout.Seconds != longest+runTimeoutMargin(longest) || res.RunTimeout.Pending != nil {
+		t.Fatalf("with the child's %d s: %+v asked %v\n%s", child, res.RunTimeout, asked, diagText(res))
+	}
+	if !strings.Contains(string(res.Definition), fmt.Sprintf(`"TimeoutSeconds": %d`, res.RunTimeout.Seconds)) {
+		t.Fatalf("the definition's TimeoutSeconds is not the derived %d s", res.RunTimeout.Seconds)
+	}
+
+	opts.ChildRunTimeout = func(string) (int, error) { return MaxRunTimeout, nil }
+	if res = Compile("p.yaml", []byte(src), opts); !slices.Equal(errorRules(res), []string{RuleRunTimeout}) || !strings.Contains(res.Diagnostics[0].Message, `workflow "w" up to 31539621 s, its child's run timeout`) {
+		t.Fatalf("a child of a year: %s", diagText(res))
+	}
+	opts.ChildRunTimeout = func(string) (int, error) { return 0, errors.New("its version 3 was published before run timeouts were recorded") }
+	res = Compile("p.yaml", []byte(src), opts)
+	if got := errorRules(res); !slices.Equal(got, []string{RuleRunTimeout}) || !strings.Contains(res.Diagnostics[0].Message, `step "w" starts workflow "demo-ticket", whose run timeout cannot be read (its version 3 was published before`) {
+		t.Fatalf("errors %v, want [run-timeout] naming the unreadable child\n%s", got, diagText(res))
+	}
+	opts.ChildRunTimeout = func(string) (int, error) { return child, nil }
+	res = Compile("p.yaml", []byte(strings.Replace(src, "steps:", "policy: {run_timeout_seconds: 86400}\nsteps:", 1)), opts)
+	if !res.OK() || res.RunTimeout.Seconds != 86400 || len(res.Diagnostics) != 1 || res.Diagnostics[0].Severity != SeverityWarning ||
+		!strings.Contains(res.Diagnostics[0].Message, "a run that times out leaves its child running") {
+		t.Fatalf("with a policy its child may outlast: %+v\n%s", res.RunTimeout, diagText(res))
+	}
+	opts.ChildRunTimeout = func(string) (int, error) { return 3600, nil }
+	res = Compile("p.yaml", []byte(strings.Replace(src, "steps:", "policy: {run_timeout_seconds: 86400}\nsteps:", 1)), opts)
+	if !res.OK() || res.RunTimeout.Seconds != 86400 || len(res.Diagnostics) != 0 {
+		t.Fatalf("with a policy over its child's: %+v\n%s", res.RunTimeout, diagText(res))
 	}
 }

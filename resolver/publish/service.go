@@ -139,7 +139,11 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := resolver.Compile(req.File, req.Source, resolver.Options{Toolsets: s.registered(ctx)})
+	kids := &childReader{ctx: ctx, store: s.Store, read: map[string]ledger.Published{}}
+	res := resolver.Compile(req.File, req.Source, resolver.Options{Toolsets: s.registered(ctx), ChildRunTimeout: kids.runTimeout})
+	if kids.err != nil {
+		return nil, &Error{Code: CodeUnavailable, Message: "the published workflows could not be read; nothing was published", Err: kids.err}
+	}
 	out := &Result{Diagnostics: []string{}, Publisher: who.Principal}
 	for _, d := range res.Diagnostics {
 		out.Diagnostics = append(out.Diagnostics, d.String())
@@ -166,7 +170,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 		}
 		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be registered; nothing was published", Err: err}
 	}
-	children, err := s.children(ctx, res)
+	children, err := s.children(ctx, res, kids)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +184,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	// and records it.
 	if err := s.Store.RecordPublished(ctx, ledger.Published{Solution: res.Solution.Name, VersionARN: p.VersionARN, Version: res.Solution.Version,
 		ToolsetID: res.Toolset.ID, OutputBoundBytes: res.Manifest.OutputBoundBytes, InputLimitBytes: res.Manifest.InputLimitBytes,
-		SourceDigest: res.Manifest.SourceDigest, Publisher: who.Principal}); err != nil {
+		RunTimeoutSeconds: res.Solution.RunTimeout, SourceDigest: res.Manifest.SourceDigest, Publisher: who.Principal}); err != nil {
 		return nil, &Error{Code: CodeUnavailable, Message: "the version was published but could not be recorded for parents to start: publish again", Err: err}
 	}
 	out.StateMachineARN, out.VersionARN, out.Created, out.ToolsetID = p.StateMachineARN, p.VersionARN, p.Created, res.Toolset.ID
@@ -445,14 +449,16 @@ func cut(s string, n int) string {
 // version ARN by placeholder key (Substitute). A child that is not
 // published, whose output bound exceeds a step's output_limit_bytes, or
 // whose policy.input_limit_bytes is less than what a step's with may hold,
-// refuses the parent (docs/solutions.md, "Workflow steps").
-func (s *Service) children(ctx context.Context, res *resolver.Result) (map[string]string, error) {
+// refuses the parent (docs/solutions.md, "Workflow steps"). It reads each
+// child through kids, so that the version whose run timeout the parent's
+// derived run timeout counts is the version it starts.
+func (s *Service) children(ctx context.Context, res *resolver.Result, kids *childReader) (map[string]string, error) {
 	out := map[string]string{}
 	var refused []string
 	for _, key := range slices.Sorted(maps.Keys(res.Manifest.Workflows)) {
 		pin := res.Manifest.Workflows[key]
 		steps := strings.Join(pin.Steps, ", ")
-		child, err := s.Store.PublishedSolution(ctx, pin.Solution)
+		child, err := kids.published(pin.Solution)
 		switch {
 		case errors.Is(err, ledger.ErrNotFound):
 			refused = append(refused, fmt.Sprintf("step %s starts workflow %s, which is not published in stage %s: publish it first", steps, pin.Solution, s.Stage))
@@ -474,6 +480,52 @@ func (s *Service) children(ctx context.Context, res *resolver.Result) (map[strin
 		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("%d workflow step(s) cannot start their Solution: nothing was published", len(refused)), Diagnostics: refused}
 	}
 	return out, nil
+}
+
+// childReader reads the published records of the Solutions a Solution's
+// workflow steps start, each once per publish: the resolver's
+// ChildRunTimeout and children see the same version.
+type childReader struct {
+	ctx   context.Context
+	store *ledger.Store
+	read  map[string]ledger.Published
+	// err is the first read that failed other than ErrNotFound: publish
+	// then answers unavailable, whatever the resolver made of it.
+	err error
+}
+
+// published is the last published version of Solution name, or an error
+// wrapping ledger.ErrNotFound.
+func (k *childReader) published(name string) (ledger.Published, error) {
+	if p, ok := k.read[name]; ok {
+		return p, nil
+	}
+	p, err := k.store.PublishedSolution(k.ctx, name)
+	if err != nil {
+		if !errors.Is(err, ledger.ErrNotFound) && k.err == nil {
+			k.err = err
+		}
+		return p, err
+	}
+	k.read[name] = p
+	return p, nil
+}
+
+// runTimeout is the resolver's ChildRunTimeout: the run timeout of
+// Solution name's published version. A child not published counts 0 s
+// (children refuses the parent, naming it); a version recorded before run
+// timeouts were is refused, to be published again.
+func (k *childReader) runTimeout(name string) (int, error) {
+	p, err := k.published(name)
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, errors.New("the published workflows could not be read")
+	case p.RunTimeoutSeconds <= 0:
+		return 0, fmt.Errorf("its version %d was published before run timeouts were recorded: publish %s again", p.Version, name)
+	}
+	return p.RunTimeoutSeconds, nil
 }
 
 // registered is the resolver's lookup of a toolset a Solution names: the

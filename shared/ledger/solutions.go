@@ -32,8 +32,12 @@ type Published struct {
 	// input (policy.input_limit_bytes), in bytes of JSON.
 	OutputBoundBytes int
 	InputLimitBytes  int
-	SourceDigest     string
-	Publisher        string
+	// RunTimeoutSeconds is the version's run timeout (its state machine's
+	// TimeoutSeconds), which a parent's derived run timeout counts; 0 in
+	// records written before it was recorded.
+	RunTimeoutSeconds int
+	SourceDigest      string
+	Publisher         string
 }
 
 // RecordPublished records p as its Solution's last published version
@@ -43,7 +47,8 @@ func (s *Store) RecordPublished(ctx context.Context, p Published) error {
 		AttrPK: str(solutionPrefix + p.Solution), AttrSK: str(publishedSK),
 		"version_arn": str(p.VersionARN), "version": tabledef.N(int64(p.Version)), "toolset_id": str(p.ToolsetID),
 		"output_bound_bytes": tabledef.N(int64(p.OutputBoundBytes)), "input_limit_bytes": tabledef.N(int64(p.InputLimitBytes)),
-		"source_digest": str(p.SourceDigest), "publisher": str(p.Publisher),
+		"run_timeout_seconds": tabledef.N(int64(p.RunTimeoutSeconds)),
+		"source_digest":       str(p.SourceDigest), "publisher": str(p.Publisher),
 		"published_at": str(s.now().UTC().Format("2006-01-02T15:04:05.000Z")),
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
@@ -66,7 +71,8 @@ func (s *Store) PublishedSolution(ctx context.Context, name string) (Published, 
 	it := out.Item
 	p := Published{Solution: name, VersionARN: getS(it, "version_arn"), ToolsetID: getS(it, "toolset_id"),
 		SourceDigest: getS(it, "source_digest"), Publisher: getS(it, "publisher"),
-		Version: int(getN(it, "version")), OutputBoundBytes: int(getN(it, "output_bound_bytes")), InputLimitBytes: int(getN(it, "input_limit_bytes"))}
+		Version: int(getN(it, "version")), OutputBoundBytes: int(getN(it, "output_bound_bytes")), InputLimitBytes: int(getN(it, "input_limit_bytes")),
+		RunTimeoutSeconds: int(getN(it, "run_timeout_seconds"))}
 	if p.VersionARN == "" || p.OutputBoundBytes <= 0 || p.InputLimitBytes <= 0 {
 		return Published{}, fmt.Errorf("published %s: the item lacks its version ARN or bounds", name)
 	}

@@ -17,8 +17,10 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -142,6 +144,70 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 		}
 		e.untouched(t, before)
 	})
+}
+
+// timeoutOf is the TimeoutSeconds of the definition Solution name's state
+// machine has in the local stack.
+func (e *env) timeoutOf(t *testing.T, name string) int {
+	t.Helper()
+	arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, name))
+	out, err := e.sf.DescribeStateMachine(t.Context(), &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(arn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def struct{ TimeoutSeconds int }
+	if err := json.Unmarshal([]byte(aws.ToString(out.Definition)), &def); err != nil || def.TimeoutSeconds <= 0 {
+		t.Fatalf("%s's definition has no TimeoutSeconds (%v)", name, err)
+	}
+	return def.TimeoutSeconds
+}
+
+// A parent without policy.run_timeout_seconds is published with a run
+// timeout derived from its child's published one (docs/solutions.md, "The
+// run timeout"); a child recorded before run timeouts were is refused,
+// naming it, until it is published again.
+func TestWorkflowStepParentDerivesItsRunTimeoutFromTheChilds(t *testing.T) {
+	e, toolsets, solutions := startParentsEnv(t)
+	e.publishOn(t, toolsets, filepath.Join(solutions, "demo-ticket.yaml"))
+	src, err := os.ReadFile(filepath.Join(solutions, "ticket-parent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived := strings.Replace(strings.Replace(string(src), "solution: ticket-parent", "solution: derived-parent", 1), "  run_timeout_seconds: 86400\n", "  input_limit_bytes: 4096\n", 1)
+	if derived == string(src) || strings.Contains(derived, "run_timeout_seconds:") {
+		t.Fatal("ticket-parent.yaml no longer sets its run timeout as this test expects")
+	}
+	file := filepath.Join(e.dir, "derived-parent.yaml")
+	if err := os.WriteFile(file, []byte(derived), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.publishOn(t, toolsets, file)
+	child := e.timeoutOf(t, "demo-ticket")
+	longest := resolver.ChildStartSeconds + child
+	want := longest + max(resolver.RunTimeoutMarginMin, (longest*resolver.RunTimeoutMarginPercent+99)/100)
+	if got := e.timeoutOf(t, "derived-parent"); got != want {
+		t.Fatalf("derived-parent's TimeoutSeconds %d, want %d: demo-ticket's %d s, %d s to start it, and the margin", got, want, child, resolver.ChildStartSeconds)
+	}
+
+	// demo-ticket's record as a version published before run timeouts
+	// were recorded left it.
+	store := ledger.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table)
+	rec, err := store.PublishedSolution(t.Context(), "demo-ticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.RunTimeoutSeconds = 0
+	if err := store.RecordPublished(t.Context(), rec); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := cli.Run([]string{"publish", file, "--toolsets", toolsets, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	if code == cli.ExitOK || !strings.Contains(out, "[run-timeout]") || !strings.Contains(out, "was published before run timeouts were recorded: publish demo-ticket again") {
+		t.Fatalf("publish over a child recorded without its run timeout: exit %d\n%s", code, out)
+	}
+	e.publishOn(t, toolsets, filepath.Join(solutions, "demo-ticket.yaml"))
+	e.publishOn(t, toolsets, file)
 }
 
 // A workflow step starts its child only with an input the child's
