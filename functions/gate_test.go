@@ -1,6 +1,6 @@
 package functions_test
 
-// The gate's bypasses an insider found (issue 9), each reproduced against
+// The gate's bypasses an insider found, each reproduced against
 // the real send-email and review-request bootstraps under the RIE, on
 // dynalite and the SES v2 emulator: where nothing may be sent, the
 // emulator's store stays empty.

@@ -20,7 +20,7 @@ import (
 // TestToolsetRefusedFilterOnARealLine applies the synthesized template's
 // filter patterns to the log lines the real send-email function writes
 // when it refuses a stored toolset, not to a hand-written sample. It
-// replays issue 9's attack: a send-email toolset item with
+// replays an insider's attack: a send-email toolset item with
 // review_required false and a correct id, written with a plain PutItem
 // around registration, then a call on it without an approval. CloudWatch
 // Logs has no local stand-in, so matchJSONFilter evaluates the patterns

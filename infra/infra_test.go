@@ -740,7 +740,7 @@ var ledgerWriteActions = []string{
 // people) allows an action that writes ledger items on the ledger table,
 // whatever its form: a wildcard action (dynamodb:*, dynamodb:Put*, *), a
 // NotAction, a wildcard resource. Conditions are ignored: a LeadingKeys
-// condition still lets a person write the items it names (issue 9: a
+// condition still lets a person write the items it names (a
 // Publisher wrote a weakened TOOLSET# item). Only the functions write;
 // toolsets are registered by the deployment's operator with the deploy
 // role (toolgate toolset register).

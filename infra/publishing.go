@@ -6,7 +6,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// Publishing only through the resolver, in a function (issue 12 §2): the
+// Publishing only through the resolver, in a function: the
 // publish function (functions/publish, resolver/publish Service) is the
 // only way a Solution reaches Step Functions. Its role alone may create
 // and update state machines, publish their versions and pass the Solution

@@ -29,7 +29,7 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// Publishing only through the resolver, in a function (issue 12 §2), and
+// Publishing only through the resolver, in a function, and
 // stages apart (§3): template assertions on who may write state machines
 // and on the stage every Step Functions ARN names, and the publish
 // function's and toolgate run's own requests replayed against the
@@ -255,7 +255,7 @@ func stageARNProblems(pj tmpl, stage string) []error {
 	return errs
 }
 
-// checkStageARNs: stages apart (issue 12 §3): every Step Functions ARN in
+// checkStageARNs: stages apart: every Step Functions ARN in
 // every policy names the test stage with its separator.
 func checkStageARNs(_, _ assertions.Template, _, pj tmpl) error {
 	if len(statesARNs(pj)) == 0 {

@@ -8,10 +8,10 @@ import (
 
 // The compiler packages (the resolver, Gate A and the workflow-validator
 // tool that runs them) link no AWS service SDK: compiling a Solution needs
-// none, and the workflow-validator function stays small (issue 10; the
+// none, and the workflow-validator function stays small (the
 // review patterns it checks live in the SDK-free shared/reviewer). Nor do
 // they link the tools themselves: the tools' rules that check applies to
-// literals are SDK-free packages both call (issue 14 §3: shared/recipient,
+// literals are SDK-free packages both call (shared/recipient,
 // shared/mailheader, shared/fetchurl), not the fetch tool's HTTP client or
 // send-email's SES client.
 func TestCompilerLinksNoAWSServiceSDK(t *testing.T) {

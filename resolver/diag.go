@@ -48,6 +48,7 @@ const (
 	RuleForEachScope    = "for-each-scope"     // a target that leaves or enters a for_each body (end ends an iteration)
 	RuleReviewScope     = "review-scope"       // review.of names a tool step of another for_each body, or outside the review's
 	RuleWorkflow        = "workflow"           // a workflow step whose Solution the toolset does not list, or a Solution's output binding
+	RuleTooMany         = "too-many"           // more than MaxDiagnostics diagnostics: the rest are counted, not listed
 	RuleReviewerPattern = reviewer.RulePattern // a reviewer pattern that does not name one AWS account (shared/reviewer); at publish, one naming an account the deployment does not admit
 )
 
@@ -62,6 +63,13 @@ type Pos struct {
 
 // MaxNotes bounds a diagnostic's notes.
 const MaxNotes = 8
+
+// MaxDiagnostics bounds the diagnostics of one file: errors first, then
+// warnings, each in source order, and one [too-many] diagnostic counting
+// the rest. A diagnostic is at most (1 + MaxNotes) × MaxMessageRunes
+// runes, up to 6 bytes each in JSON, so 200 fit in a publish function's
+// answer, which Lambda bounds at 6 MB (AWS Lambda quota).
+const MaxDiagnostics = 200
 
 // Diagnostic is one finding, printed as
 // "file:line:col: error|warning: [rule-id] message", and each of its notes
@@ -163,5 +171,44 @@ func (ds *diags) sorted() []Diagnostic {
 		}
 		dedup = append(dedup, d)
 	}
-	return dedup
+	return capped(dedup)
+}
+
+// capped is list, in source order, cut to MaxDiagnostics: errors are kept
+// before warnings, so a cut list refuses what the whole list refuses, and
+// a last [too-many] diagnostic, an error when an error was left out,
+// counts the rest.
+func capped(list []Diagnostic) []Diagnostic {
+	if len(list) <= MaxDiagnostics {
+		return list
+	}
+	keep := make([]bool, len(list))
+	room := MaxDiagnostics - 1
+	for _, sev := range []Severity{SeverityError, SeverityWarning} {
+		for i, d := range list {
+			if room > 0 && d.Severity == sev {
+				keep[i], room = true, room-1
+			}
+		}
+	}
+	var out []Diagnostic
+	var errs, warns int
+	for i, d := range list {
+		switch {
+		case keep[i]:
+			out = append(out, d)
+		case d.Severity == SeverityError:
+			errs++
+		default:
+			warns++
+		}
+	}
+	sev := SeverityWarning
+	if errs > 0 {
+		sev = SeverityError
+	}
+	last := list[len(list)-1]
+	out = append(out, Diagnostic{File: last.File, Line: last.Line, Column: last.Column, Severity: sev, Rule: RuleTooMany,
+		Message: fmt.Sprintf("%d more error(s) and %d more warning(s) are not listed: at most %d diagnostics are, errors first; fix these and check again", errs, warns, MaxDiagnostics)})
+	return out
 }

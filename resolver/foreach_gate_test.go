@@ -9,7 +9,7 @@ import (
 )
 
 // Gate A over Solutions with for_each bodies, against a brute force over
-// the flattened graph (issue 17 §1, "Done when"): every state (step,
+// the flattened graph: every state (step,
 // approvals) a run can be in is explored, where a for_each enters its
 // body's first step, an iteration's end enters it again for the next item
 // or leaves the loop by the for_each's next, a body's failure leaves by

@@ -381,3 +381,33 @@ steps:
 func reviewerStep(pattern string) string {
 	return "  - id: r\n    review: {of: s, reviewers: [\"" + pattern + "\"]}\n    on_approve: s\n  - id: s\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
 }
+
+// A file with more errors than MaxDiagnostics lists MaxDiagnostics-1 of
+// them, errors before warnings, and a last [too-many] error counting the
+// rest, so that the answer stays bounded and the file stays refused.
+func TestDiagnosticsCappedErrorsFirst(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("solution: many\nversion: 1\nsteps:\n")
+	const n = MaxDiagnostics + 50
+	for i := range n {
+		// Each step is unreachable (a warning) but the first, and names an
+		// unknown target (an error).
+		fmt.Fprintf(&b, "  - id: s%d\n    pass: {}\n    next: nowhere%d\n", i, i)
+	}
+	res := Compile("many.yaml", []byte(b.String()), Options{})
+	if len(res.Diagnostics) != MaxDiagnostics {
+		t.Fatalf("%d diagnostics, want %d", len(res.Diagnostics), MaxDiagnostics)
+	}
+	last := res.Diagnostics[MaxDiagnostics-1]
+	if last.Rule != RuleTooMany || last.Severity != SeverityError || res.OK() {
+		t.Fatalf("last diagnostic %s, want a [too-many] error", last)
+	}
+	for _, d := range res.Diagnostics[:MaxDiagnostics-1] {
+		if d.Severity != SeverityError {
+			t.Fatalf("a warning listed while errors were left out: %s", d)
+		}
+	}
+	if !strings.Contains(last.Message, fmt.Sprintf("%d more error(s)", n-(MaxDiagnostics-1))) {
+		t.Fatalf("last diagnostic %s does not count the %d errors left out", last, n-(MaxDiagnostics-1))
+	}
+}

@@ -1,6 +1,6 @@
 package publish_test
 
-// Both sides of every literal rule (issue 14 §3): for the same inputs, what
+// Both sides of every literal rule: for the same inputs, what
 // `toolgate check` (resolver.Compile) and the publish function
 // (Deployment.Check) refuse must be exactly what the tool refuses at run
 // time, given the same deployment lists. Check refuses what the tool

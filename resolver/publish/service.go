@@ -156,6 +156,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 		for _, d := range refused {
 			out.Diagnostics = append(out.Diagnostics, d.String())
 		}
+		out.Diagnostics = capDiagnostics(out.Diagnostics)
 		log.InfoContext(ctx, "publish refused by the deployment's allow-lists", "file", req.File, "publisher", who.Principal, "diagnostics", len(refused))
 		return nil, &Error{Code: CodeRefused, Diagnostics: out.Diagnostics,
 			Message: fmt.Sprintf("%d literal value(s) of the Solution are not allowed by stage %s's tools: nothing was published", len(refused), s.Stage)}
@@ -431,6 +432,17 @@ func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.
 		s.Log.InfoContext(ctx, "toolset registered", "toolset_id", ts.ID, "created", created, "publisher", who.Principal)
 	}
 	return res, nil
+}
+
+// capDiagnostics is list cut to resolver.MaxDiagnostics lines, the last
+// counting those left out, so that an answer stays within Lambda's 6 MB
+// (resolver.MaxDiagnostics).
+func capDiagnostics(list []string) []string {
+	if len(list) <= resolver.MaxDiagnostics {
+		return list
+	}
+	n := resolver.MaxDiagnostics - 1
+	return append(list[:n:n], fmt.Sprintf("%d more diagnostic(s) are not listed", len(list)-n))
 }
 
 // cut returns s, or its first n bytes (whole UTF-8 sequences) and "...".

@@ -4,7 +4,7 @@
 // and no HTTP client, so that the tool (package fetch, before every request
 // and redirect), the resolver (literal URLs of a Solution, at compile time)
 // and the publish function (literal URLs against the platform's list) call
-// the same functions and never disagree (issue 14 §3).
+// the same functions and never disagree.
 //
 // # Syntax
 //

@@ -159,7 +159,7 @@ func TestRecordGuards(t *testing.T) {
 	}
 }
 
-// Regression (issue 9): a toolset item written with a plain PutItem, its id
+// Regression: a toolset item written with a plain PutItem, its id
 // the correct digest of a send-email pinned without review_required, is
 // refused on load for that rule; RegisterToolset refuses the same toolset
 // and writes nothing.

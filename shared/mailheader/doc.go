@@ -2,7 +2,7 @@
 // writes into an e-mail: today the Subject of the send-email tool. It has
 // no I/O and links no AWS SDK, so that the tool (package sendemail, at run
 // time) and the resolver (`toolgate check` of literal subjects, rule
-// [mail-header]; issue 14 §3) call the same function and never disagree.
+// [mail-header]) call the same function and never disagree.
 //
 // A subject is refused when it is empty, or when it holds:
 //   - a line break: CR, LF (RFC 5322 §2.2: a header field body is one

@@ -1,4 +1,4 @@
-// Package mcptool is toolgate's MCP client (issue 16, docs/tools.md "MCP
+// Package mcptool is toolgate's MCP client (docs/tools.md "MCP
 // tools"), built on github.com/modelcontextprotocol/go-sdk v1.8.0 over
 // streamable HTTP: List lists a server's tools for registration
 // (toolset.Lister), Check compares a pinned tool with the server's current

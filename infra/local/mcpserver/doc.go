@@ -1,5 +1,5 @@
 // Package mcpserver is a local MCP server to test toolgate's MCP tool
-// sources against (issue 16): a real server built with
+// sources against: a real server built with
 // github.com/modelcontextprotocol/go-sdk v1.8.0, run in-process on a free
 // 127.0.0.1 port over streamable HTTP, with Go methods that make it
 // misbehave on cue and record what it was sent.

@@ -54,7 +54,7 @@ steps:
       text: "${steps.fetch.error.Cause}"
 `
 
-// The grammar of issue 17 on the local stack: a Wait state, a Catcher by
+// The for_each, wait and catch grammar on the local stack: a Wait state, a Catcher by
 // error code, a review's own timeout path to a fail step, and the bindings
 // of a step's error, a review's decision and the execution.
 func TestWaitTimeoutAndCatchByCode(t *testing.T) {
