@@ -1,0 +1,234 @@
+package table
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Principal is who makes an access: a function (by its name in
+// infra/functions.go), every tool function, or a managed policy for
+// people (docs/infra.md, "Least privilege").
+type Principal string
+
+// The principals of the ledger table's accesses.
+const (
+	ToolFunctions  Principal = "tool functions" // every tool function's dispatcher
+	ReviewRequest  Principal = "review-request"
+	ReviewDecision Principal = "review-decision"
+	Publish        Principal = "publish"
+	Operator       Principal = "operator" // the operator managed policy: toolgate ledger
+)
+
+// Functions are the principals that are functions: each verifies caller
+// proofs, so each records them.
+var Functions = []Principal{ToolFunctions, ReviewRequest, ReviewDecision, Publish}
+
+// Action is a DynamoDB action on the table's items, as IAM names it.
+type Action string
+
+// The actions of the accesses.
+const (
+	GetItem    Action = "dynamodb:GetItem"
+	PutItem    Action = "dynamodb:PutItem"
+	UpdateItem Action = "dynamodb:UpdateItem"
+	Query      Action = "dynamodb:Query"
+)
+
+// Access is one kind of request a principal makes: one statement of its
+// role or managed policy.
+type Access struct {
+	// Sid names the statement.
+	Sid string
+	By  []Principal
+	// On are the item kinds it reaches (dynamodb:LeadingKeys, from their
+	// prefixes), or Index the index a Query reads.
+	On      []*Kind
+	Index   *Index
+	Actions []Action
+	// Attributes, when set, are the only attributes a request may name
+	// (dynamodb:Attributes): the keys, what it writes, what its condition
+	// reads, what it projects. nil: whole items (a read without a
+	// projection names none, so the key would bound nothing).
+	Attributes []string
+	// ReturnValues, when set, is the only ReturnValues an UpdateItem may
+	// ask for (dynamodb:ReturnValues).
+	ReturnValues string
+	// SpecificAttributes requires a request carrying dynamodb:Select to
+	// ask for SPECIFIC_ATTRIBUTES (StringEqualsIfExists).
+	SpecificAttributes bool
+	// Code names the code that makes the requests, and Doc what they are.
+	Code, Doc string
+}
+
+// Prefixes are the partition key prefixes of the kinds it reaches, in
+// order, each once.
+func (a Access) Prefixes() []string {
+	var out []string
+	for _, k := range a.On {
+		if !slices.Contains(out, k.Prefix) {
+			out = append(out, k.Prefix)
+		}
+	}
+	return out
+}
+
+// Allows reports whether the access lets principal p make action on the
+// items of kind k (nil with an index: a Query of it).
+func (a Access) Allows(p Principal, action Action, k *Kind, ix *Index) bool {
+	if !slices.Contains(a.By, p) || !slices.Contains(a.Actions, action) {
+		return false
+	}
+	if ix != nil {
+		return a.Index == ix
+	}
+	return slices.Contains(a.Prefixes(), k.Prefix)
+}
+
+// Of returns the accesses of principal p, in Accesses order.
+func Of(p Principal) []Access {
+	var out []Access
+	for _, a := range Accesses {
+		if slices.Contains(a.By, p) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Check reports the first inconsistency of the declaration: an access
+// naming an attribute no kind it reaches declares, an index projecting one
+// its kind lacks, or two accesses of one Sid for one principal.
+func Check() error {
+	for _, ix := range Indexes {
+		var owners []*Kind
+		for _, k := range Kinds {
+			if k.Index == ix {
+				owners = append(owners, k)
+			}
+		}
+		if len(owners) == 0 {
+			return fmt.Errorf("table: index %s has no item kind", ix.Name)
+		}
+		for _, k := range owners {
+			for _, n := range slices.Concat([]string{ix.PK, ix.SK}, ix.Projects) {
+				if k.Attribute(n) == nil {
+					return fmt.Errorf("table: index %s names %s, which item kind %s does not declare", ix.Name, n, k.Name)
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, a := range Accesses {
+		if (a.Index == nil) == (len(a.On) == 0) {
+			return fmt.Errorf("table: access %s must reach item kinds or one index", a.Sid)
+		}
+		for _, p := range a.By {
+			if seen[string(p)+"/"+a.Sid] {
+				return fmt.Errorf("table: two accesses %s of %s", a.Sid, p)
+			}
+			seen[string(p)+"/"+a.Sid] = true
+		}
+		for _, n := range a.Attributes {
+			declared := false
+			if a.Index != nil {
+				declared = slices.Contains(a.Index.Attributes(), n)
+			}
+			for _, k := range a.On {
+				declared = declared || n == PK || n == SK || k.Attribute(n) != nil
+			}
+			if !declared {
+				return fmt.Errorf("table: access %s names %s, which no item kind it reaches declares", a.Sid, n)
+			}
+		}
+	}
+	return nil
+}
+
+// reviewAsked are the attributes of what a review asks, which only
+// review-request writes (Create): never a decision nor a binding.
+var reviewAsked = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers",
+	"input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "status", "created_at",
+	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK)
+
+// reviewDecided are the attributes review-decision's UpdateItems name:
+// Decide (SET status, review_list_pk, approver, authenticated, decided_at,
+// reason, delivery, delivery_lease_until, decision_token, expires_at;
+// condition on status, deadline and expires_at), ClaimDelivery,
+// FinishDelivery and NoteSelfApproval. Never what was asked nor a binding.
+var reviewDecided = Review.Names(PK, SK, "status", "deadline", ExpiresAt, ReviewsByStatus.PK, "approver", "authenticated",
+	"decided_at", "reason", "decision_token", "delivery", "delivery_lease_until", "delivered_at", "delivery_error",
+	"self_approval_refusals")
+
+// ApprovalAttributes are the only attributes of a review a tool
+// function's dispatcher reads (GetApproval): what CheckApproval compares,
+// never the inputs, the task token, the reason or the requester. bound_key
+// holds the binding of an approval bound before bindings had items.
+var ApprovalAttributes = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
+	"deadline", ExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error", "bound_key")
+
+// ReadAttributes are the only attributes of calls, rows and toolsets the
+// operator's reads name (toolgate ledger): digests, sizes, states and
+// toolset bodies, never a recorded result.
+var ReadAttributes = []string{
+	PK, SK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
+	"state", "attempts", "lease_until", "token", "error_code", "updated_at", "attempt_log", "invocations", "last_seen_at",
+	ExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
+	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id",
+}
+
+// Accesses is every access to the table. infra generates each role's and
+// managed policy's ledger statements from it, in this order per principal;
+// docs/infra.md tabulates them.
+var Accesses = []Access{
+	{Sid: "Calls", By: []Principal{ToolFunctions}, On: []*Kind{Call, Row}, Actions: []Action{GetItem, PutItem, UpdateItem},
+		Code: "shared/ledger (the dispatcher)",
+		Doc: "the claim (UpdateItem, ReturnValues ALL_NEW), re-claim, MarkUnknown, finish and release, Touch (ALL_NEW), " +
+			"Record and the read after a finish's failed condition (GetItem), PutRow (PutItem of a row item): whole items, which the dispatcher owns"},
+	{Sid: "Toolsets", By: []Principal{ToolFunctions, ReviewRequest, Publish}, On: []*Kind{Toolset}, Actions: []Action{GetItem},
+		Attributes: Toolset.Names(PK, SK, "body"), Code: "ledger.Store.Toolset",
+		Doc: "loading a toolset (GetItem projecting body); in publish, RegisterToolset's read of the toolset already there"},
+	{Sid: "RegisterToolsets", By: []Principal{Publish}, On: []*Kind{Toolset}, Actions: []Action{PutItem},
+		Attributes: Toolset.Names(PK, SK, "body", "registered_at"), Code: "ledger.Store.RegisterToolset",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)), after the registration check: no other role writes a toolset"},
+	{Sid: "RecordPublishedSolutions", By: []Principal{Publish}, On: []*Kind{Published}, Actions: []Action{PutItem},
+		Attributes: Published.Names(PK, SK, "version_arn", "version", "toolset_id", "output_bound_bytes", "run_timeout_seconds",
+			"input_limit_bytes", "source_digest", "publisher", "published_at"),
+		Code: "ledger.Store.RecordPublished", Doc: "the PutItem of a Solution's last published version and its bounds"},
+	{Sid: "ReadPublishedSolutions", By: []Principal{Publish}, On: []*Kind{Published}, Actions: []Action{GetItem},
+		Code: "ledger.Store.PublishedSolution", Doc: "its GetItem"},
+	{Sid: "ReadReviews", By: []Principal{ReviewRequest, ReviewDecision}, On: []*Kind{Review}, Actions: []Action{GetItem},
+		Code: "dynamo.Store.Get", Doc: "a consistent GetItem of the whole review"},
+	{Sid: "ReadApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Review}, Actions: []Action{GetItem},
+		Attributes: ApprovalAttributes, SpecificAttributes: true, Code: "dynamo.Store.GetApproval",
+		Doc: "a consistent GetItem projecting ApprovalAttributes"},
+	{Sid: "BindApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Binding}, Actions: []Action{PutItem},
+		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", ExpiresAt), Code: "dynamo.Store.Bind",
+		Doc: "the binding item's conditional PutItem: a tool role writes no review item"},
+	{Sid: "ReadBindings", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding}, Actions: []Action{GetItem},
+		Code: "dynamo.Store.Bind, BoundKey", Doc: "the binding item after a failed condition; the binding a show reports"},
+	{Sid: "CreateReviews", By: []Principal{ReviewRequest}, On: []*Kind{Review}, Actions: []Action{PutItem},
+		Attributes: reviewAsked, Code: "dynamo.Store.Create", Doc: "the pending review's conditional PutItem: no other role puts a review"},
+	{Sid: "DecideReviews", By: []Principal{ReviewDecision}, On: []*Kind{Review}, Actions: []Action{UpdateItem},
+		Attributes: reviewDecided, ReturnValues: "NONE",
+		Code: "dynamo.Store Decide, ClaimDelivery, FinishDelivery, NoteSelfApproval", Doc: "no other role writes a decision"},
+	{Sid: "ListReviews", By: []Principal{ReviewDecision}, Index: ReviewsByStatus, Actions: []Action{Query},
+		Attributes: ReviewsByStatus.Attributes(), Code: "dynamo.Store.List", Doc: "Query on the index, with its own projection"},
+	{Sid: "RecordStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{PutItem},
+		Attributes: Start.Names(PK, SK, "starter", "parent_run_id", "input_digest", "state_machine_arn", "child_started_at", ExpiresAt),
+		Code: "dynamo.Store RecordStart, RecordChildStart", Doc: "the conditional PutItem of an execution's starter"},
+	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
+		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id"), ReturnValues: "NONE",
+		Code: "dynamo.Store.TakeChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at"},
+	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
+		Code: "dynamo.Store.Starter", Doc: "GetItem of the whole start item"},
+	{Sid: "RecordCallerProofs", By: Functions, On: []*Kind{Proof}, Actions: []Action{PutItem},
+		Attributes: Proof.Names(PK, SK, "binding", "arn", ExpiresAt), Code: "caller.ProofTable.Record",
+		Doc: "the conditional PutItem of an accepted proof (ReturnValuesOnConditionCheckFailure ALL_OLD)"},
+	{Sid: "ReadCallerProofs", By: Functions, On: []*Kind{Proof}, Actions: []Action{GetItem},
+		Code: "caller.ProofTable.Record", Doc: "the proof record after its condition failed without the old item (dynalite)"},
+	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
+		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
+		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},
+	{Sid: "LedgerIndexReads", By: []Principal{Operator}, Index: ReviewsByStatus, Actions: []Action{Query},
+		Code: "toolgate ledger", Doc: "the index projects no review inputs, reasons or task tokens"},
+}

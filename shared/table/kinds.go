@@ -1,0 +1,192 @@
+package table
+
+// attr is an Attribute of one type (the first written).
+func attr(name string, t Type, doc string) Attribute {
+	return Attribute{Name: name, Types: []Type{t}, Doc: doc}
+}
+
+// ttl is ExpiresAt, the item's end.
+var ttl = attr(ExpiresAt, Number, "epoch seconds: DynamoDB's TTL ends the item after it")
+
+// Call is a tool call's item: its idempotency record and, in attempt_log,
+// every attempt's row (shared/ledger records.go; docs/ledger.md, "One
+// item per call"). Only the dispatcher of a tool function writes it.
+var Call = &Kind{
+	Name: "call", Prefix: "RUN#", PKShape: "RUN#<run_id>", SKShape: "CALL#<seq's sort key>",
+	Doc: "a tool call's idempotency record and its attempts' rows",
+	Attributes: []Attribute{
+		attr("run_id", String, "the run's id: an execution ARN, or a direct-lane run id"),
+		{Name: "seq", Types: []Type{String, Number}, Doc: "the call's tool.Seq (\"3\", \"3.1\"); a number in items written before for_each"},
+		attr("step", String, "the Solution step's id"),
+		attr("tool", String, "the tool's name"),
+		attr("toolset_id", String, "the pinned toolset's id"),
+		attr("input_digest", String, "sha256:<hex> of the RFC 8785 input"),
+		attr("idempotency_key", String, "<run_id>/<seq>"),
+		attr("state", String, "IN_PROGRESS, COMPLETED, FAILED, UNKNOWN or PARKED"),
+		attr("attempts", Number, "attempts claimed"),
+		attr("lease_until", Number, "unix ms: the claim's lease"),
+		attr("token", String, "the current claim's token"),
+		{Name: "result", Types: []Type{String, Null}, Doc: "the recorded result's JSON, COMPLETED only"},
+		attr("error_code", String, "the typed error of a FAILED or UNKNOWN call"),
+		attr("updated_at", Number, "unix ms"),
+		attr("attempt_log", Map, "the attempts' entries by claim token"),
+		attr("invocations", Number, "invocations that reached the call, replays included"),
+		attr("last_seen_at", Number, "unix ms: the last invocation"),
+		ttl,
+	},
+}
+
+// Row is a ToolInvocation row item of its own: an invocation that claimed
+// nothing (shared/ledger rows.go, PutRow). Its attributes are the Row's.
+var Row = &Kind{
+	Name: "row", Prefix: "RUN#", PKShape: "RUN#<run_id>",
+	SKShape: "CALL#<seq's sort key>#<started_at, unix ns, 19 digits>#<8 random hex>",
+	Doc:     "a ToolInvocation row of an invocation that claimed nothing",
+	Attributes: []Attribute{
+		attr("run_id", String, "the run's id"),
+		{Name: "seq", Types: []Type{String, Number}, Doc: "the call's tool.Seq; a number before for_each"},
+		attr("attempt", Number, "the ledger's attempt count, 0 when refused before a claim"),
+		attr("step", String, "the Solution step's id"),
+		attr("tool", String, "the tool's name"),
+		attr("toolset_id", String, "the pinned toolset's id"),
+		attr("idempotency_key", String, "<run_id>/<seq>"),
+		attr("status", String, "the row's status"),
+		attr("error_code", String, "the typed error"),
+		attr("retryable", Bool, "whether Step Functions may retry"),
+		attr("started_at", String, "RFC 3339 with ns, UTC"),
+		attr("ended_at", String, "RFC 3339 with ns, UTC"),
+		attr("duration_ms", Number, "ms"),
+		attr("input_digest", String, "sha256:<hex> of the RFC 8785 input"),
+		attr("input_bytes", Number, "bytes of the input"),
+		attr("output_digest", String, "sha256:<hex> of the output"),
+		attr("output_bytes", Number, "bytes of the output"),
+		attr("memory_mb", Number, "the function's memory, MB"),
+		attr("review_id", String, "the approval's review"),
+		attr("approver", String, "the approval's approver"),
+		attr("parent_run_id", String, "a child run's parent"),
+		attr("after_claim_request", Bool, "a refusal after the claim's request was sent"),
+		ttl,
+	},
+}
+
+// Toolset is a registered toolset (shared/ledger toolsets.go; docs/ledger.md,
+// "Toolsets are checked on every load"). Only the publish function
+// writes one, after the registration check.
+var Toolset = &Kind{
+	Name: "toolset", Prefix: "TOOLSET#", PKShape: "TOOLSET#<toolset id>", SKShape: "TOOLSET", SKValue: "TOOLSET",
+	Doc: "a registered toolset",
+	Attributes: []Attribute{
+		attr("body", String, "the toolset's RFC 8785 form without its id"),
+		attr("registered_at", String, "RFC 3339 UTC ms"),
+	},
+}
+
+// Published is a Solution's last published version in the stage
+// (shared/ledger solutions.go; docs/solutions.md, "Workflow steps").
+var Published = &Kind{
+	Name: "published", Prefix: "SOLUTION#", PKShape: "SOLUTION#<solution>", SKShape: "PUBLISHED", SKValue: "PUBLISHED",
+	Doc: "a Solution's last published version and the bounds a parent is checked against",
+	Attributes: []Attribute{
+		attr("version_arn", String, "the state machine version a parent starts"),
+		attr("version", Number, "the Solution's version"),
+		attr("toolset_id", String, "the pinned toolset's id"),
+		attr("output_bound_bytes", Number, "bytes of JSON a run's output may reach"),
+		attr("run_timeout_seconds", Number, "the version's run timeout, s; absent in records written before"),
+		attr("input_limit_bytes", Number, "policy.input_limit_bytes"),
+		attr("source_digest", String, "sha256:<hex> of the source"),
+		attr("publisher", String, "who published it"),
+		attr("published_at", String, "RFC 3339 UTC ms"),
+	},
+}
+
+// ReviewsByStatus lists reviews by status without a Scan (docs/reviews.md).
+// Only review items carry its keys; it projects what a listing shows,
+// never a review's inputs, reason or task token.
+var ReviewsByStatus = &Index{
+	Name: "reviews-by-status", PK: "review_list_pk", SK: "review_list_sk", PKPrefix: "REVIEWS#",
+	Doc: "review_list_pk \"REVIEWS#<status>\", review_list_sk \"<created_at, RFC 3339 UTC ms>#<review_id>\"",
+	Projects: []string{
+		"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
+		"status", "created_at", ExpiresAt, "approver", "authenticated", "decided_at", "bound_key",
+	},
+}
+
+// Review is a review of one tool call (shared/review/dynamo; docs/reviews.md).
+var Review = &Kind{
+	Name: "review", Prefix: "REVIEW#", PKShape: "REVIEW#<review id>", SKShape: "REVIEW", SKValue: "REVIEW",
+	Index: ReviewsByStatus,
+	Doc:   "a review: what was asked (review-request) and its decision (review-decision)",
+	Attributes: []Attribute{
+		attr("review_id", String, "the review's id"),
+		attr("run_id", String, "the run's id"),
+		attr("step", String, "the review step's id"),
+		attr("of", String, "the reviewed tool step's id"),
+		attr("tool", String, "the reviewed tool"),
+		attr("toolset_id", String, "the run's toolset"),
+		attr("reviewers", List, "reviewer ARN patterns (strings)"),
+		attr("input", String, "the reviewed input's JSON"),
+		attr("input_digest", String, "sha256:<hex> of the RFC 8785 input"),
+		attr("input_bytes", Number, "bytes of the input"),
+		attr("timeout_seconds", Number, "s"),
+		attr("requester", String, "who started the run"),
+		attr("task_token", String, "the review Task's token"),
+		attr("status", String, "PENDING, APPROVED, REJECTED or EXPIRED"),
+		attr("created_at", String, "RFC 3339 UTC ms"),
+		attr("deadline", Number, "epoch seconds: the review's own end"),
+		ttl,
+		attr(ReviewsByStatus.PK, String, "REVIEWS#<status>"),
+		attr(ReviewsByStatus.SK, String, "<created_at>#<review_id>"),
+		attr("approver", String, "who decided"),
+		attr("authenticated", Bool, "whether the decision was proven"),
+		attr("decided_at", String, "RFC 3339 UTC ms"),
+		attr("reason", String, "the reviewer's reason"),
+		attr("decision_token", String, "the decision's idempotency token"),
+		attr("delivery", String, "the decision's delivery to the Task"),
+		attr("delivery_lease_until", Number, "unix ms"),
+		attr("delivered_at", String, "RFC 3339 UTC ms"),
+		attr("delivery_error", String, "why the delivery failed"),
+		attr("self_approval_refusals", Number, "refused self-approvals"),
+		attr("bound_key", String, "legacy: the call an approval was bound to before binding items"),
+		attr("bound_at", String, "legacy: RFC 3339 UTC ms"),
+	},
+}
+
+// Binding records which call an approval authorised (shared/review/dynamo
+// Bind, BoundKey). Only a tool function writes one.
+var Binding = &Kind{
+	Name: "binding", Prefix: "BIND#", PKShape: "BIND#<review id>", SKShape: "BIND", SKValue: "BIND",
+	Doc: "the call an approval was used for",
+	Attributes: []Attribute{
+		attr("bound_key", String, "the call's idempotency key"),
+		attr("bound_at", String, "RFC 3339 UTC ms"),
+		ttl,
+	},
+}
+
+// Start records who started an execution, and for a child run, which
+// parent recorded it (shared/review/dynamo RecordStart, RecordChildStart;
+// docs/identity.md).
+var Start = &Kind{
+	Name: "start", Prefix: "START#", PKShape: "START#<execution ARN>", SKShape: "START", SKValue: "START",
+	Doc: "an execution's proven starter",
+	Attributes: []Attribute{
+		attr("starter", String, "the starter's ARN"),
+		attr("parent_run_id", String, "a child run's parent"),
+		attr("input_digest", String, "sha256:<hex> of the child's input"),
+		attr("state_machine_arn", String, "the child's state machine version"),
+		attr("child_started_at", String, "when the child took the record"),
+		ttl,
+	},
+}
+
+// Proof records an accepted caller proof, so it is accepted once
+// (shared/caller; docs/identity.md).
+var Proof = &Kind{
+	Name: "proof", Prefix: "PROOF#", PKShape: "PROOF#<proof id>", SKShape: "PROOF", SKValue: "PROOF",
+	Doc: "an accepted caller proof",
+	Attributes: []Attribute{
+		attr("binding", String, "the proof's binding digest"),
+		attr("arn", String, "the proven principal"),
+		ttl,
+	},
+}

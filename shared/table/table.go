@@ -1,0 +1,151 @@
+package table
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Key and TTL attributes of every item.
+const (
+	// PK is the partition key: an item kind's Prefix and the id it names.
+	PK = "pk"
+	// SK is the sort key: a kind's SK shape.
+	SK = "sk"
+	// ExpiresAt is the table's TTL attribute, in epoch seconds (DynamoDB
+	// deletes an item some time after it passes).
+	ExpiresAt = "expires_at"
+)
+
+// Type is a DynamoDB attribute type, as the low-level API names it.
+type Type string
+
+// The attribute types items use.
+const (
+	String  Type = "S"
+	Number  Type = "N"
+	Bool    Type = "BOOL"
+	Map     Type = "M"
+	List    Type = "L"
+	Null    Type = "NULL"
+	Unknown Type = "" // any: a value read whatever its type (the legacy seq)
+)
+
+// Attribute is one non-key attribute of an item kind.
+type Attribute struct {
+	Name string
+	// Types are the types the attribute may hold, the one written first:
+	// several where items written by earlier code hold another (a call's
+	// seq was a number before for_each; docs/ledger.md).
+	Types []Type
+	// Doc says what it holds and in which unit.
+	Doc string
+}
+
+// Kind is one kind of item: all items whose partition key starts with
+// Prefix and whose sort key has the shape SK.
+type Kind struct {
+	// Name names the kind in docs and errors ("call").
+	Name string
+	// Prefix starts the partition key: "RUN#". Two kinds may share one
+	// (a run's call items and row items), told apart by their sort keys.
+	Prefix string
+	// PKShape and SKShape are the keys as docs/ledger.md writes them:
+	// "RUN#<run_id>", "CALL#<seq's sort key>".
+	PKShape, SKShape string
+	// SKValue is the sort key of every item of the kind, when it is
+	// constant ("TOOLSET"); "" when it varies.
+	SKValue string
+	// Attributes are every non-key attribute an item of the kind may
+	// hold, ExpiresAt included when TTL ends it.
+	Attributes []Attribute
+	// Index is the index whose keys the kind's items carry, or nil.
+	Index *Index
+	// Doc says what an item of the kind is and which code owns it.
+	Doc string
+}
+
+// Key is the partition key of the item of the kind that id names:
+// Prefix + id.
+func (k *Kind) Key(id string) string { return k.Prefix + id }
+
+// ID is the id a partition key of the kind names, and whether it is one of
+// the kind's keys at all.
+func (k *Kind) ID(pk string) (string, bool) { return strings.CutPrefix(pk, k.Prefix) }
+
+// Attribute returns the kind's attribute name, or nil.
+func (k *Kind) Attribute(name string) *Attribute {
+	for i := range k.Attributes {
+		if k.Attributes[i].Name == name {
+			return &k.Attributes[i]
+		}
+	}
+	return nil
+}
+
+// Names returns the names given, in order, after checking that each is a
+// key attribute or one of the kind's: it panics on another, a programming
+// error that the package's tests and every caller's init find.
+func (k *Kind) Names(names ...string) []string {
+	for _, n := range names {
+		if n != PK && n != SK && k.Attribute(n) == nil {
+			panic(fmt.Sprintf("table: item kind %s has no attribute %q", k.Name, n))
+		}
+	}
+	return names
+}
+
+// AllNames is every attribute name of the kind, key attributes first.
+func (k *Kind) AllNames() []string {
+	out := []string{PK, SK}
+	for _, a := range k.Attributes {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+// Index is a global secondary index of the table.
+type Index struct {
+	Name string
+	// PK and SK are its string key attributes (SK may be empty), and
+	// PKPrefix the start of every partition key value it holds.
+	PK, SK, PKPrefix string
+	// Projects are the non-key attributes it projects (INCLUDE).
+	Projects []string
+	Doc      string
+}
+
+// Attributes is every attribute a Query of the index may name: the
+// table's keys, the index's and what it projects.
+func (ix *Index) Attributes() []string {
+	return slices.Concat([]string{PK, SK, ix.PK, ix.SK}, ix.Projects)
+}
+
+// Kinds is every item kind of the table, in the order docs/ledger.md
+// lists them.
+var Kinds = []*Kind{Call, Row, Toolset, Published, Review, Binding, Start, Proof}
+
+// Indexes is every index of the table.
+var Indexes = []*Index{ReviewsByStatus}
+
+// Prefixes is every distinct partition key prefix, in Kinds order.
+func Prefixes() []string {
+	var out []string
+	for _, k := range Kinds {
+		if !slices.Contains(out, k.Prefix) {
+			out = append(out, k.Prefix)
+		}
+	}
+	return out
+}
+
+// KindsOf returns the kinds whose items start with prefix.
+func KindsOf(prefix string) []*Kind {
+	var out []*Kind
+	for _, k := range Kinds {
+		if k.Prefix == prefix {
+			out = append(out, k)
+		}
+	}
+	return out
+}

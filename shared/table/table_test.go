@@ -1,0 +1,67 @@
+package table
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The declaration is consistent: every access names attributes its kinds
+// declare, the index's projection is its kind's, no Sid repeats.
+func TestDeclarationIsConsistent(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Check finds an access naming an attribute no kind declares.
+func TestCheckRefusesAnUndeclaredAttribute(t *testing.T) {
+	saved := Accesses
+	defer func() { Accesses = saved }()
+	Accesses = append(slices.Clone(saved), Access{Sid: "Bad", By: []Principal{Publish}, On: []*Kind{Toolset},
+		Actions: []Action{GetItem}, Attributes: []string{PK, "secret"}})
+	if err := Check(); err == nil || !strings.Contains(err.Error(), "access Bad names secret") {
+		t.Fatalf("Check() = %v, want the undeclared attribute named", err)
+	}
+}
+
+// Names panics on an attribute its kind does not declare.
+func TestNamesPanicsOnAnUndeclaredAttribute(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), `item kind toolset has no attribute "nope"`) {
+			t.Fatalf("recover() = %v", r)
+		}
+	}()
+	Toolset.Names("body", "nope")
+}
+
+// Every kind's key prefix ends with '#' and no prefix starts another
+// (dynamodb:LeadingKeys "<prefix>*" would reach it).
+func TestPrefixesAreApart(t *testing.T) {
+	ps := Prefixes()
+	for _, a := range ps {
+		if !strings.HasSuffix(a, "#") {
+			t.Errorf("prefix %q does not end with #", a)
+		}
+		for _, b := range ps {
+			if a != b && strings.HasPrefix(b, a) {
+				t.Errorf("prefix %q starts %q", a, b)
+			}
+		}
+	}
+	if ix := ReviewsByStatus; slices.Contains(ps, ix.PKPrefix) {
+		t.Errorf("the index's prefix %q is an item prefix", ix.PKPrefix)
+	}
+}
+
+func TestKeyAndID(t *testing.T) {
+	if k := Review.Key("rv_1"); k != "REVIEW#rv_1" {
+		t.Fatalf("Key = %q", k)
+	}
+	if id, ok := Review.ID("REVIEW#rv_1"); !ok || id != "rv_1" {
+		t.Fatalf("ID = %q %v", id, ok)
+	}
+	if _, ok := Review.ID("RUN#x"); ok {
+		t.Fatal("a run key read as a review's")
+	}
+}
