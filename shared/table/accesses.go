@@ -215,7 +215,7 @@ var Accesses = []Access{
 		Attributes: ReviewsByStatus.Attributes(), Code: "dynamo.Store.List", Doc: "Query on the index, with its own projection"},
 	{Sid: "RecordStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{PutItem},
 		Attributes: Start.Names(PK, SK, "starter", "parent_run_id", "input_digest", "state_machine_arn", "child_started_at", ExpiresAt),
-		Code: "dynamo.Store RecordStart, RecordChildStart", Doc: "the conditional PutItem of an execution's starter"},
+		Code:       "dynamo.Store RecordStart, RecordChildStart", Doc: "the conditional PutItem of an execution's starter"},
 	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
 		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id"), ReturnValues: "NONE",
 		Code: "dynamo.Store.TakeChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at"},
