@@ -8,6 +8,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // Key prefixes of the ledger table's items: the start of the partition key
@@ -144,7 +145,7 @@ var (
 	// index's keys and what the index projects (dynamo.Index), never a
 	// review's input, reason or task token.
 	reviewListAttributes = slices.Concat([]string{ledger.AttrPK, ledger.AttrSK, dynamo.AttrListPK, dynamo.AttrListSK},
-		dynamo.Index.Projects)
+		table.ReviewsByStatus.Projects)
 )
 
 // The grants of the functions' roles and the managed policies, each for

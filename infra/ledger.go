@@ -8,15 +8,14 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
-// ledgerIndexes are the table's global secondary indexes, the same values
-// shared/ledger's CreateTable takes for the local stack and the tests: the
-// reviews-by-status index (shared/review) lists reviews without a Scan and
-// projects none of a review's inputs, reason or task token.
-var ledgerIndexes = []ledger.Index{dynamo.Index}
+// ledgerIndexes are the table's global secondary indexes, as declared
+// (table.Indexes), the same the local stack and the tests create: the
+// reviews-by-status index lists reviews without a Scan and projects none
+// of a review's inputs, reason or task token.
+var ledgerIndexes = table.Indexes
 
 // Throughput is the on-demand maxima of the table or of an index
 // (OnDemandThroughput), in request units per second: a read or write that
@@ -116,12 +115,12 @@ func NewLedgerStack(scope constructs.Construct, id string, props *LedgerStackPro
 	maxRead, maxWrite := props.TableThroughput.maxima()
 	table := awsdynamodb.NewTable(stack, jsii.String("LedgerTable"), &awsdynamodb.TableProps{
 		TableName:            jsii.String(props.TableName),
-		PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(ledger.AttrPK), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:              &awsdynamodb.Attribute{Name: jsii.String(ledger.AttrSK), Type: awsdynamodb.AttributeType_STRING},
+		PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(table.PK), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:              &awsdynamodb.Attribute{Name: jsii.String(table.SK), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:          awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		MaxReadRequestUnits:  maxRead,
 		MaxWriteRequestUnits: maxWrite,
-		TimeToLiveAttribute:  jsii.String(ledger.AttrExpiresAt),
+		TimeToLiveAttribute:  jsii.String(table.ExpiresAt),
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},

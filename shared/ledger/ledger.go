@@ -19,8 +19,6 @@ const (
 	AttrExpiresAt = tabledef.AttrExpiresAt
 )
 
-// Index is a global secondary index of the table (tabledef.Index).
-type Index = tabledef.Index
 
 // DefaultRetention is how long records and rows are kept before their TTL
 // (expires_at) ends them (tabledef.DefaultRetention).

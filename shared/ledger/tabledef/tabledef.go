@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // API is the part of the DynamoDB client the table's users need: item-level requests, all implemented by dynalite.
@@ -25,21 +27,12 @@ type API interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// Key attribute names of the table.
+// Key attribute names of the table (shared/table).
 const (
-	AttrPK        = "pk"
-	AttrSK        = "sk"
-	AttrExpiresAt = "expires_at" // epoch seconds; the table's TTL attribute
+	AttrPK        = table.PK
+	AttrSK        = table.SK
+	AttrExpiresAt = table.ExpiresAt // epoch seconds; the table's TTL attribute
 )
-
-// Index is a global secondary index of the table, for CreateTable: the
-// package that keeps items with its keys owns it (shared/review owns the
-// reviews-by-status index).
-type Index struct {
-	Name     string
-	PK, SK   string   // string key attributes; SK may be empty
-	Projects []string // the non-key attributes it projects (INCLUDE)
-}
 
 // DefaultRetention is how long records and rows are kept before their TTL
 // (expires_at) ends them.
@@ -51,19 +44,19 @@ func IsConditionFailed(err error) bool {
 	return errors.As(err, &ccf)
 }
 
-// CreateTable creates the ledger table with on-demand capacity and the
-// given global secondary indexes, for the local stack and tests; on AWS
-// the infrastructure creates it (infra/ledger.go, from the same Index
-// values). An existing table is left as it is.
+// CreateTable creates the ledger table with on-demand capacity and every
+// index the declaration has (table.Indexes), for the local stack and
+// tests; on AWS the infrastructure creates it (infra/ledger.go, from the
+// same declaration). An existing table is left as it is.
 func CreateTable(ctx context.Context, db interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
-}, table string, indexes ...Index) error {
+}, name string) error {
 	defs := []types.AttributeDefinition{
 		{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
 		{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
 	}
 	var gsis []types.GlobalSecondaryIndex
-	for _, ix := range indexes {
+	for _, ix := range table.Indexes {
 		keys := []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}}
 		defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.PK), AttributeType: types.ScalarAttributeTypeS})
 		if ix.SK != "" {
@@ -77,7 +70,7 @@ func CreateTable(ctx context.Context, db interface {
 		})
 	}
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String(table),
+		TableName:            aws.String(name),
 		AttributeDefinitions: defs,
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
@@ -91,7 +84,7 @@ func CreateTable(ctx context.Context, db interface {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("create table %s: %w", table, err)
+		return fmt.Errorf("create table %s: %w", name, err)
 	}
 	return nil
 }

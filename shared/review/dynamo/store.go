@@ -101,25 +101,19 @@ func listPK(st review.Status) string { return "REVIEWS#" + string(st) }
 // Scan. Only review items carry its keys, so the index holds nothing else;
 // it projects the attributes a listing shows, never a review's inputs,
 // reason or task token.
+// (table.ReviewsByStatus).
 const (
 	IndexName  = "reviews-by-status"
 	AttrListPK = "review_list_pk" // "REVIEWS#<status>"
 	AttrListSK = "review_list_sk" // "<created_at, RFC 3339 UTC ms>#<review_id>"
 )
 
-// Index is the reviews-by-status index, for tabledef.CreateTable and the
-// infrastructure's table (infra/table.go).
-var Index = tabledef.Index{Name: IndexName, PK: AttrListPK, SK: AttrListSK, Projects: []string{
-	"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
-	"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key",
-}}
-
 // CreateTable creates the ledger table with the reviews-by-status index,
 // for the local stack and tests (tabledef.CreateTable).
 func CreateTable(ctx context.Context, db interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 }, table string) error {
-	return tabledef.CreateTable(ctx, db, table, Index)
+	return tabledef.CreateTable(ctx, db, table)
 }
 
 // Attribute values (shared/ledger/tabledef).
