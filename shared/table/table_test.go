@@ -65,3 +65,30 @@ func TestKeyAndID(t *testing.T) {
 		t.Fatal("a run key read as a review's")
 	}
 }
+
+// Conform finds a field of an item type that the kind does not declare,
+// or declares with another type, and accepts one that fits.
+func TestConform(t *testing.T) {
+	type good struct {
+		PK   string `dynamodbav:"pk"`
+		SK   string `dynamodbav:"sk"`
+		Body string `dynamodbav:"body"`
+		Skip int    `dynamodbav:"-"`
+	}
+	if err := Conform(Toolset, good{}); err != nil {
+		t.Fatal(err)
+	}
+	type extra struct {
+		Body   string `dynamodbav:"body"`
+		Secret string `dynamodbav:"secret,omitempty"`
+	}
+	if err := Conform(Toolset, &extra{}); err == nil || !strings.Contains(err.Error(), `maps to "secret"`) {
+		t.Fatalf("Conform(extra) = %v", err)
+	}
+	type mistyped struct {
+		Version string `dynamodbav:"version"`
+	}
+	if err := Conform(Published, mistyped{}); err == nil || !strings.Contains(err.Error(), "stored as S") {
+		t.Fatalf("Conform(mistyped) = %v", err)
+	}
+}
