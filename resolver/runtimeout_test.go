@@ -152,7 +152,9 @@ func TestRunTimeoutCountsTheChildsWherePublished(t *testing.T) {
 	if res = Compile("p.yaml", []byte(src), opts); !slices.Equal(errorRules(res), []string{RuleRunTimeout}) || !strings.Contains(res.Diagnostics[0].Message, `workflow "w" up to 31539621 s, its child's run timeout`) {
 		t.Fatalf("a child of a year: %s", diagText(res))
 	}
-	opts.ChildRunTimeout = func(string) (int, error) { return 0, errors.New("its version 3 was published before run timeouts were recorded") }
+	opts.ChildRunTimeout = func(string) (int, error) {
+		return 0, errors.New("its version 3 was published before run timeouts were recorded")
+	}
 	res = Compile("p.yaml", []byte(src), opts)
 	if got := errorRules(res); !slices.Equal(got, []string{RuleRunTimeout}) || !strings.Contains(res.Diagnostics[0].Message, `step "w" starts workflow "demo-ticket", whose run timeout cannot be read (its version 3 was published before`) {
 		t.Fatalf("errors %v, want [run-timeout] naming the unreadable child\n%s", got, diagText(res))
