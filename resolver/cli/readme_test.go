@@ -3,12 +3,17 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // readme is the repository's README, whose ```sh blocks these tests run.
@@ -78,11 +83,35 @@ func buildToolgate(t *testing.T, dir string) {
 	}
 }
 
+// snapshotFiles is every regular file under dir, by path, with its size
+// and modification time: a file written again, even with the same bytes
+// (writeAtomic renames a new file over it), shows as changed.
+func snapshotFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[path] = fmt.Sprintf("%d bytes, modified %s", info.Size(), info.ModTime().Format(time.RFC3339Nano))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // Every command line of the README's ```sh blocks runs as printed: the
-// offline ones in bash, from a directory with bin/toolgate and this
-// repository's testdata, exit 0 (1 where the comment says "exits 1");
-// make's are targets of the Makefile (make -n); those marked [AWS] name a
-// command whose --help works, with flags it has.
+// offline ones in bash, from a directory with bin/toolgate and a copy of
+// this repository's testdata (toolgate toolset lock writes a lock there),
+// exit 0 (1 where the comment says "exits 1"); make's are targets of the
+// Makefile (make -n); those marked [AWS] name a command whose --help
+// works, with flags it has. The repository's testdata is left as it was.
 func TestREADMECommandLinesRunAsPrinted(t *testing.T) {
 	lines := readmeLines(t)
 	work := t.TempDir()
@@ -91,7 +120,14 @@ func TestREADMECommandLinesRunAsPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(root, "testdata"), filepath.Join(work, "testdata")); err != nil {
+	testdata := filepath.Join(root, "testdata")
+	before := snapshotFiles(t, testdata)
+	defer func() {
+		if diff := cmp.Diff(before, snapshotFiles(t, testdata)); diff != "" {
+			t.Errorf("the README's command lines wrote the repository's testdata (-before +after):\n%s", diff)
+		}
+	}()
+	if err := os.CopyFS(filepath.Join(work, "testdata"), os.DirFS(testdata)); err != nil {
 		t.Fatal(err)
 	}
 	// Nothing of this machine's toolgate or AWS configuration.
