@@ -45,3 +45,24 @@ func TestGraphCommand(t *testing.T) {
 		t.Errorf("the refused call is not highlighted:\n%s", out)
 	}
 }
+
+// toolgate graph writes a right-to-left override the Solution carries
+// into a label (here a choice rule's operand) as \u{202E}, in either
+// format: the picture never holds the character.
+func TestGraphWritesOutBidirectionalCharacters(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "bidi.yaml")
+	src := "solution: bidi\nversion: 1\ninput: {type: object, properties: {x: {type: string, maxLength: 10}}}\nsteps:\n" +
+		"  - id: pick\n    choice:\n      - when: {value: \"${input.x}\", equals: \"txt\u202efdp.exe\"}\n        next: done\n    default: end\n" +
+		"  - id: done\n    succeed: {}\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for format, want := range map[string]string{"mermaid": "txt#92;u#123;202E#125;fdp.exe", "dot": `txt\\u{202E}fdp.exe`} {
+		t.Run(format, func(t *testing.T) {
+			code, out, errs := run("graph", "--format", format, f)
+			if code != ExitOK || strings.ContainsRune(out, '\u202e') || !strings.Contains(out, want) {
+				t.Fatalf("exit %d; want 0 and %s, no U+202E\nstdout: %+q\nstderr: %s", code, want, out, errs)
+			}
+		})
+	}
+}

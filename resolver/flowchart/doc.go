@@ -11,6 +11,8 @@
 //
 // Every text that comes from the Solution (step ids, tool names, choice
 // rules, error codes, fail errors) is escaped (mermaidText, dotText), so
-// that no Solution can end a label early or add statements of its own;
-// node ids are made here, never taken from the Solution unchecked.
+// that no Solution can end a label early or add statements of its own,
+// and its invisible and bidirectional characters (shared/invisible) are
+// written out as \u{X}, so that no label reorders what it shows; node ids
+// are made here, never taken from the Solution unchecked.
 package flowchart

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/invisible"
 )
 
 func TestMermaidText(t *testing.T) {
@@ -20,6 +22,9 @@ func TestMermaidText(t *testing.T) {
 		{"a symbol that is no letter", "a→b", "a#8594;b"},
 		{"invalid UTF-8", "a\xffb", "a#65533;b"},
 		{"words Mermaid reads on a line", "Direction LR, style, CLASSDEF", "Directio#110; LR, styl#101;, CLASSDE#70;"},
+		{"a right-to-left override is written out, not drawn", "abc\u202edef", "abc#92;u#123;202E#125;def"},
+		{"so are zero-width, isolate, C1 and tag characters", "a\u200bb\u2067c\u0085d\U000E0041", "a#92;u#123;200B#125;b#92;u#123;2067#125;c#92;u#123;0085#125;d#92;u#123;E0041#125;"},
+		{"a written escape stays apart from a made one", `\u{202E}`, "#92;#92;u#123;202E#125;"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,6 +42,8 @@ func TestDOTText(t *testing.T) {
 		{"a backslash, so no \\N is Graphviz's", `\N\G\`, `\\N\\G\\`},
 		{"an entity", "&amp;", "&amp;amp;"},
 		{"a newline becomes a space", "a\r\nb", "a  b"},
+		{"a right-to-left override is written out, not drawn", "abc\u202edef", `abc\\u{202E}def`},
+		{"so are zero-width, isolate, C1 and tag characters", "a\u200bb\u2067c\u0085d\U000E0041", `a\\u{200B}b\\u{2067}c\\u{0085}d\\u{E0041}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -47,8 +54,9 @@ func TestDOTText(t *testing.T) {
 	}
 }
 
-// sanitized is s as both escapers read it: invalid UTF-8 as U+FFFD, a
-// control character as a space.
+// sanitized is s as both escapers read it: invalid UTF-8 as U+FFFD, a C0
+// control character or DEL as a space, then the other invisible
+// characters written out as \u{X} (invisible.Escape).
 func sanitized(s string) string {
 	var b strings.Builder
 	for _, r := range s { // one U+FFFD per invalid byte
@@ -57,7 +65,7 @@ func sanitized(s string) string {
 		}
 		b.WriteRune(r)
 	}
-	return b.String()
+	return invisible.Escape(b.String())
 }
 
 var (
@@ -69,7 +77,7 @@ var (
 // codes, none of the words Mermaid reads on a whole line, and the
 // entities decode to the text.
 func FuzzMermaidText(f *testing.F) {
-	for _, s := range []string{"", "a\"]b", "#quot;", "%%{init}%%", "direction TB", "\xff\xfe", "style:#fff;", "é→\u2028"} {
+	for _, s := range []string{"", "a\"]b", "#quot;", "%%{init}%%", "direction TB", "\xff\xfe", "style:#fff;", "é→\u2028", "a\u202eb", "\\u{41}\\\\\u200b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -87,6 +95,9 @@ func FuzzMermaidText(f *testing.F) {
 		if want := sanitized(s); decoded != want {
 			t.Fatalf("mermaidText(%q) = %q decodes to %q, want %q", s, got, decoded, want)
 		}
+		if strings.ContainsFunc(decoded, invisible.Is) {
+			t.Fatalf("mermaidText(%q) = %q draws an invisible character", s, got)
+		}
 	})
 }
 
@@ -94,7 +105,7 @@ func FuzzMermaidText(f *testing.F) {
 // control character, and nothing Graphviz would read otherwise than the
 // text.
 func FuzzDOTText(f *testing.F) {
-	for _, s := range []string{"", `a"b`, `\`, `\N`, "&amp;", "a\nb", "\xff"} {
+	for _, s := range []string{"", `a"b`, `\`, `\N`, "&amp;", "a\nb", "\xff", "a\u202eb", "\\u{41}\\\\\u200b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -118,6 +129,9 @@ func FuzzDOTText(f *testing.F) {
 		}
 		if decoded := strings.ReplaceAll(b.String(), "&amp;", "&"); decoded != sanitized(s) || strings.Count(b.String(), "&") != strings.Count(b.String(), "&amp;") {
 			t.Fatalf("dotText(%q) = %q reads as %q", s, got, decoded)
+		}
+		if strings.ContainsFunc(got, invisible.Is) {
+			t.Fatalf("dotText(%q) = %q holds an invisible character", s, got)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/invisible"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden pictures in testdata/solutions")
@@ -252,6 +253,54 @@ func TestHostileTextStaysInItsLabels(t *testing.T) {
 		if !strings.Contains(d, want) {
 			t.Errorf("dot lacks %s:\n%s", want, d)
 		}
+	}
+}
+
+// A U+202E (right-to-left override) that a Solution carries into a label
+// is drawn as \u{202E} in both languages, never as the character or its
+// Mermaid entity, whichever text carries it: a choice rule's operand and
+// a fail step's error in a Solution the resolver accepts, a step id and a
+// tool name in one it refuses, which is drawn all the same.
+func TestBidirectionalCharactersAreWrittenOutInLabels(t *testing.T) {
+	const head = "solution: bidi\nversion: 1\ninput: {type: object, properties: {x: {type: string, maxLength: 10}}}\nsteps:\n"
+	cases := []struct {
+		name, steps string
+		accepted    bool
+	}{
+		{"a choice rule's operand", `  - id: pick
+    choice:
+      - when: {value: "${input.x}", equals: "txt.exe\u202Efdp"}
+        next: done
+    default: end
+  - id: done
+    succeed: {}
+`, true},
+		{"a fail step's error", `  - id: boom
+    fail: {error: "Ok\u202Eliaf", cause: "x"}
+`, true},
+		{"a step id", `  - id: "send\u202Edne"
+    succeed: {}
+`, false},
+		{"a tool name", `  - id: call
+    tool: "send\u202Eliame"
+`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := resolver.Compile("bidi.yaml", []byte(head+c.steps), resolver.Options{})
+			if res.Graph == nil || res.OK() != c.accepted {
+				t.Fatalf("graph %v, accepted %v (want %v): %v", res.Graph != nil, res.OK(), c.accepted, res.Diagnostics)
+			}
+			for f, want := range map[Format]string{Mermaid: "#92;u#123;202E#125;", DOT: `\\u{202E}`} {
+				got := render(t, f, res)
+				if strings.ContainsFunc(got, invisible.Is) || strings.Contains(got, "#8238;") {
+					t.Errorf("%s draws the U+202E:\n%+q", f, got)
+				}
+				if !strings.Contains(got, want) {
+					t.Errorf("%s does not write it out as %s:\n%s", f, want, got)
+				}
+			}
+		})
 	}
 }
 
