@@ -52,13 +52,14 @@ type registerOptions struct {
 	fn         publishFunction
 	tool       string
 	fetchHosts []string
+	replace    bool // --replace: a lock of another toolset id is replaced (checkLockFile)
 }
 
 // newRegisterCmd is `toolgate toolset register`.
 func newRegisterCmd() *cobra.Command {
 	var o registerOptions
 	cmd := &cobra.Command{
-		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...) [--toolsets DIR]",
+		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...) [--replace] [--toolsets DIR]",
 		Short: "register toolsets (publish function, or deploy role)",
 		Long: `Registers toolsets after the registration check (the id is the digest of
 the content; no tool is weaker than the catalog). FILE is a toolset file
@@ -77,7 +78,11 @@ which checks each toolset again and records who registered it; toolgate
 publish registers the toolset of the Solution it publishes by itself. The
 form with --endpoint and --table writes the ledger table directly: it is
 for the deploy role only (no policy for people allows it), e.g. to seed a
-new stage (docs/ledger.md).`,
+new stage (docs/ledger.md).
+
+` + replaceHelp + `
+A toolset file's lock is checked before anything is registered; a
+draft's, whose id registration gives, once it is registered.`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			return exit(register(cmd, paths, &o))
 		},
@@ -87,6 +92,7 @@ new stage (docs/ledger.md).`,
 	fs.StringVar(&o.tool, "tool", "", "register the one-tool toolset of this catalog `TOOL`, as toolgate invoke builds it")
 	o.fn.addFlags(fs)
 	fs.StringArrayVar(&o.fetchHosts, "fetch-host", nil, "with --tool: an allowed host `ENTRY` for structured-data-fetch (repeatable)")
+	addReplaceFlag(cmd, &o.replace)
 	addToolsetsFlag(cmd)
 	return cmd
 }
@@ -138,6 +144,12 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 			fmt.Fprintf(stderr, "%s: %v\n", names[i], err)
 			return ExitErrors
 		}
+		if i < len(locks) && locks[i] != "" {
+			if err := checkLockFile(locks[i], ts, o.replace); err != nil {
+				fmt.Fprintf(stderr, "%s: %v; nothing was registered\n", names[i], err)
+				return ExitErrors
+			}
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -155,7 +167,7 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 	}
 	if viaFunction {
 		code := registerThroughFunction(ctx, sets, names, drafts, &o.fn, stdout, stderr)
-		return writeLocks(code, sets, names, locks, stdout, stderr)
+		return writeLocks(code, sets, names, locks, o.replace, stdout, stderr)
 	}
 	for i, draft := range drafts {
 		if draft {
@@ -184,7 +196,7 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 			warnInvisible(stderr, names[i], ts)
 		}
 	}
-	return writeLocks(code, sets, names, locks, stdout, stderr)
+	return writeLocks(code, sets, names, locks, o.replace, stdout, stderr)
 }
 
 // warnInvisible writes a warning for each tool of registered toolset ts
@@ -199,14 +211,20 @@ func warnInvisible(stderr io.Writer, name string, ts *toolset.Toolset) {
 // writeLocks writes the lock file of every registered toolset file
 // (resolver.LockFile: the whole pinned toolset and its id), when all
 // registrations succeeded (code is ExitOK); a lock names only a
-// registered toolset.
-func writeLocks(code int, sets []*toolset.Toolset, names, locks []string, stdout, stderr io.Writer) int {
+// registered toolset. A lock of another toolset id is not replaced
+// without replace (checkLockFile): for a draft, whose id registration
+// gave, this is the first time it is checked.
+func writeLocks(code int, sets []*toolset.Toolset, names, locks []string, replace bool, stdout, stderr io.Writer) int {
 	if code != ExitOK {
 		return code
 	}
 	for i, lock := range locks {
 		if lock == "" || i >= len(sets) {
 			continue
+		}
+		if err := checkLockFile(lock, sets[i], replace); err != nil {
+			fmt.Fprintf(stderr, "%s: toolset %s is registered, but its lock was not written: %v\n", names[i], sets[i].ID, err)
+			return ExitErrors
 		}
 		doc, err := sets[i].MarshalIndent()
 		if err == nil {

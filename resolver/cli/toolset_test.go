@@ -364,3 +364,101 @@ func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s\nwant the lock written and a warning naming U+202E, escaped", code, out, errs)
 	}
 }
+
+// toolset lock does not replace a lock of the same toolset name that
+// holds another id, or a file that is not a lock: it fails naming the
+// file and both ids, and leaves the file as it was. --replace replaces
+// it; writing the lock of the same id again needs no flag.
+func TestToolsetLockKeepsAnotherToolsetsLock(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	dir := t.TempDir()
+	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
+	demo, lockFile := filepath.Join(dir, "demo.yaml"), filepath.Join(dir, "demo.lock.json")
+	// Another toolset named demo: the same file with another description.
+	src := readFile(t, demo)
+	other := strings.Replace(src, "description: Open a ticket", "description: Open a new ticket", 1)
+	if other == src {
+		t.Fatal("demo.yaml has no description to change")
+	}
+	if err := os.WriteFile(demo, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run("toolset", "lock", demo, "--toolsets", t.TempDir()); code != ExitOK {
+		t.Fatalf("lock the other demo: exit %d: %s", code, errs)
+	}
+	otherLock := readFile(t, lockFile)
+	otherTS, err := toolset.Parse([]byte(otherLock))
+	if err != nil || otherTS.ID == demoID {
+		t.Fatalf("the other demo's lock: %v, id %s", err, otherTS.ID)
+	}
+	if err := os.WriteFile(demo, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noLocks := []string{"--toolsets", t.TempDir()}
+	lock := append([]string{"toolset", "lock", demo}, noLocks...)
+	for _, c := range []toolsetCase{
+		{name: "another id's lock", args: lock, code: ExitErrors,
+			stderr: []string{demo + ": " + lockFile + " holds the lock of toolset " + otherTS.ID + " (demo), not of " + demoID + ": it was not replaced; pass --replace"}},
+		{name: "with --replace", args: append(lock, "--replace"), stdout: "wrote " + lockFile + " (" + demoID + ")\n"},
+		{name: "the same id again, without --replace", args: lock, stdout: "wrote " + lockFile + " (" + demoID + ")\n"},
+	} {
+		t.Run(c.name, c.run)
+		if c.code != ExitOK && readFile(t, lockFile) != otherLock {
+			t.Fatalf("%s: the refused lock changed the file", c.name)
+		}
+	}
+	if got, want := readFile(t, lockFile), readFile(t, filepath.Join(toolsetFiles, "demo.lock.json")); got != want {
+		t.Errorf("demo.lock.json differs from testdata/toolsets':\n%s", cmp.Diff(want, got))
+	}
+	// A file that is not a lock is not replaced either.
+	if err := os.WriteFile(lockFile, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []toolsetCase{
+		{name: "a file that is not a lock", args: lock, code: ExitErrors,
+			stderr: []string{lockFile + " is there and is not a lock toolgate reads (no id: ", "it was not replaced with the lock of " + demoID + ": pass --replace"}},
+		{name: "a file that is not a lock, with --replace", args: append(lock, "--replace"), stdout: "wrote " + lockFile + " (" + demoID + ")\n"},
+	} {
+		t.Run(c.name, c.run)
+	}
+}
+
+// toolset register checks a toolset file's lock before it sends
+// anything: a lock of another id beside the file refuses the
+// registration (the URL named here answers nothing). Once a registration
+// succeeded (a draft's id is known only then), writeLocks does not
+// replace a lock of another id either, unless replace.
+func TestToolsetRegisterKeepsAnotherToolsetsLock(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	dir := t.TempDir()
+	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
+	demo, lockFile := filepath.Join(dir, "demo.yaml"), filepath.Join(dir, "demo.lock.json")
+	reviewedLock := readFile(t, filepath.Join(toolsetFiles, "demo-reviewed.lock.json"))
+	if err := os.WriteFile(lockFile, []byte(reviewedLock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nowhere := []string{"--url", "http://127.0.0.1:1", "--toolsets", t.TempDir()}
+	c := toolsetCase{name: "register", args: append([]string{"toolset", "register", demo}, nowhere...), code: ExitErrors,
+		stderr: []string{demo + ": " + lockFile + " holds the lock of toolset " + reviewedID + " (demo-reviewed), not of " + demoID, "pass --replace to replace it; nothing was registered"}}
+	c.run(t)
+
+	ts, err := toolset.Parse([]byte(readFile(t, filepath.Join(toolsetFiles, "demo.lock.json"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	if code := writeLocks(ExitOK, []*toolset.Toolset{ts}, []string{demo}, []string{lockFile}, false, &out, &errs); code != ExitErrors ||
+		!strings.Contains(errs.String(), "toolset "+demoID+" is registered, but its lock was not written: "+lockFile+" holds the lock of toolset "+reviewedID) {
+		t.Fatalf("writeLocks over another id's lock: exit %d\n%s%s", code, out.String(), errs.String())
+	}
+	if readFile(t, lockFile) != reviewedLock {
+		t.Fatal("writeLocks replaced another id's lock")
+	}
+	out.Reset()
+	if code := writeLocks(ExitOK, []*toolset.Toolset{ts}, []string{demo}, []string{lockFile}, true, &out, &errs); code != ExitOK || out.String() != "wrote "+lockFile+"\n" {
+		t.Fatalf("writeLocks with replace: exit %d\n%s", code, out.String())
+	}
+	if got, want := readFile(t, lockFile), readFile(t, filepath.Join(toolsetFiles, "demo.lock.json")); got != want {
+		t.Errorf("the replaced lock is not demo's:\n%s", cmp.Diff(want, got))
+	}
+}
