@@ -442,43 +442,61 @@ func keptBound(schema map[string]any, names []string) (int, bool) {
 }
 
 // boundKeywords are the keywords schemaBound understands; a schema with
-// any other keyword (a $ref, a combinator, patternProperties, a condition,
-// an unevaluated- or dependent- keyword, a draft's own) is taken as
-// unbounded, since what it admits is not read here. $schema and $id name
-// the draft and the resource: every draft shared/schema compiles (4 to
-// 2020-12) reads the keywords here alike, and a meta-schema it would have
-// to load is refused where the schema is compiled (schema.Compile).
+// any other keyword (a $ref, a combinator, patternProperties, prefixItems,
+// a condition, an unevaluated- or dependent- keyword, a draft's own, an
+// exclusive bound) is taken as unbounded, since what it admits is not read
+// here. $schema and $id name the draft and the resource: every draft
+// shared/schema compiles (4 to 2020-12) reads the keywords here alike, and
+// a meta-schema it would have to load is refused where the schema is
+// compiled (schema.Compile). minimum and maximum only narrow a number;
+// arrayKeywords, read for a list, narrow nothing else.
 var boundKeywords = map[string]bool{
 	"type": true, "enum": true, "maxLength": true, "minLength": true, "properties": true,
 	"additionalProperties": true, "required": true, "title": true, "description": true,
 	"format": true, "pattern": true, "$comment": true, "examples": true, "default": true,
-	"$schema": true, "$id": true,
+	"$schema": true, "$id": true, "minimum": true, "maximum": true,
 }
+
+// maxBoundedInteger is the largest magnitude of a range's ends for which
+// an integer counts at numberBytes: 2^53, up to which every integer is a
+// double exactly (IEEE 754), so that none is written back longer.
+const maxBoundedInteger = 1 << 53
 
 // schemaBound bounds the JSON text of any value a schema admits, as Step
 // Functions holds it: a boolean or null, an enum of them, a string with
-// maxLength (each character at most 6 bytes escaped, RFC 8259 §7), or an
-// object that admits only its listed properties, each bounded. Numbers
-// are never bounded: JSON Schema's "integer" and ranges do not limit how
-// many digits a number is written with. A schema holding any keyword
-// outside boundKeywords is unbounded.
+// maxLength (each character at most 6 bytes escaped, RFC 8259 §7; an
+// enum of strings counts so too), an integer between a minimum and a
+// maximum within ±maxBoundedInteger (numberBytes), a list of at most
+// maxItems items of one items schema, each bounded, or an object that
+// admits only its listed properties, each bounded. An integer without
+// both ends is never bounded: its digits are not, as a tool may write
+// it. Between two ends, the digits of an integer written without a
+// fraction or exponent are those of its ends at most, and one written
+// with them ("1.000…0", "1e2") is read as the double it is (Step
+// Functions' numbers "typically correspond to double-precision IEEE-854
+// values", AWS Step Functions Developer Guide, "State machine data"),
+// which it writes back in at most numberBytes characters. A schema
+// holding any keyword outside boundKeywords and, for a list,
+// arrayKeywords is unbounded.
 func schemaBound(s map[string]any) (int, bool) {
 	for k := range s {
-		if !boundKeywords[k] {
+		if !boundKeywords[k] && !arrayKeywords[k] {
 			return 0, false
 		}
 	}
 	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
-		longest := 0
+		longest, scalar := 0, true
 		for _, v := range enum {
 			switch v.(type) {
 			case bool, nil:
 				longest = max(longest, 5)
 			default:
-				return 0, false // strings and numbers have many spellings
+				scalar = false // strings and numbers have many spellings: their type's bound holds
 			}
 		}
-		return longest, true
+		if scalar {
+			return longest, true
+		}
 	}
 	switch s["type"] {
 	case "boolean":
@@ -489,6 +507,23 @@ func schemaBound(s map[string]any) (int, bool) {
 		if n, ok := schemaInt(s["maxLength"]); ok {
 			return 6*n + 2, true
 		}
+	case "integer":
+		lo, okLo := schemaNumber(s["minimum"])
+		hi, okHi := schemaNumber(s["maximum"])
+		if okLo && okHi && lo >= -maxBoundedInteger && hi <= maxBoundedInteger {
+			return numberBytes, true
+		}
+	case "array":
+		items, _ := s["items"].(map[string]any) // not a draft-07 list of schemas
+		n, ok := schemaInt(s["maxItems"])
+		if items == nil || !ok {
+			return 0, false
+		}
+		item, ok := schemaBound(items)
+		if !ok {
+			return 0, false
+		}
+		return 2 + n*(item+1), true
 	case "object":
 		props, _ := s["properties"].(map[string]any)
 		if s["additionalProperties"] != false || len(props) == 0 {

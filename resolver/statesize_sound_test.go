@@ -194,7 +194,7 @@ func parentOf(input, with string, outputLimit int) string {
 		input = "policy: {}\n" + input
 	}
 	input = strings.Replace(input, "policy: {", "policy: {run_timeout_seconds: 86400, ", 1)
-	return fmt.Sprintf("solution: p\nversion: 1\ntoolset: ts_cea4752f4ecfc1ec3238b5b242bc0a47\n%ssteps:\n  - id: open\n    workflow: demo-ticket\n    with: %s\n    output_limit_bytes: %d\n    on_error: end\n", input, with, outputLimit)
+	return fmt.Sprintf("solution: p\nversion: 1\ntoolset: ts_fe900a203774359299931232fe0abfff\n%ssteps:\n  - id: open\n    workflow: demo-ticket\n    with: %s\n    output_limit_bytes: %d\n    on_error: end\n", input, with, outputLimit)
 }
 
 // hasStateSizeError compiles a Solution on the testdata toolsets and

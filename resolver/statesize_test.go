@@ -104,8 +104,10 @@ func TestStateSizeCountsALoopOnceAndBranchesApart(t *testing.T) {
 }
 
 // A value the output schema bounds counts at that bound: a boolean is 5
-// bytes however large the result may be. Numbers are never bounded (their
-// digits are not), nor strings without maxLength.
+// bytes however large the result may be, an integer between a minimum and
+// a maximum (structured-data-fetch's status) 24. An integer without both
+// ends is never bounded (its digits are not: structured-data-fetch's
+// bytes), nor is a string without maxLength.
 func TestStateSizeUsesWhatTheOutputSchemaBounds(t *testing.T) {
 	copies := func(binding string) string {
 		var fields []string
@@ -119,7 +121,7 @@ func TestStateSizeUsesWhatTheOutputSchemaBounds(t *testing.T) {
   - id: f
     tool: structured-data-fetch
     with: {url: "https://api.example.com/x"}
-    keep: [status]
+    keep: [status, bytes]
     next: copy
   - id: copy
     pass: {` + strings.Join(fields, ", ") + `}
@@ -128,8 +130,11 @@ func TestStateSizeUsesWhatTheOutputSchemaBounds(t *testing.T) {
 	if errs := stateSizeErrors(t, copies("${steps.v.output.valid}")); len(errs) != 0 {
 		t.Fatalf("a boolean copied sixteen times: %q", errs)
 	}
-	if errs := stateSizeErrors(t, copies("${steps.f.output.status}")); len(errs) == 0 {
-		t.Fatal("an integer copied sixteen times at the output limit each: accepted")
+	if errs := stateSizeErrors(t, copies("${steps.f.output.status}")); len(errs) != 0 {
+		t.Fatalf("an integer between 100 and 599 copied sixteen times: %q", errs)
+	}
+	if errs := stateSizeErrors(t, copies("${steps.f.output.bytes}")); len(errs) == 0 {
+		t.Fatal("an integer without a maximum copied sixteen times at the output limit each: accepted")
 	}
 }
 
@@ -306,5 +311,69 @@ func TestToolResultCountsAtItsOutputSchemaBound(t *testing.T) {
 	c.tools[1] = send // send0
 	if n, why := (&sizer{c: c}).resultBound(1); n != bound || why != fmt.Sprintf("the output schema bounds it, %d", bound) {
 		t.Fatalf("resultBound %d (%s), want %d from the schema", n, why, bound)
+	}
+}
+
+// schemaBound bounds a list by maxItems and its one items schema, and an
+// integer by a range whose ends a double holds exactly; a list or number
+// any other keyword governs, or without those, is unbounded.
+func TestSchemaBoundReadsListsAndRanges(t *testing.T) {
+	cases := []struct {
+		name, schema string
+		want         int // -1: unbounded
+	}{
+		{"an integer between two ends", `{"type": "integer", "minimum": 1, "maximum": 196609}`, numberBytes},
+		{"an integer with a minimum only", `{"type": "integer", "minimum": 0}`, -1},
+		{"an integer with an exclusive end", `{"type": "integer", "minimum": 0, "exclusiveMaximum": 10}`, -1},
+		{"an integer past 2^53", `{"type": "integer", "minimum": 0, "maximum": 1e300}`, -1},
+		{"a number between two ends", `{"type": "number", "minimum": 0, "maximum": 1}`, -1},
+		{"a list of at most 3 strings of 5", `{"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 5}}`, 2 + 3*(32+1)},
+		{"a list without maxItems", `{"type": "array", "items": {"type": "string", "maxLength": 5}}`, -1},
+		{"a list of unbounded items", `{"type": "array", "maxItems": 3, "items": {"type": "string"}}`, -1},
+		{"a draft-07 list of schemas", `{"type": "array", "maxItems": 3, "items": [{"type": "boolean"}]}`, -1},
+		{"prefixItems", `{"type": "array", "maxItems": 3, "prefixItems": [{}], "items": {"type": "boolean"}}`, -1},
+		{"contains", `{"type": "array", "maxItems": 3, "contains": {}, "items": {"type": "boolean"}}`, -1},
+		{"an enum of strings with maxLength", `{"type": "string", "enum": ["error", "warning"], "maxLength": 7}`, 6*7 + 2},
+		{"an enum of strings alone", `{"enum": ["error", "warning"]}`, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s map[string]any
+			if err := json.Unmarshal([]byte(c.schema), &s); err != nil {
+				t.Fatal(err)
+			}
+			n, ok := schemaBound(s)
+			if !ok {
+				n = -1
+			}
+			if n != c.want {
+				t.Fatalf("schemaBound(%s) = %d, want %d", c.schema, n, c.want)
+			}
+		})
+	}
+}
+
+// workflow-validator's report counts at its output schema's bound
+// (30 319 bytes: ten diagnostics of at most 400-character messages), not
+// at the 64 KiB output limit: four reports on one path, which counted
+// 256 KiB, fit in the state.
+func TestStateSizeCountsTheValidatorsReportAtItsSchemasBound(t *testing.T) {
+	v, ok := catalog.Default().Lookup("workflow-validator")
+	if !ok {
+		t.Fatal("no workflow-validator in the catalog")
+	}
+	var out map[string]any
+	if err := json.Unmarshal(v.OutputSchema, &out); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := schemaBound(out); !ok || n != 30319 {
+		t.Fatalf("the report's schema bound is %d (bounded: %v), want 30319", n, ok)
+	}
+	var steps []string
+	for i := 1; i <= 4; i++ {
+		steps = append(steps, fmt.Sprintf("  - id: v%d\n    tool: workflow-validator\n    with: {solution: \"x\"}\n", i))
+	}
+	if errs := stateSizeErrors(t, sizeHead+strings.Join(steps, "")); len(errs) != 0 {
+		t.Fatalf("four validator reports on one path: %q", errs)
 	}
 }

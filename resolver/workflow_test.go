@@ -8,7 +8,7 @@ import (
 
 // parentsID is the id of testdata/toolsets/parents.lock.json, whose
 // workflows list demo-ticket.
-const parentsID = "ts_cea4752f4ecfc1ec3238b5b242bc0a47"
+const parentsID = "ts_fe900a203774359299931232fe0abfff"
 
 func parentSolution(steps, output string) string {
 	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\npolicy: {run_timeout_seconds: 86400}\nsteps:\n" + steps

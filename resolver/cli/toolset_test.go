@@ -24,8 +24,8 @@ var update = flag.Bool("update", false, "rewrite the golden outputs of toolset s
 // The toolset files and locks of docs/toolsets.md.
 const (
 	toolsetFiles = "../../testdata/toolsets"
-	demoID       = "ts_8dfe1bda410b9e8cd2c6cc11c37e368d" // demo.lock.json
-	reviewedID   = "ts_cece0ac2dd1c91feebe05a4ff756a669" // demo-reviewed.lock.json, derived from demo
+	demoID       = "ts_d5b7c8bf3588b9d2f1c9cb86e0ce757a" // demo.lock.json
+	reviewedID   = "ts_29dff830ea9f255fa6df2012c5d7d984" // demo-reviewed.lock.json, derived from demo
 	unknownID    = "ts_00000000000000000000000000000000"
 	// diffGolden is what toolgate toolset diff prints from demo to
 	// demo-reviewed.

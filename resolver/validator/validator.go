@@ -1,8 +1,9 @@
 // Package validator is the workflow-validator tool: it checks a Solution
 // with the resolver, the same code as `toolgate check --format json`, and
-// returns its verdict and diagnostics. An invalid Solution is a successful
-// call with valid false; only a missing or oversized input is
-// TOOL_INPUT_INVALID.
+// returns its verdict and diagnostics, within the bounds its output schema
+// in the catalog declares (MaxDiagnostics, MaxRuleRunes, MaxPosition). An
+// invalid Solution is a successful call with valid false; only a missing
+// or oversized input is TOOL_INPUT_INVALID.
 package validator
 
 import (
@@ -21,10 +22,26 @@ import (
 // catalog.MaxInputBytes of input (Step Functions' 256 KiB).
 const MaxSolutionBytes = 196608
 
-// MaxDiagnostics bounds the diagnostics in one result. With messages of at
-// most resolver.MaxMessageRunes, the result stays well under the
-// dispatcher's 64 KiB inline limit.
-const MaxDiagnostics = 50
+// The bounds of a result, which workflow-validator's output schema in the
+// catalog declares (shared/catalog/catalog.json: maxItems, maxLength,
+// minimum and maximum) and Validate keeps, so that the dispatcher admits
+// every result and the resolver's state-size check counts a result at
+// that schema's bound, 30 319 bytes, not at the 64 KiB output limit
+// (docs/solutions.md §7.2.1). A message is at most
+// resolver.MaxMessageRunes characters (maxLength 400).
+const (
+	// MaxDiagnostics bounds the diagnostics of a result (maxItems): of
+	// more, the first MaxDiagnostics-1 in source order are kept, and a
+	// last one, a warning with rule "truncated", says how many were left
+	// out.
+	MaxDiagnostics = 10
+	// MaxRuleRunes bounds a diagnostic's rule id (maxLength); the
+	// resolver's are at most 18 characters.
+	MaxRuleRunes = 32
+	// MaxPosition bounds a diagnostic's line and column (maximum): one
+	// past MaxSolutionBytes, as no position is further into the text.
+	MaxPosition = MaxSolutionBytes + 1
+)
 
 // Input is the tool's input.
 type Input struct {
@@ -62,17 +79,17 @@ func Validate(in Input) (*Output, error) {
 	}
 	res := resolver.Compile(file, []byte(in.Solution), resolver.Options{})
 	out := &Output{Valid: res.OK(), Diagnostics: res.Diagnostics}
-	for k, d := range out.Diagnostics {
-		out.Diagnostics[k] = folded(d)
-	}
 	if n := len(out.Diagnostics); n > MaxDiagnostics {
-		// The result must fit the dispatcher's inline limit (64 KiB): keep
-		// the first ones, in source order, and say how many were left out.
+		// Keep the first ones, in source order, and say how many were
+		// left out.
 		last := out.Diagnostics[MaxDiagnostics-1]
 		out.Diagnostics = append(out.Diagnostics[:MaxDiagnostics-1:MaxDiagnostics-1], resolver.Diagnostic{
 			File: last.File, Line: last.Line, Column: last.Column, Severity: resolver.SeverityWarning, Rule: "truncated",
 			Message: fmt.Sprintf("%d more diagnostics are left out of this result; toolgate check lists them all", n-MaxDiagnostics+1),
 		})
+	}
+	for k, d := range out.Diagnostics {
+		out.Diagnostics[k] = bounded(folded(d))
 	}
 	if out.Diagnostics == nil {
 		out.Diagnostics = []resolver.Diagnostic{}
@@ -84,18 +101,32 @@ func Validate(in Input) (*Output, error) {
 }
 
 // folded is d with its notes appended to its message, cut as the resolver
-// cuts a message (resolver.MaxMessageRunes): each diagnostic of a result
-// stays within that bound, which MaxDiagnostics counts on.
+// cuts a message (resolver.MaxMessageRunes): the output schema admits no
+// notes, and each message stays within that bound.
 func folded(d resolver.Diagnostic) resolver.Diagnostic {
 	if len(d.Notes) == 0 {
 		return d
 	}
-	msg := d.Message + " " + strings.Join(d.Notes, "; ")
-	if r := []rune(msg); len(r) > resolver.MaxMessageRunes {
-		msg = string(r[:resolver.MaxMessageRunes-1]) + "…"
-	}
-	d.Message, d.Notes = msg, nil
+	d.Message, d.Notes = cutRunes(d.Message+" "+strings.Join(d.Notes, "; "), resolver.MaxMessageRunes), nil
 	return d
+}
+
+// bounded is d within the bounds its output schema gives a diagnostic:
+// its message cut to resolver.MaxMessageRunes and its rule to
+// MaxRuleRunes characters (neither is longer from the resolver), its line
+// and column within 1..MaxPosition.
+func bounded(d resolver.Diagnostic) resolver.Diagnostic {
+	d.Message, d.Rule = cutRunes(d.Message, resolver.MaxMessageRunes), cutRunes(d.Rule, MaxRuleRunes)
+	d.Line, d.Column = min(max(d.Line, 1), MaxPosition), min(max(d.Column, 1), MaxPosition)
+	return d
+}
+
+// cutRunes is s, or its first n-1 characters and "…".
+func cutRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // Tool is the workflow-validator tool for dispatch.Main.

@@ -2,15 +2,21 @@ package validator
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // The tool's diagnostics are exactly `toolgate check --format json`'s
@@ -100,4 +106,120 @@ func TestNotesFoldedIntoTheMessage(t *testing.T) {
 	if folded != 1 {
 		t.Fatalf("%d diagnostics fold the path f → copy into their message, want 1: %+v", folded, out.Diagnostics)
 	}
+}
+
+// outputSchema is workflow-validator's output schema in the catalog,
+// decoded, and compiled.
+func outputSchema(t *testing.T) (map[string]any, *schema.Schema) {
+	t.Helper()
+	v, ok := catalog.Default().Lookup("workflow-validator")
+	if !ok {
+		t.Fatal("no workflow-validator in the catalog")
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(v.OutputSchema, &doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := schema.Compile(v.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, s
+}
+
+// The bounds Validate keeps are those the catalog's output schema
+// declares.
+func TestBoundsAreTheOutputSchemas(t *testing.T) {
+	doc, _ := outputSchema(t)
+	at := func(path ...string) any {
+		var v any = doc
+		for _, p := range path {
+			v = v.(map[string]any)[p]
+		}
+		return v
+	}
+	item := []string{"properties", "diagnostics", "items", "properties"}
+	for name, c := range map[string]struct {
+		got  any
+		want int
+	}{
+		"diagnostics maxItems": {at("properties", "diagnostics", "maxItems"), MaxDiagnostics},
+		"message maxLength":    {at(append(item, "message", "maxLength")...), resolver.MaxMessageRunes},
+		"rule maxLength":       {at(append(item, "rule", "maxLength")...), MaxRuleRunes},
+		"line maximum":         {at(append(item, "line", "maximum")...), MaxPosition},
+		"column maximum":       {at(append(item, "column", "maximum")...), MaxPosition},
+	} {
+		if c.got != float64(c.want) {
+			t.Errorf("%s: the schema says %v, Validate keeps %d", name, c.got, c.want)
+		}
+	}
+}
+
+// Whatever the Solution, the result meets the output schema the
+// dispatcher checks it against: every example Solution's, one with more
+// diagnostics than MaxDiagnostics (the first nine kept, then one saying
+// how many were left out), and one whose messages quote long keys.
+func TestResultsMeetTheOutputSchema(t *testing.T) {
+	_, s := outputSchema(t)
+	files, err := filepath.Glob("../../testdata/solutions/*.[yj]*")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("example Solutions: %v %v", files, err)
+	}
+	inputs := map[string]Input{}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".json") && !strings.Contains(f, ".asl.") && !strings.Contains(f, ".toolset.") {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			format := "yaml"
+			if strings.HasSuffix(f, ".json") {
+				format = "json"
+			}
+			inputs[filepath.Base(f)] = Input{Solution: string(src), Format: format}
+		}
+	}
+	var many, long strings.Builder
+	many.WriteString("solution: many\nversion: 1\nsteps:\n  - id: a\n    succeed: {}\n")
+	long.WriteString("solution: long\nversion: 1\nsteps:\n  - id: a\n    succeed: {}\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&many, "unknown_%d: x\n", i)
+		fmt.Fprintf(&long, "%s_%d: x\n", strings.Repeat("\u202e<\"", 300), i)
+	}
+	inputs["30 unknown keys"] = Input{Solution: many.String()}
+	inputs["30 long unknown keys"] = Input{Solution: long.String()}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			out, err := Validate(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := Tool()(context.Background(), &toolcall.Call{Input: mustJSON(t, in)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Validate(v); err != nil {
+				t.Fatalf("the result does not meet the output schema: %v\n%s", err, raw)
+			}
+			if strings.HasPrefix(name, "30 ") {
+				last := out.Diagnostics[len(out.Diagnostics)-1]
+				if len(out.Diagnostics) != MaxDiagnostics || last.Rule != "truncated" || !strings.HasPrefix(last.Message, "21 more diagnostics are left out") {
+					t.Fatalf("%d diagnostics, the last %+v; want %d, the last saying 21 were left out", len(out.Diagnostics), last, MaxDiagnostics)
+				}
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
