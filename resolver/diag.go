@@ -50,6 +50,7 @@ const (
 	RuleWorkflow        = "workflow"           // a workflow step whose Solution the toolset does not list, or a Solution's output binding
 	RuleTooMany         = "too-many"           // more than MaxDiagnostics diagnostics: the rest are counted, not listed
 	RuleReviewerPattern = reviewer.RulePattern // a reviewer pattern that does not name one AWS account (shared/reviewer); at publish, one naming an account the deployment does not admit
+	RuleInvisible       = "invisible"          // a line of the source holding invisible or bidirectional characters (shared/invisible; warning)
 )
 
 // MaxMessageRunes bounds a diagnostic's message: values quoted from the

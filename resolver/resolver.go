@@ -108,7 +108,8 @@ type Options struct {
 // Compile checks the Solution in src and, when it has no error, compiles
 // it. file names the source in diagnostics and chooses its format: JSON
 // when it ends in ".json", YAML otherwise (formatOf, docs/solutions.md
-// §2.1).
+// §2.1). Once src parses, its lines holding invisible or bidirectional
+// characters are warnings ([invisible], InvisibleLines).
 func Compile(file string, src []byte, opts Options) *Result {
 	res := &Result{File: file}
 	ds := &diags{file: file}
@@ -120,6 +121,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	if !ok {
 		return res
 	}
+	checkInvisible(ds, src)
 	sol := (&decoder{ds: ds}).decodeSolution(v)
 	if sol == nil || len(sol.Steps) == 0 {
 		return res

@@ -72,3 +72,24 @@ func TestInvisibleCharactersAreShown(t *testing.T) {
 		t.Fatalf("diff: exit %d\n%s\nwant the line %s", code, out, line)
 	}
 }
+
+// toolgate check prints a warning diagnostic for a Solution line holding
+// a right-to-left override, naming the line, the column and the code
+// point, never the character or the text around it, in text and JSON;
+// the Solution is not refused.
+func TestCheckWarnsOfInvisibleCharactersInASolution(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "bidi.yaml")
+	src := "solution: bidi\nversion: 1\nsteps:\n  - id: a\n    pass: {x: \"invoice\u202efdp.exe\"}\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := f + ":5:23: warning: [invisible] line 5 has invisible or bidirectional characters (U+202E): a reader of the Solution does not see them, or sees the text around them reordered\n"
+	code, out, errs := run("check", f)
+	if code != ExitOK || out != want || errs != "" {
+		t.Fatalf("exit %d\nstdout: %q\nstderr: %s\nwant exit 0 and %q", code, out, errs, want)
+	}
+	code, out, _ = run("check", "--format", "json", f)
+	if code != ExitOK || !strings.Contains(out, `"rule": "invisible"`) || !strings.Contains(out, `"warnings": 1`) || strings.ContainsRune(out, '\u202e') || strings.Contains(out, "invoice") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}

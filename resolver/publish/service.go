@@ -84,7 +84,20 @@ type Result struct {
 	Created         bool     `json:"created,omitempty"`
 	ToolsetID       string   `json:"toolset_id,omitempty"`
 	Publisher       string   `json:"publisher,omitempty"`
+	// Warnings are the diagnostics of rule [invisible]
+	// (resolver.RuleInvisible), also among Diagnostics: each names a line
+	// of the source holding characters people cannot see or that reorder
+	// what they see, and the code points, never the text
+	// (resolver.InvisibleLines). They do not refuse the Solution.
+	Warnings []string `json:"warnings,omitempty"`
 }
+
+// SolutionInvisibleLogMessage is the "msg" of the warning log line of a
+// published Solution whose source holds invisible or bidirectional
+// characters (with "file", "lines": the numbers of at most
+// resolver.MaxInvisibleLines of them, "line_count" and "code_points";
+// never the text).
+const SolutionInvisibleLogMessage = "solution has invisible characters"
 
 // Error codes of the publish function (the Lambda errorType of a direct
 // invocation, the "code" of a Function URL error body).
@@ -121,7 +134,10 @@ func Binding(file string, src []byte) caller.Binding {
 
 var fileName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
-// Publish runs one publish for the caller its proof proves.
+// Publish runs one publish for the caller its proof proves. A source
+// holding invisible or bidirectional characters is published with
+// Result.Warnings naming their lines and code points, and logged once
+// (SolutionInvisibleLogMessage), refused or not.
 func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	log := s.Log
 	if log == nil {
@@ -147,7 +163,11 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	out := &Result{Diagnostics: []string{}, Publisher: who.Principal}
 	for _, d := range res.Diagnostics {
 		out.Diagnostics = append(out.Diagnostics, d.String())
+		if d.Rule == resolver.RuleInvisible {
+			out.Warnings = append(out.Warnings, d.String())
+		}
 	}
+	logInvisible(ctx, log, req.File, req.Source)
 	if !res.OK() {
 		log.InfoContext(ctx, "publish refused", "file", req.File, "publisher", who.Principal, "diagnostics", len(out.Diagnostics))
 		return nil, &Error{Code: CodeInvalid, Message: "the Solution has errors: nothing was published", Diagnostics: out.Diagnostics}
@@ -192,6 +212,30 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	log.InfoContext(ctx, "published", "solution", res.Solution.Name, "version", res.Solution.Version, "toolset_id", res.Toolset.ID,
 		"source_digest", res.Manifest.SourceDigest, "publisher", who.Principal, "state_machine_version", p.VersionARN)
 	return out, nil
+}
+
+// logInvisible writes one warning log line (SolutionInvisibleLogMessage)
+// when source holds invisible or bidirectional characters: the lines and
+// code points, never the text around them.
+func logInvisible(ctx context.Context, log *slog.Logger, file string, source []byte) {
+	lines := resolver.InvisibleLines(source)
+	if len(lines) == 0 {
+		return
+	}
+	var numbers []int
+	var rs []rune
+	for i, l := range lines {
+		if i < resolver.MaxInvisibleLines {
+			numbers = append(numbers, l.Line)
+		}
+		for _, r := range l.Runes {
+			if !slices.Contains(rs, r) {
+				rs = append(rs, r)
+			}
+		}
+	}
+	slices.Sort(rs)
+	log.WarnContext(ctx, SolutionInvisibleLogMessage, "file", file, "lines", numbers, "line_count", len(lines), "code_points", invisible.CodePoints(rs))
 }
 
 // Environment of the publish function (docs/infra.md).

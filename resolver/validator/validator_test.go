@@ -184,7 +184,7 @@ func TestResultsMeetTheOutputSchema(t *testing.T) {
 	long.WriteString("solution: long\nversion: 1\nsteps:\n  - id: a\n    succeed: {}\n")
 	for i := 0; i < 30; i++ {
 		fmt.Fprintf(&many, "unknown_%d: x\n", i)
-		fmt.Fprintf(&long, "%s_%d: x\n", strings.Repeat("\u202e<\"", 300), i)
+		fmt.Fprintf(&long, "%s_%d: x\n", strings.Repeat("é<\"&", 300), i)
 	}
 	inputs["30 unknown keys"] = Input{Solution: many.String()}
 	inputs["30 long unknown keys"] = Input{Solution: long.String()}
