@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -141,10 +142,41 @@ func (inv *invocation) validateOutput(out json.RawMessage) error {
 	if err := json.Unmarshal(out, &v); err != nil {
 		return tool.Wrap(tool.OutputInvalid, err, "the result is not JSON")
 	}
+	if n := longestNumber(out); n > inputrecord.NumberBytes {
+		return tool.Errorf(tool.OutputInvalid, "the result writes a number with %d characters, over %d: Step Functions holds numbers as doubles, whose shortest form is at most %d characters, and the state-size check counts them so (docs/solutions.md, \"State size\")",
+			n, inputrecord.NumberBytes, inputrecord.NumberBytes)
+	}
 	if err := s.Validate(v); err != nil {
 		return tool.Errorf(tool.OutputInvalid, "the result does not match the pinned output schema: %s", redactedProblems("output", err))
 	}
 	return nil
+}
+
+// longestNumber is the length of the longest number token of the JSON
+// text js (outside strings), in bytes; js is valid JSON.
+func longestNumber(js []byte) int {
+	longest, run, inString, escaped := 0, 0, false, false
+	for _, b := range js {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString, run = true, 0
+		case b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E' || (b >= '0' && b <= '9'):
+			run++
+			longest = max(longest, run)
+		default:
+			run = 0
+		}
+	}
+	return longest
 }
 
 // maxResultBytes is the largest result the dispatcher decodes: a Lambda

@@ -731,6 +731,38 @@ func TestOddOutputs(t *testing.T) {
 	}
 }
 
+// A number written with more characters than a double's shortest form is
+// TOOL_OUTPUT_INVALID, naming its length, not its digits: the state-size
+// check counts a bounded number at inputrecord.NumberBytes. The same
+// characters inside a string pass.
+func TestResultNumbersLongerThanADoubleAreRefused(t *testing.T) {
+	e := newEnv(t)
+	var out atomic.Value
+	d := e.dispatcher(t, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+		return out.Load().(json.RawMessage), nil
+	})
+	long := "1." + strings.Repeat("0", 30)
+	out.Store(json.RawMessage(`{"text":"a","n":` + long + `}`))
+	_, err := d.Handle(context.Background(), envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"x"}`))
+	if codeOf(t, err) != string(tool.OutputInvalid) || !strings.Contains(err.Error(), "writes a number with 32 characters") || strings.Contains(err.Error(), long) {
+		t.Fatalf("a 32-character number: %v", err)
+	}
+	out.Store(json.RawMessage(`{"text":"` + long + `"}`))
+	if _, err := d.Handle(context.Background(), envelopeFor("test-echo", e.ts.ID, "", 2, `{"text":"x"}`)); err != nil {
+		t.Fatalf("the same characters in a string: %v", err)
+	}
+}
+
+func TestLongestNumber(t *testing.T) {
+	for js, want := range map[string]int{
+		`{"a":1}`: 1, `[-1.5e+10, 2]`: 8, `{"a":"12345678901234567890123456789"}`: 0, `{"a\"":123}`: 3, `true`: 1, `{"a":"\\","b":12}`: 2,
+	} {
+		if got := longestNumber([]byte(js)); got != want {
+			t.Errorf("longestNumber(%s) = %d, want %d", js, got, want)
+		}
+	}
+}
+
 // Regression: a panic after the effect: TOOL_INTERNAL, record UNKNOWN, the
 // at_most_once tool never runs again.
 func TestPanicAfterPartialWork(t *testing.T) {
