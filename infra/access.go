@@ -322,7 +322,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 		// item, whose inputs are for reviewers only; every read the CLI
 		// makes sends a ProjectionExpression (docs/ledger.md). And Query on
 		// the index, which projects no review inputs, reasons or task tokens.
-		slices.Concat(ledgerStatements(table.Operator, ledger), []awsiam.PolicyStatement{
+		slices.Concat(ledgerStatements(table.Operator, ledger, p.IndexLeadingKeys), []awsiam.PolicyStatement{
 			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("DirectLane"),
 				Actions:   jsii.Strings("lambda:InvokeFunction"),

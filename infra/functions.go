@@ -472,7 +472,7 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: &[]*string{logs.LogGroupArn()},
 	}))
-	for _, s := range ledgerStatements(spec.Principal, ledger) {
+	for _, s := range ledgerStatements(spec.Principal, ledger, p.IndexLeadingKeys) {
 		role.AddToPolicy(s)
 	}
 	for _, s := range extra {

@@ -10,18 +10,18 @@ import (
 // its indexes: one per access of table.Of(p), in the declaration's order
 // (shared/table accesses.go; docs/infra.md, "Least privilege"). A function
 // role gets its functionSpec.Principal's, the Operator managed policy
-// table.Operator's.
-func ledgerStatements(p table.Principal, l ledgerARNs) []awsiam.PolicyStatement {
+// table.Operator's. indexLeadingKeys is PlatformStackProps.IndexLeadingKeys.
+func ledgerStatements(p table.Principal, l ledgerARNs, indexLeadingKeys bool) []awsiam.PolicyStatement {
 	var out []awsiam.PolicyStatement
 	for _, a := range table.Of(p) {
-		out = append(out, accessStatement(a, l))
+		out = append(out, accessStatement(a, l, indexLeadingKeys))
 	}
 	return out
 }
 
 // accessStatement is access a as one statement: its actions on the table,
 // or a Query of its index on the index's ARN, under accessConditions.
-func accessStatement(a table.Access, l ledgerARNs) awsiam.PolicyStatement {
+func accessStatement(a table.Access, l ledgerARNs, indexLeadingKeys bool) awsiam.PolicyStatement {
 	resource := l.Table
 	if a.Index != nil {
 		resource = l.index(a.Index.Name)
@@ -30,7 +30,7 @@ func accessStatement(a table.Access, l ledgerARNs) awsiam.PolicyStatement {
 	for i, x := range a.Actions {
 		actions[i] = string(x)
 	}
-	return ledgerStatement(a.Sid, actions, []*string{resource}, accessConditions(a))
+	return ledgerStatement(a.Sid, actions, []*string{resource}, accessConditions(a, indexLeadingKeys))
 }
 
 // accessConditions is access a's IAM condition block, nil when it has
@@ -39,8 +39,14 @@ func accessStatement(a table.Access, l ledgerARNs) awsiam.PolicyStatement {
 //
 //   - ForAllValues:StringLike dynamodb:LeadingKeys ["<prefix>*", …], one
 //     pattern for each of a.Prefixes(): the items whose partition key
-//     starts with a prefix of the kinds it reaches; none on an index
-//     Query, which reaches no item kind.
+//     starts with a prefix of the kinds it reaches. On an index Query,
+//     ["<Index.PKPrefix>*"] (the index's partition key values) when
+//     indexLeadingKeys is set, and none when it is not (the default): IAM
+//     documents the key as the table's partition key, and whether it
+//     evaluates it against an index's partition key is not confirmed, so
+//     an index Query is bounded by the index (its resource) and, where the
+//     access names them, by dynamodb:Attributes, kept either way
+//     (docs/infra.md, "Ledger items, per key prefix").
 //   - ForAllValues:StringLike dynamodb:Attributes a.Attributes, when set:
 //     the only attributes a request may name. DynamoDB evaluates the key on
 //     the attributes a request names, or those a read returns, so a read
@@ -55,11 +61,14 @@ func accessStatement(a table.Access, l ledgerARNs) awsiam.PolicyStatement {
 //     same guide says a read's Select "always has a value (ALL_ATTRIBUTES,
 //     unless otherwise specified)", so where IAM sees one on a GetItem
 //     without a projection, this denies it too.
-func accessConditions(a table.Access) map[string]any {
+func accessConditions(a table.Access, indexLeadingKeys bool) map[string]any {
 	like := map[string]any{}
 	var keys []string
 	for _, p := range a.Prefixes() {
 		keys = append(keys, p+"*")
+	}
+	if a.Index != nil && indexLeadingKeys {
+		keys = append(keys, a.Index.PKPrefix+"*")
 	}
 	if keys != nil {
 		like["dynamodb:LeadingKeys"] = keys
