@@ -8,15 +8,12 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate/shared/caller"
@@ -34,43 +31,6 @@ import (
 // DynamoDB documents), requests the code never makes are refused
 // (TestForgedRequestsDenied), and checkLedgerWriters says who may write
 // which items.
-
-// principalStatements returns every principal's identity policy
-// statements: a function role by its function's name, the Solution
-// execution role as solution-execution, a managed policy by its name
-// without toolgate-<stage>- (publisher, reviewer, operator).
-func principalStatements(pj tmpl) map[string][]tmpl {
-	byRole := map[string]string{} // role logical ID without hash: principal
-	for _, spec := range functionSpecs {
-		byRole[symbol(roleOf(pj, spec.LogicalID))] = spec.Name
-	}
-	byRole["SolutionExecutionRole"] = "solution-execution"
-	name := func(role string) string {
-		if n, ok := byRole[role]; ok {
-			return n
-		}
-		return role
-	}
-	out := map[string][]tmpl{}
-	for _, p := range resources(pj, "AWS::IAM::Policy") {
-		for _, r := range props(p)["Roles"].([]any) {
-			role := strings.TrimSuffix(strings.TrimPrefix(text(r), "${"), "}")
-			out[name(role)] = append(out[name(role)], statements(props(p)["PolicyDocument"])...)
-		}
-	}
-	for id, r := range resources(pj, "AWS::IAM::Role") {
-		if inline, ok := props(r)["Policies"].([]any); ok {
-			for _, p := range inline {
-				out[name(symbol(id))] = append(out[name(symbol(id))], statements(p.(tmpl)["PolicyDocument"])...)
-			}
-		}
-	}
-	for _, p := range resources(pj, "AWS::IAM::ManagedPolicy") {
-		n := strings.TrimPrefix(text(props(p)["ManagedPolicyName"]), "toolgate-test-")
-		out[n] = append(out[n], statements(props(p)["PolicyDocument"])...)
-	}
-	return out
-}
 
 // ledgerPrefixes are the key prefixes of the ledger table's items.
 var ledgerPrefixes = []string{"RUN#", "TOOLSET#", "REVIEW#", "START#", "PROOF#", "BIND#", "SOLUTION#"}
@@ -203,31 +163,6 @@ func writeCovered(p, prefix, a string, attrs []string, named bool) bool {
 		}
 	}
 	return false
-}
-
-// conditionValues returns the values a statement's condition allows for a
-// multivalued DynamoDB key (under ForAllValues:StringLike or
-// ForAllValues:StringEquals), and whether it restricts the key at all.
-func conditionValues(s tmpl, key string) ([]string, bool) {
-	c, _ := s["Condition"].(tmpl)
-	for _, op := range []string{"ForAllValues:StringLike", "ForAllValues:StringEquals"} {
-		if block, ok := c[op].(tmpl); ok {
-			if v, ok := block[key]; ok {
-				return strs(v), true
-			}
-		}
-	}
-	return nil, false
-}
-
-// allowsAction: statement s (an Allow) allows action a in any form (IAM's
-// wildcards and letter case, NotAction).
-func allowsAction(s tmpl, a string) bool {
-	match := func(p string) bool { return wildcardMatch(p, a, true) }
-	if na, ok := s["NotAction"]; ok {
-		return !slices.ContainsFunc(strs(na), match)
-	}
-	return slices.ContainsFunc(strs(s["Action"]), match)
 }
 
 // mayStartWith: the IAM string pattern (* and ?) matches some string that
@@ -365,185 +300,6 @@ func TestLedgerWriterBreaks(t *testing.T) {
 				t.Fatalf("the report does not name the break (%q):\n%v", c.says, err)
 			}
 		})
-	}
-}
-
-// policyStatementsOf returns the statements (as the template holds them,
-// for test-only mutations) of the role of the function with logical ID fn.
-func policyStatementsOf(pj tmpl, fn string) []tmpl {
-	role := symbol(roleOf(pj, fn))
-	for _, p := range resources(pj, "AWS::IAM::Policy") {
-		if text(props(p)["Roles"]) == `["${`+role+`}"]` {
-			return statements(props(p)["PolicyDocument"])
-		}
-	}
-	panic("no policy for " + fn)
-}
-
-// ddbRequest is one DynamoDB request as IAM authorises it: the action, the
-// resource, and the values of DynamoDB's condition keys.
-type ddbRequest struct {
-	What        string // the code that made it
-	Action      string
-	Resource    string   // the table's or an index's ARN, as the template renders it
-	LeadingKeys []string // the partition key value
-	Attributes  []string // every top-level attribute the request names
-	// Whole: a read without a projection (no ProjectionExpression, no
-	// AttributesToGet), which returns every attribute of the item.
-	// dynamodb:Attributes "represents a list of the attribute names in a
-	// request, or the attributes that are returned from a request"
-	// (DynamoDB Developer Guide, "Using IAM policy conditions for
-	// fine-grained access control"): so a statement that lists attributes
-	// allows no whole read, whatever the item holds.
-	Whole bool
-	// ReturnValues of a write (NONE when it sends none); "" for a read.
-	ReturnValues string
-	Select       string // a Query's, when it sends one
-}
-
-func (r ddbRequest) String() string {
-	whole := ""
-	if r.Whole {
-		whole = " (whole item)"
-	}
-	return fmt.Sprintf("%s: %s on %s %v naming %v%s (ReturnValues %q, Select %q)", r.What, r.Action,
-		strings.TrimPrefix(r.Resource, tableARN), r.LeadingKeys, r.Attributes, whole, r.ReturnValues, r.Select)
-}
-
-// recorder is a DynamoDB client that records each request as IAM sees it
-// and answers as little as the code needs; fail makes the next requests
-// fail with a conditional check failure, for the code's paths after one.
-type recorder struct {
-	what string
-	reqs []ddbRequest
-	fail int
-	item map[string]types.AttributeValue // what reads and ALL_NEW answer
-}
-
-func (r *recorder) record(q ddbRequest) error {
-	q.What = r.what
-	slices.Sort(q.Attributes)
-	q.Attributes = slices.Compact(q.Attributes)
-	r.reqs = append(r.reqs, q)
-	if r.fail > 0 {
-		r.fail--
-		return &types.ConditionalCheckFailedException{Message: new(string)}
-	}
-	return nil
-}
-
-func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	names := keyNames(in.Key)
-	names = append(names, in.AttributesToGet...)
-	names = append(names, expressionAttributes(in.ProjectionExpression, in.ExpressionAttributeNames)...)
-	whole := in.ProjectionExpression == nil && len(in.AttributesToGet) == 0
-	err := r.record(ddbRequest{Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: leadingKey(in.Key), Attributes: names, Whole: whole})
-	return &dynamodb.GetItemOutput{Item: r.item}, err
-}
-
-func (r *recorder) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	names := slices.Collect(maps.Keys(in.Item))
-	names = append(names, expressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
-	err := r.record(ddbRequest{Action: "dynamodb:PutItem", Resource: tableARN, LeadingKeys: leadingKey(in.Item),
-		Attributes: names, ReturnValues: returnValues(string(in.ReturnValues))})
-	return &dynamodb.PutItemOutput{}, err
-}
-
-func (r *recorder) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	names := keyNames(in.Key)
-	names = append(names, expressionAttributes(in.UpdateExpression, in.ExpressionAttributeNames)...)
-	names = append(names, expressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
-	err := r.record(ddbRequest{Action: "dynamodb:UpdateItem", Resource: tableARN, LeadingKeys: leadingKey(in.Key),
-		Attributes: names, ReturnValues: returnValues(string(in.ReturnValues))})
-	return &dynamodb.UpdateItemOutput{Attributes: r.item}, err
-}
-
-func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	resource := tableARN
-	if in.IndexName != nil {
-		resource = tableARN + "/index/" + *in.IndexName
-	}
-	var names []string
-	for _, e := range []*string{in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression} {
-		names = append(names, expressionAttributes(e, in.ExpressionAttributeNames)...)
-	}
-	var keys []string
-	if v, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok {
-		keys = []string{v.Value}
-	}
-	err := r.record(ddbRequest{Action: "dynamodb:Query", Resource: resource, LeadingKeys: keys, Attributes: names, Select: string(in.Select)})
-	return &dynamodb.QueryOutput{}, err
-}
-
-func keyNames(key map[string]types.AttributeValue) []string { return slices.Collect(maps.Keys(key)) }
-
-func leadingKey(item map[string]types.AttributeValue) []string {
-	if v, ok := item["pk"].(*types.AttributeValueMemberS); ok {
-		return []string{v.Value}
-	}
-	return nil
-}
-
-// returnValues is a write's ReturnValues as IAM sees it: NONE unless sent.
-func returnValues(v string) string {
-	if v == "" {
-		return "NONE"
-	}
-	return v
-}
-
-// expressionAttributes returns the top-level attributes an expression
-// names: each document path's first element (a #placeholder resolved by
-// names), never a value (:v), a function or a keyword.
-func expressionAttributes(expr *string, names map[string]string) []string {
-	if expr == nil {
-		return nil
-	}
-	e := *expr
-	var out []string
-	ident := func(c byte) bool {
-		return c == '_' || c == '#' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-	}
-	for i := 0; i < len(e); {
-		if !ident(e[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(e) && ident(e[j]) {
-			j++
-		}
-		tok := e[i:j]
-		prev := strings.TrimRight(e[:i], " ")
-		next := strings.TrimLeft(e[j:], " ")
-		i = j
-		switch {
-		case strings.HasPrefix(tok, ":"), strings.HasSuffix(prev, "."), strings.HasPrefix(next, "("):
-			continue // a value, a nested element, a function
-		case tok[0] >= '0' && tok[0] <= '9':
-			continue // a list index
-		case slices.Contains([]string{"SET", "REMOVE", "ADD", "DELETE", "AND", "OR", "NOT", "BETWEEN", "IN"}, strings.ToUpper(tok)):
-			continue
-		case strings.HasPrefix(tok, "#"):
-			out = append(out, names[tok])
-		default:
-			out = append(out, tok)
-		}
-	}
-	return out
-}
-
-func TestExpressionAttributes(t *testing.T) {
-	names := map[string]string{"#0": "attempt_log", "#1": "0123abcd", "#status": "status"}
-	for expr, want := range map[string]string{
-		"SET #0.#1 = :0, bound_at = :at ADD invocations :one":                   "attempt_log bound_at invocations",
-		"attribute_not_exists(bound_key) AND #status = :approved":               "bound_key status",
-		"SET #status = if_not_exists(#status, :s) REMOVE error_code, list[2].x": "status status error_code list",
-		"begins_with(sk, :p) AND size(body) > :n":                               "sk body",
-	} {
-		if got := strings.Join(expressionAttributes(&expr, names), " "); got != want {
-			t.Errorf("expressionAttributes(%q) = %q, want %q", expr, got, want)
-		}
 	}
 }
 
@@ -860,80 +616,6 @@ func TestForgedRequestsDenied(t *testing.T) {
 			t.Errorf("widened template: no %q in\n%s", want, got)
 		}
 	}
-}
-
-// allowedBy returns the statements of stmts that allow request r: an
-// Allow whose actions and resources match it and whose every condition
-// holds, as IAM evaluates DynamoDB's condition keys (a ForAllValues
-// operator holds for a key the request does not carry; a plain operator
-// does not, unless IfExists). No statement here uses Deny.
-func allowedBy(stmts []tmpl, r ddbRequest) []tmpl {
-	var out []tmpl
-	for _, s := range stmts {
-		if s["Effect"] != "Allow" || !allowsAction(s, r.Action) {
-			continue
-		}
-		if _, ok := s["NotResource"]; ok || !slices.ContainsFunc(strs(s["Resource"]), func(p string) bool { return wildcardMatch(p, r.Resource, false) }) {
-			continue
-		}
-		if conditionsHold(s, r) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func conditionsHold(s tmpl, r ddbRequest) bool {
-	context := map[string][]string{"dynamodb:LeadingKeys": r.LeadingKeys, "dynamodb:Attributes": r.Attributes}
-	if r.ReturnValues != "" {
-		context["dynamodb:ReturnValues"] = []string{r.ReturnValues}
-	}
-	if r.Select != "" {
-		context["dynamodb:Select"] = []string{r.Select}
-	}
-	return conditionsHoldFor(s, context, r.Whole)
-}
-
-// conditionsHoldFor evaluates statement s's conditions on the request
-// context (condition key: values). whole marks a read of every attribute
-// (ddbRequest.Whole): a list of dynamodb:Attributes holds for it only when
-// a pattern is "*". Bool and ArnLike compare as StringEquals and
-// StringLike do.
-func conditionsHoldFor(s tmpl, context map[string][]string, whole bool) bool {
-	c, _ := s["Condition"].(tmpl)
-	for op, block := range c {
-		for key, want := range block.(tmpl) {
-			patterns := strs(want)
-			got, present := context[key]
-			present = present && len(got) > 0
-			base := strings.TrimSuffix(op, "IfExists")
-			like := strings.HasSuffix(base, "Like")
-			match := func(v string) bool {
-				return slices.ContainsFunc(patterns, func(p string) bool { return like && wildcardMatch(p, v, false) || p == v })
-			}
-			var holds bool
-			switch op {
-			case "ForAllValues:StringLike", "ForAllValues:StringEquals":
-				holds = !slices.ContainsFunc(got, func(v string) bool { return !match(v) })
-				if key == "dynamodb:Attributes" && whole {
-					holds = holds && slices.Contains(patterns, "*")
-				}
-			case "StringEquals", "StringLike", "Bool", "ArnLike", "ArnEquals":
-				holds = present && len(got) == 1 && match(got[0])
-			case "StringEqualsIfExists", "StringLikeIfExists", "BoolIfExists", "ArnLikeIfExists":
-				holds = !present || len(got) == 1 && match(got[0])
-			case "Null":
-				// "true": the key is absent; "false": it is present.
-				holds = len(patterns) == 1 && patterns[0] == strconv.FormatBool(!present)
-			default:
-				holds = false // an operator this evaluator does not know allows nothing here
-			}
-			if !holds {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // TestIndexLeadingKeys: the index Query statements (review-decision's
