@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -10,7 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/lane"
-	ledgertable "github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // Actions AWS authorises on no resource ARN (the Service Authorization
@@ -314,26 +316,19 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	tools = append(tools, fns[fnReviewRequest].aliasARN(lane.Direct))
 	a.Operator = managedPolicy(scope, "OperatorPolicy", p.Stage, "operator",
 		"toolgate ledger and toolgate invoke: ledger reads and the tool functions' direct lane",
-		// Calls with their records and rows (RUN#) and toolsets (TOOLSET#), never a
-		// review item (REVIEW#): its inputs are for reviewers only.
-		// Only the attributes readers get (ledgertable.ReadAttributes:
-		// digests, sizes, states, toolset bodies), never a recorded result.
-		// GetItem carries no Select, hence IfExists; every read the CLI
-		// makes sends a ProjectionExpression (docs/ledger.md).
-		ledgerStatement("LedgerReads", []string{ddbGetItem, ddbQuery}, []*string{ledger.Table}, map[string]any{
-			"ForAllValues:StringLike": map[string]any{
-				"dynamodb:LeadingKeys": []string{"RUN#*", "TOOLSET#*"},
-				"dynamodb:Attributes":  ledgertable.ReadAttributes,
-			},
-			"StringEqualsIfExists": map[string]any{"dynamodb:Select": "SPECIFIC_ATTRIBUTES"},
-		}),
-		// The index projects no review inputs, reasons or task tokens.
-		ledgerStatement("LedgerIndexReads", []string{ddbQuery}, ledger.Indexes, nil),
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:       jsii.String("DirectLane"),
-			Actions:   jsii.Strings("lambda:InvokeFunction"),
-			Resources: &tools,
-		}),
+		// toolgate ledger's reads (table.Of(table.Operator)): calls, rows
+		// and toolsets, naming only table.ReadAttributes (digests, sizes,
+		// states, toolset bodies, never a recorded result), never a review
+		// item, whose inputs are for reviewers only; every read the CLI
+		// makes sends a ProjectionExpression (docs/ledger.md). And Query on
+		// the index, which projects no review inputs, reasons or task tokens.
+		slices.Concat(ledgerStatements(table.Operator, ledger, p.IndexLeadingKeys), []awsiam.PolicyStatement{
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("DirectLane"),
+				Actions:   jsii.Strings("lambda:InvokeFunction"),
+				Resources: &tools,
+			}),
+		})...,
 	)
 	return a
 }

@@ -76,6 +76,10 @@ type Config struct {
 	// defaultTableThroughput and defaultIndexThroughput.
 	TableThroughput Throughput `json:"tableThroughput"`
 	IndexThroughput Throughput `json:"indexThroughput"`
+	// Index Query statements name the index's partition key prefix too
+	// (dynamodb:LeadingKeys; PlatformStackProps.IndexLeadingKeys); default
+	// false.
+	IndexLeadingKeys bool `json:"indexLeadingKeys"`
 	// Every log group's retention in days (a CloudWatch Logs value); default 90.
 	LogRetentionDays int `json:"logRetentionDays"`
 	// The SNS topic alarms notify; empty: alarms without actions.

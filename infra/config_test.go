@@ -33,7 +33,7 @@ func TestLoadConfig(t *testing.T) {
 			"toolgate:sessionRoles":  "AWSReservedSSO_Reviewer_0a1b2c3d, toolgate-people",
 			"toolgate:directReviewers": `{"send-email": ["arn:aws:iam::123456789012:role/reviewer"],
 				"structured-data-fetch": ["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
-			"toolgate:directReviewMaxSeconds": "7200",
+			"toolgate:directReviewMaxSeconds": "7200", "toolgate:indexLeadingKeys": "true",
 		}, want: func(c *Config) {
 			c.Stage, c.Sender, c.SenderIdentity = "prod", "Toolgate@mail.example.org", "example.org"
 			c.RecipientAllow, c.FetchAllow = []string{"@example.org", "ops@example.com"}, []string{"api.example.org"}
@@ -46,6 +46,7 @@ func TestLoadConfig(t *testing.T) {
 				fnFetch:     {"arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"},
 			}
 			c.DirectReviewMaxSeconds = 7200
+			c.IndexLeadingKeys = true
 		}},
 		{name: "JSON from cdk.json", context: map[string]any{
 			"toolgate:recipientAllow": []any{"@example.net"}, "toolgate:deletionProtection": false,

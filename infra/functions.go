@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -40,14 +41,6 @@ const (
 	// fnMCPCall runs every MCP tool (resolver.MCPFunction, the function
 	// an MCP tool's Task invokes).
 	fnMCPCall = "mcp-call"
-)
-
-// DynamoDB item actions, the only ledger actions any role gets.
-const (
-	ddbGetItem    = "dynamodb:GetItem"
-	ddbPutItem    = "dynamodb:PutItem"
-	ddbUpdateItem = "dynamodb:UpdateItem"
-	ddbQuery      = "dynamodb:Query"
 )
 
 // functionSpec is what the platform knows of one function: its defaults and
@@ -80,31 +73,32 @@ type functionSpec struct {
 	// same value (catalog.Tool.TaskTimeoutSeconds), and a Task that timed
 	// out first would leave the run while the function still runs.
 	TimeoutSeconds int
-	// Items are the function's ledger statements: the item actions its
-	// code calls, on the key prefixes it uses, naming the attributes it
-	// touches (items.go).
-	Items []itemGrant
+	// Principal is who the function is in the ledger table's declaration:
+	// its role's ledger statements are table.Of(Principal)'s, the item
+	// actions its code calls on the item kinds it uses, naming the
+	// attributes it touches (items.go, shared/table accesses.go).
+	Principal table.Principal
 }
 
 // functionSpecs are the deployed functions in template order. Every one
 // verifies caller proofs (shared/caller) and records each proof it accepts
-// as a PROOF#<id> item: a conditional PutItem, and a GetItem of the item
-// already there when the condition fails (proofGrants).
+// as a caller proof item: a conditional PutItem, and a GetItem of the item
+// already there when the condition fails (table.Functions's accesses).
 var functionSpecs = []functionSpec{
 	{Name: fnSendEmail, LogicalID: "SendEmailFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool send-email: SES v2 SendEmail to allow-listed recipients",
 		MemoryMB:    256,
 		// shared/dispatch: the call's items, the toolset, approvals
 		// (dynamo.Store Get and Bind), proofs on the direct lane.
-		Items: toolGrants},
+		Principal: table.ToolFunctions},
 	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",
 		MemoryMB:    512,
-		Items:       toolGrants},
+		Principal:   table.ToolFunctions},
 	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool workflow-validator: toolgate check of a Solution",
 		MemoryMB:    512,
-		Items:       toolGrants},
+		Principal:   table.ToolFunctions},
 	{Name: fnLambdaTool, LogicalID: "LambdaToolFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate lambda-tool: the platform tools' proxy, the governed dispatcher in front of a team's tool function",
 		// A platform tool's timeout_seconds is at most 900 (Lambda's
@@ -113,7 +107,7 @@ var functionSpecs = []functionSpec{
 		// The dispatcher's items, as for every tool; its Lambda and SSM
 		// statements: toolFunctionInvoke, toolFunctionFloors,
 		// toolFunctionParameters.
-		Items: toolGrants},
+		Principal: table.ToolFunctions},
 	{Name: fnMCPCall, LogicalID: "McpCallFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate mcp-call: the governed dispatcher for MCP tools, which checks the tool's definition on its server and sends tools/call",
 		// An MCP tool's default timeout (toolset.MCPToolTimeout): the
@@ -124,21 +118,21 @@ var functionSpecs = []functionSpec{
 		MemoryMB: 512, TimeoutSeconds: toolset.MCPToolTimeout,
 		// The dispatcher's items, as for every tool, and nothing else: the
 		// MCP servers are reached over the internet, under TOOLGATE_MCP_ALLOW.
-		Items: toolGrants},
+		Principal: table.ToolFunctions},
 	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
 		// The run's toolset GetItem; the review's conditional PutItem, and a
 		// GetItem of the one already there; the execution's start; proofs
 		// (start Tasks, the direct lane).
-		Items: reviewRequestGrants},
+		Principal: table.ReviewRequest},
 	{Name: fnReviewDecision, LogicalID: "ReviewDecisionFunction",
 		Description: "toolgate review-decision: records a person's decision and sends the task result",
 		MemoryMB:    256, TimeoutSeconds: 15,
 		// A review's GetItem, its decision and delivery UpdateItems; review
 		// listing queries the reviews-by-status index; every request's
 		// proof (PutItem, GetItem).
-		Items: reviewDecisionGrants},
+		Principal: table.ReviewDecision},
 	{Name: fnPublish, LogicalID: "PublishFunction",
 		Description: "toolgate publish: runs the resolver on a Solution's source, registers its toolset, creates or updates its state machine",
 		// The resolver compiles the Solution and its JSON Schemas; then
@@ -147,7 +141,7 @@ var functionSpecs = []functionSpec{
 		// The toolset's conditional PutItem, and its GetItem (the one
 		// already there, the one Publish checks); every request's proof.
 		// Its Step Functions, IAM and SSM statements: publishing.go.
-		Items: publishGrants},
+		Principal: table.Publish},
 }
 
 // FunctionSettings override one function's defaults; zero fields keep them.
@@ -478,8 +472,8 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: &[]*string{logs.LogGroupArn()},
 	}))
-	for _, g := range spec.Items {
-		role.AddToPolicy(g.statement(ledger))
+	for _, s := range ledgerStatements(spec.Principal, ledger, p.IndexLeadingKeys) {
+		role.AddToPolicy(s)
 	}
 	for _, s := range extra {
 		role.AddToPolicy(s)

@@ -404,7 +404,7 @@ var rules = []rule{
 	{"ledger-actions", checkLedgerActions, func(_, pj tmpl) {
 		addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": []any{"dynamodb:Query", "dynamodb:Scan"}, "Resource": tableARNValue()})
 	}, `dynamodb:Scan is not a ledger item action`},
-	{"ledger-writers", checkLedgerWriters, func(_, pj tmpl) {
+	{"ledger-accesses", checkLedgerAccesses, func(_, pj tmpl) {
 		addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": tableARNValue()})
 	}, `structured-data-fetch: statement without Sid allows dynamodb:PutItem on every item of the ledger table`},
 	{"people-write-no-ledger-items", checkPeopleWriteNoLedgerItems, func(_, pj tmpl) {

@@ -115,6 +115,7 @@ func newApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		AlarmTopicARN:          cfg.AlarmTopicARN,
 		ErrorAlarmThreshold:    cfg.ErrorAlarmThreshold,
 		SAMLocal:               cfg.SAMLocal,
+		IndexLeadingKeys:       cfg.IndexLeadingKeys,
 	})
 	platform.AddStackDependency(ledger.Stack, jsii.String("the functions use the ledger table by name"))
 	warn := awscdk.Annotations_Of(platform.Stack)

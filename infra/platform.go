@@ -92,6 +92,15 @@ type PlatformStackProps struct {
 	// sets to reach local stand-ins (samLocalVariables). For local use only:
 	// synthesize it under its own stage.
 	SAMLocal bool
+	// IndexLeadingKeys adds dynamodb:LeadingKeys "<Index.PKPrefix>*" to
+	// every statement allowing a Query of an index (review-decision's
+	// ListReviews, the Operator's LedgerIndexReads; accessConditions).
+	// False, the default, leaves it out: whether IAM evaluates the key
+	// against an index's partition key is not confirmed (IAM documents it
+	// as the table's partition key), and were it the table's, the
+	// condition would deny every listing (docs/infra.md, "Ledger items,
+	// per key prefix").
+	IndexLeadingKeys bool
 	// ErrorAlarmThreshold is how many function errors in 5 minutes raise a
 	// function's errors alarm; zero means 5. Tool error codes (a refused
 	// recipient, a 404) are function errors too.

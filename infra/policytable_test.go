@@ -13,8 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	ledgertable "github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // update rewrites the generated parts of docs/infra.md from the templates
@@ -31,39 +30,48 @@ const (
 	tableEnd   = "<!-- end of policy-table -->\n"
 )
 
+// The place in docs/infra.md ("Ledger items, per key prefix") of the
+// tables generated from the table's declaration (shared/table).
+const (
+	accessesStart = "<!-- ledger-accesses: generated from shared/table by go test ./infra -run TestPolicyTable -update; the test fails when the two differ -->\n"
+	accessesEnd   = "<!-- end of ledger-accesses -->\n"
+)
+
 // TestPolicyTable: docs/infra.md's table of every role and managed policy
 // (statement by statement: actions, resources, item prefixes, conditions)
-// is the synthesized template's, so neither drifts; a template widened by
-// a statement no longer matches it.
+// is the synthesized template's, and its tables of the ledger's accesses
+// are the declaration's (accessMatrix, accessTable), so neither drifts; a
+// template widened by a statement no longer matches it.
 func TestPolicyTable(t *testing.T) {
 	doc, err := os.ReadFile(docsInfra)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, j := bytes.Index(doc, []byte(tableStart)), bytes.Index(doc, []byte(tableEnd))
-	if i < 0 || j < i {
-		t.Fatalf("%s has no policy table between %q and %q", docsInfra, tableStart, tableEnd)
-	}
-	got, want := string(doc[i+len(tableStart):j]), prefixMatrix(platformJSON)+"\n"+policyTable(platformJSON)
-	if *update && got != want {
-		out := slices.Concat(doc[:i+len(tableStart)], []byte(want), doc[j:])
-		if err := os.WriteFile(docsInfra, out, 0o644); err != nil {
-			t.Fatal(err)
+	for _, part := range []struct{ start, end, want string }{
+		{accessesStart, accessesEnd, accessMatrix() + "\n" + accessTable()},
+		{tableStart, tableEnd, policyTable(platformJSON)},
+	} {
+		i, j := bytes.Index(doc, []byte(part.start)), bytes.Index(doc, []byte(part.end))
+		if i < 0 || j < i {
+			t.Fatalf("%s has no generated part between %q and %q", docsInfra, part.start, part.end)
 		}
-		got = want
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("%s's policy table is not the template's (-template +docs); go test ./infra -run TestPolicyTable -update rewrites it:\n%s", docsInfra, d)
+		got := string(doc[i+len(part.start) : j])
+		if *update && got != part.want {
+			doc = slices.Concat(doc[:i+len(part.start)], []byte(part.want), doc[j:])
+			if err := os.WriteFile(docsInfra, doc, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got = part.want
+		}
+		if d := cmp.Diff(part.want, got); d != "" {
+			t.Errorf("%s's part after %q is not generated (-want +docs); go test ./infra -run TestPolicyTable -update rewrites it:\n%s", docsInfra, part.start, d)
+		}
 	}
 	// A table-wide write added to the fetch role shows.
 	pj := clone(platformJSON)
 	addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": tableARNValue()})
 	if d := cmp.Diff(policyTable(pj), policyTable(platformJSON)); !strings.Contains(d, "| `structured-data-fetch` | – | dynamodb: PutItem | ledger table | any |") {
 		t.Errorf("a widened fetch role does not show in the table:\n%s", d)
-	}
-	widened := "| `structured-data-fetch` | GetItem, PutItem, UpdateItem | GetItem†, PutItem | GetItem†, PutItem | PutItem | GetItem, PutItem | GetItem, PutItem |"
-	if m := prefixMatrix(pj); !strings.Contains(m, widened) || strings.Contains(prefixMatrix(platformJSON), widened) {
-		t.Errorf("a widened fetch role does not show in the matrix:\n%s", cmp.Diff(m, prefixMatrix(platformJSON)))
 	}
 }
 
@@ -126,77 +134,137 @@ func policyTable(pj tmpl) string {
 	return cell.Replace(b.String())
 }
 
-// prefixMatrix renders, for every principal that reaches ledger items,
-// the item actions it has on each key prefix and on the indexes; † marks
-// an action allowed only on the attributes its statement names.
-func prefixMatrix(pj tmpl) string {
-	all := principalStatements(pj)
+// accessPrincipals are the declaration's principals, in the order
+// table.Accesses first names them.
+func accessPrincipals() []table.Principal {
+	var out []table.Principal
+	for _, a := range table.Accesses {
+		for _, p := range a.By {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// principalTitle names a principal of the declaration, with the functions
+// it stands for (functionSpec.Principal) when they are other than its
+// name and withFunctions is set.
+func principalTitle(p table.Principal, withFunctions bool) string {
+	var fns []string
+	for _, s := range functionSpecs {
+		if s.Principal == p {
+			fns = append(fns, s.Name)
+		}
+	}
+	switch {
+	case p == table.Operator:
+		return principalTitles["operator"]
+	case len(fns) == 1 && fns[0] == string(p):
+		return "`" + fns[0] + "`"
+	case !withFunctions:
+		return string(p)
+	}
+	return string(p) + " (`" + strings.Join(fns, "`, `") + "`)"
+}
+
+// accessMatrix renders, for every principal of the declaration, the item
+// actions it has on each key prefix and on each index; † marks an action
+// allowed only on the attributes its access names.
+func accessMatrix() string {
 	var b strings.Builder
 	b.WriteString("| principal |")
-	for _, p := range ledgerPrefixes {
-		b.WriteString(" `" + p + "` |")
+	for _, prefix := range table.Prefixes() {
+		var kinds []string
+		for _, k := range table.KindsOf(prefix) {
+			kinds = append(kinds, k.Name)
+		}
+		fmt.Fprintf(&b, " `%s` (%s) |", prefix, strings.Join(kinds, ", "))
 	}
-	b.WriteString(" index `" + dynamo.IndexName + "` |\n|---|" + strings.Repeat("---|", len(ledgerPrefixes)+1) + "\n")
-	itemActions := slices.Concat(ledgerReadActions, ledgerWriteActions)
-	for _, p := range principalOrder(all) {
-		cells := make([]map[string]bool, len(ledgerPrefixes)+1) // action: restricted to named attributes
-		for i := range cells {
-			cells[i] = map[string]bool{}
-		}
-		add := func(i int, a string, named bool) {
-			if r, ok := cells[i][a]; !ok || r {
-				cells[i][a] = named
-			}
-		}
-		for _, s := range all[p] {
-			if s["Effect"] != "Allow" {
-				continue
-			}
-			_, named := conditionValues(s, "dynamodb:Attributes")
-			keys, restricted := conditionValues(s, "dynamodb:LeadingKeys")
-			for _, r := range strs(s["Resource"]) {
-				for _, a := range itemActions {
-					if !allowsAction(s, a) {
-						continue
-					}
-					if strings.HasPrefix(r, tableARN+"/index/") {
-						add(len(ledgerPrefixes), a, named)
-						continue
-					}
-					if !mayBeTable(r) {
-						continue
-					}
-					for i, prefix := range ledgerPrefixes {
-						if !restricted || slices.ContainsFunc(keys, func(k string) bool { return mayStartWith(k, prefix) }) {
-							add(i, a, named)
-						}
+	for _, ix := range table.Indexes {
+		fmt.Fprintf(&b, " index `%s` |", ix.Name)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(table.Prefixes())+len(table.Indexes)) + "\n")
+	for _, p := range accessPrincipals() {
+		b.WriteString("| " + principalTitle(p, true) + " |")
+		cell := func(reaches func(table.Access) bool) {
+			named := map[table.Action]bool{} // action: only on named attributes
+			for _, a := range table.Of(p) {
+				for _, x := range a.Actions {
+					if r, ok := named[x]; reaches(a) && (!ok || r) {
+						named[x] = a.Attributes != nil
 					}
 				}
 			}
-		}
-		if !slices.ContainsFunc(cells, func(c map[string]bool) bool { return len(c) > 0 }) {
-			continue
-		}
-		title, ok := principalTitles[p]
-		if !ok {
-			title = "`" + p + "`"
-		}
-		b.WriteString("| " + title + " |")
-		for _, c := range cells {
 			var l []string
-			for _, a := range slices.Sorted(maps.Keys(c)) {
-				name := strings.TrimPrefix(a, "dynamodb:")
-				if c[a] {
+			for _, x := range slices.Sorted(maps.Keys(named)) {
+				name := strings.TrimPrefix(string(x), "dynamodb:")
+				if named[x] {
 					name += "†"
 				}
 				l = append(l, name)
 			}
-			if len(l) == 0 {
+			if l == nil {
 				l = []string{"–"}
 			}
 			b.WriteString(" " + strings.Join(l, ", ") + " |")
 		}
+		for _, prefix := range table.Prefixes() {
+			cell(func(a table.Access) bool { return slices.Contains(a.Prefixes(), prefix) })
+		}
+		for _, ix := range table.Indexes {
+			cell(func(a table.Access) bool { return a.Index == ix })
+		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// accessTable renders every access of the declaration, one row each: the
+// statement it is, its principals, the items it reaches, its actions, what
+// its conditions bound besides the items, and the code that makes it.
+func accessTable() string {
+	var b strings.Builder
+	b.WriteString("| statement | principals | items | actions | conditions | code |\n|---|---|---|---|---|---|\n")
+	for _, a := range table.Accesses {
+		var by, items, actions, conds []string
+		for _, p := range a.By {
+			by = append(by, principalTitle(p, false))
+		}
+		for _, prefix := range a.Prefixes() {
+			var kinds []string
+			for _, k := range a.On {
+				if k.Prefix == prefix {
+					kinds = append(kinds, k.Name)
+				}
+			}
+			items = append(items, "`"+prefix+"` ("+strings.Join(kinds, ", ")+")")
+		}
+		if a.Index != nil {
+			items = append(items, "index `"+a.Index.Name+"`")
+		}
+		for _, x := range a.Actions {
+			actions = append(actions, strings.TrimPrefix(string(x), "dynamodb:"))
+		}
+		switch {
+		case slices.Equal(a.Attributes, table.ReadAttributes):
+			conds = append(conds, "only attributes of `table.ReadAttributes`")
+		case a.Attributes != nil:
+			conds = append(conds, "only attributes "+strings.Join(a.Attributes, ", "))
+		case a.Index != nil:
+			conds = append(conds, "what the index projects")
+		default:
+			conds = append(conds, "whole items")
+		}
+		if a.ReturnValues != "" {
+			conds = append(conds, "ReturnValues = "+a.ReturnValues)
+		}
+		if a.SpecificAttributes {
+			conds = append(conds, "Select = SPECIFIC_ATTRIBUTES when sent")
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s: %s |\n", a.Sid, strings.Join(by, ", "), strings.Join(items, ", "),
+			strings.Join(actions, ", "), strings.Join(conds, "; "), a.Code, a.Doc)
 	}
 	return b.String()
 }
@@ -284,9 +352,9 @@ func conditionsText(s tmpl) string {
 			}
 			name := strings.TrimPrefix(key, "dynamodb:")
 			switch {
-			case key == "dynamodb:Attributes" && slices.Equal(values, ledgertable.ReadAttributes):
+			case key == "dynamodb:Attributes" && slices.Equal(values, table.ReadAttributes):
 				// By name: the list follows the ledger's rows.
-				parts = append(parts, "only attributes of `ledger.ReadAttributes`")
+				parts = append(parts, "only attributes of `table.ReadAttributes`")
 			case key == "dynamodb:Attributes" && strings.HasPrefix(op, "ForAllValues:"):
 				parts = append(parts, "only attributes "+strings.Join(values, ", "))
 			case key == "ses:Recipients" && op == "ForAllValues:StringLike":

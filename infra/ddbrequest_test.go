@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// ddbRequest is one DynamoDB request as IAM authorises it: the action, the
+// resource, and the values of DynamoDB's condition keys.
+type ddbRequest struct {
+	What        string // the code that made it
+	Action      string
+	Resource    string   // the table's or an index's ARN, as the template renders it
+	LeadingKeys []string // the partition key value
+	Attributes  []string // every top-level attribute the request names
+	// Whole: a read without a projection (no ProjectionExpression, no
+	// AttributesToGet), which returns every attribute of the item.
+	// dynamodb:Attributes "represents a list of the attribute names in a
+	// request, or the attributes that are returned from a request"
+	// (DynamoDB Developer Guide, "Using IAM policy conditions for
+	// fine-grained access control"): so a statement that lists attributes
+	// allows no whole read, whatever the item holds.
+	Whole bool
+	// ReturnValues of a write (NONE when it sends none); "" for a read.
+	ReturnValues string
+	Select       string // a Query's, when it sends one
+}
+
+func (r ddbRequest) String() string {
+	whole := ""
+	if r.Whole {
+		whole = " (whole item)"
+	}
+	return fmt.Sprintf("%s: %s on %s %v naming %v%s (ReturnValues %q, Select %q)", r.What, r.Action,
+		strings.TrimPrefix(r.Resource, tableARN), r.LeadingKeys, r.Attributes, whole, r.ReturnValues, r.Select)
+}
+
+// recorder is a DynamoDB client that records each request as IAM sees it
+// and answers as little as the code needs; fail makes the next requests
+// fail with a conditional check failure, for the code's paths after one.
+type recorder struct {
+	what string
+	reqs []ddbRequest
+	fail int
+	item map[string]types.AttributeValue // what reads and ALL_NEW answer
+}
+
+func (r *recorder) record(q ddbRequest) error {
+	q.What = r.what
+	slices.Sort(q.Attributes)
+	q.Attributes = slices.Compact(q.Attributes)
+	r.reqs = append(r.reqs, q)
+	if r.fail > 0 {
+		r.fail--
+		return &types.ConditionalCheckFailedException{Message: new(string)}
+	}
+	return nil
+}
+
+func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	names := keyNames(in.Key)
+	names = append(names, in.AttributesToGet...)
+	names = append(names, expressionAttributes(in.ProjectionExpression, in.ExpressionAttributeNames)...)
+	whole := in.ProjectionExpression == nil && len(in.AttributesToGet) == 0
+	err := r.record(ddbRequest{Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: leadingKey(in.Key), Attributes: names, Whole: whole})
+	return &dynamodb.GetItemOutput{Item: r.item}, err
+}
+
+func (r *recorder) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	names := slices.Collect(maps.Keys(in.Item))
+	names = append(names, expressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
+	err := r.record(ddbRequest{Action: "dynamodb:PutItem", Resource: tableARN, LeadingKeys: leadingKey(in.Item),
+		Attributes: names, ReturnValues: returnValues(string(in.ReturnValues))})
+	return &dynamodb.PutItemOutput{}, err
+}
+
+func (r *recorder) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	names := keyNames(in.Key)
+	names = append(names, expressionAttributes(in.UpdateExpression, in.ExpressionAttributeNames)...)
+	names = append(names, expressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
+	err := r.record(ddbRequest{Action: "dynamodb:UpdateItem", Resource: tableARN, LeadingKeys: leadingKey(in.Key),
+		Attributes: names, ReturnValues: returnValues(string(in.ReturnValues))})
+	return &dynamodb.UpdateItemOutput{Attributes: r.item}, err
+}
+
+func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	resource := tableARN
+	if in.IndexName != nil {
+		resource = tableARN + "/index/" + *in.IndexName
+	}
+	var names []string
+	for _, e := range []*string{in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression} {
+		names = append(names, expressionAttributes(e, in.ExpressionAttributeNames)...)
+	}
+	var keys []string
+	if v, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok {
+		keys = []string{v.Value}
+	}
+	err := r.record(ddbRequest{Action: "dynamodb:Query", Resource: resource, LeadingKeys: keys, Attributes: names, Select: string(in.Select)})
+	return &dynamodb.QueryOutput{}, err
+}
+
+func keyNames(key map[string]types.AttributeValue) []string { return slices.Collect(maps.Keys(key)) }
+
+func leadingKey(item map[string]types.AttributeValue) []string {
+	if v, ok := item["pk"].(*types.AttributeValueMemberS); ok {
+		return []string{v.Value}
+	}
+	return nil
+}
+
+// returnValues is a write's ReturnValues as IAM sees it: NONE unless sent.
+func returnValues(v string) string {
+	if v == "" {
+		return "NONE"
+	}
+	return v
+}
+
+// expressionAttributes returns the top-level attributes an expression
+// names: each document path's first element (a #placeholder resolved by
+// names), never a value (:v), a function or a keyword.
+func expressionAttributes(expr *string, names map[string]string) []string {
+	if expr == nil {
+		return nil
+	}
+	e := *expr
+	var out []string
+	ident := func(c byte) bool {
+		return c == '_' || c == '#' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	for i := 0; i < len(e); {
+		if !ident(e[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(e) && ident(e[j]) {
+			j++
+		}
+		tok := e[i:j]
+		prev := strings.TrimRight(e[:i], " ")
+		next := strings.TrimLeft(e[j:], " ")
+		i = j
+		switch {
+		case strings.HasPrefix(tok, ":"), strings.HasSuffix(prev, "."), strings.HasPrefix(next, "("):
+			continue // a value, a nested element, a function
+		case tok[0] >= '0' && tok[0] <= '9':
+			continue // a list index
+		case slices.Contains([]string{"SET", "REMOVE", "ADD", "DELETE", "AND", "OR", "NOT", "BETWEEN", "IN"}, strings.ToUpper(tok)):
+			continue
+		case strings.HasPrefix(tok, "#"):
+			out = append(out, names[tok])
+		default:
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+func TestExpressionAttributes(t *testing.T) {
+	names := map[string]string{"#0": "attempt_log", "#1": "0123abcd", "#status": "status"}
+	for expr, want := range map[string]string{
+		"SET #0.#1 = :0, bound_at = :at ADD invocations :one":                   "attempt_log bound_at invocations",
+		"attribute_not_exists(bound_key) AND #status = :approved":               "bound_key status",
+		"SET #status = if_not_exists(#status, :s) REMOVE error_code, list[2].x": "status status error_code list",
+		"begins_with(sk, :p) AND size(body) > :n":                               "sk body",
+	} {
+		if got := strings.Join(expressionAttributes(&expr, names), " "); got != want {
+			t.Errorf("expressionAttributes(%q) = %q, want %q", expr, got, want)
+		}
+	}
+}
