@@ -201,12 +201,19 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 			return err
 		}, []want{{sid: "DecideReviews", attributes: []string{"approver", "authenticated", "deadline", "decided_at", "decision_token", "delivery",
 			"delivery_lease_until", "expires_at", "pk", "reason", "review_list_pk", "sk", "status"}}, {sid: "ReadReviews"}}},
-		{"Decide of a decided review", func() error { _, _, err := s.Decide(ctx, r, review.Approve, alice, true, "ok", time.Minute); return err },
+		{"Decide of a decided review", func() error {
+			_, _, err := s.Decide(ctx, r, review.Approve, alice, true, "ok", time.Minute)
+			return err
+		},
 			[]want{{sid: "DecideReviews", attributes: []string{"approver", "authenticated", "deadline", "decided_at", "decision_token", "delivery",
 				"delivery_lease_until", "expires_at", "pk", "reason", "review_list_pk", "sk", "status"}}, {sid: "ReadReviews"}}},
 		{"FinishDelivery releasing", func() error { return s.FinishDelivery(ctx, r, review.Delivering, "") },
 			[]want{{sid: "DecideReviews", attributes: []string{"delivery", "delivery_lease_until", "pk", "sk"}}}},
-		{"ClaimDelivery", func() error { r.DeliveryLeaseUntil = time.UnixMilli(0); _, err := s.ClaimDelivery(ctx, r, time.Minute); return err },
+		{"ClaimDelivery", func() error {
+			r.DeliveryLeaseUntil = time.UnixMilli(0)
+			_, err := s.ClaimDelivery(ctx, r, time.Minute)
+			return err
+		},
 			[]want{{sid: "DecideReviews", attributes: []string{"delivery", "delivery_lease_until", "pk", "sk"}}}},
 		{"FinishDelivery ending", func() error { return s.FinishDelivery(ctx, r, review.TaskEnded, "TaskTimedOut") },
 			[]want{{sid: "DecideReviews", attributes: []string{"delivered_at", "delivery", "delivery_error", "delivery_lease_until", "pk", "sk"}}}},
