@@ -1,0 +1,86 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// Binding items hold which call an approval authorised, apart from the
+// review: pk "BIND#<review_id>", sk "BIND". A tool function writes only
+// these (and reads reviews through GetApproval), never a review item: an
+// UpdateItem on a review, even one naming only the binding's attributes,
+// could return the whole review when its condition fails
+// (ReturnValuesOnConditionCheckFailure, which no IAM condition key
+// governs).
+const (
+	bindPrefix = "BIND#"
+	bindSK     = "BIND"
+)
+
+func bindKey(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{tabledef.AttrPK: str(bindPrefix + id), tabledef.AttrSK: str(bindSK)}
+}
+
+// Bind binds an approval read as r (and checked: CheckApproval) to the
+// idempotency key of the one call it authorises: one conditional PutItem
+// of its binding item (attribute_not_exists(pk)). It reports false, with
+// r's BoundKey set to the key bound first, when another call bound it; a
+// binding to key itself (a retry, or a write whose answer was lost)
+// counts as bound.
+func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (bool, *review.Review, error) {
+	now := s.now()
+	item := bindKey(r.ID)
+	item["bound_key"], item["bound_at"] = str(idemKey), str(review.FormatTime(now))
+	item[tabledef.AttrExpiresAt] = tabledef.N(now.Add(s.retention).Unix())
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table), Item: item,
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err == nil {
+		r.BoundKey, r.BoundAt = idemKey, now.UTC().Truncate(time.Millisecond)
+		return true, r, nil
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return false, nil, fmt.Errorf("bind review %s: %w", r.ID, err)
+	}
+	old := ccf.Item
+	if old == nil { // dynalite leaves the old item out
+		if old, err = s.binding(ctx, r.ID); err != nil {
+			return false, nil, err
+		}
+	}
+	cur := *r
+	cur.BoundKey, cur.BoundAt = getS(old, "bound_key"), getTime(old, "bound_at")
+	return cur.BoundKey == idemKey, &cur, nil
+}
+
+// binding reads a review's binding item (consistent read); nil when there
+// is none.
+func (s *Store) binding(ctx context.Context, id string) (map[string]types.AttributeValue, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: bindKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("get the binding of review %s: %w", id, err)
+	}
+	return out.Item, nil
+}
+
+// BoundKey returns the idempotency key review id's approval authorised,
+// or "" while it has authorised none.
+func (s *Store) BoundKey(ctx context.Context, id string) (string, error) {
+	it, err := s.binding(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return getS(it, "bound_key"), nil
+}
