@@ -12,23 +12,17 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
-// Binding items hold which call an approval authorised, apart from the
-// review: pk "BIND#<review_id>", sk "BIND". A tool function writes only
-// these (and reads reviews through GetApproval), never a review item: an
-// UpdateItem on a review, even one naming only the binding's attributes,
-// could return the whole review when its condition fails
-// (ReturnValuesOnConditionCheckFailure, which no IAM condition key
+// Binding items (table.Binding) hold which call an approval authorised,
+// apart from the review: pk "BIND#<review_id>", sk "BIND". A tool function
+// writes only these (and reads reviews through GetApproval), never a
+// review item: an UpdateItem on a review, even one naming only the
+// binding's attributes, could return the whole review when its condition
+// fails (ReturnValuesOnConditionCheckFailure, which no IAM condition key
 // governs).
-const (
-	bindPrefix = "BIND#"
-	bindSK     = "BIND"
-)
-
-func bindKey(id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{tabledef.AttrPK: str(bindPrefix + id), tabledef.AttrSK: str(bindSK)}
-}
+func bindKey(id string) map[string]types.AttributeValue { return keyOf(table.Binding, id) }
 
 // Bind binds an approval read as r (and checked: CheckApproval) to the
 // idempotency key of the one call it authorises: one conditional PutItem

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // AttrDeadline is a review's own end, in epoch seconds: no decision and
@@ -36,23 +37,24 @@ func deadline(it map[string]types.AttributeValue) int64 {
 	return getN(it, tabledef.AttrExpiresAt)
 }
 
-const reviewSK = "REVIEW"
+// key is the key of review id's item (table.Review): pk
+// "REVIEW#<review id>", sk "REVIEW".
+func key(id string) map[string]types.AttributeValue { return keyOf(table.Review, id) }
 
-func key(id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{tabledef.AttrPK: str("REVIEW#" + id), tabledef.AttrSK: str(reviewSK)}
-}
-
-func listPK(st review.Status) string { return "REVIEWS#" + string(st) }
+// listPK is the reviews-by-status partition key of the reviews of status
+// st: "REVIEWS#<status>" (table.ReviewsByStatus).
+func listPK(st review.Status) string { return table.ReviewsByStatus.PKPrefix + string(st) }
 
 // The reviews-by-status index (docs/reviews.md) lists reviews without a
 // Scan. Only review items carry its keys, so the index holds nothing else;
 // it projects the attributes a listing shows, never a review's inputs,
-// reason or task token.
-// (table.ReviewsByStatus).
-const (
-	IndexName  = "reviews-by-status"
-	AttrListPK = "review_list_pk" // "REVIEWS#<status>"
-	AttrListSK = "review_list_sk" // "<created_at, RFC 3339 UTC ms>#<review_id>"
+// reason or task token. These are the declaration's
+// (table.ReviewsByStatus), named here for the code that names them
+// through this package.
+var (
+	IndexName  = table.ReviewsByStatus.Name
+	AttrListPK = table.ReviewsByStatus.PK // "REVIEWS#<status>"
+	AttrListSK = table.ReviewsByStatus.SK // "<created_at, RFC 3339 UTC ms>#<review_id>"
 )
 
 func getTime(it map[string]types.AttributeValue, k string) time.Time {
@@ -354,16 +356,12 @@ func (s *Store) NoteSelfApproval(ctx context.Context, id string) error {
 }
 
 // ApprovalAttributes are the only attributes of a review the dispatcher
-// reads (GetApproval): what CheckApproval compares, never the inputs, the
-// task token, the reason or the requester. Tool roles may read no other
-// (docs/infra.md).
-var ApprovalAttributes = []string{
-	tabledef.AttrPK, tabledef.AttrSK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
-	AttrDeadline, tabledef.AttrExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error",
-	// An approval bound before bindings had items of their own holds its
-	// binding here: it stays bound to that call (CheckApproval).
-	"bound_key",
-}
+// reads (GetApproval): the declaration's table.ApprovalAttributes, what
+// CheckApproval compares, never the inputs, the task token, the reason or
+// the requester. Tool roles may read no other (docs/infra.md). bound_key
+// is among them: an approval bound before bindings had items of their own
+// holds its binding there, and stays bound to that call.
+var ApprovalAttributes = table.ApprovalAttributes
 
 // approvalProjection is ApprovalAttributes as a ProjectionExpression.
 var approvalProjection, approvalNames = func() (*string, map[string]string) {
@@ -393,9 +391,9 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*review.Review, err
 	return fromItem(out.Item), nil
 }
 
-// isReviewItem reports whether an item is a review item: pk
-// "REVIEW#<review id>", sk "REVIEW", and review_id the same id.
+// isReviewItem reports whether an item is a review item (table.Review):
+// pk "REVIEW#<review id>", sk "REVIEW", and review_id the same id.
 func isReviewItem(it map[string]types.AttributeValue) bool {
-	id, ok := strings.CutPrefix(getS(it, tabledef.AttrPK), "REVIEW#")
-	return ok && review.ValidID(id) && getS(it, tabledef.AttrSK) == reviewSK && getS(it, "review_id") == id
+	id, ok := table.Review.ID(getS(it, table.PK))
+	return ok && review.ValidID(id) && getS(it, table.SK) == table.Review.SKValue && getS(it, "review_id") == id
 }

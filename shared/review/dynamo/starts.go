@@ -11,26 +11,27 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
-// Start items record who started an execution, as its Starter state
-// proved it: pk "START#<execution ARN>", sk "START". Review Tasks of the
-// execution take their requester from it, whatever their payload says, so
-// that even a state machine definition written by hand cannot name another
-// requester (docs/identity.md).
-const (
-	startPrefix = "START#"
-	startSK     = "START"
-	// StartRetention keeps a start item as long as a review of the
-	// execution can be asked for: a year (an execution's longest life,
-	// tool.MaxReviewTimeout) and a day.
-	StartRetention = time.Duration(review.MaxTimeout)*time.Second + 24*time.Hour
-)
+// Start items (table.Start) record who started an execution, as its
+// Starter state proved it: pk "START#<execution ARN>", sk "START". Review
+// Tasks of the execution take their requester from it, whatever their
+// payload says, so that even a state machine definition written by hand
+// cannot name another requester (docs/identity.md).
+func startKey(executionARN string) map[string]types.AttributeValue {
+	return keyOf(table.Start, executionARN)
+}
+
+// StartRetention keeps a start item as long as a review of the execution
+// can be asked for: a year (an execution's longest life,
+// tool.MaxReviewTimeout) and a day.
+const StartRetention = time.Duration(review.MaxTimeout)*time.Second + 24*time.Hour
 
 // RecordStart records starter as the starter of executionARN (one
 // conditional PutItem); recording the same starter again is a no-op.
 func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) error {
-	key := map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + executionARN), tabledef.AttrSK: str(startSK)}
+	key := startKey(executionARN)
 	item := map[string]types.AttributeValue{tabledef.AttrPK: key[tabledef.AttrPK], tabledef.AttrSK: key[tabledef.AttrSK],
 		"starter": str(starter), tabledef.AttrExpiresAt: tabledef.N(s.now().Add(StartRetention).Unix())}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
@@ -52,7 +53,7 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 // Task); anything else already recorded for that ARN is
 // review.ErrStartConflict.
 func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec review.ChildRecord) error {
-	key := map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + childARN), tabledef.AttrSK: str(startSK)}
+	key := startKey(childARN)
 	item := map[string]types.AttributeValue{tabledef.AttrPK: key[tabledef.AttrPK], tabledef.AttrSK: key[tabledef.AttrSK],
 		"starter": str(rec.Starter), "parent_run_id": str(rec.ParentRunID), "input_digest": str(rec.InputDigest),
 		"state_machine_arn": str(rec.StateMachineARN), tabledef.AttrExpiresAt: tabledef.N(s.now().Add(StartRetention).Unix())}
@@ -76,7 +77,7 @@ func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec revie
 // or only a person's start (no parent).
 func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + childARN), tabledef.AttrSK: str(startSK)}})
+		Key: startKey(childARN)})
 	if err != nil {
 		return review.ChildRecord{}, fmt.Errorf("get start of %s: %w", childARN, err)
 	}
@@ -94,7 +95,7 @@ func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRe
 // no-op; any other is review.ErrChildTaken.
 func (s *Store) TakeChildStart(ctx context.Context, childARN, startTime string) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
-		Key:                       map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + childARN), tabledef.AttrSK: str(startSK)},
+		Key:                       startKey(childARN),
 		UpdateExpression:          aws.String("SET child_started_at = :t"),
 		ConditionExpression:       aws.String("attribute_exists(parent_run_id) AND (attribute_not_exists(child_started_at) OR child_started_at = :t)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": str(startTime)}})
@@ -111,7 +112,7 @@ func (s *Store) TakeChildStart(ctx context.Context, childARN, startTime string) 
 // or ErrNotFound.
 func (s *Store) Starter(ctx context.Context, executionARN string) (string, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{tabledef.AttrPK: str(startPrefix + executionARN), tabledef.AttrSK: str(startSK)}})
+		Key: startKey(executionARN)})
 	if err != nil {
 		return "", fmt.Errorf("get start of %s: %w", executionARN, err)
 	}

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // API is the part of the DynamoDB client the review store uses: the same
@@ -20,8 +22,8 @@ type API = tabledef.API
 // MaxList bounds one listing.
 const MaxList = 1000
 
-// Store reads and writes review items in the ledger table: pk
-// "REVIEW#<review_id>", sk "REVIEW" (docs/reviews.md).
+// Store reads and writes the items of kinds table.Review, table.Binding
+// and table.Start in the ledger table (docs/reviews.md).
 type Store struct {
 	db    API
 	table string
@@ -68,6 +70,12 @@ func CreateTable(ctx context.Context, db interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 }, table string) error {
 	return tabledef.CreateTable(ctx, db, table)
+}
+
+// keyOf is the key of the item of kind k that id names: pk k.Key(id), sk
+// the kind's constant sort key (shared/table).
+func keyOf(k *table.Kind, id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{table.PK: str(k.Key(id)), table.SK: str(k.SKValue)}
 }
 
 // Attribute values (shared/ledger/tabledef).
