@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/table"
 )
@@ -24,6 +24,27 @@ import (
 // governs).
 func bindKey(id string) map[string]types.AttributeValue { return keyOf(table.Binding, id) }
 
+// bindingItem is a binding item (table.Binding; the access BindApprovals),
+// mapped with the SDK's attributevalue.
+type bindingItem struct {
+	PK       string `dynamodbav:"pk"` // "BIND#<review id>"
+	SK       string `dynamodbav:"sk"` // "BIND"
+	BoundKey string `dynamodbav:"bound_key"`
+	BoundAt  string `dynamodbav:"bound_at"` // review.TimeFormat
+	// ExpiresAt is the item's TTL, epoch seconds: the ledger's retention,
+	// as long as the rows of the call it bound.
+	ExpiresAt int64 `dynamodbav:"expires_at"`
+}
+
+// decodeBinding maps a binding item; nil maps to the zero binding (none).
+func decodeBinding(it map[string]types.AttributeValue) (bindingItem, error) {
+	var b bindingItem
+	if err := attributevalue.UnmarshalMap(it, &b); err != nil {
+		return bindingItem{}, fmt.Errorf("a binding item: %w", err)
+	}
+	return b, nil
+}
+
 // Bind binds an approval read as r (and checked: CheckApproval) to the
 // idempotency key of the one call it authorises: one conditional PutItem
 // of its binding item (attribute_not_exists(pk)). It reports false, with
@@ -32,10 +53,12 @@ func bindKey(id string) map[string]types.AttributeValue { return keyOf(table.Bin
 // counts as bound.
 func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (bool, *review.Review, error) {
 	now := s.now()
-	item := bindKey(r.ID)
-	item["bound_key"], item["bound_at"] = str(idemKey), str(review.FormatTime(now))
-	item[tabledef.AttrExpiresAt] = tabledef.N(now.Add(s.retention).Unix())
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+	item, err := attributevalue.MarshalMap(bindingItem{PK: table.Binding.Key(r.ID), SK: table.Binding.SKValue, BoundKey: idemKey,
+		BoundAt: review.FormatTime(now), ExpiresAt: now.Add(s.retention).Unix()})
+	if err != nil {
+		return false, nil, fmt.Errorf("review %s's binding item: %w", r.ID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: item,
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -54,8 +77,12 @@ func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (boo
 			return false, nil, err
 		}
 	}
+	b, err := decodeBinding(old)
+	if err != nil {
+		return false, nil, fmt.Errorf("bind review %s: %w", r.ID, err)
+	}
 	cur := *r
-	cur.BoundKey, cur.BoundAt = getS(old, "bound_key"), getTime(old, "bound_at")
+	cur.BoundKey, cur.BoundAt = b.BoundKey, parseTime(b.BoundAt)
 	return cur.BoundKey == idemKey, &cur, nil
 }
 
@@ -76,5 +103,9 @@ func (s *Store) BoundKey(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return getS(it, "bound_key"), nil
+	b, err := decodeBinding(it)
+	if err != nil {
+		return "", fmt.Errorf("read the binding of review %s: %w", id, err)
+	}
+	return b.BoundKey, nil
 }

@@ -448,3 +448,45 @@ func TestChildStart(t *testing.T) {
 		t.Fatalf("TakeChildStart of no record: %v, want ErrChildTaken", err)
 	}
 }
+
+// An item holding an attribute its field cannot hold (the SDK's
+// attributevalue decoding: a string or a bool where a number, bool or
+// string is read; a number read as a string is its digits) is an error to
+// every read, never a zero value (an approval read as unauthenticated,
+// say); an item of another kind that carries the index's keys is skipped
+// by List, whatever its attributes' types.
+func TestMistypedItems(t *testing.T) {
+	l := newLedgerTable(t)
+	ctx := context.Background()
+	r := decided(t, l.store, created(t, l.store, 91, false), time.Minute, review.Approve)
+	it := l.raw(t, "REVIEW#"+r.ID, "REVIEW")
+	it["authenticated"] = tabledef.S("true")
+	l.put(t, it)
+	if got, err := l.store.Get(ctx, r.ID); err == nil {
+		t.Errorf("Get of a mistyped review = %+v, want an error", got)
+	}
+	if got, err := l.store.GetApproval(ctx, r.ID); err == nil {
+		t.Errorf("GetApproval of a mistyped review = %+v, want an error", got)
+	}
+	if got, err := l.store.List(ctx, review.Approved, nil); err == nil {
+		t.Errorf("List holding a mistyped review = %+v, want an error", got)
+	}
+
+	live := created(t, l.store, 92, false)
+	l.put(t, map[string]types.AttributeValue{"pk": tabledef.S("RUN#forged"), "sk": tabledef.S("CALL#1"),
+		"review_id": tabledef.N(1), "review_list_pk": tabledef.S("REVIEWS#PENDING"), "review_list_sk": tabledef.S("0000"),
+		"status": tabledef.N(7)})
+	list, err := l.store.List(ctx, review.Pending, nil)
+	if err != nil || len(list) != 1 || list[0].ID != live.ID {
+		t.Fatalf("List = %+v, %v; want only %s", list, err, live.ID)
+	}
+
+	l.put(t, map[string]types.AttributeValue{"pk": tabledef.S("BIND#" + live.ID), "sk": tabledef.S("BIND"), "bound_key": &types.AttributeValueMemberBOOL{Value: true}})
+	if got, err := l.store.BoundKey(ctx, live.ID); err == nil {
+		t.Errorf("BoundKey of a binding whose bound_key is a bool = %q, want an error", got)
+	}
+	l.put(t, map[string]types.AttributeValue{"pk": tabledef.S("START#" + runARN(92)), "sk": tabledef.S("START"), "starter": &types.AttributeValueMemberBOOL{Value: true}})
+	if got, err := l.store.Starter(ctx, runARN(92)); err == nil {
+		t.Errorf("Starter of a start whose starter is a bool = %q, want an error", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -28,13 +29,109 @@ const AttrDeadline = "deadline"
 // deadline). It reads #deadline, #expires_at and :now_s.
 const beforeDeadline = "(#deadline > :now_s OR (attribute_not_exists(#deadline) AND #expires_at > :now_s))"
 
-// deadline reads an item's deadline (expires_at for items written before
-// it existed).
-func deadline(it map[string]types.AttributeValue) int64 {
-	if _, ok := it[AttrDeadline]; ok {
-		return getN(it, AttrDeadline)
+// askedItem is what a review asks, as Create writes it (table.Review;
+// the access CreateReviews): every attribute the pending review has,
+// mapped with the SDK's attributevalue. Times are review.TimeFormat
+// strings; epoch seconds and byte counts are numbers.
+type askedItem struct {
+	PK             string   `dynamodbav:"pk"` // "REVIEW#<review id>"
+	SK             string   `dynamodbav:"sk"` // "REVIEW"
+	ReviewID       string   `dynamodbav:"review_id"`
+	RunID          string   `dynamodbav:"run_id"`
+	Step           string   `dynamodbav:"step"`
+	Of             string   `dynamodbav:"of"`
+	Tool           string   `dynamodbav:"tool"`
+	ToolsetID      string   `dynamodbav:"toolset_id"`
+	Reviewers      []string `dynamodbav:"reviewers"` // a list, empty when anyone may decide
+	Input          string   `dynamodbav:"input"`     // the RFC 8785 JSON under review
+	InputDigest    string   `dynamodbav:"input_digest"`
+	InputBytes     int      `dynamodbav:"input_bytes"`
+	TimeoutSeconds int      `dynamodbav:"timeout_seconds"`
+	Requester      string   `dynamodbav:"requester"`
+	// TaskToken is absent on the direct lane.
+	TaskToken string        `dynamodbav:"task_token,omitempty"`
+	Status    review.Status `dynamodbav:"status"`
+	CreatedAt string        `dynamodbav:"created_at"` // review.TimeFormat
+	// Deadline is the review's own end, epoch seconds (AttrDeadline); nil
+	// in items written before it existed, whose ExpiresAt was the deadline.
+	Deadline *int64 `dynamodbav:"deadline,omitempty"`
+	// ExpiresAt is the item's TTL, epoch seconds: the deadline while the
+	// review is pending, the ledger's retention once it is decided.
+	ExpiresAt int64  `dynamodbav:"expires_at"`
+	ListPK    string `dynamodbav:"review_list_pk"` // "REVIEWS#<status>"
+	ListSK    string `dynamodbav:"review_list_sk"` // "<created_at>#<review id>"
+}
+
+// reviewItem is a review's item as the reads map it (Get, GetApproval,
+// List): what was asked and, once decided, what review-decision wrote
+// (Decide, ClaimDelivery, FinishDelivery, NoteSelfApproval), and the
+// binding of an approval bound before bindings had items of their own.
+// A read with a projection leaves the rest zero.
+type reviewItem struct {
+	askedItem
+	Approver      string `dynamodbav:"approver"`
+	Authenticated bool   `dynamodbav:"authenticated"`
+	DecidedAt     string `dynamodbav:"decided_at"` // review.TimeFormat
+	Reason        string `dynamodbav:"reason"`
+	DecisionToken string `dynamodbav:"decision_token"` // 32 hex digits
+	// Delivery is a review.Delivery; DeliveryLeaseUntil unix ms (0 when
+	// released; Go's zero time, -62135596800000, for NO_TASK).
+	Delivery             review.Delivery `dynamodbav:"delivery"`
+	DeliveryLeaseUntil   int64           `dynamodbav:"delivery_lease_until"`
+	DeliveredAt          string          `dynamodbav:"delivered_at"` // review.TimeFormat
+	DeliveryError        string          `dynamodbav:"delivery_error"`
+	SelfApprovalRefusals int             `dynamodbav:"self_approval_refusals"`
+	// BoundKey and BoundAt are a legacy binding (before binding items).
+	BoundKey string `dynamodbav:"bound_key"`
+	BoundAt  string `dynamodbav:"bound_at"` // review.TimeFormat
+}
+
+// asked is the item Create writes for pending review r, created at now
+// (UTC, whole ms) until r.ExpiresAt.
+func asked(r *review.Review, now time.Time) askedItem {
+	deadline := r.ExpiresAt.Unix()
+	return askedItem{
+		PK: table.Review.Key(r.ID), SK: table.Review.SKValue, ReviewID: r.ID, RunID: r.RunID, Step: r.Step, Of: r.Of,
+		Tool: r.Tool, ToolsetID: r.ToolsetID, Reviewers: append([]string{}, r.Reviewers...), Input: string(r.Input),
+		InputDigest: r.InputDigest, InputBytes: len(r.Input), TimeoutSeconds: r.TimeoutSeconds, Requester: r.Requester,
+		TaskToken: r.TaskToken, Status: review.Pending, CreatedAt: review.FormatTime(now), Deadline: &deadline,
+		ExpiresAt: deadline, ListPK: listPK(review.Pending), ListSK: review.FormatTime(now) + "#" + r.ID,
 	}
-	return getN(it, tabledef.AttrExpiresAt)
+}
+
+// decodeReview maps a review's item with the SDK's attributevalue: an
+// attribute its field cannot hold (a string where a number or a bool is
+// read) is an error, never a zero value; a number read into a string
+// field is its digits.
+func decodeReview(it map[string]types.AttributeValue) (*review.Review, error) {
+	var i reviewItem
+	if err := attributevalue.UnmarshalMap(it, &i); err != nil {
+		return nil, fmt.Errorf("a review's item: %w", err)
+	}
+	return i.review(), nil
+}
+
+// review is the review the item holds.
+func (i *reviewItem) review() *review.Review {
+	deadline := i.ExpiresAt
+	if i.Deadline != nil {
+		deadline = *i.Deadline
+	}
+	r := &review.Review{
+		ID: i.ReviewID, RunID: i.RunID, Step: i.Step, Of: i.Of, Tool: i.Tool, ToolsetID: i.ToolsetID,
+		InputDigest: i.InputDigest, TaskToken: i.TaskToken, Requester: i.Requester, SelfApprovalRefusals: i.SelfApprovalRefusals,
+		TimeoutSeconds: i.TimeoutSeconds, Status: i.Status, CreatedAt: parseTime(i.CreatedAt), ExpiresAt: time.Unix(deadline, 0).UTC(),
+		Approver: i.Approver, Authenticated: i.Authenticated, DecidedAt: parseTime(i.DecidedAt), Reason: i.Reason,
+		Delivery: i.Delivery, DeliveryError: i.DeliveryError, DeliveryLeaseUntil: time.UnixMilli(i.DeliveryLeaseUntil),
+		BoundKey: i.BoundKey, BoundAt: parseTime(i.BoundAt), DecisionToken: i.DecisionToken,
+	}
+	if i.Input != "" {
+		r.Input = json.RawMessage(i.Input)
+	}
+	if len(i.Reviewers) > 0 {
+		r.Reviewers = i.Reviewers
+	}
+	return r
 }
 
 // key is the key of review id's item (table.Review): pk
@@ -57,8 +154,10 @@ var (
 	AttrListSK = table.ReviewsByStatus.SK // "<created_at, RFC 3339 UTC ms>#<review_id>"
 )
 
-func getTime(it map[string]types.AttributeValue, k string) time.Time {
-	t, err := time.Parse(review.TimeFormat, getS(it, k))
+// parseTime reads a review.TimeFormat time; the zero time when s is
+// empty or not one.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(review.TimeFormat, s)
 	if err != nil {
 		return time.Time{}
 	}
@@ -72,34 +171,12 @@ func (s *Store) Create(ctx context.Context, r *review.Review) (created bool, exi
 	now := s.now().UTC().Truncate(time.Millisecond)
 	r.Status, r.CreatedAt = review.Pending, now
 	r.ExpiresAt = time.Unix(now.Unix()+int64(r.TimeoutSeconds), 0).UTC()
-	reviewers := make([]types.AttributeValue, 0, len(r.Reviewers))
-	for _, p := range r.Reviewers {
-		reviewers = append(reviewers, str(p))
-	}
-	item := key(r.ID)
-	item["review_id"] = str(r.ID)
-	item["run_id"] = str(r.RunID)
-	item["step"] = str(r.Step)
-	item["of"] = str(r.Of)
-	item["tool"] = str(r.Tool)
-	item["toolset_id"] = str(r.ToolsetID)
-	item["reviewers"] = &types.AttributeValueMemberL{Value: reviewers}
-	item["input"] = str(string(r.Input))
-	item["input_digest"] = str(r.InputDigest)
-	item["input_bytes"] = tabledef.N(int64(len(r.Input)))
-	item["timeout_seconds"] = tabledef.N(int64(r.TimeoutSeconds))
-	item["requester"] = str(r.Requester)
-	item["status"] = str(string(review.Pending))
-	item["created_at"] = str(review.FormatTime(now))
 	// deadline is the review's own end (no decision, no use of its
 	// approval after it); expires_at is only the item's TTL: the deadline
 	// while pending, the ledger's retention once decided (Decide).
-	item[AttrDeadline] = tabledef.N(r.ExpiresAt.Unix())
-	item[tabledef.AttrExpiresAt] = tabledef.N(r.ExpiresAt.Unix())
-	item[AttrListPK] = str(listPK(review.Pending))
-	item[AttrListSK] = str(review.FormatTime(now) + "#" + r.ID)
-	if r.TaskToken != "" {
-		item["task_token"] = str(r.TaskToken)
+	item, err := attributevalue.MarshalMap(asked(r, now))
+	if err != nil {
+		return false, nil, fmt.Errorf("review %s's item: %w", r.ID, err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           aws.String(s.table),
@@ -131,49 +208,11 @@ func (s *Store) Get(ctx context.Context, id string) (*review.Review, error) {
 	if out.Item == nil {
 		return nil, fmt.Errorf("review %s: %w", id, review.ErrNotFound)
 	}
-	return fromItem(out.Item), nil
-}
-
-func fromItem(it map[string]types.AttributeValue) *review.Review {
-	r := &review.Review{
-		ID:                   getS(it, "review_id"),
-		RunID:                getS(it, "run_id"),
-		Step:                 getS(it, "step"),
-		Of:                   getS(it, "of"),
-		Tool:                 getS(it, "tool"),
-		ToolsetID:            getS(it, "toolset_id"),
-		InputDigest:          getS(it, "input_digest"),
-		TaskToken:            getS(it, "task_token"),
-		Requester:            getS(it, "requester"),
-		SelfApprovalRefusals: int(getN(it, "self_approval_refusals")),
-		TimeoutSeconds:       int(getN(it, "timeout_seconds")),
-		Status:               review.Status(getS(it, "status")),
-		CreatedAt:            getTime(it, "created_at"),
-		ExpiresAt:            time.Unix(deadline(it), 0).UTC(),
-		Approver:             getS(it, "approver"),
-		DecidedAt:            getTime(it, "decided_at"),
-		Reason:               getS(it, "reason"),
-		Delivery:             review.Delivery(getS(it, "delivery")),
-		DeliveryError:        getS(it, "delivery_error"),
-		DeliveryLeaseUntil:   time.UnixMilli(getN(it, "delivery_lease_until")),
-		BoundKey:             getS(it, "bound_key"),
-		BoundAt:              getTime(it, "bound_at"),
-		DecisionToken:        getS(it, "decision_token"),
+	r, err := decodeReview(out.Item)
+	if err != nil {
+		return nil, fmt.Errorf("read review %s: %w", id, err)
 	}
-	if v, ok := it["authenticated"].(*types.AttributeValueMemberBOOL); ok {
-		r.Authenticated = v.Value
-	}
-	if in := getS(it, "input"); in != "" {
-		r.Input = json.RawMessage(in)
-	}
-	if l, ok := it["reviewers"].(*types.AttributeValueMemberL); ok {
-		for _, v := range l.Value {
-			if s, ok := v.(*types.AttributeValueMemberS); ok {
-				r.Reviewers = append(r.Reviewers, s.Value)
-			}
-		}
-	}
-	return r
+	return r, nil
 }
 
 // Decide records a verdict on a review read as r (one conditional
@@ -321,10 +360,14 @@ func (s *Store) List(ctx context.Context, st review.Status, keep func(*review.Re
 			// Only review items are reviews: an item of another kind that
 			// carries the index's attributes (written by a role that may
 			// write its own items whole) is skipped, never listed.
-			if !isReviewItem(it) {
+			id, ok := reviewItemID(it)
+			if !ok {
 				continue
 			}
-			r := fromItem(it)
+			r, err := decodeReview(it)
+			if err != nil {
+				return nil, fmt.Errorf("list %s reviews: review %s: %w", st, id, err)
+			}
 			if keep != nil && !keep(r) {
 				continue
 			}
@@ -388,12 +431,25 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*review.Review, err
 	if out.Item == nil {
 		return nil, fmt.Errorf("review %s: %w", id, review.ErrNotFound)
 	}
-	return fromItem(out.Item), nil
+	r, err := decodeReview(out.Item)
+	if err != nil {
+		return nil, fmt.Errorf("read review %s: %w", id, err)
+	}
+	return r, nil
 }
 
-// isReviewItem reports whether an item is a review item (table.Review):
-// pk "REVIEW#<review id>", sk "REVIEW", and review_id the same id.
-func isReviewItem(it map[string]types.AttributeValue) bool {
-	id, ok := table.Review.ID(getS(it, table.PK))
-	return ok && review.ValidID(id) && getS(it, table.SK) == table.Review.SKValue && getS(it, "review_id") == id
+// reviewItemID returns the review id of an item, and whether it is a
+// review item at all (table.Review): pk "REVIEW#<review id>", sk "REVIEW",
+// and review_id the same id, each a string.
+func reviewItemID(it map[string]types.AttributeValue) (string, bool) {
+	var k struct {
+		PK       string `dynamodbav:"pk"`
+		SK       string `dynamodbav:"sk"`
+		ReviewID string `dynamodbav:"review_id"`
+	}
+	if attributevalue.UnmarshalMap(it, &k) != nil {
+		return "", false
+	}
+	id, ok := table.Review.ID(k.PK)
+	return id, ok && review.ValidID(id) && k.SK == table.Review.SKValue && k.ReviewID == id
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -28,13 +29,52 @@ func startKey(executionARN string) map[string]types.AttributeValue {
 // tool.MaxReviewTimeout) and a day.
 const StartRetention = time.Duration(review.MaxTimeout)*time.Second + 24*time.Hour
 
+// startItem is a person's start item (table.Start; the access
+// RecordStarts), mapped with the SDK's attributevalue.
+type startItem struct {
+	PK      string `dynamodbav:"pk"` // "START#<execution ARN>"
+	SK      string `dynamodbav:"sk"` // "START"
+	Starter string `dynamodbav:"starter"`
+	// ExpiresAt is the item's TTL, epoch seconds: StartRetention after
+	// it was recorded.
+	ExpiresAt int64 `dynamodbav:"expires_at"`
+}
+
+// childStartItem is a child run's start item: the parent's starter, and
+// what the parent recorded of the child (review.ChildRecord).
+type childStartItem struct {
+	startItem
+	ParentRunID     string `dynamodbav:"parent_run_id"`
+	InputDigest     string `dynamodbav:"input_digest"`
+	StateMachineARN string `dynamodbav:"state_machine_arn"`
+	// ChildStartedAt is the $$.Execution.StartTime of the execution that
+	// took the record; only TakeChildStart writes it.
+	ChildStartedAt string `dynamodbav:"child_started_at,omitempty"`
+}
+
+// newStart is executionARN's start item for starter, recorded at now.
+func newStart(executionARN, starter string, now time.Time) startItem {
+	return startItem{PK: table.Start.Key(executionARN), SK: table.Start.SKValue, Starter: starter,
+		ExpiresAt: now.Add(StartRetention).Unix()}
+}
+
+// decodeStart maps a start item, a person's or a child's.
+func decodeStart(it map[string]types.AttributeValue) (childStartItem, error) {
+	var c childStartItem
+	if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+		return childStartItem{}, fmt.Errorf("a start item: %w", err)
+	}
+	return c, nil
+}
+
 // RecordStart records starter as the starter of executionARN (one
 // conditional PutItem); recording the same starter again is a no-op.
 func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) error {
-	key := startKey(executionARN)
-	item := map[string]types.AttributeValue{tabledef.AttrPK: key[tabledef.AttrPK], tabledef.AttrSK: key[tabledef.AttrSK],
-		"starter": str(starter), tabledef.AttrExpiresAt: tabledef.N(s.now().Add(StartRetention).Unix())}
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+	item, err := attributevalue.MarshalMap(newStart(executionARN, starter, s.now()))
+	if err != nil {
+		return fmt.Errorf("start item of %s: %w", executionARN, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR starter = :s"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":s": str(starter)}})
 	if tabledef.IsConditionFailed(err) {
@@ -53,13 +93,14 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 // Task); anything else already recorded for that ARN is
 // review.ErrStartConflict.
 func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec review.ChildRecord) error {
-	key := startKey(childARN)
-	item := map[string]types.AttributeValue{tabledef.AttrPK: key[tabledef.AttrPK], tabledef.AttrSK: key[tabledef.AttrSK],
-		"starter": str(rec.Starter), "parent_run_id": str(rec.ParentRunID), "input_digest": str(rec.InputDigest),
-		"state_machine_arn": str(rec.StateMachineARN), tabledef.AttrExpiresAt: tabledef.N(s.now().Add(StartRetention).Unix())}
+	item, err := attributevalue.MarshalMap(childStartItem{startItem: newStart(childARN, rec.Starter, s.now()),
+		ParentRunID: rec.ParentRunID, InputDigest: rec.InputDigest, StateMachineARN: rec.StateMachineARN})
+	if err != nil {
+		return fmt.Errorf("child start item of %s: %w", childARN, err)
+	}
 	// A retried record Task writes the same again; once a child took the
 	// record (child_started_at), nothing replaces it.
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk) OR (starter = :s AND parent_run_id = :p AND input_digest = :d AND state_machine_arn = :m AND attribute_not_exists(child_started_at))"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":s": str(rec.Starter), ":p": str(rec.ParentRunID), ":d": str(rec.InputDigest), ":m": str(rec.StateMachineARN)}})
@@ -81,12 +122,18 @@ func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRe
 	if err != nil {
 		return review.ChildRecord{}, fmt.Errorf("get start of %s: %w", childARN, err)
 	}
-	rec := review.ChildRecord{Starter: getS(out.Item, "starter"), ParentRunID: getS(out.Item, "parent_run_id"), InputDigest: getS(out.Item, "input_digest"),
-		StateMachineARN: getS(out.Item, "state_machine_arn"), StartedAt: getS(out.Item, "child_started_at")}
-	if out.Item == nil || rec.ParentRunID == "" {
+	if out.Item == nil {
 		return review.ChildRecord{}, review.ErrNotFound
 	}
-	return rec, nil
+	c, err := decodeStart(out.Item)
+	if err != nil {
+		return review.ChildRecord{}, fmt.Errorf("read start of %s: %w", childARN, err)
+	}
+	if c.ParentRunID == "" {
+		return review.ChildRecord{}, review.ErrNotFound
+	}
+	return review.ChildRecord{Starter: c.Starter, ParentRunID: c.ParentRunID, InputDigest: c.InputDigest,
+		StateMachineARN: c.StateMachineARN, StartedAt: c.ChildStartedAt}, nil
 }
 
 // TakeChildStart marks the parent's record for childARN as taken by the
@@ -119,5 +166,9 @@ func (s *Store) Starter(ctx context.Context, executionARN string) (string, error
 	if out.Item == nil {
 		return "", review.ErrNotFound
 	}
-	return getS(out.Item, "starter"), nil
+	c, err := decodeStart(out.Item)
+	if err != nil {
+		return "", fmt.Errorf("read start of %s: %w", executionARN, err)
+	}
+	return c.Starter, nil
 }

@@ -78,12 +78,8 @@ func keyOf(k *table.Kind, id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{table.PK: str(k.Key(id)), table.SK: str(k.SKValue)}
 }
 
-// Attribute values (shared/ledger/tabledef).
-var (
-	str  = tabledef.S
-	getS = tabledef.GetS
-	getN = tabledef.GetN
-)
+// str is a string attribute value (shared/ledger/tabledef).
+var str = tabledef.S
 
 func newToken() string {
 	var b [16]byte
