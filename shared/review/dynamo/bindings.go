@@ -58,11 +58,9 @@ func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (boo
 	if err != nil {
 		return false, nil, fmt.Errorf("review %s's binding item: %w", r.ID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table), Item: item,
-		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	// Only the first binding is written; when another is there, DynamoDB
+	// answers with it (ALL_OLD).
+	err = s.put(ctx, item, notExists(), types.ReturnValuesOnConditionCheckFailureAllOld)
 	if err == nil {
 		r.BoundKey, r.BoundAt = idemKey, now.UTC().Truncate(time.Millisecond)
 		return true, r, nil

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -24,10 +24,26 @@ import (
 // calls it authorised.
 const AttrDeadline = "deadline"
 
-// beforeDeadline is the condition "the review's deadline has not passed",
-// for items written before deadline existed too (their expires_at was the
-// deadline). It reads #deadline, #expires_at and :now_s.
-const beforeDeadline = "(#deadline > :now_s OR (attribute_not_exists(#deadline) AND #expires_at > :now_s))"
+// reviewAttr is the expression name of a review item's attribute n (table.Review).
+func reviewAttr(n string) expression.NameBuilder { return attr(table.Review, n) }
+
+// beforeDeadline is the condition that the review's deadline has not
+// passed at nowS (epoch seconds), for items written before deadline
+// existed too, whose expires_at was the deadline:
+// deadline > now OR (attribute_not_exists(deadline) AND expires_at > now).
+func beforeDeadline(nowS int64) expression.ConditionBuilder {
+	now := expression.Value(nowS)
+	return reviewAttr(AttrDeadline).GreaterThan(now).
+		Or(expression.AttributeNotExists(reviewAttr(AttrDeadline)).And(reviewAttr(table.ExpiresAt).GreaterThan(now)))
+}
+
+// asLeased is the condition that the review's decision is being delivered
+// under the lease read as leaseUntil: delivery = DELIVERING AND
+// delivery_lease_until = leaseUntil (unix ms).
+func asLeased(leaseUntil time.Time) expression.ConditionBuilder {
+	return reviewAttr("delivery").Equal(expression.Value(review.Delivering)).
+		And(reviewAttr("delivery_lease_until").Equal(expression.Value(leaseUntil.UnixMilli())))
+}
 
 // askedItem is what a review asks, as Create writes it (table.Review;
 // the access CreateReviews): every attribute the pending review has,
@@ -178,11 +194,7 @@ func (s *Store) Create(ctx context.Context, r *review.Review) (created bool, exi
 	if err != nil {
 		return false, nil, fmt.Errorf("review %s's item: %w", r.ID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
+	err = s.put(ctx, item, notExists(), "")
 	if err == nil {
 		return true, nil, nil
 	}
@@ -228,31 +240,20 @@ func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, 
 		delivery, leaseUntil = review.Delivering, now.Add(lease)
 	}
 	st := review.StatusOf(v)
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 key(r.ID),
-		ConditionExpression: aws.String("#status = :pending AND " + beforeDeadline),
-		UpdateExpression: aws.String("SET #status = :status, #list_pk = :list_pk, approver = :approver, authenticated = :auth, " +
-			"decided_at = :at, reason = :reason, delivery = :delivery, delivery_lease_until = :lease, decision_token = :token, " +
-			"#expires_at = :keep"),
-		ExpressionAttributeNames: map[string]string{
-			"#status": "status", "#expires_at": tabledef.AttrExpiresAt, "#deadline": AttrDeadline, "#list_pk": AttrListPK,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pending":  str(string(review.Pending)),
-			":now_s":    tabledef.N(now.Unix()),
-			":keep":     tabledef.N(now.Add(s.retention).Unix()),
-			":status":   str(string(st)),
-			":list_pk":  str(listPK(st)),
-			":approver": str(approver),
-			":auth":     &types.AttributeValueMemberBOOL{Value: authenticated},
-			":at":       str(review.FormatTime(now)),
-			":reason":   str(reason),
-			":delivery": str(string(delivery)),
-			":lease":    tabledef.N(leaseUntil.UnixMilli()),
-			":token":    str(token),
-		},
-	})
+	// Only while pending and before the deadline; the item's TTL moves to
+	// the ledger's retention, the deadline stays.
+	cond := reviewAttr("status").Equal(expression.Value(review.Pending)).And(beforeDeadline(now.Unix()))
+	u := expression.Set(reviewAttr("status"), expression.Value(st)).
+		Set(reviewAttr(AttrListPK), expression.Value(listPK(st))).
+		Set(reviewAttr("approver"), expression.Value(approver)).
+		Set(reviewAttr("authenticated"), expression.Value(authenticated)).
+		Set(reviewAttr("decided_at"), expression.Value(review.FormatTime(now))).
+		Set(reviewAttr("reason"), expression.Value(reason)).
+		Set(reviewAttr("delivery"), expression.Value(delivery)).
+		Set(reviewAttr("delivery_lease_until"), expression.Value(leaseUntil.UnixMilli())).
+		Set(reviewAttr("decision_token"), expression.Value(token)).
+		Set(reviewAttr(table.ExpiresAt), expression.Value(now.Add(s.retention).Unix()))
+	err = s.update(ctx, key(r.ID), u, cond)
 	if err != nil && !tabledef.IsConditionFailed(err) {
 		return false, nil, fmt.Errorf("decide review %s: %w", r.ID, err)
 	}
@@ -271,17 +272,8 @@ func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, 
 // holds or took it.
 func (s *Store) ClaimDelivery(ctx context.Context, r *review.Review, lease time.Duration) (bool, error) {
 	until := s.now().Add(lease)
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 key(r.ID),
-		ConditionExpression: aws.String("delivery = :delivering AND delivery_lease_until = :old"),
-		UpdateExpression:    aws.String("SET delivery_lease_until = :until"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":delivering": str(string(review.Delivering)),
-			":old":        tabledef.N(r.DeliveryLeaseUntil.UnixMilli()),
-			":until":      tabledef.N(until.UnixMilli()),
-		},
-	})
+	u := expression.Set(reviewAttr("delivery_lease_until"), expression.Value(until.UnixMilli()))
+	err := s.update(ctx, key(r.ID), u, asLeased(r.DeliveryLeaseUntil))
 	if tabledef.IsConditionFailed(err) {
 		return false, nil
 	}
@@ -296,29 +288,16 @@ func (s *Store) ClaimDelivery(ctx context.Context, r *review.Review, lease time.
 // with the Step Functions error name; or, for d == Delivering, releases
 // the lease so that the same decision repeated delivers at once.
 func (s *Store) FinishDelivery(ctx context.Context, r *review.Review, d review.Delivery, errName string) error {
-	vals := map[string]types.AttributeValue{
-		":delivering": str(string(review.Delivering)),
-		":lease":      tabledef.N(r.DeliveryLeaseUntil.UnixMilli()),
-	}
-	update := "SET delivery_lease_until = :zero"
-	if d == review.Delivering {
-		vals[":zero"] = tabledef.N(0)
-	} else {
-		update = "SET delivery = :d, delivered_at = :at"
-		vals[":d"] = str(string(d))
-		vals[":at"] = str(review.FormatTime(s.now()))
+	// Releasing sets the lease to 0 ms; an end sets delivery and
+	// delivered_at, and delivery_error when Step Functions named one.
+	u := expression.Set(reviewAttr("delivery_lease_until"), expression.Value(int64(0)))
+	if d != review.Delivering {
+		u = expression.Set(reviewAttr("delivery"), expression.Value(d)).Set(reviewAttr("delivered_at"), expression.Value(review.FormatTime(s.now())))
 		if errName != "" {
-			update += ", delivery_error = :err"
-			vals[":err"] = str(errName)
+			u = u.Set(reviewAttr("delivery_error"), expression.Value(errName))
 		}
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(r.ID),
-		ConditionExpression:       aws.String("delivery = :delivering AND delivery_lease_until = :lease"),
-		UpdateExpression:          aws.String(update),
-		ExpressionAttributeValues: vals,
-	})
+	err := s.update(ctx, key(r.ID), u, asLeased(r.DeliveryLeaseUntil))
 	if tabledef.IsConditionFailed(err) {
 		return fmt.Errorf("finish delivery of review %s: another request took the delivery over", r.ID)
 	}
@@ -340,18 +319,19 @@ func (s *Store) FinishDelivery(ctx context.Context, r *review.Review, d review.D
 // toward MaxList, so that older reviews the caller may not see never hide
 // newer ones it may.
 func (s *Store) List(ctx context.Context, st review.Status, keep func(*review.Review) bool) ([]*review.Review, error) {
+	// The index's partition key is the status's: review_list_pk =
+	// "REVIEWS#<status>"; the index's own projection.
+	ix := table.ReviewsByStatus
+	ex, err := expression.NewBuilder().WithKeyCondition(expression.Key(ix.PK).Equal(expression.Value(listPK(st)))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("list %s reviews: build the key condition: %w", st, err)
+	}
 	var out []*review.Review
 	var start map[string]types.AttributeValue
 	for {
 		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                aws.String(s.table),
-			IndexName:                aws.String(IndexName),
-			KeyConditionExpression:   aws.String("#pk = :pk"),
-			ExpressionAttributeNames: map[string]string{"#pk": AttrListPK},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": str(listPK(st)),
-			},
-			ExclusiveStartKey: start,
+			TableName: aws.String(s.table), IndexName: aws.String(ix.Name), KeyConditionExpression: ex.KeyCondition(),
+			ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(), ExclusiveStartKey: start,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list %s reviews: %w", st, err)
@@ -386,13 +366,9 @@ func (s *Store) List(ctx context.Context, st review.Status, keep func(*review.Re
 // NoteSelfApproval counts a refused attempt of a review's requester to
 // decide it (attribute self_approval_refusals), so the review shows it.
 func (s *Store) NoteSelfApproval(ctx context.Context, id string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(id),
-		UpdateExpression:          aws.String("ADD self_approval_refusals :one"),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": tabledef.N(1)},
-	})
-	if err != nil {
+	// ADD self_approval_refusals 1, on an existing review only.
+	u := expression.Add(reviewAttr("self_approval_refusals"), expression.Value(1))
+	if err := s.update(ctx, key(id), u, expression.AttributeExists(expression.Name(table.PK))); err != nil {
 		return fmt.Errorf("update review %s: %w", id, err)
 	}
 	return nil
@@ -406,15 +382,18 @@ func (s *Store) NoteSelfApproval(ctx context.Context, id string) error {
 // holds its binding there, and stays bound to that call.
 var ApprovalAttributes = table.ApprovalAttributes
 
-// approvalProjection is ApprovalAttributes as a ProjectionExpression.
-var approvalProjection, approvalNames = func() (*string, map[string]string) {
-	names := map[string]string{}
-	parts := make([]string, len(ApprovalAttributes))
+// approvalProjection is ApprovalAttributes as a ProjectionExpression,
+// built once.
+var approvalProjection = func() expression.Expression {
+	names := make([]expression.NameBuilder, len(ApprovalAttributes))
 	for i, a := range ApprovalAttributes {
-		n := fmt.Sprintf("#a%d", i)
-		names[n], parts[i] = a, n
+		names[i] = reviewAttr(a)
 	}
-	return aws.String(strings.Join(parts, ", ")), names
+	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(names[0], names[1:]...)).Build()
+	if err != nil {
+		panic("dynamo: build the approval projection: " + err.Error())
+	}
+	return ex
 }()
 
 // GetApproval reads the attributes of a review an approval check needs
@@ -423,7 +402,7 @@ var approvalProjection, approvalNames = func() (*string, map[string]string) {
 func (s *Store) GetApproval(ctx context.Context, id string) (*review.Review, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(id), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: approvalProjection, ExpressionAttributeNames: approvalNames,
+		ProjectionExpression: approvalProjection.Projection(), ExpressionAttributeNames: approvalProjection.Names(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get review %s: %w", id, err)

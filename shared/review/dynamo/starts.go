@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -52,6 +53,9 @@ type childStartItem struct {
 	ChildStartedAt string `dynamodbav:"child_started_at,omitempty"`
 }
 
+// startAttr is the expression name of a start item's attribute n (table.Start).
+func startAttr(n string) expression.NameBuilder { return attr(table.Start, n) }
+
 // newStart is executionARN's start item for starter, recorded at now.
 func newStart(executionARN, starter string, now time.Time) startItem {
 	return startItem{PK: table.Start.Key(executionARN), SK: table.Start.SKValue, Starter: starter,
@@ -74,9 +78,8 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 	if err != nil {
 		return fmt.Errorf("start item of %s: %w", executionARN, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
-		ConditionExpression:       aws.String("attribute_not_exists(pk) OR starter = :s"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":s": str(starter)}})
+	// attribute_not_exists(pk) OR starter = starter.
+	err = s.put(ctx, item, notExists().Or(startAttr("starter").Equal(expression.Value(starter))), "")
 	if tabledef.IsConditionFailed(err) {
 		return review.ErrStartConflict
 	}
@@ -100,10 +103,12 @@ func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec revie
 	}
 	// A retried record Task writes the same again; once a child took the
 	// record (child_started_at), nothing replaces it.
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
-		ConditionExpression: aws.String("attribute_not_exists(pk) OR (starter = :s AND parent_run_id = :p AND input_digest = :d AND state_machine_arn = :m AND attribute_not_exists(child_started_at))"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":s": str(rec.Starter), ":p": str(rec.ParentRunID), ":d": str(rec.InputDigest), ":m": str(rec.StateMachineARN)}})
+	same := startAttr("starter").Equal(expression.Value(rec.Starter)).And(
+		startAttr("parent_run_id").Equal(expression.Value(rec.ParentRunID)),
+		startAttr("input_digest").Equal(expression.Value(rec.InputDigest)),
+		startAttr("state_machine_arn").Equal(expression.Value(rec.StateMachineARN)),
+		expression.AttributeNotExists(startAttr("child_started_at")))
+	err = s.put(ctx, item, notExists().Or(same), "")
 	if tabledef.IsConditionFailed(err) {
 		return review.ErrStartConflict
 	}
@@ -141,11 +146,12 @@ func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRe
 // child_started_at): the same execution again (a retried start Task) is a
 // no-op; any other is review.ErrChildTaken.
 func (s *Store) TakeChildStart(ctx context.Context, childARN, startTime string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
-		Key:                       startKey(childARN),
-		UpdateExpression:          aws.String("SET child_started_at = :t"),
-		ConditionExpression:       aws.String("attribute_exists(parent_run_id) AND (attribute_not_exists(child_started_at) OR child_started_at = :t)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": str(startTime)}})
+	// SET child_started_at = startTime, on a parent's record
+	// (attribute_exists(parent_run_id)) not taken, or taken by startTime.
+	t := expression.Value(startTime)
+	cond := expression.AttributeExists(startAttr("parent_run_id")).
+		And(expression.AttributeNotExists(startAttr("child_started_at")).Or(startAttr("child_started_at").Equal(t)))
+	err := s.update(ctx, startKey(childARN), expression.Set(startAttr("child_started_at"), t), cond)
 	if tabledef.IsConditionFailed(err) {
 		return review.ErrChildTaken
 	}

@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -80,6 +83,48 @@ func keyOf(k *table.Kind, id string) map[string]types.AttributeValue {
 
 // str is a string attribute value (shared/ledger/tabledef).
 var str = tabledef.S
+
+// attr is the expression name of kind k's attribute n: one the
+// declaration holds (table.Kind.Names panics on another, a programming
+// error every test of the method finds), so that a request names no
+// attribute its access could not list.
+func attr(k *table.Kind, n string) expression.NameBuilder { return expression.Name(k.Names(n)[0]) }
+
+// notExists is the condition that the item is not there yet:
+// attribute_not_exists(pk).
+func notExists() expression.ConditionBuilder {
+	return expression.AttributeNotExists(expression.Name(table.PK))
+}
+
+// put sends one PutItem of item on condition cond, built with the SDK's
+// expression package; onFailure, when set, asks for the item as it was
+// when the condition failed.
+func (s *Store) put(ctx context.Context, item map[string]types.AttributeValue, cond expression.ConditionBuilder, onFailure types.ReturnValuesOnConditionCheckFailure) error {
+	ex, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("build the condition: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table), Item: item, ConditionExpression: ex.Condition(),
+		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(),
+		ReturnValuesOnConditionCheckFailure: onFailure,
+	})
+	return err
+}
+
+// update sends one UpdateItem of u on key on condition cond, built with
+// the SDK's expression package, asking for nothing back.
+func (s *Store) update(ctx context.Context, key map[string]types.AttributeValue, u expression.UpdateBuilder, cond expression.ConditionBuilder) error {
+	ex, err := expression.NewBuilder().WithUpdate(u).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("build the update: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key, UpdateExpression: ex.Update(), ConditionExpression: ex.Condition(),
+		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(),
+	})
+	return err
+}
 
 func newToken() string {
 	var b [16]byte
