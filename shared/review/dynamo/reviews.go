@@ -103,7 +103,10 @@ type reviewItem struct {
 }
 
 // asked is the item Create writes for pending review r, created at now
-// (UTC, whole ms) until r.ExpiresAt.
+// (UTC, whole ms). Its deadline and its expires_at are both r.ExpiresAt:
+// the deadline is the review's own end (no decision, no use of its
+// approval after it), expires_at only the item's TTL, which Decide moves
+// to the ledger's retention.
 func asked(r *review.Review, now time.Time) askedItem {
 	deadline := r.ExpiresAt.Unix()
 	return askedItem{
@@ -124,11 +127,13 @@ func decodeReview(it map[string]types.AttributeValue) (*review.Review, error) {
 	if err := attributevalue.UnmarshalMap(it, &i); err != nil {
 		return nil, fmt.Errorf("a review's item: %w", err)
 	}
-	return i.review(), nil
+	return i.toReview(), nil
 }
 
-// review is the review the item holds.
-func (i *reviewItem) review() *review.Review {
+// toReview is the review the item holds: ExpiresAt its deadline (expires_at
+// for an item written before deadline existed), absent times zero, an
+// absent lease 0 ms.
+func (i *reviewItem) toReview() *review.Review {
 	deadline := i.ExpiresAt
 	if i.Deadline != nil {
 		deadline = *i.Deadline
@@ -187,9 +192,6 @@ func (s *Store) Create(ctx context.Context, r *review.Review) (created bool, exi
 	now := s.now().UTC().Truncate(time.Millisecond)
 	r.Status, r.CreatedAt = review.Pending, now
 	r.ExpiresAt = time.Unix(now.Unix()+int64(r.TimeoutSeconds), 0).UTC()
-	// deadline is the review's own end (no decision, no use of its
-	// approval after it); expires_at is only the item's TTL: the deadline
-	// while pending, the ledger's retention once decided (Decide).
 	item, err := attributevalue.MarshalMap(asked(r, now))
 	if err != nil {
 		return false, nil, fmt.Errorf("review %s's item: %w", r.ID, err)

@@ -78,11 +78,11 @@ func CreateTable(ctx context.Context, db interface {
 // keyOf is the key of the item of kind k that id names: pk k.Key(id), sk
 // the kind's constant sort key (shared/table).
 func keyOf(k *table.Kind, id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{table.PK: str(k.Key(id)), table.SK: str(k.SKValue)}
+	return map[string]types.AttributeValue{
+		table.PK: &types.AttributeValueMemberS{Value: k.Key(id)},
+		table.SK: &types.AttributeValueMemberS{Value: k.SKValue},
+	}
 }
-
-// str is a string attribute value (shared/ledger/tabledef).
-var str = tabledef.S
 
 // attr is the expression name of kind k's attribute n: one the
 // declaration holds (table.Kind.Names panics on another, a programming
@@ -126,6 +126,7 @@ func (s *Store) update(ctx context.Context, key map[string]types.AttributeValue,
 	return err
 }
 
+// newToken is a decision's token: 16 random bytes, 32 hex digits.
 func newToken() string {
 	var b [16]byte
 	rand.Read(b[:])
