@@ -14,7 +14,7 @@
 // Error, Edge).
 //
 // The adapters are named after their technology: shared/review/dynamo
-// keeps review items in the ledger table (docs/reviews.md: pk
+// keeps review items in the ledger table (docs/reviews.md; table.Review: pk
 // "REVIEW#<review_id>", sk "REVIEW", listed through the reviews-by-status
 // index without a Scan), and shared/review/stepfunctions delivers a
 // decision to the review Task waiting for it (TaskDelivery). Each

@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // stack is a review table on dynalite, the fake Step Functions and the STS
@@ -485,8 +486,8 @@ func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	for i := range 3 {
 		if _, err := s.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("toolgate-reviews"), Item: map[string]types.AttributeValue{
-			"pk": str("RUN#forged"), "sk": str(fmt.Sprint(i)), "review_id": str(review.NewID()), dynamo.AttrListPK: str("REVIEWS#PENDING"),
-			dynamo.AttrListSK: str(fmt.Sprintf("0000-%d", i)), "tool": str("send-email"), "status": str("PENDING"),
+			"pk": str("RUN#forged"), "sk": str(fmt.Sprint(i)), "review_id": str(review.NewID()), table.ReviewsByStatus.PK: str("REVIEWS#PENDING"),
+			table.ReviewsByStatus.SK: str(fmt.Sprintf("0000-%d", i)), "tool": str("send-email"), "status": str("PENDING"),
 			"expires_at": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())},
 		}}); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,180 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/table"
+)
+
+// Start items (table.Start) record who started an execution, as its
+// Starter state proved it: pk "START#<execution ARN>", sk "START". Review
+// Tasks of the execution take their requester from it, whatever their
+// payload says, so that even a state machine definition written by hand
+// cannot name another requester (docs/identity.md).
+func startKey(executionARN string) map[string]types.AttributeValue {
+	return keyOf(table.Start, executionARN)
+}
+
+// StartRetention keeps a start item as long as a review of the execution
+// can be asked for: a year (an execution's longest life,
+// tool.MaxReviewTimeout) and a day.
+const StartRetention = time.Duration(review.MaxTimeout)*time.Second + 24*time.Hour
+
+// startItem is a person's start item (table.Start; the access
+// RecordStarts), mapped with the SDK's attributevalue.
+type startItem struct {
+	PK      string `dynamodbav:"pk"` // "START#<execution ARN>"
+	SK      string `dynamodbav:"sk"` // "START"
+	Starter string `dynamodbav:"starter"`
+	// ExpiresAt is the item's TTL, epoch seconds: StartRetention after
+	// it was recorded.
+	ExpiresAt int64 `dynamodbav:"expires_at"`
+}
+
+// childStartItem is a child run's start item: the parent's starter, and
+// what the parent recorded of the child (review.ChildRecord).
+type childStartItem struct {
+	startItem
+	ParentRunID     string `dynamodbav:"parent_run_id"`
+	InputDigest     string `dynamodbav:"input_digest"`
+	StateMachineARN string `dynamodbav:"state_machine_arn"`
+	// ChildStartedAt is the $$.Execution.StartTime of the execution that
+	// took the record; only TakeChildStart writes it.
+	ChildStartedAt string `dynamodbav:"child_started_at,omitempty"`
+}
+
+// startAttr is the expression name of a start item's attribute n (table.Start).
+func startAttr(n string) expression.NameBuilder { return attr(table.Start, n) }
+
+// newStart is executionARN's start item for starter, recorded at now.
+func newStart(executionARN, starter string, now time.Time) startItem {
+	return startItem{PK: table.Start.Key(executionARN), SK: table.Start.SKValue, Starter: starter,
+		ExpiresAt: now.Add(StartRetention).Unix()}
+}
+
+// decodeStart maps a start item, a person's or a child's.
+func decodeStart(it map[string]types.AttributeValue) (childStartItem, error) {
+	var c childStartItem
+	if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+		return childStartItem{}, fmt.Errorf("a start item: %w", err)
+	}
+	return c, nil
+}
+
+// RecordStart records starter as the starter of executionARN (one
+// conditional PutItem); recording the same starter again is a no-op.
+func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) error {
+	item, err := attributevalue.MarshalMap(newStart(executionARN, starter, s.now()))
+	if err != nil {
+		return fmt.Errorf("start item of %s: %w", executionARN, err)
+	}
+	// attribute_not_exists(pk) OR starter = starter.
+	err = s.put(ctx, item, notExists().Or(startAttr("starter").Equal(expression.Value(starter))), "")
+	if tabledef.IsConditionFailed(err) {
+		return review.ErrStartConflict
+	}
+	if err != nil {
+		return fmt.Errorf("put start of %s: %w", executionARN, err)
+	}
+	return nil
+}
+
+// RecordChildStart records, for a child execution a parent's workflow
+// step is about to start, the parent's verified starter, the parent's run
+// id and the digest of the child's input (one conditional PutItem on the
+// child's start item). Recording the same again is a no-op (a retried
+// Task); anything else already recorded for that ARN is
+// review.ErrStartConflict.
+func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec review.ChildRecord) error {
+	item, err := attributevalue.MarshalMap(childStartItem{startItem: newStart(childARN, rec.Starter, s.now()),
+		ParentRunID: rec.ParentRunID, InputDigest: rec.InputDigest, StateMachineARN: rec.StateMachineARN})
+	if err != nil {
+		return fmt.Errorf("child start item of %s: %w", childARN, err)
+	}
+	// A retried record Task writes the same again; once a child took the
+	// record (child_started_at), nothing replaces it.
+	same := startAttr("starter").Equal(expression.Value(rec.Starter)).And(
+		startAttr("parent_run_id").Equal(expression.Value(rec.ParentRunID)),
+		startAttr("input_digest").Equal(expression.Value(rec.InputDigest)),
+		startAttr("state_machine_arn").Equal(expression.Value(rec.StateMachineARN)),
+		expression.AttributeNotExists(startAttr("child_started_at")))
+	err = s.put(ctx, item, notExists().Or(same), "")
+	if tabledef.IsConditionFailed(err) {
+		return review.ErrStartConflict
+	}
+	if err != nil {
+		return fmt.Errorf("put child start of %s: %w", childARN, err)
+	}
+	return nil
+}
+
+// ChildStart returns what a parent recorded for the child execution
+// childARN (consistent read): review.ErrNotFound when nothing is recorded,
+// or only a person's start (no parent).
+func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRecord, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: startKey(childARN)})
+	if err != nil {
+		return review.ChildRecord{}, fmt.Errorf("get start of %s: %w", childARN, err)
+	}
+	if out.Item == nil {
+		return review.ChildRecord{}, review.ErrNotFound
+	}
+	c, err := decodeStart(out.Item)
+	if err != nil {
+		return review.ChildRecord{}, fmt.Errorf("read start of %s: %w", childARN, err)
+	}
+	if c.ParentRunID == "" {
+		return review.ChildRecord{}, review.ErrNotFound
+	}
+	return review.ChildRecord{Starter: c.Starter, ParentRunID: c.ParentRunID, InputDigest: c.InputDigest,
+		StateMachineARN: c.StateMachineARN, StartedAt: c.ChildStartedAt}, nil
+}
+
+// TakeChildStart marks the parent's record for childARN as taken by the
+// execution that started at startTime (one conditional UpdateItem of
+// child_started_at): the same execution again (a retried start Task) is a
+// no-op; any other is review.ErrChildTaken.
+func (s *Store) TakeChildStart(ctx context.Context, childARN, startTime string) error {
+	// SET child_started_at = startTime, on a parent's record
+	// (attribute_exists(parent_run_id)) not taken, or taken by startTime.
+	t := expression.Value(startTime)
+	cond := expression.AttributeExists(startAttr("parent_run_id")).
+		And(expression.AttributeNotExists(startAttr("child_started_at")).Or(startAttr("child_started_at").Equal(t)))
+	err := s.update(ctx, startKey(childARN), expression.Set(startAttr("child_started_at"), t), cond)
+	if tabledef.IsConditionFailed(err) {
+		return review.ErrChildTaken
+	}
+	if err != nil {
+		return fmt.Errorf("take child start of %s: %w", childARN, err)
+	}
+	return nil
+}
+
+// Starter returns the recorded starter of executionARN (consistent read),
+// or ErrNotFound.
+func (s *Store) Starter(ctx context.Context, executionARN string) (string, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: startKey(executionARN)})
+	if err != nil {
+		return "", fmt.Errorf("get start of %s: %w", executionARN, err)
+	}
+	if out.Item == nil {
+		return "", review.ErrNotFound
+	}
+	c, err := decodeStart(out.Item)
+	if err != nil {
+		return "", fmt.Errorf("read start of %s: %w", executionARN, err)
+	}
+	return c.Starter, nil
+}
