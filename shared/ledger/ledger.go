@@ -19,7 +19,6 @@ const (
 	AttrExpiresAt = tabledef.AttrExpiresAt
 )
 
-
 // DefaultRetention is how long records and rows are kept before their TTL
 // (expires_at) ends them (tabledef.DefaultRetention).
 const DefaultRetention = tabledef.DefaultRetention
