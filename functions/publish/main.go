@@ -33,7 +33,7 @@ func main() {
 	awsCfg := coldstart.AWSConfig(log)
 	db := dynamodb.NewFromConfig(awsCfg)
 	cfg.Callers.Log = log
-	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
+	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	var params publish.Params = publish.SSMParams{Client: ssm.NewFromConfig(awsCfg)}
 	if cfg.ParamsFile != "" {

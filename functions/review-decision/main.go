@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 )
@@ -26,7 +27,7 @@ func main() {
 	awsCfg := coldstart.AWSConfig(log)
 	db := dynamodb.NewFromConfig(awsCfg)
 	cfg.Callers.Log = log
-	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
+	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	svc := &decision.Service{
 		Store:   dynamo.NewStore(db, cfg.Table),

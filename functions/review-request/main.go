@@ -28,7 +28,7 @@ func main() {
 	awsCfg := coldstart.AWSConfig(log)
 	db := dynamodb.NewFromConfig(awsCfg)
 	cfg.Callers.Log = log
-	callers, err := caller.NewVerifier(cfg.Callers, caller.ProofTable{DB: db, Table: cfg.Table})
+	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	h := &request.Handler{Store: dynamo.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
 		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct, Account: cfg.Callers.Account,

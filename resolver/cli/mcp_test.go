@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -83,7 +84,7 @@ func TestToolsetRegisterDraft(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	callers := localtest.StartCallers(t)
 	callers.SetCLIEnv(t)
-	verifier, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, caller.ProofTable{DB: local.DynamoDB(flags[1]), Table: flags[3]})
+	verifier, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, ledger.ProofTable{DB: local.DynamoDB(flags[1]), Table: flags[3]})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func newToolsetEnv(t *testing.T) *toolsetEnv {
 	if err := dynamo.CreateTable(t.Context(), e.db, e.table); err != nil {
 		t.Fatal(err)
 	}
-	v, err := caller.NewVerifier(caller.Config{Endpoint: e.callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, caller.ProofTable{DB: e.db, Table: e.table})
+	v, err := caller.NewVerifier(caller.Config{Endpoint: e.callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, ledger.ProofTable{DB: e.db, Table: e.table})
 	if err != nil {
 		t.Fatal(err)
 	}

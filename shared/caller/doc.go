@@ -12,7 +12,8 @@
 // from the request it checks (Binding: the action, its target, the decision
 // and the input digest). A proof made for one decision therefore fails STS's
 // signature check when presented for another. Each accepted proof is
-// recorded once (ProofTable, item PROOF#<SHA-256 of the signature>): the
-// same proof for the same binding gets the first answer again, any other use
-// is refused. docs/identity.md gives the rules and their reasons.
+// recorded once (Proofs, which shared/ledger's ProofTable keeps in the
+// ledger table as item PROOF#<SHA-256 of the signature>): the same proof
+// for the same binding gets the first answer again, any other use is
+// refused. docs/identity.md gives the rules and their reasons.
 package caller

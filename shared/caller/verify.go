@@ -202,7 +202,8 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Proofs records accepted proofs (ProofTable on the ledger table).
+// Proofs records accepted proofs: shared/ledger ProofTable keeps them in
+// the ledger table, so that this package links no DynamoDB client.
 type Proofs interface {
 	// Record stores rec unless a record with its ID exists, and returns the
 	// record that holds (rec, or the earlier one) and whether rec was new.

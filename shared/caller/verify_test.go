@@ -20,8 +20,8 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 )
 
-// memProofs is an in-memory proof table with ProofTable's semantics (the
-// conditional put); TestProofTableOnDynalite checks ProofTable itself.
+// memProofs is an in-memory proof table with ledger.ProofTable's semantics
+// (the conditional put), which shared/ledger's tests check on dynalite.
 type memProofs struct {
 	mu   sync.Mutex
 	recs map[string]caller.ProofRecord

@@ -118,7 +118,7 @@ func serve(log *slog.Logger, base Config, run toolcall.Func) {
 	callerCfg, err := caller.ConfigFromEnv(os.Getenv)
 	callerCfg = coldstart.Must(log, "bad configuration", callerCfg, err)
 	callerCfg.Log = log
-	callers, err := caller.NewVerifier(callerCfg, caller.ProofTable{DB: db, Table: table})
+	callers, err := caller.NewVerifier(callerCfg, ledger.ProofTable{DB: db, Table: table})
 	d.SetCallers(coldstart.Must(log, "bad configuration", callers, err))
 	lambda.Start(d.Handle)
 }

@@ -219,7 +219,7 @@ var fxProof = caller.ProofRecord{ID: fxProofID, Binding: "6b86b273ff34fce19d6b80
 
 var proofWriters = map[string]writer{
 	"accepted": func(ctx context.Context, s *ledger.Store, db *dynamodb.Client) error {
-		_, fresh, err := caller.ProofTable{DB: db, Table: s.Table()}.Record(ctx, fxProof)
+		_, fresh, err := ledger.ProofTable{DB: db, Table: s.Table()}.Record(ctx, fxProof)
 		if err == nil && !fresh {
 			err = fmt.Errorf("proof %s recorded before", fxProof.ID)
 		}
@@ -556,7 +556,7 @@ func TestItemsAsStoredRead(t *testing.T) {
 
 	t.Run("proof", func(t *testing.T) {
 		s := putItems(t, db, "proof.json")
-		got, fresh, err := caller.ProofTable{DB: db, Table: s.Table()}.Record(ctx, caller.ProofRecord{ID: fxProofID, Binding: "other",
+		got, fresh, err := ledger.ProofTable{DB: db, Table: s.Table()}.Record(ctx, caller.ProofRecord{ID: fxProofID, Binding: "other",
 			ARN: "arn:aws:iam::123456789012:user/mallory", ExpiresAt: fxNow.Add(time.Hour)})
 		if err != nil || fresh || got.ID != fxProof.ID || got.Binding != fxProof.Binding || got.ARN != fxProof.ARN || !got.ExpiresAt.Equal(fxProof.ExpiresAt) {
 			t.Errorf("proof: %+v %v %v\nwant %+v, recorded before", got, fresh, err, fxProof)

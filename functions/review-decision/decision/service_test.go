@@ -70,7 +70,7 @@ func newStack(t *testing.T) *stack {
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	store := dynamo.NewStore(db, "toolgate-reviews")
 	callers := localtest.StartCallers(t)
-	v, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, caller.ProofTable{DB: db, Table: "toolgate-reviews"})
+	v, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, ledger.ProofTable{DB: db, Table: "toolgate-reviews"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package caller
+package ledger
 
 import (
 	"context"
@@ -10,39 +10,42 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/caller"
 )
 
-// ProofPrefix is the partition key prefix of proof records in the ledger
-// table (docs/ledger.md); their sort key is ProofSK.
+// proofPrefix is the partition key prefix of proof records in the ledger
+// table (docs/ledger.md); their sort key is proofSK.
 const (
-	ProofPrefix = "PROOF#"
-	ProofSK     = "PROOF"
+	proofPrefix = "PROOF#"
+	proofSK     = "PROOF"
 )
 
-// TableAPI is the part of the DynamoDB client ProofTable uses.
-type TableAPI interface {
+// ProofAPI is the part of the DynamoDB client ProofTable uses.
+type ProofAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
-// ProofTable keeps proof records in the ledger table: one item per accepted
-// proof, PROOF#<ID>, written with a conditional put and expiring (TTL
-// expires_at) when the proof's window has ended.
+// ProofTable keeps caller proof records (caller.Proofs) in the ledger
+// table: one item per accepted proof, PROOF#<ID>, written with a
+// conditional put and expiring (TTL expires_at) when the proof's window
+// has ended.
 type ProofTable struct {
-	DB    TableAPI
+	DB    ProofAPI
 	Table string
 }
 
-// Record implements Proofs: a put on attribute_not_exists(pk) that
+// Record implements caller.Proofs: a put on attribute_not_exists(pk) that
 // returns the existing item when the condition fails
 // (ReturnValuesOnConditionCheckFailure ALL_OLD), or, where the answer
 // leaves it out (dynalite), reads it with a consistent GetItem.
-func (t ProofTable) Record(ctx context.Context, rec ProofRecord) (ProofRecord, bool, error) {
+func (t ProofTable) Record(ctx context.Context, rec caller.ProofRecord) (caller.ProofRecord, bool, error) {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	_, err := t.DB.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(t.Table),
 		Item: map[string]types.AttributeValue{
-			"pk": s(ProofPrefix + rec.ID), "sk": s(ProofSK), "binding": s(rec.Binding), "arn": s(rec.ARN),
+			"pk": s(proofPrefix + rec.ID), "sk": s(proofSK), "binding": s(rec.Binding), "arn": s(rec.ARN),
 			"expires_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(rec.ExpiresAt.Unix(), 10)},
 		},
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
@@ -53,18 +56,18 @@ func (t ProofTable) Record(ctx context.Context, rec ProofRecord) (ProofRecord, b
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
-		return ProofRecord{}, false, fmt.Errorf("put proof record: %w", err)
+		return caller.ProofRecord{}, false, fmt.Errorf("put proof record: %w", err)
 	}
 	item := ccf.Item
 	if item == nil {
 		out, err := t.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.Table), ConsistentRead: aws.Bool(true),
-			Key: map[string]types.AttributeValue{"pk": s(ProofPrefix + rec.ID), "sk": s(ProofSK)}})
+			Key: map[string]types.AttributeValue{"pk": s(proofPrefix + rec.ID), "sk": s(proofSK)}})
 		if err != nil {
-			return ProofRecord{}, false, fmt.Errorf("get proof record: %w", err)
+			return caller.ProofRecord{}, false, fmt.Errorf("get proof record: %w", err)
 		}
 		item = out.Item
 	}
-	old := ProofRecord{ID: rec.ID}
+	old := caller.ProofRecord{ID: rec.ID}
 	if v, ok := item["binding"].(*types.AttributeValueMemberS); ok {
 		old.Binding = v.Value
 	}

@@ -1,4 +1,4 @@
-package caller_test
+package ledger_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func TestProofTableRecordsAProofOnceOnDynalite(t *testing.T) {
 	if err := ledger.CreateTable(ctx, db, "proofs"); err != nil {
 		t.Fatal(err)
 	}
-	tab := caller.ProofTable{DB: db, Table: "proofs"}
+	tab := ledger.ProofTable{DB: db, Table: "proofs"}
 	first := caller.ProofRecord{ID: "ab", Binding: "b1", ARN: "arn:aws:iam::1:user/a", ExpiresAt: time.Unix(1800000000, 0)}
 	got, fresh, err := tab.Record(ctx, first)
 	if err != nil || !fresh || got != first {
