@@ -56,6 +56,11 @@ type Kind struct {
 	// SKValue is the sort key of every item of the kind, when it is
 	// constant ("TOOLSET"); "" when it varies.
 	SKValue string
+	// SKPrefix starts every sort key of the kind when they vary ("CALL#",
+	// then what SKShape says); "" when SKValue is set. Kinds sharing a
+	// Prefix may share it too (a run's calls and rows, which one Query of
+	// the run reads in sort key order).
+	SKPrefix string
 	// Attributes are every non-key attribute an item of the kind may
 	// hold, ExpiresAt included when TTL ends it.
 	Attributes []Attribute

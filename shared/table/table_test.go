@@ -54,6 +54,26 @@ func TestPrefixesAreApart(t *testing.T) {
 	}
 }
 
+// Every kind's sort key is either constant (SKValue, which SKShape is) or
+// varies after its SKPrefix, with which SKShape starts; likewise its
+// partition key's shape starts with its prefix.
+func TestSortKeyShapes(t *testing.T) {
+	for _, k := range Kinds {
+		if (k.SKValue == "") == (k.SKPrefix == "") {
+			t.Errorf("kind %s: SKValue %q, SKPrefix %q: want exactly one", k.Name, k.SKValue, k.SKPrefix)
+		}
+		if k.SKValue != "" && k.SKShape != k.SKValue {
+			t.Errorf("kind %s: SKShape %q is not its constant sort key %q", k.Name, k.SKShape, k.SKValue)
+		}
+		if !strings.HasPrefix(k.SKShape, k.SKPrefix) {
+			t.Errorf("kind %s: SKShape %q does not start with SKPrefix %q", k.Name, k.SKShape, k.SKPrefix)
+		}
+		if !strings.HasPrefix(k.PKShape, k.Prefix) {
+			t.Errorf("kind %s: PKShape %q does not start with Prefix %q", k.Name, k.PKShape, k.Prefix)
+		}
+	}
+}
+
 func TestKeyAndID(t *testing.T) {
 	if k := Review.Key("rv_1"); k != "REVIEW#rv_1" {
 		t.Fatalf("Key = %q", k)
