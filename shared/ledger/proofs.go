@@ -12,13 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/caller"
-)
-
-// proofPrefix is the partition key prefix of proof records in the ledger
-// table (docs/ledger.md); their sort key is proofSK.
-const (
-	proofPrefix = "PROOF#"
-	proofSK     = "PROOF"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // ProofAPI is the part of the DynamoDB client ProofTable uses.
@@ -28,9 +22,9 @@ type ProofAPI interface {
 }
 
 // ProofTable keeps caller proof records (caller.Proofs) in the ledger
-// table: one item per accepted proof, PROOF#<ID>, written with a
-// conditional put and expiring (TTL expires_at) when the proof's window
-// has ended.
+// table: one item per accepted proof (table.Proof: pk "PROOF#<ID>", sk
+// "PROOF"), written with a conditional put and expiring (TTL expires_at)
+// when the proof's window has ended.
 type ProofTable struct {
 	DB    ProofAPI
 	Table string
@@ -45,8 +39,8 @@ func (t ProofTable) Record(ctx context.Context, rec caller.ProofRecord) (caller.
 	_, err := t.DB.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(t.Table),
 		Item: map[string]types.AttributeValue{
-			"pk": s(proofPrefix + rec.ID), "sk": s(proofSK), "binding": s(rec.Binding), "arn": s(rec.ARN),
-			"expires_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(rec.ExpiresAt.Unix(), 10)},
+			AttrPK: s(table.Proof.Key(rec.ID)), AttrSK: s(table.Proof.SKValue), "binding": s(rec.Binding), "arn": s(rec.ARN),
+			AttrExpiresAt: &types.AttributeValueMemberN{Value: strconv.FormatInt(rec.ExpiresAt.Unix(), 10)},
 		},
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -61,7 +55,7 @@ func (t ProofTable) Record(ctx context.Context, rec caller.ProofRecord) (caller.
 	item := ccf.Item
 	if item == nil {
 		out, err := t.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.Table), ConsistentRead: aws.Bool(true),
-			Key: map[string]types.AttributeValue{"pk": s(proofPrefix + rec.ID), "sk": s(proofSK)}})
+			Key: map[string]types.AttributeValue{AttrPK: s(table.Proof.Key(rec.ID)), AttrSK: s(table.Proof.SKValue)}})
 		if err != nil {
 			return caller.ProofRecord{}, false, fmt.Errorf("get proof record: %w", err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // State of an idempotency record.
@@ -34,9 +35,10 @@ const (
 )
 
 // Record is the idempotency record of one call (one idempotency key,
-// "<run_id>/<seq>"). It lives in the call's item, pk "RUN#<run_id>", sk
-// "CALL#<seq, 19 digits>", which also holds the call's attempts and counts
-// its invocations (docs/ledger.md, "One item per call").
+// "<run_id>/<seq>"). It lives in the call's item (table.Call: pk
+// "RUN#<run_id>", sk "CALL#<seq's sort key>"), which also holds the call's
+// attempts and counts its invocations (docs/ledger.md, "One item per
+// call").
 type Record struct {
 	Key         string
 	RunID       string
@@ -75,13 +77,15 @@ func NewToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// callSK is the sort key of a call's item: "CALL#" and seq's SortKey, each
-// component padded to 19 digits, so that a run's calls sort in call order
-// (a top-level seq's is "CALL#<seq, 19 digits>", as before for_each).
-func callSK(seq tool.Seq) string { return "CALL#" + seq.SortKey() }
+// callSK is the sort key of a call's item (table.Call.SKShape):
+// table.Call.SKPrefix and seq's SortKey, each component padded to 19
+// digits, so that a run's calls sort in call order (a top-level seq's is
+// "CALL#<seq, 19 digits>", as before for_each).
+func callSK(seq tool.Seq) string { return table.Call.SKPrefix + seq.SortKey() }
 
+// callKey is the key of the call's item of runID and seq.
 func callKey(runID string, seq tool.Seq) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{AttrPK: str("RUN#" + runID), AttrSK: str(callSK(seq))}
+	return map[string]types.AttributeValue{AttrPK: str(table.Call.Key(runID)), AttrSK: str(callSK(seq))}
 }
 
 // splitKey parses an idempotency key "<run_id>/<seq>" (the run id may hold

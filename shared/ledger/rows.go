@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // Status of a ToolInvocation row.
@@ -34,12 +36,13 @@ const (
 
 // Row is one ToolInvocation ledger row, as RunRows reads them
 // (docs/ledger.md, "One item per call"): an attempt's entry in its call's
-// item (pk "RUN#<run_id>", sk "CALL#<seq's sort key>", tool.Seq SortKey:
-// each component padded to 19 digits); a row item of its
-// own, written by PutRow, for an invocation that claimed nothing (sk
-// "CALL#<seq>#<started_at, unix ns, 19 digits>#<8 random hex>", so that a
-// run's rows come back in call order and then in time order, and two rows
-// never share a key); or one DEDUPLICATED row counting a call's replays.
+// item (table.Call: pk "RUN#<run_id>", sk "CALL#<seq's sort key>",
+// tool.Seq SortKey: each component padded to 19 digits); a row item of
+// its own (table.Row), written by PutRow, for an invocation that claimed
+// nothing (sk "CALL#<seq's sort key>#<started_at, unix ns, 19
+// digits>#<8 random hex>", so that a run's rows come back in call order
+// and then in time order, and two rows never share a key); or one
+// DEDUPLICATED row counting a call's replays.
 // Rows hold digests and sizes, never inputs, outputs, secrets or message
 // bodies.
 // Its dynamodbav tags are a row item's attributes (PutRow).
@@ -88,8 +91,8 @@ type Row struct {
 // Invocations is how many invocations r stands for (Count, at least 1).
 func (r *Row) Invocations() int { return max(r.Count, 1) }
 
-// rowSK is a row item's sort key: after its call's item (callSK), in time
-// order; 19 digits hold any positive int64.
+// rowSK is a row item's sort key (table.Row.SKShape): after its call's
+// item (callSK), in time order; 19 digits hold any positive int64.
 func rowSK(seq tool.Seq, startedAt time.Time) string {
 	var b [4]byte
 	rand.Read(b[:])
@@ -100,7 +103,7 @@ func rowSK(seq tool.Seq, startedAt time.Time) string {
 // nanoseconds, so rows of one key never overwrite each other.
 func (s *Store) PutRow(ctx context.Context, r *Row) error {
 	r.ExpiresAt = s.now().Add(s.retention).Unix()
-	item, err := encodeRow(r, "RUN#"+r.RunID, rowSK(r.Seq, r.StartedAt))
+	item, err := encodeRow(r, table.Row.Key(r.RunID), rowSK(r.Seq, r.StartedAt))
 	if err != nil {
 		return fmt.Errorf("encode ledger row %s/%s: %w", r.RunID, r.Seq, err)
 	}
@@ -111,16 +114,18 @@ func (s *Store) PutRow(ctx context.Context, r *Row) error {
 }
 
 // RunRows returns a run's rows in call order, and within a call in time
-// order, its replays last as one DEDUPLICATED row with their count.
+// order, its replays last as one DEDUPLICATED row with their count: one
+// Query of the run's partition (table.Call and table.Row share its key and
+// their sort keys' prefix).
 func (s *Store) RunRows(ctx context.Context, runID string) ([]Row, error) {
-	return s.query(ctx, "RUN#"+runID, "CALL#", "")
+	return s.query(ctx, table.Call.Key(runID), table.Call.SKPrefix, "")
 }
 
 // KeyRows returns the rows of one call (one idempotency key) in time order,
 // its replays last. Only that call's: the sort keys of the calls inside a
 // loop that took seq begin with seq's too.
 func (s *Store) KeyRows(ctx context.Context, runID string, seq tool.Seq) ([]Row, error) {
-	return s.query(ctx, "RUN#"+runID, callSK(seq), callSK(seq))
+	return s.query(ctx, table.Call.Key(runID), callSK(seq), callSK(seq))
 }
 
 // ReadAttributes are the only attributes a reader of the ledger (an

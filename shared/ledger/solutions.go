@@ -9,17 +9,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
-// Published Solution items: pk "SOLUTION#<name>", sk "PUBLISHED", the last
-// version the publish function published of the Solution in this stage,
-// with the bounds a parent that starts it is checked against
-// (docs/solutions.md, "Workflow steps"). Only the publish function writes
-// or reads them.
-const (
-	solutionPrefix = "SOLUTION#"
-	publishedSK    = "PUBLISHED"
-)
+// publishedKey is the key of Solution name's published item
+// (table.Published: pk "SOLUTION#<name>", sk "PUBLISHED"): the last version
+// the publish function published of the Solution in this stage, with the
+// bounds a parent that starts it is checked against (docs/solutions.md,
+// "Workflow steps"). Only the publish function writes or reads them.
+func publishedKey(name string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrPK: str(table.Published.Key(name)), AttrSK: str(table.Published.SKValue)}
+}
 
 // Published is a Solution's last published version.
 type Published struct {
@@ -43,13 +43,15 @@ type Published struct {
 // RecordPublished records p as its Solution's last published version
 // (one PutItem, replacing the one before).
 func (s *Store) RecordPublished(ctx context.Context, p Published) error {
-	item := map[string]types.AttributeValue{
-		AttrPK: str(solutionPrefix + p.Solution), AttrSK: str(publishedSK),
+	item := publishedKey(p.Solution)
+	for k, v := range map[string]types.AttributeValue{
 		"version_arn": str(p.VersionARN), "version": tabledef.N(int64(p.Version)), "toolset_id": str(p.ToolsetID),
 		"output_bound_bytes": tabledef.N(int64(p.OutputBoundBytes)), "input_limit_bytes": tabledef.N(int64(p.InputLimitBytes)),
 		"run_timeout_seconds": tabledef.N(int64(p.RunTimeoutSeconds)),
 		"source_digest":       str(p.SourceDigest), "publisher": str(p.Publisher),
 		"published_at": str(s.now().UTC().Format("2006-01-02T15:04:05.000Z")),
+	} {
+		item[k] = v
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
 		return fmt.Errorf("put published %s: %w", p.Solution, err)
@@ -61,7 +63,7 @@ func (s *Store) RecordPublished(ctx context.Context, p Published) error {
 // (consistent read), or ErrNotFound.
 func (s *Store) PublishedSolution(ctx context.Context, name string) (Published, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{AttrPK: str(solutionPrefix + name), AttrSK: str(publishedSK)}})
+		Key: publishedKey(name)})
 	if err != nil {
 		return Published{}, fmt.Errorf("get published %s: %w", name, err)
 	}

@@ -13,16 +13,16 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// Toolset items: pk "TOOLSET#<id>", sk "TOOLSET", body = the toolset's
-// RFC 8785 form. They are immutable and never expire: a run keeps its
-// toolset for its whole life.
-const toolsetSK = "TOOLSET"
-
+// toolsetKey is the key of toolset id's item (table.Toolset: pk
+// "TOOLSET#<id>", sk "TOOLSET"; body, the toolset's RFC 8785 form). They
+// are immutable and never expire: a run keeps its toolset for its whole
+// life.
 func toolsetKey(id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{AttrPK: str("TOOLSET#" + id), AttrSK: str(toolsetSK)}
+	return map[string]types.AttributeValue{AttrPK: str(table.Toolset.Key(id)), AttrSK: str(table.Toolset.SKValue)}
 }
 
 // RegisterToolset stores a toolset under its id after the registration
