@@ -63,6 +63,50 @@ type rowItem struct {
 	Row
 }
 
+// toolsetItem is a toolset's item as stored (table.Toolset), mapped with
+// attributevalue.
+type toolsetItem struct {
+	PK   string `dynamodbav:"pk"`
+	SK   string `dynamodbav:"sk"`
+	Body string `dynamodbav:"body"` // the toolset's RFC 8785 form without its id
+	// RegisteredAt is RFC 3339 in UTC with milliseconds (registeredAt);
+	// absent from the item a load reads (it projects body only).
+	RegisteredAt string `dynamodbav:"registered_at,omitempty"`
+}
+
+// publishedItem is a Solution's published item as stored
+// (table.Published), mapped with attributevalue: every attribute is
+// written, zero or not, as RecordPublished always has.
+type publishedItem struct {
+	PK               string `dynamodbav:"pk"`
+	SK               string `dynamodbav:"sk"`
+	VersionARN       string `dynamodbav:"version_arn"`
+	Version          int    `dynamodbav:"version"`
+	ToolsetID        string `dynamodbav:"toolset_id"`
+	OutputBoundBytes int    `dynamodbav:"output_bound_bytes"` // bytes
+	// RunTimeoutSeconds is absent, read as 0, in items written before it
+	// was recorded (docs/solutions.md).
+	RunTimeoutSeconds int    `dynamodbav:"run_timeout_seconds"`
+	InputLimitBytes   int    `dynamodbav:"input_limit_bytes"` // bytes
+	SourceDigest      string `dynamodbav:"source_digest"`
+	Publisher         string `dynamodbav:"publisher"`
+	PublishedAt       string `dynamodbav:"published_at"` // RFC 3339, UTC, ms
+}
+
+// proofItem is an accepted caller proof's item as stored (table.Proof),
+// mapped with attributevalue.
+type proofItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Binding   string `dynamodbav:"binding"`    // caller.Binding's Value
+	ARN       string `dynamodbav:"arn"`        // the proven principal, as STS answered
+	ExpiresAt int64  `dynamodbav:"expires_at"` // epoch seconds
+}
+
+// registeredAt is t as the registered_at and published_at attributes hold
+// it: RFC 3339 in UTC with milliseconds.
+func registeredAt(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
 // seqAttr is an item's seq: a string attribute, or a number one as the
 // ledger wrote it before for_each (docs/ledger.md); "" when neither.
 func seqAttr(it map[string]types.AttributeValue) tool.Seq {

@@ -67,7 +67,6 @@ func (s *Store) expires() types.AttributeValue {
 var (
 	str  = tabledef.S
 	getS = tabledef.GetS
-	getN = tabledef.GetN
 )
 
 // IsConditionFailed reports a failed conditional write

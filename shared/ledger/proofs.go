@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -33,15 +33,18 @@ type ProofTable struct {
 // Record implements caller.Proofs: a put on attribute_not_exists(pk) that
 // returns the existing item when the condition fails
 // (ReturnValuesOnConditionCheckFailure ALL_OLD), or, where the answer
-// leaves it out (dynalite), reads it with a consistent GetItem.
+// leaves it out (dynalite), reads it with a consistent GetItem. An
+// existing item holding an attribute of another type than it was written
+// with is an error.
 func (t ProofTable) Record(ctx context.Context, rec caller.ProofRecord) (caller.ProofRecord, bool, error) {
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	_, err := t.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(t.Table),
-		Item: map[string]types.AttributeValue{
-			AttrPK: s(table.Proof.Key(rec.ID)), AttrSK: s(table.Proof.SKValue), "binding": s(rec.Binding), "arn": s(rec.ARN),
-			AttrExpiresAt: &types.AttributeValueMemberN{Value: strconv.FormatInt(rec.ExpiresAt.Unix(), 10)},
-		},
+	item, err := attributevalue.MarshalMap(proofItem{PK: table.Proof.Key(rec.ID), SK: table.Proof.SKValue,
+		Binding: rec.Binding, ARN: rec.ARN, ExpiresAt: rec.ExpiresAt.Unix()})
+	if err != nil {
+		return caller.ProofRecord{}, false, fmt.Errorf("encode proof record: %w", err)
+	}
+	_, err = t.DB.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           aws.String(t.Table),
+		Item:                                item,
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -52,25 +55,24 @@ func (t ProofTable) Record(ctx context.Context, rec caller.ProofRecord) (caller.
 	if !errors.As(err, &ccf) {
 		return caller.ProofRecord{}, false, fmt.Errorf("put proof record: %w", err)
 	}
-	item := ccf.Item
+	item = ccf.Item
 	if item == nil {
 		out, err := t.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.Table), ConsistentRead: aws.Bool(true),
-			Key: map[string]types.AttributeValue{AttrPK: s(table.Proof.Key(rec.ID)), AttrSK: s(table.Proof.SKValue)}})
+			Key: map[string]types.AttributeValue{AttrPK: str(table.Proof.Key(rec.ID)), AttrSK: str(table.Proof.SKValue)}})
 		if err != nil {
 			return caller.ProofRecord{}, false, fmt.Errorf("get proof record: %w", err)
 		}
 		item = out.Item
 	}
-	old := caller.ProofRecord{ID: rec.ID}
-	if v, ok := item["binding"].(*types.AttributeValueMemberS); ok {
-		old.Binding = v.Value
+	// The item recorded first; none (expired since) reads as a record of
+	// another binding.
+	var it proofItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return caller.ProofRecord{}, false, fmt.Errorf("proof record: %w", err)
 	}
-	if v, ok := item["arn"].(*types.AttributeValueMemberS); ok {
-		old.ARN = v.Value
-	}
-	if v, ok := item["expires_at"].(*types.AttributeValueMemberN); ok {
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		old.ExpiresAt = time.Unix(n, 0)
+	old := caller.ProofRecord{ID: rec.ID, Binding: it.Binding, ARN: it.ARN}
+	if it.ExpiresAt != 0 {
+		old.ExpiresAt = time.Unix(it.ExpiresAt, 0)
 	}
 	return old, false, nil
 }

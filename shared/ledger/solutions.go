@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/table"
 )
 
@@ -43,15 +43,12 @@ type Published struct {
 // RecordPublished records p as its Solution's last published version
 // (one PutItem, replacing the one before).
 func (s *Store) RecordPublished(ctx context.Context, p Published) error {
-	item := publishedKey(p.Solution)
-	for k, v := range map[string]types.AttributeValue{
-		"version_arn": str(p.VersionARN), "version": tabledef.N(int64(p.Version)), "toolset_id": str(p.ToolsetID),
-		"output_bound_bytes": tabledef.N(int64(p.OutputBoundBytes)), "input_limit_bytes": tabledef.N(int64(p.InputLimitBytes)),
-		"run_timeout_seconds": tabledef.N(int64(p.RunTimeoutSeconds)),
-		"source_digest":       str(p.SourceDigest), "publisher": str(p.Publisher),
-		"published_at": str(s.now().UTC().Format("2006-01-02T15:04:05.000Z")),
-	} {
-		item[k] = v
+	item, err := attributevalue.MarshalMap(publishedItem{PK: table.Published.Key(p.Solution), SK: table.Published.SKValue,
+		VersionARN: p.VersionARN, Version: p.Version, ToolsetID: p.ToolsetID, OutputBoundBytes: p.OutputBoundBytes,
+		RunTimeoutSeconds: p.RunTimeoutSeconds, InputLimitBytes: p.InputLimitBytes, SourceDigest: p.SourceDigest,
+		Publisher: p.Publisher, PublishedAt: registeredAt(s.now())})
+	if err != nil {
+		return fmt.Errorf("encode published %s: %w", p.Solution, err)
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
 		return fmt.Errorf("put published %s: %w", p.Solution, err)
@@ -60,7 +57,9 @@ func (s *Store) RecordPublished(ctx context.Context, p Published) error {
 }
 
 // PublishedSolution returns the last published version of Solution name
-// (consistent read), or ErrNotFound.
+// (consistent read), or ErrNotFound. An item lacking its version ARN or
+// bounds, or holding an attribute of another type than it was written
+// with, is an error.
 func (s *Store) PublishedSolution(ctx context.Context, name string) (Published, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
 		Key: publishedKey(name)})
@@ -70,11 +69,13 @@ func (s *Store) PublishedSolution(ctx context.Context, name string) (Published, 
 	if out.Item == nil {
 		return Published{}, fmt.Errorf("solution %s: %w", name, ErrNotFound)
 	}
-	it := out.Item
-	p := Published{Solution: name, VersionARN: getS(it, "version_arn"), ToolsetID: getS(it, "toolset_id"),
-		SourceDigest: getS(it, "source_digest"), Publisher: getS(it, "publisher"),
-		Version: int(getN(it, "version")), OutputBoundBytes: int(getN(it, "output_bound_bytes")), InputLimitBytes: int(getN(it, "input_limit_bytes")),
-		RunTimeoutSeconds: int(getN(it, "run_timeout_seconds"))}
+	var it publishedItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return Published{}, fmt.Errorf("published %s: %w", name, err)
+	}
+	p := Published{Solution: name, VersionARN: it.VersionARN, Version: it.Version, ToolsetID: it.ToolsetID,
+		OutputBoundBytes: it.OutputBoundBytes, InputLimitBytes: it.InputLimitBytes, RunTimeoutSeconds: it.RunTimeoutSeconds,
+		SourceDigest: it.SourceDigest, Publisher: it.Publisher}
 	if p.VersionARN == "" || p.OutputBoundBytes <= 0 || p.InputLimitBytes <= 0 {
 		return Published{}, fmt.Errorf("published %s: the item lacks its version ARN or bounds", name)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -42,9 +43,11 @@ func (s *Store) RegisterToolset(ctx context.Context, ts *toolset.Toolset) (creat
 	if err != nil {
 		return false, err
 	}
-	item := toolsetKey(id)
-	item["body"] = str(string(body))
-	item["registered_at"] = str(s.now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	item, err := attributevalue.MarshalMap(toolsetItem{PK: table.Toolset.Key(id), SK: table.Toolset.SKValue,
+		Body: string(body), RegisteredAt: registeredAt(s.now())})
+	if err != nil {
+		return false, fmt.Errorf("encode toolset %s: %w", id, err)
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           aws.String(s.table),
 		Item:                item,
@@ -83,9 +86,14 @@ func (s *Store) toolsetBody(ctx context.Context, id string) ([]byte, error) {
 	if out.Item == nil {
 		return nil, fmt.Errorf("toolset %s: %w", id, ErrNotFound)
 	}
-	// A body that is missing or not a string reads as empty, which
-	// toolset.ParseStored refuses.
-	return []byte(getS(out.Item, "body")), nil
+	// A body that is missing or not a string reads as empty (a number as
+	// its digits), which toolset.ParseStored refuses: a refusal of the
+	// toolset, never a failure of the ledger.
+	var it toolsetItem
+	if attributevalue.UnmarshalMap(out.Item, &it) != nil {
+		return nil, nil
+	}
+	return []byte(it.Body), nil
 }
 
 // Toolset loads a registered toolset: the one function every loader (the
