@@ -133,13 +133,9 @@ func (s *Store) KeyRows(ctx context.Context, runID string, seq tool.Seq) ([]Row,
 // calls' digests, sizes, times and states, and toolset bodies — never a
 // recorded result, which only the dispatcher reads. Every read for people
 // sends them as its ProjectionExpression, and the Operator policy allows
-// no other attribute (dynamodb:Attributes, docs/infra.md).
-var ReadAttributes = []string{
-	AttrPK, AttrSK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
-	"state", "attempts", "lease_until", "token", "error_code", "updated_at", attrAttemptLog, "invocations", "last_seen_at",
-	AttrExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
-	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id",
-}
+// no other attribute (dynamodb:Attributes, docs/infra.md). They are the
+// declaration's, table.ReadAttributes (access LedgerReads).
+var ReadAttributes = table.ReadAttributes
 
 // projection is ReadAttributes as a ProjectionExpression and its names,
 // built once; requests only read them.
