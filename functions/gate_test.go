@@ -176,7 +176,7 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 				t.Fatalf("the key was claimed: %+v %v", rec, err)
 			}
 			rows, _ := s.store.RunRows(ctx, run)
-			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != "TOOL_PERMISSION_DENIED" {
+			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != "TOOL_PERMISSION_DENIED" {
 				t.Fatalf("rows %+v, want one REFUSED row", rows)
 			}
 			lines := waitRefusedLines(t, s.send, before+1)

@@ -204,7 +204,7 @@ func TestLambdaToolProxy(t *testing.T) {
 			}
 			runID := runIDOf(t, payload)
 			rows, _ := store.RunRows(ctx, runID)
-			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
+			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
 				t.Errorf("%s: rows %+v, want one REFUSED %s, attempt 0", c.tool, rows, tool.PermissionDenied)
 			}
 			if rec, _ := store.Record(ctx, runID+"/1"); rec != nil {
@@ -245,7 +245,7 @@ func TestLambdaToolProxy(t *testing.T) {
 			t.Fatalf("result %s", out)
 		}
 		rows, err := store.RunRows(ctx, runIDOf(t, payload))
-		if err != nil || len(rows) != 1 || rows[0].Status != ledger.Succeeded || rows[0].Tool != "create-ticket" {
+		if err != nil || len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || rows[0].Tool != "create-ticket" {
 			t.Fatalf("rows %+v %v", rows, err)
 		}
 	})
@@ -274,7 +274,7 @@ func TestLambdaToolProxy(t *testing.T) {
 			t.Fatalf("%d tickets created, want 1", n)
 		}
 		rows, _ := store.RunRows(ctx, runID)
-		if len(rows) != 2 || rows[0].Status != ledger.UnknownRow || rows[1].Status != ledger.Succeeded {
+		if len(rows) != 2 || rows[0].Status != ledger.StatusUnknown || rows[1].Status != ledger.StatusSucceeded {
 			t.Fatalf("rows %+v", rows)
 		}
 	})
@@ -360,7 +360,7 @@ func TestLambdaToolProxy(t *testing.T) {
 		}
 		// Refused by the check before the claim.
 		rows, _ := store.RunRows(ctx, runIDOf(t, payload))
-		if len(rows) != 1 || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Status != ledger.Refused || rows[0].Attempt != 0 {
+		if len(rows) != 1 || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Status != ledger.StatusRefused || rows[0].Attempt != 0 {
 			t.Fatalf("rows %+v", rows)
 		}
 	})

@@ -141,7 +141,7 @@ func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 	fmt.Fprintln(tw, "SEQ\tATTEMPT\tSTEP\tTOOL\tSTATUS\tERROR\tRETRYABLE\tSTARTED\tMS\tIN\tOUT")
 	for _, r := range rows {
 		status := string(r.Status)
-		if r.Status == ledger.Deduplicated {
+		if r.Status == ledger.StatusDeduplicated {
 			// A call's replays: one line, their count, the last one's time.
 			status = fmt.Sprintf("%s ×%d", r.Status, r.Invocations())
 		}

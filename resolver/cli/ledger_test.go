@@ -113,10 +113,10 @@ func TestLedgerCommand(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	ctx := context.Background()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	for i, st := range []ledger.Status{ledger.FailedStatus, ledger.Succeeded} {
+	for i, st := range []ledger.Status{ledger.StatusFailed, ledger.StatusSucceeded} {
 		r := &ledger.Row{RunID: "run-1", Seq: "1", Attempt: i + 1, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x",
 			IdempotencyKey: "run-1/1", Status: st, StartedAt: start.Add(time.Duration(i) * time.Second), EndedAt: start.Add(time.Duration(i)*time.Second + 5*time.Millisecond)}
-		if st == ledger.FailedStatus {
+		if st == ledger.StatusFailed {
 			r.ErrorCode, r.Retryable = "TOOL_UPSTREAM_UNAVAILABLE", true
 		}
 		if err := store.PutRow(ctx, r); err != nil {
@@ -191,9 +191,9 @@ func putCostRows(t *testing.T, store *ledger.Store, runID string) {
 	t.Helper()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for i, r := range []ledger.Row{
-		{Seq: "1", Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.Succeeded, DurationMS: 200, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
-		{Seq: "1", Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.Deduplicated, DurationMS: 10, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
-		{Seq: "2", Attempt: 1, Step: "send", Tool: "send-email", Status: ledger.Succeeded, DurationMS: 100, MemoryMB: 256, InputBytes: 120, OutputBytes: 60},
+		{Seq: "1", Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.StatusSucceeded, DurationMS: 200, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
+		{Seq: "1", Attempt: 1, Step: "fetch", Tool: "structured-data-fetch", Status: ledger.StatusDeduplicated, DurationMS: 10, MemoryMB: 512, InputBytes: 80, OutputBytes: 300},
+		{Seq: "2", Attempt: 1, Step: "send", Tool: "send-email", Status: ledger.StatusSucceeded, DurationMS: 100, MemoryMB: 256, InputBytes: 120, OutputBytes: 60},
 	} {
 		r.RunID, r.ToolsetID, r.IdempotencyKey = runID, "ts_x", fmt.Sprintf("%s/%s", runID, r.Seq)
 		r.StartedAt = start.Add(time.Duration(i) * time.Second)
@@ -359,8 +359,8 @@ func TestLedgerPrintsReplaysOnce(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	now := time.Now()
-	if ok, err := store.Finish(ctx, first.Key, first.Token, ledger.Completed, json.RawMessage(`{"n":1}`),
-		&ledger.Row{Attempt: 1, Status: ledger.Succeeded, StartedAt: now, EndedAt: now, OutputBytes: 7}); !ok || err != nil {
+	if ok, err := store.Finish(ctx, first.Key, first.Token, ledger.StateCompleted, json.RawMessage(`{"n":1}`),
+		&ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, StartedAt: now, EndedAt: now, OutputBytes: 7}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	for range 3 {

@@ -119,7 +119,7 @@ func (inv *invocation) replayOrEnd(ctx context.Context, end *outcome) *outcome {
 		return o
 	}
 	this := &ledger.Record{RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool, ToolsetID: env.ToolsetID, InputDigest: inv.digest}
-	if rec.State != ledger.Completed || !rec.SameCall(this) { // the key names the run and seq
+	if rec.State != ledger.StateCompleted || !rec.SameCall(this) { // the key names the run and seq
 		return end
 	}
 	return replayed(rec.Result)

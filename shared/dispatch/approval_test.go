@@ -160,7 +160,7 @@ func TestApprovalRefusals(t *testing.T) {
 				t.Fatalf("record %+v %v: a refused call claimed the key", rec, err)
 			}
 			rows, _ := e.store.RunRows(ctx, runIDOf(t, payload))
-			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
+			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
 				t.Fatalf("rows %+v, want one REFUSED row", rows)
 			}
 		})
@@ -255,7 +255,7 @@ func TestApprovalRetrySameKey(t *testing.T) {
 	}
 	rows, _ := e.store.RunRows(ctx, runIDOf(t, payload))
 	// The tool said its failure was definite (maybe_applied false): FAILED.
-	if len(rows) != 2 || rows[0].Status != ledger.FailedStatus || rows[1].Status != ledger.Succeeded || rows[1].Attempt != 2 {
+	if len(rows) != 2 || rows[0].Status != ledger.StatusFailed || rows[1].Status != ledger.StatusSucceeded || rows[1].Attempt != 2 {
 		t.Fatalf("rows %+v", rows)
 	}
 
@@ -269,7 +269,7 @@ func TestApprovalRetrySameKey(t *testing.T) {
 		t.Fatalf("the same key with an approval: %v", err)
 	}
 	rec, _ := e.store.Record(ctx, keyOf(t, bare))
-	if rec.State != ledger.Completed || rec.Attempts != 1 {
+	if rec.State != ledger.StateCompleted || rec.Attempts != 1 {
 		t.Fatalf("record %+v", rec)
 	}
 }

@@ -42,9 +42,9 @@ func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcom
 		// The check gave no code: its cause is in the log only.
 		d.log.WarnContext(ctx, "the check before the claim failed", "tool", env.Tool, "key", env.IdempotencyKey, "error", err)
 	}
-	status := ledger.Refused
+	status := ledger.StatusRefused
 	if te.Code == tool.CallParked {
-		status = ledger.Parked
+		status = ledger.StatusParked
 	}
 	return inv.replayOrEnd(ctx, &outcome{write: writeRow, status: status, err: te})
 }

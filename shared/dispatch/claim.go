@@ -47,23 +47,23 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 		return refused(tool.Errorf(tool.InputInvalid, "idempotency key reused with a different call"))
 	}
 	switch {
-	case old.State == ledger.Completed:
+	case old.State == ledger.StateCompleted:
 		return replayed(old.Result)
-	case old.State == ledger.InProgress && old.LeaseUntil.After(now):
+	case old.State == ledger.StateInProgress && old.LeaseUntil.After(now):
 		return refused(tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
-	case old.State == ledger.Failed:
+	case old.State == ledger.StateFailed:
 		return inv.reclaim(dbCtx, old, now)
 	}
 	// IN_PROGRESS with an expired lease, or UNKNOWN: the effect may have
 	// happened.
 	if inv.pinned.Policy == catalog.AtMostOnce && !env.TolerateDuplicates {
 		te := tool.Errorf(tool.RetryRequiresIdempotency, "an earlier attempt with this key may have run %s, which must run at most once; reconcile it by hand", env.Tool)
-		if old.State != ledger.Unknown {
+		if old.State != ledger.StateUnknown {
 			if _, err := d.store.MarkUnknown(dbCtx, old, string(tool.RetryRequiresIdempotency)); err != nil {
 				d.log.ErrorContext(ctx, "mark record unknown", "key", env.IdempotencyKey, "error", err)
 			}
 		}
-		return &outcome{write: writeRow, status: ledger.UnknownRow, err: te}
+		return &outcome{write: writeRow, status: ledger.StatusUnknown, err: te}
 	}
 	return inv.reclaim(dbCtx, old, now)
 }
@@ -131,14 +131,14 @@ func (inv *invocation) claimFailed(ctx context.Context, rec *ledger.Record, err 
 	inv.claimRequested = true
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
-	r := inv.newRow(ledger.Refused, te, nil)
+	r := inv.newRow(ledger.StatusRefused, te, nil)
 	r.Attempt = 1
 	released, rerr := d.store.Release(dbCtx, rec.Key, rec.Token, string(te.Code), r)
 	if rerr != nil || !released {
 		return refused(te)
 	}
 	inv.attempt = 1
-	return &outcome{write: writeDone, status: ledger.Refused, err: te, row: r}
+	return &outcome{write: writeDone, status: ledger.StatusRefused, err: te, row: r}
 }
 
 // ledgerTimeout bounds one ledger request, so that a hung DynamoDB still

@@ -154,7 +154,7 @@ func TestReplay(t *testing.T) {
 		t.Fatalf("replay cost: %d failed conditional, %d reads, %d writes", e.db.failedConds.Load(), e.db.gets.Load(), e.db.writes())
 	}
 	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "7")
-	if len(rows) != 2 || rows[0].Status != ledger.Succeeded || rows[1].Status != ledger.Deduplicated || rows[1].Invocations() != 1 {
+	if len(rows) != 2 || rows[0].Status != ledger.StatusSucceeded || rows[1].Status != ledger.StatusDeduplicated || rows[1].Invocations() != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
 	r := rows[0]
@@ -195,8 +195,8 @@ func TestExpiredLease(t *testing.T) {
 	rec, _ := e.store.Record(ctx, runIDOf(t, payload)+"/1")
 	rows, _ := e.store.RunRows(ctx, runIDOf(t, payload))
 	// The crashed attempt (no outcome: UNKNOWN), and each refused redrive.
-	if rec.State != ledger.Unknown || len(rows) != 3 || rows[0].Status != ledger.UnknownRow || rows[0].Attempt != 1 ||
-		rows[1].Status != ledger.UnknownRow || rows[1].ErrorCode != string(tool.RetryRequiresIdempotency) {
+	if rec.State != ledger.StateUnknown || len(rows) != 3 || rows[0].Status != ledger.StatusUnknown || rows[0].Attempt != 1 ||
+		rows[1].Status != ledger.StatusUnknown || rows[1].ErrorCode != string(tool.RetryRequiresIdempotency) {
 		t.Fatalf("record %+v rows %+v", rec, rows)
 	}
 	// tolerate_duplicates is the author's consent to run again.
@@ -218,7 +218,7 @@ func TestExpiredLease(t *testing.T) {
 		t.Fatalf("at_least_once re-ran %d times", echoes.Load())
 	}
 	rows, _ = e.store.RunRows(ctx, runIDOf(t, payload))
-	if len(rows) != 3 || rows[0].Status != ledger.UnknownRow || rows[1].Attempt != 2 || rows[1].Status != ledger.Succeeded || rows[2].Status != ledger.Deduplicated {
+	if len(rows) != 3 || rows[0].Status != ledger.StatusUnknown || rows[1].Attempt != 2 || rows[1].Status != ledger.StatusSucceeded || rows[2].Status != ledger.StatusDeduplicated {
 		t.Fatalf("rows %+v", rows)
 	}
 }
@@ -243,7 +243,7 @@ func TestDefiniteFailureAndAttemptCap(t *testing.T) {
 		t.Fatal(out, err)
 	}
 	rows, _ := e.store.KeyRows(ctx, runIDOf(t, payload), "1")
-	if len(rows) != 2 || rows[0].Attempt != 1 || rows[1].Attempt != 2 || rows[0].Status != ledger.FailedStatus || !rows[0].Retryable {
+	if len(rows) != 2 || rows[0].Attempt != 1 || rows[1].Attempt != 2 || rows[0].Status != ledger.StatusFailed || !rows[0].Retryable {
 		t.Fatalf("rows %+v", rows)
 	}
 

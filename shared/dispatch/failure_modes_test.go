@@ -201,7 +201,7 @@ func TestCancelledAttemptStillFinishesItsRecordAndRow(t *testing.T) {
 	}
 	rec, rerr := e.store.Record(context.Background(), keyOf(t, payload))
 	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "1")
-	if rerr != nil || rec.State == ledger.InProgress {
+	if rerr != nil || rec.State == ledger.StateInProgress {
 		t.Errorf("record after a cancelled attempt: %+v %v (want it finished, not IN_PROGRESS)", rec, rerr)
 	}
 	if len(rows) != 1 {
@@ -398,13 +398,13 @@ func TestToolRunBoundedByTheLeaseAtLeastOnce(t *testing.T) {
 	}
 	replay, err := d.Handle(context.Background(), payload)
 	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
-	if err != nil || !bytes.Equal(replay, outB) || rec.State != ledger.Completed || !bytes.Equal(rec.Result, outB) {
+	if err != nil || !bytes.Equal(replay, outB) || rec.State != ledger.StateCompleted || !bytes.Equal(rec.Result, outB) {
 		t.Fatalf("replay %s %v, record %s %s: want the second attempt's result", replay, err, rec.State, rec.Result)
 	}
 	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "1")
 	var succeeded int
 	for _, r := range rows {
-		if r.Status == ledger.Succeeded {
+		if r.Status == ledger.StatusSucceeded {
 			succeeded++
 		}
 	}
@@ -437,7 +437,7 @@ func TestToolRunBoundedByTheLeaseAtMostOnce(t *testing.T) {
 		}
 	}
 	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
-	if rec.State != ledger.Unknown || sends.Load() != 1 {
+	if rec.State != ledger.StateUnknown || sends.Load() != 1 {
 		t.Fatalf("record %s, sends %d: want UNKNOWN and one send", rec.State, sends.Load())
 	}
 }
@@ -776,7 +776,7 @@ func TestPanicAfterPartialWork(t *testing.T) {
 	_, err1 := d.Handle(context.Background(), payload)
 	_, err2 := d.Handle(context.Background(), payload)
 	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
-	if codeOf(t, err1) != string(tool.Internal) || codeOf(t, err2) != string(tool.RetryRequiresIdempotency) || sends.Load() != 1 || rec.State != ledger.Unknown {
+	if codeOf(t, err1) != string(tool.Internal) || codeOf(t, err2) != string(tool.RetryRequiresIdempotency) || sends.Load() != 1 || rec.State != ledger.StateUnknown {
 		t.Errorf("%v / %v / %d sends / %s", err1, err2, sends.Load(), rec.State)
 	}
 }
@@ -826,7 +826,7 @@ func TestLateSuccessIsKept(t *testing.T) {
 	if rerr != nil {
 		t.Fatalf("the call's record: %v (Handle: %s %v)", rerr, out, err)
 	}
-	if err != nil || string(out) != `{"message_id":"m"}` || rec.State != ledger.Completed {
+	if err != nil || string(out) != `{"message_id":"m"}` || rec.State != ledger.StateCompleted {
 		t.Errorf("known success discarded: %s %v, record %s", out, err, rec.State)
 	}
 }
@@ -898,7 +898,7 @@ func TestFinishSentTwiceRecordsOneRow(t *testing.T) {
 		t.Fatal("fixture: no finish response was dropped")
 	}
 	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
-	if len(rows) != 1 || rows[0].Status != ledger.Succeeded || sends.Load() != 1 {
+	if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || sends.Load() != 1 {
 		t.Fatalf("rows %+v, %d sends; want one SUCCEEDED row", rows, sends.Load())
 	}
 }
@@ -923,7 +923,7 @@ func TestClaimAppliedButLostIsReleased(t *testing.T) {
 	}
 	l.armed.Store(false)
 	rec, err := e.store.Record(context.Background(), keyOf(t, payload))
-	if err != nil || rec.State != ledger.Failed {
+	if err != nil || rec.State != ledger.StateFailed {
 		t.Fatalf("record %+v %v, want FAILED (released)", rec, err)
 	}
 	if _, err := d.Handle(context.Background(), payload); err != nil || sends.Load() != 1 {
@@ -956,7 +956,7 @@ func TestLateFinishRecordsItsOwnEntry(t *testing.T) {
 	if ok, err := e.store.Reclaim(ctx, old, time.Now().Add(time.Minute)); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	owned, err := e.store.Finish(ctx, rec.Key, rec.Token, ledger.Completed, json.RawMessage(`{}`), &ledger.Row{Attempt: 1, Status: ledger.Succeeded, StartedAt: now, EndedAt: now})
+	owned, err := e.store.Finish(ctx, rec.Key, rec.Token, ledger.StateCompleted, json.RawMessage(`{}`), &ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, StartedAt: now, EndedAt: now})
 	if owned || err != nil {
 		t.Fatalf("the late finish: owned %v, %v", owned, err)
 	}

@@ -95,7 +95,7 @@ func TestMCPParkedCall(t *testing.T) {
 		t.Fatalf("a parked call claimed its key: %+v %v", rec, err)
 	}
 	rows, _ := e.store.RunRows(ctx, runID)
-	if len(rows) != 1 || rows[0].Status != ledger.Parked || rows[0].Attempt != 0 || rows[0].ErrorCode != "CALL_PARKED" || rows[0].Retryable ||
+	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].Attempt != 0 || rows[0].ErrorCode != "CALL_PARKED" || rows[0].Retryable ||
 		rows[0].Tool != "crm.create_ticket" || rows[0].InputDigest == "" {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -106,7 +106,7 @@ func TestMCPParkedCall(t *testing.T) {
 		t.Fatalf("the call after the park: %s %v (tool ran %d times)", out, err, calls.Load())
 	}
 	rows, _ = e.store.RunRows(ctx, runID)
-	if len(rows) != 2 || rows[0].Status != ledger.Parked || rows[1].Status != ledger.Succeeded || rows[1].Attempt != 1 {
+	if len(rows) != 2 || rows[0].Status != ledger.StatusParked || rows[1].Status != ledger.StatusSucceeded || rows[1].Attempt != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
 	// The check saw the call as the tool would, before any attempt.
@@ -121,7 +121,7 @@ func TestMCPParkedCall(t *testing.T) {
 		t.Fatalf("replay after a change: %s %v", out2, err)
 	}
 	rows, _ = e.store.RunRows(ctx, runID)
-	if len(rows) != 3 || rows[2].Status != ledger.Deduplicated {
+	if len(rows) != 3 || rows[2].Status != ledger.StatusDeduplicated {
 		t.Fatalf("rows %+v", rows)
 	}
 }
@@ -153,7 +153,7 @@ func TestMCPCheckRefuses(t *testing.T) {
 				t.Fatalf("answer %v", err)
 			}
 			rows, _ := e.store.RunRows(ctx, runID)
-			if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].Attempt != 0 || rows[0].ErrorCode != string(tc.code) || rows[0].Retryable != tc.retryable {
+			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].Attempt != 0 || rows[0].ErrorCode != string(tc.code) || rows[0].Retryable != tc.retryable {
 				t.Fatalf("rows %+v", rows)
 			}
 			if _, err := e.store.Record(ctx, runID+"/1"); !errors.Is(err, ledger.ErrNotFound) {
@@ -163,7 +163,7 @@ func TestMCPCheckRefuses(t *testing.T) {
 			if _, err := d.Handle(ctx, payload); err != nil || calls.Load() != 1 {
 				t.Fatalf("the call after the refusal: %v, %d runs", err, calls.Load())
 			}
-			if rows, _ := e.store.RunRows(ctx, runID); len(rows) != 2 || rows[1].Status != ledger.Succeeded || rows[1].Attempt != 1 {
+			if rows, _ := e.store.RunRows(ctx, runID); len(rows) != 2 || rows[1].Status != ledger.StatusSucceeded || rows[1].Attempt != 1 {
 				t.Fatalf("rows %+v", rows)
 			}
 		})
@@ -262,7 +262,7 @@ func TestMCPToolCannotPark(t *testing.T) {
 		t.Fatalf("answer %v", err)
 	}
 	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
-	if len(rows) != 1 || rows[0].Status != ledger.UnknownRow || rows[0].Attempt != 1 {
+	if len(rows) != 1 || rows[0].Status != ledger.StatusUnknown || rows[0].Attempt != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
 }

@@ -114,16 +114,16 @@ func TestRecordOfAnEarlierExecutionOfTheSameNameIsRefused(t *testing.T) {
 			last := rows[len(rows)-1]
 			var refusals int
 			for _, r := range rows {
-				if r.Status == ledger.Refused && r.ErrorCode == string(tool.PermissionDenied) {
+				if r.Status == ledger.StatusRefused && r.ErrorCode == string(tool.PermissionDenied) {
 					refusals++
 					if r.Attempt != 0 {
 						t.Errorf("the refusal is attempt %d of the old run's call; want 0, no attempt of this run's", r.Attempt)
 					}
 				}
-				if r.Status == ledger.Deduplicated {
+				if r.Status == ledger.StatusDeduplicated {
 					t.Fatalf("the refusal counts as a replay: %+v", rows)
 				}
-				if r.Status == ledger.UnknownRow && r.StartedAt.After(time.Now().Add(-time.Hour)) {
+				if r.Status == ledger.StatusUnknown && r.StartedAt.After(time.Now().Add(-time.Hour)) {
 					t.Fatalf("the new execution's call left an UNKNOWN row: %+v", rows)
 				}
 			}

@@ -52,7 +52,7 @@ func TestKeepReturnsAndRecordsOnlyTheKeptFields(t *testing.T) {
 		t.Fatalf("kept result %s, %v; want %s", out, err, want)
 	}
 	rec, err := e.store.Record(context.Background(), keyOf(t, payload))
-	if err != nil || rec.State != ledger.Completed || string(rec.Result) != want {
+	if err != nil || rec.State != ledger.StateCompleted || string(rec.Result) != want {
 		t.Fatalf("record %s %s %v, want COMPLETED with the kept result", rec.State, rec.Result, err)
 	}
 	if out, err := d.Handle(context.Background(), payload); err != nil || string(out) != want || calls.Load() != 1 {

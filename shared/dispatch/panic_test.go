@@ -33,7 +33,7 @@ func TestTypedNilToolErrorAfterTheEffectIsMaybeApplied(t *testing.T) {
 		t.Fatalf("first call: %v, want TOOL_INTERNAL", err)
 	}
 	rec, err := e.store.Record(context.Background(), keyOf(t, p))
-	if err != nil || rec.State != ledger.Unknown {
+	if err != nil || rec.State != ledger.StateUnknown {
 		t.Fatalf("record %+v %v, want UNKNOWN", rec, err)
 	}
 	if _, err := d.Handle(context.Background(), p); codeOf(t, err) != string(tool.RetryRequiresIdempotency) || sends.Load() != 1 {

@@ -66,7 +66,7 @@ func TestPlatformDispatcher(t *testing.T) {
 		t.Fatalf("platform tool: %s %v, pinned %+v", out, err, seen)
 	}
 	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
-	if len(rows) != 1 || rows[0].Status != ledger.Succeeded || rows[0].Tool != "p-echo" {
+	if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || rows[0].Tool != "p-echo" {
 		t.Fatalf("rows %+v", rows)
 	}
 	for name, payload := range map[string]json.RawMessage{

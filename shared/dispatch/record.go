@@ -49,7 +49,7 @@ type outcome struct {
 
 // refused is the outcome of an invocation refused before it held a claim.
 func refused(err error) *outcome {
-	return &outcome{write: writeRow, status: ledger.Refused, err: tool.Classify(err)}
+	return &outcome{write: writeRow, status: ledger.StatusRefused, err: tool.Classify(err)}
 }
 
 // replayed is the outcome of a call whose key holds its completed record.
@@ -59,7 +59,7 @@ func replayed(result json.RawMessage) *outcome {
 
 // succeeded is the outcome of a claimed attempt whose result passed.
 func succeeded(out json.RawMessage) *outcome {
-	return &outcome{write: writeFinish, state: ledger.Completed, status: ledger.Succeeded, result: out}
+	return &outcome{write: writeFinish, state: ledger.StateCompleted, status: ledger.StatusSucceeded, result: out}
 }
 
 // failed is the outcome of a failure at any point: with the claim held,
@@ -71,9 +71,9 @@ func (inv *invocation) failed(err error) *outcome {
 	case !inv.claimed:
 		return refused(te)
 	case te.MaybeApplied:
-		return &outcome{write: writeFinish, state: ledger.Unknown, status: ledger.UnknownRow, err: te}
+		return &outcome{write: writeFinish, state: ledger.StateUnknown, status: ledger.StatusUnknown, err: te}
 	}
-	return &outcome{write: writeFinish, state: ledger.Failed, status: ledger.FailedStatus, err: te}
+	return &outcome{write: writeFinish, state: ledger.StateFailed, status: ledger.StatusFailed, err: te}
 }
 
 // record writes o to the ledger and the function's log, and returns the
@@ -84,7 +84,7 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 	d, key := inv.d, inv.env.IdempotencyKey
 	switch o.write {
 	case writeNone:
-		inv.log(ctx, &ledger.Row{Status: ledger.Deduplicated, DurationMS: d.store.Now().Sub(inv.started).Milliseconds()})
+		inv.log(ctx, &ledger.Row{Status: ledger.StatusDeduplicated, DurationMS: d.store.Now().Sub(inv.started).Milliseconds()})
 	case writeDone:
 		inv.log(ctx, o.row)
 	case writeRow:

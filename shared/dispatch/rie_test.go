@@ -108,7 +108,7 @@ func TestRIECrash(t *testing.T) {
 		t.Fatal("a crashed invocation returned a result")
 	}
 	runID := runIDOf(t, payload)
-	if rec, err := e.store.Record(ctx, runID+"/1"); err != nil || rec.State != ledger.InProgress {
+	if rec, err := e.store.Record(ctx, runID+"/1"); err != nil || rec.State != ledger.StateInProgress {
 		t.Fatalf("after the crash: %+v %v", rec, err)
 	}
 	time.Sleep(1100 * time.Millisecond) // real time: the function under the RIE reads the real clock for its 1 s lease
@@ -122,7 +122,7 @@ func TestRIECrash(t *testing.T) {
 	rec, _ := e.store.Record(ctx, runID+"/1")
 	// The crashed attempt, which never recorded its outcome, and the
 	// refused redrive: both UNKNOWN.
-	if len(rows) != 2 || rows[0].Status != ledger.UnknownRow || rows[1].Status != ledger.UnknownRow || rec.State != ledger.Unknown {
+	if len(rows) != 2 || rows[0].Status != ledger.StatusUnknown || rows[1].Status != ledger.StatusUnknown || rec.State != ledger.StateUnknown {
 		t.Fatalf("rows %+v record %+v", rows, rec)
 	}
 

@@ -44,7 +44,7 @@ func TestStepTimeoutEndsTheToolBeforeTheFunctionsDeadline(t *testing.T) {
 		t.Errorf("Handle returned after %s: the step's 1 s did not bound the tool", took.Round(time.Millisecond))
 	}
 	rec, rerr := e.store.Record(context.Background(), keyOf(t, payload))
-	if rerr != nil || rec.State != ledger.Unknown {
+	if rerr != nil || rec.State != ledger.StateUnknown {
 		t.Fatalf("record %+v %v, want UNKNOWN: the e-mail may have gone", rec, rerr)
 	}
 	if _, err := d.Handle(context.Background(), payload); codeOf(t, err) != string(tool.RetryRequiresIdempotency) || sends != 1 {

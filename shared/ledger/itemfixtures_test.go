@@ -67,7 +67,7 @@ func attemptRow(seq string, n int, st ledger.Status, code string) *ledger.Row {
 	r := &ledger.Row{RunID: fxRun, Seq: tool.Seq(seq), Attempt: n, Step: "send", Tool: "send-email", ToolsetID: fxToolsetID,
 		IdempotencyKey: fxRun + "/" + seq, Status: st, ErrorCode: code, StartedAt: fxNow, EndedAt: fxNow.Add(1500 * time.Millisecond),
 		DurationMS: 1500, InputDigest: fxDigest, InputBytes: 120, MemoryMB: 256}
-	if st == ledger.Succeeded {
+	if st == ledger.StatusSucceeded {
 		r.OutputDigest, r.OutputBytes = fxOutDigest, 24
 	}
 	return r
@@ -97,9 +97,9 @@ var callWriters = map[string]writer{
 		if err != nil {
 			return err
 		}
-		row := attemptRow("2", 1, ledger.Succeeded, "")
+		row := attemptRow("2", 1, ledger.StatusSucceeded, "")
 		row.ReviewID, row.Approver = "rv_0123456789abcdef0123456789abcdef", fxApprover
-		if err := finish(ctx, s, r, ledger.Completed, `{"message_id":"m-1"}`, row); err != nil {
+		if err := finish(ctx, s, r, ledger.StateCompleted, `{"message_id":"m-1"}`, row); err != nil {
 			return err
 		}
 		replay := &ledger.Record{Key: r.Key, Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, InputDigest: fxDigest,
@@ -112,9 +112,9 @@ var callWriters = map[string]writer{
 		if err != nil {
 			return err
 		}
-		row := attemptRow("3", 1, ledger.FailedStatus, "TOOL_UPSTREAM_UNAVAILABLE")
+		row := attemptRow("3", 1, ledger.StatusFailed, "TOOL_UPSTREAM_UNAVAILABLE")
 		row.Retryable = true
-		return finish(ctx, s, r, ledger.Failed, "", row)
+		return finish(ctx, s, r, ledger.StateFailed, "", row)
 	},
 	// Marked UNKNOWN with its attempt's entry never finished (a crash).
 	"unknown": func(ctx context.Context, s *ledger.Store, _ *dynamodb.Client) error {
@@ -135,9 +135,9 @@ var callWriters = map[string]writer{
 		if err != nil {
 			return err
 		}
-		row := attemptRow("5", 1, ledger.FailedStatus, "TOOL_TIMEOUT")
+		row := attemptRow("5", 1, ledger.StatusFailed, "TOOL_TIMEOUT")
 		row.Retryable = true
-		if err := finish(ctx, s, r, ledger.Failed, "", row); err != nil {
+		if err := finish(ctx, s, r, ledger.StateFailed, "", row); err != nil {
 			return err
 		}
 		later := s.WithClock(func() time.Time { return fxNow.Add(2 * time.Second) })
@@ -148,10 +148,10 @@ var callWriters = map[string]writer{
 		if ok, err := later.Reclaim(ctx, old, fxNow.Add(17*time.Minute)); err != nil || !ok {
 			return fmt.Errorf("reclaim %s: %v %v", r.Key, ok, err)
 		}
-		row = attemptRow("5", 2, ledger.Succeeded, "")
+		row = attemptRow("5", 2, ledger.StatusSucceeded, "")
 		row.StartedAt, row.EndedAt = fxNow.Add(2*time.Second), fxNow.Add(3*time.Second)
 		row.DurationMS = 1000
-		return finish(ctx, later, old, ledger.Completed, "", row)
+		return finish(ctx, later, old, ledger.StateCompleted, "", row)
 	},
 	// A call inside a for_each, of a child run.
 	"in-for-each": func(ctx context.Context, s *ledger.Store, _ *dynamodb.Client) error {
@@ -159,28 +159,28 @@ var callWriters = map[string]writer{
 		if err != nil {
 			return err
 		}
-		row := attemptRow("6.0.1", 1, ledger.Succeeded, "")
+		row := attemptRow("6.0.1", 1, ledger.StatusSucceeded, "")
 		row.ParentRunID = fxParentRun
-		return finish(ctx, s, r, ledger.Completed, `{"items":[1,2]}`, row)
+		return finish(ctx, s, r, ledger.StateCompleted, `{"items":[1,2]}`, row)
 	},
 }
 
 // rowWriters write row items (row.json).
 var rowWriters = map[string]writer{
 	"refused-before-claim": func(ctx context.Context, s *ledger.Store, _ *dynamodb.Client) error {
-		r := attemptRow("7", 0, ledger.Refused, "TOOL_INPUT_INVALID")
+		r := attemptRow("7", 0, ledger.StatusRefused, "TOOL_INPUT_INVALID")
 		r.DurationMS, r.EndedAt, r.MemoryMB = 2, fxNow.Add(2*time.Millisecond), 128
 		return s.PutRow(ctx, r)
 	},
 	// In flight: the claim request reached the in-progress call's item.
 	"refused-after-claim-request": func(ctx context.Context, s *ledger.Store, _ *dynamodb.Client) error {
-		r := attemptRow("1", 1, ledger.Refused, "TOOL_UPSTREAM_UNAVAILABLE")
+		r := attemptRow("1", 1, ledger.StatusRefused, "TOOL_UPSTREAM_UNAVAILABLE")
 		r.Retryable, r.AfterClaimRequest = true, true
 		r.StartedAt, r.EndedAt, r.DurationMS = fxNow.Add(time.Second), fxNow.Add(time.Second+3*time.Millisecond), 3
 		return s.PutRow(ctx, r)
 	},
 	"parked": func(ctx context.Context, s *ledger.Store, _ *dynamodb.Client) error {
-		r := attemptRow("8", 0, ledger.Parked, "CALL_PARKED")
+		r := attemptRow("8", 0, ledger.StatusParked, "CALL_PARKED")
 		r.DurationMS, r.EndedAt = 40, fxNow.Add(40*time.Millisecond)
 		return s.PutRow(ctx, r)
 	},
@@ -384,12 +384,12 @@ func TestItemsAsStoredRead(t *testing.T) {
 			code     string
 			started  time.Time
 		}{
-			{"1", ledger.InProgress, 1, "00000000000000000000000000000001", ms(15 * time.Minute), ms(0), "", "", fxNow},
-			{"2", ledger.Completed, 1, "00000000000000000000000000000002", ms(15 * time.Minute), ms(0), `{"message_id":"m-1"}`, "", fxNow},
-			{"3", ledger.Failed, 1, "00000000000000000000000000000003", ms(15 * time.Minute), ms(0), "", "TOOL_UPSTREAM_UNAVAILABLE", fxNow},
-			{"4", ledger.Unknown, 1, "00000000000000000000000000000004", ms(15 * time.Minute), ms(0), "", "TOOL_RETRY_REQUIRES_IDEMPOTENCY", fxNow},
-			{"5", ledger.Completed, 2, "", ms(17 * time.Minute), ms(2 * time.Second), "", "", fxNow.Add(2 * time.Second)},
-			{"6.0.1", ledger.Completed, 1, "00000000000000000000000000000006", ms(15 * time.Minute), ms(0), `{"items":[1,2]}`, "", fxNow},
+			{"1", ledger.StateInProgress, 1, "00000000000000000000000000000001", ms(15 * time.Minute), ms(0), "", "", fxNow},
+			{"2", ledger.StateCompleted, 1, "00000000000000000000000000000002", ms(15 * time.Minute), ms(0), `{"message_id":"m-1"}`, "", fxNow},
+			{"3", ledger.StateFailed, 1, "00000000000000000000000000000003", ms(15 * time.Minute), ms(0), "", "TOOL_UPSTREAM_UNAVAILABLE", fxNow},
+			{"4", ledger.StateUnknown, 1, "00000000000000000000000000000004", ms(15 * time.Minute), ms(0), "", "TOOL_RETRY_REQUIRES_IDEMPOTENCY", fxNow},
+			{"5", ledger.StateCompleted, 2, "", ms(17 * time.Minute), ms(2 * time.Second), "", "", fxNow.Add(2 * time.Second)},
+			{"6.0.1", ledger.StateCompleted, 1, "00000000000000000000000000000006", ms(15 * time.Minute), ms(0), `{"items":[1,2]}`, "", fxNow},
 		} {
 			key := fxRun + "/" + c.seq
 			r, err := s.Record(ctx, key)
@@ -425,32 +425,32 @@ func TestItemsAsStoredRead(t *testing.T) {
 		}
 		last := fxNow.Add(time.Minute).Truncate(time.Millisecond)
 		want := []ledger.Row{
-			row("1", 1, ledger.InProgressRow, "", func(r *ledger.Row) {
+			row("1", 1, ledger.StatusInProgress, "", func(r *ledger.Row) {
 				r.EndedAt, r.DurationMS, r.InputBytes, r.MemoryMB = time.Time{}, 0, 0, 0
 			}),
-			row("1", 1, ledger.Refused, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) {
+			row("1", 1, ledger.StatusRefused, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) {
 				r.Retryable, r.AfterClaimRequest = true, true
 				r.StartedAt, r.EndedAt, r.DurationMS = fxNow.Add(time.Second), fxNow.Add(time.Second+3*time.Millisecond), 3
 			}),
-			row("2", 1, ledger.Succeeded, "", func(r *ledger.Row) {
+			row("2", 1, ledger.StatusSucceeded, "", func(r *ledger.Row) {
 				r.ReviewID, r.Approver = "rv_0123456789abcdef0123456789abcdef", fxApprover
 			}),
 			{RunID: fxRun, Seq: "2", Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, IdempotencyKey: fxRun + "/2",
-				InputDigest: fxDigest, ExpiresAt: exp + 60, Status: ledger.Deduplicated, Count: 1, StartedAt: last, EndedAt: last,
+				InputDigest: fxDigest, ExpiresAt: exp + 60, Status: ledger.StatusDeduplicated, Count: 1, StartedAt: last, EndedAt: last,
 				OutputDigest: fxOutDigest, OutputBytes: 24},
-			row("3", 1, ledger.FailedStatus, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) { r.Retryable = true }),
-			row("4", 1, ledger.UnknownRow, "", func(r *ledger.Row) {
+			row("3", 1, ledger.StatusFailed, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) { r.Retryable = true }),
+			row("4", 1, ledger.StatusUnknown, "", func(r *ledger.Row) {
 				r.EndedAt, r.DurationMS, r.InputBytes, r.MemoryMB = time.Time{}, 0, 0, 0
 			}),
-			row("5", 1, ledger.FailedStatus, "TOOL_TIMEOUT", func(r *ledger.Row) { r.Retryable = true }),
-			row("5", 2, ledger.Succeeded, "", func(r *ledger.Row) {
+			row("5", 1, ledger.StatusFailed, "TOOL_TIMEOUT", func(r *ledger.Row) { r.Retryable = true }),
+			row("5", 2, ledger.StatusSucceeded, "", func(r *ledger.Row) {
 				r.StartedAt, r.EndedAt, r.DurationMS = fxNow.Add(2*time.Second), fxNow.Add(3*time.Second), 1000
 			}),
-			row("6.0.1", 1, ledger.Succeeded, "", func(r *ledger.Row) { r.ParentRunID = fxParentRun }),
-			row("7", 0, ledger.Refused, "TOOL_INPUT_INVALID", func(r *ledger.Row) {
+			row("6.0.1", 1, ledger.StatusSucceeded, "", func(r *ledger.Row) { r.ParentRunID = fxParentRun }),
+			row("7", 0, ledger.StatusRefused, "TOOL_INPUT_INVALID", func(r *ledger.Row) {
 				r.DurationMS, r.EndedAt, r.MemoryMB = 2, fxNow.Add(2*time.Millisecond), 128
 			}),
-			row("8", 0, ledger.Parked, "CALL_PARKED", func(r *ledger.Row) {
+			row("8", 0, ledger.StatusParked, "CALL_PARKED", func(r *ledger.Row) {
 				r.DurationMS, r.EndedAt = 40, fxNow.Add(40*time.Millisecond)
 			}),
 		}
@@ -474,12 +474,12 @@ func TestItemsAsStoredRead(t *testing.T) {
 		exp := fxNow.Add(ledger.DefaultRetention).Unix()
 		r, err := s.Record(ctx, run+"/1")
 		want := &ledger.Record{Key: run + "/1", RunID: run, Seq: "1", Step: "send", Tool: "send-email", InputDigest: fxDigest,
-			State: ledger.Completed, Attempts: 1, LeaseUntil: ms(15 * time.Minute), Result: json.RawMessage(`{"message_id":"m-1"}`),
+			State: ledger.StateCompleted, Attempts: 1, LeaseUntil: ms(15 * time.Minute), Result: json.RawMessage(`{"message_id":"m-1"}`),
 			UpdatedAt: ms(0), ToolsetID: fxToolsetID, Token: "00000000000000000000000000000001", StartedAt: fxNow, FirstStartedAt: fxNow}
 		if err != nil || !reflect.DeepEqual(r, want) {
 			t.Errorf("record 1: %v\n got %+v\nwant %+v", err, r, want)
 		}
-		if r, err := s.Record(ctx, run+"/2"); err != nil || r.Seq != "2" || r.State != ledger.InProgress || r.Token != "00000000000000000000000000000002" {
+		if r, err := s.Record(ctx, run+"/2"); err != nil || r.Seq != "2" || r.State != ledger.StateInProgress || r.Token != "00000000000000000000000000000002" {
 			t.Errorf("record 2: %+v %v", r, err)
 		}
 		rows, err := s.RunRows(ctx, run)
@@ -491,18 +491,18 @@ func TestItemsAsStoredRead(t *testing.T) {
 		row := func(f func(r *ledger.Row)) ledger.Row { r := base; f(&r); return r }
 		wantRows := []ledger.Row{
 			row(func(r *ledger.Row) {
-				r.Seq, r.Attempt, r.IdempotencyKey, r.Status, r.StartedAt, r.EndedAt = "1", 1, run+"/1", ledger.Succeeded, fxNow, fxNow.Add(1500*time.Millisecond)
+				r.Seq, r.Attempt, r.IdempotencyKey, r.Status, r.StartedAt, r.EndedAt = "1", 1, run+"/1", ledger.StatusSucceeded, fxNow, fxNow.Add(1500*time.Millisecond)
 				r.DurationMS, r.InputBytes, r.OutputDigest, r.OutputBytes, r.MemoryMB, r.ExpiresAt = 1500, 120, fxOutDigest, 24, 256, exp+60
 			}),
 			row(func(r *ledger.Row) {
-				r.Seq, r.IdempotencyKey, r.Status, r.Count, r.StartedAt, r.EndedAt = "1", run+"/1", ledger.Deduplicated, 1, last, last
+				r.Seq, r.IdempotencyKey, r.Status, r.Count, r.StartedAt, r.EndedAt = "1", run+"/1", ledger.StatusDeduplicated, 1, last, last
 				r.OutputDigest, r.OutputBytes, r.ExpiresAt = fxOutDigest, 24, exp+60
 			}),
 			row(func(r *ledger.Row) {
-				r.Seq, r.Attempt, r.IdempotencyKey, r.Status, r.StartedAt = "2", 1, run+"/2", ledger.InProgressRow, fxNow
+				r.Seq, r.Attempt, r.IdempotencyKey, r.Status, r.StartedAt = "2", 1, run+"/2", ledger.StatusInProgress, fxNow
 			}),
 			row(func(r *ledger.Row) {
-				r.Seq, r.IdempotencyKey, r.Status, r.ErrorCode, r.StartedAt, r.EndedAt = "3", run+"/3", ledger.Refused, "TOOL_INPUT_INVALID", fxNow, fxNow.Add(2*time.Millisecond)
+				r.Seq, r.IdempotencyKey, r.Status, r.ErrorCode, r.StartedAt, r.EndedAt = "3", run+"/3", ledger.StatusRefused, "TOOL_INPUT_INVALID", fxNow, fxNow.Add(2*time.Millisecond)
 				r.DurationMS, r.InputBytes, r.MemoryMB = 2, 120, 128
 			}),
 		}

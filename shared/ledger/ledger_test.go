@@ -42,7 +42,7 @@ func TestRowsWithSameStartAreNotOverwritten(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
 	start := time.Now()
-	for i, st := range []Status{Succeeded, Deduplicated} {
+	for i, st := range []Status{StatusSucceeded, StatusDeduplicated} {
 		r := &Row{RunID: "run", Seq: "1", Attempt: 1, Step: "s", Tool: "t", ToolsetID: "ts", IdempotencyKey: "run/1", Status: st, StartedAt: start, EndedAt: start.Add(time.Duration(i) * time.Millisecond)}
 		if err := s.PutRow(ctx, r); err != nil {
 			t.Fatal(err)
@@ -65,7 +65,7 @@ func TestRowOrderPastTenDigitSeq(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
 	for _, seq := range []tool.Seq{"9999999999", "10000000000", "3.10.1", "2", "3.1.1", "3.0.2", "3.0.1", "3.2.1", "4", "3.0.10"} {
-		r := &Row{RunID: "run", Seq: seq, Attempt: 1, Status: Succeeded, StartedAt: time.Now(), EndedAt: time.Now()}
+		r := &Row{RunID: "run", Seq: seq, Attempt: 1, Status: StatusSucceeded, StartedAt: time.Now(), EndedAt: time.Now()}
 		if err := s.PutRow(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestRecordGuards(t *testing.T) {
 	other := *rec
 	other.Token = "" // another attempt: its own token
 	ok, old, err := s.Claim(ctx, &other)
-	if ok || err != nil || old.State != InProgress || old.Attempts != 1 {
+	if ok || err != nil || old.State != StateInProgress || old.Attempts != 1 {
 		t.Fatalf("second claim: %v %+v %v", ok, old, err)
 	}
 	stale := *old
@@ -139,22 +139,22 @@ func TestRecordGuards(t *testing.T) {
 	if ok, err := s.MarkUnknown(ctx, &stale, "X"); ok || err != nil {
 		t.Errorf("mark unknown from a stale read succeeded: %v %v", ok, err)
 	}
-	row := &Row{RunID: "run", Seq: "1", Attempt: 1, Status: Succeeded, StartedAt: time.Now(), EndedAt: time.Now()}
-	if ok, err := s.Finish(ctx, "run/1", rec.Token, Completed, json.RawMessage(`{}`), row); ok || err != nil {
+	row := &Row{RunID: "run", Seq: "1", Attempt: 1, Status: StatusSucceeded, StartedAt: time.Now(), EndedAt: time.Now()}
+	if ok, err := s.Finish(ctx, "run/1", rec.Token, StateCompleted, json.RawMessage(`{}`), row); ok || err != nil {
 		t.Errorf("finish by the attempt that lost the claim succeeded: %v %v", ok, err)
 	}
 	row.Attempt = 2
-	if ok, err := s.Finish(ctx, "run/1", old.Token, Completed, json.RawMessage(`{"a":1}`), row); !ok || err != nil {
+	if ok, err := s.Finish(ctx, "run/1", old.Token, StateCompleted, json.RawMessage(`{"a":1}`), row); !ok || err != nil {
 		t.Errorf("finish by the holder: %v %v", ok, err)
 	}
 	// The same finish sent again (the SDK, after a lost response) finds its
 	// own outcome recorded: reported as done, and nothing changes.
-	row.Status, row.ErrorCode = FailedStatus, "X"
-	if ok, err := s.Finish(ctx, "run/1", old.Token, Failed, nil, row); !ok || err != nil {
+	row.Status, row.ErrorCode = StatusFailed, "X"
+	if ok, err := s.Finish(ctx, "run/1", old.Token, StateFailed, nil, row); !ok || err != nil {
 		t.Errorf("a finish sent again: %v %v", ok, err)
 	}
 	got, _ := s.Record(ctx, "run/1")
-	if got.State != Completed || string(got.Result) != `{"a":1}` || got.Attempts != 2 {
+	if got.State != StateCompleted || string(got.Result) != `{"a":1}` || got.Attempts != 2 {
 		t.Errorf("record %+v", got)
 	}
 }
@@ -220,14 +220,14 @@ func TestOneItemPerCall(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	now := time.Now()
-	if err := s.PutRow(ctx, &Row{RunID: "run", Seq: "3", Status: Refused, ErrorCode: "TOOL_UPSTREAM_UNAVAILABLE", StartedAt: now, EndedAt: now, AfterClaimRequest: true}); err != nil {
+	if err := s.PutRow(ctx, &Row{RunID: "run", Seq: "3", Status: StatusRefused, ErrorCode: "TOOL_UPSTREAM_UNAVAILABLE", StartedAt: now, EndedAt: now, AfterClaimRequest: true}); err != nil {
 		t.Fatal(err)
 	}
 	// The worst case: the largest inline result (200 KiB) and ten attempts.
 	big := json.RawMessage(`"` + strings.Repeat("x", 200<<10) + `"`)
 	old, _ := s.Record(ctx, "run/3")
 	for i := 2; i <= 10; i++ {
-		if ok, err := s.Finish(ctx, "run/3", old.Token, Failed, nil, &Row{Attempt: i - 1, Status: FailedStatus, ErrorCode: "TOOL_TIMEOUT", StartedAt: now, EndedAt: now}); !ok || err != nil {
+		if ok, err := s.Finish(ctx, "run/3", old.Token, StateFailed, nil, &Row{Attempt: i - 1, Status: StatusFailed, ErrorCode: "TOOL_TIMEOUT", StartedAt: now, EndedAt: now}); !ok || err != nil {
 			t.Fatal("finish", i, ok, err)
 		}
 		// As the dispatcher does: a claim request reads the FAILED record,
@@ -239,13 +239,13 @@ func TestOneItemPerCall(t *testing.T) {
 			t.Fatal("reclaim", i, ok, err)
 		}
 	}
-	if ok, err := s.Finish(ctx, "run/3", old.Token, Completed, big, &Row{Attempt: 10, Status: Succeeded, OutputBytes: len(big), StartedAt: now, EndedAt: now}); !ok || err != nil {
+	if ok, err := s.Finish(ctx, "run/3", old.Token, StateCompleted, big, &Row{Attempt: 10, Status: StatusSucceeded, OutputBytes: len(big), StartedAt: now, EndedAt: now}); !ok || err != nil {
 		t.Fatal("finish with the largest result", ok, err)
 	}
 	for range 3 { // replays
 		replay := *rec
 		replay.Token = ""
-		if ok, got, err := s.Claim(ctx, &replay); ok || err != nil || got.State != Completed || len(got.Result) != len(big) {
+		if ok, got, err := s.Claim(ctx, &replay); ok || err != nil || got.State != StateCompleted || len(got.Result) != len(big) {
 			t.Fatal("replay", ok, err)
 		}
 	}
@@ -276,10 +276,10 @@ func TestRowsReadWithoutResults(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	rows, err := s.RunRows(ctx, "run")
-	if err != nil || len(rows) != 1 || rows[0].Status != InProgressRow {
+	if err != nil || len(rows) != 1 || rows[0].Status != StatusInProgress {
 		t.Fatalf("rows %+v %v, want the attempt IN_PROGRESS", rows, err)
 	}
-	if ok, err := s.Finish(ctx, "run/1", rec.Token, Completed, json.RawMessage(`{"secret":"result"}`), &Row{Attempt: 1, Status: Succeeded}); !ok || err != nil {
+	if ok, err := s.Finish(ctx, "run/1", rec.Token, StateCompleted, json.RawMessage(`{"secret":"result"}`), &Row{Attempt: 1, Status: StatusSucceeded}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	rec2 := &recordingQueries{API: client}

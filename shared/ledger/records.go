@@ -18,20 +18,24 @@ import (
 	"github.com/toolgate/toolgate/shared/table"
 )
 
-// State of an idempotency record.
+// State of an idempotency record: a call item's state attribute
+// (table.Call). Its values are named State*; a row's Status values,
+// named Status*, share three of its strings (IN_PROGRESS, FAILED, UNKNOWN)
+// but not their meaning.
 type State string
 
 const (
-	// InProgress: an attempt holds the claim until LeaseUntil.
-	InProgress State = "IN_PROGRESS"
-	// Completed: the call succeeded; Result is returned to every replay.
-	Completed State = "COMPLETED"
-	// Failed: a definite failure (the side effect did not happen); a retry
-	// may claim the key again.
-	Failed State = "FAILED"
-	// Unknown: the side effect may have happened; an at_most_once tool never
-	// runs again for this key, and a person reconciles it.
-	Unknown State = "UNKNOWN"
+	// StateInProgress: an attempt holds the claim until LeaseUntil.
+	StateInProgress State = "IN_PROGRESS"
+	// StateCompleted: the call succeeded; Result is returned to every
+	// replay.
+	StateCompleted State = "COMPLETED"
+	// StateFailed: a definite failure (the side effect did not happen); a
+	// retry may claim the key again.
+	StateFailed State = "FAILED"
+	// StateUnknown: the side effect may have happened; an at_most_once tool
+	// never runs again for this key, and a person reconciles it.
+	StateUnknown State = "UNKNOWN"
 )
 
 // Record is the idempotency record of one call (one idempotency key,
@@ -51,8 +55,8 @@ type Record struct {
 	// count, never the caller's.
 	Attempts   int
 	LeaseUntil time.Time
-	Result     json.RawMessage // Completed only
-	ErrorCode  string          // Failed and Unknown
+	Result     json.RawMessage // StateCompleted only
+	ErrorCode  string          // StateFailed and StateUnknown
 	UpdatedAt  time.Time
 	// ToolsetID is the toolset the call was made under.
 	ToolsetID string
@@ -147,7 +151,7 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	}
 	values := map[string]types.AttributeValue{
 		"run_id": str(r.RunID), "seq": str(string(r.Seq)), "step": str(r.Step), "tool": str(r.Tool), "toolset_id": str(r.ToolsetID),
-		"input_digest": str(r.InputDigest), "idempotency_key": str(r.Key), "state": str(string(InProgress)), "attempts": tabledef.N(1),
+		"input_digest": str(r.InputDigest), "idempotency_key": str(r.Key), "state": str(string(StateInProgress)), "attempts": tabledef.N(1),
 		"lease_until": tabledef.N(r.LeaseUntil.UnixMilli()), "token": str(r.Token), "updated_at": tabledef.N(now.UnixMilli()),
 		attrAttemptLog: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}},
 		"last_seen_at": tabledef.N(now.UnixMilli()), AttrExpiresAt: s.expires(), "one": tabledef.N(1),
@@ -159,9 +163,9 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	// Ours: the three attributes that say so, read as their types (a
 	// mistyped one is not ours, and the full read below reports it).
 	it := out.Attributes
-	if t, ok := it["token"].(*types.AttributeValueMemberS); ok && t.Value == r.Token && getS(it, "state") == string(InProgress) {
+	if t, ok := it["token"].(*types.AttributeValueMemberS); ok && t.Value == r.Token && getS(it, "state") == string(StateInProgress) {
 		if n, ok := it["attempts"].(*types.AttributeValueMemberN); ok && n.Value == "1" {
-			r.State, r.Attempts, r.UpdatedAt = InProgress, 1, now
+			r.State, r.Attempts, r.UpdatedAt = StateInProgress, 1, now
 			return true, nil, nil
 		}
 	}
@@ -238,7 +242,7 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 	token := NewToken()
 	now := s.now()
 	cond := guard(old)
-	u := expression.Set(expression.Name("state"), expression.Value(InProgress)).
+	u := expression.Set(expression.Name("state"), expression.Value(StateInProgress)).
 		Set(expression.Name("attempts"), expression.Value(old.Attempts+1)).
 		Set(expression.Name("lease_until"), expression.Value(lease.UnixMilli())).
 		Set(expression.Name("updated_at"), expression.Value(now.UnixMilli())).
@@ -256,7 +260,7 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 	} else if err != nil {
 		return false, fmt.Errorf("reclaim %s: %w", old.Key, err)
 	}
-	old.State, old.Attempts, old.LeaseUntil, old.Token, old.StartedAt = InProgress, old.Attempts+1, lease, token, now
+	old.State, old.Attempts, old.LeaseUntil, old.Token, old.StartedAt = StateInProgress, old.Attempts+1, lease, token, now
 	return true, nil
 }
 
@@ -264,7 +268,7 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 // reports false when another attempt changed the record first.
 func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool, error) {
 	cond := guard(old)
-	u := expression.Set(expression.Name("state"), expression.Value(Unknown)).
+	u := expression.Set(expression.Name("state"), expression.Value(StateUnknown)).
 		Set(expression.Name("error_code"), expression.Value(code)).
 		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli()))
 	_, err := s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
@@ -274,7 +278,7 @@ func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool
 	if err != nil {
 		return false, fmt.Errorf("mark %s unknown: %w", old.Key, err)
 	}
-	old.State, old.ErrorCode = Unknown, code
+	old.State, old.ErrorCode = StateUnknown, code
 	return true, nil
 }
 
@@ -295,11 +299,11 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 		return false, err
 	}
 	values := map[string]types.AttributeValue{
-		"in_progress": str(string(InProgress)), "token": str(token), "state": str(string(state)),
+		"in_progress": str(string(StateInProgress)), "token": str(token), "state": str(string(state)),
 		"now": tabledef.N(s.now().UnixMilli()), "expires": s.expires(), "entry": entryFromRow(row),
 	}
 	t := finishFailedTemplate
-	if state == Completed {
+	if state == StateCompleted {
 		t, values["result"] = finishCompletedTemplate, jsonAttr(result)
 	} else {
 		values["code"] = str(row.ErrorCode)
@@ -374,10 +378,10 @@ func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) 
 	if err != nil {
 		return false, err
 	}
-	cond := expression.Name("state").Equal(expression.Value(InProgress)).
+	cond := expression.Name("state").Equal(expression.Value(StateInProgress)).
 		And(expression.Name("token").Equal(expression.Value(token))).
 		And(expression.Name("attempts").Equal(expression.Value(1)))
-	u := expression.Set(expression.Name("state"), expression.Value(Failed)).
+	u := expression.Set(expression.Name("state"), expression.Value(StateFailed)).
 		Set(expression.Name("error_code"), expression.Value(code)).
 		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli())).
 		Set(logEntry(token), expression.Value(entryFromRow(row)))

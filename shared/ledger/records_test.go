@@ -44,7 +44,7 @@ func TestClaimIsTakenOnce(t *testing.T) {
 		winner = claims[1]
 	}
 	rec, err := s.Record(ctx, key)
-	if err != nil || rec.State != InProgress || rec.Token != winner.Token || rec.Attempts != 1 {
+	if err != nil || rec.State != StateInProgress || rec.Token != winner.Token || rec.Attempts != 1 {
 		t.Fatalf("record %+v %v: want IN_PROGRESS with the winner's token", rec, err)
 	}
 }
@@ -60,19 +60,19 @@ func TestFinishNeedsTheCurrentToken(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	now := time.Now()
-	row := func() *Row { return &Row{Attempt: 1, Status: Succeeded, StartedAt: now, EndedAt: now} }
+	row := func() *Row { return &Row{Attempt: 1, Status: StatusSucceeded, StartedAt: now, EndedAt: now} }
 	// Refused: Finish reports false (and, since the token holds no
 	// attempt of this call, that it could not record the row either).
-	if ok, _ := s.Finish(ctx, key, "not-the-token", Completed, json.RawMessage(`{"n":"stale"}`), row()); ok {
+	if ok, _ := s.Finish(ctx, key, "not-the-token", StateCompleted, json.RawMessage(`{"n":"stale"}`), row()); ok {
 		t.Fatal("a stale token's finish was applied")
 	}
-	if rec, _ := s.Record(ctx, key); rec.State != InProgress || rec.Result != nil {
+	if rec, _ := s.Record(ctx, key); rec.State != StateInProgress || rec.Result != nil {
 		t.Fatalf("after a stale finish: %+v", rec)
 	}
-	if ok, err := s.Finish(ctx, key, c.Token, Completed, json.RawMessage(`{"n":1}`), row()); err != nil || !ok {
+	if ok, err := s.Finish(ctx, key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), row()); err != nil || !ok {
 		t.Fatalf("the claim's own finish: %v %v", ok, err)
 	}
-	if rec, _ := s.Record(ctx, key); rec.State != Completed || string(rec.Result) != `{"n":1}` {
+	if rec, _ := s.Record(ctx, key); rec.State != StateCompleted || string(rec.Result) != `{"n":1}` {
 		t.Fatalf("after the finish: %+v", rec)
 	}
 }

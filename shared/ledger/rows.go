@@ -16,22 +16,24 @@ import (
 	"github.com/toolgate/toolgate/shared/table"
 )
 
-// Status of a ToolInvocation row.
+// Status of a ToolInvocation row: a row item's status attribute
+// (table.Row), or its attempt entry's in a call's item. Its values are
+// named Status*; a record's State values are named State*.
 type Status string
 
 const (
-	Succeeded    Status = "SUCCEEDED"    // the tool ran and its output was accepted
-	FailedStatus Status = "FAILED"       // the tool ran, or was refused after the claim, and failed with ErrorCode
-	Deduplicated Status = "DEDUPLICATED" // a replay of a COMPLETED key: the recorded result, the tool not run
-	Refused      Status = "REFUSED"      // refused before the tool ran (input, toolset, in flight, cap)
-	UnknownRow   Status = "UNKNOWN"      // the side effect may have happened; a person reconciles it
-	// Parked: the call was not sent and its key not claimed, because the
-	// MCP tool changed on its server since the toolset pinned it
+	StatusSucceeded    Status = "SUCCEEDED"    // the tool ran and its output was accepted
+	StatusFailed       Status = "FAILED"       // the tool ran, or was refused after the claim, and failed with ErrorCode
+	StatusDeduplicated Status = "DEDUPLICATED" // a replay of a COMPLETED key: the recorded result, the tool not run
+	StatusRefused      Status = "REFUSED"      // refused before the tool ran (input, toolset, in flight, cap)
+	StatusUnknown      Status = "UNKNOWN"      // the side effect may have happened; a person reconciles it
+	// StatusParked: the call was not sent and its key not claimed, because
+	// the MCP tool changed on its server since the toolset pinned it
 	// (tool.CallParked, dispatch.Config.Check); a later call under the
 	// same key is a first attempt.
-	Parked Status = "PARKED"
-	// InProgressRow: an attempt that holds the claim and has not finished.
-	InProgressRow Status = "IN_PROGRESS"
+	StatusParked Status = "PARKED"
+	// StatusInProgress: an attempt that holds the claim and has not finished.
+	StatusInProgress Status = "IN_PROGRESS"
 )
 
 // Row is one ToolInvocation ledger row, as RunRows reads them
@@ -241,22 +243,22 @@ func callRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
 			// An attempt that never recorded its outcome: it holds the
 			// claim, or it ended without a word (a crash, a timeout), and
 			// its effect may have happened.
-			r.Status = UnknownRow
-			if token == c.Token && c.State == InProgress {
-				r.Status = InProgressRow
+			r.Status = StatusUnknown
+			if token == c.Token && c.State == StateInProgress {
+				r.Status = StatusInProgress
 			}
 		}
 		rows = append(rows, r)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Attempt < rows[j].Attempt })
-	if c.State != Completed {
+	if c.State != StateCompleted {
 		return rows, nil, nil
 	}
 	last := time.UnixMilli(c.LastSeenAt).UTC()
 	d := Row{RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID, IdempotencyKey: c.IdempotencyKey,
-		InputDigest: c.InputDigest, ExpiresAt: c.ExpiresAt, Status: Deduplicated, Count: int(c.Invocations), StartedAt: last, EndedAt: last}
+		InputDigest: c.InputDigest, ExpiresAt: c.ExpiresAt, Status: StatusDeduplicated, Count: int(c.Invocations), StartedAt: last, EndedAt: last}
 	for _, r := range rows { // a replay returns the successful attempt's output
-		if r.Status == Succeeded {
+		if r.Status == StatusSucceeded {
 			d.OutputDigest, d.OutputBytes = r.OutputDigest, r.OutputBytes
 		}
 	}

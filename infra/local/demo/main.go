@@ -406,7 +406,7 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		}
 		key, _ := sent[i].Meta[mcpmeta.IdempotencyKey].(string)
 		match := "the same"
-		if "crm."+sent[i].Tool != r.Tool || key != r.IdempotencyKey || r.Status != ledger.Succeeded {
+		if "crm."+sent[i].Tool != r.Tool || key != r.IdempotencyKey || r.Status != ledger.StatusSucceeded {
 			match = "DIFFERENT"
 			bad = append(bad, fmt.Sprintf("%s row %s under %s, server call %s under %q", r.Tool, r.Status, r.IdempotencyKey, sent[i].Tool, key))
 		}
@@ -469,7 +469,7 @@ func forEach(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 			continue
 		}
 		fmt.Printf("  ledger seq %s  %s  %s  idempotency key %s\n", r.Seq, r.Tool, r.Status, r.IdempotencyKey)
-		if r.Status != ledger.Succeeded || keys[r.IdempotencyKey] {
+		if r.Status != ledger.StatusSucceeded || keys[r.IdempotencyKey] {
 			bad = append(bad, fmt.Sprintf("row %s %s under %s", r.Seq, r.Status, r.IdempotencyKey))
 		}
 		keys[r.IdempotencyKey] = true

@@ -468,7 +468,7 @@ steps:
 				sends = append(sends, r)
 			}
 		}
-		if len(sends) != 1 || sends[0].Status != ledger.Succeeded {
+		if len(sends) != 1 || sends[0].Status != ledger.StatusSucceeded {
 			t.Fatalf("send-email rows %+v", sends)
 		}
 	})
@@ -527,7 +527,7 @@ steps:
 				t.Fatalf("row %d: key %s attempt %d", i, r.IdempotencyKey, r.Attempt)
 			}
 		}
-		if rows[0].ErrorCode != "TOOL_UPSTREAM_UNAVAILABLE" || rows[2].Status != ledger.Succeeded {
+		if rows[0].ErrorCode != "TOOL_UPSTREAM_UNAVAILABLE" || rows[2].Status != ledger.StatusSucceeded {
 			t.Fatalf("rows %+v", rows)
 		}
 	})
@@ -607,7 +607,7 @@ steps:
 		}
 		keys := map[string]bool{}
 		for _, r := range e.rows(t, run) {
-			if r.Tool == "send-email" && r.Status == ledger.Succeeded {
+			if r.Tool == "send-email" && r.Status == ledger.StatusSucceeded {
 				keys[r.IdempotencyKey] = true
 			}
 		}
@@ -659,7 +659,7 @@ func TestCrashAfterSend(t *testing.T) {
 		}
 	}
 	// The crashed attempt is on its call's item, with no outcome.
-	if len(send) != 1 || send[0].Status != ledger.InProgressRow || send[0].Attempt != 1 {
+	if len(send) != 1 || send[0].Status != ledger.StatusInProgress || send[0].Attempt != 1 {
 		t.Fatalf("after the crash: rows %+v, want the one attempt IN_PROGRESS", send)
 	}
 	if m := e.mails(t); len(m) != 1 {

@@ -142,7 +142,7 @@ func TestForEachOnTheLocalStack(t *testing.T) {
 	var keys []string
 	for k, r := range sends {
 		want := fmt.Sprintf("1.%d.1", k)
-		if r.Status != ledger.Succeeded || string(r.Seq) != want || r.IdempotencyKey != run+"/"+want || r.Approver == "" {
+		if r.Status != ledger.StatusSucceeded || string(r.Seq) != want || r.IdempotencyKey != run+"/"+want || r.Approver == "" {
 			t.Errorf("send row %d: %+v, want seq %s approved", k, r, want)
 		}
 		keys = append(keys, r.IdempotencyKey)
@@ -189,7 +189,7 @@ func TestTwoLoopsOnTheLocalStack(t *testing.T) {
 	}
 	var got []string
 	for _, r := range e.rows(t, run) {
-		if r.Tool == "send-email" && r.Status == ledger.Succeeded {
+		if r.Tool == "send-email" && r.Status == ledger.StatusSucceeded {
 			got = append(got, r.Step+" "+string(r.Seq))
 		}
 	}

@@ -218,7 +218,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			t.Fatalf("run %s %s %s, want FAILED %s", out.Status, out.Error, out.Cause, tool.CallParked)
 		}
 		rows := e.toolRows(t, run, "crm.lookup_customer")
-		if len(rows) != 1 || rows[0].Status != ledger.Parked || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 0 || rows[0].IdempotencyKey != run+"/1" {
+		if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 0 || rows[0].IdempotencyKey != run+"/1" {
 			t.Fatalf("rows %+v, want one PARKED %s, attempt 0, under %s/1", rows, tool.CallParked, run)
 		}
 		if sent := srv.Calls()[calls:]; len(sent) != 0 {
@@ -303,7 +303,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			t.Fatalf("the server received %+v, want lookup_customer then create_ticket", sent)
 		}
 		for i, r := range []ledger.Row{lookup[0], ticket[0]} {
-			if want := fmt.Sprintf("%s/%s", run, r.Seq); r.Status != ledger.Succeeded || r.IdempotencyKey != want || r.ToolsetID != demo || r.Attempt != 1 {
+			if want := fmt.Sprintf("%s/%s", run, r.Seq); r.Status != ledger.StatusSucceeded || r.IdempotencyKey != want || r.ToolsetID != demo || r.Attempt != 1 {
 				t.Errorf("row %+v, want SUCCEEDED, attempt 1, key %s, toolset %s", r, want, demo)
 			}
 			if got := metaKey(sent[i]); got != r.IdempotencyKey {
@@ -347,9 +347,9 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			t.Fatalf("rows %+v, want attempts 1..3", rows)
 		}
 		for i, r := range rows {
-			want := ledger.UnknownRow // a 503 after the request was written: maybe applied
+			want := ledger.StatusUnknown // a 503 after the request was written: maybe applied
 			if i == 2 {
-				want = ledger.Succeeded
+				want = ledger.StatusSucceeded
 			}
 			if r.Attempt != i+1 || r.IdempotencyKey != key || r.Status != want || (i < 2) != (r.ErrorCode == string(tool.UpstreamUnavailable)) {
 				t.Errorf("row %d: %+v, want attempt %d %s under %s", i, r, i+1, want, key)
@@ -380,7 +380,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			t.Fatal("the server's delay did not end")
 		}
 		rows := e.toolRows(t, run, "crm.send_sms")
-		if len(rows) != 1 || rows[0].Status != ledger.UnknownRow || rows[0].ErrorCode != string(tool.Timeout) || rows[0].Attempt != 1 {
+		if len(rows) != 1 || rows[0].Status != ledger.StatusUnknown || rows[0].ErrorCode != string(tool.Timeout) || rows[0].Attempt != 1 {
 			t.Fatalf("rows %+v, want one UNKNOWN %s, attempt 1", rows, tool.Timeout)
 		}
 		// A second attempt, as a retry or a redrive would send it: the
@@ -395,7 +395,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			t.Fatalf("the server received %+v, want one send_sms under %s/1", sent, run)
 		}
 		rows = e.toolRows(t, run, "crm.send_sms")
-		if len(rows) != 2 || rows[1].Status != ledger.UnknownRow || rows[1].ErrorCode != string(tool.RetryRequiresIdempotency) {
+		if len(rows) != 2 || rows[1].Status != ledger.StatusUnknown || rows[1].ErrorCode != string(tool.RetryRequiresIdempotency) {
 			t.Fatalf("rows %+v, want the second attempt UNKNOWN %s", rows, tool.RetryRequiresIdempotency)
 		}
 	})
@@ -465,7 +465,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		// outcome is unknown (shared/mcptool's table), and the Task's Retry
 		// does not retry TOOL_OUTPUT_INVALID.
 		rows := e.toolRows(t, run, "crm.lookup_customer")
-		if len(rows) != 1 || rows[0].Status != ledger.UnknownRow || rows[0].ErrorCode != string(tool.OutputInvalid) || rows[0].Attempt != 1 {
+		if len(rows) != 1 || rows[0].Status != ledger.StatusUnknown || rows[0].ErrorCode != string(tool.OutputInvalid) || rows[0].Attempt != 1 {
 			t.Fatalf("rows %+v, want one UNKNOWN %s, attempt 1", rows, tool.OutputInvalid)
 		}
 		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != run+"/1" {
@@ -521,7 +521,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			t.Fatalf("run %s %s %s, want FAILED %s, %s resolving to 10.0.0.1", out.Status, out.Error, out.Cause, tool.PermissionDenied, stack.MCPTestHost)
 		}
 		rows := e.toolRows(t, run, "crm.lookup_customer")
-		if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
+		if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
 			t.Fatalf("rows %+v, want one REFUSED %s, attempt 0", rows, tool.PermissionDenied)
 		}
 		if len(srv.Calls()) != calls || srv.ToolsListed() != listed {
@@ -546,7 +546,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		}
 		rows := e.toolRows(t, run, "crm.lookup_customer")
 		sent := older.Calls()
-		if len(rows) != 1 || rows[0].Status != ledger.Succeeded || len(sent) != 1 || metaKey(sent[0]) != rows[0].IdempotencyKey ||
+		if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || len(sent) != 1 || metaKey(sent[0]) != rows[0].IdempotencyKey ||
 			sent[0].ProtocolVersion != "2025-11-25" || sent[0].SessionID == "" {
 			t.Fatalf("rows %+v; the server received %+v; want one call at 2025-11-25 in a session, under the row's key", rows, sent)
 		}

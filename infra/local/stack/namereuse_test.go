@@ -68,8 +68,8 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 			t.Fatalf("the earlier execution's claim: %v %v", claimed, err)
 		}
 		result := json.RawMessage(`{"data":{"title":"the earlier execution's","count":9}}`)
-		if ok, err := old.Finish(ctx, rec.Key, rec.Token, ledger.Completed, result,
-			&ledger.Row{Attempt: 1, Status: ledger.Succeeded, StartedAt: then, EndedAt: then}); err != nil || !ok {
+		if ok, err := old.Finish(ctx, rec.Key, rec.Token, ledger.StateCompleted, result,
+			&ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, StartedAt: then, EndedAt: then}); err != nil || !ok {
 			t.Fatalf("the earlier execution's finish: %v %v", ok, err)
 		}
 
@@ -87,10 +87,10 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 		}
 		var refused int
 		for _, r := range e.rows(t, run) {
-			if r.Status == ledger.Refused && r.ErrorCode == string(tool.PermissionDenied) && r.Attempt == 0 {
+			if r.Status == ledger.StatusRefused && r.ErrorCode == string(tool.PermissionDenied) && r.Attempt == 0 {
 				refused++
 			}
-			if r.Status == ledger.Deduplicated {
+			if r.Status == ledger.StatusDeduplicated {
 				t.Fatalf("the earlier execution's result was replayed: %+v", r)
 			}
 		}

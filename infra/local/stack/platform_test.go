@@ -210,7 +210,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 			t.Fatalf("create-ticket rows %+v, want one", rows)
 		}
 		r := rows[0]
-		if r.Status != ledger.Succeeded || r.ToolsetID != demo || r.Seq != "1" || r.IdempotencyKey != run+"/1" || r.Attempt != 1 || r.ReviewID != "" {
+		if r.Status != ledger.StatusSucceeded || r.ToolsetID != demo || r.Seq != "1" || r.IdempotencyKey != run+"/1" || r.Attempt != 1 || r.ReviewID != "" {
 			t.Fatalf("create-ticket row %+v, want SUCCEEDED under toolset %s, key %s/1, attempt 1, no review", r, demo, run)
 		}
 		tickets := e.ticketsSince(before)
@@ -242,7 +242,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 			t.Fatalf("create-ticket rows %+v, want one", rows)
 		}
 		r := rows[0]
-		if r.Status != ledger.Succeeded || r.ToolsetID != reviewed || r.IdempotencyKey != run+"/1" || r.ReviewID != id || r.Approver != local.LocalPrincipal(ticketReviewer) {
+		if r.Status != ledger.StatusSucceeded || r.ToolsetID != reviewed || r.IdempotencyKey != run+"/1" || r.ReviewID != id || r.Approver != local.LocalPrincipal(ticketReviewer) {
 			t.Fatalf("create-ticket row %+v, want SUCCEEDED under toolset %s, key %s/1, approved in %s by %s", r, reviewed, run, id, local.LocalPrincipal(ticketReviewer))
 		}
 		if tickets := e.ticketsSince(before); len(tickets) != 1 || tickets[0].Key != r.IdempotencyKey || tickets[0].Priority != "high" {
@@ -294,7 +294,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 		}
 		rows := e.callRows(t, run)
 		if len(rows) != 2 || rows[0].Attempt != 1 || rows[1].Attempt != 2 || rows[0].IdempotencyKey != run+"/1" || rows[1].IdempotencyKey != rows[0].IdempotencyKey ||
-			rows[0].Status != ledger.UnknownRow || rows[0].ErrorCode != string(tool.UpstreamUnavailable) || rows[1].Status != ledger.Succeeded {
+			rows[0].Status != ledger.StatusUnknown || rows[0].ErrorCode != string(tool.UpstreamUnavailable) || rows[1].Status != ledger.StatusSucceeded {
 			t.Fatalf("create-ticket rows %+v, want attempt 1 UNKNOWN %s and attempt 2 SUCCEEDED under key %s/1", rows, tool.UpstreamUnavailable, run)
 		}
 		sent := e.sentSince(t, before)
@@ -319,7 +319,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 		}
 		rows := e.callRows(t, run)
 		// Refused before the call's claim: no attempt was made.
-		if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.InputInvalid) || rows[0].Attempt != 0 ||
+		if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != string(tool.InputInvalid) || rows[0].Attempt != 0 ||
 			rows[0].ToolsetID != demo || rows[0].IdempotencyKey != run+"/1" {
 			t.Fatalf("create-ticket rows %+v, want one REFUSED %s, attempt 0, under toolset %s, key %s/1", rows, tool.InputInvalid, demo, run)
 		}
@@ -383,7 +383,7 @@ func TestThePlatformToolFloorOnTheLocalStack(t *testing.T) {
 		}
 		rows := e.callRows(t, run)
 		// Refused by the check before the claim: no attempt was made.
-		if len(rows) != 1 || rows[0].Status != ledger.Refused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 ||
+		if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 ||
 			rows[0].ToolsetID != demo || rows[0].IdempotencyKey != run+"/1" {
 			t.Fatalf("create-ticket rows %+v, want one REFUSED %s, attempt 0, under toolset %s, key %s/1", rows, tool.PermissionDenied, demo, run)
 		}
