@@ -98,7 +98,7 @@ var (
 	// bound_key.
 	wantBind         = items("BindApprovals", "BIND#", []string{putItem}, []string{"pk", "sk", "bound_key", "bound_at", "expires_at"}, "")
 	wantReadBindings = items("ReadBindings", "BIND#", []string{getItem}, nil, "")
-	// caller.ProofTable.Record.
+	// ledger.ProofTable.Record.
 	wantProofs = []stmt{
 		items("RecordCallerProofs", "PROOF#", []string{putItem}, []string{"pk", "sk", "binding", "arn", "expires_at"}, ""),
 		items("ReadCallerProofs", "PROOF#", []string{getItem}, nil, ""),

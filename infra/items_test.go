@@ -382,7 +382,7 @@ const (
 // codeRequests runs, for each function, the store methods its code calls
 // (shared/dispatch: the ledger's call methods, ToolsetCache's loads,
 // dynamo.Store GetApproval and Bind; request.Handler; decision.Service;
-// the publish function's Service; every function's caller.ProofTable),
+// the publish function's Service; every function's ledger.ProofTable),
 // each path after a failed condition too, and returns the DynamoDB
 // requests they made, by function name.
 func codeRequests(t *testing.T) map[string][]ddbRequest {
@@ -400,14 +400,14 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	d := func(db *recorder) *dynamo.Store { return dynamo.NewStore(db, "toolgate-test") }
 	rec := func() *ledgertable.Record {
 		return &ledgertable.Record{Key: testKey, RunID: testRunID, Seq: "2", Step: "send", Tool: "send-email", ToolsetID: testToolset,
-			InputDigest: "sha256:00", State: ledgertable.Failed, Attempts: 1, LeaseUntil: now}
+			InputDigest: "sha256:00", State: ledgertable.StateFailed, Attempts: 1, LeaseUntil: now}
 	}
 	row := &ledgertable.Row{RunID: testRunID, Seq: "2", Attempt: 1, Step: "send", Tool: "send-email", ToolsetID: testToolset,
-		IdempotencyKey: testKey, Status: ledgertable.Refused, StartedAt: now, EndedAt: now}
+		IdempotencyKey: testKey, Status: ledgertable.StatusRefused, StartedAt: now, EndedAt: now}
 	rv := &review.Review{ID: testReview, TaskToken: "token", DeliveryLeaseUntil: now}
 	user := "arn:aws:iam::123456789012:user/u"
 	finish := func(db *recorder) {
-		ignore(l(db).Finish(ctx, testKey, "tok", ledgertable.Completed, json.RawMessage(`{}`), row))
+		ignore(l(db).Finish(ctx, testKey, "tok", ledgertable.StateCompleted, json.RawMessage(`{}`), row))
 	}
 	toolset := run("ledger.Store.Toolset", 0, func(db *recorder) { ignore(l(db).Toolset(ctx, testToolset)) })
 	// A tool function's dispatcher (shared/dispatch).
@@ -419,7 +419,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("ledger.Store.Reclaim (condition failed)", 1, func(db *recorder) { ignore(l(db).Reclaim(ctx, rec(), now)) }),
 		run("ledger.Store.MarkUnknown", 0, func(db *recorder) { ignore(l(db).MarkUnknown(ctx, rec(), "TOOL_RETRY_REQUIRES_IDEMPOTENCY")) }),
 		run("ledger.Store.Finish", 0, finish),
-		run("ledger.Store.Finish (failed)", 0, func(db *recorder) { ignore(l(db).Finish(ctx, testKey, "tok", ledgertable.Failed, nil, row)) }),
+		run("ledger.Store.Finish (failed)", 0, func(db *recorder) { ignore(l(db).Finish(ctx, testKey, "tok", ledgertable.StateFailed, nil, row)) }),
 		run("ledger.Store.Finish (condition failed)", 1, finish),
 		run("ledger.Store.Release", 0, func(db *recorder) { ignore(l(db).Release(ctx, testKey, "tok", "TOOL_TIMEOUT", row)) }),
 		run("ledger.Store.Touch", 0, func(db *recorder) { ignore(l(db).Touch(ctx, testKey)) }),
@@ -430,9 +430,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.Bind (condition failed)", 1, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
 	}
 	proof := func(db *recorder) {
-		ignore(caller.ProofTable{DB: db, Table: "toolgate-test"}.Record(ctx, caller.ProofRecord{ID: "00ff", Binding: "b", ARN: user, ExpiresAt: now}))
+		ignore(ledgertable.ProofTable{DB: db, Table: "toolgate-test"}.Record(ctx, caller.ProofRecord{ID: "00ff", Binding: "b", ARN: user, ExpiresAt: now}))
 	}
-	proofs := []func(*recorder){run("caller.ProofTable.Record", 0, proof), run("caller.ProofTable.Record (condition failed)", 1, proof)}
+	proofs := []func(*recorder){run("ledger.ProofTable.Record", 0, proof), run("ledger.ProofTable.Record (condition failed)", 1, proof)}
 	get := run("dynamo.Store.Get", 0, func(db *recorder) { ignore(d(db).Get(ctx, testReview)) })
 	request := []func(*recorder){
 		toolset,
