@@ -40,3 +40,8 @@ func RowSK(seqSortKey string, startedAtUnixNano int64, random [4]byte) string {
 // RowSKTailBytes is what a row item's sort key adds to its call's, in
 // bytes: "#", 19 digits, "#", 8 hex digits.
 const RowSKTailBytes = 1 + 19 + 1 + 8
+
+// ToolsetBody is the toolset item's attribute holding the toolset's RFC
+// 8785 form without its id (Toolset): what every load reads and checks,
+// and what a writer around registration sets (infra/local/insider).
+const ToolsetBody = "body"
