@@ -106,8 +106,8 @@ type source struct {
 	file *ast.File
 }
 
-// findLiterals returns, sorted, a line "file:line: what" for each place
-// in files that spells the table outside its declaration:
+// findLiterals returns, in file and line order, "file:line:column: what"
+// for each place in files that spells the table outside its declaration:
 //
 //	(a) a string literal starting with a key prefix, or equal to a
 //	    constant sort key, in any package but shared/table;
