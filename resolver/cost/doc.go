@@ -8,7 +8,9 @@
 //
 // The DynamoDB units follow one table, RequestsPerInvocation: the
 // dispatcher's requests per outcome of an invocation, whose source is
-// docs/ledger.md, "DynamoDB requests per invocation". The package links no
-// AWS SDK: `toolgate ledger --cost` (resolver/cli) reads the rows and the
+// docs/ledger.md, "DynamoDB requests per invocation". A request's units
+// follow the size of the item it touches, estimated over the attributes
+// and key shapes its item kind declares (shared/table, which links no AWS
+// SDK either). The package links no AWS SDK: `toolgate ledger --cost` (resolver/cli) reads the rows and the
 // history and hands them over as Calls and event types.
 package cost

@@ -3,6 +3,8 @@ package cost
 import (
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // Outcome is what one invocation did, as far as its DynamoDB requests go.
@@ -74,7 +76,9 @@ type Requests struct {
 // source is docs/ledger.md, "DynamoDB requests per invocation" (and "One
 // invocation" for re-claims and refusals after a read): when the
 // dispatcher's requests change, change this table and that section
-// together, and itemBytes when the items change.
+// together. Item sizes follow the item kinds of shared/table: an attribute
+// added there fails this package's tests until callValues or rowValues
+// sizes it.
 var RequestsPerInvocation = map[Outcome]Requests{
 	FirstClaim: {
 		// The claim; the finish, which writes the row as the attempt's entry.
@@ -142,78 +146,135 @@ func OutcomeOf(c Call) Outcome {
 	return FirstClaim
 }
 
-// Sizes of values the rows do not carry, in bytes.
+// Sizes of values the rows do not carry: bytes for a string or a map,
+// digits for a number.
 const (
 	digestBytes = len("sha256:") + 64
 	tokenBytes  = 32 // the claim token, 16 random bytes in hex
-	// A sort key holds each of the seq's components in 19 digits
-	// (docs/ledger.md): skBytes.
-	rowSKTail = 1 + 19 + 1 + 8
 	// attemptEntryBytes is one attempt's entry in the call's attempt_log:
 	// its token, number, status, times, sizes and digest.
 	attemptEntryBytes = tokenBytes + 260
 	timeBytes         = len("2006-01-02T15:04:05.999999999Z")
 	stateBytes        = len("IN_PROGRESS")
 	toolsetBytes      = len("ts_") + 32
+	countDigits       = 2  // attempts, invocations, a row's attempt
+	unixMSDigits      = 13 // a time in unix ms
+	epochDigits       = 10 // expires_at, in epoch seconds
 	// reviewFixedBytes covers a review item's attributes other than its
-	// run id and input: names, ids, times, reviewers, the task token and
-	// the decision.
+	// run id and input: keys, names, ids, times, reviewers, the task token
+	// and the decision.
 	reviewFixedBytes = 1024
 )
 
 // itemBytes estimates the size of an item of call c as DynamoDB counts it
 // (the UTF-8 bytes of every attribute name and value; a number about one
-// byte per two significant digits, plus one), for the items of
-// docs/ledger.md, "Items".
+// byte per two significant digits, plus one; a boolean one byte: the
+// DynamoDB Developer Guide, "Item sizes and formats"), for the items of
+// docs/ledger.md, "Items": the sum, over the attributes the item's kind
+// declares (shared/table), of those it holds, each counted as its
+// declared type says (itemSize).
 func itemBytes(it Item, c Call) int {
-	key := len(c.RunID) + 1 + len(c.Seq)
 	switch it {
 	case ClaimItem, RecordItem:
-		n := str("pk", len("RUN#")+len(c.RunID)) + str("sk", skBytes(c.Seq)) + str("toolset_id", toolsetBytes) +
-			str("idempotency_key", key) + num("invocations", 2) + num("last_seen_at", 13) +
-			len("attempt_log") + max(c.Attempt, 1)*attemptEntryBytes +
-			str("token", tokenBytes) + str("run_id", len(c.RunID)) + str("seq", len(c.Seq)) +
-			str("step", len(c.Step)) + str("tool", len(c.Tool)) + str("input_digest", digestBytes) +
-			str("state", stateBytes) + num("attempts", 2) + num("lease_until", 13) +
-			num("updated_at", 13) + num("expires_at", 10)
-		if it == RecordItem {
-			if c.OutputBytes > 0 {
-				n += str("result", c.OutputBytes)
-			} else if c.ErrorCode != "" {
-				n += str("error_code", len(c.ErrorCode))
-			}
-		}
-		return n
+		return itemSize(table.Call, callValues(it, c))
 	case RowItem:
-		n := str("pk", len("RUN#")+len(c.RunID)) + str("sk", skBytes(c.Seq)+rowSKTail) + str("run_id", len(c.RunID)) +
-			str("seq", len(c.Seq)) + num("attempt", 2) + str("step", len(c.Step)) + str("tool", len(c.Tool)) +
-			str("toolset_id", toolsetBytes) + str("idempotency_key", key) + str("status", len(c.Status)) +
-			len("retryable") + 1 + str("started_at", timeBytes) + str("ended_at", timeBytes) +
-			num("duration_ms", digits(c.DurationMS)) + num("input_bytes", digits(int64(c.InputBytes))) +
-			num("output_bytes", digits(int64(c.OutputBytes))) + num("memory_mb", digits(int64(c.MemoryMB))) +
-			num("expires_at", 10)
-		if c.ErrorCode != "" {
-			n += str("error_code", len(c.ErrorCode))
-		}
-		if c.InputBytes > 0 {
-			n += str("input_digest", digestBytes)
-		}
-		if c.OutputBytes > 0 {
-			n += str("output_digest", digestBytes)
-		}
-		return n
+		return itemSize(table.Row, rowValues(c))
 	case ReviewItem:
-		return reviewFixedBytes + str("run_id", len(c.RunID)) + str("input", c.InputBytes) + str("input_digest", digestBytes)
+		return reviewFixedBytes + itemSize(table.Review, map[string]int{
+			"run_id": len(c.RunID), "input": c.InputBytes, "input_digest": digestBytes,
+		})
 	}
 	panic("cost: unknown item " + string(it))
 }
 
-func str(name string, valueBytes int) int { return len(name) + valueBytes }
+// callValues estimates the values of the call's item (table.Call) as
+// claimed, or with its outcome (RecordItem): the result when the row has
+// an output, else the error code.
+func callValues(it Item, c Call) map[string]int {
+	v := map[string]int{
+		table.PK: len(table.Call.Prefix) + len(c.RunID), table.SK: table.CallSKBytes(components(c.Seq)),
+		"run_id": len(c.RunID), "seq": len(c.Seq), "step": len(c.Step), "tool": len(c.Tool),
+		"toolset_id": toolsetBytes, "input_digest": digestBytes, "idempotency_key": keyBytes(c),
+		"state": stateBytes, "attempts": countDigits, "lease_until": unixMSDigits, "token": tokenBytes,
+		"updated_at": unixMSDigits, "attempt_log": max(c.Attempt, 1) * attemptEntryBytes,
+		"invocations": countDigits, "last_seen_at": unixMSDigits, table.ExpiresAt: epochDigits,
+	}
+	if it == RecordItem {
+		if c.OutputBytes > 0 {
+			v["result"] = c.OutputBytes
+		} else if c.ErrorCode != "" {
+			v["error_code"] = len(c.ErrorCode)
+		}
+	}
+	return v
+}
 
-func num(name string, digits int) int { return len(name) + (digits+1)/2 + 1 }
+// rowValues estimates the values of a row item (table.Row). rowsUnsized
+// are the attributes it leaves out.
+func rowValues(c Call) map[string]int {
+	v := map[string]int{
+		table.PK: len(table.Row.Prefix) + len(c.RunID), table.SK: table.CallSKBytes(components(c.Seq)) + table.RowSKTailBytes,
+		"run_id": len(c.RunID), "seq": len(c.Seq), "attempt": countDigits, "step": len(c.Step), "tool": len(c.Tool),
+		"toolset_id": toolsetBytes, "idempotency_key": keyBytes(c), "status": len(c.Status), "retryable": 1,
+		"started_at": timeBytes, "ended_at": timeBytes, "duration_ms": digits(c.DurationMS),
+		"input_bytes": digits(int64(c.InputBytes)), "output_bytes": digits(int64(c.OutputBytes)),
+		"memory_mb": digits(int64(c.MemoryMB)), table.ExpiresAt: epochDigits,
+	}
+	if c.ErrorCode != "" {
+		v["error_code"] = len(c.ErrorCode)
+	}
+	if c.InputBytes > 0 {
+		v["input_digest"] = digestBytes
+	}
+	if c.OutputBytes > 0 {
+		v["output_digest"] = digestBytes
+	}
+	return v
+}
 
-// skBytes is the length of a call's sort key "CALL#" + the seq's
-// components, 19 digits each, joined by ".".
-func skBytes(seq string) int { return len("CALL#") + 20*(strings.Count(seq, ".")+1) - 1 }
+// rowsUnsized are the row item's attributes the estimate does not count:
+// they are absent from most rows and short where present.
+var rowsUnsized = table.Row.Names("review_id", "approver", "parent_run_id", "after_claim_request")
+
+// itemSize is the size in bytes of an item of kind k holding the values
+// given (bytes for a string, map or list; significant digits for a
+// number; a boolean is one byte whatever its value): for each attribute,
+// its name and its value as its first declared type counts. A value for
+// an attribute k does not declare is a programming error: itemSize
+// panics, and the package's tests find it.
+func itemSize(k *table.Kind, values map[string]int) int {
+	n, counted := 0, 0
+	for _, name := range k.AllNames() {
+		v, ok := values[name]
+		if !ok {
+			continue
+		}
+		counted++
+		t := table.String
+		if a := k.Attribute(name); a != nil {
+			t = a.Types[0]
+		}
+		switch t {
+		case table.Number:
+			n += len(name) + (v+1)/2 + 1
+		case table.Bool, table.Null:
+			n += len(name) + 1
+		default:
+			n += len(name) + v
+		}
+	}
+	if counted != len(values) {
+		for name := range values {
+			k.Names(name) // panics on the one k does not declare
+		}
+	}
+	return n
+}
+
+// components is the number of the seq's components ("4.17.2": 3).
+func components(seq string) int { return strings.Count(seq, ".") + 1 }
+
+// keyBytes is the length of the call's idempotency key, "<run_id>/<seq>".
+func keyBytes(c Call) int { return len(c.RunID) + 1 + len(c.Seq) }
 
 func digits(n int64) int { return len(strconv.FormatInt(max(n, 0), 10)) }

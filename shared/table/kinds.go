@@ -76,7 +76,7 @@ var Toolset = &Kind{
 	Name: "toolset", Prefix: "TOOLSET#", PKShape: "TOOLSET#<toolset id>", SKShape: "TOOLSET", SKValue: "TOOLSET",
 	Doc: "a registered toolset",
 	Attributes: []Attribute{
-		attr("body", String, "the toolset's RFC 8785 form without its id"),
+		attr(ToolsetBody, String, "the toolset's RFC 8785 form without its id"),
 		attr("registered_at", String, "RFC 3339 UTC ms"),
 	},
 }

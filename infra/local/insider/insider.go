@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -47,15 +47,16 @@ type PutItemAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 }
 
-// PutToolset writes the item TOOLSET#<id> with body (the toolset's RFC
-// 8785 form, or anything else) by a plain PutItem, around registration.
-func PutToolset(ctx context.Context, db PutItemAPI, table, id, body string) error {
+// PutToolset writes the toolset item of id (table.Toolset: its key and
+// its body, the toolset's RFC 8785 form or anything else) by a plain
+// PutItem in the table named tableName, around registration.
+func PutToolset(ctx context.Context, db PutItemAPI, tableName, id, body string) error {
 	_, err := db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(table),
+		TableName: aws.String(tableName),
 		Item: map[string]types.AttributeValue{
-			ledger.AttrPK: &types.AttributeValueMemberS{Value: "TOOLSET#" + id},
-			ledger.AttrSK: &types.AttributeValueMemberS{Value: "TOOLSET"},
-			"body":        &types.AttributeValueMemberS{Value: body},
+			table.PK:          &types.AttributeValueMemberS{Value: table.Toolset.Key(id)},
+			table.SK:          &types.AttributeValueMemberS{Value: table.Toolset.SKValue},
+			table.ToolsetBody: &types.AttributeValueMemberS{Value: body},
 		},
 	})
 	if err != nil {
@@ -65,10 +66,10 @@ func PutToolset(ctx context.Context, db PutItemAPI, table, id, body string) erro
 }
 
 // PutTheirs writes ts with PutToolset under its own id.
-func PutTheirs(ctx context.Context, db PutItemAPI, table string, ts *toolset.Toolset) error {
+func PutTheirs(ctx context.Context, db PutItemAPI, tableName string, ts *toolset.Toolset) error {
 	body, err := ts.Canonical()
 	if err != nil {
 		return err
 	}
-	return PutToolset(ctx, db, table, ts.ID, string(body))
+	return PutToolset(ctx, db, tableName, ts.ID, string(body))
 }

@@ -1,0 +1,47 @@
+package table
+
+import "fmt"
+
+// Sort keys of a run's items: a call's item and its row items share the
+// run's partition (Call.Prefix) and sort in call order (docs/ledger.md,
+// "Sort keys in call order").
+const (
+	// CallSKPrefix starts the sort key of every call item and row item:
+	// a Query of a run's rows is begins_with(sk, CallSKPrefix).
+	CallSKPrefix = "CALL#"
+	// SeqDigits is the width of each seq component in a sort key, padded
+	// with zeros: the digits of the largest int64, so that keys sort as
+	// the numbers do (tool.Seq SortKey).
+	SeqDigits = 19
+)
+
+// CallSK is the sort key of a call's item: CallSKPrefix and seqSortKey,
+// the seq's tool.Seq SortKey (each component SeqDigits digits, joined by
+// "."). Call.SKShape writes it "CALL#<seq's sort key>".
+func CallSK(seqSortKey string) string { return CallSKPrefix + seqSortKey }
+
+// CallSKBytes is the length in bytes of the sort key of a call whose seq
+// has components components: CallSKPrefix, then SeqDigits per component
+// and a "." between two.
+func CallSKBytes(components int) int {
+	return len(CallSKPrefix) + (SeqDigits+1)*components - 1
+}
+
+// RowSK is the sort key of a row item: its call's (CallSK), "#", the
+// invocation's start in unix ns (19 digits, as any positive int64), "#"
+// and 4 random bytes in 8 hex digits, so that a call's rows sort after
+// its item in time order and two rows never share a key. Row.SKShape
+// writes it "CALL#<seq's sort key>#<started_at, unix ns, 19 digits>#<8
+// random hex>".
+func RowSK(seqSortKey string, startedAtUnixNano int64, random [4]byte) string {
+	return fmt.Sprintf("%s#%019d#%x", CallSK(seqSortKey), startedAtUnixNano, random[:])
+}
+
+// RowSKTailBytes is what a row item's sort key adds to its call's, in
+// bytes: "#", 19 digits, "#", 8 hex digits.
+const RowSKTailBytes = 1 + 19 + 1 + 8
+
+// ToolsetBody is the toolset item's attribute holding the toolset's RFC
+// 8785 form without its id (Toolset): what every load reads and checks,
+// and what a writer around registration sets (infra/local/insider).
+const ToolsetBody = "body"

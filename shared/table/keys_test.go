@@ -1,0 +1,39 @@
+package table
+
+import (
+	"testing"
+
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// The sort keys are the shapes docs/ledger.md gives ("Sort keys in call
+// order"), and the lengths the cost model counts are theirs.
+func TestSortKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, seq, want string
+	}{
+		{"a top-level call is as before for_each", "4", "CALL#0000000000000000004"},
+		{"a call inside a for_each pads each component", "4.17.2", "CALL#0000000000000000004.0000000000000000017.0000000000000000002"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sk := CallSK(tool.Seq(tc.seq).SortKey())
+			if sk != tc.want {
+				t.Fatalf("CallSK = %q, want %q", sk, tc.want)
+			}
+			parts, err := tool.ParseSeq(tc.seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := CallSKBytes(len(parts)); n != len(sk) {
+				t.Errorf("CallSKBytes = %d, want %d", n, len(sk))
+			}
+			row := RowSK(tool.Seq(tc.seq).SortKey(), 1700000000123456789, [4]byte{0xde, 0xad, 0, 1})
+			if want := sk + "#1700000000123456789#dead0001"; row != want {
+				t.Errorf("RowSK = %q, want %q", row, want)
+			}
+			if n := len(RowSK(tool.Seq(tc.seq).SortKey(), 1, [4]byte{})) - len(sk); n != RowSKTailBytes {
+				t.Errorf("a row's sort key adds %d bytes, RowSKTailBytes is %d", n, RowSKTailBytes)
+			}
+		})
+	}
+}
