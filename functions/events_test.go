@@ -87,7 +87,7 @@ func storeEventReviews(t *testing.T, s *stack, ts *toolset.Toolset) {
 			t.Fatalf("decide %s: %v %v", r.ID, ok, err)
 		}
 		if f.UsedBy != "" {
-			cur, _ := store.Get(ctx, r.ID)
+			cur := mustGet(t, store, r.ID)
 			if ok, _, err := store.Bind(ctx, cur, f.UsedBy); err != nil || !ok {
 				t.Fatalf("bind %s: %v %v", r.ID, ok, err)
 			}

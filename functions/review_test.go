@@ -195,7 +195,7 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 		t.Fatalf("stored review %+v", r)
 	}
 	// The record is no ledger row of the run.
-	if rows, _ := s.store.RunRows(ctx, r.RunID); len(rows) != 0 {
+	if rows := mustRunRows(t, s.store, r.RunID); len(rows) != 0 {
 		t.Fatalf("the review wrote ledger rows: %+v", rows)
 	}
 	// Another proof for the same execution's start, by someone else, is
@@ -243,7 +243,6 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 // the other decision is refused.
 func TestReviewDecisionUnderRIE(t *testing.T) {
 	s := newReviewStack(t)
-	ctx := context.Background()
 	task := s.task(t, "token-approve", nil)
 	id := s.requestReview(t, task)
 
@@ -273,7 +272,7 @@ func TestReviewDecisionUnderRIE(t *testing.T) {
 	if err := json.Unmarshal([]byte(calls[0].Output), &d); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := s.reviews.Get(ctx, id)
+	r := mustGet(t, s.reviews, id)
 	if d.ReviewID != id || d.Decision != review.Approve || d.Approver != local.LocalPrincipal("alice") || !d.Authenticated || d.Reason != "recipients checked" ||
 		d.InputDigest != r.InputDigest || d.DecidedAt == "" || r.Approver != local.LocalPrincipal("alice") || r.Reason != "recipients checked" || r.Status != review.Approved {
 		t.Fatalf("decision %+v, record %+v", d, r)
@@ -414,7 +413,7 @@ func TestReviewDecisionTakesTheCallerFromTheProofNeverFromTheEvent(t *testing.T)
 	}
 	editor := local.LocalPrincipal("editor-alice")
 	approve := func(as string) string {
-		r, _ := s.reviews.Get(context.Background(), id)
+		r := mustGet(t, s.reviews, id)
 		return s.callers.Proof(t, as, caller.Binding{Action: caller.ActionDecide, Target: id, Decision: "approve", InputDigest: r.InputDigest})
 	}
 	out, _, _ := call(t, s.decision, urlEvent("POST", "/reviews/"+id, `{"decision":"approve"}`, editor, ""))
@@ -441,7 +440,7 @@ func TestReviewDecisionTakesTheCallerFromTheProofNeverFromTheEvent(t *testing.T)
 	if st, body := status(out); st != 200 || !strings.Contains(body, `"authenticated":true`) {
 		t.Fatalf("alice approves: %d %s", st, body)
 	}
-	r, _ := s.reviews.Get(context.Background(), id)
+	r := mustGet(t, s.reviews, id)
 	if r.Approver != editor || !r.Authenticated || len(s.sfn.Accepted("token-url")) != 1 {
 		t.Fatalf("record %+v", r)
 	}
@@ -501,7 +500,7 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 	if st := status(); st.Status != review.Pending || st.Decision != nil {
 		t.Fatalf("%+v", st)
 	}
-	r, _ := s.reviews.Get(context.Background(), id)
+	r := mustGet(t, s.reviews, id)
 	if r.TaskToken != "" || r.Of != "invoke" || r.Requester != me || len(r.Reviewers) != 1 || r.Reviewers[0] != "arn:aws:iam::000000000000:user/*" {
 		t.Fatalf("the direct-lane review: %+v (want the requester proven, the platform's reviewers)", r)
 	}

@@ -102,7 +102,7 @@ func TestSendEmailErrorCodesUnderRIE(t *testing.T) {
 	if got := invoke(t, fn, envelope("broken", "broken")); got != "TOOL_RETRY_REQUIRES_IDEMPOTENCY" {
 		t.Fatalf("retry after a maybe-sent 5xx: %q", got)
 	}
-	rows, _ := store.RunRows(context.Background(), "run-ses-broken")
+	rows := mustRunRows(t, store, "run-ses-broken")
 	var statuses []string
 	for _, r := range rows {
 		statuses = append(statuses, string(r.Status))

@@ -115,7 +115,7 @@ func TestConcurrentCallsOnOneKeyRunTheToolOnce(t *testing.T) {
 		t.Fatalf("%d got the result and %d the in-flight error, want 1 and 49", results.Load(), inflight.Load())
 	}
 	// Every invocation is on the ledger; replays are one row with their count.
-	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
+	rows := mustRunRows(t, e.store, runIDOf(t, payload))
 	n := 0
 	for _, r := range rows {
 		n += r.Invocations()
@@ -153,7 +153,7 @@ func TestReplay(t *testing.T) {
 	if e.db.failedConds.Load() != 0 || e.db.gets.Load() != 0 || e.db.writes() != 1 {
 		t.Fatalf("replay cost: %d failed conditional, %d reads, %d writes", e.db.failedConds.Load(), e.db.gets.Load(), e.db.writes())
 	}
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "7")
+	rows := mustKeyRows(t, e.store, runIDOf(t, payload), "7")
 	if len(rows) != 2 || rows[0].Status != ledger.StatusSucceeded || rows[1].Status != ledger.StatusDeduplicated || rows[1].Invocations() != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -192,8 +192,8 @@ func TestExpiredLease(t *testing.T) {
 	if sends.Load() != 0 {
 		t.Fatal("at_most_once tool ran again")
 	}
-	rec, _ := e.store.Record(ctx, runIDOf(t, payload)+"/1")
-	rows, _ := e.store.RunRows(ctx, runIDOf(t, payload))
+	rec := mustRecord(t, e.store, runIDOf(t, payload)+"/1")
+	rows := mustRunRows(t, e.store, runIDOf(t, payload))
 	// The crashed attempt (no outcome: UNKNOWN), and each refused redrive.
 	if rec.State != ledger.StateUnknown || len(rows) != 3 || rows[0].Status != ledger.StatusUnknown || rows[0].Attempt != 1 ||
 		rows[1].Status != ledger.StatusUnknown || rows[1].ErrorCode != string(tool.RetryRequiresIdempotency) {
@@ -242,7 +242,7 @@ func TestDefiniteFailureAndAttemptCap(t *testing.T) {
 	if out, err := flaky.Handle(ctx, payload); err != nil || string(out) != `{"text":"ok"}` {
 		t.Fatal(out, err)
 	}
-	rows, _ := e.store.KeyRows(ctx, runIDOf(t, payload), "1")
+	rows := mustKeyRows(t, e.store, runIDOf(t, payload), "1")
 	if len(rows) != 2 || rows[0].Attempt != 1 || rows[1].Attempt != 2 || rows[0].Status != ledger.StatusFailed || !rows[0].Retryable {
 		t.Fatalf("rows %+v", rows)
 	}

@@ -200,7 +200,7 @@ func TestCancelledAttemptStillFinishesItsRecordAndRow(t *testing.T) {
 		t.Fatalf("not a contract code: %v", err)
 	}
 	rec, rerr := e.store.Record(context.Background(), keyOf(t, payload))
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "1")
+	rows := mustKeyRows(t, e.store, runIDOf(t, payload), "1")
 	if rerr != nil || rec.State == ledger.StateInProgress {
 		t.Errorf("record after a cancelled attempt: %+v %v (want it finished, not IN_PROGRESS)", rec, rerr)
 	}
@@ -397,11 +397,11 @@ func TestToolRunBoundedByTheLeaseAtLeastOnce(t *testing.T) {
 		t.Fatalf("the next attempt: %s %v, want it to run", outB, errB)
 	}
 	replay, err := d.Handle(context.Background(), payload)
-	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
+	rec := mustRecord(t, e.store, keyOf(t, payload))
 	if err != nil || !bytes.Equal(replay, outB) || rec.State != ledger.StateCompleted || !bytes.Equal(rec.Result, outB) {
 		t.Fatalf("replay %s %v, record %s %s: want the second attempt's result", replay, err, rec.State, rec.Result)
 	}
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "1")
+	rows := mustKeyRows(t, e.store, runIDOf(t, payload), "1")
 	var succeeded int
 	for _, r := range rows {
 		if r.Status == ledger.StatusSucceeded {
@@ -436,7 +436,7 @@ func TestToolRunBoundedByTheLeaseAtMostOnce(t *testing.T) {
 			t.Fatalf("%s: %v, want TOOL_RETRY_REQUIRES_IDEMPOTENCY", name, err)
 		}
 	}
-	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
+	rec := mustRecord(t, e.store, keyOf(t, payload))
 	if rec.State != ledger.StateUnknown || sends.Load() != 1 {
 		t.Fatalf("record %s, sends %d: want UNKNOWN and one send", rec.State, sends.Load())
 	}
@@ -587,7 +587,7 @@ func TestConcurrentMixedInputsOnOneKeyRunTheToolOnce(t *testing.T) {
 	}
 	// Every invocation is on the ledger: a row each, replays one row with
 	// their count.
-	rows, _ := e.store.RunRows(context.Background(), runID)
+	rows := mustRunRows(t, e.store, runID)
 	n := 0
 	for _, r := range rows {
 		n += r.Invocations()
@@ -620,12 +620,12 @@ func TestConcurrentRetriesAttemptCap(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
+	rec := mustRecord(t, e.store, keyOf(t, payload))
 	codes.Range(func(k, v any) bool { t.Logf("%s: %d", k, v.(*atomic.Int64).Load()); return true })
 	if calls.Load() > tool.MaxAttempts || rec.Attempts > tool.MaxAttempts {
 		t.Errorf("tool ran %d times, record attempts %d", calls.Load(), rec.Attempts)
 	}
-	rows, _ := e.store.KeyRows(context.Background(), runIDOf(t, payload), "1")
+	rows := mustKeyRows(t, e.store, runIDOf(t, payload), "1")
 	for _, r := range rows {
 		if r.Attempt > tool.MaxAttempts {
 			t.Errorf("row with attempt %d", r.Attempt)
@@ -775,7 +775,7 @@ func TestPanicAfterPartialWork(t *testing.T) {
 	payload := envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`)
 	_, err1 := d.Handle(context.Background(), payload)
 	_, err2 := d.Handle(context.Background(), payload)
-	rec, _ := e.store.Record(context.Background(), keyOf(t, payload))
+	rec := mustRecord(t, e.store, keyOf(t, payload))
 	if codeOf(t, err1) != string(tool.Internal) || codeOf(t, err2) != string(tool.RetryRequiresIdempotency) || sends.Load() != 1 || rec.State != ledger.StateUnknown {
 		t.Errorf("%v / %v / %d sends / %s", err1, err2, sends.Load(), rec.State)
 	}
@@ -897,7 +897,7 @@ func TestFinishSentTwiceRecordsOneRow(t *testing.T) {
 	if l.drops.Load() != 1 {
 		t.Fatal("fixture: no finish response was dropped")
 	}
-	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
+	rows := mustRunRows(t, e.store, runIDOf(t, payload))
 	if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || sends.Load() != 1 {
 		t.Fatalf("rows %+v, %d sends; want one SUCCEEDED row", rows, sends.Load())
 	}
@@ -929,7 +929,7 @@ func TestClaimAppliedButLostIsReleased(t *testing.T) {
 	if _, err := d.Handle(context.Background(), payload); err != nil || sends.Load() != 1 {
 		t.Fatalf("the retry: %v, %d sends; want the tool run once", err, sends.Load())
 	}
-	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
+	rows := mustRunRows(t, e.store, runIDOf(t, payload))
 	var got []string
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%d:%s", r.Attempt, r.Status))
@@ -960,7 +960,7 @@ func TestLateFinishRecordsItsOwnEntry(t *testing.T) {
 	if owned || err != nil {
 		t.Fatalf("the late finish: owned %v, %v", owned, err)
 	}
-	rows, _ := e.store.RunRows(ctx, "run-late")
+	rows := mustRunRows(t, e.store, "run-late")
 	var got []string
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%d:%s", r.Attempt, r.Status))

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -158,6 +159,53 @@ func runIDOf(t testing.TB, payload json.RawMessage) string {
 		t.Fatal(err)
 	}
 	return v.RunID
+}
+
+// mustRecord reads the record of key through Store.Record, failing t with
+// the error (never a nil record to dereference).
+func mustRecord(t testing.TB, s *ledger.Store, key string) *ledger.Record {
+	t.Helper()
+	rec, err := s.Record(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Record(%s): %v", key, err)
+	}
+	return rec
+}
+
+// recordOrNil reads the record of key through Store.Record: nil when the
+// key has none (ledger.ErrNotFound), failing t on any other error.
+func recordOrNil(t testing.TB, s *ledger.Store, key string) *ledger.Record {
+	t.Helper()
+	rec, err := s.Record(context.Background(), key)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("Record(%s): %v", key, err)
+	}
+	return rec
+}
+
+// mustRunRows reads the rows of runID through Store.RunRows, failing t
+// with the error (never an empty listing that hides it).
+func mustRunRows(t testing.TB, s *ledger.Store, runID string) []ledger.Row {
+	t.Helper()
+	rows, err := s.RunRows(context.Background(), runID)
+	if err != nil {
+		t.Fatalf("RunRows(%s): %v", runID, err)
+	}
+	return rows
+}
+
+// mustKeyRows reads the rows of call seq of runID through Store.KeyRows,
+// failing t with the error.
+func mustKeyRows(t testing.TB, s *ledger.Store, runID string, seq tool.Seq) []ledger.Row {
+	t.Helper()
+	rows, err := s.KeyRows(context.Background(), runID, seq)
+	if err != nil {
+		t.Fatalf("KeyRows(%s, %s): %v", runID, seq, err)
+	}
+	return rows
 }
 
 // codeOf returns the caller-visible error type of Handle's error.

@@ -65,7 +65,7 @@ func TestPlatformDispatcher(t *testing.T) {
 	if err != nil || string(out) != `{"text":"hi"}` || seen.Function != ts.Tools["p-echo"].Function {
 		t.Fatalf("platform tool: %s %v, pinned %+v", out, err, seen)
 	}
-	rows, _ := e.store.RunRows(context.Background(), runIDOf(t, payload))
+	rows := mustRunRows(t, e.store, runIDOf(t, payload))
 	if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || rows[0].Tool != "p-echo" {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -76,7 +76,7 @@ func TestPlatformDispatcher(t *testing.T) {
 		if _, err := d.Handle(context.Background(), payload); codeOf(t, err) != string(tool.PermissionDenied) {
 			t.Errorf("%s: %v", name, err)
 		}
-		if rec, _ := e.store.Record(context.Background(), runIDOf(t, payload)+"/1"); rec != nil {
+		if rec := recordOrNil(t, e.store, runIDOf(t, payload)+"/1"); rec != nil {
 			t.Errorf("%s: a record was claimed: %+v", name, rec)
 		}
 	}

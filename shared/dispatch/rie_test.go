@@ -118,8 +118,8 @@ func TestRIECrash(t *testing.T) {
 	if n := send.effectCount(t); n != 1 {
 		t.Fatalf("the side effect happened %d times", n)
 	}
-	rows, _ := e.store.RunRows(ctx, runID)
-	rec, _ := e.store.Record(ctx, runID+"/1")
+	rows := mustRunRows(t, e.store, runID)
+	rec := mustRecord(t, e.store, runID+"/1")
 	// The crashed attempt, which never recorded its outcome, and the
 	// refused redrive: both UNKNOWN.
 	if len(rows) != 2 || rows[0].Status != ledger.StatusUnknown || rows[1].Status != ledger.StatusUnknown || rec.State != ledger.StateUnknown {
