@@ -221,7 +221,10 @@ func TestReviewCommandFunctionURL(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "approved by "+principal) {
 		t.Fatalf("approve: exit %d\n%s%s", code, out, errs)
 	}
-	cur, _ := e.reviews.Get(context.Background(), r.ID)
+	cur, err := e.reviews.Get(context.Background(), r.ID)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", r.ID, err)
+	}
 	if cur.Approver != principal || !cur.Authenticated || len(e.sfn.Accepted("token-url")) != 1 {
 		t.Fatalf("record %+v", cur)
 	}
@@ -309,7 +312,10 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	// waitPending returns the id of the review the lane requested.
 	waitPending := func(seen map[string]bool) string {
 		for range 200 {
-			list, _ := e.reviews.List(context.Background(), review.Pending, nil)
+			list, err := e.reviews.List(context.Background(), review.Pending, nil)
+			if err != nil {
+				t.Fatalf("List: %v", err)
+			}
 			for _, r := range list {
 				if !seen[r.ID] {
 					seen[r.ID] = true
@@ -330,7 +336,10 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 
 	done := invoke("--wait-timeout", "30s")
 	id := waitPending(seen)
-	r, _ := e.reviews.Get(context.Background(), id)
+	r, err := e.reviews.Get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", id, err)
+	}
 	if r.TaskToken != "" || r.Tool != "send-email" || r.Of != "invoke" || !strings.HasPrefix(r.RunID, lane.DirectRunPrefix(as("operator"))+"invoke-") || r.Requester != as("operator") {
 		t.Fatalf("direct-lane review %+v", r)
 	}

@@ -153,7 +153,7 @@ func TestRecordGuards(t *testing.T) {
 	if ok, err := s.Finish(ctx, "run/1", old.Token, StateFailed, nil, row); !ok || err != nil {
 		t.Errorf("a finish sent again: %v %v", ok, err)
 	}
-	got, _ := s.Record(ctx, "run/1")
+	got := mustRecord(t, s, "run/1")
 	if got.State != StateCompleted || string(got.Result) != `{"a":1}` || got.Attempts != 2 {
 		t.Errorf("record %+v", got)
 	}
@@ -225,7 +225,7 @@ func TestOneItemPerCall(t *testing.T) {
 	}
 	// The worst case: the largest inline result (200 KiB) and ten attempts.
 	big := json.RawMessage(`"` + strings.Repeat("x", 200<<10) + `"`)
-	old, _ := s.Record(ctx, "run/3")
+	old := mustRecord(t, s, "run/3")
 	for i := 2; i <= 10; i++ {
 		if ok, err := s.Finish(ctx, "run/3", old.Token, StateFailed, nil, &Row{Attempt: i - 1, Status: StatusFailed, ErrorCode: "TOOL_TIMEOUT", StartedAt: now, EndedAt: now}); !ok || err != nil {
 			t.Fatal("finish", i, ok, err)

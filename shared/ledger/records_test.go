@@ -66,13 +66,13 @@ func TestFinishNeedsTheCurrentToken(t *testing.T) {
 	if ok, _ := s.Finish(ctx, key, "not-the-token", StateCompleted, json.RawMessage(`{"n":"stale"}`), row()); ok {
 		t.Fatal("a stale token's finish was applied")
 	}
-	if rec, _ := s.Record(ctx, key); rec.State != StateInProgress || rec.Result != nil {
+	if rec := mustRecord(t, s, key); rec.State != StateInProgress || rec.Result != nil {
 		t.Fatalf("after a stale finish: %+v", rec)
 	}
 	if ok, err := s.Finish(ctx, key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), row()); err != nil || !ok {
 		t.Fatalf("the claim's own finish: %v %v", ok, err)
 	}
-	if rec, _ := s.Record(ctx, key); rec.State != StateCompleted || string(rec.Result) != `{"n":1}` {
+	if rec := mustRecord(t, s, key); rec.State != StateCompleted || string(rec.Result) != `{"n":1}` {
 		t.Fatalf("after the finish: %+v", rec)
 	}
 }
@@ -86,16 +86,27 @@ func TestReclaimIsTakenOnce(t *testing.T) {
 	if ok, _, err := s.Claim(ctx, claimOf(key, time.Now().Add(-time.Second))); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	a, _ := s.Record(ctx, key)
-	b, _ := s.Record(ctx, key)
+	a := mustRecord(t, s, key)
+	b := mustRecord(t, s, key)
 	lease := time.Now().Add(time.Minute)
 	okA, errA := s.Reclaim(ctx, a, lease)
 	okB, errB := s.Reclaim(ctx, b, lease)
 	if errA != nil || errB != nil || okA == okB {
 		t.Fatalf("reclaims: %v %v / %v %v, want exactly one", okA, errA, okB, errB)
 	}
-	rec, _ := s.Record(ctx, key)
+	rec := mustRecord(t, s, key)
 	if rec.Attempts != 2 || rec.Token != a.Token {
 		t.Fatalf("record %+v: want attempt 2 with the winner's token %s", rec, a.Token)
 	}
+}
+
+// mustRecord reads key's record, failing the test with the error when the
+// read fails.
+func mustRecord(t testing.TB, s *Store, key string) *Record {
+	t.Helper()
+	rec, err := s.Record(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Record(%s): %v", key, err)
+	}
+	return rec
 }
