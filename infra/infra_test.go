@@ -17,8 +17,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
-	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/reviewer"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // starResource lists every action allowed on Resource "*", with the reason.
@@ -60,51 +60,52 @@ func ownLogs(fn string) stmt {
 	return stmt{Sid: "OwnLogGroup", Actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"}, Resources: []string{"${" + fn + "Logs.Arn}"}}
 }
 
-// items is a ledger statement: actions on the items whose partition key
-// starts with prefix, naming only attrs when there are any (in the
-// template's order), asking for returnValues when it is set.
-func items(sid, prefix string, actions, attrs []string, returnValues string) stmt {
-	all := map[string]any{"dynamodb:LeadingKeys": []string{prefix + "*"}}
-	if attrs != nil {
-		all["dynamodb:Attributes"] = attrs
+// wantLedger is principal p's ledger statements as the declaration gives
+// them (table.Of), encoded here apart from infra's generator: one per
+// access, with dynamodb:LeadingKeys "<prefix>*" for the kinds it reaches,
+// dynamodb:Attributes when it names them, dynamodb:ReturnValues and
+// dynamodb:Select when it sets them; an index access is a Query on the
+// index, bounded by the attributes it names only.
+func wantLedger(p table.Principal) []stmt {
+	var out []stmt
+	for _, a := range table.Of(p) {
+		var actions []string
+		for _, act := range a.Actions {
+			actions = append(actions, string(act))
+		}
+		all := map[string]any{}
+		resource := tableARN
+		if a.Index != nil {
+			resource = reviewIndexARN
+		} else {
+			var keys []string
+			for _, prefix := range a.Prefixes() {
+				keys = append(keys, prefix+"*")
+			}
+			all["dynamodb:LeadingKeys"] = keys
+		}
+		if a.Attributes != nil {
+			all["dynamodb:Attributes"] = a.Attributes
+		}
+		c := map[string]any{}
+		if len(all) > 0 {
+			c["ForAllValues:StringLike"] = all
+		}
+		if a.ReturnValues != "" {
+			c["StringEquals"] = map[string]any{"dynamodb:ReturnValues": a.ReturnValues}
+		}
+		if a.SpecificAttributes {
+			c["StringEqualsIfExists"] = map[string]any{"dynamodb:Select": "SPECIFIC_ATTRIBUTES"}
+		}
+		st := stmt{Sid: a.Sid, Actions: sorted(actions...), Resources: []string{resource}}
+		if len(c) > 0 {
+			b, _ := json.Marshal(c)
+			st.Condition = string(b)
+		}
+		out = append(out, st)
 	}
-	c := map[string]any{"ForAllValues:StringLike": all}
-	if returnValues != "" {
-		c["StringEquals"] = map[string]any{"dynamodb:ReturnValues": returnValues}
-	}
-	b, _ := json.Marshal(c)
-	return stmt{Sid: sid, Actions: sorted(actions...), Resources: []string{tableARN}, Condition: string(b)}
+	return out
 }
-
-// The ledger statements of the functions, derived from the requests their
-// code makes (docs/infra.md, "Least privilege"; TestCodeRequestsAllowed
-// replays those requests against the template).
-var (
-	getItem, putItem, updateItem = "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"
-	// The dispatcher's call and row items, whole.
-	wantCalls = items("Calls", "RUN#", []string{getItem, putItem, updateItem}, nil, "")
-	// ledger.Store.Toolset: GetItem projecting body.
-	wantToolsets = items("Toolsets", "TOOLSET#", []string{getItem}, []string{"pk", "sk", "body"}, "")
-	// dynamo.Store.Get: the whole review (review-request, review-decision).
-	wantReadReviews = items("ReadReviews", "REVIEW#", []string{getItem}, nil, "")
-	// dynamo.Store.GetApproval (the tools): the approval check's attributes
-	// only, never the inputs, the task token, the reason or the requester.
-	wantReadApprovals = stmt{Sid: "ReadApprovals", Actions: []string{getItem}, Resources: []string{tableARN},
-		Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_id","run_id","step","of","tool",` +
-			`"toolset_id","input_digest","status","deadline","expires_at","approver","authenticated","decided_at","delivery",` +
-			`"delivery_error","bound_key"],"dynamodb:LeadingKeys":["REVIEW#*"]},` +
-			`"StringEqualsIfExists":{"dynamodb:Select":"SPECIFIC_ATTRIBUTES"}}`}
-	// dynamo.Store.Bind: SET bound_key, bound_at; condition on pk and
-	// bound_key.
-	wantBind         = items("BindApprovals", "BIND#", []string{putItem}, []string{"pk", "sk", "bound_key", "bound_at", "expires_at"}, "")
-	wantReadBindings = items("ReadBindings", "BIND#", []string{getItem}, nil, "")
-	// ledger.ProofTable.Record.
-	wantProofs = []stmt{
-		items("RecordCallerProofs", "PROOF#", []string{putItem}, []string{"pk", "sk", "binding", "arn", "expires_at"}, ""),
-		items("ReadCallerProofs", "PROOF#", []string{getItem}, nil, ""),
-	}
-	wantToolItems = append([]stmt{wantCalls, wantToolsets, wantReadApprovals, wantBind, wantReadBindings}, wantProofs...)
-)
 
 // wantReadFloors: the floor tags of the stage's platform tool functions
 // (the proxy's and the publish function's), and of no other function.
@@ -118,9 +119,9 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "SendAsTheSenderOnly", Actions: []string{"ses:SendEmail"}, Resources: []string{identity},
 			Condition: `{"ForAllValues:StringLike":{"ses:Recipients":` + wantRecipients + `},"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
 		lambdaXRay,
-	}, wantToolItems...),
-	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), lambdaXRay}, wantToolItems...),
-	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), lambdaXRay}, wantToolItems...),
+	}, wantLedger(table.ToolFunctions)...),
+	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
+	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
 	// The proxy: the tagged functions and their floors, and its stage's
 	// tool function parameters only.
 	"LambdaToolFunction": append([]stmt{
@@ -130,25 +131,12 @@ var wantFunctionPolicies = map[string][]stmt{
 		wantReadFloors,
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		lambdaXRay,
-	}, wantToolItems...),
+	}, wantLedger(table.ToolFunctions)...),
 	// mcp-call: the dispatcher's items and nothing else; the MCP servers
 	// are on the internet.
-	"McpCallFunction": append([]stmt{ownLogs("McpCallFunction"), lambdaXRay}, wantToolItems...),
+	"McpCallFunction": append([]stmt{ownLogs("McpCallFunction"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
 	"ReviewRequestFunction": append([]stmt{
 		ownLogs("ReviewRequestFunction"),
-		wantToolsets,
-		// dynamo.Store.Create: the pending review, never a decision or a
-		// binding.
-		items("CreateReviews", "REVIEW#", []string{putItem}, []string{"pk", "sk", "review_id", "run_id", "step", "of", "tool",
-			"toolset_id", "reviewers", "input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token",
-			"status", "created_at", "deadline", "expires_at", "review_list_pk", "review_list_sk"}, ""),
-		wantReadReviews,
-		// dynamo.Store RecordStart and Starter.
-		items("RecordStarts", "START#", []string{putItem}, []string{"pk", "sk", "starter", "parent_run_id", "input_digest", "state_machine_arn", "child_started_at", "expires_at"}, ""),
-		// dynamo.Store.TakeChildStart: which child execution took its
-		// parent's record.
-		items("TakeChildStarts", "START#", []string{updateItem}, []string{"pk", "sk", "child_started_at", "parent_run_id"}, "NONE"),
-		items("ReadStarts", "START#", []string{getItem}, nil, ""),
 		// A child run's start: the version its execution runs.
 		{Sid: "DescribeChildExecutions", Actions: []string{"states:DescribeExecution"},
 			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-test_*:*"}},
@@ -159,36 +147,14 @@ var wantFunctionPolicies = map[string][]stmt{
 			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-test_*"},
 			Condition: `{"Null":{"states:StateMachineQualifier":"false"}}`},
 		lambdaXRay,
-	}, wantProofs...),
+	}, wantLedger(table.ReviewRequest)...),
 	"ReviewDecisionFunction": append([]stmt{
 		ownLogs("ReviewDecisionFunction"),
-		wantReadReviews,
-		// dynamo.Store Decide, ClaimDelivery, FinishDelivery,
-		// NoteSelfApproval: never what was asked, never a binding.
-		items("DecideReviews", "REVIEW#", []string{updateItem}, []string{"pk", "sk", "status", "deadline", "expires_at", "review_list_pk",
-			"approver", "authenticated", "decided_at", "reason", "decision_token", "delivery", "delivery_lease_until",
-			"delivered_at", "delivery_error", "self_approval_refusals"}, "NONE"),
-		// dynamo.Store.List: the index's keys and projection.
-		{Sid: "ListReviews", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN},
-			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":["pk","sk","review_list_pk","review_list_sk",` +
-				`"review_id","run_id","step","of","tool","toolset_id","reviewers","input_digest","status","created_at",` +
-				`"expires_at","approver","authenticated","decided_at","bound_key"]}}`},
-		// dynamo.Store.BoundKey: the binding a show reports.
-		wantReadBindings,
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
 		lambdaXRay,
-	}, wantProofs...),
+	}, wantLedger(table.ReviewDecision)...),
 	"PublishFunction": append([]stmt{
 		ownLogs("PublishFunction"),
-		// ledger.Store.RegisterToolset: the conditional PutItem; Toolset
-		// (and the read after a failed condition): GetItem of body.
-		items("RegisterToolsets", "TOOLSET#", []string{putItem}, []string{"pk", "sk", "body", "registered_at"}, ""),
-		wantToolsets,
-		// ledger.Store.RecordPublished and PublishedSolution: a Solution's
-		// last published version, which a parent's workflow steps start.
-		items("RecordPublishedSolutions", "SOLUTION#", []string{putItem}, []string{"pk", "sk", "version_arn", "version", "toolset_id",
-			"output_bound_bytes", "run_timeout_seconds", "input_limit_bytes", "source_digest", "publisher", "published_at"}, ""),
-		items("ReadPublishedSolutions", "SOLUTION#", []string{getItem}, nil, ""),
 		// The parameters Publish reads, and nothing else under the path.
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
 			arn("ssm", "parameter/toolgate/test/function/lambda-tool/arn"),
@@ -212,7 +178,7 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "ExecutionLogDelivery", Actions: sorted("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"), Resources: []string{"*"}},
 		lambdaXRay,
-	}, wantProofs...),
+	}, wantLedger(table.Publish)...),
 }
 
 // wantExecutionRole: Solutions invoke the sfn aliases only.
@@ -263,15 +229,10 @@ var wantManagedPolicies = map[string][]stmt{
 		{Sid: "DecisionFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${ReviewDecisionFunction.Arn}"},
 			Condition: `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`},
 	},
-	"toolgate-test-operator": {
-		{Sid: "LedgerReads", Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resources: []string{tableARN},
-			Condition: `{"ForAllValues:StringLike":{"dynamodb:Attributes":` + readAttributesJSON() + `,"dynamodb:LeadingKeys":["RUN#*","TOOLSET#*"]},` +
-				`"StringEqualsIfExists":{"dynamodb:Select":"SPECIFIC_ATTRIBUTES"}}`},
-		{Sid: "LedgerIndexReads", Actions: []string{"dynamodb:Query"}, Resources: []string{reviewIndexARN}},
+	"toolgate-test-operator": append(wantLedger(table.Operator),
 		// People invoke the direct aliases only.
-		{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-			"${LambdaToolFunctionDirectAlias}", "${McpCallFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}},
-	},
+		stmt{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
+			"${LambdaToolFunctionDirectAlias}", "${McpCallFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}}),
 }
 
 // wantParameters are the SSM parameters toolgate publish reads, with
@@ -1211,16 +1172,6 @@ func wrap(what string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", what, err)
-}
-
-// readAttributesJSON is the Operator's allowed attributes as the template
-// renders them; a recorded result is never among them.
-func readAttributesJSON() string {
-	if slices.Contains(ledgertable.ReadAttributes, "result") {
-		panic("ledger.ReadAttributes holds the recorded result")
-	}
-	b, _ := json.Marshal(ledgertable.ReadAttributes)
-	return string(b)
 }
 
 // checkNeverSet: no function's environment holds a variable of neverSet.

@@ -112,3 +112,23 @@ func TestConform(t *testing.T) {
 		t.Fatalf("Conform(mistyped) = %v", err)
 	}
 }
+
+// The operator reads digests, sizes and states, never what a call or a
+// review holds: no recorded result, no reviewed input, no task token.
+func TestOperatorReadsNoPayload(t *testing.T) {
+	for _, a := range Of(Operator) {
+		for _, n := range []string{"result", "input", "task_token", "reason", "body_text"} {
+			if slices.Contains(a.Attributes, n) {
+				t.Errorf("access %s lets the operator read %s", a.Sid, n)
+			}
+		}
+		for _, k := range a.On {
+			if k == Review || k == Start || k == Proof || k == Binding {
+				t.Errorf("access %s reaches %s items", a.Sid, k.Name)
+			}
+		}
+		if a.On != nil && a.Attributes == nil {
+			t.Errorf("access %s reads whole items", a.Sid)
+		}
+	}
+}
