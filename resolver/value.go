@@ -126,6 +126,9 @@ func parseYAML(src []byte) (*value, Pos, error) {
 		return nil, p, fmt.Errorf("values nest deeper than %d levels", MaxDepth)
 	}
 	tokens := lexer.Tokenize(string(src))
+	if p, err := directive(src, tokens); err != nil {
+		return nil, p, err
+	}
 	if p, wide := mappingTooWide(tokens); wide && tokens.InvalidToken() == nil {
 		return nil, p, fmt.Errorf("a mapping here has more than %d keys, which a YAML file may not hold (its parser takes time and memory that grow with the square of a mapping's keys): write it as JSON (.json)", MaxMappingKeys)
 	}
@@ -140,7 +143,7 @@ func parseYAML(src []byte) (*value, Pos, error) {
 	}
 	var docs []*ast.DocumentNode
 	for _, d := range f.Docs {
-		if _, directive := d.Body.(*ast.DirectiveNode); d.Body != nil && !directive {
+		if d.Body != nil {
 			docs = append(docs, d)
 		}
 	}
@@ -151,6 +154,26 @@ func parseYAML(src []byte) (*value, Pos, error) {
 		return nil, nodePos(docs[1].Body), errors.New("the file holds more than one YAML document")
 	}
 	return convert(docs[0].Body, 0)
+}
+
+// directive refuses the first YAML directive (%YAML, %TAG or a reserved
+// one, YAML 1.2 §6.8) among tokens of src: every YAML file is read as
+// YAML 1.2, and a "%YAML 1.1" that the parser ignored would let readers
+// of YAML 1.1 see another document (yes, on and 010 are a boolean and a
+// number there, strings and ten here).
+func directive(src []byte, tokens token.Tokens) (Pos, error) {
+	for _, tk := range tokens {
+		if tk.Type != token.DirectiveType {
+			continue
+		}
+		p := tokenPos(tk)
+		line := src[offsetOf(src, Pos{p.Line, 1}):]
+		if end := bytes.IndexByte(line, '\n'); end >= 0 {
+			line = line[:end]
+		}
+		return p, fmt.Errorf("the directive %q is refused: toolgate reads every YAML file as YAML 1.2, whatever a directive says (YAML 1.1 reads yes, on and 010 otherwise); remove the directive", truncate(string(bytes.TrimSpace(line))))
+	}
+	return Pos{}, nil
 }
 
 // MaxSourceBytes bounds a Solution file (8 MiB) so that a huge input is

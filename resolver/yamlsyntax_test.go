@@ -87,3 +87,36 @@ func TestFlowOpenAt(t *testing.T) {
 		}
 	}
 }
+
+// A YAML directive is refused at its line: the file is read as YAML 1.2
+// whatever it says, and a "%YAML 1.1" left in place would let a YAML 1.1
+// reader see yes and on as booleans where the resolver sees strings.
+func TestYAMLDirectivesAreRefused(t *testing.T) {
+	body := "solution: s\nversion: 1\nsteps:\n  - id: a\n    pass: {x: yes}\n"
+	for _, c := range []struct {
+		name, src string
+		at        Pos
+		says      string
+	}{
+		{"YAML 1.1", "%YAML 1.1\n---\n" + body, Pos{1, 1}, `the directive "%YAML 1.1" is refused`},
+		{"YAML 1.2", "%YAML 1.2\n---\n" + body, Pos{1, 1}, `the directive "%YAML 1.2" is refused`},
+		{"TAG after a comment", "# a Solution\n%TAG ! tag:example.com,2000:\n---\n" + body, Pos{2, 1}, `the directive "%TAG ! tag:example.com,2000:" is refused`},
+		{"directives only", "%YAML 1.1\n", Pos{1, 1}, "reads every YAML file as YAML 1.2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := Compile("d.yaml", []byte(c.src), Options{})
+			if len(res.Diagnostics) != 1 {
+				t.Fatalf("%d diagnostics, want 1: %v", len(res.Diagnostics), res.Diagnostics)
+			}
+			d := res.Diagnostics[0]
+			if d.Rule != RuleSyntax || (Pos{d.Line, d.Column}) != c.at || !strings.Contains(d.Message, c.says) || !strings.Contains(d.Message, "remove the directive") {
+				t.Errorf("got  %s\nwant d.yaml:%d:%d: error: [syntax] …%s…", d, c.at.Line, c.at.Column, c.says)
+			}
+		})
+	}
+	// A "%" line of a block scalar is text, not a directive.
+	res := Compile("d.yaml", []byte("solution: s\nversion: 1\nsteps:\n  - id: a\n    pass:\n      x: |\n        %YAML 1.1\n"), Options{})
+	if !res.OK() {
+		t.Errorf("a block scalar's line read as a directive: %v", res.Diagnostics)
+	}
+}
