@@ -113,6 +113,15 @@ func IsToolsetFile(src []byte) bool {
 	return err == nil && v.kind == kMap && v.get("toolset") != nil && v.get("steps") == nil
 }
 
+// IsSolutionFile reports whether src is a Solution rather than a toolset
+// file: one mapping with a "solution" or a "steps" key and no "toolset".
+// A file that is neither, or that is not YAML, is not a Solution: read as
+// a toolset file (CompileToolset), its diagnostics say what is wrong.
+func IsSolutionFile(src []byte) bool {
+	v, _, err := parseValue(src, formatYAML)
+	return err == nil && v.kind == kMap && v.get("toolset") == nil && (v.get("solution") != nil || v.get("steps") != nil)
+}
+
 // CompileToolset resolves a toolset file (file names it in diagnostics
 // and chooses its format, as for Compile) into the toolset it pins: its base's content when it names
 // one, each built-in tool from the catalog with a policy that may only be

@@ -33,6 +33,8 @@ func TestYAMLSyntaxErrors(t *testing.T) {
 		{"missing comma in a closed mapping", "a: {\n  b: 1\n  c: 2\n}\n", Pos{3, 3},
 			`a "," is missing before this entry of the flow mapping that opens with "{" on line 1`},
 		{"closer with nothing open", "a: ]\n", Pos{1, 4}, `"]" closes nothing: no "[" is open here`},
+		{"sequence closed by a brace after a comma", "toolset: x\ntools: {a: [1,}\n", Pos{2, 12},
+			`the "[" on line 2 opens a flow sequence that is never closed: "}" at line 2 column 15 comes before its "]"`},
 		{"extra closing brace", "{a: 1}}\n", Pos{1, 7}, `"}" closes nothing: no "{" is open here`},
 		{"unclosed double-quoted string", "a: \"x\n\nb: 1\n", Pos{1, 4}, `the double-quoted string that starts here is never closed`},
 		{"unclosed single-quoted string", "a: 'x\n", Pos{1, 4}, `the single-quoted string that starts here is never closed`},

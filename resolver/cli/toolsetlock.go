@@ -100,7 +100,9 @@ func lockToolsetFile(cmd *cobra.Command, f string, replace bool) int {
 		fmt.Fprintf(stderr, "toolgate toolset lock: %v\n", err)
 		return ExitMisuse
 	}
-	if strings.HasSuffix(f, ".toolset.json") || !resolver.IsToolsetFile(src) {
+	// A file that is neither is read as a toolset file, whose diagnostics
+	// say what is wrong: a syntax error, an empty file, no toolset key.
+	if strings.HasSuffix(f, ".toolset.json") || resolver.IsSolutionFile(src) {
 		fmt.Fprintf(stderr, "toolgate toolset lock: %s is not a toolset file (docs/toolsets.md): a compiled toolset or a Solution has no lock of its own\n", f)
 		return ExitMisuse
 	}
