@@ -19,7 +19,7 @@ import (
 // grammar's syntax, unknown-field, missing-field, invalid-value,
 // unknown-tool, fetch-host and retry.
 const (
-	RuleToolSchema = "tool-schema" // a platform tool's input or output schema that does not compile, or cannot be read
+	RuleToolSchema = "tool-schema" // a platform tool's input or output schema that does not compile, cannot be read, or is past toolset.CheckSchemaSize's bounds
 	RulePolicy     = "policy"      // a policy or review requirement weaker than the catalog's (or the base's), or a platform tool at_least_once without idempotent or tolerate_duplicates
 	RuleBase       = "base"        // a base that does not exist, or a derived toolset adding or dropping tools
 	RuleToolset    = "toolset"     // the registration check (toolset.Verify) refuses the pinned toolset
@@ -602,6 +602,19 @@ func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
 		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s must be a JSON Schema (a mapping or a boolean) or a file name, not a %s", what, v.kind)
 		return nil
 	}
+	raw, err := json.Marshal(v.plain())
+	if err != nil {
+		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s: %v", what, err)
+		return nil
+	}
+	// The registration check's bounds, here at the schema or at the line
+	// naming its file, rather than at the toolset file's start when
+	// toolset.Verify refuses; and before compiling, which a schema past
+	// them can make slow.
+	if err := toolset.CheckSchemaSize(raw); err != nil {
+		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s%s %v: a pinned schema is at most %d bytes (64 KiB) of compact JSON, nested at most %d levels, with at most %d reference keywords", what, from, err, toolset.MaxSchemaBytes, toolset.MaxSchemaDepth, toolset.MaxSchemaRefs)
+		return nil
+	}
 	if _, err := schema.CompileValue(v.plain()); err != nil {
 		for _, p := range schema.Problems(err, nil) {
 			at := f.val.pos
@@ -610,11 +623,6 @@ func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
 			}
 			tc.ds.errorf(at, RuleToolSchema, "%s%s does not compile as JSON Schema 2020-12: %s%s: %s", what, from, what[strings.LastIndex(what, " ")+1:], strings.ReplaceAll(p.Location, "/", "."), p.Message)
 		}
-		return nil
-	}
-	raw, err := json.Marshal(v.plain())
-	if err != nil {
-		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s: %v", what, err)
 		return nil
 	}
 	return raw
