@@ -68,7 +68,10 @@ type ToolsetOptions struct {
 // ToolsetResult is the outcome of resolving one toolset file.
 type ToolsetResult struct {
 	File        string
-	Diagnostics []Diagnostic
+	Diagnostics []Diagnostic // at most MaxDiagnostics
+	// Counts are the file's errors and warnings, those Diagnostics
+	// leaves out included.
+	Counts Counts
 	// Toolset is the pinned toolset with its id; nil when there is an
 	// error. For a draft it is the draft: no id, its MCP servers in
 	// MCPServers.
@@ -133,7 +136,7 @@ func IsSolutionFile(src []byte) bool {
 func CompileToolset(file string, src []byte, opts ToolsetOptions) *ToolsetResult {
 	res := &ToolsetResult{File: file}
 	ds := &diags{file: file}
-	defer func() { res.Diagnostics = ds.sorted() }()
+	defer func() { res.Diagnostics, res.Counts = ds.sorted() }()
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}

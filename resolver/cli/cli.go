@@ -195,14 +195,10 @@ func check(cmd *cobra.Command, files []string, format string, summary bool) int 
 			fmt.Fprintf(stderr, "toolgate check: %v\n", err)
 			return ExitMisuse
 		}
+		// The totals, with those a [too-many] diagnostic counts.
 		out.Valid = out.Valid && res.OK()
-		for _, d := range res.Diagnostics {
-			if d.Severity == resolver.SeverityError {
-				out.Errors++
-			} else {
-				out.Warnings++
-			}
-		}
+		out.Errors += res.Counts.Errors
+		out.Warnings += res.Counts.Warnings
 		out.Diagnostics = append(out.Diagnostics, res.Diagnostics...)
 		if summary {
 			fmt.Fprintln(stdout, res.Summary())
