@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
@@ -100,9 +101,11 @@ func (d Diagnostic) String() string {
 }
 
 // Head is the diagnostic's first line, without its notes:
-// "file:line:col: error|warning: [rule-id] message".
+// "file:line:col: error|warning: [rule-id] message", the file's name with
+// invisible and bidirectional characters escaped (invisible.Escape), as
+// the message's are.
 func (d Diagnostic) Head() string {
-	return fmt.Sprintf("%s:%d:%d: %s: [%s] %s", d.File, d.Line, d.Column, d.Severity, d.Rule, d.Message)
+	return fmt.Sprintf("%s:%d:%d: %s: [%s] %s", invisible.Escape(d.File), d.Line, d.Column, d.Severity, d.Rule, d.Message)
 }
 
 // Counts are a file's errors and warnings, listed or not: those a
@@ -147,15 +150,24 @@ func (ds *diags) add(sev Severity, p Pos, rule string, notes []string, format st
 	ds.list = append(ds.list, d)
 }
 
-// oneLine is s with every control character as a space, cut to
-// MaxMessageRunes.
+// DiagnosticText is s as a diagnostic's message or note (oneLine): for
+// diagnostics built outside this package, such as the publish function's
+// checks against its deployment.
+func DiagnosticText(s string) string { return oneLine(s) }
+
+// oneLine is s with every ASCII control character as a space and every
+// other character a reader cannot see, or that reorders what they see,
+// written as \u{202E} (invisible.Escape), cut to MaxMessageRunes. Every
+// message and note goes through it, so that neither a value quoted from
+// the source nor a library's message quoting it (a regular expression's
+// compile error) reaches a terminal raw.
 func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
+	s = invisible.Escape(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 	if r := []rune(s); len(r) > MaxMessageRunes {
 		s = string(r[:MaxMessageRunes-1]) + "…"
 	}

@@ -396,6 +396,24 @@ func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
 	}
 }
 
+// toolset lock's warning names a schema's property name holding a
+// right-to-left override among the code points, and shows the property's
+// pointers escaped: the name is part of every pointer below it.
+func TestToolsetLockWarnsOfInvisiblePropertyNames(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	dir := t.TempDir()
+	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
+	schema := `{"type":"object","properties":{"k\u202eey":{"type":"string","description":"the key"}}}`
+	if err := os.WriteFile(filepath.Join(dir, "schemas", "create-ticket.input.json"), []byte(schema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run("toolset", "lock", filepath.Join(dir, "demo.yaml"), "--toolsets", t.TempDir())
+	want := `tool create-ticket has invisible or bidirectional characters (U+202E) in input_schema /properties/k\u{202E}ey (name)`
+	if code != ExitOK || !strings.Contains(out, "wrote ") || !strings.Contains(errs, want) || strings.Contains(errs, "\u202e") {
+		t.Fatalf("exit %d\n%s%s\nwant the lock written and a warning saying %q, nothing raw", code, out, errs, want)
+	}
+}
+
 // toolset lock does not replace a lock of the same toolset name that
 // holds another id, or a file that is not a lock: it fails naming the
 // file and both ids, and leaves the file as it was. --replace replaces
