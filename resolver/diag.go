@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
@@ -66,8 +67,8 @@ type Pos struct {
 const MaxNotes = 8
 
 // MaxDiagnostics bounds the diagnostics of one file: errors first, then
-// warnings, each in source order, and one [too-many] diagnostic counting
-// the rest. A diagnostic is at most (1 + MaxNotes) × MaxMessageRunes
+// [invisible] warnings, then the other warnings, each in source order, and
+// one [too-many] diagnostic counting the rest. A diagnostic is at most (1 + MaxNotes) × MaxMessageRunes
 // runes, up to 6 bytes each in JSON, so 200 fit in a publish function's
 // answer, which Lambda bounds at 6 MB (AWS Lambda quota).
 const MaxDiagnostics = 200
@@ -100,9 +101,39 @@ func (d Diagnostic) String() string {
 }
 
 // Head is the diagnostic's first line, without its notes:
-// "file:line:col: error|warning: [rule-id] message".
+// "file:line:col: error|warning: [rule-id] message", the file's name with
+// invisible and bidirectional characters escaped (invisible.Escape), as
+// the message's are.
 func (d Diagnostic) Head() string {
-	return fmt.Sprintf("%s:%d:%d: %s: [%s] %s", d.File, d.Line, d.Column, d.Severity, d.Rule, d.Message)
+	return fmt.Sprintf("%s:%d:%d: %s: [%s] %s", invisible.Escape(d.File), d.Line, d.Column, d.Severity, d.Rule, d.Message)
+}
+
+// Counts are a file's errors and warnings, listed or not: those a
+// [too-many] diagnostic counts are in, that diagnostic itself is not.
+type Counts struct {
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+}
+
+// String is "3 errors, 1 warning", leaving out a severity with none, or
+// "no diagnostics".
+func (c Counts) String() string {
+	var parts []string
+	for _, n := range []struct {
+		n    int
+		noun string
+	}{{c.Errors, "error"}, {c.Warnings, "warning"}} {
+		switch {
+		case n.n == 1:
+			parts = append(parts, "1 "+n.noun)
+		case n.n > 1:
+			parts = append(parts, fmt.Sprintf("%d %ss", n.n, n.noun))
+		}
+	}
+	if len(parts) == 0 {
+		return "no diagnostics"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // diags collects the diagnostics of one file.
@@ -119,15 +150,24 @@ func (ds *diags) add(sev Severity, p Pos, rule string, notes []string, format st
 	ds.list = append(ds.list, d)
 }
 
-// oneLine is s with every control character as a space, cut to
-// MaxMessageRunes.
+// DiagnosticText is s as a diagnostic's message or note (oneLine): for
+// diagnostics built outside this package, such as the publish function's
+// checks against its deployment.
+func DiagnosticText(s string) string { return oneLine(s) }
+
+// oneLine is s with every ASCII control character as a space and every
+// other character a reader cannot see, or that reorders what they see,
+// written as \u{202E} (invisible.Escape), cut to MaxMessageRunes. Every
+// message and note goes through it, so that neither a value quoted from
+// the source nor a library's message quoting it (a regular expression's
+// compile error) reaches a terminal raw.
 func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
+	s = invisible.Escape(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 	if r := []rune(s); len(r) > MaxMessageRunes {
 		s = string(r[:MaxMessageRunes-1]) + "…"
 	}
@@ -156,8 +196,9 @@ func (ds *diags) hasErrors() bool {
 	return false
 }
 
-// sorted returns the diagnostics in source order, de-duplicated.
-func (ds *diags) sorted() []Diagnostic {
+// sorted returns the diagnostics in source order, de-duplicated and cut
+// to MaxDiagnostics (capped), and how many there are, listed or not.
+func (ds *diags) sorted() ([]Diagnostic, Counts) {
 	out := append([]Diagnostic(nil), ds.list...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Line != out[j].Line {
@@ -172,22 +213,40 @@ func (ds *diags) sorted() []Diagnostic {
 		}
 		dedup = append(dedup, d)
 	}
-	return capped(dedup)
+	var n Counts
+	for _, d := range dedup {
+		if d.Severity == SeverityError {
+			n.Errors++
+		} else {
+			n.Warnings++
+		}
+	}
+	return capped(dedup), n
 }
 
 // capped is list, in source order, cut to MaxDiagnostics: errors are kept
-// before warnings, so a cut list refuses what the whole list refuses, and
-// a last [too-many] diagnostic, an error when an error was left out,
-// counts the rest.
+// first, so a cut list refuses what the whole list refuses, then
+// [invisible] warnings, so that no flood of other warnings hides text a
+// reader cannot see, then the other warnings; a last [too-many]
+// diagnostic, an error when an error was left out, counts the rest.
 func capped(list []Diagnostic) []Diagnostic {
 	if len(list) <= MaxDiagnostics {
 		return list
 	}
+	rank := func(d Diagnostic) int {
+		switch {
+		case d.Severity == SeverityError:
+			return 0
+		case d.Rule == RuleInvisible:
+			return 1
+		}
+		return 2
+	}
 	keep := make([]bool, len(list))
 	room := MaxDiagnostics - 1
-	for _, sev := range []Severity{SeverityError, SeverityWarning} {
+	for r := range 3 {
 		for i, d := range list {
-			if room > 0 && d.Severity == sev {
+			if room > 0 && rank(d) == r {
 				keep[i], room = true, room-1
 			}
 		}
@@ -210,6 +269,6 @@ func capped(list []Diagnostic) []Diagnostic {
 	}
 	last := list[len(list)-1]
 	out = append(out, Diagnostic{File: last.File, Line: last.Line, Column: last.Column, Severity: sev, Rule: RuleTooMany,
-		Message: fmt.Sprintf("%d more error(s) and %d more warning(s) are not listed: at most %d diagnostics are, errors first; fix these and check again", errs, warns, MaxDiagnostics)})
+		Message: fmt.Sprintf("%d more error(s) and %d more warning(s) are not listed: at most %d diagnostics are, errors first, then [invisible] warnings; fix these and check again", errs, warns, MaxDiagnostics)})
 	return out
 }

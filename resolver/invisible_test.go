@@ -67,3 +67,31 @@ func TestInvisibleLinesPastTheBoundAreCounted(t *testing.T) {
 		t.Fatalf("%d warnings, the last %q", len(got), got[len(got)-1])
 	}
 }
+
+// Every diagnostic's message, notes and file name show invisible and
+// bidirectional characters escaped, also where a library's message quotes
+// the source (a regular expression's compile error), whatever quoting the
+// resolver used.
+func TestDiagnosticsEscapeInvisibleCharacters(t *testing.T) {
+	src := "solution: s\nversion: 1\ninput: {type: object, properties: {a: {type: string, pattern: \"(\u202e\"}}}\nsteps:\n  - id: a\n    pass: {}\n"
+	res := Compile("in\u2066put.yaml", []byte(src), Options{})
+	var schemaErr *Diagnostic
+	for i, d := range res.Diagnostics {
+		if strings.ContainsFunc(d.String(), invisibleRune) {
+			t.Errorf("raw invisible character in %q", d.String())
+		}
+		if d.Rule == RuleInputSchema {
+			schemaErr = &res.Diagnostics[i]
+		}
+	}
+	if schemaErr == nil || !strings.Contains(schemaErr.Message, "missing closing ) in `(\\u{202E}`") || !strings.HasPrefix(schemaErr.String(), "in\\u{2066}put.yaml:3:") {
+		t.Fatalf("the pattern's compile error: %v", res.Diagnostics)
+	}
+	ds := &diags{file: "x.yaml"}
+	ds.errorNotes(Pos{1, 1}, RuleStateSize, []string{"note \u200b"}, "message %s", "\u202e")
+	if d := ds.list[0]; d.Message != `message \u{202E}` || d.Notes[0] != `note \u{200B}` {
+		t.Fatalf("message %q, notes %q", d.Message, d.Notes)
+	}
+}
+
+func invisibleRune(r rune) bool { return r == '\u202e' || r == '\u2066' || r == '\u200b' }

@@ -1,7 +1,6 @@
 package resolver
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -24,7 +23,9 @@ func LockFile(name string) string { return name + LockSuffix }
 // that finds a toolset by id among the lock files (*.lock.json) in dir.
 // Each lock is parsed strictly and its id checked against its content
 // (toolset.Parse); a lock that is not one is an error naming its file. An
-// id no lock holds is an error wrapping ErrToolsetNotFound.
+// id no lock holds is an error wrapping ErrToolsetNotFound. Each lock is
+// read as ReadFile does, so a named pipe or a lock over MaxLockBytes is an
+// error naming its file.
 func LockLookup(dir string) func(id string) (*toolset.Toolset, error) {
 	return func(id string) (*toolset.Toolset, error) {
 		locks, err := filepath.Glob(filepath.Join(dir, "*"+LockSuffix))
@@ -32,9 +33,9 @@ func LockLookup(dir string) func(id string) (*toolset.Toolset, error) {
 			return nil, err
 		}
 		for _, f := range locks {
-			data, err := os.ReadFile(f)
+			data, err := ReadFile(f, LockFileBound)
 			if err != nil {
-				return nil, fmt.Errorf("read lock: %w", err)
+				return nil, err
 			}
 			if !strings.Contains(string(data), id) {
 				continue
@@ -55,19 +56,16 @@ func LockLookup(dir string) func(id string) (*toolset.Toolset, error) {
 // to dir (a toolset file's directory) through an os.Root: a path, or a
 // symbolic link on it, that leads out of dir is refused, so a schema file
 // linked to any other file of the machine cannot copy it into a lock and
-// the table.
+// the table. A schema file is read as ReadFile reads it with bound
+// SchemaFile: a regular file of at most toolset.MaxSchemaBytes. Errors
+// are "read <rel>: <reason>", the reason their Unwrap.
 func DirReader(dir string) func(rel string) ([]byte, error) {
 	return func(rel string) ([]byte, error) {
 		root, err := os.OpenRoot(dir)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", rel, err)
+			return nil, &fs.PathError{Op: "read", Path: rel, Err: unwrapPath(err)}
 		}
 		defer root.Close()
-		data, err := root.ReadFile(rel)
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("read %s: %w", rel, pe.Err)
-		}
-		return data, err
+		return readRoot(root, rel, SchemaFile)
 	}
 }

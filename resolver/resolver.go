@@ -50,7 +50,10 @@ type Manifest struct {
 // Result is the outcome of compiling one Solution file.
 type Result struct {
 	File        string
-	Diagnostics []Diagnostic
+	Diagnostics []Diagnostic // at most MaxDiagnostics
+	// Counts are the file's errors and warnings, those past
+	// MaxDiagnostics that Diagnostics leaves out included.
+	Counts Counts
 	// The rest is set only when there is no error.
 	Solution   *Solution
 	Toolset    *toolset.Toolset
@@ -113,7 +116,7 @@ type Options struct {
 func Compile(file string, src []byte, opts Options) *Result {
 	res := &Result{File: file}
 	ds := &diags{file: file}
-	defer func() { res.Diagnostics = ds.sorted() }()
+	defer func() { res.Diagnostics, res.Counts = ds.sorted() }()
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}
@@ -234,8 +237,10 @@ func Compile(file string, src []byte, opts Options) *Result {
 }
 
 // Summary is the one-line account `make run` prints per Solution: states,
-// tools, toolset id, the run timeout and how it was set, and the Gate A
-// verdict with its path.
+// tools, toolset id, the run timeout and how it was set, the Gate A
+// verdict with its path, and how many warnings there are, if any. A
+// refused Solution's says how many errors and warnings it has (Counts,
+// listed or not) and its first error.
 func (r *Result) Summary() string {
 	if !r.OK() {
 		first := ""
@@ -245,11 +250,11 @@ func (r *Result) Summary() string {
 				break
 			}
 		}
-		noun := "diagnostics"
-		if len(r.Diagnostics) == 1 {
-			noun = "diagnostic"
-		}
-		return fmt.Sprintf("%s: refused (%d %s); first: %s", r.File, len(r.Diagnostics), noun, first)
+		return fmt.Sprintf("%s: refused (%s); first: %s", r.File, r.Counts, first)
+	}
+	warnings := ""
+	if r.Counts.Warnings > 0 {
+		warnings = ", " + r.Counts.String()
 	}
 	gate := "gate A: no gated tool"
 	for i, v := range r.Gate {
@@ -258,7 +263,7 @@ func (r *Result) Summary() string {
 		}
 		gate += fmt.Sprintf(" [%s (%s): on every path the last review before the call must approve it: %s]", v.Step, v.Tool, strings.Join(v.Last, " or "))
 	}
-	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, run timeout %s, %s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, r.RunTimeout, gate)
+	return fmt.Sprintf("%s: %s v%d: %d states, tools %v, toolset %s, run timeout %s, %s%s", r.File, r.Solution.Name, r.Solution.Version, r.States, r.Tools, r.Toolset.ID, r.RunTimeout, gate, warnings)
 }
 
 // parseChecked parses a Solution or toolset file, in the format its name

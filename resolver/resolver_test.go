@@ -410,4 +410,50 @@ func TestDiagnosticsCappedErrorsFirst(t *testing.T) {
 	if !strings.Contains(last.Message, fmt.Sprintf("%d more error(s)", n-(MaxDiagnostics-1))) {
 		t.Fatalf("last diagnostic %s does not count the %d errors left out", last, n-(MaxDiagnostics-1))
 	}
+	if want := (Counts{Errors: n, Warnings: n - 1}); res.Counts != want {
+		t.Fatalf("counts %+v, want %+v: the listed ones and those [too-many] counts", res.Counts, want)
+	}
+	if want := fmt.Sprintf("many.yaml: refused (%d errors, %d warnings); first: ", n, n-1); !strings.HasPrefix(res.Summary(), want) {
+		t.Fatalf("summary %q, want it to start %q", res.Summary(), want)
+	}
+}
+
+// Warnings past MaxDiagnostics are cut after [invisible] ones: a flood of
+// other warnings does not hide a line holding text a reader cannot see.
+func TestDiagnosticsCappedKeepInvisibleWarnings(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("solution: many\nversion: 1\nsteps:\n  - id: s0\n    pass: {}\n")
+	const n = MaxDiagnostics + 50
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "  - id: s%d\n    pass: {}\n", i) // unreachable: a warning
+	}
+	b.WriteString("  - id: last\n    pass: {note: \"pay \u202etnuocca\"}\n")
+	res := Compile("many.yaml", []byte(b.String()), Options{})
+	if !res.OK() || len(res.Diagnostics) != MaxDiagnostics {
+		t.Fatalf("OK %v, %d diagnostics, want no error and %d", res.OK(), len(res.Diagnostics), MaxDiagnostics)
+	}
+	listed := false
+	for _, d := range res.Diagnostics {
+		listed = listed || d.Rule == RuleInvisible
+	}
+	if !listed {
+		t.Fatalf("the [invisible] warning is left out; the last diagnostic: %s", res.Diagnostics[MaxDiagnostics-1])
+	}
+	if want := (Counts{Warnings: n + 2}); res.Counts != want {
+		t.Fatalf("counts %+v, want %+v", res.Counts, want)
+	}
+}
+
+// The summary of a Solution with warnings and no error says how many
+// warnings there are; one with none says nothing of them.
+func TestSummaryCountsWarnings(t *testing.T) {
+	src := "solution: w\nversion: 1\nsteps:\n  - id: a\n    pass: {}\n    next: end\n  - id: b\n    pass: {}\n  - id: c\n    pass: {}\n"
+	res := Compile("w.yaml", []byte(src), Options{})
+	if !res.OK() || res.Counts != (Counts{Warnings: 2}) || !strings.HasSuffix(res.Summary(), ", 2 warnings") {
+		t.Fatalf("OK %v, counts %+v, summary %q: want it to end \", 2 warnings\"\n%v", res.OK(), res.Counts, res.Summary(), res.Diagnostics)
+	}
+	res = Compile("w.yaml", []byte(src[:strings.Index(src, "    next: end")]), Options{})
+	if !res.OK() || len(res.Diagnostics) != 0 || strings.Contains(res.Summary(), "warning") {
+		t.Fatalf("a clean Solution's summary %q", res.Summary())
+	}
 }

@@ -113,12 +113,12 @@ func (c *checker) deriveRunTimeout() {
 	}
 	margin := runTimeoutMargin(min(secs, overYear))
 	if total := secs + margin; secs >= overYear || total > MaxRunTimeout {
-		took := fmt.Sprintf("%d s", secs)
+		marginText := durationText(margin)
 		if secs >= overYear {
-			took = "more than a year"
+			marginText = durationText(overYear) // a tenth of a saturated sum
 		}
-		c.ds.errorf(c.sol.Steps[heaviest].Pos, RuleRunTimeout, "the run timeout, derived from the longest path %s (%s; %s), and a margin of %d s, is over %d s, a Standard workflow's longest execution (AWS Step Functions quota): shorten the path's reviews, waits, retries or loops, or set policy.run_timeout_seconds (at most %d) to end longer runs with States.Timeout",
-			strings.Join(names, " → "), took, t.explain(heaviest), margin, MaxRunTimeout, MaxRunTimeout)
+		c.ds.errorf(c.sol.Steps[heaviest].Pos, RuleRunTimeout, "the run timeout, derived from the longest path %s (%s; %s), and a margin of %s, is over %d s, a Standard workflow's longest execution (AWS Step Functions quota): shorten the path's reviews, waits, retries or loops, or set policy.run_timeout_seconds (at most %d) to end longer runs with States.Timeout",
+			strings.Join(names, " → "), durationText(secs), t.explain(heaviest), marginText, MaxRunTimeout, MaxRunTimeout)
 		return
 	}
 	c.runTimeout = RunTimeout{Seconds: secs + margin, Derived: true, LongestSeconds: secs, MarginSeconds: margin, Path: names}
@@ -127,9 +127,37 @@ func (c *checker) deriveRunTimeout() {
 		slices.SortFunc(t.pending, func(a, b string) int { return c.index[a] - c.index[b] })
 		c.runTimeout.Pending = t.pending
 		first := c.sol.Steps[c.index[t.pending[0]]]
-		c.ds.warnf(first.WorkflowPos, RuleRunTimeout, "the run timeout is derived when the Solution is published: step(s) %s start workflows whose run timeouts only the stage knows, so %d s here counts each child as %d s to start it; publishing adds each child's published run timeout (set policy.run_timeout_seconds to fix it here)",
-			strings.Join(t.pending, ", "), secs+margin, ChildStartSeconds)
+		var rounds []string
+		for _, id := range t.pending {
+			if loop := c.sol.Steps[c.index[id]].Loop; loop != nil && forEachRounds(loop.ForEach) > 1 {
+				fe := loop.ForEach
+				rounds = append(rounds, fmt.Sprintf("%s, in for_each %q, once per round: %d times (⌈max_items %d / max_concurrency %d⌉)", id, loop.ID, forEachRounds(fe), fe.MaxItems, fe.MaxConcurrency))
+			}
+		}
+		perRound := ""
+		if len(rounds) > 0 {
+			perRound = "; it counts the child's run timeout of " + strings.Join(rounds, "; of ")
+		}
+		c.ds.warnf(first.WorkflowPos, RuleRunTimeout, "the run timeout is derived when the Solution is published: step(s) %s start workflows whose run timeouts only the stage knows, so %d s here counts each child as %d s to start it; publishing adds each child's published run timeout%s (set policy.run_timeout_seconds to fix it here)",
+			strings.Join(t.pending, ", "), secs+margin, ChildStartSeconds, perRound)
 	}
+}
+
+// forEachRounds is how many times a for_each runs its body one after
+// another at most: ⌈max_items / max_concurrency⌉, each round running up
+// to max_concurrency items at once.
+func forEachRounds(fe *ForEach) int {
+	return (fe.MaxItems + fe.MaxConcurrency - 1) / max(fe.MaxConcurrency, 1)
+}
+
+// durationText is n seconds as messages write it, "3600 s", or "more
+// than a year" for a sum saturated at overYear, whose digits would mean
+// nothing.
+func durationText(n int) string {
+	if n >= overYear {
+		return "more than a year"
+	}
+	return fmt.Sprintf("%d s", n)
 }
 
 // timer computes how long steps can keep a run, in seconds.
@@ -306,9 +334,7 @@ func (t *timer) compute(i int) int {
 		if !ok {
 			return -1
 		}
-		fe := st.ForEach
-		rounds := (fe.MaxItems + fe.MaxConcurrency - 1) / max(fe.MaxConcurrency, 1)
-		return saturateFloat(float64(rounds) * float64(secs))
+		return saturateFloat(float64(forEachRounds(st.ForEach)) * float64(secs))
 	case KindWorkflow:
 		if c.childRunTimeout == nil {
 			t.pending = append(t.pending, st.ID)
@@ -484,16 +510,16 @@ func saturateFloat(f float64) int {
 // explain names what step i counts for on the longest path.
 func (t *timer) explain(i int) string {
 	st := t.c.sol.Steps[i]
-	n := t.weights[i]
+	n := durationText(t.weights[i])
 	switch st.Kind {
 	case KindReview:
-		return fmt.Sprintf("review %q up to %d s", st.ID, n)
+		return fmt.Sprintf("review %q up to %s", st.ID, n)
 	case KindWait:
-		return fmt.Sprintf("wait %q up to %d s", st.ID, n)
+		return fmt.Sprintf("wait %q up to %s", st.ID, n)
 	case KindForEach:
-		return fmt.Sprintf("for_each %q up to %d s", st.ID, n)
+		return fmt.Sprintf("for_each %q up to %s", st.ID, n)
 	case KindWorkflow:
-		return fmt.Sprintf("workflow %q up to %d s, its child's run timeout and %d s to start it", st.ID, n, ChildStartSeconds)
+		return fmt.Sprintf("workflow %q up to %s, its child's run timeout and %d s to start it", st.ID, n, ChildStartSeconds)
 	}
-	return fmt.Sprintf("step %q up to %d s", st.ID, n)
+	return fmt.Sprintf("step %q up to %s", st.ID, n)
 }

@@ -171,3 +171,35 @@ func TestRunTimeoutCountsTheChildsWherePublished(t *testing.T) {
 		t.Fatalf("with a policy over its child's: %+v\n%s", res.RunTimeout, diagText(res))
 	}
 }
+
+// Offline, a workflow step inside a for_each is said to be counted once
+// per round of the for_each where the Solution is published, so that the
+// run timeout publishing derives is no surprise.
+func TestRunTimeoutWarnsThatAChildInAForEachCountsPerRound(t *testing.T) {
+	src := "solution: p\nversion: 1\ntoolset: " + parentsID + "\nsteps:\n  - id: each\n    for_each:\n      items: \"${input.list}\"\n      as: x\n" +
+		"      max_items: 5\n      max_concurrency: 2\n      steps:\n        - id: w\n          workflow: demo-ticket\n"
+	res := compileOnDemo(t, "p.yaml", src)
+	if !res.OK() || len(res.Diagnostics) != 1 || res.Diagnostics[0].Severity != SeverityWarning ||
+		!strings.Contains(res.Diagnostics[0].Message, `it counts the child's run timeout of w, in for_each "each", once per round: 3 times (⌈max_items 5 / max_concurrency 2⌉)`) {
+		t.Fatalf("offline:\n%s", diagText(res))
+	}
+	const child = 3600
+	res = Compile("p.yaml", []byte(src), Options{Toolsets: LockLookup(toolsetsDir), ChildRunTimeout: func(string) (int, error) { return child, nil }})
+	if want := 3 * (ChildStartSeconds + child); !res.OK() || res.RunTimeout.LongestSeconds != want {
+		t.Fatalf("published: longest %d s, want %d\n%s", res.RunTimeout.LongestSeconds, want, diagText(res))
+	}
+}
+
+// A duration past a year that the sums saturate is written "more than a
+// year", never as the saturated number, nor its margin.
+func TestRunTimeoutWritesASaturatedDurationInWords(t *testing.T) {
+	src := "solution: t\nversion: 1\ninput: {type: object, properties: {delay: {type: integer, maximum: 1e15}}}\nsteps:\n  - id: w\n    wait: {seconds: \"${input.delay}\"}\n"
+	res := compileString(t, src)
+	if got := errorRules(res); !slices.Equal(got, []string{RuleRunTimeout}) {
+		t.Fatalf("errors %v\n%s", got, diagText(res))
+	}
+	msg := res.Diagnostics[0].Message
+	if !strings.Contains(msg, `(more than a year; wait "w" up to more than a year), and a margin of more than a year`) || strings.Contains(msg, fmt.Sprint(overYear)) || strings.Contains(msg, fmt.Sprint(overYear/10)) {
+		t.Fatalf("message %q", msg)
+	}
+}

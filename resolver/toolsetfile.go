@@ -19,7 +19,7 @@ import (
 // grammar's syntax, unknown-field, missing-field, invalid-value,
 // unknown-tool, fetch-host and retry.
 const (
-	RuleToolSchema = "tool-schema" // a platform tool's input or output schema that does not compile, or cannot be read
+	RuleToolSchema = "tool-schema" // a platform tool's input or output schema that does not compile, cannot be read, or is past toolset.CheckSchemaSize's bounds
 	RulePolicy     = "policy"      // a policy or review requirement weaker than the catalog's (or the base's), or a platform tool at_least_once without idempotent or tolerate_duplicates
 	RuleBase       = "base"        // a base that does not exist, or a derived toolset adding or dropping tools
 	RuleToolset    = "toolset"     // the registration check (toolset.Verify) refuses the pinned toolset
@@ -68,7 +68,10 @@ type ToolsetOptions struct {
 // ToolsetResult is the outcome of resolving one toolset file.
 type ToolsetResult struct {
 	File        string
-	Diagnostics []Diagnostic
+	Diagnostics []Diagnostic // at most MaxDiagnostics
+	// Counts are the file's errors and warnings, those Diagnostics
+	// leaves out included.
+	Counts Counts
 	// Toolset is the pinned toolset with its id; nil when there is an
 	// error. For a draft it is the draft: no id, its MCP servers in
 	// MCPServers.
@@ -113,6 +116,15 @@ func IsToolsetFile(src []byte) bool {
 	return err == nil && v.kind == kMap && v.get("toolset") != nil && v.get("steps") == nil
 }
 
+// IsSolutionFile reports whether src is a Solution rather than a toolset
+// file: one mapping with a "solution" or a "steps" key and no "toolset".
+// A file that is neither, or that is not YAML, is not a Solution: read as
+// a toolset file (CompileToolset), its diagnostics say what is wrong.
+func IsSolutionFile(src []byte) bool {
+	v, _, err := parseValue(src, formatYAML)
+	return err == nil && v.kind == kMap && v.get("toolset") == nil && (v.get("solution") != nil || v.get("steps") != nil)
+}
+
 // CompileToolset resolves a toolset file (file names it in diagnostics
 // and chooses its format, as for Compile) into the toolset it pins: its base's content when it names
 // one, each built-in tool from the catalog with a policy that may only be
@@ -124,7 +136,7 @@ func IsToolsetFile(src []byte) bool {
 func CompileToolset(file string, src []byte, opts ToolsetOptions) *ToolsetResult {
 	res := &ToolsetResult{File: file}
 	ds := &diags{file: file}
-	defer func() { res.Diagnostics = ds.sorted() }()
+	defer func() { res.Diagnostics, res.Counts = ds.sorted() }()
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}
@@ -593,6 +605,19 @@ func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
 		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s must be a JSON Schema (a mapping or a boolean) or a file name, not a %s", what, v.kind)
 		return nil
 	}
+	raw, err := json.Marshal(v.plain())
+	if err != nil {
+		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s: %v", what, err)
+		return nil
+	}
+	// The registration check's bounds, here at the schema or at the line
+	// naming its file, rather than at the toolset file's start when
+	// toolset.Verify refuses; and before compiling, which a schema past
+	// them can make slow.
+	if err := toolset.CheckSchemaSize(raw); err != nil {
+		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s%s %v: a pinned schema is at most %d bytes (64 KiB) of compact JSON, nested at most %d levels, with at most %d reference keywords", what, from, err, toolset.MaxSchemaBytes, toolset.MaxSchemaDepth, toolset.MaxSchemaRefs)
+		return nil
+	}
 	if _, err := schema.CompileValue(v.plain()); err != nil {
 		for _, p := range schema.Problems(err, nil) {
 			at := f.val.pos
@@ -601,11 +626,6 @@ func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
 			}
 			tc.ds.errorf(at, RuleToolSchema, "%s%s does not compile as JSON Schema 2020-12: %s%s: %s", what, from, what[strings.LastIndex(what, " ")+1:], strings.ReplaceAll(p.Location, "/", "."), p.Message)
 		}
-		return nil
-	}
-	raw, err := json.Marshal(v.plain())
-	if err != nil {
-		tc.ds.errorf(f.val.pos, RuleToolSchema, "%s: %v", what, err)
 		return nil
 	}
 	return raw

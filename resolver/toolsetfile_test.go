@@ -257,3 +257,59 @@ func TestToolsetFileCutsALongURLBeforeAWholeCharacter(t *testing.T) {
 		t.Fatalf("%q", d)
 	}
 }
+
+// A schema past the registration check's bounds is reported at the line
+// that names it, naming its file: a file over 64 KiB, a YAML file under
+// 64 KiB whose compact JSON is over, and a schema written inline.
+func TestSchemaOverItsBoundIsReportedWhereItIsNamed(t *testing.T) {
+	enum := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("a") // 3 bytes of YAML, 4 of JSON: "a",
+		}
+		return "type: object\nproperties:\n  k:\n    enum: [" + b.String() + "]\n"
+	}
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "schemas"), 0o755)
+	write := func(name, src string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(enum(20000)) > int(toolset.MaxSchemaBytes) || len(enum(25000)) <= int(toolset.MaxSchemaBytes) {
+		t.Fatalf("the schema files are %d and %d bytes", len(enum(20000)), len(enum(25000)))
+	}
+	write("schemas/big.yaml", enum(25000))
+	write("schemas/wide.yaml", enum(20000)) // under 64 KiB as YAML, over as JSON
+	tool := func(schema string) string {
+		return "toolset: tsa\ntools:\n  t:\n    function: ${FunctionT}\n    timeout_seconds: 5\n    output_schema: {type: object}\n    input_schema: " + schema + "\n"
+	}
+	for _, c := range []struct {
+		name, src string
+		line      int // of the file's name, or where the schema starts
+		says      string
+	}{
+		{"a file over 64 KiB", tool("schemas/big.yaml"), 7, `tool "t" input_schema: the file "schemas/big.yaml" cannot be read: the file is over 64 KiB (65536 bytes)`},
+		{"a file over 64 KiB as compact JSON", tool("schemas/wide.yaml"), 7, `tool "t" input_schema (file schemas/wide.yaml) is `},
+		{"an inline schema over 64 KiB", tool("\n" + indent(enum(20000), "      ")), 8, `tool "t" input_schema is `},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := CompileToolset("tsa.yaml", []byte(c.src), ToolsetOptions{ReadFile: DirReader(dir)})
+			if len(res.Diagnostics) != 1 {
+				t.Fatalf("%d diagnostics, want 1: %v", len(res.Diagnostics), res.Diagnostics)
+			}
+			d := res.Diagnostics[0]
+			if d.Line != c.line || d.Rule != RuleToolSchema || !strings.Contains(d.Message, c.says) {
+				t.Fatalf("got  %s\nwant tsa.yaml:%d:…: error: [tool-schema] …%s…", d, c.line, c.says)
+			}
+		})
+	}
+}
+
+// indent is src with every line indented by prefix.
+func indent(src, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimSuffix(src, "\n"), "\n", "\n"+prefix) + "\n"
+}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
@@ -124,10 +125,14 @@ func parseYAML(src []byte) (*value, Pos, error) {
 	if p, deep := flowTooDeep(src); deep {
 		return nil, p, fmt.Errorf("values nest deeper than %d levels", MaxDepth)
 	}
-	if p, wide := mappingTooWide(src); wide {
+	tokens := lexer.Tokenize(string(src))
+	if p, err := directive(src, tokens); err != nil {
+		return nil, p, err
+	}
+	if p, wide := mappingTooWide(tokens); wide && tokens.InvalidToken() == nil {
 		return nil, p, fmt.Errorf("a mapping here has more than %d keys, which a YAML file may not hold (its parser takes time and memory that grow with the square of a mapping's keys): write it as JSON (.json)", MaxMappingKeys)
 	}
-	f, err := parser.ParseBytes(src, 0)
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		var pe positioned
 		if errors.As(err, &pe) && pe.GetToken() != nil {
@@ -138,7 +143,7 @@ func parseYAML(src []byte) (*value, Pos, error) {
 	}
 	var docs []*ast.DocumentNode
 	for _, d := range f.Docs {
-		if _, directive := d.Body.(*ast.DirectiveNode); d.Body != nil && !directive {
+		if d.Body != nil {
 			docs = append(docs, d)
 		}
 	}
@@ -149,6 +154,26 @@ func parseYAML(src []byte) (*value, Pos, error) {
 		return nil, nodePos(docs[1].Body), errors.New("the file holds more than one YAML document")
 	}
 	return convert(docs[0].Body, 0)
+}
+
+// directive refuses the first YAML directive (%YAML, %TAG or a reserved
+// one, YAML 1.2 §6.8) among tokens of src: every YAML file is read as
+// YAML 1.2, and a "%YAML 1.1" that the parser ignored would let readers
+// of YAML 1.1 see another document (yes, on and 010 are a boolean and a
+// number there, strings and ten here).
+func directive(src []byte, tokens token.Tokens) (Pos, error) {
+	for _, tk := range tokens {
+		if tk.Type != token.DirectiveType {
+			continue
+		}
+		p := tokenPos(tk)
+		line := src[offsetOf(src, Pos{p.Line, 1}):]
+		if end := bytes.IndexByte(line, '\n'); end >= 0 {
+			line = line[:end]
+		}
+		return p, fmt.Errorf("the directive %q is refused: toolgate reads every YAML file as YAML 1.2, whatever a directive says (YAML 1.1 reads yes, on and 010 otherwise); remove the directive", truncate(string(bytes.TrimSpace(line))))
+	}
+	return Pos{}, nil
 }
 
 // MaxSourceBytes bounds a Solution file (8 MiB) so that a huge input is
@@ -162,50 +187,99 @@ const MaxSourceBytes = 8 << 20
 // validation and in the definition's size.
 const MaxDepth = 32
 
-// MaxMappingKeys bounds the keys of one block mapping in a YAML file. The
-// YAML parser (goccy/go-yaml) takes time and memory that grow with the
-// square of a block mapping's keys (25 000 keys took 3.5 s, 140 000 over
-// 2 minutes and 558 MB, more than the publish function's 30 s and 512 MB);
-// 5 000 parse in a fraction of a second. Sequences, and mappings inside
-// their items (a Solution's steps), are linear, so a Solution of 10 000
-// steps is not concerned; a wider mapping can be written as JSON, which is
-// read in linear time.
+// MaxMappingKeys bounds the keys of one mapping, block or flow, in a YAML
+// file. The YAML parser (goccy/go-yaml) takes time and memory that grow
+// with the square of a block mapping's keys (25 000 keys took 3.5 s,
+// 140 000 over 2 minutes and 558 MB, more than the publish function's 30 s
+// and 512 MB); 5 000 parse in a fraction of a second. Sequences, and
+// mappings inside their items (a Solution's steps), are linear, so a
+// Solution of 10 000 steps is not concerned; a wider mapping can be
+// written as JSON, which is read in linear time.
 const MaxMappingKeys = 5_000
 
-// mappingTooWide finds a block mapping with more than MaxMappingKeys keys
-// before the parser runs, by indentation alone: lines at one indentation
-// that hold a ":" count as keys of one mapping until a line less indented,
-// or a sequence item ("- ") at that indentation, starts another. Lines
-// inside block scalars may count too, which only errs towards refusing a
-// file of thousands of such lines.
-func mappingTooWide(src []byte) (Pos, bool) {
-	counts := map[int]int{}
-	for n, line := range bytes.Split(src, []byte("\n")) {
-		body := bytes.TrimLeft(line, " ")
-		indent := len(line) - len(body)
-		if len(bytes.TrimSpace(body)) == 0 || body[0] == '#' {
+// mappingTooWide finds a mapping with more than MaxMappingKeys keys in the
+// tokens of go-yaml's lexer (linear in the text), before its parser runs:
+// the position of the key past the bound. Block scalars and quoted scalars
+// are one token each, so text inside them counts nothing. A block
+// mapping's keys are the implicit keys (the token before a ":" on its
+// line) and explicit keys ("?") at one column, until a key or a sequence
+// entry ("-") less indented ends it; a flow mapping's keys are its
+// non-empty entries ("{a, b: 1}" has two).
+func mappingTooWide(tokens token.Tokens) (Pos, bool) {
+	type block struct{ col, keys int }
+	type flow struct {
+		mapping bool
+		keys    int
+		open    bool // an entry may start: after "{", "[" or ","
+	}
+	var blocks []block
+	var flows []flow
+	key := func(p Pos) bool { // a block mapping key at p
+		for len(blocks) > 0 && blocks[len(blocks)-1].col > p.Column {
+			blocks = blocks[:len(blocks)-1]
+		}
+		if len(blocks) == 0 || blocks[len(blocks)-1].col < p.Column {
+			blocks = append(blocks, block{col: p.Column})
+		}
+		b := &blocks[len(blocks)-1]
+		b.keys++
+		return b.keys > MaxMappingKeys
+	}
+	var prev *token.Token // the previous token outside comments
+	var start Pos         // where the last node outside flow collections starts
+	for _, tk := range tokens {
+		if tk.Type == token.CommentType {
 			continue
 		}
-		for i := range counts {
-			if i > indent {
-				delete(counts, i)
+		p := tokenPos(tk)
+		if n := len(flows); n > 0 {
+			f := &flows[n-1]
+			if tk.Type == token.CollectEntryType {
+				f.open = true
+			} else if f.open && tk.Type != token.MappingEndType && tk.Type != token.SequenceEndType {
+				f.open = false
+				if f.mapping {
+					if f.keys++; f.keys > MaxMappingKeys {
+						return p, true
+					}
+				}
 			}
 		}
-		if body[0] == '-' && (len(body) == 1 || body[1] == ' ') {
-			counts[indent] = 0
-			rest := bytes.TrimLeft(body[1:], " ")
-			counts[indent+len(body)-len(rest)] = 0
-			if bytes.Contains(rest, []byte(":")) {
-				counts[indent+len(body)-len(rest)] = 1
+		switch tk.Type {
+		case token.MappingStartType, token.SequenceStartType:
+			if len(flows) == 0 {
+				start = p
 			}
-			continue
-		}
-		if bytes.Contains(body, []byte(":")) {
-			counts[indent]++
-			if counts[indent] > MaxMappingKeys {
-				return Pos{n + 1, indent + 1}, true
+			flows = append(flows, flow{mapping: tk.Type == token.MappingStartType, open: true})
+		case token.MappingEndType, token.SequenceEndType:
+			if len(flows) > 0 {
+				flows = flows[:len(flows)-1]
+			}
+		case token.DocumentHeaderType:
+			blocks, flows = nil, nil
+		case token.SequenceEntryType:
+			if len(flows) == 0 {
+				for len(blocks) > 0 && blocks[len(blocks)-1].col > p.Column {
+					blocks = blocks[:len(blocks)-1]
+				}
+			}
+		case token.MappingKeyType:
+			if len(flows) == 0 && key(p) {
+				return p, true
+			}
+		case token.MappingValueType:
+			// An implicit key is on the line of its ":"; a ":" after a
+			// token of an earlier line is an explicit key's value, whose
+			// "?" counted.
+			if len(flows) == 0 && prev != nil && prev.Type != token.MappingKeyType && tokenPos(prev).Line == p.Line && start.Line == p.Line && key(start) {
+				return start, true
+			}
+		default:
+			if len(flows) == 0 {
+				start = p
 			}
 		}
+		prev = tk
 	}
 	return Pos{}, false
 }

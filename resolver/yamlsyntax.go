@@ -22,6 +22,13 @@ func yamlSyntax(src []byte, at Pos, msg string) (Pos, error) {
 		return unclosedFlow(src, at, '{')
 	case "',' or ']' must be specified", "sequence end token ']' not found":
 		return unclosedFlow(src, at, '[')
+	case "could not find '{' character corresponding to '}'", "could not find '[' character corresponding to ']'":
+		// A closer of the other kind than the collection open there: that
+		// collection is the one never closed.
+		other := map[byte]byte{'{': '[', '[': '{'}[msg[len("could not find '")]]
+		if o, _, found := flowOpenAt(src, offsetOf(src, at)); found && src[o.off] == other {
+			return unclosedFlow(src, at, other)
+		}
 	}
 	if m := yamlDuplicateKey.FindStringSubmatch(msg); m != nil {
 		return at, fmt.Errorf("key %s appears twice in this mapping (first on line %s)", truncate(m[1]), m[2])

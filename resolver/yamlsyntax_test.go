@@ -33,6 +33,8 @@ func TestYAMLSyntaxErrors(t *testing.T) {
 		{"missing comma in a closed mapping", "a: {\n  b: 1\n  c: 2\n}\n", Pos{3, 3},
 			`a "," is missing before this entry of the flow mapping that opens with "{" on line 1`},
 		{"closer with nothing open", "a: ]\n", Pos{1, 4}, `"]" closes nothing: no "[" is open here`},
+		{"sequence closed by a brace after a comma", "toolset: x\ntools: {a: [1,}\n", Pos{2, 12},
+			`the "[" on line 2 opens a flow sequence that is never closed: "}" at line 2 column 15 comes before its "]"`},
 		{"extra closing brace", "{a: 1}}\n", Pos{1, 7}, `"}" closes nothing: no "{" is open here`},
 		{"unclosed double-quoted string", "a: \"x\n\nb: 1\n", Pos{1, 4}, `the double-quoted string that starts here is never closed`},
 		{"unclosed single-quoted string", "a: 'x\n", Pos{1, 4}, `the single-quoted string that starts here is never closed`},
@@ -85,5 +87,38 @@ func TestFlowOpenAt(t *testing.T) {
 		if found == c.notFound || found && (o.pos != c.open || end.off != c.end) {
 			t.Errorf("%q at %d: open %v end %d found %v; want open %v end %d", c.src, c.at, o.pos, end.off, found, c.open, c.end)
 		}
+	}
+}
+
+// A YAML directive is refused at its line: the file is read as YAML 1.2
+// whatever it says, and a "%YAML 1.1" left in place would let a YAML 1.1
+// reader see yes and on as booleans where the resolver sees strings.
+func TestYAMLDirectivesAreRefused(t *testing.T) {
+	body := "solution: s\nversion: 1\nsteps:\n  - id: a\n    pass: {x: yes}\n"
+	for _, c := range []struct {
+		name, src string
+		at        Pos
+		says      string
+	}{
+		{"YAML 1.1", "%YAML 1.1\n---\n" + body, Pos{1, 1}, `the directive "%YAML 1.1" is refused`},
+		{"YAML 1.2", "%YAML 1.2\n---\n" + body, Pos{1, 1}, `the directive "%YAML 1.2" is refused`},
+		{"TAG after a comment", "# a Solution\n%TAG ! tag:example.com,2000:\n---\n" + body, Pos{2, 1}, `the directive "%TAG ! tag:example.com,2000:" is refused`},
+		{"directives only", "%YAML 1.1\n", Pos{1, 1}, "reads every YAML file as YAML 1.2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := Compile("d.yaml", []byte(c.src), Options{})
+			if len(res.Diagnostics) != 1 {
+				t.Fatalf("%d diagnostics, want 1: %v", len(res.Diagnostics), res.Diagnostics)
+			}
+			d := res.Diagnostics[0]
+			if d.Rule != RuleSyntax || (Pos{d.Line, d.Column}) != c.at || !strings.Contains(d.Message, c.says) || !strings.Contains(d.Message, "remove the directive") {
+				t.Errorf("got  %s\nwant d.yaml:%d:%d: error: [syntax] …%s…", d, c.at.Line, c.at.Column, c.says)
+			}
+		})
+	}
+	// A "%" line of a block scalar is text, not a directive.
+	res := Compile("d.yaml", []byte("solution: s\nversion: 1\nsteps:\n  - id: a\n    pass:\n      x: |\n        %YAML 1.1\n"), Options{})
+	if !res.OK() {
+		t.Errorf("a block scalar's line read as a directive: %v", res.Diagnostics)
 	}
 }

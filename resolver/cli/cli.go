@@ -137,12 +137,19 @@ func misuse(cmd *cobra.Command, format string, a ...any) int {
 	return ExitMisuse
 }
 
+// compileFile compiles the Solution at path, read as resolver.ReadFile
+// reads a Solution: a regular file of at most resolver.MaxSourceBytes.
 func compileFile(path string) (*resolver.Result, error) {
-	src, err := os.ReadFile(path)
+	src, err := resolver.ReadFile(path, resolver.SourceFile)
 	if err != nil {
 		return nil, err
 	}
-	return resolver.Compile(path, src, resolver.Options{Toolsets: resolver.LockLookup(toolsetsDir)}), nil
+	return compileSource(path, src), nil
+}
+
+// compileSource compiles Solution src, the text of file path.
+func compileSource(path string, src []byte) *resolver.Result {
+	return resolver.Compile(path, src, resolver.Options{Toolsets: resolver.LockLookup(toolsetsDir)})
 }
 
 // newCheckCmd is `toolgate check FILE...`.
@@ -188,14 +195,10 @@ func check(cmd *cobra.Command, files []string, format string, summary bool) int 
 			fmt.Fprintf(stderr, "toolgate check: %v\n", err)
 			return ExitMisuse
 		}
+		// The totals, with those a [too-many] diagnostic counts.
 		out.Valid = out.Valid && res.OK()
-		for _, d := range res.Diagnostics {
-			if d.Severity == resolver.SeverityError {
-				out.Errors++
-			} else {
-				out.Warnings++
-			}
-		}
+		out.Errors += res.Counts.Errors
+		out.Warnings += res.Counts.Warnings
 		out.Diagnostics = append(out.Diagnostics, res.Diagnostics...)
 		if summary {
 			fmt.Fprintln(stdout, res.Summary())
@@ -341,7 +344,12 @@ func toolsetID(cmd *cobra.Command, files []string) int {
 	if len(files) != 1 {
 		return misuse(cmd, "name one Solution file")
 	}
-	if src, err := os.ReadFile(files[0]); err == nil && resolver.IsToolsetFile(src) {
+	src, err := resolver.ReadFile(files[0], resolver.SourceFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate toolset: %v\n", err)
+		return ExitMisuse
+	}
+	if resolver.IsToolsetFile(src) {
 		res := compileToolsetFile(files[0], src)
 		for _, d := range res.Diagnostics {
 			fmt.Fprintln(stderr, d.String())
@@ -357,11 +365,7 @@ func toolsetID(cmd *cobra.Command, files []string) int {
 		fmt.Fprintln(stdout, res.Toolset.ID)
 		return ExitOK
 	}
-	res, err := compileFile(files[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate toolset: %v\n", err)
-		return ExitMisuse
-	}
+	res := compileSource(files[0], src)
 	if !res.OK() {
 		for _, d := range res.Diagnostics {
 			fmt.Fprintln(stderr, d.String())

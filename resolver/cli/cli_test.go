@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -87,6 +88,39 @@ func TestCheckJSON(t *testing.T) {
 	_, out, _ = run("check", "--format", "json", filepath.Join(solutions, "newsletter.yaml"))
 	if !strings.Contains(out, `"valid": true`) || !strings.Contains(out, `"diagnostics": []`) {
 		t.Fatalf("clean json: %s", out)
+	}
+}
+
+// check's totals count every diagnostic, those past the 200 listed
+// included, in JSON and in the summary; and a summary of a file with only
+// warnings says how many.
+func TestCheckCountsEveryDiagnostic(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("solution: many\nversion: 1\nsteps:\n")
+	const n = 3000
+	for i := range n {
+		fmt.Fprintf(&b, "  - id: s%d\n    pass: {}\n    next: nowhere%d\n", i, i) // an error each, unreachable but the first
+	}
+	many := filepath.Join(dir, "many.yaml")
+	warned := filepath.Join(dir, "warned.yaml")
+	os.WriteFile(many, []byte(b.String()), 0o644)
+	os.WriteFile(warned, []byte("solution: w\nversion: 1\nsteps:\n  - id: a\n    pass: {}\n    next: end\n  - id: b\n    pass: {}\n"), 0o644)
+	code, out, _ := run("check", "--format", "json", many)
+	var doc struct {
+		Errors, Warnings int
+		Diagnostics      []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitErrors {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	if doc.Errors != n || doc.Warnings != n-1 || len(doc.Diagnostics) != 200 {
+		t.Fatalf("errors %d, warnings %d, %d listed; want %d, %d and 200", doc.Errors, doc.Warnings, len(doc.Diagnostics), n, n-1)
+	}
+	_, out, _ = run("check", "--summary", many, warned)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], fmt.Sprintf("%s: refused (%d errors, %d warnings); first: ", many, n, n-1)) || !strings.HasSuffix(lines[1], ", 1 warning") {
+		t.Fatalf("summary:\n%s", out)
 	}
 }
 

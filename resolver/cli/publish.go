@@ -150,16 +150,12 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 	case o.as != "" && validAs(o.as) != nil:
 		return misuse(cmd, "--as %q: %v", o.as, validAs(o.as))
 	}
-	src, err := os.ReadFile(files[0])
+	src, err := resolver.ReadFile(files[0], resolver.SourceFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitMisuse
 	}
-	res, err := compileFile(files[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
-		return ExitMisuse
-	}
+	res := compileSource(files[0], src)
 	if !res.OK() {
 		for _, d := range res.Diagnostics {
 			fmt.Fprintln(stderr, d.String())

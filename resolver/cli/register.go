@@ -395,7 +395,16 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 	}
 	var out []namedToolset
 	for _, f := range files {
-		if src, err := os.ReadFile(f); err == nil && !strings.HasSuffix(f, ".toolset.json") && resolver.IsToolsetFile(src) {
+		bound := resolver.SourceFile
+		if strings.HasSuffix(f, ".toolset.json") {
+			bound = resolver.LockFileBound
+		}
+		src, err := resolver.ReadFile(f, bound)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
+			return nil, ExitMisuse
+		}
+		if !strings.HasSuffix(f, ".toolset.json") && resolver.IsToolsetFile(src) {
 			res := compileToolsetFile(f, src)
 			for _, d := range res.Diagnostics {
 				fmt.Fprintln(stderr, d.String())
@@ -408,11 +417,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 			continue
 		}
 		if !strings.HasSuffix(f, ".toolset.json") {
-			res, err := compileFile(f)
-			if err != nil {
-				fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
-				return nil, ExitMisuse
-			}
+			res := compileSource(f, src)
 			for _, d := range res.Diagnostics {
 				fmt.Fprintln(stderr, d.String())
 			}
@@ -423,12 +428,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 			out = append(out, namedToolset{f, res.Toolset, "", false})
 			continue
 		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
-			return nil, ExitMisuse
-		}
-		ts, err := toolset.Parse(data)
+		ts, err := toolset.Parse(src)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", f, err)
 			return nil, ExitErrors

@@ -348,6 +348,37 @@ func TestToolsetLockWritesTheRegisteredLock(t *testing.T) {
 	}
 }
 
+// toolset lock reads a file that is not a Solution as a toolset file, so
+// a syntax error, an empty file, a repeated or a missing toolset key is
+// reported at its line with its rule, as for a .json file, and not as
+// "not a toolset file".
+func TestToolsetLockReportsWhatIsWrongWithAToolsetFile(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, file, src, says string
+	}{
+		{"a syntax error", "syntax.yaml", "toolset: x\ntools: {a: [1,}\n",
+			`syntax.yaml:2:12: error: [syntax] the "[" on line 2 opens a flow sequence that is never closed`},
+		{"an empty file", "empty.yaml", "", "empty.yaml:1:1: error: [syntax] the file holds no document"},
+		{"a repeated toolset key", "twice.yaml", "toolset: x\ntoolset: y\ntools: {send-email: {}}\n",
+			`twice.yaml:2:1: error: [syntax] key "toolset" appears twice in this mapping (first on line 1)`},
+		{"no toolset key", "nameless.yaml", "tools: {send-email: {}}\n", `nameless.yaml:1:1: error: [missing-field] the toolset file has no "toolset"`},
+		{"a syntax error in JSON", "syntax.json", `{"toolset": "x", "tools": {"a": [1,]}}`, "syntax.json:1:35: error: [syntax]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := filepath.Join(dir, c.file)
+			if err := os.WriteFile(f, []byte(c.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := run("toolset", "lock", f, "--toolsets", t.TempDir())
+			if code != ExitErrors || out != "" || !strings.Contains(errs, c.says) || !strings.Contains(errs, "no lock was written") || strings.Contains(errs, "not a toolset file") {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s\nwant exit 1 saying %q", code, out, errs, c.says)
+			}
+		})
+	}
+}
+
 // toolset lock names invisible and bidirectional characters in a
 // description, as registration does, and still writes the lock.
 func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
@@ -362,6 +393,24 @@ func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
 	code, out, errs := run("toolset", "lock", filepath.Join(dir, "demo.yaml"), "--toolsets", t.TempDir())
 	if code != ExitOK || !strings.Contains(out, "wrote ") || !strings.Contains(errs, "warning:") || !strings.Contains(errs, "202E") || strings.Contains(errs, "\u202e") {
 		t.Fatalf("exit %d\n%s%s\nwant the lock written and a warning naming U+202E, escaped", code, out, errs)
+	}
+}
+
+// toolset lock's warning names a schema's property name holding a
+// right-to-left override among the code points, and shows the property's
+// pointers escaped: the name is part of every pointer below it.
+func TestToolsetLockWarnsOfInvisiblePropertyNames(t *testing.T) {
+	t.Setenv(EnvPublishURL, "")
+	dir := t.TempDir()
+	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
+	schema := `{"type":"object","properties":{"k\u202eey":{"type":"string","description":"the key"}}}`
+	if err := os.WriteFile(filepath.Join(dir, "schemas", "create-ticket.input.json"), []byte(schema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run("toolset", "lock", filepath.Join(dir, "demo.yaml"), "--toolsets", t.TempDir())
+	want := `tool create-ticket has invisible or bidirectional characters (U+202E) in input_schema /properties/k\u{202E}ey (name)`
+	if code != ExitOK || !strings.Contains(out, "wrote ") || !strings.Contains(errs, want) || strings.Contains(errs, "\u202e") {
+		t.Fatalf("exit %d\n%s%s\nwant the lock written and a warning saying %q, nothing raw", code, out, errs, want)
 	}
 }
 

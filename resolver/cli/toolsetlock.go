@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -64,7 +63,7 @@ func addReplaceFlag(cmd *cobra.Command, replace *bool) {
 // both ids, which says to pass --replace; so is a file that cannot be read
 // for another reason than not being there.
 func checkLockFile(path string, ts *toolset.Toolset, replace bool) error {
-	data, err := os.ReadFile(path)
+	data, err := resolver.ReadFile(path, resolver.LockFileBound)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || replace:
 		return nil
@@ -96,12 +95,14 @@ func checkLockFile(path string, ts *toolset.Toolset, replace bool) error {
 // toolset id without replace (checkLockFile).
 func lockToolsetFile(cmd *cobra.Command, f string, replace bool) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	src, err := os.ReadFile(f)
+	src, err := resolver.ReadFile(f, resolver.SourceFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate toolset lock: %v\n", err)
 		return ExitMisuse
 	}
-	if strings.HasSuffix(f, ".toolset.json") || !resolver.IsToolsetFile(src) {
+	// A file that is neither is read as a toolset file, whose diagnostics
+	// say what is wrong: a syntax error, an empty file, no toolset key.
+	if strings.HasSuffix(f, ".toolset.json") || resolver.IsSolutionFile(src) {
 		fmt.Fprintf(stderr, "toolgate toolset lock: %s is not a toolset file (docs/toolsets.md): a compiled toolset or a Solution has no lock of its own\n", f)
 		return ExitMisuse
 	}

@@ -45,7 +45,7 @@ var dotLines = map[line][2]string{
 func (p *picture) dot() []byte {
 	var b bytes.Buffer
 	b.WriteString("digraph solution {\n")
-	fmt.Fprintf(&b, "    label=\"%s\"\n    labelloc=\"t\"\n", dotText(p.title))
+	fmt.Fprintf(&b, "    label=\"%s\"\n    labelloc=\"t\"\n", dotShown(p.title))
 	b.WriteString("    node [fontname=\"Helvetica\", fontsize=11]\n    edge [fontname=\"Helvetica\", fontsize=10]\n")
 	for _, n := range p.nodes {
 		if n.cluster < 0 {
@@ -53,7 +53,7 @@ func (p *picture) dot() []byte {
 		}
 	}
 	for c, cl := range p.clusters {
-		fmt.Fprintf(&b, "    subgraph cluster_%s {\n        label=\"%s\"\n        style=\"dashed\"\n", cl.id, dotText(cut(cl.title)))
+		fmt.Fprintf(&b, "    subgraph cluster_%s {\n        label=\"%s\"\n        style=\"dashed\"\n", cl.id, dotShown(cl.title))
 		for _, n := range p.nodes {
 			if n.cluster == c {
 				b.WriteString("        " + dotNode(n) + "\n")
@@ -64,7 +64,7 @@ func (p *picture) dot() []byte {
 	for _, e := range p.edges {
 		var attrs []string
 		if e.label != "" {
-			attrs = append(attrs, `label="`+dotText(cut(e.label))+`"`)
+			attrs = append(attrs, `label="`+dotShown(e.label)+`"`)
 		}
 		style, colour := dotLines[e.line][0], dotLines[e.line][1]
 		if style != "" {
@@ -96,7 +96,7 @@ func (p *picture) dot() []byte {
 func dotNode(n node) string {
 	text := make([]string, len(n.lines))
 	for i, l := range n.lines {
-		text[i] = dotText(cut(l))
+		text[i] = dotShown(l)
 	}
 	s := dotShapes[n.shape]
 	attrs := []string{"shape=" + s.shape, `label="` + strings.Join(text, `\n`) + `"`}

@@ -44,8 +44,12 @@ func shown(s string) string {
 // "style" or "classDef", a ':' and a '#', the last ';' is dropped (its
 // encodeEntities), which would spoil an entity. The last letter of each
 // of these words, in any case, is written as an entity too.
-func mermaidText(s string) string {
-	return mermaidWords.ReplaceAllStringFunc(mermaidChars(shown(s)), func(w string) string {
+func mermaidText(s string) string { return mermaidShown(shown(s)) }
+
+// mermaidShown is mermaidText of text already shown (shown, fit): a
+// picture's labels.
+func mermaidShown(s string) string {
+	return mermaidWords.ReplaceAllStringFunc(mermaidChars(s), func(w string) string {
 		last := w[len(w)-1]
 		return w[:len(w)-1] + "#" + strconv.Itoa(int(last)) + ";"
 	})
@@ -76,9 +80,13 @@ func mermaidChars(s string) string {
 // \", '\' becomes \\ (so that no \n, \N or \G of Graphviz's own is read
 // in it, and \u{X} is drawn as written) and '&' becomes &amp; (Graphviz
 // reads entities in labels).
-func dotText(s string) string {
+func dotText(s string) string { return dotShown(shown(s)) }
+
+// dotShown is dotText of text already shown (shown, fit): a picture's
+// labels.
+func dotShown(s string) string {
 	var b strings.Builder
-	for _, r := range shown(s) {
+	for _, r := range s {
 		switch {
 		case r == '"' || r == '\\':
 			b.WriteByte('\\')

@@ -1,10 +1,13 @@
 package flowchart
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/toolgate/toolgate/resolver"
 )
@@ -84,7 +87,8 @@ var lines = map[resolver.EdgeKind]line{
 }
 
 // picture is a StepGraph laid out for either format: node ids made,
-// labels written (not yet escaped), highlights decided.
+// labels written as shown (shown, fit; step ids whole: idText), not yet
+// escaped for either language, highlights decided.
 type picture struct {
 	title    string
 	nodes    []node
@@ -116,8 +120,9 @@ type edge struct {
 	onPath   bool
 }
 
-// maxLabelRunes bounds each line of a label, so that a long rule or
-// error code does not stretch a node across the page.
+// maxLabelRunes bounds each line of a label but a step id's (fit), so
+// that a long rule or error code does not stretch a node across the
+// page.
 const maxLabelRunes = 60
 
 // stepIDPattern is the step id rule (docs/solutions.md, "Steps"): an id
@@ -130,7 +135,7 @@ var stepIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 // a target that names no step. No id is a keyword of either language,
 // and none starts with o or x, which Mermaid would read as an edge's end.
 func draw(g *resolver.StepGraph, refused []resolver.RefusedPath) *picture {
-	p := &picture{title: fmt.Sprintf("Solution %s v%d", g.Solution, g.Version)}
+	p := &picture{title: shown(fmt.Sprintf("Solution %s v%d", g.Solution, g.Version))}
 	ids := make([]string, len(g.Steps))
 	seen := map[string]bool{}
 	for i, st := range g.Steps {
@@ -145,7 +150,7 @@ func draw(g *resolver.StepGraph, refused []resolver.RefusedPath) *picture {
 	for i, st := range g.Steps {
 		if st.Kind == resolver.KindForEach {
 			clusterOf[i] = len(p.clusters)
-			p.clusters = append(p.clusters, cluster{id: "b_" + ids[i], title: "for_each " + orNoID(st.ID) + ": its body, once per item"})
+			p.clusters = append(p.clusters, cluster{id: "b_" + ids[i], title: "for_each " + idText(st.ID) + ": its body, once per item"})
 		}
 	}
 	scope := func(i int) int {
@@ -185,13 +190,13 @@ func draw(g *resolver.StepGraph, refused []resolver.RefusedPath) *picture {
 			if to = unknown[e.ToName]; to == "" {
 				to = "u" + strconv.Itoa(len(unknown)+1)
 				unknown[e.ToName] = to
-				addNode(node{id: to, shape: shapeUnknown, lines: []string{e.ToName, "no such step"}, cluster: -1})
+				addNode(node{id: to, shape: shapeUnknown, lines: []string{fit(e.ToName), "no such step"}, cluster: -1})
 			}
 		}
 		if e.Kind == resolver.EdgeOnApprove {
 			approved[[2]int{e.From, e.To}] = true
 		}
-		p.edges = append(p.edges, edge{from: ids[e.From], to: to, label: edgeLabel(e), line: lines[e.Kind]})
+		p.edges = append(p.edges, edge{from: ids[e.From], to: to, label: fit(edgeLabel(e)), line: lines[e.Kind]})
 	}
 	for i, st := range g.Steps {
 		if st.Kind == resolver.KindReview && st.Of >= 0 && !approved[[2]int{i, st.Of}] {
@@ -236,27 +241,27 @@ func (p *picture) highlight(g *resolver.StepGraph, ids []string, index map[strin
 // stepLines is the label of step i: its id, then its kind and options.
 func stepLines(g *resolver.StepGraph, i int) []string {
 	st := g.Steps[i]
-	out := []string{orNoID(st.ID)}
+	out := []string{idText(st.ID)}
 	switch st.Kind {
 	case resolver.KindTool:
 		kind := "tool " + st.Tool
 		if st.Gated {
 			kind += " (gated)"
 		}
-		out = append(out, kind)
+		out = append(out, fit(kind))
 	case resolver.KindWorkflow:
-		out = append(out, "workflow "+st.Workflow)
+		out = append(out, fit("workflow "+st.Workflow))
 	case resolver.KindReview:
 		of := "review of no tool step"
 		if st.Of >= 0 {
-			of = "review of " + orNoID(g.Steps[st.Of].ID)
+			of = "review of " + idText(g.Steps[st.Of].ID)
 		}
 		out = append(out, of)
 	default:
 		out = append(out, string(st.Kind))
 	}
 	if st.Detail != "" {
-		out = append(out, st.Detail)
+		out = append(out, fit(st.Detail))
 	}
 	if !st.Reachable {
 		out = append(out, "(unreachable)")
@@ -280,18 +285,55 @@ func edgeLabel(e resolver.GraphEdge) string {
 	return string(e.Kind)
 }
 
-func orNoID(id string) string {
-	if id == "" {
+// idText is a step id as a label shows it: whole when it follows the step
+// id rule (stepIDPattern: at most 63 characters), so that two ids are
+// never drawn alike; "(no id)" for none; fit for any other, which the
+// resolver refuses.
+func idText(id string) string {
+	switch {
+	case id == "":
 		return "(no id)"
+	case stepIDPattern.MatchString(id):
+		return id
 	}
-	return id
+	return fit(id)
 }
 
-// cut shortens s to maxLabelRunes runes, marking the cut with "...".
-func cut(s string) string {
-	r := []rune(s)
-	if len(r) <= maxLabelRunes {
-		return s
+// fit is s as shown (shown: invisible characters escaped first, so that
+// the bound counts their escapes and none is cut unseen), at most
+// maxLabelRunes runes: a longer text keeps its start and its end around
+// "...", and ends in " #" and the first 8 hex digits of the SHA-256 of
+// s, so that two texts alike at both ends are still drawn apart. No
+// escape (\u{X}) is cut in two.
+func fit(s string) string {
+	t := []rune(shown(s))
+	if len(t) <= maxLabelRunes {
+		return string(t)
 	}
-	return string(r[:maxLabelRunes-3]) + "..."
+	sum := sha256.Sum256([]byte(s))
+	mark := " #" + hex.EncodeToString(sum[:4])
+	const dots = "..."
+	room := maxLabelRunes - len(dots) - len(mark)
+	head, tail := room*2/3, len(t)-(room-room*2/3)
+	for i := 0; i+2 < len(t) && i < tail; i++ {
+		if t[i] != '\\' || t[i+1] != 'u' || t[i+2] != '{' {
+			continue
+		}
+		end := i + 3
+		for end < len(t) && end < i+10 && strings.ContainsRune("0123456789ABCDEF", t[end]) {
+			end++
+		}
+		if end == len(t) || t[end] != '}' {
+			continue // "\\u{" that is text, doubled: no escape
+		}
+		// The escape is t[i:end+1].
+		if i < head && head <= end {
+			head = i
+		}
+		if i < tail && tail <= end {
+			tail = end + 1
+		}
+		i = end
+	}
+	return string(t[:head]) + dots + string(t[tail:]) + mark
 }

@@ -331,3 +331,62 @@ func TestDocsShowTheGoldenPicture(t *testing.T) {
 		t.Errorf("docs/solutions.md's picture is not refuse-fallback.mmd (-golden +docs):\n%s", diff)
 	}
 }
+
+// Step ids are drawn whole, however long the grammar lets them be; other
+// long labels keep their start and end and a digest of the whole text,
+// so that two labels alike but in the middle are drawn apart; invisible
+// characters are escaped before the cut, so one at the end stays shown.
+func TestLongLabelsStayDistinguishable(t *testing.T) {
+	a58, b70 := strings.Repeat("a", 58), strings.Repeat("b", 70)
+	src := "solution: g\nversion: 1\nsteps:\n  - id: c\n    choice:\n" +
+		"      - when: {value: \"${input.x}\", equals: \"" + b70 + "x" + b70 + "\"}\n        next: " + a58 + "_safe\n" +
+		"      - when: {value: \"${input.x}\", equals: \"" + b70 + "y" + b70 + "\"}\n        next: " + a58 + "_send\n" +
+		"      - when: {value: \"${input.x}\", equals: \"" + b70 + "\\u202e\"}\n        next: " + a58 + "_send\n" +
+		"    default: " + a58 + "_safe\n  - id: " + a58 + "_safe\n    succeed: {}\n  - id: " + a58 + "_send\n    succeed: {}\n"
+	res := resolver.Compile("g.yaml", []byte(src), resolver.Options{})
+	if !res.OK() {
+		t.Fatalf("refused: %v", res.Diagnostics)
+	}
+	for _, f := range Formats {
+		t.Run(string(f), func(t *testing.T) {
+			out := render(t, f, res)
+			for _, id := range []string{a58 + "_safe", a58 + "_send"} {
+				if !strings.Contains(out, `"`+id+`<br/>`) && !strings.Contains(out, `label="`+id+`\n`) {
+					t.Errorf("step id %s is not drawn whole:\n%s", id, out)
+				}
+			}
+			labels := regexp.MustCompile(`bbb\.\.\.[^"]*`).FindAllString(out, -1)
+			if len(labels) != 3 || labels[0] == labels[1] {
+				t.Errorf("the long operands are drawn %q, want three, the first two apart", labels)
+			}
+			if !strings.Contains(out, "202E") {
+				t.Errorf("the U+202E at the end of a long operand is not shown:\n%s", out)
+			}
+		})
+	}
+}
+
+// fit keeps a text of maxLabelRunes runes as it is shown, cuts a longer
+// one to maxLabelRunes runes, and never cuts an escape in two.
+func TestFitCutsNoEscape(t *testing.T) {
+	for n := range 80 {
+		for _, unit := range []string{"\u202e", "a\u200b", "\\u{", "é"} {
+			s := strings.Repeat(unit, n)
+			got := fit(s)
+			if r := []rune(got); len(r) > maxLabelRunes && len(r) != len([]rune(shown(s))) {
+				t.Fatalf("fit(%q) = %q: %d runes", s, got, len(r))
+			}
+			body := regexp.MustCompile(` #[0-9a-f]{8}$`).ReplaceAllString(got, "")
+			if strings.Contains(body, "...") {
+				for _, part := range strings.SplitN(body, "...", 2) {
+					if strings.Count(shown(s), part) == 0 {
+						t.Fatalf("fit(%q) = %q: %q is not a part of %q", s, got, part, shown(s))
+					}
+					if !strings.Contains(unit, `\`) && regexp.MustCompile(`\\u\{[0-9A-F]*$|^[0-9A-F]*\}|\\u?$|^u?\{`).MatchString(part) {
+						t.Fatalf("fit(%q) = %q cuts an escape", s, got)
+					}
+				}
+			}
+		}
+	}
+}

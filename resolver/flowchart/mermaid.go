@@ -67,14 +67,14 @@ var mermaidClasses = map[string]string{
 func (p *picture) mermaid() []byte {
 	var b bytes.Buffer
 	b.WriteString("flowchart TD\n")
-	fmt.Fprintf(&b, "    %%%% %s\n", mermaidText(p.title))
+	fmt.Fprintf(&b, "    %%%% %s\n", mermaidShown(p.title))
 	for _, n := range p.nodes {
 		if n.cluster < 0 {
 			b.WriteString("    " + mermaidNode(n) + "\n")
 		}
 	}
 	for c, cl := range p.clusters {
-		fmt.Fprintf(&b, "    subgraph %s [\"%s\"]\n", cl.id, mermaidText(cut(cl.title)))
+		fmt.Fprintf(&b, "    subgraph %s [\"%s\"]\n", cl.id, mermaidShown(cl.title))
 		b.WriteString("        direction TB\n")
 		for _, n := range p.nodes {
 			if n.cluster == c {
@@ -86,7 +86,7 @@ func (p *picture) mermaid() []byte {
 	for _, e := range p.edges {
 		arrow := mermaidArrows[e.line]
 		if e.label != "" {
-			arrow += `|"` + mermaidText(cut(e.label)) + `"|`
+			arrow += `|"` + mermaidShown(e.label) + `"|`
 		}
 		fmt.Fprintf(&b, "    %s %s %s\n", e.from, arrow, e.to)
 	}
@@ -136,7 +136,7 @@ func (p *picture) mermaid() []byte {
 func mermaidNode(n node) string {
 	text := make([]string, len(n.lines))
 	for i, l := range n.lines {
-		text[i] = mermaidText(cut(l))
+		text[i] = mermaidShown(l)
 	}
 	s := mermaidShapes[n.shape]
 	return n.id + s[0] + `"` + strings.Join(text, "<br/>") + `"` + s[1]

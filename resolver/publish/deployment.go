@@ -98,7 +98,7 @@ func (d Deployment) Check(res *resolver.Result) []resolver.Diagnostic {
 	add := func(l resolver.Literal, format string, args ...any) {
 		msg := fmt.Sprintf("step %q with.%s: ", l.Step, l.Field) + fmt.Sprintf(format, args...)
 		out = append(out, resolver.Diagnostic{File: res.File, Line: l.Pos.Line, Column: l.Pos.Column,
-			Severity: resolver.SeverityError, Rule: RuleDeployment, Message: msg})
+			Severity: resolver.SeverityError, Rule: RuleDeployment, Message: resolver.DiagnosticText(msg)})
 	}
 	var pinned hostlist.List
 	if res.Toolset != nil {
@@ -116,7 +116,7 @@ func (d Deployment) Check(res *resolver.Result) []resolver.Diagnostic {
 		case resolver.LiteralReviewer:
 			if a := reviewer.Account(l.Value); !slices.Contains(d.Accounts, a) {
 				out = append(out, resolver.Diagnostic{File: res.File, Line: l.Pos.Line, Column: l.Pos.Column, Severity: resolver.SeverityError,
-					Rule: resolver.RuleReviewerPattern, Message: fmt.Sprintf("step %q %s: reviewer %q names AWS account %s, which this deployment does not admit (its own account and %s); review-decision would refuse every principal it matches, so the review could never be decided", l.Step, l.Field, l.Value, a, caller.EnvReviewerAccounts)})
+					Rule: resolver.RuleReviewerPattern, Message: resolver.DiagnosticText(fmt.Sprintf("step %q %s: reviewer %q names AWS account %s, which this deployment does not admit (its own account and %s); review-decision would refuse every principal it matches, so the review could never be decided", l.Step, l.Field, l.Value, a, caller.EnvReviewerAccounts))})
 			}
 		case resolver.LiteralRecipient:
 			switch dec := d.Recipients.Decide(l.Value); dec.Verdict {

@@ -272,10 +272,13 @@ const (
 	MaxSchemaRefs  = 16
 )
 
-// checkSchemaSize refuses a schema document over MaxSchemaBytes, nested
-// deeper than MaxSchemaDepth, or with more than MaxSchemaRefs reference
-// keywords ($ref, $dynamicRef, $recursiveRef).
-func checkSchemaSize(doc json.RawMessage) error {
+// CheckSchemaSize refuses a schema document (compact JSON, as pinned) over
+// MaxSchemaBytes, nested deeper than MaxSchemaDepth, or with more than
+// MaxSchemaRefs reference keywords ($ref, $dynamicRef, $recursiveRef). Its
+// error is the predicate alone ("is 70937 bytes, over 65536"), for the
+// caller to name the schema. Verify applies it to every pinned schema; a
+// toolset file's compiler applies it to each schema where it is written.
+func CheckSchemaSize(doc json.RawMessage) error {
 	if len(doc) > MaxSchemaBytes {
 		return fmt.Errorf("is %d bytes, over %d", len(doc), MaxSchemaBytes)
 	}
@@ -456,7 +459,7 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 			kind string
 			doc  json.RawMessage
 		}{{"input", t.InputSchema}, {"output", t.OutputSchema}} {
-			if err := checkSchemaSize(s.doc); err != nil {
+			if err := CheckSchemaSize(s.doc); err != nil {
 				return refuse(RuleSchema, "tool %s: the %s schema %v", name, s.kind, err)
 			}
 			if _, err := schema.Compile(s.doc); err != nil {

@@ -377,14 +377,14 @@ func TestSchemaSizeBounds(t *testing.T) {
 		"arrays count toward depth": {`{"allOf":` + strings.Repeat(`[`, MaxSchemaDepth) + strings.Repeat(`]`, MaxSchemaDepth) + `}`, false},
 		"catalog-sized schema":      {`{"type":"object","properties":{"to":{"type":"array","items":{"type":"string"}}}}`, true},
 	} {
-		err := checkSchemaSize(json.RawMessage(c.doc))
+		err := CheckSchemaSize(json.RawMessage(c.doc))
 		if (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok %v", name, err, c.ok)
 		}
 	}
 	for _, tool := range catalog.Default().Names() {
 		e, _ := catalog.Default().Lookup(tool)
-		if checkSchemaSize(e.InputSchema) != nil || checkSchemaSize(e.OutputSchema) != nil {
+		if CheckSchemaSize(e.InputSchema) != nil || CheckSchemaSize(e.OutputSchema) != nil {
 			t.Errorf("the catalog's %s schemas break the bounds", tool)
 		}
 	}
