@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
-
-	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // A FileBound is what toolgate reads of one kind of file: at most Max
@@ -25,13 +23,20 @@ var (
 	// MaxSourceBytes (8 MiB), as parseYAML and parseJSON allow.
 	SourceFile = FileBound{"a Solution or toolset file", MaxSourceBytes}
 	// SchemaFile is a schema file a toolset file's platform tool names:
-	// at most toolset.MaxSchemaBytes (64 KiB), the most a pinned schema
-	// may be.
-	SchemaFile = FileBound{"a schema file", toolset.MaxSchemaBytes}
+	// at most MaxSchemaFileBytes (1 MiB), room for indentation and
+	// comments; the schema itself, compact, is held to
+	// toolset.MaxSchemaBytes (64 KiB) where it is written
+	// (toolset.CheckSchemaSize, [tool-schema]).
+	SchemaFile = FileBound{"a schema file", MaxSchemaFileBytes}
 	// LockFileBound is a lock (*.lock.json) or a compiled toolset
 	// (*.toolset.json): at most MaxLockBytes (32 MiB).
 	LockFileBound = FileBound{"a lock file", MaxLockBytes}
 )
+
+// MaxSchemaFileBytes bounds a schema file as stored (1 MiB): 16 times
+// the compact schema's toolset.MaxSchemaBytes, for indentation, comments
+// and YAML's longer spelling.
+const MaxSchemaFileBytes = 1 << 20
 
 // MaxLockBytes bounds a lock file or a compiled toolset (32 MiB): the
 // toolset as toolset.MarshalIndent writes it, whose RFC 8785 form is at

@@ -96,10 +96,10 @@ func TestReadFileRefusesFilesOverTheirBound(t *testing.T) {
 		return "schema.json"
 	}
 	if _, err := DirReader(dir)(at(int(SchemaFile.Max))); err != nil {
-		t.Errorf("a schema file of exactly 64 KiB: %v", err)
+		t.Errorf("a schema file of exactly 1 MiB: %v", err)
 	}
-	if _, err := DirReader(dir)(at(int(SchemaFile.Max) + 1)); err == nil || !strings.Contains(err.Error(), "schema.json") || !strings.Contains(err.Error(), "over 64 KiB") {
-		t.Errorf("a schema file of 64 KiB and one byte: %v", err)
+	if _, err := DirReader(dir)(at(int(SchemaFile.Max) + 1)); err == nil || !strings.Contains(err.Error(), "schema.json") || !strings.Contains(err.Error(), "over 1 MiB") {
+		t.Errorf("a schema file of 1 MiB and one byte: %v", err)
 	}
 	lock := filepath.Join(dir, "big"+LockSuffix)
 	if err := os.Rename(big, lock); err != nil {

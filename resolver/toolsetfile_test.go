@@ -259,7 +259,8 @@ func TestToolsetFileCutsALongURLBeforeAWholeCharacter(t *testing.T) {
 }
 
 // A schema past the registration check's bounds is reported at the line
-// that names it, naming its file: a file over 64 KiB, a YAML file under
+// that names it, naming its file: a file over 64 KiB (read whole: a
+// schema file may be 1 MiB), a YAML file under
 // 64 KiB whose compact JSON is over, and a schema written inline.
 func TestSchemaOverItsBoundIsReportedWhereItIsNamed(t *testing.T) {
 	enum := func(n int) string {
@@ -292,7 +293,7 @@ func TestSchemaOverItsBoundIsReportedWhereItIsNamed(t *testing.T) {
 		line      int // of the file's name, or where the schema starts
 		says      string
 	}{
-		{"a file over 64 KiB", tool("schemas/big.yaml"), 7, `tool "t" input_schema: the file "schemas/big.yaml" cannot be read: the file is over 64 KiB (65536 bytes)`},
+		{"a file over 64 KiB", tool("schemas/big.yaml"), 7, `tool "t" input_schema (file schemas/big.yaml) is 100047 bytes, over 65536`},
 		{"a file over 64 KiB as compact JSON", tool("schemas/wide.yaml"), 7, `tool "t" input_schema (file schemas/wide.yaml) is `},
 		{"an inline schema over 64 KiB", tool("\n" + indent(enum(20000), "      ")), 8, `tool "t" input_schema is `},
 	} {
