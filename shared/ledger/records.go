@@ -85,7 +85,7 @@ func NewToken() string {
 // table.Call.SKPrefix and seq's SortKey, each component padded to 19
 // digits, so that a run's calls sort in call order (a top-level seq's is
 // "CALL#<seq, 19 digits>", as before for_each).
-func callSK(seq tool.Seq) string { return table.Call.SKPrefix + seq.SortKey() }
+func callSK(seq tool.Seq) string { return table.CallSK(seq.SortKey()) }
 
 // callKey is the key of the call's item of runID and seq.
 func callKey(runID string, seq tool.Seq) map[string]types.AttributeValue {

@@ -98,7 +98,7 @@ func (r *Row) Invocations() int { return max(r.Count, 1) }
 func rowSK(seq tool.Seq, startedAt time.Time) string {
 	var b [4]byte
 	rand.Read(b[:])
-	return fmt.Sprintf("%s#%019d#%x", callSK(seq), startedAt.UnixNano(), b)
+	return table.RowSK(seq.SortKey(), startedAt.UnixNano(), b)
 }
 
 // PutRow writes one row. Its sort key includes the start time in

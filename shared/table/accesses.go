@@ -144,6 +144,15 @@ func Check() error {
 	return nil
 }
 
+// init refuses an inconsistent declaration (Check): every package that
+// imports this one, every function and every test, stops at start with
+// the inconsistency rather than generating grants from it.
+func init() {
+	if err := Check(); err != nil {
+		panic(err)
+	}
+}
+
 // reviewAsked are the attributes of what a review asks, which only
 // review-request writes (Create): never a decision nor a binding.
 var reviewAsked = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers",

@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -12,7 +13,10 @@ import (
 // key attribute or one of k's attributes, and its Go type encodes, under
 // the SDK's attributevalue rules, as one of the attribute's declared types
 // (string and time.Time as S, integers and floats as N, bool as BOOL,
-// maps and structs as M, slices as L, a pointer as its element or NULL).
+// maps and structs as M, []byte as B, other slices as L, a ,stringset
+// field as SS, a ,unixtime one as N, a pointer as its element). A nil
+// pointer, map or slice without omitempty is written as NULL: that the
+// adapter never writes one nil is its own to keep, not checked here.
 // v is a value or pointer of the item type.
 func Conform(k *Kind, v any) error {
 	t := reflect.TypeOf(v)
@@ -54,7 +58,14 @@ func conform(k *Kind, t reflect.Type) error {
 			}
 			want = a.Types
 		}
+		opts := strings.Split(tag, ",")[1:]
 		got := goType(f.Type)
+		switch {
+		case slices.Contains(opts, "unixtime"):
+			got = Number
+		case slices.Contains(opts, "stringset"):
+			got = StringSet
+		}
 		ok := false
 		for _, w := range want {
 			ok = ok || w == Unknown || got == w
@@ -84,6 +95,9 @@ func goType(t reflect.Type) Type {
 	case reflect.Map, reflect.Struct:
 		return Map
 	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return Binary
+		}
 		return List
 	}
 	return Unknown

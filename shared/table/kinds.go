@@ -12,7 +12,7 @@ var ttl = attr(ExpiresAt, Number, "epoch seconds: DynamoDB's TTL ends the item a
 // every attempt's row (shared/ledger records.go; docs/ledger.md, "One
 // item per call"). Only the dispatcher of a tool function writes it.
 var Call = &Kind{
-	Name: "call", Prefix: "RUN#", PKShape: "RUN#<run_id>", SKShape: "CALL#<seq's sort key>", SKPrefix: "CALL#",
+	Name: "call", Prefix: "RUN#", PKShape: "RUN#<run_id>", SKShape: "CALL#<seq's sort key>", SKPrefix: CallSKPrefix,
 	Doc: "a tool call's idempotency record and its attempts' rows",
 	Attributes: []Attribute{
 		attr("run_id", String, "the run's id: an execution ARN, or a direct-lane run id"),
@@ -22,7 +22,7 @@ var Call = &Kind{
 		attr("toolset_id", String, "the pinned toolset's id"),
 		attr("input_digest", String, "sha256:<hex> of the RFC 8785 input"),
 		attr("idempotency_key", String, "<run_id>/<seq>"),
-		attr("state", String, "IN_PROGRESS, COMPLETED, FAILED, UNKNOWN or PARKED"),
+		attr("state", String, "IN_PROGRESS, COMPLETED, FAILED or UNKNOWN"),
 		attr("attempts", Number, "attempts claimed"),
 		attr("lease_until", Number, "unix ms: the claim's lease"),
 		attr("token", String, "the current claim's token"),
@@ -39,7 +39,7 @@ var Call = &Kind{
 // Row is a ToolInvocation row item of its own: an invocation that claimed
 // nothing (shared/ledger rows.go, PutRow). Its attributes are the Row's.
 var Row = &Kind{
-	Name: "row", Prefix: "RUN#", PKShape: "RUN#<run_id>", SKPrefix: "CALL#",
+	Name: "row", Prefix: "RUN#", PKShape: "RUN#<run_id>", SKPrefix: CallSKPrefix,
 	SKShape: "CALL#<seq's sort key>#<started_at, unix ns, 19 digits>#<8 random hex>",
 	Doc:     "a ToolInvocation row of an invocation that claimed nothing",
 	Attributes: []Attribute{

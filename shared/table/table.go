@@ -28,6 +28,9 @@ const (
 	Map     Type = "M"
 	List    Type = "L"
 	Null    Type = "NULL"
+	Binary  Type = "B"
+	// StringSet is written by a ,stringset field; no item kind has one.
+	StringSet Type = "SS"
 	Unknown Type = "" // any: a value read whatever its type (the legacy seq)
 )
 

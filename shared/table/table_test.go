@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The declaration is consistent: every access names attributes its kinds
@@ -117,7 +118,7 @@ func TestConform(t *testing.T) {
 // review holds: no recorded result, no reviewed input, no task token.
 func TestOperatorReadsNoPayload(t *testing.T) {
 	for _, a := range Of(Operator) {
-		for _, n := range []string{"result", "input", "task_token", "reason", "body_text"} {
+		for _, n := range []string{"result", "input", "task_token", "reason"} {
 			if slices.Contains(a.Attributes, n) {
 				t.Errorf("access %s lets the operator read %s", a.Sid, n)
 			}
@@ -130,5 +131,28 @@ func TestOperatorReadsNoPayload(t *testing.T) {
 		if a.On != nil && a.Attributes == nil {
 			t.Errorf("access %s reads whole items", a.Sid)
 		}
+	}
+}
+
+// Conform reads the attributevalue options that change a field's type:
+// []byte is B, ,stringset SS and ,unixtime N.
+func TestConformReadsTypeOptions(t *testing.T) {
+	type bin struct {
+		Body []byte `dynamodbav:"body"`
+	}
+	if err := Conform(Toolset, bin{}); err == nil || !strings.Contains(err.Error(), "stored as B") {
+		t.Fatalf("Conform([]byte) = %v", err)
+	}
+	type set struct {
+		Body []string `dynamodbav:"body,stringset"`
+	}
+	if err := Conform(Toolset, set{}); err == nil || !strings.Contains(err.Error(), "stored as SS") {
+		t.Fatalf("Conform(stringset) = %v", err)
+	}
+	type unix struct {
+		Version time.Time `dynamodbav:"version,unixtime"`
+	}
+	if err := Conform(Published, unix{}); err != nil {
+		t.Fatalf("Conform(unixtime into a number) = %v", err)
 	}
 }

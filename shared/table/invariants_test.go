@@ -1,0 +1,141 @@
+package table
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// The rules of who may write what in the ledger (docs/reviews.md,
+// docs/infra.md "Least privilege"), written apart from the declaration so
+// that widening an access in accesses.go fails here: the declaration
+// says what each principal does; these say what none may ever do. A kind
+// not named here is not constrained by them.
+var (
+	// What a review asks: only review-request writes it, when it creates
+	// the review.
+	reviewAskedNames = []string{"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input",
+		"input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "created_at", "review_list_sk"}
+	// A review's decision and its delivery: only review-decision writes
+	// them.
+	reviewDecisionNames = []string{"approver", "authenticated", "decided_at", "reason", "decision_token",
+		"delivery", "delivery_lease_until", "delivered_at", "delivery_error", "self_approval_refusals"}
+	// Which call an approval was used for: only a tool function writes it,
+	// and only in a binding item.
+	bindingNames = []string{"bound_key", "bound_at"}
+)
+
+// writeRule is who may make a write on a kind, and the attributes it may
+// never name (forbid) or the only ones it may (allow).
+type writeRule struct {
+	kind          *Kind
+	by            []Principal
+	action        Action
+	allow, forbid []string
+}
+
+var writeRules = []writeRule{
+	{kind: Call, by: []Principal{ToolFunctions}, action: PutItem},
+	{kind: Call, by: []Principal{ToolFunctions}, action: UpdateItem},
+	{kind: Row, by: []Principal{ToolFunctions}, action: PutItem},
+	{kind: Row, by: []Principal{ToolFunctions}, action: UpdateItem},
+	{kind: Review, by: []Principal{ReviewRequest}, action: PutItem, forbid: slices.Concat(reviewDecisionNames, bindingNames)},
+	{kind: Review, by: []Principal{ReviewDecision}, action: UpdateItem, forbid: slices.Concat(reviewAskedNames, bindingNames)},
+	{kind: Binding, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "bound_key", "bound_at", ExpiresAt}},
+	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},
+	{kind: Published, by: []Principal{Publish}, action: PutItem},
+	{kind: Start, by: []Principal{ReviewRequest}, action: PutItem},
+	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "state_machine_arn"}},
+	{kind: Proof, by: Functions, action: PutItem, allow: []string{PK, SK, "binding", "arn", ExpiresAt}},
+}
+
+// checkWrites reports every write access of accesses that no rule of
+// rules covers: a principal writing a kind it may not, or naming an
+// attribute it may not (or naming none, when the rule bounds them).
+func checkWrites(accesses []Access, rules []writeRule) []string {
+	var bad []string
+	for _, a := range accesses {
+		for _, act := range a.Actions {
+			if act != PutItem && act != UpdateItem {
+				continue
+			}
+			for _, k := range a.On {
+				for _, p := range a.By {
+					if !slices.ContainsFunc(rules, func(r writeRule) bool { return r.covers(k, p, act, a.Attributes) }) {
+						bad = append(bad, fmt.Sprintf("%s: %s may make %s on %s items naming %v", a.Sid, p, act, k.Name, a.Attributes))
+					}
+				}
+			}
+		}
+	}
+	return bad
+}
+
+func (r writeRule) covers(k *Kind, p Principal, act Action, attrs []string) bool {
+	if r.kind != k || r.action != act || !slices.Contains(r.by, p) {
+		return false
+	}
+	switch {
+	case r.allow != nil:
+		return attrs != nil && !slices.ContainsFunc(attrs, func(n string) bool { return !slices.Contains(r.allow, n) })
+	case r.forbid != nil:
+		return attrs != nil && !slices.ContainsFunc(attrs, func(n string) bool { return slices.Contains(r.forbid, n) })
+	}
+	return true
+}
+
+// Every write the declaration allows keeps the rules: only review-request
+// creates reviews and never with a decision, only review-decision decides
+// and never rewrites what was asked, only tool functions bind approvals
+// and write calls, only publish registers toolsets, and the operator
+// writes nothing.
+func TestDeclaredWritesKeepTheRules(t *testing.T) {
+	for _, b := range checkWrites(Accesses, writeRules) {
+		t.Error(b)
+	}
+}
+
+// The rules catch a widened declaration: each break below fails them.
+func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
+	widen := func(sid string, f func(a *Access)) []Access {
+		out := slices.Clone(Accesses)
+		for i := range out {
+			if out[i].Sid == sid {
+				out[i].Attributes = slices.Clone(out[i].Attributes)
+				f(&out[i])
+			}
+		}
+		return out
+	}
+	for name, accesses := range map[string][]Access{
+		"review-decision rewrites the reviewers": widen("DecideReviews", func(a *Access) { a.Attributes = append(a.Attributes, "reviewers") }),
+		"review-decision binds":                  widen("DecideReviews", func(a *Access) { a.Attributes = append(a.Attributes, "bound_key") }),
+		"review-request decides":                 widen("CreateReviews", func(a *Access) { a.Attributes = append(a.Attributes, "approver") }),
+		"a tool writes a review":                 widen("BindApprovals", func(a *Access) { a.On = []*Kind{Binding, Review} }),
+		"a binding names any attribute":          widen("BindApprovals", func(a *Access) { a.Attributes = nil }),
+		"the operator writes calls":              widen("LedgerReads", func(a *Access) { a.Actions = append(slices.Clone(a.Actions), PutItem) }),
+		"review-request registers toolsets":      widen("Toolsets", func(a *Access) { a.Actions = []Action{GetItem, PutItem} }),
+	} {
+		if len(checkWrites(accesses, writeRules)) == 0 {
+			t.Errorf("%s: not caught", name)
+		}
+	}
+}
+
+// A tool function reads of a review only what an approval check compares:
+// never the reviewed input, the task token, the reason or the requester.
+func TestToolsReadNoReviewPayload(t *testing.T) {
+	for _, a := range Of(ToolFunctions) {
+		if !slices.Contains(a.On, Review) || !slices.Contains(a.Actions, GetItem) {
+			continue
+		}
+		if a.Attributes == nil {
+			t.Errorf("%s: tool functions read whole reviews", a.Sid)
+		}
+		for _, n := range []string{"input", "task_token", "reason", "requester"} {
+			if slices.Contains(a.Attributes, n) {
+				t.Errorf("%s: tool functions read a review's %s", a.Sid, n)
+			}
+		}
+	}
+}
