@@ -22,16 +22,16 @@ type Type string
 
 // The attribute types items use.
 const (
-	String  Type = "S"
-	Number  Type = "N"
-	Bool    Type = "BOOL"
-	Map     Type = "M"
-	List    Type = "L"
-	Null    Type = "NULL"
-	Binary  Type = "B"
+	String Type = "S"
+	Number Type = "N"
+	Bool   Type = "BOOL"
+	Map    Type = "M"
+	List   Type = "L"
+	Null   Type = "NULL"
+	Binary Type = "B"
 	// StringSet is written by a ,stringset field; no item kind has one.
 	StringSet Type = "SS"
-	Unknown Type = "" // any: a value read whatever its type (the legacy seq)
+	Unknown   Type = "" // any: a value read whatever its type (the legacy seq)
 )
 
 // Attribute is one non-key attribute of an item kind.
