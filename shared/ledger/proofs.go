@@ -22,7 +22,7 @@ type ProofAPI interface {
 }
 
 // ProofTable keeps caller proof records (caller.Proofs) in the ledger
-// table: one item per accepted proof (table.Proof: pk "PROOF#<ID>", sk
+// table: one item per accepted proof (table.Proof: pk PROOF#<ID>, sk
 // "PROOF"), written with a conditional put and expiring (TTL expires_at)
 // when the proof's window has ended.
 type ProofTable struct {

@@ -40,7 +40,7 @@ const (
 
 // Record is the idempotency record of one call (one idempotency key,
 // "<run_id>/<seq>"). It lives in the call's item (table.Call: pk
-// "RUN#<run_id>", sk "CALL#<seq's sort key>"), which also holds the call's
+// RUN#<run_id>, sk "CALL#<seq's sort key>"), which also holds the call's
 // attempts and counts its invocations (docs/ledger.md, "One item per
 // call").
 type Record struct {

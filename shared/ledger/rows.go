@@ -38,7 +38,7 @@ const (
 
 // Row is one ToolInvocation ledger row, as RunRows reads them
 // (docs/ledger.md, "One item per call"): an attempt's entry in its call's
-// item (table.Call: pk "RUN#<run_id>", sk "CALL#<seq's sort key>",
+// item (table.Call: pk RUN#<run_id>, sk "CALL#<seq's sort key>",
 // tool.Seq SortKey: each component padded to 19 digits); a row item of
 // its own (table.Row), written by PutRow, for an invocation that claimed
 // nothing (sk "CALL#<seq's sort key>#<started_at, unix ns, 19

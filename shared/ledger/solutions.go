@@ -13,7 +13,7 @@ import (
 )
 
 // publishedKey is the key of Solution name's published item
-// (table.Published: pk "SOLUTION#<name>", sk "PUBLISHED"): the last version
+// (table.Published: pk SOLUTION#<name>, sk "PUBLISHED"): the last version
 // the publish function published of the Solution in this stage, with the
 // bounds a parent that starts it is checked against (docs/solutions.md,
 // "Workflow steps"). Only the publish function writes or reads them.

@@ -19,7 +19,7 @@ import (
 )
 
 // toolsetKey is the key of toolset id's item (table.Toolset: pk
-// "TOOLSET#<id>", sk "TOOLSET"; body, the toolset's RFC 8785 form). They
+// TOOLSET#<id>, sk "TOOLSET"; body, the toolset's RFC 8785 form). They
 // are immutable and never expire: a run keeps its toolset for its whole
 // life.
 func toolsetKey(id string) map[string]types.AttributeValue {

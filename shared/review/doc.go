@@ -15,7 +15,7 @@
 //
 // The adapters are named after their technology: shared/review/dynamo
 // keeps review items in the ledger table (docs/reviews.md; table.Review: pk
-// "REVIEW#<review_id>", sk "REVIEW", listed through the reviews-by-status
+// REVIEW#<review_id>, sk "REVIEW", listed through the reviews-by-status
 // index without a Scan), and shared/review/stepfunctions delivers a
 // decision to the review Task waiting for it (TaskDelivery). Each
 // function's handler lives next to it: functions/review-request/request

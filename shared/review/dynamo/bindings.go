@@ -16,7 +16,7 @@ import (
 )
 
 // Binding items (table.Binding) hold which call an approval authorised,
-// apart from the review: pk "BIND#<review_id>", sk "BIND". A tool function
+// apart from the review: pk BIND#<review_id>, sk "BIND". A tool function
 // writes only these (and reads reviews through GetApproval), never a
 // review item: an UpdateItem on a review, even one naming only the
 // binding's attributes, could return the whole review when its condition
@@ -27,7 +27,7 @@ func bindKey(id string) map[string]types.AttributeValue { return keyOf(table.Bin
 // bindingItem is a binding item (table.Binding; the access BindApprovals),
 // mapped with the SDK's attributevalue.
 type bindingItem struct {
-	PK       string `dynamodbav:"pk"` // "BIND#<review id>"
+	PK       string `dynamodbav:"pk"` // BIND#<review id>
 	SK       string `dynamodbav:"sk"` // "BIND"
 	BoundKey string `dynamodbav:"bound_key"`
 	BoundAt  string `dynamodbav:"bound_at"` // review.TimeFormat

@@ -1,10 +1,10 @@
 // Package dynamo keeps reviews in the ledger table on DynamoDB
 // (docs/reviews.md), as the table's declaration has them (shared/table):
-// one item per review (table.Review: pk "REVIEW#<review_id>", sk
+// one item per review (table.Review: pk REVIEW#<review_id>, sk
 // "REVIEW"), listed through the reviews-by-status index
 // (table.ReviewsByStatus) without a Scan; the one-call binding of an
-// approval (table.Binding: "BIND#<review_id>", sk "BIND"); an execution's
-// proven starter (table.Start: "START#<execution ARN>", sk "START").
+// approval (table.Binding: BIND#<review_id>, sk "BIND"); an execution's
+// proven starter (table.Start: START#<execution ARN>, sk "START").
 //
 // Every read and write of those items is here (Store), one file per item
 // kind: reviews.go, bindings.go, starts.go. Keys come from the kinds

@@ -50,7 +50,7 @@ func asLeased(leaseUntil time.Time) expression.ConditionBuilder {
 // mapped with the SDK's attributevalue. Times are review.TimeFormat
 // strings; epoch seconds and byte counts are numbers.
 type askedItem struct {
-	PK             string   `dynamodbav:"pk"` // "REVIEW#<review id>"
+	PK             string   `dynamodbav:"pk"` // REVIEW#<review id>
 	SK             string   `dynamodbav:"sk"` // "REVIEW"
 	ReviewID       string   `dynamodbav:"review_id"`
 	RunID          string   `dynamodbav:"run_id"`
@@ -74,7 +74,7 @@ type askedItem struct {
 	// ExpiresAt is the item's TTL, epoch seconds: the deadline while the
 	// review is pending, the ledger's retention once it is decided.
 	ExpiresAt int64  `dynamodbav:"expires_at"`
-	ListPK    string `dynamodbav:"review_list_pk"` // "REVIEWS#<status>"
+	ListPK    string `dynamodbav:"review_list_pk"` // REVIEWS#<status>
 	ListSK    string `dynamodbav:"review_list_sk"` // "<created_at>#<review id>"
 }
 
@@ -156,11 +156,11 @@ func (i *reviewItem) toReview() *review.Review {
 }
 
 // key is the key of review id's item (table.Review): pk
-// "REVIEW#<review id>", sk "REVIEW".
+// REVIEW#<review id>, sk "REVIEW".
 func key(id string) map[string]types.AttributeValue { return keyOf(table.Review, id) }
 
 // listPK is the reviews-by-status partition key of the reviews of status
-// st: "REVIEWS#<status>" (table.ReviewsByStatus).
+// st: REVIEWS#<status> (table.ReviewsByStatus).
 func listPK(st review.Status) string { return table.ReviewsByStatus.PKPrefix + string(st) }
 
 // The reviews-by-status index (docs/reviews.md) lists reviews without a
@@ -171,7 +171,7 @@ func listPK(st review.Status) string { return table.ReviewsByStatus.PKPrefix + s
 // through this package.
 var (
 	IndexName  = table.ReviewsByStatus.Name
-	AttrListPK = table.ReviewsByStatus.PK // "REVIEWS#<status>"
+	AttrListPK = table.ReviewsByStatus.PK // REVIEWS#<status>
 	AttrListSK = table.ReviewsByStatus.SK // "<created_at, RFC 3339 UTC ms>#<review_id>"
 )
 
@@ -322,7 +322,7 @@ func (s *Store) FinishDelivery(ctx context.Context, r *review.Review, d review.D
 // newer ones it may.
 func (s *Store) List(ctx context.Context, st review.Status, keep func(*review.Review) bool) ([]*review.Review, error) {
 	// The index's partition key is the status's: review_list_pk =
-	// "REVIEWS#<status>"; the index's own projection.
+	// REVIEWS#<status>; the index's own projection.
 	ix := table.ReviewsByStatus
 	ex, err := expression.NewBuilder().WithKeyCondition(expression.Key(ix.PK).Equal(expression.Value(listPK(st)))).Build()
 	if err != nil {
@@ -420,7 +420,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*review.Review, err
 }
 
 // reviewItemID returns the review id of an item, and whether it is a
-// review item at all (table.Review): pk "REVIEW#<review id>", sk "REVIEW",
+// review item at all (table.Review): pk REVIEW#<review id>, sk "REVIEW",
 // and review_id the same id, each a string.
 func reviewItemID(it map[string]types.AttributeValue) (string, bool) {
 	var k struct {

@@ -17,7 +17,7 @@ import (
 )
 
 // Start items (table.Start) record who started an execution, as its
-// Starter state proved it: pk "START#<execution ARN>", sk "START". Review
+// Starter state proved it: pk START#<execution ARN>, sk "START". Review
 // Tasks of the execution take their requester from it, whatever their
 // payload says, so that even a state machine definition written by hand
 // cannot name another requester (docs/identity.md).
@@ -33,7 +33,7 @@ const StartRetention = time.Duration(review.MaxTimeout)*time.Second + 24*time.Ho
 // startItem is a person's start item (table.Start; the access
 // RecordStarts), mapped with the SDK's attributevalue.
 type startItem struct {
-	PK      string `dynamodbav:"pk"` // "START#<execution ARN>"
+	PK      string `dynamodbav:"pk"` // START#<execution ARN>
 	SK      string `dynamodbav:"sk"` // "START"
 	Starter string `dynamodbav:"starter"`
 	// ExpiresAt is the item's TTL, epoch seconds: StartRetention after
