@@ -15,6 +15,11 @@ import (
 // (testdata/ledger-items/README.md).
 var itemsDir = filepath.Join("..", "..", "testdata", "ledger-items")
 
+// This file stands alone (the review store's tests have their own
+// DynamoDB JSON reader): testdata/ledger-items/gen/gen.sh copies it into
+// earlier commits, whose packages hold no such reader, to write their
+// items.
+
 // Item is one DynamoDB item in DynamoDB JSON, the form the low-level API
 // and `aws dynamodb get-item` print ({"pk": {"S": "RUN#..."}, ...}).
 type Item = map[string]types.AttributeValue
