@@ -17,9 +17,10 @@ const WorkflowFailed = "TOOLGATE_WORKFLOW_FAILED"
 // developer guide, "Start a new AWS Step Functions workflow execution";
 // integrations name errors "<Service>.<Exception>").
 const (
-	// childExists is the start's error once a child of that name has
-	// closed (or was started with other input): the step then recovers
-	// the child's result instead of failing.
+	// childExists is the start's error once an execution of that name has
+	// closed (or was started with other input): the step then asks whether
+	// its child took the name's record, and recovers the child's result if
+	// so, or starts again under the next name if not (<id>-claim).
 	childExists = "StepFunctions.ExecutionAlreadyExistsException"
 )
 
@@ -81,28 +82,49 @@ func (e *emitter) workflow(i int, st *Step) {
 	catch := func(next string) []any { return e.catchers(st, result+".error", next) }
 	next := e.next(st.Next, stateEnd)
 	e.states[st.ID+"-seq"] = e.seqPass("one child per step and seq: the counter is outside the retried Tasks", st.ID+"-record")
-	e.states[st.ID+"-record"] = map[string]any{
-		"Type":     "Task",
-		"Comment":  "name the child and record this run's starter and the child's input for it",
-		"Resource": "arn:aws:states:::lambda:invoke",
-		"Parameters": map[string]any{
-			"FunctionName": e.placeholder(ReviewFunction),
-			"Payload": parameters(tool.ChildStart{}, map[string]any{
-				"parent_run_id":     path("$.meta.run_id"),
-				"seq":               path(e.seqExpr()),
-				"state_machine_arn": arn,
-				"input":             e.childInput(i),
-			}),
+	// record asks review-request to record a child start: attempt 0 at
+	// first; after a start found its name in use (conflict), the name's
+	// record is followed when this step's child took it, and otherwise
+	// released and the next attempt's name recorded.
+	record := func(comment string, attempt any, conflict bool, selector map[string]any, then string) map[string]any {
+		return map[string]any{
+			"Type":     "Task",
+			"Comment":  comment,
+			"Resource": "arn:aws:states:::lambda:invoke",
+			"Parameters": map[string]any{
+				"FunctionName": e.placeholder(ReviewFunction),
+				"Payload": parameters(tool.ChildStart{}, map[string]any{
+					"parent_run_id":     path("$.meta.run_id"),
+					"seq":               path(e.seqExpr()),
+					"state_machine_arn": arn,
+					"input":             e.childInput(i),
+					"attempt":           attempt,
+					"conflict":          conflict,
+				}),
+			},
+			"ResultSelector": selector,
+			// Beside the step's result, never over it: an output a loop's
+			// earlier pass left stays for ${steps.<id>.output} after a failure.
+			"ResultPath": result + ".child",
+			"Retry": []any{map[string]any{
+				"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
+			}},
+			"Catch": catch(catchNext),
+			"Next":  then,
+		}
+	}
+	named := map[string]any{"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn", "attempt.$": "$.Payload.attempt"}
+	e.states[st.ID+"-record"] = record("name the child and record this run's starter and the child's input for it", 0, false, named, st.ID)
+	e.states[st.ID+"-claim"] = record("the child's name is in use: follow it if this step's child took its record, or release the record and record the next name",
+		path(result+".child.attempt"), true, map[string]any{
+			"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn", "attempt.$": "$.Payload.attempt", "taken.$": "$.Payload.taken",
+		}, st.ID+"-claimed")
+	e.states[st.ID+"-claimed"] = map[string]any{
+		"Type": "Choice",
+		"Choices": []any{
+			map[string]any{"Variable": result + ".child.taken", "BooleanEquals": true, "Next": st.ID + "-recover"},
 		},
-		"ResultSelector": map[string]any{"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn"},
-		// Beside the step's result, never over it: an output a loop's
-		// earlier pass left stays for ${steps.<id>.output} after a failure.
-		"ResultPath": result + ".child",
-		"Retry": []any{map[string]any{
-			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
-		}},
-		"Catch": catch(catchNext),
-		"Next":  st.ID,
+		"Default": st.ID,
 	}
 	e.states[st.ID] = map[string]any{
 		"Type":     "Task",
@@ -118,7 +140,7 @@ func (e *emitter) workflow(i int, st *Step) {
 		"Retry": []any{map[string]any{
 			"ErrorEquals": childTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
 		}},
-		"Catch": append([]any{map[string]any{"ErrorEquals": []string{childExists}, "ResultPath": result + ".conflict", "Next": st.ID + "-recover"}},
+		"Catch": append([]any{map[string]any{"ErrorEquals": []string{childExists}, "ResultPath": result + ".conflict", "Next": st.ID + "-claim"}},
 			catch(catchNext)...),
 		"Next": next,
 	}
@@ -137,7 +159,7 @@ func (e *emitter) workflow(i int, st *Step) {
 		}
 	}
 	recover := describe(map[string]any{"status.$": "$.Status"}, result+".recovered", st.ID+"-recovered")
-	recover["Comment"] = "this step started its child before (a retried or redriven start): read its status"
+	recover["Comment"] = "this step's child took its record before (a retried or redriven start): read its status"
 	e.states[st.ID+"-recover"] = recover
 	e.states[st.ID+"-recovered"] = map[string]any{
 		"Type": "Choice",

@@ -185,3 +185,49 @@ func TestNoFallbackTakesAWorkflowStepAsATool(t *testing.T) {
 		t.Errorf("a child's failure that goes to a pass step: %s", diagText(res))
 	}
 }
+
+// A start that finds its child's name in use asks review-request whose
+// the name is (<id>-claim, with the attempt it started and conflict):
+// the step follows its own child (<id>-recover) or starts again under
+// the next name review-request recorded (<id>).
+func TestWorkflowStepClaimsANameInUse(t *testing.T) {
+	res := compileOnDemo(t, "p.yaml", parentSolution("  - id: w\n    workflow: demo-ticket\n", ""))
+	if !res.OK() {
+		t.Fatalf("diagnostics: %s", diagText(res))
+	}
+	var def struct{ States map[string]map[string]any }
+	if err := json.Unmarshal(res.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	catch := def.States["w"]["Catch"].([]any)[0].(map[string]any)
+	if js(catch["ErrorEquals"]) != `["StepFunctions.ExecutionAlreadyExistsException"]` || catch["Next"] != "w-claim" {
+		t.Fatalf("the start's first Catch %s", js(catch))
+	}
+	for name, want := range map[string]string{
+		"w-record": `"attempt":0,"conflict":false,`,
+		"w-claim":  `"attempt.$":"$.steps.w.child.attempt","conflict":true,`,
+	} {
+		st := def.States[name]
+		payload := js(st["Parameters"].(map[string]any)["Payload"])
+		if !strings.Contains(payload, want) || st["ResultPath"] != "$.steps.w.child" {
+			t.Errorf("%s: payload %s, ResultPath %v", name, payload, st["ResultPath"])
+		}
+		if sel := js(st["ResultSelector"]); !strings.Contains(sel, `"attempt.$":"$.Payload.attempt"`) {
+			t.Errorf("%s: ResultSelector %s", name, sel)
+		}
+	}
+	a, _ := json.Marshal(def.States["w-record"]["Parameters"].(map[string]any)["Payload"].(map[string]any)["input"])
+	b, _ := json.Marshal(def.States["w-claim"]["Parameters"].(map[string]any)["Payload"].(map[string]any)["input"])
+	if string(a) != string(b) {
+		t.Fatalf("record input %s, claim input %s", a, b)
+	}
+	if got := js(def.States["w-claim"]["ResultSelector"]); !strings.Contains(got, `"taken.$":"$.Payload.taken"`) || def.States["w-claim"]["Next"] != "w-claimed" {
+		t.Fatalf("w-claim: ResultSelector %s, Next %v", got, def.States["w-claim"]["Next"])
+	}
+	claimed := def.States["w-claimed"]
+	if got := js(claimed); claimed["Type"] != "Choice" || claimed["Default"] != "w" ||
+		!strings.Contains(got, `{"BooleanEquals":true,"Next":"w-recover","Variable":"$.steps.w.child.taken"}`) {
+		t.Fatalf("w-claimed %s", got)
+	}
+}

@@ -119,6 +119,8 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: parent_run_id %q is not an execution ARN", Truncate(c.ParentRunID, 80))
 	case c.Seq.Valid() != nil:
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: %v", c.Seq.Valid())
+	case c.Attempt < 0 || c.Attempt >= tool.MaxChildAttempts:
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: attempt %d is not 0 to %d", c.Attempt, tool.MaxChildAttempts-1)
 	}
 	_, parent, seq, err := childMeta(c.Input)
 	if err != nil {
@@ -131,7 +133,7 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	if err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: input: %v", err)
 	}
-	res.ExecutionName = tool.ChildExecutionName(c.ParentRunID, c.Seq)
+	res.ExecutionName, res.Attempt = tool.ChildAttemptName(c.ParentRunID, c.Seq, c.Attempt), c.Attempt
 	if res.ExecutionARN, err = ChildExecutionARN(c.StateMachineARN, res.ExecutionName); err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: state_machine_arn: %v", err)
 	}
@@ -166,7 +168,9 @@ func DecodeChildCheck(payload []byte) (ChildCheck, error) {
 }
 
 // ErrChildTaken is returned by a store's TakeChildStart when another
-// execution of the same ARN took the parent's record before.
+// execution of the same ARN took the parent's record before, or when the
+// parent released the record (ReleaseChildStart); and by
+// ReleaseChildStart when an execution took it before.
 var ErrChildTaken = errors.New("the child's start record was taken by another execution of that name")
 
 // Executions reads what Step Functions knows of a child run: the

@@ -13,7 +13,7 @@ const (
 )
 
 func childStartPayload(input string) string {
-	return `{"parent_run_id":"` + testParent + `","seq":2,"state_machine_arn":"` + testVersion + `","input":` + input + `}`
+	return `{"parent_run_id":"` + testParent + `","seq":2,"state_machine_arn":"` + testVersion + `","input":` + input + `,"attempt":0,"conflict":false}`
 }
 
 const childInput = `{"input":{"title":"t"},"meta":{"parent_run_id":"` + testParent + `","parent_seq":2},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `"}`
@@ -74,7 +74,7 @@ func TestChildStartRefusesWhatTheStepWouldNotStart(t *testing.T) {
 }
 
 const goodChildPayload = `{"state_machine_arn":"arn:aws:states:us-east-1:123456789012:stateMachine:toolgate-dev_child:3","parent_run_id":"` + testParent + `","seq":2,` +
-	`"input":{"input":{"title":"t"},"meta":{"parent_run_id":"` + testParent + `","parent_seq":2},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `"}}`
+	`"attempt":0,"conflict":false,"input":{"input":{"title":"t"},"meta":{"parent_run_id":"` + testParent + `","parent_seq":2},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `"}}`
 
 // The child's meta names its parent: the record is checked against the
 // member the child's Start and InitChild states read, $.meta, by its exact

@@ -175,6 +175,7 @@ var Start = &Kind{
 		attr("input_digest", String, "sha256:<hex> of the child's input"),
 		attr("state_machine_arn", String, "the child's state machine version"),
 		attr("child_started_at", String, "when the child took the record"),
+		attr("released_at", String, "when the parent released a record no child took"),
 		ttl,
 	},
 }

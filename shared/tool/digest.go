@@ -75,3 +75,21 @@ func ChildExecutionName(parentRunID string, seq Seq) string {
 	sum := sha256.Sum256([]byte(parentRunID + "/" + string(seq)))
 	return "tg-" + hex.EncodeToString(sum[:])
 }
+
+// MaxChildAttempts bounds the names a workflow step tries for one child:
+// attempt 0 is ChildExecutionName, and each later attempt is taken only
+// when an execution the parent did not start holds the name before it
+// (docs/solutions.md, "Workflow steps").
+const MaxChildAttempts = 3
+
+// ChildAttemptName names attempt (0 to MaxChildAttempts-1) of a workflow
+// step's child execution: ChildExecutionName for attempt 0, and with
+// "-<attempt>" after it for later ones, at most 69 characters of Step
+// Functions' 80.
+func ChildAttemptName(parentRunID string, seq Seq, attempt int) string {
+	name := ChildExecutionName(parentRunID, seq)
+	if attempt == 0 {
+		return name
+	}
+	return name + "-" + strconv.Itoa(attempt)
+}

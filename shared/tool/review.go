@@ -116,15 +116,30 @@ type ChildStart struct {
 	// Input is the child execution's whole input, exactly as the start
 	// Task sends it: {input, meta: {parent_run_id, parent_seq}, ...}.
 	Input json.RawMessage `json:"input"`
+	// Attempt is the attempt whose name is recorded (ChildAttemptName), 0
+	// to MaxChildAttempts-1.
+	Attempt int `json:"attempt"`
+	// Conflict says the start under Attempt's name found the name in use
+	// (ExecutionAlreadyExists): review-request answers Taken when this
+	// step's child took the record for it, and otherwise releases that
+	// record, so that no execution of the name can take it, and records
+	// the next attempt.
+	Conflict bool `json:"conflict"`
 }
 
 // ChildStartResult names the child execution a ChildStart recorded.
 type ChildStartResult struct {
-	// ExecutionName is ChildExecutionName(parent, seq).
+	// ExecutionName is ChildAttemptName(parent, seq, Attempt).
 	ExecutionName string `json:"execution_name"`
 	// ExecutionARN is the child's execution ARN (its state machine's, with
 	// no version qualifier, and ExecutionName).
 	ExecutionARN string `json:"execution_arn"`
+	// Attempt is the attempt ExecutionName names.
+	Attempt int `json:"attempt"`
+	// Taken, in answer to a Conflict, says this step's child took the
+	// record for ExecutionName: the execution of that name is the step's
+	// child, to follow.
+	Taken bool `json:"taken"`
 }
 
 // ChildStartCheck is the payload of a child run's start Task: its own

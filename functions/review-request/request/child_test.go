@@ -44,7 +44,7 @@ func TestChildStartIsTakenOnceByThePinnedVersion(t *testing.T) {
 	record := func(seq int, startWith string) (arn string, input string) {
 		t.Helper()
 		input = fmt.Sprintf(`{"input":{"title":"t"},"meta":{"parent_run_id":%q,"parent_seq":%d},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":%q}`, parent, seq, parent)
-		out, err := h.Handle(ctx, json.RawMessage(fmt.Sprintf(`{"parent_run_id":%q,"seq":%d,"state_machine_arn":%q,"input":%s}`, parent, seq, version, input)))
+		out, err := h.Handle(ctx, json.RawMessage(fmt.Sprintf(`{"parent_run_id":%q,"seq":%d,"state_machine_arn":%q,"input":%s,"attempt":0,"conflict":false}`, parent, seq, version, input)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,6 +86,52 @@ func TestChildStartIsTakenOnceByThePinnedVersion(t *testing.T) {
 		arn, input := record(3, version)
 		if _, err := check(arn, strings.Replace(input, `"t"`, `"u"`, 1), time.Now()); err == nil || !strings.Contains(err.Error(), "not the one its parent recorded") {
 			t.Fatalf("%v", err)
+		}
+	})
+	// A start that found its name in use (conflict): the parent's own
+	// child, which took the record, is followed; an execution that did
+	// not is cut off from the record, and the next attempt is recorded,
+	// up to tool.MaxChildAttempts.
+	conflict := func(seq, attempt int, input string) (tool.ChildStartResult, error) {
+		t.Helper()
+		out, err := h.Handle(ctx, json.RawMessage(fmt.Sprintf(`{"parent_run_id":%q,"seq":%d,"state_machine_arn":%q,"input":%s,"attempt":%d,"conflict":true}`, parent, seq, version, input, attempt)))
+		var res tool.ChildStartResult
+		if err == nil {
+			err = json.Unmarshal(out, &res)
+		}
+		return res, err
+	}
+	t.Run("a conflict on the parent's own child follows it", func(t *testing.T) {
+		arn, input := record(4, version)
+		if _, err := check(arn, input, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := conflict(4, 0, input)
+		if err != nil || !res.Taken || res.ExecutionARN != arn || res.Attempt != 0 {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+	t.Run("a conflict on a name another execution holds names the next attempt", func(t *testing.T) {
+		arn, input := record(5, version)
+		var res tool.ChildStartResult
+		for attempt := range tool.MaxChildAttempts - 1 {
+			for range 2 { // a retried Task answers the same
+				var err error
+				if res, err = conflict(5, attempt, input); err != nil || res.Taken || res.Attempt != attempt+1 ||
+					res.ExecutionName != tool.ChildExecutionName(parent, "5")+"-"+strconv.Itoa(attempt+1) || len(res.ExecutionName) > 80 {
+					t.Fatalf("attempt %d: %+v %v", attempt, res, err)
+				}
+			}
+		}
+		// The released record is taken by no execution after.
+		if _, err := check(arn, input, time.Now()); err == nil || !strings.Contains(err.Error(), "REVIEW_UNAUTHENTICATED") {
+			t.Fatalf("a released record was taken: %v", err)
+		}
+		if _, err := conflict(5, tool.MaxChildAttempts-1, input); err == nil || !strings.Contains(err.Error(), "REVIEW_FORBIDDEN") {
+			t.Fatalf("past the last attempt: %v", err)
+		}
+		if _, err := conflict(5, tool.MaxChildAttempts, input); err == nil || !strings.Contains(err.Error(), "REVIEW_INVALID_REQUEST") {
+			t.Fatalf("an attempt out of range: %v", err)
 		}
 	})
 }
@@ -146,7 +192,7 @@ func (e *childEnv) publish(t *testing.T, name, definition string) (string, strin
 func (e *childEnv) childStart(t *testing.T, seq int, version, input string) (tool.ChildStartResult, error) {
 	t.Helper()
 	exec := fmt.Sprintf(`{"input":%s,"meta":{"parent_run_id":%q,"parent_seq":%d},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":%q}`, input, e.parent, seq, e.parent)
-	out, err := e.h.Handle(t.Context(), json.RawMessage(fmt.Sprintf(`{"parent_run_id":%q,"seq":%d,"state_machine_arn":%q,"input":%s}`, e.parent, seq, version, exec)))
+	out, err := e.h.Handle(t.Context(), json.RawMessage(fmt.Sprintf(`{"parent_run_id":%q,"seq":%d,"state_machine_arn":%q,"input":%s,"attempt":0,"conflict":false}`, e.parent, seq, version, exec)))
 	var res tool.ChildStartResult
 	if err == nil {
 		err = json.Unmarshal(out, &res)

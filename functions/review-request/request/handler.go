@@ -227,6 +227,14 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 	if err := h.checkChildInput(ctx, c); err != nil {
 		return nil, err
 	}
+	if c.Conflict {
+		var taken bool
+		if res, taken, err = h.releaseChild(ctx, c, res); err != nil {
+			return nil, err
+		} else if taken {
+			return json.Marshal(res)
+		}
+	}
 	if err := h.Store.RecordChildStart(ctx, res.ExecutionARN, rec); errors.Is(err, review.ErrStartConflict) {
 		return nil, review.Errorf(review.CodeForbidden, "child execution %s is already recorded with another starter, parent or input", review.Truncate(res.ExecutionARN, 200))
 	} else if err != nil {
@@ -234,6 +242,38 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 	}
 	h.Log.InfoContext(ctx, "child start recorded", "execution_arn", res.ExecutionARN, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
 	return json.Marshal(res)
+}
+
+// releaseChild answers a start under res's name that found the name in
+// use (c.Conflict): when this step's child took the record for the name,
+// the execution of that name is the child, and res is answered Taken;
+// otherwise an execution the parent did not start holds the name, and
+// releaseChild releases the record, so that it cannot take it after, and
+// returns the next attempt's name, for the caller to record. The
+// attempts are bounded (tool.MaxChildAttempts): past them the step fails
+// REVIEW_FORBIDDEN.
+func (h *Handler) releaseChild(ctx context.Context, c *tool.ChildStart, res tool.ChildStartResult) (tool.ChildStartResult, bool, error) {
+	err := h.Store.ReleaseChildStart(ctx, res.ExecutionARN, c.ParentRunID)
+	switch {
+	case errors.Is(err, review.ErrChildTaken):
+		res.Taken = true
+		return res, true, nil
+	case errors.Is(err, review.ErrNotFound):
+		return res, false, review.Errorf(review.CodeForbidden, "child execution %s was not recorded for parent %s", review.Truncate(res.ExecutionARN, 200), review.Truncate(c.ParentRunID, 200))
+	case err != nil:
+		return res, false, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	h.Log.WarnContext(ctx, "child execution name held by an execution the parent did not start", "execution_arn", res.ExecutionARN, "parent_run_id", c.ParentRunID, "attempt", res.Attempt)
+	next := res.Attempt + 1
+	if next >= tool.MaxChildAttempts {
+		return res, false, review.Errorf(review.CodeForbidden, "the %d names of this step's child were each held by an execution its parent did not start", tool.MaxChildAttempts)
+	}
+	name := tool.ChildAttemptName(c.ParentRunID, c.Seq, next)
+	arn, err := review.ChildExecutionARN(c.StateMachineARN, name)
+	if err != nil {
+		return res, false, review.Errorf(review.CodeInvalid, "child start: state_machine_arn: %v", err)
+	}
+	return tool.ChildStartResult{ExecutionName: name, ExecutionARN: arn, Attempt: next}, false, nil
 }
 
 // childCheck answers a child run's start Task: the run's start is the
@@ -269,7 +309,7 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 	// One execution takes the record: an execution name may be used again
 	// 90 days after the execution closed.
 	if err := h.Store.TakeChildStart(ctx, arn, c.StartTime); errors.Is(err, review.ErrChildTaken) {
-		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: another execution of that name took its parent's start record", review.Truncate(arn, 200))
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: another execution of that name took its parent's start record, or the parent released it", review.Truncate(arn, 200))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}

@@ -101,8 +101,8 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 		}
 		states := entered(events)
 		if !slices.Equal(failed, []string{"StepFunctions.AWSStepFunctionsException", "StepFunctions.ExecutionAlreadyExistsException"}) ||
-			!slices.Contains(states, "open-recover") || !slices.Contains(states, "open-output") {
-			t.Fatalf("parent failures %v via %v: want the lost answer, the retried start finding the child, and the recovery", failed, states)
+			!slices.Contains(states, "open-claim") || !slices.Contains(states, "open-recover") || !slices.Contains(states, "open-output") {
+			t.Fatalf("parent failures %v via %v: want the lost answer, the retried start finding the child, the claim finding it took its record, and the recovery", failed, states)
 		}
 		child := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID,
 			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, "1"))
@@ -124,6 +124,55 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 		rows := e.callRows(t, child)
 		if len(rows) != 1 || rows[0].ParentRunID != parent {
 			t.Fatalf("the child's create-ticket rows %+v, want one naming parent %s", rows, parent)
+		}
+	})
+
+	t.Run("a child name taken before the parent starts it is given up for the next", func(t *testing.T) {
+		before := e.teamNow()
+		name := fmt.Sprintf("wf-%d", time.Now().UnixNano())
+		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "ticket-parent"), name)
+		// Someone who learned the parent's run id starts the child's state
+		// machine first, under the name the parent's step would use, with a
+		// forged input: its execution fails its start check, and holds the
+		// name.
+		arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "demo-ticket"))
+		forged := fmt.Sprintf(`{"input": {"title": "forged"}, "meta": {"parent_run_id": %q, "parent_seq": 1}}`, parent)
+		held, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(arn),
+			Name: aws.String(tool.ChildExecutionName(parent, "1")), Input: aws.String(forged)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, _ := e.follow(t, aws.ToString(held.ExecutionArn)); out.Status != "FAILED" {
+			t.Fatalf("the execution holding the name: %s, want FAILED", out.Status)
+		}
+		input := filepath.Join(e.dir, name+".json")
+		os.WriteFile(input, []byte(`{"title": "from a parent"}`), 0o644)
+		if out, code := e.toolgate(t, "run", "ticket-parent", "--input", input, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
+			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter); code != cli.ExitOK {
+			t.Fatalf("run ticket-parent: exit %d\n%s", code, out)
+		}
+		out, events := e.follow(t, parent)
+		if out.Status != "SUCCEEDED" {
+			t.Fatalf("parent %s: %s %s", out.Status, out.Error, out.Cause)
+		}
+		states := entered(events)
+		if !slices.Contains(states, "open-claim") || slices.Contains(states, "open-recover") {
+			t.Fatalf("parent states %v: want the name claimed and given up, never the holder recovered", states)
+		}
+		child := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID,
+			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildAttemptName(parent, "1", 1))
+		if !slices.Contains(e.executions(t, "demo-ticket"), child) {
+			t.Fatalf("no child %s", child)
+		}
+		var result struct {
+			Ticket string `json:"ticket"`
+		}
+		if err := json.Unmarshal([]byte(out.Output), &result); err != nil || result.Ticket == "" {
+			t.Fatalf("the parent's output %s, want the child's ticket", out.Output)
+		}
+		tickets := e.ticketsSince(before)
+		if len(tickets) != 1 || tickets[0].Key != child+"/1" || tickets[0].ID != result.Ticket {
+			t.Fatalf("tickets %+v, want one under the second name's key %s/1", tickets, child)
 		}
 	})
 

@@ -2,6 +2,8 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -228,10 +230,18 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 			[]want{{sid: "RecordStarts", attributes: []string{"expires_at", "pk", "sk", "starter"}}}},
 		{"Starter", func() error { _, err := s.Starter(ctx, runARN(nStart)); return err }, []want{{sid: "ReadStarts"}}},
 		{"RecordChildStart", func() error { return s.RecordChildStart(ctx, childARN(nChildTaken), childRecord(nChildTaken)) },
-			[]want{{sid: "RecordStarts", attributes: []string{"child_started_at", "expires_at", "input_digest", "parent_run_id", "pk", "sk",
-				"starter", "state_machine_arn"}}}},
+			[]want{{sid: "RecordStarts", attributes: []string{"child_started_at", "expires_at", "input_digest", "parent_run_id", "pk", "released_at",
+				"sk", "starter", "state_machine_arn"}}}},
 		{"TakeChildStart", func() error { return s.TakeChildStart(ctx, childARN(nChildTaken), childStart) },
-			[]want{{sid: "TakeChildStarts", attributes: []string{"child_started_at", "parent_run_id", "pk", "sk"}}}},
+			[]want{{sid: "TakeChildStarts", attributes: []string{"child_started_at", "parent_run_id", "pk", "released_at", "sk"}}}},
+		{"ReleaseChildStart", func() error {
+			// A taken record: the conditional update, then the read that
+			// tells a taken record from another parent's.
+			if err := s.ReleaseChildStart(ctx, childARN(nChildTaken), childRecord(nChildTaken).ParentRunID); !errors.Is(err, review.ErrChildTaken) {
+				return fmt.Errorf("release a taken record: %v, want ErrChildTaken", err)
+			}
+			return nil
+		}, []want{{sid: "TakeChildStarts", attributes: []string{"child_started_at", "parent_run_id", "pk", "released_at", "sk"}}, {sid: "ReadStarts"}}},
 		{"ChildStart", func() error { _, err := s.ChildStart(ctx, childARN(nChildTaken)); return err }, []want{{sid: "ReadStarts"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

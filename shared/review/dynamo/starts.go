@@ -51,6 +51,10 @@ type childStartItem struct {
 	// ChildStartedAt is the $$.Execution.StartTime of the execution that
 	// took the record; only TakeChildStart writes it.
 	ChildStartedAt string `dynamodbav:"child_started_at,omitempty"`
+	// ReleasedAt is when the parent released the record, RFC 3339: the
+	// execution under its name was not the parent's child, and none may
+	// take the record after; only ReleaseChildStart writes it.
+	ReleasedAt string `dynamodbav:"released_at,omitempty"`
 }
 
 // startAttr is the expression name of a start item's attribute n (table.Start).
@@ -102,12 +106,14 @@ func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec revie
 		return fmt.Errorf("child start item of %s: %w", childARN, err)
 	}
 	// A retried record Task writes the same again; once a child took the
-	// record (child_started_at), nothing replaces it.
+	// record (child_started_at) or the parent released it (released_at),
+	// nothing replaces it.
 	same := startAttr("starter").Equal(expression.Value(rec.Starter)).And(
 		startAttr("parent_run_id").Equal(expression.Value(rec.ParentRunID)),
 		startAttr("input_digest").Equal(expression.Value(rec.InputDigest)),
 		startAttr("state_machine_arn").Equal(expression.Value(rec.StateMachineARN)),
-		expression.AttributeNotExists(startAttr("child_started_at")))
+		expression.AttributeNotExists(startAttr("child_started_at")),
+		expression.AttributeNotExists(startAttr("released_at")))
 	err = s.put(ctx, item, notExists().Or(same), "")
 	if tabledef.IsConditionFailed(err) {
 		return review.ErrStartConflict
@@ -144,13 +150,16 @@ func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRe
 // TakeChildStart marks the parent's record for childARN as taken by the
 // execution that started at startTime (one conditional UpdateItem of
 // child_started_at): the same execution again (a retried start Task) is a
-// no-op; any other is review.ErrChildTaken.
+// no-op; any other, or any after the parent released the record
+// (ReleaseChildStart), is review.ErrChildTaken.
 func (s *Store) TakeChildStart(ctx context.Context, childARN, startTime string) error {
 	// SET child_started_at = startTime, on a parent's record
-	// (attribute_exists(parent_run_id)) not taken, or taken by startTime.
+	// (attribute_exists(parent_run_id)) not released and not taken, or
+	// taken by startTime.
 	t := expression.Value(startTime)
 	cond := expression.AttributeExists(startAttr("parent_run_id")).
-		And(expression.AttributeNotExists(startAttr("child_started_at")).Or(startAttr("child_started_at").Equal(t)))
+		And(expression.AttributeNotExists(startAttr("released_at")),
+			expression.AttributeNotExists(startAttr("child_started_at")).Or(startAttr("child_started_at").Equal(t)))
 	err := s.update(ctx, startKey(childARN), expression.Set(startAttr("child_started_at"), t), cond)
 	if tabledef.IsConditionFailed(err) {
 		return review.ErrChildTaken
@@ -159,6 +168,39 @@ func (s *Store) TakeChildStart(ctx context.Context, childARN, startTime string) 
 		return fmt.Errorf("take child start of %s: %w", childARN, err)
 	}
 	return nil
+}
+
+// ReleaseChildStart releases parentRunID's record for childARN, which no
+// execution took, so that none can take it after (one conditional
+// UpdateItem of released_at): the execution holding that name is not the
+// parent's child, and the parent names another (docs/solutions.md,
+// "Workflow steps"). Releasing a released record again is a no-op (a
+// retried Task). It is review.ErrChildTaken when an execution took the
+// record before: that execution is the parent's child; and
+// review.ErrNotFound when parentRunID recorded nothing for childARN.
+func (s *Store) ReleaseChildStart(ctx context.Context, childARN, parentRunID string) error {
+	// SET released_at = if_not_exists(released_at, now), on parentRunID's
+	// record (parent_run_id = parentRunID) not taken.
+	now := expression.Value(s.now().UTC().Format(time.RFC3339Nano))
+	cond := startAttr("parent_run_id").Equal(expression.Value(parentRunID)).
+		And(expression.AttributeNotExists(startAttr("child_started_at")))
+	err := s.update(ctx, startKey(childARN), expression.Set(startAttr("released_at"), expression.IfNotExists(startAttr("released_at"), now)), cond)
+	if !tabledef.IsConditionFailed(err) {
+		if err != nil {
+			return fmt.Errorf("release child start of %s: %w", childARN, err)
+		}
+		return nil
+	}
+	rec, err := s.ChildStart(ctx, childARN)
+	switch {
+	case err != nil:
+		return err
+	case rec.ParentRunID != parentRunID:
+		return review.ErrNotFound
+	case rec.StartedAt != "":
+		return review.ErrChildTaken
+	}
+	return fmt.Errorf("release child start of %s: the record changed while it was released", childARN)
 }
 
 // Starter returns the recorded starter of executionARN (consistent read),
