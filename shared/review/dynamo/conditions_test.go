@@ -447,6 +447,40 @@ func TestChildStart(t *testing.T) {
 	if err := l.store.TakeChildStart(ctx, childARN(82), childStart); !errors.Is(err, review.ErrChildTaken) {
 		t.Fatalf("TakeChildStart of no record: %v, want ErrChildTaken", err)
 	}
+	if err := l.store.ReleaseChildStart(ctx, arn, rec.ParentRunID); !errors.Is(err, review.ErrChildTaken) {
+		t.Fatalf("ReleaseChildStart of a taken record: %v, want ErrChildTaken", err)
+	}
+}
+
+// ReleaseChildStart releases a parent's record no execution took, once
+// and again (a retried Task); no execution takes a released record, nor
+// is it recorded again. A record another parent wrote, or none, is
+// ErrNotFound.
+func TestReleaseChildStart(t *testing.T) {
+	l := newLedgerTable(t)
+	ctx := context.Background()
+	arn := childARN(83)
+	rec := childRecord(83)
+	if err := l.store.ReleaseChildStart(ctx, arn, rec.ParentRunID); !errors.Is(err, review.ErrNotFound) {
+		t.Fatalf("ReleaseChildStart of no record: %v, want ErrNotFound", err)
+	}
+	if err := l.store.RecordChildStart(ctx, arn, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.store.ReleaseChildStart(ctx, arn, runARN(80)); !errors.Is(err, review.ErrNotFound) {
+		t.Fatalf("ReleaseChildStart by another parent: %v, want ErrNotFound", err)
+	}
+	for range 2 {
+		if err := l.store.ReleaseChildStart(ctx, arn, rec.ParentRunID); err != nil {
+			t.Fatalf("ReleaseChildStart: %v", err)
+		}
+	}
+	if err := l.store.TakeChildStart(ctx, arn, childStart); !errors.Is(err, review.ErrChildTaken) {
+		t.Fatalf("TakeChildStart of a released record: %v, want ErrChildTaken", err)
+	}
+	if err := l.store.RecordChildStart(ctx, arn, rec); !errors.Is(err, review.ErrStartConflict) {
+		t.Fatalf("the same record again once released: %v, want ErrStartConflict", err)
+	}
 }
 
 // An item holding an attribute its field cannot hold (the SDK's
