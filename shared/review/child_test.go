@@ -180,3 +180,19 @@ func TestChildRunInputIsTheInputMember(t *testing.T) {
 		t.Fatalf("%s %v, want {\"title\":\"t\"}", in, err)
 	}
 }
+
+// A parent published before names were attempted again sends its record
+// payload without attempt and conflict: it is read as the first attempt,
+// with no conflict, and names the same child as before; every other
+// member stays required.
+func TestChildStartOfAParentPublishedBeforeAttempts(t *testing.T) {
+	old := strings.Replace(childStartPayload(childInput), `,"attempt":0,"conflict":false`, "", 1)
+	c, res, _, err := DecodeChildStart([]byte(old))
+	if err != nil || c.Attempt != 0 || c.Conflict || res.ExecutionName != tool.ChildExecutionName(testParent, "2") {
+		t.Fatalf("a payload without attempt and conflict: %+v %+v %v", c, res, err)
+	}
+	noSeq := strings.Replace(old, `"seq":2,`, "", 1)
+	if _, _, _, err := DecodeChildStart([]byte(noSeq)); err == nil || !strings.Contains(err.Error(), `"seq" is missing`) {
+		t.Fatalf("a payload without seq: %v", err)
+	}
+}

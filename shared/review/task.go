@@ -45,6 +45,9 @@ func decodeTask(what, payload string, data []byte, v any) error {
 	}
 	for _, f := range tool.FieldNames(v) {
 		m, ok := seen[f]
+		if !ok && tool.Optional(v, f) {
+			continue
+		}
 		if !ok {
 			return fmt.Errorf("%s field %q is missing", what, f)
 		}

@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -70,6 +71,24 @@ func FieldNames(v any) []string {
 	return out
 }
 
+// Optional reports whether v's JSON member name may be absent from a
+// payload: its field's json tag says omitempty. A payload a state machine
+// published earlier sends lacks the members added since, which are
+// optional so that it still decodes.
+func Optional(v any, name string) bool {
+	t := reflect.TypeOf(v)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for i := range t.NumField() {
+		n, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if n == name {
+			return slices.Contains(strings.Split(opts, ","), "omitempty")
+		}
+	}
+	return false
+}
+
 // Verdict is what a reviewer decides: the decision JSON's "decision".
 type Verdict string
 
@@ -118,13 +137,15 @@ type ChildStart struct {
 	Input json.RawMessage `json:"input"`
 	// Attempt is the attempt whose name is recorded (ChildAttemptName), 0
 	// to MaxChildAttempts-1.
-	Attempt int `json:"attempt"`
+	// Absent (0) in the payloads of parents published before names were
+	// attempted again.
+	Attempt int `json:"attempt,omitempty"`
 	// Conflict says the start under Attempt's name found the name in use
 	// (ExecutionAlreadyExists): review-request answers Taken when this
 	// step's child took the record for it, and otherwise releases that
 	// record, so that no execution of the name can take it, and records
 	// the next attempt.
-	Conflict bool `json:"conflict"`
+	Conflict bool `json:"conflict,omitempty"`
 }
 
 // ChildStartResult names the child execution a ChildStart recorded.
