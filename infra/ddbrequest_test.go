@@ -6,10 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // ddbRequest is one DynamoDB request as IAM authorises it: the action, the
@@ -67,7 +68,7 @@ func (r *recorder) record(q ddbRequest) error {
 func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	names := keyNames(in.Key)
 	names = append(names, in.AttributesToGet...)
-	names = append(names, expressionAttributes(in.ProjectionExpression, in.ExpressionAttributeNames)...)
+	names = append(names, table.ExpressionAttributes(in.ProjectionExpression, in.ExpressionAttributeNames)...)
 	whole := in.ProjectionExpression == nil && len(in.AttributesToGet) == 0
 	err := r.record(ddbRequest{Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: leadingKey(in.Key), Attributes: names, Whole: whole})
 	return &dynamodb.GetItemOutput{Item: r.item}, err
@@ -75,7 +76,7 @@ func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...fu
 
 func (r *recorder) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	names := slices.Collect(maps.Keys(in.Item))
-	names = append(names, expressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
+	names = append(names, table.ExpressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
 	err := r.record(ddbRequest{Action: "dynamodb:PutItem", Resource: tableARN, LeadingKeys: leadingKey(in.Item),
 		Attributes: names, ReturnValues: returnValues(string(in.ReturnValues))})
 	return &dynamodb.PutItemOutput{}, err
@@ -83,8 +84,8 @@ func (r *recorder) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...fu
 
 func (r *recorder) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	names := keyNames(in.Key)
-	names = append(names, expressionAttributes(in.UpdateExpression, in.ExpressionAttributeNames)...)
-	names = append(names, expressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
+	names = append(names, table.ExpressionAttributes(in.UpdateExpression, in.ExpressionAttributeNames)...)
+	names = append(names, table.ExpressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
 	err := r.record(ddbRequest{Action: "dynamodb:UpdateItem", Resource: tableARN, LeadingKeys: leadingKey(in.Key),
 		Attributes: names, ReturnValues: returnValues(string(in.ReturnValues))})
 	return &dynamodb.UpdateItemOutput{Attributes: r.item}, err
@@ -97,7 +98,7 @@ func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*
 	}
 	var names []string
 	for _, e := range []*string{in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression} {
-		names = append(names, expressionAttributes(e, in.ExpressionAttributeNames)...)
+		names = append(names, table.ExpressionAttributes(e, in.ExpressionAttributeNames)...)
 	}
 	var keys []string
 	if v, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok {
@@ -122,59 +123,4 @@ func returnValues(v string) string {
 		return "NONE"
 	}
 	return v
-}
-
-// expressionAttributes returns the top-level attributes an expression
-// names: each document path's first element (a #placeholder resolved by
-// names), never a value (:v), a function or a keyword.
-func expressionAttributes(expr *string, names map[string]string) []string {
-	if expr == nil {
-		return nil
-	}
-	e := *expr
-	var out []string
-	ident := func(c byte) bool {
-		return c == '_' || c == '#' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-	}
-	for i := 0; i < len(e); {
-		if !ident(e[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(e) && ident(e[j]) {
-			j++
-		}
-		tok := e[i:j]
-		prev := strings.TrimRight(e[:i], " ")
-		next := strings.TrimLeft(e[j:], " ")
-		i = j
-		switch {
-		case strings.HasPrefix(tok, ":"), strings.HasSuffix(prev, "."), strings.HasPrefix(next, "("):
-			continue // a value, a nested element, a function
-		case tok[0] >= '0' && tok[0] <= '9':
-			continue // a list index
-		case slices.Contains([]string{"SET", "REMOVE", "ADD", "DELETE", "AND", "OR", "NOT", "BETWEEN", "IN"}, strings.ToUpper(tok)):
-			continue
-		case strings.HasPrefix(tok, "#"):
-			out = append(out, names[tok])
-		default:
-			out = append(out, tok)
-		}
-	}
-	return out
-}
-
-func TestExpressionAttributes(t *testing.T) {
-	names := map[string]string{"#0": "attempt_log", "#1": "0123abcd", "#status": "status"}
-	for expr, want := range map[string]string{
-		"SET #0.#1 = :0, bound_at = :at ADD invocations :one":                   "attempt_log bound_at invocations",
-		"attribute_not_exists(bound_key) AND #status = :approved":               "bound_key status",
-		"SET #status = if_not_exists(#status, :s) REMOVE error_code, list[2].x": "status status error_code list",
-		"begins_with(sk, :p) AND size(body) > :n":                               "sk body",
-	} {
-		if got := strings.Join(expressionAttributes(&expr, names), " "); got != want {
-			t.Errorf("expressionAttributes(%q) = %q, want %q", expr, got, want)
-		}
-	}
 }

@@ -83,16 +83,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 		if err := local.WriteSFNFaults(e.st.SFNFaultsFile, local.SFNFaults{SyncAfterClose: map[string]int{parent: 1}}); err != nil {
 			t.Fatal(err)
 		}
-		input := filepath.Join(e.dir, name+".json")
-		os.WriteFile(input, []byte(`{"title": "from a parent"}`), 0o644)
-		if out, code := e.toolgate(t, "run", "ticket-parent", "--input", input, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
-			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter); code != cli.ExitOK {
-			t.Fatalf("run ticket-parent: exit %d\n%s", code, out)
-		}
-		out, events := e.follow(t, parent)
-		if out.Status != "SUCCEEDED" {
-			t.Fatalf("parent %s: %s %s", out.Status, out.Error, out.Cause)
-		}
+		out, events := e.runParent(t, name, parent)
 		var failed []string
 		for _, ev := range events {
 			if ev.Type == "TaskFailed" {
@@ -145,16 +136,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 		if out, _ := e.follow(t, aws.ToString(held.ExecutionArn)); out.Status != "FAILED" {
 			t.Fatalf("the execution holding the name: %s, want FAILED", out.Status)
 		}
-		input := filepath.Join(e.dir, name+".json")
-		os.WriteFile(input, []byte(`{"title": "from a parent"}`), 0o644)
-		if out, code := e.toolgate(t, "run", "ticket-parent", "--input", input, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
-			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter); code != cli.ExitOK {
-			t.Fatalf("run ticket-parent: exit %d\n%s", code, out)
-		}
-		out, events := e.follow(t, parent)
-		if out.Status != "SUCCEEDED" {
-			t.Fatalf("parent %s: %s %s", out.Status, out.Error, out.Cause)
-		}
+		out, events := e.runParent(t, name, parent)
 		states := entered(events)
 		if !slices.Contains(states, "open-claim") || slices.Contains(states, "open-recover") {
 			t.Fatalf("parent states %v: want the name claimed and given up, never the holder recovered", states)
@@ -193,6 +175,26 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 		}
 		e.untouched(t, before)
 	})
+}
+
+// runParent runs ticket-parent under execution name (its ARN parent)
+// with a title, as the starter, and returns how it ended, which must be
+// SUCCEEDED, and its history.
+func (e *env) runParent(t *testing.T, name, parent string) (*publish.Outcome, []publish.Event) {
+	t.Helper()
+	input := filepath.Join(e.dir, name+".json")
+	if err := os.WriteFile(input, []byte(`{"title": "from a parent"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := e.toolgate(t, "run", "ticket-parent", "--input", input, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
+		"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter); code != cli.ExitOK {
+		t.Fatalf("run ticket-parent: exit %d\n%s", code, out)
+	}
+	out, events := e.follow(t, parent)
+	if out.Status != "SUCCEEDED" {
+		t.Fatalf("parent %s: %s %s", out.Status, out.Error, out.Cause)
+	}
+	return out, events
 }
 
 // timeoutOf is the TimeoutSeconds of the definition Solution name's state

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,22 +68,22 @@ func pkOf(key map[string]types.AttributeValue) string {
 }
 
 func (r *recorder) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	names := slices.Concat(slices.Collect(maps.Keys(in.Key)), in.AttributesToGet, exprNames(in.ProjectionExpression, in.ExpressionAttributeNames))
+	names := slices.Concat(slices.Collect(maps.Keys(in.Key)), in.AttributesToGet, table.ExpressionAttributes(in.ProjectionExpression, in.ExpressionAttributeNames))
 	r.add(request{Action: table.GetItem, PK: pkOf(in.Key), Attributes: names, Whole: in.ProjectionExpression == nil && len(in.AttributesToGet) == 0,
 		Consistent: aws.ToBool(in.ConsistentRead)})
 	return r.API.GetItem(ctx, in, opts...)
 }
 
 func (r *recorder) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	names := slices.Concat(slices.Collect(maps.Keys(in.Item)), exprNames(in.ConditionExpression, in.ExpressionAttributeNames))
+	names := slices.Concat(slices.Collect(maps.Keys(in.Item)), table.ExpressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames))
 	r.add(request{Action: table.PutItem, PK: pkOf(in.Item), Attributes: names, ReturnValues: string(in.ReturnValues),
 		OnConditionFailure: string(in.ReturnValuesOnConditionCheckFailure)})
 	return r.API.PutItem(ctx, in, opts...)
 }
 
 func (r *recorder) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	names := slices.Concat(slices.Collect(maps.Keys(in.Key)), exprNames(in.UpdateExpression, in.ExpressionAttributeNames),
-		exprNames(in.ConditionExpression, in.ExpressionAttributeNames))
+	names := slices.Concat(slices.Collect(maps.Keys(in.Key)), table.ExpressionAttributes(in.UpdateExpression, in.ExpressionAttributeNames),
+		table.ExpressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames))
 	r.add(request{Action: table.UpdateItem, PK: pkOf(in.Key), Attributes: names, ReturnValues: string(in.ReturnValues),
 		OnConditionFailure: string(in.ReturnValuesOnConditionCheckFailure)})
 	return r.API.UpdateItem(ctx, in, opts...)
@@ -93,50 +92,11 @@ func (r *recorder) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput,
 func (r *recorder) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	var names []string
 	for _, e := range []*string{in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression} {
-		names = append(names, exprNames(e, in.ExpressionAttributeNames)...)
+		names = append(names, table.ExpressionAttributes(e, in.ExpressionAttributeNames)...)
 	}
 	r.add(request{Action: table.Query, Index: aws.ToString(in.IndexName), Attributes: names, Whole: in.ProjectionExpression == nil,
 		Consistent: aws.ToBool(in.ConsistentRead)})
 	return r.API.Query(ctx, in, opts...)
-}
-
-// exprNames returns the top-level attributes an expression names: each
-// document path's first element (a #placeholder resolved by names), never
-// a value (:v), a function or a keyword.
-func exprNames(expr *string, names map[string]string) []string {
-	if expr == nil {
-		return nil
-	}
-	e := *expr
-	ident := func(c byte) bool {
-		return c == '_' || c == '#' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-	}
-	var out []string
-	for i := 0; i < len(e); {
-		if !ident(e[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(e) && ident(e[j]) {
-			j++
-		}
-		tok, prev, next := e[i:j], strings.TrimRight(e[:i], " "), strings.TrimLeft(e[j:], " ")
-		i = j
-		switch {
-		case strings.HasPrefix(tok, ":"), strings.HasSuffix(prev, "."), strings.HasPrefix(next, "("):
-			continue // a value, a nested element, a function
-		case tok[0] >= '0' && tok[0] <= '9':
-			continue
-		case slices.Contains([]string{"SET", "REMOVE", "ADD", "DELETE", "AND", "OR", "NOT", "BETWEEN", "IN"}, strings.ToUpper(tok)):
-			continue
-		case strings.HasPrefix(tok, "#"):
-			out = append(out, names[tok])
-		default:
-			out = append(out, tok)
-		}
-	}
-	return out
 }
 
 func access(t *testing.T, sid string) table.Access {
