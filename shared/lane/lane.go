@@ -1,7 +1,9 @@
 // Package lane tells a function which lane an invocation came through:
 // "sfn", a Solution's execution (its role may invoke only the sfn alias),
 // or "direct", a person calling a tool or review-request themselves (only
-// the direct alias). The lane comes from the alias in the invoked function
+// the direct alias); review-request has a third, "start", through which
+// toolgate run records an execution's start before it starts it (the
+// Publisher policy may invoke that alias only). The lane comes from the alias in the invoked function
 // ARN, never from the payload; an invocation through no alias is refused.
 // The Lambda Runtime Interface Emulator has no aliases, so the local stack
 // runs one instance per lane and names its lane in EnvLane, which the CDK
@@ -12,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -23,27 +26,42 @@ type Lane string
 const (
 	SFN    Lane = "sfn"    // invoked by a Solution's execution
 	Direct Lane = "direct" // invoked by a person (toolgate invoke)
+	// Start is review-request's alias for toolgate run's start record
+	// (docs/identity.md, "Lanes"): it takes run.start requests only. Only
+	// a function that passes it to FromEnv and Of as an extra lane has it.
+	Start Lane = "start"
 )
 
 // EnvLane fixes the lane of a function instance on the local stack only.
 const EnvLane = "TOOLGATE_LANE"
 
-// FromEnv reads EnvLane: "" (take the lane from the alias), "sfn" or
-// "direct".
-func FromEnv(getenv func(string) string) (Lane, error) {
-	switch v := Lane(getenv(EnvLane)); v {
-	case "", SFN, Direct:
+// FromEnv reads EnvLane: "" (take the lane from the alias), "sfn",
+// "direct", or one of the function's extra lanes (review-request: Start).
+func FromEnv(getenv func(string) string, extra ...Lane) (Lane, error) {
+	switch v := Lane(getenv(EnvLane)); {
+	case v == "" || v == SFN || v == Direct || slices.Contains(extra, v):
 		return v, nil
 	default:
-		return "", fmt.Errorf("%s=%q is not sfn or direct", EnvLane, v)
+		return "", fmt.Errorf("%s=%q is not one of this function's lanes (%s)", EnvLane, v, names(extra))
 	}
+}
+
+// names lists sfn, direct and extra, for messages.
+func names(extra []Lane) string {
+	out := []string{string(SFN), string(Direct)}
+	for _, l := range extra {
+		out = append(out, string(l))
+	}
+	return strings.Join(out, ", ")
 }
 
 // Of returns the invocation's lane: fixed when set (the local stack), else
 // the alias of the invoked function ARN
-// (arn:PARTITION:lambda:REGION:ACCOUNT:function:NAME:ALIAS). An
-// invocation without an alias, or through another qualifier, is an error.
-func Of(ctx context.Context, fixed Lane) (Lane, error) {
+// (arn:PARTITION:lambda:REGION:ACCOUNT:function:NAME:ALIAS): sfn, direct,
+// or one of extra, the function's own further lanes (review-request:
+// Start). An invocation without an alias, or through another qualifier,
+// is an error.
+func Of(ctx context.Context, fixed Lane, extra ...Lane) (Lane, error) {
 	if fixed != "" {
 		return fixed, nil
 	}
@@ -55,8 +73,7 @@ func Of(ctx context.Context, fixed Lane) (Lane, error) {
 	if len(parts) != 8 || parts[5] != "function" {
 		return "", fmt.Errorf("this function was invoked through no alias: invoke its %s alias (Solutions) or its %s alias (people)", SFN, Direct)
 	}
-	switch l := Lane(parts[7]); l {
-	case SFN, Direct:
+	if l := Lane(parts[7]); l == SFN || l == Direct || slices.Contains(extra, l) {
 		return l, nil
 	}
 	return "", fmt.Errorf("this function was invoked through qualifier %q: invoke its %s alias (Solutions) or its %s alias (people)", cut(parts[7], 40), SFN, Direct)

@@ -56,3 +56,24 @@ func TestOfTakesTheLaneFromTheAliasOnly(t *testing.T) {
 		t.Error("TOOLGATE_LANE=both accepted")
 	}
 }
+
+// The start alias is a lane only of the function that names it (review-
+// request): a tool function invoked through an alias "start", or told
+// TOOLGATE_LANE=start, refuses the invocation.
+func TestStartIsALaneOnlyWhereNamed(t *testing.T) {
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{
+		InvokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:toolgate-prod-review-request:start"})
+	if got, err := Of(ctx, ""); err == nil {
+		t.Errorf("a function without the start lane took %q", got)
+	}
+	if got, err := Of(ctx, "", Start); got != Start || err != nil {
+		t.Errorf("review-request's start alias: %q %v", got, err)
+	}
+	env := func(string) string { return "start" }
+	if _, err := FromEnv(env); err == nil {
+		t.Error("TOOLGATE_LANE=start accepted by a function without the start lane")
+	}
+	if got, err := FromEnv(env, Start); got != Start || err != nil {
+		t.Errorf("TOOLGATE_LANE=start: %q %v", got, err)
+	}
+}

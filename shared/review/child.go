@@ -58,6 +58,18 @@ type ChildRecord struct {
 	StartedAt string
 }
 
+// RunStartRecord is the start record toolgate run asked for before it
+// started an execution (StartRequest).
+type RunStartRecord struct {
+	// Starter is the verified caller of the start request.
+	Starter string
+	// InputDigest is tool.InputDigest of the whole execution input.
+	InputDigest string
+	// Deadline is the latest $$.Execution.StartTime the record serves
+	// (StartDeadline after it was written, whole seconds).
+	Deadline time.Time
+}
+
 // ChildCheck is what a child run's start Task asks: its execution ARN,
 // the digest of its whole input and its start time.
 type ChildCheck struct {

@@ -43,6 +43,39 @@ type LaneRequest struct {
 	Proof          string   `json:"proof,omitempty"`
 }
 
+// StartRequest is the one request of review-request's start alias
+// (lane.Start): toolgate run asks for the start record of the execution
+// it is about to start (docs/identity.md, "Four eyes"). Its caller proof
+// is bound to caller.ActionStart, the execution ARN and the input digest
+// (StartBinding); review-request records the verified caller as the
+// execution's starter, with the digest and a deadline, once.
+type StartRequest struct {
+	// Action is StartAction.
+	Action string `json:"action"`
+	// ExecutionARN is the ARN of the execution toolgate run names
+	// (arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>).
+	ExecutionARN string `json:"execution_arn"`
+	// InputDigest is "sha256:" and the hex SHA-256 of the RFC 8785 form of
+	// the whole execution input, {input, meta} (tool.InputDigest).
+	InputDigest string `json:"input_digest"`
+	Proof       string `json:"proof"`
+}
+
+// StartAction is a StartRequest's action.
+const StartAction = caller.ActionStart
+
+// StartBinding is what a StartRequest's caller proof is bound to:
+// caller.ActionStart, the execution ARN and the whole execution input's
+// digest.
+func StartBinding(executionARN, inputDigest string) caller.Binding {
+	return caller.Binding{Action: caller.ActionStart, Target: executionARN, InputDigest: inputDigest}
+}
+
+// StartDeadline is how long after its start record an execution may start
+// (the record's deadline): toolgate run starts it at once, and the window
+// is a caller proof's (caller.Window).
+const StartDeadline = caller.Window
+
 // Lane actions: the "action" of a LaneRequest.
 const (
 	LaneRequestAction = "request"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -80,4 +81,56 @@ func DecodeStart(payload []byte) (*tool.StartCheck, time.Time, error) {
 		return nil, time.Time{}, fmt.Errorf("start check: start_time %q is not RFC 3339", Truncate(c.StartTime, 40))
 	}
 	return &c, started, nil
+}
+
+// executionARN is a Step Functions execution ARN:
+// arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>
+// (AWS Step Functions API reference, "executionArn"; names are 1 to 80
+// characters without ":").
+var executionARN = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:[0-9]{12}:execution:[^:/\s]{1,80}:[^:/\s]{1,80}$`)
+
+// inputDigest is tool.InputDigest's form: "sha256:" and 64 lower-case hex
+// digits.
+var inputDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// DecodeStartRequest parses a request of the start alias strictly (as
+// DecodeTask): action StartAction, an execution ARN, an input digest of
+// tool.InputDigest's form and a proof, each present once.
+func DecodeStartRequest(data []byte) (*StartRequest, error) {
+	var r StartRequest
+	if err := decodeTask("start request", "a start request", data, &r); err != nil {
+		return nil, err
+	}
+	switch {
+	case r.Action != StartAction:
+		return nil, fmt.Errorf("start request: action %q is not %s: the start alias takes start requests only", Truncate(r.Action, 40), StartAction)
+	case !executionARN.MatchString(r.ExecutionARN):
+		return nil, fmt.Errorf("start request: execution_arn %q is not an execution ARN", Truncate(r.ExecutionARN, 200))
+	case !inputDigest.MatchString(r.InputDigest):
+		return nil, fmt.Errorf("start request: input_digest %q is not sha256:<64 hex digits>", Truncate(r.InputDigest, 80))
+	}
+	return &r, nil
+}
+
+// DecodeRunStartCheck parses a Starter Task's payload (tool.RunStartCheck)
+// strictly and returns its execution ARN, the digest of its whole
+// execution input and its start time.
+func DecodeRunStartCheck(data []byte) (arn, digest string, started time.Time, err error) {
+	var c tool.RunStartCheck
+	if err := decodeTask("start check", "the Starter Task's payload", data, &c); err != nil {
+		return "", "", time.Time{}, err
+	}
+	if c.Check != tool.RunStartCheckName {
+		return "", "", time.Time{}, fmt.Errorf("start check: check %q is not %s", Truncate(c.Check, 40), tool.RunStartCheckName)
+	}
+	if !strings.HasPrefix(c.ExecutionARN, "arn:") || len(c.ExecutionARN) > 2048 {
+		return "", "", time.Time{}, fmt.Errorf("start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 80))
+	}
+	if started, err = time.Parse(time.RFC3339Nano, c.StartTime); err != nil {
+		return "", "", time.Time{}, fmt.Errorf("start check: start_time %q is not RFC 3339", Truncate(c.StartTime, 40))
+	}
+	if _, digest, err = tool.InputDigest(c.ExecutionInput); err != nil {
+		return "", "", time.Time{}, fmt.Errorf("start check: execution_input: %v", err)
+	}
+	return c.ExecutionARN, digest, started, nil
 }

@@ -45,7 +45,7 @@ var writeRules = []writeRule{
 	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},
 	{kind: Published, by: []Principal{Publish}, action: PutItem},
 	{kind: Start, by: []Principal{ReviewRequest}, action: PutItem},
-	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "state_machine_arn"}},
+	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "deadline", "state_machine_arn"}},
 	{kind: Proof, by: Functions, action: PutItem, allow: []string{PK, SK, "binding", "arn", ExpiresAt}},
 }
 

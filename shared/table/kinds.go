@@ -163,8 +163,10 @@ var Binding = &Kind{
 	},
 }
 
-// Start records who started an execution, and for a child run, which
-// parent recorded it (shared/review/dynamo RecordStart, RecordChildStart;
+// Start records who started an execution: toolgate run's start record,
+// written before the execution starts, or, for a child run, which parent
+// recorded it (shared/review/dynamo RecordRunStart, RecordChildStart;
+// RecordStart for executions published before start records;
 // docs/identity.md).
 var Start = &Kind{
 	Name: "start", Prefix: "START#", PKShape: "START#<execution ARN>", SKShape: "START", SKValue: "START",
@@ -172,7 +174,8 @@ var Start = &Kind{
 	Attributes: []Attribute{
 		attr("starter", String, "the starter's ARN"),
 		attr("parent_run_id", String, "a child run's parent"),
-		attr("input_digest", String, "sha256:<hex> of the child's input"),
+		attr("input_digest", String, "sha256:<hex> of the RFC 8785 whole execution input {input, meta} (a run's or a child's)"),
+		attr("deadline", Number, "epoch seconds: a run's latest $$.Execution.StartTime (toolgate run's record)"),
 		attr("state_machine_arn", String, "the child's state machine version"),
 		attr("child_started_at", String, "when the child took the record"),
 		attr("released_at", String, "when the parent released a record no child took"),

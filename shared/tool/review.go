@@ -25,11 +25,36 @@ type ReviewTask struct {
 	Requester string `json:"requester"`
 }
 
-// StartCheck is the payload of a compiled Solution's start Task, which
-// review-request (on the sfn lane) answers with a StartResult: the start
-// proof from the execution input's meta, verified as bound to this
-// execution and signed at most a minute before it started
-// (docs/solutions.md, "The execution input").
+// RunStartCheck is the payload of a compiled Solution's Starter Task,
+// which review-request (on the sfn lane) answers with a StartResult: the
+// start record toolgate run wrote for this execution ARN before it started
+// it (review.StartRequest), accepted when the digest of the execution's
+// whole input is the recorded one and the execution started before the
+// record's deadline (docs/identity.md, "Four eyes").
+type RunStartCheck struct {
+	// Check is RunStartCheckName: it tells the payload from a child run's
+	// ChildStartCheck, which has the same other members.
+	Check string `json:"check"`
+	// ExecutionARN is $$.Execution.Id: the record is found by it only.
+	ExecutionARN string `json:"execution_arn"`
+	// ExecutionInput is $$.Execution.Input, whose digest
+	// (tool.InputDigest) must be the recorded input_digest.
+	ExecutionInput json.RawMessage `json:"execution_input"`
+	// StartTime is $$.Execution.StartTime (RFC 3339): at most the
+	// record's deadline.
+	StartTime string `json:"start_time"`
+}
+
+// RunStartCheckName is a RunStartCheck's check: the action toolgate run's
+// start record was written for (shared/caller ActionStart).
+const RunStartCheckName = "run.start"
+
+// StartCheck is the payload of the Starter Task of a state machine
+// published before start records (RunStartCheck): review-request (on the
+// sfn lane) answers it with a StartResult, the start proof from the
+// execution input's meta, verified as bound to this execution and signed
+// at most a minute before it started. It is kept so that executions in
+// flight across the upgrade finish (CHANGELOG.md).
 type StartCheck struct {
 	StartProof   string `json:"start_proof"`
 	ExecutionARN string `json:"execution_arn"`

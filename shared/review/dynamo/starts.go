@@ -16,8 +16,11 @@ import (
 	"github.com/toolgate/toolgate/shared/table"
 )
 
-// Start items (table.Start) record who started an execution, as its
-// Starter state proved it: pk START#<execution ARN>, sk "START". Review
+// Start items (table.Start) record who started an execution: as toolgate
+// run proved it before the start (RecordRunStart), as a parent's workflow
+// step recorded it (RecordChildStart), or, for executions started before
+// start records, as their Starter state verified a start proof
+// (RecordStart): pk START#<execution ARN>, sk "START". Review
 // Tasks of the execution take their requester from it, whatever their
 // payload says, so that even a state machine definition written by hand
 // cannot name another requester (docs/identity.md).
@@ -55,6 +58,19 @@ type childStartItem struct {
 	// execution under its name was not the parent's child, and none may
 	// take the record after; only ReleaseChildStart writes it.
 	ReleasedAt string `dynamodbav:"released_at,omitempty"`
+	// Deadline is a run start's (runStartItem), read by RunStart.
+	Deadline int64 `dynamodbav:"deadline,omitempty"`
+}
+
+// runStartItem is the start record toolgate run asks for before it starts
+// an execution (RecordRunStart): the verified starter, the digest of the
+// whole execution input and the deadline for the execution's start.
+type runStartItem struct {
+	startItem
+	InputDigest string `dynamodbav:"input_digest"`
+	// Deadline is epoch seconds: the execution must start
+	// ($$.Execution.StartTime) at most then.
+	Deadline int64 `dynamodbav:"deadline"`
 }
 
 // startAttr is the expression name of a start item's attribute n (table.Start).
@@ -91,6 +107,52 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 		return fmt.Errorf("put start of %s: %w", executionARN, err)
 	}
 	return nil
+}
+
+// RecordRunStart records, for the execution toolgate run is about to
+// start, its verified starter, the digest of its whole execution input
+// and its deadline, review.StartDeadline after now (one PutItem,
+// attribute_not_exists(pk)). Anything already recorded for
+// executionARN, even the same again, is review.ErrStartConflict: an
+// execution name is recorded once (docs/identity.md, "Four eyes").
+func (s *Store) RecordRunStart(ctx context.Context, executionARN, starter, inputDigest string) error {
+	now := s.now()
+	item, err := attributevalue.MarshalMap(runStartItem{startItem: newStart(executionARN, starter, now),
+		InputDigest: inputDigest, Deadline: now.Add(review.StartDeadline).Unix()})
+	if err != nil {
+		return fmt.Errorf("start item of %s: %w", executionARN, err)
+	}
+	err = s.put(ctx, item, notExists(), "")
+	if tabledef.IsConditionFailed(err) {
+		return review.ErrStartConflict
+	}
+	if err != nil {
+		return fmt.Errorf("put start of %s: %w", executionARN, err)
+	}
+	return nil
+}
+
+// RunStart returns the start record toolgate run wrote for executionARN
+// (consistent read): review.ErrNotFound when nothing is recorded, or only
+// a record of another kind: a child's (a parent's workflow step wrote it)
+// or one an earlier Starter Task wrote from a start proof (no deadline).
+func (s *Store) RunStart(ctx context.Context, executionARN string) (review.RunStartRecord, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: startKey(executionARN)})
+	if err != nil {
+		return review.RunStartRecord{}, fmt.Errorf("get start of %s: %w", executionARN, err)
+	}
+	if out.Item == nil {
+		return review.RunStartRecord{}, review.ErrNotFound
+	}
+	c, err := decodeStart(out.Item)
+	if err != nil {
+		return review.RunStartRecord{}, fmt.Errorf("read start of %s: %w", executionARN, err)
+	}
+	if c.ParentRunID != "" || c.Deadline == 0 || c.InputDigest == "" {
+		return review.RunStartRecord{}, review.ErrNotFound
+	}
+	return review.RunStartRecord{Starter: c.Starter, InputDigest: c.InputDigest, Deadline: time.Unix(c.Deadline, 0)}, nil
 }
 
 // RecordChildStart records, for a child execution a parent's workflow
