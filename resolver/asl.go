@@ -126,16 +126,13 @@ func (e *emitter) emit() map[string]any {
 	gated := e.needsStarter()
 	// The execution input is {input, meta} (docs/solutions.md): Start
 	// refuses any other shape at once, and Init keeps meta apart from the
-	// state data's input. A Solution with gated tools needs meta's start
-	// proof, which only the Starter Task reads (from $$.Execution.Input, so
-	// it never enters the state data); the verified starter does.
+	// state data's input. A Solution with gated tools starts with the
+	// Starter Task, which finds the start record toolgate run wrote for
+	// $$.Execution.Id and checks $$.Execution.Input against it; the
+	// verified starter enters the state data, no caller proof ever does.
 	present := []any{map[string]any{"Variable": "$.input", "IsPresent": true}, map[string]any{"Variable": "$.meta", "IsPresent": true}}
 	child := append(append([]any{}, present...), map[string]any{"Variable": "$.meta.parent_run_id", "IsPresent": true})
 	need := "{\"input\": ..., \"meta\": {}}"
-	if gated {
-		present = append(present, map[string]any{"Variable": "$.meta.start_proof", "IsPresent": true})
-		need = "{\"input\": ..., \"meta\": {\"start_proof\": ...}}, since this Solution has gated tools or workflow steps"
-	}
 	e.states[stateStart] = map[string]any{
 		"Type": "Choice",
 		// The InputRecord toolgate run checks an input against; a Comment
@@ -194,11 +191,12 @@ func (e *emitter) emit() map[string]any {
 	if gated {
 		init["Next"] = stateStarter
 		e.states[stateStarter] = e.starterTask(
-			"verify the start proof: who started the run, who may then not decide its reviews",
-			parameters(tool.StartCheck{}, map[string]any{
-				"start_proof":   path("$$.Execution.Input.meta.start_proof"),
-				"execution_arn": path("$$.Execution.Id"),
-				"start_time":    path("$$.Execution.StartTime"),
+			"the run's start is the record toolgate run wrote for this execution and input: who started the run, who may then not decide its reviews",
+			parameters(tool.RunStartCheck{}, map[string]any{
+				"check":           tool.RunStartCheckName,
+				"execution_arn":   path("$$.Execution.Id"),
+				"execution_input": path("$$.Execution.Input"),
+				"start_time":      path("$$.Execution.StartTime"),
 			}), first)
 	}
 	for i, st := range e.c.sol.Steps {
@@ -305,7 +303,8 @@ func withNext(state map[string]any, next string) map[string]any {
 // needsStarter reports whether a reachable step is a review or a workflow
 // step: the Solution has gated tools (Gate A puts a review before each),
 // or starts child runs, whose reviews' requester is this run's starter.
-// Its runs then start with a start proof (Starter).
+// Its runs then start with the Starter, which checks toolgate run's start
+// record.
 func (e *emitter) needsStarter() bool {
 	for i, st := range e.c.sol.Steps {
 		if (st.Kind == KindReview || st.Kind == KindWorkflow) && e.c.reachable[i] {

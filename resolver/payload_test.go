@@ -96,7 +96,7 @@ func TestTaskPayloadsDecode(t *testing.T) {
 			case "arn:aws:states:::lambda:invoke":
 				switch {
 				case name == stateStarter:
-					if _, _, err := review.DecodeStart(payload); err != nil {
+					if _, _, _, err := review.DecodeRunStartCheck(payload); err != nil {
 						t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
 					}
 					continue

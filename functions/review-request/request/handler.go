@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/caller"
@@ -46,7 +47,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return cfg, fmt.Errorf("%s is not set", review.EnvTable)
 	}
 	var err error
-	if cfg.Lane, err = lane.FromEnv(getenv); err != nil {
+	if cfg.Lane, err = lane.FromEnv(getenv, lane.Start); err != nil {
 		return cfg, err
 	}
 	if cfg.Callers, err = caller.ConfigFromEnv(getenv); err != nil {
@@ -79,8 +80,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // Handler is the review-request function. On the sfn lane it
 // stores the pending review a review Task asks for and returns while the
-// Task keeps waiting, and answers a Solution's start Task (Start); on the
-// direct lane it serves LaneRequest, for a verified caller.
+// Task keeps waiting, and answers a Solution's Starter Task; on the
+// direct lane it serves LaneRequest, for a verified caller; on the start
+// lane, toolgate run's StartRequest.
 type Handler struct {
 	Store   *dynamo.Store
 	Ledger  *ledger.Store
@@ -122,9 +124,14 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 }
 
 func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	l, err := lane.Of(ctx, h.Lane)
+	l, err := lane.Of(ctx, h.Lane, lane.Start)
 	if err != nil {
 		return nil, review.Errorf(review.CodeForbidden, "%s", err.Error())
+	}
+	if l == lane.Start {
+		// The start alias takes toolgate run's start requests, and nothing
+		// else: a Publisher may invoke it, and no other alias.
+		return h.recordRunStart(ctx, payload)
 	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &probe); err != nil {
@@ -132,6 +139,7 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	}
 	_, isLane := probe["action"]
 	_, isStart := probe["start_proof"]
+	_, isRunStart := probe["check"]
 	_, isChildStart := probe["state_machine_arn"]
 	_, isChildCheck := probe["execution_input"]
 	switch {
@@ -143,6 +151,8 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 		return nil, review.Errorf(review.CodeForbidden, "direct-lane requests come through the %s alias; this is the %s alias", lane.Direct, lane.SFN)
 	case isStart:
 		return h.start(ctx, payload)
+	case isRunStart:
+		return h.runStart(ctx, payload)
 	case isChildStart:
 		return h.childStart(ctx, payload)
 	case isChildCheck:
@@ -172,9 +182,92 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	return h.create(ctx, r)
 }
 
-// start answers a Solution's start Task: it verifies the start proof from
-// the execution input's meta as bound to this execution and signed at most
-// caller.Window before the execution started, and returns the starter.
+// recordRunStart answers a start request (the start alias): it verifies
+// its caller proof (bound to caller.ActionStart, the execution ARN and
+// the whole execution input's digest; the deployment's account only) and
+// records the verified caller as the execution's starter, with the
+// digest and a deadline (dynamo.Store.RecordRunStart), once per execution
+// ARN: a name already recorded is REVIEW_FORBIDDEN [start-recorded], and
+// toolgate run then starts nothing. No proof is stored.
+func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	req, err := review.DecodeStartRequest(payload)
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	if h.Callers == nil {
+		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
+	}
+	id, err := h.Callers.Verify(ctx, req.Proof, review.StartBinding(req.ExecutionARN, req.InputDigest))
+	if err != nil {
+		return nil, review.CallerError(fmt.Errorf("the start request: %w", err))
+	}
+	if err := h.Store.RecordRunStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest); errors.Is(err, review.ErrStartConflict) {
+		h.Log.WarnContext(ctx, "run start refused: the execution name is recorded", "reason", ReasonStartRecorded, "execution_arn", req.ExecutionARN, "starter", id.Principal)
+		return nil, review.Errorf(review.CodeForbidden, "execution %s already has a start record: an execution name is recorded once; start the run under another name [%s]",
+			review.Truncate(req.ExecutionARN, 200), ReasonStartRecorded)
+	} else if err != nil {
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	h.Log.InfoContext(ctx, "run start recorded", "execution_arn", req.ExecutionARN, "starter", id.Principal, "input_digest", req.InputDigest)
+	return json.Marshal(tool.StartResult{Starter: id.Principal})
+}
+
+// Reason words of a refused run start (docs/identity.md, "Four eyes").
+const (
+	// ReasonStartRecorded: the execution ARN has a start record already.
+	ReasonStartRecorded = "start-recorded"
+	// ReasonStartUnrecorded: the Starter found no start record of
+	// toolgate run for its execution.
+	ReasonStartUnrecorded = "start-unrecorded"
+	// ReasonStartInput: the execution's input is not the recorded one.
+	ReasonStartInput = "start-input"
+	// ReasonStartLate: the execution started after the record's deadline.
+	ReasonStartLate = "start-late"
+)
+
+// runStart answers a Solution's Starter Task (tool.RunStartCheck): the
+// run's start is the record toolgate run wrote for $$.Execution.Id, if
+// the digest of $$.Execution.Input is the recorded one and
+// $$.Execution.StartTime is at most the record's deadline; it returns the
+// recorded starter. Each refusal is REVIEW_UNAUTHENTICATED with its
+// reason word. Reading the record writes nothing, so a retried Task, or a
+// redriven execution (its StartTime unchanged), is answered the same.
+func (h *Handler) runStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	arn, digest, started, err := review.DecodeRunStartCheck(payload)
+	if err != nil {
+		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	if lane.IsDirectRunID(arn) {
+		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(arn, 80))
+	}
+	rec, err := h.Store.RunStart(ctx, arn)
+	refuse := func(reason, format string, a ...any) error {
+		h.Log.WarnContext(ctx, "run start refused", "reason", reason, "execution_arn", arn)
+		return review.Errorf(review.CodeUnauthenticated, format+" [%s]", append(a, reason)...)
+	}
+	switch {
+	case errors.Is(err, review.ErrNotFound):
+		return nil, refuse(ReasonStartUnrecorded, "execution %s has no start record: start runs with the current toolgate (toolgate run records the start before it starts the execution)", review.Truncate(arn, 200))
+	case err != nil:
+		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	case rec.InputDigest != digest:
+		return nil, refuse(ReasonStartInput, "execution %s: its input is not the one recorded for its start (%s, not %s)", review.Truncate(arn, 200), digest, rec.InputDigest)
+	case started.After(rec.Deadline):
+		return nil, refuse(ReasonStartLate, "execution %s started at %s, after its start record's deadline %s", review.Truncate(arn, 200),
+			started.UTC().Format(time.RFC3339Nano), rec.Deadline.UTC().Format(time.RFC3339))
+	}
+	if err := h.checkStarter(ctx, arn, rec.Starter); err != nil {
+		return nil, err
+	}
+	h.Log.InfoContext(ctx, "run start verified", "execution_arn", arn, "starter", rec.Starter)
+	return json.Marshal(tool.StartResult{Starter: rec.Starter})
+}
+
+// start answers the Starter Task of a state machine published before
+// start records (tool.StartCheck), for executions in flight across the
+// upgrade: it verifies the start proof from the execution input's meta as
+// bound to this execution and signed at most caller.Window before the
+// execution started, records the starter (RecordStart) and returns it.
 func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	c, started, err := review.DecodeStart(payload)
 	if err != nil {
