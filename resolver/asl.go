@@ -19,12 +19,17 @@ const (
 	stateStartRefused = "StartRefused"
 	stateInit         = "Init"
 	stateInitChild    = "InitChild"
-	stateStarter      = "Starter"
+	stateStarter      = StarterState
 	stateStarterChild = "StarterChild"
 	stateEnd          = "End"
 	stateRejected     = "Rejected"
 	// ReviewFunction is the Lambda function review Tasks invoke.
 	ReviewFunction = "review-request"
+	// StarterState is the state a Solution with gated tools or workflow
+	// steps starts its runs with (after Init): it checks toolgate run's
+	// start record (tool.RunStartCheck). toolgate run records a start
+	// only for a definition that has it (publish.Start).
+	StarterState = "Starter"
 )
 
 // Quotas of Step Functions the output must fit (AWS Step Functions service

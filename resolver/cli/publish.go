@@ -23,7 +23,6 @@ import (
 
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/publish"
-	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -230,8 +229,8 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SOLUTION --input FILE.json [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
 		Short: "start an execution (and follow it)",
-		Long: `Starts an execution of a published Solution's state machine with a start
-proof; with --wait, follows it: one line per state, the run's pending
+		Long: `Starts an execution of a published Solution's state machine; with --wait,
+follows it: one line per state, the run's pending
 reviews with the commands that decide them, then its output (exit 0) or
 its error (exit 1).
 
@@ -239,7 +238,15 @@ Before it starts anything, run reads the state machine's definition and
 checks the input against what the resolver recorded there: its size
 (policy.input_limit_bytes, compact JSON) and the Solution's input JSON
 Schema. A refused input starts nothing (exit 1); the message names each
-JSON Pointer and schema keyword at fault, never the input's values.`,
+JSON Pointer and schema keyword at fault, never the input's values.
+
+A Solution with gated tools or workflow steps records who starts it: run
+first asks the review-request function (its start alias) to record the
+start of the execution it names, for the digest of the whole execution
+input, with a caller proof signed with your AWS credentials (--as NAME:
+NAME's local keys). It starts the execution only once the record is
+written; a name already recorded starts nothing (docs/identity.md, "Four
+eyes").`,
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			return exit(runRun(cmd, pos, &o))
 		},
@@ -248,7 +255,7 @@ JSON Pointer and schema keyword at fault, never the input's values.`,
 	o.pf.register(fs)
 	fs.StringVar(&o.inputFile, "input", "", "the run's input, a JSON `FILE`")
 	fs.StringVar(&o.name, "name", "", "the execution's name `N` (default: generated)")
-	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the start proof with `NAME`'s local keys ($"+EnvLocalKeys+")")
+	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the start request's caller proof with `NAME`'s local keys ($"+EnvLocalKeys+")")
 	fs.BoolVar(&o.wait, "wait", false, "follow the run: one line per state, pending reviews, then the output or the error")
 	fs.DurationVar(&o.timeout, "timeout", 24*time.Hour, "with --wait, how long to follow the run")
 	return cmd
@@ -283,8 +290,8 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	arn, err := publish.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN string) (string, error) {
-		return p.sign(ctx, caller.Binding{Action: caller.ActionStart, Target: executionARN})
+	arn, err := publish.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN, digest string) error {
+		return recordStart(ctx, pl, p, executionARN, digest)
 	})
 	var bad *resolver.InputError
 	if errors.As(err, &bad) {
@@ -318,6 +325,38 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	}
 	fmt.Fprintf(stdout, "%s %s: %s\n", out.Status, out.Error, out.Cause)
 	return ExitErrors
+}
+
+// recordStart asks review-request's start alias (publish.StartFunctionParam:
+// its ARN, or on the local stack its instance's URL under the RIE) for the
+// start record of executionARN with the whole execution input's digest,
+// with a caller proof p signs for exactly that (review.StartBinding).
+// An error says why nothing was recorded; the proof is never in it.
+func recordStart(ctx context.Context, pl *platform, p *prover, executionARN, digest string) error {
+	target, err := pl.params.Get(ctx, publish.StartFunctionParam(pl.p.stage))
+	if err != nil {
+		return fmt.Errorf("review-request's start alias: %w", err)
+	}
+	endpoint, fn := "", target
+	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+		endpoint, fn = target, rieFunctionName
+	}
+	req := review.StartRequest{Action: review.StartAction, ExecutionARN: executionARN, InputDigest: digest}
+	if req.Proof, err = p.sign(ctx, review.StartBinding(executionARN, digest)); err != nil {
+		return fmt.Errorf("sign the start request: %w", err)
+	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	_, errType, errMsg, err := invokeLambda(ctx, endpoint, fn, payload)
+	switch {
+	case err != nil:
+		return err
+	case errType != "":
+		return fmt.Errorf("%s: %s", errType, errMsg)
+	}
+	return nil
 }
 
 func printEvent(w io.Writer, e publish.Event) {

@@ -42,6 +42,14 @@ func ReviewDecisionURLParam(stage string) string {
 	return fmt.Sprintf("/toolgate/%s/review-decision/url", stage)
 }
 
+// StartFunctionParam names what toolgate run invokes to record a run's
+// start (review.StartRequest): the ARN of review-request's start alias
+// (infra), or, on the local stack, the base URL of review-request's start
+// instance under the Lambda RIE (docs/identity.md, "Lanes").
+func StartFunctionParam(stage string) string {
+	return fmt.Sprintf("/toolgate/%s/run-start/function", stage)
+}
+
 // ErrParamNotFound is returned for a parameter that does not exist.
 var ErrParamNotFound = errors.New("parameter not found")
 

@@ -16,17 +16,21 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// StartProver signs the start proof of an execution, bound to its ARN
-// (shared/caller, caller.ActionStart).
-type StartProver func(ctx context.Context, executionARN string) (string, error)
+// StartRecorder asks review-request, through its start alias, for the
+// start record of the execution executionARN whose whole execution input
+// has digest inputDigest (tool.InputDigest; review.StartRequest, with a
+// caller proof bound to both). An error means nothing was recorded (or a
+// record already exists for the name), and Start starts nothing.
+type StartRecorder func(ctx context.Context, executionARN, inputDigest string) error
 
 // Meta is the execution input's meta (docs/solutions.md, "The execution
-// input"): StartProof is consumed by the Starter state of a Solution with
-// gated tools; traceparent and end_user are named for later use.
+// input"): traceparent and end_user are named for later use. It carries no
+// caller proof: the start is recorded before the execution starts
+// (StartRecorder).
 type Meta struct {
-	StartProof  string `json:"start_proof,omitempty"`
 	Traceparent string `json:"traceparent,omitempty"`
 	EndUser     string `json:"end_user,omitempty"`
 }
@@ -44,18 +48,33 @@ type ExecutionInput struct {
 // parameter), restricted here to letters, digits, "-" and "_".
 var executionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
-// Start starts an execution of a Solution published in stage with input as the
-// user's input and a start proof from prove bound to the execution's ARN,
-// which Start fixes by choosing its name (generated when name is empty).
+// ErrStarterOutdated is Start's error for a state machine published by an
+// earlier toolgate, whose Starter state reads a start proof from the
+// execution input: toolgate run sends none (CHANGELOG.md, Migration:
+// publish the Solution again).
+var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlier toolgate and needs a start proof in the execution input, which toolgate run no longer sends: publish the Solution again (toolgate publish), then run it")
+
+// Start starts an execution of a Solution published in stage with input as
+// the user's input, under name (generated when empty), which fixes the
+// execution's ARN.
 //
-// Before anything is signed or started, Start reads the state machine's
+// Before anything is recorded or started, Start reads the state machine's
 // definition (DescribeStateMachine) and checks input against the
 // InputRecord the resolver wrote into it (resolver.ReadInputRecord): its
 // size against policy.input_limit_bytes, then the Solution's input
 // schema. A refused input is a *resolver.InputError, and nothing is
-// started. The check reads the state machine's latest revision, the one
-// StartExecution runs; a publish between the two is not noticed.
-func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, prove StartProver) (string, error) {
+// started. When the definition has the Starter state (a Solution with
+// gated tools or workflow steps), Start then has record write the start
+// record for the execution ARN and the digest of the whole execution
+// input ({input, meta}; tool.InputDigest), and starts the execution only
+// once it is written (docs/identity.md, "Four eyes"); a definition whose
+// Starter still reads a start proof is ErrStarterOutdated. A definition
+// without the Starter records nothing: its run has no reviews, and no
+// requester. The check reads the state machine's latest revision, the one
+// StartExecution runs; a publish between the two is not noticed (the
+// Starter of a revision published in between refuses a run without a
+// record).
+func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, record StartRecorder) (string, error) {
 	if err := CheckStage(stage); err != nil {
 		return "", err
 	}
@@ -67,8 +86,16 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 	if arn == "" {
 		return "", fmt.Errorf("state machine %s does not exist: publish the Solution first (toolgate publish)", sm)
 	}
-	if err := CheckInput(ctx, sf, arn, input); err != nil {
+	def, err := describe(ctx, sf, arn)
+	if err != nil {
 		return "", err
+	}
+	if err := checkInput(arn, def, input); err != nil {
+		return "", err
+	}
+	starter, err := starterOf(def)
+	if err != nil {
+		return "", fmt.Errorf("state machine %s: %w", sm, err)
 	}
 	if name == "" {
 		var b [8]byte
@@ -86,13 +113,18 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 	}
 	parts[5] = "execution"
 	execARN := strings.Join(parts, ":") + ":" + name
-	proof, err := prove(ctx, execARN)
-	if err != nil {
-		return "", fmt.Errorf("sign the start proof: %w", err)
-	}
-	body, err := json.Marshal(ExecutionInput{Input: input, Meta: Meta{StartProof: proof}})
+	body, err := json.Marshal(ExecutionInput{Input: input, Meta: Meta{}})
 	if err != nil {
 		return "", fmt.Errorf("the input: %w", err)
+	}
+	if starter {
+		_, digest, err := tool.InputDigest(body)
+		if err != nil {
+			return "", fmt.Errorf("the input: %w", err)
+		}
+		if err := record(ctx, execARN, digest); err != nil {
+			return "", fmt.Errorf("record the start of %s (nothing was started): %w", execARN, err)
+		}
 	}
 	in := &sfn.StartExecutionInput{StateMachineArn: aws.String(arn), Input: aws.String(string(body)), Name: aws.String(name)}
 	out, err := sf.StartExecution(ctx, in)
@@ -107,15 +139,54 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 // input the record refuses, another error when the definition cannot be
 // read or has no record.
 func CheckInput(ctx context.Context, sf SFNAPI, arn string, input []byte) error {
+	def, err := describe(ctx, sf, arn)
+	if err != nil {
+		return err
+	}
+	return checkInput(arn, def, input)
+}
+
+// describe returns the definition of state machine arn's latest revision.
+func describe(ctx context.Context, sf SFNAPI, arn string) ([]byte, error) {
 	d, err := sf.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(arn)})
 	if err != nil {
-		return fmt.Errorf("describe state machine %s: %w", arn, err)
+		return nil, fmt.Errorf("describe state machine %s: %w", arn, err)
 	}
-	rec, err := resolver.ReadInputRecord([]byte(aws.ToString(d.Definition)))
+	return []byte(aws.ToString(d.Definition)), nil
+}
+
+func checkInput(arn string, def, input []byte) error {
+	rec, err := resolver.ReadInputRecord(def)
 	if err != nil {
 		return fmt.Errorf("state machine %s: %w", arn, err)
 	}
 	return rec.Check(input)
+}
+
+// starterOf reports whether a compiled definition starts its runs with
+// the Starter state (resolver.StarterState), whose start toolgate run
+// records; ErrStarterOutdated when that state still reads a start proof
+// (its Payload names start_proof, as definitions compiled before start
+// records did).
+func starterOf(def []byte) (bool, error) {
+	var d struct {
+		States map[string]struct {
+			Parameters struct {
+				Payload map[string]json.RawMessage
+			}
+		}
+	}
+	if err := json.Unmarshal(def, &d); err != nil {
+		return false, fmt.Errorf("its definition is not JSON: %v", err)
+	}
+	st, ok := d.States[resolver.StarterState]
+	if !ok {
+		return false, nil
+	}
+	if _, legacy := st.Parameters.Payload["start_proof.$"]; legacy {
+		return false, ErrStarterOutdated
+	}
+	return true, nil
 }
 
 // Event is one line of a run's progress.

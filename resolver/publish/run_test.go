@@ -13,6 +13,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // fakeSFN holds one state machine and records the calls Start makes.
@@ -58,7 +59,7 @@ func newsletter(t *testing.T) *resolver.Result {
 }
 
 // TestStartChecksInput: toolgate run's Start checks the input against the
-// definition's record before it signs or starts anything.
+// definition's record before it records or starts anything.
 func TestStartChecksInput(t *testing.T) {
 	def := string(newsletter(t).Definition)
 	cases := []struct {
@@ -75,18 +76,22 @@ func TestStartChecksInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeSFN{name: StateMachineName("dev", "weekly-digest"), definition: c.definition}
-			proved := false
-			arn, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", func(context.Context, string) (string, error) {
-				proved = true
-				return "proof", nil
+			var recorded []string
+			arn, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", func(_ context.Context, arn, digest string) error {
+				recorded = append(recorded, arn, digest)
+				return nil
 			})
 			if c.wantErr == "" {
 				if err != nil || f.started == nil || !strings.HasSuffix(arn, ":run-1") {
 					t.Fatalf("%v (calls %v)", err, f.calls)
 				}
-				var body ExecutionInput
-				if err := json.Unmarshal([]byte(aws.ToString(f.started.Input)), &body); err != nil || body.Meta.StartProof != "proof" {
-					t.Fatalf("execution input %s: %v", aws.ToString(f.started.Input), err)
+				body := aws.ToString(f.started.Input)
+				_, digest, err := tool.InputDigest(json.RawMessage(body))
+				if err != nil || len(recorded) != 2 || recorded[0] != arn || recorded[1] != digest {
+					t.Fatalf("recorded %v, want the execution %s and the digest %s of the whole input %s (%v)", recorded, arn, digest, body, err)
+				}
+				if strings.Contains(body, "proof") {
+					t.Fatalf("execution input %s carries a proof", body)
 				}
 				return
 			}
@@ -94,8 +99,60 @@ func TestStartChecksInput(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) || errors.As(err, &ie) != c.inputError {
 				t.Fatalf("%v, want %q (InputError %v)", err, c.wantErr, c.inputError)
 			}
-			if proved || f.started != nil || strings.Join(f.calls, ",") != "ListStateMachines,DescribeStateMachine" {
-				t.Fatalf("proof signed %v, calls %v", proved, f.calls)
+			if recorded != nil || f.started != nil || strings.Join(f.calls, ",") != "ListStateMachines,DescribeStateMachine" {
+				t.Fatalf("recorded %v, calls %v", recorded, f.calls)
+			}
+		})
+	}
+}
+
+// A run's start is recorded only for a definition with the Starter state,
+// and the execution starts only once it is: a refused record starts
+// nothing; a definition whose Starter still reads a start proof (published
+// before start records) is refused with the migration, before anything is
+// recorded.
+func TestStartRecordsTheStartFirst(t *testing.T) {
+	gated := string(newsletter(t).Definition)
+	// A definition without the Starter state (as one without gated tools
+	// or workflow steps compiles).
+	ungated := strings.Replace(gated, `"Starter":`, `"NotTheStarter":`, 1)
+	if ungated == gated {
+		t.Fatal("fixture: newsletter has no Starter state")
+	}
+	legacy := strings.Replace(gated, `"execution_input.$": "$$.Execution.Input"`, `"start_proof.$": "$$.Execution.Input.meta.start_proof"`, 1)
+	legacy = strings.Replace(legacy, `"execution_input.$":"$$.Execution.Input"`, `"start_proof.$":"$$.Execution.Input.meta.start_proof"`, 1)
+	if legacy == gated {
+		t.Fatal("fixture: no Starter payload to make legacy")
+	}
+	for name, c := range map[string]struct {
+		definition, input string
+		refuse            error
+		wantRecord        bool
+		wantErr           string
+	}{
+		"gated":               {gated, `{"recipient": "a@example.com"}`, nil, true, ""},
+		"refused record":      {gated, `{"recipient": "a@example.com"}`, errors.New("REVIEW_FORBIDDEN: recorded [start-recorded]"), true, "start-recorded"},
+		"an earlier Starter":  {legacy, `{"recipient": "a@example.com"}`, nil, false, "publish the Solution again"},
+		"no Starter, no gate": {ungated, `{"recipient": "a@example.com"}`, nil, false, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeSFN{name: StateMachineName("dev", "weekly-digest"), definition: c.definition}
+			recorded := false
+			_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", func(context.Context, string, string) error {
+				recorded = true
+				return c.refuse
+			})
+			if recorded != c.wantRecord {
+				t.Errorf("recorded %v, want %v", recorded, c.wantRecord)
+			}
+			if c.wantErr == "" {
+				if err != nil || f.started == nil {
+					t.Fatalf("%v: not started", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || f.started != nil {
+				t.Fatalf("%v (started %v), want %q and nothing started", err, f.started != nil, c.wantErr)
 			}
 		})
 	}
