@@ -212,7 +212,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	publishFn := fns[fnPublish].Function.FunctionArn()
 	a.Publisher = managedPolicy(scope, "PublisherPolicy", p.Stage, "publisher",
 		"toolgate publish and toolgate toolset register through the publish function's IAM-authorised Function URL; "+
-			"toolgate run of this stage's state machines, following their executions",
+			"toolgate run of this stage's state machines (its start recorded through review-request's start alias), following their executions",
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:        jsii.String("PublishFunctionURL"),
 			Actions:    jsii.Strings("lambda:InvokeFunctionUrl"),
@@ -241,6 +241,17 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:    jsii.Strings("states:StartExecution"),
 			Resources:  &[]*string{sub(stateMachinesARN(p.Stage))},
 			Conditions: &map[string]any{"Null": map[string]any{"states:StateMachineQualifier": "true"}},
+		}),
+		// toolgate run (publish.Start) records a run's start before it
+		// starts it, through review-request's start alias only: that alias
+		// takes start requests and nothing else, so a Publisher can neither
+		// ask for a direct-lane review (the direct alias, the Operator's) nor
+		// pass for a Solution's execution (the sfn alias, the execution
+		// role's) (docs/identity.md, "Lanes").
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("RecordRunStarts"),
+			Actions:   jsii.Strings("lambda:InvokeFunction"),
+			Resources: &[]*string{fns[fnReviewRequest].aliasARN(lane.Start)},
 		}),
 		// toolgate run (publish.CheckInput) reads the definition's input
 		// record before it starts a run: the input schema and
@@ -271,13 +282,14 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:   jsii.Strings(listStateMachinesActions...),
 			Resources: jsii.Strings("*"),
 		}),
-		// The publish function's URL (for --url), and the review decision
-		// URL toolgate run --wait lists a run's pending reviews with.
+		// The publish function's URL (for --url), the review decision
+		// URL toolgate run --wait lists a run's pending reviews with, and
+		// the start alias toolgate run records a start through.
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:     jsii.String("PlatformParameters"),
 			Actions: jsii.Strings("ssm:GetParameter"),
 			Resources: &[]*string{parameterARN(publishURLParam(p.Stage)),
-				parameterARN(publish.ReviewDecisionURLParam(p.Stage))},
+				parameterARN(publish.ReviewDecisionURLParam(p.Stage)), parameterARN(publish.StartFunctionParam(p.Stage))},
 		}),
 	)
 

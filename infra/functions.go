@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,6 +63,11 @@ type functionSpec struct {
 	// alias in the invoked ARN and refuses an invocation through none
 	// (shared/lane). Functions without lanes have no alias.
 	Lanes bool
+	// StartLane: the function has a third alias, start (lane.Start), which
+	// the Publisher policy may invoke, and no other: toolgate run records
+	// a run's start through it (review-request only; docs/identity.md,
+	// "Lanes"). It needs Lanes.
+	StartLane bool
 	// ForSolutions: the Solution execution role may invoke the function's
 	// sfn alias, and /toolgate/<stage>/function/<name>/arn names that alias
 	// for toolgate publish. It needs Lanes.
@@ -119,7 +125,7 @@ var functionSpecs = []functionSpec{
 		// The dispatcher's items, as for every tool, and nothing else: the
 		// MCP servers are reached over the internet, under TOOLGATE_MCP_ALLOW.
 		Principal: table.ToolFunctions},
-	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, ForSolutions: true,
+	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, StartLane: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
 		// The run's toolset GetItem; the review's conditional PutItem, and a
@@ -512,18 +518,22 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 	return pf
 }
 
-// newAliases defines the function's sfn and direct aliases, both on its
-// current version: the version CDK publishes under a logical ID that hashes
+// newAliases defines the function's sfn and direct aliases (and its start
+// alias, Spec.StartLane), all on its current version: the version CDK publishes under a logical ID that hashes
 // the function's code and configuration, so a deployment that changes
-// either publishes a new version and moves both aliases to it, and the two
+// either publishes a new version and moves every alias to it, and the
 // lanes always run the same code with the same environment. The replaced
 // version is deleted (no policy names a version, so nothing could invoke
 // it). Alias logical IDs are fixed: <LogicalID>SfnAlias,
-// <LogicalID>DirectAlias.
+// <LogicalID>DirectAlias, <LogicalID>StartAlias.
 func newAliases(scope constructs.Construct, spec functionSpec, fn awslambda.Function) map[lane.Lane]awslambda.Alias {
 	version := fn.CurrentVersion()
 	out := map[lane.Lane]awslambda.Alias{}
-	for _, l := range aliasLanes {
+	lanes := aliasLanes
+	if spec.StartLane {
+		lanes = append(slices.Clone(lanes), lane.Start)
+	}
+	for _, l := range lanes {
 		id := spec.LogicalID + aliasIDPart(l) + "Alias"
 		a := awslambda.NewAlias(scope, jsii.String(id), &awslambda.AliasProps{
 			AliasName:   jsii.String(string(l)),
@@ -540,6 +550,7 @@ func newAliases(scope constructs.Construct, spec functionSpec, fn awslambda.Func
 var aliasDescriptions = map[lane.Lane]string{
 	lane.SFN:    "the sfn lane: Solutions' executions (the Solution execution role) invoke this alias only",
 	lane.Direct: "the direct lane: people (the Operator policy, toolgate invoke) invoke this alias only",
+	lane.Start:  "the start lane: toolgate run (the Publisher policy) records a run's start through this alias only; it takes start requests only",
 }
 
 // aliasIDPart is the lane's name in a logical ID: Sfn, Direct.

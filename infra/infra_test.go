@@ -221,7 +221,11 @@ var wantManagedPolicies = map[string][]stmt{
 		{Sid: "ExecutionHistories", Actions: []string{"states:GetExecutionHistory"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},
 		{Sid: "FindStateMachines", Actions: []string{"states:ListStateMachines"}, Resources: []string{"*"}},
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
-			arn("ssm", "parameter/toolgate/test/publish/url"), arn("ssm", "parameter/toolgate/test/review-decision/url")}},
+			arn("ssm", "parameter/toolgate/test/publish/url"), arn("ssm", "parameter/toolgate/test/review-decision/url"),
+			arn("ssm", "parameter/toolgate/test/run-start/function")}},
+		// toolgate run's start record: review-request's start alias, and
+		// neither its direct alias (direct-lane reviews) nor its sfn alias.
+		{Sid: "RecordRunStarts", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${ReviewRequestFunctionStartAlias}"}},
 	},
 	"toolgate-test-reviewer": {
 		{Sid: "DecisionFunctionURL", Actions: []string{"lambda:InvokeFunctionUrl"}, Resources: []string{"${ReviewDecisionFunction.Arn}"},
@@ -250,20 +254,21 @@ var wantParameters = map[string]string{
 	"/toolgate/test/table/name":                         "toolgate-test",
 	"/toolgate/test/review-decision/url":                "${ReviewDecisionUrl.FunctionUrl}",
 	"/toolgate/test/publish/url":                        "${PublishUrl.FunctionUrl}",
+	"/toolgate/test/run-start/function":                 "${ReviewRequestFunctionStartAlias}",
 }
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
 	"AWS::Lambda::Function":   8,
 	"AWS::Lambda::Version":    6,  // the current version of each function with lanes
-	"AWS::Lambda::Alias":      12, // sfn and direct of the three tools, lambda-tool, mcp-call and review-request
+	"AWS::Lambda::Alias":      13, // sfn and direct of the three tools, lambda-tool, mcp-call and review-request; review-request's start
 	"AWS::Lambda::Url":        2,  // review-decision, publish
 	"AWS::IAM::Role":          9,  // one per function, the Solution execution role
 	"AWS::IAM::Policy":        9,  // each role's policy
 	"AWS::IAM::ManagedPolicy": 3,  // Publisher, Reviewer, Operator
 	"AWS::Logs::LogGroup":     9,  // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 12, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
-	"AWS::SSM::Parameter":     10,
+	"AWS::SSM::Parameter":     11,
 	"AWS::CloudWatch::Alarm":  19, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
@@ -339,7 +344,7 @@ type rule struct {
 var rules = []rule{
 	{"resource-counts", checkCounts, func(_, pj tmpl) {
 		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
-	}, `Expected 10 resources of type AWS::SSM::Parameter`},
+	}, `Expected 11 resources of type AWS::SSM::Parameter`},
 	{"table", checkTable, func(lj, _ tmpl) {
 		t := resourceByType(lj, "AWS::DynamoDB::Table")
 		t["DeletionPolicy"] = "Delete"
@@ -1229,6 +1234,12 @@ func checkAliases(_, _ assertions.Template, _, pj tmpl) error {
 		if spec.Lanes {
 			want[spec.LogicalID] = []string{"direct", "sfn"}
 		}
+		if spec.StartLane {
+			want[spec.LogicalID] = []string{"direct", "sfn", "start"}
+		}
+	}
+	if !slices.Equal(want["ReviewRequestFunction"], []string{"direct", "sfn", "start"}) {
+		errs = append(errs, fmt.Errorf("review-request must have the start alias, toolgate run's (docs/identity.md, \"Lanes\")"))
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		errs = append(errs, fmt.Errorf("aliases by function (-want +got):\n%s", d))
@@ -1236,6 +1247,8 @@ func checkAliases(_, _ assertions.Template, _, pj tmpl) error {
 	for _, fn := range slices.Sorted(maps.Keys(on)) {
 		if v := on[fn]; v["sfn"] != v["direct"] {
 			errs = append(errs, fmt.Errorf("%s: its sfn alias is on %s, its direct alias on %s: both lanes run one version", fn, v["sfn"], v["direct"]))
+		} else if s, ok := v["start"]; ok && s != v["sfn"] {
+			errs = append(errs, fmt.Errorf("%s: its start alias is on %s, its sfn alias on %s: every lane runs one version", fn, s, v["sfn"]))
 		}
 	}
 	for id := range versions {
@@ -1251,14 +1264,16 @@ func checkAliases(_, _ assertions.Template, _, pj tmpl) error {
 // Solutions, the Operator (the direct lane) only the direct alias of each
 // function with lanes, the proxy's role only tagged functions, the
 // Reviewer only review-decision and the Publisher only the publish function (each through its URL; checkManagedPolicies
-// checks the condition), and no one else anything:
+// checks the condition) and review-request's start alias, and no one else anything:
 // no unqualified ARN of a function with lanes, no wildcard. And each
 // /toolgate/<stage>/function/<name>/arn parameter names <name>'s sfn alias.
 func checkLanes(_, _ assertions.Template, _, pj tmpl) error {
 	var errs []error
 	want := map[string][]string{
-		"toolgate-test-reviewer":  {fnReviewDecision + " (unqualified)"},
-		"toolgate-test-publisher": {fnPublish + " (unqualified)"},
+		"toolgate-test-reviewer": {fnReviewDecision + " (unqualified)"},
+		// The Publisher: toolgate run's start record, through
+		// review-request's start alias only.
+		"toolgate-test-publisher": {fnPublish + " (unqualified)", fnReviewRequest + ":start"},
 		// The proxy: functions tagged toolgate:tool=<its stage> only (the
 		// condition: wantFunctionPolicies).
 		"LambdaToolFunctionRole": {arn("lambda", "function:*")},
@@ -1468,6 +1483,20 @@ func TestLaneBreaks(t *testing.T) {
 		{"parameter on the function", checkLanes, func(pj tmpl) {
 			setParam(pj, "/toolgate/test/function/review-request/arn", tmpl{"Fn::GetAtt": []any{"ReviewRequestFunction", "Arn"}})
 		}, `/toolgate/test/function/review-request/arn names review-request (unqualified)`},
+		{"publisher on the direct alias", checkLanes, func(pj tmpl) {
+			grant(pj, "RecordRunStarts", tmpl{"Ref": "ReviewRequestFunctionDirectAlias"})
+		}, `"review-request:direct"`},
+		{"operator on the start alias", checkLanes, func(pj tmpl) {
+			grant(pj, "DirectLane", tmpl{"Ref": "ReviewRequestFunctionStartAlias"})
+		}, `"review-request:start"`},
+		{"a start alias on another version", checkAliases, func(pj tmpl) {
+			alias(pj, "ReviewRequestFunctionStartAlias")["FunctionVersion"] = alias(pj, "SendEmailFunctionSfnAlias")["FunctionVersion"]
+		}, `ReviewRequestFunctionStartAlias (start of ReviewRequestFunction) is on`},
+		{"a tool with a start alias", checkAliases, func(pj tmpl) {
+			a := clone(pj["Resources"].(tmpl)["SendEmailFunctionSfnAlias"].(tmpl))
+			props(a)["Name"] = "start"
+			pj["Resources"].(tmpl)["SendEmailFunctionStartAlias"] = a
+		}, `"start"`},
 		{"an alias on $LATEST", checkAliases, func(pj tmpl) {
 			alias(pj, "StructuredDataFetchFunctionSfnAlias")["FunctionVersion"] = "$LATEST"
 		}, `StructuredDataFetchFunctionSfnAlias (sfn of StructuredDataFetchFunction) is on $LATEST, not on a version`},

@@ -14,7 +14,8 @@ import (
 // sfn alias ARN of each function Solutions invoke (the one ARN the
 // Solution execution role may invoke; the publish function puts it in the
 // state machine's Tasks), the Solution execution role, the table, the
-// review decision URL and the publish function's URL.
+// review decision URL, review-request's start alias (toolgate run) and the
+// publish function's URL.
 func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *access, decisionURL, publishURL *string) {
 	param := func(id, name string, value *string, description string) {
 		awsssm.NewStringParameter(scope, jsii.String(id), &awsssm.StringParameterProps{
@@ -32,6 +33,8 @@ func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[st
 	param("ExecutionRoleArnParameter", publish.ExecutionRoleParam(p.Stage), a.ExecutionRoleARN, "ARN of the Solution execution role")
 	param("TableNameParameter", publish.TableParam(p.Stage), jsii.String(p.TableName), "name of the ledger table")
 	param("ReviewDecisionUrlParameter", publish.ReviewDecisionURLParam(p.Stage), decisionURL, "URL of the review decision function (IAM-authorised)")
+	param("RunStartFunctionParameter", publish.StartFunctionParam(p.Stage), fns[fnReviewRequest].aliasARN(lane.Start),
+		"ARN of the toolgate review-request function's start alias (toolgate run records a run's start through it)")
 	param("PublishUrlParameter", publishURLParam(p.Stage), publishURL, "URL of the publish function (IAM-authorised): toolgate publish --url, toolgate toolset register --url")
 }
 

@@ -363,10 +363,13 @@ func (r apiRequest) String() string {
 
 // The test stack's account and region, and its resources' ARNs.
 const (
-	testAccount    = "123456789012"
-	testRegion     = "eu-west-1"
-	publishFnARN   = "arn:aws:lambda:" + testRegion + ":" + testAccount + ":function:toolgate-test-publish"
-	stateMachineOf = "arn:aws:states:" + testRegion + ":" + testAccount + ":stateMachine:"
+	testAccount  = "123456789012"
+	testRegion   = "eu-west-1"
+	publishFnARN = "arn:aws:lambda:" + testRegion + ":" + testAccount + ":function:toolgate-test-publish"
+	// reviewRequestFnARN is review-request's unqualified ARN; its aliases
+	// add ":sfn", ":direct" or ":start".
+	reviewRequestFnARN = "arn:aws:lambda:" + testRegion + ":" + testAccount + ":function:toolgate-test-review-request"
+	stateMachineOf     = "arn:aws:states:" + testRegion + ":" + testAccount + ":stateMachine:"
 	// teamFnARN is a platform team's tool function, named as the team chose.
 	teamFnARN = "arn:aws:lambda:" + testRegion + ":" + testAccount + ":function:tickets-create-ticket"
 )
@@ -376,6 +379,10 @@ const (
 var concrete = strings.NewReplacer(
 	"${AWS::Partition}", "aws", "${AWS::Region}", testRegion, "${AWS::AccountId}", testAccount,
 	"${SolutionExecutionRole.Arn}", executionRoleARN, "${PublishFunction.Arn}", publishFnARN,
+	// An alias's Ref is its ARN.
+	"${ReviewRequestFunctionStartAlias}", reviewRequestFnARN+":start",
+	"${ReviewRequestFunctionDirectAlias}", reviewRequestFnARN+":direct",
+	"${ReviewRequestFunctionSfnAlias}", reviewRequestFnARN+":sfn",
 )
 
 // apiAllowedBy returns the statements of stmts that allow r.
@@ -501,6 +508,8 @@ func (r *ssmRecorder) GetParameter(_ context.Context, in *ssm.GetParameterInput,
 		value = "arn:aws:lambda:" + testRegion + ":" + testAccount + ":function:toolgate-test-" + fn + ":sfn"
 	case strings.HasSuffix(name, "/url"):
 		value = "https://example.lambda-url." + testRegion + ".on.aws/"
+	case name == publish.StartFunctionParam("test"):
+		value = reviewRequestFnARN + ":start"
 	default:
 		return nil, &ssmtypes.ParameterNotFound{}
 	}
@@ -600,11 +609,24 @@ func runRequests(t *testing.T) []apiRequest {
 	ctx := context.Background()
 	sf := &sfnRecorder{what: "toolgate run", existing: []string{publish.StateMachineName("test", "weekly-digest")}}
 	params := &ssmRecorder{what: "toolgate run --wait"}
+	// The start record: the start alias's parameter, then the alias.
+	var recorded []apiRequest
 	arn, err := publish.Start(ctx, sf, "test", "weekly-digest", []byte(`{"recipient": "a@example.org"}`), "run-1",
-		func(context.Context, string) (string, error) { return "proof", nil })
+		func(ctx context.Context, _, _ string) error {
+			params.what = "toolgate run (its start record)"
+			if _, err := (publish.SSMParams{Client: params}).Get(ctx, publish.StartFunctionParam("test")); err != nil {
+				return err
+			}
+			recorded = append(recorded, apiRequest{What: "toolgate run (its start record)", Action: "lambda:InvokeFunction", Resource: reviewRequestFnARN + ":start"})
+			return nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(recorded) != 1 {
+		t.Fatalf("toolgate run of %s recorded no start: the fixture must have gated tools", testSolution)
+	}
+	params.what = "toolgate run --wait"
 	if _, err := publish.Follow(ctx, sf, arn, 0, func(publish.Event) {}); err != nil {
 		t.Fatal(err)
 	}
@@ -622,7 +644,7 @@ func runRequests(t *testing.T) []apiRequest {
 		{What: "toolgate publish --url", Action: "lambda:InvokeFunction", Resource: publishFnARN,
 			Context: map[string]string{"lambda:InvokedViaFunctionUrl": "true"}},
 	}
-	return slices.Concat(sf.reqs, params.reqs, viaURL)
+	return slices.Concat(sf.reqs, params.reqs, recorded, viaURL)
 }
 
 // forgedAPI are requests that the publish role and the Publisher must each
@@ -666,6 +688,13 @@ var forgedAPI = map[string][]apiRequest{
 		{What: "invoke the publish function's URL without IAM", Action: "lambda:InvokeFunctionUrl", Resource: publishFnARN,
 			Context: map[string]string{"lambda:FunctionUrlAuthType": "NONE"}},
 		{What: "read a function parameter", Action: "ssm:GetParameter", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/function/send-email/arn"},
+		// The start alias only: not a direct-lane review request, not a
+		// Solution's Task, not a tool.
+		{What: "ask for a direct-lane review", Action: "lambda:InvokeFunction", Resource: reviewRequestFnARN + ":direct"},
+		{What: "pass for a Solution's Task", Action: "lambda:InvokeFunction", Resource: reviewRequestFnARN + ":sfn"},
+		{What: "invoke review-request unqualified", Action: "lambda:InvokeFunction", Resource: reviewRequestFnARN},
+		{What: "invoke another stage's start alias", Action: "lambda:InvokeFunction", Resource: "arn:aws:lambda:eu-west-1:123456789012:function:toolgate-test-2-review-request:start"},
+		{What: "invoke a tool's direct alias", Action: "lambda:InvokeFunction", Resource: "arn:aws:lambda:eu-west-1:123456789012:function:toolgate-test-send-email:direct"},
 		{What: "read the parameters in bulk", Action: "ssm:GetParameters", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/publish/url"},
 		{What: "relax a tool function's floor", Action: "lambda:TagResource", Resource: teamFnARN,
 			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},

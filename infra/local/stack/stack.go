@@ -116,6 +116,10 @@ type Stack struct {
 	// Endpoints too; it has no lanes.
 	Endpoints    map[string]string
 	SFNEndpoints map[string]string
+	// StartEndpoint is review-request's start lane instance, which
+	// toolgate run records a run's start through (the parameter
+	// publish.StartFunctionParam names it).
+	StartEndpoint string
 	// SSM and Lambda are stand-ins, not emulators: no local emulator of
 	// SSM Parameter Store or of the Lambda API runs on these machines.
 	// SSM answers GetParameter from the stack's parameters (the
@@ -277,6 +281,19 @@ func (s *Stack) ResolveMCPTestHost(addrs ...string) error {
 // with both aliases on AWS (infra/functions.go).
 func laned(name string) bool { return name != "review-decision" && name != "publish" }
 
+// lanesOf are the RIE instances of a function, by lane ("" a function
+// without lanes): review-request has a third, the start lane toolgate run
+// records a run's start through (its start alias on AWS).
+func lanesOf(name string) []string {
+	switch {
+	case name == "review-request":
+		return []string{"direct", "sfn", "start"}
+	case laned(name):
+		return []string{"direct", "sfn"}
+	}
+	return []string{""}
+}
+
 // StartStack starts everything and writes the parameters file. On error
 // everything already started is stopped.
 func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
@@ -431,11 +448,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		for k, v := range o.Env {
 			vars[k] = v
 		}
-		lanes := []string{""}
-		if laned(name) {
-			lanes = []string{"direct", "sfn"}
-		}
-		for _, l := range lanes {
+		for _, l := range lanesOf(name) {
 			v := vars
 			label := name
 			if l != "" {
@@ -454,9 +467,13 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			if err != nil {
 				return nil, err
 			}
-			if l == "sfn" {
+			switch l {
+			case "sfn":
 				s.SFNEndpoints[name] = endpoint
-			} else {
+			case "start":
+				s.StartEndpoint = endpoint
+				params[publish.StartFunctionParam(Stage)] = endpoint
+			default:
 				s.Functions[name] = p
 				s.Endpoints[name] = endpoint
 			}
