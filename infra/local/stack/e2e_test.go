@@ -550,7 +550,7 @@ steps:
 		}
 	})
 
-	t.Run("a run without a valid start proof fails at once", func(t *testing.T) {
+	t.Run("a run without a start record fails at once", func(t *testing.T) {
 		e.clearMails(t)
 		machine := "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-local_e2e-digest"
 		other := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:another-run"
@@ -572,7 +572,7 @@ steps:
 			error string
 		}{
 			"bare-input":         {map[string]any{"recipient": "team@example.com"}, "TOOLGATE_START_INVALID"},
-			"no-proof":           {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}}, "TOOLGATE_START_INVALID"},
+			"no-record":          {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}}, "REVIEW_UNAUTHENTICATED"},
 			"another-executions": {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor(other, time.Now())}}, "REVIEW_UNAUTHENTICATED"},
 			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:stale", time.Now().Add(-2*time.Minute))}}, "REVIEW_UNAUTHENTICATED"},
 		} {

@@ -259,7 +259,7 @@ func taskOf(parameters any) string {
 	switch {
 	case payload["task_token"] != nil:
 		return taskReview
-	case payload["start_proof"] != nil:
+	case payload["check"] != nil:
 		return taskStart
 	case payload["idempotency_key"] != nil:
 		return taskTool
@@ -344,8 +344,13 @@ func (h historyEvent) kindOf(field, path string) string {
 	case h.task == taskReview:
 		return kindReviewDecision // what SendTaskSuccess sent
 	case h.task == taskStart && field == "parameters":
-		if path == "Payload.start_proof" {
+		switch {
+		case path == "Payload.start_proof":
 			return kindStartProof
+		case under("Payload.execution_input.input."):
+			return kindRunInput
+		case under("Payload.execution_input.meta"):
+			return kindRunMeta
 		}
 		return kindCallMeta
 	case h.task == taskStart:

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -515,6 +516,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	return s, nil
 }
+
+// Processes are every process the stack started (dynalite, the
+// emulators, each function's RIE instance of every lane): tests read their
+// logs (Process.Stdout, Stderr).
+func (s *Stack) Processes() []*local.Process { return slices.Clone(s.procs) }
 
 // writeParams writes the parameters file and puts every parameter into
 // the SSM stand-in.
