@@ -290,5 +290,3 @@ func startVerifier(t *testing.T, e *env) *caller.Verifier {
 	}
 	return v
 }
-
-
