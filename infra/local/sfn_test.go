@@ -676,7 +676,7 @@ func TestSFN(t *testing.T) {
 			def = strings.ReplaceAll(def, "${"+placeholder+"}", lambdaARN(fn))
 		}
 		arn := s.start(t, s.create(t, "weekly-digest", def), "week-48", map[string]any{
-			"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": "a proof"}})
+			"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}})
 
 		// The review request: the digest to approve and a real task token.
 		rev := s.calls(t, "review.log", arn, 1)[0]
@@ -720,7 +720,6 @@ func TestSFN(t *testing.T) {
 		machine := s.create(t, "weekly-digest-bare", def)
 		for name, input := range map[string]any{
 			"bare-input": map[string]any{"recipient": "team@example.com"},
-			"no-proof":   map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}},
 		} {
 			bare := s.start(t, machine, name, input)
 			d := s.wait(t, bare)
