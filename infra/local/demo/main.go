@@ -140,7 +140,7 @@ func run(ctx context.Context) error {
 
 	step("starting a run")
 	name := fmt.Sprintf("demo-%d", time.Now().Unix())
-	fmt.Printf("  (as %s: the start proof, a presigned sts:GetCallerIdentity bound to the execution, rides in the input's meta)\n", author)
+	fmt.Printf("  (as %s: toolgate run first has review-request record the start (a caller proof bound to the execution and its input; no proof in the input))\n", author)
 	arn, err := startRun(st, "demo-digest", "testdata/demo/input.json", name)
 	if err != nil {
 		return err
