@@ -211,7 +211,7 @@ var Accesses = []Access{
 		Attributes: ApprovalAttributes, SpecificAttributes: true, Code: "dynamo.Store.GetApproval",
 		Doc: "a consistent GetItem projecting ApprovalAttributes"},
 	{Sid: "BindApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Binding}, Actions: []Action{PutItem},
-		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", ExpiresAt), Code: "dynamo.Store.Bind",
+		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", "mac", ExpiresAt), Code: "dynamo.Store.Bind",
 		Doc: "the binding item's conditional PutItem: a tool role writes no review item"},
 	{Sid: "ReadBindings", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding}, Actions: []Action{GetItem},
 		Code: "dynamo.Store.Bind, BoundKey", Doc: "the binding item after a failed condition; the binding a show reports"},
