@@ -327,7 +327,7 @@ func TestGatedWithoutReviewStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN}, e.store, gatedTool(&calls), nil)
+	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN, LedgerMAC: testMAC}, e.store, gatedTool(&calls), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

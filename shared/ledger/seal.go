@@ -53,6 +53,19 @@ func (s *Store) sealOf(r *Record, state State, code string, result json.RawMessa
 
 // checkSeal sets r.Seal from the item's mac: Valid, Absent or Forged
 // (seal.Check; a store without a key finds every seal Forged).
+//
+// A claim sets mac with if_not_exists, like every claim attribute, so that
+// it never changes an existing item's seal; on an item in the previous
+// layout, which has none, it adds the claim's own (IN_PROGRESS, no code,
+// no result) while the state stays what it was. An item whose state is
+// not IN_PROGRESS and whose mac is exactly that claim seal is therefore
+// read as Absent, as it was before the claim: the upgrade rule decides
+// (seal.Accept). That gives a forger nothing it lacks without it: it could
+// remove the mac as well.
 func (s *Store) checkSeal(r *Record, mac string) {
 	r.Seal = s.mac.Check(mac, seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.State, r.ErrorCode, r.Result)...)
+	if r.Seal == seal.Forged && r.State != StateInProgress && s.mac.Valid() &&
+		s.mac.Check(mac, seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, StateInProgress, "", nil)...) == seal.Valid {
+		r.Seal = seal.Absent
+	}
 }

@@ -141,3 +141,26 @@ func TestAFinishReadBackRefusesAForgedRecord(t *testing.T) {
 		t.Fatalf("finish sent again after another writer removed the seal: %v, want ErrForged", err)
 	}
 }
+
+// A claim of an item in the previous layout adds its own seal (the claim
+// sets mac with if_not_exists); the record still reads Absent, not
+// Forged, for that claim and every later read, so that the upgrade rule
+// decides.
+func TestAClaimOfAnUnsealedRecordLeavesItUnsealed(t *testing.T) {
+	plain, _ := newStore(t)
+	a := plain.WithMAC(keyOf(t, 1))
+	ctx := context.Background()
+	c := claimOf("run-seal-legacy/1", time.Now().Add(time.Minute))
+	if ok, _, err := plain.Claim(ctx, c); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if ok, err := plain.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), rowOf(c, StatusSucceeded, "")); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for i := range 2 {
+		ok, existing, err := a.Claim(ctx, claimOf(c.Key, time.Now().Add(time.Minute)))
+		if ok || err != nil || existing.Seal != seal.Absent || existing.State != StateCompleted {
+			t.Fatalf("claim %d of a previous-layout record: claimed %v, %v, existing %+v, want it read Absent", i+1, ok, err, existing)
+		}
+	}
+}

@@ -52,8 +52,11 @@ func NamesFor(stage, function string) Names {
 }
 
 // paramName is what SSM accepts as a hierarchical parameter name (SSM
-// quotas: at most 1011 characters, letters, digits and . - _ /).
-var paramName = regexp.MustCompile(`^/[A-Za-z0-9._/-]{1,1010}$`)
+// quotas: letters, digits and . - _ /, from a leading /).
+var paramName = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
+
+// maxParamName is SSM's longest parameter name, in characters (SSM quotas).
+const maxParamName = 1011
 
 // NamesFromEnv reads Names from EnvMACParam, EnvExternalKeyParam and
 // EnvSinceParam; an error names each variable unset or not a parameter
@@ -62,7 +65,7 @@ func NamesFromEnv(getenv func(string) string) (Names, error) {
 	n := Names{MAC: getenv(EnvMACParam), ExternalKey: getenv(EnvExternalKeyParam), Since: getenv(EnvSinceParam)}
 	var bad []string
 	for env, v := range map[string]string{EnvMACParam: n.MAC, EnvExternalKeyParam: n.ExternalKey, EnvSinceParam: n.Since} {
-		if !paramName.MatchString(v) {
+		if len(v) > maxParamName || !paramName.MatchString(v) {
 			bad = append(bad, fmt.Sprintf("%s=%q", env, v))
 		}
 	}
