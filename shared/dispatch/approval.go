@@ -84,7 +84,7 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 		// Another function's role wrote or changed the binding: it binds
 		// nothing (docs/ledger.md, "Records are sealed by the function that
 		// writes them").
-		d.log.ErrorContext(ctx, "call refused: its approval's binding does not verify", "reason", seal.ReasonBindingForged,
+		d.log.ErrorContext(ctx, "call refused: its approval's binding does not verify", tool.LogFieldRefusalReason, seal.ReasonBindingForged,
 			"seal", cur.BindingSeal.String(), "review_id", r.ID, "key", env.IdempotencyKey)
 		o := refused(tool.Errorf(tool.PermissionDenied,
 			"review %s's binding was not written by this function (its seal is %s): the approval authorises nothing; a person must look at it (docs/ledger.md)", r.ID, cur.BindingSeal))

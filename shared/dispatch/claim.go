@@ -85,7 +85,7 @@ func (inv *invocation) unsealed(ctx context.Context, old *ledger.Record) *outcom
 	if seal.Accept(old.Seal, start, known, inv.d.cfg.LedgerSince) {
 		return nil
 	}
-	inv.d.log.ErrorContext(ctx, "call refused: its record's seal does not verify", "reason", seal.ReasonRecordForged,
+	inv.d.log.ErrorContext(ctx, "call refused: its record's seal does not verify", tool.LogFieldRefusalReason, seal.ReasonRecordForged,
 		"seal", old.Seal.String(), "key", inv.env.IdempotencyKey, "tool", inv.env.Tool)
 	o := refused(tool.Errorf(tool.Internal,
 		"this call's idempotency record was not written by this function (its seal is %s): it is neither replayed nor run again; a person must look at it (docs/ledger.md)", old.Seal))

@@ -113,7 +113,7 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 				// writer changed is refused on every later read.
 				r.Reason = seal.ReasonRecordForged
 			}
-			d.log.ErrorContext(ctx, "finish record", "key", key, "reason", r.Reason, "error", err)
+			d.log.ErrorContext(ctx, "finish record", "key", key, tool.LogFieldRefusalReason, r.Reason, "error", err)
 			if err := d.store.PutRow(dbCtx, r); err != nil {
 				d.log.ErrorContext(ctx, "ledger row lost", "key", key, "status", r.Status, "error", err)
 			}
@@ -164,7 +164,7 @@ func (inv *invocation) log(ctx context.Context, r *ledger.Row) {
 		tool.LogFieldRunID, env.RunID, tool.LogFieldSeq, env.Seq, tool.LogFieldAttempt, inv.attempt,
 		tool.LogFieldErrorCode, r.ErrorCode, tool.LogFieldDurationMS, r.DurationMS}
 	if r.Reason != "" {
-		args = append(args, "reason", r.Reason)
+		args = append(args, tool.LogFieldRefusalReason, r.Reason)
 	}
 	inv.d.log.Log(ctx, level, tool.LogInvocation, args...)
 }

@@ -92,7 +92,7 @@ type Row struct {
 	// its code alone does not tell: seal.ReasonRecordForged,
 	// seal.ReasonBindingForged (docs/ledger.md, "Records are sealed by the
 	// function that writes them"); empty otherwise.
-	Reason string `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+	Reason string `json:"refusal_reason,omitempty" dynamodbav:"refusal_reason,omitempty"`
 }
 
 // Invocations is how many invocations r stands for (Count, at least 1).

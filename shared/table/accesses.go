@@ -182,7 +182,7 @@ var ReadAttributes = []string{
 	PK, SK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
 	"state", "attempts", "lease_until", "token", "error_code", "updated_at", "attempt_log", "invocations", "last_seen_at",
 	ExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
-	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "reason",
+	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "refusal_reason",
 }
 
 // Accesses is every access to the table. infra generates each role's and

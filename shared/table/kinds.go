@@ -66,7 +66,7 @@ var Row = &Kind{
 		attr("approver", String, "the approval's approver"),
 		attr("parent_run_id", String, "a child run's parent"),
 		attr("after_claim_request", Bool, "a refusal after the claim's request was sent"),
-		attr("reason", String, "why a refusal was made, where its code does not tell (record-forged, binding-forged)"),
+		attr("refusal_reason", String, "why a refusal was made, where its code does not tell (record-forged, binding-forged)"),
 		ttl,
 	},
 }
