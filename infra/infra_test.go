@@ -116,8 +116,8 @@ var wantReadFloors = stmt{Sid: "ReadToolFunctionFloors", Actions: []string{"lamb
 // secrets: its own MAC parameter, the stage's external key and since.
 func wantReadSecrets(function string) stmt {
 	return stmt{Sid: "ReadOwnLedgerSecrets", Actions: []string{"ssm:GetParameters"}, Resources: []string{
-		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/"+function),
 		arn("ssm", "parameter/toolgate/test/secret/external-key"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/"+function),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-since")}}
 }
 
@@ -126,12 +126,12 @@ var wantFunctionPolicies = map[string][]stmt{
 	// The provisioning function: PutParameter on exactly the parameters
 	// it creates, each tool function's key, the external key and since.
 	"LedgerSecretsFunction": {ownLogs("LedgerSecretsFunction"), {Sid: "CreateLedgerSecrets", Actions: []string{"ssm:PutParameter"}, Resources: []string{
+		arn("ssm", "parameter/toolgate/test/secret/external-key"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/lambda-tool"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/mcp-call"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/send-email"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/structured-data-fetch"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/workflow-validator"),
-		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/lambda-tool"),
-		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/mcp-call"),
-		arn("ssm", "parameter/toolgate/test/secret/external-key"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-since")}}, lambdaXRay},
 	"SendEmailFunction": append([]stmt{
 		ownLogs("SendEmailFunction"), wantReadSecrets("send-email"),
@@ -273,16 +273,17 @@ var wantParameters = map[string]string{
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
-	"AWS::Lambda::Function":   8,
+	"AWS::Lambda::Function":   9,  // the eight functions, ledger-secrets
 	"AWS::Lambda::Version":    6,  // the current version of each function with lanes
 	"AWS::Lambda::Alias":      12, // sfn and direct of the three tools, lambda-tool, mcp-call and review-request
 	"AWS::Lambda::Url":        2,  // review-decision, publish
-	"AWS::IAM::Role":          9,  // one per function, the Solution execution role
-	"AWS::IAM::Policy":        9,  // each role's policy
+	"AWS::IAM::Role":          10, // one per function, the Solution execution role
+	"AWS::IAM::Policy":        10, // each role's policy
 	"AWS::IAM::ManagedPolicy": 3,  // Publisher, Reviewer, Operator
-	"AWS::Logs::LogGroup":     9,  // one per function, Solution executions
+	"AWS::Logs::LogGroup":     10, // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 12, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
 	"AWS::SSM::Parameter":     10,
+	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
 	"AWS::CloudWatch::Alarm":  19, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
@@ -344,6 +345,7 @@ var wantFunctions = map[string][3]int{
 	"ReviewRequestFunction":       {256, 15, 0},
 	"ReviewDecisionFunction":      {256, 15, 7},
 	"PublishFunction":             {512, 30, 0},
+	"LedgerSecretsFunction":       {128, 60, 0},
 }
 
 // rule is one checked property of the templates, with a test-only
@@ -594,8 +596,12 @@ func checkFunctions(_, platform assertions.Template, _, pj tmpl) error {
 			errs = append(errs, fmt.Errorf("no function %s", id))
 			continue
 		}
+		name := specByLogicalID(id).Name
+		if id == "LedgerSecretsFunction" { // a custom resource's, not a platform function
+			name = fnLedgerSecrets
+		}
 		want := map[string]any{
-			"FunctionName":  "toolgate-test-" + specByLogicalID(id).Name,
+			"FunctionName":  "toolgate-test-" + name,
 			"Runtime":       "provided.al2023",
 			"Architectures": []any{"arm64"},
 			"Handler":       "bootstrap",
