@@ -262,6 +262,15 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 		set := spec.settings(p.Functions[spec.Name])
 		env := functionEnv(spec, p, set, senderIdentityARN)
 		var extra []awsiam.PolicyStatement
+		if spec.Tool {
+			// The dispatcher's own sealing key, the external key and the
+			// since time (docs/ledger.md, "Records are sealed by the
+			// function that writes them").
+			for k, v := range ledgerSecretsEnv(p.Stage, spec.Name) {
+				env[k] = v
+			}
+			extra = append(extra, readLedgerSecrets(p.Stage, spec.Name))
+		}
 		switch spec.Name {
 		case fnSendEmail:
 			extra = append(extra, sendAsTheSender(p, senderIdentityARN))

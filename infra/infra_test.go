@@ -112,20 +112,39 @@ func wantLedger(p table.Principal) []stmt {
 var wantReadFloors = stmt{Sid: "ReadToolFunctionFloors", Actions: []string{"lambda:ListTags"}, Resources: []string{arn("lambda", "function:*")},
 	Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"test"}}`}
 
+// wantReadSecrets is a tool function's one statement for its ledger
+// secrets: its own MAC parameter, the stage's external key and since.
+func wantReadSecrets(function string) stmt {
+	return stmt{Sid: "ReadOwnLedgerSecrets", Actions: []string{"ssm:GetParameters"}, Resources: []string{
+		arn("ssm", "parameter/toolgate/test/secret/external-key"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/"+function),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-since")}}
+}
+
 // wantFunctionPolicies is each function role's whole policy.
 var wantFunctionPolicies = map[string][]stmt{
+	// The provisioning function: PutParameter on exactly the parameters
+	// it creates, each tool function's key, the external key and since.
+	"LedgerSecretsFunction": {ownLogs("LedgerSecretsFunction"), {Sid: "CreateLedgerSecrets", Actions: []string{"ssm:PutParameter"}, Resources: []string{
+		arn("ssm", "parameter/toolgate/test/secret/external-key"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/lambda-tool"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/mcp-call"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/send-email"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/structured-data-fetch"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/workflow-validator"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-since")}}, lambdaXRay},
 	"SendEmailFunction": append([]stmt{
-		ownLogs("SendEmailFunction"),
+		ownLogs("SendEmailFunction"), wantReadSecrets("send-email"),
 		{Sid: "SendAsTheSenderOnly", Actions: []string{"ses:SendEmail"}, Resources: []string{identity},
 			Condition: `{"ForAllValues:StringLike":{"ses:Recipients":` + wantRecipients + `},"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
 		lambdaXRay,
 	}, wantLedger(table.ToolFunctions)...),
-	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
-	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
+	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), wantReadSecrets("structured-data-fetch"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
+	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), wantReadSecrets("workflow-validator"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
 	// The proxy: the tagged functions and their floors, and its stage's
 	// tool function parameters only.
 	"LambdaToolFunction": append([]stmt{
-		ownLogs("LambdaToolFunction"),
+		ownLogs("LambdaToolFunction"), wantReadSecrets("lambda-tool"),
 		{Sid: "InvokeTaggedToolFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{arn("lambda", "function:*")},
 			Condition: `{"StringEquals":{"aws:ResourceTag/toolgate:tool":"test"}}`},
 		wantReadFloors,
@@ -134,7 +153,7 @@ var wantFunctionPolicies = map[string][]stmt{
 	}, wantLedger(table.ToolFunctions)...),
 	// mcp-call: the dispatcher's items and nothing else; the MCP servers
 	// are on the internet.
-	"McpCallFunction": append([]stmt{ownLogs("McpCallFunction"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
+	"McpCallFunction": append([]stmt{ownLogs("McpCallFunction"), wantReadSecrets("mcp-call"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
 	"ReviewRequestFunction": append([]stmt{
 		ownLogs("ReviewRequestFunction"),
 		// A child run's start: the version its execution runs.
@@ -259,16 +278,17 @@ var wantParameters = map[string]string{
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
-	"AWS::Lambda::Function":   8,
+	"AWS::Lambda::Function":   9,  // the eight functions, ledger-secrets
 	"AWS::Lambda::Version":    6,  // the current version of each function with lanes
 	"AWS::Lambda::Alias":      13, // sfn and direct of the three tools, lambda-tool, mcp-call and review-request; review-request's start
 	"AWS::Lambda::Url":        2,  // review-decision, publish
-	"AWS::IAM::Role":          9,  // one per function, the Solution execution role
-	"AWS::IAM::Policy":        9,  // each role's policy
+	"AWS::IAM::Role":          10, // one per function, the Solution execution role
+	"AWS::IAM::Policy":        10, // each role's policy
 	"AWS::IAM::ManagedPolicy": 3,  // Publisher, Reviewer, Operator
-	"AWS::Logs::LogGroup":     9,  // one per function, Solution executions
+	"AWS::Logs::LogGroup":     10, // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 12, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
 	"AWS::SSM::Parameter":     11,
+	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
 	"AWS::CloudWatch::Alarm":  19, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
@@ -280,19 +300,20 @@ const sessionRoles = "AWSReservedSSO_Reviewer_0123456789abcdef,toolgate-people"
 // proofs and has the stack's account. None has the STS endpoint
 // (its default, from AWS_REGION, applies) or a variable of neverSet.
 var wantEnv = map[string]map[string]string{
+	"LedgerSecretsFunction": {"TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60"},
 	"SendEmailFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/send-email", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_SENDER": "noreply@mail.example.org", "TOOLGATE_SENDER_IDENTITY_ARN": identity,
 		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 	},
 	"StructuredDataFetchFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/structured-data-fetch", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_FETCH_TIMEOUT_SECONDS": "15",
 	},
-	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}"},
-	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
+	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/workflow-validator", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since"},
+	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/lambda-tool", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_STAGE": "test"},
-	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
+	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/mcp-call", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "10"},
 	"ReviewRequestFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
@@ -329,6 +350,7 @@ var wantFunctions = map[string][3]int{
 	"ReviewRequestFunction":       {256, 15, 0},
 	"ReviewDecisionFunction":      {256, 15, 7},
 	"PublishFunction":             {512, 30, 0},
+	"LedgerSecretsFunction":       {128, 60, 0},
 }
 
 // rule is one checked property of the templates, with a test-only
@@ -579,8 +601,12 @@ func checkFunctions(_, platform assertions.Template, _, pj tmpl) error {
 			errs = append(errs, fmt.Errorf("no function %s", id))
 			continue
 		}
+		name := specByLogicalID(id).Name
+		if id == "LedgerSecretsFunction" { // a custom resource's, not a platform function
+			name = fnLedgerSecrets
+		}
 		want := map[string]any{
-			"FunctionName":  "toolgate-test-" + specByLogicalID(id).Name,
+			"FunctionName":  "toolgate-test-" + name,
 			"Runtime":       "provided.al2023",
 			"Architectures": []any{"arm64"},
 			"Handler":       "bootstrap",

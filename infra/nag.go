@@ -85,6 +85,11 @@ func nagSuppressions(p *PlatformStack, stage string) {
 			Reason: "states:DescribeStateMachine of a published version (states:StateMachineQualifier present) of" + reasonStateMachines +
 				": review-request checks a child's input against the input record of the version a parent's workflow step starts " +
 				"(docs/solutions.md, \"Workflow steps\")"})
+	suppress(p.LedgerSecrets.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ",
+		Reason: "invoked by CloudFormation only, for the LedgerSecrets custom resource: it answers CloudFormation through the " +
+			"event's ResponseURL, FAILED on any error (aws-lambda-go cfn.LambdaWrap), and an invocation that never answers fails " +
+			"the deployment, which is retried as a whole; a dead-letter queue would hold nothing to act on"})
+	suppress(p.LedgerSecrets.Role, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"}, Reason: reasonXRay})
 	a := p.Access
 	suppress(a.ExecutionRole, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"},
 		Reason: "CloudWatch Logs' vended log delivery actions (logs:CreateLogDelivery, GetLogDelivery, UpdateLogDelivery, " +

@@ -66,6 +66,8 @@ var wantNagSuppressed = func() []string {
 		out = append(out, "/Toolgate-test/"+spec.LogicalID+"/Resource Serverless-LambdaDLQ",
 			"/Toolgate-test/"+spec.LogicalID+"Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
 	}
+	out = append(out, "/Toolgate-test/LedgerSecretsFunction/Resource Serverless-LambdaDLQ",
+		"/Toolgate-test/LedgerSecretsFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
 	out = append(out, "/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]",
 		"/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
 		"/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",

@@ -125,6 +125,9 @@ type PlatformStack struct {
 	Access      *access
 	DecisionURL awslambda.FunctionUrl
 	PublishURL  awslambda.FunctionUrl
+	// LedgerSecrets provisions the tool functions' ledger secrets
+	// (secrets.go).
+	LedgerSecrets *ledgerSecrets
 }
 
 // NewPlatformStack defines the platform around the ledger table named
@@ -149,6 +152,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	stack := awscdk.NewStack(scope, jsii.String(id), &p.StackProps)
 	ledger := newLedgerARNs(p.TableName)
 	fns := newFunctions(stack, &p, ledger)
+	ls := newLedgerSecrets(stack, &p, fns)
 	url := fns[fnReviewDecision].Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{
 		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM,
 	})
@@ -171,7 +175,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	} {
 		awscdk.NewCfnOutput(stack, jsii.String(s.id), &awscdk.CfnOutputProps{Value: jsii.String(s.arn)})
 	}
-	ps := &PlatformStack{Stack: stack, Functions: fns, Access: a, DecisionURL: url, PublishURL: publishURL}
+	ps := &PlatformStack{Stack: stack, Functions: fns, Access: a, DecisionURL: url, PublishURL: publishURL, LedgerSecrets: ls}
 	nagSuppressions(ps, p.Stage)
 	return ps
 }

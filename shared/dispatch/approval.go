@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -79,6 +80,17 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 	if err != nil {
 		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable"))
 	}
+	if start, known := env.RunStart(); !seal.Accept(cur.BindingSeal, start, known, d.cfg.LedgerSince) {
+		// Another function's role wrote or changed the binding: it binds
+		// nothing (docs/ledger.md, "Records are sealed by the function that
+		// writes them").
+		d.log.ErrorContext(ctx, "call refused: its approval's binding does not verify", tool.LogFieldRefusalReason, seal.ReasonBindingForged,
+			"seal", cur.BindingSeal.String(), "review_id", r.ID, "key", env.IdempotencyKey)
+		o := refused(tool.Errorf(tool.PermissionDenied,
+			"review %s's binding was not written by this function (its seal is %s): the approval authorises nothing; a person must look at it (docs/ledger.md)", r.ID, cur.BindingSeal))
+		o.reason = seal.ReasonBindingForged
+		return o
+	}
 	if !bound {
 		if check := review.CheckApproval(cur, use); !check.Allowed {
 			return refused(tool.Errorf(tool.PermissionDenied, "%s", check.Reason))
@@ -114,6 +126,9 @@ func (inv *invocation) replayOrEnd(ctx context.Context, end *outcome) *outcome {
 		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 	}
 	inv.claimRequested = true // the item counted this invocation
+	if o := inv.unsealed(ctx, rec); o != nil {
+		return o
+	}
 	inv.attempt = rec.Attempts
 	if o := inv.leftByEarlierRun(rec); o != nil {
 		return o

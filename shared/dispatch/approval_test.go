@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 )
@@ -41,7 +43,12 @@ func messageOf(err error) string {
 	return ""
 }
 
-func (e *env) reviews() *dynamo.Store { return dynamo.NewStore(e.db, e.store.Table()) }
+// reviews is the review store of the gated tool's function: its bindings sealed
+// with the test dispatchers' key.
+func (e *env) reviews() *dynamo.Store {
+	k, _ := seal.NewKey(testMAC)
+	return dynamo.NewStore(e.db, e.store.Table()).WithMAC(k)
+}
 
 // params is a review of the gated call payload describes.
 func paramsFor(t *testing.T, payload json.RawMessage) review.Params {
@@ -144,6 +151,28 @@ func TestApprovalRefusals(t *testing.T) {
 			}
 			return reviewtest.WithApproval(t, p, reviewtest.Approval(t, r))
 		}, "Task had ended"},
+		// A binding another function's role wrote (to this very call, or
+		// to another), sealed with its own key or with none: it binds
+		// nothing, and the call is refused binding-forged.
+		{"binding sealed by another function", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"x"}`)
+			params := paramsFor(t, p)
+			r := reviewtest.Decided(t, rs, params, review.Approve)
+			other, _ := seal.NewKey(bytes.Repeat([]byte{9}, 32))
+			if ok, _, err := e.reviews().WithMAC(other).Bind(ctx, r, keyOf(t, p)); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			return reviewtest.WithApproval(t, p, reviewtest.Approval(t, r))
+		}, "binding was not written by this function"},
+		{"binding without a seal, no run start", func(t *testing.T) json.RawMessage {
+			p := call(`{"text":"x"}`)
+			params := paramsFor(t, p)
+			r := reviewtest.Decided(t, rs, params, review.Approve)
+			if ok, _, err := dynamo.NewStore(e.db, e.store.Table()).Bind(ctx, r, keyOf(t, p)); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			return reviewtest.WithApproval(t, p, reviewtest.Approval(t, r))
+		}, "binding was not written by this function"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -162,6 +191,9 @@ func TestApprovalRefusals(t *testing.T) {
 			rows := mustRunRows(t, e.store, runIDOf(t, payload))
 			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
 				t.Fatalf("rows %+v, want one REFUSED row", rows)
+			}
+			if forged := strings.Contains(c.reason, "binding was not written"); forged != (rows[0].Reason == seal.ReasonBindingForged) {
+				t.Fatalf("row's refusal reason %q", rows[0].Reason)
 			}
 		})
 	}
@@ -327,7 +359,7 @@ func TestGatedWithoutReviewStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN}, e.store, gatedTool(&calls), nil)
+	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN, LedgerMAC: testMAC}, e.store, gatedTool(&calls), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

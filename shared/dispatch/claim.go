@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -39,6 +40,9 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 		inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, 1, rec.LeaseUntil, rec.Token
 		return nil
 	}
+	if o := inv.unsealed(ctx, old); o != nil {
+		return o // neither replayed nor run: attempt 0
+	}
 	if o := inv.leftByEarlierRun(old); o != nil {
 		return o // attempt 0: the old run's attempts are not this call's
 	}
@@ -66,6 +70,27 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 		return &outcome{write: writeRow, status: ledger.StatusUnknown, err: te}
 	}
 	return inv.reclaim(dbCtx, old, now)
+}
+
+// unsealed refuses a call whose key holds a record this function's key
+// did not seal (nil: the record may be used): a seal that does not verify
+// (another function's role wrote or changed the item), or none on a
+// record of a run that started after the stage's first deploy with seals
+// (seal.Accept; docs/ledger.md, "Records are sealed by the function that
+// writes them"). Such a record is neither replayed nor run again: the
+// call fails TOOL_INTERNAL, not retryable, and its row says
+// record-forged.
+func (inv *invocation) unsealed(ctx context.Context, old *ledger.Record) *outcome {
+	start, known := inv.env.RunStart()
+	if seal.Accept(old.Seal, start, known, inv.d.cfg.LedgerSince) {
+		return nil
+	}
+	inv.d.log.ErrorContext(ctx, "call refused: its record's seal does not verify", tool.LogFieldRefusalReason, seal.ReasonRecordForged,
+		"seal", old.Seal.String(), "key", inv.env.IdempotencyKey, "tool", inv.env.Tool)
+	o := refused(tool.Errorf(tool.Internal,
+		"this call's idempotency record was not written by this function (its seal is %s): it is neither replayed nor run again; a person must look at it (docs/ledger.md)", old.Seal))
+	o.reason = seal.ReasonRecordForged
+	return o
 }
 
 // RunStartSkew is how much earlier than the execution's start

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -69,6 +70,17 @@ type Config struct {
 	// Lane fixes the lane on the local stack (lane.EnvLane); empty: the
 	// invoked alias decides.
 	Lane lane.Lane
+	// LedgerMAC is the function's own sealing key (secrets.Ledger.MAC, at
+	// least seal.MinKeyBytes): every state the dispatcher writes on a call
+	// item is sealed with it, and every record it reads checked
+	// (docs/ledger.md, "Records are sealed by the function that writes
+	// them"). New refuses a key under seal.MinKeyBytes; Validate does not
+	// check it, since serve fills it after the environment is read.
+	LedgerMAC []byte
+	// LedgerSince is the stage's first deploy with seals
+	// (secrets.Ledger.Since): a record without a seal is accepted only for
+	// a run that started before it (seal.Accept). Zero accepts none.
+	LedgerSince time.Time
 }
 
 // Validate fills defaults and checks ranges.
@@ -112,6 +124,7 @@ func (c *Config) Validate() error {
 type Dispatcher struct {
 	cfg      Config
 	store    *ledger.Store
+	key      seal.Key // Config.LedgerMAC
 	run      toolcall.Func
 	log      *slog.Logger
 	toolsets ledger.ToolsetCache
@@ -119,7 +132,9 @@ type Dispatcher struct {
 	callers  Callers // direct-lane callers (lane.go)
 }
 
-// New returns a Dispatcher, or an error for a bad config.
+// New returns a Dispatcher, or an error for a bad config (a LedgerMAC
+// under seal.MinKeyBytes included). The store is used sealed with
+// LedgerMAC (ledger.Store.WithMAC).
 func New(cfg Config, store *ledger.Store, run toolcall.Func, log *slog.Logger) (*Dispatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -127,7 +142,11 @@ func New(cfg Config, store *ledger.Store, run toolcall.Func, log *slog.Logger) (
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Dispatcher{cfg: cfg, store: store, run: run, log: log}, nil
+	key, err := seal.NewKey(cfg.LedgerMAC)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch config: %w", err)
+	}
+	return &Dispatcher{cfg: cfg, store: store.WithMAC(key), key: key, run: run, log: log}, nil
 }
 
 // Handle is the Lambda handler: it returns the tool's result, or an error

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -126,9 +128,16 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
+// testMAC is the test dispatchers' sealing key; testSince the stage's
+// first deploy with seals, long before any test run.
+var (
+	testMAC   = bytes.Repeat([]byte{7}, 32)
+	testSince = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
 func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
-	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN}
+	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -136,7 +145,7 @@ func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.SetReviews(dynamo.NewStore(e.db, e.store.Table()))
+	d.SetReviews(dynamo.NewStore(e.db, e.store.Table()).WithMAC(mustSealKey(t, cfg.LedgerMAC)))
 	return d
 }
 
@@ -275,4 +284,14 @@ func (o *othersFirst) hold(t testing.TB, run toolcall.Func) toolcall.Func {
 			return nil, errors.New("the other invocations did not return")
 		}
 	}
+}
+
+// mustSealKey is b as a seal.Key.
+func mustSealKey(t testing.TB, b []byte) seal.Key {
+	t.Helper()
+	k, err := seal.NewKey(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

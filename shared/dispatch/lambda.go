@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,12 +10,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 )
@@ -106,15 +109,28 @@ func MCPMain(log *slog.Logger, check toolcall.Check, run toolcall.Func) {
 	serve(log, Config{MCP: true, Check: check}, run)
 }
 
+// secretsTimeout bounds the cold start's read of the ledger secrets (one
+// GetParameters), well inside Lambda's 10 s init phase.
+const secretsTimeout = 5 * time.Second
+
 // serve is the functions' main for base, which names what the function
 // serves.
 func serve(log *slog.Logger, base Config, run toolcall.Func) {
 	cfg, table, err := configFromEnv(base, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
-	db := dynamodb.NewFromConfig(coldstart.AWSConfig(log))
+	awsCfg := coldstart.AWSConfig(log)
+	names, err := secrets.NamesFromEnv(os.Getenv)
+	names = coldstart.Must(log, "bad configuration", names, err)
+	ctx, cancel := context.WithTimeout(context.Background(), secretsTimeout)
+	sec, err := secrets.Load(ctx, ssm.NewFromConfig(awsCfg), names)
+	cancel()
+	sec = coldstart.Must(log, "the function's ledger secrets cannot be read", sec, err)
+	cfg.LedgerMAC, cfg.LedgerSince = sec.MAC, sec.Since
+	// TODO(lead): cfg.ExternalKeySecret = sec.ExternalKey once dispatch.Config has it (the external-key branch).
+	db := dynamodb.NewFromConfig(awsCfg)
 	d, err := New(cfg, ledger.New(db, table), run, log)
 	d = coldstart.Must(log, "bad configuration", d, err)
-	d.SetReviews(dynamo.NewStore(db, table))
+	d.SetReviews(dynamo.NewStore(db, table).WithMAC(d.key))
 	callerCfg, err := caller.ConfigFromEnv(os.Getenv)
 	callerCfg = coldstart.Must(log, "bad configuration", callerCfg, err)
 	callerCfg.Log = log

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -45,6 +47,8 @@ type outcome struct {
 	result json.RawMessage
 	err    *tool.Error
 	row    *ledger.Row // the row already written (writeDone)
+	// reason is the row's reason word (ledger.Row.Reason), if any.
+	reason string
 }
 
 // refused is the outcome of an invocation refused before it held a claim.
@@ -89,6 +93,7 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 		inv.log(ctx, o.row)
 	case writeRow:
 		r := inv.newRow(o.status, o.err, nil)
+		r.Reason = o.reason
 		dbCtx, cancel := d.ledgerContext(ctx)
 		defer cancel()
 		if err := d.store.PutRow(dbCtx, r); err != nil {
@@ -103,7 +108,12 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 		owned, err := d.store.Finish(dbCtx, key, inv.token, o.state, out, r)
 		switch {
 		case err != nil:
-			d.log.ErrorContext(ctx, "finish record", "key", key, "error", err)
+			if errors.Is(err, ledger.ErrForged) {
+				// The tool ran and its result is its own; the record another
+				// writer changed is refused on every later read.
+				r.Reason = seal.ReasonRecordForged
+			}
+			d.log.ErrorContext(ctx, "finish record", "key", key, tool.LogFieldRefusalReason, r.Reason, "error", err)
 			if err := d.store.PutRow(dbCtx, r); err != nil {
 				d.log.ErrorContext(ctx, "ledger row lost", "key", key, "status", r.Status, "error", err)
 			}
@@ -150,7 +160,11 @@ func (inv *invocation) log(ctx context.Context, r *ledger.Row) {
 	if r.ErrorCode != "" {
 		level = slog.LevelWarn
 	}
-	inv.d.log.Log(ctx, level, tool.LogInvocation, tool.LogFieldStatus, string(r.Status), tool.LogFieldTool, env.Tool,
+	args := []any{tool.LogFieldStatus, string(r.Status), tool.LogFieldTool, env.Tool,
 		tool.LogFieldRunID, env.RunID, tool.LogFieldSeq, env.Seq, tool.LogFieldAttempt, inv.attempt,
-		tool.LogFieldErrorCode, r.ErrorCode, tool.LogFieldDurationMS, r.DurationMS)
+		tool.LogFieldErrorCode, r.ErrorCode, tool.LogFieldDurationMS, r.DurationMS}
+	if r.Reason != "" {
+		args = append(args, tool.LogFieldRefusalReason, r.Reason)
+	}
+	inv.d.log.Log(ctx, level, tool.LogInvocation, args...)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -140,5 +141,39 @@ func TestRIECrash(t *testing.T) {
 	rec, _ = e.store.Record(ctx, runIDOf(t, crashed)+"/1")
 	if rec.Attempts != 2 {
 		t.Fatalf("record %+v", rec)
+	}
+}
+
+// Two functions under the RIE, each with its own MAC parameter in the SSM
+// stand-in (localtest.RIE provisions them): a record function A wrote is
+// refused by function B, which serves the same tool (a forger's role
+// writing under another function's key): neither replayed nor run, and
+// its row says record-forged. A replays its own.
+func TestRIEARecordSealedByAnotherFunctionIsRefused(t *testing.T) {
+	e, dynamo := newEnvOn(t)
+	bootstrap := localtest.Bootstrap(t, "./testdata/testtool")
+	start := func(name string) *rieTool {
+		effects := filepath.Join(t.TempDir(), "effects")
+		fn := localtest.RIE(t, name, bootstrap, 10*time.Second, map[string]string{"TOOLGATE_TOOL": "test-echo", EnvTable: e.store.Table(),
+			"AWS_ENDPOINT_URL_DYNAMODB": dynamo.Endpoint(), "TEST_EFFECTS_FILE": effects})
+		return &rieTool{e: e, fn: fn, effects: effects}
+	}
+	a, b := start("function-a"), start("function-b")
+	payload := envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"hello"}`)
+	if out, code := a.invoke(t, payload); code != "" || string(out) != `{"text":"hello"}` {
+		t.Fatalf("function A: %s %s", out, code)
+	}
+	if out, code := b.invoke(t, payload); code != string(tool.Internal) {
+		t.Fatalf("function B on A's record: %s %q, want TOOL_INTERNAL", out, code)
+	}
+	if b.effectCount(t) != 0 || a.effectCount(t) != 1 {
+		t.Fatalf("effects: A %d, B %d; want 1 and 0", a.effectCount(t), b.effectCount(t))
+	}
+	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	if last := rows[len(rows)-1]; last.Status != ledger.StatusRefused || last.Reason != seal.ReasonRecordForged {
+		t.Fatalf("rows %+v, want B's refusal with record-forged", rows)
+	}
+	if out, code := a.invoke(t, payload); code != "" || string(out) != `{"text":"hello"}` {
+		t.Fatalf("function A's replay: %s %s", out, code)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -398,7 +399,7 @@ func TestItemsAsStoredRead(t *testing.T) {
 			}
 			want := &ledger.Record{Key: key, RunID: fxRun, Seq: tool.Seq(c.seq), Step: "send", Tool: "send-email", InputDigest: fxDigest,
 				State: c.state, Attempts: c.attempts, LeaseUntil: c.lease, ErrorCode: c.code, UpdatedAt: c.updated,
-				ToolsetID: fxToolsetID, Token: c.token, StartedAt: c.started, FirstStartedAt: first}
+				ToolsetID: fxToolsetID, Token: c.token, StartedAt: c.started, FirstStartedAt: first, Seal: seal.Absent}
 			if c.result != "" {
 				want.Result = json.RawMessage(c.result)
 			}
@@ -475,7 +476,7 @@ func TestItemsAsStoredRead(t *testing.T) {
 		r, err := s.Record(ctx, run+"/1")
 		want := &ledger.Record{Key: run + "/1", RunID: run, Seq: "1", Step: "send", Tool: "send-email", InputDigest: fxDigest,
 			State: ledger.StateCompleted, Attempts: 1, LeaseUntil: ms(15 * time.Minute), Result: json.RawMessage(`{"message_id":"m-1"}`),
-			UpdatedAt: ms(0), ToolsetID: fxToolsetID, Token: "00000000000000000000000000000001", StartedAt: fxNow, FirstStartedAt: fxNow}
+			UpdatedAt: ms(0), ToolsetID: fxToolsetID, Token: "00000000000000000000000000000001", StartedAt: fxNow, FirstStartedAt: fxNow, Seal: seal.Absent}
 		if err != nil || !reflect.DeepEqual(r, want) {
 			t.Errorf("record 1: %v\n got %+v\nwant %+v", err, r, want)
 		}

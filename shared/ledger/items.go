@@ -33,6 +33,7 @@ type callItem struct {
 	Invocations    int64                   `dynamodbav:"invocations"`
 	LastSeenAt     int64                   `dynamodbav:"last_seen_at"` // unix ms
 	ExpiresAt      int64                   `dynamodbav:"expires_at"`   // epoch seconds
+	MAC            string                  `dynamodbav:"mac"`          // the seal; "" in the previous layout
 }
 
 // attemptEntry is one attempt in a call's attempt_log, keyed by its claim

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/seal"
 )
 
 // API is the part of the DynamoDB client the ledger uses (tabledef.API).
@@ -26,12 +27,19 @@ const DefaultRetention = tabledef.DefaultRetention
 // ErrNotFound is returned for an item that does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrForged is returned for a call item whose seal is not the reading
+// store's (seal.Forged), or that has none where one must be: another
+// writer made or changed it (docs/ledger.md, "Records are sealed by the
+// function that writes them").
+var ErrForged = errors.New("the record's seal does not verify")
+
 // Store reads and writes the ledger table.
 type Store struct {
 	db        API
 	table     string
 	retention time.Duration
 	now       func() time.Time
+	mac       seal.Key // WithMAC; the zero Key writes no seal
 }
 
 // New returns a Store on the named table.

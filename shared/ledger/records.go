@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/table"
 )
 
@@ -72,6 +73,12 @@ type Record struct {
 	// execution's start to find a record an earlier execution of the same
 	// name left (docs/ledger.md, "Execution names must not be reused").
 	FirstStartedAt time.Time
+	// Seal is what the reading store found of the item's seal
+	// (docs/ledger.md, "Records are sealed by the function that writes
+	// them"): seal.Valid, seal.Absent (the previous layout) or
+	// seal.Forged. A record read is used (replayed, re-claimed) only once
+	// seal.Accept takes it.
+	Seal seal.Status
 }
 
 // NewToken returns a random claim token.
@@ -116,19 +123,31 @@ const attrAttemptLog = "attempt_log"
 // claimAttributes are the call's and its first attempt's attributes a
 // claim sets with if_not_exists.
 var claimAttributes = []string{"run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
-	"state", "attempts", "lease_until", "token", "updated_at", attrAttemptLog}
+	"state", "attempts", "lease_until", "token", "updated_at", attrAttemptLog, AttrMAC}
 
 // claimTemplate is the claim's UpdateItem: every claim attribute set if
 // not there, the invocation counted, the TTL renewed.
-var claimTemplate = newTemplate(func() (expression.UpdateBuilder, *expression.ConditionBuilder) {
+var claimTemplate = claimTemplateOf(claimAttributes)
+
+// claimUnsealedTemplate is claimTemplate without the seal: a store
+// without a key (the previous layout).
+var claimUnsealedTemplate = claimTemplateOf(claimAttributes[:len(claimAttributes)-1])
+
+func claimTemplateOf(attrs []string) template {
+	return newTemplate(func() (expression.UpdateBuilder, *expression.ConditionBuilder) {
+		return claimUpdate(attrs), nil
+	})
+}
+
+func claimUpdate(attrs []string) expression.UpdateBuilder {
 	u := expression.UpdateBuilder{}
-	for _, attr := range claimAttributes {
+	for _, attr := range attrs {
 		u = u.Set(expression.Name(attr), expression.IfNotExists(expression.Name(attr), expression.Value(slot(attr))))
 	}
 	return u.Set(expression.Name("last_seen_at"), expression.Value(slot("last_seen_at"))).
 		Set(expression.Name(AttrExpiresAt), expression.Value(slot(AttrExpiresAt))).
-		Add(expression.Name("invocations"), expression.Value(slot("one"))), nil
-})
+		Add(expression.Name("invocations"), expression.Value(slot("one")))
+}
 
 // Claim takes the call's item for a first attempt, or reads it, in one
 // UpdateItem: every claim field is set with if_not_exists, the invocation
@@ -156,7 +175,11 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 		attrAttemptLog: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}},
 		"last_seen_at": tabledef.N(now.UnixMilli()), AttrExpiresAt: s.expires(), "one": tabledef.N(1),
 	}
-	out, err := s.db.UpdateItem(ctx, claimTemplate.input(s.table, callKey(r.RunID, r.Seq), values, nil, types.ReturnValueAllNew))
+	t := claimUnsealedTemplate
+	if mac := s.sealOf(r, StateInProgress, "", nil); mac != nil {
+		t, values[AttrMAC] = claimTemplate, str(*mac)
+	}
+	out, err := s.db.UpdateItem(ctx, t.input(s.table, callKey(r.RunID, r.Seq), values, nil, types.ReturnValueAllNew))
 	if err != nil {
 		return false, nil, fmt.Errorf("claim %s: %w", r.Key, err)
 	}
@@ -169,7 +192,7 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 			return true, nil, nil
 		}
 	}
-	if existing, err = recordFromItem(r.Key, it); err != nil {
+	if existing, err = s.recordFromItem(r.Key, it); err != nil {
 		return false, nil, err
 	}
 	return false, existing, nil
@@ -191,15 +214,18 @@ func (s *Store) Record(ctx context.Context, key string) (*Record, error) {
 	if out.Item == nil || getS(out.Item, "state") == "" {
 		return nil, fmt.Errorf("record %s: %w", key, ErrNotFound)
 	}
-	return recordFromItem(key, out.Item)
+	return s.recordFromItem(key, out.Item)
 }
 
-func recordFromItem(key string, it map[string]types.AttributeValue) (*Record, error) {
+// recordFromItem is the record of key in item it, its seal checked.
+func (s *Store) recordFromItem(key string, it map[string]types.AttributeValue) (*Record, error) {
 	c, err := decodeCall(it)
 	if err != nil {
 		return nil, fmt.Errorf("record %s: %w", key, err)
 	}
-	return c.record(key), nil
+	r := c.record(key)
+	s.checkSeal(r, c.MAC)
+	return r, nil
 }
 
 // guard is the condition that the record is still exactly as read: same
@@ -250,6 +276,9 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 		Set(expression.Name("token"), expression.Value(token)).
 		Set(logEntry(token), expression.Value(attemptStart(old.Attempts+1, now))).
 		Remove(expression.Name("error_code"))
+	if mac := s.sealOf(old, StateInProgress, "", nil); mac != nil {
+		u = u.Set(expression.Name(AttrMAC), expression.Value(*mac))
+	}
 	_, err := s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
 	if IsConditionFailed(err) {
 		// Our own update may have been applied and its response lost.
@@ -271,6 +300,9 @@ func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool
 	u := expression.Set(expression.Name("state"), expression.Value(StateUnknown)).
 		Set(expression.Name("error_code"), expression.Value(code)).
 		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli()))
+	if mac := s.sealOf(old, StateUnknown, code, nil); mac != nil {
+		u = u.Set(expression.Name(AttrMAC), expression.Value(*mac))
+	}
 	_, err := s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
 	if IsConditionFailed(err) {
 		return false, nil
@@ -302,12 +334,17 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 		"in_progress": str(string(StateInProgress)), "token": str(token), "state": str(string(state)),
 		"now": tabledef.N(s.now().UnixMilli()), "expires": s.expires(), "entry": entryFromRow(row),
 	}
-	t := finishFailedTemplate
+	code := row.ErrorCode
 	if state == StateCompleted {
-		t, values["result"] = finishCompletedTemplate, jsonAttr(result)
+		values["result"], code = jsonAttr(result), ""
 	} else {
-		values["code"] = str(row.ErrorCode)
+		values["code"], result = str(code), nil
 	}
+	mac := s.sealOf(callOfRow(key, row), state, code, result)
+	if mac != nil {
+		values[AttrMAC] = str(*mac)
+	}
+	t := finishTemplates[finishShape{completed: state == StateCompleted, sealed: mac != nil}]
 	_, err = s.db.UpdateItem(ctx, t.input(s.table, callKey(runID, seq), values, map[string]string{"token": token}, types.ReturnValueNone))
 	if IsConditionFailed(err) {
 		return s.finishFailed(ctx, key, runID, seq, token, row)
@@ -318,10 +355,25 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 	return true, nil
 }
 
+// callOfRow is the call a row describes, as far as its seal covers it.
+func callOfRow(key string, row *Row) *Record {
+	return &Record{Key: key, Step: row.Step, Tool: row.Tool, ToolsetID: row.ToolsetID, InputDigest: row.InputDigest}
+}
+
+// finishShape tells the finish's four UpdateItems apart.
+type finishShape struct{ completed, sealed bool }
+
+// finishTemplates are the finish's UpdateItems by shape.
+var finishTemplates = map[finishShape]template{
+	{false, false}: finishTemplate(false, false), {true, false}: finishTemplate(true, false),
+	{false, true}: finishTemplate(false, true), {true, true}: finishTemplate(true, true),
+}
+
 // finishTemplate is the finish's UpdateItem: while the attempt holds the
 // claim, its outcome on the record and its row on its entry; with the
-// result (completed), or the error code.
-func finishTemplate(completed bool) template {
+// result (completed), or the error code; with the seal (sealed) in the
+// same request.
+func finishTemplate(completed, sealed bool) template {
 	return newTemplate(func() (expression.UpdateBuilder, *expression.ConditionBuilder) {
 		cond := expression.Name("state").Equal(expression.Value(slot("in_progress"))).
 			And(expression.Name("token").Equal(expression.Value(slot("token"))))
@@ -334,28 +386,34 @@ func finishTemplate(completed bool) template {
 		} else {
 			u = u.Set(expression.Name("error_code"), expression.Value(slot("code")))
 		}
+		if sealed {
+			u = u.Set(expression.Name(AttrMAC), expression.Value(slot(AttrMAC)))
+		}
 		return u, &cond
 	})
 }
-
-var (
-	finishCompletedTemplate = finishTemplate(true)
-	finishFailedTemplate    = finishTemplate(false)
-)
 
 // finishFailed is Finish after its condition failed.
 func (s *Store) finishFailed(ctx context.Context, key, runID string, seq tool.Seq, token string, row *Row) (bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: callKey(runID, seq), ConsistentRead: aws.Bool(true),
-		ProjectionExpression:     aws.String("#token, #log.#tok"),
-		ExpressionAttributeNames: map[string]string{"#token": "token", "#log": attrAttemptLog, "#tok": token},
 	})
 	if err != nil {
 		return false, fmt.Errorf("read %s after its finish: %w", key, err)
 	}
 	if log, ok := out.Item[attrAttemptLog].(*types.AttributeValueMemberM); ok {
 		if e, ok := log.Value[token].(*types.AttributeValueMemberM); ok && getS(e.Value, "status") != "" {
-			return getS(out.Item, "token") == token, nil // our finish, applied before
+			if getS(out.Item, "token") != token {
+				return false, nil
+			}
+			// Our finish, applied before: unless another writer changed
+			// the record since, it holds our seal.
+			if s.Sealed() {
+				if r, err := s.recordFromItem(key, out.Item); err != nil || r.Seal != seal.Valid {
+					return true, fmt.Errorf("record %s after its finish: %w", key, ErrForged)
+				}
+			}
+			return true, nil
 		}
 	}
 	cond := expression.AttributeExists(logEntry(token))
@@ -385,6 +443,9 @@ func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) 
 		Set(expression.Name("error_code"), expression.Value(code)).
 		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli())).
 		Set(logEntry(token), expression.Value(entryFromRow(row)))
+	if mac := s.sealOf(callOfRow(key, row), StateFailed, code, nil); mac != nil {
+		u = u.Set(expression.Name(AttrMAC), expression.Value(*mac))
+	}
 	_, err = s.update(ctx, callKey(runID, seq), u, &cond, types.ReturnValueNone)
 	if IsConditionFailed(err) {
 		return false, nil
@@ -415,5 +476,5 @@ func (s *Store) Touch(ctx context.Context, key string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("touch record %s: %w", key, err)
 	}
-	return recordFromItem(key, out.Attributes)
+	return s.recordFromItem(key, out.Attributes)
 }

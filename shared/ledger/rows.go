@@ -88,6 +88,11 @@ type Row struct {
 	// counts a call's replays as its invocations less its attempts and
 	// these rows.
 	AfterClaimRequest bool `json:"-" dynamodbav:"after_claim_request,omitempty"`
+	// Reason is a stable word saying why a refused call was refused where
+	// its code alone does not tell: seal.ReasonRecordForged,
+	// seal.ReasonBindingForged (docs/ledger.md, "Records are sealed by the
+	// function that writes them"); empty otherwise.
+	Reason string `json:"refusal_reason,omitempty" dynamodbav:"refusal_reason,omitempty"`
 }
 
 // Invocations is how many invocations r stands for (Count, at least 1).

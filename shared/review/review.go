@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/toolgate/toolgate/shared/reviewer"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -129,6 +130,13 @@ type Review struct {
 	// authorised (the first claim of that key binds it); BoundAt when.
 	BoundKey string
 	BoundAt  time.Time
+	// BindingSeal is what Bind found of the binding item's seal
+	// (shared/seal; docs/ledger.md, "Records are sealed by the function
+	// that writes them"): seal.Valid for a binding Bind wrote itself or one
+	// sealed with the same function's key, seal.Absent for one in the
+	// previous layout, seal.Forged otherwise. Set by Bind only; the
+	// dispatcher uses a binding only once seal.Accept takes it.
+	BindingSeal seal.Status
 
 	// DecisionToken is the random token of the request that recorded the
 	// decision, so that a store can tell its own conditional write that

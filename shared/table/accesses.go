@@ -182,7 +182,7 @@ var ReadAttributes = []string{
 	PK, SK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
 	"state", "attempts", "lease_until", "token", "error_code", "updated_at", "attempt_log", "invocations", "last_seen_at",
 	ExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
-	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id",
+	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "refusal_reason",
 }
 
 // Accesses is every access to the table. infra generates each role's and
@@ -211,7 +211,7 @@ var Accesses = []Access{
 		Attributes: ApprovalAttributes, SpecificAttributes: true, Code: "dynamo.Store.GetApproval",
 		Doc: "a consistent GetItem projecting ApprovalAttributes"},
 	{Sid: "BindApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Binding}, Actions: []Action{PutItem},
-		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", ExpiresAt), Code: "dynamo.Store.Bind",
+		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", "mac", ExpiresAt), Code: "dynamo.Store.Bind",
 		Doc: "the binding item's conditional PutItem: a tool role writes no review item"},
 	{Sid: "ReadBindings", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding}, Actions: []Action{GetItem},
 		Code: "dynamo.Store.Bind, BoundKey", Doc: "the binding item after a failed condition; the binding a show reports"},

@@ -41,7 +41,7 @@ var writeRules = []writeRule{
 	{kind: Row, by: []Principal{ToolFunctions}, action: UpdateItem},
 	{kind: Review, by: []Principal{ReviewRequest}, action: PutItem, forbid: slices.Concat(reviewDecisionNames, bindingNames)},
 	{kind: Review, by: []Principal{ReviewDecision}, action: UpdateItem, forbid: slices.Concat(reviewAskedNames, bindingNames)},
-	{kind: Binding, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "bound_key", "bound_at", ExpiresAt}},
+	{kind: Binding, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "bound_key", "bound_at", "mac", ExpiresAt}},
 	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},
 	{kind: Published, by: []Principal{Publish}, action: PutItem},
 	{kind: Start, by: []Principal{ReviewRequest}, action: PutItem},

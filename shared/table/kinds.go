@@ -32,6 +32,7 @@ var Call = &Kind{
 		attr("attempt_log", Map, "the attempts' entries by claim token"),
 		attr("invocations", Number, "invocations that reached the call, replays included"),
 		attr("last_seen_at", Number, "unix ms: the last invocation"),
+		attr("mac", String, "the writing function's seal over the record (shared/seal); absent in the previous layout"),
 		ttl,
 	},
 }
@@ -65,6 +66,7 @@ var Row = &Kind{
 		attr("approver", String, "the approval's approver"),
 		attr("parent_run_id", String, "a child run's parent"),
 		attr("after_claim_request", Bool, "a refusal after the claim's request was sent"),
+		attr("refusal_reason", String, "why a refusal was made, where its code does not tell (record-forged, binding-forged)"),
 		ttl,
 	},
 }
@@ -159,6 +161,7 @@ var Binding = &Kind{
 	Attributes: []Attribute{
 		attr("bound_key", String, "the call's idempotency key"),
 		attr("bound_at", String, "RFC 3339 UTC ms"),
+		attr("mac", String, "the binding function's seal over review id and bound key (shared/seal); absent in the previous layout"),
 		ttl,
 	},
 }

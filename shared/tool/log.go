@@ -23,4 +23,7 @@ const (
 	LogFieldAttempt    = "attempt"
 	LogFieldErrorCode  = "error_code"
 	LogFieldDurationMS = "duration_ms"
+	// LogFieldRefusalReason is the line's refusal reason, only when the
+	// row has one (ledger.Row.Reason: record-forged, binding-forged).
+	LogFieldRefusalReason = "refusal_reason"
 )

@@ -5,6 +5,7 @@ package localtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,10 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/secrets"
 )
 
 // Dynalite starts dynalite (DynamoDB in memory) for t.
@@ -49,8 +53,49 @@ func RIE(t testing.TB, name, bootstrap string, timeout time.Duration, env map[st
 	for k, v := range env {
 		vars[k] = v
 	}
+	if _, ok := vars[secrets.EnvMACParam]; !ok {
+		for k, v := range LedgerSecrets(t, vars["AWS_ENDPOINT_URL_SSM"], name) {
+			vars[k] = v
+		}
+	}
 	p, err := local.StartRIE(t.Context(), name, bootstrap, timeout, vars)
 	return started(t, p, err)
+}
+
+// Stage is the stage whose parameter names LedgerSecrets provisions.
+const Stage = "test"
+
+// testSSM holds each test's SSM stand-in for its functions' secrets.
+var testSSM sync.Map // testing.TB -> *local.SSM
+
+// LedgerSecrets provisions function's ledger secrets (its own MAC key,
+// the stage's external key and since time, secrets.Ensure) in the SSM
+// stand-in at endpoint, or, when endpoint is "", in one the test starts
+// (one per test, shared by its functions), and returns the environment
+// that points the function at them: AWS_ENDPOINT_URL_SSM and the three
+// names (secrets.EnvMACParam, ...). RIE sets it on every function unless
+// env names a MAC parameter itself.
+func LedgerSecrets(t testing.TB, endpoint, function string) map[string]string {
+	t.Helper()
+	if endpoint == "" {
+		v, ok := testSSM.Load(t)
+		if !ok {
+			s, err := local.StartSSM(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testSSM.Store(t, s)
+			t.Cleanup(func() { testSSM.Delete(t); s.Close() })
+			v = s
+		}
+		endpoint = v.(*local.SSM).Endpoint()
+	}
+	n := secrets.NamesFor(Stage, function)
+	c := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	if _, err := secrets.Ensure(context.Background(), c, secrets.Provision{Secrets: []string{n.MAC, n.ExternalKey}, Since: n.Since, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"AWS_ENDPOINT_URL_SSM": endpoint, secrets.EnvMACParam: n.MAC, secrets.EnvExternalKeyParam: n.ExternalKey, secrets.EnvSinceParam: n.Since}
 }
 
 // Callers is the STS stand-in with fresh local keys, for tests of

@@ -26,6 +26,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
@@ -33,6 +37,7 @@ import (
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -436,6 +441,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err := s.writeParams(params); err != nil {
 		return nil, err
 	}
+	secretEnv, err := s.provisionSecrets(ctx, names)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range names {
 		vars := map[string]string{"TOOLGATE_TABLE": Table, "AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(), "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60",
 			// The local stack's only exemption from https: the STS stand-in.
@@ -444,6 +453,9 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			// principals are refused.
 			"TOOLGATE_ACCOUNT": local.LocalAccountID}
 		for k, v := range functionEnv(name, s, dataAddr, mcpAllow) {
+			vars[k] = v
+		}
+		for k, v := range secretEnv[name] {
 			vars[k] = v
 		}
 		for k, v := range o.Env {
@@ -521,6 +533,34 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 // emulators, each function's RIE instance of every lane): tests read their
 // logs (Process.Stdout, Stderr).
 func (s *Stack) Processes() []*local.Process { return slices.Clone(s.procs) }
+
+// sealingFunctions are the functions that run the dispatcher, and so
+// write call items and seal them with their own key (docs/ledger.md,
+// "Records are sealed by the function that writes them").
+var sealingFunctions = map[string]bool{"send-email": true, "structured-data-fetch": true, "mcp-call": true, "lambda-tool": true, "workflow-validator": true}
+
+// provisionSecrets creates, in the SSM stand-in, each sealing function's
+// own MAC key among names, the stage's external key and its since time,
+// as the deploy's provisioning function does (secrets.Ensure), and
+// returns each such function's environment naming them.
+func (s *Stack) provisionSecrets(ctx context.Context, names []string) (map[string]map[string]string, error) {
+	p := secrets.Provision{Secrets: []string{secrets.ExternalKeyParam(Stage)}, Since: secrets.SinceParam(Stage), Now: time.Now()}
+	env := map[string]map[string]string{}
+	for _, name := range names {
+		if !sealingFunctions[name] {
+			continue
+		}
+		n := secrets.NamesFor(Stage, name)
+		p.Secrets = append(p.Secrets, n.MAC)
+		env[name] = map[string]string{"AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), secrets.EnvMACParam: n.MAC, secrets.EnvExternalKeyParam: n.ExternalKey, secrets.EnvSinceParam: n.Since}
+	}
+	c := ssm.New(ssm.Options{Region: local.Region, BaseEndpoint: aws.String(s.SSM.Endpoint()),
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	if _, err := secrets.Ensure(ctx, c, p); err != nil {
+		return nil, fmt.Errorf("the functions' ledger secrets: %w", err)
+	}
+	return env, nil
+}
 
 // writeParams writes the parameters file and puts every parameter into
 // the SSM stand-in.

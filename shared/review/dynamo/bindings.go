@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/table"
 )
 
@@ -34,7 +35,14 @@ type bindingItem struct {
 	// ExpiresAt is the item's TTL, epoch seconds: the ledger's retention,
 	// as long as the rows of the call it bound.
 	ExpiresAt int64 `dynamodbav:"expires_at"`
+	// MAC is the binding function's seal over the review id and the bound
+	// key (bindingSeal); "" in the previous layout, and from a store
+	// without a key.
+	MAC string `dynamodbav:"mac,omitempty"`
 }
+
+// bindingSeal is the seal of a binding of review id to key under k.
+func bindingSeal(k seal.Key, id, key string) string { return k.Sum(seal.Binding, id, key) }
 
 // decodeBinding maps a binding item; nil maps to the zero binding (none).
 func decodeBinding(it map[string]types.AttributeValue) (bindingItem, error) {
@@ -50,11 +58,17 @@ func decodeBinding(it map[string]types.AttributeValue) (bindingItem, error) {
 // of its binding item (attribute_not_exists(pk)). It reports false, with
 // r's BoundKey set to the key bound first, when another call bound it; a
 // binding to key itself (a retry, or a write whose answer was lost)
-// counts as bound.
+// counts as bound. The binding it wrote is sealed with the store's key
+// (WithMAC); the one it found is checked (review.Review.BindingSeal of
+// the review it returns), and the caller decides (seal.Accept).
 func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (bool, *review.Review, error) {
 	now := s.now()
-	item, err := attributevalue.MarshalMap(bindingItem{PK: table.Binding.Key(r.ID), SK: table.Binding.SKValue, BoundKey: idemKey,
-		BoundAt: review.FormatTime(now), ExpiresAt: now.Add(s.retention).Unix()})
+	b := bindingItem{PK: table.Binding.Key(r.ID), SK: table.Binding.SKValue, BoundKey: idemKey,
+		BoundAt: review.FormatTime(now), ExpiresAt: now.Add(s.retention).Unix()}
+	if s.mac.Valid() {
+		b.MAC = bindingSeal(s.mac, r.ID, idemKey)
+	}
+	item, err := attributevalue.MarshalMap(b)
 	if err != nil {
 		return false, nil, fmt.Errorf("review %s's binding item: %w", r.ID, err)
 	}
@@ -62,7 +76,7 @@ func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (boo
 	// answers with it (ALL_OLD).
 	err = s.put(ctx, item, notExists(), types.ReturnValuesOnConditionCheckFailureAllOld)
 	if err == nil {
-		r.BoundKey, r.BoundAt = idemKey, now.UTC().Truncate(time.Millisecond)
+		r.BoundKey, r.BoundAt, r.BindingSeal = idemKey, now.UTC().Truncate(time.Millisecond), seal.Valid
 		return true, r, nil
 	}
 	var ccf *types.ConditionalCheckFailedException
@@ -75,12 +89,13 @@ func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (boo
 			return false, nil, err
 		}
 	}
-	b, err := decodeBinding(old)
+	found, err := decodeBinding(old)
 	if err != nil {
 		return false, nil, fmt.Errorf("bind review %s: %w", r.ID, err)
 	}
 	cur := *r
-	cur.BoundKey, cur.BoundAt = b.BoundKey, parseTime(b.BoundAt)
+	cur.BoundKey, cur.BoundAt = found.BoundKey, parseTime(found.BoundAt)
+	cur.BindingSeal = s.mac.Check(found.MAC, seal.Binding, r.ID, found.BoundKey)
 	return cur.BoundKey == idemKey, &cur, nil
 }
 

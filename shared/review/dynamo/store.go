@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/table"
 )
 
@@ -34,6 +35,18 @@ type Store struct {
 	// retention keeps a decided review as long as the ledger's rows
 	// (tabledef.DefaultRetention).
 	retention time.Duration
+	// mac seals the binding items Bind writes and checks the one it finds
+	// (WithMAC); the zero Key writes the previous layout.
+	mac seal.Key
+}
+
+// WithMAC returns a copy of the store whose Bind seals the binding item it
+// writes with key (a tool function's own, secrets.Ledger.MAC) and checks
+// the seal of one already there (review.Review.BindingSeal).
+func (s *Store) WithMAC(key seal.Key) *Store {
+	c := *s
+	c.mac = key
+	return &c
 }
 
 // Transient reports whether a DynamoDB failure may pass if the same

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/shared/secrets"
+)
+
+// fnLedgerSecrets is the provisioning function of the stage's ledger
+// secrets (functions/ledger-secrets): a CloudFormation custom resource,
+// not a platform function (functionSpecs), invoked by CloudFormation only.
+const fnLedgerSecrets = "ledger-secrets"
+
+// ledgerSecretsEnv is a tool function's environment naming its ledger
+// secrets (secrets.NamesFor): its own MAC key, the stage's external key
+// and since time. Names are not secret.
+func ledgerSecretsEnv(stage, function string) map[string]*string {
+	n := secrets.NamesFor(stage, function)
+	return map[string]*string{
+		secrets.EnvMACParam:         jsii.String(n.MAC),
+		secrets.EnvExternalKeyParam: jsii.String(n.ExternalKey),
+		secrets.EnvSinceParam:       jsii.String(n.Since),
+	}
+}
+
+// readLedgerSecrets is a tool function's one SSM statement for its
+// secrets: ssm:GetParameters on exactly its own MAC parameter, the
+// stage's external key and since parameters, which secrets.Load reads in
+// one request. The SecureStrings are encrypted under the AWS managed key
+// aws/ssm, whose key policy lets the account's principals use it through
+// SSM (kms:ViaService), so no KMS statement is needed (docs/ledger.md,
+// "Records are sealed by the function that writes them").
+func readLedgerSecrets(stage, function string) awsiam.PolicyStatement {
+	n := secrets.NamesFor(stage, function)
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ReadOwnLedgerSecrets"),
+		Actions:   jsii.Strings("ssm:GetParameters"),
+		Resources: &[]*string{parameterARN(n.MAC), parameterARN(n.ExternalKey), parameterARN(n.Since)},
+	})
+}
+
+// ledgerSecretNames are the parameters the provisioning function creates
+// for stage: each tool function's MAC key (functionSpecs with Tool), the
+// external key; and the since parameter.
+func ledgerSecretNames(stage string) (list []string, since string) {
+	for _, spec := range functionSpecs {
+		if spec.Tool {
+			list = append(list, secrets.MACParam(stage, spec.Name))
+		}
+	}
+	return append(list, secrets.ExternalKeyParam(stage)), secrets.SinceParam(stage)
+}
+
+// ledgerSecrets is the provisioning function and its custom resource.
+type ledgerSecrets struct {
+	Function awslambda.Function
+	Role     awsiam.Role
+	Resource awscdk.CustomResource
+}
+
+// newLedgerSecrets defines the provisioning function (its own role, whose
+// one SSM statement is ssm:PutParameter on exactly the parameters it
+// creates, and its own log group) and the custom resource
+// (Custom::LedgerSecrets, LedgerSecrets) CloudFormation invokes it for,
+// directly, with no provider framework. Every tool function depends on
+// the resource, so that its first cold start finds its secrets. The
+// parameters outlive the stack (secrets.CustomResource says why).
+func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction) *ledgerSecrets {
+	list, since := ledgerSecretNames(p.Stage)
+	logs := awslogs.NewLogGroup(scope, jsii.String("LedgerSecretsFunctionLogs"), &awslogs.LogGroupProps{
+		Retention: p.LogRetention, RemovalPolicy: p.LogRemovalPolicy,
+	})
+	role := awsiam.NewRole(scope, jsii.String("LedgerSecretsFunctionRole"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("toolgate " + fnLedgerSecrets + " function (" + p.Stage + ")"),
+	})
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("OwnLogGroup"),
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: &[]*string{logs.LogGroupArn()},
+	}))
+	var arns []*string
+	for _, n := range append(append([]string{}, list...), since) {
+		arns = append(arns, parameterARN(n))
+	}
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("CreateLedgerSecrets"),
+		Actions:   jsii.Strings("ssm:PutParameter"),
+		Resources: &arns,
+	}))
+	fn := awslambda.NewFunction(scope, jsii.String("LedgerSecretsFunction"), &awslambda.FunctionProps{
+		FunctionName:  jsii.String(functionName(p.Stage, fnLedgerSecrets)),
+		Description:   jsii.String("toolgate ledger-secrets: creates the stage's ledger secrets once, never overwrites them (CloudFormation custom resource)"),
+		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:  awslambda.Architecture_ARM_64(),
+		Handler:       jsii.String("bootstrap"),
+		Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetsDir, fnLedgerSecrets)), nil),
+		MemorySize:    jsii.Number(128),
+		Timeout:       awscdk.Duration_Seconds(jsii.Number(60)),
+		Role:          role,
+		LogGroup:      logs,
+		LoggingFormat: awslambda.LoggingFormat_JSON,
+		Tracing:       awslambda.Tracing_ACTIVE,
+		// None of it is read: every function of the stack sets the account
+		// and its timeout.
+		Environment: &map[string]*string{envAccount: awscdk.Aws_ACCOUNT_ID(), envTimeoutSeconds: jsii.String("60")},
+	})
+	overrideLogicalID(fn, "LedgerSecretsFunction")
+	var props []any
+	for _, n := range list {
+		props = append(props, n)
+	}
+	res := awscdk.NewCustomResource(scope, jsii.String("LedgerSecrets"), &awscdk.CustomResourceProps{
+		ServiceToken: fn.FunctionArn(),
+		ResourceType: jsii.String("Custom::LedgerSecrets"),
+		Properties:   &map[string]any{secrets.PropSecrets: props, secrets.PropSince: since},
+		// Deleting the resource deletes nothing (secrets.CustomResource).
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+	overrideLogicalID(res, "LedgerSecrets")
+	for _, spec := range functionSpecs {
+		if spec.Tool {
+			fns[spec.Name].Function.Node().AddDependency(res)
+		}
+	}
+	return &ledgerSecrets{Function: fn, Role: role, Resource: res}
+}

@@ -1,0 +1,187 @@
+package secrets
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/aws-sdk-go-v2/service/ssm/types"
+)
+
+// The environment variables that tell a tool function its parameters'
+// names (names are not secret; infra and the local stack set them).
+const (
+	EnvMACParam         = "TOOLGATE_LEDGER_MAC_PARAM"
+	EnvExternalKeyParam = "TOOLGATE_EXTERNAL_KEY_PARAM"
+	EnvSinceParam       = "TOOLGATE_LEDGER_SINCE_PARAM"
+)
+
+// SecretBytes is the size of each secret Ensure creates: 32 random bytes,
+// HMAC-SHA256's output size (seal.MinKeyBytes).
+const SecretBytes = 32
+
+// Prefix is the path under which a stage's secrets live,
+// "/toolgate/<stage>/secret/": the provisioning role's grants end there.
+func Prefix(stage string) string { return fmt.Sprintf("/toolgate/%s/secret/", stage) }
+
+// MACParam names function's ledger MAC key in stage: a SecureString only
+// that function's role may read.
+func MACParam(stage, function string) string { return Prefix(stage) + "ledger-mac/" + function }
+
+// ExternalKeyParam names stage's external key: a SecureString every tool
+// role reads.
+func ExternalKeyParam(stage string) string { return Prefix(stage) + "external-key" }
+
+// SinceParam names stage's since time: a String, RFC 3339, written once.
+func SinceParam(stage string) string { return Prefix(stage) + "ledger-since" }
+
+// Names are a function's three parameters.
+type Names struct{ MAC, ExternalKey, Since string }
+
+// NamesFor returns function's Names in stage.
+func NamesFor(stage, function string) Names {
+	return Names{MAC: MACParam(stage, function), ExternalKey: ExternalKeyParam(stage), Since: SinceParam(stage)}
+}
+
+// paramName is what SSM accepts as a hierarchical parameter name (SSM
+// quotas: letters, digits and . - _ /, from a leading /).
+var paramName = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
+
+// maxParamName is SSM's longest parameter name, in characters (SSM quotas).
+const maxParamName = 1011
+
+// NamesFromEnv reads Names from EnvMACParam, EnvExternalKeyParam and
+// EnvSinceParam; an error names each variable unset or not a parameter
+// name.
+func NamesFromEnv(getenv func(string) string) (Names, error) {
+	n := Names{MAC: getenv(EnvMACParam), ExternalKey: getenv(EnvExternalKeyParam), Since: getenv(EnvSinceParam)}
+	var bad []string
+	for env, v := range map[string]string{EnvMACParam: n.MAC, EnvExternalKeyParam: n.ExternalKey, EnvSinceParam: n.Since} {
+		if len(v) > maxParamName || !paramName.MatchString(v) {
+			bad = append(bad, fmt.Sprintf("%s=%q", env, v))
+		}
+	}
+	if len(bad) > 0 {
+		return Names{}, fmt.Errorf("secrets: not SSM parameter names: %s", strings.Join(slices.Sorted(slices.Values(bad)), ", "))
+	}
+	return n, nil
+}
+
+// Ledger is what a tool function's dispatcher needs: its MAC key, the
+// stage's external key (each SecretBytes long) and the stage's since time.
+type Ledger struct {
+	MAC, ExternalKey []byte
+	Since            time.Time
+}
+
+// GetAPI is the part of the SSM client Load uses.
+type GetAPI interface {
+	GetParameters(ctx context.Context, in *ssm.GetParametersInput, opts ...func(*ssm.Options)) (*ssm.GetParametersOutput, error)
+}
+
+// Load reads n's three parameters in one GetParameters request
+// (WithDecryption). It fails when any is missing (SSM's
+// InvalidParameters), a secret is not base64 of SecretBytes bytes, or the
+// since time is not RFC 3339; the error names the parameters, never a
+// value.
+func Load(ctx context.Context, api GetAPI, n Names) (Ledger, error) {
+	out, err := api.GetParameters(ctx, &ssm.GetParametersInput{Names: []string{n.MAC, n.ExternalKey, n.Since}, WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return Ledger{}, fmt.Errorf("secrets: get parameters: %w", err)
+	}
+	if len(out.InvalidParameters) > 0 {
+		return Ledger{}, fmt.Errorf("secrets: parameters missing (the deploy provisions them): %s", strings.Join(slices.Sorted(slices.Values(out.InvalidParameters)), ", "))
+	}
+	got := map[string]string{}
+	for _, p := range out.Parameters {
+		got[aws.ToString(p.Name)] = aws.ToString(p.Value)
+	}
+	var l Ledger
+	if l.MAC, err = secret(got, n.MAC); err != nil {
+		return Ledger{}, err
+	}
+	if l.ExternalKey, err = secret(got, n.ExternalKey); err != nil {
+		return Ledger{}, err
+	}
+	v, ok := got[n.Since]
+	if !ok {
+		return Ledger{}, fmt.Errorf("secrets: parameter %s missing from the answer", n.Since)
+	}
+	if l.Since, err = time.Parse(time.RFC3339Nano, v); err != nil {
+		return Ledger{}, fmt.Errorf("secrets: parameter %s is not an RFC 3339 time", n.Since)
+	}
+	return l, nil
+}
+
+func secret(got map[string]string, name string) ([]byte, error) {
+	v, ok := got[name]
+	if !ok {
+		return nil, fmt.Errorf("secrets: parameter %s missing from the answer", name)
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(b) != SecretBytes {
+		return nil, fmt.Errorf("secrets: parameter %s is not base64 of %d bytes", name, SecretBytes)
+	}
+	return b, nil
+}
+
+// PutAPI is the part of the SSM client Ensure uses.
+type PutAPI interface {
+	PutParameter(ctx context.Context, in *ssm.PutParameterInput, opts ...func(*ssm.Options)) (*ssm.PutParameterOutput, error)
+}
+
+// Provision lists what Ensure creates: SecureStrings of SecretBytes random
+// bytes (base64), and the since time.
+type Provision struct {
+	Secrets []string
+	// Since names the since parameter; "" creates none.
+	Since string
+	// Now is the since time written when Since is absent (UTC, RFC 3339
+	// with ns).
+	Now time.Time
+}
+
+// Ensure creates each of p's parameters that does not exist, and never
+// changes one that does: each is one PutParameter with Overwrite false,
+// and SSM's ParameterAlreadyExists is success. A secret's value is
+// SecretBytes from crypto/rand; it appears in no template, log or error.
+// It returns the names it created.
+func Ensure(ctx context.Context, api PutAPI, p Provision) ([]string, error) {
+	var created []string
+	put := func(name, value string, typ types.ParameterType) error {
+		_, err := api.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(name), Value: aws.String(value), Type: typ, Overwrite: aws.Bool(false),
+			Description: aws.String("toolgate: created once by the deploy, never overwritten (docs/ledger.md)")})
+		var exists *types.ParameterAlreadyExists
+		switch {
+		case errors.As(err, &exists):
+			return nil
+		case err != nil:
+			return fmt.Errorf("secrets: put parameter %s: %w", name, err)
+		}
+		created = append(created, name)
+		return nil
+	}
+	for _, name := range p.Secrets {
+		var b [SecretBytes]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return created, fmt.Errorf("secrets: random bytes: %w", err)
+		}
+		if err := put(name, base64.StdEncoding.EncodeToString(b[:]), types.ParameterTypeSecureString); err != nil {
+			return created, err
+		}
+	}
+	if p.Since != "" {
+		if err := put(p.Since, p.Now.UTC().Format(time.RFC3339Nano), types.ParameterTypeString); err != nil {
+			return created, err
+		}
+	}
+	return created, nil
+}
