@@ -413,7 +413,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	// A tool function's dispatcher (shared/dispatch).
 	dispatcher := []func(*recorder){
 		run("ledger.Store.Claim", 0, func(db *recorder) {
-			ignore(l(db).Claim(ctx, &ledgertable.Record{Key: testKey, Step: "send", Tool: "send-email", LeaseUntil: now}))
+			ignore(l(db).Claim(ctx, &ledgertable.Record{Key: testKey, ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/2", Step: "send", Tool: "send-email", LeaseUntil: now}))
 		}),
 		run("ledger.Store.Record", 0, func(db *recorder) { ignore(l(db).Record(ctx, testKey)) }),
 		run("ledger.Store.Reclaim (condition failed)", 1, func(db *recorder) { ignore(l(db).Reclaim(ctx, rec(), now)) }),

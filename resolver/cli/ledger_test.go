@@ -352,7 +352,7 @@ func TestLedgerPrintsReplaysOnce(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	ctx := t.Context()
 	claim := func() *ledger.Record {
-		return &ledger.Record{Key: "run-replays/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+		return &ledger.Record{Key: "run-replays/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
 	}
 	first := claim()
 	if ok, _, err := store.Claim(ctx, first); !ok || err != nil {

@@ -61,7 +61,7 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-reuse:" + name
 		then := time.Now().Add(-91 * 24 * time.Hour)
 		old := ledger.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table).WithClock(func() time.Time { return then })
-		rec := &ledger.Record{Key: run + "/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_00000000000000000000000000000000",
+		rec := &ledger.Record{Key: run + "/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_00000000000000000000000000000000",
 			InputDigest: "sha256:old", LeaseUntil: then.Add(time.Minute), StartedAt: then}
 		ctx := context.Background()
 		if claimed, _, err := old.Claim(ctx, rec); err != nil || !claimed {
