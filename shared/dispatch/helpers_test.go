@@ -128,7 +128,7 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
-	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN}
+	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN, ExternalKeySecret: testSecret}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -139,6 +139,9 @@ func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...fu
 	d.SetReviews(dynamo.NewStore(e.db, e.store.Table()))
 	return d
 }
+
+// testSecret is the tests' external key secret (Config.ExternalKeySecret).
+var testSecret = []byte("the dispatcher tests' external key secret")
 
 var runSeq atomic.Int64
 

@@ -113,7 +113,7 @@ func (f *fakeLambda) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func
 
 func call(fn string) *toolcall.Call {
 	env := &tool.Envelope{Tool: "create-ticket", RunID: "arn:run", Seq: "2", Step: "file", IdempotencyKey: "arn:run/2", Attempt: 1}
-	return &toolcall.Call{Envelope: env, Input: json.RawMessage(`{"title":"x"}`), Attempt: 3,
+	return &toolcall.Call{Envelope: env, Input: json.RawMessage(`{"title":"x"}`), Attempt: 3, ExternalKey: "q3Xb0Yl2u1Vv9tA8rXkE_w/2",
 		Pinned: toolset.Tool{Function: fn, TimeoutSeconds: 10}}
 }
 
@@ -129,7 +129,7 @@ func TestTool(t *testing.T) {
 	if aws.ToString(f.in.FunctionName) != arn || f.in.InvocationType != types.InvocationTypeRequestResponse {
 		t.Fatalf("input %+v", f.in)
 	}
-	want := `{"input":{"title":"x"},"idempotency_key":"arn:run/2","attempt":3,"run_id":"arn:run","step":"file","tool":"create-ticket"}`
+	want := `{"input":{"title":"x"},"idempotency_key":"q3Xb0Yl2u1Vv9tA8rXkE_w/2","attempt":3,"run_id":"arn:run","step":"file","tool":"create-ticket"}`
 	if string(f.in.Payload) != want {
 		t.Fatalf("request %s\nwant    %s", f.in.Payload, want)
 	}
