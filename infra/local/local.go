@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -580,3 +581,13 @@ const (
 	EnvExternalKeySecret = "TOOLGATE_LOCAL_EXTERNAL_KEY_SECRET"
 	ExternalKeySecretHex = "6c6f63616c20737461636b2065787465726e616c206b657920736563726574212121"
 )
+
+// ExternalKeySecret is ExternalKeySecretHex as bytes: what tests compute
+// the local stack's external keys with (externalkey.New).
+func ExternalKeySecret() []byte {
+	b, err := hex.DecodeString(ExternalKeySecretHex)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

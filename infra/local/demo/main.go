@@ -401,14 +401,15 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	received := "tools/call _meta " + mcpmeta.IdempotencyKey
 	for i, r := range rows {
 		fmt.Printf("  seq %s  %-19s  %-*s  %s\n", r.Seq, r.Tool, len(received), "ledger row idempotency_key", r.IdempotencyKey)
+		fmt.Printf("         %-19s  %-*s  %s\n", "", len(received), "ledger row external_key", r.ExternalKey)
 		if i >= len(sent) {
 			continue
 		}
 		key, _ := sent[i].Meta[mcpmeta.IdempotencyKey].(string)
-		match := "the same"
-		if "crm."+sent[i].Tool != r.Tool || key != r.IdempotencyKey || r.Status != ledger.StatusSucceeded {
+		match := "the row's external key"
+		if "crm."+sent[i].Tool != r.Tool || key != r.ExternalKey || key == r.IdempotencyKey || r.Status != ledger.StatusSucceeded {
 			match = "DIFFERENT"
-			bad = append(bad, fmt.Sprintf("%s row %s under %s, server call %s under %q", r.Tool, r.Status, r.IdempotencyKey, sent[i].Tool, key))
+			bad = append(bad, fmt.Sprintf("%s row %s under %s, server call %s under %q", r.Tool, r.Status, r.ExternalKey, sent[i].Tool, key))
 		}
 		fmt.Printf("         %-19s  %s  %s  (%s)\n", sent[i].Tool, received, key, match)
 	}
@@ -417,7 +418,7 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		fmt.Printf("  the MCP server's ticket %s  %q  priority %s  (idempotency key %s)\n", t.ID, t.Title, t.Priority, t.IdempotencyKey)
 	}
 	if outcome.Status != "SUCCEEDED" || len(bad) > 0 || len(opened) != 1 {
-		return fmt.Errorf("the MCP run ended %s with %d tickets opened; rows and calls: %v; want SUCCEEDED, one ticket, each row under the key its call carried", outcome.Status, len(opened), bad)
+		return fmt.Errorf("the MCP run ended %s with %d tickets opened; rows and calls: %v; want SUCCEEDED, one ticket, each row's external key the one its call carried", outcome.Status, len(opened), bad)
 	}
 	return nil
 }
