@@ -3,7 +3,11 @@ package dispatch
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/externalkey"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -203,5 +208,51 @@ func TestExternalKeySecretAndBound(t *testing.T) {
 	}
 	if sent := k.sent(); len(sent) != 1 || len(sent[0]) != externalkey.MaxLength {
 		t.Fatalf("keys sent %q, want one of %d characters", sent, externalkey.MaxLength)
+	}
+}
+
+// The external key secret never leaves the dispatcher: no log line, no
+// item of the table, no answer or error holds it (raw, hex or base64),
+// through a first call (its pointer written), a failed attempt and its
+// retry, a replay and a refusal. (Execution histories hold what Tasks
+// answer, which this checks; the stack tests run Step Functions.)
+func TestExternalKeySecretCanary(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	canary := []byte("CANARY-external-key-secret-0123456789")
+	var logs bytes.Buffer
+	k := &keyTool{fail: 1}
+	d, err := New(Config{Tool: "test-echo", MemoryMB: 128, Lane: lane.SFN, ExternalKeySecret: canary}, e.store, k.run,
+		slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers []string
+	first := envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"hi"}`)
+	for _, p := range []json.RawMessage{first, first, first, envelopeFor("test-echo", e.ts.ID, runIDOf(t, first), 2, `{"text":7}`)} {
+		out, err := d.Handle(ctx, p)
+		answers = append(answers, string(out), fmt.Sprint(err))
+	}
+	if len(k.sent()) != 2 {
+		t.Fatalf("the tool ran %d times, want 2", len(k.sent()))
+	}
+	items, err := dynamoClient(e.dynamo.Endpoint()).Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(e.store.Table())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump, _ := json.Marshal(items.Items)
+	forms := []string{string(canary), hex.EncodeToString(canary), base64.StdEncoding.EncodeToString(canary), base64.RawURLEncoding.EncodeToString(canary)}
+	for where, text := range map[string]string{"logs": logs.String(), "items": string(dump), "answers": strings.Join(answers, "\n")} {
+		if text == "" && where != "answers" {
+			t.Fatalf("no %s to look at", where)
+		}
+		for _, f := range forms {
+			if strings.Contains(text, f) || strings.Contains(text, "CANARY") {
+				t.Fatalf("the %s hold the secret (%q)", where, f)
+			}
+		}
+	}
+	if !strings.Contains(string(dump), "KEY#"+externalkey.RunID(canary, runIDOf(t, first))) {
+		t.Fatal("no key pointer among the items: the scan did not see what the call wrote")
 	}
 }

@@ -245,3 +245,17 @@ func (f *fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ .
 	}
 	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(v)}}, nil
 }
+
+// A call without an external key (never one from the dispatcher, which
+// claims it first) is TOOL_INTERNAL and invokes nothing: the ledger's
+// key is never sent in its place.
+func TestToolNeedsTheExternalKey(t *testing.T) {
+	arn := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	f := &fakeLambda{out: &lambda.InvokeOutput{Payload: []byte(`{"ticket_id":"T-1"}`)}}
+	c := call(arn)
+	c.ExternalKey = ""
+	_, err := Tool(f, NewFunctions("test", &fakeSSM{}))(context.Background(), c)
+	if te := tool.Classify(err); te.Code != tool.Internal || f.in != nil {
+		t.Fatalf("%v; invoked %+v", err, f.in)
+	}
+}
