@@ -294,8 +294,10 @@ func TestLedgerCostPrices(t *testing.T) {
 	ledgerArgs := func(args ...string) []string { return append(append([]string{"ledger"}, flags...), args...) }
 
 	// Another table: $10 a write unit and $100 a read unit (and the rest
-	// zero), so the total is the units' count in dollars: 7 write units
-	// and 1 read unit, $170.
+	// zero), so the total is the units' count in dollars: 9 write units
+	// (7 before call items held their external key, which takes the
+	// fetch's item with its result from 994 to 1080 bytes, over 1 KB, for
+	// its finish and its replay's claim) and 1 read unit, $190.
 	prices := filepath.Join(t.TempDir(), "eu.json")
 	os.WriteFile(prices, []byte(`{"region": "eu-west-1", "as_of": "2026-11-30", "currency": "USD",
 		"sources": ["https://aws.amazon.com/dynamodb/pricing/on-demand/"],
@@ -304,7 +306,7 @@ func TestLedgerCostPrices(t *testing.T) {
 		"ses_usd_per_thousand_messages": 0, "sfn_standard_usd_per_thousand_state_transitions": 0}`), 0o644)
 	code, out, errs := run(ledgerArgs("run-1", "--cost", "--prices", prices)...)
 	if code != ExitOK || !strings.Contains(out, "eu-west-1 list prices as of 2026-11-30 ("+prices+")") ||
-		!strings.Contains(lineStarting(out, "total (estimate) "), "~$170.00000000") {
+		!strings.Contains(lineStarting(out, "total (estimate) "), "~$190.00000000") {
 		t.Errorf("--prices: exit %d\n%s%s", code, out, errs)
 	}
 
