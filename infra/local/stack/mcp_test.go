@@ -317,8 +317,8 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		if r := ticket[0]; r.ReviewID != id || r.Approver != local.LocalPrincipal(ticketReviewer) {
 			t.Errorf("create_ticket row %+v, want approved in %s by %s", r, id, local.LocalPrincipal(ticketReviewer))
 		}
-		if got := srv.Tickets()[tickets:]; len(got) != 1 || got[0].IdempotencyKey != ticket[0].IdempotencyKey || got[0].Priority != "high" {
-			t.Fatalf("tickets %+v, want one under key %s", got, ticket[0].IdempotencyKey)
+		if got := srv.Tickets()[tickets:]; len(got) != 1 || got[0].IdempotencyKey != ticket[0].ExternalKey || got[0].Priority != "high" {
+			t.Fatalf("tickets %+v, want one under key %s", got, ticket[0].ExternalKey)
 		}
 	})
 
@@ -352,7 +352,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			if i == 2 {
 				want = ledger.StatusSucceeded
 			}
-			if r.Attempt != i+1 || r.IdempotencyKey != key || r.Status != want || (i < 2) != (r.ErrorCode == string(tool.UpstreamUnavailable)) {
+			if r.Attempt != i+1 || r.ExternalKey != key || r.IdempotencyKey != run+"/1" || r.Status != want || (i < 2) != (r.ErrorCode == string(tool.UpstreamUnavailable)) {
 				t.Errorf("row %d: %+v, want attempt %d %s under %s", i, r, i+1, want, key)
 			}
 		}

@@ -301,8 +301,8 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 		if len(sent) != 2 || sent[0].IdempotencyKey != externalKey(t, run, "1") || sent[1].IdempotencyKey != sent[0].IdempotencyKey || sent[0].Attempt != 1 || sent[1].Attempt != 2 {
 			t.Fatalf("the team function was sent %+v, want attempts 1 and 2 under key %s/1", sent, run)
 		}
-		if tickets := e.ticketsSince(before); len(tickets) != 1 || tickets[0].Key != run+"/1" {
-			t.Fatalf("tickets %+v, want one under key %s/1", tickets, run)
+		if tickets := e.ticketsSince(before); len(tickets) != 1 || tickets[0].Key != externalKey(t, run, "1") {
+			t.Fatalf("tickets %+v, want one under the external key of %s/1", tickets, run)
 		}
 		if !strings.Contains(out.Output, `"created":false`) {
 			t.Fatalf("the run's output %s: want the retry to find the first attempt's ticket (created false)", out.Output)
