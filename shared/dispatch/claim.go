@@ -27,7 +27,9 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	}
 	ext, err := externalkey.New(d.cfg.ExternalKeySecret, env.RunID, env.Seq)
 	if err != nil {
-		return refused(tool.Wrap(tool.InputInvalid, err, "the call has no external idempotency key"))
+		// Its seq is too long for the key third parties get (only a
+		// direct-lane caller names one); the message holds no secret.
+		return refused(tool.Errorf(tool.InputInvalid, "the call can have no external idempotency key (docs/ledger.md, \"The external key\"): %v", err))
 	}
 	rec := &ledger.Record{
 		Key: env.IdempotencyKey, RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool,

@@ -203,7 +203,7 @@ func TestExternalKeySecretAndBound(t *testing.T) {
 		t.Fatalf("a %d-character seq: %v", len(fits), err)
 	}
 	over := big + "." + big + ".12" // 42 characters
-	if _, err := d.Handle(context.Background(), withSeq(over)); codeOf(t, err) != string(tool.InputInvalid) {
+	if _, err := d.Handle(context.Background(), withSeq(over)); codeOf(t, err) != string(tool.InputInvalid) || !strings.Contains(messageOf(err), "over the 41") {
 		t.Fatalf("a %d-character seq: %v", len(over), err)
 	}
 	if sent := k.sent(); len(sent) != 1 || len(sent[0]) != externalkey.MaxLength {

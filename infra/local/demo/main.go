@@ -313,16 +313,23 @@ func childWorkflow(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	if outcome.Status != "SUCCEEDED" || len(tickets) != 1 {
 		return fmt.Errorf("the parent run ended %s with %d tickets opened; want SUCCEEDED and exactly one", outcome.Status, len(tickets))
 	}
-	child := strings.TrimSuffix(tickets[0].Key, "/1")
-	fmt.Printf("  the child run: %s\n", child)
-	step("the child run's ledger rows (each records parent_run_id, the parent)")
-	if _, err := toolgate("ledger", child, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
+	// The ticket service knows the call by its external key only: the
+	// operator finds the child run from it through the run's key pointer.
+	key := tickets[0].Key
+	fmt.Printf("  the ticket's idempotency key (the child's call's external key): %s\n", key)
+	step("the child run, found from the ticket's key, and its ledger rows (each records parent_run_id, the parent)")
+	if _, err := toolgate("ledger", "--key", key, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
 		return err
 	}
-	rows, err := ledgerRows(st, child)
+	rows, err := ledgerRowsByKey(st, key)
 	if err != nil {
 		return err
 	}
+	if len(rows) == 0 {
+		return fmt.Errorf("no rows for the run of external key %s", key)
+	}
+	child := rows[0].RunID
+	fmt.Printf("  the child run: %s\n", child)
 	if len(rows) != 1 || rows[0].ParentRunID != parent {
 		return fmt.Errorf("the child run %s's rows do not name its parent %s", child, parent)
 	}
@@ -546,6 +553,20 @@ func startRun(st *stack.Stack, solution, input, name string) (string, error) {
 }
 
 // ledgerRows reads a run's ledger rows (toolgate ledger --json), in call order.
+// ledgerRowsByKey is ledgerRows of the run external key key names
+// (toolgate ledger --key).
+func ledgerRowsByKey(st *stack.Stack, key string) ([]ledger.Row, error) {
+	var listed, errb bytes.Buffer
+	if code := cli.Run([]string{"ledger", "--json", "--key", key, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK {
+		return nil, fmt.Errorf("ledger --json --key %s: exit %d: %s", key, code, errb.String())
+	}
+	var rows []ledger.Row
+	if err := json.Unmarshal(listed.Bytes(), &rows); err != nil {
+		return nil, fmt.Errorf("ledger --json --key %s: %w", key, err)
+	}
+	return rows, nil
+}
+
 func ledgerRows(st *stack.Stack, runARN string) ([]ledger.Row, error) {
 	var listed, errb bytes.Buffer
 	if code := cli.Run([]string{"ledger", "--json", runARN, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK {
