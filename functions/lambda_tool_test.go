@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -265,7 +266,13 @@ func TestLambdaToolProxy(t *testing.T) {
 			t.Fatalf("retry: %s %q", out, code)
 		}
 		sent := sentTo(t, router, "create-ticket")[sentBefore:]
-		if len(sent) != 2 || sent[0].IdempotencyKey != runID+"/1" || sent[1].IdempotencyKey != sent[0].IdempotencyKey ||
+		// The call's external key, opaque, on both attempts: never the
+		// ledger's key, which names the account and the execution.
+		want, err := externalkey.New(local.ExternalKeySecret(), runID, "1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sent) != 2 || sent[0].IdempotencyKey != want || sent[1].IdempotencyKey != sent[0].IdempotencyKey || strings.Contains(sent[0].IdempotencyKey, "000000000000") ||
 			sent[0].Attempt != 1 || sent[1].Attempt != 2 || sent[1].RunID != runID || sent[1].Step != "file" || sent[1].Tool != "create-ticket" ||
 			string(sent[1].Input) != `{"title":"disk full"}` {
 			t.Fatalf("the function was sent %+v", sent)

@@ -413,7 +413,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	// A tool function's dispatcher (shared/dispatch).
 	dispatcher := []func(*recorder){
 		run("ledger.Store.Claim", 0, func(db *recorder) {
-			ignore(l(db).Claim(ctx, &ledgertable.Record{Key: testKey, Step: "send", Tool: "send-email", LeaseUntil: now}))
+			ignore(l(db).Claim(ctx, &ledgertable.Record{Key: testKey, ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/2", Step: "send", Tool: "send-email", LeaseUntil: now}))
 		}),
 		run("ledger.Store.Record", 0, func(db *recorder) { ignore(l(db).Record(ctx, testKey)) }),
 		run("ledger.Store.Reclaim (condition failed)", 1, func(db *recorder) { ignore(l(db).Reclaim(ctx, rec(), now)) }),
@@ -424,6 +424,10 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("ledger.Store.Release", 0, func(db *recorder) { ignore(l(db).Release(ctx, testKey, "tok", "TOOL_TIMEOUT", row)) }),
 		run("ledger.Store.Touch", 0, func(db *recorder) { ignore(l(db).Touch(ctx, testKey)) }),
 		run("ledger.Store.PutRow", 0, func(db *recorder) { ignore(l(db).PutRow(ctx, row)) }),
+		run("ledger.Store.PutKeyPointer", 0, func(db *recorder) { ignore(l(db).PutKeyPointer(ctx, "AAAAAAAAAAAAAAAAAAAAAA", testRunID)) }),
+		run("ledger.Store.PutKeyPointer (condition failed)", 1, func(db *recorder) {
+			ignore(l(db).PutKeyPointer(ctx, "AAAAAAAAAAAAAAAAAAAAAA", testRunID))
+		}),
 		toolset,
 		run("dynamo.Store.GetApproval", 0, func(db *recorder) { ignore(d(db).GetApproval(ctx, testReview)) }),
 		run("dynamo.Store.Bind", 0, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),

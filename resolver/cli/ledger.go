@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver/cost"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
 
@@ -58,6 +60,8 @@ type ledgerOptions struct {
 	af                      awsFlags
 	asJSON, withCost        bool
 	pricesFile, sfnEndpoint string
+	// key is --key: an external key, whose run's pointer names the run.
+	key string
 }
 
 // newLedgerCmd is `toolgate ledger RUN_ID`: a run's rows as a table, or
@@ -66,12 +70,16 @@ type ledgerOptions struct {
 func newLedgerCmd() *cobra.Command {
 	var o ledgerOptions
 	cmd := &cobra.Command{
-		Use:   "ledger [--json] [--cost [--prices FILE] [--sfn-endpoint URL]] [--endpoint URL] [--table NAME] RUN_ID",
+		Use:   "ledger [--json] [--cost [--prices FILE] [--sfn-endpoint URL]] [--endpoint URL] [--table NAME] (RUN_ID | --key KEY)",
 		Short: "print a run's ToolInvocation rows, or its estimated cost",
 		Long: `Prints a run's ToolInvocation rows from the ledger table, as a table or
 as JSON; with --cost, the run's estimated cost per tool and in total
 instead (docs/ledger.md, "Cost of a run"). A run without rows is exit 1,
-except with --json alone (an empty list).`,
+except with --json alone (an empty list). The table ends with each call's
+two keys: the ledger's idempotency key and the external key its MCP
+server, platform tool or host was sent. --key KEY finds the run of an
+external key, as a third party reports it, through the run's key pointer
+(docs/ledger.md, "The key pointer"), and prints that run.`,
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			return exit(ledgerRun(cmd, pos, &o))
 		},
@@ -81,13 +89,22 @@ except with --json alone (an empty list).`,
 	fs.BoolVar(&o.asJSON, "json", false, "print the rows (with --cost, the estimate) as JSON")
 	fs.BoolVar(&o.withCost, "cost", false, "print the run's estimated cost per tool and in total instead of its rows")
 	fs.StringVar(&o.pricesFile, "prices", "", "with --cost: a price table `FILE` in the format of resolver/cost/prices.json (default: the built-in one)")
+	fs.StringVar(&o.key, "key", "", "print the run of external key `KEY` (<22 characters>/<seq>) instead of naming its run id")
 	fs.StringVar(&o.sfnEndpoint, "sfn-endpoint", "", "with --cost: Step Functions endpoint `URL` for the execution history (default: the standard AWS configuration)")
 	return cmd
 }
 
 func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var opaque string
 	switch {
+	case o.key != "" && len(pos) != 0:
+		return misuse(cmd, "name a run id or --key, not both")
+	case o.key != "":
+		var err error
+		if opaque, _, err = externalkey.Parse(o.key); err != nil {
+			return misuse(cmd, "--key: %v", err)
+		}
 	case len(pos) != 1:
 		return misuse(cmd, "name one run id")
 	case !o.withCost && (o.pricesFile != "" || o.sfnEndpoint != ""):
@@ -107,6 +124,21 @@ func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate ledger: %v\n", err)
 		return ExitMisuse
+	}
+	if o.key != "" {
+		runID, err := store.KeyPointer(ctx, opaque)
+		if errors.Is(err, ledger.ErrNotFound) {
+			fmt.Fprintf(stderr, "toolgate ledger: no run is known for external key %s: no key pointer holds its run id (only a run's first call, seq 1, writes one; docs/ledger.md, \"The key pointer\")\n", o.key)
+			return ExitErrors
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate ledger: %v\n", err)
+			return ExitErrors
+		}
+		if !o.asJSON {
+			fmt.Fprintf(stdout, "run %s (external key %s)\n", runID, o.key)
+		}
+		pos = []string{runID}
 	}
 	rows, err := store.RunRows(ctx, pos[0])
 	if err != nil {
@@ -149,7 +181,33 @@ func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 			orDash(r.ErrorCode), r.Retryable, r.StartedAt.UTC().Format(time.RFC3339), r.DurationMS, r.InputBytes, r.OutputBytes)
 	}
 	tw.Flush()
+	printKeys(stdout, rows)
 	return ExitOK
+}
+
+// printKeys prints each call's two keys, in call order: the ledger's
+// idempotency key and the external key third parties were sent ("-" for
+// a call that claimed nothing, so sent nothing).
+func printKeys(w io.Writer, rows []ledger.Row) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tIDEMPOTENCY KEY\tEXTERNAL KEY")
+	var seqs []string
+	keys, external := map[string]string{}, map[string]string{}
+	for _, r := range rows {
+		seq := string(r.Seq)
+		if _, ok := keys[seq]; !ok {
+			seqs = append(seqs, seq)
+			keys[seq] = r.IdempotencyKey
+		}
+		if r.ExternalKey != "" {
+			external[seq] = r.ExternalKey
+		}
+	}
+	for _, seq := range seqs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", seq, keys[seq], orDash(external[seq]))
+	}
+	tw.Flush()
 }
 
 // costCalls are the rows as the estimate reads them. A tool counts as

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/resolver/cost"
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -125,7 +127,10 @@ func TestLedgerCommand(t *testing.T) {
 	}
 	code, out, errs := run(append([]string{"ledger"}, append(flags, "run-1")...)...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != ExitOK || len(lines) != 3 || !strings.Contains(lines[1], "TOOL_UPSTREAM_UNAVAILABLE") || !strings.Contains(lines[2], "SUCCEEDED") {
+	// The rows, then each call's keys (row items of their own: no
+	// external key).
+	if code != ExitOK || len(lines) != 6 || !strings.Contains(lines[1], "TOOL_UPSTREAM_UNAVAILABLE") || !strings.Contains(lines[2], "SUCCEEDED") ||
+		lines[3] != "" || strings.Fields(lines[5])[1] != "run-1/1" || strings.Fields(lines[5])[2] != "-" {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	code, out, _ = run(append([]string{"ledger", "--json"}, append(flags, "run-1")...)...)
@@ -289,8 +294,10 @@ func TestLedgerCostPrices(t *testing.T) {
 	ledgerArgs := func(args ...string) []string { return append(append([]string{"ledger"}, flags...), args...) }
 
 	// Another table: $10 a write unit and $100 a read unit (and the rest
-	// zero), so the total is the units' count in dollars: 7 write units
-	// and 1 read unit, $170.
+	// zero), so the total is the units' count in dollars: 9 write units
+	// (7 before call items held their external key, which takes the
+	// fetch's item with its result from 994 to 1080 bytes, over 1 KB, for
+	// its finish and its replay's claim) and 1 read unit, $190.
 	prices := filepath.Join(t.TempDir(), "eu.json")
 	os.WriteFile(prices, []byte(`{"region": "eu-west-1", "as_of": "2026-11-30", "currency": "USD",
 		"sources": ["https://aws.amazon.com/dynamodb/pricing/on-demand/"],
@@ -299,7 +306,7 @@ func TestLedgerCostPrices(t *testing.T) {
 		"ses_usd_per_thousand_messages": 0, "sfn_standard_usd_per_thousand_state_transitions": 0}`), 0o644)
 	code, out, errs := run(ledgerArgs("run-1", "--cost", "--prices", prices)...)
 	if code != ExitOK || !strings.Contains(out, "eu-west-1 list prices as of 2026-11-30 ("+prices+")") ||
-		!strings.Contains(lineStarting(out, "total (estimate) "), "~$170.00000000") {
+		!strings.Contains(lineStarting(out, "total (estimate) "), "~$190.00000000") {
 		t.Errorf("--prices: exit %d\n%s%s", code, out, errs)
 	}
 
@@ -352,7 +359,7 @@ func TestLedgerPrintsReplaysOnce(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	ctx := t.Context()
 	claim := func() *ledger.Record {
-		return &ledger.Record{Key: "run-replays/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+		return &ledger.Record{Key: "run-replays/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
 	}
 	first := claim()
 	if ok, _, err := store.Claim(ctx, first); !ok || err != nil {
@@ -369,7 +376,60 @@ func TestLedgerPrintsReplaysOnce(t *testing.T) {
 		}
 	}
 	code, out, errs := run(append(append([]string{"ledger"}, flags...), "run-replays")...)
-	if code != ExitOK || strings.Count(out, "\n") != 3 || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, "DEDUPLICATED ×3") {
+	rowLines, _, _ := strings.Cut(out, "\n\n") // the keys after the rows
+	if code != ExitOK || strings.Count(rowLines, "\n") != 2 || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, "DEDUPLICATED ×3") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// toolgate ledger --key finds the run of an external key through its
+// run's key pointer and prints it with both keys of each call; a key no
+// pointer knows is exit 1, a malformed one a misuse, and neither quotes a
+// run.
+func TestLedgerByExternalKey(t *testing.T) {
+	store, flags := ledgerEnv(t)
+	ctx := context.Background()
+	secret := []byte("the CLI tests' external key secret, 32+ bytes")
+	runID := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_x:run-key"
+	ext, err := externalkey.New(secret, runID, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &ledger.Record{Key: runID + "/1", ExternalKey: ext, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x",
+		InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	if ok, _, err := store.Claim(ctx, rec); !ok || err != nil {
+		t.Fatalf("claim %v %v", ok, err)
+	}
+	now := time.Now()
+	if ok, err := store.Finish(ctx, rec.Key, rec.Token, ledger.StateCompleted, json.RawMessage(`{"n":1}`),
+		&ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, StartedAt: now, EndedAt: now}); !ok || err != nil {
+		t.Fatalf("finish %v %v", ok, err)
+	}
+	if err := store.PutKeyPointer(ctx, externalkey.RunID(secret, runID), runID); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(append([]string{"ledger", "--key", ext}, flags...)...)
+	if code != ExitOK || !strings.HasPrefix(out, "run "+runID+" (external key "+ext+")\n") || !strings.Contains(out, "SUCCEEDED") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if !regexp.MustCompile(`(?m)^1 +` + regexp.QuoteMeta(runID+"/1") + ` +` + regexp.QuoteMeta(ext) + `$`).MatchString(out) {
+		t.Fatalf("no line with both keys of seq 1:\n%s", out)
+	}
+	code, out, _ = run(append([]string{"ledger", "--json", "--key", ext}, flags...)...)
+	var rows []ledger.Row
+	if code != ExitOK || json.Unmarshal([]byte(out), &rows) != nil || len(rows) == 0 || rows[0].ExternalKey != ext || rows[0].IdempotencyKey != runID+"/1" {
+		t.Fatalf("json: exit %d %s", code, out)
+	}
+	unknown := "AAAAAAAAAAAAAAAAAAAAAA/1"
+	if code, out, errs := run(append([]string{"ledger", "--key", unknown}, flags...)...); code != ExitErrors || !strings.Contains(errs, "no run is known for external key "+unknown) || out != "" {
+		t.Fatalf("unknown key: exit %d %s %s", code, out, errs)
+	}
+	for _, bad := range []string{runID + "/1", "short/1", ext + ".2"} {
+		if code, _, errs := run(append([]string{"ledger", "--key", bad}, flags...)...); code != ExitMisuse || !strings.Contains(errs, "--key") || strings.Contains(errs, "toolgate-local_x") {
+			t.Errorf("malformed key %q: exit %d %s", bad, code, errs)
+		}
+	}
+	if code, _, _ := run(append([]string{"ledger", "--key", ext, runID}, flags...)...); code != ExitMisuse {
+		t.Errorf("a run id and --key: exit %d", code)
 	}
 }

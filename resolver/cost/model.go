@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/table"
 )
 
@@ -78,7 +79,9 @@ type Requests struct {
 // dispatcher's requests change, change this table and that section
 // together. Item sizes follow the item kinds of shared/table: an attribute
 // added there fails this package's tests until callValues or rowValues
-// sizes it.
+// sizes it. Left out: a run's key pointer (docs/ledger.md, "The key
+// pointer"), one PutItem of under 1 KB (1 write unit) with the run's first
+// call, once per run.
 var RequestsPerInvocation = map[Outcome]Requests{
 	FirstClaim: {
 		// The claim; the finish, which writes the row as the attempt's entry.
@@ -198,6 +201,7 @@ func callValues(it Item, c Call) map[string]int {
 		"state": stateBytes, "attempts": countDigits, "lease_until": unixMSDigits, "token": tokenBytes,
 		"updated_at": unixMSDigits, "attempt_log": max(c.Attempt, 1) * attemptEntryBytes,
 		"invocations": countDigits, "last_seen_at": unixMSDigits, table.ExpiresAt: epochDigits,
+		"external_key": externalkey.RunIDLength + 1 + len(c.Seq), "external_key_token": tokenBytes,
 	}
 	if it == RecordItem {
 		if c.OutputBytes > 0 {

@@ -209,7 +209,9 @@ func TestApprovalAuthorisesOneCall(t *testing.T) {
 	rs := e.reviews()
 	var calls atomic.Int64
 	d := e.dispatcher(t, "test-gated", gatedTool(&calls))
-	first := reviewtest.Approve(t, rs, envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"once"}`))
+	// seq 2: not a run's first call, which also writes the run's key
+	// pointer (TestKeyPointerOnlyWithARunsFirstCall).
+	first := reviewtest.Approve(t, rs, envelopeFor("test-gated", e.ts.ID, "", 2, `{"text":"once"}`))
 	var approval struct {
 		ReviewID string `json:"review_id"`
 	}
@@ -250,8 +252,8 @@ func TestApprovalAuthorisesOneCall(t *testing.T) {
 
 	// The same approval on the next call of the run (another key) is
 	// refused: a loop back into the step needs a fresh review.
-	second := strings.Replace(string(first), `/1"`, `/2"`, 1)
-	second = strings.Replace(second, `"seq":"1"`, `"seq":"2"`, 1)
+	second := strings.Replace(string(first), `/2"`, `/3"`, 1)
+	second = strings.Replace(second, `"seq":"2"`, `"seq":"3"`, 1)
 	if _, err := d.Handle(ctx, json.RawMessage(second)); codeOf(t, err) != string(tool.PermissionDenied) || !strings.Contains(messageOf(err), "already authorised another call") {
 		t.Fatalf("the approval reused for another key: %v", err)
 	}
@@ -359,7 +361,7 @@ func TestGatedWithoutReviewStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN, LedgerMAC: testMAC}, e.store, gatedTool(&calls), nil)
+	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN, LedgerMAC: testMAC, ExternalKeySecret: testSecret}, e.store, gatedTool(&calls), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -25,9 +26,16 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 		// before the claim, so that nothing is left in doubt.
 		return refused(tool.Errorf(tool.Timeout, "too little time is left before the function's deadline to run the tool"))
 	}
+	ext, err := externalkey.New(d.cfg.ExternalKeySecret, env.RunID, env.Seq)
+	if err != nil {
+		// Its seq is too long for the key third parties get (only a
+		// direct-lane caller names one); the message holds no secret.
+		return refused(tool.Errorf(tool.InputInvalid, "the call can have no external idempotency key (docs/ledger.md, \"The external key\"): %v", err))
+	}
 	rec := &ledger.Record{
 		Key: env.IdempotencyKey, RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool,
 		ToolsetID: env.ToolsetID, InputDigest: inv.digest, LeaseUntil: now.Add(d.cfg.Lease), StartedAt: inv.started,
+		ExternalKey: ext,
 	}
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
@@ -37,7 +45,8 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	}
 	inv.claimRequested = true
 	if claimed {
-		inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, 1, rec.LeaseUntil, rec.Token
+		inv.claimed, inv.attempt, inv.leaseUntil, inv.token, inv.externalKey = true, 1, rec.LeaseUntil, rec.Token, rec.ExternalKey
+		inv.pointKey(ctx, dbCtx)
 		return nil
 	}
 	if o := inv.unsealed(ctx, old); o != nil {
@@ -138,8 +147,23 @@ func (inv *invocation) reclaim(dbCtx context.Context, old *ledger.Record, now ti
 	if !ok {
 		return refused(tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
 	}
-	inv.claimed, inv.attempt, inv.leaseUntil, inv.token = true, old.Attempts, lease, old.Token
+	inv.claimed, inv.attempt, inv.leaseUntil, inv.token, inv.externalKey = true, old.Attempts, lease, old.Token, old.ExternalKey
 	return nil
+}
+
+// pointKey writes the run's key pointer (docs/ledger.md, "The key
+// pointer") when this invocation's claim created the item of the run's
+// first call (externalkey.IsFirstSeq): one conditional PutItem per run,
+// none on any other call. A failure is logged and the call goes on: the
+// pointer serves an operator's lookup, never the call.
+func (inv *invocation) pointKey(ctx, dbCtx context.Context) {
+	d, env := inv.d, inv.env
+	if !externalkey.IsFirstSeq(env.Seq) {
+		return
+	}
+	if err := d.store.PutKeyPointer(dbCtx, externalkey.RunID(d.cfg.ExternalKeySecret, env.RunID), env.RunID); err != nil {
+		d.log.WarnContext(ctx, "the run's key pointer was not written", "seq", string(env.Seq), "error", err)
+	}
 }
 
 // claimFailed ends an invocation whose claim request failed. DynamoDB may

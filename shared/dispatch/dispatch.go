@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/seal"
@@ -81,6 +82,12 @@ type Config struct {
 	// (secrets.Ledger.Since): a record without a seal is accepted only for
 	// a run that started before it (seal.Accept). Zero accepts none.
 	LedgerSince time.Time
+	// ExternalKeySecret is the stage's secret for external keys
+	// (shared/externalkey; docs/ledger.md, "The external key"): required,
+	// at least externalkey.MinSecretBytes (32) bytes. A call's first claim
+	// stores the key it gives, so that a new secret changes no running
+	// call's key.
+	ExternalKeySecret []byte
 }
 
 // Validate fills defaults and checks ranges.
@@ -94,6 +101,9 @@ func (c *Config) Validate() error {
 		return errors.New("dispatch config: an MCP dispatcher serves the pinned MCP tools, so Tool must be empty")
 	case !c.Platform && !c.MCP && c.Tool == "":
 		return errors.New("dispatch config: Tool is required")
+	case len(c.ExternalKeySecret) < externalkey.MinSecretBytes:
+		return fmt.Errorf("dispatch config: the external key secret is %d bytes, and must be at least %d (docs/ledger.md, \"The external key\")",
+			len(c.ExternalKeySecret), externalkey.MinSecretBytes)
 	}
 	if c.FunctionTimeout == 0 {
 		c.FunctionTimeout = 30 * time.Second
@@ -193,8 +203,11 @@ type invocation struct {
 	// request, or replayOr's read); a row of its own then says so.
 	claimRequested bool
 	token          string // the claim token this invocation holds
-	attempt        int
-	running        bool // the tool's Run has started: its effect may have happened
+	// externalKey is the key the tool sends out (Record.ExternalKey),
+	// once the claim is held.
+	externalKey string
+	attempt     int
+	running     bool // the tool's Run has started: its effect may have happened
 	// leaseUntil is when this attempt's claim ends.
 	leaseUntil time.Time
 	// reviewID and approver name the approval a gated call runs under.

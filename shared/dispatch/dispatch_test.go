@@ -172,7 +172,7 @@ func TestExpiredLease(t *testing.T) {
 	crash := func(toolName, runID string) {
 		// Exactly what a process killed mid-tool leaves: a claimed record
 		// whose lease has passed, and no row.
-		rec := &ledger.Record{Key: runID + "/1", RunID: runID, Seq: "1", Step: "s", Tool: toolName, ToolsetID: e.ts.ID, InputDigest: digestOf(t, `{"text":"x"}`), LeaseUntil: time.Now().Add(-time.Second)}
+		rec := &ledger.Record{Key: runID + "/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", RunID: runID, Seq: "1", Step: "s", Tool: toolName, ToolsetID: e.ts.ID, InputDigest: digestOf(t, `{"text":"x"}`), LeaseUntil: time.Now().Add(-time.Second)}
 		if ok, _, err := e.store.Claim(ctx, rec); !ok || err != nil {
 			t.Fatal(ok, err)
 		}

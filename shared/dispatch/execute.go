@@ -49,7 +49,7 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 				done <- result{err: &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: true}}
 			}
 		}()
-		out, err := d.run(runCtx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt})
+		out, err := d.run(runCtx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt, ExternalKey: inv.externalKey})
 		done <- result{out, err}
 	}()
 	var res result

@@ -946,7 +946,7 @@ func TestLateFinishRecordsItsOwnEntry(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	now := time.Now()
-	rec := &ledger.Record{Key: "run-late/1", Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: "sha256:x", LeaseUntil: now.Add(-time.Second), StartedAt: now}
+	rec := &ledger.Record{Key: "run-late/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: "sha256:x", LeaseUntil: now.Add(-time.Second), StartedAt: now}
 	if ok, _, err := e.store.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

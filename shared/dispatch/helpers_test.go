@@ -137,7 +137,7 @@ var (
 
 func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
-	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince}
+	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince, ExternalKeySecret: testSecret}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -148,6 +148,9 @@ func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...fu
 	d.SetReviews(dynamo.NewStore(e.db, e.store.Table()).WithMAC(mustSealKey(t, cfg.LedgerMAC)))
 	return d
 }
+
+// testSecret is the tests' external key secret (Config.ExternalKeySecret).
+var testSecret = []byte("the dispatcher tests' external key secret")
 
 var runSeq atomic.Int64
 

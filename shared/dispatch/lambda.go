@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -29,6 +30,10 @@ const (
 	EnvTimeoutSeconds = "TOOLGATE_FUNCTION_TIMEOUT_SECONDS" // the function's timeout, set by the infrastructure; default 30
 	EnvInlineLimit    = "TOOLGATE_INLINE_LIMIT_BYTES"       // result limit; default 65536, at most 204800
 	EnvLambdaMemory   = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"   // set by Lambda
+	// EnvLocalExternalKeySecret is the external key secret, hex, on the
+	// local stack only (infra/local/stack): deployed functions load theirs
+	// from the stage's SSM SecureString parameter.
+	EnvLocalExternalKeySecret = "TOOLGATE_LOCAL_EXTERNAL_KEY_SECRET"
 )
 
 // ConfigFromEnv reads a tool function's dispatcher configuration. An
@@ -75,6 +80,14 @@ func configFromEnv(cfg Config, getenv func(string) string) (Config, string, erro
 	var err error
 	if cfg.Lane, err = lane.FromEnv(getenv); err != nil {
 		return cfg, "", err
+	}
+	// TODO(lead): cfg.ExternalKeySecret = secrets.Load(...).ExternalKey
+	// (shared/secrets); until then only the local stack's variable gives
+	// it, and a deployed function stops at Validate without it.
+	if v := getenv(EnvLocalExternalKeySecret); v != "" {
+		if cfg.ExternalKeySecret, err = hex.DecodeString(v); err != nil {
+			return cfg, "", fmt.Errorf("%s is not hex", EnvLocalExternalKeySecret)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", err
@@ -126,7 +139,9 @@ func serve(log *slog.Logger, base Config, run toolcall.Func) {
 	cancel()
 	sec = coldstart.Must(log, "the function's ledger secrets cannot be read", sec, err)
 	cfg.LedgerMAC, cfg.LedgerSince = sec.MAC, sec.Since
-	// TODO(lead): cfg.ExternalKeySecret = sec.ExternalKey once dispatch.Config has it (the external-key branch).
+	if cfg.ExternalKeySecret == nil {
+		cfg.ExternalKeySecret = sec.ExternalKey
+	}
 	db := dynamodb.NewFromConfig(awsCfg)
 	d, err := New(cfg, ledger.New(db, table), run, log)
 	d = coldstart.Must(log, "bad configuration", d, err)

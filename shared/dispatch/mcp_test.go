@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -276,7 +277,9 @@ func TestMCPConfig(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	cfg, _, err := configFromEnv(Config{MCP: true}, func(k string) string { return map[string]string{EnvTable: "t"}[k] })
+	cfg, _, err := configFromEnv(Config{MCP: true}, func(k string) string {
+		return map[string]string{EnvTable: "t", EnvLocalExternalKeySecret: hex.EncodeToString(testSecret)}[k]
+	})
 	if err != nil || !cfg.MCP || cfg.Platform || cfg.Tool != "" {
 		t.Fatalf("configFromEnv(MCP): %+v %v", cfg, err)
 	}

@@ -27,7 +27,7 @@ import (
 func (e *env) oldRun(t *testing.T, name string, run toolcall.Func, ago time.Duration, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
 	then := time.Now().Add(-ago)
-	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince}
+	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince, ExternalKeySecret: testSecret}
 	for _, m := range mod {
 		m(&cfg)
 	}

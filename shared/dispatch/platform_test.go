@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"sync/atomic"
 	"testing"
@@ -99,11 +100,13 @@ func TestPlatformConfig(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	c := Config{Platform: true}
+	c := Config{Platform: true, ExternalKeySecret: testSecret}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := ConfigFromEnv("", func(k string) string { return map[string]string{EnvTable: "t"}[k] })
+	cfg, _, err := ConfigFromEnv("", func(k string) string {
+		return map[string]string{EnvTable: "t", EnvLocalExternalKeySecret: hex.EncodeToString(testSecret)}[k]
+	})
 	if err != nil || !cfg.Platform || cfg.Tool != "" {
 		t.Fatalf("ConfigFromEnv(\"\"): %+v %v", cfg, err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -46,6 +47,18 @@ const (
 	fxProofID   = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"
 )
 
+// fxSecret is the stage secret the fixtures' external keys are made with.
+var fxSecret = []byte("toolgate fixtures' external key secret, 32+ bytes")
+
+// fxExternal is the external key of fxRun/seq under fxSecret.
+func fxExternal(seq string) string {
+	k, err := externalkey.New(fxSecret, fxRun, tool.Seq(seq))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
 // fxNow is the clock the fixtures are written at (unix ms 1772359200123).
 var fxNow = time.Date(2026, 3, 1, 10, 0, 0, 123456789, time.UTC)
 
@@ -55,7 +68,7 @@ type writer func(ctx context.Context, s *ledger.Store, db *dynamodb.Client) erro
 // claim is a first attempt's claim of fxRun/seq with token tok.
 func claim(ctx context.Context, s *ledger.Store, seq, tok string) (*ledger.Record, error) {
 	r := &ledger.Record{Key: fxRun + "/" + seq, Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, InputDigest: fxDigest,
-		LeaseUntil: fxNow.Add(15 * time.Minute), Token: tok}
+		LeaseUntil: fxNow.Add(15 * time.Minute), Token: tok, ExternalKey: fxExternal(seq)}
 	ok, _, err := s.Claim(ctx, r)
 	if err == nil && !ok {
 		err = fmt.Errorf("claim %s: not claimed", r.Key)
@@ -104,7 +117,7 @@ var callWriters = map[string]writer{
 			return err
 		}
 		replay := &ledger.Record{Key: r.Key, Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, InputDigest: fxDigest,
-			LeaseUntil: fxNow.Add(16 * time.Minute), Token: "00000000000000000000000000000022"}
+			LeaseUntil: fxNow.Add(16 * time.Minute), Token: "00000000000000000000000000000022", ExternalKey: fxExternal("2")}
 		_, _, err = s.WithClock(func() time.Time { return fxNow.Add(time.Minute) }).Claim(ctx, replay)
 		return err
 	},
@@ -399,7 +412,7 @@ func TestItemsAsStoredRead(t *testing.T) {
 			}
 			want := &ledger.Record{Key: key, RunID: fxRun, Seq: tool.Seq(c.seq), Step: "send", Tool: "send-email", InputDigest: fxDigest,
 				State: c.state, Attempts: c.attempts, LeaseUntil: c.lease, ErrorCode: c.code, UpdatedAt: c.updated,
-				ToolsetID: fxToolsetID, Token: c.token, StartedAt: c.started, FirstStartedAt: first, Seal: seal.Absent}
+				ToolsetID: fxToolsetID, Token: c.token, StartedAt: c.started, FirstStartedAt: first, Seal: seal.Absent, ExternalKey: fxExternal(c.seq)}
 			if c.result != "" {
 				want.Result = json.RawMessage(c.result)
 			}
@@ -419,6 +432,9 @@ func TestItemsAsStoredRead(t *testing.T) {
 			// The TTL of a call renewed by its replay (2) or re-claim (5).
 			renewed := map[string]int64{"2": 60, "5": 2}
 			r.StartedAt, r.EndedAt, r.ExpiresAt = r.StartedAt.UTC(), r.EndedAt.UTC(), exp+renewed[seq]
+			if n > 0 { // an attempt of a call's item: its external key
+				r.ExternalKey = fxExternal(seq)
+			}
 			if f != nil {
 				f(r)
 			}
@@ -430,14 +446,14 @@ func TestItemsAsStoredRead(t *testing.T) {
 				r.EndedAt, r.DurationMS, r.InputBytes, r.MemoryMB = time.Time{}, 0, 0, 0
 			}),
 			row("1", 1, ledger.StatusRefused, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) {
-				r.Retryable, r.AfterClaimRequest = true, true
+				r.Retryable, r.AfterClaimRequest, r.ExternalKey = true, true, "" // a row item of its own
 				r.StartedAt, r.EndedAt, r.DurationMS = fxNow.Add(time.Second), fxNow.Add(time.Second+3*time.Millisecond), 3
 			}),
 			row("2", 1, ledger.StatusSucceeded, "", func(r *ledger.Row) {
 				r.ReviewID, r.Approver = "rv_0123456789abcdef0123456789abcdef", fxApprover
 			}),
 			{RunID: fxRun, Seq: "2", Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, IdempotencyKey: fxRun + "/2",
-				InputDigest: fxDigest, ExpiresAt: exp + 60, Status: ledger.StatusDeduplicated, Count: 1, StartedAt: last, EndedAt: last,
+				ExternalKey: fxExternal("2"), InputDigest: fxDigest, ExpiresAt: exp + 60, Status: ledger.StatusDeduplicated, Count: 1, StartedAt: last, EndedAt: last,
 				OutputDigest: fxOutDigest, OutputBytes: 24},
 			row("3", 1, ledger.StatusFailed, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) { r.Retryable = true }),
 			row("4", 1, ledger.StatusUnknown, "", func(r *ledger.Row) {
@@ -468,6 +484,46 @@ func TestItemsAsStoredRead(t *testing.T) {
 		}
 	})
 
+	// Calls claimed before external keys: each keeps the readable key it
+	// was sent with, also after a claim of today's code (which sets
+	// external_key with if_not_exists) and a re-claim.
+	t.Run("calls before external keys", func(t *testing.T) {
+		s := putItems(t, db, "call.before-external-key.json")
+		for _, seq := range []string{"1", "2", "3", "4", "5", "6.0.1"} {
+			key := fxRun + "/" + seq
+			if r, err := s.Record(ctx, key); err != nil || r.ExternalKey != key {
+				t.Fatalf("record %s: %+v %v; want the readable key as its external key", seq, r, err)
+			}
+		}
+		rows, err := s.RunRows(ctx, fxRun)
+		if err != nil || len(rows) == 0 {
+			t.Fatalf("rows %v %v", rows, err)
+		}
+		for _, r := range rows {
+			if r.ExternalKey != r.IdempotencyKey {
+				t.Errorf("row %s/%d: external key %q, want the readable %q", r.Seq, r.Attempt, r.ExternalKey, r.IdempotencyKey)
+			}
+		}
+		key := fxRun + "/3" // FAILED: a retry after the upgrade claims it again
+		rec := &ledger.Record{Key: key, Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, InputDigest: fxDigest,
+			LeaseUntil: time.Now().Add(time.Minute), ExternalKey: fxExternal("3")}
+		claimed, old, err := s.Claim(ctx, rec)
+		if err != nil || claimed || old.ExternalKey != key {
+			t.Fatalf("claim after the upgrade: %v %+v %v; want the record with the readable key", claimed, old, err)
+		}
+		if ok, err := s.Reclaim(ctx, old, time.Now().Add(time.Minute)); !ok || err != nil || old.ExternalKey != key {
+			t.Fatalf("re-claim: %v %v %q", ok, err, old.ExternalKey)
+		}
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table()), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "RUN#" + fxRun}, "sk": &types.AttributeValueMemberS{Value: "CALL#" + tool.Seq("3").SortKey()}}})
+		if err != nil || out.Item["external_key"] == nil {
+			t.Fatalf("the claim after the upgrade wrote no external_key (the case this guards): %v %v", out.Item, err)
+		}
+		if r, err := s.Record(ctx, key); err != nil || r.ExternalKey != key || r.Attempts != 2 {
+			t.Fatalf("record after the re-claim: %+v %v; want attempt 2 with the readable key", r, err)
+		}
+	})
+
 	// Items with a number seq, as the ledger wrote them before for_each.
 	t.Run("calls before for_each", func(t *testing.T) {
 		s := putItems(t, db, "call.before-for-each.json", "row.before-for-each.json")
@@ -476,7 +532,8 @@ func TestItemsAsStoredRead(t *testing.T) {
 		r, err := s.Record(ctx, run+"/1")
 		want := &ledger.Record{Key: run + "/1", RunID: run, Seq: "1", Step: "send", Tool: "send-email", InputDigest: fxDigest,
 			State: ledger.StateCompleted, Attempts: 1, LeaseUntil: ms(15 * time.Minute), Result: json.RawMessage(`{"message_id":"m-1"}`),
-			UpdatedAt: ms(0), ToolsetID: fxToolsetID, Token: "00000000000000000000000000000001", StartedAt: fxNow, FirstStartedAt: fxNow, Seal: seal.Absent}
+			UpdatedAt: ms(0), ToolsetID: fxToolsetID, Token: "00000000000000000000000000000001", StartedAt: fxNow, FirstStartedAt: fxNow, Seal: seal.Absent,
+			ExternalKey: run + "/1"}
 		if err != nil || !reflect.DeepEqual(r, want) {
 			t.Errorf("record 1: %v\n got %+v\nwant %+v", err, r, want)
 		}
@@ -493,14 +550,17 @@ func TestItemsAsStoredRead(t *testing.T) {
 		wantRows := []ledger.Row{
 			row(func(r *ledger.Row) {
 				r.Seq, r.Attempt, r.IdempotencyKey, r.Status, r.StartedAt, r.EndedAt = "1", 1, run+"/1", ledger.StatusSucceeded, fxNow, fxNow.Add(1500*time.Millisecond)
+				r.ExternalKey = run + "/1"
 				r.DurationMS, r.InputBytes, r.OutputDigest, r.OutputBytes, r.MemoryMB, r.ExpiresAt = 1500, 120, fxOutDigest, 24, 256, exp+60
 			}),
 			row(func(r *ledger.Row) {
 				r.Seq, r.IdempotencyKey, r.Status, r.Count, r.StartedAt, r.EndedAt = "1", run+"/1", ledger.StatusDeduplicated, 1, last, last
+				r.ExternalKey = run + "/1"
 				r.OutputDigest, r.OutputBytes, r.ExpiresAt = fxOutDigest, 24, exp+60
 			}),
 			row(func(r *ledger.Row) {
 				r.Seq, r.Attempt, r.IdempotencyKey, r.Status, r.StartedAt = "2", 1, run+"/2", ledger.StatusInProgress, fxNow
+				r.ExternalKey = run + "/2"
 			}),
 			row(func(r *ledger.Row) {
 				r.Seq, r.IdempotencyKey, r.Status, r.ErrorCode, r.StartedAt, r.EndedAt = "3", run+"/3", ledger.StatusRefused, "TOOL_INPUT_INVALID", fxNow, fxNow.Add(2*time.Millisecond)

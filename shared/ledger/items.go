@@ -34,6 +34,31 @@ type callItem struct {
 	LastSeenAt     int64                   `dynamodbav:"last_seen_at"` // unix ms
 	ExpiresAt      int64                   `dynamodbav:"expires_at"`   // epoch seconds
 	MAC            string                  `dynamodbav:"mac"`          // the seal; "" in the previous layout
+	// ExternalKey and ExternalKeyToken: the external key and the token of
+	// the claim that wrote it (externalKey); absent in items claimed
+	// before external keys.
+	ExternalKey      string `dynamodbav:"external_key,omitempty"`
+	ExternalKeyToken string `dynamodbav:"external_key_token,omitempty"`
+}
+
+// The external key's attributes (table.Call).
+const (
+	attrExternalKey      = "external_key"
+	attrExternalKeyToken = "external_key_token"
+)
+
+// externalKey is the key third parties were sent for this call
+// (docs/ledger.md, "The external key"): the stored external_key when the
+// claim that wrote it was the call's first attempt, else the readable
+// idempotency key. Every claim sets external_key with if_not_exists, so
+// the first claim after the upgrade of a call claimed before it writes
+// one too; that claim is not attempt 1 of the call's attempt_log, so the
+// call keeps the key its first attempt sent.
+func (c *callItem) externalKey(key string) string {
+	if e, ok := c.AttemptLog[c.ExternalKeyToken]; ok && e.N == 1 && c.ExternalKey != "" {
+		return c.ExternalKey
+	}
+	return key
 }
 
 // attemptEntry is one attempt in a call's attempt_log, keyed by its claim
@@ -151,7 +176,7 @@ func (c *callItem) record(key string) *Record {
 	r := &Record{
 		Key: key, RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, InputDigest: c.InputDigest,
 		State: c.State, Attempts: c.Attempts, LeaseUntil: time.UnixMilli(c.LeaseUntil), ErrorCode: c.ErrorCode,
-		UpdatedAt: time.UnixMilli(c.UpdatedAt), ToolsetID: c.ToolsetID, Token: c.Token,
+		UpdatedAt: time.UnixMilli(c.UpdatedAt), ToolsetID: c.ToolsetID, Token: c.Token, ExternalKey: c.externalKey(key),
 	}
 	if c.Result != nil && *c.Result != "" {
 		r.Result = json.RawMessage(*c.Result)
@@ -206,7 +231,7 @@ func attemptStart(n int, started time.Time) types.AttributeValue {
 func (c *callItem) row(e attemptEntry) Row {
 	return Row{
 		RunID: c.RunID, Seq: c.Seq, Attempt: e.N, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID,
-		IdempotencyKey: c.IdempotencyKey, Status: e.Status, ErrorCode: e.ErrorCode, Retryable: e.Retryable,
+		IdempotencyKey: c.IdempotencyKey, ExternalKey: c.externalKey(c.IdempotencyKey), Status: e.Status, ErrorCode: e.ErrorCode, Retryable: e.Retryable,
 		StartedAt: e.StartedAt, EndedAt: e.EndedAt, DurationMS: e.DurationMS,
 		InputDigest: c.InputDigest, InputBytes: e.InputBytes, OutputDigest: e.OutputDigest, OutputBytes: e.OutputBytes,
 		MemoryMB: e.MemoryMB, ExpiresAt: c.ExpiresAt, ReviewID: e.ReviewID, Approver: e.Approver, ParentRunID: e.ParentRunID,

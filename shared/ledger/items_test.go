@@ -27,6 +27,7 @@ func TestItemTypesConformToTheirKinds(t *testing.T) {
 		{table.Toolset, toolsetItem{}},
 		{table.Published, publishedItem{}},
 		{table.Proof, proofItem{}},
+		{table.Key, keyItem{}},
 	} {
 		t.Run(c.kind.Name, func(t *testing.T) {
 			if err := table.Conform(c.kind, c.item); err != nil {

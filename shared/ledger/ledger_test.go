@@ -119,7 +119,7 @@ func TestToolsetWithoutBodyDoesNotPanic(t *testing.T) {
 func TestRecordGuards(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
-	rec := &Record{Key: "run/1", RunID: "run", Seq: "1", Step: "s", Tool: "t", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(-time.Second)}
+	rec := &Record{Key: "run/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", RunID: "run", Seq: "1", Step: "s", Tool: "t", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(-time.Second)}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -209,7 +209,7 @@ func TestToolsetLoadRunsTheRegistrationCheck(t *testing.T) {
 func TestOneItemPerCall(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
-	rec := &Record{Key: "run/3", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	rec := &Record{Key: "run/3", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/3", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -271,7 +271,7 @@ func TestOneItemPerCall(t *testing.T) {
 func TestRowsReadWithoutResults(t *testing.T) {
 	s, client := newStore(t)
 	ctx := context.Background()
-	rec := &Record{Key: "run/1", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	rec := &Record{Key: "run/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -333,7 +333,7 @@ func TestMistypedAttributeIsAnError(t *testing.T) {
 	if _, err := s.Record(ctx, "run-bad/1"); err == nil {
 		t.Error("Record read a mistyped attempts")
 	}
-	if _, _, err := s.Claim(ctx, &Record{Key: "run-bad/1", LeaseUntil: time.Now()}); err == nil {
+	if _, _, err := s.Claim(ctx, &Record{Key: "run-bad/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", LeaseUntil: time.Now()}); err == nil {
 		t.Error("Claim read a mistyped attempts")
 	}
 	if _, err := s.RunRows(ctx, "run-bad"); err == nil {

@@ -67,6 +67,12 @@ type Record struct {
 	Token string
 	// StartedAt is when the claiming attempt started (its entry's start).
 	StartedAt time.Time
+	// ExternalKey is the key sent to third parties for this call
+	// (docs/ledger.md, "The external key"). A claim writes the one it is
+	// given (externalkey.New) with if_not_exists; read back it is the
+	// stored one when the call's first claim wrote it, and Key for a call
+	// first claimed before external keys (what it was sent before).
+	ExternalKey string
 	// FirstStartedAt is the earliest start of the call's attempts (its
 	// attempt_log entries): when the key's first claim was made. Zero when
 	// the item holds no attempt entry. The dispatcher compares it with the
@@ -123,7 +129,7 @@ const attrAttemptLog = "attempt_log"
 // claimAttributes are the call's and its first attempt's attributes a
 // claim sets with if_not_exists.
 var claimAttributes = []string{"run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
-	"state", "attempts", "lease_until", "token", "updated_at", attrAttemptLog, AttrMAC}
+	"state", "attempts", "lease_until", "token", "updated_at", attrAttemptLog, AttrMAC, attrExternalKey, attrExternalKeyToken}
 
 // claimTemplate is the claim's UpdateItem: every claim attribute set if
 // not there, the invocation counted, the TTL renewed.
@@ -150,7 +156,8 @@ func claimUpdate(attrs []string) expression.UpdateBuilder {
 }
 
 // Claim takes the call's item for a first attempt, or reads it, in one
-// UpdateItem: every claim field is set with if_not_exists, the invocation
+// UpdateItem: every claim field (r.ExternalKey, required, and the claim's
+// token beside it included) is set with if_not_exists, the invocation
 // is counted (invocations + 1, last_seen_at), and ReturnValues ALL_NEW
 // answers with the item as it now is. The claim is ours when the item
 // holds r.Token as the first attempt (a claim whose response was lost and
@@ -165,6 +172,9 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	if r.RunID, r.Seq, err = splitKey(r.Key); err != nil {
 		return false, nil, err
 	}
+	if r.ExternalKey == "" {
+		return false, nil, fmt.Errorf("claim %s: no external key", r.Key)
+	}
 	if r.StartedAt.IsZero() {
 		r.StartedAt = now
 	}
@@ -174,6 +184,7 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 		"lease_until": tabledef.N(r.LeaseUntil.UnixMilli()), "token": str(r.Token), "updated_at": tabledef.N(now.UnixMilli()),
 		attrAttemptLog: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}},
 		"last_seen_at": tabledef.N(now.UnixMilli()), AttrExpiresAt: s.expires(), "one": tabledef.N(1),
+		attrExternalKey: str(r.ExternalKey), attrExternalKeyToken: str(r.Token),
 	}
 	t := claimUnsealedTemplate
 	if mac := s.sealOf(r, StateInProgress, "", nil); mac != nil {

@@ -10,7 +10,7 @@ import (
 
 func claimOf(key string, lease time.Time) *Record {
 	return &Record{Key: key, Step: "send", Tool: "send-email", ToolsetID: "ts_00000000000000000000000000000000",
-		InputDigest: "sha256:00", LeaseUntil: lease}
+		InputDigest: "sha256:00", LeaseUntil: lease, ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1"}
 }
 
 // Of two claims of one key, exactly one takes it; the other reads the

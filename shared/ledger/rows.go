@@ -49,23 +49,27 @@ const (
 // bodies.
 // Its dynamodbav tags are a row item's attributes (PutRow).
 type Row struct {
-	RunID          string    `json:"run_id" dynamodbav:"run_id"`
-	Seq            tool.Seq  `json:"seq" dynamodbav:"seq"`
-	Attempt        int       `json:"attempt" dynamodbav:"attempt"` // the ledger's attempt count, 0 when refused before a claim
-	Step           string    `json:"step" dynamodbav:"step"`
-	Tool           string    `json:"tool" dynamodbav:"tool"`
-	ToolsetID      string    `json:"toolset_id" dynamodbav:"toolset_id"`
-	IdempotencyKey string    `json:"idempotency_key" dynamodbav:"idempotency_key"`
-	Status         Status    `json:"status" dynamodbav:"status"`
-	ErrorCode      string    `json:"error_code,omitempty" dynamodbav:"error_code,omitempty"`
-	Retryable      bool      `json:"retryable" dynamodbav:"retryable"`
-	StartedAt      time.Time `json:"started_at" dynamodbav:"started_at"`
-	EndedAt        time.Time `json:"ended_at" dynamodbav:"ended_at"`
-	DurationMS     int64     `json:"duration_ms" dynamodbav:"duration_ms"`
-	InputDigest    string    `json:"input_digest,omitempty" dynamodbav:"input_digest,omitempty"` // "sha256:<hex>" of the RFC 8785 input
-	InputBytes     int       `json:"input_bytes" dynamodbav:"input_bytes"`
-	OutputDigest   string    `json:"output_digest,omitempty" dynamodbav:"output_digest,omitempty"`
-	OutputBytes    int       `json:"output_bytes" dynamodbav:"output_bytes"`
+	RunID          string   `json:"run_id" dynamodbav:"run_id"`
+	Seq            tool.Seq `json:"seq" dynamodbav:"seq"`
+	Attempt        int      `json:"attempt" dynamodbav:"attempt"` // the ledger's attempt count, 0 when refused before a claim
+	Step           string   `json:"step" dynamodbav:"step"`
+	Tool           string   `json:"tool" dynamodbav:"tool"`
+	ToolsetID      string   `json:"toolset_id" dynamodbav:"toolset_id"`
+	IdempotencyKey string   `json:"idempotency_key" dynamodbav:"idempotency_key"`
+	// ExternalKey is the key the call's third party was sent
+	// (Record.ExternalKey), on the rows of a call's item; a row item of
+	// its own (nothing was sent) has none and never stores one.
+	ExternalKey  string    `json:"external_key,omitempty" dynamodbav:"-"`
+	Status       Status    `json:"status" dynamodbav:"status"`
+	ErrorCode    string    `json:"error_code,omitempty" dynamodbav:"error_code,omitempty"`
+	Retryable    bool      `json:"retryable" dynamodbav:"retryable"`
+	StartedAt    time.Time `json:"started_at" dynamodbav:"started_at"`
+	EndedAt      time.Time `json:"ended_at" dynamodbav:"ended_at"`
+	DurationMS   int64     `json:"duration_ms" dynamodbav:"duration_ms"`
+	InputDigest  string    `json:"input_digest,omitempty" dynamodbav:"input_digest,omitempty"` // "sha256:<hex>" of the RFC 8785 input
+	InputBytes   int       `json:"input_bytes" dynamodbav:"input_bytes"`
+	OutputDigest string    `json:"output_digest,omitempty" dynamodbav:"output_digest,omitempty"`
+	OutputBytes  int       `json:"output_bytes" dynamodbav:"output_bytes"`
 	// MemoryMB is the function's configured memory: with DurationMS it
 	// estimates cost in GB-seconds.
 	MemoryMB  int   `json:"memory_mb" dynamodbav:"memory_mb"`
@@ -261,7 +265,7 @@ func callRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
 	}
 	last := time.UnixMilli(c.LastSeenAt).UTC()
 	d := Row{RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID, IdempotencyKey: c.IdempotencyKey,
-		InputDigest: c.InputDigest, ExpiresAt: c.ExpiresAt, Status: StatusDeduplicated, Count: int(c.Invocations), StartedAt: last, EndedAt: last}
+		ExternalKey: c.externalKey(c.IdempotencyKey), InputDigest: c.InputDigest, ExpiresAt: c.ExpiresAt, Status: StatusDeduplicated, Count: int(c.Invocations), StartedAt: last, EndedAt: last}
 	for _, r := range rows { // a replay returns the successful attempt's output
 		if r.Status == StatusSucceeded {
 			d.OutputDigest, d.OutputBytes = r.OutputDigest, r.OutputBytes

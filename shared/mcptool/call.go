@@ -38,8 +38,10 @@ type TextItem struct {
 // Call calls a pinned MCP tool (call.Pinned.MCP): a toolcall.Func (c.Call).
 // It opens a new session with the pinned server URL and sends tools/call
 // with the tool's pinned name, arguments call.Input, and _meta
-// {mcpmeta.IdempotencyKey: call.Envelope.IdempotencyKey}, the same key on
-// every attempt. The call is bounded by ctx (the dispatcher's deadline)
+// {mcpmeta.IdempotencyKey: call.ExternalKey}: the call's external key
+// (docs/ledger.md, "The external key"), opaque and the same on every
+// attempt and replay, never the ledger's key; a call without one is
+// TOOL_INTERNAL, nothing sent. The call is bounded by ctx (the dispatcher's deadline)
 // and the pinned timeout_seconds; the handshake before it by
 // Config.Timeout too.
 //
@@ -53,6 +55,9 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 	m := call.Pinned.MCP
 	if m == nil {
 		return nil, tool.Errorf(tool.PermissionDenied, "tool %s is not an MCP tool of the run's toolset", call.Envelope.Tool)
+	}
+	if call.ExternalKey == "" {
+		return nil, tool.Errorf(tool.Internal, "the call has no external idempotency key")
 	}
 	if n := call.Pinned.TimeoutSeconds; n > 0 {
 		var cancel context.CancelFunc
@@ -71,7 +76,7 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 	res, err := s.cs.CallTool(withProbe(ctx, p), &mcp.CallToolParams{
 		Name:      m.Name,
 		Arguments: call.Input,
-		Meta:      mcp.Meta{mcpmeta.IdempotencyKey: call.Envelope.IdempotencyKey},
+		Meta:      mcp.Meta{mcpmeta.IdempotencyKey: call.ExternalKey},
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -101,13 +101,16 @@ func pinURL(t *testing.T, c *Client, url, name string) toolset.Tool {
 	return pinned["crm."+name]
 }
 
-// callOf is the dispatcher's Call of a pinned tool with input and key.
+// callOf is the dispatcher's Call of a pinned tool with input and
+// external key key; the envelope's own key is another, which the server
+// must never see.
 func callOf(pinned toolset.Tool, input, key string, attempt int) *toolcall.Call {
 	return &toolcall.Call{
-		Envelope: &tool.Envelope{Tool: "crm." + pinned.MCP.Name, IdempotencyKey: key, Attempt: attempt},
-		Input:    json.RawMessage(input),
-		Pinned:   pinned,
-		Attempt:  attempt,
+		Envelope:    &tool.Envelope{Tool: "crm." + pinned.MCP.Name, IdempotencyKey: "arn:internal/" + key, Attempt: attempt},
+		Input:       json.RawMessage(input),
+		Pinned:      pinned,
+		Attempt:     attempt,
+		ExternalKey: key,
 	}
 }
 

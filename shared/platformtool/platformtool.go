@@ -30,9 +30,12 @@ type Request struct {
 	// Input is the tool's input object as the dispatcher validated it
 	// against the pinned input schema, in its RFC 8785 form.
 	Input json.RawMessage `json:"input"`
-	// IdempotencyKey is "<run_id>/<seq>": the same on every attempt of
-	// one call. A function pinned as idempotent does its effect at most
-	// once per key.
+	// IdempotencyKey is the call's external key (docs/ledger.md, "The
+	// external key"): "<22 characters of base64url>/<seq>", at most 64
+	// visible ASCII characters, opaque, and the same on every attempt of
+	// one call (a call claimed before external keys keeps its
+	// "<run_id>/<seq>"). A function pinned as idempotent does its effect
+	// at most once per key.
 	IdempotencyKey string `json:"idempotency_key"`
 	// Attempt is the ledger's attempt number for the key, from 1.
 	Attempt int `json:"attempt"`
@@ -143,7 +146,10 @@ func Tool(client Invoker, fns *Functions) toolcall.Func {
 		if env.Function != "" && env.Function != name {
 			return nil, tool.Errorf(tool.PermissionDenied, "the envelope's function %.160q is not the function the pinned toolset names for tool %s", env.Function, env.Tool)
 		}
-		payload, err := json.Marshal(Request{Input: c.Input, IdempotencyKey: env.IdempotencyKey, Attempt: c.Attempt,
+		if c.ExternalKey == "" {
+			return nil, tool.Errorf(tool.Internal, "the call has no external idempotency key")
+		}
+		payload, err := json.Marshal(Request{Input: c.Input, IdempotencyKey: c.ExternalKey, Attempt: c.Attempt,
 			RunID: env.RunID, Step: env.Step, Tool: env.Tool})
 		if err != nil {
 			return nil, tool.Wrap(tool.Internal, err, "the request to the tool's function cannot be encoded")

@@ -113,7 +113,7 @@ func (f *fakeLambda) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func
 
 func call(fn string) *toolcall.Call {
 	env := &tool.Envelope{Tool: "create-ticket", RunID: "arn:run", Seq: "2", Step: "file", IdempotencyKey: "arn:run/2", Attempt: 1}
-	return &toolcall.Call{Envelope: env, Input: json.RawMessage(`{"title":"x"}`), Attempt: 3,
+	return &toolcall.Call{Envelope: env, Input: json.RawMessage(`{"title":"x"}`), Attempt: 3, ExternalKey: "q3Xb0Yl2u1Vv9tA8rXkE_w/2",
 		Pinned: toolset.Tool{Function: fn, TimeoutSeconds: 10}}
 }
 
@@ -129,7 +129,7 @@ func TestTool(t *testing.T) {
 	if aws.ToString(f.in.FunctionName) != arn || f.in.InvocationType != types.InvocationTypeRequestResponse {
 		t.Fatalf("input %+v", f.in)
 	}
-	want := `{"input":{"title":"x"},"idempotency_key":"arn:run/2","attempt":3,"run_id":"arn:run","step":"file","tool":"create-ticket"}`
+	want := `{"input":{"title":"x"},"idempotency_key":"q3Xb0Yl2u1Vv9tA8rXkE_w/2","attempt":3,"run_id":"arn:run","step":"file","tool":"create-ticket"}`
 	if string(f.in.Payload) != want {
 		t.Fatalf("request %s\nwant    %s", f.in.Payload, want)
 	}
@@ -244,4 +244,18 @@ func (f *fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ .
 		return nil, &ssmtypes.ParameterNotFound{Message: aws.String("not found")}
 	}
 	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(v)}}, nil
+}
+
+// A call without an external key (never one from the dispatcher, which
+// claims it first) is TOOL_INTERNAL and invokes nothing: the ledger's
+// key is never sent in its place.
+func TestToolNeedsTheExternalKey(t *testing.T) {
+	arn := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	f := &fakeLambda{out: &lambda.InvokeOutput{Payload: []byte(`{"ticket_id":"T-1"}`)}}
+	c := call(arn)
+	c.ExternalKey = ""
+	_, err := Tool(f, NewFunctions("test", &fakeSSM{}))(context.Background(), c)
+	if te := tool.Classify(err); te.Code != tool.Internal || f.in != nil {
+		t.Fatalf("%v; invoked %+v", err, f.in)
+	}
 }

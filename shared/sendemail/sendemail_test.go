@@ -353,7 +353,7 @@ func TestThroughDispatcher(t *testing.T) {
 	}
 	p := localtest.SES(t)
 	cfg := mustConfig(t, sender, "@example.com")
-	d, err := dispatch.New(dispatch.Config{Tool: "send-email", MemoryMB: 128, Lane: lane.SFN, LedgerMAC: bytes.Repeat([]byte{7}, 32)}, st, Tool(cfg, sesClient(p.Endpoint())), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	d, err := dispatch.New(dispatch.Config{Tool: "send-email", MemoryMB: 128, Lane: lane.SFN, LedgerMAC: bytes.Repeat([]byte{7}, 32), ExternalKeySecret: []byte("the send-email tests' external key secret")}, st, Tool(cfg, sesClient(p.Endpoint())), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

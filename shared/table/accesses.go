@@ -183,6 +183,7 @@ var ReadAttributes = []string{
 	"state", "attempts", "lease_until", "token", "error_code", "updated_at", "attempt_log", "invocations", "last_seen_at",
 	ExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
 	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "refusal_reason",
+	"external_key", "external_key_token",
 }
 
 // Accesses is every access to the table. infra generates each role's and
@@ -193,6 +194,9 @@ var Accesses = []Access{
 		Code: "shared/ledger (the dispatcher)",
 		Doc: "the claim (UpdateItem, ReturnValues ALL_NEW), re-claim, MarkUnknown, finish and release, Touch (ALL_NEW), " +
 			"Record and the read after a finish's failed condition (GetItem), PutRow (PutItem of a row item): whole items, which the dispatcher owns"},
+	{Sid: "RecordKeyPointers", By: []Principal{ToolFunctions}, On: []*Kind{Key}, Actions: []Action{PutItem},
+		Attributes: Key.Names(PK, SK, "run_id", ExpiresAt), Code: "ledger.Store.PutKeyPointer",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a run's key pointer, with the claim of its first call"},
 	{Sid: "Toolsets", By: []Principal{ToolFunctions, ReviewRequest, Publish}, On: []*Kind{Toolset}, Actions: []Action{GetItem},
 		Attributes: Toolset.Names(PK, SK, "body"), Code: "ledger.Store.Toolset",
 		Doc: "loading a toolset (GetItem projecting body); in publish, RegisterToolset's read of the toolset already there"},
@@ -238,6 +242,9 @@ var Accesses = []Access{
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},
+	{Sid: "ReadKeyPointers", By: []Principal{Operator}, On: []*Kind{Key}, Actions: []Action{GetItem},
+		Attributes: Key.Names(PK, SK, "run_id", ExpiresAt), SpecificAttributes: true, Code: "toolgate ledger --key (ledger.Store.KeyPointer)",
+		Doc: "the run an external key names (GetItem projecting run_id)"},
 	{Sid: "LedgerIndexReads", By: []Principal{Operator}, Index: ReviewsByStatus, Actions: []Action{Query},
 		Code: "toolgate ledger", Doc: "the index projects no review inputs, reasons or task tokens"},
 }

@@ -41,6 +41,7 @@ var writeRules = []writeRule{
 	{kind: Row, by: []Principal{ToolFunctions}, action: UpdateItem},
 	{kind: Review, by: []Principal{ReviewRequest}, action: PutItem, forbid: slices.Concat(reviewDecisionNames, bindingNames)},
 	{kind: Review, by: []Principal{ReviewDecision}, action: UpdateItem, forbid: slices.Concat(reviewAskedNames, bindingNames)},
+	{kind: Key, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "run_id", ExpiresAt}},
 	{kind: Binding, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "bound_key", "bound_at", "mac", ExpiresAt}},
 	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},
 	{kind: Published, by: []Principal{Publish}, action: PutItem},
@@ -114,6 +115,7 @@ func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
 		"a tool writes a review":                 widen("BindApprovals", func(a *Access) { a.On = []*Kind{Binding, Review} }),
 		"a binding names any attribute":          widen("BindApprovals", func(a *Access) { a.Attributes = nil }),
 		"the operator writes calls":              widen("LedgerReads", func(a *Access) { a.Actions = append(slices.Clone(a.Actions), PutItem) }),
+		"a key pointer names any attribute":      widen("RecordKeyPointers", func(a *Access) { a.Attributes = nil }),
 		"review-request registers toolsets":      widen("Toolsets", func(a *Access) { a.Actions = []Action{GetItem, PutItem} }),
 	} {
 		if len(checkWrites(accesses, writeRules)) == 0 {

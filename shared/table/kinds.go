@@ -33,6 +33,21 @@ var Call = &Kind{
 		attr("invocations", Number, "invocations that reached the call, replays included"),
 		attr("last_seen_at", Number, "unix ms: the last invocation"),
 		attr("mac", String, "the writing function's seal over the record (shared/seal); absent in the previous layout"),
+		attr("external_key", String, "<opaque run id>/<seq>: the key sent to third parties; absent in items claimed before it"),
+		attr("external_key_token", String, "the token of the claim that wrote external_key: the key holds when that claim is attempt 1"),
+		ttl,
+	},
+}
+
+// Key points from an opaque run id (the first half of the external keys
+// third parties receive) to its run, for an operator (shared/ledger
+// keys.go; docs/ledger.md, "The key pointer"). Only the dispatcher of a
+// tool function writes one, with the claim of a run's first call.
+var Key = &Kind{
+	Name: "key", Prefix: "KEY#", PKShape: "KEY#<opaque run id>", SKShape: "KEY", SKValue: "KEY",
+	Doc: "the run an external key's opaque run id stands for",
+	Attributes: []Attribute{
+		attr("run_id", String, "the run's id"),
 		ttl,
 	},
 }

@@ -27,6 +27,13 @@ type Call struct {
 	Toolset *toolset.Toolset
 	// Attempt is the ledger's attempt number for this key, from 1.
 	Attempt int
+	// ExternalKey is the idempotency key a tool sends out of the account
+	// (to an MCP server, a platform tool, a host): opaque, the same on
+	// every attempt of the call, and never Envelope.IdempotencyKey, which
+	// names the account, the execution and, on the direct lane, the
+	// caller (docs/ledger.md, "The external key"). Empty in a Check, run
+	// before the key is claimed.
+	ExternalKey string
 }
 
 // Func runs a tool. It returns the result object, or an error that is a

@@ -313,16 +313,23 @@ func childWorkflow(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	if outcome.Status != "SUCCEEDED" || len(tickets) != 1 {
 		return fmt.Errorf("the parent run ended %s with %d tickets opened; want SUCCEEDED and exactly one", outcome.Status, len(tickets))
 	}
-	child := strings.TrimSuffix(tickets[0].Key, "/1")
-	fmt.Printf("  the child run: %s\n", child)
-	step("the child run's ledger rows (each records parent_run_id, the parent)")
-	if _, err := toolgate("ledger", child, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
+	// The ticket service knows the call by its external key only: the
+	// operator finds the child run from it through the run's key pointer.
+	key := tickets[0].Key
+	fmt.Printf("  the ticket's idempotency key (the child's call's external key): %s\n", key)
+	step("the child run, found from the ticket's key, and its ledger rows (each records parent_run_id, the parent)")
+	if _, err := toolgate("ledger", "--key", key, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
 		return err
 	}
-	rows, err := ledgerRows(st, child)
+	rows, err := ledgerRowsByKey(st, key)
 	if err != nil {
 		return err
 	}
+	if len(rows) == 0 {
+		return fmt.Errorf("no rows for the run of external key %s", key)
+	}
+	child := rows[0].RunID
+	fmt.Printf("  the child run: %s\n", child)
 	if len(rows) != 1 || rows[0].ParentRunID != parent {
 		return fmt.Errorf("the child run %s's rows do not name its parent %s", child, parent)
 	}
@@ -401,14 +408,15 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	received := "tools/call _meta " + mcpmeta.IdempotencyKey
 	for i, r := range rows {
 		fmt.Printf("  seq %s  %-19s  %-*s  %s\n", r.Seq, r.Tool, len(received), "ledger row idempotency_key", r.IdempotencyKey)
+		fmt.Printf("         %-19s  %-*s  %s\n", "", len(received), "ledger row external_key", r.ExternalKey)
 		if i >= len(sent) {
 			continue
 		}
 		key, _ := sent[i].Meta[mcpmeta.IdempotencyKey].(string)
-		match := "the same"
-		if "crm."+sent[i].Tool != r.Tool || key != r.IdempotencyKey || r.Status != ledger.StatusSucceeded {
+		match := "the row's external key"
+		if "crm."+sent[i].Tool != r.Tool || key != r.ExternalKey || key == r.IdempotencyKey || r.Status != ledger.StatusSucceeded {
 			match = "DIFFERENT"
-			bad = append(bad, fmt.Sprintf("%s row %s under %s, server call %s under %q", r.Tool, r.Status, r.IdempotencyKey, sent[i].Tool, key))
+			bad = append(bad, fmt.Sprintf("%s row %s under %s, server call %s under %q", r.Tool, r.Status, r.ExternalKey, sent[i].Tool, key))
 		}
 		fmt.Printf("         %-19s  %s  %s  (%s)\n", sent[i].Tool, received, key, match)
 	}
@@ -417,7 +425,7 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		fmt.Printf("  the MCP server's ticket %s  %q  priority %s  (idempotency key %s)\n", t.ID, t.Title, t.Priority, t.IdempotencyKey)
 	}
 	if outcome.Status != "SUCCEEDED" || len(bad) > 0 || len(opened) != 1 {
-		return fmt.Errorf("the MCP run ended %s with %d tickets opened; rows and calls: %v; want SUCCEEDED, one ticket, each row under the key its call carried", outcome.Status, len(opened), bad)
+		return fmt.Errorf("the MCP run ended %s with %d tickets opened; rows and calls: %v; want SUCCEEDED, one ticket, each row's external key the one its call carried", outcome.Status, len(opened), bad)
 	}
 	return nil
 }
@@ -545,6 +553,20 @@ func startRun(st *stack.Stack, solution, input, name string) (string, error) {
 }
 
 // ledgerRows reads a run's ledger rows (toolgate ledger --json), in call order.
+// ledgerRowsByKey is ledgerRows of the run external key key names
+// (toolgate ledger --key).
+func ledgerRowsByKey(st *stack.Stack, key string) ([]ledger.Row, error) {
+	var listed, errb bytes.Buffer
+	if code := cli.Run([]string{"ledger", "--json", "--key", key, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK {
+		return nil, fmt.Errorf("ledger --json --key %s: exit %d: %s", key, code, errb.String())
+	}
+	var rows []ledger.Row
+	if err := json.Unmarshal(listed.Bytes(), &rows); err != nil {
+		return nil, fmt.Errorf("ledger --json --key %s: %w", key, err)
+	}
+	return rows, nil
+}
+
 func ledgerRows(st *stack.Stack, runARN string) ([]ledger.Row, error) {
 	var listed, errb bytes.Buffer
 	if code := cli.Run([]string{"ledger", "--json", runARN, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table}, &listed, &errb); code != cli.ExitOK {

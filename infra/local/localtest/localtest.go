@@ -44,12 +44,14 @@ func SES(t testing.TB) *local.Process {
 // a function that takes its lane from one (shared/lane) runs on the sfn
 // lane, as Step Functions invokes it, unless env sets TOOLGATE_LANE (to
 // "direct", or to "" for no lane at all), and in the local stack's account
-// (TOOLGATE_ACCOUNT) unless env sets another.
+// (TOOLGATE_ACCOUNT) unless env sets another, with the local external key
+// secret (local.EnvExternalKeySecret) unless env sets another.
 func RIE(t testing.TB, name, bootstrap string, timeout time.Duration, env map[string]string) *local.Process {
 	t.Helper()
 	// The local stack's account, which the CDK app sets as TOOLGATE_ACCOUNT
 	// on every function: a caller proof of another account is refused.
-	vars := map[string]string{"TOOLGATE_LANE": "sfn", "TOOLGATE_ACCOUNT": local.LocalAccountID}
+	vars := map[string]string{"TOOLGATE_LANE": "sfn", "TOOLGATE_ACCOUNT": local.LocalAccountID,
+		local.EnvExternalKeySecret: local.ExternalKeySecretHex}
 	for k, v := range env {
 		vars[k] = v
 	}

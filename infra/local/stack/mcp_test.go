@@ -26,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/mcptool"
@@ -306,8 +307,8 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			if want := fmt.Sprintf("%s/%s", run, r.Seq); r.Status != ledger.StatusSucceeded || r.IdempotencyKey != want || r.ToolsetID != demo || r.Attempt != 1 {
 				t.Errorf("row %+v, want SUCCEEDED, attempt 1, key %s, toolset %s", r, want, demo)
 			}
-			if got := metaKey(sent[i]); got != r.IdempotencyKey {
-				t.Errorf("%s: the server received _meta key %q, its row has %q", sent[i].Tool, got, r.IdempotencyKey)
+			if got := metaKey(sent[i]); got != r.ExternalKey || got != externalKey(t, run, string(r.Seq)) {
+				t.Errorf("%s: the server received _meta key %q, its row has %q", sent[i].Tool, got, r.ExternalKey)
 			}
 		}
 		if lookup[0].IdempotencyKey == ticket[0].IdempotencyKey {
@@ -316,8 +317,8 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		if r := ticket[0]; r.ReviewID != id || r.Approver != local.LocalPrincipal(ticketReviewer) {
 			t.Errorf("create_ticket row %+v, want approved in %s by %s", r, id, local.LocalPrincipal(ticketReviewer))
 		}
-		if got := srv.Tickets()[tickets:]; len(got) != 1 || got[0].IdempotencyKey != ticket[0].IdempotencyKey || got[0].Priority != "high" {
-			t.Fatalf("tickets %+v, want one under key %s", got, ticket[0].IdempotencyKey)
+		if got := srv.Tickets()[tickets:]; len(got) != 1 || got[0].IdempotencyKey != ticket[0].ExternalKey || got[0].Priority != "high" {
+			t.Fatalf("tickets %+v, want one under key %s", got, ticket[0].ExternalKey)
 		}
 	})
 
@@ -332,7 +333,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		if failed := taskFailures(events); !slices.Equal(failed, []string{string(tool.UpstreamUnavailable), string(tool.UpstreamUnavailable)}) {
 			t.Fatalf("Task failures %v, want two %s retried", failed, tool.UpstreamUnavailable)
 		}
-		key := run + "/1"
+		key := externalKey(t, run, "1")
 		sent := srv.Calls()[calls:]
 		if len(sent) != 3 {
 			t.Fatalf("the server received %d calls, want 3: %+v", len(sent), sent)
@@ -351,7 +352,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			if i == 2 {
 				want = ledger.StatusSucceeded
 			}
-			if r.Attempt != i+1 || r.IdempotencyKey != key || r.Status != want || (i < 2) != (r.ErrorCode == string(tool.UpstreamUnavailable)) {
+			if r.Attempt != i+1 || r.ExternalKey != key || r.IdempotencyKey != run+"/1" || r.Status != want || (i < 2) != (r.ErrorCode == string(tool.UpstreamUnavailable)) {
 				t.Errorf("row %d: %+v, want attempt %d %s under %s", i, r, i+1, want, key)
 			}
 		}
@@ -391,8 +392,8 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		if got := len(srv.SMSSent()) - sms; got != 1 {
 			t.Fatalf("%d SMS sent, want 1", got)
 		}
-		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != run+"/1" {
-			t.Fatalf("the server received %+v, want one send_sms under %s/1", sent, run)
+		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != externalKey(t, run, "1") {
+			t.Fatalf("the server received %+v, want one send_sms under the external key of %s/1", sent, run)
 		}
 		rows = e.toolRows(t, run, "crm.send_sms")
 		if len(rows) != 2 || rows[1].Status != ledger.StatusUnknown || rows[1].ErrorCode != string(tool.RetryRequiresIdempotency) {
@@ -468,8 +469,8 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		if len(rows) != 1 || rows[0].Status != ledger.StatusUnknown || rows[0].ErrorCode != string(tool.OutputInvalid) || rows[0].Attempt != 1 {
 			t.Fatalf("rows %+v, want one UNKNOWN %s, attempt 1", rows, tool.OutputInvalid)
 		}
-		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != run+"/1" {
-			t.Fatalf("the server received %+v, want one call under %s/1", sent, run)
+		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != externalKey(t, run, "1") {
+			t.Fatalf("the server received %+v, want one call under the external key of %s/1", sent, run)
 		}
 	})
 
@@ -546,7 +547,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		}
 		rows := e.toolRows(t, run, "crm.lookup_customer")
 		sent := older.Calls()
-		if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || len(sent) != 1 || metaKey(sent[0]) != rows[0].IdempotencyKey ||
+		if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || len(sent) != 1 || metaKey(sent[0]) != rows[0].ExternalKey ||
 			sent[0].ProtocolVersion != "2025-11-25" || sent[0].SessionID == "" {
 			t.Fatalf("rows %+v; the server received %+v; want one call at 2025-11-25 in a session, under the row's key", rows, sent)
 		}
@@ -563,6 +564,20 @@ func (e *env) toolRows(t *testing.T, run, name string) []ledger.Row {
 		}
 	}
 	return rows
+}
+
+// externalKey is the external key of the call run/seq on the local stack
+// (its secret, local.ExternalKeySecret); it must tell nothing of the run.
+func externalKey(t *testing.T, run, seq string) string {
+	t.Helper()
+	k, err := externalkey.New(local.ExternalKeySecret(), run, tool.Seq(seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(k, local.LocalAccountID) || strings.Contains(k, "execution") {
+		t.Fatalf("the external key %q tells of the run", k)
+	}
+	return k
 }
 
 // metaKey is the idempotency key a call carried in its _meta.

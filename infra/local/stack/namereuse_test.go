@@ -80,7 +80,7 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := ledger.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table).WithClock(func() time.Time { return then }).WithMAC(key)
-		rec := &ledger.Record{Key: run + "/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_00000000000000000000000000000000",
+		rec := &ledger.Record{Key: run + "/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_00000000000000000000000000000000",
 			InputDigest: "sha256:old", LeaseUntil: then.Add(time.Minute), StartedAt: then}
 		ctx := context.Background()
 		if claimed, _, err := old.Claim(ctx, rec); err != nil || !claimed {

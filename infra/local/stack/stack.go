@@ -451,7 +451,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			"TOOLGATE_STS_ENDPOINT": s.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true",
 			// The local stack's account: proofs of any other account's
 			// principals are refused.
-			"TOOLGATE_ACCOUNT": local.LocalAccountID}
+			"TOOLGATE_ACCOUNT": local.LocalAccountID,
+			// The local stack's external key secret (deployed stages load
+			// theirs from SSM).
+			local.EnvExternalKeySecret: local.ExternalKeySecretHex}
 		for k, v := range functionEnv(name, s, dataAddr, mcpAllow) {
 			vars[k] = v
 		}

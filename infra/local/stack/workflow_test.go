@@ -109,8 +109,8 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 			t.Fatalf("the parent's output %s, want the child's ticket", out.Output)
 		}
 		tickets := e.ticketsSince(before)
-		if len(tickets) != 1 || tickets[0].Key != child+"/1" || tickets[0].ID != result.Ticket {
-			t.Fatalf("tickets %+v, want one under the child's key %s/1", tickets, child)
+		if len(tickets) != 1 || tickets[0].Key != externalKey(t, child, "1") || tickets[0].ID != result.Ticket {
+			t.Fatalf("tickets %+v, want one under the external key of the child's %s/1", tickets, child)
 		}
 		rows := e.callRows(t, child)
 		if len(rows) != 1 || rows[0].ParentRunID != parent {
@@ -153,7 +153,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 			t.Fatalf("the parent's output %s, want the child's ticket", out.Output)
 		}
 		tickets := e.ticketsSince(before)
-		if len(tickets) != 1 || tickets[0].Key != child+"/1" || tickets[0].ID != result.Ticket {
+		if len(tickets) != 1 || tickets[0].Key != externalKey(t, child, "1") || tickets[0].ID != result.Ticket {
 			t.Fatalf("tickets %+v, want one under the second name's key %s/1", tickets, child)
 		}
 	})
