@@ -129,14 +129,14 @@ const attrAttemptLog = "attempt_log"
 // claimAttributes are the call's and its first attempt's attributes a
 // claim sets with if_not_exists.
 var claimAttributes = []string{"run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
-	"state", "attempts", "lease_until", "token", "updated_at", attrAttemptLog, AttrMAC, attrExternalKey, attrExternalKeyToken}
+	"state", "attempts", "lease_until", "token", "updated_at", attrAttemptLog, attrExternalKey, attrExternalKeyToken, AttrMAC}
 
 // claimTemplate is the claim's UpdateItem: every claim attribute set if
 // not there, the invocation counted, the TTL renewed.
 var claimTemplate = claimTemplateOf(claimAttributes)
 
-// claimUnsealedTemplate is claimTemplate without the seal: a store
-// without a key (the previous layout).
+// claimUnsealedTemplate is claimTemplate without the seal (AttrMAC, the
+// last of claimAttributes): a store without a key (the previous layout).
 var claimUnsealedTemplate = claimTemplateOf(claimAttributes[:len(claimAttributes)-1])
 
 func claimTemplateOf(attrs []string) template {
