@@ -69,7 +69,7 @@ func newReviewStack(t *testing.T) *reviewStack {
 		t.Fatal(err)
 	}
 	s.callers = localtest.StartCallers(t)
-	table := s.callers.Env(map[string]string{dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint()})
+	table := s.callers.Env(map[string]string{dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint(), "TOOLGATE_STAGE": "dev"})
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
 		for k, v := range table {
@@ -556,7 +556,7 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 func TestDirectLaneClosedWithoutConfiguredReviewers(t *testing.T) {
 	s := newReviewStack(t)
 	closed := localtest.RIE(t, "review-request", localtest.Bootstrap(t, "./review-request"), 10*time.Second, s.callers.Env(map[string]string{
-		dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": s.dynamo, "TOOLGATE_LANE": "direct",
+		dispatch.EnvTable: s.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": s.dynamo, "TOOLGATE_LANE": "direct", "TOOLGATE_STAGE": "dev",
 	}))
 	runID := lane.DirectRunPrefix(local.LocalPrincipal(requester)) + "x"
 	input := map[string]any{"to": []string{"team@example.com"}}

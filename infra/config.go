@@ -392,6 +392,7 @@ func (c *Config) checkCallers() []error {
 	}
 	env := map[string]string{
 		envTable:               "toolgate-" + c.Stage,
+		envStage:               c.Stage,
 		"AWS_REGION":           "us-east-1",    // Lambda sets it; the STS endpoint's default
 		caller.EnvAccount:      "123456789012", // the stack's account, unknown at synth
 		envSessionRoles:        strings.Join(c.SessionRoles, ","),

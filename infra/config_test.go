@@ -232,9 +232,10 @@ func TestDirectLaneEnv(t *testing.T) {
 		props PlatformStackProps
 		want  map[string]string // "" for a variable that must be absent
 	}{
-		{"defaults", PlatformStackProps{TableName: "toolgate-test", DirectReviewMaxSeconds: 3600},
+		{"defaults", PlatformStackProps{Stage: "test", TableName: "toolgate-test", DirectReviewMaxSeconds: 3600},
 			map[string]string{envDirectReviewers: "", envDirectReviewMaxSecs: "3600", envSessionRoles: ""}},
 		{"set", PlatformStackProps{
+			Stage:                  "test",
 			TableName:              "toolgate-test",
 			DirectReviewers:        map[string][]string{fnValidator: {"arn:aws:iam::123456789012:role/b"}, fnSendEmail: {"arn:aws:iam::123456789012:role/a", "arn:aws:iam::123456789012:user/*"}},
 			DirectReviewMaxSeconds: 60, SessionRoles: []string{"r1", "r2"},

@@ -234,7 +234,9 @@ const (
 	envReviewerAccounts = caller.EnvReviewerAccounts
 	// The publish function's stage: it reads /toolgate/<stage>/... and
 	// names state machines toolgate-<stage>_<solution> (resolver/publish);
-	// the proxy's, whose placeholders resolve under it (platformtool.EnvStage).
+	// the proxy's, whose placeholders resolve under it (platformtool.EnvStage);
+	// review-request's, whose start lane admits this stage's state machines
+	// only (request.EnvStage).
 	envStage = publish.EnvStage
 	// review-request's direct lane (shared/review).
 	envDirectReviewers     = review.EnvDirectReviewers
@@ -434,6 +436,9 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 			env[envDirectReviewers] = jsii.String(directReviewersJSON(p.DirectReviewers))
 		}
 		env[envDirectReviewMaxSecs] = jsii.String(strconv.Itoa(p.DirectReviewMaxSeconds))
+		// The start lane records starts of this stage's Solutions only
+		// (request.StartScope).
+		env[envStage] = jsii.String(p.Stage)
 	case fnLambdaTool:
 		// The placeholders' parameters, /toolgate/<stage>/tool-function/...
 		// (shared/platformtool).

@@ -32,6 +32,7 @@ func main() {
 	callers = coldstart.Must(log, "bad configuration", callers, err)
 	h := &request.Handler{Store: dynamo.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
 		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct, Account: cfg.Callers.Account,
+		Region: cfg.Region, Stage: cfg.Stage,
 		// A child run's start: the input record of the version a parent
 		// starts, and the version the child's execution runs.
 		Executions: stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)}}

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Environment defaults of publish and run.
@@ -254,7 +255,7 @@ eyes").`,
 	fs := cmd.Flags()
 	o.pf.register(fs)
 	fs.StringVar(&o.inputFile, "input", "", "the run's input, a JSON `FILE`")
-	fs.StringVar(&o.name, "name", "", "the execution's name `N` (default: generated)")
+	fs.StringVar(&o.name, "name", "", "the execution's name `N` (default: generated); never starting with "+tool.ChildNamePrefix+", the names of workflow steps' children")
 	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the start request's caller proof with `NAME`'s local keys ($"+EnvLocalKeys+")")
 	fs.BoolVar(&o.wait, "wait", false, "follow the run: one line per state, pending reviews, then the output or the error")
 	fs.DurationVar(&o.timeout, "timeout", 24*time.Hour, "with --wait, how long to follow the run")

@@ -292,7 +292,7 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 		"TOOLGATE_SENDER": "noreply@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com", "AWS_ENDPOINT_URL_SESV2": ses.Endpoint(),
 	}))
 	requests := localtest.RIE(t, "review-request", localtest.Bootstrap(t, "../../functions/review-request"), 10*time.Second, e.callers.Env(map[string]string{
-		dispatch.EnvTable: e.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo, "TOOLGATE_LANE": "direct",
+		dispatch.EnvTable: e.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo, "TOOLGATE_LANE": "direct", "TOOLGATE_STAGE": "dev",
 		review.EnvDirectReviewers: `{"send-email": ["arn:aws:iam::000000000000:user/*"]}`,
 	}))
 	input := filepath.Join(t.TempDir(), "mail.json")

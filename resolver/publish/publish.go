@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -32,16 +32,13 @@ type SFNAPI interface {
 }
 
 // StateMachineName is the state machine a Solution is published as in a
-// stage: "toolgate-<stage>_<solution>". Neither part may hold "_" (the
-// resolver's Solution names and StagePattern), so one stage's names never
-// match another's: a policy on "toolgate-dev_*" does not reach a stage
-// "dev-2". With a stage of at most 20 characters and a Solution name of at
-// most 50 it fits Step Functions' 80-character limit on names.
-func StateMachineName(stage, solution string) string { return "toolgate-" + stage + "_" + solution }
+// stage: "toolgate-<stage>_<solution>" (tool.StateMachineName, which
+// review-request's start lane reads too).
+func StateMachineName(stage, solution string) string { return tool.StateMachineName(stage, solution) }
 
-// StagePattern is what a stage may be: 1 to 20 lower-case letters, digits
-// and "-", starting with a letter (never "_": StateMachineName).
-var StagePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+// StagePattern is what a stage may be (tool.StagePattern): 1 to 20
+// lower-case letters, digits and "-", starting with a letter.
+var StagePattern = tool.StagePattern
 
 // CheckStage refuses a stage StateMachineName cannot use.
 func CheckStage(stage string) error {

@@ -48,6 +48,18 @@ type ExecutionInput struct {
 // parameter), restricted here to letters, digits, "-" and "_".
 var executionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
+// checkExecutionName refuses a run's execution name that is not
+// executionName's or that starts with tool.ChildNamePrefix.
+func checkExecutionName(name string) error {
+	if !executionName.MatchString(name) {
+		return fmt.Errorf("execution name %q must be 1 to 80 letters, digits, - or _", name)
+	}
+	if strings.HasPrefix(name, tool.ChildNamePrefix) {
+		return fmt.Errorf("execution name %q starts with %q, which only a workflow step's child runs are named with: choose another name", name, tool.ChildNamePrefix)
+	}
+	return nil
+}
+
 // ErrStarterOutdated is Start's error for a state machine published by an
 // earlier toolgate, whose Starter state reads a start proof from the
 // execution input: toolgate run sends none (CHANGELOG.md, Migration:
@@ -56,7 +68,10 @@ var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlie
 
 // Start starts an execution of a Solution published in stage with input as
 // the user's input, under name (generated when empty), which fixes the
-// execution's ARN.
+// execution's ARN. A name that is not executionName's, or starts with
+// tool.ChildNamePrefix (the names of workflow steps' children, which
+// review-request's start lane refuses: docs/identity.md, "Lanes"), is
+// refused before anything is read, signed or started.
 //
 // Before anything is recorded or started, Start reads the state machine's
 // definition (DescribeStateMachine) and checks input against the
@@ -77,6 +92,11 @@ var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlie
 func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, record StartRecorder) (string, error) {
 	if err := CheckStage(stage); err != nil {
 		return "", err
+	}
+	if name != "" {
+		if err := checkExecutionName(name); err != nil {
+			return "", err
+		}
 	}
 	sm := StateMachineName(stage, solution)
 	arn, err := findStateMachine(ctx, sf, sm)
@@ -102,8 +122,8 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 		rand.Read(b[:])
 		name = "run-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 	}
-	if !executionName.MatchString(name) {
-		return "", fmt.Errorf("execution name %q must be 1 to 80 letters, digits, - or _", name)
+	if err := checkExecutionName(name); err != nil {
+		return "", err
 	}
 	// arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME ->
 	// arn:PARTITION:states:REGION:ACCOUNT:execution:NAME:EXECUTION

@@ -157,3 +157,26 @@ func TestStartRecordsTheStartFirst(t *testing.T) {
 		})
 	}
 }
+
+// toolgate run refuses an execution name with tool.ChildNamePrefix, the
+// names of workflow steps' children, which review-request's start lane
+// refuses too: before anything is read, signed (the recorder signs the
+// start request) or started.
+func TestStartRefusesAChildsNameBeforeAnythingIsSigned(t *testing.T) {
+	for _, name := range []string{tool.ChildExecutionName("arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1", "1"), "tg-mine", "tg-"} {
+		f := &fakeSFN{name: StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
+		recorded := false
+		_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), name, func(context.Context, string, string) error {
+			recorded = true
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), `starts with "tg-"`) || recorded || len(f.calls) != 0 {
+			t.Fatalf("%s: %v (recorded %v, calls %v), want refused before anything", name, err, recorded, f.calls)
+		}
+	}
+	// Another letter case is another name to Step Functions, and no child's.
+	f := &fakeSFN{name: StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
+	if _, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), "TG-mine", func(context.Context, string, string) error { return nil }); err != nil || f.started == nil {
+		t.Fatalf("TG-mine: %v", err)
+	}
+}

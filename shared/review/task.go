@@ -87,7 +87,24 @@ func DecodeStart(payload []byte) (*tool.StartCheck, time.Time, error) {
 // arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>
 // (AWS Step Functions API reference, "executionArn"; names are 1 to 80
 // characters without ":").
-var executionARN = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:[0-9]{12}:execution:[^:/\s]{1,80}:[^:/\s]{1,80}$`)
+var executionARN = regexp.MustCompile(`^arn:(aws[a-z-]*):states:([a-z0-9-]+):([0-9]{12}):execution:([^:/\s]{1,80}):([^:/\s]{1,80})$`)
+
+// Execution is an execution ARN's parts
+// (arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>).
+type Execution struct {
+	Partition, Region, Account, StateMachine, Name string
+}
+
+// ParseExecutionARN splits a Step Functions execution ARN into its parts
+// (AWS Step Functions API reference, "executionArn"): ok is false for
+// anything else, a state machine ARN or a version's included.
+func ParseExecutionARN(arn string) (e Execution, ok bool) {
+	m := executionARN.FindStringSubmatch(arn)
+	if m == nil {
+		return Execution{}, false
+	}
+	return Execution{Partition: m[1], Region: m[2], Account: m[3], StateMachine: m[4], Name: m[5]}, true
+}
 
 // inputDigest is tool.InputDigest's form: "sha256:" and 64 lower-case hex
 // digits.

@@ -65,15 +65,22 @@ func exactNumbers(raw json.RawMessage) error {
 	}
 }
 
+// ChildNamePrefix starts the name of every child execution a workflow
+// step starts (ChildExecutionName, ChildAttemptName), and of no other
+// execution: review-request's start lane and toolgate run refuse an
+// execution name with it (docs/identity.md, "Lanes"), so that a name a
+// parent's step will use is never recorded for a run someone else starts.
+const ChildNamePrefix = "tg-"
+
 // ChildExecutionName names the child execution a parent run's workflow
-// step starts: "tg-" and the hex SHA-256 of "<parent run id>/<seq>" (the full seq inside a for_each), 67
+// step starts: ChildNamePrefix and the hex SHA-256 of "<parent run id>/<seq>" (the full seq inside a for_each), 67
 // characters. Step Functions allows 80, without ":" or "/" (AWS Step
 // Functions StartExecution, "name"); a retried or redriven start of the
 // same step names the same execution, which Step Functions starts at most
 // once.
 func ChildExecutionName(parentRunID string, seq Seq) string {
 	sum := sha256.Sum256([]byte(parentRunID + "/" + string(seq)))
-	return "tg-" + hex.EncodeToString(sum[:])
+	return ChildNamePrefix + hex.EncodeToString(sum[:])
 }
 
 // MaxChildAttempts bounds the names a workflow step tries for one child:

@@ -139,6 +139,7 @@ func TestChildStartIsTakenOnceByThePinnedVersion(t *testing.T) {
 // childEnv is review-request's handler on dynalite and the local Step
 // Functions endpoint, with a parent run whose start is verified.
 type childEnv struct {
+	ddb    *local.Process
 	sf     *local.Process
 	client *sfn.Client
 	store  *dynamo.Store
@@ -167,7 +168,7 @@ func startChildEnv(t *testing.T) *childEnv {
 	client := sfn.New(sfn.Options{Region: local.Region, BaseEndpoint: aws.String(sf.Endpoint()), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	store := dynamo.NewStore(db, "ledger")
-	e := &childEnv{sf: sf, client: client, store: store, parent: "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1",
+	e := &childEnv{ddb: ddb, sf: sf, client: client, store: store, parent: "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1",
 		h: &request.Handler{Store: store, Lane: lane.SFN, Account: "000000000000", Executions: stepfunctions.Executions{Client: client}}}
 	if err := store.RecordStart(ctx, e.parent, "arn:aws:iam::000000000000:user/starter"); err != nil {
 		t.Fatal(err)

@@ -28,7 +28,19 @@ type Config struct {
 	Lane    lane.Lane // fixed on the local stack only
 	Callers caller.Config
 	Direct  DirectPolicy
+	// Region (EnvRegion) and Stage (EnvStage) are, with Callers.Account,
+	// the start lane's StartScope.
+	Region, Stage string
 }
+
+// Environment variables of the start lane's StartScope.
+const (
+	// EnvRegion is the function's region; Lambda sets it.
+	EnvRegion = "AWS_REGION"
+	// EnvStage is the platform stage, the variable the publish function
+	// reads too (required): tool.StagePattern.
+	EnvStage = "TOOLGATE_STAGE"
+)
 
 // DirectPolicy is the platform's configuration of direct-lane reviews:
 // the requester never chooses who decides.
@@ -42,9 +54,16 @@ type DirectPolicy struct {
 
 // ConfigFromEnv reads the review-request function's configuration.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg := Config{Table: getenv(review.EnvTable), Direct: DirectPolicy{MaxTimeoutSeconds: review.DefaultDirectMaxTimeout}}
+	cfg := Config{Table: getenv(review.EnvTable), Direct: DirectPolicy{MaxTimeoutSeconds: review.DefaultDirectMaxTimeout},
+		Region: getenv(EnvRegion), Stage: getenv(EnvStage)}
 	if cfg.Table == "" {
 		return cfg, fmt.Errorf("%s is not set", review.EnvTable)
+	}
+	if cfg.Region == "" {
+		return cfg, fmt.Errorf("%s is not set", EnvRegion)
+	}
+	if !tool.StagePattern.MatchString(cfg.Stage) {
+		return cfg, fmt.Errorf("%s=%q must be 1 to 20 lower-case letters, digits or '-', starting with a letter", EnvStage, review.Truncate(cfg.Stage, 40))
 	}
 	var err error
 	if cfg.Lane, err = lane.FromEnv(getenv, lane.Start); err != nil {
@@ -100,9 +119,12 @@ type Handler struct {
 	// Account is the deployment's own AWS account (caller.EnvAccount): a
 	// recorded starter of any other account is refused (checkStarter).
 	// Empty, every recorded starter is refused.
-	Account      string
-	toolsets     ledger.ToolsetCache
-	inputRecords recordCache
+	Account string
+	// Region and Stage are, with Account, the start lane's StartScope:
+	// empty, the start lane records nothing.
+	Region, Stage string
+	toolsets      ledger.ToolsetCache
+	inputRecords  recordCache
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -182,7 +204,9 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	return h.create(ctx, r)
 }
 
-// recordRunStart answers a start request (the start alias): it verifies
+// recordRunStart answers a start request (the start alias): it refuses,
+// before anything else, an execution its StartScope does not admit
+// (REVIEW_FORBIDDEN with the reason word, StartScope.Admit); it verifies
 // its caller proof (bound to caller.ActionStart, the execution ARN and
 // the whole execution input's digest; the deployment's account only) and
 // records the verified caller as the execution's starter, with the
@@ -193,6 +217,11 @@ func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (
 	req, err := review.DecodeStartRequest(payload)
 	if err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
+	}
+	scope := StartScope{Account: h.Account, Region: h.Region, Stage: h.Stage}
+	if reason, msg := scope.Admit(req.ExecutionARN); reason != "" {
+		h.Log.WarnContext(ctx, "run start refused: the execution is not one the start lane admits", "reason", reason, "execution_arn", req.ExecutionARN)
+		return nil, review.Errorf(review.CodeForbidden, "%s [%s]", msg, reason)
 	}
 	if h.Callers == nil {
 		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
@@ -328,10 +357,25 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 			return json.Marshal(res)
 		}
 	}
-	if err := h.Store.RecordChildStart(ctx, res.ExecutionARN, rec); errors.Is(err, review.ErrStartConflict) {
-		return nil, review.Errorf(review.CodeForbidden, "child execution %s is already recorded with another starter, parent or input", review.Truncate(res.ExecutionARN, 200))
-	} else if err != nil {
-		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	for {
+		err := h.Store.RecordChildStart(ctx, res.ExecutionARN, rec)
+		if err == nil {
+			break
+		} else if !errors.Is(err, review.ErrStartConflict) {
+			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+		}
+		// A run's start (no parent: toolgate run's, or a Starter's from a
+		// start proof) holds the name: the step did not write it, and it
+		// passes to the next name, as for a name an execution holds.
+		if _, err := h.Store.ChildStart(ctx, res.ExecutionARN); err == nil {
+			return nil, review.Errorf(review.CodeForbidden, "child execution %s is already recorded with another starter, parent or input", review.Truncate(res.ExecutionARN, 200))
+		} else if !errors.Is(err, review.ErrNotFound) {
+			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+		}
+		h.Log.WarnContext(ctx, "child execution name held by a run's start record", "execution_arn", res.ExecutionARN, "parent_run_id", c.ParentRunID, "attempt", res.Attempt)
+		if res, err = nextChildAttempt(c, res, "a run's start record"); err != nil {
+			return nil, err
+		}
 	}
 	h.Log.InfoContext(ctx, "child start recorded", "execution_arn", res.ExecutionARN, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
 	return json.Marshal(res)
@@ -342,9 +386,8 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 // the execution of that name is the child, and res is answered Taken;
 // otherwise an execution the parent did not start holds the name, and
 // releaseChild releases the record, so that it cannot take it after, and
-// returns the next attempt's name, for the caller to record. The
-// attempts are bounded (tool.MaxChildAttempts): past them the step fails
-// REVIEW_FORBIDDEN.
+// returns the next attempt's name, for the caller to record
+// (nextChildAttempt).
 func (h *Handler) releaseChild(ctx context.Context, c *tool.ChildStart, res tool.ChildStartResult) (tool.ChildStartResult, bool, error) {
 	err := h.Store.ReleaseChildStart(ctx, res.ExecutionARN, c.ParentRunID)
 	switch {
@@ -357,16 +400,25 @@ func (h *Handler) releaseChild(ctx context.Context, c *tool.ChildStart, res tool
 		return res, false, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
 	h.Log.WarnContext(ctx, "child execution name held by an execution the parent did not start", "execution_arn", res.ExecutionARN, "parent_run_id", c.ParentRunID, "attempt", res.Attempt)
+	res, err = nextChildAttempt(c, res, "an execution its parent did not start")
+	return res, false, err
+}
+
+// nextChildAttempt names the attempt after res's, whose name is held
+// (heldBy says by what: an execution, or a run's start record). The
+// attempts are bounded (tool.MaxChildAttempts): past them the step fails
+// REVIEW_FORBIDDEN.
+func nextChildAttempt(c *tool.ChildStart, res tool.ChildStartResult, heldBy string) (tool.ChildStartResult, error) {
 	next := res.Attempt + 1
 	if next >= tool.MaxChildAttempts {
-		return res, false, review.Errorf(review.CodeForbidden, "the %d names of this step's child were each held by an execution its parent did not start", tool.MaxChildAttempts)
+		return res, review.Errorf(review.CodeForbidden, "the %d names of this step's child were each held (the last by %s)", tool.MaxChildAttempts, heldBy)
 	}
 	name := tool.ChildAttemptName(c.ParentRunID, c.Seq, next)
 	arn, err := review.ChildExecutionARN(c.StateMachineARN, name)
 	if err != nil {
-		return res, false, review.Errorf(review.CodeInvalid, "child start: state_machine_arn: %v", err)
+		return res, review.Errorf(review.CodeInvalid, "child start: state_machine_arn: %v", err)
 	}
-	return tool.ChildStartResult{ExecutionName: name, ExecutionARN: arn, Attempt: next}, false, nil
+	return tool.ChildStartResult{ExecutionName: name, ExecutionARN: arn, Attempt: next}, nil
 }
 
 // childCheck answers a child run's start Task: the run's start is the

@@ -241,8 +241,10 @@ func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]st
 		// Any local user may decide a direct-lane review of a gated tool,
 		// except its requester.
 		// Step Functions: a child run's start is checked against the
-		// version its execution runs.
-		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"send-email": ["` + local.LocalPrincipal("*") + `"]}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
+		// version its execution runs. The start lane records starts of
+		// the stage's state machines only.
+		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"send-email": ["` + local.LocalPrincipal("*") + `"]}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(),
+			"TOOLGATE_STAGE": Stage}
 	}
 	return nil
 }

@@ -185,7 +185,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 		verifier := startVerifier(t, e)
 		db := local.DynamoDB(e.st.Dynamo.Endpoint())
 		h := &request.Handler{Store: dynamo.NewStore(db, stack.Table).WithClock(func() time.Time { return time.Now().Add(-2 * time.Minute) }),
-			Lane: lane.Start, Callers: verifier, Account: local.LocalAccountID, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			Lane: lane.Start, Callers: verifier, Account: local.LocalAccountID, Region: local.Region, Stage: stack.Stage, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		late := "late"
 		d := digest(body("team@example.com"))
 		payload, _ := json.Marshal(review.StartRequest{Action: review.StartAction, ExecutionARN: execution(late), InputDigest: d,
