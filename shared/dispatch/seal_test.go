@@ -32,7 +32,7 @@ func preWrite(t *testing.T, e *env, s *ledger.Store, payload json.RawMessage, in
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	row := &ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: rec.InputDigest, StartedAt: time.Now(), EndedAt: time.Now()}
+	row := &ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: rec.InputDigest, ExternalKey: ext, StartedAt: time.Now(), EndedAt: time.Now()}
 	if ok, err := s.Finish(ctx, rec.Key, rec.Token, ledger.StateCompleted, json.RawMessage(`{"text":"made up"}`), row); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
