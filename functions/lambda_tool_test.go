@@ -268,7 +268,8 @@ func TestLambdaToolProxy(t *testing.T) {
 		sent := sentTo(t, router, "create-ticket")[sentBefore:]
 		// The call's external key, opaque, on both attempts: never the
 		// ledger's key, which names the account and the execution.
-		want, err := externalkey.New(local.ExternalKeySecret(), runID, "1")
+		// The stage's external key secret, as the proxy loaded it from SSM.
+		want, err := externalkey.New(localtest.LoadLedgerSecrets(t, params.Endpoint(), "lambda-tool").ExternalKey, runID, "1")
 		if err != nil {
 			t.Fatal(err)
 		}

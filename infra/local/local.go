@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -570,24 +569,4 @@ func SentMails(ctx context.Context, endpoint string) ([]Mail, error) {
 		return nil, fmt.Errorf("read the SES emulator's store: %w", err)
 	}
 	return store.Emails, nil
-}
-
-// The local stack's external key secret (shared/dispatch
-// EnvLocalExternalKeySecret, hex; docs/ledger.md, "The external key"):
-// every tool function of the local stack and of tests under the RIE gets
-// it, so that keys are the same across their restarts. A deployed stage
-// loads its own from SSM; this one protects nothing.
-const (
-	EnvExternalKeySecret = "TOOLGATE_LOCAL_EXTERNAL_KEY_SECRET"
-	ExternalKeySecretHex = "6c6f63616c20737461636b2065787465726e616c206b657920736563726574212121"
-)
-
-// ExternalKeySecret is ExternalKeySecretHex as bytes: what tests compute
-// the local stack's external keys with (externalkey.New).
-func ExternalKeySecret() []byte {
-	b, err := hex.DecodeString(ExternalKeySecretHex)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

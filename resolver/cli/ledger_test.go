@@ -254,11 +254,12 @@ func TestLedgerCost(t *testing.T) {
 	total := report.Total
 	// fetch: the claim (1 unit) and the finish with its 300-byte result
 	// (2); its replay: the claim request on the item with the result (2);
-	// send-email, gated: the claim and the finish (1 each), the review's
-	// read and its binding write (2 units).
+	// send-email, gated: the claim (1), the finish (2: its item, sealed
+	// and with its external key, is over 1 KB with the 60-byte result),
+	// the review's read and its binding write (2 units).
 	if !report.Estimate || !total.Estimate || !report.StepFunctions.Estimate || report.RunID != execution ||
 		total.Invocations != 3 || total.LambdaRequests != 3 || total.LambdaGBSeconds != 0.1+0.005+0.025 ||
-		total.WriteUnits != 3+2+4 || total.ReadUnits != 1 || total.SESMessages != 1 ||
+		total.WriteUnits != 3+2+5 || total.ReadUnits != 1 || total.SESMessages != 1 ||
 		total.StateTransitions == nil || *total.StateTransitions != 3 || total.USD.Total <= 0 {
 		t.Errorf("--cost --json total: %+v", total)
 	}

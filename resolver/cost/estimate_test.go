@@ -9,9 +9,9 @@ import (
 const execution = "arn:aws:states:us-east-1:000000000000:execution:toolgate-demo:demo-1"
 
 // fetch is a first-attempt success of structured-data-fetch with a
-// 200-byte result. Its call item is 878 bytes as claimed and 1084 with the
-// result (docs/ledger.md "Items", "One item per call"): the claim costs 1
-// write unit, the finish 2.
+// 200-byte result. Its call item is 1010 bytes as claimed (its external
+// key and seal included) and 1216 with the result (docs/ledger.md "Items",
+// "One item per call"): the claim costs 1 write unit, the finish 2.
 func fetch() Call {
 	return Call{RunID: execution, Seq: "1", Step: "fetch", Tool: "structured-data-fetch", Status: "SUCCEEDED", Attempt: 1,
 		DurationMS: 40, MemoryMB: 128, InputBytes: 60, OutputBytes: 200}
@@ -26,13 +26,15 @@ func TestUnits(t *testing.T) {
 		write, read int
 	}{
 		{"a first-attempt success writes the claim and the finish", fetch(), 1 + 2, 0},
+		// The error code takes the finished item over 1 KB: 1045 bytes.
 		{"a failed first attempt writes the claim and the finish with its error", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes, c.ErrorCode = "FAILED", 0, "TOOL_UPSTREAM_UNAVAILABLE"
-		}), 2, 0},
+		}), 1 + 2, 0},
+		// 1032 bytes with its code.
 		{"an unknown outcome on the first claim writes the same two", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes, c.ErrorCode = "UNKNOWN", 0, "TOOL_TIMEOUT"
-		}), 2, 0},
-		// The item holds one more attempt entry: 1170 bytes, 1376 with the result.
+		}), 1 + 2, 0},
+		// The item holds one more attempt entry: 1302 bytes, 1508 with the result.
 		{"a re-claimed attempt writes the claim request, the re-claim and the finish", with(fetch(), func(c *Call) { c.Attempt = 2 }), 2 + 2 + 2, 0},
 		{"a replay is the claim request alone, billed by the item with its result", with(fetch(), func(c *Call) { c.Status = "DEDUPLICATED" }), 2, 0},
 		{"a refusal before the claim writes its row only", with(fetch(), func(c *Call) {
@@ -44,13 +46,13 @@ func TestUnits(t *testing.T) {
 		{"a parked call reads its record without claiming it and writes its row", with(fetch(), func(c *Call) {
 			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "PARKED", 0, 0, "CALL_PARKED"
 		}), 1 + 1, 0},
-		// 884 + 3000 = 3884 bytes: 4 units for the finish.
+		// 1016 + 3000 = 4016 bytes: 4 units for the finish.
 		{"a result over 1 KB is written in one unit per KB", with(fetch(), func(c *Call) { c.OutputBytes = 3000 }), 1 + 4, 0},
-		// 5884 bytes: the replay's claim request is billed by the item.
+		// 6016 bytes: the replay's claim request is billed by the item.
 		{"a replay of a large result pays for the whole item", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes = "DEDUPLICATED", 5000
 		}), 6, 0},
-		// The item holds the run id three times: 1478 bytes claimed, 1684 finished.
+		// The item holds the run id three times: 1610 bytes claimed, 1816 finished.
 		{"a long run id makes the claim and the finish two units each", with(fetch(), func(c *Call) { c.RunID += strings.Repeat("x", 200) }), 2 + 2, 0},
 		// The review is 1246 bytes: its binding write 2 units, its read 1.
 		{"a gated first attempt reads its review and binds it", with(fetch(), func(c *Call) { c.Gated = true }), 3 + 2, 1},
@@ -118,17 +120,19 @@ func TestEstimate(t *testing.T) {
 	}{
 		{"a succeeded send-email row is one SES message", []Call{send},
 			Transitions{Reason: "not an execution"},
-			// The claim 1, the finish 1, the review's binding 2; its read 1.
-			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 4, ReadUnits: 1, SESMessages: 1,
-				USD: USD{Total: 1 + 1 + 40 + 100 + 1000}}},
+			// The claim 1 (998 bytes), the finish 2 (1054 bytes), the
+			// review's binding 2; its read 1.
+			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 5, ReadUnits: 1, SESMessages: 1,
+				USD: USD{Total: 1 + 1 + 50 + 100 + 1000}}},
 		{"a failed or replayed send-email sends nothing", []Call{
 			with(send, func(c *Call) { c.Status, c.OutputBytes = "FAILED", 0 }),
 			with(send, func(c *Call) { c.Status = "DEDUPLICATED" }),
 		}, Transitions{},
-			// The failure as the success above; the replay's claim request 1
-			// and its review read.
-			Usage{Invocations: 2, LambdaGBSeconds: 2, LambdaRequests: 2, WriteUnits: 4 + 1, ReadUnits: 1 + 1,
-				USD: USD{Total: 2 + 2 + 50 + 200}}},
+			// The failure: the claim 1, the finish 1 (998 bytes, no error
+			// code), the binding 2; the replay's claim request 2 (the item
+			// with its result, 1054 bytes); each a review read.
+			Usage{Invocations: 2, LambdaGBSeconds: 2, LambdaRequests: 2, WriteUnits: 4 + 2, ReadUnits: 1 + 1,
+				USD: USD{Total: 2 + 2 + 60 + 200}}},
 		{"a row's count multiplies every figure", []Call{with(fetch(), func(c *Call) {
 			c.Status, c.Invocations, c.MemoryMB, c.DurationMS = "DEDUPLICATED", 3, 2048, 500
 		})}, Transitions{},

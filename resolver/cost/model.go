@@ -154,6 +154,9 @@ func OutcomeOf(c Call) Outcome {
 const (
 	digestBytes = len("sha256:") + 64
 	tokenBytes  = 32 // the claim token, 16 random bytes in hex
+	// macBytes is a call item's seal (seal.Key.Sum): an HMAC-SHA256,
+	// 32 bytes, in padded base64.
+	macBytes = 44
 	// attemptEntryBytes is one attempt's entry in the call's attempt_log:
 	// its token, number, status, times, sizes and digest.
 	attemptEntryBytes = tokenBytes + 260
@@ -201,7 +204,7 @@ func callValues(it Item, c Call) map[string]int {
 		"state": stateBytes, "attempts": countDigits, "lease_until": unixMSDigits, "token": tokenBytes,
 		"updated_at": unixMSDigits, "attempt_log": max(c.Attempt, 1) * attemptEntryBytes,
 		"invocations": countDigits, "last_seen_at": unixMSDigits, table.ExpiresAt: epochDigits,
-		"external_key": externalkey.RunIDLength + 1 + len(c.Seq), "external_key_token": tokenBytes,
+		"external_key": externalkey.RunIDLength + 1 + len(c.Seq), "external_key_token": tokenBytes, "mac": macBytes,
 	}
 	if it == RecordItem {
 		if c.OutputBytes > 0 {
@@ -238,7 +241,7 @@ func rowValues(c Call) map[string]int {
 
 // rowsUnsized are the row item's attributes the estimate does not count:
 // they are absent from most rows and short where present.
-var rowsUnsized = table.Row.Names("review_id", "approver", "parent_run_id", "after_claim_request")
+var rowsUnsized = table.Row.Names("review_id", "approver", "parent_run_id", "after_claim_request", "refusal_reason")
 
 // itemSize is the size in bytes of an item of kind k holding the values
 // given (bytes for a string, map or list; significant digits for a

@@ -181,7 +181,7 @@ func (inv *invocation) claimFailed(ctx context.Context, rec *ledger.Record, err 
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
 	r := inv.newRow(ledger.StatusRefused, te, nil)
-	r.Attempt = 1
+	r.Attempt, r.ExternalKey = 1, rec.ExternalKey // the key the claim would have given
 	released, rerr := d.store.Release(dbCtx, rec.Key, rec.Token, string(te.Code), r)
 	if rerr != nil || !released {
 		return refused(te)

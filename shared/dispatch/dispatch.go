@@ -83,10 +83,12 @@ type Config struct {
 	// a run that started before it (seal.Accept). Zero accepts none.
 	LedgerSince time.Time
 	// ExternalKeySecret is the stage's secret for external keys
-	// (shared/externalkey; docs/ledger.md, "The external key"): required,
-	// at least externalkey.MinSecretBytes (32) bytes. A call's first claim
-	// stores the key it gives, so that a new secret changes no running
-	// call's key.
+	// (secrets.Ledger.ExternalKey; shared/externalkey; docs/ledger.md,
+	// "The external key"): required, at least externalkey.MinSecretBytes
+	// (32) bytes. New refuses a shorter one; Validate does not check it,
+	// since serve fills it after the environment is read. A call's first
+	// claim stores the key it gives, so that a new secret changes no
+	// running call's key.
 	ExternalKeySecret []byte
 }
 
@@ -101,9 +103,6 @@ func (c *Config) Validate() error {
 		return errors.New("dispatch config: an MCP dispatcher serves the pinned MCP tools, so Tool must be empty")
 	case !c.Platform && !c.MCP && c.Tool == "":
 		return errors.New("dispatch config: Tool is required")
-	case len(c.ExternalKeySecret) < externalkey.MinSecretBytes:
-		return fmt.Errorf("dispatch config: the external key secret is %d bytes, and must be at least %d (docs/ledger.md, \"The external key\")",
-			len(c.ExternalKeySecret), externalkey.MinSecretBytes)
 	}
 	if c.FunctionTimeout == 0 {
 		c.FunctionTimeout = 30 * time.Second
@@ -143,11 +142,17 @@ type Dispatcher struct {
 }
 
 // New returns a Dispatcher, or an error for a bad config (a LedgerMAC
-// under seal.MinKeyBytes included). The store is used sealed with
-// LedgerMAC (ledger.Store.WithMAC).
+// under seal.MinKeyBytes and an ExternalKeySecret under
+// externalkey.MinSecretBytes included; the error gives their lengths,
+// never a value). The store is used sealed with LedgerMAC
+// (ledger.Store.WithMAC).
 func New(cfg Config, store *ledger.Store, run toolcall.Func, log *slog.Logger) (*Dispatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if len(cfg.ExternalKeySecret) < externalkey.MinSecretBytes {
+		return nil, fmt.Errorf("dispatch config: the external key secret is %d bytes, and must be at least %d (docs/ledger.md, \"The external key\")",
+			len(cfg.ExternalKeySecret), externalkey.MinSecretBytes)
 	}
 	if log == nil {
 		log = slog.Default()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -170,10 +171,15 @@ func TestExpiredLease(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	crash := func(toolName, runID string) {
-		// Exactly what a process killed mid-tool leaves: a claimed record
-		// whose lease has passed, and no row.
-		rec := &ledger.Record{Key: runID + "/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", RunID: runID, Seq: "1", Step: "s", Tool: toolName, ToolsetID: e.ts.ID, InputDigest: digestOf(t, `{"text":"x"}`), LeaseUntil: time.Now().Add(-time.Second)}
-		if ok, _, err := e.store.Claim(ctx, rec); !ok || err != nil {
+		// Exactly what a process killed mid-tool leaves: a claimed record,
+		// sealed by the function with the call's external key, whose
+		// lease has passed, and no row.
+		ext, err := externalkey.New(testSecret, runID, "1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &ledger.Record{Key: runID + "/1", ExternalKey: ext, RunID: runID, Seq: "1", Step: "s", Tool: toolName, ToolsetID: e.ts.ID, InputDigest: digestOf(t, `{"text":"x"}`), LeaseUntil: time.Now().Add(-time.Second)}
+		if ok, _, err := e.store.WithMAC(mustSealKey(t, testMAC)).Claim(ctx, rec); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 )
@@ -100,40 +101,61 @@ func TestToolGetsTheStoredExternalKey(t *testing.T) {
 	}
 }
 
-// A call claimed before external keys (its item without external_key,
-// as the previous code wrote it) keeps sending the readable key its first
-// attempt was sent with, on its retry after the upgrade.
+// A call claimed before external keys keeps sending the readable key its
+// first attempt was sent with, on its retry after the upgrade. Seals and
+// external keys come with the same upgrade, so the previous code's item
+// has neither, and its run started before the stage's since time (a run
+// started after it has only sealed records, and an unsealed one is
+// refused: TestAnUnsealedRecordReplaysOnlyForARunStartedBeforeSince). The
+// retry seals the record with the function's key and leaves its key
+// readable.
 func TestCallClaimedBeforeExternalKeysKeepsItsKey(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
+	since := time.Now().Truncate(time.Millisecond)
+	runStart := since.Add(-time.Hour)
 	payload := envelopeFor("test-echo", e.ts.ID, "", 2, `{"text":"hi"}`)
 	run, key := runIDOf(t, payload), keyOf(t, payload)
-	// The previous code's claim and FAILED finish: today's, without the
-	// two attributes it did not write.
+	// The previous code's claim and FAILED finish, before the upgrade:
+	// today's by an unsealed store, without the two attributes it did not
+	// write.
 	rec := &ledger.Record{Key: key, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: digestOf(t, `{"text":"hi"}`),
-		LeaseUntil: time.Now().Add(time.Minute), ExternalKey: "unused"}
+		LeaseUntil: time.Now().Add(time.Minute), StartedAt: runStart.Add(time.Minute), ExternalKey: "unused"}
 	if ok, _, err := e.store.Claim(ctx, rec); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	row := &ledger.Row{RunID: run, Seq: "2", Attempt: 1, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, IdempotencyKey: key,
-		Status: ledger.StatusFailed, ErrorCode: string(tool.UpstreamUnavailable), Retryable: true, StartedAt: time.Now(), EndedAt: time.Now()}
+		Status: ledger.StatusFailed, ErrorCode: string(tool.UpstreamUnavailable), Retryable: true, StartedAt: rec.StartedAt, EndedAt: rec.StartedAt}
 	if ok, err := e.store.Finish(ctx, key, rec.Token, ledger.StateFailed, nil, row); !ok || err != nil {
 		t.Fatalf("finish: %v %v", ok, err)
 	}
-	_, err := e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
-		Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: "RUN#" + run}, "sk": &types.AttributeValueMemberS{Value: "CALL#" + tool.Seq("2").SortKey()}},
-		UpdateExpression: aws.String("REMOVE external_key, external_key_token")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	toPreviousLayout(t, e, run, "2")
 	k := &keyTool{}
-	d := e.dispatcher(t, "test-echo", k.run)
-	if _, err := d.Handle(ctx, payload); err != nil {
+	d := e.dispatcher(t, "test-echo", k.run, func(c *Config) { c.LedgerSince = since })
+	if _, err := d.Handle(ctx, withRunStart(payload, runStart)); err != nil {
 		t.Fatalf("the retry after the upgrade: %v", err)
 	}
 	if sent := k.sent(); len(sent) != 1 || sent[0] != key {
 		t.Fatalf("keys sent %q, want the readable %q", sent, key)
+	}
+	after, err := e.store.WithMAC(mustSealKey(t, testMAC)).Record(ctx, key)
+	if err != nil || after.State != ledger.StateCompleted || after.Seal != seal.Valid || after.ExternalKey != key {
+		t.Fatalf("record after the retry %+v %v, want COMPLETED, sealed by the function, its key the readable one", after, err)
+	}
+}
+
+// toPreviousLayout removes from the call item of run and seq what the
+// code before seals and external keys did not write: external_key,
+// external_key_token and mac (a test writes the item with today's store
+// and makes it the previous code's).
+func toPreviousLayout(t testing.TB, e *env, run string, seq tool.Seq) {
+	t.Helper()
+	_, err := e.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "RUN#" + run}, "sk": &types.AttributeValueMemberS{Value: "CALL#" + seq.SortKey()}},
+		UpdateExpression: aws.String("REMOVE external_key, external_key_token, mac")})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -181,16 +203,25 @@ func TestKeyPointerOnlyWithARunsFirstCall(t *testing.T) {
 	}
 }
 
-// The secret is required and at least 32 bytes; a seq too long for a
-// 64-character external key is refused before any claim.
+// The secret is required and at least 32 bytes: New refuses a dispatcher
+// without one (Validate cannot, since serve loads the secret from SSM
+// after the environment is read), and its error holds no byte of it; a
+// seq too long for a 64-character external key is refused before any
+// claim.
 func TestExternalKeySecretAndBound(t *testing.T) {
+	e := newEnv(t)
 	for name, secret := range map[string][]byte{"none": nil, "31 bytes": bytes.Repeat([]byte("s"), 31)} {
-		c := Config{Tool: "x", ExternalKeySecret: secret}
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "external key secret") {
-			t.Errorf("%s: %v", name, err)
+		c := Config{Tool: "x", LedgerMAC: testMAC, ExternalKeySecret: secret}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: Validate = %v, want the secret left to New", name, err)
+		}
+		if _, err := New(c, e.store, nil, nil); err == nil || !strings.Contains(err.Error(), "external key secret") || (secret != nil && strings.Contains(err.Error(), string(secret))) {
+			t.Errorf("%s: New = %v, want the external key secret refused", name, err)
 		}
 	}
-	e := newEnv(t)
+	if _, err := New(Config{Tool: "x", LedgerMAC: testMAC, ExternalKeySecret: bytes.Repeat([]byte("s"), 32)}, e.store, nil, nil); err != nil {
+		t.Errorf("32 bytes: New = %v", err)
+	}
 	k := &keyTool{}
 	d := e.dispatcher(t, "test-echo", k.run)
 	withSeq := func(seq string) json.RawMessage {
@@ -222,7 +253,7 @@ func TestExternalKeySecretCanary(t *testing.T) {
 	canary := []byte("CANARY-external-key-secret-0123456789")
 	var logs bytes.Buffer
 	k := &keyTool{fail: 1}
-	d, err := New(Config{Tool: "test-echo", MemoryMB: 128, Lane: lane.SFN, ExternalKeySecret: canary}, e.store, k.run,
+	d, err := New(Config{Tool: "test-echo", MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince, ExternalKeySecret: canary}, e.store, k.run,
 		slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)

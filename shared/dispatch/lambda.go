@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -30,14 +29,13 @@ const (
 	EnvTimeoutSeconds = "TOOLGATE_FUNCTION_TIMEOUT_SECONDS" // the function's timeout, set by the infrastructure; default 30
 	EnvInlineLimit    = "TOOLGATE_INLINE_LIMIT_BYTES"       // result limit; default 65536, at most 204800
 	EnvLambdaMemory   = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"   // set by Lambda
-	// EnvLocalExternalKeySecret is the external key secret, hex, on the
-	// local stack only (infra/local/stack): deployed functions load theirs
-	// from the stage's SSM SecureString parameter.
-	EnvLocalExternalKeySecret = "TOOLGATE_LOCAL_EXTERNAL_KEY_SECRET"
 )
 
 // ConfigFromEnv reads a tool function's dispatcher configuration. An
-// empty name is the platform tools' proxy's (Config.Platform).
+// empty name is the platform tools' proxy's (Config.Platform). No secret
+// is read from the environment: LedgerMAC, LedgerSince and
+// ExternalKeySecret stay unset, and serve loads them from SSM
+// (shared/secrets) before New checks them.
 func ConfigFromEnv(name string, getenv func(string) string) (Config, string, error) {
 	return configFromEnv(Config{Tool: name, Platform: name == ""}, getenv)
 }
@@ -81,24 +79,18 @@ func configFromEnv(cfg Config, getenv func(string) string) (Config, string, erro
 	if cfg.Lane, err = lane.FromEnv(getenv); err != nil {
 		return cfg, "", err
 	}
-	// TODO(lead): cfg.ExternalKeySecret = secrets.Load(...).ExternalKey
-	// (shared/secrets); until then only the local stack's variable gives
-	// it, and a deployed function stops at Validate without it.
-	if v := getenv(EnvLocalExternalKeySecret); v != "" {
-		if cfg.ExternalKeySecret, err = hex.DecodeString(v); err != nil {
-			return cfg, "", fmt.Errorf("%s is not hex", EnvLocalExternalKeySecret)
-		}
-	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", err
 	}
 	return cfg, table, nil
 }
 
-// Main is a tool function's whole main: it reads the configuration, builds
-// the caller verifier (shared/caller) and the DynamoDB client from the standard AWS configuration (so
-// AWS_ENDPOINT_URL_DYNAMODB points it at a local stand-in), and starts the
-// Lambda runtime with the dispatcher. A bad configuration stops the
+// Main is a tool function's whole main: it reads the configuration and the
+// function's secrets (SSM, shared/secrets), builds the caller verifier
+// (shared/caller) and the DynamoDB and SSM clients from the standard AWS
+// configuration (so AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM
+// point them at local stand-ins), and starts the Lambda runtime with the
+// dispatcher. A bad configuration or an unreadable secret stops the
 // function with one log line.
 func Main(name string, run toolcall.Func) {
 	serve(coldstart.Logger(), Config{Tool: name}, run)
@@ -127,7 +119,9 @@ func MCPMain(log *slog.Logger, check toolcall.Check, run toolcall.Func) {
 const secretsTimeout = 5 * time.Second
 
 // serve is the functions' main for base, which names what the function
-// serves.
+// serves: the environment's configuration, then the function's secrets
+// from SSM (secrets.Load, one GetParameters: its own MAC key, the stage's
+// external key secret and since time), then New, which checks them.
 func serve(log *slog.Logger, base Config, run toolcall.Func) {
 	cfg, table, err := configFromEnv(base, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
@@ -138,10 +132,7 @@ func serve(log *slog.Logger, base Config, run toolcall.Func) {
 	sec, err := secrets.Load(ctx, ssm.NewFromConfig(awsCfg), names)
 	cancel()
 	sec = coldstart.Must(log, "the function's ledger secrets cannot be read", sec, err)
-	cfg.LedgerMAC, cfg.LedgerSince = sec.MAC, sec.Since
-	if cfg.ExternalKeySecret == nil {
-		cfg.ExternalKeySecret = sec.ExternalKey
-	}
+	cfg.LedgerMAC, cfg.LedgerSince, cfg.ExternalKeySecret = sec.MAC, sec.Since, sec.ExternalKey
 	db := dynamodb.NewFromConfig(awsCfg)
 	d, err := New(cfg, ledger.New(db, table), run, log)
 	d = coldstart.Must(log, "bad configuration", d, err)

@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -278,7 +277,7 @@ func TestMCPConfig(t *testing.T) {
 		}
 	}
 	cfg, _, err := configFromEnv(Config{MCP: true}, func(k string) string {
-		return map[string]string{EnvTable: "t", EnvLocalExternalKeySecret: hex.EncodeToString(testSecret)}[k]
+		return map[string]string{EnvTable: "t"}[k]
 	})
 	if err != nil || !cfg.MCP || cfg.Platform || cfg.Tool != "" {
 		t.Fatalf("configFromEnv(MCP): %+v %v", cfg, err)

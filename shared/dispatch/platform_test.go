@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"sync/atomic"
 	"testing"
@@ -100,12 +99,12 @@ func TestPlatformConfig(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	c := Config{Platform: true, ExternalKeySecret: testSecret}
+	c := Config{Platform: true}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	cfg, _, err := ConfigFromEnv("", func(k string) string {
-		return map[string]string{EnvTable: "t", EnvLocalExternalKeySecret: hex.EncodeToString(testSecret)}[k]
+		return map[string]string{EnvTable: "t"}[k]
 	})
 	if err != nil || !cfg.Platform || cfg.Tool != "" {
 		t.Fatalf("ConfigFromEnv(\"\"): %+v %v", cfg, err)

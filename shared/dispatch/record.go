@@ -135,7 +135,7 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 	ended := d.store.Now()
 	r := &ledger.Row{
 		RunID: env.RunID, Seq: env.Seq, Attempt: inv.attempt, Step: env.Step, Tool: env.Tool,
-		ToolsetID: env.ToolsetID, IdempotencyKey: env.IdempotencyKey, Status: status,
+		ToolsetID: env.ToolsetID, IdempotencyKey: env.IdempotencyKey, ExternalKey: inv.externalKey, Status: status,
 		StartedAt: inv.started, EndedAt: ended, DurationMS: ended.Sub(inv.started).Milliseconds(),
 		InputDigest: inv.digest, InputBytes: inv.inBytes, MemoryMB: d.cfg.MemoryMB,
 		AfterClaimRequest: inv.claimRequested && !inv.claimed,

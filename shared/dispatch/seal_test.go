@@ -9,25 +9,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// preWrite writes a COMPLETED record of payload's call with store s (a
-// store without a key writes the previous layout; one WithMAC another
-// function's seal), its result made up.
+// preWrite writes a COMPLETED record of payload's call with store s, its
+// result made up: with a store WithMAC, sealed with that key and with the
+// stage's external key (testSecret), as today's code writes it; with a
+// store without a key, in the previous layout, which has neither seal nor
+// external key (toPreviousLayout).
 func preWrite(t *testing.T, e *env, s *ledger.Store, payload json.RawMessage, input string) {
 	t.Helper()
 	ctx := context.Background()
 	run := runIDOf(t, payload)
-	rec := &ledger.Record{Key: run + "/1", Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: digestOf(t, input), LeaseUntil: time.Now().Add(time.Minute)}
+	ext, err := externalkey.New(testSecret, run, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &ledger.Record{Key: run + "/1", Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: digestOf(t, input), LeaseUntil: time.Now().Add(time.Minute), ExternalKey: ext}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	row := &ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: rec.InputDigest, StartedAt: time.Now(), EndedAt: time.Now()}
+	row := &ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: rec.InputDigest, ExternalKey: ext, StartedAt: time.Now(), EndedAt: time.Now()}
 	if ok, err := s.Finish(ctx, rec.Key, rec.Token, ledger.StateCompleted, json.RawMessage(`{"text":"made up"}`), row); !ok || err != nil {
 		t.Fatal(ok, err)
+	}
+	if !s.Sealed() {
+		toPreviousLayout(t, e, run, "1")
 	}
 }
 

@@ -71,7 +71,9 @@ type Record struct {
 	// (docs/ledger.md, "The external key"). A claim writes the one it is
 	// given (externalkey.New) with if_not_exists; read back it is the
 	// stored one when the call's first claim wrote it, and Key for a call
-	// first claimed before external keys (what it was sent before).
+	// first claimed before external keys (what it was sent before). A
+	// sealing store's seal covers it, so a record whose stored key another
+	// writer changed reads as Forged.
 	ExternalKey string
 	// FirstStartedAt is the earliest start of the call's attempts (its
 	// attempt_log entries): when the key's first claim was made. Zero when
@@ -187,7 +189,11 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 		attrExternalKey: str(r.ExternalKey), attrExternalKeyToken: str(r.Token),
 	}
 	t := claimUnsealedTemplate
-	if mac := s.sealOf(r, StateInProgress, "", nil); mac != nil {
+	mac, err := s.sealOf(r, StateInProgress, "", nil)
+	if err != nil {
+		return false, nil, err
+	}
+	if mac != nil {
 		t, values[AttrMAC] = claimTemplate, str(*mac)
 	}
 	out, err := s.db.UpdateItem(ctx, t.input(s.table, callKey(r.RunID, r.Seq), values, nil, types.ReturnValueAllNew))
@@ -235,7 +241,7 @@ func (s *Store) recordFromItem(key string, it map[string]types.AttributeValue) (
 		return nil, fmt.Errorf("record %s: %w", key, err)
 	}
 	r := c.record(key)
-	s.checkSeal(r, c.MAC)
+	s.checkSeal(r, c.MAC, c.ExternalKey)
 	return r, nil
 }
 
@@ -287,10 +293,14 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 		Set(expression.Name("token"), expression.Value(token)).
 		Set(logEntry(token), expression.Value(attemptStart(old.Attempts+1, now))).
 		Remove(expression.Name("error_code"))
-	if mac := s.sealOf(old, StateInProgress, "", nil); mac != nil {
+	mac, err := s.sealOf(old, StateInProgress, "", nil)
+	if err != nil {
+		return false, err
+	}
+	if mac != nil {
 		u = u.Set(expression.Name(AttrMAC), expression.Value(*mac))
 	}
-	_, err := s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
+	_, err = s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
 	if IsConditionFailed(err) {
 		// Our own update may have been applied and its response lost.
 		cur, rerr := s.Record(ctx, old.Key)
@@ -311,10 +321,14 @@ func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool
 	u := expression.Set(expression.Name("state"), expression.Value(StateUnknown)).
 		Set(expression.Name("error_code"), expression.Value(code)).
 		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli()))
-	if mac := s.sealOf(old, StateUnknown, code, nil); mac != nil {
+	mac, err := s.sealOf(old, StateUnknown, code, nil)
+	if err != nil {
+		return false, err
+	}
+	if mac != nil {
 		u = u.Set(expression.Name(AttrMAC), expression.Value(*mac))
 	}
-	_, err := s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
+	_, err = s.update(ctx, callKey(old.RunID, old.Seq), u, &cond, types.ReturnValueNone)
 	if IsConditionFailed(err) {
 		return false, nil
 	}
@@ -351,7 +365,10 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 	} else {
 		values["code"], result = str(code), nil
 	}
-	mac := s.sealOf(callOfRow(key, row), state, code, result)
+	mac, err := s.sealOf(callOfRow(key, row), state, code, result)
+	if err != nil {
+		return false, err
+	}
 	if mac != nil {
 		values[AttrMAC] = str(*mac)
 	}
@@ -366,9 +383,11 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 	return true, nil
 }
 
-// callOfRow is the call a row describes, as far as its seal covers it.
+// callOfRow is the call a row describes, as far as its seal covers it:
+// the row of a call's item carries the key its tool sent
+// (Row.ExternalKey).
 func callOfRow(key string, row *Row) *Record {
-	return &Record{Key: key, Step: row.Step, Tool: row.Tool, ToolsetID: row.ToolsetID, InputDigest: row.InputDigest}
+	return &Record{Key: key, Step: row.Step, Tool: row.Tool, ToolsetID: row.ToolsetID, InputDigest: row.InputDigest, ExternalKey: row.ExternalKey}
 }
 
 // finishShape tells the finish's four UpdateItems apart.
@@ -454,7 +473,11 @@ func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) 
 		Set(expression.Name("error_code"), expression.Value(code)).
 		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli())).
 		Set(logEntry(token), expression.Value(entryFromRow(row)))
-	if mac := s.sealOf(callOfRow(key, row), StateFailed, code, nil); mac != nil {
+	mac, err := s.sealOf(callOfRow(key, row), StateFailed, code, nil)
+	if err != nil {
+		return false, err
+	}
+	if mac != nil {
 		u = u.Set(expression.Name(AttrMAC), expression.Value(*mac))
 	}
 	_, err = s.update(ctx, callKey(runID, seq), u, &cond, types.ReturnValueNone)

@@ -58,7 +58,10 @@ type Row struct {
 	IdempotencyKey string   `json:"idempotency_key" dynamodbav:"idempotency_key"`
 	// ExternalKey is the key the call's third party was sent
 	// (Record.ExternalKey), on the rows of a call's item; a row item of
-	// its own (nothing was sent) has none and never stores one.
+	// its own (nothing was sent) has none and never stores one. The row a
+	// sealing store's Finish or Release is given must carry it: the seal
+	// covers it (docs/ledger.md, "Records are sealed by the function that
+	// writes them").
 	ExternalKey  string    `json:"external_key,omitempty" dynamodbav:"-"`
 	Status       Status    `json:"status" dynamodbav:"status"`
 	ErrorCode    string    `json:"error_code,omitempty" dynamodbav:"error_code,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	"github.com/toolgate/toolgate/shared/seal"
 )
@@ -28,44 +29,58 @@ func (s *Store) WithMAC(key seal.Key) *Store {
 func (s *Store) Sealed() bool { return s.mac.Valid() }
 
 // sealFields are the fields a call's seal covers, in order: the
-// idempotency key, step, tool, toolset, input digest, state, error code
-// and the SHA-256 of the recorded result (hex; "" without one). The lease,
-// token, attempt count and attempt_log are not sealed: they decide who may
-// claim, never what is replayed.
-func sealFields(key, step, tool, toolsetID, inputDigest string, state State, code string, result json.RawMessage) []string {
+// idempotency key, step, tool, toolset, input digest, the call's external
+// key (Record.ExternalKey: the key its tool sends to third parties, the
+// readable idempotency key for a call claimed before external keys),
+// state, error code and the SHA-256 of the recorded result (hex; "" without
+// one). The lease, token, attempt count, attempt_log and
+// external_key_token are not sealed: they decide who may claim, never what
+// is replayed or sent; a change to them that changes the key a call sends
+// changes Record.ExternalKey, which the seal covers (docs/ledger.md,
+// "Records are sealed by the function that writes them").
+func sealFields(key, step, tool, toolsetID, inputDigest, externalKey string, state State, code string, result json.RawMessage) []string {
 	digest := ""
 	if len(result) > 0 {
 		sum := sha256.Sum256(result)
 		digest = hex.EncodeToString(sum[:])
 	}
-	return []string{key, step, tool, toolsetID, inputDigest, string(state), code, digest}
+	return []string{key, step, tool, toolsetID, inputDigest, externalKey, string(state), code, digest}
 }
 
 // sealOf is the seal of a state written on the call of r (its key, step,
-// tool, toolset and digest); nil when the store has no key.
-func (s *Store) sealOf(r *Record, state State, code string, result json.RawMessage) *string {
+// tool, toolset, digest and external key); nil when the store has no key.
+// A sealing store refuses a call without an external key: every call it
+// seals has one (the stored one, or the readable key of a call claimed
+// before external keys), and a seal over none would be refused on read.
+func (s *Store) sealOf(r *Record, state State, code string, result json.RawMessage) (*string, error) {
 	if !s.mac.Valid() {
-		return nil
+		return nil, nil
 	}
-	v := s.mac.Sum(seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, state, code, result)...)
-	return &v
+	if r.ExternalKey == "" {
+		return nil, fmt.Errorf("seal %s: no external key", r.Key)
+	}
+	v := s.mac.Sum(seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.ExternalKey, state, code, result)...)
+	return &v, nil
 }
 
 // checkSeal sets r.Seal from the item's mac: Valid, Absent or Forged
-// (seal.Check; a store without a key finds every seal Forged).
+// (seal.Check; a store without a key finds every seal Forged). stored is
+// the item's external_key attribute ("" when absent).
 //
 // A claim sets mac with if_not_exists, like every claim attribute, so that
 // it never changes an existing item's seal; on an item in the previous
 // layout, which has none, it adds the claim's own (IN_PROGRESS, no code,
-// no result) while the state stays what it was. An item whose state is
-// not IN_PROGRESS and whose mac is exactly that claim seal is therefore
-// read as Absent, as it was before the claim: the upgrade rule decides
-// (seal.Accept). That gives a forger nothing it lacks without it: it could
-// remove the mac as well.
-func (s *Store) checkSeal(r *Record, mac string) {
-	r.Seal = s.mac.Check(mac, seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.State, r.ErrorCode, r.Result)...)
-	if r.Seal == seal.Forged && r.State != StateInProgress && s.mac.Valid() &&
-		s.mac.Check(mac, seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, StateInProgress, "", nil)...) == seal.Valid {
+// no result, over the external key it stored as well) while the state
+// stays what it was and the call keeps its readable key (the claim is not
+// the call's attempt 1). A record whose seal does not verify but whose mac
+// is exactly that claim seal is therefore read as Absent, as it was before
+// the claim: the upgrade rule decides (seal.Accept). That gives a forger
+// nothing it lacks without it: it could remove the mac and the external
+// key as well.
+func (s *Store) checkSeal(r *Record, mac, stored string) {
+	r.Seal = s.mac.Check(mac, seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.ExternalKey, r.State, r.ErrorCode, r.Result)...)
+	if r.Seal == seal.Forged && s.mac.Valid() &&
+		s.mac.Check(mac, seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, stored, StateInProgress, "", nil)...) == seal.Valid {
 		r.Seal = seal.Absent
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/seal"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 func keyOf(t *testing.T, b byte) seal.Key {
@@ -27,7 +30,17 @@ func keyOf(t *testing.T, b byte) seal.Key {
 func rowOf(c *Record, st Status, code string) *Row {
 	now := time.Now()
 	return &Row{Attempt: 1, Status: st, ErrorCode: code, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID,
-		InputDigest: c.InputDigest, IdempotencyKey: c.Key, StartedAt: now, EndedAt: now}
+		InputDigest: c.InputDigest, IdempotencyKey: c.Key, ExternalKey: c.ExternalKey, StartedAt: now, EndedAt: now}
+}
+
+// toPreviousLayout removes from run/seq's call item the attributes the
+// code before seals and external keys did not write.
+func toPreviousLayout(t *testing.T, db *dynamodb.Client, s *Store, run string, seq tool.Seq) {
+	t.Helper()
+	if _, err := db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.Table()), Key: callKey(run, seq),
+		UpdateExpression: aws.String("REMOVE mac, external_key, external_key_token")}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Every state a sealed store writes on a call item carries its seal, in
@@ -142,12 +155,15 @@ func TestAFinishReadBackRefusesAForgedRecord(t *testing.T) {
 	}
 }
 
-// A claim of an item in the previous layout adds its own seal (the claim
-// sets mac with if_not_exists); the record still reads Absent, not
-// Forged, for that claim and every later read, so that the upgrade rule
-// decides.
+// A claim of an item in the previous layout (neither seal nor external
+// key) adds its own seal and external key (the claim sets both with
+// if_not_exists); the record still reads Absent, not Forged, for that
+// claim and every later read, so that the upgrade rule decides, and keeps
+// the readable key its first attempt sent: a completed call, and one in
+// flight across the upgrade (IN_PROGRESS). Its re-claim and finish seal
+// that readable key.
 func TestAClaimOfAnUnsealedRecordLeavesItUnsealed(t *testing.T) {
-	plain, _ := newStore(t)
+	plain, db := newStore(t)
 	a := plain.WithMAC(keyOf(t, 1))
 	ctx := context.Background()
 	c := claimOf("run-seal-legacy/1", time.Now().Add(time.Minute))
@@ -157,10 +173,111 @@ func TestAClaimOfAnUnsealedRecordLeavesItUnsealed(t *testing.T) {
 	if ok, err := plain.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), rowOf(c, StatusSucceeded, "")); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	for i := range 2 {
-		ok, existing, err := a.Claim(ctx, claimOf(c.Key, time.Now().Add(time.Minute)))
-		if ok || err != nil || existing.Seal != seal.Absent || existing.State != StateCompleted {
-			t.Fatalf("claim %d of a previous-layout record: claimed %v, %v, existing %+v, want it read Absent", i+1, ok, err, existing)
+	toPreviousLayout(t, db, plain, "run-seal-legacy", "1")
+	inFlight := claimOf("run-seal-legacy/2", time.Now().Add(-time.Second)) // its lease passed
+	if ok, _, err := plain.Claim(ctx, inFlight); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	toPreviousLayout(t, db, plain, "run-seal-legacy", "2")
+	for _, k := range []struct {
+		key   string
+		state State
+	}{{c.Key, StateCompleted}, {inFlight.Key, StateInProgress}} {
+		for i := range 2 {
+			ok, existing, err := a.Claim(ctx, claimOf(k.key, time.Now().Add(time.Minute)))
+			if ok || err != nil || existing.Seal != seal.Absent || existing.State != k.state || existing.ExternalKey != k.key {
+				t.Fatalf("claim %d of a previous-layout record: claimed %v, %v, existing %+v, want it read Absent, %s, its key readable", i+1, ok, err, existing, k.state)
+			}
 		}
+	}
+	old, err := a.Record(ctx, inFlight.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := a.Reclaim(ctx, old, time.Now().Add(time.Minute)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	row := rowOf(old, StatusSucceeded, "")
+	if row.ExternalKey != inFlight.Key {
+		t.Fatalf("the re-claimed call's key %q, want the readable one", row.ExternalKey)
+	}
+	if ok, err := a.Finish(ctx, old.Key, old.Token, StateCompleted, json.RawMessage(`{"n":2}`), row); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if r, err := a.Record(ctx, inFlight.Key); err != nil || r.Seal != seal.Valid || r.ExternalKey != inFlight.Key {
+		t.Fatalf("after its re-claim and finish: %+v %v, want it sealed with its readable key", r, err)
+	}
+}
+
+// The seal covers the key a call sends to third parties: another writer
+// that changes a sealed record's external_key (a key of its choosing sent
+// by the function) or its external_key_token (the readable key sent
+// instead) makes it Forged; so does one that puts back the record's own
+// claim seal, read while the call was in flight, beside a changed key (a
+// claim seal alone reads Absent, for the upgrade rule, only over the
+// stored key).
+func TestTheSealCoversTheExternalKey(t *testing.T) {
+	plain, db := newStore(t)
+	a := plain.WithMAC(keyOf(t, 1))
+	ctx := context.Background()
+	set := func(key, expr string, values map[string]types.AttributeValue) {
+		t.Helper()
+		run, seq, _ := splitKey(key)
+		if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(a.Table()), Key: callKey(run, seq),
+			UpdateExpression: aws.String(expr), ExpressionAttributeValues: values}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	str := func(v string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: v}}
+	}
+	chosen := "BBBBBBBBBBBBBBBBBBBBBB/1"
+	for i, forge := range []struct {
+		what, expr string
+		values     func(c *Record) map[string]types.AttributeValue
+	}{
+		{"external_key changed", "SET external_key = :v", func(*Record) map[string]types.AttributeValue { return str(chosen) }},
+		{"external_key_token changed", "SET external_key_token = :v", func(*Record) map[string]types.AttributeValue { return str(NewToken()) }},
+		{"external_key changed beside the record's own claim seal", "SET external_key = :v, mac = :m", func(c *Record) map[string]types.AttributeValue {
+			v := str(chosen)
+			v[":m"] = &types.AttributeValueMemberS{Value: keyOf(t, 1).Sum(seal.Call, sealFields(c.Key, c.Step, c.Tool, c.ToolsetID, c.InputDigest, c.ExternalKey, StateInProgress, "", nil)...)}
+			return v
+		}},
+	} {
+		c := claimOf(fmt.Sprintf("run-seal-ext/%d", i+1), time.Now().Add(time.Minute))
+		if ok, _, err := a.Claim(ctx, c); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if ok, err := a.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), rowOf(c, StatusSucceeded, "")); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if r, err := a.Record(ctx, c.Key); err != nil || r.Seal != seal.Valid || r.ExternalKey != c.ExternalKey {
+			t.Fatalf("%s: before: %+v %v", forge.what, r, err)
+		}
+		set(c.Key, forge.expr, forge.values(c))
+		r, err := a.Record(ctx, c.Key)
+		if err != nil || r.Seal != seal.Forged {
+			t.Fatalf("%s: seal %v (key %q) %v, want Forged", forge.what, r.Seal, r.ExternalKey, err)
+		}
+	}
+}
+
+// A sealing store writes no state without the call's external key: a
+// seal over none would be refused on every read.
+func TestASealingStoreNeedsTheExternalKey(t *testing.T) {
+	plain, _ := newStore(t)
+	a := plain.WithMAC(keyOf(t, 1))
+	ctx := context.Background()
+	c := claimOf("run-seal-nokey/1", time.Now().Add(time.Minute))
+	if ok, _, err := a.Claim(ctx, c); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	row := rowOf(c, StatusSucceeded, "")
+	row.ExternalKey = ""
+	if _, err := a.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), row); err == nil || !strings.Contains(err.Error(), "no external key") {
+		t.Fatalf("a finish without the external key: %v", err)
+	}
+	if r, err := a.Record(ctx, c.Key); err != nil || r.State != StateInProgress || r.Seal != seal.Valid {
+		t.Fatalf("after the refused finish: %+v %v, want the claim as it was", r, err)
 	}
 }

@@ -44,14 +44,13 @@ func SES(t testing.TB) *local.Process {
 // a function that takes its lane from one (shared/lane) runs on the sfn
 // lane, as Step Functions invokes it, unless env sets TOOLGATE_LANE (to
 // "direct", or to "" for no lane at all), and in the local stack's account
-// (TOOLGATE_ACCOUNT) unless env sets another, with the local external key
-// secret (local.EnvExternalKeySecret) unless env sets another.
+// (TOOLGATE_ACCOUNT) unless env sets another; its ledger secrets are
+// LedgerSecrets' unless env names a MAC parameter itself.
 func RIE(t testing.TB, name, bootstrap string, timeout time.Duration, env map[string]string) *local.Process {
 	t.Helper()
 	// The local stack's account, which the CDK app sets as TOOLGATE_ACCOUNT
 	// on every function: a caller proof of another account is refused.
-	vars := map[string]string{"TOOLGATE_LANE": "sfn", "TOOLGATE_ACCOUNT": local.LocalAccountID,
-		local.EnvExternalKeySecret: local.ExternalKeySecretHex}
+	vars := map[string]string{"TOOLGATE_LANE": "sfn", "TOOLGATE_ACCOUNT": local.LocalAccountID}
 	for k, v := range env {
 		vars[k] = v
 	}
@@ -93,11 +92,30 @@ func LedgerSecrets(t testing.TB, endpoint, function string) map[string]string {
 		endpoint = v.(*local.SSM).Endpoint()
 	}
 	n := secrets.NamesFor(Stage, function)
-	c := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	if _, err := secrets.Ensure(context.Background(), c, secrets.Provision{Secrets: []string{n.MAC, n.ExternalKey}, Since: n.Since, Now: time.Now()}); err != nil {
+	if _, err := secrets.Ensure(context.Background(), ssmClient(endpoint), secrets.Provision{Secrets: []string{n.MAC, n.ExternalKey}, Since: n.Since, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	return map[string]string{"AWS_ENDPOINT_URL_SSM": endpoint, secrets.EnvMACParam: n.MAC, secrets.EnvExternalKeyParam: n.ExternalKey, secrets.EnvSinceParam: n.Since}
+}
+
+// LoadLedgerSecrets reads function's ledger secrets from the SSM stand-in
+// at endpoint as the function reads them at cold start (secrets.Load):
+// its MAC key, the stage's external key secret and since time, which
+// LedgerSecrets provisioned. Tests compute the external keys a function
+// sends with it (externalkey.New on Ledger.ExternalKey). It fails t when
+// any is missing.
+func LoadLedgerSecrets(t testing.TB, endpoint, function string) secrets.Ledger {
+	t.Helper()
+	l, err := secrets.Load(context.Background(), ssmClient(endpoint), secrets.NamesFor(Stage, function))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// ssmClient is a client of the SSM stand-in at endpoint.
+func ssmClient(endpoint string) *ssm.Client {
+	return ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 }
 
 // Callers is the STS stand-in with fresh local keys, for tests of

@@ -307,7 +307,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			if want := fmt.Sprintf("%s/%s", run, r.Seq); r.Status != ledger.StatusSucceeded || r.IdempotencyKey != want || r.ToolsetID != demo || r.Attempt != 1 {
 				t.Errorf("row %+v, want SUCCEEDED, attempt 1, key %s, toolset %s", r, want, demo)
 			}
-			if got := metaKey(sent[i]); got != r.ExternalKey || got != externalKey(t, run, string(r.Seq)) {
+			if got := metaKey(sent[i]); got != r.ExternalKey || got != e.externalKey(t, "mcp-call", run, string(r.Seq)) {
 				t.Errorf("%s: the server received _meta key %q, its row has %q", sent[i].Tool, got, r.ExternalKey)
 			}
 		}
@@ -333,7 +333,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		if failed := taskFailures(events); !slices.Equal(failed, []string{string(tool.UpstreamUnavailable), string(tool.UpstreamUnavailable)}) {
 			t.Fatalf("Task failures %v, want two %s retried", failed, tool.UpstreamUnavailable)
 		}
-		key := externalKey(t, run, "1")
+		key := e.externalKey(t, "mcp-call", run, "1")
 		sent := srv.Calls()[calls:]
 		if len(sent) != 3 {
 			t.Fatalf("the server received %d calls, want 3: %+v", len(sent), sent)
@@ -392,7 +392,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		if got := len(srv.SMSSent()) - sms; got != 1 {
 			t.Fatalf("%d SMS sent, want 1", got)
 		}
-		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != externalKey(t, run, "1") {
+		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != e.externalKey(t, "mcp-call", run, "1") {
 			t.Fatalf("the server received %+v, want one send_sms under the external key of %s/1", sent, run)
 		}
 		rows = e.toolRows(t, run, "crm.send_sms")
@@ -469,7 +469,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		if len(rows) != 1 || rows[0].Status != ledger.StatusUnknown || rows[0].ErrorCode != string(tool.OutputInvalid) || rows[0].Attempt != 1 {
 			t.Fatalf("rows %+v, want one UNKNOWN %s, attempt 1", rows, tool.OutputInvalid)
 		}
-		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != externalKey(t, run, "1") {
+		if sent := srv.Calls()[calls:]; len(sent) != 1 || metaKey(sent[0]) != e.externalKey(t, "mcp-call", run, "1") {
 			t.Fatalf("the server received %+v, want one call under the external key of %s/1", sent, run)
 		}
 	})
@@ -566,11 +566,17 @@ func (e *env) toolRows(t *testing.T, run, name string) []ledger.Row {
 	return rows
 }
 
-// externalKey is the external key of the call run/seq on the local stack
-// (its secret, local.ExternalKeySecret); it must tell nothing of the run.
-func externalKey(t *testing.T, run, seq string) string {
+// externalKey is the external key function sends for the call run/seq on
+// the stack: under the stage's external key secret as function loads it
+// from the stack's SSM stand-in (secrets.Load); it must tell nothing of
+// the run.
+func (e *env) externalKey(t *testing.T, function, run, seq string) string {
 	t.Helper()
-	k, err := externalkey.New(local.ExternalKeySecret(), run, tool.Seq(seq))
+	sec, err := e.st.LedgerSecrets(t.Context(), function)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := externalkey.New(sec.ExternalKey, run, tool.Seq(seq))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,15 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/seal"
-	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -69,9 +65,7 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 		// The earlier execution's record, sealed by structured-data-fetch
 		// itself (its key from the stack's SSM stand-in): only the time
 		// tells it from this execution's.
-		sec, err := secrets.Load(context.Background(), ssm.New(ssm.Options{Region: local.Region, BaseEndpoint: aws.String(e.st.SSM.Endpoint()),
-			Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")}),
-			secrets.NamesFor(stack.Stage, "structured-data-fetch"))
+		sec, err := e.st.LedgerSecrets(context.Background(), "structured-data-fetch")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,8 +73,12 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ext, err := externalkey.New(sec.ExternalKey, run, "1") // the same run id's, as its claim stored it
+		if err != nil {
+			t.Fatal(err)
+		}
 		old := ledger.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table).WithClock(func() time.Time { return then }).WithMAC(key)
-		rec := &ledger.Record{Key: run + "/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_00000000000000000000000000000000",
+		rec := &ledger.Record{Key: run + "/1", ExternalKey: ext, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_00000000000000000000000000000000",
 			InputDigest: "sha256:old", LeaseUntil: then.Add(time.Minute), StartedAt: then}
 		ctx := context.Background()
 		if claimed, _, err := old.Claim(ctx, rec); err != nil || !claimed {
@@ -89,7 +87,7 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 		result := json.RawMessage(`{"data":{"title":"the earlier execution's","count":9}}`)
 		if ok, err := old.Finish(ctx, rec.Key, rec.Token, ledger.StateCompleted, result,
 			&ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, Step: rec.Step, Tool: rec.Tool, ToolsetID: rec.ToolsetID, InputDigest: rec.InputDigest,
-				StartedAt: then, EndedAt: then}); err != nil || !ok {
+				ExternalKey: rec.ExternalKey, StartedAt: then, EndedAt: then}); err != nil || !ok {
 			t.Fatalf("the earlier execution's finish: %v %v", ok, err)
 		}
 

@@ -214,7 +214,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 			t.Fatalf("create-ticket row %+v, want SUCCEEDED under toolset %s, key %s/1, attempt 1, no review", r, demo, run)
 		}
 		tickets := e.ticketsSince(before)
-		if len(tickets) != 1 || tickets[0].Key != r.ExternalKey || r.ExternalKey != externalKey(t, run, "1") || tickets[0].Title != "ungated: printer on fire" || tickets[0].Priority != "normal" {
+		if len(tickets) != 1 || tickets[0].Key != r.ExternalKey || r.ExternalKey != e.externalKey(t, "lambda-tool", run, "1") || tickets[0].Title != "ungated: printer on fire" || tickets[0].Priority != "normal" {
 			t.Fatalf("tickets %+v, want one under the external key %s", tickets, r.ExternalKey)
 		}
 		if sent := e.sentSince(t, before); len(sent) != 1 || sent[0].IdempotencyKey != r.ExternalKey || sent[0].RunID != run || sent[0].Step != "ticket" {
@@ -245,7 +245,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 		if r.Status != ledger.StatusSucceeded || r.ToolsetID != reviewed || r.IdempotencyKey != run+"/1" || r.ReviewID != id || r.Approver != local.LocalPrincipal(ticketReviewer) {
 			t.Fatalf("create-ticket row %+v, want SUCCEEDED under toolset %s, key %s/1, approved in %s by %s", r, reviewed, run, id, local.LocalPrincipal(ticketReviewer))
 		}
-		if tickets := e.ticketsSince(before); len(tickets) != 1 || tickets[0].Key != r.ExternalKey || r.ExternalKey != externalKey(t, run, "1") || tickets[0].Priority != "high" {
+		if tickets := e.ticketsSince(before); len(tickets) != 1 || tickets[0].Key != r.ExternalKey || r.ExternalKey != e.externalKey(t, "lambda-tool", run, "1") || tickets[0].Priority != "high" {
 			t.Fatalf("tickets %+v, want one under the external key %s", tickets, r.ExternalKey)
 		}
 	})
@@ -298,10 +298,10 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 			t.Fatalf("create-ticket rows %+v, want attempt 1 UNKNOWN %s and attempt 2 SUCCEEDED under key %s/1", rows, tool.UpstreamUnavailable, run)
 		}
 		sent := e.sentSince(t, before)
-		if len(sent) != 2 || sent[0].IdempotencyKey != externalKey(t, run, "1") || sent[1].IdempotencyKey != sent[0].IdempotencyKey || sent[0].Attempt != 1 || sent[1].Attempt != 2 {
+		if len(sent) != 2 || sent[0].IdempotencyKey != e.externalKey(t, "lambda-tool", run, "1") || sent[1].IdempotencyKey != sent[0].IdempotencyKey || sent[0].Attempt != 1 || sent[1].Attempt != 2 {
 			t.Fatalf("the team function was sent %+v, want attempts 1 and 2 under key %s/1", sent, run)
 		}
-		if tickets := e.ticketsSince(before); len(tickets) != 1 || tickets[0].Key != externalKey(t, run, "1") {
+		if tickets := e.ticketsSince(before); len(tickets) != 1 || tickets[0].Key != e.externalKey(t, "lambda-tool", run, "1") {
 			t.Fatalf("tickets %+v, want one under the external key of %s/1", tickets, run)
 		}
 		if !strings.Contains(out.Output, `"created":false`) {

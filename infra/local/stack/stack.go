@@ -453,10 +453,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			"TOOLGATE_STS_ENDPOINT": s.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true",
 			// The local stack's account: proofs of any other account's
 			// principals are refused.
-			"TOOLGATE_ACCOUNT": local.LocalAccountID,
-			// The local stack's external key secret (deployed stages load
-			// theirs from SSM).
-			local.EnvExternalKeySecret: local.ExternalKeySecretHex}
+			"TOOLGATE_ACCOUNT": local.LocalAccountID}
 		for k, v := range functionEnv(name, s, dataAddr, mcpAllow) {
 			vars[k] = v
 		}
@@ -559,12 +556,29 @@ func (s *Stack) provisionSecrets(ctx context.Context, names []string) (map[strin
 		p.Secrets = append(p.Secrets, n.MAC)
 		env[name] = map[string]string{"AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), secrets.EnvMACParam: n.MAC, secrets.EnvExternalKeyParam: n.ExternalKey, secrets.EnvSinceParam: n.Since}
 	}
-	c := ssm.New(ssm.Options{Region: local.Region, BaseEndpoint: aws.String(s.SSM.Endpoint()),
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	if _, err := secrets.Ensure(ctx, c, p); err != nil {
+	if _, err := secrets.Ensure(ctx, s.ssmClient(), p); err != nil {
 		return nil, fmt.Errorf("the functions' ledger secrets: %w", err)
 	}
 	return env, nil
+}
+
+// ssmClient is a client of the stack's SSM stand-in.
+func (s *Stack) ssmClient() *ssm.Client {
+	return ssm.New(ssm.Options{Region: local.Region, BaseEndpoint: aws.String(s.SSM.Endpoint()),
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+}
+
+// LedgerSecrets reads function's ledger secrets from the stack's SSM
+// stand-in as the function reads them at cold start (secrets.Load): its
+// own MAC key, the stage's external key secret and since time. function
+// must run the dispatcher (sealingFunctions); the error names a missing
+// parameter, never a value. Tests compute the external keys the functions
+// send with it (externalkey.New on Ledger.ExternalKey).
+func (s *Stack) LedgerSecrets(ctx context.Context, function string) (secrets.Ledger, error) {
+	if !sealingFunctions[function] {
+		return secrets.Ledger{}, fmt.Errorf("%s has no ledger secrets: it runs no dispatcher", function)
+	}
+	return secrets.Load(ctx, s.ssmClient(), secrets.NamesFor(Stage, function))
 }
 
 // writeParams writes the parameters file and puts every parameter into

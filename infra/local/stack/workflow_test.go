@@ -109,7 +109,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 			t.Fatalf("the parent's output %s, want the child's ticket", out.Output)
 		}
 		tickets := e.ticketsSince(before)
-		if len(tickets) != 1 || tickets[0].Key != externalKey(t, child, "1") || tickets[0].ID != result.Ticket {
+		if len(tickets) != 1 || tickets[0].Key != e.externalKey(t, "lambda-tool", child, "1") || tickets[0].ID != result.Ticket {
 			t.Fatalf("tickets %+v, want one under the external key of the child's %s/1", tickets, child)
 		}
 		rows := e.callRows(t, child)
@@ -153,7 +153,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 			t.Fatalf("the parent's output %s, want the child's ticket", out.Output)
 		}
 		tickets := e.ticketsSince(before)
-		if len(tickets) != 1 || tickets[0].Key != externalKey(t, child, "1") || tickets[0].ID != result.Ticket {
+		if len(tickets) != 1 || tickets[0].Key != e.externalKey(t, "lambda-tool", child, "1") || tickets[0].ID != result.Ticket {
 			t.Fatalf("tickets %+v, want one under the second name's key %s/1", tickets, child)
 		}
 	})
