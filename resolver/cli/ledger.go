@@ -98,8 +98,14 @@ func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var opaque string
 	switch {
-	case o.key != "" && len(pos) != 0:
+	case cmd.Flags().Changed("key") && len(pos) != 0:
 		return misuse(cmd, "name a run id or --key, not both")
+	case cmd.Flags().Changed("key") && o.key == "":
+		return misuse(cmd, "--key needs a key: the external key a third party was sent, <22 characters>/<seq>")
+	case isLedgerKey(o.key):
+		// A call claimed before external keys sent its ledger key; it
+		// names its run, and no pointer is written for it.
+		return misuse(cmd, "--key: that is a ledger idempotency key, <run_id>/<seq>, as calls made before external keys sent: use toolgate ledger RUN_ID")
 	case o.key != "":
 		var err error
 		if opaque, _, err = externalkey.Parse(o.key); err != nil {
@@ -135,15 +141,21 @@ func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 			fmt.Fprintf(stderr, "toolgate ledger: %v\n", err)
 			return ExitErrors
 		}
-		if !o.asJSON {
-			fmt.Fprintf(stdout, "run %s (external key %s)\n", runID, o.key)
-		}
 		pos = []string{runID}
 	}
 	rows, err := store.RunRows(ctx, pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate ledger: %v\n", err)
 		return ExitErrors
+	}
+	if o.key != "" {
+		if !holdsKey(rows, opaque) {
+			fmt.Fprintf(stderr, "toolgate ledger: the pointer names a run that holds no call with this key (%s): every tool function's role may write a key pointer, so it may be forged; nothing is shown (docs/ledger.md, \"The key pointer\")\n", o.key)
+			return ExitErrors
+		}
+		if !o.asJSON {
+			fmt.Fprintf(stdout, "run %s (external key %s)\n", pos[0], o.key)
+		}
 	}
 	if rows == nil {
 		rows = []ledger.Row{}
@@ -183,6 +195,28 @@ func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 	tw.Flush()
 	printKeys(stdout, rows)
 	return ExitOK
+}
+
+// isLedgerKey reports whether key has the shape of a ledger idempotency
+// key of a Step Functions run, "arn:<partition>:states:…:execution:…/<seq>"
+// (docs/ledger.md, "The external key"), rather than an external key.
+func isLedgerKey(key string) bool {
+	return strings.HasPrefix(key, "arn:") && strings.Contains(key, ":execution:") && strings.Contains(key, "/")
+}
+
+// holdsKey reports whether one of a run's rows carries an external key of
+// opaque run id opaque (externalkey.RunID): the run a key pointer names
+// must hold the call whose key was looked up. The external key a row
+// shows is its call item's, which the writing function's seal covers, so
+// a forged pointer cannot name a run without a forged call item as well
+// (docs/ledger.md, "The key pointer").
+func holdsKey(rows []ledger.Row, opaque string) bool {
+	for _, r := range rows {
+		if op, _, err := externalkey.Parse(r.ExternalKey); err == nil && op == opaque {
+			return true
+		}
+	}
+	return false
 }
 
 // printKeys prints each call's two keys, in call order: the ledger's

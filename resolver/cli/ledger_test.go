@@ -433,4 +433,24 @@ func TestLedgerByExternalKey(t *testing.T) {
 	if code, _, _ := run(append([]string{"ledger", "--key", ext, runID}, flags...)...); code != ExitMisuse {
 		t.Errorf("a run id and --key: exit %d", code)
 	}
+	if code, _, errs := run(append([]string{"ledger", "--key", ""}, flags...)...); code != ExitMisuse || !strings.Contains(errs, "--key needs a key") {
+		t.Errorf("--key \"\": exit %d %s", code, errs)
+	}
+	if code, _, errs := run(append([]string{"ledger", "--key", runID + "/1"}, flags...)...); code != ExitMisuse || !strings.Contains(errs, "use toolgate ledger RUN_ID") {
+		t.Errorf("a ledger key: exit %d %s", code, errs)
+	}
+
+	// A pointer another tool function's role wrote: the victim's opaque
+	// run id names the run above, whose calls carry another key.
+	victim := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_x:run-victim"
+	victimKey, _ := externalkey.New(secret, victim, "1")
+	if err := store.PutKeyPointer(ctx, externalkey.RunID(secret, victim), runID); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range [][]string{nil, {"--json"}} {
+		code, out, errs := run(append(append([]string{"ledger", "--key", victimKey}, f...), flags...)...)
+		if code != ExitErrors || !strings.Contains(errs, "the pointer names a run that holds no call with this key") || out != "" || strings.Contains(errs, "run-key") {
+			t.Errorf("a forged pointer %v: exit %d %q %s", f, code, out, errs)
+		}
+	}
 }

@@ -46,6 +46,7 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	inv.claimRequested = true
 	if claimed {
 		inv.claimed, inv.attempt, inv.leaseUntil, inv.token, inv.externalKey = true, 1, rec.LeaseUntil, rec.Token, rec.ExternalKey
+		inv.firstStarted = rec.StartedAt
 		inv.pointKey(ctx, dbCtx)
 		return nil
 	}
@@ -148,6 +149,7 @@ func (inv *invocation) reclaim(dbCtx context.Context, old *ledger.Record, now ti
 		return refused(tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
 	}
 	inv.claimed, inv.attempt, inv.leaseUntil, inv.token, inv.externalKey = true, old.Attempts, lease, old.Token, old.ExternalKey
+	inv.firstStarted = old.FirstStartedAt
 	return nil
 }
 
@@ -181,7 +183,7 @@ func (inv *invocation) claimFailed(ctx context.Context, rec *ledger.Record, err 
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
 	r := inv.newRow(ledger.StatusRefused, te, nil)
-	r.Attempt, r.ExternalKey = 1, rec.ExternalKey // the key the claim would have given
+	r.Attempt, r.ExternalKey, r.FirstStartedAt = 1, rec.ExternalKey, rec.StartedAt // the key the claim would have given
 	released, rerr := d.store.Release(dbCtx, rec.Key, rec.Token, string(te.Code), r)
 	if rerr != nil || !released {
 		return refused(te)

@@ -208,6 +208,10 @@ type invocation struct {
 	// request, or replayOr's read); a row of its own then says so.
 	claimRequested bool
 	token          string // the claim token this invocation holds
+	// firstStarted is the start of the call's first attempt (the
+	// record's FirstStartedAt), which the seal of this attempt's finish
+	// covers; set with the claim.
+	firstStarted time.Time
 	// externalKey is the key the tool sends out (Record.ExternalKey),
 	// once the claim is held.
 	externalKey string

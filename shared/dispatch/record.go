@@ -103,6 +103,7 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 	case writeFinish:
 		out := o.result
 		r := inv.newRow(o.status, o.err, out)
+		r.FirstStartedAt = inv.firstStarted
 		dbCtx, cancel := d.ledgerContext(ctx)
 		defer cancel()
 		owned, err := d.store.Finish(dbCtx, key, inv.token, o.state, out, r)

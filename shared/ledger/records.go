@@ -143,8 +143,28 @@ var claimUnsealedTemplate = claimTemplateOf(claimAttributes[:len(claimAttributes
 
 func claimTemplateOf(attrs []string) template {
 	return newTemplate(func() (expression.UpdateBuilder, *expression.ConditionBuilder) {
-		return claimUpdate(attrs), nil
+		cond := claimCondition()
+		return claimUpdate(attrs), &cond
 	})
+}
+
+// claimCondition is the claim's condition: no item yet, or an item whose
+// state is one a record can have. An item that exists without one (a
+// whole-item PutItem of its key alone, which another tool function's role
+// may send, wipes the record) is never claimed afresh, which would run a
+// completed call again: the claim fails and Claim reports the record
+// forged (docs/ledger.md, "Records are sealed by the function that
+// writes them").
+func claimCondition() expression.ConditionBuilder {
+	return expression.AttributeNotExists(expression.Name(AttrPK)).
+		Or(expression.Name("state").In(expression.Value(slot("st_in_progress")), expression.Value(slot("st_completed")),
+			expression.Value(slot("st_failed")), expression.Value(slot("st_unknown"))))
+}
+
+// claimStates fill claimCondition's slots.
+var claimStates = map[string]types.AttributeValue{
+	"st_in_progress": str(string(StateInProgress)), "st_completed": str(string(StateCompleted)),
+	"st_failed": str(string(StateFailed)), "st_unknown": str(string(StateUnknown)),
 }
 
 func claimUpdate(attrs []string) expression.UpdateBuilder {
@@ -166,6 +186,12 @@ func claimUpdate(attrs []string) expression.UpdateBuilder {
 // which the SDK sent again finds its own token); otherwise the existing
 // record comes back from the same answer with claimed false, and a replay
 // of a COMPLETED call needs no other request.
+//
+// The claim's condition (claimCondition) refuses an item that exists
+// without a record's state: Claim then answers claimed false with a record
+// of that key whose Seal is seal.Forged (and no other field), so that the
+// caller refuses the call as it does any record it did not seal, without
+// another request.
 func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *Record, err error) {
 	now := s.now()
 	if r.Token == "" {
@@ -188,7 +214,11 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 		"last_seen_at": tabledef.N(now.UnixMilli()), AttrExpiresAt: s.expires(), "one": tabledef.N(1),
 		attrExternalKey: str(r.ExternalKey), attrExternalKeyToken: str(r.Token),
 	}
+	for k, v := range claimStates {
+		values[k] = v
+	}
 	t := claimUnsealedTemplate
+	r.Attempts = 1
 	mac, err := s.sealOf(r, StateInProgress, "", nil)
 	if err != nil {
 		return false, nil, err
@@ -196,7 +226,14 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	if mac != nil {
 		t, values[AttrMAC] = claimTemplate, str(*mac)
 	}
-	out, err := s.db.UpdateItem(ctx, t.input(s.table, callKey(r.RunID, r.Seq), values, nil, types.ReturnValueAllNew))
+	in := t.input(s.table, callKey(r.RunID, r.Seq), values, nil, types.ReturnValueAllNew)
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	out, err := s.db.UpdateItem(ctx, in)
+	if IsConditionFailed(err) {
+		// An item without a record's state: nothing to replay, and never
+		// a first attempt (claimCondition).
+		return false, &Record{Key: r.Key, RunID: r.RunID, Seq: r.Seq, Seal: seal.Forged}, nil
+	}
 	if err != nil {
 		return false, nil, fmt.Errorf("claim %s: %w", r.Key, err)
 	}
@@ -241,7 +278,7 @@ func (s *Store) recordFromItem(key string, it map[string]types.AttributeValue) (
 		return nil, fmt.Errorf("record %s: %w", key, err)
 	}
 	r := c.record(key)
-	s.checkSeal(r, c.MAC, c.ExternalKey)
+	s.checkSeal(r, c.MAC, c.ExternalKey, c.ExternalKeyToken)
 	return r, nil
 }
 
@@ -293,7 +330,12 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 		Set(expression.Name("token"), expression.Value(token)).
 		Set(logEntry(token), expression.Value(attemptStart(old.Attempts+1, now))).
 		Remove(expression.Name("error_code"))
-	mac, err := s.sealOf(old, StateInProgress, "", nil)
+	next := *old
+	next.Attempts, next.Token = old.Attempts+1, token
+	if next.FirstStartedAt.IsZero() {
+		next.FirstStartedAt = now // the item's only attempt entry is this one
+	}
+	mac, err := s.sealOf(&next, StateInProgress, "", nil)
 	if err != nil {
 		return false, err
 	}
@@ -310,7 +352,7 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 	} else if err != nil {
 		return false, fmt.Errorf("reclaim %s: %w", old.Key, err)
 	}
-	old.State, old.Attempts, old.LeaseUntil, old.Token, old.StartedAt = StateInProgress, old.Attempts+1, lease, token, now
+	old.State, old.Attempts, old.LeaseUntil, old.Token, old.StartedAt, old.FirstStartedAt = StateInProgress, old.Attempts+1, lease, token, now, next.FirstStartedAt
 	return true, nil
 }
 
@@ -365,7 +407,7 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 	} else {
 		values["code"], result = str(code), nil
 	}
-	mac, err := s.sealOf(callOfRow(key, row), state, code, result)
+	mac, err := s.sealOf(callOfRow(key, token, row), state, code, result)
 	if err != nil {
 		return false, err
 	}
@@ -383,11 +425,18 @@ func (s *Store) Finish(ctx context.Context, key, token string, state State, resu
 	return true, nil
 }
 
-// callOfRow is the call a row describes, as far as its seal covers it:
-// the row of a call's item carries the key its tool sent
-// (Row.ExternalKey).
-func callOfRow(key string, row *Row) *Record {
-	return &Record{Key: key, Step: row.Step, Tool: row.Tool, ToolsetID: row.ToolsetID, InputDigest: row.InputDigest, ExternalKey: row.ExternalKey}
+// callOfRow is the call a row of the attempt holding token describes, as
+// far as its seal covers it: the row of a call's item carries the key its
+// tool sent (Row.ExternalKey), its attempt (Row.Attempt, the record's
+// count) and the call's first start (Row.FirstStartedAt; for attempt 1,
+// when unset, the row's own start, which its entry holds).
+func callOfRow(key, token string, row *Row) *Record {
+	first := row.FirstStartedAt
+	if first.IsZero() && row.Attempt == 1 {
+		first = row.StartedAt
+	}
+	return &Record{Key: key, Step: row.Step, Tool: row.Tool, ToolsetID: row.ToolsetID, InputDigest: row.InputDigest, ExternalKey: row.ExternalKey,
+		Attempts: row.Attempt, Token: token, FirstStartedAt: first}
 }
 
 // finishShape tells the finish's four UpdateItems apart.
@@ -473,7 +522,7 @@ func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) 
 		Set(expression.Name("error_code"), expression.Value(code)).
 		Set(expression.Name("updated_at"), expression.Value(s.now().UnixMilli())).
 		Set(logEntry(token), expression.Value(entryFromRow(row)))
-	mac, err := s.sealOf(callOfRow(key, row), StateFailed, code, nil)
+	mac, err := s.sealOf(callOfRow(key, token, row), StateFailed, code, nil)
 	if err != nil {
 		return false, err
 	}

@@ -62,17 +62,22 @@ type Row struct {
 	// sealing store's Finish or Release is given must carry it: the seal
 	// covers it (docs/ledger.md, "Records are sealed by the function that
 	// writes them").
-	ExternalKey  string    `json:"external_key,omitempty" dynamodbav:"-"`
-	Status       Status    `json:"status" dynamodbav:"status"`
-	ErrorCode    string    `json:"error_code,omitempty" dynamodbav:"error_code,omitempty"`
-	Retryable    bool      `json:"retryable" dynamodbav:"retryable"`
-	StartedAt    time.Time `json:"started_at" dynamodbav:"started_at"`
-	EndedAt      time.Time `json:"ended_at" dynamodbav:"ended_at"`
-	DurationMS   int64     `json:"duration_ms" dynamodbav:"duration_ms"`
-	InputDigest  string    `json:"input_digest,omitempty" dynamodbav:"input_digest,omitempty"` // "sha256:<hex>" of the RFC 8785 input
-	InputBytes   int       `json:"input_bytes" dynamodbav:"input_bytes"`
-	OutputDigest string    `json:"output_digest,omitempty" dynamodbav:"output_digest,omitempty"`
-	OutputBytes  int       `json:"output_bytes" dynamodbav:"output_bytes"`
+	ExternalKey string `json:"external_key,omitempty" dynamodbav:"-"`
+	// FirstStartedAt is the start of the call's first attempt
+	// (Record.FirstStartedAt), which the seal a Finish or Release writes
+	// covers; never stored or shown as a row's (a call item's rows read it
+	// as zero). Zero on attempt 1 stands for StartedAt.
+	FirstStartedAt time.Time `json:"-" dynamodbav:"-"`
+	Status         Status    `json:"status" dynamodbav:"status"`
+	ErrorCode      string    `json:"error_code,omitempty" dynamodbav:"error_code,omitempty"`
+	Retryable      bool      `json:"retryable" dynamodbav:"retryable"`
+	StartedAt      time.Time `json:"started_at" dynamodbav:"started_at"`
+	EndedAt        time.Time `json:"ended_at" dynamodbav:"ended_at"`
+	DurationMS     int64     `json:"duration_ms" dynamodbav:"duration_ms"`
+	InputDigest    string    `json:"input_digest,omitempty" dynamodbav:"input_digest,omitempty"` // "sha256:<hex>" of the RFC 8785 input
+	InputBytes     int       `json:"input_bytes" dynamodbav:"input_bytes"`
+	OutputDigest   string    `json:"output_digest,omitempty" dynamodbav:"output_digest,omitempty"`
+	OutputBytes    int       `json:"output_bytes" dynamodbav:"output_bytes"`
 	// MemoryMB is the function's configured memory: with DurationMS it
 	// estimates cost in GB-seconds.
 	MemoryMB  int   `json:"memory_mb" dynamodbav:"memory_mb"`

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/toolgate/toolgate/shared/seal"
 )
@@ -32,26 +33,38 @@ func (s *Store) Sealed() bool { return s.mac.Valid() }
 // idempotency key, step, tool, toolset, input digest, the call's external
 // key (Record.ExternalKey: the key its tool sends to third parties, the
 // readable idempotency key for a call claimed before external keys),
-// state, error code and the SHA-256 of the recorded result (hex; "" without
-// one). The lease, token, attempt count, attempt_log and
-// external_key_token are not sealed: they decide who may claim, never what
-// is replayed or sent; a change to them that changes the key a call sends
-// changes Record.ExternalKey, which the seal covers (docs/ledger.md,
-// "Records are sealed by the function that writes them").
-func sealFields(key, step, tool, toolsetID, inputDigest, externalKey string, state State, code string, result json.RawMessage) []string {
+// state, error code, the SHA-256 of the recorded result (hex; "" without
+// one), the attempt count and the claim token of the attempt that wrote
+// the state (Record.Attempts, Record.Token), and the first attempt's start
+// (Record.FirstStartedAt, RFC 3339 with ns in UTC; "" when zero, and ""
+// in the claim's own seal, IN_PROGRESS at attempt 1: see checkSeal). So a
+// state sealed once cannot be spliced onto a later attempt, and the start
+// the name-reuse check reads cannot be moved. The lease, attempt_log
+// (but its first start) and external_key_token are not sealed: they
+// decide who may claim, never what is replayed or sent; a change to them
+// that changes the key a call sends changes Record.ExternalKey, which the
+// seal covers (docs/ledger.md, "Records are sealed by the function that
+// writes them").
+func sealFields(r *Record, state State, code string, result json.RawMessage) []string {
 	digest := ""
 	if len(result) > 0 {
 		sum := sha256.Sum256(result)
 		digest = hex.EncodeToString(sum[:])
 	}
-	return []string{key, step, tool, toolsetID, inputDigest, externalKey, string(state), code, digest}
+	first := ""
+	if !r.FirstStartedAt.IsZero() && !(state == StateInProgress && r.Attempts == 1) {
+		first = formatNano(r.FirstStartedAt)
+	}
+	return []string{r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.ExternalKey, string(state), code, digest,
+		strconv.Itoa(r.Attempts), r.Token, first}
 }
 
 // sealOf is the seal of a state written on the call of r (its key, step,
-// tool, toolset, digest and external key); nil when the store has no key.
-// A sealing store refuses a call without an external key: every call it
-// seals has one (the stored one, or the readable key of a call claimed
-// before external keys), and a seal over none would be refused on read.
+// tool, toolset, digest, external key, attempts, token and first start);
+// nil when the store has no key. A sealing store refuses a call without
+// an external key: every call it seals has one (the stored one, or the
+// readable key of a call claimed before external keys), and a seal over
+// none would be refused on read.
 func (s *Store) sealOf(r *Record, state State, code string, result json.RawMessage) (*string, error) {
 	if !s.mac.Valid() {
 		return nil, nil
@@ -59,28 +72,39 @@ func (s *Store) sealOf(r *Record, state State, code string, result json.RawMessa
 	if r.ExternalKey == "" {
 		return nil, fmt.Errorf("seal %s: no external key", r.Key)
 	}
-	v := s.mac.Sum(seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.ExternalKey, state, code, result)...)
+	v := s.mac.Sum(seal.Call, sealFields(r, state, code, result)...)
 	return &v, nil
 }
 
 // checkSeal sets r.Seal from the item's mac: Valid, Absent or Forged
-// (seal.Check; a store without a key finds every seal Forged). stored is
-// the item's external_key attribute ("" when absent).
+// (seal.Check; a store without a key finds every seal Forged). stored and
+// storedToken are the item's external_key and external_key_token
+// attributes ("" when absent).
 //
 // A claim sets mac with if_not_exists, like every claim attribute, so that
 // it never changes an existing item's seal; on an item in the previous
 // layout, which has none, it adds the claim's own (IN_PROGRESS, no code,
 // no result, over the external key it stored as well) while the state
 // stays what it was and the call keeps its readable key (the claim is not
-// the call's attempt 1). A record whose seal does not verify but whose mac
+// the call's attempt 1). That claim seal covers attempt 1, the claim's
+// token (which the claim also wrote as external_key_token) and no first
+// start: the claim's attempt entry is not written on such an item (the
+// attempt_log is set with if_not_exists too), so its start is nowhere to
+// be read again; which is why every claim's seal leaves the first start
+// out, and every later write (finish, release, reclaim, UNKNOWN) covers
+// it. A record whose seal does not verify but whose mac
 // is exactly that claim seal is therefore read as Absent, as it was before
 // the claim: the upgrade rule decides (seal.Accept). That gives a forger
 // nothing it lacks without it: it could remove the mac and the external
 // key as well.
-func (s *Store) checkSeal(r *Record, mac, stored string) {
-	r.Seal = s.mac.Check(mac, seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.ExternalKey, r.State, r.ErrorCode, r.Result)...)
-	if r.Seal == seal.Forged && s.mac.Valid() &&
-		s.mac.Check(mac, seal.Call, sealFields(r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, stored, StateInProgress, "", nil)...) == seal.Valid {
+func (s *Store) checkSeal(r *Record, mac, stored, storedToken string) {
+	r.Seal = s.mac.Check(mac, seal.Call, sealFields(r, r.State, r.ErrorCode, r.Result)...)
+	if r.Seal != seal.Forged || !s.mac.Valid() {
+		return
+	}
+	claim := &Record{Key: r.Key, Step: r.Step, Tool: r.Tool, ToolsetID: r.ToolsetID, InputDigest: r.InputDigest,
+		ExternalKey: stored, Attempts: 1, Token: storedToken}
+	if s.mac.Check(mac, seal.Call, sealFields(claim, StateInProgress, "", nil)...) == seal.Valid {
 		r.Seal = seal.Absent
 	}
 }

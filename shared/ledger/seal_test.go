@@ -29,8 +29,9 @@ func keyOf(t *testing.T, b byte) seal.Key {
 
 func rowOf(c *Record, st Status, code string) *Row {
 	now := time.Now()
-	return &Row{Attempt: 1, Status: st, ErrorCode: code, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID,
-		InputDigest: c.InputDigest, IdempotencyKey: c.Key, ExternalKey: c.ExternalKey, StartedAt: now, EndedAt: now}
+	return &Row{Attempt: max(c.Attempts, 1), Status: st, ErrorCode: code, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID,
+		InputDigest: c.InputDigest, IdempotencyKey: c.Key, ExternalKey: c.ExternalKey, StartedAt: now, EndedAt: now,
+		FirstStartedAt: c.FirstStartedAt}
 }
 
 // toPreviousLayout removes from run/seq's call item the attributes the
@@ -240,7 +241,8 @@ func TestTheSealCoversTheExternalKey(t *testing.T) {
 		{"external_key_token changed", "SET external_key_token = :v", func(*Record) map[string]types.AttributeValue { return str(NewToken()) }},
 		{"external_key changed beside the record's own claim seal", "SET external_key = :v, mac = :m", func(c *Record) map[string]types.AttributeValue {
 			v := str(chosen)
-			v[":m"] = &types.AttributeValueMemberS{Value: keyOf(t, 1).Sum(seal.Call, sealFields(c.Key, c.Step, c.Tool, c.ToolsetID, c.InputDigest, c.ExternalKey, StateInProgress, "", nil)...)}
+			v[":m"] = &types.AttributeValueMemberS{Value: keyOf(t, 1).Sum(seal.Call, sealFields(&Record{Key: c.Key, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID, InputDigest: c.InputDigest,
+				ExternalKey: c.ExternalKey, Attempts: 1, Token: c.Token}, StateInProgress, "", nil)...)}
 			return v
 		}},
 	} {

@@ -1,0 +1,204 @@
+package dispatch
+
+// What a compromised tool function can do to another function's calls:
+// its role may GetItem, PutItem and UpdateItem any call item
+// (table.Accesses) and reads the stage's external key secret. Each test
+// does only what such a role may do, with the table's own requests on
+// dynalite, and checks that the victim function refuses the record
+// instead of running or replaying a call (docs/ledger.md, "Records are
+// sealed by the function that writes them").
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/externalkey"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/seal"
+	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
+)
+
+// callItemKey is the primary key of call seq of run.
+func callItemKey(run string, seq tool.Seq) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "RUN#" + run},
+		"sk": &types.AttributeValueMemberS{Value: "CALL#" + seq.SortKey()},
+	}
+}
+
+// sender counts the sends of an at_most_once tool (test-send, like
+// send-email); the first fail calls fail retryably, nothing applied.
+func sender(calls *atomic.Int64, fail int64) toolcall.Func {
+	return func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+		if n := calls.Add(1); n <= fail {
+			return nil, tool.Errorf(tool.UpstreamUnavailable, "throttled")
+		}
+		return json.RawMessage(`{"message_id":"m-1"}`), nil
+	}
+}
+
+// refusedAsForged checks that the call was refused TOOL_INTERNAL and that
+// its last row is REFUSED with reason record-forged.
+func refusedAsForged(t *testing.T, e *env, run string, err error) {
+	t.Helper()
+	if c := codeOf(t, err); c != string(tool.Internal) {
+		t.Fatalf("answer %v, want %s", err, tool.Internal)
+	}
+	rows := mustRunRows(t, e.store, run)
+	last := rows[len(rows)-1]
+	if last.Status != ledger.StatusRefused || last.Reason != seal.ReasonRecordForged {
+		t.Fatalf("last row %+v, want REFUSED, %s", last, seal.ReasonRecordForged)
+	}
+}
+
+// A whole-item PutItem of a completed call's key alone (any tool role may
+// send one) wipes its record; the next invocation of the key is refused
+// as forged, never claimed afresh as attempt 1, so an at_most_once tool
+// does not send again.
+func TestAnItemWipedByAPutIsRefusedNotClaimedAgain(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-send", sender(&calls, 0))
+	payload := withRunStart(envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`), time.Now())
+	run := runIDOf(t, payload)
+	if _, err := d.Handle(ctx, payload); err != nil {
+		t.Fatalf("first invocation: %v", err)
+	}
+	for _, item := range []map[string]types.AttributeValue{
+		callItemKey(run, "1"),
+		// A state no record has (a record's states: IN_PROGRESS,
+		// COMPLETED, FAILED, UNKNOWN).
+		withAttr(callItemKey(run, "1"), "state", ""),
+	} {
+		if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.store.Table()), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := d.Handle(ctx, payload)
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("the at_most_once tool ran %d times for one key after a forger's PutItem (answer %v)", n, err)
+		}
+		refusedAsForged(t, e, run, err)
+	}
+}
+
+func withAttr(it map[string]types.AttributeValue, name, v string) map[string]types.AttributeValue {
+	it[name] = &types.AttributeValueMemberS{Value: v}
+	return it
+}
+
+// A seal covers the attempt and the claim token that wrote its state: a
+// FAILED state sealed at attempt 1, written back with its seal over the
+// item of attempt 2 that COMPLETED, is refused as forged, and the
+// at_most_once tool does not send again.
+func TestASealedStateSplicedOntoALaterAttemptIsRefused(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-send", sender(&calls, 1))
+	payload := withRunStart(envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`), time.Now())
+	run := runIDOf(t, payload)
+	key := callItemKey(run, "1")
+	if _, err := d.Handle(ctx, payload); codeOf(t, err) != string(tool.UpstreamUnavailable) {
+		t.Fatalf("first attempt: %v", err)
+	}
+	failed, err := e.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.store.Table()), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Handle(ctx, payload); err != nil {
+		t.Fatalf("second attempt: %v", err)
+	}
+	if calls.Load() != 2 {
+		t.Fatalf("setup: %d calls", calls.Load())
+	}
+	_, err = e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()), Key: key,
+		UpdateExpression:          aws.String("SET #s = :s, error_code = :c, mac = :m REMOVE #r"),
+		ExpressionAttributeNames:  map[string]string{"#s": "state", "#r": "result"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": failed.Item["state"], ":c": failed.Item["error_code"], ":m": failed.Item["mac"]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Handle(ctx, payload)
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("the at_most_once tool succeeded twice for one key: %d runs after its sealed FAILED state was spliced back (answer %v)", n, err)
+	}
+	refusedAsForged(t, e, run, err)
+}
+
+// A seal covers the first attempt's start, which the check of reused
+// execution names reads: an earlier execution's record whose attempt
+// entry a forger moved to look as young as the new execution is refused
+// as forged, its result never replayed.
+func TestAMovedFirstStartIsRefused(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	oldRun := e.oldRun(t, "test-send", sender(&calls, 0), ninetyOneDays)
+	payload := envelopeFor("test-send", e.ts.ID, "", 1, `{"text":"x"}`)
+	run := runIDOf(t, payload)
+	if _, err := oldRun.Handle(ctx, withRunStart(payload, time.Now().Add(-ninetyOneDays))); err != nil {
+		t.Fatalf("the earlier execution's call: %v", err)
+	}
+	d := e.dispatcher(t, "test-send", sender(&calls, 0))
+	item, err := e.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.store.Table()), Key: callItemKey(run, "1"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := item.Item["token"].(*types.AttributeValueMemberS).Value
+	if _, err := e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()), Key: callItemKey(run, "1"),
+		UpdateExpression:          aws.String("SET attempt_log.#t.started_at = :s"),
+		ExpressionAttributeNames:  map[string]string{"#t": tok},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Handle(ctx, withRunStart(payload, time.Now()))
+	if calls.Load() != 1 {
+		t.Fatalf("the tool ran again: %d", calls.Load())
+	}
+	refusedAsForged(t, e, run, err)
+}
+
+// The seal covers the external key, and a change to external_key_token
+// that would send the readable key changes the key the record reads: a
+// forger's key is never sent on the retry; the retry is refused as forged.
+func TestAForgedExternalKeyIsNeverSent(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  string
+		vals map[string]types.AttributeValue
+	}{
+		{"another call's key", "SET external_key = :k", map[string]types.AttributeValue{":k": &types.AttributeValueMemberS{Value: "AAAAAAAAAAAAAAAAAAAAAA/7"}}},
+		{"the readable key", "SET external_key_token = :k", map[string]types.AttributeValue{":k": &types.AttributeValueMemberS{Value: "not-attempt-1"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			k := &keyTool{fail: 1}
+			d := e.dispatcher(t, "test-echo", k.run)
+			payload := withRunStart(envelopeFor("test-echo", e.ts.ID, "", 2, `{"text":"hi"}`), time.Now())
+			run := runIDOf(t, payload)
+			if _, err := d.Handle(ctx, payload); codeOf(t, err) != string(tool.UpstreamUnavailable) {
+				t.Fatalf("first attempt: %v", err)
+			}
+			if _, err := e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()), Key: callItemKey(run, "2"),
+				UpdateExpression: aws.String(c.set), ExpressionAttributeValues: c.vals}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := d.Handle(ctx, payload)
+			want, _ := externalkey.New(testSecret, run, "2")
+			if sent := k.sent(); len(sent) != 1 || sent[0] != want {
+				t.Fatalf("keys sent %q (answer %v), want once %q", sent, err, want)
+			}
+			refusedAsForged(t, e, run, err)
+		})
+	}
+}
