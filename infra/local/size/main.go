@@ -10,7 +10,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +24,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/secrets"
 )
 
 // starts is how many fresh starts each init figure is the median of.
@@ -27,7 +32,8 @@ const starts = 5
 
 // env is what each function needs to pass its cold-start configuration;
 // the first invocation's payload ({}) is refused at once, so no stand-in
-// is needed.
+// is needed but the SSM stand-in the tool functions read their ledger
+// secrets from at cold start (withSecrets).
 var env = map[string]string{
 	"TOOLGATE_TABLE": "toolgate-size", "TOOLGATE_STAGE": "local", "TOOLGATE_LANE": "sfn",
 	"TOOLGATE_SENDER": "size@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com",
@@ -52,6 +58,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	ssm, err := withSecrets(env)
+	if err != nil {
+		return err
+	}
+	defer ssm.Close()
 	pkgs := map[string]string{"(trivial handler)": filepath.Join(root, "infra", "local", "testdata", "echo")}
 	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
 	for _, m := range mains {
@@ -81,7 +92,7 @@ func run(ctx context.Context) error {
 		if err := local.BuildBootstrap(ctx, pkgs[n], host); err != nil {
 			return err
 		}
-		init, err := coldStart(ctx, host)
+		init, err := coldStart(ctx, host, n)
 		if err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
@@ -108,10 +119,12 @@ func deployBuild(ctx context.Context, pkg, out string) error {
 
 // coldStart starts the bootstrap under the RIE `starts` times and returns
 // the median init: the first answer's time less a warm one's.
-func coldStart(ctx context.Context, bootstrap string) (time.Duration, error) {
+func coldStart(ctx context.Context, bootstrap, name string) (time.Duration, error) {
+	fenv := maps.Clone(env)
+	fenv[secrets.EnvMACParam] = secrets.MACParam(sizeStage, name)
 	var inits []time.Duration
 	for range starts {
-		p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, env)
+		p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, fenv)
 		if err != nil {
 			return 0, err
 		}
@@ -137,6 +150,50 @@ func invoke(url string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return 0, err
+	}
+	// A function that stopped at cold start (a configuration it refused)
+	// is answered by the RIE as Runtime.ExitError: its "init" would be the
+	// time it took to fail.
+	if bytes.Contains(body, []byte("Runtime.ExitError")) {
+		return 0, fmt.Errorf("the function stopped at cold start: %s", bytes.TrimSpace(body))
+	}
 	return time.Since(start), nil
+}
+
+// sizeFunctions are the names withSecrets provisions a ledger MAC key for:
+// the tool functions, which read theirs at cold start.
+var sizeFunctions = []string{"send-email", "structured-data-fetch", "mcp-call", "lambda-tool", "workflow-validator"}
+
+// withSecrets starts an SSM stand-in holding the stage's ledger secrets
+// (shared/secrets: each tool function's MAC key, the external key, the
+// since time), as the deploy provisions them, and adds its endpoint and
+// the parameters' names to env, so that the tool functions' cold start
+// includes their one GetParameters, as on Lambda. Every tool function of
+// the size run reads the MAC parameter of its own name (coldStart).
+func withSecrets(env map[string]string) (*local.SSM, error) {
+	params := map[string]string{secrets.ExternalKeyParam(sizeStage): randomSecret(), secrets.SinceParam(sizeStage): time.Now().UTC().Format(time.RFC3339Nano)}
+	for _, fn := range sizeFunctions {
+		params[secrets.MACParam(sizeStage, fn)] = randomSecret()
+	}
+	s, err := local.StartSSM(params)
+	if err != nil {
+		return nil, err
+	}
+	env["AWS_ENDPOINT_URL_SSM"] = s.Endpoint()
+	env[secrets.EnvExternalKeyParam] = secrets.ExternalKeyParam(sizeStage)
+	env[secrets.EnvSinceParam] = secrets.SinceParam(sizeStage)
+	return s, nil
+}
+
+// sizeStage is env's TOOLGATE_STAGE.
+const sizeStage = "local"
+
+func randomSecret() string {
+	var b [secrets.SecretBytes]byte
+	rand.Read(b[:])
+	return base64.StdEncoding.EncodeToString(b[:])
 }
