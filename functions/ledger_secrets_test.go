@@ -35,9 +35,13 @@ func cfnResponses(t *testing.T) (string, <-chan map[string]any) {
 	return "http://" + ln.Addr().String() + "/response", got
 }
 
-// The provisioning function under the RIE answers a CloudFormation Create
-// with SUCCESS after creating each listed secret and the since time in
-// the SSM stand-in; a second Create answers SUCCESS and changes none.
+// The provisioning function under the RIE answers CloudFormation as the
+// deploy invokes it: the secrets' resource's Create (before the tool
+// functions) creates each listed secret in the SSM stand-in and no since
+// time; the since resource's Create (after every tool function's new code
+// is live), which names only the since parameter, writes the since time
+// and nothing else; a second Create of each answers SUCCESS and changes
+// none.
 func TestLedgerSecretsCreatesOnceUnderTheRIE(t *testing.T) {
 	ssm, err := local.StartSSM(nil)
 	if err != nil {
@@ -50,15 +54,30 @@ func TestLedgerSecretsCreatesOnceUnderTheRIE(t *testing.T) {
 		secrets.EnvMACParam:    "", // no secrets of its own: it makes them
 	})
 	a, b := secrets.NamesFor("test", "send-email"), secrets.NamesFor("test", "mcp-call")
-	event := func(id string) map[string]any {
+	event := func(id, typ, logical string, props map[string]any) map[string]any {
+		props["ServiceToken"] = "arn"
 		return map[string]any{"RequestType": "Create", "RequestId": id, "ResponseURL": url,
-			"ResourceType": "Custom::LedgerSecrets", "LogicalResourceId": "LedgerSecrets",
+			"ResourceType": typ, "LogicalResourceId": logical,
 			"StackId":            "arn:aws:cloudformation:us-east-1:000000000000:stack/toolgate-test/1",
-			"ResourceProperties": map[string]any{"ServiceToken": "arn", secrets.PropSecrets: []string{a.MAC, b.MAC, a.ExternalKey}, secrets.PropSince: a.Since}}
+			"ResourceProperties": props}
 	}
-	values := func() map[string]string {
+	create := func(what string, e map[string]any, wantID string) {
+		t.Helper()
+		if _, errType, _ := localtest.Invoke(t, fn, e); errType != "" {
+			t.Fatalf("%s: %s", what, errType)
+		}
+		select {
+		case r := <-responses:
+			if r["Status"] != "SUCCESS" || r["PhysicalResourceId"] != wantID || r["RequestId"] != e["RequestId"] {
+				t.Fatalf("%s answered %v", what, r)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no response reached the ResponseURL", what)
+		}
+	}
+	values := func(names ...string) map[string]string {
 		out := map[string]string{}
-		for _, n := range []string{a.MAC, b.MAC, a.ExternalKey, a.Since} {
+		for _, n := range names {
 			v, _, ok := ssm.Value(n)
 			if !ok {
 				t.Fatalf("%s was not created", n)
@@ -67,32 +86,44 @@ func TestLedgerSecretsCreatesOnceUnderTheRIE(t *testing.T) {
 		}
 		return out
 	}
-	var first map[string]string
-	for i, id := range []string{"first", "second"} {
-		if _, errType, _ := localtest.Invoke(t, fn, event(id)); errType != "" {
-			t.Fatalf("create %d: %s", i+1, errType)
-		}
-		select {
-		case r := <-responses:
-			if r["Status"] != "SUCCESS" || r["PhysicalResourceId"] != a.Since || r["RequestId"] != id {
-				t.Fatalf("create %d answered %v", i+1, r)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("create %d: no response reached the ResponseURL", i+1)
-		}
-		if i == 0 {
-			first = values()
-		}
+	secretsEvent := func(id string) map[string]any {
+		return event(id, "Custom::LedgerSecrets", "LedgerSecrets", map[string]any{secrets.PropSecrets: []string{a.MAC, b.MAC, a.ExternalKey}})
 	}
-	for n, v := range values() {
+	sinceEvent := func(id string) map[string]any {
+		return event(id, "Custom::LedgerSince", "LedgerSince", map[string]any{secrets.PropSince: a.Since})
+	}
+	create("secrets create 1", secretsEvent("secrets-1"), secrets.Prefix("test"))
+	first := values(a.MAC, b.MAC, a.ExternalKey)
+	if _, _, ok := ssm.Value(a.Since); ok {
+		t.Fatal("the secrets' resource wrote the since time, before the functions it must wait for")
+	}
+	if ssm.Puts() != 3 {
+		t.Fatalf("%d PutParameter requests for the secrets' resource, want 3", ssm.Puts())
+	}
+	before := time.Now().UTC()
+	create("since create 1", sinceEvent("since-1"), a.Since)
+	after := time.Now().UTC()
+	if ssm.Puts() != 4 {
+		t.Fatalf("%d PutParameter requests after the since resource, want 4: it writes the since time only", ssm.Puts())
+	}
+	since := values(a.Since)[a.Since]
+	if at, err := time.Parse(time.RFC3339Nano, since); err != nil || at.Before(before) || at.After(after) {
+		t.Fatalf("since = %q, want the since resource's request time, between %v and %v", since, before, after)
+	}
+	create("secrets create 2", secretsEvent("secrets-2"), secrets.Prefix("test"))
+	create("since create 2", sinceEvent("since-2"), a.Since)
+	for n, v := range values(a.MAC, b.MAC, a.ExternalKey) {
 		if first[n] != v {
 			t.Errorf("%s changed on the second Create", n)
 		}
 	}
+	if values(a.Since)[a.Since] != since {
+		t.Error("the since time changed on the second Create")
+	}
 	if v, typ, _ := ssm.Value(a.MAC); typ != "SecureString" || len(v) != 44 {
 		t.Fatalf("%s: %s of %d characters, want a SecureString of 32 bytes base64", a.MAC, typ, len(v))
 	}
-	if ssm.Puts() != 8 {
-		t.Fatalf("%d PutParameter requests, want 4 per Create", ssm.Puts())
+	if v, typ, _ := ssm.Value(a.Since); typ != "String" || v != since {
+		t.Fatalf("%s: %s, want a String", a.Since, typ)
 	}
 }

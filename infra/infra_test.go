@@ -289,6 +289,7 @@ var wantPlatformCounts = map[string]int{
 	"AWS::Logs::MetricFilter": 12, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
 	"AWS::SSM::Parameter":     11,
 	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
+	"Custom::LedgerSince":     1,  // the stage's since time, after every tool function (secrets.go)
 	"AWS::CloudWatch::Alarm":  19, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
@@ -456,6 +457,19 @@ var rules = []rule{
 			}
 		}
 	}, `/toolgate/test/table"`},
+	{"ledger-since-after-aliases", checkLedgerSince, func(_, pj tmpl) {
+		r := pj["Resources"].(tmpl)["LedgerSince"].(tmpl)
+		r["DependsOn"] = slices.DeleteFunc(r["DependsOn"].([]any), func(v any) bool { return v == "McpCallFunctionDirectAlias" })
+	}, `LedgerSince does not depend on McpCallFunctionDirectAlias`},
+	{"ledger-since-not-before-functions", checkLedgerSince, func(_, pj tmpl) {
+		// A tool function depending on it is a cycle CloudFormation refuses;
+		// any other resource still must not wait for it.
+		f := pj["Resources"].(tmpl)["ReviewDecisionFunction"].(tmpl)
+		f["DependsOn"] = append(asList(f["DependsOn"]), "LedgerSince")
+	}, `ReviewDecisionFunction refers to LedgerSince`},
+	{"ledger-since-only", checkLedgerSince, func(_, pj tmpl) {
+		props(pj["Resources"].(tmpl)["LedgerSecrets"].(tmpl))["Since"] = "/toolgate/test/secret/ledger-since"
+	}, `LedgerSecrets names the since parameter`},
 	{"alarms", checkAlarms, func(_, pj tmpl) {
 		for _, a := range resources(pj, "AWS::CloudWatch::Alarm") {
 			if props(a)["AlarmName"] == "toolgate-test-ledger-unknown" {
@@ -464,6 +478,79 @@ var rules = []rule{
 		}
 	}, `alarm toolgate-test-ledger-unknown notifies null`},
 }
+
+// checkLedgerSince: the since time is written only once every tool
+// function's new code is live (docs/ledger.md, "The upgrade rule"): the
+// one Custom::LedgerSince resource names the since parameter and nothing
+// else, and depends on every tool function, each version of it and each
+// of its aliases (sfn, direct), so CloudFormation creates it after every
+// lane has moved; nothing refers to it, so no function waits for it. The
+// secrets' resource (LedgerSecrets), which every tool function depends on,
+// names no since parameter.
+func checkLedgerSince(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	all := pj["Resources"].(tmpl)
+	since, ok := all["LedgerSince"].(tmpl)
+	if !ok || since["Type"] != "Custom::LedgerSince" {
+		return fmt.Errorf("no Custom::LedgerSince resource LedgerSince")
+	}
+	if d := cmp.Diff(tmpl{"ServiceToken": tmpl{"Fn::GetAtt": []any{"LedgerSecretsFunction", "Arn"}}, "Since": "/toolgate/test/secret/ledger-since"}, props(since)); d != "" {
+		errs = append(errs, fmt.Errorf("LedgerSince's properties (-want +got):\n%s", d))
+	}
+	secretsRes, _ := all["LedgerSecrets"].(tmpl)
+	if _, ok := props(secretsRes)["Since"]; ok {
+		errs = append(errs, fmt.Errorf("LedgerSecrets names the since parameter: it is created before the functions, so it must not write since"))
+	}
+	deps := map[string]bool{}
+	for _, d := range asList(since["DependsOn"]) {
+		deps[text(d)] = true
+	}
+	var want []string
+	tools := 0
+	for _, spec := range functionSpecs {
+		if !spec.Tool {
+			continue
+		}
+		tools++
+		want = append(want, spec.LogicalID)
+		for _, typ := range []string{"AWS::Lambda::Version", "AWS::Lambda::Alias"} {
+			n := 0
+			for _, id := range slices.Sorted(maps.Keys(resources(pj, typ))) {
+				if refID(props(resources(pj, typ)[id])["FunctionName"]) == spec.LogicalID {
+					want = append(want, id)
+					n++
+				}
+			}
+			if n == 0 {
+				errs = append(errs, fmt.Errorf("%s has no %s", spec.LogicalID, typ))
+			}
+		}
+		if !slices.Contains(asList(all[spec.LogicalID].(tmpl)["DependsOn"]), any("LedgerSecrets")) {
+			errs = append(errs, fmt.Errorf("%s does not depend on LedgerSecrets: its first cold start may find no secrets", spec.LogicalID))
+		}
+	}
+	if tools == 0 {
+		errs = append(errs, fmt.Errorf("functionSpecs has no tool function"))
+	}
+	for _, id := range want {
+		if !deps[id] {
+			errs = append(errs, fmt.Errorf("LedgerSince does not depend on %s: since could be written while it still runs the previous code", id))
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(all)) {
+		if id == "LedgerSince" {
+			continue
+		}
+		b, _ := json.Marshal(all[id])
+		if strings.Contains(string(b), `"LedgerSince"`) {
+			errs = append(errs, fmt.Errorf("%s refers to LedgerSince: it would wait for the since time, which waits for the functions", id))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// asList is a template value that is a list, or nil.
+func asList(v any) []any { l, _ := v.([]any); return l }
 
 func TestTemplates(t *testing.T) {
 	for _, r := range rules {

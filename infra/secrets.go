@@ -1,7 +1,9 @@
 package main
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -58,19 +60,31 @@ func ledgerSecretNames(stage string) (list []string, since string) {
 	return append(list, secrets.ExternalKeyParam(stage)), secrets.SinceParam(stage)
 }
 
-// ledgerSecrets is the provisioning function and its custom resource.
+// ledgerSecrets is the provisioning function and its two custom
+// resources.
 type ledgerSecrets struct {
 	Function awslambda.Function
 	Role     awsiam.Role
+	// Resource creates the secrets; every tool function depends on it.
 	Resource awscdk.CustomResource
+	// Since writes the since time; it depends on every tool function,
+	// version and alias.
+	Since awscdk.CustomResource
 }
 
 // newLedgerSecrets defines the provisioning function (its own role, whose
 // one SSM statement is ssm:PutParameter on exactly the parameters it
-// creates, and its own log group) and the custom resource
-// (Custom::LedgerSecrets, LedgerSecrets) CloudFormation invokes it for,
-// directly, with no provider framework. Every tool function depends on
-// the resource, so that its first cold start finds its secrets. The
+// creates, and its own log group) and the two custom resources
+// CloudFormation invokes it for, directly, with no provider framework:
+// Custom::LedgerSecrets (LedgerSecrets) creates the secrets, and every
+// tool function depends on it, so that its first cold start finds them;
+// Custom::LedgerSince (LedgerSince) creates the since time, and depends
+// on every tool function, its current version and its aliases, so that
+// CloudFormation writes since only once every lane runs the new code,
+// which seals: a run started before since may hold records the previous
+// code wrote unsealed, a run started after it none (docs/ledger.md, "The
+// upgrade rule"). No tool function depends on LedgerSince; one that cold
+// starts before since exists takes its own load time (secrets.Load). The
 // parameters outlive the stack (secrets.CustomResource says why).
 func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction) *ledgerSecrets {
 	list, since := ledgerSecretNames(p.Stage)
@@ -120,15 +134,28 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 	res := awscdk.NewCustomResource(scope, jsii.String("LedgerSecrets"), &awscdk.CustomResourceProps{
 		ServiceToken: fn.FunctionArn(),
 		ResourceType: jsii.String("Custom::LedgerSecrets"),
-		Properties:   &map[string]any{secrets.PropSecrets: props, secrets.PropSince: since},
+		Properties:   &map[string]any{secrets.PropSecrets: props},
 		// Deleting the resource deletes nothing (secrets.CustomResource).
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	overrideLogicalID(res, "LedgerSecrets")
+	sinceRes := awscdk.NewCustomResource(scope, jsii.String("LedgerSince"), &awscdk.CustomResourceProps{
+		ServiceToken:  fn.FunctionArn(),
+		ResourceType:  jsii.String("Custom::LedgerSince"),
+		Properties:    &map[string]any{secrets.PropSince: since},
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+	overrideLogicalID(sinceRes, "LedgerSince")
 	for _, spec := range functionSpecs {
-		if spec.Tool {
-			fns[spec.Name].Function.Node().AddDependency(res)
+		if !spec.Tool {
+			continue
+		}
+		pf := fns[spec.Name]
+		pf.Function.Node().AddDependency(res)
+		sinceRes.Node().AddDependency(pf.Function, pf.Function.CurrentVersion())
+		for _, l := range slices.Sorted(maps.Keys(pf.Aliases)) {
+			sinceRes.Node().AddDependency(pf.Aliases[l])
 		}
 	}
-	return &ledgerSecrets{Function: fn, Role: role, Resource: res}
+	return &ledgerSecrets{Function: fn, Role: role, Resource: res, Since: sinceRes}
 }

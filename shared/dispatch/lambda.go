@@ -132,6 +132,9 @@ func serve(log *slog.Logger, base Config, run toolcall.Func) {
 	sec, err := secrets.Load(ctx, ssm.NewFromConfig(awsCfg), names)
 	cancel()
 	sec = coldstart.Must(log, "the function's ledger secrets cannot be read", sec, err)
+	if sec.SinceAbsent {
+		log.Warn("ledger since time not written yet (the deploy writes it once every tool function runs its new code): this cold start's time stands for it", "param", names.Since, "since", sec.Since)
+	}
 	cfg.LedgerMAC, cfg.LedgerSince, cfg.ExternalKeySecret = sec.MAC, sec.Since, sec.ExternalKey
 	db := dynamodb.NewFromConfig(awsCfg)
 	d, err := New(cfg, ledger.New(db, table), run, log)

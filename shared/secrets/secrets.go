@@ -80,6 +80,12 @@ func NamesFromEnv(getenv func(string) string) (Names, error) {
 type Ledger struct {
 	MAC, ExternalKey []byte
 	Since            time.Time
+	// SinceAbsent reports that the since parameter did not exist yet (the
+	// deploy that writes it after every tool function's new code is live
+	// was still in progress), so Since is the time of this load, this
+	// container's own (docs/ledger.md, "The upgrade rule"). The caller
+	// logs it once, as a warning.
+	SinceAbsent bool
 }
 
 // GetAPI is the part of the SSM client Load uses.
@@ -88,28 +94,47 @@ type GetAPI interface {
 }
 
 // Load reads n's three parameters in one GetParameters request
-// (WithDecryption). It fails when any is missing (SSM's
-// InvalidParameters), a secret is not base64 of SecretBytes bytes, or the
+// (WithDecryption). It fails when a secret is missing (SSM's
+// InvalidParameters) or is not base64 of SecretBytes bytes, or when the
 // since time is not RFC 3339; the error names the parameters, never a
-// value.
+// value. A missing since parameter is no error: the deploy writes it only
+// once every tool function's new code is live, so a new function can cold
+// start before it exists; Load then returns the time of the request (UTC)
+// as Since, with SinceAbsent set. That is safe for the records this
+// function reads, which it alone writes (docs/ledger.md, "The upgrade
+// rule"): its previous code was no longer invoked once this code ran, so
+// every unsealed record of it belongs to a run started before now.
 func Load(ctx context.Context, api GetAPI, n Names) (Ledger, error) {
+	now := time.Now().UTC()
 	out, err := api.GetParameters(ctx, &ssm.GetParametersInput{Names: []string{n.MAC, n.ExternalKey, n.Since}, WithDecryption: aws.Bool(true)})
 	if err != nil {
 		return Ledger{}, fmt.Errorf("secrets: get parameters: %w", err)
 	}
-	if len(out.InvalidParameters) > 0 {
-		return Ledger{}, fmt.Errorf("secrets: parameters missing (the deploy provisions them): %s", strings.Join(slices.Sorted(slices.Values(out.InvalidParameters)), ", "))
+	var missing []string
+	var l Ledger
+	for _, name := range out.InvalidParameters {
+		if name == n.Since {
+			l.SinceAbsent = true
+			continue
+		}
+		missing = append(missing, name)
+	}
+	if len(missing) > 0 {
+		return Ledger{}, fmt.Errorf("secrets: parameters missing (the deploy provisions them): %s", strings.Join(slices.Sorted(slices.Values(missing)), ", "))
 	}
 	got := map[string]string{}
 	for _, p := range out.Parameters {
 		got[aws.ToString(p.Name)] = aws.ToString(p.Value)
 	}
-	var l Ledger
 	if l.MAC, err = secret(got, n.MAC); err != nil {
 		return Ledger{}, err
 	}
 	if l.ExternalKey, err = secret(got, n.ExternalKey); err != nil {
 		return Ledger{}, err
+	}
+	if l.SinceAbsent {
+		l.Since = now
+		return l, nil
 	}
 	v, ok := got[n.Since]
 	if !ok {

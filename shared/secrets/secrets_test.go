@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -71,8 +72,9 @@ func TestEnsureCreatesOnceAndNeverOverwrites(t *testing.T) {
 	}
 }
 
-// Load names every missing parameter, and never prints a value.
-func TestLoadNamesTheMissingParameters(t *testing.T) {
+// Load names every missing secret, and never prints a value; a missing
+// since time is not among them.
+func TestLoadNamesTheMissingSecrets(t *testing.T) {
 	s, c := ssmOn(t)
 	ctx := context.Background()
 	n := secrets.NamesFor("test", "send-email")
@@ -80,14 +82,47 @@ func TestLoadNamesTheMissingParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := secrets.Load(ctx, c, n)
-	if err == nil || !strings.Contains(err.Error(), n.MAC) || !strings.Contains(err.Error(), n.Since) || strings.Contains(err.Error(), n.ExternalKey) {
-		t.Fatalf("Load = %v, want an error naming %s and %s only", err, n.MAC, n.Since)
+	if err == nil || !strings.Contains(err.Error(), n.MAC) || strings.Contains(err.Error(), n.Since) || strings.Contains(err.Error(), n.ExternalKey) {
+		t.Fatalf("Load = %v, want an error naming %s only", err, n.MAC)
 	}
 	v, _, _ := s.Value(n.ExternalKey)
 	s.Set(n.MAC, "junk-value")
 	s.Set(n.Since, "2026-05-01T12:00:00Z")
 	if _, err := secrets.Load(ctx, c, n); err == nil || strings.Contains(err.Error(), "junk-value") || strings.Contains(err.Error(), v) {
 		t.Fatalf("Load of a bad secret = %v, want an error without the value", err)
+	}
+}
+
+// While the deploy has not written the since time (it does so once every
+// tool function's new code is live), Load takes the time of its own
+// request as since, and says so; once the parameter exists, Load takes it,
+// and a since time that is not RFC 3339 is still an error.
+func TestLoadTakesItsOwnTimeUntilSinceIsWritten(t *testing.T) {
+	s, c := ssmOn(t)
+	ctx := context.Background()
+	n := secrets.NamesFor("test", "send-email")
+	if _, err := secrets.Ensure(ctx, c, secrets.Provision{Secrets: []string{n.MAC, n.ExternalKey}}); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	l, err := secrets.Load(ctx, c, n)
+	after := time.Now()
+	if err != nil || !l.SinceAbsent || l.Since.Before(before) || l.Since.After(after) || len(l.MAC) != secrets.SecretBytes || len(l.ExternalKey) != secrets.SecretBytes {
+		t.Fatalf("Load without since = %+v, %v; want the secrets, SinceAbsent and a since between %v and %v", l, err, before, after)
+	}
+	if l.Since.Location() != time.UTC {
+		t.Fatalf("since %v is not UTC", l.Since)
+	}
+	written := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	if _, err := secrets.Ensure(ctx, c, secrets.Provision{Since: n.Since, Now: written}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := secrets.Load(ctx, c, n); err != nil || l.SinceAbsent || !l.Since.Equal(written) {
+		t.Fatalf("Load with since = %+v, %v; want since %v", l, err, written)
+	}
+	s.Set(n.Since, "yesterday")
+	if _, err := secrets.Load(ctx, c, n); err == nil || !strings.Contains(err.Error(), n.Since) {
+		t.Fatalf("Load of a bad since = %v, want an error naming %s", err, n.Since)
 	}
 }
 
@@ -124,5 +159,60 @@ func TestTheSSMStandInRefusesAsSSMDoes(t *testing.T) {
 	}
 	if _, err := c.GetParameters(ctx, &ssm.GetParametersInput{Names: make([]string, 11)}); err == nil {
 		t.Fatal("GetParameters of 11 names was answered")
+	}
+}
+
+// The custom resource creates exactly what its properties name: the
+// secrets' resource no since time, the since resource nothing but the
+// since time, at the request's time. A Create gives the physical id (the
+// since parameter, else the prefix), an Update keeps the one it has, and a
+// Delete, even of properties it cannot read, succeeds and deletes nothing.
+func TestCustomResourceCreatesWhatItsPropertiesName(t *testing.T) {
+	s, c := ssmOn(t)
+	ctx := context.Background()
+	a, b := secrets.NamesFor("test", "send-email"), secrets.NamesFor("test", "mcp-call")
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	handle := secrets.CustomResource(c, func() time.Time { return at })
+	event := func(typ cfn.RequestType, id string, props map[string]any) cfn.Event {
+		return cfn.Event{RequestType: typ, PhysicalResourceID: id, ResourceProperties: props}
+	}
+	secretsProps := map[string]any{secrets.PropSecrets: []any{a.MAC, b.MAC, a.ExternalKey}}
+	id, data, err := handle(ctx, event(cfn.RequestCreate, "", secretsProps))
+	if err != nil || id != secrets.Prefix("test") || data["Created"] != 3 {
+		t.Fatalf("secrets Create = %q, %v, %v; want the prefix, 3 created", id, data, err)
+	}
+	if _, _, ok := s.Value(a.Since); ok {
+		t.Fatal("the secrets' resource wrote the since time")
+	}
+	sinceProps := map[string]any{secrets.PropSince: a.Since}
+	id, data, err = handle(ctx, event(cfn.RequestCreate, "", sinceProps))
+	if err != nil || id != a.Since || data["Created"] != 1 {
+		t.Fatalf("since Create = %q, %v, %v; want %s, 1 created", id, data, err, a.Since)
+	}
+	if v, typ, _ := s.Value(a.Since); v != "2026-05-01T12:00:00Z" || typ != "String" {
+		t.Fatalf("since = %q (%s), want the request's time as a String", v, typ)
+	}
+	at = at.Add(time.Hour)
+	if id, data, err := handle(ctx, event(cfn.RequestUpdate, "kept-id", sinceProps)); err != nil || id != "kept-id" || data["Created"] != 0 {
+		t.Fatalf("since Update = %q, %v, %v; want the old id kept, none created", id, data, err)
+	}
+	if v, _, _ := s.Value(a.Since); v != "2026-05-01T12:00:00Z" {
+		t.Fatalf("since = %q after an Update, want it unchanged", v)
+	}
+	if id, _, err := handle(ctx, event(cfn.RequestDelete, "kept-id", map[string]any{})); err != nil || id != "kept-id" {
+		t.Fatalf("Delete = %q, %v; want success, the id kept", id, err)
+	}
+	for _, bad := range []map[string]any{
+		{},
+		{secrets.PropSince: "ledger-since"},
+		{secrets.PropSince: a.Since, secrets.PropSecrets: []any{"/toolgate/other/secret/external-key"}},
+		{secrets.PropSecrets: []any{a.MAC, "/elsewhere/key"}},
+	} {
+		if _, _, err := handle(ctx, event(cfn.RequestCreate, "", bad)); err == nil {
+			t.Errorf("Create of %v succeeded", bad)
+		}
+	}
+	if s.Puts() != 5 {
+		t.Fatalf("%d PutParameter requests, want 5: 3 secrets, the since time, the Update's (refused as existing), none for a Delete or a bad Create", s.Puts())
 	}
 }
