@@ -56,6 +56,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -145,6 +146,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	if err := showStartRecord(ctx, st, sf, arn); err != nil {
+		return err
+	}
 
 	step("waiting for the pending review")
 	id, err := pendingReview(ctx, decision, arn, nil)
@@ -172,8 +178,6 @@ func run(ctx context.Context) error {
 	}
 
 	step("following the run to its end")
-	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	outcome, err := follow(ctx, sf, arn, 2*time.Minute, false)
 	if err != nil {
 		return err
@@ -543,6 +547,27 @@ func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
 
 // startRun starts a run of the published solution as the author, with the
 // input file and execution name given, and returns the execution's ARN.
+// showStartRecord prints the run's start record, which review-request
+// wrote before the execution started (docs/identity.md, "Four eyes"), and
+// checks that the execution's input holds no caller proof.
+func showStartRecord(ctx context.Context, st *stack.Stack, sf *sfn.Client, arn string) error {
+	rec, err := dynamo.NewStore(local.DynamoDB(st.Dynamo.Endpoint()), stack.Table).RunStart(ctx, arn)
+	if err != nil {
+		return fmt.Errorf("the run's start record: %w", err)
+	}
+	fmt.Printf("  start record START#<execution ARN>: starter %s, input %s, to start by %s\n",
+		rec.Starter, rec.InputDigest, rec.Deadline.UTC().Format(time.RFC3339))
+	ex, err := sf.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return err
+	}
+	if in := aws.ToString(ex.Input); strings.Contains(in, "X-Amz-Signature") || strings.Contains(in, "start_proof") {
+		return fmt.Errorf("the execution's input holds a caller proof")
+	}
+	fmt.Println("  the execution's input (and so its history) holds no caller proof: {input, meta} only")
+	return nil
+}
+
 func startRun(st *stack.Stack, solution, input, name string) (string, error) {
 	out, err := toolgate("run", solution, "--input", input, "--name", name,
 		"--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author)
