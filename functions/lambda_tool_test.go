@@ -182,7 +182,7 @@ func TestLambdaToolProxy(t *testing.T) {
 	t.Cleanup(func() { params.Close() })
 	proxy := localtest.RIE(t, "lambda-tool", localtest.Bootstrap(t, "./lambda-tool"), 30*time.Second, map[string]string{
 		dispatch.EnvTable:           store.Table(),
-		platformtool.EnvStage:       "test",
+		tool.EnvStage:               "test",
 		"AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint(),
 		"AWS_ENDPOINT_URL_LAMBDA":   router.Endpoint(),
 		"AWS_ENDPOINT_URL_SSM":      params.Endpoint(),

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -216,17 +215,6 @@ func TestFunctionsCache(t *testing.T) {
 	}
 	if s.calls != 2 {
 		t.Fatalf("%d GetParameter calls, want 2", s.calls)
-	}
-}
-
-func TestStagePattern(t *testing.T) {
-	if stagePattern.String() != publish.StagePattern.String() {
-		t.Fatalf("stagePattern %s, publish.StagePattern %s", stagePattern, publish.StagePattern)
-	}
-	for v, ok := range map[string]bool{"dev": true, "": false, "Dev": false, "dev_2": false} {
-		if _, err := StageFromEnv(func(string) string { return v }); ok != (err == nil) {
-			t.Errorf("%q: %v", v, err)
-		}
 	}
 }
 
