@@ -182,7 +182,7 @@ func TestLambdaToolProxy(t *testing.T) {
 	t.Cleanup(func() { params.Close() })
 	proxy := localtest.RIE(t, "lambda-tool", localtest.Bootstrap(t, "./lambda-tool"), 30*time.Second, map[string]string{
 		dispatch.EnvTable:           store.Table(),
-		platformtool.EnvStage:       "test",
+		tool.EnvStage:               "test",
 		"AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint(),
 		"AWS_ENDPOINT_URL_LAMBDA":   router.Endpoint(),
 		"AWS_ENDPOINT_URL_SSM":      params.Endpoint(),
@@ -269,12 +269,16 @@ func TestLambdaToolProxy(t *testing.T) {
 		// The call's external key, opaque, on both attempts: never the
 		// ledger's key, which names the account and the execution.
 		// The stage's external key secret, as the proxy loaded it from SSM.
-		want, err := externalkey.New(localtest.LoadLedgerSecrets(t, params.Endpoint(), "lambda-tool").ExternalKey, runID, "1")
+		// Its run_id is the key's run part, the opaque run id.
+		secret := localtest.LoadLedgerSecrets(t, params.Endpoint(), "lambda-tool").ExternalKey
+		want, err := externalkey.New(secret, runID, "1")
 		if err != nil {
 			t.Fatal(err)
 		}
+		opaque := externalkey.RunID(secret, runID)
 		if len(sent) != 2 || sent[0].IdempotencyKey != want || sent[1].IdempotencyKey != sent[0].IdempotencyKey || strings.Contains(sent[0].IdempotencyKey, "000000000000") ||
-			sent[0].Attempt != 1 || sent[1].Attempt != 2 || sent[1].RunID != runID || sent[1].Step != "file" || sent[1].Tool != "create-ticket" ||
+			sent[0].Attempt != 1 || sent[1].Attempt != 2 || sent[0].RunID != opaque || sent[1].RunID != opaque || strings.Contains(sent[1].RunID, "000000000000") ||
+			sent[1].Step != "file" || sent[1].Tool != "create-ticket" ||
 			string(sent[1].Input) != `{"title":"disk full"}` {
 			t.Fatalf("the function was sent %+v", sent)
 		}

@@ -234,9 +234,9 @@ const (
 	envReviewerAccounts = caller.EnvReviewerAccounts
 	// The publish function's stage: it reads /toolgate/<stage>/... and
 	// names state machines toolgate-<stage>_<solution> (resolver/publish);
-	// the proxy's, whose placeholders resolve under it (platformtool.EnvStage);
+	// the proxy's, whose placeholders resolve under it (tool.EnvStage);
 	// review-request's, whose start lane admits this stage's state machines
-	// only (request.EnvStage).
+	// only (tool.EnvStage).
 	envStage = publish.EnvStage
 	// review-request's direct lane (shared/review).
 	envDirectReviewers     = review.EnvDirectReviewers

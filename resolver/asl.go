@@ -48,9 +48,11 @@ var (
 	lambdaTransient = []string{"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}
 )
 
-// StartInvalid is the error of an execution whose input is not
-// {input, meta} with the start proof its Solution needs
-// (docs/solutions.md, "The execution input").
+// StartInvalid is the error of an execution whose input is not an
+// object with the members input and meta, which the Start Choice refuses
+// before anything runs (docs/solutions.md, "The execution input"). Who
+// started a run is the Starter's check of its start record, not the
+// input's: runs carry no proof.
 const StartInvalid = "TOOLGATE_START_INVALID"
 
 // ReviewRejected is the error review-decision sends with SendTaskFailure.

@@ -99,14 +99,14 @@ func TestErrorBindingsNeedTheErrorPath(t *testing.T) {
 }
 
 // A step's error counts at its own bound, not at the step's output limit:
-// twenty copies of a small fetch's Cause are refused.
+// twenty-two copies of a small fetch's Cause (10 KiB each) are refused.
 func TestErrorBindingsCountAtTheErrorsBound(t *testing.T) {
-	src := "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]}\nsteps:\n  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    output_limit_bytes: 10\n    on_error: p\n  - id: p\n    pass: " + copies(20, "${steps.f.error.Cause}") + "\n"
+	src := "solution: t\nversion: 1\npolicy: {fetch_hosts: [api.example.com]}\nsteps:\n  - id: f\n    tool: structured-data-fetch\n    with: {url: \"https://api.example.com/\"}\n    output_limit_bytes: 10\n    on_error: p\n  - id: p\n    pass: " + copies(22, "${steps.f.error.Cause}") + "\n"
 	if !hasError(t, src, RuleStateSize) {
-		t.Fatal("twenty copies of an error's Cause pass the state-size bound")
+		t.Fatal("twenty-two copies of an error's Cause pass the state-size bound")
 	}
 	if hasError(t, strings.ReplaceAll(src, "error.Cause", "output.status"), RuleStateSize) {
-		t.Fatal("twenty copies of a 10-byte result are refused")
+		t.Fatal("twenty-two copies of a 10-byte result are refused")
 	}
 }
 

@@ -78,9 +78,9 @@ const (
 	// input and for the state data a state carries (AWS Step Functions
 	// quotas, "Maximum input or output size for a task, state, or
 	// execution"). The state data holds the input besides every step's
-	// results and the execution input the start proof besides it: the
-	// other half is theirs. The input record's reader refuses a record
-	// outside it (inputrecord.MaxLimitBytes, the same constant).
+	// results: the other half is theirs. The input record's reader
+	// refuses a record outside it (inputrecord.MaxLimitBytes, the same
+	// constant).
 	MaxInputLimitBytes = inputrecord.MaxLimitBytes
 	// MaxFailError and MaxFailCause bound a fail step's error and cause,
 	// in characters: what Step Functions keeps of an execution's error

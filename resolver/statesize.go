@@ -38,9 +38,6 @@ const (
 	// input, output, error and cause: its execution and state machine
 	// (version) ARNs, name, status, dates and redrive members.
 	describeBytes = 3 << 10
-	// proofBytes bounds the start proof the execution input carries in
-	// meta until Init drops it (shared/caller.MaxProofBytes).
-	proofBytes = 8 << 10
 	// errorBytes bounds a Catch's error object {Error, Cause}: a
 	// function's error message is at most tool.MaxMessageBytes once JSON
 	// escapes it (tool.CapMessage), Lambda's Cause wraps it with the error
@@ -133,7 +130,18 @@ type sizer struct {
 func (c *checker) checkStateSize(g *gate.Graph) {
 	c.withBounds = map[int]int{}
 	z := &sizer{c: c, g: g, input: c.inputLimit(), cyclic: cyclicNodes(g), passMemo: map[int]int{}, inPass: map[int]bool{}}
-	base := z.input + metaBytes + proofBytes
+	// The state data from Init on is the input and meta, Init's own:
+	// nothing of the execution input's meta enters it. Runs of a
+	// definition compiled now carry no start proof; an execution input
+	// from an earlier toolgate run still can (meta.start_proof, at most
+	// shared/caller.MaxProofBytes, 8 KiB), but only Start and Init read it,
+	// whose input is the execution input StartExecution already held to
+	// MaxStateBytes, and the Starter, whose payload is that input with
+	// the execution's ARN and start time: with the input at most
+	// MaxInputLimitBytes (half of MaxStateBytes) that is under 140 KiB, and
+	// the Starter refuses the run (it has no start record) before any step
+	// runs. So the proof counts nowhere.
+	base := z.input + metaBytes
 	for i, st := range c.sol.Steps {
 		if c.reachable[i] && st.Kind == KindWorkflow {
 			z.withBound(i)

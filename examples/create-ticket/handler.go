@@ -15,9 +15,11 @@ type Request struct {
 	Input          TicketInput `json:"input"`
 	IdempotencyKey string      `json:"idempotency_key"`
 	Attempt        int         `json:"attempt"`
-	RunID          string      `json:"run_id"`
-	Step           string      `json:"step"`
-	Tool           string      `json:"tool"`
+	// RunID is the run part of IdempotencyKey, opaque: the same for
+	// every call of one run.
+	RunID string `json:"run_id"`
+	Step  string `json:"step"`
+	Tool  string `json:"tool"`
 }
 
 // TicketInput is the tool's input, already validated by the proxy

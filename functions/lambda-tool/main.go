@@ -14,11 +14,12 @@ import (
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 func main() {
 	log := coldstart.Logger()
-	stage, err := platformtool.StageFromEnv(os.Getenv)
+	stage, err := tool.StageFromEnv(os.Getenv)
 	stage = coldstart.Must(log, "bad configuration", stage, err)
 	cfg := coldstart.AWSConfig(log)
 	fns := platformtool.NewFunctions(stage, ssm.NewFromConfig(cfg))

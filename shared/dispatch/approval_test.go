@@ -355,6 +355,47 @@ func TestReviewDigestIsDispatcherDigest(t *testing.T) {
 	}
 }
 
+// SetReviews seals the review store it is given with the dispatcher's
+// own key: given a store without a key, the binding the approved call
+// writes still carries this function's seal, which a store with that key
+// checks as valid and one with another key as forged.
+func TestSetReviewsSealsBindingsWithTheDispatchersKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince, ExternalKeySecret: testSecret}, e.store, gatedTool(&calls), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := dynamo.NewStore(e.db, e.store.Table())
+	d.SetReviews(plain)
+	payload := reviewtest.Approve(t, plain, envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"x"}`))
+	if _, err := d.Handle(ctx, payload); err != nil || calls.Load() != 1 {
+		t.Fatalf("%v, %d calls; want the approved call run", err, calls.Load())
+	}
+	var ref struct {
+		Approval struct {
+			ReviewID string `json:"review_id"`
+		} `json:"approval"`
+	}
+	if err := json.Unmarshal(payload, &ref); err != nil {
+		t.Fatal(err)
+	}
+	r, err := plain.GetApproval(ctx, ref.Approval.ReviewID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := seal.NewKey(bytes.Repeat([]byte{9}, 32))
+	for _, c := range []struct {
+		s    *dynamo.Store
+		want seal.Status
+	}{{e.reviews(), seal.Valid}, {plain.WithMAC(other), seal.Forged}} {
+		if ok, cur, err := c.s.Bind(ctx, r, keyOf(t, payload)); err != nil || !ok || cur.BindingSeal != c.want {
+			t.Fatalf("the binding = %v, %v, %v; want bound to the call, seal %s", ok, cur.BindingSeal, err, c.want)
+		}
+	}
+}
+
 // A dispatcher without a review store refuses gated calls, approved or
 // not, and runs ungated ones.
 func TestGatedWithoutReviewStore(t *testing.T) {

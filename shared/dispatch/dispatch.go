@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -133,12 +134,12 @@ func (c *Config) Validate() error {
 type Dispatcher struct {
 	cfg      Config
 	store    *ledger.Store
-	key      seal.Key // Config.LedgerMAC
+	key      seal.Key // Config.LedgerMAC, sealing store and reviews (SetReviews)
 	run      toolcall.Func
 	log      *slog.Logger
 	toolsets ledger.ToolsetCache
-	reviews  Reviews // approvals of gated tools (approval.go)
-	callers  Callers // direct-lane callers (lane.go)
+	reviews  *dynamo.Store // approvals of gated tools, sealed with key (approval.go)
+	callers  Callers       // direct-lane callers (lane.go)
 }
 
 // New returns a Dispatcher, or an error for a bad config (a LedgerMAC

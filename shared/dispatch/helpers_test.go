@@ -145,7 +145,7 @@ func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.SetReviews(dynamo.NewStore(e.db, e.store.Table()).WithMAC(mustSealKey(t, cfg.LedgerMAC)))
+	d.SetReviews(dynamo.NewStore(e.db, e.store.Table()))
 	return d
 }
 

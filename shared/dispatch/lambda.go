@@ -139,7 +139,7 @@ func serve(log *slog.Logger, base Config, run toolcall.Func) {
 	db := dynamodb.NewFromConfig(awsCfg)
 	d, err := New(cfg, ledger.New(db, table), run, log)
 	d = coldstart.Must(log, "bad configuration", d, err)
-	d.SetReviews(dynamo.NewStore(db, table).WithMAC(d.key))
+	d.SetReviews(dynamo.NewStore(db, table))
 	callerCfg, err := caller.ConfigFromEnv(os.Getenv)
 	callerCfg = coldstart.Must(log, "bad configuration", callerCfg, err)
 	callerCfg.Log = log

@@ -3,8 +3,6 @@ package platformtool
 import (
 	"context"
 	"errors"
-	"fmt"
-	"regexp"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,26 +12,6 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
-
-// EnvStage is the proxy's stage, the same variable the publish function
-// reads (publish.EnvStage): a placeholder resolves from the stage's
-// parameter toolset.ToolFunctionParam(stage, key). Required.
-const EnvStage = "TOOLGATE_STAGE"
-
-// stagePattern is publish.StagePattern (1 to 20 lower-case letters,
-// digits or '-', starting with a letter), repeated here so that the proxy
-// does not link the publish package; TestStagePattern keeps them equal.
-var stagePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
-
-// StageFromEnv returns EnvStage, or an error naming it when it is unset or
-// not a stage publishing accepts.
-func StageFromEnv(getenv func(string) string) (string, error) {
-	stage := getenv(EnvStage)
-	if !stagePattern.MatchString(stage) {
-		return "", fmt.Errorf("%s=%q must be 1 to 20 lower-case letters, digits or '-', starting with a letter", EnvStage, stage)
-	}
-	return stage, nil
-}
 
 // SSMAPI is the one SSM call Functions makes.
 type SSMAPI interface {

@@ -39,12 +39,31 @@ type Request struct {
 	IdempotencyKey string `json:"idempotency_key"`
 	// Attempt is the ledger's attempt number for the key, from 1.
 	Attempt int `json:"attempt"`
-	// RunID is the run (a Step Functions execution ARN, or a direct-lane
-	// run id), and Step the Solution's step id.
+	// RunID is the run part of IdempotencyKey (RunOf): the opaque run id,
+	// 22 characters of base64url, the same for every call of one run, so a
+	// function can group a run's calls without learning its account,
+	// execution or caller (docs/tools.md, "Platform tools"). A call
+	// claimed before external keys gets the readable run id its key holds
+	// (a Step Functions execution ARN, or a direct-lane run id). Step is
+	// the Solution's step id.
 	RunID string `json:"run_id"`
 	Step  string `json:"step"`
 	// Tool is the tool's name in the pinned toolset.
 	Tool string `json:"tool"`
+}
+
+// RunOf returns the run part of an external key, everything before its
+// last '/' (docs/ledger.md, "The external key"): the opaque run id of a
+// key "<opaque run id>/<seq>", or the readable run id of a call claimed
+// before external keys, whose key is the ledger's "<run_id>/<seq>" (a seq
+// holds no '/', tool.Seq). ok is false for a key with no '/' or nothing
+// before it, which no claim stores.
+func RunOf(externalKey string) (run string, ok bool) {
+	i := strings.LastIndexByte(externalKey, '/')
+	if i <= 0 {
+		return "", false
+	}
+	return externalKey[:i], true
 }
 
 // Answer is the error shape a team's function returns, as an ordinary
@@ -149,8 +168,12 @@ func Tool(client Invoker, fns *Functions) toolcall.Func {
 		if c.ExternalKey == "" {
 			return nil, tool.Errorf(tool.Internal, "the call has no external idempotency key")
 		}
+		run, ok := RunOf(c.ExternalKey)
+		if !ok {
+			return nil, tool.Errorf(tool.Internal, "the call's external idempotency key has no run part")
+		}
 		payload, err := json.Marshal(Request{Input: c.Input, IdempotencyKey: c.ExternalKey, Attempt: c.Attempt,
-			RunID: env.RunID, Step: env.Step, Tool: env.Tool})
+			RunID: run, Step: env.Step, Tool: env.Tool})
 		if err != nil {
 			return nil, tool.Wrap(tool.Internal, err, "the request to the tool's function cannot be encoded")
 		}

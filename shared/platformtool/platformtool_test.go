@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -129,9 +128,12 @@ func TestTool(t *testing.T) {
 	if aws.ToString(f.in.FunctionName) != arn || f.in.InvocationType != types.InvocationTypeRequestResponse {
 		t.Fatalf("input %+v", f.in)
 	}
-	want := `{"input":{"title":"x"},"idempotency_key":"q3Xb0Yl2u1Vv9tA8rXkE_w/2","attempt":3,"run_id":"arn:run","step":"file","tool":"create-ticket"}`
+	want := `{"input":{"title":"x"},"idempotency_key":"q3Xb0Yl2u1Vv9tA8rXkE_w/2","attempt":3,"run_id":"q3Xb0Yl2u1Vv9tA8rXkE_w","step":"file","tool":"create-ticket"}`
 	if string(f.in.Payload) != want {
 		t.Fatalf("request %s\nwant    %s", f.in.Payload, want)
+	}
+	if strings.Contains(string(f.in.Payload), "arn:run") {
+		t.Fatalf("the request names the execution: %s", f.in.Payload)
 	}
 	for name, c := range map[string]struct {
 		err     error
@@ -216,17 +218,6 @@ func TestFunctionsCache(t *testing.T) {
 	}
 }
 
-func TestStagePattern(t *testing.T) {
-	if stagePattern.String() != publish.StagePattern.String() {
-		t.Fatalf("stagePattern %s, publish.StagePattern %s", stagePattern, publish.StagePattern)
-	}
-	for v, ok := range map[string]bool{"dev": true, "": false, "Dev": false, "dev_2": false} {
-		if _, err := StageFromEnv(func(string) string { return v }); ok != (err == nil) {
-			t.Errorf("%q: %v", v, err)
-		}
-	}
-}
-
 // fakeSSM answers GetParameter from params, or with err.
 type fakeSSM struct {
 	params map[string]string
@@ -257,5 +248,39 @@ func TestToolNeedsTheExternalKey(t *testing.T) {
 	_, err := Tool(f, NewFunctions("test", &fakeSSM{}))(context.Background(), c)
 	if te := tool.Classify(err); te.Code != tool.Internal || f.in != nil {
 		t.Fatalf("%v; invoked %+v", err, f.in)
+	}
+}
+
+// A function gets the run part of the call's external key as run_id:
+// the opaque run id, or, for a call claimed before external keys, the
+// readable run id its key holds; a key without a run part invokes
+// nothing.
+func TestRequestRunIDIsTheRunPartOfTheExternalKey(t *testing.T) {
+	arn := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	for key, want := range map[string]string{
+		"q3Xb0Yl2u1Vv9tA8rXkE_w/2.0.1": "q3Xb0Yl2u1Vv9tA8rXkE_w",
+		"arn:run/2":                    "arn:run",
+		"direct/arn:aws:iam::000000000000:user/ops/r-1/7": "direct/arn:aws:iam::000000000000:user/ops/r-1",
+	} {
+		f := &fakeLambda{out: &lambda.InvokeOutput{Payload: []byte(`{}`)}}
+		c := call(arn)
+		c.ExternalKey = key
+		if _, err := Tool(f, NewFunctions("test", &fakeSSM{}))(context.Background(), c); err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		var req Request
+		if err := json.Unmarshal(f.in.Payload, &req); err != nil || req.RunID != want || req.IdempotencyKey != key {
+			t.Fatalf("%s: request %s (%v), want run_id %q", key, f.in.Payload, err, want)
+		}
+	}
+	for _, key := range []string{"no-slash", "/2"} {
+		f := &fakeLambda{}
+		c := call(arn)
+		c.ExternalKey = key
+		_, err := Tool(f, NewFunctions("test", &fakeSSM{}))(context.Background(), c)
+		var te *tool.Error
+		if !errors.As(err, &te) || te.Code != tool.Internal || f.in != nil {
+			t.Fatalf("%s: %v, invoked %v", key, err, f.in != nil)
+		}
 	}
 }

@@ -159,15 +159,15 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 }
 
 // DecodeChildCheck parses a child run's start payload strictly and returns
-// its execution ARN, the digest of its whole execution input and its
-// start time (RFC 3339).
+// its execution ARN (ParseExecutionARN's, the Task's $$.Execution.Id), the
+// digest of its whole execution input and its start time (RFC 3339).
 func DecodeChildCheck(payload []byte) (ChildCheck, error) {
 	var c tool.ChildStartCheck
 	if err := decodeTask("child start check", "the child's start Task payload", payload, &c); err != nil {
 		return ChildCheck{}, err
 	}
-	if !strings.HasPrefix(c.ExecutionARN, "arn:") || len(c.ExecutionARN) > 2048 {
-		return ChildCheck{}, fmt.Errorf("child start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 80))
+	if _, ok := ParseExecutionARN(c.ExecutionARN); !ok {
+		return ChildCheck{}, fmt.Errorf("child start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 200))
 	}
 	if _, err := time.Parse(time.RFC3339Nano, c.StartTime); err != nil {
 		return ChildCheck{}, fmt.Errorf("child start check: start_time %q is not RFC 3339", Truncate(c.StartTime, 40))

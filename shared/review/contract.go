@@ -58,7 +58,13 @@ type StartRequest struct {
 	// InputDigest is "sha256:" and the hex SHA-256 of the RFC 8785 form of
 	// the whole execution input, {input, meta} (tool.InputDigest).
 	InputDigest string `json:"input_digest"`
-	Proof       string `json:"proof"`
+	// Proof is the caller's proof (docs/identity.md, "The caller proof"):
+	// an sts:GetCallerIdentity URL the caller presigned with its own
+	// credentials, at most caller.MaxProofBytes (8 KiB), that signs
+	// StartBinding(ExecutionARN, InputDigest). Its verified principal is
+	// the starter recorded; the proof itself is a secret, kept in no
+	// record, log or execution input.
+	Proof string `json:"proof"`
 }
 
 // StartAction is a StartRequest's action.

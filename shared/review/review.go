@@ -132,9 +132,10 @@ type Review struct {
 	BoundAt  time.Time
 	// BindingSeal is what Bind found of the binding item's seal
 	// (shared/seal; docs/ledger.md, "Records are sealed by the function
-	// that writes them"): seal.Valid for a binding Bind wrote itself or one
-	// sealed with the same function's key, seal.Absent for one in the
-	// previous layout, seal.Forged otherwise. Set by Bind only; the
+	// that writes them"): seal.Valid for a binding Bind wrote itself with
+	// a key or one sealed with the same function's key, seal.Absent for
+	// one without a seal (the previous layout, or written by a store
+	// without a key), seal.Forged otherwise. Set by Bind only; the
 	// dispatcher uses a binding only once seal.Accept takes it.
 	BindingSeal seal.Status
 

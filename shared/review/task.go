@@ -130,8 +130,9 @@ func DecodeStartRequest(data []byte) (*StartRequest, error) {
 }
 
 // DecodeRunStartCheck parses a Starter Task's payload (tool.RunStartCheck)
-// strictly and returns its execution ARN, the digest of its whole
-// execution input and its start time.
+// strictly and returns its execution ARN (ParseExecutionARN's, the
+// Task's $$.Execution.Id), the digest of its whole execution input and its
+// start time.
 func DecodeRunStartCheck(data []byte) (arn, digest string, started time.Time, err error) {
 	var c tool.RunStartCheck
 	if err := decodeTask("start check", "the Starter Task's payload", data, &c); err != nil {
@@ -140,8 +141,8 @@ func DecodeRunStartCheck(data []byte) (arn, digest string, started time.Time, er
 	if c.Check != tool.RunStartCheckName {
 		return "", "", time.Time{}, fmt.Errorf("start check: check %q is not %s", Truncate(c.Check, 40), tool.RunStartCheckName)
 	}
-	if !strings.HasPrefix(c.ExecutionARN, "arn:") || len(c.ExecutionARN) > 2048 {
-		return "", "", time.Time{}, fmt.Errorf("start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 80))
+	if _, ok := ParseExecutionARN(c.ExecutionARN); !ok {
+		return "", "", time.Time{}, fmt.Errorf("start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 200))
 	}
 	if started, err = time.Parse(time.RFC3339Nano, c.StartTime); err != nil {
 		return "", "", time.Time{}, fmt.Errorf("start check: start_time %q is not RFC 3339", Truncate(c.StartTime, 40))

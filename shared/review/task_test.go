@@ -123,3 +123,32 @@ func TestDecodeTaskRefusesInvalidUTF8(t *testing.T) {
 		t.Errorf("a task token that is not UTF-8: %v", err)
 	}
 }
+
+// A Starter's and a child's start check take an execution ARN only, as
+// ParseExecutionARN reads one: "arn:" and anything, a state machine's ARN
+// or a version's is refused before any record is read.
+func TestStartChecksTakeAnExecutionARNOnly(t *testing.T) {
+	const good = "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_x:run-1"
+	payload := func(arn string) []byte {
+		return []byte(`{"check":"` + tool.RunStartCheckName + `","execution_arn":"` + arn + `","execution_input":{"input":{},"meta":{}},"start_time":"2026-01-01T00:00:00Z"}`)
+	}
+	child := func(arn string) []byte {
+		return []byte(`{"execution_arn":"` + arn + `","execution_input":{"input":{},"meta":{}},"start_time":"2026-01-01T00:00:00Z"}`)
+	}
+	if arn, _, _, err := DecodeRunStartCheck(payload(good)); err != nil || arn != good {
+		t.Fatalf("DecodeRunStartCheck(%s) = %q, %v", good, arn, err)
+	}
+	if c, err := DecodeChildCheck(child(good)); err != nil || c.ExecutionARN != good {
+		t.Fatalf("DecodeChildCheck(%s) = %+v, %v", good, c, err)
+	}
+	for _, arn := range []string{"arn:x", "arn:aws:states:us-east-1:123456789012:stateMachine:toolgate-dev_x",
+		"arn:aws:states:us-east-1:123456789012:stateMachine:toolgate-dev_x:1", "arn:aws:states:us-east-1:1:execution:m:n",
+		"arn:aws:iam::123456789012:user/x", good + ":extra"} {
+		if _, _, _, err := DecodeRunStartCheck(payload(arn)); err == nil || !strings.Contains(err.Error(), "is not an execution ARN") {
+			t.Errorf("DecodeRunStartCheck(%s): %v", arn, err)
+		}
+		if _, err := DecodeChildCheck(child(arn)); err == nil || !strings.Contains(err.Error(), "is not an execution ARN") {
+			t.Errorf("DecodeChildCheck(%s): %v", arn, err)
+		}
+	}
+}

@@ -357,6 +357,8 @@ func TestThroughDispatcher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The dispatcher seals the bindings with its own key (SetReviews);
+	// reviews itself, without a key, only creates the approvals.
 	reviews := dynamo.NewStore(db, st.Table())
 	d.SetReviews(reviews)
 	// send-email is gated: each call carries the approval of a review of

@@ -28,19 +28,14 @@ type Config struct {
 	Lane    lane.Lane // fixed on the local stack only
 	Callers caller.Config
 	Direct  DirectPolicy
-	// Region (EnvRegion) and Stage (EnvStage) are, with Callers.Account,
+	// Region (EnvRegion) and Stage (tool.EnvStage) are, with Callers.Account,
 	// the start lane's StartScope.
 	Region, Stage string
 }
 
-// Environment variables of the start lane's StartScope.
-const (
-	// EnvRegion is the function's region; Lambda sets it.
-	EnvRegion = "AWS_REGION"
-	// EnvStage is the platform stage, the variable the publish function
-	// reads too (required): tool.StagePattern.
-	EnvStage = "TOOLGATE_STAGE"
-)
+// EnvRegion is the function's region, of the start lane's StartScope;
+// Lambda sets it. Its stage is tool.EnvStage (required).
+const EnvRegion = "AWS_REGION"
 
 // DirectPolicy is the platform's configuration of direct-lane reviews:
 // the requester never chooses who decides.
@@ -55,17 +50,17 @@ type DirectPolicy struct {
 // ConfigFromEnv reads the review-request function's configuration.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Table: getenv(review.EnvTable), Direct: DirectPolicy{MaxTimeoutSeconds: review.DefaultDirectMaxTimeout},
-		Region: getenv(EnvRegion), Stage: getenv(EnvStage)}
+		Region: getenv(EnvRegion)}
 	if cfg.Table == "" {
 		return cfg, fmt.Errorf("%s is not set", review.EnvTable)
 	}
 	if cfg.Region == "" {
 		return cfg, fmt.Errorf("%s is not set", EnvRegion)
 	}
-	if !tool.StagePattern.MatchString(cfg.Stage) {
-		return cfg, fmt.Errorf("%s=%q must be 1 to 20 lower-case letters, digits or '-', starting with a letter", EnvStage, review.Truncate(cfg.Stage, 40))
-	}
 	var err error
+	if cfg.Stage, err = tool.StageFromEnv(getenv); err != nil {
+		return cfg, err
+	}
 	if cfg.Lane, err = lane.FromEnv(getenv, lane.Start); err != nil {
 		return cfg, err
 	}

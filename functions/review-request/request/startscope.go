@@ -35,7 +35,7 @@ type StartScope struct {
 	Account string
 	// Region is the function's AWS region (AWS_REGION, which Lambda sets).
 	Region string
-	// Stage is the platform stage (EnvStage): a Solution of it is published
+	// Stage is the platform stage (tool.EnvStage): a Solution of it is published
 	// as a state machine named tool.StateMachineName(Stage, <solution>).
 	Stage string
 }

@@ -59,14 +59,17 @@ func decodeBinding(it map[string]types.AttributeValue) (bindingItem, error) {
 // r's BoundKey set to the key bound first, when another call bound it; a
 // binding to key itself (a retry, or a write whose answer was lost)
 // counts as bound. The binding it wrote is sealed with the store's key
-// (WithMAC); the one it found is checked (review.Review.BindingSeal of
-// the review it returns), and the caller decides (seal.Accept).
+// (WithMAC) and reported seal.Valid; a store without a key writes none
+// and reports seal.Absent, as a reader would find it. The one it found
+// is checked (review.Review.BindingSeal of the review it returns), and
+// the caller decides (seal.Accept).
 func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (bool, *review.Review, error) {
 	now := s.now()
 	b := bindingItem{PK: table.Binding.Key(r.ID), SK: table.Binding.SKValue, BoundKey: idemKey,
 		BoundAt: review.FormatTime(now), ExpiresAt: now.Add(s.retention).Unix()}
+	written := seal.Absent
 	if s.mac.Valid() {
-		b.MAC = bindingSeal(s.mac, r.ID, idemKey)
+		b.MAC, written = bindingSeal(s.mac, r.ID, idemKey), seal.Valid
 	}
 	item, err := attributevalue.MarshalMap(b)
 	if err != nil {
@@ -76,7 +79,7 @@ func (s *Store) Bind(ctx context.Context, r *review.Review, idemKey string) (boo
 	// answers with it (ALL_OLD).
 	err = s.put(ctx, item, notExists(), types.ReturnValuesOnConditionCheckFailureAllOld)
 	if err == nil {
-		r.BoundKey, r.BoundAt, r.BindingSeal = idemKey, now.UTC().Truncate(time.Millisecond), seal.Valid
+		r.BoundKey, r.BoundAt, r.BindingSeal = idemKey, now.UTC().Truncate(time.Millisecond), written
 		return true, r, nil
 	}
 	var ccf *types.ConditionalCheckFailedException

@@ -1,6 +1,7 @@
 package dynamo_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/seal"
 )
 
 // The store's conditional writes on dynalite: each refuses what its
@@ -286,6 +288,44 @@ func TestBindTwice(t *testing.T) {
 	}
 	if it := l.raw(t, "BIND#"+r.ID, "BIND"); tabledef.GetS(it, "bound_at") != review.FormatTime(at.Add(2*time.Minute)) {
 		t.Fatalf("bound_at %q, want the first Bind's", tabledef.GetS(it, "bound_at"))
+	}
+}
+
+// Bind reports the seal of the binding it wrote as a reader would find
+// it: seal.Valid only from a store with a key, seal.Absent from one
+// without (which writes no seal); a binding found is checked with the
+// store's key.
+func TestBindReportsTheSealItWrote(t *testing.T) {
+	l := newLedgerTable(t)
+	ctx := context.Background()
+	key, err := seal.NewKey(bytes.Repeat([]byte{3}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := seal.NewKey(bytes.Repeat([]byte{4}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsealed := decided(t, l.store, created(t, l.store, 32, false), time.Minute, review.Approve)
+	ok, cur, err := clocked(l.store, 2*time.Minute).Bind(ctx, unsealed, runARN(32)+"/1")
+	if err != nil || !ok || cur.BindingSeal != seal.Absent {
+		t.Fatalf("Bind without a key = %v, %v, %v; want bound, seal absent", ok, cur.BindingSeal, err)
+	}
+	if it := l.raw(t, "BIND#"+unsealed.ID, "BIND"); it["mac"] != nil {
+		t.Fatalf("a store without a key wrote a seal: %v", it["mac"])
+	}
+	sealed := decided(t, l.store, created(t, l.store, 33, false), time.Minute, review.Approve)
+	ok, cur, err = clocked(l.store, 2*time.Minute).WithMAC(key).Bind(ctx, sealed, runARN(33)+"/1")
+	if err != nil || !ok || cur.BindingSeal != seal.Valid {
+		t.Fatalf("Bind with a key = %v, %v, %v; want bound, seal valid", ok, cur.BindingSeal, err)
+	}
+	for _, c := range []struct {
+		s    *dynamo.Store
+		want seal.Status
+	}{{l.store.WithMAC(key), seal.Valid}, {l.store.WithMAC(other), seal.Forged}, {l.store, seal.Forged}} {
+		if ok, cur, err := c.s.Bind(ctx, mustGetApproval(t, l.store, sealed.ID), runARN(33)+"/1"); err != nil || !ok || cur.BindingSeal != c.want {
+			t.Fatalf("Bind again = %v, %v, %v; want bound, seal %s", ok, cur.BindingSeal, err, c.want)
+		}
 	}
 }
 

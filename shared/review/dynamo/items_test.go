@@ -25,7 +25,9 @@ func TestItemTypesConformToTheirKinds(t *testing.T) {
 		{"reviewItem", table.Review, reviewItem{}, true},
 		{"bindingItem", table.Binding, bindingItem{}, true},
 		{"startItem", table.Start, startItem{}, false},
-		{"childStartItem", table.Start, childStartItem{}, true},
+		{"childStartItem", table.Start, childStartItem{}, false},
+		{"runStartItem", table.Start, runStartItem{}, false},
+		{"storedStart", table.Start, storedStart{}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := table.Conform(c.kind, c.item); err != nil {

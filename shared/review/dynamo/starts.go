@@ -58,8 +58,6 @@ type childStartItem struct {
 	// execution under its name was not the parent's child, and none may
 	// take the record after; only ReleaseChildStart writes it.
 	ReleasedAt string `dynamodbav:"released_at,omitempty"`
-	// Deadline is a run start's (runStartItem), read by RunStart.
-	Deadline int64 `dynamodbav:"deadline,omitempty"`
 }
 
 // runStartItem is the start record toolgate run asks for before it starts
@@ -82,11 +80,29 @@ func newStart(executionARN, starter string, now time.Time) startItem {
 		ExpiresAt: now.Add(StartRetention).Unix()}
 }
 
-// decodeStart maps a start item, a person's or a child's.
-func decodeStart(it map[string]types.AttributeValue) (childStartItem, error) {
-	var c childStartItem
-	if err := attributevalue.UnmarshalMap(it, &c); err != nil {
-		return childStartItem{}, fmt.Errorf("a start item: %w", err)
+// storedStart is a start item of any kind as getStart reads it: a
+// child's members (ParentRunID, InputDigest, StateMachineARN, …), empty
+// on a person's; and a run start's Deadline (runStartItem), 0 on a
+// child's and on one RecordStart wrote.
+type storedStart struct {
+	childStartItem
+	Deadline int64 `dynamodbav:"deadline"`
+}
+
+// getStart reads executionARN's start item, whatever its kind
+// (consistent read, one GetItem): review.ErrNotFound when there is none.
+func (s *Store) getStart(ctx context.Context, executionARN string) (storedStart, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: startKey(executionARN)})
+	if err != nil {
+		return storedStart{}, fmt.Errorf("get start of %s: %w", executionARN, err)
+	}
+	if out.Item == nil {
+		return storedStart{}, review.ErrNotFound
+	}
+	var c storedStart
+	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
+		return storedStart{}, fmt.Errorf("read start of %s: %w", executionARN, err)
 	}
 	return c, nil
 }
@@ -137,17 +153,9 @@ func (s *Store) RecordRunStart(ctx context.Context, executionARN, starter, input
 // a record of another kind: a child's (a parent's workflow step wrote it)
 // or one an earlier Starter Task wrote from a start proof (no deadline).
 func (s *Store) RunStart(ctx context.Context, executionARN string) (review.RunStartRecord, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: startKey(executionARN)})
+	c, err := s.getStart(ctx, executionARN)
 	if err != nil {
-		return review.RunStartRecord{}, fmt.Errorf("get start of %s: %w", executionARN, err)
-	}
-	if out.Item == nil {
-		return review.RunStartRecord{}, review.ErrNotFound
-	}
-	c, err := decodeStart(out.Item)
-	if err != nil {
-		return review.RunStartRecord{}, fmt.Errorf("read start of %s: %w", executionARN, err)
+		return review.RunStartRecord{}, err
 	}
 	if c.ParentRunID != "" || c.Deadline == 0 || c.InputDigest == "" {
 		return review.RunStartRecord{}, review.ErrNotFound
@@ -190,17 +198,9 @@ func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec revie
 // childARN (consistent read): review.ErrNotFound when nothing is recorded,
 // or only a person's start (no parent).
 func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRecord, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: startKey(childARN)})
+	c, err := s.getStart(ctx, childARN)
 	if err != nil {
-		return review.ChildRecord{}, fmt.Errorf("get start of %s: %w", childARN, err)
-	}
-	if out.Item == nil {
-		return review.ChildRecord{}, review.ErrNotFound
-	}
-	c, err := decodeStart(out.Item)
-	if err != nil {
-		return review.ChildRecord{}, fmt.Errorf("read start of %s: %w", childARN, err)
+		return review.ChildRecord{}, err
 	}
 	if c.ParentRunID == "" {
 		return review.ChildRecord{}, review.ErrNotFound
@@ -268,17 +268,9 @@ func (s *Store) ReleaseChildStart(ctx context.Context, childARN, parentRunID str
 // Starter returns the recorded starter of executionARN (consistent read),
 // or ErrNotFound.
 func (s *Store) Starter(ctx context.Context, executionARN string) (string, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: startKey(executionARN)})
+	c, err := s.getStart(ctx, executionARN)
 	if err != nil {
-		return "", fmt.Errorf("get start of %s: %w", executionARN, err)
-	}
-	if out.Item == nil {
-		return "", review.ErrNotFound
-	}
-	c, err := decodeStart(out.Item)
-	if err != nil {
-		return "", fmt.Errorf("read start of %s: %w", executionARN, err)
+		return "", err
 	}
 	return c.Starter, nil
 }
