@@ -84,6 +84,7 @@ fuzz:
 # governed flow on the local stack (infra/local/demo).
 run: deps build
 	@mkdir -p $(OUT)/solutions
+	@echo "== compiling every Solution in testdata/solutions: those with a golden .err (refuse-*) are refused on purpose, each showing a rule; the others compile into $(OUT)/solutions"
 	@fail=0; for f in testdata/solutions/*.yaml testdata/solutions/*.json; do \
 	  case "$$f" in *.asl.json|*.toolset.json) continue;; esac; \
 	  if [ -f "$${f%.*}.err" ]; then \
