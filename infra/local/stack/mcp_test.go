@@ -183,7 +183,7 @@ steps:
     with: {customer_id: "${input.customer_id}"}
 `
 
-// Issue 16 end to end on the local stack: toolsets naming MCP servers are
+// MCP servers end to end on the local stack: toolsets naming MCP servers are
 // registered through the publish function, and Solutions on them call the
 // local MCP server through mcp-call, with the idempotency key in _meta.
 // The waits are polls with deadlines (follow, pending) and the server's
