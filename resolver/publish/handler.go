@@ -12,10 +12,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
+
+	"github.com/toolgate/toolgate/shared/caller"
 )
 
-// ProofHeader carries the caller proof on the Function URL.
-const ProofHeader = "X-Toolgate-Caller-Proof"
+// ProofHeader carries the caller proof on the Function URL
+// (caller.ProofHeader).
+const ProofHeader = caller.ProofHeader
 
 // DirectRequest is a direct invocation of the publish function (the local
 // stack's CLI): {"action": "publish", "file", "source", "proof"},

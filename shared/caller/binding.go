@@ -138,3 +138,7 @@ func WhoAmI(ctx context.Context, creds aws.CredentialsProvider, endpoint, region
 	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return ask(ctx, c, u, Binding{Action: ActionWhoAmI}.Value())
 }
+
+// ProofHeader carries a caller proof on a Function URL request
+// (review-decision's, publish's; docs/identity.md, "The caller proof").
+const ProofHeader = "X-Toolgate-Caller-Proof"

@@ -8,8 +8,8 @@ import (
 )
 
 // ProofHeader carries the caller proof on the decision function's Function
-// URL (docs/identity.md).
-const ProofHeader = "X-Toolgate-Caller-Proof"
+// URL (caller.ProofHeader; docs/identity.md).
+const ProofHeader = caller.ProofHeader
 
 // RequestResult is what review-request returns. The review Task ignores
 // it (it waits for the task token); it is for logs and direct calls.

@@ -165,9 +165,8 @@ type Params struct {
 }
 
 var (
-	idPattern        = regexp.MustCompile(`^rv_[0-9a-f]{32}$`)
-	namePattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
-	toolsetIDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
+	idPattern   = regexp.MustCompile(`^rv_[0-9a-f]{32}$`)
+	namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 )
 
 // ValidID reports whether id has the shape of a review id.
@@ -208,7 +207,7 @@ func New(p Params) (*Review, error) {
 		return nil, bad("of %q is not a step id", Truncate(p.Of, 64))
 	case !tool.ValidToolName(p.Tool):
 		return nil, bad("tool %q is not a tool name", Truncate(p.Tool, 64))
-	case !toolsetIDPattern.MatchString(p.ToolsetID):
+	case !tool.ToolsetIDPattern.MatchString(p.ToolsetID):
 		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", Truncate(p.ToolsetID, 64))
 	case p.TimeoutSeconds < 1 || p.TimeoutSeconds > MaxTimeout:
 		return nil, bad("timeout_seconds %d is outside 1..%d: a task token lives at most a year", p.TimeoutSeconds, MaxTimeout)

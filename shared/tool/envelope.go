@@ -106,9 +106,13 @@ const MaxKeep = 64
 // never be reached.
 const MaxTimeoutSeconds = 900
 
+// ToolsetIDPattern is the shape of a toolset id: "ts_" and 32 lower-case
+// hex digits, the first 128 bits of the SHA-256 of the toolset's RFC 8785
+// form (docs/toolsets.md). Every package that checks a toolset id uses it.
+var ToolsetIDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
+
 var (
-	toolsetIDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
-	namePattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 	// An MCP tool's name is "<server>.<tool>", split at the first dot
 	// (shared/toolset SplitMCPName, whose patterns these are): the
 	// server's key in the toolset, which holds no dot, and the tool's name
@@ -268,7 +272,7 @@ func (e *Envelope) validate() error {
 	switch {
 	case !ValidToolName(e.Tool):
 		return bad("tool", "%s is not a tool name", strconv.Quote(truncate(e.Tool)))
-	case !toolsetIDPattern.MatchString(e.ToolsetID):
+	case !ToolsetIDPattern.MatchString(e.ToolsetID):
 		return bad("toolset_id", "%s is not a toolset id (ts_ and 32 hex digits)", strconv.Quote(truncate(e.ToolsetID)))
 	case e.RunID == "" || len(e.RunID) > 1024 || strings.ContainsFunc(e.RunID, unprintable):
 		return bad("run_id", "must be 1 to 1024 printable characters")
