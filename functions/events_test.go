@@ -32,6 +32,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -87,7 +88,7 @@ func storeEventReviews(t *testing.T, s *stack, ts *toolset.Toolset) {
 			t.Fatalf("decide %s: %v %v", r.ID, ok, err)
 		}
 		if f.UsedBy != "" {
-			cur := mustGet(t, store, r.ID)
+			cur := reviewtest.MustGet(t, store, r.ID)
 			if ok, _, err := store.Bind(ctx, cur, f.UsedBy); err != nil || !ok {
 				t.Fatalf("bind %s: %v %v", r.ID, ok, err)
 			}

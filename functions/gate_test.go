@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -175,7 +176,7 @@ func TestHandWrittenToolsetCannotSwitchTheGateOff(t *testing.T) {
 			if rec, err := s.store.Record(ctx, run+"/1"); !errors.Is(err, ledger.ErrNotFound) {
 				t.Fatalf("the key was claimed: %+v %v", rec, err)
 			}
-			rows := mustRunRows(t, s.store, run)
+			rows := ledgertest.RunRows(t, s.store, run)
 			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != "TOOL_PERMISSION_DENIED" {
 				t.Fatalf("rows %+v, want one REFUSED row", rows)
 			}
@@ -255,7 +256,7 @@ func TestRefusedCallLeavesTheKeyToTheApprovedCall(t *testing.T) {
 	if got := s.sentMails(t); len(got) != 1 || got[0] != "Weekly digest -> team@example.com" {
 		t.Fatalf("the SES emulator holds %v, want the approved e-mail once", got)
 	}
-	rows := mustRunRows(t, s.store, run)
+	rows := ledgertest.RunRows(t, s.store, run)
 	var statuses []string
 	for _, r := range rows {
 		statuses = append(statuses, fmt.Sprintf("%s/%d", r.Status, r.Attempt))
@@ -324,7 +325,7 @@ func TestCompletedGatedCallReplaysAfterItsApprovalExpired(t *testing.T) {
 	if got := s.sentMails(t); len(got) != 1 {
 		t.Fatalf("the SES emulator holds %v, want the one e-mail", got)
 	}
-	rows := mustRunRows(t, s.store, run)
+	rows := ledgertest.RunRows(t, s.store, run)
 	var statuses []string
 	for _, r := range rows {
 		statuses = append(statuses, fmt.Sprintf("%s:%s×%d", r.Seq, r.Status, r.Invocations()))

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -204,11 +205,11 @@ func TestLambdaToolProxy(t *testing.T) {
 				t.Errorf("%s: %s %q, want %s saying %q", c.tool, code, msg, tool.PermissionDenied, c.says)
 			}
 			runID := runIDOf(t, payload)
-			rows := mustRunRows(t, store, runID)
+			rows := ledgertest.RunRows(t, store, runID)
 			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
 				t.Errorf("%s: rows %+v, want one REFUSED %s, attempt 0", c.tool, rows, tool.PermissionDenied)
 			}
-			if rec := recordOrNil(t, store, runID+"/1"); rec != nil {
+			if rec := ledgertest.RecordOrNil(t, store, runID+"/1"); rec != nil {
 				t.Errorf("%s: the key was claimed: %+v", c.tool, rec)
 			}
 			if n := len(sentTo(t, router, c.tool)); n != 0 {
@@ -285,7 +286,7 @@ func TestLambdaToolProxy(t *testing.T) {
 		if n := len(tickets.Tickets()) - before; n != 1 {
 			t.Fatalf("%d tickets created, want 1", n)
 		}
-		rows := mustRunRows(t, store, runID)
+		rows := ledgertest.RunRows(t, store, runID)
 		if len(rows) != 2 || rows[0].Status != ledger.StatusUnknown || rows[1].Status != ledger.StatusSucceeded {
 			t.Fatalf("rows %+v", rows)
 		}
@@ -321,7 +322,7 @@ func TestLambdaToolProxy(t *testing.T) {
 		if _, code := invoke(payload); code != string(tool.Internal) {
 			t.Fatalf("caller saw %q", code)
 		}
-		rows := mustRunRows(t, store, runIDOf(t, payload))
+		rows := ledgertest.RunRows(t, store, runIDOf(t, payload))
 		if len(rows) != 1 || rows[0].ErrorCode != string(tool.Internal) {
 			t.Fatalf("rows %+v", rows)
 		}
@@ -371,7 +372,7 @@ func TestLambdaToolProxy(t *testing.T) {
 			t.Fatal("invoked")
 		}
 		// Refused by the check before the claim.
-		rows := mustRunRows(t, store, runIDOf(t, payload))
+		rows := ledgertest.RunRows(t, store, runIDOf(t, payload))
 		if len(rows) != 1 || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Status != ledger.StatusRefused || rows[0].Attempt != 0 {
 			t.Fatalf("rows %+v", rows)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
@@ -195,7 +196,7 @@ func TestReviewRequestUnderRIE(t *testing.T) {
 		t.Fatalf("stored review %+v", r)
 	}
 	// The record is no ledger row of the run.
-	if rows := mustRunRows(t, s.store, r.RunID); len(rows) != 0 {
+	if rows := ledgertest.RunRows(t, s.store, r.RunID); len(rows) != 0 {
 		t.Fatalf("the review wrote ledger rows: %+v", rows)
 	}
 	// Another proof for the same execution's start, by someone else, is
@@ -272,7 +273,7 @@ func TestReviewDecisionUnderRIE(t *testing.T) {
 	if err := json.Unmarshal([]byte(calls[0].Output), &d); err != nil {
 		t.Fatal(err)
 	}
-	r := mustGet(t, s.reviews, id)
+	r := reviewtest.MustGet(t, s.reviews, id)
 	if d.ReviewID != id || d.Decision != review.Approve || d.Approver != local.LocalPrincipal("alice") || !d.Authenticated || d.Reason != "recipients checked" ||
 		d.InputDigest != r.InputDigest || d.DecidedAt == "" || r.Approver != local.LocalPrincipal("alice") || r.Reason != "recipients checked" || r.Status != review.Approved {
 		t.Fatalf("decision %+v, record %+v", d, r)
@@ -413,7 +414,7 @@ func TestReviewDecisionTakesTheCallerFromTheProofNeverFromTheEvent(t *testing.T)
 	}
 	editor := local.LocalPrincipal("editor-alice")
 	approve := func(as string) string {
-		r := mustGet(t, s.reviews, id)
+		r := reviewtest.MustGet(t, s.reviews, id)
 		return s.callers.Proof(t, as, caller.Binding{Action: caller.ActionDecide, Target: id, Decision: "approve", InputDigest: r.InputDigest})
 	}
 	out, _, _ := call(t, s.decision, urlEvent("POST", "/reviews/"+id, `{"decision":"approve"}`, editor, ""))
@@ -440,7 +441,7 @@ func TestReviewDecisionTakesTheCallerFromTheProofNeverFromTheEvent(t *testing.T)
 	if st, body := status(out); st != 200 || !strings.Contains(body, `"authenticated":true`) {
 		t.Fatalf("alice approves: %d %s", st, body)
 	}
-	r := mustGet(t, s.reviews, id)
+	r := reviewtest.MustGet(t, s.reviews, id)
 	if r.Approver != editor || !r.Authenticated || len(s.sfn.Accepted("token-url")) != 1 {
 		t.Fatalf("record %+v", r)
 	}
@@ -500,7 +501,7 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 	if st := status(); st.Status != review.Pending || st.Decision != nil {
 		t.Fatalf("%+v", st)
 	}
-	r := mustGet(t, s.reviews, id)
+	r := reviewtest.MustGet(t, s.reviews, id)
 	if r.TaskToken != "" || r.Of != "invoke" || r.Requester != me || len(r.Reviewers) != 1 || r.Reviewers[0] != "arn:aws:iam::000000000000:user/*" {
 		t.Fatalf("the direct-lane review: %+v (want the requester proven, the platform's reviewers)", r)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -102,7 +103,7 @@ func TestSendEmailErrorCodesUnderRIE(t *testing.T) {
 	if got := invoke(t, fn, envelope("broken", "broken")); got != "TOOL_RETRY_REQUIRES_IDEMPOTENCY" {
 		t.Fatalf("retry after a maybe-sent 5xx: %q", got)
 	}
-	rows := mustRunRows(t, store, "run-ses-broken")
+	rows := ledgertest.RunRows(t, store, "run-ses-broken")
 	var statuses []string
 	for _, r := range rows {
 		statuses = append(statuses, string(r.Status))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
@@ -188,7 +189,7 @@ func TestApprovalRefusals(t *testing.T) {
 			if rec, err := e.store.Record(ctx, keyOf(t, payload)); !errors.Is(err, ledger.ErrNotFound) {
 				t.Fatalf("record %+v %v: a refused call claimed the key", rec, err)
 			}
-			rows := mustRunRows(t, e.store, runIDOf(t, payload))
+			rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ErrorCode != string(tool.PermissionDenied) || rows[0].Attempt != 0 {
 				t.Fatalf("rows %+v, want one REFUSED row", rows)
 			}
@@ -287,7 +288,7 @@ func TestApprovalRetrySameKey(t *testing.T) {
 	if e.db.updates.Load() != 3 || e.db.puts.Load() != 1 || calls.Load() != 2 {
 		t.Errorf("retry: %d updates (want 3: claim request, re-claim, finish), %d puts (want 1: the bind), tool ran %d times (want 2)", e.db.updates.Load(), e.db.puts.Load(), calls.Load())
 	}
-	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 	// The tool said its failure was definite (maybe_applied false): FAILED.
 	if len(rows) != 2 || rows[0].Status != ledger.StatusFailed || rows[1].Status != ledger.StatusSucceeded || rows[1].Attempt != 2 {
 		t.Fatalf("rows %+v", rows)
@@ -334,7 +335,7 @@ func TestReviewDigestIsDispatcherDigest(t *testing.T) {
 		if _, err := d.Handle(ctx, reviewtest.Approve(t, rs, payload)); err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		rows := mustRunRows(t, e.store, runIDOf(t, payload))
+		rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 		if len(rows) != 1 || rows[0].InputDigest != digest {
 			t.Fatalf("%s: row digest %+v, review digest %s", in, rows, digest)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 )
@@ -116,7 +117,7 @@ func TestConcurrentCallsOnOneKeyRunTheToolOnce(t *testing.T) {
 		t.Fatalf("%d got the result and %d the in-flight error, want 1 and 49", results.Load(), inflight.Load())
 	}
 	// Every invocation is on the ledger; replays are one row with their count.
-	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 	n := 0
 	for _, r := range rows {
 		n += r.Invocations()
@@ -199,7 +200,7 @@ func TestExpiredLease(t *testing.T) {
 		t.Fatal("at_most_once tool ran again")
 	}
 	rec := mustRecord(t, e.store, runIDOf(t, payload)+"/1")
-	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 	// The crashed attempt (no outcome: UNKNOWN), and each refused redrive.
 	if rec.State != ledger.StateUnknown || len(rows) != 3 || rows[0].Status != ledger.StatusUnknown || rows[0].Attempt != 1 ||
 		rows[1].Status != ledger.StatusUnknown || rows[1].ErrorCode != string(tool.RetryRequiresIdempotency) {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -94,7 +95,7 @@ func TestToolGetsTheStoredExternalKey(t *testing.T) {
 	if err != nil || rec.ExternalKey != want || rec.Attempts != 2 {
 		t.Fatalf("record %+v %v", rec, err)
 	}
-	for _, r := range mustRunRows(t, e.store, run) {
+	for _, r := range ledgertest.RunRows(t, e.store, run) {
 		if r.ExternalKey != want || r.IdempotencyKey != run+"/2" {
 			t.Errorf("row %d %s: keys %q and %q", r.Attempt, r.Status, r.IdempotencyKey, r.ExternalKey)
 		}

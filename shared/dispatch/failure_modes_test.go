@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -587,7 +588,7 @@ func TestConcurrentMixedInputsOnOneKeyRunTheToolOnce(t *testing.T) {
 	}
 	// Every invocation is on the ledger: a row each, replays one row with
 	// their count.
-	rows := mustRunRows(t, e.store, runID)
+	rows := ledgertest.RunRows(t, e.store, runID)
 	n := 0
 	for _, r := range rows {
 		n += r.Invocations()
@@ -897,7 +898,7 @@ func TestFinishSentTwiceRecordsOneRow(t *testing.T) {
 	if l.drops.Load() != 1 {
 		t.Fatal("fixture: no finish response was dropped")
 	}
-	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 	if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || sends.Load() != 1 {
 		t.Fatalf("rows %+v, %d sends; want one SUCCEEDED row", rows, sends.Load())
 	}
@@ -929,7 +930,7 @@ func TestClaimAppliedButLostIsReleased(t *testing.T) {
 	if _, err := d.Handle(context.Background(), payload); err != nil || sends.Load() != 1 {
 		t.Fatalf("the retry: %v, %d sends; want the tool run once", err, sends.Load())
 	}
-	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 	var got []string
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%d:%s", r.Attempt, r.Status))
@@ -960,7 +961,7 @@ func TestLateFinishRecordsItsOwnEntry(t *testing.T) {
 	if owned || err != nil {
 		t.Fatalf("the late finish: owned %v, %v", owned, err)
 	}
-	rows := mustRunRows(t, e.store, "run-late")
+	rows := ledgertest.RunRows(t, e.store, "run-late")
 	var got []string
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%d:%s", r.Attempt, r.Status))

@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -52,7 +53,7 @@ func refusedAsForged(t *testing.T, e *env, run string, err error) {
 	if c := codeOf(t, err); c != string(tool.Internal) {
 		t.Fatalf("answer %v, want %s", err, tool.Internal)
 	}
-	rows := mustRunRows(t, e.store, run)
+	rows := ledgertest.RunRows(t, e.store, run)
 	last := rows[len(rows)-1]
 	if last.Status != ledger.StatusRefused || last.Reason != seal.ReasonRecordForged {
 		t.Fatalf("last row %+v, want REFUSED, %s", last, seal.ReasonRecordForged)

@@ -184,31 +184,6 @@ func mustRecord(t testing.TB, s *ledger.Store, key string) *ledger.Record {
 	return rec
 }
 
-// recordOrNil reads the record of key through Store.Record: nil when the
-// key has none (ledger.ErrNotFound), failing t on any other error.
-func recordOrNil(t testing.TB, s *ledger.Store, key string) *ledger.Record {
-	t.Helper()
-	rec, err := s.Record(context.Background(), key)
-	if errors.Is(err, ledger.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		t.Fatalf("Record(%s): %v", key, err)
-	}
-	return rec
-}
-
-// mustRunRows reads the rows of runID through Store.RunRows, failing t
-// with the error (never an empty listing that hides it).
-func mustRunRows(t testing.TB, s *ledger.Store, runID string) []ledger.Row {
-	t.Helper()
-	rows, err := s.RunRows(context.Background(), runID)
-	if err != nil {
-		t.Fatalf("RunRows(%s): %v", runID, err)
-	}
-	return rows
-}
-
 // mustKeyRows reads the rows of call seq of runID through Store.KeyRows,
 // failing t with the error.
 func mustKeyRows(t testing.TB, s *ledger.Store, runID string, seq tool.Seq) []ledger.Row {

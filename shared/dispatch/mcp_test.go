@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -94,7 +95,7 @@ func TestMCPParkedCall(t *testing.T) {
 	if rec, err := e.store.Record(ctx, runID+"/1"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("a parked call claimed its key: %+v %v", rec, err)
 	}
-	rows := mustRunRows(t, e.store, runID)
+	rows := ledgertest.RunRows(t, e.store, runID)
 	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].Attempt != 0 || rows[0].ErrorCode != "CALL_PARKED" || rows[0].Retryable ||
 		rows[0].Tool != "crm.create_ticket" || rows[0].InputDigest == "" {
 		t.Fatalf("rows %+v", rows)
@@ -152,7 +153,7 @@ func TestMCPCheckRefuses(t *testing.T) {
 			if _, err := d.Handle(ctx, payload); codeOf(t, err) != string(tc.code) {
 				t.Fatalf("answer %v", err)
 			}
-			rows := mustRunRows(t, e.store, runID)
+			rows := ledgertest.RunRows(t, e.store, runID)
 			if len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].Attempt != 0 || rows[0].ErrorCode != string(tc.code) || rows[0].Retryable != tc.retryable {
 				t.Fatalf("rows %+v", rows)
 			}
@@ -163,7 +164,7 @@ func TestMCPCheckRefuses(t *testing.T) {
 			if _, err := d.Handle(ctx, payload); err != nil || calls.Load() != 1 {
 				t.Fatalf("the call after the refusal: %v, %d runs", err, calls.Load())
 			}
-			if rows := mustRunRows(t, e.store, runID); len(rows) != 2 || rows[1].Status != ledger.StatusSucceeded || rows[1].Attempt != 1 {
+			if rows := ledgertest.RunRows(t, e.store, runID); len(rows) != 2 || rows[1].Status != ledger.StatusSucceeded || rows[1].Attempt != 1 {
 				t.Fatalf("rows %+v", rows)
 			}
 		})
@@ -219,7 +220,7 @@ func TestMCPDispatcher(t *testing.T) {
 		if _, err := c.d.Handle(ctx, c.payload); codeOf(t, err) != string(tool.PermissionDenied) {
 			t.Errorf("%s: %v", name, err)
 		}
-		if rec := recordOrNil(t, e.store, runIDOf(t, c.payload)+"/1"); rec != nil {
+		if rec := ledgertest.RecordOrNil(t, e.store, runIDOf(t, c.payload)+"/1"); rec != nil {
 			t.Errorf("%s: a record was claimed: %+v", name, rec)
 		}
 	}
@@ -261,7 +262,7 @@ func TestMCPToolCannotPark(t *testing.T) {
 	if _, err := d.Handle(context.Background(), payload); codeOf(t, err) != string(tool.Internal) {
 		t.Fatalf("answer %v", err)
 	}
-	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 	if len(rows) != 1 || rows[0].Status != ledger.StatusUnknown || rows[0].Attempt != 1 {
 		t.Fatalf("rows %+v", rows)
 	}

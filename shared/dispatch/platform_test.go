@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -65,7 +66,7 @@ func TestPlatformDispatcher(t *testing.T) {
 	if err != nil || string(out) != `{"text":"hi"}` || seen.Function != ts.Tools["p-echo"].Function {
 		t.Fatalf("platform tool: %s %v, pinned %+v", out, err, seen)
 	}
-	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 	if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || rows[0].Tool != "p-echo" {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -76,7 +77,7 @@ func TestPlatformDispatcher(t *testing.T) {
 		if _, err := d.Handle(context.Background(), payload); codeOf(t, err) != string(tool.PermissionDenied) {
 			t.Errorf("%s: %v", name, err)
 		}
-		if rec := recordOrNil(t, e.store, runIDOf(t, payload)+"/1"); rec != nil {
+		if rec := ledgertest.RecordOrNil(t, e.store, runIDOf(t, payload)+"/1"); rec != nil {
 			t.Errorf("%s: a record was claimed: %+v", name, rec)
 		}
 	}

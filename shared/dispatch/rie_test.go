@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -119,7 +120,7 @@ func TestRIECrash(t *testing.T) {
 	if n := send.effectCount(t); n != 1 {
 		t.Fatalf("the side effect happened %d times", n)
 	}
-	rows := mustRunRows(t, e.store, runID)
+	rows := ledgertest.RunRows(t, e.store, runID)
 	rec := mustRecord(t, e.store, runID+"/1")
 	// The crashed attempt, which never recorded its outcome, and the
 	// refused redrive: both UNKNOWN.
@@ -169,7 +170,7 @@ func TestRIEARecordSealedByAnotherFunctionIsRefused(t *testing.T) {
 	if b.effectCount(t) != 0 || a.effectCount(t) != 1 {
 		t.Fatalf("effects: A %d, B %d; want 1 and 0", a.effectCount(t), b.effectCount(t))
 	}
-	rows := mustRunRows(t, e.store, runIDOf(t, payload))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
 	if last := rows[len(rows)-1]; last.Status != ledger.StatusRefused || last.Reason != seal.ReasonRecordForged {
 		t.Fatalf("rows %+v, want B's refusal with record-forged", rows)
 	}

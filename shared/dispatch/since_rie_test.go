@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -57,7 +58,7 @@ func TestRIEAColdStartBeforeSinceTakesItsOwnLoadTime(t *testing.T) {
 	if out, code := fn.invoke(t, later); code != string(tool.Internal) {
 		t.Fatalf("a run started after the cold start: %s %s, want TOOL_INTERNAL", out, code)
 	}
-	rows := mustRunRows(t, e.store, runIDOf(t, later))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, later))
 	if last := rows[len(rows)-1]; last.Status != ledger.StatusRefused || last.Reason != seal.ReasonRecordForged {
 		t.Fatalf("rows %+v, want the refusal with record-forged", rows)
 	}

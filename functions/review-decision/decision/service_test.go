@@ -97,17 +97,6 @@ func (s *stack) do(t *testing.T, as string, req decision.Request) (any, error) {
 	return res, err
 }
 
-// mustGet reads review id through Store.Get, failing t with the error
-// (never a nil review to dereference).
-func mustGet(t *testing.T, s *dynamo.Store, id string) *review.Review {
-	t.Helper()
-	r, err := s.Get(context.Background(), id)
-	if err != nil {
-		t.Fatalf("Get(%s): %v", id, err)
-	}
-	return r
-}
-
 // principal is a local name's principal.
 func principal(name string) string { return local.LocalPrincipal(name) }
 
@@ -205,7 +194,7 @@ func TestApproveOnceThenNoOpThenConflict(t *testing.T) {
 		d.InputDigest != r.InputDigest || d.DecidedAt == "" {
 		t.Fatalf("decision JSON %+v", d)
 	}
-	rec := mustGet(t, s.store, r.ID)
+	rec := reviewtest.MustGet(t, s.store, r.ID)
 	if rec.Status != review.Approved || rec.Approver != principal("alice") || rec.Reason != "looks right" || rec.DecidedAt.IsZero() || rec.Delivery != review.Delivered {
 		t.Fatalf("record %+v", rec)
 	}
@@ -310,7 +299,7 @@ func TestTaskEnded(t *testing.T) {
 		if n := len(s.fake.Calls(r.TaskToken)); n != 1 {
 			t.Fatalf("%s: %d calls, want 1", name, n)
 		}
-		rec := mustGet(t, s.store, r.ID)
+		rec := reviewtest.MustGet(t, s.store, r.ID)
 		if rec.Delivery != review.TaskEnded || rec.DeliveryError != name {
 			t.Fatalf("%+v", rec)
 		}
@@ -426,7 +415,7 @@ func TestDecisionProofBindsTheDecision(t *testing.T) {
 	if _, _, err := s.svc.Do(context.Background(), decision.Request{Action: review.ActionDecide, ReviewID: r.ID, Decision: review.Approve}); codeOf(err) != review.CodeUnauthenticated {
 		t.Fatalf("no proof: %v", err)
 	}
-	if got := mustGet(t, s.store, r.ID); got.Status != review.Pending {
+	if got := reviewtest.MustGet(t, s.store, r.ID); got.Status != review.Pending {
 		t.Fatalf("a refused proof decided the review: %s", got.Status)
 	}
 }

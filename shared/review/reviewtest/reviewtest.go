@@ -90,3 +90,14 @@ func WithApproval(t testing.TB, payload, approval json.RawMessage) json.RawMessa
 	}
 	return out
 }
+
+// MustGet reads review id (dynamo.Store.Get), failing t with the error
+// rather than handing it a nil review to dereference.
+func MustGet(t testing.TB, s *dynamo.Store, id string) *review.Review {
+	t.Helper()
+	r, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", id, err)
+	}
+	return r
+}
