@@ -24,6 +24,14 @@ const (
 	EnvSinceParam       = "TOOLGATE_LEDGER_SINCE_PARAM"
 )
 
+// ToolFunctions are the built-in functions that run the dispatcher, and
+// so write call items and seal them with a MAC key of their own
+// (docs/ledger.md, "Records are sealed by the function that writes
+// them"): the deploy, the local stack and make size provision one for
+// each. infra's functionSpecs mark the same functions Tool, and a test
+// holds the two equal.
+var ToolFunctions = []string{"send-email", "structured-data-fetch", "mcp-call", "lambda-tool", "workflow-validator"}
+
 // SecretBytes is the size of each secret Ensure creates: 32 random bytes,
 // HMAC-SHA256's output size (seal.MinKeyBytes).
 const SecretBytes = 32

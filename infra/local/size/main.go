@@ -164,10 +164,6 @@ func invoke(url string) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// sizeFunctions are the names withSecrets provisions a ledger MAC key for:
-// the tool functions, which read theirs at cold start.
-var sizeFunctions = []string{"send-email", "structured-data-fetch", "mcp-call", "lambda-tool", "workflow-validator"}
-
 // withSecrets starts an SSM stand-in holding the stage's ledger secrets
 // (shared/secrets: each tool function's MAC key, the external key, the
 // since time), as the deploy provisions them, and adds its endpoint and
@@ -176,7 +172,7 @@ var sizeFunctions = []string{"send-email", "structured-data-fetch", "mcp-call", 
 // the size run reads the MAC parameter of its own name (coldStart).
 func withSecrets(env map[string]string) (*local.SSM, error) {
 	params := map[string]string{secrets.ExternalKeyParam(sizeStage): randomSecret(), secrets.SinceParam(sizeStage): time.Now().UTC().Format(time.RFC3339Nano)}
-	for _, fn := range sizeFunctions {
+	for _, fn := range secrets.ToolFunctions {
 		params[secrets.MACParam(sizeStage, fn)] = randomSecret()
 	}
 	s, err := local.StartSSM(params)

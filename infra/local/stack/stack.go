@@ -536,10 +536,9 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 // logs (Process.Stdout, Stderr).
 func (s *Stack) Processes() []*local.Process { return slices.Clone(s.procs) }
 
-// sealingFunctions are the functions that run the dispatcher, and so
-// write call items and seal them with their own key (docs/ledger.md,
-// "Records are sealed by the function that writes them").
-var sealingFunctions = map[string]bool{"send-email": true, "structured-data-fetch": true, "mcp-call": true, "lambda-tool": true, "workflow-validator": true}
+// sealing reports whether function runs the dispatcher, and so seals its
+// call items with its own key (secrets.ToolFunctions).
+func sealing(function string) bool { return slices.Contains(secrets.ToolFunctions, function) }
 
 // provisionSecrets creates, in the SSM stand-in, each sealing function's
 // own MAC key among names, the stage's external key and its since time,
@@ -549,7 +548,7 @@ func (s *Stack) provisionSecrets(ctx context.Context, names []string) (map[strin
 	p := secrets.Provision{Secrets: []string{secrets.ExternalKeyParam(Stage)}, Since: secrets.SinceParam(Stage), Now: time.Now()}
 	env := map[string]map[string]string{}
 	for _, name := range names {
-		if !sealingFunctions[name] {
+		if !sealing(name) {
 			continue
 		}
 		n := secrets.NamesFor(Stage, name)
@@ -571,11 +570,11 @@ func (s *Stack) ssmClient() *ssm.Client {
 // LedgerSecrets reads function's ledger secrets from the stack's SSM
 // stand-in as the function reads them at cold start (secrets.Load): its
 // own MAC key, the stage's external key secret and since time. function
-// must run the dispatcher (sealingFunctions); the error names a missing
+// must run the dispatcher (secrets.ToolFunctions); the error names a missing
 // parameter, never a value. Tests compute the external keys the functions
 // send with it (externalkey.New on Ledger.ExternalKey).
 func (s *Stack) LedgerSecrets(ctx context.Context, function string) (secrets.Ledger, error) {
-	if !sealingFunctions[function] {
+	if !sealing(function) {
 		return secrets.Ledger{}, fmt.Errorf("%s has no ledger secrets: it runs no dispatcher", function)
 	}
 	return secrets.Load(ctx, s.ssmClient(), secrets.NamesFor(Stage, function))
