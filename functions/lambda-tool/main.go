@@ -8,22 +8,25 @@ package main
 import (
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-lambda-go/lambda"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolfunction"
 )
 
 func main() {
 	log := coldstart.Logger()
 	stage, err := tool.StageFromEnv(os.Getenv)
 	stage = coldstart.Must(log, "bad configuration", stage, err)
-	cfg := coldstart.AWSConfig(log)
-	fns := platformtool.NewFunctions(stage, ssm.NewFromConfig(cfg))
-	client := lambda.NewFromConfig(cfg, platformtool.ClientOptions)
+	awsCfg := coldstart.AWSConfig(log)
+	fns := platformtool.NewFunctions(stage, ssm.NewFromConfig(awsCfg))
+	client := awslambda.NewFromConfig(awsCfg, platformtool.ClientOptions)
 	floors := platformtool.NewFloors(client, platformtool.FloorTTL, nil)
-	dispatch.PlatformMain(log, platformtool.Check(fns, floors), platformtool.Tool(client, fns))
+	d := toolfunction.Dispatcher(log, awsCfg, dispatch.PlatformTools, platformtool.Check(fns, floors), platformtool.Tool(client, fns))
+	lambda.Start(d.Handle)
 }

@@ -6,11 +6,13 @@ package main
 import (
 	"os"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/sendemail"
+	"github.com/toolgate/toolgate/shared/toolfunction"
 )
 
 func main() {
@@ -18,6 +20,8 @@ func main() {
 	cfg, err := sendemail.ConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	cfg.Log = log
-	ses := sesv2.NewFromConfig(coldstart.AWSConfig(log))
-	dispatch.Main("send-email", sendemail.Tool(cfg, testHook(ses)))
+	awsCfg := coldstart.AWSConfig(log)
+	ses := sesv2.NewFromConfig(awsCfg)
+	d := toolfunction.Dispatcher(log, awsCfg, dispatch.OneTool("send-email"), nil, sendemail.Tool(cfg, testHook(ses)))
+	lambda.Start(d.Handle)
 }

@@ -7,13 +7,18 @@ package main
 import (
 	"os"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/toolfunction"
 )
 
 func main() {
+	log := coldstart.Logger()
 	cfg, err := fetch.ConfigFromEnv(os.Getenv)
-	cfg = coldstart.Must(coldstart.Logger(), "bad configuration", cfg, err)
-	dispatch.Main("structured-data-fetch", cfg.Tool())
+	cfg = coldstart.Must(log, "bad configuration", cfg, err)
+	awsCfg := coldstart.AWSConfig(log)
+	d := toolfunction.Dispatcher(log, awsCfg, dispatch.OneTool("structured-data-fetch"), nil, cfg.Tool())
+	lambda.Start(d.Handle)
 }

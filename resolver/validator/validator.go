@@ -129,7 +129,8 @@ func cutRunes(s string, n int) string {
 	return s
 }
 
-// Tool is the workflow-validator tool for dispatch.Main.
+// Tool is the workflow-validator tool, which its function runs behind
+// the dispatcher (shared/toolfunction).
 func Tool() toolcall.Func {
 	return func(ctx context.Context, call *toolcall.Call) (json.RawMessage, error) {
 		var in Input

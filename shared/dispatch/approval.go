@@ -7,20 +7,9 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
-	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
-
-// SetReviews gives the dispatcher the review store it checks approvals
-// against, sealed with the dispatcher's own key (Config.LedgerMAC;
-// dynamo.Store.WithMAC, replacing any key s had), as New seals the ledger
-// store: the binding Bind writes carries this function's seal, and one it
-// finds is checked against it (docs/ledger.md, "Records are sealed by the
-// function that writes them"). It takes the store itself, the one type
-// that can be sealed, so that no caller has to remember the key. Without
-// one, every call of a gated tool is refused.
-func (d *Dispatcher) SetReviews(s *dynamo.Store) { d.reviews = s.WithMAC(d.key) }
 
 // approve enforces "what you approved is what is sent" for a tool the
 // run's pinned toolset gates (review_required; never the current

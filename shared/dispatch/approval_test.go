@@ -356,20 +356,30 @@ func TestReviewDigestIsDispatcherDigest(t *testing.T) {
 	}
 }
 
-// SetReviews seals the review store it is given with the dispatcher's
-// own key: given a store without a key, the binding the approved call
-// writes still carries this function's seal, which a store with that key
-// checks as valid and one with another key as forged.
-func TestSetReviewsSealsBindingsWithTheDispatchersKey(t *testing.T) {
+// New refuses a ledger or review store that does not seal what it
+// writes: a binding written without the function's seal would be refused
+// as forged on its next read, and the approved call with it. A store
+// sealed with the function's key writes bindings that a store with that
+// key checks as valid and one with another key as forged.
+func TestNewRefusesStoresThatDoNotSeal(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince, ExternalKeySecret: testSecret}, e.store, gatedTool(&calls), nil)
+	cfg := Config{Mode: OneTool("test-gated"), Lane: lane.SFN, LedgerSince: testSince, ExternalKeySecret: testSecret}
+	plain := dynamo.NewStore(e.db, e.store.Table())
+	for name, deps := range map[string]Deps{
+		"an unsealed ledger store": {Ledger: e.store, Reviews: e.reviews(), Run: gatedTool(&calls)},
+		"an unsealed review store": {Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Reviews: plain, Run: gatedTool(&calls)},
+		"no ledger store":          {Reviews: e.reviews(), Run: gatedTool(&calls)},
+	} {
+		if _, err := New(cfg, deps); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	d, err := New(cfg, e.deps(t, gatedTool(&calls), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := dynamo.NewStore(e.db, e.store.Table())
-	d.SetReviews(plain)
 	payload := reviewtest.Approve(t, plain, envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"x"}`))
 	if _, err := d.Handle(ctx, payload); err != nil || calls.Load() != 1 {
 		t.Fatalf("%v, %d calls; want the approved call run", err, calls.Load())
@@ -403,7 +413,8 @@ func TestGatedWithoutReviewStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	d, err := New(Config{Tool: "test-gated", Lane: lane.SFN, LedgerMAC: testMAC, ExternalKeySecret: testSecret}, e.store, gatedTool(&calls), nil)
+	d, err := New(Config{Mode: OneTool("test-gated"), Lane: lane.SFN, ExternalKeySecret: testSecret},
+		Deps{Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Run: gatedTool(&calls)})
 	if err != nil {
 		t.Fatal(err)
 	}

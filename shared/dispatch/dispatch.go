@@ -12,8 +12,6 @@ import (
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review/dynamo"
-	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -30,26 +28,9 @@ const (
 
 // Config tunes a Dispatcher. Zero fields take the defaults in their comments.
 type Config struct {
-	// Tool is the name of the function's own tool; envelopes for another
-	// tool are refused. Empty when Platform or MCP is set.
-	Tool string
-	// Platform makes the dispatcher the platform tools' proxy
-	// (functions/lambda-tool, docs/tools.md "Platform tools"): it serves
-	// any tool of the run's pinned toolset whose pinned entry names a
-	// function (toolset.Tool.Platform), and refuses every other tool, the
-	// catalog's and MCP tools included, with TOOL_PERMISSION_DENIED. Tool
-	// must be empty.
-	Platform bool
-	// MCP makes the dispatcher the MCP tools' (functions/mcp-call,
-	// docs/tools.md "MCP tools"): it serves any tool of the run's pinned
-	// toolset that an MCP server defines (toolset.Tool.MCP), and refuses
-	// every other tool, the catalog's and platform tools included, with
-	// TOOL_PERMISSION_DENIED. The pinned tool's timeout_seconds bounds its
-	// check, claim and call (and DeadlineMargin the record after them), so
-	// that its Task, which waits that plus catalog.TaskTimeoutMargin,
-	// never times out while the function runs. Tool must be empty,
-	// Platform false.
-	MCP bool
+	// Mode is what the dispatcher serves (OneTool, PlatformTools or
+	// MCPTools); the zero Mode is refused.
+	Mode Mode
 	// Check, when set, runs once the input is validated and any approval
 	// checked, before the key is claimed (check.go), with the call as the
 	// tool gets it but Attempt 0 (nothing is claimed yet): an error ends
@@ -72,13 +53,6 @@ type Config struct {
 	// Lane fixes the lane on the local stack (lane.EnvLane); empty: the
 	// invoked alias decides.
 	Lane lane.Lane
-	// LedgerMAC is the function's own sealing key (secrets.Ledger.MAC, at
-	// least seal.MinKeyBytes): every state the dispatcher writes on a call
-	// item is sealed with it, and every record it reads checked
-	// (docs/ledger.md, "Records are sealed by the function that writes
-	// them"). New refuses a key under seal.MinKeyBytes; Validate does not
-	// check it, since serve fills it after the environment is read.
-	LedgerMAC []byte
 	// LedgerSince is the stage's first deploy with seals
 	// (secrets.Ledger.Since): a record without a seal is accepted only for
 	// a run that started before it (seal.Accept). Zero accepts none.
@@ -87,7 +61,7 @@ type Config struct {
 	// (secrets.Ledger.ExternalKey; shared/externalkey; docs/ledger.md,
 	// "The external key"): required, at least externalkey.MinSecretBytes
 	// (32) bytes. New refuses a shorter one; Validate does not check it,
-	// since serve fills it after the environment is read. A call's first
+	// since it is read from SSM after the environment. A call's first
 	// claim stores the key it gives, so that a new secret changes no
 	// running call's key.
 	ExternalKeySecret []byte
@@ -95,15 +69,8 @@ type Config struct {
 
 // Validate fills defaults and checks ranges.
 func (c *Config) Validate() error {
-	switch {
-	case c.Platform && c.MCP:
-		return errors.New("dispatch config: a dispatcher serves the platform tools or the MCP tools, not both")
-	case c.Platform && c.Tool != "":
-		return errors.New("dispatch config: a Platform dispatcher serves the pinned platform tools, so Tool must be empty")
-	case c.MCP && c.Tool != "":
-		return errors.New("dispatch config: an MCP dispatcher serves the pinned MCP tools, so Tool must be empty")
-	case !c.Platform && !c.MCP && c.Tool == "":
-		return errors.New("dispatch config: Tool is required")
+	if err := c.Mode.validate(); err != nil {
+		return fmt.Errorf("dispatch config: %w", err)
 	}
 	if c.FunctionTimeout == 0 {
 		c.FunctionTimeout = 30 * time.Second
@@ -129,25 +96,46 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Dispatcher runs one tool (or, with Config.Platform, every platform
-// tool; with Config.MCP, every MCP tool) under the contract.
+// Dispatcher runs one tool (or, in PlatformTools mode, every platform
+// tool; in MCPTools mode, every MCP tool) under the contract.
 type Dispatcher struct {
 	cfg      Config
-	store    *ledger.Store
-	key      seal.Key // Config.LedgerMAC, sealing store and reviews (SetReviews)
+	store    Ledger
 	run      toolcall.Func
 	log      *slog.Logger
 	toolsets ledger.ToolsetCache
-	reviews  *dynamo.Store // approvals of gated tools, sealed with key (approval.go)
-	callers  Callers       // direct-lane callers (lane.go)
+	reviews  Reviews // approvals of gated tools (approval.go)
+	callers  Callers // direct-lane callers (lane.go)
 }
 
-// New returns a Dispatcher, or an error for a bad config (a LedgerMAC
-// under seal.MinKeyBytes and an ExternalKeySecret under
-// externalkey.MinSecretBytes included; the error gives their lengths,
-// never a value). The store is used sealed with LedgerMAC
-// (ledger.Store.WithMAC).
-func New(cfg Config, store *ledger.Store, run toolcall.Func, log *slog.Logger) (*Dispatcher, error) {
+// Deps are a Dispatcher's collaborators, each behind the interface this
+// package declares with only the methods it calls; the function's main
+// wires the adapters (shared/toolfunction: shared/ledger's and
+// shared/review/dynamo's stores, shared/caller's verifier).
+type Deps struct {
+	// Ledger holds the call items and ToolInvocation rows; required, and
+	// sealed with the function's own key (Ledger.Sealed).
+	Ledger Ledger
+	// Reviews holds the approvals of gated tools, sealed with the same key
+	// (Reviews.Sealed); nil: every call of a gated tool is refused.
+	Reviews Reviews
+	// Callers verifies direct-lane caller proofs; nil: every direct-lane
+	// call is refused.
+	Callers Callers
+	// Run is the tool (or, for PlatformTools and MCPTools, the call of the
+	// pinned tool).
+	Run toolcall.Func
+	// Log is the function's logger; nil: slog.Default.
+	Log *slog.Logger
+}
+
+// New returns a Dispatcher, or an error for a bad config (an
+// ExternalKeySecret under externalkey.MinSecretBytes included; the error
+// gives its length, never a value) or for a store that is not sealed: a
+// record or a binding written without the function's seal would be
+// refused as forged on its next read (docs/ledger.md, "Records are sealed
+// by the function that writes them").
+func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -155,14 +143,19 @@ func New(cfg Config, store *ledger.Store, run toolcall.Func, log *slog.Logger) (
 		return nil, fmt.Errorf("dispatch config: the external key secret is %d bytes, and must be at least %d (docs/ledger.md, \"The external key\")",
 			len(cfg.ExternalKeySecret), externalkey.MinSecretBytes)
 	}
+	switch {
+	case deps.Ledger == nil:
+		return nil, errors.New("dispatch: no ledger store")
+	case !deps.Ledger.Sealed():
+		return nil, errors.New("dispatch: the ledger store does not seal what it writes: give it the function's own key (ledger.Store.WithMAC)")
+	case deps.Reviews != nil && !deps.Reviews.Sealed():
+		return nil, errors.New("dispatch: the review store does not seal the bindings it writes: give it the function's own key (dynamo.Store.WithMAC)")
+	}
+	log := deps.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	key, err := seal.NewKey(cfg.LedgerMAC)
-	if err != nil {
-		return nil, fmt.Errorf("dispatch config: %w", err)
-	}
-	return &Dispatcher{cfg: cfg, store: store.WithMAC(key), key: key, run: run, log: log}, nil
+	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers}, nil
 }
 
 // Handle is the Lambda handler: it returns the tool's result, or an error
@@ -266,9 +259,9 @@ func (inv *invocation) phases(ctx context.Context) (o *outcome) {
 	if err := inv.load(ctx); err != nil {
 		return refused(err)
 	}
-	if d := inv.d; d.cfg.MCP && inv.pinned.TimeoutSeconds > 0 {
+	if d := inv.d; d.cfg.Mode.MCP() && inv.pinned.TimeoutSeconds > 0 {
 		// The pinned timeout bounds the check, the claim and the call
-		// (Config.MCP), and the deadline margin the record after them, as
+		// (MCPTools), and the deadline margin the record after them, as
 		// the function's deadline does.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(inv.pinned.TimeoutSeconds)*time.Second+d.cfg.DeadlineMargin))

@@ -205,22 +205,22 @@ func TestKeyPointerOnlyWithARunsFirstCall(t *testing.T) {
 }
 
 // The secret is required and at least 32 bytes: New refuses a dispatcher
-// without one (Validate cannot, since serve loads the secret from SSM
+// without one (Validate cannot, since the function's main loads the secret from SSM
 // after the environment is read), and its error holds no byte of it; a
 // seq too long for a 64-character external key is refused before any
 // claim.
 func TestExternalKeySecretAndBound(t *testing.T) {
 	e := newEnv(t)
 	for name, secret := range map[string][]byte{"none": nil, "31 bytes": bytes.Repeat([]byte("s"), 31)} {
-		c := Config{Tool: "x", LedgerMAC: testMAC, ExternalKeySecret: secret}
+		c := Config{Mode: OneTool("x"), ExternalKeySecret: secret}
 		if err := c.Validate(); err != nil {
 			t.Errorf("%s: Validate = %v, want the secret left to New", name, err)
 		}
-		if _, err := New(c, e.store, nil, nil); err == nil || !strings.Contains(err.Error(), "external key secret") || (secret != nil && strings.Contains(err.Error(), string(secret))) {
+		if _, err := New(c, e.deps(t, nil, nil)); err == nil || !strings.Contains(err.Error(), "external key secret") || (secret != nil && strings.Contains(err.Error(), string(secret))) {
 			t.Errorf("%s: New = %v, want the external key secret refused", name, err)
 		}
 	}
-	if _, err := New(Config{Tool: "x", LedgerMAC: testMAC, ExternalKeySecret: bytes.Repeat([]byte("s"), 32)}, e.store, nil, nil); err != nil {
+	if _, err := New(Config{Mode: OneTool("x"), ExternalKeySecret: bytes.Repeat([]byte("s"), 32)}, e.deps(t, nil, nil)); err != nil {
 		t.Errorf("32 bytes: New = %v", err)
 	}
 	k := &keyTool{}
@@ -254,8 +254,8 @@ func TestExternalKeySecretCanary(t *testing.T) {
 	canary := []byte("CANARY-external-key-secret-0123456789")
 	var logs bytes.Buffer
 	k := &keyTool{fail: 1}
-	d, err := New(Config{Tool: "test-echo", MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince, ExternalKeySecret: canary}, e.store, k.run,
-		slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	d, err := New(Config{Mode: OneTool("test-echo"), MemoryMB: 128, Lane: lane.SFN, LedgerSince: testSince, ExternalKeySecret: canary},
+		e.deps(t, k.run, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -365,10 +365,10 @@ func TestInvalidUTF8RunIDsAreRefused(t *testing.T) {
 // allowed (tests use one): the tool's run is bounded by the lease.
 func TestConfigRefusesBadValues(t *testing.T) {
 	get := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	if _, _, err := ConfigFromEnv("test-echo", get(map[string]string{EnvTable: "t", EnvInlineLimit: "0"})); err == nil {
+	if _, _, err := ConfigFromEnv(OneTool("test-echo"), get(map[string]string{EnvTable: "t", EnvInlineLimit: "0"})); err == nil {
 		t.Error("TOOLGATE_INLINE_LIMIT_BYTES=0 accepted (silently the default)")
 	}
-	if _, err := New(Config{Tool: "x", DeadlineMargin: -time.Minute}, nil, nil, nil); err == nil {
+	if _, err := New(Config{Mode: OneTool("x"), DeadlineMargin: -time.Minute}, Deps{}); err == nil {
 		t.Error("negative DeadlineMargin accepted (the tool would run past the Lambda deadline)")
 	}
 }

@@ -137,16 +137,23 @@ var (
 
 func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
-	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince, ExternalKeySecret: testSecret}
+	cfg := Config{Mode: OneTool(name), MemoryMB: 128, Lane: lane.SFN, LedgerSince: testSince, ExternalKeySecret: testSecret}
 	for _, m := range mod {
 		m(&cfg)
 	}
-	d, err := New(cfg, e.store, run, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	d, err := New(cfg, e.deps(t, run, slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.SetReviews(dynamo.NewStore(e.db, e.store.Table()))
 	return d
+}
+
+// deps are a test dispatcher's collaborators: the env's stores, sealed
+// with testMAC as the function's main seals them (shared/toolfunction),
+// and no caller verifier (the sfn lane's tests need none).
+func (e *env) deps(t testing.TB, run toolcall.Func, log *slog.Logger) Deps {
+	t.Helper()
+	return Deps{Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Reviews: e.reviews(), Run: run, Log: log}
 }
 
 // testSecret is the tests' external key secret (Config.ExternalKeySecret).

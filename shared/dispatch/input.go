@@ -14,8 +14,9 @@ import (
 // load finds the pinned toolset and the tool's contract in it.
 func (inv *invocation) load(ctx context.Context) error {
 	d, env := inv.d, inv.env
-	if !d.cfg.Platform && !d.cfg.MCP && env.Tool != d.cfg.Tool {
-		return tool.Errorf(tool.PermissionDenied, "this function runs %s, not %s", d.cfg.Tool, env.Tool)
+	mode := d.cfg.Mode
+	if !mode.Platform() && !mode.MCP() && env.Tool != mode.Tool() {
+		return tool.Errorf(tool.PermissionDenied, "this function runs %s, not %s", mode.Tool(), env.Tool)
 	}
 	ts, err := d.toolset(ctx, env.ToolsetID)
 	if err != nil {
@@ -25,13 +26,13 @@ func (inv *invocation) load(ctx context.Context) error {
 	if !ok {
 		return tool.Errorf(tool.PermissionDenied, "tool %s is not in toolset %s", env.Tool, env.ToolsetID)
 	}
-	if d.cfg.Platform && !pinned.Platform() {
+	if mode.Platform() && !pinned.Platform() {
 		// The proxy runs only what the toolset pins as a platform tool: a
 		// catalog tool has its own function, and a tool without a function
 		// is run by none.
 		return tool.Errorf(tool.PermissionDenied, "tool %s is not a platform tool of toolset %s (it names no function), so the platform tools' proxy does not run it", env.Tool, env.ToolsetID)
 	}
-	if d.cfg.MCP && pinned.MCP == nil {
+	if mode.MCP() && pinned.MCP == nil {
 		// mcp-call runs only what the toolset pins from an MCP server.
 		return tool.Errorf(tool.PermissionDenied, "tool %s is not an MCP tool of toolset %s, so the MCP tools' function does not run it", env.Tool, env.ToolsetID)
 	}

@@ -15,10 +15,6 @@ type Callers interface {
 	Verify(ctx context.Context, proof string, b caller.Binding) (caller.Identity, error)
 }
 
-// SetCallers gives the dispatcher its caller verifier. Without one, every
-// direct-lane call is refused.
-func (d *Dispatcher) SetCallers(c Callers) { d.callers = c }
-
 // checkLane enforces the invocation's lane (docs/identity.md, "Lanes"),
 // before anything is read or written for the call. On
 // the sfn lane (a Solution's execution) the run id is the execution's and

@@ -76,7 +76,7 @@ func TestMCPParkedCall(t *testing.T) {
 	var calls atomic.Int64
 	p := &parking{}
 	p.changed.Store(true)
-	d := e.dispatcher(t, "", echoSend(&calls), func(c *Config) { c.MCP, c.Check = true, p.check })
+	d := e.dispatcher(t, "", echoSend(&calls), func(c *Config) { c.Mode, c.Check = MCPTools, p.check })
 	payload := envelopeFor("crm.create_ticket", ts.ID, "", 1, `{"text":"hi"}`)
 	runID := runIDOf(t, payload)
 	e.db.reset()
@@ -147,7 +147,7 @@ func TestMCPCheckRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int64
 			p := &parking{err: tc.err}
-			d := e.dispatcher(t, "", echo(&calls), func(c *Config) { c.MCP, c.Check = true, p.check })
+			d := e.dispatcher(t, "", echo(&calls), func(c *Config) { c.Mode, c.Check = MCPTools, p.check })
 			payload := envelopeFor("crm.lookup_customer", ts.ID, "", 1, `{"text":"hi"}`)
 			runID := runIDOf(t, payload)
 			if _, err := d.Handle(ctx, payload); codeOf(t, err) != string(tc.code) {
@@ -178,7 +178,7 @@ func TestMCPApprovalBeforeCheck(t *testing.T) {
 	ts := mcpToolset(t, e)
 	p := &parking{}
 	var calls atomic.Int64
-	d := e.dispatcher(t, "", echoSend(&calls), func(c *Config) { c.MCP, c.Check = true, p.check })
+	d := e.dispatcher(t, "", echoSend(&calls), func(c *Config) { c.Mode, c.Check = MCPTools, p.check })
 	if _, err := d.Handle(context.Background(), envelopeFor("crm.gated", ts.ID, "", 1, `{"text":"hi"}`)); codeOf(t, err) != string(tool.PermissionDenied) {
 		t.Fatalf("answer %v", err)
 	}
@@ -200,12 +200,12 @@ func TestMCPDispatcher(t *testing.T) {
 		seen = c.Pinned
 		return echo(&calls)(ctx, c)
 	}
-	d := e.dispatcher(t, "", run, func(c *Config) { c.MCP = true })
+	d := e.dispatcher(t, "", run, func(c *Config) { c.Mode = MCPTools })
 	out, err := d.Handle(ctx, envelopeFor("crm.lookup_customer", ts.ID, "", 1, `{"text":"hi"}`))
 	if err != nil || string(out) != `{"text":"hi"}` || seen.MCP == nil || seen.MCP.Name != "lookup_customer" {
 		t.Fatalf("MCP tool: %s %v, pinned %+v", out, err, seen)
 	}
-	platform := e.dispatcher(t, "", run, func(c *Config) { c.Platform = true })
+	platform := e.dispatcher(t, "", run, func(c *Config) { c.Mode = PlatformTools })
 	single := e.dispatcher(t, "test-echo", run)
 	for name, c := range map[string]struct {
 		d       *Dispatcher
@@ -239,7 +239,7 @@ func TestMCPPinnedTimeout(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	d := e.dispatcher(t, "", hang, func(c *Config) { c.MCP = true })
+	d := e.dispatcher(t, "", hang, func(c *Config) { c.Mode = MCPTools })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -257,7 +257,7 @@ func TestMCPToolCannotPark(t *testing.T) {
 	park := func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		return nil, tool.Errorf(tool.CallParked, "changed")
 	}
-	d := e.dispatcher(t, "", park, func(c *Config) { c.MCP = true })
+	d := e.dispatcher(t, "", park, func(c *Config) { c.Mode = MCPTools })
 	payload := envelopeFor("crm.create_ticket", ts.ID, "", 1, `{"text":"hi"}`)
 	if _, err := d.Handle(context.Background(), payload); codeOf(t, err) != string(tool.Internal) {
 		t.Fatalf("answer %v", err)
@@ -268,20 +268,34 @@ func TestMCPToolCannotPark(t *testing.T) {
 	}
 }
 
-func TestMCPConfig(t *testing.T) {
-	for name, c := range map[string]Config{
-		"MCP with a tool":  {MCP: true, Tool: "test-echo"},
-		"MCP and platform": {MCP: true, Platform: true},
+// A dispatcher's mode is chosen once: the zero mode and a one-tool mode
+// without a name are refused at cold start with a message that says what
+// to choose; the three modes are accepted, and the environment's
+// configuration keeps the mode it was read for.
+func TestModeIsCheckedAtColdStart(t *testing.T) {
+	for name, c := range map[string]struct {
+		mode Mode
+		want string // in the error; "" accepted
+	}{
+		"unset":              {Mode{}, "mode is unset"},
+		"one tool, no name":  {OneTool(""), "its name is empty"},
+		"one tool":           {OneTool("test-echo"), ""},
+		"the platform tools": {PlatformTools, ""},
+		"the MCP tools":      {MCPTools, ""},
 	} {
-		if err := c.Validate(); err == nil {
-			t.Errorf("%s: accepted", name)
+		cfg := Config{Mode: c.mode}
+		err := cfg.Validate()
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: Validate = %v, want %q", name, err, c.want)
 		}
 	}
-	cfg, _, err := configFromEnv(Config{MCP: true}, func(k string) string {
-		return map[string]string{EnvTable: "t"}[k]
-	})
-	if err != nil || !cfg.MCP || cfg.Platform || cfg.Tool != "" {
-		t.Fatalf("configFromEnv(MCP): %+v %v", cfg, err)
+	for _, m := range []Mode{OneTool("test-echo"), PlatformTools, MCPTools} {
+		cfg, table, err := ConfigFromEnv(m, func(k string) string {
+			return map[string]string{EnvTable: "t"}[k]
+		})
+		if err != nil || cfg.Mode != m || table != "t" {
+			t.Errorf("ConfigFromEnv(%s) = %+v, %q, %v", m, cfg, table, err)
+		}
 	}
 }
 

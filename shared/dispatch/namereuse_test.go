@@ -27,11 +27,13 @@ import (
 func (e *env) oldRun(t *testing.T, name string, run toolcall.Func, ago time.Duration, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
 	then := time.Now().Add(-ago)
-	cfg := Config{Tool: name, MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, LedgerSince: testSince, ExternalKeySecret: testSecret}
+	cfg := Config{Mode: OneTool(name), MemoryMB: 128, Lane: lane.SFN, LedgerSince: testSince, ExternalKeySecret: testSecret}
 	for _, m := range mod {
 		m(&cfg)
 	}
-	d, err := New(cfg, e.store.WithClock(func() time.Time { return then }), run, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	deps := e.deps(t, run, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	deps.Ledger = e.store.WithClock(func() time.Time { return then }).WithMAC(mustSealKey(t, testMAC))
+	d, err := New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,8 @@ func TestPanicWhileRecordingAnswersWithAContractCode(t *testing.T) {
 	e := newEnv(t)
 	store := ledger.New(&finishPanics{countingDB: e.db}, e.store.Table())
 	var calls atomic.Int64
-	d, err := New(Config{Tool: "test-echo", MemoryMB: 128, Lane: lane.SFN, LedgerMAC: testMAC, ExternalKeySecret: testSecret}, store, echo(&calls), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	d, err := New(Config{Mode: OneTool("test-echo"), MemoryMB: 128, Lane: lane.SFN, ExternalKeySecret: testSecret},
+		Deps{Ledger: store.WithMAC(mustSealKey(t, testMAC)), Run: echo(&calls), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

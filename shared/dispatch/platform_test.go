@@ -60,7 +60,7 @@ func TestPlatformDispatcher(t *testing.T) {
 		seen = c.Pinned
 		return echo(&calls)(ctx, c)
 	}
-	d := e.dispatcher(t, "", run, func(c *Config) { c.Platform = true })
+	d := e.dispatcher(t, "", run, func(c *Config) { c.Mode = PlatformTools })
 	payload := envelopeFor("p-echo", ts.ID, "", 1, `{"text":"hi"}`)
 	out, err := d.Handle(context.Background(), payload)
 	if err != nil || string(out) != `{"text":"hi"}` || seen.Function != ts.Tools["p-echo"].Function {
@@ -88,26 +88,5 @@ func TestPlatformDispatcher(t *testing.T) {
 	single := e.dispatcher(t, "test-echo", run)
 	if _, err := single.Handle(context.Background(), envelopeFor("p-echo", ts.ID, "", 1, `{"text":"hi"}`)); codeOf(t, err) != string(tool.PermissionDenied) {
 		t.Errorf("single-tool dispatcher ran a platform tool: %v", err)
-	}
-}
-
-func TestPlatformConfig(t *testing.T) {
-	for name, c := range map[string]Config{
-		"platform with a tool":      {Platform: true, Tool: "test-echo"},
-		"neither tool nor platform": {},
-	} {
-		if err := c.Validate(); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-	c := Config{Platform: true}
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	cfg, _, err := ConfigFromEnv("", func(k string) string {
-		return map[string]string{EnvTable: "t"}[k]
-	})
-	if err != nil || !cfg.Platform || cfg.Tool != "" {
-		t.Fatalf("ConfigFromEnv(\"\"): %+v %v", cfg, err)
 	}
 }

@@ -69,8 +69,8 @@ type Output struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// Tool returns the structured-data-fetch tool for dispatch.Main. The
-// pinned host list is the run's Toolset.FetchHosts; a toolset without them
+// Tool returns the structured-data-fetch tool, which its function runs
+// behind the dispatcher (shared/toolfunction). The pinned host list is the run's Toolset.FetchHosts; a toolset without them
 // allows no fetch.
 func (c *Config) Tool() toolcall.Func {
 	return func(ctx context.Context, call *toolcall.Call) (json.RawMessage, error) {

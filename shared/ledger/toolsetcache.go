@@ -18,12 +18,18 @@ type ToolsetCache struct {
 	m sync.Map // id -> *toolset.Toolset
 }
 
-// Load returns toolset id, or a *tool.Error: TOOL_PERMISSION_DENIED for a
+// ToolsetReader reads a registered toolset, checked again as registration
+// checks it (Store.Toolset, whose errors it returns).
+type ToolsetReader interface {
+	Toolset(ctx context.Context, id string) (*toolset.Toolset, error)
+}
+
+// Load returns toolset id, read through s (a Store), or a *tool.Error: TOOL_PERMISSION_DENIED for a
 // toolset that is not registered, or is refused (with one "toolset
 // refused" log line naming it and the rule it breaks, for the
 // toolset-refused alarm); TOOL_UPSTREAM_UNAVAILABLE when the ledger
 // fails. Only a toolset that passed is cached.
-func (c *ToolsetCache) Load(ctx context.Context, s *Store, id string, log *slog.Logger) (*toolset.Toolset, error) {
+func (c *ToolsetCache) Load(ctx context.Context, s ToolsetReader, id string, log *slog.Logger) (*toolset.Toolset, error) {
 	if ts, ok := c.m.Load(id); ok {
 		return ts.(*toolset.Toolset), nil
 	}

@@ -1,6 +1,6 @@
 // Package platformtool is the platform tools' proxy (functions/lambda-tool,
 // docs/tools.md "Platform tools"): a toolcall.Check and a toolcall.Func
-// that the dispatcher (shared/dispatch, Config.Platform) runs for every
+// that the dispatcher (shared/dispatch, dispatch.PlatformTools) runs for every
 // tool a run's pinned toolset names with a Lambda function.
 //
 // Check runs before the idempotency key is claimed: it reads the function's

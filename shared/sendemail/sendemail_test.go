@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -353,14 +354,18 @@ func TestThroughDispatcher(t *testing.T) {
 	}
 	p := localtest.SES(t)
 	cfg := mustConfig(t, sender, "@example.com")
-	d, err := dispatch.New(dispatch.Config{Tool: "send-email", MemoryMB: 128, Lane: lane.SFN, LedgerMAC: bytes.Repeat([]byte{7}, 32), ExternalKeySecret: []byte("the send-email tests' external key secret")}, st, Tool(cfg, sesClient(p.Endpoint())), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	// The function seals its records and bindings with its own key;
+	// reviews itself, without a key, only creates the approvals.
+	key, err := seal.NewKey(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The dispatcher seals the bindings with its own key (SetReviews);
-	// reviews itself, without a key, only creates the approvals.
 	reviews := dynamo.NewStore(db, st.Table())
-	d.SetReviews(reviews)
+	d, err := dispatch.New(dispatch.Config{Mode: dispatch.OneTool("send-email"), MemoryMB: 128, Lane: lane.SFN, ExternalKeySecret: []byte("the send-email tests' external key secret")},
+		dispatch.Deps{Ledger: st.WithMAC(key), Reviews: reviews.WithMAC(key), Run: Tool(cfg, sesClient(p.Endpoint())), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// send-email is gated: each call carries the approval of a review of
 	// exactly it, so that what is refused below is refused by the tool.
 	envelope := func(seq int, input string) json.RawMessage {

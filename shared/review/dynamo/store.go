@@ -49,6 +49,10 @@ func (s *Store) WithMAC(key seal.Key) *Store {
 	return &c
 }
 
+// Sealed reports whether the store seals the bindings it writes
+// (WithMAC).
+func (s *Store) Sealed() bool { return s.mac.Valid() }
+
 // Transient reports whether a DynamoDB failure may pass if the same
 // request is made again: throttling, a server fault, or no answer at all
 // (a network error, a cancelled or timed-out request); not a client fault

@@ -12,14 +12,18 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/toolfunction"
 )
 
 func main() {
 	name := os.Getenv("TOOLGATE_TOOL")
-	dispatch.Main(name, func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+	log := coldstart.Logger()
+	d := toolfunction.Dispatcher(log, coldstart.AWSConfig(log), dispatch.OneTool(name), nil, func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		var in struct{ Text, Fail string }
 		if err := json.Unmarshal(c.Input, &in); err != nil {
 			return nil, err
@@ -43,4 +47,5 @@ func main() {
 		}
 		return nil, tool.Errorf(tool.Code(in.Fail), "raised %s", in.Fail)
 	})
+	lambda.Start(d.Handle)
 }

@@ -1,0 +1,70 @@
+package toolfunction
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/dispatch"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/seal"
+	"github.com/toolgate/toolgate/shared/secrets"
+	"github.com/toolgate/toolgate/shared/toolcall"
+)
+
+// secretsTimeout bounds the cold start's read of the ledger secrets (one
+// GetParameters), well inside Lambda's 10 s init phase (AWS Lambda
+// quotas).
+const secretsTimeout = 5 * time.Second
+
+// Dispatcher returns the function's dispatcher for mode, with check run
+// before each call is claimed (dispatch.Config.Check; nil: none) and run
+// as the tool, or stops the function with one log line (coldstart.Must):
+// a bad configuration, or ledger secrets that cannot be read. It reads
+// the environment (dispatch.ConfigFromEnv, secrets.NamesFromEnv,
+// caller.ConfigFromEnv), then the function's secrets from SSM
+// (secrets.Load, one GetParameters: its own MAC key, the stage's external
+// key secret and since time), and builds the DynamoDB and SSM clients from
+// awsCfg (so AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM point them
+// at local stand-ins). Both stores are sealed with the function's MAC key
+// (docs/ledger.md, "Records are sealed by the function that writes
+// them").
+func Dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check toolcall.Check, run toolcall.Func) *dispatch.Dispatcher {
+	cfg, table, err := dispatch.ConfigFromEnv(mode, os.Getenv)
+	cfg = coldstart.Must(log, "bad configuration", cfg, err)
+	cfg.Check = check
+	names, err := secrets.NamesFromEnv(os.Getenv)
+	names = coldstart.Must(log, "bad configuration", names, err)
+	ctx, cancel := context.WithTimeout(context.Background(), secretsTimeout)
+	sec, err := secrets.Load(ctx, ssm.NewFromConfig(awsCfg), names)
+	cancel()
+	sec = coldstart.Must(log, "the function's ledger secrets cannot be read", sec, err)
+	if sec.SinceAbsent {
+		log.Warn("ledger since time not written yet (the deploy writes it once every tool function runs its new code): this cold start's time stands for it", "param", names.Since, "since", sec.Since)
+	}
+	cfg.LedgerSince, cfg.ExternalKeySecret = sec.Since, sec.ExternalKey
+	key, err := seal.NewKey(sec.MAC)
+	key = coldstart.Must(log, "bad configuration", key, err)
+	db := dynamodb.NewFromConfig(awsCfg)
+	callerCfg, err := caller.ConfigFromEnv(os.Getenv)
+	callerCfg = coldstart.Must(log, "bad configuration", callerCfg, err)
+	callerCfg.Log = log
+	callers, err := caller.NewVerifier(callerCfg, ledger.ProofTable{DB: db, Table: table})
+	callers = coldstart.Must(log, "bad configuration", callers, err)
+	d, err := dispatch.New(cfg, dispatch.Deps{
+		Ledger:  ledger.New(db, table).WithMAC(key),
+		Reviews: dynamo.NewStore(db, table).WithMAC(key),
+		Callers: callers,
+		Run:     run,
+		Log:     log,
+	})
+	return coldstart.Must(log, "bad configuration", d, err)
+}
