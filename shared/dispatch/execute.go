@@ -15,93 +15,158 @@ import (
 )
 
 // execute runs the tool with the claim held, and checks its result
-// against the pinned output schema and the inline limit.
+// against the pinned output schema and the inline limit. The deadline it
+// gives the tool (toolDeadline) and the code the tool's end gets
+// (classifyEnd, classifyOutput) are pure functions of what execute saw.
 func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outcome {
 	d, env := inv.d, inv.env
-	// The tool must be done before the Lambda deadline (less the margin to
-	// record its outcome) and before its claim's lease ends, after which
-	// another attempt may take the key over.
-	// The step's timeout_seconds, when the envelope carries one, bounds the
-	// tool's work from its start (docs/solutions.md, "timeout_seconds").
-	deadline := inv.leaseUntil.Add(-min(d.cfg.DeadlineMargin, d.cfg.Lease/10))
-	if dl, ok := ctx.Deadline(); ok && dl.Add(-d.cfg.DeadlineMargin).Before(deadline) {
-		deadline = dl.Add(-d.cfg.DeadlineMargin)
-	}
-	timedOut := "the tool did not finish within its deadline"
-	if n := env.TimeoutSeconds; n > 0 {
-		if step := time.Now().Add(time.Duration(n) * time.Second); step.Before(deadline) {
-			deadline = step
-			timedOut = fmt.Sprintf("the tool did not finish within the step's timeout_seconds, %d s", n)
-		}
-	}
+	bounds := deadlineBounds{Now: time.Now(), LeaseUntil: inv.leaseUntil, Margin: d.cfg.DeadlineMargin, Lease: d.cfg.Lease, StepSeconds: env.TimeoutSeconds}
+	bounds.Lambda, _ = ctx.Deadline()
+	deadline, timedOut := toolDeadline(bounds)
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	type result struct {
-		out json.RawMessage
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan toolEnd, 1)
 	inv.running = true
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
 				d.log.ErrorContext(ctx, "tool panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				done <- result{err: &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: true}}
+				done <- toolEnd{panicked: true}
 			}
 		}()
 		out, err := d.run(runCtx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt, ExternalKey: inv.externalKey})
-		done <- result{out, err}
+		done <- toolEnd{out: out, err: err}
 	}()
-	var res result
+	var end toolEnd
 	select {
-	case res = <-done:
+	case end = <-done:
 	case <-runCtx.Done():
 		// A result that arrives within a short grace is still known; a tool
 		// that ignores its context is not waited for longer: its outcome is
 		// unknown, and the function must answer before its deadline.
 		grace := time.NewTimer(min(d.cfg.DeadlineMargin/2, d.cfg.Lease/20, time.Second)) // ends before the lease
 		select {
-		case res = <-done:
+		case end = <-done:
 		case <-grace.C:
-			res.err = tool.Errorf(tool.Timeout, "%s", timedOut).Applied()
+			end.abandoned = true
 		}
 		grace.Stop()
 	}
+	end.pastDeadline = runCtx.Err() != nil
 	// inv.running stays set until the outcome is classified: a panic from
 	// here on (in the classification or the output's checks) comes after
 	// the tool may have acted, and phases records it as maybe applied.
-	if res.err != nil {
-		te := tool.Classify(res.err)
-		var typed *tool.Error
-		if errors.As(res.err, &typed) && typed == nil {
-			// A typed nil *tool.Error is no classification at all.
-			te = &tool.Error{Code: tool.Internal, Message: "internal error", Err: res.err}
-		}
-		if !errors.As(res.err, &typed) && errors.Is(res.err, context.DeadlineExceeded) && runCtx.Err() != nil {
-			// The tool gave up at the deadline it was given: say which.
-			te = &tool.Error{Code: tool.Timeout, Message: timedOut, MaybeApplied: true, Err: res.err}
-		}
-		if te.Code == tool.CallParked {
-			// Only the check before the claim parks a call: a tool that
-			// ran cannot answer that it was not sent.
-			te = &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: !inv.pinned.Idempotent, Err: res.err}
-		}
-		if (!errors.As(res.err, &typed) || typed == nil) && !inv.pinned.Idempotent {
-			// A failure the tool did not classify may have come after its
-			// effect: for a tool that must not run twice, assume it did.
-			te.MaybeApplied = true
-		}
+	if te := classifyEnd(end, inv.pinned.Idempotent, timedOut); te != nil {
 		return inv.failed(te)
 	}
-	out, err := inv.checkOutput(res.out)
+	out, err := inv.checkOutput(end.out)
 	if err != nil {
-		te := tool.Classify(err)
-		// The tool returned success, so its effect happened: for a tool that
-		// must not run twice, the outcome is in doubt, not failed.
-		te.MaybeApplied = te.MaybeApplied || !inv.pinned.Idempotent
-		return inv.failed(te)
+		return inv.failed(classifyOutput(err, inv.pinned.Idempotent))
 	}
 	return succeeded(out)
+}
+
+// deadlineBounds are what bounds a tool's run.
+type deadlineBounds struct {
+	Now        time.Time
+	LeaseUntil time.Time // the end of this attempt's claim
+	// Lambda is the function's deadline (the invocation context's); zero:
+	// none.
+	Lambda time.Time
+	Margin time.Duration // Config.DeadlineMargin
+	Lease  time.Duration // Config.Lease
+	// StepSeconds is the envelope's timeout_seconds (docs/solutions.md,
+	// "timeout_seconds"); 0: none.
+	StepSeconds int
+}
+
+// toolDeadline is when the tool must be done, and the message a call
+// that runs past it fails with: the earliest of the claim's end less
+// min(Margin, Lease/10) (after it another attempt may take the key over),
+// the Lambda deadline less Margin (to record the outcome before the
+// function is stopped), and the step's timeout_seconds from Now (which
+// bounds the tool's work from its start, and names itself in the message).
+func toolDeadline(b deadlineBounds) (time.Time, string) {
+	deadline := b.LeaseUntil.Add(-min(b.Margin, b.Lease/10))
+	if !b.Lambda.IsZero() && b.Lambda.Add(-b.Margin).Before(deadline) {
+		deadline = b.Lambda.Add(-b.Margin)
+	}
+	timedOut := "the tool did not finish within its deadline"
+	if n := b.StepSeconds; n > 0 {
+		if step := b.Now.Add(time.Duration(n) * time.Second); step.Before(deadline) {
+			deadline = step
+			timedOut = fmt.Sprintf("the tool did not finish within the step's timeout_seconds, %d s", n)
+		}
+	}
+	return deadline, timedOut
+}
+
+// toolEnd is how a tool's run ended, as execute saw it.
+type toolEnd struct {
+	out json.RawMessage // the tool's result
+	err error           // the tool's error
+	// panicked: the tool panicked (its effect may have happened).
+	panicked bool
+	// abandoned: the tool had not returned by its deadline and the grace
+	// after it; it was not waited for.
+	abandoned bool
+	// pastDeadline: the tool's context was done when execute stopped
+	// waiting for it.
+	pastDeadline bool
+}
+
+// classifyEnd is the *tool.Error a tool's end fails the call with, or nil
+// when the tool returned a result (checked next, classifyOutput). The
+// codes are the contract's (docs/tools.md): a panic is TOOL_INTERNAL and an
+// abandoned run TOOL_TIMEOUT (with timedOut, from toolDeadline), both
+// maybe applied; a *tool.Error keeps its code, except CALL_PARKED, which
+// only the check before the claim may answer (it becomes TOOL_INTERNAL);
+// an untyped error is TOOL_INTERNAL (tool.Classify), or TOOL_TIMEOUT
+// when it is the deadline the tool was given; a typed nil *tool.Error is
+// no classification at all (TOOL_INTERNAL). A failure the tool did not
+// classify may have come after its effect: for a tool that must not run
+// twice (idempotent false) it is maybe applied.
+func classifyEnd(end toolEnd, idempotent bool, timedOut string) *tool.Error {
+	switch {
+	case end.panicked:
+		return &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: true}
+	case end.abandoned:
+		return tool.Errorf(tool.Timeout, "%s", timedOut).Applied()
+	case end.err == nil:
+		return nil
+	}
+	te := tool.Classify(end.err)
+	var typed *tool.Error
+	isTyped := errors.As(end.err, &typed)
+	if isTyped && typed == nil {
+		// A typed nil *tool.Error is no classification at all.
+		te = &tool.Error{Code: tool.Internal, Message: "internal error", Err: end.err}
+	}
+	if !isTyped && errors.Is(end.err, context.DeadlineExceeded) && end.pastDeadline {
+		// The tool gave up at the deadline it was given: say which.
+		te = &tool.Error{Code: tool.Timeout, Message: timedOut, MaybeApplied: true, Err: end.err}
+	}
+	if te.Code == tool.CallParked {
+		// Only the check before the claim parks a call: a tool that
+		// ran cannot answer that it was not sent.
+		te = &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: !idempotent, Err: end.err}
+	}
+	if (!isTyped || typed == nil) && !idempotent {
+		// A failure the tool did not classify may have come after its
+		// effect: for a tool that must not run twice, assume it did.
+		te.MaybeApplied = true
+	}
+	return te
+}
+
+// classifyOutput is the *tool.Error a result that fails its checks
+// (checkOutput) fails the call with: its code (tool.Classify), maybe
+// applied for a tool that must not run twice, since the tool returned
+// success and its effect happened.
+func classifyOutput(err error, idempotent bool) *tool.Error {
+	te := tool.Classify(err)
+	te.MaybeApplied = te.MaybeApplied || !idempotent
+	return te
 }
 
 // checkOutput validates the whole result against the pinned output
