@@ -1,0 +1,149 @@
+package functionurl
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Serve runs h on the Function URL request ev and returns its buffered
+// response. The request has the event's method, raw path and query
+// (RawQueryString; QueryStringParameters when it is empty, as in
+// hand-written events), headers (Function URLs join a repeated header's
+// values with commas in one value; cookies come in ev.Cookies and become
+// one Cookie header), body (decoded from base64 as it is read when
+// IsBase64Encoded: a body that is not base64 fails the read, never the
+// request), host (the URL's domain) and remote address (the caller's
+// source IP), and ctx carries the event's request context, the IAM
+// authorizer's included (RequestContext). The response has the status the
+// handler wrote (200 when it wrote none), its headers (a repeated one
+// joined with commas, Set-Cookie as the response's cookies) and its body,
+// base64-encoded when it is not valid UTF-8. Serve never fails: the error
+// is for lambda.Start's handler signature.
+func Serve(ctx context.Context, h http.Handler, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	w := &buffered{header: http.Header{}}
+	h.ServeHTTP(w, Request(ctx, ev))
+	return w.response(), nil
+}
+
+// Handler returns h as a Lambda handler for lambda.Start (Serve).
+func Handler(h http.Handler) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	return func(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+		return Serve(ctx, h, ev)
+	}
+}
+
+type contextKey struct{}
+
+// RequestContext returns the Function URL request context Serve put in
+// ctx (the account, the IAM authorizer's caller, the request id), and
+// whether there is one.
+func RequestContext(ctx context.Context) (events.LambdaFunctionURLRequestContext, bool) {
+	rc, ok := ctx.Value(contextKey{}).(events.LambdaFunctionURLRequestContext)
+	return rc, ok
+}
+
+// Request is the *http.Request of ev with ctx (Serve describes it).
+func Request(ctx context.Context, ev events.LambdaFunctionURLRequest) *http.Request {
+	u := &url.URL{Scheme: "https", Host: ev.RequestContext.DomainName, Path: ev.RawPath, RawQuery: ev.RawQueryString}
+	if p, err := url.PathUnescape(ev.RawPath); err == nil && p != ev.RawPath {
+		u.Path, u.RawPath = p, ev.RawPath
+	}
+	if u.RawQuery == "" && len(ev.QueryStringParameters) > 0 {
+		q := url.Values{}
+		for k, v := range ev.QueryStringParameters {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+	}
+	var body io.Reader = strings.NewReader(ev.Body)
+	if ev.IsBase64Encoded {
+		body = base64.NewDecoder(base64.StdEncoding, body)
+	}
+	r := &http.Request{
+		Method:     ev.RequestContext.HTTP.Method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     http.Header{},
+		Body:       io.NopCloser(body),
+		Host:       ev.RequestContext.DomainName,
+		RemoteAddr: ev.RequestContext.HTTP.SourceIP,
+		RequestURI: u.RequestURI(),
+	}
+	if !ev.IsBase64Encoded {
+		r.ContentLength = int64(len(ev.Body))
+	}
+	for k, v := range ev.Headers {
+		r.Header.Set(k, v)
+	}
+	if len(ev.Cookies) > 0 {
+		r.Header.Set("Cookie", strings.Join(ev.Cookies, "; "))
+	}
+	return r.WithContext(context.WithValue(ctx, contextKey{}, ev.RequestContext))
+}
+
+// buffered is the http.ResponseWriter Serve collects a response in.
+type buffered struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *buffered) Header() http.Header { return w.header }
+
+func (w *buffered) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *buffered) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
+}
+
+// response is the buffered Function URL response.
+func (w *buffered) response() events.LambdaFunctionURLResponse {
+	resp := events.LambdaFunctionURLResponse{StatusCode: w.status, Headers: map[string]string{}}
+	if resp.StatusCode == 0 {
+		resp.StatusCode = http.StatusOK
+	}
+	for k, vs := range w.header {
+		if k == "Set-Cookie" {
+			resp.Cookies = append(resp.Cookies, vs...)
+			continue
+		}
+		resp.Headers[k] = strings.Join(vs, ",")
+	}
+	if b := w.body.Bytes(); utf8.Valid(b) {
+		resp.Body = string(b)
+	} else {
+		resp.Body, resp.IsBase64Encoded = base64.StdEncoding.EncodeToString(b), true
+	}
+	return resp
+}
+
+// Clean reports whether an http.Request's URL.Path is in the clean form
+// http.ServeMux routes without redirecting (path.Clean's, a trailing
+// slash kept): a handler that must answer every path itself refuses one
+// that is not, rather than let the mux answer 301.
+func Clean(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
