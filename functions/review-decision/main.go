@@ -1,6 +1,7 @@
 // Command review-decision takes reviewers' decisions: behind an
 // IAM-authorised Function URL on AWS, each request carrying a caller proof
-// (the approver is whoever STS says signed it, docs/identity.md), it records a decision and sends it to the waiting review Task
+// (the approver is whoever STS says signed it, docs/identity.md), it
+// records a decision and sends it to the waiting review Task
 // with SendTaskSuccess or SendTaskFailure, and lists and shows reviews, so
 // that reviewers never need the table (docs/reviews.md).
 package main
@@ -29,13 +30,13 @@ func main() {
 	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
-	svc := &decision.Service{
+	svc := decision.NewService(decision.Deps{
 		Store:   dynamo.NewStore(db, cfg.Table),
 		Tasks:   stepfunctions.Sender{Client: sfn.NewFromConfig(awsCfg)},
 		Callers: callers,
 		Account: cfg.Callers.Account,
 		Log:     log,
-	}
-	h := &decision.Handler{Service: svc}
+	})
+	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)
 }

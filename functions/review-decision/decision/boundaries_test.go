@@ -61,8 +61,10 @@ func TestDeliveredApprovalIsNotRecordedAsTaskEnded(t *testing.T) {
 		w.Write(answer)
 	}))
 	defer front.Close()
-	s.svc.Tasks = stepfunctions.Sender{Client: sfn.New(sfn.Options{BaseEndpoint: aws.String(front.URL), Region: local.Region,
+	deps := s.deps
+	deps.Tasks = stepfunctions.Sender{Client: sfn.New(sfn.Options{BaseEndpoint: aws.String(front.URL), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})}
+	s.svc = decision.NewService(deps)
 
 	res, err := s.decide(t, "alice", r.ID, review.Approve, "ok")
 	if n := len(s.fake.Accepted(r.TaskToken)); n != 1 {

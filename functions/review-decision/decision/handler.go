@@ -3,9 +3,9 @@ package decision
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/functionurl"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
@@ -54,22 +55,54 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // "proof" in a direct invocation); the event's authorizer fields are never
 // read, since anyone allowed to invoke the function can write them.
 type Handler struct {
-	Service *Service
+	service *Service
+	log     *slog.Logger
+	url     http.Handler // the Function URL's routes (NewHandler)
 }
 
-// Handle is the Lambda handler.
-func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	if h.Service.Log == nil {
-		h.Service.Log = slog.Default()
+// NewHandler returns the function's handler for s. Its Function URL
+// routes (Go's http.ServeMux patterns) are GET /reviews[?status=...],
+// GET /reviews/{id} and POST /reviews/{id} with a DecisionBody, each with
+// or without a trailing slash and the method in any letter case; any other
+// path is refused with REVIEW_INVALID_REQUEST, and so is another method on
+// a review.
+func NewHandler(s *Service) *Handler {
+	h := &Handler{service: s, log: s.log}
+	mux := http.NewServeMux()
+	for _, p := range []string{"/reviews", "/reviews/{$}"} {
+		mux.HandleFunc("GET "+p, h.list)
 	}
+	for _, p := range []string{"/reviews/{id}", "/reviews/{id}/{$}"} {
+		mux.HandleFunc("GET "+p, h.show)
+		mux.HandleFunc("POST "+p, h.decide)
+		mux.HandleFunc(p, h.methodNotAllowed)
+	}
+	mux.HandleFunc("/", h.noRoute)
+	h.url = h.routes(mux)
+	return h
+}
+
+// Handle is the Lambda handler: a Function URL request (an event with a
+// requestContext, served by the routes through shared/functionurl), or a
+// direct invocation (review.DirectRequest).
+func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &probe); err != nil {
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "the request is not a JSON object"))
 	}
-	if _, isURL := probe["requestContext"]; isURL {
-		return h.url(ctx, payload)
+	if _, isURL := probe["requestContext"]; !isURL {
+		return h.direct(ctx, payload)
 	}
-	return h.direct(ctx, payload)
+	var ev events.LambdaFunctionURLRequest
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		status, body := answer(nil, review.Errorf(review.CodeInvalid, "the request is not a Function URL request"))
+		return json.Marshal(events.LambdaFunctionURLResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)})
+	}
+	resp, err := functionurl.Serve(ctx, h.url, ev)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp)
 }
 
 func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
@@ -79,7 +112,7 @@ func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.Raw
 	if err := dec.Decode(&req); err != nil {
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
-	who, res, err := h.Service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof})
+	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof})
 	h.logRequest(ctx, who, req.Action, req.ReviewID, err)
 	if err != nil {
 		return nil, review.Edge(err)
@@ -93,86 +126,102 @@ func (h *Handler) logRequest(ctx context.Context, who review.Caller, action revi
 		e := review.AsError(err)
 		code = string(e.Code)
 		if e.Code == review.CodeInternal || e.Code == review.CodeUnavailable {
-			h.Service.Log.ErrorContext(ctx, "review request failed", "error", err.Error())
+			h.log.ErrorContext(ctx, "review request failed", "error", err.Error())
 		}
 	}
-	h.Service.Log.InfoContext(ctx, "review decision request", "action", string(action), "review_id", id,
+	h.log.InfoContext(ctx, "review decision request", "action", string(action), "review_id", id,
 		"principal", who.Principal, "authenticated", who.Authenticated, "error_code", code)
 }
 
-// url serves the Function URL: GET /reviews[?status=...], GET
-// /reviews/{id}, POST /reviews/{id} with a DecisionBody; the caller proof
-// in ProofHeader.
-func (h *Handler) url(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	var ev events.LambdaFunctionURLRequest
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		return respond(nil, review.Errorf(review.CodeInvalid, "the request is not a Function URL request"))
-	}
-	method := strings.ToUpper(ev.RequestContext.HTTP.Method)
-	path := strings.TrimSuffix(ev.RawPath, "/")
-	req := Request{Proof: header(ev.Headers, review.ProofHeader)}
-	switch {
-	case path == "/reviews" && method == http.MethodGet:
-		req.Action, req.Status = review.ActionList, ev.QueryStringParameters["status"]
-	case strings.HasPrefix(path, "/reviews/") && !strings.Contains(path[len("/reviews/"):], "/"):
-		req.ReviewID = path[len("/reviews/"):]
-		switch method {
-		case http.MethodGet:
-			req.Action = review.ActionShow
-		case http.MethodPost:
-			body := []byte(ev.Body)
-			if ev.IsBase64Encoded {
-				var err error
-				if body, err = base64.StdEncoding.DecodeString(ev.Body); err != nil {
-					return respond(nil, review.Errorf(review.CodeInvalid, "the body is not valid base64"))
-				}
-			}
-			dec := json.NewDecoder(bytes.NewReader(body))
-			dec.DisallowUnknownFields()
-			var b review.DecisionBody
-			if err := dec.Decode(&b); err != nil {
-				return respond(nil, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": \"approve\"|\"reject\", \"reason\": \"...\"}: %s", strings.TrimPrefix(err.Error(), "json: ")))
-			}
-			req.Action, req.Decision, req.Reason = review.ActionDecide, b.Decision, b.Reason
-		default:
-			return respond(nil, review.Errorf(review.CodeInvalid, "%s is not allowed on %s: use GET or POST", method, review.Truncate(ev.RawPath, 80)))
-		}
-	default:
-		return respond(nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}", method, review.Truncate(ev.RawPath, 80)))
-	}
-	who, res, err := h.Service.Do(ctx, req)
-	h.logRequest(ctx, who, req.Action, req.ReviewID, err)
-	return respond(res, err)
+// serve runs req for the URL's request r and writes the answer.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, req Request) {
+	req.Proof = r.Header.Get(review.ProofHeader)
+	who, res, err := h.service.Do(r.Context(), req)
+	h.logRequest(r.Context(), who, req.Action, req.ReviewID, err)
+	respond(w, res, err)
 }
 
-// header returns a header's value; Function URL events carry header names
-// lower-cased, and RFC 9110 makes them case-insensitive.
-func header(h map[string]string, name string) string {
-	for k, v := range h {
-		if strings.EqualFold(k, name) {
-			return v
-		}
-	}
-	return ""
+// list serves GET /reviews[?status=...].
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, Request{Action: review.ActionList, Status: r.URL.Query().Get("status")})
 }
 
-// respond writes a Function URL response: 200 with the result, or the
-// code's status with an ErrorBody.
-func respond(res any, err error) (json.RawMessage, error) {
-	resp := events.LambdaFunctionURLResponse{StatusCode: http.StatusOK, Headers: map[string]string{"Content-Type": "application/json"}}
-	var body []byte
+// show serves GET /reviews/{id}.
+func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, Request{Action: review.ActionShow, ReviewID: reviewID(r)})
+}
+
+// decide serves POST /reviews/{id} with a DecisionBody.
+func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		e := review.AsError(err)
-		var eb review.ErrorBody
-		eb.Error.Code, eb.Error.Message = e.Code, e.Message
-		resp.StatusCode = e.Code.HTTPStatus()
-		body, _ = json.Marshal(eb)
-	} else {
-		var merr error
-		if body, merr = json.Marshal(res); merr != nil {
-			return respond(nil, review.Wrap(review.CodeInternal, merr, "internal error"))
-		}
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body is not valid base64"))
+		return
 	}
-	resp.Body = string(body)
-	return json.Marshal(resp)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var b review.DecisionBody
+	if err := dec.Decode(&b); err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": \"approve\"|\"reject\", \"reason\": \"...\"}: %s", strings.TrimPrefix(err.Error(), "json: ")))
+		return
+	}
+	h.serve(w, r, Request{Action: review.ActionDecide, ReviewID: reviewID(r), Decision: b.Decision, Reason: b.Reason})
+}
+
+// methodNotAllowed refuses another method on a review.
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	respond(w, nil, review.Errorf(review.CodeInvalid, "%s is not allowed on %s: use GET or POST", r.Method, review.Truncate(r.URL.EscapedPath(), 80)))
+}
+
+// noRoute refuses any other path.
+func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
+	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}", r.Method, review.Truncate(r.URL.EscapedPath(), 80)))
+}
+
+// reviewID is the {id} of a /reviews/{id} route as the path writes it
+// (not unescaped: the service refuses anything but a review id).
+func reviewID(r *http.Request) string {
+	id := strings.TrimPrefix(r.URL.EscapedPath(), "/reviews/")
+	return strings.TrimSuffix(id, "/")
+}
+
+// routes serves mux with the request's method in upper case: Function
+// URLs pass the method as the client sent it, and the routes take it in
+// any letter case. A path that is not in its clean form ("//", "." or
+// ".." segments), which http.ServeMux would redirect, has no route.
+func (h *Handler) routes(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2 := *r
+		r2.Method = strings.ToUpper(r.Method)
+		if !functionurl.Clean(r.URL.Path) {
+			h.noRoute(w, &r2)
+			return
+		}
+		mux.ServeHTTP(w, &r2)
+	})
+}
+
+// respond writes a Function URL answer (answer).
+func respond(w http.ResponseWriter, res any, err error) {
+	status, body := answer(res, err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// answer is a Function URL answer's status and body: 200 with the result,
+// or the code's status with an ErrorBody.
+func answer(res any, err error) (int, []byte) {
+	if err == nil {
+		body, merr := json.Marshal(res)
+		if merr == nil {
+			return http.StatusOK, body
+		}
+		err = review.Wrap(review.CodeInternal, merr, "internal error")
+	}
+	e := review.AsError(err)
+	var eb review.ErrorBody
+	eb.Error.Code, eb.Error.Message = e.Code, e.Message
+	body, _ := json.Marshal(eb)
+	return e.Code.HTTPStatus(), body
 }

@@ -37,12 +37,24 @@ type Request struct {
 
 // Service is the review-decision function's logic, whatever the
 // transport: list, show and decide, for callers the reviews' reviewer
-// patterns admit.
+// patterns admit. NewService builds it.
 type Service struct {
+	store         *dynamo.Store
+	tasks         review.TaskDelivery
+	callers       review.Callers
+	account       string
+	deliveryLease time.Duration
+	log           *slog.Logger
+}
+
+// Deps are a Service's collaborators and settings.
+type Deps struct {
+	// Store is the review table (dynamo.Store).
 	Store *dynamo.Store
 	// Tasks delivers decisions to review Tasks (stepfunctions.Sender).
 	Tasks review.TaskDelivery
-	// Callers verifies each request's caller proof.
+	// Callers verifies each request's caller proof; nil: every request is
+	// refused REVIEW_UNAUTHENTICATED.
 	Callers review.Callers
 	// Account is the deployment's own AWS account id (caller.EnvAccount):
 	// a review that names no reviewers admits its principals only
@@ -50,15 +62,24 @@ type Service struct {
 	Account string
 	// DeliveryLease defaults to DefaultDeliveryLease.
 	DeliveryLease time.Duration
-	Log           *slog.Logger
+	// Log defaults to slog.Default.
+	Log *slog.Logger
+}
+
+// NewService returns the Service of d.
+func NewService(d Deps) *Service {
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log}
 }
 
 // verifyCaller checks a request's proof for binding b.
 func (s *Service) verifyCaller(ctx context.Context, proof string, b caller.Binding) (review.Caller, error) {
-	if s.Callers == nil {
+	if s.callers == nil {
 		return review.Caller{}, review.Errorf(review.CodeUnauthenticated, "this function has no caller verifier")
 	}
-	id, err := s.Callers.Verify(ctx, proof, b)
+	id, err := s.callers.Verify(ctx, proof, b)
 	if err != nil {
 		return review.Caller{}, review.CallerError(err)
 	}
@@ -70,9 +91,6 @@ func (s *Service) verifyCaller(ctx context.Context, proof string, b caller.Bindi
 // or an *Error. Nothing is read for a caller without a valid proof but the
 // review a decision names (its input digest is part of the binding).
 func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, error) {
-	if s.Log == nil {
-		s.Log = slog.Default()
-	}
 	switch req.Action {
 	case review.ActionList:
 		who, err := s.verifyCaller(ctx, req.Proof, caller.Binding{Action: caller.ActionList, Target: req.Status})
@@ -90,10 +108,10 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 		if err != nil {
 			return who, nil, err
 		}
-		if r.BoundKey, err = s.Store.BoundKey(ctx, r.ID); err != nil {
+		if r.BoundKey, err = s.store.BoundKey(ctx, r.ID); err != nil {
 			return who, nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 		}
-		return who, review.NewView(r, s.Store.Now(), true), nil
+		return who, review.NewView(r, s.store.Now(), true), nil
 	case review.ActionDecide:
 		return s.decide(ctx, req)
 	}
@@ -111,12 +129,12 @@ func (s *Service) list(ctx context.Context, caller review.Caller, status string)
 	default:
 		return nil, review.Errorf(review.CodeInvalid, "status %q is not pending, approved or rejected", review.Truncate(status, 40))
 	}
-	now := s.Store.Now()
-	reviews, err := s.Store.List(ctx, st, func(r *review.Review) bool {
+	now := s.store.Now()
+	reviews, err := s.store.List(ctx, st, func(r *review.Review) bool {
 		if st == review.Pending && r.Expired(now) {
 			return false // its Task has timed out; the TTL will end it
 		}
-		return review.Authorize(r.Reviewers, caller, s.Account).Allowed
+		return review.Authorize(r.Reviewers, caller, s.account).Allowed
 	})
 	if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
@@ -134,7 +152,7 @@ func (s *Service) authorized(ctx context.Context, who review.Caller, id string) 
 	if err != nil {
 		return nil, err
 	}
-	if a := review.Authorize(r.Reviewers, who, s.Account); !a.Allowed {
+	if a := review.Authorize(r.Reviewers, who, s.account); !a.Allowed {
 		return nil, review.Errorf(review.CodeForbidden, "you are not a reviewer of review %s: %s", id, a.Reason)
 	}
 	return r, nil
@@ -145,7 +163,7 @@ func (s *Service) get(ctx context.Context, id string) (*review.Review, error) {
 	if !review.ValidID(id) {
 		return nil, review.Errorf(review.CodeInvalid, "%q is not a review id (rv_ and 32 hex digits)", review.Truncate(id, 40))
 	}
-	r, err := s.Store.Get(ctx, id)
+	r, err := s.store.Get(ctx, id)
 	if errors.Is(err, review.ErrNotFound) {
 		return nil, review.Errorf(review.CodeNotFound, "review %s does not exist (or its time ended long ago)", id)
 	}
@@ -157,7 +175,7 @@ func (s *Service) get(ctx context.Context, id string) (*review.Review, error) {
 	// (written by anything but review-request's own computation) is
 	// refused, never shown or decided.
 	if _, digest, err := tool.InputDigest(r.Input); err != nil || digest != r.InputDigest {
-		s.Log.ErrorContext(ctx, "review inputs do not match their digest", "review_id", r.ID)
+		s.log.ErrorContext(ctx, "review inputs do not match their digest", "review_id", r.ID)
 		return nil, review.Errorf(review.CodeConflict, "review %s is refused: its inputs do not match its input digest", r.ID)
 	}
 	return r, nil
@@ -206,7 +224,7 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 		strings.ContainsFunc(caller.Principal, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
 		return nil, review.Errorf(review.CodeInvalid, "the approver must be 1 to %d characters without whitespace", review.MaxApproverLength)
 	}
-	if a := review.Authorize(r.Reviewers, caller, s.Account); !a.Allowed {
+	if a := review.Authorize(r.Reviewers, caller, s.account); !a.Allowed {
 		return nil, review.Errorf(review.CodeForbidden, "you are not a reviewer of review %s: %s", r.ID, a.Reason)
 	}
 	if req.Decision == review.Approve {
@@ -215,24 +233,24 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 		}
 	}
 	if r.Requester != "" && caller.Principal == r.Requester {
-		s.Log.WarnContext(ctx, "review self-approval refused", "review_id", r.ID, "run_id", r.RunID, "principal", caller.Principal,
+		s.log.WarnContext(ctx, "review self-approval refused", "review_id", r.ID, "run_id", r.RunID, "principal", caller.Principal,
 			"decision", string(req.Decision))
-		if err := s.Store.NoteSelfApproval(ctx, r.ID); err != nil {
-			s.Log.ErrorContext(ctx, "record self-approval attempt", "review_id", r.ID, "error", err)
+		if err := s.store.NoteSelfApproval(ctx, r.ID); err != nil {
+			s.log.ErrorContext(ctx, "record self-approval attempt", "review_id", r.ID, "error", err)
 		}
 		return nil, review.Errorf(review.CodeSelfApproval, "you requested review %s, so you cannot decide it: another reviewer must (four eyes)", r.ID)
 	}
-	now := s.Store.Now()
+	now := s.store.Now()
 	if r.Status == review.Pending {
 		if r.Expired(now) {
 			return nil, review.Errorf(review.CodeExpired, "review %s expired at %s (its timeout was %d s): its Task no longer waits and no decision is taken", r.ID, review.FormatTime(r.ExpiresAt), r.TimeoutSeconds)
 		}
-		applied, cur, err := s.Store.Decide(ctx, r, req.Decision, caller.Principal, caller.Authenticated, req.Reason, s.lease())
+		applied, cur, err := s.store.Decide(ctx, r, req.Decision, caller.Principal, caller.Authenticated, req.Reason, s.lease())
 		if err != nil {
 			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable; nothing was decided")
 		}
 		if applied {
-			s.Log.InfoContext(ctx, "review decided", "review_id", r.ID, "run_id", r.RunID, "of", r.Of,
+			s.log.InfoContext(ctx, "review decided", "review_id", r.ID, "run_id", r.RunID, "of", r.Of,
 				"decision", string(req.Decision), "approver", caller.Principal, "authenticated", caller.Authenticated)
 			return s.deliver(ctx, cur, true)
 		}
@@ -251,8 +269,8 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 }
 
 func (s *Service) lease() time.Duration {
-	if s.DeliveryLease > 0 {
-		return s.DeliveryLease
+	if s.deliveryLease > 0 {
+		return s.deliveryLease
 	}
 	return DefaultDeliveryLease
 }
@@ -280,11 +298,11 @@ func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (
 	}
 	// Delivering.
 	if !changed {
-		if r.DeliveryLeaseUntil.After(s.Store.Now()) {
+		if r.DeliveryLeaseUntil.After(s.store.Now()) {
 			res.Message = already + " (the decision is being delivered to Step Functions)"
 			return res, nil
 		}
-		ok, err := s.Store.ClaimDelivery(ctx, r, s.lease())
+		ok, err := s.store.ClaimDelivery(ctx, r, s.lease())
 		if err != nil {
 			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 		}
@@ -293,7 +311,7 @@ func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (
 			return res, nil
 		}
 	}
-	err := s.Tasks.Deliver(ctx, r.TaskToken, r.Decision())
+	err := s.tasks.Deliver(ctx, r.TaskToken, r.Decision())
 	var endedErr *review.TaskEndedError
 	ended := ""
 	if errors.As(err, &endedErr) {
@@ -304,30 +322,30 @@ func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (
 		// have delivered the decision and spent the token. Count it as
 		// delivered; if the Task had really timed out, the run has left
 		// the review by its reject edge and no approval will be used.
-		s.Log.WarnContext(ctx, "token no longer accepted on a repeated delivery; an earlier attempt may have delivered", "review_id", r.ID, "sfn_error", ended)
-		if ferr := s.Store.FinishDelivery(ctx, r, review.Delivered, "ambiguous: "+ended+" on a repeated delivery"); ferr != nil {
-			s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+		s.log.WarnContext(ctx, "token no longer accepted on a repeated delivery; an earlier attempt may have delivered", "review_id", r.ID, "sfn_error", ended)
+		if ferr := s.store.FinishDelivery(ctx, r, review.Delivered, "ambiguous: "+ended+" on a repeated delivery"); ferr != nil {
+			s.log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
 		}
 		res.Delivery = review.Delivered
 		res.Message = already + " (Step Functions no longer accepts the token: an earlier delivery reached it, or its Task has ended)"
 		return res, nil
 	}
 	if ended != "" {
-		s.Log.WarnContext(ctx, "review task ended before its decision", "review_id", r.ID, "sfn_error", ended)
-		if ferr := s.Store.FinishDelivery(ctx, r, review.TaskEnded, ended); ferr != nil {
-			s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+		s.log.WarnContext(ctx, "review task ended before its decision", "review_id", r.ID, "sfn_error", ended)
+		if ferr := s.store.FinishDelivery(ctx, r, review.TaskEnded, ended); ferr != nil {
+			s.log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
 		}
 		return nil, review.Errorf(review.CodeTaskEnded, "review %s is %s, but Step Functions answered %s: the review's Task timed out or its execution ended, so nothing was delivered; this is not retried", r.ID, verb, ended)
 	}
 	if err != nil {
-		s.Log.ErrorContext(ctx, "deliver review decision", "review_id", r.ID, "error", err)
-		if ferr := s.Store.FinishDelivery(ctx, r, review.Delivering, ""); ferr != nil {
-			s.Log.ErrorContext(ctx, "release delivery", "review_id", r.ID, "error", ferr)
+		s.log.ErrorContext(ctx, "deliver review decision", "review_id", r.ID, "error", err)
+		if ferr := s.store.FinishDelivery(ctx, r, review.Delivering, ""); ferr != nil {
+			s.log.ErrorContext(ctx, "release delivery", "review_id", r.ID, "error", ferr)
 		}
 		return nil, review.Wrap(review.CodeUnavailable, err, "review %s is %s, but Step Functions could not be reached; repeat the same decision to deliver it", r.ID, verb)
 	}
-	if ferr := s.Store.FinishDelivery(ctx, r, review.Delivered, ""); ferr != nil {
-		s.Log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
+	if ferr := s.store.FinishDelivery(ctx, r, review.Delivered, ""); ferr != nil {
+		s.log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
 	}
 	res.Delivery = review.Delivered
 	if changed {
@@ -347,10 +365,10 @@ func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (
 // eyes (docs/identity.md, "Accounts"). A rejection sends nothing, so it
 // stays open to the review's reviewers.
 func (s *Service) checkRequester(ctx context.Context, r *review.Review) error {
-	if r.Requester == "" || caller.AccountOf(r.Requester) == s.Account {
+	if r.Requester == "" || caller.AccountOf(r.Requester) == s.account {
 		return nil
 	}
-	s.Log.WarnContext(ctx, "review refused: its requester belongs to an account this deployment does not admit", "review_id", r.ID, "run_id", r.RunID,
+	s.log.WarnContext(ctx, "review refused: its requester belongs to an account this deployment does not admit", "review_id", r.ID, "run_id", r.RunID,
 		"reason", string(caller.WrongAccount))
 	return review.Errorf(review.CodeForbidden, "review %s was requested by %s, a principal of an account this deployment does not admit, so nobody may approve it: reject it and start the run again with credentials of the deployment's account [%s]",
 		r.ID, review.Truncate(r.Requester, 200), caller.WrongAccount)

@@ -36,6 +36,7 @@ type stack struct {
 	store   *dynamo.Store
 	fake    *reviewtest.SFN
 	svc     *decision.Service
+	deps    decision.Deps // svc's
 	callers *localtest.Callers
 	db      *dynamodb.Client
 }
@@ -74,8 +75,8 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{store: store, fake: fake, callers: callers, db: db,
-		svc: &decision.Service{Store: store, Tasks: stepfunctions.Sender{Client: client}, Callers: v, Account: local.LocalAccountID, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
+	deps := decision.Deps{Store: store, Tasks: stepfunctions.Sender{Client: client}, Callers: v, Account: local.LocalAccountID, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	return &stack{store: store, fake: fake, callers: callers, db: db, deps: deps, svc: decision.NewService(deps)}
 }
 
 // do runs req as the local identity as, with a caller proof bound to it.

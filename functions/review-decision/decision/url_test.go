@@ -134,5 +134,5 @@ func TestURLResponses(t *testing.T) {
 // and no store: every request the tests send is answered before the table
 // would be read.
 func urlHandler() *decision.Handler {
-	return &decision.Handler{Service: &decision.Service{Callers: bindingEcho{}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
+	return decision.NewHandler(decision.NewService(decision.Deps{Callers: bindingEcho{}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}))
 }
