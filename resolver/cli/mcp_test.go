@@ -88,8 +88,8 @@ func TestToolsetRegisterDraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := publishInProcess(t, &publish.Handler{Service: &publish.Service{Callers: verifier, Stage: "test", Store: store,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MCP: localtest.ListMCP}})
+	endpoint := publishInProcess(t, publish.NewHandler(&publish.Service{Callers: verifier, Stage: "test", Store: store,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MCP: localtest.ListMCP}))
 	srv := localtest.MCPServer(t, mcpserver.Options{Stateless: true})
 
 	dir := t.TempDir()

@@ -66,7 +66,7 @@ func TestRegisterChecksTheFloor(t *testing.T) {
 	bound := FileParams{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): arn}
 
 	e := newToolsetEnv(t)
-	e.h.Service.Floors = platformtool.NewFloors(client, 0, nil)
+	e.h.service.Floors = platformtool.NewFloors(client, 0, nil)
 	for _, c := range []struct {
 		name   string
 		tags   map[string]string
@@ -91,7 +91,7 @@ func TestRegisterChecksTheFloor(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r.SetTags("create-ticket", c.tags)
-			e.h.Service.Params = c.params
+			e.h.service.Params = c.params
 			if c.fault != nil {
 				c.fault()
 			}
@@ -113,7 +113,7 @@ func TestRegisterChecksTheFloor(t *testing.T) {
 
 	t.Run("a pin the floor admits is registered, and a derived one checked again", func(t *testing.T) {
 		r.SetTags("create-ticket", tags(demoFloor, nil))
-		e.h.Service.Params = bound
+		e.h.service.Params = bound
 		listed := r.TagsListed("create-ticket")
 		if _, code, msg := e.register(t, "alice", lock); code != "" {
 			t.Fatalf("%s %s", code, msg)

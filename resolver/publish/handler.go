@@ -3,10 +3,10 @@ package publish
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/functionurl"
 )
 
 // ProofHeader carries the caller proof on the Function URL
@@ -62,7 +63,25 @@ type ErrorBody struct {
 // (the caller proof in ProofHeader), or a direct invocation. The event's
 // authorizer is never read: the caller proof says who publishes.
 type Handler struct {
-	Service *Service
+	service *Service
+	url     http.Handler // the Function URL's routes (NewHandler)
+}
+
+// NewHandler returns the publish function's handler for s. Its Function
+// URL routes (Go's http.ServeMux patterns) are POST /solutions with a
+// Body, POST /toolsets with a RegisterBody and GET /toolsets/{id...},
+// each with or without a trailing slash and the method in any letter
+// case; anything else is refused with PUBLISH_INVALID.
+func NewHandler(s *Service) *Handler {
+	h := &Handler{service: s}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /solutions", h.publish)
+	mux.HandleFunc("POST /toolsets", h.register)
+	mux.HandleFunc("GET /toolsets/{id...}", h.show)
+	mux.HandleFunc("/toolsets", noRoute) // no listing, and no redirect to /toolsets/
+	mux.HandleFunc("/", noRoute)
+	h.url = routes(mux)
+	return h
 }
 
 // Handle is the Lambda handler.
@@ -72,7 +91,7 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 		return nil, edge(&Error{Code: CodeInvalid, Message: "the request is not a JSON object"})
 	}
 	if _, isURL := probe["requestContext"]; isURL {
-		return h.url(ctx, payload)
+		return h.serveURL(ctx, payload)
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
@@ -84,11 +103,11 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 	var err error
 	switch req.Action {
 	case "register":
-		res, err = h.Service.Register(ctx, RegisterRequest{Toolset: []byte(req.Toolset), Proof: req.Proof})
+		res, err = h.service.Register(ctx, RegisterRequest{Toolset: []byte(req.Toolset), Proof: req.Proof})
 	case "show":
-		res, err = h.Service.ShowToolset(ctx, ShowRequest{ID: req.ToolsetID, Proof: req.Proof})
+		res, err = h.service.ShowToolset(ctx, ShowRequest{ID: req.ToolsetID, Proof: req.Proof})
 	default:
-		res, err = h.Service.Publish(ctx, Request{File: req.File, Source: []byte(req.Source), Proof: req.Proof})
+		res, err = h.service.Publish(ctx, Request{File: req.File, Source: []byte(req.Source), Proof: req.Proof})
 	}
 	if err != nil {
 		return nil, edge(err)
@@ -112,46 +131,88 @@ func edge(err error) error {
 	return messages.InvokeResponse_Error{Type: e.Code, Message: string(b)}
 }
 
-func (h *Handler) url(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+// serveURL serves a Function URL request with the routes.
+func (h *Handler) serveURL(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	var ev events.LambdaFunctionURLRequest
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		return respond(nil, &Error{Code: CodeInvalid, Message: "the request is not a Function URL request"})
+		status, body := answer(nil, &Error{Code: CodeInvalid, Message: "the request is not a Function URL request"})
+		return json.Marshal(events.LambdaFunctionURLResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)})
 	}
-	method := strings.ToUpper(ev.RequestContext.HTTP.Method)
-	path := strings.TrimSuffix(ev.RawPath, "/")
-	proof := ""
-	for k, v := range ev.Headers {
-		if strings.EqualFold(k, ProofHeader) {
-			proof = v
+	resp, err := functionurl.Serve(ctx, h.url, ev)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp)
+}
+
+// routes serves mux with the request's method in upper case and one
+// trailing slash of its path dropped, as the routes take them; a path
+// that is not in its clean form, which http.ServeMux would redirect, has
+// no route.
+func routes(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !functionurl.Clean(r.URL.Path) {
+			noRoute(w, r)
+			return
 		}
-	}
-	if id, ok := strings.CutPrefix(path, "/toolsets/"); ok && method == http.MethodGet {
-		return respond(h.Service.ShowToolset(ctx, ShowRequest{ID: id, Proof: proof}))
-	}
-	if (path != "/solutions" && path != "/toolsets") || method != http.MethodPost {
-		return respond(nil, &Error{Code: CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets or GET /toolsets/{id}"})
-	}
-	raw := []byte(ev.Body)
-	if ev.IsBase64Encoded {
-		var err error
-		if raw, err = base64.StdEncoding.DecodeString(ev.Body); err != nil {
-			return respond(nil, &Error{Code: CodeInvalid, Message: "the body is not valid base64"})
+		r2 := *r
+		r2.Method = strings.ToUpper(r.Method)
+		if p := strings.TrimSuffix(r.URL.Path, "/"); p != r.URL.Path && p != "" {
+			u := *r.URL
+			u.Path, u.RawPath = p, strings.TrimSuffix(r.URL.RawPath, "/")
+			r2.URL = &u
 		}
+		mux.ServeHTTP(w, &r2)
+	})
+}
+
+// noRoute refuses any other request.
+func noRoute(w http.ResponseWriter, _ *http.Request) {
+	respond(w, nil, &Error{Code: CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets or GET /toolsets/{id}"})
+}
+
+// show serves GET /toolsets/{id}.
+func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.EscapedPath(), "/toolsets/")
+	res, err := h.service.ShowToolset(r.Context(), ShowRequest{ID: id, Proof: r.Header.Get(ProofHeader)})
+	respond(w, res, err)
+}
+
+// publish serves POST /solutions.
+func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
+	var b Body
+	if !decodeBody(w, r, &b, "the body must be {\"file\": NAME, \"source\": TEXT}") {
+		return
+	}
+	res, err := h.service.Publish(r.Context(), Request{File: b.File, Source: []byte(b.Source), Proof: r.Header.Get(ProofHeader)})
+	respond(w, res, err)
+}
+
+// register serves POST /toolsets.
+func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
+	var b RegisterBody
+	if !decodeBody(w, r, &b, "the body must be {\"toolset\": TEXT}") {
+		return
+	}
+	res, err := h.service.Register(r.Context(), RegisterRequest{Toolset: []byte(b.Toolset), Proof: r.Header.Get(ProofHeader)})
+	respond(w, res, err)
+}
+
+// decodeBody decodes r's body strictly into v, or answers PUBLISH_INVALID
+// (with malformed for a body that is not v's JSON) and returns false.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, malformed string) bool {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		respond(w, nil, &Error{Code: CodeInvalid, Message: "the body is not valid base64"})
+		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if path == "/toolsets" {
-		var b RegisterBody
-		if err := dec.Decode(&b); err != nil {
-			return respond(nil, &Error{Code: CodeInvalid, Message: "the body must be {\"toolset\": TEXT}"})
-		}
-		return respond(h.Service.Register(ctx, RegisterRequest{Toolset: []byte(b.Toolset), Proof: proof}))
+	if err := dec.Decode(v); err != nil {
+		respond(w, nil, &Error{Code: CodeInvalid, Message: malformed})
+		return false
 	}
-	var b Body
-	if err := dec.Decode(&b); err != nil {
-		return respond(nil, &Error{Code: CodeInvalid, Message: "the body must be {\"file\": NAME, \"source\": TEXT}"})
-	}
-	return respond(h.Service.Publish(ctx, Request{File: b.File, Source: []byte(b.Source), Proof: proof}))
+	return true
 }
 
 // status is the Function URL status of a code.
@@ -169,17 +230,24 @@ func status(code string) int {
 	return http.StatusServiceUnavailable
 }
 
-func respond(res any, err error) (json.RawMessage, error) {
-	resp := events.LambdaFunctionURLResponse{StatusCode: http.StatusOK, Headers: map[string]string{"Content-Type": "application/json"}}
-	if err != nil {
-		e, b := body(err)
-		resp.StatusCode, resp.Body = status(e.Code), string(b)
-	} else {
+// respond writes a Function URL answer (answer).
+func respond(w http.ResponseWriter, res any, err error) {
+	status, body := answer(res, err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// answer is a Function URL answer's status and body: 200 with the
+// result, or the code's status with an ErrorBody.
+func answer(res any, err error) (int, []byte) {
+	if err == nil {
 		b, merr := json.Marshal(res)
-		if merr != nil {
-			return respond(nil, fmt.Errorf("encode the result: %w", merr))
+		if merr == nil {
+			return http.StatusOK, b
 		}
-		resp.Body = string(b)
+		err = fmt.Errorf("encode the result: %w", merr)
 	}
-	return json.Marshal(resp)
+	e, b := body(err)
+	return status(e.Code), b
 }

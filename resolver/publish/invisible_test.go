@@ -32,12 +32,12 @@ func (createSFN) CreateStateMachine(_ context.Context, in *sfn.CreateStateMachin
 func TestPublishWarnsOfInvisibleCharacters(t *testing.T) {
 	e := newToolsetEnv(t)
 	var logs bytes.Buffer
-	e.h.Service.Log = slog.New(slog.NewJSONHandler(&logs, nil))
-	e.h.Service.SFN, e.h.Service.Region = createSFN{}, "us-east-1"
-	e.h.Service.Params = FileParams{ExecutionRoleParam("test"): "arn:aws:iam::000000000000:role/toolgate-test-solution-execution",
+	e.h.service.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+	e.h.service.SFN, e.h.service.Region = createSFN{}, "us-east-1"
+	e.h.service.Params = FileParams{ExecutionRoleParam("test"): "arn:aws:iam::000000000000:role/toolgate-test-solution-execution",
 		FunctionARNParam("test", "review-request"): "arn:aws:lambda:us-east-1:000000000000:function:toolgate-test-review-request"}
 	src := []byte("solution: bidi\nversion: 1\nsteps:\n  - id: a # secret\u200b\n    pass: {x: \"invoice\u202efdp.exe\"}\n")
-	res, err := e.h.Service.Publish(t.Context(), Request{File: "bidi.yaml", Source: src, Proof: e.callers.Proof(t, "alice", Binding("bidi.yaml", src))})
+	res, err := e.h.service.Publish(t.Context(), Request{File: "bidi.yaml", Source: src, Proof: e.callers.Proof(t, "alice", Binding("bidi.yaml", src))})
 	if err != nil {
 		t.Fatal(err)
 	}

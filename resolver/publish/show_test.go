@@ -48,7 +48,7 @@ func newToolsetEnv(t *testing.T) *toolsetEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.h = &Handler{Service: &Service{Callers: v, Stage: "test", Store: ledger.New(e.db, e.table), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	e.h = NewHandler(&Service{Callers: v, Stage: "test", Store: ledger.New(e.db, e.table), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return e
 }
 

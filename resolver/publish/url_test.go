@@ -120,5 +120,5 @@ func TestURLResponses(t *testing.T) {
 // and no store: every request the test sends is answered before the
 // table would be read.
 func urlHandler() *Handler {
-	return &Handler{Service: &Service{Callers: bindingEcho{}, Stage: "test", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
+	return NewHandler(&Service{Callers: bindingEcho{}, Stage: "test", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 }
