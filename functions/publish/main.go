@@ -52,5 +52,5 @@ func main() {
 	// tags (lambda:ListTags, functions tagged for this stage only), afresh
 	// for every registration.
 	svc.Floors = platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil)
-	lambda.Start((&publish.Handler{Service: svc}).Handle)
+	lambda.Start(publish.NewHandler(svc).Handle)
 }
