@@ -30,11 +30,14 @@ func main() {
 	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
-	h := &request.Handler{Store: dynamo.NewStore(db, cfg.Table), Ledger: ledger.New(db, cfg.Table), Log: log,
-		Callers: callers, Lane: cfg.Lane, Direct: cfg.Direct, Account: cfg.Callers.Account,
-		Region: cfg.Region, Stage: cfg.Stage,
+	h := request.NewHandler(cfg, request.Deps{
+		Store:   dynamo.NewStore(db, cfg.Table),
+		Ledger:  ledger.New(db, cfg.Table),
+		Callers: callers,
 		// A child run's start: the input record of the version a parent
 		// starts, and the version the child's execution runs.
-		Executions: stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)}}
+		Executions: stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)},
+		Log:        log,
+	})
 	lambda.Start(h.Handle)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/review"
@@ -169,7 +170,7 @@ func startChildEnv(t *testing.T) *childEnv {
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	store := dynamo.NewStore(db, "ledger")
 	e := &childEnv{ddb: ddb, sf: sf, client: client, store: store, parent: "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1",
-		h: &request.Handler{Store: store, Lane: lane.SFN, Account: "000000000000", Executions: stepfunctions.Executions{Client: client}}}
+		h: request.NewHandler(request.Config{Lane: lane.SFN, Callers: caller.Config{Account: "000000000000"}}, request.Deps{Store: store, Executions: stepfunctions.Executions{Client: client}})}
 	if err := store.RecordStart(ctx, e.parent, "arn:aws:iam::000000000000:user/starter"); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func (d *bigDefinitions) Definition(_ context.Context, versionARN string) (strin
 func TestChildInputRecordsKeepBoundedMemory(t *testing.T) {
 	e := startChildEnv(t)
 	defs := &bigDefinitions{}
-	e.h.Executions = defs
+	e.h = request.NewHandler(request.Config{Lane: lane.SFN, Callers: caller.Config{Account: "000000000000"}}, request.Deps{Store: e.store, Executions: defs})
 	const versions = 60
 	version := func(i int) string {
 		return fmt.Sprintf("arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-dev_big%d:1", i)

@@ -67,7 +67,7 @@ func (c *recordCache) put(versionARN string, r *inputrecord.Record) {
 // whose definition has no record this function reads. Step Functions
 // failing is CodeUnavailable, which the record Task retries.
 func (h *Handler) checkChildInput(ctx context.Context, c *tool.ChildStart) error {
-	if h.Executions == nil {
+	if h.executions == nil {
 		return review.Errorf(review.CodeForbidden, "this function cannot read state machines: a child's input cannot be checked")
 	}
 	in, err := review.ChildRunInput(c)
@@ -95,7 +95,7 @@ func (h *Handler) childRecord(ctx context.Context, versionARN string) (*inputrec
 	if r := h.inputRecords.get(versionARN); r != nil {
 		return r, nil
 	}
-	def, err := h.Executions.Definition(ctx, versionARN)
+	def, err := h.executions.Definition(ctx, versionARN)
 	switch {
 	case errors.Is(err, review.ErrNotFound):
 		return nil, review.Wrap(review.CodeInvalid, err, "child version %s does not exist", review.Truncate(versionARN, 200))

@@ -96,30 +96,56 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // stores the pending review a review Task asks for and returns while the
 // Task keeps waiting, and answers a Solution's Starter Task; on the
 // direct lane it serves LaneRequest, for a verified caller; on the start
-// lane, toolgate run's StartRequest.
+// lane, toolgate run's StartRequest. NewHandler builds it.
 type Handler struct {
-	Store   *dynamo.Store
-	Ledger  *ledger.Store
-	Log     *slog.Logger
-	Callers review.Callers
-	// Lane is fixed on the local stack (one instance per lane); empty: the
-	// invoked alias decides.
-	Lane   lane.Lane
-	Direct DirectPolicy
-	// Executions describes a child run's execution (the version it runs)
+	store   *dynamo.Store
+	ledger  *ledger.Store
+	log     *slog.Logger
+	callers review.Callers
+	// fixedLane is fixed on the local stack (one instance per lane);
+	// empty: the invoked alias decides.
+	fixedLane lane.Lane
+	direct    DirectPolicy
+	// executions describes a child run's execution (the version it runs)
 	// and the definition of the version a workflow step starts (its input
 	// record): Step Functions (stepfunctions.Executions), or nil where no
 	// child run is started or checked.
-	Executions review.Executions
-	// Account is the deployment's own AWS account (caller.EnvAccount): a
+	executions review.Executions
+	// account is the deployment's own AWS account (caller.EnvAccount): a
 	// recorded starter of any other account is refused (checkStarter).
 	// Empty, every recorded starter is refused.
-	Account string
-	// Region and Stage are, with Account, the start lane's StartScope:
+	account string
+	// region and stage are, with account, the start lane's StartScope:
 	// empty, the start lane records nothing.
-	Region, Stage string
+	region, stage string
 	toolsets      ledger.ToolsetCache
 	inputRecords  recordCache
+}
+
+// Deps are a Handler's collaborators.
+type Deps struct {
+	// Store is the review table (reviews, bindings, starts).
+	Store *dynamo.Store
+	// Ledger is the ledger table (toolsets, the input records' reads).
+	Ledger *ledger.Store
+	// Callers verifies caller and start proofs; nil: every one is refused.
+	Callers review.Callers
+	// Executions describes a child run's execution and the definition of
+	// the version a workflow step starts (stepfunctions.Executions); nil
+	// where no child run is started or checked.
+	Executions review.Executions
+	// Log defaults to slog.Default.
+	Log *slog.Logger
+}
+
+// NewHandler returns the function's handler: cfg's Lane (fixed on the
+// local stack only), Direct, Callers.Account, Region and Stage, and d.
+func NewHandler(cfg Config, d Deps) *Handler {
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
+		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -130,18 +156,15 @@ type Handler struct {
 // is not registered or does not hold the tool, REVIEW_UNAVAILABLE when
 // DynamoDB, STS or Step Functions fails (the compiled Tasks retry it).
 func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	if h.Log == nil {
-		h.Log = slog.Default()
-	}
 	out, err := h.request(ctx, payload)
 	if err != nil {
-		h.Log.WarnContext(ctx, "review request refused", "error", err.Error())
+		h.log.WarnContext(ctx, "review request refused", "error", err.Error())
 	}
 	return out, review.Edge(err)
 }
 
 func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	l, err := lane.Of(ctx, h.Lane, lane.Start)
+	l, err := lane.Of(ctx, h.fixedLane, lane.Start)
 	if err != nil {
 		return nil, review.Errorf(review.CodeForbidden, "%s", err.Error())
 	}
@@ -184,7 +207,7 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	}
 	// The requester is the execution's proven starter, as its Starter
 	// state recorded it: never the payload's word alone.
-	starter, err := h.Store.Starter(ctx, r.RunID)
+	starter, err := h.store.Starter(ctx, r.RunID)
 	switch {
 	case errors.Is(err, review.ErrNotFound):
 		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with gated tools starts with its Starter state (start runs with toolgate run)", review.Truncate(r.RunID, 200))
@@ -213,26 +236,26 @@ func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (
 	if err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
-	scope := StartScope{Account: h.Account, Region: h.Region, Stage: h.Stage}
+	scope := StartScope{Account: h.account, Region: h.region, Stage: h.stage}
 	if reason, msg := scope.Admit(req.ExecutionARN); reason != "" {
-		h.Log.WarnContext(ctx, "run start refused: the execution is not one the start lane admits", "reason", reason, "execution_arn", req.ExecutionARN)
+		h.log.WarnContext(ctx, "run start refused: the execution is not one the start lane admits", "reason", reason, "execution_arn", req.ExecutionARN)
 		return nil, review.Errorf(review.CodeForbidden, "%s [%s]", msg, reason)
 	}
-	if h.Callers == nil {
+	if h.callers == nil {
 		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
 	}
-	id, err := h.Callers.Verify(ctx, req.Proof, review.StartBinding(req.ExecutionARN, req.InputDigest))
+	id, err := h.callers.Verify(ctx, req.Proof, review.StartBinding(req.ExecutionARN, req.InputDigest))
 	if err != nil {
 		return nil, review.CallerError(fmt.Errorf("the start request: %w", err))
 	}
-	if err := h.Store.RecordRunStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest); errors.Is(err, review.ErrStartConflict) {
-		h.Log.WarnContext(ctx, "run start refused: the execution name is recorded", "reason", ReasonStartRecorded, "execution_arn", req.ExecutionARN, "starter", id.Principal)
+	if err := h.store.RecordRunStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest); errors.Is(err, review.ErrStartConflict) {
+		h.log.WarnContext(ctx, "run start refused: the execution name is recorded", "reason", ReasonStartRecorded, "execution_arn", req.ExecutionARN, "starter", id.Principal)
 		return nil, review.Errorf(review.CodeForbidden, "execution %s already has a start record: an execution name is recorded once; start the run under another name [%s]",
 			review.Truncate(req.ExecutionARN, 200), ReasonStartRecorded)
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
-	h.Log.InfoContext(ctx, "run start recorded", "execution_arn", req.ExecutionARN, "starter", id.Principal, "input_digest", req.InputDigest)
+	h.log.InfoContext(ctx, "run start recorded", "execution_arn", req.ExecutionARN, "starter", id.Principal, "input_digest", req.InputDigest)
 	return json.Marshal(tool.StartResult{Starter: id.Principal})
 }
 
@@ -264,9 +287,9 @@ func (h *Handler) runStart(ctx context.Context, payload json.RawMessage) (json.R
 	if lane.IsDirectRunID(arn) {
 		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(arn, 80))
 	}
-	rec, err := h.Store.RunStart(ctx, arn)
+	rec, err := h.store.RunStart(ctx, arn)
 	refuse := func(reason, format string, a ...any) error {
-		h.Log.WarnContext(ctx, "run start refused", "reason", reason, "execution_arn", arn)
+		h.log.WarnContext(ctx, "run start refused", "reason", reason, "execution_arn", arn)
 		return review.Errorf(review.CodeUnauthenticated, format+" [%s]", append(a, reason)...)
 	}
 	switch {
@@ -283,7 +306,7 @@ func (h *Handler) runStart(ctx context.Context, payload json.RawMessage) (json.R
 	if err := h.checkStarter(ctx, arn, rec.Starter); err != nil {
 		return nil, err
 	}
-	h.Log.InfoContext(ctx, "run start verified", "execution_arn", arn, "starter", rec.Starter)
+	h.log.InfoContext(ctx, "run start verified", "execution_arn", arn, "starter", rec.Starter)
 	return json.Marshal(tool.StartResult{Starter: rec.Starter})
 }
 
@@ -300,19 +323,19 @@ func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawM
 	if lane.IsDirectRunID(c.ExecutionARN) {
 		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(c.ExecutionARN, 80))
 	}
-	if h.Callers == nil {
+	if h.callers == nil {
 		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
 	}
-	id, err := h.Callers.VerifyAt(ctx, c.StartProof, caller.Binding{Action: caller.ActionStart, Target: c.ExecutionARN}, started)
+	id, err := h.callers.VerifyAt(ctx, c.StartProof, caller.Binding{Action: caller.ActionStart, Target: c.ExecutionARN}, started)
 	if err != nil {
 		return nil, review.CallerError(fmt.Errorf("the run's start proof: %w", err))
 	}
-	if err := h.Store.RecordStart(ctx, c.ExecutionARN, id.Principal); errors.Is(err, review.ErrStartConflict) {
+	if err := h.store.RecordStart(ctx, c.ExecutionARN, id.Principal); errors.Is(err, review.ErrStartConflict) {
 		return nil, review.Errorf(review.CodeForbidden, "execution %s was started by someone else", review.Truncate(c.ExecutionARN, 200))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
-	h.Log.InfoContext(ctx, "run start verified", "execution_arn", c.ExecutionARN, "starter", id.Principal)
+	h.log.InfoContext(ctx, "run start verified", "execution_arn", c.ExecutionARN, "starter", id.Principal)
 	return json.Marshal(tool.StartResult{Starter: id.Principal})
 }
 
@@ -332,7 +355,7 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 	if lane.IsDirectRunID(rec.ParentRunID) {
 		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(rec.ParentRunID, 80))
 	}
-	rec.Starter, err = h.Store.Starter(ctx, rec.ParentRunID)
+	rec.Starter, err = h.store.Starter(ctx, rec.ParentRunID)
 	if errors.Is(err, review.ErrNotFound) {
 		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with a workflow step starts with its Starter state", review.Truncate(rec.ParentRunID, 200))
 	} else if err != nil {
@@ -353,7 +376,7 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 		}
 	}
 	for {
-		err := h.Store.RecordChildStart(ctx, res.ExecutionARN, rec)
+		err := h.store.RecordChildStart(ctx, res.ExecutionARN, rec)
 		if err == nil {
 			break
 		} else if !errors.Is(err, review.ErrStartConflict) {
@@ -362,17 +385,17 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 		// A run's start (no parent: toolgate run's, or a Starter's from a
 		// start proof) holds the name: the step did not write it, and it
 		// passes to the next name, as for a name an execution holds.
-		if _, err := h.Store.ChildStart(ctx, res.ExecutionARN); err == nil {
+		if _, err := h.store.ChildStart(ctx, res.ExecutionARN); err == nil {
 			return nil, review.Errorf(review.CodeForbidden, "child execution %s is already recorded with another starter, parent or input", review.Truncate(res.ExecutionARN, 200))
 		} else if !errors.Is(err, review.ErrNotFound) {
 			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 		}
-		h.Log.WarnContext(ctx, "child execution name held by a run's start record", "execution_arn", res.ExecutionARN, "parent_run_id", c.ParentRunID, "attempt", res.Attempt)
+		h.log.WarnContext(ctx, "child execution name held by a run's start record", "execution_arn", res.ExecutionARN, "parent_run_id", c.ParentRunID, "attempt", res.Attempt)
 		if res, err = nextChildAttempt(c, res, "a run's start record"); err != nil {
 			return nil, err
 		}
 	}
-	h.Log.InfoContext(ctx, "child start recorded", "execution_arn", res.ExecutionARN, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
+	h.log.InfoContext(ctx, "child start recorded", "execution_arn", res.ExecutionARN, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
 	return json.Marshal(res)
 }
 
@@ -384,7 +407,7 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 // returns the next attempt's name, for the caller to record
 // (nextChildAttempt).
 func (h *Handler) releaseChild(ctx context.Context, c *tool.ChildStart, res tool.ChildStartResult) (tool.ChildStartResult, bool, error) {
-	err := h.Store.ReleaseChildStart(ctx, res.ExecutionARN, c.ParentRunID)
+	err := h.store.ReleaseChildStart(ctx, res.ExecutionARN, c.ParentRunID)
 	switch {
 	case errors.Is(err, review.ErrChildTaken):
 		res.Taken = true
@@ -394,7 +417,7 @@ func (h *Handler) releaseChild(ctx context.Context, c *tool.ChildStart, res tool
 	case err != nil:
 		return res, false, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
-	h.Log.WarnContext(ctx, "child execution name held by an execution the parent did not start", "execution_arn", res.ExecutionARN, "parent_run_id", c.ParentRunID, "attempt", res.Attempt)
+	h.log.WarnContext(ctx, "child execution name held by an execution the parent did not start", "execution_arn", res.ExecutionARN, "parent_run_id", c.ParentRunID, "attempt", res.Attempt)
 	res, err = nextChildAttempt(c, res, "an execution its parent did not start")
 	return res, false, err
 }
@@ -425,7 +448,7 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
 	arn := c.ExecutionARN
-	rec, err := h.Store.ChildStart(ctx, arn)
+	rec, err := h.store.ChildStart(ctx, arn)
 	if errors.Is(err, review.ErrNotFound) {
 		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s names a parent run, but no parent recorded its start: a child run starts only from its parent's workflow step", review.Truncate(arn, 200))
 	} else if err != nil {
@@ -436,10 +459,10 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 	}
 	// The version the parent starts, and no other: an execution started
 	// by hand on the unqualified ARN runs the latest revision.
-	if h.Executions == nil {
+	if h.executions == nil {
 		return nil, review.Errorf(review.CodeForbidden, "this function cannot read executions: a child run cannot be verified")
 	}
-	version, err := h.Executions.VersionOf(ctx, arn)
+	version, err := h.executions.VersionOf(ctx, arn)
 	if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution")
 	}
@@ -448,7 +471,7 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 	}
 	// One execution takes the record: an execution name may be used again
 	// 90 days after the execution closed.
-	if err := h.Store.TakeChildStart(ctx, arn, c.StartTime); errors.Is(err, review.ErrChildTaken) {
+	if err := h.store.TakeChildStart(ctx, arn, c.StartTime); errors.Is(err, review.ErrChildTaken) {
 		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: another execution of that name took its parent's start record, or the parent released it", review.Truncate(arn, 200))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
@@ -456,7 +479,7 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 	if err := h.checkStarter(ctx, arn, rec.Starter); err != nil {
 		return nil, err
 	}
-	h.Log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
+	h.log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
 	return json.Marshal(tool.StartResult{Starter: rec.Starter})
 }
 
@@ -468,8 +491,8 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 // the same person, signed in with the deployment's account, is not
 // (docs/identity.md, "Accounts").
 func (h *Handler) checkStarter(ctx context.Context, runID, starter string) error {
-	if account := caller.AccountOf(starter); h.Account == "" || account != h.Account {
-		h.Log.WarnContext(ctx, "start record refused: its starter belongs to an account this deployment does not admit",
+	if account := caller.AccountOf(starter); h.account == "" || account != h.account {
+		h.log.WarnContext(ctx, "start record refused: its starter belongs to an account this deployment does not admit",
 			"reason", string(caller.WrongAccount), "run_id", runID, "account", review.Truncate(account, 40))
 		return review.Errorf(review.CodeForbidden, "execution %s was started by %s, a principal of an account this deployment does not admit: start the run again with credentials of the deployment's account [%s]",
 			review.Truncate(runID, 200), review.Truncate(starter, 200), caller.WrongAccount)
@@ -480,14 +503,14 @@ func (h *Handler) checkStarter(ctx context.Context, runID, starter string) error
 // create stores r after checking that its toolset is registered and pins
 // its tool.
 func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage, error) {
-	ts, err := h.toolsets.Load(ctx, h.Ledger, r.ToolsetID, h.Log)
+	ts, err := h.toolsets.Load(ctx, h.ledger, r.ToolsetID, h.log)
 	if err != nil {
 		return nil, toolsetError(err)
 	}
 	if _, ok := ts.Tools[r.Tool]; !ok {
 		return nil, review.Errorf(review.CodeForbidden, "tool %s is not in toolset %s", r.Tool, r.ToolsetID)
 	}
-	created, existing, err := h.Store.Create(ctx, r)
+	created, existing, err := h.store.Create(ctx, r)
 	if err != nil && !dynamo.Transient(err) {
 		// DynamoDB refused the item itself (a ValidationException): asking
 		// again cannot help.
@@ -502,7 +525,7 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 		}
 		r = existing
 	}
-	h.Log.InfoContext(ctx, "review requested", "review_id", r.ID, "run_id", r.RunID, "step", r.Step, "of", r.Of,
+	h.log.InfoContext(ctx, "review requested", "review_id", r.ID, "run_id", r.RunID, "step", r.Step, "of", r.Of,
 		"tool", r.Tool, "input_digest", r.InputDigest, "requester", r.Requester, "expires_at", review.FormatTime(r.ExpiresAt), "created", created)
 	return json.Marshal(review.RequestResult{ReviewID: r.ID, Status: r.Status, ExpiresAt: review.FormatTime(r.ExpiresAt)})
 }
@@ -529,7 +552,7 @@ func (h *Handler) lane(ctx context.Context, payload json.RawMessage) (json.RawMe
 	if err := dec.Decode(&req); err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "review request: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if h.Callers == nil {
+	if h.callers == nil {
 		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
 	}
 	switch req.Action {
@@ -539,11 +562,11 @@ func (h *Handler) lane(ctx context.Context, payload json.RawMessage) (json.RawMe
 		if !review.ValidID(req.ReviewID) {
 			return nil, review.Errorf(review.CodeInvalid, "%q is not a review id", review.Truncate(req.ReviewID, 40))
 		}
-		who, err := h.Callers.Verify(ctx, req.Proof, caller.Binding{Action: caller.ActionStatus, Target: req.ReviewID})
+		who, err := h.callers.Verify(ctx, req.Proof, caller.Binding{Action: caller.ActionStatus, Target: req.ReviewID})
 		if err != nil {
 			return nil, review.CallerError(err)
 		}
-		r, err := h.Store.Get(ctx, req.ReviewID)
+		r, err := h.store.Get(ctx, req.ReviewID)
 		if errors.Is(err, review.ErrNotFound) || (err == nil && (r.TaskToken != "" || r.Requester != who.Principal)) {
 			// A review Task's review, or another requester's, is not this
 			// caller's to watch.
@@ -552,7 +575,7 @@ func (h *Handler) lane(ctx context.Context, payload json.RawMessage) (json.RawMe
 		if err != nil {
 			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 		}
-		st := review.LaneStatus{ReviewID: r.ID, Status: r.Status, ExpiresAt: review.FormatTime(r.ExpiresAt), Expired: r.Expired(h.Store.Now())}
+		st := review.LaneStatus{ReviewID: r.ID, Status: r.Status, ExpiresAt: review.FormatTime(r.ExpiresAt), Expired: r.Expired(h.store.Now())}
 		if r.Status != review.Pending {
 			d := r.Decision()
 			st.Decision = &d
@@ -577,18 +600,18 @@ func (h *Handler) laneRequest(ctx context.Context, req review.LaneRequest) (json
 	if err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "review request: %s", tool.Classify(err).Message)
 	}
-	who, err := h.Callers.Verify(ctx, req.Proof, review.RequestBinding(req, digest))
+	who, err := h.callers.Verify(ctx, req.Proof, review.RequestBinding(req, digest))
 	if err != nil {
 		return nil, review.CallerError(err)
 	}
 	if prefix := lane.DirectRunPrefix(who.ARN); !strings.HasPrefix(req.RunID, prefix) || len(req.RunID) == len(prefix) {
 		return nil, review.Errorf(review.CodeForbidden, "run id %q is not in your direct-lane namespace %s<id>", review.Truncate(req.RunID, 80), prefix)
 	}
-	reviewers := h.Direct.Reviewers[req.Tool]
+	reviewers := h.direct.Reviewers[req.Tool]
 	if len(reviewers) == 0 {
 		return nil, review.Errorf(review.CodeForbidden, "the direct lane is closed for %s: the platform names no direct-lane reviewers for it (%s)", review.Truncate(req.Tool, 64), review.EnvDirectReviewers)
 	}
-	if max := h.Direct.MaxTimeoutSeconds; req.TimeoutSeconds > max {
+	if max := h.direct.MaxTimeoutSeconds; req.TimeoutSeconds > max {
 		return nil, review.Errorf(review.CodeInvalid, "review request: timeout_seconds %d is over the direct lane's %d", req.TimeoutSeconds, max)
 	}
 	r, err := review.New(review.Params{ID: review.NewID(), RunID: req.RunID, Step: req.Step, Of: req.Of, Tool: req.Tool, ToolsetID: req.ToolsetID,

@@ -14,7 +14,7 @@ import (
 // members by their exact names, once each, valid UTF-8; a review Task's
 // Nothing is read or written for them.
 func TestLaneRequestsAreStrict(t *testing.T) {
-	h := &request.Handler{Lane: lane.Direct}
+	h := request.NewHandler(request.Config{Lane: lane.Direct}, request.Deps{})
 	for name, payload := range map[string]string{
 		"a member in other letter case": `{"action":"request","RUN_ID":"r1"}`,
 		"a member twice":                `{"action":"request","run_id":"r1","run_id":"r2"}`,
@@ -48,7 +48,7 @@ func TestStartLaneTakesStartRequestsOnly(t *testing.T) {
 		"a start request on the sfn alias":         {lane.SFN, start, "REVIEW_FORBIDDEN"},
 		"a start request on the direct alias":      {lane.Direct, start, "REVIEW_INVALID_REQUEST"},
 	} {
-		h := &request.Handler{Lane: c.lane}
+		h := request.NewHandler(request.Config{Lane: c.lane}, request.Deps{})
 		_, err := h.Handle(context.Background(), json.RawMessage(c.payload))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %s", name, err, c.want)

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -25,9 +26,10 @@ import (
 // a caller verifier on the STS stand-in, for the local account, region
 // and stage "dev"; sign signs a start request's proof as a local user.
 type startLane struct {
-	h    *request.Handler
-	sts  *local.STS
-	keys *local.LocalKeys
+	h       *request.Handler
+	callers review.Callers // h's
+	sts     *local.STS
+	keys    *local.LocalKeys
 }
 
 func newStartLane(t *testing.T, e *childEnv) *startLane {
@@ -46,8 +48,13 @@ func newStartLane(t *testing.T, e *childEnv) *startLane {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &startLane{sts: sts, keys: keys, h: &request.Handler{Store: e.store, Lane: lane.Start, Callers: v,
-		Account: local.LocalAccountID, Region: local.Region, Stage: "dev"}}
+	return &startLane{sts: sts, keys: keys, callers: v, h: startHandler(e.store, v, "dev")}
+}
+
+// startHandler is review-request on the start lane of stage.
+func startHandler(store *dynamo.Store, v review.Callers, stage string) *request.Handler {
+	return request.NewHandler(request.Config{Lane: lane.Start, Callers: caller.Config{Account: local.LocalAccountID}, Region: local.Region, Stage: stage},
+		request.Deps{Store: store, Callers: v})
 }
 
 // record asks the start lane, as local user name with a valid proof, to
@@ -117,8 +124,9 @@ func TestStartLaneRecordsOnlyThisDeploymentsSolutionRuns(t *testing.T) {
 		})
 	}
 	t.Run("a function without its stage admits nothing", func(t *testing.T) {
-		s.h.Stage = ""
-		defer func() { s.h.Stage = "dev" }()
+		dev := s.h
+		s.h = startHandler(e.store, s.callers, "")
+		defer func() { s.h = dev }()
 		err := s.record(t, "alice", sm+"toolgate-dev_weekly:run-2", startDigest)
 		if err == nil || !strings.Contains(err.Error(), "["+request.ReasonStartStateMachine+"]") {
 			t.Fatalf("%v, want [%s]", err, request.ReasonStartStateMachine)

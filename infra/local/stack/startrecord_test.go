@@ -184,8 +184,9 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 		// record's deadline is a minute before the execution starts.
 		verifier := startVerifier(t, e)
 		db := local.DynamoDB(e.st.Dynamo.Endpoint())
-		h := &request.Handler{Store: dynamo.NewStore(db, stack.Table).WithClock(func() time.Time { return time.Now().Add(-2 * time.Minute) }),
-			Lane: lane.Start, Callers: verifier, Account: local.LocalAccountID, Region: local.Region, Stage: stack.Stage, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		h := request.NewHandler(request.Config{Lane: lane.Start, Callers: caller.Config{Account: local.LocalAccountID}, Region: local.Region, Stage: stack.Stage},
+			request.Deps{Store: dynamo.NewStore(db, stack.Table).WithClock(func() time.Time { return time.Now().Add(-2 * time.Minute) }),
+				Callers: verifier, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		late := "late"
 		d := digest(body("team@example.com"))
 		payload, _ := json.Marshal(review.StartRequest{Action: review.StartAction, ExecutionARN: execution(late), InputDigest: d,
