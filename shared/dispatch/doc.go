@@ -15,10 +15,18 @@
 //   - claim (claim.go): the call's idempotency record, with the attempt cap
 //     and the at_most_once rule.
 //   - execute (execute.go): the tool under the Lambda deadline and its
-//     lease, and its output against the pinned schema and the inline limit.
+//     lease (toolDeadline), the code its end gets (classifyEnd), and its
+//     output against the pinned schema and the inline limit.
 //   - record (record.go): every phase after admit ends in an outcome, which
 //     record writes to the ledger (a row of its own, or the claimed
 //     record's finish with the attempt's row) and the log, in one place.
+//
+// New builds a Dispatcher from its Config (what it serves, its Mode:
+// OneTool, PlatformTools or MCPTools; its limits) and its Deps, the
+// stores and verifier behind the interfaces this package declares
+// (stores.go, lane.go); shared/toolfunction wires the DynamoDB, SSM and
+// STS adapters at a tool function's cold start, and the function's main
+// starts the Lambda runtime with Dispatcher.Handle.
 //
 // docs/ledger.md walks through the record states and the DynamoDB
 // requests each outcome costs.
