@@ -40,17 +40,17 @@ func main() {
 		fp, err := publish.ReadFileParams(cfg.ParamsFile)
 		params = coldstart.Must(log, "bad configuration", publish.Params(fp), err)
 	}
-	svc := &publish.Service{Callers: callers, Params: params, Stage: cfg.Stage, Region: awsCfg.Region,
-		Store: ledger.New(db, cfg.Table), SFN: sfn.NewFromConfig(awsCfg), Log: log, Deployment: cfg.Deployment}
 	// Registration lists MCP servers under the same address rules as the
 	// calls (TOOLGATE_MCP_ALLOW, docs/tools.md "MCP tools"); without an
 	// allow-list no server is reachable, and drafts are refused by it.
 	mcpCfg, err := mcptool.ConfigFromEnv(os.Getenv)
 	mcpCfg = coldstart.Must(log, "bad configuration", mcpCfg, err)
-	svc.MCP = mcptool.New(mcpCfg, log).List
-	// Registration reads each platform tool's floor from its function's
-	// tags (lambda:ListTags, functions tagged for this stage only), afresh
-	// for every registration.
-	svc.Floors = platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil)
+	svc := &publish.Service{Callers: callers, Params: params, Stage: cfg.Stage, Region: awsCfg.Region,
+		Store: ledger.New(db, cfg.Table), SFN: sfn.NewFromConfig(awsCfg), Log: log, Deployment: cfg.Deployment,
+		MCP: mcptool.New(mcpCfg, log).List,
+		// Registration reads each platform tool's floor from its function's
+		// tags (lambda:ListTags, functions tagged for this stage only),
+		// afresh for every registration.
+		Floors: platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil)}
 	lambda.Start(publish.NewHandler(svc).Handle)
 }
