@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
@@ -135,10 +136,10 @@ func (h *Handler) url(ctx context.Context, payload json.RawMessage) (json.RawMes
 			}
 			req.Action, req.Decision, req.Reason = review.ActionDecide, b.Decision, b.Reason
 		default:
-			return respond(nil, review.Errorf(review.CodeInvalid, "%s is not allowed on %s: use GET or POST", method, review.Truncate(ev.RawPath, 80)))
+			return respond(nil, review.Errorf(review.CodeInvalid, "%s is not allowed on %s: use GET or POST", method, excerpt.Bytes(ev.RawPath, 80, "...")))
 		}
 	default:
-		return respond(nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}", method, review.Truncate(ev.RawPath, 80)))
+		return respond(nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}", method, excerpt.Bytes(ev.RawPath, 80, "...")))
 	}
 	who, res, err := h.Service.Do(ctx, req)
 	h.logRequest(ctx, who, req.Action, req.ReviewID, err)
