@@ -37,13 +37,11 @@ type SFNAPI interface {
 // review-request's start lane reads too).
 func StateMachineName(stage, solution string) string { return tool.StateMachineName(stage, solution) }
 
-// StagePattern is what a stage may be (tool.StagePattern): 1 to 20
-// lower-case letters, digits and "-", starting with a letter.
-var StagePattern = tool.StagePattern
-
-// CheckStage refuses a stage StateMachineName cannot use.
+// CheckStage refuses a stage StateMachineName cannot use: one that is not
+// 1 to 20 lower-case letters, digits and "-", starting with a letter
+// (tool.StagePattern).
 func CheckStage(stage string) error {
-	if !StagePattern.MatchString(stage) {
+	if !tool.StagePattern.MatchString(stage) {
 		return fmt.Errorf("stage %q must be 1 to 20 lower-case letters, digits or '-', starting with a letter", stage)
 	}
 	return nil
