@@ -64,7 +64,7 @@ FUZZ_TARGETS := \
 	./shared/fetchurl/:FuzzParse \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check ./shared/fetch/:FuzzRetryAfter \
 	./shared/mcptool/:FuzzDiff ./shared/mcptool/:FuzzRawNextCursor ./shared/inputrecord/:FuzzRead \
-	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape ./shared/externalkey/:FuzzParse \
+	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape ./shared/externalkey/:FuzzParse ./shared/excerpt/:FuzzCuts \
 	./resolver/changelog/:FuzzParse
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way (docs/performance.md).

@@ -84,7 +84,7 @@ type ToolFunctionProps struct {
 	// Stage is the toolgate stage whose proxy invokes the function: the
 	// value of its ToolTagKey tag.
 	Stage string
-	// Tool is the tool's name in toolset files (toolset.ToolNamePattern).
+	// Tool is the tool's name in toolset files (catalog.NamePattern).
 	Tool string
 	// ProxyRoleARN is the ARN of the stage's lambda-tool function role, the
 	// only principal the function's resource policy allows.

@@ -6,7 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // A binding is a ${...} reference in a Solution value:
@@ -88,14 +89,14 @@ const bindingForms = "${input.PATH}, ${steps.ID.output.PATH}, ${steps.ID.error.E
 func parseBinding(inner string) (*binding, error) {
 	m := bindingPattern.FindStringSubmatch(inner)
 	if m == nil {
-		return nil, fmt.Errorf("binding %q must be %s", truncate("${"+inner+"}"), bindingForms)
+		return nil, fmt.Errorf("binding %q must be %s", excerpt.BytesWithin("${"+inner+"}", maxQuotedBytes, "..."), bindingForms)
 	}
 	b := &binding{text: inner, root: m[1], rest: m[5]}
 	switch {
 	case m[1] == "for_each.index":
 		b.root = "for_each"
 		if b.rest != "" {
-			return nil, fmt.Errorf("binding %q: the item's index is a number: write ${for_each.index}", truncate("${"+inner+"}"))
+			return nil, fmt.Errorf("binding %q: the item's index is a number: write ${for_each.index}", excerpt.BytesWithin("${"+inner+"}", maxQuotedBytes, "..."))
 		}
 	case m[4] != "":
 		b.root, b.step = "item", m[4]
@@ -104,12 +105,12 @@ func parseBinding(inner string) (*binding, error) {
 	case m[3] != "":
 		b.root, b.step = "reviews", m[3]
 		if !slices.Contains(decisionFields, strings.TrimPrefix(b.rest, ".")) {
-			return nil, fmt.Errorf("binding %q: a review's decision has decision, reason and approver: write ${reviews.%s.decision}, ${reviews.%s.reason} or ${reviews.%s.approver}", truncate("${"+inner+"}"), m[3], m[3], m[3])
+			return nil, fmt.Errorf("binding %q: a review's decision has decision, reason and approver: write ${reviews.%s.decision}, ${reviews.%s.reason} or ${reviews.%s.approver}", excerpt.BytesWithin("${"+inner+"}", maxQuotedBytes, "..."), m[3], m[3], m[3])
 		}
 	case m[1] == "execution":
 		b.step = strings.TrimPrefix(b.rest, ".")
 		if _, ok := executionFields[b.step]; !ok {
-			return nil, fmt.Errorf("binding %q: the execution has id, name and start_time: write ${execution.id}, ${execution.name} or ${execution.start_time}", truncate("${"+inner+"}"))
+			return nil, fmt.Errorf("binding %q: the execution has id, name and start_time: write ${execution.id}, ${execution.name} or ${execution.start_time}", excerpt.BytesWithin("${"+inner+"}", maxQuotedBytes, "..."))
 		}
 		b.rest = ""
 	}
@@ -137,7 +138,7 @@ func parseTemplate(s string) ([]segment, error) {
 		case strings.HasPrefix(s[i:], "${"):
 			end := strings.IndexByte(s[i:], '}')
 			if end < 0 {
-				return nil, fmt.Errorf("binding %q has no closing }", truncate(s[i:]))
+				return nil, fmt.Errorf("binding %q has no closing }", excerpt.BytesWithin(s[i:], maxQuotedBytes, "..."))
 			}
 			b, err := parseBinding(s[i+2 : i+end])
 			if err != nil {
@@ -265,7 +266,7 @@ func compileParams(v *value, inList bool, uses *[]use) (compiled, []paramsError)
 		var errs []paramsError
 		for _, f := range v.fields {
 			if strings.Contains(f.key, "${") {
-				errs = append(errs, paramsError{f.keyPos, fmt.Sprintf("key %q: bindings are not allowed in keys, only in values", truncate(f.key))})
+				errs = append(errs, paramsError{f.keyPos, fmt.Sprintf("key %q: bindings are not allowed in keys, only in values", excerpt.BytesWithin(f.key, maxQuotedBytes, "..."))})
 				continue
 			}
 			if strings.HasSuffix(f.key, ".$") {
@@ -353,16 +354,7 @@ type use struct {
 	refused bool
 }
 
-// truncate shortens text quoted in a diagnostic to 80 bytes, cutting
-// before a whole character (an MCP server URL as shown holds "…", three
-// bytes).
-func truncate(s string) string {
-	if len(s) <= 80 {
-		return s
-	}
-	cut := 77
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// maxQuotedBytes bounds text a diagnostic quotes from the source, in
+// bytes, its "..." included (excerpt.BytesWithin): a name or a value is
+// recognisable in 80 bytes, and a message stays one terminal line or two.
+const maxQuotedBytes = 80

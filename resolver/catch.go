@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -156,7 +157,7 @@ func (c *checker) checkCatches() {
 		for k, entry := range st.Catches {
 			for _, code := range entry.Errors {
 				if msg := c.cannotRaise(st, code.Name, names); msg != "" {
-					c.ds.errorf(code.Pos, RuleErrorCode, "step %q on_error entry %d catches %q, %s", st.ID, k+1, truncate(code.Name), msg)
+					c.ds.errorf(code.Pos, RuleErrorCode, "step %q on_error entry %d catches %q, %s", st.ID, k+1, excerpt.BytesWithin(code.Name, maxQuotedBytes, "..."), msg)
 					continue
 				}
 				if j, ok := caught[code.Name]; ok {
@@ -275,7 +276,7 @@ func (c *checker) checkRetryErrors() {
 				if near := nearest(code.Name, all); near != "" {
 					msg += fmt.Sprintf("; did you mean %q?", near)
 				}
-				c.ds.errorf(code.Pos, RuleErrorCode, "step %q retry.errors names %q, which is not retried: only %s are; %s", st.ID, truncate(code.Name), strings.Join(all, ", "), msg)
+				c.ds.errorf(code.Pos, RuleErrorCode, "step %q retry.errors names %q, which is not retried: only %s are; %s", st.ID, excerpt.BytesWithin(code.Name, maxQuotedBytes, "..."), strings.Join(all, ", "), msg)
 			}
 			seen[code.Name] = true
 		}

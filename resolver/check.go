@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver/gate"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -561,7 +562,7 @@ func (c *checker) checkBindingTarget(st *Step, u *use) {
 		if st.Loop == nil || st.Loop.ForEach.As != u.b.step {
 			// As parseBinding says of any other name: the item's name is
 			// a root only inside its body.
-			c.refuse(u, "step %q: binding %q must be %s", st.ID, truncate("${"+u.b.text+"}"), bindingForms)
+			c.refuse(u, "step %q: binding %q must be %s", st.ID, excerpt.BytesWithin("${"+u.b.text+"}", maxQuotedBytes, "..."), bindingForms)
 		}
 		return
 	}

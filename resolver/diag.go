@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/reviewer"
 )
@@ -168,10 +169,7 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s))
-	if r := []rune(s); len(r) > MaxMessageRunes {
-		s = string(r[:MaxMessageRunes-1]) + "…"
-	}
-	return s
+	return excerpt.RunesWithin(s, MaxMessageRunes, "…")
 }
 
 func (ds *diags) errorf(p Pos, rule, format string, args ...any) {

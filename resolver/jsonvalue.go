@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // format is the grammar a source file is read in.
@@ -124,7 +125,7 @@ func (p *jsonParser) value(depth int) (*value, Pos, error) {
 			}
 			key, kp := name.String(), p.pos(p.start)
 			if first, ok := seen[key]; ok {
-				return nil, kp, fmt.Errorf("key %q appears twice in this object (first on line %d)", truncate(key), first.Line)
+				return nil, kp, fmt.Errorf("key %q appears twice in this object (first on line %d)", excerpt.BytesWithin(key, maxQuotedBytes, "..."), first.Line)
 			}
 			seen[key] = kp
 			if key == "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/mailheader"
 	"github.com/toolgate/toolgate/shared/recipient"
@@ -152,7 +153,7 @@ func (c *checker) checkURL(i int, st *Step, v *value) {
 	// as written is refused exactly when some literal part is, and byte
 	// offsets count in what the author wrote.
 	if err := fetchurl.CheckText(v.str); err != nil {
-		c.ds.errorf(v.pos, RuleFetchURL, "step %q with.url %q, a template whose literal text alone decides this: %v; structured-data-fetch refuses every value of it", st.ID, truncate(v.str), err)
+		c.ds.errorf(v.pos, RuleFetchURL, "step %q with.url %q, a template whose literal text alone decides this: %v; structured-data-fetch refuses every value of it", st.ID, excerpt.BytesWithin(v.str, maxQuotedBytes, "..."), err)
 		return
 	}
 	if segs[0].b != nil {
@@ -176,7 +177,7 @@ func (c *checker) checkURL(i int, st *Step, v *value) {
 func (c *checker) checkWholeURL(i int, st *Step, v *value, raw, shown string) {
 	u, err := fetchurl.Parse(raw)
 	if err != nil {
-		c.ds.errorf(v.pos, RuleFetchURL, "step %q with.url %q: %v; structured-data-fetch refuses it", st.ID, truncate(shown), err)
+		c.ds.errorf(v.pos, RuleFetchURL, "step %q with.url %q: %v; structured-data-fetch refuses it", st.ID, excerpt.BytesWithin(shown, maxQuotedBytes, "..."), err)
 		return
 	}
 	if len(c.hosts) == 0 {
@@ -184,7 +185,7 @@ func (c *checker) checkWholeURL(i int, st *Step, v *value, raw, shown string) {
 	}
 	name := "policy.fetch_hosts (" + strings.Join(c.hosts.Strings(), ", ") + ")"
 	if err := fetchurl.Listed(c.hosts, name, u); err != nil {
-		c.ds.errorf(v.pos, RuleFetchHost, "step %q with.url %q: %v", st.ID, truncate(shown), err)
+		c.ds.errorf(v.pos, RuleFetchHost, "step %q with.url %q: %v", st.ID, excerpt.BytesWithin(shown, maxQuotedBytes, "..."), err)
 		return
 	}
 	c.literal(i, Literal{Kind: LiteralFetchURL, Pos: v.pos, Step: st.ID, Field: "url", Value: raw})

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -27,8 +29,8 @@ const MCPFunction = "mcp-call"
 func namedToolset(ds *diags, sol *Solution, opts Options) *toolset.Toolset {
 	id := sol.Toolset.Name
 	switch {
-	case !toolset.IDPattern.MatchString(id):
-		ds.errorf(sol.Toolset.Pos, RuleToolset, "toolset %q is not a toolset id (%s): name a registered toolset by its id", truncate(id), toolset.IDPattern)
+	case !tool.ToolsetIDPattern.MatchString(id):
+		ds.errorf(sol.Toolset.Pos, RuleToolset, "toolset %q is not a toolset id (%s): name a registered toolset by its id", excerpt.BytesWithin(id, maxQuotedBytes, "..."), tool.ToolsetIDPattern)
 		return nil
 	case opts.Toolsets == nil:
 		ds.errorf(sol.Toolset.Pos, RuleToolset, "toolset %s: no registered toolset can be looked up here", id)

@@ -11,9 +11,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // The Solution grammar, as docs/solutions.md describes it for authors.
@@ -48,14 +50,10 @@ func (k StepKind) completes() bool {
 // EndTarget is the reserved target meaning "the run succeeds here".
 const EndTarget = "end"
 
-var (
-	// solutionNamePattern: at most 50 characters, no "_", so that
-	// "toolgate-<stage>_<solution>" fits a state machine name's 80
-	// characters with a stage of up to 20 (AWS Step Functions quota;
-	// resolver/publish StateMachineName).
-	solutionNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
-	stepIDPattern       = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-)
+// StepIDPattern is the shape of a step id (docs/solutions.md, "Steps"):
+// lower-case letters, digits and "_", at most 63 characters. A Solution's
+// name is toolset.NamePattern's.
+var StepIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
 // Limits of the grammar, with their sources.
 const (
@@ -384,8 +382,8 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 		case "solution":
 			s.NamePos = f.val.pos
 			if name, ok := d.str(&f, "solution"); ok {
-				if !solutionNamePattern.MatchString(name) {
-					d.ds.errorf(f.val.pos, RuleInvalidValue, "solution name %q must match %s", name, solutionNamePattern)
+				if !toolset.NamePattern.MatchString(name) {
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "solution name %q must match %s", name, toolset.NamePattern)
 				}
 				s.Name = name
 			}
@@ -499,8 +497,8 @@ func (d *decoder) decodeStep(v *value, index int, loop *Step) *Step {
 	if f := v.get("id"); f != nil {
 		st.Pos = f.val.pos
 		if id, ok := d.str(f, what+" id"); ok {
-			if !stepIDPattern.MatchString(id) {
-				d.ds.errorf(f.val.pos, RuleInvalidValue, "step id %q must match %s", id, stepIDPattern)
+			if !StepIDPattern.MatchString(id) {
+				d.ds.errorf(f.val.pos, RuleInvalidValue, "step id %q must match %s", id, StepIDPattern)
 			} else if id == EndTarget {
 				d.ds.errorf(f.val.pos, RuleInvalidValue, "step id %q is reserved: it means the run succeeds", id)
 			}
@@ -548,8 +546,8 @@ func (d *decoder) decodeStep(v *value, index int, loop *Step) *Step {
 		case "workflow":
 			st.WorkflowPos = f.val.pos
 			if name, ok := d.str(&f, what+" workflow"); ok {
-				if !solutionNamePattern.MatchString(name) {
-					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s workflow %q is not a Solution name (%s)", what, truncate(name), solutionNamePattern)
+				if !toolset.NamePattern.MatchString(name) {
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s workflow %q is not a Solution name (%s)", what, excerpt.BytesWithin(name, maxQuotedBytes, "..."), toolset.NamePattern)
 				}
 				st.Workflow = name
 			}
@@ -633,8 +631,8 @@ func (d *decoder) decodeForEach(st *Step, v *value, what string) {
 			fe.AsPos = f.val.pos
 			if name, ok := d.str(&f, what+" for_each.as"); ok {
 				switch {
-				case !stepIDPattern.MatchString(name):
-					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s for_each.as %q must match %s", what, truncate(name), stepIDPattern)
+				case !StepIDPattern.MatchString(name):
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s for_each.as %q must match %s", what, excerpt.BytesWithin(name, maxQuotedBytes, "..."), StepIDPattern)
 				case slices.Contains(bindingRoots, name):
 					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s for_each.as %q is a binding root already (%s): name the item otherwise", what, name, strings.Join(bindingRoots, ", "))
 				default:
@@ -702,7 +700,7 @@ func (d *decoder) kindless(v *value, what string, kinds []string) {
 		case ok:
 			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is not a step kind, and %s, the kind it would be, is not in this version of the grammar (%s)", what, f.key, alias, one)
 		default:
-			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is neither a step kind nor a field of any step (%s)", what, truncate(f.key), one)
+			d.ds.errorf(f.keyPos, RuleUnknownField, "%s has no kind key: %q is neither a step kind nor a field of any step (%s)", what, excerpt.BytesWithin(f.key, maxQuotedBytes, "..."), one)
 		}
 	}
 }
@@ -904,7 +902,7 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 			}
 			for _, r := range list {
 				if !strings.HasPrefix(r.Name, "arn:") {
-					d.ds.errorf(r.Pos, RuleInvalidValue, "%s reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", what, truncate(r.Name))
+					d.ds.errorf(r.Pos, RuleInvalidValue, "%s reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", what, excerpt.BytesWithin(r.Name, maxQuotedBytes, "..."))
 					continue
 				}
 				if err := reviewer.CheckRecorded(r.Name); err != nil {
@@ -924,7 +922,7 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 				// not hold a deployment placeholder, which publishing would
 				// replace with an ARN (as in fail.cause).
 				if m := placeholderPattern.FindString(r.Name); m != "" {
-					d.ds.errorf(r.Pos, RuleBinding, "%s reviewer %q holds %s, the syntax of a deployment placeholder, which publishing would replace", what, truncate(r.Name), m)
+					d.ds.errorf(r.Pos, RuleBinding, "%s reviewer %q holds %s, the syntax of a deployment placeholder, which publishing would replace", what, excerpt.BytesWithin(r.Name, maxQuotedBytes, "..."), m)
 					continue
 				}
 				st.Reviewers = append(st.Reviewers, r.Name)
@@ -982,7 +980,7 @@ func (d *decoder) decodeFail(st *Step, v *value, what string) {
 		case "error":
 			if s, ok := d.str(&f, what+" fail.error"); ok {
 				if msg := checkFailError(s); msg != "" {
-					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.error %q %s", what, truncate(s), msg)
+					d.ds.errorf(f.val.pos, RuleInvalidValue, "%s fail.error %q %s", what, excerpt.BytesWithin(s, maxQuotedBytes, "..."), msg)
 				}
 				st.Error = s
 			}

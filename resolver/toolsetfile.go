@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -214,7 +216,7 @@ func (tc *toolsetCompiler) decode(v *value) *toolset.Toolset {
 		case "toolset":
 			if name, ok := tc.d.str(&f, "toolset"); ok {
 				if !toolset.NamePattern.MatchString(name) {
-					tc.ds.errorf(f.val.pos, RuleInvalidValue, "toolset name %q must match %s", truncate(name), toolset.NamePattern)
+					tc.ds.errorf(f.val.pos, RuleInvalidValue, "toolset name %q must match %s", excerpt.BytesWithin(name, maxQuotedBytes, "..."), toolset.NamePattern)
 				}
 				ts.Name = name
 			}
@@ -222,7 +224,7 @@ func (tc *toolsetCompiler) decode(v *value) *toolset.Toolset {
 			for _, r := range tc.d.strings(&f, "workflows") {
 				switch {
 				case !toolset.NamePattern.MatchString(r.Name):
-					tc.ds.errorf(r.Pos, RuleInvalidValue, "workflows: %q is not a Solution name (%s)", truncate(r.Name), toolset.NamePattern)
+					tc.ds.errorf(r.Pos, RuleInvalidValue, "workflows: %q is not a Solution name (%s)", excerpt.BytesWithin(r.Name, maxQuotedBytes, "..."), toolset.NamePattern)
 				case slices.Contains(ts.Workflows, r.Name):
 					tc.ds.errorf(r.Pos, RuleInvalidValue, "workflows lists %q twice", r.Name)
 				default:
@@ -268,8 +270,8 @@ func (tc *toolsetCompiler) base(f *field) *toolset.Toolset {
 	if !ok {
 		return nil
 	}
-	if !toolset.IDPattern.MatchString(id) {
-		tc.ds.errorf(f.val.pos, RuleBase, "base %q is not a toolset id (%s)", truncate(id), toolset.IDPattern)
+	if !tool.ToolsetIDPattern.MatchString(id) {
+		tc.ds.errorf(f.val.pos, RuleBase, "base %q is not a toolset id (%s)", excerpt.BytesWithin(id, maxQuotedBytes, "..."), tool.ToolsetIDPattern)
 		return nil
 	}
 	if tc.opts.Lookup == nil {
@@ -357,7 +359,7 @@ func (tc *toolsetCompiler) policy(f *field, what string) (catalog.Policy, bool) 
 	if p := catalog.Policy(s); p == catalog.AtLeastOnce || p == catalog.AtMostOnce {
 		return p, true
 	}
-	tc.ds.errorf(f.val.pos, RuleInvalidValue, "%s policy %q is not at_least_once or at_most_once", what, truncate(s))
+	tc.ds.errorf(f.val.pos, RuleInvalidValue, "%s policy %q is not at_least_once or at_most_once", what, excerpt.BytesWithin(s, maxQuotedBytes, "..."))
 	return "", false
 }
 
@@ -388,8 +390,8 @@ func (tc *toolsetCompiler) hosts(f *field, what string) []string {
 // contract.
 func (tc *toolsetCompiler) platform(ts *toolset.Toolset, f field) {
 	what := fmt.Sprintf("tool %q", f.key)
-	if !toolset.ToolNamePattern.MatchString(f.key) {
-		tc.ds.errorf(f.keyPos, RuleInvalidValue, "tool name %q must match %s", truncate(f.key), toolset.ToolNamePattern)
+	if !catalog.NamePattern.MatchString(f.key) {
+		tc.ds.errorf(f.keyPos, RuleInvalidValue, "tool name %q must match %s", excerpt.BytesWithin(f.key, maxQuotedBytes, "..."), catalog.NamePattern)
 		return
 	}
 	if f.val.kind != kMap || f.val.get("function") == nil {
@@ -409,7 +411,7 @@ func (tc *toolsetCompiler) platform(ts *toolset.Toolset, f field) {
 		case "function":
 			if s, ok := tc.d.str(&pf, what+" function"); ok {
 				if !toolset.FunctionPattern.MatchString(s) && !toolset.LambdaARNPattern.MatchString(s) {
-					tc.ds.errorf(pf.val.pos, RuleInvalidValue, "%s function %q is neither a placeholder ${Function<Name>} (letters and digits) nor a Lambda function ARN", what, truncate(s))
+					tc.ds.errorf(pf.val.pos, RuleInvalidValue, "%s function %q is neither a placeholder ${Function<Name>} (letters and digits) nor a Lambda function ARN", what, excerpt.BytesWithin(s, maxQuotedBytes, "..."))
 				}
 				t.Function = s
 			}
@@ -491,10 +493,10 @@ func (tc *toolsetCompiler) mcpServer(ts *toolset.Toolset, f field) {
 	what := fmt.Sprintf("MCP server %q", f.key)
 	switch {
 	case strings.Contains(f.key, "."):
-		tc.ds.errorf(f.keyPos, RuleMCPServer, "%s: a server's key has no \".\": its tools are named <server>.<tool>, split at the first dot (the key must match %s)", what, toolset.MCPServerPattern)
+		tc.ds.errorf(f.keyPos, RuleMCPServer, "%s: a server's key has no \".\": its tools are named <server>.<tool>, split at the first dot (the key must match %s)", what, tool.MCPServerPattern)
 		return
-	case !toolset.MCPServerPattern.MatchString(f.key):
-		tc.ds.errorf(f.keyPos, RuleMCPServer, "%s: a server's key must match %s", what, toolset.MCPServerPattern)
+	case !tool.MCPServerPattern.MatchString(f.key):
+		tc.ds.errorf(f.keyPos, RuleMCPServer, "%s: a server's key must match %s", what, tool.MCPServerPattern)
 		return
 	}
 	if !tc.d.mapping(f.val, what, mcpKeys, "mcp", "admit") {
@@ -504,7 +506,7 @@ func (tc *toolsetCompiler) mcpServer(ts *toolset.Toolset, f field) {
 	if u := f.val.get("mcp"); u != nil {
 		if s, ok := tc.d.str(u, what+" mcp"); ok {
 			if _, err := toolset.ParseMCPURL(s); err != nil {
-				tc.ds.errorf(u.val.pos, RuleMCPServer, "%s mcp %q is not a URL toolgate can call: %v", what, truncate(toolset.MCPURLShown(s)), err)
+				tc.ds.errorf(u.val.pos, RuleMCPServer, "%s mcp %q is not a URL toolgate can call: %v", what, excerpt.BytesWithin(toolset.MCPURLShown(s), maxQuotedBytes, "..."), err)
 			}
 			srv.URL = s
 		}
@@ -519,8 +521,8 @@ func (tc *toolsetCompiler) mcpServer(ts *toolset.Toolset, f field) {
 		}
 		for _, r := range refs {
 			switch {
-			case !toolset.MCPToolNamePattern.MatchString(r.Name):
-				tc.ds.errorf(r.Pos, RuleMCPServer, "%s admit: %q is not an MCP tool name (%s)", what, truncate(r.Name), toolset.MCPToolNamePattern)
+			case !tool.MCPToolNamePattern.MatchString(r.Name):
+				tc.ds.errorf(r.Pos, RuleMCPServer, "%s admit: %q is not an MCP tool name (%s)", what, excerpt.BytesWithin(r.Name, maxQuotedBytes, "..."), tool.MCPToolNamePattern)
 			case slices.Contains(srv.Admit, r.Name):
 				tc.ds.errorf(r.Pos, RuleMCPServer, "%s admits %q twice", what, r.Name)
 			default:
@@ -550,7 +552,7 @@ func (tc *toolsetCompiler) mcpPolicies(server string, p *field, admit []string) 
 	for _, f := range p.val.fields {
 		tool := fmt.Sprintf("tool %q", server+"."+f.key)
 		if !slices.Contains(admit, f.key) {
-			tc.ds.errorf(f.keyPos, RuleMCPServer, "%s policy names %q, which admit does not list: admit it, or leave its policy out", what, truncate(f.key))
+			tc.ds.errorf(f.keyPos, RuleMCPServer, "%s policy names %q, which admit does not list: admit it, or leave its policy out", what, excerpt.BytesWithin(f.key, maxQuotedBytes, "..."))
 			continue
 		}
 		v, ok := tc.entry(f, tool+" (an MCP tool's policy)", contractKeys)
@@ -581,12 +583,12 @@ func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
 	if v.kind == kString {
 		rel := v.str
 		if tc.opts.ReadFile == nil || rel == "" || pathpkg.IsAbs(rel) || strings.Contains(rel, "\\") || slices.Contains(strings.Split(rel, "/"), "..") {
-			tc.ds.errorf(v.pos, RuleToolSchema, "%s names the file %q: a schema file is a path relative to the toolset file's directory, without \"..\"", what, truncate(rel))
+			tc.ds.errorf(v.pos, RuleToolSchema, "%s names the file %q: a schema file is a path relative to the toolset file's directory, without \"..\"", what, excerpt.BytesWithin(rel, maxQuotedBytes, "..."))
 			return nil
 		}
 		src, err := tc.opts.ReadFile(rel)
 		if err != nil {
-			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q cannot be read: %v", what, truncate(rel), errors.Unwrap(err))
+			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q cannot be read: %v", what, excerpt.BytesWithin(rel, maxQuotedBytes, "..."), errors.Unwrap(err))
 			return nil
 		}
 		fv, at, err := parseValue(src, formatOf(rel))
@@ -596,7 +598,7 @@ func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
 			}
 		}
 		if err != nil {
-			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q is not one YAML or JSON value: %d:%d: %v", what, truncate(rel), at.Line, at.Column, err)
+			tc.ds.errorf(v.pos, RuleToolSchema, "%s: the file %q is not one YAML or JSON value: %d:%d: %v", what, excerpt.BytesWithin(rel, maxQuotedBytes, "..."), at.Line, at.Column, err)
 			return nil
 		}
 		v, from = fv, fmt.Sprintf(" (file %s)", rel)
@@ -650,7 +652,7 @@ func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, to
 		what := fmt.Sprintf("tool %q", f.key)
 		t, ok := base.Tools[f.key]
 		if !ok && isMCPServer(f) {
-			tc.ds.errorf(f.keyPos, RuleBase, "MCP server %q: a derived toolset has its base's tools and adds no MCP server; name the server in a toolset without a base", truncate(f.key))
+			tc.ds.errorf(f.keyPos, RuleBase, "MCP server %q: a derived toolset has its base's tools and adds no MCP server; name the server in a toolset without a base", excerpt.BytesWithin(f.key, maxQuotedBytes, "..."))
 			continue
 		}
 		if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // kind of a value in the positioned tree.
@@ -171,7 +172,7 @@ func directive(src []byte, tokens token.Tokens) (Pos, error) {
 		if end := bytes.IndexByte(line, '\n'); end >= 0 {
 			line = line[:end]
 		}
-		return p, fmt.Errorf("the directive %q is refused: toolgate reads every YAML file as YAML 1.2, whatever a directive says (YAML 1.1 reads yes, on and 010 otherwise); remove the directive", truncate(string(bytes.TrimSpace(line))))
+		return p, fmt.Errorf("the directive %q is refused: toolgate reads every YAML file as YAML 1.2, whatever a directive says (YAML 1.1 reads yes, on and 010 otherwise); remove the directive", excerpt.BytesWithin(string(bytes.TrimSpace(line)), maxQuotedBytes, "..."))
 	}
 	return Pos{}, nil
 }
@@ -501,7 +502,7 @@ type numberProblem struct {
 }
 
 func (p numberProblem) String() string {
-	return fmt.Sprintf("%s: %s %s", p.field, truncate(p.text), p.reason)
+	return fmt.Sprintf("%s: %s %s", p.field, excerpt.BytesWithin(p.text, maxQuotedBytes, "..."), p.reason)
 }
 
 // refusedNumbers finds every refused number in the document v, in tree
@@ -545,7 +546,7 @@ var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 func fieldPath(parent, key string) string {
 	switch {
 	case !plainKey.MatchString(key):
-		return fmt.Sprintf("%s[%q]", strings.TrimSuffix(parent, " "), truncate(key))
+		return fmt.Sprintf("%s[%q]", strings.TrimSuffix(parent, " "), excerpt.BytesWithin(key, maxQuotedBytes, "..."))
 	case parent == "" || strings.HasSuffix(parent, " "):
 		return parent + key
 	}
@@ -557,7 +558,7 @@ func fieldPath(parent, key string) string {
 func stepName(st *value, index int) string {
 	if st.kind == kMap {
 		if f := st.get("id"); f != nil && f.val.kind == kString {
-			return fmt.Sprintf("step %q", truncate(f.val.str))
+			return fmt.Sprintf("step %q", excerpt.BytesWithin(f.val.str, maxQuotedBytes, "..."))
 		}
 	}
 	return fmt.Sprintf("step %d", index+1)
@@ -656,7 +657,7 @@ func addField(v *value, mv *ast.MappingValueNode, depth int, seen map[string]Pos
 		return kp, errors.New("mapping keys must be plain strings")
 	}
 	if first, ok := seen[key]; ok {
-		return kp, fmt.Errorf("key %q appears twice in this mapping (first on line %d)", truncate(key), first.Line)
+		return kp, fmt.Errorf("key %q appears twice in this mapping (first on line %d)", excerpt.BytesWithin(key, maxQuotedBytes, "..."), first.Line)
 	}
 	seen[key] = kp
 	if key == "" {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // yamlSyntax explains a syntax error of go-yaml (msg, at the token at) in
@@ -31,7 +33,7 @@ func yamlSyntax(src []byte, at Pos, msg string) (Pos, error) {
 		}
 	}
 	if m := yamlDuplicateKey.FindStringSubmatch(msg); m != nil {
-		return at, fmt.Errorf("key %s appears twice in this mapping (first on line %s)", truncate(m[1]), m[2])
+		return at, fmt.Errorf("key %s appears twice in this mapping (first on line %s)", excerpt.BytesWithin(m[1], maxQuotedBytes, "..."), m[2])
 	}
 	off := offsetOf(src, at)
 	if strings.HasSuffix(msg, "is a reserved character") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -76,7 +77,7 @@ func checkLockFile(path string, ts *toolset.Toolset, replace bool) error {
 			ID string `json:"id"`
 		}
 		id := "no id"
-		if json.Unmarshal(data, &head) == nil && toolset.IDPattern.MatchString(head.ID) {
+		if json.Unmarshal(data, &head) == nil && tool.ToolsetIDPattern.MatchString(head.ID) {
 			id = "id " + head.ID
 		}
 		return fmt.Errorf("%s is there and is not a lock toolgate reads (%s: %v); it was not replaced with the lock of %s: pass --replace to replace it", path, id, err, ts.ID)

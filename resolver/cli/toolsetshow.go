@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/invisible"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -60,8 +61,8 @@ var errNoToolset = errors.New("not found")
 // read returns toolset id. A malformed id is a *misuseError; an id found
 // nowhere an error wrapping errNoToolset.
 func (r *toolsetReader) read(ctx context.Context, id string) (*toolset.Toolset, error) {
-	if !toolset.IDPattern.MatchString(id) {
-		return nil, &misuseError{fmt.Sprintf("%.40q is not a toolset id (%s)", id, toolset.IDPattern)}
+	if !tool.ToolsetIDPattern.MatchString(id) {
+		return nil, &misuseError{fmt.Sprintf("%.40q is not a toolset id (%s)", id, tool.ToolsetIDPattern)}
 	}
 	ts, err := resolver.LockLookup(toolsetsDir)(id)
 	switch {

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -125,10 +124,6 @@ type edge struct {
 // page.
 const maxLabelRunes = 60
 
-// stepIDPattern is the step id rule (docs/solutions.md, "Steps"): an id
-// that follows it is safe as part of a node id in both formats.
-var stepIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-
 // draw lays out g. Node ids: "s_<step id>" for a step whose id follows
 // the rule and is the first with it, else "n<index>"; "e_end" for the
 // run's end and "e_<for_each node id>" for an iteration's; "u<n>" for
@@ -139,7 +134,9 @@ func draw(g *resolver.StepGraph, refused []resolver.RefusedPath) *picture {
 	ids := make([]string, len(g.Steps))
 	seen := map[string]bool{}
 	for i, st := range g.Steps {
-		if stepIDPattern.MatchString(st.ID) && !seen[st.ID] {
+		// An id that follows the step id rule is safe as part of a node
+		// id in both formats.
+		if resolver.StepIDPattern.MatchString(st.ID) && !seen[st.ID] {
 			ids[i] = "s_" + st.ID
 			seen[st.ID] = true
 		} else {
@@ -286,14 +283,14 @@ func edgeLabel(e resolver.GraphEdge) string {
 }
 
 // idText is a step id as a label shows it: whole when it follows the step
-// id rule (stepIDPattern: at most 63 characters), so that two ids are
+// id rule (resolver.StepIDPattern: at most 63 characters), so that two ids are
 // never drawn alike; "(no id)" for none; fit for any other, which the
 // resolver refuses.
 func idText(id string) string {
 	switch {
 	case id == "":
 		return "(no id)"
-	case stepIDPattern.MatchString(id):
+	case resolver.StepIDPattern.MatchString(id):
 		return id
 	}
 	return fit(id)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -88,7 +89,7 @@ func (s *Service) checkFloors(ctx context.Context, ts *toolset.Toolset) error {
 		s.Log.InfoContext(ctx, "toolset refused by its platform tools' floors", "toolset_id", ts.ID, "tools", len(refused))
 	}
 	r := &toolset.Refusal{ToolsetID: ts.ID, Rule: RuleFloor, Reason: strings.Join(refused, "; ")}
-	return &Error{Code: CodeRefused, Message: cut(r.Error(), maxDraftMessage) + "; nothing was registered"}
+	return &Error{Code: CodeRefused, Message: excerpt.Bytes(r.Error(), maxDraftMessage, "...") + "; nothing was registered"}
 }
 
 // toolFunction resolves a pinned platform tool's function reference to

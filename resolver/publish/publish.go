@@ -14,6 +14,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -36,13 +37,11 @@ type SFNAPI interface {
 // review-request's start lane reads too).
 func StateMachineName(stage, solution string) string { return tool.StateMachineName(stage, solution) }
 
-// StagePattern is what a stage may be (tool.StagePattern): 1 to 20
-// lower-case letters, digits and "-", starting with a letter.
-var StagePattern = tool.StagePattern
-
-// CheckStage refuses a stage StateMachineName cannot use.
+// CheckStage refuses a stage StateMachineName cannot use: one that is not
+// 1 to 20 lower-case letters, digits and "-", starting with a letter
+// (tool.StagePattern).
 func CheckStage(stage string) error {
-	if !StagePattern.MatchString(stage) {
+	if !tool.StagePattern.MatchString(stage) {
 		return fmt.Errorf("stage %q must be 1 to 20 lower-case letters, digits or '-', starting with a letter", stage)
 	}
 	return nil
@@ -186,14 +185,12 @@ const MaxVersionDescription = 256
 
 // VersionDescription records the Solution's version, toolset id, source
 // digest and publisher on the state machine version. The publisher's
-// principal is cut (ending "...") where the whole would pass
-// MaxVersionDescription; the publish function's log has it whole.
+// principal is cut at a character boundary (ending "...") where the whole
+// would pass MaxVersionDescription; the publish function's log has it
+// whole.
 func VersionDescription(res *resolver.Result, publisher string) string {
 	d := fmt.Sprintf("solution %s version %d toolset %s source %s by ", res.Solution.Name, res.Solution.Version, res.Toolset.ID, res.Manifest.SourceDigest)
-	if room := MaxVersionDescription - len(d); len(publisher) > room {
-		publisher = publisher[:max(room-3, 0)] + "..."
-	}
-	return d + publisher
+	return d + excerpt.BytesWithin(publisher, MaxVersionDescription-len(d), "...")
 }
 
 func findStateMachine(ctx context.Context, sf SFNAPI, name string) (string, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -369,8 +370,8 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterR
 	if mcp := mcpTools(ts); ts.Base == "" && len(mcp) > 0 {
 		// Only a draft's registration lists servers: a pin written by hand
 		// would skip the address rules and the listing.
-		return nil, &Error{Code: CodeRefused, Message: cut(fmt.Sprintf("toolset %s pins MCP tools (%s) that no listing pinned: register the toolset file that names their server, whose registration lists it; nothing was registered",
-			ts.ID, strings.Join(mcp, ", ")), maxDraftMessage)}
+		return nil, &Error{Code: CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s pins MCP tools (%s) that no listing pinned: register the toolset file that names their server, whose registration lists it; nothing was registered",
+			ts.ID, strings.Join(mcp, ", ")), maxDraftMessage, "...")}
 	}
 	who, err := s.verify(ctx, req.Proof, RegisterBinding(ts.ID, req.Toolset))
 	if err != nil {
@@ -420,10 +421,10 @@ func (s *Service) registerDraft(ctx context.Context, req RegisterRequest) (*Regi
 		if s.Log != nil {
 			s.Log.InfoContext(ctx, "draft toolset refused", "name", draft.Name, "servers", servers, "publisher", who.Principal, "error", err.Error())
 		}
-		return nil, &Error{Code: CodeRefused, Message: cut(fmt.Sprintf("toolset %s: %v; nothing was registered", draft.Name, err), maxDraftMessage)}
+		return nil, &Error{Code: CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s: %v; nothing was registered", draft.Name, err), maxDraftMessage, "...")}
 	}
 	if err := ts.Verify(catalog.Default()); err != nil {
-		return nil, &Error{Code: CodeRefused, Message: cut(fmt.Sprintf("toolset %s as its servers list it (%s): %v; nothing was registered", draft.Name, ts.ID, err), maxDraftMessage)}
+		return nil, &Error{Code: CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s as its servers list it (%s): %v; nothing was registered", draft.Name, ts.ID, err), maxDraftMessage, "...")}
 	}
 	return s.register(ctx, ts, who)
 }
@@ -487,17 +488,6 @@ func capDiagnostics(list []string) []string {
 	}
 	n := resolver.MaxDiagnostics - 1
 	return append(list[:n:n], fmt.Sprintf("%d more diagnostic(s) are not listed", len(list)-n))
-}
-
-// cut returns s, or its first n bytes (whole UTF-8 sequences) and "...".
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // children checks the Solutions a Solution's workflow steps start against

@@ -7,13 +7,14 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // ShowRequest is one read of a registered toolset through the publish
 // function (`toolgate toolset show` and `diff`, for an id no lock holds).
 type ShowRequest struct {
-	// ID is the toolset id (toolset.IDPattern).
+	// ID is the toolset id (tool.ToolsetIDPattern).
 	ID string
 	// Proof is bound to caller.ActionShowToolset and ID (ShowBinding).
 	Proof string
@@ -43,8 +44,8 @@ func ShowBinding(id string) caller.Binding {
 // CodeInvalid; a toolset not registered in the stage CodeNotFound; an
 // item the check refuses CodeRefused, naming the rule.
 func (s *Service) ShowToolset(ctx context.Context, req ShowRequest) (*ShowResult, error) {
-	if !toolset.IDPattern.MatchString(req.ID) {
-		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("%.40q is not a toolset id (%s)", req.ID, toolset.IDPattern)}
+	if !tool.ToolsetIDPattern.MatchString(req.ID) {
+		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("%.40q is not a toolset id (%s)", req.ID, tool.ToolsetIDPattern)}
 	}
 	who, err := s.verify(ctx, req.Proof, ShowBinding(req.ID))
 	if err != nil {

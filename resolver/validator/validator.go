@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 )
@@ -107,7 +108,7 @@ func folded(d resolver.Diagnostic) resolver.Diagnostic {
 	if len(d.Notes) == 0 {
 		return d
 	}
-	d.Message, d.Notes = cutRunes(d.Message+" "+strings.Join(d.Notes, "; "), resolver.MaxMessageRunes), nil
+	d.Message, d.Notes = excerpt.RunesWithin(d.Message+" "+strings.Join(d.Notes, "; "), resolver.MaxMessageRunes, "…"), nil
 	return d
 }
 
@@ -116,17 +117,9 @@ func folded(d resolver.Diagnostic) resolver.Diagnostic {
 // MaxRuleRunes characters (neither is longer from the resolver), its line
 // and column within 1..MaxPosition.
 func bounded(d resolver.Diagnostic) resolver.Diagnostic {
-	d.Message, d.Rule = cutRunes(d.Message, resolver.MaxMessageRunes), cutRunes(d.Rule, MaxRuleRunes)
+	d.Message, d.Rule = excerpt.RunesWithin(d.Message, resolver.MaxMessageRunes, "…"), excerpt.RunesWithin(d.Rule, MaxRuleRunes, "…")
 	d.Line, d.Column = min(max(d.Line, 1), MaxPosition), min(max(d.Column, 1), MaxPosition)
 	return d
-}
-
-// cutRunes is s, or its first n-1 characters and "…".
-func cutRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 // Tool is the workflow-validator tool, which its function runs behind

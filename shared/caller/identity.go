@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // Identity is a verified caller.
@@ -35,7 +37,7 @@ func IdentityOf(arn string, sessionRoles []string) (Identity, error) {
 	parts := strings.SplitN(arn, ":", 6)
 	if len(parts) != 6 || parts[0] != "arn" || parts[1] == "" || parts[3] != "" || parts[4] == "" ||
 		len(arn) > 2048 || strings.ContainsFunc(arn, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
-		return Identity{}, refuse(Unsupported, "STS answered %q, which is not an IAM ARN", cut(arn, 100))
+		return Identity{}, refuse(Unsupported, "STS answered %q, which is not an IAM ARN", excerpt.Bytes(arn, 100, "..."))
 	}
 	partition, service, account, resource := parts[1], parts[2], parts[4], parts[5]
 	id := Identity{ARN: arn, Account: account, Principal: arn}
@@ -44,7 +46,7 @@ func IdentityOf(arn string, sessionRoles []string) (Identity, error) {
 		rest := strings.TrimPrefix(resource, "assumed-role/")
 		role, session, ok := strings.Cut(rest, "/")
 		if !ok || role == "" || session == "" {
-			return Identity{}, refuse(Unsupported, "STS answered %q, an assumed role without a session", cut(arn, 100))
+			return Identity{}, refuse(Unsupported, "STS answered %q, an assumed role without a session", excerpt.Bytes(arn, 100, "..."))
 		}
 		if !slices.Contains(sessionRoles, role) {
 			id.Principal = fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, role)
@@ -57,7 +59,7 @@ func IdentityOf(arn string, sessionRoles []string) (Identity, error) {
 	case service == "iam" && resource == "root":
 		return Identity{}, refuse(Unsupported, "the account's root user may not call toolgate's functions: use an IAM role")
 	default:
-		return Identity{}, refuse(Unsupported, "STS answered %q, an identity toolgate does not accept", cut(arn, 100))
+		return Identity{}, refuse(Unsupported, "STS answered %q, an identity toolgate does not accept", excerpt.Bytes(arn, 100, "..."))
 	}
 	return id, nil
 }

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // Environment variables of a function that verifies callers (docs/identity.md).
@@ -130,7 +132,7 @@ func ParseAccounts(v string) ([]string, error) {
 			continue
 		}
 		if !ValidAccount(a) {
-			return nil, fmt.Errorf("%q is not an AWS account id (12 digits)", cut(a, 40))
+			return nil, fmt.Errorf("%q is not an AWS account id (12 digits)", excerpt.Bytes(a, 40, "..."))
 		}
 		if slices.Contains(out, a) {
 			return nil, fmt.Errorf("account %s is listed twice", a)
@@ -156,7 +158,7 @@ func ReviewerAccountsFromEnv(getenv func(string) string) ([]string, error) {
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Endpoint: getenv(EnvSTSEndpoint), Account: getenv(EnvAccount)}
 	if !ValidAccount(cfg.Account) {
-		return cfg, fmt.Errorf("%s=%q is not an AWS account id (12 digits): set it to the deployment's account", EnvAccount, cut(cfg.Account, 40))
+		return cfg, fmt.Errorf("%s=%q is not an AWS account id (12 digits): set it to the deployment's account", EnvAccount, excerpt.Bytes(cfg.Account, 40, "..."))
 	}
 	if cfg.Endpoint == "" {
 		region := getenv("AWS_REGION")
@@ -243,7 +245,7 @@ func NewVerifier(cfg Config, proofs Proofs) (*Verifier, error) {
 	accounts := append([]string{cfg.Account}, cfg.OtherAccounts...)
 	for _, a := range accounts {
 		if !ValidAccount(a) {
-			return nil, fmt.Errorf("a verifier admits AWS account ids (12 digits), not %q", cut(a, 40))
+			return nil, fmt.Errorf("a verifier admits AWS account ids (12 digits), not %q", excerpt.Bytes(a, 40, "..."))
 		}
 	}
 	log := cfg.Log
@@ -305,7 +307,7 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 	}
 	for k, vals := range q {
 		if !slices.Contains(allowedQuery, k) {
-			return Identity{}, refuse(Malformed, "the proof's query parameter %s is not allowed", strconv.Quote(cut(k, 40)))
+			return Identity{}, refuse(Malformed, "the proof's query parameter %s is not allowed", strconv.Quote(excerpt.Bytes(k, 40, "...")))
 		}
 		if len(vals) != 1 {
 			return Identity{}, refuse(Malformed, "the proof's query parameter %s appears %d times", k, len(vals))
@@ -345,8 +347,8 @@ func (v *Verifier) VerifyAt(ctx context.Context, proof string, b Binding, ref ti
 	// nothing else about a principal matters until its account is admitted.
 	if account := AccountOf(arn); !slices.Contains(v.accounts, account) {
 		v.log.WarnContext(ctx, "caller proof refused: principal of an account this deployment does not admit",
-			"reason", string(WrongAccount), "account", cut(account, 40), "action", b.Action)
-		return Identity{}, refuse(WrongAccount, "the caller %s belongs to AWS account %s, which this deployment does not admit: sign with credentials of the deployment's account", cut(arn, 200), cut(account, 40))
+			"reason", string(WrongAccount), "account", excerpt.Bytes(account, 40, "..."), "action", b.Action)
+		return Identity{}, refuse(WrongAccount, "the caller %s belongs to AWS account %s, which this deployment does not admit: sign with credentials of the deployment's account", excerpt.Bytes(arn, 200, "..."), excerpt.Bytes(account, 40, "..."))
 	}
 	ident, err := v.identity(arn)
 	if err != nil {
@@ -398,9 +400,9 @@ func ask(ctx context.Context, client *http.Client, u *url.URL, binding string) (
 		}
 		_ = xml.Unmarshal(body, &e)
 		if resp.StatusCode >= 500 || e.Code == "Throttling" {
-			return "", &Error{Reason: Unavailable, Message: fmt.Sprintf("STS answered %d %s", resp.StatusCode, cut(e.Code, 60))}
+			return "", &Error{Reason: Unavailable, Message: fmt.Sprintf("STS answered %d %s", resp.StatusCode, excerpt.Bytes(e.Code, 60, "..."))}
 		}
-		code := cut(e.Code, 60)
+		code := excerpt.Bytes(e.Code, 60, "...")
 		if code == "" {
 			code = strconv.Itoa(resp.StatusCode)
 		}
@@ -418,11 +420,4 @@ func ask(ctx context.Context, client *http.Client, u *url.URL, binding string) (
 // redactURL removes the proof from a transport error's text.
 func redactURL(msg string, u *url.URL) string {
 	return strings.ReplaceAll(strings.ReplaceAll(msg, u.String(), u.Scheme+"://"+u.Host+"/?<proof>"), u.RawQuery, "<proof>")
-}
-
-func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 //go:embed catalog.json
@@ -75,8 +77,8 @@ func longestString(schema json.RawMessage) (string, int) {
 
 // Retry is a tool's default retry, in the Solution grammar's units.
 type Retry struct {
-	// MaxAttempts counts all attempts, the first included: 1..10 (docs/design.md, "The tool contract";
-	// caps per-tool retry at ten attempts).
+	// MaxAttempts counts all attempts, the first included: 1..10
+	// (tool.MaxAttempts).
 	MaxAttempts int `json:"max_attempts"`
 	// IntervalSeconds is the wait before the first retry, in whole seconds
 	// (Step Functions' Retrier IntervalSeconds, at least 1).
@@ -138,7 +140,10 @@ type Catalog struct {
 	tools map[string]*Tool
 }
 
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+// NamePattern is the shape of a catalog tool's name, which toolsets pin
+// and platform tools take, and of its function's name in the catalog:
+// lower-case letters, digits and "-", at most 63 characters.
+var NamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
 
 // Parse reads a catalog document ({"tools": [...]}) and validates every
 // entry: a unique name, a known policy, retry within 1..10 attempts, a
@@ -155,20 +160,20 @@ func Parse(data []byte) (*Catalog, error) {
 	c := &Catalog{tools: make(map[string]*Tool, len(doc.Tools))}
 	for i, t := range doc.Tools {
 		switch {
-		case !namePattern.MatchString(t.Name):
-			return nil, fmt.Errorf("catalog tool %d: name %q must match %s", i, t.Name, namePattern)
+		case !NamePattern.MatchString(t.Name):
+			return nil, fmt.Errorf("catalog tool %d: name %q must match %s", i, t.Name, NamePattern)
 		case c.tools[t.Name] != nil:
 			return nil, fmt.Errorf("catalog tool %q: listed twice", t.Name)
 		case t.Policy != AtLeastOnce && t.Policy != AtMostOnce:
 			return nil, fmt.Errorf("catalog tool %q: policy %q is not at_least_once or at_most_once", t.Name, t.Policy)
-		case t.Retry.MaxAttempts < 1 || t.Retry.MaxAttempts > 10:
-			return nil, fmt.Errorf("catalog tool %q: retry.max_attempts %d is outside 1..10", t.Name, t.Retry.MaxAttempts)
+		case t.Retry.MaxAttempts < 1 || t.Retry.MaxAttempts > tool.MaxAttempts:
+			return nil, fmt.Errorf("catalog tool %q: retry.max_attempts %d is outside 1..%d", t.Name, t.Retry.MaxAttempts, tool.MaxAttempts)
 		case t.Retry.IntervalSeconds < 1 || t.Retry.BackoffRate < 1:
 			return nil, fmt.Errorf("catalog tool %q: retry needs interval_seconds >= 1 and backoff_rate >= 1.0", t.Name)
 		case t.FunctionTimeoutSeconds < 1 || t.FunctionTimeoutSeconds > MaxFunctionTimeout:
 			return nil, fmt.Errorf("catalog tool %q: function_timeout_seconds %d is outside 1..%d", t.Name, t.FunctionTimeoutSeconds, MaxFunctionTimeout)
-		case !namePattern.MatchString(t.Function):
-			return nil, fmt.Errorf("catalog tool %q: function %q must match %s", t.Name, t.Function, namePattern)
+		case !NamePattern.MatchString(t.Function):
+			return nil, fmt.Errorf("catalog tool %q: function %q must match %s", t.Name, t.Function, NamePattern)
 		case len(t.InputSchema) == 0 || len(t.OutputSchema) == 0:
 			return nil, fmt.Errorf("catalog tool %q: input_schema and output_schema are required", t.Name)
 		}

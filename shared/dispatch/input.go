@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/schema"
@@ -91,14 +90,5 @@ const maxProblems = 10
 // function's log (aws-lambda-go logs every error it returns) and the
 // execution's history.
 func redactedProblems(root string, err error) string {
-	ps := schema.Problems(err, nil)
-	var msgs []string
-	for i, p := range ps {
-		if i == maxProblems {
-			msgs = append(msgs, fmt.Sprintf("and %d more", len(ps)-maxProblems))
-			break
-		}
-		msgs = append(msgs, root+p.Redacted())
-	}
-	return strings.Join(msgs, "; ")
+	return strings.Join(schema.RedactedLines(schema.Problems(err, nil), root, maxProblems), "; ")
 }

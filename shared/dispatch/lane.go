@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -37,7 +38,7 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 		case env.CallerProof != "":
 			return tool.Errorf(tool.PermissionDenied, "a caller proof belongs to the %s alias; this is the %s alias", lane.Direct, lane.SFN)
 		case lane.IsDirectRunID(env.RunID):
-			return tool.Errorf(tool.PermissionDenied, "run id %q is a direct-lane run id; executions run under their execution ARN", cut(env.RunID, 80))
+			return tool.Errorf(tool.PermissionDenied, "run id %q is a direct-lane run id; executions run under their execution ARN", excerpt.Bytes(env.RunID, 80, "..."))
 		}
 		return nil
 	}
@@ -68,14 +69,7 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 		return tool.Wrap(tool.UpstreamUnavailable, err, "the caller could not be verified")
 	}
 	if prefix := lane.DirectRunPrefix(who.ARN); !strings.HasPrefix(env.RunID, prefix) || len(env.RunID) == len(prefix) {
-		return tool.Errorf(tool.PermissionDenied, "run id %q is not in your direct-lane namespace %s<id>", cut(env.RunID, 80), prefix)
+		return tool.Errorf(tool.PermissionDenied, "run id %q is not in your direct-lane namespace %s<id>", excerpt.Bytes(env.RunID, 80, "..."), prefix)
 	}
 	return nil
-}
-
-func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // parseError marks a body that is not valid in the accept type; its text is
@@ -126,7 +128,7 @@ func parseCSV(body []byte) ([]map[string]string, error) {
 	seen := make(map[string]bool, len(header))
 	for i, h := range header {
 		if seen[h] {
-			return nil, parseErrorf("the CSV header names column %q twice", clip(h))
+			return nil, parseErrorf("the CSV header names column %q twice", excerpt.Runes(h, 40, "…"))
 		}
 		seen[h] = true
 		names[i] = h

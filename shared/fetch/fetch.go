@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -157,7 +158,7 @@ func checkInput(in *Input) ([]string, error) {
 		in.Accept = AcceptJSON
 	case AcceptJSON, AcceptCSV, AcceptText:
 	default:
-		return nil, tool.Errorf(tool.InputInvalid, "accept %q is not one of json, csv, text", clip(in.Accept))
+		return nil, tool.Errorf(tool.InputInvalid, "accept %q is not one of json, csv, text", excerpt.Runes(in.Accept, 40, "…"))
 	}
 	ptr, err := parsePointer(in.Select)
 	if err != nil {
@@ -168,7 +169,7 @@ func checkInput(in *Input) ([]string, error) {
 	}
 	for name, v := range in.Headers {
 		if !slices.Contains(AllowedHeaders, name) {
-			return nil, tool.Errorf(tool.PermissionDenied, "the header %q may not be set: only Accept, Accept-Language, If-None-Match and If-Modified-Since", clip(name))
+			return nil, tool.Errorf(tool.PermissionDenied, "the header %q may not be set: only Accept, Accept-Language, If-None-Match and If-Modified-Since", excerpt.Runes(name, 40, "…"))
 		}
 		if len(v) > maxHeaderValue || !httpguts.ValidHeaderFieldValue(v) || !utf8.ValidString(v) {
 			return nil, tool.Errorf(tool.InputInvalid, "the %s header value is not a valid HTTP field value of at most %d bytes", name, maxHeaderValue)
@@ -406,17 +407,4 @@ func RetryAfter(v string, now time.Time) time.Duration {
 		d = t.Sub(now).Round(time.Second)
 	}
 	return min(max(d, 0), 24*time.Hour)
-}
-
-// clip keeps a quoted piece of input short in a message: at most 40
-// characters, then "…".
-func clip(s string) string {
-	n := 0
-	for i := range s {
-		if n == 40 {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
 }

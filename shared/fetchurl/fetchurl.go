@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/dnsname"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
 
@@ -134,7 +135,7 @@ func parse(raw string) (u *url.URL, host, port, reason string) {
 		if !quotable(raw[:colon]) {
 			return nil, "", "", fmt.Sprintf(`the text before the first ":" (%d characters) is not a scheme toolgate allows: only http and https`, utf8.RuneCountInString(raw[:colon]))
 		}
-		return nil, "", "", fmt.Sprintf("the scheme %q is not allowed: only http and https", clip(raw[:colon]))
+		return nil, "", "", fmt.Sprintf("the scheme %q is not allowed: only http and https", excerpt.Runes(raw[:colon], 40, "…"))
 	}
 	rest, ok := strings.CutPrefix(raw[colon+1:], "//")
 	if !ok {
@@ -422,16 +423,4 @@ func dnsRule(e *dnsname.Error) string {
 		return "an invalid label (RFC 5890, RFC 5891)"
 	}
 	return e.Error()
-}
-
-// clip keeps a quoted piece of input short in a reason.
-func clip(s string) string {
-	n := 0
-	for i := range s {
-		if n == 40 {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
 }

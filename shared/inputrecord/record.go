@@ -239,15 +239,7 @@ func (e *Error) Lines() []string {
 	if e.Limit > 0 {
 		return []string{fmt.Sprintf("the input is %d bytes of compact JSON, over the Solution's policy.input_limit_bytes of %d", e.Size, e.Limit)}
 	}
-	var out []string
-	for i, p := range e.Problems {
-		if i == maxProblems {
-			out = append(out, fmt.Sprintf("and %d more", len(e.Problems)-maxProblems))
-			break
-		}
-		out = append(out, "input"+p.Redacted())
-	}
-	return out
+	return schema.RedactedLines(e.Problems, "input", maxProblems)
 }
 
 func (e *Error) Error() string {

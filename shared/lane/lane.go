@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // Lane is an invocation's lane, named as its alias.
@@ -76,7 +77,7 @@ func Of(ctx context.Context, fixed Lane, extra ...Lane) (Lane, error) {
 	if l := Lane(parts[7]); l == SFN || l == Direct || slices.Contains(extra, l) {
 		return l, nil
 	}
-	return "", fmt.Errorf("this function was invoked through qualifier %q: invoke its %s alias (Solutions) or its %s alias (people)", cut(parts[7], 40), SFN, Direct)
+	return "", fmt.Errorf("this function was invoked through qualifier %q: invoke its %s alias (Solutions) or its %s alias (people)", excerpt.Bytes(parts[7], 40, "..."), SFN, Direct)
 }
 
 // DirectRunPrefix is the namespace of a direct-lane caller's run ids:
@@ -91,10 +92,3 @@ func DirectRunPrefix(arn string) string { return "direct/" + url.PathEscape(arn)
 
 // IsDirectRunID reports whether a run id is in the direct lane's namespace.
 func IsDirectRunID(runID string) bool { return strings.HasPrefix(runID, "direct/") }
-
-func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/table"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -108,7 +109,7 @@ func (s *Store) toolsetBody(ctx context.Context, id string) ([]byte, error) {
 // the rule and the key's id. A caller refuses the call for either
 // and runs nothing.
 func (s *Store) Toolset(ctx context.Context, id string) (*toolset.Toolset, error) {
-	if !toolset.IDPattern.MatchString(id) {
+	if !tool.ToolsetIDPattern.MatchString(id) {
 		return nil, fmt.Errorf("%.40q is not a toolset id: %w", id, ErrNotFound)
 	}
 	body, err := s.toolsetBody(ctx, id)

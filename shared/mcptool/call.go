@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -172,14 +171,5 @@ const maxProblems = 5
 // problems lists a validation error's problems without any value of the
 // instance (schema.Problem.Redacted).
 func problems(err error) string {
-	ps := schema.Problems(err, nil)
-	var msgs []string
-	for i, p := range ps {
-		if i == maxProblems {
-			msgs = append(msgs, fmt.Sprintf("and %d more", len(ps)-maxProblems))
-			break
-		}
-		msgs = append(msgs, p.Redacted())
-	}
-	return strings.Join(msgs, "; ")
+	return strings.Join(schema.RedactedLines(schema.Problems(err, nil), "", maxProblems), "; ")
 }

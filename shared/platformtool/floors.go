@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -181,7 +182,7 @@ func mapListTagsError(err error, resource string) *tool.Error {
 		case status == http.StatusTooManyRequests || code == "TooManyRequestsException":
 			return tool.Wrap(tool.UpstreamUnavailable, err, "Lambda throttled the reading of the tags of the function %s", resource)
 		case status >= 400 && status < 500:
-			return tool.Wrap(tool.Internal, err, "Lambda refused to list the tags of the function %s (%s)", resource, cut(code, 64))
+			return tool.Wrap(tool.Internal, err, "Lambda refused to list the tags of the function %s (%s)", resource, excerpt.Bytes(code, 64, "…"))
 		}
 	}
 	return tool.Wrap(tool.UpstreamUnavailable, err, "Lambda did not answer the reading of the tags of the function %s", resource)

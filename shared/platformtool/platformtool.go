@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -219,7 +220,7 @@ func Map(functionError string, payload []byte) (json.RawMessage, error) {
 			return nil, tool.Errorf(tool.Timeout, "the tool's function timed out").Applied()
 		}
 		return nil, &tool.Error{Code: tool.Internal, Message: "the tool's function failed with an unhandled error", MaybeApplied: true,
-			Err: fmt.Errorf("function error %s", cut(functionError, 64))}
+			Err: fmt.Errorf("function error %s", excerpt.Bytes(functionError, 64, "…"))}
 	}
 	trimmed := bytes.TrimSpace(payload)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -268,22 +269,8 @@ func safeMessage(s string) string {
 		}
 		return r
 	}, strings.TrimSpace(s))
-	return cut(s, MaxMessageBytes)
+	return excerpt.Bytes(s, MaxMessageBytes, "…")
 }
-
-// cut returns s cut to at most n bytes at a character boundary, with "…"
-// when it was cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // mapInvokeError classifies a failed Invoke request (the Lambda API's
 // errors, not the function's): a throttle is TOOL_RATE_LIMITED and access
@@ -321,7 +308,7 @@ func mapInvokeError(ctx context.Context, err error) error {
 		case status == http.StatusTooManyRequests:
 			return tool.Wrap(tool.RateLimited, err, "Lambda throttled the tool's function")
 		case status >= 400 && status < 500:
-			return tool.Wrap(tool.Internal, err, "Lambda refused the invocation (%s)", cut(api.ErrorCode(), 64))
+			return tool.Wrap(tool.Internal, err, "Lambda refused the invocation (%s)", excerpt.Bytes(api.ErrorCode(), 64, "…"))
 		}
 	}
 	return tool.Wrap(tool.UpstreamUnavailable, err, "Lambda did not answer the invocation").Applied()

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/toolgate/toolgate/shared/dnsname"
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // Limits of an addr-spec, with their sources.
@@ -287,12 +288,8 @@ const maxQuoted = 256
 // so that a reason shows what was really written.
 func quote(s string) string {
 	more := ""
-	if len(s) > maxQuoted {
-		cut := maxQuoted
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s, more = s[:cut], "…"
+	if kept := excerpt.Bytes(s, maxQuoted, ""); len(kept) < len(s) {
+		s, more = kept, "…"
 	}
 	var b strings.Builder
 	b.WriteByte('"')

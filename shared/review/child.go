@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -32,7 +33,7 @@ var stateMachineARN = regexp.MustCompile(`^arn:(aws[a-z-]*):states:([a-z0-9-]+):
 func ChildExecutionARN(stateMachine, name string) (string, error) {
 	m := stateMachineARN.FindStringSubmatch(stateMachine)
 	if m == nil {
-		return "", fmt.Errorf("%q is not a state machine ARN", Truncate(stateMachine, 200))
+		return "", fmt.Errorf("%q is not a state machine ARN", excerpt.Bytes(stateMachine, 200, "..."))
 	}
 	return fmt.Sprintf("arn:%s:states:%s:%s:execution:%s:%s", m[1], m[2], m[3], m[4], name), nil
 }
@@ -128,7 +129,7 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	}
 	switch {
 	case !strings.HasPrefix(c.ParentRunID, "arn:") || len(c.ParentRunID) > 1024:
-		return nil, res, ChildRecord{}, fmt.Errorf("child start: parent_run_id %q is not an execution ARN", Truncate(c.ParentRunID, 80))
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: parent_run_id %q is not an execution ARN", excerpt.Bytes(c.ParentRunID, 80, "..."))
 	case c.Seq.Valid() != nil:
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: %v", c.Seq.Valid())
 	case c.Attempt < 0 || c.Attempt >= tool.MaxChildAttempts:
@@ -139,7 +140,7 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: input is not the child's execution input {input, meta}: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if parent != c.ParentRunID || seq != c.Seq {
-		return nil, res, ChildRecord{}, fmt.Errorf("child start: the input's meta names parent %q seq %q, not this step's", Truncate(parent, 80), seq)
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: the input's meta names parent %q seq %q, not this step's", excerpt.Bytes(parent, 80, "..."), seq)
 	}
 	_, digest, err := tool.InputDigest(c.Input)
 	if err != nil {
@@ -153,7 +154,7 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	// input record the input is checked against, never changes, and the
 	// child's start accepts only an execution of the recorded version.
 	if stateMachineARN.FindStringSubmatch(c.StateMachineARN)[5] == "" {
-		return nil, res, ChildRecord{}, fmt.Errorf("child start: state_machine_arn %q is not a published version ARN (arn:...:stateMachine:<name>:<version>)", Truncate(c.StateMachineARN, 200))
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: state_machine_arn %q is not a published version ARN (arn:...:stateMachine:<name>:<version>)", excerpt.Bytes(c.StateMachineARN, 200, "..."))
 	}
 	return &c, res, ChildRecord{ParentRunID: c.ParentRunID, InputDigest: digest, StateMachineARN: c.StateMachineARN}, nil
 }
@@ -167,10 +168,10 @@ func DecodeChildCheck(payload []byte) (ChildCheck, error) {
 		return ChildCheck{}, err
 	}
 	if _, ok := ParseExecutionARN(c.ExecutionARN); !ok {
-		return ChildCheck{}, fmt.Errorf("child start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 200))
+		return ChildCheck{}, fmt.Errorf("child start check: execution_arn %q is not an execution ARN", excerpt.Bytes(c.ExecutionARN, 200, "..."))
 	}
 	if _, err := time.Parse(time.RFC3339Nano, c.StartTime); err != nil {
-		return ChildCheck{}, fmt.Errorf("child start check: start_time %q is not RFC 3339", Truncate(c.StartTime, 40))
+		return ChildCheck{}, fmt.Errorf("child start check: start_time %q is not RFC 3339", excerpt.Bytes(c.StartTime, 40, "..."))
 	}
 	_, digest, err := tool.InputDigest(c.ExecutionInput)
 	if err != nil {

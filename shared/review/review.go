@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -164,10 +165,7 @@ type Params struct {
 	Requester      string
 }
 
-var (
-	idPattern   = regexp.MustCompile(`^rv_[0-9a-f]{32}$`)
-	namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
-)
+var idPattern = regexp.MustCompile(`^rv_[0-9a-f]{32}$`)
 
 // ValidID reports whether id has the shape of a review id.
 func ValidID(id string) bool { return idPattern.MatchString(id) }
@@ -196,19 +194,19 @@ func New(p Params) (*Review, error) {
 	}
 	switch {
 	case !ValidID(p.ID):
-		return nil, bad("review id %q is not rv_ and 32 hex digits", Truncate(p.ID, 40))
+		return nil, bad("review id %q is not rv_ and 32 hex digits", excerpt.Bytes(p.ID, 40, "..."))
 	case len(p.TaskToken) > MaxTaskTokenLength:
 		return nil, bad("task_token is %d characters, over %d", len(p.TaskToken), MaxTaskTokenLength)
 	case p.RunID == "" || len(p.RunID) > 1024 || strings.ContainsFunc(p.RunID, unicode.IsControl):
 		return nil, bad("run_id must be 1 to 1024 printable characters")
-	case !namePattern.MatchString(p.Step):
-		return nil, bad("step %q is not a step id", Truncate(p.Step, 64))
-	case !namePattern.MatchString(p.Of):
-		return nil, bad("of %q is not a step id", Truncate(p.Of, 64))
+	case !tool.NamePattern.MatchString(p.Step):
+		return nil, bad("step %q is not a step id", excerpt.Bytes(p.Step, 64, "..."))
+	case !tool.NamePattern.MatchString(p.Of):
+		return nil, bad("of %q is not a step id", excerpt.Bytes(p.Of, 64, "..."))
 	case !tool.ValidToolName(p.Tool):
-		return nil, bad("tool %q is not a tool name", Truncate(p.Tool, 64))
+		return nil, bad("tool %q is not a tool name", excerpt.Bytes(p.Tool, 64, "..."))
 	case !tool.ToolsetIDPattern.MatchString(p.ToolsetID):
-		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", Truncate(p.ToolsetID, 64))
+		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", excerpt.Bytes(p.ToolsetID, 64, "..."))
 	case p.TimeoutSeconds < 1 || p.TimeoutSeconds > MaxTimeout:
 		return nil, bad("timeout_seconds %d is outside 1..%d: a task token lives at most a year", p.TimeoutSeconds, MaxTimeout)
 	case p.Requester == "" || len(p.Requester) > MaxApproverLength || strings.ContainsFunc(p.Requester, func(r rune) bool { return r <= 0x20 || r == 0x7f }):
@@ -342,7 +340,7 @@ func CheckApproval(r *Review, u Use) ApprovalCheck {
 	case r.BoundKey == u.Key:
 		return ApprovalCheck{Allowed: true, Bound: true, Reason: "already bound to this call"}
 	case r.BoundKey != "":
-		return deny("review %s already authorised another call (%s): an approval authorises one call", r.ID, Truncate(r.BoundKey, 200))
+		return deny("review %s already authorised another call (%s): an approval authorises one call", r.ID, excerpt.Bytes(r.BoundKey, 200, "..."))
 	}
 	return ApprovalCheck{Allowed: true, Reason: "approved by " + r.Approver}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -58,7 +59,7 @@ func decodeTask(what, payload string, data []byte, v any) error {
 		delete(seen, f)
 	}
 	for k := range seen {
-		return fmt.Errorf("%s field %q is not part of %s", what, Truncate(k, 40), payload)
+		return fmt.Errorf("%s field %q is not part of %s", what, excerpt.Bytes(k, 40, "..."), payload)
 	}
 	strict := json.NewDecoder(bytes.NewReader(data))
 	strict.DisallowUnknownFields()
@@ -78,7 +79,7 @@ func DecodeStart(payload []byte) (*tool.StartCheck, time.Time, error) {
 	}
 	started, err := time.Parse(time.RFC3339Nano, c.StartTime)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("start check: start_time %q is not RFC 3339", Truncate(c.StartTime, 40))
+		return nil, time.Time{}, fmt.Errorf("start check: start_time %q is not RFC 3339", excerpt.Bytes(c.StartTime, 40, "..."))
 	}
 	return &c, started, nil
 }
@@ -120,11 +121,11 @@ func DecodeStartRequest(data []byte) (*StartRequest, error) {
 	}
 	switch {
 	case r.Action != StartAction:
-		return nil, fmt.Errorf("start request: action %q is not %s: the start alias takes start requests only", Truncate(r.Action, 40), StartAction)
+		return nil, fmt.Errorf("start request: action %q is not %s: the start alias takes start requests only", excerpt.Bytes(r.Action, 40, "..."), StartAction)
 	case !executionARN.MatchString(r.ExecutionARN):
-		return nil, fmt.Errorf("start request: execution_arn %q is not an execution ARN", Truncate(r.ExecutionARN, 200))
+		return nil, fmt.Errorf("start request: execution_arn %q is not an execution ARN", excerpt.Bytes(r.ExecutionARN, 200, "..."))
 	case !inputDigest.MatchString(r.InputDigest):
-		return nil, fmt.Errorf("start request: input_digest %q is not sha256:<64 hex digits>", Truncate(r.InputDigest, 80))
+		return nil, fmt.Errorf("start request: input_digest %q is not sha256:<64 hex digits>", excerpt.Bytes(r.InputDigest, 80, "..."))
 	}
 	return &r, nil
 }
@@ -139,13 +140,13 @@ func DecodeRunStartCheck(data []byte) (arn, digest string, started time.Time, er
 		return "", "", time.Time{}, err
 	}
 	if c.Check != tool.RunStartCheckName {
-		return "", "", time.Time{}, fmt.Errorf("start check: check %q is not %s", Truncate(c.Check, 40), tool.RunStartCheckName)
+		return "", "", time.Time{}, fmt.Errorf("start check: check %q is not %s", excerpt.Bytes(c.Check, 40, "..."), tool.RunStartCheckName)
 	}
 	if _, ok := ParseExecutionARN(c.ExecutionARN); !ok {
-		return "", "", time.Time{}, fmt.Errorf("start check: execution_arn %q is not an execution ARN", Truncate(c.ExecutionARN, 200))
+		return "", "", time.Time{}, fmt.Errorf("start check: execution_arn %q is not an execution ARN", excerpt.Bytes(c.ExecutionARN, 200, "..."))
 	}
 	if started, err = time.Parse(time.RFC3339Nano, c.StartTime); err != nil {
-		return "", "", time.Time{}, fmt.Errorf("start check: start_time %q is not RFC 3339", Truncate(c.StartTime, 40))
+		return "", "", time.Time{}, fmt.Errorf("start check: start_time %q is not RFC 3339", excerpt.Bytes(c.StartTime, 40, "..."))
 	}
 	if _, digest, err = tool.InputDigest(c.ExecutionInput); err != nil {
 		return "", "", time.Time{}, fmt.Errorf("start check: execution_input: %v", err)

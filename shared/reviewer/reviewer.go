@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // MaxReviewers bounds a review's reviewer patterns, and MaxPatternLength
@@ -43,7 +45,7 @@ type AccountError struct{ Pattern string }
 // Reason is the refusal without the rule's name, for diagnostics that
 // print the rule themselves.
 func (e *AccountError) Reason() string {
-	return fmt.Sprintf("reviewer %q must name its AWS account: start arn:aws:iam::ACCOUNT: or arn:aws:sts::ACCOUNT: with the 12-digit account written out, and no * or ? before the resource part (a * there would match principals of any account)", cut(e.Pattern, 80))
+	return fmt.Sprintf("reviewer %q must name its AWS account: start arn:aws:iam::ACCOUNT: or arn:aws:sts::ACCOUNT: with the 12-digit account written out, and no * or ? before the resource part (a * there would match principals of any account)", excerpt.Bytes(e.Pattern, 80, "..."))
 }
 
 func (e *AccountError) Error() string { return e.Reason() + " [" + RulePattern + "]" }
@@ -78,15 +80,15 @@ func Account(p string) string {
 func CheckRecorded(p string) error {
 	switch {
 	case !strings.HasPrefix(p, "arn:"):
-		return fmt.Errorf("reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", cut(p, 80))
+		return fmt.Errorf("reviewer %q must be an IAM principal ARN pattern (arn:aws:...; * and ? match)", excerpt.Bytes(p, 80, "..."))
 	case strings.ContainsAny(p, " \t\r\n\v\f"):
-		return fmt.Errorf("reviewer %q holds whitespace", cut(p, 80))
+		return fmt.Errorf("reviewer %q holds whitespace", excerpt.Bytes(p, 80, "..."))
 	case len(p) > MaxPatternLength:
 		return fmt.Errorf("reviewer pattern is %d characters, over %d", len(p), MaxPatternLength)
 	}
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("reviewer %q holds a control character", cut(p, 80))
+			return fmt.Errorf("reviewer %q holds a control character", excerpt.Bytes(p, 80, "..."))
 		}
 	}
 	return nil
@@ -120,12 +122,4 @@ func Match(pattern, principal string) bool {
 		pi++
 	}
 	return pi == len(p)
-}
-
-// cut keeps a pattern short enough to quote in a message.
-func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }

@@ -168,6 +168,23 @@ func (p Problem) Redacted() string {
 	return out
 }
 
+// RedactedLines says what is wrong, one line a problem: each problem's
+// Redacted text after root (the name of the value checked, such as
+// "input" or "output", or ""), at most n lines and then one saying how
+// many more there are ("and 3 more"). Nothing in them quotes the
+// instance, so they may reach a caller, a log or an execution's history.
+func RedactedLines(ps []Problem, root string, n int) []string {
+	var out []string
+	for i, p := range ps {
+		if i == n {
+			out = append(out, fmt.Sprintf("and %d more", len(ps)-n))
+			break
+		}
+		out = append(out, root+p.Redacted())
+	}
+	return out
+}
+
 func (p Problem) String() string {
 	if p.Location == "" {
 		return p.Message

@@ -117,3 +117,38 @@ func TestRedacted(t *testing.T) {
 		})
 	}
 }
+
+// RedactedLines puts root before each problem's redacted text and stops
+// after n, saying how many more there are.
+func TestRedactedLines(t *testing.T) {
+	ps := []Problem{
+		{Location: "/to", Keyword: "type", KeywordLocation: "/properties/to/type", Want: "array, got string", Message: "secret value"},
+		{Keyword: "required", KeywordLocation: "/required", Want: `property "to"`},
+		{Location: "/a", Keyword: "minimum"},
+	}
+	for _, c := range []struct {
+		name string
+		root string
+		n    int
+		want []string
+	}{
+		{"all under a root", "input", 3, []string{
+			`input/to fails "type" (schema /properties/to/type): want array, got string`,
+			`input/ fails "required" (schema /required): want property "to"`,
+			`input/a fails "minimum"`}},
+		{"cut after n", "output", 1, []string{`output/to fails "type" (schema /properties/to/type): want array, got string`, "and 2 more"}},
+		{"no root", "", 2, []string{`/to fails "type" (schema /properties/to/type): want array, got string`, `/ fails "required" (schema /required): want property "to"`, "and 1 more"}},
+		{"none", "input", 5, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := ps
+			if c.want == nil {
+				in = nil
+			}
+			got := RedactedLines(in, c.root, c.n)
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") || len(got) != len(c.want) {
+				t.Errorf("got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // MaxEnvelopeSize bounds an envelope: Step Functions passes at most 256 KiB of
@@ -112,14 +114,24 @@ const MaxTimeoutSeconds = 900
 var ToolsetIDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
 
 var (
-	namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	// NamePattern is a step id or a catalog or platform tool's name as an
+	// envelope or a review Task carries it: lower-case letters, digits,
+	// "-" and "_", at most 63 characters. The resolver's step ids
+	// (resolver.StepIDPattern) and the catalog's tool names
+	// (catalog.NamePattern) are each narrower.
+	NamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 	// An MCP tool's name is "<server>.<tool>", split at the first dot
-	// (shared/toolset SplitMCPName, whose patterns these are): the
-	// server's key in the toolset, which holds no dot, and the tool's name
-	// as its server defines it (MCP specification 2025-11-25, "Tool
-	// names").
-	mcpServerPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
-	mcpToolPattern   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	// (shared/toolset SplitMCPName): the server's key in the toolset and
+	// the tool's name as its server defines it.
+
+	// MCPServerPattern is an MCP server's key in a toolset: lower-case
+	// letters, digits and "-", at most 31 characters, no ".", so that a
+	// tool's name splits at its first dot.
+	MCPServerPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+	// MCPToolNamePattern is an MCP tool's name as its server defines it:
+	// 1 to 128 of A-Z, a-z, 0-9, "_", "-" and "." (MCP specification
+	// 2025-11-25, "Tool names").
+	MCPToolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 )
 
 // ValidToolName reports whether name is a tool name an envelope may
@@ -127,11 +139,11 @@ var (
 // and "_", at most 63 characters), or an MCP tool's "<server>.<tool>"
 // (at most 31 + 1 + 128 characters).
 func ValidToolName(name string) bool {
-	if namePattern.MatchString(name) {
+	if NamePattern.MatchString(name) {
 		return true
 	}
 	server, tool, ok := strings.Cut(name, ".")
-	return ok && mcpServerPattern.MatchString(server) && mcpToolPattern.MatchString(tool)
+	return ok && MCPServerPattern.MatchString(server) && MCPToolNamePattern.MatchString(tool)
 }
 
 // DecodeEnvelope parses an envelope strictly. Every failure is a *Error with
@@ -194,7 +206,7 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	}
 	for k := range members {
 		if !known[k] {
-			return nil, Errorf(InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(truncate(k)))
+			return nil, Errorf(InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(excerpt.Bytes(k, maxQuotedBytes, "...")))
 		}
 	}
 	if err := e.validate(); err != nil {
@@ -226,10 +238,10 @@ func DecodeObject(what string, data []byte) (map[string]json.RawMessage, error) 
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%s field %s is not valid JSON", what, strconv.Quote(truncate(name)))
+			return nil, fmt.Errorf("%s field %s is not valid JSON", what, strconv.Quote(excerpt.Bytes(name, maxQuotedBytes, "...")))
 		}
 		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("%s field %s appears twice", what, strconv.Quote(truncate(name)))
+			return nil, fmt.Errorf("%s field %s appears twice", what, strconv.Quote(excerpt.Bytes(name, maxQuotedBytes, "...")))
 		}
 		out[name] = v
 	}
@@ -258,28 +270,21 @@ func asType(err error, target **json.UnmarshalTypeError) bool {
 	return ok
 }
 
-func truncate(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
-}
-
 func (e *Envelope) validate() error {
 	bad := func(field, format string, args ...any) error {
 		return Errorf(InputInvalid, "envelope field %q: "+format, append([]any{field}, args...)...)
 	}
 	switch {
 	case !ValidToolName(e.Tool):
-		return bad("tool", "%s is not a tool name", strconv.Quote(truncate(e.Tool)))
+		return bad("tool", "%s is not a tool name", strconv.Quote(excerpt.Bytes(e.Tool, maxQuotedBytes, "...")))
 	case !ToolsetIDPattern.MatchString(e.ToolsetID):
-		return bad("toolset_id", "%s is not a toolset id (ts_ and 32 hex digits)", strconv.Quote(truncate(e.ToolsetID)))
+		return bad("toolset_id", "%s is not a toolset id (ts_ and 32 hex digits)", strconv.Quote(excerpt.Bytes(e.ToolsetID, maxQuotedBytes, "...")))
 	case e.RunID == "" || len(e.RunID) > 1024 || strings.ContainsFunc(e.RunID, unprintable):
 		return bad("run_id", "must be 1 to 1024 printable characters")
 	case e.Seq.Valid() != nil:
 		return bad("seq", "%v", e.Seq.Valid())
-	case !namePattern.MatchString(e.Step):
-		return bad("step", "%s is not a step id", strconv.Quote(truncate(e.Step)))
+	case !NamePattern.MatchString(e.Step):
+		return bad("step", "%s is not a step id", strconv.Quote(excerpt.Bytes(e.Step, maxQuotedBytes, "...")))
 	case e.IdempotencyKey != e.RunID+"/"+string(e.Seq):
 		return bad("idempotency_key", "must be run_id/seq")
 	case e.Attempt < 1:
@@ -291,7 +296,7 @@ func (e *Envelope) validate() error {
 	case e.ParentRunID != "" && (len(e.ParentRunID) > 1024 || !strings.HasPrefix(e.ParentRunID, "arn:") || strings.ContainsFunc(e.ParentRunID, unprintable)):
 		return bad("parent_run_id", "must be empty or an execution ARN of at most 1024 printable characters")
 	case e.RunStartedAt != "" && !validRunStart(e.RunStartedAt):
-		return bad("run_started_at", "%s is not an RFC 3339 time ($$.Execution.StartTime)", strconv.Quote(truncate(e.RunStartedAt)))
+		return bad("run_started_at", "%s is not an RFC 3339 time ($$.Execution.StartTime)", strconv.Quote(excerpt.Bytes(e.RunStartedAt, maxQuotedBytes, "...")))
 	case len(e.Keep) > MaxKeep:
 		return bad("keep", "lists %d fields, over %d", len(e.Keep), MaxKeep)
 	}
@@ -350,3 +355,8 @@ func validRunStart(s string) bool {
 func unprintable(r rune) bool {
 	return unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Cf, r) || unicode.In(r, unicode.Zl, unicode.Zp)
 }
+
+// maxQuotedBytes bounds a member name or value an envelope error quotes,
+// in bytes before its "...": enough to recognise it, and the message stays
+// short (MaxMessageBytes bounds the whole).
+const maxQuotedBytes = 64

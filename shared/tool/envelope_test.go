@@ -1,4 +1,4 @@
-package tool
+package tool_test
 
 import (
 	"errors"
@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 const valid = `{"tool":"send-email","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":"2","step":"send","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/2","attempt":1,"tolerate_duplicates":false,"input":{"to":["a@example.com"]},"approval":{"review_id":"r"}}`
 
 func TestDecodeValid(t *testing.T) {
-	e, err := DecodeEnvelope([]byte(valid))
+	e, err := tool.DecodeEnvelope([]byte(valid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +66,13 @@ func TestDecodeRefuses(t *testing.T) {
 		// upper case, and time.Parse reads only that.
 		{"run start in lower case", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02t03:04:05.678z"`, 1), `"run_started_at"`},
 		{"run start too long", strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678000000000000000000Z"`, 1), `"run_started_at"`},
-		{"too big", `{"x":"` + strings.Repeat("a", MaxEnvelopeSize) + `"}`, "limit"},
+		{"too big", `{"x":"` + strings.Repeat("a", tool.MaxEnvelopeSize) + `"}`, "limit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := DecodeEnvelope([]byte(c.in))
-			var te *Error
-			if !errors.As(err, &te) || te.Code != InputInvalid {
+			_, err := tool.DecodeEnvelope([]byte(c.in))
+			var te *tool.Error
+			if !errors.As(err, &te) || te.Code != tool.InputInvalid {
 				t.Fatalf("err = %v", err)
 			}
 			if !strings.Contains(te.Message, c.field) {
@@ -90,7 +91,7 @@ func TestDecodeRunStartedAt(t *testing.T) {
 		{"2026-01-02T03:04:05Z", "2026-01-02T03:04:05Z"},
 		{"2026-01-02T04:04:05.678+01:00", "2026-01-02T03:04:05.678Z"},
 	} {
-		e, err := DecodeEnvelope([]byte(strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"`+c.in+`"`, 1)))
+		e, err := tool.DecodeEnvelope([]byte(strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"`+c.in+`"`, 1)))
 		if err != nil {
 			t.Fatalf("%s: %v", c.in, err)
 		}
@@ -100,7 +101,7 @@ func TestDecodeRunStartedAt(t *testing.T) {
 		}
 	}
 	for _, in := range []string{valid, strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":null`, 1)} {
-		e, err := DecodeEnvelope([]byte(in))
+		e, err := tool.DecodeEnvelope([]byte(in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,15 +116,15 @@ func TestDecodeRunStartedAt(t *testing.T) {
 const validMCP = `{"tool":"crm.lookup_customer","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":1,"step":"lookup","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/1","attempt":1,"tolerate_duplicates":false,"input":{"id":"c-1"}}`
 
 func TestDecodeMCPToolName(t *testing.T) {
-	e, err := DecodeEnvelope([]byte(validMCP))
+	e, err := tool.DecodeEnvelope([]byte(validMCP))
 	if err != nil || e.Tool != "crm.lookup_customer" {
 		t.Fatalf("%+v %v", e, err)
 	}
 	for _, name := range []string{"crm.", ".create_ticket", "CRM.create_ticket", "crm.create ticket", "crm_x.create", "crm.create/ticket",
 		"c" + strings.Repeat("r", 31) + ".create", "crm." + strings.Repeat("t", 129)} {
-		_, err := DecodeEnvelope([]byte(strings.Replace(validMCP, `"crm.lookup_customer"`, `"`+name+`"`, 1)))
-		var te *Error
-		if !errors.As(err, &te) || te.Code != InputInvalid || !strings.Contains(te.Message, `"tool"`) {
+		_, err := tool.DecodeEnvelope([]byte(strings.Replace(validMCP, `"crm.lookup_customer"`, `"`+name+`"`, 1)))
+		var te *tool.Error
+		if !errors.As(err, &te) || te.Code != tool.InputInvalid || !strings.Contains(te.Message, `"tool"`) {
 			t.Errorf("tool %q: %v", name, err)
 		}
 	}
@@ -143,7 +144,7 @@ func TestValidToolName(t *testing.T) {
 		{"crm.a b", false}, {"crm.a/b", false}, {"1crm.a", false}, {"crm_x.a", false},
 		{"crm." + strings.Repeat("t", 129), false}, {"c" + strings.Repeat("r", 31) + ".a", false},
 	} {
-		if got := ValidToolName(c.name); got != c.ok {
+		if got := tool.ValidToolName(c.name); got != c.ok {
 			t.Errorf("ValidToolName(%q) = %v", c.name, got)
 		}
 		if strings.Contains(c.name, ".") {
@@ -168,8 +169,8 @@ func TestDecodeSeq(t *testing.T) {
 	}
 	for member, want := range cases {
 		in := strings.Replace(strings.Replace(valid, `"seq":"2"`, member, 1), "r1/2", "r1/"+want, 1)
-		e, err := DecodeEnvelope([]byte(in))
-		if err != nil || e.Seq != Seq(want) {
+		e, err := tool.DecodeEnvelope([]byte(in))
+		if err != nil || e.Seq != tool.Seq(want) {
 			t.Errorf("%s: seq %q, err %v", member, e.Seq, err)
 		}
 	}
@@ -178,7 +179,7 @@ func TestDecodeSeq(t *testing.T) {
 // Sort keys order as the calls were made: 4, then loop 5's items in
 // order (the call counter of each from 1), then 6; past ten digits too.
 func TestSeqSortKeyOrder(t *testing.T) {
-	inOrder := []Seq{"1", "4", "5.0.1", "5.0.2", "5.0.10", "5.1.1", "5.9.1", "5.10.1", "5.10.2", "6", "9999999999", "10000000000"}
+	inOrder := []tool.Seq{"1", "4", "5.0.1", "5.0.2", "5.0.10", "5.1.1", "5.9.1", "5.10.1", "5.10.2", "6", "9999999999", "10000000000"}
 	for i := 1; i < len(inOrder); i++ {
 		a, b := inOrder[i-1].SortKey(), inOrder[i].SortKey()
 		// A call's ledger rows follow its item: "#" sorts below ".".
@@ -186,7 +187,7 @@ func TestSeqSortKeyOrder(t *testing.T) {
 			t.Errorf("%s (%s) does not sort before %s (%s)", inOrder[i-1], a, inOrder[i], b)
 		}
 	}
-	if Seq("04").SortKey() != "" || Seq("").SortKey() != "" {
+	if tool.Seq("04").SortKey() != "" || tool.Seq("").SortKey() != "" {
 		t.Error("an invalid seq has a sort key")
 	}
 }
@@ -199,10 +200,10 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(`{"seq":1e400}`))
 	f.Add([]byte(strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678Z"`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := DecodeEnvelope(data)
+		e, err := tool.DecodeEnvelope(data)
 		if err != nil {
-			var te *Error
-			if !errors.As(err, &te) || te.Code != InputInvalid {
+			var te *tool.Error
+			if !errors.As(err, &te) || te.Code != tool.InputInvalid {
 				t.Fatalf("error %v is not TOOL_INPUT_INVALID", err)
 			}
 			return
@@ -221,9 +222,9 @@ func FuzzDecodeEnvelope(f *testing.F) {
 
 // The member-name constants are exactly the Envelope's JSON names, in order.
 func TestEnvelopeMemberNames(t *testing.T) {
-	want := []string{MemberTool, MemberToolsetID, MemberRunID, MemberSeq, MemberStep, MemberIdempotencyKey,
-		MemberAttempt, MemberTolerateDuplicates, MemberInput, MemberApproval, MemberCallerProof, MemberTimeoutSeconds, MemberOutputLimitBytes, MemberFunction, MemberKeep, MemberParentRunID, MemberRunStartedAt}
-	if got := FieldNames(Envelope{}); strings.Join(got, ",") != strings.Join(want, ",") {
+	want := []string{tool.MemberTool, tool.MemberToolsetID, tool.MemberRunID, tool.MemberSeq, tool.MemberStep, tool.MemberIdempotencyKey,
+		tool.MemberAttempt, tool.MemberTolerateDuplicates, tool.MemberInput, tool.MemberApproval, tool.MemberCallerProof, tool.MemberTimeoutSeconds, tool.MemberOutputLimitBytes, tool.MemberFunction, tool.MemberKeep, tool.MemberParentRunID, tool.MemberRunStartedAt}
+	if got := tool.FieldNames(tool.Envelope{}); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Envelope's JSON names %v, the constants %v", got, want)
 	}
 }

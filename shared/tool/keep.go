@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // keepPattern is a keep path: member names joined by dots, each a letter
@@ -17,7 +19,7 @@ var keepPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z
 // returns an error naming the path.
 func KeepPath(p string) ([]string, error) {
 	if len(p) > 256 || !keepPattern.MatchString(p) {
-		return nil, fmt.Errorf("%q is not a field path (member names joined by dots, such as data.title)", truncate(p))
+		return nil, fmt.Errorf("%q is not a field path (member names joined by dots, such as data.title)", excerpt.Bytes(p, maxQuotedBytes, "..."))
 	}
 	return strings.Split(p, "."), nil
 }

@@ -6,7 +6,8 @@ package tool
 const (
 	// MaxAttempts caps the attempts per idempotency key, the first
 	// included (docs/design.md, "The tool contract"): the resolver's bound on
-	// a step's retry, and the ledger's cap.
+	// a step's retry, the catalog's and a toolset's bound on a tool's
+	// pinned retry, and the ledger's cap.
 	MaxAttempts = 10
 	// DefaultInlineLimit bounds a tool's result returned inline, in bytes.
 	// Step Functions limits a whole execution's state to 256 KiB (AWS

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // Seq is a call's place in its run, the second half of its idempotency key
@@ -40,20 +42,20 @@ func ParseSeq(s string) ([]int64, error) {
 	}
 	parts := strings.Split(s, ".")
 	if len(parts)%2 == 0 || len(parts) > 1+2*MaxSeqDepth {
-		return nil, fmt.Errorf("seq %q is not a counter, or a counter and (index, counter) pairs", truncate(s))
+		return nil, fmt.Errorf("seq %q is not a counter, or a counter and (index, counter) pairs", excerpt.Bytes(s, maxQuotedBytes, "..."))
 	}
 	out := make([]int64, len(parts))
 	for i, p := range parts {
 		if p == "" || len(p) > 19 || (len(p) > 1 && p[0] == '0') || strings.Trim(p, "0123456789") != "" {
-			return nil, fmt.Errorf("seq %q: component %d is not a decimal without leading zeros", truncate(s), i+1)
+			return nil, fmt.Errorf("seq %q: component %d is not a decimal without leading zeros", excerpt.Bytes(s, maxQuotedBytes, "..."), i+1)
 		}
 		n, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("seq %q: component %d is too large", truncate(s), i+1)
+			return nil, fmt.Errorf("seq %q: component %d is too large", excerpt.Bytes(s, maxQuotedBytes, "..."), i+1)
 		}
 		// Even positions are counters (from 1), odd ones item indexes (from 0).
 		if i%2 == 0 && n < 1 {
-			return nil, fmt.Errorf("seq %q: counter %d must be at least 1", truncate(s), i+1)
+			return nil, fmt.Errorf("seq %q: counter %d must be at least 1", excerpt.Bytes(s, maxQuotedBytes, "..."), i+1)
 		}
 		out[i] = n
 	}

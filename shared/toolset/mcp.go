@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/fetchurl"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // MCP tools: tools an MCP server defines, which a toolset admits by name
@@ -28,14 +28,14 @@ import (
 // description and schemas (Tool.InputSchema, Tool.OutputSchema: the
 // server's inputSchema and outputSchema, {} when it lists none).
 type MCP struct {
-	// Server is the server's key in the toolset file (MCPServerPattern):
+	// Server is the server's key in the toolset file (tool.MCPServerPattern):
 	// the tool's toolset name is "<server>.<name>".
 	Server string `json:"server"`
 	// URL is the server's streamable HTTP endpoint, as ParseMCPURL
 	// accepts it: calls go there, under the http tool's address rules.
 	URL string `json:"url"`
 	// Name is the tool's name exactly as the server defines it
-	// (MCPToolNamePattern): what tools/call names.
+	// (tool.MCPToolNamePattern): what tools/call names.
 	Name string `json:"name"`
 	// Annotations are the tool's annotations as the server listed them
 	// (readOnlyHint, idempotentHint, destructiveHint, ...): shown, and
@@ -45,15 +45,6 @@ type MCP struct {
 	// (MCPProtocols).
 	Protocol string `json:"protocol"`
 }
-
-var (
-	// MCPServerPattern is a server key: lower-case letters, digits and
-	// "-", no ".", so that a tool's name splits at its first dot.
-	MCPServerPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
-	// MCPToolNamePattern is an MCP tool's name: 1 to 128 of A-Z, a-z,
-	// 0-9, "_", "-" and "." (MCP specification 2025-11-25, "Tool names").
-	MCPToolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-)
 
 // ParseMCPURL parses an MCP server's URL: one that fetchurl.Parse
 // accepts (http or https, no userinfo, ...), that has no query string and
@@ -132,12 +123,12 @@ var MCPProtocols = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-2
 // SplitMCPName splits a toolset tool name "<server>.<tool>" at its first
 // dot; ok is false for a name that is not one (a catalog or platform
 // tool's name has no dot).
-func SplitMCPName(name string) (server, tool string, ok bool) {
-	server, tool, ok = strings.Cut(name, ".")
-	if !ok || !MCPServerPattern.MatchString(server) || !MCPToolNamePattern.MatchString(tool) {
+func SplitMCPName(name string) (server, mcpName string, ok bool) {
+	server, mcpName, ok = strings.Cut(name, ".")
+	if !ok || !tool.MCPServerPattern.MatchString(server) || !tool.MCPToolNamePattern.MatchString(mcpName) {
 		return "", "", false
 	}
-	return server, tool, true
+	return server, mcpName, true
 }
 
 // MCPServer is an MCP server as a toolset file names it, before
@@ -251,11 +242,11 @@ func listedNames(names []string) string {
 }
 
 // listedName is a name a server lists, for a message: as it is when it is
-// an MCP tool name (MCPToolNamePattern), and otherwise quoted and cut, so
+// an MCP tool name (tool.MCPToolNamePattern), and otherwise quoted and cut, so
 // that none of the server's text (a control character, a line break, a
 // terminal escape) reaches a log or the publisher's terminal raw.
 func listedName(n string) string {
-	if MCPToolNamePattern.MatchString(n) {
+	if tool.MCPToolNamePattern.MatchString(n) {
 		return n
 	}
 	return fmt.Sprintf("%.80q", n)
@@ -340,8 +331,8 @@ func ParseDraft(data []byte) (*Toolset, error) {
 	}
 	for key, srv := range ts.MCPServers {
 		switch {
-		case !MCPServerPattern.MatchString(key):
-			return nil, refuse("", RuleMCPTool, "server key %.40q does not match %s", key, MCPServerPattern)
+		case !tool.MCPServerPattern.MatchString(key):
+			return nil, refuse("", RuleMCPTool, "server key %.40q does not match %s", key, tool.MCPServerPattern)
 		case len(srv.Admit) == 0 || len(srv.Admit) > MaxMCPTools:
 			return nil, refuse("", RuleMCPTool, "server %s admits %d tools; 1 to %d", key, len(srv.Admit), MaxMCPTools)
 		}
@@ -349,8 +340,8 @@ func ParseDraft(data []byte) (*Toolset, error) {
 			return nil, refuse("", RuleMCPTool, "server %s: URL: %v", key, err)
 		}
 		for _, name := range srv.Admit {
-			if !MCPToolNamePattern.MatchString(name) {
-				return nil, refuse("", RuleMCPTool, "server %s admits %.80q, which is not an MCP tool name (%s)", key, name, MCPToolNamePattern)
+			if !tool.MCPToolNamePattern.MatchString(name) {
+				return nil, refuse("", RuleMCPTool, "server %s admits %.80q, which is not an MCP tool name (%s)", key, name, tool.MCPToolNamePattern)
 			}
 		}
 	}

@@ -10,14 +10,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Tool is what a toolset pins of one tool: its contract at the time the
@@ -122,9 +123,6 @@ type content struct {
 	Workflows  []string        `json:"workflows,omitempty"`
 }
 
-// IDPattern is the shape of a toolset id.
-var IDPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
-
 // FromCatalog pins the named catalog tools. reviewBefore names tools whose
 // review is required in addition to the catalog's list. fetchHosts are
 // copied, sorted and de-duplicated; they must already be canonical.
@@ -209,8 +207,8 @@ func Parse(data []byte) (*Toolset, error) {
 	if dec.More() {
 		return nil, refuse(ts.ID, RuleFormat, "data after the toolset object")
 	}
-	if !IDPattern.MatchString(ts.ID) {
-		return nil, refuse(ts.ID, RuleDigest, "the id does not match %s", IDPattern)
+	if !tool.ToolsetIDPattern.MatchString(ts.ID) {
+		return nil, refuse(ts.ID, RuleDigest, "the id does not match %s", tool.ToolsetIDPattern)
 	}
 	want, err := ts.ComputeID()
 	if err != nil {
@@ -330,21 +328,7 @@ const MaxReasonBytes = 300
 // the characters a reader cannot see escaped (invisible.Escape): a reason
 // may quote a schema.
 func refuse(id, rule, format string, a ...any) *Refusal {
-	return &Refusal{ToolsetID: shorten(id), Rule: rule, Reason: cut(invisible.Escape(fmt.Sprintf(format, a...)), MaxReasonBytes)}
-}
-
-// shorten keeps a malformed id short enough to name in a message.
-func shorten(id string) string { return cut(id, 40) }
-
-// cut returns s, or its first n bytes (whole UTF-8 sequences) and "...".
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
+	return &Refusal{ToolsetID: excerpt.Bytes(id, 40, "..."), Rule: rule, Reason: excerpt.Bytes(invisible.Escape(fmt.Sprintf(format, a...)), MaxReasonBytes, "...")}
 }
 
 // MarshalIndent returns the toolset as indented JSON with its id, as
@@ -395,16 +379,12 @@ const (
 	RuleSize = "toolset-size"
 )
 
-// NamePattern is the shape of a toolset's name and of the Solutions in
-// its workflows (a Solution's name, docs/solutions.md).
+// NamePattern is the shape of a toolset's name and of a Solution's name
+// (docs/solutions.md), so of the Solutions in a toolset's workflows: at
+// most 50 characters, no "_", so that "toolgate-<stage>_<solution>" fits a
+// state machine name's 80 characters with a stage of up to 20 (AWS Step
+// Functions quota; tool.StateMachineName).
 var NamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
-
-// ToolNamePattern is the shape of a tool's name (the catalog's).
-var ToolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
-
-// MaxAttempts bounds a pinned retry: ten attempts, the first included
-// (docs/design.md, "The tool contract").
-const MaxAttempts = 10
 
 // RefusedLogMessage is the "msg" of the one JSON log line a function writes
 // when it refuses a toolset it loaded (with "toolset_id" and "rule"); the
@@ -434,8 +414,8 @@ func (r *Refusal) Error() string {
 // *Refusal.
 func (ts *Toolset) Verify(c *catalog.Catalog) error {
 	refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
-	if !IDPattern.MatchString(ts.ID) {
-		return refuse(RuleDigest, "the id does not match %s", IDPattern)
+	if !tool.ToolsetIDPattern.MatchString(ts.ID) {
+		return refuse(RuleDigest, "the id does not match %s", tool.ToolsetIDPattern)
 	}
 	want, err := ts.ComputeID()
 	if err != nil {
@@ -484,7 +464,7 @@ func (ts *Toolset) checkHeader() error {
 	switch {
 	case ts.Name != "" && !NamePattern.MatchString(ts.Name):
 		return refuse(ts.ID, RuleHeader, "the name %.60q does not match %s", ts.Name, NamePattern)
-	case ts.Base != "" && !IDPattern.MatchString(ts.Base):
+	case ts.Base != "" && !tool.ToolsetIDPattern.MatchString(ts.Base):
 		return refuse(ts.ID, RuleHeader, "the base %.60q is not a toolset id", ts.Base)
 	case ts.Base == ts.ID && ts.Base != "":
 		return refuse(ts.ID, RuleHeader, "the toolset is its own base")
@@ -510,8 +490,8 @@ func (ts *Toolset) checkHeader() error {
 func checkPlatform(id, name string, t *Tool) error {
 	refuse := func(rule, format string, a ...any) error { return refuse(id, rule, format, a...) }
 	switch {
-	case !ToolNamePattern.MatchString(name):
-		return refuse(RulePlatformTool, "tool name %.60q does not match %s", name, ToolNamePattern)
+	case !catalog.NamePattern.MatchString(name):
+		return refuse(RulePlatformTool, "tool name %.60q does not match %s", name, catalog.NamePattern)
 	case t.Function == "":
 		return refuse(RulePlatformTool, "tool %s is not in the catalog and names no function, but has a platform tool's members: a platform tool names its Lambda function", name)
 	case !FunctionPattern.MatchString(t.Function) && !LambdaARNPattern.MatchString(t.Function):
@@ -535,8 +515,8 @@ func checkPolicy(id, name string, t *Tool) error {
 	}
 	if r := t.Retry; r != nil {
 		switch {
-		case r.MaxAttempts < 1 || r.MaxAttempts > MaxAttempts:
-			return refuse(RulePlatformTool, "tool %s: retry.max_attempts %d is outside 1..%d", name, r.MaxAttempts, MaxAttempts)
+		case r.MaxAttempts < 1 || r.MaxAttempts > tool.MaxAttempts:
+			return refuse(RulePlatformTool, "tool %s: retry.max_attempts %d is outside 1..%d", name, r.MaxAttempts, tool.MaxAttempts)
 		case r.IntervalSeconds < 1 || r.IntervalSeconds > 99_999_999:
 			return refuse(RulePlatformTool, "tool %s: retry.interval_seconds %d is outside 1..99999999", name, r.IntervalSeconds)
 		case r.BackoffRate < 1 || r.BackoffRate > 1000:
@@ -620,7 +600,7 @@ const RuleBase = "toolset-base"
 func (ts *Toolset) CheckDerived(base *Toolset) error {
 	refuse := func(format string, a ...any) error { return refuse(ts.ID, RuleBase, format, a...) }
 	if ts.Base != base.ID {
-		return refuse("its base is %s, not %s", shorten(ts.Base), base.ID)
+		return refuse("its base is %s, not %s", excerpt.Bytes(ts.Base, 40, "..."), base.ID)
 	}
 	if !slices.Equal(slices.Sorted(maps.Keys(ts.Tools)), slices.Sorted(maps.Keys(base.Tools))) {
 		return refuse("it does not have exactly the tools of its base %s", base.ID)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 func mustBuild(t *testing.T, c *catalog.Catalog, names, review, hosts []string) *Toolset {
@@ -27,7 +28,7 @@ func TestIDIsContentAddressed(t *testing.T) {
 	if a.ID != b.ID {
 		t.Fatalf("same content gave %s and %s", a.ID, b.ID)
 	}
-	if !IDPattern.MatchString(a.ID) {
+	if !tool.ToolsetIDPattern.MatchString(a.ID) {
 		t.Fatalf("id %q", a.ID)
 	}
 	reviewed := mustBuild(t, c, []string{"structured-data-fetch", "send-email"}, []string{"structured-data-fetch"}, []string{"a.example", "b.example"})

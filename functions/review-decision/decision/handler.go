@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/functionurl"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -170,12 +171,12 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 
 // methodNotAllowed refuses another method on a review.
 func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	respond(w, nil, review.Errorf(review.CodeInvalid, "%s is not allowed on %s: use GET or POST", r.Method, review.Truncate(r.URL.EscapedPath(), 80)))
+	respond(w, nil, review.Errorf(review.CodeInvalid, "%s is not allowed on %s: use GET or POST", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
 }
 
 // noRoute refuses any other path.
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
-	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}", r.Method, review.Truncate(r.URL.EscapedPath(), 80)))
+	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
 }
 
 // reviewID is the {id} of a /reviews/{id} route as the path writes it

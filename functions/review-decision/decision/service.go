@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -115,7 +116,7 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 	case review.ActionDecide:
 		return s.decide(ctx, req)
 	}
-	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show or decide", review.Truncate(string(req.Action), 40))
+	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show or decide", excerpt.Bytes(string(req.Action), 40, "..."))
 }
 
 func (s *Service) list(ctx context.Context, caller review.Caller, status string) (*review.ListResult, error) {
@@ -127,7 +128,7 @@ func (s *Service) list(ctx context.Context, caller review.Caller, status string)
 	case "rejected":
 		st = review.Rejected
 	default:
-		return nil, review.Errorf(review.CodeInvalid, "status %q is not pending, approved or rejected", review.Truncate(status, 40))
+		return nil, review.Errorf(review.CodeInvalid, "status %q is not pending, approved or rejected", excerpt.Bytes(status, 40, "..."))
 	}
 	now := s.store.Now()
 	reviews, err := s.store.List(ctx, st, func(r *review.Review) bool {
@@ -161,7 +162,7 @@ func (s *Service) authorized(ctx context.Context, who review.Caller, id string) 
 // get reads a review.
 func (s *Service) get(ctx context.Context, id string) (*review.Review, error) {
 	if !review.ValidID(id) {
-		return nil, review.Errorf(review.CodeInvalid, "%q is not a review id (rv_ and 32 hex digits)", review.Truncate(id, 40))
+		return nil, review.Errorf(review.CodeInvalid, "%q is not a review id (rv_ and 32 hex digits)", excerpt.Bytes(id, 40, "..."))
 	}
 	r, err := s.store.Get(ctx, id)
 	if errors.Is(err, review.ErrNotFound) {
@@ -197,7 +198,7 @@ func checkReason(v review.Verdict, reason string) error {
 
 func (s *Service) decide(ctx context.Context, req Request) (review.Caller, *review.DecideResult, error) {
 	if req.Decision != review.Approve && req.Decision != review.Reject {
-		return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "decision %q is not approve or reject", review.Truncate(string(req.Decision), 40))
+		return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "decision %q is not approve or reject", excerpt.Bytes(string(req.Decision), 40, "..."))
 	}
 	if err := checkReason(req.Decision, req.Reason); err != nil {
 		return review.Caller{}, nil, err
@@ -371,5 +372,5 @@ func (s *Service) checkRequester(ctx context.Context, r *review.Review) error {
 	s.log.WarnContext(ctx, "review refused: its requester belongs to an account this deployment does not admit", "review_id", r.ID, "run_id", r.RunID,
 		"reason", string(caller.WrongAccount))
 	return review.Errorf(review.CodeForbidden, "review %s was requested by %s, a principal of an account this deployment does not admit, so nobody may approve it: reject it and start the run again with credentials of the deployment's account [%s]",
-		r.ID, review.Truncate(r.Requester, 200), caller.WrongAccount)
+		r.ID, excerpt.Bytes(r.Requester, 200, "..."), caller.WrongAccount)
 }

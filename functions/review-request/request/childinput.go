@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -82,9 +83,9 @@ func (h *Handler) checkChildInput(ctx context.Context, c *tool.ChildStart) error
 	var refused *inputrecord.Error
 	switch {
 	case errors.As(err, &refused):
-		return review.Errorf(review.CodeInvalid, "child version %s refuses its input, and nothing was recorded or started: %s", review.Truncate(c.StateMachineARN, 200), refused.Error())
+		return review.Errorf(review.CodeInvalid, "child version %s refuses its input, and nothing was recorded or started: %s", excerpt.Bytes(c.StateMachineARN, 200, "..."), refused.Error())
 	case err != nil:
-		return review.Errorf(review.CodeInvalid, "child version %s: its input cannot be checked: %s", review.Truncate(c.StateMachineARN, 200), err.Error())
+		return review.Errorf(review.CodeInvalid, "child version %s: its input cannot be checked: %s", excerpt.Bytes(c.StateMachineARN, 200, "..."), err.Error())
 	}
 	return nil
 }
@@ -98,23 +99,23 @@ func (h *Handler) childRecord(ctx context.Context, versionARN string) (*inputrec
 	def, err := h.executions.Definition(ctx, versionARN)
 	switch {
 	case errors.Is(err, review.ErrNotFound):
-		return nil, review.Wrap(review.CodeInvalid, err, "child version %s does not exist", review.Truncate(versionARN, 200))
+		return nil, review.Wrap(review.CodeInvalid, err, "child version %s does not exist", excerpt.Bytes(versionARN, 200, "..."))
 	case errors.Is(err, review.ErrDenied):
-		return nil, review.Wrap(review.CodeForbidden, err, "this function may not read child version %s: a workflow step starts only a version of this stage's Solutions", review.Truncate(versionARN, 200))
+		return nil, review.Wrap(review.CodeForbidden, err, "this function may not read child version %s: a workflow step starts only a version of this stage's Solutions", excerpt.Bytes(versionARN, 200, "..."))
 	case err != nil:
-		return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the child version %s", review.Truncate(versionARN, 200))
+		return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the child version %s", excerpt.Bytes(versionARN, 200, "..."))
 	}
 	r, err := inputrecord.Read([]byte(def))
 	var newer *inputrecord.VersionError
 	switch {
 	case errors.Is(err, inputrecord.ErrNoRecord):
 		return nil, review.Errorf(review.CodeInvalid, "child version %s has no input record (it was published by a toolgate before the record), so its input cannot be checked: "+
-			"publish the child again, then this parent, which pins the child's version", review.Truncate(versionARN, 200))
+			"publish the child again, then this parent, which pins the child's version", excerpt.Bytes(versionARN, 200, "..."))
 	case errors.As(err, &newer):
 		return nil, review.Errorf(review.CodeInvalid, "child version %s has an input record of version %.20q, and this platform's review-request reads %q: deploy a newer toolgate platform",
-			review.Truncate(versionARN, 200), newer.Version, inputrecord.RecordVersion)
+			excerpt.Bytes(versionARN, 200, "..."), newer.Version, inputrecord.RecordVersion)
 	case err != nil:
-		return nil, review.Errorf(review.CodeInvalid, "child version %s: %s", review.Truncate(versionARN, 200), err.Error())
+		return nil, review.Errorf(review.CodeInvalid, "child version %s: %s", excerpt.Bytes(versionARN, 200, "..."), err.Error())
 	}
 	h.inputRecords.put(versionARN, r)
 	return r, nil

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
@@ -203,18 +204,18 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
 	if lane.IsDirectRunID(r.RunID) {
-		return nil, review.Errorf(review.CodeForbidden, "run id %q is a direct-lane run id; review Tasks run under their execution's ARN", review.Truncate(r.RunID, 80))
+		return nil, review.Errorf(review.CodeForbidden, "run id %q is a direct-lane run id; review Tasks run under their execution's ARN", excerpt.Bytes(r.RunID, 80, "..."))
 	}
 	// The requester is the execution's proven starter, as its Starter
 	// state recorded it: never the payload's word alone.
 	starter, err := h.store.Starter(ctx, r.RunID)
 	switch {
 	case errors.Is(err, review.ErrNotFound):
-		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with gated tools starts with its Starter state (start runs with toolgate run)", review.Truncate(r.RunID, 200))
+		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with gated tools starts with its Starter state (start runs with toolgate run)", excerpt.Bytes(r.RunID, 200, "..."))
 	case err != nil:
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	case starter != r.Requester:
-		return nil, review.Errorf(review.CodeForbidden, "the review Task names requester %s, but execution %s was started by %s", review.Truncate(r.Requester, 200), review.Truncate(r.RunID, 200), starter)
+		return nil, review.Errorf(review.CodeForbidden, "the review Task names requester %s, but execution %s was started by %s", excerpt.Bytes(r.Requester, 200, "..."), excerpt.Bytes(r.RunID, 200, "..."), starter)
 	}
 	if err := h.checkStarter(ctx, r.RunID, starter); err != nil {
 		return nil, err
@@ -251,7 +252,7 @@ func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (
 	if err := h.store.RecordRunStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest); errors.Is(err, review.ErrStartConflict) {
 		h.log.WarnContext(ctx, "run start refused: the execution name is recorded", "reason", ReasonStartRecorded, "execution_arn", req.ExecutionARN, "starter", id.Principal)
 		return nil, review.Errorf(review.CodeForbidden, "execution %s already has a start record: an execution name is recorded once; start the run under another name [%s]",
-			review.Truncate(req.ExecutionARN, 200), ReasonStartRecorded)
+			excerpt.Bytes(req.ExecutionARN, 200, "..."), ReasonStartRecorded)
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
@@ -285,7 +286,7 @@ func (h *Handler) runStart(ctx context.Context, payload json.RawMessage) (json.R
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
 	if lane.IsDirectRunID(arn) {
-		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(arn, 80))
+		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", excerpt.Bytes(arn, 80, "..."))
 	}
 	rec, err := h.store.RunStart(ctx, arn)
 	refuse := func(reason, format string, a ...any) error {
@@ -294,13 +295,13 @@ func (h *Handler) runStart(ctx context.Context, payload json.RawMessage) (json.R
 	}
 	switch {
 	case errors.Is(err, review.ErrNotFound):
-		return nil, refuse(ReasonStartUnrecorded, "execution %s has no start record: start runs with the current toolgate (toolgate run records the start before it starts the execution)", review.Truncate(arn, 200))
+		return nil, refuse(ReasonStartUnrecorded, "execution %s has no start record: start runs with the current toolgate (toolgate run records the start before it starts the execution)", excerpt.Bytes(arn, 200, "..."))
 	case err != nil:
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	case rec.InputDigest != digest:
-		return nil, refuse(ReasonStartInput, "execution %s: its input is not the one recorded for its start (%s, not %s)", review.Truncate(arn, 200), digest, rec.InputDigest)
+		return nil, refuse(ReasonStartInput, "execution %s: its input is not the one recorded for its start (%s, not %s)", excerpt.Bytes(arn, 200, "..."), digest, rec.InputDigest)
 	case started.After(rec.Deadline):
-		return nil, refuse(ReasonStartLate, "execution %s started at %s, after its start record's deadline %s", review.Truncate(arn, 200),
+		return nil, refuse(ReasonStartLate, "execution %s started at %s, after its start record's deadline %s", excerpt.Bytes(arn, 200, "..."),
 			started.UTC().Format(time.RFC3339Nano), rec.Deadline.UTC().Format(time.RFC3339))
 	}
 	if err := h.checkStarter(ctx, arn, rec.Starter); err != nil {
@@ -321,7 +322,7 @@ func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawM
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
 	if lane.IsDirectRunID(c.ExecutionARN) {
-		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(c.ExecutionARN, 80))
+		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", excerpt.Bytes(c.ExecutionARN, 80, "..."))
 	}
 	if h.callers == nil {
 		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
@@ -331,7 +332,7 @@ func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawM
 		return nil, review.CallerError(fmt.Errorf("the run's start proof: %w", err))
 	}
 	if err := h.store.RecordStart(ctx, c.ExecutionARN, id.Principal); errors.Is(err, review.ErrStartConflict) {
-		return nil, review.Errorf(review.CodeForbidden, "execution %s was started by someone else", review.Truncate(c.ExecutionARN, 200))
+		return nil, review.Errorf(review.CodeForbidden, "execution %s was started by someone else", excerpt.Bytes(c.ExecutionARN, 200, "..."))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
@@ -353,11 +354,11 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
 	if lane.IsDirectRunID(rec.ParentRunID) {
-		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", review.Truncate(rec.ParentRunID, 80))
+		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", excerpt.Bytes(rec.ParentRunID, 80, "..."))
 	}
 	rec.Starter, err = h.store.Starter(ctx, rec.ParentRunID)
 	if errors.Is(err, review.ErrNotFound) {
-		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with a workflow step starts with its Starter state", review.Truncate(rec.ParentRunID, 200))
+		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with a workflow step starts with its Starter state", excerpt.Bytes(rec.ParentRunID, 200, "..."))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
@@ -386,7 +387,7 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 		// start proof) holds the name: the step did not write it, and it
 		// passes to the next name, as for a name an execution holds.
 		if _, err := h.store.ChildStart(ctx, res.ExecutionARN); err == nil {
-			return nil, review.Errorf(review.CodeForbidden, "child execution %s is already recorded with another starter, parent or input", review.Truncate(res.ExecutionARN, 200))
+			return nil, review.Errorf(review.CodeForbidden, "child execution %s is already recorded with another starter, parent or input", excerpt.Bytes(res.ExecutionARN, 200, "..."))
 		} else if !errors.Is(err, review.ErrNotFound) {
 			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 		}
@@ -413,7 +414,7 @@ func (h *Handler) releaseChild(ctx context.Context, c *tool.ChildStart, res tool
 		res.Taken = true
 		return res, true, nil
 	case errors.Is(err, review.ErrNotFound):
-		return res, false, review.Errorf(review.CodeForbidden, "child execution %s was not recorded for parent %s", review.Truncate(res.ExecutionARN, 200), review.Truncate(c.ParentRunID, 200))
+		return res, false, review.Errorf(review.CodeForbidden, "child execution %s was not recorded for parent %s", excerpt.Bytes(res.ExecutionARN, 200, "..."), excerpt.Bytes(c.ParentRunID, 200, "..."))
 	case err != nil:
 		return res, false, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
@@ -450,12 +451,12 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 	arn := c.ExecutionARN
 	rec, err := h.store.ChildStart(ctx, arn)
 	if errors.Is(err, review.ErrNotFound) {
-		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s names a parent run, but no parent recorded its start: a child run starts only from its parent's workflow step", review.Truncate(arn, 200))
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s names a parent run, but no parent recorded its start: a child run starts only from its parent's workflow step", excerpt.Bytes(arn, 200, "..."))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
 	if rec.InputDigest != c.InputDigest {
-		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: its input is not the one its parent recorded (%s, not %s)", review.Truncate(arn, 200), rec.InputDigest, c.InputDigest)
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: its input is not the one its parent recorded (%s, not %s)", excerpt.Bytes(arn, 200, "..."), rec.InputDigest, c.InputDigest)
 	}
 	// The version the parent starts, and no other: an execution started
 	// by hand on the unqualified ARN runs the latest revision.
@@ -467,12 +468,12 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 		return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution")
 	}
 	if version != rec.StateMachineARN {
-		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s runs %q, not the version %s its parent starts", review.Truncate(arn, 200), review.Truncate(version, 200), review.Truncate(rec.StateMachineARN, 200))
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s runs %q, not the version %s its parent starts", excerpt.Bytes(arn, 200, "..."), excerpt.Bytes(version, 200, "..."), excerpt.Bytes(rec.StateMachineARN, 200, "..."))
 	}
 	// One execution takes the record: an execution name may be used again
 	// 90 days after the execution closed.
 	if err := h.store.TakeChildStart(ctx, arn, c.StartTime); errors.Is(err, review.ErrChildTaken) {
-		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: another execution of that name took its parent's start record, or the parent released it", review.Truncate(arn, 200))
+		return nil, review.Errorf(review.CodeUnauthenticated, "execution %s: another execution of that name took its parent's start record, or the parent released it", excerpt.Bytes(arn, 200, "..."))
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
@@ -493,9 +494,9 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 func (h *Handler) checkStarter(ctx context.Context, runID, starter string) error {
 	if account := caller.AccountOf(starter); h.account == "" || account != h.account {
 		h.log.WarnContext(ctx, "start record refused: its starter belongs to an account this deployment does not admit",
-			"reason", string(caller.WrongAccount), "run_id", runID, "account", review.Truncate(account, 40))
+			"reason", string(caller.WrongAccount), "run_id", runID, "account", excerpt.Bytes(account, 40, "..."))
 		return review.Errorf(review.CodeForbidden, "execution %s was started by %s, a principal of an account this deployment does not admit: start the run again with credentials of the deployment's account [%s]",
-			review.Truncate(runID, 200), review.Truncate(starter, 200), caller.WrongAccount)
+			excerpt.Bytes(runID, 200, "..."), excerpt.Bytes(starter, 200, "..."), caller.WrongAccount)
 	}
 	return nil
 }
@@ -543,7 +544,7 @@ func (h *Handler) lane(ctx context.Context, payload json.RawMessage) (json.RawMe
 	known := tool.FieldNames(review.LaneRequest{})
 	for k := range members {
 		if !slices.Contains(known, k) {
-			return nil, review.Errorf(review.CodeInvalid, "review request field %s is not part of a direct-lane request", strconv.Quote(review.Truncate(k, 40)))
+			return nil, review.Errorf(review.CodeInvalid, "review request field %s is not part of a direct-lane request", strconv.Quote(excerpt.Bytes(k, 40, "...")))
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
@@ -560,7 +561,7 @@ func (h *Handler) lane(ctx context.Context, payload json.RawMessage) (json.RawMe
 		return h.laneRequest(ctx, req)
 	case review.LaneStatusAction:
 		if !review.ValidID(req.ReviewID) {
-			return nil, review.Errorf(review.CodeInvalid, "%q is not a review id", review.Truncate(req.ReviewID, 40))
+			return nil, review.Errorf(review.CodeInvalid, "%q is not a review id", excerpt.Bytes(req.ReviewID, 40, "..."))
 		}
 		who, err := h.callers.Verify(ctx, req.Proof, caller.Binding{Action: caller.ActionStatus, Target: req.ReviewID})
 		if err != nil {
@@ -582,7 +583,7 @@ func (h *Handler) lane(ctx context.Context, payload json.RawMessage) (json.RawMe
 		}
 		return json.Marshal(st)
 	}
-	return nil, review.Errorf(review.CodeInvalid, "review request: action %q is not request or status", review.Truncate(req.Action, 40))
+	return nil, review.Errorf(review.CodeInvalid, "review request: action %q is not request or status", excerpt.Bytes(req.Action, 40, "..."))
 }
 
 // laneRequest stores a direct-lane review for its verified requester, with
@@ -605,11 +606,11 @@ func (h *Handler) laneRequest(ctx context.Context, req review.LaneRequest) (json
 		return nil, review.CallerError(err)
 	}
 	if prefix := lane.DirectRunPrefix(who.ARN); !strings.HasPrefix(req.RunID, prefix) || len(req.RunID) == len(prefix) {
-		return nil, review.Errorf(review.CodeForbidden, "run id %q is not in your direct-lane namespace %s<id>", review.Truncate(req.RunID, 80), prefix)
+		return nil, review.Errorf(review.CodeForbidden, "run id %q is not in your direct-lane namespace %s<id>", excerpt.Bytes(req.RunID, 80, "..."), prefix)
 	}
 	reviewers := h.direct.Reviewers[req.Tool]
 	if len(reviewers) == 0 {
-		return nil, review.Errorf(review.CodeForbidden, "the direct lane is closed for %s: the platform names no direct-lane reviewers for it (%s)", review.Truncate(req.Tool, 64), review.EnvDirectReviewers)
+		return nil, review.Errorf(review.CodeForbidden, "the direct lane is closed for %s: the platform names no direct-lane reviewers for it (%s)", excerpt.Bytes(req.Tool, 64, "..."), review.EnvDirectReviewers)
 	}
 	if max := h.direct.MaxTimeoutSeconds; req.TimeoutSeconds > max {
 		return nil, review.Errorf(review.CodeInvalid, "review request: timeout_seconds %d is over the direct lane's %d", req.TimeoutSeconds, max)

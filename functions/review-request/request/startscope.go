@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -53,17 +54,17 @@ func (s StartScope) Admit(executionARN string) (reason, message string) {
 	e, ok := review.ParseExecutionARN(executionARN)
 	switch {
 	case !ok:
-		return ReasonStartStateMachine, fmt.Sprintf("%q is not an execution ARN", review.Truncate(executionARN, 200))
+		return ReasonStartStateMachine, fmt.Sprintf("%q is not an execution ARN", excerpt.Bytes(executionARN, 200, "..."))
 	case strings.HasPrefix(e.Name, tool.ChildNamePrefix):
 		return ReasonStartChildName, fmt.Sprintf("execution name %q starts with %q, which only a workflow step's child runs are named with: start the run under another name",
-			review.Truncate(e.Name, 80), tool.ChildNamePrefix)
+			excerpt.Bytes(e.Name, 80, "..."), tool.ChildNamePrefix)
 	case s.Account == "" || e.Account != s.Account:
-		return ReasonStartAccount, fmt.Sprintf("execution %s is not of this deployment's account", review.Truncate(executionARN, 200))
+		return ReasonStartAccount, fmt.Sprintf("execution %s is not of this deployment's account", excerpt.Bytes(executionARN, 200, "..."))
 	case s.Region == "" || e.Region != s.Region:
-		return ReasonStartRegion, fmt.Sprintf("execution %s is not of this deployment's region", review.Truncate(executionARN, 200))
+		return ReasonStartRegion, fmt.Sprintf("execution %s is not of this deployment's region", excerpt.Bytes(executionARN, 200, "..."))
 	case s.Stage == "" || !strings.HasPrefix(e.StateMachine, tool.StateMachineName(s.Stage, "")) || len(e.StateMachine) == len(tool.StateMachineName(s.Stage, "")):
 		return ReasonStartStateMachine, fmt.Sprintf("execution %s is not of a Solution of this stage (state machines %s<solution>)",
-			review.Truncate(executionARN, 200), tool.StateMachineName(s.Stage, ""))
+			excerpt.Bytes(executionARN, 200, "..."), tool.StateMachineName(s.Stage, ""))
 	}
 	return "", ""
 }
