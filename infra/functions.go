@@ -16,6 +16,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/infra/toolfunction"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -111,8 +112,8 @@ var functionSpecs = []functionSpec{
 		// maximum): the proxy waits as long as the longest.
 		MemoryMB: 256, TimeoutSeconds: 900,
 		// The dispatcher's items, as for every tool; its Lambda and SSM
-		// statements: toolFunctionInvoke, toolFunctionFloors,
-		// toolFunctionParameters.
+		// statements: toolfunction.InvokeStatement, FloorsStatement,
+		// ParametersStatement.
 		Principal: table.ToolFunctions},
 	{Name: fnMCPCall, LogicalID: "McpCallFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate mcp-call: the governed dispatcher for MCP tools, which checks the tool's definition on its server and sends tools/call",
@@ -277,7 +278,7 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 		case fnSendEmail:
 			extra = append(extra, sendAsTheSender(p, senderIdentityARN))
 		case fnLambdaTool:
-			extra = append(extra, toolFunctionInvoke(p.Stage), toolFunctionFloors(p.Stage), toolFunctionParameters(p.Stage))
+			extra = append(extra, toolfunction.InvokeStatement(p.Stage), toolfunction.FloorsStatement(p.Stage), toolfunction.ParametersStatement(p.Stage))
 		case fnReviewRequest:
 			// A child run's start (docs/solutions.md, "Workflow steps"):
 			// the version its execution runs, of this stage's executions,

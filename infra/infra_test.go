@@ -938,14 +938,14 @@ func TestLedgerWrites(t *testing.T) {
 }
 
 // tagWriteActions change a Lambda function's tags: its stage tag
-// (ToolTagKey) and its floor (platformtool.Tag*).
+// (toolfunction.TagKey) and its floor (platformtool.Tag*).
 var tagWriteActions = []string{"lambda:TagResource", "lambda:UntagResource"}
 
 // checkTagWriters: no principal of the template (function roles, the
 // execution role, the Publisher, Reviewer and Operator policies) may tag
 // or untag a Lambda function, in any form (a wildcard action, NotAction),
 // on any resource, whatever its conditions. A platform tool's stage tag
-// and floor are written by whoever deploys the function (NewToolFunction);
+// and floor are written by whoever deploys the function (toolfunction.New);
 // a principal that could tag could relax the floor or widen what the
 // proxy invokes (docs/infra.md, "Platform tools").
 func checkTagWriters(_, _ assertions.Template, _, pj tmpl) error {

@@ -4,6 +4,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/toolgate/toolgate/infra/toolfunction"
 )
 
 // The templates are checked with cdk-nag's AwsSolutions and Serverless
@@ -118,14 +120,14 @@ func nagSuppressions(p *PlatformStack, stage string) {
 // reasonToolFunctionParams: AwsSolutions-IAM5 on the tool function
 // parameters of the stage.
 const reasonToolFunctionParams = "ssm:GetParameter on /toolgate/<stage>/tool-function/*: one parameter per platform tool " +
-	"function, /toolgate/<stage>/tool-function/<Placeholder>/arn, written by NewToolFunction when a team deploys its tool; " +
+	"function, /toolgate/<stage>/tool-function/<Placeholder>/arn, written by toolfunction.New when a team deploys its tool; " +
 	"the namespace holds nothing else, and no other stage's or toolgate's own function parameters are reached"
 
 // reasonToolFunctions: AwsSolutions-IAM5 on function:* under the tool
 // tag's condition, after the actions it allows.
 func reasonToolFunctions(stage string) string {
-	return " under the condition aws:ResourceTag/" + ToolTagKey + " = " + stage + " (its stage): platform teams' tool " +
-		"functions, whose names the teams choose; the tag, which NewToolFunction sets, bounds the statement instead of " +
+	return " under the condition aws:ResourceTag/" + toolfunction.TagKey + " = " + stage + " (its stage): platform teams' tool " +
+		"functions, whose names the teams choose; the tag, which toolfunction.New sets, bounds the statement instead of " +
 		"a name prefix, and the Service Authorization Reference lists aws:ResourceTag/${TagKey} for lambda:InvokeFunction " +
 		"and lambda:ListTags on the function resource type (docs/infra.md, \"Platform tools\")"
 }
@@ -133,7 +135,7 @@ func reasonToolFunctions(stage string) string {
 // nagParamWildcard is the appliesTo form of the tool function parameters'
 // wildcard of stage.
 func nagParamWildcard(stage string) string {
-	return "Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter" + toolFunctionParamPrefix(stage) + "*"
+	return "Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter" + toolfunction.ParamPrefix(stage) + "*"
 }
 
 // nagARN is the appliesTo form of an AwsSolutions-IAM5 finding on an ARN

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/infra/toolfunction"
 	"github.com/toolgate/toolgate/shared/table"
 )
 
@@ -361,7 +362,7 @@ func conditionsText(s tmpl) string {
 				// The test's allow-list stands for any: its entries as IAM
 				// patterns, in canonical form.
 				parts = append(parts, "every ses:Recipients like an entry of `recipientAllow` as IAM patterns (the test's: "+strings.Join(values, ", ")+")")
-			case key == "aws:ResourceTag/"+ToolTagKey && slices.Equal(values, []string{"test"}):
+			case key == "aws:ResourceTag/"+toolfunction.TagKey && slices.Equal(values, []string{"test"}):
 				// The tag's value is the stage (the test's "test").
 				parts = append(parts, name+" = <stage>")
 			case op == "StringEquals" || op == "Bool":

@@ -4,6 +4,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/infra/toolfunction"
 )
 
 // Publishing only through the resolver, in a function: the
@@ -44,10 +46,10 @@ func grantPublishing(p *PlatformStackProps, fn *platformFunction, a *access) {
 			Resources: &params,
 		}),
 		// A platform tool's placeholder (manifest tool_functions).
-		toolFunctionParameters(p.Stage),
+		toolfunction.ParametersStatement(p.Stage),
 		// Registering a toolset that pins a platform tool reads the
 		// function's floor, its owners' tags.
-		toolFunctionFloors(p.Stage),
+		toolfunction.FloorsStatement(p.Stage),
 		// findStateMachine lists the account's state machines, whose names
 		// carry the stage.
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
+	"github.com/toolgate/toolgate/infra/toolfunction"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
@@ -665,14 +666,14 @@ var forgedAPI = map[string][]apiRequest{
 		{What: "read another stage's parameter", Action: "ssm:GetParameter", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test-2/role/solution-execution/arn"},
 		{What: "change a parameter", Action: "ssm:PutParameter", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/function/send-email/arn"},
 		{What: "read the floor of another stage's tool function", Action: "lambda:ListTags", Resource: teamFnARN,
-			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test-2"}},
+			Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test-2"}},
 		{What: "read the tags of an untagged function", Action: "lambda:ListTags", Resource: teamFnARN},
 		{What: "relax a tool function's floor", Action: "lambda:TagResource", Resource: teamFnARN,
-			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+			Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test"}},
 		{What: "remove a tool function's floor", Action: "lambda:UntagResource", Resource: teamFnARN,
-			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+			Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test"}},
 		{What: "invoke a tool function", Action: "lambda:InvokeFunction", Resource: teamFnARN,
-			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+			Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test"}},
 	},
 	"publisher": {
 		{What: "create a state machine", Action: "states:CreateStateMachine", Resource: stateMachineOf + "toolgate-test_weekly-digest"},
@@ -697,11 +698,11 @@ var forgedAPI = map[string][]apiRequest{
 		{What: "invoke a tool's direct alias", Action: "lambda:InvokeFunction", Resource: "arn:aws:lambda:eu-west-1:123456789012:function:toolgate-test-send-email:direct"},
 		{What: "read the parameters in bulk", Action: "ssm:GetParameters", Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/publish/url"},
 		{What: "relax a tool function's floor", Action: "lambda:TagResource", Resource: teamFnARN,
-			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+			Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test"}},
 		{What: "remove a tool function's floor", Action: "lambda:UntagResource", Resource: teamFnARN,
-			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+			Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test"}},
 		{What: "read a tool function's floor", Action: "lambda:ListTags", Resource: teamFnARN,
-			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}},
+			Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test"}},
 	},
 }
 
@@ -720,7 +721,7 @@ func TestPublishRequestsAllowed(t *testing.T) {
 	// Registering a toolset that pins it reads its function's floor
 	// (platformtool.FloorFromTags of Lambda's ListTags answer).
 	floor := apiRequest{What: "registration reads a pinned platform tool function's floor", Action: "lambda:ListTags",
-		Resource: teamFnARN, Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}}
+		Resource: teamFnARN, Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test"}}
 	for who, reqs := range map[string][]apiRequest{fnPublish: append(publishRequests(t, &recorder{}), platformTool, floor), "publisher": runRequests(t)} {
 		t.Run(who, func(t *testing.T) {
 			used := map[string]bool{}

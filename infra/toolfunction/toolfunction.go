@@ -1,4 +1,4 @@
-package main
+package toolfunction
 
 import (
 	"maps"
@@ -16,19 +16,20 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// ToolTagKey marks a Lambda function as a toolgate platform tool of a
+// TagKey marks a Lambda function as a toolgate platform tool of a
 // stage: the tag's value is the stage whose platform tools' proxy
 // (functions/lambda-tool) may invoke it, the proxy invokes only functions
 // tagged with its own stage (aws:ResourceTag/toolgate:tool), and
-// NewToolFunction sets it (docs/infra.md, "Platform tools"). Stages share
+// New sets it (docs/infra.md, "Platform tools"). Stages share
 // an account and a resource policy cannot deny, so a value shared by every
 // stage would let one stage's proxy invoke another stage's functions.
-const ToolTagKey = platformtool.TagTool
+const TagKey = platformtool.TagTool
 
-// toolFunctionInvoke is the proxy role's one Lambda statement:
-// lambda:InvokeFunction on this account's and region's functions (and
-// their aliases and versions) that are tagged ToolTagKey=stage.
-func toolFunctionInvoke(stage string) awsiam.PolicyStatement {
+// InvokeStatement is the proxy role's one Lambda statement (Sid
+// InvokeTaggedToolFunctions): lambda:InvokeFunction on this account's and
+// region's functions (and their aliases and versions) that are tagged
+// TagKey=stage.
+func InvokeStatement(stage string) awsiam.PolicyStatement {
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:     jsii.String("InvokeTaggedToolFunctions"),
 		Actions: jsii.Strings("lambda:InvokeFunction"),
@@ -36,20 +37,21 @@ func toolFunctionInvoke(stage string) awsiam.PolicyStatement {
 			sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"),
 		},
 		Conditions: &map[string]any{
-			"StringEquals": map[string]any{"aws:ResourceTag/" + ToolTagKey: stage},
+			"StringEquals": map[string]any{"aws:ResourceTag/" + TagKey: stage},
 		},
 	})
 }
 
-// toolFunctionFloors is the statement that reads a platform tool
-// function's floor (platformtool.FloorFromTags): lambda:ListTags on this
-// account's and region's functions that are tagged ToolTagKey=stage, the
+// FloorsStatement is the statement that reads a platform tool function's
+// floor (platformtool.FloorFromTags; Sid ReadToolFunctionFloors):
+// lambda:ListTags on this account's and region's functions that are
+// tagged TagKey=stage, the
 // functions the stage's proxy may invoke. The proxy reads the floor before
 // it invokes a function, and the publish function when it registers a
 // toolset that pins one. The Service Authorization Reference lists
 // aws:ResourceTag/${TagKey} for lambda:ListTags on the function resource
 // type (docs/infra.md, "Platform tools").
-func toolFunctionFloors(stage string) awsiam.PolicyStatement {
+func FloorsStatement(stage string) awsiam.PolicyStatement {
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:     jsii.String("ReadToolFunctionFloors"),
 		Actions: jsii.Strings("lambda:ListTags"),
@@ -57,40 +59,49 @@ func toolFunctionFloors(stage string) awsiam.PolicyStatement {
 			sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:*"),
 		},
 		Conditions: &map[string]any{
-			"StringEquals": map[string]any{"aws:ResourceTag/" + ToolTagKey: stage},
+			"StringEquals": map[string]any{"aws:ResourceTag/" + TagKey: stage},
 		},
 	})
 }
 
-// toolFunctionParameters is the statement that reads the stage's platform
+// ParametersStatement is the statement that reads the stage's platform
 // tool function parameters, /toolgate/<stage>/tool-function/*
-// (toolset.ToolFunctionParam): the proxy resolves a pinned placeholder
-// from them, and the publish function substitutes it at publish.
-func toolFunctionParameters(stage string) awsiam.PolicyStatement {
+// (toolset.ToolFunctionParam; Sid ToolFunctionParameters): the proxy
+// resolves a pinned placeholder from them, and the publish function
+// substitutes it at publish.
+func ParametersStatement(stage string) awsiam.PolicyStatement {
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("ToolFunctionParameters"),
 		Actions:   jsii.Strings("ssm:GetParameter"),
-		Resources: &[]*string{parameterARN(toolFunctionParamPrefix(stage) + "*")},
+		Resources: &[]*string{parameterARN(ParamPrefix(stage) + "*")},
 	})
 }
 
-// toolFunctionParamPrefix starts every toolset.ToolFunctionParam of stage.
-func toolFunctionParamPrefix(stage string) string {
+// ParamPrefix starts every toolset.ToolFunctionParam of stage:
+// /toolgate/<stage>/tool-function/.
+func ParamPrefix(stage string) string {
 	return strings.TrimSuffix(toolset.ToolFunctionParam(stage, ""), "/arn")
 }
 
-// ToolFunctionProps configure NewToolFunction.
-type ToolFunctionProps struct {
+// sub is Fn::Sub of s (pseudo parameters such as ${AWS::Region} only).
+func sub(s string) *string { return awscdk.Fn_Sub(jsii.String(s), nil) }
+
+// parameterARN is the ARN of the SSM parameter name, which starts with "/".
+func parameterARN(name string) *string {
+	return sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter" + name)
+}
+
+// Props configure New.
+type Props struct {
 	// Stage is the toolgate stage whose proxy invokes the function: the
-	// value of its ToolTagKey tag.
+	// value of its TagKey tag.
 	Stage string
 	// Tool is the tool's name in toolset files (toolset.ToolNamePattern).
 	Tool string
 	// ProxyRoleARN is the ARN of the stage's lambda-tool function role, the
 	// only principal the function's resource policy allows.
 	ProxyRoleARN *string
-	// Floor is how loosely a toolset may pin the tool: NewToolFunction
-	// writes it as the function's four floor tags (Floor.Tags:
+	// Floor is how loosely a toolset may pin the tool: New writes it as the function's four floor tags (Floor.Tags:
 	// platformtool.TagReview, TagPolicy, TagIdempotent, TagDuplicates),
 	// which the proxy and toolset registration read, and refuse a pinned
 	// contract looser than it. The zero value is the strictest: review
@@ -99,25 +110,24 @@ type ToolFunctionProps struct {
 	// the idempotency key).
 	Floor platformtool.Floor
 	// Function is the team's function, as awslambda.NewFunction takes it;
-	// NewToolFunction adds the tags.
+	// New adds the tags.
 	Function *awslambda.FunctionProps
 }
 
-// ToolFunction is a team's platform tool function as NewToolFunction
-// deployed it.
+// ToolFunction is a team's platform tool function as New deployed it.
 type ToolFunction struct {
 	constructs.Construct
 	// Function is the deployed function.
 	Function awslambda.Function
 	// Parameter holds the function's ARN under
-	// toolset.ToolFunctionParam(Stage, ToolFunctionKey(Tool)).
+	// toolset.ToolFunctionParam(Stage, PlaceholderKey(Tool)).
 	Parameter awsssm.StringParameter
 }
 
-// ToolFunctionKey is the placeholder key a toolset file names a tool's
+// PlaceholderKey is the placeholder key a toolset file names a tool's
 // function by: "Function" and the tool's name in CamelCase
 // (create-ticket: FunctionCreateTicket, ${FunctionCreateTicket}).
-func ToolFunctionKey(tool string) string {
+func PlaceholderKey(tool string) string {
 	out := []byte("Function")
 	upper := true
 	for i := 0; i < len(tool); i++ {
@@ -135,16 +145,16 @@ func ToolFunctionKey(tool string) string {
 	return string(out)
 }
 
-// NewToolFunction deploys a team's platform tool function: the function
-// tagged ToolTagKey=Stage (so the stage's proxy role may invoke it) and
+// New deploys a team's platform tool function: the function tagged
+// TagKey=Stage (so the stage's proxy role may invoke it) and
 // with its floor (Floor.Tags, every key written), a resource policy that
 // allows lambda:InvokeFunction to the proxy's role only, and the SSM
 // parameter toolset.ToolFunctionParam that a toolset file's
 // ${Function<Tool>} placeholder resolves from at publish.
-func NewToolFunction(scope constructs.Construct, id string, props *ToolFunctionProps) *ToolFunction {
+func New(scope constructs.Construct, id string, props *Props) *ToolFunction {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := awslambda.NewFunction(c, jsii.String("Function"), props.Function)
-	awscdk.Tags_Of(fn).Add(jsii.String(ToolTagKey), jsii.String(props.Stage), nil)
+	awscdk.Tags_Of(fn).Add(jsii.String(TagKey), jsii.String(props.Stage), nil)
 	// The floor is the function's own: its role and log group carry none.
 	floor := props.Floor.Tags()
 	for _, k := range slices.Sorted(maps.Keys(floor)) {
@@ -156,7 +166,7 @@ func NewToolFunction(scope constructs.Construct, id string, props *ToolFunctionP
 		Principal: awsiam.NewArnPrincipal(props.ProxyRoleARN),
 		Action:    jsii.String("lambda:InvokeFunction"),
 	})
-	key := ToolFunctionKey(props.Tool)
+	key := PlaceholderKey(props.Tool)
 	param := awsssm.NewStringParameter(c, jsii.String("ArnParameter"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(toolset.ToolFunctionParam(props.Stage, key)),
 		StringValue:   fn.FunctionArn(),

@@ -1,6 +1,7 @@
-package main
+package toolfunction
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -13,9 +14,9 @@ import (
 	"github.com/toolgate/toolgate/shared/platformtool"
 )
 
-func TestToolFunctionKey(t *testing.T) {
+func TestPlaceholderKey(t *testing.T) {
 	for tool, want := range map[string]string{"create-ticket": "FunctionCreateTicket", "x": "FunctionX", "a1-b2": "FunctionA1B2"} {
-		if got := ToolFunctionKey(tool); got != want {
+		if got := PlaceholderKey(tool); got != want {
 			t.Errorf("%s: %s, want %s", tool, got, want)
 		}
 	}
@@ -30,12 +31,12 @@ func TestToolFunction(t *testing.T) {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Team"), nil)
 	role := "arn:aws:iam::123456789012:role/toolgate-test-lambda-tool"
-	NewToolFunction(stack, "CreateTicket", &ToolFunctionProps{Stage: "test", Tool: "create-ticket", ProxyRoleARN: jsii.String(role),
+	New(stack, "CreateTicket", &Props{Stage: "test", Tool: "create-ticket", ProxyRoleARN: jsii.String(role),
 		Function: &awslambda.FunctionProps{Runtime: awslambda.Runtime_PROVIDED_AL2023(), Handler: jsii.String("bootstrap"),
-			Code: awslambda.Code_FromAsset(jsii.String("testdata/assets/workflow-validator"), nil)}})
+			Code: awslambda.Code_FromAsset(jsii.String("testdata/function"), nil)}})
 	proxy := awsiam.NewRole(stack, jsii.String("Proxy"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
-	proxy.AddToPolicy(toolFunctionInvoke("test"))
-	proxy.AddToPolicy(toolFunctionFloors("test"))
+	proxy.AddToPolicy(InvokeStatement("test"))
+	proxy.AddToPolicy(FloorsStatement("test"))
 	var tpl assertions.Template
 	if err := try(func() { tpl = assertions.Template_FromStack(stack, nil) }); err != nil {
 		t.Fatal(err)
@@ -96,12 +97,12 @@ func TestToolFunction(t *testing.T) {
 func TestProxyInvokesOnlyItsStagesToolFunctions(t *testing.T) {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Team"), nil)
-	NewToolFunction(stack, "CreateTicket", &ToolFunctionProps{Stage: "prod", Tool: "create-ticket",
+	New(stack, "CreateTicket", &Props{Stage: "prod", Tool: "create-ticket",
 		ProxyRoleARN: jsii.String("arn:aws:iam::123456789012:role/toolgate-prod-lambda-tool"),
 		Function: &awslambda.FunctionProps{Runtime: awslambda.Runtime_PROVIDED_AL2023(), Handler: jsii.String("bootstrap"),
-			Code: awslambda.Code_FromAsset(jsii.String("testdata/assets/workflow-validator"), nil)}})
+			Code: awslambda.Code_FromAsset(jsii.String("testdata/function"), nil)}})
 	proxy := awsiam.NewRole(stack, jsii.String("DevProxy"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
-	proxy.AddToPolicy(toolFunctionInvoke("dev"))
+	proxy.AddToPolicy(InvokeStatement("dev"))
 	var tpl assertions.Template
 	if err := try(func() { tpl = assertions.Template_FromStack(stack, nil) }); err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func TestProxyInvokesOnlyItsStagesToolFunctions(t *testing.T) {
 	var tag string
 	for _, r := range *tpl.FindResources(jsii.String("AWS::Lambda::Function"), nil) {
 		for _, kv := range (*r)["Properties"].(map[string]any)["Tags"].([]any) {
-			if kv.(map[string]any)["Key"] == ToolTagKey {
+			if kv.(map[string]any)["Key"] == TagKey {
 				tag = kv.(map[string]any)["Value"].(string)
 			}
 		}
@@ -118,16 +119,16 @@ func TestProxyInvokesOnlyItsStagesToolFunctions(t *testing.T) {
 	for _, r := range *tpl.FindResources(jsii.String("AWS::IAM::Policy"), nil) {
 		for _, s := range (*r)["Properties"].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
 			if c, ok := s.(map[string]any)["Condition"].(map[string]any); ok {
-				allowed, _ = c["StringEquals"].(map[string]any)["aws:ResourceTag/"+ToolTagKey].(string)
+				allowed, _ = c["StringEquals"].(map[string]any)["aws:ResourceTag/"+TagKey].(string)
 			}
 		}
 	}
 	if tag != "prod" || allowed != "dev" {
-		t.Fatalf("prod's tool function is tagged %s=%q and dev's proxy may invoke functions tagged %q: want prod and dev", ToolTagKey, tag, allowed)
+		t.Fatalf("prod's tool function is tagged %s=%q and dev's proxy may invoke functions tagged %q: want prod and dev", TagKey, tag, allowed)
 	}
 }
 
-// TestToolFunctionFloor: NewToolFunction writes props.Floor as the
+// TestToolFunctionFloor: New writes props.Floor as the
 // function's four floor tags, every key, besides toolgate:tool; the tags
 // read back from the template (as the proxy reads ListTags' answer) are
 // props.Floor; and the function's role carries no floor tag.
@@ -149,10 +150,10 @@ func TestToolFunctionFloor(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			app := awscdk.NewApp(nil)
 			stack := awscdk.NewStack(app, jsii.String("Team"), nil)
-			NewToolFunction(stack, "CreateTicket", &ToolFunctionProps{Stage: "test", Tool: "create-ticket", Floor: c.floor,
+			New(stack, "CreateTicket", &Props{Stage: "test", Tool: "create-ticket", Floor: c.floor,
 				ProxyRoleARN: jsii.String("arn:aws:iam::123456789012:role/toolgate-test-lambda-tool"),
 				Function: &awslambda.FunctionProps{Runtime: awslambda.Runtime_PROVIDED_AL2023(), Handler: jsii.String("bootstrap"),
-					Code: awslambda.Code_FromAsset(jsii.String("testdata/assets/workflow-validator"), nil)}})
+					Code: awslambda.Code_FromAsset(jsii.String("testdata/function"), nil)}})
 			var tpl assertions.Template
 			if err := try(func() { tpl = assertions.Template_FromStack(stack, nil) }); err != nil {
 				t.Fatal(err)
@@ -167,7 +168,7 @@ func TestToolFunctionFloor(t *testing.T) {
 				}
 				return out
 			}
-			want := map[string]string{ToolTagKey: "test"}
+			want := map[string]string{TagKey: "test"}
 			for k, v := range c.want {
 				want[k] = v
 			}
@@ -178,34 +179,21 @@ func TestToolFunctionFloor(t *testing.T) {
 			if f, err := platformtool.FloorFromTags(got); err != nil || f != c.floor {
 				t.Fatalf("FloorFromTags of the function's tags = %+v, %v; want %+v", f, err, c.floor)
 			}
-			if d := cmp.Diff(map[string]string{ToolTagKey: "test"}, tagsOf("AWS::IAM::Role")); d != "" {
+			if d := cmp.Diff(map[string]string{TagKey: "test"}, tagsOf("AWS::IAM::Role")); d != "" {
 				t.Fatalf("the function role's tags (-want +got):\n%s", d)
 			}
 		})
 	}
 }
 
-// TestProxyReadsOnlyItsStagesFloors: in the platform template, the proxy's
-// role reads the floor of, and invokes, the functions tagged for its stage
-// and no other, and tags none (the publish role: TestPublishRequestsAllowed).
-func TestProxyReadsOnlyItsStagesFloors(t *testing.T) {
-	role := principalStatements(platformJSON)[fnLambdaTool]
-	tagged := map[string]string{"aws:ResourceTag/" + ToolTagKey: "test"}
-	for _, c := range []struct {
-		req     apiRequest
-		allowed bool
-	}{
-		{apiRequest{What: "read a tool function's floor", Action: "lambda:ListTags", Resource: teamFnARN, Context: tagged}, true},
-		{apiRequest{What: "invoke it", Action: "lambda:InvokeFunction", Resource: teamFnARN, Context: tagged}, true},
-		{apiRequest{What: "read the floor of another stage's tool function", Action: "lambda:ListTags", Resource: teamFnARN,
-			Context: map[string]string{"aws:ResourceTag/" + ToolTagKey: "test-2"}}, false},
-		{apiRequest{What: "read the tags of an untagged function", Action: "lambda:ListTags", Resource: teamFnARN}, false},
-		{apiRequest{What: "relax a tool function's floor", Action: "lambda:TagResource", Resource: teamFnARN, Context: tagged}, false},
-		{apiRequest{What: "remove a tool function's floor", Action: "lambda:UntagResource", Resource: teamFnARN, Context: tagged}, false},
-		{apiRequest{What: "read the function's configuration", Action: "lambda:GetFunction", Resource: teamFnARN, Context: tagged}, false},
-	} {
-		if by := apiAllowedBy(role, c.req); (len(by) > 0) != c.allowed {
-			t.Errorf("%s: allowed %v, want %v", c.req, len(by) > 0, c.allowed)
+// try runs f and returns what it panicked with as an error: a failed
+// assertions.Template assertion is a panic.
+func try(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
 		}
-	}
+	}()
+	f()
+	return nil
 }

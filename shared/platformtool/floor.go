@@ -11,7 +11,7 @@ import (
 // The tags a team sets on its platform tool function to say how it may be
 // called (docs/tools.md, "The owners' floor"): the floor under every
 // toolset that pins the function. A toolset is written by a publisher; the
-// tags are written by whoever deploys the function (NewToolFunction sets
+// tags are written by whoever deploys the function (toolfunction.New sets
 // them from its props), and toolgate grants no publisher, operator or
 // reviewer lambda:TagResource. A tag that is absent takes the strictest
 // value, so a function tagged only for its stage is called under a review,

@@ -22,7 +22,7 @@ import (
 // TagTool is the tag that makes a function a platform tool of a stage:
 // toolgate:tool=<stage>. The proxy's and the publish function's roles may
 // invoke, and list the tags of, only functions tagged for their own stage
-// (docs/infra.md; the CDK app's ToolTagKey is this constant).
+// (docs/infra.md; infra/toolfunction's TagKey is this constant).
 const TagTool = "toolgate:tool"
 
 // FloorTTL is how long the proxy keeps a function's floor once read: a
