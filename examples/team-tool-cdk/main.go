@@ -25,7 +25,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/toolgate/toolgate/infra/toolfunction"
-	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/toolfloor"
 )
 
 // Config is the team's app configuration.
@@ -50,7 +50,7 @@ func NewTeamStack(app awscdk.App, id string, cfg Config) (awscdk.Stack, *toolfun
 		Stage:        cfg.Stage,
 		Tool:         "create-ticket",
 		ProxyRoleARN: jsii.String(cfg.ProxyRoleARN),
-		Floor:        platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true},
+		Floor:        toolfloor.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true},
 		Function: &awslambda.FunctionProps{
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 			Architecture: awslambda.Architecture_ARM_64(),

@@ -1,7 +1,7 @@
 // Package toolfunction is the CDK construct a platform team deploys its
 // tool function with, so that a toolgate stage's platform tools' proxy
 // (functions/lambda-tool) may invoke it: New tags the function with its
-// stage (TagKey) and its floor (platformtool.Floor), allows only the
+// stage (TagKey) and its floor (toolfloor.Floor), allows only the
 // proxy's role to invoke it, and writes its ARN to the SSM parameter a
 // toolset file's ${Function<Tool>} placeholder resolves from
 // (docs/infra.md, "Platform tools").

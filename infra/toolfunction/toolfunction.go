@@ -12,7 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/toolfloor"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -23,7 +23,7 @@ import (
 // New sets it (docs/infra.md, "Platform tools"). Stages share
 // an account and a resource policy cannot deny, so a value shared by every
 // stage would let one stage's proxy invoke another stage's functions.
-const TagKey = platformtool.TagTool
+const TagKey = toolfloor.TagTool
 
 // InvokeStatement is the proxy role's one Lambda statement (Sid
 // InvokeTaggedToolFunctions): lambda:InvokeFunction on this account's and
@@ -43,7 +43,7 @@ func InvokeStatement(stage string) awsiam.PolicyStatement {
 }
 
 // FloorsStatement is the statement that reads a platform tool function's
-// floor (platformtool.FloorFromTags; Sid ReadToolFunctionFloors):
+// floor (toolfloor.FromTags; Sid ReadToolFunctionFloors):
 // lambda:ListTags on this account's and region's functions that are
 // tagged TagKey=stage, the
 // functions the stage's proxy may invoke. The proxy reads the floor before
@@ -102,13 +102,13 @@ type Props struct {
 	// only principal the function's resource policy allows.
 	ProxyRoleARN *string
 	// Floor is how loosely a toolset may pin the tool: New writes it as the function's four floor tags (Floor.Tags:
-	// platformtool.TagReview, TagPolicy, TagIdempotent, TagDuplicates),
+	// toolfloor.TagReview, TagPolicy, TagIdempotent, TagDuplicates),
 	// which the proxy and toolset registration read, and refuse a pinned
 	// contract looser than it. The zero value is the strictest: review
 	// required, at most once, not idempotent, duplicates refused. Relax
 	// only what the function itself guarantees (Idempotent: it honours
 	// the idempotency key).
-	Floor platformtool.Floor
+	Floor toolfloor.Floor
 	// Function is the team's function, as awslambda.NewFunction takes it;
 	// New adds the tags.
 	Function *awslambda.FunctionProps

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/toolfloor"
 )
 
 func TestPlaceholderKey(t *testing.T) {
@@ -135,16 +135,16 @@ func TestProxyInvokesOnlyItsStagesToolFunctions(t *testing.T) {
 func TestToolFunctionFloor(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		floor platformtool.Floor
+		floor toolfloor.Floor
 		want  map[string]string
 	}{
-		{"zero value: the strictest", platformtool.Floor{}, map[string]string{
+		{"zero value: the strictest", toolfloor.Floor{}, map[string]string{
 			"toolgate:review": "required", "toolgate:policy": "at_most_once", "toolgate:idempotent": "false", "toolgate:duplicates": "refuse"}},
 		// The demo's create-ticket: it honours the idempotency key, so it
 		// may run again; a review is the toolset's choice.
-		{"create-ticket", platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}, map[string]string{
+		{"create-ticket", toolfloor.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}, map[string]string{
 			"toolgate:review": "optional", "toolgate:policy": "at_least_once", "toolgate:idempotent": "true", "toolgate:duplicates": "refuse"}},
-		{"all relaxed", platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true, TolerateDuplicates: true}, map[string]string{
+		{"all relaxed", toolfloor.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true, TolerateDuplicates: true}, map[string]string{
 			"toolgate:review": "optional", "toolgate:policy": "at_least_once", "toolgate:idempotent": "true", "toolgate:duplicates": "tolerate"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -176,7 +176,7 @@ func TestToolFunctionFloor(t *testing.T) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Fatalf("the function's tags (-want +got):\n%s", d)
 			}
-			if f, err := platformtool.FloorFromTags(got); err != nil || f != c.floor {
+			if f, err := toolfloor.FromTags(got); err != nil || f != c.floor {
 				t.Fatalf("FloorFromTags of the function's tags = %+v, %v; want %+v", f, err, c.floor)
 			}
 			if d := cmp.Diff(map[string]string{TagKey: "test"}, tagsOf("AWS::IAM::Role")); d != "" {

@@ -1,4 +1,4 @@
-package platformtool
+package toolfloor
 
 import (
 	"fmt"
@@ -7,6 +7,12 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
+
+// TagTool is the tag that makes a function a platform tool of a stage:
+// toolgate:tool=<stage>. The proxy's and the publish function's roles may
+// invoke, and list the tags of, only functions tagged for their own stage
+// (docs/infra.md; infra/toolfunction's TagKey is this constant).
+const TagTool = "toolgate:tool"
 
 // The tags a team sets on its platform tool function to say how it may be
 // called (docs/tools.md, "The owners' floor"): the floor under every
@@ -35,7 +41,7 @@ const (
 )
 
 // Floor is a platform tool function's floor, read from its tags
-// (FloorFromTags). The zero Floor is the strictest.
+// (FromTags). The zero Floor is the strictest.
 type Floor struct {
 	// ReviewOptional: a toolset may pin review_required false.
 	ReviewOptional bool
@@ -47,12 +53,12 @@ type Floor struct {
 	TolerateDuplicates bool
 }
 
-// FloorFromTags reads a function's floor from its tags (tag key -> value,
+// FromTags reads a function's floor from its tags (tag key -> value,
 // as Lambda's ListTags answers). An absent tag is the strictest value; a
 // value that is neither of a tag's two is an error naming the tag, and the
 // floor returned with it is the strictest, so that a caller that goes on
 // refuses rather than relaxes.
-func FloorFromTags(tags map[string]string) (Floor, error) {
+func FromTags(tags map[string]string) (Floor, error) {
 	var f Floor
 	var bad []string
 	read := func(key, strict, relaxed string, set *bool) {
@@ -75,7 +81,7 @@ func FloorFromTags(tags map[string]string) (Floor, error) {
 }
 
 // Tags returns f as the tags that say it, every key written (the inverse
-// of FloorFromTags).
+// of FromTags).
 func (f Floor) Tags() map[string]string {
 	pick := func(relaxed bool, strict, loose string) string {
 		if relaxed {

@@ -1,4 +1,4 @@
-package platformtool
+package toolfloor
 
 import (
 	"errors"
@@ -13,15 +13,15 @@ import (
 // A function tagged only for its stage has the strictest floor, and a tag
 // with a value that is neither of its two is an error with that floor.
 func TestFloorFromTagsDefaultsToTheStrictest(t *testing.T) {
-	f, err := FloorFromTags(map[string]string{"toolgate:tool": "prod"})
+	f, err := FromTags(map[string]string{"toolgate:tool": "prod"})
 	if err != nil || f != (Floor{}) {
 		t.Fatalf("no floor tags: %+v, %v", f, err)
 	}
 	all := Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true, TolerateDuplicates: true}
-	if f, err := FloorFromTags(all.Tags()); err != nil || f != all {
+	if f, err := FromTags(all.Tags()); err != nil || f != all {
 		t.Fatalf("the relaxed tags read back as %+v, %v", f, err)
 	}
-	f, err = FloorFromTags(map[string]string{TagReview: "optional", TagIdempotent: "yes"})
+	f, err = FromTags(map[string]string{TagReview: "optional", TagIdempotent: "yes"})
 	if err == nil || f != (Floor{}) || !strings.Contains(err.Error(), TagIdempotent) {
 		t.Fatalf("a bad value: %+v, %v", f, err)
 	}
