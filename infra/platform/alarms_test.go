@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"encoding/json"
@@ -45,7 +45,7 @@ func TestToolsetRefusedFilterOnARealLine(t *testing.T) {
 	}
 
 	ses := localtest.SES(t)
-	send := localtest.RIE(t, "send-email", localtest.Bootstrap(t, "../functions/send-email"), 30*time.Second, map[string]string{
+	send := localtest.RIE(t, "send-email", localtest.Bootstrap(t, "../../functions/send-email"), 30*time.Second, map[string]string{
 		"TOOLGATE_TABLE": table, "AWS_ENDPOINT_URL_DYNAMODB": dynamo.Endpoint(),
 		"TOOLGATE_SENDER": "noreply@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com",
 		"AWS_ENDPOINT_URL_SESV2": ses.Endpoint(),
@@ -191,7 +191,7 @@ func TestLedgerUnknownFilterOnARealLine(t *testing.T) {
 	if _, err := ledger.New(db, table).RegisterToolset(t.Context(), ts); err != nil {
 		t.Fatal(err)
 	}
-	fn := localtest.RIE(t, "test-send", localtest.Bootstrap(t, "../shared/dispatch/testdata/testtool"), 10*time.Second, map[string]string{
+	fn := localtest.RIE(t, "test-send", localtest.Bootstrap(t, "../../shared/dispatch/testdata/testtool"), 10*time.Second, map[string]string{
 		"TOOLGATE_TOOL": "test-send", "TOOLGATE_TABLE": table, "AWS_ENDPOINT_URL_DYNAMODB": dynamo.Endpoint(),
 		"TOOLGATE_LEASE_SECONDS": "1", "TEST_EFFECTS_FILE": filepath.Join(t.TempDir(), "effects"),
 		lane.EnvLane: string(lane.SFN), // the RIE has no aliases: a Solution's call

@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // bare `cdk synth`.
 func cdkContext(t *testing.T) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "cdk.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "cdk.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func cdkContext(t *testing.T) map[string]any {
 func cdkConfig(t *testing.T, over map[string]any) Config {
 	t.Helper()
 	ctx := cdkContext(t)
-	cfg, err := loadConfig(func(k string) any {
+	cfg, err := LoadConfig(func(k string) any {
 		if v, ok := over[k]; ok {
 			return v
 		}
@@ -140,7 +140,7 @@ func TestFunctionSettings(t *testing.T) {
 // TestLedgerThroughputDefaults: with no configuration the table and its
 // index carry the default on-demand maxima; props without them set none.
 func TestLedgerThroughputDefaults(t *testing.T) {
-	cfg, err := loadConfig(func(string) any { return nil })
+	cfg, err := LoadConfig(func(string) any { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"encoding/json"
@@ -109,10 +109,10 @@ func defaultConfig() Config {
 	}
 }
 
-// loadConfig reads Config from lookup (the app's TryGetContext) over
+// LoadConfig reads Config from lookup (the app's TryGetContext) over
 // defaultConfig, then checks it with the functions' own parsers, so that a
 // value a function would refuse at cold start fails the synth instead.
-func loadConfig(lookup func(key string) any) (Config, error) {
+func LoadConfig(lookup func(key string) any) (Config, error) {
 	cfg := defaultConfig()
 	var raw = map[string]json.RawMessage{}
 	for _, key := range configKeys() {

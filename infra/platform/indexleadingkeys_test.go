@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"path/filepath"
@@ -25,7 +25,7 @@ func TestIndexLeadingKeys(t *testing.T) {
 	cfg.IndexLeadingKeys = true
 	var on tmpl
 	if err := try(func() {
-		_, platform := newApp(awscdk.NewApp(nil), cfg, filepath.Join("testdata", "assets"))
+		_, platform := NewApp(awscdk.NewApp(nil), cfg, filepath.Join("testdata", "assets"))
 		on = *assertions.Template_FromStack(platform.Stack, nil).ToJSON()
 	}); err != nil {
 		t.Fatal(err)

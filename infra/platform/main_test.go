@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"encoding/json"
@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 
 func runTests(m *testing.M) int {
 	// The settings of make synth, unless the caller set them.
-	jsiiDefaults(filepath.Join("..", ".cache", "jsii"))
+	JSIIDefaults(filepath.Join("..", "..", ".cache", "jsii"))
 	defer jsii.Close()
 	cfg := testConfig()
 	if err := cfg.check(); err != nil {
@@ -77,7 +77,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	app := awscdk.NewApp(nil)
-	ledger, platform := newApp(app, cfg, filepath.Join("testdata", "assets"))
+	ledger, platform := NewApp(app, cfg, filepath.Join("testdata", "assets"))
 	addNagPacks(app)
 	ledgerStack, platformStack = ledger.Stack, platform.Stack
 	if err := try(func() {
@@ -257,13 +257,13 @@ type synthesis struct {
 
 var defaultSynthOnce = sync.OnceValues(func() (synthesis, error) {
 	var out synthesis
-	cfg, err := loadConfig(func(string) any { return nil })
+	cfg, err := LoadConfig(func(string) any { return nil })
 	if err != nil {
 		return out, err
 	}
 	err = try(func() {
 		app := awscdk.NewApp(nil)
-		ledger, platform := newApp(app, cfg, filepath.Join("testdata", "assets"))
+		ledger, platform := NewApp(app, cfg, filepath.Join("testdata", "assets"))
 		addNagPacks(app)
 		out.pj = *assertions.Template_FromStack(platform.Stack, nil).ToJSON()
 		out.findings, _ = nagResults(ledger.Stack, platform.Stack)

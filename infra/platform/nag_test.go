@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"fmt"
@@ -144,7 +144,7 @@ func TestNagStaysInInfra(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command on PATH")
 	}
-	out, err := exec.Command(goCmd, "list", "-deps", "../resolver/...", "../functions/...", "../shared/...").Output()
+	out, err := exec.Command(goCmd, "list", "-deps", "../../resolver/...", "../../functions/...", "../../shared/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 var update = flag.Bool("update", false, "rewrite docs/infra.md's policy table from the synthesized template")
 
 // docsInfra is docs/infra.md, from the package directory.
-const docsInfra = "../docs/infra.md"
+const docsInfra = "../../docs/infra.md"
 
 // The policy table's place in docs/infra.md.
 const (

@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"context"
@@ -527,7 +527,7 @@ func (anyCaller) Verify(context.Context, string, caller.Binding) (caller.Identit
 }
 
 // testSolution is the Solution the publish function is run on.
-const testSolution = "../testdata/solutions/newsletter.yaml"
+const testSolution = "../../testdata/solutions/newsletter.yaml"
 
 // testCatalogToolset is a toolset that passes the registration check.
 func testCatalogToolset(t *testing.T) *toolset.Toolset {

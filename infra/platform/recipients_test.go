@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ func synthPlatform(t *testing.T, cfg Config) (assertions.Template, tmpl) {
 	t.Helper()
 	var tpl assertions.Template
 	if err := try(func() {
-		_, platform := newApp(awscdk.NewApp(nil), cfg, filepath.Join("testdata", "assets"))
+		_, platform := NewApp(awscdk.NewApp(nil), cfg, filepath.Join("testdata", "assets"))
 		tpl = assertions.Template_FromStack(platform.Stack, nil)
 	}); err != nil {
 		t.Fatal(err)

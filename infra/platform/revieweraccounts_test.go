@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"strings"
@@ -20,7 +20,7 @@ func TestReviewerAccountsOpenReviewDecisionsURLToThemOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := awscdk.NewApp(nil)
-	_, platform := newApp(app, cfg, "testdata/assets")
+	_, platform := NewApp(app, cfg, "testdata/assets")
 	var tpl assertions.Template
 	if err := try(func() { tpl = assertions.Template_FromStack(platform.Stack, nil) }); err != nil {
 		t.Fatal(err)

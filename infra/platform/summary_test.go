@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"encoding/json"
@@ -31,14 +31,14 @@ const summaryGolden = "testdata/template-summary.golden"
 func TestTemplateSummary(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(summary("test", map[string]tmpl{ledgerStackName("test"): ledgerJSON, platformStackName("test"): platformJSON}))
-	cfg, err := loadConfig(func(string) any { return nil })
+	cfg, err := LoadConfig(func(string) any { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	stacks := map[string]tmpl{}
 	if err := try(func() {
 		app := awscdk.NewApp(nil)
-		ledger, platform := newApp(app, cfg, filepath.Join("testdata", "assets"))
+		ledger, platform := NewApp(app, cfg, filepath.Join("testdata", "assets"))
 		stacks[ledgerStackName(cfg.Stage)] = *assertions.Template_FromStack(ledger.Stack, nil).ToJSON()
 		stacks[platformStackName(cfg.Stage)] = *assertions.Template_FromStack(platform.Stack, nil).ToJSON()
 	}); err != nil {
