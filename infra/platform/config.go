@@ -14,15 +14,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
-	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
-	"github.com/toolgate/toolgate/shared/sendemail"
 )
 
 // Config is the app's configuration: CDK context keys "toolgate:<field>",
@@ -234,11 +232,11 @@ func (c *Config) check() error {
 		ident = "arn:aws:ses:us-east-1:123456789012:identity/" + c.SenderIdentity
 	}
 	env := map[string]string{
-		sendemail.EnvSender:            c.Sender,
-		sendemail.EnvSenderIdentityARN: ident,
-		sendemail.EnvRecipientAllow:    strings.Join(c.RecipientAllow, ","),
+		functionconfig.EnvSender:            c.Sender,
+		functionconfig.EnvSenderIdentityARN: ident,
+		functionconfig.EnvRecipientAllow:    strings.Join(c.RecipientAllow, ","),
 	}
-	if se, err := sendemail.ConfigFromEnv(func(k string) string { return env[k] }); err != nil {
+	if se, err := functionconfig.SendEmailFromEnv(func(k string) string { return env[k] }); err != nil {
 		problems = append(problems, err)
 	} else {
 		c.Sender = se.From
@@ -249,7 +247,7 @@ func (c *Config) check() error {
 				se.Allow.Len(), n, maxRecipientConditionChars, rolePolicyChars))
 		}
 	}
-	if _, err := fetch.ParseConfig(c.FetchAllow, nil); err != nil {
+	if _, err := functionconfig.ParseFetchAllow(c.FetchAllow); err != nil {
 		problems = append(problems, fmt.Errorf("fetchAllow: %w", err))
 	}
 	// MCP servers' hosts are listed as the http tool's are.
@@ -401,7 +399,7 @@ func (c *Config) checkCallers() []error {
 	if len(c.DirectReviewers) > 0 {
 		env[envDirectReviewers] = directReviewersJSON(c.DirectReviewers)
 	}
-	if _, err := request.ConfigFromEnv(func(k string) string { return env[k] }); err != nil {
+	if _, err := functionconfig.ReviewRequestFromEnv(func(k string) string { return env[k] }); err != nil {
 		problems = append(problems, fmt.Errorf("review-request: %w", err))
 	}
 	return problems

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/toolgate/toolgate/shared/secrets"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
 // fnLedgerSecrets is the provisioning function of the stage's ledger
@@ -21,26 +21,26 @@ import (
 const fnLedgerSecrets = "ledger-secrets"
 
 // ledgerSecretsEnv is a tool function's environment naming its ledger
-// secrets (secrets.NamesFor): its own MAC key, the stage's external key
+// secrets (functionconfig.SecretNamesFor): its own MAC key, the stage's external key
 // and since time. Names are not secret.
 func ledgerSecretsEnv(stage, function string) map[string]*string {
-	n := secrets.NamesFor(stage, function)
+	n := functionconfig.SecretNamesFor(stage, function)
 	return map[string]*string{
-		secrets.EnvMACParam:         jsii.String(n.MAC),
-		secrets.EnvExternalKeyParam: jsii.String(n.ExternalKey),
-		secrets.EnvSinceParam:       jsii.String(n.Since),
+		functionconfig.EnvMACParam:         jsii.String(n.MAC),
+		functionconfig.EnvExternalKeyParam: jsii.String(n.ExternalKey),
+		functionconfig.EnvSinceParam:       jsii.String(n.Since),
 	}
 }
 
 // readLedgerSecrets is a tool function's one SSM statement for its
 // secrets: ssm:GetParameters on exactly its own MAC parameter, the
-// stage's external key and since parameters, which secrets.Load reads in
+// stage's external key and since parameters, which shared/secrets Load reads in
 // one request. The SecureStrings are encrypted under the AWS managed key
 // aws/ssm, whose key policy lets the account's principals use it through
 // SSM (kms:ViaService), so no KMS statement is needed (docs/ledger.md,
 // "Records are sealed by the function that writes them").
 func readLedgerSecrets(stage, function string) awsiam.PolicyStatement {
-	n := secrets.NamesFor(stage, function)
+	n := functionconfig.SecretNamesFor(stage, function)
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("ReadOwnLedgerSecrets"),
 		Actions:   jsii.Strings("ssm:GetParameters"),
@@ -54,10 +54,10 @@ func readLedgerSecrets(stage, function string) awsiam.PolicyStatement {
 func ledgerSecretNames(stage string) (list []string, since string) {
 	for _, spec := range functionSpecs {
 		if spec.Tool {
-			list = append(list, secrets.MACParam(stage, spec.Name))
+			list = append(list, functionconfig.MACParam(stage, spec.Name))
 		}
 	}
-	return append(list, secrets.ExternalKeyParam(stage)), secrets.SinceParam(stage)
+	return append(list, functionconfig.ExternalKeyParam(stage)), functionconfig.SinceParam(stage)
 }
 
 // ledgerSecrets is the provisioning function and its two custom
@@ -84,8 +84,8 @@ type ledgerSecrets struct {
 // which seals: a run started before since may hold records the previous
 // code wrote unsealed, a run started after it none (docs/ledger.md, "The
 // upgrade rule"). No tool function depends on LedgerSince; one that cold
-// starts before since exists takes its own load time (secrets.Load). The
-// parameters outlive the stack (secrets.CustomResource says why).
+// starts before since exists takes its own load time (shared/secrets Load). The
+// parameters outlive the stack (shared/secrets CustomResource says why).
 func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction) *ledgerSecrets {
 	list, since := ledgerSecretNames(p.Stage)
 	logs := awslogs.NewLogGroup(scope, jsii.String("LedgerSecretsFunctionLogs"), &awslogs.LogGroupProps{
@@ -134,15 +134,15 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 	res := awscdk.NewCustomResource(scope, jsii.String("LedgerSecrets"), &awscdk.CustomResourceProps{
 		ServiceToken: fn.FunctionArn(),
 		ResourceType: jsii.String("Custom::LedgerSecrets"),
-		Properties:   &map[string]any{secrets.PropSecrets: props},
-		// Deleting the resource deletes nothing (secrets.CustomResource).
+		Properties:   &map[string]any{functionconfig.PropSecrets: props},
+		// Deleting the resource deletes nothing (shared/secrets CustomResource).
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	overrideLogicalID(res, "LedgerSecrets")
 	sinceRes := awscdk.NewCustomResource(scope, jsii.String("LedgerSince"), &awscdk.CustomResourceProps{
 		ServiceToken:  fn.FunctionArn(),
 		ResourceType:  jsii.String("Custom::LedgerSince"),
-		Properties:    &map[string]any{secrets.PropSince: since},
+		Properties:    &map[string]any{functionconfig.PropSince: since},
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	overrideLogicalID(sinceRes, "LedgerSince")
