@@ -122,8 +122,11 @@ func parameterARN(name string) *string {
 // /aws/vendedlogs/ prefix keeps CloudWatch Logs' resource policy small.
 func executionLogGroupName(stage string) string { return "/aws/vendedlogs/states/toolgate-" + stage }
 
-// access is what publishing, reviewing and operating need.
-type access struct {
+// Access is what publishing, reviewing and operating need: the
+// Solution execution role and its log group, and the Publisher, Reviewer
+// and Operator managed policies (NewAccess).
+type Access struct {
+	constructs.Construct
 	ExecutionRole    awsiam.Role
 	ExecutionLogs    awslogs.LogGroup
 	Publisher        awsiam.ManagedPolicy
@@ -134,8 +137,8 @@ type access struct {
 
 // newAccess defines the Solution execution role, the Solution executions'
 // log group and the Publisher, Reviewer and Operator managed policies.
-func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, ledger ledgerARNs) *access {
-	a := &access{}
+func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, ledger ledgerARNs) *Access {
+	a := &Access{}
 	a.ExecutionLogs = awslogs.NewLogGroup(scope, jsii.String("SolutionExecutionLogs"), &awslogs.LogGroupProps{
 		LogGroupName:  jsii.String(executionLogGroupName(p.Stage)),
 		Retention:     p.LogRetention,

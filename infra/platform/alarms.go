@@ -36,7 +36,7 @@ func alarmPeriod() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(
 // refused toolsets (a metric filter on the log group of each function that
 // loads toolsets) and failed Solution executions (a metric filter on their
 // log group). They notify the SNS topic of the props, when there is one.
-func newAlarms(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *access) {
+func newAlarms(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *Access) {
 	var action awscloudwatch.IAlarmAction
 	if p.AlarmTopicARN != "" {
 		action = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(scope, jsii.String("AlarmTopic"), jsii.String(p.AlarmTopicARN)))

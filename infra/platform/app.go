@@ -52,12 +52,14 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 	awscdk.Tags_Of(app).Add(jsii.String("toolgate:stage"), jsii.String(cfg.Stage), nil)
 	tableName := "toolgate-" + cfg.Stage
 	ledger := NewLedgerStack(app, ledgerStackName(cfg.Stage), &LedgerStackProps{
-		StackProps:         awscdk.StackProps{Description: jsii.String("toolgate " + cfg.Stage + ": the ledger table")},
-		TableName:          tableName,
-		RemovalPolicy:      removalPolicies[cfg.RemovalPolicy],
-		DeletionProtection: jsii.Bool(cfg.DeletionProtection),
-		TableThroughput:    cfg.TableThroughput,
-		IndexThroughput:    cfg.IndexThroughput,
+		StackProps: awscdk.StackProps{Description: jsii.String("toolgate " + cfg.Stage + ": the ledger table")},
+		LedgerProps: LedgerProps{
+			TableName:          tableName,
+			RemovalPolicy:      removalPolicies[cfg.RemovalPolicy],
+			DeletionProtection: jsii.Bool(cfg.DeletionProtection),
+			TableThroughput:    cfg.TableThroughput,
+			IndexThroughput:    cfg.IndexThroughput,
+		},
 	})
 	platform := NewPlatformStack(app, platformStackName(cfg.Stage), &PlatformStackProps{
 		StackProps: awscdk.StackProps{Description: jsii.String("toolgate " + cfg.Stage + ": functions, roles, policies, parameters and alarms")},

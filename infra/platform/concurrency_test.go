@@ -145,9 +145,9 @@ func TestLedgerThroughputDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := awscdk.NewApp(nil)
-	stack := NewLedgerStack(app, "Throughput", &LedgerStackProps{
+	stack := NewLedgerStack(app, "Throughput", &LedgerStackProps{LedgerProps: LedgerProps{
 		TableName: "toolgate-dev", TableThroughput: cfg.TableThroughput, IndexThroughput: cfg.IndexThroughput,
-	})
+	}})
 	var tpl assertions.Template
 	if err := try(func() { tpl = assertions.Template_FromStack(stack.Stack, nil) }); err != nil {
 		t.Fatal(err)

@@ -593,9 +593,9 @@ func TestRulesCatchBreakage(t *testing.T) {
 // set none.
 func TestLedgerProps(t *testing.T) {
 	app := awscdk.NewApp(nil)
-	stack := NewLedgerStack(app, "Props", &LedgerStackProps{
+	stack := NewLedgerStack(app, "Props", &LedgerStackProps{LedgerProps: LedgerProps{
 		TableName: "toolgate-test", RemovalPolicy: awscdk.RemovalPolicy_DESTROY, DeletionProtection: jsii.Bool(false),
-	})
+	}})
 	var tpl assertions.Template
 	if err := try(func() { tpl = assertions.Template_FromStack(stack.Stack, nil) }); err != nil {
 		t.Fatal(err)

@@ -73,9 +73,8 @@ func (t Throughput) maxima() (read, write *float64) {
 	return read, write
 }
 
-// LedgerStackProps configure NewLedgerStack.
-type LedgerStackProps struct {
-	awscdk.StackProps
+// LedgerProps configure NewLedger.
+type LedgerProps struct {
 	// TableName is the table's physical name: the platform stack and the
 	// CLI (--table, /toolgate/<stage>/table/name) find it by this name.
 	TableName string
@@ -91,6 +90,13 @@ type LedgerStackProps struct {
 	IndexThroughput Throughput
 }
 
+// LedgerStackProps configure NewLedgerStack: the stack's and the
+// table's (LedgerProps).
+type LedgerStackProps struct {
+	awscdk.StackProps
+	LedgerProps
+}
+
 // LedgerStack holds the ledger table alone, so that the data outlives any
 // change to the functions and roles around it.
 type LedgerStack struct {
@@ -98,12 +104,28 @@ type LedgerStack struct {
 	Table awsdynamodb.Table
 }
 
-// NewLedgerStack defines the ledger table with the keys of docs/ledger.md
+// Ledger is the ledger table (NewLedger).
+type Ledger struct {
+	constructs.Construct
+	Table awsdynamodb.Table
+}
+
+// NewLedgerStack defines the stack that holds the ledger table alone
+// (NewLedger, under the concern id Ledger, which adds nothing to logical
+// IDs: the table's stays LedgerTable...) and its TableName output.
+func NewLedgerStack(scope constructs.Construct, id string, props *LedgerStackProps) *LedgerStack {
+	stack := newConcernStack(scope, id, &props.StackProps)
+	l := NewLedger(stack, "Ledger", &props.LedgerProps)
+	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: l.Table.TableName()})
+	return &LedgerStack{Stack: stack, Table: l.Table}
+}
+
+// NewLedger defines the ledger table with the keys of docs/ledger.md
 // (pk and sk, strings) and its indexes: on-demand capacity with the maxima
 // from props, TTL on expires_at (epoch seconds), point-in-time recovery,
 // deletion protection and the removal policy from props.
-func NewLedgerStack(scope constructs.Construct, id string, props *LedgerStackProps) *LedgerStack {
-	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
+func NewLedger(scope constructs.Construct, id string, props *LedgerProps) *Ledger {
+	c := newConcern(scope, id)
 	removal := props.RemovalPolicy
 	if removal == "" {
 		removal = awscdk.RemovalPolicy_RETAIN
@@ -113,7 +135,7 @@ func NewLedgerStack(scope constructs.Construct, id string, props *LedgerStackPro
 		protect = jsii.Bool(true)
 	}
 	maxRead, maxWrite := props.TableThroughput.maxima()
-	table := awsdynamodb.NewTable(stack, jsii.String("LedgerTable"), &awsdynamodb.TableProps{
+	table := awsdynamodb.NewTable(c, jsii.String("LedgerTable"), &awsdynamodb.TableProps{
 		TableName:            jsii.String(props.TableName),
 		PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(table.PK), Type: awsdynamodb.AttributeType_STRING},
 		SortKey:              &awsdynamodb.Attribute{Name: jsii.String(table.SK), Type: awsdynamodb.AttributeType_STRING},
@@ -142,6 +164,5 @@ func NewLedgerStack(scope constructs.Construct, id string, props *LedgerStackPro
 		}
 		table.AddGlobalSecondaryIndex(gsi)
 	}
-	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.TableName()})
-	return &LedgerStack{Stack: stack, Table: table}
+	return &Ledger{Construct: c, Table: table}
 }

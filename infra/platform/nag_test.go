@@ -63,24 +63,24 @@ func nagResults(stacks ...awscdk.Stack) (findings, suppressed []string) {
 var wantNagSuppressed = func() []string {
 	var out []string
 	for _, spec := range functionSpecs {
-		out = append(out, "/Toolgate-test/"+spec.LogicalID+"/Resource Serverless-LambdaDLQ",
-			"/Toolgate-test/"+spec.LogicalID+"Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
+		out = append(out, "/Toolgate-test/Functions/"+spec.LogicalID+"/Resource Serverless-LambdaDLQ",
+			"/Toolgate-test/Functions/"+spec.LogicalID+"Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
 	}
-	out = append(out, "/Toolgate-test/LedgerSecretsFunction/Resource Serverless-LambdaDLQ",
-		"/Toolgate-test/LedgerSecretsFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
-	out = append(out, "/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]",
-		"/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
-		"/Toolgate-test/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
-		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
-		"/Toolgate-test/ReviewRequestFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
-		"/Toolgate-test/ReviewRequestFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
-		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagParamWildcard("test")+"]",
-		"/Toolgate-test/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("lambda", "function:*")+"]",
-		"/Toolgate-test/LambdaToolFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("lambda", "function:*")+"]",
-		"/Toolgate-test/LambdaToolFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagParamWildcard("test")+"]",
-		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5[Resource::*]",
-		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
-		"/Toolgate-test/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
+	out = append(out, "/Toolgate-test/Secrets/LedgerSecretsFunction/Resource Serverless-LambdaDLQ",
+		"/Toolgate-test/Secrets/LedgerSecretsFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
+	out = append(out, "/Toolgate-test/Access/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]",
+		"/Toolgate-test/Access/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
+		"/Toolgate-test/Access/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
+		"/Toolgate-test/Functions/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
+		"/Toolgate-test/Functions/ReviewRequestFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
+		"/Toolgate-test/Functions/ReviewRequestFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
+		"/Toolgate-test/Functions/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagParamWildcard("test")+"]",
+		"/Toolgate-test/Functions/PublishFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("lambda", "function:*")+"]",
+		"/Toolgate-test/Functions/LambdaToolFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("lambda", "function:*")+"]",
+		"/Toolgate-test/Functions/LambdaToolFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagParamWildcard("test")+"]",
+		"/Toolgate-test/Access/PublisherPolicy/Resource AwsSolutions-IAM5[Resource::*]",
+		"/Toolgate-test/Access/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
+		"/Toolgate-test/Access/PublisherPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]",
 	)
 	slices.Sort(out)
 	return out

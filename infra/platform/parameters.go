@@ -16,7 +16,7 @@ import (
 // state machine's Tasks), the Solution execution role, the table, the
 // review decision URL, review-request's start alias (toolgate run) and the
 // publish function's URL.
-func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *access, decisionURL, publishURL *string) {
+func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction, a *Access, decisionURL, publishURL *string) {
 	param := func(id, name string, value *string, description string) {
 		awsssm.NewStringParameter(scope, jsii.String(id), &awsssm.StringParameterProps{
 			ParameterName: jsii.String(name),

@@ -122,12 +122,12 @@ const (
 type PlatformStack struct {
 	awscdk.Stack
 	Functions   map[string]*platformFunction
-	Access      *access
+	Access      *Access
 	DecisionURL awslambda.FunctionUrl
 	PublishURL  awslambda.FunctionUrl
 	// LedgerSecrets provisions the tool functions' ledger secrets
 	// (secrets.go).
-	LedgerSecrets *ledgerSecrets
+	LedgerSecrets *LedgerSecrets
 }
 
 // NewPlatformStack defines the platform around the ledger table named
@@ -149,20 +149,18 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	if p.MCPSchemaTTLSeconds == 0 {
 		p.MCPSchemaTTLSeconds = DefaultMCPSchemaTTLSeconds
 	}
-	stack := awscdk.NewStack(scope, jsii.String(id), &p.StackProps)
-	ledger := newLedgerARNs(p.TableName)
-	fns := newFunctions(stack, &p, ledger)
-	ls := newLedgerSecrets(stack, &p, fns)
-	url := fns[fnReviewDecision].Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{
-		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM,
-	})
-	overrideLogicalID(url, "ReviewDecisionUrl")
-	grantReviewerAccounts(fns[fnReviewDecision], p.ReviewerAccounts)
-	a := newAccess(stack, &p, fns, ledger)
-	publishURL := newPublishURL(fns[fnPublish])
-	grantPublishing(&p, fns[fnPublish], a)
-	newParameters(stack, &p, fns, a, url.Url(), publishURL.Url())
-	newAlarms(stack, &p, fns, a)
+	stack := newConcernStack(scope, id, &p.StackProps)
+	// One construct per concern, in this order: each takes what the ones
+	// before it defined. Their ids add nothing to logical IDs
+	// (concernStack).
+	fns := NewFunctions(stack, "Functions", &FunctionsProps{Platform: &p})
+	ls := NewLedgerSecrets(stack, "Secrets", &LedgerSecretsProps{Platform: &p, Functions: fns})
+	reviews := NewReviews(stack, "Reviews", &ReviewsProps{Platform: &p, Functions: fns})
+	a := NewAccess(stack, "Access", &AccessProps{Platform: &p, Functions: fns})
+	publishing := NewPublishing(stack, "Publishing", &PublishingProps{Platform: &p, Functions: fns, Access: a})
+	url, publishURL := reviews.DecisionURL, publishing.URL
+	NewParameters(stack, "Parameters", &ParametersProps{Platform: &p, Functions: fns, Access: a, DecisionURL: url.Url(), PublishURL: publishURL.Url()})
+	NewAlarms(stack, "Alarms", &AlarmsProps{Platform: &p, Functions: fns, Access: a})
 
 	awscdk.NewCfnOutput(stack, jsii.String("ReviewDecisionURL"), &awscdk.CfnOutputProps{Value: url.Url()})
 	awscdk.NewCfnOutput(stack, jsii.String("PublishURL"), &awscdk.CfnOutputProps{Value: publishURL.Url()})
@@ -175,7 +173,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	} {
 		awscdk.NewCfnOutput(stack, jsii.String(s.id), &awscdk.CfnOutputProps{Value: jsii.String(s.arn)})
 	}
-	ps := &PlatformStack{Stack: stack, Functions: fns, Access: a, DecisionURL: url, PublishURL: publishURL, LedgerSecrets: ls}
+	ps := &PlatformStack{Stack: stack, Functions: fns.ByName, Access: a, DecisionURL: url, PublishURL: publishURL, LedgerSecrets: ls}
 	nagSuppressions(ps, p.Stage)
 	return ps
 }

@@ -34,7 +34,7 @@ func newPublishURL(fn *platformFunction) awslambda.FunctionUrl {
 // function, finding the state machine by name, creating or updating it
 // with the execution role, its logging and tracing, and publishing a
 // version. Its ledger statements are the spec's (items.go).
-func grantPublishing(p *PlatformStackProps, fn *platformFunction, a *access) {
+func grantPublishing(p *PlatformStackProps, fn *platformFunction, a *Access) {
 	var params []*string
 	for _, name := range publishReadParams(p.Stage) {
 		params = append(params, parameterARN(name))

@@ -60,9 +60,10 @@ func ledgerSecretNames(stage string) (list []string, since string) {
 	return append(list, functionconfig.ExternalKeyParam(stage)), functionconfig.SinceParam(stage)
 }
 
-// ledgerSecrets is the provisioning function and its two custom
-// resources.
-type ledgerSecrets struct {
+// LedgerSecrets is the provisioning function of the tool functions'
+// ledger secrets and its two custom resources (NewLedgerSecrets).
+type LedgerSecrets struct {
+	constructs.Construct
 	Function awslambda.Function
 	Role     awsiam.Role
 	// Resource creates the secrets; every tool function depends on it.
@@ -86,7 +87,7 @@ type ledgerSecrets struct {
 // upgrade rule"). No tool function depends on LedgerSince; one that cold
 // starts before since exists takes its own load time (shared/secrets Load). The
 // parameters outlive the stack (shared/secrets CustomResource says why).
-func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction) *ledgerSecrets {
+func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction) *LedgerSecrets {
 	list, since := ledgerSecretNames(p.Stage)
 	logs := awslogs.NewLogGroup(scope, jsii.String("LedgerSecretsFunctionLogs"), &awslogs.LogGroupProps{
 		Retention: p.LogRetention, RemovalPolicy: p.LogRemovalPolicy,
@@ -157,5 +158,5 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 			sinceRes.Node().AddDependency(pf.Aliases[l])
 		}
 	}
-	return &ledgerSecrets{Function: fn, Role: role, Resource: res, Since: sinceRes}
+	return &LedgerSecrets{Function: fn, Role: role, Resource: res, Since: sinceRes}
 }
