@@ -9,7 +9,7 @@ import (
 )
 
 // The templates are checked with cdk-nag's AwsSolutions and Serverless
-// packs (go test ./infra/, nag_test.go): every finding is fixed or
+// packs (go test ./infra/platform, nag_test.go): every finding is fixed or
 // suppressed here, on the construct it is about, with its reason. A
 // suppression of a wildcard (AwsSolutions-IAM5) names the wildcard it
 // accepts (appliesTo), so that any other wildcard is still a finding.

@@ -18,7 +18,7 @@ import (
 )
 
 // update rewrites the generated parts of docs/infra.md from the templates
-// (go test ./infra -run TestPolicyTable -update), as go/printer's golden
+// (go test ./infra/platform -run TestPolicyTable -update), as go/printer's golden
 // files are.
 var update = flag.Bool("update", false, "rewrite docs/infra.md's policy table from the synthesized template")
 
@@ -27,14 +27,14 @@ const docsInfra = "../../docs/infra.md"
 
 // The policy table's place in docs/infra.md.
 const (
-	tableStart = "<!-- policy-table: generated from the synthesized template by go test ./infra -run TestPolicyTable -update; the test fails when the two differ -->\n"
+	tableStart = "<!-- policy-table: generated from the synthesized template by go test ./infra/platform -run TestPolicyTable -update; the test fails when the two differ -->\n"
 	tableEnd   = "<!-- end of policy-table -->\n"
 )
 
 // The place in docs/infra.md ("Ledger items, per key prefix") of the
 // tables generated from the table's declaration (shared/table).
 const (
-	accessesStart = "<!-- ledger-accesses: generated from shared/table by go test ./infra -run TestPolicyTable -update; the test fails when the two differ -->\n"
+	accessesStart = "<!-- ledger-accesses: generated from shared/table by go test ./infra/platform -run TestPolicyTable -update; the test fails when the two differ -->\n"
 	accessesEnd   = "<!-- end of ledger-accesses -->\n"
 )
 
@@ -65,7 +65,7 @@ func TestPolicyTable(t *testing.T) {
 			got = part.want
 		}
 		if d := cmp.Diff(part.want, got); d != "" {
-			t.Errorf("%s's part after %q is not generated (-want +docs); go test ./infra -run TestPolicyTable -update rewrites it:\n%s", docsInfra, part.start, d)
+			t.Errorf("%s's part after %q is not generated (-want +docs); go test ./infra/platform -run TestPolicyTable -update rewrites it:\n%s", docsInfra, part.start, d)
 		}
 	}
 	// A table-wide write added to the fetch role shows.

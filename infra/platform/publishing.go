@@ -12,7 +12,7 @@ import (
 // publish function (functions/publish, resolver/publish Service) is the
 // only way a Solution reaches Step Functions. Its role alone may create
 // and update state machines, publish their versions and pass the Solution
-// execution role ("state-machine-writers" in go test ./infra/), so a
+// execution role ("state-machine-writers" in go test ./infra/platform), so a
 // definition written by hand has no path to a state machine.
 
 // stateMachineWriteActions are the actions that put a definition on a

@@ -26,7 +26,7 @@ const summaryGolden = "testdata/template-summary.golden"
 
 // TestTemplateSummary synthesizes the test configuration (testConfig) and
 // the configuration of a bare cdk synth (no context) and compares each
-// stack's summary with summaryGolden; go test ./infra -run
+// stack's summary with summaryGolden; go test ./infra/platform -run
 // TestTemplateSummary -update rewrites it.
 func TestTemplateSummary(t *testing.T) {
 	var b strings.Builder
