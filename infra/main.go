@@ -3,7 +3,8 @@
 // aliases of their lanes, the review decision and publish URLs, the
 // Solution execution role, the Publisher, Reviewer and Operator managed
 // policies, the SSM parameters the publish function and the CLI read, and
-// the alarms.
+// the alarms. It reads the configuration and wires; the constructs are
+// infra/platform's, and teams' tool functions infra/toolfunction's.
 // docs/infra.md describes the configuration, make synth and make deploy.
 //
 // It is its own package so that building the functions never compiles the
@@ -13,10 +14,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/infra/platform"
 )
 
 // assetsDir is where make build leaves each function's bootstrap, relative
@@ -28,108 +30,19 @@ func main() {
 }
 
 func run() int {
-	jsiiDefaults(".cache/jsii")
+	platform.JSIIDefaults(".cache/jsii")
 	defer jsii.Close()
 	app := awscdk.NewApp(nil)
-	cfg, err := loadConfig(func(key string) any { return app.Node().TryGetContext(jsii.String(key)) })
+	cfg, err := platform.LoadConfig(func(key string) any { return app.Node().TryGetContext(jsii.String(key)) })
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "infra: bad configuration:\n%v\n", err)
 		return 2
 	}
-	if err := checkAssets(assetsDir); err != nil {
+	if err := platform.CheckAssets(assetsDir); err != nil {
 		fmt.Fprintf(os.Stderr, "infra: %v (run make build)\n", err)
 		return 2
 	}
-	newApp(app, cfg, assetsDir)
+	platform.NewApp(app, cfg, assetsDir)
 	app.Synth(nil)
 	return 0
-}
-
-// jsiiDefaults sets what docs/infra.md asks of jsii when the caller (make
-// synth) has not: its package cache under cacheRoot (about 210 MB, inside
-// the repository) and no Node 20 end-of-life banner.
-func jsiiDefaults(cacheRoot string) {
-	if os.Getenv("JSII_RUNTIME_PACKAGE_CACHE_ROOT") == "" {
-		if abs, err := filepath.Abs(cacheRoot); err == nil {
-			os.Setenv("JSII_RUNTIME_PACKAGE_CACHE_ROOT", abs)
-		}
-	}
-	if os.Getenv("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION") == "" {
-		os.Setenv("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-	}
-	// The jsii client was created (not started) while the packages' init
-	// functions registered their types, with the environment of that moment:
-	// close it so that the next one takes the settings above.
-	jsii.Close()
-}
-
-// checkAssets reports a missing bootstrap by name: the CDK's own message
-// does not say how to make it.
-func checkAssets(dir string) error {
-	for _, spec := range functionSpecs {
-		p := filepath.Join(dir, spec.Name, "bootstrap")
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("no bootstrap for %s: %w", spec.Name, err)
-		}
-	}
-	return nil
-}
-
-// Stack names: cdk.out/<name>.template.json.
-func ledgerStackName(stage string) string   { return "Toolgate-" + stage + "-Ledger" }
-func platformStackName(stage string) string { return "Toolgate-" + stage }
-
-// newApp defines both stacks of cfg on app, with assets (each function's
-// bootstrap directory) under dir.
-func newApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStack) {
-	awscdk.Tags_Of(app).Add(jsii.String("project"), jsii.String("toolgate"), nil)
-	awscdk.Tags_Of(app).Add(jsii.String("toolgate:stage"), jsii.String(cfg.Stage), nil)
-	tableName := "toolgate-" + cfg.Stage
-	ledger := NewLedgerStack(app, ledgerStackName(cfg.Stage), &LedgerStackProps{
-		StackProps:         awscdk.StackProps{Description: jsii.String("toolgate " + cfg.Stage + ": the ledger table")},
-		TableName:          tableName,
-		RemovalPolicy:      removalPolicies[cfg.RemovalPolicy],
-		DeletionProtection: jsii.Bool(cfg.DeletionProtection),
-		TableThroughput:    cfg.TableThroughput,
-		IndexThroughput:    cfg.IndexThroughput,
-	})
-	platform := NewPlatformStack(app, platformStackName(cfg.Stage), &PlatformStackProps{
-		StackProps: awscdk.StackProps{Description: jsii.String("toolgate " + cfg.Stage + ": functions, roles, policies, parameters and alarms")},
-		Stage:      cfg.Stage,
-		TableName:  tableName,
-		AssetsDir:  dir,
-		Functions:  cfg.functionSettings(),
-		Sender: SenderProps{
-			Address: cfg.Sender, Identity: cfg.SenderIdentity,
-			IdentityARN: cfg.SenderIdentityARN, CreateIdentity: cfg.CreateSenderIdentity,
-		},
-		RecipientAllow:         cfg.RecipientAllow,
-		FetchAllow:             cfg.FetchAllow,
-		MCPAllow:               cfg.MCPAllow,
-		MCPSchemaTTLSeconds:    cfg.MCPSchemaTTLSeconds,
-		SessionRoles:           cfg.SessionRoles,
-		ReviewerAccounts:       cfg.ReviewerAccounts,
-		DirectReviewers:        cfg.DirectReviewers,
-		DirectReviewMaxSeconds: cfg.DirectReviewMaxSeconds,
-		LogRetention:           retentionDays[cfg.LogRetentionDays],
-		AlarmTopicARN:          cfg.AlarmTopicARN,
-		ErrorAlarmThreshold:    cfg.ErrorAlarmThreshold,
-		SAMLocal:               cfg.SAMLocal,
-		IndexLeadingKeys:       cfg.IndexLeadingKeys,
-	})
-	platform.AddStackDependency(ledger.Stack, jsii.String("the functions use the ledger table by name"))
-	warn := awscdk.Annotations_Of(platform.Stack)
-	if cfg.AlarmTopicARN == "" {
-		warn.AddWarningV2(jsii.String("toolgate:no-alarm-topic"),
-			jsii.String("no alarm topic: set -c toolgate:alarmTopicArn=<SNS topic ARN> so that alarms notify someone"), nil)
-	}
-	if cfg.SAMLocal {
-		warn.AddWarningV2(jsii.String("toolgate:sam-local"),
-			jsii.String("a template for sam local invoke: never deploy it"), nil)
-	}
-	if cfg.Sender == defaultConfig().Sender {
-		warn.AddWarningV2(jsii.String("toolgate:example-sender"),
-			jsii.String("send-email sends as toolgate@example.com: set -c toolgate:sender=<verified address>"), nil)
-	}
-	return ledger, platform
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
 
@@ -22,17 +23,12 @@ const (
 	DefaultMaxRedirects = 5                // redirects followed; one more is refused
 )
 
-// Environment variables ConfigFromEnv reads at cold start.
+// Environment variables ConfigFromEnv reads at cold start
+// (functionconfig's, which the CDK app checks its configuration with).
 const (
-	// EnvAllow is the platform's host allow-list: hostlist entries separated
-	// by commas or blanks. Empty or unset means no fetch at all.
-	EnvAllow = "TOOLGATE_FETCH_ALLOW"
-	// EnvAllowAddresses lists exempted addresses (CIDR prefixes or single
-	// addresses) separated by commas or blanks; unset in production.
-	EnvAllowAddresses = "TOOLGATE_FETCH_ALLOW_ADDRESSES"
-	// EnvTimeoutSeconds bounds one fetch in whole seconds, 1..30 (default
-	// 30, docs/design.md, "The http tool"); tests use a short one.
-	EnvTimeoutSeconds = "TOOLGATE_FETCH_TIMEOUT_SECONDS"
+	EnvAllow          = functionconfig.EnvFetchAllow
+	EnvAllowAddresses = functionconfig.EnvFetchAllowAddresses
+	EnvTimeoutSeconds = functionconfig.EnvFetchTimeoutSeconds
 )
 
 // Resolver looks up a host name's addresses. *net.Resolver satisfies it,
@@ -80,9 +76,9 @@ type Config struct {
 // prefix that does not parse, has a zone or host bits set, or covers a cloud
 // metadata address (which no exemption may reach).
 func ParseConfig(allow []string, allowAddresses []string) (Config, error) {
-	l, err := hostlist.ParseList(allow)
+	l, err := functionconfig.ParseFetchAllow(allow)
 	if err != nil {
-		return Config{}, fmt.Errorf("fetch allow-list: %w", err)
+		return Config{}, err
 	}
 	c := Config{Allow: l}
 	for i, s := range allowAddresses {

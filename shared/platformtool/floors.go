@@ -17,14 +17,13 @@ import (
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/toolfloor"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// TagTool is the tag that makes a function a platform tool of a stage:
-// toolgate:tool=<stage>. The proxy's and the publish function's roles may
-// invoke, and list the tags of, only functions tagged for their own stage
-// (docs/infra.md; the CDK app's ToolTagKey is this constant).
-const TagTool = "toolgate:tool"
+// TagTool is toolfloor.TagTool, the tag that makes a function a
+// platform tool of a stage.
+const TagTool = toolfloor.TagTool
 
 // FloorTTL is how long the proxy keeps a function's floor once read: a
 // change of a function's floor tags takes effect for new calls within

@@ -8,19 +8,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/cfn"
+
+	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
-// The custom resource's properties (infra: Custom::LedgerSecrets and
-// Custom::LedgerSince). The handler creates exactly the parameters they
-// name: the deploy has one resource for the secrets, before the tool
-// functions, and one for the since time, after every tool function's new
-// code is live (docs/ledger.md, "The upgrade rule").
+// The custom resource's properties (functionconfig.PropSecrets and
+// PropSince, which infra/platform writes).
 const (
-	// PropSecrets lists the SecureString parameters to create.
-	PropSecrets = "Secrets"
-	// PropSince names the since parameter to create, with the time of the
-	// request.
-	PropSince = "Since"
+	PropSecrets = functionconfig.PropSecrets
+	PropSince   = functionconfig.PropSince
 )
 
 // CustomResource is the provisioning function's CloudFormation custom

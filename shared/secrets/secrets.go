@@ -14,50 +14,48 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
 // The environment variables that tell a tool function its parameters'
-// names (names are not secret; infra and the local stack set them).
+// names (functionconfig's).
 const (
-	EnvMACParam         = "TOOLGATE_LEDGER_MAC_PARAM"
-	EnvExternalKeyParam = "TOOLGATE_EXTERNAL_KEY_PARAM"
-	EnvSinceParam       = "TOOLGATE_LEDGER_SINCE_PARAM"
+	EnvMACParam         = functionconfig.EnvMACParam
+	EnvExternalKeyParam = functionconfig.EnvExternalKeyParam
+	EnvSinceParam       = functionconfig.EnvSinceParam
 )
 
-// ToolFunctions are the built-in functions that run the dispatcher, and
-// so write call items and seal them with a MAC key of their own
-// (docs/ledger.md, "Records are sealed by the function that writes
-// them"): the deploy, the local stack and make size provision one for
-// each. infra's functionSpecs mark the same functions Tool, and a test
-// holds the two equal.
-var ToolFunctions = []string{"send-email", "structured-data-fetch", "mcp-call", "lambda-tool", "workflow-validator"}
+// ToolFunctions are the built-in functions that run the dispatcher and
+// seal their records with a MAC key of their own
+// (functionconfig.ToolFunctions).
+var ToolFunctions = functionconfig.ToolFunctions
 
 // SecretBytes is the size of each secret Ensure creates: 32 random bytes,
 // HMAC-SHA256's output size (seal.MinKeyBytes).
 const SecretBytes = 32
 
 // Prefix is the path under which a stage's secrets live,
-// "/toolgate/<stage>/secret/": the provisioning role's grants end there.
-func Prefix(stage string) string { return fmt.Sprintf("/toolgate/%s/secret/", stage) }
+// "/toolgate/<stage>/secret/" (functionconfig.SecretsPrefix).
+func Prefix(stage string) string { return functionconfig.SecretsPrefix(stage) }
 
-// MACParam names function's ledger MAC key in stage: a SecureString only
-// that function's role may read.
-func MACParam(stage, function string) string { return Prefix(stage) + "ledger-mac/" + function }
+// MACParam names function's ledger MAC key in stage
+// (functionconfig.MACParam).
+func MACParam(stage, function string) string { return functionconfig.MACParam(stage, function) }
 
-// ExternalKeyParam names stage's external key: a SecureString every tool
-// role reads.
-func ExternalKeyParam(stage string) string { return Prefix(stage) + "external-key" }
+// ExternalKeyParam names stage's external key
+// (functionconfig.ExternalKeyParam).
+func ExternalKeyParam(stage string) string { return functionconfig.ExternalKeyParam(stage) }
 
-// SinceParam names stage's since time: a String, RFC 3339, written once.
-func SinceParam(stage string) string { return Prefix(stage) + "ledger-since" }
+// SinceParam names stage's since time (functionconfig.SinceParam).
+func SinceParam(stage string) string { return functionconfig.SinceParam(stage) }
 
-// Names are a function's three parameters.
-type Names struct{ MAC, ExternalKey, Since string }
+// Names are a function's three parameters (functionconfig.SecretNames).
+type Names = functionconfig.SecretNames
 
-// NamesFor returns function's Names in stage.
-func NamesFor(stage, function string) Names {
-	return Names{MAC: MACParam(stage, function), ExternalKey: ExternalKeyParam(stage), Since: SinceParam(stage)}
-}
+// NamesFor returns function's Names in stage
+// (functionconfig.SecretNamesFor).
+func NamesFor(stage, function string) Names { return functionconfig.SecretNamesFor(stage, function) }
 
 // paramName is what SSM accepts as a hierarchical parameter name (SSM
 // quotas: letters, digits and . - _ /, from a leading /).

@@ -1,0 +1,505 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+
+	"github.com/toolgate/toolgate/shared/caller"
+	ledgertable "github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/table"
+)
+
+// Per-item least privilege (docs/infra.md, "Least privilege"), held to the
+// table's declaration (shared/table). dynalite does not evaluate IAM, so
+// these are template assertions, with iam_test.go's evaluator of
+// DynamoDB's condition keys: every ledger statement is one declared access
+// of its principal and no wider (checkLedgerAccesses, the ledger-accesses
+// rule; TestLedgerAccessBreaks); every request the functions' code makes,
+// recorded from the code itself, is allowed by the function's role, and
+// every access of its principal allows one (TestCodeRequestsAllowed);
+// requests no code makes and no access may ever allow are refused
+// (TestForgedRequestsDenied).
+
+// ledgerReadActions and ledgerWriteActions (infra_test.go) are every
+// DynamoDB action that reaches items.
+var ledgerReadActions = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan",
+	"dynamodb:PartiQLSelect"}
+
+// principalOf is the declaration's principal of a principal of the
+// template (principalStatements' names): every tool function is
+// table.ToolFunctions, another function or a managed policy the principal
+// of its name, "" when the declaration names none. It reads the functions'
+// kind, not functionSpec.Principal, so that a function given another's
+// accesses fails the replay of its code.
+func principalOf(name string) table.Principal {
+	if specOf(name).Tool {
+		return table.ToolFunctions
+	}
+	for _, a := range table.Accesses {
+		if i := slices.Index(a.By, table.Principal(name)); i >= 0 {
+			return a.By[i]
+		}
+	}
+	return ""
+}
+
+// conditionValue returns the values of key under operator op of
+// statement s's condition (nil when it has none).
+func conditionValue(s tmpl, op, key string) []string {
+	c, _ := s["Condition"].(tmpl)
+	block, _ := c[op].(tmpl)
+	return strs(block[key])
+}
+
+// checkLedgerAccesses: every statement that allows an item action
+// (ledgerReadActions, ledgerWriteActions, in any form) on the ledger table
+// or an index is the access of its principal's declaration (table.Of) whose
+// Sid it has, and no wider: on the access's resource only (the table, or
+// its index), with the access's actions only; on the table with
+// dynamodb:LeadingKeys, of the access's "<prefix>*" patterns only (on an
+// index, "<PKPrefix>*" only, if any); with dynamodb:Attributes of the
+// access's only, when it names attributes; requiring the access's
+// ReturnValues and Select. Every access of a principal has one statement.
+func checkLedgerAccesses(_, _ assertions.Template, _, pj tmpl) error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	all := principalStatements(pj)
+	for _, p := range slices.Sorted(maps.Keys(all)) {
+		declared := table.Of(principalOf(p))
+		count := map[string]int{}
+		for _, s := range all[p] {
+			res := strs(s["Resource"])
+			_, notResource := s["NotResource"]
+			onTable := notResource || slices.ContainsFunc(res, mayBeTable)
+			onIndex := slices.ContainsFunc(res, func(r string) bool { return strings.HasPrefix(r, tableARN+"/index/") })
+			allowed := slices.DeleteFunc(slices.Concat(ledgerReadActions, ledgerWriteActions), func(a string) bool { return !allowsAction(s, a) })
+			if s["Effect"] != "Allow" || len(allowed) == 0 || !onTable && !onIndex {
+				continue
+			}
+			sid, _ := s["Sid"].(string)
+			if sid == "" {
+				sid = "without Sid"
+			}
+			keys, keyed := conditionValues(s, "dynamodb:LeadingKeys")
+			if onTable && !keyed {
+				fail("%s: statement %s allows %s on every item of the ledger table: name the key prefixes its code uses (dynamodb:LeadingKeys)",
+					p, sid, strings.Join(allowed, ", "))
+			}
+			i := slices.IndexFunc(declared, func(a table.Access) bool { return a.Sid == sid })
+			if i < 0 {
+				fail("%s: statement %s allows %s on the ledger table, which no access of %q declares (shared/table)",
+					p, sid, strings.Join(allowed, ", "), principalOf(p))
+				continue
+			}
+			a := declared[i]
+			count[a.Sid]++
+			resource, patterns := tableARN, []string{}
+			for _, prefix := range a.Prefixes() {
+				patterns = append(patterns, prefix+"*")
+			}
+			if a.Index != nil {
+				resource, patterns = tableARN+"/index/"+a.Index.Name, []string{a.Index.PKPrefix + "*"}
+			}
+			if notResource || len(res) != 1 || res[0] != resource {
+				fail("%s: statement %s is on %v, access %s on %s only", p, sid, res, a.Sid, resource)
+			}
+			for _, x := range allowed {
+				if !slices.Contains(a.Actions, table.Action(x)) {
+					fail("%s: statement %s allows %s, which access %s does not declare", p, sid, x, a.Sid)
+				}
+			}
+			for _, k := range keys {
+				if !slices.Contains(patterns, k) {
+					fail("%s: statement %s: dynamodb:LeadingKeys %s reaches items access %s does not (%s)", p, sid, k, a.Sid, strings.Join(patterns, ", "))
+				}
+			}
+			if attrs, named := conditionValues(s, "dynamodb:Attributes"); a.Attributes != nil && !named {
+				fail("%s: statement %s names no dynamodb:Attributes: access %s names %s", p, sid, a.Sid, strings.Join(a.Attributes, ", "))
+			} else if a.Attributes != nil {
+				for _, n := range attrs {
+					if !slices.Contains(a.Attributes, n) {
+						fail("%s: statement %s allows attribute %s, which access %s does not name", p, sid, n, a.Sid)
+					}
+				}
+			}
+			if v := conditionValue(s, "StringEquals", "dynamodb:ReturnValues"); a.ReturnValues != "" && !slices.Equal(v, []string{a.ReturnValues}) {
+				fail("%s: statement %s does not require dynamodb:ReturnValues %s (access %s)", p, sid, a.ReturnValues, a.Sid)
+			}
+			if v := conditionValue(s, "StringEqualsIfExists", "dynamodb:Select"); a.SpecificAttributes && !slices.Equal(v, []string{"SPECIFIC_ATTRIBUTES"}) {
+				fail("%s: statement %s does not require dynamodb:Select SPECIFIC_ATTRIBUTES (access %s)", p, sid, a.Sid)
+			}
+		}
+		for _, a := range declared {
+			if count[a.Sid] != 1 {
+				fail("%s: access %s has %d statements, want 1", p, a.Sid, count[a.Sid])
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TestLedgerAccessBreaks widens the ledger statements in more ways than
+// TestRulesCatchBreakage's one, and expects checkLedgerAccesses to name
+// each.
+func TestLedgerAccessBreaks(t *testing.T) {
+	// stmt is principal p's statement sid in pj (principalStatements
+	// shares pj's maps), like a statement's ForAllValues:StringLike block.
+	stmt := func(pj tmpl, p, sid string) tmpl {
+		for _, s := range principalStatements(pj)[p] {
+			if s["Sid"] == sid {
+				return s
+			}
+		}
+		panic("no statement " + sid + " for " + p)
+	}
+	like := func(s tmpl) tmpl { return s["Condition"].(tmpl)["ForAllValues:StringLike"].(tmpl) }
+	addAttr := func(s tmpl, n string) {
+		like(s)["dynamodb:Attributes"] = append(like(s)["dynamodb:Attributes"].([]any), n)
+	}
+	for _, c := range []struct {
+		name string
+		brk  func(pj tmpl)
+		says string
+	}{
+		{"a table-wide write", func(pj tmpl) {
+			addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": tableARNValue()})
+		}, "structured-data-fetch: statement without Sid allows dynamodb:PutItem on every item of the ledger table"},
+		{"a tool writes a review", func(pj tmpl) {
+			like(stmt(pj, fnSendEmail, "BindApprovals"))["dynamodb:LeadingKeys"] = []any{"BIND#*", "REVIEW#*"}
+		}, "send-email: statement BindApprovals: dynamodb:LeadingKeys REVIEW#* reaches items access BindApprovals does not"},
+		{"a tool's binding names no attributes", func(pj tmpl) { delete(like(stmt(pj, fnValidator, "BindApprovals")), "dynamodb:Attributes") },
+			"workflow-validator: statement BindApprovals names no dynamodb:Attributes"},
+		{"a tool binds and writes more", func(pj tmpl) { addAttr(stmt(pj, fnSendEmail, "BindApprovals"), "status") },
+			"send-email: statement BindApprovals allows attribute status"},
+		{"a tool reads a review's inputs", func(pj tmpl) { addAttr(stmt(pj, fnMCPCall, "ReadApprovals"), "input") },
+			"mcp-call: statement ReadApprovals allows attribute input"},
+		{"a tool reads reviews as ALL_ATTRIBUTES", func(pj tmpl) {
+			delete(stmt(pj, fnLambdaTool, "ReadApprovals")["Condition"].(tmpl), "StringEqualsIfExists")
+		}, "lambda-tool: statement ReadApprovals does not require dynamodb:Select SPECIFIC_ATTRIBUTES"},
+		{"a tool creates reviews", func(pj tmpl) {
+			addStatement(pj, "StructuredDataFetchFunction", clone(stmt(pj, fnReviewRequest, "CreateReviews")))
+		}, `structured-data-fetch: statement CreateReviews allows dynamodb:PutItem on the ledger table, which no access of "tool functions" declares`},
+		{"a tool has two Calls statements", func(pj tmpl) {
+			addStatement(pj, "SendEmailFunction", clone(stmt(pj, fnSendEmail, "Calls")))
+		}, "send-email: access Calls has 2 statements, want 1"},
+		{"review-request updates reviews", func(pj tmpl) {
+			stmt(pj, fnReviewRequest, "CreateReviews")["Action"] = []any{"dynamodb:PutItem", "dynamodb:UpdateItem"}
+		}, "review-request: statement CreateReviews allows dynamodb:UpdateItem, which access CreateReviews does not declare"},
+		{"review-request registers toolsets", func(pj tmpl) {
+			stmt(pj, fnReviewRequest, "Toolsets")["Action"] = []any{"dynamodb:GetItem", "dynamodb:Put*"}
+		}, "review-request: statement Toolsets allows dynamodb:PutItem, which access Toolsets does not declare"},
+		{"review-request writes calls", func(pj tmpl) {
+			like(stmt(pj, fnReviewRequest, "RecordStarts"))["dynamodb:LeadingKeys"] = []any{"START#*", "RUN#*"}
+		}, "review-request: statement RecordStarts: dynamodb:LeadingKeys RUN#* reaches items"},
+		{"review-decision binds", func(pj tmpl) { addAttr(stmt(pj, fnReviewDecision, "DecideReviews"), "bound_key") },
+			"review-decision: statement DecideReviews allows attribute bound_key"},
+		{"review-decision changes the inputs", func(pj tmpl) { addAttr(stmt(pj, fnReviewDecision, "DecideReviews"), "input_*") },
+			"review-decision: statement DecideReviews allows attribute input_*"},
+		{"review-decision reads back whole reviews", func(pj tmpl) { delete(stmt(pj, fnReviewDecision, "DecideReviews")["Condition"].(tmpl), "StringEquals") },
+			"review-decision: statement DecideReviews does not require dynamodb:ReturnValues NONE"},
+		{"review-decision lists on the table", func(pj tmpl) { stmt(pj, fnReviewDecision, "ListReviews")["Resource"] = tableARNValue() },
+			"review-decision: statement ListReviews is on [" + tableARN + "], access ListReviews on " + reviewIndexARN + " only"},
+		{"a wildcard prefix", func(pj tmpl) {
+			like(stmt(pj, fnReviewDecision, "RecordCallerProofs"))["dynamodb:LeadingKeys"] = []any{"*"}
+		}, "review-decision: statement RecordCallerProofs: dynamodb:LeadingKeys * reaches items"},
+		{"the publish function writes more of a toolset", func(pj tmpl) { addAttr(stmt(pj, fnPublish, "RegisterToolsets"), "registered_by") },
+			"publish: statement RegisterToolsets allows attribute registered_by"},
+		{"the Operator reads reviews", func(pj tmpl) {
+			like(stmt(pj, "operator", "LedgerReads"))["dynamodb:LeadingKeys"] = []any{"RUN#*", "REVIEW#*"}
+		}, "operator: statement LedgerReads: dynamodb:LeadingKeys REVIEW#* reaches items"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pj := clone(platformJSON)
+			c.brk(pj)
+			if err := checkLedgerAccesses(nil, nil, nil, pj); err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("the report does not name the break (%q):\n%v", c.says, err)
+			}
+		})
+	}
+}
+
+// TestCodeRequestsAllowed: every request the functions' code makes is
+// allowed by the function's role in the synthesized template, whose ledger
+// statements are its principal's accesses (checkLedgerAccesses), and every
+// access of the principal allows one of them (none is unused).
+func TestCodeRequestsAllowed(t *testing.T) {
+	all := principalStatements(platformJSON)
+	for fn, reqs := range codeRequests(t) {
+		t.Run(fn, func(t *testing.T) {
+			used := map[string]bool{}
+			for _, r := range reqs {
+				by := allowedBy(all[fn], r)
+				if len(by) == 0 {
+					t.Errorf("denied: %s", r)
+				}
+				for _, s := range by {
+					used[text(s["Sid"])] = true
+				}
+			}
+			for _, a := range table.Of(principalOf(fn)) {
+				if !used[a.Sid] {
+					t.Errorf("access %s allows no request the code makes", a.Sid)
+				}
+			}
+		})
+	}
+}
+
+// Forged requests, on the table: an item write with ReturnValues NONE
+// naming attrs (the key attributes with them), a GetItem with a
+// projection of them, a Query.
+func forgedPut(what, key string, attrs ...string) ddbRequest {
+	return ddbRequest{What: what, Action: "dynamodb:PutItem", Resource: tableARN, LeadingKeys: []string{key}, Attributes: append(attrs, "pk", "sk"), ReturnValues: "NONE"}
+}
+
+func forgedUpdate(what, key string, attrs ...string) ddbRequest {
+	r := forgedPut(what, key, attrs...)
+	r.Action = "dynamodb:UpdateItem"
+	return r
+}
+
+func forgedGet(what, key string, attrs ...string) ddbRequest {
+	return ddbRequest{What: what, Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: []string{key}, Attributes: append(attrs, "pk", "sk")}
+}
+
+// forged are requests no code makes, by principal, which the declaration
+// must never allow: a tool creating, deciding, binding in, or reading
+// whole, the inputs, task token or requester of, a review; review-request
+// deciding or binding; review-decision binding or changing what was
+// asked; the publish function changing a toolset or touching calls,
+// reviews or starts; items of another prefix, or of none.
+var forged = map[table.Principal][]ddbRequest{
+	table.ToolFunctions: {
+		forgedPut("create a review", "REVIEW#rv_1", "status"),
+		forgedUpdate("approve a review", "REVIEW#rv_1", "approver", "status"),
+		forgedUpdate("mark a review APPROVED", "REVIEW#rv_1", "bound_key", "status"),
+		forgedUpdate("move a review's deadline", "REVIEW#rv_1", "deadline", "expires_at"),
+		forgedUpdate("change what was approved", "REVIEW#rv_1", "input_digest"),
+		{What: "bind, reading the whole review back", Action: "dynamodb:UpdateItem", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"},
+			Attributes: []string{"bound_at", "bound_key", "pk", "sk"}, ReturnValues: "ALL_NEW"},
+		{What: "read a review whole", Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"}, Attributes: []string{"pk", "sk"}, Whole: true},
+		forgedGet("read a review's inputs and task token", "REVIEW#rv_1", "input", "task_token"),
+		forgedGet("read a review's requester", "REVIEW#rv_1", "requester"),
+		{What: "read a review as ALL_ATTRIBUTES", Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"},
+			Attributes: []string{"pk", "sk", "status"}, Select: "ALL_ATTRIBUTES"},
+		forgedPut("register a toolset", "TOOLSET#ts_1", "body"),
+		forgedGet("read a toolset item whole", "TOOLSET#ts_1", "registered_at"),
+		forgedPut("record a starter", "START#arn", "starter"),
+		forgedGet("read a starter", "START#arn"),
+		forgedUpdate("change a proof record", "PROOF#00", "arn"),
+		{What: "list reviews", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk"}},
+		{What: "query a run", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"RUN#arn"}, Attributes: []string{"pk", "sk"}},
+		forgedPut("write an item of no prefix", "X"),
+	},
+	table.ReviewRequest: {
+		forgedUpdate("approve a review", "REVIEW#rv_1", "status"),
+		forgedPut("create a decided review", "REVIEW#rv_1", "approver", "status"),
+		forgedPut("create a bound review", "REVIEW#rv_1", "bound_key", "status"),
+		forgedGet("read a call", "RUN#arn"),
+		forgedUpdate("write a call", "RUN#arn", "state"),
+		forgedUpdate("change a starter", "START#arn", "starter"),
+		forgedPut("record a starter with more", "START#arn", "starter", "requester"),
+		forgedPut("register a toolset", "TOOLSET#ts_1", "body"),
+		{What: "list reviews", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk"}},
+	},
+	table.ReviewDecision: {
+		forgedUpdate("bind an approval", "REVIEW#rv_1", "bound_key"),
+		forgedUpdate("change what was asked", "REVIEW#rv_1", "input", "input_digest"),
+		forgedUpdate("change the requester", "REVIEW#rv_1", "requester"),
+		{What: "decide, reading the whole review back", Action: "dynamodb:UpdateItem", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"},
+			Attributes: []string{"approver", "pk", "sk", "status"}, ReturnValues: "ALL_NEW"},
+		forgedPut("create a review", "REVIEW#rv_1", "status"),
+		forgedPut("write a binding", "BIND#rv_1", "bound_key"),
+		forgedGet("read a call", "RUN#arn"),
+		forgedGet("read a toolset", "TOOLSET#ts_1", "body"),
+		forgedGet("read a starter", "START#arn"),
+		{What: "list with the task tokens", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk", "task_token"}},
+		{What: "query the table", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"}, Attributes: []string{"pk"}},
+		forgedPut("register a toolset", "TOOLSET#ts_1", "body"),
+	},
+	table.Publish: {
+		forgedUpdate("change a registered toolset", "TOOLSET#ts_1", "body"),
+		forgedPut("register a toolset with more", "TOOLSET#ts_1", "body", "registered_by"),
+		{What: "read a toolset item whole", Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: []string{"TOOLSET#ts_1"}, Attributes: []string{"pk", "sk"}, Whole: true},
+		forgedPut("write a call", "RUN#arn", "state"),
+		{What: "read a call", Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: []string{"RUN#arn"}, Attributes: []string{"pk", "sk"}, Whole: true},
+		forgedPut("create a review", "REVIEW#rv_1", "status"),
+		{What: "read a review", Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"}, Attributes: []string{"pk", "sk"}, Whole: true},
+		forgedPut("record a starter", "START#arn", "starter"),
+		{What: "list reviews", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk"}},
+	},
+}
+
+// forgedAllowed returns the forged requests that pj's roles allow.
+func forgedAllowed(pj tmpl) []string {
+	all := principalStatements(pj)
+	var out []string
+	for _, spec := range functionSpecs {
+		for _, r := range forged[principalOf(spec.Name)] {
+			if by := allowedBy(all[spec.Name], r); len(by) > 0 {
+				out = append(out, fmt.Sprintf("%s may %s (statement %s)", spec.Name, r, text(by[0]["Sid"])))
+			}
+		}
+	}
+	return out
+}
+
+func TestForgedRequestsDenied(t *testing.T) {
+	for _, f := range forgedAllowed(platformJSON) {
+		t.Error(f)
+	}
+	// The check bites: a table-wide write on the fetch role lets it
+	// create reviews and register toolsets.
+	pj := clone(platformJSON)
+	addStatement(pj, "StructuredDataFetchFunction", tmpl{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": tableARNValue()})
+	got := strings.Join(forgedAllowed(pj), "\n")
+	for _, want := range []string{"structured-data-fetch may create a review", "structured-data-fetch may register a toolset"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("widened template: no %q in\n%s", want, got)
+		}
+	}
+}
+
+// Values the code is run with.
+const (
+	testRunID   = "arn:aws:states:eu-west-1:123456789012:execution:toolgate-digest:run-1"
+	testKey     = testRunID + "/2"
+	testToolset = "ts_0123456789abcdef0123456789abcdef"
+	testReview  = "rv_0123456789abcdef0123456789abcdef"
+)
+
+// codeRequests runs, for each function, the store methods its code calls
+// (shared/dispatch: the ledger's call methods, ToolsetCache's loads,
+// dynamo.Store GetApproval and Bind; request.Handler; decision.Service;
+// the publish function's Service; every function's ledger.ProofTable),
+// each path after a failed condition too, and returns the DynamoDB
+// requests they made, by function name.
+func codeRequests(t *testing.T) map[string][]ddbRequest {
+	ctx, now, ignore := context.Background(), time.Now(), func(...any) {}
+	// run records f's requests as what's, the first fail of them failing
+	// their condition.
+	run := func(what string, fail int, f func(db *recorder)) func(*recorder) {
+		return func(db *recorder) {
+			db.what, db.fail = what, fail
+			f(db)
+			db.fail = 0
+		}
+	}
+	l := func(db *recorder) *ledgertable.Store { return ledgertable.New(db, "toolgate-test") }
+	d := func(db *recorder) *dynamo.Store { return dynamo.NewStore(db, "toolgate-test") }
+	rec := func() *ledgertable.Record {
+		return &ledgertable.Record{Key: testKey, RunID: testRunID, Seq: "2", Step: "send", Tool: "send-email", ToolsetID: testToolset,
+			InputDigest: "sha256:00", State: ledgertable.StateFailed, Attempts: 1, LeaseUntil: now}
+	}
+	row := &ledgertable.Row{RunID: testRunID, Seq: "2", Attempt: 1, Step: "send", Tool: "send-email", ToolsetID: testToolset,
+		IdempotencyKey: testKey, Status: ledgertable.StatusRefused, StartedAt: now, EndedAt: now}
+	rv := &review.Review{ID: testReview, TaskToken: "token", DeliveryLeaseUntil: now}
+	user := "arn:aws:iam::123456789012:user/u"
+	finish := func(db *recorder) {
+		ignore(l(db).Finish(ctx, testKey, "tok", ledgertable.StateCompleted, json.RawMessage(`{}`), row))
+	}
+	toolset := run("ledger.Store.Toolset", 0, func(db *recorder) { ignore(l(db).Toolset(ctx, testToolset)) })
+	// A tool function's dispatcher (shared/dispatch).
+	dispatcher := []func(*recorder){
+		run("ledger.Store.Claim", 0, func(db *recorder) {
+			ignore(l(db).Claim(ctx, &ledgertable.Record{Key: testKey, ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/2", Step: "send", Tool: "send-email", LeaseUntil: now}))
+		}),
+		run("ledger.Store.Record", 0, func(db *recorder) { ignore(l(db).Record(ctx, testKey)) }),
+		run("ledger.Store.Reclaim (condition failed)", 1, func(db *recorder) { ignore(l(db).Reclaim(ctx, rec(), now)) }),
+		run("ledger.Store.MarkUnknown", 0, func(db *recorder) { ignore(l(db).MarkUnknown(ctx, rec(), "TOOL_RETRY_REQUIRES_IDEMPOTENCY")) }),
+		run("ledger.Store.Finish", 0, finish),
+		run("ledger.Store.Finish (failed)", 0, func(db *recorder) { ignore(l(db).Finish(ctx, testKey, "tok", ledgertable.StateFailed, nil, row)) }),
+		run("ledger.Store.Finish (condition failed)", 1, finish),
+		run("ledger.Store.Release", 0, func(db *recorder) { ignore(l(db).Release(ctx, testKey, "tok", "TOOL_TIMEOUT", row)) }),
+		run("ledger.Store.Touch", 0, func(db *recorder) { ignore(l(db).Touch(ctx, testKey)) }),
+		run("ledger.Store.PutRow", 0, func(db *recorder) { ignore(l(db).PutRow(ctx, row)) }),
+		run("ledger.Store.PutKeyPointer", 0, func(db *recorder) { ignore(l(db).PutKeyPointer(ctx, "AAAAAAAAAAAAAAAAAAAAAA", testRunID)) }),
+		run("ledger.Store.PutKeyPointer (condition failed)", 1, func(db *recorder) {
+			ignore(l(db).PutKeyPointer(ctx, "AAAAAAAAAAAAAAAAAAAAAA", testRunID))
+		}),
+		toolset,
+		run("dynamo.Store.GetApproval", 0, func(db *recorder) { ignore(d(db).GetApproval(ctx, testReview)) }),
+		run("dynamo.Store.Bind", 0, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
+		run("dynamo.Store.Bind (condition failed)", 1, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
+	}
+	proof := func(db *recorder) {
+		ignore(ledgertable.ProofTable{DB: db, Table: "toolgate-test"}.Record(ctx, caller.ProofRecord{ID: "00ff", Binding: "b", ARN: user, ExpiresAt: now}))
+	}
+	proofs := []func(*recorder){run("ledger.ProofTable.Record", 0, proof), run("ledger.ProofTable.Record (condition failed)", 1, proof)}
+	get := run("dynamo.Store.Get", 0, func(db *recorder) { ignore(d(db).Get(ctx, testReview)) })
+	request := []func(*recorder){
+		toolset,
+		run("dynamo.Store.Create", 0, func(db *recorder) {
+			ignore(d(db).Create(ctx, &review.Review{ID: testReview, RunID: testRunID, Step: "review", Of: "send", Tool: "send-email",
+				ToolsetID: testToolset, Reviewers: []string{"arn:aws:iam::123456789012:role/r"}, Input: json.RawMessage(`{}`),
+				InputDigest: "sha256:00", TimeoutSeconds: 60, Requester: user, TaskToken: "token"}))
+		}),
+		run("dynamo.Store.Create (condition failed)", 1, func(db *recorder) {
+			ignore(d(db).Create(ctx, &review.Review{ID: testReview, RunID: testRunID, TimeoutSeconds: 60}))
+		}),
+		get,
+		run("dynamo.Store.RecordStart", 0, func(db *recorder) { ignore(d(db).RecordStart(ctx, testRunID, user)) }),
+		run("dynamo.Store.Starter", 0, func(db *recorder) { ignore(d(db).Starter(ctx, testRunID)) }),
+		run("dynamo.Store.RecordChildStart", 0, func(db *recorder) {
+			ignore(d(db).RecordChildStart(ctx, testRunID+"-child", review.ChildRecord{Starter: user, ParentRunID: testRunID, InputDigest: "sha256:00"}))
+		}),
+		run("dynamo.Store.ChildStart", 0, func(db *recorder) { ignore(d(db).ChildStart(ctx, testRunID)) }),
+		run("dynamo.Store.TakeChildStart", 0, func(db *recorder) { ignore(d(db).TakeChildStart(ctx, testRunID, "2026-12-01T00:00:00Z")) }),
+	}
+	decide := func(v review.Verdict, reason string) func(*recorder) {
+		return func(db *recorder) {
+			ignore(d(db).Decide(ctx, rv, v, "arn:aws:iam::123456789012:user/a", true, reason, time.Minute))
+		}
+	}
+	decision := []func(*recorder){
+		get,
+		run("dynamo.Store.Decide", 0, decide(review.Approve, "ok")),
+		run("dynamo.Store.Decide (condition failed)", 1, decide(review.Reject, "no")),
+		run("dynamo.Store.ClaimDelivery", 0, func(db *recorder) { ignore(d(db).ClaimDelivery(ctx, rv, time.Minute)) }),
+		run("dynamo.Store.FinishDelivery", 0, func(db *recorder) {
+			ignore(d(db).FinishDelivery(ctx, rv, review.Delivered, ""), d(db).FinishDelivery(ctx, rv, review.TaskEnded, "TaskTimedOut"),
+				d(db).FinishDelivery(ctx, rv, review.Delivering, ""))
+		}),
+		run("dynamo.Store.NoteSelfApproval", 0, func(db *recorder) { ignore(d(db).NoteSelfApproval(ctx, testReview)) }),
+		run("dynamo.Store.List", 0, func(db *recorder) { ignore(d(db).List(ctx, review.Pending, nil)) }),
+		run("dynamo.Store.BoundKey", 0, func(db *recorder) { ignore(d(db).BoundKey(ctx, testReview)) }),
+	}
+	publishing := []func(*recorder){
+		// The publish function as it runs (resolver/publish Service):
+		// Publish, Register and ShowToolset, each path, with its Step
+		// Functions and SSM requests going to recorders (publishRequests).
+		func(db *recorder) { publishRequests(t, db) },
+		run("ledger.Store.RegisterToolset (condition failed)", 1, func(db *recorder) { ignore(l(db).RegisterToolset(ctx, testCatalogToolset(t))) }),
+		// A parent's workflow steps: the children's published versions.
+		run("ledger.Store.PublishedSolution", 0, func(db *recorder) { ignore(l(db).PublishedSolution(ctx, "child")) }),
+	}
+	byPrincipal := map[table.Principal][]func(*recorder){
+		table.ToolFunctions:  slices.Concat(dispatcher, proofs),
+		table.ReviewRequest:  slices.Concat(request, proofs),
+		table.ReviewDecision: slices.Concat(decision, proofs),
+		table.Publish:        slices.Concat(publishing, proofs),
+	}
+	out := map[string][]ddbRequest{}
+	for _, spec := range functionSpecs {
+		db := &recorder{}
+		for _, f := range byPrincipal[principalOf(spec.Name)] {
+			f(db)
+		}
+		if len(db.reqs) == 0 {
+			t.Fatalf("%s: no request recorded", spec.Name)
+		}
+		out[spec.Name] = db.reqs
+	}
+	return out
+}

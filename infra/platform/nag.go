@@ -1,0 +1,164 @@
+package platform
+
+import (
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/toolgate/toolgate/infra/toolfunction"
+)
+
+// The templates are checked with cdk-nag's AwsSolutions and Serverless
+// packs (go test ./infra/platform, nag_test.go): every finding is fixed or
+// suppressed here, on the construct it is about, with its reason. A
+// suppression of a wildcard (AwsSolutions-IAM5) names the wildcard it
+// accepts (appliesTo), so that any other wildcard is still a finding.
+
+// nagSuppression is one accepted cdk-nag finding.
+type nagSuppression struct {
+	Rule      string   // the rule's id, e.g. AwsSolutions-IAM5
+	AppliesTo []string // the finding's own data (a wildcard resource); empty: the whole rule
+	Reason    string
+}
+
+// Reasons shared by several constructs.
+const (
+	// Serverless-LambdaDLQ: every function is invoked synchronously.
+	reasonSynchronous = "invoked synchronously only (RequestResponse): by Step Functions Tasks (arn:aws:states:::lambda:invoke and " +
+		"lambda:invoke.waitForTaskToken, which wait for the answer), by toolgate invoke, and through the Function URL. " +
+		"A dead-letter queue receives failed asynchronous invocations only, of which there are none: a failure reaches " +
+		"its caller as a contract code, the dispatcher records it in the ledger, and the Task's Retry and Catch handle it"
+	// AwsSolutions-IAM5 Resource::* of X-Ray.
+	reasonXRay = "xray:PutTraceSegments and xray:PutTelemetryRecords, which the Lambda construct adds for active tracing " +
+		"(Tracing: ACTIVE): X-Ray defines no resource type for them, so they take Resource * (Service Authorization Reference)"
+	// AwsSolutions-IAM5 Resource::* of review-decision.
+	reasonSendTask = "; and states:SendTaskSuccess and states:SendTaskFailure: the task token, not an ARN, names the execution, " +
+		"and Step Functions defines no resource type for them"
+	// AwsSolutions-IAM5 Resource::* of the publish function.
+	reasonPublishStar = "; and states:ListStateMachines, with which the publish function finds toolgate-<stage>_<solution> by " +
+		"name (a list action with no resource type), and CloudWatch Logs' vended log delivery actions (logs:CreateLogDelivery, " +
+		"GetLogDelivery, UpdateLogDelivery, DeleteLogDelivery, ListLogDeliveries, PutResourcePolicy, DescribeResourcePolicies, " +
+		"DescribeLogGroups), which the caller of CreateStateMachine and UpdateStateMachine needs to set a state machine's " +
+		"logging configuration: none of them has a resource type"
+	// AwsSolutions-IAM5 on the state machines of the stage.
+	reasonStateMachines = " one state machine per Solution, toolgate-<stage>_<solution>, named when the Solution is " +
+		"published: toolgate-<stage>_ is this stage's namespace of state machines (no stage or Solution name holds _), and " +
+		"no other stage's state machine is reached"
+)
+
+// nagSuppressions accepts the findings of the platform stack that are
+// toolgate's decisions (the ledger stack has none). It adds cdk-nag
+// metadata to the resources only: the template's resources and their
+// properties are unchanged.
+func nagSuppressions(p *PlatformStack, stage string) {
+	for _, spec := range functionSpecs {
+		f := p.Functions[spec.Name]
+		suppress(f.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ", Reason: reasonSynchronous})
+		reason := reasonXRay
+		switch spec.Name {
+		case fnReviewDecision:
+			reason += reasonSendTask
+		case fnPublish:
+			reason += reasonPublishStar
+		}
+		// The role's default policy, a child of the role.
+		suppress(f.Role, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"}, Reason: reason})
+	}
+	suppress(p.Functions[fnPublish].Role, true, nagSuppression{Rule: "AwsSolutions-IAM5",
+		AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
+		Reason:    "the publish function creates and updates, and publishes versions of," + reasonStateMachines})
+	// The platform tools' proxy may invoke, and read the floor tags of, any
+	// function of the account and region that carries the tool tag, and
+	// reads its stage's tool function parameters; publish reads those
+	// parameters and floors too.
+	suppress(p.Functions[fnLambdaTool].Role, true,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("lambda", "function:*")},
+			Reason: "lambda:InvokeFunction and lambda:ListTags (the function's floor)" + reasonToolFunctions(stage)},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagParamWildcard(stage)}, Reason: reasonToolFunctionParams})
+	suppress(p.Functions[fnPublish].Role, true,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("lambda", "function:*")},
+			Reason: "lambda:ListTags (the floor of a platform tool function a registered toolset pins)" + reasonToolFunctions(stage)},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagParamWildcard(stage)}, Reason: reasonToolFunctionParams})
+	suppress(p.Functions[fnReviewRequest].Role, true,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
+			Reason: "states:DescribeExecution of this stage's executions: a child run's start is accepted only for the version its parent " +
+				"starts, which review-request reads from the child's execution, named by its parent's run id and seq (docs/solutions.md, \"Workflow steps\")"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
+			Reason: "states:DescribeStateMachine of a published version (states:StateMachineQualifier present) of" + reasonStateMachines +
+				": review-request checks a child's input against the input record of the version a parent's workflow step starts " +
+				"(docs/solutions.md, \"Workflow steps\")"})
+	suppress(p.LedgerSecrets.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ",
+		Reason: "invoked by CloudFormation only, for the LedgerSecrets custom resource: it answers CloudFormation through the " +
+			"event's ResponseURL, FAILED on any error (aws-lambda-go cfn.LambdaWrap), and an invocation that never answers fails " +
+			"the deployment, which is retried as a whole; a dead-letter queue would hold nothing to act on"})
+	suppress(p.LedgerSecrets.Role, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"}, Reason: reasonXRay})
+	a := p.Access
+	suppress(a.ExecutionRole, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"},
+		Reason: "CloudWatch Logs' vended log delivery actions (logs:CreateLogDelivery, GetLogDelivery, UpdateLogDelivery, " +
+			"DeleteLogDelivery, ListLogDeliveries, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups), which a " +
+			"state machine's logging configuration needs on its execution role (Step Functions Developer Guide, IAM policies " +
+			"for logging to CloudWatch Logs), and X-Ray's PutTraceSegments, PutTelemetryRecords, GetSamplingRules and " +
+			"GetSamplingTargets for state machine tracing: none of them has a resource type"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
+			Reason: "a workflow step starts the published version of another Solution of this stage, toolgate-<stage>_<solution>:<version> " +
+				"(startExecution.sync:2); which Solutions a run may start is the resolver's guard, the toolset's workflows (docs/solutions.md, \"Workflow steps\")"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
+			Reason: "a workflow step follows (DescribeExecution) and may stop the child executions it starts, whose names hash the parent's " +
+				"run id and seq, of this stage's state machines only (Step Functions guide, IAM policies for starting a new Step Functions execution)"})
+	suppress(a.Publisher, false,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
+			Reason: "toolgate run reads the definition (its input record) of, and starts executions of," + reasonStateMachines},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
+			Reason: "toolgate run --wait describes, and reads the history of, the executions of this stage's state machines " +
+				"(toolgate-<stage>_*), whose names each run chooses"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"},
+			Reason: "states:ListStateMachines, with which toolgate run finds toolgate-<stage>_<solution> by name: a list action " +
+				"with no resource type"},
+	)
+}
+
+// reasonToolFunctionParams: AwsSolutions-IAM5 on the tool function
+// parameters of the stage.
+const reasonToolFunctionParams = "ssm:GetParameter on /toolgate/<stage>/tool-function/*: one parameter per platform tool " +
+	"function, /toolgate/<stage>/tool-function/<Placeholder>/arn, written by toolfunction.New when a team deploys its tool; " +
+	"the namespace holds nothing else, and no other stage's or toolgate's own function parameters are reached"
+
+// reasonToolFunctions: AwsSolutions-IAM5 on function:* under the tool
+// tag's condition, after the actions it allows.
+func reasonToolFunctions(stage string) string {
+	return " under the condition aws:ResourceTag/" + toolfunction.TagKey + " = " + stage + " (its stage): platform teams' tool " +
+		"functions, whose names the teams choose; the tag, which toolfunction.New sets, bounds the statement instead of " +
+		"a name prefix, and the Service Authorization Reference lists aws:ResourceTag/${TagKey} for lambda:InvokeFunction " +
+		"and lambda:ListTags on the function resource type (docs/infra.md, \"Platform tools\")"
+}
+
+// nagParamWildcard is the appliesTo form of the tool function parameters'
+// wildcard of stage.
+func nagParamWildcard(stage string) string {
+	return "Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter" + toolfunction.ParamPrefix(stage) + "*"
+}
+
+// nagARN is the appliesTo form of an AwsSolutions-IAM5 finding on an ARN
+// of this account and region: cdk-nag writes Fn::Sub's pseudo parameters
+// as <AWS::…>.
+func nagARN(service, resource string) string {
+	return "Resource::arn:<AWS::Partition>:" + service + ":<AWS::Region>:<AWS::AccountId>:" + resource
+}
+
+// suppress adds the suppressions to construct c (its CloudFormation
+// resource; with children, every resource under it as well).
+func suppress(c constructs.IConstruct, children bool, s ...nagSuppression) {
+	var l []*cdknag.NagPackSuppression
+	for _, x := range s {
+		sup := &cdknag.NagPackSuppression{Id: jsii.String(x.Rule), Reason: jsii.String(x.Reason)}
+		if len(x.AppliesTo) > 0 {
+			var at []any
+			for _, a := range x.AppliesTo {
+				at = append(at, a)
+			}
+			sup.AppliesTo = &at
+		}
+		l = append(l, sup)
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(c, &l, jsii.Bool(children))
+}

@@ -1,0 +1,179 @@
+package platform
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// SenderProps say whom send-email sends as.
+type SenderProps struct {
+	// Address is the From address (TOOLGATE_SENDER), one bare addr-spec.
+	Address string
+	// Identity is the SES identity authorising Address: the address itself,
+	// its domain or a parent domain.
+	Identity string
+	// IdentityARN, when set, is used as is (an identity of another account
+	// that authorises this one to send); Identity and CreateIdentity are
+	// then ignored.
+	IdentityARN string
+	// CreateIdentity creates Identity in SES (it still needs verifying:
+	// DNS records for a domain, a click for an address). False references
+	// an existing identity.
+	CreateIdentity bool
+}
+
+// PlatformStackProps configure NewPlatformStack.
+type PlatformStackProps struct {
+	awscdk.StackProps
+	// Stage names the platform: /toolgate/<stage>/..., toolgate-<stage>-*,
+	// and its state machines toolgate-<stage>_* (publish.CheckStage).
+	Stage string
+	// TableName is the ledger table's name (LedgerStackProps.TableName).
+	TableName string
+	// AssetsDir holds <function>/bootstrap for every function
+	// (bin/functions, which make build fills).
+	AssetsDir string
+	// Functions override per function memory, timeout and reserved
+	// concurrency, by function name.
+	Functions map[string]FunctionSettings
+	// Sender is send-email's sender and its SES identity.
+	Sender SenderProps
+	// RecipientAllow is send-email's recipient allow-list (full addresses or
+	// @domain); at least one entry.
+	RecipientAllow []string
+	// FetchAllow is structured-data-fetch's host allow-list; empty allows
+	// no fetch at all.
+	FetchAllow []string
+	// MCPAllow is the MCP servers' host allow-list (TOOLGATE_MCP_ALLOW on
+	// mcp-call and on the publish function, whose registration lists
+	// servers): entries as FetchAllow's; a server's URL must be on it and
+	// on the toolset's. Empty, the default, reaches no MCP server.
+	MCPAllow []string
+	// MCPSchemaTTLSeconds is how long mcp-call keeps a server's tools/list
+	// answer per warm container before it lists again to compare a tool
+	// with its pin (TOOLGATE_MCP_SCHEMA_TTL_SECONDS), in seconds; zero
+	// means DefaultMCPSchemaTTLSeconds.
+	MCPSchemaTTLSeconds int
+	// SessionRoles are the IAM role names whose session names identify a
+	// person (IAM Identity Center roles, or roles whose trust policy pins
+	// sts:RoleSessionName), for every function's caller proofs
+	// (TOOLGATE_SESSION_ROLES, shared/caller); empty sets no variable.
+	SessionRoles []string
+	// ReviewerAccounts are other AWS accounts of the organisation whose
+	// principals may review: TOOLGATE_REVIEWER_ACCOUNTS on review-decision,
+	// whose verifier admits them besides the stack's own account, and on
+	// the publish function, which refuses reviewer patterns naming any
+	// other account; and review-decision's resource policy, which lets
+	// exactly these accounts invoke its Function URL. Empty, the default,
+	// sets no variable and no permission.
+	ReviewerAccounts []string
+	// DirectReviewers are the direct lane's reviewers: tool name to IAM
+	// principal ARN patterns (TOOLGATE_DIRECT_REVIEWERS on review-request).
+	// A gated tool without patterns cannot be reviewed on the direct lane;
+	// empty sets no variable, closing the direct lane to every gated tool.
+	DirectReviewers map[string][]string
+	// DirectReviewMaxSeconds caps a direct-lane review's timeout, in seconds
+	// (TOOLGATE_DIRECT_REVIEW_MAX_SECONDS on review-request); zero means
+	// 3600 (review.DefaultDirectMaxTimeout).
+	DirectReviewMaxSeconds int
+	// LogRetention applies to every log group; zero means three months.
+	LogRetention awslogs.RetentionDays
+	// LogRemovalPolicy applies to every log group; zero means retain.
+	LogRemovalPolicy awscdk.RemovalPolicy
+	// AlarmTopicARN is the SNS topic the alarms notify; empty defines the
+	// alarms without actions.
+	AlarmTopicARN string
+	// SAMLocal declares, empty, the variables sam local invoke --env-vars
+	// sets to reach local stand-ins (samLocalVariables). For local use only:
+	// synthesize it under its own stage.
+	SAMLocal bool
+	// IndexLeadingKeys adds dynamodb:LeadingKeys "<Index.PKPrefix>*" to
+	// every statement allowing a Query of an index (review-decision's
+	// ListReviews, the Operator's LedgerIndexReads; accessConditions).
+	// False, the default, leaves it out: whether IAM evaluates the key
+	// against an index's partition key is not confirmed (IAM documents it
+	// as the table's partition key), and were it the table's, the
+	// condition would deny every listing (docs/infra.md, "Ledger items,
+	// per key prefix").
+	IndexLeadingKeys bool
+	// ErrorAlarmThreshold is how many function errors in 5 minutes raise a
+	// function's errors alarm; zero means 5. Tool error codes (a refused
+	// recipient, a 404) are function errors too.
+	ErrorAlarmThreshold int
+}
+
+// Bounds of PlatformStackProps.MCPSchemaTTLSeconds: a few seconds, so
+// that a tool changed on its server is called at most that long after the
+// change (docs/tools.md, "MCP tools").
+const (
+	DefaultMCPSchemaTTLSeconds = 5
+	MaxMCPSchemaTTLSeconds     = 60
+)
+
+// PlatformStack is everything but the table: the functions and the
+// aliases of their lanes, the review decision and publish URLs, what
+// publishing, reviewing and operating need, the parameters the publish
+// function and the CLI read, and the alarms.
+type PlatformStack struct {
+	awscdk.Stack
+	Functions   map[string]*platformFunction
+	Access      *Access
+	DecisionURL awslambda.FunctionUrl
+	PublishURL  awslambda.FunctionUrl
+	// LedgerSecrets provisions the tool functions' ledger secrets
+	// (secrets.go).
+	LedgerSecrets *LedgerSecrets
+}
+
+// NewPlatformStack defines the platform around the ledger table named
+// props.TableName, which NewLedgerStack defines.
+func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStackProps) *PlatformStack {
+	p := *props
+	if p.LogRetention == "" {
+		p.LogRetention = awslogs.RetentionDays_THREE_MONTHS
+	}
+	if p.LogRemovalPolicy == "" {
+		p.LogRemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	}
+	if p.ErrorAlarmThreshold == 0 {
+		p.ErrorAlarmThreshold = 5
+	}
+	if p.DirectReviewMaxSeconds == 0 {
+		p.DirectReviewMaxSeconds = review.DefaultDirectMaxTimeout
+	}
+	if p.MCPSchemaTTLSeconds == 0 {
+		p.MCPSchemaTTLSeconds = DefaultMCPSchemaTTLSeconds
+	}
+	stack := newConcernStack(scope, id, &p.StackProps)
+	// One construct per concern, in this order: each takes what the ones
+	// before it defined. Their ids add nothing to logical IDs
+	// (concernStack).
+	fns := NewFunctions(stack, "Functions", &FunctionsProps{Platform: &p})
+	ls := NewLedgerSecrets(stack, "Secrets", &LedgerSecretsProps{Platform: &p, Functions: fns})
+	reviews := NewReviews(stack, "Reviews", &ReviewsProps{Platform: &p, Functions: fns})
+	a := NewAccess(stack, "Access", &AccessProps{Platform: &p, Functions: fns})
+	publishing := NewPublishing(stack, "Publishing", &PublishingProps{Platform: &p, Functions: fns, Access: a})
+	url, publishURL := reviews.DecisionURL, publishing.URL
+	NewParameters(stack, "Parameters", &ParametersProps{Platform: &p, Functions: fns, Access: a, DecisionURL: url.Url(), PublishURL: publishURL.Url()})
+	NewAlarms(stack, "Alarms", &AlarmsProps{Platform: &p, Functions: fns, Access: a})
+
+	awscdk.NewCfnOutput(stack, jsii.String("ReviewDecisionURL"), &awscdk.CfnOutputProps{Value: url.Url()})
+	awscdk.NewCfnOutput(stack, jsii.String("PublishURL"), &awscdk.CfnOutputProps{Value: publishURL.Url()})
+	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionRoleARN"), &awscdk.CfnOutputProps{Value: a.ExecutionRoleARN})
+	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionLogGroup"), &awscdk.CfnOutputProps{Value: a.ExecutionLogs.LogGroupName()})
+	for _, s := range []struct{ id, arn string }{
+		{"PublisherPolicyARN", *a.Publisher.ManagedPolicyArn()},
+		{"ReviewerPolicyARN", *a.Reviewer.ManagedPolicyArn()},
+		{"OperatorPolicyARN", *a.Operator.ManagedPolicyArn()},
+	} {
+		awscdk.NewCfnOutput(stack, jsii.String(s.id), &awscdk.CfnOutputProps{Value: jsii.String(s.arn)})
+	}
+	ps := &PlatformStack{Stack: stack, Functions: fns.ByName, Access: a, DecisionURL: url, PublishURL: publishURL, LedgerSecrets: ls}
+	nagSuppressions(ps, p.Stage)
+	return ps
+}

@@ -1,0 +1,91 @@
+package functionconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/reviewer"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// ReviewRequest is the review-request function's configuration
+// (functions/review-request/request.Config).
+type ReviewRequest struct {
+	Table   string
+	Lane    lane.Lane // fixed on the local stack only
+	Callers caller.Config
+	Direct  DirectPolicy
+	// Region (EnvRegion) and Stage (tool.EnvStage) are, with Callers.Account,
+	// the start lane's StartScope.
+	Region, Stage string
+}
+
+// EnvRegion is the function's region, of the start lane's StartScope;
+// Lambda sets it. Its stage is tool.EnvStage (required).
+const EnvRegion = "AWS_REGION"
+
+// DirectPolicy is the platform's configuration of direct-lane reviews:
+// the requester never chooses who decides.
+type DirectPolicy struct {
+	// Reviewers are the reviewer patterns per tool; a gated tool without
+	// any cannot be called on the direct lane.
+	Reviewers map[string][]string
+	// MaxTimeoutSeconds caps a direct-lane review's timeout.
+	MaxTimeoutSeconds int
+}
+
+// ReviewRequestFromEnv reads the review-request function's configuration
+// through getenv: review.EnvTable and EnvRegion (required), tool.EnvStage
+// (required), the lane (lane.FromEnv), the caller proofs'
+// (caller.ConfigFromEnv), review.EnvDirectReviewers (a JSON object from
+// tool name to at most reviewer.MaxReviewers patterns, each
+// reviewer.CheckPattern's) and review.EnvDirectMaxTimeout (whole seconds,
+// 1..review.MaxTimeout; default review.DefaultDirectMaxTimeout). The
+// first problem is the error.
+func ReviewRequestFromEnv(getenv func(string) string) (ReviewRequest, error) {
+	cfg := ReviewRequest{Table: getenv(review.EnvTable), Direct: DirectPolicy{MaxTimeoutSeconds: review.DefaultDirectMaxTimeout},
+		Region: getenv(EnvRegion)}
+	if cfg.Table == "" {
+		return cfg, fmt.Errorf("%s is not set", review.EnvTable)
+	}
+	if cfg.Region == "" {
+		return cfg, fmt.Errorf("%s is not set", EnvRegion)
+	}
+	var err error
+	if cfg.Stage, err = tool.StageFromEnv(getenv); err != nil {
+		return cfg, err
+	}
+	if cfg.Lane, err = lane.FromEnv(getenv, lane.Start); err != nil {
+		return cfg, err
+	}
+	if cfg.Callers, err = caller.ConfigFromEnv(getenv); err != nil {
+		return cfg, err
+	}
+	if v := getenv(review.EnvDirectReviewers); v != "" {
+		if err := json.Unmarshal([]byte(v), &cfg.Direct.Reviewers); err != nil {
+			return cfg, fmt.Errorf("%s is not a JSON object from tool to reviewer patterns: %v", review.EnvDirectReviewers, err)
+		}
+		for t, ps := range cfg.Direct.Reviewers {
+			if len(ps) > reviewer.MaxReviewers {
+				return cfg, fmt.Errorf("%s: tool %s has %d reviewers, over %d", review.EnvDirectReviewers, t, len(ps), reviewer.MaxReviewers)
+			}
+			for _, p := range ps {
+				if err := reviewer.CheckPattern(p); err != nil {
+					return cfg, fmt.Errorf("%s: tool %s: %v", review.EnvDirectReviewers, t, err)
+				}
+			}
+		}
+	}
+	if v := getenv(review.EnvDirectMaxTimeout); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > review.MaxTimeout {
+			return cfg, fmt.Errorf("%s=%q is not a whole number of seconds in 1..%d", review.EnvDirectMaxTimeout, v, review.MaxTimeout)
+		}
+		cfg.Direct.MaxTimeoutSeconds = n
+	}
+	return cfg, nil
+}
