@@ -1,6 +1,7 @@
 // Package localtest starts infra/local's stand-ins from tests: each helper
 // starts a fresh stand-in, registers t.Cleanup(Stop), and fails the test
-// (never skips it) when the stand-in cannot start.
+// (never skips it) when the stand-in cannot start. PauseAfter holds an SDK
+// call to a stand-in, for tests of what happens in between.
 package localtest
 
 import (
