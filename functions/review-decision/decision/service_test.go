@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,7 @@ import (
 // stack is a review table on dynalite, the fake Step Functions and the STS
 // stand-in that proves callers (local names, arn:aws:iam::000000000000:user/NAME).
 type stack struct {
+	table   string // the test's own table on the package's dynalite
 	store   *dynamo.Store
 	fake    *reviewtest.SFN
 	svc     *decision.Service
@@ -43,7 +45,7 @@ type stack struct {
 // raw reads a review item's number attributes as DynamoDB holds them.
 func (s *stack) raw(t *testing.T, id string) (map[string]int64, error) {
 	t.Helper()
-	out, err := s.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("toolgate-reviews"), ConsistentRead: aws.Bool(true),
+	out, err := s.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "REVIEW#" + id}, "sk": &types.AttributeValueMemberS{Value: "REVIEW"}}})
 	if err != nil {
 		return nil, err
@@ -57,24 +59,34 @@ func (s *stack) raw(t *testing.T, id string) (map[string]int64, error) {
 	return nums, nil
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := localtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop the shared dynalite:", err)
+	}
+	os.Exit(code)
+}
+
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	p := localtest.Dynalite(t)
-	db := local.DynamoDB(p.Endpoint())
-	if err := dynamo.CreateTable(context.Background(), db, "toolgate-reviews"); err != nil {
+	// The package's one dynalite, a table of the test's own.
+	db := local.DynamoDB(localtest.SharedDynalite(t).Endpoint())
+	table := localtest.TableName("toolgate-reviews")
+	if err := dynamo.CreateTable(context.Background(), db, table); err != nil {
 		t.Fatal(err)
 	}
+	localtest.WaitActive(t, db, table)
 	// Step Functions is a fake (reviewtest.SFN): no stand-in is available.
 	fake := reviewtest.NewSFN(t)
 	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(fake.URL), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	store := dynamo.NewStore(db, "toolgate-reviews")
+	store := dynamo.NewStore(db, table)
 	callers := localtest.StartCallers(t)
-	v, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, ledger.ProofTable{DB: db, Table: "toolgate-reviews"})
+	v, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, ledger.ProofTable{DB: db, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{store: store, fake: fake, callers: callers, db: db,
+	return &stack{table: table, store: store, fake: fake, callers: callers, db: db,
 		svc: &decision.Service{Store: store, Tasks: stepfunctions.Sender{Client: client}, Callers: v, Account: local.LocalAccountID, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}}
 }
 
@@ -485,7 +497,7 @@ func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
 	live := s.pending(t, nil)
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	for i := range 3 {
-		if _, err := s.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("toolgate-reviews"), Item: map[string]types.AttributeValue{
+		if _, err := s.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: map[string]types.AttributeValue{
 			"pk": str("RUN#forged"), "sk": str(fmt.Sprint(i)), "review_id": str(review.NewID()), table.ReviewsByStatus.PK: str("REVIEWS#PENDING"),
 			table.ReviewsByStatus.SK: str(fmt.Sprintf("0000-%d", i)), "tool": str("send-email"), "status": str("PENDING"),
 			"expires_at": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())},
@@ -513,7 +525,7 @@ func TestApprovalBoundOnTheReviewItemStaysBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	if _, err := s.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String("toolgate-reviews"),
+	if _, err := s.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
 		Key:              map[string]types.AttributeValue{"pk": str("REVIEW#" + r.ID), "sk": str("REVIEW")},
 		UpdateExpression: aws.String("SET bound_key = :k"), ExpressionAttributeValues: map[string]types.AttributeValue{":k": str(r.RunID + "/1")}}); err != nil {
 		t.Fatal(err)
