@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/smithy-go/middleware"
 )
 
@@ -47,7 +46,9 @@ func (p *Pause) Option() func(*middleware.Stack) error {
 	return func(s *middleware.Stack) error {
 		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("localtest.Pause", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			out, md, err := next.HandleInitialize(ctx, in)
-			if awsmiddleware.GetOperationName(ctx) != p.operation {
+			// The client names the operation before its stack runs
+			// (smithy's, which every aws-sdk-go-v2 service client sets).
+			if middleware.GetOperationName(ctx) != p.operation {
 				return out, md, err
 			}
 			held := false
