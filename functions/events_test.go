@@ -198,12 +198,8 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := localtest.Dynalite(t)
-	db := local.DynamoDB(p.Endpoint())
-	if err := dynamo.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
-		t.Fatal(err)
-	}
-	s := &stack{dynamo: p, store: ledger.New(db, "toolgate-events"), reviews: dynamo.NewStore(db, "toolgate-events")}
+	p, db, table := localtest.SharedTable(t, "toolgate-events")
+	s := &stack{dynamo: p, store: ledger.New(db, table), reviews: dynamo.NewStore(db, table)}
 	for _, dir := range dirs {
 		name := dir.Name()
 		t.Run(name, func(t *testing.T) {

@@ -70,12 +70,7 @@ func TestMain(m *testing.M) {
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	// The package's one dynalite, a table of the test's own.
-	db := local.DynamoDB(localtest.SharedDynalite(t).Endpoint())
-	table := localtest.TableName("toolgate-reviews")
-	if err := dynamo.CreateTable(context.Background(), db, table); err != nil {
-		t.Fatal(err)
-	}
-	localtest.WaitActive(t, db, table)
+	_, db, table := localtest.SharedTable(t, "toolgate-reviews")
 	// Step Functions is a fake (reviewtest.SFN): no stand-in is available.
 	fake := reviewtest.NewSFN(t)
 	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(fake.URL), Region: local.Region,

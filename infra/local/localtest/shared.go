@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 )
 
 // shared is the dynalite a test binary's tests share (SharedDynalite).
@@ -53,6 +54,22 @@ func SharedDynalite(t testing.TB) *local.Process {
 // table name is 3 to 255 of [a-zA-Z0-9_.-]).
 func TableName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, shared.tables.Add(1))
+}
+
+// SharedTable creates a ledger table of t's own (every index of
+// shared/table, tabledef.CreateTable) on SharedDynalite, named
+// TableName(prefix), and returns the dynalite, a client of it and the
+// table's name once the table is ACTIVE.
+func SharedTable(t testing.TB, prefix string) (*local.Process, *dynamodb.Client, string) {
+	t.Helper()
+	p := SharedDynalite(t)
+	db := local.DynamoDB(p.Endpoint())
+	name := TableName(prefix)
+	if err := tabledef.CreateTable(t.Context(), db, name); err != nil {
+		t.Fatal(err)
+	}
+	WaitActive(t, db, name)
+	return p, db, name
 }
 
 // WaitActive waits until table on db is ACTIVE, or fails t after 10 s: a
