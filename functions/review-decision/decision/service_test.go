@@ -67,6 +67,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// newStack is a stack of t's own but for the package's dynalite, where t
+// has a table of its own: the tests run in parallel.
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	// The package's one dynalite, a table of the test's own.
@@ -145,6 +147,7 @@ func (s *stack) decide(t *testing.T, as string, id string, v review.Verdict, rea
 }
 
 func TestStoreCreateGetList(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	ctx := context.Background()
 	r := s.pending(t, func(p *review.Params) { p.Reviewers = []string{"arn:aws:sts::*:assumed-role/editors/*"} })
@@ -180,6 +183,7 @@ func TestStoreCreateGetList(t *testing.T) {
 // with the decision JSON; the same decision again is a no-op that says so;
 // the other decision is refused.
 func TestApproveOnceThenNoOpThenConflict(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	res, err := s.decide(t, "alice", r.ID, review.Approve, "looks right")
@@ -219,6 +223,7 @@ func TestApproveOnceThenNoOpThenConflict(t *testing.T) {
 }
 
 func TestRejectSendsTaskFailureOnce(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	if _, err := s.decide(t, "alice", r.ID, review.Reject, ""); codeOf(err) != review.CodeInvalid {
@@ -241,6 +246,7 @@ func TestRejectSendsTaskFailureOnce(t *testing.T) {
 }
 
 func TestExpiredRefused(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	past := s.store.WithClock(func() time.Time { return time.Now().Add(-time.Hour) })
 	saved := s.store
@@ -261,6 +267,7 @@ func TestExpiredRefused(t *testing.T) {
 }
 
 func TestReviewersPattern(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	editors := func(p *review.Params) { p.Reviewers = []string{"arn:aws:iam::*:user/editor-*"} }
 	r := s.pending(t, editors)
@@ -291,6 +298,7 @@ func TestReviewersPattern(t *testing.T) {
 // A token whose Task has ended gets a clear message, and the decision is
 // not delivered again.
 func TestTaskEnded(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	for _, name := range []string{"TaskTimedOut", "TaskDoesNotExist"} {
 		r := s.pending(t, nil)
@@ -316,6 +324,7 @@ func TestTaskEnded(t *testing.T) {
 // Step Functions unreachable: the decision is recorded, the caller is told
 // to repeat it, and the repeat delivers it once.
 func TestTransientDeliveryFailure(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	s.fake.FailNext(1) // one attempt per request: SendTask* is never retried by the SDK
@@ -334,6 +343,7 @@ func TestTransientDeliveryFailure(t *testing.T) {
 
 // The direct lane's review has no token: the decision is only recorded.
 func TestNoTaskDecision(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, func(p *review.Params) { p.TaskToken, p.ID = "", review.NewID() })
 	res, err := s.decide(t, "alice", r.ID, review.Approve, "")
@@ -382,6 +392,7 @@ func TestCheckApproval(t *testing.T) {
 // REVIEW_SELF_APPROVAL, counted on the review, and the review stays
 // pending for another reviewer.
 func TestRequesterCannotDecideTheirOwnReview(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, func(p *review.Params) { p.Requester = principal("carol") })
 	for _, v := range []review.Verdict{review.Approve, review.Reject} {
@@ -402,6 +413,7 @@ func TestRequesterCannotDecideTheirOwnReview(t *testing.T) {
 // inputs: a proof for one cannot record another, and a missing proof is
 // refused whatever else the request says.
 func TestDecisionProofBindsTheDecision(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	other := s.pending(t, nil)
@@ -432,6 +444,7 @@ func TestDecisionProofBindsTheDecision(t *testing.T) {
 // decision and the approval's use read, stays: the approval still ends
 // with its review.
 func TestDecidedReviewOutlivesItsDeadlineButItsApprovalDoesNot(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, func(p *review.Params) { p.TimeoutSeconds = 60 })
 	if _, err := s.decide(t, "alice", r.ID, review.Approve, "ok"); err != nil {
@@ -465,6 +478,7 @@ func TestDecidedReviewOutlivesItsDeadlineButItsApprovalDoesNot(t *testing.T) {
 // shown or decided: the reviewer would approve inputs other than the
 // digest the approval binds.
 func TestReviewWithMismatchedDigestIsRefused(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	token := "token-" + review.NewID()
 	r, err := review.New(review.Params{Requester: principal("requester"), ID: review.IDForToken(token), TaskToken: token,
@@ -488,6 +502,7 @@ func TestReviewWithMismatchedDigestIsRefused(t *testing.T) {
 // Only review items are listed: another item carrying the index's keys
 // (a role that writes its own items whole could add them) is skipped.
 func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	live := s.pending(t, nil)
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -514,6 +529,7 @@ func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
 // the review item) stays bound to that call: GetApproval reads it, and
 // CheckApproval refuses any other key.
 func TestApprovalBoundOnTheReviewItemStaysBound(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	if _, err := s.decide(t, "alice", r.ID, review.Approve, "ok"); err != nil {
