@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/testkit"
+
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -52,26 +54,17 @@ type stack struct {
 // storeEventReviews stores the reviews of testdata/events/send-email/
 // reviews.jsonl, decided by the approver the events' approvals name.
 func storeEventReviews(t *testing.T, s *stack, ts *toolset.Toolset) {
-	data, err := os.ReadFile(filepath.Join(eventsDir, "send-email", "reviews.jsonl"))
-	if err != nil {
-		t.Fatal(err)
+	type eventReview struct {
+		ReviewID string          `json:"review_id"`
+		RunID    string          `json:"run_id"`
+		Of       string          `json:"of"`
+		Input    json.RawMessage `json:"input"`
+		Decision review.Verdict  `json:"decision"`
+		Expired  bool            `json:"expired"`
+		UsedBy   string          `json:"used_by"`
 	}
 	ctx := context.Background()
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var f struct {
-			ReviewID string          `json:"review_id"`
-			RunID    string          `json:"run_id"`
-			Of       string          `json:"of"`
-			Input    json.RawMessage `json:"input"`
-			Decision review.Verdict  `json:"decision"`
-			Expired  bool            `json:"expired"`
-			UsedBy   string          `json:"used_by"`
-		}
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			t.Fatalf("reviews.jsonl: %v: %s", err, line)
-		}
+	for _, f := range testkit.LoadJSONL[eventReview](t, filepath.Join(eventsDir, "send-email", "reviews.jsonl")) {
 		r, err := review.New(review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: f.ReviewID, RunID: f.RunID, Step: "approve", Of: f.Of, Tool: "send-email",
 			ToolsetID: ts.ID, Input: f.Input, TimeoutSeconds: 3600})
 		if err != nil {
@@ -205,12 +198,8 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := localtest.Dynalite(t)
-	db := local.DynamoDB(p.Endpoint())
-	if err := dynamo.CreateTable(context.Background(), db, "toolgate-events"); err != nil {
-		t.Fatal(err)
-	}
-	s := &stack{dynamo: p, store: ledger.New(db, "toolgate-events"), reviews: dynamo.NewStore(db, "toolgate-events")}
+	p, db, table := localtest.SharedTable(t, "toolgate-events")
+	s := &stack{dynamo: p, store: ledger.New(db, table), reviews: dynamo.NewStore(db, table)}
 	for _, dir := range dirs {
 		name := dir.Name()
 		t.Run(name, func(t *testing.T) {

@@ -19,7 +19,6 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/platformtool"
-	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -130,12 +129,8 @@ func withFunction(t *testing.T, envelope []byte, fn string) []byte {
 // under its own RIE, with dynalite and the ticket service.
 func TestLambdaToolProxy(t *testing.T) {
 	ctx := context.Background()
-	p := localtest.Dynalite(t)
-	db := local.DynamoDB(p.Endpoint())
-	if err := dynamo.CreateTable(ctx, db, "toolgate-proxy"); err != nil {
-		t.Fatal(err)
-	}
-	store := ledger.New(db, "toolgate-proxy")
+	p, db, table := localtest.SharedTable(t, "toolgate-proxy")
+	store := ledger.New(db, table)
 	ts := platformToolset(t)
 	if err := ts.Verify(catalog.Default()); err != nil {
 		t.Fatal(err)

@@ -27,12 +27,8 @@ import (
 // "direct/<caller ARN>/", which no execution's run id (an ARN) can be; the
 // sfn lane refuses proofs and direct run ids. Refused calls claim nothing.
 func TestDirectLaneCannotTakeAnExecutionsKey(t *testing.T) {
-	p := localtest.Dynalite(t)
-	db := local.DynamoDB(p.Endpoint())
-	store := ledger.New(db, "toolgate-lanes")
-	if err := ledger.CreateTable(context.Background(), db, store.Table()); err != nil {
-		t.Fatal(err)
-	}
+	p, db, table := localtest.SharedTable(t, "toolgate-lanes")
+	store := ledger.New(db, table)
 	ts, err := toolset.FromCatalog(catalog.Default(), []string{"workflow-validator"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -56,12 +56,9 @@ const requester = "requester"
 
 func newReviewStack(t *testing.T) *reviewStack {
 	t.Helper()
-	p := localtest.Dynalite(t)
-	db := local.DynamoDB(p.Endpoint())
-	if err := dynamo.CreateTable(context.Background(), db, "toolgate-review"); err != nil {
-		t.Fatal(err)
-	}
-	s := &reviewStack{dynamo: p.Endpoint(), store: ledger.New(db, "toolgate-review"), reviews: dynamo.NewStore(db, "toolgate-review"), sfn: reviewtest.NewSFN(t)}
+	// The package's one dynalite, a table of the test's own.
+	p, db, tableName := localtest.SharedTable(t, "toolgate-review")
+	s := &reviewStack{dynamo: p.Endpoint(), store: ledger.New(db, tableName), reviews: dynamo.NewStore(db, tableName), sfn: reviewtest.NewSFN(t)}
 	var err error
 	if s.ts, err = toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/dispatch"
@@ -55,12 +54,8 @@ func TestSendEmailErrorCodesUnderRIE(t *testing.T) {
 	}))
 	defer ses.Close()
 
-	p := localtest.Dynalite(t)
-	db := local.DynamoDB(p.Endpoint())
-	if err := ledger.CreateTable(context.Background(), db, "toolgate-ses"); err != nil {
-		t.Fatal(err)
-	}
-	store := ledger.New(db, "toolgate-ses")
+	p, db, table := localtest.SharedTable(t, "toolgate-ses")
+	store := ledger.New(db, table)
 	ts, _ := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
 	if _, err := store.RegisterToolset(context.Background(), ts); err != nil {
 		t.Fatal(err)

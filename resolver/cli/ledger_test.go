@@ -22,25 +22,22 @@ import (
 	"github.com/toolgate/toolgate/resolver/cost"
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
-	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // The CLI talks to dynalite through the standard AWS configuration; the
 // environment carries the local stand-in's fake credentials.
+// The dynalite is the package's one (localtest.SharedTable), the table
+// the test's own.
 func ledgerEnv(t *testing.T) (*ledger.Store, []string) {
-	p := localtest.Dynalite(t)
+	p, db, table := localtest.SharedTable(t, "toolgate-cli")
 	t.Setenv("AWS_ACCESS_KEY_ID", local.FakeAccessKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", local.FakeSecretAccessKey)
 	t.Setenv("AWS_REGION", local.Region)
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	db := local.DynamoDB(p.Endpoint())
-	if err := dynamo.CreateTable(context.Background(), db, "toolgate-cli"); err != nil {
-		t.Fatal(err)
-	}
-	return ledger.New(db, "toolgate-cli"), []string{"--endpoint", p.Endpoint(), "--table", "toolgate-cli"}
+	return ledger.New(db, table), []string{"--endpoint", p.Endpoint(), "--table", table}
 }
 
 func TestToolsetRegister(t *testing.T) {

@@ -1,16 +1,15 @@
 package fetch
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/testkit"
 
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -31,33 +30,11 @@ type ssrfCase struct {
 
 func loadCases(t testing.TB) []ssrfCase {
 	t.Helper()
-	f, err := os.Open("../../testdata/fetch/ssrf.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var cases []ssrfCase
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var c ssrfCase
-		dec := json.NewDecoder(strings.NewReader(sc.Text()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			t.Fatalf("case %q: %v", sc.Text(), err)
-		}
+	cases := testkit.LoadJSONL[ssrfCase](t, "../../testdata/fetch/ssrf.jsonl")
+	for _, c := range cases {
 		if c.Source == "" || (c.Expect != "allow" && c.Expect != "refuse") {
-			t.Fatalf("case %q: no source or bad expect", sc.Text())
+			t.Fatalf("case %+v: no source or bad expect", c)
 		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(cases) == 0 {
-		t.Fatal("no cases")
 	}
 	return cases
 }

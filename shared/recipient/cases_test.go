@@ -1,12 +1,11 @@
 package recipient
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/testkit"
 )
 
 // emailCase is one line of testdata/email/recipients.jsonl, copied from the
@@ -24,34 +23,11 @@ var casesFile = filepath.Join("..", "..", "testdata", "email", "recipients.jsonl
 
 func loadCases(t testing.TB) []emailCase {
 	t.Helper()
-	f, err := os.Open(casesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var cases []emailCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var c emailCase
-		dec := json.NewDecoder(strings.NewReader(sc.Text()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			t.Fatalf("%s:%d: %v", casesFile, n, err)
-		}
+	cases := testkit.LoadJSONL[emailCase](t, casesFile)
+	for i, c := range cases {
 		if c.Source == "" || (c.Expect != Allow && c.Expect != Refuse && c.Expect != Invalid) {
-			t.Fatalf("%s:%d: case without source or with expect %q", casesFile, n, c.Expect)
+			t.Fatalf("%s: case %d (%q): without source or with expect %q", casesFile, i+1, c.Recipient, c.Expect)
 		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(cases) == 0 {
-		t.Fatalf("%s holds no cases", casesFile)
 	}
 	return cases
 }

@@ -1,18 +1,18 @@
 package sendemail
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/testkit"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -149,29 +149,7 @@ type emailCase struct {
 
 func loadCases(t testing.TB) []emailCase {
 	t.Helper()
-	name := filepath.Join("..", "..", "testdata", "email", "recipients.jsonl")
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var cases []emailCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var c emailCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("%s:%d: %v", name, n, err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil || len(cases) == 0 {
-		t.Fatalf("%s: %d cases, %v", name, len(cases), err)
-	}
-	return cases
+	return testkit.LoadJSONL[emailCase](t, filepath.Join("..", "..", "testdata", "email", "recipients.jsonl"))
 }
 
 // allowEntries returns the case's entries that load (entries no valid

@@ -30,6 +30,7 @@ import (
 // TaskTimedOut for the spent token), so the decision is not recorded as
 // TASK_ENDED, and the approval the execution received stays usable.
 func TestDeliveredApprovalIsNotRecordedAsTaskEnded(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	var first atomic.Bool
@@ -89,6 +90,7 @@ func TestDeliveredApprovalIsNotRecordedAsTaskEnded(t *testing.T) {
 // yet: dynalite never does, DynamoDB does so late) hide a live review from
 // its reviewer for good: its run waits until it times out.
 func TestListShowsLiveReviewsBehindOthers(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	past := s.store.WithClock(func() time.Time { return time.Now().Add(-time.Hour) })
 	saved := s.store

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,7 @@ import (
 // stack is a review table on dynalite, the fake Step Functions and the STS
 // stand-in that proves callers (local names, arn:aws:iam::000000000000:user/NAME).
 type stack struct {
+	table   string // the test's own table on the package's dynalite
 	store   *dynamo.Store
 	fake    *reviewtest.SFN
 	svc     *decision.Service
@@ -44,7 +46,7 @@ type stack struct {
 // raw reads a review item's number attributes as DynamoDB holds them.
 func (s *stack) raw(t *testing.T, id string) (map[string]int64, error) {
 	t.Helper()
-	out, err := s.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("toolgate-reviews"), ConsistentRead: aws.Bool(true),
+	out, err := s.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "REVIEW#" + id}, "sk": &types.AttributeValueMemberS{Value: "REVIEW"}}})
 	if err != nil {
 		return nil, err
@@ -58,25 +60,32 @@ func (s *stack) raw(t *testing.T, id string) (map[string]int64, error) {
 	return nums, nil
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := localtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop the shared dynalite:", err)
+	}
+	os.Exit(code)
+}
+
+// newStack is a stack of t's own but for the package's dynalite, where t
+// has a table of its own: the tests run in parallel.
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	p := localtest.Dynalite(t)
-	db := local.DynamoDB(p.Endpoint())
-	if err := dynamo.CreateTable(context.Background(), db, "toolgate-reviews"); err != nil {
-		t.Fatal(err)
-	}
+	// The package's one dynalite, a table of the test's own.
+	_, db, table := localtest.SharedTable(t, "toolgate-reviews")
 	// Step Functions is a fake (reviewtest.SFN): no stand-in is available.
 	fake := reviewtest.NewSFN(t)
 	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(fake.URL), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	store := dynamo.NewStore(db, "toolgate-reviews")
+	store := dynamo.NewStore(db, table)
 	callers := localtest.StartCallers(t)
-	v, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, ledger.ProofTable{DB: db, Table: "toolgate-reviews"})
+	v, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, ledger.ProofTable{DB: db, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
 	deps := decision.Deps{Store: store, Tasks: stepfunctions.Sender{Client: client}, Callers: v, Account: local.LocalAccountID, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	return &stack{store: store, fake: fake, callers: callers, db: db, deps: deps, svc: decision.NewService(deps)}
+	return &stack{table: table, store: store, fake: fake, callers: callers, db: db, deps: deps, svc: decision.NewService(deps)}
 }
 
 // do runs req as the local identity as, with a caller proof bound to it.
@@ -139,6 +148,7 @@ func (s *stack) decide(t *testing.T, as string, id string, v review.Verdict, rea
 }
 
 func TestStoreCreateGetList(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	ctx := context.Background()
 	r := s.pending(t, func(p *review.Params) { p.Reviewers = []string{"arn:aws:sts::*:assumed-role/editors/*"} })
@@ -174,6 +184,7 @@ func TestStoreCreateGetList(t *testing.T) {
 // with the decision JSON; the same decision again is a no-op that says so;
 // the other decision is refused.
 func TestApproveOnceThenNoOpThenConflict(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	res, err := s.decide(t, "alice", r.ID, review.Approve, "looks right")
@@ -213,6 +224,7 @@ func TestApproveOnceThenNoOpThenConflict(t *testing.T) {
 }
 
 func TestRejectSendsTaskFailureOnce(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	if _, err := s.decide(t, "alice", r.ID, review.Reject, ""); codeOf(err) != review.CodeInvalid {
@@ -235,6 +247,7 @@ func TestRejectSendsTaskFailureOnce(t *testing.T) {
 }
 
 func TestExpiredRefused(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	past := s.store.WithClock(func() time.Time { return time.Now().Add(-time.Hour) })
 	saved := s.store
@@ -255,6 +268,7 @@ func TestExpiredRefused(t *testing.T) {
 }
 
 func TestReviewersPattern(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	editors := func(p *review.Params) { p.Reviewers = []string{"arn:aws:iam::*:user/editor-*"} }
 	r := s.pending(t, editors)
@@ -285,6 +299,7 @@ func TestReviewersPattern(t *testing.T) {
 // A token whose Task has ended gets a clear message, and the decision is
 // not delivered again.
 func TestTaskEnded(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	for _, name := range []string{"TaskTimedOut", "TaskDoesNotExist"} {
 		r := s.pending(t, nil)
@@ -310,6 +325,7 @@ func TestTaskEnded(t *testing.T) {
 // Step Functions unreachable: the decision is recorded, the caller is told
 // to repeat it, and the repeat delivers it once.
 func TestTransientDeliveryFailure(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	s.fake.FailNext(1) // one attempt per request: SendTask* is never retried by the SDK
@@ -328,6 +344,7 @@ func TestTransientDeliveryFailure(t *testing.T) {
 
 // The direct lane's review has no token: the decision is only recorded.
 func TestNoTaskDecision(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, func(p *review.Params) { p.TaskToken, p.ID = "", review.NewID() })
 	res, err := s.decide(t, "alice", r.ID, review.Approve, "")
@@ -376,6 +393,7 @@ func TestCheckApproval(t *testing.T) {
 // REVIEW_SELF_APPROVAL, counted on the review, and the review stays
 // pending for another reviewer.
 func TestRequesterCannotDecideTheirOwnReview(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, func(p *review.Params) { p.Requester = principal("carol") })
 	for _, v := range []review.Verdict{review.Approve, review.Reject} {
@@ -396,6 +414,7 @@ func TestRequesterCannotDecideTheirOwnReview(t *testing.T) {
 // inputs: a proof for one cannot record another, and a missing proof is
 // refused whatever else the request says.
 func TestDecisionProofBindsTheDecision(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	other := s.pending(t, nil)
@@ -426,6 +445,7 @@ func TestDecisionProofBindsTheDecision(t *testing.T) {
 // decision and the approval's use read, stays: the approval still ends
 // with its review.
 func TestDecidedReviewOutlivesItsDeadlineButItsApprovalDoesNot(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, func(p *review.Params) { p.TimeoutSeconds = 60 })
 	if _, err := s.decide(t, "alice", r.ID, review.Approve, "ok"); err != nil {
@@ -459,6 +479,7 @@ func TestDecidedReviewOutlivesItsDeadlineButItsApprovalDoesNot(t *testing.T) {
 // shown or decided: the reviewer would approve inputs other than the
 // digest the approval binds.
 func TestReviewWithMismatchedDigestIsRefused(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	token := "token-" + review.NewID()
 	r, err := review.New(review.Params{Requester: principal("requester"), ID: review.IDForToken(token), TaskToken: token,
@@ -482,11 +503,12 @@ func TestReviewWithMismatchedDigestIsRefused(t *testing.T) {
 // Only review items are listed: another item carrying the index's keys
 // (a role that writes its own items whole could add them) is skipped.
 func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	live := s.pending(t, nil)
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	for i := range 3 {
-		if _, err := s.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("toolgate-reviews"), Item: map[string]types.AttributeValue{
+		if _, err := s.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: map[string]types.AttributeValue{
 			"pk": str("RUN#forged"), "sk": str(fmt.Sprint(i)), "review_id": str(review.NewID()), table.ReviewsByStatus.PK: str("REVIEWS#PENDING"),
 			table.ReviewsByStatus.SK: str(fmt.Sprintf("0000-%d", i)), "tool": str("send-email"), "status": str("PENDING"),
 			"expires_at": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())},
@@ -508,13 +530,14 @@ func TestListSkipsItemsThatAreNotReviews(t *testing.T) {
 // the review item) stays bound to that call: GetApproval reads it, and
 // CheckApproval refuses any other key.
 func TestApprovalBoundOnTheReviewItemStaysBound(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := s.pending(t, nil)
 	if _, err := s.decide(t, "alice", r.ID, review.Approve, "ok"); err != nil {
 		t.Fatal(err)
 	}
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	if _, err := s.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String("toolgate-reviews"),
+	if _, err := s.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
 		Key:              map[string]types.AttributeValue{"pk": str("REVIEW#" + r.ID), "sk": str("REVIEW")},
 		UpdateExpression: aws.String("SET bound_key = :k"), ExpressionAttributeValues: map[string]types.AttributeValue{":k": str(r.RunID + "/1")}}); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/review"
@@ -140,7 +141,8 @@ func TestChildStartIsTakenOnceByThePinnedVersion(t *testing.T) {
 // childEnv is review-request's handler on dynalite and the local Step
 // Functions endpoint, with a parent run whose start is verified.
 type childEnv struct {
-	ddb    *local.Process
+	ddb    *local.Process // the package's one dynalite (localtest.SharedTable)
+	table  string         // the test's own table on it
 	sf     *local.Process
 	client *sfn.Client
 	store  *dynamo.Store
@@ -151,25 +153,17 @@ type childEnv struct {
 func startChildEnv(t *testing.T) *childEnv {
 	t.Helper()
 	ctx := t.Context()
-	ddb, err := local.StartDynalite(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ddb.Stop() })
+	ddb, db, table := localtest.SharedTable(t, "ledger")
 	sf, err := local.StartSFN(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sf.Stop() })
-	db := local.DynamoDB(ddb.Endpoint())
-	if err := dynamo.CreateTable(ctx, db, "ledger"); err != nil {
-		t.Fatal(err)
-	}
 	// One attempt per request: a stopped endpoint answers at once.
 	client := sfn.New(sfn.Options{Region: local.Region, BaseEndpoint: aws.String(sf.Endpoint()), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	store := dynamo.NewStore(db, "ledger")
-	e := &childEnv{ddb: ddb, sf: sf, client: client, store: store, parent: "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1",
+	store := dynamo.NewStore(db, table)
+	e := &childEnv{ddb: ddb, table: table, sf: sf, client: client, store: store, parent: "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1",
 		h: request.NewHandler(request.Config{Lane: lane.SFN, Callers: caller.Config{Account: "000000000000"}}, request.Deps{Store: store, Executions: stepfunctions.Executions{Client: client}})}
 	if err := store.RecordStart(ctx, e.parent, "arn:aws:iam::000000000000:user/starter"); err != nil {
 		t.Fatal(err)

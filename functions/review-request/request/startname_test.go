@@ -44,7 +44,7 @@ func newStartLane(t *testing.T, e *childEnv) *startLane {
 	}
 	t.Cleanup(func() { sts.Close() })
 	v, err := caller.NewVerifier(caller.Config{Endpoint: sts.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID},
-		ledger.ProofTable{DB: local.DynamoDB(e.ddb.Endpoint()), Table: "ledger"})
+		ledger.ProofTable{DB: local.DynamoDB(e.ddb.Endpoint()), Table: e.table})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,11 +43,11 @@ func (e *env) asOutsider(t *testing.T, name string) {
 // account's keys: each of the three ways it was beaten is refused
 // ([caller-account]), with nothing sent and no decision delivered.
 func TestCallerProofsOfAnotherAccountAreRefusedEndToEnd(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
+	e := sharedEnv(t)
 	inAccountOnly := strings.NewReplacer("solution: e2e-digest", "solution: outside-start",
 		"timeout_seconds: TIMEOUT}", "timeout_seconds: 600, reviewers: [\""+local.LocalPrincipal("tester")+"\"]}").Replace(reviewedDigest)
 	e.publish(t, "outside-start", inAccountOnly)
-	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
+	e.publish(t, "outside-digest", digestAs("outside-digest", "600"))
 	input := filepath.Join(e.dir, "input.json")
 	os.WriteFile(input, []byte(`{"recipient":"team@example.com"}`), 0o644)
 	// toolgate runs the CLI and requires a refusal naming [caller-account].
@@ -140,7 +140,7 @@ func TestCallerProofsOfAnotherAccountAreRefusedEndToEnd(t *testing.T) {
 	// principals only, the second no longer compiles.
 	t.Run("reviewer patterns: no reviewers, or an account wildcard", func(t *testing.T) {
 		e.clearMails(t)
-		run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+		run := e.start(t, "outside-digest", map[string]string{"recipient": "team@example.com"})
 		id := e.pending(t, run, nil)
 		// review-decision, invoked as its Function URL would invoke it, by
 		// "tester" of the outside account: approve, reject, show, list.

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli"
@@ -28,10 +29,10 @@ import (
 // approved e-mail. The same happens to `toolgate run --wait`, which lists
 // reviews through the same function while a reviewer decides.
 func TestTwoReviewersAtOnceOnTheLocalStack(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
-	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "20", 1))
+	e := sharedEnv(t)
+	e.publish(t, "e2e-two-reviewers", digestAs("e2e-two-reviewers", "20"))
 	e.clearMails(t)
-	run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+	run := e.start(t, "e2e-two-reviewers", map[string]string{"recipient": "team@example.com"})
 	id := e.pending(t, run, nil)
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
@@ -49,19 +50,6 @@ func TestTwoReviewersAtOnceOnTheLocalStack(t *testing.T) {
 	}
 }
 
-// sfnGate lets one Publish stop after its UpdateStateMachine.
-type sfnGate struct {
-	publish.SFNAPI
-	updated, resume chan struct{}
-}
-
-func (g *sfnGate) UpdateStateMachine(ctx context.Context, in *sfn.UpdateStateMachineInput, o ...func(*sfn.Options)) (*sfn.UpdateStateMachineOutput, error) {
-	out, err := g.SFNAPI.UpdateStateMachine(ctx, in, o...)
-	close(g.updated)
-	<-g.resume
-	return out, err
-}
-
 // Publish updates the state machine, then publishes "a version" of it in
 // a second call that does not name the revision it just wrote
 // (PublishStateMachineVersion without revisionId; UpdateStateMachine has
@@ -69,10 +57,10 @@ func (g *sfnGate) UpdateStateMachine(ctx context.Context, in *sfn.UpdateStateMac
 // Solution interleave: A's version is B's definition, and A is told
 // "published version …:N (toolset A)" while that version runs toolset B.
 func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
-	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
+	e := sharedEnv(t)
+	e.publish(t, "e2e-concurrent", digestAs("e2e-concurrent", "600"))
 	compile := func(extraHost string) *resolver.Result {
-		src := strings.Replace(strings.Replace(reviewedDigest, "TIMEOUT", "600", 1), `fetch_hosts: ["DATA"]`, `fetch_hosts: ["DATA", "`+extraHost+`"]`, 1)
+		src := strings.Replace(digestAs("e2e-concurrent", "600"), `fetch_hosts: ["DATA"]`, `fetch_hosts: ["DATA", "`+extraHost+`"]`, 1)
 		src = strings.ReplaceAll(src, "DATA", strings.TrimPrefix(e.st.DataURL, "http://"))
 		res := resolver.Compile("x.yaml", []byte(src), resolver.Options{})
 		if !res.OK() {
@@ -92,19 +80,25 @@ func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gate := &sfnGate{SFNAPI: e.sf, updated: make(chan struct{}), resume: make(chan struct{})}
+	// Publisher A's client stops after its UpdateStateMachine.
+	gate := localtest.PauseAfter("UpdateStateMachine")
+	paused := sfn.New(e.sf.Options(), func(o *sfn.Options) { o.APIOptions = append(o.APIOptions, gate.Option()) })
 	var pubA *publish.Published
 	var errA error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pubA, errA = publish.Publish(context.Background(), a, params, stack.Stage, local.Region, gate, "arn:aws:iam::000000000000:user/a", nil)
+		pubA, errA = publish.Publish(context.Background(), a, params, stack.Stage, local.Region, paused, "arn:aws:iam::000000000000:user/a", nil)
 	}()
-	<-gate.updated
+	select {
+	case <-gate.Reached():
+	case <-done:
+		t.Fatalf("publisher A ended without being paused: %v", errA)
+	}
 	if _, err := publish.Publish(context.Background(), b, params, stack.Stage, local.Region, e.sf, "arn:aws:iam::000000000000:user/b", nil); err != nil {
 		t.Fatal(err)
 	}
-	close(gate.resume)
+	gate.Resume()
 	<-done
 	if errA != nil {
 		// Refusing the interleaved publish is correct: nothing was labelled.
@@ -123,19 +117,6 @@ func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
 	}
 }
 
-// createGate lets one Publish stop after its CreateStateMachine.
-type createGate struct {
-	publish.SFNAPI
-	created, resume chan struct{}
-}
-
-func (g *createGate) CreateStateMachine(ctx context.Context, in *sfn.CreateStateMachineInput, o ...func(*sfn.Options)) (*sfn.CreateStateMachineOutput, error) {
-	out, err := g.SFNAPI.CreateStateMachine(ctx, in, o...)
-	close(g.created)
-	<-g.resume
-	return out, err
-}
-
 // The first publish of a Solution creates its state machine, then
 // publishes "a version" in a second call that can name no revision. A
 // second publisher of the same Solution in between updates the new state
@@ -144,7 +125,7 @@ func (g *createGate) CreateStateMachine(ctx context.Context, in *sfn.CreateState
 // publisher, and recorded (SOLUTION#) with the first one's bounds for
 // parents to start.
 func TestConcurrentFirstPublishNeverLabelsAnotherDefinition(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
+	e := sharedEnv(t)
 	compile := func(extraHost string) *resolver.Result {
 		src := strings.Replace(strings.Replace(reviewedDigest, "TIMEOUT", "600", 1), `fetch_hosts: ["DATA"]`, `fetch_hosts: ["DATA", "`+extraHost+`"]`, 1)
 		src = strings.Replace(src, "solution: e2e-digest", "solution: e2e-first", 1)
@@ -166,19 +147,25 @@ func TestConcurrentFirstPublishNeverLabelsAnotherDefinition(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gate := &createGate{SFNAPI: e.sf, created: make(chan struct{}), resume: make(chan struct{})}
+	// Publisher A's client stops after its CreateStateMachine.
+	gate := localtest.PauseAfter("CreateStateMachine")
+	paused := sfn.New(e.sf.Options(), func(o *sfn.Options) { o.APIOptions = append(o.APIOptions, gate.Option()) })
 	var pubA *publish.Published
 	var errA error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pubA, errA = publish.Publish(context.Background(), a, params, stack.Stage, local.Region, gate, "arn:aws:iam::000000000000:user/a", nil)
+		pubA, errA = publish.Publish(context.Background(), a, params, stack.Stage, local.Region, paused, "arn:aws:iam::000000000000:user/a", nil)
 	}()
-	<-gate.created
+	select {
+	case <-gate.Reached():
+	case <-done:
+		t.Fatalf("publisher A ended without being paused: %v", errA)
+	}
 	if _, err := publish.Publish(context.Background(), b, params, stack.Stage, local.Region, e.sf, "arn:aws:iam::000000000000:user/b", nil); err != nil {
 		t.Fatal(err)
 	}
-	close(gate.resume)
+	gate.Resume()
 	<-done
 	if errA != nil {
 		t.Fatal(errA)

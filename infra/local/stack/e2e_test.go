@@ -40,6 +40,8 @@ type env struct {
 	dir string
 	// versions are the state machine versions publish printed, by Solution.
 	versions map[string]string
+	// seenMails are the SES emulator's message ids mails leaves out.
+	seenMails map[string]bool
 }
 
 // built are the functions' bootstraps, built once for the package's tests
@@ -73,25 +75,53 @@ func sharedBootstraps(t *testing.T) map[string]string {
 	return maps.Clone(built.bs)
 }
 
+// shared is the one local stack the package's tests share (sharedEnv),
+// with default options and a dataRoutes as its data server: started by the
+// first test that asks for it, stopped by TestMain.
+var shared struct {
+	once sync.Once
+	st   *stack.Stack
+	data *dataRoutes
+	err  error
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if shared.st != nil {
+		shared.st.Stop()
+		os.RemoveAll(shared.st.Dir)
+	}
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
 	os.Exit(code)
 }
 
+// sharedEnv is an env on the package's shared stack: a test that needs no
+// option of its own runs on it, with its own Solution names, run names
+// and data server paths, never relying on an empty table or store. The
+// CLI keeps package-level state (its --toolsets flag variable, the
+// reviews run --wait has shown), so the tests on it run one at a time.
+func sharedEnv(t *testing.T) *env {
+	t.Helper()
+	bootstraps := sharedBootstraps(t)
+	shared.once.Do(func() {
+		shared.data = newDataRoutes()
+		// Not t.Context(): the stack outlives the test that started it.
+		shared.st, shared.err = stack.StartStack(context.Background(), stack.StackOptions{Bootstraps: bootstraps, DataHandler: shared.data})
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return newEnv(t, shared.st)
+}
+
+// startEnv starts a stack of t's own, for a test whose options differ
+// from the shared stack's (sharedEnv), and stops it when t ends.
 func startEnv(t *testing.T, o stack.StackOptions) *env {
 	t.Helper()
 	if o.Bootstraps == nil {
 		o.Bootstraps = sharedBootstraps(t)
-	}
-	if o.DataPort == 0 {
-		port, err := local.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.DataPort = port
 	}
 	st, err := stack.StartStack(t.Context(), o)
 	if err != nil {
@@ -101,12 +131,32 @@ func startEnv(t *testing.T, o stack.StackOptions) *env {
 		st.Stop()
 		os.RemoveAll(st.Dir)
 	})
+	return newEnv(t, st)
+}
+
+// newEnv is t's env on st: the CLI's environment for st (the --as keys,
+// the STS stand-in), a Step Functions client and a directory of its own.
+func newEnv(t *testing.T, st *stack.Stack) *env {
+	t.Helper()
 	for k, v := range st.Environ() {
 		t.Setenv(k, v)
 	}
 	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	return &env{st: st, sf: sf, dir: t.TempDir(), versions: map[string]string{}}
+	e := &env{st: st, sf: sf, dir: t.TempDir(), versions: map[string]string{}, seenMails: map[string]bool{}}
+	e.clearMails(t)
+	return e
+}
+
+// route makes the shared stack's data server answer path with h, in
+// place of what it answered there before; for t's runs only, so path
+// names t's own resource (e.g. a queue of t's).
+func (e *env) route(t *testing.T, path string, h http.Handler) {
+	t.Helper()
+	if e.st != shared.st {
+		t.Fatal("route: only the shared stack's data server takes routes")
+	}
+	shared.data.route(path, h)
 }
 
 // starter starts the tests' runs; the reviewers are other local names.
@@ -219,11 +269,13 @@ func (e *env) rows(t *testing.T, run string) []ledger.Row {
 }
 
 type mail struct {
+	MessageID   string `json:"messageId"`
 	Destination struct{ To []string }
 	Subject     string
 }
 
-func (e *env) mails(t *testing.T) []mail {
+// store is everything the SES emulator holds.
+func (e *env) store(t *testing.T) []mail {
 	t.Helper()
 	resp, err := http.Get(e.st.SES.Endpoint() + "/store")
 	if err != nil {
@@ -231,16 +283,38 @@ func (e *env) mails(t *testing.T) []mail {
 	}
 	defer resp.Body.Close()
 	var store struct{ Emails []mail }
-	json.NewDecoder(resp.Body).Decode(&store)
+	if err := json.NewDecoder(resp.Body).Decode(&store); err != nil {
+		t.Fatalf("the SES emulator's store: %v", err)
+	}
+	for _, m := range store.Emails {
+		if m.MessageID == "" {
+			t.Fatalf("the SES emulator's store holds an e-mail without a message id, which mails could not tell apart: %+v", m)
+		}
+	}
 	return store.Emails
 }
 
-func (e *env) clearMails(t *testing.T) {
-	resp, err := http.Post(e.st.SES.Endpoint()+"/clear-store", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
+// mails are the e-mails SES accepted since the env was made or last
+// cleared (clearMails): on the shared stack the store also holds other
+// tests' e-mails.
+func (e *env) mails(t *testing.T) []mail {
+	t.Helper()
+	var out []mail
+	for _, m := range e.store(t) {
+		if !e.seenMails[m.MessageID] {
+			out = append(out, m)
+		}
 	}
-	resp.Body.Close()
+	return out
+}
+
+// clearMails makes mails count from now on; the store itself, which
+// other tests read too, is left as it is.
+func (e *env) clearMails(t *testing.T) {
+	t.Helper()
+	for _, m := range e.store(t) {
+		e.seenMails[m.MessageID] = true
+	}
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -259,6 +333,43 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// dataRoutes is the shared stack's data server: each test's own paths
+// (route), and otherwise what every test Solution may fetch:
+// /digest.json as newDataServer serves it, and 404 elsewhere.
+type dataRoutes struct {
+	mu     sync.Mutex
+	routes map[string]http.Handler
+	base   *http.ServeMux
+}
+
+func newDataRoutes() *dataRoutes {
+	base := http.NewServeMux()
+	base.Handle("/digest.json", newDataServer().handler)
+	return &dataRoutes{routes: map[string]http.Handler{}, base: base}
+}
+
+func (d *dataRoutes) route(path string, h http.Handler) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.routes[path] = h
+}
+
+func (d *dataRoutes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d.mu.Lock()
+	h, ok := d.routes[r.URL.Path]
+	d.mu.Unlock()
+	if !ok {
+		h = d.base
+	}
+	h.ServeHTTP(w, r)
+}
+
+// digestAs is reviewedDigest as the Solution name, its review timing out
+// after timeout seconds: each test on the shared stack runs its own.
+func digestAs(name, timeout string) string {
+	return strings.NewReplacer("solution: e2e-digest", "solution: "+name, "TIMEOUT", timeout).Replace(reviewedDigest)
 }
 
 // dataServer is the upstream the test Solutions fetch from.
@@ -350,9 +461,12 @@ steps:
 
 // The governed flow end to end on the local stack.
 func TestEndToEnd(t *testing.T) {
+	e := sharedEnv(t)
+	// A fresh queue and a fresh flaky upstream each time the test runs.
 	data := newDataServer()
-	e := startEnv(t, stack.StackOptions{DataHandler: data.handler})
-	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
+	e.route(t, "/flaky.json", data.handler)
+	e.route(t, "/queue/loop", data.handler)
+	e.publish(t, "e2e-digest", digestAs("e2e-digest", "600"))
 	e.publish(t, "e2e-flaky", flakyFetch)
 	e.publish(t, "e2e-loop", perItem)
 
@@ -619,9 +733,9 @@ steps:
 
 // A review that times out ends the run like a rejection.
 func TestReviewTimeout(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
-	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "2", 1))
-	run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+	e := sharedEnv(t)
+	e.publish(t, "e2e-timeout", digestAs("e2e-timeout", "2"))
+	run := e.start(t, "e2e-timeout", map[string]string{"recipient": "team@example.com"})
 	out := e.finish(t, run)
 	if out.Status != "SUCCEEDED" || len(e.mails(t)) != 0 {
 		t.Fatalf("timed-out review: %s, %d mails", out.Status, len(e.mails(t)))

@@ -130,7 +130,7 @@ func (e *env) everyoneMailedOnce(t *testing.T, out *publish.Outcome) {
 // call order in the ledger), three e-mails, and the collected list as the
 // run's output.
 func TestForEachOnTheLocalStack(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{})
+	e := sharedEnv(t)
 	e.publish(t, "e2e-each", mailEach)
 	run, out := e.mailEveryone(t, "e2e-each")
 	var sends []ledger.Row
@@ -180,7 +180,7 @@ steps:
 
 // Two loops in a row give distinct keys: 1.0.1 and 2.0.1.
 func TestTwoLoopsOnTheLocalStack(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{})
+	e := sharedEnv(t)
 	e.publish(t, "e2e-two-loops", twoLoops)
 	run := e.start(t, "e2e-two-loops", map[string]any{"people": []string{"a@example.com"}})
 	e.approveEach(t, run, 2)
@@ -390,7 +390,7 @@ func (e *env) timedOut(t *testing.T, run string) bool {
 // sent, under seq 1.0.1, and the collected decisions say which item timed
 // out.
 func TestForEachOverlappingReviewsOneTimesOut(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{})
+	e := sharedEnv(t)
 	e.publish(t, "e2e-each-overlap", overlappingReviews)
 	e.clearMails(t)
 	// The first item's review opens 3 s after the second's, which times

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
@@ -58,9 +57,8 @@ steps:
 // error code, a review's own timeout path to a fail step, and the bindings
 // of a step's error, a review's decision and the execution.
 func TestWaitTimeoutAndCatchByCode(t *testing.T) {
-	data := http.NewServeMux()
-	data.HandleFunc("/missing.json", http.NotFound)
-	e := startEnv(t, stack.StackOptions{DataHandler: data})
+	e := sharedEnv(t)
+	e.route(t, "/missing.json", http.NotFoundHandler())
 	solution := func(name, timeout string) string {
 		return strings.NewReplacer("SOLUTION", name, "TIMEOUT", timeout).Replace(caughtByCode)
 	}

@@ -38,9 +38,9 @@ const historyGolden = "testdata/reviewed-send.history"
 // data, by kind and field (values left out), is the golden file's, so a
 // change that adds data to the history fails here.
 func TestExecutionHistoryHoldsTokenAndReviewedInputOnlyInTaskPayloads(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
-	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
-	run := e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+	e := sharedEnv(t)
+	e.publish(t, "e2e-history", digestAs("e2e-history", "600"))
+	run := e.start(t, "e2e-history", map[string]string{"recipient": "team@example.com"})
 	id := e.pending(t, run, nil)
 	e.decide(t, "approve", id)
 	if out := e.finish(t, run); out.Status != "SUCCEEDED" {

@@ -37,7 +37,7 @@ import (
 // lanes, where publishing (its parameter) and Step Functions (the
 // functions file) find its sfn lane, each lane running the dispatcher.
 func TestLocalStackRunsMCPCall(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{})
+	e := sharedEnv(t)
 	st := e.st
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "stack-test", Version: "1"}, nil)

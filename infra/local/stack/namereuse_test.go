@@ -45,7 +45,8 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 		hits.Add(1)
 		io.WriteString(w, `{"title":"fetched","count":1}`)
 	})
-	e := startEnv(t, stack.StackOptions{DataHandler: mux})
+	e := sharedEnv(t)
+	e.route(t, "/reuse.json", mux)
 	e.publish(t, "e2e-reuse", reusedName)
 
 	t.Run("a fresh name runs the call, run_started_at and all", func(t *testing.T) {

@@ -74,6 +74,21 @@ func (e *env) registerToolset(t *testing.T, file string) string {
 	return lockID(t, strings.TrimSuffix(file, ".yaml")+".lock.json")
 }
 
+// ensureToolset registers a toolset file through the publish function
+// as registerToolset does, or finds it registered already (on the shared
+// stack, by another test), and returns the id of the lock it wrote beside
+// the file, which must be the id registered.
+func (e *env) ensureToolset(t *testing.T, file string) string {
+	t.Helper()
+	out, code := e.toolgate(t, "toolset", "register", file, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher)
+	id := lockID(t, strings.TrimSuffix(file, ".yaml")+".lock.json")
+	if code != cli.ExitOK || !(strings.Contains(out, "registered "+id+" ") && strings.Contains(out, "by "+local.LocalPrincipal(publisher)) ||
+		strings.Contains(out, "already registered "+id+" ")) {
+		t.Fatalf("register %s: exit %d\n%s", file, code, out)
+	}
+	return id
+}
+
 // publishOn publishes a Solution file naming a registered toolset, whose
 // lock is in toolsets, through the publish function.
 func (e *env) publishOn(t *testing.T, toolsets, file string) {
@@ -181,7 +196,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := startEnv(t, stack.StackOptions{})
+	e := sharedEnv(t)
 	toolsets := toolsetsDir(t, root)
 	solutions := filepath.Join(root, "testdata", "toolsets", "solutions")
 

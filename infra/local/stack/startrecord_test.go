@@ -49,11 +49,11 @@ import (
 //     run started as the previous toolgate run did, against a version
 //     published now, is refused with the way out.
 func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
-	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler})
-	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))
-	machine := "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-local_e2e-digest"
+	e := sharedEnv(t)
+	e.publish(t, "e2e-start-record", digestAs("e2e-start-record", "600"))
+	machine := "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-local_e2e-start-record"
 	execution := func(name string) string {
-		return "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:" + name
+		return "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-start-record:" + name
 	}
 	creds, err := e.keys(t).Credentials(starter)
 	if err != nil {
@@ -87,7 +87,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 
 	var run string
 	t.Run("no proof in the history, the ledger table or a log", func(t *testing.T) {
-		run = e.start(t, "e2e-digest", map[string]string{"recipient": "team@example.com"})
+		run = e.start(t, "e2e-start-record", map[string]string{"recipient": "team@example.com"})
 		e.decide(t, "reject", e.pending(t, run, nil))
 		if out := e.finish(t, run); out.Status != "SUCCEEDED" {
 			t.Fatalf("run %s: %s %s %s", run, out.Status, out.Error, out.Cause)
@@ -161,7 +161,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 		path := filepath.Join(e.dir, "mallory.json")
 		os.WriteFile(path, []byte(`{"recipient": "mallory@example.com"}`), 0o644)
 		var out, errb bytes.Buffer
-		code := cli.Run([]string{"run", "e2e-digest", "--input", path, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
+		code := cli.Run([]string{"run", "e2e-start-record", "--input", path, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
 			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", "mallory"}, &out, &errb)
 		if code != cli.ExitErrors || !strings.Contains(errb.String(), "["+request.ReasonStartRecorded+"]") || !strings.Contains(errb.String(), "nothing was started") {
 			t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())

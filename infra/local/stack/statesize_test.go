@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver"
 )
 
@@ -186,7 +185,7 @@ func TestForEachStateSizeBoundHoldsOnARealRun(t *testing.T) {
 		// The input at 128 KiB leaves no room for a copy of it.
 		{name: "size-schema-items", body: `{a: "${item}", b: "${item}", c: "${item}", index: "${for_each.index}"}`, collect: `{item: "${item}"}`, byMaxLength: true},
 	}
-	e := startEnv(t, stack.StackOptions{})
+	e := sharedEnv(t)
 	for _, l := range loops {
 		t.Run(l.name, func(t *testing.T) {
 			n := largestAccepted(t, l.solution)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,49 +33,84 @@ import (
 // test, named in the stand-in's functions file: it records the task token
 // of each execution and returns at once, so the Task waits for the token.
 
-// stack is the stand-in, a client of it and the review function's tokens.
+// stack is the stand-in, a client of it and the review function's tokens:
+// one for the package's tests (newStack), each test creating state
+// machines of its own names.
 type stack struct {
 	client *sfn.Client
 	mu     sync.Mutex
 	tokens map[string]string // execution ARN -> task token
+	bad    []string          // payloads the review function could not read
+}
+
+// shared is the package's stack, started by the first test that asks and
+// stopped by TestMain.
+var shared struct {
+	once sync.Once
+	s    *stack
+	sfn  *local.Process
+	fn   *httptest.Server
+	dir  string // holds the stand-in's functions file
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.sfn != nil {
+		if shared.err = shared.sfn.Stop(); shared.err != nil {
+			fmt.Fprintln(os.Stderr, "stop the Step Functions stand-in:", shared.err)
+		}
+	}
+	if shared.fn != nil {
+		shared.fn.Close()
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
 }
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	s := &stack{tokens: map[string]string{}}
-	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p struct {
-			TaskToken string `json:"task_token"`
-			RunID     string `json:"run_id"`
+	shared.once.Do(func() {
+		s := &stack{tokens: map[string]string{}}
+		shared.fn = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var p struct {
+				TaskToken string `json:"task_token"`
+				RunID     string `json:"run_id"`
+			}
+			b, _ := io.ReadAll(r.Body)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if err := json.Unmarshal(b, &p); err != nil {
+				s.bad = append(s.bad, fmt.Sprintf("payload %s: %v", b, err))
+			}
+			s.tokens[p.RunID] = p.TaskToken
+			io.WriteString(w, "{}")
+		}))
+		if shared.dir, shared.err = os.MkdirTemp("", "toolgate-stepfunctions-test-"); shared.err != nil {
+			return
 		}
-		b, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(b, &p); err != nil {
-			t.Errorf("review function: payload %s: %v", b, err)
+		functions := filepath.Join(shared.dir, "functions.json")
+		if shared.err = local.WriteSFNFunctions(functions, map[string]string{"review": shared.fn.URL}); shared.err != nil {
+			return
 		}
-		s.mu.Lock()
-		s.tokens[p.RunID] = p.TaskToken
-		s.mu.Unlock()
-		io.WriteString(w, "{}")
-	}))
-	t.Cleanup(fn.Close)
-	functions := filepath.Join(t.TempDir(), "functions.json")
-	if err := local.WriteSFNFunctions(functions, map[string]string{"review": fn.URL}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := local.StartSFN(t.Context(), functions)
-	if err != nil {
-		t.Fatal(err)
+		// Not t.Context(): the stand-in outlives the test that started it.
+		if shared.sfn, shared.err = local.StartSFN(context.Background(), functions); shared.err != nil {
+			return
+		}
+		s.client = client(shared.sfn.Endpoint(), nil)
+		shared.s = s
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("sfn stderr:\n%s", p.Stderr())
-		}
-		if err := p.Stop(); err != nil {
-			t.Error(err)
+			t.Logf("sfn stderr:\n%s", shared.sfn.Stderr())
 		}
 	})
-	s.client = client(p.Endpoint(), nil)
-	return s
+	return shared.s
 }
 
 // client is a Step Functions client of the endpoint, through hc when set.
@@ -124,8 +160,11 @@ func (s *stack) token(t *testing.T, arn string) string {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		s.mu.Lock()
-		tok := s.tokens[arn]
+		tok, bad := s.tokens[arn], s.bad
 		s.mu.Unlock()
+		if len(bad) > 0 {
+			t.Fatalf("review function: %v", bad)
+		}
 		if tok != "" {
 			return tok
 		}
