@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/review"
-	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -18,10 +17,19 @@ const (
 	Requester = "arn:aws:iam::000000000000:user/reviewtest-requester"
 )
 
+// Store is what this package needs of a review store: the methods of
+// shared/review/dynamo's Store that create, decide and read a review. The
+// fixtures take it as an interface so that they link no store of their own.
+type Store interface {
+	Create(ctx context.Context, r *review.Review) (created bool, existing *review.Review, err error)
+	Get(ctx context.Context, id string) (*review.Review, error)
+	Decide(ctx context.Context, r *review.Review, v review.Verdict, approver string, authenticated bool, reason string, lease time.Duration) (applied bool, cur *review.Review, err error)
+}
+
 // Decided stores the review p asks for (a random id when p.ID is empty,
 // one hour when p.TimeoutSeconds is 0, Requester when p names none) and records verdict v on it, with
 // the store's clock. It returns the decided review.
-func Decided(t testing.TB, s *dynamo.Store, p review.Params, v review.Verdict) *review.Review {
+func Decided(t testing.TB, s Store, p review.Params, v review.Verdict) *review.Review {
 	t.Helper()
 	if p.ID == "" {
 		p.ID = review.NewID()
@@ -63,7 +71,7 @@ func Approval(t testing.TB, r *review.Review) json.RawMessage {
 // Approve stores an approved review of exactly the call payload (an
 // envelope) describes — its run, step, tool, toolset and input — and
 // returns the envelope with that approval added.
-func Approve(t testing.TB, s *dynamo.Store, payload json.RawMessage) json.RawMessage {
+func Approve(t testing.TB, s Store, payload json.RawMessage) json.RawMessage {
 	t.Helper()
 	env, err := tool.DecodeEnvelope(payload)
 	if err != nil {
@@ -88,9 +96,9 @@ func WithApproval(t testing.TB, payload, approval json.RawMessage) json.RawMessa
 	return out
 }
 
-// MustGet reads review id (dynamo.Store.Get), failing t with the error
+// MustGet reads review id (Store.Get), failing t with the error
 // rather than handing it a nil review to dereference.
-func MustGet(t testing.TB, s *dynamo.Store, id string) *review.Review {
+func MustGet(t testing.TB, s Store, id string) *review.Review {
 	t.Helper()
 	r, err := s.Get(context.Background(), id)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package toolgate_test holds the checks that span the whole repository:
 // every library package is documented, no file cites an issue number, and
 // no test reads a file outside the repository.
-package toolgate_test
+package architecture
 
 import (
 	"go/ast"
