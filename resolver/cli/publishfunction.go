@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
-	"github.com/toolgate/toolgate/resolver/publish"
 )
 
 // publishFunction is how toolset register, show and diff reach the

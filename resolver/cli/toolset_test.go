@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )

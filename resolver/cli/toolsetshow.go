@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/toolset"

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local/stack"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
 

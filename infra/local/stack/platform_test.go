@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/tool"

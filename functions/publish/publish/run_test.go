@@ -47,7 +47,7 @@ func (f *fakeSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInput,
 
 func newsletter(t *testing.T) *resolver.Result {
 	t.Helper()
-	src, err := os.ReadFile("../../testdata/solutions/newsletter.yaml")
+	src, err := os.ReadFile("../../../testdata/solutions/newsletter.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func (e *toolsetEnv) storedBody(t *testing.T, id string) string {
 	return out.Item["body"].(*types.AttributeValueMemberS).Value
 }
 
-const demoLock = "../../testdata/toolsets/demo.lock.json"
+const demoLock = "../../../testdata/toolsets/demo.lock.json"
 
 // A registered toolset is shown exactly as stored, on both routes, to a
 // caller whose proof is bound to its id; the body digests to the id and

@@ -259,7 +259,7 @@ func TestRegisterDraftRefused(t *testing.T) {
 // port, after a backslash or a bad escape, nor in a host that is not one
 // (the cases of testdata/toolsets/mcp-url-leaks.json).
 func TestRegisterDraftShowsNoSecretOfAnMCPURL(t *testing.T) {
-	data, err := os.ReadFile("../../testdata/toolsets/mcp-url-leaks.json")
+	data, err := os.ReadFile("../../../testdata/toolsets/mcp-url-leaks.json")
 	if err != nil {
 		t.Fatal(err)
 	}

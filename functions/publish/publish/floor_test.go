@@ -118,7 +118,7 @@ func TestRegisterChecksTheFloor(t *testing.T) {
 		if _, code, msg := e.register(t, "alice", lock); code != "" {
 			t.Fatalf("%s %s", code, msg)
 		}
-		reviewed, err := os.ReadFile("../../testdata/toolsets/demo-reviewed.lock.json")
+		reviewed, err := os.ReadFile("../../../testdata/toolsets/demo-reviewed.lock.json")
 		if err != nil {
 			t.Fatal(err)
 		}
