@@ -3,7 +3,7 @@
 package main
 
 import (
-	"github.com/toolgate/toolgate/resolver/validator"
+	"github.com/toolgate/toolgate/functions/workflow-validator/validator"
 	"github.com/toolgate/toolgate/shared/dispatch"
 )
 
