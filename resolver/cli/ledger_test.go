@@ -19,7 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
-	"github.com/toolgate/toolgate/resolver/cost"
+	"github.com/toolgate/toolgate/resolver/cli/cost"
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
