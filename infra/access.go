@@ -10,7 +10,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/toolgate/toolgate/functions/publish/publish"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/table"
 )
@@ -89,7 +89,7 @@ func sub(s string) *string { return awscdk.Fn_Sub(jsii.String(s), nil) }
 // Resource ARNs of the Step Functions state machines of one stage and of
 // their executions. A Solution is published as toolgate-<stage>_<solution>
 // (resolver/publish.StateMachineName), and neither a stage nor a Solution
-// name holds "_" (publish.CheckStage, the resolver's names), so the first
+// name holds "_" (deployment.CheckStage, the resolver's names), so the first
 // "_" ends the stage: toolgate-dev_* never matches a state machine of stage
 // dev-2 (toolgate-dev-2_*). Every policy naming state machines or
 // executions names them by these, its own stage's ("stage-arns" in go test
@@ -108,8 +108,8 @@ func executionsARN(stage string) string {
 const syncEventsRuleARN = "arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:rule/StepFunctionsGetEventsForStepFunctionsExecutionRule"
 
 // stateMachinePrefix starts the name of every state machine of stage:
-// publish.StateMachineName with no Solution name.
-func stateMachinePrefix(stage string) string { return publish.StateMachineName(stage, "") }
+// deployment.StateMachineName with no Solution name.
+func stateMachinePrefix(stage string) string { return deployment.StateMachineName(stage, "") }
 
 // parameterARN is the ARN of the SSM parameter name (a name starting with
 // "/", as every /toolgate/<stage>/... one does).
@@ -289,7 +289,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Sid:     jsii.String("PlatformParameters"),
 			Actions: jsii.Strings("ssm:GetParameter"),
 			Resources: &[]*string{parameterARN(publishURLParam(p.Stage)),
-				parameterARN(publish.ReviewDecisionURLParam(p.Stage)), parameterARN(publish.StartFunctionParam(p.Stage))},
+				parameterARN(deployment.ReviewDecisionURLParam(p.Stage)), parameterARN(deployment.StartFunctionParam(p.Stage))},
 		}),
 	)
 

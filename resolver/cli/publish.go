@@ -23,6 +23,8 @@ import (
 
 	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -52,7 +54,7 @@ func (p *platformFlags) register(fs *pflag.FlagSet) {
 }
 
 type platform struct {
-	params publish.Params
+	params deployment.Params
 	sfn    *sfn.Client
 	cfg    aws.Config
 	p      *platformFlags
@@ -65,13 +67,13 @@ func (p *platformFlags) open(ctx context.Context) (*platform, error) {
 	}
 	pl := &platform{cfg: cfg, p: p}
 	if p.paramsFile != "" {
-		fp, err := publish.ReadFileParams(p.paramsFile)
+		fp, err := deployment.ReadFileParams(p.paramsFile)
 		if err != nil {
 			return nil, err
 		}
 		pl.params = fp
 	} else {
-		pl.params = publish.SSMParams{Client: ssm.NewFromConfig(cfg)}
+		pl.params = ssmparams.Params{Client: ssm.NewFromConfig(cfg)}
 	}
 	pl.sfn = sfn.NewFromConfig(cfg, func(o *sfn.Options) {
 		if p.endpoint != "" {
@@ -82,7 +84,7 @@ func (p *platformFlags) open(ctx context.Context) (*platform, error) {
 }
 
 func (pl *platform) store(ctx context.Context) (*ledger.Store, error) {
-	table, err := pl.params.Get(ctx, publish.TableParam(pl.p.stage))
+	table, err := pl.params.Get(ctx, deployment.TableParam(pl.p.stage))
 	if err != nil {
 		return nil, fmt.Errorf("the ledger table: %w", err)
 	}
@@ -328,13 +330,13 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	return ExitErrors
 }
 
-// recordStart asks review-request's start alias (publish.StartFunctionParam:
+// recordStart asks review-request's start alias (deployment.StartFunctionParam:
 // its ARN, or on the local stack its instance's URL under the RIE) for the
 // start record of executionARN with the whole execution input's digest,
 // with a caller proof p signs for exactly that (review.StartBinding).
 // An error says why nothing was recorded; the proof is never in it.
 func recordStart(ctx context.Context, pl *platform, p *prover, executionARN, digest string) error {
-	target, err := pl.params.Get(ctx, publish.StartFunctionParam(pl.p.stage))
+	target, err := pl.params.Get(ctx, deployment.StartFunctionParam(pl.p.stage))
 	if err != nil {
 		return fmt.Errorf("review-request's start alias: %w", err)
 	}
@@ -376,7 +378,7 @@ var shownReviews = map[string]bool{}
 // that decides them. It lists them through the review-decision function
 // (its URL parameter; on the local stack, the function under the RIE).
 func reviewHint(ctx context.Context, pl *platform, executionARN string, w io.Writer) {
-	url, err := pl.params.Get(ctx, publish.ReviewDecisionURLParam(pl.p.stage))
+	url, err := pl.params.Get(ctx, deployment.ReviewDecisionURLParam(pl.p.stage))
 	if err != nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -106,7 +107,7 @@ func (s *Service) toolFunction(ctx context.Context, ref string) (string, error) 
 	name := toolset.ToolFunctionParam(s.Stage, m[1])
 	arn, err := s.Params.Get(ctx, name)
 	switch {
-	case errors.Is(err, ErrParamNotFound):
+	case errors.Is(err, deployment.ErrParamNotFound):
 		return "", tool.Wrap(tool.PermissionDenied, err, "the pinned function %s is bound to no function in stage %s (no SSM parameter %s), so its floor cannot be read", ref, s.Stage, name)
 	case err != nil:
 		return "", tool.Wrap(tool.UpstreamUnavailable, err, "the SSM parameter of the pinned function %s could not be read", ref)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -63,14 +64,14 @@ func TestRegisterChecksTheFloor(t *testing.T) {
 		return t
 	}
 	demoFloor := platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}
-	bound := FileParams{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): arn}
+	bound := deployment.FileParams{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): arn}
 
 	e := newToolsetEnv(t)
 	e.h.Service.Floors = platformtool.NewFloors(client, 0, nil)
 	for _, c := range []struct {
 		name   string
 		tags   map[string]string
-		params FileParams
+		params deployment.FileParams
 		fault  func()
 		code   string
 		says   []string
@@ -83,7 +84,7 @@ func TestRegisterChecksTheFloor(t *testing.T) {
 			code: CodeRefused, says: []string{"[" + RuleFloor + "]", "toolgate:review=\"never\""}},
 		{name: "not tagged for the stage", tags: demoFloor.Tags(), params: bound,
 			code: CodeRefused, says: []string{"[" + RuleFloor + "]", "not tagged toolgate:tool for this stage"}},
-		{name: "a placeholder bound to no function", tags: tags(demoFloor, nil), params: FileParams{},
+		{name: "a placeholder bound to no function", tags: tags(demoFloor, nil), params: deployment.FileParams{},
 			code: CodeRefused, says: []string{"[" + RuleFloor + "]", "bound to no function in stage test"}},
 		{name: "Lambda throttles", tags: tags(demoFloor, nil), params: bound,
 			fault: func() { r.FailListTags(1, http.StatusTooManyRequests, "TooManyRequestsException") },

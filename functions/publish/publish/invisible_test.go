@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/shared/deployment"
 )
 
 // createSFN has no state machine yet, and creates one with a version.
@@ -34,8 +36,8 @@ func TestPublishWarnsOfInvisibleCharacters(t *testing.T) {
 	var logs bytes.Buffer
 	e.h.Service.Log = slog.New(slog.NewJSONHandler(&logs, nil))
 	e.h.Service.SFN, e.h.Service.Region = createSFN{}, "us-east-1"
-	e.h.Service.Params = FileParams{ExecutionRoleParam("test"): "arn:aws:iam::000000000000:role/toolgate-test-solution-execution",
-		FunctionARNParam("test", "review-request"): "arn:aws:lambda:us-east-1:000000000000:function:toolgate-test-review-request"}
+	e.h.Service.Params = deployment.FileParams{deployment.ExecutionRoleParam("test"): "arn:aws:iam::000000000000:role/toolgate-test-solution-execution",
+		deployment.FunctionARNParam("test", "review-request"): "arn:aws:lambda:us-east-1:000000000000:function:toolgate-test-review-request"}
 	src := []byte("solution: bidi\nversion: 1\nsteps:\n  - id: a # secret\u200b\n    pass: {x: \"invoice\u202efdp.exe\"}\n")
 	res, err := e.h.Service.Publish(t.Context(), Request{File: "bidi.yaml", Source: src, Proof: e.callers.Proof(t, "alice", Binding("bidi.yaml", src))})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -90,7 +91,7 @@ var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlie
 // Starter of a revision published in between refuses a run without a
 // record).
 func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, record StartRecorder) (string, error) {
-	if err := CheckStage(stage); err != nil {
+	if err := deployment.CheckStage(stage); err != nil {
 		return "", err
 	}
 	if name != "" {
@@ -98,7 +99,7 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 			return "", err
 		}
 	}
-	sm := StateMachineName(stage, solution)
+	sm := deployment.StateMachineName(stage, solution)
 	arn, err := findStateMachine(ctx, sf, sm)
 	if err != nil {
 		return "", err

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -44,7 +45,7 @@ type Callers interface {
 // diagnostics back and changes nothing (docs/infra.md, "Publishing").
 type Service struct {
 	Callers Callers
-	Params  Params
+	Params  deployment.Params
 	Stage   string
 	Region  string
 	Store   *ledger.Store
@@ -265,7 +266,7 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	case cfg.Stage == "":
 		return cfg, fmt.Errorf("%s is not set", EnvStage)
 	}
-	if err := CheckStage(cfg.Stage); err != nil {
+	if err := deployment.CheckStage(cfg.Stage); err != nil {
 		return cfg, fmt.Errorf("%s: %w", EnvStage, err)
 	}
 	var err error

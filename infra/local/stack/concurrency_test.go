@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
 
@@ -81,7 +82,7 @@ func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
 		return res
 	}
 	a, b := compile("a.example.com"), compile("b.example.com")
-	params, err := publish.ReadFileParams(e.st.ParamsFile)
+	params, err := deployment.ReadFileParams(e.st.ParamsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestConcurrentFirstPublishNeverLabelsAnotherDefinition(t *testing.T) {
 		return res
 	}
 	a, b := compile("a.example.com"), compile("b.example.com")
-	params, err := publish.ReadFileParams(e.st.ParamsFile)
+	params, err := deployment.ReadFileParams(e.st.ParamsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
