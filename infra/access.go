@@ -227,7 +227,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Resources:  &[]*string{publishFn},
 			Conditions: &map[string]any{"Bool": map[string]any{"lambda:InvokedViaFunctionUrl": "true"}},
 		}),
-		// toolgate run (publish.Start): the execution is named by the run,
+		// toolgate run (runner.Start): the execution is named by the run,
 		// on this stage's state machines only, and runs the latest
 		// revision (the unqualified ARN), never a published version: Step
 		// Functions authorises a version ARN against its state machine's
@@ -242,7 +242,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Resources:  &[]*string{sub(stateMachinesARN(p.Stage))},
 			Conditions: &map[string]any{"Null": map[string]any{"states:StateMachineQualifier": "true"}},
 		}),
-		// toolgate run (publish.Start) records a run's start before it
+		// toolgate run (runner.Start) records a run's start before it
 		// starts it, through review-request's start alias only: that alias
 		// takes start requests and nothing else, so a Publisher can neither
 		// ask for a direct-lane review (the direct alias, the Operator's) nor
@@ -253,7 +253,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:   jsii.Strings("lambda:InvokeFunction"),
 			Resources: &[]*string{fns[fnReviewRequest].aliasARN(lane.Start)},
 		}),
-		// toolgate run (publish.CheckInput) reads the definition's input
+		// toolgate run (runner.CheckInput) reads the definition's input
 		// record before it starts a run: the input schema and
 		// policy.input_limit_bytes (docs/solutions.md, "The execution
 		// input").
@@ -262,7 +262,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:   jsii.Strings("states:DescribeStateMachine"),
 			Resources: &[]*string{sub(stateMachinesARN(p.Stage))},
 		}),
-		// toolgate run --wait (publish.Follow): an execution's status, and
+		// toolgate run --wait (runner.Follow): an execution's status, and
 		// its history. A history holds every state's input and output: the
 		// inputs under review, the tools' inputs and results. A Publisher
 		// of a stage may read those of every execution of that stage

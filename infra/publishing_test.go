@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/deployment"
@@ -603,8 +604,8 @@ func publishRequests(t *testing.T, db *recorder) []apiRequest {
 	return slices.Concat(sf.reqs, params.reqs)
 }
 
-// runRequests runs what a Publisher's toolgate run does (publish.Start,
-// publish.Follow, and the review decision URL its --wait reads), and adds
+// runRequests runs what a Publisher's toolgate run does (runner.Start,
+// runner.Follow, and the review decision URL its --wait reads), and adds
 // how a Publisher reaches the publish function (toolgate publish --url,
 // toolgate toolset register --url, after reading its URL parameter).
 func runRequests(t *testing.T) []apiRequest {
@@ -613,7 +614,7 @@ func runRequests(t *testing.T) []apiRequest {
 	params := &ssmRecorder{what: "toolgate run --wait"}
 	// The start record: the start alias's parameter, then the alias.
 	var recorded []apiRequest
-	arn, err := publish.Start(ctx, sf, "test", "weekly-digest", []byte(`{"recipient": "a@example.org"}`), "run-1",
+	arn, err := runner.Start(ctx, sf, "test", "weekly-digest", []byte(`{"recipient": "a@example.org"}`), "run-1",
 		func(ctx context.Context, _, _ string) error {
 			params.what = "toolgate run (its start record)"
 			if _, err := (ssmparams.Params{Client: params}).Get(ctx, deployment.StartFunctionParam("test")); err != nil {
@@ -629,7 +630,7 @@ func runRequests(t *testing.T) []apiRequest {
 		t.Fatalf("toolgate run of %s recorded no start: the fixture must have gated tools", testSolution)
 	}
 	params.what = "toolgate run --wait"
-	if _, err := publish.Follow(ctx, sf, arn, 0, func(publish.Event) {}); err != nil {
+	if _, err := runner.Follow(ctx, sf, arn, 0, func(runner.Event) {}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := (ssmparams.Params{Client: params}).Get(ctx, deployment.ReviewDecisionURLParam("test")); err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -293,7 +294,7 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	arn, err := publish.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN, digest string) error {
+	arn, err := runner.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN, digest string) error {
 		return recordStart(ctx, pl, p, executionARN, digest)
 	})
 	var bad *resolver.InputError
@@ -312,7 +313,7 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	if !o.wait {
 		return ExitOK
 	}
-	out, err := publish.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e publish.Event) {
+	out, err := runner.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e runner.Event) {
 		printEvent(stdout, e)
 		if e.Type == "TaskScheduled" && strings.HasSuffix(e.Resource, "waitForTaskToken") {
 			reviewHint(ctx, pl, arn, stdout)
@@ -362,7 +363,7 @@ func recordStart(ctx context.Context, pl *platform, p *prover, executionARN, dig
 	return nil
 }
 
-func printEvent(w io.Writer, e publish.Event) {
+func printEvent(w io.Writer, e runner.Event) {
 	switch {
 	case strings.HasSuffix(e.Type, "StateEntered"):
 		fmt.Fprintf(w, "  → %s\n", e.State)

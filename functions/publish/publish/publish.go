@@ -18,17 +18,13 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// SFNAPI is the part of the Step Functions client publishing and running
-// use.
+// SFNAPI is the part of the Step Functions client publishing uses
+// (toolgate run's is resolver/cli/runner's).
 type SFNAPI interface {
 	CreateStateMachine(ctx context.Context, in *sfn.CreateStateMachineInput, opts ...func(*sfn.Options)) (*sfn.CreateStateMachineOutput, error)
 	UpdateStateMachine(ctx context.Context, in *sfn.UpdateStateMachineInput, opts ...func(*sfn.Options)) (*sfn.UpdateStateMachineOutput, error)
 	PublishStateMachineVersion(ctx context.Context, in *sfn.PublishStateMachineVersionInput, opts ...func(*sfn.Options)) (*sfn.PublishStateMachineVersionOutput, error)
 	ListStateMachines(ctx context.Context, in *sfn.ListStateMachinesInput, opts ...func(*sfn.Options)) (*sfn.ListStateMachinesOutput, error)
-	DescribeStateMachine(ctx context.Context, in *sfn.DescribeStateMachineInput, opts ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error)
-	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
-	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
-	GetExecutionHistory(ctx context.Context, in *sfn.GetExecutionHistoryInput, opts ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error)
 }
 
 // Published is what Publish did.

@@ -46,11 +46,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/insider"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -669,12 +669,12 @@ func printMail(endpoint string) (int, error) {
 // printed together once the execution ends, on one line, each once in the
 // order first entered, with how often it was entered when more than once
 // (a for_each's body states, once per item).
-func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration, oneLine bool) (*publish.Outcome, error) {
+func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration, oneLine bool) (*runner.Outcome, error) {
 	fctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var states []string
 	entered := map[string]int{}
-	outcome, err := publish.Follow(fctx, sf, arn, 300*time.Millisecond, func(e publish.Event) {
+	outcome, err := runner.Follow(fctx, sf, arn, 300*time.Millisecond, func(e runner.Event) {
 		switch {
 		case strings.HasSuffix(e.Type, "StateEntered") && oneLine:
 			if entered[e.State]++; entered[e.State] == 1 {

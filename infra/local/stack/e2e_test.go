@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
@@ -191,12 +192,12 @@ func (e *env) decide(t *testing.T, verb, id string) {
 	}
 }
 
-func (e *env) finish(t *testing.T, run string) *publish.Outcome {
+func (e *env) finish(t *testing.T, run string) *runner.Outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	var states []string
-	out, err := publish.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev publish.Event) {
+	out, err := runner.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev runner.Event) {
 		if strings.HasSuffix(ev.Type, "StateEntered") {
 			states = append(states, ev.State)
 		}

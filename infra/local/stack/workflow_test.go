@@ -15,11 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
@@ -181,7 +181,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 // runParent runs ticket-parent under execution name (its ARN parent)
 // with a title, as the starter, and returns how it ended, which must be
 // SUCCEEDED, and its history.
-func (e *env) runParent(t *testing.T, name, parent string) (*publish.Outcome, []publish.Event) {
+func (e *env) runParent(t *testing.T, name, parent string) (*runner.Outcome, []runner.Event) {
 	t.Helper()
 	input := filepath.Join(e.dir, name+".json")
 	if err := os.WriteFile(input, []byte(`{"title": "from a parent"}`), 0o644); err != nil {
@@ -279,7 +279,7 @@ func TestWorkflowStepStartsNoChildWhoseInputItRefuses(t *testing.T) {
 
 	// run runs lenient-parent with title and returns the parent's ARN, how
 	// it ended, its events, and its child's execution ARN.
-	run := func(t *testing.T, title string) (string, *publish.Outcome, []publish.Event, string) {
+	run := func(t *testing.T, title string) (string, *runner.Outcome, []runner.Event, string) {
 		t.Helper()
 		name := fmt.Sprintf("lenient-%d", time.Now().UnixNano())
 		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, "lenient-parent"), name)
@@ -309,7 +309,7 @@ func TestWorkflowStepStartsNoChildWhoseInputItRefuses(t *testing.T) {
 			if out.Status != "SUCCEEDED" || !slices.Contains(entered(events), "refused") || slices.Contains(entered(events), "open") {
 				t.Fatalf("parent %s %s %s via %v, want SUCCEEDED through on_error to refused, never entering open", out.Status, out.Error, out.Cause, entered(events))
 			}
-			var failed []publish.Event
+			var failed []runner.Event
 			for _, ev := range events {
 				if ev.Type == "TaskFailed" {
 					failed = append(failed, ev)
