@@ -16,10 +16,10 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/table"
@@ -237,7 +237,7 @@ const (
 	// the proxy's, whose placeholders resolve under it (tool.EnvStage);
 	// review-request's, whose start lane admits this stage's state machines
 	// only (tool.EnvStage).
-	envStage = publish.EnvStage
+	envStage = publishapi.EnvStage
 	// review-request's direct lane (shared/review).
 	envDirectReviewers     = review.EnvDirectReviewers
 	envDirectReviewMaxSecs = review.EnvDirectMaxTimeout

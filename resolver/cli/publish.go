@@ -21,12 +21,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -174,7 +174,7 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 		return ExitMisuse
 	}
 	file := filepath.Base(files[0])
-	proof, err := p.sign(ctx, publish.Binding(file, src))
+	proof, err := p.sign(ctx, publishapi.Binding(file, src))
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors
@@ -182,18 +182,18 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 	var out []byte
 	var code, msg string
 	if o.endpoint != "" {
-		payload, _ := json.Marshal(publish.DirectRequest{Action: "publish", File: file, Source: string(src), Proof: proof})
+		payload, _ := json.Marshal(publishapi.DirectRequest{Action: "publish", File: file, Source: string(src), Proof: proof})
 		out, code, msg, err = invokeLambda(ctx, o.endpoint, rieFunctionName, payload)
 	} else {
-		body, _ := json.Marshal(publish.Body{File: file, Source: string(src)})
-		out, code, msg, err = callFunctionURL(ctx, o.url, http.MethodPost, "/solutions", nil, body, map[string]string{publish.ProofHeader: proof})
+		body, _ := json.Marshal(publishapi.Body{File: file, Source: string(src)})
+		out, code, msg, err = callFunctionURL(ctx, o.url, http.MethodPost, "/solutions", nil, body, map[string]string{publishapi.ProofHeader: proof})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors
 	}
 	if code != "" {
-		var eb publish.ErrorBody
+		var eb publishapi.ErrorBody
 		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
 			for _, d := range eb.Diagnostics {
 				fmt.Fprintln(stderr, d)
@@ -203,7 +203,7 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 		fmt.Fprintf(stderr, "toolgate publish: %s: %s\n", code, msg)
 		return ExitErrors
 	}
-	var r publish.Result
+	var r publishapi.Result
 	if err := json.Unmarshal(out, &r); err != nil || r.VersionARN == "" {
 		fmt.Fprintf(stderr, "toolgate publish: unexpected answer: %.300s\n", out)
 		return ExitErrors

@@ -6,5 +6,7 @@
 // toolgate-<stage>_<solution> (deployment.StateMachineName) with the
 // platform's function ARNs substituted in, and publishes a version whose
 // description records the Solution's version and toolset id. It also
-// registers and shows toolsets.
+// registers and shows toolsets. Its requests, answers, error codes and
+// caller proof bindings are shared/publishapi's, which its callers import
+// instead of this package.
 package publish

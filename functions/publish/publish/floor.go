@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -64,7 +65,7 @@ func (s *Service) checkFloors(ctx context.Context, ts *toolset.Toolset) error {
 		return nil
 	}
 	if err := ts.Verify(catalog.Default()); err != nil {
-		return &Error{Code: CodeRefused, Message: err.Error()}
+		return &Error{Code: publishapi.CodeRefused, Message: err.Error()}
 	}
 	var refused []string
 	for _, name := range names {
@@ -78,7 +79,7 @@ func (s *Service) checkFloors(ctx context.Context, ts *toolset.Toolset) error {
 		}
 		te := tool.Classify(err)
 		if te.Retryable() {
-			return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("the floor of tool %s's function could not be read: %s; nothing was registered", name, te.Message), Err: err}
+			return &Error{Code: publishapi.CodeUnavailable, Message: fmt.Sprintf("the floor of tool %s's function could not be read: %s; nothing was registered", name, te.Message), Err: err}
 		}
 		refused = append(refused, fmt.Sprintf("tool %s: %s", name, te.Message))
 	}
@@ -89,7 +90,7 @@ func (s *Service) checkFloors(ctx context.Context, ts *toolset.Toolset) error {
 		s.Log.InfoContext(ctx, "toolset refused by its platform tools' floors", "toolset_id", ts.ID, "tools", len(refused))
 	}
 	r := &toolset.Refusal{ToolsetID: ts.ID, Rule: RuleFloor, Reason: strings.Join(refused, "; ")}
-	return &Error{Code: CodeRefused, Message: cut(r.Error(), maxDraftMessage) + "; nothing was registered"}
+	return &Error{Code: publishapi.CodeRefused, Message: cut(r.Error(), maxDraftMessage) + "; nothing was registered"}
 }
 
 // toolFunction resolves a pinned platform tool's function reference to

@@ -21,7 +21,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/infra/local/stack"
@@ -31,6 +30,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/mcptool"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -492,7 +492,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			listed := srv.ToolsListed()
 			var stdout, stderr bytes.Buffer
 			code := cli.Run([]string{"toolset", "register", file, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
-			if out := stdout.String() + stderr.String(); code == cli.ExitOK || !strings.Contains(out, publish.CodeRefused) ||
+			if out := stdout.String() + stderr.String(); code == cli.ExitOK || !strings.Contains(out, publishapi.CodeRefused) ||
 				!strings.Contains(out, stack.MCPTestHost+" resolves to "+c.addr+": "+c.why) || !strings.Contains(out, "nothing was registered") {
 				t.Fatalf("%s resolving to %s: exit %d\n%s", stack.MCPTestHost, c.addr, code, out)
 			}

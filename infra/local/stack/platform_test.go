@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -353,7 +354,7 @@ func TestThePlatformToolFloorOnTheLocalStack(t *testing.T) {
 		if code != cli.ExitErrors {
 			t.Fatalf("exit %d, want %d", code, cli.ExitErrors)
 		}
-		for _, says := range []string{publish.CodeRefused, "[" + publish.RuleFloor + "]", "tool create-ticket", "review_required false", "tag toolgate:review=required"} {
+		for _, says := range []string{publishapi.CodeRefused, "[" + publish.RuleFloor + "]", "tool create-ticket", "review_required false", "tag toolgate:review=required"} {
 			if !strings.Contains(errb.String(), says) {
 				t.Errorf("the refusal does not say %q", says)
 			}
