@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/localkeys"
 	"github.com/toolgate/toolgate/shared/publishapi"
 )
 
@@ -45,7 +45,7 @@ func (f *publishFunction) check() error {
 	case f.as != "" && f.endpoint == "":
 		return errors.New("--as is for the local stack, with --function-endpoint")
 	case f.as != "":
-		if _, _, err := local.ParseIdentity(f.as); err != nil {
+		if _, _, err := localkeys.ParseIdentity(f.as); err != nil {
 			return fmt.Errorf("--as %q: %v", f.as, err)
 		}
 	}

@@ -54,6 +54,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/localkeys"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -508,7 +509,7 @@ func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
 	// The insider calls the direct lane as an operator would, with a valid
 	// caller proof and a run id in their own namespace: what refuses the
 	// call is the toolset check, not the lane.
-	keys, err := local.LoadLocalKeys(st.KeysFile)
+	keys, err := localkeys.Load(st.KeysFile)
 	if err != nil {
 		return err
 	}

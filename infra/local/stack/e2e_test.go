@@ -29,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/localkeys"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -115,7 +116,7 @@ const starter = "starter"
 
 // keys are the local stack's keys.
 func (e *env) keys(t *testing.T) *local.LocalKeys {
-	k, err := local.LoadLocalKeys(e.st.KeysFile)
+	k, err := localkeys.Load(e.st.KeysFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +556,7 @@ steps:
 		e.clearMails(t)
 		machine := "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-local_e2e-digest"
 		other := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:another-run"
-		keys, err := local.LoadLocalKeys(e.st.KeysFile)
+		keys, err := localkeys.Load(e.st.KeysFile)
 		if err != nil {
 			t.Fatal(err)
 		}
