@@ -222,7 +222,7 @@ func TestLedgerCost(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Estimated cost of run " + execution,
-		"Every figure is an estimate (~), not a bill: us-east-1 list prices as of 2025-01-31 (built-in resolver/cost/prices.json)",
+		"Every figure is an estimate (~), not a bill: us-east-1 list prices as of 2025-01-31 (built-in resolver/cli/cost/prices.json)",
 		"STATE TRANSITIONS",
 	} {
 		if !strings.Contains(out, want) {
