@@ -88,7 +88,7 @@ func sub(s string) *string { return awscdk.Fn_Sub(jsii.String(s), nil) }
 
 // Resource ARNs of the Step Functions state machines of one stage and of
 // their executions. A Solution is published as toolgate-<stage>_<solution>
-// (resolver/publish.StateMachineName), and neither a stage nor a Solution
+// (deployment.StateMachineName), and neither a stage nor a Solution
 // name holds "_" (deployment.CheckStage, the resolver's names), so the first
 // "_" ends the stage: toolgate-dev_* never matches a state machine of stage
 // dev-2 (toolgate-dev-2_*). Every policy naming state machines or

@@ -233,7 +233,7 @@ const (
 	envAccount          = caller.EnvAccount
 	envReviewerAccounts = caller.EnvReviewerAccounts
 	// The publish function's stage: it reads /toolgate/<stage>/... and
-	// names state machines toolgate-<stage>_<solution> (resolver/publish);
+	// names state machines toolgate-<stage>_<solution> (shared/deployment);
 	// the proxy's, whose placeholders resolve under it (tool.EnvStage);
 	// review-request's, whose start lane admits this stage's state machines
 	// only (tool.EnvStage).
@@ -459,7 +459,7 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		}
 		// The tools' allow-lists, the same values as theirs: publish refuses
 		// a Solution whose literal URLs or recipients the tools would refuse
-		// (resolver/publish Deployment), and registration lists only the
+		// (functions/publish/publish Deployment), and registration lists only the
 		// MCP servers mcp-call may call. Only the lists: not the sender,
 		// its identity, the fetch timeout or the MCP listing's cache.
 		env[envFetchAllow] = jsii.String(strings.Join(p.FetchAllow, ","))

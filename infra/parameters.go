@@ -10,7 +10,7 @@ import (
 )
 
 // newParameters writes the SSM parameters toolgate publish reads, named by
-// resolver/publish (the local stack writes the same keys to its file): the
+// shared/deployment (the local stack writes the same keys to its file): the
 // sfn alias ARN of each function Solutions invoke (the one ARN the
 // Solution execution role may invoke; the publish function puts it in the
 // state machine's Tasks), the Solution execution role, the table, the

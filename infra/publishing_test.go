@@ -540,7 +540,7 @@ func testCatalogToolset(t *testing.T) *toolset.Toolset {
 	return ts
 }
 
-// publishRequests runs the publish function's service (resolver/publish
+// publishRequests runs the publish function's service (functions/publish/publish
 // Service) as functions/publish wires it: a publish that creates the state
 // machine, one that updates it, a registration, a read of the registered
 // toolset; its DynamoDB requests go to db, the others are returned.

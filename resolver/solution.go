@@ -52,7 +52,7 @@ var (
 	// solutionNamePattern: at most 50 characters, no "_", so that
 	// "toolgate-<stage>_<solution>" fits a state machine name's 80
 	// characters with a stage of up to 20 (AWS Step Functions quota;
-	// resolver/publish StateMachineName).
+	// shared/deployment StateMachineName).
 	solutionNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
 	stepIDPattern       = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 )
