@@ -52,7 +52,7 @@ bench: deps
 # in make test). FUZZ_TARGETS lists package:target; a new target is added here.
 FUZZTIME ?= 15s
 FUZZ_TARGETS := \
-	./resolver/:FuzzParse ./resolver/publish/:FuzzLiteralsBothSides \
+	./resolver/:FuzzParse ./functions/publish/publish/:FuzzLiteralsBothSides \
 	./resolver/flowchart/:FuzzMermaidText ./resolver/flowchart/:FuzzDOTText \
 	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep \
 	./shared/toolset/:FuzzToolsetParse \

@@ -28,7 +28,7 @@ const (
 	// StarterState is the state a Solution with gated tools or workflow
 	// steps starts its runs with (after Init): it checks toolgate run's
 	// start record (tool.RunStartCheck). toolgate run records a start
-	// only for a definition that has it (publish.Start).
+	// only for a definition that has it (resolver/cli/runner.Start).
 	StarterState = "Starter"
 )
 

@@ -36,7 +36,7 @@ const (
 // Literal is a value written in the Solution, not bound, that passed every
 // rule check applies and that the deployment's configuration still decides
 // on at run time. Check cannot know that configuration; the publish
-// function checks each Literal against it (resolver/publish, Deployment),
+// function checks each Literal against it (functions/publish/publish, Deployment),
 // so that nothing is published whose literal values the tools would refuse.
 type Literal struct {
 	Kind LiteralKind

@@ -18,9 +18,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/platformtool"
@@ -35,10 +37,10 @@ func main() {
 	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
-	var params publish.Params = publish.SSMParams{Client: ssm.NewFromConfig(awsCfg)}
+	var params deployment.Params = ssmparams.Params{Client: ssm.NewFromConfig(awsCfg)}
 	if cfg.ParamsFile != "" {
-		fp, err := publish.ReadFileParams(cfg.ParamsFile)
-		params = coldstart.Must(log, "bad configuration", publish.Params(fp), err)
+		fp, err := deployment.ReadFileParams(cfg.ParamsFile)
+		params = coldstart.Must(log, "bad configuration", deployment.Params(fp), err)
 	}
 	// Registration lists MCP servers under the same address rules as the
 	// calls (TOOLGATE_MCP_ALLOW, docs/tools.md "MCP tools"); without an

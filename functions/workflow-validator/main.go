@@ -6,7 +6,7 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/toolgate/toolgate/resolver/validator"
+	"github.com/toolgate/toolgate/functions/workflow-validator/validator"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/toolfunction"

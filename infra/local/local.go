@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/shared/localkeys"
 )
 
 const (
@@ -32,8 +34,9 @@ const (
 	// used by SDK clients talking to the stand-ins). Never real ones.
 	FakeAccessKeyID     = "AKIDLOCAL"
 	FakeSecretAccessKey = "secretlocal"
-	// Region is the region the stand-ins pretend to be in.
-	Region = "us-east-1"
+	// Region is the region the stand-ins pretend to be in
+	// (localkeys.Region, the one local caller proofs are signed for).
+	Region = localkeys.Region
 
 	// InvokePath is the one function the RIE serves, on its endpoint.
 	InvokePath   = "/2015-03-31/functions/function/invocations"

@@ -1,20 +1,15 @@
 package local
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base32"
 	"encoding/hex"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,17 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/localkeys"
 )
 
 const (
-	// LocalAccountID is the local stack's account.
-	LocalAccountID = "000000000000"
-
-	// localKeyPrefix starts every local access key ID; the rest is the
-	// identity's name in base32 (RFC 4648, upper case, no padding).
-	localKeyPrefix = "TGL"
-	seedBytes      = 32
+	// LocalAccountID is the local stack's account (localkeys.AccountID).
+	LocalAccountID = localkeys.AccountID
 
 	// STS's own limits on a presigned GetCallerIdentity: it honours one for
 	// at most 15 minutes whatever X-Amz-Expires says, and for at most 5
@@ -45,142 +35,20 @@ const (
 	emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" // SHA-256 of no body
 )
 
-var nameEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+// LocalKeys are the local identities' keys (localkeys.Keys), which the
+// STS stand-in checks signatures with.
+type LocalKeys = localkeys.Keys
 
-// LocalKeys derives each local identity's signing keys from a per-stack
-// random seed.
-type LocalKeys struct{ seed []byte }
+// NewLocalKeys returns keys from a fresh random seed (localkeys.New).
+func NewLocalKeys() (*LocalKeys, error) { return localkeys.New() }
 
-// NewLocalKeys returns keys from a fresh 32-byte random seed.
-func NewLocalKeys() (*LocalKeys, error) {
-	seed := make([]byte, seedBytes)
-	if _, err := rand.Read(seed); err != nil {
-		return nil, fmt.Errorf("local: keys seed: %w", err)
-	}
-	return &LocalKeys{seed: seed}, nil
-}
+// LocalPrincipal is the ARN the STS stand-in answers for name
+// (localkeys.Principal).
+func LocalPrincipal(name string) string { return localkeys.Principal(name) }
 
-// LoadLocalKeys reads keys from a file written by Save.
-func LoadLocalKeys(path string) (*LocalKeys, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("local: keys file: %w", err)
-	}
-	seed, err := hex.DecodeString(strings.TrimSuffix(string(b), "\n"))
-	if err != nil || len(seed) != seedBytes {
-		return nil, fmt.Errorf("local: keys file %s: not a hex %d-byte seed and a newline", path, seedBytes)
-	}
-	return &LocalKeys{seed: seed}, nil
-}
-
-// Save writes the seed to path in hex with a newline, mode 0600.
-func (k *LocalKeys) Save(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("local: save keys: %w", err)
-	}
-	err = f.Chmod(0o600) // an existing file keeps its mode otherwise
-	if err == nil {
-		_, err = f.WriteString(hex.EncodeToString(k.seed) + "\n")
-	}
-	if err = errors.Join(err, f.Close()); err != nil {
-		return fmt.Errorf("local: save keys %s: %w", path, err)
-	}
-	return nil
-}
-
-// ValidLocalName accepts a local identity's name: 1 to 32 of [a-z0-9-],
-// starting with a letter.
-func ValidLocalName(name string) error {
-	ok := len(name) >= 1 && len(name) <= 32 && name[0] >= 'a' && name[0] <= 'z'
-	for _, c := range name {
-		ok = ok && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-')
-	}
-	if !ok {
-		return fmt.Errorf("local: identity name %q: want 1 to 32 of [a-z0-9-], starting with a letter", name)
-	}
-	return nil
-}
-
-// ParseIdentity reads what `--as` names on the local stack: NAME, a local
-// identity of the local account (LocalAccountID), or ACCOUNT/NAME, the same
-// name in another 12-digit account, whose keys the STS stand-in answers
-// for as real STS answers any account's (and toolgate's functions refuse).
-func ParseIdentity(s string) (account, name string, err error) {
-	account, name = LocalAccountID, s
-	if a, n, ok := strings.Cut(s, "/"); ok {
-		if !caller.ValidAccount(a) {
-			return "", "", fmt.Errorf("local: identity %q: the account before / must be 12 digits", s)
-		}
-		account, name = a, n
-	}
-	if err := ValidLocalName(name); err != nil {
-		return "", "", err
-	}
-	return account, name, nil
-}
-
-// Credentials returns name's static credentials in the local stack's
-// account (LocalAccountID): access key ID "TGL" and the name in base32
-// (RFC 4648, upper case, no padding); secret access key the hex
-// HMAC-SHA256 of "toolgate-local-secret/"+name keyed by the seed; no
-// session token. The name must pass ValidLocalName.
-func (k *LocalKeys) Credentials(name string) (aws.Credentials, error) {
-	return k.CredentialsIn(LocalAccountID, name)
-}
-
-// CredentialsIn returns the static credentials of name in account, a
-// 12-digit AWS account id: Credentials for LocalAccountID; for any other
-// account, access key ID "TGL" and "ACCOUNT/NAME" in base32, and secret
-// access key the hex HMAC-SHA256 of "toolgate-local-secret/ACCOUNT/NAME".
-// Real STS answers GetCallerIdentity for the credentials of any account;
-// so does the stand-in, so that tests can present another account's keys.
-func (k *LocalKeys) CredentialsIn(account, name string) (aws.Credentials, error) {
-	if err := ValidLocalName(name); err != nil {
-		return aws.Credentials{}, err
-	}
-	if !caller.ValidAccount(account) {
-		return aws.Credentials{}, fmt.Errorf("local: account %q: want 12 digits", account)
-	}
-	id := name
-	if account != LocalAccountID {
-		id = account + "/" + name
-	}
-	mac := hmac.New(sha256.New, k.seed)
-	mac.Write([]byte("toolgate-local-secret/" + id))
-	return aws.Credentials{
-		AccessKeyID:     localKeyPrefix + nameEncoding.EncodeToString([]byte(id)),
-		SecretAccessKey: hex.EncodeToString(mac.Sum(nil)),
-		Source:          "toolgate-local",
-	}, nil
-}
-
-// LocalPrincipal is the ARN the STS stand-in answers for name.
-func LocalPrincipal(name string) string { return PrincipalIn(LocalAccountID, name) }
-
-// PrincipalIn is the ARN the STS stand-in answers for name in account.
-func PrincipalIn(account, name string) string { return "arn:aws:iam::" + account + ":user/" + name }
-
-// localName returns the account and name an access key ID stands for
-// ("" and "" if none).
-func localName(akid string) (account, name string) {
-	b, err := nameEncoding.DecodeString(strings.TrimPrefix(akid, localKeyPrefix))
-	// Only the canonical encoding, with its prefix, stands for a name.
-	if err != nil || localKeyPrefix+nameEncoding.EncodeToString(b) != akid {
-		return "", ""
-	}
-	account, name = LocalAccountID, string(b)
-	if a, n, ok := strings.Cut(name, "/"); ok {
-		if a == LocalAccountID { // the local account's names have no account part
-			return "", ""
-		}
-		account, name = a, n
-	}
-	if !caller.ValidAccount(account) || ValidLocalName(name) != nil {
-		return "", ""
-	}
-	return account, name
-}
+// PrincipalIn is the ARN the STS stand-in answers for name in account
+// (localkeys.PrincipalIn).
+func PrincipalIn(account, name string) string { return localkeys.PrincipalIn(account, name) }
 
 // STS is an in-process stand-in for sts:GetCallerIdentity. It answers only
 // GET / with the query of a SigV4-presigned GetCallerIdentity (Version
@@ -321,7 +189,7 @@ func (s *STS) check(r *http.Request) (account, name, akid string, _ *stsRefusal)
 		return "", "", "", malformed("InvalidParameterValue", "X-Amz-Expires must be 1 to 604800 seconds.")
 	}
 	akid = scope[0]
-	account, name = localName(akid)
+	account, name = localkeys.Identity(akid)
 	creds, err := s.keys.CredentialsIn(account, name)
 	if err != nil || q.Has("X-Amz-Security-Token") { // local identities have no session tokens
 		return "", "", "", errBadKey

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/table"
 )
@@ -88,8 +88,8 @@ func sub(s string) *string { return awscdk.Fn_Sub(jsii.String(s), nil) }
 
 // Resource ARNs of the Step Functions state machines of one stage and of
 // their executions. A Solution is published as toolgate-<stage>_<solution>
-// (resolver/publish.StateMachineName), and neither a stage nor a Solution
-// name holds "_" (publish.CheckStage, the resolver's names), so the first
+// (deployment.StateMachineName), and neither a stage nor a Solution
+// name holds "_" (deployment.CheckStage, the resolver's names), so the first
 // "_" ends the stage: toolgate-dev_* never matches a state machine of stage
 // dev-2 (toolgate-dev-2_*). Every policy naming state machines or
 // executions names them by these, its own stage's ("stage-arns" in go test
@@ -108,8 +108,8 @@ func executionsARN(stage string) string {
 const syncEventsRuleARN = "arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:rule/StepFunctionsGetEventsForStepFunctionsExecutionRule"
 
 // stateMachinePrefix starts the name of every state machine of stage:
-// publish.StateMachineName with no Solution name.
-func stateMachinePrefix(stage string) string { return publish.StateMachineName(stage, "") }
+// deployment.StateMachineName with no Solution name.
+func stateMachinePrefix(stage string) string { return deployment.StateMachineName(stage, "") }
 
 // parameterARN is the ARN of the SSM parameter name (a name starting with
 // "/", as every /toolgate/<stage>/... one does).
@@ -230,7 +230,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Resources:  &[]*string{publishFn},
 			Conditions: &map[string]any{"Bool": map[string]any{"lambda:InvokedViaFunctionUrl": "true"}},
 		}),
-		// toolgate run (publish.Start): the execution is named by the run,
+		// toolgate run (runner.Start): the execution is named by the run,
 		// on this stage's state machines only, and runs the latest
 		// revision (the unqualified ARN), never a published version: Step
 		// Functions authorises a version ARN against its state machine's
@@ -245,7 +245,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Resources:  &[]*string{sub(stateMachinesARN(p.Stage))},
 			Conditions: &map[string]any{"Null": map[string]any{"states:StateMachineQualifier": "true"}},
 		}),
-		// toolgate run (publish.Start) records a run's start before it
+		// toolgate run (runner.Start) records a run's start before it
 		// starts it, through review-request's start alias only: that alias
 		// takes start requests and nothing else, so a Publisher can neither
 		// ask for a direct-lane review (the direct alias, the Operator's) nor
@@ -256,7 +256,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:   jsii.Strings("lambda:InvokeFunction"),
 			Resources: &[]*string{fns[fnReviewRequest].aliasARN(lane.Start)},
 		}),
-		// toolgate run (publish.CheckInput) reads the definition's input
+		// toolgate run (runner.CheckInput) reads the definition's input
 		// record before it starts a run: the input schema and
 		// policy.input_limit_bytes (docs/solutions.md, "The execution
 		// input").
@@ -265,7 +265,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Actions:   jsii.Strings("states:DescribeStateMachine"),
 			Resources: &[]*string{sub(stateMachinesARN(p.Stage))},
 		}),
-		// toolgate run --wait (publish.Follow): an execution's status, and
+		// toolgate run --wait (runner.Follow): an execution's status, and
 		// its history. A history holds every state's input and output: the
 		// inputs under review, the tools' inputs and results. A Publisher
 		// of a stage may read those of every execution of that stage
@@ -292,7 +292,7 @@ func newAccess(scope constructs.Construct, p *PlatformStackProps, fns map[string
 			Sid:     jsii.String("PlatformParameters"),
 			Actions: jsii.Strings("ssm:GetParameter"),
 			Resources: &[]*string{parameterARN(publishURLParam(p.Stage)),
-				parameterARN(publish.ReviewDecisionURLParam(p.Stage)), parameterARN(publish.StartFunctionParam(p.Stage))},
+				parameterARN(deployment.ReviewDecisionURLParam(p.Stage)), parameterARN(deployment.StartFunctionParam(p.Stage))},
 		}),
 	)
 

@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/review"
@@ -27,7 +27,7 @@ import (
 // from cdk.json's "context" or `cdk synth -c toolgate:<field>=<value>`.
 // Lists and maps may be given as JSON text or, for lists, comma-separated.
 type Config struct {
-	Stage string `json:"stage"` // default "dev"; [a-z][a-z0-9-]{0,19} (publish.CheckStage)
+	Stage string `json:"stage"` // default "dev"; [a-z][a-z0-9-]{0,19} (deployment.CheckStage)
 	// send-email (docs/tools.md). SenderIdentity defaults to the sender's
 	// domain.
 	Sender               string   `json:"sender"`
@@ -217,7 +217,7 @@ func (c *Config) check() error {
 	// The publish function's own check (it refuses another stage at cold
 	// start): 1 to 20 of [a-z0-9-], starting with a letter, never "_",
 	// which ends the stage in a state machine's name (toolgate-<stage>_*).
-	if err := publish.CheckStage(c.Stage); err != nil {
+	if err := deployment.CheckStage(c.Stage); err != nil {
 		problems = append(problems, err)
 	}
 	if c.SenderIdentity == "" {
@@ -304,7 +304,7 @@ func (c *Config) checkReservedConcurrency() []error {
 	var problems []error
 	for _, stage := range slices.Sorted(maps.Keys(c.ReservedConcurrency)) {
 		if stage != anyStage {
-			if err := publish.CheckStage(stage); err != nil {
+			if err := deployment.CheckStage(stage); err != nil {
 				problems = append(problems, fmt.Errorf("reservedConcurrency: %q is neither a stage nor %q: %w", stage, anyStage, err))
 			}
 		}

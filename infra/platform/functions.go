@@ -17,10 +17,10 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/toolgate/toolgate/infra/toolfunction"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/table"
@@ -234,11 +234,11 @@ const (
 	envAccount          = caller.EnvAccount
 	envReviewerAccounts = caller.EnvReviewerAccounts
 	// The publish function's stage: it reads /toolgate/<stage>/... and
-	// names state machines toolgate-<stage>_<solution> (resolver/publish);
+	// names state machines toolgate-<stage>_<solution> (shared/deployment);
 	// the proxy's, whose placeholders resolve under it (tool.EnvStage);
 	// review-request's, whose start lane admits this stage's state machines
 	// only (tool.EnvStage).
-	envStage = publish.EnvStage
+	envStage = publishapi.EnvStage
 	// review-request's direct lane (shared/review).
 	envDirectReviewers     = review.EnvDirectReviewers
 	envDirectReviewMaxSecs = review.EnvDirectMaxTimeout
@@ -460,7 +460,7 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		}
 		// The tools' allow-lists, the same values as theirs: publish refuses
 		// a Solution whose literal URLs or recipients the tools would refuse
-		// (resolver/publish Deployment), and registration lists only the
+		// (functions/publish/publish Deployment), and registration lists only the
 		// MCP servers mcp-call may call. Only the lists: not the sender,
 		// its identity, the fetch timeout or the MCP listing's cache.
 		env[envFetchAllow] = jsii.String(strings.Join(p.FetchAllow, ","))

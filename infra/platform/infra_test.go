@@ -259,7 +259,7 @@ var wantManagedPolicies = map[string][]stmt{
 }
 
 // wantParameters are the SSM parameters toolgate publish reads, with
-// exactly these names (resolver/publish), and their values: a function's
+// exactly these names (shared/deployment), and their values: a function's
 // is its sfn alias (the ARN of a Ref to an alias), which compiled state
 // machines' Tasks invoke.
 var wantParameters = map[string]string{

@@ -476,7 +476,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.BoundKey", 0, func(db *recorder) { ignore(d(db).BoundKey(ctx, testReview)) }),
 	}
 	publishing := []func(*recorder){
-		// The publish function as it runs (resolver/publish Service):
+		// The publish function as it runs (functions/publish/publish Service):
 		// Publish, Register and ShowToolset, each path, with its Step
 		// Functions and SSM requests going to recorders (publishRequests).
 		func(db *recorder) { publishRequests(t, db) },

@@ -5,12 +5,12 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/lane"
 )
 
 // newParameters writes the SSM parameters toolgate publish reads, named by
-// resolver/publish (the local stack writes the same keys to its file): the
+// shared/deployment (the local stack writes the same keys to its file): the
 // sfn alias ARN of each function Solutions invoke (the one ARN the
 // Solution execution role may invoke; the publish function puts it in the
 // state machine's Tasks), the Solution execution role, the table, the
@@ -26,32 +26,32 @@ func newParameters(scope constructs.Construct, p *PlatformStackProps, fns map[st
 	}
 	for _, spec := range functionSpecs {
 		if spec.ForSolutions {
-			param(spec.LogicalID+"ArnParameter", publish.FunctionARNParam(p.Stage, spec.Name),
+			param(spec.LogicalID+"ArnParameter", deployment.FunctionARNParam(p.Stage, spec.Name),
 				fns[spec.Name].aliasARN(lane.SFN), "ARN of the toolgate "+spec.Name+" function's sfn alias (Solutions' Tasks invoke it)")
 		}
 	}
-	param("ExecutionRoleArnParameter", publish.ExecutionRoleParam(p.Stage), a.ExecutionRoleARN, "ARN of the Solution execution role")
-	param("TableNameParameter", publish.TableParam(p.Stage), jsii.String(p.TableName), "name of the ledger table")
-	param("ReviewDecisionUrlParameter", publish.ReviewDecisionURLParam(p.Stage), decisionURL, "URL of the review decision function (IAM-authorised)")
-	param("RunStartFunctionParameter", publish.StartFunctionParam(p.Stage), fns[fnReviewRequest].aliasARN(lane.Start),
+	param("ExecutionRoleArnParameter", deployment.ExecutionRoleParam(p.Stage), a.ExecutionRoleARN, "ARN of the Solution execution role")
+	param("TableNameParameter", deployment.TableParam(p.Stage), jsii.String(p.TableName), "name of the ledger table")
+	param("ReviewDecisionUrlParameter", deployment.ReviewDecisionURLParam(p.Stage), decisionURL, "URL of the review decision function (IAM-authorised)")
+	param("RunStartFunctionParameter", deployment.StartFunctionParam(p.Stage), fns[fnReviewRequest].aliasARN(lane.Start),
 		"ARN of the toolgate review-request function's start alias (toolgate run records a run's start through it)")
 	param("PublishUrlParameter", publishURLParam(p.Stage), publishURL, "URL of the publish function (IAM-authorised): toolgate publish --url, toolgate toolset register --url")
 }
 
 // publishURLParam names the publish function's URL
-// (publish.PublishURLParam, the name the local stack writes too).
-func publishURLParam(stage string) string { return publish.PublishURLParam(stage) }
+// (deployment.PublishURLParam, the name the local stack writes too).
+func publishURLParam(stage string) string { return deployment.PublishURLParam(stage) }
 
 // publishReadParams are the parameters the publish function reads
-// (publish.SSMParams, GetParameter): the sfn alias ARN of each function
+// (ssmparams.Params, GetParameter): the sfn alias ARN of each function
 // for Solutions, which it substitutes into Tasks, and the Solution
 // execution role.
 func publishReadParams(stage string) []string {
 	var out []string
 	for _, spec := range functionSpecs {
 		if spec.ForSolutions {
-			out = append(out, publish.FunctionARNParam(stage, spec.Name))
+			out = append(out, deployment.FunctionARNParam(stage, spec.Name))
 		}
 	}
-	return append(out, publish.ExecutionRoleParam(stage))
+	return append(out, deployment.ExecutionRoleParam(stage))
 }

@@ -31,7 +31,7 @@ type SenderProps struct {
 type PlatformStackProps struct {
 	awscdk.StackProps
 	// Stage names the platform: /toolgate/<stage>/..., toolgate-<stage>-*,
-	// and its state machines toolgate-<stage>_* (publish.CheckStage).
+	// and its state machines toolgate-<stage>_* (deployment.CheckStage).
 	Stage string
 	// TableName is the ledger table's name (LedgerStackProps.TableName).
 	TableName string

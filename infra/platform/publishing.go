@@ -9,7 +9,7 @@ import (
 )
 
 // Publishing only through the resolver, in a function: the
-// publish function (functions/publish, resolver/publish Service) is the
+// publish function (functions/publish, functions/publish/publish Service) is the
 // only way a Solution reaches Step Functions. Its role alone may create
 // and update state machines, publish their versions and pass the Solution
 // execution role ("state-machine-writers" in go test ./infra/platform), so a
@@ -28,7 +28,7 @@ func newPublishURL(fn *platformFunction) awslambda.FunctionUrl {
 	return url
 }
 
-// grantPublishing adds to the publish function's role what resolver/publish
+// grantPublishing adds to the publish function's role what functions/publish/publish
 // Publish asks of Step Functions, IAM, SSM and Lambda, and nothing else:
 // the parameters it reads, the floor tags of a pinned platform tool
 // function, finding the state machine by name, creating or updating it

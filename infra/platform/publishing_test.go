@@ -21,11 +21,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/toolfunction"
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -245,7 +248,7 @@ func stageARNProblems(pj tmpl, stage string) []error {
 		for _, r := range byWhere[where] {
 			ok := false
 			for _, kind := range []string{"stateMachine", "execution"} {
-				ok = ok || strings.HasPrefix(r, arn("states", kind+":"+publish.StateMachineName(stage, "")))
+				ok = ok || strings.HasPrefix(r, arn("states", kind+":"+deployment.StateMachineName(stage, "")))
 			}
 			if !ok {
 				errs = append(errs, fmt.Errorf("%s: %s does not name stage %s (toolgate-%s_*): a policy on it reaches other stages' state machines",
@@ -502,14 +505,14 @@ func (r *ssmRecorder) GetParameter(_ context.Context, in *ssm.GetParameterInput,
 		Resource: "arn:aws:ssm:" + testRegion + ":" + testAccount + ":parameter" + name})
 	value := ""
 	switch {
-	case name == publish.ExecutionRoleParam("test"):
+	case name == deployment.ExecutionRoleParam("test"):
 		value = executionRoleARN
 	case strings.HasPrefix(name, "/toolgate/test/function/"):
 		fn := strings.TrimSuffix(strings.TrimPrefix(name, "/toolgate/test/function/"), "/arn")
 		value = "arn:aws:lambda:" + testRegion + ":" + testAccount + ":function:toolgate-test-" + fn + ":sfn"
 	case strings.HasSuffix(name, "/url"):
 		value = "https://example.lambda-url." + testRegion + ".on.aws/"
-	case name == publish.StartFunctionParam("test"):
+	case name == deployment.StartFunctionParam("test"):
 		value = reviewRequestFnARN + ":start"
 	default:
 		return nil, &ssmtypes.ParameterNotFound{}
@@ -538,7 +541,7 @@ func testCatalogToolset(t *testing.T) *toolset.Toolset {
 	return ts
 }
 
-// publishRequests runs the publish function's service (resolver/publish
+// publishRequests runs the publish function's service (functions/publish/publish
 // Service) as functions/publish wires it: a publish that creates the state
 // machine, one that updates it, a registration, a read of the registered
 // toolset; its DynamoDB requests go to db, the others are returned.
@@ -569,14 +572,14 @@ func publishRequests(t *testing.T, db *recorder) []apiRequest {
 		t.Fatal(err)
 	}
 	dep.Accounts = []string{"123456789012"} // the account testSolution's reviewers name
-	svc := &publish.Service{Callers: anyCaller{}, Params: publish.SSMParams{Client: params}, Stage: "test", Region: testRegion,
+	svc := &publish.Service{Callers: anyCaller{}, Params: ssmparams.Params{Client: params}, Stage: "test", Region: testRegion,
 		Store: ledgertable.New(db, "toolgate-test"), SFN: sf, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Deployment: dep}
 	for _, c := range []struct {
 		what     string
 		existing []string
 	}{
 		{"publish.Service.Publish (create)", nil},
-		{"publish.Service.Publish (update)", []string{publish.StateMachineName("test", res.Solution.Name)}},
+		{"publish.Service.Publish (update)", []string{deployment.StateMachineName("test", res.Solution.Name)}},
 	} {
 		db.what, sf.what, params.what, sf.existing = c.what, c.what, c.what, c.existing
 		out, err := svc.Publish(ctx, publish.Request{File: file, Source: src, Proof: "proof"})
@@ -602,20 +605,20 @@ func publishRequests(t *testing.T, db *recorder) []apiRequest {
 	return slices.Concat(sf.reqs, params.reqs)
 }
 
-// runRequests runs what a Publisher's toolgate run does (publish.Start,
-// publish.Follow, and the review decision URL its --wait reads), and adds
+// runRequests runs what a Publisher's toolgate run does (runner.Start,
+// runner.Follow, and the review decision URL its --wait reads), and adds
 // how a Publisher reaches the publish function (toolgate publish --url,
 // toolgate toolset register --url, after reading its URL parameter).
 func runRequests(t *testing.T) []apiRequest {
 	ctx := context.Background()
-	sf := &sfnRecorder{what: "toolgate run", existing: []string{publish.StateMachineName("test", "weekly-digest")}}
+	sf := &sfnRecorder{what: "toolgate run", existing: []string{deployment.StateMachineName("test", "weekly-digest")}}
 	params := &ssmRecorder{what: "toolgate run --wait"}
 	// The start record: the start alias's parameter, then the alias.
 	var recorded []apiRequest
-	arn, err := publish.Start(ctx, sf, "test", "weekly-digest", []byte(`{"recipient": "a@example.org"}`), "run-1",
+	arn, err := runner.Start(ctx, sf, "test", "weekly-digest", []byte(`{"recipient": "a@example.org"}`), "run-1",
 		func(ctx context.Context, _, _ string) error {
 			params.what = "toolgate run (its start record)"
-			if _, err := (publish.SSMParams{Client: params}).Get(ctx, publish.StartFunctionParam("test")); err != nil {
+			if _, err := (ssmparams.Params{Client: params}).Get(ctx, deployment.StartFunctionParam("test")); err != nil {
 				return err
 			}
 			recorded = append(recorded, apiRequest{What: "toolgate run (its start record)", Action: "lambda:InvokeFunction", Resource: reviewRequestFnARN + ":start"})
@@ -628,14 +631,14 @@ func runRequests(t *testing.T) []apiRequest {
 		t.Fatalf("toolgate run of %s recorded no start: the fixture must have gated tools", testSolution)
 	}
 	params.what = "toolgate run --wait"
-	if _, err := publish.Follow(ctx, sf, arn, 0, func(publish.Event) {}); err != nil {
+	if _, err := runner.Follow(ctx, sf, arn, 0, func(runner.Event) {}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (publish.SSMParams{Client: params}).Get(ctx, publish.ReviewDecisionURLParam("test")); err != nil {
+	if _, err := (ssmparams.Params{Client: params}).Get(ctx, deployment.ReviewDecisionURLParam("test")); err != nil {
 		t.Fatal(err)
 	}
 	params.what = "the publish function's URL"
-	if _, err := (publish.SSMParams{Client: params}).Get(ctx, publishURLParam("test")); err != nil {
+	if _, err := (ssmparams.Params{Client: params}).Get(ctx, publishURLParam("test")); err != nil {
 		t.Fatal(err)
 	}
 	// A Function URL request with AuthType AWS_IAM is authorised as both.

@@ -16,10 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/spf13/cobra"
 
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	lanepkg "github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -221,7 +221,7 @@ func (o *invokeOptions) readToolset(ctx context.Context, p *prover, id string, a
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("toolset %s: %v", id, err)
-	case code == publish.CodeNotFound:
+	case code == publishapi.CodeNotFound:
 		return nil, fmt.Errorf("toolset %s is not registered (the publish function says: %s: %s): %s", id, code, msg, registerHint(o.url, "", "", args...))
 	case code != "":
 		return nil, fmt.Errorf("toolset %s: the publish function refused the read: %s: %s", id, code, msg)

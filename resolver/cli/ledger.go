@@ -20,7 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/toolgate/toolgate/resolver/cost"
+	"github.com/toolgate/toolgate/resolver/cli/cost"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -88,7 +88,7 @@ external key, as a third party reports it, through the run's key pointer
 	o.af.register(fs)
 	fs.BoolVar(&o.asJSON, "json", false, "print the rows (with --cost, the estimate) as JSON")
 	fs.BoolVar(&o.withCost, "cost", false, "print the run's estimated cost per tool and in total instead of its rows")
-	fs.StringVar(&o.pricesFile, "prices", "", "with --cost: a price table `FILE` in the format of resolver/cost/prices.json (default: the built-in one)")
+	fs.StringVar(&o.pricesFile, "prices", "", "with --cost: a price table `FILE` in the format of resolver/cli/cost/prices.json (default: the built-in one)")
 	fs.StringVar(&o.key, "key", "", "print the run of external key `KEY` (<22 characters>/<seq>) instead of naming its run id")
 	fs.StringVar(&o.sfnEndpoint, "sfn-endpoint", "", "with --cost: Step Functions endpoint `URL` for the execution history (default: the standard AWS configuration)")
 	return cmd

@@ -19,7 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
-	"github.com/toolgate/toolgate/resolver/cost"
+	"github.com/toolgate/toolgate/resolver/cli/cost"
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -219,7 +219,7 @@ func TestLedgerCost(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Estimated cost of run " + execution,
-		"Every figure is an estimate (~), not a bill: us-east-1 list prices as of 2025-01-31 (built-in resolver/cost/prices.json)",
+		"Every figure is an estimate (~), not a bill: us-east-1 list prices as of 2025-01-31 (built-in resolver/cli/cost/prices.json)",
 		"STATE TRANSITIONS",
 	} {
 		if !strings.Contains(out, want) {

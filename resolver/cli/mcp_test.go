@@ -15,13 +15,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -166,12 +167,12 @@ func TestDraftAnswerIsChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answer := func(ts *toolset.Toolset) publish.RegisterResult {
+	answer := func(ts *toolset.Toolset) publishapi.RegisterResult {
 		body, err := ts.Canonical()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return publish.RegisterResult{ToolsetID: ts.ID, Body: string(body)}
+		return publishapi.RegisterResult{ToolsetID: ts.ID, Body: string(body)}
 	}
 	if got, err := draftAnswer(t.Context(), draft, answer(resolved)); err != nil || got.ID != resolved.ID {
 		t.Fatalf("the draft resolved: %v", err)
@@ -183,7 +184,7 @@ func TestDraftAnswerIsChecked(t *testing.T) {
 		return ts
 	}
 	for name, c := range map[string]struct {
-		res  publish.RegisterResult
+		res  publishapi.RegisterResult
 		says string
 	}{
 		"review dropped": {answer(change(func(ts *toolset.Toolset) {
@@ -203,8 +204,8 @@ func TestDraftAnswerIsChecked(t *testing.T) {
 			tool.MCP = &m
 			ts.Tools["crm.create_ticket"] = tool
 		})), "does not pin the draft's MCP tools: MCP server crm (https://mcp.example.com/mcp): it pins no tool of https://mcp.example.com/mcp"},
-		"another id": {publish.RegisterResult{ToolsetID: "ts_00000000000000000000000000000000", Body: answer(resolved).Body}, "[toolset-digest]"},
-		"no body":    {publish.RegisterResult{ToolsetID: resolved.ID}, "[toolset-format]"},
+		"another id": {publishapi.RegisterResult{ToolsetID: "ts_00000000000000000000000000000000", Body: answer(resolved).Body}, "[toolset-digest]"},
+		"no body":    {publishapi.RegisterResult{ToolsetID: resolved.ID}, "[toolset-format]"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := draftAnswer(t.Context(), draft, c.res); err == nil || !strings.Contains(err.Error(), c.says) {

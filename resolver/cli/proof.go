@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/localkeys"
 )
 
 // Environment of the caller proofs the CLI signs (docs/identity.md).
@@ -19,7 +19,7 @@ const (
 	// EnvLocalKeys names the local stack's keys file (the local stack
 	// writes it and exports it in its env.sh); `--as NAME` signs with NAME's
 	// keys from it, and `--as ACCOUNT/NAME` with NAME's keys in another
-	// account (local.ParseIdentity), which every function refuses.
+	// account (localkeys.ParseIdentity), which every function refuses.
 	EnvLocalKeys = "TOOLGATE_LOCAL_KEYS"
 	// EnvSTSEndpoint is the standard AWS variable for STS's endpoint; the
 	// proofs name it (default: the region's STS endpoint), and it must be
@@ -40,7 +40,7 @@ type prover struct {
 // configuration).
 func newProver(ctx context.Context, as string) (*prover, error) {
 	if as != "" {
-		account, name, err := local.ParseIdentity(as)
+		account, name, err := localkeys.ParseIdentity(as)
 		if err != nil {
 			return nil, fmt.Errorf("--as %q: %v", as, err)
 		}
@@ -48,7 +48,7 @@ func newProver(ctx context.Context, as string) (*prover, error) {
 		if path == "" {
 			return nil, fmt.Errorf("--as signs with the local stack's keys, and %s is not set: source the local stack's env.sh", EnvLocalKeys)
 		}
-		keys, err := local.LoadLocalKeys(path)
+		keys, err := localkeys.Load(path)
 		if err != nil {
 			return nil, err
 		}
@@ -60,7 +60,7 @@ func newProver(ctx context.Context, as string) (*prover, error) {
 		if endpoint == "" {
 			return nil, fmt.Errorf("--as needs the local STS stand-in: %s is not set (source the local stack's env.sh)", EnvSTSEndpoint)
 		}
-		return &prover{creds: credentials.StaticCredentialsProvider{Value: c}, endpoint: endpoint, region: local.Region, as: as}, nil
+		return &prover{creds: credentials.StaticCredentialsProvider{Value: c}, endpoint: endpoint, region: localkeys.Region, as: as}, nil
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -90,8 +90,8 @@ func (p *prover) whoAmI(ctx context.Context) (string, error) {
 	return arn, nil
 }
 
-// validAs checks --as: NAME or ACCOUNT/NAME (local.ParseIdentity).
+// validAs checks --as: NAME or ACCOUNT/NAME (localkeys.ParseIdentity).
 func validAs(as string) error {
-	_, _, err := local.ParseIdentity(as)
+	_, _, err := localkeys.ParseIdentity(as)
 	return err
 }

@@ -22,8 +22,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
+	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -52,7 +55,7 @@ func (p *platformFlags) register(fs *pflag.FlagSet) {
 }
 
 type platform struct {
-	params publish.Params
+	params deployment.Params
 	sfn    *sfn.Client
 	cfg    aws.Config
 	p      *platformFlags
@@ -65,13 +68,13 @@ func (p *platformFlags) open(ctx context.Context) (*platform, error) {
 	}
 	pl := &platform{cfg: cfg, p: p}
 	if p.paramsFile != "" {
-		fp, err := publish.ReadFileParams(p.paramsFile)
+		fp, err := deployment.ReadFileParams(p.paramsFile)
 		if err != nil {
 			return nil, err
 		}
 		pl.params = fp
 	} else {
-		pl.params = publish.SSMParams{Client: ssm.NewFromConfig(cfg)}
+		pl.params = ssmparams.Params{Client: ssm.NewFromConfig(cfg)}
 	}
 	pl.sfn = sfn.NewFromConfig(cfg, func(o *sfn.Options) {
 		if p.endpoint != "" {
@@ -82,7 +85,7 @@ func (p *platformFlags) open(ctx context.Context) (*platform, error) {
 }
 
 func (pl *platform) store(ctx context.Context) (*ledger.Store, error) {
-	table, err := pl.params.Get(ctx, publish.TableParam(pl.p.stage))
+	table, err := pl.params.Get(ctx, deployment.TableParam(pl.p.stage))
 	if err != nil {
 		return nil, fmt.Errorf("the ledger table: %w", err)
 	}
@@ -171,7 +174,7 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 		return ExitMisuse
 	}
 	file := filepath.Base(files[0])
-	proof, err := p.sign(ctx, publish.Binding(file, src))
+	proof, err := p.sign(ctx, publishapi.Binding(file, src))
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors
@@ -179,18 +182,18 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 	var out []byte
 	var code, msg string
 	if o.endpoint != "" {
-		payload, _ := json.Marshal(publish.DirectRequest{Action: "publish", File: file, Source: string(src), Proof: proof})
+		payload, _ := json.Marshal(publishapi.DirectRequest{Action: "publish", File: file, Source: string(src), Proof: proof})
 		out, code, msg, err = invokeLambda(ctx, o.endpoint, rieFunctionName, payload)
 	} else {
-		body, _ := json.Marshal(publish.Body{File: file, Source: string(src)})
-		out, code, msg, err = callFunctionURL(ctx, o.url, http.MethodPost, "/solutions", nil, body, map[string]string{publish.ProofHeader: proof})
+		body, _ := json.Marshal(publishapi.Body{File: file, Source: string(src)})
+		out, code, msg, err = callFunctionURL(ctx, o.url, http.MethodPost, "/solutions", nil, body, map[string]string{publishapi.ProofHeader: proof})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitErrors
 	}
 	if code != "" {
-		var eb publish.ErrorBody
+		var eb publishapi.ErrorBody
 		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
 			for _, d := range eb.Diagnostics {
 				fmt.Fprintln(stderr, d)
@@ -200,7 +203,7 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 		fmt.Fprintf(stderr, "toolgate publish: %s: %s\n", code, msg)
 		return ExitErrors
 	}
-	var r publish.Result
+	var r publishapi.Result
 	if err := json.Unmarshal(out, &r); err != nil || r.VersionARN == "" {
 		fmt.Fprintf(stderr, "toolgate publish: unexpected answer: %.300s\n", out)
 		return ExitErrors
@@ -291,7 +294,7 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	arn, err := publish.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN, digest string) error {
+	arn, err := runner.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN, digest string) error {
 		return recordStart(ctx, pl, p, executionARN, digest)
 	})
 	var bad *resolver.InputError
@@ -310,7 +313,7 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	if !o.wait {
 		return ExitOK
 	}
-	out, err := publish.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e publish.Event) {
+	out, err := runner.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e runner.Event) {
 		printEvent(stdout, e)
 		if e.Type == "TaskScheduled" && strings.HasSuffix(e.Resource, "waitForTaskToken") {
 			reviewHint(ctx, pl, arn, stdout)
@@ -328,13 +331,13 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	return ExitErrors
 }
 
-// recordStart asks review-request's start alias (publish.StartFunctionParam:
+// recordStart asks review-request's start alias (deployment.StartFunctionParam:
 // its ARN, or on the local stack its instance's URL under the RIE) for the
 // start record of executionARN with the whole execution input's digest,
 // with a caller proof p signs for exactly that (review.StartBinding).
 // An error says why nothing was recorded; the proof is never in it.
 func recordStart(ctx context.Context, pl *platform, p *prover, executionARN, digest string) error {
-	target, err := pl.params.Get(ctx, publish.StartFunctionParam(pl.p.stage))
+	target, err := pl.params.Get(ctx, deployment.StartFunctionParam(pl.p.stage))
 	if err != nil {
 		return fmt.Errorf("review-request's start alias: %w", err)
 	}
@@ -360,7 +363,7 @@ func recordStart(ctx context.Context, pl *platform, p *prover, executionARN, dig
 	return nil
 }
 
-func printEvent(w io.Writer, e publish.Event) {
+func printEvent(w io.Writer, e runner.Event) {
 	switch {
 	case strings.HasSuffix(e.Type, "StateEntered"):
 		fmt.Fprintf(w, "  → %s\n", e.State)
@@ -376,7 +379,7 @@ var shownReviews = map[string]bool{}
 // that decides them. It lists them through the review-decision function
 // (its URL parameter; on the local stack, the function under the RIE).
 func reviewHint(ctx context.Context, pl *platform, executionARN string, w io.Writer) {
-	url, err := pl.params.Get(ctx, publish.ReviewDecisionURLParam(pl.p.stage))
+	url, err := pl.params.Get(ctx, deployment.ReviewDecisionURLParam(pl.p.stage))
 	if err != nil {
 		return
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/toolgate/toolgate/infra/local"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/localkeys"
+	"github.com/toolgate/toolgate/shared/publishapi"
 )
 
 // publishFunction is how toolset register, show and diff reach the
@@ -45,7 +45,7 @@ func (f *publishFunction) check() error {
 	case f.as != "" && f.endpoint == "":
 		return errors.New("--as is for the local stack, with --function-endpoint")
 	case f.as != "":
-		if _, _, err := local.ParseIdentity(f.as); err != nil {
+		if _, _, err := localkeys.ParseIdentity(f.as); err != nil {
 			return fmt.Errorf("--as %q: %v", f.as, err)
 		}
 	}
@@ -54,10 +54,10 @@ func (f *publishFunction) check() error {
 
 // call sends one request: direct (the direct invocation, its Proof set
 // here) to the function under the RIE, or method, path and body with the
-// proof in publish.ProofHeader to the Function URL. It returns the
+// proof in publishapi.ProofHeader to the Function URL. It returns the
 // answer's body, or the function's error code and the message of its
 // error body.
-func (f *publishFunction) call(ctx context.Context, direct publish.DirectRequest, method, path string, body []byte, proof string) (out []byte, code, msg string, err error) {
+func (f *publishFunction) call(ctx context.Context, direct publishapi.DirectRequest, method, path string, body []byte, proof string) (out []byte, code, msg string, err error) {
 	if f.endpoint != "" {
 		direct.Proof = proof
 		payload, err := json.Marshal(direct)
@@ -66,10 +66,10 @@ func (f *publishFunction) call(ctx context.Context, direct publish.DirectRequest
 		}
 		out, code, msg, err = invokeLambda(ctx, f.endpoint, rieFunctionName, payload)
 	} else {
-		out, code, msg, err = callFunctionURL(ctx, f.url, method, path, nil, body, map[string]string{publish.ProofHeader: proof})
+		out, code, msg, err = callFunctionURL(ctx, f.url, method, path, nil, body, map[string]string{publishapi.ProofHeader: proof})
 	}
 	if code != "" {
-		var eb publish.ErrorBody
+		var eb publishapi.ErrorBody
 		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
 			msg = eb.Error.Message
 		}
@@ -78,11 +78,11 @@ func (f *publishFunction) call(ctx context.Context, direct publish.DirectRequest
 }
 
 // showCall reads registered toolset id: {"action": "show"} or
-// GET /toolsets/{id}, with a proof bound to the id (publish.ShowBinding).
+// GET /toolsets/{id}, with a proof bound to the id (publishapi.ShowBinding).
 func (f *publishFunction) showCall(ctx context.Context, p *prover, id string) ([]byte, string, string, error) {
-	proof, err := p.sign(ctx, publish.ShowBinding(id))
+	proof, err := p.sign(ctx, publishapi.ShowBinding(id))
 	if err != nil {
 		return nil, "", "", err
 	}
-	return f.call(ctx, publish.DirectRequest{Action: "show", ToolsetID: id}, http.MethodGet, "/toolsets/"+url.PathEscape(id), nil, proof)
+	return f.call(ctx, publishapi.DirectRequest{Action: "show", ToolsetID: id}, http.MethodGet, "/toolsets/"+url.PathEscape(id), nil, proof)
 }

@@ -18,11 +18,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -264,18 +264,18 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 			return ExitErrors
 		}
 		doc = bytes.TrimSpace(doc)
-		binding := publish.RegisterBinding(ts.ID, doc)
+		binding := publishapi.RegisterBinding(ts.ID, doc)
 		if drafts[i] {
-			binding = publish.RegisterDraftBinding(ts.Name, doc)
+			binding = publishapi.RegisterDraftBinding(ts.Name, doc)
 		}
 		proof, err := p.sign(ctx, binding)
 		if err != nil {
 			fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 			return ExitErrors
 		}
-		body, _ := json.Marshal(publish.RegisterBody{Toolset: string(doc)})
-		out, errCode, msg, err := fn.call(ctx, publish.DirectRequest{Action: "register", Toolset: string(doc)}, http.MethodPost, "/toolsets", body, proof)
-		var res publish.RegisterResult
+		body, _ := json.Marshal(publishapi.RegisterBody{Toolset: string(doc)})
+		out, errCode, msg, err := fn.call(ctx, publishapi.DirectRequest{Action: "register", Toolset: string(doc)}, http.MethodPost, "/toolsets", body, proof)
+		var res publishapi.RegisterResult
 		var registered *toolset.Toolset
 		switch {
 		case err != nil:
@@ -317,7 +317,7 @@ func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names
 // workflows and other tools, each admitted tool pinned under
 // <server>.<tool> with the server's URL and the draft's policy, and no
 // other tool.
-func draftAnswer(ctx context.Context, draft *toolset.Toolset, res publish.RegisterResult) (*toolset.Toolset, error) {
+func draftAnswer(ctx context.Context, draft *toolset.Toolset, res publishapi.RegisterResult) (*toolset.Toolset, error) {
 	ts, err := toolset.ParseStored(res.ToolsetID, []byte(res.Body))
 	if err != nil {
 		return nil, fmt.Errorf("the publish function's answer: %v", err)

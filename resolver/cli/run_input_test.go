@@ -14,7 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/deployment"
 )
 
 // signup has no tool, so it runs to the end on the local Step Functions
@@ -73,14 +73,14 @@ func TestRunChecksInput(t *testing.T) {
 	}
 	sf := sfn.New(sfn.Options{Region: local.Region, BaseEndpoint: aws.String(p.Endpoint()),
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	sm, err := sf.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String(publish.StateMachineName("dev", "signup")),
+	sm, err := sf.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String(deployment.StateMachineName("dev", "signup")),
 		RoleArn: aws.String("arn:aws:iam::000000000000:role/toolgate-solution"), Definition: aws.String(string(res.Definition))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The same Solution without its record: as published by an older toolgate.
 	old := strings.Replace(string(res.Definition), resolver.InputRecordPrefix, "", 1)
-	if _, err := sf.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String(publish.StateMachineName("dev", "old")),
+	if _, err := sf.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String(deployment.StateMachineName("dev", "old")),
 		RoleArn: aws.String("arn:aws:iam::000000000000:role/toolgate-solution"), Definition: aws.String(old)}); err != nil {
 		t.Fatal(err)
 	}

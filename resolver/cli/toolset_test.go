@@ -12,10 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -210,7 +211,7 @@ func TestToolsetThroughPublishFunction(t *testing.T) {
 	router.SetTags("create-ticket", tags)
 	router.RequireTag(platformtool.TagTool, "test")
 	fn := localtest.RIE(t, "publish", localtest.Bootstrap(t, "../../functions/publish"), 30*time.Second, callers.Env(map[string]string{
-		publish.EnvTable: flags[3], publish.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
+		publishapi.EnvTable: flags[3], publishapi.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
 		"AWS_ENDPOINT_URL_DYNAMODB": flags[1], "AWS_ENDPOINT_URL_SSM": params.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": router.Endpoint(), "TOOLGATE_LANE": ""}))
 	as := func(name string) []string { return []string{"--function-endpoint", fn.Endpoint(), "--as", name} }
 	noLocks := []string{"--toolsets", t.TempDir()}
@@ -286,7 +287,7 @@ func TestRegisteredToolsetChecksTheAnswer(t *testing.T) {
 	}
 	body, _ := lock.Canonical()
 	answer := func(id, body string) []byte {
-		out, _ := json.Marshal(publish.ShowResult{ToolsetID: id, Body: body})
+		out, _ := json.Marshal(publishapi.ShowResult{ToolsetID: id, Body: body})
 		return out
 	}
 	if ts, err := registeredToolset(demoID, answer(demoID, string(body))); err != nil || ts.ID != demoID {

@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/invisible"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -83,7 +83,7 @@ func (r *toolsetReader) read(ctx context.Context, id string) (*toolset.Toolset, 
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("toolset %s: %v", id, err)
-	case code == publish.CodeNotFound:
+	case code == publishapi.CodeNotFound:
 		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it (%s), and the publish function says: %s: %s", id, errNoToolset, resolver.LockSuffix, toolsetsDir, lookedIn(toolsetsDir), code, msg)
 	case code != "":
 		return nil, fmt.Errorf("toolset %s: the publish function refused the read: %s: %s", id, code, msg)
@@ -122,13 +122,13 @@ func lookedIn(dir string) string {
 }
 
 // registeredToolset reads the publish function's answer to a read of
-// toolset id (publish.ShowResult) and believes it only as far as it checks
+// toolset id (publishapi.ShowResult) and believes it only as far as it checks
 // here: the body is exactly the RFC 8785 form of a toolset
 // (toolset.ParseStored), its digest, recomputed, is the id asked for, and
 // it passes the registration check (toolset.Verify) against this CLI's
 // catalog.
 func registeredToolset(id string, out []byte) (*toolset.Toolset, error) {
-	var res publish.ShowResult
+	var res publishapi.ShowResult
 	if err := json.Unmarshal(out, &res); err != nil || res.Body == "" {
 		return nil, fmt.Errorf("toolset %s: unexpected answer from the publish function: %.200s", id, out)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/resolver/validator"
+	"github.com/toolgate/toolgate/functions/workflow-validator/validator"
 )
 
 // A 40 KB Solution (block sequences nested on one line, "- - - … x") is far

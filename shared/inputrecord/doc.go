@@ -6,7 +6,7 @@
 //
 // The resolver writes the record (Record.Comment); toolgate run reads it
 // back with DescribeStateMachine before it starts a run
-// (resolver/publish.CheckInput), and review-request before a parent's
+// (resolver/cli/runner.CheckInput), and review-request before a parent's
 // workflow step starts a child run (docs/solutions.md, "Workflow steps").
 // Both read it with Read and check an input with Record.Check, so an input
 // is measured and validated alike on either path. The package holds no

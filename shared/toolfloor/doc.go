@@ -6,5 +6,5 @@
 //
 // It is pure: it links no AWS client, so that the CDK apps that write the
 // tags (infra/toolfunction, a team's app) and the functions that read
-// them (shared/platformtool, resolver/publish) share one definition.
+// them (shared/platformtool, functions/publish/publish) share one definition.
 package toolfloor

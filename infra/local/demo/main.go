@@ -50,10 +50,11 @@ import (
 	"github.com/toolgate/toolgate/infra/local/insider"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/localkeys"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -508,7 +509,7 @@ func handWrittenToolset(ctx context.Context, st *stack.Stack) error {
 	// The insider calls the direct lane as an operator would, with a valid
 	// caller proof and a run id in their own namespace: what refuses the
 	// call is the toolset check, not the lane.
-	keys, err := local.LoadLocalKeys(st.KeysFile)
+	keys, err := localkeys.Load(st.KeysFile)
 	if err != nil {
 		return err
 	}
@@ -669,12 +670,12 @@ func printMail(endpoint string) (int, error) {
 // printed together once the execution ends, on one line, each once in the
 // order first entered, with how often it was entered when more than once
 // (a for_each's body states, once per item).
-func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration, oneLine bool) (*publish.Outcome, error) {
+func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration, oneLine bool) (*runner.Outcome, error) {
 	fctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var states []string
 	entered := map[string]int{}
-	outcome, err := publish.Follow(fctx, sf, arn, 300*time.Millisecond, func(e publish.Event) {
+	outcome, err := runner.Follow(fctx, sf, arn, 300*time.Millisecond, func(e runner.Event) {
 		switch {
 		case strings.HasSuffix(e.Type, "StateEntered") && oneLine:
 			if entered[e.State]++; entered[e.State] == 1 {

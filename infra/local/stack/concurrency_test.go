@@ -10,12 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
 
@@ -69,7 +70,7 @@ func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
 		return res
 	}
 	a, b := compile("a.example.com"), compile("b.example.com")
-	params, err := publish.ReadFileParams(e.st.ParamsFile)
+	params, err := deployment.ReadFileParams(e.st.ParamsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestConcurrentFirstPublishNeverLabelsAnotherDefinition(t *testing.T) {
 		return res
 	}
 	a, b := compile("a.example.com"), compile("b.example.com")
-	params, err := publish.ReadFileParams(e.st.ParamsFile)
+	params, err := deployment.ReadFileParams(e.st.ParamsFile)
 	if err != nil {
 		t.Fatal(err)
 	}

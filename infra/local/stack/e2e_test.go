@@ -26,9 +26,11 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/localkeys"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
@@ -164,7 +166,7 @@ const starter = "starter"
 
 // keys are the local stack's keys.
 func (e *env) keys(t *testing.T) *local.LocalKeys {
-	k, err := local.LoadLocalKeys(e.st.KeysFile)
+	k, err := localkeys.Load(e.st.KeysFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,12 +243,12 @@ func (e *env) decide(t *testing.T, verb, id string) {
 	}
 }
 
-func (e *env) finish(t *testing.T, run string) *publish.Outcome {
+func (e *env) finish(t *testing.T, run string) *runner.Outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	var states []string
-	out, err := publish.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev publish.Event) {
+	out, err := runner.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev runner.Event) {
 		if strings.HasSuffix(ev.Type, "StateEntered") {
 			states = append(states, ev.State)
 		}
@@ -494,13 +496,13 @@ func TestEndToEnd(t *testing.T) {
 		}
 		src = []byte(strings.Replace(string(src), "solution: ", "solution: e2e-refused-", 1))
 		creds, _ := e.keys(t).Credentials(publisher)
-		proof, err := caller.Sign(t.Context(), credentials.StaticCredentialsProvider{Value: creds}, e.st.STS.Endpoint(), local.Region, publish.Binding("e2e-refused.yaml", src), time.Now())
+		proof, err := caller.Sign(t.Context(), credentials.StaticCredentialsProvider{Value: creds}, e.st.STS.Endpoint(), local.Region, publishapi.Binding("e2e-refused.yaml", src), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		payload, _ := json.Marshal(publish.DirectRequest{Action: "publish", File: "e2e-refused.yaml", Source: string(src), Proof: proof})
+		payload, _ := json.Marshal(publishapi.DirectRequest{Action: "publish", File: "e2e-refused.yaml", Source: string(src), Proof: proof})
 		out, code, msg := localtest.Invoke(t, e.st.Functions["publish"], json.RawMessage(payload))
-		if code != publish.CodeInvalid || !strings.Contains(msg, "[review-before-tool]") {
+		if code != publishapi.CodeInvalid || !strings.Contains(msg, "[review-before-tool]") {
 			t.Fatalf("a refused Solution: %s %s %s", out, code, msg)
 		}
 		list, err := e.sf.ListStateMachines(t.Context(), &sfn.ListStateMachinesInput{})
@@ -519,8 +521,8 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("register through the publish function: exit %d\n%s\n%s", code, out2.String(), errb.String())
 		}
 		// A publish without a valid proof changes nothing either.
-		payload, _ = json.Marshal(publish.DirectRequest{Action: "publish", File: "e2e-digest.yaml", Source: "solution: x\n", Proof: proof})
-		if _, code, msg := localtest.Invoke(t, e.st.Functions["publish"], json.RawMessage(payload)); code != publish.CodeUnauthenticated {
+		payload, _ = json.Marshal(publishapi.DirectRequest{Action: "publish", File: "e2e-digest.yaml", Source: "solution: x\n", Proof: proof})
+		if _, code, msg := localtest.Invoke(t, e.st.Functions["publish"], json.RawMessage(payload)); code != publishapi.CodeUnauthenticated {
 			t.Fatalf("a proof for another Solution: %s %s", code, msg)
 		}
 	})
@@ -550,7 +552,7 @@ steps:
 		var stdout, stderr bytes.Buffer
 		code := cli.Run([]string{"publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
-		if code == cli.ExitOK || !strings.Contains(out, publish.CodeRefused) ||
+		if code == cli.ExitOK || !strings.Contains(out, publishapi.CodeRefused) ||
 			!strings.Contains(out, `e2e-lists.yaml:8:17: error: [deployment] step "fetch" with.url: host 127.0.0.2 is not on the platform allow-list`) ||
 			!strings.Contains(out, `e2e-lists.yaml:15:35: error: [deployment] step "send" with.to[1]: recipient "bob@other.example" is not on this deployment's recipient allow-list`) {
 			t.Fatalf("publish: exit %d\n%s", code, out)
@@ -668,7 +670,7 @@ steps:
 		e.clearMails(t)
 		machine := "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-local_e2e-digest"
 		other := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:another-run"
-		keys, err := local.LoadLocalKeys(e.st.KeysFile)
+		keys, err := localkeys.Load(e.st.KeysFile)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -84,7 +84,7 @@ func (e *env) approveEach(t *testing.T, run string, n int) {
 // mailEveryone runs the published mailEach-shaped Solution over eachPeople
 // with an empty mailbox, approves each item's review, and returns the run
 // and its end, which must be SUCCEEDED.
-func (e *env) mailEveryone(t *testing.T, solution string) (string, *publish.Outcome) {
+func (e *env) mailEveryone(t *testing.T, solution string) (string, *runner.Outcome) {
 	t.Helper()
 	e.clearMails(t)
 	run := e.start(t, solution, map[string]any{"people": eachPeople})
@@ -99,7 +99,7 @@ func (e *env) mailEveryone(t *testing.T, solution string) (string, *publish.Outc
 // everyoneMailedOnce checks a mailEveryone run: the emulator holds exactly
 // one e-mail per recipient, and the run's output collects each recipient
 // with a message id, in item order.
-func (e *env) everyoneMailedOnce(t *testing.T, out *publish.Outcome) {
+func (e *env) everyoneMailedOnce(t *testing.T, out *runner.Outcome) {
 	t.Helper()
 	var to []string
 	for _, m := range e.mails(t) {

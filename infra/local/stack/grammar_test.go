@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
 
@@ -143,7 +143,7 @@ func TestWaitTimeoutAndCatchByCode(t *testing.T) {
 
 // hasEvent reports whether the history has an event of the type for the
 // state.
-func hasEvent(events []publish.Event, typ, state string) bool {
+func hasEvent(events []runner.Event, typ, state string) bool {
 	for _, ev := range events {
 		if ev.Type == typ && ev.State == state {
 			return true

@@ -25,11 +25,12 @@ import (
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/mcptool"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -210,7 +211,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 	// parkedLookup runs mcp-e2e-lookup once its tool changed on the server:
 	// the run fails with CALL_PARKED, its one row is PARKED, attempt 0,
 	// under <run>/1, and the server receives no tools/call.
-	parkedLookup := func(t *testing.T) (*publish.Outcome, ledger.Row) {
+	parkedLookup := func(t *testing.T) (*runner.Outcome, ledger.Row) {
 		t.Helper()
 		calls := len(srv.Calls())
 		run := e.start(t, "mcp-e2e-lookup", map[string]string{"customer_id": "C-1"})
@@ -491,7 +492,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			listed := srv.ToolsListed()
 			var stdout, stderr bytes.Buffer
 			code := cli.Run([]string{"toolset", "register", file, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
-			if out := stdout.String() + stderr.String(); code == cli.ExitOK || !strings.Contains(out, publish.CodeRefused) ||
+			if out := stdout.String() + stderr.String(); code == cli.ExitOK || !strings.Contains(out, publishapi.CodeRefused) ||
 				!strings.Contains(out, stack.MCPTestHost+" resolves to "+c.addr+": "+c.why) || !strings.Contains(out, "nothing was registered") {
 				t.Fatalf("%s resolving to %s: exit %d\n%s", stack.MCPTestHost, c.addr, code, out)
 			}
@@ -593,7 +594,7 @@ func metaKey(c mcpserver.Call) string {
 }
 
 // taskFailures are the errors of the run's failed Tasks, in order.
-func taskFailures(events []publish.Event) []string {
+func taskFailures(events []runner.Event) []string {
 	var failed []string
 	for _, ev := range events {
 		if ev.Type == "TaskFailed" {

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -100,12 +102,12 @@ func (e *env) publishOn(t *testing.T, toolsets, file string) {
 
 // follow waits for the run to end and returns how it ended and every
 // event of its history.
-func (e *env) follow(t *testing.T, run string) (*publish.Outcome, []publish.Event) {
+func (e *env) follow(t *testing.T, run string) (*runner.Outcome, []runner.Event) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	var events []publish.Event
-	out, err := publish.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev publish.Event) { events = append(events, ev) })
+	var events []runner.Event
+	out, err := runner.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev runner.Event) { events = append(events, ev) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func (e *env) follow(t *testing.T, run string) (*publish.Outcome, []publish.Even
 }
 
 // entered is the states the run entered, in order.
-func entered(events []publish.Event) []string {
+func entered(events []runner.Event) []string {
 	var states []string
 	for _, ev := range events {
 		if strings.HasSuffix(ev.Type, "StateEntered") {
@@ -367,7 +369,7 @@ func TestThePlatformToolFloorOnTheLocalStack(t *testing.T) {
 		if code != cli.ExitErrors {
 			t.Fatalf("exit %d, want %d", code, cli.ExitErrors)
 		}
-		for _, says := range []string{publish.CodeRefused, "[" + publish.RuleFloor + "]", "tool create-ticket", "review_required false", "tag toolgate:review=required"} {
+		for _, says := range []string{publishapi.CodeRefused, "[" + publish.RuleFloor + "]", "tool create-ticket", "review_required false", "tag toolgate:review=required"} {
 			if !strings.Contains(errb.String(), says) {
 				t.Errorf("the refusal does not say %q", says)
 			}

@@ -25,7 +25,7 @@ import (
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -116,7 +116,7 @@ type Stack struct {
 	SFNEndpoints map[string]string
 	// StartEndpoint is review-request's start lane instance, which
 	// toolgate run records a run's start through (the parameter
-	// publish.StartFunctionParam names it).
+	// deployment.StartFunctionParam names it).
 	StartEndpoint string
 	// SSM and Lambda are stand-ins, not emulators: no local emulator of
 	// SSM Parameter Store or of the Lambda API runs on these machines.
@@ -479,7 +479,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 				s.SFNEndpoints[name] = endpoint
 			case "start":
 				s.StartEndpoint = endpoint
-				params[publish.StartFunctionParam(Stage)] = endpoint
+				params[deployment.StartFunctionParam(Stage)] = endpoint
 			default:
 				s.Functions[name] = p
 				s.Endpoints[name] = endpoint
@@ -499,7 +499,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	if e, ok := s.Endpoints["publish"]; ok {
-		params[publish.PublishURLParam(Stage)] = e
+		params[deployment.PublishURLParam(Stage)] = e
 	}
 	if err := s.writeParams(params); err != nil {
 		return nil, err

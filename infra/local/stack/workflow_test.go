@@ -19,7 +19,8 @@ import (
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli"
-	"github.com/toolgate/toolgate/resolver/publish"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -77,7 +78,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 	t.Run("a retried start finds its child closed, starts no other, and takes its output", func(t *testing.T) {
 		before := e.teamNow()
 		name := fmt.Sprintf("wf-%d", time.Now().UnixNano())
-		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "ticket-parent"), name)
+		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, "ticket-parent"), name)
 		// The first wait for the child loses its answer after the child
 		// has closed: the Task's Retry starts it again under the same name.
 		if err := local.WriteSFNFaults(e.st.SFNFaultsFile, local.SFNFaults{SyncAfterClose: map[string]int{parent: 1}}); err != nil {
@@ -96,7 +97,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 			t.Fatalf("parent failures %v via %v: want the lost answer, the retried start finding the child, the claim finding it took its record, and the recovery", failed, states)
 		}
 		child := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID,
-			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, "1"))
+			deployment.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, "1"))
 		children := e.executions(t, "demo-ticket")
 		if len(children) != 1 || children[0] != child {
 			t.Fatalf("demo-ticket's executions %v, want exactly the child %s", children, child)
@@ -121,12 +122,12 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 	t.Run("a child name taken before the parent starts it is given up for the next", func(t *testing.T) {
 		before := e.teamNow()
 		name := fmt.Sprintf("wf-%d", time.Now().UnixNano())
-		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "ticket-parent"), name)
+		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, "ticket-parent"), name)
 		// Someone who learned the parent's run id starts the child's state
 		// machine first, under the name the parent's step would use, with a
 		// forged input: its execution fails its start check, and holds the
 		// name.
-		arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "demo-ticket"))
+		arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, "demo-ticket"))
 		forged := fmt.Sprintf(`{"input": {"title": "forged"}, "meta": {"parent_run_id": %q, "parent_seq": 1}}`, parent)
 		held, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(arn),
 			Name: aws.String(tool.ChildExecutionName(parent, "1")), Input: aws.String(forged)})
@@ -142,7 +143,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 			t.Fatalf("parent states %v: want the name claimed and given up, never the holder recovered", states)
 		}
 		child := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID,
-			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildAttemptName(parent, "1", 1))
+			deployment.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildAttemptName(parent, "1", 1))
 		if !slices.Contains(e.executions(t, "demo-ticket"), child) {
 			t.Fatalf("no child %s", child)
 		}
@@ -163,7 +164,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 		// A person with states:StartExecution forges a child's input: no
 		// parent recorded this execution, so StarterChild refuses it
 		// before any step runs.
-		arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "demo-ticket"))
+		arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, "demo-ticket"))
 		forged := fmt.Sprintf(`{"input": {"title": "forged"}, "meta": {"parent_run_id": "arn:aws:states:%s:%s:execution:x:y", "parent_seq": 1}}`, local.Region, stack.AccountID)
 		started, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(arn), Input: aws.String(forged)})
 		if err != nil {
@@ -180,7 +181,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 // runParent runs ticket-parent under execution name (its ARN parent)
 // with a title, as the starter, and returns how it ended, which must be
 // SUCCEEDED, and its history.
-func (e *env) runParent(t *testing.T, name, parent string) (*publish.Outcome, []publish.Event) {
+func (e *env) runParent(t *testing.T, name, parent string) (*runner.Outcome, []runner.Event) {
 	t.Helper()
 	input := filepath.Join(e.dir, name+".json")
 	if err := os.WriteFile(input, []byte(`{"title": "from a parent"}`), 0o644); err != nil {
@@ -201,7 +202,7 @@ func (e *env) runParent(t *testing.T, name, parent string) (*publish.Outcome, []
 // machine has in the local stack.
 func (e *env) timeoutOf(t *testing.T, name string) int {
 	t.Helper()
-	arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, name))
+	arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, name))
 	out, err := e.sf.DescribeStateMachine(t.Context(), &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(arn)})
 	if err != nil {
 		t.Fatal(err)
@@ -278,10 +279,10 @@ func TestWorkflowStepStartsNoChildWhoseInputItRefuses(t *testing.T) {
 
 	// run runs lenient-parent with title and returns the parent's ARN, how
 	// it ended, its events, and its child's execution ARN.
-	run := func(t *testing.T, title string) (string, *publish.Outcome, []publish.Event, string) {
+	run := func(t *testing.T, title string) (string, *runner.Outcome, []runner.Event, string) {
 		t.Helper()
 		name := fmt.Sprintf("lenient-%d", time.Now().UnixNano())
-		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, "lenient-parent"), name)
+		parent := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, "lenient-parent"), name)
 		input := filepath.Join(e.dir, name+".json")
 		b, _ := json.Marshal(map[string]string{"title": title})
 		os.WriteFile(input, b, 0o644)
@@ -291,7 +292,7 @@ func TestWorkflowStepStartsNoChildWhoseInputItRefuses(t *testing.T) {
 		}
 		out, events := e.follow(t, parent)
 		child := fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID,
-			publish.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, "1"))
+			deployment.StateMachineName(stack.Stage, "demo-ticket"), tool.ChildExecutionName(parent, "1"))
 		return parent, out, events, child
 	}
 
@@ -308,7 +309,7 @@ func TestWorkflowStepStartsNoChildWhoseInputItRefuses(t *testing.T) {
 			if out.Status != "SUCCEEDED" || !slices.Contains(entered(events), "refused") || slices.Contains(entered(events), "open") {
 				t.Fatalf("parent %s %s %s via %v, want SUCCEEDED through on_error to refused, never entering open", out.Status, out.Error, out.Cause, entered(events))
 			}
-			var failed []publish.Event
+			var failed []runner.Event
 			for _, ev := range events {
 				if ev.Type == "TaskFailed" {
 					failed = append(failed, ev)
@@ -354,7 +355,7 @@ func TestWorkflowStepStartsNoChildWhoseInputItRefuses(t *testing.T) {
 // local stack.
 func (e *env) executions(t *testing.T, solution string) []string {
 	t.Helper()
-	arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, publish.StateMachineName(stack.Stage, solution))
+	arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, solution))
 	var out []string
 	p := sfn.NewListExecutionsPaginator(e.sf, &sfn.ListExecutionsInput{StateMachineArn: aws.String(arn)})
 	for p.HasMorePages() {

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/publishapi"
 )
 
 // A reviewer pattern names its account at compile time (reviewer.CheckPattern);
@@ -16,7 +17,7 @@ import (
 func TestPublishRefusesReviewersOfAccountsTheDeploymentDoesNotAdmit(t *testing.T) {
 	const own, sibling, outside = "123456789012", "111122223333", "999999999999"
 	env := map[string]string{
-		publish.EnvTable: "toolgate-test", publish.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
+		publishapi.EnvTable: "toolgate-test", publishapi.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
 		"AWS_REGION": "eu-west-1", caller.EnvAccount: own, caller.EnvReviewerAccounts: sibling,
 	}
 	cfg, err := publish.FunctionConfigFromEnv(func(k string) string { return env[k] })

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -45,17 +46,17 @@ func draftFor(t *testing.T, url string, admit ...string) []byte {
 
 // registerDraft registers draft doc as NAME, directly, with a proof bound
 // to the draft's name.
-func (e *toolsetEnv) registerDraft(t *testing.T, name string, doc []byte) (*RegisterResult, string, string) {
+func (e *toolsetEnv) registerDraft(t *testing.T, name string, doc []byte) (*publishapi.RegisterResult, string, string) {
 	t.Helper()
 	d, err := toolset.ParseDraft(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, code, msg := e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: e.callers.Proof(t, name, RegisterDraftBinding(d.Name, doc))})
+	out, code, msg := e.direct(t, publishapi.DirectRequest{Action: "register", Toolset: string(doc), Proof: e.callers.Proof(t, name, publishapi.RegisterDraftBinding(d.Name, doc))})
 	if code != "" {
 		return nil, code, msg
 	}
-	var res RegisterResult
+	var res publishapi.RegisterResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -205,15 +206,15 @@ func TestRegisterDraftRefused(t *testing.T) {
 		code string
 		says []string
 	}{
-		{"a listing too big to store", draftFor(t, huge.URL(), mcpserver.LookupCustomer), CodeRefused,
+		{"a listing too big to store", draftFor(t, huge.URL(), mcpserver.LookupCustomer), publishapi.CodeRefused,
 			[]string{"[toolset-size]", "over the 390000-byte bound", "largest: crm.lookup_customer description (390000 bytes)", "nothing was registered"}},
-		{"a tool not listed", draftFor(t, srv.URL(), mcpserver.CreateTicket, "close_ticket"), CodeRefused,
+		{"a tool not listed", draftFor(t, srv.URL(), mcpserver.CreateTicket, "close_ticket"), publishapi.CodeRefused,
 			[]string{"toolset crm: server crm does not list tool \"close_ticket\" (it lists create_ticket, lookup_customer, send_sms)", "nothing was registered"}},
-		{"a server that does not answer", draftFor(t, gone.URL(), mcpserver.CreateTicket), CodeRefused,
+		{"a server that does not answer", draftFor(t, gone.URL(), mcpserver.CreateTicket), publishapi.CodeRefused,
 			[]string{"toolset crm: MCP server crm (" + gone.URL() + "): the handshake with ", "nothing was registered"}},
-		{"a schema that does not compile", draftFor(t, broken.URL(), mcpserver.LookupCustomer), CodeRefused,
+		{"a schema that does not compile", draftFor(t, broken.URL(), mcpserver.LookupCustomer), publishapi.CodeRefused,
 			[]string{"[toolset-schema]", "tool crm.lookup_customer: the input schema is nested deeper than 32 levels", "nothing was registered"}},
-		{"not a draft", []byte(`{"id": "", "name": "crm", "mcp_servers": {}}`), CodeInvalid, []string{"draft toolset refused [toolset-format]"}},
+		{"not a draft", []byte(`{"id": "", "name": "crm", "mcp_servers": {}}`), publishapi.CodeInvalid, []string{"draft toolset refused [toolset-format]"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, code, msg := e.registerDraft2(t, "alice", c.doc)
@@ -230,11 +231,11 @@ func TestRegisterDraftRefused(t *testing.T) {
 
 	doc := draftFor(t, srv.URL(), mcpserver.CreateTicket)
 	for name, proof := range map[string]string{
-		"bound to another name": e.callers.Proof(t, "alice", RegisterDraftBinding("crm-other", doc)),
-		"bound as an id":        e.callers.Proof(t, "alice", RegisterBinding("", doc)),
+		"bound to another name": e.callers.Proof(t, "alice", publishapi.RegisterDraftBinding("crm-other", doc)),
+		"bound as an id":        e.callers.Proof(t, "alice", publishapi.RegisterBinding("", doc)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, code, msg := e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: proof}); code != CodeUnauthenticated {
+			if _, code, msg := e.direct(t, publishapi.DirectRequest{Action: "register", Toolset: string(doc), Proof: proof}); code != publishapi.CodeUnauthenticated {
 				t.Fatalf("%s %s", code, msg)
 			}
 		})
@@ -242,7 +243,7 @@ func TestRegisterDraftRefused(t *testing.T) {
 	t.Run("no MCP client", func(t *testing.T) {
 		e.h.service.MCP = nil
 		_, code, msg := e.registerDraft(t, "alice", doc)
-		if code != CodeRefused || !strings.Contains(msg, "toolset crm names MCP servers (crm), and stage test lists no MCP servers") {
+		if code != publishapi.CodeRefused || !strings.Contains(msg, "toolset crm names MCP servers (crm), and stage test lists no MCP servers") {
 			t.Fatalf("%s %s", code, msg)
 		}
 	})
@@ -259,7 +260,7 @@ func TestRegisterDraftRefused(t *testing.T) {
 // port, after a backslash or a bad escape, nor in a host that is not one
 // (the cases of testdata/toolsets/mcp-url-leaks.json).
 func TestRegisterDraftShowsNoSecretOfAnMCPURL(t *testing.T) {
-	data, err := os.ReadFile("../../testdata/toolsets/mcp-url-leaks.json")
+	data, err := os.ReadFile("../../../testdata/toolsets/mcp-url-leaks.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,8 +276,8 @@ func TestRegisterDraftShowsNoSecretOfAnMCPURL(t *testing.T) {
 	for _, c := range leaks {
 		t.Run(c.Name, func(t *testing.T) {
 			_, code, msg := e.registerDraft2(t, "alice", draftFor(t, c.URL, mcpserver.CreateTicket))
-			if code != CodeInvalid || !strings.Contains(msg, "draft toolset refused [toolset-mcp-tool]: server crm: URL: ") || !strings.Contains(msg, c.Says) {
-				t.Errorf("%q: %s %s, want %s saying %q", c.URL, code, msg, CodeInvalid, c.Says)
+			if code != publishapi.CodeInvalid || !strings.Contains(msg, "draft toolset refused [toolset-mcp-tool]: server crm: URL: ") || !strings.Contains(msg, c.Says) {
+				t.Errorf("%q: %s %s, want %s saying %q", c.URL, code, msg, publishapi.CodeInvalid, c.Says)
 			}
 			if strings.Contains(strings.ToLower(msg), strings.ToLower(c.Secret)) {
 				t.Errorf("%q: the refusal shows the secret: %s", c.URL, msg)
@@ -292,7 +293,7 @@ func TestRegisterDraftShowsNoSecretOfAnMCPURL(t *testing.T) {
 // the proof is bound to the name "crm".
 func (e *toolsetEnv) registerDraft2(t *testing.T, name string, doc []byte) (json.RawMessage, string, string) {
 	t.Helper()
-	return e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: e.callers.Proof(t, name, RegisterDraftBinding("crm", doc))})
+	return e.direct(t, publishapi.DirectRequest{Action: "register", Toolset: string(doc), Proof: e.callers.Proof(t, name, publishapi.RegisterDraftBinding("crm", doc))})
 }
 
 // Annotations never relax a policy: lookup_customer says it is read-only
@@ -308,12 +309,12 @@ func TestAnnotationsNeverRelaxAPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proof := e.callers.Proof(t, "alice", RegisterDraftBinding("lookup", doc))
-	out, code, msg := e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: proof})
+	proof := e.callers.Proof(t, "alice", publishapi.RegisterDraftBinding("lookup", doc))
+	out, code, msg := e.direct(t, publishapi.DirectRequest{Action: "register", Toolset: string(doc), Proof: proof})
 	if code != "" {
 		t.Fatalf("%s %s", code, msg)
 	}
-	var res RegisterResult
+	var res publishapi.RegisterResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -360,8 +361,8 @@ func TestRegisterRefusesMCPToolsNoListingPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("as an id", func(t *testing.T) {
-		if _, code, msg := e.register(t, "mallory", doc); code != CodeRefused || !strings.Contains(msg, "evil.lookup") {
-			t.Fatalf("register: %q %s, want %s naming evil.lookup", code, msg, CodeRefused)
+		if _, code, msg := e.register(t, "mallory", doc); code != publishapi.CodeRefused || !strings.Contains(msg, "evil.lookup") {
+			t.Fatalf("register: %q %s, want %s naming evil.lookup", code, msg, publishapi.CodeRefused)
 		}
 	})
 	t.Run("in a draft", func(t *testing.T) {

@@ -2,8 +2,6 @@ package publish
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,9 +17,11 @@ import (
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -45,7 +45,7 @@ type Callers interface {
 // diagnostics back and changes nothing (docs/infra.md, "Publishing").
 type Service struct {
 	Callers Callers
-	Params  Params
+	Params  deployment.Params
 	Stage   string
 	Region  string
 	Store   *ledger.Store
@@ -73,24 +73,8 @@ type Request struct {
 	File   string
 	Source []byte
 	// Proof is the caller proof, bound to caller.ActionPublish, the
-	// Solution file's base name and SourceDigest(Source).
+	// Solution file's base name and publishapi.SourceDigest(Source).
 	Proof string
-}
-
-// Result is a publish's answer.
-type Result struct {
-	Diagnostics     []string `json:"diagnostics"`
-	StateMachineARN string   `json:"state_machine_arn,omitempty"`
-	VersionARN      string   `json:"version_arn,omitempty"`
-	Created         bool     `json:"created,omitempty"`
-	ToolsetID       string   `json:"toolset_id,omitempty"`
-	Publisher       string   `json:"publisher,omitempty"`
-	// Warnings are the diagnostics of rule [invisible]
-	// (resolver.RuleInvisible), also among Diagnostics: each names a line
-	// of the source holding characters people cannot see or that reorder
-	// what they see, and the code points, never the text
-	// (resolver.InvisibleLines). They do not refuse the Solution.
-	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SolutionInvisibleLogMessage is the "msg" of the warning log line of a
@@ -99,16 +83,6 @@ type Result struct {
 // resolver.MaxInvisibleLines of them, "line_count" and "code_points";
 // never the text).
 const SolutionInvisibleLogMessage = "solution has invisible characters"
-
-// Error codes of the publish function (the Lambda errorType of a direct
-// invocation, the "code" of a Function URL error body).
-const (
-	CodeInvalid         = "PUBLISH_INVALID"         // a malformed request, or a Solution the resolver refuses (with diagnostics)
-	CodeUnauthenticated = "PUBLISH_UNAUTHENTICATED" // no valid caller proof
-	CodeRefused         = "PUBLISH_REFUSED"         // the toolset is refused by the registration check, or a literal value by the deployment's allow-lists (with diagnostics)
-	CodeUnavailable     = "PUBLISH_UNAVAILABLE"     // DynamoDB, SSM, Step Functions or STS failed; repeat the request
-	CodeNotFound        = "PUBLISH_NOT_FOUND"       // a toolset read (ShowToolset) names no registered toolset
-)
 
 // Error is a refused or failed publish; Message is safe to show.
 type Error struct {
@@ -121,47 +95,35 @@ type Error struct {
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 func (e *Error) Unwrap() error { return e.Err }
 
-// SourceDigest is what a publish proof binds: "sha256:" and the hex
-// SHA-256 of the source.
-func SourceDigest(src []byte) string {
-	sum := sha256.Sum256(src)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// Binding is the caller proof binding of a publish of file with source.
-func Binding(file string, src []byte) caller.Binding {
-	return caller.Binding{Action: caller.ActionPublish, Target: file, InputDigest: SourceDigest(src)}
-}
-
 var fileName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
 // Publish runs one publish for the caller its proof proves. A source
 // holding invisible or bidirectional characters is published with
-// Result.Warnings naming their lines and code points, and logged once
+// publishapi.Result.Warnings naming their lines and code points, and logged once
 // (SolutionInvisibleLogMessage), refused or not.
-func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
+func (s *Service) Publish(ctx context.Context, req Request) (*publishapi.Result, error) {
 	log := s.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	switch {
 	case !fileName.MatchString(req.File) || filepath.Base(req.File) != req.File:
-		return nil, &Error{Code: CodeInvalid, Message: "file must be a base name of 1 to 128 letters, digits, '.', '_' or '-'"}
+		return nil, &Error{Code: publishapi.CodeInvalid, Message: "file must be a base name of 1 to 128 letters, digits, '.', '_' or '-'"}
 	case len(req.Source) == 0 || len(req.Source) > MaxSourceBytes:
-		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("the source must be 1 to %d bytes", MaxSourceBytes)}
+		return nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("the source must be 1 to %d bytes", MaxSourceBytes)}
 	case !utf8.Valid(req.Source):
-		return nil, &Error{Code: CodeInvalid, Message: "the source is not valid UTF-8"}
+		return nil, &Error{Code: publishapi.CodeInvalid, Message: "the source is not valid UTF-8"}
 	}
-	who, err := s.verify(ctx, req.Proof, Binding(req.File, req.Source))
+	who, err := s.verify(ctx, req.Proof, publishapi.Binding(req.File, req.Source))
 	if err != nil {
 		return nil, err
 	}
 	kids := &childReader{ctx: ctx, store: s.Store, read: map[string]ledger.Published{}}
 	res := resolver.Compile(req.File, req.Source, resolver.Options{Toolsets: s.registered(ctx), ChildRunTimeout: kids.runTimeout})
 	if kids.err != nil {
-		return nil, &Error{Code: CodeUnavailable, Message: "the published workflows could not be read; nothing was published", Err: kids.err}
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the published workflows could not be read; nothing was published", Err: kids.err}
 	}
-	out := &Result{Diagnostics: []string{}, Publisher: who.Principal}
+	out := &publishapi.Result{Diagnostics: []string{}, Publisher: who.Principal}
 	for _, d := range res.Diagnostics {
 		out.Diagnostics = append(out.Diagnostics, d.String())
 		if d.Rule == resolver.RuleInvisible {
@@ -171,7 +133,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	logInvisible(ctx, log, req.File, req.Source)
 	if !res.OK() {
 		log.InfoContext(ctx, "publish refused", "file", req.File, "publisher", who.Principal, "diagnostics", len(out.Diagnostics))
-		return nil, &Error{Code: CodeInvalid, Message: "the Solution has errors: nothing was published", Diagnostics: out.Diagnostics}
+		return nil, &Error{Code: publishapi.CodeInvalid, Message: "the Solution has errors: nothing was published", Diagnostics: out.Diagnostics}
 	}
 	if refused := s.Deployment.Check(res); len(refused) > 0 {
 		for _, d := range refused {
@@ -179,7 +141,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 		}
 		out.Diagnostics = capDiagnostics(out.Diagnostics)
 		log.InfoContext(ctx, "publish refused by the deployment's allow-lists", "file", req.File, "publisher", who.Principal, "diagnostics", len(refused))
-		return nil, &Error{Code: CodeRefused, Diagnostics: out.Diagnostics,
+		return nil, &Error{Code: publishapi.CodeRefused, Diagnostics: out.Diagnostics,
 			Message: fmt.Sprintf("%d literal value(s) of the Solution are not allowed by stage %s's tools: nothing was published", len(refused), s.Stage)}
 	}
 	if err := s.checkBase(ctx, res.Toolset); err != nil {
@@ -188,9 +150,9 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	if _, err := s.Store.RegisterToolset(ctx, res.Toolset); err != nil {
 		var refusal *toolset.Refusal
 		if errors.As(err, &refusal) {
-			return nil, &Error{Code: CodeRefused, Message: err.Error(), Diagnostics: out.Diagnostics}
+			return nil, &Error{Code: publishapi.CodeRefused, Message: err.Error(), Diagnostics: out.Diagnostics}
 		}
-		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be registered; nothing was published", Err: err}
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the toolset could not be registered; nothing was published", Err: err}
 	}
 	children, err := s.children(ctx, res, kids)
 	if err != nil {
@@ -198,7 +160,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	}
 	p, err := Publish(ctx, res, s.Params, s.Stage, s.Region, s.SFN, who.Principal, children)
 	if err != nil {
-		return nil, &Error{Code: CodeUnavailable, Message: err.Error(), Diagnostics: out.Diagnostics, Err: err}
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: err.Error(), Diagnostics: out.Diagnostics, Err: err}
 	}
 	// What a parent that starts this Solution is checked against, and the
 	// version it starts. A failure here leaves the version published but
@@ -207,7 +169,7 @@ func (s *Service) Publish(ctx context.Context, req Request) (*Result, error) {
 	if err := s.Store.RecordPublished(ctx, ledger.Published{Solution: res.Solution.Name, VersionARN: p.VersionARN, Version: res.Solution.Version,
 		ToolsetID: res.Toolset.ID, OutputBoundBytes: res.Manifest.OutputBoundBytes, InputLimitBytes: res.Manifest.InputLimitBytes,
 		RunTimeoutSeconds: res.Solution.RunTimeout, SourceDigest: res.Manifest.SourceDigest, Publisher: who.Principal}); err != nil {
-		return nil, &Error{Code: CodeUnavailable, Message: "the version was published but could not be recorded for parents to start: publish again", Err: err}
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the version was published but could not be recorded for parents to start: publish again", Err: err}
 	}
 	out.StateMachineARN, out.VersionARN, out.Created, out.ToolsetID = p.StateMachineARN, p.VersionARN, p.Created, res.Toolset.ID
 	log.InfoContext(ctx, "published", "solution", res.Solution.Name, "version", res.Solution.Version, "toolset_id", res.Toolset.ID,
@@ -239,13 +201,6 @@ func logInvisible(ctx context.Context, log *slog.Logger, file string, source []b
 	log.WarnContext(ctx, SolutionInvisibleLogMessage, "file", file, "lines", numbers, "line_count", len(lines), "code_points", invisible.CodePoints(rs))
 }
 
-// Environment of the publish function (docs/infra.md).
-const (
-	EnvTable      = "TOOLGATE_TABLE"       // the ledger table (required)
-	EnvStage      = "TOOLGATE_STAGE"       // the platform stage (required): parameters under /toolgate/<stage>/
-	EnvParamsFile = "TOOLGATE_PARAMS_FILE" // the local stack only: a parameters file instead of SSM
-)
-
 // FunctionConfig is the publish function's configuration.
 type FunctionConfig struct {
 	Table, Stage, ParamsFile string
@@ -255,19 +210,19 @@ type FunctionConfig struct {
 }
 
 // FunctionConfigFromEnv reads and checks the publish function's
-// configuration: EnvTable, EnvStage, EnvParamsFile, the caller
+// configuration: publishapi.EnvTable, publishapi.EnvStage, publishapi.EnvParamsFile, the caller
 // verifier's (caller.ConfigFromEnv) and the deployment's allow-lists
 // (DeploymentFromEnv).
 func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
-	cfg := FunctionConfig{Table: getenv(EnvTable), Stage: getenv(EnvStage), ParamsFile: getenv(EnvParamsFile)}
+	cfg := FunctionConfig{Table: getenv(publishapi.EnvTable), Stage: getenv(publishapi.EnvStage), ParamsFile: getenv(publishapi.EnvParamsFile)}
 	switch {
 	case cfg.Table == "":
-		return cfg, fmt.Errorf("%s is not set", EnvTable)
+		return cfg, fmt.Errorf("%s is not set", publishapi.EnvTable)
 	case cfg.Stage == "":
-		return cfg, fmt.Errorf("%s is not set", EnvStage)
+		return cfg, fmt.Errorf("%s is not set", publishapi.EnvStage)
 	}
-	if err := CheckStage(cfg.Stage); err != nil {
-		return cfg, fmt.Errorf("%s: %w", EnvStage, err)
+	if err := deployment.CheckStage(cfg.Stage); err != nil {
+		return cfg, fmt.Errorf("%s: %w", publishapi.EnvStage, err)
 	}
 	var err error
 	if cfg.Deployment, err = DeploymentFromEnv(getenv); err != nil {
@@ -294,46 +249,16 @@ type RegisterRequest struct {
 	// naming MCP servers as toolgate writes it (toolset.ParseDraft: an
 	// "mcp_servers" member, no id), whose servers are listed here.
 	Toolset []byte
-	// Proof is bound to caller.ActionRegister and SourceDigest(Toolset),
-	// and to the toolset's id (RegisterBinding) or, for a draft, which has
-	// no id yet, to its name (RegisterDraftBinding).
+	// Proof is bound to caller.ActionRegister and publishapi.SourceDigest(Toolset),
+	// and to the toolset's id (publishapi.RegisterBinding) or, for a draft, which has
+	// no id yet, to its name (publishapi.RegisterDraftBinding).
 	Proof string
-}
-
-// RegisterResult is a registration's answer.
-type RegisterResult struct {
-	ToolsetID string `json:"toolset_id"`
-	Created   bool   `json:"created"`
-	Publisher string `json:"publisher"`
-	// Body is the registered toolset as ShowResult.Body holds it: its
-	// RFC 8785 form without its id (toolset.Canonical), whose digest the
-	// id names. For a draft it is the only account of the tools the
-	// servers listed and were pinned; the CLI writes the lock from it.
-	Body string `json:"body"`
-	// Warnings name each tool whose description, title or schema
-	// descriptions and titles hold characters people cannot see or that
-	// reorder what they see, with their code points
-	// (toolset.InvisibleText). They do not refuse the toolset.
-	Warnings []string `json:"warnings,omitempty"`
 }
 
 // InvisibleTextLogMessage is the "msg" of the warning log line of a
 // registered tool whose text holds invisible or bidirectional characters
 // (with "toolset_id", "tool", "code_points" and "where").
 const InvisibleTextLogMessage = "toolset has invisible characters"
-
-// RegisterBinding is the caller proof binding of a registration of
-// toolset document doc, whose id is id.
-func RegisterBinding(id string, doc []byte) caller.Binding {
-	return caller.Binding{Action: caller.ActionRegister, Target: id, InputDigest: SourceDigest(doc)}
-}
-
-// RegisterDraftBinding is the caller proof binding of a registration of
-// draft doc, named name: its id is known only once its servers are
-// listed. A name never looks like an id (toolset.NamePattern has no "_").
-func RegisterDraftBinding(name string, doc []byte) caller.Binding {
-	return caller.Binding{Action: caller.ActionRegister, Target: name, InputDigest: SourceDigest(doc)}
-}
 
 // MCPListTimeout bounds the listing of a draft's MCP servers, all of
 // them: the publish function's timeout is 30 s (infra), and the table is
@@ -346,34 +271,34 @@ const MCPListTimeout = 20 * time.Second
 // toolset its Solution pins. A toolset sent with its id pins MCP tools
 // only when it is derived (toolset.CheckDerived keeps its base's pins):
 // otherwise they were pinned by no listing, and it is refused with
-// CodeRefused. A draft is first resolved: its MCP servers
+// publishapi.CodeRefused. A draft is first resolved: its MCP servers
 // are listed (s.MCP) and their admitted tools pinned
 // (toolset.ResolveMCP); a server that cannot be listed, that does not
 // list an admitted tool, or a pinned tool the registration check refuses
-// (a schema that does not compile) refuses the draft with CodeRefused,
+// (a schema that does not compile) refuses the draft with publishapi.CodeRefused,
 // naming it, and nothing is registered. A platform tool pinned looser than
 // its function's floor (Service.Floors) refuses any toolset with
-// CodeRefused [toolset-floor] (RuleFloor). A registered toolset whose
+// publishapi.CodeRefused [toolset-floor] (RuleFloor). A registered toolset whose
 // tools' texts hold invisible or bidirectional characters is answered
 // with Warnings naming them, each also logged (InvisibleTextLogMessage).
-func (s *Service) Register(ctx context.Context, req RegisterRequest) (*RegisterResult, error) {
+func (s *Service) Register(ctx context.Context, req RegisterRequest) (*publishapi.RegisterResult, error) {
 	if len(req.Toolset) == 0 || len(req.Toolset) > MaxSourceBytes {
-		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("the toolset must be 1 to %d bytes", MaxSourceBytes)}
+		return nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("the toolset must be 1 to %d bytes", MaxSourceBytes)}
 	}
 	if isDraft(req.Toolset) {
 		return s.registerDraft(ctx, req)
 	}
 	ts, err := toolset.Parse(req.Toolset)
 	if err != nil {
-		return nil, &Error{Code: CodeInvalid, Message: err.Error()}
+		return nil, &Error{Code: publishapi.CodeInvalid, Message: err.Error()}
 	}
 	if mcp := mcpTools(ts); ts.Base == "" && len(mcp) > 0 {
 		// Only a draft's registration lists servers: a pin written by hand
 		// would skip the address rules and the listing.
-		return nil, &Error{Code: CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s pins MCP tools (%s) that no listing pinned: register the toolset file that names their server, whose registration lists it; nothing was registered",
+		return nil, &Error{Code: publishapi.CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s pins MCP tools (%s) that no listing pinned: register the toolset file that names their server, whose registration lists it; nothing was registered",
 			ts.ID, strings.Join(mcp, ", ")), maxDraftMessage, "...")}
 	}
-	who, err := s.verify(ctx, req.Proof, RegisterBinding(ts.ID, req.Toolset))
+	who, err := s.verify(ctx, req.Proof, publishapi.RegisterBinding(ts.ID, req.Toolset))
 	if err != nil {
 		return nil, err
 	}
@@ -401,18 +326,18 @@ func isDraft(doc []byte) bool {
 
 // registerDraft resolves draft req.Toolset by listing its MCP servers,
 // then registers it as Register does.
-func (s *Service) registerDraft(ctx context.Context, req RegisterRequest) (*RegisterResult, error) {
+func (s *Service) registerDraft(ctx context.Context, req RegisterRequest) (*publishapi.RegisterResult, error) {
 	draft, err := toolset.ParseDraft(req.Toolset)
 	if err != nil {
-		return nil, &Error{Code: CodeInvalid, Message: draftError(err)}
+		return nil, &Error{Code: publishapi.CodeInvalid, Message: draftError(err)}
 	}
-	who, err := s.verify(ctx, req.Proof, RegisterDraftBinding(draft.Name, req.Toolset))
+	who, err := s.verify(ctx, req.Proof, publishapi.RegisterDraftBinding(draft.Name, req.Toolset))
 	if err != nil {
 		return nil, err
 	}
 	servers := strings.Join(slices.Sorted(maps.Keys(draft.MCPServers)), ", ")
 	if s.MCP == nil {
-		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("toolset %s names MCP servers (%s), and stage %s lists no MCP servers: this deployment has no MCP client; nothing was registered", draft.Name, servers, s.Stage)}
+		return nil, &Error{Code: publishapi.CodeRefused, Message: fmt.Sprintf("toolset %s names MCP servers (%s), and stage %s lists no MCP servers: this deployment has no MCP client; nothing was registered", draft.Name, servers, s.Stage)}
 	}
 	lctx, cancel := context.WithTimeout(ctx, MCPListTimeout)
 	defer cancel()
@@ -421,10 +346,10 @@ func (s *Service) registerDraft(ctx context.Context, req RegisterRequest) (*Regi
 		if s.Log != nil {
 			s.Log.InfoContext(ctx, "draft toolset refused", "name", draft.Name, "servers", servers, "publisher", who.Principal, "error", err.Error())
 		}
-		return nil, &Error{Code: CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s: %v; nothing was registered", draft.Name, err), maxDraftMessage, "...")}
+		return nil, &Error{Code: publishapi.CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s: %v; nothing was registered", draft.Name, err), maxDraftMessage, "...")}
 	}
 	if err := ts.Verify(catalog.Default()); err != nil {
-		return nil, &Error{Code: CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s as its servers list it (%s): %v; nothing was registered", draft.Name, ts.ID, err), maxDraftMessage, "...")}
+		return nil, &Error{Code: publishapi.CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s as its servers list it (%s): %v; nothing was registered", draft.Name, ts.ID, err), maxDraftMessage, "...")}
 	}
 	return s.register(ctx, ts, who)
 }
@@ -446,7 +371,7 @@ func draftError(err error) string {
 // register registers ts (its base checked first, then its platform
 // tools' pins against their functions' floors) for who, and answers with
 // its id and body.
-func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.Identity) (*RegisterResult, error) {
+func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.Identity) (*publishapi.RegisterResult, error) {
 	if err := s.checkBase(ctx, ts); err != nil {
 		return nil, err
 	}
@@ -457,15 +382,15 @@ func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.
 	if err != nil {
 		var refusal *toolset.Refusal
 		if errors.As(err, &refusal) {
-			return nil, &Error{Code: CodeRefused, Message: err.Error()}
+			return nil, &Error{Code: publishapi.CodeRefused, Message: err.Error()}
 		}
-		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be registered", Err: err}
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the toolset could not be registered", Err: err}
 	}
 	body, err := ts.Canonical()
 	if err != nil {
-		return nil, &Error{Code: CodeUnavailable, Message: "the toolset could not be encoded", Err: err}
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the toolset could not be encoded", Err: err}
 	}
-	res := &RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal, Body: string(body)}
+	res := &publishapi.RegisterResult{ToolsetID: ts.ID, Created: created, Publisher: who.Principal, Body: string(body)}
 	for _, f := range ts.InvisibleText() {
 		res.Warnings = append(res.Warnings, f.String())
 		if s.Log != nil {
@@ -510,7 +435,7 @@ func (s *Service) children(ctx context.Context, res *resolver.Result, kids *chil
 			refused = append(refused, fmt.Sprintf("step %s starts workflow %s, which is not published in stage %s: publish it first", steps, pin.Solution, s.Stage))
 			continue
 		case err != nil:
-			return nil, &Error{Code: CodeUnavailable, Message: "the published workflows could not be read; nothing was published", Err: err}
+			return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the published workflows could not be read; nothing was published", Err: err}
 		}
 		if child.OutputBoundBytes > pin.OutputLimitBytes {
 			refused = append(refused, fmt.Sprintf("step %s starts workflow %s (version %d), whose output may reach %d bytes, over the step's output_limit_bytes %d: raise it or bound %s's output",
@@ -523,7 +448,7 @@ func (s *Service) children(ctx context.Context, res *resolver.Result, kids *chil
 		out[key] = child.VersionARN
 	}
 	if len(refused) > 0 {
-		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("%d workflow step(s) cannot start their Solution: nothing was published", len(refused)), Diagnostics: refused}
+		return nil, &Error{Code: publishapi.CodeRefused, Message: fmt.Sprintf("%d workflow step(s) cannot start their Solution: nothing was published", len(refused)), Diagnostics: refused}
 	}
 	return out, nil
 }
@@ -595,13 +520,13 @@ func (s *Service) checkBase(ctx context.Context, ts *toolset.Toolset) error {
 	}
 	base, err := s.Store.Toolset(ctx, ts.Base)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &Error{Code: CodeRefused, Message: fmt.Sprintf("toolset %s: its base %s is not registered", ts.ID, ts.Base)}
+		return &Error{Code: publishapi.CodeRefused, Message: fmt.Sprintf("toolset %s: its base %s is not registered", ts.ID, ts.Base)}
 	}
 	if err != nil {
-		return &Error{Code: CodeUnavailable, Message: "the base toolset could not be read", Err: err}
+		return &Error{Code: publishapi.CodeUnavailable, Message: "the base toolset could not be read", Err: err}
 	}
 	if err := ts.CheckDerived(base); err != nil {
-		return &Error{Code: CodeRefused, Message: err.Error()}
+		return &Error{Code: publishapi.CodeRefused, Message: err.Error()}
 	}
 	return nil
 }
@@ -610,18 +535,18 @@ func (s *Service) checkBase(ctx context.Context, ts *toolset.Toolset) error {
 // codes.
 func (s *Service) verify(ctx context.Context, proof string, b caller.Binding) (caller.Identity, error) {
 	if s.Callers == nil {
-		return caller.Identity{}, &Error{Code: CodeUnauthenticated, Message: "this function has no caller verifier"}
+		return caller.Identity{}, &Error{Code: publishapi.CodeUnauthenticated, Message: "this function has no caller verifier"}
 	}
 	who, err := s.Callers.Verify(ctx, proof, b)
 	if err != nil {
 		var ce *caller.Error
 		if errors.As(err, &ce) && ce.Reason == caller.Unavailable {
-			return who, &Error{Code: CodeUnavailable, Message: ce.Message, Err: err}
+			return who, &Error{Code: publishapi.CodeUnavailable, Message: ce.Message, Err: err}
 		}
 		if errors.As(err, &ce) {
-			return who, &Error{Code: CodeUnauthenticated, Message: ce.Message + " [" + string(ce.Reason) + "]"}
+			return who, &Error{Code: publishapi.CodeUnauthenticated, Message: ce.Message + " [" + string(ce.Reason) + "]"}
 		}
-		return who, &Error{Code: CodeUnavailable, Message: "the caller could not be verified", Err: err}
+		return who, &Error{Code: publishapi.CodeUnavailable, Message: "the caller could not be verified", Err: err}
 	}
 	return who, nil
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -63,31 +65,31 @@ func TestRegisterChecksTheFloor(t *testing.T) {
 		return t
 	}
 	demoFloor := platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}
-	bound := FileParams{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): arn}
+	bound := deployment.FileParams{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): arn}
 
 	e := newToolsetEnv(t)
 	e.h.service.Floors = platformtool.NewFloors(client, 0, nil)
 	for _, c := range []struct {
 		name   string
 		tags   map[string]string
-		params FileParams
+		params deployment.FileParams
 		fault  func()
 		code   string
 		says   []string
 	}{
 		{name: "a review the owners require", tags: tags(platformtool.Floor{AtLeastOnce: true, Idempotent: true}, nil), params: bound,
-			code: CodeRefused, says: []string{"[" + RuleFloor + "]", "tool create-ticket", "review_required false", "tag toolgate:review=required", "nothing was registered"}},
+			code: publishapi.CodeRefused, says: []string{"[" + RuleFloor + "]", "tool create-ticket", "review_required false", "tag toolgate:review=required", "nothing was registered"}},
 		{name: "idempotency the owners do not claim", tags: tags(platformtool.Floor{ReviewOptional: true, AtLeastOnce: true}, nil), params: bound,
-			code: CodeRefused, says: []string{"[" + RuleFloor + "]", "idempotent true", "tag toolgate:idempotent=false"}},
+			code: publishapi.CodeRefused, says: []string{"[" + RuleFloor + "]", "idempotent true", "tag toolgate:idempotent=false"}},
 		{name: "a floor tag with a bad value", tags: tags(demoFloor, map[string]string{platformtool.TagReview: "never"}), params: bound,
-			code: CodeRefused, says: []string{"[" + RuleFloor + "]", "toolgate:review=\"never\""}},
+			code: publishapi.CodeRefused, says: []string{"[" + RuleFloor + "]", "toolgate:review=\"never\""}},
 		{name: "not tagged for the stage", tags: demoFloor.Tags(), params: bound,
-			code: CodeRefused, says: []string{"[" + RuleFloor + "]", "not tagged toolgate:tool for this stage"}},
-		{name: "a placeholder bound to no function", tags: tags(demoFloor, nil), params: FileParams{},
-			code: CodeRefused, says: []string{"[" + RuleFloor + "]", "bound to no function in stage test"}},
+			code: publishapi.CodeRefused, says: []string{"[" + RuleFloor + "]", "not tagged toolgate:tool for this stage"}},
+		{name: "a placeholder bound to no function", tags: tags(demoFloor, nil), params: deployment.FileParams{},
+			code: publishapi.CodeRefused, says: []string{"[" + RuleFloor + "]", "bound to no function in stage test"}},
 		{name: "Lambda throttles", tags: tags(demoFloor, nil), params: bound,
 			fault: func() { r.FailListTags(1, http.StatusTooManyRequests, "TooManyRequestsException") },
-			code:  CodeUnavailable, says: []string{"could not be read", "nothing was registered"}},
+			code:  publishapi.CodeUnavailable, says: []string{"could not be read", "nothing was registered"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r.SetTags("create-ticket", c.tags)
@@ -118,15 +120,15 @@ func TestRegisterChecksTheFloor(t *testing.T) {
 		if _, code, msg := e.register(t, "alice", lock); code != "" {
 			t.Fatalf("%s %s", code, msg)
 		}
-		reviewed, err := os.ReadFile("../../testdata/toolsets/demo-reviewed.lock.json")
+		reviewed, err := os.ReadFile("../../../testdata/toolsets/demo-reviewed.lock.json")
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The owners now claim no idempotency: demo-reviewed keeps demo's
 		// idempotent true.
 		r.SetTags("create-ticket", tags(platformtool.Floor{ReviewOptional: true, AtLeastOnce: true}, nil))
-		if _, code, msg := e.register(t, "alice", reviewed); code != CodeRefused || !strings.Contains(msg, "idempotent true") {
-			t.Fatalf("%s %s, want %s naming idempotent true", code, msg, CodeRefused)
+		if _, code, msg := e.register(t, "alice", reviewed); code != publishapi.CodeRefused || !strings.Contains(msg, "idempotent true") {
+			t.Fatalf("%s %s, want %s naming idempotent true", code, msg, publishapi.CodeRefused)
 		}
 		if n := r.TagsListed("create-ticket") - listed; n != 2 {
 			t.Fatalf("ListTags %d times, want 2", n)

@@ -14,37 +14,18 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/excerpt"
-	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// SFNAPI is the part of the Step Functions client publishing and running
-// use.
+// SFNAPI is the part of the Step Functions client publishing uses
+// (toolgate run's is resolver/cli/runner's).
 type SFNAPI interface {
 	CreateStateMachine(ctx context.Context, in *sfn.CreateStateMachineInput, opts ...func(*sfn.Options)) (*sfn.CreateStateMachineOutput, error)
 	UpdateStateMachine(ctx context.Context, in *sfn.UpdateStateMachineInput, opts ...func(*sfn.Options)) (*sfn.UpdateStateMachineOutput, error)
 	PublishStateMachineVersion(ctx context.Context, in *sfn.PublishStateMachineVersionInput, opts ...func(*sfn.Options)) (*sfn.PublishStateMachineVersionOutput, error)
 	ListStateMachines(ctx context.Context, in *sfn.ListStateMachinesInput, opts ...func(*sfn.Options)) (*sfn.ListStateMachinesOutput, error)
-	DescribeStateMachine(ctx context.Context, in *sfn.DescribeStateMachineInput, opts ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error)
-	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
-	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
-	GetExecutionHistory(ctx context.Context, in *sfn.GetExecutionHistoryInput, opts ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error)
-}
-
-// StateMachineName is the state machine a Solution is published as in a
-// stage: "toolgate-<stage>_<solution>" (tool.StateMachineName, which
-// review-request's start lane reads too).
-func StateMachineName(stage, solution string) string { return tool.StateMachineName(stage, solution) }
-
-// CheckStage refuses a stage StateMachineName cannot use: one that is not
-// 1 to 20 lower-case letters, digits and "-", starting with a letter
-// (tool.StagePattern).
-func CheckStage(stage string) error {
-	if !tool.StagePattern.MatchString(stage) {
-		return fmt.Errorf("stage %q must be 1 to 20 lower-case letters, digits or '-', starting with a letter", stage)
-	}
-	return nil
 }
 
 // Published is what Publish did.
@@ -59,7 +40,7 @@ type Published struct {
 // version ARN from children (placeholder key -> ARN; CheckChildren):
 // CreateStateMachine has no DefinitionSubstitutions, so toolgate does what
 // CloudFormation would.
-func Substitute(ctx context.Context, res *resolver.Result, params Params, stage string, children map[string]string) (string, error) {
+func Substitute(ctx context.Context, res *resolver.Result, params deployment.Params, stage string, children map[string]string) (string, error) {
 	def := string(res.Definition)
 	keys := make([]string, 0, len(res.Manifest.Placeholders))
 	for k := range res.Manifest.Placeholders {
@@ -68,7 +49,7 @@ func Substitute(ctx context.Context, res *resolver.Result, params Params, stage 
 	sort.Strings(keys)
 	for _, key := range keys {
 		function := res.Manifest.Placeholders[key]
-		arn, err := params.Get(ctx, FunctionARNParam(stage, function))
+		arn, err := params.Get(ctx, deployment.FunctionARNParam(stage, function))
 		if err != nil {
 			return "", fmt.Errorf("function %s: %w", function, err)
 		}
@@ -104,13 +85,13 @@ func Substitute(ctx context.Context, res *resolver.Result, params Params, stage 
 // whose toolset is registered (Service.Publish registers it first) and
 // publishes a version. children are the published version ARNs of the
 // Solutions its workflow steps start (Service.children). It writes nothing when the Solution has errors, the
-// stage is not one (CheckStage), or the substitution fails.
+// stage is not one (deployment.CheckStage), or the substitution fails.
 //
 // Executions log to the platform's log group for Solution executions,
 // /aws/vendedlogs/states/toolgate-<stage> (the infrastructure's alarm on
 // failed executions reads it), and are traced with X-Ray. region is the
 // Step Functions region.
-func Publish(ctx context.Context, res *resolver.Result, params Params, stage, region string, sf SFNAPI, publisher string, children map[string]string) (*Published, error) {
+func Publish(ctx context.Context, res *resolver.Result, params deployment.Params, stage, region string, sf SFNAPI, publisher string, children map[string]string) (*Published, error) {
 	if !res.OK() {
 		return nil, errors.New("the Solution has errors: nothing was published")
 	}
@@ -118,7 +99,7 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 	if err != nil {
 		return nil, err
 	}
-	role, err := params.Get(ctx, ExecutionRoleParam(stage))
+	role, err := params.Get(ctx, deployment.ExecutionRoleParam(stage))
 	if err != nil {
 		return nil, fmt.Errorf("the Solution execution role: %w", err)
 	}
@@ -128,10 +109,10 @@ func Publish(ctx context.Context, res *resolver.Result, params Params, stage, re
 	}
 	tracing := &sfntypes.TracingConfiguration{Enabled: true}
 	out := &Published{}
-	if err := CheckStage(stage); err != nil {
+	if err := deployment.CheckStage(stage); err != nil {
 		return nil, err
 	}
-	name := StateMachineName(stage, res.Solution.Name)
+	name := deployment.StateMachineName(stage, res.Solution.Name)
 	arn, err := findStateMachine(ctx, sf, name)
 	if err != nil {
 		return nil, err
@@ -212,9 +193,6 @@ func findStateMachine(ctx context.Context, sf SFNAPI, name string) (string, erro
 	}
 }
 
-// ExecutionLogGroup is the log group Solution executions log to.
-func ExecutionLogGroup(stage string) string { return "/aws/vendedlogs/states/toolgate-" + stage }
-
 // executionLogging logs execution events (not their data: inputs may hold
 // message bodies) at level ERROR, enough for ExecutionFailed and
 // ExecutionTimedOut. The log group's ARN takes its partition and account
@@ -224,7 +202,7 @@ func executionLogging(roleARN, region, stage string) (*sfntypes.LoggingConfigura
 	if len(parts) != 6 || parts[0] != "arn" || parts[4] == "" || region == "" {
 		return nil, fmt.Errorf("execution role %q (region %q): cannot name the execution log group", roleARN, region)
 	}
-	group := fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s:*", parts[1], region, parts[4], ExecutionLogGroup(stage))
+	group := fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s:*", parts[1], region, parts[4], deployment.ExecutionLogGroup(stage))
 	return &sfntypes.LoggingConfiguration{
 		Level:                sfntypes.LogLevelError,
 		IncludeExecutionData: false,

@@ -23,7 +23,7 @@ import (
 // (but for notes, folded into the message: TestNotesFoldedIntoTheMessage).
 func TestSameDiagnosticsAsCheck(t *testing.T) {
 	for _, name := range []string{"newsletter.yaml", "refuse-structure.yaml", "refuse-no-review.yaml"} {
-		src, err := os.ReadFile("../../testdata/solutions/" + name)
+		src, err := os.ReadFile("../../../testdata/solutions/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestInputErrors(t *testing.T) {
 // folded into its message, cut as any message is: each diagnostic of the
 // result stays within resolver.MaxMessageRunes.
 func TestNotesFoldedIntoTheMessage(t *testing.T) {
-	src, err := os.ReadFile("../../testdata/solutions/refuse-state-size.yaml")
+	src, err := os.ReadFile("../../../testdata/solutions/refuse-state-size.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestBoundsAreTheOutputSchemas(t *testing.T) {
 // how many were left out), and one whose messages quote long keys.
 func TestResultsMeetTheOutputSchema(t *testing.T) {
 	_, s := outputSchema(t)
-	files, err := filepath.Glob("../../testdata/solutions/*.[yj]*")
+	files, err := filepath.Glob("../../../testdata/solutions/*.[yj]*")
 	if err != nil || len(files) < 10 {
 		t.Fatalf("example Solutions: %v %v", files, err)
 	}

@@ -10,6 +10,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/publishapi"
 )
 
 // createSFN has no state machine yet, and creates one with a version.
@@ -34,10 +37,10 @@ func TestPublishWarnsOfInvisibleCharacters(t *testing.T) {
 	var logs bytes.Buffer
 	e.h.service.Log = slog.New(slog.NewJSONHandler(&logs, nil))
 	e.h.service.SFN, e.h.service.Region = createSFN{}, "us-east-1"
-	e.h.service.Params = FileParams{ExecutionRoleParam("test"): "arn:aws:iam::000000000000:role/toolgate-test-solution-execution",
-		FunctionARNParam("test", "review-request"): "arn:aws:lambda:us-east-1:000000000000:function:toolgate-test-review-request"}
+	e.h.service.Params = deployment.FileParams{deployment.ExecutionRoleParam("test"): "arn:aws:iam::000000000000:role/toolgate-test-solution-execution",
+		deployment.FunctionARNParam("test", "review-request"): "arn:aws:lambda:us-east-1:000000000000:function:toolgate-test-review-request"}
 	src := []byte("solution: bidi\nversion: 1\nsteps:\n  - id: a # secret\u200b\n    pass: {x: \"invoice\u202efdp.exe\"}\n")
-	res, err := e.h.service.Publish(t.Context(), Request{File: "bidi.yaml", Source: src, Proof: e.callers.Proof(t, "alice", Binding("bidi.yaml", src))})
+	res, err := e.h.service.Publish(t.Context(), Request{File: "bidi.yaml", Source: src, Proof: e.callers.Proof(t, "alice", publishapi.Binding("bidi.yaml", src))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 var builtinPrices []byte
 
 // BuiltinSource names the built-in price table in an estimate.
-const BuiltinSource = "built-in resolver/cost/prices.json"
+const BuiltinSource = "built-in resolver/cli/cost/prices.json"
 
 // Prices is one region's list prices in US dollars, each in the unit its
 // AWS pricing page quotes it in, so that a figure can be checked against

@@ -1,4 +1,4 @@
-package publish
+package deployment
 
 import (
 	"context"
@@ -6,10 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 )
 
 // Parameter names the platform's infrastructure writes to SSM Parameter
@@ -46,7 +42,10 @@ func StartFunctionParam(stage string) string {
 // ErrParamNotFound is returned for a parameter that does not exist.
 var ErrParamNotFound = errors.New("parameter not found")
 
-// Params reads the platform's parameters.
+// Params reads the platform's parameters: SSM Parameter Store on AWS
+// (shared/deployment/ssmparams), the local stack's file (FileParams). Get
+// returns an error wrapping ErrParamNotFound for a parameter that does not
+// exist.
 type Params interface {
 	Get(ctx context.Context, name string) (string, error)
 }
@@ -75,25 +74,4 @@ func (p FileParams) Get(_ context.Context, name string) (string, error) {
 		return "", fmt.Errorf("%s: %w", name, ErrParamNotFound)
 	}
 	return v, nil
-}
-
-// SSMAPI is the part of the SSM client Params uses.
-type SSMAPI interface {
-	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
-}
-
-// SSMParams reads parameters from SSM Parameter Store.
-type SSMParams struct{ Client SSMAPI }
-
-// Get returns one parameter.
-func (p SSMParams) Get(ctx context.Context, name string) (string, error) {
-	out, err := p.Client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name)})
-	var nf *ssmtypes.ParameterNotFound
-	if errors.As(err, &nf) {
-		return "", fmt.Errorf("%s: %w", name, ErrParamNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("get parameter %s: %w", name, err)
-	}
-	return aws.ToString(out.Parameter.Value), nil
 }

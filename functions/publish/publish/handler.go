@@ -13,54 +13,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
-	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/functionurl"
+	"github.com/toolgate/toolgate/shared/publishapi"
 )
-
-// ProofHeader carries the caller proof on the Function URL
-// (caller.ProofHeader).
-const ProofHeader = caller.ProofHeader
-
-// DirectRequest is a direct invocation of the publish function (the local
-// stack's CLI): {"action": "publish", "file", "source", "proof"},
-// {"action": "register", "toolset", "proof"} or {"action": "show",
-// "toolset_id", "proof"}.
-type DirectRequest struct {
-	Action    string `json:"action"`
-	File      string `json:"file,omitempty"`
-	Source    string `json:"source,omitempty"`
-	Toolset   string `json:"toolset,omitempty"`    // register: the document as text, signed as sent
-	ToolsetID string `json:"toolset_id,omitempty"` // show: the registered toolset's id
-	Proof     string `json:"proof"`
-}
-
-// RegisterBody is the body of POST /toolsets on the Function URL.
-type RegisterBody struct {
-	// Toolset is the document as text (a string, so that no re-encoding
-	// changes the bytes its proof's digest covers).
-	Toolset string `json:"toolset"`
-}
-
-// Body is the body of POST /solutions on the Function URL.
-type Body struct {
-	File   string `json:"file"`
-	Source string `json:"source"`
-}
-
-// ErrorBody is a Function URL error response's body; a direct invocation
-// fails with the code as its errorType and this body, as JSON, as its
-// message, so that diagnostics reach the CLI either way.
-type ErrorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Diagnostics []string `json:"diagnostics,omitempty"`
-}
 
 // Handler is the publish function's Lambda handler: POST /solutions,
 // POST /toolsets and GET /toolsets/{id} on its IAM-authorised Function URL
-// (the caller proof in ProofHeader), or a direct invocation. The event's
+// (the caller proof in publishapi.ProofHeader), or a direct invocation. The event's
 // authorizer is never read: the caller proof says who publishes.
 type Handler struct {
 	service *Service
@@ -88,16 +47,16 @@ func NewHandler(s *Service) *Handler {
 func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &probe); err != nil {
-		return nil, edge(&Error{Code: CodeInvalid, Message: "the request is not a JSON object"})
+		return nil, edge(&Error{Code: publishapi.CodeInvalid, Message: "the request is not a JSON object"})
 	}
 	if _, isURL := probe["requestContext"]; isURL {
 		return h.serveURL(ctx, payload)
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
-	var req DirectRequest
+	var req publishapi.DirectRequest
 	if err := dec.Decode(&req); err != nil || (req.Action != "publish" && req.Action != "register" && req.Action != "show") {
-		return nil, edge(&Error{Code: CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}, {\"action\": \"register\", \"toolset\", \"proof\"} or {\"action\": \"show\", \"toolset_id\", \"proof\"}"})
+		return nil, edge(&Error{Code: publishapi.CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}, {\"action\": \"register\", \"toolset\", \"proof\"} or {\"action\": \"show\", \"toolset_id\", \"proof\"}"})
 	}
 	var res any
 	var err error
@@ -118,9 +77,9 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 func body(err error) (*Error, []byte) {
 	var e *Error
 	if !errors.As(err, &e) {
-		e = &Error{Code: CodeUnavailable, Message: "internal error", Err: err}
+		e = &Error{Code: publishapi.CodeUnavailable, Message: "internal error", Err: err}
 	}
-	var b ErrorBody
+	var b publishapi.ErrorBody
 	b.Error.Code, b.Error.Message, b.Diagnostics = e.Code, e.Message, e.Diagnostics
 	out, _ := json.Marshal(b)
 	return e, out
@@ -135,7 +94,7 @@ func edge(err error) error {
 func (h *Handler) serveURL(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	var ev events.LambdaFunctionURLRequest
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		status, body := answer(nil, &Error{Code: CodeInvalid, Message: "the request is not a Function URL request"})
+		status, body := answer(nil, &Error{Code: publishapi.CodeInvalid, Message: "the request is not a Function URL request"})
 		return json.Marshal(events.LambdaFunctionURLResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)})
 	}
 	resp, err := functionurl.Serve(ctx, h.url, ev)
@@ -168,33 +127,33 @@ func routes(mux *http.ServeMux) http.Handler {
 
 // noRoute refuses any other request.
 func noRoute(w http.ResponseWriter, _ *http.Request) {
-	respond(w, nil, &Error{Code: CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets or GET /toolsets/{id}"})
+	respond(w, nil, &Error{Code: publishapi.CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets or GET /toolsets/{id}"})
 }
 
 // show serves GET /toolsets/{id}.
 func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimPrefix(r.URL.EscapedPath(), "/toolsets/")
-	res, err := h.service.ShowToolset(r.Context(), ShowRequest{ID: id, Proof: r.Header.Get(ProofHeader)})
+	res, err := h.service.ShowToolset(r.Context(), ShowRequest{ID: id, Proof: r.Header.Get(publishapi.ProofHeader)})
 	respond(w, res, err)
 }
 
 // publish serves POST /solutions.
 func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
-	var b Body
+	var b publishapi.Body
 	if !decodeBody(w, r, &b, "the body must be {\"file\": NAME, \"source\": TEXT}") {
 		return
 	}
-	res, err := h.service.Publish(r.Context(), Request{File: b.File, Source: []byte(b.Source), Proof: r.Header.Get(ProofHeader)})
+	res, err := h.service.Publish(r.Context(), Request{File: b.File, Source: []byte(b.Source), Proof: r.Header.Get(publishapi.ProofHeader)})
 	respond(w, res, err)
 }
 
 // register serves POST /toolsets.
 func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
-	var b RegisterBody
+	var b publishapi.RegisterBody
 	if !decodeBody(w, r, &b, "the body must be {\"toolset\": TEXT}") {
 		return
 	}
-	res, err := h.service.Register(r.Context(), RegisterRequest{Toolset: []byte(b.Toolset), Proof: r.Header.Get(ProofHeader)})
+	res, err := h.service.Register(r.Context(), RegisterRequest{Toolset: []byte(b.Toolset), Proof: r.Header.Get(publishapi.ProofHeader)})
 	respond(w, res, err)
 }
 
@@ -203,13 +162,13 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, malformed string) bool {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
-		respond(w, nil, &Error{Code: CodeInvalid, Message: "the body is not valid base64"})
+		respond(w, nil, &Error{Code: publishapi.CodeInvalid, Message: "the body is not valid base64"})
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		respond(w, nil, &Error{Code: CodeInvalid, Message: malformed})
+		respond(w, nil, &Error{Code: publishapi.CodeInvalid, Message: malformed})
 		return false
 	}
 	return true
@@ -218,13 +177,13 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, malformed string)
 // status is the Function URL status of a code.
 func status(code string) int {
 	switch code {
-	case CodeInvalid:
+	case publishapi.CodeInvalid:
 		return http.StatusBadRequest
-	case CodeUnauthenticated:
+	case publishapi.CodeUnauthenticated:
 		return http.StatusUnauthorized
-	case CodeRefused:
+	case publishapi.CodeRefused:
 		return http.StatusForbidden
-	case CodeNotFound:
+	case publishapi.CodeNotFound:
 		return http.StatusNotFound
 	}
 	return http.StatusServiceUnavailable

@@ -1,4 +1,4 @@
-package publish
+package runner
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -47,7 +48,7 @@ func (f *fakeSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInput,
 
 func newsletter(t *testing.T) *resolver.Result {
 	t.Helper()
-	src, err := os.ReadFile("../../testdata/solutions/newsletter.yaml")
+	src, err := os.ReadFile("../../../testdata/solutions/newsletter.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestStartChecksInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := &fakeSFN{name: StateMachineName("dev", "weekly-digest"), definition: c.definition}
+			f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: c.definition}
 			var recorded []string
 			arn, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", func(_ context.Context, arn, digest string) error {
 				recorded = append(recorded, arn, digest)
@@ -136,7 +137,7 @@ func TestStartRecordsTheStartFirst(t *testing.T) {
 		"no Starter, no gate": {ungated, `{"recipient": "a@example.com"}`, nil, false, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := &fakeSFN{name: StateMachineName("dev", "weekly-digest"), definition: c.definition}
+			f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: c.definition}
 			recorded := false
 			_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", func(context.Context, string, string) error {
 				recorded = true
@@ -164,7 +165,7 @@ func TestStartRecordsTheStartFirst(t *testing.T) {
 // start request) or started.
 func TestStartRefusesAChildsNameBeforeAnythingIsSigned(t *testing.T) {
 	for _, name := range []string{tool.ChildExecutionName("arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1", "1"), "tg-mine", "tg-"} {
-		f := &fakeSFN{name: StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
+		f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
 		recorded := false
 		_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), name, func(context.Context, string, string) error {
 			recorded = true
@@ -175,7 +176,7 @@ func TestStartRefusesAChildsNameBeforeAnythingIsSigned(t *testing.T) {
 		}
 	}
 	// Another letter case is another name to Step Functions, and no child's.
-	f := &fakeSFN{name: StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
+	f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
 	if _, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), "TG-mine", func(context.Context, string, string) error { return nil }); err != nil || f.started == nil {
 		t.Fatalf("TG-mine: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -29,16 +30,16 @@ func TestPublishFunctionRefusesCallerProofsOfAnotherAccount(t *testing.T) {
 	src := []byte("solution: outside\nversion: 1\nsteps:\n  - id: a\n    pass: {x: 1}\n")
 	for _, c := range []struct {
 		name string
-		req  DirectRequest
+		req  publishapi.DirectRequest
 	}{
-		{"register", DirectRequest{Action: "register", Toolset: string(lock), Proof: e.callers.ProofIn(t, outside, "alice", RegisterBinding(ts.ID, lock))}},
-		{"show a toolset", DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: e.callers.ProofIn(t, outside, "alice", ShowBinding(ts.ID))}},
-		{"publish", DirectRequest{Action: "publish", File: "outside.yaml", Source: string(src), Proof: e.callers.ProofIn(t, outside, "alice", Binding("outside.yaml", src))}},
+		{"register", publishapi.DirectRequest{Action: "register", Toolset: string(lock), Proof: e.callers.ProofIn(t, outside, "alice", publishapi.RegisterBinding(ts.ID, lock))}},
+		{"show a toolset", publishapi.DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: e.callers.ProofIn(t, outside, "alice", publishapi.ShowBinding(ts.ID))}},
+		{"publish", publishapi.DirectRequest{Action: "publish", File: "outside.yaml", Source: string(src), Proof: e.callers.ProofIn(t, outside, "alice", publishapi.Binding("outside.yaml", src))}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, code, msg := e.direct(t, c.req)
-			if code != string(CodeUnauthenticated) || !strings.Contains(msg, "["+string(caller.WrongAccount)+"]") {
-				t.Fatalf("%s %s, want %s naming [%s]", code, msg, CodeUnauthenticated, caller.WrongAccount)
+			if code != string(publishapi.CodeUnauthenticated) || !strings.Contains(msg, "["+string(caller.WrongAccount)+"]") {
+				t.Fatalf("%s %s, want %s naming [%s]", code, msg, publishapi.CodeUnauthenticated, caller.WrongAccount)
 			}
 		})
 	}

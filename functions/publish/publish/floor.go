@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -64,7 +66,7 @@ func (s *Service) checkFloors(ctx context.Context, ts *toolset.Toolset) error {
 		return nil
 	}
 	if err := ts.Verify(catalog.Default()); err != nil {
-		return &Error{Code: CodeRefused, Message: err.Error()}
+		return &Error{Code: publishapi.CodeRefused, Message: err.Error()}
 	}
 	var refused []string
 	for _, name := range names {
@@ -78,7 +80,7 @@ func (s *Service) checkFloors(ctx context.Context, ts *toolset.Toolset) error {
 		}
 		te := tool.Classify(err)
 		if te.Retryable() {
-			return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("the floor of tool %s's function could not be read: %s; nothing was registered", name, te.Message), Err: err}
+			return &Error{Code: publishapi.CodeUnavailable, Message: fmt.Sprintf("the floor of tool %s's function could not be read: %s; nothing was registered", name, te.Message), Err: err}
 		}
 		refused = append(refused, fmt.Sprintf("tool %s: %s", name, te.Message))
 	}
@@ -89,7 +91,7 @@ func (s *Service) checkFloors(ctx context.Context, ts *toolset.Toolset) error {
 		s.Log.InfoContext(ctx, "toolset refused by its platform tools' floors", "toolset_id", ts.ID, "tools", len(refused))
 	}
 	r := &toolset.Refusal{ToolsetID: ts.ID, Rule: RuleFloor, Reason: strings.Join(refused, "; ")}
-	return &Error{Code: CodeRefused, Message: excerpt.Bytes(r.Error(), maxDraftMessage, "...") + "; nothing was registered"}
+	return &Error{Code: publishapi.CodeRefused, Message: excerpt.Bytes(r.Error(), maxDraftMessage, "...") + "; nothing was registered"}
 }
 
 // toolFunction resolves a pinned platform tool's function reference to
@@ -107,7 +109,7 @@ func (s *Service) toolFunction(ctx context.Context, ref string) (string, error) 
 	name := toolset.ToolFunctionParam(s.Stage, m[1])
 	arn, err := s.Params.Get(ctx, name)
 	switch {
-	case errors.Is(err, ErrParamNotFound):
+	case errors.Is(err, deployment.ErrParamNotFound):
 		return "", tool.Wrap(tool.PermissionDenied, err, "the pinned function %s is bound to no function in stage %s (no SSM parameter %s), so its floor cannot be read", ref, s.Stage, name)
 	case err != nil:
 		return "", tool.Wrap(tool.UpstreamUnavailable, err, "the SSM parameter of the pinned function %s could not be read", ref)

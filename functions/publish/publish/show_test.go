@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -54,13 +55,13 @@ func newToolsetEnv(t *testing.T) *toolsetEnv {
 
 // direct invokes the handler as a direct invocation and returns its
 // answer, or its error code (the Lambda errorType) and message.
-func (e *toolsetEnv) direct(t *testing.T, req DirectRequest) (json.RawMessage, string, string) {
+func (e *toolsetEnv) direct(t *testing.T, req publishapi.DirectRequest) (json.RawMessage, string, string) {
 	t.Helper()
 	payload, _ := json.Marshal(req)
 	out, err := e.h.Handle(context.Background(), payload)
 	var ie messages.InvokeResponse_Error
 	if errors.As(err, &ie) {
-		var eb ErrorBody
+		var eb publishapi.ErrorBody
 		if err := json.Unmarshal([]byte(ie.Message), &eb); err != nil || eb.Error.Code != ie.Type {
 			t.Fatalf("error body %q: %v", ie.Message, err)
 		}
@@ -79,7 +80,7 @@ func (e *toolsetEnv) register(t *testing.T, name string, doc []byte) (json.RawMe
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.direct(t, DirectRequest{Action: "register", Toolset: string(doc), Proof: e.callers.Proof(t, name, RegisterBinding(ts.ID, doc))})
+	return e.direct(t, publishapi.DirectRequest{Action: "register", Toolset: string(doc), Proof: e.callers.Proof(t, name, publishapi.RegisterBinding(ts.ID, doc))})
 }
 
 // storedBody is the body attribute of toolset id's item.
@@ -93,7 +94,7 @@ func (e *toolsetEnv) storedBody(t *testing.T, id string) string {
 	return out.Item["body"].(*types.AttributeValueMemberS).Value
 }
 
-const demoLock = "../../testdata/toolsets/demo.lock.json"
+const demoLock = "../../../testdata/toolsets/demo.lock.json"
 
 // A registered toolset is shown exactly as stored, on both routes, to a
 // caller whose proof is bound to its id; the body digests to the id and
@@ -113,7 +114,7 @@ func TestShowToolset(t *testing.T) {
 	}
 	check := func(t *testing.T, out []byte) {
 		t.Helper()
-		var res ShowResult
+		var res publishapi.ShowResult
 		if err := json.Unmarshal(out, &res); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
@@ -133,14 +134,14 @@ func TestShowToolset(t *testing.T) {
 		}
 	}
 	t.Run("direct", func(t *testing.T) {
-		out, code, msg := e.direct(t, DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: e.callers.Proof(t, "bob", ShowBinding(ts.ID))})
+		out, code, msg := e.direct(t, publishapi.DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: e.callers.Proof(t, "bob", publishapi.ShowBinding(ts.ID))})
 		if code != "" {
 			t.Fatalf("%s %s", code, msg)
 		}
 		check(t, out)
 	})
 	t.Run("Function URL", func(t *testing.T) {
-		resp := e.url(t, http.MethodGet, "/toolsets/"+ts.ID, e.callers.Proof(t, "bob", ShowBinding(ts.ID)))
+		resp := e.url(t, http.MethodGet, "/toolsets/"+ts.ID, e.callers.Proof(t, "bob", publishapi.ShowBinding(ts.ID)))
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("HTTP %d %s", resp.StatusCode, resp.Body)
 		}
@@ -151,14 +152,14 @@ func TestShowToolset(t *testing.T) {
 	for _, c := range []struct {
 		name, id, proof, code, says string
 	}{
-		{"not registered", other, e.callers.Proof(t, "bob", ShowBinding(other)), CodeNotFound, "is not registered in stage test"},
-		{"malformed id", "ts_x", e.callers.Proof(t, "bob", ShowBinding("ts_x")), CodeInvalid, `"ts_x" is not a toolset id`},
-		{"proof bound to another id", ts.ID, e.callers.Proof(t, "bob", ShowBinding(other)), CodeUnauthenticated, "proof-refused"},
-		{"proof for a registration", ts.ID, e.callers.Proof(t, "bob", RegisterBinding(ts.ID, lock)), CodeUnauthenticated, "proof-refused"},
-		{"no proof", ts.ID, "", CodeUnauthenticated, "proof-missing"},
+		{"not registered", other, e.callers.Proof(t, "bob", publishapi.ShowBinding(other)), publishapi.CodeNotFound, "is not registered in stage test"},
+		{"malformed id", "ts_x", e.callers.Proof(t, "bob", publishapi.ShowBinding("ts_x")), publishapi.CodeInvalid, `"ts_x" is not a toolset id`},
+		{"proof bound to another id", ts.ID, e.callers.Proof(t, "bob", publishapi.ShowBinding(other)), publishapi.CodeUnauthenticated, "proof-refused"},
+		{"proof for a registration", ts.ID, e.callers.Proof(t, "bob", publishapi.RegisterBinding(ts.ID, lock)), publishapi.CodeUnauthenticated, "proof-refused"},
+		{"no proof", ts.ID, "", publishapi.CodeUnauthenticated, "proof-missing"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, code, msg := e.direct(t, DirectRequest{Action: "show", ToolsetID: c.id, Proof: c.proof})
+			_, code, msg := e.direct(t, publishapi.DirectRequest{Action: "show", ToolsetID: c.id, Proof: c.proof})
 			if code != c.code || !strings.Contains(msg, c.says) {
 				t.Fatalf("direct: %s %s; want %s saying %q", code, msg, c.code, c.says)
 			}
@@ -170,9 +171,9 @@ func TestShowToolset(t *testing.T) {
 		name, path, proof string
 		status            int
 	}{
-		{"not registered", "/toolsets/" + other, e.callers.Proof(t, "bob", ShowBinding(other)), http.StatusNotFound},
+		{"not registered", "/toolsets/" + other, e.callers.Proof(t, "bob", publishapi.ShowBinding(other)), http.StatusNotFound},
 		{"no proof", "/toolsets/" + ts.ID, "", http.StatusUnauthorized},
-		{"no id", "/toolsets/", e.callers.Proof(t, "bob", ShowBinding("")), http.StatusBadRequest},
+		{"no id", "/toolsets/", e.callers.Proof(t, "bob", publishapi.ShowBinding("")), http.StatusBadRequest},
 	} {
 		t.Run("Function URL "+c.name, func(t *testing.T) {
 			if resp := e.url(t, http.MethodGet, c.path, c.proof); resp.StatusCode != c.status {
@@ -187,7 +188,7 @@ func (e *toolsetEnv) url(t *testing.T, method, path, proof string) events.Lambda
 	t.Helper()
 	var ev events.LambdaFunctionURLRequest
 	ev.RawPath, ev.RequestContext.HTTP.Method = path, method
-	ev.Headers = map[string]string{strings.ToLower(ProofHeader): proof}
+	ev.Headers = map[string]string{strings.ToLower(publishapi.ProofHeader): proof}
 	payload, _ := json.Marshal(ev)
 	out, err := e.h.Handle(context.Background(), payload)
 	if err != nil {
@@ -227,11 +228,11 @@ func TestToolsetPolicyCheckedByThePublishFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, code, msg := e.register(t, "alice", doc); code != CodeRefused || !strings.Contains(msg, "[toolset-policy]") || !strings.Contains(msg, "post-invoice") {
+	if _, code, msg := e.register(t, "alice", doc); code != publishapi.CodeRefused || !strings.Contains(msg, "[toolset-policy]") || !strings.Contains(msg, "post-invoice") {
 		t.Fatalf("register: %s %s", code, msg)
 	}
-	proof := e.callers.Proof(t, "bob", ShowBinding(ts.ID))
-	if _, code, msg := e.direct(t, DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: proof}); code != CodeNotFound {
+	proof := e.callers.Proof(t, "bob", publishapi.ShowBinding(ts.ID))
+	if _, code, msg := e.direct(t, publishapi.DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: proof}); code != publishapi.CodeNotFound {
 		t.Fatalf("show after the refusal: %s %s", code, msg)
 	}
 	body, err := ts.Canonical()
@@ -244,8 +245,8 @@ func TestToolsetPolicyCheckedByThePublishFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proof = e.callers.Proof(t, "bob", ShowBinding(ts.ID))
-	if _, code, msg := e.direct(t, DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: proof}); code != CodeRefused || !strings.Contains(msg, "[toolset-policy]") {
+	proof = e.callers.Proof(t, "bob", publishapi.ShowBinding(ts.ID))
+	if _, code, msg := e.direct(t, publishapi.DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: proof}); code != publishapi.CodeRefused || !strings.Contains(msg, "[toolset-policy]") {
 		t.Fatalf("show of an item written around registration: %s %s", code, msg)
 	}
 }

@@ -23,11 +23,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
+	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/resolver"
-	"github.com/toolgate/toolgate/resolver/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/sendemail"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
@@ -480,8 +481,8 @@ steps:
 	svc := &publish.Service{Callers: refusedCaller{}, Stage: "dev", Deployment: dep, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	_, err = svc.Publish(context.Background(), publish.Request{File: "lists.yaml", Source: src, Proof: "p"})
 	var pe *publish.Error
-	if !errors.As(err, &pe) || pe.Code != publish.CodeRefused {
-		t.Fatalf("publish: %v, want %s", err, publish.CodeRefused)
+	if !errors.As(err, &pe) || pe.Code != publishapi.CodeRefused {
+		t.Fatalf("publish: %v, want %s", err, publishapi.CodeRefused)
 	}
 	want := []string{
 		`lists.yaml:8:17: error: [deployment] step "fetch" with.url: host api.example.com is not on the platform allow-list; structured-data-fetch would refuse every run of this step (TOOL_PERMISSION_DENIED)`,

@@ -1,4 +1,4 @@
-package publish
+package runner
 
 import (
 	"context"
@@ -16,8 +16,21 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/tool"
 )
+
+// SFNAPI is the part of the Step Functions client running uses: finding
+// the state machine (ListStateMachines), reading its definition
+// (DescribeStateMachine), starting the execution (StartExecution) and
+// following it (GetExecutionHistory, DescribeExecution).
+type SFNAPI interface {
+	ListStateMachines(ctx context.Context, in *sfn.ListStateMachinesInput, opts ...func(*sfn.Options)) (*sfn.ListStateMachinesOutput, error)
+	DescribeStateMachine(ctx context.Context, in *sfn.DescribeStateMachineInput, opts ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error)
+	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+	GetExecutionHistory(ctx context.Context, in *sfn.GetExecutionHistoryInput, opts ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error)
+}
 
 // StartRecorder asks review-request, through its start alias, for the
 // start record of the execution executionARN whose whole execution input
@@ -90,7 +103,7 @@ var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlie
 // Starter of a revision published in between refuses a run without a
 // record).
 func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, record StartRecorder) (string, error) {
-	if err := CheckStage(stage); err != nil {
+	if err := deployment.CheckStage(stage); err != nil {
 		return "", err
 	}
 	if name != "" {
@@ -98,7 +111,7 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 			return "", err
 		}
 	}
-	sm := StateMachineName(stage, solution)
+	sm := deployment.StateMachineName(stage, solution)
 	arn, err := findStateMachine(ctx, sf, sm)
 	if err != nil {
 		return "", err
@@ -152,6 +165,27 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 		return "", fmt.Errorf("start execution of %s: %w", sm, err)
 	}
 	return aws.ToString(out.ExecutionArn), nil
+}
+
+// findStateMachine returns the ARN of the state machine named name, or ""
+// when there is none, listing every page.
+func findStateMachine(ctx context.Context, sf SFNAPI, name string) (string, error) {
+	var token *string
+	for {
+		out, err := sf.ListStateMachines(ctx, &sfn.ListStateMachinesInput{NextToken: token})
+		if err != nil {
+			return "", fmt.Errorf("list state machines: %w", err)
+		}
+		for _, m := range out.StateMachines {
+			if aws.ToString(m.Name) == name {
+				return aws.ToString(m.StateMachineArn), nil
+			}
+		}
+		if out.NextToken == nil {
+			return "", nil
+		}
+		token = out.NextToken
+	}
 }
 
 // CheckInput checks a run's input against the InputRecord of the state
