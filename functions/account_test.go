@@ -57,7 +57,7 @@ func TestFunctionsRefuseCallerProofsOfAnotherAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	runID := lane.DirectRunPrefix(local.PrincipalIn(outside, "mallory")) + "invoke-1"
-	req := review.LaneRequest{Action: "request", RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email", ToolsetID: s.ts.ID, TimeoutSeconds: 600}
+	req := review.LaneRequest{Action: "request", ReviewedCall: tool.ReviewedCall{RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email", ToolsetID: s.ts.ID, TimeoutSeconds: 600}}
 	execution := fmt.Sprintf("arn:aws:states:us-east-1:000000000000:execution:weekly-digest:outside-%d", time.Now().UnixNano())
 	key := runID + "/1"
 

@@ -456,8 +456,8 @@ func TestReviewRequestDirectLaneUnderRIE(t *testing.T) {
 	// the request (review.RequestBinding): before changes the request
 	// before it is signed, after changes it once signed.
 	request := func(as, runID string, before, after func(*review.LaneRequest, map[string]any)) map[string]any {
-		req := review.LaneRequest{Action: "request", RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email",
-			ToolsetID: s.ts.ID, TimeoutSeconds: 600}
+		req := review.LaneRequest{Action: "request", ReviewedCall: tool.ReviewedCall{RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email",
+			ToolsetID: s.ts.ID, TimeoutSeconds: 600}}
 		extra := map[string]any{}
 		if before != nil {
 			before(&req, extra)
@@ -561,8 +561,8 @@ func TestDirectLaneClosedWithoutConfiguredReviewers(t *testing.T) {
 	_, digest, _ := tool.InputDigest(json.RawMessage(`{"to":["team@example.com"]}`))
 	_, code, msg := call(t, closed, map[string]any{"action": "request", "run_id": runID, "step": "invoke-review", "of": "invoke", "tool": "send-email",
 		"toolset_id": s.ts.ID, "input": input, "timeout_seconds": 60,
-		"proof": s.callers.Proof(t, requester, review.RequestBinding(review.LaneRequest{RunID: runID, Step: "invoke-review", Of: "invoke",
-			Tool: "send-email", ToolsetID: s.ts.ID, TimeoutSeconds: 60}, digest))})
+		"proof": s.callers.Proof(t, requester, review.RequestBinding(review.LaneRequest{ReviewedCall: tool.ReviewedCall{RunID: runID, Step: "invoke-review", Of: "invoke",
+			Tool: "send-email", ToolsetID: s.ts.ID, TimeoutSeconds: 60}}, digest))})
 	if code != "REVIEW_FORBIDDEN" || !strings.Contains(msg, "direct lane is closed") {
 		t.Fatalf("%s %s, want the direct lane closed", code, msg)
 	}

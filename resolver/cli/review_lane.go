@@ -86,8 +86,8 @@ func (l *reviewLane) gate(ctx context.Context, ts *toolset.Toolset, payload []by
 		return fail(ExitMisuse, "%v", err)
 	}
 	var requested review.RequestResult
-	req := review.LaneRequest{Action: review.LaneRequestAction, RunID: env.RunID, Step: directReviewStep, Of: env.Step,
-		Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input, TimeoutSeconds: int((l.wait + reviewGrace).Seconds())}
+	req := review.LaneRequest{Action: review.LaneRequestAction, ReviewedCall: tool.ReviewedCall{RunID: env.RunID, Step: directReviewStep, Of: env.Step,
+		Tool: env.Tool, ToolsetID: env.ToolsetID, Input: env.Input, TimeoutSeconds: int((l.wait + reviewGrace).Seconds())}}
 	if code := l.call(ctx, fn, req, review.RequestBinding(req, digest), &requested, stderr); code != ExitOK {
 		return nil, code
 	}

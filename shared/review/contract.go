@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // ProofHeader carries the caller proof on the decision function's Function
@@ -28,19 +29,13 @@ type RequestResult struct {
 // caller.ActionRequest with the run id, the tool and the input's digest;
 // caller.ActionStatus with the review id.
 type LaneRequest struct {
-	Action    string          `json:"action"`
-	ReviewID  string          `json:"review_id,omitempty"`
-	RunID     string          `json:"run_id,omitempty"`
-	Step      string          `json:"step,omitempty"`
-	Of        string          `json:"of,omitempty"`
-	Tool      string          `json:"tool,omitempty"`
-	ToolsetID string          `json:"toolset_id,omitempty"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	// Reviewers must be empty: the platform names the direct lane's
-	// reviewers (DirectPolicy).
-	Reviewers      []string `json:"reviewers,omitempty"`
-	TimeoutSeconds int      `json:"timeout_seconds,omitempty"`
-	Proof          string   `json:"proof,omitempty"`
+	Action   string `json:"action"`
+	ReviewID string `json:"review_id,omitempty"`
+	// ReviewedCall is the call of a "request", and empty in a "status"
+	// (whose members are then zero). Reviewers must be empty: the platform
+	// names the direct lane's reviewers (DirectPolicy).
+	tool.ReviewedCall
+	Proof string `json:"proof,omitempty"`
 }
 
 // StartRequest is the one request of review-request's start alias

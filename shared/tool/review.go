@@ -7,11 +7,11 @@ import (
 	"strings"
 )
 
-// ReviewTask is the payload a compiled review Task sends review-request
-// with its task token (docs/solutions.md, "The review Task"); review-request
-// decodes it strictly (shared/review DecodeTask). Every field is required.
-type ReviewTask struct {
-	TaskToken      string          `json:"task_token"`
+// ReviewedCall is the call a review is about, as both ways of asking for
+// one send it: a compiled review Task (ReviewTask) and a direct-lane
+// request (shared/review LaneRequest), which embed it. Every field is
+// required of a review Task.
+type ReviewedCall struct {
 	RunID          string          `json:"run_id"`
 	Step           string          `json:"step"`
 	Of             string          `json:"of"`
@@ -20,6 +20,15 @@ type ReviewTask struct {
 	Input          json.RawMessage `json:"input"`
 	Reviewers      []string        `json:"reviewers"`
 	TimeoutSeconds int             `json:"timeout_seconds"`
+}
+
+// ReviewTask is the payload a compiled review Task sends review-request
+// with its task token (docs/solutions.md, "The review Task"): the reviewed
+// call between its task token and its requester; review-request decodes it
+// strictly (shared/review DecodeTask). Every field is required.
+type ReviewTask struct {
+	TaskToken string `json:"task_token"`
+	ReviewedCall
 	// Requester is the verified starter of the execution (StartResult),
 	// who may not decide the review (four eyes, docs/reviews.md).
 	Requester string `json:"requester"`
@@ -82,15 +91,30 @@ const ReviewUnavailable = "REVIEW_UNAVAILABLE"
 // builds against them, and the decoders read members by them; the
 // Member constants mirror the Envelope's (TestEnvelopeMemberNames).
 func FieldNames(v any) []string {
-	t := reflect.TypeOf(v)
+	var out []string
+	for _, f := range jsonFields(reflect.TypeOf(v)) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
+}
+
+// jsonFields lists the fields of struct type t (or of what t points to)
+// that carry a JSON member name, in order, with the fields of an embedded
+// struct in its place, as encoding/json promotes them.
+func jsonFields(t reflect.Type) []reflect.StructField {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	var out []string
+	var out []reflect.StructField
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out = append(out, name)
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "" && (f.Type.Kind() == reflect.Struct || f.Type.Kind() == reflect.Pointer):
+			out = append(out, jsonFields(f.Type)...)
+		case name != "" && name != "-":
+			out = append(out, f)
 		}
 	}
 	return out
@@ -101,12 +125,8 @@ func FieldNames(v any) []string {
 // published earlier sends lacks the members added since, which are
 // optional so that it still decodes.
 func Optional(v any, name string) bool {
-	t := reflect.TypeOf(v)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	for i := range t.NumField() {
-		n, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	for _, f := range jsonFields(reflect.TypeOf(v)) {
+		n, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if n == name {
 			return slices.Contains(strings.Split(opts, ","), "omitempty")
 		}
