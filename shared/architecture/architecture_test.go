@@ -28,16 +28,47 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// listModule lists every package of the module with `go list`.
+// build is one way the module is built: files a build constraint leaves
+// out of one are in another, and each must keep to the layers.
+type build struct {
+	name string
+	env  []string // added to the environment of go list
+	tags string   // go list -tags
+}
+
+// builds are the host's default build and the deployed functions' (linux
+// on arm64 with the tags `make build` and the local stack use, and the
+// crash-test hooks of the end-to-end tests).
+var builds = []build{
+	{name: "host"},
+	{name: "linux/arm64 lambda.norpc,crashtest", env: []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, tags: "lambda.norpc,crashtest"},
+}
+
+// listModule lists every package of the module with `go list`, in every
+// build: a package appears once per build that has it.
 func listModule(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .Deps \" \"}}", "./...")
+	var ps []pkg
+	for _, b := range builds {
+		ps = append(ps, listBuild(t, b)...)
+	}
+	return ps
+}
+
+func listBuild(t *testing.T, b build) []pkg {
+	t.Helper()
+	args := []string{"list", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .Deps \" \"}}"}
+	if b.tags != "" {
+		args = append(args, "-tags", b.tags)
+	}
+	cmd := exec.Command("go", append(args, "./...")...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), b.env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
+		t.Fatalf("go list (%s build): %v\n%s", b.name, err, stderr.String())
 	}
 	var ps []pkg
 	for line := range strings.Lines(strings.TrimSpace(string(out))) {
@@ -48,7 +79,7 @@ func listModule(t *testing.T) []pkg {
 		ps = append(ps, pkg{path: below(f[0]), imports: strings.Fields(f[1]), deps: strings.Fields(f[2])})
 	}
 	if len(ps) < 20 {
-		t.Fatalf("go list found %d packages; expected the whole module", len(ps))
+		t.Fatalf("go list (%s build) found %d packages; expected the whole module", b.name, len(ps))
 	}
 	return ps
 }
@@ -148,16 +179,18 @@ func matches(forbidden, dep string) bool {
 // The rules the layers exist for, checked by name as well, so that a
 // change to Layers cannot quietly drop one.
 func TestTheHouseRules(t *testing.T) {
-	byPath := map[string]pkg{}
+	byPath := map[string][]pkg{} // one per build
 	for _, p := range listModule(t) {
-		byPath[p.path] = p
+		byPath[p.path] = append(byPath[p.path], p)
 	}
 	links := func(from, forbidden string) bool {
-		p, ok := byPath[from]
+		ps, ok := byPath[from]
 		if !ok {
 			t.Fatalf("no package %s", from)
 		}
-		return slices.ContainsFunc(p.deps, func(d string) bool { return matches(forbidden, d) })
+		return slices.ContainsFunc(ps, func(p pkg) bool {
+			return slices.ContainsFunc(p.deps, func(d string) bool { return matches(forbidden, d) })
+		})
 	}
 	cases := []struct {
 		name, from, forbidden string

@@ -371,6 +371,7 @@ func TestNewRefusesStoresThatDoNotSeal(t *testing.T) {
 		"an unsealed ledger store": {Ledger: e.store, Reviews: e.reviews(), Run: gatedTool(&calls)},
 		"an unsealed review store": {Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Reviews: plain, Run: gatedTool(&calls)},
 		"no ledger store":          {Reviews: e.reviews(), Run: gatedTool(&calls)},
+		"no tool to run":           {Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Reviews: e.reviews()},
 	} {
 		if _, err := New(cfg, deps); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -144,6 +144,8 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 			len(cfg.ExternalKeySecret), externalkey.MinSecretBytes)
 	}
 	switch {
+	case deps.Run == nil:
+		return nil, errors.New("dispatch: no tool to run (Deps.Run)")
 	case deps.Ledger == nil:
 		return nil, errors.New("dispatch: no ledger store")
 	case !deps.Ledger.Sealed():

@@ -133,12 +133,19 @@ func (w *buffered) response() events.LambdaFunctionURLResponse {
 	return resp
 }
 
-// Clean reports whether an http.Request's URL.Path is in the clean form
-// http.ServeMux routes without redirecting (path.Clean's, a trailing
-// slash kept): a handler that must answer every path itself refuses one
-// that is not, rather than let the mux answer 301.
-func Clean(p string) bool {
-	if p == "" || p[0] != '/' {
+// Plain reports whether r can be routed by an http.ServeMux exactly as
+// its path was sent: the path starts with "/", holds no percent-encoding
+// (ServeMux would match "/%72eviews" as "/reviews", and redirect a path
+// whose escaped form it would clean, "%2F…"), is in the clean form ServeMux
+// routes without redirecting (path.Clean's, a trailing slash kept: no "//",
+// ".", ".."), and the method is not HEAD, which ServeMux serves with a GET
+// route. The routes of toolgate's Function URLs are ASCII and their ids
+// need no escaping (review and toolset ids), so a handler that must answer
+// every other request itself refuses one that is not plain, before its mux
+// sees it.
+func Plain(r *http.Request) bool {
+	p := r.URL.EscapedPath()
+	if r.Method == http.MethodHead || strings.Contains(p, "%") || p != r.URL.Path || p == "" || p[0] != '/' {
 		return false
 	}
 	c := path.Clean(p)

@@ -88,11 +88,36 @@ func TestServeDefaultsAndBinaryBodies(t *testing.T) {
 	}
 }
 
-// Clean is http.ServeMux's clean form.
-func TestClean(t *testing.T) {
-	for p, want := range map[string]bool{"/": true, "/a": true, "/a/": true, "": false, "a": false, "//a": false, "/a//b": false, "/a/./b": false, "/a/..": false, "/a/b/": true} {
-		if Clean(p) != want {
-			t.Errorf("Clean(%q) = %v", p, !want)
-		}
+// Plain is a request http.ServeMux routes exactly as its path was sent:
+// nothing it would clean, redirect, unescape or serve with another method.
+func TestPlain(t *testing.T) {
+	cases := []struct {
+		name, method, raw string
+		want              bool
+	}{
+		{"root", "GET", "/", true},
+		{"a route", "GET", "/reviews", true},
+		{"a trailing slash", "GET", "/reviews/", true},
+		{"an id", "POST", "/reviews/rv_0123", true},
+		{"no leading slash", "GET", "reviews", false},
+		{"empty", "GET", "", false},
+		{"a double slash", "GET", "//reviews", false},
+		{"a dot segment", "GET", "/a/./b", false},
+		{"a dot-dot segment", "GET", "/reviews/..", false},
+		{"an escaped letter", "GET", "/%72eviews", false},
+		{"an escaped slash first", "GET", "%2Freviews", false},
+		{"an escaped slash last", "GET", "/toolsets/ts_1%2F", false},
+		{"escaped dots", "GET", "/reviews/%2e%2e", false},
+		{"a space", "GET", "/reviews/a b", false},
+		{"not UTF-8", "GET", "/reviews/\xff", false},
+		{"HEAD, which ServeMux serves with GET routes", "HEAD", "/reviews", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Request(context.Background(), event(c.method, c.raw, "", "", false))
+			if got := Plain(r); got != c.want {
+				t.Errorf("Plain(%s %q) = %v", c.method, c.raw, got)
+			}
+		})
 	}
 }

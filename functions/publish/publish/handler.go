@@ -110,12 +110,12 @@ func (h *Handler) serveURL(ctx context.Context, payload json.RawMessage) (json.R
 // no route.
 func routes(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !functionurl.Clean(r.URL.Path) {
+		r2 := *r
+		r2.Method = strings.ToUpper(r.Method)
+		if !functionurl.Plain(&r2) {
 			noRoute(w, r)
 			return
 		}
-		r2 := *r
-		r2.Method = strings.ToUpper(r.Method)
 		if p := strings.TrimSuffix(r.URL.Path, "/"); p != r.URL.Path && p != "" {
 			u := *r.URL
 			u.Path, u.RawPath = p, strings.TrimSuffix(r.URL.RawPath, "/")

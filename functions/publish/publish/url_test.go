@@ -60,6 +60,11 @@ func TestURLResponses(t *testing.T) {
 	}{
 		{"publish", urlEvent("POST", "/solutions", proof, solution, false)},
 		{"publish, trailing slash", urlEvent("POST", "/solutions/", proof, solution, false)},
+		{"refused: an escaped slash first", urlEvent("POST", "%2Fsolutions", proof, solution, false)},
+		{"refused: an escaped letter", urlEvent("POST", "/%73olutions", proof, solution, false)},
+		{"refused: an escaped slash last", urlEvent("POST", "/solutions%2F", proof, solution, false)},
+		{"refused: an escaped slash after an id", urlEvent("GET", "/toolsets/ts_x%2F", proof, "", false)},
+		{"refused: HEAD on a toolset", urlEvent("HEAD", "/toolsets/ts_x", proof, "", false)},
 		{"publish, proof header in other case", urlEvent("POST", "/solutions", map[string]string{"X-Toolgate-Caller-Proof": "Q"}, solution, false)},
 		{"publish, no proof", urlEvent("POST", "/solutions", nil, solution, false)},
 		{"publish, lower-case method", urlEvent("post", "/solutions", proof, solution, false)},

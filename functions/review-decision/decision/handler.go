@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -144,7 +145,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, req Request) {
 
 // list serves GET /reviews[?status=...].
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
-	h.serve(w, r, Request{Action: review.ActionList, Status: r.URL.Query().Get("status")})
+	// As a Function URL's queryStringParameters had it: the values of a
+	// repeated parameter joined with ",", and a query Go cannot parse (a
+	// ";" separator) refused rather than read in part.
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the query string is not valid: use GET /reviews or GET /reviews?status=pending, approved or rejected"))
+		return
+	}
+	h.serve(w, r, Request{Action: review.ActionList, Status: strings.Join(q["status"], ",")})
 }
 
 // show serves GET /reviews/{id}.
@@ -194,7 +203,7 @@ func (h *Handler) routes(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r2 := *r
 		r2.Method = strings.ToUpper(r.Method)
-		if !functionurl.Clean(r.URL.Path) {
+		if !functionurl.Plain(&r2) {
 			h.noRoute(w, &r2)
 			return
 		}
