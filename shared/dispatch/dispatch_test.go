@@ -310,8 +310,8 @@ func TestInlineLimit(t *testing.T) {
 	if codeOf(t, err) != string(tool.OutputInvalid) || !strings.Contains(err.Error(), "256 KiB") {
 		t.Fatalf("one byte over: %v", err)
 	}
-	if _, err := New(Config{Mode: OneTool("x"), InlineLimit: tool.MaxInlineLimit + 1}, e.deps(t, nil, nil)); err == nil {
-		t.Fatal("inline limit over 200 KiB accepted")
+	if _, err := New(Config{Mode: OneTool("x"), InlineLimit: tool.MaxInlineLimit + 1}, e.deps(t, nil, nil)); err == nil || !strings.Contains(err.Error(), "inline limit") {
+		t.Fatalf("inline limit over 200 KiB: %v, want it refused", err)
 	}
 }
 

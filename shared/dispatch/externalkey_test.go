@@ -216,11 +216,11 @@ func TestExternalKeySecretAndBound(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%s: Validate = %v, want the secret left to New", name, err)
 		}
-		if _, err := New(c, e.deps(t, nil, nil)); err == nil || !strings.Contains(err.Error(), "external key secret") || (secret != nil && strings.Contains(err.Error(), string(secret))) {
+		if _, err := New(c, e.deps(t, (&keyTool{}).run, nil)); err == nil || !strings.Contains(err.Error(), "external key secret") || (secret != nil && strings.Contains(err.Error(), string(secret))) {
 			t.Errorf("%s: New = %v, want the external key secret refused", name, err)
 		}
 	}
-	if _, err := New(Config{Mode: OneTool("x"), ExternalKeySecret: bytes.Repeat([]byte("s"), 32)}, e.deps(t, nil, nil)); err != nil {
+	if _, err := New(Config{Mode: OneTool("x"), ExternalKeySecret: bytes.Repeat([]byte("s"), 32)}, e.deps(t, (&keyTool{}).run, nil)); err != nil {
 		t.Errorf("32 bytes: New = %v", err)
 	}
 	k := &keyTool{}
