@@ -133,6 +133,14 @@ func (w *buffered) response() events.LambdaFunctionURLResponse {
 	return resp
 }
 
+// WriteJSON writes an answer of status with body, a JSON document, as
+// application/json: the one shape of every toolgate Function URL answer.
+func WriteJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
 // Plain reports whether r can be routed by an http.ServeMux exactly as
 // its path was sent: the path starts with "/", holds no percent-encoding
 // (ServeMux would match "/%72eviews" as "/reviews", and redirect a path

@@ -214,9 +214,7 @@ func (h *Handler) routes(mux *http.ServeMux) http.Handler {
 // respond writes a Function URL answer (answer).
 func respond(w http.ResponseWriter, res any, err error) {
 	status, body := answer(res, err)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(body)
+	functionurl.WriteJSON(w, status, body)
 }
 
 // answer is a Function URL answer's status and body: 200 with the result,
