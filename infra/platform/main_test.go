@@ -201,25 +201,30 @@ func text(v any) string {
 
 // textTree renders the intrinsic values inside v with text, keeping its
 // shape (conditions hold maps of lists of intrinsics).
-func textTree(v any) any {
+func textTree(v any) any { return intrinsicTree(v, text) }
+
+// intrinsicTree renders each intrinsic value inside v ({"Ref": …} or
+// {"Fn::…": …}) with render, keeping the shape of the maps and lists
+// around them.
+func intrinsicTree(v any, render func(any) string) any {
 	switch v := v.(type) {
 	case map[string]any:
 		if len(v) == 1 {
 			for k := range v {
 				if k == "Ref" || strings.HasPrefix(k, "Fn::") {
-					return text(v)
+					return render(v)
 				}
 			}
 		}
 		m := map[string]any{}
 		for k, x := range v {
-			m[k] = textTree(x)
+			m[k] = intrinsicTree(x, render)
 		}
 		return m
 	case []any:
 		l := make([]any, len(v))
 		for i, x := range v {
-			l[i] = textTree(x)
+			l[i] = intrinsicTree(x, render)
 		}
 		return l
 	}

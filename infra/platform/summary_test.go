@@ -235,27 +235,4 @@ func summaryText(v any) string {
 
 // summaryTree renders the intrinsic values inside v with summaryText,
 // keeping its shape.
-func summaryTree(v any) any {
-	switch v := v.(type) {
-	case tmpl:
-		if len(v) == 1 {
-			for k := range v {
-				if k == "Ref" || strings.HasPrefix(k, "Fn::") {
-					return summaryText(v)
-				}
-			}
-		}
-		m := map[string]any{}
-		for k, x := range v {
-			m[k] = summaryTree(x)
-		}
-		return m
-	case []any:
-		l := make([]any, len(v))
-		for i, x := range v {
-			l[i] = summaryTree(x)
-		}
-		return l
-	}
-	return v
-}
+func summaryTree(v any) any { return intrinsicTree(v, summaryText) }
