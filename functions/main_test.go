@@ -1,7 +1,6 @@
 package functions_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -10,10 +9,4 @@ import (
 
 // TestMain stops the dynalite the package's tests share
 // (localtest.SharedTable: a table of each test's own).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := localtest.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop the shared dynalite:", err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(localtest.RunShared(m)) }

@@ -60,13 +60,7 @@ func (s *stack) raw(t *testing.T, id string) (map[string]int64, error) {
 	return nums, nil
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := localtest.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop the shared dynalite:", err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(localtest.RunShared(m)) }
 
 // newStack is a stack of t's own but for the package's dynalite, where t
 // has a table of its own: the tests run in parallel.

@@ -3,6 +3,7 @@ package localtest
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -86,8 +87,19 @@ func WaitActive(t testing.TB, db *dynamodb.Client, table string) {
 	}
 }
 
-// StopShared stops SharedDynalite's process, if one was started; TestMain
-// calls it once m.Run has returned.
+// RunShared is a TestMain's body for a package whose tests share
+// SharedDynalite: it runs m's tests, stops the shared dynalite (saying so
+// on stderr if it cannot) and returns m.Run's exit code, for os.Exit.
+func RunShared(m *testing.M) int {
+	code := m.Run()
+	if err := StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop the shared dynalite:", err)
+	}
+	return code
+}
+
+// StopShared stops SharedDynalite's process, if one was started
+// (RunShared calls it once m.Run has returned).
 func StopShared() error {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
