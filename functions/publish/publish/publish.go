@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/deployment/statemachines"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -113,7 +114,7 @@ func Publish(ctx context.Context, res *resolver.Result, params deployment.Params
 		return nil, err
 	}
 	name := deployment.StateMachineName(stage, res.Solution.Name)
-	arn, err := findStateMachine(ctx, sf, name)
+	arn, err := statemachines.Find(ctx, sf, name)
 	if err != nil {
 		return nil, err
 	}
@@ -172,25 +173,6 @@ const MaxVersionDescription = 256
 func VersionDescription(res *resolver.Result, publisher string) string {
 	d := fmt.Sprintf("solution %s version %d toolset %s source %s by ", res.Solution.Name, res.Solution.Version, res.Toolset.ID, res.Manifest.SourceDigest)
 	return d + excerpt.BytesWithin(publisher, MaxVersionDescription-len(d), "...")
-}
-
-func findStateMachine(ctx context.Context, sf SFNAPI, name string) (string, error) {
-	var token *string
-	for {
-		out, err := sf.ListStateMachines(ctx, &sfn.ListStateMachinesInput{NextToken: token})
-		if err != nil {
-			return "", fmt.Errorf("list state machines: %w", err)
-		}
-		for _, m := range out.StateMachines {
-			if aws.ToString(m.Name) == name {
-				return aws.ToString(m.StateMachineArn), nil
-			}
-		}
-		if out.NextToken == nil {
-			return "", nil
-		}
-		token = out.NextToken
-	}
 }
 
 // executionLogging logs execution events (not their data: inputs may hold

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/deployment/statemachines"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -112,7 +113,7 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 		}
 	}
 	sm := deployment.StateMachineName(stage, solution)
-	arn, err := findStateMachine(ctx, sf, sm)
+	arn, err := statemachines.Find(ctx, sf, sm)
 	if err != nil {
 		return "", err
 	}
@@ -165,27 +166,6 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 		return "", fmt.Errorf("start execution of %s: %w", sm, err)
 	}
 	return aws.ToString(out.ExecutionArn), nil
-}
-
-// findStateMachine returns the ARN of the state machine named name, or ""
-// when there is none, listing every page.
-func findStateMachine(ctx context.Context, sf SFNAPI, name string) (string, error) {
-	var token *string
-	for {
-		out, err := sf.ListStateMachines(ctx, &sfn.ListStateMachinesInput{NextToken: token})
-		if err != nil {
-			return "", fmt.Errorf("list state machines: %w", err)
-		}
-		for _, m := range out.StateMachines {
-			if aws.ToString(m.Name) == name {
-				return aws.ToString(m.StateMachineArn), nil
-			}
-		}
-		if out.NextToken == nil {
-			return "", nil
-		}
-		token = out.NextToken
-	}
 }
 
 // CheckInput checks a run's input against the InputRecord of the state
