@@ -67,7 +67,7 @@ var Layers = []Layer{
 		Name: "adapters",
 		Packages: []string{"shared/ledger", "shared/review/dynamo", "shared/review/stepfunctions",
 			"shared/ledger/tabledef", "shared/secrets", "shared/coldstart", "shared/functionurl",
-			"shared/deployment/ssmparams"},
+			"shared/deployment/ssmparams", "shared/deployment/statemachines"},
 		Uses: []string{"base", "contract", "rules", "domain"},
 	},
 	{
@@ -99,9 +99,10 @@ var Layers = []Layer{
 		Forbids:  runTime,
 	},
 	{
-		Name:     "test support",
-		Packages: []string{"shared/ledger/ledgertest", "shared/review/reviewtest", "shared/testkit", "shared/architecture"},
-		Uses:     []string{"base", "contract", "rules", "domain", "adapters"},
+		Name: "test support",
+		Packages: []string{"shared/ledger/ledgertest", "shared/review/reviewtest", "shared/testkit", "shared/architecture",
+			"shared/functionurl/functionurltest"},
+		Uses: []string{"base", "contract", "rules", "domain", "adapters"},
 	},
 	{
 		Name:     "local stack",
