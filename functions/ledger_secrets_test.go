@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/secrets"
 )
 
@@ -50,10 +51,10 @@ func TestLedgerSecretsCreatesOnceUnderTheRIE(t *testing.T) {
 	t.Cleanup(func() { ssm.Close() })
 	url, responses := cfnResponses(t)
 	fn := localtest.RIE(t, "ledger-secrets", localtest.Bootstrap(t, "./ledger-secrets"), 10*time.Second, map[string]string{
-		"AWS_ENDPOINT_URL_SSM": ssm.Endpoint(),
-		secrets.EnvMACParam:    "", // no secrets of its own: it makes them
+		"AWS_ENDPOINT_URL_SSM":     ssm.Endpoint(),
+		functionconfig.EnvMACParam: "", // no secrets of its own: it makes them
 	})
-	a, b := secrets.NamesFor("test", "send-email"), secrets.NamesFor("test", "mcp-call")
+	a, b := functionconfig.SecretNamesFor("test", "send-email"), functionconfig.SecretNamesFor("test", "mcp-call")
 	event := func(id, typ, logical string, props map[string]any) map[string]any {
 		props["ServiceToken"] = "arn"
 		return map[string]any{"RequestType": "Create", "RequestId": id, "ResponseURL": url,
@@ -92,7 +93,7 @@ func TestLedgerSecretsCreatesOnceUnderTheRIE(t *testing.T) {
 	sinceEvent := func(id string) map[string]any {
 		return event(id, "Custom::LedgerSince", "LedgerSince", map[string]any{secrets.PropSince: a.Since})
 	}
-	create("secrets create 1", secretsEvent("secrets-1"), secrets.Prefix("test"))
+	create("secrets create 1", secretsEvent("secrets-1"), functionconfig.SecretsPrefix("test"))
 	first := values(a.MAC, b.MAC, a.ExternalKey)
 	if _, _, ok := ssm.Value(a.Since); ok {
 		t.Fatal("the secrets' resource wrote the since time, before the functions it must wait for")
@@ -110,7 +111,7 @@ func TestLedgerSecretsCreatesOnceUnderTheRIE(t *testing.T) {
 	if at, err := time.Parse(time.RFC3339Nano, since); err != nil || at.Before(before) || at.After(after) {
 		t.Fatalf("since = %q, want the since resource's request time, between %v and %v", since, before, after)
 	}
-	create("secrets create 2", secretsEvent("secrets-2"), secrets.Prefix("test"))
+	create("secrets create 2", secretsEvent("secrets-2"), functionconfig.SecretsPrefix("test"))
 	create("since create 2", sinceEvent("since-2"), a.Since)
 	for n, v := range values(a.MAC, b.MAC, a.ExternalKey) {
 		if first[n] != v {

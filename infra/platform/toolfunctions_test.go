@@ -4,12 +4,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/toolgate/toolgate/shared/secrets"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
 // The functions the deploy gives a ledger MAC key (functionSpecs marked
 // Tool) are the ones the local stack and make size provision one for
-// (secrets.ToolFunctions): a tool function added to one list and not the
+// (functionconfig.ToolFunctions): a tool function added to one list and not the
 // other would stop at cold start on one of them.
 func TestToolFunctionsAreTheSecretsList(t *testing.T) {
 	var tools []string
@@ -18,8 +18,8 @@ func TestToolFunctionsAreTheSecretsList(t *testing.T) {
 			tools = append(tools, spec.Name)
 		}
 	}
-	want := slices.Sorted(slices.Values(secrets.ToolFunctions))
+	want := slices.Sorted(slices.Values(functionconfig.ToolFunctions))
 	if slices.Sort(tools); !slices.Equal(tools, want) {
-		t.Fatalf("functionSpecs marked Tool %v, secrets.ToolFunctions %v", tools, want)
+		t.Fatalf("functionSpecs marked Tool %v, functionconfig.ToolFunctions %v", tools, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/seal"
@@ -36,7 +37,7 @@ func TestRIEAColdStartBeforeSinceTakesItsOwnLoadTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { params.Close() })
-	n := secrets.NamesFor("test", "test-echo")
+	n := functionconfig.SecretNamesFor("test", "test-echo")
 	client := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(params.Endpoint()),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	if _, err := secrets.Ensure(context.Background(), client, secrets.Provision{Secrets: []string{n.MAC, n.ExternalKey}}); err != nil {
@@ -48,7 +49,7 @@ func TestRIEAColdStartBeforeSinceTakesItsOwnLoadTime(t *testing.T) {
 	inFlight = withRunStart(inFlight, time.Now().Add(-time.Minute))
 
 	fn := startRIETool(t, e, dynamo, "test-echo", map[string]string{"AWS_ENDPOINT_URL_SSM": params.Endpoint(),
-		secrets.EnvMACParam: n.MAC, secrets.EnvExternalKeyParam: n.ExternalKey, secrets.EnvSinceParam: n.Since})
+		functionconfig.EnvMACParam: n.MAC, functionconfig.EnvExternalKeyParam: n.ExternalKey, functionconfig.EnvSinceParam: n.Since})
 	if out, code := fn.invoke(t, inFlight); code != "" || string(out) != `{"text":"made up"}` {
 		t.Fatalf("a run started before the cold start: %s %s, want its record replayed", out, code)
 	}

@@ -18,44 +18,9 @@ import (
 	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
-// The environment variables that tell a tool function its parameters'
-// names (functionconfig's).
-const (
-	EnvMACParam         = functionconfig.EnvMACParam
-	EnvExternalKeyParam = functionconfig.EnvExternalKeyParam
-	EnvSinceParam       = functionconfig.EnvSinceParam
-)
-
-// ToolFunctions are the built-in functions that run the dispatcher and
-// seal their records with a MAC key of their own
-// (functionconfig.ToolFunctions).
-var ToolFunctions = functionconfig.ToolFunctions
-
 // SecretBytes is the size of each secret Ensure creates: 32 random bytes,
 // HMAC-SHA256's output size (seal.MinKeyBytes).
 const SecretBytes = 32
-
-// Prefix is the path under which a stage's secrets live,
-// "/toolgate/<stage>/secret/" (functionconfig.SecretsPrefix).
-func Prefix(stage string) string { return functionconfig.SecretsPrefix(stage) }
-
-// MACParam names function's ledger MAC key in stage
-// (functionconfig.MACParam).
-func MACParam(stage, function string) string { return functionconfig.MACParam(stage, function) }
-
-// ExternalKeyParam names stage's external key
-// (functionconfig.ExternalKeyParam).
-func ExternalKeyParam(stage string) string { return functionconfig.ExternalKeyParam(stage) }
-
-// SinceParam names stage's since time (functionconfig.SinceParam).
-func SinceParam(stage string) string { return functionconfig.SinceParam(stage) }
-
-// Names are a function's three parameters (functionconfig.SecretNames).
-type Names = functionconfig.SecretNames
-
-// NamesFor returns function's Names in stage
-// (functionconfig.SecretNamesFor).
-func NamesFor(stage, function string) Names { return functionconfig.SecretNamesFor(stage, function) }
 
 // paramName is what SSM accepts as a hierarchical parameter name (SSM
 // quotas: letters, digits and . - _ /, from a leading /).
@@ -64,19 +29,20 @@ var paramName = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
 // maxParamName is SSM's longest parameter name, in characters (SSM quotas).
 const maxParamName = 1011
 
-// NamesFromEnv reads Names from EnvMACParam, EnvExternalKeyParam and
-// EnvSinceParam; an error names each variable unset or not a parameter
+// NamesFromEnv reads functionconfig.SecretNames from the variables
+// functionconfig.EnvMACParam, EnvExternalKeyParam and EnvSinceParam; an
+// error names each variable unset or not a parameter
 // name.
-func NamesFromEnv(getenv func(string) string) (Names, error) {
-	n := Names{MAC: getenv(EnvMACParam), ExternalKey: getenv(EnvExternalKeyParam), Since: getenv(EnvSinceParam)}
+func NamesFromEnv(getenv func(string) string) (functionconfig.SecretNames, error) {
+	n := functionconfig.SecretNames{MAC: getenv(functionconfig.EnvMACParam), ExternalKey: getenv(functionconfig.EnvExternalKeyParam), Since: getenv(functionconfig.EnvSinceParam)}
 	var bad []string
-	for env, v := range map[string]string{EnvMACParam: n.MAC, EnvExternalKeyParam: n.ExternalKey, EnvSinceParam: n.Since} {
+	for env, v := range map[string]string{functionconfig.EnvMACParam: n.MAC, functionconfig.EnvExternalKeyParam: n.ExternalKey, functionconfig.EnvSinceParam: n.Since} {
 		if len(v) > maxParamName || !paramName.MatchString(v) {
 			bad = append(bad, fmt.Sprintf("%s=%q", env, v))
 		}
 	}
 	if len(bad) > 0 {
-		return Names{}, fmt.Errorf("secrets: not SSM parameter names: %s", strings.Join(slices.Sorted(slices.Values(bad)), ", "))
+		return functionconfig.SecretNames{}, fmt.Errorf("secrets: not SSM parameter names: %s", strings.Join(slices.Sorted(slices.Values(bad)), ", "))
 	}
 	return n, nil
 }
@@ -110,7 +76,7 @@ type GetAPI interface {
 // function reads, which it alone writes (docs/ledger.md, "The upgrade
 // rule"): its previous code was no longer invoked once this code ran, so
 // every unsealed record of it belongs to a run started before now.
-func Load(ctx context.Context, api GetAPI, n Names) (Ledger, error) {
+func Load(ctx context.Context, api GetAPI, n functionconfig.SecretNames) (Ledger, error) {
 	now := time.Now().UTC()
 	out, err := api.GetParameters(ctx, &ssm.GetParametersInput{Names: []string{n.MAC, n.ExternalKey, n.Since}, WithDecryption: aws.Bool(true)})
 	if err != nil {

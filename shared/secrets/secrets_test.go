@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/secrets"
 )
 
@@ -35,7 +36,7 @@ func ssmOn(t *testing.T) (*local.SSM, *ssm.Client) {
 func TestEnsureCreatesOnceAndNeverOverwrites(t *testing.T) {
 	s, c := ssmOn(t)
 	ctx := context.Background()
-	a, b := secrets.NamesFor("test", "send-email"), secrets.NamesFor("test", "mcp-call")
+	a, b := functionconfig.SecretNamesFor("test", "send-email"), functionconfig.SecretNamesFor("test", "mcp-call")
 	first := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	p := secrets.Provision{Secrets: []string{a.MAC, b.MAC, a.ExternalKey}, Since: a.Since, Now: first}
 	created, err := secrets.Ensure(ctx, c, p)
@@ -77,7 +78,7 @@ func TestEnsureCreatesOnceAndNeverOverwrites(t *testing.T) {
 func TestLoadNamesTheMissingSecrets(t *testing.T) {
 	s, c := ssmOn(t)
 	ctx := context.Background()
-	n := secrets.NamesFor("test", "send-email")
+	n := functionconfig.SecretNamesFor("test", "send-email")
 	if _, err := secrets.Ensure(ctx, c, secrets.Provision{Secrets: []string{n.ExternalKey}}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestLoadNamesTheMissingSecrets(t *testing.T) {
 func TestLoadTakesItsOwnTimeUntilSinceIsWritten(t *testing.T) {
 	s, c := ssmOn(t)
 	ctx := context.Background()
-	n := secrets.NamesFor("test", "send-email")
+	n := functionconfig.SecretNamesFor("test", "send-email")
 	if _, err := secrets.Ensure(ctx, c, secrets.Provision{Secrets: []string{n.MAC, n.ExternalKey}}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestTheSSMStandInRefusesAsSSMDoes(t *testing.T) {
 func TestCustomResourceCreatesWhatItsPropertiesName(t *testing.T) {
 	s, c := ssmOn(t)
 	ctx := context.Background()
-	a, b := secrets.NamesFor("test", "send-email"), secrets.NamesFor("test", "mcp-call")
+	a, b := functionconfig.SecretNamesFor("test", "send-email"), functionconfig.SecretNamesFor("test", "mcp-call")
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	handle := secrets.CustomResource(c, func() time.Time { return at })
 	event := func(typ cfn.RequestType, id string, props map[string]any) cfn.Event {
@@ -178,7 +179,7 @@ func TestCustomResourceCreatesWhatItsPropertiesName(t *testing.T) {
 	}
 	secretsProps := map[string]any{secrets.PropSecrets: []any{a.MAC, b.MAC, a.ExternalKey}}
 	id, data, err := handle(ctx, event(cfn.RequestCreate, "", secretsProps))
-	if err != nil || id != secrets.Prefix("test") || data["Created"] != 3 {
+	if err != nil || id != functionconfig.SecretsPrefix("test") || data["Created"] != 3 {
 		t.Fatalf("secrets Create = %q, %v, %v; want the prefix, 3 created", id, data, err)
 	}
 	if _, _, ok := s.Value(a.Since); ok {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/secrets"
 )
 
@@ -51,7 +52,7 @@ func RIE(t testing.TB, name, bootstrap string, timeout time.Duration, env map[st
 	for k, v := range env {
 		vars[k] = v
 	}
-	if _, ok := vars[secrets.EnvMACParam]; !ok {
+	if _, ok := vars[functionconfig.EnvMACParam]; !ok {
 		for k, v := range LedgerSecrets(t, vars["AWS_ENDPOINT_URL_SSM"], name) {
 			vars[k] = v
 		}
@@ -71,7 +72,7 @@ var testSSM sync.Map // testing.TB -> *local.SSM
 // stand-in at endpoint, or, when endpoint is "", in one the test starts
 // (one per test, shared by its functions), and returns the environment
 // that points the function at them: AWS_ENDPOINT_URL_SSM and the three
-// names (secrets.EnvMACParam, ...). RIE sets it on every function unless
+// names (functionconfig.EnvMACParam, ...). RIE sets it on every function unless
 // env names a MAC parameter itself.
 func LedgerSecrets(t testing.TB, endpoint, function string) map[string]string {
 	t.Helper()
@@ -88,11 +89,11 @@ func LedgerSecrets(t testing.TB, endpoint, function string) map[string]string {
 		}
 		endpoint = v.(*local.SSM).Endpoint()
 	}
-	n := secrets.NamesFor(Stage, function)
+	n := functionconfig.SecretNamesFor(Stage, function)
 	if _, err := secrets.Ensure(context.Background(), ssmClient(endpoint), secrets.Provision{Secrets: []string{n.MAC, n.ExternalKey}, Since: n.Since, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]string{"AWS_ENDPOINT_URL_SSM": endpoint, secrets.EnvMACParam: n.MAC, secrets.EnvExternalKeyParam: n.ExternalKey, secrets.EnvSinceParam: n.Since}
+	return map[string]string{"AWS_ENDPOINT_URL_SSM": endpoint, functionconfig.EnvMACParam: n.MAC, functionconfig.EnvExternalKeyParam: n.ExternalKey, functionconfig.EnvSinceParam: n.Since}
 }
 
 // LoadLedgerSecrets reads function's ledger secrets from the SSM stand-in
@@ -103,7 +104,7 @@ func LedgerSecrets(t testing.TB, endpoint, function string) map[string]string {
 // any is missing.
 func LoadLedgerSecrets(t testing.TB, endpoint, function string) secrets.Ledger {
 	t.Helper()
-	l, err := secrets.Load(context.Background(), ssmClient(endpoint), secrets.NamesFor(Stage, function))
+	l, err := secrets.Load(context.Background(), ssmClient(endpoint), functionconfig.SecretNamesFor(Stage, function))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/secrets"
 )
 
@@ -121,7 +122,7 @@ func deployBuild(ctx context.Context, pkg, out string) error {
 // the median init: the first answer's time less a warm one's.
 func coldStart(ctx context.Context, bootstrap, name string) (time.Duration, error) {
 	fenv := maps.Clone(env)
-	fenv[secrets.EnvMACParam] = secrets.MACParam(sizeStage, name)
+	fenv[functionconfig.EnvMACParam] = functionconfig.MACParam(sizeStage, name)
 	var inits []time.Duration
 	for range starts {
 		p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, fenv)
@@ -171,17 +172,17 @@ func invoke(url string) (time.Duration, error) {
 // includes their one GetParameters, as on Lambda. Every tool function of
 // the size run reads the MAC parameter of its own name (coldStart).
 func withSecrets(env map[string]string) (*local.SSM, error) {
-	params := map[string]string{secrets.ExternalKeyParam(sizeStage): randomSecret(), secrets.SinceParam(sizeStage): time.Now().UTC().Format(time.RFC3339Nano)}
-	for _, fn := range secrets.ToolFunctions {
-		params[secrets.MACParam(sizeStage, fn)] = randomSecret()
+	params := map[string]string{functionconfig.ExternalKeyParam(sizeStage): randomSecret(), functionconfig.SinceParam(sizeStage): time.Now().UTC().Format(time.RFC3339Nano)}
+	for _, fn := range functionconfig.ToolFunctions {
+		params[functionconfig.MACParam(sizeStage, fn)] = randomSecret()
 	}
 	s, err := local.StartSSM(params)
 	if err != nil {
 		return nil, err
 	}
 	env["AWS_ENDPOINT_URL_SSM"] = s.Endpoint()
-	env[secrets.EnvExternalKeyParam] = secrets.ExternalKeyParam(sizeStage)
-	env[secrets.EnvSinceParam] = secrets.SinceParam(sizeStage)
+	env[functionconfig.EnvExternalKeyParam] = functionconfig.ExternalKeyParam(sizeStage)
+	env[functionconfig.EnvSinceParam] = functionconfig.SinceParam(sizeStage)
 	return s, nil
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/secrets"
@@ -529,23 +530,23 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 func (s *Stack) Processes() []*local.Process { return slices.Clone(s.procs) }
 
 // sealing reports whether function runs the dispatcher, and so seals its
-// call items with its own key (secrets.ToolFunctions).
-func sealing(function string) bool { return slices.Contains(secrets.ToolFunctions, function) }
+// call items with its own key (functionconfig.ToolFunctions).
+func sealing(function string) bool { return slices.Contains(functionconfig.ToolFunctions, function) }
 
 // provisionSecrets creates, in the SSM stand-in, each sealing function's
 // own MAC key among names, the stage's external key and its since time,
 // as the deploy's provisioning function does (secrets.Ensure), and
 // returns each such function's environment naming them.
 func (s *Stack) provisionSecrets(ctx context.Context, names []string) (map[string]map[string]string, error) {
-	p := secrets.Provision{Secrets: []string{secrets.ExternalKeyParam(Stage)}, Since: secrets.SinceParam(Stage), Now: time.Now()}
+	p := secrets.Provision{Secrets: []string{functionconfig.ExternalKeyParam(Stage)}, Since: functionconfig.SinceParam(Stage), Now: time.Now()}
 	env := map[string]map[string]string{}
 	for _, name := range names {
 		if !sealing(name) {
 			continue
 		}
-		n := secrets.NamesFor(Stage, name)
+		n := functionconfig.SecretNamesFor(Stage, name)
 		p.Secrets = append(p.Secrets, n.MAC)
-		env[name] = map[string]string{"AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), secrets.EnvMACParam: n.MAC, secrets.EnvExternalKeyParam: n.ExternalKey, secrets.EnvSinceParam: n.Since}
+		env[name] = map[string]string{"AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), functionconfig.EnvMACParam: n.MAC, functionconfig.EnvExternalKeyParam: n.ExternalKey, functionconfig.EnvSinceParam: n.Since}
 	}
 	if _, err := secrets.Ensure(ctx, s.ssmClient(), p); err != nil {
 		return nil, fmt.Errorf("the functions' ledger secrets: %w", err)
@@ -562,14 +563,14 @@ func (s *Stack) ssmClient() *ssm.Client {
 // LedgerSecrets reads function's ledger secrets from the stack's SSM
 // stand-in as the function reads them at cold start (secrets.Load): its
 // own MAC key, the stage's external key secret and since time. function
-// must run the dispatcher (secrets.ToolFunctions); the error names a missing
+// must run the dispatcher (functionconfig.ToolFunctions); the error names a missing
 // parameter, never a value. Tests compute the external keys the functions
 // send with it (externalkey.New on Ledger.ExternalKey).
 func (s *Stack) LedgerSecrets(ctx context.Context, function string) (secrets.Ledger, error) {
 	if !sealing(function) {
 		return secrets.Ledger{}, fmt.Errorf("%s has no ledger secrets: it runs no dispatcher", function)
 	}
-	return secrets.Load(ctx, s.ssmClient(), secrets.NamesFor(Stage, function))
+	return secrets.Load(ctx, s.ssmClient(), functionconfig.SecretNamesFor(Stage, function))
 }
 
 // writeParams writes the parameters file and puts every parameter into
