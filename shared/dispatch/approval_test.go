@@ -367,14 +367,17 @@ func TestNewRefusesStoresThatDoNotSeal(t *testing.T) {
 	var calls atomic.Int64
 	cfg := Config{Mode: OneTool("test-gated"), Lane: lane.SFN, LedgerSince: testSince, ExternalKeySecret: testSecret}
 	plain := dynamo.NewStore(e.db, e.store.Table())
-	for name, deps := range map[string]Deps{
-		"an unsealed ledger store": {Ledger: e.store, Reviews: e.reviews(), Run: gatedTool(&calls)},
-		"an unsealed review store": {Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Reviews: plain, Run: gatedTool(&calls)},
-		"no ledger store":          {Reviews: e.reviews(), Run: gatedTool(&calls)},
-		"no tool to run":           {Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Reviews: e.reviews()},
+	for _, c := range []struct {
+		name, want string
+		deps       Deps
+	}{
+		{"an unsealed ledger store", "the ledger store does not seal", Deps{Ledger: e.store, Reviews: e.reviews(), Run: gatedTool(&calls)}},
+		{"an unsealed review store", "the review store does not seal", Deps{Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Reviews: plain, Run: gatedTool(&calls)}},
+		{"no ledger store", "no ledger store", Deps{Reviews: e.reviews(), Run: gatedTool(&calls)}},
+		{"no tool to run", "no tool to run", Deps{Ledger: e.store.WithMAC(mustSealKey(t, testMAC)), Reviews: e.reviews()}},
 	} {
-		if _, err := New(cfg, deps); err == nil {
-			t.Errorf("%s: accepted", name)
+		if _, err := New(cfg, c.deps); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: New = %v, want it refused (%s)", c.name, err, c.want)
 		}
 	}
 	d, err := New(cfg, e.deps(t, gatedTool(&calls), nil))
