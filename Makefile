@@ -45,6 +45,10 @@ lint:
 test: deps lint
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
+# Every benchmark; the resolver's print their ratios to the baseline
+# measured in the same run (x-parse, x-parse-cpu and x-parse-B: compile
+# against parse; x-start: toolgate check against the CLI's start), which
+# docs/performance.md, "The resolver", sets goals in.
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 

@@ -623,16 +623,31 @@ func comparison(cr compiledRule, r ChoiceRule) map[string]any {
 	return map[string]any{"Variable": v, "IsNull": true}
 }
 
-// encodeJSON writes indented JSON without HTML escaping.
+// encodeJSON writes indented JSON without HTML escaping, ending in a
+// newline, as json.Encoder with SetIndent("", "  ") writes it.
 func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	indented, _, err := encodeJSONBoth(v)
+	return indented, err
+}
+
+// encodeJSONBoth is encodeJSON's text and the compact JSON it indents
+// (what json.Compact makes of the indented text, and a newline): compact
+// first, then indented into a buffer sized once (twice the compact form,
+// which holds a definition's indentation), instead of one grown by
+// doubling; the compact form spares DeployedSize compacting it again.
+func encodeJSONBoth(v any) (indented, compact []byte, err error) {
+	var c bytes.Buffer
+	enc := json.NewEncoder(&c)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return buf.Bytes(), nil
+	var out bytes.Buffer
+	out.Grow(2 * c.Len())
+	if err := json.Indent(&out, c.Bytes(), "", "  "); err != nil {
+		return nil, nil, err
+	}
+	return out.Bytes(), c.Bytes(), nil
 }
 
 // maxARNLength is the longest ARN publishing substitutes: a state machine
@@ -650,16 +665,22 @@ func DeployedSize(encoded []byte, placeholders map[string]string) (int, error) {
 	if err := json.Compact(&compact, encoded); err != nil {
 		return 0, err
 	}
-	size := compact.Len()
+	return compactSize(compact.Bytes(), placeholders), nil
+}
+
+// compactSize is DeployedSize of a definition already compact.
+func compactSize(compact []byte, placeholders map[string]string) int {
+	size := len(compact)
 	for key := range placeholders {
 		p := "${" + key + "}"
-		size += bytes.Count(compact.Bytes(), []byte(p)) * (maxARNLength - len(p))
+		size += bytes.Count(compact, []byte(p)) * (maxARNLength - len(p))
 	}
-	return size, nil
+	return size
 }
 
 // checkQuotas refuses a definition Step Functions would refuse.
-func (c *checker) checkQuotas(def map[string]any, encoded []byte, placeholders map[string]string) {
+// compact is the definition as compact JSON (encodeJSONBoth).
+func (c *checker) checkQuotas(def map[string]any, compact []byte, placeholders map[string]string) {
 	var names func(states map[string]any)
 	names = func(states map[string]any) {
 		for name, st := range states {
@@ -673,12 +694,7 @@ func (c *checker) checkQuotas(def map[string]any, encoded []byte, placeholders m
 		}
 	}
 	names(def["States"].(map[string]any))
-	size, err := DeployedSize(encoded, placeholders)
-	if err != nil {
-		c.ds.errorf(c.sol.StepsPos, RuleQuota, "measure the definition: %v", err)
-		return
-	}
-	if size > MaxDefinitionBytes {
+	if size := compactSize(bytes.TrimSuffix(compact, []byte("\n")), placeholders); size > MaxDefinitionBytes {
 		c.ds.errorf(c.sol.StepsPos, RuleQuota, "the definition would be %d bytes once deployed (compact, with function ARNs); Step Functions allows %d (1 MiB): split the Solution or shorten its literal values", size, MaxDefinitionBytes)
 	}
 }

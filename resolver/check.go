@@ -70,6 +70,9 @@ type checker struct {
 	runTimeout RunTimeout
 	// childRunTimeout is Options.ChildRunTimeout.
 	childRunTimeout func(name string) (int, error)
+	// scopeSteps lists each scope's step indexes in order (stepsIn), by
+	// its for_each step (nil: the top level); built once.
+	scopeSteps map[*Step][]int
 }
 
 type compiledRule struct {
@@ -279,12 +282,10 @@ func (c *checker) graph() *gate.Graph {
 // fallback path that reaches it reaches a tool.
 // global maps the graph's nodes to step indexes.
 func (c *checker) scopeGraph(loop *Step) (g *gate.Graph, global []int) {
-	local := map[int]int{}
-	for i, st := range c.sol.Steps {
-		if st.Loop == loop {
-			local[i] = len(global)
-			global = append(global, i)
-		}
+	global = slices.Clone(c.stepsIn(loop))
+	local := make(map[int]int, len(global))
+	for k, i := range global {
+		local[i] = k
 	}
 	g = &gate.Graph{Nodes: make([]gate.Node, len(global)), Start: -1}
 	start := c.start
@@ -328,6 +329,20 @@ func (c *checker) scopeGraph(loop *Step) (g *gate.Graph, global []int) {
 		g.Nodes[k] = n
 	}
 	return g, global
+}
+
+// stepsIn lists the indexes of the steps of scope loop (nil: the top
+// level, else a for_each's body) in order. The lists of all scopes are
+// built in one pass over the steps, so that a Solution of many loops
+// costs linear time, not one pass per loop.
+func (c *checker) stepsIn(loop *Step) []int {
+	if c.scopeSteps == nil {
+		c.scopeSteps = map[*Step][]int{}
+		for i, st := range c.sol.Steps {
+			c.scopeSteps[st.Loop] = append(c.scopeSteps[st.Loop], i)
+		}
+	}
+	return c.scopeSteps[loop]
 }
 
 // scopes lists the top level (nil) and every for_each step.
@@ -954,15 +969,22 @@ func (c *checker) checkGates() {
 	if c.pathsUnsure() {
 		return
 	}
+	reviews := map[string][]string{} // tool step -> its review steps
+	for _, r := range c.sol.Steps {
+		if r.Kind == KindReview {
+			reviews[r.Of.Name] = append(reviews[r.Of.Name], r.ID)
+		}
+	}
 	for _, loop := range c.scopes() {
 		g, global := c.scopeGraph(loop)
-		c.checkGatesIn(g, global)
+		c.checkGatesIn(g, global, reviews)
 	}
 }
 
 // checkGatesIn runs Gate A and the no-fallback rule on one scope's graph
-// g, whose node k is step global[k].
-func (c *checker) checkGatesIn(g *gate.Graph, global []int) {
+// g, whose node k is step global[k] (in step order); reviews lists each
+// tool step's review steps by its id.
+func (c *checker) checkGatesIn(g *gate.Graph, global []int, reviews map[string][]string) {
 	toGlobal := func(path []int) []int {
 		out := make([]int, len(path))
 		for k, x := range path {
@@ -974,22 +996,17 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int) {
 	for _, v := range gate.ReviewBeforeTool(g) {
 		violations[global[v.Tool]] = toGlobal(v.Path)
 	}
-	inScope := map[int]int{}
+	var gated []int // the nodes of the gated tool steps the start reaches
 	for k, i := range global {
-		inScope[i] = k
-	}
-	reviews := map[string][]string{} // tool step -> its review steps
-	for _, r := range c.sol.Steps {
-		if r.Kind == KindReview {
-			reviews[r.Of.Name] = append(reviews[r.Of.Name], r.ID)
+		if st := c.sol.Steps[i]; st.Kind == KindTool && c.gated[st.Tool] && c.reachable[i] {
+			gated = append(gated, k)
 		}
 	}
-	for i, st := range c.sol.Steps {
-		k, ok := inScope[i]
-		if !ok || st.Kind != KindTool || !c.gated[st.Tool] || !c.reachable[i] {
-			continue
-		}
-		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID], Last: g.Names(gate.LastReviews(g, k))}
+	lasts := gate.LastReviewsOf(g, gated)
+	for n, k := range gated {
+		i := global[k]
+		st := c.sol.Steps[i]
+		verdict := GateVerdict{Step: st.ID, Tool: st.Tool, Reviews: reviews[st.ID], Last: g.Names(lasts[n])}
 		if path, bad := violations[i]; bad {
 			verdict.Path = c.names(path)
 			reason := "no review step is of it"

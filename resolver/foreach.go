@@ -236,13 +236,28 @@ func (z *sizer) itemsBound(i int) int {
 // itemBound bounds the value at path rest ("" for the item itself) of
 // the item a body binds by its as name: the largest loopItemBound of the
 // for_each steps that name their item so.
+// Each (as, rest) is computed once, over the loops listed once by as
+// name, so that a Solution of many loops naming their item alike stays
+// linear in its loops.
 func (z *sizer) itemBound(as, rest string) int {
-	n := 0
-	for i, st := range z.c.sol.Steps {
-		if st.Kind == KindForEach && st.ForEach.As == as {
-			n = max(n, z.loopItemBound(i, rest))
-		}
+	key := itemKey{as, rest}
+	if n, ok := z.items[key]; ok {
+		return n
 	}
+	if z.loopsByAs == nil {
+		z.loopsByAs = map[string][]int{}
+		for i, st := range z.c.sol.Steps {
+			if st.Kind == KindForEach {
+				z.loopsByAs[st.ForEach.As] = append(z.loopsByAs[st.ForEach.As], i)
+			}
+		}
+		z.items = map[itemKey]int{}
+	}
+	n := 0
+	for _, i := range z.loopsByAs[as] {
+		n = max(n, z.loopItemBound(i, rest))
+	}
+	z.items[key] = n
 	return n
 }
 
@@ -277,8 +292,7 @@ func (z *sizer) itemSchema(i int) map[string]any {
 	if len(uses) != 1 || uses[0].b.root != "input" || z.c.sol.Input == nil {
 		return nil
 	}
-	root, _ := z.c.sol.Input.plain().(map[string]any)
-	list := schemaAt(root, uses[0].b.rest)
+	list := schemaAt(z.inputSchema(), uses[0].b.rest)
 	for k := range list {
 		if !boundKeywords[k] && !arrayKeywords[k] {
 			return nil

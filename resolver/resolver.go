@@ -199,12 +199,12 @@ func Compile(file string, src []byte, opts Options) *Result {
 	}
 	e := &emitter{c: c, toolsetID: ts.ID}
 	def := e.emit()
-	encoded, err := encodeJSON(def)
+	encoded, compact, err := encodeJSONBoth(def)
 	if err != nil {
 		ds.errorf(sol.StepsPos, RuleSyntax, "encode definition: %v", err)
 		return res
 	}
-	c.checkQuotas(def, encoded, e.placeholders())
+	c.checkQuotas(def, compact, e.placeholders())
 	if ds.hasErrors() {
 		return res
 	}

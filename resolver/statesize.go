@@ -3,6 +3,7 @@ package resolver
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -120,6 +121,54 @@ type sizer struct {
 	cyclic   []bool
 	passMemo map[int]int
 	inPass   map[int]bool
+
+	// The schemas the bounds read, each converted once: the input schema
+	// (inputRead: converted; inputObj: nil when it is not an object) and
+	// each tool step's output schema (by step index; ok false where it is
+	// not JSON).
+	inputRead bool
+	inputObj  map[string]any
+	outputs   map[int]outputSchema
+	// items memoizes itemBound by as name and path; loopsByAs lists the
+	// for_each steps by as name, in step order.
+	items     map[itemKey]int
+	loopsByAs map[string][]int
+}
+
+// outputSchema is a tool's output schema as encoding/json reads it.
+type outputSchema struct {
+	schema map[string]any
+	ok     bool
+}
+
+// itemKey is an item binding: the as name and the path in the item.
+type itemKey struct{ as, rest string }
+
+// inputSchema is the Solution's input schema, converted from its value
+// tree once; nil without one or when it is not an object.
+func (z *sizer) inputSchema() map[string]any {
+	if !z.inputRead {
+		z.inputRead = true
+		if z.c.sol.Input != nil {
+			z.inputObj, _ = z.c.sol.Input.plain().(map[string]any)
+		}
+	}
+	return z.inputObj
+}
+
+// toolOutputSchema is step j's tool's output schema, decoded once; ok is
+// false where it is not a JSON object (or null).
+func (z *sizer) toolOutputSchema(j int) (map[string]any, bool) {
+	if o, done := z.outputs[j]; done {
+		return o.schema, o.ok
+	}
+	var o outputSchema
+	o.ok = json.Unmarshal(z.c.tools[j].OutputSchema, &o.schema) == nil
+	if z.outputs == nil {
+		z.outputs = map[int]outputSchema{}
+	}
+	z.outputs[j] = o
+	return o.schema, o.ok
 }
 
 // checkStateSize refuses a Solution whose state data could exceed
@@ -207,17 +256,21 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 			c.ds.errorf(c.sol.Output.pos, RuleStateSize, "output could reach %d bytes, over the %d bytes Step Functions allows an execution's output: it binds too much", n, MaxStateBytes)
 		}
 	}
-	worst := worstPaths(g, c.start, slots)
+	x := newSlotIndex(slots)
+	if unionFits(g, c.start, x, base, toEnd) {
+		return // no path's sets could pass the limit: nothing to refuse
+	}
+	worst := worstPaths(g, c.start, x)
 	for i, w := range worst {
 		if w != nil {
-			c.checkPath(i, w, base, nil)
+			c.checkPath(i, w, x, base, nil)
 		}
 	}
 	// A for_each that goes to end leaves its result in the state the End
 	// state (or its iteration's end) takes, which no step's bound holds.
 	for i, s := range toEnd {
 		if w := worst[i]; s != nil && w != nil {
-			c.checkPath(i, w, base, s)
+			c.checkPath(i, w, x, base, s)
 		}
 	}
 }
@@ -225,10 +278,10 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 // checkPath refuses step i's heaviest path w when base and its slots pass
 // MaxStateBytes; with a for_each's result, the state the for_each leaves
 // for end: w's slots and the result, once.
-func (c *checker) checkPath(i int, w *worstPath, base int, result *slot) {
+func (c *checker) checkPath(i int, w *worstPath, x *slotIndex, base int, result *slot) {
 	total := base
 	var contributors []*slot
-	for _, s := range w.slots {
+	for _, s := range x.slotsIn(w.written) {
 		if result == nil || s.name != result.name {
 			total += s.bytes
 			contributors = append(contributors, s)
@@ -248,7 +301,7 @@ func (c *checker) checkPath(i int, w *worstPath, base int, result *slot) {
 	if w.merged {
 		approx = " (paths merged: the bound may be larger than any one path's)"
 	}
-	notes := []string{"path: " + c.pathNames(w.path) + approx}
+	notes := []string{"path: " + c.pathNames(w.path.steps()) + approx}
 	for k, s := range contributors {
 		if k == 3 {
 			break
@@ -403,8 +456,8 @@ func (z *sizer) resultBound(i int) (int, string) {
 	if t == nil {
 		return limit, why
 	}
-	var out map[string]any
-	if json.Unmarshal(t.OutputSchema, &out) != nil {
+	out, ok := z.toolOutputSchema(i)
+	if !ok {
 		return limit, why
 	}
 	if len(st.Keep) == 0 {
@@ -738,11 +791,9 @@ func (z *sizer) bindingBound(b *binding) int {
 		return len(`"timeout"`)
 	}
 	if b.root == "input" {
-		if z.c.sol.Input != nil {
-			if schema, ok := z.c.sol.Input.plain().(map[string]any); ok {
-				if n, ok := pathBound(schema, b.rest); ok {
-					return min(n, z.input)
-				}
+		if schema := z.inputSchema(); schema != nil {
+			if n, ok := pathBound(schema, b.rest); ok {
+				return min(n, z.input)
 			}
 		}
 		return z.input
@@ -758,8 +809,7 @@ func (z *sizer) bindingBound(b *binding) int {
 	case KindTool:
 		n, _ := z.resultBound(j)
 		if t := z.c.tools[j]; t != nil && strings.HasPrefix(b.rest, ".output.") {
-			var schema map[string]any
-			if json.Unmarshal(t.OutputSchema, &schema) == nil {
+			if schema, ok := z.toolOutputSchema(j); ok {
 				if m, ok := pathBound(schema, strings.TrimPrefix(b.rest, ".output")); ok {
 					return min(m, n)
 				}
@@ -856,99 +906,312 @@ func schemaAt(schema map[string]any, path string) map[string]any {
 	return schema
 }
 
-// cyclicNodes reports the steps on a cycle of the graph.
+// cyclicNodes reports the steps on a cycle of the graph: those in a
+// strongly connected component of more than one step, or with an edge to
+// themselves.
 func cyclicNodes(g *gate.Graph) []bool {
+	comp, _ := stronglyConnected(g)
+	size := make([]int, len(g.Nodes))
+	for _, k := range comp {
+		size[k]++
+	}
 	out := make([]bool, len(g.Nodes))
-	for i := range g.Nodes {
-		seen := make([]bool, len(g.Nodes))
-		stack := []int{}
-		for _, e := range g.Nodes[i].Next {
-			stack = append(stack, e.To)
-		}
-		for len(stack) > 0 && !out[i] {
-			v := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if v == i {
-				out[i] = true
-				break
-			}
-			if seen[v] {
-				continue
-			}
-			seen[v] = true
-			for _, e := range g.Nodes[v].Next {
-				stack = append(stack, e.To)
-			}
+	for v := range g.Nodes {
+		out[v] = size[comp[v]] > 1
+		for _, e := range g.Nodes[v].Next {
+			out[v] = out[v] || e.To == v
 		}
 	}
 	return out
 }
 
+// stronglyConnected numbers the graph's strongly connected components (Tarjan's
+// algorithm, iterative): comp[v] is v's, and they are numbered in reverse
+// topological order, so that an edge between two components goes from a
+// higher number to a lower one. count is how many there are. Time and
+// memory are O(steps + edges).
+func stronglyConnected(g *gate.Graph) (comp []int, count int) {
+	n := len(g.Nodes)
+	comp = make([]int, n)
+	index := make([]int, n) // order of discovery, from 1; 0: not yet
+	low := make([]int, n)
+	onStack := make([]bool, n)
+	edge := make([]int, n) // next out-edge to look at, per node on the call stack
+	var stack, calls []int
+	next := 1
+	for root := range n {
+		if index[root] != 0 {
+			continue
+		}
+		calls = append(calls, root)
+		index[root], low[root], next = next, next, next+1
+		stack = append(stack, root)
+		onStack[root] = true
+		for len(calls) > 0 {
+			v := calls[len(calls)-1]
+			if k := edge[v]; k < len(g.Nodes[v].Next) {
+				edge[v]++
+				w := g.Nodes[v].Next[k].To
+				switch {
+				case index[w] == 0:
+					index[w], low[w], next = next, next, next+1
+					stack = append(stack, w)
+					onStack[w] = true
+					calls = append(calls, w)
+				case onStack[w]:
+					low[v] = min(low[v], index[w])
+				}
+				continue
+			}
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				u := calls[len(calls)-1]
+				low[u] = min(low[u], low[v])
+			}
+			if low[v] == index[v] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = count
+					if w == v {
+						break
+					}
+				}
+				count++
+			}
+		}
+	}
+	return comp, count
+}
+
+// slotIndex numbers the distinct slot names, in the order they are first
+// written (by step, then by slot): byIndex[k] is the first slot named so,
+// and of[v] lists the numbers of step v's slots.
+type slotIndex struct {
+	byIndex []*slot
+	of      [][]int
+}
+
+func newSlotIndex(slots [][]*slot) *slotIndex {
+	x := &slotIndex{of: make([][]int, len(slots))}
+	index := map[string]int{}
+	for v, ss := range slots {
+		for _, s := range ss {
+			k, ok := index[s.name]
+			if !ok {
+				k = len(x.byIndex)
+				index[s.name] = k
+				x.byIndex = append(x.byIndex, s)
+			}
+			x.of[v] = append(x.of[v], k)
+		}
+	}
+	return x
+}
+
+// words is how many 64-bit words a set of written slots takes.
+func (x *slotIndex) words() int { return (len(x.byIndex) + 63) / 64 }
+
+// weight is the bytes of the slots in a written set, but for the slot
+// named except (none when "").
+func (x *slotIndex) weight(written []uint64, except string) int {
+	w := 0
+	for i, word := range written {
+		for ; word != 0; word &= word - 1 {
+			s := x.byIndex[64*i+bits.TrailingZeros64(word)]
+			if s.name != except {
+				w += s.bytes
+			}
+		}
+	}
+	return w
+}
+
+// slotsIn lists the slots of a written set, in index order.
+func (x *slotIndex) slotsIn(written []uint64) []*slot {
+	var out []*slot
+	for i, word := range written {
+		for ; word != 0; word &= word - 1 {
+			out = append(out, x.byIndex[64*i+bits.TrailingZeros64(word)])
+		}
+	}
+	return out
+}
+
+// unionFits reports whether no path could take the state data past
+// MaxStateBytes at any step the start reaches, with or without the
+// result of a for_each that goes to end (toEnd): whether, per step, base
+// and every slot any path from the start writes up to it (the union of
+// the path sets, which contains each) fit. When they do, worstPaths'
+// exploration could find nothing to refuse, and is skipped. Steps of one
+// strongly connected component share their union, so this takes one set
+// per component: O(steps + edges + components × slots / 64) time.
+func unionFits(g *gate.Graph, start int, x *slotIndex, base int, toEnd []*slot) bool {
+	comp, count := stronglyConnected(g)
+	n, nw := len(g.Nodes), x.words()
+	reached := make([]bool, n)
+	reached[start] = true
+	queue := []int{start}
+	for k := 0; k < len(queue); k++ {
+		for _, e := range g.Nodes[queue[k]].Next {
+			if !reached[e.To] {
+				reached[e.To] = true
+				queue = append(queue, e.To)
+			}
+		}
+	}
+	members := make([][]int, count)
+	for v := range n {
+		if reached[v] {
+			members[comp[v]] = append(members[comp[v]], v)
+		}
+	}
+	sets := make([]uint64, count*nw)
+	set := func(k int) []uint64 { return sets[k*nw : (k+1)*nw] }
+	for k := count - 1; k >= 0; k-- { // topological order
+		u := set(k)
+		for _, v := range members[k] {
+			for _, i := range x.of[v] {
+				u[i/64] |= 1 << (i % 64)
+			}
+		}
+		for _, v := range members[k] {
+			if base+x.weight(u, "") > MaxStateBytes {
+				return false
+			}
+			if r := toEnd[v]; r != nil && base+x.weight(u, r.name)+r.bytes > MaxStateBytes {
+				return false
+			}
+			for _, e := range g.Nodes[v].Next {
+				if d := comp[e.To]; d != k {
+					for i, w := range u {
+						set(d)[i] |= w
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// pathNode is a path from the start, as its last step and the path before
+// it; paths that share a beginning share its nodes.
+type pathNode struct {
+	step int
+	prev *pathNode
+}
+
+// steps is the path's step indexes, from the start.
+func (p *pathNode) steps() []int {
+	k := 0
+	for q := p; q != nil; q = q.prev {
+		k++
+	}
+	out := make([]int, k)
+	for q := p; q != nil; q = q.prev {
+		k--
+		out[k] = q.step
+	}
+	return out
+}
+
 // pathSet is the slots written on one path up to a step (its own write
-// included, by slot index), and the path.
+// included, a bit per slot index), and the path. dropped is set once a
+// set of the step contains it, or it is merged.
 type pathSet struct {
-	written []bool
-	path    []int
+	written []uint64
+	path    *pathNode
+	merged  bool
+	dropped bool
+}
+
+// worstPath is a step's heaviest path: the slots it writes and the path.
+type worstPath struct {
+	written []uint64
+	path    *pathNode
 	merged  bool
 }
 
-// worstPath is a step's heaviest path: its slots and the path.
-type worstPath struct {
-	slots  []*slot
-	path   []int
-	merged bool
+// arena hands out the explorer's many small objects from a few large
+// blocks, so that their number of allocations does not grow with the
+// (step, set) pairs explored.
+type arena struct {
+	words []uint64
+	nodes []pathNode
+	sets  []pathSet
+}
+
+const arenaBlock = 4096
+
+func (a *arena) bitset(n int) []uint64 {
+	if len(a.words) < n {
+		a.words = make([]uint64, max(n, arenaBlock))
+	}
+	s := a.words[:n:n]
+	a.words = a.words[n:]
+	return s
+}
+
+func (a *arena) node(step int, prev *pathNode) *pathNode {
+	if len(a.nodes) == 0 {
+		a.nodes = make([]pathNode, arenaBlock)
+	}
+	p := &a.nodes[0]
+	a.nodes = a.nodes[1:]
+	*p = pathNode{step: step, prev: prev}
+	return p
+}
+
+func (a *arena) set() *pathSet {
+	if len(a.sets) == 0 {
+		a.sets = make([]pathSet, arenaBlock/4)
+	}
+	p := &a.sets[0]
+	a.sets = a.sets[1:]
+	return p
 }
 
 // worstPaths returns, per step, the path from the start whose written
 // slots weigh most at that step. It explores (step, written set) pairs,
 // keeping per step only the sets no other contains; past maxPathSets a
 // step's sets are merged into their union, a bound no smaller than any
-// path's.
-func worstPaths(g *gate.Graph, start int, slots [][]*slot) []*worstPath {
-	n := len(g.Nodes)
-	index := map[string]int{}
-	var byIndex []*slot
-	for _, ss := range slots {
-		for _, s := range ss {
-			if _, ok := index[s.name]; !ok {
-				index[s.name] = len(byIndex)
-				byIndex = append(byIndex, s)
-			}
-		}
-	}
+// path's; past maxExplored pairs, every step's one set is the union of
+// what any path to it writes (unionSets).
+func worstPaths(g *gate.Graph, start int, x *slotIndex) []*worstPath {
+	n, nw := len(g.Nodes), x.words()
+	var a arena
 	write := func(p *pathSet, v int) *pathSet {
-		q := &pathSet{written: slices.Clone(p.written), path: append(slices.Clone(p.path), v), merged: p.merged}
-		for _, s := range slots[v] {
-			q.written[index[s.name]] = true
+		q := a.set()
+		q.written = a.bitset(nw)
+		if p != nil {
+			copy(q.written, p.written)
+			q.path, q.merged = a.node(v, p.path), p.merged
+		} else {
+			q.path = a.node(v, nil)
+		}
+		for _, i := range x.of[v] {
+			q.written[i/64] |= 1 << (i % 64)
 		}
 		return q
 	}
-	weight := func(p *pathSet) int {
-		w := 0
-		for k, on := range p.written {
-			if on {
-				w += byIndex[k].bytes
-			}
-		}
-		return w
-	}
 	sets := make([][]*pathSet, n)
-	first := write(&pathSet{written: make([]bool, len(byIndex))}, start)
+	first := write(nil, start)
 	sets[start] = []*pathSet{first}
 	queue := []*pathSet{first}
-	for explored := 0; len(queue) > 0; explored++ {
+	for explored, head := 0, 0; head < len(queue); explored++ {
 		if explored == maxExplored {
-			sets = unionSets(g, start, slots, index, len(byIndex))
+			sets = unionSets(g, start, x, &a)
 			break
 		}
-		p := queue[0]
-		queue = queue[1:]
-		v := p.path[len(p.path)-1]
-		if !slices.Contains(sets[v], p) {
-			continue // dominated since it was queued
+		p := queue[head]
+		queue[head] = nil
+		head++
+		if p.dropped {
+			continue // contained in another since it was queued
 		}
-		for _, e := range g.Nodes[v].Next {
-			if q := addSet(&sets[e.To], write(p, e.To)); q != nil {
+		for _, e := range g.Nodes[p.path.step].Next {
+			if q := addSet(&sets[e.To], write(p, e.To), &a); q != nil {
 				queue = append(queue, q)
 			}
 		}
@@ -956,21 +1219,15 @@ func worstPaths(g *gate.Graph, start int, slots [][]*slot) []*worstPath {
 	worst := make([]*worstPath, n)
 	for v, ps := range sets {
 		var best *pathSet
+		bestW := 0
 		for _, p := range ps {
-			if best == nil || weight(p) > weight(best) {
-				best = p
+			if w := x.weight(p.written, ""); best == nil || w > bestW {
+				best, bestW = p, w
 			}
 		}
-		if best == nil {
-			continue
+		if best != nil {
+			worst[v] = &worstPath{written: best.written, path: best.path, merged: best.merged}
 		}
-		w := &worstPath{path: best.path, merged: best.merged}
-		for k, on := range best.written {
-			if on {
-				w.slots = append(w.slots, byIndex[k])
-			}
-		}
-		worst[v] = w
 	}
 	return worst
 }
@@ -978,36 +1235,37 @@ func worstPaths(g *gate.Graph, start int, slots [][]*slot) []*worstPath {
 // unionSets is the fallback of worstPaths: per step, one set holding every
 // slot any path from the start writes up to it (a dataflow fixed point),
 // with a shortest path to name.
-func unionSets(g *gate.Graph, start int, slots [][]*slot, index map[string]int, width int) [][]*pathSet {
-	n := len(g.Nodes)
-	written := make([][]bool, n)
-	paths := make([][]int, n)
-	mark := func(v int, from []bool) bool {
+func unionSets(g *gate.Graph, start int, x *slotIndex, a *arena) [][]*pathSet {
+	n, nw := len(g.Nodes), x.words()
+	written := make([][]uint64, n)
+	paths := make([]*pathNode, n)
+	mark := func(v int, from []uint64) bool {
 		if written[v] == nil {
-			written[v] = make([]bool, width)
+			written[v] = a.bitset(nw)
 		}
 		changed := false
-		for k, on := range from {
-			if on && !written[v][k] {
-				written[v][k], changed = true, true
+		for k, w := range from {
+			if w&^written[v][k] != 0 {
+				written[v][k] |= w
+				changed = true
 			}
 		}
-		for _, s := range slots[v] {
-			if !written[v][index[s.name]] {
-				written[v][index[s.name]], changed = true, true
+		for _, i := range x.of[v] {
+			if bit := uint64(1) << (i % 64); written[v][i/64]&bit == 0 {
+				written[v][i/64] |= bit
+				changed = true
 			}
 		}
 		return changed
 	}
 	mark(start, nil)
-	paths[start] = []int{start}
+	paths[start] = a.node(start, nil)
 	queue := []int{start}
-	for len(queue) > 0 {
-		v := queue[0]
-		queue = queue[1:]
+	for head := 0; head < len(queue); head++ {
+		v := queue[head]
 		for _, e := range g.Nodes[v].Next {
 			if paths[e.To] == nil {
-				paths[e.To] = append(slices.Clone(paths[v]), e.To)
+				paths[e.To] = a.node(e.To, paths[v])
 			}
 			if mark(e.To, written[v]) {
 				queue = append(queue, e.To)
@@ -1026,7 +1284,7 @@ func unionSets(g *gate.Graph, start int, slots [][]*slot, index map[string]int, 
 // addSet adds q to a step's sets unless one of them contains it, dropping
 // those q contains, and returns the set to explore from there (nil: none).
 // Past maxPathSets the step's sets are merged into their union.
-func addSet(sets *[]*pathSet, q *pathSet) *pathSet {
+func addSet(sets *[]*pathSet, q *pathSet, a *arena) *pathSet {
 	for _, p := range *sets {
 		if subset(q.written, p.written) {
 			return nil
@@ -1034,7 +1292,9 @@ func addSet(sets *[]*pathSet, q *pathSet) *pathSet {
 	}
 	kept := (*sets)[:0]
 	for _, p := range *sets {
-		if !subset(p.written, q.written) {
+		if subset(p.written, q.written) {
+			p.dropped = true
+		} else {
 			kept = append(kept, p)
 		}
 	}
@@ -1042,19 +1302,22 @@ func addSet(sets *[]*pathSet, q *pathSet) *pathSet {
 	if len(*sets) <= maxPathSets {
 		return q
 	}
-	u := &pathSet{written: make([]bool, len(q.written)), path: q.path, merged: true}
+	u := a.set()
+	*u = pathSet{written: a.bitset(len(q.written)), path: q.path, merged: true}
 	for _, p := range *sets {
 		for k, w := range p.written {
-			u.written[k] = u.written[k] || w
+			u.written[k] |= w
 		}
+		p.dropped = true
 	}
-	*sets = []*pathSet{u}
+	*sets = append((*sets)[:0], u)
 	return u
 }
 
-func subset(a, b []bool) bool {
-	for k := range a {
-		if a[k] && !b[k] {
+// subset reports whether every slot of a is in b.
+func subset(a, b []uint64) bool {
+	for k, w := range a {
+		if w&^b[k] != 0 {
 			return false
 		}
 	}

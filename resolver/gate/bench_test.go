@@ -89,3 +89,25 @@ func BenchmarkNoFallback(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLastReviewsOf asks for the last reviews of every gated tool of
+// the graph at once, as the resolver does per scope: ns/node stays flat
+// when the answer costs linear time in the graph, not one search per tool.
+func BenchmarkLastReviewsOf(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		g := blockGraph(n)
+		var gated []int
+		for v, nd := range g.Nodes {
+			if nd.Kind == Tool && nd.Gated {
+				gated = append(gated, v)
+			}
+		}
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				LastReviewsOf(g, gated)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+		})
+	}
+}

@@ -199,31 +199,67 @@ func ReviewBeforeTool(g *Graph) []Violation {
 // them.
 //
 // Complexity: O(n + m) for the search from Start and the region of t (see
-// ReviewBeforeTool), plus the out-edges of t's reviews.
+// ReviewBeforeTool), plus the out-edges of t's reviews. For several tools
+// of one graph, LastReviewsOf shares the O(n + m) part.
 func LastReviews(g *Graph, t int) []int {
+	return LastReviewsOf(g, []int{t})[0]
+}
+
+// LastReviewsOf returns LastReviews(g, t) for each t of tools, in the
+// order of tools: out[k] belongs to tools[k].
+//
+// Complexity: O(n + m) once, for one search from Start, one reversal of
+// the edges and one list of the reviews of each tool, plus, per tool t,
+// O(|R_t| + in(R_t)) for its region (ReviewBeforeTool) and the out-edges
+// of its reviews. When the only edges into each tool are the Approve edges
+// of its reviews, as in Solutions as authored, that is O(n + m) in all,
+// however many tools are asked about.
+func LastReviewsOf(g *Graph, tools []int) [][]int {
 	n := len(g.Nodes)
-	if t < 0 || t >= n || g.Nodes[t].Kind != Tool || g.Start < 0 || g.Start >= n {
-		return nil
+	out := make([][]int, len(tools))
+	if g.Start < 0 || g.Start >= n {
+		return out
 	}
-	dist, _ := shortestFrom(g, []int{g.Start})
-	allowed := make([]bool, n)
-	for v := range n {
-		allowed[v] = true
-	}
-	reg := newRegion(n)
-	reg.search(g, reverseOf(g), t, allowed, nil, nil)
-	var out []int
-	for r := range n {
-		nd := &g.Nodes[r]
-		if nd.Kind != Review || nd.Of != t || dist[r] < 0 {
+	var dist []int
+	var rev reverse
+	var reviews [][]int // tool node -> its Review nodes, in index order
+	var allowed []bool
+	var reg *region
+	for k, t := range tools {
+		if t < 0 || t >= n || g.Nodes[t].Kind != Tool {
 			continue
 		}
-		for _, e := range nd.Next {
-			if e.Kind == Approve && e.To >= 0 && e.To < n && reg.dist[e.To] >= 0 {
-				out = append(out, r)
-				break
+		if reg == nil {
+			dist, _ = shortestFrom(g, []int{g.Start})
+			rev = reverseOf(g)
+			reviews = make([][]int, n)
+			for r := range g.Nodes {
+				if nd := &g.Nodes[r]; nd.Kind == Review && nd.Of >= 0 && nd.Of < n {
+					reviews[nd.Of] = append(reviews[nd.Of], r)
+				}
+			}
+			allowed = make([]bool, n)
+			for v := range n {
+				allowed[v] = true
+			}
+			reg = newRegion(n)
+		}
+		if len(reviews[t]) == 0 {
+			continue
+		}
+		reg.search(g, rev, t, allowed, nil, nil)
+		for _, r := range reviews[t] {
+			if dist[r] < 0 {
+				continue
+			}
+			for _, e := range g.Nodes[r].Next {
+				if e.Kind == Approve && e.To >= 0 && e.To < n && reg.dist[e.To] >= 0 {
+					out[k] = append(out[k], r)
+					break
+				}
 			}
 		}
+		reg.clear()
 	}
 	return out
 }

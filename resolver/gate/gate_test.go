@@ -701,6 +701,35 @@ func TestLastReviewsAgainstBruteForce(t *testing.T) {
 	}
 }
 
+// LastReviewsOf answers for many tools at once what LastReviews answers for
+// each: asked about every node (backwards, each twice, and out of range),
+// its answers are the brute force's, so the shared search and region carry
+// nothing from one tool to the next.
+func TestLastReviewsOfManyToolsAgainstBruteForce(t *testing.T) {
+	for seed := range uint64(seeds) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		g := randomGraph(r, 2+r.IntN(6))
+		want := bruteLastReviews(g)
+		var ask []int
+		for v := len(g.Nodes) - 1; v >= 0; v-- {
+			ask = append(ask, v, -1, v, len(g.Nodes))
+		}
+		got := LastReviewsOf(g, ask)
+		if len(got) != len(ask) {
+			t.Fatalf("seed %d: %d answers for %d tools", seed, len(got), len(ask))
+		}
+		for k, v := range ask {
+			var w []int
+			if v >= 0 && v < len(g.Nodes) {
+				w = want[v]
+			}
+			if !slices.Equal(got[k], w) {
+				t.Fatalf("seed %d: LastReviewsOf(…%d…) = %v, brute force %v\n%s", seed, v, got[k], w, describe(g))
+			}
+		}
+	}
+}
+
 func TestLastReviews(t *testing.T) {
 	for _, c := range []struct {
 		name  string

@@ -14,7 +14,7 @@ import (
 
 // build builds this command into a temporary directory, with flags for
 // go build, and returns the binary's path.
-func build(t *testing.T, flags ...string) string {
+func build(t testing.TB, flags ...string) string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
