@@ -197,7 +197,8 @@ func Compile(file string, src []byte, opts Options) *Result {
 	if !checkToolsetSize(ds, at, "the toolset the Solution pins ("+ts.ID+")", ts) {
 		return res
 	}
-	e := &emitter{c: c, toolsetID: ts.ID}
+	p := c.plan()
+	e := &emitter{p: p, toolsetID: ts.ID}
 	def := e.emit()
 	encoded, err := encodeJSON(def)
 	if err != nil {
@@ -218,7 +219,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		Placeholders:     e.funcs,
 		ToolFunctions:    e.toolFuncs,
 		InputLimitBytes:  sol.InputLimit,
-		OutputBoundBytes: c.outputBound,
+		OutputBoundBytes: p.outputBound,
 		SourceDigest:     "sha256:" + hex.EncodeToString(sum[:]),
 	}
 	if len(e.workflows) > 0 {
