@@ -216,7 +216,7 @@ func (e *emitter) step(ps *planStep) {
 		e.workflow(ps)
 	case KindPass:
 		e.states[st.ID] = &asl.Pass{
-			Parameters: ps.pass.value,
+			Parameters: ps.value.static,
 			ResultPath: "$.steps." + st.ID,
 			Next:       e.next(st.Next, stateEnd),
 		}
@@ -332,7 +332,7 @@ func (e *emitter) tool(ps *planStep) {
 		tool.MemberIdempotencyKey:     path(e.keyExpr()),
 		tool.MemberAttempt:            path("States.MathAdd($$.State.RetryCount, 1)"),
 		tool.MemberTolerateDuplicates: call.tolerates,
-		tool.MemberInput:              call.input,
+		tool.MemberInput:              ps.value.static,
 		tool.MemberParentRunID:        path("$.meta.parent_run_id"),
 		// The execution's start: the dispatcher refuses a key's record
 		// that an earlier execution of the same name left (docs/ledger.md).

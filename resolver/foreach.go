@@ -209,8 +209,8 @@ func (z *sizer) addLoopResults(slots [][]*slot) []*slot {
 // collect) and a comma each.
 func (z *sizer) forEachOutputBound(i int) int {
 	per := 2
-	if c, ok := z.c.collects[i]; ok {
-		per = z.compiledBound(c.static, z.c.collectUses[i])
+	if c := z.p.at[i].forEach.collected; c != nil {
+		per = z.compiledBound(c.static, c.uses)
 	}
 	return 2 + z.c.sol.Steps[i].ForEach.MaxItems*(per+1)
 }

@@ -164,8 +164,12 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkCatches()
 	c.checkRetryErrors()
 	c.checkToolTimeouts()
+	// The plan is built once check found no error; the state-size bound
+	// reads the steps' values from it and writes its bounds into it.
+	var p *plan
 	if !ds.hasErrors() {
-		c.checkStateSize(g)
+		p = c.plan()
+		c.checkStateSize(g, p)
 	}
 	res.Gate = c.verdicts
 	res.Graph, res.Refused = c.stepGraph(), c.refused
@@ -197,7 +201,6 @@ func Compile(file string, src []byte, opts Options) *Result {
 	if !checkToolsetSize(ds, at, "the toolset the Solution pins ("+ts.ID+")", ts) {
 		return res
 	}
-	p := c.plan()
 	e := &emitter{p: p, toolsetID: ts.ID}
 	def := e.emit()
 	encoded, err := encodeJSON(def)

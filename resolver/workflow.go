@@ -59,9 +59,9 @@ type WorkflowPin struct {
 // childInput is the child execution's input: the step's with as its
 // input, and meta naming the parent run and the step's seq; the console
 // links the two executions by AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.
-func (e *emitter) childInput(call *childCall) map[string]any {
+func (e *emitter) childInput(ps *planStep) map[string]any {
 	return map[string]any{
-		"input": call.input,
+		"input": ps.value.static,
 		"meta":  map[string]any{"parent_run_id.$": "$.meta.run_id", "parent_seq.$": e.seqExpr()},
 		"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$": "$$.Execution.Id",
 	}
@@ -98,7 +98,7 @@ func (e *emitter) workflow(ps *planStep) {
 					"parent_run_id":     path("$.meta.run_id"),
 					"seq":               path(e.seqExpr()),
 					"state_machine_arn": arn,
-					"input":             e.childInput(ps.workflow),
+					"input":             e.childInput(ps),
 					"attempt":           attempt,
 					"conflict":          conflict,
 				}),
@@ -131,7 +131,7 @@ func (e *emitter) workflow(ps *planStep) {
 		Parameters: map[string]any{
 			"StateMachineArn": arn,
 			"Name.$":          result + ".child.execution_name",
-			"Input":           e.childInput(ps.workflow),
+			"Input":           e.childInput(ps),
 		},
 		ResultSelector: map[string]any{"output.$": "$.Output"},
 		ResultPath:     result,
