@@ -58,6 +58,9 @@ const StartInvalid = "TOOLGATE_START_INVALID"
 // ReviewRejected is the error review-decision sends with SendTaskFailure.
 const ReviewRejected = tool.ReviewRejected
 
+// emitter builds the definition of a plan as typed ASL (resolver/asl),
+// reading the plan alone (docs/design.md, "The compiler"), and collects
+// the placeholders and workflow pins the manifest lists.
 type emitter struct {
 	p         *plan
 	toolsetID string
