@@ -217,7 +217,7 @@ func (z *sizer) forEachOutputBound(i int) int {
 
 // itemsBound bounds for_each step i's list, and so each of its items.
 func (z *sizer) itemsBound(i int) int {
-	if uses := z.c.uses[i]; len(uses) == 1 {
+	if uses := z.p.at[i].forEach.itemsUses; len(uses) == 1 {
 		return z.bindingBound(uses[0].b)
 	}
 	return z.input
@@ -263,7 +263,7 @@ var arrayKeywords = map[string]bool{"items": true, "maxItems": true, "minItems":
 // schema in the input schema; nil when the list is not in the input, or
 // its schema has another keyword (prefixItems, $ref, a combinator, ...).
 func (z *sizer) itemSchema(i int) map[string]any {
-	uses := z.c.uses[i]
+	uses := z.p.at[i].forEach.itemsUses
 	if len(uses) != 1 || uses[0].b.root != "input" || z.c.sol.Input == nil {
 		return nil
 	}

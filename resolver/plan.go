@@ -106,6 +106,8 @@ type waitPlan struct{ path string }
 // returns, the outer values each iteration is passed, and its body.
 type loopPlan struct {
 	itemsPath string
+	// itemsUses are the items' bindings: exactly one, to the list.
+	itemsUses []use
 	// collect is what an iteration returns in Parameters form ({} without
 	// collect); collected is collect as compiled, with its bindings (nil
 	// without collect), which the state-size bound reads.
@@ -211,7 +213,7 @@ func (c *checker) planStep(i int, st *Step) *planStep {
 
 // loopPlan is for_each step i's Map.
 func (c *checker) loopPlan(i int, st *Step) *loopPlan {
-	l := &loopPlan{itemsPath: c.itemsPaths[i], collect: map[string]any{}}
+	l := &loopPlan{itemsPath: c.itemsPaths[i], itemsUses: c.uses[i], collect: map[string]any{}}
 	if len(st.ForEach.Body) > 0 {
 		l.first = firstState(st.ForEach.Body[0])
 	}
