@@ -7,9 +7,9 @@ import (
 	"maps"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/tool"
-	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Names of the states the resolver adds. Step ids are lower-case, so none
@@ -58,16 +58,19 @@ const StartInvalid = "TOOLGATE_START_INVALID"
 // ReviewRejected is the error review-decision sends with SendTaskFailure.
 const ReviewRejected = tool.ReviewRejected
 
+// emitter builds the definition of a plan as typed ASL (resolver/asl),
+// reading the plan alone (docs/design.md, "The compiler"), and collects
+// the placeholders and workflow pins the manifest lists.
 type emitter struct {
-	c         *checker
+	p         *plan
 	toolsetID string
-	states    map[string]any
+	states    map[string]asl.State
 	funcs     map[string]string // placeholder -> function
 	toolFuncs map[string]string // platform tool function placeholder -> tool
 	workflows map[string]*WorkflowPin
 	// loop is the for_each whose body is being emitted (its states go to
 	// its Map's ItemProcessor); nil at the top level.
-	loop *Step
+	loop *planStep
 }
 
 // placeholders returns every placeholder key of the definition: the
@@ -79,14 +82,6 @@ func (e *emitter) placeholders() map[string]string {
 		all[key] = w.Solution
 	}
 	return all
-}
-
-func (e *emitter) stateOf(i int) string {
-	st := e.c.sol.Steps[i]
-	if st.Kind == KindTool || st.Kind == KindWorkflow || st.Kind == KindForEach {
-		return st.ID + "-seq"
-	}
-	return st.ID
 }
 
 // next resolves a target to a state name; end becomes endState, or in a
@@ -102,19 +97,19 @@ func (e *emitter) next(r Ref, endState string) string {
 		e.states[endState] = e.succeed()
 		return endState
 	}
-	return e.stateOf(e.c.index[r.Name])
+	return e.p.first[r.Name]
 }
 
 // succeed is a state that ends the run successfully with its result, the
 // Solution's output (docs/solutions.md, "The run's output"): a Pass that
 // builds {"output": value} and keeps the member, since a Succeed state
 // takes no Parameters.
-func (e *emitter) succeed() map[string]any {
-	params := e.c.output.static
-	if e.c.sol.Output == nil {
+func (e *emitter) succeed() *asl.Pass {
+	params := e.p.output
+	if params == nil {
 		params = map[string]any{"output": map[string]any{}}
 	}
-	return map[string]any{"Type": "Pass", "Comment": "the run's output", "Parameters": params, "OutputPath": "$.output", "End": true}
+	return &asl.Pass{Comment: "the run's output", Parameters: params, OutputPath: "$.output", End: true}
 }
 
 func (e *emitter) placeholder(function string) string {
@@ -125,52 +120,46 @@ func (e *emitter) placeholder(function string) string {
 
 // emit builds the definition (JSONPath query language) of a checked
 // Solution; docs/solutions.md describes the state data layout.
-func (e *emitter) emit() map[string]any {
-	e.states = map[string]any{}
+func (e *emitter) emit() *asl.Definition {
+	e.states = map[string]asl.State{}
 	e.funcs = map[string]string{}
 	e.toolFuncs = map[string]string{}
 	e.workflows = map[string]*WorkflowPin{}
-	gated := e.needsStarter()
+	gated := e.p.starter
 	// The execution input is {input, meta} (docs/solutions.md): Start
 	// refuses any other shape at once, and Init keeps meta apart from the
 	// state data's input. A Solution with gated tools starts with the
 	// Starter Task, which finds the start record toolgate run wrote for
 	// $$.Execution.Id and checks $$.Execution.Input against it; the
 	// verified starter enters the state data, no caller proof ever does.
-	present := []any{map[string]any{"Variable": "$.input", "IsPresent": true}, map[string]any{"Variable": "$.meta", "IsPresent": true}}
-	child := append(append([]any{}, present...), map[string]any{"Variable": "$.meta.parent_run_id", "IsPresent": true})
+	present := []asl.ChoiceRule{isPresent("$.input", true), isPresent("$.meta", true)}
+	child := append(append([]asl.ChoiceRule{}, present...), isPresent("$.meta.parent_run_id", true))
 	need := "{\"input\": ..., \"meta\": {}}"
-	e.states[stateStart] = map[string]any{
-		"Type": "Choice",
+	e.states[stateStart] = &asl.Choice{
 		// The InputRecord toolgate run checks an input against; a Comment
 		// is never evaluated, so it never enters the state data.
-		"Comment": e.c.inputComment,
+		Comment: e.p.inputComment,
 		// A child run (started by a parent's workflow step) names its
 		// parent in meta; its start is the record its parent wrote.
-		"Choices": []any{map[string]any{"And": child, "Next": stateInitChild}, map[string]any{"And": present, "Next": stateInit}},
-		"Default": stateStartRefused,
+		Choices: []asl.ChoiceRule{{And: child, Next: stateInitChild}, {And: present, Next: stateInit}},
+		Default: stateStartRefused,
 	}
-	e.states[stateStartRefused] = map[string]any{
-		"Type":  "Fail",
-		"Error": StartInvalid,
-		"Cause": "the execution input must be " + need + ": start runs with toolgate run (docs/solutions.md, \"The execution input\")",
+	e.states[stateStartRefused] = &asl.Fail{
+		Error: StartInvalid,
+		Cause: "the execution input must be " + need + ": start runs with toolgate run (docs/solutions.md, \"The execution input\")",
 	}
 	meta := map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id": "", "start": map[string]any{}}
-	first := e.stateOf(e.c.start)
-	init := map[string]any{
-		"Type":    "Pass",
-		"Comment": "state data: {input, steps, reviews, meta}",
-		"Parameters": map[string]any{
-			"input.$": "$.input",
-			"steps":   map[string]any{},
-			"reviews": map[string]any{},
-			"meta":    meta,
-		},
-		"Next": first,
+	first := e.p.start
+	initParams := map[string]any{
+		"input.$": "$.input",
+		"steps":   map[string]any{},
+		"reviews": map[string]any{},
+		"meta":    meta,
 	}
-	if len(e.c.decisions) > 0 {
-		init["Comment"] = "state data: {input, steps, reviews, decisions, meta}"
-		init["Parameters"].(map[string]any)["decisions"] = map[string]any{}
+	init := &asl.Pass{Comment: "state data: {input, steps, reviews, meta}", Parameters: initParams, Next: first}
+	if e.p.decisions {
+		init.Comment = "state data: {input, steps, reviews, decisions, meta}"
+		initParams["decisions"] = map[string]any{}
 	}
 	e.states[stateInit] = init
 	initChild := map[string]any{
@@ -179,14 +168,13 @@ func (e *emitter) emit() map[string]any {
 		"reviews": map[string]any{},
 		"meta":    map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id.$": "$.meta.parent_run_id", "start": map[string]any{}},
 	}
-	if len(e.c.decisions) > 0 {
+	if e.p.decisions {
 		initChild["decisions"] = map[string]any{}
 	}
-	e.states[stateInitChild] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "a child run: state data as Init's, with the parent's run id",
-		"Parameters": initChild,
-		"Next":       stateStarterChild,
+	e.states[stateInitChild] = &asl.Pass{
+		Comment:    "a child run: state data as Init's, with the parent's run id",
+		Parameters: initChild,
+		Next:       stateStarterChild,
 	}
 	e.states[stateStarterChild] = e.starterTask(
 		"a child run's start is its parent's record for this execution and input: its starter is the parent's",
@@ -196,7 +184,7 @@ func (e *emitter) emit() map[string]any {
 			"start_time":      path("$$.Execution.StartTime"),
 		}), first)
 	if gated {
-		init["Next"] = stateStarter
+		init.Next = stateStarter
 		e.states[stateStarter] = e.starterTask(
 			"the run's start is the record toolgate run wrote for this execution and input: who started the run, who may then not decide its reviews",
 			parameters(tool.RunStartCheck{}, map[string]any{
@@ -206,56 +194,48 @@ func (e *emitter) emit() map[string]any {
 				"start_time":      path("$$.Execution.StartTime"),
 			}), first)
 	}
-	for i, st := range e.c.sol.Steps {
-		if st.Loop == nil {
-			e.step(i, st)
-		}
+	for _, ps := range e.p.steps {
+		e.step(ps)
 	}
-	return map[string]any{
-		"Comment": fmt.Sprintf("toolgate Solution %s version %d (toolset %s)", e.c.sol.Name, e.c.sol.Version, e.toolsetID),
-		"StartAt": stateStart,
+	return &asl.Definition{
+		Comment: fmt.Sprintf("toolgate Solution %s version %d (toolset %s)", e.p.name, e.p.version, e.toolsetID),
+		StartAt: stateStart,
 		// The whole execution is bounded (policy.run_timeout_seconds):
 		// Step Functions ends it with States.Timeout.
-		"TimeoutSeconds": e.c.sol.RunTimeout,
-		"States":         e.states,
+		TimeoutSeconds: e.p.runTimeout,
+		States:         e.states,
 	}
 }
 
-// step emits the states of reachable step i into e.states.
-func (e *emitter) step(i int, st *Step) {
-	if !e.c.reachable[i] {
-		return
-	}
+// step emits the states of a reachable step into e.states.
+func (e *emitter) step(ps *planStep) {
+	st := ps.Step
 	switch st.Kind {
 	case KindForEach:
-		e.forEach(i, st)
+		e.forEach(ps)
 	case KindTool:
-		e.tool(i, st)
+		e.tool(ps)
 	case KindWorkflow:
-		e.workflow(i, st)
+		e.workflow(ps)
 	case KindPass:
-		e.states[st.ID] = withNext(map[string]any{
-			"Type":       "Pass",
-			"Parameters": e.c.params[i].static,
-			"ResultPath": "$.steps." + st.ID,
-		}, e.next(st.Next, stateEnd))
+		e.states[st.ID] = &asl.Pass{
+			Parameters: ps.value.static,
+			ResultPath: "$.steps." + st.ID,
+			Next:       e.next(st.Next, stateEnd),
+		}
 	case KindChoice:
-		e.choice(i, st)
+		e.choice(ps)
 	case KindReview:
-		e.review(st)
+		e.review(ps)
 	case KindWait:
-		e.wait(i, st)
+		e.wait(ps)
 	case KindSucceed:
 		e.states[st.ID] = e.succeed()
 		if e.loop != nil {
 			e.states[st.ID] = e.iterationEnd() // ends the iteration
 		}
 	case KindFail:
-		f := map[string]any{"Type": "Fail", "Error": st.Error}
-		if st.Cause != "" {
-			f["Cause"] = st.Cause
-		}
-		e.states[st.ID] = f
+		e.states[st.ID] = &asl.Fail{Error: st.Error, Cause: st.Cause}
 	}
 }
 
@@ -268,57 +248,47 @@ func (e *emitter) failTarget(st *Step, comment string) string {
 		return e.next(st.OnError, stateEnd)
 	}
 	result := "$.steps." + st.ID + ".error"
-	e.states[st.ID+"-failed"] = map[string]any{"Type": "Fail", "Comment": comment, "ErrorPath": result + ".Error", "CausePath": result + ".Cause"}
+	e.states[st.ID+"-failed"] = &asl.Fail{Comment: comment, ErrorPath: result + ".Error", CausePath: result + ".Cause"}
 	return st.ID + "-failed"
 }
 
 // seqPass is a step's counter state: a Pass that advances $.meta.seq
 // outside the step's retried Tasks (nextMeta), so that every attempt of
 // one call carries one key.
-func (e *emitter) seqPass(comment, next string) map[string]any {
-	return map[string]any{"Type": "Pass", "Comment": comment, "Parameters": e.nextMeta(), "ResultPath": "$.meta", "Next": next}
+func (e *emitter) seqPass(comment, next string) *asl.Pass {
+	return &asl.Pass{Comment: comment, Parameters: e.nextMeta(), ResultPath: "$.meta", Next: next}
 }
 
 // starterTask is a start Task (Starter, StarterChild): review-request
 // answers the payload with the run's verified starter, kept at
 // $.meta.start; retried on REVIEW_UNAVAILABLE and Lambda's transient
 // errors, with no Catch (a refused start ends the run).
-func (e *emitter) starterTask(comment string, payload map[string]any, next string) map[string]any {
-	return map[string]any{
-		"Type":     "Task",
-		"Comment":  comment,
-		"Resource": "arn:aws:states:::lambda:invoke",
-		"Parameters": map[string]any{
-			"FunctionName": e.placeholder(ReviewFunction),
-			"Payload":      payload,
-		},
-		"ResultSelector": map[string]any{"starter.$": "$.Payload.starter"},
-		"ResultPath":     "$.meta.start",
-		"Retry": []any{map[string]any{
-			"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
+func (e *emitter) starterTask(comment string, payload map[string]any, next string) *asl.Task {
+	return &asl.Task{
+		Comment:        comment,
+		Resource:       lambdaInvoke,
+		Parameters:     asl.LambdaInvoke{FunctionName: e.placeholder(ReviewFunction), Payload: payload},
+		ResultSelector: map[string]any{"starter.$": "$.Payload.starter"},
+		ResultPath:     "$.meta.start",
+		Retry: []asl.Retrier{{
+			ErrorEquals: append([]string{tool.ReviewUnavailable}, lambdaTransient...), MaxAttempts: 3, IntervalSeconds: 1, BackoffRate: 2.0,
 		}},
-		"Next": next,
+		Next: next,
 	}
 }
 
-// withNext sets Next, or End for a Succeed target reached directly.
-func withNext(state map[string]any, next string) map[string]any {
-	state["Next"] = next
-	return state
-}
+// Resources of the Task states (AWS Step Functions developer guide,
+// "Integrating services").
+const (
+	lambdaInvoke         = "arn:aws:states:::lambda:invoke"
+	lambdaInvokeToken    = "arn:aws:states:::lambda:invoke.waitForTaskToken"
+	startExecutionSync   = "arn:aws:states:::states:startExecution.sync:2"
+	describeExecutionSDK = "arn:aws:states:::aws-sdk:sfn:describeExecution"
+)
 
-// needsStarter reports whether a reachable step is a review or a workflow
-// step: the Solution has gated tools (Gate A puts a review before each),
-// or starts child runs, whose reviews' requester is this run's starter.
-// Its runs then start with the Starter, which checks toolgate run's start
-// record.
-func (e *emitter) needsStarter() bool {
-	for i, st := range e.c.sol.Steps {
-		if (st.Kind == KindReview || st.Kind == KindWorkflow) && e.c.reachable[i] {
-			return true
-		}
-	}
-	return false
+// isPresent is the Choice rule "variable is (or is not) present".
+func isPresent(variable string, present bool) asl.ChoiceRule {
+	return asl.ChoiceRule{Variable: variable, IsPresent: &present}
 }
 
 // seqExpr is a call's seq as the envelope carries it, a string
@@ -352,9 +322,9 @@ func (e *emitter) nextMeta() map[string]any {
 	return m
 }
 
-func (e *emitter) tool(i int, st *Step) {
-	t := e.c.tools[i]
-	r := effectiveRetry(st, t)
+func (e *emitter) tool(ps *planStep) {
+	st, call := ps.Step, ps.tool
+	t, r := call.tool, call.retry
 	e.states[st.ID+"-seq"] = e.seqPass("one idempotency key per call: the counter is outside the retried Task", st.ID)
 	members := map[string]any{
 		tool.MemberTool:               st.Tool,
@@ -364,24 +334,22 @@ func (e *emitter) tool(i int, st *Step) {
 		tool.MemberStep:               st.ID,
 		tool.MemberIdempotencyKey:     path(e.keyExpr()),
 		tool.MemberAttempt:            path("States.MathAdd($$.State.RetryCount, 1)"),
-		tool.MemberTolerateDuplicates: e.c.tolerates(st),
-		tool.MemberInput:              e.c.params[i].static,
+		tool.MemberTolerateDuplicates: call.tolerates,
+		tool.MemberInput:              ps.value.static,
 		tool.MemberParentRunID:        path("$.meta.parent_run_id"),
 		// The execution's start: the dispatcher refuses a key's record
 		// that an earlier execution of the same name left (docs/ledger.md).
 		tool.MemberRunStartedAt: path("$$.Execution.StartTime"),
 	}
-	if e.c.named != nil {
-		if pt := e.c.named.Tools[st.Tool]; pt.Platform() {
-			// The proxy invokes the pinned function: an ARN as pinned, or
-			// the placeholder publishing substitutes from SSM.
-			members[tool.MemberFunction] = pt.Function
-			if m := toolset.FunctionPattern.FindStringSubmatch(pt.Function); m != nil {
-				e.toolFuncs[m[1]] = st.Tool
-			}
+	if call.platform != "" {
+		// The proxy invokes the pinned function: an ARN as pinned, or
+		// the placeholder publishing substitutes from SSM.
+		members[tool.MemberFunction] = call.platform
+		if key := platformKey(call.platform); key != "" {
+			e.toolFuncs[key] = st.Tool
 		}
 	}
-	if e.c.gated[st.Tool] {
+	if call.gated {
 		members[tool.MemberApproval] = path("$.reviews." + st.ID)
 	}
 	// The result the call returns, and that the state data keeps: its
@@ -398,96 +366,92 @@ func (e *emitter) tool(i int, st *Step) {
 		members[tool.MemberTimeoutSeconds] = st.TimeoutSeconds
 	}
 	payload := parameters(tool.Envelope{}, members)
-	task := map[string]any{
-		"Type":     "Task",
-		"Resource": "arn:aws:states:::lambda:invoke",
+	task := &asl.Task{
+		Resource: lambdaInvoke,
 		// The function's timeout plus the Init phase's (shared/catalog).
-		"TimeoutSeconds": t.TaskTimeoutSeconds(),
-		"Parameters": map[string]any{
-			"FunctionName": e.placeholder(t.Function),
-			"Payload":      payload,
-		},
-		"ResultSelector": map[string]any{"output.$": "$.Payload"},
-		"ResultPath":     "$.steps." + st.ID,
+		TimeoutSeconds: t.TaskTimeoutSeconds(),
+		Parameters:     asl.LambdaInvoke{FunctionName: e.placeholder(t.Function), Payload: payload},
+		ResultSelector: map[string]any{"output.$": "$.Payload"},
+		ResultPath:     "$.steps." + st.ID,
 	}
 	if r.MaxAttempts > 1 {
-		task["Retry"] = []any{map[string]any{
-			"ErrorEquals":     retryErrors(st),
-			"MaxAttempts":     r.MaxAttempts - 1,
-			"IntervalSeconds": r.IntervalSeconds,
-			"BackoffRate":     r.BackoffRate,
+		task.Retry = []asl.Retrier{{
+			ErrorEquals:     retryErrors(st),
+			MaxAttempts:     r.MaxAttempts - 1,
+			IntervalSeconds: r.IntervalSeconds,
+			BackoffRate:     r.BackoffRate,
 		}}
 	}
 	catchNext := e.failTarget(st, "the tool's error code and message")
-	task["Catch"] = e.catchers(st, "$.steps."+st.ID+".error", catchNext)
-	e.states[st.ID] = withNext(task, e.next(st.Next, stateEnd))
+	task.Catch = e.catchers(st, "$.steps."+st.ID+".error", catchNext)
+	task.Next = e.next(st.Next, stateEnd)
+	e.states[st.ID] = task
 }
 
-func (e *emitter) review(st *Step) {
-	j := e.c.index[st.Of.Name]
-	of := e.c.sol.Steps[j]
+func (e *emitter) review(ps *planStep) {
+	st, of := ps.Step, ps.review.of
 	reviewers := st.Reviewers
 	if reviewers == nil {
 		reviewers = []string{}
 	}
 	result := "$.reviews." + of.ID
-	e.states[st.ID+"-failed"] = map[string]any{
-		"Type":      "Fail",
-		"Comment":   "the review could not be requested",
-		"ErrorPath": result + ".Error",
-		"CausePath": result + ".Cause",
+	e.states[st.ID+"-failed"] = &asl.Fail{
+		Comment:   "the review could not be requested",
+		ErrorPath: result + ".Error",
+		CausePath: result + ".Cause",
 	}
-	e.states[st.ID] = withNext(map[string]any{
-		"Type":           "Task",
-		"Resource":       "arn:aws:states:::lambda:invoke.waitForTaskToken",
-		"TimeoutSeconds": st.ReviewTimeout,
-		"Parameters": map[string]any{
-			"FunctionName": e.placeholder(ReviewFunction),
-			"Payload": parameters(tool.ReviewTask{}, map[string]any{
+	e.states[st.ID] = &asl.Task{
+		Resource:       lambdaInvokeToken,
+		TimeoutSeconds: st.ReviewTimeout,
+		Parameters: asl.LambdaInvoke{
+			FunctionName: e.placeholder(ReviewFunction),
+			Payload: parameters(tool.ReviewTask{}, map[string]any{
 				"task_token":      path("$$.Task.Token"),
 				"run_id":          path("$.meta.run_id"),
 				"step":            st.ID,
 				"of":              of.ID,
 				"tool":            of.Tool,
 				"toolset_id":      e.toolsetID,
-				"input":           e.c.params[j].static,
+				"input":           ps.review.input,
 				"reviewers":       reviewers,
 				"timeout_seconds": st.ReviewTimeout,
 				"requester":       path("$.meta.start.starter"),
 			}),
 		},
-		"ResultPath": result,
+		ResultPath: result,
 		// Only Lambda's own errors are retried: a retried review Task gets a
 		// new task token, so retrying REVIEW_UNAVAILABLE (a review stored
 		// but its answer lost) would leave a second review of the call.
-		"Retry": []any{map[string]any{
-			"ErrorEquals": lambdaTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
+		Retry: []asl.Retrier{{
+			ErrorEquals: lambdaTransient, MaxAttempts: 3, IntervalSeconds: 2, BackoffRate: 2.0,
 		}},
-		"Catch": e.reviewCatch(st, result),
-	}, e.approved(st, result))
+		Catch: e.reviewCatch(ps, result),
+		Next:  e.approved(ps, result),
+	}
 }
 
 // reviewCatch routes a review's outcomes other than approval: a rejection
 // (REVIEW_REJECTED) to on_reject, its timeout (States.Timeout) to
 // on_timeout, which is on_reject's target when not written (one Catcher
 // for both then), and any other failure to <id>-failed.
-func (e *emitter) reviewCatch(st *Step, result string) []any {
+func (e *emitter) reviewCatch(ps *planStep, result string) []asl.Catcher {
+	st := ps.Step
 	rejected := e.next(st.OnReject, stateRejected)
 	timedOut := rejected
 	if st.OnTimeout.Set {
 		timedOut = e.next(st.OnTimeout, stateRejected)
 	}
-	if e.c.decisions[st.ID] {
+	if ps.review.decision {
 		rejected, timedOut = e.rejected(st, result, rejected), e.timedOut(st, timedOut)
 	}
-	catch := []any{map[string]any{"ErrorEquals": []string{ReviewRejected, "States.Timeout"}, "ResultPath": result, "Next": rejected}}
+	catch := []asl.Catcher{{ErrorEquals: []string{ReviewRejected, "States.Timeout"}, ResultPath: result, Next: rejected}}
 	if timedOut != rejected {
-		catch = []any{
-			map[string]any{"ErrorEquals": []string{ReviewRejected}, "ResultPath": result, "Next": rejected},
-			map[string]any{"ErrorEquals": []string{"States.Timeout"}, "ResultPath": result, "Next": timedOut},
+		catch = []asl.Catcher{
+			{ErrorEquals: []string{ReviewRejected}, ResultPath: result, Next: rejected},
+			{ErrorEquals: []string{"States.Timeout"}, ResultPath: result, Next: timedOut},
 		}
 	}
-	return append(catch, map[string]any{"ErrorEquals": []string{"States.ALL"}, "ResultPath": result, "Next": st.ID + "-failed"})
+	return append(catch, asl.Catcher{ErrorEquals: []string{"States.ALL"}, ResultPath: result, Next: st.ID + "-failed"})
 }
 
 // DecisionTimeout is the decision ${reviews.ID.decision} reads when the
@@ -504,18 +468,18 @@ const DecisionTimeout = "timeout"
 
 // approved returns the state the review's approval goes to: the
 // on_approve target, or its decision Pass first.
-func (e *emitter) approved(st *Step, result string) string {
+func (e *emitter) approved(ps *planStep, result string) string {
+	st := ps.Step
 	next := e.next(st.OnApprove, stateEnd)
-	if !e.c.decisions[st.ID] {
+	if !ps.review.decision {
 		return next
 	}
 	name := st.ID + "-approved"
-	e.states[name] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "the review's decision, for the bindings of reviews." + st.ID,
-		"Parameters": map[string]any{"decision": string(tool.Approve), "reason.$": result + ".reason", "approver.$": result + ".approver"},
-		"ResultPath": "$.decisions." + st.ID,
-		"Next":       next,
+	e.states[name] = &asl.Pass{
+		Comment:    "the review's decision, for the bindings of reviews." + st.ID,
+		Parameters: map[string]any{"decision": string(tool.Approve), "reason.$": result + ".reason", "approver.$": result + ".approver"},
+		ResultPath: "$.decisions." + st.ID,
+		Next:       next,
 	}
 	return name
 }
@@ -525,19 +489,17 @@ func (e *emitter) approved(st *Step, result string) string {
 // cannot be indexed in the same state), and goes on to next.
 func (e *emitter) rejected(st *Step, result, next string) string {
 	decision := "$.decisions." + st.ID
-	e.states[st.ID+"-rejected-parse"] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "the rejection's decision JSON, from its Cause",
-		"Parameters": map[string]any{"decision.$": "States.StringToJson(" + result + ".Cause)"},
-		"ResultPath": decision,
-		"Next":       st.ID + "-rejected",
+	e.states[st.ID+"-rejected-parse"] = &asl.Pass{
+		Comment:    "the rejection's decision JSON, from its Cause",
+		Parameters: map[string]any{"decision.$": "States.StringToJson(" + result + ".Cause)"},
+		ResultPath: decision,
+		Next:       st.ID + "-rejected",
 	}
-	e.states[st.ID+"-rejected"] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "the review's decision, for the bindings of reviews." + st.ID,
-		"Parameters": map[string]any{"decision": string(tool.Reject), "reason.$": decision + ".decision.reason", "approver.$": decision + ".decision.approver"},
-		"ResultPath": decision,
-		"Next":       next,
+	e.states[st.ID+"-rejected"] = &asl.Pass{
+		Comment:    "the review's decision, for the bindings of reviews." + st.ID,
+		Parameters: map[string]any{"decision": string(tool.Reject), "reason.$": decision + ".decision.reason", "approver.$": decision + ".decision.approver"},
+		ResultPath: decision,
+		Next:       next,
 	}
 	return st.ID + "-rejected-parse"
 }
@@ -545,82 +507,80 @@ func (e *emitter) rejected(st *Step, result, next string) string {
 // timedOut writes a timeout's decision and goes on to next.
 func (e *emitter) timedOut(st *Step, next string) string {
 	name := st.ID + "-timed-out"
-	e.states[name] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "the review's decision, for the bindings of reviews." + st.ID,
-		"Parameters": map[string]any{"decision": DecisionTimeout, "reason": nil, "approver": nil},
-		"ResultPath": "$.decisions." + st.ID,
-		"Next":       next,
+	e.states[name] = &asl.Pass{
+		Comment:    "the review's decision, for the bindings of reviews." + st.ID,
+		Parameters: map[string]any{"decision": DecisionTimeout, "reason": nil, "approver": nil},
+		ResultPath: "$.decisions." + st.ID,
+		Next:       next,
 	}
 	return name
 }
 
-// ASL comparison operators per choice operator and operand type.
-var comparisons = map[string][2]string{ // numeric, string
-	"greater_than":           {"NumericGreaterThan", "StringGreaterThan"},
-	"greater_than_or_equals": {"NumericGreaterThanEquals", "StringGreaterThanEquals"},
-	"less_than":              {"NumericLessThan", "StringLessThan"},
-	"less_than_or_equals":    {"NumericLessThanEquals", "StringLessThanEquals"},
+// comparisons are the ASL comparison per ordered choice operator; equals
+// and not_equals compare by asl.Equals.
+var comparisons = map[string]asl.Operator{
+	"greater_than":           asl.GreaterThan,
+	"greater_than_or_equals": asl.GreaterThanEquals,
+	"less_than":              asl.LessThan,
+	"less_than_or_equals":    asl.LessThanEquals,
 }
 
-func (e *emitter) choice(i int, st *Step) {
-	var rules []any
+func (e *emitter) choice(ps *planStep) {
+	st := ps.Step
+	var rules []asl.ChoiceRule
 	for k, r := range st.Rules {
-		cr := e.c.rules[i][k]
+		cr := ps.choice[k]
 		rule := comparison(cr, r)
 		if r.Operator != "is_present" {
 			// A Choice rule on a path that is absent fails the execution
 			// (States.Runtime); toolgate's comparisons are false instead.
-			guards := []any{map[string]any{"Variable": cr.variable, "IsPresent": true}}
+			guards := []asl.ChoiceRule{isPresent(cr.variable, true)}
 			if cr.operand.expr != "" {
-				guards = append(guards, map[string]any{"Variable": cr.operand.expr, "IsPresent": true})
+				guards = append(guards, isPresent(cr.operand.expr, true))
 			}
-			rule = map[string]any{"And": append(guards, rule)}
+			rule = asl.ChoiceRule{And: append(guards, rule)}
 		}
 		if r.Operator == "not_equals" {
-			rule = map[string]any{"Not": rule}
+			inner := rule
+			rule = asl.ChoiceRule{Not: &inner}
 		}
-		rule["Next"] = e.next(r.Next, stateEnd)
+		rule.Next = e.next(r.Next, stateEnd)
 		rules = append(rules, rule)
 	}
-	e.states[st.ID] = map[string]any{
-		"Type":    "Choice",
-		"Choices": rules,
-		"Default": e.next(st.Default, stateEnd),
+	e.states[st.ID] = &asl.Choice{
+		Choices: rules,
+		Default: e.next(st.Default, stateEnd),
 	}
 }
 
 // comparison builds one ASL Choice rule (without Next). A bound operand's
 // type is unknown at compile time, so it compares as any of the types: a
 // rule of mismatched types is simply false in ASL.
-func comparison(cr compiledRule, r ChoiceRule) map[string]any {
+func comparison(cr compiledRule, r ChoiceRule) asl.ChoiceRule {
 	v := cr.variable
 	if r.Operator == "is_present" {
-		return map[string]any{"Variable": v, "IsPresent": r.Operand.b}
+		return isPresent(v, r.Operand.b)
 	}
-	ops := [][2]string{{"NumericEquals", "StringEquals"}}
-	if c, ok := comparisons[r.Operator]; ok {
-		ops[0] = c
-	}
+	op, ordered := comparisons[r.Operator]
 	if cr.operand.expr != "" {
-		alts := []any{
-			map[string]any{"Variable": v, ops[0][0] + "Path": cr.operand.expr},
-			map[string]any{"Variable": v, ops[0][1] + "Path": cr.operand.expr},
+		alts := []asl.ChoiceRule{
+			asl.Compare(v, op, asl.Operand{Path: cr.operand.expr, PathType: "Numeric"}),
+			asl.Compare(v, op, asl.Operand{Path: cr.operand.expr, PathType: "String"}),
 		}
-		if _, ordered := comparisons[r.Operator]; !ordered {
-			alts = append(alts, map[string]any{"Variable": v, "BooleanEqualsPath": cr.operand.expr})
+		if !ordered {
+			alts = append(alts, asl.Compare(v, op, asl.Operand{Path: cr.operand.expr, PathType: "Boolean"}))
 		}
-		return map[string]any{"Or": alts}
+		return asl.ChoiceRule{Or: alts}
 	}
 	switch r.Operand.kind {
 	case kNumber:
-		return map[string]any{"Variable": v, ops[0][0]: json.Number(r.Operand.str)}
+		return asl.Compare(v, op, asl.Operand{Number: json.Number(r.Operand.str)})
 	case kString:
-		return map[string]any{"Variable": v, ops[0][1]: r.Operand.str}
+		return asl.Compare(v, op, asl.Operand{String: &r.Operand.str})
 	case kBool:
-		return map[string]any{"Variable": v, "BooleanEquals": r.Operand.b}
+		return asl.Compare(v, op, asl.Operand{Bool: &r.Operand.b})
 	}
-	return map[string]any{"Variable": v, "IsNull": true}
+	return asl.ChoiceRule{Variable: v, IsNull: true}
 }
 
 // encodeJSON writes indented JSON without HTML escaping, ending in a
@@ -680,20 +640,13 @@ func compactSize(compact []byte, placeholders map[string]string) int {
 
 // checkQuotas refuses a definition Step Functions would refuse.
 // compact is the definition as compact JSON (encodeJSONBoth).
-func (c *checker) checkQuotas(def map[string]any, compact []byte, placeholders map[string]string) {
-	var names func(states map[string]any)
-	names = func(states map[string]any) {
-		for name, st := range states {
-			if n := utf8.RuneCountInString(name); n > MaxStateNameLength {
-				c.ds.errorf(c.sol.StepsPos, RuleQuota, "state name %q is %d characters; Step Functions allows %d", name, n, MaxStateNameLength)
-			}
-			// A Map's ItemProcessor states are names of the definition too.
-			if p, ok := st.(map[string]any)["ItemProcessor"].(map[string]any); ok {
-				names(p["States"].(map[string]any))
-			}
+func (c *checker) checkQuotas(def *asl.Definition, compact []byte, placeholders map[string]string) {
+	// A Map's ItemProcessor states are names of the definition too.
+	asl.Walk(def.States, func(name string, _ asl.State) {
+		if n := utf8.RuneCountInString(name); n > MaxStateNameLength {
+			c.ds.errorf(c.sol.StepsPos, RuleQuota, "state name %q is %d characters; Step Functions allows %d", name, n, MaxStateNameLength)
 		}
-	}
-	names(def["States"].(map[string]any))
+	})
 	if size := compactSize(bytes.TrimSuffix(compact, []byte("\n")), placeholders); size > MaxDefinitionBytes {
 		c.ds.errorf(c.sol.StepsPos, RuleQuota, "the definition would be %d bytes once deployed (compact, with function ARNs); Step Functions allows %d (1 MiB): split the Solution or shorten its literal values", size, MaxDefinitionBytes)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -302,16 +303,16 @@ func retryErrors(st *Step) []string {
 // catchers returns a step's Catchers: one per on_error entry with errors,
 // in order, and States.ALL to next (the on_error target, or the step's
 // Fail state), each writing the error to resultPath.
-func (e *emitter) catchers(st *Step, resultPath, next string) []any {
-	var out []any
+func (e *emitter) catchers(st *Step, resultPath, next string) []asl.Catcher {
+	var out []asl.Catcher
 	for _, k := range st.Catches {
 		names := make([]string, len(k.Errors))
 		for j, r := range k.Errors {
 			names[j] = r.Name
 		}
-		out = append(out, map[string]any{"ErrorEquals": names, "ResultPath": resultPath, "Next": e.next(k.Next, stateEnd)})
+		out = append(out, asl.Catcher{ErrorEquals: names, ResultPath: resultPath, Next: e.next(k.Next, stateEnd)})
 	}
-	return append(out, map[string]any{"ErrorEquals": []string{statesAll}, "ResultPath": resultPath, "Next": next})
+	return append(out, asl.Catcher{ErrorEquals: []string{statesAll}, ResultPath: resultPath, Next: next})
 }
 
 // caughtAs returns the state a step's error of the given name goes to,

@@ -62,10 +62,6 @@ type checker struct {
 	// one member "output", and its bindings; a zero output is {}.
 	output     compiled
 	outputUses []use
-	// outputBound bounds the run's result, and withBounds each workflow
-	// step's with (by step index), in bytes of JSON (checkStateSize).
-	outputBound int
-	withBounds  map[int]int
 	// runTimeout is how the run timeout was set (deriveRunTimeout).
 	runTimeout RunTimeout
 	// childRunTimeout is Options.ChildRunTimeout.

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+
+	"github.com/toolgate/toolgate/resolver/asl"
 )
 
 // A for_each compiles to (docs/solutions.md, "for_each"):
@@ -26,78 +29,66 @@ import (
 // at the paths they have outside, so that a binding compiles the same in
 // and out of a body.
 
-// forEach emits for_each step i: its states at the top level, its
+// forEach emits a for_each step: its states at the top level, its
 // body's in its Map's ItemProcessor.
-func (e *emitter) forEach(i int, st *Step) {
-	fe := st.ForEach
+func (e *emitter) forEach(ps *planStep) {
+	st, fe, l := ps.Step, ps.ForEach, ps.forEach
 	result := "$.steps." + st.ID
 	e.states[st.ID+"-seq"] = e.seqPass("entering a for_each takes one value of the call counter: its calls' keys are <that value>.<index>.<counter>", st.ID+"-count")
-	e.states[st.ID+"-count"] = map[string]any{
-		"Type":       "Pass",
-		"Comment":    "the number of items; a value that is not a list fails the run",
-		"Parameters": map[string]any{"count.$": "States.ArrayLength(" + e.c.itemsPaths[i] + ")"},
-		"ResultPath": result,
-		"Next":       st.ID + "-check",
+	e.states[st.ID+"-count"] = &asl.Pass{
+		Comment:    "the number of items; a value that is not a list fails the run",
+		Parameters: map[string]any{"count.$": "States.ArrayLength(" + l.itemsPath + ")"},
+		ResultPath: result,
+		Next:       st.ID + "-check",
 	}
-	e.states[st.ID+"-check"] = map[string]any{
-		"Type":    "Choice",
-		"Choices": []any{map[string]any{"Variable": result + ".count", "NumericGreaterThan": fe.MaxItems, "Next": st.ID + "-too-many"}},
-		"Default": st.ID,
-	}
+	tooMany := asl.Compare(result+".count", asl.GreaterThan, asl.Operand{Number: json.Number(strconv.Itoa(fe.MaxItems))})
+	tooMany.Next = st.ID + "-too-many"
+	e.states[st.ID+"-check"] = &asl.Choice{Choices: []asl.ChoiceRule{tooMany}, Default: st.ID}
 	catchNext := e.failTarget(st, "the loop's error: too many items, or an iteration's")
-	e.states[st.ID+"-too-many"] = map[string]any{
-		"Type":    "Pass",
-		"Comment": "a list longer than max_items is never cut: the step fails, as a Catcher would write it",
-		"Parameters": map[string]any{
+	e.states[st.ID+"-too-many"] = &asl.Pass{
+		Comment: "a list longer than max_items is never cut: the step fails, as a Catcher would write it",
+		Parameters: map[string]any{
 			"Error": ForEachTooManyItems,
 			"Cause.$": fmt.Sprintf("States.Format('the list holds {} items; for_each %s takes at most %d (max_items)', %s.count)",
 				st.ID, fe.MaxItems, result),
 		},
-		"ResultPath": result + ".error",
-		"Next":       e.caughtAs(st, ForEachTooManyItems, catchNext),
+		ResultPath: result + ".error",
+		Next:       e.caughtAs(st, ForEachTooManyItems, catchNext),
 	}
 
 	outer := e.states
-	e.states, e.loop = map[string]any{}, st
-	for _, b := range fe.Body {
-		if k, ok := e.c.index[b.ID]; ok {
-			e.step(k, b)
-		}
+	e.states, e.loop = map[string]asl.State{}, ps
+	for _, b := range l.body {
+		e.step(b)
 	}
 	body := e.states
 	e.states, e.loop = outer, nil
 
-	e.states[st.ID] = withNext(map[string]any{
-		"Type":         "Map",
-		"ItemsPath":    e.c.itemsPaths[i],
-		"ItemSelector": e.itemSelector(i, st),
-		"ItemProcessor": map[string]any{
-			"ProcessorConfig": map[string]any{"Mode": "INLINE"},
-			"StartAt":         e.stateOf(e.c.index[fe.Body[0].ID]),
-			"States":          body,
+	e.states[st.ID] = &asl.Map{
+		ItemsPath:    l.itemsPath,
+		ItemSelector: e.itemSelector(l),
+		ItemProcessor: asl.ItemProcessor{
+			ProcessorConfig: asl.ProcessorConfig{Mode: "INLINE"},
+			StartAt:         l.first,
+			States:          body,
 		},
-		"MaxConcurrency": fe.MaxConcurrency,
-		"ResultPath":     result + ".output",
-		"Catch":          e.catchers(st, result+".error", catchNext),
-	}, e.next(st.Next, stateEnd))
+		MaxConcurrency: fe.MaxConcurrency,
+		ResultPath:     result + ".output",
+		Catch:          e.catchers(st, result+".error", catchNext),
+		Next:           e.next(st.Next, stateEnd),
+	}
 }
 
 // iterationEnd is the state where an iteration of e.loop ends (its body's
 // end, and a review's rejection without on_reject): its result is collect,
 // or {}.
-func (e *emitter) iterationEnd() map[string]any {
-	params := map[string]any{}
-	if c, ok := e.c.collects[e.c.index[e.loop.ID]]; ok {
-		if m, ok := c.static.(map[string]any); ok {
-			params = m
-		}
-	}
-	return map[string]any{"Type": "Pass", "Comment": "the iteration's result: collect", "Parameters": params, "End": true}
+func (e *emitter) iterationEnd() *asl.Pass {
+	return &asl.Pass{Comment: "the iteration's result: collect", Parameters: e.loop.forEach.collect, End: true}
 }
 
-// itemSelector is the state data each iteration of for_each step i
-// starts with.
-func (e *emitter) itemSelector(i int, st *Step) map[string]any {
+// itemSelector is the state data each iteration of a for_each starts
+// with.
+func (e *emitter) itemSelector(l *loopPlan) map[string]any {
 	sel := map[string]any{
 		"item.$":  "$$.Map.Item.Value",
 		"index.$": "$$.Map.Item.Index",
@@ -108,18 +99,17 @@ func (e *emitter) itemSelector(i int, st *Step) map[string]any {
 		"reviews": map[string]any{},
 	}
 	steps, decisions := map[string]any{}, map[string]any{}
-	for _, u := range e.c.outerUses(i, st) {
-		switch u.b.root {
-		case "input":
-			sel["input.$"] = "$.input"
-		case "steps":
-			steps[u.b.step+".$"] = "$.steps." + u.b.step
-		case "reviews":
-			decisions[u.b.step+".$"] = "$.decisions." + u.b.step
-		}
+	if l.input {
+		sel["input.$"] = "$.input"
+	}
+	for _, id := range l.steps {
+		steps[id+".$"] = "$.steps." + id
+	}
+	for _, id := range l.reviews {
+		decisions[id+".$"] = "$.decisions." + id
 	}
 	sel["steps"] = steps
-	if len(e.c.decisions) > 0 {
+	if e.p.decisions {
 		sel["decisions"] = decisions
 	}
 	return sel
@@ -219,15 +209,15 @@ func (z *sizer) addLoopResults(slots [][]*slot) []*slot {
 // collect) and a comma each.
 func (z *sizer) forEachOutputBound(i int) int {
 	per := 2
-	if c, ok := z.c.collects[i]; ok {
-		per = z.compiledBound(c.static, z.c.collectUses[i])
+	if c := z.p.at[i].forEach.collected; c != nil {
+		per = z.compiledBound(c.static, c.uses)
 	}
 	return 2 + z.c.sol.Steps[i].ForEach.MaxItems*(per+1)
 }
 
 // itemsBound bounds for_each step i's list, and so each of its items.
 func (z *sizer) itemsBound(i int) int {
-	if uses := z.c.uses[i]; len(uses) == 1 {
+	if uses := z.p.at[i].forEach.itemsUses; len(uses) == 1 {
 		return z.bindingBound(uses[0].b)
 	}
 	return z.input
@@ -288,7 +278,7 @@ var arrayKeywords = map[string]bool{"items": true, "maxItems": true, "minItems":
 // schema in the input schema; nil when the list is not in the input, or
 // its schema has another keyword (prefixItems, $ref, a combinator, ...).
 func (z *sizer) itemSchema(i int) map[string]any {
-	uses := z.c.uses[i]
+	uses := z.p.at[i].forEach.itemsUses
 	if len(uses) != 1 || uses[0].b.root != "input" || z.c.sol.Input == nil {
 		return nil
 	}

@@ -164,8 +164,12 @@ func Compile(file string, src []byte, opts Options) *Result {
 	c.checkCatches()
 	c.checkRetryErrors()
 	c.checkToolTimeouts()
+	// The plan is built once check found no error; the state-size bound
+	// reads the steps' values from it and writes its bounds into it.
+	var p *plan
 	if !ds.hasErrors() {
-		c.checkStateSize(g)
+		p = c.plan()
+		c.checkStateSize(g, p)
 	}
 	res.Gate = c.verdicts
 	res.Graph, res.Refused = c.stepGraph(), c.refused
@@ -197,7 +201,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 	if !checkToolsetSize(ds, at, "the toolset the Solution pins ("+ts.ID+")", ts) {
 		return res
 	}
-	e := &emitter{c: c, toolsetID: ts.ID}
+	e := &emitter{p: p, toolsetID: ts.ID}
 	def := e.emit()
 	encoded, compact, err := encodeJSONBoth(def)
 	if err != nil {
@@ -218,7 +222,7 @@ func Compile(file string, src []byte, opts Options) *Result {
 		Placeholders:     e.funcs,
 		ToolFunctions:    e.toolFuncs,
 		InputLimitBytes:  sol.InputLimit,
-		OutputBoundBytes: c.outputBound,
+		OutputBoundBytes: p.outputBound,
 		SourceDigest:     "sha256:" + hex.EncodeToString(sum[:]),
 	}
 	if len(e.workflows) > 0 {

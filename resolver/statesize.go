@@ -115,12 +115,17 @@ type slot struct {
 
 // sizer computes slot and value bounds for one Solution.
 type sizer struct {
-	c        *checker
-	g        *gate.Graph
-	input    int
-	cyclic   []bool
-	passMemo map[int]int
-	inPass   map[int]bool
+	c *checker
+	// p is the plan, whose steps' values and bindings the bounds read;
+	// the sizer writes its bounds into it (outputBound, withBound).
+	p *plan
+	// withBounds memoizes withBound by step index.
+	withBounds map[int]int
+	g          *gate.Graph
+	input      int
+	cyclic     []bool
+	passMemo   map[int]int
+	inPass     map[int]bool
 
 	// The schemas the bounds read, each converted once: the input schema
 	// (inputRead: converted; inputObj: nil when it is not an object) and
@@ -163,7 +168,9 @@ func (z *sizer) toolOutputSchema(j int) (map[string]any, bool) {
 		return o.schema, o.ok
 	}
 	var o outputSchema
-	o.ok = json.Unmarshal(z.c.tools[j].OutputSchema, &o.schema) == nil
+	if call := z.p.at[j].tool; call != nil {
+		o.ok = json.Unmarshal(call.tool.OutputSchema, &o.schema) == nil
+	}
 	if z.outputs == nil {
 		z.outputs = map[int]outputSchema{}
 	}
@@ -176,9 +183,8 @@ func (z *sizer) toolOutputSchema(j int) (map[string]any, bool) {
 // whose payload could exceed it. A slot written more than once on a path
 // (a loop) counts once; the diagnostic names the path and the largest
 // contributors.
-func (c *checker) checkStateSize(g *gate.Graph) {
-	c.withBounds = map[int]int{}
-	z := &sizer{c: c, g: g, input: c.inputLimit(), cyclic: cyclicNodes(g), passMemo: map[int]int{}, inPass: map[int]bool{}}
+func (c *checker) checkStateSize(g *gate.Graph, p *plan) {
+	z := &sizer{c: c, p: p, withBounds: map[int]int{}, g: g, input: c.inputLimit(), cyclic: cyclicNodes(g), passMemo: map[int]int{}, inPass: map[int]bool{}}
 	// The state data from Init on is the input and meta, Init's own:
 	// nothing of the execution input's meta enters it. Runs of a
 	// definition compiled now carry no start proof; an execution input
@@ -204,12 +210,13 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 	}
 	toEnd := z.addLoopResults(slots)
 	for i, st := range c.sol.Steps {
-		if !c.reachable[i] || st.Kind != KindTool || c.tools[i] == nil {
+		call := p.at[i].tool
+		if !c.reachable[i] || call == nil {
 			continue
 		}
 		keep, _ := json.Marshal(st.Keep)
 		payload := envelopeBytes + len(keep) + z.valueBound(i)
-		if c.gated[st.Tool] {
+		if call.gated {
 			payload += reviewBytes
 		}
 		if payload > MaxStateBytes {
@@ -234,7 +241,7 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 		}
 		// The start Task's and the start-record Task's payloads carry the
 		// child's whole input.
-		if payload := envelopeBytes + childInputBytes + c.withBounds[i]; payload > MaxStateBytes {
+		if payload := envelopeBytes + childInputBytes + z.withBound(i); payload > MaxStateBytes {
 			c.ds.errorf(st.Pos, RuleStateSize, "step %q: the child's input could reach %d bytes, over the %d bytes Step Functions allows a Task's input: its with binds too much",
 				st.ID, payload, MaxStateBytes)
 			continue
@@ -244,15 +251,15 @@ func (c *checker) checkStateSize(g *gate.Graph) {
 		// answer, its input and output as JSON; the recovery's
 		// (aws-sdk:sfn:describeExecution) holds both as JSON text, which
 		// JSON escapes again (at most doubling it).
-		child, out := childInputBytes+c.withBounds[i], outputLimit(st)
+		child, out := childInputBytes+z.withBound(i), outputLimit(st)
 		if result := 2*(child+out) + describeBytes; result > MaxStateBytes {
 			c.ds.errorf(st.Pos, RuleStateSize, "step %q: the child's DescribeExecution answer, which its start or its recovery returns, could reach %d bytes (its input %d and output_limit_bytes %d, as JSON text: twice each), over the %d bytes Step Functions allows a Task's result, and States.DataLimitExceeded is caught by no Catch: bind less in with, or lower output_limit_bytes",
 				st.ID, result, child, out, MaxStateBytes)
 		}
 	}
-	c.outputBound = z.outputBound()
+	p.outputBound = z.outputBound()
 	if c.sol.Output != nil {
-		if n := c.outputBound; n > MaxStateBytes {
+		if n := p.outputBound; n > MaxStateBytes {
 			c.ds.errorf(c.sol.Output.pos, RuleStateSize, "output could reach %d bytes, over the %d bytes Step Functions allows an execution's output: it binds too much", n, MaxStateBytes)
 		}
 	}
@@ -346,7 +353,7 @@ func (z *sizer) slotsOf(i int, st *Step) []*slot {
 	if s := z.slotOf(i, st); s != nil {
 		out = append(out, s)
 	}
-	if st.Kind == KindReview && z.c.decisions[st.ID] {
+	if r := z.p.at[i].review; r != nil && r.decision {
 		out = append(out, &slot{name: "decisions." + st.ID, bytes: decisionBytes, parts: []string{"the review's decision"}})
 	}
 	return out
@@ -417,11 +424,12 @@ func (z *sizer) errorBound(i int) int {
 	return errorBytes
 }
 
-// withBound bounds workflow step i's with, once (c.withBounds); a with
-// that binds, through other steps' errors, itself counts at the most a
-// state may hold (the unset-binding check refuses such a Solution first).
+// withBound bounds workflow step i's with, once, and writes it into the
+// plan (childCall.withBound, for the workflow pins); a with that binds,
+// through other steps' errors, itself counts at the most a state may hold
+// (the unset-binding check refuses such a Solution first).
 func (z *sizer) withBound(i int) int {
-	if n, ok := z.c.withBounds[i]; ok {
+	if n, ok := z.withBounds[i]; ok {
 		return n
 	}
 	if z.inPass[i] {
@@ -430,17 +438,20 @@ func (z *sizer) withBound(i int) int {
 	z.inPass[i] = true
 	n := z.valueBound(i)
 	delete(z.inPass, i)
-	z.c.withBounds[i] = n
+	z.withBounds[i] = n
+	if w := z.p.at[i].workflow; w != nil {
+		w.withBound = n
+	}
 	return n
 }
 
 // outputBound bounds the run's result (output:), in bytes of JSON: 2 ({})
 // without one.
 func (z *sizer) outputBound() int {
-	if z.c.sol.Output == nil {
+	if z.p.output == nil {
 		return 2
 	}
-	return z.compiledBound(z.c.output.static, z.c.outputUses)
+	return z.compiledBound(z.p.output, z.p.outputUses)
 }
 
 // resultBound is a tool step's result bound: its output limit, or, when it
@@ -452,8 +463,8 @@ func (z *sizer) resultBound(i int) (int, string) {
 	if st.OutputLimitBytes == 0 {
 		why = fmt.Sprintf("the default output limit %d", limit)
 	}
-	t := z.c.tools[i]
-	if t == nil {
+	call := z.p.at[i].tool
+	if call == nil {
 		return limit, why
 	}
 	out, ok := z.toolOutputSchema(i)
@@ -642,7 +653,8 @@ func (z *sizer) passBound(i int) int {
 // contains another read disjoint parts of it, so together they count at
 // most the source's bound times their largest weight.
 func (z *sizer) valueBound(i int) int {
-	return z.compiledBound(z.c.params[i].static, z.c.uses[i])
+	v := z.p.at[i].value
+	return z.compiledBound(v.static, v.uses)
 }
 
 // compiledBound is valueBound of a compiled value and its bindings.
@@ -808,7 +820,7 @@ func (z *sizer) bindingBound(b *binding) int {
 	switch z.c.sol.Steps[j].Kind {
 	case KindTool:
 		n, _ := z.resultBound(j)
-		if t := z.c.tools[j]; t != nil && strings.HasPrefix(b.rest, ".output.") {
+		if call := z.p.at[j].tool; call != nil && strings.HasPrefix(b.rest, ".output.") {
 			if schema, ok := z.toolOutputSchema(j); ok {
 				if m, ok := pathBound(schema, strings.TrimPrefix(b.rest, ".output")); ok {
 					return min(m, n)

@@ -307,9 +307,12 @@ func TestToolResultCountsAtItsOutputSchemaBound(t *testing.T) {
 	if !res.OK() {
 		t.Fatalf("five e-mails at their schema's bound: %s", diagText(res))
 	}
-	c := &checker{sol: res.Solution, tools: make([]*catalog.Tool, len(res.Solution.Steps))}
-	c.tools[1] = send // send0
-	if n, why := (&sizer{c: c}).resultBound(1); n != bound || why != fmt.Sprintf("the output schema bounds it, %d", bound) {
+	p := &plan{at: make([]*planStep, len(res.Solution.Steps))}
+	for i, st := range res.Solution.Steps {
+		p.at[i] = &planStep{Step: st}
+	}
+	p.at[1].tool = &toolCall{tool: send} // send0
+	if n, why := (&sizer{c: &checker{sol: res.Solution}, p: p}).resultBound(1); n != bound || why != fmt.Sprintf("the output schema bounds it, %d", bound) {
 		t.Fatalf("resultBound %d (%s), want %d from the schema", n, why, bound)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/resolver/gate"
 )
 
@@ -423,15 +424,17 @@ func components(nodes []int, succ func(int) []int) ([][]int, map[int]int) {
 }
 
 // wait emits a wait step's Wait state.
-func (e *emitter) wait(i int, st *Step) {
-	w := map[string]any{"Type": "Wait"}
+func (e *emitter) wait(ps *planStep) {
+	st := ps.Step
+	w := &asl.Wait{}
 	switch {
 	case st.Wait.Bound == nil:
-		w["Seconds"] = st.Wait.Seconds
+		w.Seconds = &st.Wait.Seconds
 	case st.Wait.Until:
-		w["TimestampPath"] = e.c.waitPaths[i]
+		w.TimestampPath = ps.wait.path
 	default:
-		w["SecondsPath"] = e.c.waitPaths[i]
+		w.SecondsPath = ps.wait.path
 	}
-	e.states[st.ID] = withNext(w, e.next(st.Next, stateEnd))
+	w.Next = e.next(st.Next, stateEnd)
+	e.states[st.ID] = w
 }

@@ -3,6 +3,7 @@ package resolver
 import (
 	"strings"
 
+	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -58,15 +59,16 @@ type WorkflowPin struct {
 // childInput is the child execution's input: the step's with as its
 // input, and meta naming the parent run and the step's seq; the console
 // links the two executions by AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.
-func (e *emitter) childInput(i int) map[string]any {
+func (e *emitter) childInput(ps *planStep) map[string]any {
 	return map[string]any{
-		"input": e.c.params[i].static,
+		"input": ps.value.static,
 		"meta":  map[string]any{"parent_run_id.$": "$.meta.run_id", "parent_seq.$": e.seqExpr()},
 		"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$": "$$.Execution.Id",
 	}
 }
 
-func (e *emitter) workflow(i int, st *Step) {
+func (e *emitter) workflow(ps *planStep) {
+	st := ps.Step
 	key := WorkflowPlaceholder(st.Workflow)
 	pin := e.workflows[key]
 	if pin == nil {
@@ -75,42 +77,41 @@ func (e *emitter) workflow(i int, st *Step) {
 	}
 	pin.Steps = append(pin.Steps, st.ID)
 	pin.OutputLimitBytes = min(pin.OutputLimitBytes, outputLimit(st))
-	pin.InputBoundBytes = max(pin.InputBoundBytes, e.c.withBounds[i])
+	pin.InputBoundBytes = max(pin.InputBoundBytes, ps.workflow.withBound)
 	arn := "${" + key + "}"
 	result := "$.steps." + st.ID
 	catchNext := e.failTarget(st, "the child's error, or why it could not be started")
-	catch := func(next string) []any { return e.catchers(st, result+".error", next) }
+	catch := func(next string) []asl.Catcher { return e.catchers(st, result+".error", next) }
 	next := e.next(st.Next, stateEnd)
 	e.states[st.ID+"-seq"] = e.seqPass("one child per step and seq: the counter is outside the retried Tasks", st.ID+"-record")
 	// record asks review-request to record a child start: attempt 0 at
 	// first; after a start found its name in use (conflict), the name's
 	// record is followed when this step's child took it, and otherwise
 	// released and the next attempt's name recorded.
-	record := func(comment string, attempt any, conflict bool, selector map[string]any, then string) map[string]any {
-		return map[string]any{
-			"Type":     "Task",
-			"Comment":  comment,
-			"Resource": "arn:aws:states:::lambda:invoke",
-			"Parameters": map[string]any{
-				"FunctionName": e.placeholder(ReviewFunction),
-				"Payload": parameters(tool.ChildStart{}, map[string]any{
+	record := func(comment string, attempt any, conflict bool, selector map[string]any, then string) *asl.Task {
+		return &asl.Task{
+			Comment:  comment,
+			Resource: lambdaInvoke,
+			Parameters: asl.LambdaInvoke{
+				FunctionName: e.placeholder(ReviewFunction),
+				Payload: parameters(tool.ChildStart{}, map[string]any{
 					"parent_run_id":     path("$.meta.run_id"),
 					"seq":               path(e.seqExpr()),
 					"state_machine_arn": arn,
-					"input":             e.childInput(i),
+					"input":             e.childInput(ps),
 					"attempt":           attempt,
 					"conflict":          conflict,
 				}),
 			},
-			"ResultSelector": selector,
+			ResultSelector: selector,
 			// Beside the step's result, never over it: an output a loop's
 			// earlier pass left stays for ${steps.<id>.output} after a failure.
-			"ResultPath": result + ".child",
-			"Retry": []any{map[string]any{
-				"ErrorEquals": append([]string{tool.ReviewUnavailable}, lambdaTransient...), "MaxAttempts": 3, "IntervalSeconds": 1, "BackoffRate": 2.0,
+			ResultPath: result + ".child",
+			Retry: []asl.Retrier{{
+				ErrorEquals: append([]string{tool.ReviewUnavailable}, lambdaTransient...), MaxAttempts: 3, IntervalSeconds: 1, BackoffRate: 2.0,
 			}},
-			"Catch": catch(catchNext),
-			"Next":  then,
+			Catch: catch(catchNext),
+			Next:  then,
 		}
 	}
 	named := map[string]any{"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn", "attempt.$": "$.Payload.attempt"}
@@ -119,65 +120,68 @@ func (e *emitter) workflow(i int, st *Step) {
 		path(result+".child.attempt"), true, map[string]any{
 			"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn", "attempt.$": "$.Payload.attempt", "taken.$": "$.Payload.taken",
 		}, st.ID+"-claimed")
-	e.states[st.ID+"-claimed"] = map[string]any{
-		"Type": "Choice",
-		"Choices": []any{
-			map[string]any{"Variable": result + ".child.taken", "BooleanEquals": true, "Next": st.ID + "-recover"},
-		},
-		"Default": st.ID,
+	taken := true
+	e.states[st.ID+"-claimed"] = &asl.Choice{
+		Choices: []asl.ChoiceRule{rule(result+".child.taken", asl.Operand{Bool: &taken}, st.ID+"-recover")},
+		Default: st.ID,
 	}
-	e.states[st.ID] = map[string]any{
-		"Type":     "Task",
-		"Comment":  "start the child's published version and wait for its output",
-		"Resource": "arn:aws:states:::states:startExecution.sync:2",
-		"Parameters": map[string]any{
+	e.states[st.ID] = &asl.Task{
+		Comment:  "start the child's published version and wait for its output",
+		Resource: startExecutionSync,
+		Parameters: map[string]any{
 			"StateMachineArn": arn,
 			"Name.$":          result + ".child.execution_name",
-			"Input":           e.childInput(i),
+			"Input":           e.childInput(ps),
 		},
-		"ResultSelector": map[string]any{"output.$": "$.Output"},
-		"ResultPath":     result,
-		"Retry": []any{map[string]any{
-			"ErrorEquals": childTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
+		ResultSelector: map[string]any{"output.$": "$.Output"},
+		ResultPath:     result,
+		Retry: []asl.Retrier{{
+			ErrorEquals: childTransient, MaxAttempts: 3, IntervalSeconds: 2, BackoffRate: 2.0,
 		}},
-		"Catch": append([]any{map[string]any{"ErrorEquals": []string{childExists}, "ResultPath": result + ".conflict", "Next": st.ID + "-claim"}},
+		Catch: append([]asl.Catcher{{ErrorEquals: []string{childExists}, ResultPath: result + ".conflict", Next: st.ID + "-claim"}},
 			catch(catchNext)...),
-		"Next": next,
+		Next: next,
 	}
-	describe := func(selector map[string]any, resultPath, then string) map[string]any {
-		return map[string]any{
-			"Type":           "Task",
-			"Resource":       "arn:aws:states:::aws-sdk:sfn:describeExecution",
-			"Parameters":     map[string]any{"ExecutionArn.$": result + ".child.execution_arn"},
-			"ResultSelector": selector,
-			"ResultPath":     resultPath,
-			"Retry": []any{map[string]any{
-				"ErrorEquals": describeTransient, "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2.0,
+	describe := func(selector map[string]any, resultPath, then string) *asl.Task {
+		return &asl.Task{
+			Resource:       describeExecutionSDK,
+			Parameters:     map[string]any{"ExecutionArn.$": result + ".child.execution_arn"},
+			ResultSelector: selector,
+			ResultPath:     resultPath,
+			Retry: []asl.Retrier{{
+				ErrorEquals: describeTransient, MaxAttempts: 3, IntervalSeconds: 2, BackoffRate: 2.0,
 			}},
-			"Catch": catch(catchNext),
-			"Next":  then,
+			Catch: catch(catchNext),
+			Next:  then,
 		}
 	}
 	recover := describe(map[string]any{"status.$": "$.Status"}, result+".recovered", st.ID+"-recovered")
-	recover["Comment"] = "this step's child took its record before (a retried or redriven start): read its status"
+	recover.Comment = "this step's child took its record before (a retried or redriven start): read its status"
 	e.states[st.ID+"-recover"] = recover
-	e.states[st.ID+"-recovered"] = map[string]any{
-		"Type": "Choice",
-		"Choices": []any{
-			map[string]any{"Variable": result + ".recovered.status", "StringEquals": "SUCCEEDED", "Next": st.ID + "-output"},
-			map[string]any{"Variable": result + ".recovered.status", "StringEquals": "RUNNING", "Next": st.ID + "-wait"},
+	succeeded, running := "SUCCEEDED", "RUNNING"
+	e.states[st.ID+"-recovered"] = &asl.Choice{
+		Choices: []asl.ChoiceRule{
+			rule(result+".recovered.status", asl.Operand{String: &succeeded}, st.ID+"-output"),
+			rule(result+".recovered.status", asl.Operand{String: &running}, st.ID+"-wait"),
 		},
-		"Default": st.ID + "-child-failed",
+		Default: st.ID + "-child-failed",
 	}
-	e.states[st.ID+"-wait"] = map[string]any{"Type": "Wait", "Seconds": 10, "Next": st.ID + "-recover"}
+	poll := 10
+	e.states[st.ID+"-wait"] = &asl.Wait{Seconds: &poll, Next: st.ID + "-recover"}
 	e.states[st.ID+"-output"] = describe(map[string]any{"output.$": "States.StringToJson($.Output)"}, result, next)
-	e.states[st.ID+"-child-failed"] = map[string]any{
-		"Type": "Pass",
-		"Parameters": map[string]any{
+	e.states[st.ID+"-child-failed"] = &asl.Pass{
+		Parameters: map[string]any{
 			"Error":   WorkflowFailed,
 			"Cause.$": "States.Format('child execution {} ended {}', " + result + ".child.execution_arn, " + result + ".recovered.status)",
 		},
-		"ResultPath": result + ".error",
-		"Next":       e.caughtAs(st, WorkflowFailed, catchNext),
+		ResultPath: result + ".error",
+		Next:       e.caughtAs(st, WorkflowFailed, catchNext),
 	}
+}
+
+// rule is the Choice rule "variable equals operand", going to next.
+func rule(variable string, operand asl.Operand, next string) asl.ChoiceRule {
+	r := asl.Compare(variable, asl.Equals, operand)
+	r.Next = next
+	return r
 }

@@ -52,7 +52,7 @@ var Layers = []Layer{
 	},
 	{
 		Name:     "compiler",
-		Packages: []string{"resolver", "resolver/gate", "resolver/flowchart", "resolver/changelog"},
+		Packages: []string{"resolver", "resolver/asl", "resolver/gate", "resolver/flowchart", "resolver/changelog"},
 		Uses:     []string{"base", "contract", "rules"},
 		Forbids:  runTime,
 	},
