@@ -121,31 +121,6 @@ func TestInputCheckRefusesInvalidUTF8(t *testing.T) {
 	}
 }
 
-// the state-size analysis is slow and memory-hungry on a Solution of
-// 1 000 choice diamonds (174 KB, under workflow-validator's 196 608-byte
-// input limit): ~29 s and ~2.2 GB RSS; the validator and publish functions
-// have 512 MB and 30 s.
-func TestStateSizeOfManyDiamondsIsQuick(t *testing.T) {
-	var steps []any
-	n := 600
-	for i := 0; i < n; i++ {
-		next := "end"
-		if i+1 < n {
-			next = fmt.Sprintf("c%d", i+1)
-		}
-		steps = append(steps,
-			map[string]any{"id": fmt.Sprintf("c%d", i), "choice": []any{map[string]any{"when": map[string]any{"value": "${input.x}", "equals": 1}, "next": fmt.Sprintf("a%d", i)}}, "default": fmt.Sprintf("b%d", i)},
-			map[string]any{"id": fmt.Sprintf("a%d", i), "pass": map[string]any{}, "next": next},
-			map[string]any{"id": fmt.Sprintf("b%d", i), "pass": map[string]any{}, "next": next})
-	}
-	src, _ := json.Marshal(map[string]any{"solution": "dia", "version": 1, "steps": steps})
-	start := time.Now()
-	Compile("t.json", src, Options{})
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("check of a %d-byte Solution took %v", len(src), d)
-	}
-}
-
 // the run input check bounds only ECMA-262 matches; a pattern RE2
 // accepts runs without any bound: 20 patterns (an 897-byte schema) take
 // ~21 s on a 32 KB string.
