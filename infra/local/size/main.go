@@ -1,10 +1,18 @@
 // Command size reports, per function, the size of its deployed bootstrap
 // and its cold-start init under the Lambda Runtime Interface Emulator,
 // next to a trivial aws-lambda-go handler built the same way
-// (infra/local/testdata/echo): `make size`. Init is the first invocation's
-// answer time less a warm one's, the median of several fresh starts.
-// Figures depend on the machine: read the ratios (docs/performance.md).
-// Nothing is asserted.
+// (infra/local/testdata/echo), as ratios from one run: `make size`.
+//
+// Init is the first invocation's answer time less a warm one's in the same
+// process: work a function moves from its init to its first call still
+// counts. Cold starts are interleaved round-robin, one of each function
+// per round for rounds rounds, the order rotated each round, so that the
+// load of the machine falls on every function alike; each figure is the
+// median of its rounds. The last column says whether a tool function
+// (functionconfig.ToolFunctions) is within the goal of initGoal times the
+// trivial handler's init (docs/performance.md, "Bootstrap size and cold
+// start"). Figures depend on the machine: read the ratios. Nothing is
+// asserted.
 package main
 
 import (
@@ -19,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -28,8 +37,16 @@ import (
 	"github.com/toolgate/toolgate/shared/secrets"
 )
 
-// starts is how many fresh starts each init figure is the median of.
-const starts = 5
+// rounds is how many cold starts of each function a run makes, one per
+// round; every init figure is their median.
+const rounds = 15
+
+// initGoal is the most a tool function's init may be, as a multiple of
+// the trivial handler's measured in the same run.
+const initGoal = 2.0
+
+// trivial names the baseline's row.
+const trivial = "(trivial handler)"
 
 // env is what each function needs to pass its cold-start configuration;
 // the first invocation's payload ({}) is refused at once, so no stand-in
@@ -49,6 +66,21 @@ func main() {
 	}
 }
 
+// fn is one measured bootstrap.
+type fn struct {
+	name  string
+	pkg   string
+	host  string // built for this machine, run under the RIE
+	size  int64  // the deployed (linux/arm64, stripped) bootstrap's bytes
+	inits []time.Duration
+}
+
+func (f *fn) median() time.Duration {
+	s := slices.Clone(f.inits)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 func run(ctx context.Context) error {
 	root, err := local.Root()
 	if err != nil {
@@ -64,85 +96,85 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer ssm.Close()
-	pkgs := map[string]string{"(trivial handler)": filepath.Join(root, "infra", "local", "testdata", "echo")}
+	fns := []*fn{{name: trivial, pkg: filepath.Join(root, "infra", "local", "testdata", "echo")}}
 	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
 	for _, m := range mains {
-		pkgs[filepath.Base(filepath.Dir(m))] = filepath.Dir(m)
+		fns = append(fns, &fn{name: filepath.Base(filepath.Dir(m)), pkg: filepath.Dir(m)})
 	}
-	names := make([]string, 0, len(pkgs))
-	for n := range pkgs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	type row struct {
-		name string
-		size int64
-		init time.Duration
-	}
-	var rows []row
-	for _, n := range names {
-		deployed := filepath.Join(dir, n+".arm64")
-		if err := deployBuild(ctx, pkgs[n], deployed); err != nil {
+	for _, f := range fns {
+		deployed := filepath.Join(dir, "arm64", f.name, "bootstrap")
+		if err := build(ctx, f.pkg, deployed, "arm64"); err != nil {
 			return err
 		}
 		st, err := os.Stat(deployed)
 		if err != nil {
 			return err
 		}
-		host := filepath.Join(dir, n, "bootstrap")
-		if err := local.BuildBootstrap(ctx, pkgs[n], host); err != nil {
+		f.size = st.Size()
+		f.host = filepath.Join(dir, "host", f.name, "bootstrap")
+		if err := build(ctx, f.pkg, f.host, runtime.GOARCH); err != nil {
 			return err
 		}
-		init, err := coldStart(ctx, host, n)
-		if err != nil {
-			return fmt.Errorf("%s: %w", n, err)
-		}
-		rows = append(rows, row{n, st.Size(), init})
 	}
-	base := rows[slices.IndexFunc(rows, func(r row) bool { return strings.HasPrefix(r.name, "(") })]
-	fmt.Printf("| function | bootstrap (linux/arm64, stripped) | × trivial | init (median of %d) | × trivial |\n|---|---|---|---|---|\n", starts)
-	for _, r := range rows {
-		fmt.Printf("| %s | %.1f MB | %.2f | %.1f ms | %.2f |\n", r.name, float64(r.size)/1e6, float64(r.size)/float64(base.size),
-			float64(r.init.Microseconds())/1000, float64(r.init)/float64(base.init))
+	fmt.Fprintf(os.Stderr, "size: %d functions, %d rounds of cold starts\n", len(fns), rounds)
+	for r := range rounds {
+		for i := range fns {
+			f := fns[(i+r)%len(fns)]
+			d, err := coldStart(ctx, f.host, f.name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+			f.inits = append(f.inits, d)
+		}
+	}
+	base := fns[0]
+	fmt.Printf("| function | bootstrap (linux/arm64, stripped) | × trivial | init (median of %d) | × trivial | tool function ≤ %.0f× |\n|---|---|---|---|---|---|\n", rounds, initGoal)
+	for _, f := range fns {
+		ratio := float64(f.median()) / float64(base.median())
+		goal := ""
+		if slices.Contains(functionconfig.ToolFunctions, f.name) {
+			goal = "met"
+			if ratio > initGoal {
+				goal = fmt.Sprintf("not met (+%.2f)", ratio-initGoal)
+			}
+		}
+		fmt.Printf("| %s | %.1f MB | %.2f | %.1f ms | %.2f | %s |\n", f.name, float64(f.size)/1e6, float64(f.size)/float64(base.size),
+			float64(f.median().Microseconds())/1000, ratio, goal)
 	}
 	return nil
 }
 
-// deployBuild builds pkg as `make build` does for Lambda.
-func deployBuild(ctx context.Context, pkg, out string) error {
+// build builds pkg as `make build` does for Lambda (lambda.norpc,
+// -trimpath, stripped), for linux/arch: arm64 is what is deployed, the
+// host's architecture what runs under the RIE here.
+func build(ctx context.Context, pkg, out, arch string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, bytes.TrimSpace(b))
 	}
 	return nil
 }
 
-// coldStart starts the bootstrap under the RIE `starts` times and returns
-// the median init: the first answer's time less a warm one's.
+// coldStart starts the bootstrap under a fresh RIE and returns its init:
+// the first answer's time less a warm one's.
 func coldStart(ctx context.Context, bootstrap, name string) (time.Duration, error) {
 	fenv := maps.Clone(env)
 	fenv[functionconfig.EnvMACParam] = functionconfig.MACParam(sizeStage, name)
-	var inits []time.Duration
-	for range starts {
-		p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, fenv)
-		if err != nil {
-			return 0, err
-		}
-		first, err := invoke(p.InvokeURL())
-		if err == nil {
-			var warm time.Duration
-			if warm, err = invoke(p.InvokeURL()); err == nil {
-				inits = append(inits, first-warm)
-			}
-		}
-		p.Stop()
-		if err != nil {
-			return 0, err
-		}
+	p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, fenv)
+	if err != nil {
+		return 0, err
 	}
-	slices.Sort(inits)
-	return inits[len(inits)/2], nil
+	defer p.Stop()
+	first, err := invoke(p.InvokeURL())
+	if err != nil {
+		return 0, err
+	}
+	warm, err := invoke(p.InvokeURL())
+	if err != nil {
+		return 0, err
+	}
+	return first - warm, nil
 }
 
 func invoke(url string) (time.Duration, error) {
