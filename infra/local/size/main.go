@@ -230,7 +230,7 @@ func bootstrapCPU(riePID int, bootstrap string) (time.Duration, error) {
 			return time.Duration(ns), nil
 		}
 	}
-	return 0, fmt.Errorf("no process of %s under the RIE (pid %d)", bootstrap, riePID)
+	return 0, fmt.Errorf("%s is not running under the RIE (pid %d): it stopped at cold start", bootstrap, riePID)
 }
 
 func invoke(url string) (time.Duration, error) {
@@ -245,9 +245,10 @@ func invoke(url string) (time.Duration, error) {
 		return 0, err
 	}
 	// A function that stopped at cold start (a configuration it refused)
-	// is answered by the RIE as Runtime.ExitError: its "init" would be the
-	// time it took to fail.
-	if bytes.Contains(body, []byte("Runtime.ExitError")) {
+	// is answered by the RIE as Runtime.ExitError, or with an empty body:
+	// its "init" would be the time it took to fail. (bootstrapCPU also
+	// finds no process then.)
+	if len(bytes.TrimSpace(body)) == 0 || bytes.Contains(body, []byte("Runtime.ExitError")) {
 		return 0, fmt.Errorf("the function stopped at cold start: %s", bytes.TrimSpace(body))
 	}
 	return time.Since(start), nil
