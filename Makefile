@@ -71,7 +71,8 @@ FUZZ_TARGETS := \
 	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape ./shared/externalkey/:FuzzParse ./shared/excerpt/:FuzzCuts \
 	./resolver/changelog/:FuzzParse
 # Each function's deployed bootstrap size and cold-start init under the
-# RIE, next to a trivial handler built the same way (docs/performance.md).
+# RIE, next to a trivial handler built the same way, as ratios from one run:
+# fifteen rounds, one cold start of each function per round (docs/performance.md).
 size: deps
 	$(GO) run ./infra/local/size
 

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -12,8 +11,7 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-//go:embed catalog.json
-var catalogJSON []byte
+//go:generate go test . -run ^TestBuiltinIsCatalogJSON$ -update
 
 // Policy says how often a tool may run for one idempotency key: the
 // per-tool policy of docs/design.md, "Toolsets".
@@ -185,13 +183,10 @@ func Parse(data []byte) (*Catalog, error) {
 	return c, nil
 }
 
-var builtin = func() *Catalog {
-	c, err := Parse(catalogJSON)
-	if err != nil {
-		panic("embedded catalog.json: " + err.Error())
-	}
-	return c
-}()
+// builtin is catalog.json as Go data (builtin.go, written by go generate
+// from what Parse reads): a function's cold start neither decodes nor
+// checks it again (docs/performance.md, "Bootstrap size and cold start").
+var builtin = New(builtinTools)
 
 // New returns a catalog of the given tools, as they are: it checks
 // nothing, so the caller must have (the resolver builds the catalog of a

@@ -1,5 +1,7 @@
 // Package catalog holds the platform's admitted tools: the data in
-// catalog.json, embedded at build time.
+// catalog.json, written into Go data (builtin.go) by go generate, so that
+// a function's cold start neither decodes nor checks it; a test holds
+// builtin.go to catalog.json.
 //
 // Each entry is a tool contract (docs/design.md, "The tool contract"): its
 // input and output JSON Schema (draft 2020-12), whether it honours the

@@ -1,10 +1,21 @@
 // Command size reports, per function, the size of its deployed bootstrap
 // and its cold-start init under the Lambda Runtime Interface Emulator,
 // next to a trivial aws-lambda-go handler built the same way
-// (infra/local/testdata/echo): `make size`. Init is the first invocation's
-// answer time less a warm one's, the median of several fresh starts.
-// Figures depend on the machine: read the ratios (docs/performance.md).
-// Nothing is asserted.
+// (infra/local/testdata/echo), as ratios from one run: `make size`.
+//
+// Init is the first invocation's answer time less a warm one's in the same
+// process: work a function moves from its init to its first call still
+// counts. Cold starts are interleaved round-robin, one of each function
+// per round for rounds rounds, the order rotated each round, so that the
+// load of the machine falls on every function alike; each figure is the
+// median of its rounds. Next to it is the CPU time the bootstrap spent on
+// its init (its threads' time on a CPU up to the first answer, less what
+// the warm answer took; Linux's schedstat): wall time on a shared machine
+// also counts waiting for a CPU, the CPU time hardly does. The last column says whether a tool function
+// (functionconfig.ToolFunctions) is within the goal of initGoal times the
+// trivial handler's init (docs/performance.md, "Bootstrap size and cold
+// start"). Figures depend on the machine: read the ratios. Nothing is
+// asserted.
 package main
 
 import (
@@ -19,7 +30,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,8 +41,16 @@ import (
 	"github.com/toolgate/toolgate/shared/secrets"
 )
 
-// starts is how many fresh starts each init figure is the median of.
-const starts = 5
+// rounds is how many cold starts of each function a run makes, one per
+// round; every init figure is their median.
+const rounds = 15
+
+// initGoal is the most a tool function's init may be, as a multiple of
+// the trivial handler's measured in the same run.
+const initGoal = 2.0
+
+// trivial names the baseline's row.
+const trivial = "(trivial handler)"
 
 // env is what each function needs to pass its cold-start configuration;
 // the first invocation's payload ({}) is refused at once, so no stand-in
@@ -49,6 +70,24 @@ func main() {
 	}
 }
 
+// fn is one measured bootstrap.
+type fn struct {
+	name  string
+	pkg   string
+	host  string // built for this machine, run under the RIE
+	size  int64  // the deployed (linux/arm64, stripped) bootstrap's bytes
+	inits []time.Duration
+	cpus  []time.Duration
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 func run(ctx context.Context) error {
 	root, err := local.Root()
 	if err != nil {
@@ -64,85 +103,134 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer ssm.Close()
-	pkgs := map[string]string{"(trivial handler)": filepath.Join(root, "infra", "local", "testdata", "echo")}
+	fns := []*fn{{name: trivial, pkg: filepath.Join(root, "infra", "local", "testdata", "echo")}}
 	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
 	for _, m := range mains {
-		pkgs[filepath.Base(filepath.Dir(m))] = filepath.Dir(m)
+		fns = append(fns, &fn{name: filepath.Base(filepath.Dir(m)), pkg: filepath.Dir(m)})
 	}
-	names := make([]string, 0, len(pkgs))
-	for n := range pkgs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	type row struct {
-		name string
-		size int64
-		init time.Duration
-	}
-	var rows []row
-	for _, n := range names {
-		deployed := filepath.Join(dir, n+".arm64")
-		if err := deployBuild(ctx, pkgs[n], deployed); err != nil {
+	for _, f := range fns {
+		deployed := filepath.Join(dir, "arm64", f.name, "bootstrap")
+		if err := build(ctx, f.pkg, deployed, "arm64"); err != nil {
 			return err
 		}
 		st, err := os.Stat(deployed)
 		if err != nil {
 			return err
 		}
-		host := filepath.Join(dir, n, "bootstrap")
-		if err := local.BuildBootstrap(ctx, pkgs[n], host); err != nil {
+		f.size = st.Size()
+		f.host = filepath.Join(dir, "host", f.name, "bootstrap")
+		if err := build(ctx, f.pkg, f.host, runtime.GOARCH); err != nil {
 			return err
 		}
-		init, err := coldStart(ctx, host, n)
-		if err != nil {
-			return fmt.Errorf("%s: %w", n, err)
-		}
-		rows = append(rows, row{n, st.Size(), init})
 	}
-	base := rows[slices.IndexFunc(rows, func(r row) bool { return strings.HasPrefix(r.name, "(") })]
-	fmt.Printf("| function | bootstrap (linux/arm64, stripped) | × trivial | init (median of %d) | × trivial |\n|---|---|---|---|---|\n", starts)
-	for _, r := range rows {
-		fmt.Printf("| %s | %.1f MB | %.2f | %.1f ms | %.2f |\n", r.name, float64(r.size)/1e6, float64(r.size)/float64(base.size),
-			float64(r.init.Microseconds())/1000, float64(r.init)/float64(base.init))
+	fmt.Fprintf(os.Stderr, "size: %d functions, %d rounds of cold starts\n", len(fns), rounds)
+	for r := range rounds {
+		for i := range fns {
+			f := fns[(i+r)%len(fns)]
+			d, cpu, err := coldStart(ctx, f.host, f.name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+			f.inits, f.cpus = append(f.inits, d), append(f.cpus, cpu)
+		}
+	}
+	base := fns[0]
+	fmt.Printf("| function | bootstrap (linux/arm64, stripped) | × trivial | init (median of %d) | × trivial | init CPU | × trivial | tool function ≤ %.0f× |\n|---|---|---|---|---|---|---|---|\n", rounds, initGoal)
+	for _, f := range fns {
+		ratio := float64(median(f.inits)) / float64(median(base.inits))
+		goal := ""
+		if slices.Contains(functionconfig.ToolFunctions, f.name) {
+			goal = "met"
+			if ratio > initGoal {
+				goal = fmt.Sprintf("not met (+%.2f)", ratio-initGoal)
+			}
+		}
+		fmt.Printf("| %s | %.1f MB | %.2f | %.1f ms | %.2f | %.1f ms | %.2f | %s |\n", f.name, float64(f.size)/1e6, float64(f.size)/float64(base.size),
+			ms(median(f.inits)), ratio, ms(median(f.cpus)), float64(median(f.cpus))/float64(median(base.cpus)), goal)
 	}
 	return nil
 }
 
-// deployBuild builds pkg as `make build` does for Lambda.
-func deployBuild(ctx context.Context, pkg, out string) error {
+// build builds pkg as `make build` does for Lambda (lambda.norpc,
+// -trimpath, stripped), for linux/arch: arm64 is what is deployed, the
+// host's architecture what runs under the RIE here.
+func build(ctx context.Context, pkg, out, arch string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, bytes.TrimSpace(b))
 	}
 	return nil
 }
 
-// coldStart starts the bootstrap under the RIE `starts` times and returns
-// the median init: the first answer's time less a warm one's.
-func coldStart(ctx context.Context, bootstrap, name string) (time.Duration, error) {
+// coldStart starts the bootstrap under a fresh RIE and returns its init,
+// the first answer's time less a warm one's, and the CPU time the
+// bootstrap spent on it, its CPU time up to the first answer less what
+// the warm one took.
+func coldStart(ctx context.Context, bootstrap, name string) (wall, cpu time.Duration, err error) {
 	fenv := maps.Clone(env)
 	fenv[functionconfig.EnvMACParam] = functionconfig.MACParam(sizeStage, name)
-	var inits []time.Duration
-	for range starts {
-		p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, fenv)
+	p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, fenv)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer p.Stop()
+	first, err := invoke(p.InvokeURL())
+	if err != nil {
+		return 0, 0, err
+	}
+	cpuFirst, err := bootstrapCPU(p.PID, bootstrap)
+	if err != nil {
+		return 0, 0, err
+	}
+	warm, err := invoke(p.InvokeURL())
+	if err != nil {
+		return 0, 0, err
+	}
+	cpuWarm, err := bootstrapCPU(p.PID, bootstrap)
+	if err != nil {
+		return 0, 0, err
+	}
+	return first - warm, cpuFirst - (cpuWarm - cpuFirst), nil
+}
+
+// bootstrapCPU returns the CPU time the bootstrap that the RIE (riePID)
+// runs has used so far: the sum over its threads of the first field of
+// /proc/<pid>/task/<tid>/schedstat, nanoseconds on a CPU (Linux,
+// Documentation/scheduler/sched-stats). Go keeps its threads, so none of
+// the time is lost with an exited one.
+func bootstrapCPU(riePID int, bootstrap string) (time.Duration, error) {
+	children, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", riePID))
+	for _, c := range children {
+		b, err := os.ReadFile(c)
 		if err != nil {
-			return 0, err
+			continue
 		}
-		first, err := invoke(p.InvokeURL())
-		if err == nil {
-			var warm time.Duration
-			if warm, err = invoke(p.InvokeURL()); err == nil {
-				inits = append(inits, first-warm)
+		for _, pid := range strings.Fields(string(b)) {
+			if exe, err := os.Readlink("/proc/" + pid + "/exe"); err != nil || exe != bootstrap {
+				continue
 			}
-		}
-		p.Stop()
-		if err != nil {
-			return 0, err
+			stats, _ := filepath.Glob("/proc/" + pid + "/task/*/schedstat")
+			var ns int64
+			for _, st := range stats {
+				b, err := os.ReadFile(st)
+				if err != nil {
+					return 0, err
+				}
+				f := strings.Fields(string(b))
+				if len(f) == 0 {
+					return 0, fmt.Errorf("%s: empty", st)
+				}
+				n, err := strconv.ParseInt(f[0], 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("%s: %w", st, err)
+				}
+				ns += n
+			}
+			return time.Duration(ns), nil
 		}
 	}
-	slices.Sort(inits)
-	return inits[len(inits)/2], nil
+	return 0, fmt.Errorf("%s is not running under the RIE (pid %d): it stopped at cold start", bootstrap, riePID)
 }
 
 func invoke(url string) (time.Duration, error) {
@@ -157,9 +245,10 @@ func invoke(url string) (time.Duration, error) {
 		return 0, err
 	}
 	// A function that stopped at cold start (a configuration it refused)
-	// is answered by the RIE as Runtime.ExitError: its "init" would be the
-	// time it took to fail.
-	if bytes.Contains(body, []byte("Runtime.ExitError")) {
+	// is answered by the RIE as Runtime.ExitError, or with an empty body:
+	// its "init" would be the time it took to fail. (bootstrapCPU also
+	// finds no process then.)
+	if len(bytes.TrimSpace(body)) == 0 || bytes.Contains(body, []byte("Runtime.ExitError")) {
 		return 0, fmt.Errorf("the function stopped at cold start: %s", bytes.TrimSpace(body))
 	}
 	return time.Since(start), nil
