@@ -161,7 +161,7 @@ var (
 
 func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
-	cfg := Config{Mode: OneTool(name), MemoryMB: 128, Lane: lane.SFN, LedgerSince: testSince, ExternalKeySecret: testSecret}
+	cfg := Config{Mode: OneTool(name), MemoryMB: 128, Lane: lane.SFN, LedgerSince: testSince, CompactSince: time.Now(), ExternalKeySecret: testSecret}
 	for _, m := range mod {
 		m(&cfg)
 	}
