@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/toolcall"
 )
@@ -151,6 +155,44 @@ func BenchmarkDispatch(b *testing.B) {
 		rq, _, cpu := report(b, cpu0)
 		budget(b, rq == 1, cpu, baseReplay)
 		ourReplay = figures{cpu: cpu, bytes: lastBytes, requests: rq}
+	})
+	// The write request units a success and a replay cost, as DynamoDB
+	// bills the items they write (itemSize): the claim by the item it
+	// creates, the finish and a replay's claim request by the larger of
+	// the item before and after. The items are read straight from
+	// dynalite, past the counting front.
+	b.Run("write-units", func(b *testing.B) {
+		direct := dynamoClient(e.dynamo.Endpoint())
+		payload := envelopeFor("test-echo", e.ts.ID, "", 2, `{"text":"hi"}`)
+		key := callItemKey(runIDOf(b, payload), "2")
+		snap := func() map[string]types.AttributeValue {
+			out, err := direct.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.store.Table()), Key: key, ConsistentRead: aws.Bool(true)})
+			if err != nil || out.Item == nil {
+				b.Fatalf("read the call's item: %v", err)
+			}
+			return out.Item
+		}
+		var claimed, completed map[string]types.AttributeValue
+		w := e.dispatcher(b, "test-echo", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+			claimed = snap()
+			return run(ctx, c)
+		})
+		for _, want := range []string{"a success", "a replay"} {
+			if _, err := w.Handle(ctx, payload); err != nil {
+				b.Fatalf("%s: %v", want, err)
+			}
+			if want == "a success" {
+				completed = snap()
+			}
+		}
+		replayed := snap()
+		for b.Loop() { // the figures are the items'; b.Loop runs this function once
+		}
+		c, f, r := itemSize(claimed), itemSize(completed), itemSize(replayed)
+		b.ReportMetric(float64(c), "item-bytes-claimed")
+		b.ReportMetric(float64(f), "item-bytes-completed")
+		b.ReportMetric(float64(writeUnits(c)+writeUnits(max(c, f))), "wcu-success")
+		b.ReportMetric(float64(writeUnits(max(f, r))), "wcu-replay")
 	})
 	b.Run("gated-success", func(b *testing.B) {
 		rs := e.reviews()
