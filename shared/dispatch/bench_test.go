@@ -131,7 +131,7 @@ func BenchmarkDispatch(b *testing.B) {
 		freshRunCalls(b, ctx, d, e.ts.ID, 2)
 		rq, w, cpu := report(b, cpu0)
 		budget(b, w == 2 && rq == 2, cpu, baseSuccess)
-		ourSuccess = figures{cpu: cpu, bytes: lastBytes, requests: rq}
+		ourSuccess = figures{cpu: cpu, bytes: lastBytes, requests: rq, wall: float64(b.Elapsed().Microseconds()) / float64(b.N)}
 	})
 	// A run's first call (seq 1) also writes the run's key pointer: one
 	// more request, once per run (docs/ledger.md, "The key pointer").
@@ -154,7 +154,7 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 		rq, _, cpu := report(b, cpu0)
 		budget(b, rq == 1, cpu, baseReplay)
-		ourReplay = figures{cpu: cpu, bytes: lastBytes, requests: rq}
+		ourReplay = figures{cpu: cpu, bytes: lastBytes, requests: rq, wall: float64(b.Elapsed().Microseconds()) / float64(b.N)}
 	})
 	// The write request units a success and a replay cost, as DynamoDB
 	// bills the items they write (itemSize): the claim by the item it
@@ -270,9 +270,9 @@ func BenchmarkDispatch(b *testing.B) {
 // reports toolgate's figures as ratios to Powertools'.
 const EnvPowertoolsBench = "TOOLGATE_POWERTOOLS_BENCH"
 
-// figures are one path's client CPU (µs), request bytes and requests per
-// call.
-type figures struct{ cpu, bytes, requests float64 }
+// figures are one path's client CPU (µs), request bytes, requests and
+// wall time (µs) per call.
+type figures struct{ cpu, bytes, requests, wall float64 }
 
 // The goals of a success against Powertools in the same run
 // (docs/performance.md, "On the wire"): request bytes per success at most
@@ -304,6 +304,7 @@ func powertoolsAnchor(b *testing.B, e *env, success, replay figures) {
 		}
 		var res struct {
 			Medians map[string]struct {
+				Wall     float64 `json:"mean"`
 				CPU      float64 `json:"clientCpuUsPerCall"`
 				Bytes    float64 `json:"bodyBytesPerCall"`
 				Requests float64 `json:"frontRequestsPerCall"`
@@ -327,6 +328,8 @@ func powertoolsAnchor(b *testing.B, e *env, success, replay figures) {
 		b.ReportMetric(again.Requests, "powertools-replay-requests")
 		b.ReportMetric(success.cpu/first.CPU, "x-powertools-cpu-success")
 		b.ReportMetric(replay.cpu/again.CPU, "x-powertools-cpu-replay")
+		b.ReportMetric(success.wall/first.Wall, "x-powertools-wall-success") // reported, not a goal
+		b.ReportMetric(replay.wall/again.Wall, "x-powertools-wall-replay")
 		b.ReportMetric(success.bytes/first.Bytes, "x-powertools-bytes-success")
 		b.ReportMetric(replay.bytes/again.Bytes, "x-powertools-bytes-replay")
 		b.ReportMetric(success.bytes, "success-bytes")
