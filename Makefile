@@ -25,13 +25,18 @@ build:
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/functions/$$f/bootstrap ./functions/$$f || exit 1; \
 	done
 
-# Go modules, the pinned npm tools (package-lock.json) and the Lambda Runtime
-# Interface Emulator (bin/aws-lambda-rie) that infra/local runs Lambdas under.
-deps: node_modules/.package-lock.json bin/aws-lambda-rie
+# Go modules, the pinned npm tools (package-lock.json), the Powertools
+# anchor make bench compares the dispatcher with (testdata/powertools, its
+# own lockfile) and the Lambda Runtime Interface Emulator
+# (bin/aws-lambda-rie) that infra/local runs Lambdas under.
+deps: node_modules/.package-lock.json testdata/powertools/node_modules/.package-lock.json bin/aws-lambda-rie
 	$(GO) mod download
 
 node_modules/.package-lock.json: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund --loglevel=error
+
+testdata/powertools/node_modules/.package-lock.json: testdata/powertools/package.json testdata/powertools/package-lock.json
+	$(NPM) ci --prefix testdata/powertools --no-audit --no-fund --loglevel=error
 
 # Pinned pseudo-version of the Lambda Runtime Interface Emulator; skipped when already present.
 bin/aws-lambda-rie:
@@ -49,8 +54,12 @@ test: deps lint
 # measured in the same run (x-parse, x-parse-cpu and x-parse-B: compile
 # against parse; x-start: toolgate check against the CLI's start), which
 # docs/performance.md, "The resolver", sets goals in.
+# BenchmarkDispatch also runs the Powertools anchor on its
+# dynalite, through its counting front, and prints the dispatcher's request
+# bytes, client CPU and requests as ratios to Powertools' from that one run
+# (x-powertools-*, goal-*-met; docs/performance.md).
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	TOOLGATE_POWERTOOLS_BENCH=$(CURDIR)/testdata/powertools/bench.mjs $(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # Short fuzzing of every fuzz target, FUZZTIME each (their seeds also run
 # in make test). FUZZ_TARGETS lists package:target; a new target is added here.

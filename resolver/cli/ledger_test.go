@@ -113,7 +113,7 @@ func TestLedgerCommand(t *testing.T) {
 	ctx := context.Background()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for i, st := range []ledger.Status{ledger.StatusFailed, ledger.StatusSucceeded} {
-		r := &ledger.Row{RunID: "run-1", Seq: "1", Attempt: i + 1, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x",
+		r := &ledger.Row{RunID: "run-1", Seq: "1", Attempt: i + 1, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_0123456789abcdef0123456789abcdef",
 			IdempotencyKey: "run-1/1", Status: st, StartedAt: start.Add(time.Duration(i) * time.Second), EndedAt: start.Add(time.Duration(i)*time.Second + 5*time.Millisecond)}
 		if st == ledger.StatusFailed {
 			r.ErrorCode, r.Retryable = "TOOL_UPSTREAM_UNAVAILABLE", true
@@ -250,13 +250,13 @@ func TestLedgerCost(t *testing.T) {
 	}
 	total := report.Total
 	// fetch: the claim (1 unit) and the finish with its 300-byte result
-	// (2); its replay: the claim request on the item with the result (2);
-	// send-email, gated: the claim (1), the finish (2: its item, sealed
-	// and with its external key, is over 1 KB with the 60-byte result),
-	// the review's read and its binding write (2 units).
+	// (1: the compact item stays under 1 KB); its replay: the claim
+	// request on the item with the result (1); send-email, gated: the
+	// claim (1), the finish (1), the review's read and its binding write
+	// (2 units).
 	if !report.Estimate || !total.Estimate || !report.StepFunctions.Estimate || report.RunID != execution ||
 		total.Invocations != 3 || total.LambdaRequests != 3 || total.LambdaGBSeconds != 0.1+0.005+0.025 ||
-		total.WriteUnits != 3+2+5 || total.ReadUnits != 1 || total.SESMessages != 1 ||
+		total.WriteUnits != 2+1+4 || total.ReadUnits != 1 || total.SESMessages != 1 ||
 		total.StateTransitions == nil || *total.StateTransitions != 3 || total.USD.Total <= 0 {
 		t.Errorf("--cost --json total: %+v", total)
 	}
@@ -292,10 +292,10 @@ func TestLedgerCostPrices(t *testing.T) {
 	ledgerArgs := func(args ...string) []string { return append(append([]string{"ledger"}, flags...), args...) }
 
 	// Another table: $10 a write unit and $100 a read unit (and the rest
-	// zero), so the total is the units' count in dollars: 9 write units
-	// (7 before call items held their external key, which takes the
-	// fetch's item with its result from 994 to 1080 bytes, over 1 KB, for
-	// its finish and its replay's claim) and 1 read unit, $190.
+	// zero), so the total is the units' count in dollars: 7 write units
+	// (9 in the call layout before the compact one, whose fetch item with
+	// its result was over 1 KB for its finish and its replay's claim) and
+	// 1 read unit, $170.
 	prices := filepath.Join(t.TempDir(), "eu.json")
 	os.WriteFile(prices, []byte(`{"region": "eu-west-1", "as_of": "2026-11-30", "currency": "USD",
 		"sources": ["https://aws.amazon.com/dynamodb/pricing/on-demand/"],
@@ -304,7 +304,7 @@ func TestLedgerCostPrices(t *testing.T) {
 		"ses_usd_per_thousand_messages": 0, "sfn_standard_usd_per_thousand_state_transitions": 0}`), 0o644)
 	code, out, errs := run(ledgerArgs("run-1", "--cost", "--prices", prices)...)
 	if code != ExitOK || !strings.Contains(out, "eu-west-1 list prices as of 2026-11-30 ("+prices+")") ||
-		!strings.Contains(lineStarting(out, "total (estimate) "), "~$190.00000000") {
+		!strings.Contains(lineStarting(out, "total (estimate) "), "~$170.00000000") {
 		t.Errorf("--prices: exit %d\n%s%s", code, out, errs)
 	}
 
@@ -357,7 +357,7 @@ func TestLedgerPrintsReplaysOnce(t *testing.T) {
 	store, flags := ledgerEnv(t)
 	ctx := t.Context()
 	claim := func() *ledger.Record {
-		return &ledger.Record{Key: "run-replays/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+		return &ledger.Record{Key: "run-replays/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_0123456789abcdef0123456789abcdef", InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(time.Minute)}
 	}
 	first := claim()
 	if ok, _, err := store.Claim(ctx, first); !ok || err != nil {
@@ -393,8 +393,8 @@ func TestLedgerByExternalKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &ledger.Record{Key: runID + "/1", ExternalKey: ext, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_x",
-		InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	rec := &ledger.Record{Key: runID + "/1", ExternalKey: ext, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_0123456789abcdef0123456789abcdef",
+		InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(time.Minute)}
 	if ok, _, err := store.Claim(ctx, rec); !ok || err != nil {
 		t.Fatalf("claim %v %v", ok, err)
 	}

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -34,7 +35,7 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	}
 	rec := &ledger.Record{
 		Key: env.IdempotencyKey, RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool,
-		ToolsetID: env.ToolsetID, InputDigest: inv.digest, LeaseUntil: now.Add(d.cfg.Lease), StartedAt: inv.started,
+		ToolsetID: env.ToolsetID, InputDigest: inv.digest, InputBytes: inv.inBytes, LeaseUntil: now.Add(d.cfg.Lease), StartedAt: inv.started,
 		ExternalKey: ext,
 	}
 	dbCtx, cancel := d.ledgerContext(ctx)
@@ -53,6 +54,7 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	if o := inv.unsealed(ctx, old); o != nil {
 		return o // neither replayed nor run: attempt 0
 	}
+	inv.layout = old.Layout
 	if o := inv.leftByEarlierRun(old); o != nil {
 		return o // attempt 0: the old run's attempts are not this call's
 	}
@@ -82,25 +84,47 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	return inv.reclaim(dbCtx, old, now)
 }
 
-// unsealed refuses a call whose key holds a record this function's key
-// did not seal (nil: the record may be used): a seal that does not verify
-// (another function's role wrote or changed the item), or none on a
-// record of a run that started after the stage's first deploy with seals
-// (seal.Accept; docs/ledger.md, "Records are sealed by the function that
-// writes them"). Such a record is neither replayed nor run again: the
-// call fails TOOL_INTERNAL, not retryable, and its row says
-// record-forged.
+// unsealed refuses a call whose key holds a record this function may not
+// use (nil: the record may be used; acceptRecord): a seal that does not
+// verify (another function's role wrote or changed the item), none on a
+// compact record, none on a record of a run that started after the
+// stage's first deploy with seals (seal.Accept), or a record of the
+// previous call layout for a run that did not start before the compact
+// layout's upgrade (docs/ledger.md, "Records are sealed by the function
+// that writes them", "The call item on the wire"). Such a record is
+// neither replayed nor run again: the call fails TOOL_INTERNAL, not
+// retryable, and its row says record-forged.
 func (inv *invocation) unsealed(ctx context.Context, old *ledger.Record) *outcome {
 	start, known := inv.env.RunStart()
-	if seal.Accept(old.Seal, start, known, inv.d.cfg.LedgerSince) {
+	if acceptRecord(old, start, known, inv.d.cfg.LedgerSince, inv.d.cfg.CompactSince) {
 		return nil
 	}
 	inv.d.log.ErrorContext(ctx, "call refused: its record's seal does not verify", tool.LogFieldRefusalReason, seal.ReasonRecordForged,
-		"seal", old.Seal.String(), "key", inv.env.IdempotencyKey, "tool", inv.env.Tool)
-	o := refused(tool.Errorf(tool.Internal,
-		"this call's idempotency record was not written by this function (its seal is %s): it is neither replayed nor run again; a person must look at it (docs/ledger.md)", old.Seal))
+		"seal", old.Seal.String(), "layout", old.Layout.String(), "key", inv.env.IdempotencyKey, "tool", inv.env.Tool)
+	msg := fmt.Sprintf("this call's idempotency record was not written by this function (its seal is %s)", old.Seal)
+	if old.Layout == ledger.LayoutNamed && old.Seal == seal.Valid {
+		msg = "this call's idempotency record is in the call layout before the compact one, which is read only for a run that started before the upgrade"
+	}
+	o := refused(tool.Errorf(tool.Internal, "%s: it is neither replayed nor run again; a person must look at it (docs/ledger.md)", msg))
 	o.reason = seal.ReasonRecordForged
 	return o
+}
+
+// acceptRecord is the upgrade rules (docs/ledger.md, "The upgrade rule",
+// "The call item on the wire"): a compact record is used only when its
+// seal verifies (a compact item was never written without one); a
+// previous-layout record whose seal verifies only for a run that started
+// (runStart, known: the envelope's run_started_at) before compactSince,
+// the compact layout's upgrade; one without a seal only as seal.Accept
+// says against since, the stage's first deploy with seals.
+func acceptRecord(r *ledger.Record, runStart time.Time, known bool, since, compactSince time.Time) bool {
+	switch {
+	case r.Layout == ledger.LayoutCompact:
+		return r.Seal == seal.Valid
+	case r.Seal == seal.Valid:
+		return known && !compactSince.IsZero() && runStart.Before(compactSince)
+	}
+	return seal.Accept(r.Seal, runStart, known, since)
 }
 
 // RunStartSkew is how much earlier than the execution's start
@@ -149,6 +173,7 @@ func (inv *invocation) reclaim(dbCtx context.Context, old *ledger.Record, now ti
 		return refused(tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
 	}
 	inv.claimed, inv.attempt, inv.leaseUntil, inv.token, inv.externalKey = true, old.Attempts, lease, old.Token, old.ExternalKey
+	inv.layout = old.Layout
 	inv.firstStarted = old.FirstStartedAt
 	return nil
 }

@@ -57,6 +57,13 @@ type Config struct {
 	// (secrets.Ledger.Since): a record without a seal is accepted only for
 	// a run that started before it (seal.Accept). Zero accepts none.
 	LedgerSince time.Time
+	// CompactSince is the compact call layout's upgrade (docs/ledger.md,
+	// "The call item on the wire"): a record of the previous layout is
+	// used only for a run that started before it. The function's main
+	// sets it to its cold start (shared/toolfunction), which follows the
+	// function's last invocation of the code that wrote that layout. Zero
+	// accepts none.
+	CompactSince time.Time
 	// ExternalKeySecret is the stage's secret for external keys
 	// (secrets.Ledger.ExternalKey; shared/externalkey; docs/ledger.md,
 	// "The external key"): required, at least externalkey.MinSecretBytes
@@ -212,7 +219,10 @@ type invocation struct {
 	// once the claim is held.
 	externalKey string
 	attempt     int
-	running     bool // the tool's Run has started: its effect may have happened
+	// layout is the layout of the call's item this invocation's claim
+	// holds (ledger.Record.Layout), which its finish writes in.
+	layout  ledger.Layout
+	running bool // the tool's Run has started: its effect may have happened
 	// leaseUntil is when this attempt's claim ends.
 	leaseUntil time.Time
 	// reviewID and approver name the approval a gated call runs under.

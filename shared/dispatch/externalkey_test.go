@@ -118,15 +118,16 @@ func TestCallClaimedBeforeExternalKeysKeepsItsKey(t *testing.T) {
 	payload := envelopeFor("test-echo", e.ts.ID, "", 2, `{"text":"hi"}`)
 	run, key := runIDOf(t, payload), keyOf(t, payload)
 	// The previous code's claim and FAILED finish, before the upgrade:
-	// today's by an unsealed store, without the two attributes it did not
-	// write.
+	// an unsealed store writing the previous layout, without the two
+	// attributes that code did not write.
 	rec := &ledger.Record{Key: key, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: digestOf(t, `{"text":"hi"}`),
 		LeaseUntil: time.Now().Add(time.Minute), StartedAt: runStart.Add(time.Minute), ExternalKey: "unused"}
-	if ok, _, err := e.store.Claim(ctx, rec); !ok || err != nil {
+	if ok, _, err := e.store.WithLayout(ledger.LayoutNamed).Claim(ctx, rec); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	row := &ledger.Row{RunID: run, Seq: "2", Attempt: 1, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, IdempotencyKey: key,
-		Status: ledger.StatusFailed, ErrorCode: string(tool.UpstreamUnavailable), Retryable: true, StartedAt: rec.StartedAt, EndedAt: rec.StartedAt}
+		Status: ledger.StatusFailed, ErrorCode: string(tool.UpstreamUnavailable), Retryable: true, StartedAt: rec.StartedAt, EndedAt: rec.StartedAt,
+		Layout: ledger.LayoutNamed}
 	if ok, err := e.store.Finish(ctx, key, rec.Token, ledger.StateFailed, nil, row); !ok || err != nil {
 		t.Fatalf("finish: %v %v", ok, err)
 	}

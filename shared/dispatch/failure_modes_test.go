@@ -883,7 +883,7 @@ func lossyEnv(t *testing.T, l *lossyUpdates) *env {
 // attempt once: the second send's failed condition reads as our own
 // finish, not as a lost claim.
 func TestFinishSentTwiceRecordsOneRow(t *testing.T) {
-	l := &lossyUpdates{match: `"result"`} // the finish of a success: the only update that sets the result
+	l := &lossyUpdates{match: `,r=:r`} // the finish of a success: the only update that sets the result
 	e := lossyEnv(t, l)
 	var sends atomic.Int64
 	d := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
@@ -947,7 +947,7 @@ func TestLateFinishRecordsItsOwnEntry(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	now := time.Now()
-	rec := &ledger.Record{Key: "run-late/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: "sha256:x", LeaseUntil: now.Add(-time.Second), StartedAt: now}
+	rec := &ledger.Record{Key: "run-late/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: now.Add(-time.Second), StartedAt: now}
 	if ok, _, err := e.store.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

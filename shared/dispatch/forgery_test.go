@@ -11,6 +11,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,9 +77,8 @@ func TestAnItemWipedByAPutIsRefusedNotClaimedAgain(t *testing.T) {
 	}
 	for _, item := range []map[string]types.AttributeValue{
 		callItemKey(run, "1"),
-		// A state no record has (a record's states: IN_PROGRESS,
-		// COMPLETED, FAILED, UNKNOWN).
-		withAttr(callItemKey(run, "1"), "state", ""),
+		// A call attribute that holds no record.
+		withCall(callItemKey(run, "1")),
 	} {
 		if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.store.Table()), Item: item}); err != nil {
 			t.Fatal(err)
@@ -91,9 +91,19 @@ func TestAnItemWipedByAPutIsRefusedNotClaimedAgain(t *testing.T) {
 	}
 }
 
-func withAttr(it map[string]types.AttributeValue, name, v string) map[string]types.AttributeValue {
-	it[name] = &types.AttributeValueMemberS{Value: v}
+func withCall(it map[string]types.AttributeValue) map[string]types.AttributeValue {
+	it["c"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}
 	return it
+}
+
+// callOf is the call attribute (c) of a compact call item.
+func callOf(t *testing.T, it map[string]types.AttributeValue) map[string]types.AttributeValue {
+	t.Helper()
+	c, ok := it["c"].(*types.AttributeValueMemberM)
+	if !ok {
+		t.Fatalf("no compact call in %v", it)
+	}
+	return c.Value
 }
 
 // A seal covers the attempt and the claim token that wrote its state: a
@@ -121,10 +131,10 @@ func TestASealedStateSplicedOntoALaterAttemptIsRefused(t *testing.T) {
 	if calls.Load() != 2 {
 		t.Fatalf("setup: %d calls", calls.Load())
 	}
+	c := callOf(t, failed.Item)
 	_, err = e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()), Key: key,
-		UpdateExpression:          aws.String("SET #s = :s, error_code = :c, mac = :m REMOVE #r"),
-		ExpressionAttributeNames:  map[string]string{"#s": "state", "#r": "result"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":s": failed.Item["state"], ":c": failed.Item["error_code"], ":m": failed.Item["mac"]}})
+		UpdateExpression:          aws.String("SET c.st = :s, c.m = :m REMOVE r"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": c["st"], ":m": c["m"]}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +164,10 @@ func TestAMovedFirstStartIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := item.Item["token"].(*types.AttributeValueMemberS).Value
+	callOf(t, item.Item)
 	if _, err := e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()), Key: callItemKey(run, "1"),
-		UpdateExpression:          aws.String("SET attempt_log.#t.started_at = :s"),
-		ExpressionAttributeNames:  map[string]string{"#t": tok},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}}}); err != nil {
+		UpdateExpression:          aws.String("SET c.a[0].t = :s"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().UnixNano(), 10)}}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = d.Handle(ctx, withRunStart(payload, time.Now()))
@@ -168,17 +177,17 @@ func TestAMovedFirstStartIsRefused(t *testing.T) {
 	refusedAsForged(t, e, run, err)
 }
 
-// The seal covers the external key, and a change to external_key_token
-// that would send the readable key changes the key the record reads: a
-// forger's key is never sent on the retry; the retry is refused as forged.
+// The seal covers the external key, and removing it, which would send the
+// readable key, changes the key the record reads: a forger's key is never
+// sent on the retry; the retry is refused as forged.
 func TestAForgedExternalKeyIsNeverSent(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		set  string
 		vals map[string]types.AttributeValue
 	}{
-		{"another call's key", "SET external_key = :k", map[string]types.AttributeValue{":k": &types.AttributeValueMemberS{Value: "AAAAAAAAAAAAAAAAAAAAAA/7"}}},
-		{"the readable key", "SET external_key_token = :k", map[string]types.AttributeValue{":k": &types.AttributeValueMemberS{Value: "not-attempt-1"}}},
+		{"another run's key", "SET c.k = :k", map[string]types.AttributeValue{":k": &types.AttributeValueMemberS{Value: "AAAAAAAAAAAAAAAAAAAAAA"}}},
+		{"the readable key", "REMOVE c.k", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)

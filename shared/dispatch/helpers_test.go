@@ -107,6 +107,12 @@ type env struct {
 	store  *ledger.Store
 	ts     *toolset.Toolset
 	dynamo *local.Process // the dynalite newEnv started
+	// front is the counting front the env's client sends through
+	// (newFrontedEnv), or nil.
+	front *local.CountingFront
+	// mark is the front's count at the last reset; excluded what was
+	// sent since that is not the measured calls'.
+	mark, excluded local.Counts
 }
 
 func dynamoClient(endpoint string) *dynamodb.Client {
@@ -116,12 +122,30 @@ func dynamoClient(endpoint string) *dynamodb.Client {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	p := localtest.Dynalite(t)
-	client := dynamoClient(p.Endpoint())
+	return newEnvAt(t, p, nil)
+}
+
+// newFrontedEnv is newEnv whose client sends through a counting front
+// before dynalite, so that a benchmark counts the bytes it sends.
+func newFrontedEnv(t testing.TB) *env {
+	t.Helper()
+	p := localtest.Dynalite(t)
+	return newEnvAt(t, p, localtest.CountingFront(t, p.Endpoint()))
+}
+
+// newEnvAt is the env on dynalite p, through front when it is not nil.
+func newEnvAt(t testing.TB, p *local.Process, front *local.CountingFront) *env {
+	t.Helper()
+	endpoint := p.Endpoint()
+	if front != nil {
+		endpoint = front.Endpoint()
+	}
+	client := dynamoClient(endpoint)
 	if err := dynamo.CreateTable(context.Background(), client, "toolgate-test"); err != nil {
 		t.Fatal(err)
 	}
 	db := &countingDB{API: client}
-	e := &env{db: db, store: ledger.New(db, "toolgate-test"), ts: testToolset(t, 100), dynamo: p}
+	e := &env{db: db, store: ledger.New(db, "toolgate-test"), ts: testToolset(t, 100), dynamo: p, front: front}
 	if _, err := e.store.RegisterToolset(context.Background(), e.ts); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +161,7 @@ var (
 
 func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...func(*Config)) *Dispatcher {
 	t.Helper()
-	cfg := Config{Mode: OneTool(name), MemoryMB: 128, Lane: lane.SFN, LedgerSince: testSince, ExternalKeySecret: testSecret}
+	cfg := Config{Mode: OneTool(name), MemoryMB: 128, Lane: lane.SFN, LedgerSince: testSince, CompactSince: time.Now(), ExternalKeySecret: testSecret}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -279,4 +303,34 @@ func mustSealKey(t testing.TB, b []byte) seal.Key {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// reset zeroes the env's request counts, and marks where the counting
+// front's count of what was sent starts (sent).
+func (e *env) reset(t testing.TB) {
+	t.Helper()
+	e.db.reset()
+	if e.front != nil {
+		e.mark, e.excluded = e.counts(t), local.Counts{}
+	}
+}
+
+// counts reads the env's counting front.
+func (e *env) counts(t testing.TB) local.Counts {
+	t.Helper()
+	c, err := e.front.Counts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sent is what the env's client sent through the counting front since
+// reset, less what was marked excluded (a benchmark's fixture writes).
+func (e *env) sent(t testing.TB) local.Counts {
+	t.Helper()
+	if e.front == nil {
+		return local.Counts{}
+	}
+	return e.counts(t).Less(e.mark).Less(e.excluded)
 }

@@ -141,6 +141,7 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 		InputDigest: inv.digest, InputBytes: inv.inBytes, MemoryMB: d.cfg.MemoryMB,
 		AfterClaimRequest: inv.claimRequested && !inv.claimed,
 		ReviewID:          inv.reviewID, Approver: inv.approver, ParentRunID: env.ParentRunID,
+		Layout: inv.layout,
 	}
 	if out != nil {
 		sum := sha256.Sum256(out)

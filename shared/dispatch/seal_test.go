@@ -18,8 +18,8 @@ import (
 // preWrite writes a COMPLETED record of payload's call with store s, its
 // result made up: with a store WithMAC, sealed with that key and with the
 // stage's external key (testSecret), as today's code writes it; with a
-// store without a key, in the previous layout, which has neither seal nor
-// external key (toPreviousLayout).
+// store without a key, in the layout before seals, which has neither seal
+// nor external key (toPreviousLayout).
 func preWrite(t *testing.T, e *env, s *ledger.Store, payload json.RawMessage, input string) {
 	t.Helper()
 	ctx := context.Background()
@@ -29,10 +29,14 @@ func preWrite(t *testing.T, e *env, s *ledger.Store, payload json.RawMessage, in
 		t.Fatal(err)
 	}
 	rec := &ledger.Record{Key: run + "/1", Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: digestOf(t, input), LeaseUntil: time.Now().Add(time.Minute), ExternalKey: ext}
+	if !s.Sealed() {
+		s = s.WithLayout(ledger.LayoutNamed)
+	}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	row := &ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: rec.InputDigest, ExternalKey: ext, StartedAt: time.Now(), EndedAt: time.Now()}
+	row := &ledger.Row{Attempt: 1, Status: ledger.StatusSucceeded, Step: "s", Tool: "test-echo", ToolsetID: e.ts.ID, InputDigest: rec.InputDigest, ExternalKey: ext, StartedAt: rec.StartedAt, EndedAt: time.Now(),
+		FirstStartedAt: rec.FirstStartedAt, Layout: rec.Layout}
 	if ok, err := s.Finish(ctx, rec.Key, rec.Token, ledger.StateCompleted, json.RawMessage(`{"text":"made up"}`), row); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

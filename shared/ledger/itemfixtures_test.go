@@ -67,7 +67,7 @@ type writer func(ctx context.Context, s *ledger.Store, db *dynamodb.Client) erro
 
 // claim is a first attempt's claim of fxRun/seq with token tok.
 func claim(ctx context.Context, s *ledger.Store, seq, tok string) (*ledger.Record, error) {
-	r := &ledger.Record{Key: fxRun + "/" + seq, Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, InputDigest: fxDigest,
+	r := &ledger.Record{Key: fxRun + "/" + seq, Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, InputDigest: fxDigest, InputBytes: 120,
 		LeaseUntil: fxNow.Add(15 * time.Minute), Token: tok, ExternalKey: fxExternal(seq)}
 	ok, _, err := s.Claim(ctx, r)
 	if err == nil && !ok {
@@ -323,8 +323,8 @@ func TestItemsAsWritten(t *testing.T) {
 var rowSuffix = regexp.MustCompile(`#[0-9a-f]{8}$`)
 
 // normalise is it with what varies by nature replaced: each attempt_log
-// key, and the token naming it, by "attempt-<n>"; a row item's sort key's
-// random suffix by "#xxxxxxxx".
+// key, and the token naming it, by "attempt-<n>", and so each compact
+// attempt's token; a row item's sort key's random suffix by "#xxxxxxxx".
 func normalise(it Item) Item {
 	out := make(Item, len(it))
 	for k, v := range it {
@@ -332,6 +332,29 @@ func normalise(it Item) Item {
 	}
 	if sk, ok := it["sk"].(*types.AttributeValueMemberS); ok {
 		out["sk"] = &types.AttributeValueMemberS{Value: rowSuffix.ReplaceAllString(sk.Value, "#xxxxxxxx")}
+	}
+	if c, ok := it["c"].(*types.AttributeValueMemberM); ok { // compact: the attempts' tokens
+		cc := make(map[string]types.AttributeValue, len(c.Value))
+		for k, v := range c.Value {
+			cc[k] = v
+		}
+		if a, ok := c.Value["a"].(*types.AttributeValueMemberL); ok {
+			var list []types.AttributeValue
+			for i, e := range a.Value {
+				if m, ok := e.(*types.AttributeValueMemberM); ok {
+					mm := make(map[string]types.AttributeValue, len(m.Value))
+					for k, v := range m.Value {
+						mm[k] = v
+					}
+					mm["tk"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("attempt-%d", i+1)}
+					e = &types.AttributeValueMemberM{Value: mm}
+				}
+				list = append(list, e)
+			}
+			cc["a"] = &types.AttributeValueMemberL{Value: list}
+		}
+		out["c"] = &types.AttributeValueMemberM{Value: cc}
+		return out
 	}
 	log, ok := it["attempt_log"].(*types.AttributeValueMemberM)
 	if !ok {
@@ -383,110 +406,13 @@ func TestItemsAsStoredRead(t *testing.T) {
 	ctx := context.Background()
 	db := dynalite(t)
 
-	t.Run("calls", func(t *testing.T) {
-		s := putItems(t, db, "call.json", "row.json")
-		exp := fxNow.Add(ledger.DefaultRetention).Unix()
-		first := fxNow
-		for _, c := range []struct {
-			seq      string
-			state    ledger.State
-			attempts int
-			token    string
-			lease    time.Time
-			updated  time.Time
-			result   string
-			code     string
-			started  time.Time
-		}{
-			{"1", ledger.StateInProgress, 1, "00000000000000000000000000000001", ms(15 * time.Minute), ms(0), "", "", fxNow},
-			{"2", ledger.StateCompleted, 1, "00000000000000000000000000000002", ms(15 * time.Minute), ms(0), `{"message_id":"m-1"}`, "", fxNow},
-			{"3", ledger.StateFailed, 1, "00000000000000000000000000000003", ms(15 * time.Minute), ms(0), "", "TOOL_UPSTREAM_UNAVAILABLE", fxNow},
-			{"4", ledger.StateUnknown, 1, "00000000000000000000000000000004", ms(15 * time.Minute), ms(0), "", "TOOL_RETRY_REQUIRES_IDEMPOTENCY", fxNow},
-			{"5", ledger.StateCompleted, 2, "", ms(17 * time.Minute), ms(2 * time.Second), "", "", fxNow.Add(2 * time.Second)},
-			{"6.0.1", ledger.StateCompleted, 1, "00000000000000000000000000000006", ms(15 * time.Minute), ms(0), `{"items":[1,2]}`, "", fxNow},
-		} {
-			key := fxRun + "/" + c.seq
-			r, err := s.Record(ctx, key)
-			if err != nil {
-				t.Fatalf("record %s: %v", c.seq, err)
-			}
-			want := &ledger.Record{Key: key, RunID: fxRun, Seq: tool.Seq(c.seq), Step: "send", Tool: "send-email", InputDigest: fxDigest,
-				State: c.state, Attempts: c.attempts, LeaseUntil: c.lease, ErrorCode: c.code, UpdatedAt: c.updated,
-				ToolsetID: fxToolsetID, Token: c.token, StartedAt: c.started, FirstStartedAt: first, Seal: seal.Absent, ExternalKey: fxExternal(c.seq)}
-			if c.result != "" {
-				want.Result = json.RawMessage(c.result)
-			}
-			if c.token == "" { // re-claimed: a random token
-				want.Token = r.Token
-			}
-			if !reflect.DeepEqual(r, want) {
-				t.Errorf("record %s:\n got %+v\nwant %+v", c.seq, r, want)
-			}
-		}
-		rows, err := s.RunRows(ctx, fxRun)
-		if err != nil {
-			t.Fatal(err)
-		}
-		row := func(seq string, n int, st ledger.Status, code string, f func(*ledger.Row)) ledger.Row {
-			r := attemptRow(seq, n, st, code)
-			// The TTL of a call renewed by its replay (2) or re-claim (5).
-			renewed := map[string]int64{"2": 60, "5": 2}
-			r.StartedAt, r.EndedAt, r.ExpiresAt = r.StartedAt.UTC(), r.EndedAt.UTC(), exp+renewed[seq]
-			if n > 0 { // an attempt of a call's item: its external key
-				r.ExternalKey = fxExternal(seq)
-			}
-			if f != nil {
-				f(r)
-			}
-			return *r
-		}
-		last := fxNow.Add(time.Minute).Truncate(time.Millisecond)
-		want := []ledger.Row{
-			row("1", 1, ledger.StatusInProgress, "", func(r *ledger.Row) {
-				r.EndedAt, r.DurationMS, r.InputBytes, r.MemoryMB = time.Time{}, 0, 0, 0
-			}),
-			row("1", 1, ledger.StatusRefused, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) {
-				r.Retryable, r.AfterClaimRequest, r.ExternalKey = true, true, "" // a row item of its own
-				r.StartedAt, r.EndedAt, r.DurationMS = fxNow.Add(time.Second), fxNow.Add(time.Second+3*time.Millisecond), 3
-			}),
-			row("2", 1, ledger.StatusSucceeded, "", func(r *ledger.Row) {
-				r.ReviewID, r.Approver = "rv_0123456789abcdef0123456789abcdef", fxApprover
-			}),
-			{RunID: fxRun, Seq: "2", Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, IdempotencyKey: fxRun + "/2",
-				ExternalKey: fxExternal("2"), InputDigest: fxDigest, ExpiresAt: exp + 60, Status: ledger.StatusDeduplicated, Count: 1, StartedAt: last, EndedAt: last,
-				OutputDigest: fxOutDigest, OutputBytes: 24},
-			row("3", 1, ledger.StatusFailed, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) { r.Retryable = true }),
-			row("4", 1, ledger.StatusUnknown, "", func(r *ledger.Row) {
-				r.EndedAt, r.DurationMS, r.InputBytes, r.MemoryMB = time.Time{}, 0, 0, 0
-			}),
-			row("5", 1, ledger.StatusFailed, "TOOL_TIMEOUT", func(r *ledger.Row) { r.Retryable = true }),
-			row("5", 2, ledger.StatusSucceeded, "", func(r *ledger.Row) {
-				r.StartedAt, r.EndedAt, r.DurationMS = fxNow.Add(2*time.Second), fxNow.Add(3*time.Second), 1000
-			}),
-			row("6.0.1", 1, ledger.StatusSucceeded, "", func(r *ledger.Row) { r.ParentRunID = fxParentRun }),
-			row("7", 0, ledger.StatusRefused, "TOOL_INPUT_INVALID", func(r *ledger.Row) {
-				r.DurationMS, r.EndedAt, r.MemoryMB = 2, fxNow.Add(2*time.Millisecond), 128
-			}),
-			row("8", 0, ledger.StatusParked, "CALL_PARKED", func(r *ledger.Row) {
-				r.DurationMS, r.EndedAt = 40, fxNow.Add(40*time.Millisecond)
-			}),
-		}
-		if len(rows) != len(want) {
-			t.Errorf("%d run rows, want %d: %+v", len(rows), len(want), rows)
-		}
-		for i := range min(len(rows), len(want)) {
-			if !reflect.DeepEqual(rows[i], want[i]) {
-				t.Errorf("run row %d:\n got %+v\nwant %+v", i, rows[i], want[i])
-			}
-		}
-		if rows, err := s.KeyRows(ctx, fxRun, "6.0.1"); err != nil || len(rows) != 1 || rows[0].ParentRunID != fxParentRun {
-			t.Errorf("key rows of 6.0.1: %+v %v", rows, err)
-		}
-	})
+	t.Run("calls", func(t *testing.T) { readCalls(t, db, "call.json", ledger.LayoutCompact) })
+	// The items of the ledger before the compact layout (call.json then).
+	t.Run("calls before the compact layout", func(t *testing.T) { readCalls(t, db, "call.before-compact.json", ledger.LayoutNamed) })
 
 	// Calls claimed before external keys: each keeps the readable key it
-	// was sent with, also after a claim of today's code (which sets
-	// external_key with if_not_exists) and a re-claim.
+	// was sent with, also after a claim of today's code (which writes
+	// nothing on an item of the previous layout) and a re-claim.
 	t.Run("calls before external keys", func(t *testing.T) {
 		s := putItems(t, db, "call.before-external-key.json")
 		for _, seq := range []string{"1", "2", "3", "4", "5", "6.0.1"} {
@@ -516,8 +442,8 @@ func TestItemsAsStoredRead(t *testing.T) {
 		}
 		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table()), ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "RUN#" + fxRun}, "sk": &types.AttributeValueMemberS{Value: "CALL#" + tool.Seq("3").SortKey()}}})
-		if err != nil || out.Item["external_key"] == nil {
-			t.Fatalf("the claim after the upgrade wrote no external_key (the case this guards): %v %v", out.Item, err)
+		if err != nil || out.Item["external_key"] != nil || out.Item["c"] != nil {
+			t.Fatalf("the claim after the upgrade wrote on the previous layout's item: %v %v", out.Item, err)
 		}
 		if r, err := s.Record(ctx, key); err != nil || r.ExternalKey != key || r.Attempts != 2 {
 			t.Fatalf("record after the re-claim: %+v %v; want attempt 2 with the readable key", r, err)
@@ -533,7 +459,7 @@ func TestItemsAsStoredRead(t *testing.T) {
 		want := &ledger.Record{Key: run + "/1", RunID: run, Seq: "1", Step: "send", Tool: "send-email", InputDigest: fxDigest,
 			State: ledger.StateCompleted, Attempts: 1, LeaseUntil: ms(15 * time.Minute), Result: json.RawMessage(`{"message_id":"m-1"}`),
 			UpdatedAt: ms(0), ToolsetID: fxToolsetID, Token: "00000000000000000000000000000001", StartedAt: fxNow, FirstStartedAt: fxNow, Seal: seal.Absent,
-			ExternalKey: run + "/1"}
+			ExternalKey: run + "/1", Layout: ledger.LayoutNamed}
 		if err != nil || !reflect.DeepEqual(r, want) {
 			t.Errorf("record 1: %v\n got %+v\nwant %+v", err, r, want)
 		}
@@ -623,4 +549,131 @@ func TestItemsAsStoredRead(t *testing.T) {
 			t.Errorf("proof: %+v %v %v\nwant %+v, recorded before", got, fresh, err, fxProof)
 		}
 	})
+}
+
+// readCalls checks that the call items of file (call.json, or
+// call.before-compact.json in the previous layout), with row.json, read
+// back as their writer gave them.
+func readCalls(t *testing.T, db *dynamodb.Client, file string, layout ledger.Layout) {
+	ctx := context.Background()
+	named := layout == ledger.LayoutNamed
+	{
+		s := putItems(t, db, file, "row.json")
+		exp := fxNow.Add(ledger.DefaultRetention).Unix()
+		first := fxNow
+		for _, c := range []struct {
+			seq      string
+			state    ledger.State
+			attempts int
+			token    string
+			lease    time.Time
+			updated  time.Time
+			result   string
+			code     string
+			started  time.Time
+		}{
+			{"1", ledger.StateInProgress, 1, "00000000000000000000000000000001", ms(15 * time.Minute), ms(0), "", "", fxNow},
+			{"2", ledger.StateCompleted, 1, "00000000000000000000000000000002", ms(15 * time.Minute), ms(0), `{"message_id":"m-1"}`, "", fxNow},
+			{"3", ledger.StateFailed, 1, "00000000000000000000000000000003", ms(15 * time.Minute), ms(0), "", "TOOL_UPSTREAM_UNAVAILABLE", fxNow},
+			{"4", ledger.StateUnknown, 1, "00000000000000000000000000000004", ms(15 * time.Minute), ms(0), "", "TOOL_RETRY_REQUIRES_IDEMPOTENCY", fxNow},
+			{"5", ledger.StateCompleted, 2, "", ms(17 * time.Minute), ms(2 * time.Second), "", "", fxNow.Add(2 * time.Second)},
+			{"6.0.1", ledger.StateCompleted, 1, "00000000000000000000000000000006", ms(15 * time.Minute), ms(0), `{"items":[1,2]}`, "", fxNow},
+		} {
+			key := fxRun + "/" + c.seq
+			r, err := s.Record(ctx, key)
+			if err != nil {
+				t.Fatalf("record %s: %v", c.seq, err)
+			}
+			want := &ledger.Record{Key: key, RunID: fxRun, Seq: tool.Seq(c.seq), Step: "send", Tool: "send-email", InputDigest: fxDigest,
+				State: c.state, Attempts: c.attempts, LeaseUntil: c.lease, ErrorCode: c.code, UpdatedAt: c.updated,
+				ToolsetID: fxToolsetID, Token: c.token, StartedAt: c.started, FirstStartedAt: first, Seal: seal.Absent, ExternalKey: fxExternal(c.seq),
+				Layout: layout, InputBytes: 120}
+			if !named { // no updated_at; the input's size once per call
+				want.UpdatedAt = time.Time{}
+			} else {
+				want.InputBytes = 0
+			}
+			if c.result != "" {
+				want.Result = json.RawMessage(c.result)
+			}
+			if c.token == "" { // re-claimed: a random token
+				want.Token = r.Token
+			}
+			if !reflect.DeepEqual(r, want) {
+				t.Errorf("record %s:\n got %+v\nwant %+v", c.seq, r, want)
+			}
+		}
+		rows, err := s.RunRows(ctx, fxRun)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := func(seq string, n int, st ledger.Status, code string, f func(*ledger.Row)) ledger.Row {
+			r := attemptRow(seq, n, st, code)
+			// The TTL of a call renewed by its replay (2) or, in the previous
+			// layout, re-claim (5).
+			renewed := map[string]int64{"2": 60}
+			if named {
+				renewed["5"] = 2
+			}
+			r.StartedAt, r.EndedAt, r.ExpiresAt = r.StartedAt.UTC(), r.EndedAt.UTC(), exp+renewed[seq]
+			if n > 0 { // an attempt of a call's item: its external key
+				r.ExternalKey = fxExternal(seq)
+			}
+			if f != nil {
+				f(r)
+			}
+			return *r
+		}
+		last := fxNow.Add(time.Minute).Truncate(time.Millisecond)
+		if !named { // the TTL less the retention: to the second
+			last = fxNow.Add(time.Minute).Truncate(time.Second)
+		}
+		want := []ledger.Row{
+			row("1", 1, ledger.StatusInProgress, "", func(r *ledger.Row) {
+				r.EndedAt, r.DurationMS, r.MemoryMB = time.Time{}, 0, 0
+				if named {
+					r.InputBytes = 0
+				}
+			}),
+			row("1", 1, ledger.StatusRefused, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) {
+				r.Retryable, r.AfterClaimRequest, r.ExternalKey = true, true, "" // a row item of its own
+				r.StartedAt, r.EndedAt, r.DurationMS = fxNow.Add(time.Second), fxNow.Add(time.Second+3*time.Millisecond), 3
+			}),
+			row("2", 1, ledger.StatusSucceeded, "", func(r *ledger.Row) {
+				r.ReviewID, r.Approver = "rv_0123456789abcdef0123456789abcdef", fxApprover
+			}),
+			{RunID: fxRun, Seq: "2", Step: "send", Tool: "send-email", ToolsetID: fxToolsetID, IdempotencyKey: fxRun + "/2",
+				ExternalKey: fxExternal("2"), InputDigest: fxDigest, ExpiresAt: exp + 60, Status: ledger.StatusDeduplicated, Count: 1, StartedAt: last, EndedAt: last,
+				OutputDigest: fxOutDigest, OutputBytes: 24},
+			row("3", 1, ledger.StatusFailed, "TOOL_UPSTREAM_UNAVAILABLE", func(r *ledger.Row) { r.Retryable = true }),
+			row("4", 1, ledger.StatusUnknown, "", func(r *ledger.Row) {
+				r.EndedAt, r.DurationMS, r.MemoryMB = time.Time{}, 0, 0
+				if named {
+					r.InputBytes = 0
+				}
+			}),
+			row("5", 1, ledger.StatusFailed, "TOOL_TIMEOUT", func(r *ledger.Row) { r.Retryable = true }),
+			row("5", 2, ledger.StatusSucceeded, "", func(r *ledger.Row) {
+				r.StartedAt, r.EndedAt, r.DurationMS = fxNow.Add(2*time.Second), fxNow.Add(3*time.Second), 1000
+			}),
+			row("6.0.1", 1, ledger.StatusSucceeded, "", func(r *ledger.Row) { r.ParentRunID = fxParentRun }),
+			row("7", 0, ledger.StatusRefused, "TOOL_INPUT_INVALID", func(r *ledger.Row) {
+				r.DurationMS, r.EndedAt, r.MemoryMB = 2, fxNow.Add(2*time.Millisecond), 128
+			}),
+			row("8", 0, ledger.StatusParked, "CALL_PARKED", func(r *ledger.Row) {
+				r.DurationMS, r.EndedAt = 40, fxNow.Add(40*time.Millisecond)
+			}),
+		}
+		if len(rows) != len(want) {
+			t.Errorf("%d run rows, want %d: %+v", len(rows), len(want), rows)
+		}
+		for i := range min(len(rows), len(want)) {
+			if !reflect.DeepEqual(rows[i], want[i]) {
+				t.Errorf("run row %d:\n got %+v\nwant %+v", i, rows[i], want[i])
+			}
+		}
+		if rows, err := s.KeyRows(ctx, fxRun, "6.0.1"); err != nil || len(rows) != 1 || rows[0].ParentRunID != fxParentRun {
+			t.Errorf("key rows of 6.0.1: %+v %v", rows, err)
+		}
+	}
 }

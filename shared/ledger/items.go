@@ -31,9 +31,12 @@ type callItem struct {
 	UpdatedAt      int64                   `dynamodbav:"updated_at"` // unix ms
 	AttemptLog     map[string]attemptEntry `dynamodbav:"attempt_log"`
 	Invocations    int64                   `dynamodbav:"invocations"`
-	LastSeenAt     int64                   `dynamodbav:"last_seen_at"` // unix ms
-	ExpiresAt      int64                   `dynamodbav:"expires_at"`   // epoch seconds
-	MAC            string                  `dynamodbav:"mac"`          // the seal; "" in the previous layout
+	// Touched counts the invocations Touch counted once the compact
+	// layout came (its i, on either layout), read with Invocations.
+	Touched    int64  `dynamodbav:"i,omitempty"`
+	LastSeenAt int64  `dynamodbav:"last_seen_at"` // unix ms
+	ExpiresAt  int64  `dynamodbav:"expires_at"`   // epoch seconds
+	MAC        string `dynamodbav:"mac"`          // the seal; "" in the previous layout
 	// ExternalKey and ExternalKeyToken: the external key and the token of
 	// the claim that wrote it (externalKey); absent in items claimed
 	// before external keys.
@@ -174,7 +177,8 @@ func decodeCall(it map[string]types.AttributeValue) (*callItem, error) {
 // record is the idempotency record the call's item holds, for key.
 func (c *callItem) record(key string) *Record {
 	r := &Record{
-		Key: key, RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, InputDigest: c.InputDigest,
+		Layout: LayoutNamed,
+		Key:    key, RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, InputDigest: c.InputDigest,
 		State: c.State, Attempts: c.Attempts, LeaseUntil: time.UnixMilli(c.LeaseUntil), ErrorCode: c.ErrorCode,
 		UpdatedAt: time.UnixMilli(c.UpdatedAt), ToolsetID: c.ToolsetID, Token: c.Token, ExternalKey: c.externalKey(key),
 	}

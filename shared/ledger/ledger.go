@@ -40,6 +40,7 @@ type Store struct {
 	retention time.Duration
 	now       func() time.Time
 	mac       seal.Key // WithMAC; the zero Key writes no seal
+	layout    Layout   // WithLayout: the layout claims write
 }
 
 // New returns a Store on the named table.

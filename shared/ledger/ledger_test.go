@@ -119,7 +119,7 @@ func TestToolsetWithoutBodyDoesNotPanic(t *testing.T) {
 func TestRecordGuards(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
-	rec := &Record{Key: "run/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", RunID: "run", Seq: "1", Step: "s", Tool: "t", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(-time.Second)}
+	rec := &Record{Key: "run/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", RunID: "run", Seq: "1", Step: "s", Tool: "t", ToolsetID: "ts_0123456789abcdef0123456789abcdef", InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(-time.Second)}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -209,7 +209,7 @@ func TestToolsetLoadRunsTheRegistrationCheck(t *testing.T) {
 func TestOneItemPerCall(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
-	rec := &Record{Key: "run/3", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/3", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	rec := &Record{Key: "run/3", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/3", Step: "s", Tool: "t", ToolsetID: "ts_0123456789abcdef0123456789abcdef", InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(time.Minute)}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -257,8 +257,9 @@ func TestOneItemPerCall(t *testing.T) {
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%d:%s:%d", r.Attempt, r.Status, r.Invocations()))
 	}
-	// Rows of one start time keep their order: attempts, then the row items.
-	want := "[1:FAILED:1 2:FAILED:1 3:FAILED:1 4:FAILED:1 5:FAILED:1 6:FAILED:1 7:FAILED:1 8:FAILED:1 9:FAILED:1 10:SUCCEEDED:1 0:REFUSED:1 0:DEDUPLICATED:3]"
+	// In time order: the refusal came while attempt 1 held the claim, each
+	// attempt starts at its claim.
+	want := "[1:FAILED:1 0:REFUSED:1 2:FAILED:1 3:FAILED:1 4:FAILED:1 5:FAILED:1 6:FAILED:1 7:FAILED:1 8:FAILED:1 9:FAILED:1 10:SUCCEEDED:1 0:DEDUPLICATED:3]"
 	if fmt.Sprint(got) != want {
 		t.Fatalf("rows %v\nwant %s", got, want)
 	}
@@ -271,7 +272,7 @@ func TestOneItemPerCall(t *testing.T) {
 func TestRowsReadWithoutResults(t *testing.T) {
 	s, client := newStore(t)
 	ctx := context.Background()
-	rec := &Record{Key: "run/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "s", Tool: "t", ToolsetID: "ts", InputDigest: "sha256:x", LeaseUntil: time.Now().Add(time.Minute)}
+	rec := &Record{Key: "run/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "s", Tool: "t", ToolsetID: "ts_0123456789abcdef0123456789abcdef", InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(time.Minute)}
 	if ok, _, err := s.Claim(ctx, rec); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

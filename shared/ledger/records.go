@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/toolgate/toolgate/shared/tool"
 	"strings"
@@ -58,9 +59,14 @@ type Record struct {
 	LeaseUntil time.Time
 	Result     json.RawMessage // StateCompleted only
 	ErrorCode  string          // StateFailed and StateUnknown
-	UpdatedAt  time.Time
+	// UpdatedAt is the last write's time in a LayoutNamed record (its
+	// updated_at); zero in a compact one, which keeps no such time.
+	UpdatedAt time.Time
 	// ToolsetID is the toolset the call was made under.
 	ToolsetID string
+	// InputBytes is the size of the call's input in bytes (its canonical
+	// form's); the compact layout keeps it once per call, not per attempt.
+	InputBytes int
 	// Token identifies the attempt holding the claim: a claim whose
 	// response was lost (and retried by the SDK) is recognised as ours, and
 	// the attempt's entry in the item is keyed by it.
@@ -87,6 +93,13 @@ type Record struct {
 	// seal.Forged. A record read is used (replayed, re-claimed) only once
 	// seal.Accept takes it.
 	Seal seal.Status
+	// Layout is the layout of the call's item the record was read from
+	// (LayoutCompact for a record a claim of today's code made): the
+	// writes that carry it on (Reclaim, MarkUnknown, and Finish and Release
+	// through Row.Layout) keep it, and the dispatcher applies the upgrade
+	// rule to a LayoutNamed one (docs/ledger.md, "The call item on the
+	// wire").
+	Layout Layout
 }
 
 // NewToken returns a random claim token.
@@ -128,74 +141,35 @@ func (r *Record) SameCall(other *Record) bool {
 // finish the SDK sends twice writes the same entry twice, never two.
 const attrAttemptLog = "attempt_log"
 
-// claimAttributes are the call's and its first attempt's attributes a
-// claim sets with if_not_exists.
-var claimAttributes = []string{"run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
-	"state", "attempts", "lease_until", "token", "updated_at", attrAttemptLog, attrExternalKey, attrExternalKeyToken, AttrMAC}
-
-// claimTemplate is the claim's UpdateItem: every claim attribute set if
-// not there, the invocation counted, the TTL renewed.
-var claimTemplate = claimTemplateOf(claimAttributes)
-
-// claimUnsealedTemplate is claimTemplate without the seal (AttrMAC, the
-// last of claimAttributes): a store without a key (the previous layout).
-var claimUnsealedTemplate = claimTemplateOf(claimAttributes[:len(claimAttributes)-1])
-
-func claimTemplateOf(attrs []string) template {
-	return newTemplate(func() (expression.UpdateBuilder, *expression.ConditionBuilder) {
-		cond := claimCondition()
-		return claimUpdate(attrs), &cond
-	})
-}
-
-// claimCondition is the claim's condition: no item yet, or an item whose
-// state is one a record can have. An item that exists without one (a
-// whole-item PutItem of its key alone, which another tool function's role
-// may send, wipes the record) is never claimed afresh, which would run a
-// completed call again: the claim fails and Claim reports the record
-// forged (docs/ledger.md, "Records are sealed by the function that
-// writes them").
-func claimCondition() expression.ConditionBuilder {
-	return expression.AttributeNotExists(expression.Name(AttrPK)).
-		Or(expression.Name("state").In(expression.Value(slot("st_in_progress")), expression.Value(slot("st_completed")),
-			expression.Value(slot("st_failed")), expression.Value(slot("st_unknown"))))
-}
-
-// claimStates fill claimCondition's slots.
-var claimStates = map[string]types.AttributeValue{
-	"st_in_progress": str(string(StateInProgress)), "st_completed": str(string(StateCompleted)),
-	"st_failed": str(string(StateFailed)), "st_unknown": str(string(StateUnknown)),
-}
-
-func claimUpdate(attrs []string) expression.UpdateBuilder {
-	u := expression.UpdateBuilder{}
-	for _, attr := range attrs {
-		u = u.Set(expression.Name(attr), expression.IfNotExists(expression.Name(attr), expression.Value(slot(attr))))
-	}
-	return u.Set(expression.Name("last_seen_at"), expression.Value(slot("last_seen_at"))).
-		Set(expression.Name(AttrExpiresAt), expression.Value(slot(AttrExpiresAt))).
-		Add(expression.Name("invocations"), expression.Value(slot("one")))
-}
-
 // Claim takes the call's item for a first attempt, or reads it, in one
-// UpdateItem: every claim field (r.ExternalKey, required, and the claim's
-// token beside it included) is set with if_not_exists, the invocation
-// is counted (invocations + 1, last_seen_at), and ReturnValues ALL_NEW
-// answers with the item as it now is. The claim is ours when the item
-// holds r.Token as the first attempt (a claim whose response was lost and
-// which the SDK sent again finds its own token); otherwise the existing
-// record comes back from the same answer with claimed false, and a replay
-// of a COMPLETED call needs no other request.
+// UpdateItem of the compact layout (docs/ledger.md, "The call item on the
+// wire"): the call (r's step, tool, toolset, input digest and size,
+// r.ExternalKey, required, the lease, and the first attempt's token and
+// start, sealed) is set once with if_not_exists, the invocation is counted
+// (i + 1, ls), and ReturnValues ALL_NEW answers with the item as it now
+// is. The claim is ours when the item holds r.Token as its one attempt (a
+// claim whose response was lost and which the SDK sent again finds its
+// own token); otherwise the existing record comes back from the same
+// answer with claimed false, and a replay of a COMPLETED call needs no
+// other request.
 //
-// The claim's condition (claimCondition) refuses an item that exists
-// without a record's state: Claim then answers claimed false with a record
-// of that key whose Seal is seal.Forged (and no other field), so that the
-// caller refuses the call as it does any record it did not seal, without
-// another request.
+// The claim's condition refuses an item that exists without the compact
+// call: one in the previous layout (LayoutNamed) is then read and counted
+// by a second, conditional UpdateItem (Touch's), and its record answered
+// with claimed false, never claimed afresh; an item without a record's
+// state (a whole-item PutItem of its key alone, which another tool
+// function's role may send, wipes the record) gets claimed false and a
+// record of that key whose Seal is seal.Forged (and no other field), so
+// that the caller refuses the call as it does any record it did not seal
+// (docs/ledger.md, "Records are sealed by the function that writes
+// them").
 func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *Record, err error) {
 	now := s.now()
 	if r.Token == "" {
-		r.Token = NewToken()
+		r.Token = newCompactToken()
+		if s.layout == LayoutNamed {
+			r.Token = NewToken()
+		}
 	}
 	if r.RunID, r.Seq, err = splitKey(r.Key); err != nil {
 		return false, nil, err
@@ -206,48 +180,23 @@ func (s *Store) Claim(ctx context.Context, r *Record) (claimed bool, existing *R
 	if r.StartedAt.IsZero() {
 		r.StartedAt = now
 	}
-	values := map[string]types.AttributeValue{
-		"run_id": str(r.RunID), "seq": str(string(r.Seq)), "step": str(r.Step), "tool": str(r.Tool), "toolset_id": str(r.ToolsetID),
-		"input_digest": str(r.InputDigest), "idempotency_key": str(r.Key), "state": str(string(StateInProgress)), "attempts": tabledef.N(1),
-		"lease_until": tabledef.N(r.LeaseUntil.UnixMilli()), "token": str(r.Token), "updated_at": tabledef.N(now.UnixMilli()),
-		attrAttemptLog: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{r.Token: attemptStart(1, r.StartedAt)}},
-		"last_seen_at": tabledef.N(now.UnixMilli()), AttrExpiresAt: s.expires(), "one": tabledef.N(1),
-		attrExternalKey: str(r.ExternalKey), attrExternalKeyToken: str(r.Token),
+	if s.layout == LayoutNamed {
+		return s.namedClaim(ctx, r, now)
 	}
-	for k, v := range claimStates {
-		values[k] = v
+	claimed, existing, done, err := s.compactClaim(ctx, r, now)
+	if done || err != nil {
+		return claimed, existing, err
 	}
-	t := claimUnsealedTemplate
-	r.Attempts = 1
-	mac, err := s.sealOf(r, StateInProgress, "", nil)
-	if err != nil {
-		return false, nil, err
-	}
-	if mac != nil {
-		t, values[AttrMAC] = claimTemplate, str(*mac)
-	}
-	in := t.input(s.table, callKey(r.RunID, r.Seq), values, nil, types.ReturnValueAllNew)
-	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := s.db.UpdateItem(ctx, in)
-	if IsConditionFailed(err) {
-		// An item without a record's state: nothing to replay, and never
-		// a first attempt (claimCondition).
+	// The item is not a compact call's: a call claimed before the compact
+	// layout, read and counted as it is (its record carried on in its
+	// layout), or an item without a record's state, which is never claimed
+	// afresh (claimCondition): forged.
+	existing, err = s.namedTouch(ctx, r.Key, r.RunID, r.Seq)
+	if errors.Is(err, ErrNotFound) {
 		return false, &Record{Key: r.Key, RunID: r.RunID, Seq: r.Seq, Seal: seal.Forged}, nil
 	}
 	if err != nil {
 		return false, nil, fmt.Errorf("claim %s: %w", r.Key, err)
-	}
-	// Ours: the three attributes that say so, read as their types (a
-	// mistyped one is not ours, and the full read below reports it).
-	it := out.Attributes
-	if t, ok := it["token"].(*types.AttributeValueMemberS); ok && t.Value == r.Token && getS(it, "state") == string(StateInProgress) {
-		if n, ok := it["attempts"].(*types.AttributeValueMemberN); ok && n.Value == "1" {
-			r.State, r.Attempts, r.UpdatedAt = StateInProgress, 1, now
-			return true, nil, nil
-		}
-	}
-	if existing, err = s.recordFromItem(r.Key, it); err != nil {
-		return false, nil, err
 	}
 	return false, existing, nil
 }
@@ -265,14 +214,27 @@ func (s *Store) Record(ctx context.Context, key string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get record %s: %w", key, err)
 	}
-	if out.Item == nil || getS(out.Item, "state") == "" {
+	if out.Item == nil || (!isCompact(out.Item) && getS(out.Item, "state") == "") {
 		return nil, fmt.Errorf("record %s: %w", key, ErrNotFound)
 	}
 	return s.recordFromItem(key, out.Item)
 }
 
-// recordFromItem is the record of key in item it, its seal checked.
+// recordFromItem is the record of key in item it, of either layout, its
+// seal checked.
 func (s *Store) recordFromItem(key string, it map[string]types.AttributeValue) (*Record, error) {
+	if isCompact(it) {
+		c, result, _, err := decodeCompact(it)
+		if err != nil {
+			return nil, fmt.Errorf("record %s: %w", key, err)
+		}
+		r := c.record(key, result)
+		if r == nil {
+			return nil, fmt.Errorf("record %s: a call's item holds no attempt", key)
+		}
+		r.Seal = s.mac.Check(c.Call.MAC, seal.Call, sealFields(r, r.State, r.ErrorCode, r.Result)...)
+		return r, nil
+	}
 	c, err := decodeCall(it)
 	if err != nil {
 		return nil, fmt.Errorf("record %s: %w", key, err)
@@ -319,6 +281,9 @@ func logEntry(token string) expression.NameBuilder {
 // attempt's entry. It reports false when another attempt changed the
 // record first.
 func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool, error) {
+	if old.Layout == LayoutCompact {
+		return s.compactReclaim(ctx, old, lease)
+	}
 	token := NewToken()
 	now := s.now()
 	cond := guard(old)
@@ -359,6 +324,9 @@ func (s *Store) Reclaim(ctx context.Context, old *Record, lease time.Time) (bool
 // MarkUnknown sets a record read as old to UNKNOWN, recording code. It
 // reports false when another attempt changed the record first.
 func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool, error) {
+	if old.Layout == LayoutCompact {
+		return s.compactMarkUnknown(ctx, old, code)
+	}
 	cond := guard(old)
 	u := expression.Set(expression.Name("state"), expression.Value(StateUnknown)).
 		Set(expression.Name("error_code"), expression.Value(code)).
@@ -393,6 +361,9 @@ func (s *Store) MarkUnknown(ctx context.Context, old *Record, code string) (bool
 // still gets its row (a second conditional UpdateItem on that entry only),
 // and it reports false. Either way the attempt's row is recorded once.
 func (s *Store) Finish(ctx context.Context, key, token string, state State, result json.RawMessage, row *Row) (bool, error) {
+	if row.Layout == LayoutCompact {
+		return s.compactFinish(ctx, key, token, state, result, row)
+	}
 	runID, seq, err := splitKey(key)
 	if err != nil {
 		return false, err
@@ -511,6 +482,9 @@ func (s *Store) finishFailed(ctx context.Context, key, runID string, seq tool.Se
 // entry gets row. It reports whether it released anything; a record
 // without our claim is left as it is.
 func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) (bool, error) {
+	if row.Layout == LayoutCompact {
+		return s.compactRelease(ctx, key, token, code, row)
+	}
 	runID, seq, err := splitKey(key)
 	if err != nil {
 		return false, err
@@ -539,9 +513,9 @@ func (s *Store) Release(ctx context.Context, key, token, code string, row *Row) 
 	return true, nil
 }
 
-// Touch counts one more invocation on a call's existing item and returns
-// its record, in one conditional UpdateItem (invocations + 1, last_seen_at;
-// ReturnValues ALL_NEW): the read of a replay that must not claim the key
+// Touch counts one more invocation on a call's existing item, of either
+// layout, and returns its record, in one conditional UpdateItem (i + 1,
+// the TTL renewed; ReturnValues ALL_NEW): the read of a replay that must not claim the key
 // (a gated call whose approval has ended). ErrNotFound when the key has no
 // record; nothing is written then.
 func (s *Store) Touch(ctx context.Context, key string) (*Record, error) {
@@ -549,6 +523,25 @@ func (s *Store) Touch(ctx context.Context, key string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: callKey(runID, seq),
+		UpdateExpression: aws.String(touchUpdate), ConditionExpression: aws.String(touchCondition),
+		ExpressionAttributeNames:  map[string]string{"#s": "state"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":e": s.expires(), ":i": tabledef.N(1)},
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if IsConditionFailed(err) {
+		return nil, fmt.Errorf("record %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("touch record %s: %w", key, err)
+	}
+	return s.recordFromItem(key, out.Attributes)
+}
+
+// namedTouch is Touch on an item of the previous layout (LayoutNamed):
+// ErrNotFound when it holds no record's state.
+func (s *Store) namedTouch(ctx context.Context, key, runID string, seq tool.Seq) (*Record, error) {
 	cond := expression.AttributeExists(expression.Name("state"))
 	u := expression.Set(expression.Name("last_seen_at"), expression.Value(s.now().UnixMilli())).
 		Add(expression.Name("invocations"), expression.Value(1))

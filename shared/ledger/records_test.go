@@ -3,14 +3,16 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolgate/toolgate/shared/tool"
 	"sync"
 	"testing"
 	"time"
 )
 
 func claimOf(key string, lease time.Time) *Record {
+	_, seq, _ := splitKey(key)
 	return &Record{Key: key, Step: "send", Tool: "send-email", ToolsetID: "ts_00000000000000000000000000000000",
-		InputDigest: "sha256:00", LeaseUntil: lease, ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1"}
+		InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: lease, ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/" + string(seq)}
 }
 
 // Of two claims of one key, exactly one takes it; the other reads the
@@ -49,32 +51,50 @@ func TestClaimIsTakenOnce(t *testing.T) {
 	}
 }
 
-// A finish must hold the current claim's token: a stale attempt's finish
-// changes nothing, and the current one's completes the record.
-func TestFinishNeedsTheCurrentToken(t *testing.T) {
+// A finish must hold the current claim: the finish of an attempt that a
+// later one took over (its lease ran out) changes nothing of the record,
+// and records its row on its own attempt only; the current one's completes
+// the record.
+func TestFinishNeedsTheCurrentClaim(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
 	key := "run-finish-token/1"
-	c := claimOf(key, time.Now().Add(time.Minute))
+	c := claimOf(key, time.Now().Add(-time.Second)) // its lease ran out
 	if ok, _, err := s.Claim(ctx, c); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	now := time.Now()
-	row := func() *Row { return &Row{Attempt: 1, Status: StatusSucceeded, StartedAt: now, EndedAt: now} }
-	// Refused: Finish reports false (and, since the token holds no
-	// attempt of this call, that it could not record the row either).
-	if ok, _ := s.Finish(ctx, key, "not-the-token", StateCompleted, json.RawMessage(`{"n":"stale"}`), row()); ok {
-		t.Fatal("a stale token's finish was applied")
+	old := mustRecord(t, s, key)
+	if ok, err := s.Reclaim(ctx, old, time.Now().Add(time.Minute)); !ok || err != nil {
+		t.Fatal(ok, err)
 	}
-	if rec := mustRecord(t, s, key); rec.State != StateInProgress || rec.Result != nil {
+	now := time.Now()
+	row := func(n int) *Row {
+		return &Row{Attempt: n, Status: StatusSucceeded, StartedAt: now, EndedAt: now, ExternalKey: c.ExternalKey}
+	}
+	if ok, err := s.Finish(ctx, key, c.Token, StateCompleted, json.RawMessage(`{"n":"stale"}`), row(1)); ok || err != nil {
+		t.Fatalf("a stale attempt's finish: %v %v, want false", ok, err)
+	}
+	if rec := mustRecord(t, s, key); rec.State != StateInProgress || rec.Result != nil || rec.Attempts != 2 {
 		t.Fatalf("after a stale finish: %+v", rec)
 	}
-	if ok, err := s.Finish(ctx, key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), row()); err != nil || !ok {
-		t.Fatalf("the claim's own finish: %v %v", ok, err)
+	if rows := mustKeyRowsOf(t, s, "run-finish-token", "1"); len(rows) != 2 || rows[0].Status != StatusSucceeded || rows[1].Status != StatusInProgress {
+		t.Fatalf("rows after a stale finish: %+v", rows)
+	}
+	if ok, err := s.Finish(ctx, key, old.Token, StateCompleted, json.RawMessage(`{"n":1}`), row(2)); err != nil || !ok {
+		t.Fatalf("the current claim's finish: %v %v", ok, err)
 	}
 	if rec := mustRecord(t, s, key); rec.State != StateCompleted || string(rec.Result) != `{"n":1}` {
 		t.Fatalf("after the finish: %+v", rec)
 	}
+}
+
+func mustKeyRowsOf(t *testing.T, s *Store, run string, seq tool.Seq) []Row {
+	t.Helper()
+	rows, err := s.KeyRows(context.Background(), run, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 // After a lease expired, of two attempts that re-claim the record read as

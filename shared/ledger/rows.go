@@ -63,6 +63,9 @@ type Row struct {
 	// covers it (docs/ledger.md, "Records are sealed by the function that
 	// writes them").
 	ExternalKey string `json:"external_key,omitempty" dynamodbav:"-"`
+	// Layout is the layout of the call's item the row's attempt holds
+	// (Record.Layout), which Finish and Release write in; never stored.
+	Layout Layout `json:"-" dynamodbav:"-"`
 	// FirstStartedAt is the start of the call's first attempt
 	// (Record.FirstStartedAt), which the seal a Finish or Release writes
 	// covers; never stored or shown as a row's (a call item's rows read it
@@ -217,11 +220,17 @@ func (s *Store) query(ctx context.Context, pk, prefix, only string) ([]Row, erro
 	curSeq := tool.Seq("-")
 	for _, it := range items {
 		seq := seqAttr(it)
+		if isCompact(it) { // the key alone names a compact call's seq
+			var err error
+			if seq, err = seqOfItem(it); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", pk, getS(it, AttrSK), err)
+			}
+		}
 		if seq != curSeq {
 			flush()
 			curSeq = seq
 		}
-		if getS(it, "state") == "" { // a row item
+		if !isCompact(it) && getS(it, "state") == "" { // a row item
 			r, err := decodeRow(it)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", pk, getS(it, AttrSK), err)
@@ -232,7 +241,7 @@ func (s *Store) query(ctx context.Context, pk, prefix, only string) ([]Row, erro
 			call = append(call, r)
 			continue
 		}
-		attempts, d, err := callRows(it)
+		attempts, d, err := s.callRows(it)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", pk, getS(it, AttrSK), err)
 		}
@@ -248,7 +257,10 @@ func (s *Store) query(ctx context.Context, pk, prefix, only string) ([]Row, erro
 // COMPLETED call only (replays are of a result), the DEDUPLICATED row
 // holding the call's invocations (less the attempts and the refusals after
 // a claim request, which query subtracts).
-func callRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
+func (s *Store) callRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
+	if isCompact(it) {
+		return s.compactCallRows(it)
+	}
 	c, err := decodeCall(it)
 	if err != nil {
 		return nil, nil, err
@@ -273,8 +285,49 @@ func callRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
 	}
 	last := time.UnixMilli(c.LastSeenAt).UTC()
 	d := Row{RunID: c.RunID, Seq: c.Seq, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID, IdempotencyKey: c.IdempotencyKey,
-		ExternalKey: c.externalKey(c.IdempotencyKey), InputDigest: c.InputDigest, ExpiresAt: c.ExpiresAt, Status: StatusDeduplicated, Count: int(c.Invocations), StartedAt: last, EndedAt: last}
+		ExternalKey: c.externalKey(c.IdempotencyKey), InputDigest: c.InputDigest, ExpiresAt: c.ExpiresAt, Status: StatusDeduplicated, Count: int(c.Invocations + c.Touched), StartedAt: last, EndedAt: last}
 	for _, r := range rows { // a replay returns the successful attempt's output
+		if r.Status == StatusSucceeded {
+			d.OutputDigest, d.OutputBytes = r.OutputDigest, r.OutputBytes
+		}
+	}
+	return rows, &d, nil
+}
+
+// compactCallRows is callRows of a call's item in LayoutCompact: its run
+// and seq are its key's, its last invocation its TTL less the store's
+// retention (every claim request renews the TTL; to the second).
+func (s *Store) compactCallRows(it map[string]types.AttributeValue) ([]Row, *Row, error) {
+	c, _, _, err := decodeCompact(it)
+	if err != nil {
+		return nil, nil, err
+	}
+	runID, ok := table.Call.ID(c.PK)
+	if !ok {
+		return nil, nil, fmt.Errorf("partition key %q is no run's", c.PK)
+	}
+	seq, err := seqOfItem(it)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := c.rows(runID, seq)
+	state := c.Call.state()
+	for i := range rows {
+		if rows[i].Status == "" { // as callRows says
+			rows[i].Status = StatusUnknown
+			if i == len(rows)-1 && state == StateInProgress {
+				rows[i].Status = StatusInProgress
+			}
+		}
+	}
+	if state != StateCompleted {
+		return rows, nil, nil
+	}
+	last := time.Unix(c.ExpiresAt, 0).Add(-s.retention).UTC()
+	d := Row{RunID: runID, Seq: seq, Step: c.Call.Step, Tool: c.Call.Tool, ToolsetID: rows[0].ToolsetID, IdempotencyKey: rows[0].IdempotencyKey,
+		ExternalKey: rows[0].ExternalKey, InputDigest: rows[0].InputDigest, ExpiresAt: c.ExpiresAt, Status: StatusDeduplicated,
+		Count: int(c.Invocations), StartedAt: last, EndedAt: last}
+	for _, r := range rows {
 		if r.Status == StatusSucceeded {
 			d.OutputDigest, d.OutputBytes = r.OutputDigest, r.OutputBytes
 		}

@@ -6,16 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/seal"
-	"github.com/toolgate/toolgate/shared/tool"
 )
 
 func keyOf(t *testing.T, b byte) seal.Key {
@@ -34,12 +35,33 @@ func rowOf(c *Record, st Status, code string) *Row {
 		FirstStartedAt: c.FirstStartedAt}
 }
 
-// toPreviousLayout removes from run/seq's call item the attributes the
-// code before seals and external keys did not write.
-func toPreviousLayout(t *testing.T, db *dynamodb.Client, s *Store, run string, seq tool.Seq) {
+// putNamed puts c's call item in the previous layout (LayoutNamed), as
+// the code before the compact layout, seals and external keys wrote it: its
+// one attempt started at c.StartedAt, with result for a COMPLETED one.
+func putNamed(t *testing.T, db *dynamodb.Client, s *Store, c *Record, state State, result json.RawMessage) {
 	t.Helper()
-	if _, err := db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.Table()), Key: callKey(run, seq),
-		UpdateExpression: aws.String("REMOVE mac, external_key, external_key_token")}); err != nil {
+	run, seq, err := splitKey(c.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := callItem{RunID: run, Seq: seq, Step: c.Step, Tool: c.Tool, ToolsetID: c.ToolsetID, InputDigest: c.InputDigest, IdempotencyKey: c.Key,
+		State: state, Attempts: 1, LeaseUntil: c.LeaseUntil.UnixMilli(), Token: c.Token, UpdatedAt: c.StartedAt.UnixMilli(),
+		AttemptLog: map[string]attemptEntry{c.Token: {N: 1, StartedAt: c.StartedAt}}, Invocations: 1, LastSeenAt: c.StartedAt.UnixMilli(),
+		ExpiresAt: c.StartedAt.Add(time.Hour).Unix()}
+	if len(result) > 0 {
+		r := string(result)
+		it.Result = &r
+	}
+	item, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(item, callKey(run, seq))
+	delete(item, "mac")
+	if len(result) == 0 {
+		delete(item, "result")
+	}
+	if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table()), Item: item}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -78,8 +100,7 @@ func TestEveryStateWrittenIsSealedByItsWriter(t *testing.T) {
 	check("completed, read by a store without a key", c.Key, seal.Forged, plain)
 	// another writer changes the result
 	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(a.Table()), Key: callKey("run-seal", "1"),
-		UpdateExpression:          aws.String("SET #r = :r"),
-		ExpressionAttributeNames:  map[string]string{"#r": "result"},
+		UpdateExpression:          aws.String("SET r = :r"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{Value: `{"message_id":"made-up"}`}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +135,8 @@ func TestEveryStateWrittenIsSealedByItsWriter(t *testing.T) {
 	}
 	check("released", c3.Key, seal.Valid, a)
 
-	// a store without a key writes the previous layout
+	// a store without a key writes no seal: Absent, which the dispatcher
+	// never accepts on a compact record
 	c4 := claimOf("run-seal/4", lease)
 	if ok, _, err := plain.Claim(ctx, c4); !ok || err != nil {
 		t.Fatal(ok, err)
@@ -129,8 +151,9 @@ func TestEveryStateWrittenIsSealedByItsWriter(t *testing.T) {
 	check("after another function's claim", c2.Key, seal.Valid, a)
 }
 
-// A finish whose answer was lost reads the record back; when another
-// writer changed it meanwhile, the finish says so (ErrForged).
+// A finish whose answer was lost, sent again, fails its condition and
+// reads the record back; when another writer changed it meanwhile, the
+// finish says so (ErrForged).
 func TestAFinishReadBackRefusesAForgedRecord(t *testing.T) {
 	plain, db := newStore(t)
 	a := plain.WithMAC(keyOf(t, 1))
@@ -139,56 +162,62 @@ func TestAFinishReadBackRefusesAForgedRecord(t *testing.T) {
 	if ok, _, err := a.Claim(ctx, c); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	row := rowOf(c, StatusSucceeded, "")
-	if ok, err := a.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), row); !ok || err != nil {
+	row := rowOf(c, StatusFailed, "TOOL_TIMEOUT")
+	if ok, err := a.Finish(ctx, c.Key, c.Token, StateFailed, nil, row); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	// the same finish again (its answer lost): ours, valid
-	if ok, err := a.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), row); !ok || err != nil {
+	if ok, err := a.Finish(ctx, c.Key, c.Token, StateFailed, nil, row); !ok || err != nil {
 		t.Fatalf("finish sent again: %v %v", ok, err)
 	}
 	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(a.Table()), Key: callKey("run-seal-finish", "1"),
-		UpdateExpression: aws.String("REMOVE mac")}); err != nil {
+		UpdateExpression: aws.String("REMOVE c.m")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), row); err == nil || !errors.Is(err, ErrForged) {
+	if _, err := a.Finish(ctx, c.Key, c.Token, StateFailed, nil, row); err == nil || !errors.Is(err, ErrForged) {
 		t.Fatalf("finish sent again after another writer removed the seal: %v, want ErrForged", err)
 	}
 }
 
-// A claim of an item in the previous layout (neither seal nor external
-// key) adds its own seal and external key (the claim sets both with
-// if_not_exists); the record still reads Absent, not Forged, for that
-// claim and every later read, so that the upgrade rule decides, and keeps
-// the readable key its first attempt sent: a completed call, and one in
-// flight across the upgrade (IN_PROGRESS). Its re-claim and finish seal
-// that readable key.
-func TestAClaimOfAnUnsealedRecordLeavesItUnsealed(t *testing.T) {
+// A claim of an item in the previous layout (LayoutNamed), here one
+// written before seals and external keys, writes nothing on it but the
+// invocation's count: the record reads Absent, for the upgrade rule to
+// decide, keeps the readable key its first attempt sent, and no compact
+// attribute appears; a completed call, and one in flight across the
+// upgrade (IN_PROGRESS, its lease passed). Its re-claim and finish, in
+// its layout, seal that readable key.
+func TestAClaimOfAPreviousLayoutRecordLeavesItAsItWas(t *testing.T) {
 	plain, db := newStore(t)
 	a := plain.WithMAC(keyOf(t, 1))
 	ctx := context.Background()
 	c := claimOf("run-seal-legacy/1", time.Now().Add(time.Minute))
-	if ok, _, err := plain.Claim(ctx, c); !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	if ok, err := plain.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), rowOf(c, StatusSucceeded, "")); !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	toPreviousLayout(t, db, plain, "run-seal-legacy", "1")
+	c.Token, c.StartedAt = NewToken(), time.Now()
+	putNamed(t, db, plain, c, StateCompleted, json.RawMessage(`{"n":1}`))
 	inFlight := claimOf("run-seal-legacy/2", time.Now().Add(-time.Second)) // its lease passed
-	if ok, _, err := plain.Claim(ctx, inFlight); !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	toPreviousLayout(t, db, plain, "run-seal-legacy", "2")
+	inFlight.Token, inFlight.StartedAt = NewToken(), time.Now()
+	putNamed(t, db, plain, inFlight, StateInProgress, nil)
 	for _, k := range []struct {
 		key   string
 		state State
 	}{{c.Key, StateCompleted}, {inFlight.Key, StateInProgress}} {
 		for i := range 2 {
 			ok, existing, err := a.Claim(ctx, claimOf(k.key, time.Now().Add(time.Minute)))
-			if ok || err != nil || existing.Seal != seal.Absent || existing.State != k.state || existing.ExternalKey != k.key {
+			if ok || err != nil || existing.Seal != seal.Absent || existing.State != k.state || existing.ExternalKey != k.key || existing.Layout != LayoutNamed {
 				t.Fatalf("claim %d of a previous-layout record: claimed %v, %v, existing %+v, want it read Absent, %s, its key readable", i+1, ok, err, existing, k.state)
 			}
+		}
+		run, seq, _ := splitKey(k.key)
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(a.Table()), Key: callKey(run, seq), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, attr := range []string{attrCall, attrInvocations, "mac", "external_key"} {
+			if _, ok := out.Item[attr]; ok {
+				t.Errorf("%s: the claims wrote %s on a previous-layout item", k.key, attr)
+			}
+		}
+		if n := out.Item["invocations"].(*types.AttributeValueMemberN).Value; n != "3" {
+			t.Errorf("%s: invocations %s after two claims, want 3", k.key, n)
 		}
 	}
 	old, err := a.Record(ctx, inFlight.Key)
@@ -199,24 +228,25 @@ func TestAClaimOfAnUnsealedRecordLeavesItUnsealed(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	row := rowOf(old, StatusSucceeded, "")
+	row.Layout = old.Layout
 	if row.ExternalKey != inFlight.Key {
 		t.Fatalf("the re-claimed call's key %q, want the readable one", row.ExternalKey)
 	}
 	if ok, err := a.Finish(ctx, old.Key, old.Token, StateCompleted, json.RawMessage(`{"n":2}`), row); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	if r, err := a.Record(ctx, inFlight.Key); err != nil || r.Seal != seal.Valid || r.ExternalKey != inFlight.Key {
-		t.Fatalf("after its re-claim and finish: %+v %v, want it sealed with its readable key", r, err)
+	if r, err := a.Record(ctx, inFlight.Key); err != nil || r.Seal != seal.Valid || r.ExternalKey != inFlight.Key || r.Layout != LayoutNamed || r.State != StateCompleted {
+		t.Fatalf("after its re-claim and finish: %+v %v, want it sealed with its readable key, in its layout", r, err)
 	}
 }
 
 // The seal covers the key a call sends to third parties: another writer
-// that changes a sealed record's external_key (a key of its choosing sent
-// by the function) or its external_key_token (the readable key sent
-// instead) makes it Forged; so does one that puts back the record's own
-// claim seal, read while the call was in flight, beside a changed key (a
-// claim seal alone reads Absent, for the upgrade rule, only over the
-// stored key).
+// that changes a compact record's external key (a key of its choosing sent
+// by the function) makes it Forged. In the previous layout, so does one
+// that changes external_key or external_key_token (the readable key sent
+// instead), or that puts back the record's own claim seal, read while the
+// call was in flight, beside a changed key (a claim seal alone reads
+// Absent, for the upgrade rule, only over the stored key).
 func TestTheSealCoversTheExternalKey(t *testing.T) {
 	plain, db := newStore(t)
 	a := plain.WithMAC(keyOf(t, 1))
@@ -232,6 +262,21 @@ func TestTheSealCoversTheExternalKey(t *testing.T) {
 	str := func(v string) map[string]types.AttributeValue {
 		return map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: v}}
 	}
+	c := claimOf("run-seal-ext/1", time.Now().Add(time.Minute))
+	if ok, _, err := a.Claim(ctx, c); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if ok, err := a.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), rowOf(c, StatusSucceeded, "")); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if r, err := a.Record(ctx, c.Key); err != nil || r.Seal != seal.Valid || r.ExternalKey != c.ExternalKey {
+		t.Fatalf("before: %+v %v", r, err)
+	}
+	set(c.Key, "SET c.k = :v", str("BBBBBBBBBBBBBBBBBBBBBB"))
+	if r, err := a.Record(ctx, c.Key); err != nil || r.Seal != seal.Forged || r.ExternalKey != "BBBBBBBBBBBBBBBBBBBBBB/1" {
+		t.Fatalf("compact external key changed: %+v %v, want Forged", r, err)
+	}
+
 	chosen := "BBBBBBBBBBBBBBBBBBBBBB/1"
 	for i, forge := range []struct {
 		what, expr string
@@ -246,13 +291,16 @@ func TestTheSealCoversTheExternalKey(t *testing.T) {
 			return v
 		}},
 	} {
-		c := claimOf(fmt.Sprintf("run-seal-ext/%d", i+1), time.Now().Add(time.Minute))
-		if ok, _, err := a.Claim(ctx, c); !ok || err != nil {
-			t.Fatal(ok, err)
-		}
-		if ok, err := a.Finish(ctx, c.Key, c.Token, StateCompleted, json.RawMessage(`{"n":1}`), rowOf(c, StatusSucceeded, "")); !ok || err != nil {
-			t.Fatal(ok, err)
-		}
+		// A previous-layout call claimed with an external key and
+		// completed, sealed, as the code before the compact layout did.
+		c := claimOf(fmt.Sprintf("run-seal-ext-named/%d", i+1), time.Now().Add(time.Minute))
+		c.Token, c.StartedAt, c.Attempts, c.FirstStartedAt = NewToken(), time.Now().UTC(), 1, time.Time{}
+		putNamed(t, db, plain, c, StateCompleted, json.RawMessage(`{"n":1}`))
+		c.FirstStartedAt = c.StartedAt
+		mac := keyOf(t, 1).Sum(seal.Call, sealFields(c, StateCompleted, "", json.RawMessage(`{"n":1}`))...)
+		v := str(c.ExternalKey)
+		v[":t"], v[":m"] = &types.AttributeValueMemberS{Value: c.Token}, &types.AttributeValueMemberS{Value: mac}
+		set(c.Key, "SET external_key = :v, external_key_token = :t, mac = :m", v)
 		if r, err := a.Record(ctx, c.Key); err != nil || r.Seal != seal.Valid || r.ExternalKey != c.ExternalKey {
 			t.Fatalf("%s: before: %+v %v", forge.what, r, err)
 		}

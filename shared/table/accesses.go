@@ -177,9 +177,10 @@ var ApprovalAttributes = Review.Names(PK, SK, "review_id", "run_id", "step", "of
 
 // ReadAttributes are the only attributes of calls, rows and toolsets the
 // operator's reads name (toolgate ledger): digests, sizes, states and
-// toolset bodies, never a recorded result.
+// toolset bodies, never a recorded result (r, result). A compact call's c
+// holds its seal, which proves nothing to a reader without the key.
 var ReadAttributes = []string{
-	PK, SK, "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
+	PK, SK, "c", "i", "run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key",
 	"state", "attempts", "lease_until", "token", "error_code", "updated_at", "attempt_log", "invocations", "last_seen_at",
 	ExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
 	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "refusal_reason",

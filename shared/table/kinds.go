@@ -8,33 +8,43 @@ func attr(name string, t Type, doc string) Attribute {
 // ttl is ExpiresAt, the item's end.
 var ttl = attr(ExpiresAt, Number, "epoch seconds: DynamoDB's TTL ends the item after it")
 
-// Call is a tool call's item: its idempotency record and, in attempt_log,
-// every attempt's row (shared/ledger records.go; docs/ledger.md, "One
-// item per call"). Only the dispatcher of a tool function writes it.
+// Call is a tool call's item: its idempotency record and every attempt's
+// row (shared/ledger records.go, compact.go; docs/ledger.md, "One item
+// per call", "The call item on the wire"). Claims write the compact
+// layout (c, r, i); the attributes documented "named layout" are
+// those of items written before it, still read. Only the dispatcher of a
+// tool function writes it.
 var Call = &Kind{
 	Name: "call", Prefix: "RUN#", PKShape: "RUN#<run_id>", SKShape: "CALL#<seq's sort key>", SKPrefix: CallSKPrefix,
 	Doc: "a tool call's idempotency record and its attempts' rows",
 	Attributes: []Attribute{
-		attr("run_id", String, "the run's id: an execution ARN, or a direct-lane run id"),
-		{Name: "seq", Types: []Type{String, Number}, Doc: "the call's tool.Seq (\"3\", \"3.1\"); a number in items written before for_each"},
-		attr("step", String, "the Solution step's id"),
-		attr("tool", String, "the tool's name"),
-		attr("toolset_id", String, "the pinned toolset's id"),
-		attr("input_digest", String, "sha256:<hex> of the RFC 8785 input"),
-		attr("idempotency_key", String, "<run_id>/<seq>"),
-		attr("state", String, "IN_PROGRESS, COMPLETED, FAILED or UNKNOWN"),
-		attr("attempts", Number, "attempts claimed"),
-		attr("lease_until", Number, "unix ms: the claim's lease"),
-		attr("token", String, "the current claim's token"),
-		{Name: "result", Types: []Type{String, Null}, Doc: "the recorded result's JSON, COMPLETED only"},
-		attr("error_code", String, "the typed error of a FAILED or UNKNOWN call"),
-		attr("updated_at", Number, "unix ms"),
-		attr("attempt_log", Map, "the attempts' entries by claim token"),
-		attr("invocations", Number, "invocations that reached the call, replays included"),
-		attr("last_seen_at", Number, "unix ms: the last invocation"),
-		attr("mac", String, "the writing function's seal over the record (shared/seal); absent in the previous layout"),
-		attr("external_key", String, "<opaque run id>/<seq>: the key sent to third parties; absent in items claimed before it"),
-		attr("external_key_token", String, "the token of the claim that wrote external_key: the key holds when that claim is attempt 1"),
+		attr("c", Map, "the call, written once by its first claim (compact layout): s step, t tool, ts toolset id's 16 bytes (B), "+
+			"d input digest's 32 bytes (B), k the external key's opaque run id, ib input bytes, l lease (unix ms), "+
+			"a its attempts in order (L of M: tk claim token, t start (unix ns), o the outcome once it ended: "+
+			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run), "+
+			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r), x an UNKNOWN record's code no attempt holds, m the seal"),
+		{Name: "r", Types: []Type{String, Null}, Doc: "the recorded result's JSON: the call is COMPLETED (compact layout)"},
+		attr("i", Number, "invocations that reached the call, replays included (compact layout; its last one is expires_at less the retention)"),
+		attr("run_id", String, "named layout: the run's id: an execution ARN, or a direct-lane run id"),
+		{Name: "seq", Types: []Type{String, Number}, Doc: "named layout: the call's tool.Seq (\"3\", \"3.1\"); a number in items written before for_each"},
+		attr("step", String, "named layout: the Solution step's id"),
+		attr("tool", String, "named layout: the tool's name"),
+		attr("toolset_id", String, "named layout: the pinned toolset's id"),
+		attr("input_digest", String, "named layout: sha256:<hex> of the RFC 8785 input"),
+		attr("idempotency_key", String, "named layout: <run_id>/<seq>"),
+		attr("state", String, "named layout: IN_PROGRESS, COMPLETED, FAILED or UNKNOWN"),
+		attr("attempts", Number, "named layout: attempts claimed"),
+		attr("lease_until", Number, "named layout: unix ms: the claim's lease"),
+		attr("token", String, "named layout: the current claim's token"),
+		{Name: "result", Types: []Type{String, Null}, Doc: "named layout: the recorded result's JSON, COMPLETED only"},
+		attr("error_code", String, "named layout: the typed error of a FAILED or UNKNOWN call"),
+		attr("updated_at", Number, "named layout: unix ms"),
+		attr("attempt_log", Map, "named layout: the attempts' entries by claim token"),
+		attr("invocations", Number, "named layout: invocations that reached the call, replays included"),
+		attr("last_seen_at", Number, "named layout: unix ms: the last invocation"),
+		attr("mac", String, "named layout: the writing function's seal over the record (shared/seal); absent in items written before seals"),
+		attr("external_key", String, "named layout: <opaque run id>/<seq>: the key sent to third parties; absent in items claimed before it"),
+		attr("external_key_token", String, "named layout: the token of the claim that wrote external_key: the key holds when that claim is attempt 1"),
 		ttl,
 	},
 }

@@ -88,6 +88,25 @@ func (s Seq) SortKey() string {
 	return b.String()
 }
 
+// SeqOfSortKey is the seq whose SortKey is k: each component without its
+// zero padding. An error when k is no valid seq's sort key.
+func SeqOfSortKey(k string) (Seq, error) {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		if len(p) != 19 || strings.Trim(p, "0123456789") != "" {
+			return "", fmt.Errorf("sort key %q is not a seq's", excerpt.Bytes(k, maxQuotedBytes, "..."))
+		}
+		if parts[i] = strings.TrimLeft(p, "0"); parts[i] == "" {
+			parts[i] = "0"
+		}
+	}
+	s := Seq(strings.Join(parts, "."))
+	if err := s.Valid(); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
 // UnmarshalJSON reads a JSON string, or a JSON number written as a
 // positive integer in plain digits (the contract before for_each).
 // Well-formedness is Valid's to check.

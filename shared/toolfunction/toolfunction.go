@@ -43,6 +43,10 @@ func Dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check t
 	cfg.Check = check
 	names, err := secrets.NamesFromEnv(os.Getenv)
 	names = coldstart.Must(log, "bad configuration", names, err)
+	// The compact call layout's upgrade, for this function: its previous
+	// code is no longer invoked once this cold start runs (docs/ledger.md,
+	// "The call item on the wire").
+	cfg.CompactSince = time.Now().UTC()
 	ctx, cancel := context.WithTimeout(context.Background(), secretsTimeout)
 	sec, err := secrets.Load(ctx, ssm.NewFromConfig(awsCfg), names)
 	cancel()

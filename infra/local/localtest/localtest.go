@@ -30,6 +30,19 @@ func Dynalite(t testing.TB) *local.Process {
 	return started(t, p, err)
 }
 
+// CountingFront starts a counting front (local.StartCountingFront) before
+// target for t.
+func CountingFront(t testing.TB, target string) *local.CountingFront {
+	t.Helper()
+	f, err := local.StartCountingFront(t.Context(), target)
+	var p *local.Process
+	if f != nil {
+		p = f.Process
+	}
+	started(t, p, err)
+	return f
+}
+
 // SES starts aws-ses-v2-local for t.
 func SES(t testing.TB) *local.Process {
 	t.Helper()

@@ -80,7 +80,7 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 		}
 		old := ledger.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table).WithClock(func() time.Time { return then }).WithMAC(key)
 		rec := &ledger.Record{Key: run + "/1", ExternalKey: ext, Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_00000000000000000000000000000000",
-			InputDigest: "sha256:old", LeaseUntil: then.Add(time.Minute), StartedAt: then}
+			InputDigest: "sha256:" + strings.Repeat("0", 63) + "1", LeaseUntil: then.Add(time.Minute), StartedAt: then} // another input's
 		ctx := context.Background()
 		if claimed, _, err := old.Claim(ctx, rec); err != nil || !claimed {
 			t.Fatalf("the earlier execution's claim: %v %v", claimed, err)

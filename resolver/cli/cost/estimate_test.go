@@ -25,24 +25,23 @@ func TestUnits(t *testing.T) {
 		call        Call
 		write, read int
 	}{
-		{"a first-attempt success writes the claim and the finish", fetch(), 1 + 2, 0},
-		// The error code takes the finished item over 1 KB: 1045 bytes.
+		{"a first-attempt success writes the claim and the finish", fetch(), 1 + 1, 0},
+		// The compact item, with its error code, stays under 1 KB.
 		{"a failed first attempt writes the claim and the finish with its error", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes, c.ErrorCode = "FAILED", 0, "TOOL_UPSTREAM_UNAVAILABLE"
-		}), 1 + 2, 0},
-		// 1032 bytes with its code.
+		}), 1 + 1, 0},
 		{"an unknown outcome on the first claim writes the same two", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes, c.ErrorCode = "UNKNOWN", 0, "TOOL_TIMEOUT"
-		}), 1 + 2, 0},
-		// The item holds one more attempt entry: 1302 bytes, 1508 with the result.
-		{"a re-claimed attempt writes the claim request, the re-claim and the finish", with(fetch(), func(c *Call) { c.Attempt = 2 }), 2 + 2 + 2, 0},
-		{"a replay is the claim request alone, billed by the item with its result", with(fetch(), func(c *Call) { c.Status = "DEDUPLICATED" }), 2, 0},
+		}), 1 + 1, 0},
+		// The item holds one more attempt: still under 1 KB with the result.
+		{"a re-claimed attempt writes the claim request, the re-claim and the finish", with(fetch(), func(c *Call) { c.Attempt = 2 }), 1 + 1 + 1, 0},
+		{"a replay is the claim request alone, billed by the item with its result", with(fetch(), func(c *Call) { c.Status = "DEDUPLICATED" }), 1, 0},
 		{"a refusal before the claim writes its row only", with(fetch(), func(c *Call) {
 			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "REFUSED", 0, 0, "TOOL_INPUT_INVALID"
 		}), 1, 0},
 		{"a refusal after the claim request writes the request and its row", with(fetch(), func(c *Call) {
 			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "REFUSED", 3, 0, "TOOL_UPSTREAM_UNAVAILABLE"
-		}), 2 + 1, 0},
+		}), 1 + 1, 0},
 		{"a parked call reads its record without claiming it and writes its row", with(fetch(), func(c *Call) {
 			c.Status, c.Attempt, c.OutputBytes, c.ErrorCode = "PARKED", 0, 0, "CALL_PARKED"
 		}), 1 + 1, 0},
@@ -52,11 +51,12 @@ func TestUnits(t *testing.T) {
 		{"a replay of a large result pays for the whole item", with(fetch(), func(c *Call) {
 			c.Status, c.OutputBytes = "DEDUPLICATED", 5000
 		}), 6, 0},
-		// The item holds the run id three times: 1610 bytes claimed, 1816 finished.
-		{"a long run id makes the claim and the finish two units each", with(fetch(), func(c *Call) { c.RunID += strings.Repeat("x", 200) }), 2 + 2, 0},
+		// The compact item holds the run id once, in its key: 200 bytes more
+		// keep it under 1 KB.
+		{"a long run id still fits the claim and the finish in one unit each", with(fetch(), func(c *Call) { c.RunID += strings.Repeat("x", 200) }), 1 + 1, 0},
 		// The review is 1246 bytes: its binding write 2 units, its read 1.
-		{"a gated first attempt reads its review and binds it", with(fetch(), func(c *Call) { c.Gated = true }), 3 + 2, 1},
-		{"a gated replay reads its review and binds nothing", with(fetch(), func(c *Call) { c.Gated, c.Status = true, "DEDUPLICATED" }), 2, 1},
+		{"a gated first attempt reads its review and binds it", with(fetch(), func(c *Call) { c.Gated = true }), 2 + 2, 1},
+		{"a gated replay reads its review and binds nothing", with(fetch(), func(c *Call) { c.Gated, c.Status = true, "DEDUPLICATED" }), 1, 1},
 		{"a gated refusal before the claim reads the review", with(fetch(), func(c *Call) {
 			c.Gated, c.Status, c.Attempt, c.OutputBytes = true, "REFUSED", 0, 0
 		}), 1, 1},
@@ -120,30 +120,30 @@ func TestEstimate(t *testing.T) {
 	}{
 		{"a succeeded send-email row is one SES message", []Call{send},
 			Transitions{Reason: "not an execution"},
-			// The claim 1 (998 bytes), the finish 2 (1054 bytes), the
+			// The claim 1, the finish 1 (the compact item, under 1 KB), the
 			// review's binding 2; its read 1.
-			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 5, ReadUnits: 1, SESMessages: 1,
-				USD: USD{Total: 1 + 1 + 50 + 100 + 1000}}},
+			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 4, ReadUnits: 1, SESMessages: 1,
+				USD: USD{Total: 1 + 1 + 40 + 100 + 1000}}},
 		{"a failed or replayed send-email sends nothing", []Call{
 			with(send, func(c *Call) { c.Status, c.OutputBytes = "FAILED", 0 }),
 			with(send, func(c *Call) { c.Status = "DEDUPLICATED" }),
 		}, Transitions{},
-			// The failure: the claim 1, the finish 1 (998 bytes, no error
-			// code), the binding 2; the replay's claim request 2 (the item
-			// with its result, 1054 bytes); each a review read.
-			Usage{Invocations: 2, LambdaGBSeconds: 2, LambdaRequests: 2, WriteUnits: 4 + 2, ReadUnits: 1 + 1,
-				USD: USD{Total: 2 + 2 + 60 + 200}}},
+			// The failure: the claim 1, the finish 1, the binding 2; the
+			// replay's claim request 1 (the item with its result, under
+			// 1 KB); each a review read.
+			Usage{Invocations: 2, LambdaGBSeconds: 2, LambdaRequests: 2, WriteUnits: 4 + 1, ReadUnits: 1 + 1,
+				USD: USD{Total: 2 + 2 + 50 + 200}}},
 		{"a row's count multiplies every figure", []Call{with(fetch(), func(c *Call) {
 			c.Status, c.Invocations, c.MemoryMB, c.DurationMS = "DEDUPLICATED", 3, 2048, 500
 		})}, Transitions{},
-			Usage{Invocations: 3, LambdaGBSeconds: 3, LambdaRequests: 3, WriteUnits: 6, ReadUnits: 0,
-				USD: USD{Total: 3 + 3 + 60}}},
+			Usage{Invocations: 3, LambdaGBSeconds: 3, LambdaRequests: 3, WriteUnits: 3, ReadUnits: 0,
+				USD: USD{Total: 3 + 3 + 30}}},
 		{"a row without memory_mb has no GB-seconds and says so", []Call{with(fetch(), func(c *Call) { c.MemoryMB = 0 })}, Transitions{},
-			Usage{Invocations: 1, LambdaRequests: 1, WriteUnits: 3, MemoryUnknown: 1, USD: USD{Total: 1 + 30}}},
+			Usage{Invocations: 1, LambdaRequests: 1, WriteUnits: 2, MemoryUnknown: 1, USD: USD{Total: 1 + 20}}},
 		{"state transitions are priced in the total", []Call{with(fetch(), func(c *Call) { c.MemoryMB, c.DurationMS = 1024, 1000 })},
 			Transitions{Available: true, Count: 7},
-			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 3, StateTransitions: ptr(7),
-				USD: USD{Total: 1 + 1 + 30 + 7e6}}},
+			Usage{Invocations: 1, LambdaGBSeconds: 1, LambdaRequests: 1, WriteUnits: 2, StateTransitions: ptr(7),
+				USD: USD{Total: 1 + 1 + 20 + 7e6}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Estimate(execution, tc.calls, tc.tr, unitPrices(t))
@@ -179,16 +179,16 @@ func TestEstimateByTool(t *testing.T) {
 	if len(r.Tools) != 2 || r.Tools[0].Tool != SESTool || r.Tools[1].Tool != "structured-data-fetch" {
 		t.Fatalf("tools %+v, want send-email then structured-data-fetch", r.Tools)
 	}
-	if f := r.Tools[1]; f.Invocations != 2 || f.WriteUnits != 5 || f.ReadUnits != 0 || f.SESMessages != 0 {
+	if f := r.Tools[1]; f.Invocations != 2 || f.WriteUnits != 3 || f.ReadUnits != 0 || f.SESMessages != 0 {
 		t.Errorf("structured-data-fetch: %+v", f)
 	}
 	if r.StepFunctions.Available || r.Total.StateTransitions != nil || r.Total.USD.StepFunctions != 0 {
 		t.Errorf("state transitions that were not available were counted: %+v", r.StepFunctions)
 	}
-	// us-east-1 list prices: 3 Lambda requests at $0.20 a million, 8 write
+	// us-east-1 list prices: 3 Lambda requests at $0.20 a million, 5 write
 	// units at $0.625 a million, no read, 1 SES message at $0.10 a
 	// thousand, 3 × 0.005 GB-s at $0.0000133334.
-	want := 3*0.2e-6 + 8*0.625e-6 + 0.1e-3 + 0.015*0.0000133334
+	want := 3*0.2e-6 + 5*0.625e-6 + 0.1e-3 + 0.015*0.0000133334
 	if d := r.Total.USD.Total - want; d > 1e-12 || d < -1e-12 {
 		t.Errorf("total $%v, want $%v", r.Total.USD.Total, want)
 	}

@@ -153,19 +153,15 @@ func OutcomeOf(c Call) Outcome {
 // digits for a number.
 const (
 	digestBytes = len("sha256:") + 64
-	tokenBytes  = 32 // the claim token, 16 random bytes in hex
 	// macBytes is a call item's seal (seal.Key.Sum): an HMAC-SHA256,
 	// 32 bytes, in padded base64.
-	macBytes = 44
-	// attemptEntryBytes is one attempt's entry in the call's attempt_log:
-	// its token, number, status, times, sizes and digest.
-	attemptEntryBytes = tokenBytes + 260
-	timeBytes         = len("2006-01-02T15:04:05.999999999Z")
-	stateBytes        = len("IN_PROGRESS")
-	toolsetBytes      = len("ts_") + 32
-	countDigits       = 2  // attempts, invocations, a row's attempt
-	unixMSDigits      = 13 // a time in unix ms
-	epochDigits       = 10 // expires_at, in epoch seconds
+	macBytes     = 44
+	timeBytes    = len("2006-01-02T15:04:05.999999999Z")
+	stateBytes   = len("IN_PROGRESS")
+	toolsetBytes = len("ts_") + 32
+	countDigits  = 2  // attempts, invocations, a row's attempt
+	unixMSDigits = 13 // a time in unix ms
+	epochDigits  = 10 // expires_at, in epoch seconds
 	// reviewFixedBytes covers a review item's attributes other than its
 	// run id and input: keys, names, ids, times, reviewers, the task token
 	// and the decision.
@@ -193,28 +189,49 @@ func itemBytes(it Item, c Call) int {
 	panic("cost: unknown item " + string(it))
 }
 
-// callValues estimates the values of the call's item (table.Call) as
-// claimed, or with its outcome (RecordItem): the result when the row has
-// an output, else the error code.
+// callValues estimates the values of the call's item (table.Call) in the
+// compact layout every claim writes (docs/ledger.md, "The call item on the
+// wire") as claimed, or with its outcome (RecordItem): the result when the
+// row has an output, else the error code. The call's map c is sized as
+// DynamoDB counts a map: 3 bytes, and each member's name, value and one
+// byte more (compactCallBytes, compactAttemptBytes).
 func callValues(it Item, c Call) map[string]int {
+	attempts := max(c.Attempt, 1)
+	call := compactCallBytes + len(c.Step) + len(c.Tool) + attempts*compactAttemptBytes
 	v := map[string]int{
 		table.PK: len(table.Call.Prefix) + len(c.RunID), table.SK: table.CallSKBytes(components(c.Seq)),
-		"run_id": len(c.RunID), "seq": len(c.Seq), "step": len(c.Step), "tool": len(c.Tool),
-		"toolset_id": toolsetBytes, "input_digest": digestBytes, "idempotency_key": keyBytes(c),
-		"state": stateBytes, "attempts": countDigits, "lease_until": unixMSDigits, "token": tokenBytes,
-		"updated_at": unixMSDigits, "attempt_log": max(c.Attempt, 1) * attemptEntryBytes,
-		"invocations": countDigits, "last_seen_at": unixMSDigits, table.ExpiresAt: epochDigits,
-		"external_key": externalkey.RunIDLength + 1 + len(c.Seq), "external_key_token": tokenBytes, "mac": macBytes,
+		"i": countDigits, table.ExpiresAt: epochDigits,
 	}
 	if it == RecordItem {
 		if c.OutputBytes > 0 {
-			v["result"] = c.OutputBytes
+			v["r"] = c.OutputBytes
 		} else if c.ErrorCode != "" {
-			v["error_code"] = len(c.ErrorCode)
+			call += len("st") + stateBytes + 1 + len("c") + len(c.ErrorCode) + 1
 		}
 	}
+	v["c"] = call
 	return v
 }
+
+// Sizes of the compact call's map (c) as DynamoDB counts it, less its
+// step's and tool's names: the map's 3 bytes; s and t (names and a byte
+// each); ts (16 bytes), d (32), k (the opaque run id), ib and l (numbers),
+// m (the seal), a (a list of 3 bytes), each with its name and a byte.
+// compactAttemptBytes is one attempt in a: a map with its token (tk), start
+// (t, 19 digits) and outcome (o: duration, output size and digest,
+// memory), each with its name and a byte.
+const (
+	compactCallBytes = 3 + (1 + 1) + (1 + 1) + (2 + 16 + 1) + (1 + 32 + 1) + (1 + externalkey.RunIDLength + 1) +
+		(2 + 4 + 1) + (1 + 8 + 1) + (1 + macBytes + 1) + (1 + 3 + 1)
+	compactAttemptBytes = 3 + (2 + 8 + 1) + (1 + 11 + 1) + (1 + 3 + (2 + 3 + 1) + (2 + 3 + 1) + (2 + 32 + 1) + (2 + 3 + 1) + 1) + 1
+)
+
+// callsPrevious are the call item's attributes of the layout before the
+// compact one, which no claim writes any more: the estimate sizes the
+// compact layout.
+var callsPrevious = table.Call.Names("run_id", "seq", "step", "tool", "toolset_id", "input_digest", "idempotency_key", "state",
+	"attempts", "lease_until", "token", "result", "error_code", "updated_at", "attempt_log", "invocations", "last_seen_at", "mac",
+	"external_key", "external_key_token")
 
 // rowValues estimates the values of a row item (table.Row). rowsUnsized
 // are the attributes it leaves out.

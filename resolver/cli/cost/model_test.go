@@ -9,7 +9,8 @@ import (
 )
 
 // Every attribute a call or row item may hold (shared/table) is sized, or
-// for a row listed in rowsUnsized: an attribute added to the declaration
+// listed in callsPrevious (the layout before the compact one) or, for a
+// row, in rowsUnsized: an attribute added to the declaration
 // fails here until the estimate says how big it is.
 func TestEveryDeclaredAttributeIsSized(t *testing.T) {
 	finished, failed := fetch(), with(fetch(), func(c *Call) { c.OutputBytes, c.ErrorCode = 0, "TOOL_TIMEOUT" })
@@ -18,7 +19,7 @@ func TestEveryDeclaredAttributeIsSized(t *testing.T) {
 		values []map[string]int
 		skip   []string
 	}{
-		{table.Call, []map[string]int{callValues(RecordItem, finished), callValues(RecordItem, failed)}, nil},
+		{table.Call, []map[string]int{callValues(RecordItem, finished), callValues(RecordItem, failed)}, callsPrevious},
 		{table.Row, []map[string]int{rowValues(with(failed, func(c *Call) { c.OutputBytes = 1 }))}, rowsUnsized},
 	} {
 		t.Run(tc.kind.Name, func(t *testing.T) {

@@ -1,6 +1,3 @@
-// Package ledgertest reads a ledger table in tests, failing the test on any
-// error a read returns rather than handing it an empty answer that hides
-// it.
 package ledgertest
 
 import (
