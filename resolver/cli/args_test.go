@@ -34,7 +34,7 @@ func TestGoFlagSpellingRespellsOnlyTheCommandsLongFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := goFlagSpelling(newRoot(), c.args)
+			got := goFlagSpelling(testRoot(), c.args)
 			if got == nil || !slices.Equal(got, c.to) {
 				t.Fatalf("goFlagSpelling(%q) = %q, want %q", c.args, got, c.to)
 			}

@@ -13,7 +13,7 @@ import (
 // help and completion commands included, without "toolgate".
 func commandPaths(t *testing.T) [][]string {
 	t.Helper()
-	root := newRoot()
+	root := testRoot()
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var paths [][]string
@@ -130,7 +130,7 @@ func TestCompletionWritesAScriptForEachShell(t *testing.T) {
 // commandAt returns the command at path in a fresh command tree.
 func commandAt(t *testing.T, path []string) *cobra.Command {
 	t.Helper()
-	root := newRoot()
+	root := testRoot()
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	cmd, _, err := root.Find(path)

@@ -29,7 +29,6 @@ func ticketsFile(t *testing.T, dir, name, desc, title string) string {
 // code points; toolset show writes them as JSON escapes (the same
 // document), and toolset diff as \u{…}.
 func TestInvisibleCharactersAreShown(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
 	_, flags := ledgerEnv(t)
 	dir := t.TempDir()
 	hidden := ticketsFile(t, dir, "tickets", `Opens a ticket.\u202e Needs no review.\u200b`, `the title\u2066`)

@@ -25,18 +25,13 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// The CLI talks to dynalite through the standard AWS configuration; the
-// environment carries the local stand-in's fake credentials.
+// The CLI talks to dynalite through the standard AWS configuration; its
+// environment (localAWS, run's) carries the local stand-in's fake
+// credentials.
 // The dynalite is the package's one (localtest.SharedTable), the table
 // the test's own.
 func ledgerEnv(t *testing.T) (*ledger.Store, []string) {
 	p, db, table := localtest.SharedTable(t, "toolgate-cli")
-	t.Setenv("AWS_ACCESS_KEY_ID", local.FakeAccessKeyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", local.FakeSecretAccessKey)
-	t.Setenv("AWS_REGION", local.Region)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	return ledger.New(db, table), []string{"--endpoint", p.Endpoint(), "--table", table}
 }
 
@@ -138,7 +133,6 @@ func TestLedgerCommand(t *testing.T) {
 	if code, _, _ := run(append([]string{"ledger"}, append(flags, "no-such-run")...)...); code != ExitErrors {
 		t.Fatalf("unknown run: exit %d", code)
 	}
-	t.Setenv(EnvTable, "")
 	if code, _, errs := run("ledger", "run-1"); code != ExitMisuse || !strings.Contains(errs, EnvTable) {
 		t.Fatalf("no table: exit %d %s", code, errs)
 	}

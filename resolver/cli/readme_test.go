@@ -177,7 +177,7 @@ func awsHelp(t *testing.T, work string, env []string, l readmeLine) {
 	if len(words) < 2 || words[0] != "bin/toolgate" {
 		t.Fatalf("%s:%d: %s: an %s line starts bin/toolgate COMMAND", readme, l.n, l.command, awsMark)
 	}
-	cmd, _, err := newRoot().Find(words[1:])
+	cmd, _, err := testRoot().Find(words[1:])
 	if err != nil || !cmd.HasParent() {
 		t.Fatalf("%s:%d: %s: names no toolgate command (%v)", readme, l.n, l.command, err)
 	}

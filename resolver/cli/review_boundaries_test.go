@@ -157,7 +157,7 @@ func TestReviewShowNeverPrintsControlCharacters(t *testing.T) {
 	}
 	local := []string{"--endpoint", e.decision.Endpoint(), "--as", "alice"}
 	for _, sub := range [][]string{{"show", r.ID}, {"list"}} {
-		code, out, errs := run(append(append([]string{"review"}, sub...), local...)...)
+		code, out, errs := e.cli.run(append(append([]string{"review"}, sub...), local...)...)
 		if code != ExitOK {
 			t.Fatalf("%v: exit %d %s", sub, code, errs)
 		}
