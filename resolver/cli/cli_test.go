@@ -55,6 +55,7 @@ func (e environ) runPolling(poll time.Duration, args ...string) (int, string, st
 func run(args ...string) (int, string, string) { return localAWS().run(args...) }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	good := filepath.Join(solutions, "newsletter.yaml")
 	bad := filepath.Join(solutions, "refuse-no-review.yaml")
 	cases := []struct {
@@ -84,6 +85,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestCheckTextNamesFileLineRule(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run("check", filepath.Join(solutions, "refuse-no-review.yaml"))
 	if code != ExitErrors {
 		t.Fatalf("exit %d", code)
@@ -95,6 +97,7 @@ func TestCheckTextNamesFileLineRule(t *testing.T) {
 }
 
 func TestCheckJSON(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run("check", "--format", "json", filepath.Join(solutions, "refuse-structure.yaml"), filepath.Join(solutions, "newsletter.yaml"))
 	if code != ExitErrors {
 		t.Fatalf("exit %d", code)
@@ -130,6 +133,7 @@ func TestCheckJSON(t *testing.T) {
 // included, in JSON and in the summary; and a summary of a file with only
 // warnings says how many.
 func TestCheckCountsEveryDiagnostic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b strings.Builder
 	b.WriteString("solution: many\nversion: 1\nsteps:\n")
@@ -160,6 +164,7 @@ func TestCheckCountsEveryDiagnostic(t *testing.T) {
 }
 
 func TestCompileWritesThreeFiles(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "out")
 	code, out, errs := run("compile", filepath.Join(solutions, "newsletter.yaml"), "-o", dir)
 	if code != ExitOK {
@@ -197,6 +202,7 @@ func TestCompileWritesThreeFiles(t *testing.T) {
 }
 
 func TestCompileWritesNothingOnError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, _, errs := run("compile", "-o", dir, filepath.Join(solutions, "refuse-retry.yaml"))
 	if code != ExitErrors || !strings.Contains(errs, "[retry]") {

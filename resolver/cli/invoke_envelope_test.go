@@ -19,6 +19,7 @@ import (
 // neither missing nor oversized, yet its diagnostics exceed the
 // dispatcher's 64 KiB inline limit and the call fails.
 func TestValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	dynamoEndpoint := flags[1]
 	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
@@ -59,6 +60,7 @@ func TestValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 // --fetch-host: the hosts the user asked for are dropped and the call goes
 // out anyway. It should be the same misuse (exit 2) before any call.
 func TestInvokeEnvelopeToolsetWithFetchHostIsMisuse(t *testing.T) {
+	t.Parallel()
 	cliEnv := environ{"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_REGION": "us-east-1"}
 	p := filepath.Join(t.TempDir(), "env.json")
 	env := `{"toolset_id": "ts_00000000000000000000000000000000", "input": {"url": "https://api.example.com/x"}}`

@@ -19,6 +19,7 @@ import (
 // successful calls; an empty one is TOOL_INPUT_INVALID; each call is on the
 // ledger.
 func TestInvokeWorkflowValidator(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	dynamoEndpoint := flags[1]
 	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")

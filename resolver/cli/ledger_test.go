@@ -36,6 +36,7 @@ func ledgerEnv(t *testing.T) (*ledger.Store, []string) {
 }
 
 func TestToolsetRegister(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	dir := t.TempDir()
 	for _, f := range []string{"newsletter.yaml", "loop-per-item.yaml"} {
@@ -104,6 +105,7 @@ func TestToolsetRegister(t *testing.T) {
 }
 
 func TestLedgerCommand(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	ctx := context.Background()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -201,6 +203,7 @@ func putCostRows(t *testing.T, store *ledger.Store, runID string) {
 }
 
 func TestLedgerCost(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	sfnEndpoint, execution := passExecution(t)
 	putCostRows(t, store, execution)
@@ -281,6 +284,7 @@ func TestLedgerCost(t *testing.T) {
 }
 
 func TestLedgerCostPrices(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	putCostRows(t, store, "run-1")
 	ledgerArgs := func(args ...string) []string { return append(append([]string{"ledger"}, flags...), args...) }
@@ -339,6 +343,7 @@ func lineStarting(out, prefix string) string {
 // operator with the deploy role, since no policy for people writes the
 // ledger table.
 func TestToolsetRegisterHelpNamesThePublishFunctionAndTheDeployRole(t *testing.T) {
+	t.Parallel()
 	code, out, errs := run("toolset", "register", "-h")
 	help := strings.Join(strings.Fields(out), " ")
 	if code != ExitOK || errs != "" || !strings.Contains(help, "People register through the publish function") || !strings.Contains(help, "for the deploy role only") || !strings.Contains(help, "--tool TOOL") {
@@ -348,6 +353,7 @@ func TestToolsetRegisterHelpNamesThePublishFunctionAndTheDeployRole(t *testing.T
 
 // A call's replays print as one DEDUPLICATED line with their count.
 func TestLedgerPrintsReplaysOnce(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	ctx := t.Context()
 	claim := func() *ledger.Record {
@@ -379,6 +385,7 @@ func TestLedgerPrintsReplaysOnce(t *testing.T) {
 // pointer knows is exit 1, a malformed one a misuse, and neither quotes a
 // run.
 func TestLedgerByExternalKey(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	ctx := context.Background()
 	secret := []byte("the CLI tests' external key secret, 32+ bytes")

@@ -81,6 +81,7 @@ tools:
 // FILE and the table's route say so. A draft the server does not serve
 // writes no lock.
 func TestToolsetRegisterDraft(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	callers := localtest.StartCallers(t)
 	cliEnv := localAWS().with(callers.CLIEnv())
@@ -159,6 +160,7 @@ func TestToolsetRegisterDraft(t *testing.T) {
 // registered toolset must be the draft resolved with the tools it says
 // the server listed, under the draft's policies.
 func TestDraftAnswerIsChecked(t *testing.T) {
+	t.Parallel()
 	draft, err := toolset.ParseDraft([]byte(`{"id": "", "name": "crm", "tools": {}, "fetch_hosts": [], "mcp_servers": {"crm": {"url": "https://mcp.example.com/mcp", "admit": ["create_ticket"], "policies": {"create_ticket": {"policy": "at_most_once", "review_required": true}}}}}`))
 	if err != nil {
 		t.Fatal(err)

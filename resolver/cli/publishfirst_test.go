@@ -19,6 +19,7 @@ var fakeAWS = environ{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY
 // (--url, $TOOLGATE_PUBLISH_URL) before the ledger table, whose writes are
 // the deploy role's (docs/ledger.md).
 func TestWithoutFlagsRegisterAndInvokeNameThePublishFunctionFirst(t *testing.T) {
+	t.Parallel()
 	input := filepath.Join(t.TempDir(), "in.json")
 	os.WriteFile(input, []byte(`{"solution": "x"}`), 0o644)
 	for _, c := range []struct {
@@ -44,6 +45,7 @@ func TestWithoutFlagsRegisterAndInvokeNameThePublishFunctionFirst(t *testing.T) 
 // /toolsets/ID); one not registered there is named with the command that
 // registers it through the publish function, and the table is not named.
 func TestInvokeReadsTheToolsetThroughThePublishFunction(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var paths []string
 	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

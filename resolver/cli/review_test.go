@@ -83,6 +83,7 @@ func (e *reviewEnv) pending(t *testing.T, token string, reviewers ...string) *re
 }
 
 func TestReviewCommandLocal(t *testing.T) {
+	t.Parallel()
 	e := newReviewEnv(t)
 	r := e.pending(t, "token-cli-1")
 	local := []string{"--endpoint", e.decision.Endpoint(), "--as", "alice"}
@@ -162,6 +163,7 @@ func TestReviewCommandLocal(t *testing.T) {
 // event Lambda would, with an IAM principal in its request context that
 // the function must ignore: the proof says who calls.
 func TestReviewCommandFunctionURL(t *testing.T) {
+	t.Parallel()
 	e := newReviewEnv(t)
 	principal := as("editor-alice")
 	creds, err := e.callers.Keys.Credentials("editor-alice")
@@ -281,6 +283,7 @@ func checkSigV4(req *http.Request, body []byte, signer aws.Credentials) error {
 // the RIE, dynalite, the SES emulator). A rejection, or no decision in
 // time, sends nothing.
 func TestInvokeGatedToolDirectLane(t *testing.T) {
+	t.Parallel()
 	e := newReviewEnv(t)
 	ses := localtest.SES(t)
 	send := localtest.RIE(t, "send-email", localtest.Bootstrap(t, "../../functions/send-email"), 30*time.Second, e.callers.Env(map[string]string{

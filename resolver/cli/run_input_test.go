@@ -39,6 +39,7 @@ output: "${steps.greet}"
 // definition with DescribeStateMachine and refuses a bad input before
 // StartExecution, with exit code 1 and the pointers and keywords at fault.
 func TestRunChecksInput(t *testing.T) {
+	t.Parallel()
 	p, err := local.StartSFN(t.Context(), "")
 	if err != nil {
 		t.Fatal(err)

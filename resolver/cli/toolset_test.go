@@ -116,6 +116,7 @@ func (c toolsetCase) run(t *testing.T) {
 // toolset show and diff on the locks in --toolsets DIR, offline: no
 // publish function is named, so an id no lock holds is not found.
 func TestToolsetShowDiffLocks(t *testing.T) {
+	t.Parallel()
 	at := []string{"--toolsets", toolsetFiles}
 	// A lock whose content was changed after it was written: it holds the
 	// id, but its content digests to another.
@@ -165,6 +166,7 @@ func TestToolsetShowDiffLocks(t *testing.T) {
 // file, line, column and rule, before anything is sent: the URL named
 // here answers nothing.
 func TestToolsetRegisterRefusesFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "refuse-at-least-once.yaml", "demo-reviewed.yaml")
 	nowhere := []string{"--url", "http://127.0.0.1:1", "--toolsets", t.TempDir()}
@@ -195,6 +197,7 @@ func TestToolsetRegisterRefusesFiles(t *testing.T) {
 // from the SSM stand-in, its tags (demo's pin and no looser) from the
 // Lambda stand-in.
 func TestToolsetThroughPublishFunction(t *testing.T) {
+	t.Parallel()
 	_, flags := ledgerEnv(t)
 	callers := localtest.StartCallers(t)
 	cliEnv := localAWS().with(callers.CLIEnv())
@@ -286,6 +289,7 @@ func TestToolsetThroughPublishFunction(t *testing.T) {
 // checks: the body must be the RFC 8785 form of the toolset asked for,
 // digesting to its id, and pass the registration check.
 func TestRegisteredToolsetChecksTheAnswer(t *testing.T) {
+	t.Parallel()
 	lock, err := toolset.Parse([]byte(readFile(t, filepath.Join(toolsetFiles, "demo.lock.json"))))
 	if err != nil {
 		t.Fatal(err)
@@ -320,6 +324,7 @@ func TestRegisteredToolsetChecksTheAnswer(t *testing.T) {
 // byte for byte (TestToolsetThroughPublishFunction checks that
 // registration writes those). What it refuses writes nothing.
 func TestToolsetLockWritesTheRegisteredLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "demo-reviewed.yaml", "schemas/create-ticket.input.json", "crm.yaml", "refuse-at-least-once.yaml")
 	in := func(name string) string { return filepath.Join(dir, name) }
@@ -358,6 +363,7 @@ func TestToolsetLockWritesTheRegisteredLock(t *testing.T) {
 // reported at its line with its rule, as for a .json file, and not as
 // "not a toolset file".
 func TestToolsetLockReportsWhatIsWrongWithAToolsetFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name, file, src, says string
@@ -386,6 +392,7 @@ func TestToolsetLockReportsWhatIsWrongWithAToolsetFile(t *testing.T) {
 // toolset lock names invisible and bidirectional characters in a
 // description, as registration does, and still writes the lock.
 func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
 	src := strings.Replace(readFile(t, filepath.Join(dir, "demo.yaml")), "description: Open a ticket", "description: \"Open a \\u202Eticket", 1)
@@ -403,6 +410,7 @@ func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
 // right-to-left override among the code points, and shows the property's
 // pointers escaped: the name is part of every pointer below it.
 func TestToolsetLockWarnsOfInvisiblePropertyNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
 	schema := `{"type":"object","properties":{"k\u202eey":{"type":"string","description":"the key"}}}`
@@ -421,6 +429,7 @@ func TestToolsetLockWarnsOfInvisiblePropertyNames(t *testing.T) {
 // file and both ids, and leaves the file as it was. --replace replaces
 // it; writing the lock of the same id again needs no flag.
 func TestToolsetLockKeepsAnotherToolsetsLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
 	demo, lockFile := filepath.Join(dir, "demo.yaml"), filepath.Join(dir, "demo.lock.json")
@@ -479,6 +488,7 @@ func TestToolsetLockKeepsAnotherToolsetsLock(t *testing.T) {
 // succeeded (a draft's id is known only then), writeLocks does not
 // replace a lock of another id either, unless replace.
 func TestToolsetRegisterKeepsAnotherToolsetsLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
 	demo, lockFile := filepath.Join(dir, "demo.yaml"), filepath.Join(dir, "demo.lock.json")
