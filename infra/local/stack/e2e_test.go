@@ -40,6 +40,9 @@ type env struct {
 	st  *stack.Stack
 	sf  *sfn.Client
 	dir string
+	// cli is the CLI's environment (Stack.Environ): cliRun passes it to
+	// the CLI, which never reads the process's.
+	cli map[string]string
 	// versions are the state machine versions publish printed, by Solution.
 	versions map[string]string
 	// seenMails are the SES emulator's message ids mails leaves out.
@@ -140,12 +143,9 @@ func startEnv(t *testing.T, o stack.StackOptions) *env {
 // the STS stand-in), a Step Functions client and a directory of its own.
 func newEnv(t *testing.T, st *stack.Stack) *env {
 	t.Helper()
-	for k, v := range st.Environ() {
-		t.Setenv(k, v)
-	}
 	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	e := &env{st: st, sf: sf, dir: t.TempDir(), versions: map[string]string{}, seenMails: map[string]bool{}}
+	e := &env{st: st, sf: sf, dir: t.TempDir(), cli: st.Environ(), versions: map[string]string{}, seenMails: map[string]bool{}}
 	e.clearMails(t)
 	return e
 }
@@ -173,10 +173,18 @@ func (e *env) keys(t *testing.T) *local.LocalKeys {
 	return k
 }
 
+// cliRun runs the CLI with args in e's environment (e.cli), as
+// cli.RunWith does, writing to stdout and stderr.
+func (e *env) cliRun(args []string, stdout, stderr io.Writer) int {
+	vars := maps.Clone(e.cli)
+	return cli.RunWith(args, cli.Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars),
+		Stdout: stdout, Stderr: stderr})
+}
+
 func (e *env) toolgate(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := cli.Run(args, &out, &errb)
+	code := e.cliRun(args, &out, &errb)
 	if errb.Len() > 0 {
 		t.Logf("toolgate %s: %s", strings.Join(args, " "), errb.String())
 	}
@@ -516,7 +524,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		// Toolsets are registered through the function too, recording who.
 		var out2, errb bytes.Buffer
-		if code := cli.Run([]string{"toolset", "register", "--tool", "workflow-validator", "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out2, &errb); code != cli.ExitOK ||
+		if code := e.cliRun([]string{"toolset", "register", "--tool", "workflow-validator", "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out2, &errb); code != cli.ExitOK ||
 			!strings.Contains(out2.String(), "registered ts_") || !strings.Contains(out2.String(), "by "+local.LocalPrincipal(publisher)) {
 			t.Fatalf("register through the publish function: exit %d\n%s\n%s", code, out2.String(), errb.String())
 		}
@@ -550,7 +558,7 @@ steps:
     with: {to: [team@example.com, bob@other.example], subject: s, text: t}
 `), 0o644)
 		var stdout, stderr bytes.Buffer
-		code := cli.Run([]string{"publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+		code := e.cliRun([]string{"publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
 		if code == cli.ExitOK || !strings.Contains(out, publishapi.CodeRefused) ||
 			!strings.Contains(out, `e2e-lists.yaml:8:17: error: [deployment] step "fetch" with.url: host 127.0.0.2 is not on the platform allow-list`) ||
@@ -595,7 +603,7 @@ steps:
 		var out syncBuffer
 		done := make(chan int)
 		go func() {
-			done <- cli.Run([]string{"run", "e2e-digest", "--input", input, "--name", "waited", "--wait", "--timeout", "90s",
+			done <- e.cliRun([]string{"run", "e2e-digest", "--input", input, "--name", "waited", "--wait", "--timeout", "90s",
 				"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, io.Discard)
 		}()
 		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:waited"
@@ -652,7 +660,7 @@ steps:
 		bad := filepath.Join(e.dir, "bad-input.json")
 		os.WriteFile(bad, []byte(`{"recipients": ["team@example.com"]}`), 0o644)
 		var out, errb bytes.Buffer
-		code := cli.Run([]string{"run", "e2e-digest", "--input", bad, "--name", "refused", "--endpoint", e.st.SFN.Endpoint(),
+		code := e.cliRun([]string{"run", "e2e-digest", "--input", bad, "--name", "refused", "--endpoint", e.st.SFN.Endpoint(),
 			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, &errb)
 		if code != cli.ExitErrors || !strings.Contains(errb.String(), `input/ fails "required" (schema /required): want property "recipient"`) ||
 			strings.Contains(errb.String(), "team@example.com") {

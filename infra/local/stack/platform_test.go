@@ -185,7 +185,7 @@ func (e *env) untouched(t *testing.T, s teamSeen) {
 func (e *env) decideAs(t *testing.T, as, verb, id string) (int, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := cli.Run([]string{"review", verb, id, "--reason", "platform " + verb, "--endpoint", e.decisionEndpoint(), "--as", as}, &out, &errb)
+	code := e.cliRun([]string{"review", verb, id, "--reason", "platform " + verb, "--endpoint", e.decisionEndpoint(), "--as", as}, &out, &errb)
 	return code, out.String() + errb.String()
 }
 
@@ -364,7 +364,7 @@ func TestThePlatformToolFloorOnTheLocalStack(t *testing.T) {
 	t.Run("registration refuses a pin looser than the floor", func(t *testing.T) {
 		listed := e.st.Lambda.TagsListed(stack.TeamFunction)
 		var out, errb bytes.Buffer
-		code := cli.Run([]string{"toolset", "register", demoFile, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out, &errb)
+		code := e.cliRun([]string{"toolset", "register", demoFile, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out, &errb)
 		t.Logf("toolgate toolset register: exit %d\n%s%s", code, out.String(), errb.String())
 		if code != cli.ExitErrors {
 			t.Fatalf("exit %d, want %d", code, cli.ExitErrors)

@@ -161,7 +161,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 		path := filepath.Join(e.dir, "mallory.json")
 		os.WriteFile(path, []byte(`{"recipient": "mallory@example.com"}`), 0o644)
 		var out, errb bytes.Buffer
-		code := cli.Run([]string{"run", "e2e-start-record", "--input", path, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
+		code := e.cliRun([]string{"run", "e2e-start-record", "--input", path, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
 			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", "mallory"}, &out, &errb)
 		if code != cli.ExitErrors || !strings.Contains(errb.String(), "["+request.ReasonStartRecorded+"]") || !strings.Contains(errb.String(), "nothing was started") {
 			t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())

@@ -65,7 +65,7 @@ func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
 
 	t.Run("a parent whose child is not published is refused", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
-		code := cli.Run([]string{"publish", filepath.Join(solutions, "ticket-parent.yaml"), "--toolsets", toolsets,
+		code := e.cliRun([]string{"publish", filepath.Join(solutions, "ticket-parent.yaml"), "--toolsets", toolsets,
 			"--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
 		if code == cli.ExitOK || !strings.Contains(out, "demo-ticket, which is not published in stage local") {
@@ -253,7 +253,7 @@ func TestWorkflowStepParentDerivesItsRunTimeoutFromTheChilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := cli.Run([]string{"publish", file, "--toolsets", toolsets, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+	code := e.cliRun([]string{"publish", file, "--toolsets", toolsets, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
 	out := stdout.String() + stderr.String()
 	if code == cli.ExitOK || !strings.Contains(out, "[run-timeout]") || !strings.Contains(out, "was published before run timeouts were recorded: publish demo-ticket again") {
 		t.Fatalf("publish over a child recorded without its run timeout: exit %d\n%s", code, out)
