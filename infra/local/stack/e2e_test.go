@@ -150,6 +150,15 @@ func newEnv(t *testing.T, st *stack.Stack) *env {
 	return e
 }
 
+// freshNames counts the names fresh made in this test binary.
+var freshNames atomic.Int64
+
+// fresh is name with a suffix ("-1", "-2", ...) no other call in this test
+// binary gives: the shared stack keeps every execution name, start record
+// and state machine name for the binary's life, and go test -count=N runs
+// each test N times on it.
+func fresh(name string) string { return fmt.Sprintf("%s-%d", name, freshNames.Add(1)) }
+
 // route makes the shared stack's data server answer path with h, in
 // place of what it answered there before; for t's runs only, so path
 // names t's own resource (e.g. a queue of t's).
@@ -522,9 +531,12 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatal("the state machine was created")
 			}
 		}
-		// Toolsets are registered through the function too, recording who.
+		// Toolsets are registered through the function too, recording who:
+		// a catalog toolset with a host of its own, which no earlier run
+		// on the shared stack registered.
 		var out2, errb bytes.Buffer
-		if code := e.cliRun([]string{"toolset", "register", "--tool", "workflow-validator", "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out2, &errb); code != cli.ExitOK ||
+		host := fresh("e2e-register") + ".example.com"
+		if code := e.cliRun([]string{"toolset", "register", "--tool", "structured-data-fetch", "--fetch-host", host, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out2, &errb); code != cli.ExitOK ||
 			!strings.Contains(out2.String(), "registered ts_") || !strings.Contains(out2.String(), "by "+local.LocalPrincipal(publisher)) {
 			t.Fatalf("register through the publish function: exit %d\n%s\n%s", code, out2.String(), errb.String())
 		}
@@ -602,11 +614,12 @@ steps:
 		os.WriteFile(input, []byte(`{"recipient":"team@example.com"}`), 0o644)
 		var out syncBuffer
 		done := make(chan int)
+		waited := fresh("waited")
 		go func() {
-			done <- e.cliRun([]string{"run", "e2e-digest", "--input", input, "--name", "waited", "--wait", "--timeout", "90s",
+			done <- e.cliRun([]string{"run", "e2e-digest", "--input", input, "--name", waited, "--wait", "--timeout", "90s",
 				"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, io.Discard)
 		}()
-		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:waited"
+		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:" + waited
 		id := e.pending(t, run, nil)
 		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), id) && time.Now().Before(deadline); {
 			time.Sleep(100 * time.Millisecond) // decide only once run --wait, itself polling the local stack, has shown the review; a poll with a deadline
@@ -660,14 +673,15 @@ steps:
 		bad := filepath.Join(e.dir, "bad-input.json")
 		os.WriteFile(bad, []byte(`{"recipients": ["team@example.com"]}`), 0o644)
 		var out, errb bytes.Buffer
-		code := e.cliRun([]string{"run", "e2e-digest", "--input", bad, "--name", "refused", "--endpoint", e.st.SFN.Endpoint(),
+		refused := fresh("refused")
+		code := e.cliRun([]string{"run", "e2e-digest", "--input", bad, "--name", refused, "--endpoint", e.st.SFN.Endpoint(),
 			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, &errb)
 		if code != cli.ExitErrors || !strings.Contains(errb.String(), `input/ fails "required" (schema /required): want property "recipient"`) ||
 			strings.Contains(errb.String(), "team@example.com") {
 			t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
 		}
 		_, err := e.sf.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{
-			ExecutionArn: aws.String("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:refused")})
+			ExecutionArn: aws.String("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:" + refused)})
 		var missing *sfntypes.ExecutionDoesNotExist
 		if !errors.As(err, &missing) {
 			t.Fatalf("the refused input started a run: %v", err)
@@ -691,6 +705,7 @@ steps:
 			}
 			return p
 		}
+		stale := fresh("stale")
 		for name, c := range map[string]struct {
 			input map[string]any
 			error string
@@ -698,10 +713,14 @@ steps:
 			"bare-input":         {map[string]any{"recipient": "team@example.com"}, "TOOLGATE_START_INVALID"},
 			"no-record":          {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}}, "REVIEW_UNAUTHENTICATED"},
 			"another-executions": {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor(other, time.Now())}}, "REVIEW_UNAUTHENTICATED"},
-			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:stale", time.Now().Add(-2*time.Minute))}}, "REVIEW_UNAUTHENTICATED"},
+			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:"+stale, time.Now().Add(-2*time.Minute))}}, "REVIEW_UNAUTHENTICATED"},
 		} {
 			b, _ := json.Marshal(c.input)
-			out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String(name), Input: aws.String(string(b))})
+			execName := fresh(name)
+			if name == "stale" {
+				execName = stale // the name its proof was signed for
+			}
+			out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String(execName), Input: aws.String(string(b))})
 			if err != nil {
 				t.Fatal(err)
 			}
