@@ -28,7 +28,9 @@ import (
 //     AWS_ENDPOINT_URL: the service endpoints, as the SDK reads them from
 //     the environment ("Service-specific endpoints" in the AWS SDKs and
 //     Tools Reference Guide). The process's own AWS_ENDPOINT_URL_* are
-//     ignored.
+//     ignored; but a process-wide AWS_ENDPOINT_URL without the service's
+//     AWS_ENDPOINT_URL_<SERVICE> still stops a service client from asking
+//     for its own endpoint (the SDK's clients read that one themselves).
 //
 // The shared config and credentials files are not read (os.DevNull stands
 // for both) and the EC2 instance metadata service is never asked. Options
