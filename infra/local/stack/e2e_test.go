@@ -104,9 +104,12 @@ func TestMain(m *testing.M) {
 
 // sharedEnv is an env on the package's shared stack: a test that needs no
 // option of its own runs on it, with its own Solution names, run names
-// and data server paths, never relying on an empty table or store. The
-// CLI keeps package-level state (its --toolsets flag variable, the
-// reviews run --wait has shown), so the tests on it run one at a time.
+// (fresh, where a name must be one no run took) and data server paths,
+// never relying on an empty table or store, nor on another test having
+// run before it. The tests on it run one at a time: they read the SES
+// emulator's store and the team function's tickets as what arrived since
+// they looked, which another test's runs would add to. A test on a stack
+// of its own (startEnv) runs in parallel with the others of its kind.
 func sharedEnv(t *testing.T) *env {
 	t.Helper()
 	bootstraps := sharedBootstraps(t)
@@ -776,6 +779,7 @@ func TestReviewTimeout(t *testing.T) {
 // passed (a redrive) is refused; the ledger shows UNKNOWN and SES holds one
 // e-mail.
 func TestCrashAfterSend(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	root, err := local.Root()
 	if err != nil {
 		t.Fatal(err)

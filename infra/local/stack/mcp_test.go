@@ -190,6 +190,7 @@ steps:
 // The waits are polls with deadlines (follow, pending) and the server's
 // own channels; nothing sleeps.
 func TestMCPToolsOnTheLocalStack(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	root, err := local.Root()
 	if err != nil {
 		t.Fatal(err)

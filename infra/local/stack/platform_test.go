@@ -352,6 +352,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 // the proxy's check, with a REFUSED row and nothing sent to create-ticket
 // or the ticket service.
 func TestThePlatformToolFloorOnTheLocalStack(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	root, err := local.Root()
 	if err != nil {
 		t.Fatal(err)

@@ -199,7 +199,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 			t.Fatalf("%s %s %s, want FAILED %s [%s]", got.Status, got.Error, got.Cause, review.CodeUnauthenticated, request.ReasonStartLate)
 		}
 		// In time, the same record kind starts the run.
-		onTime := "on-time"
+		onTime := fresh("on-time")
 		recordStart(t, e, execution(onTime), d, sign(review.StartBinding(execution(onTime), d)))
 		arn := startRaw(onTime, body("team@example.com"))
 		e.decide(t, "reject", e.pending(t, arn, nil))
@@ -250,9 +250,10 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 
 		// The previous toolgate run against a version published now: a
 		// start proof in meta, no record.
+		oldCLI := fresh("old-cli")
 		old, _ := json.Marshal(map[string]any{"input": map[string]any{"recipient": "team@example.com"},
-			"meta": map[string]any{"start_proof": sign(caller.Binding{Action: caller.ActionStart, Target: execution("old-cli")})}})
-		got := e.finish(t, startRaw("old-cli", string(old)))
+			"meta": map[string]any{"start_proof": sign(caller.Binding{Action: caller.ActionStart, Target: execution(oldCLI)})}})
+		got := e.finish(t, startRaw(oldCLI, string(old)))
 		if got.Status != "FAILED" || got.Error != string(review.CodeUnauthenticated) || !strings.Contains(got.Cause, "start runs with the current toolgate") {
 			t.Fatalf("%s %s %s, want FAILED %s saying to start with the current toolgate", got.Status, got.Error, got.Cause, review.CodeUnauthenticated)
 		}

@@ -59,6 +59,7 @@ func parentsEnv(t *testing.T, e *env) (_ *env, toolsets, solutions string) {
 // output; the child's rows name the parent; and a child started by hand,
 // naming a parent that never recorded it, is refused at its first state.
 func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	// A stack of its own: its first check needs a stage where demo-ticket
 	// was never published, which other tests on the shared stack publish.
 	e, toolsets, solutions := parentsEnv(t, startEnv(t, stack.StackOptions{}))
