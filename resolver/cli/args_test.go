@@ -12,6 +12,7 @@ import (
 // respelled with two, unknown ones too (so that pflag refuses them);
 // values and arguments after "--" are left alone.
 func TestGoFlagSpellingRespellsOnlyTheCommandsLongFlags(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		args, to []string
@@ -34,7 +35,7 @@ func TestGoFlagSpellingRespellsOnlyTheCommandsLongFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := goFlagSpelling(newRoot(), c.args)
+			got := goFlagSpelling(testRoot(), c.args)
 			if got == nil || !slices.Equal(got, c.to) {
 				t.Fatalf("goFlagSpelling(%q) = %q, want %q", c.args, got, c.to)
 			}
@@ -44,6 +45,7 @@ func TestGoFlagSpellingRespellsOnlyTheCommandsLongFlags(t *testing.T) {
 
 // Command lines written for Go's flag package run as they did.
 func TestOneDashLongFlagsStillWork(t *testing.T) {
+	t.Parallel()
 	good := filepath.Join(solutions, "newsletter.yaml")
 	code, out, errs := run("check", "-format", "json", good)
 	if code != ExitOK || !strings.Contains(out, `"valid": true`) {

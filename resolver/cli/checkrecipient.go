@@ -15,7 +15,7 @@ const ExitInvalid = 3
 // newCheckRecipientCmd is `toolgate check-recipient [--allow ENTRY]...
 // ADDRESS`: the send-email tool's recipient decision, the same code, as a
 // dry run.
-func newCheckRecipientCmd() *cobra.Command {
+func (a *app) newCheckRecipientCmd() *cobra.Command {
 	var allow []string
 	cmd := &cobra.Command{
 		Use:   "check-recipient [--allow ENTRY]... ADDRESS",

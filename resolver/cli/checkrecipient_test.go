@@ -6,6 +6,7 @@ import (
 )
 
 func TestCheckRecipient(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		args []string

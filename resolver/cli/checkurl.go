@@ -20,7 +20,7 @@ type checkURLOptions struct {
 // same code as the Lambda, as a dry run. The allow entries stand for both
 // lists (the platform's and the toolset's). Without --resolve, names are
 // resolved with this machine's resolver; no connection is ever made.
-func newCheckURLCmd() *cobra.Command {
+func (a *app) newCheckURLCmd() *cobra.Command {
 	var o checkURLOptions
 	cmd := &cobra.Command{
 		Use:   "check-url [--allow ENTRY]... [--allow-address CIDR]... [--resolve HOST=IP[,IP]]... URL",

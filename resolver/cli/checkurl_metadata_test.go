@@ -9,6 +9,7 @@ import "testing"
 // --allow-address (exit 2, as 0.0.0.0/0 and 169.254.0.0/16 are) or the URL
 // refused (exit 1).
 func TestCheckURLRefusesMappedMetadataAddresses(t *testing.T) {
+	t.Parallel()
 	code, out, errs := run("check-url", "--allow", "[::ffff:169.254.169.254]:80", "--allow-address", "::ffff:0:0/96",
 		"http://[::ffff:169.254.169.254]/latest/meta-data/")
 	if code == ExitOK {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		args []string
@@ -38,6 +39,7 @@ func TestCheckURL(t *testing.T) {
 // public-suffix rule as policy.fetch_hosts and the platform's list
 // (package hostlist, Public Suffix List), and a refusal names it.
 func TestCheckURLPublicSuffix(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		args []string
@@ -68,6 +70,7 @@ func TestCheckURLPublicSuffix(t *testing.T) {
 // TestCatalogToolsetFetchHosts: --fetch-host (toolgate invoke and toolset
 // register --tool) refuses a wildcard over a public suffix.
 func TestCatalogToolsetFetchHosts(t *testing.T) {
+	t.Parallel()
 	if _, err := catalogToolset("structured-data-fetch", []string{"*.s3.amazonaws.com"}); err == nil || !strings.Contains(err.Error(), "public suffix s3.amazonaws.com") {
 		t.Fatalf("*.s3.amazonaws.com: %v", err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/resolver"
@@ -34,13 +38,46 @@ Exit codes: 0 success (warnings allowed); 1 the input has errors, or the
 command was refused or failed; 2 misuse (unknown command or flag, missing
 argument, unreadable file); 3 check-recipient's invalid address.`
 
-// Run runs one command line (args without the program name) and returns the
-// exit code. Help (help, -h, --help) goes to stdout; what a command says
-// about a misuse, a refusal or a failure goes to stderr.
+// Env is everything a command line reads from outside its arguments and
+// files: the environment variables (TOOLGATE_* flag defaults, the local
+// stack's keys and STS endpoint), the AWS configuration, and where it
+// writes. cmd/toolgate passes the process's own (os.Getenv,
+// config.LoadDefaultConfig, os.Stdout, os.Stderr); a test passes its own,
+// so that tests need not change the process's environment and can run in
+// parallel. Every field is required.
+type Env struct {
+	// Getenv returns the value of an environment variable, "" when it is
+	// unset (as os.Getenv).
+	Getenv func(key string) string
+	// LoadAWSConfig loads the AWS configuration (credentials, region,
+	// service endpoints such as AWS_ENDPOINT_URL_DYNAMODB) as
+	// config.LoadDefaultConfig does; every command that talks to AWS calls
+	// it once per client it builds, with no options.
+	LoadAWSConfig func(ctx context.Context, optFns ...func(*config.LoadOptions) error) (aws.Config, error)
+	// Stdout receives help and each command's output; Stderr what a
+	// command says about a misuse, a refusal or a failure.
+	Stdout, Stderr io.Writer
+
+	// reviewPoll is how often the direct lane reads its review (tests
+	// shorten it); zero means defaultReviewPoll.
+	reviewPoll time.Duration
+}
+
+// Run runs one command line (args without the program name) in the
+// process's environment (os.Getenv, config.LoadDefaultConfig) and returns
+// the exit code, as RunWith does.
 func Run(args []string, stdout, stderr io.Writer) int {
-	root := newRoot()
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	return RunWith(args, Env{Getenv: os.Getenv, LoadAWSConfig: config.LoadDefaultConfig, Stdout: stdout, Stderr: stderr})
+}
+
+// RunWith runs one command line (args without the program name) in env and
+// returns the exit code. Help (help, -h, --help) goes to env.Stdout; what a
+// command says about a misuse, a refusal or a failure goes to env.Stderr.
+// Nothing outlives the call: each call has its own flag values and state.
+func RunWith(args []string, env Env) int {
+	root := newApp(env).newRoot()
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
 	root.SetArgs(goFlagSpelling(root, args)) // never nil: cobra would read os.Args
 	cmd, err := root.ExecuteC()
 	var code exitCode
@@ -55,26 +92,54 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return misuse(cmd, "%v", err)
 }
 
-// toolsetsDir is the --toolsets flag of the commands that read lock files
-// (addToolsetsFlag): check, compile, publish, toolset and its register,
-// show and diff.
-var toolsetsDir = "toolsets"
+// app is one run of a command line: its environment and the state of that
+// run alone.
+type app struct {
+	env Env
+	// toolsetsDir is the --toolsets flag of the commands that read lock
+	// files (addToolsetsFlag): check, compile, publish, toolset and its
+	// register, show and diff.
+	toolsetsDir string
+	// shownReviews are the pending reviews reviewHint printed, by review
+	// id.
+	shownReviews map[string]bool
+}
+
+func newApp(env Env) *app {
+	if env.reviewPoll == 0 {
+		env.reviewPoll = defaultReviewPoll
+	}
+	return &app{env: env, toolsetsDir: "toolsets", shownReviews: map[string]bool{}}
+}
+
+// getenv is the run's environment variable key ("" when unset).
+func (a *app) getenv(key string) string { return a.env.Getenv(key) }
+
+// loadAWSConfig is the run's AWS configuration, or an error saying it
+// could not be loaded.
+func (a *app) loadAWSConfig(ctx context.Context) (aws.Config, error) {
+	cfg, err := a.env.LoadAWSConfig(ctx)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	return cfg, nil
+}
 
 // addToolsetsFlag gives a command that reads lock files the --toolsets
 // flag; the commands that read none do not have it.
-func addToolsetsFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&toolsetsDir, "toolsets", "toolsets", "the `DIR` of toolset lock files (*.lock.json) a Solution's toolset: ts_... is read from")
+func (a *app) addToolsetsFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&a.toolsetsDir, "toolsets", "toolsets", "the `DIR` of toolset lock files (*.lock.json) a Solution's toolset: ts_... is read from")
 }
 
 // newRoot builds the command tree.
-func newRoot() *cobra.Command {
+func (a *app) newRoot() *cobra.Command {
 	root := group(&cobra.Command{
 		Use:   "toolgate",
 		Short: "toolgate governs tool calls in automated workflows on AWS serverless",
 		Long:  rootLong,
 	})
-	root.AddCommand(newCheckCmd(), newCompileCmd(), newGraphCmd(), newToolsetCmd(), newLedgerCmd(), newInvokeCmd(), newReviewCmd(),
-		newCheckRecipientCmd(), newCheckURLCmd(), newPublishCmd(), newRunCmd(), newVersionCmd())
+	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(),
+		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newVersionCmd())
 	var settle func(*cobra.Command)
 	settle = func(c *cobra.Command) {
 		// Run reports errors itself; every Use line is a whole synopsis.
@@ -139,21 +204,21 @@ func misuse(cmd *cobra.Command, format string, a ...any) int {
 
 // compileFile compiles the Solution at path, read as resolver.ReadFile
 // reads a Solution: a regular file of at most resolver.MaxSourceBytes.
-func compileFile(path string) (*resolver.Result, error) {
+func (a *app) compileFile(path string) (*resolver.Result, error) {
 	src, err := resolver.ReadFile(path, resolver.SourceFile)
 	if err != nil {
 		return nil, err
 	}
-	return compileSource(path, src), nil
+	return a.compileSource(path, src), nil
 }
 
 // compileSource compiles Solution src, the text of file path.
-func compileSource(path string, src []byte) *resolver.Result {
-	return resolver.Compile(path, src, resolver.Options{Toolsets: resolver.LockLookup(toolsetsDir)})
+func (a *app) compileSource(path string, src []byte) *resolver.Result {
+	return resolver.Compile(path, src, resolver.Options{Toolsets: resolver.LockLookup(a.toolsetsDir)})
 }
 
 // newCheckCmd is `toolgate check FILE...`.
-func newCheckCmd() *cobra.Command {
+func (a *app) newCheckCmd() *cobra.Command {
 	var format string
 	var summary bool
 	cmd := &cobra.Command{
@@ -163,16 +228,16 @@ func newCheckCmd() *cobra.Command {
 file:line:col: error|warning: [rule-id] message, or as one JSON document.
 Exit 0 when every file is clean (warnings allowed), 1 on any error.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			return exit(check(cmd, files, format, summary))
+			return exit(a.check(cmd, files, format, summary))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output `FORMAT`: text or json")
 	cmd.Flags().BoolVar(&summary, "summary", false, "print one summary line per file instead of the diagnostics")
-	addToolsetsFlag(cmd)
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 
-func check(cmd *cobra.Command, files []string, format string, summary bool) int {
+func (a *app) check(cmd *cobra.Command, files []string, format string, summary bool) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case len(files) == 0:
@@ -190,7 +255,7 @@ func check(cmd *cobra.Command, files []string, format string, summary bool) int 
 	}
 	out := doc{Valid: true, Diagnostics: []resolver.Diagnostic{}}
 	for _, f := range files {
-		res, err := compileFile(f)
+		res, err := a.compileFile(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "toolgate check: %v\n", err)
 			return ExitMisuse
@@ -224,7 +289,7 @@ func check(cmd *cobra.Command, files []string, format string, summary bool) int 
 }
 
 // newCompileCmd is `toolgate compile FILE -o DIR`.
-func newCompileCmd() *cobra.Command {
+func (a *app) newCompileCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "compile FILE -o DIR [--toolsets DIR]",
@@ -234,15 +299,15 @@ func newCompileCmd() *cobra.Command {
 manifest (<solution>.json) to DIR. Nothing is written when the Solution has
 an error (exit 1).`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			return exit(compile(cmd, files, dir))
+			return exit(a.compile(cmd, files, dir))
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "o", "o", "", "the output directory `DIR` (created if missing)")
-	addToolsetsFlag(cmd)
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 
-func compile(cmd *cobra.Command, files []string, dir string) int {
+func (a *app) compile(cmd *cobra.Command, files []string, dir string) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case len(files) != 1:
@@ -250,7 +315,7 @@ func compile(cmd *cobra.Command, files []string, dir string) int {
 	case dir == "":
 		return misuse(cmd, "-o DIR is required")
 	}
-	res, err := compileFile(files[0])
+	res, err := a.compileFile(files[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate compile: %v\n", err)
 		return ExitMisuse
@@ -339,7 +404,7 @@ func writeOutputs(dir string, res *resolver.Result) error {
 // toolsetID is `toolgate toolset FILE` (newToolsetCmd): the id of the
 // toolset a Solution pins, or of a toolset file's toolset. A toolset file
 // naming MCP servers has none until registration lists them.
-func toolsetID(cmd *cobra.Command, files []string) int {
+func (a *app) toolsetID(cmd *cobra.Command, files []string) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if len(files) != 1 {
 		return misuse(cmd, "name one Solution file")
@@ -350,7 +415,7 @@ func toolsetID(cmd *cobra.Command, files []string) int {
 		return ExitMisuse
 	}
 	if resolver.IsToolsetFile(src) {
-		res := compileToolsetFile(files[0], src)
+		res := a.compileToolsetFile(files[0], src)
 		for _, d := range res.Diagnostics {
 			fmt.Fprintln(stderr, d.String())
 		}
@@ -365,7 +430,7 @@ func toolsetID(cmd *cobra.Command, files []string) int {
 		fmt.Fprintln(stdout, res.Toolset.ID)
 		return ExitOK
 	}
-	res := compileSource(files[0], src)
+	res := a.compileSource(files[0], src)
 	if !res.OK() {
 		for _, d := range res.Diagnostics {
 			fmt.Fprintln(stderr, d.String())

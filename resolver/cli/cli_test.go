@@ -4,22 +4,58 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/infra/local"
 )
 
 const solutions = "../../testdata/solutions"
 
-func run(args ...string) (int, string, string) {
+// environ is an environment the package's tests run the CLI in: Env's
+// Getenv reads it, and its AWS configuration comes from it
+// (local.AWSConfigLoader), never from the process's environment, so that
+// the tests can run in parallel.
+type environ map[string]string
+
+// localAWS is the environment every test starts from: the local
+// stand-ins' fake credentials and region, and nothing else (no
+// TOOLGATE_* variable: no publish function, no ledger table).
+func localAWS() environ {
+	return environ{"AWS_ACCESS_KEY_ID": local.FakeAccessKeyID, "AWS_SECRET_ACCESS_KEY": local.FakeSecretAccessKey, "AWS_REGION": local.Region}
+}
+
+// with is a copy of e with the variables of more added or replaced.
+func (e environ) with(more map[string]string) environ {
+	out := maps.Clone(e)
+	maps.Copy(out, more)
+	return out
+}
+
+// run runs the CLI in e and returns its exit code, stdout and stderr.
+func (e environ) run(args ...string) (int, string, string) { return e.runPolling(0, args...) }
+
+// runPolling is run with the direct lane reading its review every poll
+// (0: defaultReviewPoll).
+func (e environ) runPolling(poll time.Duration, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	code := Run(args, &out, &errb)
+	vars := maps.Clone(e)
+	code := RunWith(args, Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: &out, Stderr: &errb,
+		reviewPoll: poll})
 	return code, out.String(), errb.String()
 }
 
+// run runs the CLI in localAWS.
+func run(args ...string) (int, string, string) { return localAWS().run(args...) }
+
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	good := filepath.Join(solutions, "newsletter.yaml")
 	bad := filepath.Join(solutions, "refuse-no-review.yaml")
 	cases := []struct {
@@ -49,6 +85,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestCheckTextNamesFileLineRule(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run("check", filepath.Join(solutions, "refuse-no-review.yaml"))
 	if code != ExitErrors {
 		t.Fatalf("exit %d", code)
@@ -60,6 +97,7 @@ func TestCheckTextNamesFileLineRule(t *testing.T) {
 }
 
 func TestCheckJSON(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run("check", "--format", "json", filepath.Join(solutions, "refuse-structure.yaml"), filepath.Join(solutions, "newsletter.yaml"))
 	if code != ExitErrors {
 		t.Fatalf("exit %d", code)
@@ -95,6 +133,7 @@ func TestCheckJSON(t *testing.T) {
 // included, in JSON and in the summary; and a summary of a file with only
 // warnings says how many.
 func TestCheckCountsEveryDiagnostic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b strings.Builder
 	b.WriteString("solution: many\nversion: 1\nsteps:\n")
@@ -125,6 +164,7 @@ func TestCheckCountsEveryDiagnostic(t *testing.T) {
 }
 
 func TestCompileWritesThreeFiles(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "out")
 	code, out, errs := run("compile", filepath.Join(solutions, "newsletter.yaml"), "-o", dir)
 	if code != ExitOK {
@@ -162,6 +202,7 @@ func TestCompileWritesThreeFiles(t *testing.T) {
 }
 
 func TestCompileWritesNothingOnError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, _, errs := run("compile", "-o", dir, filepath.Join(solutions, "refuse-retry.yaml"))
 	if code != ExitErrors || !strings.Contains(errs, "[retry]") {
@@ -170,4 +211,10 @@ func TestCompileWritesNothingOnError(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("wrote %d files", len(entries))
 	}
+}
+
+// testRoot is the command tree of a run in localAWS.
+func testRoot() *cobra.Command {
+	e := localAWS()
+	return newApp(Env{Getenv: func(k string) string { return e[k] }, LoadAWSConfig: local.AWSConfigLoader(e)}).newRoot()
 }

@@ -87,7 +87,7 @@ func testdataFile(name string) string {
 // toolset for a toolset file (with the locks of testdata/toolsets), with
 // the file named as the doc names it.
 func TestDocsQuoteTheRefusalsTheCLIPrints(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	quotes := quotedRefusals(t)
 	printed := map[string][]string{} // by the doc's file name
 	checked := 0

@@ -10,7 +10,7 @@ import (
 )
 
 // newGraphCmd is `toolgate graph FILE [--format mermaid|dot]`.
-func newGraphCmd() *cobra.Command {
+func (a *app) newGraphCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "graph [--format mermaid|dot] [--toolsets DIR] FILE",
@@ -26,15 +26,15 @@ A refused Solution is drawn too, with its diagnostics on stderr, and exits
 1; one whose steps cannot be read (syntax, grammar, an unknown toolset)
 prints only its diagnostics.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			return exit(graph(cmd, files, format))
+			return exit(a.graph(cmd, files, format))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", string(flowchart.Mermaid), "output `FORMAT`: mermaid or dot")
-	addToolsetsFlag(cmd)
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 
-func graph(cmd *cobra.Command, files []string, format string) int {
+func (a *app) graph(cmd *cobra.Command, files []string, format string) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case len(files) != 1:
@@ -42,7 +42,7 @@ func graph(cmd *cobra.Command, files []string, format string) int {
 	case !slices.Contains(flowchart.Formats, flowchart.Format(format)):
 		return misuse(cmd, "--format %q: want mermaid or dot", format)
 	}
-	res, err := compileFile(files[0])
+	res, err := a.compileFile(files[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate graph: %v\n", err)
 		return ExitMisuse

@@ -11,6 +11,7 @@ import (
 // exit 0, of a refused one with its diagnostics on stderr and exit 1;
 // a Solution whose steps cannot be read prints nothing on stdout.
 func TestGraphCommand(t *testing.T) {
+	t.Parallel()
 	syntax := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(syntax, []byte("solution: [\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -50,6 +51,7 @@ func TestGraphCommand(t *testing.T) {
 // into a label (here a choice rule's operand) as \u{202E}, in either
 // format: the picture never holds the character.
 func TestGraphWritesOutBidirectionalCharacters(t *testing.T) {
+	t.Parallel()
 	f := filepath.Join(t.TempDir(), "bidi.yaml")
 	src := "solution: bidi\nversion: 1\ninput: {type: object, properties: {x: {type: string, maxLength: 10}}}\nsteps:\n" +
 		"  - id: pick\n    choice:\n      - when: {value: \"${input.x}\", equals: \"txt\u202efdp.exe\"}\n        next: done\n    default: end\n" +

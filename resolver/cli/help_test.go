@@ -13,7 +13,7 @@ import (
 // help and completion commands included, without "toolgate".
 func commandPaths(t *testing.T) [][]string {
 	t.Helper()
-	root := newRoot()
+	root := testRoot()
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var paths [][]string
@@ -34,6 +34,7 @@ func commandPaths(t *testing.T) [][]string {
 // Every command and subcommand answers -h, --help and help COMMAND on
 // stdout with its usage line, and exits 0.
 func TestEveryCommandPrintsItsHelp(t *testing.T) {
+	t.Parallel()
 	for _, path := range commandPaths(t) {
 		want := "Usage:\n  " + strings.Join(append([]string{"toolgate"}, path...), " ")
 		for _, args := range [][]string{append(path, "-h"), append(path, "--help"), append([]string{"help"}, path...)} {
@@ -51,6 +52,7 @@ func TestEveryCommandPrintsItsHelp(t *testing.T) {
 // and offers no line that runs toolgate without a command; a group's help
 // does the same for its commands.
 func TestHelpListsCommandsAndExitCodes(t *testing.T) {
+	t.Parallel()
 	_, out, _ := run("help")
 	for _, want := range []string{"check ", "check-recipient ", "check-url ", "compile ", "completion ", "graph ", "invoke ", "ledger ",
 		"publish ", "review ", "run ", "toolset ", "version ", "2 misuse", "3 check-recipient"} {
@@ -75,6 +77,7 @@ func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 // A command line toolgate cannot run exits 2, with nothing on stdout and,
 // on stderr, what is wrong and the usage of the command it reached.
 func TestMisuseExitsTwoWithTheCommandsUsage(t *testing.T) {
+	t.Parallel()
 	good := filepath.Join(solutions, "newsletter.yaml")
 	cases := []struct {
 		name string
@@ -112,6 +115,7 @@ func TestMisuseExitsTwoWithTheCommandsUsage(t *testing.T) {
 
 // toolgate completion writes cobra's completion script for each shell.
 func TestCompletionWritesAScriptForEachShell(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		t.Run(shell, func(t *testing.T) {
 			code, out, errs := run("completion", shell)
@@ -130,7 +134,7 @@ func TestCompletionWritesAScriptForEachShell(t *testing.T) {
 // commandAt returns the command at path in a fresh command tree.
 func commandAt(t *testing.T, path []string) *cobra.Command {
 	t.Helper()
-	root := newRoot()
+	root := testRoot()
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	cmd, _, err := root.Find(path)
@@ -144,6 +148,7 @@ func commandAt(t *testing.T, path []string) *cobra.Command {
 // Use line is the whole synopsis, since DisableFlagsInUseLine leaves out
 // cobra's "[flags]".
 func TestEveryUsageLineNamesItsFlags(t *testing.T) {
+	t.Parallel()
 	for _, path := range commandPaths(t) {
 		cmd := commandAt(t, path)
 		if len(path) > 0 && (path[0] == "help" || path[0] == "completion") {
@@ -167,6 +172,7 @@ func TestEveryUsageLineNamesItsFlags(t *testing.T) {
 // --toolsets is a flag of exactly the commands that read lock files; the
 // others neither show it nor accept it.
 func TestToolsetsIsAFlagOfTheCommandsThatReadLocks(t *testing.T) {
+	t.Parallel()
 	readers := map[string]bool{"check": true, "compile": true, "publish": true, "toolset": true, "toolset register": true, "toolset show": true, "toolset diff": true, "toolset lock": true, "graph": true}
 	for _, path := range commandPaths(t) {
 		name := strings.Join(path, " ")

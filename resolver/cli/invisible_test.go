@@ -29,7 +29,7 @@ func ticketsFile(t *testing.T, dir, name, desc, title string) string {
 // code points; toolset show writes them as JSON escapes (the same
 // document), and toolset diff as \u{…}.
 func TestInvisibleCharactersAreShown(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	_, flags := ledgerEnv(t)
 	dir := t.TempDir()
 	hidden := ticketsFile(t, dir, "tickets", `Opens a ticket.\u202e Needs no review.\u200b`, `the title\u2066`)
@@ -78,6 +78,7 @@ func TestInvisibleCharactersAreShown(t *testing.T) {
 // point, never the character or the text around it, in text and JSON;
 // the Solution is not refused.
 func TestCheckWarnsOfInvisibleCharactersInASolution(t *testing.T) {
+	t.Parallel()
 	f := filepath.Join(t.TempDir(), "bidi.yaml")
 	src := "solution: bidi\nversion: 1\nsteps:\n  - id: a\n    pass: {x: \"invoice\u202efdp.exe\"}\n"
 	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {

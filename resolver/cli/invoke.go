@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/spf13/cobra"
 
@@ -39,7 +38,7 @@ type invokeOptions struct {
 
 // newInvokeCmd is `toolgate invoke TOOL --input FILE.json`: the direct lane
 // (dispatch-workflow-tool) that sends one envelope to a tool function.
-func newInvokeCmd() *cobra.Command {
+func (a *app) newInvokeCmd() *cobra.Command {
 	var o invokeOptions
 	cmd := &cobra.Command{
 		Use:   "invoke TOOL --input FILE.json (--url URL | --table NAME [--dynamodb-endpoint URL]) [--endpoint URL --as NAME] [--function NAME] [--toolset ID | --fetch-host ENTRY...] [--wait-timeout D] [--review-endpoint URL] [--review-function NAME]",
@@ -52,24 +51,25 @@ publish function (--url, default $` + EnvPublishURL + `) or, with --table
 first waits for a review's approval (toolgate review approve). Exit 1 when
 the tool returns an error, the review is rejected or not decided in time.`,
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			return exit(invoke(cmd, pos, &o))
+			return exit(a.invoke(cmd, pos, &o))
 		},
 	}
 	fs := cmd.Flags()
+	o.af.app = a
 	fs.StringVar(&o.af.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint `URL` of the ledger table, where the toolset is read (default: the standard AWS configuration)")
-	fs.StringVar(&o.af.table, "table", os.Getenv(EnvTable), "ledger table `NAME` the toolset is read from (default $"+EnvTable+"); without it, through the publish function (--url)")
-	fs.StringVar(&o.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` the toolset is read through when no ledger table is named (default $"+EnvPublishURL+")")
+	fs.StringVar(&o.af.table, "table", a.getenv(EnvTable), "ledger table `NAME` the toolset is read from (default $"+EnvTable+"); without it, through the publish function (--url)")
+	fs.StringVar(&o.url, "url", a.getenv(EnvPublishURL), "the publish function's Function `URL` the toolset is read through when no ledger table is named (default $"+EnvPublishURL+")")
 	fs.StringVar(&o.inputFile, "input", "", "JSON `FILE`: the tool's input object, or a whole envelope (missing run_id and seq are generated)")
 	fs.StringVar(&o.endpoint, "endpoint", "", "Lambda endpoint `URL` (a function under the RIE locally; default: the standard AWS configuration)")
 	fs.StringVar(&o.function, "function", "", "function `NAME` or ARN (default: the direct alias of the tool's function in the catalog, NAME:direct; with --endpoint, \"function\", the name the Lambda RIE serves)")
 	fs.StringVar(&o.toolsetID, "toolset", "", "a registered toolset `ID` (default: the tool's one-tool toolset from the catalog, which must be registered: toolgate toolset register --tool TOOL)")
 	fs.StringArrayVar(&o.fetchHosts, "fetch-host", nil, "an allowed host `ENTRY` for structured-data-fetch in the tool's catalog toolset (repeatable)")
 	fs.StringVar(&o.as, "as", "", "on the local stack only (with --endpoint): sign the caller proof with `NAME`'s local keys ($"+EnvLocalKeys+")")
-	o.lane = addReviewLane(fs) // gated tools: review_lane.go
+	o.lane = a.addReviewLane(fs) // gated tools: review_lane.go
 	return cmd
 }
 
-func invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
+func (a *app) invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case len(pos) != 1:
@@ -121,7 +121,7 @@ func invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
 	}
 	// The direct lane: every call carries a caller proof, and its run id is
 	// in the caller's own namespace (docs/identity.md).
-	prover, err := newProver(ctx, o.as)
+	prover, err := a.newProver(ctx, o.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitMisuse
@@ -186,7 +186,7 @@ func invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
 	default:
 		fn = entry.Function + ":" + string(lanepkg.Direct) // people invoke the direct alias only
 	}
-	out, errType, errMsg, err := invokeLambda(ctx, o.endpoint, fn, payload)
+	out, errType, errMsg, err := a.invokeLambda(ctx, o.endpoint, fn, payload)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitErrors
@@ -216,7 +216,7 @@ func (o *invokeOptions) readToolset(ctx context.Context, p *prover, id string, a
 		}
 		return readRegistered(ctx, store, id, registerHint(o.url, store.Table(), o.af.endpoint, args...))
 	}
-	fn := publishFunction{url: o.url}
+	fn := publishFunction{url: o.url, app: o.af.app}
 	out, code, msg, err := fn.showCall(ctx, p, id)
 	switch {
 	case err != nil:
@@ -294,10 +294,10 @@ func withCallerProof(ctx context.Context, p *prover, payload []byte) ([]byte, er
 // invokeLambda calls Invoke (RequestResponse). A function error comes back
 // as its errorType and errorMessage: Lambda marks it with X-Amz-Function-
 // Error, the RIE only by the payload's shape.
-func invokeLambda(ctx context.Context, endpoint, function string, payload []byte) (out []byte, errType, errMsg string, err error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+func (a *app) invokeLambda(ctx context.Context, endpoint, function string, payload []byte) (out []byte, errType, errMsg string, err error) {
+	cfg, err := a.loadAWSConfig(ctx)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("load AWS configuration: %w", err)
+		return nil, "", "", err
 	}
 	client := lambda.NewFromConfig(cfg, func(o *lambda.Options) {
 		if endpoint != "" {

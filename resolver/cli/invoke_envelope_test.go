@@ -19,11 +19,12 @@ import (
 // neither missing nor oversized, yet its diagnostics exceed the
 // dispatcher's 64 KiB inline limit and the call fails.
 func TestValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	dynamoEndpoint := flags[1]
 	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
 	callers := localtest.StartCallers(t)
-	callers.SetCLIEnv(t)
+	cliEnv := localAWS().with(callers.CLIEnv())
 	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, callers.Env(map[string]string{
 		dispatch.EnvTable:           store.Table(),
 		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint,
@@ -40,10 +41,10 @@ func TestValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("solution is %d bytes", b.Len())
-	if code, _, errs := run("toolset", "register", "--tool", "workflow-validator", "--endpoint", dynamoEndpoint, "--table", store.Table()); code != ExitOK {
+	if code, _, errs := cliEnv.run("toolset", "register", "--tool", "workflow-validator", "--endpoint", dynamoEndpoint, "--table", store.Table()); code != ExitOK {
 		t.Fatal(errs)
 	}
-	code, out, errs := run("invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--as", "operator", "--dynamodb-endpoint", dynamoEndpoint,
+	code, out, errs := cliEnv.run("invoke", "workflow-validator", "--endpoint", fn.Endpoint(), "--as", "operator", "--dynamodb-endpoint", dynamoEndpoint,
 		"--table", store.Table(), "--input", p)
 	if code != ExitOK {
 		t.Fatalf("invalid Solution of %d bytes: exit %d, want 0 with valid:false\n%.300s", b.Len(), code, errs)
@@ -59,19 +60,15 @@ func TestValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 // --fetch-host: the hosts the user asked for are dropped and the call goes
 // out anyway. It should be the same misuse (exit 2) before any call.
 func TestInvokeEnvelopeToolsetWithFetchHostIsMisuse(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Parallel()
+	cliEnv := environ{"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_REGION": "us-east-1"}
 	p := filepath.Join(t.TempDir(), "env.json")
 	env := `{"toolset_id": "ts_00000000000000000000000000000000", "input": {"url": "https://api.example.com/x"}}`
 	if err := os.WriteFile(p, []byte(env), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// 127.0.0.1:1 refuses connections: nothing is reached either way.
-	code, _, errs := run("invoke", "structured-data-fetch", "--input", p, "--fetch-host", "api.example.com", "--endpoint", "http://127.0.0.1:1")
+	code, _, errs := cliEnv.run("invoke", "structured-data-fetch", "--input", p, "--fetch-host", "api.example.com", "--endpoint", "http://127.0.0.1:1")
 	if code != ExitMisuse {
 		t.Fatalf("envelope toolset_id with --fetch-host: exit %d, want %d (misuse)\n%s", code, ExitMisuse, errs)
 	}

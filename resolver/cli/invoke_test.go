@@ -19,11 +19,12 @@ import (
 // successful calls; an empty one is TOOL_INPUT_INVALID; each call is on the
 // ledger.
 func TestInvokeWorkflowValidator(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	dynamoEndpoint := flags[1]
 	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
 	callers := localtest.StartCallers(t)
-	callers.SetCLIEnv(t)
+	cliEnv := localAWS().with(callers.CLIEnv())
 	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, callers.Env(map[string]string{
 		dispatch.EnvTable:           store.Table(),
 		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint,
@@ -43,7 +44,7 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	// The tool's catalog toolset is not registered: invoke stops before
 	// any write and names the command the deployment's operator runs.
 	unregistered := map[string]any{"run_id": "run-invoke-unregistered", "input": map[string]string{"solution": string(good)}}
-	code, out, errs := run(append(base, "--input", write("unregistered.json", unregistered))...)
+	code, out, errs := cliEnv.run(append(base, "--input", write("unregistered.json", unregistered))...)
 	wantCmd := "toolgate toolset register --endpoint " + dynamoEndpoint + " --table " + store.Table() + " --tool workflow-validator"
 	if code != ExitErrors || !strings.Contains(errs, "is not registered") || !strings.Contains(errs, wantCmd) {
 		t.Fatalf("unregistered toolset: exit %d, want 1 naming %q\n%s%s", code, wantCmd, out, errs)
@@ -51,11 +52,11 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	if rows, err := store.RunRows(t.Context(), "run-invoke-unregistered"); err != nil || len(rows) != 0 {
 		t.Fatalf("an unregistered toolset's call wrote rows %+v %v", rows, err)
 	}
-	if code, out, errs := run(strings.Fields(wantCmd)[1:]...); code != ExitOK || !strings.Contains(out, "registered ts_") {
+	if code, out, errs := cliEnv.run(strings.Fields(wantCmd)[1:]...); code != ExitOK || !strings.Contains(out, "registered ts_") {
 		t.Fatalf("%s: exit %d\n%s%s", wantCmd, code, out, errs)
 	}
 
-	code, out, errs = run(append(base, "--input", write("good.json", map[string]string{"solution": string(good)}))...)
+	code, out, errs = cliEnv.run(append(base, "--input", write("good.json", map[string]string{"solution": string(good)}))...)
 	var res struct {
 		Valid       bool
 		ToolsetID   string `json:"toolset_id"`
@@ -64,11 +65,11 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || !res.Valid || !strings.HasPrefix(res.ToolsetID, "ts_") {
 		t.Fatalf("valid Solution: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, errs = run(append(base, "--input", write("bad.json", map[string]string{"solution": string(bad)}))...)
+	code, out, errs = cliEnv.run(append(base, "--input", write("bad.json", map[string]string{"solution": string(bad)}))...)
 	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || res.Valid || len(res.Diagnostics) != 1 {
 		t.Fatalf("invalid Solution: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, errs = run(append(base, "--input", write("empty.json", map[string]string{"solution": ""}))...)
+	code, out, errs = cliEnv.run(append(base, "--input", write("empty.json", map[string]string{"solution": ""}))...)
 	if code != ExitErrors || !strings.HasPrefix(errs, "TOOL_INPUT_INVALID: ") {
 		t.Fatalf("empty Solution: exit %d\n%s%s", code, out, errs)
 	}
@@ -76,11 +77,11 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	// ledger shows the call. A run id outside it is refused.
 	runID := lane.DirectRunPrefix(local.LocalPrincipal("operator")) + "run-invoke-test"
 	env := map[string]any{"run_id": runID, "seq": 3, "input": map[string]string{"solution": string(good)}}
-	if code, out, errs := run(append(base, "--input", write("env.json", env))...); code != ExitOK {
+	if code, out, errs := cliEnv.run(append(base, "--input", write("env.json", env))...); code != ExitOK {
 		t.Fatalf("envelope: exit %d\n%s%s", code, out, errs)
 	}
 	squat := map[string]any{"run_id": "arn:aws:states:us-east-1:000000000000:execution:sm:run-1", "input": map[string]string{"solution": string(good)}}
-	if code, out, errs := run(append(base, "--input", write("squat.json", squat))...); code != ExitErrors || !strings.Contains(errs, "TOOL_PERMISSION_DENIED") {
+	if code, out, errs := cliEnv.run(append(base, "--input", write("squat.json", squat))...); code != ExitErrors || !strings.Contains(errs, "TOOL_PERMISSION_DENIED") {
 		t.Fatalf("an execution's run id: exit %d\n%s%s", code, out, errs)
 	}
 	rows, err := store.RunRows(t.Context(), runID)
@@ -88,10 +89,10 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 		t.Fatalf("ledger rows %+v %v", rows, err)
 	}
 	// Misuse.
-	if code, _, _ := run("invoke", "send-slack-message", "--input", write("x.json", map[string]string{})); code != ExitMisuse {
+	if code, _, _ := cliEnv.run("invoke", "send-slack-message", "--input", write("x.json", map[string]string{})); code != ExitMisuse {
 		t.Fatalf("unknown tool: exit %d", code)
 	}
-	if code, _, _ := run("invoke", "workflow-validator", "--toolset", "ts_x", "--fetch-host", "a.example", "--input", write("y.json", map[string]string{})); code != ExitMisuse {
+	if code, _, _ := cliEnv.run("invoke", "workflow-validator", "--toolset", "ts_x", "--fetch-host", "a.example", "--input", write("y.json", map[string]string{})); code != ExitMisuse {
 		t.Fatalf("--toolset with --fetch-host: exit %d", code)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/spf13/cobra"
@@ -32,27 +30,29 @@ const EnvTable = "TOOLGATE_TABLE"
 // awsFlags are the connection flags of commands that talk to AWS.
 type awsFlags struct {
 	endpoint, table string
+	app             *app // set by register (invoke sets it itself)
 }
 
-func (a *awsFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&a.endpoint, "endpoint", "", "DynamoDB endpoint `URL` (default: the standard AWS configuration, e.g. AWS_ENDPOINT_URL_DYNAMODB)")
-	fs.StringVar(&a.table, "table", os.Getenv(EnvTable), "ledger table `NAME` (default $"+EnvTable+")")
+func (f *awsFlags) register(a *app, fs *pflag.FlagSet) {
+	f.app = a
+	fs.StringVar(&f.endpoint, "endpoint", "", "DynamoDB endpoint `URL` (default: the standard AWS configuration, e.g. AWS_ENDPOINT_URL_DYNAMODB)")
+	fs.StringVar(&f.table, "table", a.getenv(EnvTable), "ledger table `NAME` (default $"+EnvTable+")")
 }
 
-func (a *awsFlags) store(ctx context.Context) (*ledger.Store, error) {
-	if a.table == "" {
+func (f *awsFlags) store(ctx context.Context) (*ledger.Store, error) {
+	if f.table == "" {
 		return nil, fmt.Errorf("no ledger table: pass --table or set %s", EnvTable)
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := f.app.loadAWSConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		if a.endpoint != "" {
-			o.BaseEndpoint = aws.String(a.endpoint)
+		if f.endpoint != "" {
+			o.BaseEndpoint = aws.String(f.endpoint)
 		}
 	})
-	return ledger.New(db, a.table), nil
+	return ledger.New(db, f.table), nil
 }
 
 // ledgerOptions are toolgate ledger's flags.
@@ -67,7 +67,7 @@ type ledgerOptions struct {
 // newLedgerCmd is `toolgate ledger RUN_ID`: a run's rows as a table, or
 // JSON; with --cost, the run's estimated cost instead (docs/ledger.md,
 // "Cost of a run").
-func newLedgerCmd() *cobra.Command {
+func (a *app) newLedgerCmd() *cobra.Command {
 	var o ledgerOptions
 	cmd := &cobra.Command{
 		Use:   "ledger [--json] [--cost [--prices FILE] [--sfn-endpoint URL]] [--endpoint URL] [--table NAME] (RUN_ID | --key KEY)",
@@ -81,11 +81,11 @@ server, platform tool or host was sent. --key KEY finds the run of an
 external key, as a third party reports it, through the run's key pointer
 (docs/ledger.md, "The key pointer"), and prints that run.`,
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			return exit(ledgerRun(cmd, pos, &o))
+			return exit(a.ledgerRun(cmd, pos, &o))
 		},
 	}
 	fs := cmd.Flags()
-	o.af.register(fs)
+	o.af.register(a, fs)
 	fs.BoolVar(&o.asJSON, "json", false, "print the rows (with --cost, the estimate) as JSON")
 	fs.BoolVar(&o.withCost, "cost", false, "print the run's estimated cost per tool and in total instead of its rows")
 	fs.StringVar(&o.pricesFile, "prices", "", "with --cost: a price table `FILE` in the format of resolver/cli/cost/prices.json (default: the built-in one)")
@@ -94,7 +94,7 @@ external key, as a third party reports it, through the run's key pointer
 	return cmd
 }
 
-func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
+func (a *app) ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var opaque string
 	switch {
@@ -171,7 +171,7 @@ func ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int {
 		return ExitErrors
 	}
 	if o.withCost {
-		report := cost.Estimate(pos[0], costCalls(rows), executionTransitions(ctx, pos[0], o.sfnEndpoint), prices)
+		report := cost.Estimate(pos[0], costCalls(rows), a.executionTransitions(ctx, pos[0], o.sfnEndpoint), prices)
 		if o.asJSON {
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
@@ -262,17 +262,17 @@ func costCalls(rows []ledger.Row) []cost.Call {
 // executionTransitions counts the state transitions of the run's execution
 // from its history (states:GetExecutionHistory), when the run id is an
 // execution ARN and the history can be read; otherwise it says why not.
-func executionTransitions(ctx context.Context, runID, endpoint string) cost.Transitions {
-	a, err := arn.Parse(runID)
-	if err != nil || a.Service != "states" || !strings.HasPrefix(a.Resource, "execution:") {
+func (a *app) executionTransitions(ctx context.Context, runID, endpoint string) cost.Transitions {
+	ex, err := arn.Parse(runID)
+	if err != nil || ex.Service != "states" || !strings.HasPrefix(ex.Resource, "execution:") {
 		return cost.Transitions{Reason: "the run id is not a Step Functions execution ARN"}
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := a.loadAWSConfig(ctx)
 	if err != nil {
-		return cost.Transitions{Reason: fmt.Sprintf("load AWS configuration: %v", err)}
+		return cost.Transitions{Reason: err.Error()}
 	}
 	client := sfn.NewFromConfig(cfg, func(o *sfn.Options) {
-		o.Region = a.Region // the execution's own region
+		o.Region = ex.Region // the execution's own region
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

@@ -25,22 +25,18 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// The CLI talks to dynalite through the standard AWS configuration; the
-// environment carries the local stand-in's fake credentials.
+// The CLI talks to dynalite through the standard AWS configuration; its
+// environment (localAWS, run's) carries the local stand-in's fake
+// credentials.
 // The dynalite is the package's one (localtest.SharedTable), the table
 // the test's own.
 func ledgerEnv(t *testing.T) (*ledger.Store, []string) {
 	p, db, table := localtest.SharedTable(t, "toolgate-cli")
-	t.Setenv("AWS_ACCESS_KEY_ID", local.FakeAccessKeyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", local.FakeSecretAccessKey)
-	t.Setenv("AWS_REGION", local.Region)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	return ledger.New(db, table), []string{"--endpoint", p.Endpoint(), "--table", table}
 }
 
 func TestToolsetRegister(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	dir := t.TempDir()
 	for _, f := range []string{"newsletter.yaml", "loop-per-item.yaml"} {
@@ -109,6 +105,7 @@ func TestToolsetRegister(t *testing.T) {
 }
 
 func TestLedgerCommand(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	ctx := context.Background()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -138,7 +135,6 @@ func TestLedgerCommand(t *testing.T) {
 	if code, _, _ := run(append([]string{"ledger"}, append(flags, "no-such-run")...)...); code != ExitErrors {
 		t.Fatalf("unknown run: exit %d", code)
 	}
-	t.Setenv(EnvTable, "")
 	if code, _, errs := run("ledger", "run-1"); code != ExitMisuse || !strings.Contains(errs, EnvTable) {
 		t.Fatalf("no table: exit %d %s", code, errs)
 	}
@@ -207,6 +203,7 @@ func putCostRows(t *testing.T, store *ledger.Store, runID string) {
 }
 
 func TestLedgerCost(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	sfnEndpoint, execution := passExecution(t)
 	putCostRows(t, store, execution)
@@ -287,6 +284,7 @@ func TestLedgerCost(t *testing.T) {
 }
 
 func TestLedgerCostPrices(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	putCostRows(t, store, "run-1")
 	ledgerArgs := func(args ...string) []string { return append(append([]string{"ledger"}, flags...), args...) }
@@ -345,6 +343,7 @@ func lineStarting(out, prefix string) string {
 // operator with the deploy role, since no policy for people writes the
 // ledger table.
 func TestToolsetRegisterHelpNamesThePublishFunctionAndTheDeployRole(t *testing.T) {
+	t.Parallel()
 	code, out, errs := run("toolset", "register", "-h")
 	help := strings.Join(strings.Fields(out), " ")
 	if code != ExitOK || errs != "" || !strings.Contains(help, "People register through the publish function") || !strings.Contains(help, "for the deploy role only") || !strings.Contains(help, "--tool TOOL") {
@@ -354,6 +353,7 @@ func TestToolsetRegisterHelpNamesThePublishFunctionAndTheDeployRole(t *testing.T
 
 // A call's replays print as one DEDUPLICATED line with their count.
 func TestLedgerPrintsReplaysOnce(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	ctx := t.Context()
 	claim := func() *ledger.Record {
@@ -385,6 +385,7 @@ func TestLedgerPrintsReplaysOnce(t *testing.T) {
 // pointer knows is exit 1, a malformed one a misuse, and neither quotes a
 // run.
 func TestLedgerByExternalKey(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	ctx := context.Background()
 	secret := []byte("the CLI tests' external key secret, 32+ bytes")

@@ -81,10 +81,10 @@ tools:
 // FILE and the table's route say so. A draft the server does not serve
 // writes no lock.
 func TestToolsetRegisterDraft(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	callers := localtest.StartCallers(t)
-	callers.SetCLIEnv(t)
+	cliEnv := localAWS().with(callers.CLIEnv())
 	verifier, err := caller.NewVerifier(caller.Config{Endpoint: callers.STS.Endpoint(), AllowHTTP: true, Account: local.LocalAccountID}, ledger.ProofTable{DB: local.DynamoDB(flags[1]), Table: flags[3]})
 	if err != nil {
 		t.Fatal(err)
@@ -106,13 +106,14 @@ func TestToolsetRegisterDraft(t *testing.T) {
 		{name: "register a draft in the table", args: append([]string{"toolset", "register", file}, flags...), code: ExitMisuse,
 			stderr: []string{file + ": " + unknownID + "; register it through the publish function"}},
 	} {
+		c.env = cliEnv
 		t.Run(c.name, c.run)
 	}
 	if _, err := os.Stat(lock); err == nil {
 		t.Fatal("a lock was written before registration")
 	}
 
-	code, out, errs := run(append([]string{"toolset", "register", file}, as...)...)
+	code, out, errs := cliEnv.run(append([]string{"toolset", "register", file}, as...)...)
 	if code != ExitOK || errs != "" {
 		t.Fatalf("register: exit %d\n%s%s", code, out, errs)
 	}
@@ -138,6 +139,7 @@ func TestToolsetRegisterDraft(t *testing.T) {
 		{name: "show the lock", args: []string{"toolset", "show", ts.ID, "--toolsets", dir}, stdout: readFile(t, lock)},
 		{name: "show the registered toolset", args: append([]string{"toolset", "show", ts.ID}, as...), stdout: readFile(t, lock)},
 	} {
+		c.env = cliEnv
 		t.Run(c.name, c.run)
 	}
 
@@ -147,7 +149,7 @@ func TestToolsetRegisterDraft(t *testing.T) {
 	if err := os.WriteFile(refused, []byte(crmFile(srv.URL(), "create_ticket", "lookup_customer", "close_ticket")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("a tool the server does not list", toolsetCase{args: append([]string{"toolset", "register", refused}, as...), code: ExitErrors,
+	t.Run("a tool the server does not list", toolsetCase{env: cliEnv, args: append([]string{"toolset", "register", refused}, as...), code: ExitErrors,
 		stderr: []string{refused + `: PUBLISH_REFUSED: toolset crm: server crm does not list tool "close_ticket" (it lists create_ticket, lookup_customer, send_sms); nothing was registered`}}.run)
 	if _, err := os.Stat(filepath.Join(other, "crm.lock.json")); err == nil {
 		t.Fatal("a refused draft wrote a lock")
@@ -158,6 +160,7 @@ func TestToolsetRegisterDraft(t *testing.T) {
 // registered toolset must be the draft resolved with the tools it says
 // the server listed, under the draft's policies.
 func TestDraftAnswerIsChecked(t *testing.T) {
+	t.Parallel()
 	draft, err := toolset.ParseDraft([]byte(`{"id": "", "name": "crm", "tools": {}, "fetch_hosts": [], "mcp_servers": {"crm": {"url": "https://mcp.example.com/mcp", "admit": ["create_ticket"], "policies": {"create_ticket": {"policy": "at_most_once", "review_required": true}}}}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/toolgate/toolgate/shared/caller"
@@ -38,13 +36,13 @@ type prover struct {
 
 // newProver returns the prover for --as (empty: the standard AWS
 // configuration).
-func newProver(ctx context.Context, as string) (*prover, error) {
+func (a *app) newProver(ctx context.Context, as string) (*prover, error) {
 	if as != "" {
 		account, name, err := localkeys.ParseIdentity(as)
 		if err != nil {
 			return nil, fmt.Errorf("--as %q: %v", as, err)
 		}
-		path := os.Getenv(EnvLocalKeys)
+		path := a.getenv(EnvLocalKeys)
 		if path == "" {
 			return nil, fmt.Errorf("--as signs with the local stack's keys, and %s is not set: source the local stack's env.sh", EnvLocalKeys)
 		}
@@ -56,20 +54,20 @@ func newProver(ctx context.Context, as string) (*prover, error) {
 		if err != nil {
 			return nil, err
 		}
-		endpoint := os.Getenv(EnvSTSEndpoint)
+		endpoint := a.getenv(EnvSTSEndpoint)
 		if endpoint == "" {
 			return nil, fmt.Errorf("--as needs the local STS stand-in: %s is not set (source the local stack's env.sh)", EnvSTSEndpoint)
 		}
 		return &prover{creds: credentials.StaticCredentialsProvider{Value: c}, endpoint: endpoint, region: localkeys.Region, as: as}, nil
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := a.loadAWSConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return nil, err
 	}
 	if cfg.Region == "" {
 		return nil, fmt.Errorf("no AWS region to sign the caller proof for: set AWS_REGION")
 	}
-	endpoint := os.Getenv(EnvSTSEndpoint)
+	endpoint := a.getenv(EnvSTSEndpoint)
 	if endpoint == "" {
 		endpoint = caller.DefaultEndpoint(cfg.Region)
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -41,17 +40,19 @@ const (
 // and the Step Functions and DynamoDB endpoints.
 type platformFlags struct {
 	endpoint, dynamoEndpoint, stage, paramsFile string
+	app                                         *app // set by register
 }
 
-func (p *platformFlags) register(fs *pflag.FlagSet) {
+func (p *platformFlags) register(a *app, fs *pflag.FlagSet) {
+	p.app = a
 	fs.StringVar(&p.endpoint, "endpoint", "", "Step Functions endpoint `URL` (default: the standard AWS configuration)")
 	fs.StringVar(&p.dynamoEndpoint, "dynamodb-endpoint", "", "DynamoDB endpoint `URL` (default: the standard AWS configuration)")
-	stage := os.Getenv(EnvStage)
+	stage := a.getenv(EnvStage)
 	if stage == "" {
 		stage = "dev"
 	}
 	fs.StringVar(&p.stage, "stage", stage, "platform stage `NAME`: parameters are read under /toolgate/<stage>/ ($"+EnvStage+" sets the default)")
-	fs.StringVar(&p.paramsFile, "params", os.Getenv(EnvParamsFile), "a parameters `FILE` (the local stack's) instead of SSM (default $"+EnvParamsFile+")")
+	fs.StringVar(&p.paramsFile, "params", a.getenv(EnvParamsFile), "a parameters `FILE` (the local stack's) instead of SSM (default $"+EnvParamsFile+")")
 }
 
 type platform struct {
@@ -62,9 +63,9 @@ type platform struct {
 }
 
 func (p *platformFlags) open(ctx context.Context) (*platform, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := p.app.loadAWSConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return nil, err
 	}
 	pl := &platform{cfg: cfg, p: p}
 	if p.paramsFile != "" {
@@ -111,7 +112,7 @@ type publishOptions struct {
 // it again, registers its toolset, creates or updates the state machine
 // and publishes a version recording the publisher. No person writes a
 // state machine definition (docs/infra.md, "Publishing").
-func newPublishCmd() *cobra.Command {
+func (a *app) newPublishCmd() *cobra.Command {
 	var o publishOptions
 	cmd := &cobra.Command{
 		Use:   "publish FILE (--url URL | --endpoint URL --as NAME) [--toolsets DIR]",
@@ -126,25 +127,25 @@ SigV4-signed and carries a caller proof signed with your AWS credentials.
 On the local stack, --endpoint names the function under the Lambda RIE,
 and --as NAME signs the proof with NAME's local keys.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			return exit(publishRun(cmd, files, &o))
+			return exit(a.publishRun(cmd, files, &o))
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` (AWS; default $"+EnvPublishURL+")")
+	fs.StringVar(&o.url, "url", a.getenv(EnvPublishURL), "the publish function's Function `URL` (AWS; default $"+EnvPublishURL+")")
 	fs.StringVar(&o.endpoint, "endpoint", "", "the publish function under the Lambda RIE (local stack): its `URL`")
 	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the caller proof with `NAME`'s local keys")
-	addToolsetsFlag(cmd)
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 
-func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
+func (a *app) publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case len(files) != 1:
 		return misuse(cmd, "name one Solution file")
 	case o.endpoint == "" && o.url == "":
 		return misuse(cmd, "pass --url (the publish Function URL) or --endpoint (the function under the RIE, locally)")
-	case o.endpoint != "" && o.url != "" && os.Getenv(EnvPublishURL) != o.url:
+	case o.endpoint != "" && o.url != "" && a.getenv(EnvPublishURL) != o.url:
 		return misuse(cmd, "--endpoint and --url exclude each other")
 	case o.endpoint == "" && o.as != "":
 		return misuse(cmd, "--as is for the local stack: through the Function URL you are your AWS credentials")
@@ -158,7 +159,7 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitMisuse
 	}
-	res := compileSource(files[0], src)
+	res := a.compileSource(files[0], src)
 	if !res.OK() {
 		for _, d := range res.Diagnostics {
 			fmt.Fprintln(stderr, d.String())
@@ -168,7 +169,7 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := newProver(ctx, o.as)
+	p, err := a.newProver(ctx, o.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitMisuse
@@ -183,10 +184,10 @@ func publishRun(cmd *cobra.Command, files []string, o *publishOptions) int {
 	var code, msg string
 	if o.endpoint != "" {
 		payload, _ := json.Marshal(publishapi.DirectRequest{Action: "publish", File: file, Source: string(src), Proof: proof})
-		out, code, msg, err = invokeLambda(ctx, o.endpoint, rieFunctionName, payload)
+		out, code, msg, err = a.invokeLambda(ctx, o.endpoint, rieFunctionName, payload)
 	} else {
 		body, _ := json.Marshal(publishapi.Body{File: file, Source: string(src)})
-		out, code, msg, err = callFunctionURL(ctx, o.url, http.MethodPost, "/solutions", nil, body, map[string]string{publishapi.ProofHeader: proof})
+		out, code, msg, err = a.callFunctionURL(ctx, o.url, http.MethodPost, "/solutions", nil, body, map[string]string{publishapi.ProofHeader: proof})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
@@ -228,7 +229,7 @@ type runOptions struct {
 }
 
 // newRunCmd is `toolgate run SOLUTION --input FILE.json [--name N] [--wait]`.
-func newRunCmd() *cobra.Command {
+func (a *app) newRunCmd() *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "run SOLUTION --input FILE.json [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
@@ -252,11 +253,11 @@ NAME's local keys). It starts the execution only once the record is
 written; a name already recorded starts nothing (docs/identity.md, "Four
 eyes").`,
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			return exit(runRun(cmd, pos, &o))
+			return exit(a.runRun(cmd, pos, &o))
 		},
 	}
 	fs := cmd.Flags()
-	o.pf.register(fs)
+	o.pf.register(a, fs)
 	fs.StringVar(&o.inputFile, "input", "", "the run's input, a JSON `FILE`")
 	fs.StringVar(&o.name, "name", "", "the execution's name `N` (default: generated); never starting with "+tool.ChildNamePrefix+", the names of workflow steps' children")
 	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the start request's caller proof with `NAME`'s local keys ($"+EnvLocalKeys+")")
@@ -265,7 +266,7 @@ eyes").`,
 	return cmd
 }
 
-func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
+func (a *app) runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case len(pos) != 1:
@@ -289,13 +290,13 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	p, err := newProver(ctx, o.as)
+	p, err := a.newProver(ctx, o.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
 	arn, err := runner.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN, digest string) error {
-		return recordStart(ctx, pl, p, executionARN, digest)
+		return a.recordStart(ctx, pl, p, executionARN, digest)
 	})
 	var bad *resolver.InputError
 	if errors.As(err, &bad) {
@@ -316,7 +317,7 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	out, err := runner.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e runner.Event) {
 		printEvent(stdout, e)
 		if e.Type == "TaskScheduled" && strings.HasSuffix(e.Resource, "waitForTaskToken") {
-			reviewHint(ctx, pl, arn, stdout)
+			a.reviewHint(ctx, pl, arn, stdout)
 		}
 	})
 	if err != nil {
@@ -336,7 +337,7 @@ func runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 // start record of executionARN with the whole execution input's digest,
 // with a caller proof p signs for exactly that (review.StartBinding).
 // An error says why nothing was recorded; the proof is never in it.
-func recordStart(ctx context.Context, pl *platform, p *prover, executionARN, digest string) error {
+func (a *app) recordStart(ctx context.Context, pl *platform, p *prover, executionARN, digest string) error {
 	target, err := pl.params.Get(ctx, deployment.StartFunctionParam(pl.p.stage))
 	if err != nil {
 		return fmt.Errorf("review-request's start alias: %w", err)
@@ -353,7 +354,7 @@ func recordStart(ctx context.Context, pl *platform, p *prover, executionARN, dig
 	if err != nil {
 		return err
 	}
-	_, errType, errMsg, err := invokeLambda(ctx, endpoint, fn, payload)
+	_, errType, errMsg, err := a.invokeLambda(ctx, endpoint, fn, payload)
 	switch {
 	case err != nil:
 		return err
@@ -372,13 +373,10 @@ func printEvent(w io.Writer, e runner.Event) {
 	}
 }
 
-// shownReviews remembers which pending reviews reviewHint printed.
-var shownReviews = map[string]bool{}
-
 // reviewHint prints the run's pending reviews, once each, with the command
 // that decides them. It lists them through the review-decision function
 // (its URL parameter; on the local stack, the function under the RIE).
-func reviewHint(ctx context.Context, pl *platform, executionARN string, w io.Writer) {
+func (a *app) reviewHint(ctx context.Context, pl *platform, executionARN string, w io.Writer) {
 	url, err := pl.params.Get(ctx, deployment.ReviewDecisionURLParam(pl.p.stage))
 	if err != nil {
 		return
@@ -389,7 +387,9 @@ func reviewHint(ctx context.Context, pl *platform, executionARN string, w io.Wri
 	}
 	for range 20 { // the review Task has started; its record follows shortly
 		var out, errb bytes.Buffer
-		if Run(append([]string{"review", "list", "--json"}, where...), &out, &errb) != ExitOK {
+		env := a.env
+		env.Stdout, env.Stderr = &out, &errb
+		if RunWith(append([]string{"review", "list", "--json"}, where...), env) != ExitOK {
 			return
 		}
 		var res review.ListResult
@@ -398,10 +398,10 @@ func reviewHint(ctx context.Context, pl *platform, executionARN string, w io.Wri
 		}
 		found := false
 		for _, v := range res.Reviews {
-			if v.RunID != executionARN || shownReviews[v.ReviewID] {
+			if v.RunID != executionARN || a.shownReviews[v.ReviewID] {
 				continue
 			}
-			found, shownReviews[v.ReviewID] = true, true
+			found, a.shownReviews[v.ReviewID] = true, true
 			decide := strings.Join(where[:2], " ")
 			fmt.Fprintf(w, "  ⏸ review %s: %s of step %q waits for a decision:\n      toolgate review show %s %s\n      toolgate review approve %s %s [--as NAME]   or   toolgate review reject %s %s --reason TEXT\n",
 				v.ReviewID, v.Tool, v.Of, v.ReviewID, decide, v.ReviewID, decide, v.ReviewID, decide)

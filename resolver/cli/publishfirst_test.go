@@ -10,27 +10,16 @@ import (
 	"testing"
 )
 
-// noPublishFunctionNorTable clears what names the publish function and the
-// ledger table, as on a machine where neither is set.
-func noPublishFunctionNorTable(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
-	t.Setenv(EnvTable, "")
-}
-
-// fakeAWS gives the AWS SDK credentials and a region that sign requests
-// and proofs offline.
-func fakeAWS(t *testing.T) {
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1",
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_PROFILE": ""} {
-		t.Setenv(k, v)
-	}
-}
+// fakeAWS is an environment with AWS credentials and a region that sign
+// requests and proofs offline, and nothing that names the publish function
+// or the ledger table, as on a machine where neither is set.
+var fakeAWS = environ{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1"}
 
 // Without flags, toolset register and invoke point at the publish function
 // (--url, $TOOLGATE_PUBLISH_URL) before the ledger table, whose writes are
 // the deploy role's (docs/ledger.md).
 func TestWithoutFlagsRegisterAndInvokeNameThePublishFunctionFirst(t *testing.T) {
-	noPublishFunctionNorTable(t)
+	t.Parallel()
 	input := filepath.Join(t.TempDir(), "in.json")
 	os.WriteFile(input, []byte(`{"solution": "x"}`), 0o644)
 	for _, c := range []struct {
@@ -56,8 +45,7 @@ func TestWithoutFlagsRegisterAndInvokeNameThePublishFunctionFirst(t *testing.T) 
 // /toolsets/ID); one not registered there is named with the command that
 // registers it through the publish function, and the table is not named.
 func TestInvokeReadsTheToolsetThroughThePublishFunction(t *testing.T) {
-	noPublishFunctionNorTable(t)
-	fakeAWS(t)
+	t.Parallel()
 	var mu sync.Mutex
 	var paths []string
 	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +58,7 @@ func TestInvokeReadsTheToolsetThroughThePublishFunction(t *testing.T) {
 	defer fn.Close()
 	input := filepath.Join(t.TempDir(), "in.json")
 	os.WriteFile(input, []byte(`{"solution": "x"}`), 0o644)
-	code, out, errs := run("invoke", "workflow-validator", "--input", input, "--url", fn.URL)
+	code, out, errs := fakeAWS.run("invoke", "workflow-validator", "--input", input, "--url", fn.URL)
 	want := "toolgate toolset register --url " + fn.URL + " --tool workflow-validator"
 	if code != ExitErrors || !strings.Contains(errs, "is not registered") || !strings.Contains(errs, want) || strings.Contains(errs, "--table") {
 		t.Fatalf("exit %d, want 1 naming %q and no table\nstdout: %s\nstderr: %s", code, want, out, errs)

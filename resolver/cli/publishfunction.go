@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -23,11 +22,13 @@ import (
 // signed with --as NAME's local keys).
 type publishFunction struct {
 	url, endpoint, as string
+	app               *app // set by addFlags
 }
 
 // addFlags adds --url, --function-endpoint and --as to fs.
-func (f *publishFunction) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.url, "url", os.Getenv(EnvPublishURL), "the publish function's Function `URL` (default $"+EnvPublishURL+")")
+func (f *publishFunction) addFlags(a *app, fs *pflag.FlagSet) {
+	f.app = a
+	fs.StringVar(&f.url, "url", a.getenv(EnvPublishURL), "the publish function's Function `URL` (default $"+EnvPublishURL+")")
 	fs.StringVar(&f.endpoint, "function-endpoint", "", "the publish function under the Lambda RIE (the local stack): its `URL`")
 	fs.StringVar(&f.as, "as", "", "with --function-endpoint: sign the caller proof with `NAME`'s local keys")
 }
@@ -64,9 +65,9 @@ func (f *publishFunction) call(ctx context.Context, direct publishapi.DirectRequ
 		if err != nil {
 			return nil, "", "", err
 		}
-		out, code, msg, err = invokeLambda(ctx, f.endpoint, rieFunctionName, payload)
+		out, code, msg, err = f.app.invokeLambda(ctx, f.endpoint, rieFunctionName, payload)
 	} else {
-		out, code, msg, err = callFunctionURL(ctx, f.url, method, path, nil, body, map[string]string{publishapi.ProofHeader: proof})
+		out, code, msg, err = f.app.callFunctionURL(ctx, f.url, method, path, nil, body, map[string]string{publishapi.ProofHeader: proof})
 	}
 	if code != "" {
 		var eb publishapi.ErrorBody

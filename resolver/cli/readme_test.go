@@ -113,6 +113,7 @@ func snapshotFiles(t *testing.T, dir string) map[string]string {
 // Makefile (make -n); those marked [AWS] name a command whose --help
 // works, with flags it has. The repository's testdata is left as it was.
 func TestREADMECommandLinesRunAsPrinted(t *testing.T) {
+	t.Parallel()
 	lines := readmeLines(t)
 	work := t.TempDir()
 	buildToolgate(t, work)
@@ -177,7 +178,7 @@ func awsHelp(t *testing.T, work string, env []string, l readmeLine) {
 	if len(words) < 2 || words[0] != "bin/toolgate" {
 		t.Fatalf("%s:%d: %s: an %s line starts bin/toolgate COMMAND", readme, l.n, l.command, awsMark)
 	}
-	cmd, _, err := newRoot().Find(words[1:])
+	cmd, _, err := testRoot().Find(words[1:])
 	if err != nil || !cmd.HasParent() {
 		t.Fatalf("%s:%d: %s: names no toolgate command (%v)", readme, l.n, l.command, err)
 	}
@@ -205,6 +206,7 @@ var duration = regexp.MustCompile(`\d+(–\d+)? ?(s|min|minutes?)\b`)
 // line gives its time in its comment, make run's and make test's are in
 // the paragraph after them.
 func TestREADMEGivesEachMakeCommandsTime(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)

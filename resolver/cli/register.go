@@ -29,7 +29,7 @@ import (
 // newToolsetCmd is `toolgate toolset FILE` (print the id a Solution pins),
 // `toolgate toolset register ...` (store toolsets in the ledger table) and
 // `toolgate toolset lock FILE` (a toolset file's lock, offline).
-func newToolsetCmd() *cobra.Command {
+func (a *app) newToolsetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "toolset FILE [--toolsets DIR]",
 		Short: "print the toolset id a Solution pins; register, show and compare toolsets",
@@ -38,11 +38,11 @@ toolgate toolset register registers toolsets; toolgate toolset lock writes
 a toolset file's lock offline; toolgate toolset show and
 toolgate toolset diff print what a toolset pins and what changed.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			return exit(toolsetID(cmd, files))
+			return exit(a.toolsetID(cmd, files))
 		},
 	}
-	cmd.AddCommand(newRegisterCmd(), newToolsetLockCmd(), newToolsetShowCmd(), newToolsetDiffCmd())
-	addToolsetsFlag(cmd)
+	cmd.AddCommand(a.newRegisterCmd(), a.newToolsetLockCmd(), a.newToolsetShowCmd(), a.newToolsetDiffCmd())
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -56,7 +56,7 @@ type registerOptions struct {
 }
 
 // newRegisterCmd is `toolgate toolset register`.
-func newRegisterCmd() *cobra.Command {
+func (a *app) newRegisterCmd() *cobra.Command {
 	var o registerOptions
 	cmd := &cobra.Command{
 		Use:   "register (--url URL | --function-endpoint URL --as NAME | --endpoint URL --table NAME) (FILE|DIR... | --tool TOOL [--fetch-host ENTRY]...) [--replace] [--toolsets DIR]",
@@ -84,16 +84,16 @@ new stage (docs/ledger.md).
 A toolset file's lock is checked before anything is registered; a
 draft's, whose id registration gives, once it is registered.`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			return exit(register(cmd, paths, &o))
+			return exit(a.register(cmd, paths, &o))
 		},
 	}
 	fs := cmd.Flags()
-	o.af.register(fs)
+	o.af.register(a, fs)
 	fs.StringVar(&o.tool, "tool", "", "register the one-tool toolset of this catalog `TOOL`, as toolgate invoke builds it")
-	o.fn.addFlags(fs)
+	o.fn.addFlags(a, fs)
 	fs.StringArrayVar(&o.fetchHosts, "fetch-host", nil, "with --tool: an allowed host `ENTRY` for structured-data-fetch (repeatable)")
 	addReplaceFlag(cmd, &o.replace)
-	addToolsetsFlag(cmd)
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -101,7 +101,7 @@ draft's, whose id registration gives, once it is registered.`,
 // Solutions, *.toolset.json in a named directory, or the one-tool toolset
 // of --tool. Everything is read and checked first: one bad file registers
 // nothing. Registering the same content again is a no-op.
-func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
+func (a *app) register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case len(paths) == 0 && o.tool == "":
@@ -124,7 +124,7 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 		drafts = append(drafts, false)
 	}
 	for _, p := range paths {
-		found, code := toolsetsAt(p, stderr)
+		found, code := a.toolsetsAt(p, stderr)
 		if code != ExitOK {
 			return code
 		}
@@ -166,7 +166,7 @@ func register(cmd *cobra.Command, paths []string, o *registerOptions) int {
 		return misuse(cmd, "name the publish function people register through: --url URL, or set $%s (--function-endpoint URL --as NAME on the local stack); --endpoint and --table write the ledger table directly, for the deploy role only", EnvPublishURL)
 	}
 	if viaFunction {
-		code := registerThroughFunction(ctx, sets, names, drafts, &o.fn, stdout, stderr)
+		code := a.registerThroughFunction(ctx, sets, names, drafts, &o.fn, stdout, stderr)
 		return writeLocks(code, sets, names, locks, o.replace, stdout, stderr)
 	}
 	for i, draft := range drafts {
@@ -250,8 +250,8 @@ func draftNote(ts *toolset.Toolset) string {
 // to its name and document. A draft's answer is believed as far as
 // draftAnswer checks it, and replaces the draft in sets, so that its lock
 // is the registered toolset.
-func registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names []string, drafts []bool, fn *publishFunction, stdout, stderr io.Writer) int {
-	p, err := newProver(ctx, fn.as)
+func (a *app) registerThroughFunction(ctx context.Context, sets []*toolset.Toolset, names []string, drafts []bool, fn *publishFunction, stdout, stderr io.Writer) int {
+	p, err := a.newProver(ctx, fn.as)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
 		return ExitMisuse
@@ -379,7 +379,7 @@ type namedToolset struct {
 // toolsetsAt reads the toolsets at path: a directory's *.toolset.json, a
 // compiled toolset, or a Solution's compiled toolset. Diagnostics and
 // errors name the file.
-func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
+func (a *app) toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 	st, err := os.Stat(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate toolset register: %v\n", err)
@@ -405,7 +405,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 			return nil, ExitMisuse
 		}
 		if !strings.HasSuffix(f, ".toolset.json") && resolver.IsToolsetFile(src) {
-			res := compileToolsetFile(f, src)
+			res := a.compileToolsetFile(f, src)
 			for _, d := range res.Diagnostics {
 				fmt.Fprintln(stderr, d.String())
 			}
@@ -417,7 +417,7 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 			continue
 		}
 		if !strings.HasSuffix(f, ".toolset.json") {
-			res := compileSource(f, src)
+			res := a.compileSource(f, src)
 			for _, d := range res.Diagnostics {
 				fmt.Fprintln(stderr, d.String())
 			}
@@ -440,13 +440,13 @@ func toolsetsAt(path string, stderr io.Writer) ([]namedToolset, int) {
 
 // compileToolsetFile resolves toolset file f (source src), its base
 // looked up among the locks beside it, then in --toolsets DIR.
-func compileToolsetFile(f string, src []byte) *resolver.ToolsetResult {
+func (a *app) compileToolsetFile(f string, src []byte) *resolver.ToolsetResult {
 	dir := filepath.Dir(f)
 	lookup := func(id string) (*toolset.Toolset, error) {
 		if ts, err := resolver.LockLookup(dir)(id); err == nil {
 			return ts, nil
 		}
-		return resolver.LockLookup(toolsetsDir)(id)
+		return resolver.LockLookup(a.toolsetsDir)(id)
 	}
 	return resolver.CompileToolset(f, src, resolver.ToolsetOptions{Lookup: lookup, ReadFile: resolver.DirReader(dir)})
 }

@@ -10,13 +10,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/shared/caller"
@@ -40,7 +38,7 @@ type reviewOptions struct {
 // review-decision function, never the table, so reviewers need no table
 // access. Exit 0 on success (a repeated identical decision included), 1
 // when the function refuses or fails, 2 on misuse.
-func newReviewCmd() *cobra.Command {
+func (a *app) newReviewCmd() *cobra.Command {
 	cmd := group(&cobra.Command{
 		Use:   "review",
 		Short: "list, show and decide the reviews of gated calls",
@@ -58,27 +56,27 @@ Exit 0 on success (a repeated identical decision included), 1 when the
 function refuses or fails, 2 on misuse.`,
 	})
 	cmd.AddCommand(
-		newReviewSubCmd("list", "list [--status pending|approved|rejected] [--json] (--url URL | --endpoint URL --as NAME)", "list reviews, the pending ones by default"),
-		newReviewSubCmd("show", "show ID [--json] (--url URL | --endpoint URL --as NAME)", "show a review and the input it is about"),
-		newReviewSubCmd("approve", "approve ID [--reason TEXT] [--json] (--url URL | --endpoint URL --as NAME)", "approve a review"),
-		newReviewSubCmd("reject", "reject ID --reason TEXT [--json] (--url URL | --endpoint URL --as NAME)", "reject a review, saying why"),
+		a.newReviewSubCmd("list", "list [--status pending|approved|rejected] [--json] (--url URL | --endpoint URL --as NAME)", "list reviews, the pending ones by default"),
+		a.newReviewSubCmd("show", "show ID [--json] (--url URL | --endpoint URL --as NAME)", "show a review and the input it is about"),
+		a.newReviewSubCmd("approve", "approve ID [--reason TEXT] [--json] (--url URL | --endpoint URL --as NAME)", "approve a review"),
+		a.newReviewSubCmd("reject", "reject ID --reason TEXT [--json] (--url URL | --endpoint URL --as NAME)", "reject a review, saying why"),
 	)
 	return cmd
 }
 
 // newReviewSubCmd is `toolgate review SUB`.
-func newReviewSubCmd(sub, use, short string) *cobra.Command {
+func (a *app) newReviewSubCmd(sub, use, short string) *cobra.Command {
 	var o reviewOptions
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			return exit(reviewRun(cmd, sub, pos, &o))
+			return exit(a.reviewRun(cmd, sub, pos, &o))
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.endpoint, "endpoint", "", "the review-decision function under the Lambda RIE (local stack): its `URL`")
-	fs.StringVar(&o.url, "url", os.Getenv(EnvReviewURL), "the review-decision Function `URL` (AWS; default $"+EnvReviewURL+")")
+	fs.StringVar(&o.url, "url", a.getenv(EnvReviewURL), "the review-decision Function `URL` (AWS; default $"+EnvReviewURL+")")
 	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the caller proof with `NAME`'s local keys")
 	fs.BoolVar(&o.asJSON, "json", false, "print the function's JSON answer")
 	switch sub {
@@ -91,14 +89,14 @@ func newReviewSubCmd(sub, use, short string) *cobra.Command {
 }
 
 // reviewRun runs toolgate review SUB.
-func reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewOptions) int {
+func (a *app) reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewOptions) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	switch {
 	case sub == "list" && len(pos) != 0:
 		return misuse(cmd, "list takes no arguments")
 	case sub != "list" && len(pos) != 1:
 		return misuse(cmd, "name one review id")
-	case o.endpoint != "" && o.url != "" && os.Getenv(EnvReviewURL) != o.url:
+	case o.endpoint != "" && o.url != "" && a.getenv(EnvReviewURL) != o.url:
 		return misuse(cmd, "--endpoint and --url exclude each other")
 	case o.endpoint == "" && o.url == "":
 		return misuse(cmd, "pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)")
@@ -127,11 +125,11 @@ func reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewOptions) i
 	defer cancel()
 	call := func(req review.DirectRequest) ([]byte, string, string, error) {
 		if o.endpoint != "" {
-			return callDecisionRIE(ctx, o.endpoint, req)
+			return a.callDecisionRIE(ctx, o.endpoint, req)
 		}
-		return callDecisionURL(ctx, o.url, req)
+		return a.callDecisionURL(ctx, o.url, req)
 	}
-	out, code, msg, err := decisionCall(ctx, o.as, req, call)
+	out, code, msg, err := a.decisionCall(ctx, o.as, req, call)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate review %s: %v\n", sub, err)
 		return ExitErrors
@@ -167,8 +165,8 @@ func reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewOptions) i
 // is bound to the review's input digest, so it first shows the review
 // (with a proof of its own) to learn the digest: you decide on exactly the
 // inputs the function shows.
-func decisionCall(ctx context.Context, as string, req review.DirectRequest, call func(review.DirectRequest) ([]byte, string, string, error)) ([]byte, string, string, error) {
-	p, err := newProver(ctx, as)
+func (a *app) decisionCall(ctx context.Context, as string, req review.DirectRequest, call func(review.DirectRequest) ([]byte, string, string, error)) ([]byte, string, string, error) {
+	p, err := a.newProver(ctx, as)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -199,16 +197,16 @@ func decisionCall(ctx context.Context, as string, req review.DirectRequest, call
 
 // callDecisionRIE invokes the function under the RIE with the Lambda SDK,
 // as `toolgate invoke` does.
-func callDecisionRIE(ctx context.Context, endpoint string, req review.DirectRequest) ([]byte, string, string, error) {
+func (a *app) callDecisionRIE(ctx context.Context, endpoint string, req review.DirectRequest) ([]byte, string, string, error) {
 	payload, err := json.Marshal(req)
 	if err != nil {
 		return nil, "", "", err
 	}
-	return invokeLambda(ctx, endpoint, rieFunctionName, payload)
+	return a.invokeLambda(ctx, endpoint, rieFunctionName, payload)
 }
 
 // callDecisionURL calls the review-decision Function URL with req.
-func callDecisionURL(ctx context.Context, base string, req review.DirectRequest) ([]byte, string, string, error) {
+func (a *app) callDecisionURL(ctx context.Context, base string, req review.DirectRequest) ([]byte, string, string, error) {
 	method, path, body := http.MethodGet, "/reviews", []byte(nil)
 	var query url.Values
 	switch req.Action {
@@ -220,7 +218,7 @@ func callDecisionURL(ctx context.Context, base string, req review.DirectRequest)
 		method, path = http.MethodPost, path+"/"+url.PathEscape(req.ReviewID)
 		body, _ = json.Marshal(review.DecisionBody{Decision: req.Decision, Reason: req.Reason})
 	}
-	out, code, msg, err := callFunctionURL(ctx, base, method, path, query, body, map[string]string{review.ProofHeader: req.Proof})
+	out, code, msg, err := a.callFunctionURL(ctx, base, method, path, query, body, map[string]string{review.ProofHeader: req.Proof})
 	if code != "" {
 		var eb review.ErrorBody
 		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
@@ -236,7 +234,7 @@ func callDecisionURL(ctx context.Context, base string, req review.DirectRequest)
 // another status the error code from a {"error": {"code"}} body and the
 // whole body as the message, or "HTTP <status>" and the start of the body
 // when the request was refused before the function ran (IAM).
-func callFunctionURL(ctx context.Context, base, method, path string, query url.Values, body []byte, headers map[string]string) ([]byte, string, string, error) {
+func (a *app) callFunctionURL(ctx context.Context, base, method, path string, query url.Values, body []byte, headers map[string]string) ([]byte, string, string, error) {
 	u, err := url.Parse(strings.TrimSuffix(base, "/"))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, "", "", fmt.Errorf("--url %q is not a Function URL", base)
@@ -245,9 +243,9 @@ func callFunctionURL(ctx context.Context, base, method, path string, query url.V
 	if query != nil {
 		u.RawQuery = query.Encode()
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := a.loadAWSConfig(ctx)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("load AWS configuration: %w", err)
+		return nil, "", "", err
 	}
 	region := functionURLRegion(u.Host)
 	if region == "" {

@@ -29,6 +29,7 @@ import (
 // (A publisher may also create a state machine calling send-email with
 // that toolset id.)
 func TestHandMadeToolsetCannotUngateSendEmail(t *testing.T) {
+	t.Parallel()
 	store, flags := ledgerEnv(t)
 	ts, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
 	if err != nil {
@@ -81,6 +82,7 @@ func TestHandMadeToolsetCannotUngateSendEmail(t *testing.T) {
 // docs/reviews.md says review-request takes "≤ 100 patterns, each arn:…
 // without whitespace, as the resolver checks them".
 func TestReviewersResolverAndRuntimeAgree(t *testing.T) {
+	t.Parallel()
 	many := make([]string, 101)
 	for i := range many {
 		many[i] = fmt.Sprintf(`"arn:aws:iam::123456789012:user/r%d"`, i)
@@ -144,6 +146,7 @@ steps:
 // recipients included) or draw other text, so the reviewer approves inputs
 // they were not shown.
 func TestReviewShowNeverPrintsControlCharacters(t *testing.T) {
+	t.Parallel()
 	e := newReviewEnv(t)
 	runID := "invoke-20261129T000000Z-0011223344556677\x1b[8m"
 	r, err := review.New(review.Params{Requester: "arn:aws:iam::000000000000:user/requester", ID: review.NewID(), RunID: runID, Step: "invoke-review", Of: "invoke", Tool: "send-email",
@@ -157,7 +160,7 @@ func TestReviewShowNeverPrintsControlCharacters(t *testing.T) {
 	}
 	local := []string{"--endpoint", e.decision.Endpoint(), "--as", "alice"}
 	for _, sub := range [][]string{{"show", r.ID}, {"list"}} {
-		code, out, errs := run(append(append([]string{"review"}, sub...), local...)...)
+		code, out, errs := e.cli.run(append(append([]string{"review"}, sub...), local...)...)
 		if code != ExitOK {
 			t.Fatalf("%v: exit %d %s", sub, code, errs)
 		}
@@ -171,6 +174,7 @@ func TestReviewShowNeverPrintsControlCharacters(t *testing.T) {
 // hide or forge what a reviewer reads: invisible and bidirectional
 // characters escaped, the reason on one line.
 func TestReviewShowEscapesInputAndReason(t *testing.T) {
+	t.Parallel()
 	view := map[string]any{"review_id": "rv_00000000000000000000000000000001", "status": "APPROVED", "tool": "send-email",
 		"input_digest": "sha256:aa", "approver": "arn:aws:iam::000000000000:user/alice", "decided_at": "2026-12-01T00:00:00.000Z",
 		"reason": "ok\ninput\tsha256:forged\u202e", "input": map[string]any{"subject": "Pay \u202e4321\ufe01\U000E0041"}}

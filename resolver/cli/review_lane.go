@@ -29,8 +29,8 @@ const (
 	directReviewStep = "invoke-review"
 )
 
-// reviewPollInterval is how often the direct lane reads its review.
-var reviewPollInterval = 2 * time.Second
+// defaultReviewPoll is how often the direct lane reads its review.
+const defaultReviewPoll = 2 * time.Second
 
 // reviewLane is the direct lane's review of a gated tool: `toolgate
 // invoke` of a tool the pinned toolset gates, without an approval, asks
@@ -42,11 +42,12 @@ type reviewLane struct {
 	endpoint string // review-request under the RIE
 	function string
 	prover   *prover // signs each request's caller proof
+	app      *app
 }
 
 // addReviewLane registers the lane's flags on invoke's flag set.
-func addReviewLane(fs *pflag.FlagSet) *reviewLane {
-	l := &reviewLane{}
+func (a *app) addReviewLane(fs *pflag.FlagSet) *reviewLane {
+	l := &reviewLane{app: a}
 	fs.DurationVar(&l.wait, "wait-timeout", DefaultReviewWait, "gated tools: how long to wait for the review's decision (at most 10m)")
 	fs.StringVar(&l.endpoint, "review-endpoint", "", "gated tools: the review-request function's Lambda endpoint `URL` (under the RIE locally; default: the standard AWS configuration)")
 	fs.StringVar(&l.function, "review-function", "", "gated tools: the review-request function's `NAME` or ARN (default: review-request:direct, its direct alias; with --review-endpoint, \"function\")")
@@ -118,7 +119,7 @@ func (l *reviewLane) gate(ctx context.Context, ts *toolset.Toolset, payload []by
 		select {
 		case <-ctx.Done():
 			return fail(ExitErrors, "waiting for review %s: %v", id, ctx.Err())
-		case <-time.After(min(reviewPollInterval, time.Until(deadline)+time.Millisecond)):
+		case <-time.After(min(l.app.env.reviewPoll, time.Until(deadline)+time.Millisecond)):
 		}
 	}
 }
@@ -136,7 +137,7 @@ func (l *reviewLane) call(ctx context.Context, fn string, req review.LaneRequest
 		fmt.Fprintf(stderr, "toolgate invoke: %v\n", err)
 		return ExitErrors
 	}
-	res, errType, errMsg, err := invokeLambda(ctx, l.endpoint, fn, payload)
+	res, errType, errMsg, err := l.app.invokeLambda(ctx, l.endpoint, fn, payload)
 	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "toolgate invoke: review: %v\n", err)

@@ -43,13 +43,16 @@ type reviewEnv struct {
 	sfn      *reviewtest.SFN
 	decision *local.Process
 	callers  *localtest.Callers
+	// cli is the CLI's environment: localAWS with the callers' keys and
+	// STS stand-in.
+	cli environ
 }
 
 func newReviewEnv(t *testing.T) *reviewEnv {
 	t.Helper()
 	store, flags := ledgerEnv(t)
 	e := &reviewEnv{store: store, dynamo: flags[1], sfn: reviewtest.NewSFN(t), callers: localtest.StartCallers(t)}
-	e.callers.SetCLIEnv(t)
+	e.cli = localAWS().with(e.callers.CLIEnv())
 	e.reviews = reviewStoreOn(t, e.dynamo, store.Table())
 	vars := e.callers.Env(map[string]string{dispatch.EnvTable: store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo, "AWS_ENDPOINT_URL_SFN": e.sfn.URL})
 	e.decision = localtest.RIE(t, "review-decision", localtest.Bootstrap(t, "../../functions/review-decision"), 10*time.Second, vars)
@@ -80,57 +83,58 @@ func (e *reviewEnv) pending(t *testing.T, token string, reviewers ...string) *re
 }
 
 func TestReviewCommandLocal(t *testing.T) {
+	t.Parallel()
 	e := newReviewEnv(t)
 	r := e.pending(t, "token-cli-1")
 	local := []string{"--endpoint", e.decision.Endpoint(), "--as", "alice"}
 	args := func(a ...string) []string { return append(append([]string{"review"}, a...), local...) }
 
-	code, out, errs := run(args("list")...)
+	code, out, errs := e.cli.run(args("list")...)
 	if code != ExitOK || !strings.Contains(out, r.ID) || !strings.Contains(out, "send-email") {
 		t.Fatalf("list: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, errs = run(args("show", r.ID)...)
+	code, out, errs = e.cli.run(args("show", r.ID)...)
 	if code != ExitOK || !strings.Contains(out, `"subject": "Weekly digest"`) || !strings.Contains(out, r.InputDigest) || strings.Contains(out, "token-cli-1") {
 		t.Fatalf("show: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, errs = run(args("approve", r.ID, "--reason", "recipients checked")...)
+	code, out, errs = e.cli.run(args("approve", r.ID, "--reason", "recipients checked")...)
 	if code != ExitOK || !strings.Contains(out, "approved by "+as("alice")) {
 		t.Fatalf("approve: exit %d\n%s%s", code, out, errs)
 	}
 	if calls := e.sfn.Calls("token-cli-1"); len(calls) != 1 || calls[0].Action != "SendTaskSuccess" || !strings.Contains(calls[0].Output, `"reason":"recipients checked"`) {
 		t.Fatalf("Step Functions calls %+v", calls)
 	}
-	code, out, _ = run(args("approve", r.ID)...)
+	code, out, _ = e.cli.run(args("approve", r.ID)...)
 	if code != ExitOK || !strings.Contains(out, "already approved by "+as("alice")) {
 		t.Fatalf("repeated approval: exit %d\n%s", code, out)
 	}
-	code, _, errs = run(args("reject", r.ID, "--reason", "no")...)
+	code, _, errs = e.cli.run(args("reject", r.ID, "--reason", "no")...)
 	if code != ExitErrors || !strings.Contains(errs, "REVIEW_CONFLICT") {
 		t.Fatalf("conflicting rejection: exit %d\n%s", code, errs)
 	}
-	code, out, _ = run(args("list", "--status", "approved", "--json")...)
+	code, out, _ = e.cli.run(args("list", "--status", "approved", "--json")...)
 	if code != ExitOK || !strings.Contains(out, `"approver": "`+as("alice")+`"`) {
 		t.Fatalf("approved list: exit %d\n%s", code, out)
 	}
 	r2 := e.pending(t, "token-cli-2")
-	if code, out, errs := run(args("reject", r2.ID, "--reason", "wrong list")...); code != ExitOK || !strings.Contains(out, "rejected by "+as("alice")) {
+	if code, out, errs := e.cli.run(args("reject", r2.ID, "--reason", "wrong list")...); code != ExitOK || !strings.Contains(out, "rejected by "+as("alice")) {
 		t.Fatalf("reject: exit %d\n%s%s", code, out, errs)
 	}
 	if calls := e.sfn.Calls("token-cli-2"); len(calls) != 1 || calls[0].Error != review.ErrorRejected {
 		t.Fatalf("Step Functions calls %+v", calls)
 	}
-	if code, _, errs := run(args("show", review.NewID())...); code != ExitErrors || !strings.Contains(errs, "REVIEW_NOT_FOUND") {
+	if code, _, errs := e.cli.run(args("show", review.NewID())...); code != ExitErrors || !strings.Contains(errs, "REVIEW_NOT_FOUND") {
 		t.Fatalf("unknown review: exit %d %s", code, errs)
 	}
 	editors := e.pending(t, "token-cli-3", "arn:aws:iam::*:user/editor-*")
-	if code, _, errs := run(args("approve", editors.ID)...); code != ExitErrors || !strings.Contains(errs, "REVIEW_FORBIDDEN") {
+	if code, _, errs := e.cli.run(args("approve", editors.ID)...); code != ExitErrors || !strings.Contains(errs, "REVIEW_FORBIDDEN") {
 		t.Fatalf("alice is no editor: exit %d %s", code, errs)
 	}
 	own := e.pending(t, "token-cli-4")
-	if code, _, errs := run("review", "approve", own.ID, "--endpoint", e.decision.Endpoint(), "--as", "requester"); code != ExitErrors || !strings.Contains(errs, "REVIEW_SELF_APPROVAL") {
+	if code, _, errs := e.cli.run("review", "approve", own.ID, "--endpoint", e.decision.Endpoint(), "--as", "requester"); code != ExitErrors || !strings.Contains(errs, "REVIEW_SELF_APPROVAL") {
 		t.Fatalf("the requester approves: exit %d %s", code, errs)
 	}
-	if code, _, errs := run("review", "list", "--endpoint", e.decision.Endpoint(), "--as", "Not A Name"); code != ExitMisuse {
+	if code, _, errs := e.cli.run("review", "list", "--endpoint", e.decision.Endpoint(), "--as", "Not A Name"); code != ExitMisuse {
 		t.Fatalf("--as with a bad name: exit %d %s", code, errs)
 	}
 
@@ -145,7 +149,7 @@ func TestReviewCommandLocal(t *testing.T) {
 		"list with an argument": args("list", r.ID),
 		"both transports":       {"review", "list", "--endpoint", "x", "--as", "a", "--url", "https://x/"},
 	} {
-		if code, _, _ := run(a...); code != ExitMisuse {
+		if code, _, _ := e.cli.run(a...); code != ExitMisuse {
 			t.Errorf("%s: exit %d, want %d", name, code, ExitMisuse)
 		}
 	}
@@ -159,21 +163,20 @@ func TestReviewCommandLocal(t *testing.T) {
 // event Lambda would, with an IAM principal in its request context that
 // the function must ignore: the proof says who calls.
 func TestReviewCommandFunctionURL(t *testing.T) {
+	t.Parallel()
 	e := newReviewEnv(t)
 	principal := as("editor-alice")
 	creds, err := e.callers.Keys.Credentials("editor-alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", creds.AccessKeyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
-	signer = creds
+	e.cli = e.cli.with(map[string]string{"AWS_ACCESS_KEY_ID": creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY": creds.SecretAccessKey})
 	r := e.pending(t, "token-url", "arn:aws:iam::*:user/editor-*")
 	var mu sync.Mutex
 	var signed []string
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		if err := checkSigV4(req, body); err != nil {
+		if err := checkSigV4(req, body, creds); err != nil {
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprintf(w, `{"Message":%q}`, err.Error())
 			return
@@ -213,11 +216,11 @@ func TestReviewCommandFunctionURL(t *testing.T) {
 	}))
 	defer front.Close()
 
-	code, out, errs := run("review", "list", "--url", front.URL)
+	code, out, errs := e.cli.run("review", "list", "--url", front.URL)
 	if code != ExitOK || !strings.Contains(out, r.ID) {
 		t.Fatalf("list: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, errs = run("review", "approve", r.ID, "--url", front.URL, "--reason", "ok")
+	code, out, errs = e.cli.run("review", "approve", r.ID, "--url", front.URL, "--reason", "ok")
 	if code != ExitOK || !strings.Contains(out, "approved by "+principal) {
 		t.Fatalf("approve: exit %d\n%s%s", code, out, errs)
 	}
@@ -232,20 +235,17 @@ func TestReviewCommandFunctionURL(t *testing.T) {
 		t.Fatalf("signed requests %v", signed)
 	}
 	// Without credentials nothing is signed: the front refuses, as IAM would.
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong")
-	if code, _, errs := run("review", "list", "--url", front.URL); code != ExitErrors || !strings.Contains(errs, "HTTP 403") {
+	e.cli = e.cli.with(map[string]string{"AWS_SECRET_ACCESS_KEY": "wrong"})
+	if code, _, errs := e.cli.run("review", "list", "--url", front.URL); code != ExitErrors || !strings.Contains(errs, "HTTP 403") {
 		t.Fatalf("bad signature: exit %d %s", code, errs)
 	}
 }
 
-// signer is the credentials checkSigV4 expects.
-var signer = aws.Credentials{AccessKeyID: local.FakeAccessKeyID, SecretAccessKey: local.FakeSecretAccessKey}
-
 var credentialPattern = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/lambda/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$`)
 
-// checkSigV4 signs the request again with the test's credentials and the
-// same time and signed headers, and compares the signatures.
-func checkSigV4(req *http.Request, body []byte) error {
+// checkSigV4 signs the request again with signer, the test's credentials,
+// and the same time and signed headers, and compares the signatures.
+func checkSigV4(req *http.Request, body []byte, signer aws.Credentials) error {
 	m := credentialPattern.FindStringSubmatch(req.Header.Get("Authorization"))
 	if m == nil {
 		return fmt.Errorf("not a SigV4 authorization for lambda: %q", req.Header.Get("Authorization"))
@@ -283,9 +283,8 @@ func checkSigV4(req *http.Request, body []byte) error {
 // the RIE, dynalite, the SES emulator). A rejection, or no decision in
 // time, sends nothing.
 func TestInvokeGatedToolDirectLane(t *testing.T) {
+	t.Parallel()
 	e := newReviewEnv(t)
-	reviewPollInterval = 50 * time.Millisecond
-	t.Cleanup(func() { reviewPollInterval = 2 * time.Second })
 	ses := localtest.SES(t)
 	send := localtest.RIE(t, "send-email", localtest.Bootstrap(t, "../../functions/send-email"), 30*time.Second, e.callers.Env(map[string]string{
 		dispatch.EnvTable: e.store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": e.dynamo, "TOOLGATE_LANE": "direct",
@@ -297,13 +296,13 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	}))
 	input := filepath.Join(t.TempDir(), "mail.json")
 	os.WriteFile(input, []byte(`{"to":["team@example.com"],"subject":"Direct","text":"Sent after a review."}`), 0o644)
-	if code, _, errs := run("toolset", "register", "--tool", "send-email", "--endpoint", e.dynamo, "--table", e.store.Table()); code != ExitOK {
+	if code, _, errs := e.cli.run("toolset", "register", "--tool", "send-email", "--endpoint", e.dynamo, "--table", e.store.Table()); code != ExitOK {
 		t.Fatal(errs)
 	}
 	invoke := func(extra ...string) chan [3]string {
 		done := make(chan [3]string, 1)
 		go func() {
-			code, out, errs := run(append([]string{"invoke", "send-email", "--input", input, "--endpoint", send.Endpoint(), "--as", "operator",
+			code, out, errs := e.cli.runPolling(50*time.Millisecond, append([]string{"invoke", "send-email", "--input", input, "--endpoint", send.Endpoint(), "--as", "operator",
 				"--review-endpoint", requests.Endpoint(), "--dynamodb-endpoint", e.dynamo, "--table", e.store.Table()}, extra...)...)
 			done <- [3]string{fmt.Sprint(code), out, errs}
 		}()
@@ -329,7 +328,7 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	decide := func(args ...string) {
-		if code, out, errs := run(append(append([]string{"review"}, args...), "--endpoint", e.decision.Endpoint(), "--as", "alice")...); code != ExitOK {
+		if code, out, errs := e.cli.run(append(append([]string{"review"}, args...), "--endpoint", e.decision.Endpoint(), "--as", "alice")...); code != ExitOK {
 			t.Fatalf("review %v: exit %d\n%s%s", args, code, out, errs)
 		}
 	}
@@ -364,7 +363,7 @@ func TestInvokeGatedToolDirectLane(t *testing.T) {
 	if res := <-done; res[0] != "1" || !strings.Contains(res[2], "no decision on review") {
 		t.Fatalf("no decision: exit %s\n%s%s", res[0], res[1], res[2])
 	}
-	if code, _, errs := run("invoke", "send-email", "--input", input, "--endpoint", send.Endpoint(), "--dynamodb-endpoint", e.dynamo,
+	if code, _, errs := e.cli.run("invoke", "send-email", "--input", input, "--endpoint", send.Endpoint(), "--dynamodb-endpoint", e.dynamo,
 		"--table", e.store.Table(), "--wait-timeout", "11m"); code != ExitMisuse {
 		t.Fatalf("--wait-timeout 11m: exit %d %s", code, errs)
 	}

@@ -39,6 +39,7 @@ output: "${steps.greet}"
 // definition with DescribeStateMachine and refuses a bad input before
 // StartExecution, with exit code 1 and the pointers and keywords at fault.
 func TestRunChecksInput(t *testing.T) {
+	t.Parallel()
 	p, err := local.StartSFN(t.Context(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -56,14 +57,10 @@ func TestRunChecksInput(t *testing.T) {
 	if err := keys.Save(filepath.Join(dir, "keys")); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(EnvLocalKeys, filepath.Join(dir, "keys"))
-	t.Setenv(EnvSTSEndpoint, "http://127.0.0.1:1") // signing names it; no proof is verified here
-	t.Setenv("AWS_ACCESS_KEY_ID", local.FakeAccessKeyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", local.FakeSecretAccessKey)
-	t.Setenv("AWS_REGION", local.Region)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
+	cliEnv := localAWS().with(map[string]string{
+		EnvLocalKeys:   filepath.Join(dir, "keys"),
+		EnvSTSEndpoint: "http://127.0.0.1:1", // signing names it; no proof is verified here
+	})
 	params := filepath.Join(dir, "params.json")
 	os.WriteFile(params, []byte("{}"), 0o644)
 
@@ -109,7 +106,7 @@ func TestRunChecksInput(t *testing.T) {
 			input := filepath.Join(dir, "input.json")
 			os.WriteFile(input, []byte(c.input), 0o644)
 			name := "run-" + string(rune('a'+i))
-			code, out, errs := run("run", c.solution, "--input", input, "--name", name, "--wait", "--timeout", "60s",
+			code, out, errs := cliEnv.run("run", c.solution, "--input", input, "--name", name, "--wait", "--timeout", "60s",
 				"--endpoint", p.Endpoint(), "--stage", "dev", "--params", params, "--as", "starter")
 			errs = strings.ReplaceAll(errs, input, "INPUT")
 			if code != c.code {

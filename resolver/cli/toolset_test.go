@@ -84,11 +84,17 @@ type toolsetCase struct {
 	stdout string
 	golden string
 	stderr []string
+	// env is the CLI's environment; nil: localAWS.
+	env environ
 }
 
 func (c toolsetCase) run(t *testing.T) {
 	t.Helper()
-	code, out, errs := run(c.args...)
+	env := c.env
+	if env == nil {
+		env = localAWS()
+	}
+	code, out, errs := env.run(c.args...)
 	if code != c.code {
 		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
 	}
@@ -110,7 +116,7 @@ func (c toolsetCase) run(t *testing.T) {
 // toolset show and diff on the locks in --toolsets DIR, offline: no
 // publish function is named, so an id no lock holds is not found.
 func TestToolsetShowDiffLocks(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	at := []string{"--toolsets", toolsetFiles}
 	// A lock whose content was changed after it was written: it holds the
 	// id, but its content digests to another.
@@ -160,7 +166,7 @@ func TestToolsetShowDiffLocks(t *testing.T) {
 // file, line, column and rule, before anything is sent: the URL named
 // here answers nothing.
 func TestToolsetRegisterRefusesFiles(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "refuse-at-least-once.yaml", "demo-reviewed.yaml")
 	nowhere := []string{"--url", "http://127.0.0.1:1", "--toolsets", t.TempDir()}
@@ -191,10 +197,10 @@ func TestToolsetRegisterRefusesFiles(t *testing.T) {
 // from the SSM stand-in, its tags (demo's pin and no looser) from the
 // Lambda stand-in.
 func TestToolsetThroughPublishFunction(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	_, flags := ledgerEnv(t)
 	callers := localtest.StartCallers(t)
-	callers.SetCLIEnv(t)
+	cliEnv := localAWS().with(callers.CLIEnv())
 	const createTicket = "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
 	params, err := local.StartSSM(map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): createTicket})
 	if err != nil {
@@ -233,6 +239,7 @@ func TestToolsetThroughPublishFunction(t *testing.T) {
 		{name: "register a derived toolset", args: register(reviewed),
 			stdout: "registered " + reviewedID + " (" + reviewed + ") by " + alice + "\nwrote " + filepath.Join(dir, "demo-reviewed.lock.json") + "\n"},
 	} {
+		c.env = cliEnv
 		t.Run(c.name, c.run)
 	}
 	for _, name := range []string{"demo.lock.json", "demo-reviewed.lock.json"} {
@@ -244,7 +251,7 @@ func TestToolsetThroughPublishFunction(t *testing.T) {
 	// Show: no lock holds the id here, so the registered toolset is read
 	// from the function (as bob) and printed once its digest is the id.
 	t.Run("show a registered toolset", func(t *testing.T) {
-		code, out, errs := run(append(append([]string{"toolset", "show", demoID}, noLocks...), as("bob")...)...)
+		code, out, errs := cliEnv.run(append(append([]string{"toolset", "show", demoID}, noLocks...), as("bob")...)...)
 		if code != ExitOK || errs != "" {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
@@ -273,6 +280,7 @@ func TestToolsetThroughPublishFunction(t *testing.T) {
 		{name: "show as a name that is not one", args: append(append([]string{"toolset", "show", reviewedID}, noLocks...), as("Not A Name")...), code: ExitMisuse,
 			stderr: []string{`--as "Not A Name"`}},
 	} {
+		c.env = cliEnv
 		t.Run(c.name, c.run)
 	}
 }
@@ -281,6 +289,7 @@ func TestToolsetThroughPublishFunction(t *testing.T) {
 // checks: the body must be the RFC 8785 form of the toolset asked for,
 // digesting to its id, and pass the registration check.
 func TestRegisteredToolsetChecksTheAnswer(t *testing.T) {
+	t.Parallel()
 	lock, err := toolset.Parse([]byte(readFile(t, filepath.Join(toolsetFiles, "demo.lock.json"))))
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +324,7 @@ func TestRegisteredToolsetChecksTheAnswer(t *testing.T) {
 // byte for byte (TestToolsetThroughPublishFunction checks that
 // registration writes those). What it refuses writes nothing.
 func TestToolsetLockWritesTheRegisteredLock(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "demo-reviewed.yaml", "schemas/create-ticket.input.json", "crm.yaml", "refuse-at-least-once.yaml")
 	in := func(name string) string { return filepath.Join(dir, name) }
@@ -354,7 +363,7 @@ func TestToolsetLockWritesTheRegisteredLock(t *testing.T) {
 // reported at its line with its rule, as for a .json file, and not as
 // "not a toolset file".
 func TestToolsetLockReportsWhatIsWrongWithAToolsetFile(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name, file, src, says string
@@ -383,7 +392,7 @@ func TestToolsetLockReportsWhatIsWrongWithAToolsetFile(t *testing.T) {
 // toolset lock names invisible and bidirectional characters in a
 // description, as registration does, and still writes the lock.
 func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
 	src := strings.Replace(readFile(t, filepath.Join(dir, "demo.yaml")), "description: Open a ticket", "description: \"Open a \\u202Eticket", 1)
@@ -401,7 +410,7 @@ func TestToolsetLockWarnsOfInvisibleCharacters(t *testing.T) {
 // right-to-left override among the code points, and shows the property's
 // pointers escaped: the name is part of every pointer below it.
 func TestToolsetLockWarnsOfInvisiblePropertyNames(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
 	schema := `{"type":"object","properties":{"k\u202eey":{"type":"string","description":"the key"}}}`
@@ -420,7 +429,7 @@ func TestToolsetLockWarnsOfInvisiblePropertyNames(t *testing.T) {
 // file and both ids, and leaves the file as it was. --replace replaces
 // it; writing the lock of the same id again needs no flag.
 func TestToolsetLockKeepsAnotherToolsetsLock(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
 	demo, lockFile := filepath.Join(dir, "demo.yaml"), filepath.Join(dir, "demo.lock.json")
@@ -479,7 +488,7 @@ func TestToolsetLockKeepsAnotherToolsetsLock(t *testing.T) {
 // succeeded (a draft's id is known only then), writeLocks does not
 // replace a lock of another id either, unless replace.
 func TestToolsetRegisterKeepsAnotherToolsetsLock(t *testing.T) {
-	t.Setenv(EnvPublishURL, "")
+	t.Parallel()
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")
 	demo, lockFile := filepath.Join(dir, "demo.yaml"), filepath.Join(dir, "demo.lock.json")

@@ -17,7 +17,7 @@ import (
 )
 
 // newToolsetLockCmd is `toolgate toolset lock FILE`.
-func newToolsetLockCmd() *cobra.Command {
+func (a *app) newToolsetLockCmd() *cobra.Command {
 	var replace bool
 	cmd := &cobra.Command{
 		Use:   "lock FILE [--replace] [--toolsets DIR]",
@@ -36,11 +36,11 @@ the servers, which only registration lists (docs/toolsets.md).
 ` + replaceHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			return exit(lockToolsetFile(cmd, files[0], replace))
+			return exit(a.lockToolsetFile(cmd, files[0], replace))
 		},
 	}
 	addReplaceFlag(cmd, &replace)
-	addToolsetsFlag(cmd)
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 
@@ -94,7 +94,7 @@ func checkLockFile(path string, ts *toolset.Toolset, replace bool) error {
 // written when f has errors, names MCP servers or fails the registration
 // check (toolset.Verify against the catalog), nor over a lock of another
 // toolset id without replace (checkLockFile).
-func lockToolsetFile(cmd *cobra.Command, f string, replace bool) int {
+func (a *app) lockToolsetFile(cmd *cobra.Command, f string, replace bool) int {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	src, err := resolver.ReadFile(f, resolver.SourceFile)
 	if err != nil {
@@ -107,7 +107,7 @@ func lockToolsetFile(cmd *cobra.Command, f string, replace bool) int {
 		fmt.Fprintf(stderr, "toolgate toolset lock: %s is not a toolset file (docs/toolsets.md): a compiled toolset or a Solution has no lock of its own\n", f)
 		return ExitMisuse
 	}
-	res := compileToolsetFile(f, src)
+	res := a.compileToolsetFile(f, src)
 	for _, d := range res.Diagnostics {
 		fmt.Fprintln(stderr, d.String())
 	}

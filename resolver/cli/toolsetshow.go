@@ -64,18 +64,18 @@ func (r *toolsetReader) read(ctx context.Context, id string) (*toolset.Toolset, 
 	if !tool.ToolsetIDPattern.MatchString(id) {
 		return nil, &misuseError{fmt.Sprintf("%.40q is not a toolset id (%s)", id, tool.ToolsetIDPattern)}
 	}
-	ts, err := resolver.LockLookup(toolsetsDir)(id)
+	ts, err := resolver.LockLookup(r.fn.app.toolsetsDir)(id)
 	switch {
 	case err == nil:
 		return ts, nil
 	case !errors.Is(err, resolver.ErrToolsetNotFound):
-		return nil, fmt.Errorf("toolset %s: --toolsets %s: %v", id, toolsetsDir, err)
+		return nil, fmt.Errorf("toolset %s: --toolsets %s: %v", id, r.fn.app.toolsetsDir, err)
 	case !r.fn.named():
 		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it (%s), and no publish function is named to read the registered toolset from (--url or $%s; --function-endpoint with --as on the local stack)",
-			id, errNoToolset, resolver.LockSuffix, toolsetsDir, lookedIn(toolsetsDir), EnvPublishURL)
+			id, errNoToolset, resolver.LockSuffix, r.fn.app.toolsetsDir, lookedIn(r.fn.app.toolsetsDir), EnvPublishURL)
 	}
 	if r.prover == nil {
-		if r.prover, err = newProver(ctx, r.fn.as); err != nil {
+		if r.prover, err = r.fn.app.newProver(ctx, r.fn.as); err != nil {
 			return nil, err
 		}
 	}
@@ -84,7 +84,7 @@ func (r *toolsetReader) read(ctx context.Context, id string) (*toolset.Toolset, 
 	case err != nil:
 		return nil, fmt.Errorf("toolset %s: %v", id, err)
 	case code == publishapi.CodeNotFound:
-		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it (%s), and the publish function says: %s: %s", id, errNoToolset, resolver.LockSuffix, toolsetsDir, lookedIn(toolsetsDir), code, msg)
+		return nil, fmt.Errorf("toolset %s: %w: no lock file (*%s) in --toolsets %s holds it (%s), and the publish function says: %s: %s", id, errNoToolset, resolver.LockSuffix, r.fn.app.toolsetsDir, lookedIn(r.fn.app.toolsetsDir), code, msg)
 	case code != "":
 		return nil, fmt.Errorf("toolset %s: the publish function refused the read: %s: %s", id, code, msg)
 	}
@@ -158,7 +158,7 @@ type misuseError struct{ msg string }
 func (e *misuseError) Error() string { return e.msg }
 
 // newToolsetShowCmd is `toolgate toolset show ID`.
-func newToolsetShowCmd() *cobra.Command {
+func (a *app) newToolsetShowCmd() *cobra.Command {
 	var r toolsetReader
 	cmd := &cobra.Command{
 		Use:   "show ID [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
@@ -207,13 +207,13 @@ registered (or the function refuses the read); 2 for a malformed id.`,
 			return nil
 		},
 	}
-	r.fn.addFlags(cmd.Flags())
-	addToolsetsFlag(cmd)
+	r.fn.addFlags(a, cmd.Flags())
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 
 // newToolsetDiffCmd is `toolgate toolset diff A B`.
-func newToolsetDiffCmd() *cobra.Command {
+func (a *app) newToolsetDiffCmd() *cobra.Command {
 	var r toolsetReader
 	cmd := &cobra.Command{
 		Use:   "diff A B [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
@@ -260,8 +260,8 @@ cannot be read (a malformed id, or one neither a lock nor the function has).`,
 			return nil
 		},
 	}
-	r.fn.addFlags(cmd.Flags())
-	addToolsetsFlag(cmd)
+	r.fn.addFlags(a, cmd.Flags())
+	a.addToolsetsFlag(cmd)
 	return cmd
 }
 

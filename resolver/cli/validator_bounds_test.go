@@ -18,6 +18,7 @@ import (
 // answer valid:false quickly, in bounded memory, as it does for flow
 // nesting.
 func TestValidatorBoundsDeepBlockNesting(t *testing.T) {
+	t.Parallel()
 	src := strings.Repeat("- ", 20000) + "x\n"
 	var before, after runtime.MemStats
 	runtime.GC()

@@ -16,7 +16,7 @@ import (
 var commit string
 
 // newVersionCmd is `toolgate version`.
-func newVersionCmd() *cobra.Command {
+func (a *app) newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "print the version and commit toolgate was built from",

@@ -37,6 +37,7 @@ func TestVersionPrintsTheChangelogsVersionAndTheStampedCommit(t *testing.T) {
 // Without a stamp, the commit comes from the Go build information when it
 // has it.
 func TestBuildCommitFallsBackToTheBuildInformation(t *testing.T) {
+	t.Parallel()
 	vcs := func(rev, modified string) []debug.BuildSetting {
 		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
 	}
@@ -76,6 +77,7 @@ const changelogVersion = %q
 // order, dates valid), and the version toolgate version prints is the one
 // it names: changelogversion.go is generated from it (-update rewrites it).
 func TestChangelogNamesTheVersionPrinted(t *testing.T) {
+	t.Parallel()
 	cl := readChangelog(t)
 	want := generatedVersionFile(cl.Version())
 	if *update {
@@ -93,6 +95,7 @@ func TestChangelogNamesTheVersionPrinted(t *testing.T) {
 // version order), and a changelog with releases has tags; a repository
 // without tags has nothing to compare.
 func TestChangelogsNewestReleaseIsTheNewestTag(t *testing.T) {
+	t.Parallel()
 	cl := readChangelog(t)
 	git := exec.Command("git", "tag", "--list", "v[0-9]*", "--sort=-version:refname")
 	git.Dir = "../.."

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -131,6 +133,23 @@ func (w *buffered) response() events.LambdaFunctionURLResponse {
 		resp.Body, resp.IsBase64Encoded = base64.StdEncoding.EncodeToString(b), true
 	}
 	return resp
+}
+
+// Answer is a Function URL answer's status and JSON body: 200 and res
+// encoded as JSON when err is nil; otherwise the status and body fail
+// gives for err (each function has its own error codes and error body:
+// publishapi.ErrorBody, review.ErrorBody). A res that cannot be encoded is
+// an error too, "encode the result: ..." wrapping the encoder's, which fail
+// answers as any error that is not one of its function's.
+func Answer(res any, err error, fail func(error) (status int, body []byte)) (int, []byte) {
+	if err == nil {
+		body, merr := json.Marshal(res)
+		if merr == nil {
+			return http.StatusOK, body
+		}
+		err = fmt.Errorf("encode the result: %w", merr)
+	}
+	return fail(err)
 }
 
 // WriteJSON writes an answer of status with body, a JSON document, as

@@ -3,9 +3,12 @@ package functionurl
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -119,5 +122,28 @@ func TestPlain(t *testing.T) {
 				t.Errorf("Plain(%s %q) = %v", c.method, c.raw, got)
 			}
 		})
+	}
+}
+
+// Answer encodes a result as 200, and hands an error, or a result that
+// cannot be encoded, to the function's own failure answer.
+func TestAnswerEncodesTheResultOrAsksFailure(t *testing.T) {
+	t.Parallel()
+	var failed []error
+	fail := func(err error) (int, []byte) {
+		failed = append(failed, err)
+		return http.StatusConflict, []byte(`{"error":{"code":"X"}}`)
+	}
+	if st, b := Answer(map[string]int{"n": 1}, nil, fail); st != http.StatusOK || string(b) != `{"n":1}` || len(failed) != 0 {
+		t.Fatalf("result: %d %s, failures %v", st, b, failed)
+	}
+	refused := errors.New("refused")
+	if st, b := Answer(nil, refused, fail); st != http.StatusConflict || string(b) != `{"error":{"code":"X"}}` || len(failed) != 1 || failed[0] != refused {
+		t.Fatalf("error: %d %s, failures %v", st, b, failed)
+	}
+	var unsupported *json.UnsupportedTypeError
+	if st, _ := Answer(func() {}, nil, fail); st != http.StatusConflict || len(failed) != 2 || !errors.As(failed[1], &unsupported) ||
+		!strings.HasPrefix(failed[1].Error(), "encode the result: ") {
+		t.Fatalf("unencodable result: %d, failures %v", st, failed)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -94,7 +93,7 @@ func edge(err error) error {
 func (h *Handler) serveURL(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	var ev events.LambdaFunctionURLRequest
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		status, body := answer(nil, &Error{Code: publishapi.CodeInvalid, Message: "the request is not a Function URL request"})
+		status, body := failure(&Error{Code: publishapi.CodeInvalid, Message: "the request is not a Function URL request"})
 		return json.Marshal(events.LambdaFunctionURLResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)})
 	}
 	resp, err := functionurl.Serve(ctx, h.url, ev)
@@ -189,22 +188,17 @@ func status(code string) int {
 	return http.StatusServiceUnavailable
 }
 
-// respond writes a Function URL answer (answer).
+// respond writes a Function URL answer (functionurl.Answer): 200 with the
+// result, or failure's.
 func respond(w http.ResponseWriter, res any, err error) {
-	status, body := answer(res, err)
-	functionurl.WriteJSON(w, status, body)
+	st, b := functionurl.Answer(res, err, failure)
+	functionurl.WriteJSON(w, st, b)
 }
 
-// answer is a Function URL answer's status and body: 200 with the
-// result, or the code's status with an ErrorBody.
-func answer(res any, err error) (int, []byte) {
-	if err == nil {
-		b, merr := json.Marshal(res)
-		if merr == nil {
-			return http.StatusOK, b
-		}
-		err = fmt.Errorf("encode the result: %w", merr)
-	}
+// failure is the Function URL answer to err: its code's status (status)
+// with an ErrorBody; an error that is not an *Error is PUBLISH_UNAVAILABLE,
+// "internal error" (body).
+func failure(err error) (int, []byte) {
 	e, b := body(err)
 	return status(e.Code), b
 }

@@ -97,7 +97,7 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 	}
 	var ev events.LambdaFunctionURLRequest
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		status, body := answer(nil, review.Errorf(review.CodeInvalid, "the request is not a Function URL request"))
+		status, body := failure(review.Errorf(review.CodeInvalid, "the request is not a Function URL request"))
 		return json.Marshal(events.LambdaFunctionURLResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)})
 	}
 	resp, err := functionurl.Serve(ctx, h.url, ev)
@@ -211,22 +211,17 @@ func (h *Handler) routes(mux *http.ServeMux) http.Handler {
 	})
 }
 
-// respond writes a Function URL answer (answer).
+// respond writes a Function URL answer (functionurl.Answer): 200 with the
+// result, or failure's.
 func respond(w http.ResponseWriter, res any, err error) {
-	status, body := answer(res, err)
+	status, body := functionurl.Answer(res, err, failure)
 	functionurl.WriteJSON(w, status, body)
 }
 
-// answer is a Function URL answer's status and body: 200 with the result,
-// or the code's status with an ErrorBody.
-func answer(res any, err error) (int, []byte) {
-	if err == nil {
-		body, merr := json.Marshal(res)
-		if merr == nil {
-			return http.StatusOK, body
-		}
-		err = review.Wrap(review.CodeInternal, merr, "internal error")
-	}
+// failure is the Function URL answer to err: its code's status
+// (review.Code.HTTPStatus) with an ErrorBody; an error that is not a
+// *review.Error is REVIEW_INTERNAL, "internal error" (review.AsError).
+func failure(err error) (int, []byte) {
 	e := review.AsError(err)
 	var eb review.ErrorBody
 	eb.Error.Code, eb.Error.Message = e.Code, e.Message

@@ -166,11 +166,12 @@ func (c *Callers) Env(env map[string]string) map[string]string {
 	return out
 }
 
-// SetCLIEnv points the CLI at the stand-in and the keys for t, so that
-// `--as NAME` signs with NAME's local keys.
-func (c *Callers) SetCLIEnv(t testing.TB) {
-	t.Setenv("AWS_ENDPOINT_URL_STS", c.STS.Endpoint())
-	t.Setenv("TOOLGATE_LOCAL_KEYS", c.KeysFile)
+// CLIEnv is the CLI's environment (cli.Env's Getenv) for the stand-in
+// and the keys: AWS_ENDPOINT_URL_STS and TOOLGATE_LOCAL_KEYS, so that
+// `--as NAME` signs with NAME's local keys. A test passes it to the CLI
+// instead of setting the process's environment.
+func (c *Callers) CLIEnv() map[string]string {
+	return map[string]string{"AWS_ENDPOINT_URL_STS": c.STS.Endpoint(), "TOOLGATE_LOCAL_KEYS": c.KeysFile}
 }
 
 // Proof signs a caller proof for b with NAME's local keys, now.

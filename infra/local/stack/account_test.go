@@ -3,6 +3,7 @@ package stack_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,8 +36,10 @@ func (e *env) asOutsider(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", c.AccessKeyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", c.SecretAccessKey)
+	old := e.cli
+	e.cli = maps.Clone(old)
+	e.cli["AWS_ACCESS_KEY_ID"], e.cli["AWS_SECRET_ACCESS_KEY"] = c.AccessKeyID, c.SecretAccessKey
+	t.Cleanup(func() { e.cli = old })
 }
 
 // Four eyes against someone who signs caller proofs with another AWS
@@ -54,7 +57,7 @@ func TestCallerProofsOfAnotherAccountAreRefusedEndToEnd(t *testing.T) {
 	refusedForAccount := func(t *testing.T, args ...string) {
 		t.Helper()
 		var out, errb bytes.Buffer
-		code := cli.Run(args, &out, &errb)
+		code := e.cliRun(args, &out, &errb)
 		if code == cli.ExitOK || !strings.Contains(errb.String(), "["+string(caller.WrongAccount)+"]") {
 			t.Fatalf("toolgate %s: exit %d\n%s%s\nwant a refusal naming [%s]", strings.Join(args, " "), code, out.String(), errb.String(), caller.WrongAccount)
 		}
@@ -80,7 +83,7 @@ func TestCallerProofsOfAnotherAccountAreRefusedEndToEnd(t *testing.T) {
 		before := e.executions(t, "outside-start")
 		e.asOutsider(t, "mallory")
 		var stdout, stderr bytes.Buffer
-		code := cli.Run([]string{"run", "outside-start", "--input", input, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile}, &stdout, &stderr)
+		code := e.cliRun([]string{"run", "outside-start", "--input", input, "--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile}, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
 		if code == cli.ExitOK || !strings.Contains(out, "["+string(caller.WrongAccount)+"]") || !strings.Contains(out, "nothing was started") {
 			t.Fatalf("toolgate run: exit %d %s, want a refusal naming [%s] that started nothing", code, out, caller.WrongAccount)
@@ -167,7 +170,7 @@ func TestCallerProofsOfAnotherAccountAreRefusedEndToEnd(t *testing.T) {
 		os.WriteFile(wild, []byte(strings.NewReplacer("solution: e2e-digest", "solution: outside-wildcard", "DATA", strings.TrimPrefix(e.st.DataURL, "http://"),
 			"timeout_seconds: TIMEOUT}", "timeout_seconds: 600, reviewers: [\"arn:aws:iam::*:user/tester\"]}").Replace(reviewedDigest)), 0o644)
 		var out, errb bytes.Buffer
-		if code := cli.Run([]string{"publish", wild, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out, &errb); code == cli.ExitOK || !strings.Contains(errb.String(), "[reviewer-pattern]") {
+		if code := e.cliRun([]string{"publish", wild, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out, &errb); code == cli.ExitOK || !strings.Contains(errb.String(), "[reviewer-pattern]") {
 			t.Fatalf("a reviewer pattern with an account wildcard: exit %d %s%s, want a [reviewer-pattern] refusal", code, out.String(), errb.String())
 		}
 		// The run's own reviewer, of this account, still decides it.

@@ -127,9 +127,10 @@ func TestConcurrentPublishNeverLabelsAnotherDefinition(t *testing.T) {
 // parents to start.
 func TestConcurrentFirstPublishNeverLabelsAnotherDefinition(t *testing.T) {
 	e := sharedEnv(t)
+	first := fresh("e2e-first") // a Solution never published on the shared stack
 	compile := func(extraHost string) *resolver.Result {
 		src := strings.Replace(strings.Replace(reviewedDigest, "TIMEOUT", "600", 1), `fetch_hosts: ["DATA"]`, `fetch_hosts: ["DATA", "`+extraHost+`"]`, 1)
-		src = strings.Replace(src, "solution: e2e-digest", "solution: e2e-first", 1)
+		src = strings.Replace(src, "solution: e2e-digest", "solution: "+first, 1)
 		src = strings.ReplaceAll(src, "DATA", strings.TrimPrefix(e.st.DataURL, "http://"))
 		res := resolver.Compile("x.yaml", []byte(src), resolver.Options{})
 		if !res.OK() {

@@ -40,6 +40,9 @@ type env struct {
 	st  *stack.Stack
 	sf  *sfn.Client
 	dir string
+	// cli is the CLI's environment (Stack.Environ): cliRun passes it to
+	// the CLI, which never reads the process's.
+	cli map[string]string
 	// versions are the state machine versions publish printed, by Solution.
 	versions map[string]string
 	// seenMails are the SES emulator's message ids mails leaves out.
@@ -101,9 +104,12 @@ func TestMain(m *testing.M) {
 
 // sharedEnv is an env on the package's shared stack: a test that needs no
 // option of its own runs on it, with its own Solution names, run names
-// and data server paths, never relying on an empty table or store. The
-// CLI keeps package-level state (its --toolsets flag variable, the
-// reviews run --wait has shown), so the tests on it run one at a time.
+// (fresh, where a name must be one no run took) and data server paths,
+// never relying on an empty table or store, nor on another test having
+// run before it. The tests on it run one at a time: they read the SES
+// emulator's store and the team function's tickets as what arrived since
+// they looked, which another test's runs would add to. A test on a stack
+// of its own (startEnv) runs in parallel with the others of its kind.
 func sharedEnv(t *testing.T) *env {
 	t.Helper()
 	bootstraps := sharedBootstraps(t)
@@ -140,15 +146,21 @@ func startEnv(t *testing.T, o stack.StackOptions) *env {
 // the STS stand-in), a Step Functions client and a directory of its own.
 func newEnv(t *testing.T, st *stack.Stack) *env {
 	t.Helper()
-	for k, v := range st.Environ() {
-		t.Setenv(k, v)
-	}
 	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	e := &env{st: st, sf: sf, dir: t.TempDir(), versions: map[string]string{}, seenMails: map[string]bool{}}
+	e := &env{st: st, sf: sf, dir: t.TempDir(), cli: st.Environ(), versions: map[string]string{}, seenMails: map[string]bool{}}
 	e.clearMails(t)
 	return e
 }
+
+// freshNames counts the names fresh made in this test binary.
+var freshNames atomic.Int64
+
+// fresh is name with a suffix ("-1", "-2", ...) no other call in this test
+// binary gives: the shared stack keeps every execution name, start record
+// and state machine name for the binary's life, and go test -count=N runs
+// each test N times on it.
+func fresh(name string) string { return fmt.Sprintf("%s-%d", name, freshNames.Add(1)) }
 
 // route makes the shared stack's data server answer path with h, in
 // place of what it answered there before; for t's runs only, so path
@@ -173,10 +185,18 @@ func (e *env) keys(t *testing.T) *local.LocalKeys {
 	return k
 }
 
+// cliRun runs the CLI with args in e's environment (e.cli), as
+// cli.RunWith does, writing to stdout and stderr.
+func (e *env) cliRun(args []string, stdout, stderr io.Writer) int {
+	vars := maps.Clone(e.cli)
+	return cli.RunWith(args, cli.Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars),
+		Stdout: stdout, Stderr: stderr})
+}
+
 func (e *env) toolgate(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := cli.Run(args, &out, &errb)
+	code := e.cliRun(args, &out, &errb)
 	if errb.Len() > 0 {
 		t.Logf("toolgate %s: %s", strings.Join(args, " "), errb.String())
 	}
@@ -514,9 +534,12 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatal("the state machine was created")
 			}
 		}
-		// Toolsets are registered through the function too, recording who.
+		// Toolsets are registered through the function too, recording who:
+		// a catalog toolset with a host of its own, which no earlier run
+		// on the shared stack registered.
 		var out2, errb bytes.Buffer
-		if code := cli.Run([]string{"toolset", "register", "--tool", "workflow-validator", "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out2, &errb); code != cli.ExitOK ||
+		host := fresh("e2e-register") + ".example.com"
+		if code := e.cliRun([]string{"toolset", "register", "--tool", "structured-data-fetch", "--fetch-host", host, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out2, &errb); code != cli.ExitOK ||
 			!strings.Contains(out2.String(), "registered ts_") || !strings.Contains(out2.String(), "by "+local.LocalPrincipal(publisher)) {
 			t.Fatalf("register through the publish function: exit %d\n%s\n%s", code, out2.String(), errb.String())
 		}
@@ -550,7 +573,7 @@ steps:
     with: {to: [team@example.com, bob@other.example], subject: s, text: t}
 `), 0o644)
 		var stdout, stderr bytes.Buffer
-		code := cli.Run([]string{"publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+		code := e.cliRun([]string{"publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
 		if code == cli.ExitOK || !strings.Contains(out, publishapi.CodeRefused) ||
 			!strings.Contains(out, `e2e-lists.yaml:8:17: error: [deployment] step "fetch" with.url: host 127.0.0.2 is not on the platform allow-list`) ||
@@ -594,11 +617,12 @@ steps:
 		os.WriteFile(input, []byte(`{"recipient":"team@example.com"}`), 0o644)
 		var out syncBuffer
 		done := make(chan int)
+		waited := fresh("waited")
 		go func() {
-			done <- cli.Run([]string{"run", "e2e-digest", "--input", input, "--name", "waited", "--wait", "--timeout", "90s",
+			done <- e.cliRun([]string{"run", "e2e-digest", "--input", input, "--name", waited, "--wait", "--timeout", "90s",
 				"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, io.Discard)
 		}()
-		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:waited"
+		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:" + waited
 		id := e.pending(t, run, nil)
 		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), id) && time.Now().Before(deadline); {
 			time.Sleep(100 * time.Millisecond) // decide only once run --wait, itself polling the local stack, has shown the review; a poll with a deadline
@@ -652,14 +676,15 @@ steps:
 		bad := filepath.Join(e.dir, "bad-input.json")
 		os.WriteFile(bad, []byte(`{"recipients": ["team@example.com"]}`), 0o644)
 		var out, errb bytes.Buffer
-		code := cli.Run([]string{"run", "e2e-digest", "--input", bad, "--name", "refused", "--endpoint", e.st.SFN.Endpoint(),
+		refused := fresh("refused")
+		code := e.cliRun([]string{"run", "e2e-digest", "--input", bad, "--name", refused, "--endpoint", e.st.SFN.Endpoint(),
 			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", starter}, &out, &errb)
 		if code != cli.ExitErrors || !strings.Contains(errb.String(), `input/ fails "required" (schema /required): want property "recipient"`) ||
 			strings.Contains(errb.String(), "team@example.com") {
 			t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
 		}
 		_, err := e.sf.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{
-			ExecutionArn: aws.String("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:refused")})
+			ExecutionArn: aws.String("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:" + refused)})
 		var missing *sfntypes.ExecutionDoesNotExist
 		if !errors.As(err, &missing) {
 			t.Fatalf("the refused input started a run: %v", err)
@@ -683,6 +708,7 @@ steps:
 			}
 			return p
 		}
+		stale := fresh("stale")
 		for name, c := range map[string]struct {
 			input map[string]any
 			error string
@@ -690,10 +716,14 @@ steps:
 			"bare-input":         {map[string]any{"recipient": "team@example.com"}, "TOOLGATE_START_INVALID"},
 			"no-record":          {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{}}, "REVIEW_UNAUTHENTICATED"},
 			"another-executions": {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor(other, time.Now())}}, "REVIEW_UNAUTHENTICATED"},
-			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:stale", time.Now().Add(-2*time.Minute))}}, "REVIEW_UNAUTHENTICATED"},
+			"stale":              {map[string]any{"input": map[string]any{"recipient": "team@example.com"}, "meta": map[string]any{"start_proof": proofFor("arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-digest:"+stale, time.Now().Add(-2*time.Minute))}}, "REVIEW_UNAUTHENTICATED"},
 		} {
 			b, _ := json.Marshal(c.input)
-			out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String(name), Input: aws.String(string(b))})
+			execName := fresh(name)
+			if name == "stale" {
+				execName = stale // the name its proof was signed for
+			}
+			out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String(execName), Input: aws.String(string(b))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -749,6 +779,7 @@ func TestReviewTimeout(t *testing.T) {
 // passed (a redrive) is refused; the ledger shows UNKNOWN and SES holds one
 // e-mail.
 func TestCrashAfterSend(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	root, err := local.Root()
 	if err != nil {
 		t.Fatal(err)

@@ -262,6 +262,7 @@ func (p *throttleOnce) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 2 SUCCEEDED, each item's call has a key of its own, and each recipient
 // gets exactly one e-mail.
 func TestForEachRetriedSendReusesItsKey(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	var throttle *throttleOnce
 	e := startEnv(t, stack.StackOptions{SESEndpoint: func(emulator string) string {
 		throttle = newThrottleOnce(emulator, "b@example.com")

@@ -190,6 +190,7 @@ steps:
 // The waits are polls with deadlines (follow, pending) and the server's
 // own channels; nothing sleeps.
 func TestMCPToolsOnTheLocalStack(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	root, err := local.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -491,7 +492,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 			}
 			listed := srv.ToolsListed()
 			var stdout, stderr bytes.Buffer
-			code := cli.Run([]string{"toolset", "register", file, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+			code := e.cliRun([]string{"toolset", "register", file, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
 			if out := stdout.String() + stderr.String(); code == cli.ExitOK || !strings.Contains(out, publishapi.CodeRefused) ||
 				!strings.Contains(out, stack.MCPTestHost+" resolves to "+c.addr+": "+c.why) || !strings.Contains(out, "nothing was registered") {
 				t.Fatalf("%s resolving to %s: exit %d\n%s", stack.MCPTestHost, c.addr, code, out)

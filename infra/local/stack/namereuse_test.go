@@ -60,7 +60,7 @@ func TestReusedExecutionNameIsRefused(t *testing.T) {
 	})
 
 	t.Run("a reused name is refused at its first call", func(t *testing.T) {
-		const name = "reused-name"
+		name := fresh("reused-name")
 		run := "arn:aws:states:us-east-1:000000000000:execution:toolgate-local_e2e-reuse:" + name
 		then := time.Now().Add(-91 * 24 * time.Hour)
 		// The earlier execution's record, sealed by structured-data-fetch

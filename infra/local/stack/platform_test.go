@@ -185,7 +185,7 @@ func (e *env) untouched(t *testing.T, s teamSeen) {
 func (e *env) decideAs(t *testing.T, as, verb, id string) (int, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := cli.Run([]string{"review", verb, id, "--reason", "platform " + verb, "--endpoint", e.decisionEndpoint(), "--as", as}, &out, &errb)
+	code := e.cliRun([]string{"review", verb, id, "--reason", "platform " + verb, "--endpoint", e.decisionEndpoint(), "--as", as}, &out, &errb)
 	return code, out.String() + errb.String()
 }
 
@@ -203,9 +203,10 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 	solutions := filepath.Join(root, "testdata", "toolsets", "solutions")
 
 	// The base first: the publish function refuses a derived toolset whose
-	// base is not registered.
-	demo := e.registerToolset(t, filepath.Join(toolsets, "demo.yaml"))
-	reviewed := e.registerToolset(t, filepath.Join(toolsets, "demo-reviewed.yaml"))
+	// base is not registered. Another test on the shared stack, or an
+	// earlier run of this one (-count), may have registered either.
+	demo := e.ensureToolset(t, filepath.Join(toolsets, "demo.yaml"))
+	reviewed := e.ensureToolset(t, filepath.Join(toolsets, "demo-reviewed.yaml"))
 	// The Solutions pin the committed locks' ids.
 	for id, lock := range map[string]string{demo: "demo.lock.json", reviewed: "demo-reviewed.lock.json"} {
 		if want := lockID(t, filepath.Join(root, "testdata", "toolsets", lock)); id != want {
@@ -351,6 +352,7 @@ func TestSolutionsCallThePlatformToolThroughTheProxy(t *testing.T) {
 // the proxy's check, with a REFUSED row and nothing sent to create-ticket
 // or the ticket service.
 func TestThePlatformToolFloorOnTheLocalStack(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	root, err := local.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +366,7 @@ func TestThePlatformToolFloorOnTheLocalStack(t *testing.T) {
 	t.Run("registration refuses a pin looser than the floor", func(t *testing.T) {
 		listed := e.st.Lambda.TagsListed(stack.TeamFunction)
 		var out, errb bytes.Buffer
-		code := cli.Run([]string{"toolset", "register", demoFile, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out, &errb)
+		code := e.cliRun([]string{"toolset", "register", demoFile, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher}, &out, &errb)
 		t.Logf("toolgate toolset register: exit %d\n%s%s", code, out.String(), errb.String())
 		if code != cli.ExitErrors {
 			t.Fatalf("exit %d, want %d", code, cli.ExitErrors)

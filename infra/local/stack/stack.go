@@ -638,7 +638,10 @@ func (s *Stack) serialise(p *local.Process) (string, error) {
 	return "http://" + ln.Addr().String(), nil
 }
 
-// Environ returns the environment a CLI on the local stack runs with.
+// Environ returns the environment a CLI on the local stack runs with: the
+// variables its env.sh exports, by name. Tests give it to the CLI as its
+// cli.Env (Getenv, and local.AWSConfigLoader for the AWS configuration)
+// instead of setting the process's environment.
 func (s *Stack) Environ() map[string]string {
 	return map[string]string{
 		"TOOLGATE_STAGE":            Stage,

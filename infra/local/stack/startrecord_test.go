@@ -161,7 +161,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 		path := filepath.Join(e.dir, "mallory.json")
 		os.WriteFile(path, []byte(`{"recipient": "mallory@example.com"}`), 0o644)
 		var out, errb bytes.Buffer
-		code := cli.Run([]string{"run", "e2e-start-record", "--input", path, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
+		code := e.cliRun([]string{"run", "e2e-start-record", "--input", path, "--name", name, "--endpoint", e.st.SFN.Endpoint(),
 			"--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", "mallory"}, &out, &errb)
 		if code != cli.ExitErrors || !strings.Contains(errb.String(), "["+request.ReasonStartRecorded+"]") || !strings.Contains(errb.String(), "nothing was started") {
 			t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
@@ -171,7 +171,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 		}
 		// The starter records a start; someone else starts an execution of
 		// that name with their own input: the Starter refuses it.
-		other := "inherited"
+		other := fresh("inherited")
 		recordStart(t, e, execution(other), digest(body("team@example.com")), sign(review.StartBinding(execution(other), digest(body("team@example.com")))))
 		got := e.finish(t, startRaw(other, body("mallory@example.com")))
 		if got.Status != "FAILED" || got.Error != string(review.CodeUnauthenticated) || !strings.Contains(got.Cause, "["+request.ReasonStartInput+"]") {
@@ -187,7 +187,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 		h := request.NewHandler(request.Config{Lane: lane.Start, Callers: caller.Config{Account: local.LocalAccountID}, Region: local.Region, Stage: stack.Stage},
 			request.Deps{Store: dynamo.NewStore(db, stack.Table).WithClock(func() time.Time { return time.Now().Add(-2 * time.Minute) }),
 				Callers: verifier, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		late := "late"
+		late := fresh("late")
 		d := digest(body("team@example.com"))
 		payload, _ := json.Marshal(review.StartRequest{Action: review.StartAction, ExecutionARN: execution(late), InputDigest: d,
 			Proof: sign(review.StartBinding(execution(late), d))})
@@ -199,7 +199,7 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 			t.Fatalf("%s %s %s, want FAILED %s [%s]", got.Status, got.Error, got.Cause, review.CodeUnauthenticated, request.ReasonStartLate)
 		}
 		// In time, the same record kind starts the run.
-		onTime := "on-time"
+		onTime := fresh("on-time")
 		recordStart(t, e, execution(onTime), d, sign(review.StartBinding(execution(onTime), d)))
 		arn := startRaw(onTime, body("team@example.com"))
 		e.decide(t, "reject", e.pending(t, arn, nil))
@@ -227,15 +227,16 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 		gate := choices[len(choices)-1].(map[string]any)
 		gate["And"] = append(gate["And"].([]any), map[string]any{"Variable": "$.meta.start_proof", "IsPresent": true})
 		legacy, _ := json.Marshal(def)
-		created, err := e.sf.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String("toolgate-local_legacy-digest"),
+		created, err := e.sf.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String("toolgate-local_" + fresh("legacy-digest")),
 			RoleArn: aws.String(stack.ExecRoleARN), Definition: aws.String(string(legacy))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		arn := strings.Replace(aws.ToString(created.StateMachineArn), ":stateMachine:", ":execution:", 1) + ":in-flight"
+		inFlight := fresh("in-flight")
+		arn := strings.Replace(aws.ToString(created.StateMachineArn), ":stateMachine:", ":execution:", 1) + ":" + inFlight
 		input, _ := json.Marshal(map[string]any{"input": map[string]any{"recipient": "team@example.com"},
 			"meta": map[string]any{"start_proof": sign(caller.Binding{Action: caller.ActionStart, Target: arn})}})
-		out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: created.StateMachineArn, Name: aws.String("in-flight"), Input: aws.String(string(input))})
+		out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: created.StateMachineArn, Name: aws.String(inFlight), Input: aws.String(string(input))})
 		if err != nil || aws.ToString(out.ExecutionArn) != arn {
 			t.Fatalf("%v %v", out, err)
 		}
@@ -249,9 +250,10 @@ func TestRunStartIsRecordedBeforeTheExecutionAndNoProofIsKept(t *testing.T) {
 
 		// The previous toolgate run against a version published now: a
 		// start proof in meta, no record.
+		oldCLI := fresh("old-cli")
 		old, _ := json.Marshal(map[string]any{"input": map[string]any{"recipient": "team@example.com"},
-			"meta": map[string]any{"start_proof": sign(caller.Binding{Action: caller.ActionStart, Target: execution("old-cli")})}})
-		got := e.finish(t, startRaw("old-cli", string(old)))
+			"meta": map[string]any{"start_proof": sign(caller.Binding{Action: caller.ActionStart, Target: execution(oldCLI)})}})
+		got := e.finish(t, startRaw(oldCLI, string(old)))
 		if got.Status != "FAILED" || got.Error != string(review.CodeUnauthenticated) || !strings.Contains(got.Cause, "start runs with the current toolgate") {
 			t.Fatalf("%s %s %s, want FAILED %s saying to start with the current toolgate", got.Status, got.Error, got.Cause, review.CodeUnauthenticated)
 		}

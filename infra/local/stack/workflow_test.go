@@ -59,13 +59,14 @@ func parentsEnv(t *testing.T, e *env) (_ *env, toolsets, solutions string) {
 // output; the child's rows name the parent; and a child started by hand,
 // naming a parent that never recorded it, is refused at its first state.
 func TestWorkflowStepStartsTheChildOnce(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
 	// A stack of its own: its first check needs a stage where demo-ticket
 	// was never published, which other tests on the shared stack publish.
 	e, toolsets, solutions := parentsEnv(t, startEnv(t, stack.StackOptions{}))
 
 	t.Run("a parent whose child is not published is refused", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
-		code := cli.Run([]string{"publish", filepath.Join(solutions, "ticket-parent.yaml"), "--toolsets", toolsets,
+		code := e.cliRun([]string{"publish", filepath.Join(solutions, "ticket-parent.yaml"), "--toolsets", toolsets,
 			"--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
 		if code == cli.ExitOK || !strings.Contains(out, "demo-ticket, which is not published in stage local") {
@@ -253,7 +254,7 @@ func TestWorkflowStepParentDerivesItsRunTimeoutFromTheChilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := cli.Run([]string{"publish", file, "--toolsets", toolsets, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+	code := e.cliRun([]string{"publish", file, "--toolsets", toolsets, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
 	out := stdout.String() + stderr.String()
 	if code == cli.ExitOK || !strings.Contains(out, "[run-timeout]") || !strings.Contains(out, "was published before run timeouts were recorded: publish demo-ticket again") {
 		t.Fatalf("publish over a child recorded without its run timeout: exit %d\n%s", code, out)
