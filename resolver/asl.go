@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/resolver/asl"
@@ -583,31 +584,112 @@ func comparison(cr compiledRule, r ChoiceRule) asl.ChoiceRule {
 	return asl.ChoiceRule{Variable: v, IsNull: true}
 }
 
-// encodeJSON writes indented JSON without HTML escaping, ending in a
-// newline, as json.Encoder with SetIndent("", "  ") writes it.
-func encodeJSON(v any) ([]byte, error) {
-	indented, _, err := encodeJSONBoth(v)
-	return indented, err
-}
-
-// encodeJSONBoth is encodeJSON's text and the compact JSON it indents
-// (what json.Compact makes of the indented text, and a newline): compact
-// first, then indented into a buffer sized once (twice the compact form,
-// which holds a definition's indentation), instead of one grown by
-// doubling; the compact form spares DeployedSize compacting it again.
-func encodeJSONBoth(v any) (indented, compact []byte, err error) {
-	var c bytes.Buffer
-	enc := json.NewEncoder(&c)
+// encodeDefinition writes def as json.Encoder with SetIndent("", "  ")
+// and no HTML escaping writes it (a newline at the end), and returns the
+// length of its compact form (what json.Compact makes of the text, without
+// the newline), which DeployedSize would measure. The definition's own
+// members are written here, in the order encoding/json gives them (a
+// struct's fields in order, a map's keys sorted), and each state is
+// encoded alone and indented into the text at its depth: one small buffer
+// reused from state to state instead of the whole definition encoded
+// compact (a buffer grown by doubling, and a copy) and then indented.
+func encodeDefinition(def *asl.Definition) (indented []byte, compactLen int, err error) {
+	var scratch, out bytes.Buffer
+	enc := json.NewEncoder(&scratch)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, nil, err
+	// encode writes v's compact JSON into scratch, without the newline
+	// json.Encoder ends it with.
+	encode := func(v any) ([]byte, error) {
+		scratch.Reset()
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		b := scratch.Bytes()
+		return b[:len(b)-1], nil
 	}
-	var out bytes.Buffer
-	out.Grow(2 * c.Len())
-	if err := json.Indent(&out, c.Bytes(), "", "  "); err != nil {
-		return nil, nil, err
+	// member writes `"name": ` at the first depth (compact: `"name":`).
+	member := func(name string, first bool) error {
+		b, err := encode(name)
+		if err != nil {
+			return err
+		}
+		if !first {
+			out.WriteByte(',')
+			compactLen++
+		}
+		out.WriteString("\n  ")
+		out.Write(b)
+		out.WriteString(": ")
+		compactLen += len(b) + 1
+		return nil
 	}
-	return out.Bytes(), c.Bytes(), nil
+	// value writes v compact into the text, indented from depth.
+	value := func(v any, prefix string) error {
+		b, err := encode(v)
+		if err != nil {
+			return err
+		}
+		compactLen += len(b)
+		out.Grow(3*len(b) + 64)
+		return json.Indent(&out, b, prefix, "  ")
+	}
+	out.WriteByte('{')
+	compactLen++
+	if err := member("Comment", true); err != nil {
+		return nil, 0, err
+	}
+	if err := value(def.Comment, "  "); err != nil {
+		return nil, 0, err
+	}
+	if err := member("StartAt", false); err != nil {
+		return nil, 0, err
+	}
+	if err := value(def.StartAt, "  "); err != nil {
+		return nil, 0, err
+	}
+	if err := member("States", false); err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case def.States == nil:
+		out.WriteString("null")
+		compactLen += len("null")
+	case len(def.States) == 0:
+		out.WriteString("{}")
+		compactLen += len("{}")
+	default:
+		out.WriteByte('{')
+		compactLen++
+		names := slices.Sorted(maps.Keys(def.States))
+		for i, name := range names {
+			b, err := encode(name)
+			if err != nil {
+				return nil, 0, err
+			}
+			if i > 0 {
+				out.WriteByte(',')
+				compactLen++
+			}
+			out.WriteString("\n    ")
+			out.Write(b)
+			out.WriteString(": ")
+			compactLen += len(b) + 1
+			if err := value(def.States[name], "    "); err != nil {
+				return nil, 0, err
+			}
+		}
+		out.WriteString("\n  }")
+		compactLen++
+	}
+	if err := member("TimeoutSeconds", false); err != nil {
+		return nil, 0, err
+	}
+	if err := value(def.TimeoutSeconds, "  "); err != nil {
+		return nil, 0, err
+	}
+	out.WriteString("\n}\n")
+	compactLen++
+	return out.Bytes(), compactLen, nil
 }
 
 // maxARNLength is the longest ARN publishing substitutes: a state machine
@@ -630,24 +712,33 @@ func DeployedSize(encoded []byte, placeholders map[string]string) (int, error) {
 
 // compactSize is DeployedSize of a definition already compact.
 func compactSize(compact []byte, placeholders map[string]string) int {
-	size := len(compact)
+	return placeholderSize(len(compact), compact, placeholders)
+}
+
+// placeholderSize is DeployedSize of a definition whose compact form is
+// compactLen bytes long, text its JSON, compact or indented: a
+// "${placeholder}" is only ever inside a string, which indentation leaves
+// as it is, so the count is the same in either.
+func placeholderSize(compactLen int, text []byte, placeholders map[string]string) int {
+	size := compactLen
 	for key := range placeholders {
 		p := "${" + key + "}"
-		size += bytes.Count(compact, []byte(p)) * (maxARNLength - len(p))
+		size += bytes.Count(text, []byte(p)) * (maxARNLength - len(p))
 	}
 	return size
 }
 
-// checkQuotas refuses a definition Step Functions would refuse.
-// compact is the definition as compact JSON (encodeJSONBoth).
-func (c *checker) checkQuotas(def *asl.Definition, compact []byte, placeholders map[string]string) {
+// checkQuotas refuses a definition Step Functions would refuse. encoded
+// is the definition's text and compactLen the length of its compact form
+// (encodeDefinition).
+func (c *checker) checkQuotas(def *asl.Definition, encoded []byte, compactLen int, placeholders map[string]string) {
 	// A Map's ItemProcessor states are names of the definition too.
 	asl.Walk(def.States, func(name string, _ asl.State) {
 		if n := utf8.RuneCountInString(name); n > MaxStateNameLength {
 			c.ds.errorf(c.sol.StepsPos, RuleQuota, "state name %q is %d characters; Step Functions allows %d", name, n, MaxStateNameLength)
 		}
 	})
-	if size := compactSize(bytes.TrimSuffix(compact, []byte("\n")), placeholders); size > MaxDefinitionBytes {
+	if size := placeholderSize(compactLen, encoded, placeholders); size > MaxDefinitionBytes {
 		c.ds.errorf(c.sol.StepsPos, RuleQuota, "the definition would be %d bytes once deployed (compact, with function ARNs); Step Functions allows %d (1 MiB): split the Solution or shorten its literal values", size, MaxDefinitionBytes)
 	}
 }
