@@ -587,109 +587,178 @@ func comparison(cr compiledRule, r ChoiceRule) asl.ChoiceRule {
 // encodeDefinition writes def as json.Encoder with SetIndent("", "  ")
 // and no HTML escaping writes it (a newline at the end), and returns the
 // length of its compact form (what json.Compact makes of the text, without
-// the newline), which DeployedSize would measure. The definition's own
-// members are written here, in the order encoding/json gives them (a
-// struct's fields in order, a map's keys sorted), and each state is
-// encoded alone and indented into the text at its depth: one small buffer
-// reused from state to state instead of the whole definition encoded
-// compact (a buffer grown by doubling, and a copy) and then indented.
+// the newline), which DeployedSize would measure.
+//
+// The definition's own members are written here, in the order
+// encoding/json gives them (a struct's fields in order, a map's keys
+// sorted), and each state is encoded alone, compact, into a few large
+// blocks; the indented text's length is then counted from those
+// (indentedLen) and each state indented at its depth into the text, one
+// buffer of exactly that size. A definition of 10 000 steps is about 15 MB of text:
+// encoding it whole would grow one buffer by doubling, copy it, and
+// indent into another that grows again.
 func encodeDefinition(def *asl.Definition) (indented []byte, compactLen int, err error) {
-	var scratch, out bytes.Buffer
+	// A segment of the text: raw is written as it is (the compact form is
+	// raw without its spaces and newlines); compact is indented after
+	// prefix, the indentation of the line it starts on.
+	type segment struct {
+		raw     string
+		compact []byte
+		prefix  string
+	}
+	var segs []segment
+	var blocks compactBlocks
+	var scratch bytes.Buffer
 	enc := json.NewEncoder(&scratch)
 	enc.SetEscapeHTML(false)
-	// encode writes v's compact JSON into scratch, without the newline
-	// json.Encoder ends it with.
-	encode := func(v any) ([]byte, error) {
+	size := 0
+	raw := func(text string, compact int) {
+		segs = append(segs, segment{raw: text})
+		size += len(text)
+		compactLen += compact
+	}
+	// value adds v's compact JSON, indented after prefix.
+	value := func(v any, prefix string) error {
 		scratch.Reset()
 		if err := enc.Encode(v); err != nil {
-			return nil, err
-		}
-		b := scratch.Bytes()
-		return b[:len(b)-1], nil
-	}
-	// member writes `"name": ` at the first depth (compact: `"name":`).
-	member := func(name string, first bool) error {
-		b, err := encode(name)
-		if err != nil {
 			return err
 		}
-		if !first {
-			out.WriteByte(',')
-			compactLen++
-		}
-		out.WriteString("\n  ")
-		out.Write(b)
-		out.WriteString(": ")
-		compactLen += len(b) + 1
+		b := blocks.add(bytes.TrimSuffix(scratch.Bytes(), []byte("\n")))
+		segs = append(segs, segment{compact: b, prefix: prefix})
+		size += indentedLen(b, len(prefix))
+		compactLen += len(b)
 		return nil
 	}
-	// value writes v compact into the text, indented from depth.
-	value := func(v any, prefix string) error {
-		b, err := encode(v)
-		if err != nil {
+	// member adds `"name": ` (compact `"name":`) on a new line after
+	// prefix, after a comma unless it is the first.
+	member := func(name string, prefix string, first bool) error {
+		if !first {
+			raw(",", 1)
+		}
+		raw("\n"+prefix, 0)
+		if err := value(name, prefix); err != nil {
 			return err
 		}
-		compactLen += len(b)
-		out.Grow(3*len(b) + 64)
-		return json.Indent(&out, b, prefix, "  ")
+		raw(": ", 1)
+		return nil
 	}
-	out.WriteByte('{')
-	compactLen++
-	if err := member("Comment", true); err != nil {
+	raw("{", 1)
+	if err := member("Comment", "  ", true); err != nil {
 		return nil, 0, err
 	}
 	if err := value(def.Comment, "  "); err != nil {
 		return nil, 0, err
 	}
-	if err := member("StartAt", false); err != nil {
+	if err := member("StartAt", "  ", false); err != nil {
 		return nil, 0, err
 	}
 	if err := value(def.StartAt, "  "); err != nil {
 		return nil, 0, err
 	}
-	if err := member("States", false); err != nil {
+	if err := member("States", "  ", false); err != nil {
 		return nil, 0, err
 	}
 	switch {
 	case def.States == nil:
-		out.WriteString("null")
-		compactLen += len("null")
+		raw("null", len("null"))
 	case len(def.States) == 0:
-		out.WriteString("{}")
-		compactLen += len("{}")
+		raw("{}", len("{}"))
 	default:
-		out.WriteByte('{')
-		compactLen++
-		names := slices.Sorted(maps.Keys(def.States))
-		for i, name := range names {
-			b, err := encode(name)
-			if err != nil {
+		raw("{", 1)
+		for i, name := range slices.Sorted(maps.Keys(def.States)) {
+			if err := member(name, "    ", i == 0); err != nil {
 				return nil, 0, err
 			}
-			if i > 0 {
-				out.WriteByte(',')
-				compactLen++
-			}
-			out.WriteString("\n    ")
-			out.Write(b)
-			out.WriteString(": ")
-			compactLen += len(b) + 1
 			if err := value(def.States[name], "    "); err != nil {
 				return nil, 0, err
 			}
 		}
-		out.WriteString("\n  }")
-		compactLen++
+		raw("\n  }", 1)
 	}
-	if err := member("TimeoutSeconds", false); err != nil {
+	if err := member("TimeoutSeconds", "  ", false); err != nil {
 		return nil, 0, err
 	}
 	if err := value(def.TimeoutSeconds, "  "); err != nil {
 		return nil, 0, err
 	}
-	out.WriteString("\n}\n")
-	compactLen++
-	return out.Bytes(), compactLen, nil
+	raw("\n}\n", 1)
+
+	// json.Indent first makes room for twice its input in its buffer, so
+	// each state is indented into a small one reused, then copied.
+	out := make([]byte, 0, size)
+	for _, s := range segs {
+		if s.compact == nil {
+			out = append(out, s.raw...)
+			continue
+		}
+		scratch.Reset()
+		if err := json.Indent(&scratch, s.compact, s.prefix, "  "); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, scratch.Bytes()...)
+	}
+	return out, compactLen, nil
+}
+
+// indentedLen is the length of what json.Indent writes of compact JSON
+// src with a prefix of prefixLen bytes and an indent of two spaces: each
+// element of a non-empty object or array on a new line, indented by its
+// depth, the closing bracket on a line of its own, a space after each
+// colon; an empty object or array stays "{}" or "[]".
+func indentedLen(src []byte, prefixLen int) int {
+	n, depth := len(src), 0
+	open, inString, escaped := false, false, false
+	newline := func() { n += 1 + prefixLen + 2*depth }
+	for _, c := range src {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if open && c != '}' && c != ']' {
+			open = false
+			depth++
+			newline()
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			open = true
+		case ',':
+			newline()
+		case ':':
+			n++
+		case '}', ']':
+			if open {
+				open = false
+			} else {
+				depth--
+				newline()
+			}
+		}
+	}
+	return n
+}
+
+// compactBlocks holds byte strings in a few large blocks, each twice the
+// last (at most 1 MiB, or the string's length), instead of one each.
+type compactBlocks struct{ cur []byte }
+
+// add copies b into the blocks and returns the copy.
+func (cb *compactBlocks) add(b []byte) []byte {
+	if cap(cb.cur)-len(cb.cur) < len(b) {
+		cb.cur = make([]byte, 0, max(min(2*cap(cb.cur), 1<<20), 4096, len(b)))
+	}
+	start := len(cb.cur)
+	cb.cur = append(cb.cur, b...)
+	return cb.cur[start:len(cb.cur):len(cb.cur)]
 }
 
 // maxARNLength is the longest ARN publishing substitutes: a state machine

@@ -50,6 +50,9 @@ func TestEncodeDefinitionIsTheEncodersTextAndItsCompactLength(t *testing.T) {
 		if !bytes.Equal(indented, want.Bytes()) || !bytes.Equal(indented, res.Definition) {
 			t.Errorf("%s: the indented text differs from json.Encoder's", s.name)
 		}
+		if len(indented) != cap(indented) {
+			t.Errorf("%s: %d bytes of text in a buffer of %d: indentedLen miscounted", s.name, len(indented), cap(indented))
+		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, indented); err != nil {
 			t.Fatal(err)
@@ -69,5 +72,25 @@ func TestEncodeDefinitionIsTheEncodersTextAndItsCompactLength(t *testing.T) {
 	}
 	if checked < 11 {
 		t.Fatalf("only %d Solutions compile", checked)
+	}
+}
+
+// indentedLen counts what json.Indent writes, for any prefix: nested,
+// empty and non-empty objects and arrays, and strings holding brackets,
+// commas, colons, quotes and backslashes.
+func TestIndentedLenIsWhatIndentWrites(t *testing.T) {
+	for _, src := range []string{
+		`1`, `"a"`, `{}`, `[]`, `[{}]`, `{"a":[]}`, `{"a":{"b":[1,2,{"c":null}]},"d":true}`,
+		`{"a\\":"{[,:]}\"","b":["\\\"",""]}`, `[[],[[]],{"":{}}]`,
+	} {
+		for _, prefix := range []string{"", "  ", "    "} {
+			var out bytes.Buffer
+			if err := json.Indent(&out, []byte(src), prefix, "  "); err != nil {
+				t.Fatalf("%s: %v", src, err)
+			}
+			if got := indentedLen([]byte(src), len(prefix)); got != out.Len() {
+				t.Errorf("indentedLen(%s, %q) = %d; json.Indent wrote %d", src, prefix, got, out.Len())
+			}
+		}
 	}
 }
