@@ -606,7 +606,9 @@ func encodeDefinition(def *asl.Definition) (indented []byte, compactLen int, err
 		compact []byte
 		prefix  string
 	}
-	var segs []segment
+	// Five segments a state (comma, new line, name, colon, state), and
+	// the definition's own members.
+	segs := make([]segment, 0, 5*len(def.States)+24)
 	var blocks compactBlocks
 	var scratch bytes.Buffer
 	enc := json.NewEncoder(&scratch)
