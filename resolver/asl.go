@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/resolver/asl"
@@ -583,31 +584,183 @@ func comparison(cr compiledRule, r ChoiceRule) asl.ChoiceRule {
 	return asl.ChoiceRule{Variable: v, IsNull: true}
 }
 
-// encodeJSON writes indented JSON without HTML escaping, ending in a
-// newline, as json.Encoder with SetIndent("", "  ") writes it.
-func encodeJSON(v any) ([]byte, error) {
-	indented, _, err := encodeJSONBoth(v)
-	return indented, err
+// encodeDefinition writes def as json.Encoder with SetIndent("", "  ")
+// and no HTML escaping writes it (a newline at the end), and returns the
+// length of its compact form (what json.Compact makes of the text, without
+// the newline), which DeployedSize would measure.
+//
+// The definition's own members are written here, in the order
+// encoding/json gives them (a struct's fields in order, a map's keys
+// sorted), and each state is encoded alone, compact, into a few large
+// blocks; the indented text's length is then counted from those
+// (indentedLen) and each state indented at its depth into the text, one
+// buffer of exactly that size. A definition of 10 000 steps is about 15 MB of text:
+// encoding it whole would grow one buffer by doubling, copy it, and
+// indent into another that grows again.
+func encodeDefinition(def *asl.Definition) (indented []byte, compactLen int, err error) {
+	// A segment of the text: raw is written as it is (the compact form is
+	// raw without its spaces and newlines); compact is indented after
+	// prefix, the indentation of the line it starts on.
+	type segment struct {
+		raw     string
+		compact []byte
+		prefix  string
+	}
+	// Five segments a state (comma, new line, name, colon, state), and
+	// the definition's own members.
+	segs := make([]segment, 0, 5*len(def.States)+24)
+	var blocks compactBlocks
+	var scratch bytes.Buffer
+	enc := json.NewEncoder(&scratch)
+	enc.SetEscapeHTML(false)
+	size := 0
+	raw := func(text string, compact int) {
+		segs = append(segs, segment{raw: text})
+		size += len(text)
+		compactLen += compact
+	}
+	// value adds v's compact JSON, indented after prefix.
+	value := func(v any, prefix string) error {
+		scratch.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		b := blocks.add(bytes.TrimSuffix(scratch.Bytes(), []byte("\n")))
+		segs = append(segs, segment{compact: b, prefix: prefix})
+		size += indentedLen(b, len(prefix))
+		compactLen += len(b)
+		return nil
+	}
+	// member adds `"name": ` (compact `"name":`) on a new line after
+	// prefix, after a comma unless it is the first.
+	member := func(name string, prefix string, first bool) error {
+		if !first {
+			raw(",", 1)
+		}
+		raw("\n"+prefix, 0)
+		if err := value(name, prefix); err != nil {
+			return err
+		}
+		raw(": ", 1)
+		return nil
+	}
+	raw("{", 1)
+	if err := member("Comment", "  ", true); err != nil {
+		return nil, 0, err
+	}
+	if err := value(def.Comment, "  "); err != nil {
+		return nil, 0, err
+	}
+	if err := member("StartAt", "  ", false); err != nil {
+		return nil, 0, err
+	}
+	if err := value(def.StartAt, "  "); err != nil {
+		return nil, 0, err
+	}
+	if err := member("States", "  ", false); err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case def.States == nil:
+		raw("null", len("null"))
+	case len(def.States) == 0:
+		raw("{}", len("{}"))
+	default:
+		raw("{", 1)
+		for i, name := range slices.Sorted(maps.Keys(def.States)) {
+			if err := member(name, "    ", i == 0); err != nil {
+				return nil, 0, err
+			}
+			if err := value(def.States[name], "    "); err != nil {
+				return nil, 0, err
+			}
+		}
+		raw("\n  }", 1)
+	}
+	if err := member("TimeoutSeconds", "  ", false); err != nil {
+		return nil, 0, err
+	}
+	if err := value(def.TimeoutSeconds, "  "); err != nil {
+		return nil, 0, err
+	}
+	raw("\n}\n", 1)
+
+	// json.Indent first makes room for twice its input in its buffer, so
+	// each state is indented into a small one reused, then copied.
+	out := make([]byte, 0, size)
+	for _, s := range segs {
+		if s.compact == nil {
+			out = append(out, s.raw...)
+			continue
+		}
+		scratch.Reset()
+		if err := json.Indent(&scratch, s.compact, s.prefix, "  "); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, scratch.Bytes()...)
+	}
+	return out, compactLen, nil
 }
 
-// encodeJSONBoth is encodeJSON's text and the compact JSON it indents
-// (what json.Compact makes of the indented text, and a newline): compact
-// first, then indented into a buffer sized once (twice the compact form,
-// which holds a definition's indentation), instead of one grown by
-// doubling; the compact form spares DeployedSize compacting it again.
-func encodeJSONBoth(v any) (indented, compact []byte, err error) {
-	var c bytes.Buffer
-	enc := json.NewEncoder(&c)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, nil, err
+// indentedLen is the length of what json.Indent writes of compact JSON
+// src with a prefix of prefixLen bytes and an indent of two spaces: each
+// element of a non-empty object or array on a new line, indented by its
+// depth, the closing bracket on a line of its own, a space after each
+// colon; an empty object or array stays "{}" or "[]".
+func indentedLen(src []byte, prefixLen int) int {
+	n, depth := len(src), 0
+	open, inString, escaped := false, false, false
+	newline := func() { n += 1 + prefixLen + 2*depth }
+	for _, c := range src {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if open && c != '}' && c != ']' {
+			open = false
+			depth++
+			newline()
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			open = true
+		case ',':
+			newline()
+		case ':':
+			n++
+		case '}', ']':
+			if open {
+				open = false
+			} else {
+				depth--
+				newline()
+			}
+		}
 	}
-	var out bytes.Buffer
-	out.Grow(2 * c.Len())
-	if err := json.Indent(&out, c.Bytes(), "", "  "); err != nil {
-		return nil, nil, err
+	return n
+}
+
+// compactBlocks holds byte strings in a few large blocks, each twice the
+// last (at most 1 MiB, or the string's length), instead of one each.
+type compactBlocks struct{ cur []byte }
+
+// add copies b into the blocks and returns the copy.
+func (cb *compactBlocks) add(b []byte) []byte {
+	if cap(cb.cur)-len(cb.cur) < len(b) {
+		cb.cur = make([]byte, 0, max(min(2*cap(cb.cur), 1<<20), 4096, len(b)))
 	}
-	return out.Bytes(), c.Bytes(), nil
+	start := len(cb.cur)
+	cb.cur = append(cb.cur, b...)
+	return cb.cur[start:len(cb.cur):len(cb.cur)]
 }
 
 // maxARNLength is the longest ARN publishing substitutes: a state machine
@@ -630,24 +783,33 @@ func DeployedSize(encoded []byte, placeholders map[string]string) (int, error) {
 
 // compactSize is DeployedSize of a definition already compact.
 func compactSize(compact []byte, placeholders map[string]string) int {
-	size := len(compact)
+	return placeholderSize(len(compact), compact, placeholders)
+}
+
+// placeholderSize is DeployedSize of a definition whose compact form is
+// compactLen bytes long, text its JSON, compact or indented: a
+// "${placeholder}" is only ever inside a string, which indentation leaves
+// as it is, so the count is the same in either.
+func placeholderSize(compactLen int, text []byte, placeholders map[string]string) int {
+	size := compactLen
 	for key := range placeholders {
 		p := "${" + key + "}"
-		size += bytes.Count(compact, []byte(p)) * (maxARNLength - len(p))
+		size += bytes.Count(text, []byte(p)) * (maxARNLength - len(p))
 	}
 	return size
 }
 
-// checkQuotas refuses a definition Step Functions would refuse.
-// compact is the definition as compact JSON (encodeJSONBoth).
-func (c *checker) checkQuotas(def *asl.Definition, compact []byte, placeholders map[string]string) {
+// checkQuotas refuses a definition Step Functions would refuse. encoded
+// is the definition's text and compactLen the length of its compact form
+// (encodeDefinition).
+func (c *checker) checkQuotas(def *asl.Definition, encoded []byte, compactLen int, placeholders map[string]string) {
 	// A Map's ItemProcessor states are names of the definition too.
 	asl.Walk(def.States, func(name string, _ asl.State) {
 		if n := utf8.RuneCountInString(name); n > MaxStateNameLength {
 			c.ds.errorf(c.sol.StepsPos, RuleQuota, "state name %q is %d characters; Step Functions allows %d", name, n, MaxStateNameLength)
 		}
 	})
-	if size := compactSize(bytes.TrimSuffix(compact, []byte("\n")), placeholders); size > MaxDefinitionBytes {
+	if size := placeholderSize(compactLen, encoded, placeholders); size > MaxDefinitionBytes {
 		c.ds.errorf(c.sol.StepsPos, RuleQuota, "the definition would be %d bytes once deployed (compact, with function ARNs); Step Functions allows %d (1 MiB): split the Solution or shorten its literal values", size, MaxDefinitionBytes)
 	}
 }

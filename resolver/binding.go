@@ -195,9 +195,13 @@ func (bs boundString) literal() string {
 // characters ' { } \ are escaped with a backslash (Amazon States Language,
 // "Reserved characters in intrinsic functions").
 func intrinsicString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, `{`, `\{`, `}`, `\}`)
-	return "'" + r.Replace(s) + "'"
+	return "'" + intrinsicEscaper.Replace(s) + "'"
 }
+
+// intrinsicEscaper escapes ' { } \ with a backslash (intrinsicString),
+// built once: a Replacer builds its tables on first use, and is safe for
+// concurrent use.
+var intrinsicEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`, `{`, `\{`, `}`, `\}`)
 
 // expression returns the JSONPath or intrinsic function that produces the
 // string: the path itself for a whole binding, States.Format otherwise.
@@ -213,7 +217,7 @@ func (bs boundString) expression() string {
 			args = append(args, s.b.jsonPath())
 			continue
 		}
-		tmpl.WriteString(strings.NewReplacer(`\`, `\\`, `'`, `\'`, `{`, `\{`, `}`, `\}`).Replace(s.lit))
+		tmpl.WriteString(intrinsicEscaper.Replace(s.lit))
 	}
 	return "States.Format('" + tmpl.String() + "', " + strings.Join(args, ", ") + ")"
 }

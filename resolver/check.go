@@ -916,6 +916,10 @@ func markBound(v *value, at string, bound map[string]bool) {
 	}
 }
 
+// pointerUnescaper turns a JSON Pointer's reference token back into the
+// name it escapes: "~1" is "/", "~0" is "~" (RFC 6901, section 4).
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+
 // locate finds the position of the value at a JSON Pointer, or the nearest
 // ancestor's.
 func locate(v *value, pointer string) Pos {
@@ -923,7 +927,7 @@ func locate(v *value, pointer string) Pos {
 		return v.pos
 	}
 	for _, tok := range strings.Split(pointer[1:], "/") {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		tok = pointerUnescaper.Replace(tok)
 		var next *value
 		switch v.kind {
 		case kMap:

@@ -6,26 +6,35 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/toolgate/toolgate/resolver/asl"
 )
 
-// encodeJSONBoth writes what json.Encoder with SetIndent("", "  ") and no
-// HTML escaping writes, and a compact form whose size is DeployedSize's,
-// for every example Solution's definition: the quota check may measure the
-// compact form instead of compacting the indented text again.
-func TestEncodeJSONBothIsTheEncodersTextAndItsCompactForm(t *testing.T) {
-	checked := 0
+// encodeDefinition writes what json.Encoder with SetIndent("", "  ") and
+// no HTML escaping writes of the whole definition, and the length of its
+// compact form, from which the quota check's size is DeployedSize's, for
+// every example Solution's definition and for generated ones with many
+// states, for_each loops and choices.
+func TestEncodeDefinitionIsTheEncodersTextAndItsCompactLength(t *testing.T) {
+	type source struct {
+		name string
+		src  []byte
+	}
+	var sources []source
 	for _, f := range solutionFiles(t) {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := Compile(filepath.Base(f), src, Options{})
+		sources = append(sources, source{filepath.Base(f), src})
+	}
+	sources = append(sources, source{"blocks", generate(200)}, source{"loops", generateLoops(20)}, source{"diamonds", generateDiamonds(20)})
+	checked := 0
+	for _, s := range sources {
+		var def *asl.Definition
+		res := compile(s.name, s.src, Options{}, func(d *asl.Definition) { def = d })
 		if !res.OK() {
 			continue
-		}
-		var def any
-		if err := json.Unmarshal(res.Definition, &def); err != nil {
-			t.Fatal(err)
 		}
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
@@ -34,24 +43,54 @@ func TestEncodeJSONBothIsTheEncodersTextAndItsCompactForm(t *testing.T) {
 		if err := enc.Encode(def); err != nil {
 			t.Fatal(err)
 		}
-		indented, compact, err := encodeJSONBoth(def)
+		indented, compactLen, err := encodeDefinition(def)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(indented, want.Bytes()) || !bytes.Equal(indented, res.Definition) {
-			t.Errorf("%s: the indented text differs from json.Encoder's", f)
+			t.Errorf("%s: the indented text differs from json.Encoder's", s.name)
+		}
+		if len(indented) != cap(indented) {
+			t.Errorf("%s: %d bytes of text in a buffer of %d: indentedLen miscounted", s.name, len(indented), cap(indented))
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, indented); err != nil {
+			t.Fatal(err)
+		}
+		if got := compact.Len(); got != compactLen {
+			t.Errorf("%s: compact length %d, json.Compact's %d", s.name, compactLen, got)
 		}
 		placeholders := map[string]string{"FunctionReviewRequest": "", "FunctionSendEmail": "", "FunctionStructuredDataFetch": ""}
 		size, err := DeployedSize(indented, placeholders)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := compactSize(bytes.TrimSuffix(compact, []byte("\n")), placeholders); got != size {
-			t.Errorf("%s: compact size %d, DeployedSize %d", f, got, size)
+		if got := placeholderSize(compactLen, indented, placeholders); got != size {
+			t.Errorf("%s: size %d, DeployedSize %d", s.name, got, size)
 		}
 		checked++
 	}
-	if checked < 8 {
-		t.Fatalf("only %d example Solutions compile", checked)
+	if checked < 11 {
+		t.Fatalf("only %d Solutions compile", checked)
+	}
+}
+
+// indentedLen counts what json.Indent writes, for any prefix: nested,
+// empty and non-empty objects and arrays, and strings holding brackets,
+// commas, colons, quotes and backslashes.
+func TestIndentedLenIsWhatIndentWrites(t *testing.T) {
+	for _, src := range []string{
+		`1`, `"a"`, `{}`, `[]`, `[{}]`, `{"a":[]}`, `{"a":{"b":[1,2,{"c":null}]},"d":true}`,
+		`{"a\\":"{[,:]}\"","b":["\\\"",""]}`, `[[],[[]],{"":{}}]`,
+	} {
+		for _, prefix := range []string{"", "  ", "    "} {
+			var out bytes.Buffer
+			if err := json.Indent(&out, []byte(src), prefix, "  "); err != nil {
+				t.Fatalf("%s: %v", src, err)
+			}
+			if got := indentedLen([]byte(src), len(prefix)); got != out.Len() {
+				t.Errorf("indentedLen(%s, %q) = %d; json.Indent wrote %d", src, prefix, got, out.Len())
+			}
+		}
 	}
 }

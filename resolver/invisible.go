@@ -47,6 +47,10 @@ func InvisibleLines(src []byte) []InvisibleLine {
 		n++
 		found := InvisibleLine{Line: n}
 		for col, i := 1, 0; i < len(line); col++ {
+			if b := line[i]; b < utf8.RuneSelf && !asciiInvisible[b] {
+				i++
+				continue
+			}
 			r, size := utf8.DecodeRune(line[i:])
 			i += size
 			if r == '\r' || r == utf8.RuneError && size == 1 || !invisible.Is(r) {
@@ -90,3 +94,12 @@ func checkInvisible(ds *diags, src []byte) {
 			"%d more lines, from line %d on, have invisible or bidirectional characters (%s)", len(rest), rest[0].Line, invisible.CodePoints(rs))
 	}
 }
+
+// asciiInvisible is invisible.Is of each ASCII character, taken from it
+// once, so that InvisibleLines decodes and looks up only the others.
+var asciiInvisible = func() (t [utf8.RuneSelf]bool) {
+	for r := range t {
+		t[r] = invisible.Is(rune(r))
+	}
+	return t
+}()

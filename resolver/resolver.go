@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -114,6 +115,12 @@ type Options struct {
 // §2.1). Once src parses, its lines holding invisible or bidirectional
 // characters are warnings ([invisible], InvisibleLines).
 func Compile(file string, src []byte, opts Options) *Result {
+	return compile(file, src, opts, nil)
+}
+
+// compile is Compile; when the definition is built, emitted (nil: none)
+// is given it, for the tests of its encoding.
+func compile(file string, src []byte, opts Options, emitted func(*asl.Definition)) *Result {
 	res := &Result{File: file}
 	ds := &diags{file: file}
 	defer func() { res.Diagnostics, res.Counts = ds.sorted() }()
@@ -203,12 +210,15 @@ func Compile(file string, src []byte, opts Options) *Result {
 	}
 	e := &emitter{p: p, toolsetID: ts.ID}
 	def := e.emit()
-	encoded, compact, err := encodeJSONBoth(def)
+	if emitted != nil {
+		emitted(def)
+	}
+	encoded, compactLen, err := encodeDefinition(def)
 	if err != nil {
 		ds.errorf(sol.StepsPos, RuleSyntax, "encode definition: %v", err)
 		return res
 	}
-	c.checkQuotas(def, compact, e.placeholders())
+	c.checkQuotas(def, encoded, compactLen, e.placeholders())
 	if ds.hasErrors() {
 		return res
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/resolver/gate"
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -129,11 +130,11 @@ type sizer struct {
 
 	// The schemas the bounds read, each converted once: the input schema
 	// (inputRead: converted; inputObj: nil when it is not an object) and
-	// each tool step's output schema (by step index; ok false where it is
+	// each tool's output schema (by tool; ok false where it is
 	// not JSON).
 	inputRead bool
 	inputObj  map[string]any
-	outputs   map[int]outputSchema
+	outputs   map[*catalog.Tool]outputSchema
 	// items memoizes itemBound by as name and path; loopsByAs lists the
 	// for_each steps by as name, in step order.
 	items     map[itemKey]int
@@ -161,20 +162,23 @@ func (z *sizer) inputSchema() map[string]any {
 	return z.inputObj
 }
 
-// toolOutputSchema is step j's tool's output schema, decoded once; ok is
-// false where it is not a JSON object (or null).
+// toolOutputSchema is step j's tool's output schema, decoded once per
+// tool (the steps that call one tool share it, read only); ok is false
+// where it is not a JSON object (or null), or step j calls no tool.
 func (z *sizer) toolOutputSchema(j int) (map[string]any, bool) {
-	if o, done := z.outputs[j]; done {
+	call := z.p.at[j].tool
+	if call == nil {
+		return nil, false
+	}
+	if o, done := z.outputs[call.tool]; done {
 		return o.schema, o.ok
 	}
 	var o outputSchema
-	if call := z.p.at[j].tool; call != nil {
-		o.ok = json.Unmarshal(call.tool.OutputSchema, &o.schema) == nil
-	}
+	o.ok = json.Unmarshal(call.tool.OutputSchema, &o.schema) == nil
 	if z.outputs == nil {
-		z.outputs = map[int]outputSchema{}
+		z.outputs = map[*catalog.Tool]outputSchema{}
 	}
-	z.outputs[j] = o
+	z.outputs[call.tool] = o
 	return o.schema, o.ok
 }
 
