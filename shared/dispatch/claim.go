@@ -103,7 +103,7 @@ func (inv *invocation) unsealed(ctx context.Context, old *ledger.Record) *outcom
 		"seal", old.Seal.String(), "layout", old.Layout.String(), "key", inv.env.IdempotencyKey, "tool", inv.env.Tool)
 	msg := fmt.Sprintf("this call's idempotency record was not written by this function (its seal is %s)", old.Seal)
 	if old.Layout == ledger.LayoutNamed && old.Seal == seal.Valid {
-		msg = "this call's idempotency record is in the call layout before the compact one, which is read only for a run that started before the upgrade"
+		msg = "this call's idempotency record is in the call layout before the compact one, which is read only for a run that started before the upgrade or a call without run_started_at"
 	}
 	o := refused(tool.Errorf(tool.Internal, "%s: it is neither replayed nor run again; a person must look at it (docs/ledger.md)", msg))
 	o.reason = seal.ReasonRecordForged
@@ -113,19 +113,34 @@ func (inv *invocation) unsealed(ctx context.Context, old *ledger.Record) *outcom
 // acceptRecord is the upgrade rules (docs/ledger.md, "The upgrade rule",
 // "The call item on the wire"): a compact record is used only when its
 // seal verifies (a compact item was never written without one); a
-// previous-layout record whose seal verifies only for a run that started
-// (runStart, known: the envelope's run_started_at) before compactSince,
-// the compact layout's upgrade; one without a seal only as seal.Accept
-// says against since, the stage's first deploy with seals.
+// previous-layout record whose seal verifies, once compactSince (the
+// compact layout's upgrade) is set, for a call without run_started_at
+// (known false: the direct lane, a definition published before it), as
+// the code before the upgrade used it, and for a run that started
+// (runStart) before compactSince plus LayoutSwitchMargin; one without a
+// seal only as seal.Accept says against since, the stage's first deploy
+// with seals.
 func acceptRecord(r *ledger.Record, runStart time.Time, known bool, since, compactSince time.Time) bool {
 	switch {
 	case r.Layout == ledger.LayoutCompact:
 		return r.Seal == seal.Valid
 	case r.Seal == seal.Valid:
-		return known && !compactSince.IsZero() && runStart.Before(compactSince)
+		return !compactSince.IsZero() && (!known || runStart.Before(compactSince.Add(LayoutSwitchMargin)))
 	}
 	return seal.Accept(r.Seal, runStart, known, since)
 }
+
+// LayoutSwitchMargin is how long after a function's cold start
+// (Config.CompactSince) a run may have started and still hold a
+// previous-layout record: a function's aliases (the Step Functions, the
+// direct-lane and the start ones) are separate CloudFormation resources,
+// updated to the new version one after another, so for the seconds to
+// minutes between them the previous code still serves one alias while a
+// container of the new code has started for another (docs/ledger.md, "The
+// call item on the wire"). A previous-layout record is accepted only with
+// a seal that verifies, which only this function's code can write, so the
+// margin lets no forged record in.
+const LayoutSwitchMargin = 15 * time.Minute
 
 // RunStartSkew is how much earlier than the execution's start
 // (tool.Envelope.RunStartedAt, Step Functions' clock) an attempt of that

@@ -123,16 +123,16 @@ func TestRecordsOfTheLayoutBeforeReplayForARunStartedBeforeTheUpgrade(t *testing
 }
 
 // The same records, for a run that started after the upgrade (the
-// function's cold start, Config.CompactSince, before its run_started_at),
-// are neither replayed nor run: a record of the previous layout could not
-// have been written for it.
+// function's cold start, Config.CompactSince, more than
+// LayoutSwitchMargin before its run_started_at), are neither replayed nor
+// run: a record of the previous layout could not have been written for it.
 func TestRecordsOfTheLayoutBeforeAreRefusedForARunStartedAfterTheUpgrade(t *testing.T) {
 	e := newEnv(t)
 	putBeforeCompact(t, e)
 	ctx := context.Background()
 	var echoes atomic.Int64
 	start, _ := time.Parse(time.RFC3339, beforeCompactRunStart)
-	d := e.dispatcher(t, "test-echo", echo(&echoes), func(c *Config) { c.CompactSince = start.Add(-time.Minute) })
+	d := e.dispatcher(t, "test-echo", echo(&echoes), func(c *Config) { c.CompactSince = start.Add(-LayoutSwitchMargin - time.Minute) })
 	_, err := d.Handle(ctx, beforeCompactEnvelope(e, "test-echo", 1, `{"text":"one"}`))
 	if got := codeOf(t, err); got != string(tool.Internal) || echoes.Load() != 0 {
 		t.Fatalf("%s (%v), tool runs %d: want %s and nothing run", got, err, echoes.Load(), tool.Internal)
@@ -144,5 +144,40 @@ func TestRecordsOfTheLayoutBeforeAreRefusedForARunStartedAfterTheUpgrade(t *test
 	}
 	if !refused {
 		t.Errorf("no REFUSED record-forged row for seq 1: %+v", rows)
+	}
+}
+
+// A sealed record of the previous layout is replayed, never run again,
+// for a call the code before the upgrade replayed it for without a
+// run_started_at (the direct lane; a definition published before the
+// envelope had it), and for a run that started in the minutes a
+// function's aliases take to move to the new version
+// (LayoutSwitchMargin after the cold start).
+func TestRecordsOfTheLayoutBeforeReplayWithoutRunStartAndWithinTheSwitchMargin(t *testing.T) {
+	e := newEnv(t)
+	putBeforeCompact(t, e)
+	ctx := context.Background()
+	start, _ := time.Parse(time.RFC3339, beforeCompactRunStart)
+	for _, c := range []struct {
+		name  string
+		since time.Time
+		env   func() json.RawMessage
+	}{
+		{"no run_started_at", start.Add(time.Hour), func() json.RawMessage {
+			return json.RawMessage(fmt.Sprintf(`{"tool":"test-echo","toolset_id":%q,"run_id":%q,"seq":"1","step":"s1","idempotency_key":"%s/1","attempt":1,"tolerate_duplicates":false,"input":{"text":"one"}}`,
+				e.ts.ID, beforeCompactRun, beforeCompactRun))
+		}},
+		{"started within the margin after the cold start", start.Add(-LayoutSwitchMargin + time.Minute), func() json.RawMessage {
+			return beforeCompactEnvelope(e, "test-echo", 1, `{"text":"one"}`)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var echoes atomic.Int64
+			d := e.dispatcher(t, "test-echo", echo(&echoes), func(cfg *Config) { cfg.CompactSince = c.since })
+			out, err := d.Handle(ctx, c.env())
+			if err != nil || string(out) != `{"text":"one"}` || echoes.Load() != 0 {
+				t.Fatalf("%s %v, tool runs %d: want the recorded result replayed and nothing run", out, err, echoes.Load())
+			}
+		})
 	}
 }

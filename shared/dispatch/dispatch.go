@@ -58,11 +58,12 @@ type Config struct {
 	// a run that started before it (seal.Accept). Zero accepts none.
 	LedgerSince time.Time
 	// CompactSince is the compact call layout's upgrade (docs/ledger.md,
-	// "The call item on the wire"): a record of the previous layout is
-	// used only for a run that started before it. The function's main
-	// sets it to its cold start (shared/toolfunction), which follows the
-	// function's last invocation of the code that wrote that layout. Zero
-	// accepts none.
+	// "The call item on the wire"): a sealed record of the previous layout
+	// is used only for a run that started before it (LayoutSwitchMargin
+	// later at most) or a call without run_started_at. The function's
+	// main sets it to its cold start (shared/toolfunction), which follows
+	// the function's last invocation of the code that wrote that layout.
+	// Zero accepts none.
 	CompactSince time.Time
 	// ExternalKeySecret is the stage's secret for external keys
 	// (secrets.Ledger.ExternalKey; shared/externalkey; docs/ledger.md,
