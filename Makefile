@@ -71,7 +71,7 @@ FUZZ_TARGETS := \
 	./shared/toolset/:FuzzToolsetParse \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
-	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
+	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/review/:FuzzARNPatterns ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
 	./shared/caller/:FuzzVerifyProof \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList ./shared/recipient/:FuzzIAMPatterns \
 	./shared/fetchurl/:FuzzParse \
