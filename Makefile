@@ -67,11 +67,11 @@ FUZZTIME ?= 15s
 FUZZ_TARGETS := \
 	./resolver/:FuzzParse ./functions/publish/publish/:FuzzLiteralsBothSides \
 	./resolver/flowchart/:FuzzMermaidText ./resolver/flowchart/:FuzzDOTText \
-	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep \
-	./shared/toolset/:FuzzToolsetParse \
+	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep ./shared/tool/:FuzzPatterns \
+	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/catalog/:FuzzNamePattern \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
-	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
+	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/review/:FuzzARNPatterns ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
 	./shared/caller/:FuzzVerifyProof ./shared/ledger/:FuzzCompactItem \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList ./shared/recipient/:FuzzIAMPatterns \
 	./shared/fetchurl/:FuzzParse \

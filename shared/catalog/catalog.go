@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -140,8 +139,9 @@ type Catalog struct {
 
 // NamePattern is the shape of a catalog tool's name, which toolsets pin
 // and platform tools take, and of its function's name in the catalog:
-// lower-case letters, digits and "-", at most 63 characters.
-var NamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+// lower-case letters, digits and "-", at most 63 characters (a
+// tool.Pattern: the bound is checked apart, docs/performance.md).
+var NamePattern = tool.NewPattern(`^[a-z][a-z0-9-]{0,62}$`, `^[a-z][a-z0-9-]*$`, 63, nil)
 
 // Parse reads a catalog document ({"tools": [...]}) and validates every
 // entry: a unique name, a known policy, retry within 1..10 attempts, a

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -23,15 +24,27 @@ import (
 // stateMachineARN is a Step Functions state machine ARN, with an optional
 // version number: arn:<partition>:states:<region>:<account>:stateMachine:<name>[:<version>]
 // (AWS Step Functions API reference, "StateMachineArn"; state machine
-// names are 1 to 80 characters without ":").
-var stateMachineARN = regexp.MustCompile(`^arn:(aws[a-z-]*):states:([a-z0-9-]+):([0-9]{12}):stateMachine:([^:/\s]{1,80})(?::([1-9][0-9]{0,9}))?$`)
+// names are 1 to 80 characters without ":"). The name's length is checked
+// apart (nameMax, matchStateMachineARN): RE2 unrolls a counted repetition
+// (docs/performance.md, "Cold init of the tool functions").
+var stateMachineARN = regexp.MustCompile(`^arn:(aws[a-z-]*):states:([a-z0-9-]+):([0-9]{12}):stateMachine:([^:/\s]+)(?::([1-9][0-9]{0,9}))?$`)
+
+// matchStateMachineARN is stateMachineARN's submatches when arn is a state
+// machine ARN whose name is at most nameMax runes, else nil.
+func matchStateMachineARN(arn string) []string {
+	m := stateMachineARN.FindStringSubmatch(arn)
+	if m == nil || utf8.RuneCountInString(m[4]) > nameMax {
+		return nil
+	}
+	return m
+}
 
 // ChildExecutionARN is the ARN of the execution named name of the state
 // machine (or state machine version) stateMachine: Step Functions names an
 // execution by its state machine, never its version
 // (arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>).
 func ChildExecutionARN(stateMachine, name string) (string, error) {
-	m := stateMachineARN.FindStringSubmatch(stateMachine)
+	m := matchStateMachineARN(stateMachine)
 	if m == nil {
 		return "", fmt.Errorf("%q is not a state machine ARN", excerpt.Bytes(stateMachine, 200, "..."))
 	}
@@ -153,7 +166,7 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	// A published version, never the unqualified ARN: its definition, whose
 	// input record the input is checked against, never changes, and the
 	// child's start accepts only an execution of the recorded version.
-	if stateMachineARN.FindStringSubmatch(c.StateMachineARN)[5] == "" {
+	if matchStateMachineARN(c.StateMachineARN)[5] == "" {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: state_machine_arn %q is not a published version ARN (arn:...:stateMachine:<name>:<version>)", excerpt.Bytes(c.StateMachineARN, 200, "..."))
 	}
 	return &c, res, ChildRecord{ParentRunID: c.ParentRunID, InputDigest: digest, StateMachineARN: c.StateMachineARN}, nil

@@ -87,8 +87,27 @@ func DecodeStart(payload []byte) (*tool.StartCheck, time.Time, error) {
 // executionARN is a Step Functions execution ARN:
 // arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>
 // (AWS Step Functions API reference, "executionArn"; names are 1 to 80
-// characters without ":").
-var executionARN = regexp.MustCompile(`^arn:(aws[a-z-]*):states:([a-z0-9-]+):([0-9]{12}):execution:([^:/\s]{1,80}):([^:/\s]{1,80})$`)
+// characters without ":"). The name lengths are checked apart (nameMax)
+// rather than counted in the pattern: RE2 unrolls a counted repetition, and
+// compiling {1,80} twice cost a tool function's cold start about 0.18 MB
+// (docs/performance.md, "Cold init of the tool functions").
+var executionARN = regexp.MustCompile(`^arn:(aws[a-z-]*):states:([a-z0-9-]+):([0-9]{12}):execution:([^:/\s]+):([^:/\s]+)$`)
+
+// nameMax is the longest state machine or execution name, in runes as the
+// regexp counts them (an invalid UTF-8 byte is one rune): 80 (AWS Step
+// Functions API reference, "name").
+const nameMax = 80
+
+// matchExecutionARN is executionARN's submatches when arn is an execution
+// ARN whose state machine and execution names are at most nameMax runes,
+// else nil.
+func matchExecutionARN(arn string) []string {
+	m := executionARN.FindStringSubmatch(arn)
+	if m == nil || utf8.RuneCountInString(m[4]) > nameMax || utf8.RuneCountInString(m[5]) > nameMax {
+		return nil
+	}
+	return m
+}
 
 // Execution is an execution ARN's parts
 // (arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>).
@@ -100,7 +119,7 @@ type Execution struct {
 // (AWS Step Functions API reference, "executionArn"): ok is false for
 // anything else, a state machine ARN or a version's included.
 func ParseExecutionARN(arn string) (e Execution, ok bool) {
-	m := executionARN.FindStringSubmatch(arn)
+	m := matchExecutionARN(arn)
 	if m == nil {
 		return Execution{}, false
 	}
@@ -122,7 +141,7 @@ func DecodeStartRequest(data []byte) (*StartRequest, error) {
 	switch {
 	case r.Action != StartAction:
 		return nil, fmt.Errorf("start request: action %q is not %s: the start alias takes start requests only", excerpt.Bytes(r.Action, 40, "..."), StartAction)
-	case !executionARN.MatchString(r.ExecutionARN):
+	case matchExecutionARN(r.ExecutionARN) == nil:
 		return nil, fmt.Errorf("start request: execution_arn %q is not an execution ARN", excerpt.Bytes(r.ExecutionARN, 200, "..."))
 	case !inputDigest.MatchString(r.InputDigest):
 		return nil, fmt.Errorf("start request: input_digest %q is not sha256:<64 hex digits>", excerpt.Bytes(r.InputDigest, 80, "..."))

@@ -119,7 +119,7 @@ var (
 	// "-" and "_", at most 63 characters. The resolver's step ids
 	// (resolver.StepIDPattern) and the catalog's tool names
 	// (catalog.NamePattern) are each narrower.
-	NamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	NamePattern = NewPattern(`^[a-z][a-z0-9_-]{0,62}$`, `^[a-z][a-z0-9_-]*$`, 63, nil)
 	// An MCP tool's name is "<server>.<tool>", split at the first dot
 	// (shared/toolset SplitMCPName): the server's key in the toolset and
 	// the tool's name as its server defines it.
@@ -127,11 +127,11 @@ var (
 	// MCPServerPattern is an MCP server's key in a toolset: lower-case
 	// letters, digits and "-", at most 31 characters, no ".", so that a
 	// tool's name splits at its first dot.
-	MCPServerPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+	MCPServerPattern = NewPattern(`^[a-z][a-z0-9-]{0,30}$`, `^[a-z][a-z0-9-]*$`, 31, nil)
 	// MCPToolNamePattern is an MCP tool's name as its server defines it:
 	// 1 to 128 of A-Z, a-z, 0-9, "_", "-" and "." (MCP specification
 	// 2025-11-25, "Tool names").
-	MCPToolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	MCPToolNamePattern = NewPattern(`^[A-Za-z0-9_.-]{1,128}$`, `^[A-Za-z0-9_.-]+$`, 128, nil)
 )
 
 // ValidToolName reports whether name is a tool name an envelope may

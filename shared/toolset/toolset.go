@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -71,13 +70,24 @@ func (t *Tool) Platform() bool { return t.Function != "" }
 // FunctionPattern is the shape of a platform tool's function placeholder:
 // "${Function" and letters and digits, as CloudFormation's
 // DefinitionSubstitutions keys are.
-var FunctionPattern = regexp.MustCompile(`^\$\{(Function[A-Z][A-Za-z0-9]{0,62})\}$`)
+var FunctionPattern = tool.NewPattern(`^\$\{(Function[A-Z][A-Za-z0-9]{0,62})\}$`, `^\$\{(Function[A-Z][A-Za-z0-9]*)\}$`, len("${Function}")+1+62, nil)
 
 // LambdaARNPattern is the shape of a Lambda function ARN a platform tool
 // may name instead of a placeholder: partition, region, account, name and
 // an optional version or alias qualifier (the Lambda API's FunctionName
 // pattern; at most 140 characters).
-var LambdaARNPattern = regexp.MustCompile(`^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:\d{12}:function:[a-zA-Z0-9-_]{1,64}(:(\$LATEST|[a-zA-Z0-9-_]{1,128}))?$`)
+var LambdaARNPattern = tool.NewPattern(
+	`^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:\d{12}:function:[a-zA-Z0-9-_]{1,64}(:(\$LATEST|[a-zA-Z0-9-_]{1,128}))?$`,
+	`^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:\d{12}:function:[a-zA-Z0-9-_]+(:(\$LATEST|[a-zA-Z0-9-_]+))?$`,
+	-1, lambdaARNFits)
+
+// lambdaARNFits reports whether a LambdaARNPattern match's function name
+// (the seventh ":" field; no earlier field holds a ":") is at most 64
+// bytes and its qualifier (submatch 6) $LATEST or at most 128 bytes: the
+// classes are ASCII, so bytes are runes.
+func lambdaARNFits(m []string) bool {
+	return len(strings.Split(m[0], ":")[6]) <= 64 && len(m[6]) <= 128
+}
 
 // ToolFunctionParam names the SSM parameter under /toolgate/<stage>/ that
 // holds the ARN of a platform tool's function placeholder key
@@ -384,7 +394,7 @@ const (
 // most 50 characters, no "_", so that "toolgate-<stage>_<solution>" fits a
 // state machine name's 80 characters with a stage of up to 20 (AWS Step
 // Functions quota; tool.StateMachineName).
-var NamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
+var NamePattern = tool.NewPattern(`^[a-z][a-z0-9-]{0,49}$`, `^[a-z][a-z0-9-]*$`, 50, nil)
 
 // RefusedLogMessage is the "msg" of the one JSON log line a function writes
 // when it refuses a toolset it loaded (with "toolset_id" and "rule"); the

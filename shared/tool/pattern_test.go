@@ -1,0 +1,66 @@
+package tool
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// countedPatterns are the package's Patterns beside their counted forms,
+// compiled as they were before the counts moved out of them: each Pattern
+// must accept exactly the same strings, with the same submatches.
+var countedPatterns = []struct {
+	name    string
+	p       Pattern
+	counted *regexp.Regexp
+}{
+	{"NamePattern", NamePattern, regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)},
+	{"MCPServerPattern", MCPServerPattern, regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)},
+	{"MCPToolNamePattern", MCPToolNamePattern, regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)},
+}
+
+// patternCases are strings around each bound (31, 63, 128): ASCII,
+// multibyte runes (é is 2 bytes, 𝄞 is 4), invalid UTF-8, newlines and
+// characters outside the classes.
+func patternCases() []string {
+	out := []string{"", "a", "A", "0", "-", "_", ".", "a.b", "A-b_c.d", "a\n", "\na", "a b", "é", "\xff", "a\x00"}
+	for _, n := range []int{29, 30, 31, 32, 61, 62, 63, 64, 126, 127, 128, 129, 300} {
+		a := strings.Repeat("a", n)
+		out = append(out, a, "a"+a, a+"é", "a"+a[:max(n-2, 0)]+"é", a+"𝄞", a+"\xff", a+"\n", a+"-", a+"_", a+".", "A"+a, a+"Z")
+	}
+	return out
+}
+
+func TestPatternsAcceptWhatTheirCountedFormsAccept(t *testing.T) {
+	for _, c := range countedPatterns {
+		if c.p.String() != c.counted.String() {
+			t.Errorf("%s shows %s, not its counted form %s", c.name, c.p, c.counted)
+		}
+		for _, s := range patternCases() {
+			checkPattern(t, c.name, c.p, c.counted, s)
+		}
+	}
+}
+
+func checkPattern(t *testing.T, name string, p Pattern, counted *regexp.Regexp, s string) {
+	t.Helper()
+	if got, want := p.MatchString(s), counted.MatchString(s); got != want {
+		t.Errorf("%s.MatchString(%q) = %v, the counted form %v", name, s, got, want)
+	}
+	if got, want := p.FindStringSubmatch(s), counted.FindStringSubmatch(s); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s.FindStringSubmatch(%q) = %q, the counted form %q", name, s, got, want)
+	}
+}
+
+// FuzzPatterns holds each Pattern to its counted form on any input.
+func FuzzPatterns(f *testing.F) {
+	for _, s := range patternCases() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, c := range countedPatterns {
+			checkPattern(t, c.name, c.p, c.counted, s)
+		}
+	})
+}
