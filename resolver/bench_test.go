@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/resolver/resolvertest"
 )
 
 // generate writes a realistic Solution of about n steps: a choice routes
@@ -48,34 +50,6 @@ func generate(n int) []byte {
     with: {to: ["${steps.draft_%[1]d.to}"], subject: "${steps.draft_%[1]d.subject}", text: "${steps.fetch_%[1]d.output.data.body}"}
     next: end
 `, i)
-	}
-	return []byte(b.String())
-}
-
-// generateDiamonds writes a Solution of n choice diamonds in sequence
-// (3n steps, 2^n paths): each choice goes to one of two pass steps, both
-// of which go to the next choice. Every pass step writes its own slot, so
-// the state-size bound's written sets differ on every path.
-func generateDiamonds(n int) []byte {
-	var b strings.Builder
-	b.WriteString("solution: diamonds\nversion: 1\ninput: {type: object}\nsteps:\n")
-	for i := range n {
-		next := "end"
-		if i+1 < n {
-			next = fmt.Sprintf("c%d", i+1)
-		}
-		fmt.Fprintf(&b, `  - id: c%[1]d
-    choice:
-      - when: {value: "${input.x}", equals: 1}
-        next: a%[1]d
-    default: b%[1]d
-  - id: a%[1]d
-    pass: {}
-    next: %[2]s
-  - id: b%[1]d
-    pass: {}
-    next: %[2]s
-`, i, next)
 	}
 	return []byte(b.String())
 }
@@ -236,7 +210,7 @@ func BenchmarkCompile(b *testing.B) {
 // the state-size bound to consider) against parse.
 func BenchmarkCompileDiamonds(b *testing.B) {
 	for _, n := range []int{10, 300, 3_333} {
-		src := generateDiamonds(n)
+		src := resolvertest.Diamonds(n)
 		b.Run(fmt.Sprintf("diamonds=%d", n), func(b *testing.B) {
 			benchAgainstParse(b, src, firstErrorBesidesQuota)
 		})
@@ -324,7 +298,7 @@ func TestCompileAllocationsGrowLinearly(t *testing.T) {
 		small, big []byte
 	}{
 		{"blocks", generate(1_000), generate(10_000)},
-		{"diamonds", generateDiamonds(333), generateDiamonds(3_333)},
+		{"diamonds", resolvertest.Diamonds(333), resolvertest.Diamonds(3_333)},
 		{"loops", generateLoops(250), generateLoops(2_500)},
 	}
 	for _, c := range cases {

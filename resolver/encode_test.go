@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/resolver/asl"
+	"github.com/toolgate/toolgate/resolver/resolvertest"
 )
 
 // encodeDefinition writes what json.Encoder with SetIndent("", "  ") and
@@ -28,7 +29,7 @@ func TestEncodeDefinitionIsTheEncodersTextAndItsCompactLength(t *testing.T) {
 		}
 		sources = append(sources, source{filepath.Base(f), src})
 	}
-	sources = append(sources, source{"blocks", generate(200)}, source{"loops", generateLoops(20)}, source{"diamonds", generateDiamonds(20)})
+	sources = append(sources, source{"blocks", generate(200)}, source{"loops", generateLoops(20)}, source{"diamonds", resolvertest.Diamonds(20)})
 	checked := 0
 	for _, s := range sources {
 		var def *asl.Definition

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,34 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// diamonds writes a Solution of n choice diamonds in sequence (3n steps,
-// 2^n paths, each pass step its own slot of the state data), the input
-// of the state-size bound's path exploration at its widest.
-func diamonds(n int) []byte {
-	var b strings.Builder
-	b.WriteString("solution: diamonds\nversion: 1\ninput: {type: object}\nsteps:\n")
-	for i := range n {
-		next := "end"
-		if i+1 < n {
-			next = fmt.Sprintf("c%d", i+1)
-		}
-		fmt.Fprintf(&b, `  - id: c%[1]d
-    choice:
-      - when: {value: "${input.x}", equals: 1}
-        next: a%[1]d
-    default: b%[1]d
-  - id: a%[1]d
-    pass: {}
-    next: %[2]s
-  - id: b%[1]d
-    pass: {}
-    next: %[2]s
-`, i, next)
-	}
-	return []byte(b.String())
-}
+	"github.com/toolgate/toolgate/resolver/resolvertest"
+)
 
 // BenchmarkCheckDiamonds runs the built CLI's `toolgate check` on 300
 // diamonds (2^300 paths) and `toolgate version` (the process's start and
@@ -46,7 +20,7 @@ func diamonds(n int) []byte {
 func BenchmarkCheckDiamonds(b *testing.B) {
 	bin := build(b)
 	file := filepath.Join(b.TempDir(), "diamonds.yaml")
-	if err := os.WriteFile(file, diamonds(300), 0o644); err != nil {
+	if err := os.WriteFile(file, resolvertest.Diamonds(300), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	run := func(args ...string) time.Duration {
