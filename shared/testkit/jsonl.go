@@ -1,7 +1,3 @@
-// Package testkit holds test support that the tests of several packages
-// share and that needs nothing but the standard library: LoadJSONL reads
-// the JSON Lines case files under testdata/ (testdata/email,
-// testdata/fetch, testdata/events). Only tests import it.
 package testkit
 
 import (

@@ -1,10 +1,11 @@
 package tool
 
 import (
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/testkit"
 )
 
 // countedPatterns are the package's Patterns beside their counted forms,
@@ -38,18 +39,8 @@ func TestPatternsAcceptWhatTheirCountedFormsAccept(t *testing.T) {
 			t.Errorf("%s shows %s, not its counted form %s", c.name, c.p, c.counted)
 		}
 		for _, s := range patternCases() {
-			checkPattern(t, c.name, c.p, c.counted, s)
+			testkit.SameAsRegexp(t, c.name, c.p, c.counted, s)
 		}
-	}
-}
-
-func checkPattern(t *testing.T, name string, p Pattern, counted *regexp.Regexp, s string) {
-	t.Helper()
-	if got, want := p.MatchString(s), counted.MatchString(s); got != want {
-		t.Errorf("%s.MatchString(%q) = %v, the counted form %v", name, s, got, want)
-	}
-	if got, want := p.FindStringSubmatch(s), counted.FindStringSubmatch(s); !reflect.DeepEqual(got, want) {
-		t.Errorf("%s.FindStringSubmatch(%q) = %q, the counted form %q", name, s, got, want)
 	}
 }
 
@@ -60,7 +51,7 @@ func FuzzPatterns(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, c := range countedPatterns {
-			checkPattern(t, c.name, c.p, c.counted, s)
+			testkit.SameAsRegexp(t, c.name, c.p, c.counted, s)
 		}
 	})
 }

@@ -1,11 +1,11 @@
 package toolset
 
 import (
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/shared/testkit"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -49,18 +49,8 @@ func TestPatternsAcceptWhatTheirCountedFormsAccept(t *testing.T) {
 			t.Errorf("%s shows %s, not its counted form %s", c.name, c.p, c.counted)
 		}
 		for _, s := range patternCases() {
-			checkPattern(t, c.name, c.p, c.counted, s)
+			testkit.SameAsRegexp(t, c.name, c.p, c.counted, s)
 		}
-	}
-}
-
-func checkPattern(t *testing.T, name string, p tool.Pattern, counted *regexp.Regexp, s string) {
-	t.Helper()
-	if got, want := p.MatchString(s), counted.MatchString(s); got != want {
-		t.Errorf("%s.MatchString(%q) = %v, the counted form %v", name, s, got, want)
-	}
-	if got, want := p.FindStringSubmatch(s), counted.FindStringSubmatch(s); !reflect.DeepEqual(got, want) {
-		t.Errorf("%s.FindStringSubmatch(%q) = %q, the counted form %q", name, s, got, want)
 	}
 }
 
@@ -74,7 +64,7 @@ func FuzzPatterns(f *testing.F) {
 		for _, c := range countedPatterns {
 			for _, in := range []string{s, "${Function" + s + "}", "arn:aws:lambda:us-east-1:123456789012:function:" + s,
 				"arn:aws:lambda:us-east-1:123456789012:function:f:" + s} {
-				checkPattern(t, c.name, c.p, c.counted, in)
+				testkit.SameAsRegexp(t, c.name, c.p, c.counted, in)
 			}
 		}
 	})
