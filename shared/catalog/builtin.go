@@ -7,6 +7,40 @@ import "encoding/json"
 // builtinTools are catalog.json's tools, checked by Parse when generated
 // (TestBuiltinIsCatalogJSON).
 var builtinTools = []*Tool{
+	{Name: "http", Description: "Send one HTTP request (GET, HEAD, POST, PUT, PATCH or DELETE) to a host the run's toolset pins for that method, and return the status, a few response headers and the body parsed as JSON, CSV or text.", Idempotent: false, Policy: "at_most_once", ReviewRequired: true,
+		Retry:                  Retry{MaxAttempts: 3, IntervalSeconds: 2, BackoffRate: 2},
+		FunctionTimeoutSeconds: 35, Function: "http",
+		InputSchema: json.RawMessage("{\n        \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n        \"type\": \"object\",\n        \"additionalProperties\": false,\n        \"required\": [\"method\", \"url\"],\n        \"properties\": {\n          \"method\": {\"enum\": [\"GET\", \"HEAD\", \"POST\", \"PUT\", \"PATCH\", \"DELETE\"]},\n          \"url\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 8192, \"pattern\": \"^[hH][tT][tT][pP][sS]?://\"},\n          \"headers\": {\n            \"type\": \"object\",\n            \"maxProperties\": 32,\n            \"propertyNames\": {\"minLength\": 1, \"maxLength\": 64, \"pattern\": \"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$\"},\n            \"additionalProperties\": {\"type\": \"string\", \"maxLength\": 1024}\n          },\n          \"body\": true,\n          \"accept\": {\"enum\": [\"json\", \"csv\", \"text\"], \"default\": \"json\"},\n          \"select\": {\"type\": \"string\", \"pattern\": \"^(/([^~]|~[01])*)*$\"}\n        }\n      }"),
+		OutputSchema: json.RawMessage(`{
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["status", "content_type", "bytes", "headers", "data"],
+        "properties": {
+          "status": {"type": "integer", "minimum": 100, "maximum": 599},
+          "content_type": {"type": "string"},
+          "bytes": {"type": "integer", "minimum": 0},
+          "headers": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+              "ETag": {"type": "string"},
+              "Last-Modified": {"type": "string"},
+              "Location-Host": {"type": "string"},
+              "Retry-After": {"type": "string"},
+              "RateLimit": {"type": "string"},
+              "RateLimit-Policy": {"type": "string"},
+              "RateLimit-Limit": {"type": "string"},
+              "RateLimit-Remaining": {"type": "string"},
+              "RateLimit-Reset": {"type": "string"},
+              "X-RateLimit-Limit": {"type": "string"},
+              "X-RateLimit-Remaining": {"type": "string"},
+              "X-RateLimit-Reset": {"type": "string"}
+            }
+          },
+          "data": true
+        }
+      }`)},
 	{Name: "send-email", Description: "Send one e-mail through Amazon SES v2 from the platform's configured identity to allow-listed recipients.", Idempotent: false, Policy: "at_most_once", ReviewRequired: true,
 		Retry:                  Retry{MaxAttempts: 1, IntervalSeconds: 2, BackoffRate: 2},
 		FunctionTimeoutSeconds: 30, Function: "send-email",

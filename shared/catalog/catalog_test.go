@@ -15,11 +15,12 @@ func TestDefaultCatalog(t *testing.T) {
 		review     bool
 		attempts   int
 	}{
+		"http":                  {false, AtMostOnce, true, 3},
 		"send-email":            {false, AtMostOnce, true, 1},
 		"structured-data-fetch": {true, AtLeastOnce, false, 3},
 		"workflow-validator":    {true, AtLeastOnce, false, 2},
 	}
-	if got := strings.Join(c.Names(), ","); got != "send-email,structured-data-fetch,workflow-validator" {
+	if got := strings.Join(c.Names(), ","); got != "http,send-email,structured-data-fetch,workflow-validator" {
 		t.Fatalf("Names() = %s", got)
 	}
 	for name, w := range want {

@@ -37,6 +37,14 @@ type Config struct {
 	// the call unclaimed. tool.CallParked writes a PARKED row and answers
 	// CALL_PARKED; any other error a REFUSED row with its code.
 	Check toolcall.Check
+	// Contract, when set, gives each call its contract from its validated
+	// input, before the approval is checked (toolcall.Contract): the
+	// review requirement, policy and idempotency it returns replace the
+	// pinned tool's for that call. The http tool's function sets it
+	// (httptool.Contract), so that a call needs a review and runs at most
+	// once by the method it actually sends. An error refuses the call:
+	// a REFUSED row with its code, nothing claimed.
+	Contract toolcall.Contract
 	// Lease is how long a claim keeps other attempts out; default: the
 	// function timeout plus DefaultLeaseMargin.
 	Lease time.Duration
@@ -233,6 +241,21 @@ type invocation struct {
 	inputErr  error
 }
 
+// contract applies Config.Contract to the call (nil: none is set, or the
+// call's contract is set): the pinned review requirement, policy and
+// idempotency become this call's.
+func (inv *invocation) contract(input json.RawMessage) error {
+	if inv.d.cfg.Contract == nil {
+		return nil
+	}
+	c, err := inv.d.cfg.Contract(&toolcall.Call{Envelope: inv.env, Input: input, Pinned: inv.pinned, Toolset: inv.ts})
+	if err != nil {
+		return tool.Classify(err)
+	}
+	inv.pinned.ReviewRequired, inv.pinned.Policy, inv.pinned.Idempotent = c.Review, c.Policy, c.Idempotent
+	return nil
+}
+
 // admit decodes the envelope and checks the lane. The lane comes first: a
 // call whose caller is not proven for its run (a direct call without a
 // valid proof, or outside its namespace; a proof or a direct run id on the
@@ -282,6 +305,9 @@ func (inv *invocation) phases(ctx context.Context) (o *outcome) {
 	}
 	input, err := inv.validateInput()
 	if err != nil {
+		return refused(err)
+	}
+	if err := inv.contract(input); err != nil {
 		return refused(err)
 	}
 	// A gated call's approval is checked before the key is claimed: a

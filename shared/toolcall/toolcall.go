@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/shared/httprule"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -48,3 +49,13 @@ type Func func(ctx context.Context, call *Call) (json.RawMessage, error)
 // no attempt made. The MCP tools' check parks a call whose tool changed
 // on its server since the toolset pinned it (tool.CallParked).
 type Check func(ctx context.Context, call *Call) error
+
+// Contract returns the contract of one call where a tool's contract
+// depends on its input: the http tool's on its method and host entry
+// (httprule.Decide; docs/tools.md, "http"). It runs once the input is
+// validated against the pinned schema and before any approval is checked,
+// with the call as a Check gets it, so the dispatcher decides review,
+// policy and idempotency from what is about to be sent, whatever the step
+// was compiled for. An error (a *tool.Error) refuses the call with nothing
+// claimed and nothing sent.
+type Contract func(call *Call) (httprule.Contract, error)

@@ -113,6 +113,10 @@ type Toolset struct {
 	Base       string          `json:"base,omitempty"`
 	Tools      map[string]Tool `json:"tools"`
 	FetchHosts []string        `json:"fetch_hosts"`
+	// HTTPHosts are the http tool's host entries (HTTPHost), sorted by
+	// host and unique; omitted when empty, so that a toolset without them
+	// has the content, and the id, it always had. None: no http tool.
+	HTTPHosts []HTTPHost `json:"http_hosts,omitempty"`
 	// Workflows names the Solutions runs of this toolset may start
 	// (a workflow: step), sorted and unique.
 	Workflows []string `json:"workflows,omitempty"`
@@ -130,6 +134,7 @@ type content struct {
 	Base       string          `json:"base,omitempty"`
 	Tools      map[string]Tool `json:"tools"`
 	FetchHosts []string        `json:"fetch_hosts"`
+	HTTPHosts  []HTTPHost      `json:"http_hosts,omitempty"`
 	Workflows  []string        `json:"workflows,omitempty"`
 }
 
@@ -174,7 +179,7 @@ func (ts *Toolset) withID() (*Toolset, error) {
 // Canonical returns the RFC 8785 form of the toolset without its id: the
 // bytes the id is the digest of.
 func (ts *Toolset) Canonical() ([]byte, error) {
-	body := content{Name: ts.Name, Base: ts.Base, Tools: ts.Tools, FetchHosts: ts.FetchHosts, Workflows: ts.Workflows}
+	body := content{Name: ts.Name, Base: ts.Base, Tools: ts.Tools, FetchHosts: ts.FetchHosts, HTTPHosts: ts.HTTPHosts, Workflows: ts.Workflows}
 	if body.FetchHosts == nil {
 		body.FetchHosts = []string{}
 	}
@@ -258,7 +263,7 @@ func ParseStored(id string, body []byte) (*Toolset, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, refuse(id, RuleFormat, "the stored body does not decode: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	ts := &Toolset{ID: id, Name: c.Name, Base: c.Base, Tools: c.Tools, FetchHosts: c.FetchHosts, Workflows: c.Workflows}
+	ts := &Toolset{ID: id, Name: c.Name, Base: c.Base, Tools: c.Tools, FetchHosts: c.FetchHosts, HTTPHosts: c.HTTPHosts, Workflows: c.Workflows}
 	canonical, err := ts.Canonical()
 	if err != nil {
 		return nil, refuse(id, RuleFormat, "%v", err)
