@@ -21,9 +21,9 @@ const (
 	// single addresses) separated by commas or blanks; unset in
 	// production, 127.0.0.1/32 on the local stack.
 	EnvHTTPAllowAddresses = "TOOLGATE_HTTP_ALLOW_ADDRESSES"
-	// EnvHTTPTimeoutSeconds bounds one call of the http tool (look-ups,
-	// redirects, a Retry-After wait and the body) in whole seconds, 1..30
-	// (default 30, as structured-data-fetch).
+	// EnvHTTPTimeoutSeconds bounds one sending of the http tool
+	// (look-ups, redirects and the body) in whole seconds, 1..30 (default
+	// 30, as structured-data-fetch).
 	EnvHTTPTimeoutSeconds = "TOOLGATE_HTTP_TIMEOUT_SECONDS"
 	// EnvHTTPMaxRequestBytes bounds a request body in bytes, 1..196608
 	// (192 KiB; default 65536, 64 KiB; httptool.MaxRequestBody).

@@ -44,8 +44,8 @@ type Config struct {
 	// (package fetch): Allow is the http function's own allow-list
 	// (EnvAllow; empty: no request at all), AllowAddresses its exempted
 	// addresses, MaxBytes the response body bound (5 MiB), Timeout the
-	// whole call's bound (30 s: look-ups, redirects, a Retry-After wait and
-	// the body), MaxRedirects the redirects a read follows (5), and the
+	// bound of each sending (30 s: look-ups, redirects and the body; a
+	// Retry-After wait is bounded by the caller's deadline), MaxRedirects the redirects a read follows (5), and the
 	// Resolver, Dial and RootCAs every request goes through.
 	fetch.Config
 	// MaxRequestBytes bounds a request body in bytes as sent; default

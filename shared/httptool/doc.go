@@ -39,9 +39,10 @@
 // decided again, against the entries that pin its method, and carrying
 // custom headers only where that host's entry names them too. Any other
 // method follows none: 303 is a success (data null), 301, 302, 307 and
-// 308 are TOOL_PERMANENT_FAILURE naming only the Location's host. The
-// whole call, a Retry-After wait included, is bounded by Config.Timeout
-// (30 s).
+// 308 are TOOL_PERMANENT_FAILURE naming only the Location's host. Each
+// sending, its look-ups, redirects and body included, is bounded by
+// Config.Timeout (30 s); a Retry-After wait and the sending after it by
+// the caller's deadline too (the step's timeout, the function's).
 //
 // # Outcomes
 //
@@ -70,7 +71,7 @@
 // 429, 503 and other 5xx carry RetryAfter from Retry-After. For a read,
 // and for a host whose entry declares an idempotency key, a 429 whose
 // Retry-After is at most MaxRetryAfterWait and ends a second before the
-// call's deadline is waited out (Config.Sleep) and the request sent once
+// caller's deadline is waited out (Config.Sleep) and the request sent once
 // more, under the same key; a second 429 fails as above.
 //
 // Request and response bodies, and header values, never appear in an

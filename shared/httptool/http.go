@@ -138,8 +138,12 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 		return nil, err
 	}
 	pinnedName := fmt.Sprintf("this run's toolset (http_hosts for %s)", r.method)
-	ctx, cancel := context.WithTimeout(ctx, c.EffectiveTimeout())
-	defer cancel()
+	// Config.Timeout bounds each sending, redirects and body included; a
+	// Retry-After wait and the sending after it must fit in the caller's
+	// deadline (the step's, the function's).
+	callCtx := ctx
+	ctx, cancel := context.WithTimeout(callCtx, c.EffectiveTimeout())
+	defer func() { cancel() }()
 
 	current, headers, waited := in.URL, r.headers, false
 	for hop := 0; ; {
@@ -175,11 +179,13 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 			continue
 		}
 		if code == http.StatusTooManyRequests && !waited && (r.read || r.keyed) {
-			if wait, ok := c.retryWait(ctx, resp.Header.Get("Retry-After")); ok {
+			if wait, ok := c.retryWait(callCtx, resp.Header.Get("Retry-After")); ok {
 				discard(resp)
-				if err := c.sleep(ctx, wait); err != nil {
+				if err := c.sleep(callCtx, wait); err != nil {
 					return nil, tool.Wrap(tool.Timeout, err, "the call ended while waiting out %s's Retry-After", d.Host)
 				}
+				cancel()
+				ctx, cancel = context.WithTimeout(callCtx, c.EffectiveTimeout())
 				waited = true
 				continue // the same URL, decided and sent once more
 			}

@@ -128,6 +128,9 @@ func mediaType(v string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "mime: "))
 	}
+	if typ, sub, _ := strings.Cut(mt, "/"); typ == "" || sub == "" {
+		return "", fmt.Errorf("no type/subtype")
+	}
 	return mt, nil
 }
 
