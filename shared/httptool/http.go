@@ -143,7 +143,7 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 	// deadline (the step's, the function's).
 	callCtx := ctx
 	ctx, cancel := context.WithTimeout(callCtx, c.EffectiveTimeout())
-	defer func() { cancel() }()
+	defer cancel()
 
 	current, headers, waited := in.URL, r.headers, false
 	for hop := 0; ; {
@@ -185,8 +185,9 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 					return nil, tool.Wrap(tool.Timeout, err, "the call ended while waiting out %s's Retry-After", d.Host)
 				}
 				cancel()
-				ctx, cancel = context.WithTimeout(callCtx, c.EffectiveTimeout())
-				waited = true
+				again, cancelAgain := context.WithTimeout(callCtx, c.EffectiveTimeout())
+				defer cancelAgain() // at most once: waited is set
+				ctx, waited = again, true
 				continue // the same URL, decided and sent once more
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/httprule"
 )
 
@@ -24,11 +25,14 @@ import (
 //     (8) and variant (10) bits set (RFC 9562 §5.8, Appendix B.2), so that
 //     one key always gives one UUID.
 //
-// An empty key, a key outside those characters or an unknown format is
-// an error; its text names the rule, never the key.
+// An empty key, one longer than externalkey.MaxLength (64), a key outside
+// those characters or an unknown format is an error; its text names the rule, never the key.
 func KeyHeaderValue(format, key string) (string, error) {
 	if key == "" {
 		return "", fmt.Errorf("the call has no external idempotency key")
+	}
+	if len(key) > externalkey.MaxLength {
+		return "", fmt.Errorf("the external key is %d bytes, over the %d an external key has", len(key), externalkey.MaxLength)
 	}
 	switch format {
 	case httprule.FormatRaw, "":
