@@ -47,7 +47,7 @@ func TestMethodsAndBodies(t *testing.T) {
 		{name: "POST a JSON string as JSON", in: Input{Method: "POST", Body: json.RawMessage(`"x"`)}, h: jsonHandler(`1`), wantBody: `"x"`, wantCT: "application/json", data: `1`},
 		{name: "POST without body", in: Input{Method: "POST"}, h: jsonHandler(`1`), data: `1`},
 		{name: "DELETE", in: Input{Method: "DELETE"}, h: statusHandler(204, ""), data: `null`},
-		{name: "POST empty answer", in: Input{Method: "POST", Body: json.RawMessage(`{}`)}, h: statusHandler(200, "0"), wantBody: `{}`, wantCT: "application/json", data: `{"error":"x"}`},
+		{name: "POST answered with JSON", in: Input{Method: "POST", Body: json.RawMessage(`{}`)}, h: statusHandler(200, ""), wantBody: `{}`, wantCT: "application/json", data: `{"error":"x"}`},
 		{name: "POST answer with no bytes", in: Input{Method: "POST", Body: json.RawMessage(`{}`)}, h: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) },
 			wantBody: `{}`, wantCT: "application/json", data: `null`},
 		{name: "POST text answer", in: Input{Method: "POST", Accept: "text"}, h: func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }, data: `"ok"`},
