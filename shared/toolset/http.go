@@ -171,7 +171,7 @@ func NarrowsHTTPHost(h, base HTTPHost) error {
 	case h.Host != base.Host:
 		return fmt.Errorf("host %s is not %s", h.Host, base.Host)
 	case h.Idempotency != nil && (base.Idempotency == nil || *h.Idempotency != *base.Idempotency):
-		return fmt.Errorf("host %s: its idempotency differs from its base's: a derived toolset may drop it, never add or change it", h.Host)
+		return fmt.Errorf("host %s: its idempotency is not its base's (which may be dropped, never added or changed)", h.Host)
 	}
 	for _, m := range h.Methods {
 		if !slices.Contains(base.Methods, m) {
