@@ -197,6 +197,19 @@ func (c *checker) stepGated(i int) bool {
 	return true
 }
 
+// gatedTool names gated tool step i's tool for Gate A's diagnostic: the
+// tool, and for an http step why its method needs a review.
+func (c *checker) gatedTool(i int) string {
+	st := c.sol.Steps[i]
+	if !c.isHTTP(i) {
+		return st.Tool
+	}
+	if m, _, ok := c.httpMethod(st); ok {
+		return fmt.Sprintf("%s %.10s, a method that is not a read", st.Tool, m)
+	}
+	return st.Tool + " with a method that is bound or absent, so it could be any"
+}
+
 // httpContract is what the dispatcher will decide for an http step i as
 // far as its literals say (httprule.Decide): a literal read method is
 // idempotent; a literal method that is not a read, to a literal URL whose
@@ -335,14 +348,14 @@ func (c *checker) checkHTTPURL(i int, st *Step, hosts []toolset.HTTPHost) (tools
 func (c *checker) checkHTTPHeaders(st *Step, v *value, entry toolset.HTTPHost, found bool, hosts []toolset.HTTPHost) {
 	for _, f := range v.fields {
 		name := textproto.CanonicalMIMEHeaderKey(f.key)
-		what := fmt.Sprintf("step %q with.headers.%s", st.ID, excerpt.BytesWithin(f.key, maxQuotedBytes, "..."))
+		what := fmt.Sprintf("step %q with.headers", st.ID)
 		if bad, why := httprule.Forbidden(f.key); bad {
 			c.ds.errorf(f.keyPos, RuleHTTPHost, "%s: %s may never be set: %s; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, why)
 			continue
 		}
 		if s, ok := literalText(f.val); ok {
 			if err := httprule.CheckHeaderValue(s); err != nil {
-				c.ds.errorf(f.val.pos, RuleToolInput, "%s %v; the http tool refuses it (TOOL_INPUT_INVALID)", what, err)
+				c.ds.errorf(f.val.pos, RuleToolInput, "%s: the value of %s %v; the http tool refuses it (TOOL_INPUT_INVALID)", what, name, err)
 			}
 		}
 		if httprule.Standard(f.key) {
