@@ -196,3 +196,42 @@ func TestMatchHTTPHostPrefersTheMostSpecificEntry(t *testing.T) {
 		}
 	}
 }
+
+// CanonicalHTTPHost is idempotent, and what it returns Verify accepts: the
+// pinned form of an entry is one the registration check takes.
+func FuzzCanonicalHTTPHost(f *testing.F) {
+	f.Add("api.example.com", "POST,GET", "x-api-version", "idempotency-key", "")
+	f.Add("*.hooks.example.com:8443", "PUT", "", "", "")
+	f.Add("[::1]:80", "DELETE,DELETE", "X-A,x-a", "Key", "uuid")
+	f.Add("*.co.uk", "get", "Cookie", "X-Amz-Date", "hex")
+	c := catalog.Default()
+	f.Fuzz(func(t *testing.T, host, methods, headers, key, format string) {
+		h := HTTPHost{Host: host, Methods: split(methods), Headers: split(headers)}
+		if key != "" || format != "" {
+			h.Idempotency = &HTTPIdempotency{Header: key, Format: format}
+		}
+		out, err := CanonicalHTTPHost(h)
+		if err != nil {
+			return
+		}
+		again, err := CanonicalHTTPHost(out)
+		if err != nil || !sameHTTPHost(again, out) {
+			t.Fatalf("not idempotent: %+v then %+v, %v", out, again, err)
+		}
+		ts, err := FromCatalog(c, []string{"http"}, nil, nil, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.Verify(c); err != nil {
+			t.Fatalf("Verify refuses the pinned form %+v: %v", out, err)
+		}
+	})
+}
+
+// split is s split at commas; nil for "".
+func split(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
