@@ -1152,7 +1152,11 @@ func (c *checker) checkRetries() {
 			}
 			c.ds.errorf(at, RuleRetry, "step %q: %s does not honour idempotency keys, so retry.max_attempts %d could repeat its effect; set tolerate_duplicates: true to accept duplicates, or max_attempts: 1", st.ID, t.Name, r.MaxAttempts)
 		case idempotent && st.TolerateDuplicates:
-			c.ds.warnf(st.ToolPos, RuleRetry, "step %q: tolerate_duplicates has no effect, %s honours idempotency keys", st.ID, t.Name)
+			why := t.Name + " honours idempotency keys"
+			if c.isHTTP(i) {
+				why = "this http call cannot repeat its effect (a read, or a host that honours an idempotency key)"
+			}
+			c.ds.warnf(st.ToolPos, RuleRetry, "step %q: tolerate_duplicates has no effect, %s", st.ID, why)
 		}
 	}
 }
