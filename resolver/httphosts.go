@@ -280,7 +280,7 @@ func (c *checker) checkHTTP() {
 		}
 		method, mv, literal := c.httpMethod(st)
 		if literal && found && httprule.Known(method) && !slices.Contains(entry.Methods, method) {
-			c.ds.errorf(mv.pos, RuleHTTPHost, "step %q with.method %s is not pinned for host %s (methods: %s); the http tool refuses it (TOOL_PERMISSION_DENIED)", st.ID, method, entry.Host, strings.Join(entry.Methods, ", "))
+			c.ds.errorf(mv.pos, RuleHTTPMethod, "step %q with.method %s is not pinned for host %s (methods: %s); the http tool refuses it (TOOL_PERMISSION_DENIED)", st.ID, method, entry.Host, strings.Join(entry.Methods, ", "))
 		}
 		if b := st.With.get("body"); b != nil && literal && httprule.Known(method) && !httprule.TakesBody(method) {
 			c.ds.errorf(b.keyPos, RuleToolInput, "step %q with.body goes with method %s: only POST, PUT and PATCH send a body; the http tool refuses it (TOOL_INPUT_INVALID)", st.ID, method)
@@ -350,7 +350,7 @@ func (c *checker) checkHTTPHeaders(st *Step, v *value, entry toolset.HTTPHost, f
 		name := textproto.CanonicalMIMEHeaderKey(f.key)
 		what := fmt.Sprintf("step %q with.headers", st.ID)
 		if bad, why := httprule.Forbidden(f.key); bad {
-			c.ds.errorf(f.keyPos, RuleHTTPHost, "%s: %s may never be set: %s; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, why)
+			c.ds.errorf(f.keyPos, RuleHTTPHeader, "%s: %s may never be set: %s; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, why)
 			continue
 		}
 		if s, ok := literalText(f.val); ok {
@@ -363,11 +363,11 @@ func (c *checker) checkHTTPHeaders(st *Step, v *value, entry toolset.HTTPHost, f
 		}
 		switch {
 		case found && entry.Idempotency != nil && entry.Idempotency.Header == name:
-			c.ds.errorf(f.keyPos, RuleHTTPHost, "%s: %s is host %s's idempotency header, which the tool sets from the call's idempotency key; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, entry.Host)
+			c.ds.errorf(f.keyPos, RuleHTTPHeader, "%s: %s is host %s's idempotency header, which the tool sets from the call's idempotency key; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, entry.Host)
 		case found && !slices.Contains(entry.Headers, name):
-			c.ds.errorf(f.keyPos, RuleHTTPHost, "%s: %s is not a standard header, and host %s's entry does not name it (headers: %s); the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, entry.Host, orNone(entry.Headers))
+			c.ds.errorf(f.keyPos, RuleHTTPHeader, "%s: %s is not a standard header, and host %s's entry does not name it (headers: %s); the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, entry.Host, orNone(entry.Headers))
 		case !found && !slices.ContainsFunc(hosts, func(h toolset.HTTPHost) bool { return slices.Contains(h.Headers, name) }):
-			c.ds.errorf(f.keyPos, RuleHTTPHost, "%s: %s is not a standard header, and no http host entry names it; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name)
+			c.ds.errorf(f.keyPos, RuleHTTPHeader, "%s: %s is not a standard header, and no http host entry names it; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name)
 		}
 	}
 }

@@ -134,12 +134,12 @@ func TestHTTPLiteralRefusals(t *testing.T) {
 		{"port not pinned", hosts, "{method: GET, url: \"https://api.example.com:8443/\"}", []string{"http-host 13"}},
 		{"host of a bound URL not pinned", hosts, `{method: GET, url: "https://other.example.com/${input.url}"}`, []string{"http-host 13"}},
 		{"URL the tool cannot parse", hosts, `{method: GET, url: "https://api.example.com:x/"}`, []string{"fetch-url 13"}},
-		{"method not pinned", hosts, "{method: PUT, url: https://api.example.com/}", []string{"http-host 13"}},
+		{"method not pinned", hosts, "{method: PUT, url: https://api.example.com/}", []string{"http-method 13"}},
 		{"body with GET", hosts, "{method: GET, url: https://api.example.com/, body: {a: 1}}", []string{"tool-input 13"}},
-		{"forbidden header", hosts, "{method: GET, url: https://api.example.com/, headers: {authorization: x}}", []string{"http-host 13"}},
-		{"custom header not named", hosts, "{method: GET, url: https://api.example.com/, headers: {X-Other: x}}", []string{"http-host 13"}},
-		{"idempotency header set", hosts, "{method: POST, url: https://keyed.example.com/, headers: {Idempotency-Key: x}}", []string{"http-host 13"}},
-		{"custom header no entry names, bound URL", hosts, `{method: GET, url: "${input.url}", headers: {X-Other: x}}`, []string{"http-host 13"}},
+		{"forbidden header", hosts, "{method: GET, url: https://api.example.com/, headers: {authorization: x}}", []string{"http-header 13"}},
+		{"custom header not named", hosts, "{method: GET, url: https://api.example.com/, headers: {X-Other: x}}", []string{"http-header 13"}},
+		{"idempotency header set", hosts, "{method: POST, url: https://keyed.example.com/, headers: {Idempotency-Key: x}}", []string{"http-header 13"}},
+		{"custom header no entry names, bound URL", hosts, `{method: GET, url: "${input.url}", headers: {X-Other: x}}`, []string{"http-header 13"}},
 		{"header value with a control character", hosts, `{method: GET, url: https://api.example.com/, headers: {Accept: "a\u0001b"}}`, []string{"tool-input 13"}},
 		{"custom header some entry names, bound URL", hosts, `{method: GET, url: "${input.url}", headers: {x-api-version: "1"}}`, nil},
 		{"standard and named headers", hosts, "{method: POST, url: https://api.example.com/, headers: {Content-Type: text/plain, X-Api-Version: '1'}, body: hi}", nil},
@@ -222,7 +222,7 @@ steps:
 		t.Fatalf("policy.http_hosts with a toolset: %v", got)
 	}
 	notPinned := strings.Replace(src, "https://api.example.com/jobs", "https://hooks.chat.example.com/x", 1)
-	if got := errorsOf(compileOnDemo(t, "on-webhooks.yaml", notPinned)); fmt.Sprint(got) != "[http-host 11]" {
+	if got := errorsOf(compileOnDemo(t, "on-webhooks.yaml", notPinned)); fmt.Sprint(got) != "[http-header 11]" {
 		t.Fatalf("a header the chat host does not name: %v", got)
 	}
 }

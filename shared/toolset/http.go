@@ -2,7 +2,6 @@ package toolset
 
 import (
 	"fmt"
-	"math"
 	"net/textproto"
 	"slices"
 	"strings"
@@ -202,13 +201,17 @@ func checkDerivedHTTPHosts(hosts, base []HTTPHost) error {
 }
 
 // MatchHTTPHost returns the entry of hosts (canonical, CanonicalHTTPHosts)
-// whose host allows scheme://host:port (hostlist.List.Match; port "" for
-// the scheme's default): an exact entry if one allows it, else the
-// wildcard with the longest suffix, so that a host named on its own is
-// never governed by a wider entry. ok is false when none does, or when
+// that governs scheme://host:port (port "" for the scheme's default): of
+// the entries whose host and port allow it (hostlist.List.Match), the
+// most specific one: a host name or address over a wildcard, a longer
+// wildcard over a shorter one, an entry naming the port over one that
+// does not; so that a host named on its own is never governed by a wider
+// entry. This is the order the http tool's function applies at run time
+// (package httptool, EntryFor). ok is false when none allows it, or when
 // an entry does not parse (a canonical list's always do).
 func MatchHTTPHost(hosts []HTTPHost, scheme, host, port string) (entry HTTPHost, ok bool) {
-	best, bestLen := -1, -1
+	best := -1
+	var bestEntry hostlist.Entry
 	for i, h := range hosts {
 		e, err := hostlist.ParseEntry(h.Host)
 		if err != nil {
@@ -217,16 +220,24 @@ func MatchHTTPHost(hosts []HTTPHost, scheme, host, port string) (entry HTTPHost,
 		if _, match := (hostlist.List{e}).Match(scheme, host, port); !match {
 			continue
 		}
-		n := len(e.Host)
-		if !e.Wildcard {
-			n = math.MaxInt
-		}
-		if n > bestLen {
-			best, bestLen = i, n
+		if best < 0 || moreSpecific(e, bestEntry) {
+			best, bestEntry = i, e
 		}
 	}
 	if best < 0 {
 		return HTTPHost{}, false
 	}
 	return hosts[best], true
+}
+
+// moreSpecific reports whether entry a governs a host both a and b match
+// rather than b.
+func moreSpecific(a, b hostlist.Entry) bool {
+	switch {
+	case a.Wildcard != b.Wildcard:
+		return !a.Wildcard
+	case len(a.Host) != len(b.Host):
+		return len(a.Host) > len(b.Host)
+	}
+	return a.Port != 0 && b.Port == 0
 }

@@ -177,6 +177,8 @@ func TestMatchHTTPHostPrefersTheMostSpecificEntry(t *testing.T) {
 		{Host: "*.hooks.example.com", Methods: []string{"POST"}},
 		{Host: "api.example.com", Methods: []string{"PUT"}},
 		{Host: "api.example.com:8443", Methods: []string{"DELETE"}},
+		{Host: "jobs.example.com", Methods: []string{"GET"}},
+		{Host: "jobs.example.com:443", Methods: []string{"POST"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +188,7 @@ func TestMatchHTTPHostPrefersTheMostSpecificEntry(t *testing.T) {
 		{"api.example.com", "8443", "api.example.com:8443"},
 		{"a.hooks.example.com", "", "*.hooks.example.com"},
 		{"www.example.com", "", "*.example.com"},
+		{"jobs.example.com", "", "jobs.example.com:443"},
 		{"example.com", "", ""},
 		{"www.example.org", "", ""},
 	}
