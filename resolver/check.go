@@ -30,6 +30,9 @@ type checker struct {
 	tools []*catalog.Tool // per step: the admitted tool, or nil
 	gated map[string]bool // tool names on the review list
 	hosts hostlist.List
+	// httpEntry holds, per http step whose literal URL matches one, its
+	// host entry (checkHTTP).
+	httpEntry map[int]toolset.HTTPHost
 
 	// compiled values per step (tool inputs, pass values) and their bindings
 	params map[int]compiled
@@ -249,7 +252,7 @@ func (c *checker) graph() *gate.Graph {
 		switch st.Kind {
 		case KindTool:
 			n.Kind = gate.Tool
-			n.Gated = c.gated[st.Tool]
+			n.Gated = c.stepGated(i)
 		case KindReview:
 			if j, ok := c.index[st.Of.Name]; ok && c.sol.Steps[j].Kind == KindTool {
 				n.Kind, n.Of = gate.Review, j
@@ -297,7 +300,7 @@ func (c *checker) scopeGraph(loop *Step) (g *gate.Graph, global []int) {
 		switch st.Kind {
 		case KindTool:
 			n.Kind = gate.Tool
-			n.Gated = c.gated[st.Tool]
+			n.Gated = c.stepGated(i)
 		case KindForEach:
 			if callsTool(st) {
 				n.Kind = gate.Tool
@@ -998,7 +1001,7 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int, reviews map[string][
 	}
 	var gated []int // the nodes of the gated tool steps the start reaches
 	for k, i := range global {
-		if st := c.sol.Steps[i]; st.Kind == KindTool && c.gated[st.Tool] && c.reachable[i] {
+		if st := c.sol.Steps[i]; st.Kind == KindTool && c.stepGated(i) && c.reachable[i] {
 			gated = append(gated, k)
 		}
 	}
@@ -1014,7 +1017,7 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int, reviews map[string][
 				reason = "its reviews (" + strings.Join(verdict.Reviews, ", ") + ") are not approved on this path"
 			}
 			c.refused = append(c.refused, RefusedPath{Rule: RuleReviewBefore, Line: st.Pos.Line, Column: st.Pos.Column, Path: path})
-			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, st.Tool, reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i))
+			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, c.gatedTool(i), reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i))
 		}
 		c.verdicts = append(c.verdicts, verdict)
 	}
@@ -1140,16 +1143,20 @@ func (c *checker) checkRetries() {
 		if t == nil {
 			continue
 		}
-		r := effectiveRetry(st, t)
+		r, idempotent := c.retryOf(i), c.idempotentStep(i)
 		switch {
-		case !t.Idempotent && r.MaxAttempts > 1 && !c.tolerates(st):
+		case !idempotent && r.MaxAttempts > 1 && !c.tolerates(st):
 			at := st.ToolPos
 			if st.Retry != nil {
 				at = st.Retry.Pos
 			}
 			c.ds.errorf(at, RuleRetry, "step %q: %s does not honour idempotency keys, so retry.max_attempts %d could repeat its effect; set tolerate_duplicates: true to accept duplicates, or max_attempts: 1", st.ID, t.Name, r.MaxAttempts)
-		case t.Idempotent && st.TolerateDuplicates:
-			c.ds.warnf(st.ToolPos, RuleRetry, "step %q: tolerate_duplicates has no effect, %s honours idempotency keys", st.ID, t.Name)
+		case idempotent && st.TolerateDuplicates:
+			why := t.Name + " honours idempotency keys"
+			if c.isHTTP(i) {
+				why = "this http call cannot repeat its effect (a read, or a host that honours an idempotency key)"
+			}
+			c.ds.warnf(st.ToolPos, RuleRetry, "step %q: tolerate_duplicates has no effect, %s", st.ID, why)
 		}
 	}
 }

@@ -24,6 +24,9 @@ const (
 	// LiteralFetchURL is a fetch step's URL: the platform's host
 	// allow-list and address rules decide on it (package fetch, Precheck).
 	LiteralFetchURL LiteralKind = "fetch-url"
+	// LiteralHTTPURL is an http step's URL: the http function's platform
+	// allow-list and the address rules decide on it, as on a fetch URL.
+	LiteralHTTPURL LiteralKind = "http-url"
 	// LiteralRecipient is a send-email recipient: the deployment's
 	// recipient allow-list decides on it (package recipient, List.Decide).
 	LiteralRecipient LiteralKind = "recipient"
@@ -141,34 +144,50 @@ func (c *checker) checkSubject(st *Step, v *value) {
 // binding holds them whole (a "/", "?" or "#" after "scheme://"); anything
 // else is left to the run-time check of the bound value.
 func (c *checker) checkURL(i int, st *Step, v *value) {
+	raw, ok, textErr := literalURL(v)
+	if textErr != nil {
+		c.ds.errorf(v.pos, RuleFetchURL, "step %q with.url %q, a template whose literal text alone decides this: %v; structured-data-fetch refuses every value of it", st.ID, excerpt.BytesWithin(v.str, maxQuotedBytes, "..."), textErr)
+		return
+	}
+	if ok {
+		c.checkWholeURL(i, st, v, raw, v.str)
+	}
+}
+
+// literalURL returns what check decides on in a url value (a string): the
+// URL when it holds no binding ("$${" read as "${"), or the literal scheme
+// and authority when the literal text before its first binding holds them
+// whole (a "/", "?" or "#" after "scheme://"); ok is false when there is
+// none, or the value is not a template (reported as [binding]). textErr
+// is set when a template's literal text holds a character no URL may hold
+// (fetchurl.CheckText): every value of it is refused.
+func literalURL(v *value) (raw string, ok bool, textErr error) {
 	segs, err := parseTemplate(v.str)
 	if err != nil {
-		return // reported as [binding]
+		return "", false, nil // reported as [binding]
 	}
 	if len(segs) == 1 && segs[0].b == nil {
-		c.checkWholeURL(i, st, v, segs[0].lit, segs[0].lit)
-		return
+		return segs[0].lit, true, nil
 	}
 	// Bindings and "$${" hold no character CheckText refuses, so the text
 	// as written is refused exactly when some literal part is, and byte
 	// offsets count in what the author wrote.
 	if err := fetchurl.CheckText(v.str); err != nil {
-		c.ds.errorf(v.pos, RuleFetchURL, "step %q with.url %q, a template whose literal text alone decides this: %v; structured-data-fetch refuses every value of it", st.ID, excerpt.BytesWithin(v.str, maxQuotedBytes, "..."), err)
-		return
+		return "", false, err
 	}
 	if segs[0].b != nil {
-		return
+		return "", false, nil
 	}
 	prefix := segs[0].lit
 	k := strings.Index(prefix, "://")
 	if k < 0 {
-		return
+		return "", false, nil
 	}
 	end := strings.IndexAny(prefix[k+3:], "/?#")
 	if end < 0 {
-		return
+		return "", false, nil
 	}
-	c.checkWholeURL(i, st, v, prefix[:k+3+end], v.str)
+	return prefix[:k+3+end], true, nil
 }
 
 // checkWholeURL checks raw, a URL or a bound URL's literal scheme and

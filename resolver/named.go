@@ -24,7 +24,7 @@ const MCPFunction = "mcp-call"
 
 // namedToolset finds the toolset a Solution names and refuses what cannot
 // go with it: an id that is not one, a toolset not found, and
-// policy.fetch_hosts (the toolset pins the hosts). It returns nil after
+// policy.fetch_hosts or policy.http_hosts (the toolset pins the hosts). It returns nil after
 // reporting.
 func namedToolset(ds *diags, sol *Solution, opts Options) *toolset.Toolset {
 	id := sol.Toolset.Name
@@ -49,8 +49,15 @@ func namedToolset(ds *diags, sol *Solution, opts Options) *toolset.Toolset {
 		ds.errorf(sol.FetchPos, RuleFetchHost, "policy.fetch_hosts cannot go with toolset %s: the toolset pins the hosts structured-data-fetch may reach (%v)", id, ts.FetchHosts)
 		return nil
 	}
+	if len(sol.HTTPHosts) > 0 {
+		ds.errorf(sol.HTTPPos, RuleHTTPHost, "policy.http_hosts cannot go with toolset %s: the toolset pins the hosts and methods the http tool may use (%s)", id, httpHostsShown(ts.HTTPHosts))
+		return nil
+	}
 	for _, h := range ts.FetchHosts {
 		sol.FetchHosts = append(sol.FetchHosts, Ref{Name: h, Pos: sol.Toolset.Pos, Set: true})
+	}
+	for _, h := range ts.HTTPHosts {
+		sol.HTTPHosts = append(sol.HTTPHosts, HTTPHostEntry{HTTPHost: h, Pos: sol.Toolset.Pos})
 	}
 	return ts
 }

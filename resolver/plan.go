@@ -189,7 +189,7 @@ func (c *checker) planStep(i int, st *Step) *planStep {
 	switch st.Kind {
 	case KindTool:
 		t := c.tools[i]
-		call := &toolCall{tool: t, retry: effectiveRetry(st, t), tolerates: c.tolerates(st), gated: c.gated[st.Tool]}
+		call := &toolCall{tool: t, retry: c.retryOf(i), tolerates: c.tolerates(st), gated: c.stepGated(i)}
 		if c.named != nil {
 			if pt := c.named.Tools[st.Tool]; pt.Platform() {
 				call.platform = pt.Function

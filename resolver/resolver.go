@@ -162,6 +162,7 @@ func compile(file string, src []byte, opts Options, emitted func(*asl.Definition
 	c.checkToolInputs()
 	c.checkGates()
 	c.checkHosts()
+	c.checkHTTP()
 	c.checkMail()
 	c.checkReviewers()
 	c.deriveRunTimeout()
@@ -195,7 +196,7 @@ func compile(file string, src []byte, opts Options, emitted func(*asl.Definition
 	if named != nil {
 		ts, err = pinNamed(named, reviewBefore)
 	} else {
-		ts, err = toolset.FromCatalog(c.cat, res.Tools, reviewBefore, c.hosts.Strings())
+		ts, err = toolset.FromCatalog(c.cat, res.Tools, reviewBefore, c.hosts.Strings(), c.pinnedHTTPHosts()...)
 	}
 	if err != nil {
 		ds.errorf(sol.StepsPos, RuleUnknownTool, "build toolset: %v", err)

@@ -317,7 +317,7 @@ func (t *timer) compute(i int) int {
 		}
 		// Every attempt may run to the Task's timeout (States.Timeout is
 		// retried), and each retry waits its interval first.
-		r := effectiveRetry(st, tl)
+		r := c.retryOf(i)
 		total := float64(r.MaxAttempts) * float64(tl.TaskTimeoutSeconds())
 		interval := float64(r.IntervalSeconds)
 		for k := 1; k < r.MaxAttempts; k++ {

@@ -142,6 +142,11 @@ type Solution struct {
 	ReviewBefore []Ref // tool names
 	FetchHosts   []Ref // host allow-list entries as written
 	FetchPos     Pos   // where policy.fetch_hosts is, or policy, or the top
+	// HTTPHosts are policy.http_hosts, the http tool's host entries, in
+	// their pinned form and sorted by host (those refused left out);
+	// HTTPPos is where policy.http_hosts is, or policy, or the top.
+	HTTPHosts []HTTPHostEntry
+	HTTPPos   Pos
 	// RunTimeout bounds a whole execution, in seconds (the state
 	// machine's TimeoutSeconds): policy.run_timeout_seconds when
 	// RunTimeoutSet (written), else derived from the longest path when
@@ -372,7 +377,7 @@ func (d *decoder) strings(f *field, what string) []Ref {
 
 // decodeSolution decodes the top level.
 func (d *decoder) decodeSolution(v *value) *Solution {
-	s := &Solution{NamePos: v.pos, FetchPos: v.pos, StepsPos: v.pos, RunTimeoutPos: v.pos,
+	s := &Solution{NamePos: v.pos, FetchPos: v.pos, HTTPPos: v.pos, StepsPos: v.pos, RunTimeoutPos: v.pos,
 		InputLimit: DefaultInputLimitBytes, InputLimitPos: v.pos}
 	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "toolset", "policy", "input", "output", "start", "steps"}, "solution", "version", "steps") {
 		return nil
@@ -392,8 +397,8 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 		case "description":
 			s.Description, _ = d.str(&f, "description")
 		case "policy":
-			s.FetchPos = f.keyPos
-			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts", "run_timeout_seconds", "input_limit_bytes"}) {
+			s.FetchPos, s.HTTPPos = f.keyPos, f.keyPos
+			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts", "http_hosts", "run_timeout_seconds", "input_limit_bytes"}) {
 				for _, pf := range f.val.fields {
 					switch pf.key {
 					case "input_limit_bytes":
@@ -419,6 +424,9 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 					case "fetch_hosts":
 						s.FetchPos = pf.keyPos
 						s.FetchHosts = d.strings(&pf, "policy.fetch_hosts")
+					case "http_hosts":
+						s.HTTPPos = pf.keyPos
+						s.HTTPHosts = d.httpHosts(&pf, "policy.http_hosts")
 					}
 				}
 			}

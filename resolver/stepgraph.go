@@ -126,7 +126,7 @@ func (c *checker) stepGraph() *StepGraph {
 		}
 		switch st.Kind {
 		case KindTool:
-			gs.Tool, gs.Gated = st.Tool, c.gated[st.Tool]
+			gs.Tool, gs.Gated = st.Tool, c.stepGated(i)
 		case KindWorkflow:
 			gs.Workflow = st.Workflow
 		case KindReview:

@@ -310,10 +310,14 @@ func (tc *toolsetCompiler) builtin(ts *toolset.Toolset, f field) {
 	tc.tighten(&t, v, what, "the catalog's")
 	hosts := v.get("hosts")
 	switch {
-	case hosts != nil && f.key != fetchTool:
-		tc.ds.errorf(hosts.keyPos, RuleUnknownField, "%s: hosts are for %s only", what, fetchTool)
+	case hosts != nil && f.key != fetchTool && f.key != httpTool:
+		tc.ds.errorf(hosts.keyPos, RuleUnknownField, "%s: hosts are for %s and %s only", what, fetchTool, httpTool)
 	case f.key == fetchTool && hosts == nil:
 		tc.ds.errorf(f.keyPos, RuleFetchHost, "%s has no hosts: without allowed hosts there is no fetch", what)
+	case f.key == httpTool && hosts == nil:
+		tc.ds.errorf(f.keyPos, RuleHTTPHost, "%s has no hosts: without host entries ({host, methods}) there is no http tool", what)
+	case f.key == httpTool:
+		ts.HTTPHosts = pinnedHTTPHosts(tc.d.httpHosts(hosts, what+" hosts"))
 	case hosts != nil:
 		ts.FetchHosts = tc.hosts(hosts, what)
 	}
@@ -639,6 +643,7 @@ func (tc *toolsetCompiler) schema(f *field, what string) json.RawMessage {
 func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, tools *field) {
 	ts.Tools = maps.Clone(base.Tools)
 	ts.FetchHosts = slices.Clone(base.FetchHosts)
+	ts.HTTPHosts = slices.Clone(base.HTTPHosts)
 	if tools == nil {
 		return
 	}
@@ -665,9 +670,8 @@ func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, to
 		}
 		tc.tighten(&t, v, what, "base "+base.ID+"'s")
 		if h := v.get("hosts"); h != nil {
-			if f.key != fetchTool {
-				tc.ds.errorf(h.keyPos, RuleUnknownField, "%s: hosts are for %s only", what, fetchTool)
-			} else {
+			switch f.key {
+			case fetchTool:
 				narrowed := tc.hosts(h, what)
 				for _, e := range narrowed {
 					if !slices.Contains(base.FetchHosts, e) {
@@ -675,6 +679,10 @@ func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, to
 					}
 				}
 				ts.FetchHosts = narrowed
+			case httpTool:
+				ts.HTTPHosts = tc.narrowHTTP(h, what, base)
+			default:
+				tc.ds.errorf(h.keyPos, RuleUnknownField, "%s: hosts are for %s and %s only", what, fetchTool, httpTool)
 			}
 		}
 		ts.Tools[f.key] = t
@@ -688,4 +696,22 @@ func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, to
 	if len(dropped) > 0 {
 		tc.ds.errorf(tools.keyPos, RuleBase, "tools leaves out %s of base %s: a derived toolset has all its base's tools; dropping one makes a new toolset, without a base (or leave tools out to take them all)", strings.Join(dropped, ", "), base.ID)
 	}
+}
+
+// narrowHTTP reads a derived toolset's http host entries: each must
+// narrow its base's entry for the same host (toolset.NarrowsHTTPHost:
+// methods and headers among the base's, its idempotency or none).
+func (tc *toolsetCompiler) narrowHTTP(h *field, what string, base *toolset.Toolset) []toolset.HTTPHost {
+	entries := tc.d.httpHosts(h, what+" hosts")
+	for _, e := range entries {
+		i := slices.IndexFunc(base.HTTPHosts, func(b toolset.HTTPHost) bool { return b.Host == e.Host })
+		if i < 0 {
+			tc.ds.errorf(e.Pos, RulePolicy, "%s hosts: %s is not a host of base %s (%s): a derived toolset may narrow the hosts, never widen them", what, e.Host, base.ID, httpHostsShown(base.HTTPHosts))
+			continue
+		}
+		if err := toolset.NarrowsHTTPHost(e.HTTPHost, base.HTTPHosts[i]); err != nil {
+			tc.ds.errorf(e.Pos, RulePolicy, "%s hosts: %v: a derived toolset may narrow an entry (drop methods, headers or its idempotency), never widen it", what, err)
+		}
+	}
+	return pinnedHTTPHosts(entries)
 }

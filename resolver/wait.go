@@ -84,7 +84,7 @@ func (c *checker) checkWaits(g *gate.Graph) {
 // is known only at run time: those are warnings.
 func (c *checker) checkApprovalWaits(g *gate.Graph) {
 	for t, st := range c.sol.Steps {
-		if st.Kind != KindTool || !c.gated[st.Tool] || !c.reachable[t] {
+		if st.Kind != KindTool || !c.stepGated(t) || !c.reachable[t] {
 			continue
 		}
 		back := keepRegion(g, t)

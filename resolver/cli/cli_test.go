@@ -218,3 +218,21 @@ func testRoot() *cobra.Command {
 	e := localAWS()
 	return newApp(Env{Getenv: func(k string) string { return e[k] }, LoadAWSConfig: local.AWSConfigLoader(e)}).newRoot()
 }
+
+// toolgate compile writes the pinned http host entries into the toolset
+// it writes, as the golden toolset of the example holds them.
+func TestCompileWritesHTTPHosts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if code, _, errs := run("compile", filepath.Join(solutions, "chat-notify.yaml"), "-o", dir); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "chat-notify.toolset.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, _ := os.ReadFile(filepath.Join(solutions, "chat-notify.toolset.json"))
+	if !bytes.Equal(got, golden) || !bytes.Contains(got, []byte(`"http_hosts"`)) || !bytes.Contains(got, []byte(`"hooks.chat.example.com"`)) {
+		t.Fatalf("written toolset:\n%s", got)
+	}
+}

@@ -31,6 +31,13 @@ const (
 	// diffGolden is what toolgate toolset diff prints from demo to
 	// demo-reviewed.
 	diffGolden = toolsetFiles + "/demo-to-demo-reviewed.diff"
+	// webhooksID and webhooksReadID are webhooks.lock.json, whose http
+	// tool has two host entries, and webhooks-read.lock.json, derived from
+	// it with one narrowed entry; httpDiffGolden is what diff prints from
+	// the one to the other.
+	webhooksID     = "ts_8d8d30a7a6d15b48eec30082bd970ed7"
+	webhooksReadID = "ts_5d5016e3cbf0c5891d032237e575513a"
+	httpDiffGolden = toolsetFiles + "/webhooks-to-webhooks-read.diff"
 )
 
 // golden compares got with the file at path, or rewrites it with -update.
@@ -132,6 +139,8 @@ func TestToolsetShowDiffLocks(t *testing.T) {
 			stdout: readFile(t, filepath.Join(toolsetFiles, "demo-reviewed.lock.json"))},
 		{name: "diff two locks", args: append([]string{"toolset", "diff", demoID, reviewedID}, at...), code: ExitErrors, golden: diffGolden},
 		{name: "diff a lock with itself", args: append([]string{"toolset", "diff", demoID, demoID}, at...)},
+		{name: "show a lock with http hosts", args: append([]string{"toolset", "show", webhooksID}, at...), stdout: readFile(t, filepath.Join(toolsetFiles, "webhooks.lock.json"))},
+		{name: "diff http host entries", args: append([]string{"toolset", "diff", webhooksID, webhooksReadID}, at...), code: ExitErrors, golden: httpDiffGolden},
 		{name: "show an id no lock holds", args: append([]string{"toolset", "show", unknownID}, at...), code: ExitErrors,
 			stderr: []string{"toolgate toolset show: toolset " + unknownID + ": not found: no lock file (*.lock.json) in --toolsets " + toolsetFiles + " holds it", "--url or $" + EnvPublishURL}},
 		{name: "show in a directory without locks says where it looked", args: []string{"toolset", "show", demoID, "--toolsets", empty}, code: ExitErrors,

@@ -164,7 +164,8 @@ func (a *app) newToolsetShowCmd() *cobra.Command {
 		Use:   "show ID [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
 		Short: "print what a toolset pins (its lock, or the registered toolset)",
 		Long: `Prints the toolset ID pins, as its lock file holds it: the id, name, base,
-tools with their schemas and policies, fetch hosts and workflows. The lock
+tools with their schemas and policies, fetch hosts, http host entries and
+workflows. The lock
 is found among the *.lock.json in --toolsets DIR (default toolsets).
 Control, format and bidirectional characters (a right-to-left override,
 a zero-width space) are written as JSON escapes (\u202e): the same
@@ -221,8 +222,10 @@ func (a *app) newToolsetDiffCmd() *cobra.Command {
 		Long: `Prints one line per difference from toolset A to toolset B: "+ tool NAME"
 and "- tool NAME" for a tool only B or only A has, "~ tool NAME: MEMBER A → B"
 for a changed member (schemas are compared in their RFC 8785 form and shown
-as "changed"), and "~ MEMBER: A → B" for name, base, fetch_hosts and
-workflows. Control, format and bidirectional characters in a line are
+as "changed"), "~ MEMBER: A → B" for name, base, fetch_hosts and
+workflows, and "+ http host HOST {…}", "- http host HOST" and
+"~ http host HOST: MEMBER A → B" (methods, headers, idempotency) for the
+http tool's host entries. Control, format and bidirectional characters in a line are
 written as \u{202E}.
 
 Each toolset is read as toolgate toolset show reads it: its lock in
@@ -283,6 +286,7 @@ func diffToolsets(w io.Writer, a, b *toolset.Toolset) int {
 			line("~ %s: %s → %s", h.name, js(h.a), js(h.b))
 		}
 	}
+	diffHTTPHosts(line, js, a.HTTPHosts, b.HTTPHosts)
 	names := slices.Sorted(maps.Keys(a.Tools))
 	for name := range b.Tools {
 		if !slices.Contains(names, name) {
@@ -332,4 +336,45 @@ func sameCanonical(a, b json.RawMessage) bool {
 	ea, _ := json.Marshal(va)
 	eb, _ := json.Marshal(vb)
 	return bytes.Equal(ea, eb)
+}
+
+// diffHTTPHosts writes, through line, the differences from http host
+// entries a to b: "+ http host HOST {methods …}" and "- http host HOST"
+// for an entry only b or only a has, and "~ http host HOST: MEMBER A → B"
+// for a changed methods, headers or idempotency.
+func diffHTTPHosts(line func(string, ...any), js func(any) string, a, b []toolset.HTTPHost) {
+	find := func(list []toolset.HTTPHost, host string) (toolset.HTTPHost, bool) {
+		i := slices.IndexFunc(list, func(h toolset.HTTPHost) bool { return h.Host == host })
+		if i < 0 {
+			return toolset.HTTPHost{}, false
+		}
+		return list[i], true
+	}
+	var hosts []string
+	for _, h := range append(slices.Clone(a), b...) {
+		if !slices.Contains(hosts, h.Host) {
+			hosts = append(hosts, h.Host)
+		}
+	}
+	slices.Sort(hosts)
+	for _, host := range hosts {
+		ha, inA := find(a, host)
+		hb, inB := find(b, host)
+		switch {
+		case !inA:
+			line("+ http host %s %s", host, js(hb))
+			continue
+		case !inB:
+			line("- http host %s", host)
+			continue
+		}
+		for _, m := range []struct {
+			name string
+			a, b any
+		}{{"methods", ha.Methods, hb.Methods}, {"headers", ha.Headers, hb.Headers}, {"idempotency", ha.Idempotency, hb.Idempotency}} {
+			if js(m.a) != js(m.b) {
+				line("~ http host %s: %s %s → %s", host, m.name, js(m.a), js(m.b))
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 // Package toolset implements the pinned, content-addressed toolset
 // (docs/design.md, "Toolsets"): the list of what a run may call, with a policy per
-// tool, and the hosts the http tool (structured-data-fetch) may reach.
+// tool, the hosts structured-data-fetch may reach (fetch_hosts), and the
+// hosts, methods and headers the http tool may use (http_hosts, http.go).
 //
 // A toolset's id is "ts_" followed by the first 32 hex digits of the
 // SHA-256 of its RFC 8785 (JSON Canonicalization Scheme) form, the id field

@@ -1,5 +1,15 @@
 package toolset
 
+import (
+	"fmt"
+	"net/textproto"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/httprule"
+)
+
 // HTTPHost is one entry of a toolset's http_hosts: a host the http tool
 // may reach, the methods it may send there, the custom headers a call may
 // set there, and whether the host honours an idempotency key
@@ -33,4 +43,201 @@ type HTTPIdempotency struct {
 	// Format is how the key is written: httprule.FormatRaw (the default
 	// when a toolset file leaves it out), FormatSFString or FormatUUID.
 	Format string `json:"format"`
+}
+
+// RuleHTTPHosts: http_hosts are not canonical host entries (CheckHTTPHosts),
+// or are pinned without the http tool.
+const RuleHTTPHosts = "toolset-http-hosts"
+
+// HTTPTool is the catalog name of the tool http_hosts are for.
+const HTTPTool = "http"
+
+// CanonicalHTTPHost returns h in its pinned form (docs/toolsets.md, "The
+// http tool's hosts"): the host in package hostlist's canonical form (a
+// public suffix, or a wildcard over one, is refused), the methods sorted
+// and unique, the headers in canonical form (textproto.CanonicalMIMEHeaderKey)
+// sorted and unique, the idempotency header in canonical form and its
+// format httprule.FormatRaw when empty. It refuses a method that is not
+// one of httprule.Methods (they are case-sensitive, RFC 9110 §9.1), no
+// method at all, a header name httprule.CheckHeaderName refuses, an
+// idempotency header it refuses or that the headers also name (the tool
+// sets it, never a call), and an unknown format. The error is the
+// predicate alone, naming the value but not the entry, for the caller
+// to name where it is written.
+func CanonicalHTTPHost(h HTTPHost) (HTTPHost, error) {
+	e, err := hostlist.ParseEntry(h.Host)
+	if err != nil {
+		return HTTPHost{}, err
+	}
+	out := HTTPHost{Host: e.String()}
+	if len(h.Methods) == 0 {
+		return HTTPHost{}, fmt.Errorf("host %s: methods is empty: an entry names the methods calls may send there (%s)", out.Host, strings.Join(httprule.Methods, ", "))
+	}
+	for _, m := range h.Methods {
+		if !httprule.Known(m) {
+			return HTTPHost{}, fmt.Errorf("host %s: method %.20q is not one of %s (methods are upper-case, RFC 9110 §9.1)", out.Host, m, strings.Join(httprule.Methods, ", "))
+		}
+	}
+	out.Methods = slices.Compact(slices.Sorted(slices.Values(h.Methods)))
+	for _, name := range h.Headers {
+		if err := httprule.CheckHeaderName(name); err != nil {
+			return HTTPHost{}, fmt.Errorf("host %s: header %v", out.Host, err)
+		}
+		out.Headers = append(out.Headers, textproto.CanonicalMIMEHeaderKey(name))
+	}
+	if len(out.Headers) > 0 {
+		out.Headers = slices.Compact(slices.Sorted(slices.Values(out.Headers)))
+	}
+	if k := h.Idempotency; k != nil {
+		if err := httprule.CheckHeaderName(k.Header); err != nil {
+			return HTTPHost{}, fmt.Errorf("host %s: idempotency header %v", out.Host, err)
+		}
+		key := &HTTPIdempotency{Header: textproto.CanonicalMIMEHeaderKey(k.Header), Format: k.Format}
+		if key.Format == "" {
+			key.Format = httprule.FormatRaw
+		}
+		if !httprule.KnownFormat(key.Format) {
+			return HTTPHost{}, fmt.Errorf("host %s: idempotency format %.20q is not one of %s", out.Host, key.Format, strings.Join(httprule.Formats, ", "))
+		}
+		if slices.Contains(out.Headers, key.Header) {
+			return HTTPHost{}, fmt.Errorf("host %s: headers names %s, the idempotency header: the tool sets it from the call's idempotency key, so no call may", out.Host, key.Header)
+		}
+		out.Idempotency = key
+	}
+	return out, nil
+}
+
+// CanonicalHTTPHosts returns the entries in their pinned form
+// (CanonicalHTTPHost), sorted by host; nil for none. Two entries for one
+// host are refused rather than merged: which methods they meant is the
+// author's to say. The error names the entry by its position (from 0).
+func CanonicalHTTPHosts(hosts []HTTPHost) ([]HTTPHost, error) {
+	if len(hosts) == 0 {
+		return nil, nil
+	}
+	out := make([]HTTPHost, 0, len(hosts))
+	for i, h := range hosts {
+		c, err := CanonicalHTTPHost(h)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b HTTPHost) int { return strings.Compare(a.Host, b.Host) })
+	for i := 1; i < len(out); i++ {
+		if out[i].Host == out[i-1].Host {
+			return nil, fmt.Errorf("host %s has two entries: write its methods and headers in one", out[i].Host)
+		}
+	}
+	return out, nil
+}
+
+// checkHTTPHosts refuses (RuleHTTPHosts) http_hosts that are not in their
+// pinned form, sorted by host and unique (CanonicalHTTPHosts), and
+// http_hosts in a toolset that does not pin the http tool: entries no
+// tool uses would widen what a toolset derived from it could reach. A
+// toolset that pins the http tool without http_hosts passes: the tool
+// then refuses every call.
+func (ts *Toolset) checkHTTPHosts() error {
+	if len(ts.HTTPHosts) == 0 {
+		return nil
+	}
+	if _, ok := ts.Tools[HTTPTool]; !ok {
+		return refuse(ts.ID, RuleHTTPHosts, "it has http_hosts but does not pin the %s tool", HTTPTool)
+	}
+	canonical, err := CanonicalHTTPHosts(ts.HTTPHosts)
+	if err != nil {
+		return refuse(ts.ID, RuleHTTPHosts, "%v", err)
+	}
+	if !slices.EqualFunc(canonical, ts.HTTPHosts, sameHTTPHost) {
+		return refuse(ts.ID, RuleHTTPHosts, "http_hosts are not in canonical form (hosts sorted and unique, methods sorted and unique, headers in canonical form sorted and unique, an idempotency format)")
+	}
+	return nil
+}
+
+// sameHTTPHost reports whether two entries are the same.
+func sameHTTPHost(a, b HTTPHost) bool {
+	return a.Host == b.Host && slices.Equal(a.Methods, b.Methods) && slices.Equal(a.Headers, b.Headers) &&
+		(a.Idempotency == nil) == (b.Idempotency == nil) && (a.Idempotency == nil || *a.Idempotency == *b.Idempotency)
+}
+
+// NarrowsHTTPHost returns nil when entry h allows nothing base does not:
+// the same host, methods and headers among base's, and base's idempotency
+// or none (without it, a call that is not a read runs at most once, which
+// is stricter). Otherwise it says what h adds.
+func NarrowsHTTPHost(h, base HTTPHost) error {
+	switch {
+	case h.Host != base.Host:
+		return fmt.Errorf("host %s is not %s", h.Host, base.Host)
+	case h.Idempotency != nil && (base.Idempotency == nil || *h.Idempotency != *base.Idempotency):
+		return fmt.Errorf("host %s: its idempotency is not its base's (which may be dropped, never added or changed)", h.Host)
+	}
+	for _, m := range h.Methods {
+		if !slices.Contains(base.Methods, m) {
+			return fmt.Errorf("host %s: method %s is not one of its base's (%s)", h.Host, m, strings.Join(base.Methods, ", "))
+		}
+	}
+	for _, name := range h.Headers {
+		if !slices.Contains(base.Headers, name) {
+			return fmt.Errorf("host %s: header %s is not one of its base's", h.Host, name)
+		}
+	}
+	return nil
+}
+
+// checkDerivedHTTPHosts returns nil when every entry of hosts narrows
+// base's entry for its host (NarrowsHTTPHost), and otherwise what widens.
+func checkDerivedHTTPHosts(hosts, base []HTTPHost) error {
+	for _, h := range hosts {
+		i := slices.IndexFunc(base, func(b HTTPHost) bool { return b.Host == h.Host })
+		if i < 0 {
+			return fmt.Errorf("http host %s is not one of its base's", h.Host)
+		}
+		if err := NarrowsHTTPHost(h, base[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MatchHTTPHost returns the entry of hosts (canonical, CanonicalHTTPHosts)
+// that governs scheme://host:port (port "" for the scheme's default): of
+// the entries whose host and port allow it (hostlist.List.Match), the
+// most specific one: a host name or address over a wildcard, a longer
+// wildcard over a shorter one, an entry naming the port over one that
+// does not; so that a host named on its own is never governed by a wider
+// entry. This is the order the http tool's function applies at run time
+// (package httptool, EntryFor). ok is false when none allows it, or when
+// an entry does not parse (a canonical list's always do).
+func MatchHTTPHost(hosts []HTTPHost, scheme, host, port string) (entry HTTPHost, ok bool) {
+	best := -1
+	var bestEntry hostlist.Entry
+	for i, h := range hosts {
+		e, err := hostlist.ParseEntry(h.Host)
+		if err != nil {
+			return HTTPHost{}, false
+		}
+		if _, match := (hostlist.List{e}).Match(scheme, host, port); !match {
+			continue
+		}
+		if best < 0 || moreSpecific(e, bestEntry) {
+			best, bestEntry = i, e
+		}
+	}
+	if best < 0 {
+		return HTTPHost{}, false
+	}
+	return hosts[best], true
+}
+
+// moreSpecific reports whether entry a governs a host both a and b match
+// rather than b.
+func moreSpecific(a, b hostlist.Entry) bool {
+	switch {
+	case a.Wildcard != b.Wildcard:
+		return !a.Wildcard
+	case len(a.Host) != len(b.Host):
+		return len(a.Host) > len(b.Host)
+	}
+	return a.Port != 0 && b.Port == 0
 }

@@ -141,8 +141,10 @@ type content struct {
 // FromCatalog pins the named catalog tools. reviewBefore names tools whose
 // review is required in addition to the catalog's list. fetchHosts are
 // copied, sorted and de-duplicated; they must already be canonical.
-// The returned toolset carries its id.
-func FromCatalog(c *catalog.Catalog, names, reviewBefore, fetchHosts []string) (*Toolset, error) {
+// httpHosts, the http tool's entries, are put in their pinned form
+// (CanonicalHTTPHosts), whose error this returns. The returned toolset
+// carries its id.
+func FromCatalog(c *catalog.Catalog, names, reviewBefore, fetchHosts []string, httpHosts ...HTTPHost) (*Toolset, error) {
 	ts := &Toolset{Tools: make(map[string]Tool, len(names))}
 	for _, name := range names {
 		t, ok := c.Lookup(name)
@@ -159,6 +161,10 @@ func FromCatalog(c *catalog.Catalog, names, reviewBefore, fetchHosts []string) (
 		}
 	}
 	ts.FetchHosts = slices.Compact(slices.Sorted(slices.Values(fetchHosts)))
+	var err error
+	if ts.HTTPHosts, err = CanonicalHTTPHosts(httpHosts); err != nil {
+		return nil, fmt.Errorf("http_hosts: %w", err)
+	}
 	return ts.withID()
 }
 
@@ -424,9 +430,10 @@ func (r *Refusal) Error() string {
 // the content (RuleDigest); no tool is weaker than catalog c admits it
 // (CheckAgainst); every pinned schema compiles as JSON Schema 2020-12
 // (RuleSchema), so that no schema fails only after a tool ran; the body
-// fits its table item (CheckSize, RuleSize); and fetch_hosts are
-// canonical host list entries (RuleFetchHosts). It returns nil or a
-// *Refusal.
+// fits its table item (CheckSize, RuleSize); fetch_hosts are canonical
+// host list entries (RuleFetchHosts); and http_hosts are canonical host
+// entries of a toolset that pins the http tool (RuleHTTPHosts,
+// CanonicalHTTPHosts). It returns nil or a *Refusal.
 func (ts *Toolset) Verify(c *catalog.Catalog) error {
 	refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 	if !tool.ToolsetIDPattern.MatchString(ts.ID) {
@@ -470,7 +477,7 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 	if !slices.Equal(canonical, ts.FetchHosts) {
 		return refuse(RuleFetchHosts, "fetch_hosts are not in canonical form, sorted and unique")
 	}
-	return nil
+	return ts.checkHTTPHosts()
 }
 
 // checkHeader refuses a malformed name, base or workflows list
@@ -610,7 +617,10 @@ const RuleBase = "toolset-base"
 // CheckDerived refuses, with a *Refusal for RuleBase, a toolset derived
 // from base (ts.Base is base.ID) that adds or drops a tool, changes a
 // tool's function, schemas, idempotency, timeout or retry, makes a review
-// requirement or a policy weaker, or widens the hosts. Its workflows are
+// requirement or a policy weaker, or widens the hosts: a fetch host or an
+// http host its base does not have, or an http host entry with a method
+// or header its base's entry lacks, or an idempotency its base's entry
+// does not declare (NarrowsHTTPHost). Its workflows are
 // its own (docs/design.md, "Toolsets": same tools, other workflows).
 func (ts *Toolset) CheckDerived(base *Toolset) error {
 	refuse := func(format string, a ...any) error { return refuse(ts.ID, RuleBase, format, a...) }
@@ -639,6 +649,9 @@ func (ts *Toolset) CheckDerived(base *Toolset) error {
 		if !slices.Contains(base.FetchHosts, h) {
 			return refuse("fetch host %s is not one of its base's", h)
 		}
+	}
+	if err := checkDerivedHTTPHosts(ts.HTTPHosts, base.HTTPHosts); err != nil {
+		return refuse("%v: a derived toolset may narrow http_hosts, never widen them", err)
 	}
 	return nil
 }

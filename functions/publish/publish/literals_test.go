@@ -517,6 +517,8 @@ func TestDeploymentFromEnv(t *testing.T) {
 		{"stray comma", map[string]string{publish.EnvRecipientAllow: "@example.com,"}, "entry 1 is empty"},
 		{"bad host entry", map[string]string{publish.EnvRecipientAllow: "@example.com", publish.EnvFetchAllow: "*.co.uk"}, "public suffix"},
 		{"metadata exemption", map[string]string{publish.EnvRecipientAllow: "@example.com", publish.EnvFetchAllowAddresses: "169.254.0.0/16"}, "never exempted"},
+		{"bad http host entry", map[string]string{publish.EnvRecipientAllow: "@example.com", publish.EnvHTTPAllow: "*.co.uk"}, publish.EnvHTTPAllow},
+		{"http metadata exemption", map[string]string{publish.EnvRecipientAllow: "@example.com", publish.EnvHTTPAllowAddresses: "169.254.169.254"}, "never exempted"},
 		{"fine", map[string]string{publish.EnvRecipientAllow: "@example.com", publish.EnvFetchAllow: "api.example.com", publish.EnvFetchAllowAddresses: "127.0.0.1/32"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -368,12 +368,16 @@ func draftError(err error) string {
 	return err.Error()
 }
 
-// register registers ts (its base checked first, then its platform
-// tools' pins against their functions' floors) for who, and answers with
-// its id and body.
+// register registers ts (its base checked first, then its http hosts
+// against the http function's allow-list, Deployment.CheckHTTPHosts, then
+// its platform tools' pins against their functions' floors) for who, and
+// answers with its id and body.
 func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.Identity) (*publishapi.RegisterResult, error) {
 	if err := s.checkBase(ctx, ts); err != nil {
 		return nil, err
+	}
+	if problems := s.Deployment.CheckHTTPHosts(ts.HTTPHosts); len(problems) > 0 {
+		return nil, &Error{Code: publishapi.CodeRefused, Message: excerpt.Bytes(fmt.Sprintf("toolset %s is refused [%s]: %s; nothing was registered", ts.ID, RuleDeployment, strings.Join(problems, "; ")), maxDraftMessage, "...")}
 	}
 	if err := s.checkFloors(ctx, ts); err != nil {
 		return nil, err
