@@ -79,40 +79,21 @@ func EntryFor(hosts []toolset.HTTPHost, u *fetchurl.URL) (*toolset.HTTPHost, err
 	if err != nil {
 		return nil, err
 	}
-	best := -1
-	for i, e := range list {
-		if _, ok := (hostlist.List{e}).Match(u.Scheme, u.Host, u.Port); !ok {
-			continue
-		}
-		if best < 0 || moreSpecific(e, list[best]) {
-			best = i
-		}
-	}
-	if best < 0 {
+	e, ok := toolset.MatchHTTPHost(hosts, u.Scheme, u.Host, u.Port)
+	if !ok {
 		why := fetchurl.Listed(list, httpHostsName, u)
 		if why == nil { // cannot happen: Listed agrees with Match
 			why = fmt.Errorf("host %s is not on %s", u.Host, httpHostsName)
 		}
 		return nil, tool.Errorf(tool.PermissionDenied, "refused by rule %s: %v", RuleHost, noFetchWords(why))
 	}
-	return &hosts[best], nil
+	return &e, nil
 }
 
 // noFetchWords rewords fetchurl.Listed's refusal of an empty list for
 // the http tool.
 func noFetchWords(err error) string {
 	return strings.Replace(err.Error(), "no fetch is possible", "no http request is possible", 1)
-}
-
-// moreSpecific reports whether a governs a host both match rather than b.
-func moreSpecific(a, b hostlist.Entry) bool {
-	switch {
-	case a.Wildcard != b.Wildcard:
-		return !a.Wildcard
-	case len(a.Host) != len(b.Host):
-		return len(a.Host) > len(b.Host)
-	}
-	return a.Port != 0 && b.Port == 0
 }
 
 // entryForMethod is EntryFor, and refuses a method the entry does not

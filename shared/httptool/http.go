@@ -172,9 +172,14 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 			hop++
 			current = next
 			if u, err := fetchurl.Parse(next); err == nil {
-				if e, err := EntryFor(hosts, u); err == nil {
-					headers = hopHeaders(r.headers, e)
+				// The entry that governs the new host must pin the
+				// method too, as the first URL's did (Contract): a
+				// wider entry that pins it does not.
+				e, err := entryForMethod(hosts, u, r.method)
+				if err != nil {
+					return nil, tool.Errorf(tool.PermissionDenied, "redirect %d refused: %s", hop, tool.Classify(err).Message)
 				}
+				headers = hopHeaders(r.headers, e)
 			}
 			continue
 		}

@@ -299,7 +299,7 @@ func TestRedirects(t *testing.T) {
 		if code, _ := codeOf(t, err); code != tool.PermissionDenied || len(other.seen()) != 0 {
 			t.Fatalf("Do = %v; other served %d", err, len(other.seen()))
 		}
-		if msg := err.(*tool.Error).Message; !strings.Contains(msg, "redirect 1 refused") || !strings.Contains(msg, "http_hosts for GET") {
+		if msg := err.(*tool.Error).Message; !strings.Contains(msg, "redirect 1 refused") || !strings.Contains(msg, "rule http-method") {
 			t.Fatalf("message %q", msg)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/reviewer"
@@ -24,18 +25,18 @@ const (
 	// EnvFetchAllow is structured-data-fetch's platform host allow-list
 	// (fetch.EnvAllow). Empty: no literal URL can be published, as no fetch
 	// is possible.
-	EnvFetchAllow = "TOOLGATE_FETCH_ALLOW"
+	EnvFetchAllow = functionconfig.EnvFetchAllow
 	// EnvFetchAllowAddresses is structured-data-fetch's address exemption
 	// (fetch.EnvAllowAddresses): the local stack's only. Unset on AWS.
-	EnvFetchAllowAddresses = "TOOLGATE_FETCH_ALLOW_ADDRESSES"
+	EnvFetchAllowAddresses = functionconfig.EnvFetchAllowAddresses
 	// EnvHTTPAllow is the http function's platform host allow-list
 	// (functionconfig.EnvHTTPAllow): hostlist entries separated by commas
 	// or blanks. Empty: the deployment has no http tool, so no toolset
 	// with http_hosts and no literal http URL can be published.
-	EnvHTTPAllow = "TOOLGATE_HTTP_ALLOW"
+	EnvHTTPAllow = functionconfig.EnvHTTPAllow
 	// EnvHTTPAllowAddresses is the http function's address exemption
 	// (functionconfig.EnvHTTPAllowAddresses): the local stack's only.
-	EnvHTTPAllowAddresses = "TOOLGATE_HTTP_ALLOW_ADDRESSES"
+	EnvHTTPAllowAddresses = functionconfig.EnvHTTPAllowAddresses
 	// EnvRecipientAllow is send-email's recipient allow-list
 	// (sendemail.EnvRecipientAllow). Required, as send-email requires it.
 	EnvRecipientAllow = "TOOLGATE_RECIPIENT_ALLOW"
