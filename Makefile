@@ -76,6 +76,7 @@ FUZZ_TARGETS := \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList ./shared/recipient/:FuzzIAMPatterns \
 	./shared/fetchurl/:FuzzParse \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check ./shared/fetch/:FuzzRetryAfter \
+	./shared/httptool/:FuzzKeyHeaderValue ./shared/httptool/:FuzzEncodeBody \
 	./shared/mcptool/:FuzzDiff ./shared/mcptool/:FuzzRawNextCursor ./shared/inputrecord/:FuzzRead \
 	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape ./shared/externalkey/:FuzzParse ./shared/excerpt/:FuzzCuts \
 	./resolver/changelog/:FuzzParse

@@ -1,7 +1,8 @@
-// Command http is the http tool's Lambda function: the governed
-// dispatcher in front of requests to hosts on both the platform's
-// allow-list and the run's pinned toolset (docs/tools.md lists its
-// environment).
+// Command http is the http tool's Lambda function: one governed request
+// of GET, HEAD, POST, PUT, PATCH or DELETE behind the dispatcher, to hosts
+// on both its own platform allow-list and the run's pinned http_hosts,
+// each call's review and policy decided from its method
+// (httptool.Contract; docs/tools.md lists its environment).
 package main
 
 import (
@@ -10,15 +11,15 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
-	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/httptool"
 	"github.com/toolgate/toolgate/shared/toolfunction"
 )
 
 func main() {
 	log := coldstart.Logger()
-	cfg, err := fetch.ConfigFromEnv(os.Getenv)
+	cfg, err := httptool.ConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
-	d := toolfunction.Dispatcher(log, awsCfg, dispatch.OneTool("http"), nil, cfg.Tool())
+	d := toolfunction.ContractDispatcher(log, awsCfg, dispatch.OneTool("http"), httptool.Contract, cfg.Tool())
 	lambda.Start(d.Handle)
 }

@@ -264,10 +264,9 @@ func (c *Config) check() error {
 	if _, err := functionconfig.ParseFetchAllow(c.FetchAllow); err != nil {
 		problems = append(problems, fmt.Errorf("fetchAllow: %w", err))
 	}
-	// The http function reads its list as the fetch function reads its
-	// own (hostlist entries: host[:port], "*." wildcards, public suffixes
-	// refused).
-	if _, err := hostlist.ParseList(c.HTTPAllow); err != nil {
+	// The http function's own parser (hostlist entries: host[:port], "*."
+	// wildcards, public suffixes refused).
+	if _, err := functionconfig.ParseHTTPAllow(c.HTTPAllow); err != nil {
 		problems = append(problems, fmt.Errorf("httpAllow: %w", err))
 	}
 	if c.HTTPMaxRequestBytes < 0 || c.HTTPMaxRequestBytes > MaxHTTPRequestBytes {

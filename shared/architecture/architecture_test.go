@@ -206,6 +206,7 @@ func TestTheHouseRules(t *testing.T) {
 		{"a team's CDK app links no AWS client", "examples/team-tool-cdk", "github.com/aws/aws-sdk-go-v2/service/"},
 		{"send-email does not know the dispatcher", "shared/sendemail", Module + "/shared/dispatch"},
 		{"the fetch tool does not know the dispatcher", "shared/fetch", Module + "/shared/dispatch"},
+		{"the http tool does not know the dispatcher", "shared/httptool", Module + "/shared/dispatch"},
 		{"the MCP tool does not know the dispatcher", "shared/mcptool", Module + "/shared/dispatch"},
 		{"platform tools do not know the dispatcher", "shared/platformtool", Module + "/shared/dispatch"},
 		{"the review domain links no DynamoDB store", "shared/review", Module + "/shared/review/dynamo"},

@@ -72,7 +72,7 @@ var Layers = []Layer{
 	},
 	{
 		Name: "tools",
-		Packages: []string{"shared/sendemail", "shared/fetch", "shared/mcptool", "shared/platformtool",
+		Packages: []string{"shared/sendemail", "shared/fetch", "shared/httptool", "shared/mcptool", "shared/platformtool",
 			"functions/workflow-validator/validator"},
 		Uses: []string{"base", "contract", "rules", "compiler", "domain", "adapters"},
 	},

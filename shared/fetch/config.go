@@ -91,6 +91,12 @@ func ParseConfig(allow []string, allowAddresses []string) (Config, error) {
 	return c, nil
 }
 
+// ParseExemption parses one exempted address of Config.AllowAddresses:
+// a CIDR prefix without host bits ("127.0.0.1/32") or a single address
+// without zone. It refuses a prefix that covers a cloud metadata address
+// or lies in IPv4-mapped IPv6 space; the error says which rule it breaks.
+func ParseExemption(s string) (netip.Prefix, error) { return parseExemption(s) }
+
 func parseExemption(s string) (netip.Prefix, error) {
 	var p netip.Prefix
 	if strings.Contains(s, "/") {
@@ -155,6 +161,13 @@ func (c *Config) maxBytes() int64 {
 	}
 	return DefaultMaxBytes
 }
+
+// EffectiveTimeout is Config.Timeout, or DefaultTimeout when it is zero.
+func (c *Config) EffectiveTimeout() time.Duration { return c.timeout() }
+
+// EffectiveMaxRedirects is how many redirects Config.MaxRedirects lets a
+// client follow: DefaultMaxRedirects when zero, none when negative.
+func (c *Config) EffectiveMaxRedirects() int { return c.maxRedirects() }
 
 func (c *Config) timeout() time.Duration {
 	if c.Timeout > 0 {

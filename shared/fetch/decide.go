@@ -46,6 +46,24 @@ func (c *Config) Decide(ctx context.Context, rawURL string, pinned hostlist.List
 // fetchHostsName names the pinned list of Fetch in refusals.
 const fetchHostsName = "this run's toolset (fetch_hosts)"
 
+// DecideFor is Decide for another client of these rules, with the pinned
+// list named pinnedName in refusals (the http tool's http_hosts, an MCP
+// server's host).
+func (c *Config) DecideFor(ctx context.Context, rawURL string, pinned hostlist.List, pinnedName string) Decision {
+	return c.decide(ctx, rawURL, pinned, pinnedName)
+}
+
+// URL returns the URL to request for an allowed decision: the scheme, the
+// host in its canonical form, a default port left out, no userinfo and no
+// fragment. It is a copy, nil when the decision refused.
+func (d Decision) URL() *url.URL {
+	if d.url == nil {
+		return nil
+	}
+	u := *d.url
+	return &u
+}
+
 // decide is Decide with the pinned list named pinnedName in refusals.
 func (c *Config) decide(ctx context.Context, rawURL string, pinned hostlist.List, pinnedName string) Decision {
 	d := c.precheck(rawURL, pinned, pinnedName)

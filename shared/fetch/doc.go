@@ -48,6 +48,10 @@
 // gzip bomb stops at the bound): at most MaxBytes+1 bytes are read, and a
 // larger body is refused, never truncated.
 //
+// The http tool (shared/httptool) decides with DecideFor, sends with
+// RoundTrip and reads a success's body with ReadBody: the same rules,
+// connection and parser, for every method.
+//
 // Config.Transport gives the same decision and connection, one request at
 // a time, to a client of another protocol over HTTP: the MCP tools' client
 // (shared/mcptool) sends every request of the MCP Go SDK through it, with

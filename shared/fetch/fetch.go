@@ -184,20 +184,23 @@ var defaultAccept = map[string]string{
 	AcceptText: "text/plain",
 }
 
+// DefaultAccept is the Accept header sent for an accept type (json:
+// application/json, csv: text/csv, text: text/plain) when the call sets
+// none; "" for any other.
+func DefaultAccept(accept string) string { return defaultAccept[accept] }
+
 // get sends one GET for d over a transport that dials d.Addrs only.
 func (c *Config) get(ctx context.Context, d Decision, headers map[string]string, accept string) (*http.Response, error) {
-	tr := c.transportFor(d)
-	defer tr.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url.String(), nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("User-Agent", "toolgate-structured-data-fetch")
-	req.Header.Set("Accept", defaultAccept[accept])
+	req.Header.Set("Accept", DefaultAccept(accept))
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	return tr.RoundTrip(req)
+	return c.RoundTrip(d, req)
 }
 
 // transportFor returns a transport for one request that Decide allowed as
@@ -276,6 +279,23 @@ func (c *Config) result(ctx context.Context, d Decision, resp *http.Response, ac
 	case code >= 300 || code < 200:
 		return nil, tool.Errorf(tool.PermanentFailure, "%s, which is not a redirect the tool follows", status)
 	}
+	return c.ReadBody(ctx, d, resp, accept, ptr)
+}
+
+// ReadBody reads and parses the body of resp, a response to the request
+// Decide allowed as d whose status the caller has judged a success, as
+// the package comment's "Body" says: at most Config.MaxBytes (counted
+// after content decoding; a larger body is refused, never cut), UTF-8,
+// parsed as accept (AcceptJSON, AcceptCSV or AcceptText) and, for json,
+// narrowed to the value at ptr (ParsePointer's tokens). ctx bounds the
+// read. It returns the output with resp's status and Content-Type, or a
+// *tool.Error: TOOL_PERMISSION_DENIED for a body over the bound,
+// TOOL_PERMANENT_FAILURE for a body that is not UTF-8, does not parse or
+// has no value at ptr, TOOL_UPSTREAM_UNAVAILABLE for a connection lost
+// mid-body, TOOL_TIMEOUT when ctx ends first. Its messages name d's host,
+// never the body's content. It does not close resp.Body.
+func (c *Config) ReadBody(ctx context.Context, d Decision, resp *http.Response, accept string, ptr []string) (*Output, error) {
+	code := resp.StatusCode
 	limit := c.maxBytes()
 	if resp.ContentLength > limit {
 		return nil, tooLarge(d, limit)

@@ -53,10 +53,25 @@ func (g *guarded) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &Refusal{Decision: d}
 	}
+	return g.c.RoundTrip(d, req)
+}
+
+// RoundTrip sends req, whose URL Decide allowed as d, to d's URL (the
+// canonical host, a default port left out) over a new connection to one
+// of d.Addrs only, with no proxy and TLS verified against the URL's host
+// with Config.RootCAs; the connection is not reused. req itself is not
+// changed. It follows no redirect. It is how Fetch, Transport and the
+// http tool (shared/httptool) send every request.
+func (c *Config) RoundTrip(d Decision, req *http.Request) (*http.Response, error) {
+	if !d.Allow || d.url == nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, &Refusal{Decision: d}
+	}
 	out := req.Clone(req.Context())
-	u := *d.url
-	out.URL, out.Host = &u, ""
-	tr := g.c.transportFor(d)
+	out.URL, out.Host = d.URL(), ""
+	tr := c.transportFor(d)
 	defer tr.CloseIdleConnections()
 	return tr.RoundTrip(out)
 }

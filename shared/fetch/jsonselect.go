@@ -17,8 +17,13 @@ import (
 // (json.Valid refuses deeper texts) and jsontext enforce.
 const maxDepth = 10000
 
-// parsePointer splits an RFC 6901 JSON Pointer into its reference tokens,
-// with "~1" and "~0" decoded. "" is the whole document.
+// ParsePointer splits an RFC 6901 JSON Pointer (a select) into its
+// reference tokens, with "~1" and "~0" decoded, for ReadBody. "" is the
+// whole document (no tokens). The error says which rule of RFC 6901 p
+// breaks, or that it has more than 10000 tokens (no body nests deeper).
+func ParsePointer(p string) ([]string, error) { return parsePointer(p) }
+
+// parsePointer is ParsePointer.
 func parsePointer(p string) ([]string, error) {
 	if p == "" {
 		return nil, nil

@@ -38,9 +38,20 @@ const secretsTimeout = 5 * time.Second
 // (docs/ledger.md, "Records are sealed by the function that writes
 // them").
 func Dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check toolcall.Check, run toolcall.Func) *dispatch.Dispatcher {
+	return dispatcher(log, awsCfg, mode, check, nil, run)
+}
+
+// ContractDispatcher is Dispatcher with no check and contract as
+// dispatch.Config.Contract: each call's review requirement, policy and
+// idempotency come from its input (the http tool's httptool.Contract).
+func ContractDispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, contract toolcall.Contract, run toolcall.Func) *dispatch.Dispatcher {
+	return dispatcher(log, awsCfg, mode, nil, contract, run)
+}
+
+func dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check toolcall.Check, contract toolcall.Contract, run toolcall.Func) *dispatch.Dispatcher {
 	cfg, table, err := dispatch.ConfigFromEnv(mode, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
-	cfg.Check = check
+	cfg.Check, cfg.Contract = check, contract
 	names, err := secrets.NamesFromEnv(os.Getenv)
 	names = coldstart.Must(log, "bad configuration", names, err)
 	// The compact call layout's upgrade, for this function: its previous
