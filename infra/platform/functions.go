@@ -35,7 +35,7 @@ const (
 	fnSendEmail = "send-email"
 	fnFetch     = "structured-data-fetch"
 	// fnHTTP is the http tool's function: requests with any method, so
-	// its own role, aliases and allow-list (docs/tools.md, "The http tool").
+	// its own role, aliases and allow-list (docs/tools.md, "http").
 	fnHTTP           = "http"
 	fnValidator      = "workflow-validator"
 	fnReviewRequest  = "review-request"
@@ -233,7 +233,7 @@ const (
 	envRecipientAllow = "TOOLGATE_RECIPIENT_ALLOW"
 	envFetchAllow     = "TOOLGATE_FETCH_ALLOW"
 	envFetchTimeout   = "TOOLGATE_FETCH_TIMEOUT_SECONDS"
-	// The http function's (docs/tools.md, "The http tool"): its host
+	// The http function's (docs/tools.md, "http"): its host
 	// allow-list, which the publish function reads too, the bound of one
 	// request, and of a request body.
 	envHTTPAllow           = functionconfig.EnvHTTPAllow
