@@ -73,6 +73,8 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		},
 		RecipientAllow:         cfg.RecipientAllow,
 		FetchAllow:             cfg.FetchAllow,
+		HTTPAllow:              cfg.HTTPAllow,
+		HTTPMaxRequestBytes:    cfg.HTTPMaxRequestBytes,
 		MCPAllow:               cfg.MCPAllow,
 		MCPSchemaTTLSeconds:    cfg.MCPSchemaTTLSeconds,
 		SessionRoles:           cfg.SessionRoles,

@@ -37,6 +37,12 @@ type Config struct {
 	RecipientAllow       []string `json:"recipientAllow"`
 	// structured-data-fetch's host allow-list; empty: no fetch at all.
 	FetchAllow []string `json:"fetchAllow"`
+	// The http function's host allow-list, apart from fetchAllow; empty:
+	// no http at all.
+	HTTPAllow []string `json:"httpAllow"`
+	// The bound of an http request body in bytes: 1..MaxHTTPRequestBytes;
+	// 0 leaves the tool's default, 64 KiB.
+	HTTPMaxRequestBytes int `json:"httpMaxRequestBytes"`
 	// The MCP servers' host allow-list (mcp-call, and registration in the
 	// publish function); empty: no MCP server at all.
 	MCPAllow []string `json:"mcpAllow"`
@@ -87,6 +93,14 @@ type Config struct {
 	// for deployment.
 	SAMLocal bool `json:"samLocal"`
 }
+
+// MaxHTTPRequestBytes is the largest bound of an http request body,
+// 192 KiB: the body travels in the Task's input, which Step Functions
+// caps at 256 KiB with the rest of the envelope (Step Functions quotas,
+// "Maximum input or output size for a task, state, or execution"), and
+// the http tool refuses a larger TOOLGATE_HTTP_MAX_REQUEST_BYTES at cold
+// start.
+const MaxHTTPRequestBytes = 192 << 10
 
 // contextPrefix prefixes every context key of Config.
 const contextPrefix = "toolgate:"
@@ -145,7 +159,7 @@ func configKeys() []string {
 }
 
 // listKeys take comma-separated text as well as a JSON list.
-var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true}
+var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true}
 
 // objectKeys take JSON text only.
 var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true,
@@ -249,6 +263,14 @@ func (c *Config) check() error {
 	}
 	if _, err := functionconfig.ParseFetchAllow(c.FetchAllow); err != nil {
 		problems = append(problems, fmt.Errorf("fetchAllow: %w", err))
+	}
+	// The http function's own parser (hostlist entries: host[:port], "*."
+	// wildcards, public suffixes refused).
+	if _, err := functionconfig.ParseHTTPAllow(c.HTTPAllow); err != nil {
+		problems = append(problems, fmt.Errorf("httpAllow: %w", err))
+	}
+	if c.HTTPMaxRequestBytes < 0 || c.HTTPMaxRequestBytes > MaxHTTPRequestBytes {
+		problems = append(problems, fmt.Errorf("httpMaxRequestBytes %d: want 1..%d (0: the tool's default, 64 KiB)", c.HTTPMaxRequestBytes, MaxHTTPRequestBytes))
 	}
 	// MCP servers' hosts are listed as the http tool's are.
 	if _, err := hostlist.ParseList(c.MCPAllow); err != nil {

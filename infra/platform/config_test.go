@@ -106,6 +106,19 @@ func TestLoadConfig(t *testing.T) {
 			want: func(c *Config) {
 				c.SenderIdentity, c.MCPAllow, c.MCPSchemaTTLSeconds = "example.com", []string{"mcp.example.org", "*.mcp.example.net"}, 30
 			}},
+		{name: "http hosts apart from fetch's, and a body bound", context: map[string]any{"toolgate:httpAllow": "api.github.com, *.hooks.example.com", "toolgate:httpMaxRequestBytes": "131072"},
+			want: func(c *Config) {
+				c.SenderIdentity, c.HTTPAllow, c.HTTPMaxRequestBytes = "example.com", []string{"api.github.com", "*.hooks.example.com"}, 128<<10
+			}},
+		{name: "http hosts from cdk.json", context: map[string]any{"toolgate:httpAllow": []any{"hooks.example.com:8443"}},
+			want: func(c *Config) { c.SenderIdentity, c.HTTPAllow = "example.com", []string{"hooks.example.com:8443"} }},
+		{name: "bad http host", context: map[string]any{"toolgate:httpAllow": "https://api.github.com/repos"}, err: "httpAllow: http allow-list: hostlist"},
+		{name: "http wildcard over a public suffix", context: map[string]any{"toolgate:httpAllow": "api.github.com, *.github.io"}, err: `httpAllow: http allow-list: hostlist: entry 1 "*.github.io": a wildcard over the public suffix github.io`},
+		{name: "http body bound over the most", context: map[string]any{"toolgate:httpMaxRequestBytes": "196609"}, err: "httpMaxRequestBytes 196609: want 1..196608"},
+		{name: "http body bound at the most", context: map[string]any{"toolgate:httpMaxRequestBytes": float64(196608)},
+			want: func(c *Config) { c.SenderIdentity, c.HTTPMaxRequestBytes = "example.com", 192<<10 }},
+		{name: "http body bound negative", context: map[string]any{"toolgate:httpMaxRequestBytes": "-1"}, err: "httpMaxRequestBytes -1"},
+		{name: "http timeout past the catalog's", context: map[string]any{"toolgate:functions": `{"http": {"timeoutSeconds": 36}}`}, err: "functions.http.timeoutSeconds 36: more than the catalog's function_timeout_seconds, 35 s"},
 		{name: "bad MCP host", context: map[string]any{"toolgate:mcpAllow": "https://mcp.example.org/mcp"}, err: "mcpAllow: hostlist"},
 		{name: "MCP wildcard over a public suffix", context: map[string]any{"toolgate:mcpAllow": []any{"*.github.io"}}, err: `mcpAllow: hostlist: entry 0 "*.github.io"`},
 		{name: "MCP cache over a minute", context: map[string]any{"toolgate:mcpSchemaTtlSeconds": "61"}, err: "mcpSchemaTtlSeconds 61: want 1..60"},

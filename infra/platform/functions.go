@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/infra/toolfunction"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/recipient"
@@ -31,8 +32,11 @@ import (
 // the <name> of /toolgate/<stage>/function/<name>/arn, and the deployed
 // function toolgate-<stage>-<name>.
 const (
-	fnSendEmail      = "send-email"
-	fnFetch          = "structured-data-fetch"
+	fnSendEmail = "send-email"
+	fnFetch     = "structured-data-fetch"
+	// fnHTTP is the http tool's function: requests with any method, so
+	// its own role, aliases and allow-list (docs/tools.md, "http").
+	fnHTTP           = "http"
 	fnValidator      = "workflow-validator"
 	fnReviewRequest  = "review-request"
 	fnReviewDecision = "review-decision"
@@ -102,6 +106,15 @@ var functionSpecs = []functionSpec{
 		Description: "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",
 		MemoryMB:    512,
 		Principal:   table.ToolFunctions},
+	{Name: fnHTTP, LogicalID: "HttpFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
+		Description: "toolgate tool http: HTTP requests to allow-listed hosts, reviewed by method",
+		// As structured-data-fetch: an answer of up to 5 MB parsed into
+		// JSON values. Its role is every tool function's (the dispatcher's
+		// items, approvals included: POST, PUT, PATCH and DELETE are
+		// reviewed) and nothing else: the hosts are reached over the
+		// internet, under TOOLGATE_HTTP_ALLOW.
+		MemoryMB:  512,
+		Principal: table.ToolFunctions},
 	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool workflow-validator: toolgate check of a Solution",
 		MemoryMB:    512,
@@ -220,6 +233,12 @@ const (
 	envRecipientAllow = "TOOLGATE_RECIPIENT_ALLOW"
 	envFetchAllow     = "TOOLGATE_FETCH_ALLOW"
 	envFetchTimeout   = "TOOLGATE_FETCH_TIMEOUT_SECONDS"
+	// The http function's (docs/tools.md, "http"): its host
+	// allow-list, which the publish function reads too, the bound of one
+	// request, and of a request body.
+	envHTTPAllow           = functionconfig.EnvHTTPAllow
+	envHTTPTimeout         = functionconfig.EnvHTTPTimeoutSeconds
+	envHTTPMaxRequestBytes = functionconfig.EnvHTTPMaxRequestBytes
 	// mcp-call's (docs/tools.md, "MCP tools"): the MCP hosts allow-list,
 	// which the publish function's registration reads too, and how long
 	// a server's tools/list answer is kept per warm container.
@@ -244,10 +263,11 @@ const (
 	envDirectReviewMaxSecs = review.EnvDirectMaxTimeout
 )
 
-// fetchTimeoutSeconds bounds one fetch inside the function's timeout: the
-// dispatcher stops the tool 2 s before the deadline, after claiming the key,
-// so the fetch gets the timeout less 5 s, at most 30 s (its own maximum;
-// the catalog's 35 s Task timeout leaves it whole).
+// fetchTimeoutSeconds bounds one fetch (or one http request) inside the
+// function's timeout: the dispatcher stops the tool 2 s before the
+// deadline, after claiming the key, so the request gets the timeout less
+// 5 s, at most 30 s (its own maximum; the catalog's 35 s Task timeout of
+// either tool leaves it whole).
 func fetchTimeoutSeconds(functionTimeout int) int {
 	return max(1, min(30, functionTimeout-5))
 }
@@ -388,9 +408,9 @@ func childVersionDefinitions(stage string) awsiam.PolicyStatement {
 // (PlatformStackProps.SAMLocal) so that sam local invoke --env-vars may set
 // them: SAM overrides only variables the template declares. Empty, each
 // means what it means unset: the AWS endpoints, no address exemption (on
-// the fetch function and on publish, which checks literal IP addresses as
-// the fetch tool does; on mcp-call and on publish, which lists MCP servers
-// at registration), the lane from the invoked alias. sam local invoke
+// the fetch and http functions and on publish, which checks literal IP
+// addresses as those tools do; on mcp-call and on publish, which lists MCP
+// servers at registration), the lane from the invoked alias. sam local invoke
 // has no aliases, so the functions with lanes declare TOOLGATE_LANE for
 // --env-vars to name the sfn lane.
 // TOOLGATE_STS_ALLOW_HTTP is never declared: caller proofs go to STS over
@@ -400,10 +420,11 @@ var samLocalVariables = map[string][]string{
 	"":               {"AWS_ENDPOINT_URL_DYNAMODB"},
 	fnSendEmail:      {"AWS_ENDPOINT_URL_SESV2", lane.EnvLane},
 	fnFetch:          {"TOOLGATE_FETCH_ALLOW_ADDRESSES", lane.EnvLane},
+	fnHTTP:           {functionconfig.EnvHTTPAllowAddresses, lane.EnvLane},
 	fnValidator:      {lane.EnvLane},
 	fnReviewRequest:  {lane.EnvLane},
 	fnReviewDecision: {"AWS_ENDPOINT_URL_SFN"},
-	fnPublish:        {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_FETCH_ALLOW_ADDRESSES", "TOOLGATE_MCP_ALLOW_ADDRESSES"},
+	fnPublish:        {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_FETCH_ALLOW_ADDRESSES", functionconfig.EnvHTTPAllowAddresses, "TOOLGATE_MCP_ALLOW_ADDRESSES"},
 	fnLambdaTool:     {"AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_SSM", lane.EnvLane},
 	fnMCPCall:        {"TOOLGATE_MCP_ALLOW_ADDRESSES", lane.EnvLane},
 }
@@ -430,6 +451,16 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 	case fnFetch:
 		env[envFetchAllow] = jsii.String(strings.Join(p.FetchAllow, ","))
 		env[envFetchTimeout] = jsii.String(strconv.Itoa(fetchTimeoutSeconds(set.TimeoutSeconds)))
+	case fnHTTP:
+		// Its own allow-list, never structured-data-fetch's: a tool that
+		// can change things elsewhere is configured apart from the read
+		// tool. Empty: no http at all.
+		env[envHTTPAllow] = jsii.String(strings.Join(p.HTTPAllow, ","))
+		env[envHTTPTimeout] = jsii.String(strconv.Itoa(fetchTimeoutSeconds(set.TimeoutSeconds)))
+		// Unset: the tool's default bound, 64 KiB.
+		if p.HTTPMaxRequestBytes > 0 {
+			env[envHTTPMaxRequestBytes] = jsii.String(strconv.Itoa(p.HTTPMaxRequestBytes))
+		}
 	case fnReviewRequest:
 		// No reviewers: the variable is left out, and the direct lane is
 		// closed to every gated tool.
@@ -460,10 +491,13 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		}
 		// The tools' allow-lists, the same values as theirs: publish refuses
 		// a Solution whose literal URLs or recipients the tools would refuse
-		// (functions/publish/publish Deployment), and registration lists only the
-		// MCP servers mcp-call may call. Only the lists: not the sender,
-		// its identity, the fetch timeout or the MCP listing's cache.
+		// (functions/publish/publish Deployment), a toolset whose http_hosts
+		// the http function's list does not cover, and registration lists
+		// only the MCP servers mcp-call may call. Only the lists: not the
+		// sender, its identity, the fetch and http timeouts, the http body
+		// bound or the MCP listing's cache.
 		env[envFetchAllow] = jsii.String(strings.Join(p.FetchAllow, ","))
+		env[envHTTPAllow] = jsii.String(strings.Join(p.HTTPAllow, ","))
 		env[envRecipientAllow] = jsii.String(strings.Join(p.RecipientAllow, ","))
 		env[envMCPAllow] = jsii.String(strings.Join(p.MCPAllow, ","))
 	}

@@ -127,6 +127,7 @@ var wantFunctionPolicies = map[string][]stmt{
 	// it creates, each tool function's key, the external key and since.
 	"LedgerSecretsFunction": {ownLogs("LedgerSecretsFunction"), {Sid: "CreateLedgerSecrets", Actions: []string{"ssm:PutParameter"}, Resources: []string{
 		arn("ssm", "parameter/toolgate/test/secret/external-key"),
+		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/http"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/lambda-tool"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/mcp-call"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/send-email"),
@@ -141,6 +142,9 @@ var wantFunctionPolicies = map[string][]stmt{
 	}, wantLedger(table.ToolFunctions)...),
 	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), wantReadSecrets("structured-data-fetch"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
 	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), wantReadSecrets("workflow-validator"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
+	// http: the dispatcher's items (approvals among them: its writes are
+	// reviewed) and nothing else; the hosts are on the internet.
+	"HttpFunction": append([]stmt{ownLogs("HttpFunction"), wantReadSecrets("http"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
 	// The proxy: the tagged functions and their floors, and its stage's
 	// tool function parameters only.
 	"LambdaToolFunction": append([]stmt{
@@ -176,6 +180,7 @@ var wantFunctionPolicies = map[string][]stmt{
 		ownLogs("PublishFunction"),
 		// The parameters Publish reads, and nothing else under the path.
 		{Sid: "PlatformParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
+			arn("ssm", "parameter/toolgate/test/function/http/arn"),
 			arn("ssm", "parameter/toolgate/test/function/lambda-tool/arn"),
 			arn("ssm", "parameter/toolgate/test/function/mcp-call/arn"),
 			arn("ssm", "parameter/toolgate/test/function/review-request/arn"),
@@ -203,7 +208,7 @@ var wantFunctionPolicies = map[string][]stmt{
 // wantExecutionRole: Solutions invoke the sfn aliases only.
 var wantExecutionRole = []stmt{
 	{Sid: "InvokeToolgateFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-		"${LambdaToolFunctionSfnAlias}", "${McpCallFunctionSfnAlias}", "${ReviewRequestFunctionSfnAlias}", "${SendEmailFunctionSfnAlias}", "${StructuredDataFetchFunctionSfnAlias}", "${WorkflowValidatorFunctionSfnAlias}"}},
+		"${HttpFunctionSfnAlias}", "${LambdaToolFunctionSfnAlias}", "${McpCallFunctionSfnAlias}", "${ReviewRequestFunctionSfnAlias}", "${SendEmailFunctionSfnAlias}", "${StructuredDataFetchFunctionSfnAlias}", "${WorkflowValidatorFunctionSfnAlias}"}},
 	{Sid: "ExecutionLogging", Actions: sorted("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"), Resources: []string{"*"}},
 	{Sid: "ExecutionTracing", Actions: sorted("xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"), Resources: []string{"*"}},
@@ -255,7 +260,7 @@ var wantManagedPolicies = map[string][]stmt{
 	"toolgate-test-operator": append(wantLedger(table.Operator),
 		// People invoke the direct aliases only.
 		stmt{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-			"${LambdaToolFunctionDirectAlias}", "${McpCallFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}}),
+			"${HttpFunctionDirectAlias}", "${LambdaToolFunctionDirectAlias}", "${McpCallFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}}),
 }
 
 // wantParameters are the SSM parameters toolgate publish reads, with
@@ -265,6 +270,7 @@ var wantManagedPolicies = map[string][]stmt{
 var wantParameters = map[string]string{
 	"/toolgate/test/function/send-email/arn":            "${SendEmailFunctionSfnAlias}",
 	"/toolgate/test/function/structured-data-fetch/arn": "${StructuredDataFetchFunctionSfnAlias}",
+	"/toolgate/test/function/http/arn":                  "${HttpFunctionSfnAlias}",
 	"/toolgate/test/function/workflow-validator/arn":    "${WorkflowValidatorFunctionSfnAlias}",
 	"/toolgate/test/function/review-request/arn":        "${ReviewRequestFunctionSfnAlias}",
 	"/toolgate/test/function/lambda-tool/arn":           "${LambdaToolFunctionSfnAlias}",
@@ -278,19 +284,19 @@ var wantParameters = map[string]string{
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
-	"AWS::Lambda::Function":   9,  // the eight functions, ledger-secrets
-	"AWS::Lambda::Version":    6,  // the current version of each function with lanes
-	"AWS::Lambda::Alias":      13, // sfn and direct of the three tools, lambda-tool, mcp-call and review-request; review-request's start
+	"AWS::Lambda::Function":   10, // the nine functions, ledger-secrets
+	"AWS::Lambda::Version":    7,  // the current version of each function with lanes
+	"AWS::Lambda::Alias":      15, // sfn and direct of the four tools, lambda-tool, mcp-call and review-request; review-request's start
 	"AWS::Lambda::Url":        2,  // review-decision, publish
-	"AWS::IAM::Role":          10, // one per function, the Solution execution role
-	"AWS::IAM::Policy":        10, // each role's policy
+	"AWS::IAM::Role":          11, // one per function, the Solution execution role
+	"AWS::IAM::Policy":        11, // each role's policy
 	"AWS::IAM::ManagedPolicy": 3,  // Publisher, Reviewer, Operator
-	"AWS::Logs::LogGroup":     10, // one per function, Solution executions
-	"AWS::Logs::MetricFilter": 12, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
-	"AWS::SSM::Parameter":     11,
+	"AWS::Logs::LogGroup":     11, // one per function, Solution executions
+	"AWS::Logs::MetricFilter": 14, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
+	"AWS::SSM::Parameter":     12,
 	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
 	"Custom::LedgerSince":     1,  // the stage's since time, after every tool function (secrets.go)
-	"AWS::CloudWatch::Alarm":  19, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
+	"AWS::CloudWatch::Alarm":  21, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
 }
 
 // sessionRoles is TOOLGATE_SESSION_ROLES of testConfig, on every function
@@ -311,6 +317,12 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/structured-data-fetch", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_FETCH_TIMEOUT_SECONDS": "15",
 	},
+	// http: its own allow-list (never fetch's), the request bound from
+	// the catalog's 35 s timeout, and testConfig's body bound.
+	"HttpFunction": {
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "35", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/http", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
+		"TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_HTTP_TIMEOUT_SECONDS": "30", "TOOLGATE_HTTP_MAX_REQUEST_BYTES": "32768",
+	},
 	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/workflow-validator", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since"},
 	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/lambda-tool", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_STAGE": "test"},
@@ -323,7 +335,7 @@ var wantEnv = map[string]map[string]string{
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}"},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
-		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
+		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net"},
 }
 
@@ -345,6 +357,7 @@ var neverSet = map[string]string{
 var wantFunctions = map[string][3]int{
 	"SendEmailFunction":           {256, 30, 5},
 	"StructuredDataFetchFunction": {1024, 20, 0},
+	"HttpFunction":                {512, 35, 0},
 	"WorkflowValidatorFunction":   {512, 30, 0},
 	"LambdaToolFunction":          {256, 900, 0},
 	"McpCallFunction":             {512, 60, 0},
@@ -367,7 +380,7 @@ type rule struct {
 var rules = []rule{
 	{"resource-counts", checkCounts, func(_, pj tmpl) {
 		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
-	}, `Expected 11 resources of type AWS::SSM::Parameter`},
+	}, `Expected 12 resources of type AWS::SSM::Parameter`},
 	{"table", checkTable, func(lj, _ tmpl) {
 		t := resourceByType(lj, "AWS::DynamoDB::Table")
 		t["DeletionPolicy"] = "Delete"
@@ -1103,6 +1116,7 @@ func checkAlarms(_, platform assertions.Template, _, pj tmpl) error {
 		"${SendEmailFunctionLogs}":           {unknown, refused},
 		"${StructuredDataFetchFunctionLogs}": {unknown, refused},
 		"${WorkflowValidatorFunctionLogs}":   {unknown, refused},
+		"${HttpFunctionLogs}":                {unknown, refused},
 		"${LambdaToolFunctionLogs}":          {unknown, refused},
 		"${McpCallFunctionLogs}":             {unknown, refused},
 		"${ReviewRequestFunctionLogs}":       {refused},

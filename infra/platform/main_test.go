@@ -37,6 +37,8 @@ func testConfig() Config {
 	// condition holds their canonical forms (TestRecipientCondition).
 	cfg.RecipientAllow = []string{"@example.org", "Ops@Example.com", "@bücher.example"}
 	cfg.FetchAllow = []string{"api.example.org", "*.data.example.net"}
+	cfg.HTTPAllow = []string{"api.chat.example.org", "*.hooks.example.net"}
+	cfg.HTTPMaxRequestBytes = 32 << 10
 	cfg.MCPAllow = []string{"mcp.example.org", "*.mcp.example.net"}
 	cfg.MCPSchemaTTLSeconds = 10
 	cfg.Functions = map[string]FunctionSettings{

@@ -49,6 +49,16 @@ type PlatformStackProps struct {
 	// FetchAllow is structured-data-fetch's host allow-list; empty allows
 	// no fetch at all.
 	FetchAllow []string
+	// HTTPAllow is the http function's host allow-list
+	// (TOOLGATE_HTTP_ALLOW on http and on the publish function, which
+	// refuses a toolset whose http_hosts it does not cover): entries as
+	// FetchAllow's, and apart from it. Empty, the default, allows no http
+	// at all.
+	HTTPAllow []string
+	// HTTPMaxRequestBytes bounds an http request body's encoded bytes
+	// (TOOLGATE_HTTP_MAX_REQUEST_BYTES), 1..MaxHTTPRequestBytes; zero sets
+	// no variable: the tool's default, 64 KiB.
+	HTTPMaxRequestBytes int
 	// MCPAllow is the MCP servers' host allow-list (TOOLGATE_MCP_ALLOW on
 	// mcp-call and on the publish function, whose registration lists
 	// servers): entries as FetchAllow's; a server's URL must be on it and

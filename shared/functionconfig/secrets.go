@@ -16,7 +16,7 @@ const (
 // them"): the deploy, the local stack and make size provision one for
 // each. infra's functionSpecs mark the same functions Tool, and a test
 // holds the two equal.
-var ToolFunctions = []string{"send-email", "structured-data-fetch", "mcp-call", "lambda-tool", "workflow-validator"}
+var ToolFunctions = []string{"send-email", "structured-data-fetch", "http", "mcp-call", "lambda-tool", "workflow-validator"}
 
 // SecretsPrefix is the path under which a stage's secrets live,
 // "/toolgate/<stage>/secret/": the provisioning role's grants end there.

@@ -67,3 +67,33 @@ func TestOnDataServerRewritesEveryDataAddress(t *testing.T) {
 		t.Errorf("the copy does not compile: %v", res.Diagnostics)
 	}
 }
+
+// TestOnHTTPServiceRewritesEveryServiceAddress checks the copy the http
+// section publishes: testdata/demo/demo-http.yaml with the recording
+// service on another port names 127.0.0.1:18081 nowhere, and compiles.
+func TestOnHTTPServiceRewritesEveryServiceAddress(t *testing.T) {
+	const file = "../../../testdata/demo/demo-http.yaml"
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), stack.DemoHTTPAddr) {
+		t.Fatalf("%s does not name %s", file, stack.DemoHTTPAddr)
+	}
+	got := stack.OnHTTPService(src, "http://127.0.0.1:40124")
+	if strings.Contains(string(got), stack.DemoHTTPAddr) {
+		t.Errorf("the copy still names %s:\n%s", stack.DemoHTTPAddr, got)
+	}
+	for _, want := range []string{`host: "127.0.0.1:40124"`, "url: http://127.0.0.1:40124/hooks/chat"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the copy lacks %s:\n%s", want, got)
+		}
+	}
+	if !httpSection {
+		t.Skip("httpSection is off: the resolver this is built with may not know policy.http_hosts yet")
+	}
+	res := resolver.Compile(file, got, resolver.Options{})
+	if !res.OK() {
+		t.Errorf("the copy does not compile: %v", res.Diagnostics)
+	}
+}

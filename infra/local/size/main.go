@@ -59,7 +59,7 @@ const trivial = "(trivial handler)"
 var env = map[string]string{
 	"TOOLGATE_TABLE": "toolgate-size", "TOOLGATE_STAGE": "local", "TOOLGATE_LANE": "sfn",
 	"TOOLGATE_SENDER": "size@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com",
-	"TOOLGATE_FETCH_ALLOW": "api.example.com", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9",
+	"TOOLGATE_FETCH_ALLOW": "api.example.com", "TOOLGATE_HTTP_ALLOW": "api.example.com", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9",
 	"TOOLGATE_STS_ENDPOINT": "http://127.0.0.1:9", "TOOLGATE_STS_ALLOW_HTTP": "true", "TOOLGATE_ACCOUNT": "000000000000",
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/httprecorder"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/fetch"
@@ -47,6 +48,12 @@ const (
 	// on a free port chosen when the stack starts; OnDataServer rewrites a
 	// Solution for it.
 	DemoDataAddr = "127.0.0.1:18080"
+	// DemoHTTPAddr is the recording HTTP service's address that
+	// testdata/demo/demo-http.yaml names (in http_hosts and its URL), so
+	// that it compiles as written. The service listens on a free port
+	// chosen when the stack starts; OnHTTPService rewrites a Solution for
+	// it.
+	DemoHTTPAddr = "127.0.0.1:18081"
 	// TeamFunction is the example team function the local stack runs for
 	// the platform tools' proxy (examples/create-ticket), and
 	// TeamFunctionKey the placeholder key a toolset pins it by
@@ -85,8 +92,8 @@ func FunctionARN(name string) string {
 }
 
 // Stack is the whole local stack: dynalite, the SES v2 emulator, every
-// function under the RIE, the local Step Functions endpoint and the demo
-// data server, on 127.0.0.1.
+// function under the RIE, the local Step Functions endpoint, the demo
+// data server and the recording HTTP service, on 127.0.0.1.
 type Stack struct {
 	Dir        string // holds the parameters, functions and env files
 	ParamsFile string // parameter name -> value, as SSM would answer
@@ -141,6 +148,12 @@ type Stack struct {
 	// MCPResolveFile holds MCPTestHost's address for publish and mcp-call
 	// (ResolveMCPTestHost).
 	MCPResolveFile string
+	// HTTP is the recording HTTP service (httprecorder), in-process on a
+	// free 127.0.0.1 port: the http function and the publish function may
+	// reach its host and port (TOOLGATE_HTTP_ALLOW, with the loopback
+	// exemption TOOLGATE_HTTP_ALLOW_ADDRESSES). Tests script its answers
+	// and read what it received.
+	HTTP *httprecorder.Server
 	// Tickets is the ticket service create-ticket opens tickets in, at
 	// TicketsURL.
 	Tickets    *ticketservice.Service
@@ -180,6 +193,10 @@ type StackOptions struct {
 	// MCPAllow adds entries to the MCP allow-list of publish and mcp-call
 	// (tests: another local MCP server's host and port).
 	MCPAllow []string
+	// HTTPAllow adds entries to the http allow-list of publish and http,
+	// after the recording service's host and port (tests: the data
+	// server's).
+	HTTPAllow []string
 	// SESEndpoint, when set, is given the SES v2 emulator's base URL and
 	// returns the one send-email sends to instead (its
 	// AWS_ENDPOINT_URL_SESV2). Tests: a proxy in front of the emulator
@@ -192,24 +209,33 @@ type StackOptions struct {
 
 // The local stack's allow-lists: send-email's recipients, and
 // structured-data-fetch's hosts (its own data server) with its only address
-// exemption, loopback; mcp-call's the same for its own MCP server. The
-// publish function gets the same values, to check a Solution's literal
-// URLs and recipients as the tools would, and to list MCP servers at
-// registration as mcp-call would reach them.
+// exemption, loopback; mcp-call's the same for its own MCP server, and
+// http's for its own recording HTTP service. The publish function gets the
+// same values, to check a Solution's literal URLs and recipients as the
+// tools would, a toolset's http_hosts against http's list, and to list
+// MCP servers at registration as mcp-call would reach them.
 const (
 	recipientAllow = "@example.com"
 	fetchExemption = "127.0.0.1/32"
 	mcpExemption   = "127.0.0.1/32"
+	httpExemption  = "127.0.0.1/32"
 )
 
+// allowLists are the local stack's host allow-lists that name services
+// it started on ports chosen at start: the MCP servers' and http's.
+type allowLists struct{ mcp, http string }
+
 // functionEnv is each function's own configuration on the local stack;
-// mcpAllow is the MCP allow-list.
-func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]string {
+// allow holds the MCP and http allow-lists.
+func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[string]string {
 	switch name {
 	case "send-email":
 		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": recipientAllow, "AWS_ENDPOINT_URL_SESV2": s.sesEndpoint}
 	case "structured-data-fetch":
 		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption}
+	case "http":
+		// Its own allow-list, apart from fetch's: the recording service.
+		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption}
 	case "review-decision":
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
 	case "publish":
@@ -219,11 +245,12 @@ func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]st
 		// stand-in.
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": s.Lambda.Endpoint(),
 			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow,
-			"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
+			functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption,
+			"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
 	case "mcp-call":
 		// Its own MCP server only, on loopback; the tool list is kept as
 		// long as on AWS by default.
-		return map[string]string{"TOOLGATE_MCP_ALLOW": mcpAllow, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5",
+		return map[string]string{"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5",
 			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
 	case "lambda-tool":
 		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in,
@@ -231,12 +258,13 @@ func functionEnv(name string, s *Stack, dataAddr, mcpAllow string) map[string]st
 		// stand-in.
 		return map[string]string{"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": s.Lambda.Endpoint()}
 	case "review-request":
-		// Any local user may decide a direct-lane review of a gated tool,
-		// except its requester.
+		// Any local user may decide a direct-lane review of send-email or
+		// of an http write, except its requester.
 		// Step Functions: a child run's start is checked against the
 		// version its execution runs. The start lane records starts of
 		// the stage's state machines only.
-		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"send-email": ["` + local.LocalPrincipal("*") + `"]}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(),
+		anyone := `["` + local.LocalPrincipal("*") + `"]`
+		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"http": ` + anyone + `, "send-email": ` + anyone + `}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(),
 			"TOOLGATE_STAGE": Stage}
 	}
 	return nil
@@ -394,7 +422,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	logf("MCP server   %s (and %s)", s.MCP.URL(), s.MCPTestURL())
-	mcpAllow := mcpAllowList(s.MCP, o.MCPAllow)
+	if s.HTTP, err = httprecorder.Start(httprecorder.Options{}); err != nil {
+		return nil, fmt.Errorf("the recording HTTP service: %w", err)
+	}
+	logf("HTTP service %s (records what it receives)", s.HTTP.URL())
+	allow := allowLists{mcp: mcpAllowList(s.MCP, o.MCPAllow), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ",")}
 
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
@@ -447,7 +479,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			// The local stack's account: proofs of any other account's
 			// principals are refused.
 			"TOOLGATE_ACCOUNT": local.LocalAccountID}
-		for k, v := range functionEnv(name, s, dataAddr, mcpAllow) {
+		for k, v := range functionEnv(name, s, dataAddr, allow) {
 			vars[k] = v
 		}
 		for k, v := range secretEnv[name] {
@@ -682,6 +714,10 @@ func (s *Stack) Stop() error {
 	if s.tickets != nil {
 		s.tickets.Close()
 		s.tickets = nil
+	}
+	if s.HTTP != nil {
+		s.HTTP.Close()
+		s.HTTP = nil
 	}
 	if s.MCP != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
