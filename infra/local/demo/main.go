@@ -25,8 +25,7 @@
 // the loop collected and each iteration's send-email row with its key;
 // publishes testdata/demo/demo-http.yaml (a copy naming the recording HTTP
 // service's port), runs it with its review approved, and prints the http
-// row next to the request the service received (httpTool, while
-// httpSection is set); and stops everything it started. Exit status 0 means the e-mail was sent
+// row next to the request the service received (httpTool); and stops everything it started. Exit status 0 means the e-mail was sent
 // exactly once, each ticket was opened once with its row on the ledger,
 // every MCP call's row has the key the server received, and the loop sent
 // one approved e-mail per recipient, each under a key of its own.
@@ -224,16 +223,10 @@ func run(ctx context.Context) error {
 	if err := forEach(ctx, st, sf); err != nil {
 		return err
 	}
-	if httpSection {
-		if err := httpTool(ctx, st, sf); err != nil {
-			return err
-		}
+	if err := httpTool(ctx, st, sf); err != nil {
+		return err
 	}
-	done := "\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key"
-	if httpSection {
-		done += "; the reviewed POST was applied once, under its row's external key"
-	}
-	fmt.Println(done + ".")
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key.")
 	return nil
 }
 
@@ -446,12 +439,6 @@ func mcpTools(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	}
 	return nil
 }
-
-// httpSection runs httpTool. It needs the http tool's function
-// (functions/http) and the Solution grammar's policy.http_hosts, which
-// reach main apart from the local stack's part of the tool: set it once
-// all three are merged, and make run shows the reviewed POST.
-const httpSection = false
 
 // httpTool publishes testdata/demo/demo-http.yaml, a copy naming the
 // recording HTTP service's port, runs it for testdata/demo/demo-http-input.json,
