@@ -1,5 +1,5 @@
-// Command structured-data-fetch is the http tool's Lambda function: a
-// hardened fetch behind the governed dispatcher, to hosts on both the
+// Command structured-data-fetch is the read tool's Lambda function: a
+// hardened GET behind the governed dispatcher, to hosts on both the
 // platform's allow-list and the run's pinned toolset (docs/tools.md lists
 // its environment).
 package main
