@@ -636,3 +636,19 @@ func TestTool(t *testing.T) {
 		t.Fatalf("served %d", len(s.seen()))
 	}
 }
+
+// A response body never reaches an error message, whatever it holds: a
+// CSV header row naming one column twice is the body's content too.
+func TestCSVHeaderOfTheBodyStaysOutOfTheError(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/csv")
+		_, _ = w.Write([]byte(secret + "," + secret + "\n1,2\n"))
+	})
+	_, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/"), Accept: "csv"}, []toolset.HTTPHost{entry(s, "GET")}, "k")
+	if code, _ := codeOf(t, err); code != tool.PermanentFailure {
+		t.Fatalf("Do = %v, want %s", err, tool.PermanentFailure)
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Fatalf("the error carries the body: %v", err)
+	}
+}
