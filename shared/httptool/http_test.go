@@ -652,3 +652,20 @@ func TestCSVHeaderOfTheBodyStaysOutOfTheError(t *testing.T) {
 		t.Fatalf("the error carries the body: %v", err)
 	}
 }
+
+// A Retry-After of more seconds than an int64 holds is still more than
+// thirty seconds: the 429 is the call's answer, and nothing is sent again.
+func TestRetryAfterBeyondInt64IsNotWaitedOut(t *testing.T) {
+	for _, v := range []string{"9223372036854775808", "18446744073709551615", "99999999999999999999999"} {
+		t.Run(v, func(t *testing.T) {
+			s := newServer(t, statusHandler(http.StatusTooManyRequests, v))
+			_, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "GET")}, "k")
+			if code, _ := codeOf(t, err); code != tool.RateLimited {
+				t.Fatalf("Do = %v, want %s", err, tool.RateLimited)
+			}
+			if n := len(s.seen()); n != 1 {
+				t.Fatalf("served %d requests, want 1", n)
+			}
+		})
+	}
+}
