@@ -94,9 +94,11 @@ var forbidden = map[string]string{
 // a call or named by a host entry, and why: Host, Authorization, Cookie,
 // Proxy-*, hop-by-hop headers, Content-Length, Expect, method-override
 // headers, forwarding headers (Forwarded, X-Forwarded-*, X-Real-IP),
-// X-Amz-* and the W3C trace context's headers.
+// X-Amz-* and the W3C trace context's headers. Underscores count as
+// hyphens: CGI-style servers (RFC 3875 §4.1.18) and the frameworks behind
+// them read X_Forwarded_For as X-Forwarded-For, both HTTP_X_FORWARDED_FOR.
 func Forbidden(name string) (bool, string) {
-	c := textproto.CanonicalMIMEHeaderKey(name)
+	c := textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(name, "_", "-"))
 	if why, ok := forbidden[c]; ok {
 		return true, why
 	}
