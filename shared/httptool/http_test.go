@@ -669,3 +669,19 @@ func TestRetryAfterBeyondInt64IsNotWaitedOut(t *testing.T) {
 		})
 	}
 }
+
+// A call may not set its host's idempotency header written with
+// underscores for hyphens, even where its entry names that spelling: a
+// CGI-style server would read it as the key the tool sends.
+func TestIdempotencyHeaderWithUnderscoresIsRefused(t *testing.T) {
+	s := newServer(t, jsonHandler(`1`))
+	h := keyed(entry(s, "POST"), "raw")
+	h.Headers = []string{"Idempotency_key"} // as a toolset that skipped CanonicalHTTPHost would hold it
+	_, err := localConfig(t, s).Do(context.Background(), Input{Method: "POST", URL: s.url("/"), Headers: map[string]string{"Idempotency_Key": secret}}, []toolset.HTTPHost{h}, "k")
+	if code, _ := codeOf(t, err); code != tool.PermissionDenied {
+		t.Fatalf("Do = %v, want %s", err, tool.PermissionDenied)
+	}
+	if n := len(s.seen()); n != 0 {
+		t.Fatalf("served %d requests, want none", n)
+	}
+}

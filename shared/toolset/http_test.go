@@ -298,3 +298,14 @@ func TestCheckDerivedRefusesDroppingAnEntryAWiderOneWouldTakeOver(t *testing.T) 
 		})
 	}
 }
+
+// An entry may not name its idempotency header among its custom headers,
+// written with underscores for hyphens either: a CGI-style server reads
+// Idempotency_Key as Idempotency-Key, so a call could send a second key.
+func TestCanonicalHTTPHostRefusesTheIdempotencyHeaderWithUnderscores(t *testing.T) {
+	_, err := CanonicalHTTPHost(HTTPHost{Host: "api.example.com", Methods: []string{"POST"},
+		Headers: []string{"Idempotency_Key"}, Idempotency: &HTTPIdempotency{Header: "Idempotency-Key"}})
+	if err == nil {
+		t.Fatal("CanonicalHTTPHost accepted Idempotency_Key beside the idempotency header Idempotency-Key")
+	}
+}
