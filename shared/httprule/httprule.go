@@ -113,6 +113,23 @@ func Forbidden(name string) (bool, string) {
 	return false, ""
 }
 
+// SameName reports whether header names a and b name one header for the
+// server: equal in any ASCII letter case (RFC 9110 §5.1), underscores
+// counting as hyphens, as CGI-style servers read them (RFC 3875
+// §4.1.18).
+func SameName(a, b string) bool {
+	return len(a) == len(b) && strings.EqualFold(strings.ReplaceAll(a, "_", "-"), strings.ReplaceAll(b, "_", "-")) && isASCII(a) && isASCII(b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // MaxHeaderValueBytes bounds one request header value (toolgate's own,
 // docs/tools.md): longer values are refused, never cut.
 const MaxHeaderValueBytes = 1024

@@ -99,7 +99,7 @@ func CanonicalHTTPHost(h HTTPHost) (HTTPHost, error) {
 		if !httprule.KnownFormat(key.Format) {
 			return HTTPHost{}, fmt.Errorf("host %s: idempotency format %.20q is not one of %s", out.Host, key.Format, strings.Join(httprule.Formats, ", "))
 		}
-		if slices.Contains(out.Headers, key.Header) {
+		if slices.ContainsFunc(out.Headers, func(h string) bool { return httprule.SameName(h, key.Header) }) {
 			return HTTPHost{}, fmt.Errorf("host %s: headers names %s, the idempotency header: the tool sets it from the call's idempotency key, so no call may", out.Host, key.Header)
 		}
 		out.Idempotency = key
