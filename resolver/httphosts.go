@@ -109,7 +109,7 @@ func (d *decoder) httpHost(v *value, what string) (HTTPHostEntry, bool) {
 			if s, ok := d.str(hf, what+".idempotency.header"); ok {
 				if err := httprule.CheckHeaderName(s); err != nil {
 					d.ds.errorf(hf.val.pos, RuleHTTPHost, "%s.idempotency.header: %v", what, err)
-				} else if slices.ContainsFunc(h.Headers, func(n string) bool { return textproto.CanonicalMIMEHeaderKey(n) == textproto.CanonicalMIMEHeaderKey(s) }) {
+				} else if slices.ContainsFunc(h.Headers, func(n string) bool { return httprule.SameName(n, s) }) {
 					d.ds.errorf(hf.val.pos, RuleHTTPHost, "%s.idempotency.header %s is also in headers: the tool sets it from the call's idempotency key, so no call may; leave it out of headers", what, textproto.CanonicalMIMEHeaderKey(s))
 				}
 				k.Header = s
@@ -362,7 +362,7 @@ func (c *checker) checkHTTPHeaders(st *Step, v *value, entry toolset.HTTPHost, f
 			continue
 		}
 		switch {
-		case found && entry.Idempotency != nil && entry.Idempotency.Header == name:
+		case found && entry.Idempotency != nil && httprule.SameName(entry.Idempotency.Header, name):
 			c.ds.errorf(f.keyPos, RuleHTTPHeader, "%s: %s is host %s's idempotency header, which the tool sets from the call's idempotency key; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, entry.Host)
 		case found && !slices.Contains(entry.Headers, name):
 			c.ds.errorf(f.keyPos, RuleHTTPHeader, "%s: %s is not a standard header, and host %s's entry does not name it (headers: %s); the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, entry.Host, orNone(entry.Headers))

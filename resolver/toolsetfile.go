@@ -700,7 +700,9 @@ func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, to
 
 // narrowHTTP reads a derived toolset's http host entries: each must
 // narrow its base's entry for the same host (toolset.NarrowsHTTPHost:
-// methods and headers among the base's, its idempotency or none).
+// methods and headers among the base's, its idempotency or none), and an
+// entry of the base they leave out must not hand its hosts to a wider
+// entry that allows more there (toolset.CheckDroppedHTTPHosts).
 func (tc *toolsetCompiler) narrowHTTP(h *field, what string, base *toolset.Toolset) []toolset.HTTPHost {
 	entries := tc.d.httpHosts(h, what+" hosts")
 	for _, e := range entries {
@@ -713,5 +715,9 @@ func (tc *toolsetCompiler) narrowHTTP(h *field, what string, base *toolset.Tools
 			tc.ds.errorf(e.Pos, RulePolicy, "%s hosts: %v: a derived toolset may narrow an entry (drop methods, headers or its idempotency), never widen it", what, err)
 		}
 	}
-	return pinnedHTTPHosts(entries)
+	pinned := pinnedHTTPHosts(entries)
+	if err := toolset.CheckDroppedHTTPHosts(pinned, base.HTTPHosts); err != nil {
+		tc.ds.errorf(h.val.pos, RulePolicy, "%s hosts: %v: a derived toolset may drop an entry only where no wider entry it keeps allows more", what, err)
+	}
+	return pinned
 }

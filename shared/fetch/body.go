@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
-
-	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // parseError marks a body that is not valid in the accept type; its text is
@@ -113,7 +111,8 @@ var bom = []byte("\xef\xbb\xbf")
 
 // parseCSV reads an RFC 4180 body (encoding/csv, strict quotes) into rows
 // keyed by the header row's names. Every row must have the header's number
-// of fields; a name given twice is refused.
+// of fields; a name given twice is refused, naming the two columns by
+// position (a name is the body's content).
 func parseCSV(body []byte) ([]map[string]string, error) {
 	r := csv.NewReader(bytes.NewReader(bareCRToLF(bytes.TrimPrefix(body, bom))))
 	r.ReuseRecord = true
@@ -125,12 +124,14 @@ func parseCSV(body []byte) ([]map[string]string, error) {
 		return nil, csvError(err)
 	}
 	names := make([]string, len(header))
-	seen := make(map[string]bool, len(header))
+	seen := make(map[string]int, len(header))
 	for i, h := range header {
-		if seen[h] {
-			return nil, parseErrorf("the CSV header names column %q twice", excerpt.Runes(h, 40, "…"))
+		if first, ok := seen[h]; ok {
+			// Columns by position, never by name: the header row is the
+			// body's content, which no error message carries.
+			return nil, parseErrorf("the CSV header names one column twice (columns %d and %d)", first+1, i+1)
 		}
-		seen[h] = true
+		seen[h] = i
 		names[i] = h
 	}
 	rows := []map[string]string{}

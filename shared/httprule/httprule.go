@@ -94,9 +94,11 @@ var forbidden = map[string]string{
 // a call or named by a host entry, and why: Host, Authorization, Cookie,
 // Proxy-*, hop-by-hop headers, Content-Length, Expect, method-override
 // headers, forwarding headers (Forwarded, X-Forwarded-*, X-Real-IP),
-// X-Amz-* and the W3C trace context's headers.
+// X-Amz-* and the W3C trace context's headers. Underscores count as
+// hyphens: CGI-style servers (RFC 3875 §4.1.18) and the frameworks behind
+// them read X_Forwarded_For as X-Forwarded-For, both HTTP_X_FORWARDED_FOR.
 func Forbidden(name string) (bool, string) {
-	c := textproto.CanonicalMIMEHeaderKey(name)
+	c := textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(name, "_", "-"))
 	if why, ok := forbidden[c]; ok {
 		return true, why
 	}
@@ -109,6 +111,23 @@ func Forbidden(name string) (bool, string) {
 		return true, "an AWS request header could sign or redirect a request to AWS"
 	}
 	return false, ""
+}
+
+// SameName reports whether header names a and b name one header for the
+// server: equal in any ASCII letter case (RFC 9110 §5.1), underscores
+// counting as hyphens, as CGI-style servers read them (RFC 3875
+// §4.1.18).
+func SameName(a, b string) bool {
+	return len(a) == len(b) && strings.EqualFold(strings.ReplaceAll(a, "_", "-"), strings.ReplaceAll(b, "_", "-")) && isASCII(a) && isASCII(b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxHeaderValueBytes bounds one request header value (toolgate's own,

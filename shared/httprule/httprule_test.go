@@ -89,3 +89,19 @@ func TestCheckHeaderValueRefusesLineBreaksNULAndLongValues(t *testing.T) {
 		t.Errorf("a value of exactly %d bytes is refused: %v", MaxHeaderValueBytes, err)
 	}
 }
+
+// CGI-style servers (and the frameworks behind them) read a header named
+// with underscores as the one named with hyphens (X_Forwarded_For and
+// X-Forwarded-For both become HTTP_X_FORWARDED_FOR), so a forbidden
+// header written with underscores is forbidden too.
+func TestForbiddenHeadersWrittenWithUnderscores(t *testing.T) {
+	for _, h := range []string{"X_HTTP_Method_Override", "x_http_method", "X_Method_Override", "X_Forwarded_For",
+		"X-Forwarded_Host", "X_Real_IP", "X_Amz_Security_Token", "Proxy_Authorization", "Content_Length", "Transfer_Encoding"} {
+		if bad, why := Forbidden(h); !bad || why == "" {
+			t.Errorf("Forbidden(%q) = %v, %q", h, bad, why)
+		}
+		if err := CheckHeaderName(h); err == nil {
+			t.Errorf("CheckHeaderName(%q) = nil", h)
+		}
+	}
+}

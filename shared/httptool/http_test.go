@@ -636,3 +636,52 @@ func TestTool(t *testing.T) {
 		t.Fatalf("served %d", len(s.seen()))
 	}
 }
+
+// A response body never reaches an error message, whatever it holds: a
+// CSV header row naming one column twice is the body's content too.
+func TestCSVHeaderOfTheBodyStaysOutOfTheError(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/csv")
+		_, _ = w.Write([]byte(secret + "," + secret + "\n1,2\n"))
+	})
+	_, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/"), Accept: "csv"}, []toolset.HTTPHost{entry(s, "GET")}, "k")
+	if code, _ := codeOf(t, err); code != tool.PermanentFailure {
+		t.Fatalf("Do = %v, want %s", err, tool.PermanentFailure)
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Fatalf("the error carries the body: %v", err)
+	}
+}
+
+// A Retry-After of more seconds than an int64 holds is still more than
+// thirty seconds: the 429 is the call's answer, and nothing is sent again.
+func TestRetryAfterBeyondInt64IsNotWaitedOut(t *testing.T) {
+	for _, v := range []string{"9223372036854775808", "18446744073709551615", "99999999999999999999999"} {
+		t.Run(v, func(t *testing.T) {
+			s := newServer(t, statusHandler(http.StatusTooManyRequests, v))
+			_, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "GET")}, "k")
+			if code, _ := codeOf(t, err); code != tool.RateLimited {
+				t.Fatalf("Do = %v, want %s", err, tool.RateLimited)
+			}
+			if n := len(s.seen()); n != 1 {
+				t.Fatalf("served %d requests, want 1", n)
+			}
+		})
+	}
+}
+
+// A call may not set its host's idempotency header written with
+// underscores for hyphens, even where its entry names that spelling: a
+// CGI-style server would read it as the key the tool sends.
+func TestIdempotencyHeaderWithUnderscoresIsRefused(t *testing.T) {
+	s := newServer(t, jsonHandler(`1`))
+	h := keyed(entry(s, "POST"), "raw")
+	h.Headers = []string{"Idempotency_key"} // as a toolset that skipped CanonicalHTTPHost would hold it
+	_, err := localConfig(t, s).Do(context.Background(), Input{Method: "POST", URL: s.url("/"), Headers: map[string]string{"Idempotency_Key": secret}}, []toolset.HTTPHost{h}, "k")
+	if code, _ := codeOf(t, err); code != tool.PermissionDenied {
+		t.Fatalf("Do = %v, want %s", err, tool.PermissionDenied)
+	}
+	if n := len(s.seen()); n != 0 {
+		t.Fatalf("served %d requests, want none", n)
+	}
+}

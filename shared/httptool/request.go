@@ -40,7 +40,7 @@ func checkHeaders(in map[string]string, entry *toolset.HTTPHost) (map[string]str
 		if bad, why := httprule.Forbidden(c); bad {
 			return nil, tool.Errorf(tool.PermissionDenied, "refused by rule %s: the header %s may not be set: %s", RuleHeader, shown, why)
 		}
-		if k := entry.Idempotency; k != nil && strings.EqualFold(k.Header, c) {
+		if k := entry.Idempotency; k != nil && httprule.SameName(k.Header, c) {
 			return nil, tool.Errorf(tool.PermissionDenied, "refused by rule %s: the header %s carries %s's idempotency key, which the tool sets from the call's key", RuleHeader, shown, entry.Host)
 		}
 		if !httprule.Standard(c) && !namedBy(entry, c) {

@@ -99,7 +99,7 @@ func CanonicalHTTPHost(h HTTPHost) (HTTPHost, error) {
 		if !httprule.KnownFormat(key.Format) {
 			return HTTPHost{}, fmt.Errorf("host %s: idempotency format %.20q is not one of %s", out.Host, key.Format, strings.Join(httprule.Formats, ", "))
 		}
-		if slices.Contains(out.Headers, key.Header) {
+		if slices.ContainsFunc(out.Headers, func(h string) bool { return httprule.SameName(h, key.Header) }) {
 			return HTTPHost{}, fmt.Errorf("host %s: headers names %s, the idempotency header: the tool sets it from the call's idempotency key, so no call may", out.Host, key.Header)
 		}
 		out.Idempotency = key
@@ -186,7 +186,9 @@ func NarrowsHTTPHost(h, base HTTPHost) error {
 }
 
 // checkDerivedHTTPHosts returns nil when every entry of hosts narrows
-// base's entry for its host (NarrowsHTTPHost), and otherwise what widens.
+// base's entry for its host (NarrowsHTTPHost) and no entry base has and
+// hosts drop leaves its hosts to a wider entry that allows more there
+// (CheckDroppedHTTPHosts), and otherwise what widens.
 func checkDerivedHTTPHosts(hosts, base []HTTPHost) error {
 	for _, h := range hosts {
 		i := slices.IndexFunc(base, func(b HTTPHost) bool { return b.Host == h.Host })
@@ -197,7 +199,63 @@ func checkDerivedHTTPHosts(hosts, base []HTTPHost) error {
 			return err
 		}
 	}
+	return CheckDroppedHTTPHosts(hosts, base)
+}
+
+// CheckDroppedHTTPHosts returns nil when no entry of base that hosts (a
+// derived toolset's entries, each one of base's) leave out hands the
+// hosts it governed to a wider entry of hosts that allows more there. The
+// most specific entry governs a host (MatchHTTPHost), so dropping
+// api.example.com [GET] under *.example.com [GET, POST] would let a call
+// POST to api.example.com. Each kept entry that matches some host and
+// port the dropped one matches (a wider one: a wildcard over it, or the
+// same host without a port) must allow there nothing the dropped one
+// does not: its methods and headers among the dropped one's, and the
+// dropped one's idempotency or none. Otherwise the error names both
+// entries and what the wider one adds.
+func CheckDroppedHTTPHosts(hosts, base []HTTPHost) error {
+	for _, b := range base {
+		if slices.ContainsFunc(hosts, func(h HTTPHost) bool { return h.Host == b.Host }) {
+			continue
+		}
+		be, err := hostlist.ParseEntry(b.Host)
+		if err != nil {
+			return err
+		}
+		for _, h := range hosts {
+			he, err := hostlist.ParseEntry(h.Host)
+			if err != nil {
+				return err
+			}
+			if !takesOver(he, be) {
+				continue
+			}
+			if err := NarrowsHTTPHost(HTTPHost{Host: b.Host, Methods: h.Methods, Headers: h.Headers, Idempotency: h.Idempotency}, b); err != nil {
+				return fmt.Errorf("dropping http host %s leaves its hosts to %s, which allows more there: %w", b.Host, h.Host, err)
+			}
+		}
+	}
 	return nil
+}
+
+// takesOver reports whether wider matches some host and port that
+// dropped matches, and would govern it once dropped is gone: a wildcard
+// over dropped's host (or over its wildcard's suffix), or dropped's host
+// without the port dropped names (which allows only 80 and 443).
+func takesOver(wider, dropped hostlist.Entry) bool {
+	portsMeet := wider.Port == dropped.Port ||
+		wider.Port == 0 && (dropped.Port == 80 || dropped.Port == 443) ||
+		dropped.Port == 0 && (wider.Port == 80 || wider.Port == 443)
+	if !portsMeet {
+		return false
+	}
+	switch {
+	case wider.Wildcard:
+		return dropped.Host == wider.Host && dropped.Wildcard || strings.HasSuffix(dropped.Host, "."+wider.Host)
+	case dropped.Wildcard:
+		return false // a host name governs itself alone, in both toolsets
+	}
+	return wider.Host == dropped.Host
 }
 
 // MatchHTTPHost returns the entry of hosts (canonical, CanonicalHTTPHosts)

@@ -2,6 +2,7 @@ package toolset
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -237,4 +238,74 @@ func split(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ",")
+}
+
+// A derived toolset that drops an entry its base keeps for a host under a
+// wider entry hands that host to the wider entry (MatchHTTPHost), whose
+// methods, headers or idempotency the dropped entry did not allow there:
+// that widens, and is refused. Dropping an entry no wider entry covers, or
+// one a wider entry covers with nothing more, narrows.
+func TestCheckDerivedRefusesDroppingAnEntryAWiderOneWouldTakeOver(t *testing.T) {
+	base := mustHTTP(t,
+		HTTPHost{Host: "*.example.com", Methods: []string{"GET", "POST"}, Headers: []string{"X-A"}, Idempotency: &HTTPIdempotency{Header: "Idempotency-Key"}},
+		HTTPHost{Host: "*.api.example.com", Methods: []string{"GET"}},
+		HTTPHost{Host: "api.example.com", Methods: []string{"GET"}},
+		HTTPHost{Host: "api.example.com:8443", Methods: []string{"GET", "POST"}},
+		HTTPHost{Host: "hooks.example.com", Methods: []string{"GET", "POST"}, Headers: []string{"X-A"}, Idempotency: &HTTPIdempotency{Header: "Idempotency-Key"}},
+		HTTPHost{Host: "other.example.org", Methods: []string{"POST"}},
+	)
+	derive := func(hosts ...HTTPHost) *Toolset {
+		d := mustHTTP(t, hosts...)
+		d.Base = base.ID
+		return d
+	}
+	keep := func(drop ...string) []HTTPHost {
+		var out []HTTPHost
+		for _, h := range base.HTTPHosts {
+			if !slices.Contains(drop, h.Host) {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+	wider := map[string][]HTTPHost{
+		"a read-only host handed to a wildcard that posts": keep("api.example.com"),
+		"a read-only wildcard handed to a wider one":       keep("*.api.example.com"),
+		"a narrowed wildcard over a dropped host": {
+			{Host: "*.example.com", Methods: []string{"GET", "POST"}},
+		},
+	}
+	for name, hosts := range wider {
+		t.Run(name, func(t *testing.T) {
+			err := derive(hosts...).CheckDerived(base)
+			var ref *Refusal
+			if !errors.As(err, &ref) || ref.Rule != RuleBase {
+				t.Fatalf("CheckDerived: %v, want a refusal for %s", err, RuleBase)
+			}
+		})
+	}
+	narrower := map[string][]HTTPHost{
+		"a host no wider entry covers":             keep("other.example.org"),
+		"a host the wider entry covers no further": keep("hooks.example.com"),
+		"a port-named entry no other covers":       keep("api.example.com:8443"),
+		"the wide entry itself":                    keep("*.example.com"),
+	}
+	for name, hosts := range narrower {
+		t.Run(name, func(t *testing.T) {
+			if err := derive(hosts...).CheckDerived(base); err != nil {
+				t.Fatalf("CheckDerived: %v", err)
+			}
+		})
+	}
+}
+
+// An entry may not name its idempotency header among its custom headers,
+// written with underscores for hyphens either: a CGI-style server reads
+// Idempotency_Key as Idempotency-Key, so a call could send a second key.
+func TestCanonicalHTTPHostRefusesTheIdempotencyHeaderWithUnderscores(t *testing.T) {
+	_, err := CanonicalHTTPHost(HTTPHost{Host: "api.example.com", Methods: []string{"POST"},
+		Headers: []string{"Idempotency_Key"}, Idempotency: &HTTPIdempotency{Header: "Idempotency-Key"}})
+	if err == nil {
+		t.Fatal("CanonicalHTTPHost accepted Idempotency_Key beside the idempotency header Idempotency-Key")
+	}
 }
