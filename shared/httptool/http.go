@@ -179,7 +179,12 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 				if err != nil {
 					return nil, tool.Errorf(tool.PermissionDenied, "redirect %d refused: %s", hop, tool.Classify(err).Message)
 				}
-				headers = hopHeaders(r.headers, e)
+				// Custom headers stay with the origin they were set
+				// for: a header a host's entry names may carry a
+				// credential of that host (as Go's client keeps
+				// Authorization to the same domain).
+				same := u.Scheme == d.URL().Scheme && u.Host == d.Host && u.EffectivePort() == d.Port
+				headers = hopHeaders(r.headers, e, same)
 			}
 			continue
 		}

@@ -322,6 +322,30 @@ func TestRedirects(t *testing.T) {
 			t.Fatalf("second hop headers %v", h)
 		}
 	})
+	t.Run("a read's custom header stays with its origin even where another entry names it", func(t *testing.T) {
+		other := newServer(t, jsonHandler(`1`))
+		s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/same" {
+				w.Header().Set("Location", other.url("/"))
+				w.WriteHeader(302)
+				return
+			}
+			w.Header().Set("Location", "/same")
+			w.WriteHeader(302)
+		})
+		first, second := entry(s, "GET"), entry(other, "GET")
+		first.Headers, second.Headers = []string{"X-Api-Key"}, []string{"X-Api-Key"}
+		in := Input{Method: "GET", URL: s.url("/"), Headers: map[string]string{"X-Api-Key": "key-of-the-first-host"}}
+		if _, err := localConfig(t, s, other).Do(context.Background(), in, []toolset.HTTPHost{first, second}, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if seen := s.seen(); len(seen) != 2 || seen[1].Header.Get("X-Api-Key") == "" {
+			t.Fatalf("the redirect to the same origin lost the header: %v", seen)
+		}
+		if h := other.seen()[0].Header; h.Get("X-Api-Key") != "" {
+			t.Fatalf("another origin received the first host's custom header: %v", h)
+		}
+	})
 	for _, code := range []int{301, 302, 307, 308} {
 		for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
 			t.Run(method+" "+http.StatusText(code), func(t *testing.T) {

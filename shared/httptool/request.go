@@ -65,13 +65,13 @@ func listOrNone(l []string) string {
 	return strings.Join(l, ", ")
 }
 
-// hopHeaders are the headers a request to a redirect's host carries: the
-// standard ones, and the custom ones only when that host's entry names
-// them too.
-func hopHeaders(h map[string]string, entry *toolset.HTTPHost) map[string]string {
+// hopHeaders are the headers a request to a redirect's target carries:
+// the standard ones, and the custom ones only when the target is the same
+// origin (sameOrigin: scheme, host and port) and its entry names them.
+func hopHeaders(h map[string]string, entry *toolset.HTTPHost, sameOrigin bool) map[string]string {
 	out := make(map[string]string, len(h))
 	for k, v := range h {
-		if httprule.Standard(k) || namedBy(entry, k) {
+		if httprule.Standard(k) || sameOrigin && namedBy(entry, k) {
 			out[k] = v
 		}
 	}
