@@ -389,7 +389,13 @@ func (c *Config) result(ctx context.Context, d fetch.Decision, r *request, resp 
 		return nil, tool.Errorf(tool.PermanentFailure, "%s, redirecting to %s; a %s follows no redirect, so it was not sent there: call the new location directly", status, to, r.method)
 	case code == http.StatusSeeOther && !r.read, code == http.StatusNotModified:
 		return c.output(resp, d, nil, 0), nil
-	case code >= 300 || code < 200:
+	case code < 200:
+		// A final 1xx (101 Switching Protocols) to a write: the host took
+		// the request, so it may have acted on it.
+		te := tool.Errorf(tool.PermanentFailure, "%s, which is not a final answer the tool reads", status)
+		te.MaybeApplied = !r.read
+		return nil, te
+	case code >= 300:
 		return nil, tool.Errorf(tool.PermanentFailure, "%s, which is not a redirect the tool follows", status)
 	case r.method == http.MethodHead || code == http.StatusNoContent || code == http.StatusResetContent:
 		return c.output(resp, d, nil, 0), nil
