@@ -228,6 +228,8 @@ func TestHTTPToolOnTheLocalStack(t *testing.T) {
 		out, events := e.follow(t, run)
 		return run, out, events
 	}
+	// unreviewed starts a run of a solution without reviews and follows it
+	// to its end.
 	unreviewed := func(t *testing.T, solution string, input any) (string, *runner.Outcome, []runner.Event) {
 		t.Helper()
 		run := e.start(t, solution, input)
