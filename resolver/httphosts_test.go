@@ -196,7 +196,7 @@ steps:
 // A Solution on a registered toolset takes its http_hosts from it, and
 // cannot write its own.
 func TestHTTPOnRegisteredToolset(t *testing.T) {
-	const webhooks = "ts_8d8d30a7a6d15b48eec30082bd970ed7" // testdata/toolsets/webhooks.lock.json
+	const webhooks = "ts_c961e5039cff878b82186bc7624829ba" // testdata/toolsets/webhooks.lock.json
 	src := "solution: chat-notify\nversion: 1\ntoolset: " + webhooks + `
 steps:
   - id: approve

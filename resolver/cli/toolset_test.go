@@ -35,8 +35,8 @@ const (
 	// tool has two host entries, and webhooks-read.lock.json, derived from
 	// it with one narrowed entry; httpDiffGolden is what diff prints from
 	// the one to the other.
-	webhooksID     = "ts_8d8d30a7a6d15b48eec30082bd970ed7"
-	webhooksReadID = "ts_5d5016e3cbf0c5891d032237e575513a"
+	webhooksID     = "ts_c961e5039cff878b82186bc7624829ba"
+	webhooksReadID = "ts_8638a30987dcea6036012be42393e01a"
 	httpDiffGolden = toolsetFiles + "/webhooks-to-webhooks-read.diff"
 )
 

@@ -15,7 +15,7 @@ var builtinTools = []*Tool{
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "additionalProperties": false,
-        "required": ["status", "content_type", "bytes", "headers", "data"],
+        "required": ["status", "content_type", "bytes", "headers", "sends", "data"],
         "properties": {
           "status": {"type": "integer", "minimum": 100, "maximum": 599},
           "content_type": {"type": "string"},
@@ -38,6 +38,7 @@ var builtinTools = []*Tool{
               "X-RateLimit-Reset": {"type": "string"}
             }
           },
+          "sends": {"type": "integer", "minimum": 1, "maximum": 2},
           "data": true
         }
       }`)},

@@ -58,6 +58,11 @@ type Output struct {
 	// and Location-Host: the host of its Location (never its path or
 	// query). Always present, maybe empty.
 	Headers map[string]string `json:"headers"`
+	// Sends is how many times the request was sent: 1, or 2 when a 429's
+	// Retry-After was waited out and the request sent once more under the
+	// same key (docs/tools.md, "Retry-After"). The result is kept on the
+	// call's record, so the count is too.
+	Sends int `json:"sends"`
 	// Data is the parsed body, as structured-data-fetch's: null for HEAD,
 	// for 204, 205 and 304, for a 303 answering a method that is not a
 	// read, and for an empty body.
@@ -388,7 +393,7 @@ func (c *Config) result(ctx context.Context, d fetch.Decision, r *request, resp 
 		}
 		return nil, tool.Errorf(tool.PermanentFailure, "%s, redirecting to %s; a %s follows no redirect, so it was not sent there: call the new location directly", status, to, r.method)
 	case code == http.StatusSeeOther && !r.read, code == http.StatusNotModified:
-		return c.output(resp, d, nil, 0), nil
+		return c.output(resp, d, nil, 0, waited), nil
 	case code < 200:
 		// A final 1xx (101 Switching Protocols) to a write: the host took
 		// the request, so it may have acted on it.
@@ -398,11 +403,11 @@ func (c *Config) result(ctx context.Context, d fetch.Decision, r *request, resp 
 	case code >= 300:
 		return nil, tool.Errorf(tool.PermanentFailure, "%s, which is not a redirect the tool follows", status)
 	case r.method == http.MethodHead || code == http.StatusNoContent || code == http.StatusResetContent:
-		return c.output(resp, d, nil, 0), nil
+		return c.output(resp, d, nil, 0, waited), nil
 	}
 	br := bufio.NewReader(resp.Body)
 	if _, err := br.Peek(1); err == io.EOF {
-		return c.output(resp, d, nil, 0), nil
+		return c.output(resp, d, nil, 0, waited), nil
 	}
 	resp.Body = struct {
 		io.Reader
@@ -419,15 +424,19 @@ func (c *Config) result(ctx context.Context, d fetch.Decision, r *request, resp 
 		te.MaybeApplied = te.MaybeApplied || !r.read
 		return nil, te
 	}
-	return c.output(resp, d, out.Data, out.Bytes), nil
+	return c.output(resp, d, out.Data, out.Bytes, waited), nil
 }
 
 // output is the result of a success.
-func (c *Config) output(resp *http.Response, d fetch.Decision, data json.RawMessage, n int64) *Output {
+func (c *Config) output(resp *http.Response, d fetch.Decision, data json.RawMessage, n int64, waited bool) *Output {
 	if data == nil {
 		data = json.RawMessage("null")
 	}
-	return &Output{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Bytes: n, Headers: keptHeaders(d, resp), Data: data}
+	sends := 1
+	if waited {
+		sends = 2
+	}
+	return &Output{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Bytes: n, Headers: keptHeaders(d, resp), Sends: sends, Data: data}
 }
 
 // keptHeaders picks KeptHeaders and Location-Host from resp.

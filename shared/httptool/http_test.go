@@ -578,9 +578,12 @@ func TestRetryAfter(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()
-			_, err := cfg.Do(ctx, Input{Method: tt.method, URL: s.url("/")}, []toolset.HTTPHost{h}, "key-1")
+			out, err := cfg.Do(ctx, Input{Method: tt.method, URL: s.url("/")}, []toolset.HTTPHost{h}, "key-1")
 			if code, applied := codeOf(t, err); code != tt.code || applied {
 				t.Fatalf("Do = %v (applied %v); want %q", err, applied, tt.code)
+			}
+			if err == nil && out.Sends != tt.served {
+				t.Fatalf("the output counts %d sends; the service saw %d", out.Sends, tt.served)
 			}
 			if len(waits) != len(tt.waits) || len(waits) > 0 && waits[0] != tt.waits[0] {
 				t.Fatalf("waits %v, want %v", waits, tt.waits)
@@ -637,7 +640,7 @@ func TestTool(t *testing.T) {
 	if err := outSchema.Validate(v); err != nil {
 		t.Fatalf("output %s does not match the schema: %v", raw, err)
 	}
-	want := `{"status":201,"content_type":"application/json","bytes":9,"headers":{"ETag":"\"v2\"","Last-Modified":"Mon, 02 Jan 2006 15:04:05 GMT","Location-Host":"127.0.0.1","RateLimit-Policy":"\"default\";q=100;w=60","X-RateLimit-Remaining":"59"},"data":{"id":7}}`
+	want := `{"status":201,"content_type":"application/json","bytes":9,"headers":{"ETag":"\"v2\"","Last-Modified":"Mon, 02 Jan 2006 15:04:05 GMT","Location-Host":"127.0.0.1","RateLimit-Policy":"\"default\";q=100;w=60","X-RateLimit-Remaining":"59"},"sends":1,"data":{"id":7}}`
 	if string(raw) != want {
 		t.Fatalf("output %s\nwant   %s", raw, want)
 	}
