@@ -495,7 +495,7 @@ func httpTool(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	received := st.HTTP.Requests()[before:]
 	for _, q := range received {
 		// Its length and digest: a body never reaches a log, a row or this output.
-		fmt.Printf("  service     %s %s  %d bytes sha256:%.12s…  Idempotency-Key %s  answered %d  applied %v (%s)\n",
+		fmt.Printf("  service     %s %s  %d bytes sha256:%.12s…  Idempotency-Key %s  answered %d  applied %v (the service's application %s)\n",
 			q.Method, q.Path, q.BodyBytes, q.BodySHA256, q.Key, q.Status, q.Applied, q.Application)
 	}
 	switch {
