@@ -131,12 +131,12 @@ func Fetch(ctx context.Context, c *Config, in Input, pinned hostlist.List) (*Out
 		if err != nil {
 			return nil, transportError(ctx, c, d, err)
 		}
-		if !isRedirect(resp.StatusCode) {
+		if !IsRedirect(resp.StatusCode) {
 			defer resp.Body.Close()
 			return c.result(ctx, d, resp, in.Accept, ptr)
 		}
 		loc := resp.Header.Get("Location")
-		discard(resp)
+		Discard(resp)
 		if loc == "" {
 			return nil, tool.Errorf(tool.PermanentFailure, "%s answered %d without a Location to follow", d.Host, resp.StatusCode)
 		}
@@ -248,7 +248,9 @@ func (c *Config) control(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-func isRedirect(code int) bool {
+// IsRedirect reports whether code is a redirect the tools know: 301, 302,
+// 303, 307 or 308 (RFC 9110 §15.4).
+func IsRedirect(code int) bool {
 	switch code {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
@@ -257,8 +259,9 @@ func isRedirect(code int) bool {
 	return false
 }
 
-// discard reads a little of a body that is not used, and closes it.
-func discard(resp *http.Response) {
+// Discard reads at most 64 KiB of a body that is not used, so that its
+// connection ends cleanly, and closes it.
+func Discard(resp *http.Response) {
 	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
 	resp.Body.Close()
 }

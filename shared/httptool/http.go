@@ -161,9 +161,9 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 			return nil, c.sendError(ctx, d, err, written)
 		}
 		code := resp.StatusCode
-		if r.read && isRedirect(code) {
+		if r.read && fetch.IsRedirect(code) {
 			loc := resp.Header.Get("Location")
-			discard(resp)
+			fetch.Discard(resp)
 			if loc == "" {
 				return nil, tool.Errorf(tool.PermanentFailure, "%s answered %d without a Location to follow", d.Host, code)
 			}
@@ -195,7 +195,7 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 		}
 		if code == http.StatusTooManyRequests && !waited && (r.read || r.keyed) {
 			if wait, ok := c.retryWait(callCtx, resp.Header.Get("Retry-After")); ok {
-				discard(resp)
+				fetch.Discard(resp)
 				if err := c.sleep(callCtx, wait); err != nil {
 					return nil, tool.Wrap(tool.Timeout, err, "the call ended while waiting out %s's Retry-After", d.Host)
 				}
@@ -384,7 +384,7 @@ func (c *Config) result(ctx context.Context, d fetch.Decision, r *request, resp 
 		return nil, tool.Errorf(tool.PermissionDenied, "%s", status)
 	case code >= 400:
 		return nil, tool.Errorf(tool.PermanentFailure, "%s", status)
-	case !r.read && isRedirect(code) && code != http.StatusSeeOther:
+	case !r.read && fetch.IsRedirect(code) && code != http.StatusSeeOther:
 		to := "a Location the tool cannot read"
 		if h := locationHost(d, resp); h != "" {
 			to = h
@@ -471,21 +471,6 @@ func locationHost(d fetch.Decision, resp *http.Response) string {
 		return ""
 	}
 	return u.Host
-}
-
-func isRedirect(code int) bool {
-	switch code {
-	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
-		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
-		return true
-	}
-	return false
-}
-
-// discard reads a little of a body that is not used, and closes it.
-func discard(resp *http.Response) {
-	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
-	resp.Body.Close()
 }
 
 func textCanonical(name string) string { return http.CanonicalHeaderKey(name) }
