@@ -101,7 +101,7 @@ var Layers = []Layer{
 	{
 		Name: "test support",
 		Packages: []string{"shared/ledger/ledgertest", "shared/review/reviewtest", "shared/testkit", "shared/architecture",
-			"shared/functionurl/functionurltest", "resolver/resolvertest"},
+			"shared/functionurl/functionurltest", "resolver/resolvertest", "shared/fetch/fetchtest"},
 		Uses: []string{"base", "contract", "rules", "domain", "adapters"},
 	},
 	{

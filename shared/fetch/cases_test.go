@@ -9,71 +9,27 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/toolgate/toolgate/shared/testkit"
-
-	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/fetch/fetchtest"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// ssrfCase is one line of testdata/fetch/ssrf.jsonl, a copy of
+// ssrfCases is testdata/fetch/ssrf.jsonl, a copy of
 // shared/cases/ssrf.jsonl (see its README for the fields).
-type ssrfCase struct {
-	URL         string     `json:"url"`
-	Allow       []string   `json:"allow"`
-	ResolvesTo  []string   `json:"resolves_to"`
-	RedirectsTo []string   `json:"redirects_to"`
-	DNSSequence [][]string `json:"dns_sequence"`
-	Expect      string     `json:"expect"`
-	Why         string     `json:"why"`
-	Source      string     `json:"source"`
-}
-
-func loadCases(t testing.TB) []ssrfCase {
-	t.Helper()
-	cases := testkit.LoadJSONL[ssrfCase](t, "../../testdata/fetch/ssrf.jsonl")
-	for _, c := range cases {
-		if c.Source == "" || (c.Expect != "allow" && c.Expect != "refuse") {
-			t.Fatalf("case %+v: no source or bad expect", c)
-		}
-	}
-	return cases
-}
-
-// caseList parses a case's allow-list entry by entry. Entries hostlist
-// refuses (odd IPv4 forms such as 0x7f.1) are left out, and the case must
-// then be a refusal.
-func caseList(t *testing.T, c ssrfCase) hostlist.List {
-	var l hostlist.List
-	for _, s := range c.Allow {
-		e, err := hostlist.ParseEntry(s)
-		if err != nil {
-			if c.Expect != "refuse" {
-				t.Fatalf("allow entry %q is refused by hostlist in an allow case: %v", s, err)
-			}
-			t.Logf("entry left out: %v", err)
-			continue
-		}
-		l = append(l, e)
-	}
-	return l
-}
+const ssrfCases = "../../testdata/fetch/ssrf.jsonl"
 
 // TestCases runs every case through Fetch against the local upstream: an
 // allowed case must be served, a refused one must be TOOL_PERMISSION_DENIED
 // before its refused target is reached. The same list is both the platform
 // allow-list and the run's pinned fetch_hosts.
 func TestCases(t *testing.T) {
-	for i, c := range loadCases(t) {
+	for i, c := range fetchtest.LoadCases(t, ssrfCases) {
 		t.Run(fmt.Sprintf("%02d_%s", i, c.Why), func(t *testing.T) {
-			list := caseList(t, c)
-			res := &fakeResolver{answers: addrs(t, c.ResolvesTo...)}
-			for _, step := range c.DNSSequence {
-				res.seq = append(res.seq, addrs(t, step...))
-			}
+			list := c.List(t)
+			res := c.Resolver(t)
 			var final atomic.Bool
-			var up *upstream
+			var up *fetchtest.Upstream
 			up = newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-				n := len(up.served()) - 1
+				n := len(up.Served()) - 1
 				if n < len(c.RedirectsTo) {
 					code := []int{307, 302, 301, 303, 308}[n%5]
 					w.Header().Set("Location", c.RedirectsTo[n])
@@ -83,10 +39,10 @@ func TestCases(t *testing.T) {
 				final.Store(true)
 				jsonHandler(`{"ok": true}`)(w, r)
 			})
-			cfg := up.config(list, res)
+			cfg := upstreamConfig(up, list, res)
 			out, err := Fetch(context.Background(), cfg, Input{URL: c.URL}, list)
 			got := code(t, err)
-			served := up.served()
+			served := up.Served()
 			switch c.Expect {
 			case "allow":
 				if err != nil {
@@ -113,7 +69,7 @@ func TestCases(t *testing.T) {
 					t.Fatalf("served %q", served)
 				}
 			}
-			lookups := res.hosts()
+			lookups := res.Hosts()
 			for _, h := range lookups {
 				if !onList(list, h) {
 					t.Errorf("looked up %q, which is not on the allow-list", h)
@@ -128,7 +84,7 @@ func TestCases(t *testing.T) {
 			// Decide alone agrees on the first URL, with a fresh resolver.
 			if len(c.RedirectsTo) == 0 {
 				dry := *cfg
-				dry.Resolver = &fakeResolver{answers: res.answers, seq: res.seq}
+				dry.Resolver = &fetchtest.Resolver{Answers: res.Answers, Seq: res.Seq}
 				d := dry.Decide(context.Background(), c.URL, list)
 				if d.Allow != (c.Expect == "allow") {
 					t.Errorf("Decide = %+v", d)
@@ -154,17 +110,17 @@ func hostOf(raw string) string {
 // TestRebindingConnectsToCheckedAddress: the first answer is public, every
 // later one is loopback; the single look-up's answer is what is dialled.
 func TestRebindingConnectsToCheckedAddress(t *testing.T) {
-	res := &fakeResolver{seq: [][]netip.Addr{addrs(t, "93.184.216.34"), addrs(t, "127.0.0.1")}}
+	res := &fetchtest.Resolver{Seq: [][]netip.Addr{fetchtest.Addrs(t, "93.184.216.34"), fetchtest.Addrs(t, "127.0.0.1")}}
 	up := newUpstream(t, jsonHandler(`[1]`))
 	list := mustList(t, "rebind.example.com")
-	out, err := Fetch(context.Background(), up.config(list, res), Input{URL: "http://rebind.example.com/"}, list)
+	out, err := Fetch(context.Background(), upstreamConfig(up, list, res), Input{URL: "http://rebind.example.com/"}, list)
 	if err != nil || string(out.Data) != "[1]" {
 		t.Fatalf("Fetch = %+v, %v", out, err)
 	}
-	if got := res.hosts(); len(got) != 1 {
+	if got := res.Hosts(); len(got) != 1 {
 		t.Fatalf("look-ups %q, want 1", got)
 	}
-	if got := up.dialled(); len(got) != 1 || got[0] != "93.184.216.34:80" {
+	if got := up.Dialled(); len(got) != 1 || got[0] != "93.184.216.34:80" {
 		t.Fatalf("dialled %q", got)
 	}
 }

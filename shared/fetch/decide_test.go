@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/shared/fetch/fetchtest"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -141,13 +142,13 @@ func TestDecideDryRun(t *testing.T) {
 		}
 	})
 	t.Run("wildcard stops at the registrable domain", func(t *testing.T) {
-		res := &fakeResolver{answers: addrs(t, public)}
+		res := &fetchtest.Resolver{Answers: fetchtest.Addrs(t, public)}
 		c := Config{Allow: mustList(t, "*.amazonaws.com"), Resolver: res}
 		d := c.Decide(context.Background(), "https://bucket.s3.amazonaws.com/key", c.Allow)
 		if d.Allow || d.Code != tool.PermissionDenied || d.Reason != "host bucket.s3.amazonaws.com is not on the platform allow-list: *.amazonaws.com does not cover bucket.s3.amazonaws.com: its registrable domain is bucket.s3.amazonaws.com, not amazonaws.com (s3.amazonaws.com is a public suffix, Public Suffix List, private section)" {
 			t.Fatalf("Decide = %+v", d)
 		}
-		if got := res.hosts(); len(got) != 0 {
+		if got := res.Hosts(); len(got) != 0 {
 			t.Fatalf("looked up %q", got)
 		}
 		d = c.Decide(context.Background(), "https://ec2.amazonaws.com/", c.Allow)

@@ -15,8 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/fetch/fetchtest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -25,11 +24,11 @@ import (
 // public is the address every name resolves to in these tests.
 const public = "93.184.216.34"
 
-func fetchOnce(t *testing.T, h http.HandlerFunc, in Input, tune func(*Config)) (*Output, error, *upstream) {
+func fetchOnce(t *testing.T, h http.HandlerFunc, in Input, tune func(*Config)) (*Output, error, *fetchtest.Upstream) {
 	t.Helper()
 	up := newUpstream(t, h)
 	list := mustList(t, "api.example.com", "*.example.com", "api.example.com:8443", public)
-	cfg := up.config(list, &fakeResolver{answers: addrs(t, public)})
+	cfg := upstreamConfig(up, list, &fetchtest.Resolver{Answers: fetchtest.Addrs(t, public)})
 	if tune != nil {
 		tune(cfg)
 	}
@@ -109,7 +108,7 @@ func TestOutcomes(t *testing.T) {
 			if err != nil {
 				if tt.code == tool.PermissionDenied || tt.code == tool.InputInvalid {
 					if strings.Contains(tt.name, "header") || strings.Contains(tt.name, "accept") || strings.Contains(tt.name, "pointer") || strings.Contains(tt.name, "port") {
-						if s := up.served(); len(s) != 0 {
+						if s := up.Served(); len(s) != 0 {
 							t.Fatalf("refused input reached the server: %q", s)
 						}
 					}
@@ -204,7 +203,7 @@ func TestConnectFaults(t *testing.T) {
 	t.Run("certificate for another name", func(t *testing.T) {
 		up := newUpstream(t, jsonHandler(`1`))
 		list := mustList(t, "api.other.test")
-		cfg := up.config(list, &fakeResolver{answers: addrs(t, public)})
+		cfg := upstreamConfig(up, list, &fetchtest.Resolver{Answers: fetchtest.Addrs(t, public)})
 		_, err := Fetch(context.Background(), cfg, Input{URL: "https://api.other.test/"}, list)
 		if code(t, err) != tool.PermanentFailure {
 			t.Fatalf("err = %v", err)
@@ -223,7 +222,7 @@ func TestConnectFaults(t *testing.T) {
 		}
 	})
 	t.Run("no such host", func(t *testing.T) {
-		_, err, _ := fetchOnce(t, jsonHandler(`1`), Input{}, func(c *Config) { c.Resolver = &fakeResolver{} })
+		_, err, _ := fetchOnce(t, jsonHandler(`1`), Input{}, func(c *Config) { c.Resolver = &fetchtest.Resolver{} })
 		if code(t, err) != tool.PermanentFailure {
 			t.Fatalf("err = %v", err)
 		}
@@ -364,7 +363,7 @@ func TestRedirects(t *testing.T) {
 			if got := code(t, err); got != tt.code {
 				t.Fatalf("Fetch = %+v, %v; want %q", out, err, tt.code)
 			}
-			if s := up.served(); len(s) != tt.served {
+			if s := up.Served(); len(s) != tt.served {
 				t.Fatalf("served %q, want %d requests", s, tt.served)
 			}
 			if err != nil {
@@ -378,16 +377,8 @@ func TestRedirects(t *testing.T) {
 // checks the result against the catalog's output schema.
 func TestTool(t *testing.T) {
 	up := newUpstream(t, jsonHandler(`{"items": [{"id": 1}], "n": 1}`))
-	cfg := up.config(mustList(t, "*.example.com"), &fakeResolver{answers: addrs(t, public)})
+	cfg := upstreamConfig(up, mustList(t, "*.example.com"), &fetchtest.Resolver{Answers: fetchtest.Addrs(t, public)})
 	run := cfg.Tool()
-	entry, ok := catalog.Default().Lookup("structured-data-fetch")
-	if !ok {
-		t.Fatal("structured-data-fetch is not in the catalog")
-	}
-	outSchema, err := schema.Compile(entry.OutputSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
 	call := func(fetchHosts []string, input string) (json.RawMessage, error) {
 		return run(context.Background(), &toolcall.Call{Input: json.RawMessage(input), Toolset: &toolset.Toolset{FetchHosts: fetchHosts}})
 	}
@@ -395,13 +386,7 @@ func TestTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatal(err)
-	}
-	if err := outSchema.Validate(v); err != nil {
-		t.Fatalf("output %s does not match the schema: %v", raw, err)
-	}
+	fetchtest.CheckOutput(t, "structured-data-fetch", raw)
 	if string(raw) != `{"status":200,"content_type":"application/json","bytes":30,"data":{"id":1}}` {
 		t.Fatalf("output %s", raw)
 	}

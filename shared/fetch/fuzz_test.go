@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/shared/fetch/fetchtest"
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
 
@@ -30,7 +31,7 @@ var fuzzAnswers = [][]string{
 }
 
 func FuzzDecide(f *testing.F) {
-	for _, c := range loadCases(f) {
+	for _, c := range fetchtest.LoadCases(f, ssrfCases) {
 		f.Add(c.URL, uint8(0))
 		for _, r := range c.RedirectsTo {
 			f.Add(r, uint8(1))
@@ -48,19 +49,19 @@ func FuzzDecide(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, raw string, pick uint8) {
-		res := &fakeResolver{}
+		res := &fetchtest.Resolver{}
 		for _, s := range fuzzAnswers[int(pick)%len(fuzzAnswers)] {
-			res.answers = append(res.answers, netip.MustParseAddr(s))
+			res.Answers = append(res.Answers, netip.MustParseAddr(s))
 		}
 		cfg := &Config{Allow: list, Resolver: res}
 		d := cfg.Decide(context.Background(), raw, list)
-		for _, h := range res.hosts() {
+		for _, h := range res.Hosts() {
 			if !onList(list, h) {
 				t.Fatalf("Decide(%q) looked up %q, which is not on the list", raw, h)
 			}
 		}
-		if len(res.hosts()) > 1 {
-			t.Fatalf("Decide(%q) looked up %d times", raw, len(res.hosts()))
+		if len(res.Hosts()) > 1 {
+			t.Fatalf("Decide(%q) looked up %d times", raw, len(res.Hosts()))
 		}
 		if !d.Allow {
 			if d.Reason == "" || d.Code == "" || d.url != nil {
@@ -101,7 +102,7 @@ func FuzzDecide(f *testing.F) {
 			}
 		}
 		// The URL that is requested passes the same checks to the same place.
-		again := (&Config{Allow: list, Resolver: &fakeResolver{answers: res.answers}}).Decide(context.Background(), d.url.String(), list)
+		again := (&Config{Allow: list, Resolver: &fetchtest.Resolver{Answers: res.Answers}}).Decide(context.Background(), d.url.String(), list)
 		if !again.Allow || again.Host != d.Host || again.Port != d.Port {
 			t.Fatalf("Decide(%q) allowed, but its request URL %q gives %+v", raw, d.url, again)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/shared/fetch/fetchtest"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -19,8 +20,8 @@ func TestTransportSendsOnlyWhatDecideAllows(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, r.Method+" "+r.Host)
 	})
-	res := &fakeResolver{answers: addrs(t, "93.184.216.34")}
-	cfg := up.config(mustList(t, "api.example.com", "evil.example.com"), res)
+	res := &fetchtest.Resolver{Answers: fetchtest.Addrs(t, "93.184.216.34")}
+	cfg := upstreamConfig(up, mustList(t, "api.example.com", "evil.example.com"), res)
 	cfg.AllowName = "the MCP allow-list"
 	client := &http.Client{Transport: cfg.Transport(mustList(t, "api.example.com"), "the server's host")}
 
@@ -34,7 +35,7 @@ func TestTransportSendsOnlyWhatDecideAllows(t *testing.T) {
 		if string(body) != "POST api.example.com" {
 			t.Errorf("served %q", body)
 		}
-		if got := up.dialled(); !slices.Equal(got, []string{"93.184.216.34:80"}) {
+		if got := up.Dialled(); !slices.Equal(got, []string{"93.184.216.34:80"}) {
 			t.Errorf("dialled %v", got)
 		}
 	})
@@ -62,15 +63,15 @@ func TestTransportSendsOnlyWhatDecideAllows(t *testing.T) {
 	}
 
 	t.Run("an answer refused", func(t *testing.T) {
-		meta := &fakeResolver{answers: addrs(t, "93.184.216.34", "169.254.169.254")}
-		cfg := up.config(mustList(t, "api.example.com"), meta)
-		before := len(up.dialled())
+		meta := &fetchtest.Resolver{Answers: fetchtest.Addrs(t, "93.184.216.34", "169.254.169.254")}
+		cfg := upstreamConfig(up, mustList(t, "api.example.com"), meta)
+		before := len(up.Dialled())
 		_, err := (&http.Client{Transport: cfg.Transport(cfg.Allow, "pinned")}).Get("http://api.example.com/")
 		var r *Refusal
 		if !errors.As(err, &r) || !strings.Contains(r.Decision.Reason, "169.254.169.254") {
 			t.Errorf("error %v, want a refusal naming the metadata address", err)
 		}
-		if len(up.dialled()) != before {
+		if len(up.Dialled()) != before {
 			t.Error("dialled")
 		}
 	})

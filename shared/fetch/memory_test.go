@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/shared/fetch/fetchtest"
 )
 
 // bigJSON returns a JSON text of exactly n bytes: an array of records, then
@@ -87,7 +89,7 @@ func TestLargeJSONSelectMemory(t *testing.T) {
 	body := bigJSON(DefaultMaxBytes)
 	up := newUpstream(t, serveBytes(body))
 	list := mustList(t, "api.example.com")
-	cfg := up.config(list, &fakeResolver{answers: addrs(t, public)})
+	cfg := upstreamConfig(up, list, &fetchtest.Resolver{Answers: fetchtest.Addrs(t, public)})
 	in := Input{URL: "https://api.example.com/big.json", Select: "/tail/next"}
 
 	runtime.GC()
@@ -126,7 +128,7 @@ func TestLongStringJSONSelectMemory(t *testing.T) {
 	body := []byte(head + strings.Repeat("x", DefaultMaxBytes-len(head)-len(tail)) + tail)
 	up := newUpstream(t, serveBytes(body))
 	list := mustList(t, "api.example.com")
-	cfg := up.config(list, &fakeResolver{answers: addrs(t, public)})
+	cfg := upstreamConfig(up, list, &fetchtest.Resolver{Answers: fetchtest.Addrs(t, public)})
 	in := Input{URL: "https://api.example.com/big.json", Select: "/tail/next"}
 
 	runtime.GC()
@@ -159,7 +161,7 @@ func BenchmarkSelect5MiB(b *testing.B) {
 	body := bigJSON(DefaultMaxBytes)
 	up := newUpstream(b, serveBytes(body))
 	list := mustList(b, "api.example.com")
-	cfg := up.config(list, &fakeResolver{answers: addrs(b, public)})
+	cfg := upstreamConfig(up, list, &fetchtest.Resolver{Answers: fetchtest.Addrs(b, public)})
 	in := Input{URL: "https://api.example.com/big.json", Select: "/tail/next"}
 	runtime.GC()
 	var ms runtime.MemStats

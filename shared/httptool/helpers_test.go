@@ -138,48 +138,9 @@ func mustList(t testing.TB, entries ...string) hostlist.List {
 	return l
 }
 
-func addrs(t testing.TB, ss ...string) []netip.Addr {
-	t.Helper()
-	var out []netip.Addr
-	for _, s := range ss {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-// fakeResolver is a hand-written fake, because no local stand-in for DNS
-// can answer any name with addresses a test chooses (as in package
-// fetch's tests). It gives the same answers for every name, or, when seq
-// is set, the answers of the n-th look-up (DNS rebinding), and records
-// every look-up.
-type fakeResolver struct {
-	mu      sync.Mutex
-	answers []netip.Addr
-	seq     [][]netip.Addr
-	lookups []string
-}
-
-func (f *fakeResolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := len(f.lookups)
-	f.lookups = append(f.lookups, host)
-	if network != "ip" {
-		return nil, errors.New("fake resolver: network " + network)
-	}
-	ans := f.answers
-	if f.seq != nil {
-		ans = f.seq[min(n, len(f.seq)-1)]
-	}
-	if len(ans) == 0 {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	return append([]netip.Addr(nil), ans...), nil
-}
+// checkAddr is fetch.CheckAddr with no exemptions, the check of
+// fetchtest.Upstream's Dial.
+func checkAddr(a netip.Addr) (bool, string) { return fetch.CheckAddr(a, nil) }
 
 // publicDial carries connections for public addresses to s, as package
 // fetch's tests do: Decide runs unchanged on public names and addresses,
@@ -191,7 +152,7 @@ func publicDial(t testing.TB, s *server) func(ctx context.Context, network, addr
 			t.Errorf("dial %s %q: not an address", network, addr)
 			return nil, err
 		}
-		if ok, why := fetch.CheckAddr(ap.Addr(), nil); !ok {
+		if ok, why := checkAddr(ap.Addr()); !ok {
 			t.Errorf("dial to a refused address: %s", why)
 			return nil, errors.New("refused address dialled")
 		}

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/shared/catalog"
-	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/fetch/fetchtest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -453,7 +452,7 @@ func TestNoAnswer(t *testing.T) {
 	t.Run("no such host", func(t *testing.T) {
 		cfg := &Config{}
 		cfg.Allow = mustList(t, "api.example.com")
-		cfg.Resolver = &fakeResolver{}
+		cfg.Resolver = &fetchtest.Resolver{}
 		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: "https://api.example.com/"}, []toolset.HTTPHost{{Host: "api.example.com", Methods: []string{"POST"}}}, "k")
 		if code, applied := codeOf(t, err); code != tool.UpstreamUnavailable || applied {
 			t.Fatalf("Do = %v (applied %v)", err, applied)
@@ -620,26 +619,12 @@ func TestTool(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id": 7}`))
 	})
 	run := localConfig(t, s).Tool()
-	entryOf, ok := catalog.Default().Lookup("http")
-	if !ok {
-		t.Fatal("http is not in the catalog")
-	}
-	outSchema, err := schema.Compile(entryOf.OutputSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ts := &toolset.Toolset{HTTPHosts: []toolset.HTTPHost{entry(s, "POST")}}
 	raw, err := run(context.Background(), &toolcall.Call{Input: json.RawMessage(`{"method":"POST","url":"` + s.url("/items") + `","body":{"name":"x"}}`), Toolset: ts, ExternalKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatal(err)
-	}
-	if err := outSchema.Validate(v); err != nil {
-		t.Fatalf("output %s does not match the schema: %v", raw, err)
-	}
+	fetchtest.CheckOutput(t, "http", raw)
 	want := `{"status":201,"content_type":"application/json","bytes":9,"headers":{"ETag":"\"v2\"","Last-Modified":"Mon, 02 Jan 2006 15:04:05 GMT","Location-Host":"127.0.0.1","RateLimit-Policy":"\"default\";q=100;w=60","X-RateLimit-Remaining":"59"},"sends":1,"data":{"id":7}}`
 	if string(raw) != want {
 		t.Fatalf("output %s\nwant   %s", raw, want)
