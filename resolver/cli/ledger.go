@@ -246,18 +246,28 @@ func printKeys(w io.Writer, rows []ledger.Row) {
 
 // costCalls are the rows as the estimate reads them. A tool counts as
 // gated when the catalog gates it: a Solution may gate another tool too,
-// which the rows do not say.
+// which the rows do not say. The http tool gates a call by its method
+// (docs/tools.md, "http"), so an http row counts as gated when it names
+// the approval it ran under.
 func costCalls(rows []ledger.Row) []cost.Call {
 	calls := make([]cost.Call, len(rows))
 	for i := range rows {
 		r := &rows[i]
 		t, ok := catalog.Default().Lookup(r.Tool)
+		gated := ok && t.ReviewRequired
+		if r.Tool == httpToolName {
+			gated = r.ReviewID != ""
+		}
 		calls[i] = cost.Call{RunID: r.RunID, Step: r.Step, Tool: r.Tool, Status: string(r.Status), ErrorCode: r.ErrorCode,
 			Seq: string(r.Seq), Attempt: r.Attempt, Invocations: r.Invocations(), DurationMS: r.DurationMS, MemoryMB: r.MemoryMB,
-			InputBytes: r.InputBytes, OutputBytes: r.OutputBytes, Gated: ok && t.ReviewRequired}
+			InputBytes: r.InputBytes, OutputBytes: r.OutputBytes, Gated: gated}
 	}
 	return calls
 }
+
+// httpToolName is the catalog's http tool, whose review depends on each
+// call's method.
+const httpToolName = "http"
 
 // executionTransitions counts the state transitions of the run's execution
 // from its history (states:GetExecutionHistory), when the run id is an

@@ -452,3 +452,18 @@ func TestLedgerByExternalKey(t *testing.T) {
 		}
 	}
 }
+
+func TestCostCountsAnHTTPCallGatedOnlyWhenItRanUnderAnApproval(t *testing.T) {
+	calls := costCalls([]ledger.Row{
+		{Tool: "http", Attempt: 1, Status: ledger.StatusSucceeded},
+		{Tool: "http", Attempt: 1, Status: ledger.StatusSucceeded, ReviewID: "rv_0123456789abcdef0123456789abcdef", Approver: "arn:aws:iam::000000000000:user/r"},
+		{Tool: "send-email", Attempt: 1, Status: ledger.StatusSucceeded},
+		{Tool: "structured-data-fetch", Attempt: 1, Status: ledger.StatusSucceeded},
+	})
+	want := []bool{false, true, true, false}
+	for i, c := range calls {
+		if c.Gated != want[i] {
+			t.Errorf("call %d (%s) gated %v, want %v", i, c.Tool, c.Gated, want[i])
+		}
+	}
+}
