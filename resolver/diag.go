@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/httprule"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/reviewer"
 )
@@ -38,9 +39,9 @@ const (
 	RuleNoFallback      = "no-fallback"        // on_error reaches a tool without an approved review
 	RuleFetchHost       = "fetch-host"         // fetch_hosts entries; a literal fetch URL's host not on them
 	RuleFetchURL        = "fetch-url"          // a literal fetch URL the tool's parser refuses (shared/fetchurl)
-	RuleHTTPHost        = "http-host"          // http_hosts entries; an http step without them; a literal http URL whose host no entry allows
-	RuleHTTPMethod      = "http-method"        // a literal http method its URL's host entry does not pin
-	RuleHTTPHeader      = "http-header"        // a literal http header that is forbidden, or custom and not named by the host's entry
+	RuleHTTPHost        = httprule.RuleHost    // http_hosts entries; an http step without them; a literal http URL whose host no entry allows
+	RuleHTTPMethod      = httprule.RuleMethod  // a literal http method its URL's host entry does not pin
+	RuleHTTPHeader      = httprule.RuleHeader  // a literal http header that is forbidden, or custom and not named by the host's entry
 	RuleRecipient       = "recipient"          // a literal send-email recipient that is not one bare addr-spec, or too many (shared/recipient)
 	RuleMailHeader      = "mail-header"        // a literal send-email subject that is not one line of text (shared/mailheader)
 	RuleRetry           = "retry"              // retry and idempotency rules of the tool contract

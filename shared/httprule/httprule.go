@@ -12,6 +12,20 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 )
 
+// Rules a refusal of the http tool names, at compile time (the resolver's
+// diagnostics on literal values) and at run time (the function's
+// TOOL_PERMISSION_DENIED messages), under the same names (docs/tools.md,
+// "http").
+const (
+	// RuleHost: the URL's host and port match no entry of http_hosts, or
+	// there are none.
+	RuleHost = "http-host"
+	// RuleMethod: the host's entry does not pin the call's method.
+	RuleMethod = "http-method"
+	// RuleHeader: a request header the call may not set.
+	RuleHeader = "http-header"
+)
+
 // Methods the http tool sends (RFC 9110 §9.3; PATCH: RFC 5789), sorted.
 var Methods = []string{"DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"}
 

@@ -15,16 +15,12 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// Rules a refusal of the http tool names (docs/tools.md, "http"; the
-// resolver refuses literal URLs and methods under the same names).
+// Rules a refusal of the http tool names: httprule's, which the resolver
+// names too.
 const (
-	// RuleHost: the URL's host and port match no entry of the run's
-	// http_hosts.
-	RuleHost = "http-host"
-	// RuleMethod: the host's entry does not pin the call's method.
-	RuleMethod = "http-method"
-	// RuleHeader: a request header the call may not set.
-	RuleHeader = "http-header"
+	RuleHost   = httprule.RuleHost
+	RuleMethod = httprule.RuleMethod
+	RuleHeader = httprule.RuleHeader
 )
 
 // httpHostsName names the run's pinned host entries in refusals.

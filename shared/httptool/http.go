@@ -121,7 +121,6 @@ type request struct {
 	body    []byte
 	accept  string
 	ptr     []string
-	hosts   []toolset.HTTPHost
 }
 
 // Do sends one request of the http tool, as the package comment says:
@@ -176,20 +175,8 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 			}
 			hop++
 			current = next
-			if u, err := fetchurl.Parse(next); err == nil {
-				// The entry that governs the new host must pin the
-				// method too, as the first URL's did (Contract): a
-				// wider entry that pins it does not.
-				e, err := entryForMethod(hosts, u, r.method)
-				if err != nil {
-					return nil, tool.Errorf(tool.PermissionDenied, "redirect %d refused: %s", hop, tool.Classify(err).Message)
-				}
-				// Custom headers stay with the origin they were set
-				// for: a header a host's entry names may carry a
-				// credential of that host (as Go's client keeps
-				// Authorization to the same domain).
-				same := u.Scheme == d.URL().Scheme && u.Host == d.Host && u.EffectivePort() == d.Port
-				headers = hopHeaders(r.headers, e, same)
+			if headers, err = nextHopHeaders(hosts, r, d, next); err != nil {
+				return nil, tool.Errorf(tool.PermissionDenied, "redirect %d refused: %s", hop, tool.Classify(err).Message)
 			}
 			continue
 		}
@@ -211,12 +198,32 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 	}
 }
 
+// nextHopHeaders returns the headers of a read's request to the redirect
+// target next, which d's request was redirected to: the entry that
+// governs next's host must pin the method too, as the first URL's did
+// (Contract; a wider entry that pins it does not), and custom headers
+// stay with the origin they were set for, since a header a host's entry
+// names may carry a credential of that host (as Go's client keeps
+// Authorization to its domain). An error refuses the redirect.
+func nextHopHeaders(hosts []toolset.HTTPHost, r *request, d fetch.Decision, next string) (map[string]string, error) {
+	u, err := fetchurl.Parse(next)
+	if err != nil {
+		return nil, err
+	}
+	e, err := entryForMethod(hosts, u, r.method)
+	if err != nil {
+		return nil, err
+	}
+	same := u.Scheme == d.URL().Scheme && u.Host == d.Host && u.EffectivePort() == d.Port
+	return hopHeaders(r.headers, e, same), nil
+}
+
 // check runs every check that needs no connection.
 func (c *Config) check(in Input, hosts []toolset.HTTPHost, key string) (*request, error) {
 	if !httprule.Known(in.Method) {
 		return nil, tool.Errorf(tool.InputInvalid, "method %q is not one of %s", excerpt.Runes(in.Method, 16, "…"), strings.Join(httprule.Methods, ", "))
 	}
-	r := &request{method: in.Method, read: httprule.IsRead(in.Method), accept: in.Accept, hosts: hosts}
+	r := &request{method: in.Method, read: httprule.IsRead(in.Method), accept: in.Accept}
 	switch r.accept {
 	case "":
 		r.accept = fetch.AcceptJSON
@@ -255,7 +262,7 @@ func (c *Config) check(in Input, hosts []toolset.HTTPHost, key string) (*request
 			return nil, tool.Wrap(tool.Internal, err, "internal error: the idempotency key for %s cannot be written: %v", entry.Host, err)
 		}
 		r.keyed = true
-		r.headers[textCanonical(k.Header)] = v
+		r.headers[k.Header] = v // canonical, as Verify holds it
 	}
 	return r, nil
 }
@@ -472,5 +479,3 @@ func locationHost(d fetch.Decision, resp *http.Response) string {
 	}
 	return u.Host
 }
-
-func textCanonical(name string) string { return http.CanonicalHeaderKey(name) }

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/httptool"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -86,7 +87,7 @@ func DeploymentFromEnv(getenv func(string) string) (Deployment, error) {
 		problems = append(problems, err.Error())
 	}
 	d.Fetch = fetch.Config{Allow: cfg.Allow, AllowAddresses: cfg.AllowAddresses}
-	httpCfg, err := fetch.ParseConfig(splitList(getenv(EnvHTTPAllow)), splitList(getenv(EnvHTTPAllowAddresses)))
+	httpCfg, err := httptool.ParseConfig(splitList(getenv(EnvHTTPAllow)), splitList(getenv(EnvHTTPAllowAddresses)))
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("%s/%s: %v", EnvHTTPAllow, EnvHTTPAllowAddresses, err))
 	}
