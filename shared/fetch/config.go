@@ -131,9 +131,7 @@ var mappedPrefix = netip.MustParsePrefix("::ffff:0:0/96")
 // ConfigFromEnv reads EnvAllow and EnvAllowAddresses through ParseConfig,
 // and EnvTimeoutSeconds.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	split := func(s string) []string {
-		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
-	}
+	split := functionconfig.SplitList
 	c, err := ParseConfig(split(getenv(EnvAllow)), split(getenv(EnvAllowAddresses)))
 	if err != nil {
 		return c, fmt.Errorf("%s/%s: %w", EnvAllow, EnvAllowAddresses, err)

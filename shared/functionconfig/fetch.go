@@ -2,6 +2,7 @@ package functionconfig
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
@@ -29,4 +30,13 @@ func ParseFetchAllow(allow []string) (hostlist.List, error) {
 		return hostlist.List{}, fmt.Errorf("fetch allow-list: %w", err)
 	}
 	return l, nil
+}
+
+// SplitList splits a list-valued environment variable (an allow-list of
+// hosts, addresses or recipients as the CDK app writes it) at commas and
+// blanks (space, tab, newline); empty fields are dropped, so "" is no
+// entry. Every function reads its lists through it, so that a list means
+// the same to the tool and to the publish function.
+func SplitList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/shared/fetch"
@@ -81,9 +80,7 @@ func ParseConfig(allow, allowAddresses []string) (Config, error) {
 // EnvTimeoutSeconds (whole seconds, 1..30) and EnvMaxRequestBytes (bytes,
 // 1..MaxRequestBody). An error names the variable and the rule.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	split := func(s string) []string {
-		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
-	}
+	split := functionconfig.SplitList
 	c, err := ParseConfig(split(getenv(EnvAllow)), split(getenv(EnvAllowAddresses)))
 	if err != nil {
 		return c, fmt.Errorf("%s/%s: %w", EnvAllow, EnvAllowAddresses, err)

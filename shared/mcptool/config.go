@@ -3,10 +3,10 @@ package mcptool
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
 
@@ -78,9 +78,7 @@ type Config struct {
 // EnvTimeoutSeconds and EnvResolveFile (whose file must exist and parse).
 // An error names the variable and the bad value.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	split := func(s string) []string {
-		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
-	}
+	split := functionconfig.SplitList
 	allow, err := hostlist.ParseList(split(getenv(EnvAllow)))
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: %w", EnvAllow, err)

@@ -87,7 +87,7 @@ func DeploymentFromEnv(getenv func(string) string) (Deployment, error) {
 		problems = append(problems, err.Error())
 	}
 	d.Fetch = fetch.Config{Allow: cfg.Allow, AllowAddresses: cfg.AllowAddresses}
-	httpCfg, err := httptool.ParseConfig(splitList(getenv(EnvHTTPAllow)), splitList(getenv(EnvHTTPAllowAddresses)))
+	httpCfg, err := httptool.ParseConfig(functionconfig.SplitList(getenv(EnvHTTPAllow)), functionconfig.SplitList(getenv(EnvHTTPAllowAddresses)))
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("%s/%s: %v", EnvHTTPAllow, EnvHTTPAllowAddresses, err))
 	}
@@ -101,12 +101,6 @@ func DeploymentFromEnv(getenv func(string) string) (Deployment, error) {
 		return Deployment{}, errors.New(strings.Join(problems, "; "))
 	}
 	return d, nil
-}
-
-// splitList splits an allow-list variable at commas and blanks, as the
-// tools do.
-func splitList(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
 }
 
 // httpAllowName names the http function's allow-list in refusals.
