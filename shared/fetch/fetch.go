@@ -412,22 +412,29 @@ func addrList(as []netip.Addr) string {
 
 // RetryAfter reads a Retry-After header value (RFC 9110 §10.2.3):
 // delay-seconds or an HTTP-date, relative to now. Anything else, or a time
-// past, is 0; more than a day is a day.
+// past, is 0; more than a day is a day (ParseRetryAfter).
 func RetryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n < 0 {
-			return 0
+	d, _ := ParseRetryAfter(v, now)
+	return d
+}
+
+// ParseRetryAfter reads a Retry-After header value (RFC 9110 §10.2.3),
+// relative to now: delay-seconds (1*DIGIT, of any length) or an
+// HTTP-date. ok is false for an empty or unreadable value. The delay is
+// at least 0 (a date past) and at most a day: delay-seconds past a day,
+// however many digits, are a day, never wrapped around to a small number.
+func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
+	const most = 24 * time.Hour
+	if v != "" && strings.Trim(v, "0123456789") == "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n > uint64(most/time.Second) {
+			return most, true // only digits: too many of them is a long delay
 		}
-		if n > 86400 {
-			n = 86400
-		}
-		d = time.Duration(n) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now).Round(time.Second)
+		return time.Duration(n) * time.Second, true
 	}
-	return min(max(d, 0), 24*time.Hour)
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return min(max(t.Sub(now).Round(time.Second), 0), most), true
 }

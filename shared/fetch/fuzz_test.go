@@ -225,8 +225,9 @@ func TestSelectDepth(t *testing.T) {
 	}
 }
 
-// FuzzRetryAfter: any header value gives a delay between 0 and a day, and
-// delay-seconds within a day are read exactly.
+// FuzzRetryAfter: any header value gives a delay between 0 and a day,
+// delay-seconds (digits only, RFC 9110 §10.2.3) within a day are read
+// exactly, and past a day, however many digits, are a day.
 func FuzzRetryAfter(f *testing.F) {
 	for _, s := range []string{"", "0", "7", "86401", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "Sun, 06 Nov 1994 08:49:37 GMT", " 5", "1e3", "99999999999999999999"} {
 		f.Add(s)
@@ -237,8 +238,12 @@ func FuzzRetryAfter(f *testing.F) {
 		if d < 0 || d > 24*time.Hour {
 			t.Fatalf("RetryAfter(%q) = %s, outside 0..24h", v, d)
 		}
-		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n <= 86400 && d != time.Duration(n)*time.Second {
+		digits := v != "" && strings.Trim(v, "0123456789") == ""
+		if n, err := strconv.Atoi(v); digits && err == nil && n <= 86400 && d != time.Duration(n)*time.Second {
 			t.Fatalf("RetryAfter(%q) = %s, want %d s", v, d, n)
+		}
+		if n, err := strconv.ParseUint(v, 10, 64); digits && (err != nil || n > 86400) && d != 24*time.Hour {
+			t.Fatalf("RetryAfter(%q) = %s: delay-seconds past a day are a day", v, d)
 		}
 	})
 }

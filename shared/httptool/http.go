@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -345,18 +344,9 @@ func (c *Config) sendError(ctx context.Context, d fetch.Decision, err error, wri
 // (RFC 9110 §10.2.3) at most MaxRetryAfterWait away, and the wait ends
 // at least retryAfterMargin before ctx's deadline.
 func (c *Config) retryWait(ctx context.Context, v string) (time.Duration, bool) {
-	var wait time.Duration
-	if n, err := strconv.ParseUint(v, 10, 64); err == nil {
-		// Compared as a number: fetch.RetryAfter reads delay-seconds
-		// past int64 as none, which is not "at most 30 s".
-		if n > uint64(MaxRetryAfterWait/time.Second) {
-			return 0, false
-		}
-		wait = time.Duration(n) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		wait = max(t.Sub(c.now()).Round(time.Second), 0)
-	} else {
-		return 0, false // none, or neither form (a digit string past uint64 included)
+	wait, ok := fetch.ParseRetryAfter(v, c.now())
+	if !ok {
+		return 0, false
 	}
 	if wait > MaxRetryAfterWait {
 		return 0, false
