@@ -84,6 +84,12 @@ type Envelope struct {
 	// (no such check) and on the direct lane, which refuses it: a direct
 	// call's run is no execution.
 	RunStartedAt string `json:"run_started_at,omitempty"`
+	// Trace is the W3C trace context the call continues (TraceContext):
+	// the run's meta.traceparent on the sfn lane (null when the run was
+	// given none), the caller's on the direct lane. A malformed value is
+	// dropped, never refused; absent, null or dropped, the dispatcher
+	// derives the run's trace from its run id (docs/tracing.md).
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 // MaxRunStartedAt bounds RunStartedAt's length: an RFC 3339 time with
@@ -329,6 +335,7 @@ const (
 	MemberKeep               = "keep"
 	MemberParentRunID        = "parent_run_id"
 	MemberRunStartedAt       = "run_started_at"
+	MemberTrace              = "trace"
 )
 
 // runStartPattern is RFC 3339's date-time (section 5.6) with an upper-case

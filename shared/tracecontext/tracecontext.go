@@ -1,0 +1,130 @@
+// Package tracecontext reads, derives and writes the W3C trace context
+// (https://www.w3.org/TR/trace-context/) of a run and of its calls.
+//
+// A run is one trace. Its trace id is the one the run was given
+// (meta.traceparent, which toolgate run takes from TRACEPARENT), or else
+// derived from the run id under the stage secret (TraceID), so that every
+// function derives the same one without coordination. A call's step span
+// id is derived from the trace id, the run id and the call's seq
+// (StepSpanID): the attempts of one call are separate invocations, and
+// each names the same parent. docs/tracing.md says why.
+//
+// Parsing uses OpenTelemetry's W3C propagator (go.opentelemetry.io/otel/
+// propagation): a malformed traceparent or tracestate is dropped, never an
+// error and never echoed.
+package tracecontext
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+var w3c = propagation.TraceContext{}
+
+// Parse is the span context tc carries, and whether it carries a valid
+// one: a version-00 traceparent with a non-zero trace id and span id (W3C
+// Trace Context Level 1 §3.2), and its tracestate when that is valid too
+// (§3.3; an invalid one is dropped, the traceparent kept). The result is
+// remote. Never an error: a caller's malformed context is ignored.
+func Parse(tc tool.TraceContext) (trace.SpanContext, bool) {
+	if tc.Traceparent == "" || len(tc.Traceparent) > tool.MaxTraceparentLength || len(tc.Tracestate) > tool.MaxTracestateLength {
+		return trace.SpanContext{}, false
+	}
+	carrier := propagation.MapCarrier{"traceparent": tc.Traceparent}
+	if tc.Tracestate != "" {
+		carrier["tracestate"] = tc.Tracestate
+	}
+	sc := trace.SpanContextFromContext(w3c.Extract(context.Background(), carrier))
+	if !sc.IsValid() {
+		return trace.SpanContext{}, false
+	}
+	return sc, true
+}
+
+// Format is sc as W3C headers: a version-00 traceparent ("00-" 32 hex
+// "-" 16 hex "-" 2 hex, 55 characters) and its tracestate ("" when it has
+// none). An invalid sc gives the zero TraceContext.
+func Format(sc trace.SpanContext) tool.TraceContext {
+	if !sc.IsValid() {
+		return tool.TraceContext{}
+	}
+	carrier := propagation.MapCarrier{}
+	w3c.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
+	return tool.TraceContext{Traceparent: carrier["traceparent"], Tracestate: carrier["tracestate"]}
+}
+
+// TraceID is the trace id of a run given no context: the first 16 bytes
+// of HMAC-SHA256 (RFC 2104) of the run id under the stage secret
+// (shared/secrets), so every function derives the same one and a third
+// party cannot confirm a guessed run id. A rotated secret gives a running
+// run a second trace id (docs/tracing.md). Never all zeros (W3C §3.2.2.3
+// calls that invalid): such a digest takes a last byte of 1.
+func TraceID(secret []byte, runID string) trace.TraceID {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(runID))
+	var id trace.TraceID
+	copy(id[:], m.Sum(nil))
+	if !id.IsValid() {
+		id[len(id)-1] = 1
+	}
+	return id
+}
+
+// StepSpanID is the span id of a call's step span: the first 8 bytes of
+// SHA-256 of the trace id, the run id and the seq, each ended by a zero
+// byte. Every attempt of the call (a separate invocation) derives the
+// same id, and the attempt that finishes the call's record emits the span
+// (docs/tracing.md, "Spans"). Never all zeros.
+func StepSpanID(traceID trace.TraceID, runID string, seq tool.Seq) trace.SpanID {
+	h := sha256.New()
+	h.Write(traceID[:])
+	h.Write([]byte{0})
+	h.Write([]byte(runID))
+	h.Write([]byte{0})
+	h.Write([]byte(seq))
+	h.Write([]byte{0})
+	var id trace.SpanID
+	copy(id[:], h.Sum(nil))
+	if !id.IsValid() {
+		id[len(id)-1] = 1
+	}
+	return id
+}
+
+// Call is where one call sits in its run's trace.
+type Call struct {
+	// Parent is the run's context, when the call carried a valid one
+	// (the span toolgate run or a parent's workflow step opened); the
+	// zero SpanContext when the trace id was derived (the run then has no
+	// root span).
+	Parent trace.SpanContext
+	// Step is the call's step span: the trace id, StepSpanID, sampled.
+	// The caller's sampled flag is not copied: it never forces export,
+	// which is the deployment's choice alone (docs/tracing.md).
+	Step trace.SpanContext
+}
+
+// ForCall places the call runID/seq in its run's trace: under carried
+// when it parses (Parse), else under the trace id derived with secret
+// (TraceID).
+func ForCall(secret []byte, runID string, seq tool.Seq, carried tool.TraceContext) Call {
+	var c Call
+	traceID := TraceID(secret, runID)
+	if sc, ok := Parse(carried); ok {
+		c.Parent, traceID = sc, sc.TraceID()
+	}
+	c.Step = trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    traceID,
+		SpanID:     StepSpanID(traceID, runID, seq),
+		TraceFlags: trace.FlagsSampled,
+		TraceState: c.Parent.TraceState(),
+		Remote:     true,
+	})
+	return c
+}
