@@ -35,6 +35,13 @@ type Call struct {
 	// caller (docs/ledger.md, "The external key"). Empty in a Check, run
 	// before the key is claimed.
 	ExternalKey string
+	// Trace is the W3C trace context of this attempt's span (the call
+	// span; docs/tracing.md), which a tool sends with the call so that the
+	// server's spans join the run's trace: to an MCP server in
+	// params._meta and as HTTP headers, to an http host as headers, to a
+	// platform tool in its event. Always a valid traceparent on a claimed
+	// call, with tracing exported or not; empty in a Check.
+	Trace tool.TraceContext
 }
 
 // Func runs a tool. It returns the result object, or an error that is a
