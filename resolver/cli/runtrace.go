@@ -38,11 +38,7 @@ func runTrace(ctx context.Context, getenv func(string) string, solution string, 
 	if err != nil {
 		return "", nil, err
 	}
-	carried := tool.TraceContext{Traceparent: getenv(EnvTraceparent), Tracestate: getenv(EnvTracestate)}
-	parent, ok := tracecontext.Parse(carried)
-	if !ok && carried.Traceparent != "" {
-		fmt.Fprintf(stderr, "toolgate run: %s is not a W3C traceparent (version 00, 55 characters): ignored\n", EnvTraceparent)
-	}
+	parent := carriedTrace(getenv, "toolgate run", stderr)
 	if !tracer.Exporting() {
 		return tracecontext.Format(parent).Traceparent, func(string, bool) {}, nil
 	}
@@ -60,6 +56,18 @@ func runTrace(ctx context.Context, getenv func(string) string, solution string, 
 		}
 	}
 	return tracecontext.Format(span.SpanContext()).Traceparent, end, nil
+}
+
+// carriedTrace is the W3C context in TRACEPARENT and TRACESTATE, or the
+// zero SpanContext when there is none or it is malformed (then with a
+// warning on stderr, from command, that does not quote it).
+func carriedTrace(getenv func(string) string, command string, stderr io.Writer) trace.SpanContext {
+	carried := tool.TraceContext{Traceparent: getenv(EnvTraceparent), Tracestate: getenv(EnvTracestate)}
+	sc, ok := tracecontext.Parse(carried)
+	if !ok && carried.Traceparent != "" {
+		fmt.Fprintf(stderr, "%s: %s is not a W3C traceparent (version 00, 55 characters): ignored\n", command, EnvTraceparent)
+	}
+	return sc
 }
 
 // tracingHelp is the run command's help on tracing.
