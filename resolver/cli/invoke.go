@@ -20,8 +20,8 @@ import (
 	lanepkg "github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
-	"github.com/toolgate/toolgate/shared/tracecontext"
 	"github.com/toolgate/toolgate/shared/toolset"
+	"github.com/toolgate/toolgate/shared/tracecontext"
 )
 
 // rieFunctionName is the only function name the Lambda Runtime Interface
