@@ -131,6 +131,9 @@ type Dispatcher struct {
 	toolsets ledger.ToolsetCache
 	reviews  Reviews // approvals of gated tools (approval.go)
 	callers  Callers // direct-lane callers (lane.go)
+	// traces derives runs' trace ids under the external key secret
+	// (trace.go).
+	traces *tracecontext.Deriver
 }
 
 // Deps are a Dispatcher's collaborators, each behind the interface this
@@ -182,7 +185,8 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers}, nil
+	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers,
+		traces: tracecontext.NewDeriver(cfg.ExternalKeySecret)}, nil
 }
 
 // Handle is the Lambda handler: it returns the tool's result, or an error
@@ -255,10 +259,12 @@ type invocation struct {
 	// canonical and inputErr hold canonicalInput's one computation.
 	canonical json.RawMessage
 	inputErr  error
-	// trace is the call's place in its run's trace, and span this
-	// attempt's span (trace.go).
-	trace tracecontext.Call
-	span  trace.Span
+	// trace is the call's place in its run's trace; span is this
+	// attempt's span when it is recorded (nil with export off), and
+	// callSpan its context, which the tool sends on (trace.go).
+	trace    tracecontext.Call
+	span     trace.Span
+	callSpan trace.SpanContext
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the

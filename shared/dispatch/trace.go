@@ -45,7 +45,12 @@ func (inv *invocation) startAttempt(ctx context.Context) {
 	if env.Trace != nil {
 		carried = *env.Trace
 	}
-	inv.trace = tracecontext.ForCall(inv.d.cfg.ExternalKeySecret, env.RunID, env.Seq, carried)
+	inv.trace = inv.d.traces.ForCall(env.RunID, env.Seq, carried)
+	if !inv.d.cfg.Tracer.Exporting() {
+		// Nothing is recorded: the tool still sends a new span's context.
+		inv.callSpan = tracing.Child(inv.trace.Step)
+		return
+	}
 	attrs := []attribute.KeyValue{attribute.String(AttrTool, env.Tool), attribute.String(AttrStep, env.Step), attribute.String(AttrSeq, string(env.Seq))}
 	if h, ok := ctx.Value(xrayContextKey).(string); ok {
 		if root := xrayRoot(h); root != "" {
@@ -55,17 +60,15 @@ func (inv *invocation) startAttempt(ctx context.Context) {
 	_, inv.span = inv.d.cfg.Tracer.Start(ctx, "toolgate.attempt "+env.Tool, tracing.SpanOptions{
 		Parent: inv.trace.Step, Start: inv.started, Kind: trace.SpanKindServer, Attributes: attrs,
 	})
+	inv.callSpan = inv.span.SpanContext()
 }
 
 // callTrace is the context a tool sends with the call: the attempt span's.
 func (inv *invocation) callTrace() tool.TraceContext {
-	if inv.span == nil {
-		return tool.TraceContext{}
-	}
-	return tracecontext.Format(inv.span.SpanContext())
+	return tracecontext.Format(inv.callSpan)
 }
 
-// endAttempt ends the attempt's span with its outcome and, when this
+// endAttempt ends the attempt's span (when it is recorded) with its outcome and, when this
 // attempt ends the call for good, emits the call's step span (its id
 // derived, so that every attempt names it as parent; started at the first
 // claim). An outcome is final when no later attempt can change it: a

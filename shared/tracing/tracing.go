@@ -94,14 +94,7 @@ func (t *Tracer) Start(ctx context.Context, name string, o SpanOptions) (context
 		traceID = o.Parent.TraceID()
 	}
 	if !t.Exporting() {
-		if !traceID.IsValid() {
-			traceID = randomTraceID()
-		}
-		spanID := o.SpanID
-		if !spanID.IsValid() {
-			spanID = randomSpanID()
-		}
-		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled, TraceState: o.Parent.TraceState()})
+		sc := newSpanContext(traceID, o.SpanID, o.Parent.TraceState())
 		ctx = trace.ContextWithSpanContext(ctx, sc)
 		return ctx, trace.SpanFromContext(ctx)
 	}
@@ -115,6 +108,31 @@ func (t *Tracer) Start(ctx context.Context, name string, o SpanOptions) (context
 		opts = append(opts, trace.WithNewRoot())
 	}
 	return t.tracer.Start(context.WithValue(ctx, forcedKey{}, forced{traceID, o.SpanID}), name, opts...)
+}
+
+// Child is the context of a new span under parent that nothing records: a
+// random span id, parent's trace id (a new random one when parent is
+// invalid) and tracestate, sampled. It is what Start's span has when t is
+// off, without a span or a context.Context (the dispatcher's path when
+// nothing is exported: no allocation).
+func Child(parent trace.SpanContext) trace.SpanContext {
+	var traceID trace.TraceID
+	if parent.IsValid() {
+		traceID = parent.TraceID()
+	}
+	return newSpanContext(traceID, trace.SpanID{}, parent.TraceState())
+}
+
+// newSpanContext is a sampled span context with traceID and spanID, each
+// random when zero.
+func newSpanContext(traceID trace.TraceID, spanID trace.SpanID, state trace.TraceState) trace.SpanContext {
+	if !traceID.IsValid() {
+		traceID = randomTraceID()
+	}
+	if !spanID.IsValid() {
+		spanID = randomSpanID()
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled, TraceState: state})
 }
 
 // Flush sends the spans ended so far, waiting at most FlushTimeout. A
