@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/url"
 	"os"
 	"runtime"
@@ -9,7 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
@@ -63,5 +69,25 @@ func TestEveryFunctionExportsToTheStacksTraceReceiver(t *testing.T) {
 	}
 	if rie != lanes || rie == 0 {
 		t.Errorf("%d functions' RIE instances read, want %d (every lane's, and %s's)", rie, lanes, stack.TeamFunction)
+	}
+}
+
+// The publish function creates a Solution's state machine with X-Ray
+// tracing enabled, and keeps it so when it publishes the Solution again
+// (an update): the OTLP export of TOOLGATE_TRACING is in addition to
+// X-Ray, never instead (docs/infra.md, "Tracing").
+func TestPublishedStateMachinesAreTracedWithXRay(t *testing.T) {
+	e := sharedEnv(t)
+	name := fresh("xray-traced")
+	arn := fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, name))
+	for _, timeout := range []string{"600", "700"} { // created, then updated
+		e.publish(t, name, digestAs(name, timeout))
+		out, err := e.sf.DescribeStateMachine(t.Context(), &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(arn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.TracingConfiguration == nil || !out.TracingConfiguration.Enabled {
+			t.Errorf("published with timeout %s: tracing configuration %+v, want X-Ray tracing enabled", timeout, out.TracingConfiguration)
+		}
 	}
 }
