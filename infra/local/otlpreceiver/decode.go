@@ -178,14 +178,14 @@ func hexIDsToBase64(body []byte) ([]byte, error) {
 	if len(bytes.Trim(body[dec.InputOffset():], " \t\r\n")) != 0 {
 		return nil, errors.New("the body holds more than one JSON value")
 	}
-	for i, rs := range members(root, resourceSpansNames) {
-		for j, ss := range members(rs, scopeSpansNames) {
-			for k, span := range members(ss, []string{"spans"}) {
+	for i, rs := range arrayMember(root, resourceSpansNames) {
+		for j, ss := range arrayMember(rs, scopeSpansNames) {
+			for k, span := range arrayMember(ss, []string{"spans"}) {
 				at := fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", i, j, k)
 				if err := rewriteIDs(span, spanIDNames, at); err != nil {
 					return nil, err
 				}
-				for l, link := range members(span, []string{"links"}) {
+				for l, link := range arrayMember(span, []string{"links"}) {
 					if err := rewriteIDs(link, linkIDNames, fmt.Sprintf("%s.links[%d]", at, l)); err != nil {
 						return nil, err
 					}
@@ -196,9 +196,9 @@ func hexIDsToBase64(body []byte) ([]byte, error) {
 	return json.Marshal(root)
 }
 
-// members is the array v holds under the first of names it has, when v is
+// arrayMember is the array v holds under the first of names it has, when v is
 // an object and that member an array; nil otherwise.
-func members(v any, names []string) []any {
+func arrayMember(v any, names []string) []any {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil
