@@ -34,6 +34,7 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolset"
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 // The local stack's fixed names. The stage is "local"; parameter names are
@@ -427,7 +428,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	s.Lambda.SetTags(TeamFunction, teamTags)
 	logf("team function %s tags %v", TeamFunction, teamTags)
-	if s.MCP, err = mcpserver.Start(mcpserver.Options{Stateless: true, Hosts: []string{MCPTestHost}}); err != nil {
+	// The MCP server continues each call's trace, as a traced server
+	// would: its spans go to the stack's receiver.
+	if s.MCP, err = mcpserver.Start(mcpserver.Options{Stateless: true, Hosts: []string{MCPTestHost},
+		Tracer: tracing.New(s.Traces.URL(), "mcpserver", nil)}); err != nil {
 		return nil, fmt.Errorf("the local MCP server: %w", err)
 	}
 	s.MCPResolveFile = filepath.Join(s.Dir, "mcp-resolve")
