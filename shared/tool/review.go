@@ -183,7 +183,10 @@ type ChildStart struct {
 	// publish.
 	StateMachineARN string `json:"state_machine_arn"`
 	// Input is the child execution's whole input, exactly as the start
-	// Task sends it: {input, meta: {parent_run_id, parent_seq}, ...}.
+	// Task sends it: {input, meta: {parent_run_id, parent_seq}, ...},
+	// but for meta.traceparent, null here, which review-request fills
+	// with the step's span before it records the digest (ChildStartResult
+	// Traceparent; absent from parents published before).
 	Input json.RawMessage `json:"input"`
 	// Attempt is the attempt whose name is recorded (ChildAttemptName), 0
 	// to MaxChildAttempts-1.
