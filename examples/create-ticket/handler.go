@@ -5,12 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 // Request is the proxy's request (docs/tools.md, "Platform tools"); this
-// function reads the members it needs.
+// function reads the members it needs and ignores any other, as the
+// contract asks (aws-lambda-go decodes the event with encoding/json,
+// which skips unknown members), so that members the proxy adds later
+// reach it harmlessly.
 type Request struct {
 	Input          TicketInput `json:"input"`
 	IdempotencyKey string      `json:"idempotency_key"`
@@ -20,6 +30,16 @@ type Request struct {
 	RunID string `json:"run_id"`
 	Step  string `json:"step"`
 	Tool  string `json:"tool"`
+	// Trace is the W3C trace context of the proxy's call span; absent
+	// when the call has none.
+	Trace Trace `json:"trace"`
+}
+
+// Trace is the request's trace member: the traceparent and tracestate
+// HTTP headers' values (W3C Trace Context).
+type Trace struct {
+	Traceparent string `json:"traceparent"`
+	Tracestate  string `json:"tracestate"`
 }
 
 // TicketInput is the tool's input, already validated by the proxy
@@ -54,12 +74,44 @@ type ErrorBody struct {
 type Handler struct {
 	Base   string
 	Client *http.Client
+	// Tracer opens the function's span; nil (or off) exports none.
+	Tracer *tracing.Tracer
 }
+
+// SpanName is the name of the span Handle opens for each request.
+const SpanName = "create-ticket"
 
 // Handle answers one request: a Result, or an ErrorAnswer for a failure
 // the tool contract has a code for. It returns a Go error only for what
 // it cannot answer at all, which the proxy reports as TOOL_INTERNAL.
-func (h *Handler) Handle(ctx context.Context, req Request) (any, error) {
+//
+// It continues the request's trace: one span, SpanName, of kind server,
+// under the request's trace member (a new trace when it has none or it
+// does not parse), whose status is the error code of a failure and which
+// holds nothing of the input or the key. The span is flushed before
+// Handle returns, since Lambda freezes the container once it has.
+func (h *Handler) Handle(ctx context.Context, req Request) (answer any, err error) {
+	carrier := propagation.MapCarrier{"traceparent": req.Trace.Traceparent, "tracestate": req.Trace.Tracestate}
+	parent := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(ctx, carrier))
+	ctx, span := h.Tracer.Start(ctx, SpanName, tracing.SpanOptions{Parent: parent, Kind: trace.SpanKindServer})
+	defer func() {
+		switch a := answer.(type) {
+		case ErrorAnswer:
+			span.SetStatus(codes.Error, a.Error.Code)
+		default:
+			if err != nil {
+				span.SetStatus(codes.Error, "TOOL_INTERNAL")
+			}
+		}
+		span.End()
+		if ferr := h.Tracer.Flush(ctx); ferr != nil {
+			slog.WarnContext(ctx, "create-ticket: spans not exported", "error", ferr)
+		}
+	}()
+	return h.handle(ctx, req)
+}
+
+func (h *Handler) handle(ctx context.Context, req Request) (any, error) {
 	if req.IdempotencyKey == "" {
 		return fail("TOOL_INPUT_INVALID", "the request carries no idempotency key", false), nil
 	}

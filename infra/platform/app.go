@@ -86,6 +86,7 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		ErrorAlarmThreshold:    cfg.ErrorAlarmThreshold,
 		SAMLocal:               cfg.SAMLocal,
 		IndexLeadingKeys:       cfg.IndexLeadingKeys,
+		Tracing:                cfg.Tracing,
 	})
 	platform.AddStackDependency(ledger.Stack, jsii.String("the functions use the ledger table by name"))
 	warn := awscdk.Annotations_Of(platform.Stack)

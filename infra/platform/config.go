@@ -84,6 +84,10 @@ type Config struct {
 	// (dynamodb:LeadingKeys; PlatformStackProps.IndexLeadingKeys); default
 	// false.
 	IndexLeadingKeys bool `json:"indexLeadingKeys"`
+	// Where every function exports its spans: "off" (the default) or
+	// "otlp:" and an OTLP/HTTP receiver's base URL (TOOLGATE_TRACING,
+	// functionconfig.ParseTracing; docs/infra.md, "Tracing").
+	Tracing string `json:"tracing"`
 	// Every log group's retention in days (a CloudWatch Logs value); default 90.
 	LogRetentionDays int `json:"logRetentionDays"`
 	// The SNS topic alarms notify; empty: alarms without actions.
@@ -118,6 +122,7 @@ func defaultConfig() Config {
 		IndexThroughput:        defaultIndexThroughput,
 		LogRetentionDays:       90,
 		DirectReviewMaxSeconds: review.DefaultDirectMaxTimeout,
+		Tracing:                functionconfig.TracingOff,
 	}
 }
 
@@ -268,6 +273,14 @@ func (c *Config) check() error {
 	// wildcards, public suffixes refused).
 	if _, err := functionconfig.ParseHTTPAllow(c.HTTPAllow); err != nil {
 		problems = append(problems, fmt.Errorf("httpAllow: %w", err))
+	}
+	// Every function's own parser of TOOLGATE_TRACING; its error names the
+	// variable, this one the context key it came from.
+	if c.Tracing == "" {
+		c.Tracing = functionconfig.TracingOff
+	}
+	if _, err := functionconfig.ParseTracing(c.Tracing); err != nil {
+		problems = append(problems, fmt.Errorf("context %stracing: %w", contextPrefix, err))
 	}
 	if c.HTTPMaxRequestBytes < 0 || c.HTTPMaxRequestBytes > MaxHTTPRequestBytes {
 		problems = append(problems, fmt.Errorf("httpMaxRequestBytes %d: want 1..%d (0: the tool's default, 64 KiB)", c.HTTPMaxRequestBytes, MaxHTTPRequestBytes))

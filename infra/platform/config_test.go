@@ -146,6 +146,18 @@ func TestLoadConfig(t *testing.T) {
 		{name: "review max negative", context: map[string]any{"toolgate:directReviewMaxSeconds": float64(-1)}, err: "directReviewMaxSeconds -1"},
 		{name: "session role with a path", context: map[string]any{"toolgate:sessionRoles": "people/alice"}, err: `sessionRoles "people/alice"`},
 		{name: "session role with a comma", context: map[string]any{"toolgate:sessionRoles": []any{"a,b"}}, err: `sessionRoles "a,b"`},
+		{name: "tracing to the ADOT collector layer, from -c", context: map[string]any{"toolgate:tracing": " otlp:http://localhost:4318 "},
+			want: func(c *Config) { c.SenderIdentity, c.Tracing = "example.com", "otlp:http://localhost:4318" }},
+		{name: "tracing off, from cdk.json", context: map[string]any{"toolgate:tracing": "off"},
+			want: func(c *Config) { c.SenderIdentity = "example.com" }},
+		{name: "tracing empty is off", context: map[string]any{"toolgate:tracing": ""},
+			want: func(c *Config) { c.SenderIdentity = "example.com" }},
+		{name: "tracing neither off nor otlp", context: map[string]any{"toolgate:tracing": "xray"},
+			err: `context toolgate:tracing: TOOLGATE_TRACING: must be "off" or "otlp:"`},
+		{name: "tracing to a receiver not over http", context: map[string]any{"toolgate:tracing": "otlp:grpc://localhost:4317"},
+			err: "context toolgate:tracing: TOOLGATE_TRACING: the OTLP/HTTP receiver's URL must be http or https"},
+		{name: "tracing to a URL with a query", context: map[string]any{"toolgate:tracing": "otlp:https://otel.example.org/?token=s3cret"},
+			err: "context toolgate:tracing: TOOLGATE_TRACING: the OTLP/HTTP receiver's URL must have no user information, query or fragment"},
 		{name: "session role too long", context: map[string]any{"toolgate:sessionRoles": strings.Repeat("r", 65)}, err: "sessionRoles"},
 	}
 	for _, tt := range tests {

@@ -261,6 +261,8 @@ const (
 	// review-request's direct lane (shared/review).
 	envDirectReviewers     = review.EnvDirectReviewers
 	envDirectReviewMaxSecs = review.EnvDirectMaxTimeout
+	// Every function's span export (docs/infra.md, "Tracing").
+	envTracing = functionconfig.EnvTracing
 )
 
 // fetchTimeoutSeconds bounds one fetch (or one http request) inside the
@@ -439,6 +441,8 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		envTimeoutSeconds: jsii.String(strconv.Itoa(set.TimeoutSeconds)),
 		// Caller proofs of any other account's principals are refused.
 		envAccount: awscdk.Aws_ACCOUNT_ID(),
+		// Where the function exports its spans, or off.
+		envTracing: jsii.String(p.Tracing),
 	}
 	if len(p.SessionRoles) > 0 {
 		env[envSessionRoles] = jsii.String(strings.Join(p.SessionRoles, ","))

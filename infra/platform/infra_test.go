@@ -308,38 +308,39 @@ var wantPlatformCounts = map[string]int{
 const sessionRoles = "AWSReservedSSO_Reviewer_0123456789abcdef,toolgate-people"
 
 // wantEnv is each function's whole environment: every one verifies caller
-// proofs and has the stack's account. None has the STS endpoint
+// proofs, has the stack's account and exports spans where testConfig says
+// (adotCollector). None has the STS endpoint
 // (its default, from AWS_REGION, applies) or a variable of neverSet.
 var wantEnv = map[string]map[string]string{
-	"LedgerSecretsFunction": {"TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60"},
+	"LedgerSecretsFunction": {"TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60"},
 	"SendEmailFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/send-email", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/send-email", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_SENDER": "noreply@mail.example.org", "TOOLGATE_SENDER_IDENTITY_ARN": identity,
 		"TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 	},
 	"StructuredDataFetchFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/structured-data-fetch", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "20", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/structured-data-fetch", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_FETCH_TIMEOUT_SECONDS": "15",
 	},
 	// http: its own allow-list (never fetch's), the request bound from
 	// the catalog's 35 s timeout, and testConfig's body bound.
 	"HttpFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "35", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/http", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "35", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/http", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_HTTP_TIMEOUT_SECONDS": "30", "TOOLGATE_HTTP_MAX_REQUEST_BYTES": "32768",
 	},
-	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/workflow-validator", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since"},
-	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/lambda-tool", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
+	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/workflow-validator", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since"},
+	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/lambda-tool", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_STAGE": "test"},
-	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/mcp-call", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
+	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/mcp-call", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "10"},
 	"ReviewRequestFunction": {
-		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
+		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800", "TOOLGATE_STAGE": "test",
 		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key",
 	},
-	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}"},
-	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}",
+	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector},
+	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net"},
 }

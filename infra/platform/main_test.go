@@ -60,8 +60,13 @@ func testConfig() Config {
 	cfg.DirectReviewMaxSeconds = 1800
 	cfg.AlarmTopicARN = testTopic
 	cfg.ErrorAlarmThreshold = 3
+	cfg.Tracing = adotCollector
 	return cfg
 }
+
+// adotCollector is the tracing value docs/infra.md documents: the AWS
+// Distro for OpenTelemetry collector layer's local OTLP/HTTP receiver.
+const adotCollector = "otlp:http://localhost:4318"
 
 const testTopic = "arn:aws:sns:eu-west-1:123456789012:toolgate-alarms"
 

@@ -1,12 +1,15 @@
 package platform
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/review"
 )
 
@@ -115,6 +118,14 @@ type PlatformStackProps struct {
 	// function's errors alarm; zero means 5. Tool error codes (a refused
 	// recipient, a 404) are function errors too.
 	ErrorAlarmThreshold int
+	// Tracing is every function's TOOLGATE_TRACING: "off", or "otlp:"
+	// and the base URL of an OTLP/HTTP receiver the function can reach,
+	// such as the AWS Distro for OpenTelemetry collector layer's
+	// http://localhost:4318 (functionconfig.ParseTracing; docs/infra.md,
+	// "Tracing"). Empty means "off". X-Ray active tracing of the functions
+	// and of the Solutions' state machines is on either way. A value
+	// ParseTracing refuses panics: Config.check refuses it first.
+	Tracing string
 }
 
 // Bounds of PlatformStackProps.MCPSchemaTTLSeconds: a few seconds, so
@@ -158,6 +169,12 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	}
 	if p.MCPSchemaTTLSeconds == 0 {
 		p.MCPSchemaTTLSeconds = DefaultMCPSchemaTTLSeconds
+	}
+	if p.Tracing == "" {
+		p.Tracing = functionconfig.TracingOff
+	}
+	if _, err := functionconfig.ParseTracing(p.Tracing); err != nil {
+		panic(fmt.Sprintf("PlatformStackProps.Tracing: %v", err))
 	}
 	stack := newConcernStack(scope, id, &p.StackProps)
 	// One construct per concern, in this order: each takes what the ones

@@ -615,7 +615,7 @@ func runRequests(t *testing.T) []apiRequest {
 	params := &ssmRecorder{what: "toolgate run --wait"}
 	// The start record: the start alias's parameter, then the alias.
 	var recorded []apiRequest
-	arn, err := runner.Start(ctx, sf, "test", "weekly-digest", []byte(`{"recipient": "a@example.org"}`), "run-1",
+	arn, err := runner.Start(ctx, sf, "test", "weekly-digest", []byte(`{"recipient": "a@example.org"}`), "run-1", runner.Meta{},
 		func(ctx context.Context, _, _ string) error {
 			params.what = "toolgate run (its start record)"
 			if _, err := (ssmparams.Params{Client: params}).Get(ctx, deployment.StartFunctionParam("test")); err != nil {

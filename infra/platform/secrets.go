@@ -136,9 +136,9 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 		LogGroup:      logs,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
 		Tracing:       awslambda.Tracing_ACTIVE,
-		// None of it is read: every function of the stack sets the account
-		// and its timeout.
-		Environment: &map[string]*string{envAccount: awscdk.Aws_ACCOUNT_ID(), envTimeoutSeconds: jsii.String("60")},
+		// None of it is read yet: every function of the stack sets the
+		// account, its timeout and where it exports spans.
+		Environment: &map[string]*string{envAccount: awscdk.Aws_ACCOUNT_ID(), envTimeoutSeconds: jsii.String("60"), envTracing: jsii.String(p.Tracing)},
 	})
 	overrideLogicalID(fn, "LedgerSecretsFunction")
 	var props []any

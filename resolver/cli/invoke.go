@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
+	"github.com/toolgate/toolgate/shared/tracecontext"
 )
 
 // rieFunctionName is the only function name the Lambda Runtime Interface
@@ -159,6 +160,13 @@ func (a *app) invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
 			env[tool.MemberIdempotencyKey] = fmt.Sprintf("%v%v/%v", lanepkg.DirectRunPrefix(me), generated, env[tool.MemberSeq])
 		}
 		env[tool.MemberRunID] = lanepkg.DirectRunPrefix(me) + generated
+	}
+	if _, given := env[tool.MemberTrace]; !given {
+		// The call continues the caller's trace, if it has one
+		// (docs/tracing.md, "What a call carries").
+		if sc := carriedTrace(os.Getenv, "toolgate invoke", stderr); sc.IsValid() {
+			env[tool.MemberTrace] = tracecontext.Format(sc)
+		}
 	}
 	payload, err := json.Marshal(env)
 	if err != nil {

@@ -251,7 +251,7 @@ start of the execution it names, for the digest of the whole execution
 input, with a caller proof signed with your AWS credentials (--as NAME:
 NAME's local keys). It starts the execution only once the record is
 written; a name already recorded starts nothing (docs/identity.md, "Four
-eyes").`,
+eyes").` + tracingHelp,
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			return exit(a.runRun(cmd, pos, &o))
 		},
@@ -295,9 +295,17 @@ func (a *app) runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	arn, err := runner.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, func(ctx context.Context, executionARN, digest string) error {
+	traceparent, endTrace, err := runTrace(ctx, os.Getenv, pos[0], stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
+		return ExitMisuse
+	}
+	arn, err := runner.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, runner.Meta{Traceparent: traceparent}, func(ctx context.Context, executionARN, digest string) error {
 		return a.recordStart(ctx, pl, p, executionARN, digest)
 	})
+	if err != nil {
+		endTrace("NOT_STARTED", true)
+	}
 	var bad *resolver.InputError
 	if errors.As(err, &bad) {
 		fmt.Fprintf(stderr, "toolgate run: %s is not an input Solution %s accepts; nothing was started:\n", o.inputFile, pos[0])
@@ -312,6 +320,7 @@ func (a *app) runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	}
 	fmt.Fprintf(stdout, "started %s\n", arn)
 	if !o.wait {
+		endTrace("STARTED", false)
 		return ExitOK
 	}
 	out, err := runner.Follow(ctx, pl.sfn, arn, 500*time.Millisecond, func(e runner.Event) {
@@ -321,9 +330,11 @@ func (a *app) runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 		}
 	})
 	if err != nil {
+		endTrace("NOT_FOLLOWED", true)
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitErrors
 	}
+	endTrace(out.Status, out.Status != "SUCCEEDED")
 	if out.Status == "SUCCEEDED" {
 		fmt.Fprintf(stdout, "SUCCEEDED\n%s\n", out.Output)
 		return ExitOK

@@ -9,12 +9,16 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
+	"github.com/toolgate/toolgate/shared/tracecontext"
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 // Limits of the dispatcher, with their sources.
@@ -81,6 +85,11 @@ type Config struct {
 	// claim stores the key it gives, so that a new secret changes no
 	// running call's key.
 	ExternalKeySecret []byte
+	// Tracer opens the call's spans and exports them when the deployment
+	// exports (shared/tracing; docs/tracing.md); nil: none are exported,
+	// and a call still carries its attempt's context to the tool. Invoke
+	// flushes it before it returns, at most tracing.FlushTimeout.
+	Tracer *tracing.Tracer
 }
 
 // Validate fills defaults and checks ranges.
@@ -122,6 +131,9 @@ type Dispatcher struct {
 	toolsets ledger.ToolsetCache
 	reviews  Reviews // approvals of gated tools (approval.go)
 	callers  Callers // direct-lane callers (lane.go)
+	// traces derives runs' trace ids under the external key secret
+	// (trace.go).
+	traces *tracecontext.Deriver
 }
 
 // Deps are a Dispatcher's collaborators, each behind the interface this
@@ -173,7 +185,8 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers}, nil
+	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers,
+		traces: tracecontext.NewDeriver(cfg.ExternalKeySecret)}, nil
 }
 
 // Handle is the Lambda handler: it returns the tool's result, or an error
@@ -194,7 +207,14 @@ func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (out j
 	if err := inv.admit(ctx, payload); err != nil {
 		return nil, err
 	}
+	inv.startAttempt(ctx)
 	o := inv.phases(ctx)
+	defer func() {
+		inv.endAttempt(ctx, o)
+		if err := d.cfg.Tracer.Flush(ctx); err != nil {
+			d.log.WarnContext(ctx, "spans not exported", "error", err)
+		}
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			// Recording failed half-way: the caller still gets a contract
@@ -239,6 +259,12 @@ type invocation struct {
 	// canonical and inputErr hold canonicalInput's one computation.
 	canonical json.RawMessage
 	inputErr  error
+	// trace is the call's place in its run's trace; span is this
+	// attempt's span when it is recorded (nil with export off), and
+	// callSpan its context, which the tool sends on (trace.go).
+	trace    tracecontext.Call
+	span     trace.Span
+	callSpan trace.SpanContext
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the

@@ -34,7 +34,7 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 				done <- toolEnd{panicked: true}
 			}
 		}()
-		out, err := d.run(runCtx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt, ExternalKey: inv.externalKey})
+		out, err := d.run(runCtx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt, ExternalKey: inv.externalKey, Trace: inv.callTrace()})
 		done <- toolEnd{out: out, err: err}
 	}()
 	var end toolEnd

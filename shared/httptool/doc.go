@@ -34,7 +34,12 @@
 // # Sending
 //
 // With a method that is not a read, the entry's idempotency header (when
-// it declares one) carries the call's external key (KeyHeaderValue). A
+// it declares one) carries the call's external key (KeyHeaderValue).
+// Every request (each redirect hop, and a sending after a Retry-After
+// wait) carries the call's W3C trace context (toolcall.Call.Trace) as
+// the traceparent and, when not empty, tracestate headers, set after the
+// call's own headers, which may not name them (httprule.Forbidden);
+// never baggage. A
 // read follows up to Config.MaxRedirects (5) redirects as fetch does, each
 // decided again, against the entries that pin its method, and carrying
 // custom headers only where that host's entry names them too. Any other

@@ -85,7 +85,8 @@ const LocationHost = "Location-Host"
 // Tool returns the http tool, which its function runs behind the
 // dispatcher (shared/toolfunction) with Contract. The pinned host entries
 // are the run's Toolset.HTTPHosts; a toolset without them allows no
-// request. The idempotency header's key is the call's ExternalKey.
+// request. The idempotency header's key is the call's ExternalKey; the
+// trace headers carry the call's Trace.
 func (c *Config) Tool() toolcall.Func {
 	return func(ctx context.Context, call *toolcall.Call) (json.RawMessage, error) {
 		var in Input
@@ -98,7 +99,7 @@ func (c *Config) Tool() toolcall.Func {
 		if call.Toolset != nil {
 			hosts = call.Toolset.HTTPHosts
 		}
-		out, err := c.Do(ctx, in, hosts, call.ExternalKey)
+		out, err := c.Do(ctx, in, hosts, call.ExternalKey, call.Trace)
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +121,7 @@ type request struct {
 	body    []byte
 	accept  string
 	ptr     []string
+	trace   tool.TraceContext
 }
 
 // Do sends one request of the http tool, as the package comment says:
@@ -128,14 +130,19 @@ type request struct {
 // read follows, fetch's Decide and a request to the checked addresses;
 // then the status's class, and the body parsed as accept says. key is
 // the call's external idempotency key, sent in the host entry's
-// idempotency header with a method that is not a read. It returns the
+// idempotency header with a method that is not a read. tc is the call's
+// W3C trace context (toolcall.Call.Trace), sent on every request (each
+// redirect hop and a sending after a Retry-After wait too) as the
+// traceparent header and, when not empty, the tracestate header; an
+// empty tc.Traceparent sends neither. It returns the
 // output or a *tool.Error whose code, MaybeApplied and RetryAfter the
 // package comment lists.
-func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key string) (*Output, error) {
+func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key string, tc tool.TraceContext) (*Output, error) {
 	r, err := c.check(in, hosts, key)
 	if err != nil {
 		return nil, err
 	}
+	r.trace = tc
 	pinned, err := pinnedFor(hosts, r.method)
 	if err != nil {
 		return nil, err
@@ -293,6 +300,7 @@ func (c *Config) send(ctx context.Context, d fetch.Decision, r *request, headers
 	}
 	req.Header.Set("User-Agent", "toolgate-http")
 	setHeaders(req, headers)
+	setTrace(req, r.trace)
 	resp, err := c.RoundTrip(d, req)
 	return resp, written.Load(), err
 }

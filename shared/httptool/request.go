@@ -148,3 +148,19 @@ func setHeaders(req *http.Request, h map[string]string) {
 		req.Header[k] = []string{v}
 	}
 }
+
+// setTrace sets the W3C trace context headers (Trace Context Level 1 §3:
+// traceparent, and tracestate when not empty) from tc, after the call's
+// own headers: toolgate sets them, and httprule.Forbidden keeps a call
+// from setting them (docs/tools.md, "http", "Headers"). An empty
+// tc.Traceparent sets neither. Never baggage.
+func setTrace(req *http.Request, tc tool.TraceContext) {
+	if tc.Traceparent == "" {
+		return
+	}
+	req.Header.Set("traceparent", tc.Traceparent)
+	req.Header.Del("tracestate")
+	if tc.Tracestate != "" {
+		req.Header.Set("tracestate", tc.Tracestate)
+	}
+}

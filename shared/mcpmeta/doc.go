@@ -17,5 +17,9 @@
 //
 // toolgate's prefix is therefore "io.toolgate/", its own reverse DNS name;
 // keys without a prefix, and keys under "io.modelcontextprotocol/", belong
-// to others.
+// to others. The one exception toolgate sends is the trace context: the
+// specification reserves the bare keys "traceparent", "tracestate" and
+// "baggage" for it (SEP-414), and toolgate puts the first two there
+// (Traceparent, Tracestate) rather than under its own prefix, so that any
+// server that continues traces finds them.
 package mcpmeta

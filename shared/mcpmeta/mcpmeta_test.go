@@ -2,6 +2,7 @@ package mcpmeta
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,13 @@ func TestKeysFollowTheMetaNamingRules(t *testing.T) {
 		}
 		if len(key) <= len(Prefix) || key[:len(Prefix)] != Prefix {
 			t.Errorf("%q does not start with %q", key, Prefix)
+		}
+	}
+	// The trace context keys are the bare ones the specification reserves
+	// (SEP-414), valid names without a prefix.
+	for _, key := range []string{Traceparent, Tracestate} {
+		if !metaKey.MatchString(key) || strings.Contains(key, "/") {
+			t.Errorf("%q is not a bare _meta key name", key)
 		}
 	}
 	// The patterns themselves, on the spec's examples.

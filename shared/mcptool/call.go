@@ -40,7 +40,12 @@ type TextItem struct {
 // {mcpmeta.IdempotencyKey: call.ExternalKey}: the call's external key
 // (docs/ledger.md, "The external key"), opaque and the same on every
 // attempt and replay, never the ledger's key; a call without one is
-// TOOL_INTERNAL, nothing sent. The call is bounded by ctx (the dispatcher's deadline)
+// TOOL_INTERNAL, nothing sent. When call.Trace holds a traceparent, the
+// call carries its W3C trace context so that the server's spans join the
+// run's trace: in _meta beside the key (mcpmeta.Traceparent and, when not
+// empty, mcpmeta.Tracestate) and as the traceparent and tracestate HTTP
+// headers of every request of the call's session (the handshake, the
+// tools/call POST, its cancellation, the session's DELETE). The call is bounded by ctx (the dispatcher's deadline)
 // and the pinned timeout_seconds; the handshake before it by
 // Config.Timeout too.
 //
@@ -65,7 +70,7 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 	}
 	handshake, cancel := context.WithTimeout(ctx, c.cfg.timeout())
 	defer cancel()
-	s, te := c.connect(ctx, handshake, m.URL, nil)
+	s, te := c.connect(ctx, handshake, m.URL, nil, call.Trace)
 	if te != nil {
 		return nil, te
 	}
@@ -75,7 +80,7 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 	res, err := s.cs.CallTool(withProbe(ctx, p), &mcp.CallToolParams{
 		Name:      m.Name,
 		Arguments: call.Input,
-		Meta:      mcp.Meta{mcpmeta.IdempotencyKey: call.ExternalKey},
+		Meta:      meta(call),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -93,6 +98,22 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 		return nil, failure(ctx, ctx, a, p.firstExchange(), err)
 	}
 	return result(name, res, call.Pinned)
+}
+
+// meta is the _meta of a call's tools/call: the external key under
+// mcpmeta.IdempotencyKey and, when the call has a trace context, its
+// traceparent and tracestate under the bare keys the MCP specification
+// reserves for them (mcpmeta.Traceparent, mcpmeta.Tracestate; SEP-414).
+// Never baggage.
+func meta(call *toolcall.Call) mcp.Meta {
+	m := mcp.Meta{mcpmeta.IdempotencyKey: call.ExternalKey}
+	if tc := call.Trace; tc.Traceparent != "" {
+		m[mcpmeta.Traceparent] = tc.Traceparent
+		if tc.Tracestate != "" {
+			m[mcpmeta.Tracestate] = tc.Tracestate
+		}
+	}
+	return m
 }
 
 // result maps a tools/call answer: isError, and an input_required result

@@ -94,10 +94,13 @@ func (s *session) close() {
 // the platform's MCP allow-list and the URL's own host as the pinned list,
 // and is recorded into the probe of its context. The handshake runs under
 // op, which parent bounds and Config.Timeout too (a failure is classified
-// by which ended). mw, if not nil, is added as a sending middleware.
+// by which ended). mw, if not nil, is added as a sending middleware. tc,
+// when it holds a traceparent, is sent as the traceparent and tracestate
+// headers of every request of the session (traceHeaders); a listing
+// passes none.
 // The revision is the SDK's default: 2026-07-28 if the server answers
 // server/discover, else initialize at the newest the server offers.
-func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middleware) (*session, *tool.Error) {
+func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middleware, tc tool.TraceContext) (*session, *tool.Error) {
 	u, err := toolset.ParseMCPURL(rawURL)
 	if err != nil {
 		return nil, tool.Errorf(tool.PermissionDenied, "the MCP server URL is refused: %v", err)
@@ -111,8 +114,12 @@ func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middl
 		return nil, tool.Errorf(tool.PermissionDenied, "the MCP server URL's host %s is not a host entry: %v", host, err)
 	}
 	limit := c.cfg.maxBytes()
+	var rt http.RoundTripper = c.cfg.Net.Transport(pinned, "the MCP server URL's host ("+host+")")
+	if tc.Traceparent != "" {
+		rt = &traceHeaders{next: rt, tc: tc}
+	}
 	hc := &http.Client{
-		Transport:     &recorder{next: c.cfg.Net.Transport(pinned, "the MCP server URL's host ("+host+")"), limit: limit},
+		Transport:     &recorder{next: rt, limit: limit},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return errRedirect },
 	}
 	client := mcp.NewClient(implementation, clientOptions)

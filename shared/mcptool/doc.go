@@ -61,6 +61,19 @@
 // call waits for that end at most 250 ms, since its outcome is known
 // before it.
 //
+// # Trace context
+//
+// A call carries the W3C trace context of its attempt's span
+// (toolcall.Call.Trace) so that a server's spans join the run's trace
+// (docs/tools.md, "MCP tools"): in the tools/call's params._meta under the
+// bare keys "traceparent" and, when not empty, "tracestate", which the MCP
+// specification reserves for it (SEP-414; mcpmeta.Traceparent), and as the
+// traceparent and tracestate HTTP headers of every request of the call's
+// session, for servers and gateways that read HTTP. The SDK has no hook
+// for either: _meta is set with the call's parameters, the headers by a
+// RoundTripper in the transport's HTTPClient. Never baggage, and nothing
+// on a listing (Check, List) or a call without a traceparent.
+//
 // # Tools the SDK drops
 //
 // ClientSession.ListTools (v1.8.0, every revision) silently drops, logging

@@ -85,7 +85,7 @@ func (c *Client) list(ctx context.Context, url string) (*listing, *tool.Error) {
 			return res, err
 		}
 	}
-	s, te := c.connect(ctx, op, url, mw)
+	s, te := c.connect(ctx, op, url, mw, tool.TraceContext{})
 	if te != nil {
 		return nil, te
 	}

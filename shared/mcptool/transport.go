@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // exchange is what the recorder saw of one HTTP request: the MCP Go SDK
@@ -190,3 +191,24 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// traceHeaders sets the W3C trace context headers (Trace Context Level 1
+// §3: traceparent, and tracestate when not empty) on every request of one
+// call's session, in place of any the SDK set, on a copy of the request
+// as http.RoundTripper requires. The MCP Go SDK (v1.8.0) has no hook for
+// them; StreamableClientTransport sends every request through its
+// HTTPClient, so this is where they are added. Never baggage.
+type traceHeaders struct {
+	next http.RoundTripper
+	tc   tool.TraceContext
+}
+
+func (t *traceHeaders) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("traceparent", t.tc.Traceparent)
+	req.Header.Del("tracestate")
+	if t.tc.Tracestate != "" {
+		req.Header.Set("tracestate", t.tc.Tracestate)
+	}
+	return t.next.RoundTrip(req)
+}

@@ -51,6 +51,15 @@ type Request struct {
 	Step  string `json:"step"`
 	// Tool is the tool's name in the pinned toolset.
 	Tool string `json:"tool"`
+	// Trace is the W3C trace context of the call's attempt span
+	// (toolcall.Call.Trace): {"traceparent": "00-<32 hex>-<16 hex>-<2
+	// hex>", "tracestate": "..."}, tracestate omitted when empty, the
+	// whole member omitted when there is no traceparent. A function that
+	// traces opens its spans under it so that they join the run's trace;
+	// one that does not ignores it. It is an addition to the event: a
+	// function must ignore members it does not know (docs/tools.md,
+	// "Platform tools").
+	Trace tool.TraceContext `json:"trace,omitzero"`
 }
 
 // RunOf returns the run part of an external key, everything before its
@@ -173,8 +182,11 @@ func Tool(client Invoker, fns *Functions) toolcall.Func {
 		if !ok {
 			return nil, tool.Errorf(tool.Internal, "the call's external idempotency key has no run part")
 		}
-		payload, err := json.Marshal(Request{Input: c.Input, IdempotencyKey: c.ExternalKey, Attempt: c.Attempt,
-			RunID: run, Step: env.Step, Tool: env.Tool})
+		req := Request{Input: c.Input, IdempotencyKey: c.ExternalKey, Attempt: c.Attempt, RunID: run, Step: env.Step, Tool: env.Tool}
+		if c.Trace.Traceparent != "" {
+			req.Trace = c.Trace
+		}
+		payload, err := json.Marshal(req)
 		if err != nil {
 			return nil, tool.Wrap(tool.Internal, err, "the request to the tool's function cannot be encoded")
 		}

@@ -154,6 +154,34 @@ func TestTool(t *testing.T) {
 	}
 }
 
+// The event carries the call's trace context as its trace member, and
+// none at all when the call has none (the event above).
+func TestRequestCarriesTheTraceContext(t *testing.T) {
+	arn := "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, c := range []struct {
+		name string
+		tc   tool.TraceContext
+		want string
+	}{
+		{"with tracestate", tool.TraceContext{Traceparent: tp, Tracestate: "vendor=opaque"}, `,"trace":{"traceparent":"` + tp + `","tracestate":"vendor=opaque"}}`},
+		{"without tracestate", tool.TraceContext{Traceparent: tp}, `,"trace":{"traceparent":"` + tp + `"}}`},
+		{"a tracestate without a traceparent", tool.TraceContext{Tracestate: "vendor=opaque"}, `"tool":"create-ticket"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeLambda{out: &lambda.InvokeOutput{Payload: []byte(`{}`)}}
+			cl := call(arn)
+			cl.Trace = c.tc
+			if _, err := Tool(f, NewFunctions("test", &fakeSSM{}))(context.Background(), cl); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(string(f.in.Payload), c.want) {
+				t.Fatalf("request %s\nwant it to end %s", f.in.Payload, c.want)
+			}
+		})
+	}
+}
+
 // The function invoked is the pinned one: a placeholder through its SSM
 // parameter, and an envelope naming another function is refused before
 // anything is invoked.

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 // secretsTimeout bounds the cold start's read of the ledger secrets (one
@@ -52,6 +53,10 @@ func dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check t
 	cfg, table, err := dispatch.ConfigFromEnv(mode, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	cfg.Check, cfg.Contract = check, contract
+	// The function's spans go where the deployment says (off by default);
+	// its service name is the function's (docs/tracing.md).
+	tracer, err := tracing.FromEnv(os.Getenv, os.Getenv("AWS_LAMBDA_FUNCTION_NAME"))
+	cfg.Tracer = coldstart.Must(log, "bad configuration", tracer, err)
 	names, err := secrets.NamesFromEnv(os.Getenv)
 	names = coldstart.Must(log, "bad configuration", names, err)
 	// The compact call layout's upgrade, for this function: its previous

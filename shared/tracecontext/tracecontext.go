@@ -15,9 +15,13 @@
 package tracecontext
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"sync"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -48,49 +52,79 @@ func Parse(tc tool.TraceContext) (trace.SpanContext, bool) {
 }
 
 // Format is sc as W3C headers: a version-00 traceparent ("00-" 32 hex
-// "-" 16 hex "-" 2 hex, 55 characters) and its tracestate ("" when it has
-// none). An invalid sc gives the zero TraceContext.
+// "-" 16 hex "-" 2 hex, 55 characters; W3C Trace Context Level 1 §3.2)
+// and its tracestate ("" when it has none). An invalid sc gives the zero
+// TraceContext. It writes the fixed form itself (one allocation: a call
+// formats its context on every attempt); FuzzParse checks that Parse
+// reads back what it writes.
 func Format(sc trace.SpanContext) tool.TraceContext {
 	if !sc.IsValid() {
 		return tool.TraceContext{}
 	}
-	carrier := propagation.MapCarrier{}
-	w3c.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
-	return tool.TraceContext{Traceparent: carrier["traceparent"], Tracestate: carrier["tracestate"]}
+	var b [tool.MaxTraceparentLength]byte
+	traceID, spanID, flags := sc.TraceID(), sc.SpanID(), [1]byte{byte(sc.TraceFlags())}
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], traceID[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], spanID[:])
+	b[52] = '-'
+	hex.Encode(b[53:55], flags[:])
+	return tool.TraceContext{Traceparent: string(b[:]), Tracestate: sc.TraceState().String()}
+}
+
+// Deriver derives runs' trace ids under one stage secret. It keeps
+// keyed HMAC states for reuse, so that a call's derivation allocates
+// almost nothing. Safe for concurrent use.
+type Deriver struct {
+	pool sync.Pool // of hash.Hash: HMAC-SHA256 keyed with the secret
+}
+
+// NewDeriver is a Deriver for secret (the stage's external-key secret,
+// shared/secrets).
+func NewDeriver(secret []byte) *Deriver {
+	key := bytes.Clone(secret)
+	return &Deriver{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
 
 // TraceID is the trace id of a run given no context: the first 16 bytes
-// of HMAC-SHA256 (RFC 2104) of the run id under the stage secret
-// (shared/secrets), so every function derives the same one and a third
-// party cannot confirm a guessed run id. A rotated secret gives a running
-// run a second trace id (docs/tracing.md). Never all zeros (W3C §3.2.2.3
-// calls that invalid): such a digest takes a last byte of 1.
-func TraceID(secret []byte, runID string) trace.TraceID {
-	m := hmac.New(sha256.New, secret)
+// of HMAC-SHA256 (RFC 2104) of the run id under the stage secret, so every
+// function derives the same one and a third party cannot confirm a
+// guessed run id. A rotated secret gives a running run a second trace id
+// (docs/tracing.md). Never all zeros (W3C §3.2.2.3 calls that invalid):
+// such a digest takes a last byte of 1.
+func (d *Deriver) TraceID(runID string) trace.TraceID {
+	m := d.pool.Get().(hash.Hash)
+	m.Reset()
 	m.Write([]byte(runID))
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	d.pool.Put(m)
 	var id trace.TraceID
-	copy(id[:], m.Sum(nil))
+	copy(id[:], sum[:])
 	if !id.IsValid() {
 		id[len(id)-1] = 1
 	}
 	return id
 }
 
+// TraceID is NewDeriver(secret).TraceID(runID).
+func TraceID(secret []byte, runID string) trace.TraceID {
+	return NewDeriver(secret).TraceID(runID)
+}
+
 // StepSpanID is the span id of a call's step span: the first 8 bytes of
 // SHA-256 of the trace id, the run id and the seq, each ended by a zero
 // byte. Every attempt of the call (a separate invocation) derives the
-// same id, and the attempt that finishes the call's record emits the span
+// same id, and the attempt that ends the call emits the span
 // (docs/tracing.md, "Spans"). Never all zeros.
 func StepSpanID(traceID trace.TraceID, runID string, seq tool.Seq) trace.SpanID {
-	h := sha256.New()
-	h.Write(traceID[:])
-	h.Write([]byte{0})
-	h.Write([]byte(runID))
-	h.Write([]byte{0})
-	h.Write([]byte(seq))
-	h.Write([]byte{0})
+	var buf [512]byte
+	b := append(buf[:0], traceID[:]...)
+	b = append(append(b, 0), runID...)
+	b = append(append(b, 0), seq...)
+	sum := sha256.Sum256(append(b, 0))
 	var id trace.SpanID
-	copy(id[:], h.Sum(nil))
+	copy(id[:], sum[:])
 	if !id.IsValid() {
 		id[len(id)-1] = 1
 	}
@@ -112,12 +146,20 @@ type Call struct {
 
 // ForCall places the call runID/seq in its run's trace: under carried
 // when it parses (Parse), else under the trace id derived with secret
-// (TraceID).
+// (TraceID). It is NewDeriver(secret).ForCall.
 func ForCall(secret []byte, runID string, seq tool.Seq, carried tool.TraceContext) Call {
+	return NewDeriver(secret).ForCall(runID, seq, carried)
+}
+
+// ForCall places the call runID/seq in its run's trace: under carried
+// when it parses (Parse), else under the trace id d derives (TraceID).
+func (d *Deriver) ForCall(runID string, seq tool.Seq, carried tool.TraceContext) Call {
 	var c Call
-	traceID := TraceID(secret, runID)
+	var traceID trace.TraceID
 	if sc, ok := Parse(carried); ok {
 		c.Parent, traceID = sc, sc.TraceID()
+	} else {
+		traceID = d.TraceID(runID)
 	}
 	c.Step = trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    traceID,

@@ -224,6 +224,16 @@ func (s *Server) Calls() []Call {
 	return slices.Clone(s.calls)
 }
 
+// Requests returns the HTTP requests received at the endpoint so far,
+// oldest first, with their trace headers: every POST (the handshake,
+// tools/list, tools/call, notifications), GET and DELETE, including those
+// RefuseCalls refused.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
 // ToolsListed returns how many tools/list requests reached the server (one
 // per page; a client answering from its own cache sends none).
 func (s *Server) ToolsListed() int {

@@ -39,7 +39,24 @@
 // sets the ttlMs cache hint on tools/list results; Options.OnCall reports
 // each call as it arrives; Options.Hosts names hosts, besides loopback
 // ones, that the server answers to (the SDK's DNS rebinding protection
-// refuses any other Host header with 403).
+// refuses any other Host header with 403); Options.Tracer, when set, opens
+// a server span per tools/call.
+//
+// # Trace context
+//
+// A tools/call carries its caller's W3C trace context in _meta, under the
+// bare keys "traceparent" and "tracestate" the MCP specification reserves
+// (SEP-414; mcpmeta.Traceparent), or in the HTTP headers of the same
+// names; _meta wins when it has a traceparent. With Options.Tracer the
+// server continues that context: one span per tools/call, named
+// "tools/call <tool>" and of kind server as the OpenTelemetry semantic
+// conventions for MCP name it, whose only attribute is the tool's name
+// (gen_ai.tool.name), an error status for a JSON-RPC error or an isError
+// result, and flushed before the call is answered. A call without a
+// valid context gets a span of a new trace. Whatever the tracer,
+// Calls records the context received (Call.Traceparent, Call.Tracestate,
+// Call.TraceHeaders with any baggage header) and Requests the trace
+// headers of every HTTP request.
 //
 // # Controls
 //
@@ -70,7 +87,9 @@
 // result, and a delay holds the answer back.
 //
 // Records: Calls (every tools/call: tool, arguments, the whole _meta, the
-// revision, the session, and the HTTP status if refused), ToolsListed (the
+// revision, the session, the HTTP status if refused, the trace context
+// received and the server span's context), Requests (every HTTP request:
+// its method, its JSON-RPC method and its trace headers), ToolsListed (the
 // tools/list requests that reached the server, one per page), Tickets and
 // SMSSent.
 //

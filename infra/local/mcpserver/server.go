@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 // Options configures a Server. The zero value serves every protocol revision
@@ -57,6 +60,12 @@ type Options struct {
 	Hosts []string
 	// Logger receives the SDK's logs; nil discards them.
 	Logger *slog.Logger
+	// Tracer, if set, opens one server span per tools/call under the W3C
+	// trace context the call carried (its _meta's traceparent and
+	// tracestate, else its POST's headers), and flushes it before the
+	// call is answered. nil: no spans; the context is still recorded
+	// (Call.Traceparent).
+	Tracer *tracing.Tracer
 }
 
 // newestRevision is the first MCP revision (SEP-2575, sessionless) that the
@@ -71,6 +80,8 @@ type Server struct {
 	http   *http.Server
 	url    string
 	onCall func(Call)
+	tracer *tracing.Tracer
+	logger *slog.Logger
 
 	// stopping ends every pending delay when Stop is called.
 	stopping context.Context
@@ -90,6 +101,7 @@ type Server struct {
 	tools    map[string]*tool
 	refusals []Refusal
 	calls    []Call
+	requests []Request
 	lists    int
 	tickets  []Ticket
 	sms      []SMS
@@ -117,6 +129,19 @@ type Call struct {
 	// Refused is the HTTP status the call was refused with before reaching
 	// the MCP layer (see RefuseCalls); 0 if it reached it.
 	Refused int
+	// Traceparent and Tracestate are the W3C trace context the call
+	// carried, as received, valid or not: its _meta's "traceparent" and
+	// "tracestate" (the bare keys the MCP specification reserves,
+	// SEP-414) when _meta has a traceparent, else the traceparent and
+	// tracestate headers of the POST that carried it; "" when absent.
+	Traceparent string
+	Tracestate  string
+	// TraceHeaders are the traceparent, tracestate and baggage headers of
+	// the POST that carried the call, as received; nil when it had none.
+	TraceHeaders http.Header
+	// Span is the context of the server span opened for the call
+	// (Options.Tracer); invalid without a tracer, and for a refused call.
+	Span trace.SpanContext
 }
 
 // Start starts a server on a free 127.0.0.1 port, serving the tools
@@ -140,6 +165,8 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		onCall: opts.OnCall,
+		tracer: opts.Tracer,
+		logger: logger,
 		tools:  map[string]*tool{},
 		served: make(chan struct{}),
 		idle:   make(chan struct{}),
@@ -292,7 +319,20 @@ func (s *Server) record(next mcp.MethodHandler) mcp.MethodHandler {
 			if r.Session != nil {
 				c.SessionID = r.Session.ID()
 			}
+			var h http.Header
+			if r.Extra != nil {
+				h = r.Extra.Header
+			}
+			c.Traceparent, c.Tracestate = received(c.Meta, h)
+			c.TraceHeaders = traceHeaders(h)
+			ctx, span := s.startSpan(ctx, c)
+			if span != nil {
+				c.Span = span.SpanContext()
+			}
 			s.recordCall(c)
+			res, err := next(ctx, method, req)
+			s.endSpan(ctx, span, res, err)
+			return res, err
 		}
 		return next(ctx, method, req)
 	}
@@ -327,6 +367,7 @@ const maxPeekBytes = mcp.DefaultMaxRequestBodyBytes
 func (s *Server) refuse(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
+			s.recordRequest(Request{Method: r.Method, TraceHeaders: traceHeaders(r.Header)})
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -336,6 +377,7 @@ func (s *Server) refuse(next http.Handler) http.Handler {
 			http.Error(w, "read body", http.StatusBadRequest)
 			return
 		}
+		s.recordRequest(Request{Method: r.Method, RPCMethod: rpcMethod(body), TraceHeaders: traceHeaders(r.Header)})
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if isToolsList(body) {
 			w = &cursorRewriter{ResponseWriter: w}
@@ -356,6 +398,8 @@ func (s *Server) refuse(next http.Handler) http.Handler {
 		call.ProtocolVersion = r.Header.Get("Mcp-Protocol-Version")
 		call.SessionID = r.Header.Get("Mcp-Session-Id")
 		call.Refused = ref.Status
+		call.Traceparent, call.Tracestate = received(call.Meta, r.Header)
+		call.TraceHeaders = traceHeaders(r.Header)
 		s.mu.Unlock()
 		s.recordCall(call)
 
@@ -459,6 +503,45 @@ var (
 // whole seconds.
 func TooManyRequests(after time.Duration) Refusal {
 	return Refusal{Status: http.StatusTooManyRequests, RetryAfter: strconv.Itoa(int(after / time.Second))}
+}
+
+// Request is one HTTP request the server received at its endpoint.
+type Request struct {
+	// Method is the HTTP method (POST, GET, DELETE).
+	Method string
+	// RPCMethod is the JSON-RPC method of a POSTed request or
+	// notification ("initialize", "tools/call", …; a batch's first);
+	// "" for a response, a GET or a DELETE.
+	RPCMethod string
+	// TraceHeaders are the request's traceparent, tracestate and baggage
+	// headers as received; nil when it had none.
+	TraceHeaders http.Header
+}
+
+func (s *Server) recordRequest(r Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, r)
+	s.mu.Unlock()
+}
+
+// rpcMethod is the JSON-RPC method of body, a message or a batch (its
+// first member's); "" when it has none.
+func rpcMethod(body []byte) string {
+	var one struct {
+		Method string `json:"method"`
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) != nil || len(batch) == 0 {
+			return ""
+		}
+		trimmed = batch[0]
+	}
+	if json.Unmarshal(trimmed, &one) != nil {
+		return ""
+	}
+	return one.Method
 }
 
 // isToolsList reports whether body is a JSON-RPC tools/list request.

@@ -16,6 +16,12 @@
 // trivial handler's init (docs/performance.md, "Bootstrap size and cold
 // start"). Figures depend on the machine: read the ratios. Nothing is
 // asserted.
+//
+// The tracing column is the init of the packages tracing adds (the
+// OpenTelemetry API and SDK, shared/tracing and shared/tracecontext),
+// summed from the runtime's GODEBUG=inittrace=1 lines of each function's
+// bootstrap run on its own, median of the rounds: clock time and bytes
+// allocated (docs/tracing.md, "Export").
 package main
 
 import (
@@ -78,6 +84,10 @@ type fn struct {
 	size  int64  // the deployed (linux/arm64, stripped) bootstrap's bytes
 	inits []time.Duration
 	cpus  []time.Duration
+	// traceInits and traceBytes are the tracing packages' init per round
+	// (tracingInit).
+	traceInits []time.Duration
+	traceBytes []int64
 }
 
 func median(d []time.Duration) time.Duration {
@@ -132,10 +142,15 @@ func run(ctx context.Context) error {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}
 			f.inits, f.cpus = append(f.inits, d), append(f.cpus, cpu)
+			td, tb, err := tracingInit(ctx, f.host)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+			f.traceInits, f.traceBytes = append(f.traceInits, td), append(f.traceBytes, tb)
 		}
 	}
 	base := fns[0]
-	fmt.Printf("| function | bootstrap (linux/arm64, stripped) | × trivial | init (median of %d) | × trivial | init CPU | × trivial | tool function ≤ %.0f× |\n|---|---|---|---|---|---|---|---|\n", rounds, initGoal)
+	fmt.Printf("| function | bootstrap (linux/arm64, stripped) | × trivial | init (median of %d) | × trivial | init CPU | × trivial | tool function ≤ %.0f× | tracing packages' init |\n|---|---|---|---|---|---|---|---|---|\n", rounds, initGoal)
 	for _, f := range fns {
 		ratio := float64(median(f.inits)) / float64(median(base.inits))
 		goal := ""
@@ -145,10 +160,46 @@ func run(ctx context.Context) error {
 				goal = fmt.Sprintf("not met (+%.2f)", ratio-initGoal)
 			}
 		}
-		fmt.Printf("| %s | %.1f MB | %.2f | %.1f ms | %.2f | %.1f ms | %.2f | %s |\n", f.name, float64(f.size)/1e6, float64(f.size)/float64(base.size),
-			ms(median(f.inits)), ratio, ms(median(f.cpus)), float64(median(f.cpus))/float64(median(base.cpus)), goal)
+		bytes := slices.Clone(f.traceBytes)
+		slices.Sort(bytes)
+		fmt.Printf("| %s | %.1f MB | %.2f | %.1f ms | %.2f | %.1f ms | %.2f | %s | %.2f ms, %.1f KB |\n", f.name, float64(f.size)/1e6, float64(f.size)/float64(base.size),
+			ms(median(f.inits)), ratio, ms(median(f.cpus)), float64(median(f.cpus))/float64(median(base.cpus)), goal,
+			ms(median(f.traceInits)), float64(bytes[len(bytes)/2])/1e3)
 	}
 	return nil
+}
+
+// tracingPackages are the import paths whose init the tracing column sums.
+var tracingPackages = []string{"go.opentelemetry.io/", "github.com/toolgate/toolgate/shared/tracing", "github.com/toolgate/toolgate/shared/tracecontext"}
+
+// tracingInit runs bootstrap on its own (no Lambda runtime API: it stops
+// after its init) with GODEBUG=inittrace=1 and sums the clock time and
+// bytes of the tracingPackages' init lines ("init PKG @T ms, D ms clock,
+// B bytes, N allocs"; the runtime package's documentation).
+func tracingInit(ctx context.Context, bootstrap string) (time.Duration, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bootstrap)
+	cmd.Env = []string{"GODEBUG=inittrace=1", "PATH=" + os.Getenv("PATH")}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	_ = cmd.Run() // it fails without a runtime API, after its init
+	var total time.Duration
+	var allocated int64
+	for line := range strings.Lines(stderr.String()) {
+		f := strings.Fields(line)
+		if len(f) < 9 || f[0] != "init" || !slices.ContainsFunc(tracingPackages, func(p string) bool { return strings.HasPrefix(f[1], p) }) {
+			continue
+		}
+		clock, err1 := strconv.ParseFloat(f[4], 64)
+		b, err2 := strconv.ParseInt(f[7], 10, 64)
+		if err1 != nil || err2 != nil {
+			return 0, 0, fmt.Errorf("an inittrace line does not parse: %q", line)
+		}
+		total += time.Duration(clock * float64(time.Millisecond))
+		allocated += b
+	}
+	return total, allocated, nil
 }
 
 // build builds pkg as `make build` does for Lambda (lambda.norpc,

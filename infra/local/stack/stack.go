@@ -26,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/httprecorder"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
+	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/functionconfig"
@@ -33,6 +34,7 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolset"
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 // The local stack's fixed names. The stage is "local"; parameter names are
@@ -93,7 +95,8 @@ func FunctionARN(name string) string {
 
 // Stack is the whole local stack: dynalite, the SES v2 emulator, every
 // function under the RIE, the local Step Functions endpoint, the demo
-// data server and the recording HTTP service, on 127.0.0.1.
+// data server, the recording HTTP service and the trace receiver, on
+// 127.0.0.1.
 type Stack struct {
 	Dir        string // holds the parameters, functions and env files
 	ParamsFile string // parameter name -> value, as SSM would answer
@@ -154,6 +157,13 @@ type Stack struct {
 	// exemption TOOLGATE_HTTP_ALLOW_ADDRESSES). Tests script its answers
 	// and read what it received.
 	HTTP *httprecorder.Server
+	// Traces is the stack's OTLP/HTTP trace receiver (otlpreceiver),
+	// in-process on a free 127.0.0.1 port: every function the stack runs,
+	// TeamFunction among them, and the CLI (Environ, EnvFile) are given
+	// TOOLGATE_TRACING=otlp:<Traces.URL()> (functionconfig.EnvTracing;
+	// StackOptions.Env may set another value for the functions). Tests
+	// read the spans it kept, also after Stop.
+	Traces *otlpreceiver.Receiver
 	// Tickets is the ticket service create-ticket opens tickets in, at
 	// TicketsURL.
 	Tickets    *ticketservice.Service
@@ -407,6 +417,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	s.Lambda.RequireTag(platformtool.TagTool, Stage)
 	logf("Lambda stand-in %s (Invoke, ListTags)", s.Lambda.Endpoint())
+	if s.Traces, err = otlpreceiver.Start(); err != nil {
+		return nil, fmt.Errorf("the trace receiver: %w", err)
+	}
+	logf("trace receiver %s%s (OTLP/HTTP)", s.Traces.URL(), otlpreceiver.TracesPath)
 	if err := s.startTeamFunction(ctx, root, logf); err != nil {
 		return nil, err
 	}
@@ -416,7 +430,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	s.Lambda.SetTags(TeamFunction, teamTags)
 	logf("team function %s tags %v", TeamFunction, teamTags)
-	if s.MCP, err = mcpserver.Start(mcpserver.Options{Stateless: true, Hosts: []string{MCPTestHost}}); err != nil {
+	// The MCP server continues each call's trace, as a traced server
+	// would: its spans go to the stack's receiver.
+	if s.MCP, err = mcpserver.Start(mcpserver.Options{Stateless: true, Hosts: []string{MCPTestHost},
+		Tracer: tracing.New(s.Traces.URL(), "mcpserver", nil)}); err != nil {
 		return nil, fmt.Errorf("the local MCP server: %w", err)
 	}
 	s.MCPResolveFile = filepath.Join(s.Dir, "mcp-resolve")
@@ -480,7 +497,8 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			"TOOLGATE_STS_ENDPOINT": s.STS.Endpoint(), "TOOLGATE_STS_ALLOW_HTTP": "true",
 			// The local stack's account: proofs of any other account's
 			// principals are refused.
-			"TOOLGATE_ACCOUNT": local.LocalAccountID}
+			"TOOLGATE_ACCOUNT":        local.LocalAccountID,
+			functionconfig.EnvTracing: s.tracing()}
 		for k, v := range functionEnv(name, s, dataAddr, allow) {
 			vars[k] = v
 		}
@@ -551,6 +569,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		"export AWS_SECRET_ACCESS_KEY=" + local.FakeSecretAccessKey,
 		"export AWS_ENDPOINT_URL_STS=" + s.STS.Endpoint(),
 		"export TOOLGATE_LOCAL_KEYS=" + s.KeysFile,
+		"export " + functionconfig.EnvTracing + "=" + s.tracing(),
 	}
 	if err := os.WriteFile(s.EnvFile, []byte(strings.Join(env, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
@@ -634,7 +653,7 @@ func (s *Stack) startTeamFunction(ctx context.Context, root string, logf func(st
 	if err := local.BuildBootstrap(ctx, filepath.Join(root, "examples", TeamFunction), bs); err != nil {
 		return err
 	}
-	p, err := local.StartRIE(ctx, TeamFunction, bs, 30*time.Second, map[string]string{"TICKETS_URL": s.TicketsURL})
+	p, err := local.StartRIE(ctx, TeamFunction, bs, 30*time.Second, map[string]string{"TICKETS_URL": s.TicketsURL, functionconfig.EnvTracing: s.tracing()})
 	if err != nil {
 		return err
 	}
@@ -689,7 +708,17 @@ func (s *Stack) Environ() map[string]string {
 		"AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_ENDPOINT_URL_STS":      s.STS.Endpoint(),
 		"TOOLGATE_LOCAL_KEYS":       s.KeysFile,
+		functionconfig.EnvTracing:   s.tracing(),
 	}
+}
+
+// tracing is the TOOLGATE_TRACING value that exports to Traces
+// (functionconfig.ParseTracing); off before Traces has started.
+func (s *Stack) tracing() string {
+	if s.Traces == nil {
+		return functionconfig.TracingOff
+	}
+	return "otlp:" + s.Traces.URL()
 }
 
 // Stop stops everything the stack started, in reverse order.
@@ -720,6 +749,9 @@ func (s *Stack) Stop() error {
 	if s.HTTP != nil {
 		s.HTTP.Close()
 		s.HTTP = nil
+	}
+	if s.Traces != nil {
+		s.Traces.Close() // kept: its spans stay readable
 	}
 	if s.MCP != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

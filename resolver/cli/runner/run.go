@@ -41,9 +41,11 @@ type SFNAPI interface {
 type StartRecorder func(ctx context.Context, executionARN, inputDigest string) error
 
 // Meta is the execution input's meta (docs/solutions.md, "The execution
-// input"): traceparent and end_user are named for later use. It carries no
-// caller proof: the start is recorded before the execution starts
-// (StartRecorder).
+// input"): the W3C traceparent the run's trace continues (a version-00
+// traceparent, 55 characters, or empty: the run's trace id is then
+// derived from its run id; docs/tracing.md), and end_user, named for
+// later use. It carries no caller proof: the start is recorded before the
+// execution starts (StartRecorder).
 type Meta struct {
 	Traceparent string `json:"traceparent,omitempty"`
 	EndUser     string `json:"end_user,omitempty"`
@@ -103,7 +105,10 @@ var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlie
 // StartExecution runs; a publish between the two is not noticed (the
 // Starter of a revision published in between refuses a run without a
 // record).
-func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, record StartRecorder) (string, error) {
+//
+// meta is the execution input's meta as given (its digest is recorded with
+// the rest of the input).
+func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, meta Meta, record StartRecorder) (string, error) {
 	if err := deployment.CheckStage(stage); err != nil {
 		return "", err
 	}
@@ -147,7 +152,7 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 	}
 	parts[5] = "execution"
 	execARN := strings.Join(parts, ":") + ":" + name
-	body, err := json.Marshal(ExecutionInput{Input: input, Meta: Meta{}})
+	body, err := json.Marshal(ExecutionInput{Input: input, Meta: meta})
 	if err != nil {
 		return "", fmt.Errorf("the input: %w", err)
 	}

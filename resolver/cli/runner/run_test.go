@@ -74,11 +74,12 @@ func TestStartChecksInput(t *testing.T) {
 		{"size", def, `{"recipient": "` + strings.Repeat("x", 40_000) + `"}`, "over the Solution's policy.input_limit_bytes of 32768", true},
 		{"no record", strings.Replace(def, resolver.InputRecordPrefix, "", 1), `{"recipient": "x"}`, "publish the Solution again", false},
 	}
+	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: c.definition}
 			var recorded []string
-			arn, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", func(_ context.Context, arn, digest string) error {
+			arn, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", Meta{Traceparent: traceparent}, func(_ context.Context, arn, digest string) error {
 				recorded = append(recorded, arn, digest)
 				return nil
 			})
@@ -93,6 +94,9 @@ func TestStartChecksInput(t *testing.T) {
 				}
 				if strings.Contains(body, "proof") {
 					t.Fatalf("execution input %s carries a proof", body)
+				}
+				if !strings.Contains(body, `"meta":{"traceparent":"`+traceparent+`"}`) {
+					t.Fatalf("execution input %s does not carry the run's traceparent in meta (under the recorded digest)", body)
 				}
 				return
 			}
@@ -139,7 +143,7 @@ func TestStartRecordsTheStartFirst(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: c.definition}
 			recorded := false
-			_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", func(context.Context, string, string) error {
+			_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(c.input), "run-1", Meta{}, func(context.Context, string, string) error {
 				recorded = true
 				return c.refuse
 			})
@@ -167,7 +171,7 @@ func TestStartRefusesAChildsNameBeforeAnythingIsSigned(t *testing.T) {
 	for _, name := range []string{tool.ChildExecutionName("arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-1", "1"), "tg-mine", "tg-"} {
 		f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
 		recorded := false
-		_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), name, func(context.Context, string, string) error {
+		_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), name, Meta{}, func(context.Context, string, string) error {
 			recorded = true
 			return nil
 		})
@@ -177,7 +181,7 @@ func TestStartRefusesAChildsNameBeforeAnythingIsSigned(t *testing.T) {
 	}
 	// Another letter case is another name to Step Functions, and no child's.
 	f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
-	if _, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), "TG-mine", func(context.Context, string, string) error { return nil }); err != nil || f.started == nil {
+	if _, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), "TG-mine", Meta{}, func(context.Context, string, string) error { return nil }); err != nil || f.started == nil {
 		t.Fatalf("TG-mine: %v", err)
 	}
 }
