@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
+	"github.com/toolgate/toolgate/shared/tracecontext"
 )
 
 // call posts one event to a function under the RIE and returns its result,
@@ -565,5 +566,39 @@ func TestDirectLaneClosedWithoutConfiguredReviewers(t *testing.T) {
 			Tool: "send-email", ToolsetID: s.ts.ID, TimeoutSeconds: 60}}, digest))})
 	if code != "REVIEW_FORBIDDEN" || !strings.Contains(msg, "direct lane is closed") {
 		t.Fatalf("%s %s, want the direct lane closed", code, msg)
+	}
+}
+
+// review-request stores a review's place in its run's trace on the
+// review item: the traceparent its Task carried, or, for a run given
+// none (null), a span of the trace it derives from the run id under the
+// stage's external key, which it reads at its cold start.
+func TestReviewRequestStoresTheReviewTraceparent(t *testing.T) {
+	s := newReviewStack(t)
+	ctx := context.Background()
+	const carried = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	id := s.requestReview(t, s.task(t, "token-trace-carried", func(m map[string]any) { m["traceparent"] = carried }))
+	if r, err := s.reviews.Get(ctx, id); err != nil || r.Traceparent != carried {
+		t.Fatalf("a carried context stored as %q (%v)", r.Traceparent, err)
+	}
+	task := s.task(t, "token-trace-none", func(m map[string]any) { m["traceparent"] = nil })
+	r, err := s.reviews.Get(ctx, s.requestReview(t, task))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, ok := tracecontext.Parse(tool.TraceContext{Traceparent: r.Traceparent})
+	if !ok || sc.TraceID().String() == "4bf92f3577b34da6a3ce929d0e0e4736" || !sc.IsSampled() {
+		t.Fatalf("a run without a context stored %q", r.Traceparent)
+	}
+	// Another review of the same run is in the same trace.
+	other := s.task(t, "token-trace-none-2", func(m map[string]any) { m["traceparent"] = nil; m["step"] = "approve2" })
+	other["run_id"] = task["run_id"]
+	r2, err := s.reviews.Get(ctx, s.requestReview(t, other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc2, _ := tracecontext.Parse(tool.TraceContext{Traceparent: r2.Traceparent})
+	if sc2.TraceID() != sc.TraceID() || sc2.SpanID() == sc.SpanID() {
+		t.Fatalf("two reviews of a run placed at %q and %q", r.Traceparent, r2.Traceparent)
 	}
 }

@@ -20,10 +20,14 @@ const (
 	stateStartRefused = "StartRefused"
 	stateInit         = "Init"
 	stateInitChild    = "InitChild"
-	stateStarter      = StarterState
-	stateStarterChild = "StarterChild"
-	stateEnd          = "End"
-	stateRejected     = "Rejected"
+	// The Init states of a run given a trace context: a string
+	// meta.traceparent (docs/solutions.md, "The execution input").
+	stateInitTraced      = "InitTraced"
+	stateInitChildTraced = "InitChildTraced"
+	stateStarter         = StarterState
+	stateStarterChild    = "StarterChild"
+	stateEnd             = "End"
+	stateRejected        = "Rejected"
 	// ReviewFunction is the Lambda function review Tasks invoke.
 	ReviewFunction = "review-request"
 	// StarterState is the state a Solution with gated tools or workflow
@@ -135,6 +139,12 @@ func (e *emitter) emit() *asl.Definition {
 	// verified starter enters the state data, no caller proof ever does.
 	present := []asl.ChoiceRule{isPresent("$.input", true), isPresent("$.meta", true)}
 	child := append(append([]asl.ChoiceRule{}, present...), isPresent("$.meta.parent_run_id", true))
+	// A run given a trace context carries it as a string
+	// meta.traceparent, which the Traced Init states copy; anything else
+	// there is ignored, as a malformed context is (tool.Traceparent).
+	traced := func(rules []asl.ChoiceRule) []asl.ChoiceRule {
+		return append(append([]asl.ChoiceRule{}, rules...), isPresent(metaTraceparent, true), isString(metaTraceparent))
+	}
 	need := "{\"input\": ..., \"meta\": {}}"
 	e.states[stateStart] = &asl.Choice{
 		// The InputRecord toolgate run checks an input against; a Comment
@@ -142,41 +152,55 @@ func (e *emitter) emit() *asl.Definition {
 		Comment: e.p.inputComment,
 		// A child run (started by a parent's workflow step) names its
 		// parent in meta; its start is the record its parent wrote.
-		Choices: []asl.ChoiceRule{{And: child, Next: stateInitChild}, {And: present, Next: stateInit}},
+		Choices: []asl.ChoiceRule{
+			{And: traced(child), Next: stateInitChildTraced}, {And: child, Next: stateInitChild},
+			{And: traced(present), Next: stateInitTraced}, {And: present, Next: stateInit},
+		},
 		Default: stateStartRefused,
 	}
 	e.states[stateStartRefused] = &asl.Fail{
 		Error: StartInvalid,
 		Cause: "the execution input must be " + need + ": start runs with toolgate run (docs/solutions.md, \"The execution input\")",
 	}
-	meta := map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id": "", "start": map[string]any{}}
 	first := e.p.start
-	initParams := map[string]any{
-		"input.$": "$.input",
-		"steps":   map[string]any{},
-		"reviews": map[string]any{},
-		"meta":    meta,
+	// initState is one of the four Init states: the state data's first
+	// members, meta with the run id, seq 0, the parent's run id ("" but
+	// in a child run), the start to come and the run's traceparent (null
+	// when it has none), so that every path a later state reads exists.
+	initState := func(comment string, child, traced bool, next string) *asl.Pass {
+		meta := map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id": "", "start": map[string]any{}, "traceparent": nil}
+		if child {
+			delete(meta, "parent_run_id")
+			meta["parent_run_id.$"] = "$.meta.parent_run_id"
+		}
+		if traced {
+			delete(meta, "traceparent")
+			meta["traceparent.$"] = metaTraceparent
+		}
+		params := map[string]any{
+			"input.$": "$.input",
+			"steps":   map[string]any{},
+			"reviews": map[string]any{},
+			"meta":    meta,
+		}
+		if e.p.decisions {
+			params["decisions"] = map[string]any{}
+		}
+		return &asl.Pass{Comment: comment, Parameters: params, Next: next}
 	}
-	init := &asl.Pass{Comment: "state data: {input, steps, reviews, meta}", Parameters: initParams, Next: first}
+	runNext := first
+	if gated {
+		runNext = stateStarter
+	}
+	comment := "state data: {input, steps, reviews, meta}"
 	if e.p.decisions {
-		init.Comment = "state data: {input, steps, reviews, decisions, meta}"
-		initParams["decisions"] = map[string]any{}
+		comment = "state data: {input, steps, reviews, decisions, meta}"
 	}
-	e.states[stateInit] = init
-	initChild := map[string]any{
-		"input.$": "$.input",
-		"steps":   map[string]any{},
-		"reviews": map[string]any{},
-		"meta":    map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id.$": "$.meta.parent_run_id", "start": map[string]any{}},
-	}
-	if e.p.decisions {
-		initChild["decisions"] = map[string]any{}
-	}
-	e.states[stateInitChild] = &asl.Pass{
-		Comment:    "a child run: state data as Init's, with the parent's run id",
-		Parameters: initChild,
-		Next:       stateStarterChild,
-	}
+	e.states[stateInit] = initState(comment, false, false, runNext)
+	e.states[stateInitTraced] = initState(comment+", meta.traceparent the run's", false, true, runNext)
+	childComment := "a child run: state data as Init's, with the parent's run id"
+	e.states[stateInitChild] = initState(childComment, true, false, stateStarterChild)
+	e.states[stateInitChildTraced] = initState(childComment+" and the workflow step's traceparent", true, true, stateStarterChild)
 	e.states[stateStarterChild] = e.starterTask(
 		"a child run's start is its parent's record for this execution and input: its starter is the parent's",
 		parameters(tool.ChildStartCheck{}, map[string]any{
@@ -185,7 +209,6 @@ func (e *emitter) emit() *asl.Definition {
 			"start_time":      path("$$.Execution.StartTime"),
 		}), first)
 	if gated {
-		init.Next = stateStarter
 		e.states[stateStarter] = e.starterTask(
 			"the run's start is the record toolgate run wrote for this execution and input: who started the run, who may then not decide its reviews",
 			parameters(tool.RunStartCheck{}, map[string]any{
@@ -292,6 +315,18 @@ func isPresent(variable string, present bool) asl.ChoiceRule {
 	return asl.ChoiceRule{Variable: variable, IsPresent: &present}
 }
 
+// isString is the Choice rule "variable is a string"; variable must be
+// present (an And with isPresent before it).
+func isString(variable string) asl.ChoiceRule {
+	yes := true
+	return asl.ChoiceRule{Variable: variable, IsString: &yes}
+}
+
+// metaTraceparent is the run's W3C traceparent in the state data: a
+// string, or null when the run was given none (every Init state writes
+// it; docs/solutions.md, "The execution input").
+const metaTraceparent = "$.meta.traceparent"
+
 // seqExpr is a call's seq as the envelope carries it, a string
 // (tool.Seq): meta.seq is the number States.MathAdd advances; in a
 // for_each body it follows the counter value the loop took
@@ -312,11 +347,11 @@ func (e *emitter) keyExpr() string {
 }
 
 // nextMeta is the seq Pass's meta: the run id, the next seq, the parent's
-// run id ("" but in a child run) and the verified starter ({} when the
-// Solution has no Starter).
+// run id ("" but in a child run), the verified starter ({} when the
+// Solution has no Starter) and the run's traceparent (null when none).
 func (e *emitter) nextMeta() map[string]any {
 	m := map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)",
-		"parent_run_id.$": "$.meta.parent_run_id", "start.$": "$.meta.start"}
+		"parent_run_id.$": "$.meta.parent_run_id", "start.$": "$.meta.start", "traceparent.$": metaTraceparent}
 	if e.loop != nil {
 		m["loop_seq.$"], m["index.$"] = "$.meta.loop_seq", "$.meta.index"
 	}
@@ -341,6 +376,9 @@ func (e *emitter) tool(ps *planStep) {
 		// The execution's start: the dispatcher refuses a key's record
 		// that an earlier execution of the same name left (docs/ledger.md).
 		tool.MemberRunStartedAt: path("$$.Execution.StartTime"),
+		// The run's trace context; null, the dispatcher derives the
+		// run's trace from its run id (tool.TraceContext).
+		tool.MemberTrace: map[string]any{"traceparent.$": metaTraceparent},
 	}
 	if call.platform != "" {
 		// The proxy invokes the pinned function: an ARN as pinned, or
@@ -417,6 +455,7 @@ func (e *emitter) review(ps *planStep) {
 				"reviewers":       reviewers,
 				"timeout_seconds": st.ReviewTimeout,
 				"requester":       path("$.meta.start.starter"),
+				"traceparent":     path(metaTraceparent),
 			}),
 		},
 		ResultPath: result,

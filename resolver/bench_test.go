@@ -263,8 +263,11 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// A generated Solution of 900 steps fits Step Functions' 1 MiB quota (of
+// 1000, the definition is just over it: each tool step's Task and counter
+// carry the run's traceparent), and one of 10 000 is refused by it.
 func TestGeneratedCompiles(t *testing.T) {
-	res := Compile("gen.yaml", generate(1000), Options{})
+	res := Compile("gen.yaml", generate(900), Options{})
 	if !res.OK() {
 		t.Fatal(res.Diagnostics[0])
 	}

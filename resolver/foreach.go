@@ -94,7 +94,7 @@ func (e *emitter) itemSelector(l *loopPlan) map[string]any {
 		"index.$": "$$.Map.Item.Index",
 		"meta": map[string]any{
 			"run_id.$": "$.meta.run_id", "parent_run_id.$": "$.meta.parent_run_id", "start.$": "$.meta.start",
-			"loop_seq.$": "$.meta.seq", "index.$": "$$.Map.Item.Index", "seq": 0,
+			"traceparent.$": metaTraceparent, "loop_seq.$": "$.meta.seq", "index.$": "$$.Map.Item.Index", "seq": 0,
 		},
 		"reviews": map[string]any{},
 	}

@@ -108,8 +108,12 @@ func TestTaskPayloadsDecode(t *testing.T) {
 				case strings.HasSuffix(name, "-record"), strings.HasSuffix(name, "-claim"):
 					// The child's version ARN, as publishing substitutes it.
 					payload = []byte(placeholderPattern.ReplaceAllString(string(payload), "arn:aws:states:us-east-1:123456789012:stateMachine:toolgate-x_child:1"))
-					if _, _, _, err := review.DecodeChildStart(payload); err != nil {
+					_, res, _, err := review.DecodeChildStart(payload, nil)
+					if err != nil {
 						t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
+					} else if res.Traceparent == "" {
+						// The Task's ResultSelector reads $.Payload.traceparent.
+						t.Errorf("%s: state %s: review-request answers its payload without the child's traceparent\n%s", filepath.Base(f), name, payload)
 					}
 					continue
 				}

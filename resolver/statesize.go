@@ -27,15 +27,25 @@ const (
 	// metaBytes bounds $.meta: the run id and the parent's run id
 	// (execution ARNs; the dispatcher refuses a run id over 1024
 	// characters, tool.DecodeEnvelope), the seq counter and the verified
-	// starter (an IAM ARN, at most 2048), with their keys.
-	metaBytes = 6 << 10
+	// starter (an IAM ARN, at most 2048), with their keys, and the run's
+	// traceparent (traceparentBytes).
+	metaBytes = 6<<10 + traceparentBytes
+	// traceparentBytes bounds a traceparent member of the state data or of
+	// a payload, its key included: meta.traceparent is at most
+	// tool.MaxTraceparentLength characters (toolgate run writes no longer
+	// one; a parent's workflow step writes a formatted one, 55), counted
+	// at 6 bytes a character, the most JSON escaping makes of one, since
+	// Init copies what the execution input holds (docs/solutions.md,
+	// "State size").
+	traceparentBytes = 6*tool.MaxTraceparentLength + 2 + len(`,"traceparent":`)
 	// workflowBytes bounds what a workflow step's slot holds besides its
 	// result or error while it starts and recovers its child: the child's
-	// execution name and ARN and the recovered status.
-	workflowBytes = 3 << 10
+	// execution name and ARN, its traceparent and the recovered status.
+	workflowBytes = 3<<10 + traceparentBytes
 	// childInputBytes bounds a child's execution input besides its input:
-	// its meta (the parent's run id, twice, and seq) and the keys.
-	childInputBytes = 5 << 10
+	// its meta (the parent's run id, twice, seq and the traceparent) and
+	// the keys.
+	childInputBytes = 5<<10 + traceparentBytes
 	// describeBytes bounds a child's DescribeExecution answer besides its
 	// input, output, error and cause: its execution and state machine
 	// (version) ARNs, name, status, dates and redrive members.
@@ -55,8 +65,8 @@ const (
 	// reviewTaskBytes bounds a review Task's payload without its reviewers
 	// and the reviewed input: the task token (at most 1024 characters,
 	// review.MaxTaskTokenLength), the run id and the requester (IAM ARNs,
-	// at most 2048 each) and the fixed members.
-	reviewTaskBytes = 8 << 10
+	// at most 2048 each), the run's traceparent and the fixed members.
+	reviewTaskBytes = 8<<10 + traceparentBytes
 	// numberBytes is the most characters Step Functions may write a number
 	// with once it has parsed it as a double (the shortest round-trip form,
 	// sign and exponent included); a literal written shorter counts as
@@ -66,9 +76,9 @@ const (
 	numberBytes = inputrecord.NumberBytes
 	// envelopeBytes bounds a tool Task's payload without its input, its
 	// approval and its keep list: the run id, the idempotency key (the run
-	// id again), the parent's run id, the execution's start time and the
-	// fixed members.
-	envelopeBytes = 12 << 10
+	// id again), the parent's run id, the execution's start time, the
+	// trace member (the run's traceparent) and the fixed members.
+	envelopeBytes = 12<<10 + traceparentBytes + len(`"trace":{}`)
 	// decisionBytes bounds $.decisions.<review id>: the decision
 	// {decision, reason, approver}, or while a rejection is read, the
 	// whole decision JSON parsed from the rejection's Cause
@@ -190,7 +200,8 @@ func (z *sizer) toolOutputSchema(j int) (map[string]any, bool) {
 func (c *checker) checkStateSize(g *gate.Graph, p *plan) {
 	z := &sizer{c: c, p: p, withBounds: map[int]int{}, g: g, input: c.inputLimit(), cyclic: cyclicNodes(g), passMemo: map[int]int{}, inPass: map[int]bool{}}
 	// The state data from Init on is the input and meta, Init's own:
-	// nothing of the execution input's meta enters it. Runs of a
+	// nothing of the execution input's meta enters it but its
+	// traceparent, which metaBytes counts. Runs of a
 	// definition compiled now carry no start proof; an execution input
 	// from an earlier toolgate run still can (meta.start_proof, at most
 	// shared/caller.MaxProofBytes, 8 KiB), but only Start and Init read it,

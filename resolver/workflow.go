@@ -57,12 +57,23 @@ type WorkflowPin struct {
 }
 
 // childInput is the child execution's input: the step's with as its
-// input, and meta naming the parent run and the step's seq; the console
-// links the two executions by AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.
-func (e *emitter) childInput(ps *planStep) map[string]any {
+// input, and meta naming the parent run, the step's seq and the step's
+// span (meta.traceparent); the console links the two executions by
+// AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID. traceparent is the value
+// of meta.traceparent: in the start-record Task's input, null, which
+// review-request fills with the step's span context before it records
+// the input's digest and answers it (tool.ChildStartResult); in the
+// start's, the path of that answer, so that the child starts with
+// exactly the input recorded (docs/solutions.md, "Workflow steps").
+func (e *emitter) childInput(ps *planStep, traceparent any) map[string]any {
+	meta := map[string]any{"parent_run_id.$": "$.meta.run_id", "parent_seq.$": e.seqExpr(), "traceparent": traceparent}
+	if p, ok := traceparent.(path); ok {
+		delete(meta, "traceparent")
+		meta["traceparent.$"] = string(p)
+	}
 	return map[string]any{
 		"input": ps.value.static,
-		"meta":  map[string]any{"parent_run_id.$": "$.meta.run_id", "parent_seq.$": e.seqExpr()},
+		"meta":  meta,
 		"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$": "$$.Execution.Id",
 	}
 }
@@ -98,9 +109,10 @@ func (e *emitter) workflow(ps *planStep) {
 					"parent_run_id":     path("$.meta.run_id"),
 					"seq":               path(e.seqExpr()),
 					"state_machine_arn": arn,
-					"input":             e.childInput(ps),
+					"input":             e.childInput(ps, nil),
 					"attempt":           attempt,
 					"conflict":          conflict,
+					"traceparent":       path(metaTraceparent),
 				}),
 			},
 			ResultSelector: selector,
@@ -114,11 +126,13 @@ func (e *emitter) workflow(ps *planStep) {
 			Next:  then,
 		}
 	}
-	named := map[string]any{"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn", "attempt.$": "$.Payload.attempt"}
+	named := map[string]any{"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn", "attempt.$": "$.Payload.attempt",
+		"traceparent.$": "$.Payload.traceparent"}
 	e.states[st.ID+"-record"] = record("name the child and record this run's starter and the child's input for it", 0, false, named, st.ID)
 	e.states[st.ID+"-claim"] = record("the child's name is in use: follow it if this step's child took its record, or release the record and record the next name",
 		path(result+".child.attempt"), true, map[string]any{
 			"execution_name.$": "$.Payload.execution_name", "execution_arn.$": "$.Payload.execution_arn", "attempt.$": "$.Payload.attempt", "taken.$": "$.Payload.taken",
+			"traceparent.$": "$.Payload.traceparent",
 		}, st.ID+"-claimed")
 	taken := true
 	e.states[st.ID+"-claimed"] = &asl.Choice{
@@ -131,7 +145,7 @@ func (e *emitter) workflow(ps *planStep) {
 		Parameters: map[string]any{
 			"StateMachineArn": arn,
 			"Name.$":          result + ".child.execution_name",
-			"Input":           e.childInput(ps),
+			"Input":           e.childInput(ps, path(result+".child.traceparent")),
 		},
 		ResultSelector: map[string]any{"output.$": "$.Output"},
 		ResultPath:     result,

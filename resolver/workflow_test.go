@@ -75,8 +75,9 @@ func TestOutputBindsWhatEveryEndHasSet(t *testing.T) {
 	}
 }
 
-// A child's start record and its start Task carry the same input: the
-// digest review-request records is the one the child checks.
+// A child's start record and its start Task carry the same input but for
+// meta.traceparent: null in the record's, which review-request fills and
+// answers before it records the digest, and that answer in the start's.
 func TestWorkflowStepSendsOneInputTwice(t *testing.T) {
 	res := compileOnDemo(t, "p.yaml", parentSolution("  - id: w\n    workflow: demo-ticket\n    with: {title: \"${input.t}\", n: 1}\n", ""))
 	if !res.OK() {
@@ -85,16 +86,27 @@ func TestWorkflowStepSendsOneInputTwice(t *testing.T) {
 	var def struct {
 		States map[string]struct {
 			Parameters struct {
-				Input   any
-				Payload struct{ Input any }
+				Input   map[string]any
+				Payload struct{ Input map[string]any }
 			}
 		}
 	}
 	if err := json.Unmarshal(res.Definition, &def); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := json.Marshal(def.States["w"].Parameters.Input)
-	b, _ := json.Marshal(def.States["w-record"].Parameters.Payload.Input)
+	start, record := def.States["w"].Parameters.Input, def.States["w-record"].Parameters.Payload.Input
+	startMeta, _ := start["meta"].(map[string]any)
+	recordMeta, _ := record["meta"].(map[string]any)
+	if tp, ok := recordMeta["traceparent"]; !ok || tp != nil {
+		t.Fatalf("record input's meta %v: want traceparent null, for review-request to fill", recordMeta)
+	}
+	if startMeta["traceparent.$"] != "$.steps.w.child.traceparent" {
+		t.Fatalf("start input's meta %v: want the traceparent review-request answered", startMeta)
+	}
+	delete(recordMeta, "traceparent")
+	delete(startMeta, "traceparent.$")
+	a, _ := json.Marshal(start)
+	b, _ := json.Marshal(record)
 	if string(a) != string(b) || !strings.Contains(string(a), `"parent_run_id.$":"$.meta.run_id"`) {
 		t.Fatalf("start Input %s, record input %s", a, b)
 	}

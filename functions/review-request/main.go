@@ -7,11 +7,13 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/shared/caller"
@@ -19,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
+	"github.com/toolgate/toolgate/shared/secrets"
 )
 
 func main() {
@@ -27,6 +30,10 @@ func main() {
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
 	db := dynamodb.NewFromConfig(awsCfg)
+	// The stage's external key: the trace ids of runs given no trace
+	// context are derived under it, as the dispatcher derives them.
+	externalKey, err := secrets.LoadExternalKey(context.Background(), ssm.NewFromConfig(awsCfg), cfg.ExternalKeyParam)
+	externalKey = coldstart.Must(log, "the external key", externalKey, err)
 	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
@@ -36,8 +43,9 @@ func main() {
 		Callers: callers,
 		// A child run's start: the input record of the version a parent
 		// starts, and the version the child's execution runs.
-		Executions: stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)},
-		Log:        log,
+		Executions:  stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)},
+		ExternalKey: externalKey,
+		Log:         log,
 	})
 	lambda.Start(h.Handle)
 }

@@ -424,12 +424,13 @@ func (c *Config) checkCallers() []error {
 		return problems
 	}
 	env := map[string]string{
-		envTable:               "toolgate-" + c.Stage,
-		envStage:               c.Stage,
-		"AWS_REGION":           "us-east-1",    // Lambda sets it; the STS endpoint's default
-		caller.EnvAccount:      "123456789012", // the stack's account, unknown at synth
-		envSessionRoles:        strings.Join(c.SessionRoles, ","),
-		envDirectReviewMaxSecs: strconv.Itoa(c.DirectReviewMaxSeconds),
+		envTable:                           "toolgate-" + c.Stage,
+		envStage:                           c.Stage,
+		"AWS_REGION":                       "us-east-1",    // Lambda sets it; the STS endpoint's default
+		caller.EnvAccount:                  "123456789012", // the stack's account, unknown at synth
+		envSessionRoles:                    strings.Join(c.SessionRoles, ","),
+		envDirectReviewMaxSecs:             strconv.Itoa(c.DirectReviewMaxSeconds),
+		functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(c.Stage),
 	}
 	if len(c.DirectReviewers) > 0 {
 		env[envDirectReviewers] = directReviewersJSON(c.DirectReviewers)

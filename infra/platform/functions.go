@@ -310,7 +310,7 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 				Sid:       jsii.String("DescribeChildExecutions"),
 				Actions:   jsii.Strings("states:DescribeExecution"),
 				Resources: &[]*string{sub(executionsARN(p.Stage))},
-			}), childVersionDefinitions(p.Stage))
+			}), childVersionDefinitions(p.Stage), readExternalKey(p.Stage))
 		case fnReviewDecision:
 			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("SendTaskResult"),
@@ -475,6 +475,9 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		// The start lane records starts of this stage's Solutions only
 		// (request.StartScope).
 		env[envStage] = jsii.String(p.Stage)
+		// The stage's external key, under which it derives the trace ids
+		// of runs given no trace context (readExternalKey).
+		env[functionconfig.EnvExternalKeyParam] = jsii.String(functionconfig.ExternalKeyParam(p.Stage))
 	case fnLambdaTool:
 		// The placeholders' parameters, /toolgate/<stage>/tool-function/...
 		// (shared/platformtool).

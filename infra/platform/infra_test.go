@@ -169,6 +169,10 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "ReadChildVersionDefinitions", Actions: []string{"states:DescribeStateMachine"},
 			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-test_*"},
 			Condition: `{"Null":{"states:StateMachineQualifier":"false"}}`},
+		// The stage's external key alone, which a run's trace id is
+		// derived under: no MAC key, no since time.
+		{Sid: "ReadExternalKey", Actions: []string{"ssm:GetParameters"},
+			Resources: []string{arn("ssm", "parameter/toolgate/test/secret/external-key")}},
 		lambdaXRay,
 	}, wantLedger(table.ReviewRequest)...),
 	"ReviewDecisionFunction": append([]stmt{
@@ -333,6 +337,7 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800", "TOOLGATE_STAGE": "test",
+		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key",
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,

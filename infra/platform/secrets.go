@@ -48,6 +48,19 @@ func readLedgerSecrets(stage, function string) awsiam.PolicyStatement {
 	})
 }
 
+// readExternalKey is review-request's one SSM statement: ssm:GetParameters
+// on exactly the stage's external key (shared/secrets LoadExternalKey),
+// under which it derives a run's trace id as the tool functions do
+// (docs/reviews.md, "Trace context"). It reads no MAC key and no since
+// time; the key is encrypted under aws/ssm, as readLedgerSecrets says.
+func readExternalKey(stage string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ReadExternalKey"),
+		Actions:   jsii.Strings("ssm:GetParameters"),
+		Resources: &[]*string{parameterARN(functionconfig.ExternalKeyParam(stage))},
+	})
+}
+
 // ledgerSecretNames are the parameters the provisioning function creates
 // for stage: each tool function's MAC key (functionSpecs with Tool), the
 // external key; and the since parameter.
@@ -147,6 +160,8 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	overrideLogicalID(sinceRes, "LedgerSince")
+	// review-request reads the external key at its cold start too.
+	fns[fnReviewRequest].Function.Node().AddDependency(res)
 	for _, spec := range functionSpecs {
 		if !spec.Tool {
 			continue

@@ -111,6 +111,7 @@ type ChoiceRule struct {
 	BooleanEqualsPath            string       `json:"BooleanEqualsPath,omitempty"`
 	IsNull                       bool         `json:"IsNull,omitempty"`
 	IsPresent                    *bool        `json:"IsPresent,omitempty"`
+	IsString                     *bool        `json:"IsString,omitempty"`
 	Next                         string       `json:"Next,omitempty"`
 	Not                          *ChoiceRule  `json:"Not,omitempty"`
 	NumericEquals                json.Number  `json:"NumericEquals,omitempty"`

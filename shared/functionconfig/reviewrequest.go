@@ -22,6 +22,11 @@ type ReviewRequest struct {
 	// Region (EnvRegion) and Stage (tool.EnvStage) are, with Callers.Account,
 	// the start lane's StartScope.
 	Region, Stage string
+	// ExternalKeyParam names the stage's external key (EnvExternalKeyParam,
+	// ExternalKeyParam), the one secret review-request reads: a run's
+	// trace id is derived under it (shared/tracecontext), for a review's
+	// place in its run's trace and a child run's traceparent.
+	ExternalKeyParam string
 }
 
 // EnvRegion is the function's region, of the start lane's StartScope;
@@ -39,8 +44,8 @@ type DirectPolicy struct {
 }
 
 // ReviewRequestFromEnv reads the review-request function's configuration
-// through getenv: review.EnvTable and EnvRegion (required), tool.EnvStage
-// (required), the lane (lane.FromEnv), the caller proofs'
+// through getenv: review.EnvTable, EnvRegion and EnvExternalKeyParam
+// (required), tool.EnvStage (required), the lane (lane.FromEnv), the caller proofs'
 // (caller.ConfigFromEnv), review.EnvDirectReviewers (a JSON object from
 // tool name to at most reviewer.MaxReviewers patterns, each
 // reviewer.CheckPattern's) and review.EnvDirectMaxTimeout (whole seconds,
@@ -54,6 +59,9 @@ func ReviewRequestFromEnv(getenv func(string) string) (ReviewRequest, error) {
 	}
 	if cfg.Region == "" {
 		return cfg, fmt.Errorf("%s is not set", EnvRegion)
+	}
+	if cfg.ExternalKeyParam = getenv(EnvExternalKeyParam); cfg.ExternalKeyParam == "" {
+		return cfg, fmt.Errorf("%s is not set", EnvExternalKeyParam)
 	}
 	var err error
 	if cfg.Stage, err = tool.StageFromEnv(getenv); err != nil {

@@ -27,7 +27,8 @@ func SecretsPrefix(stage string) string { return fmt.Sprintf("/toolgate/%s/secre
 func MACParam(stage, function string) string { return SecretsPrefix(stage) + "ledger-mac/" + function }
 
 // ExternalKeyParam names stage's external key: a SecureString every tool
-// role reads.
+// role reads, and review-request's (its one secret: trace ids are derived
+// under it, docs/reviews.md, "Trace context").
 func ExternalKeyParam(stage string) string { return SecretsPrefix(stage) + "external-key" }
 
 // SinceParam names stage's since time: a String, RFC 3339, written once.

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,29 +94,38 @@ type ChildCheck struct {
 // childMeta reads the parts of a child's execution input a ChildStart
 // checks: the child's run input (its input member, $.input of the child
 // run, which the child's input record applies to) and its meta, which
-// names the parent run and step that start it. Members are read by their
+// names the parent run and step that start it, and whether meta asks for
+// the step's traceparent (fill: "traceparent": null, which the parent's
+// start-record Task sends for review-request to fill; any other value is
+// refused, since the parent never writes one). Members are read by their
 // exact names, once each, as the child's Start and InitChild states read
 // $.meta.parent_run_id (Go's decoder alone would match any letter case and
 // keep the last of duplicates).
-func childMeta(input json.RawMessage) (runInput json.RawMessage, parent string, seq tool.Seq, err error) {
+func childMeta(input json.RawMessage) (runInput json.RawMessage, parent string, seq tool.Seq, fill bool, err error) {
 	top, err := tool.DecodeObject("input", input)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", false, err
 	}
 	if top["input"] == nil {
-		return nil, "", "", fmt.Errorf("input field \"input\" is missing")
+		return nil, "", "", false, fmt.Errorf("input field \"input\" is missing")
 	}
 	meta, err := tool.DecodeObject("input field \"meta\"", top["meta"])
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", false, err
 	}
 	if err := json.Unmarshal(meta["parent_run_id"], &parent); err != nil {
-		return nil, "", "", fmt.Errorf("meta field \"parent_run_id\" is not a string")
+		return nil, "", "", false, fmt.Errorf("meta field \"parent_run_id\" is not a string")
 	}
 	if err := json.Unmarshal(meta["parent_seq"], &seq); err != nil || seq.Valid() != nil {
-		return nil, "", "", fmt.Errorf("meta field \"parent_seq\" is not a seq")
+		return nil, "", "", false, fmt.Errorf("meta field \"parent_seq\" is not a seq")
 	}
-	return top["input"], parent, seq, nil
+	if tp, ok := meta["traceparent"]; ok {
+		if string(bytes.TrimSpace(tp)) != "null" {
+			return nil, "", "", false, fmt.Errorf("meta field \"traceparent\" is not null: review-request writes the step's traceparent there")
+		}
+		fill = true
+	}
+	return top["input"], parent, seq, fill, nil
 }
 
 // ChildRunInput is the child's run input in the execution input of a
@@ -123,7 +133,7 @@ func childMeta(input json.RawMessage) (runInput json.RawMessage, parent string, 
 // exact name, which the child version's input record must accept
 // (shared/inputrecord; docs/solutions.md, "Workflow steps").
 func ChildRunInput(c *tool.ChildStart) (json.RawMessage, error) {
-	in, _, _, err := childMeta(c.Input)
+	in, _, _, _, err := childMeta(c.Input)
 	return in, err
 }
 
@@ -134,7 +144,15 @@ func ChildRunInput(c *tool.ChildStart) (json.RawMessage, error) {
 // holds its run input (ChildRunInput) and a meta naming this parent and
 // seq. It returns the child's execution name and ARN and the record to
 // write, without the starter.
-func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, ChildRecord, error) {
+//
+// When the input's meta holds "traceparent": null (a parent compiled with
+// trace context), the child's traceparent is the step's span
+// (ChildTraceparent, under secret, the stage's external key): it is
+// written into the input, whose digest is then recorded, and answered
+// (tool.ChildStartResult.Traceparent), so that the start, which sends the
+// answer as meta.traceparent, sends exactly the input recorded. The
+// returned ChildStart's Input is that input.
+func DecodeChildStart(payload, secret []byte) (*tool.ChildStart, tool.ChildStartResult, ChildRecord, error) {
 	var c tool.ChildStart
 	var res tool.ChildStartResult
 	if err := decodeTask("child start", "the workflow step's start-record payload", payload, &c); err != nil {
@@ -148,14 +166,21 @@ func DecodeChildStart(payload []byte) (*tool.ChildStart, tool.ChildStartResult, 
 	case c.Attempt < 0 || c.Attempt >= tool.MaxChildAttempts:
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: attempt %d is not 0 to %d", c.Attempt, tool.MaxChildAttempts-1)
 	}
-	_, parent, seq, err := childMeta(c.Input)
+	_, parent, seq, fill, err := childMeta(c.Input)
 	if err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: input is not the child's execution input {input, meta}: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if parent != c.ParentRunID || seq != c.Seq {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: the input's meta names parent %q seq %q, not this step's", excerpt.Bytes(parent, 80, "..."), seq)
 	}
-	_, digest, err := tool.InputDigest(c.Input)
+	recorded := c.Input
+	if fill {
+		res.Traceparent = ChildTraceparent(secret, c.ParentRunID, c.Seq, c.Traceparent)
+		if recorded, err = withChildTraceparent(c.Input, res.Traceparent); err != nil {
+			return nil, res, ChildRecord{}, fmt.Errorf("child start: input: %v", err)
+		}
+	}
+	_, digest, err := tool.InputDigest(recorded)
 	if err != nil {
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: input: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/tracecontext"
 )
 
 const (
@@ -22,7 +23,7 @@ const childInput = `{"input":{"title":"t"},"meta":{"parent_run_id":"` + testPare
 // seq, under the child's state machine without its version, and binds the
 // digest of the child's whole input, whatever its key order.
 func TestChildStartNamesTheChildAndBindsItsInput(t *testing.T) {
-	_, res, rec, err := DecodeChildStart([]byte(childStartPayload(childInput)))
+	_, res, rec, err := DecodeChildStart([]byte(childStartPayload(childInput)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestChildStartRefusesWhatTheStepWouldNotStart(t *testing.T) {
 		// of it would take the record.
 		"an unqualified state machine ARN": strings.Replace(childStartPayload(childInput), testVersion, strings.TrimSuffix(testVersion, ":3"), 1),
 	} {
-		if _, _, _, err := DecodeChildStart([]byte(payload)); err == nil {
+		if _, _, _, err := DecodeChildStart([]byte(payload), nil); err == nil {
 			t.Errorf("%s: accepted %s", name, payload)
 		}
 	}
@@ -82,7 +83,7 @@ const goodChildPayload = `{"state_machine_arn":"arn:aws:states:us-east-1:1234567
 // of them, so a payload whose meta names another parent than the one it
 // records passed.
 func TestDecodeChildStartReadsMetaByItsExactName(t *testing.T) {
-	if _, res, rec, err := DecodeChildStart([]byte(goodChildPayload)); err != nil || rec.ParentRunID != testParent ||
+	if _, res, rec, err := DecodeChildStart([]byte(goodChildPayload), nil); err != nil || rec.ParentRunID != testParent ||
 		res.ExecutionName != tool.ChildExecutionName(testParent, "2") ||
 		res.ExecutionARN != "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_child:"+res.ExecutionName {
 		t.Fatalf("%+v %+v %v", res, rec, err)
@@ -93,7 +94,7 @@ func TestDecodeChildStartReadsMetaByItsExactName(t *testing.T) {
 		"meta's members in another case":           strings.Replace(goodChildPayload, `"meta":{"parent_run_id"`, `"meta":{"Parent_Run_ID"`, 1),
 		"meta's parent twice":                      strings.Replace(other, `"parent_seq":2}`, `"parent_seq":2,"parent_run_id":"`+testParent+`"}`, 1),
 	} {
-		if _, _, _, err := DecodeChildStart([]byte(payload)); err == nil {
+		if _, _, _, err := DecodeChildStart([]byte(payload), nil); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -103,12 +104,16 @@ func FuzzDecodeChildStart(f *testing.F) {
 	f.Add([]byte(childStartPayload(childInput)))
 	f.Add([]byte(childStartPayload(`{}`)))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(childStartPayload(tracedChildInput)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, res, rec, err := DecodeChildStart(data)
+		c, res, rec, err := DecodeChildStart(data, nil)
 		if err != nil {
 			return
 		}
-		in, parent, seq, err := childMeta(c.Input)
+		in, parent, seq, fill, err := childMeta(c.Input)
+		if fill != (res.Traceparent != "") || (fill && len(res.Traceparent) != tool.MaxTraceparentLength) {
+			t.Fatalf("traceparent %q answered for %s", res.Traceparent, data)
+		}
 		if err != nil || parent != c.ParentRunID || seq != c.Seq || c.Seq.Valid() != nil {
 			t.Fatalf("accepted an input that does not name its parent and seq: %s", data)
 		}
@@ -146,7 +151,7 @@ func TestChildStartInALoop(t *testing.T) {
 	}
 	names := map[string]bool{}
 	for _, seq := range []string{`"4.0.1"`, `"4.1.1"`, `"2"`, `2`} {
-		_, res, _, err := DecodeChildStart([]byte(loop(seq)))
+		_, res, _, err := DecodeChildStart([]byte(loop(seq)), nil)
 		if err != nil {
 			t.Fatalf("seq %s: %v", seq, err)
 		}
@@ -156,13 +161,13 @@ func TestChildStartInALoop(t *testing.T) {
 		t.Fatalf("child names %v", names)
 	}
 	for _, seq := range []string{`"4.1"`, `"04"`, `"4.0.0"`} {
-		if _, _, _, err := DecodeChildStart([]byte(loop(seq))); err == nil {
+		if _, _, _, err := DecodeChildStart([]byte(loop(seq)), nil); err == nil {
 			t.Errorf("seq %s accepted", seq)
 		}
 	}
 	// The record's seq and the input's parent_seq name one step.
 	mixed := strings.Replace(loop(`"4.0.1"`), `"parent_seq":"4.0.1"`, `"parent_seq":"4.1.1"`, 1)
-	if _, _, _, err := DecodeChildStart([]byte(mixed)); err == nil {
+	if _, _, _, err := DecodeChildStart([]byte(mixed), nil); err == nil {
 		t.Error("a record for another item's child accepted")
 	}
 }
@@ -172,7 +177,7 @@ func TestChildStartInALoop(t *testing.T) {
 // version's input record is checked against.
 func TestChildRunInputIsTheInputMember(t *testing.T) {
 	payload := strings.Replace(goodChildPayload, `"input":{"title":"t"}`, `"INPUT":{"title":"u"},"input":{"title":"t"}`, 1)
-	c, _, _, err := DecodeChildStart([]byte(payload))
+	c, _, _, err := DecodeChildStart([]byte(payload), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,12 +192,83 @@ func TestChildRunInputIsTheInputMember(t *testing.T) {
 // member stays required.
 func TestChildStartOfAParentPublishedBeforeAttempts(t *testing.T) {
 	old := strings.Replace(childStartPayload(childInput), `,"attempt":0,"conflict":false`, "", 1)
-	c, res, _, err := DecodeChildStart([]byte(old))
+	c, res, _, err := DecodeChildStart([]byte(old), nil)
 	if err != nil || c.Attempt != 0 || c.Conflict || res.ExecutionName != tool.ChildExecutionName(testParent, "2") {
 		t.Fatalf("a payload without attempt and conflict: %+v %+v %v", c, res, err)
 	}
 	noSeq := strings.Replace(old, `"seq":2,`, "", 1)
-	if _, _, _, err := DecodeChildStart([]byte(noSeq)); err == nil || !strings.Contains(err.Error(), `"seq" is missing`) {
+	if _, _, _, err := DecodeChildStart([]byte(noSeq), nil); err == nil || !strings.Contains(err.Error(), `"seq" is missing`) {
 		t.Fatalf("a payload without seq: %v", err)
+	}
+}
+
+// tracedChildInput is a child's input as a parent compiled with trace
+// context records it: meta.traceparent null, for review-request to fill.
+const tracedChildInput = `{"input":{"title":"t"},"meta":{"parent_run_id":"` + testParent + `","parent_seq":2,"traceparent":null},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `"}`
+
+// A parent compiled with trace context asks for the step's traceparent:
+// review-request answers the step span ForCall derives (under the
+// parent's carried context when it parses, else under the trace id
+// derived from the parent's run id), and records the digest of the input
+// the start then sends, with that traceparent in meta, so the child's
+// own check finds it. A parent published before asks for none, and its
+// record is what it was.
+func TestChildStartRecordsTheInputWithTheStepTraceparent(t *testing.T) {
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	const carried = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for name, c := range map[string]struct {
+		member  string
+		carried tool.Traceparent
+	}{
+		"carried":      {`,"traceparent":"` + carried + `"`, carried},
+		"null":         {`,"traceparent":null`, ""},
+		"malformed":    {`,"traceparent":"00-zz"`, "00-zz"},
+		"not a string": {`,"traceparent":{"a":1}`, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			payload := strings.TrimSuffix(childStartPayload(tracedChildInput), "}") + c.member + "}"
+			sent, res, rec, err := DecodeChildStart([]byte(payload), secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tracecontext.Format(tracecontext.ForCall(secret, testParent, "2", c.carried.Context()).Step).Traceparent
+			if res.Traceparent != want || len(want) != tool.MaxTraceparentLength {
+				t.Fatalf("answered traceparent %q, want %q", res.Traceparent, want)
+			}
+			sc, _ := tracecontext.Parse(tool.TraceContext{Traceparent: res.Traceparent})
+			if wantTrace := tracecontext.TraceID(secret, testParent).String(); name != "carried" && sc.TraceID().String() != wantTrace {
+				t.Fatalf("trace %s, want the one derived from the parent's run id %s", sc.TraceID(), wantTrace)
+			} else if name == "carried" && sc.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+				t.Fatalf("trace %s, want the carried one", sc.TraceID())
+			}
+			if !strings.Contains(string(sent.Input), `"traceparent":null`) {
+				t.Fatalf("the payload's input changed: %s", sent.Input)
+			}
+			// What the start sends: the input with the answer in meta, in
+			// Step Functions' own member order.
+			started := `{"meta":{"traceparent":"` + res.Traceparent + `","parent_seq":2,"parent_run_id":"` + testParent + `"},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":"` + testParent + `","input":{"title":"t"}}`
+			check, err := DecodeChildCheck([]byte(`{"execution_arn":"` + res.ExecutionARN + `","execution_input":` + started + `,"start_time":"2026-12-01T00:00:00Z"}`))
+			if err != nil || check.InputDigest != rec.InputDigest {
+				t.Fatalf("the started input's digest %s (%v), recorded %s", check.InputDigest, err, rec.InputDigest)
+			}
+			// A child started with another traceparent, or none, is not the
+			// one recorded.
+			for _, other := range []string{strings.Replace(started, res.Traceparent, carried, 1), strings.Replace(started, `"traceparent":"`+res.Traceparent+`",`, "", 1)} {
+				check, err := DecodeChildCheck([]byte(`{"execution_arn":"` + res.ExecutionARN + `","execution_input":` + other + `,"start_time":"2026-12-01T00:00:00Z"}`))
+				if err != nil || check.InputDigest == rec.InputDigest {
+					t.Fatalf("input %s has the recorded digest", other)
+				}
+			}
+		})
+	}
+	_, res, rec, err := DecodeChildStart([]byte(childStartPayload(childInput)), secret)
+	_, before, _ := tool.InputDigest([]byte(childInput))
+	if err != nil || res.Traceparent != "" || rec.InputDigest != before {
+		t.Fatalf("a parent published before: traceparent %q, digest %s (want %s), %v", res.Traceparent, rec.InputDigest, before, err)
+	}
+	// The parent never writes the child's traceparent itself.
+	if _, _, _, err := DecodeChildStart([]byte(childStartPayload(strings.Replace(tracedChildInput, `"traceparent":null`, `"traceparent":"`+carried+`"`, 1))), secret); err == nil ||
+		strings.Contains(err.Error(), carried) {
+		t.Fatalf("a meta.traceparent the parent wrote: %v", err)
 	}
 }

@@ -19,16 +19,17 @@ func TestLaneRequestAndReviewTaskShareTheReviewedCall(t *testing.T) {
 	if diff := cmp.Diff(want, call); diff != "" {
 		t.Fatalf("ReviewedCall members (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(slices.Concat([]string{"task_token"}, call, []string{"requester"}), tool.FieldNames(tool.ReviewTask{})); diff != "" {
+	if diff := cmp.Diff(slices.Concat([]string{"task_token"}, call, []string{"requester", "traceparent"}), tool.FieldNames(tool.ReviewTask{})); diff != "" {
 		t.Errorf("ReviewTask members (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(slices.Concat([]string{"action", "review_id"}, call, []string{"proof"}), tool.FieldNames(review.LaneRequest{})); diff != "" {
 		t.Errorf("LaneRequest members (-want +got):\n%s", diff)
 	}
-	// Every member of a review Task stays required, none of a lane request's
-	// own is.
+	// Every member of a review Task stays required but traceparent, which
+	// the review Tasks of definitions published before it lack; none of a
+	// lane request's own is.
 	for _, m := range tool.FieldNames(tool.ReviewTask{}) {
-		if tool.Optional(tool.ReviewTask{}, m) {
+		if tool.Optional(tool.ReviewTask{}, m) != (m == "traceparent") {
 			t.Errorf("ReviewTask member %s is optional", m)
 		}
 	}

@@ -140,6 +140,13 @@ type Review struct {
 	// dispatcher uses a binding only once seal.Accept takes it.
 	BindingSeal seal.Status
 
+	// Traceparent is the review's place in its run's trace, a W3C
+	// traceparent (TraceparentFor): stored with what was asked, so that
+	// the decision's span joins the run's trace. Not secret, but never
+	// logged nor put in an error: it is the caller's word. "" in items
+	// written before it, and from New until the caller places it.
+	Traceparent string
+
 	// DecisionToken is the random token of the request that recorded the
 	// decision, so that a store can tell its own conditional write that
 	// succeeded from another's; never shown.
@@ -163,6 +170,10 @@ type Params struct {
 	Reviewers      []string
 	TimeoutSeconds int
 	Requester      string
+	// Traceparent is the run's traceparent the review Task carried
+	// (tool.Traceparent: "" when it carried none); Review.Traceparent
+	// starts as it.
+	Traceparent tool.Traceparent
 }
 
 var idPattern = regexp.MustCompile(`^rv_[0-9a-f]{32}$`)
@@ -235,7 +246,7 @@ func New(p Params) (*Review, error) {
 	return &Review{
 		ID: p.ID, RunID: p.RunID, Step: p.Step, Of: p.Of, Tool: p.Tool, ToolsetID: p.ToolsetID,
 		Reviewers: reviewers, Input: canonical, InputDigest: digest, TaskToken: p.TaskToken,
-		TimeoutSeconds: p.TimeoutSeconds, Status: Pending, Requester: p.Requester,
+		TimeoutSeconds: p.TimeoutSeconds, Status: Pending, Requester: p.Requester, Traceparent: string(p.Traceparent),
 	}, nil
 }
 

@@ -31,12 +31,14 @@ func DecodeTask(data []byte) (*Review, error) {
 	return New(Params{
 		ID: IDForToken(p.TaskToken), TaskToken: p.TaskToken, RunID: p.RunID, Step: p.Step, Of: p.Of, Tool: p.Tool,
 		ToolsetID: p.ToolsetID, Input: p.Input, Reviewers: p.Reviewers, TimeoutSeconds: p.TimeoutSeconds, Requester: p.Requester,
+		Traceparent: p.Traceparent,
 	})
 }
 
 // decodeTask decodes a compiled Task's payload into v (a contract struct
 // of shared/tool) strictly: valid UTF-8, members by their exact names,
-// once each, every field present and not null, no other.
+// once each, every field present and not null (a tool.Nullable one, a
+// run's traceparent, may be null), no other.
 func decodeTask(what, payload string, data []byte, v any) error {
 	if !utf8.Valid(data) {
 		return fmt.Errorf("%s is not valid UTF-8", what)
@@ -53,7 +55,7 @@ func decodeTask(what, payload string, data []byte, v any) error {
 		if !ok {
 			return fmt.Errorf("%s field %q is missing", what, f)
 		}
-		if string(bytes.TrimSpace(m)) == "null" {
+		if string(bytes.TrimSpace(m)) == "null" && !tool.Nullable(v, f) {
 			return fmt.Errorf("%s field %q must not be null", what, f)
 		}
 		delete(seen, f)

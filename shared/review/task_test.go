@@ -64,10 +64,15 @@ func FuzzDecodeTask(f *testing.F) {
 	f.Add([]byte(goodTask))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"task_token":"t","run_id":"r","step":"a","of":"b","tool":"c","toolset_id":"ts_00000000000000000000000000000000","input":{"n":1e2},"reviewers":[],"timeout_seconds":1}`))
+	f.Add([]byte(strings.TrimSuffix(goodTask, "}") + `,"traceparent":null}`))
+	f.Add([]byte(strings.TrimSuffix(goodTask, "}") + `,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := DecodeTask(data)
 		if err != nil {
 			return
+		}
+		if len(r.Traceparent) > tool.MaxTraceparentLength {
+			t.Fatalf("kept a traceparent of %d characters", len(r.Traceparent))
 		}
 		if !ValidID(r.ID) || r.ID != IDForToken(r.TaskToken) || r.TimeoutSeconds < 1 || r.TimeoutSeconds > MaxTimeout {
 			t.Fatalf("accepted %+v", r)

@@ -118,6 +118,31 @@ func Load(ctx context.Context, api GetAPI, n functionconfig.SecretNames) (Ledger
 	return l, nil
 }
 
+// LoadExternalKey reads the stage's external key alone, parameter name
+// (functionconfig.ExternalKeyParam), in one GetParameters request
+// (WithDecryption): review-request derives a run's trace id under it as
+// the tool functions do (shared/tracecontext), and holds no other secret.
+// It fails when name is not a parameter name, when the parameter is
+// missing, or when it is not base64 of SecretBytes bytes; the error names
+// the parameter, never its value.
+func LoadExternalKey(ctx context.Context, api GetAPI, name string) ([]byte, error) {
+	if len(name) > maxParamName || !paramName.MatchString(name) {
+		return nil, fmt.Errorf("secrets: %q is not an SSM parameter name", name)
+	}
+	out, err := api.GetParameters(ctx, &ssm.GetParametersInput{Names: []string{name}, WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("secrets: get parameters: %w", err)
+	}
+	if len(out.InvalidParameters) > 0 {
+		return nil, fmt.Errorf("secrets: parameters missing (the deploy provisions them): %s", name)
+	}
+	got := map[string]string{}
+	for _, p := range out.Parameters {
+		got[aws.ToString(p.Name)] = aws.ToString(p.Value)
+	}
+	return secret(got, name)
+}
+
 func secret(got map[string]string, name string) ([]byte, error) {
 	v, ok := got[name]
 	if !ok {

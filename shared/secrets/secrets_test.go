@@ -217,3 +217,30 @@ func TestCustomResourceCreatesWhatItsPropertiesName(t *testing.T) {
 		t.Fatalf("%d PutParameter requests, want 5: 3 secrets, the since time, the Update's (refused as existing), none for a Delete or a bad Create", s.Puts())
 	}
 }
+
+// LoadExternalKey reads the external key alone, the same bytes Load gives
+// a tool function; a missing or malformed key, or a name that is none, is
+// an error naming the parameter and never its value.
+func TestLoadExternalKeyReadsTheKeyAlone(t *testing.T) {
+	s, c := ssmOn(t)
+	ctx := context.Background()
+	n := functionconfig.SecretNamesFor("test", "send-email")
+	if _, err := secrets.LoadExternalKey(ctx, c, n.ExternalKey); err == nil || !strings.Contains(err.Error(), n.ExternalKey) {
+		t.Fatalf("a missing key: %v", err)
+	}
+	if _, err := secrets.Ensure(ctx, c, secrets.Provision{Secrets: []string{n.ExternalKey, n.MAC}, Since: n.Since, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := secrets.LoadExternalKey(ctx, c, n.ExternalKey)
+	l, lerr := secrets.Load(ctx, c, n)
+	if err != nil || lerr != nil || len(key) != secrets.SecretBytes || string(key) != string(l.ExternalKey) {
+		t.Fatalf("LoadExternalKey = %x, %v; Load's %x, %v", key, err, l.ExternalKey, lerr)
+	}
+	s.Set(n.ExternalKey, "junk-value")
+	if _, err := secrets.LoadExternalKey(ctx, c, n.ExternalKey); err == nil || strings.Contains(err.Error(), "junk-value") || !strings.Contains(err.Error(), n.ExternalKey) {
+		t.Fatalf("a malformed key: %v", err)
+	}
+	if _, err := secrets.LoadExternalKey(ctx, c, "external key"); err == nil {
+		t.Fatal("a name that is no parameter name was read")
+	}
+}

@@ -157,7 +157,7 @@ func init() {
 // review-request writes (Create): never a decision nor a binding.
 var reviewAsked = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers",
 	"input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "status", "created_at",
-	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK)
+	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK, "traceparent")
 
 // reviewDecided are the attributes review-decision's UpdateItems name:
 // Decide (SET status, review_list_pk, approver, authenticated, decided_at,

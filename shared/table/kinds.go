@@ -175,6 +175,7 @@ var Review = &Kind{
 		attr("self_approval_refusals", Number, "refused self-approvals"),
 		attr("bound_key", String, "legacy: the call an approval was bound to before binding items"),
 		attr("bound_at", String, "legacy: RFC 3339 UTC ms"),
+		attr("traceparent", String, "W3C traceparent: the review's place in its run's trace"),
 	},
 }
 

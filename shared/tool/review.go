@@ -32,6 +32,11 @@ type ReviewTask struct {
 	// Requester is the verified starter of the execution (StartResult),
 	// who may not decide the review (four eyes, docs/reviews.md).
 	Requester string `json:"requester"`
+	// Traceparent is the run's $.meta.traceparent, null when the run has
+	// none; absent from the payloads of state machines published before
+	// it. review-request stores the review's place in the run's trace
+	// from it (docs/reviews.md, "Trace context").
+	Traceparent Traceparent `json:"traceparent,omitempty"`
 }
 
 // RunStartCheck is the payload of a compiled Solution's Starter Task,
@@ -178,7 +183,10 @@ type ChildStart struct {
 	// publish.
 	StateMachineARN string `json:"state_machine_arn"`
 	// Input is the child execution's whole input, exactly as the start
-	// Task sends it: {input, meta: {parent_run_id, parent_seq}, ...}.
+	// Task sends it: {input, meta: {parent_run_id, parent_seq}, ...},
+	// but for meta.traceparent, null here, which review-request fills
+	// with the step's span before it records the digest (ChildStartResult
+	// Traceparent; absent from parents published before).
 	Input json.RawMessage `json:"input"`
 	// Attempt is the attempt whose name is recorded (ChildAttemptName), 0
 	// to MaxChildAttempts-1.
@@ -191,6 +199,11 @@ type ChildStart struct {
 	// record, so that no execution of the name can take it, and records
 	// the next attempt.
 	Conflict bool `json:"conflict,omitempty"`
+	// Traceparent is the parent run's $.meta.traceparent, null when it
+	// has none; absent from the payloads of parents published before it.
+	// The step's span (shared/tracecontext ForCall of ParentRunID and Seq
+	// under it) is the child's meta.traceparent (ChildStartResult).
+	Traceparent Traceparent `json:"traceparent,omitempty"`
 }
 
 // ChildStartResult names the child execution a ChildStart recorded.
@@ -206,6 +219,12 @@ type ChildStartResult struct {
 	// record for ExecutionName: the execution of that name is the step's
 	// child, to follow.
 	Taken bool `json:"taken"`
+	// Traceparent is the workflow step's span context, W3C traceparent
+	// (shared/tracecontext Format of ForCall(...).Step): the child's
+	// meta.traceparent, which review-request wrote into the input it
+	// recorded when the Input's meta held "traceparent": null, and which
+	// the start then sends. Absent otherwise (a parent published before).
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // ChildStartCheck is the payload of a child run's start Task: its own

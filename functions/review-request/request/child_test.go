@@ -335,3 +335,81 @@ func TestChildInputRecordsKeepBoundedMemory(t *testing.T) {
 		t.Fatalf("the last version read again (%d reads, want %d): %v", defs.described, n, err)
 	}
 }
+
+// A parent compiled with trace context records its child's input with
+// meta.traceparent null: review-request answers the step's span
+// (review.ChildTraceparent, under the stage's external key) and records
+// the digest of the input with it, which the start then sends; the
+// child's check of the execution's own input (as Step Functions returns
+// it) accepts the record. A conflict's answer, and the next attempt's,
+// carry the same traceparent. On dynalite and the local Step Functions
+// endpoint.
+func TestTracedChildStartsWithTheRecordedInput(t *testing.T) {
+	ctx := t.Context()
+	e := startChildEnv(t)
+	key := []byte("0123456789abcdef0123456789abcdef")
+	e.h = request.NewHandler(request.Config{Lane: lane.SFN, Callers: caller.Config{Account: "000000000000"}},
+		request.Deps{Store: e.store, Executions: stepfunctions.Executions{Client: e.client}, ExternalKey: key})
+	_, version := e.publish(t, "toolgate-dev_child", `{"StartAt": "w", "States": {"w": {"Type": "Wait", "Seconds": 30, "End": true, "Comment": `+
+		strconv.Quote(inputrecord.Prefix+`{"input_limit_bytes":1024}`)+`}}}`)
+	const carried = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for seq, parentTrace := range map[int]string{1: `"` + carried + `"`, 2: `null`} {
+		recorded := fmt.Sprintf(`{"input":{"title":"t"},"meta":{"parent_run_id":%q,"parent_seq":"%d","traceparent":null},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":%q}`, e.parent, seq, e.parent)
+		ask := func(attempt int, conflict bool) tool.ChildStartResult {
+			t.Helper()
+			out, err := e.h.Handle(ctx, json.RawMessage(fmt.Sprintf(`{"parent_run_id":%q,"seq":"%d","state_machine_arn":%q,"input":%s,"attempt":%d,"conflict":%v,"traceparent":%s}`,
+				e.parent, seq, version, recorded, attempt, conflict, parentTrace)))
+			var res tool.ChildStartResult
+			if err == nil {
+				err = json.Unmarshal(out, &res)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		res := ask(0, false)
+		var carriedTP tool.Traceparent
+		_ = json.Unmarshal([]byte(parentTrace), &carriedTP)
+		if want := review.ChildTraceparent(key, e.parent, tool.Seq(strconv.Itoa(seq)), carriedTP); res.Traceparent != want || len(want) != tool.MaxTraceparentLength {
+			t.Fatalf("seq %d: answered %q, want the step's span %q", seq, res.Traceparent, want)
+		}
+		// What the start Task sends: the input with the answer in meta.
+		startInput := fmt.Sprintf(`{"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":%q,"meta":{"traceparent":%q,"parent_seq":"%d","parent_run_id":%q},"input":{"title":"t"}}`,
+			e.parent, res.Traceparent, seq, e.parent)
+		started, err := e.client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(version), Name: aws.String(res.ExecutionName), Input: aws.String(startInput)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: started.ExecutionArn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := e.h.Handle(ctx, json.RawMessage(fmt.Sprintf(`{"execution_arn":%q,"execution_input":%s,"start_time":%q}`,
+			aws.ToString(started.ExecutionArn), aws.ToString(desc.Input), aws.ToTime(desc.StartDate).UTC().Format(time.RFC3339Nano))))
+		if err != nil || !strings.Contains(string(out), `"starter":`) {
+			t.Fatalf("seq %d: the child's check of its own input: %s %v", seq, out, err)
+		}
+		// A retried start that found its name in use follows the child,
+		// with the same traceparent.
+		if again := ask(0, true); !again.Taken || again.Traceparent != res.Traceparent {
+			t.Fatalf("seq %d: conflict answered %+v", seq, again)
+		}
+	}
+	// The next attempt's name, after a name another execution holds,
+	// keeps the step's traceparent.
+	other := fmt.Sprintf(`{"input":{"title":"t"},"meta":{"parent_run_id":%q,"parent_seq":"3","traceparent":null},"AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID":%q}`, e.parent, e.parent)
+	payload := func(conflict bool) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"parent_run_id":%q,"seq":"3","state_machine_arn":%q,"input":%s,"attempt":0,"conflict":%v,"traceparent":null}`, e.parent, version, other, conflict))
+	}
+	var first, next tool.ChildStartResult
+	if out, err := e.h.Handle(ctx, payload(false)); err != nil || json.Unmarshal(out, &first) != nil {
+		t.Fatal(err)
+	}
+	if out, err := e.h.Handle(ctx, payload(true)); err != nil || json.Unmarshal(out, &next) != nil {
+		t.Fatal(err)
+	}
+	if next.Taken || next.Attempt != 1 || next.Traceparent != first.Traceparent || first.Traceparent == "" {
+		t.Fatalf("next attempt %+v after %+v", next, first)
+	}
+}

@@ -50,6 +50,11 @@ type Handler struct {
 	region, stage string
 	toolsets      ledger.ToolsetCache
 	inputRecords  recordCache
+	// externalKey is the stage's external key (shared/secrets), under
+	// which a run's trace id is derived when it carries none
+	// (shared/tracecontext): a review's place in its run's trace and a
+	// child run's traceparent.
+	externalKey []byte
 }
 
 // Deps are a Handler's collaborators.
@@ -64,6 +69,11 @@ type Deps struct {
 	// the version a workflow step starts (stepfunctions.Executions); nil
 	// where no child run is started or checked.
 	Executions review.Executions
+	// ExternalKey is the stage's external key (shared/secrets
+	// LoadExternalKey), which trace ids are derived under as the
+	// dispatcher derives them; nil derives them under the empty key
+	// (tests only).
+	ExternalKey []byte
 	// Log defaults to slog.Default.
 	Log *slog.Logger
 }
@@ -75,7 +85,7 @@ func NewHandler(cfg Config, d Deps) *Handler {
 		d.Log = slog.Default()
 	}
 	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
-		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage}
+		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -278,7 +288,7 @@ func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawM
 // (checkChildInput): an input the child refuses is recorded for no
 // execution, so the step starts nothing.
 func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	c, res, rec, err := review.DecodeChildStart(payload)
+	c, res, rec, err := review.DecodeChildStart(payload, h.externalKey)
 	if err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
@@ -366,7 +376,7 @@ func nextChildAttempt(c *tool.ChildStart, res tool.ChildStartResult, heldBy stri
 	if err != nil {
 		return res, review.Errorf(review.CodeInvalid, "child start: state_machine_arn: %v", err)
 	}
-	return tool.ChildStartResult{ExecutionName: name, ExecutionARN: arn, Attempt: next}, nil
+	return tool.ChildStartResult{ExecutionName: name, ExecutionARN: arn, Attempt: next, Traceparent: res.Traceparent}, nil
 }
 
 // childCheck answers a child run's start Task: the run's start is the
@@ -431,8 +441,10 @@ func (h *Handler) checkStarter(ctx context.Context, runID, starter string) error
 }
 
 // create stores r after checking that its toolset is registered and pins
-// its tool.
+// its tool, with its place in its run's trace (Review.PlaceInTrace: the
+// traceparent its Task carried, or one derived from its run id).
 func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage, error) {
+	r.PlaceInTrace(h.externalKey)
 	ts, err := h.toolsets.Load(ctx, h.ledger, r.ToolsetID, h.log)
 	if err != nil {
 		return nil, toolsetError(err)

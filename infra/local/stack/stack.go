@@ -274,8 +274,10 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		// version its execution runs. The start lane records starts of
 		// the stage's state machines only.
 		anyone := `["` + local.LocalPrincipal("*") + `"]`
+		// The stage's external key, which provisionSecrets creates: the
+		// trace ids of runs given no trace context are derived under it.
 		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"http": ` + anyone + `, "send-email": ` + anyone + `}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(),
-			"TOOLGATE_STAGE": Stage}
+			"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(Stage)}
 	}
 	return nil
 }

@@ -76,6 +76,10 @@ type askedItem struct {
 	ExpiresAt int64  `dynamodbav:"expires_at"`
 	ListPK    string `dynamodbav:"review_list_pk"` // REVIEWS#<status>
 	ListSK    string `dynamodbav:"review_list_sk"` // "<created_at>#<review id>"
+	// Traceparent is the review's place in its run's trace (W3C
+	// traceparent, review.Review.PlaceInTrace); absent in items written
+	// before it.
+	Traceparent string `dynamodbav:"traceparent,omitempty"`
 }
 
 // reviewItem is a review's item as the reads map it (Get, GetApproval,
@@ -115,6 +119,7 @@ func asked(r *review.Review, now time.Time) askedItem {
 		InputDigest: r.InputDigest, InputBytes: len(r.Input), TimeoutSeconds: r.TimeoutSeconds, Requester: r.Requester,
 		TaskToken: r.TaskToken, Status: review.Pending, CreatedAt: review.FormatTime(now), Deadline: &deadline,
 		ExpiresAt: deadline, ListPK: listPK(review.Pending), ListSK: review.FormatTime(now) + "#" + r.ID,
+		Traceparent: r.Traceparent,
 	}
 }
 
@@ -144,7 +149,7 @@ func (i *reviewItem) toReview() *review.Review {
 		TimeoutSeconds: i.TimeoutSeconds, Status: i.Status, CreatedAt: parseTime(i.CreatedAt), ExpiresAt: time.Unix(deadline, 0).UTC(),
 		Approver: i.Approver, Authenticated: i.Authenticated, DecidedAt: parseTime(i.DecidedAt), Reason: i.Reason,
 		Delivery: i.Delivery, DeliveryError: i.DeliveryError, DeliveryLeaseUntil: time.UnixMilli(i.DeliveryLeaseUntil),
-		BoundKey: i.BoundKey, BoundAt: parseTime(i.BoundAt), DecisionToken: i.DecisionToken,
+		BoundKey: i.BoundKey, BoundAt: parseTime(i.BoundAt), DecisionToken: i.DecisionToken, Traceparent: i.Traceparent,
 	}
 	if i.Input != "" {
 		r.Input = json.RawMessage(i.Input)
