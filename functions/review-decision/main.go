@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 func main() {
@@ -30,7 +31,12 @@ func main() {
 	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
+	// Decisions are spans of their run's trace where the deployment
+	// exports (docs/tracing.md).
+	tracer, err := tracing.FromEnv(os.Getenv, "review-decision")
+	tracer = coldstart.Must(log, "bad configuration", tracer, err)
 	svc := decision.NewService(decision.Deps{
+		Tracer:  tracer,
 		Store:   dynamo.NewStore(db, cfg.Table),
 		Tasks:   stepfunctions.Sender{Client: sfn.NewFromConfig(awsCfg)},
 		Callers: callers,

@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/secrets"
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 func main() {
@@ -37,7 +38,12 @@ func main() {
 	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
+	// Reviews and children started are spans of their run's trace where
+	// the deployment exports (docs/tracing.md).
+	tracer, err := tracing.FromEnv(os.Getenv, "review-request")
+	tracer = coldstart.Must(log, "bad configuration", tracer, err)
 	h := request.NewHandler(cfg, request.Deps{
+		Tracer:  tracer,
 		Store:   dynamo.NewStore(db, cfg.Table),
 		Ledger:  ledger.New(db, cfg.Table),
 		Callers: callers,

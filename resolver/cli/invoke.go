@@ -164,7 +164,7 @@ func (a *app) invoke(cmd *cobra.Command, pos []string, o *invokeOptions) int {
 	if _, given := env[tool.MemberTrace]; !given {
 		// The call continues the caller's trace, if it has one
 		// (docs/tracing.md, "What a call carries").
-		if sc := carriedTrace(os.Getenv, "toolgate invoke", stderr); sc.IsValid() {
+		if sc := carriedTrace(a.getenv, "toolgate invoke", stderr); sc.IsValid() {
 			env[tool.MemberTrace] = tracecontext.Format(sc)
 		}
 	}

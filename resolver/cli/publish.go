@@ -295,7 +295,7 @@ func (a *app) runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	traceparent, endTrace, err := runTrace(ctx, os.Getenv, pos[0], stderr)
+	traceparent, endTrace, err := runTrace(ctx, a.getenv, pos[0], stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse

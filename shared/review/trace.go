@@ -24,25 +24,38 @@ import (
 const reviewSeqPrefix = "review/"
 
 // PlaceInTrace sets r.Traceparent, which holds the traceparent the review
-// Task carried (New: Params.Traceparent), to the review's place in its
-// run's trace: the carried context, when it parses (tracecontext.Parse;
-// the run's root span, which toolgate run opened), written back in W3C
-// form; else a span of the trace derived from the run id under secret
-// (tracecontext.TraceID), with the span id
-// tracecontext.StepSpanID(trace id, run id, "review/<step>"), sampled.
-// A malformed carried value is dropped, never an error.
-func (r *Review) PlaceInTrace(secret []byte) {
+// Task carried (New: Params.Traceparent), to the review's own span in its
+// run's trace, and returns that span's parent. The trace is the carried
+// context's when it parses (tracecontext.Parse: the run's root span,
+// which toolgate run opened; then it is the parent), else the one derived
+// from the run id under secret (tracecontext.TraceID; no parent). The
+// span id is tracecontext.StepSpanID(trace id, run id, "review/<step>"),
+// sampled: review-request opens the span "toolgate.review.create" with
+// it, and review-decision "toolgate.review.decide" under it
+// (docs/tracing.md). A malformed carried value is dropped, never an
+// error.
+func (r *Review) PlaceInTrace(secret []byte) (parent trace.SpanContext) {
+	var traceID trace.TraceID
 	if sc, ok := tracecontext.Parse(tool.TraceContext{Traceparent: r.Traceparent}); ok {
-		r.Traceparent = tracecontext.Format(sc).Traceparent
-		return
+		parent, traceID = sc, sc.TraceID()
+	} else {
+		traceID = tracecontext.TraceID(secret, r.RunID)
 	}
-	traceID := tracecontext.TraceID(secret, r.RunID)
 	r.Traceparent = tracecontext.Format(trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    traceID,
 		SpanID:     tracecontext.StepSpanID(traceID, r.RunID, tool.Seq(reviewSeqPrefix+r.Step)),
 		TraceFlags: trace.FlagsSampled,
+		TraceState: parent.TraceState(),
 		Remote:     true,
 	})).Traceparent
+	return parent
+}
+
+// Span is r's own span context (Traceparent, as PlaceInTrace set it), and
+// whether it has a valid one (a review stored before reviews had one has
+// none).
+func (r *Review) Span() (trace.SpanContext, bool) {
+	return tracecontext.Parse(tool.TraceContext{Traceparent: r.Traceparent})
 }
 
 // ChildTraceparent is the traceparent a workflow step's child starts

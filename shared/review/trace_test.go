@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/tracecontext"
 )
@@ -32,26 +34,31 @@ func TestDecodeTaskReadsTheTraceparentLeniently(t *testing.T) {
 	}
 }
 
-// A review's place in its run's trace is the context its Task carried,
-// when it parses; else a span of the trace derived from its run id, whose
-// span id is derived from the review step's id, so two reviews of a run
-// share the trace and not the span, and no call's step span is a
-// review's.
-func TestPlaceInTraceKeepsACarriedContextOrDerivesOne(t *testing.T) {
+// A review's place in its run's trace is a span under the context its
+// Task carried, when it parses; else a span of the trace derived from its
+// run id. Its span id is derived from the review step's id, so two
+// reviews of a run share the trace and not the span, and no call's step
+// span is a review's.
+func TestPlaceInTraceIsASpanUnderACarriedContextOrOfTheDerivedTrace(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	const carried = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	var parent trace.SpanContext
 	place := func(step, tp string) string {
 		r, err := DecodeTask([]byte(strings.TrimSuffix(strings.Replace(goodTask, `"step":"approve"`, `"step":"`+step+`"`, 1), "}") + `,"traceparent":"` + tp + `"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.PlaceInTrace(secret)
+		parent = r.PlaceInTrace(secret)
 		return r.Traceparent
 	}
-	if got := place("approve", carried); got != carried {
-		t.Fatalf("carried context placed as %q", got)
+	got, _ := tracecontext.Parse(tool.TraceContext{Traceparent: place("approve", carried)})
+	if got.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || parent.SpanID().String() != "00f067aa0ba902b7" || got.SpanID() == parent.SpanID() {
+		t.Fatalf("under the carried context: the review's span %v, its parent %v", got, parent)
 	}
 	a, b := place("approve", "garbage"), place("approve2", "")
+	if parent.IsValid() {
+		t.Fatalf("a derived place has the parent %v", parent)
+	}
 	run := "arn:aws:states:us-east-1:123456789012:execution:weekly-digest:r1"
 	sa, okA := tracecontext.Parse(tool.TraceContext{Traceparent: a})
 	sb, okB := tracecontext.Parse(tool.TraceContext{Traceparent: b})

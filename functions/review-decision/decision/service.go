@@ -9,11 +9,16 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 // DefaultDeliveryLease is how long one request owns the delivery of a
@@ -46,6 +51,7 @@ type Service struct {
 	account       string
 	deliveryLease time.Duration
 	log           *slog.Logger
+	tracer        *tracing.Tracer
 }
 
 // Deps are a Service's collaborators and settings.
@@ -65,6 +71,9 @@ type Deps struct {
 	DeliveryLease time.Duration
 	// Log defaults to slog.Default.
 	Log *slog.Logger
+	// Tracer exports the span of each decision, under its review's span
+	// (docs/tracing.md); nil exports none.
+	Tracer *tracing.Tracer
 }
 
 // NewService returns the Service of d.
@@ -72,7 +81,7 @@ func NewService(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log}
+	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer}
 }
 
 // verifyCaller checks a request's proof for binding b.
@@ -253,7 +262,9 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 		if applied {
 			s.log.InfoContext(ctx, "review decided", "review_id", r.ID, "run_id", r.RunID, "of", r.Of,
 				"decision", string(req.Decision), "approver", caller.Principal, "authenticated", caller.Authenticated)
-			return s.deliver(ctx, cur, true)
+			res, err := s.deliver(ctx, cur, true)
+			s.traceDecision(ctx, cur, req.Decision, now, err)
+			return res, err
 		}
 		r = cur
 		if r.Status == review.Pending { // the condition failed on expiry
@@ -267,6 +278,29 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 	// The same decision again: nothing to record; finish a delivery that
 	// did not complete.
 	return s.deliver(ctx, r, false)
+}
+
+// traceDecision exports the span "toolgate.review.decide" of a decision
+// recorded at start, under the review's own span (review.Review.Span; a
+// review stored before reviews had one gets none): the review's step and
+// the decision, never the reason or who decided. The span ends when the
+// decision is delivered; err is the delivery's.
+func (s *Service) traceDecision(ctx context.Context, r *review.Review, d review.Verdict, start time.Time, err error) {
+	parent, ok := r.Span()
+	if !ok || !s.tracer.Exporting() {
+		return
+	}
+	_, span := s.tracer.Start(ctx, "toolgate.review.decide", tracing.SpanOptions{Parent: parent, Start: start, Kind: trace.SpanKindServer,
+		Attributes: []attribute.KeyValue{attribute.String("toolgate.step", r.Step), attribute.String("toolgate.outcome", string(d))}})
+	if err != nil {
+		span.SetStatus(codes.Error, string(review.AsError(err).Code))
+	} else {
+		span.SetStatus(codes.Ok, "")
+	}
+	span.End()
+	if err := s.tracer.Flush(ctx); err != nil {
+		s.log.WarnContext(ctx, "spans not exported", "error", err)
+	}
 }
 
 func (s *Service) lease() time.Duration {

@@ -13,6 +13,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/lane"
@@ -20,6 +24,8 @@ import (
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/tracecontext"
+	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 // Handler is the review-request function. On the sfn lane it
@@ -55,6 +61,7 @@ type Handler struct {
 	// (shared/tracecontext): a review's place in its run's trace and a
 	// child run's traceparent.
 	externalKey []byte
+	tracer      *tracing.Tracer
 }
 
 // Deps are a Handler's collaborators.
@@ -74,6 +81,9 @@ type Deps struct {
 	// dispatcher derives them; nil derives them under the empty key
 	// (tests only).
 	ExternalKey []byte
+	// Tracer exports the spans of reviews created and children started
+	// (docs/tracing.md); nil exports none.
+	Tracer *tracing.Tracer
 	// Log defaults to slog.Default.
 	Log *slog.Logger
 }
@@ -85,7 +95,7 @@ func NewHandler(cfg Config, d Deps) *Handler {
 		d.Log = slog.Default()
 	}
 	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
-		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey}
+		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey, tracer: d.Tracer}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -288,6 +298,7 @@ func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawM
 // (checkChildInput): an input the child refuses is recorded for no
 // execution, so the step starts nothing.
 func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	start := time.Now()
 	c, res, rec, err := review.DecodeChildStart(payload, h.externalKey)
 	if err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
@@ -336,6 +347,12 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 		}
 	}
 	h.log.InfoContext(ctx, "child start recorded", "execution_arn", res.ExecutionARN, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
+	// The workflow step's span, under the parent's context: the child
+	// run's spans are under it (its meta.traceparent names it).
+	if self, ok := tracecontext.Parse(tool.TraceContext{Traceparent: res.Traceparent}); ok {
+		parent, _ := tracecontext.Parse(c.Traceparent.Context())
+		h.traceSpan(ctx, "toolgate.child "+string(c.Seq), parent, self, start, attribute.String("toolgate.seq", string(c.Seq)))
+	}
 	return json.Marshal(res)
 }
 
@@ -444,7 +461,8 @@ func (h *Handler) checkStarter(ctx context.Context, runID, starter string) error
 // its tool, with its place in its run's trace (Review.PlaceInTrace: the
 // traceparent its Task carried, or one derived from its run id).
 func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage, error) {
-	r.PlaceInTrace(h.externalKey)
+	start := time.Now()
+	parent := r.PlaceInTrace(h.externalKey)
 	ts, err := h.toolsets.Load(ctx, h.ledger, r.ToolsetID, h.log)
 	if err != nil {
 		return nil, toolsetError(err)
@@ -469,7 +487,29 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 	}
 	h.log.InfoContext(ctx, "review requested", "review_id", r.ID, "run_id", r.RunID, "step", r.Step, "of", r.Of,
 		"tool", r.Tool, "input_digest", r.InputDigest, "requester", r.Requester, "expires_at", review.FormatTime(r.ExpiresAt), "created", created)
+	if created {
+		if self, ok := r.Span(); ok {
+			h.traceSpan(ctx, "toolgate.review.create", parent, self, start, attribute.String("toolgate.step", r.Step), attribute.String("toolgate.tool", r.Tool))
+		}
+	}
 	return json.Marshal(review.RequestResult{ReviewID: r.ID, Status: r.Status, ExpiresAt: review.FormatTime(r.ExpiresAt)})
+}
+
+// traceSpan exports a span of name under parent (none: a root of self's
+// trace) whose own context is self (a span id every function derives
+// alike: shared/review, "PlaceInTrace"), from start to now, and flushes
+// it (at most tracing.FlushTimeout). Its attributes are names only.
+func (h *Handler) traceSpan(ctx context.Context, name string, parent, self trace.SpanContext, start time.Time, attrs ...attribute.KeyValue) {
+	if !h.tracer.Exporting() {
+		return
+	}
+	_, span := h.tracer.Start(ctx, name, tracing.SpanOptions{Parent: parent, TraceID: self.TraceID(), SpanID: self.SpanID(), Start: start,
+		Kind: trace.SpanKindServer, Attributes: attrs})
+	span.SetStatus(codes.Ok, "")
+	span.End()
+	if err := h.tracer.Flush(ctx); err != nil {
+		h.log.WarnContext(ctx, "spans not exported", "error", err)
+	}
 }
 
 func (h *Handler) lane(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {

@@ -28,7 +28,7 @@ const tracedToolset = `toolset: traced
 tools:
   send-email: {}
   structured-data-fetch:
-    hosts: [127.0.0.1]
+    hosts: ["DATA"]
   crm:
     mcp: MCPURL
     admit: [lookup_customer]
@@ -58,7 +58,6 @@ tools:
 const tracedRun = `solution: traced-run
 version: 1
 toolset: TOOLSET
-policy: {fetch_hosts: ["DATA"]}
 input:
   type: object
   required: [title]
@@ -164,7 +163,7 @@ func TestARunIsOneTraceOnTheLocalStack(t *testing.T) {
 	}))
 	toolsets := toolsetsDir(t, root)
 	file := filepath.Join(toolsets, "traced.yaml")
-	if err := os.WriteFile(file, []byte(strings.ReplaceAll(tracedToolset, "MCPURL", e.st.MCP.URL())), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(strings.NewReplacer("MCPURL", e.st.MCP.URL(), "DATA", strings.TrimPrefix(e.st.DataURL, "http://")).Replace(tracedToolset)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	id := e.ensureToolset(t, file)
