@@ -25,7 +25,9 @@
 // the loop collected and each iteration's send-email row with its key;
 // publishes testdata/demo/demo-http.yaml (a copy naming the recording HTTP
 // service's port), runs it with its review approved, and prints the http
-// row next to the request the service received (httpTool); and stops everything it started. Exit status 0 means the e-mail was sent
+// row next to the request the service received (httpTool); prints the
+// first run's trace as an indented tree from the spans every function
+// exported to the stack's OTLP receiver (showTrace); and stops everything it started. Exit status 0 means the e-mail was sent
 // exactly once, each ticket was opened once with its row on the ledger,
 // every MCP call's row has the key the server received, and the loop sent
 // one approved e-mail per recipient, each under a key of its own.
@@ -50,6 +52,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/insider"
+	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/cli/runner"
@@ -226,7 +229,51 @@ func run(ctx context.Context) error {
 	if err := httpTool(ctx, st, sf); err != nil {
 		return err
 	}
+	if err := showTrace(ctx, st, sf, arn); err != nil {
+		return err
+	}
 	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key.")
+	return nil
+}
+
+// showTrace prints the trace of the demo's first run as an indented tree
+// (span name, duration, outcome), from the spans every function and
+// toolgate run exported to the stack's OTLP receiver; the run's trace id
+// is in its execution input's meta.traceparent, which toolgate run wrote
+// (docs/tracing.md). A trace that is not one tree, or that lacks a step
+// span, is an error.
+func showTrace(ctx context.Context, st *stack.Stack, sf *sfn.Client, arn string) error {
+	step("the first run's trace: W3C trace context on every call, spans exported as OTLP/HTTP JSON to the stack's receiver %s", st.Traces.URL())
+	d, err := sf.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Meta struct {
+			Traceparent string `json:"traceparent"`
+		} `json:"meta"`
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(d.Input)), &in); err != nil || len(in.Meta.Traceparent) != 55 {
+		return fmt.Errorf("the run's input holds no traceparent: %s", aws.ToString(d.Input))
+	}
+	traceID := in.Meta.Traceparent[3:35]
+	spans := st.Traces.Trace(traceID)
+	fmt.Printf("  trace %s (meta.traceparent %s):\n", traceID, in.Meta.Traceparent)
+	for line := range strings.Lines(otlpreceiver.Tree(spans)) {
+		fmt.Print("    " + line)
+	}
+	roots, steps := 0, 0
+	for _, s := range spans {
+		if s.ParentSpanID == "" {
+			roots++
+		}
+		if strings.HasPrefix(s.Name, "toolgate.step ") {
+			steps++
+		}
+	}
+	if roots != 1 || steps == 0 {
+		return fmt.Errorf("the run's trace has %d roots and %d step spans; want one tree with its steps", roots, steps)
+	}
 	return nil
 }
 
