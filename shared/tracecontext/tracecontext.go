@@ -86,16 +86,22 @@ func NewDeriver(secret []byte) *Deriver {
 	return &Deriver{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
 
+// TraceLabel starts the message a run's trace id is the HMAC of, so that
+// the same secret's HMAC of the bare run id (the external key's opaque
+// run id, shared/externalkey) and a trace id, which is sent to every
+// server a run calls, are unrelated (docs/tracing.md, "A run's trace").
+const TraceLabel = "toolgate-trace-id/1\x00"
+
 // TraceID is the trace id of a run given no context: the first 16 bytes
-// of HMAC-SHA256 (RFC 2104) of the run id under the stage secret, so every
-// function derives the same one and a third party cannot confirm a
-// guessed run id. A rotated secret gives a running run a second trace id
-// (docs/tracing.md). Never all zeros (W3C §3.2.2.3 calls that invalid):
-// such a digest takes a last byte of 1.
+// of HMAC-SHA256 (RFC 2104) of TraceLabel and the run id under the stage
+// secret, so every function derives the same one and a third party
+// cannot confirm a guessed run id. A rotated secret gives a running run a
+// second trace id (docs/tracing.md). Never all zeros (W3C §3.2.2.3 calls
+// that invalid): such a digest takes a last byte of 1.
 func (d *Deriver) TraceID(runID string) trace.TraceID {
 	m := d.pool.Get().(hash.Hash)
 	m.Reset()
-	m.Write([]byte(runID))
+	m.Write([]byte(TraceLabel + runID))
 	var sum [sha256.Size]byte
 	m.Sum(sum[:0])
 	d.pool.Put(m)

@@ -2,6 +2,8 @@ package tracecontext_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"strings"
 	"testing"
 
@@ -73,6 +75,26 @@ func TestForCallDerivesOneStepSpanPerCall(t *testing.T) {
 	if tracecontext.ForCall(secret, run, "4", tool.TraceContext{}).Step.TraceID() != a.Step.TraceID() {
 		t.Fatal("two calls of one run in two traces")
 	}
+}
+
+// A derived trace id is not the HMAC the external key's opaque run id is
+// cut from: a server that sees both learns nothing of one from the other.
+func TestTraceIDIsNotTheExternalKeysHMAC(t *testing.T) {
+	run := "arn:aws:states:us-east-1:123456789012:execution:sm:run-1"
+	bare := hmacOf(secret, run)
+	id := tracecontext.TraceID(secret, run)
+	if bytes.Equal(id[:], bare[:16]) {
+		t.Fatal("the trace id is the external key's HMAC")
+	}
+	if !bytes.Equal(id[:], hmacOf(secret, tracecontext.TraceLabel+run)[:16]) {
+		t.Fatalf("the trace id %s is not the labelled HMAC's first 16 bytes", id)
+	}
+}
+
+func hmacOf(key []byte, msg string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(msg))
+	return m.Sum(nil)
 }
 
 // A carried context gives its trace id and is the step span's parent; an
