@@ -5,51 +5,29 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/tracing"
 )
 
-// receiver is an OTLP/HTTP JSON receiver for these tests, decoding each
-// export into the exporter's own types.
-type receiver struct {
-	mu    sync.Mutex
-	spans []tracing.Span
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var in tracing.Request
-	if req.URL.Path != "/v1/traces" || json.NewDecoder(req.Body).Decode(&in) != nil {
-		http.Error(w, "bad export", http.StatusBadRequest)
-		return
-	}
-	r.mu.Lock()
-	for _, rs := range in.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			r.spans = append(r.spans, ss.Spans...)
-		}
-	}
-	r.mu.Unlock()
-	_, _ = w.Write([]byte("{}"))
-}
-
-func (r *receiver) received() []tracing.Span {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]tracing.Span(nil), r.spans...)
-}
-
-func startReceiver(t *testing.T) (*receiver, string) {
+// startReceiver is the local stack's OTLP/HTTP receiver, which decodes
+// exports with the OTLP types, for t.
+func startReceiver(t *testing.T) (*otlpreceiver.Receiver, string) {
 	t.Helper()
-	rec := &receiver{}
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
-	return rec, srv.URL
+	rec, err := otlpreceiver.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	return rec, rec.URL()
 }
 
 // The proxy's call span, as the request's trace member carries it.
@@ -62,7 +40,7 @@ var member = Trace{Traceparent: "00-" + callTrace + "-" + callSpan + "-01", Trac
 
 // wantChildSpan checks that spans is the function's one span, under the
 // member's context, holding nothing but its name, kind and status.
-func wantChildSpan(t *testing.T, spans []tracing.Span, status int) {
+func wantChildSpan(t *testing.T, spans []otlpreceiver.Span, status codes.Code) {
 	t.Helper()
 	if len(spans) != 1 {
 		t.Fatalf("%d spans exported, want 1", len(spans))
@@ -71,7 +49,7 @@ func wantChildSpan(t *testing.T, spans []tracing.Span, status int) {
 	if s.TraceID != callTrace || s.ParentSpanID != callSpan || s.SpanID == callSpan || s.TraceState != member.Tracestate {
 		t.Errorf("span trace %s parent %s id %s state %q; want trace %s parent %s", s.TraceID, s.ParentSpanID, s.SpanID, s.TraceState, callTrace, callSpan)
 	}
-	if s.Name != SpanName || s.Kind != 2 || len(s.Attributes) != 0 || s.Status.Code != status {
+	if s.Name != SpanName || s.Kind != trace.SpanKindServer || len(s.Attributes) != 0 || s.Status != status {
 		t.Errorf("span %s kind %d attributes %+v status %+v", s.Name, s.Kind, s.Attributes, s.Status)
 	}
 }
@@ -85,11 +63,11 @@ func TestHandleContinuesTheRequestsTrace(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		fail   int
-		status int
+		status codes.Code
 		code   string
 	}{
-		{"created", 0, 0, ""},
-		{"rate limited", http.StatusTooManyRequests, 2, "TOOL_RATE_LIMITED"},
+		{"created", 0, codes.Unset, ""},
+		{"rate limited", http.StatusTooManyRequests, codes.Error, "TOOL_RATE_LIMITED"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec, url := startReceiver(t)
@@ -102,8 +80,8 @@ func TestHandleContinuesTheRequestsTrace(t *testing.T) {
 			if _, err := h.Handle(context.Background(), Request{Input: TicketInput{Title: "x"}, IdempotencyKey: "run/" + c.name, Trace: member}); err != nil {
 				t.Fatal(err)
 			}
-			wantChildSpan(t, rec.received(), c.status)
-			if got := rec.received()[0].Status.Message; got != c.code {
+			wantChildSpan(t, rec.Spans(), c.status)
+			if got := rec.Spans()[0].StatusMessage; got != c.code {
 				t.Errorf("status message %q, want %q", got, c.code)
 			}
 		})
@@ -137,5 +115,5 @@ func TestFunctionToleratesUnknownMembersAndContinuesTheTrace(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil || res != (Result{TicketID: "T-1", Created: true}) {
 		t.Fatalf("answer %s (%v)", out, err)
 	}
-	wantChildSpan(t, rec.received(), 0)
+	wantChildSpan(t, rec.Spans(), codes.Unset)
 }

@@ -3,18 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/tracecontext"
-	"github.com/toolgate/toolgate/shared/tracing"
 )
 
 const callerTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -47,38 +45,25 @@ func TestRunContinuesTRACEPARENTWithoutExport(t *testing.T) {
 // With export on, run opens the root span under TRACEPARENT's, and the run
 // continues the root span: meta.traceparent names it.
 func TestRunOpensTheRootSpanWhenExportIsOn(t *testing.T) {
-	var mu sync.Mutex
-	var spans []tracing.Span
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req tracing.Request
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, "bad", 400)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				spans = append(spans, ss.Spans...)
-			}
-		}
-	}))
-	defer srv.Close()
-	env := envOf(map[string]string{EnvTraceparent: callerTraceparent, functionconfig.EnvTracing: "otlp:" + srv.URL})
+	rec, err := otlpreceiver.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	env := envOf(map[string]string{EnvTraceparent: callerTraceparent, functionconfig.EnvTracing: "otlp:" + rec.URL()})
 	got, end, err := runTrace(context.Background(), env, "newsletter", io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	end("FAILED", true)
 	sc, ok := tracecontext.Parse(tool.TraceContext{Traceparent: got})
-	mu.Lock()
-	defer mu.Unlock()
+	spans := rec.Spans()
 	if !ok || len(spans) != 1 {
 		t.Fatalf("meta.traceparent %q, %d spans exported", got, len(spans))
 	}
 	root := spans[0]
 	if root.Name != "toolgate.run newsletter" || root.TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" || root.ParentSpanID != "00f067aa0ba902b7" ||
-		root.SpanID != sc.SpanID().String() || root.Status.Code != 2 {
+		root.SpanID != sc.SpanID().String() || root.Status != codes.Error || root.Service != "toolgate-cli" {
 		t.Fatalf("root span %+v, run continues %q", root, got)
 	}
 }

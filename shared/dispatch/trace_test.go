@@ -3,52 +3,26 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/tracecontext"
 	"github.com/toolgate/toolgate/shared/tracing"
 )
 
-// spanSink is an OTLP/HTTP JSON receiver for these tests (the local
-// stack's, infra/local/otlpreceiver, decodes with the OTLP types): it
-// keeps every body it was sent and the spans in them.
-type spanSink struct {
-	mu     sync.Mutex
-	bodies []string
-	spans  []tracing.Span
-}
+// spanSink is the local stack's OTLP/HTTP receiver (it decodes every
+// export with the OTLP types).
+type spanSink struct{ *otlpreceiver.Receiver }
 
-func (s *spanSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req tracing.Request
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, "bad", http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.bodies = append(s.bodies, string(body))
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			s.spans = append(s.spans, ss.Spans...)
-		}
-	}
-}
-
-func (s *spanSink) named(prefix string) []tracing.Span {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []tracing.Span
-	for _, sp := range s.spans {
+func (s spanSink) named(prefix string) []otlpreceiver.Span {
+	var out []otlpreceiver.Span
+	for _, sp := range s.Spans() {
 		if strings.HasPrefix(sp.Name, prefix) {
 			out = append(out, sp)
 		}
@@ -56,14 +30,16 @@ func (s *spanSink) named(prefix string) []tracing.Span {
 	return out
 }
 
-func tracedDispatcher(t *testing.T, e *env, run toolcall.Func) (*Dispatcher, *spanSink) {
+func tracedDispatcher(t *testing.T, e *env, run toolcall.Func) (*Dispatcher, spanSink) {
 	t.Helper()
-	sink := &spanSink{}
-	srv := httptest.NewServer(sink)
-	t.Cleanup(srv.Close)
-	tr := tracing.New(srv.URL, "test-echo", nil)
+	rec, err := otlpreceiver.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	tr := tracing.New(rec.URL(), "test-echo", nil)
 	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
-	return e.dispatcher(t, "test-echo", run, func(c *Config) { c.Tracer = tr }), sink
+	return e.dispatcher(t, "test-echo", run, func(c *Config) { c.Tracer = tr }), spanSink{rec}
 }
 
 // A call retried after a retryable failure shows its attempts under one
@@ -97,11 +73,11 @@ func TestRetriedCallShowsItsAttemptsUnderOneStepSpan(t *testing.T) {
 		t.Fatalf("%d step spans and %d attempt spans, want 1 and 2", len(steps), len(attempts))
 	}
 	step := steps[0]
-	if step.TraceID != want.TraceID().String() || step.SpanID != want.SpanID().String() || step.ParentSpanID != "" || step.Status.Code != 1 {
+	if step.TraceID != want.TraceID().String() || step.SpanID != want.SpanID().String() || step.ParentSpanID != "" || step.Status != codes.Ok {
 		t.Fatalf("step span %+v, want trace %s span %s", step, want.TraceID(), want.SpanID())
 	}
-	if step.StartTimeUnixNano != attempts[0].StartTimeUnixNano {
-		t.Fatalf("step span starts at %s, the first attempt at %s", step.StartTimeUnixNano, attempts[0].StartTimeUnixNano)
+	if !step.Start.Equal(attempts[0].Start) {
+		t.Fatalf("step span starts at %s, the first attempt at %s", step.Start, attempts[0].Start)
 	}
 	for i, a := range attempts {
 		if a.TraceID != step.TraceID || a.ParentSpanID != step.SpanID {
@@ -112,11 +88,15 @@ func TestRetriedCallShowsItsAttemptsUnderOneStepSpan(t *testing.T) {
 			t.Fatalf("attempt %d sent %+v, its span is %s", i+1, sent[i], a.SpanID)
 		}
 	}
-	if attempts[0].Status.Code != 2 || attempts[0].Status.Message != string(tool.UpstreamUnavailable) {
-		t.Fatalf("failed attempt's status %+v", attempts[0].Status)
+	if attempts[0].Status != codes.Error || attempts[0].StatusMessage != string(tool.UpstreamUnavailable) {
+		t.Fatalf("failed attempt's status %v %q", attempts[0].Status, attempts[0].StatusMessage)
 	}
-	for _, body := range sink.bodies {
-		if strings.Contains(body, "CANARY") || strings.Contains(body, run) || strings.Contains(body, `"ok"`) {
+	for _, sp := range sink.Spans() {
+		body, err := json.Marshal(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(body), "CANARY") || strings.Contains(string(body), run) || strings.Contains(string(body), `"ok"`) {
 			t.Fatalf("an exported span holds the call's input, output or run id: %s", body)
 		}
 	}

@@ -225,30 +225,24 @@ func anyValue(v attribute.Value) AnyValue {
 		f := v.AsFloat64()
 		return AnyValue{DoubleValue: &f}
 	case attribute.BOOLSLICE:
-		var a ArrayValue
-		for _, b := range v.AsBoolSlice() {
-			a.Values = append(a.Values, anyValue(attribute.BoolValue(b)))
-		}
-		return AnyValue{ArrayValue: &a}
+		return arrayValue(v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		var a ArrayValue
-		for _, i := range v.AsInt64Slice() {
-			a.Values = append(a.Values, anyValue(attribute.Int64Value(i)))
-		}
-		return AnyValue{ArrayValue: &a}
+		return arrayValue(v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		var a ArrayValue
-		for _, f := range v.AsFloat64Slice() {
-			a.Values = append(a.Values, anyValue(attribute.Float64Value(f)))
-		}
-		return AnyValue{ArrayValue: &a}
+		return arrayValue(v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		var a ArrayValue
-		for _, s := range v.AsStringSlice() {
-			a.Values = append(a.Values, anyValue(attribute.StringValue(s)))
-		}
-		return AnyValue{ArrayValue: &a}
+		return arrayValue(v.AsStringSlice(), attribute.StringValue)
 	}
 	s := v.Emit()
 	return AnyValue{StringValue: &s}
+}
+
+// arrayValue is an attribute's slice value as an OTLP array of its
+// elements' values.
+func arrayValue[T any](elems []T, value func(T) attribute.Value) AnyValue {
+	a := ArrayValue{Values: make([]AnyValue, 0, len(elems))}
+	for _, e := range elems {
+		a.Values = append(a.Values, anyValue(value(e)))
+	}
+	return AnyValue{ArrayValue: &a}
 }

@@ -2,12 +2,8 @@ package tracing_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,45 +11,21 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/tracing"
 )
 
-// receiver is an OTLP/HTTP JSON receiver for these tests: it decodes each
-// request into the exporter's own types and keeps them (the local stack's
-// receiver, infra/local/otlpreceiver, decodes with the OTLP types).
-type receiver struct {
-	mu       sync.Mutex
-	requests []tracing.Request
-	types    []string
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	var in tracing.Request
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if req.URL.Path != "/v1/traces" || dec.Decode(&in) != nil {
-		http.Error(w, "bad", http.StatusBadRequest)
-		return
+// startReceiver is the local stack's OTLP/HTTP receiver, which decodes
+// every export with the OTLP types (protojson), for t: what it reads is
+// what any OTLP receiver would.
+func startReceiver(t *testing.T) *otlpreceiver.Receiver {
+	t.Helper()
+	rec, err := otlpreceiver.Start()
+	if err != nil {
+		t.Fatal(err)
 	}
-	r.mu.Lock()
-	r.requests, r.types = append(r.requests, in), append(r.types, req.Header.Get("Content-Type"))
-	r.mu.Unlock()
-	_, _ = w.Write([]byte("{}"))
-}
-
-func (r *receiver) spans() []tracing.Span {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []tracing.Span
-	for _, req := range r.requests {
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				out = append(out, ss.Spans...)
-			}
-		}
-	}
-	return out
+	t.Cleanup(func() { rec.Close() })
+	return rec
 }
 
 var parent = trace.NewSpanContext(trace.SpanContextConfig{
@@ -88,10 +60,8 @@ func TestOffStartsSpansWithContextsAndExportsNothing(t *testing.T) {
 // On, Flush POSTs the ended spans as OTLP JSON: ids as hex, the parent,
 // the forced span id and start time, OTLP's status numbering.
 func TestFlushPostsEndedSpansAsOTLPJSON(t *testing.T) {
-	rec := &receiver{}
-	srv := httptest.NewServer(rec)
-	defer srv.Close()
-	tr := tracing.New(srv.URL, "send-email", nil)
+	rec := startReceiver(t)
+	tr := tracing.New(rec.URL(), "send-email", nil)
 	defer tr.Shutdown(context.Background())
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	ctx, step := tr.Start(context.Background(), "toolgate.step s", tracing.SpanOptions{TraceID: trace.TraceID{7}, SpanID: trace.SpanID{9, 9}, Start: start})
@@ -104,21 +74,18 @@ func TestFlushPostsEndedSpansAsOTLPJSON(t *testing.T) {
 	if err := tr.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	spans := rec.spans()
-	if len(spans) != 2 || rec.types[0] != "application/json" {
-		t.Fatalf("received %d spans (%v)", len(spans), rec.types)
+	spans := rec.Spans()
+	if len(spans) != 2 || len(rec.Refusals()) != 0 {
+		t.Fatalf("received %d spans, refused %+v", len(spans), rec.Refusals())
 	}
 	a, s := spans[0], spans[1]
 	if s.TraceID != "07000000000000000000000000000000" || s.SpanID != "0909000000000000" || s.ParentSpanID != "" ||
-		s.StartTimeUnixNano != "1796205600000000000" || s.Status.Code != 1 || s.Kind != 1 {
+		!s.Start.Equal(start) || s.Status != codes.Ok || s.Kind != trace.SpanKindInternal || s.Service != "send-email" || s.Scope != tracing.ScopeName {
 		t.Fatalf("step span %+v", s)
 	}
-	if a.TraceID != s.TraceID || a.ParentSpanID != s.SpanID || a.Status.Code != 2 || a.Status.Message != "TOOL_TIMEOUT" || len(a.Attributes) != 3 ||
-		*a.Attributes[1].Value.IntValue != "2" || !*a.Attributes[2].Value.BoolValue {
+	if a.TraceID != s.TraceID || a.ParentSpanID != s.SpanID || a.Status != codes.Error || a.StatusMessage != "TOOL_TIMEOUT" || len(a.Attributes) != 3 ||
+		a.Attributes["toolgate.tool"] != "send-email" || a.Attributes["toolgate.attempt"] != "2" || a.Attributes["b"] != "true" {
 		t.Fatalf("attempt span %+v", a)
-	}
-	if rs := rec.requests[0].ResourceSpans; len(rs) != 1 || *rs[0].Resource.Attributes[0].Value.StringValue != "send-email" || rs[0].ScopeSpans[0].Scope.Name != tracing.ScopeName {
-		t.Fatalf("resource %+v", rs)
 	}
 }
 
@@ -137,6 +104,29 @@ func TestFlushReportsAReceiverThatRefusesOrHangs(t *testing.T) {
 		span.End()
 		if err := tr.Flush(context.Background()); err == nil {
 			t.Fatalf("%s: flush succeeded", url)
+		}
+	}
+}
+
+// Slice attributes reach a receiver as OTLP arrays of their elements.
+func TestSliceAttributesAreOTLPArrays(t *testing.T) {
+	rec := startReceiver(t)
+	tr := tracing.New(rec.URL(), "fn", nil)
+	defer tr.Shutdown(context.Background())
+	_, span := tr.Start(context.Background(), "x", tracing.SpanOptions{Attributes: []attribute.KeyValue{
+		attribute.StringSlice("s", []string{"a", "b"}), attribute.IntSlice("i", []int{1, 2}),
+		attribute.BoolSlice("b", []bool{true}), attribute.Float64Slice("f", []float64{1.5})}})
+	span.End()
+	if err := tr.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := rec.Spans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, refused %+v", len(spans), rec.Refusals())
+	}
+	for k, want := range map[string]string{"s": `["a","b"]`, "i": `[1,2]`, "b": `[true]`, "f": `[1.5]`} {
+		if got := spans[0].Attributes[k]; got != want {
+			t.Errorf("attribute %s = %s, want %s", k, got, want)
 		}
 	}
 }

@@ -1,55 +1,29 @@
 package mcpserver
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/tracing"
 )
 
-// receiver is an OTLP/HTTP JSON receiver for these tests, decoding each
-// export into the exporter's own types (the local stack runs its own,
-// infra/local/otlpreceiver).
-type receiver struct {
-	mu    sync.Mutex
-	spans []tracing.Span
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var in tracing.Request
-	if req.URL.Path != "/v1/traces" || json.NewDecoder(req.Body).Decode(&in) != nil {
-		http.Error(w, "bad export", http.StatusBadRequest)
-		return
-	}
-	r.mu.Lock()
-	for _, rs := range in.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			r.spans = append(r.spans, ss.Spans...)
-		}
-	}
-	r.mu.Unlock()
-	_, _ = w.Write([]byte("{}"))
-}
-
-func (r *receiver) received() []tracing.Span {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]tracing.Span(nil), r.spans...)
-}
-
-// tracer is a tracer exporting to a new receiver for t.
-func tracer(t *testing.T) (*tracing.Tracer, *receiver) {
+// tracer is a tracer exporting to a new receiver for t (the local
+// stack's, which decodes exports with the OTLP types).
+func tracer(t *testing.T) (*tracing.Tracer, *otlpreceiver.Receiver) {
 	t.Helper()
-	rec := &receiver{}
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
-	tr := tracing.New(srv.URL, "mcpserver", nil)
+	rec, err := otlpreceiver.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	tr := tracing.New(rec.URL(), "mcpserver", nil)
 	t.Cleanup(func() { _ = tr.Shutdown(t.Context()) })
 	return tr, rec
 }
@@ -93,7 +67,7 @@ func TestCallSpanContinuesTheReceivedContext(t *testing.T) {
 			call(t, viaHeader, LookupCustomer, map[string]any{"customer_id": "C-2"}, nil)
 
 			calls := srv.Calls()
-			spans := rec.received()
+			spans := rec.Spans()
 			if len(calls) != 2 || len(spans) != 2 {
 				t.Fatalf("%d calls, %d spans; want 2 and 2", len(calls), len(spans))
 			}
@@ -109,8 +83,8 @@ func TestCallSpanContinuesTheReceivedContext(t *testing.T) {
 					t.Errorf("span %d: trace %s parent %s id %s; want trace %s parent %s id %s", i, s.TraceID, s.ParentSpanID, s.SpanID,
 						callerTrace, parent, calls[i].Span.SpanID())
 				}
-				if s.Name != "tools/call "+LookupCustomer || s.Kind != 2 || len(s.Attributes) != 1 ||
-					s.Attributes[0].Key != ToolNameAttribute || *s.Attributes[0].Value.StringValue != LookupCustomer {
+				if s.Name != "tools/call "+LookupCustomer || s.Kind != trace.SpanKindServer || len(s.Attributes) != 1 ||
+					s.Attributes[ToolNameAttribute] != LookupCustomer {
 					t.Errorf("span %d: %s kind %d attributes %+v", i, s.Name, s.Kind, s.Attributes)
 				}
 			}
@@ -131,9 +105,9 @@ func TestCallSpanWithoutContextIsARoot(t *testing.T) {
 	if !res.IsError {
 		t.Fatal("C-9 exists")
 	}
-	spans := rec.received()
-	if len(spans) != 1 || spans[0].ParentSpanID != "" || spans[0].TraceID == callerTrace || spans[0].Status.Code != 2 ||
-		spans[0].Status.Message != "tool call failed" {
+	spans := rec.Spans()
+	if len(spans) != 1 || spans[0].ParentSpanID != "" || spans[0].TraceID == callerTrace || spans[0].Status != codes.Error ||
+		spans[0].StatusMessage != "tool call failed" {
 		t.Fatalf("spans %+v", spans)
 	}
 	if c := srv.Calls(); len(c) != 1 || c[0].Traceparent != "" || c[0].TraceHeaders != nil {
