@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/tracecontext"
 	"github.com/toolgate/toolgate/shared/tracing"
@@ -66,4 +67,53 @@ func BenchmarkCallTraceOff(b *testing.B) {
 	b.ReportMetric(allocs/max(keyAllocs, 1), "x-unpooled-hmac-allocs")
 	b.ReportMetric(bytes/max(keyBytes, 1), "x-unpooled-hmac-bytes")
 	b.ReportMetric(met, "budget-met")
+}
+
+// BenchmarkCallTraceExport is what export adds to one call when it is
+// on: the attempt and step spans recorded, then flushed to an OTLP/HTTP
+// receiver on loopback (the stack's) before the invocation would return,
+// in µs per call, next to the same call's tracing work with export off
+// measured in the same run (x-off), and whether the flush stayed within
+// tracing.FlushTimeout (within-flush-bound, 1 or 0).
+func BenchmarkCallTraceExport(b *testing.B) {
+	rec, err := otlpreceiver.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Close()
+	on := tracing.New(rec.URL(), "bench", nil)
+	defer on.Shutdown(context.Background())
+	env := &tool.Envelope{Tool: "send-email", Step: "send", RunID: "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev-newsletter:run-1", Seq: "12"}
+	ctx := context.Background()
+	o := succeeded([]byte(`{}`))
+	call := func(d *Dispatcher) time.Duration {
+		start := time.Now()
+		inv := &invocation{d: d, env: env, started: start}
+		inv.startAttempt(ctx)
+		_ = inv.callTrace()
+		inv.endAttempt(ctx, o)
+		if err := d.cfg.Tracer.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	offD := &Dispatcher{traces: tracecontext.NewDeriver(testSecret), cfg: Config{Tracer: tracing.New("", "bench", nil)}}
+	onD := &Dispatcher{traces: tracecontext.NewDeriver(testSecret), cfg: Config{Tracer: on}}
+	var offTotal, onTotal, worst time.Duration
+	n := 0
+	for b.Loop() {
+		offTotal += call(offD)
+		d := call(onD)
+		onTotal += d
+		worst = max(worst, d)
+		n++
+	}
+	within := 0.0
+	if worst <= tracing.FlushTimeout {
+		within = 1
+	}
+	b.ReportMetric(float64(onTotal.Microseconds())/float64(n), "export-µs/call")
+	b.ReportMetric(float64(onTotal)/float64(max(offTotal, 1)), "x-off")
+	b.ReportMetric(float64(worst.Microseconds()), "worst-µs")
+	b.ReportMetric(within, "within-flush-bound")
 }
