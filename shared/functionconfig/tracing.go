@@ -35,7 +35,7 @@ func ParseTracing(v string) (endpoint string, err error) {
 		return "", fmt.Errorf("%s: the OTLP/HTTP receiver's URL does not parse as http(s)://host[:port][/path]", EnvTracing)
 	case u.Scheme != "http" && u.Scheme != "https":
 		return "", fmt.Errorf("%s: the OTLP/HTTP receiver's URL must be http or https", EnvTracing)
-	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+	case u.User != nil || strings.ContainsAny(rest, "?#"):
 		return "", fmt.Errorf("%s: the OTLP/HTTP receiver's URL must have no user information, query or fragment", EnvTracing)
 	}
 	return strings.TrimSuffix(rest, "/"), nil

@@ -21,7 +21,7 @@ func TestParseTracingReadsOffOrAnOTLPReceiver(t *testing.T) {
 			t.Fatalf("ParseTracing(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"on", "OFF", "otlp:", "otlp:127.0.0.1:4318", "otlp:ftp://h/", "otlp:http://user:s3cret@h/", "otlp:http://h/?k=s3cret", "otlp:http://h/#s3cret", "xray"} {
+	for _, bad := range []string{"on", "OFF", "otlp:", "otlp:127.0.0.1:4318", "otlp:ftp://h/", "otlp:http://user:s3cret@h/", "otlp:http://h/?k=s3cret", "otlp:http://h/#s3cret", "otlp:http://h/#", "otlp:http://h/?", "xray"} {
 		_, err := functionconfig.ParseTracing(bad)
 		if err == nil {
 			t.Fatalf("ParseTracing(%q) accepted", bad)

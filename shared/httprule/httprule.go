@@ -102,13 +102,14 @@ var forbidden = map[string]string{
 	"X-Real-Ip":              "a forwarding header would claim another client",
 	"Traceparent":            "the trace context comes from the run",
 	"Tracestate":             "the trace context comes from the run",
+	"Baggage":                "toolgate never sends W3C baggage: it would carry a run's values to every host",
 }
 
 // Forbidden reports whether a header (any letter case) may never be set by
 // a call or named by a host entry, and why: Host, Authorization, Cookie,
 // Proxy-*, hop-by-hop headers, Content-Length, Expect, method-override
 // headers, forwarding headers (Forwarded, X-Forwarded-*, X-Real-IP),
-// X-Amz-* and the W3C trace context's headers. Underscores count as
+// X-Amz-* and the W3C trace context's headers (traceparent, tracestate, baggage). Underscores count as
 // hyphens: CGI-style servers (RFC 3875 §4.1.18) and the frameworks behind
 // them read X_Forwarded_For as X-Forwarded-For, both HTTP_X_FORWARDED_FOR.
 func Forbidden(name string) (bool, string) {

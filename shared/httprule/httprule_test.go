@@ -44,7 +44,7 @@ func TestForbiddenHeadersInAnyLetterCase(t *testing.T) {
 	for _, h := range []string{"host", "AUTHORIZATION", "Cookie", "proxy-authorization", "Proxy-Connection",
 		"content-length", "Transfer-Encoding", "TE", "Connection", "Upgrade", "x-http-method-override",
 		"X-HTTP-Method", "X-Method-Override", "x-forwarded-for", "X-Forwarded-Host", "X-Real-IP", "Forwarded",
-		"x-amz-security-token", "X-Amz-Date", "traceparent", "Expect"} {
+		"x-amz-security-token", "X-Amz-Date", "traceparent", "Baggage", "Expect"} {
 		if bad, why := Forbidden(h); !bad || why == "" {
 			t.Errorf("Forbidden(%q) = %v, %q", h, bad, why)
 		}

@@ -17,10 +17,10 @@ import (
 // function agrees without coordination.
 
 // reviewSeqPrefix starts the seq a review's span id is derived from
-// (tracecontext.StepSpanID): "review/<review step id>". A review Task
-// carries no seq of the call it reviews (the counter advances after the
-// review), and no call's seq holds "/" (tool.Seq), so a review's span id
-// is never a call's.
+// (tracecontext.StepSpanID): "review/<review id>", so that every review
+// of a run (a for_each's, a loop's, a retried Task's) has a span of its
+// own. No call's seq holds "/" (tool.Seq), so a review's span id is never
+// a call's.
 const reviewSeqPrefix = "review/"
 
 // PlaceInTrace sets r.Traceparent, which holds the traceparent the review
@@ -29,7 +29,7 @@ const reviewSeqPrefix = "review/"
 // context's when it parses (tracecontext.Parse: the run's root span,
 // which toolgate run opened; then it is the parent), else the one derived
 // from the run id under secret (tracecontext.TraceID; no parent). The
-// span id is tracecontext.StepSpanID(trace id, run id, "review/<step>"),
+// span id is tracecontext.StepSpanID(secret, trace id, run id, "review/<review id>"),
 // sampled: review-request opens the span "toolgate.review.create" with
 // it, and review-decision "toolgate.review.decide" under it
 // (docs/tracing.md). A malformed carried value is dropped, never an
@@ -43,7 +43,7 @@ func (r *Review) PlaceInTrace(secret []byte) (parent trace.SpanContext) {
 	}
 	r.Traceparent = tracecontext.Format(trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    traceID,
-		SpanID:     tracecontext.StepSpanID(traceID, r.RunID, tool.Seq(reviewSeqPrefix+r.Step)),
+		SpanID:     tracecontext.StepSpanID(secret, traceID, r.RunID, tool.Seq(reviewSeqPrefix+r.ID)),
 		TraceFlags: trace.FlagsSampled,
 		TraceState: parent.TraceState(),
 		Remote:     true,

@@ -37,25 +37,26 @@ func TestDecodeTaskReadsTheTraceparentLeniently(t *testing.T) {
 // A review's place in its run's trace is a span under the context its
 // Task carried, when it parses; else a span of the trace derived from its
 // run id. Its span id is derived from the review step's id, so two
-// reviews of a run share the trace and not the span, and no call's step
-// span is a review's.
+// reviews of a run (two steps', or one step's in a for_each: two task
+// tokens) share the trace and not the span, and no call's step span is a
+// review's.
 func TestPlaceInTraceIsASpanUnderACarriedContextOrOfTheDerivedTrace(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	const carried = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	var parent trace.SpanContext
-	place := func(step, tp string) string {
-		r, err := DecodeTask([]byte(strings.TrimSuffix(strings.Replace(goodTask, `"step":"approve"`, `"step":"`+step+`"`, 1), "}") + `,"traceparent":"` + tp + `"}`))
+	place := func(token, tp string) string {
+		r, err := DecodeTask([]byte(strings.TrimSuffix(strings.Replace(goodTask, `"task_token":"AQCEAAAAKgAAAAMAAAAAAAAAAf"`, `"task_token":"`+token+`"`, 1), "}") + `,"traceparent":"` + tp + `"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		parent = r.PlaceInTrace(secret)
 		return r.Traceparent
 	}
-	got, _ := tracecontext.Parse(tool.TraceContext{Traceparent: place("approve", carried)})
+	got, _ := tracecontext.Parse(tool.TraceContext{Traceparent: place("AQCEAAAAKgAAAAMAAAAAAAAAAf", carried)})
 	if got.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || parent.SpanID().String() != "00f067aa0ba902b7" || got.SpanID() == parent.SpanID() {
 		t.Fatalf("under the carried context: the review's span %v, its parent %v", got, parent)
 	}
-	a, b := place("approve", "garbage"), place("approve2", "")
+	a, b := place("AQCEAAAAKgAAAAMAAAAAAAAAAf", "garbage"), place("AQCEAAAAKgAAAAMAAAAAAAAAAg", "")
 	if parent.IsValid() {
 		t.Fatalf("a derived place has the parent %v", parent)
 	}
@@ -65,8 +66,8 @@ func TestPlaceInTraceIsASpanUnderACarriedContextOrOfTheDerivedTrace(t *testing.T
 	if !okA || !okB || sa.TraceID() != tracecontext.TraceID(secret, run) || sb.TraceID() != sa.TraceID() || sa.SpanID() == sb.SpanID() || !sa.IsSampled() {
 		t.Fatalf("derived places %q and %q", a, b)
 	}
-	if sa.SpanID() != tracecontext.StepSpanID(sa.TraceID(), run, "review/approve") {
-		t.Fatalf("span %s is not the one derived from review/approve", sa.SpanID())
+	if id := IDForToken("AQCEAAAAKgAAAAMAAAAAAAAAAf"); sa.SpanID() != tracecontext.StepSpanID(secret, sa.TraceID(), run, tool.Seq("review/"+id)) {
+		t.Fatalf("span %s is not the one derived from review/%s", sa.SpanID(), id)
 	}
 	for _, seq := range []tool.Seq{"0", "1", "2"} {
 		if tracecontext.ForCall(secret, run, seq, tool.TraceContext{}).Step.SpanID() == sa.SpanID() {

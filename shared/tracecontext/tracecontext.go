@@ -118,23 +118,39 @@ func TraceID(secret []byte, runID string) trace.TraceID {
 	return NewDeriver(secret).TraceID(runID)
 }
 
+// SpanLabel starts the message a step span's id is the HMAC of, apart
+// from TraceLabel's.
+const SpanLabel = "toolgate-span-id/1\x00"
+
 // StepSpanID is the span id of a call's step span: the first 8 bytes of
-// SHA-256 of the trace id, the run id and the seq, each ended by a zero
-// byte. Every attempt of the call (a separate invocation) derives the
-// same id, and the attempt that ends the call emits the span
-// (docs/tracing.md, "Spans"). Never all zeros.
-func StepSpanID(traceID trace.TraceID, runID string, seq tool.Seq) trace.SpanID {
+// HMAC-SHA256, under the stage secret, of SpanLabel, the trace id, the
+// run id and the seq, the last two each ended by a zero byte. Every
+// attempt of the call (a separate invocation) derives the same id, and
+// the attempt that ends the call emits the span (docs/tracing.md,
+// "Spans"); keyed, so that whoever reads exported spans cannot test a
+// guessed execution ARN against a span id. Never all zeros.
+func (d *Deriver) StepSpanID(traceID trace.TraceID, runID string, seq tool.Seq) trace.SpanID {
 	var buf [512]byte
-	b := append(buf[:0], traceID[:]...)
-	b = append(append(b, 0), runID...)
-	b = append(append(b, 0), seq...)
-	sum := sha256.Sum256(append(b, 0))
+	b := append(append(buf[:0], SpanLabel...), traceID[:]...)
+	b = append(append(b, runID...), 0)
+	b = append(append(b, seq...), 0)
+	m := d.pool.Get().(hash.Hash)
+	m.Reset()
+	m.Write(b)
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	d.pool.Put(m)
 	var id trace.SpanID
 	copy(id[:], sum[:])
 	if !id.IsValid() {
 		id[len(id)-1] = 1
 	}
 	return id
+}
+
+// StepSpanID is NewDeriver(secret).StepSpanID.
+func StepSpanID(secret []byte, traceID trace.TraceID, runID string, seq tool.Seq) trace.SpanID {
+	return NewDeriver(secret).StepSpanID(traceID, runID, seq)
 }
 
 // Call is where one call sits in its run's trace.
@@ -169,7 +185,7 @@ func (d *Deriver) ForCall(runID string, seq tool.Seq, carried tool.TraceContext)
 	}
 	c.Step = trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    traceID,
-		SpanID:     StepSpanID(traceID, runID, seq),
+		SpanID:     d.StepSpanID(traceID, runID, seq),
 		TraceFlags: trace.FlagsSampled,
 		TraceState: c.Parent.TraceState(),
 		Remote:     true,

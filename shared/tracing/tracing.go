@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -135,14 +136,28 @@ func newSpanContext(traceID trace.TraceID, spanID trace.SpanID, state trace.Trac
 	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled, TraceState: state})
 }
 
-// Flush sends the spans ended so far, waiting at most FlushTimeout. A
-// handler calls it before it returns. It never fails the call: its error
-// (a receiver that did not answer in time, or refused) is for a log line.
+// FlushDeadlineMargin is what Flush leaves of ctx's deadline (a Lambda
+// invocation's): it never waits past the deadline less this margin.
+const FlushDeadlineMargin = 50 * time.Millisecond
+
+// Flush sends the spans ended so far, waiting at most FlushTimeout, and
+// never past ctx's deadline less FlushDeadlineMargin (with less time
+// left it sends nothing and says so); ctx's cancellation does not stop
+// it, since a handler calls it once its answer is decided, before it
+// returns. It never fails the call: its error (no time left, a receiver
+// that did not answer in time, or refused) is for a log line.
 func (t *Tracer) Flush(ctx context.Context) error {
 	if !t.Exporting() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FlushTimeout)
+	budget := FlushTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(deadline)-FlushDeadlineMargin)
+	}
+	if budget <= 0 {
+		return errors.New("tracing: spans not exported: the invocation's deadline is too near")
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	if err := t.provider.ForceFlush(ctx); err != nil {
 		return fmt.Errorf("tracing: spans not exported: %w", err)

@@ -130,3 +130,24 @@ func TestSliceAttributesAreOTLPArrays(t *testing.T) {
 		}
 	}
 }
+
+// Flush never waits past the invocation's deadline less its margin: with
+// less time left it sends nothing and says so.
+func TestFlushKeepsClearOfTheDeadline(t *testing.T) {
+	rec := startReceiver(t)
+	tr := tracing.New(rec.URL(), "fn", nil)
+	defer tr.Shutdown(context.Background())
+	_, span := tr.Start(context.Background(), "x", tracing.SpanOptions{})
+	span.End()
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(tracing.FlushDeadlineMargin/2))
+	defer cancel()
+	if err := tr.Flush(ctx); err == nil {
+		t.Fatal("flushed with less than the margin left")
+	}
+	if len(rec.Spans()) != 0 {
+		t.Fatal("spans sent with less than the margin left")
+	}
+	if err := tr.Flush(context.Background()); err != nil || len(rec.Spans()) != 1 {
+		t.Fatalf("the next flush: %v, %d spans", err, len(rec.Spans()))
+	}
+}
