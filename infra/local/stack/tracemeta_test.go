@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
 const traceMeta = `solution: e2e-trace-meta
@@ -48,15 +50,21 @@ func TestRunsWithAndWithoutMetaTraceparent(t *testing.T) {
 		meta string // "": toolgate run starts it
 		want any    // the tool Tasks' trace.traceparent
 	}{
-		"toolgate run, no traceparent": {"", nil},
-		"a traceparent":                {`{"traceparent":"` + carried + `"}`, carried},
-		"a traceparent not a string":   {`{"traceparent":{"a":1}}`, nil},
-		"meta without it":              {`{}`, nil},
+		"toolgate run, no TRACEPARENT, export off": {"", nil},
+		"a traceparent":              {`{"traceparent":"` + carried + `"}`, carried},
+		"a traceparent not a string": {`{"traceparent":{"a":1}}`, nil},
+		"meta without it":            {`{}`, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var run string
 			if c.meta == "" {
-				run = e.start(t, "e2e-trace-meta", map[string]any{})
+				// The stack's CLI exports to its receiver, and would open a
+				// root span: this run is started with export off.
+				off := *e
+				off.cli = maps.Clone(e.cli)
+				off.cli[functionconfig.EnvTracing] = functionconfig.TracingOff
+				delete(off.cli, "TRACEPARENT")
+				run = off.start(t, "e2e-trace-meta", map[string]any{})
 			} else {
 				out, err := e.sf.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String(fresh("trace-meta")),
 					Input: aws.String(`{"input":{},"meta":` + c.meta + `}`)})
