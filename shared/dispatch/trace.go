@@ -72,7 +72,8 @@ func (inv *invocation) callTrace() tool.TraceContext {
 // attempt ends the call for good, emits the call's step span (its id
 // derived, so that every attempt names it as parent; started at the first
 // claim). An outcome is final when no later attempt can change it: a
-// success or a replay, UNKNOWN, or an error that is not retryable. A call
+// success, UNKNOWN, or an error that is not retryable; a replay's attempt
+// span is under the step span its completing attempt emitted. A call
 // whose Task gives up after a retryable error has no step span; its
 // attempts still share one parent id (docs/tracing.md).
 func (inv *invocation) endAttempt(ctx context.Context, o *outcome) {
@@ -107,12 +108,13 @@ func (inv *invocation) endAttempt(ctx context.Context, o *outcome) {
 }
 
 // spanOutcome is the outcome attribute of an attempt (the ledger row's
-// status; a replay is "DEDUPLICATED") and whether it is final for the
-// call.
+// status; a replay is "DEDUPLICATED") and whether it ends the call: a
+// replay does not (the attempt that completed the call emitted its step
+// span, and a second one would repeat its id).
 func spanOutcome(o *outcome) (string, bool) {
 	switch {
 	case o.write == writeNone:
-		return string(ledger.StatusDeduplicated), true
+		return string(ledger.StatusDeduplicated), false
 	case o.row != nil:
 		return string(o.row.Status), o.err == nil || !o.err.Retryable()
 	}

@@ -67,11 +67,17 @@ func TestRetriedCallShowsItsAttemptsUnderOneStepSpan(t *testing.T) {
 	if _, err := d.Handle(context.Background(), payload); err != nil {
 		t.Fatal(err)
 	}
+	// A replay (the Task's answer lost, say) adds an attempt span under
+	// the same step span, and no second step span.
+	if _, err := d.Handle(context.Background(), payload); err != nil {
+		t.Fatal(err)
+	}
 	want := tracecontext.ForCall(testSecret, run, "1", tool.TraceContext{}).Step
 	steps, attempts := sink.named("toolgate.step s"), sink.named("toolgate.attempt test-echo")
-	if len(steps) != 1 || len(attempts) != 2 {
-		t.Fatalf("%d step spans and %d attempt spans, want 1 and 2", len(steps), len(attempts))
+	if len(steps) != 1 || len(attempts) != 3 || attempts[2].Attributes[AttrOutcome] != "DEDUPLICATED" || attempts[2].ParentSpanID != steps[0].SpanID {
+		t.Fatalf("%d step spans and %d attempt spans, want 1 and 3, the last a replay under the step span", len(steps), len(attempts))
 	}
+	attempts = attempts[:2]
 	step := steps[0]
 	if step.TraceID != want.TraceID().String() || step.SpanID != want.SpanID().String() || step.ParentSpanID != "" || step.Status != codes.Ok {
 		t.Fatalf("step span %+v, want trace %s span %s", step, want.TraceID(), want.SpanID())
