@@ -42,18 +42,15 @@ func (t *TraceContext) UnmarshalJSON(data []byte) error {
 	if json.Unmarshal(data, &m) != nil {
 		return nil
 	}
-	str := func(name string, limit int) string {
-		var s string
-		if raw, ok := m[name]; !ok || json.Unmarshal(raw, &s) != nil || len(s) > limit {
-			return ""
-		}
-		return s
+	var tp Traceparent // its own lenient reading
+	if raw, ok := m["traceparent"]; ok {
+		_ = json.Unmarshal(raw, &tp)
 	}
-	t.Traceparent = str("traceparent", MaxTraceparentLength)
-	if t.Traceparent == "" {
+	if t.Traceparent = string(tp); t.Traceparent == "" {
 		return nil
 	}
-	if ts := str("tracestate", MaxTracestateLength); strings.Count(ts, ",") < MaxTracestateMembers {
+	var ts string
+	if json.Unmarshal(m["tracestate"], &ts) == nil && len(ts) <= MaxTracestateLength && strings.Count(ts, ",") < MaxTracestateMembers {
 		t.Tracestate = ts
 	}
 	return nil
