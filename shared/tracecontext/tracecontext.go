@@ -76,14 +76,36 @@ func Format(sc trace.SpanContext) tool.TraceContext {
 // keyed HMAC states for reuse, so that a call's derivation allocates
 // almost nothing. Safe for concurrent use.
 type Deriver struct {
-	pool sync.Pool // of hash.Hash: HMAC-SHA256 keyed with the secret
+	pool sync.Pool // of *keyed
+}
+
+// keyed is one HMAC-SHA256 state keyed with the secret, with the buffers
+// a derivation writes its message and reads its sum into, reused whole.
+type keyed struct {
+	mac hash.Hash
+	msg []byte
+	sum [sha256.Size]byte
+}
+
+// hmacOf is the HMAC-SHA256 of the message parts under d's secret.
+func (d *Deriver) hmacOf(parts ...string) [sha256.Size]byte {
+	k := d.pool.Get().(*keyed)
+	k.msg = k.msg[:0]
+	for _, p := range parts {
+		k.msg = append(k.msg, p...)
+	}
+	k.mac.Reset()
+	k.mac.Write(k.msg)
+	sum := [sha256.Size]byte(k.mac.Sum(k.sum[:0]))
+	d.pool.Put(k)
+	return sum
 }
 
 // NewDeriver is a Deriver for secret (the stage's external-key secret,
 // shared/secrets).
 func NewDeriver(secret []byte) *Deriver {
 	key := bytes.Clone(secret)
-	return &Deriver{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
+	return &Deriver{pool: sync.Pool{New: func() any { return &keyed{mac: hmac.New(sha256.New, key)} }}}
 }
 
 // TraceLabel starts the message a run's trace id is the HMAC of, so that
@@ -99,12 +121,7 @@ const TraceLabel = "toolgate-trace-id/1\x00"
 // second trace id (docs/tracing.md). Never all zeros (W3C §3.2.2.3 calls
 // that invalid): such a digest takes a last byte of 1.
 func (d *Deriver) TraceID(runID string) trace.TraceID {
-	m := d.pool.Get().(hash.Hash)
-	m.Reset()
-	m.Write([]byte(TraceLabel + runID))
-	var sum [sha256.Size]byte
-	m.Sum(sum[:0])
-	d.pool.Put(m)
+	sum := d.hmacOf(TraceLabel, runID)
 	var id trace.TraceID
 	copy(id[:], sum[:])
 	if !id.IsValid() {
@@ -130,16 +147,7 @@ const SpanLabel = "toolgate-span-id/1\x00"
 // "Spans"); keyed, so that whoever reads exported spans cannot test a
 // guessed execution ARN against a span id. Never all zeros.
 func (d *Deriver) StepSpanID(traceID trace.TraceID, runID string, seq tool.Seq) trace.SpanID {
-	var buf [512]byte
-	b := append(append(buf[:0], SpanLabel...), traceID[:]...)
-	b = append(append(b, runID...), 0)
-	b = append(append(b, seq...), 0)
-	m := d.pool.Get().(hash.Hash)
-	m.Reset()
-	m.Write(b)
-	var sum [sha256.Size]byte
-	m.Sum(sum[:0])
-	d.pool.Put(m)
+	sum := d.hmacOf(SpanLabel, string(traceID[:]), runID, "\x00", string(seq), "\x00")
 	var id trace.SpanID
 	copy(id[:], sum[:])
 	if !id.IsValid() {

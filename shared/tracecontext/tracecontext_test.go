@@ -89,6 +89,10 @@ func TestTraceIDIsNotTheExternalKeysHMAC(t *testing.T) {
 	if !bytes.Equal(id[:], hmacOf(secret, tracecontext.TraceLabel+run)[:16]) {
 		t.Fatalf("the trace id %s is not the labelled HMAC's first 16 bytes", id)
 	}
+	span := tracecontext.StepSpanID(secret, id, run, "4.2.1")
+	if !bytes.Equal(span[:], hmacOf(secret, tracecontext.SpanLabel+string(id[:])+run+"\x004.2.1\x00")[:8]) {
+		t.Fatalf("the step span id %s is not the labelled HMAC's first 8 bytes", span)
+	}
 }
 
 func hmacOf(key []byte, msg string) []byte {
