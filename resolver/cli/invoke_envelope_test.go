@@ -7,10 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/toolgate/toolgate/infra/local/localtest"
-	"github.com/toolgate/toolgate/shared/dispatch"
 )
 
 // docs/tools.md: "An invalid Solution is a successful call with valid:
@@ -20,16 +16,8 @@ import (
 // dispatcher's 64 KiB inline limit and the call fails.
 func TestValidatorManyDiagnosticsIsStillAResult(t *testing.T) {
 	t.Parallel()
-	store, flags := ledgerEnv(t)
-	dynamoEndpoint := flags[1]
-	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
-	callers := localtest.StartCallers(t)
-	cliEnv := localAWS().with(callers.CLIEnv())
-	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, callers.Env(map[string]string{
-		dispatch.EnvTable:           store.Table(),
-		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint,
-		"TOOLGATE_LANE":             "direct",
-	}))
+	v := startDirectValidator(t, nil)
+	store, dynamoEndpoint, cliEnv, fn := v.store, v.dynamo, v.cli, v.fn
 	var b strings.Builder
 	b.WriteString("solution: many\nversion: 1\nsteps:\n")
 	for i := range 300 {

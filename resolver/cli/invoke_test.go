@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/ledger"
 )
 
 // `toolgate invoke` against the real workflow-validator bootstrap under the
@@ -20,16 +22,8 @@ import (
 // ledger.
 func TestInvokeWorkflowValidator(t *testing.T) {
 	t.Parallel()
-	store, flags := ledgerEnv(t)
-	dynamoEndpoint := flags[1]
-	bootstrap := localtest.Bootstrap(t, "../../functions/workflow-validator")
-	callers := localtest.StartCallers(t)
-	cliEnv := localAWS().with(callers.CLIEnv())
-	fn := localtest.RIE(t, "workflow-validator", bootstrap, 30*time.Second, callers.Env(map[string]string{
-		dispatch.EnvTable:           store.Table(),
-		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint,
-		"TOOLGATE_LANE":             "direct",
-	}))
+	v := startDirectValidator(t, nil)
+	store, dynamoEndpoint, cliEnv, fn := v.store, v.dynamo, v.cli, v.fn
 	dir := t.TempDir()
 	write := func(name string, v any) string {
 		b, _ := json.Marshal(v)
@@ -95,4 +89,26 @@ func TestInvokeWorkflowValidator(t *testing.T) {
 	if code, _, _ := cliEnv.run("invoke", "workflow-validator", "--toolset", "ts_x", "--fetch-host", "a.example", "--input", write("y.json", map[string]string{})); code != ExitMisuse {
 		t.Fatalf("--toolset with --fetch-host: exit %d", code)
 	}
+}
+
+// directValidator is the real workflow-validator bootstrap under the RIE
+// on the direct lane, with the ledger on the shared dynalite table and a
+// caller verifier: what a `toolgate invoke` test calls.
+type directValidator struct {
+	fn     *local.Process
+	store  *ledger.Store
+	dynamo string  // the DynamoDB endpoint
+	cli    environ // the CLI's environment: local AWS and the callers' keys
+}
+
+// startDirectValidator starts it for t, with more in the function's
+// environment.
+func startDirectValidator(t *testing.T, more map[string]string) directValidator {
+	t.Helper()
+	store, flags := ledgerEnv(t)
+	callers := localtest.StartCallers(t)
+	env := map[string]string{dispatch.EnvTable: store.Table(), "AWS_ENDPOINT_URL_DYNAMODB": flags[1], "TOOLGATE_LANE": "direct"}
+	maps.Copy(env, more)
+	fn := localtest.RIE(t, "workflow-validator", localtest.Bootstrap(t, "../../functions/workflow-validator"), 30*time.Second, callers.Env(env))
+	return directValidator{fn: fn, store: store, dynamo: flags[1], cli: localAWS().with(callers.CLIEnv())}
 }

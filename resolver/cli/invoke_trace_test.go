@@ -6,11 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
-	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
@@ -19,21 +16,14 @@ import (
 // under the call's step span, whose parent is the caller's span.
 func TestInvokeContinuesTRACEPARENT(t *testing.T) {
 	t.Parallel()
-	store, flags := ledgerEnv(t)
-	dynamoEndpoint := flags[1]
 	rec, err := otlpreceiver.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rec.Close() })
-	callers := localtest.StartCallers(t)
-	fn := localtest.RIE(t, "workflow-validator", localtest.Bootstrap(t, "../../functions/workflow-validator"), 30*time.Second, callers.Env(map[string]string{
-		dispatch.EnvTable:           store.Table(),
-		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint,
-		"TOOLGATE_LANE":             "direct",
-		functionconfig.EnvTracing:   "otlp:" + rec.URL(),
-	}))
-	cliEnv := localAWS().with(callers.CLIEnv()).with(map[string]string{EnvTraceparent: callerTraceparent})
+	v := startDirectValidator(t, map[string]string{functionconfig.EnvTracing: "otlp:" + rec.URL()})
+	store, dynamoEndpoint, fn := v.store, v.dynamo, v.fn
+	cliEnv := v.cli.with(map[string]string{EnvTraceparent: callerTraceparent})
 	in, _ := json.Marshal(map[string]string{"solution": "solution: s\nversion: 1\nsteps:\n  - id: a\n    succeed: {}\n"})
 	p := filepath.Join(t.TempDir(), "in.json")
 	if err := os.WriteFile(p, in, 0o644); err != nil {
