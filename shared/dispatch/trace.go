@@ -51,7 +51,7 @@ func (inv *invocation) startAttempt(ctx context.Context) {
 		inv.callSpan = tracing.Child(inv.trace.Step)
 		return
 	}
-	attrs := []attribute.KeyValue{attribute.String(AttrTool, env.Tool), attribute.String(AttrStep, env.Step), attribute.String(AttrSeq, string(env.Seq))}
+	attrs := callAttributes(env)
 	if h, ok := ctx.Value(xrayContextKey).(string); ok {
 		if root := xrayRoot(h); root != "" {
 			attrs = append(attrs, attribute.String(AttrXRayTraceID, root))
@@ -61,6 +61,12 @@ func (inv *invocation) startAttempt(ctx context.Context) {
 		Parent: inv.trace.Step, Start: inv.started, Kind: trace.SpanKindServer, Attributes: attrs,
 	})
 	inv.callSpan = inv.span.SpanContext()
+}
+
+// callAttributes are the attributes that name a call: its tool, step and
+// seq, on its attempt spans and its step span alike.
+func callAttributes(env *tool.Envelope) []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String(AttrTool, env.Tool), attribute.String(AttrStep, env.Step), attribute.String(AttrSeq, string(env.Seq))}
 }
 
 // callTrace is the context a tool sends with the call: the attempt span's.
@@ -101,7 +107,7 @@ func (inv *invocation) endAttempt(ctx context.Context, o *outcome) {
 	}
 	_, span := inv.d.cfg.Tracer.Start(ctx, "toolgate.step "+env.Step, tracing.SpanOptions{
 		Parent: inv.trace.Parent, TraceID: step.TraceID(), SpanID: step.SpanID(), Start: start,
-		Attributes: append([]attribute.KeyValue{attribute.String(AttrTool, env.Tool), attribute.String(AttrStep, env.Step), attribute.String(AttrSeq, string(env.Seq))}, attrs...),
+		Attributes: append(callAttributes(env), attrs...),
 	})
 	setStatus(span, o)
 	span.End()

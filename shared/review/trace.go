@@ -35,20 +35,10 @@ const reviewSeqPrefix = "review/"
 // (docs/tracing.md). A malformed carried value is dropped, never an
 // error.
 func (r *Review) PlaceInTrace(secret []byte) (parent trace.SpanContext) {
-	var traceID trace.TraceID
-	if sc, ok := tracecontext.Parse(tool.TraceContext{Traceparent: r.Traceparent}); ok {
-		parent, traceID = sc, sc.TraceID()
-	} else {
-		traceID = tracecontext.TraceID(secret, r.RunID)
-	}
-	r.Traceparent = tracecontext.Format(trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID:    traceID,
-		SpanID:     tracecontext.StepSpanID(secret, traceID, r.RunID, tool.Seq(reviewSeqPrefix+r.ID)),
-		TraceFlags: trace.FlagsSampled,
-		TraceState: parent.TraceState(),
-		Remote:     true,
-	})).Traceparent
-	return parent
+	// A review is placed as a call at the seq "review/<review id>" is.
+	c := tracecontext.ForCall(secret, r.RunID, tool.Seq(reviewSeqPrefix+r.ID), tool.TraceContext{Traceparent: r.Traceparent})
+	r.Traceparent = tracecontext.Format(c.Step).Traceparent
+	return c.Parent
 }
 
 // Span is r's own span context (Traceparent, as PlaceInTrace set it), and
