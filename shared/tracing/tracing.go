@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdkresource "go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -109,6 +110,26 @@ func (t *Tracer) Start(ctx context.Context, name string, o SpanOptions) (context
 		opts = append(opts, trace.WithNewRoot())
 	}
 	return t.tracer.Start(context.WithValue(ctx, forcedKey{}, forced{traceID, o.SpanID}), name, opts...)
+}
+
+// Emit records one finished span of name, as o says, from o.Start (now
+// when zero) to now, with status OK, or ERROR described by errorCode
+// alone when it is not "" (a code, never a message), and flushes it
+// (Flush). It is what a handler that opens one span per request calls
+// once its answer is decided; off, it does nothing. Its error is
+// Flush's, for a log line.
+func (t *Tracer) Emit(ctx context.Context, name string, o SpanOptions, errorCode string) error {
+	if !t.Exporting() {
+		return nil
+	}
+	_, span := t.Start(ctx, name, o)
+	if errorCode != "" {
+		span.SetStatus(codes.Error, errorCode)
+	} else {
+		span.SetStatus(codes.Ok, "")
+	}
+	span.End()
+	return t.Flush(ctx)
 }
 
 // Child is the context of a new span under parent that nothing records: a

@@ -151,3 +151,25 @@ func TestFlushKeepsClearOfTheDeadline(t *testing.T) {
 		t.Fatalf("the next flush: %v, %d spans", err, len(rec.Spans()))
 	}
 }
+
+// Emit records one finished span with its status (an error by its code
+// alone) and has sent it when it returns; off, it records nothing.
+func TestEmitSendsOneFinishedSpan(t *testing.T) {
+	rec := startReceiver(t)
+	tr := tracing.New(rec.URL(), "fn", nil)
+	defer tr.Shutdown(context.Background())
+	if err := tr.Emit(context.Background(), "ok", tracing.SpanOptions{Parent: parent}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Emit(context.Background(), "failed", tracing.SpanOptions{}, "REVIEW_TASK_ENDED"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tracing.New("", "fn", nil).Emit(context.Background(), "off", tracing.SpanOptions{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	spans := rec.Spans()
+	if len(spans) != 2 || spans[0].Name != "ok" || spans[0].Status != codes.Ok || spans[0].ParentSpanID != parent.SpanID().String() ||
+		spans[1].Status != codes.Error || spans[1].StatusMessage != "REVIEW_TASK_ENDED" {
+		t.Fatalf("spans %+v", spans)
+	}
+}

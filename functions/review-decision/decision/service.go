@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/shared/caller"
@@ -287,18 +286,16 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 // decision is delivered; err is the delivery's.
 func (s *Service) traceDecision(ctx context.Context, r *review.Review, d review.Verdict, start time.Time, err error) {
 	parent, ok := r.Span()
-	if !ok || !s.tracer.Exporting() {
+	if !ok {
 		return
 	}
-	_, span := s.tracer.Start(ctx, "toolgate.review.decide", tracing.SpanOptions{Parent: parent, Start: start, Kind: trace.SpanKindServer,
-		Attributes: []attribute.KeyValue{attribute.String("toolgate.step", r.Step), attribute.String("toolgate.outcome", string(d))}})
+	var code string
 	if err != nil {
-		span.SetStatus(codes.Error, string(review.AsError(err).Code))
-	} else {
-		span.SetStatus(codes.Ok, "")
+		code = string(review.AsError(err).Code)
 	}
-	span.End()
-	if err := s.tracer.Flush(ctx); err != nil {
+	o := tracing.SpanOptions{Parent: parent, Start: start, Kind: trace.SpanKindServer,
+		Attributes: []attribute.KeyValue{attribute.String("toolgate.step", r.Step), attribute.String("toolgate.outcome", string(d))}}
+	if err := s.tracer.Emit(ctx, "toolgate.review.decide", o, code); err != nil {
 		s.log.WarnContext(ctx, "spans not exported", "error", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/shared/caller"
@@ -500,14 +499,8 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 // alike: shared/review, "PlaceInTrace"), from start to now, and flushes
 // it (at most tracing.FlushTimeout). Its attributes are names only.
 func (h *Handler) traceSpan(ctx context.Context, name string, parent, self trace.SpanContext, start time.Time, attrs ...attribute.KeyValue) {
-	if !h.tracer.Exporting() {
-		return
-	}
-	_, span := h.tracer.Start(ctx, name, tracing.SpanOptions{Parent: parent, TraceID: self.TraceID(), SpanID: self.SpanID(), Start: start,
-		Kind: trace.SpanKindServer, Attributes: attrs})
-	span.SetStatus(codes.Ok, "")
-	span.End()
-	if err := h.tracer.Flush(ctx); err != nil {
+	o := tracing.SpanOptions{Parent: parent, TraceID: self.TraceID(), SpanID: self.SpanID(), Start: start, Kind: trace.SpanKindServer, Attributes: attrs}
+	if err := h.tracer.Emit(ctx, name, o, ""); err != nil {
 		h.log.WarnContext(ctx, "spans not exported", "error", err)
 	}
 }
