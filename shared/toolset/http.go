@@ -32,6 +32,9 @@ type HTTPHost struct {
 	// not a read is then retried under that key (at_least_once) instead
 	// of at most once. Omitted when not set.
 	Idempotency *HTTPIdempotency `json:"idempotency,omitempty"`
+	// Auth is how the host is presented a credential; only on an exact
+	// host entry (no wildcard); nil: never.
+	Auth *Auth `json:"auth,omitempty"`
 }
 
 // HTTPIdempotency is how a host takes an idempotency key.

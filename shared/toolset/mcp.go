@@ -44,6 +44,9 @@ type MCP struct {
 	// Protocol is the MCP protocol revision negotiated at registration
 	// (MCPProtocols).
 	Protocol string `json:"protocol"`
+	// Auth is how the server is presented a credential (the server's
+	// auth in the toolset file); nil: never.
+	Auth *Auth `json:"auth,omitempty"`
 }
 
 // ParseMCPURL parses an MCP server's URL: one that fetchurl.Parse
@@ -140,6 +143,8 @@ type MCPServer struct {
 	// Policies by tool name; a tool without one is at_most_once, not
 	// idempotent, not reviewed.
 	Policies map[string]MCPPolicy `json:"policies,omitempty"`
+	// Auth is how the server is presented a credential; nil: never.
+	Auth *Auth `json:"auth,omitempty"`
 }
 
 // MCPPolicy is the policy a toolset gives one MCP tool: the members a

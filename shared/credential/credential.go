@@ -1,0 +1,116 @@
+package credential
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// The KMS purposes of toolgate's envelope encryption: the "purpose"
+// member of every encryption context, which the key policy conditions
+// each role's kms:Decrypt on (docs/credentials.md, "The key").
+const (
+	PurposeToolCredential      = "tool-credential"
+	PurposeWebhookSubscription = "webhook-subscription"
+	PurposeWebhookSource       = "webhook-source"
+)
+
+// MaxSecretBytes bounds a credential, in bytes: 8 KiB.
+const MaxSecretBytes = 8 << 10
+
+// Scope is whose a credential is, as the encryption context's "scope"
+// and the item's sort key write it: "toolset", "end_user:<hex HMAC>" or
+// "run:<execution name>".
+type Scope string
+
+// ScopeToolset is the toolset's own scope.
+const ScopeToolset Scope = "toolset"
+
+// Target is one place a toolset declares auth: the toolset's name, the
+// target's name there (an MCP server's key, or an exact http host entry),
+// the origin the credential is bound to ("<scheme>://<host>[:<port>]")
+// and how it is presented.
+type Target struct {
+	ToolsetName string
+	Name        string
+	Origin      string
+	Auth        toolset.Auth
+}
+
+// KMS is the part of the KMS client this package calls.
+type KMS interface {
+	GenerateDataKey(ctx context.Context, in *kms.GenerateDataKeyInput, opts ...func(*kms.Options)) (*kms.GenerateDataKeyOutput, error)
+	Decrypt(ctx context.Context, in *kms.DecryptInput, opts ...func(*kms.Options)) (*kms.DecryptOutput, error)
+}
+
+// Sealed is a credential as stored: the AES-256-GCM ciphertext (with its
+// tag), its 12-byte nonce, the KMS-encrypted data key and the key's id.
+type Sealed struct {
+	Ciphertext, Nonce, EncryptedKey []byte
+	KeyID                           string
+}
+
+// Credential is a resolved credential, ready to present: its target and
+// scope, the item's version and expiry, and the plaintext, which only
+// Transport and Redact read.
+type Credential struct {
+	Target    Target
+	Scope     Scope
+	Version   int64
+	ExpiresAt time.Time // zero: none
+	secret    []byte
+}
+
+// Transport returns next with c presented on every request to c's exact
+// origin (scheme, host and port), and on no other.
+func Transport(next http.RoundTripper, c *Credential) http.RoundTripper {
+	return next
+}
+
+var errNotBuilt = errors.New("credential: not built yet")
+
+// Request is what a call resolves a credential for: the target, the run's
+// toolset id (which must be allowed for the target's credentials), the
+// run id (an execution ARN; "direct/..." on the direct lane, which has no
+// run scope), the run's verified starter (run-scope credentials are used
+// only when their setter is that starter) and the run's end-user scope
+// ("" when the run has no end user).
+type Request struct {
+	Target    Target
+	ToolsetID string
+	RunID     string
+	Starter   string
+	EndUser   Scope
+}
+
+// Resolver resolves credentials at call time, in the order run, end user,
+// toolset, the first found used whole; it keeps what it read for a few
+// seconds per container (CacheTTL). Safe for concurrent use.
+type Resolver struct {
+	kms KMS
+	now func() time.Time
+}
+
+// CacheTTL is how long a Resolver keeps what it read, and so the longest
+// a revoked or replaced credential is still presented by a warm
+// container: 5 s (docs/credentials.md, "Revocation").
+const CacheTTL = 5 * time.Second
+
+// Resolve returns the credential req's call presents, or a *tool.Error:
+// TOOL_PERMISSION_DENIED naming the scopes tried when none is found (or
+// the toolset id is not allowed), CALL_PARKED (cause
+// "credentials.expired") naming the scope and target when the one found
+// has expired.
+func (r *Resolver) Resolve(ctx context.Context, req Request) (*Credential, error) {
+	return nil, errNotBuilt
+}
+
+// Redact returns s with every occurrence of c's secret (as sent: raw,
+// with its scheme, and percent-encoded) replaced by "…": for error text
+// built from a response of a request that carried c. A nil c: s.
+func (c *Credential) Redact(s string) string { return s }
