@@ -58,6 +58,17 @@
 // Call.TraceHeaders with any baggage header) and Requests the trace
 // headers of every HTTP request.
 //
+// # Bearer tokens
+//
+// By default the server asks for no credential (the open mode). With
+// Options.BearerTokens it requires "Authorization: Bearer <token>" on
+// every request (RFC 6750): no header is answered 401 with a bare
+// `WWW-Authenticate: Bearer realm="mcpserver"`, another token 401 with
+// `error="invalid_token"`, the answer of a server whose token expired or
+// was revoked. SetBearerTokens replaces the accepted tokens while it runs.
+// Requests records every header of every request (Request.Header), so a
+// test can tell which requests carried a credential.
+//
 // # Controls
 //
 // Methods on *Server, for tests; none is reachable over the network.

@@ -60,6 +60,14 @@ type Options struct {
 	Hosts []string
 	// Logger receives the SDK's logs; nil discards them.
 	Logger *slog.Logger
+	// BearerTokens, if not empty, makes the server require a bearer
+	// token (RFC 6750) on every request: one of these, until
+	// SetBearerTokens replaces them. A request without an Authorization
+	// header is answered 401 with `WWW-Authenticate: Bearer
+	// realm="mcpserver"`; one with another token, 401 with
+	// `error="invalid_token"` (RFC 6750 §3.1: expired, revoked or
+	// malformed). Empty: the open mode, which asks for nothing.
+	BearerTokens []string
 	// Tracer, if set, opens one server span per tools/call under the W3C
 	// trace context the call carried (its _meta's traceparent and
 	// tracestate, else its POST's headers), and flushes it before the
@@ -100,6 +108,8 @@ type Server struct {
 	mu       sync.Mutex
 	tools    map[string]*tool
 	refusals []Refusal
+	// bearer holds the accepted bearer tokens; nil: the open mode.
+	bearer   []string
 	calls    []Call
 	requests []Request
 	lists    int
@@ -168,6 +178,7 @@ func Start(opts Options) (*Server, error) {
 		tracer: opts.Tracer,
 		logger: logger,
 		tools:  map[string]*tool{},
+		bearer: slices.Clone(opts.BearerTokens),
 		served: make(chan struct{}),
 		idle:   make(chan struct{}),
 	}
@@ -367,8 +378,10 @@ const maxPeekBytes = mcp.DefaultMaxRequestBodyBytes
 func (s *Server) refuse(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			s.recordRequest(Request{Method: r.Method, TraceHeaders: traceHeaders(r.Header)})
-			next.ServeHTTP(w, r)
+			s.recordRequest(Request{Method: r.Method, TraceHeaders: traceHeaders(r.Header), Header: r.Header.Clone()})
+			if s.authorized(w, r) {
+				next.ServeHTTP(w, r)
+			}
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
@@ -377,7 +390,10 @@ func (s *Server) refuse(next http.Handler) http.Handler {
 			http.Error(w, "read body", http.StatusBadRequest)
 			return
 		}
-		s.recordRequest(Request{Method: r.Method, RPCMethod: rpcMethod(body), TraceHeaders: traceHeaders(r.Header)})
+		s.recordRequest(Request{Method: r.Method, RPCMethod: rpcMethod(body), TraceHeaders: traceHeaders(r.Header), Header: r.Header.Clone()})
+		if !s.authorized(w, r) {
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if isToolsList(body) {
 			w = &cursorRewriter{ResponseWriter: w}
@@ -516,6 +532,40 @@ type Request struct {
 	// TraceHeaders are the request's traceparent, tracestate and baggage
 	// headers as received; nil when it had none.
 	TraceHeaders http.Header
+	// Header is every header of the request as received: what tests
+	// search for a credential that must or must not be there.
+	Header http.Header
+}
+
+// SetBearerTokens replaces the bearer tokens the server accepts
+// (Options.BearerTokens); none returns it to the open mode.
+func (s *Server) SetBearerTokens(tokens ...string) {
+	s.mu.Lock()
+	s.bearer = slices.Clone(tokens)
+	s.mu.Unlock()
+}
+
+// authorized reports whether r may go on: always in the open mode, else
+// when its Authorization header is "Bearer <one of the tokens>"; otherwise
+// it answers 401 as Options.BearerTokens says and returns false.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	tokens := s.bearer
+	s.mu.Unlock()
+	if len(tokens) == 0 {
+		return true
+	}
+	got, present := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if present && slices.Contains(tokens, got) {
+		return true
+	}
+	if r.Header.Get("Authorization") == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpserver"`)
+	} else {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpserver", error="invalid_token", error_description="the token is not one the server accepts"`)
+	}
+	http.Error(w, http.StatusText(http.StatusUnauthorized), http.StatusUnauthorized)
+	return false
 }
 
 func (s *Server) recordRequest(r Request) {
