@@ -42,12 +42,18 @@ const DefaultMaxBody = 1 << 20
 // answer to a write, and a Hang, always apply it. Hang reads the whole
 // body, applies a write, records the request with Status 0, and answers
 // nothing until the client gives up or the service closes.
+//
+// EchoHeaders makes the body every request header as received,
+// Authorization included, as {"headers": {name: [values]}}: the answer
+// of a careless server that quotes a credential back, which toolgate must
+// keep out of everything it records.
 type Answer struct {
-	Status  int
-	Header  http.Header
-	Body    any
-	Applied bool
-	Hang    bool
+	Status      int
+	Header      http.Header
+	Body        any
+	Applied     bool
+	Hang        bool
+	EchoHeaders bool
 }
 
 // OK is 200 with body (nil: the default body).
@@ -86,6 +92,10 @@ type Request struct {
 	Header http.Header
 	// Key is the idempotency key's field value; "" when absent.
 	Key string
+	// AuthorizationSHA256 is the lower-case hex SHA-256 of the
+	// Authorization field's value, "" when absent: which credential was
+	// sent, without keeping it.
+	AuthorizationSHA256 string
 	// BodyBytes and BodySHA256 (lower-case hex) describe the body read;
 	// the body itself is never kept.
 	BodyBytes  int
@@ -235,6 +245,11 @@ type reply struct {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.maxBody+1))
 	rec := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Key: r.Header.Get(s.keyHeader), BodyBytes: len(body)}
+	if v := r.Header.Get("Authorization"); v != "" {
+		d := sha256.Sum256([]byte(v))
+		rec.AuthorizationSHA256 = hex.EncodeToString(d[:])
+	}
+	received := r.Header.Clone()
 	for _, k := range redacted {
 		if vs := rec.Header.Values(k); len(vs) > 0 {
 			rec.Header[http.CanonicalHeaderKey(k)] = slices.Repeat([]string{"<redacted>"}, len(vs))
@@ -249,7 +264,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case int64(len(body)) > s.maxBody:
 		out = errorReply(http.StatusRequestEntityTooLarge)
 	default:
-		out = s.answer(&rec)
+		out = s.answer(&rec, received)
 	}
 	if !out.hang {
 		rec.Status = out.status
@@ -278,7 +293,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 // answer decides rec's answer under the lock: the key's kept answer or
 // refusal, else the path's next scripted answer or its default; and
 // whether the request applies a write.
-func (s *Server) answer(rec *Request) reply {
+func (s *Server) answer(rec *Request, received http.Header) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	write := isWrite(rec.Method)
@@ -326,6 +341,8 @@ func (s *Server) answer(rec *Request) reply {
 	}
 	out := reply{status: a.Status, header: a.Header.Clone(), hang: a.Hang}
 	switch {
+	case a.EchoHeaders:
+		out.body = mustJSON(map[string]http.Header{"headers": received})
 	case a.Body != nil:
 		out.body = mustJSON(a.Body)
 	case applied && a.Status/100 == 2:

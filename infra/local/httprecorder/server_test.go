@@ -297,3 +297,28 @@ func TestWaitReturnsTheContextsErrorWhenTooFewArrive(t *testing.T) {
 		t.Errorf("Wait: %v, want context.Canceled", err)
 	}
 }
+
+func TestEchoHeadersQuotesTheAuthorizationTheRecordOnlyDigests(t *testing.T) {
+	srv, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Script("/echo", Answer{Status: http.StatusInternalServerError, EchoHeaders: true})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL()+"/echo", nil)
+	req.Header.Set("Authorization", "Bearer canary-1")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "Bearer canary-1") {
+		t.Errorf("answer %d %s, want 500 quoting the Authorization", res.StatusCode, body)
+	}
+	rec := srv.Requests()[0]
+	d := sha256.Sum256([]byte("Bearer canary-1"))
+	if rec.AuthorizationSHA256 != hex.EncodeToString(d[:]) || rec.Header.Get("Authorization") != "<redacted>" {
+		t.Errorf("record %q %q, want the digest and <redacted>", rec.AuthorizationSHA256, rec.Header.Get("Authorization"))
+	}
+}
