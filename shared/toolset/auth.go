@@ -160,6 +160,8 @@ func ParseMCPURLAuth(raw string, auth *Auth) (*fetchurl.URL, error) {
 	head, segs, ok := splitPath(raw)
 	at := slices.Index(segs, SecretSegment)
 	switch {
+	case n < 0:
+		return nil, fmt.Errorf("auth path_segment %d is not a path segment's position (from 1)", n)
 	case n == 0 && at >= 0:
 		return nil, fmt.Errorf("path segment %d is %s, where a credential goes, but the server's auth declares no path_segment %d: declare it, or write the URL without %s", at+1, SecretSegment, at+1, SecretSegment)
 	case n == 0:
