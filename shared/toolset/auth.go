@@ -158,6 +158,11 @@ func ParseMCPURLAuth(raw string, auth *Auth) (*fetchurl.URL, error) {
 		return parseMCPURL(raw) // refuses the query or fragment
 	}
 	head, segs, ok := splitPath(raw)
+	if !ok {
+		if _, err := parseMCPURL(raw); err != nil {
+			return nil, err // no scheme, or no path: fetchurl's reason first
+		}
+	}
 	at := slices.Index(segs, SecretSegment)
 	switch {
 	case n < 0:
