@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -165,4 +166,34 @@ func diagsOf(ds []Diagnostic) string {
 		b.WriteString(d.String() + "\n")
 	}
 	return b.String()
+}
+
+// A Solution whose toolset declares auth always starts with the Starter,
+// so its runs have a start record (the scopes a credential may come from
+// need the verified starter); one without auth and without reviews has
+// none.
+func TestAToolsetWithAuthGivesEveryRunAStartRecord(t *testing.T) {
+	solution := func(id string) string {
+		return "solution: t\nversion: 1\ntoolset: " + id + "\nsteps:\n  - id: read\n    tool: http\n    with: {method: GET, url: \"https://api.example.com/items\"}\n"
+	}
+	for _, c := range []struct {
+		name    string
+		auth    *toolset.Auth
+		starter bool
+	}{{"with auth", &toolset.Auth{Header: "X-Api-Key"}, true}, {"without auth", nil, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			ts, lookup := httpToolset(t, toolset.HTTPHost{Host: "api.example.com", Methods: []string{"GET"}, Auth: c.auth})
+			res := Compile("t.yaml", []byte(solution(ts.ID)), Options{Toolsets: lookup})
+			if !res.OK() {
+				t.Fatalf("diagnostics\n%s", diagText(res))
+			}
+			var def struct{ States map[string]json.RawMessage }
+			if err := json.Unmarshal(res.Definition, &def); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := def.States[StarterState]; ok != c.starter {
+				t.Fatalf("Starter state present: %v, want %v", ok, c.starter)
+			}
+		})
+	}
 }
