@@ -35,7 +35,8 @@ type plan struct {
 	decisions bool
 	// starter: a reachable step is a review (the Solution has gated
 	// tools: Gate A puts a review before each) or a workflow step (whose
-	// child's reviews' requester is this run's starter); its runs then
+	// child's reviews' requester is this run's starter), or the toolset
+	// it names declares auth (toolset.AuthTargets); its runs then
 	// start with the Starter, which checks toolgate run's start record.
 	starter bool
 	// first maps each step id to its first state's name (firstState).
@@ -149,6 +150,12 @@ func (c *checker) plan() *plan {
 		if (st.Kind == KindReview || st.Kind == KindWorkflow) && c.reachable[i] {
 			p.starter = true
 		}
+	}
+	if c.named != nil && len(c.named.AuthTargets()) > 0 {
+		// Its calls may present a credential of the run's or its end
+		// user's scope, which only a verified start names
+		// (docs/credentials.md): such a run always has a start record.
+		p.starter = true
 	}
 	p.start = firstState(c.sol.Steps[c.start])
 	for i, st := range c.sol.Steps {
