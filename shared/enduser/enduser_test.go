@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 const home = "123456789012"
@@ -184,4 +186,36 @@ func FuzzParseMapping(f *testing.F) {
 			t.Fatalf("MayActFor admitted %q, which is no end-user id", id)
 		}
 	})
+}
+
+// The scope of a known id under a known key, computed independently
+// (printf %s alice@example.com | openssl dgst -sha256 -hmac <key>): the
+// same vector pins credential.EndUserScope, which is defined to equal
+// Scope, so the two cannot drift apart.
+func TestScopeOfAKnownVector(t *testing.T) {
+	const want = "end_user:841240d2a5b6654b3ae21fc4499db7b7867077cdd67c3e16cef1f9843e27d1fa"
+	if got := Scope([]byte("0123456789abcdef0123456789abcdef"), "alice@example.com"); got != want {
+		t.Fatalf("Scope = %s, want %s", got, want)
+	}
+}
+
+// The envelope's start member takes exactly Scope's form as end_user
+// (shared/tool cannot import this package and checks the form itself).
+func TestEndUserScopeForm(t *testing.T) {
+	env := func(endUser string) string {
+		return `{"tool":"send-email","toolset_id":"ts_0123456789abcdef0123456789abcdef","run_id":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1","seq":"2","step":"send","idempotency_key":"arn:aws:states:us-east-1:123456789012:execution:toolgate-x:r1/2","attempt":1,"tolerate_duplicates":false,"input":{},` +
+			`"start":{"starter":"arn:aws:iam::123456789012:user/a","end_user":"` + endUser + `"}}`
+	}
+	scope := Scope([]byte(strings.Repeat("k", 32)), "alice")
+	if _, err := tool.DecodeEnvelope([]byte(env(scope))); err != nil {
+		t.Fatalf("the envelope refuses Scope's form: %v", err)
+	}
+	for _, bad := range []string{"end_user:alice", strings.ToUpper(scope), scope + "0"} {
+		if ValidScope(bad) {
+			t.Fatalf("ValidScope(%q)", bad)
+		}
+		if _, err := tool.DecodeEnvelope([]byte(env(bad))); err == nil {
+			t.Fatalf("the envelope takes %q, which ValidScope refuses", bad)
+		}
+	}
 }
