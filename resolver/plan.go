@@ -151,7 +151,7 @@ func (c *checker) plan() *plan {
 			p.starter = true
 		}
 	}
-	if c.named != nil && len(c.named.AuthTargets()) > 0 {
+	if declaresAuth(c.named) {
 		// Its calls may present a credential of the run's or its end
 		// user's scope, which only a verified start names
 		// (docs/credentials.md): such a run always has a start record.
@@ -174,6 +174,33 @@ func (c *checker) plan() *plan {
 		}
 	}
 	return p
+}
+
+// declaresAuth reports whether ts (nil: the Solution names no toolset)
+// declares auth anywhere: on a pinned MCP tool, an http host entry or a
+// draft's MCP server. A run of such a toolset always has a start record,
+// since the run and end-user scopes of its credentials are taken from it
+// (docs/identity.md, "End users").
+func declaresAuth(ts *toolset.Toolset) bool {
+	if ts == nil {
+		return false
+	}
+	for _, t := range ts.Tools {
+		if t.MCP != nil && t.MCP.Auth != nil {
+			return true
+		}
+	}
+	for _, h := range ts.HTTPHosts {
+		if h.Auth != nil {
+			return true
+		}
+	}
+	for _, s := range ts.MCPServers {
+		if s.Auth != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // firstState is the name of a step's first state: "<id>-seq" for the

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -94,6 +95,11 @@ type PlatformStackProps struct {
 	// (TOOLGATE_DIRECT_REVIEW_MAX_SECONDS on review-request); zero means
 	// 3600 (review.DefaultDirectMaxTimeout).
 	DirectReviewMaxSeconds int
+	// EndUserMapping is the end-user mapping (shared/enduser Entry):
+	// TOOLGATE_END_USER_MAPPING on review-request and publish, which also
+	// get the end-user key's parameter name (TOOLGATE_END_USER_KEY_PARAM)
+	// and may read it. Empty sets no mapping: no run acts for an end user.
+	EndUserMapping []enduser.Entry
 	// LogRetention applies to every log group; zero means three months.
 	LogRetention awslogs.RetentionDays
 	// LogRemovalPolicy applies to every log group; zero means retain.
