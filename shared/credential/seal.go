@@ -12,7 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
-	"github.com/gowebpki/jcs"
+
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // nonceBytes is the GCM nonce length, in bytes: 12, the standard size
@@ -46,13 +47,15 @@ func EncryptionContext(t Target, s Scope) map[string]string {
 	}
 }
 
-// additionalData is ec in its RFC 8785 form.
+// additionalData is ec in its RFC 8785 form, from the contract's one
+// canonicaliser (tool.InputDigest; the digest is not used).
 func additionalData(ec map[string]string) ([]byte, error) {
 	b, err := json.Marshal(ec)
 	if err != nil {
 		return nil, err
 	}
-	return jcs.Transform(b)
+	canonical, _, err := tool.InputDigest(b)
+	return canonical, err
 }
 
 // checkBinding reports a target or scope that cannot bind a credential.
