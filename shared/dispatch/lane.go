@@ -33,6 +33,7 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 	if err != nil {
 		return tool.Errorf(tool.PermissionDenied, "%s", err.Error())
 	}
+	inv.lane = l
 	if l == lane.SFN {
 		switch {
 		case env.CallerProof != "":
