@@ -316,7 +316,11 @@ func secretSegmentError(host string, s secretSegment) error {
 	if s.last != s.index {
 		where = fmt.Sprintf("segments %d to %d", s.index, s.last)
 	}
-	return fmt.Errorf("the URL to %s has a secret-looking path segment (%s, %d characters, %s): a pinned URL is stored, shown and logged, so a secret does not belong in it; until toolgate stores credentials, the server must take it another way, such as a header", hideSecretRuns(host), where, s.length, s.why)
+	advice := "take it in a header (auth: {header: …})"
+	if s.last == s.index {
+		advice = fmt.Sprintf("write %s in its place and declare the server's auth: {path_segment: %d}, or %s", SecretSegment, s.index, advice)
+	}
+	return fmt.Errorf("the URL to %s has a secret-looking path segment (%s, %d characters, %s): a pinned URL is stored, shown and logged, so a secret does not belong in it; %s", hideSecretRuns(host), where, s.length, s.why, advice)
 }
 
 // hideSecretSegments is path, a URL's path as written, with every
