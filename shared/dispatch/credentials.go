@@ -3,8 +3,6 @@ package dispatch
 import (
 	"context"
 	"errors"
-	"net/url"
-	"strings"
 
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/lane"
@@ -51,6 +49,9 @@ func (inv *invocation) resolveCredential(ctx context.Context) *outcome {
 	if !ok {
 		return nil
 	}
+	if target.Origin == "" {
+		return refused(tool.Errorf(tool.PermissionDenied, "%s declares auth, and the run's toolset gives it no origin a credential could be bound to", target.Name))
+	}
 	if d.creds == nil {
 		d.log.ErrorContext(ctx, "a target declares auth, and this function has no credential store", "tool", env.Tool, "target", target.Name)
 		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "%s declares auth, and this function has no credential store configured (docs/credentials.md)", target.Name))
@@ -82,43 +83,43 @@ func (inv *invocation) resolveCredential(ctx context.Context) *outcome {
 }
 
 // authTarget is the target the call presents a credential to, and false
-// when it presents none: an MCP tool whose pinned server declares auth
-// (the server's key; the origin of its pinned URL), or an http call whose
-// host entry (Config.Contract's) declares auth (the entry; the origin
-// <origin_scheme>://<entry>) (docs/credentials.md, "Declaration").
+// when it presents none (docs/credentials.md, "Declaration"): an MCP
+// tool's pinned server when it declares auth (toolset.MCPAuthTarget), or
+// the http_hosts entry Config.Contract chose for the call when it does
+// (toolset.HTTPAuthTarget).
 func (inv *invocation) authTarget() (credential.Target, bool) {
-	if m := inv.pinned.MCP; m != nil && m.Auth != nil {
-		return credential.Target{ToolsetName: inv.ts.Name, Name: m.Server, Origin: urlOrigin(m.URL), Auth: *m.Auth}, true
+	var t toolset.AuthTarget
+	var ok bool
+	switch {
+	case inv.pinned.MCP != nil && inv.pinned.MCP.Auth != nil:
+		t, ok = inv.ts.MCPAuthTarget(inv.pinned.MCP.Server)
+		if !ok {
+			// A pin whose URL gives no origin (the toolset's verification
+			// refuses it): its Origin stays empty, and resolveCredential
+			// refuses the call.
+			t = toolset.AuthTarget{Name: inv.pinned.MCP.Server, Auth: *inv.pinned.MCP.Auth, MCP: true}
+		}
+	case inv.authHost != nil && inv.authHost.Auth != nil:
+		t, ok = inv.ts.HTTPAuthTarget(inv.authHost.Host)
+		if !ok {
+			t = toolset.AuthTarget{Name: inv.authHost.Host, Auth: *inv.authHost.Auth}
+		}
+	default:
+		return credential.Target{}, false
 	}
-	if h := inv.authHost; h != nil && h.Auth != nil {
-		return credential.Target{ToolsetName: inv.ts.Name, Name: h.Host, Origin: hostOrigin(h), Auth: *h.Auth}, true
-	}
-	return credential.Target{}, false
-}
-
-// urlOrigin is a pinned MCP URL's origin: its scheme, "://", its host and
-// its port when the URL writes one.
-func urlOrigin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
-}
-
-// hostOrigin is an http host entry's origin: its origin_scheme (https
-// when not set), "://" and the entry.
-func hostOrigin(h *toolset.HTTPHost) string {
-	scheme := "https"
-	if h.Auth != nil && h.Auth.OriginScheme != "" {
-		scheme = h.Auth.OriginScheme
-	}
-	return scheme + "://" + h.Host
+	return credential.Target{ToolsetName: inv.ts.Name, Name: t.Name, Origin: t.Origin, Auth: t.Auth}, true
 }
 
 // start is the run's verified starter and end-user scope, from the
-// envelope's start member; "" for each when the envelope has none (a
-// definition published before it).
+// envelope's start member (tool.Start); "" for each when the envelope has
+// none (a definition published before it) or a null.
 func (inv *invocation) start() (starter string, endUser credential.Scope) {
-	return "", ""
+	st := inv.env.Start
+	if st == nil {
+		return "", ""
+	}
+	if st.EndUser != nil {
+		endUser = credential.Scope(*st.EndUser)
+	}
+	return st.Starter, endUser
 }

@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/httprule"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -259,5 +261,100 @@ func TestAnInvalidTokenAfterTheClaimParksTheCallWithNothingApplied(t *testing.T)
 	payload = envelopeFor("open.lookup", ts.ID, "", 1, `{"text":"hi"}`)
 	if _, err := d.Handle(ctx, payload); codeOf(t, err) != "TOOL_INTERNAL" {
 		t.Fatalf("a call without a credential answered CALL_PARKED after the claim: %v", err)
+	}
+}
+
+// withStart adds the envelope member start to payload.
+func withStart(t *testing.T, payload json.RawMessage, start string) json.RawMessage {
+	t.Helper()
+	s := string(payload)
+	return json.RawMessage(s[:len(s)-1] + `,"start":` + start + `}`)
+}
+
+// The run's verified starter and end-user scope (the envelope's start)
+// go to the resolver, which uses run- and end-user-scope credentials only
+// by them; a null end user is none.
+func TestTheRunsStartGoesToTheResolver(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	ts := credToolset(t, e)
+	r := &resolver{cred: &credential.Credential{Scope: credential.ScopeToolset, Version: 1}}
+	var calls atomic.Int64
+	d := credDispatcher(t, e, r, nil, echoSend(&calls))
+	const starter = "arn:aws:iam::000000000000:role/alice"
+	scope := "end_user:" + strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		start, endUser string
+	}{
+		{`{"starter":"` + starter + `","end_user":"` + scope + `"}`, scope},
+		{`{"starter":"` + starter + `","end_user":null}`, ""},
+	} {
+		payload := withStart(t, envelopeFor("crm.create_ticket", ts.ID, "", 1, `{"text":"hi"}`), tc.start)
+		if _, err := d.Handle(ctx, payload); err != nil {
+			t.Fatal(err)
+		}
+		got := r.asked()
+		if last := got[len(got)-1]; last.Starter != starter || string(last.EndUser) != tc.endUser {
+			t.Fatalf("start %s: resolved with starter %q end user %q", tc.start, last.Starter, last.EndUser)
+		}
+	}
+}
+
+// The http tool's contract names the host entry a call goes to; when the
+// entry declares auth, the call resolves the entry's credential (the
+// entry as its target, "<origin_scheme>://<entry>" its origin) before it
+// is claimed, and an entry without auth resolves nothing.
+func TestAnHTTPHostEntryWithAuthResolvesItsCredential(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	ts := testToolset(t, 100)
+	ts.Name = "crm-tools"
+	builtin, err := toolset.FromCatalog(catalog.Default(), []string{"http"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Tools["http"] = builtin.Tools["http"]
+	apiKey := &toolset.Auth{Header: "X-Api-Key", OriginScheme: "http"}
+	ts.HTTPHosts = []toolset.HTTPHost{
+		{Host: "api.example.com:8080", Methods: []string{"POST"}, Auth: apiKey},
+		{Host: "open.example.com", Methods: []string{"POST"}},
+	}
+	ts = registerAs(t, e, ts)
+	r := &resolver{cred: &credential.Credential{Scope: credential.ScopeToolset, Version: 1}}
+	entry := "api.example.com:8080"
+	contract := func(c *toolcall.Call) (toolcall.CallContract, error) {
+		for i, h := range c.Toolset.HTTPHosts {
+			if h.Host == entry {
+				return toolcall.CallContract{Contract: httprule.Decide("GET", false), Host: &c.Toolset.HTTPHosts[i]}, nil
+			}
+		}
+		return toolcall.CallContract{}, errors.New("no entry")
+	}
+	var got []*credential.Credential
+	run := func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+		got = append(got, c.Credential)
+		return json.RawMessage(`{"status":200,"content_type":"","bytes":0,"headers":{},"sends":1,"data":null}`), nil
+	}
+	cfg := Config{Mode: OneTool("http"), MemoryMB: 128, LedgerSince: testSince, ExternalKeySecret: testSecret, Contract: contract, Lane: "sfn", CompactSince: testSince}
+	deps := e.deps(t, run, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	deps.Credentials = r
+	d, err := New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const input = `{"method":"GET","url":"http://api.example.com:8080/x"}`
+	if _, err := d.Handle(ctx, envelopeFor("http", ts.ID, "", 1, input)); err != nil {
+		t.Fatal(err)
+	}
+	want := credential.Target{ToolsetName: "crm-tools", Name: "api.example.com:8080", Origin: "http://api.example.com:8080", Auth: *apiKey}
+	if asked := r.asked(); len(asked) != 1 || asked[0].Target != want || len(got) != 1 || got[0] == nil {
+		t.Fatalf("resolved %+v, the tool got %v; want %+v", asked, got, want)
+	}
+	entry = "open.example.com"
+	if _, err := d.Handle(ctx, envelopeFor("http", ts.ID, "", 1, input)); err != nil {
+		t.Fatal(err)
+	}
+	if asked := r.asked(); len(asked) != 1 || len(got) != 2 || got[1] != nil {
+		t.Fatalf("an entry without auth: resolved %d times, the tool got %v", len(asked), got[1])
 	}
 }
