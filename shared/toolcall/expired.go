@@ -45,8 +45,16 @@ func IsExpired(err error) bool {
 // before it: a 401 without error=, or unreadable, is not an expired
 // credential, and stays TOOL_PERMISSION_DENIED.
 func InvalidToken(values []string) bool {
+	return ChallengeError(values, "invalid_token")
+}
+
+// ChallengeError reports whether the WWW-Authenticate field values hold a
+// challenge whose error auth-param is code (RFC 6750 §3.1's
+// "invalid_request", "invalid_token", "insufficient_scope"), read as
+// InvalidToken reads them.
+func ChallengeError(values []string, code string) bool {
 	for _, v := range values {
-		if challengeErrors(v, func(code string) bool { return code == "invalid_token" }) {
+		if challengeErrors(v, func(c string) bool { return c == code }) {
 			return true
 		}
 	}
