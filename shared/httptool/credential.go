@@ -1,0 +1,82 @@
+package httptool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/fetchurl"
+	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// presented reports whether the request d decided carried cred:
+// credential.Transport presents it only where the request's origin
+// (scheme, host, port as the URL writes it; toolset.Origin) is its own.
+func presented(cred *credential.Credential, d fetch.Decision) bool {
+	if cred == nil {
+		return false
+	}
+	u, err := fetchurl.Parse(d.URL().String())
+	return err == nil && toolset.Origin(u) == cred.Target.Origin
+}
+
+// credentialName names a credential in a message by its scope's kind and
+// its target, never its value: "the toolset scope's credential for
+// api.example.com".
+func credentialName(c *credential.Credential) string {
+	kind, _, _ := strings.Cut(string(c.Scope), ":")
+	return fmt.Sprintf("the %s scope's credential for %s", kind, c.Target.Name)
+}
+
+// challengeError is ", error=<code>" for the first error auth-param of a
+// refusal's challenges that RFC 6750 §3.1 defines besides invalid_token,
+// "" otherwise: a code the host chose is not shown.
+func challengeError(challenges []string) string {
+	for _, code := range []string{"insufficient_scope", "invalid_request"} {
+		if toolcall.ChallengeError(challenges, code) {
+			return ", error=" + code + " (RFC 6750 §3.1)"
+		}
+	}
+	return ""
+}
+
+// redact passes te's message and cause through cred's Redact (nil cred:
+// te as it is), so that no text built from a host's answer carries the
+// secret the request presented (docs/credentials.md, "Never recorded").
+func redact(te *tool.Error, cred *credential.Credential) *tool.Error {
+	if te == nil || cred == nil {
+		return te
+	}
+	te.Message = cred.Redact(te.Message)
+	if te.Err != nil {
+		te.Err = errors.New(cred.Redact(te.Err.Error()))
+	}
+	return te
+}
+
+// redactData passes a result's data through cred's Redact: a host that
+// echoes the credential in a success's body does not put it in the
+// ledger, the execution's state or its history. Data that is no longer
+// JSON once redacted (the secret held JSON's own syntax) is
+// TOOL_OUTPUT_INVALID, maybe applied for a request that is not a read
+// (read false): the host answered success.
+func redactData(data json.RawMessage, cred *credential.Credential, read bool) (json.RawMessage, error) {
+	if cred == nil || len(data) == 0 {
+		return data, nil
+	}
+	r := cred.Redact(string(data))
+	if r == string(data) {
+		return data, nil
+	}
+	if !json.Valid([]byte(r)) {
+		te := tool.Errorf(tool.OutputInvalid, "the answer holds the credential the request presented, which cannot be taken out of it and keep it JSON")
+		te.MaybeApplied = !read
+		return nil, te
+	}
+	return json.RawMessage(r), nil
+}
