@@ -4,25 +4,42 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/fetch"
-	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
-	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // presented reports whether the request d decided carried cred:
-// credential.Transport presents it only where the request's origin
-// (scheme, host, port as the URL writes it; toolset.Origin) is its own.
+// credential.Transport presents it only where the request's origin is its
+// own, compared as it compares them (scheme and host lower-case, a
+// scheme's default port left out: RFC 6454 §4).
 func presented(cred *credential.Credential, d fetch.Decision) bool {
 	if cred == nil {
 		return false
 	}
-	u, err := fetchurl.Parse(d.URL().String())
-	return err == nil && toolset.Origin(u) == cred.Target.Origin
+	want, err := url.Parse(cred.Target.Origin)
+	return err == nil && origin(d.URL()) == origin(want)
+}
+
+// origin is u's "<scheme>://<host>[:<port>]", lower-case, without the
+// scheme's default port.
+func origin(u *url.URL) string {
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if scheme == "https" && port == "443" || scheme == "http" && port == "80" {
+		port = ""
+	}
+	if port == "" {
+		if strings.Contains(host, ":") {
+			return scheme + "://[" + host + "]"
+		}
+		return scheme + "://" + host
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // credentialName names a credential in a message by its scope's kind and
