@@ -163,7 +163,7 @@ func TestACredentialThatCannotBePresentedStopsTheCallBeforeTheClaim(t *testing.T
 		status  ledger.Status
 		says    string
 	}{
-		{name: "expired", err: toolcall.ExpiredError("the toolset scope's credential for crm expired at 2026-01-01T00:00:00Z"),
+		{name: "expired", err: expired("the toolset scope's credential for crm expired at 2026-01-01T00:00:00Z"),
 			code: "CALL_PARKED", status: ledger.StatusParked, says: "credentials.expired: the toolset scope's credential for crm"},
 		{name: "none", err: tool.Errorf(tool.PermissionDenied, "no credential for crm in the run, end-user or toolset scope"),
 			code: "TOOL_PERMISSION_DENIED", status: ledger.StatusRefused, says: "no credential for crm in the run, end-user or toolset scope"},
@@ -211,7 +211,7 @@ func TestACredentialThatCannotBePresentedStopsTheCallBeforeTheClaim(t *testing.T
 }
 
 // A server that refuses the call's credential as an invalid token
-// (toolcall.ExpiredError from the tool) ends the call CALL_PARKED, cause
+// (credential.Credential.Refused from the tool) ends the call CALL_PARKED, cause
 // credentials.expired, after the claim: the record is finished FAILED,
 // not UNKNOWN (the server applied nothing, even for an at_most_once
 // tool), the attempt counted; once the credential is renewed the same
@@ -228,7 +228,7 @@ func TestAnInvalidTokenAfterTheClaimParksTheCallWithNothingApplied(t *testing.T)
 	var calls atomic.Int64
 	run := func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
 		if refuse.Load() {
-			return nil, toolcall.ExpiredError("tools/call of crm.create_ticket on mcp.crm.example.com:8443 was answered HTTP 401 error=\"invalid_token\" for the toolset scope's credential")
+			return nil, expired("tools/call of crm.create_ticket on mcp.crm.example.com:8443 was answered HTTP 401 error=\"invalid_token\" for the toolset scope's credential")
 		}
 		return echoSend(&calls)(ctx, c)
 	}
@@ -357,4 +357,11 @@ func TestAnHTTPHostEntryWithAuthResolvesItsCredential(t *testing.T) {
 	if asked := r.asked(); len(asked) != 1 || len(got) != 2 || got[1] != nil {
 		t.Fatalf("an entry without auth: resolved %d times, the tool got %v", len(asked), got[1])
 	}
+}
+
+// expired is the CALL_PARKED error, cause credentials.expired, that the
+// resolver answers for an expired credential and a tool for one its
+// server refused (credential.Credential.Refused).
+func expired(what string) *tool.Error {
+	return tool.Errorf(tool.CallParked, "%s: %s", credential.CauseExpired, what)
 }

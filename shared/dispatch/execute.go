@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -122,8 +124,8 @@ type toolEnd struct {
 // maybe applied; a *tool.Error keeps its code, except CALL_PARKED, which
 // only the check before the claim may answer (it becomes TOOL_INTERNAL)
 // but for one case: a call that carried a credential (credentialed) whose
-// server refused it as an invalid token (toolcall.IsExpired, cause
-// credentials.expired; RFC 6750 §3.1) stays CALL_PARKED, never maybe
+// server refused it as an invalid token (credential.Credential.Refused,
+// cause credential.CauseExpired; RFC 6750 §3.1) stays CALL_PARKED, never maybe
 // applied (the server refused the request), so that its record is
 // finished FAILED, the attempt counted toward tool.MaxAttempts, and the
 // call is sent again under the same key once its credentials are renewed
@@ -153,7 +155,7 @@ func classifyEnd(end toolEnd, idempotent, credentialed bool, timedOut string) *t
 		// The tool gave up at the deadline it was given: say which.
 		te = &tool.Error{Code: tool.Timeout, Message: timedOut, MaybeApplied: true, Err: end.err}
 	}
-	if te.Code == tool.CallParked && credentialed && isTyped && toolcall.IsExpired(end.err) {
+	if te.Code == tool.CallParked && credentialed && strings.HasPrefix(te.Message, credential.CauseExpired+":") {
 		// The server refused the call's credential: nothing was applied.
 		return te
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/tool"
-	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // The tool's deadline is the earliest of its claim's end (less a tenth of
@@ -89,11 +88,11 @@ func TestClassifyEnd(t *testing.T) {
 		"a typed timeout at its own deadline":   {toolEnd{err: tool.Errorf(tool.Timeout, "slow upstream"), pastDeadline: true}, true, want{tool.Timeout, "slow upstream", false}, false},
 		"CALL_PARKED from a tool, idempotent":   {toolEnd{err: tool.Errorf(tool.CallParked, "changed")}, true, want{tool.Internal, "internal error", false}, false},
 		"CALL_PARKED from a tool, at most once": {toolEnd{err: tool.Errorf(tool.CallParked, "changed")}, false, want{tool.Internal, "internal error", true}, false},
-		"an expired credential refused, at most once": {toolEnd{err: toolcall.ExpiredError("crm refused the toolset scope's credential")}, false,
+		"an expired credential refused, at most once": {toolEnd{err: expired("crm refused the toolset scope's credential")}, false,
 			want{tool.CallParked, "credentials.expired: crm refused the toolset scope's credential", false}, true},
-		"an expired credential refused, marked applied": {toolEnd{err: toolcall.ExpiredError("refused").Applied()}, false,
+		"an expired credential refused, marked applied": {toolEnd{err: expired("refused").Applied()}, false,
 			want{tool.CallParked, "credentials.expired: refused", false}, true},
-		"credentials.expired from a call that carried none": {toolEnd{err: toolcall.ExpiredError("refused")}, false,
+		"credentials.expired from a call that carried none": {toolEnd{err: expired("refused")}, false,
 			want{tool.Internal, "internal error", true}, false},
 		"another parked cause from a call that carried one": {toolEnd{err: tool.Errorf(tool.CallParked, "tool.schema_changed: x")}, true,
 			want{tool.Internal, "internal error", false}, true},

@@ -11,7 +11,6 @@ import (
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/tool"
-	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // presented reports whether the request d decided carried cred:
@@ -43,23 +42,10 @@ func origin(u *url.URL) string {
 }
 
 // credentialName names a credential in a message by its scope's kind and
-// its target, never its value: "the toolset scope's credential for
+// its target, never its value: "the toolset-scope credential for
 // api.example.com".
 func credentialName(c *credential.Credential) string {
-	kind, _, _ := strings.Cut(string(c.Scope), ":")
-	return fmt.Sprintf("the %s scope's credential for %s", kind, c.Target.Name)
-}
-
-// challengeError is ", error=<code>" for the first error auth-param of a
-// refusal's challenges that RFC 6750 §3.1 defines besides invalid_token,
-// "" otherwise: a code the host chose is not shown.
-func challengeError(challenges []string) string {
-	for _, code := range []string{"insufficient_scope", "invalid_request"} {
-		if toolcall.ChallengeError(challenges, code) {
-			return ", error=" + code + " (RFC 6750 §3.1)"
-		}
-	}
-	return ""
+	return fmt.Sprintf("the %s-scope credential for %s", c.Scope.Kind(), c.Target.Name)
 }
 
 // redact passes te's message and cause through cred's Redact (nil cred:

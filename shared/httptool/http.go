@@ -418,12 +418,14 @@ func (c *Config) result(ctx context.Context, d fetch.Decision, r *request, resp 
 		return nil, &tool.Error{Code: tool.UpstreamUnavailable, Message: status, RetryAfter: retryAfter, MaybeApplied: true}
 	case code == http.StatusRequestTimeout:
 		return nil, tool.Errorf(tool.Timeout, "%s", status)
-	case code == http.StatusUnauthorized && presented(r.cred, d) && toolcall.InvalidToken(resp.Header.Values("WWW-Authenticate")):
+	case code == http.StatusUnauthorized && presented(r.cred, d) && credential.InvalidToken(resp.Header):
 		// RFC 6750 §3.1: the token is expired, revoked or malformed, and
 		// the host did nothing with the request.
-		return nil, toolcall.ExpiredError("%s with error=\"invalid_token\" (RFC 6750 §3.1): the host refused %s as expired, revoked or malformed; set a new one with toolgate credentials set (docs/credentials.md)", status, credentialName(r.cred))
+		e := r.cred.Refused()
+		e.Message += fmt.Sprintf(" (%s); set a new one with toolgate credentials set (docs/credentials.md)", status)
+		return nil, e
 	case (code == http.StatusUnauthorized || code == http.StatusForbidden) && presented(r.cred, d):
-		return nil, tool.Errorf(tool.PermissionDenied, "%s: the host refused %s%s", status, credentialName(r.cred), challengeError(resp.Header.Values("WWW-Authenticate")))
+		return nil, tool.Errorf(tool.PermissionDenied, "%s: the host refused %s", status, credentialName(r.cred))
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return nil, tool.Errorf(tool.PermissionDenied, "%s", status)
 	case code >= 400:

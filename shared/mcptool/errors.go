@@ -16,7 +16,6 @@ import (
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/tool"
-	"github.com/toolgate/toolgate/shared/toolcall"
 )
 
 // MaxServerText bounds the server's own text (an isError result's text, a
@@ -124,15 +123,15 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		return te(tool.OutputInvalid, applied, "the answer to %s %s is larger than the %d-byte read limit", a.what, a.host, a.limit)
 	case x.tooLarge:
 		return te(tool.PermanentFailure, false, "the answer to %s %s is larger than the %d-byte read limit", a.what, a.host, a.limit)
-	case x.status == http.StatusUnauthorized && a.cred != nil && toolcall.InvalidToken(x.challenges):
+	case x.status == http.StatusUnauthorized && a.cred != nil && credential.InvalidToken(x.challenges):
 		// RFC 6750 §3.1: the token is expired, revoked or malformed, and
 		// the server did nothing with the request.
-		e := toolcall.ExpiredError("%s %s was answered %s with error=\"invalid_token\" (RFC 6750 §3.1): the server refused %s as expired, revoked or malformed; set a new one with toolgate credentials set (docs/credentials.md)",
-			a.what, a.host, status, credentialName(a.cred))
+		e := a.cred.Refused()
+		e.Message += fmt.Sprintf(" (%s %s was answered %s); set a new one with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
 		e.Err = cause(err)
 		return e
 	case (x.status == http.StatusUnauthorized || x.status == http.StatusForbidden) && a.cred != nil:
-		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server refused %s%s", a.what, a.host, status, credentialName(a.cred), challengeError(x.challenges))
+		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server refused %s", a.what, a.host, status, credentialName(a.cred))
 	case x.status == http.StatusUnauthorized || x.status == http.StatusForbidden:
 		if a.call {
 			return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials; declare them with auth on the server in the toolset and set them with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
@@ -180,22 +179,9 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 }
 
 // credentialName names a credential in a message by its scope's kind and
-// its target, never its value: "the toolset scope's credential for crm".
+// its target, never its value: "the toolset-scope credential for crm".
 func credentialName(c *credential.Credential) string {
-	kind, _, _ := strings.Cut(string(c.Scope), ":")
-	return fmt.Sprintf("the %s scope's credential for %s", kind, c.Target.Name)
-}
-
-// challengeError is ", error=<code>" for the first error auth-param of a
-// refusal's challenges that RFC 6750 §3.1 defines (insufficient_scope,
-// invalid_request), "" otherwise: a code the server chose is not shown.
-func challengeError(challenges []string) string {
-	for _, code := range []string{"insufficient_scope", "invalid_request"} {
-		if toolcall.ChallengeError(challenges, code) {
-			return ", error=" + code + " (RFC 6750 §3.1)"
-		}
-	}
-	return ""
+	return fmt.Sprintf("the %s-scope credential for %s", c.Scope.Kind(), c.Target.Name)
 }
 
 // redact passes te's message and cause through cred's Redact, so that no

@@ -54,7 +54,7 @@ func (c *Client) List(ctx context.Context, url string) (toolset.Listed, error) {
 // path segment is listed only with a credential whose declaration names
 // it. Every message is redacted of cred's secret; a server that refuses
 // it with HTTP 401 error="invalid_token" is a *ListError of code
-// CALL_PARKED whose message starts with toolcall.CredentialsExpired.
+// CALL_PARKED whose message starts with credential.CauseExpired.
 func (c *Client) ListWithCredential(ctx context.Context, url string, cred *credential.Credential) (toolset.Listed, error) {
 	l, te := c.list(ctx, url, cred)
 	if te == nil && len(l.dropped) > 0 {
