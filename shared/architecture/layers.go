@@ -58,7 +58,7 @@ var Layers = []Layer{
 	},
 	{
 		Name: "domain",
-		Packages: []string{"shared/review", "shared/toolcall", "shared/caller", "shared/functionconfig",
+		Packages: []string{"shared/review", "shared/caller", "shared/functionconfig",
 			"shared/publishapi", "shared/localkeys"},
 		Uses:    []string{"base", "contract", "rules"},
 		Forbids: runTime,
@@ -72,7 +72,7 @@ var Layers = []Layer{
 	},
 	{
 		Name: "tools",
-		Packages: []string{"shared/sendemail", "shared/fetch", "shared/httptool", "shared/mcptool", "shared/platformtool",
+		Packages: []string{"shared/toolcall", "shared/sendemail", "shared/fetch", "shared/httptool", "shared/mcptool", "shared/platformtool",
 			"functions/workflow-validator/validator"},
 		Uses: []string{"base", "contract", "rules", "compiler", "domain", "adapters"},
 	},

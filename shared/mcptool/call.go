@@ -70,7 +70,7 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 	}
 	handshake, cancel := context.WithTimeout(ctx, c.cfg.timeout())
 	defer cancel()
-	s, te := c.connect(ctx, handshake, m.URL, nil, call.Trace)
+	s, te := c.connect(ctx, handshake, m.URL, nil, call.Trace, call.Credential)
 	if te != nil {
 		return nil, te
 	}
@@ -94,10 +94,14 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 			}
 			timer.Stop()
 		}
-		a := attempt{what: "tools/call of " + name + " on", host: s.host, call: true, limit: c.cfg.maxBytes()}
-		return nil, failure(ctx, ctx, a, p.firstExchange(), err)
+		a := attempt{what: "tools/call of " + name + " on", host: s.host, call: true, limit: c.cfg.maxBytes(), cred: s.cred}
+		return nil, redact(failure(ctx, ctx, a, p.firstExchange(), err), s.cred)
 	}
-	return result(name, res, call.Pinned)
+	out, err := result(name, res, call.Pinned)
+	if err != nil {
+		return nil, redact(tool.Classify(err), s.cred)
+	}
+	return out, nil
 }
 
 // meta is the _meta of a call's tools/call: the external key under

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -92,6 +93,8 @@ type attempt struct {
 	bound time.Duration
 	// limit is the read limit of a response body (Config.MaxBytes).
 	limit int64
+	// cred is the credential the session presented (nil: none).
+	cred *credential.Credential
 }
 
 // failure maps a failed exchange with a server to a *tool.Error (the table
@@ -120,11 +123,20 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		return te(tool.OutputInvalid, applied, "the answer to %s %s is larger than the %d-byte read limit", a.what, a.host, a.limit)
 	case x.tooLarge:
 		return te(tool.PermanentFailure, false, "the answer to %s %s is larger than the %d-byte read limit", a.what, a.host, a.limit)
+	case x.status == http.StatusUnauthorized && a.cred != nil && credential.InvalidToken(x.challenges):
+		// RFC 6750 §3.1: the token is expired, revoked or malformed, and
+		// the server did nothing with the request.
+		e := a.cred.Refused()
+		e.Message += fmt.Sprintf(" (%s %s was answered %s); set a new one with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
+		e.Err = cause(err)
+		return e
+	case (x.status == http.StatusUnauthorized || x.status == http.StatusForbidden) && a.cred != nil:
+		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server refused %s", a.what, a.host, status, credentialName(a.cred))
 	case x.status == http.StatusUnauthorized || x.status == http.StatusForbidden:
 		if a.call {
-			return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials, which toolgate cannot store for MCP servers yet", a.what, a.host, status)
+			return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials; declare them with auth on the server in the toolset and set them with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
 		}
-		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials even to list its tools, which toolgate cannot store for MCP servers yet", a.what, a.host, status)
+		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials even to list its tools; declare them with auth on the server in the toolset and set them with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
 	case x.status == http.StatusTooManyRequests:
 		e := te(tool.RateLimited, false, "%s %s was answered %s", a.what, a.host, status)
 		e.RetryAfter = fetch.RetryAfter(x.retryAfter, time.Now())
@@ -164,4 +176,25 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		return te(tool.UpstreamUnavailable, false, "%s %s failed before the request was sent: %s", a.what, a.host, text)
 	}
 	return te(tool.UpstreamUnavailable, false, "%s %s failed: %s", a.what, a.host, text)
+}
+
+// credentialName names a credential in a message by its scope's kind and
+// its target, never its value: "the toolset-scope credential for crm".
+func credentialName(c *credential.Credential) string {
+	return fmt.Sprintf("the %s-scope credential for %s", c.Scope.Kind(), c.Target.Name)
+}
+
+// redact passes te's message and cause through cred's Redact, so that no
+// text a server sent back (an echoed header, a URL with its filled path
+// segment) carries the secret the request presented (docs/credentials.md,
+// "Never recorded"). A nil cred or te is left as it is.
+func redact(te *tool.Error, cred *credential.Credential) *tool.Error {
+	if te == nil || cred == nil {
+		return te
+	}
+	te.Message = cred.Redact(te.Message)
+	if te.Err != nil {
+		te.Err = errors.New(cred.Redact(te.Err.Error()))
+	}
+	return te
 }
