@@ -67,7 +67,7 @@ var Layers = []Layer{
 		Name: "adapters",
 		Packages: []string{"shared/ledger", "shared/review/dynamo", "shared/review/stepfunctions",
 			"shared/ledger/tabledef", "shared/secrets", "shared/coldstart", "shared/functionurl",
-			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing"},
+			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential"},
 		Uses: []string{"base", "contract", "rules", "domain"},
 	},
 	{

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/httprecorder"
+	"github.com/toolgate/toolgate/infra/local/kms"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/deployment"
@@ -141,6 +142,10 @@ type Stack struct {
 	// (AWS_ENDPOINT_URL_LAMBDA).
 	SSM    *local.SSM
 	Lambda *local.LambdaRouter
+	// KMS is local-kms, in-process on a free 127.0.0.1 port (infra/local/kms),
+	// holding the stage's credentials key (KMS.KeyARN, alias
+	// kms.Alias(Stage)), which credentials are sealed under.
+	KMS *kms.Server
 	// MCP is the local MCP server (stateless, every protocol revision the
 	// SDK serves), in-process, at MCP.URL(): mcp-call and the publish
 	// function's registration may reach its host and port
@@ -412,6 +417,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	logf("SSM stand-in %s", s.SSM.Endpoint())
+	if s.KMS, err = kms.Start(ctx, kms.Options{Stage: Stage}); err != nil {
+		return nil, err
+	}
+	logf("local-kms    %s (key %s, %s)", s.KMS.Endpoint(), s.KMS.KeyARN, s.KMS.Alias)
 	if s.Lambda, err = local.StartLambdaRouter(nil); err != nil {
 		return nil, err
 	}
@@ -741,6 +750,12 @@ func (s *Stack) Stop() error {
 	if s.Lambda != nil {
 		s.Lambda.Close()
 		s.Lambda = nil
+	}
+	if s.KMS != nil {
+		if err := s.KMS.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop local-kms: %w", err))
+		}
+		s.KMS = nil
 	}
 	if s.tickets != nil {
 		s.tickets.Close()

@@ -1,0 +1,152 @@
+package credential
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/kms/types"
+
+	localkms "github.com/toolgate/toolgate/infra/local/kms"
+)
+
+var crmTarget = Target{ToolsetName: "crm", Name: "tickets", Origin: "https://mcp.example.com", Auth: bearer}
+
+func TestSealThenOpenGivesTheSecretBack(t *testing.T) {
+	srv := localkms.StartForTest(t, "test")
+	k := srv.Client()
+	secret := []byte("mF_9.B5f-4.1JqM")
+	sealed, err := Seal(t.Context(), k, srv.Alias, crmTarget, ScopeToolset, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed.Ciphertext, secret) || len(sealed.Nonce) != 12 || len(sealed.EncryptedKey) == 0 {
+		t.Fatalf("sealed: ciphertext holds the secret, or nonce %d bytes, or no encrypted key", len(sealed.Nonce))
+	}
+	if sealed.KeyID != srv.KeyARN {
+		t.Errorf("KeyID %q, want the key's ARN %q", sealed.KeyID, srv.KeyARN)
+	}
+	got, err := Open(t.Context(), k, crmTarget, ScopeToolset, sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, secret) {
+		t.Error("Open gave another secret")
+	}
+	again, err := Seal(t.Context(), k, srv.Alias, crmTarget, ScopeToolset, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(again.Nonce, sealed.Nonce) || bytes.Equal(again.EncryptedKey, sealed.EncryptedKey) {
+		t.Error("two seals shared a nonce or a data key")
+	}
+}
+
+func TestOpenRefusesACiphertextMovedToAnotherBinding(t *testing.T) {
+	srv := localkms.StartForTest(t, "test")
+	k := srv.Client()
+	sealed, err := Seal(t.Context(), k, srv.KeyARN, crmTarget, RunScope("run-1"), []byte("canary-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := func(f func(*Target)) Target { c := crmTarget; f(&c); return c }
+	for _, c := range []struct {
+		name   string
+		target Target
+		scope  Scope
+	}{
+		{"another scope", crmTarget, ScopeToolset},
+		{"another run", crmTarget, RunScope("run-2")},
+		{"an end user's scope", crmTarget, EndUserScope([]byte("k"), "alice")},
+		{"another target", other(func(t *Target) { t.Name = "billing" }), RunScope("run-1")},
+		{"another origin", other(func(t *Target) { t.Origin = "https://mcp.example.com:8443" }), RunScope("run-1")},
+		{"another toolset", other(func(t *Target) { t.ToolsetName = "crm2" }), RunScope("run-1")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(t.Context(), k, c.target, c.scope, sealed)
+			if err == nil {
+				t.Fatal("Open succeeded")
+			}
+			var invalid *types.InvalidCiphertextException
+			if !errors.As(err, &invalid) {
+				t.Errorf("Open: %v, want KMS's InvalidCiphertextException", err)
+			}
+			if strings.Contains(err.Error(), "canary") {
+				t.Errorf("error quotes the secret: %v", err)
+			}
+		})
+	}
+}
+
+// The data key alone is bound to the whole context, purpose included; and
+// the ciphertext to it again through GCM's additional data.
+func TestDataKeyAndCiphertextAreBoundToThePurpose(t *testing.T) {
+	srv := localkms.StartForTest(t, "test")
+	k := srv.Client()
+	sealed, err := Seal(t.Context(), k, srv.KeyARN, crmTarget, ScopeToolset, []byte("canary-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := EncryptionContext(crmTarget, ScopeToolset)
+	ec[ContextPurpose] = PurposeWebhookSource
+	_, err = k.Decrypt(t.Context(), &kms.DecryptInput{CiphertextBlob: sealed.EncryptedKey, EncryptionContext: ec})
+	var invalid *types.InvalidCiphertextException
+	if !errors.As(err, &invalid) {
+		t.Fatalf("Decrypt under purpose %s: %v, want InvalidCiphertextException", PurposeWebhookSource, err)
+	}
+	out, err := k.Decrypt(t.Context(), &kms.DecryptInput{CiphertextBlob: sealed.EncryptedKey, EncryptionContext: EncryptionContext(crmTarget, ScopeToolset), KeyId: aws.String(sealed.KeyID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcm, err := newGCM(out.Plaintext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aad, err := additionalData(ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, aad); err == nil {
+		t.Error("the ciphertext opened with another purpose as additional data")
+	}
+	right, _ := additionalData(EncryptionContext(crmTarget, ScopeToolset))
+	if _, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, right); err != nil {
+		t.Errorf("the ciphertext did not open with its own context: %v", err)
+	}
+}
+
+func TestAdditionalDataIsTheContextInRFC8785Form(t *testing.T) {
+	got, err := additionalData(EncryptionContext(Target{ToolsetName: "crm", Name: "tickets", Origin: "https://h"}, ScopeToolset))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"origin":"https://h","purpose":"tool-credential","scope":"toolset","target":"tickets","toolset_name":"crm"}`
+	if string(got) != want {
+		t.Errorf("additional data %s, want %s", got, want)
+	}
+}
+
+func TestSealRefusesABadSecretOrBindingBeforeCallingKMS(t *testing.T) {
+	srv := localkms.StartForTest(t, "test")
+	k := srv.Client()
+	for _, c := range []struct {
+		name   string
+		target Target
+		scope  Scope
+		secret string
+	}{
+		{"secret with LF", crmTarget, ScopeToolset, "canary\nX"},
+		{"no origin", Target{ToolsetName: "crm", Name: "tickets", Auth: bearer}, ScopeToolset, "abc"},
+		{"bad scope", crmTarget, "run:", "abc"},
+	} {
+		if _, err := Seal(t.Context(), k, srv.KeyARN, c.target, c.scope, []byte(c.secret)); err == nil {
+			t.Errorf("%s: Seal succeeded", c.name)
+		}
+	}
+	if n := srv.Calls("GenerateDataKey"); n != 0 {
+		t.Errorf("GenerateDataKey called %d times", n)
+	}
+}
