@@ -92,7 +92,7 @@ func checkCredentialKey(pj tmpl) error {
 		eq, _ := c["StringEquals"].(tmpl)
 		keys, _ := c["ForAllValues:StringEquals"].(tmpl)
 		if eq["kms:EncryptionContext:purpose"] != "tool-credential" ||
-			!slices.Equal(strs(keys["kms:EncryptionContextKeys"]), credentialEncryptionContextKeys) {
+			!slices.Equal(strs(keys["kms:EncryptionContextKeys"]), slices.Sorted(slices.Values(credentialEncryptionContextKeys))) {
 			errs = append(errs, fmt.Errorf("statement %v (%v) is not conditioned on purpose tool-credential and the context keys %v: %v", s["Sid"], who, credentialEncryptionContextKeys, c))
 		}
 		for _, a := range actions {

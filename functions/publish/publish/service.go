@@ -64,6 +64,9 @@ type Service struct {
 	// checkFloors). nil: not checked at registration; the platform tools'
 	// proxy still checks every call.
 	Floors Floors
+	// Credentials stores and manages the credentials of toolsets' targets
+	// (credentials.go); the zero value stores none.
+	Credentials Credentials
 }
 
 // Request is one publish.
@@ -153,6 +156,9 @@ func (s *Service) Publish(ctx context.Context, req Request) (*publishapi.Result,
 			return nil, &Error{Code: publishapi.CodeRefused, Message: err.Error(), Diagnostics: out.Diagnostics}
 		}
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the toolset could not be registered; nothing was published", Err: err}
+	}
+	if err := s.markToolset(ctx, res.Toolset); err != nil {
+		return nil, err
 	}
 	children, err := s.children(ctx, res, kids)
 	if err != nil {
@@ -341,7 +347,7 @@ func (s *Service) registerDraft(ctx context.Context, req RegisterRequest) (*publ
 	}
 	lctx, cancel := context.WithTimeout(ctx, MCPListTimeout)
 	defer cancel()
-	ts, err := draft.ResolveMCP(lctx, s.MCP)
+	ts, err := draft.ResolveMCP(lctx, s.draftLister(draft))
 	if err != nil {
 		if s.Log != nil {
 			s.Log.InfoContext(ctx, "draft toolset refused", "name", draft.Name, "servers", servers, "publisher", who.Principal, "error", err.Error())
@@ -389,6 +395,9 @@ func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.
 			return nil, &Error{Code: publishapi.CodeRefused, Message: err.Error()}
 		}
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the toolset could not be registered", Err: err}
+	}
+	if err := s.markToolset(ctx, ts); err != nil {
+		return nil, err
 	}
 	body, err := ts.Canonical()
 	if err != nil {
