@@ -298,8 +298,8 @@ var wantPlatformCounts = map[string]int{
 	"AWS::Logs::LogGroup":     11, // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 14, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
 	"AWS::SSM::Parameter":     12,
-	"AWS::KMS::Key":           1, // the credentials' key (credentials.go)
-	"AWS::KMS::Alias":         1, // alias/toolgate-<stage>-credentials
+	"AWS::KMS::Key":           1,  // the credentials' key (credentials.go)
+	"AWS::KMS::Alias":         1,  // alias/toolgate-<stage>-credentials
 	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
 	"Custom::LedgerSince":     1,  // the stage's since time, after every tool function (secrets.go)
 	"AWS::CloudWatch::Alarm":  21, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
