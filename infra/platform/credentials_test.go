@@ -142,11 +142,11 @@ func TestCredentialKey(t *testing.T) {
 	}{
 		{"the account may decrypt", func(pj tmpl) {
 			_, stmts := keyPolicy(pj)
-			stmts[0]["Action"] = append(strs(stmts[0]["Action"]), "kms:Decrypt")
+			stmts[0]["Action"] = append(stmts[0]["Action"].([]any), "kms:Decrypt")
 		}, "gives the account kms:Decrypt"},
 		{"the account may create grants", func(pj tmpl) {
 			_, stmts := keyPolicy(pj)
-			stmts[0]["Action"] = append(strs(stmts[0]["Action"]), "kms:CreateGrant")
+			stmts[0]["Action"] = append(stmts[0]["Action"].([]any), "kms:CreateGrant")
 		}, "gives the account kms:CreateGrant"},
 		{"publish decrypts every scope", func(pj tmpl) {
 			_, stmts := keyPolicy(pj)
