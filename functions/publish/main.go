@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -26,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 func main() {
@@ -53,6 +55,10 @@ func main() {
 		// Registration reads each platform tool's floor from its function's
 		// tags (lambda:ListTags, functions tagged for this stage only),
 		// afresh for every registration.
-		Floors: platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil)}
+		Floors: platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil),
+		// Credentials are sealed under the stage's key; a run's are
+		// refused once its start record exists (dynamo.Store.Starter).
+		Credentials: publish.Credentials{KMS: kms.NewFromConfig(awsCfg), Key: cfg.CredentialKey, Admins: cfg.CredentialAdmins,
+			Starts: dynamo.NewStore(db, cfg.Table)}}
 	lambda.Start(publish.NewHandler(svc).Handle)
 }

@@ -213,12 +213,18 @@ type FunctionConfig struct {
 	Callers                  caller.Config
 	// Deployment is read by DeploymentFromEnv.
 	Deployment Deployment
+	// CredentialKey is publishapi.EnvCredentialKey ("": no credentials
+	// are stored), and CredentialAdmins the patterns of
+	// publishapi.EnvCredentialAdmins (ParseCredentialAdmins).
+	CredentialKey    string
+	CredentialAdmins []string
 }
 
 // FunctionConfigFromEnv reads and checks the publish function's
 // configuration: publishapi.EnvTable, publishapi.EnvStage, publishapi.EnvParamsFile, the caller
-// verifier's (caller.ConfigFromEnv) and the deployment's allow-lists
-// (DeploymentFromEnv).
+// verifier's (caller.ConfigFromEnv), the deployment's allow-lists
+// (DeploymentFromEnv), and the credentials' key and admins
+// (publishapi.EnvCredentialKey, publishapi.EnvCredentialAdmins).
 func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	cfg := FunctionConfig{Table: getenv(publishapi.EnvTable), Stage: getenv(publishapi.EnvStage), ParamsFile: getenv(publishapi.EnvParamsFile)}
 	switch {
@@ -245,6 +251,10 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 		return cfg, err
 	}
 	cfg.Deployment.Accounts = append([]string{cfg.Callers.Account}, others...)
+	cfg.CredentialKey = getenv(publishapi.EnvCredentialKey)
+	if cfg.CredentialAdmins, err = ParseCredentialAdmins(getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
