@@ -799,7 +799,8 @@ func checkFunctionRoles(_, _ assertions.Template, _, pj tmpl) error {
 // ledgerItemActions are the only DynamoDB actions any policy may hold. The
 // writes among them (ledgerWriteActions) are the functions' only:
 // checkPeopleWriteNoLedgerItems.
-var ledgerItemActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
+var ledgerItemActions = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+	"dynamodb:DeleteItem", "dynamodb:Query"}
 
 // checkLedgerActions: every DynamoDB statement in any policy holds item
 // actions only (no Scan, no DeleteTable, no wildcard), spelt exactly, on

@@ -2,8 +2,6 @@ package credential
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -66,14 +64,6 @@ type Credential struct {
 	secret    []byte
 }
 
-// Transport returns next with c presented on every request to c's exact
-// origin (scheme, host and port), and on no other.
-func Transport(next http.RoundTripper, c *Credential) http.RoundTripper {
-	return next
-}
-
-var errNotBuilt = errors.New("credential: not built yet")
-
 // Request is what a call resolves a credential for: the target, the run's
 // toolset id (which must be allowed for the target's credentials), the
 // run id (an execution ARN; "direct/..." on the direct lane, which has no
@@ -88,29 +78,7 @@ type Request struct {
 	EndUser   Scope
 }
 
-// Resolver resolves credentials at call time, in the order run, end user,
-// toolset, the first found used whole; it keeps what it read for a few
-// seconds per container (CacheTTL). Safe for concurrent use.
-type Resolver struct {
-	kms KMS
-	now func() time.Time
-}
-
 // CacheTTL is how long a Resolver keeps what it read, and so the longest
 // a revoked or replaced credential is still presented by a warm
 // container: 5 s (docs/credentials.md, "Revocation").
 const CacheTTL = 5 * time.Second
-
-// Resolve returns the credential req's call presents, or a *tool.Error:
-// TOOL_PERMISSION_DENIED naming the scopes tried when none is found (or
-// the toolset id is not allowed), CALL_PARKED (cause
-// "credentials.expired") naming the scope and target when the one found
-// has expired.
-func (r *Resolver) Resolve(ctx context.Context, req Request) (*Credential, error) {
-	return nil, errNotBuilt
-}
-
-// Redact returns s with every occurrence of c's secret (as sent: raw,
-// with its scheme, and percent-encoded) replaced by "…": for error text
-// built from a response of a request that carried c. A nil c: s.
-func (c *Credential) Redact(s string) string { return s }

@@ -223,3 +223,45 @@ var Proof = &Kind{
 		ttl,
 	},
 }
+
+// Credential is a credential of one toolset name's target, origin and
+// scope: its ciphertext and metadata, never its plaintext (shared/credential
+// store.go; docs/credentials.md, "Storage"). Only the publish function
+// writes one (credentials set; revoke deletes it); tool functions read it
+// at call time. Only run-scope items have expires_at (the run's end and a
+// day); credential_expires_at is the credential's own expiry, which no
+// TTL acts on.
+var Credential = &Kind{
+	Name: "credential", Prefix: CredentialPrefix, PKShape: "CRED#<toolset name>",
+	SKShape: "<target>#<origin>#SCOPE#<scope>", SKInfix: CredentialScopeInfix,
+	Doc: "a credential of a toolset's target for one scope, envelope-encrypted",
+	Attributes: []Attribute{
+		attr("ct", Binary, "AES-256-GCM ciphertext of the credential, tag included"),
+		attr("nonce", Binary, "the GCM nonce, 12 bytes"),
+		attr("edk", Binary, "the data key, encrypted by KMS under the encryption context"),
+		attr("key_id", String, "the KMS key's ARN"),
+		attr("version", Number, "1, then one more at each set of the item's key"),
+		attr("created_at", String, "RFC 3339 UTC: this version's set"),
+		attr("set_by", String, "the verified setter's ARN"),
+		attr("credential_expires_at", Number, "epoch seconds: the credential's own expiry; absent: none"),
+		attr("execution_arn", String, "run scope: the run's execution ARN"),
+		ttl,
+	},
+}
+
+// CredentialToolset marks a toolset id registered under a toolset name
+// whose target declares auth, and, once allowed, lets that id use the
+// target's credentials for that origin (shared/credential store.go;
+// docs/credentials.md, "Which toolsets a credential serves"). The
+// publish function writes it at registration (registered_at) and when a
+// credential is set or an id allowed (allowed_by, allowed_at).
+var CredentialToolset = &Kind{
+	Name: "credential toolset", Prefix: CredentialPrefix, PKShape: "CRED#<toolset name>",
+	SKShape: "<target>#<origin>#TOOLSET#<toolset id>", SKInfix: CredentialToolsetInfix,
+	Doc: "a toolset id registered for a target's credentials, and whether it is allowed them",
+	Attributes: []Attribute{
+		attr("registered_at", String, "RFC 3339 UTC: the toolset's registration"),
+		attr("allowed_by", String, "the ARN that allowed the id; absent: not allowed"),
+		attr("allowed_at", String, "RFC 3339 UTC"),
+	},
+}
