@@ -22,12 +22,12 @@ import (
 	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/platformtool"
-	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 func main() {
@@ -55,10 +55,15 @@ func main() {
 		// Registration reads each platform tool's floor from its function's
 		// tags (lambda:ListTags, functions tagged for this stage only),
 		// afresh for every registration.
-		Floors: platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil),
-		// Credentials are sealed under the stage's key; a run's are
-		// refused once its start record exists (dynamo.Store.Starter).
-		Credentials: publish.Credentials{KMS: kms.NewFromConfig(awsCfg), Key: cfg.CredentialKey, Admins: cfg.CredentialAdmins,
-			Starts: dynamo.NewStore(db, cfg.Table)}}
+		Floors:      platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil),
+		Credentials: publish.Credentials{Admins: cfg.CredentialAdmins}}
+	if cfg.CredentialKey != "" {
+		// Credentials are sealed under the stage's key, stored in the
+		// ledger table (credential.Store), and a draft's server that
+		// declares auth is listed with its toolset-scope credential.
+		svc.Credentials.KMS, svc.Credentials.Key = kms.NewFromConfig(awsCfg), cfg.CredentialKey
+		svc.Credentials.Store = credential.NewStore(db, cfg.Table, nil)
+		svc.Credentials.Sealed = publish.TableSealed{DB: db, Table: cfg.Table}
+	}
 	lambda.Start(publish.NewHandler(svc).Handle)
 }

@@ -11,11 +11,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
+	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -29,61 +35,23 @@ const RuleCredentialsForbidden = "credentials-forbidden"
 // start record exists: the start seals the run's scope.
 const RuleCredentialsRunStarted = "credentials-run-started"
 
-// CredentialMarker is one registered toolset id of a name with a target
-// that declares auth: the "credential toolset" item (SK
-// <target>#<origin>#TOOLSET#<toolset id>).
-type CredentialMarker struct {
-	ToolsetID    string
-	Origin       string
-	RegisteredAt time.Time
-	// AllowedBy is who allowed the id for the target's credentials; ""
-	// when it is not allowed.
-	AllowedBy string
-	AllowedAt time.Time
-}
-
-// StoredCredential is a credential item: its target (without Auth), its
-// scope, the sealed secret and its metadata.
-type StoredCredential struct {
-	Target       credential.Target
-	Scope        credential.Scope
-	Sealed       credential.Sealed
-	Version      int64
-	CreatedAt    time.Time
-	SetBy        string
-	ExpiresAt    time.Time // zero: never
-	ExecutionARN string    // the run scope's execution
-}
-
 // CredentialStore is the part of the credential items' store
-// (shared/credential) the publish function calls.
+// (credential.Store) the publish function calls.
 type CredentialStore interface {
-	// Markers are name's markers for target, at every origin.
-	Markers(ctx context.Context, name, target string) ([]CredentialMarker, error)
-	// MarkToolset records that toolset id, just registered, declares
-	// auth for t.
+	Put(ctx context.Context, it credential.Item) (int64, error)
+	Delete(ctx context.Context, t credential.Target, s credential.Scope) error
+	List(ctx context.Context, toolsetName string) (credential.Listing, error)
 	MarkToolset(ctx context.Context, t credential.Target, toolsetID string) error
-	// Put stores c (replacing the item of its target, origin and scope)
-	// and returns the version it was stored as.
-	Put(ctx context.Context, c StoredCredential) (int64, error)
-	// AllowRegistered allows every toolset id marked for t, by who, and
-	// returns them.
-	AllowRegistered(ctx context.Context, t credential.Target, by string) ([]string, error)
-	// Allow allows toolset id for t, by who.
 	Allow(ctx context.Context, t credential.Target, toolsetID, by string) error
-	// List is every credential and marker of name.
-	List(ctx context.Context, name string) ([]StoredCredential, []CredentialMarker, error)
-	// Get is t's credential in scope s; nil when there is none.
-	Get(ctx context.Context, t credential.Target, s credential.Scope) (*StoredCredential, error)
-	// Delete deletes t's credential in scope s, reporting whether there
-	// was one.
-	Delete(ctx context.Context, t credential.Target, s credential.Scope) (bool, error)
+	AllowRegistered(ctx context.Context, t credential.Target, by string) ([]string, error)
+	// StartRecorded reports whether a run's start record exists.
+	StartRecorded(ctx context.Context, executionARN string) (bool, error)
 }
 
-// Starts reads the start records of executions (shared/review/dynamo's
-// Store): review.ErrNotFound when an execution has none.
-type Starts interface {
-	Starter(ctx context.Context, executionARN string) (string, error)
+// SealedReader reads one credential's sealed value (ToolsetCredentials):
+// what listing a draft's server with its toolset-scope credential opens.
+type SealedReader interface {
+	ToolsetCredential(ctx context.Context, t credential.Target) (credential.Sealed, time.Time, bool, error)
 }
 
 // EndUserMapping says whether a principal may act for an end user (the
@@ -109,7 +77,9 @@ type Credentials struct {
 	// credentials, and with no key, nobody.
 	EndUsers   EndUserMapping
 	EndUserKey []byte
-	Starts     Starts
+	// Sealed reads the toolset-scope credential a draft's server is
+	// listed with; nil: such drafts are refused.
+	Sealed SealedReader
 	// ListWithCredential lists the MCP server at url presenting secret
 	// for target t, for the registration of a draft whose server declares
 	// auth. nil: such drafts are refused.
@@ -249,15 +219,12 @@ func (s *Service) authorize(ctx context.Context, who string, r publishapi.Creden
 	if r.Run == "" {
 		return nil
 	}
-	if c.Starts == nil {
-		return &Error{Code: publishapi.CodeUnavailable, Message: "this function cannot read start records: run credentials cannot be stored"}
-	}
-	_, err := c.Starts.Starter(ctx, r.Run)
+	started, err := c.Store.StartRecorded(ctx, r.Run)
 	switch {
-	case err == nil:
-		return &Error{Code: publishapi.CodeRefused, Message: fmt.Sprintf("%s is refused [%s]: run %s has started, and its start sealed its credentials", what, RuleCredentialsRunStarted, r.Run)}
-	case !errors.Is(err, review.ErrNotFound):
+	case err != nil:
 		return &Error{Code: publishapi.CodeUnavailable, Message: "the run's start record could not be read", Err: err}
+	case started:
+		return &Error{Code: publishapi.CodeRefused, Message: fmt.Sprintf("%s is refused [%s]: run %s has started, and its start sealed its credentials", what, RuleCredentialsRunStarted, r.Run)}
 	}
 	return nil
 }
@@ -324,10 +291,10 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	if err != nil {
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be sealed", Err: err}
 	}
-	item := StoredCredential{Target: credential.Target{ToolsetName: t.ToolsetName, Name: t.Name, Origin: t.Origin}, Scope: scope, Sealed: sealed,
-		CreatedAt: s.Credentials.now().UTC(), SetBy: who.Principal, ExpiresAt: expires}
+	item := credential.Item{Target: t, Scope: scope, Sealed: sealed, SetBy: who.Principal, ExpiresAt: expires}
 	if r.Run != "" {
-		item.ExecutionARN = r.Run
+		// The item outlives the longest run started now (RunCredentialRetention).
+		item.ExecutionARN, item.DeleteAfter = r.Run, s.Credentials.now().Add(RunCredentialRetention)
 	}
 	version, err := s.Credentials.Store.Put(ctx, item)
 	if err != nil {
@@ -348,6 +315,28 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 		SetBy: who.Principal, Allowed: allowed, OtherOrigins: others}, nil
 }
 
+// RunCredentialRetention is how long a run-scope credential's item is
+// kept (its TTL, DynamoDB deleting it after): the longest a run set up now
+// may live, a year (review.MaxTimeout, a Standard execution's longest
+// life), and a day.
+const RunCredentialRetention = time.Duration(review.MaxTimeout)*time.Second + 24*time.Hour
+
+// markers are name's markers of target, at every origin (one Query of
+// the name's partition: CredentialStore.List).
+func (s *Service) markers(ctx context.Context, name, target string) ([]credential.Marker, error) {
+	l, err := s.Credentials.Store.List(ctx, name)
+	if err != nil {
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the registered toolsets could not be read", Err: err}
+	}
+	var out []credential.Marker
+	for _, m := range l.Markers {
+		if m.Target == target {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
 // scopeKind names r's scope kind for messages: never an end user's id.
 func scopeKind(r publishapi.CredentialRequest) string {
 	switch {
@@ -363,14 +352,14 @@ func scopeKind(r publishapi.CredentialRequest) string {
 // toolset of name declaring it (its auth and origin), and the other
 // origins other toolset ids of the name give it.
 func (s *Service) currentTarget(ctx context.Context, name, target string) (credential.Target, []string, error) {
-	markers, err := s.Credentials.Store.Markers(ctx, name, target)
+	markers, err := s.markers(ctx, name, target)
 	if err != nil {
-		return credential.Target{}, nil, &Error{Code: publishapi.CodeUnavailable, Message: "the registered toolsets could not be read", Err: err}
+		return credential.Target{}, nil, err
 	}
 	if len(markers) == 0 {
 		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("no toolset %s registered in stage %s declares auth for target %s", name, s.Stage, target)}
 	}
-	latest := slices.MaxFunc(markers, func(a, b CredentialMarker) int {
+	latest := slices.MaxFunc(markers, func(a, b credential.Marker) int {
 		if c := a.RegisteredAt.Compare(b.RegisteredAt); c != 0 {
 			return c
 		}
@@ -449,13 +438,14 @@ func (s *Service) ListCredentials(ctx context.Context, name, proof string) (*pub
 	if err := s.storesCredentials(); err != nil {
 		return nil, err
 	}
-	creds, markers, err := s.Credentials.Store.List(ctx, name)
+	l, err := s.Credentials.Store.List(ctx, name)
 	if err != nil {
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credentials could not be read", Err: err}
 	}
+	creds, markers := l.Credentials, l.Markers
 	out := &publishapi.CredentialListResult{Toolset: name, Credentials: []publishapi.CredentialInfo{}, Toolsets: []publishapi.CredentialToolset{}}
 	for _, c := range creds {
-		info := publishapi.CredentialInfo{Target: c.Target.Name, Origin: c.Target.Origin, Scope: string(c.Scope), Version: c.Version,
+		info := publishapi.CredentialInfo{Target: c.Target, Origin: c.Origin, Scope: string(c.Scope), Version: c.Version,
 			CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339), SetBy: c.SetBy, ExecutionARN: c.ExecutionARN}
 		if !c.ExpiresAt.IsZero() {
 			info.ExpiresAt = c.ExpiresAt.UTC().Format(time.RFC3339)
@@ -463,7 +453,7 @@ func (s *Service) ListCredentials(ctx context.Context, name, proof string) (*pub
 		out.Credentials = append(out.Credentials, info)
 	}
 	for _, m := range markers {
-		row := publishapi.CredentialToolset{ToolsetID: m.ToolsetID, Origin: m.Origin, AllowedBy: m.AllowedBy}
+		row := publishapi.CredentialToolset{ToolsetID: m.ToolsetID, Target: m.Target, Origin: m.Origin, AllowedBy: m.AllowedBy}
 		if !m.AllowedAt.IsZero() {
 			row.AllowedAt = m.AllowedAt.UTC().Format(time.RFC3339)
 		}
@@ -494,43 +484,35 @@ func (s *Service) RevokeCredential(ctx context.Context, r publishapi.CredentialR
 		return nil, err
 	}
 	what := fmt.Sprintf("revoking the %s credential of toolset %s target %s", scopeKind(r), r.Toolset, r.Target)
-	markers, err := s.Credentials.Store.Markers(ctx, r.Toolset, r.Target)
-	if err != nil {
-		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the registered toolsets could not be read", Err: err}
-	}
-	origins := []string{}
-	for _, m := range markers {
-		if !slices.Contains(origins, m.Origin) {
-			origins = append(origins, m.Origin)
-		}
-	}
 	c := &s.Credentials
+	admin := c.isAdmin(who.Principal)
+	if r.Run == "" {
+		mayActFor := r.EndUser != "" && c.EndUsers != nil && c.EndUsers.MayActFor(who.Principal, r.EndUser)
+		if d := decideWrite(who.Principal, admin, r.EndUser, mayActFor, ""); !d.Allowed {
+			return nil, forbidden(d, what)
+		}
+	}
+	l, err := c.Store.List(ctx, r.Toolset)
+	if err != nil {
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credentials could not be read", Err: err}
+	}
 	revoked := false
-	for _, origin := range origins {
-		t := credential.Target{ToolsetName: r.Toolset, Name: r.Target, Origin: origin}
-		if r.Run != "" {
-			// A run's credential: its setter, or a credential admin.
-			item, err := c.Store.Get(ctx, t, scope)
-			if err != nil {
-				return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be read", Err: err}
-			}
-			if item == nil {
-				continue
-			}
-			if item.SetBy != who.Principal && !c.isAdmin(who.Principal) {
-				return nil, forbidden(writeDecision{false, who.Principal + " neither set it nor is a credential admin"}, what)
-			}
-		} else {
-			mayActFor := r.EndUser != "" && c.EndUsers != nil && c.EndUsers.MayActFor(who.Principal, r.EndUser)
-			if d := decideWrite(who.Principal, c.isAdmin(who.Principal), r.EndUser, mayActFor, ""); !d.Allowed {
-				return nil, forbidden(d, what)
-			}
+	for _, m := range l.Credentials {
+		if m.Target != r.Target || m.Scope != scope {
+			continue
 		}
-		ok, err := c.Store.Delete(ctx, t, scope)
-		if err != nil {
+		// A run's credential: who set it, or a credential admin.
+		if r.Run != "" && m.SetBy != who.Principal && !admin {
+			return nil, forbidden(writeDecision{false, who.Principal + " neither set it nor is a credential admin"}, what)
+		}
+		err := c.Store.Delete(ctx, credential.Target{ToolsetName: r.Toolset, Name: m.Target, Origin: m.Origin}, scope)
+		switch {
+		case errors.Is(err, credential.ErrNotFound):
+		case err != nil:
 			return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be deleted", Err: err}
+		default:
+			revoked = true
 		}
-		revoked = revoked || ok
 	}
 	if s.Log != nil {
 		s.Log.InfoContext(ctx, "credential revoked", "toolset", r.Toolset, "target", r.Target, "scope_kind", scope.Kind(), "revoked", revoked, "by", who.Principal)
@@ -620,24 +602,72 @@ func (s *Service) draftLister(draft *toolset.Toolset) toolset.Lister {
 			return s.MCP(ctx, u)
 		}
 		c := &s.Credentials
-		if c.ListWithCredential == nil || c.Store == nil || c.KMS == nil {
+		if c.ListWithCredential == nil || c.Sealed == nil || c.KMS == nil {
 			return toolset.Listed{}, fmt.Errorf("server %s declares auth, and this deployment's publish function cannot list a server with its credential", t.Name)
 		}
-		item, err := c.Store.Get(ctx, t, credential.ScopeToolset)
+		sealed, expires, ok, err := c.Sealed.ToolsetCredential(ctx, t)
 		if err != nil {
 			return toolset.Listed{}, fmt.Errorf("server %s: its credential could not be read", t.Name)
 		}
-		if item == nil {
+		if !ok {
 			return toolset.Listed{}, fmt.Errorf("server %s declares auth, and toolset %s has no toolset-scope credential for it at %s: a credential admin sets one (toolgate credentials set --toolset %s --target %s)", t.Name, t.ToolsetName, t.Origin, t.ToolsetName, t.Name)
 		}
-		if !item.ExpiresAt.IsZero() && !item.ExpiresAt.After(c.now()) {
-			return toolset.Listed{}, fmt.Errorf("server %s: toolset %s's toolset-scope credential expired at %s", t.Name, t.ToolsetName, item.ExpiresAt.UTC().Format(time.RFC3339))
+		if !expires.IsZero() && !expires.After(c.now()) {
+			return toolset.Listed{}, fmt.Errorf("server %s: toolset %s's toolset-scope credential expired at %s", t.Name, t.ToolsetName, expires.UTC().Format(time.RFC3339))
 		}
-		secret, err := credential.Open(ctx, c.KMS, t, credential.ScopeToolset, item.Sealed)
+		secret, err := credential.Open(ctx, c.KMS, t, credential.ScopeToolset, sealed)
 		if err != nil {
 			return toolset.Listed{}, fmt.Errorf("server %s: its toolset-scope credential could not be opened", t.Name)
 		}
 		defer clear(secret)
 		return c.ListWithCredential(ctx, u, t, secret)
 	}
+}
+
+// SealedGetter is the part of the DynamoDB client TableSealed calls.
+type SealedGetter interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// TableSealed reads toolset-scope credentials from the ledger table (the
+// access ManageCredentials: publish's GetItem of a credential item).
+type TableSealed struct {
+	DB    SealedGetter
+	Table string
+}
+
+// ToolsetCredential reads t's toolset-scope credential (one consistent
+// GetItem projecting ct, nonce, edk, key_id and credential_expires_at):
+// its sealed value, its expiry (zero: none), and whether there is one.
+func (r TableSealed) ToolsetCredential(ctx context.Context, t credential.Target) (credential.Sealed, time.Time, bool, error) {
+	out, err := r.DB.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(r.Table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			table.PK: &types.AttributeValueMemberS{Value: table.Credential.Key(t.ToolsetName)},
+			table.SK: &types.AttributeValueMemberS{Value: table.CredentialSK(t.Name, t.Origin, string(credential.ScopeToolset))},
+		},
+		ProjectionExpression:     aws.String("#ct, #nonce, #edk, #key, #exp"),
+		ExpressionAttributeNames: map[string]string{"#ct": "ct", "#nonce": "nonce", "#edk": "edk", "#key": "key_id", "#exp": "credential_expires_at"},
+	})
+	if err != nil {
+		return credential.Sealed{}, time.Time{}, false, fmt.Errorf("read the toolset credential of %s target %s: %w", t.ToolsetName, t.Name, err)
+	}
+	if len(out.Item) == 0 {
+		return credential.Sealed{}, time.Time{}, false, nil
+	}
+	var it struct {
+		CT      []byte `dynamodbav:"ct"`
+		Nonce   []byte `dynamodbav:"nonce"`
+		EDK     []byte `dynamodbav:"edk"`
+		KeyID   string `dynamodbav:"key_id"`
+		Expires int64  `dynamodbav:"credential_expires_at"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return credential.Sealed{}, time.Time{}, false, fmt.Errorf("read the toolset credential of %s target %s: %w", t.ToolsetName, t.Name, err)
+	}
+	var expires time.Time
+	if it.Expires != 0 {
+		expires = time.Unix(it.Expires, 0).UTC()
+	}
+	return credential.Sealed{Ciphertext: it.CT, Nonce: it.Nonce, EncryptedKey: it.EDK, KeyID: it.KeyID}, expires, true, nil
 }
