@@ -37,7 +37,9 @@ func arnOf(name string) string { return "arn:aws:iam::000000000000:user/" + name
 // whose parsing and matching its own tests cover.
 type mapping map[string][]string
 
-func (m mapping) MayActFor(principal, endUser string) bool { return slices.Contains(m[principal], endUser) }
+func (m mapping) MayActFor(principal, endUser string) bool {
+	return slices.Contains(m[principal], endUser)
+}
 
 // credEnv is toolsetEnv with credentials: the credential store on
 // dynalite, sealed under local-kms's stage key, admin a credential
