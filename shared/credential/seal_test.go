@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -150,3 +151,39 @@ func TestSealRefusesABadSecretOrBindingBeforeCallingKMS(t *testing.T) {
 		t.Errorf("GenerateDataKey called %d times", n)
 	}
 }
+
+// local-kms logs each operation; a seal and an open under it never put the
+// secret, nor the data key, into that log.
+func TestLocalKMSNeverLogsTheSecret(t *testing.T) {
+	var log strings.Builder
+	var mu sync.Mutex
+	srv, err := localkms.Start(t.Context(), localkms.Options{Stage: "test", Log: writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return log.Write(p)
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	const canary = "canary-7f3a9c"
+	sealed, err := Seal(t.Context(), srv.Client(), srv.Alias, crmTarget, ScopeToolset, []byte(canary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(t.Context(), srv.Client(), crmTarget, ScopeToolset, sealed); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(log.String(), "Decryption called") {
+		t.Fatalf("local-kms's log was not captured: %q", log.String())
+	}
+	if strings.Contains(log.String(), canary) {
+		t.Error("local-kms logged the secret")
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -245,7 +245,7 @@ func TestOriginsPutTheMostRecentlyRegisteredFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another target whose name starts like this one's is not read.
-	if err := f.store.MarkToolset(t.Context(), Target{ToolsetName: "crm", Name: "tickets2", Origin: "https://z.example.com"}, "ts-3"); err != nil {
+	if err := f.store.MarkToolset(t.Context(), Target{ToolsetName: "crm", Name: "tickets-archive", Origin: "https://z.example.com"}, "ts-3"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.store.Origins(t.Context(), "crm", "tickets")
