@@ -82,6 +82,7 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		DirectReviewers:        cfg.DirectReviewers,
 		DirectReviewMaxSeconds: cfg.DirectReviewMaxSeconds,
 		CredentialAdmins:       cfg.CredentialAdmins,
+		EndUserMapping:         cfg.EndUserMapping,
 		LogRetention:           retentionDays[cfg.LogRetentionDays],
 		AlarmTopicARN:          cfg.AlarmTopicARN,
 		ErrorAlarmThreshold:    cfg.ErrorAlarmThreshold,

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/review"
@@ -66,6 +67,14 @@ type Config struct {
 	// account, as reviewer patterns (credentials.go); empty, the default:
 	// nobody (docs/credentials.md).
 	CredentialAdmins []string `json:"credentialAdmins"`
+	// The end-user mapping: which principals (IAM principal ARN patterns
+	// of the deployment's account, as reviewer patterns are written) may
+	// start runs acting for which end users (id patterns, "*" and "?"
+	// wildcards): [{"principal": ..., "endUser": ...}] (shared/enduser
+	// Parse; TOOLGATE_END_USER_MAPPING on review-request and publish).
+	// Empty, the default: no run acts for an end user (docs/identity.md,
+	// "End users").
+	EndUserMapping []enduser.Entry `json:"endUserMapping"`
 	// Functions override memory, timeout and reserved concurrency by name.
 	Functions map[string]FunctionSettings `json:"functions"`
 	// ReservedConcurrency is each stage's reserved concurrency by function
@@ -172,7 +181,7 @@ func configKeys() []string {
 var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true, "credentialAdmins": true}
 
 // objectKeys take JSON text only.
-var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true,
+var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true, "endUserMapping": true,
 	"tableThroughput": true, "indexThroughput": true}
 
 // contextJSON turns a context value into JSON for Config's field key: a
@@ -423,6 +432,12 @@ func (c *Config) checkCallers() []error {
 	} else {
 		c.ReviewerAccounts = accounts
 	}
+	// The end-user mapping, by the functions' own parser (the stack's
+	// account is not known at synth: each entry's account is checked
+	// against it at cold start).
+	if _, err := enduser.Parse([]byte(endUserMappingJSON(c.EndUserMapping)), ""); err != nil {
+		problems = append(problems, fmt.Errorf("endUserMapping: %w", err))
+	}
 	if c.DirectReviewMaxSeconds < 1 || c.DirectReviewMaxSeconds > review.MaxTimeout {
 		problems = append(problems, fmt.Errorf("directReviewMaxSeconds %d: want 1..%d (a task token lives at most a year)", c.DirectReviewMaxSeconds, review.MaxTimeout))
 	}
@@ -437,6 +452,7 @@ func (c *Config) checkCallers() []error {
 		envSessionRoles:                    strings.Join(c.SessionRoles, ","),
 		envDirectReviewMaxSecs:             strconv.Itoa(c.DirectReviewMaxSeconds),
 		functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(c.Stage),
+		enduser.EnvKeyParam:                functionconfig.EndUserKeyParam(c.Stage),
 	}
 	if len(c.DirectReviewers) > 0 {
 		env[envDirectReviewers] = directReviewersJSON(c.DirectReviewers)
@@ -445,6 +461,16 @@ func (c *Config) checkCallers() []error {
 		problems = append(problems, fmt.Errorf("review-request: %w", err))
 	}
 	return problems
+}
+
+// endUserMappingJSON is the mapping as TOOLGATE_END_USER_MAPPING holds
+// it (shared/enduser Parse); "" for none.
+func endUserMappingJSON(m []enduser.Entry) string {
+	if len(m) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // specOf returns the spec of the function named name (the zero spec for

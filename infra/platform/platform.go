@@ -9,6 +9,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -99,6 +100,11 @@ type PlatformStackProps struct {
 	// patterns of the stack's account (TOOLGATE_CREDENTIAL_ADMINS on the
 	// publish function, a JSON list). Empty, the default: nobody.
 	CredentialAdmins []string
+	// EndUserMapping is the end-user mapping (shared/enduser Entry):
+	// TOOLGATE_END_USER_MAPPING on review-request and publish, which also
+	// get the end-user key's parameter name (TOOLGATE_END_USER_KEY_PARAM)
+	// and may read it. Empty sets no mapping: no run acts for an end user.
+	EndUserMapping []enduser.Entry
 	// LogRetention applies to every log group; zero means three months.
 	LogRetention awslogs.RetentionDays
 	// LogRemovalPolicy applies to every log group; zero means retain.

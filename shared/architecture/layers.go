@@ -44,7 +44,7 @@ var Layers = []Layer{
 	{
 		Name: "rules",
 		Packages: []string{"shared/dnsname", "shared/hostlist", "shared/fetchurl", "shared/recipient",
-			"shared/mailheader", "shared/reviewer", "shared/invisible", "shared/schema", "shared/seal",
+			"shared/mailheader", "shared/reviewer", "shared/enduser", "shared/invisible", "shared/schema", "shared/seal",
 			"shared/externalkey", "shared/inputrecord", "shared/catalog", "shared/toolset", "shared/lane",
 			"shared/toolfloor", "shared/httprule", "shared/tracecontext"},
 		Uses:    []string{"base", "contract"},

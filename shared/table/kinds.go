@@ -208,6 +208,9 @@ var Start = &Kind{
 		attr("state_machine_arn", String, "the child's state machine version"),
 		attr("child_started_at", String, "when the child took the record"),
 		attr("released_at", String, "when the parent released a record no child took"),
+		attr("end_user", String, "the end-user id toolgate run --end-user named, when the end-user mapping lets the starter act for it (docs/identity.md, \"End users\")"),
+		attr("end_user_scope", String, "end_user:<hex HMAC-SHA256 of the id> (shared/enduser Scope); a child's is its parent's"),
+		attr("end_user_skipped", String, "why the end user asked for was not recorded (the mapping does not let the starter act for it)"),
 		ttl,
 	},
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/platformtool"
@@ -261,7 +262,8 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": s.Lambda.Endpoint(),
 			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow,
 			functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption,
-			"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
+			"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile,
+			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping}
 	case "mcp-call":
 		// Its own MCP server only, on loopback; the tool list is kept as
 		// long as on AWS by default.
@@ -281,8 +283,11 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		anyone := `["` + local.LocalPrincipal("*") + `"]`
 		// The stage's external key, which provisionSecrets creates: the
 		// trace ids of runs given no trace context are derived under it.
+		// The stage's end-user key and the local end-user mapping
+		// (LocalEndUserMapping).
 		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"http": ` + anyone + `, "send-email": ` + anyone + `}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(),
-			"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(Stage)}
+			"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(Stage),
+			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping}
 	}
 	return nil
 }
@@ -591,6 +596,12 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 // logs (Process.Stdout, Stderr).
 func (s *Stack) Processes() []*local.Process { return slices.Clone(s.procs) }
 
+// LocalEndUserMapping is the local stack's end-user mapping
+// (shared/enduser Parse): local user demo may act for end users named
+// customer-*, and nobody else for anyone, so that tests show both a
+// recorded end user and a skipped one.
+var LocalEndUserMapping = `[{"principal": "` + local.LocalPrincipal("demo") + `", "endUser": "customer-*"}]`
+
 // sealing reports whether function runs the dispatcher, and so seals its
 // call items with its own key (functionconfig.ToolFunctions).
 func sealing(function string) bool { return slices.Contains(functionconfig.ToolFunctions, function) }
@@ -600,7 +611,7 @@ func sealing(function string) bool { return slices.Contains(functionconfig.ToolF
 // as the deploy's provisioning function does (secrets.Ensure), and
 // returns each such function's environment naming them.
 func (s *Stack) provisionSecrets(ctx context.Context, names []string) (map[string]map[string]string, error) {
-	p := secrets.Provision{Secrets: []string{functionconfig.ExternalKeyParam(Stage)}, Since: functionconfig.SinceParam(Stage), Now: time.Now()}
+	p := secrets.Provision{Secrets: []string{functionconfig.ExternalKeyParam(Stage), functionconfig.EndUserKeyParam(Stage)}, Since: functionconfig.SinceParam(Stage), Now: time.Now()}
 	env := map[string]map[string]string{}
 	for _, name := range names {
 		if !sealing(name) {
