@@ -10,6 +10,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -28,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/secrets"
 )
 
 func main() {
@@ -64,6 +66,14 @@ func main() {
 		svc.Credentials.KMS, svc.Credentials.Key = kms.NewFromConfig(awsCfg), cfg.CredentialKey
 		svc.Credentials.Store = credential.NewStore(db, cfg.Table, nil)
 		svc.Credentials.Sealed = publish.TableSealed{DB: db, Table: cfg.Table}
+		// An end user's credentials: who may act for them, and their
+		// scope under the stage's end-user key.
+		svc.Credentials.EndUsers = cfg.EndUsers
+		if cfg.EndUserKeyParam != "" {
+			keys, err := secrets.LoadKeys(context.Background(), ssm.NewFromConfig(awsCfg), cfg.EndUserKeyParam)
+			keys = coldstart.Must(log, "the end-user key", keys, err)
+			svc.Credentials.EndUserKey = keys[0]
+		}
 	}
 	lambda.Start(publish.NewHandler(svc).Handle)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
@@ -167,8 +168,11 @@ func checkCredentialRequest(r publishapi.CredentialRequest) error {
 		return &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("target %.60q is not an MCP server key or a host entry", r.Target)}
 	case r.EndUser != "" && r.Run != "":
 		return &Error{Code: publishapi.CodeInvalid, Message: "end_user and run name two scopes: name one, or neither for the toolset's"}
-	case len(r.EndUser) > 256 || strings.ContainsFunc(r.EndUser, func(c rune) bool { return c < 0x20 || c == 0x7f }):
-		return &Error{Code: publishapi.CodeInvalid, Message: "end_user must be at most 256 characters, none of them a control character"}
+	}
+	if r.EndUser != "" {
+		if err := enduser.CheckID(r.EndUser); err != nil {
+			return &Error{Code: publishapi.CodeInvalid, Message: "end_user: " + err.Error()}
+		}
 	}
 	if r.Run != "" {
 		if _, err := executionName(r.Run); err != nil {

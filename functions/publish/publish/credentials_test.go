@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	localkms "github.com/toolgate/toolgate/infra/local/kms"
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -31,15 +31,6 @@ const (
 )
 
 func arnOf(name string) string { return "arn:aws:iam::000000000000:user/" + name }
-
-// mapping is the end-user mapping for these tests: alice may act for u1.
-// A hand-written stand-in for the platform's mapping (shared/enduser),
-// whose parsing and matching its own tests cover.
-type mapping map[string][]string
-
-func (m mapping) MayActFor(principal, endUser string) bool {
-	return slices.Contains(m[principal], endUser)
-}
 
 // credEnv is toolsetEnv with credentials: the credential store on
 // dynalite, sealed under local-kms's stage key, admin a credential
@@ -60,8 +51,13 @@ func newCredEnv(t *testing.T) *credEnv {
 		t.Fatal(err)
 	}
 	s.Deployment.HTTP = cfg
+	// The platform's end-user mapping: alice may act for u1.
+	endUsers, err := enduser.Parse([]byte(`[{"principal": "`+arnOf(alice)+`", "endUser": "u1"}]`), "000000000000")
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.Credentials = Credentials{Store: credential.NewStore(e.db, e.table, nil), KMS: e.kms.Client(), Key: localkms.Alias("test"),
-		Admins: []string{arnOf(admin)}, EndUsers: mapping{arnOf(alice): {"u1"}}, EndUserKey: bytes.Repeat([]byte{7}, 32),
+		Admins: []string{arnOf(admin)}, EndUsers: endUsers, EndUserKey: bytes.Repeat([]byte{7}, 32),
 		Sealed: TableSealed{DB: e.db, Table: e.table}}
 	return e
 }

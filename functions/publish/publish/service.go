@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -218,6 +219,11 @@ type FunctionConfig struct {
 	// publishapi.EnvCredentialAdmins (ParseCredentialAdmins).
 	CredentialKey    string
 	CredentialAdmins []string
+	// EndUsers is the end-user mapping (enduser.FromEnv), and
+	// EndUserKeyParam the end-user key's parameter (enduser.EnvKeyParam;
+	// "": end users' credentials cannot be set).
+	EndUsers        enduser.Mapping
+	EndUserKeyParam string
 }
 
 // FunctionConfigFromEnv reads and checks the publish function's
@@ -255,6 +261,10 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	if cfg.CredentialAdmins, err = ParseCredentialAdmins(getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
 		return cfg, err
 	}
+	if cfg.EndUsers, err = enduser.FromEnv(getenv, cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
+	cfg.EndUserKeyParam = getenv(enduser.EnvKeyParam)
 	return cfg, nil
 }
 
