@@ -68,7 +68,7 @@ FUZZ_TARGETS := \
 	./resolver/:FuzzParse ./functions/publish/publish/:FuzzLiteralsBothSides \
 	./resolver/flowchart/:FuzzMermaidText ./resolver/flowchart/:FuzzDOTText \
 	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep ./shared/tool/:FuzzPatterns ./shared/tool/:FuzzTraceContext ./shared/tracecontext/:FuzzParse \
-	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/toolset/:FuzzCanonicalHTTPHost ./shared/catalog/:FuzzNamePattern \
+	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/toolset/:FuzzCanonicalHTTPHost ./shared/toolset/:FuzzParseMCPURLAuth ./shared/catalog/:FuzzNamePattern \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
 	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/review/:FuzzARNPatterns ./shared/enduser/:FuzzParseMapping ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
