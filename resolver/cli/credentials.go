@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/invisible"
@@ -48,6 +49,7 @@ type credentialsOptions struct {
 	fromFile        string
 	fromStdin       bool
 	toolsetID       string
+	draft           string
 }
 
 // noSecretArguments refuses arguments on the command line of a
@@ -64,7 +66,7 @@ func noSecretArguments(cmd *cobra.Command, args []string) int {
 func (a *app) newCredentialsSetCmd() *cobra.Command {
 	var o credentialsOptions
 	cmd := &cobra.Command{
-		Use:   "set --toolset NAME --target TARGET [--end-user ID | --run EXECUTION_ARN] [--expires-at RFC3339] (--from-file FILE | --from-stdin) (--url URL | --function-endpoint URL --as NAME)",
+		Use:   "set --toolset NAME --target TARGET [--end-user ID | --run EXECUTION_ARN] [--expires-at RFC3339] [--draft FILE] (--from-file FILE | --from-stdin) (--url URL | --function-endpoint URL --as NAME)",
 		Short: "store a credential for a toolset's target (publish function)",
 		Long: `Stores the credential toolset NAME's TARGET (an MCP server's key, or an
 exact http host entry) is presented, for the origin of the most recently
@@ -78,7 +80,13 @@ it; one registered later needs toolgate credentials allow.
 The secret is read from FILE (--from-file) or standard input
 (--from-stdin), one trailing newline left out; at most 8 KiB, with no CR,
 LF or NUL. It is never taken from the command line or the environment,
-and never printed. --expires-at stops it being presented after that time.`,
+and never printed. --expires-at stops it being presented after that time.
+
+An MCP server that needs its credential to be listed cannot be registered
+before the credential is set: --draft FILE names the toolset file whose
+server TARGET declares auth, which gives the origin and auth when no
+toolset of the name is registered yet. Registering the file then lists
+the server with the toolset-scope credential.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := noSecretArguments(cmd, args); code != ExitOK {
 				return exit(code)
@@ -94,6 +102,7 @@ and never printed. --expires-at stops it being presented after that time.`,
 	fs.StringVar(&o.expiresAt, "expires-at", "", "when the credential stops being presented, `RFC3339` (default: never)")
 	fs.StringVar(&o.fromFile, "from-file", "", "read the secret from `FILE`")
 	fs.BoolVar(&o.fromStdin, "from-stdin", false, "read the secret from standard input")
+	fs.StringVar(&o.draft, "draft", "", "the toolset `FILE` naming MCP server TARGET, for a toolset not registered yet")
 	o.fn.addFlags(a, fs)
 	return cmd
 }
@@ -127,6 +136,14 @@ func (a *app) credentialsSet(cmd *cobra.Command, o *credentialsOptions) int {
 		return ExitMisuse
 	}
 	req := publishapi.CredentialRequest{Toolset: o.toolset, Target: o.target, EndUser: o.endUser, Run: o.run, ExpiresAt: o.expiresAt, Secret: secret}
+	if o.draft != "" {
+		doc, err := a.draftDocument(o.draft)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate credentials set: --draft %s: %v\n", o.draft, err)
+			return ExitErrors
+		}
+		req.Draft = string(doc)
+	}
 	var res publishapi.CredentialSetResult
 	code := a.credentialsCall(cmd, &o.fn, publishapi.CredentialSetBinding(req), publishapi.ActionCredentialsSet, req, http.MethodPost, "/credentials", &res)
 	if code != ExitOK {
@@ -142,6 +159,31 @@ func (a *app) credentialsSet(cmd *cobra.Command, o *credentialsOptions) int {
 			invisible.Escape(res.Toolset), invisible.Escape(res.Target), invisible.Escape(origin))
 	}
 	return ExitOK
+}
+
+// draftDocument compiles toolset file path and returns its draft document
+// as registration sends it; a file that names no MCP server is refused.
+func (a *app) draftDocument(path string) ([]byte, error) {
+	src, err := resolver.ReadFile(path, resolver.SourceFile)
+	if err != nil {
+		return nil, err
+	}
+	if !resolver.IsToolsetFile(src) {
+		return nil, errors.New("not a toolset file")
+	}
+	res := a.compileToolsetFile(path, src)
+	if !res.OK() {
+		var lines []string
+		for _, d := range res.Diagnostics {
+			lines = append(lines, d.String())
+		}
+		return nil, fmt.Errorf("the toolset file has errors:\n%s", strings.Join(lines, "\n"))
+	}
+	if !res.Draft {
+		return nil, errors.New("it names no MCP server: register it, then set the credential")
+	}
+	doc, err := res.Toolset.MarshalIndent()
+	return bytes.TrimSpace(doc), err
 }
 
 // readSecret reads the secret from --from-file or standard input: at

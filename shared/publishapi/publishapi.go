@@ -183,6 +183,12 @@ type CredentialRequest struct {
 	// ToolsetID, with allow, is the registered toolset id to allow for
 	// the credentials of each target of it that declares auth.
 	ToolsetID string `json:"toolset_id,omitempty"`
+	// Draft, with set, is a draft toolset document (as registration takes
+	// it) whose MCP server Target declares auth: it gives the target's
+	// origin and auth when no registered toolset of the name declares the
+	// target yet, so that the draft's first registration can list the
+	// server with its toolset-scope credential. Ignored otherwise.
+	Draft string `json:"draft,omitempty"`
 }
 
 // The direct invocation actions of `toolgate credentials` (DirectRequest.Action),
@@ -197,12 +203,14 @@ const (
 // CredentialSetDigest is what a set's proof binds besides the target:
 // "sha256:" and the hex SHA-256 of the JSON array
 // ["toolgate-credentials-set/1", toolset, target, end_user, run,
-// expires_at, hex SHA-256 of the secret], so that a proof made for one
-// secret, scope or expiry is refused for any other. The secret itself is
-// not in the proof (a proof may be logged by STS's caller).
+// expires_at, hex SHA-256 of the secret, hex SHA-256 of the draft], so
+// that a proof made for one secret, scope, expiry or draft is refused for
+// any other. The secret itself is not in the proof.
 func CredentialSetDigest(r CredentialRequest) string {
 	secret := sha256.Sum256(r.Secret)
-	doc, _ := json.Marshal([]string{"toolgate-credentials-set/1", r.Toolset, r.Target, r.EndUser, r.Run, r.ExpiresAt, hex.EncodeToString(secret[:])})
+	draft := sha256.Sum256([]byte(r.Draft))
+	doc, _ := json.Marshal([]string{"toolgate-credentials-set/1", r.Toolset, r.Target, r.EndUser, r.Run, r.ExpiresAt,
+		hex.EncodeToString(secret[:]), hex.EncodeToString(draft[:])})
 	sum := sha256.Sum256(doc)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -283,7 +281,7 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	if err != nil {
 		return nil, err
 	}
-	t, others, err := s.currentTarget(ctx, r.Toolset, r.Target)
+	t, others, err := s.currentTarget(ctx, r.Toolset, r.Target, r.Draft)
 	if err != nil {
 		return nil, err
 	}
@@ -354,14 +352,27 @@ func scopeKind(r publishapi.CredentialRequest) string {
 
 // currentTarget is target's declaration in the most recently registered
 // toolset of name declaring it (its auth and origin), and the other
-// origins other toolset ids of the name give it.
-func (s *Service) currentTarget(ctx context.Context, name, target string) (credential.Target, []string, error) {
+// origins other toolset ids of the name give it. When none is registered
+// yet, draft (a draft toolset document of that name, or "") gives it: a
+// server whose listing at registration needs its credential.
+func (s *Service) currentTarget(ctx context.Context, name, target, draft string) (credential.Target, []string, error) {
 	markers, err := s.markers(ctx, name, target)
 	if err != nil {
 		return credential.Target{}, nil, err
 	}
+	if len(markers) == 0 && draft != "" {
+		d, err := toolset.ParseDraft([]byte(draft))
+		if err != nil {
+			return credential.Target{}, nil, &Error{Code: publishapi.CodeInvalid, Message: "draft: " + draftError(err)}
+		}
+		at, ok := d.MCPAuthTarget(target)
+		if d.Name != name || !ok {
+			return credential.Target{}, nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("the draft is not toolset %s with MCP server %s declaring auth", name, target)}
+		}
+		return credential.Target{ToolsetName: name, Name: at.Name, Origin: at.Origin, Auth: at.Auth}, nil, nil
+	}
 	if len(markers) == 0 {
-		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("no toolset %s registered in stage %s declares auth for target %s", name, s.Stage, target)}
+		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("no toolset %s registered in stage %s declares auth for target %s: register it first, or, for a draft whose MCP server needs the credential to be listed, send the draft with the set (toolgate credentials set --draft FILE)", name, s.Stage, target)}
 	}
 	latest := slices.MaxFunc(markers, func(a, b credential.Marker) int {
 		if c := a.RegisteredAt.Compare(b.RegisteredAt); c != 0 {
@@ -395,36 +406,12 @@ func (s *Service) currentTarget(ctx context.Context, name, target string) (crede
 	return *found, others, nil
 }
 
-// authTargets are the targets of ts that declare auth, by name: each MCP
-// server its tools pin with auth (origin the pinned URL's
-// scheme://host[:port]) and each exact http host entry with auth (origin
-// <origin_scheme>://<host entry>).
+// authTargets are the targets of ts that declare auth
+// (toolset.AuthTargets), as credential targets of its name.
 func authTargets(ts *toolset.Toolset) []credential.Target {
-	byName := map[string]credential.Target{}
-	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
-		m := ts.Tools[name].MCP
-		if m == nil || m.Auth == nil {
-			continue
-		}
-		u, err := url.Parse(m.URL)
-		if err != nil {
-			continue
-		}
-		byName[m.Server] = credential.Target{ToolsetName: ts.Name, Name: m.Server, Origin: u.Scheme + "://" + u.Host, Auth: *m.Auth}
-	}
-	for _, h := range ts.HTTPHosts {
-		if h.Auth == nil {
-			continue
-		}
-		scheme := h.Auth.OriginScheme
-		if scheme == "" {
-			scheme = "https"
-		}
-		byName[h.Host] = credential.Target{ToolsetName: ts.Name, Name: h.Host, Origin: scheme + "://" + h.Host, Auth: *h.Auth}
-	}
 	var out []credential.Target
-	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		out = append(out, byName[name])
+	for _, t := range ts.AuthTargets() {
+		out = append(out, credential.Target{ToolsetName: ts.Name, Name: t.Name, Origin: t.Origin, Auth: t.Auth})
 	}
 	return out
 }
@@ -589,16 +576,11 @@ func (s *Service) markToolset(ctx context.Context, ts *toolset.Toolset) error {
 // credential is not set, or a deployment that cannot list with one,
 // refuses the draft.
 func (s *Service) draftLister(draft *toolset.Toolset) toolset.Lister {
-	auths := map[string]credential.Target{}
-	for key, srv := range draft.MCPServers {
-		if srv.Auth == nil {
-			continue
+	auths := map[string]credential.Target{} // by the server's URL
+	for _, t := range authTargets(draft) {
+		if srv, ok := draft.MCPServers[t.Name]; ok && t.Name != "" {
+			auths[srv.URL] = t
 		}
-		u, err := url.Parse(srv.URL)
-		if err != nil {
-			continue
-		}
-		auths[srv.URL] = credential.Target{ToolsetName: draft.Name, Name: key, Origin: u.Scheme + "://" + u.Host, Auth: *srv.Auth}
 	}
 	return func(ctx context.Context, u string) (toolset.Listed, error) {
 		t, ok := auths[u]

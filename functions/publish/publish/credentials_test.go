@@ -2,6 +2,7 @@ package publish
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -345,4 +346,38 @@ func TestRevokeCredential(t *testing.T) {
 	if res, code, msg := revoke(alice); code != "" || res.Revoked {
 		t.Fatalf("again: %+v %s %s, want nothing revoked", res, code, msg)
 	}
+}
+
+// A draft whose MCP server declares auth: its toolset-scope credential can
+// be set before any toolset of the name is registered, with the draft
+// giving the origin; registration then lists the server only through a
+// deployment that can present it, and otherwise refuses the draft saying
+// so, registering nothing.
+func TestDraftWithAuthNeedsItsCredentialToBeListed(t *testing.T) {
+	e := newCredEnv(t)
+	e.h.service.MCP = func(context.Context, string) (toolset.Listed, error) {
+		t.Fatal("a server that declares auth was listed without its credential")
+		return toolset.Listed{}, nil
+	}
+	d := &toolset.Toolset{Name: "crm", Tools: map[string]toolset.Tool{}, FetchHosts: []string{}, MCPServers: map[string]toolset.MCPServer{
+		"crm": {URL: "https://mcp.example.org/mcp", Admit: []string{"lookup_customer"}, Auth: &toolset.Auth{Header: "Authorization", Scheme: "Bearer"}},
+	}}
+	doc, err := d.MarshalIndent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := publishapi.CredentialRequest{Toolset: "crm", Target: "crm", Secret: []byte(secret)}
+	if _, code, msg := e.set(t, admin, r); code != publishapi.CodeNotFound || !strings.Contains(msg, "--draft") {
+		t.Fatalf("without the draft: %s %s, want %s saying --draft", code, msg, publishapi.CodeNotFound)
+	}
+	r.Draft = string(doc)
+	res, code, msg := e.set(t, admin, r)
+	if code != "" || res.Origin != "https://mcp.example.org" || len(res.Allowed) != 0 {
+		t.Fatalf("with the draft: %+v %s %s", res, code, msg)
+	}
+	_, code, msg = e.registerDraft(t, "platform-team", doc)
+	if code != publishapi.CodeRefused || !strings.Contains(msg, "cannot list a server with its credential") || e.toolsetItems(t) != 0 {
+		t.Fatalf("register: %s %s, want refused, nothing registered", code, msg)
+	}
+	e.noSecret(t, msg)
 }
