@@ -77,3 +77,22 @@ func TestExecutionName(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseCredentialAdmins: any text either is refused or gives patterns
+// that each pass the reviewer rule and name the function's own account.
+func FuzzParseCredentialAdmins(f *testing.F) {
+	for _, s := range []string{"", "[]", `["arn:aws:iam::123456789012:user/a"]`, `["arn:aws:iam::999999999999:user/a"]`, `["*"]`, `[1]`, `{`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, err := ParseCredentialAdmins(text, "123456789012")
+		if err != nil {
+			return
+		}
+		for _, p := range got {
+			if !strings.HasPrefix(p, "arn:") || !strings.Contains(p, ":123456789012:") {
+				t.Fatalf("%q accepted from %q", p, text)
+			}
+		}
+	})
+}
