@@ -35,8 +35,9 @@ type plan struct {
 	decisions bool
 	// starter: a reachable step is a review (the Solution has gated
 	// tools: Gate A puts a review before each) or a workflow step (whose
-	// child's reviews' requester is this run's starter), or the toolset
-	// it names declares auth (toolset.AuthTargets); its runs then
+	// child's reviews' requester is this run's starter), or the named
+	// toolset declares auth anywhere (declaresAuth: run and end-user
+	// credentials are resolved by the verified start); its runs then
 	// start with the Starter, which checks toolgate run's start record.
 	starter bool
 	// first maps each step id to its first state's name (firstState).

@@ -10,10 +10,12 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -21,11 +23,13 @@ import (
 	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/secrets"
 )
 
 func main() {
@@ -53,6 +57,23 @@ func main() {
 		// Registration reads each platform tool's floor from its function's
 		// tags (lambda:ListTags, functions tagged for this stage only),
 		// afresh for every registration.
-		Floors: platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil)}
+		Floors:      platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil),
+		Credentials: publish.Credentials{Admins: cfg.CredentialAdmins}}
+	if cfg.CredentialKey != "" {
+		// Credentials are sealed under the stage's key, stored in the
+		// ledger table (credential.Store), and a draft's server that
+		// declares auth is listed with its toolset-scope credential.
+		svc.Credentials.KMS, svc.Credentials.Key = kms.NewFromConfig(awsCfg), cfg.CredentialKey
+		svc.Credentials.Store = credential.NewStore(db, cfg.Table, nil)
+		svc.Credentials.Sealed = publish.TableSealed{DB: db, Table: cfg.Table}
+		// An end user's credentials: who may act for them, and their
+		// scope under the stage's end-user key.
+		svc.Credentials.EndUsers = cfg.EndUsers
+		if cfg.EndUserKeyParam != "" {
+			keys, err := secrets.LoadKeys(context.Background(), ssm.NewFromConfig(awsCfg), cfg.EndUserKeyParam)
+			keys = coldstart.Must(log, "the end-user key", keys, err)
+			svc.Credentials.EndUserKey = keys[0]
+		}
+	}
 	lambda.Start(publish.NewHandler(svc).Handle)
 }

@@ -62,6 +62,11 @@ type Config struct {
 	DirectReviewers map[string][]string `json:"directReviewers"`
 	// The longest direct-lane review, in seconds: 1..31536000, default 3600.
 	DirectReviewMaxSeconds int `json:"directReviewMaxSeconds"`
+	// Who may set toolset-scope credentials, any end user's, and allow
+	// toolset ids for them: IAM principal ARN patterns of the stack's own
+	// account, as reviewer patterns (credentials.go); empty, the default:
+	// nobody (docs/credentials.md).
+	CredentialAdmins []string `json:"credentialAdmins"`
 	// The end-user mapping: which principals (IAM principal ARN patterns
 	// of the deployment's account, as reviewer patterns are written) may
 	// start runs acting for which end users (id patterns, "*" and "?"
@@ -173,7 +178,7 @@ func configKeys() []string {
 }
 
 // listKeys take comma-separated text as well as a JSON list.
-var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true}
+var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true, "credentialAdmins": true}
 
 // objectKeys take JSON text only.
 var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true, "endUserMapping": true,
@@ -334,6 +339,7 @@ func (c *Config) check() error {
 		problems = append(problems, fmt.Errorf("errorAlarmThreshold %d: want 0 (default 5) or more", c.ErrorAlarmThreshold))
 	}
 	problems = append(problems, c.checkCallers()...)
+	problems = append(problems, c.checkCredentialAdmins()...)
 	return errors.Join(problems...)
 }
 

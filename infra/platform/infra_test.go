@@ -298,6 +298,8 @@ var wantPlatformCounts = map[string]int{
 	"AWS::Logs::LogGroup":     11, // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 14, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
 	"AWS::SSM::Parameter":     12,
+	"AWS::KMS::Key":           1,  // the credentials' key (credentials.go)
+	"AWS::KMS::Alias":         1,  // alias/toolgate-<stage>-credentials
 	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
 	"Custom::LedgerSince":     1,  // the stage's since time, after every tool function (secrets.go)
 	"AWS::CloudWatch::Alarm":  21, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
@@ -327,12 +329,13 @@ var wantEnv = map[string]map[string]string{
 	"HttpFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "35", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/http", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_HTTP_TIMEOUT_SECONDS": "30", "TOOLGATE_HTTP_MAX_REQUEST_BYTES": "32768",
+		"TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",
 	},
 	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/workflow-validator", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since"},
 	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/lambda-tool", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_STAGE": "test"},
 	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/mcp-call", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
-		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "10"},
+		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "10", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}"},
 	"ReviewRequestFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
@@ -342,7 +345,8 @@ var wantEnv = map[string]map[string]string{
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
-		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net"},
+		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",
+		"TOOLGATE_CREDENTIAL_ADMINS": `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"]`},
 }
 
 // neverSet are variables the app never sets on any function, in any
