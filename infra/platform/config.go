@@ -71,7 +71,7 @@ type Config struct {
 	// of the deployment's account, as reviewer patterns are written) may
 	// start runs acting for which end users (id patterns, "*" and "?"
 	// wildcards): [{"principal": ..., "endUser": ...}] (shared/enduser
-	// Parse; TOOLGATE_END_USER_MAPPING on review-request and publish).
+	// Parse; TOOLGATE_END_USER_MAPPING on review-request).
 	// Empty, the default: no run acts for an end user (docs/identity.md,
 	// "End users").
 	EndUserMapping []enduser.Entry `json:"endUserMapping"`

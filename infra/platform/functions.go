@@ -508,9 +508,6 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		env[envHTTPAllow] = jsii.String(strings.Join(p.HTTPAllow, ","))
 		env[envRecipientAllow] = jsii.String(strings.Join(p.RecipientAllow, ","))
 		env[envMCPAllow] = jsii.String(strings.Join(p.MCPAllow, ","))
-		// An end user's credentials are set by a principal the mapping
-		// lets act for them, under the end user's scope.
-		endUserEnv(env, p)
 	}
 	if p.SAMLocal {
 		for _, k := range append(samLocalVariables[""], samLocalVariables[spec.Name]...) {

@@ -124,8 +124,10 @@ func wantReadSecrets(function string) stmt {
 // wantFunctionPolicies is each function role's whole policy.
 var wantFunctionPolicies = map[string][]stmt{
 	// The provisioning function: PutParameter on exactly the parameters
-	// it creates, each tool function's key, the external key and since.
+	// it creates, each tool function's key, the external key, the
+	// end-user key and since.
 	"LedgerSecretsFunction": {ownLogs("LedgerSecretsFunction"), {Sid: "CreateLedgerSecrets", Actions: []string{"ssm:PutParameter"}, Resources: []string{
+		arn("ssm", "parameter/toolgate/test/secret/end-user-key"),
 		arn("ssm", "parameter/toolgate/test/secret/external-key"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/http"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/lambda-tool"),
@@ -169,6 +171,10 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "ReadChildVersionDefinitions", Actions: []string{"states:DescribeStateMachine"},
 			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-test_*"},
 			Condition: `{"Null":{"states:StateMachineQualifier":"false"}}`},
+		// The stage's end-user key, under which an end user's scope is
+		// computed.
+		{Sid: "ReadEndUserKey", Actions: []string{"ssm:GetParameters"},
+			Resources: []string{arn("ssm", "parameter/toolgate/test/secret/end-user-key")}},
 		// The stage's external key alone, which a run's trace id is
 		// derived under: no MAC key, no since time.
 		{Sid: "ReadExternalKey", Actions: []string{"ssm:GetParameters"},
@@ -340,7 +346,7 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800", "TOOLGATE_STAGE": "test",
-		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key",
+		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key",
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,

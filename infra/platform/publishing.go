@@ -47,9 +47,6 @@ func grantPublishing(p *PlatformStackProps, fn *platformFunction, a *Access) {
 		}),
 		// A platform tool's placeholder (manifest tool_functions).
 		toolfunction.ParametersStatement(p.Stage),
-		// The end-user key: an end user's credentials are stored under
-		// its scope (docs/identity.md, "End users").
-		readEndUserKey(p.Stage),
 		// Registering a toolset that pins a platform tool reads the
 		// function's floor, its owners' tags.
 		toolfunction.FloorsStatement(p.Stage),

@@ -97,6 +97,9 @@ func newStart(executionARN, starter string, now time.Time) startItem {
 type storedStart struct {
 	childStartItem
 	Deadline int64 `dynamodbav:"deadline"`
+	// EndUser and EndUserSkipped are a run start's (runStartItem).
+	EndUser        string `dynamodbav:"end_user,omitempty"`
+	EndUserSkipped string `dynamodbav:"end_user_skipped,omitempty"`
 }
 
 // getStart reads executionARN's start item, whatever its kind
