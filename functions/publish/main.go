@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -30,6 +31,7 @@ import (
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/secrets"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 func main() {
@@ -51,9 +53,10 @@ func main() {
 	// allow-list no server is reachable, and drafts are refused by it.
 	mcpCfg, err := mcptool.ConfigFromEnv(os.Getenv)
 	mcpCfg = coldstart.Must(log, "bad configuration", mcpCfg, err)
+	mcpClient := mcptool.New(mcpCfg, log)
 	svc := &publish.Service{Callers: callers, Params: params, Stage: cfg.Stage, Region: awsCfg.Region,
 		Store: ledger.New(db, cfg.Table), SFN: sfn.NewFromConfig(awsCfg), Log: log, Deployment: cfg.Deployment,
-		MCP: mcptool.New(mcpCfg, log).List,
+		MCP: mcpClient.List,
 		// Registration reads each platform tool's floor from its function's
 		// tags (lambda:ListTags, functions tagged for this stage only),
 		// afresh for every registration.
@@ -66,6 +69,9 @@ func main() {
 		svc.Credentials.KMS, svc.Credentials.Key = kms.NewFromConfig(awsCfg), cfg.CredentialKey
 		svc.Credentials.Store = credential.NewStore(db, cfg.Table, nil)
 		svc.Credentials.Sealed = publish.TableSealed{DB: db, Table: cfg.Table}
+		svc.Credentials.ListWithCredential = func(ctx context.Context, url string, t credential.Target, secret []byte) (toolset.Listed, error) {
+			return mcpClient.ListWithCredential(ctx, url, credential.Opened(t, credential.ScopeToolset, 0, time.Time{}, secret))
+		}
 		// An end user's credentials: who may act for them, and their
 		// scope under the stage's end-user key.
 		svc.Credentials.EndUsers = cfg.EndUsers

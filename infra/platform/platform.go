@@ -101,10 +101,10 @@ type PlatformStackProps struct {
 	// publish function, a JSON list). Empty, the default: nobody.
 	CredentialAdmins []string
 	// EndUserMapping is the end-user mapping (shared/enduser Entry):
-	// TOOLGATE_END_USER_MAPPING on review-request, which also gets the
-	// end-user key's parameter name (TOOLGATE_END_USER_KEY_PARAM) and may
-	// read it (endUserEnv, readEndUserKey; publish gets both with the code
-	// that reads them). Empty sets no mapping: no run acts for an end user.
+	// TOOLGATE_END_USER_MAPPING on review-request and publish, which also
+	// get the end-user key's parameter name (TOOLGATE_END_USER_KEY_PARAM)
+	// and may read it (endUserEnv, readEndUserKey). Empty sets no mapping:
+	// no run acts for an end user.
 	EndUserMapping []enduser.Entry
 	// LogRetention applies to every log group; zero means three months.
 	LogRetention awslogs.RetentionDays

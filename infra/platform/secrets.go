@@ -62,8 +62,7 @@ func readExternalKey(stage string) awsiam.PolicyStatement {
 	})
 }
 
-// readEndUserKey is the SSM statement of review-request (and of publish,
-// once it reads the key) for the stage's end-user key (functionconfig.EndUserKeyParam), under
+// readEndUserKey is the SSM statement of review-request and publish for the stage's end-user key (functionconfig.EndUserKeyParam), under
 // which an end user's scope is computed (docs/identity.md, "End users"):
 // ssm:GetParameters on exactly that parameter, encrypted under aws/ssm,
 // as readLedgerSecrets says.
@@ -76,8 +75,7 @@ func readEndUserKey(stage string) awsiam.PolicyStatement {
 }
 
 // endUserEnv sets the end-user key's parameter name and, when p names
-// one, the end-user mapping on env (review-request's; publish's once it
-// reads them).
+// one, the end-user mapping on env (review-request's and publish's).
 func endUserEnv(env map[string]*string, p *PlatformStackProps) {
 	env[enduser.EnvKeyParam] = jsii.String(functionconfig.EndUserKeyParam(p.Stage))
 	if len(p.EndUserMapping) > 0 {
@@ -185,8 +183,9 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 	})
 	overrideLogicalID(sinceRes, "LedgerSince")
 	// review-request reads the external and end-user keys at its cold
-	// start too.
+	// start too, and publish the end-user key.
 	fns[fnReviewRequest].Function.Node().AddDependency(res)
+	fns[fnPublish].Function.Node().AddDependency(res)
 	for _, spec := range functionSpecs {
 		if !spec.Tool {
 			continue

@@ -64,6 +64,15 @@ type Credential struct {
 	secret    []byte
 }
 
+// Opened is the credential secret, opened by Open for target t under scope
+// s, ready to present through Transport: for a credential read outside
+// Resolve, which the publish function does to list a server that needs
+// one at registration (scope toolset; docs/credentials.md, "Which
+// toolsets may use a credential"). version and expires are the item's.
+func Opened(t Target, s Scope, version int64, expires time.Time, secret []byte) *Credential {
+	return &Credential{Target: t, Scope: s, Version: version, ExpiresAt: expires, secret: secret}
+}
+
 // Request is what a call resolves a credential for: the target, the run's
 // toolset id (which must be allowed for the target's credentials), the
 // run id (an execution ARN; "direct/..." on the direct lane, which has no

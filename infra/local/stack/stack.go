@@ -2,6 +2,8 @@ package stack
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +35,7 @@ import (
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -154,6 +157,12 @@ type Stack struct {
 	// TOOLGATE_MCP_ALLOW_ADDRESSES), by its address or by MCPTestHost
 	// (MCPTestURL). Tests change its tools and read what it was sent.
 	MCP *mcpserver.Server
+	// MCPAuth is a second local MCP server, in its bearer-token mode
+	// (mcpserver.Options.BearerTokens): every request needs
+	// "Authorization: Bearer <token>" with a token tests and the demo
+	// choose (MCPAuth.SetBearerTokens); it starts accepting only a random
+	// one nobody holds. publish and mcp-call may reach it.
+	MCPAuth *mcpserver.Server
 	// MCPResolveFile holds MCPTestHost's address for publish and mcp-call
 	// (ResolveMCPTestHost).
 	MCPResolveFile string
@@ -251,7 +260,8 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption}
 	case "http":
 		// Its own allow-list, apart from fetch's: the recording service.
-		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption}
+		// Credentials are opened with local-kms (docs/credentials.md).
+		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption, "AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint()}
 	case "review-decision":
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
 	case "publish":
@@ -263,12 +273,16 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow,
 			functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption,
 			"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile,
-			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping}
+			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping,
+			// Credentials are sealed under the stage's key in local-kms;
+			// local user CredentialAdmin is the credential admin.
+			"AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint(), publishapi.EnvCredentialKey: s.KMS.KeyARN,
+			publishapi.EnvCredentialAdmins: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
 	case "mcp-call":
 		// Its own MCP server only, on loopback; the tool list is kept as
 		// long as on AWS by default.
 		return map[string]string{"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5",
-			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
+			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile, "AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint()}
 	case "lambda-tool":
 		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in,
 		// reads create-ticket's floor and invokes it through the Lambda
@@ -301,6 +315,15 @@ func mcpAllowList(srv *mcpserver.Server, more []string) string {
 		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
 	}
 	return strings.Join(append([]string{u.Parsed.Host, MCPTestHost + ":" + u.Port}, more...), ",")
+}
+
+// hostOf is srv's host and port, as an allow-list entry.
+func hostOf(srv *mcpserver.Server) string {
+	u, err := toolset.ParseMCPURL(srv.URL())
+	if err != nil {
+		panic("a local MCP server's URL: " + err.Error()) // mcpserver writes it
+	}
+	return u.Parsed.Host
 }
 
 // MCPTestURL is the local MCP server's URL by MCPTestHost:
@@ -455,11 +478,20 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	logf("MCP server   %s (and %s)", s.MCP.URL(), s.MCPTestURL())
+	nobody := make([]byte, 16)
+	if _, err := rand.Read(nobody); err != nil {
+		return nil, err
+	}
+	if s.MCPAuth, err = mcpserver.Start(mcpserver.Options{Stateless: true, BearerTokens: []string{hex.EncodeToString(nobody)},
+		Tracer: tracing.New(s.Traces.URL(), "mcpserver-auth", nil)}); err != nil {
+		return nil, fmt.Errorf("the local MCP server with bearer tokens: %w", err)
+	}
+	logf("MCP server   %s (bearer tokens required)", s.MCPAuth.URL())
 	if s.HTTP, err = httprecorder.Start(httprecorder.Options{}); err != nil {
 		return nil, fmt.Errorf("the recording HTTP service: %w", err)
 	}
 	logf("HTTP service %s (records what it receives)", s.HTTP.URL())
-	allow := allowLists{mcp: mcpAllowList(s.MCP, o.MCPAllow), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ",")}
+	allow := allowLists{mcp: mcpAllowList(s.MCP, append([]string{hostOf(s.MCPAuth)}, o.MCPAllow...)), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ",")}
 
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
@@ -595,6 +627,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 // emulators, each function's RIE instance of every lane): tests read their
 // logs (Process.Stdout, Stderr).
 func (s *Stack) Processes() []*local.Process { return slices.Clone(s.procs) }
+
+// CredentialAdmin is the local user the stack's publish function takes
+// for its only credential admin (TOOLGATE_CREDENTIAL_ADMINS): it may set
+// toolset-scope credentials and allow toolset ids for them.
+const CredentialAdmin = "ops"
 
 // LocalEndUserMapping is the local stack's end-user mapping
 // (shared/enduser Parse): local user demo may act for end users named
@@ -786,6 +823,14 @@ func (s *Stack) Stop() error {
 		}
 		cancel()
 		s.MCP = nil
+	}
+	if s.MCPAuth != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := s.MCPAuth.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop the local MCP server with bearer tokens: %w", err))
+		}
+		cancel()
+		s.MCPAuth = nil
 	}
 	for _, p := range s.proxies {
 		p.Close()
