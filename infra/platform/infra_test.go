@@ -204,6 +204,8 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		wantReadFloors,
 		{Sid: "FindStateMachines", Actions: []string{"states:ListStateMachines"}, Resources: []string{"*"}},
+		// An end user's credentials are scoped under the stage's end-user key.
+		{Sid: "ReadEndUserKey", Actions: []string{"ssm:GetParameters"}, Resources: []string{arn("ssm", "parameter/toolgate/test/secret/end-user-key")}},
 		// Only this role writes state machines, of its own stage only.
 		{Sid: "PublishStateMachines", Actions: []string{"states:CreateStateMachine", "states:PublishStateMachineVersion", "states:UpdateStateMachine"},
 			Resources: []string{arn("states", "stateMachine:toolgate-test_*")}},
@@ -352,7 +354,8 @@ var wantEnv = map[string]map[string]string{
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",
-		"TOOLGATE_CREDENTIAL_ADMINS": `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"]`},
+		"TOOLGATE_CREDENTIAL_ADMINS": `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"]`,
+		"TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key"},
 }
 
 // neverSet are variables the app never sets on any function, in any
