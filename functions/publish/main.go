@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -64,11 +65,11 @@ func main() {
 		Credentials: publish.Credentials{Admins: cfg.CredentialAdmins}}
 	if cfg.CredentialKey != "" {
 		// Credentials are sealed under the stage's key, stored in the
-		// ledger table (credential.Store), and a draft's server that
+		// ledger table (vault.Store), and a draft's server that
 		// declares auth is listed with its toolset-scope credential.
 		svc.Credentials.KMS, svc.Credentials.Key = kms.NewFromConfig(awsCfg), cfg.CredentialKey
-		svc.Credentials.Store = credential.NewStore(db, cfg.Table, nil)
-		svc.Credentials.Sealed = publish.TableSealed{DB: db, Table: cfg.Table}
+		store := vault.NewStore(db, cfg.Table, nil)
+		svc.Credentials.Store, svc.Credentials.Sealed = store, store
 		svc.Credentials.ListWithCredential = func(ctx context.Context, url string, t credential.Target, secret []byte) (toolset.Listed, error) {
 			return mcpClient.ListWithCredential(ctx, url, credential.Opened(t, credential.ScopeToolset, 0, time.Time{}, secret))
 		}

@@ -1,10 +1,7 @@
 package credential
 
 import (
-	"context"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -17,6 +14,12 @@ const (
 	PurposeWebhookSubscription = "webhook-subscription"
 	PurposeWebhookSource       = "webhook-source"
 )
+
+// CauseExpired starts the message of the CALL_PARKED error of a call whose
+// credential has expired: found expired before the claim (Resolve), or
+// refused by the server as RFC 6750's invalid_token after it was sent
+// (docs/credentials.md, "Expiry").
+const CauseExpired = "credentials.expired"
 
 // MaxSecretBytes bounds a credential, in bytes: 8 KiB.
 const MaxSecretBytes = 8 << 10
@@ -38,19 +41,6 @@ type Target struct {
 	Name        string
 	Origin      string
 	Auth        toolset.Auth
-}
-
-// KMS is the part of the KMS client this package calls.
-type KMS interface {
-	GenerateDataKey(ctx context.Context, in *kms.GenerateDataKeyInput, opts ...func(*kms.Options)) (*kms.GenerateDataKeyOutput, error)
-	Decrypt(ctx context.Context, in *kms.DecryptInput, opts ...func(*kms.Options)) (*kms.DecryptOutput, error)
-}
-
-// Sealed is a credential as stored: the AES-256-GCM ciphertext (with its
-// tag), its 12-byte nonce, the KMS-encrypted data key and the key's id.
-type Sealed struct {
-	Ciphertext, Nonce, EncryptedKey []byte
-	KeyID                           string
 }
 
 // Credential is a resolved credential, ready to present: its target and
@@ -86,8 +76,3 @@ type Request struct {
 	Starter   string
 	EndUser   Scope
 }
-
-// CacheTTL is how long a Resolver keeps what it read, and so the longest
-// a revoked or replaced credential is still presented by a warm
-// container: 5 s (docs/credentials.md, "Revocation").
-const CacheTTL = 5 * time.Second

@@ -135,7 +135,7 @@ func BenchmarkDispatch(b *testing.B) {
 	})
 	// The same success for a tool whose target declares auth: the
 	// credential resolved before the claim by a resolver whose cache is
-	// warm (a container within credential.CacheTTL of its last read), no
+	// warm (a container within vault.CacheTTL of its last read), no
 	// more DynamoDB requests, and the ratio of its client CPU and wall
 	// time to the success's without one in this run (docs/performance.md,
 	// "What a credential costs").

@@ -11,6 +11,7 @@ import (
 	localkms "github.com/toolgate/toolgate/infra/local/kms"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/httprule"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -19,7 +20,7 @@ import (
 // credentialDispatcher is a test-echo dispatcher on e whose calls present
 // a credential: its toolset (registered on e) pins an http_hosts entry
 // declaring auth, which its Contract names for every call, and its
-// resolver is credential.Resolver on e's table (read past the counting
+// resolver is vault.Resolver on e's table (read past the counting
 // front) with local-kms, the credential set and its toolset id allowed.
 // The resolver's clock stands still, so that after the first call every
 // resolution is its cache's (a warm container within CacheTTL). It
@@ -47,13 +48,13 @@ func credentialDispatcher(b *testing.B, e *env) (*Dispatcher, string) {
 	}
 	target := credential.Target{ToolsetName: ts.Name, Name: at.Name, Origin: at.Origin, Auth: at.Auth}
 	k := localkms.StartForTest(b, "bench")
-	store := credential.NewStore(dynamoClient(e.dynamo.Endpoint()), e.store.Table(), nil)
-	sealed, err := credential.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte("bench-token-0123456789"))
+	store := vault.NewStore(dynamoClient(e.dynamo.Endpoint()), e.store.Table(), nil)
+	sealed, err := vault.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte("bench-token-0123456789"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	const admin = "arn:aws:iam::000000000000:user/admin"
-	if _, err := store.Put(ctx, credential.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin}); err != nil {
+	if _, err := store.Put(ctx, vault.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin}); err != nil {
 		b.Fatal(err)
 	}
 	if err := store.MarkToolset(ctx, target, ts.ID); err != nil {
@@ -63,7 +64,7 @@ func credentialDispatcher(b *testing.B, e *env) (*Dispatcher, string) {
 		b.Fatal(err)
 	}
 	frozen := time.Now()
-	resolver := credential.NewResolver(store, k.Client(), func() time.Time { return frozen })
+	resolver := vault.NewResolver(store, k.Client(), func() time.Time { return frozen })
 	entry := ts.HTTPHosts[0]
 	contract := func(c *toolcall.Call) (toolcall.CallContract, error) {
 		return toolcall.CallContract{Contract: httprule.Decide("GET", false), Host: &entry}, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	localkms "github.com/toolgate/toolgate/infra/local/kms"
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -17,7 +18,7 @@ import (
 // resolvedCredential is the toolset-scope credential holding secret for
 // host entry h (which declares auth), as the http function's resolver
 // gives it: sealed under local-kms's key, put on a table of dynalite, the
-// toolset id allowed for it, and resolved by credential.Resolver.
+// toolset id allowed for it, and resolved by vault.Resolver.
 func resolvedCredential(t *testing.T, h toolset.HTTPHost, secret string) *credential.Credential {
 	t.Helper()
 	ctx := t.Context()
@@ -37,13 +38,13 @@ func resolvedCredential(t *testing.T, h toolset.HTTPHost, secret string) *creden
 	if err := tabledef.CreateTable(ctx, db, "toolgate-test"); err != nil {
 		t.Fatal(err)
 	}
-	store := credential.NewStore(db, "toolgate-test", nil)
-	sealed, err := credential.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte(secret))
+	store := vault.NewStore(db, "toolgate-test", nil)
+	sealed, err := vault.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte(secret))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const admin, id = "arn:aws:iam::000000000000:user/admin", "ts_0123456789abcdef0123456789abcdef"
-	if _, err := store.Put(ctx, credential.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin}); err != nil {
+	if _, err := store.Put(ctx, vault.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin}); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.MarkToolset(ctx, target, id); err != nil {
@@ -52,7 +53,7 @@ func resolvedCredential(t *testing.T, h toolset.HTTPHost, secret string) *creden
 	if err := store.Allow(ctx, target, id, admin); err != nil {
 		t.Fatal(err)
 	}
-	c, err := credential.NewResolver(store, k.Client(), nil).Resolve(ctx, credential.Request{Target: target, ToolsetID: id, RunID: "direct/test/1"})
+	c, err := vault.NewResolver(store, k.Client(), nil).Resolve(ctx, credential.Request{Target: target, ToolsetID: id, RunID: "direct/test/1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	localkms "github.com/toolgate/toolgate/infra/local/kms"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -60,7 +61,7 @@ const testAdmin = "arn:aws:iam::000000000000:user/admin"
 // resolvedCredential is target's toolset-scope credential holding secret,
 // as mcp-call's resolver gives it: sealed under local-kms's key, put on a
 // table of dynalite, the toolset id allowed for it, and resolved by
-// credential.Resolver.
+// vault.Resolver.
 func resolvedCredential(t *testing.T, target credential.Target, secret string) *credential.Credential {
 	t.Helper()
 	ctx := t.Context()
@@ -74,12 +75,12 @@ func resolvedCredential(t *testing.T, target credential.Target, secret string) *
 	if err := tabledef.CreateTable(ctx, db, "toolgate-test"); err != nil {
 		t.Fatal(err)
 	}
-	store := credential.NewStore(db, "toolgate-test", nil)
-	sealed, err := credential.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte(secret))
+	store := vault.NewStore(db, "toolgate-test", nil)
+	sealed, err := vault.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte(secret))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Put(ctx, credential.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: testAdmin}); err != nil {
+	if _, err := store.Put(ctx, vault.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	const id = "ts_0123456789abcdef0123456789abcdef"
@@ -89,7 +90,7 @@ func resolvedCredential(t *testing.T, target credential.Target, secret string) *
 	if err := store.Allow(ctx, target, id, testAdmin); err != nil {
 		t.Fatal(err)
 	}
-	c, err := credential.NewResolver(store, k.Client(), nil).Resolve(ctx, credential.Request{Target: target, ToolsetID: id, RunID: "direct/test/1"})
+	c, err := vault.NewResolver(store, k.Client(), nil).Resolve(ctx, credential.Request{Target: target, ToolsetID: id, RunID: "direct/test/1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -190,7 +190,7 @@ var ReadAttributes = []string{
 }
 
 // CredentialReadAttributes are the only attributes of credential items a
-// tool function's call-time read names (credential.Store.Lookup, one
+// tool function's call-time read names (vault.Store.Lookup, one
 // BatchGetItem with a projection): what the resolver needs to choose,
 // check and open a credential, and a marker's allowed_by. Never
 // created_at, nor anything of another kind.
@@ -247,10 +247,10 @@ var Accesses = []Access{
 	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
 	{Sid: "ReadCredentials", By: []Principal{ToolFunctions}, On: []*Kind{Credential, CredentialToolset}, Actions: []Action{BatchGetItem},
-		Attributes: CredentialReadAttributes, SpecificAttributes: true, Code: "credential.Store.Lookup",
+		Attributes: CredentialReadAttributes, SpecificAttributes: true, Code: "vault.Store.Lookup",
 		Doc: "one consistent BatchGetItem, before the claim, of a target's run, end-user and toolset credentials and the toolset id's marker, projecting CredentialReadAttributes"},
 	{Sid: "ManageCredentials", By: []Principal{Publish}, On: []*Kind{Credential, CredentialToolset},
-		Actions: []Action{GetItem, PutItem, UpdateItem, DeleteItem, Query}, Code: "credential.Store",
+		Actions: []Action{GetItem, PutItem, UpdateItem, DeleteItem, Query}, Code: "vault.Store",
 		Doc: "credentials set (UpdateItem, version incremented), revoke (DeleteItem), list (Query projecting no ciphertext), " +
 			"a target's origins (Query), the markers of toolset ids at registration (PutItem) and their allowing (UpdateItem): " +
 			"publish holds no kms:Decrypt but for the toolset scope"},

@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
-	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -55,7 +55,7 @@ type Options struct {
 	Contract toolcall.Contract
 	// Credentials: the function's tools can declare auth (mcp-call, http),
 	// so its dispatcher resolves credentials (dispatch.Deps.Credentials):
-	// a credential.Resolver on the ledger table, decrypting with a KMS
+	// a vault.Resolver on the ledger table, decrypting with a KMS
 	// client built from the AWS configuration (AWS_ENDPOINT_URL_KMS
 	// points it at the local stack's local-kms). Decrypt needs no key id:
 	// the encrypted data key names its key. false: a call to a target
@@ -103,7 +103,7 @@ func DispatcherWith(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, opt
 		Log:     log,
 	}
 	if opts.Credentials {
-		deps.Credentials = credential.NewResolver(credential.NewStore(db, table, nil), kms.NewFromConfig(awsCfg), nil)
+		deps.Credentials = vault.NewResolver(vault.NewStore(db, table, nil), kms.NewFromConfig(awsCfg), nil)
 	}
 	d, err := dispatch.New(cfg, deps)
 	return coldstart.Must(log, "bad configuration", d, err)

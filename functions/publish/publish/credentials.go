@@ -9,18 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
-	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -35,11 +30,11 @@ const RuleCredentialsForbidden = "credentials-forbidden"
 const RuleCredentialsRunStarted = "credentials-run-started"
 
 // CredentialStore is the part of the credential items' store
-// (credential.Store) the publish function calls.
+// (vault.Store) the publish function calls.
 type CredentialStore interface {
-	Put(ctx context.Context, it credential.Item) (int64, error)
+	Put(ctx context.Context, it vault.Item) (int64, error)
 	Delete(ctx context.Context, t credential.Target, s credential.Scope) error
-	List(ctx context.Context, toolsetName string) (credential.Listing, error)
+	List(ctx context.Context, toolsetName string) (vault.Listing, error)
 	MarkToolset(ctx context.Context, t credential.Target, toolsetID string) error
 	Allow(ctx context.Context, t credential.Target, toolsetID, by string) error
 	AllowRegistered(ctx context.Context, t credential.Target, by string) ([]string, error)
@@ -50,7 +45,7 @@ type CredentialStore interface {
 // SealedReader reads one credential's sealed value (ToolsetCredentials):
 // what listing a draft's server with its toolset-scope credential opens.
 type SealedReader interface {
-	ToolsetCredential(ctx context.Context, t credential.Target) (credential.Sealed, time.Time, bool, error)
+	ToolsetCredential(ctx context.Context, t credential.Target) (vault.Sealed, time.Time, bool, error)
 }
 
 // EndUserMapping says whether a principal may act for an end user (the
@@ -64,9 +59,9 @@ type EndUserMapping interface {
 // stage stores none.
 type Credentials struct {
 	Store CredentialStore
-	// KMS and Key seal each credential (credential.Seal): the client and
+	// KMS and Key seal each credential (vault.Seal): the client and
 	// the key's ARN or alias (publishapi.EnvCredentialKey).
-	KMS credential.KMS
+	KMS vault.KMS
 	Key string
 	// Admins are the credential admins' patterns (reviewer patterns of
 	// this account, publishapi.EnvCredentialAdmins); none: nobody.
@@ -245,7 +240,7 @@ func (s *Service) storesCredentials() error {
 // the scope's rule (decideWrite, authorize), for the origin of the most
 // recently registered toolset of the name declaring the target; the
 // secret is checked against that target's auth (credential.CheckSecret),
-// sealed under the stage's key (credential.Seal) and stored, and every
+// sealed under the stage's key (vault.Seal) and stored, and every
 // toolset id of the name registered with that target and origin is
 // allowed for it. The secret is never logged, echoed or quoted.
 func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequest, proof string) (*publishapi.CredentialSetResult, error) {
@@ -289,11 +284,11 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 		// CheckSecret's errors name the rule and an offset, never a byte.
 		return nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("the secret for toolset %s target %s is refused: %v", r.Toolset, r.Target, err)}
 	}
-	sealed, err := credential.Seal(ctx, s.Credentials.KMS, s.Credentials.Key, t, scope, r.Secret)
+	sealed, err := vault.Seal(ctx, s.Credentials.KMS, s.Credentials.Key, t, scope, r.Secret)
 	if err != nil {
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be sealed", Err: err}
 	}
-	item := credential.Item{Target: t, Scope: scope, Sealed: sealed, SetBy: who.Principal, ExpiresAt: expires}
+	item := vault.Item{Target: t, Scope: scope, Sealed: sealed, SetBy: who.Principal, ExpiresAt: expires}
 	if r.Run != "" {
 		// The item outlives the longest run started now (RunCredentialRetention).
 		item.ExecutionARN, item.DeleteAfter = r.Run, s.Credentials.now().Add(RunCredentialRetention)
@@ -325,12 +320,12 @@ const RunCredentialRetention = time.Duration(review.MaxTimeout)*time.Second + 24
 
 // markers are name's markers of target, at every origin (one Query of
 // the name's partition: CredentialStore.List).
-func (s *Service) markers(ctx context.Context, name, target string) ([]credential.Marker, error) {
+func (s *Service) markers(ctx context.Context, name, target string) ([]vault.Marker, error) {
 	l, err := s.Credentials.Store.List(ctx, name)
 	if err != nil {
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the registered toolsets could not be read", Err: err}
 	}
-	var out []credential.Marker
+	var out []vault.Marker
 	for _, m := range l.Markers {
 		if m.Target == target {
 			out = append(out, m)
@@ -374,7 +369,7 @@ func (s *Service) currentTarget(ctx context.Context, name, target, draft string)
 	if len(markers) == 0 {
 		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("no toolset %s registered in stage %s declares auth for target %s: register it first, or, for a draft whose MCP server needs the credential to be listed, send the draft with the set (toolgate credentials set --draft FILE)", name, s.Stage, target)}
 	}
-	latest := slices.MaxFunc(markers, func(a, b credential.Marker) int {
+	latest := slices.MaxFunc(markers, func(a, b vault.Marker) int {
 		if c := a.RegisteredAt.Compare(b.RegisteredAt); c != 0 {
 			return c
 		}
@@ -498,7 +493,7 @@ func (s *Service) RevokeCredential(ctx context.Context, r publishapi.CredentialR
 		}
 		err := c.Store.Delete(ctx, credential.Target{ToolsetName: r.Toolset, Name: m.Target, Origin: m.Origin}, scope)
 		switch {
-		case errors.Is(err, credential.ErrNotFound):
+		case errors.Is(err, vault.ErrNotFound):
 		case err != nil:
 			return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be deleted", Err: err}
 		default:
@@ -571,7 +566,7 @@ func (s *Service) markToolset(ctx context.Context, ts *toolset.Toolset) error {
 // draftLister lists draft's servers: s.MCP for a server without auth;
 // for one that declares auth, ListWithCredential presenting the
 // toolset-scope credential of the draft's name, the server's key and its
-// URL's origin, opened read-only (credential.Open, scope toolset: the only
+// URL's origin, opened read-only (vault.Open, scope toolset: the only
 // scope the key policy lets this function decrypt). A server whose
 // credential is not set, or a deployment that cannot list with one,
 // refuses the draft.
@@ -601,59 +596,11 @@ func (s *Service) draftLister(draft *toolset.Toolset) toolset.Lister {
 		if !expires.IsZero() && !expires.After(c.now()) {
 			return toolset.Listed{}, fmt.Errorf("server %s: toolset %s's toolset-scope credential expired at %s", t.Name, t.ToolsetName, expires.UTC().Format(time.RFC3339))
 		}
-		secret, err := credential.Open(ctx, c.KMS, t, credential.ScopeToolset, sealed)
+		secret, err := vault.Open(ctx, c.KMS, t, credential.ScopeToolset, sealed)
 		if err != nil {
 			return toolset.Listed{}, fmt.Errorf("server %s: its toolset-scope credential could not be opened", t.Name)
 		}
 		defer clear(secret)
 		return c.ListWithCredential(ctx, u, t, secret)
 	}
-}
-
-// SealedGetter is the part of the DynamoDB client TableSealed calls.
-type SealedGetter interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-}
-
-// TableSealed reads toolset-scope credentials from the ledger table (the
-// access ManageCredentials: publish's GetItem of a credential item).
-type TableSealed struct {
-	DB    SealedGetter
-	Table string
-}
-
-// ToolsetCredential reads t's toolset-scope credential (one consistent
-// GetItem projecting ct, nonce, edk, key_id and credential_expires_at):
-// its sealed value, its expiry (zero: none), and whether there is one.
-func (r TableSealed) ToolsetCredential(ctx context.Context, t credential.Target) (credential.Sealed, time.Time, bool, error) {
-	out, err := r.DB.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(r.Table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{
-			table.PK: &types.AttributeValueMemberS{Value: table.Credential.Key(t.ToolsetName)},
-			table.SK: &types.AttributeValueMemberS{Value: table.CredentialSK(t.Name, t.Origin, string(credential.ScopeToolset))},
-		},
-		ProjectionExpression:     aws.String("#ct, #nonce, #edk, #key, #exp"),
-		ExpressionAttributeNames: map[string]string{"#ct": "ct", "#nonce": "nonce", "#edk": "edk", "#key": "key_id", "#exp": "credential_expires_at"},
-	})
-	if err != nil {
-		return credential.Sealed{}, time.Time{}, false, fmt.Errorf("read the toolset credential of %s target %s: %w", t.ToolsetName, t.Name, err)
-	}
-	if len(out.Item) == 0 {
-		return credential.Sealed{}, time.Time{}, false, nil
-	}
-	var it struct {
-		CT      []byte `dynamodbav:"ct"`
-		Nonce   []byte `dynamodbav:"nonce"`
-		EDK     []byte `dynamodbav:"edk"`
-		KeyID   string `dynamodbav:"key_id"`
-		Expires int64  `dynamodbav:"credential_expires_at"`
-	}
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return credential.Sealed{}, time.Time{}, false, fmt.Errorf("read the toolset credential of %s target %s: %w", t.ToolsetName, t.Name, err)
-	}
-	var expires time.Time
-	if it.Expires != 0 {
-		expires = time.Unix(it.Expires, 0).UTC()
-	}
-	return credential.Sealed{Ciphertext: it.CT, Nonce: it.Nonce, EncryptedKey: it.EDK, KeyID: it.KeyID}, expires, true, nil
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	localkms "github.com/toolgate/toolgate/infra/local/kms"
-	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/publishapi"
@@ -57,9 +57,10 @@ func newCredEnv(t *testing.T) *credEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Credentials = Credentials{Store: credential.NewStore(e.db, e.table, nil), KMS: e.kms.Client(), Key: localkms.Alias("test"),
+	store := vault.NewStore(e.db, e.table, nil)
+	s.Credentials = Credentials{Store: store, KMS: e.kms.Client(), Key: localkms.Alias("test"),
 		Admins: []string{arnOf(admin)}, EndUsers: endUsers, EndUserKey: bytes.Repeat([]byte{7}, 32),
-		Sealed: TableSealed{DB: e.db, Table: e.table}}
+		Sealed: store}
 	return e
 }
 

@@ -1,4 +1,4 @@
-package credential
+package vault
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	localkms "github.com/toolgate/toolgate/infra/local/kms"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/table"
 )
 
@@ -66,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // set seals secret for t in scope s and puts it, set by setBy.
-func (f *fixture) set(t *testing.T, target Target, s Scope, secret, setBy string, mod ...func(*Item)) int64 {
+func (f *fixture) set(t *testing.T, target credential.Target, s credential.Scope, secret, setBy string, mod ...func(*Item)) int64 {
 	t.Helper()
 	sealed, err := Seal(t.Context(), f.kms.Client(), f.kms.Alias, target, s, []byte(secret))
 	if err != nil {
@@ -95,16 +96,16 @@ func runItem(arn string) func(*Item) {
 
 func TestPutCountsVersionsAndListShowsMetadataOnly(t *testing.T) {
 	f := newFixture(t)
-	if v := f.set(t, crmTarget, ScopeToolset, "first", admin); v != 1 {
+	if v := f.set(t, crmTarget, credential.ScopeToolset, "first", admin); v != 1 {
 		t.Errorf("first set: version %d, want 1", v)
 	}
 	f.clock.Add(time.Minute)
 	exp := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	if v := f.set(t, crmTarget, ScopeToolset, "second", other, func(it *Item) { it.ExpiresAt = exp }); v != 2 {
+	if v := f.set(t, crmTarget, credential.ScopeToolset, "second", other, func(it *Item) { it.ExpiresAt = exp }); v != 2 {
 		t.Errorf("second set: version %d, want 2", v)
 	}
 	arn := "arn:aws:states:us-east-1:000000000000:execution:sm:run-1"
-	f.set(t, crmTarget, RunScope("run-1"), "third", starter, runItem(arn))
+	f.set(t, crmTarget, credential.RunScope("run-1"), "third", starter, runItem(arn))
 	if err := f.store.MarkToolset(t.Context(), crmTarget, "ts-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -116,15 +117,15 @@ func TestPutCountsVersionsAndListShowsMetadataOnly(t *testing.T) {
 		t.Fatalf("List: %d credentials, %d markers; want 2 and 1", len(l.Credentials), len(l.Markers))
 	}
 	run, ts := l.Credentials[0], l.Credentials[1]
-	if ts.Scope != ScopeToolset || ts.Version != 2 || ts.SetBy != other || !ts.ExpiresAt.Equal(exp) ||
+	if ts.Scope != credential.ScopeToolset || ts.Version != 2 || ts.SetBy != other || !ts.ExpiresAt.Equal(exp) ||
 		!ts.CreatedAt.Equal(time.Date(2026, 12, 2, 12, 1, 0, 0, time.UTC)) || ts.Target != "tickets" || ts.Origin != crmTarget.Origin || ts.KeyID != f.kms.KeyARN {
 		t.Errorf("toolset credential listed as %+v", ts)
 	}
-	if run.Scope != RunScope("run-1") || run.ExecutionARN != arn || run.Version != 1 {
+	if run.Scope != credential.RunScope("run-1") || run.ExecutionARN != arn || run.Version != 1 {
 		t.Errorf("run credential listed as %+v", run)
 	}
 	// The item holds the ciphertext; no listing request could read it.
-	out, err := f.db.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String(f.table), Key: credentialKey(crmTarget, ScopeToolset)})
+	out, err := f.db.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String(f.table), Key: credentialKey(crmTarget, credential.ScopeToolset)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestPutCountsVersionsAndListShowsMetadataOnly(t *testing.T) {
 		t.Error("a toolset-scope item has the TTL attribute")
 	}
 	// Setting again without an expiry removes the old one.
-	f.set(t, crmTarget, ScopeToolset, "fourth", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "fourth", admin)
 	l, _ = f.store.List(t.Context(), "crm")
 	if got := l.Credentials[1]; got.Version != 3 || !got.ExpiresAt.IsZero() {
 		t.Errorf("after a set without expiry: %+v", got)
@@ -158,16 +159,16 @@ func TestItemsConformToTheDeclaration(t *testing.T) {
 
 func TestPutRefusesAnInconsistentRunScope(t *testing.T) {
 	f := newFixture(t)
-	sealed, err := Seal(t.Context(), f.kms.Client(), f.kms.Alias, crmTarget, RunScope("run-1"), []byte("x"))
+	sealed, err := Seal(t.Context(), f.kms.Client(), f.kms.Alias, crmTarget, credential.RunScope("run-1"), []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, it := range map[string]Item{
-		"run scope without execution":  {Target: crmTarget, Scope: RunScope("run-1"), Sealed: sealed, SetBy: starter},
-		"run scope of another run":     {Target: crmTarget, Scope: RunScope("run-1"), Sealed: sealed, SetBy: starter, ExecutionARN: "arn:aws:states:us-east-1:000000000000:execution:sm:run-2", DeleteAfter: time.Now()},
-		"toolset scope with execution": {Target: crmTarget, Scope: ScopeToolset, Sealed: sealed, SetBy: admin, ExecutionARN: "arn:aws:states:us-east-1:000000000000:execution:sm:run-1"},
-		"no setter":                    {Target: crmTarget, Scope: ScopeToolset, Sealed: sealed},
-		"target with #":                {Target: Target{ToolsetName: "crm", Name: "a#b", Origin: "https://h"}, Scope: ScopeToolset, Sealed: sealed, SetBy: admin},
+		"run scope without execution":  {Target: crmTarget, Scope: credential.RunScope("run-1"), Sealed: sealed, SetBy: starter},
+		"run scope of another run":     {Target: crmTarget, Scope: credential.RunScope("run-1"), Sealed: sealed, SetBy: starter, ExecutionARN: "arn:aws:states:us-east-1:000000000000:execution:sm:run-2", DeleteAfter: time.Now()},
+		"toolset scope with execution": {Target: crmTarget, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin, ExecutionARN: "arn:aws:states:us-east-1:000000000000:execution:sm:run-1"},
+		"no setter":                    {Target: crmTarget, Scope: credential.ScopeToolset, Sealed: sealed},
+		"target with #":                {Target: credential.Target{ToolsetName: "crm", Name: "a#b", Origin: "https://h"}, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin},
 	} {
 		if _, err := f.store.Put(t.Context(), it); err == nil {
 			t.Errorf("%s: Put succeeded", name)
@@ -177,15 +178,15 @@ func TestPutRefusesAnInconsistentRunScope(t *testing.T) {
 
 func TestDeleteRevokesAndASetAfterStartsAgain(t *testing.T) {
 	f := newFixture(t)
-	f.set(t, crmTarget, ScopeToolset, "a", admin)
-	f.set(t, crmTarget, ScopeToolset, "b", admin)
-	if err := f.store.Delete(t.Context(), crmTarget, ScopeToolset); err != nil {
+	f.set(t, crmTarget, credential.ScopeToolset, "a", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "b", admin)
+	if err := f.store.Delete(t.Context(), crmTarget, credential.ScopeToolset); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.Delete(t.Context(), crmTarget, ScopeToolset); !errors.Is(err, ErrNotFound) {
+	if err := f.store.Delete(t.Context(), crmTarget, credential.ScopeToolset); !errors.Is(err, ErrNotFound) {
 		t.Errorf("second revoke: %v, want ErrNotFound", err)
 	}
-	if v := f.set(t, crmTarget, ScopeToolset, "c", admin); v != 1 {
+	if v := f.set(t, crmTarget, credential.ScopeToolset, "c", admin); v != 1 {
 		t.Errorf("set after revoke: version %d, want 1", v)
 	}
 }
@@ -195,7 +196,7 @@ func TestMarkersAreAllowedByAllowAndAllowRegistered(t *testing.T) {
 	otherOrigin := crmTarget
 	otherOrigin.Origin = "https://mcp2.example.com"
 	for _, m := range []struct {
-		t  Target
+		t  credential.Target
 		id string
 	}{{crmTarget, "ts-1"}, {crmTarget, "ts-2"}, {otherOrigin, "ts-3"}} {
 		if err := f.store.MarkToolset(t.Context(), m.t, m.id); err != nil {
@@ -239,13 +240,13 @@ func TestOriginsPutTheMostRecentlyRegisteredFirst(t *testing.T) {
 	if err := f.store.MarkToolset(t.Context(), old, "ts-1"); err != nil {
 		t.Fatal(err)
 	}
-	f.set(t, old, ScopeToolset, "a", admin)
+	f.set(t, old, credential.ScopeToolset, "a", admin)
 	f.clock.Add(time.Hour)
 	if err := f.store.MarkToolset(t.Context(), recent, "ts-2"); err != nil {
 		t.Fatal(err)
 	}
 	// Another target whose name starts like this one's is not read.
-	if err := f.store.MarkToolset(t.Context(), Target{ToolsetName: "crm", Name: "tickets-archive", Origin: "https://z.example.com"}, "ts-3"); err != nil {
+	if err := f.store.MarkToolset(t.Context(), credential.Target{ToolsetName: "crm", Name: "tickets-archive", Origin: "https://z.example.com"}, "ts-3"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.store.Origins(t.Context(), "crm", "tickets")
@@ -255,7 +256,7 @@ func TestOriginsPutTheMostRecentlyRegisteredFirst(t *testing.T) {
 	if len(got) != 2 || got[0].Origin != recent.Origin || got[1].Origin != old.Origin {
 		t.Fatalf("Origins = %+v, want %s then %s", got, recent.Origin, old.Origin)
 	}
-	if !slices.Equal(got[1].Scopes, []Scope{ScopeToolset}) || !slices.Equal(got[1].ToolsetIDs, []string{"ts-1"}) {
+	if !slices.Equal(got[1].Scopes, []credential.Scope{credential.ScopeToolset}) || !slices.Equal(got[1].ToolsetIDs, []string{"ts-1"}) {
 		t.Errorf("old origin: %+v", got[1])
 	}
 }
@@ -263,23 +264,23 @@ func TestOriginsPutTheMostRecentlyRegisteredFirst(t *testing.T) {
 func TestLookupIsOneBatchGetItemOfTheScopesAskedFor(t *testing.T) {
 	f := newFixture(t)
 	arn := "arn:aws:states:us-east-1:000000000000:execution:sm:run-1"
-	eu := EndUserScope([]byte("k"), "alice")
-	f.set(t, crmTarget, ScopeToolset, "ts", admin)
-	f.set(t, crmTarget, RunScope("run-1"), "run", starter, runItem(arn))
+	eu := credential.EndUserScope([]byte("k"), "alice")
+	f.set(t, crmTarget, credential.ScopeToolset, "ts", admin)
+	f.set(t, crmTarget, credential.RunScope("run-1"), "run", starter, runItem(arn))
 	f.set(t, crmTarget, eu, "eu", admin)
-	f.set(t, crmTarget, RunScope("run-2"), "run2", starter, runItem("arn:aws:states:us-east-1:000000000000:execution:sm:run-2"))
+	f.set(t, crmTarget, credential.RunScope("run-2"), "run2", starter, runItem("arn:aws:states:us-east-1:000000000000:execution:sm:run-2"))
 	if err := f.store.MarkToolset(t.Context(), crmTarget, "ts-1"); err != nil {
 		t.Fatal(err)
 	}
 	before := f.db.batches.Load()
-	got, err := f.store.Lookup(t.Context(), crmTarget, "ts-1", RunScope("run-1"), eu)
+	got, err := f.store.Lookup(t.Context(), crmTarget, "ts-1", credential.RunScope("run-1"), eu)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := f.db.batches.Load() - before; n != 1 {
 		t.Errorf("Lookup made %d BatchGetItem requests, want 1", n)
 	}
-	if got.Run == nil || got.Run.Scope != RunScope("run-1") || got.Run.ExecutionARN != arn || got.EndUser == nil || got.Toolset == nil || !got.Marked || got.Allowed {
+	if got.Run == nil || got.Run.Scope != credential.RunScope("run-1") || got.Run.ExecutionARN != arn || got.EndUser == nil || got.Toolset == nil || !got.Marked || got.Allowed {
 		t.Errorf("Lookup = %+v", got)
 	}
 	none, err := f.store.Lookup(t.Context(), crmTarget, "ts-2", "", "")

@@ -1,11 +1,13 @@
-package credential
+package vault
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -14,7 +16,7 @@ const (
 	otherRunARN = "arn:aws:states:us-east-1:000000000000:execution:sm:run-2"
 )
 
-var aliceScope = EndUserScope([]byte("stage key"), "alice")
+var aliceScope = credential.EndUserScope([]byte("stage key"), "alice")
 
 // resolverFixture is a fixture whose target's toolset id "ts-1" is
 // registered and allowed, and a Resolver on it.
@@ -30,19 +32,41 @@ func resolverFixture(t *testing.T) (*fixture, *Resolver) {
 	return f, NewResolver(f.store, f.kms.Client(), f.clock.Now)
 }
 
-func request(runID, starter string, endUser Scope) Request {
-	return Request{Target: crmTarget, ToolsetID: "ts-1", RunID: runID, Starter: starter, EndUser: endUser}
+func request(runID, starter string, endUser credential.Scope) credential.Request {
+	return credential.Request{Target: crmTarget, ToolsetID: "ts-1", RunID: runID, Starter: starter, EndUser: endUser}
 }
 
-// resolved resolves req and returns the secret it presents.
-func resolved(t *testing.T, r *Resolver, req Request) (*Credential, string) {
+// resolved resolves req and returns the secret it presents, as
+// credential.Transport writes it into a request to its origin.
+func resolved(t *testing.T, r *Resolver, req credential.Request) (*credential.Credential, string) {
 	t.Helper()
 	c, err := r.Resolve(t.Context(), req)
 	if err != nil {
 		t.Fatalf("Resolve: %v", err)
 	}
-	return c, string(c.secret)
+	var sent http.Header
+	rt := credential.Transport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = r.Header
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	}), c)
+	out, err := http.NewRequestWithContext(t.Context(), http.MethodPost, c.Target.Origin+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.RoundTrip(out); err != nil {
+		t.Fatalf("RoundTrip: %v", err)
+	}
+	secret, ok := strings.CutPrefix(sent.Get("Authorization"), "Bearer ")
+	if !ok {
+		t.Fatalf("the credential's request carried no bearer token")
+	}
+	return c, secret
 }
+
+// roundTripFunc is an http.RoundTripper that answers without a network.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func wantCode(t *testing.T, err error, code tool.Code, says ...string) *tool.Error {
 	t.Helper()
@@ -60,19 +84,19 @@ func wantCode(t *testing.T, err error, code tool.Code, says ...string) *tool.Err
 
 func TestResolveTakesRunThenEndUserThenToolsetWhole(t *testing.T) {
 	f, _ := resolverFixture(t)
-	f.set(t, crmTarget, ScopeToolset, "toolset-secret", admin, func(it *Item) { it.ExpiresAt = f.clock.Now().Add(time.Hour) })
+	f.set(t, crmTarget, credential.ScopeToolset, "toolset-secret", admin, func(it *Item) { it.ExpiresAt = f.clock.Now().Add(time.Hour) })
 	f.set(t, crmTarget, aliceScope, "alice-secret", admin)
-	f.set(t, crmTarget, RunScope("run-1"), "run-secret", starter, runItem(runARN))
+	f.set(t, crmTarget, credential.RunScope("run-1"), "run-secret", starter, runItem(runARN))
 	for _, c := range []struct {
 		name   string
-		req    Request
+		req    credential.Request
 		secret string
-		scope  Scope
+		scope  credential.Scope
 	}{
-		{"run first", request(runARN, starter, aliceScope), "run-secret", RunScope("run-1")},
+		{"run first", request(runARN, starter, aliceScope), "run-secret", credential.RunScope("run-1")},
 		{"end user without a run credential", request(otherRunARN, starter, aliceScope), "alice-secret", aliceScope},
-		{"toolset without either", request(otherRunARN, starter, ""), "toolset-secret", ScopeToolset},
-		{"the direct lane has no run scope", request("direct/abc", starter, ""), "toolset-secret", ScopeToolset},
+		{"toolset without either", request(otherRunARN, starter, ""), "toolset-secret", credential.ScopeToolset},
+		{"the direct lane has no run scope", request("direct/abc", starter, ""), "toolset-secret", credential.ScopeToolset},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := NewResolver(f.store, f.kms.Client(), f.clock.Now)
@@ -81,7 +105,7 @@ func TestResolveTakesRunThenEndUserThenToolsetWhole(t *testing.T) {
 				t.Errorf("resolved the %s scope's credential, want the %s scope's", cred.Scope.Kind(), c.scope.Kind())
 			}
 			// Used whole: the expiry is the scope's own, never another's.
-			if c.scope == ScopeToolset && cred.ExpiresAt.IsZero() || c.scope != ScopeToolset && !cred.ExpiresAt.IsZero() {
+			if c.scope == credential.ScopeToolset && cred.ExpiresAt.IsZero() || c.scope != credential.ScopeToolset && !cred.ExpiresAt.IsZero() {
 				t.Errorf("expiry %v merged from another scope", cred.ExpiresAt)
 			}
 		})
@@ -90,8 +114,8 @@ func TestResolveTakesRunThenEndUserThenToolsetWhole(t *testing.T) {
 
 func TestRunScopeIsUsedOnlyByItsRunAndItsSetterAsStarter(t *testing.T) {
 	f, r := resolverFixture(t)
-	f.set(t, crmTarget, ScopeToolset, "toolset-secret", admin)
-	f.set(t, crmTarget, RunScope("run-1"), "run-secret", other, runItem(runARN))
+	f.set(t, crmTarget, credential.ScopeToolset, "toolset-secret", admin)
+	f.set(t, crmTarget, credential.RunScope("run-1"), "run-secret", other, runItem(runARN))
 	if _, secret := resolved(t, r, request(runARN, starter, "")); secret != "toolset-secret" {
 		t.Error("a run credential set by someone other than the starter was used")
 	}
@@ -103,7 +127,7 @@ func TestRunScopeIsUsedOnlyByItsRunAndItsSetterAsStarter(t *testing.T) {
 	}
 	// An item under run-1's key whose execution ARN is another run's (an
 	// execution name reused in another state machine) is not used.
-	f.set(t, crmTarget, RunScope("run-1"), "moved", other, runItem("arn:aws:states:us-east-1:000000000000:execution:other-sm:run-1"))
+	f.set(t, crmTarget, credential.RunScope("run-1"), "moved", other, runItem("arn:aws:states:us-east-1:000000000000:execution:other-sm:run-1"))
 	r2 := NewResolver(f.store, f.kms.Client(), f.clock.Now)
 	if _, secret := resolved(t, r2, request(runARN, other, "")); secret != "toolset-secret" {
 		t.Error("a run credential of another execution was used")
@@ -124,7 +148,7 @@ func TestResolveDeniesWithoutACredentialNamingTheScopesTried(t *testing.T) {
 
 func TestResolveDeniesAToolsetIDNotAllowed(t *testing.T) {
 	f, r := resolverFixture(t)
-	f.set(t, crmTarget, ScopeToolset, "canary-secret", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "canary-secret", admin)
 	if err := f.store.MarkToolset(t.Context(), crmTarget, "ts-2"); err != nil {
 		t.Fatal(err)
 	}
@@ -141,31 +165,31 @@ func TestResolveDeniesAToolsetIDNotAllowed(t *testing.T) {
 
 func TestResolveParksAnExpiredCredentialWithoutFallingBack(t *testing.T) {
 	f, r := resolverFixture(t)
-	f.set(t, crmTarget, ScopeToolset, "toolset-secret", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "toolset-secret", admin)
 	f.set(t, crmTarget, aliceScope, "canary-secret", admin, func(it *Item) { it.ExpiresAt = f.clock.Now().Add(time.Minute) })
 	if _, secret := resolved(t, r, request(runARN, starter, aliceScope)); secret != "canary-secret" {
 		t.Fatal("the end user's credential was not used before it expired")
 	}
 	f.clock.Add(time.Minute) // expiry is at or before now
 	_, err := r.Resolve(t.Context(), request(runARN, starter, aliceScope))
-	te := wantCode(t, err, tool.CallParked, CauseExpired+":", "end_user-scope", "tickets")
+	te := wantCode(t, err, tool.CallParked, credential.CauseExpired+":", "end_user-scope", "tickets")
 	if te.MaybeApplied || strings.Contains(te.Error(), "canary") {
 		t.Errorf("parked error maybe applied %v, or holds the secret: %v", te.MaybeApplied, te)
 	}
-	if !strings.HasPrefix(te.Message, CauseExpired) {
+	if !strings.HasPrefix(te.Message, credential.CauseExpired) {
 		t.Errorf("message %q does not start with the cause", te.Message)
 	}
 }
 
 func TestResolveKeepsWhatItReadForCacheTTLThenSeesChangesAndRevocation(t *testing.T) {
 	f, r := resolverFixture(t)
-	f.set(t, crmTarget, ScopeToolset, "first", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "first", admin)
 	req := request(runARN, starter, "")
 	if _, s := resolved(t, r, req); s != "first" {
 		t.Fatalf("got another secret")
 	}
 	batches, decrypts := f.db.batches.Load(), f.kms.Calls("Decrypt")
-	f.set(t, crmTarget, ScopeToolset, "second", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "second", admin)
 	f.clock.Add(CacheTTL - time.Millisecond)
 	if _, s := resolved(t, r, req); s != "first" {
 		t.Error("a read within CacheTTL went to the table")
@@ -177,7 +201,7 @@ func TestResolveKeepsWhatItReadForCacheTTLThenSeesChangesAndRevocation(t *testin
 	if c, s := resolved(t, r, req); s != "second" || c.Version != 2 {
 		t.Errorf("after CacheTTL: version %d, want the new version 2", c.Version)
 	}
-	if err := f.store.Delete(t.Context(), crmTarget, ScopeToolset); err != nil {
+	if err := f.store.Delete(t.Context(), crmTarget, credential.ScopeToolset); err != nil {
 		t.Fatal(err)
 	}
 	if _, s := resolved(t, r, req); s != "second" {
@@ -190,7 +214,7 @@ func TestResolveKeepsWhatItReadForCacheTTLThenSeesChangesAndRevocation(t *testin
 
 func TestResolveDecryptsEachStoredValueOnce(t *testing.T) {
 	f, r := resolverFixture(t)
-	f.set(t, crmTarget, ScopeToolset, "first", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "first", admin)
 	start := f.kms.Calls("Decrypt")
 	for range 3 {
 		resolved(t, r, request(runARN, starter, ""))
@@ -200,10 +224,10 @@ func TestResolveDecryptsEachStoredValueOnce(t *testing.T) {
 		t.Errorf("%d KMS Decrypt calls for one stored value, want 1", n)
 	}
 	// Revoked and set again: version 1 again, but another value.
-	if err := f.store.Delete(t.Context(), crmTarget, ScopeToolset); err != nil {
+	if err := f.store.Delete(t.Context(), crmTarget, credential.ScopeToolset); err != nil {
 		t.Fatal(err)
 	}
-	f.set(t, crmTarget, ScopeToolset, "again", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "again", admin)
 	if c, s := resolved(t, r, request(runARN, starter, "")); s != "again" || c.Version != 1 {
 		t.Errorf("after revoke and set: version %d and an old value", c.Version)
 	}
@@ -215,7 +239,7 @@ func TestResolveDecryptsEachStoredValueOnce(t *testing.T) {
 func TestResolveGivesNothingToATargetWithoutAuth(t *testing.T) {
 	_, r := resolverFixture(t)
 	req := request(runARN, starter, "")
-	req.Target.Auth = (Target{}).Auth
+	req.Target.Auth = (credential.Target{}).Auth
 	if c, err := r.Resolve(t.Context(), req); c != nil || err != nil {
 		t.Errorf("Resolve = %v, %v; want nil, nil", c, err)
 	}
@@ -223,7 +247,7 @@ func TestResolveGivesNothingToATargetWithoutAuth(t *testing.T) {
 
 func TestAnotherOriginOfTheSameTargetGetsNothing(t *testing.T) {
 	f, r := resolverFixture(t)
-	f.set(t, crmTarget, ScopeToolset, "secret", admin)
+	f.set(t, crmTarget, credential.ScopeToolset, "secret", admin)
 	moved := request(runARN, starter, "")
 	moved.Target.Origin = "https://mcp.example.com:8443"
 	if err := f.store.MarkToolset(t.Context(), moved.Target, "ts-1"); err != nil {

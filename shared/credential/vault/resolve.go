@@ -1,4 +1,4 @@
-package credential
+package vault
 
 import (
 	"context"
@@ -7,14 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/tool"
 )
-
-// CauseExpired starts the message of the CALL_PARKED error of a call whose
-// credential has expired: found expired before the claim (Resolve), or
-// refused by the server as RFC 6750's invalid_token after it was sent
-// (docs/credentials.md, "Expiry").
-const CauseExpired = "credentials.expired"
 
 // maxCacheEntries is the size past which a Resolver drops what it no
 // longer uses (entries older than CacheTTL), so that a container serving
@@ -39,7 +34,7 @@ type Resolver struct {
 // readKey is what one Lookup read for.
 type readKey struct {
 	toolsetID, toolsetName, target, origin, run, starter string
-	endUser                                              Scope
+	endUser                                              credential.Scope
 }
 
 type readEntry struct {
@@ -52,7 +47,7 @@ type readEntry struct {
 // again (version 1 again) is never taken for the old one.
 type secretKey struct {
 	toolsetName, target, origin string
-	scope                       Scope
+	scope                       credential.Scope
 	version                     int64
 	sealed                      [sha256.Size]byte
 }
@@ -86,20 +81,20 @@ func NewResolver(store *Store, k KMS, now func() time.Time) *Resolver {
 //   - the toolset id not allowed (no marker, or one without allowed_by):
 //     TOOL_PERMISSION_DENIED saying so and how to allow it;
 //   - expired (credential_expires_at at or before now): CALL_PARKED, the
-//     message starting with CauseExpired and naming the scope kind and
+//     message starting with credential.CauseExpired and naming the scope kind and
 //     the target;
 //   - a read or a decryption failing: TOOL_INTERNAL, the cause kept in Err.
 //
 // No message holds a credential's value.
-func (r *Resolver) Resolve(ctx context.Context, req Request) (*Credential, error) {
+func (r *Resolver) Resolve(ctx context.Context, req credential.Request) (*credential.Credential, error) {
 	t := req.Target
-	if t.Auth == (Target{}).Auth {
+	if t.Auth == (credential.Target{}).Auth {
 		return nil, nil
 	}
-	var run Scope
+	var run credential.Scope
 	if name := executionName(req.RunID); name != "" {
-		run = RunScope(name)
-		if ParseScope(string(run)) != nil {
+		run = credential.RunScope(name)
+		if credential.ParseScope(string(run)) != nil {
 			run = ""
 		}
 	}
@@ -107,12 +102,12 @@ func (r *Resolver) Resolve(ctx context.Context, req Request) (*Credential, error
 	if err != nil {
 		return nil, tool.Wrap(tool.Internal, err, "the credentials of target %s could not be read", t.Name)
 	}
-	tried := []string{KindToolset}
+	tried := []string{credential.KindToolset}
 	if req.EndUser != "" {
-		tried = append([]string{KindEndUser}, tried...)
+		tried = append([]string{credential.KindEndUser}, tried...)
 	}
 	if run != "" {
-		tried = append([]string{KindRun}, tried...)
+		tried = append([]string{credential.KindRun}, tried...)
 	}
 	var use *stored
 	switch {
@@ -133,17 +128,17 @@ func (r *Resolver) Resolve(ctx context.Context, req Request) (*Credential, error
 	now := r.now()
 	if !use.ExpiresAt.IsZero() && !use.ExpiresAt.After(now) {
 		return nil, tool.Errorf(tool.CallParked, "%s: the %s-scope credential of target %s (%s) of toolset %s expired at %s; the call was not sent",
-			CauseExpired, use.Scope.Kind(), t.Name, t.Origin, t.ToolsetName, use.ExpiresAt.UTC().Format(time.RFC3339))
+			credential.CauseExpired, use.Scope.Kind(), t.Name, t.Origin, t.ToolsetName, use.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	secret, err := r.open(ctx, t, use, now)
 	if err != nil {
 		return nil, tool.Wrap(tool.Internal, err, "the %s-scope credential of target %s could not be decrypted", use.Scope.Kind(), t.Name)
 	}
-	return &Credential{Target: t, Scope: use.Scope, Version: use.Version, ExpiresAt: use.ExpiresAt, secret: secret}, nil
+	return credential.Opened(t, use.Scope, use.Version, use.ExpiresAt, secret), nil
 }
 
 // lookup is Store.Lookup for req, or what it returned within CacheTTL.
-func (r *Resolver) lookup(ctx context.Context, req Request, run Scope) (Found, error) {
+func (r *Resolver) lookup(ctx context.Context, req credential.Request, run credential.Scope) (Found, error) {
 	t := req.Target
 	k := readKey{toolsetID: req.ToolsetID, toolsetName: t.ToolsetName, target: t.Name, origin: t.Origin,
 		run: req.RunID, starter: req.Starter, endUser: req.EndUser}
@@ -172,8 +167,8 @@ func (r *Resolver) lookup(ctx context.Context, req Request, run Scope) (Found, e
 }
 
 // open is Open of st, or the plaintext it gave for the same stored value.
-// The returned slice is the Credential's own copy.
-func (r *Resolver) open(ctx context.Context, t Target, st *stored, now time.Time) ([]byte, error) {
+// The returned slice is the credential.Credential's own copy.
+func (r *Resolver) open(ctx context.Context, t credential.Target, st *stored, now time.Time) ([]byte, error) {
 	h := sha256.New()
 	h.Write(st.Sealed.Nonce)
 	h.Write(st.Sealed.EncryptedKey)

@@ -1,4 +1,4 @@
-package credential
+package vault
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/table"
 )
 
@@ -54,8 +55,8 @@ func NewStore(db DB, tableName string, now func() time.Time) *Store {
 // target's name and origin; Auth is not stored), its scope, what Seal
 // made, who set it (a verified ARN) and when it expires.
 type Item struct {
-	Target Target
-	Scope  Scope
+	Target credential.Target
+	Scope  credential.Scope
 	Sealed Sealed
 	SetBy  string
 	// ExpiresAt is the credential's own expiry (credential_expires_at,
@@ -74,7 +75,7 @@ type Item struct {
 // its encrypted data key.
 type Metadata struct {
 	Target, Origin string
-	Scope          Scope
+	Scope          credential.Scope
 	Version        int64
 	CreatedAt      time.Time
 	SetBy          string
@@ -140,17 +141,17 @@ func key(pk, sk string) map[string]types.AttributeValue {
 	}
 }
 
-func credentialKey(t Target, s Scope) map[string]types.AttributeValue {
+func credentialKey(t credential.Target, s credential.Scope) map[string]types.AttributeValue {
 	return key(table.Credential.Key(t.ToolsetName), table.CredentialSK(t.Name, t.Origin, string(s)))
 }
 
-func markerKey(t Target, toolsetID string) map[string]types.AttributeValue {
+func markerKey(t credential.Target, toolsetID string) map[string]types.AttributeValue {
 	return key(table.CredentialToolset.Key(t.ToolsetName), table.CredentialToolsetSK(t.Name, t.Origin, toolsetID))
 }
 
 // checkKeyParts refuses a target whose name or origin holds a "#", which
 // would make its sort keys ambiguous.
-func checkKeyParts(t Target) error {
+func checkKeyParts(t credential.Target) error {
 	if t.ToolsetName == "" || t.Name == "" || t.Origin == "" {
 		return errors.New("the target needs a toolset name, a name and an origin")
 	}
@@ -169,10 +170,10 @@ func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 	if err := checkKeyParts(it.Target); err != nil {
 		return 0, fmt.Errorf("put credential: %w", err)
 	}
-	if err := ParseScope(string(it.Scope)); err != nil {
+	if err := credential.ParseScope(string(it.Scope)); err != nil {
 		return 0, fmt.Errorf("put credential: %w", err)
 	}
-	run := it.Scope.Kind() == KindRun
+	run := it.Scope.Kind() == credential.KindRun
 	switch {
 	case it.SetBy == "":
 		return 0, errors.New("put credential: no setter")
@@ -180,7 +181,7 @@ func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 		return 0, errors.New("put credential: the sealed value is incomplete")
 	case run && (it.ExecutionARN == "" || it.DeleteAfter.IsZero()):
 		return 0, errors.New("put credential: a run-scope credential needs its execution ARN and a time to delete it")
-	case run && RunScope(executionName(it.ExecutionARN)) != it.Scope:
+	case run && credential.RunScope(executionName(it.ExecutionARN)) != it.Scope:
 		return 0, fmt.Errorf("put credential: execution %s is not the run of scope %s", it.ExecutionARN, it.Scope)
 	case !run && (it.ExecutionARN != "" || !it.DeleteAfter.IsZero()):
 		return 0, errors.New("put credential: only a run-scope credential has an execution ARN and a time to delete it")
@@ -224,7 +225,7 @@ func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 
 // Delete revokes t's credential in scope s: it deletes the item. A key
 // with no item is ErrNotFound.
-func (s *Store) Delete(ctx context.Context, t Target, sc Scope) error {
+func (s *Store) Delete(ctx context.Context, t credential.Target, sc credential.Scope) error {
 	if err := checkKeyParts(t); err != nil {
 		return fmt.Errorf("revoke credential: %w", err)
 	}
@@ -309,7 +310,7 @@ func (l *Listing) add(raw map[string]types.AttributeValue) error {
 	if err := attributevalue.UnmarshalMap(raw, &c); err != nil {
 		return err
 	}
-	md := Metadata{Target: target, Origin: origin, Scope: Scope(rest), Version: c.Version, CreatedAt: parseStamp(c.CreatedAt),
+	md := Metadata{Target: target, Origin: origin, Scope: credential.Scope(rest), Version: c.Version, CreatedAt: parseStamp(c.CreatedAt),
 		SetBy: c.SetBy, ExecutionARN: c.ExecutionARN, KeyID: c.KeyID}
 	if c.CredentialExpiresAt != 0 {
 		md.ExpiresAt = time.Unix(c.CredentialExpiresAt, 0).UTC()
@@ -345,7 +346,7 @@ func (s *Store) List(ctx context.Context, toolsetName string) (Listing, error) {
 // MarkToolset records that toolsetID, registered under t.ToolsetName,
 // pins target t at t.Origin (registered_at now). A marker already there is
 // left as it is (allowed or not).
-func (s *Store) MarkToolset(ctx context.Context, t Target, toolsetID string) error {
+func (s *Store) MarkToolset(ctx context.Context, t credential.Target, toolsetID string) error {
 	if err := checkKeyParts(t); err != nil || toolsetID == "" {
 		return fmt.Errorf("mark toolset %s: %w", toolsetID, errors.Join(err, errIf(toolsetID == "", "empty toolset id")))
 	}
@@ -372,7 +373,7 @@ func errIf(cond bool, msg string) error {
 // marker's allowed_by (by, a verified ARN) and allowed_at. A toolset id
 // with no marker (not registered under the name with that target and
 // origin) is ErrNotFound.
-func (s *Store) Allow(ctx context.Context, t Target, toolsetID, by string) error {
+func (s *Store) Allow(ctx context.Context, t credential.Target, toolsetID, by string) error {
 	if err := checkKeyParts(t); err != nil {
 		return fmt.Errorf("allow toolset %s: %w", toolsetID, err)
 	}
@@ -404,7 +405,7 @@ func (s *Store) Allow(ctx context.Context, t Target, toolsetID, by string) error
 // AllowRegistered allows (Allow) every toolset id with a marker for t at
 // t.Origin at this moment, as credentials set does, and returns their ids
 // in sort key order. Ids already allowed are allowed again (by, now).
-func (s *Store) AllowRegistered(ctx context.Context, t Target, by string) ([]string, error) {
+func (s *Store) AllowRegistered(ctx context.Context, t credential.Target, by string) ([]string, error) {
 	if err := checkKeyParts(t); err != nil {
 		return nil, fmt.Errorf("allow registered toolsets: %w", err)
 	}
@@ -430,7 +431,7 @@ type Origin struct {
 	LastRegistered time.Time
 	// ToolsetIDs are the ids of its markers; Scopes, its credentials'.
 	ToolsetIDs []string
-	Scopes     []Scope
+	Scopes     []credential.Scope
 }
 
 // Origins returns the origins target has items at under toolsetName (one
@@ -478,7 +479,7 @@ func (s *Store) Origins(ctx context.Context, toolsetName, target string) ([]Orig
 
 // stored is a credential item as Lookup reads it.
 type stored struct {
-	Scope        Scope
+	Scope        credential.Scope
 	Sealed       Sealed
 	Version      int64
 	SetBy        string
@@ -504,11 +505,11 @@ const maxBatchRounds = 4
 // run scope run (when not ""), the end-user scope endUser (when not "")
 // and the toolset scope, and the marker of toolsetID, projecting
 // table.CredentialReadAttributes.
-func (s *Store) Lookup(ctx context.Context, t Target, toolsetID string, run, endUser Scope) (Found, error) {
+func (s *Store) Lookup(ctx context.Context, t credential.Target, toolsetID string, run, endUser credential.Scope) (Found, error) {
 	if err := checkKeyParts(t); err != nil {
 		return Found{}, fmt.Errorf("look up credentials: %w", err)
 	}
-	keys := []map[string]types.AttributeValue{credentialKey(t, ScopeToolset), markerKey(t, toolsetID)}
+	keys := []map[string]types.AttributeValue{credentialKey(t, credential.ScopeToolset), markerKey(t, toolsetID)}
 	if run != "" {
 		keys = append(keys, credentialKey(t, run))
 	}
@@ -547,7 +548,7 @@ func (s *Store) Lookup(ctx context.Context, t Target, toolsetID string, run, end
 }
 
 // add places one item Lookup read.
-func (f *Found) add(raw map[string]types.AttributeValue, t Target, run, endUser Scope) error {
+func (f *Found) add(raw map[string]types.AttributeValue, t credential.Target, run, endUser credential.Scope) error {
 	var c credentialItem
 	var m markerItem
 	if err := attributevalue.UnmarshalMap(raw, &c); err != nil {
@@ -564,13 +565,13 @@ func (f *Found) add(raw map[string]types.AttributeValue, t Target, run, endUser 
 		f.Marked, f.Allowed = true, m.AllowedBy != ""
 		return nil
 	}
-	st := &stored{Scope: Scope(rest), Sealed: Sealed{Ciphertext: c.CT, Nonce: c.Nonce, EncryptedKey: c.EDK, KeyID: c.KeyID},
+	st := &stored{Scope: credential.Scope(rest), Sealed: Sealed{Ciphertext: c.CT, Nonce: c.Nonce, EncryptedKey: c.EDK, KeyID: c.KeyID},
 		Version: c.Version, SetBy: c.SetBy, ExecutionARN: c.ExecutionARN}
 	if c.CredentialExpiresAt != 0 {
 		st.ExpiresAt = time.Unix(c.CredentialExpiresAt, 0).UTC()
 	}
 	switch st.Scope {
-	case ScopeToolset:
+	case credential.ScopeToolset:
 		f.Toolset = st
 	case run:
 		f.Run = st
@@ -607,4 +608,42 @@ func (s *Store) StartRecorded(ctx context.Context, executionARN string) (bool, e
 		return false, fmt.Errorf("read the start record of %s: %w", executionARN, err)
 	}
 	return len(out.Item) > 0, nil
+}
+
+// ToolsetCredential reads t's toolset-scope credential for the publish
+// function's listing of a server at registration, whatever toolset ids
+// are allowed (one consistent
+// GetItem projecting ct, nonce, edk, key_id and credential_expires_at):
+// its sealed value, its expiry (zero: none), and whether there is one.
+func (s *Store) ToolsetCredential(ctx context.Context, t credential.Target) (Sealed, time.Time, bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			table.PK: &types.AttributeValueMemberS{Value: table.Credential.Key(t.ToolsetName)},
+			table.SK: &types.AttributeValueMemberS{Value: table.CredentialSK(t.Name, t.Origin, string(credential.ScopeToolset))},
+		},
+		ProjectionExpression:     aws.String("#ct, #nonce, #edk, #key, #exp"),
+		ExpressionAttributeNames: map[string]string{"#ct": "ct", "#nonce": "nonce", "#edk": "edk", "#key": "key_id", "#exp": "credential_expires_at"},
+	})
+	if err != nil {
+		return Sealed{}, time.Time{}, false, fmt.Errorf("read the toolset credential of %s target %s: %w", t.ToolsetName, t.Name, err)
+	}
+	if len(out.Item) == 0 {
+		return Sealed{}, time.Time{}, false, nil
+	}
+	var it struct {
+		CT      []byte `dynamodbav:"ct"`
+		Nonce   []byte `dynamodbav:"nonce"`
+		EDK     []byte `dynamodbav:"edk"`
+		KeyID   string `dynamodbav:"key_id"`
+		Expires int64  `dynamodbav:"credential_expires_at"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return Sealed{}, time.Time{}, false, fmt.Errorf("read the toolset credential of %s target %s: %w", t.ToolsetName, t.Name, err)
+	}
+	var expires time.Time
+	if it.Expires != 0 {
+		expires = time.Unix(it.Expires, 0).UTC()
+	}
+	return Sealed{Ciphertext: it.CT, Nonce: it.Nonce, EncryptedKey: it.EDK, KeyID: it.KeyID}, expires, true, nil
 }

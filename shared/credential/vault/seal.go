@@ -1,4 +1,4 @@
-package credential
+package vault
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -33,13 +34,13 @@ const (
 )
 
 // EncryptionContext is the KMS encryption context of t's credential in
-// scope s: purpose PurposeToolCredential, toolset_name, target (t.Name),
+// scope s: purpose credential.PurposeToolCredential, toolset_name, target (t.Name),
 // origin and scope. It is given to GenerateDataKey and Decrypt, and, in its
 // RFC 8785 form, is the AES-GCM additional data, so a ciphertext moved to
 // another toolset, target, origin, scope or purpose does not open.
-func EncryptionContext(t Target, s Scope) map[string]string {
+func EncryptionContext(t credential.Target, s credential.Scope) map[string]string {
 	return map[string]string{
-		ContextPurpose:     PurposeToolCredential,
+		ContextPurpose:     credential.PurposeToolCredential,
 		ContextToolsetName: t.ToolsetName,
 		ContextTarget:      t.Name,
 		ContextOrigin:      t.Origin,
@@ -59,7 +60,7 @@ func additionalData(ec map[string]string) ([]byte, error) {
 }
 
 // checkBinding reports a target or scope that cannot bind a credential.
-func checkBinding(t Target, s Scope) error {
+func checkBinding(t credential.Target, s credential.Scope) error {
 	switch {
 	case t.ToolsetName == "":
 		return errors.New("the target has no toolset name")
@@ -68,7 +69,7 @@ func checkBinding(t Target, s Scope) error {
 	case t.Origin == "":
 		return fmt.Errorf("target %s has no origin", t.Name)
 	}
-	return ParseScope(string(s))
+	return credential.ParseScope(string(s))
 }
 
 // Seal encrypts secret for t in scope s: a fresh AES-256 data key from KMS
@@ -76,13 +77,13 @@ func checkBinding(t Target, s Scope) error {
 // EncryptionContext(t, s)), AES-256-GCM under it with a random 12-byte
 // nonce and the context's RFC 8785 form as additional data. The plaintext
 // data key is cleared before Seal returns. secret must pass
-// CheckSecret(secret, t.Auth). Errors name the target and scope kind,
+// credential.CheckSecret(secret, t.Auth). Errors name the target and scope kind,
 // never the secret.
-func Seal(ctx context.Context, k KMS, keyID string, t Target, s Scope, secret []byte) (Sealed, error) {
+func Seal(ctx context.Context, k KMS, keyID string, t credential.Target, s credential.Scope, secret []byte) (Sealed, error) {
 	if err := checkBinding(t, s); err != nil {
 		return Sealed{}, fmt.Errorf("seal credential: %w", err)
 	}
-	if err := CheckSecret(secret, t.Auth); err != nil {
+	if err := credential.CheckSecret(secret, t.Auth); err != nil {
 		return Sealed{}, fmt.Errorf("seal credential for target %s: %w", t.Name, err)
 	}
 	ec := EncryptionContext(t, s)
@@ -117,7 +118,7 @@ func Seal(ctx context.Context, k KMS, keyID string, t Target, s Scope, secret []
 // ciphertext sealed for another toolset, target, origin, scope or purpose
 // fails, at KMS (InvalidCiphertextException) or at GCM. Errors name the
 // target and scope kind, never a byte of plaintext.
-func Open(ctx context.Context, k KMS, t Target, s Scope, sealed Sealed) ([]byte, error) {
+func Open(ctx context.Context, k KMS, t credential.Target, s credential.Scope, sealed Sealed) ([]byte, error) {
 	if err := checkBinding(t, s); err != nil {
 		return nil, fmt.Errorf("open credential: %w", err)
 	}

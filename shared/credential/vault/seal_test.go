@@ -1,8 +1,10 @@
-package credential
+package vault
 
 import (
 	"bytes"
 	"errors"
+	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/toolset"
 	"strings"
 	"sync"
 	"testing"
@@ -14,13 +16,16 @@ import (
 	localkms "github.com/toolgate/toolgate/infra/local/kms"
 )
 
-var crmTarget = Target{ToolsetName: "crm", Name: "tickets", Origin: "https://mcp.example.com", Auth: bearer}
+// bearer is an MCP server's auth: Authorization: Bearer <credential>.
+var bearer = toolset.Auth{Header: "Authorization", Scheme: "Bearer"}
+
+var crmTarget = credential.Target{ToolsetName: "crm", Name: "tickets", Origin: "https://mcp.example.com", Auth: bearer}
 
 func TestSealThenOpenGivesTheSecretBack(t *testing.T) {
 	srv := localkms.StartForTest(t, "test")
 	k := srv.Client()
 	secret := []byte("mF_9.B5f-4.1JqM")
-	sealed, err := Seal(t.Context(), k, srv.Alias, crmTarget, ScopeToolset, secret)
+	sealed, err := Seal(t.Context(), k, srv.Alias, crmTarget, credential.ScopeToolset, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,14 +35,14 @@ func TestSealThenOpenGivesTheSecretBack(t *testing.T) {
 	if sealed.KeyID != srv.KeyARN {
 		t.Errorf("KeyID %q, want the key's ARN %q", sealed.KeyID, srv.KeyARN)
 	}
-	got, err := Open(t.Context(), k, crmTarget, ScopeToolset, sealed)
+	got, err := Open(t.Context(), k, crmTarget, credential.ScopeToolset, sealed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, secret) {
 		t.Error("Open gave another secret")
 	}
-	again, err := Seal(t.Context(), k, srv.Alias, crmTarget, ScopeToolset, secret)
+	again, err := Seal(t.Context(), k, srv.Alias, crmTarget, credential.ScopeToolset, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,22 +54,22 @@ func TestSealThenOpenGivesTheSecretBack(t *testing.T) {
 func TestOpenRefusesACiphertextMovedToAnotherBinding(t *testing.T) {
 	srv := localkms.StartForTest(t, "test")
 	k := srv.Client()
-	sealed, err := Seal(t.Context(), k, srv.KeyARN, crmTarget, RunScope("run-1"), []byte("canary-token"))
+	sealed, err := Seal(t.Context(), k, srv.KeyARN, crmTarget, credential.RunScope("run-1"), []byte("canary-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := func(f func(*Target)) Target { c := crmTarget; f(&c); return c }
+	other := func(f func(*credential.Target)) credential.Target { c := crmTarget; f(&c); return c }
 	for _, c := range []struct {
 		name   string
-		target Target
-		scope  Scope
+		target credential.Target
+		scope  credential.Scope
 	}{
-		{"another scope", crmTarget, ScopeToolset},
-		{"another run", crmTarget, RunScope("run-2")},
-		{"an end user's scope", crmTarget, EndUserScope([]byte("k"), "alice")},
-		{"another target", other(func(t *Target) { t.Name = "billing" }), RunScope("run-1")},
-		{"another origin", other(func(t *Target) { t.Origin = "https://mcp.example.com:8443" }), RunScope("run-1")},
-		{"another toolset", other(func(t *Target) { t.ToolsetName = "crm2" }), RunScope("run-1")},
+		{"another scope", crmTarget, credential.ScopeToolset},
+		{"another run", crmTarget, credential.RunScope("run-2")},
+		{"an end user's scope", crmTarget, credential.EndUserScope([]byte("k"), "alice")},
+		{"another target", other(func(t *credential.Target) { t.Name = "billing" }), credential.RunScope("run-1")},
+		{"another origin", other(func(t *credential.Target) { t.Origin = "https://mcp.example.com:8443" }), credential.RunScope("run-1")},
+		{"another toolset", other(func(t *credential.Target) { t.ToolsetName = "crm2" }), credential.RunScope("run-1")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Open(t.Context(), k, c.target, c.scope, sealed)
@@ -87,18 +92,18 @@ func TestOpenRefusesACiphertextMovedToAnotherBinding(t *testing.T) {
 func TestDataKeyAndCiphertextAreBoundToThePurpose(t *testing.T) {
 	srv := localkms.StartForTest(t, "test")
 	k := srv.Client()
-	sealed, err := Seal(t.Context(), k, srv.KeyARN, crmTarget, ScopeToolset, []byte("canary-token"))
+	sealed, err := Seal(t.Context(), k, srv.KeyARN, crmTarget, credential.ScopeToolset, []byte("canary-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ec := EncryptionContext(crmTarget, ScopeToolset)
-	ec[ContextPurpose] = PurposeWebhookSource
+	ec := EncryptionContext(crmTarget, credential.ScopeToolset)
+	ec[ContextPurpose] = credential.PurposeWebhookSource
 	_, err = k.Decrypt(t.Context(), &kms.DecryptInput{CiphertextBlob: sealed.EncryptedKey, EncryptionContext: ec})
 	var invalid *types.InvalidCiphertextException
 	if !errors.As(err, &invalid) {
-		t.Fatalf("Decrypt under purpose %s: %v, want InvalidCiphertextException", PurposeWebhookSource, err)
+		t.Fatalf("Decrypt under purpose %s: %v, want InvalidCiphertextException", credential.PurposeWebhookSource, err)
 	}
-	out, err := k.Decrypt(t.Context(), &kms.DecryptInput{CiphertextBlob: sealed.EncryptedKey, EncryptionContext: EncryptionContext(crmTarget, ScopeToolset), KeyId: aws.String(sealed.KeyID)})
+	out, err := k.Decrypt(t.Context(), &kms.DecryptInput{CiphertextBlob: sealed.EncryptedKey, EncryptionContext: EncryptionContext(crmTarget, credential.ScopeToolset), KeyId: aws.String(sealed.KeyID)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +118,14 @@ func TestDataKeyAndCiphertextAreBoundToThePurpose(t *testing.T) {
 	if _, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, aad); err == nil {
 		t.Error("the ciphertext opened with another purpose as additional data")
 	}
-	right, _ := additionalData(EncryptionContext(crmTarget, ScopeToolset))
+	right, _ := additionalData(EncryptionContext(crmTarget, credential.ScopeToolset))
 	if _, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, right); err != nil {
 		t.Errorf("the ciphertext did not open with its own context: %v", err)
 	}
 }
 
 func TestAdditionalDataIsTheContextInRFC8785Form(t *testing.T) {
-	got, err := additionalData(EncryptionContext(Target{ToolsetName: "crm", Name: "tickets", Origin: "https://h"}, ScopeToolset))
+	got, err := additionalData(EncryptionContext(credential.Target{ToolsetName: "crm", Name: "tickets", Origin: "https://h"}, credential.ScopeToolset))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,12 +140,12 @@ func TestSealRefusesABadSecretOrBindingBeforeCallingKMS(t *testing.T) {
 	k := srv.Client()
 	for _, c := range []struct {
 		name   string
-		target Target
-		scope  Scope
+		target credential.Target
+		scope  credential.Scope
 		secret string
 	}{
-		{"secret with LF", crmTarget, ScopeToolset, "canary\nX"},
-		{"no origin", Target{ToolsetName: "crm", Name: "tickets", Auth: bearer}, ScopeToolset, "abc"},
+		{"secret with LF", crmTarget, credential.ScopeToolset, "canary\nX"},
+		{"no origin", credential.Target{ToolsetName: "crm", Name: "tickets", Auth: bearer}, credential.ScopeToolset, "abc"},
 		{"bad scope", crmTarget, "run:", "abc"},
 	} {
 		if _, err := Seal(t.Context(), k, srv.KeyARN, c.target, c.scope, []byte(c.secret)); err == nil {
@@ -167,11 +172,11 @@ func TestLocalKMSNeverLogsTheSecret(t *testing.T) {
 	}
 	t.Cleanup(func() { srv.Stop() })
 	const canary = "canary-7f3a9c"
-	sealed, err := Seal(t.Context(), srv.Client(), srv.Alias, crmTarget, ScopeToolset, []byte(canary))
+	sealed, err := Seal(t.Context(), srv.Client(), srv.Alias, crmTarget, credential.ScopeToolset, []byte(canary))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(t.Context(), srv.Client(), crmTarget, ScopeToolset, sealed); err != nil {
+	if _, err := Open(t.Context(), srv.Client(), crmTarget, credential.ScopeToolset, sealed); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
