@@ -264,20 +264,24 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	endUser := fresh("customer-canary")
 
 	// The canaries, by scope and target; expired is set to lapse before
-	// its run, invalid is one the MCP server does not accept.
+	// its run, invalid is one the MCP server does not accept, and refused
+	// is not a b64token (it holds a space), which set refuses.
 	canaries := map[string]string{
 		"toolset crm": newCanary(t), "toolset http": newCanary(t),
 		"end-user crm": newCanary(t), "end-user http": newCanary(t),
 		"run crm": newCanary(t), "run http": newCanary(t),
 		"expired run crm": newCanary(t), "invalid run crm": newCanary(t),
+		"refused": newCanary(t)[:20] + " " + newCanary(t)[:20],
 	}
-	// sealedAs is the scope kind and target of each canary's item.
+	// sealedAs is the scope kind and target of each canary's item ("":
+	// none); notSent are those never presented.
 	sealedAs := map[string]string{
 		"toolset crm": "toolset crm", "toolset http": "toolset " + httpHost,
 		"end-user crm": "end_user crm", "end-user http": "end_user " + httpHost,
 		"run crm": "run crm", "run http": "run " + httpHost,
 		"expired run crm": "run crm", "invalid run crm": "run crm",
 	}
+	notSent := map[string]bool{"expired run crm": true, "refused": true}
 	srv.SetBearerTokens(canaries["toolset crm"], canaries["end-user crm"], canaries["run crm"])
 	seenMCP, seenHTTP := len(srv.Requests()), len(rec.Requests())
 	seenCalls := len(srv.Calls())
@@ -301,6 +305,15 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	c.setCanary(t, name, httpHost, canaries["toolset http"], stack.CredentialAdmin)
 	c.setCanary(t, name, "crm", canaries["end-user crm"], "demo", "--end-user", endUser)
 	c.setCanary(t, name, httpHost, canaries["end-user http"], "demo", "--end-user", endUser)
+	// A secret set refuses: its refusal must not quote it either.
+	refused := filepath.Join(e.dir, fresh("secret"))
+	if err := os.WriteFile(refused, []byte(canaries["refused"]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := c.run(t, "credentials", "set", "--toolset", name, "--target", "crm", "--from-file", refused,
+		"--function-endpoint", e.st.Endpoints["publish"], "--as", stack.CredentialAdmin); code == cli.ExitOK {
+		t.Fatalf("a secret that is not a b64token was set for a Bearer scheme:\n%s", out)
+	}
 	c.must(t, "credentials", "list", "--toolset", name, "--function-endpoint", e.st.Endpoints["publish"], "--as", stack.CredentialAdmin)
 
 	both, sms := name+"-both", name+"-sms"
@@ -315,7 +328,7 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 
 	// The expired credential is set first, to lapse while the others run.
 	expiredName := fresh("canary-expired")
-	expiresAt := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
+	expiresAt := time.Now().Add(5 * time.Second).Truncate(time.Second)
 	c.setCanary(t, name, "crm", canaries["expired run crm"], starter, "--run", executionARN(both, expiredName), "--expires-at", expiresAt.UTC().Format(time.RFC3339))
 
 	type ran struct {
@@ -415,8 +428,8 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 		}
 	}
 	for n := range canaries {
-		if got := presented[n]; (got == 0) != (n == "expired run crm") {
-			t.Errorf("the %s canary was presented %d times: want it presented, but for the expired one", n, got)
+		if got := presented[n]; (got == 0) != notSent[n] {
+			t.Errorf("the %s canary was presented %d times: want it presented, but for the expired and the refused ones", n, got)
 		}
 	}
 	// The echo is what the service says it is: a 500 whose body holds the
