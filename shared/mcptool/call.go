@@ -102,7 +102,7 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 	if err != nil {
 		return nil, redact(tool.Classify(err), s.cred)
 	}
-	return out, nil
+	return redactOutput(out, s.cred)
 }
 
 // meta is the _meta of a call's tools/call: the external key under

@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -199,4 +200,24 @@ func redact(te *tool.Error, cred *credential.Credential) *tool.Error {
 		te.Err = errors.New(cred.Redact(te.Err.Error()))
 	}
 	return te
+}
+
+// redactOutput passes a call's result through cred's Redact (nil cred:
+// out as it is), so that a server quoting the credential back in a
+// successful answer does not put it in the execution's state, its history
+// or the ledger (docs/credentials.md, "At call time"). A result that is no
+// longer JSON once redacted (the secret held JSON's own syntax) is
+// TOOL_OUTPUT_INVALID, maybe applied: the tool ran.
+func redactOutput(out json.RawMessage, cred *credential.Credential) (json.RawMessage, error) {
+	if cred == nil || len(out) == 0 {
+		return out, nil
+	}
+	r := cred.Redact(string(out))
+	if r == string(out) {
+		return out, nil
+	}
+	if !json.Valid([]byte(r)) {
+		return nil, tool.Errorf(tool.OutputInvalid, "the answer holds the credential the call presented, which cannot be taken out of it and keep it JSON").Applied()
+	}
+	return json.RawMessage(r), nil
 }
