@@ -124,6 +124,17 @@ func newAuthServer(t *testing.T, secret string, pathSegment bool) *authServer {
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "you sent " + req.Extra.Header.Get("Authorization")}}}, nil
 		})
+	// quote answers success, quoting the header in its text.
+	s.AddTool(&mcp.Tool{Name: "quote", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you sent " + req.Extra.Header.Get("Authorization")}}}, nil
+		})
+	// leak-late quotes the header after 168 bytes, so that a cut to
+	// MaxServerText falls inside a credential of 40 bytes.
+	s.AddTool(&mcp.Tool{Name: "leak-late", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("refused ", 21) + req.Extra.Header.Get("Authorization")}}}, nil
+		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	a := &authServer{secret: secret, pathSegment: pathSegment}
 	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -245,6 +256,38 @@ func TestAServerEchoingTheCredentialIsRedacted(t *testing.T) {
 	te := wantError(t, err, tool.PermanentFailure, false, "you sent …")
 	if strings.Contains(te.Error(), secret) {
 		t.Fatalf("the error holds the credential: %v", te)
+	}
+}
+
+// A credential quoted back where the message's cut to MaxServerText falls
+// inside it is taken out before the cut: no part of it is left.
+func TestACredentialEchoedAcrossTheCutLeavesNoPart(t *testing.T) {
+	const secret = "0bd1402ee1426521ee5f0c9d2b7a61e3f48c5a17"
+	a := newAuthServer(t, secret, false)
+	c := New(config(t, hostOf(t, a.URL)), nil)
+	cred := resolvedCredential(t, bearerTarget(a), secret)
+	call := callOf(pinWith(t, c, a.URL, "leak-late", cred, &cred.Target.Auth), `{}`, "run-1/1", 1)
+	call.Credential = cred
+	_, err := c.Call(t.Context(), call)
+	te := wantError(t, err, tool.PermanentFailure, false, "refused …")
+	if text := te.Error(); strings.Contains(text, secret[:8]) {
+		t.Fatalf("the error holds a part of the credential: %v", te)
+	}
+}
+
+// A successful answer quoting the credential back is the result with the
+// credential taken out: it would otherwise be kept in the execution's
+// state and history.
+func TestACredentialQuotedInASuccessIsRedacted(t *testing.T) {
+	const secret = "quoted-token-456"
+	a := newAuthServer(t, secret, false)
+	c := New(config(t, hostOf(t, a.URL)), nil)
+	cred := resolvedCredential(t, bearerTarget(a), secret)
+	call := callOf(pinWith(t, c, a.URL, "quote", cred, &cred.Target.Auth), `{}`, "run-1/1", 1)
+	call.Credential = cred
+	out, err := c.Call(t.Context(), call)
+	if err != nil || !strings.Contains(string(out), "you sent …") || strings.Contains(string(out), secret) {
+		t.Fatalf("Call = %s, %v; want the text with the credential taken out", out, err)
 	}
 }
 

@@ -71,7 +71,11 @@
 // exchange, logs or builds a message sees it. A URL pinned with a
 // "{secret}" path segment is given to the SDK as pinned, and the segment
 // is filled on the wire. Every message built from an answer to a session
-// that carried a credential is passed through its Redact. Check's
+// that carried a credential is passed through its Redact, the server's
+// text before it is cut to MaxServerText (a cut through the secret would
+// leave a part Redact no longer recognises), and so is a successful
+// result (TOOL_OUTPUT_INVALID, maybe applied, when it is no longer JSON
+// without the secret). Check's
 // listing presents the credential too; List presents none, and
 // ListWithCredential the one registration resolved (toolset scope).
 //

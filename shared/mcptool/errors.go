@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -37,12 +38,14 @@ func clean(s string, n int) string {
 }
 
 // cause keeps an error for logs, cleaned and cut as a message would be: an
-// SDK error may hold the server's text.
-func cause(err error) error {
+// SDK error may hold the server's text. cred's secret is taken out before
+// the cut, which could otherwise leave a part of it that Redact no longer
+// recognises (nil cred: none).
+func cause(err error, cred *credential.Credential) error {
 	if err == nil {
 		return nil
 	}
-	return errors.New(clean(err.Error(), 4*MaxServerText))
+	return errors.New(clean(cred.Redact(err.Error()), 4*MaxServerText))
 }
 
 // codeRejected is the SDK's jsonrpc2.ErrRejected, "rejected by transport":
@@ -106,7 +109,7 @@ type attempt struct {
 func failure(parent, op context.Context, a attempt, x exchange, err error) *tool.Error {
 	applied := a.call && x.wrote
 	te := func(code tool.Code, maybe bool, format string, args ...any) *tool.Error {
-		return &tool.Error{Code: code, Message: fmt.Sprintf(format, args...), MaybeApplied: maybe, Err: cause(err)}
+		return &tool.Error{Code: code, Message: fmt.Sprintf(format, args...), MaybeApplied: maybe, Err: cause(err, a.cred)}
 	}
 	status := fmt.Sprintf("HTTP %d %s", x.status, http.StatusText(x.status))
 	switch {
@@ -128,7 +131,7 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		// the server did nothing with the request.
 		e := a.cred.Refused()
 		e.Message += fmt.Sprintf(" (%s %s was answered %s); set a new one with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
-		e.Err = cause(err)
+		e.Err = cause(err, a.cred)
 		return e
 	case (x.status == http.StatusUnauthorized || x.status == http.StatusForbidden) && a.cred != nil:
 		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server refused %s", a.what, a.host, status, credentialName(a.cred))
@@ -151,7 +154,7 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		return te(tool.UpstreamUnavailable, false, "%s %s was answered %s: the server lost the session", a.what, a.host, status)
 	}
 	if je := rpcError(err); je != nil {
-		text := clean(je.Message, MaxServerText)
+		text := clean(a.cred.Redact(je.Message), MaxServerText)
 		switch je.Code {
 		case jsonrpc.CodeInvalidParams:
 			if a.call {
@@ -168,7 +171,7 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 	if x.status >= 400 {
 		return te(tool.PermanentFailure, false, "%s %s was answered %s", a.what, a.host, status)
 	}
-	text := clean(err.Error(), MaxServerText)
+	text := clean(a.cred.Redact(err.Error()), MaxServerText)
 	switch {
 	case applied:
 		return te(tool.UpstreamUnavailable, true, "%s %s was sent, and its answer was lost: %s", a.what, a.host, text)
@@ -197,4 +200,24 @@ func redact(te *tool.Error, cred *credential.Credential) *tool.Error {
 		te.Err = errors.New(cred.Redact(te.Err.Error()))
 	}
 	return te
+}
+
+// redactOutput passes a call's result through cred's Redact (nil cred:
+// out as it is), so that a server quoting the credential back in a
+// successful answer does not put it in the execution's state, its history
+// or the ledger (docs/credentials.md, "At call time"). A result that is no
+// longer JSON once redacted (the secret held JSON's own syntax) is
+// TOOL_OUTPUT_INVALID, maybe applied: the tool ran.
+func redactOutput(out json.RawMessage, cred *credential.Credential) (json.RawMessage, error) {
+	if cred == nil || len(out) == 0 {
+		return out, nil
+	}
+	r := cred.Redact(string(out))
+	if r == string(out) {
+		return out, nil
+	}
+	if !json.Valid([]byte(r)) {
+		return nil, tool.Errorf(tool.OutputInvalid, "the answer holds the credential the call presented, which cannot be taken out of it and keep it JSON").Applied()
+	}
+	return json.RawMessage(r), nil
 }
