@@ -30,6 +30,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -487,8 +488,8 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 			}
 			parts := strings.SplitN(ci.SK, "#", 4)
 			target := credential.Target{ToolsetName: name, Name: parts[0], Origin: parts[1]}
-			secret, err := credential.Open(t.Context(), e.st.KMS.Client(), target, credential.Scope(parts[3]),
-				credential.Sealed{Ciphertext: ci.CT, Nonce: ci.Nonce, EncryptedKey: ci.EDK, KeyID: ci.KeyID})
+			secret, err := vault.Open(t.Context(), e.st.KMS.Client(), target, credential.Scope(parts[3]),
+				vault.Sealed{Ciphertext: ci.CT, Nonce: ci.Nonce, EncryptedKey: ci.EDK, KeyID: ci.KeyID})
 			if err != nil {
 				t.Fatalf("the credential item %s does not open: %v", ci.SK, err)
 			}
