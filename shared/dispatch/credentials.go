@@ -23,7 +23,7 @@ type Credentials interface {
 }
 
 // resolveCredential resolves the credential of a call whose target
-// declares auth (docs/credentials.md, "Call time"), once the input and
+// declares auth (docs/credentials.md, "At call time"), once the input and
 // any approval are checked and before the tool's check (which lists an MCP
 // server with it) and the claim: nil, go on (with inv.cred set when the
 // target declares auth). A call it stops was not sent and its key is left
@@ -83,7 +83,7 @@ func (inv *invocation) resolveCredential(ctx context.Context) *outcome {
 }
 
 // authTarget is the target the call presents a credential to, and false
-// when it presents none (docs/credentials.md, "Declaration"): an MCP
+// when it presents none (docs/credentials.md, "Declaring what a target needs"): an MCP
 // tool's pinned server when it declares auth (toolset.MCPAuthTarget), or
 // the http_hosts entry Config.Contract chose for the call when it does
 // (toolset.HTTPAuthTarget).

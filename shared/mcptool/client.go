@@ -125,7 +125,7 @@ func (s *session) close() {
 // cred, when not nil, is presented on every request of the session by
 // credential.Transport, the RoundTripper right above fetch's and below
 // the trace headers and the recorder, so that nothing that records an
-// exchange sees it (docs/credentials.md, "Call time"). rawURL is checked
+// exchange sees it (docs/credentials.md, "At call time"). rawURL is checked
 // with cred's declaration (toolset.ParseMCPURLAuth): a "{secret}" path
 // segment is accepted where it declares path_segment, and the endpoint
 // the SDK is given keeps it, which credential.Transport fills on the wire.

@@ -229,7 +229,7 @@ var Proof = &Kind{
 
 // Credential is a credential of one toolset name's target, origin and
 // scope: its ciphertext and metadata, never its plaintext (shared/credential/vault
-// store.go; docs/credentials.md, "Storage"). Only the publish function
+// store.go; docs/credentials.md, "Storing"). Only the publish function
 // writes one (credentials set; revoke deletes it); tool functions read it
 // at call time. Only run-scope items have expires_at (the run's end and a
 // day); credential_expires_at is the credential's own expiry, which no
@@ -255,7 +255,7 @@ var Credential = &Kind{
 // CredentialToolset marks a toolset id registered under a toolset name
 // whose target declares auth, and, once allowed, lets that id use the
 // target's credentials for that origin (shared/credential/vault store.go;
-// docs/credentials.md, "Which toolsets a credential serves"). The
+// docs/credentials.md, "Which toolsets may use a credential"). The
 // publish function writes it at registration (registered_at) and when a
 // credential is set or an id allowed (allowed_by, allowed_at).
 var CredentialToolset = &Kind{

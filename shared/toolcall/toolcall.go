@@ -42,7 +42,7 @@ type Call struct {
 	// Credential is the credential the call presents to its target (an
 	// MCP server or an http host entry whose toolset declares auth),
 	// resolved by the dispatcher before the key is claimed
-	// (docs/credentials.md, "Call time"); nil for a target that declares
+	// (docs/credentials.md, "At call time"); nil for a target that declares
 	// none. A tool presents it only through credential.Transport, at the
 	// bottom of its connection's RoundTripper chain, and passes every
 	// error text built from a response to a request that carried it

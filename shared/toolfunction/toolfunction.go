@@ -64,7 +64,7 @@ type Options struct {
 }
 
 // DispatcherWith is Dispatcher with opts: a check, a contract, and a
-// credential resolver (docs/credentials.md, "Call time").
+// credential resolver (docs/credentials.md, "At call time").
 func DispatcherWith(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, opts Options, run toolcall.Func) *dispatch.Dispatcher {
 	cfg, table, err := dispatch.ConfigFromEnv(mode, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
