@@ -84,9 +84,10 @@ and never printed. --expires-at stops it being presented after that time.
 
 An MCP server that needs its credential to be listed cannot be registered
 before the credential is set: --draft FILE names the toolset file whose
-server TARGET declares auth, which gives the origin and auth when no
-toolset of the name is registered yet. Registering the file then lists
-the server with the toolset-scope credential.`,
+server TARGET declares auth, which gives the origin and auth (whatever
+toolsets of the name are registered). Registering the file then lists
+the server with the toolset-scope credential; the id it registers needs
+toolgate credentials allow, as any registered after the set.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := noSecretArguments(cmd, args); code != ExitOK {
 				return exit(code)
