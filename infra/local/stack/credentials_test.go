@@ -120,9 +120,11 @@ func (c *credEnv) cred(t *testing.T, as string, args ...string) (int, string) {
 // unless it was stored. The secret goes through a file, never argv.
 func (c *credEnv) set(t *testing.T, as, name, target, secret string, more ...string) {
 	t.Helper()
-	if code, out := c.trySet(t, as, name, target, secret, more...); code != cli.ExitOK {
+	code, out := c.trySet(t, as, name, target, secret, more...)
+	if code != cli.ExitOK {
 		t.Fatalf("credentials set by %s %v: exit %d\n%s", as, more, code, out)
 	}
+	t.Logf("credentials set by %s %v: %s", as, more, out)
 }
 
 // trySet is set without the verdict.
@@ -140,15 +142,16 @@ func (c *credEnv) trySet(t *testing.T, as, name, target, secret string, more ...
 	return code, out
 }
 
-// writeToolset writes a toolset file in a directory of its own (so that
-// its lock is the only one there) and returns the file's path.
-func (c *credEnv) writeToolset(t *testing.T, sub, content string) string {
+// writeToolset writes toolset name's file, name.yaml, in a directory of
+// its own (so that its lock, name.lock.json, is the only one there) and
+// returns the file's path.
+func (c *credEnv) writeToolset(t *testing.T, sub, name, content string) string {
 	t.Helper()
 	d := filepath.Join(c.dir, sub)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f := filepath.Join(d, "toolset.yaml")
+	f := filepath.Join(d, name+".yaml")
 	if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -284,10 +287,10 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 
 	name := fresh("crm-cred")
 	policy := "{policy: at_least_once, idempotent: true}"
-	fileA := c.writeToolset(t, "a", strings.NewReplacer("NAME", name, "URL", srv.URL(), "POLICY", policy).Replace(credToolset))
+	fileA := c.writeToolset(t, "a", name, strings.NewReplacer("NAME", name, "URL", srv.URL(), "POLICY", policy).Replace(credToolset))
 	var idA, lookup string
 
-	t.Run("a toolset whose server needs a token to list is registered once the admin set it from the draft, and its run's call presents it", func(t *testing.T) {
+	t.Run("a toolset whose server needs a token to list is registered once the admin set it from the draft, and allowed, its run's call presents it", func(t *testing.T) {
 		listed := srv.ToolsListed()
 		if out, code := e.toolgate(t, "toolset", "register", fileA, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher); code == cli.ExitOK {
 			t.Fatalf("registered without a credential:\n%s", out)
@@ -296,19 +299,31 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 			t.Fatal("the server listed its tools to a request without its token")
 		}
 		c.set(t, admin, name, "crm", tokToolset, "--draft", fileA)
-		idA = e.registerToolset(t, fileA)
-		lookup = c.publishLookup(t, fileA, idA, credLookup)
+		id := e.registerToolset(t, fileA)
+		if srv.ToolsListed() == listed {
+			t.Fatal("registration did not list the server")
+		}
+		lookup = c.publishLookup(t, fileA, id, credLookup)
+		// Registered after the set: the id is not allowed the name's
+		// credentials until a credential admin allows it.
 		since := len(srv.Requests())
 		run, _ := c.runAs(t, lookup, `{"customer_id": "C-1"}`, starter, "", "")
+		c.endedBefore(t, srv, since, run, tool.PermissionDenied, ledger.StatusRefused, id, "not allowed", "toolgate credentials allow --toolset "+id)
+		if code, out := c.cred(t, admin, "allow", "--toolset", id); code != cli.ExitOK || !strings.Contains(out, "allowed "+id+" for crm") {
+			t.Fatalf("allow %s: exit %d\n%s", id, code, out)
+		}
+		since = len(srv.Requests())
+		run, _ = c.runAs(t, lookup, `{"customer_id": "C-1"}`, starter, "", "")
 		c.succeededWith(t, srv, since, run, tokToolset, "the toolset's credential")
 		if out, _ := e.toolgate(t, "ledger", "--json", run, "--endpoint", e.st.Dynamo.Endpoint(), "--table", stack.Table); strings.Contains(out, tokToolset) {
 			t.Fatal("the run's ledger rows hold the credential")
 		}
 		code, out := c.cred(t, admin, "list", "--toolset", name)
-		if code != cli.ExitOK || !strings.Contains(out, "crm "+strings.TrimSuffix(srv.URL(), "/mcp")+" toolset version 1") || !strings.Contains(out, "toolset "+idA+" crm") ||
+		if code != cli.ExitOK || !strings.Contains(out, "crm "+strings.TrimSuffix(srv.URL(), "/mcp")+" toolset version 1") || !strings.Contains(out, "toolset "+id+" crm") ||
 			strings.Contains(out, tokToolset) {
 			t.Fatalf("credentials list: exit %d\n%s", code, out)
 		}
+		idA = id
 	})
 	if idA == "" {
 		t.Fatal("nothing to run the other cases on")
@@ -455,6 +470,7 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 		run, _ := c.runAs(t, lookup, input, starter, "", "")
 		c.succeededWith(t, srv, since, run, tokToolset, "before the server stops accepting it")
 		srv.SetBearerTokens(tokEndUser, tokRun, tokOther)
+		calls := len(srv.Calls())
 		defer srv.SetBearerTokens(tokToolset, tokEndUser, tokRun, tokOther)
 		since = len(srv.Requests())
 		run, _ = c.runAs(t, lookup, input, starter, "", "")
@@ -472,27 +488,36 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 		if v := reqs[0].Header.Get("Authorization"); v != "Bearer "+tokToolset {
 			t.Fatalf("the server's first request presented %s, want the toolset's credential", describe([]string{v}))
 		}
+		var methods []string
+		for _, r := range reqs {
+			methods = append(methods, r.RPCMethod)
+		}
+		t.Logf("the server received %q, each refused", methods)
+		if len(srv.Calls()) != calls {
+			t.Fatal("a tools/call reached the server's tool: it was applied")
+		}
 		rows := c.toolRows(t, run, "crm.lookup_customer")
 		if len(rows) != 1 {
 			t.Fatalf("rows %+v, want one", rows)
 		}
-		switch r := rows[0]; presented(srv, since) {
-		case nil: // the listing was refused, before the claim
-			t.Logf("the listing met the 401 (mcp-call's listing had expired)")
-			if r.Status != ledger.StatusParked || r.Attempt != 0 || r.ErrorCode != string(tool.CallParked) {
+		switch r := rows[0]; r.Status {
+		case ledger.StatusFailed: // refused after the claim: recorded, not applied
+			if r.Attempt != 1 || r.ErrorCode != string(tool.CallParked) {
+				t.Fatalf("row %+v, want FAILED %s, attempt 1", r, tool.CallParked)
+			}
+		case ledger.StatusParked: // the listing refused, before the claim
+			if r.Attempt != 0 || r.ErrorCode != string(tool.CallParked) {
 				t.Fatalf("row %+v, want PARKED %s, attempt 0", r, tool.CallParked)
 			}
 		default:
-			if r.Status != ledger.StatusFailed || r.Attempt != 1 || r.ErrorCode != string(tool.CallParked) {
-				t.Fatalf("row %+v, want FAILED %s, attempt 1: refused, so not applied", r, tool.CallParked)
-			}
+			t.Fatalf("row %+v, want FAILED (refused after the claim) or PARKED (before it), %s", r, tool.CallParked)
 		}
 	})
 
 	t.Run("an http host entry's credential goes to its origin, and an echo of it is kept out of the run", func(t *testing.T) {
 		hsrv := e.st.HTTP
 		hname := fresh("http-cred")
-		file := c.writeToolset(t, "http", strings.NewReplacer("NAME", hname, "HOST", hsrv.Host()).Replace(credHTTPToolset))
+		file := c.writeToolset(t, "http", hname, strings.NewReplacer("NAME", hname, "HOST", hsrv.Host()).Replace(credHTTPToolset))
 		id := e.registerToolset(t, file)
 		read := c.publishLookup(t, file, id, credHTTPRead)
 		path := fresh("echo")
@@ -530,7 +555,7 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 	})
 
 	t.Run("a toolset registered later under the name with another policy gets nothing until allowed, and one at another origin gets nothing", func(t *testing.T) {
-		fileB := c.writeToolset(t, "b", strings.NewReplacer("NAME", name, "URL", srv.URL(), "POLICY", "{policy: at_least_once, idempotent: true, timeout_seconds: 7}").Replace(credToolset))
+		fileB := c.writeToolset(t, "b", name, strings.NewReplacer("NAME", name, "URL", srv.URL(), "POLICY", "{policy: at_least_once, idempotent: true, timeout_seconds: 7}").Replace(credToolset))
 		idB := e.registerToolset(t, fileB)
 		if idB == idA {
 			t.Fatalf("another policy registered as the same id %s", idA)
@@ -547,21 +572,30 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 		c.succeededWith(t, srv, since, run, tokToolset, "the toolset id once allowed")
 
 		// The same name and target on the stack's open MCP server: another
-		// origin, where nothing was set. Allowed or not, it gets nothing,
-		// and the open server never sees the other origin's token.
+		// origin. Nothing set for this one goes there: registration finds
+		// no toolset-scope credential at that origin and lists nothing,
+		// and once the admin set one there, a run for an end user whose
+		// credential is at the first origin presents only that one.
 		open := e.st.MCP
-		fileC := c.writeToolset(t, "c", strings.NewReplacer("NAME", name, "URL", open.URL(), "POLICY", policy).Replace(credToolset))
+		customer := fresh("customer-origin")
+		c.set(t, endUserActor, name, "crm", tokEndUser, "--end-user", customer)
+		fileC := c.writeToolset(t, "c", name, strings.NewReplacer("NAME", name, "URL", open.URL(), "POLICY", policy).Replace(credToolset))
+		openSince := len(open.Requests())
+		if out, code := e.toolgate(t, "toolset", "register", fileC, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher); code == cli.ExitOK {
+			t.Fatalf("registered at another origin with no credential set there:\n%s", out)
+		}
+		c.set(t, admin, name, "crm", tokOther, "--draft", fileC)
 		idC := e.registerToolset(t, fileC)
 		lookupC := c.publishLookup(t, fileC, idC, credLookup)
 		if code, out := c.cred(t, admin, "allow", "--toolset", idC); code != cli.ExitOK {
 			t.Fatalf("allow %s: exit %d\n%s", idC, code, out)
 		}
-		openSince := len(open.Requests())
-		run, _ = c.runAs(t, lookupC, input, starter, "", "")
-		c.endedBefore(t, open, openSince, run, tool.PermissionDenied, ledger.StatusRefused, "none is set", "scopes tried")
+		since = len(open.Requests())
+		run, _ = c.runAs(t, lookupC, input, endUserActor, "", customer)
+		c.succeededWith(t, open, since, run, tokOther, "a run at another origin, for an end user with a credential at the first")
 		for _, r := range open.Requests()[openSince:] {
-			if v := r.Header.Get("Authorization"); v != "" {
-				t.Fatalf("the server at another origin received Authorization %s", describe([]string{v}))
+			if v := r.Header.Get("Authorization"); v != "" && v != "Bearer "+tokOther {
+				t.Fatalf("the server at another origin received %s", describe([]string{v}))
 			}
 		}
 	})
