@@ -245,9 +245,9 @@ func (s *Service) storesCredentials() error {
 // the scope's rule (decideWrite, authorize), for the origin of the most
 // recently registered toolset of the name declaring the target; the
 // secret is checked against that target's auth (credential.CheckSecret),
-// sealed under the stage's key (credential.Seal) and stored, and every
-// toolset id of the name registered with that target and origin is
-// allowed for it. The secret is never logged, echoed or quoted.
+// sealed under the stage's key (credential.Seal) and stored; a credential
+// admin's set also allows every toolset id of the name registered with
+// that target and origin. The secret is never logged, echoed or quoted.
 func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequest, proof string) (*publishapi.CredentialSetResult, error) {
 	if err := checkCredentialRequest(r); err != nil {
 		return nil, err
@@ -302,9 +302,16 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	if err != nil {
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be stored", Err: err}
 	}
-	allowed, err := s.Credentials.Store.AllowRegistered(ctx, t, who.Principal)
-	if err != nil {
-		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential was stored, but the registered toolset ids could not be allowed for it: set it again", Err: err}
+	// Only a credential admin's set allows the registered ids: allowing
+	// an id is the admin's decision (docs/credentials.md, "Which toolsets
+	// may use a credential"), and an end user's or a run's setter must
+	// not let a toolset registered later under the name use the name's
+	// credentials.
+	var allowed []string
+	if s.Credentials.isAdmin(who.Principal) {
+		if allowed, err = s.Credentials.Store.AllowRegistered(ctx, t, who.Principal); err != nil {
+			return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential was stored, but the registered toolset ids could not be allowed for it: set it again", Err: err}
+		}
 	}
 	if s.Log != nil {
 		s.Log.InfoContext(ctx, "credential set", "toolset", r.Toolset, "target", r.Target, "origin", t.Origin, "scope_kind", scope.Kind(),
