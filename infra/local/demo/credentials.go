@@ -87,6 +87,10 @@ func credentialsDemo(ctx context.Context, st *stack.Stack, sf *sfn.Client) error
 	if b, err := os.ReadFile(filepath.Join(dir, "crm-auth-demo.lock.json")); err != nil || json.Unmarshal(b, &lock) != nil || lock.ID == "" {
 		return fmt.Errorf("the registration wrote no lock with an id: %v", err)
 	}
+	step("%s allows %s, registered after the credential was set, to use it (toolgate credentials allow; a toolset registered later under the name gets nothing until then)", stack.CredentialAdmin, lock.ID)
+	if _, err := toolgate("credentials", "allow", "--toolset", lock.ID, "--function-endpoint", st.Endpoints["publish"], "--as", stack.CredentialAdmin); err != nil {
+		return err
+	}
 	if _, err := toolgate("credentials", "list", "--toolset", "crm-auth-demo", "--function-endpoint", st.Endpoints["publish"], "--as", stack.CredentialAdmin); err != nil {
 		return err
 	}
