@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/httprecorder"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
@@ -21,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -117,14 +122,16 @@ func (c *credEnv) cred(t *testing.T, as string, args ...string) (int, string) {
 
 // set stores secret for toolset name's target as local user as, with
 // more flags (--end-user, --run, --expires-at, --draft), and fails t
-// unless it was stored. The secret goes through a file, never argv.
-func (c *credEnv) set(t *testing.T, as, name, target, secret string, more ...string) {
+// unless it was stored; it returns what toolgate printed. The secret goes
+// through a file, never argv.
+func (c *credEnv) set(t *testing.T, as, name, target, secret string, more ...string) string {
 	t.Helper()
 	code, out := c.trySet(t, as, name, target, secret, more...)
 	if code != cli.ExitOK {
 		t.Fatalf("credentials set by %s %v: exit %d\n%s", as, more, code, out)
 	}
 	t.Logf("credentials set by %s %v: %s", as, more, out)
+	return out
 }
 
 // trySet is set without the verdict.
@@ -463,6 +470,52 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 		c.endedBefore(t, srv, since, run, tool.CallParked, ledger.StatusParked, credential.CauseExpired, credential.KindEndUser, "crm")
 	})
 
+	t.Run("a ciphertext moved to another end user's item is not presented", func(t *testing.T) {
+		from, to := fresh("customer-moved-from"), fresh("customer-moved-to")
+		fromOut := c.set(t, endUserActor, name, "crm", tokEndUser, "--end-user", from)
+		out := c.set(t, endUserActor, name, "crm", tokOther, "--end-user", to)
+		scopeOf := func(out string) string {
+			_, rest, _ := strings.Cut(out, "set the ")
+			scope, _, _ := strings.Cut(rest, " ")
+			if !strings.HasPrefix(scope, credential.KindEndUser+":") {
+				t.Fatalf("no end-user scope in %q", out)
+			}
+			return scope
+		}
+		origin := strings.TrimSuffix(srv.URL(), "/mcp")
+		db := local.DynamoDB(e.st.Dynamo.Endpoint())
+		key := func(scope string) map[string]types.AttributeValue {
+			return map[string]types.AttributeValue{table.PK: &types.AttributeValueMemberS{Value: table.Credential.Key(name)},
+				table.SK: &types.AttributeValueMemberS{Value: table.CredentialSK("crm", origin, scope)}}
+		}
+		got, err := db.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String(stack.Table), Key: key(scopeOf(fromOut)), ConsistentRead: aws.Bool(true)})
+		if err != nil || got.Item == nil {
+			t.Fatalf("read %s's credential item: %v", from, err)
+		}
+		update := &dynamodb.UpdateItemInput{TableName: aws.String(stack.Table), Key: key(scopeOf(out)),
+			UpdateExpression:          aws.String("SET ct = :ct, nonce = :nonce, edk = :edk, key_id = :key"),
+			ConditionExpression:       aws.String("attribute_exists(ct)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":ct": got.Item["ct"], ":nonce": got.Item["nonce"], ":edk": got.Item["edk"], ":key": got.Item["key_id"]}}
+		if _, err := db.UpdateItem(t.Context(), update); err != nil {
+			t.Fatalf("move the ciphertext: %v", err)
+		}
+		since := len(srv.Requests())
+		run, _ := c.runAs(t, lookup, input, endUserActor, "", to)
+		res, _ := c.follow(t, run)
+		// KMS refuses the data key under the other scope's context.
+		if res.Status != "FAILED" || res.Error != string(tool.Internal) || !strings.Contains(res.Cause, "could not be decrypted") || strings.Contains(res.Cause, tokEndUser) {
+			t.Fatalf("run %s %s %s, want FAILED %s, the credential not decrypted", res.Status, res.Error, res.Cause, tool.Internal)
+		}
+		if got := presented(srv, since); len(got) != 0 {
+			t.Fatalf("the server received tools/call requests presenting %s", describe(got))
+		}
+		for _, r := range srv.Requests()[since:] {
+			if v := r.Header.Get("Authorization"); v != "" {
+				t.Fatalf("the server received a request presenting %s", describe([]string{v}))
+			}
+		}
+	})
+
 	t.Run("a 401 invalid_token parks the call, its attempt FAILED and not applied", func(t *testing.T) {
 		// A run just before, so that mcp-call's listing under this
 		// credential version is fresh and the refusal meets tools/call.
@@ -564,6 +617,13 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 		since := len(srv.Requests())
 		run, _ := c.runAs(t, lookupB, input, starter, "", "")
 		c.endedBefore(t, srv, since, run, tool.PermissionDenied, ledger.StatusRefused, idB, "not allowed", "toolgate credentials allow --toolset "+idB)
+		// Sets by others than a credential admin (a run's, an end user's)
+		// allow no id.
+		c.set(t, publisher, name, "crm", tokRun, "--run", executionARN(lookupB, fresh("cred-run-b")))
+		c.set(t, endUserActor, name, "crm", tokEndUser, "--end-user", fresh("customer-b"))
+		since = len(srv.Requests())
+		run, _ = c.runAs(t, lookupB, input, starter, "", "")
+		c.endedBefore(t, srv, since, run, tool.PermissionDenied, ledger.StatusRefused, idB, "not allowed")
 		if code, out := c.cred(t, admin, "allow", "--toolset", idB); code != cli.ExitOK || !strings.Contains(out, "allowed "+idB) {
 			t.Fatalf("allow %s: exit %d\n%s", idB, code, out)
 		}
