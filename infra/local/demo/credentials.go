@@ -104,7 +104,7 @@ func credentialsDemo(ctx context.Context, st *stack.Stack, sf *sfn.Client) error
 		return err
 	}
 	input := filepath.Join(dir, "input.json")
-	if err := os.WriteFile(input, []byte(`{"customer_id": "C-7"}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(input, []byte(`{"customer_id": "C-2"}`+"\n"), 0o644); err != nil {
 		return err
 	}
 	seen := len(st.MCPAuth.Requests())
