@@ -73,9 +73,10 @@ exact http host entry) is presented, for the origin of the most recently
 registered toolset of that name declaring it. The scope is the toolset's
 (a credential admin), --end-user ID's (a principal the end-user mapping
 lets act for ID, or a credential admin) or --run EXECUTION_ARN's, for a
-run not started yet (used only when you start it). Every toolset id of
-the name registered so far with that target and origin is allowed to use
-it; one registered later needs toolgate credentials allow.
+run not started yet (used only when you start it). A credential admin's
+set allows every toolset id of the name registered so far with that
+target and origin to use the name's credentials; anyone else's allows
+none, and an id registered later needs toolgate credentials allow.
 
 The secret is read from FILE (--from-file) or standard input
 (--from-stdin), one trailing newline left out; at most 8 KiB, with no CR,
@@ -84,9 +85,10 @@ and never printed. --expires-at stops it being presented after that time.
 
 An MCP server that needs its credential to be listed cannot be registered
 before the credential is set: --draft FILE names the toolset file whose
-server TARGET declares auth, which gives the origin and auth when no
-toolset of the name is registered yet. Registering the file then lists
-the server with the toolset-scope credential.`,
+server TARGET declares auth, which gives the origin and auth (whatever
+toolsets of the name are registered). Registering the file then lists
+the server with the toolset-scope credential; the id it registers needs
+toolgate credentials allow, as any registered after the set.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := noSecretArguments(cmd, args); code != ExitOK {
 				return exit(code)

@@ -240,9 +240,9 @@ func (s *Service) storesCredentials() error {
 // the scope's rule (decideWrite, authorize), for the origin of the most
 // recently registered toolset of the name declaring the target; the
 // secret is checked against that target's auth (credential.CheckSecret),
-// sealed under the stage's key (vault.Seal) and stored, and every
-// toolset id of the name registered with that target and origin is
-// allowed for it. The secret is never logged, echoed or quoted.
+// sealed under the stage's key (vault.Seal) and stored; a credential
+// admin's set also allows every toolset id of the name registered with
+// that target and origin. The secret is never logged, echoed or quoted.
 func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequest, proof string) (*publishapi.CredentialSetResult, error) {
 	if err := checkCredentialRequest(r); err != nil {
 		return nil, err
@@ -297,9 +297,16 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	if err != nil {
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be stored", Err: err}
 	}
-	allowed, err := s.Credentials.Store.AllowRegistered(ctx, t, who.Principal)
-	if err != nil {
-		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential was stored, but the registered toolset ids could not be allowed for it: set it again", Err: err}
+	// Only a credential admin's set allows the registered ids: allowing
+	// an id is the admin's decision (docs/credentials.md, "Which toolsets
+	// may use a credential"), and an end user's or a run's setter must
+	// not let a toolset registered later under the name use the name's
+	// credentials.
+	var allowed []string
+	if s.Credentials.isAdmin(who.Principal) {
+		if allowed, err = s.Credentials.Store.AllowRegistered(ctx, t, who.Principal); err != nil {
+			return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential was stored, but the registered toolset ids could not be allowed for it: set it again", Err: err}
+		}
 	}
 	if s.Log != nil {
 		s.Log.InfoContext(ctx, "credential set", "toolset", r.Toolset, "target", r.Target, "origin", t.Origin, "scope_kind", scope.Kind(),
@@ -345,17 +352,19 @@ func scopeKind(r publishapi.CredentialRequest) string {
 	return "toolset-scope"
 }
 
-// currentTarget is target's declaration in the most recently registered
-// toolset of name declaring it (its auth and origin), and the other
-// origins other toolset ids of the name give it. When none is registered
-// yet, draft (a draft toolset document of that name, or "") gives it: a
-// server whose listing at registration needs its credential.
+// currentTarget is target's declaration, its auth and origin, and the
+// other origins toolset ids of name give it. A draft (a draft toolset
+// document of that name, or "") gives it whenever one is sent, registered
+// toolsets of the name or not: the set's proof is bound to the draft, so
+// the secret is for the draft's server, and a secret meant for one origin
+// must never be stored for another. Without a draft, the most recently
+// registered toolset of name declaring the target gives it.
 func (s *Service) currentTarget(ctx context.Context, name, target, draft string) (credential.Target, []string, error) {
 	markers, err := s.markers(ctx, name, target)
 	if err != nil {
 		return credential.Target{}, nil, err
 	}
-	if len(markers) == 0 && draft != "" {
+	if draft != "" {
 		d, err := toolset.ParseDraft([]byte(draft))
 		if err != nil {
 			return credential.Target{}, nil, &Error{Code: publishapi.CodeInvalid, Message: "draft: " + draftError(err)}
@@ -364,7 +373,7 @@ func (s *Service) currentTarget(ctx context.Context, name, target, draft string)
 		if d.Name != name || !ok {
 			return credential.Target{}, nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("the draft is not toolset %s with MCP server %s declaring auth", name, target)}
 		}
-		return credential.Target{ToolsetName: name, Name: at.Name, Origin: at.Origin, Auth: at.Auth}, nil, nil
+		return credential.Target{ToolsetName: name, Name: at.Name, Origin: at.Origin, Auth: at.Auth}, otherOrigins(markers, at.Origin), nil
 	}
 	if len(markers) == 0 {
 		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("no toolset %s registered in stage %s declares auth for target %s: register it first, or, for a draft whose MCP server needs the credential to be listed, send the draft with the set (toolgate credentials set --draft FILE)", name, s.Stage, target)}
@@ -391,14 +400,20 @@ func (s *Service) currentTarget(ctx context.Context, name, target, draft string)
 	if found == nil {
 		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("toolset %s (%s) declares no auth for target %s", name, ts.ID, target)}
 	}
+	return *found, otherOrigins(markers, found.Origin), nil
+}
+
+// otherOrigins are the origins of markers other than origin, sorted,
+// each once.
+func otherOrigins(markers []vault.Marker, origin string) []string {
 	var others []string
 	for _, m := range markers {
-		if m.Origin != found.Origin && !slices.Contains(others, m.Origin) {
+		if m.Origin != origin && !slices.Contains(others, m.Origin) {
 			others = append(others, m.Origin)
 		}
 	}
 	slices.Sort(others)
-	return *found, others, nil
+	return others
 }
 
 // authTargets are the targets of ts that declare auth

@@ -87,6 +87,10 @@ func credentialsDemo(ctx context.Context, st *stack.Stack, sf *sfn.Client) error
 	if b, err := os.ReadFile(filepath.Join(dir, "crm-auth-demo.lock.json")); err != nil || json.Unmarshal(b, &lock) != nil || lock.ID == "" {
 		return fmt.Errorf("the registration wrote no lock with an id: %v", err)
 	}
+	step("%s allows %s, registered after the credential was set, to use it (toolgate credentials allow; a toolset registered later under the name gets nothing until then)", stack.CredentialAdmin, lock.ID)
+	if _, err := toolgate("credentials", "allow", "--toolset", lock.ID, "--function-endpoint", st.Endpoints["publish"], "--as", stack.CredentialAdmin); err != nil {
+		return err
+	}
 	if _, err := toolgate("credentials", "list", "--toolset", "crm-auth-demo", "--function-endpoint", st.Endpoints["publish"], "--as", stack.CredentialAdmin); err != nil {
 		return err
 	}
@@ -100,7 +104,7 @@ func credentialsDemo(ctx context.Context, st *stack.Stack, sf *sfn.Client) error
 		return err
 	}
 	input := filepath.Join(dir, "input.json")
-	if err := os.WriteFile(input, []byte(`{"customer_id": "C-7"}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(input, []byte(`{"customer_id": "C-2"}`+"\n"), 0o644); err != nil {
 		return err
 	}
 	seen := len(st.MCPAuth.Requests())
