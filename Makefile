@@ -65,13 +65,13 @@ bench: deps
 # in make test). FUZZ_TARGETS lists package:target; a new target is added here.
 FUZZTIME ?= 15s
 FUZZ_TARGETS := \
-	./resolver/:FuzzParse ./functions/publish/publish/:FuzzLiteralsBothSides \
+	./resolver/:FuzzParse ./functions/publish/publish/:FuzzLiteralsBothSides ./functions/publish/publish/:FuzzParseCredentialAdmins \
 	./resolver/flowchart/:FuzzMermaidText ./resolver/flowchart/:FuzzDOTText \
 	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep ./shared/tool/:FuzzPatterns ./shared/tool/:FuzzTraceContext ./shared/tracecontext/:FuzzParse \
-	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/toolset/:FuzzCanonicalHTTPHost ./shared/catalog/:FuzzNamePattern \
+	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/toolset/:FuzzCanonicalHTTPHost ./shared/toolset/:FuzzParseMCPURLAuth ./shared/catalog/:FuzzNamePattern \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
-	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/review/:FuzzARNPatterns ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
+	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/review/:FuzzARNPatterns ./shared/enduser/:FuzzParseMapping ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
 	./shared/caller/:FuzzVerifyProof ./shared/ledger/:FuzzCompactItem \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList ./shared/recipient/:FuzzIAMPatterns \
 	./shared/fetchurl/:FuzzParse \
@@ -79,7 +79,7 @@ FUZZ_TARGETS := \
 	./shared/httptool/:FuzzKeyHeaderValue ./shared/httptool/:FuzzEncodeBody \
 	./shared/mcptool/:FuzzDiff ./shared/mcptool/:FuzzRawNextCursor ./shared/inputrecord/:FuzzRead \
 	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape ./shared/externalkey/:FuzzParse ./shared/excerpt/:FuzzCuts \
-	./resolver/changelog/:FuzzParse ./infra/local/otlpreceiver/:FuzzDecode
+	./resolver/changelog/:FuzzParse ./infra/local/otlpreceiver/:FuzzDecode ./shared/credential/:FuzzCheckSecret ./shared/credential/:FuzzInvalidToken
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way, as ratios from one run:
 # fifteen rounds, one cold start of each function per round (docs/performance.md).

@@ -165,10 +165,13 @@ func (e *emitter) emit() *asl.Definition {
 	first := e.p.start
 	// initState is one of the four Init states: the state data's first
 	// members, meta with the run id, seq 0, the parent's run id ("" but
-	// in a child run), the start to come and the run's traceparent (null
-	// when it has none), so that every path a later state reads exists.
+	// in a child run), the start to come ({starter, end_user}, both null
+	// until a Starter answers; they stay null in a Solution without one)
+	// and the run's traceparent (null when it has none), so that every
+	// path a later state reads exists: a missing JSONPath would fail the
+	// execution with States.Runtime, which no Catcher catches.
 	initState := func(comment string, child, traced bool, next string) *asl.Pass {
-		meta := map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id": "", "start": map[string]any{}, "traceparent": nil}
+		meta := map[string]any{"run_id.$": "$$.Execution.Id", "seq": 0, "parent_run_id": "", "start": map[string]any{"starter": nil, "end_user": nil}, "traceparent": nil}
 		if child {
 			delete(meta, "parent_run_id")
 			meta["parent_run_id.$"] = "$.meta.parent_run_id"
@@ -284,15 +287,16 @@ func (e *emitter) seqPass(comment, next string) *asl.Pass {
 }
 
 // starterTask is a start Task (Starter, StarterChild): review-request
-// answers the payload with the run's verified starter, kept at
-// $.meta.start; retried on REVIEW_UNAVAILABLE and Lambda's transient
+// answers the payload with the run's verified starter and end-user scope
+// (tool.StartResult, both members always written), kept at $.meta.start;
+// retried on REVIEW_UNAVAILABLE and Lambda's transient
 // errors, with no Catch (a refused start ends the run).
 func (e *emitter) starterTask(comment string, payload map[string]any, next string) *asl.Task {
 	return &asl.Task{
 		Comment:        comment,
 		Resource:       lambdaInvoke,
 		Parameters:     asl.LambdaInvoke{FunctionName: e.placeholder(ReviewFunction), Payload: payload},
-		ResultSelector: map[string]any{"starter.$": "$.Payload.starter"},
+		ResultSelector: map[string]any{"starter.$": "$.Payload.starter", "end_user.$": "$.Payload.end_user"},
 		ResultPath:     "$.meta.start",
 		Retry: []asl.Retrier{{
 			ErrorEquals: append([]string{tool.ReviewUnavailable}, lambdaTransient...), MaxAttempts: 3, IntervalSeconds: 1, BackoffRate: 2.0,
@@ -347,8 +351,8 @@ func (e *emitter) keyExpr() string {
 }
 
 // nextMeta is the seq Pass's meta: the run id, the next seq, the parent's
-// run id ("" but in a child run), the verified starter ({} when the
-// Solution has no Starter) and the run's traceparent (null when none).
+// run id ("" but in a child run), the verified start ({starter, end_user},
+// nulls when the Solution has no Starter) and the run's traceparent (null when none).
 func (e *emitter) nextMeta() map[string]any {
 	m := map[string]any{"run_id.$": "$.meta.run_id", "seq.$": "States.MathAdd($.meta.seq, 1)",
 		"parent_run_id.$": "$.meta.parent_run_id", "start.$": "$.meta.start", "traceparent.$": metaTraceparent}
@@ -379,6 +383,10 @@ func (e *emitter) tool(ps *planStep) {
 		// The run's trace context; null, the dispatcher derives the
 		// run's trace from its run id (tool.TraceContext).
 		tool.MemberTrace: map[string]any{"traceparent.$": metaTraceparent},
+		// The run's verified start ({starter, end_user}, nulls without a
+		// Starter): the dispatcher resolves run and end-user credentials
+		// by it, never by the execution input.
+		tool.MemberStart: path("$.meta.start"),
 	}
 	if call.platform != "" {
 		// The proxy invokes the pinned function: an ARN as pinned, or

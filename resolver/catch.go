@@ -8,6 +8,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Catching errors by code (docs/solutions.md, "on_error by code"): a tool
@@ -94,7 +95,7 @@ var (
 
 // raisable returns the error names step i's Tasks can fail with, which
 // its on_error entries may catch: a tool step's, the tool contract's codes
-// (and CALL_PARKED for an MCP tool), its Task's timeout and Lambda's
+// (and CALL_PARKED where parks says), its Task's timeout and Lambda's
 // errors; a workflow step's, the failed child (States.TaskFailed),
 // TOOLGATE_WORKFLOW_FAILED, and its start, recovery and record Tasks'
 // errors. Both may catch statesCatchable.
@@ -105,7 +106,7 @@ func (c *checker) raisable(i int, st *Step) []string {
 		for _, code := range tool.Codes() {
 			names = append(names, string(code))
 		}
-		if c.named != nil && c.named.Tools[st.Tool].MCP != nil {
+		if c.parks(st) {
 			names = append(names, string(tool.CallParked))
 		}
 		names = append(names, statesTimeout)
@@ -140,6 +141,21 @@ func (c *checker) raisable(i int, st *Step) []string {
 		names = append(names, lambdaErrors...)
 	}
 	return names
+}
+
+// parks reports whether tool step st's call can end CALL_PARKED, not sent
+// (docs/tools.md): an MCP tool's (its server's definition changed, or its
+// credential expired), and an http call of a named toolset some host entry
+// of which declares auth (its credential expired, docs/credentials.md),
+// whichever entry the call's URL turns out to match.
+func (c *checker) parks(st *Step) bool {
+	if c.named == nil {
+		return false
+	}
+	if c.named.Tools[st.Tool].MCP != nil {
+		return true
+	}
+	return st.Tool == httpTool && slices.ContainsFunc(c.named.HTTPHosts, func(h toolset.HTTPHost) bool { return h.Auth != nil })
 }
 
 // checkCatches refuses an on_error entry's code that the step cannot
@@ -200,7 +216,7 @@ func (c *checker) cannotRaise(st *Step, name string, names []string) string {
 	}
 	switch {
 	case name == string(tool.CallParked):
-		return fmt.Sprintf("which %s never raises: only an MCP tool's call is parked", raiser)
+		return fmt.Sprintf("which %s never raises: only an MCP tool's call, or an http call of a toolset whose host entries declare auth, is parked", raiser)
 	case name == statesTimeout && st.Kind == KindWorkflow:
 		return "which a workflow step never raises: a child that times out fails the step with States.TaskFailed"
 	case name == childExists:

@@ -91,7 +91,7 @@ func TestCatchCodesTheStepCannotRaise(t *testing.T) {
 	for _, c := range []struct{ codes, want string }{
 		{"[TOOL_TIMEOUTS]", `did you mean "TOOL_TIMEOUT"?`},
 		{"[tool_timeout]", `did you mean "TOOL_TIMEOUT"?`},
-		{"[CALL_PARKED]", "only an MCP tool's call is parked"},
+		{"[CALL_PARKED]", "only an MCP tool's call, or an http call of a toolset whose host entries declare auth, is parked"},
 		{"[States.ALL]", "the last entry, written without errors"},
 		{"[States.DataLimitExceeded]", "no Catcher catches it"},
 		{"[States.HeartbeatTimeout]", "no heartbeats"},

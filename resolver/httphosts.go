@@ -26,22 +26,64 @@ type HTTPHostEntry struct {
 	Pos Pos
 }
 
-// httpHostKeys are the keys of an http host entry, and of its idempotency.
+// httpHostKeys are the keys of an http host entry, of its idempotency,
+// and of a target's auth (an http host entry's or an MCP server's).
 var (
-	httpHostKeys    = []string{"host", "methods", "headers", "idempotency"}
+	httpHostKeys    = []string{"host", "methods", "headers", "idempotency", "auth"}
 	idempotencyKeys = []string{"header", "format"}
+	authKeys        = []string{"header", "scheme", "path_segment", "origin_scheme"}
 )
+
+// maxPathSegment bounds an auth's path_segment as the decoder reads it:
+// a URL of fetchurl.MaxBytes has fewer segments.
+const maxPathSegment = fetchurl.MaxBytes / 2
+
+// auth decodes a target's auth (docs/toolsets.md, "Credentials: auth")
+// at f, an MCP server's (mcp) or an http host entry's, into its pinned
+// form (toolset.CanonicalAuth), reporting a problem at the value that
+// causes it as rule; ok is false after reporting one.
+func (d *decoder) auth(f *field, what, rule string, mcp bool) (*toolset.Auth, bool) {
+	errs := len(d.ds.list)
+	if !d.mapping(f.val, what, authKeys) {
+		return nil, false
+	}
+	var a toolset.Auth
+	for _, af := range f.val.fields {
+		switch af.key {
+		case "header":
+			a.Header, _ = d.str(&af, what+".header")
+		case "scheme":
+			a.Scheme, _ = d.str(&af, what+".scheme")
+		case "path_segment":
+			a.PathSegment, _ = d.integer(&af, what+".path_segment", 1, maxPathSegment)
+		case "origin_scheme":
+			a.OriginScheme, _ = d.str(&af, what+".origin_scheme")
+		}
+	}
+	if len(d.ds.list) > errs {
+		return nil, false
+	}
+	c, err := toolset.CanonicalAuth(a, mcp)
+	if err != nil {
+		d.ds.errorf(f.val.pos, rule, "%s: %v", what, err)
+		return nil, false
+	}
+	return &c, true
+}
 
 // httpHosts decodes a list of http host entries (docs/toolsets.md, "The
 // http tool's hosts"): each a mapping of host (a host list entry, package
 // hostlist), methods (from httprule.Methods), headers (custom header
-// names, httprule.CheckHeaderName) and idempotency {header, format}. Each
+// names, httprule.CheckHeaderName), idempotency {header, format} and,
+// where auth is true (a toolset file's), auth (decoder.auth; a
+// Solution's policy.http_hosts pins a toolset without a name, which no
+// credential is stored for). Each
 // problem is reported at the value that causes it, a broken rule of the
 // entries as [http-host]. It returns the entries that pass in their pinned
 // form, sorted by host; a host written twice is reported at its second
 // entry, and an empty list is refused (without entries there is no http
 // tool: leave the list out).
-func (d *decoder) httpHosts(f *field, what string) []HTTPHostEntry {
+func (d *decoder) httpHosts(f *field, what string, auth bool) []HTTPHostEntry {
 	if f.val.kind != kList {
 		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s must be a list of host entries ({host, methods, headers, idempotency}), not a %s", what, f.val.kind)
 		return nil
@@ -52,7 +94,7 @@ func (d *decoder) httpHosts(f *field, what string) []HTTPHostEntry {
 	}
 	var out []HTTPHostEntry
 	for i, it := range f.val.items {
-		e, ok := d.httpHost(it, fmt.Sprintf("%s[%d]", what, i))
+		e, ok := d.httpHost(it, fmt.Sprintf("%s[%d]", what, i), auth)
 		if !ok {
 			continue
 		}
@@ -67,7 +109,7 @@ func (d *decoder) httpHosts(f *field, what string) []HTTPHostEntry {
 }
 
 // httpHost decodes one entry; ok is false after reporting a problem.
-func (d *decoder) httpHost(v *value, what string) (HTTPHostEntry, bool) {
+func (d *decoder) httpHost(v *value, what string, auth bool) (HTTPHostEntry, bool) {
 	errs := len(d.ds.list)
 	if !d.mapping(v, what, httpHostKeys, "host", "methods") {
 		return HTTPHostEntry{}, false
@@ -125,12 +167,28 @@ func (d *decoder) httpHost(v *value, what string) (HTTPHostEntry, bool) {
 		}
 		h.Idempotency = k
 	}
+	var authAt Pos
+	if f := v.get("auth"); f != nil {
+		if !auth {
+			d.ds.errorf(f.keyPos, RuleHTTPHost, "%s.auth: auth is declared in a toolset file: a credential is stored for a registered toolset's name, which a Solution's own toolset has none of; register a toolset file naming this host and name it (toolset: ID)", what)
+		} else if a, ok := d.auth(f, what+".auth", RuleHTTPHost, false); ok {
+			h.Auth, authAt = a, f.val.pos
+		}
+	}
 	if len(d.ds.list) > errs {
 		return HTTPHostEntry{}, false
 	}
 	c, err := toolset.CanonicalHTTPHost(h)
-	if err != nil { // every rule it applies is reported above
-		d.ds.errorf(v.pos, RuleHTTPHost, "%s: %v", what, err)
+	if err != nil { // every rule it applies is reported above, but auth's that involve the entry
+		at := v.pos
+		if h.Auth != nil {
+			bare := h
+			bare.Auth = nil
+			if _, bareErr := toolset.CanonicalHTTPHost(bare); bareErr == nil {
+				at = authAt
+			}
+		}
+		d.ds.errorf(at, RuleHTTPHost, "%s: %v", what, err)
 		return HTTPHostEntry{}, false
 	}
 	return HTTPHostEntry{HTTPHost: c, Pos: v.pos}, true
@@ -362,6 +420,8 @@ func (c *checker) checkHTTPHeaders(st *Step, v *value, entry toolset.HTTPHost, f
 			continue
 		}
 		switch {
+		case found && entry.Auth != nil && entry.Auth.Header != "" && httprule.SameName(entry.Auth.Header, name):
+			c.ds.errorf(f.keyPos, RuleHTTPHeader, "%s: %s is host %s's auth header, which the tool sets from the target's credential; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, entry.Host)
 		case found && entry.Idempotency != nil && httprule.SameName(entry.Idempotency.Header, name):
 			c.ds.errorf(f.keyPos, RuleHTTPHeader, "%s: %s is host %s's idempotency header, which the tool sets from the call's idempotency key; the http tool refuses it (TOOL_PERMISSION_DENIED)", what, name, entry.Host)
 		case found && !slices.Contains(entry.Headers, name):

@@ -37,6 +37,8 @@ func TestTaskPayloadsDecode(t *testing.T) {
 					out[k] = resolve(x, false)
 				case top && fill[name] != nil:
 					out[name] = fill[name]
+				case name == "start" && top: // $.meta.start, as a Starter answered it
+					out[name] = map[string]any{"starter": "arn:aws:iam::123456789012:role/starter", "end_user": nil}
 				case name == "requester": // a verified principal
 					out[name] = "arn:aws:iam::123456789012:role/starter"
 				case name == "start_time" || name == "run_started_at": // $$.Execution.StartTime

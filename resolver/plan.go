@@ -35,7 +35,9 @@ type plan struct {
 	decisions bool
 	// starter: a reachable step is a review (the Solution has gated
 	// tools: Gate A puts a review before each) or a workflow step (whose
-	// child's reviews' requester is this run's starter); its runs then
+	// child's reviews' requester is this run's starter), or the named
+	// toolset declares auth anywhere (declaresAuth: run and end-user
+	// credentials are resolved by the verified start); its runs then
 	// start with the Starter, which checks toolgate run's start record.
 	starter bool
 	// first maps each step id to its first state's name (firstState).
@@ -150,6 +152,12 @@ func (c *checker) plan() *plan {
 			p.starter = true
 		}
 	}
+	if declaresAuth(c.named) {
+		// Its calls may present a credential of the run's or its end
+		// user's scope, which only a verified start names
+		// (docs/credentials.md): such a run always has a start record.
+		p.starter = true
+	}
 	p.start = firstState(c.sol.Steps[c.start])
 	for i, st := range c.sol.Steps {
 		p.at[i] = c.planStep(i, st)
@@ -167,6 +175,33 @@ func (c *checker) plan() *plan {
 		}
 	}
 	return p
+}
+
+// declaresAuth reports whether ts (nil: the Solution names no toolset)
+// declares auth anywhere: on a pinned MCP tool, an http host entry or a
+// draft's MCP server. A run of such a toolset always has a start record,
+// since the run and end-user scopes of its credentials are taken from it
+// (docs/identity.md, "End users").
+func declaresAuth(ts *toolset.Toolset) bool {
+	if ts == nil {
+		return false
+	}
+	for _, t := range ts.Tools {
+		if t.MCP != nil && t.MCP.Auth != nil {
+			return true
+		}
+	}
+	for _, h := range ts.HTTPHosts {
+		if h.Auth != nil {
+			return true
+		}
+	}
+	for _, s := range ts.MCPServers {
+		if s.Auth != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // firstState is the name of a step's first state: "<id>-seq" for the

@@ -426,7 +426,7 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 						s.FetchHosts = d.strings(&pf, "policy.fetch_hosts")
 					case "http_hosts":
 						s.HTTPPos = pf.keyPos
-						s.HTTPHosts = d.httpHosts(&pf, "policy.http_hosts")
+						s.HTTPHosts = d.httpHosts(&pf, "policy.http_hosts", false)
 					}
 				}
 			}

@@ -27,9 +27,15 @@ const (
 	// metaBytes bounds $.meta: the run id and the parent's run id
 	// (execution ARNs; the dispatcher refuses a run id over 1024
 	// characters, tool.DecodeEnvelope), the seq counter and the verified
-	// starter (an IAM ARN, at most 2048), with their keys, and the run's
-	// traceparent (traceparentBytes).
+	// start (startBytes), with their keys, and the run's traceparent
+	// (traceparentBytes).
 	metaBytes = 6<<10 + traceparentBytes
+	// startBytes bounds a start member ($.meta.start, and a tool Task's
+	// start): the verified starter, an IAM ARN of at most
+	// tool.MaxStarterLength characters, none of which JSON escapes, and
+	// the end-user scope (shared/enduser Scope: 73 characters), with the
+	// keys.
+	startBytes = tool.MaxStarterLength + 73 + len(`,"start":{"starter":"","end_user":""}`)
 	// traceparentBytes bounds a traceparent member of the state data or of
 	// a payload, its key included: meta.traceparent is at most
 	// tool.MaxTraceparentLength characters (toolgate run writes no longer
@@ -77,8 +83,9 @@ const (
 	// envelopeBytes bounds a tool Task's payload without its input, its
 	// approval and its keep list: the run id, the idempotency key (the run
 	// id again), the parent's run id, the execution's start time, the
-	// trace member (the run's traceparent) and the fixed members.
-	envelopeBytes = 12<<10 + traceparentBytes + len(`"trace":{}`)
+	// trace member (the run's traceparent), the run's start (startBytes)
+	// and the fixed members.
+	envelopeBytes = 12<<10 + traceparentBytes + len(`"trace":{}`) + startBytes
 	// decisionBytes bounds $.decisions.<review id>: the decision
 	// {decision, reason, approver}, or while a rejection is read, the
 	// whole decision JSON parsed from the rejection's Cause

@@ -106,7 +106,7 @@ var (
 	// contractKeys are the members of a tool's contract that a platform
 	// tool's entry and an MCP tool's policy share.
 	contractKeys = []string{"idempotent", "policy", "review_required", "timeout_seconds", "retry", "tolerate_duplicates"}
-	mcpKeys      = []string{"mcp", "admit", "policy"}
+	mcpKeys      = []string{"mcp", "admit", "policy", "auth"}
 )
 
 // IsToolsetFile reports whether src is a toolset file rather than a
@@ -317,7 +317,7 @@ func (tc *toolsetCompiler) builtin(ts *toolset.Toolset, f field) {
 	case f.key == httpTool && hosts == nil:
 		tc.ds.errorf(f.keyPos, RuleHTTPHost, "%s has no hosts: without host entries ({host, methods}) there is no http tool", what)
 	case f.key == httpTool:
-		ts.HTTPHosts = pinnedHTTPHosts(tc.d.httpHosts(hosts, what+" hosts"))
+		ts.HTTPHosts = pinnedHTTPHosts(tc.d.httpHosts(hosts, what+" hosts", true))
 	case hosts != nil:
 		ts.FetchHosts = tc.hosts(hosts, what)
 	}
@@ -487,8 +487,10 @@ func (tc *toolsetCompiler) checkContract(t *toolset.Tool, at contractAt, what, r
 }
 
 // mcpServer reads an MCP server entry of a toolset without a base: its
-// URL (mcp), the tools it admits by their exact MCP names (admit) and a
-// policy per admitted tool (policy, contractKeys). The draft's server is
+// URL (mcp), the tools it admits by their exact MCP names (admit), a
+// policy per admitted tool (policy, contractKeys) and how it is presented
+// a credential (auth, decoder.auth; the URL then checked with it,
+// toolset.ParseMCPURLAuth). The draft's server is
 // listed and its admitted tools pinned at registration
 // (toolset.ResolveMCP), each at_most_once and not idempotent unless its
 // policy says otherwise; what the server's annotations say never changes
@@ -507,9 +509,13 @@ func (tc *toolsetCompiler) mcpServer(ts *toolset.Toolset, f field) {
 		return
 	}
 	srv := toolset.MCPServer{}
+	authOK := true
+	if a := f.val.get("auth"); a != nil {
+		srv.Auth, authOK = tc.d.auth(a, what+" auth", RuleMCPServer, true)
+	}
 	if u := f.val.get("mcp"); u != nil {
 		if s, ok := tc.d.str(u, what+" mcp"); ok {
-			if _, err := toolset.ParseMCPURL(s); err != nil {
+			if _, err := toolset.ParseMCPURLAuth(s, srv.Auth); err != nil && authOK {
 				tc.ds.errorf(u.val.pos, RuleMCPServer, "%s mcp %q is not a URL toolgate can call: %v", what, excerpt.BytesWithin(toolset.MCPURLShown(s), maxQuotedBytes, "..."), err)
 			}
 			srv.URL = s
@@ -704,7 +710,14 @@ func (tc *toolsetCompiler) derive(ts *toolset.Toolset, base *toolset.Toolset, to
 // entry of the base they leave out must not hand its hosts to a wider
 // entry that allows more there (toolset.CheckDroppedHTTPHosts).
 func (tc *toolsetCompiler) narrowHTTP(h *field, what string, base *toolset.Toolset) []toolset.HTTPHost {
-	entries := tc.d.httpHosts(h, what+" hosts")
+	entries := tc.d.httpHosts(h, what+" hosts", true)
+	for i, e := range entries {
+		// An entry written without auth keeps its base's: a derived
+		// toolset never changes a declaration (toolset.NarrowsHTTPHost).
+		if j := slices.IndexFunc(base.HTTPHosts, func(b toolset.HTTPHost) bool { return b.Host == e.Host }); j >= 0 && e.Auth == nil && base.HTTPHosts[j].Auth != nil {
+			entries[i].Auth = base.HTTPHosts[j].Auth
+		}
+	}
 	for _, e := range entries {
 		i := slices.IndexFunc(base.HTTPHosts, func(b toolset.HTTPHost) bool { return b.Host == e.Host })
 		if i < 0 {

@@ -2,7 +2,8 @@
 // of GET, HEAD, POST, PUT, PATCH or DELETE behind the dispatcher, to hosts
 // on both its own platform allow-list and the run's pinned http_hosts,
 // each call's review and policy decided from its method
-// (httptool.Contract; docs/tools.md lists its environment).
+// (httptool.Contract; docs/tools.md lists its environment), and the
+// credential of a host entry that declares auth presented to it.
 package main
 
 import (
@@ -20,6 +21,6 @@ func main() {
 	cfg, err := httptool.ConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
-	d := toolfunction.ContractDispatcher(log, awsCfg, dispatch.OneTool("http"), httptool.Contract, cfg.Tool())
+	d := toolfunction.DispatcherWith(log, awsCfg, dispatch.OneTool("http"), toolfunction.Options{Contract: httptool.Contract, Credentials: true}, cfg.Tool())
 	lambda.Start(d.Handle)
 }

@@ -1,8 +1,9 @@
 // Command mcp-call is the MCP tools' Lambda function: the governed
 // dispatcher for every tool a run's pinned toolset takes from an MCP
 // server (dispatch.MCPTools), which checks the tool's definition on its
-// server against the pin before the call is claimed, then sends tools/call
-// with the idempotency key in _meta (docs/tools.md, "MCP tools", lists its
+// server against the pin before the call is claimed, presenting the
+// credential resolved for a server that declares auth, then sends
+// tools/call with the idempotency key in _meta (docs/tools.md, "MCP tools", lists its
 // environment).
 package main
 
@@ -22,6 +23,6 @@ func main() {
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	c := mcptool.New(cfg, log)
 	awsCfg := coldstart.AWSConfig(log)
-	d := toolfunction.Dispatcher(log, awsCfg, dispatch.MCPTools, c.Check, c.Call)
+	d := toolfunction.DispatcherWith(log, awsCfg, dispatch.MCPTools, toolfunction.Options{Check: c.Check, Credentials: true}, c.Call)
 	lambda.Start(d.Handle)
 }

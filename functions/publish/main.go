@@ -10,10 +10,13 @@
 package main
 
 import (
+	"context"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -21,11 +24,15 @@ import (
 	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/secrets"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 func main() {
@@ -47,12 +54,33 @@ func main() {
 	// allow-list no server is reachable, and drafts are refused by it.
 	mcpCfg, err := mcptool.ConfigFromEnv(os.Getenv)
 	mcpCfg = coldstart.Must(log, "bad configuration", mcpCfg, err)
+	mcpClient := mcptool.New(mcpCfg, log)
 	svc := &publish.Service{Callers: callers, Params: params, Stage: cfg.Stage, Region: awsCfg.Region,
 		Store: ledger.New(db, cfg.Table), SFN: sfn.NewFromConfig(awsCfg), Log: log, Deployment: cfg.Deployment,
-		MCP: mcptool.New(mcpCfg, log).List,
+		MCP: mcpClient.List,
 		// Registration reads each platform tool's floor from its function's
 		// tags (lambda:ListTags, functions tagged for this stage only),
 		// afresh for every registration.
-		Floors: platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil)}
+		Floors:      platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil),
+		Credentials: publish.Credentials{Admins: cfg.CredentialAdmins}}
+	if cfg.CredentialKey != "" {
+		// Credentials are sealed under the stage's key, stored in the
+		// ledger table (vault.Store), and a draft's server that
+		// declares auth is listed with its toolset-scope credential.
+		svc.Credentials.KMS, svc.Credentials.Key = kms.NewFromConfig(awsCfg), cfg.CredentialKey
+		store := vault.NewStore(db, cfg.Table, nil)
+		svc.Credentials.Store, svc.Credentials.Sealed = store, store
+		svc.Credentials.ListWithCredential = func(ctx context.Context, url string, t credential.Target, secret []byte) (toolset.Listed, error) {
+			return mcpClient.ListWithCredential(ctx, url, credential.Opened(t, credential.ScopeToolset, 0, time.Time{}, secret))
+		}
+		// An end user's credentials: who may act for them, and their
+		// scope under the stage's end-user key.
+		svc.Credentials.EndUsers = cfg.EndUsers
+		if cfg.EndUserKeyParam != "" {
+			keys, err := secrets.LoadKeys(context.Background(), ssm.NewFromConfig(awsCfg), cfg.EndUserKeyParam)
+			keys = coldstart.Must(log, "the end-user key", keys, err)
+			svc.Credentials.EndUserKey = keys[0]
+		}
+	}
 	lambda.Start(publish.NewHandler(svc).Handle)
 }

@@ -32,9 +32,19 @@ func main() {
 	awsCfg := coldstart.AWSConfig(log)
 	db := dynamodb.NewFromConfig(awsCfg)
 	// The stage's external key: the trace ids of runs given no trace
-	// context are derived under it, as the dispatcher derives them.
-	externalKey, err := secrets.LoadExternalKey(context.Background(), ssm.NewFromConfig(awsCfg), cfg.ExternalKeyParam)
-	externalKey = coldstart.Must(log, "the external key", externalKey, err)
+	// context are derived under it, as the dispatcher derives them. And,
+	// in the same request, the end-user key, under which an end user's
+	// scope is computed (docs/identity.md, "End users").
+	names := []string{cfg.ExternalKeyParam}
+	if cfg.EndUserKeyParam != "" {
+		names = append(names, cfg.EndUserKeyParam)
+	}
+	keys, err := secrets.LoadKeys(context.Background(), ssm.NewFromConfig(awsCfg), names...)
+	keys = coldstart.Must(log, "the external and end-user keys", keys, err)
+	var endUserKey []byte
+	if len(keys) > 1 {
+		endUserKey = keys[1]
+	}
 	cfg.Callers.Log = log
 	callers, err := caller.NewVerifier(cfg.Callers, ledger.ProofTable{DB: db, Table: cfg.Table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
@@ -50,7 +60,8 @@ func main() {
 		// A child run's start: the input record of the version a parent
 		// starts, and the version the child's execution runs.
 		Executions:  stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)},
-		ExternalKey: externalKey,
+		ExternalKey: keys[0],
+		EndUserKey:  endUserKey,
 		Log:         log,
 	})
 	lambda.Start(h.Handle)

@@ -81,6 +81,8 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		ReviewerAccounts:       cfg.ReviewerAccounts,
 		DirectReviewers:        cfg.DirectReviewers,
 		DirectReviewMaxSeconds: cfg.DirectReviewMaxSeconds,
+		CredentialAdmins:       cfg.CredentialAdmins,
+		EndUserMapping:         cfg.EndUserMapping,
 		LogRetention:           retentionDays[cfg.LogRetentionDays],
 		AlarmTopicARN:          cfg.AlarmTopicARN,
 		ErrorAlarmThreshold:    cfg.ErrorAlarmThreshold,

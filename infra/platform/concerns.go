@@ -14,7 +14,7 @@ import (
 )
 
 // The platform stack is assembled from one construct per concern
-// (NewFunctions, NewLedgerSecrets, NewReviews, NewAccess, NewPublishing,
+// (NewFunctions, NewLedgerSecrets, NewReviews, NewAccess, NewPublishing, NewCredentials,
 // NewParameters, NewAlarms), each a direct child of the stack. A
 // construct adds its id to its children's paths, and the CDK derives a
 // logical ID from the path: the stacks here allocate logical IDs from the

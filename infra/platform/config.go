@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/review"
@@ -61,6 +62,19 @@ type Config struct {
 	DirectReviewers map[string][]string `json:"directReviewers"`
 	// The longest direct-lane review, in seconds: 1..31536000, default 3600.
 	DirectReviewMaxSeconds int `json:"directReviewMaxSeconds"`
+	// Who may set toolset-scope credentials, any end user's, and allow
+	// toolset ids for them: IAM principal ARN patterns of the stack's own
+	// account, as reviewer patterns (credentials.go); empty, the default:
+	// nobody (docs/credentials.md).
+	CredentialAdmins []string `json:"credentialAdmins"`
+	// The end-user mapping: which principals (IAM principal ARN patterns
+	// of the deployment's account, as reviewer patterns are written) may
+	// start runs acting for which end users (id patterns, "*" and "?"
+	// wildcards): [{"principal": ..., "endUser": ...}] (shared/enduser
+	// Parse; TOOLGATE_END_USER_MAPPING on review-request).
+	// Empty, the default: no run acts for an end user (docs/identity.md,
+	// "End users").
+	EndUserMapping []enduser.Entry `json:"endUserMapping"`
 	// Functions override memory, timeout and reserved concurrency by name.
 	Functions map[string]FunctionSettings `json:"functions"`
 	// ReservedConcurrency is each stage's reserved concurrency by function
@@ -164,10 +178,10 @@ func configKeys() []string {
 }
 
 // listKeys take comma-separated text as well as a JSON list.
-var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true}
+var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true, "credentialAdmins": true}
 
 // objectKeys take JSON text only.
-var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true,
+var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true, "endUserMapping": true,
 	"tableThroughput": true, "indexThroughput": true}
 
 // contextJSON turns a context value into JSON for Config's field key: a
@@ -325,6 +339,7 @@ func (c *Config) check() error {
 		problems = append(problems, fmt.Errorf("errorAlarmThreshold %d: want 0 (default 5) or more", c.ErrorAlarmThreshold))
 	}
 	problems = append(problems, c.checkCallers()...)
+	problems = append(problems, c.checkCredentialAdmins()...)
 	return errors.Join(problems...)
 }
 
@@ -417,6 +432,12 @@ func (c *Config) checkCallers() []error {
 	} else {
 		c.ReviewerAccounts = accounts
 	}
+	// The end-user mapping, by the functions' own parser (the stack's
+	// account is not known at synth: each entry's account is checked
+	// against it at cold start).
+	if _, err := enduser.Parse([]byte(endUserMappingJSON(c.EndUserMapping)), ""); err != nil {
+		problems = append(problems, fmt.Errorf("endUserMapping: %w", err))
+	}
 	if c.DirectReviewMaxSeconds < 1 || c.DirectReviewMaxSeconds > review.MaxTimeout {
 		problems = append(problems, fmt.Errorf("directReviewMaxSeconds %d: want 1..%d (a task token lives at most a year)", c.DirectReviewMaxSeconds, review.MaxTimeout))
 	}
@@ -431,6 +452,7 @@ func (c *Config) checkCallers() []error {
 		envSessionRoles:                    strings.Join(c.SessionRoles, ","),
 		envDirectReviewMaxSecs:             strconv.Itoa(c.DirectReviewMaxSeconds),
 		functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(c.Stage),
+		enduser.EnvKeyParam:                functionconfig.EndUserKeyParam(c.Stage),
 	}
 	if len(c.DirectReviewers) > 0 {
 		env[envDirectReviewers] = directReviewersJSON(c.DirectReviewers)
@@ -439,6 +461,16 @@ func (c *Config) checkCallers() []error {
 		problems = append(problems, fmt.Errorf("review-request: %w", err))
 	}
 	return problems
+}
+
+// endUserMappingJSON is the mapping as TOOLGATE_END_USER_MAPPING holds
+// it (shared/enduser Parse); "" for none.
+func endUserMappingJSON(m []enduser.Entry) string {
+	if len(m) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // specOf returns the spec of the function named name (the zero spec for

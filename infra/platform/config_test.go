@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/toolgate/toolgate/functions/review-request/request"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/lane"
 )
 
@@ -159,6 +160,15 @@ func TestLoadConfig(t *testing.T) {
 		{name: "tracing to a URL with a query", context: map[string]any{"toolgate:tracing": "otlp:https://otel.example.org/?token=s3cret"},
 			err: "context toolgate:tracing: TOOLGATE_TRACING: the OTLP/HTTP receiver's URL must have no user information, query or fragment"},
 		{name: "session role too long", context: map[string]any{"toolgate:sessionRoles": strings.Repeat("r", 65)}, err: "sessionRoles"},
+		{name: "an end-user mapping from -c", context: map[string]any{"toolgate:endUserMapping": `[{"principal": "arn:aws:iam::123456789012:role/support", "endUser": "customer-*"}]`},
+			want: func(c *Config) {
+				c.SenderIdentity = "example.com"
+				c.EndUserMapping = []enduser.Entry{{Principal: "arn:aws:iam::123456789012:role/support", EndUser: "customer-*"}}
+			}},
+		{name: "an end-user mapping entry of any account", context: map[string]any{"toolgate:endUserMapping": []any{map[string]any{"principal": "arn:aws:iam::*:role/support", "endUser": "*"}}},
+			err: "endUserMapping: end-user mapping: entry 0: principal: reviewer \"arn:aws:iam::*:role/support\" must name its AWS account"},
+		{name: "an end-user mapping entry in snake case", context: map[string]any{"toolgate:endUserMapping": `[{"principal": "arn:aws:iam::123456789012:role/support", "end_user": "*"}]`},
+			err: "endUserMapping: end-user mapping: entry 0: endUser is missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

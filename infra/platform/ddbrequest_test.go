@@ -108,6 +108,34 @@ func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*
 	return &dynamodb.QueryOutput{}, err
 }
 
+func (r *recorder) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	names := keyNames(in.Key)
+	names = append(names, table.ExpressionAttributes(in.ConditionExpression, in.ExpressionAttributeNames)...)
+	err := r.record(ddbRequest{Action: "dynamodb:DeleteItem", Resource: tableARN, LeadingKeys: leadingKey(in.Key),
+		Attributes: names, ReturnValues: returnValues(string(in.ReturnValues))})
+	return &dynamodb.DeleteItemOutput{}, err
+}
+
+// BatchGetItem records one request for all its keys on the table: IAM
+// authorises a BatchGetItem once, with dynamodb:LeadingKeys every key's
+// partition key.
+func (r *recorder) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	var names, keys []string
+	whole := false
+	for _, ka := range in.RequestItems {
+		for _, k := range ka.Keys {
+			names = append(names, keyNames(k)...)
+			keys = append(keys, leadingKey(k)...)
+		}
+		names = append(names, ka.AttributesToGet...)
+		names = append(names, table.ExpressionAttributes(ka.ProjectionExpression, ka.ExpressionAttributeNames)...)
+		whole = whole || ka.ProjectionExpression == nil && len(ka.AttributesToGet) == 0
+	}
+	slices.Sort(keys)
+	err := r.record(ddbRequest{Action: "dynamodb:BatchGetItem", Resource: tableARN, LeadingKeys: slices.Compact(keys), Attributes: names, Whole: whole})
+	return &dynamodb.BatchGetItemOutput{}, err
+}
+
 func keyNames(key map[string]types.AttributeValue) []string { return slices.Collect(maps.Keys(key)) }
 
 func leadingKey(item map[string]types.AttributeValue) []string {

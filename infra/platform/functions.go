@@ -310,7 +310,11 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 				Sid:       jsii.String("DescribeChildExecutions"),
 				Actions:   jsii.Strings("states:DescribeExecution"),
 				Resources: &[]*string{sub(executionsARN(p.Stage))},
-			}), childVersionDefinitions(p.Stage), readExternalKey(p.Stage))
+			}), childVersionDefinitions(p.Stage), readExternalKey(p.Stage), readEndUserKey(p.Stage))
+		case fnPublish:
+			// An end user's credentials are scoped under the stage's
+			// end-user key (docs/credentials.md).
+			extra = append(extra, readEndUserKey(p.Stage))
 		case fnReviewDecision:
 			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("SendTaskResult"),
@@ -478,6 +482,7 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		// The stage's external key, under which it derives the trace ids
 		// of runs given no trace context (readExternalKey).
 		env[functionconfig.EnvExternalKeyParam] = jsii.String(functionconfig.ExternalKeyParam(p.Stage))
+		endUserEnv(env, p)
 	case fnLambdaTool:
 		// The placeholders' parameters, /toolgate/<stage>/tool-function/...
 		// (shared/platformtool).
@@ -507,6 +512,8 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		env[envHTTPAllow] = jsii.String(strings.Join(p.HTTPAllow, ","))
 		env[envRecipientAllow] = jsii.String(strings.Join(p.RecipientAllow, ","))
 		env[envMCPAllow] = jsii.String(strings.Join(p.MCPAllow, ","))
+		// Who may set an end user's credentials, and their scope.
+		endUserEnv(env, p)
 	}
 	if p.SAMLocal {
 		for _, k := range append(samLocalVariables[""], samLocalVariables[spec.Name]...) {

@@ -124,8 +124,10 @@ func wantReadSecrets(function string) stmt {
 // wantFunctionPolicies is each function role's whole policy.
 var wantFunctionPolicies = map[string][]stmt{
 	// The provisioning function: PutParameter on exactly the parameters
-	// it creates, each tool function's key, the external key and since.
+	// it creates, each tool function's key, the external key, the
+	// end-user key and since.
 	"LedgerSecretsFunction": {ownLogs("LedgerSecretsFunction"), {Sid: "CreateLedgerSecrets", Actions: []string{"ssm:PutParameter"}, Resources: []string{
+		arn("ssm", "parameter/toolgate/test/secret/end-user-key"),
 		arn("ssm", "parameter/toolgate/test/secret/external-key"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/http"),
 		arn("ssm", "parameter/toolgate/test/secret/ledger-mac/lambda-tool"),
@@ -169,6 +171,10 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "ReadChildVersionDefinitions", Actions: []string{"states:DescribeStateMachine"},
 			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:toolgate-test_*"},
 			Condition: `{"Null":{"states:StateMachineQualifier":"false"}}`},
+		// The stage's end-user key, under which an end user's scope is
+		// computed.
+		{Sid: "ReadEndUserKey", Actions: []string{"ssm:GetParameters"},
+			Resources: []string{arn("ssm", "parameter/toolgate/test/secret/end-user-key")}},
 		// The stage's external key alone, which a run's trace id is
 		// derived under: no MAC key, no since time.
 		{Sid: "ReadExternalKey", Actions: []string{"ssm:GetParameters"},
@@ -198,6 +204,8 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		wantReadFloors,
 		{Sid: "FindStateMachines", Actions: []string{"states:ListStateMachines"}, Resources: []string{"*"}},
+		// An end user's credentials are scoped under the stage's end-user key.
+		{Sid: "ReadEndUserKey", Actions: []string{"ssm:GetParameters"}, Resources: []string{arn("ssm", "parameter/toolgate/test/secret/end-user-key")}},
 		// Only this role writes state machines, of its own stage only.
 		{Sid: "PublishStateMachines", Actions: []string{"states:CreateStateMachine", "states:PublishStateMachineVersion", "states:UpdateStateMachine"},
 			Resources: []string{arn("states", "stateMachine:toolgate-test_*")}},
@@ -298,6 +306,8 @@ var wantPlatformCounts = map[string]int{
 	"AWS::Logs::LogGroup":     11, // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 14, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
 	"AWS::SSM::Parameter":     12,
+	"AWS::KMS::Key":           1,  // the credentials' key (credentials.go)
+	"AWS::KMS::Alias":         1,  // alias/toolgate-<stage>-credentials
 	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
 	"Custom::LedgerSince":     1,  // the stage's since time, after every tool function (secrets.go)
 	"AWS::CloudWatch::Alarm":  21, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
@@ -327,22 +337,25 @@ var wantEnv = map[string]map[string]string{
 	"HttpFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "35", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/http", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_HTTP_TIMEOUT_SECONDS": "30", "TOOLGATE_HTTP_MAX_REQUEST_BYTES": "32768",
+		"TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",
 	},
 	"WorkflowValidatorFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/workflow-validator", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since"},
 	"LambdaToolFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "900", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/lambda-tool", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
 		"TOOLGATE_STAGE": "test"},
 	"McpCallFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector, "TOOLGATE_LEDGER_MAC_PARAM": "/toolgate/test/secret/ledger-mac/mcp-call", "TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_LEDGER_SINCE_PARAM": "/toolgate/test/secret/ledger-since",
-		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "10"},
+		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "10", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}"},
 	"ReviewRequestFunction": {
 		"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800", "TOOLGATE_STAGE": "test",
-		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key",
+		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key",
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
-		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net"},
+		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",
+		"TOOLGATE_CREDENTIAL_ADMINS":  `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"]`,
+		"TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key"},
 }
 
 // neverSet are variables the app never sets on any function, in any
@@ -795,7 +808,8 @@ func checkFunctionRoles(_, _ assertions.Template, _, pj tmpl) error {
 // ledgerItemActions are the only DynamoDB actions any policy may hold. The
 // writes among them (ledgerWriteActions) are the functions' only:
 // checkPeopleWriteNoLedgerItems.
-var ledgerItemActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
+var ledgerItemActions = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+	"dynamodb:DeleteItem", "dynamodb:Query"}
 
 // checkLedgerActions: every DynamoDB statement in any policy holds item
 // actions only (no Scan, no DeleteTable, no wildcard), spelt exactly, on

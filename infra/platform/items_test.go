@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -484,11 +486,36 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		// A parent's workflow steps: the children's published versions.
 		run("ledger.Store.PublishedSolution", 0, func(db *recorder) { ignore(l(db).PublishedSolution(ctx, "child")) }),
 	}
+	// Credentials (shared/credential Store): the call-time read of a tool
+	// function's dispatcher, and the publish function's management.
+	c := func(db *recorder) *vault.Store { return vault.NewStore(db, "toolgate-test", nil) }
+	credTarget := credential.Target{ToolsetName: "crm", Name: "tickets", Origin: "https://mcp.example.com"}
+	sealed := vault.Sealed{Ciphertext: []byte{1}, Nonce: make([]byte, 12), EncryptedKey: []byte{2}, KeyID: "arn:aws:kms:us-east-1:123456789012:key/k"}
+	credentialReads := []func(*recorder){
+		run("vault.Store.Lookup", 0, func(db *recorder) {
+			ignore(c(db).Lookup(ctx, credTarget, testToolset, credential.RunScope("run-1"), credential.EndUserScope([]byte("k"), "alice")))
+		}),
+	}
+	credentialAdmin := []func(*recorder){
+		run("vault.Store.Put", 0, func(db *recorder) {
+			ignore(c(db).Put(ctx, vault.Item{Target: credTarget, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: user}))
+			ignore(c(db).Put(ctx, vault.Item{Target: credTarget, Scope: credential.RunScope("run-1"), Sealed: sealed, SetBy: user,
+				ExecutionARN: testRunID, DeleteAfter: now, ExpiresAt: now}))
+		}),
+		run("vault.Store.Delete", 0, func(db *recorder) { ignore(c(db).Delete(ctx, credTarget, credential.ScopeToolset)) }),
+		run("vault.Store.List", 0, func(db *recorder) { ignore(c(db).List(ctx, "crm")) }),
+		run("vault.Store.Origins", 0, func(db *recorder) { ignore(c(db).Origins(ctx, "crm", "tickets")) }),
+		run("vault.Store.MarkToolset", 0, func(db *recorder) { ignore(c(db).MarkToolset(ctx, credTarget, testToolset)) }),
+		run("vault.Store.MarkToolset (condition failed)", 1, func(db *recorder) { ignore(c(db).MarkToolset(ctx, credTarget, testToolset)) }),
+		run("vault.Store.Allow", 0, func(db *recorder) { ignore(c(db).Allow(ctx, credTarget, testToolset, user)) }),
+		run("vault.Store.AllowRegistered", 0, func(db *recorder) { ignore(c(db).AllowRegistered(ctx, credTarget, user)) }),
+		run("vault.Store.StartRecorded", 0, func(db *recorder) { ignore(c(db).StartRecorded(ctx, testRunID)) }),
+	}
 	byPrincipal := map[table.Principal][]func(*recorder){
-		table.ToolFunctions:  slices.Concat(dispatcher, proofs),
+		table.ToolFunctions:  slices.Concat(dispatcher, credentialReads, proofs),
 		table.ReviewRequest:  slices.Concat(request, proofs),
 		table.ReviewDecision: slices.Concat(decision, proofs),
-		table.Publish:        slices.Concat(publishing, proofs),
+		table.Publish:        slices.Concat(publishing, credentialAdmin, proofs),
 	}
 	out := map[string][]ddbRequest{}
 	for _, spec := range functionSpecs {

@@ -58,6 +58,7 @@ func testConfig() Config {
 		"arn:aws:iam::123456789012:role/toolgate-reviewer", "arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*",
 	}}
 	cfg.DirectReviewMaxSeconds = 1800
+	cfg.CredentialAdmins = []string{"arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"}
 	cfg.AlarmTopicARN = testTopic
 	cfg.ErrorAlarmThreshold = 3
 	cfg.Tracing = adotCollector

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -94,6 +95,17 @@ type PlatformStackProps struct {
 	// (TOOLGATE_DIRECT_REVIEW_MAX_SECONDS on review-request); zero means
 	// 3600 (review.DefaultDirectMaxTimeout).
 	DirectReviewMaxSeconds int
+	// CredentialAdmins are who may set toolset-scope credentials and any
+	// end user's, and allow toolset ids for them: IAM principal ARN
+	// patterns of the stack's account (TOOLGATE_CREDENTIAL_ADMINS on the
+	// publish function, a JSON list). Empty, the default: nobody.
+	CredentialAdmins []string
+	// EndUserMapping is the end-user mapping (shared/enduser Entry):
+	// TOOLGATE_END_USER_MAPPING on review-request and publish, which also
+	// get the end-user key's parameter name (TOOLGATE_END_USER_KEY_PARAM)
+	// and may read it (endUserEnv, readEndUserKey). Empty sets no mapping:
+	// no run acts for an end user.
+	EndUserMapping []enduser.Entry
 	// LogRetention applies to every log group; zero means three months.
 	LogRetention awslogs.RetentionDays
 	// LogRemovalPolicy applies to every log group; zero means retain.
@@ -185,6 +197,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	reviews := NewReviews(stack, "Reviews", &ReviewsProps{Platform: &p, Functions: fns})
 	a := NewAccess(stack, "Access", &AccessProps{Platform: &p, Functions: fns})
 	publishing := NewPublishing(stack, "Publishing", &PublishingProps{Platform: &p, Functions: fns, Access: a})
+	NewCredentials(stack, "Credentials", &CredentialsProps{Platform: &p, Functions: fns})
 	url, publishURL := reviews.DecisionURL, publishing.URL
 	NewParameters(stack, "Parameters", &ParametersProps{Platform: &p, Functions: fns, Access: a, DecisionURL: url.Url(), PublishURL: publishURL.Url()})
 	NewAlarms(stack, "Alarms", &AlarmsProps{Platform: &p, Functions: fns, Access: a})

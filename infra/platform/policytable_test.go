@@ -132,6 +132,17 @@ func policyTable(pj tmpl) string {
 				strings.Join(on, ", "), items, conditionsText(s))
 		}
 	}
+	// The credentials key's policy (credentials.go): who may do what with
+	// the key, whatever their roles say.
+	_, stmts := keyPolicy(pj)
+	for _, s := range stmts {
+		sid := "–"
+		if id, ok := s["Sid"].(string); ok {
+			sid = "`" + id + "`"
+		}
+		fmt.Fprintf(&b, "| credentials key policy: %s | %s | %s | credentials key |  | %s |\n", strings.Join(keyPrincipals(pj, s), ", "), sid,
+			actionsText(strs(s["Action"])), conditionsText(s))
+	}
 	return cell.Replace(b.String())
 }
 

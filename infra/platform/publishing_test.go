@@ -725,7 +725,11 @@ func TestPublishRequestsAllowed(t *testing.T) {
 	// (platformtool.FloorFromTags of Lambda's ListTags answer).
 	floor := apiRequest{What: "registration reads a pinned platform tool function's floor", Action: "lambda:ListTags",
 		Resource: teamFnARN, Context: map[string]string{"aws:ResourceTag/" + toolfunction.TagKey: "test"}}
-	for who, reqs := range map[string][]apiRequest{fnPublish: append(publishRequests(t, &recorder{}), platformTool, floor), "publisher": runRequests(t)} {
+	// Its cold start reads the stage's end-user key (secrets.LoadKeys),
+	// under which an end user's credentials are scoped.
+	endUserKey := apiRequest{What: "the cold start reads the end-user key", Action: "ssm:GetParameters",
+		Resource: "arn:aws:ssm:eu-west-1:123456789012:parameter/toolgate/test/secret/end-user-key"}
+	for who, reqs := range map[string][]apiRequest{fnPublish: append(publishRequests(t, &recorder{}), platformTool, floor, endUserKey), "publisher": runRequests(t)} {
 		t.Run(who, func(t *testing.T) {
 			used := map[string]bool{}
 			for _, r := range reqs {

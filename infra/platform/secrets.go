@@ -12,6 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 )
 
@@ -61,16 +62,37 @@ func readExternalKey(stage string) awsiam.PolicyStatement {
 	})
 }
 
+// readEndUserKey is the SSM statement of review-request and publish for the stage's end-user key (functionconfig.EndUserKeyParam), under
+// which an end user's scope is computed (docs/identity.md, "End users"):
+// ssm:GetParameters on exactly that parameter, encrypted under aws/ssm,
+// as readLedgerSecrets says.
+func readEndUserKey(stage string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ReadEndUserKey"),
+		Actions:   jsii.Strings("ssm:GetParameters"),
+		Resources: &[]*string{parameterARN(functionconfig.EndUserKeyParam(stage))},
+	})
+}
+
+// endUserEnv sets the end-user key's parameter name and, when p names
+// one, the end-user mapping on env (review-request's and publish's).
+func endUserEnv(env map[string]*string, p *PlatformStackProps) {
+	env[enduser.EnvKeyParam] = jsii.String(functionconfig.EndUserKeyParam(p.Stage))
+	if len(p.EndUserMapping) > 0 {
+		env[enduser.EnvMapping] = jsii.String(endUserMappingJSON(p.EndUserMapping))
+	}
+}
+
 // ledgerSecretNames are the parameters the provisioning function creates
 // for stage: each tool function's MAC key (functionSpecs with Tool), the
-// external key; and the since parameter.
+// external key, the end-user key; and the since parameter.
 func ledgerSecretNames(stage string) (list []string, since string) {
 	for _, spec := range functionSpecs {
 		if spec.Tool {
 			list = append(list, functionconfig.MACParam(stage, spec.Name))
 		}
 	}
-	return append(list, functionconfig.ExternalKeyParam(stage)), functionconfig.SinceParam(stage)
+	return append(list, functionconfig.ExternalKeyParam(stage), functionconfig.EndUserKeyParam(stage)), functionconfig.SinceParam(stage)
 }
 
 // LedgerSecrets is the provisioning function of the tool functions'
@@ -160,8 +182,10 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	overrideLogicalID(sinceRes, "LedgerSince")
-	// review-request reads the external key at its cold start too.
+	// review-request reads the external and end-user keys at its cold
+	// start too, and publish the end-user key.
 	fns[fnReviewRequest].Function.Node().AddDependency(res)
+	fns[fnPublish].Function.Node().AddDependency(res)
 	for _, spec := range functionSpecs {
 		if !spec.Tool {
 			continue

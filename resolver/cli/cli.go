@@ -44,7 +44,7 @@ argument, unreadable file); 3 check-recipient's invalid address.`
 // writes. cmd/toolgate passes the process's own (os.Getenv,
 // config.LoadDefaultConfig, os.Stdout, os.Stderr); a test passes its own,
 // so that tests need not change the process's environment and can run in
-// parallel. Every field is required.
+// parallel. Every field but Stdin is required.
 type Env struct {
 	// Getenv returns the value of an environment variable, "" when it is
 	// unset (as os.Getenv).
@@ -57,6 +57,9 @@ type Env struct {
 	// Stdout receives help and each command's output; Stderr what a
 	// command says about a misuse, a refusal or a failure.
 	Stdout, Stderr io.Writer
+	// Stdin is what toolgate credentials set --from-stdin reads the
+	// secret from; nil: no standard input (that command refuses).
+	Stdin io.Reader
 
 	// reviewPoll is how often the direct lane reads its review (tests
 	// shorten it); zero means defaultReviewPoll.
@@ -67,7 +70,7 @@ type Env struct {
 // process's environment (os.Getenv, config.LoadDefaultConfig) and returns
 // the exit code, as RunWith does.
 func Run(args []string, stdout, stderr io.Writer) int {
-	return RunWith(args, Env{Getenv: os.Getenv, LoadAWSConfig: config.LoadDefaultConfig, Stdout: stdout, Stderr: stderr})
+	return RunWith(args, Env{Getenv: os.Getenv, LoadAWSConfig: config.LoadDefaultConfig, Stdout: stdout, Stderr: stderr, Stdin: os.Stdin})
 }
 
 // RunWith runs one command line (args without the program name) in env and
@@ -139,7 +142,7 @@ func (a *app) newRoot() *cobra.Command {
 		Long:  rootLong,
 	})
 	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(),
-		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newVersionCmd())
+		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newCredentialsCmd(), a.newVersionCmd())
 	var settle func(*cobra.Command)
 	settle = func(c *cobra.Command) {
 		// Run reports errors itself; every Use line is a whole synopsis.

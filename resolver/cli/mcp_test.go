@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/functions/publish/publish"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/infra/local/localtest/mcptest"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
@@ -90,8 +91,8 @@ func TestToolsetRegisterDraft(t *testing.T) {
 		t.Fatal(err)
 	}
 	endpoint := publishInProcess(t, publish.NewHandler(&publish.Service{Callers: verifier, Stage: "test", Store: store,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MCP: localtest.ListMCP}))
-	srv := localtest.MCPServer(t, mcpserver.Options{Stateless: true})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MCP: mcptest.ListMCP}))
+	srv := mcptest.MCPServer(t, mcpserver.Options{Stateless: true})
 
 	dir := t.TempDir()
 	file, lock := filepath.Join(dir, "crm.yaml"), filepath.Join(dir, "crm.lock.json")

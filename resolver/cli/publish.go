@@ -224,6 +224,7 @@ func (a *app) publishRun(cmd *cobra.Command, files []string, o *publishOptions) 
 type runOptions struct {
 	pf                  platformFlags
 	inputFile, name, as string
+	endUser             string
 	wait                bool
 	timeout             time.Duration
 }
@@ -232,7 +233,7 @@ type runOptions struct {
 func (a *app) newRunCmd() *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
-		Use:   "run SOLUTION --input FILE.json [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
+		Use:   "run SOLUTION --input FILE.json [--name N] [--end-user ID] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
 		Short: "start an execution (and follow it)",
 		Long: `Starts an execution of a published Solution's state machine; with --wait,
 follows it: one line per state, the run's pending
@@ -251,7 +252,14 @@ start of the execution it names, for the digest of the whole execution
 input, with a caller proof signed with your AWS credentials (--as NAME:
 NAME's local keys). It starts the execution only once the record is
 written; a name already recorded starts nothing (docs/identity.md, "Four
-eyes").` + tracingHelp,
+eyes"). A Solution whose toolset declares credentials (auth) records its
+start too.
+
+--end-user ID names the end user the run acts for (its credentials of
+that end user are used): the start request names it, and the record
+holds it only when the platform's end-user mapping lets you act for it;
+otherwise run warns and the run starts without one (docs/identity.md,
+"End users"). A Solution that records no start takes no --end-user.` + tracingHelp,
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			return exit(a.runRun(cmd, pos, &o))
 		},
@@ -261,6 +269,7 @@ eyes").` + tracingHelp,
 	fs.StringVar(&o.inputFile, "input", "", "the run's input, a JSON `FILE`")
 	fs.StringVar(&o.name, "name", "", "the execution's name `N` (default: generated); never starting with "+tool.ChildNamePrefix+", the names of workflow steps' children")
 	fs.StringVar(&o.as, "as", "", "on the local stack only: sign the start request's caller proof with `NAME`'s local keys ($"+EnvLocalKeys+")")
+	fs.StringVar(&o.endUser, "end-user", "", "the end user `ID` the run acts for (visible ASCII, at most 256 bytes): recorded only when the platform's end-user mapping lets you act for it (docs/identity.md, \"End users\")")
 	fs.BoolVar(&o.wait, "wait", false, "follow the run: one line per state, pending reviews, then the output or the error")
 	fs.DurationVar(&o.timeout, "timeout", 24*time.Hour, "with --wait, how long to follow the run")
 	return cmd
@@ -300,8 +309,8 @@ func (a *app) runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 		fmt.Fprintf(stderr, "toolgate run: %v\n", err)
 		return ExitMisuse
 	}
-	arn, err := runner.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, runner.Meta{Traceparent: traceparent}, func(ctx context.Context, executionARN, digest string) error {
-		return a.recordStart(ctx, pl, p, executionARN, digest)
+	arn, err := runner.Start(ctx, pl.sfn, o.pf.stage, pos[0], input, o.name, runner.Meta{Traceparent: traceparent, EndUser: o.endUser}, func(ctx context.Context, executionARN, digest string) error {
+		return a.recordStart(ctx, pl, p, executionARN, digest, o.endUser, stderr)
 	})
 	if err != nil {
 		endTrace("NOT_STARTED", true)
@@ -346,9 +355,11 @@ func (a *app) runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 // recordStart asks review-request's start alias (deployment.StartFunctionParam:
 // its ARN, or on the local stack its instance's URL under the RIE) for the
 // start record of executionARN with the whole execution input's digest,
-// with a caller proof p signs for exactly that (review.StartBinding).
-// An error says why nothing was recorded; the proof is never in it.
-func (a *app) recordStart(ctx context.Context, pl *platform, p *prover, executionARN, digest string) error {
+// and the end user asked for ("" for none), with a caller proof p signs
+// for exactly that (review.StartBindingFor). An end user the record
+// skipped is a warning on stderr (the run starts without one). An error
+// says why nothing was recorded; the proof is never in it.
+func (a *app) recordStart(ctx context.Context, pl *platform, p *prover, executionARN, digest, endUser string, stderr io.Writer) error {
 	target, err := pl.params.Get(ctx, deployment.StartFunctionParam(pl.p.stage))
 	if err != nil {
 		return fmt.Errorf("review-request's start alias: %w", err)
@@ -357,20 +368,24 @@ func (a *app) recordStart(ctx context.Context, pl *platform, p *prover, executio
 	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
 		endpoint, fn = target, rieFunctionName
 	}
-	req := review.StartRequest{Action: review.StartAction, ExecutionARN: executionARN, InputDigest: digest}
-	if req.Proof, err = p.sign(ctx, review.StartBinding(executionARN, digest)); err != nil {
+	req := review.StartRequest{Action: review.StartAction, ExecutionARN: executionARN, InputDigest: digest, EndUser: endUser}
+	if req.Proof, err = p.sign(ctx, review.StartBindingFor(executionARN, digest, endUser)); err != nil {
 		return fmt.Errorf("sign the start request: %w", err)
 	}
 	payload, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	_, errType, errMsg, err := a.invokeLambda(ctx, endpoint, fn, payload)
+	out, errType, errMsg, err := a.invokeLambda(ctx, endpoint, fn, payload)
 	switch {
 	case err != nil:
 		return err
 	case errType != "":
 		return fmt.Errorf("%s: %s", errType, errMsg)
+	}
+	var ans review.StartAnswer
+	if json.Unmarshal(out, &ans) == nil && ans.EndUserSkipped != "" {
+		fmt.Fprintf(stderr, "toolgate run: warning: the run does not act for end user %s: %s\n", endUser, ans.EndUserSkipped)
 	}
 	return nil
 }

@@ -164,8 +164,9 @@ func (a *app) newToolsetShowCmd() *cobra.Command {
 		Use:   "show ID [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
 		Short: "print what a toolset pins (its lock, or the registered toolset)",
 		Long: `Prints the toolset ID pins, as its lock file holds it: the id, name, base,
-tools with their schemas and policies, fetch hosts, http host entries and
-workflows. The lock
+tools with their schemas and policies (an MCP tool's server URL and auth),
+fetch hosts, http host entries (with their auth) and workflows: an auth
+declaration, never a credential, which a toolset never holds. The lock
 is found among the *.lock.json in --toolsets DIR (default toolsets).
 Control, format and bidirectional characters (a right-to-left override,
 a zero-width space) are written as JSON escapes (\u202e): the same
@@ -223,9 +224,12 @@ func (a *app) newToolsetDiffCmd() *cobra.Command {
 and "- tool NAME" for a tool only B or only A has, "~ tool NAME: MEMBER A → B"
 for a changed member (schemas are compared in their RFC 8785 form and shown
 as "changed"), "~ MEMBER: A → B" for name, base, fetch_hosts and
-workflows, and "+ http host HOST {…}", "- http host HOST" and
-"~ http host HOST: MEMBER A → B" (methods, headers, idempotency) for the
-http tool's host entries. Control, format and bidirectional characters in a line are
+workflows, "~ tool NAME: mcp.url A → B" and "~ tool NAME: mcp.auth A → B"
+for an MCP tool's server URL and auth declaration, and "+ http host HOST
+{…}", "- http host HOST" and "~ http host HOST: MEMBER A → B" (methods,
+headers, idempotency, auth) for the http tool's host entries. An auth
+declaration says how a credential is presented (a header, or a {secret}
+path segment), never a credential: a toolset holds none. Control, format and bidirectional characters in a line are
 written as \u{202E}.
 
 Each toolset is read as toolgate toolset show reads it: its lock in
@@ -310,7 +314,8 @@ func diffToolsets(w io.Writer, a, b *toolset.Toolset) int {
 			a, b any
 		}{{"function", ta.Function, tb.Function}, {"description", ta.Description, tb.Description}, {"idempotent", ta.Idempotent, tb.Idempotent},
 			{"policy", ta.Policy, tb.Policy}, {"review_required", ta.ReviewRequired, tb.ReviewRequired}, {"timeout_seconds", ta.TimeoutSeconds, tb.TimeoutSeconds},
-			{"retry", ta.Retry, tb.Retry}, {"tolerate_duplicates", ta.TolerateDuplicates, tb.TolerateDuplicates}} {
+			{"retry", ta.Retry, tb.Retry}, {"tolerate_duplicates", ta.TolerateDuplicates, tb.TolerateDuplicates},
+			{"mcp.url", mcpURL(ta.MCP), mcpURL(tb.MCP)}, {"mcp.auth", mcpAuth(ta.MCP), mcpAuth(tb.MCP)}} {
 			if js(m.a) != js(m.b) {
 				line("~ tool %s: %s %s → %s", name, m.name, js(m.a), js(m.b))
 			}
@@ -327,6 +332,24 @@ func diffToolsets(w io.Writer, a, b *toolset.Toolset) int {
 	return n
 }
 
+// mcpURL is an MCP pin's URL, "" for a tool that is not an MCP tool: the
+// URL pinned holds no credential ("{secret}" where one goes).
+func mcpURL(m *toolset.MCP) string {
+	if m == nil {
+		return ""
+	}
+	return m.URL
+}
+
+// mcpAuth is an MCP pin's auth declaration (nil: none, or not an MCP
+// tool): how a credential is presented, never one.
+func mcpAuth(m *toolset.MCP) *toolset.Auth {
+	if m == nil {
+		return nil
+	}
+	return m.Auth
+}
+
 // sameCanonical reports whether two JSON documents are equal as values.
 func sameCanonical(a, b json.RawMessage) bool {
 	var va, vb any
@@ -341,7 +364,7 @@ func sameCanonical(a, b json.RawMessage) bool {
 // diffHTTPHosts writes, through line, the differences from http host
 // entries a to b: "+ http host HOST {methods …}" and "- http host HOST"
 // for an entry only b or only a has, and "~ http host HOST: MEMBER A → B"
-// for a changed methods, headers or idempotency.
+// for a changed methods, headers, idempotency or auth.
 func diffHTTPHosts(line func(string, ...any), js func(any) string, a, b []toolset.HTTPHost) {
 	find := func(list []toolset.HTTPHost, host string) (toolset.HTTPHost, bool) {
 		i := slices.IndexFunc(list, func(h toolset.HTTPHost) bool { return h.Host == host })
@@ -371,7 +394,7 @@ func diffHTTPHosts(line func(string, ...any), js func(any) string, a, b []toolse
 		for _, m := range []struct {
 			name string
 			a, b any
-		}{{"methods", ha.Methods, hb.Methods}, {"headers", ha.Headers, hb.Headers}, {"idempotency", ha.Idempotency, hb.Idempotency}} {
+		}{{"methods", ha.Methods, hb.Methods}, {"headers", ha.Headers, hb.Headers}, {"idempotency", ha.Idempotency, hb.Idempotency}, {"auth", ha.Auth, hb.Auth}} {
 			if js(m.a) != js(m.b) {
 				line("~ http host %s: %s %s → %s", host, m.name, js(m.a), js(m.b))
 			}

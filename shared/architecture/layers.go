@@ -44,9 +44,9 @@ var Layers = []Layer{
 	{
 		Name: "rules",
 		Packages: []string{"shared/dnsname", "shared/hostlist", "shared/fetchurl", "shared/recipient",
-			"shared/mailheader", "shared/reviewer", "shared/invisible", "shared/schema", "shared/seal",
+			"shared/mailheader", "shared/reviewer", "shared/enduser", "shared/invisible", "shared/schema", "shared/seal",
 			"shared/externalkey", "shared/inputrecord", "shared/catalog", "shared/toolset", "shared/lane",
-			"shared/toolfloor", "shared/httprule", "shared/tracecontext"},
+			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential"},
 		Uses:    []string{"base", "contract"},
 		Forbids: runTime,
 	},
@@ -58,8 +58,8 @@ var Layers = []Layer{
 	},
 	{
 		Name: "domain",
-		Packages: []string{"shared/review", "shared/toolcall", "shared/caller", "shared/functionconfig",
-			"shared/publishapi", "shared/localkeys"},
+		Packages: []string{"shared/review", "shared/caller", "shared/functionconfig",
+			"shared/publishapi", "shared/localkeys", "shared/toolcall"},
 		Uses:    []string{"base", "contract", "rules"},
 		Forbids: runTime,
 	},
@@ -67,7 +67,7 @@ var Layers = []Layer{
 		Name: "adapters",
 		Packages: []string{"shared/ledger", "shared/review/dynamo", "shared/review/stepfunctions",
 			"shared/ledger/tabledef", "shared/secrets", "shared/coldstart", "shared/functionurl",
-			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing"},
+			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential/vault"},
 		Uses: []string{"base", "contract", "rules", "domain"},
 	},
 	{

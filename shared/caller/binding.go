@@ -33,6 +33,23 @@ const (
 	ActionPublish     = "solution.publish" // the publish function: Target the Solution file's name, InputDigest its source digest
 	ActionRegister    = "toolset.register" // the publish function: Target the toolset id, InputDigest the document's digest
 	ActionShowToolset = "toolset.show"     // the publish function: a registered toolset's read; Target the toolset id
+	// ActionCredentialsSet is the publish function's store of a
+	// credential: Target "<toolset name>/<target>", InputDigest the
+	// digest of the request's other fields and of the secret's SHA-256
+	// (publishapi.CredentialSetDigest), so that a proof made for one
+	// secret is refused with another.
+	ActionCredentialsSet = "credentials.set"
+	// ActionCredentialsList is the publish function's listing of a
+	// toolset name's credentials (metadata only): Target the toolset name.
+	ActionCredentialsList = "credentials.list"
+	// ActionCredentialsRevoke is the publish function's delete of one
+	// credential: Target "<toolset name>/<target>", Detail the scope as
+	// the request names it (publishapi.CredentialScopeDetail).
+	ActionCredentialsRevoke = "credentials.revoke"
+	// ActionCredentialsAllow is the publish function's allowing of a
+	// registered toolset id to use its name's credentials: Target the
+	// toolset id.
+	ActionCredentialsAllow = "credentials.allow"
 )
 
 // Binding is what one proof may be used for. Every field is part of the

@@ -1,12 +1,7 @@
 package credential
 
 import (
-	"context"
-	"errors"
-	"net/http"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -19,6 +14,12 @@ const (
 	PurposeWebhookSubscription = "webhook-subscription"
 	PurposeWebhookSource       = "webhook-source"
 )
+
+// CauseExpired starts the message of the CALL_PARKED error of a call whose
+// credential has expired: found expired before the claim (Resolve), or
+// refused by the server as RFC 6750's invalid_token after it was sent
+// (docs/credentials.md, "Expiry").
+const CauseExpired = "credentials.expired"
 
 // MaxSecretBytes bounds a credential, in bytes: 8 KiB.
 const MaxSecretBytes = 8 << 10
@@ -42,19 +43,6 @@ type Target struct {
 	Auth        toolset.Auth
 }
 
-// KMS is the part of the KMS client this package calls.
-type KMS interface {
-	GenerateDataKey(ctx context.Context, in *kms.GenerateDataKeyInput, opts ...func(*kms.Options)) (*kms.GenerateDataKeyOutput, error)
-	Decrypt(ctx context.Context, in *kms.DecryptInput, opts ...func(*kms.Options)) (*kms.DecryptOutput, error)
-}
-
-// Sealed is a credential as stored: the AES-256-GCM ciphertext (with its
-// tag), its 12-byte nonce, the KMS-encrypted data key and the key's id.
-type Sealed struct {
-	Ciphertext, Nonce, EncryptedKey []byte
-	KeyID                           string
-}
-
 // Credential is a resolved credential, ready to present: its target and
 // scope, the item's version and expiry, and the plaintext, which only
 // Transport and Redact read.
@@ -66,13 +54,14 @@ type Credential struct {
 	secret    []byte
 }
 
-// Transport returns next with c presented on every request to c's exact
-// origin (scheme, host and port), and on no other.
-func Transport(next http.RoundTripper, c *Credential) http.RoundTripper {
-	return next
+// Opened is the credential secret, opened by Open for target t under scope
+// s, ready to present through Transport: for a credential read outside
+// Resolve, which the publish function does to list a server that needs
+// one at registration (scope toolset; docs/credentials.md, "Which
+// toolsets may use a credential"). version and expires are the item's.
+func Opened(t Target, s Scope, version int64, expires time.Time, secret []byte) *Credential {
+	return &Credential{Target: t, Scope: s, Version: version, ExpiresAt: expires, secret: secret}
 }
-
-var errNotBuilt = errors.New("credential: not built yet")
 
 // Request is what a call resolves a credential for: the target, the run's
 // toolset id (which must be allowed for the target's credentials), the
@@ -87,30 +76,3 @@ type Request struct {
 	Starter   string
 	EndUser   Scope
 }
-
-// Resolver resolves credentials at call time, in the order run, end user,
-// toolset, the first found used whole; it keeps what it read for a few
-// seconds per container (CacheTTL). Safe for concurrent use.
-type Resolver struct {
-	kms KMS
-	now func() time.Time
-}
-
-// CacheTTL is how long a Resolver keeps what it read, and so the longest
-// a revoked or replaced credential is still presented by a warm
-// container: 5 s (docs/credentials.md, "Revocation").
-const CacheTTL = 5 * time.Second
-
-// Resolve returns the credential req's call presents, or a *tool.Error:
-// TOOL_PERMISSION_DENIED naming the scopes tried when none is found (or
-// the toolset id is not allowed), CALL_PARKED (cause
-// "credentials.expired") naming the scope and target when the one found
-// has expired.
-func (r *Resolver) Resolve(ctx context.Context, req Request) (*Credential, error) {
-	return nil, errNotBuilt
-}
-
-// Redact returns s with every occurrence of c's secret (as sent: raw,
-// with its scheme, and percent-encoded) replaced by "…": for error text
-// built from a response of a request that carried c. A nil c: s.
-func (c *Credential) Redact(s string) string { return s }

@@ -33,7 +33,7 @@ func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcom
 	if d.cfg.Check == nil {
 		return nil
 	}
-	err := d.cfg.Check(ctx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts})
+	err := d.cfg.Check(ctx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Credential: inv.cred})
 	if err == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/externalkey"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -131,6 +132,9 @@ type Dispatcher struct {
 	toolsets ledger.ToolsetCache
 	reviews  Reviews // approvals of gated tools (approval.go)
 	callers  Callers // direct-lane callers (lane.go)
+	// creds resolves the credentials of targets that declare auth
+	// (credentials.go).
+	creds Credentials
 	// traces derives runs' trace ids under the external key secret
 	// (trace.go).
 	traces *tracecontext.Deriver
@@ -150,6 +154,12 @@ type Deps struct {
 	// Callers verifies direct-lane caller proofs; nil: every direct-lane
 	// call is refused.
 	Callers Callers
+	// Credentials resolves the credential a call presents to a target
+	// that declares auth (an MCP server, an http host entry;
+	// docs/credentials.md); nil: a call to such a target is refused,
+	// TOOL_PERMISSION_DENIED. Only the functions whose tools can declare
+	// auth (mcp-call, http) have one.
+	Credentials Credentials
 	// Run is the tool (or, for PlatformTools and MCPTools, the call of the
 	// pinned tool).
 	Run toolcall.Func
@@ -186,7 +196,7 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 		log = slog.Default()
 	}
 	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers,
-		traces: tracecontext.NewDeriver(cfg.ExternalKeySecret)}, nil
+		creds: deps.Credentials, traces: tracecontext.NewDeriver(cfg.ExternalKeySecret)}, nil
 }
 
 // Handle is the Lambda handler: it returns the tool's result, or an error
@@ -199,9 +209,9 @@ func (d *Dispatcher) Handle(ctx context.Context, payload json.RawMessage) (json.
 // Invoke runs one invocation and returns the result or a *tool.Error, in
 // phases: decode the envelope and check the caller's lane (a call that
 // fails either writes nothing), then load the pinned toolset, validate the
-// input, check a gated call's approval, claim the idempotency record and
-// check the call (Config.Check), claim the idempotency record and run the
-// tool; the outcome is recorded in one place (record).
+// input, check a gated call's approval, resolve the credential of a
+// target that declares auth, check the call (Config.Check), claim the
+// idempotency record and run the tool; the outcome is recorded in one place (record).
 func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (out json.RawMessage, err error) {
 	inv := &invocation{d: d, started: d.store.Now()}
 	if err := inv.admit(ctx, payload); err != nil {
@@ -265,6 +275,14 @@ type invocation struct {
 	trace    tracecontext.Call
 	span     trace.Span
 	callSpan trace.SpanContext
+	// lane is the call's lane, once admitted.
+	lane lane.Lane
+	// authHost is the http_hosts entry Config.Contract chose for the call
+	// (nil: none); cred the credential the call presents (nil: its target
+	// declares none), resolved before the check and the claim
+	// (credentials.go). Neither is logged.
+	authHost *toolset.HTTPHost
+	cred     *credential.Credential
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the
@@ -279,6 +297,7 @@ func (inv *invocation) contract(input json.RawMessage) error {
 		return tool.Classify(err)
 	}
 	inv.pinned.ReviewRequired, inv.pinned.Policy, inv.pinned.Idempotent = c.Review, c.Policy, c.Idempotent
+	inv.authHost = c.Host
 	return nil
 }
 
@@ -339,6 +358,12 @@ func (inv *invocation) phases(ctx context.Context) (o *outcome) {
 	// A gated call's approval is checked before the key is claimed: a
 	// refused call leaves the key untouched for the call that was approved.
 	if o := inv.approve(ctx); o != nil {
+		return o
+	}
+	// So is the credential the call presents, which the check needs too
+	// (an MCP server that lists its tools only to an authenticated
+	// client): an expired one parks the call, none refuses it.
+	if o := inv.resolveCredential(ctx); o != nil {
 		return o
 	}
 	// So is the tool's own check (an MCP tool's definition on its server):

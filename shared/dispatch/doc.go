@@ -9,6 +9,12 @@
 //     in its RFC 8785 form.
 //   - approve (approval.go): a gated tool's approval, before the key is
 //     claimed.
+//   - credentials (credentials.go): the credential of a target that
+//     declares auth (Deps.Credentials), resolved before the check and the
+//     claim and handed to both; an expired one PARKS the call, none
+//     refuses it, nothing claimed. After the claim, a server refusing it
+//     as an invalid token is the one CALL_PARKED a tool may answer: the
+//     record FAILED, not applied (execute.go).
 //   - check (check.go): the tool's own check before the claim
 //     (Config.Check: an MCP tool's definition on its server); a call it
 //     stops is PARKED (CALL_PARKED) or REFUSED, its key left unclaimed.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -34,7 +36,7 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 				done <- toolEnd{panicked: true}
 			}
 		}()
-		out, err := d.run(runCtx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt, ExternalKey: inv.externalKey, Trace: inv.callTrace()})
+		out, err := d.run(runCtx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Attempt: inv.attempt, ExternalKey: inv.externalKey, Trace: inv.callTrace(), Credential: inv.cred})
 		done <- toolEnd{out: out, err: err}
 	}()
 	var end toolEnd
@@ -56,7 +58,7 @@ func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outc
 	// inv.running stays set until the outcome is classified: a panic from
 	// here on (in the classification or the output's checks) comes after
 	// the tool may have acted, and phases records it as maybe applied.
-	if te := classifyEnd(end, inv.pinned.Idempotent, timedOut); te != nil {
+	if te := classifyEnd(end, inv.pinned.Idempotent, inv.cred != nil, timedOut); te != nil {
 		return inv.failed(te)
 	}
 	out, err := inv.checkOutput(end.out)
@@ -120,13 +122,20 @@ type toolEnd struct {
 // codes are the contract's (docs/tools.md): a panic is TOOL_INTERNAL and an
 // abandoned run TOOL_TIMEOUT (with timedOut, from toolDeadline), both
 // maybe applied; a *tool.Error keeps its code, except CALL_PARKED, which
-// only the check before the claim may answer (it becomes TOOL_INTERNAL);
+// only the check before the claim may answer (it becomes TOOL_INTERNAL)
+// but for one case: a call that carried a credential (credentialed) whose
+// server refused it as an invalid token (credential.Credential.Refused,
+// cause credential.CauseExpired; RFC 6750 §3.1) stays CALL_PARKED, never maybe
+// applied (the server refused the request), so that its record is
+// finished FAILED, the attempt counted toward tool.MaxAttempts, and the
+// call is sent again under the same key once its credentials are renewed
+// (docs/credentials.md, "Expiry");
 // an untyped error is TOOL_INTERNAL (tool.Classify), or TOOL_TIMEOUT
 // when it is the deadline the tool was given; a typed nil *tool.Error is
 // no classification at all (TOOL_INTERNAL). A failure the tool did not
 // classify may have come after its effect: for a tool that must not run
 // twice (idempotent false) it is maybe applied.
-func classifyEnd(end toolEnd, idempotent bool, timedOut string) *tool.Error {
+func classifyEnd(end toolEnd, idempotent, credentialed bool, timedOut string) *tool.Error {
 	switch {
 	case end.panicked:
 		return &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: true}
@@ -145,6 +154,10 @@ func classifyEnd(end toolEnd, idempotent bool, timedOut string) *tool.Error {
 	if !isTyped && errors.Is(end.err, context.DeadlineExceeded) && end.pastDeadline {
 		// The tool gave up at the deadline it was given: say which.
 		te = &tool.Error{Code: tool.Timeout, Message: timedOut, MaybeApplied: true, Err: end.err}
+	}
+	if te.Code == tool.CallParked && credentialed && strings.HasPrefix(te.Message, credential.CauseExpired+":") {
+		// The server refused the call's credential: nothing was applied.
+		return te
 	}
 	if te.Code == tool.CallParked {
 		// Only the check before the claim parks a call: a tool that

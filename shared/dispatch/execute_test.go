@@ -67,28 +67,37 @@ func TestClassifyEnd(t *testing.T) {
 		maybeApplied bool
 	}
 	for name, c := range map[string]struct {
-		end        toolEnd
-		idempotent bool
-		want       want
+		end          toolEnd
+		idempotent   bool
+		want         want
+		credentialed bool // the call carried a credential
 	}{
-		"a result":                              {toolEnd{out: []byte(`{}`)}, false, want{}},
-		"a panic":                               {toolEnd{panicked: true}, true, want{tool.Internal, "internal error", true}},
-		"abandoned at the deadline":             {toolEnd{abandoned: true, pastDeadline: true}, true, want{tool.Timeout, timedOut, true}},
-		"a typed code, idempotent":              {toolEnd{err: tool.Errorf(tool.UpstreamUnavailable, "down")}, true, want{tool.UpstreamUnavailable, "down", false}},
-		"a typed code, not idempotent":          {toolEnd{err: tool.Errorf(tool.UpstreamUnavailable, "down")}, false, want{tool.UpstreamUnavailable, "down", false}},
-		"a typed code marked applied":           {toolEnd{err: tool.Errorf(tool.UpstreamUnavailable, "down").Applied()}, true, want{tool.UpstreamUnavailable, "down", true}},
-		"a wrapped typed code":                  {toolEnd{err: fmt.Errorf("send: %w", tool.Errorf(tool.InputInvalid, "bad"))}, false, want{tool.InputInvalid, "bad", false}},
-		"an untyped error, idempotent":          {toolEnd{err: errors.New("boom")}, true, want{tool.Internal, "", false}},
-		"an untyped error, not idempotent":      {toolEnd{err: errors.New("boom")}, false, want{tool.Internal, "", true}},
-		"a typed nil, idempotent":               {toolEnd{err: typedNil}, true, want{tool.Internal, "internal error", false}},
-		"a typed nil, not idempotent":           {toolEnd{err: typedNil}, false, want{tool.Internal, "internal error", true}},
-		"its own deadline":                      {toolEnd{err: fmt.Errorf("call: %w", context.DeadlineExceeded), pastDeadline: true}, true, want{tool.Timeout, timedOut, true}},
-		"another deadline, before its own":      {toolEnd{err: context.DeadlineExceeded}, true, want{tool.Timeout, "the tool did not finish within its deadline", true}},
-		"a typed timeout at its own deadline":   {toolEnd{err: tool.Errorf(tool.Timeout, "slow upstream"), pastDeadline: true}, true, want{tool.Timeout, "slow upstream", false}},
-		"CALL_PARKED from a tool, idempotent":   {toolEnd{err: tool.Errorf(tool.CallParked, "changed")}, true, want{tool.Internal, "internal error", false}},
-		"CALL_PARKED from a tool, at most once": {toolEnd{err: tool.Errorf(tool.CallParked, "changed")}, false, want{tool.Internal, "internal error", true}},
+		"a result":                              {toolEnd{out: []byte(`{}`)}, false, want{}, false},
+		"a panic":                               {toolEnd{panicked: true}, true, want{tool.Internal, "internal error", true}, false},
+		"abandoned at the deadline":             {toolEnd{abandoned: true, pastDeadline: true}, true, want{tool.Timeout, timedOut, true}, false},
+		"a typed code, idempotent":              {toolEnd{err: tool.Errorf(tool.UpstreamUnavailable, "down")}, true, want{tool.UpstreamUnavailable, "down", false}, false},
+		"a typed code, not idempotent":          {toolEnd{err: tool.Errorf(tool.UpstreamUnavailable, "down")}, false, want{tool.UpstreamUnavailable, "down", false}, false},
+		"a typed code marked applied":           {toolEnd{err: tool.Errorf(tool.UpstreamUnavailable, "down").Applied()}, true, want{tool.UpstreamUnavailable, "down", true}, false},
+		"a wrapped typed code":                  {toolEnd{err: fmt.Errorf("send: %w", tool.Errorf(tool.InputInvalid, "bad"))}, false, want{tool.InputInvalid, "bad", false}, false},
+		"an untyped error, idempotent":          {toolEnd{err: errors.New("boom")}, true, want{tool.Internal, "", false}, false},
+		"an untyped error, not idempotent":      {toolEnd{err: errors.New("boom")}, false, want{tool.Internal, "", true}, false},
+		"a typed nil, idempotent":               {toolEnd{err: typedNil}, true, want{tool.Internal, "internal error", false}, false},
+		"a typed nil, not idempotent":           {toolEnd{err: typedNil}, false, want{tool.Internal, "internal error", true}, false},
+		"its own deadline":                      {toolEnd{err: fmt.Errorf("call: %w", context.DeadlineExceeded), pastDeadline: true}, true, want{tool.Timeout, timedOut, true}, false},
+		"another deadline, before its own":      {toolEnd{err: context.DeadlineExceeded}, true, want{tool.Timeout, "the tool did not finish within its deadline", true}, false},
+		"a typed timeout at its own deadline":   {toolEnd{err: tool.Errorf(tool.Timeout, "slow upstream"), pastDeadline: true}, true, want{tool.Timeout, "slow upstream", false}, false},
+		"CALL_PARKED from a tool, idempotent":   {toolEnd{err: tool.Errorf(tool.CallParked, "changed")}, true, want{tool.Internal, "internal error", false}, false},
+		"CALL_PARKED from a tool, at most once": {toolEnd{err: tool.Errorf(tool.CallParked, "changed")}, false, want{tool.Internal, "internal error", true}, false},
+		"an expired credential refused, at most once": {toolEnd{err: expired("crm refused the toolset scope's credential")}, false,
+			want{tool.CallParked, "credentials.expired: crm refused the toolset scope's credential", false}, true},
+		"an expired credential refused, marked applied": {toolEnd{err: expired("refused").Applied()}, false,
+			want{tool.CallParked, "credentials.expired: refused", false}, true},
+		"credentials.expired from a call that carried none": {toolEnd{err: expired("refused")}, false,
+			want{tool.Internal, "internal error", true}, false},
+		"another parked cause from a call that carried one": {toolEnd{err: tool.Errorf(tool.CallParked, "tool.schema_changed: x")}, true,
+			want{tool.Internal, "internal error", false}, true},
 	} {
-		te := classifyEnd(c.end, c.idempotent, timedOut)
+		te := classifyEnd(c.end, c.idempotent, c.credentialed, timedOut)
 		switch {
 		case c.want.code == "" && te != nil:
 			t.Errorf("%s: %v, want a success", name, te)

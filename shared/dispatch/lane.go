@@ -23,8 +23,8 @@ type Callers interface {
 // caller proof must be bound to this call (its idempotency key and input
 // digest), the run id must be in the caller's own namespace
 // "direct/<principal>/", which no execution's run id can take, and the
-// envelope names no parent run (a direct call is never a child run) and
-// no execution start (run_started_at). Refusals
+// envelope names no parent run (a direct call is never a child run), no
+// execution start (run_started_at) and no verified start (start). Refusals
 // are TOOL_PERMISSION_DENIED (TOOL_UPSTREAM_UNAVAILABLE when STS or the
 // proof table cannot be reached).
 func (inv *invocation) checkLane(ctx context.Context) error {
@@ -33,6 +33,7 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 	if err != nil {
 		return tool.Errorf(tool.PermissionDenied, "%s", err.Error())
 	}
+	inv.lane = l
 	if l == lane.SFN {
 		switch {
 		case env.CallerProof != "":
@@ -46,6 +47,12 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 		// A direct call's run is no execution: run_started_at is
 		// $$.Execution.StartTime, which only a compiled tool Task sends.
 		return tool.Errorf(tool.PermissionDenied, "run_started_at belongs to an execution's call on the %s alias; a direct call's run is no execution", lane.SFN)
+	}
+	if env.Start != nil {
+		// The start member is the Starter's verified answer, which only a
+		// compiled tool Task sends: a direct call has no start record, and
+		// resolves toolset-scope credentials only.
+		return tool.Errorf(tool.PermissionDenied, "start belongs to an execution's call on the %s alias; a direct call has no start record", lane.SFN)
 	}
 	if env.ParentRunID != "" {
 		// A direct call is never a child run: only a workflow step's child

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
@@ -27,6 +28,14 @@ type ReviewRequest struct {
 	// trace id is derived under it (shared/tracecontext), for a review's
 	// place in its run's trace and a child run's traceparent.
 	ExternalKeyParam string
+	// EndUsers is the end-user mapping (shared/enduser EnvMapping, with
+	// the deployment's account): which verified starters a run's start
+	// records an end user for.
+	EndUsers enduser.Mapping
+	// EndUserKeyParam names the stage's end-user key (enduser.EnvKeyParam,
+	// EndUserKeyParam), under which an end user's scope is computed; ""
+	// (allowed only while EndUsers is empty): no run acts for an end user.
+	EndUserKeyParam string
 }
 
 // EnvRegion is the function's region, of the start lane's StartScope;
@@ -48,7 +57,9 @@ type DirectPolicy struct {
 // (required), tool.EnvStage (required), the lane (lane.FromEnv), the caller proofs'
 // (caller.ConfigFromEnv), review.EnvDirectReviewers (a JSON object from
 // tool name to at most reviewer.MaxReviewers patterns, each
-// reviewer.CheckPattern's) and review.EnvDirectMaxTimeout (whole seconds,
+// reviewer.CheckPattern's), the end-user mapping (enduser.FromEnv) and
+// its key's parameter (enduser.EnvKeyParam, required when the mapping has
+// entries) and review.EnvDirectMaxTimeout (whole seconds,
 // 1..review.MaxTimeout; default review.DefaultDirectMaxTimeout). The
 // first problem is the error.
 func ReviewRequestFromEnv(getenv func(string) string) (ReviewRequest, error) {
@@ -87,6 +98,12 @@ func ReviewRequestFromEnv(getenv func(string) string) (ReviewRequest, error) {
 				}
 			}
 		}
+	}
+	if cfg.EndUsers, err = enduser.FromEnv(getenv, cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
+	if cfg.EndUserKeyParam = getenv(enduser.EnvKeyParam); cfg.EndUserKeyParam == "" && len(cfg.EndUsers.Entries) > 0 {
+		return cfg, fmt.Errorf("%s is not set, but %s names entries: an end user's scope is computed under the end-user key", enduser.EnvKeyParam, enduser.EnvMapping)
 	}
 	if v := getenv(review.EnvDirectMaxTimeout); v != "" {
 		n, err := strconv.Atoi(v)

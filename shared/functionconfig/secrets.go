@@ -31,6 +31,14 @@ func MACParam(stage, function string) string { return SecretsPrefix(stage) + "le
 // under it, docs/reviews.md, "Trace context").
 func ExternalKeyParam(stage string) string { return SecretsPrefix(stage) + "external-key" }
 
+// EndUserKeyParam names stage's end-user key: a SecureString of 32 random
+// bytes, created once by the deploy and never rotated (a new key would
+// orphan every end user's credentials), which review-request and publish
+// read to compute end-user scopes (shared/enduser Scope; docs/identity.md,
+// "End users"). It lives under SecretsPrefix, as the external key, so
+// that the provisioning function creates it.
+func EndUserKeyParam(stage string) string { return SecretsPrefix(stage) + "end-user-key" }
+
 // SinceParam names stage's since time: a String, RFC 3339, written once.
 func SinceParam(stage string) string { return SecretsPrefix(stage) + "ledger-since" }
 

@@ -52,7 +52,7 @@ func TestCases(t *testing.T) {
 				if method == "POST" {
 					in.Body = json.RawMessage(`{"n":1}`)
 				}
-				out, err := cfg.Do(context.Background(), in, hosts, "key", tool.TraceContext{})
+				out, err := cfg.Do(context.Background(), in, hosts, "key", tool.TraceContext{}, nil)
 				code, applied := codeOf(t, err)
 				served := up.Served()
 				switch {

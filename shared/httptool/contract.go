@@ -29,27 +29,29 @@ const httpHostsName = "this run's toolset (http_hosts)"
 // Contract is the http tool's toolcall.Contract, which its function sets
 // as dispatch.Config.Contract: from the validated input's method and url
 // it finds the host entry (EntryFor) and returns httprule.Decide(method,
-// the entry declares an idempotency key). So a GET or HEAD needs no review
+// the entry declares an idempotency key) with that entry, whose Auth
+// tells the dispatcher to resolve the credential the call presents
+// (docs/credentials.md). So a GET or HEAD needs no review
 // and runs at least once; any other method needs an approved review, and
 // runs at least once under the host's idempotency key when its entry
 // declares one, else at most once, whatever the step was compiled for.
 // A url that fetchurl.Parse refuses, a host with no entry and a method the
 // entry does not pin are refused, TOOL_PERMISSION_DENIED naming the rule
 // and the host; an input without a known method is TOOL_INPUT_INVALID.
-func Contract(call *toolcall.Call) (httprule.Contract, error) {
+func Contract(call *toolcall.Call) (toolcall.CallContract, error) {
 	var in struct {
 		Method string `json:"method"`
 		URL    string `json:"url"`
 	}
 	if err := json.NewDecoder(bytes.NewReader(call.Input)).Decode(&in); err != nil {
-		return httprule.Contract{}, tool.Wrap(tool.InputInvalid, err, "the input is not an http input object")
+		return toolcall.CallContract{}, tool.Wrap(tool.InputInvalid, err, "the input is not an http input object")
 	}
 	if !httprule.Known(in.Method) {
-		return httprule.Contract{}, tool.Errorf(tool.InputInvalid, "method is not one of %s", strings.Join(httprule.Methods, ", "))
+		return toolcall.CallContract{}, tool.Errorf(tool.InputInvalid, "method is not one of %s", strings.Join(httprule.Methods, ", "))
 	}
 	u, err := fetchurl.Parse(in.URL)
 	if err != nil {
-		return httprule.Contract{}, tool.Errorf(tool.PermissionDenied, "%v", err)
+		return toolcall.CallContract{}, tool.Errorf(tool.PermissionDenied, "%v", err)
 	}
 	var hosts []toolset.HTTPHost
 	if call.Toolset != nil {
@@ -57,9 +59,9 @@ func Contract(call *toolcall.Call) (httprule.Contract, error) {
 	}
 	entry, err := entryForMethod(hosts, u, in.Method)
 	if err != nil {
-		return httprule.Contract{}, err
+		return toolcall.CallContract{}, err
 	}
-	return httprule.Decide(in.Method, entry.Idempotency != nil), nil
+	return toolcall.CallContract{Contract: httprule.Decide(in.Method, entry.Idempotency != nil), Host: entry}, nil
 }
 
 // EntryFor returns the entry of hosts (a toolset's http_hosts) that

@@ -20,6 +20,12 @@ var contractHosts = []toolset.HTTPHost{
 	{Host: "hooks.example.com:8443", Methods: []string{"PUT"}},
 }
 
+// contractEntries are the entries TestContract's allowed calls go to.
+var contractEntries = map[string]string{
+	"GET": "api.example.com", "POST to a wildcard host": "*.example.com", "POST to a keyed host": "hooks.example.com",
+	"DELETE to a keyed host": "hooks.example.com", "PUT to the port entry": "hooks.example.com:8443",
+}
+
 // The contract comes from the method actually sent and the host's entry,
 // whatever the step was compiled for.
 func TestContract(t *testing.T) {
@@ -60,8 +66,11 @@ func TestContract(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
+			if err != nil || got.Contract != tc.want {
 				t.Fatalf("Contract = %+v, %v; want %+v", got, err, tc.want)
+			}
+			if want := contractEntries[tc.name]; got.Host == nil || got.Host.Host != want {
+				t.Fatalf("Contract's entry = %+v; want %s, whose auth the dispatcher resolves", got.Host, want)
 			}
 		})
 	}

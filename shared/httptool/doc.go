@@ -20,7 +20,8 @@
 //     http-host) that pins the method (rule http-method), both
 //     TOOL_PERMISSION_DENIED naming the rule and the host;
 //  4. every header is a standard one (httprule.Standard) or named by the
-//     entry, never httprule.Forbidden nor the entry's idempotency header
+//     entry, never httprule.Forbidden, the entry's auth header (the tool
+//     presents the credential) nor the entry's idempotency header
 //     (rule http-header, TOOL_PERMISSION_DENIED naming the header), with
 //     a valid value (httprule.CheckHeaderValue, TOOL_INPUT_INVALID);
 //  5. a body only with POST, PUT and PATCH, encoded by its Content-Type
@@ -67,7 +68,9 @@
 //	503                                      TOOL_UPSTREAM_UNAVAILABLE  for methods that are not reads
 //	500, 502, 504, any other 5xx             TOOL_UPSTREAM_UNAVAILABLE  yes
 //	501, 505                                 TOOL_PERMANENT_FAILURE     no
-//	401, 403                                 TOOL_PERMISSION_DENIED     no
+//	401 error="invalid_token" to a request   CALL_PARKED, cause         no
+//	that carried a credential (RFC 6750)     credentials.expired
+//	401 otherwise, 403                       TOOL_PERMISSION_DENIED     no
 //	other 4xx                                TOOL_PERMANENT_FAILURE     no
 //	301, 302, 307, 308 (not a read)          TOOL_PERMANENT_FAILURE     no
 //	a success whose body fails fetch's       fetch's codes              for methods that are not reads
@@ -81,4 +84,14 @@
 //
 // Request and response bodies, and header values, never appear in an
 // error's message.
+//
+// # Credentials
+//
+// A call whose host entry declares auth carries the credential the
+// dispatcher resolved for it (toolcall.Call.Credential;
+// docs/credentials.md). credential.Transport, under every sending,
+// presents it on each request whose origin (scheme, host, port) is the
+// entry's, checked on every hop: a redirect a read follows to another
+// allowed host carries none. Every message of a failure, and the data of
+// a success, is passed through the credential's Redact.
 package httptool

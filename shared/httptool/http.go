@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/fetchurl"
@@ -99,7 +100,7 @@ func (c *Config) Tool() toolcall.Func {
 		if call.Toolset != nil {
 			hosts = call.Toolset.HTTPHosts
 		}
-		out, err := c.Do(ctx, in, hosts, call.ExternalKey, call.Trace)
+		out, err := c.Do(ctx, in, hosts, call.ExternalKey, call.Trace, call.Credential)
 		if err != nil {
 			return nil, err
 		}
@@ -114,6 +115,9 @@ func (c *Config) Tool() toolcall.Func {
 // request is one call's checked request, the same for every hop and
 // attempt but for the URL.
 type request struct {
+	// cred is the credential of the entry the call's URL goes to (nil:
+	// none), which credential.Transport presents only to its origin.
+	cred    *credential.Credential
 	method  string
 	read    bool
 	keyed   bool // the first host's entry declares an idempotency key
@@ -134,15 +138,32 @@ type request struct {
 // W3C trace context (toolcall.Call.Trace), sent on every request (each
 // redirect hop and a sending after a Retry-After wait too) as the
 // traceparent header and, when not empty, the tracestate header; an
-// empty tc.Traceparent sends neither. It returns the
+// empty tc.Traceparent sends neither. cred, when not nil, is the
+// credential the dispatcher resolved for the entry of in.URL (its auth;
+// docs/credentials.md): credential.Transport, under every sending,
+// presents it on each request whose origin is its own, so that a
+// redirect to another host never carries it; every message is redacted
+// of it, and a 401 with error="invalid_token" to a request that carried
+// it is CALL_PARKED, cause credentials.expired. It returns the
 // output or a *tool.Error whose code, MaybeApplied and RetryAfter the
 // package comment lists.
-func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key string, tc tool.TraceContext) (*Output, error) {
+func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key string, tc tool.TraceContext, cred *credential.Credential) (*Output, error) {
+	out, err := c.do(ctx, in, hosts, key, tc, cred)
+	if err != nil {
+		return nil, redact(tool.Classify(err), cred)
+	}
+	if out.Data, err = redactData(out.Data, cred, httprule.IsRead(in.Method)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *Config) do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key string, tc tool.TraceContext, cred *credential.Credential) (*Output, error) {
 	r, err := c.check(in, hosts, key)
 	if err != nil {
 		return nil, err
 	}
-	r.trace = tc
+	r.trace, r.cred = tc, cred
 	pinned, err := pinnedFor(hosts, r.method)
 	if err != nil {
 		return nil, err
@@ -301,9 +322,21 @@ func (c *Config) send(ctx context.Context, d fetch.Decision, r *request, headers
 	req.Header.Set("User-Agent", "toolgate-http")
 	setHeaders(req, headers)
 	setTrace(req, r.trace)
-	resp, err := c.RoundTrip(d, req)
+	var rt http.RoundTripper = roundTripper(func(req *http.Request) (*http.Response, error) { return c.RoundTrip(d, req) })
+	if r.cred != nil {
+		// At the bottom: it adds the header to its own copy of the
+		// request, for the credential's origin only (every hop is a new
+		// request, checked anew).
+		rt = credential.Transport(rt, r.cred)
+	}
+	resp, err := rt.RoundTrip(req)
 	return resp, written.Load(), err
 }
+
+// roundTripper is a function as an http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // refusal is the error of a URL Decide did not allow: nothing was sent
 // to it.
@@ -385,6 +418,14 @@ func (c *Config) result(ctx context.Context, d fetch.Decision, r *request, resp 
 		return nil, &tool.Error{Code: tool.UpstreamUnavailable, Message: status, RetryAfter: retryAfter, MaybeApplied: true}
 	case code == http.StatusRequestTimeout:
 		return nil, tool.Errorf(tool.Timeout, "%s", status)
+	case code == http.StatusUnauthorized && presented(r.cred, d) && credential.InvalidToken(resp.Header):
+		// RFC 6750 §3.1: the token is expired, revoked or malformed, and
+		// the host did nothing with the request.
+		e := r.cred.Refused()
+		e.Message += fmt.Sprintf(" (%s); set a new one with toolgate credentials set (docs/credentials.md)", status)
+		return nil, e
+	case (code == http.StatusUnauthorized || code == http.StatusForbidden) && presented(r.cred, d):
+		return nil, tool.Errorf(tool.PermissionDenied, "%s: the host refused %s", status, credentialName(r.cred))
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return nil, tool.Errorf(tool.PermissionDenied, "%s", status)
 	case code >= 400:

@@ -57,7 +57,7 @@ func TestMethodsAndBodies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, tt.h)
 			tt.in.URL = s.url("/x?q=1")
-			out, err := localConfig(t, s).Do(context.Background(), tt.in, []toolset.HTTPHost{entry(s, "DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")}, "k", tool.TraceContext{})
+			out, err := localConfig(t, s).Do(context.Background(), tt.in, []toolset.HTTPHost{entry(s, "DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")}, "k", tool.TraceContext{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestRefusedBeforeSending(t *testing.T) {
 			if tt.in.URL == "" {
 				tt.in.URL = s.url("/x")
 			}
-			out, err := cfg.Do(context.Background(), tt.in, hosts, "k", tool.TraceContext{})
+			out, err := cfg.Do(context.Background(), tt.in, hosts, "k", tool.TraceContext{}, nil)
 			code, applied := codeOf(t, err)
 			if code != tt.code || applied {
 				t.Fatalf("Do = %+v, %v (applied %v); want %s, not applied", out, err, applied, tt.code)
@@ -176,7 +176,7 @@ func TestHeadersSent(t *testing.T) {
 	in := Input{Method: "POST", URL: s.url("/"), Body: json.RawMessage(`{}`), Headers: map[string]string{
 		"x-github-api-version": "2022-11-28", "If-Match": `"v1"`, "Accept": "application/vnd.github+json", "Cache-Control": "no-cache",
 	}}
-	if _, err := localConfig(t, s).Do(context.Background(), in, []toolset.HTTPHost{h}, "k", tool.TraceContext{}); err != nil {
+	if _, err := localConfig(t, s).Do(context.Background(), in, []toolset.HTTPHost{h}, "k", tool.TraceContext{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := s.seen()[0].Header
@@ -209,7 +209,7 @@ func TestIdempotencyHeader(t *testing.T) {
 			s := newServer(t, jsonHandler(`1`))
 			h := entry(s, tc.method)
 			h.Idempotency = &toolset.HTTPIdempotency{Header: "Idempotency-Key", Format: tc.format}
-			if _, err := localConfig(t, s).Do(context.Background(), Input{Method: tc.method, URL: s.url("/")}, []toolset.HTTPHost{h}, key, tool.TraceContext{}); err != nil {
+			if _, err := localConfig(t, s).Do(context.Background(), Input{Method: tc.method, URL: s.url("/")}, []toolset.HTTPHost{h}, key, tool.TraceContext{}, nil); err != nil {
 				t.Fatal(err)
 			}
 			got := s.seen()[0].Header.Values("Idempotency-Key")
@@ -273,7 +273,7 @@ func TestRedirects(t *testing.T) {
 			}
 			jsonHandler(`"end"`)(w, r)
 		})
-		out, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/r0")}, []toolset.HTTPHost{entry(s, "GET")}, "k", tool.TraceContext{})
+		out, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/r0")}, []toolset.HTTPHost{entry(s, "GET")}, "k", tool.TraceContext{}, nil)
 		if err != nil || string(out.Data) != `"end"` || len(s.seen()) != 6 {
 			t.Fatalf("Do = %+v, %v; served %d", out, err, len(s.seen()))
 		}
@@ -283,7 +283,7 @@ func TestRedirects(t *testing.T) {
 			w.Header().Set("Location", "/again")
 			w.WriteHeader(302)
 		})
-		_, err := localConfig(t, s).Do(context.Background(), Input{Method: "HEAD", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "HEAD")}, "k", tool.TraceContext{})
+		_, err := localConfig(t, s).Do(context.Background(), Input{Method: "HEAD", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "HEAD")}, "k", tool.TraceContext{}, nil)
 		if code, _ := codeOf(t, err); code != tool.PermissionDenied || len(s.seen()) != 6 {
 			t.Fatalf("Do = %v; served %d", err, len(s.seen()))
 		}
@@ -294,7 +294,7 @@ func TestRedirects(t *testing.T) {
 			w.Header().Set("Location", other.url("/"))
 			w.WriteHeader(307)
 		})
-		_, err := localConfig(t, s, other).Do(context.Background(), Input{Method: "GET", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "GET"), entry(other, "POST")}, "k", tool.TraceContext{})
+		_, err := localConfig(t, s, other).Do(context.Background(), Input{Method: "GET", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "GET"), entry(other, "POST")}, "k", tool.TraceContext{}, nil)
 		if code, _ := codeOf(t, err); code != tool.PermissionDenied || len(other.seen()) != 0 {
 			t.Fatalf("Do = %v; other served %d", err, len(other.seen()))
 		}
@@ -311,7 +311,7 @@ func TestRedirects(t *testing.T) {
 		first := entry(s, "GET")
 		first.Headers = []string{"X-Version"}
 		in := Input{Method: "GET", URL: s.url("/"), Headers: map[string]string{"X-Version": "2", "Accept-Language": "de"}}
-		if _, err := localConfig(t, s, other).Do(context.Background(), in, []toolset.HTTPHost{first, entry(other, "GET")}, "k", tool.TraceContext{}); err != nil {
+		if _, err := localConfig(t, s, other).Do(context.Background(), in, []toolset.HTTPHost{first, entry(other, "GET")}, "k", tool.TraceContext{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if h := s.seen()[0].Header; h.Get("X-Version") != "2" {
@@ -335,7 +335,7 @@ func TestRedirects(t *testing.T) {
 		first, second := entry(s, "GET"), entry(other, "GET")
 		first.Headers, second.Headers = []string{"X-Api-Key"}, []string{"X-Api-Key"}
 		in := Input{Method: "GET", URL: s.url("/"), Headers: map[string]string{"X-Api-Key": "key-of-the-first-host"}}
-		if _, err := localConfig(t, s, other).Do(context.Background(), in, []toolset.HTTPHost{first, second}, "k", tool.TraceContext{}); err != nil {
+		if _, err := localConfig(t, s, other).Do(context.Background(), in, []toolset.HTTPHost{first, second}, "k", tool.TraceContext{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if seen := s.seen(); len(seen) != 2 || seen[1].Header.Get("X-Api-Key") == "" {
@@ -353,7 +353,7 @@ func TestRedirects(t *testing.T) {
 					w.Header().Set("Location", other.url("/private/path?token="+secret))
 					w.WriteHeader(code)
 				})
-				_, err := localConfig(t, s, other).Do(context.Background(), Input{Method: method, URL: s.url("/")}, []toolset.HTTPHost{entry(s, method), entry(other, method)}, "k", tool.TraceContext{})
+				_, err := localConfig(t, s, other).Do(context.Background(), Input{Method: method, URL: s.url("/")}, []toolset.HTTPHost{entry(s, method), entry(other, method)}, "k", tool.TraceContext{}, nil)
 				if c, applied := codeOf(t, err); c != tool.PermanentFailure || applied {
 					t.Fatalf("Do = %v (applied %v)", err, applied)
 				}
@@ -373,7 +373,7 @@ func TestRedirects(t *testing.T) {
 			w.Header().Set("ETag", `"j42"`)
 			w.WriteHeader(303)
 		})
-		out, err := localConfig(t, s).Do(context.Background(), Input{Method: "POST", URL: s.url("/jobs"), Body: json.RawMessage(`{}`)}, []toolset.HTTPHost{entry(s, "POST")}, "k", tool.TraceContext{})
+		out, err := localConfig(t, s).Do(context.Background(), Input{Method: "POST", URL: s.url("/jobs"), Body: json.RawMessage(`{}`)}, []toolset.HTTPHost{entry(s, "POST")}, "k", tool.TraceContext{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +412,7 @@ func TestStatusClasses(t *testing.T) {
 		for _, method := range []string{"GET", "POST"} {
 			t.Run(method+" "+http.StatusText(tt.status), func(t *testing.T) {
 				s := newServer(t, statusHandler(tt.status, "120"))
-				_, err := localConfig(t, s).Do(context.Background(), Input{Method: method, URL: s.url("/")}, []toolset.HTTPHost{entry(s, method)}, "k", tool.TraceContext{})
+				_, err := localConfig(t, s).Do(context.Background(), Input{Method: method, URL: s.url("/")}, []toolset.HTTPHost{entry(s, method)}, "k", tool.TraceContext{}, nil)
 				code, applied := codeOf(t, err)
 				want := tt.applied
 				if method == "GET" {
@@ -444,7 +444,7 @@ func TestNoAnswer(t *testing.T) {
 		s := newServer(t, jsonHandler(`1`))
 		cfg := localConfig(t, s)
 		s.srv.Close()
-		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "POST")}, "k", tool.TraceContext{})
+		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "POST")}, "k", tool.TraceContext{}, nil)
 		if code, applied := codeOf(t, err); code != tool.UpstreamUnavailable || applied {
 			t.Fatalf("Do = %v (applied %v)", err, applied)
 		}
@@ -453,7 +453,7 @@ func TestNoAnswer(t *testing.T) {
 		cfg := &Config{}
 		cfg.Allow = mustList(t, "api.example.com")
 		cfg.Resolver = &fetchtest.Resolver{}
-		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: "https://api.example.com/"}, []toolset.HTTPHost{{Host: "api.example.com", Methods: []string{"POST"}}}, "k", tool.TraceContext{})
+		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: "https://api.example.com/"}, []toolset.HTTPHost{{Host: "api.example.com", Methods: []string{"POST"}}}, "k", tool.TraceContext{}, nil)
 		if code, applied := codeOf(t, err); code != tool.UpstreamUnavailable || applied {
 			t.Fatalf("Do = %v (applied %v)", err, applied)
 		}
@@ -472,7 +472,7 @@ func TestNoAnswer(t *testing.T) {
 		s := newServer(t, hold(release))
 		cfg := localConfig(t, s)
 		cfg.Timeout = 200 * time.Millisecond
-		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: s.url("/"), Body: json.RawMessage(`{}`)}, []toolset.HTTPHost{entry(s, "POST")}, "k", tool.TraceContext{})
+		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: s.url("/"), Body: json.RawMessage(`{}`)}, []toolset.HTTPHost{entry(s, "POST")}, "k", tool.TraceContext{}, nil)
 		if code, applied := codeOf(t, err); code != tool.Timeout || !applied {
 			t.Fatalf("Do = %v (applied %v)", err, applied)
 		}
@@ -482,7 +482,7 @@ func TestNoAnswer(t *testing.T) {
 		cfg.Allow = mustList(t, "api.example.com")
 		cfg.Resolver = slowResolver{}
 		cfg.Timeout = 100 * time.Millisecond
-		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: "https://api.example.com/"}, []toolset.HTTPHost{{Host: "api.example.com", Methods: []string{"POST"}}}, "k", tool.TraceContext{})
+		_, err := cfg.Do(context.Background(), Input{Method: "POST", URL: "https://api.example.com/"}, []toolset.HTTPHost{{Host: "api.example.com", Methods: []string{"POST"}}}, "k", tool.TraceContext{}, nil)
 		if code, applied := codeOf(t, err); code != tool.Timeout || applied {
 			t.Fatalf("Do = %v (applied %v)", err, applied)
 		}
@@ -492,14 +492,14 @@ func TestNoAnswer(t *testing.T) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close()
 		})
-		_, err := localConfig(t, s).Do(context.Background(), Input{Method: "PUT", URL: s.url("/"), Body: json.RawMessage(`{}`)}, []toolset.HTTPHost{entry(s, "PUT")}, "k", tool.TraceContext{})
+		_, err := localConfig(t, s).Do(context.Background(), Input{Method: "PUT", URL: s.url("/"), Body: json.RawMessage(`{}`)}, []toolset.HTTPHost{entry(s, "PUT")}, "k", tool.TraceContext{}, nil)
 		if code, applied := codeOf(t, err); code != tool.UpstreamUnavailable || !applied {
 			t.Fatalf("Do = %v (applied %v)", err, applied)
 		}
 	})
 	t.Run("a POST's success whose body does not parse", func(t *testing.T) {
 		s := newServer(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok " + secret)) })
-		_, err := localConfig(t, s).Do(context.Background(), Input{Method: "POST", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "POST")}, "k", tool.TraceContext{})
+		_, err := localConfig(t, s).Do(context.Background(), Input{Method: "POST", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "POST")}, "k", tool.TraceContext{}, nil)
 		code, applied := codeOf(t, err)
 		if code != tool.PermanentFailure || !applied || strings.Contains(err.Error(), secret) {
 			t.Fatalf("Do = %v (applied %v)", err, applied)
@@ -577,7 +577,7 @@ func TestRetryAfter(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()
-			out, err := cfg.Do(ctx, Input{Method: tt.method, URL: s.url("/")}, []toolset.HTTPHost{h}, "key-1", tool.TraceContext{})
+			out, err := cfg.Do(ctx, Input{Method: tt.method, URL: s.url("/")}, []toolset.HTTPHost{h}, "key-1", tool.TraceContext{}, nil)
 			if code, applied := codeOf(t, err); code != tt.code || applied {
 				t.Fatalf("Do = %v (applied %v); want %q", err, applied, tt.code)
 			}
@@ -656,7 +656,7 @@ func TestCSVHeaderOfTheBodyStaysOutOfTheError(t *testing.T) {
 		w.Header().Set("Content-Type", "text/csv")
 		_, _ = w.Write([]byte(secret + "," + secret + "\n1,2\n"))
 	})
-	_, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/"), Accept: "csv"}, []toolset.HTTPHost{entry(s, "GET")}, "k", tool.TraceContext{})
+	_, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/"), Accept: "csv"}, []toolset.HTTPHost{entry(s, "GET")}, "k", tool.TraceContext{}, nil)
 	if code, _ := codeOf(t, err); code != tool.PermanentFailure {
 		t.Fatalf("Do = %v, want %s", err, tool.PermanentFailure)
 	}
@@ -671,7 +671,7 @@ func TestRetryAfterBeyondInt64IsNotWaitedOut(t *testing.T) {
 	for _, v := range []string{"9223372036854775808", "18446744073709551615", "99999999999999999999999"} {
 		t.Run(v, func(t *testing.T) {
 			s := newServer(t, statusHandler(http.StatusTooManyRequests, v))
-			_, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "GET")}, "k", tool.TraceContext{})
+			_, err := localConfig(t, s).Do(context.Background(), Input{Method: "GET", URL: s.url("/")}, []toolset.HTTPHost{entry(s, "GET")}, "k", tool.TraceContext{}, nil)
 			if code, _ := codeOf(t, err); code != tool.RateLimited {
 				t.Fatalf("Do = %v, want %s", err, tool.RateLimited)
 			}
@@ -689,7 +689,7 @@ func TestIdempotencyHeaderWithUnderscoresIsRefused(t *testing.T) {
 	s := newServer(t, jsonHandler(`1`))
 	h := keyed(entry(s, "POST"), "raw")
 	h.Headers = []string{"Idempotency_key"} // as a toolset that skipped CanonicalHTTPHost would hold it
-	_, err := localConfig(t, s).Do(context.Background(), Input{Method: "POST", URL: s.url("/"), Headers: map[string]string{"Idempotency_Key": secret}}, []toolset.HTTPHost{h}, "k", tool.TraceContext{})
+	_, err := localConfig(t, s).Do(context.Background(), Input{Method: "POST", URL: s.url("/"), Headers: map[string]string{"Idempotency_Key": secret}}, []toolset.HTTPHost{h}, "k", tool.TraceContext{}, nil)
 	if code, _ := codeOf(t, err); code != tool.PermissionDenied {
 		t.Fatalf("Do = %v, want %s", err, tool.PermissionDenied)
 	}

@@ -19,7 +19,8 @@ import (
 // entry, and returns them by canonical name. In order, for each name
 // (sorted, so the first refusal is always the same): a name given twice
 // in another letter case is TOOL_INPUT_INVALID; an httprule.Forbidden
-// header, the entry's idempotency header (the tool sets it) and a header
+// header, the entry's auth header (the tool presents the credential), the
+// entry's idempotency header (the tool sets it) and a header
 // neither httprule.Standard nor named by the entry are
 // TOOL_PERMISSION_DENIED; a value httprule.CheckHeaderValue refuses is
 // TOOL_INPUT_INVALID. Messages name the header and the rule, never the
@@ -39,6 +40,11 @@ func checkHeaders(in map[string]string, entry *toolset.HTTPHost) (map[string]str
 		}
 		if bad, why := httprule.Forbidden(c); bad {
 			return nil, tool.Errorf(tool.PermissionDenied, "refused by rule %s: the header %s may not be set: %s", RuleHeader, shown, why)
+		}
+		if a := entry.Auth; a != nil && a.Header != "" && httprule.SameName(a.Header, c) {
+			// The toolset refuses an entry whose headers name it; a
+			// standard header (Authorization) is refused here too.
+			return nil, tool.Errorf(tool.PermissionDenied, "refused by rule %s: the header %s carries %s's credential, which the tool presents from the credentials set for it (docs/credentials.md)", RuleHeader, shown, entry.Host)
 		}
 		if k := entry.Idempotency; k != nil && httprule.SameName(k.Header, c) {
 			return nil, tool.Errorf(tool.PermissionDenied, "refused by rule %s: the header %s carries %s's idempotency key, which the tool sets from the call's key", RuleHeader, shown, entry.Host)

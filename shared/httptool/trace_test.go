@@ -37,7 +37,7 @@ func TestEveryRequestCarriesTheCallsTraceContext(t *testing.T) {
 				w.WriteHeader(http.StatusFound)
 			})
 			in := Input{Method: "GET", URL: s.url("/")}
-			if _, err := localConfig(t, s, other).Do(context.Background(), in, []toolset.HTTPHost{entry(s, "GET"), entry(other, "GET")}, "k", c.tc); err != nil {
+			if _, err := localConfig(t, s, other).Do(context.Background(), in, []toolset.HTTPHost{entry(s, "GET"), entry(other, "GET")}, "k", c.tc, nil); err != nil {
 				t.Fatal(err)
 			}
 			hops := append(s.seen(), other.seen()...)
@@ -68,7 +68,7 @@ func TestACallCannotSetTheTraceHeaders(t *testing.T) {
 	named.Headers = []string{"traceparent", "tracestate", "baggage"}
 	for _, name := range []string{"traceparent", "Tracestate", "TRACEPARENT"} {
 		in := Input{Method: "GET", URL: s.url("/"), Headers: map[string]string{name: "00-11111111111111111111111111111111-2222222222222222-01"}}
-		_, err := localConfig(t, s).Do(context.Background(), in, []toolset.HTTPHost{named}, "k", callTrace)
+		_, err := localConfig(t, s).Do(context.Background(), in, []toolset.HTTPHost{named}, "k", callTrace, nil)
 		if code, _ := codeOf(t, err); code != tool.PermissionDenied {
 			t.Errorf("%s: %v, want %s", name, err, tool.PermissionDenied)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -70,7 +71,7 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 	}
 	handshake, cancel := context.WithTimeout(ctx, c.cfg.timeout())
 	defer cancel()
-	s, te := c.connect(ctx, handshake, m.URL, nil, call.Trace)
+	s, te := c.connect(ctx, handshake, m.URL, nil, call.Trace, call.Credential)
 	if te != nil {
 		return nil, te
 	}
@@ -94,10 +95,14 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 			}
 			timer.Stop()
 		}
-		a := attempt{what: "tools/call of " + name + " on", host: s.host, call: true, limit: c.cfg.maxBytes()}
-		return nil, failure(ctx, ctx, a, p.firstExchange(), err)
+		a := attempt{what: "tools/call of " + name + " on", host: s.host, call: true, limit: c.cfg.maxBytes(), cred: s.cred}
+		return nil, redact(failure(ctx, ctx, a, p.firstExchange(), err), s.cred)
 	}
-	return result(name, res, call.Pinned)
+	out, err := result(name, res, call.Pinned, s.cred)
+	if err != nil {
+		return nil, redact(tool.Classify(err), s.cred)
+	}
+	return redactOutput(out, s.cred)
 }
 
 // meta is the _meta of a call's tools/call: the external key under
@@ -120,8 +125,9 @@ func meta(call *toolcall.Call) mcp.Meta {
 // (the tool asks for input first), are TOOL_PERMANENT_FAILURE, not maybe
 // applied (the server says the call failed, or did not run); otherwise the result's
 // shape follows the pinned output schema, and an answer that breaks it is
-// TOOL_OUTPUT_INVALID, maybe applied (the tool ran).
-func result(name string, res *mcp.CallToolResult, pinned toolset.Tool) (json.RawMessage, error) {
+// TOOL_OUTPUT_INVALID, maybe applied (the tool ran). cred is the credential
+// the call presented (nil: none), taken out of an isError text.
+func result(name string, res *mcp.CallToolResult, pinned toolset.Tool, cred *credential.Credential) (json.RawMessage, error) {
 	if res.NeedsInput() {
 		// An input_required result (multi round-trip requests): the tool
 		// did not run, and toolgate has no input to give.
@@ -134,7 +140,9 @@ func result(name string, res *mcp.CallToolResult, pinned toolset.Tool) (json.Raw
 				texts = append(texts, tc.Text)
 			}
 		}
-		text := clean(strings.Join(texts, " "), MaxServerText)
+		// The secret is taken out before the cut: a cut through it would
+		// leave a part Redact no longer recognises.
+		text := clean(cred.Redact(strings.Join(texts, " ")), MaxServerText)
 		if text == "" {
 			text = "(no text)"
 		}

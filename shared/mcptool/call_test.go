@@ -110,7 +110,7 @@ func TestCallOutcomes(t *testing.T) {
 		{
 			name: "401", tool: mcpserver.CreateTicket, input: ticket,
 			fault: func(_ *testing.T, srv *mcpserver.Server) { srv.RefuseCalls(1, mcpserver.Unauthorized) },
-			code:  tool.PermissionDenied, says: []string{"HTTP 401 Unauthorized", "cannot store"},
+			code:  tool.PermissionDenied, says: []string{"HTTP 401 Unauthorized", "declare them with auth on the server in the toolset", "toolgate credentials set"},
 		},
 		{
 			name: "isError, its text cut and cleaned", tool: mcpserver.SendSMS, input: `{"text":"hi","to":"+15550100"}`,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -29,7 +30,8 @@ type cached struct {
 // The server's definition comes from a tools/list in a new session (so
 // the SDK's own list cache, whose lifetime the server sets, is never
 // used), reused by this Client for the same server URL for at most
-// Config.SchemaTTL. The definitions compared are {description,
+// Config.SchemaTTL, and with the same credential (call.Credential, which
+// the listing presents: its scope and version). The definitions compared are {description,
 // inputSchema, outputSchema, annotations}, an absent description being "",
 // an absent outputSchema and absent or empty annotations being {}, in
 // their RFC 8785 form: the description is what an MCP client shows a
@@ -47,11 +49,18 @@ type cached struct {
 // is the *tool.Error of the failure, never maybe applied (the package
 // documentation's table).
 func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
+	if err := c.check(ctx, call); err != nil {
+		return redact(tool.Classify(err), call.Credential)
+	}
+	return nil
+}
+
+func (c *Client) check(ctx context.Context, call *toolcall.Call) error {
 	m := call.Pinned.MCP
 	if m == nil {
 		return nil
 	}
-	l, te := c.current(ctx, m.URL)
+	l, te := c.current(ctx, m.URL, call.Credential)
 	if te != nil {
 		return te
 	}
@@ -99,20 +108,22 @@ func countNamed(tools []toolset.ListedTool, name string) int {
 	return n
 }
 
-// current returns the server's listing, from the cache while it is
-// younger than Config.SchemaTTL.
-func (c *Client) current(ctx context.Context, url string) (*listing, *tool.Error) {
+// current returns the server's listing with cred (nil: none), from the
+// cache while it is younger than Config.SchemaTTL; the cache is keyed by
+// the server URL and the credential's scope and version (keyOf).
+func (c *Client) current(ctx context.Context, url string, cred *credential.Credential) (*listing, *tool.Error) {
+	key := keyOf(url, cred)
 	ttl := c.cfg.SchemaTTL
 	now := c.now()
 	if ttl > 0 {
 		c.mu.Lock()
-		e, ok := c.cache[url]
+		e, ok := c.cache[key]
 		c.mu.Unlock()
 		if ok && !now.Before(e.at) && now.Sub(e.at) < ttl {
 			return e.l, nil
 		}
 	}
-	l, te := c.list(ctx, url)
+	l, te := c.list(ctx, url, cred)
 	if te != nil {
 		return nil, te
 	}
@@ -123,7 +134,7 @@ func (c *Client) current(ctx context.Context, url string) (*listing, *tool.Error
 				delete(c.cache, k)
 			}
 		}
-		c.cache[url] = cached{at: now, l: l}
+		c.cache[key] = cached{at: now, l: l}
 		c.mu.Unlock()
 	}
 	return l, nil

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/fetchurl"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -25,7 +27,25 @@ type Client struct {
 	now func() time.Time // the cache's clock; tests replace it
 
 	mu    sync.Mutex
-	cache map[string]cached // by server URL
+	cache map[cacheKey]cached
+}
+
+// cacheKey is what a listing Check reuses is kept under: the server URL
+// and the credential the listing presented (its scope and item version;
+// none: "" and 0), so that a credential set anew, or another scope's, is
+// never answered with a listing another credential got.
+type cacheKey struct {
+	url     string
+	scope   credential.Scope
+	version int64
+}
+
+// keyOf is the cache key of a listing of url with cred.
+func keyOf(url string, cred *credential.Credential) cacheKey {
+	if cred == nil {
+		return cacheKey{url: url}
+	}
+	return cacheKey{url: url, scope: cred.Scope, version: cred.Version}
 }
 
 // New returns a Client for cfg; log receives what is worth an operator's
@@ -37,7 +57,7 @@ func New(cfg Config, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{cfg: cfg, log: log, now: time.Now, cache: map[string]cached{}}
+	return &Client{cfg: cfg, log: log, now: time.Now, cache: map[cacheKey]cached{}}
 }
 
 // implementation is how toolgate names itself to servers (initialize's
@@ -64,6 +84,9 @@ var errRedirect = errors.New("redirect not followed")
 type session struct {
 	cs   *mcp.ClientSession
 	host string
+	// cred is the credential the session presents (nil: none), whose
+	// secret every message built from its answers is redacted of.
+	cred *credential.Credential
 }
 
 // closeWait bounds the wait for a session's end (the SDK's DELETE of a
@@ -98,11 +121,26 @@ func (s *session) close() {
 // when it holds a traceparent, is sent as the traceparent and tracestate
 // headers of every request of the session (traceHeaders); a listing
 // passes none.
+//
+// cred, when not nil, is presented on every request of the session by
+// credential.Transport, the RoundTripper right above fetch's and below
+// the trace headers and the recorder, so that nothing that records an
+// exchange sees it (docs/credentials.md, "At call time"). rawURL is checked
+// with cred's declaration (toolset.ParseMCPURLAuth): a "{secret}" path
+// segment is accepted where it declares path_segment, and the endpoint
+// the SDK is given keeps it, which credential.Transport fills on the wire.
 // The revision is the SDK's default: 2026-07-28 if the server answers
 // server/discover, else initialize at the newest the server offers.
-func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middleware, tc tool.TraceContext) (*session, *tool.Error) {
-	u, err := toolset.ParseMCPURL(rawURL)
+func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middleware, tc tool.TraceContext, cred *credential.Credential) (*session, *tool.Error) {
+	var auth *toolset.Auth
+	if cred != nil {
+		auth = &cred.Target.Auth
+	}
+	u, err := toolset.ParseMCPURLAuth(rawURL, auth)
 	if err != nil {
+		if cred == nil && strings.Contains(rawURL, toolset.SecretSegment) {
+			return nil, tool.Errorf(tool.PermissionDenied, "the MCP server URL holds %s, which only a credential fills: declare the server's auth in the toolset and set its credential with toolgate credentials set (docs/credentials.md)", toolset.SecretSegment)
+		}
 		return nil, tool.Errorf(tool.PermissionDenied, "the MCP server URL is refused: %v", err)
 	}
 	host := hostPort(u)
@@ -115,6 +153,9 @@ func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middl
 	}
 	limit := c.cfg.maxBytes()
 	var rt http.RoundTripper = c.cfg.Net.Transport(pinned, "the MCP server URL's host ("+host+")")
+	if cred != nil {
+		rt = credential.Transport(rt, cred)
+	}
 	if tc.Traceparent != "" {
 		rt = &traceHeaders{next: rt, tc: tc}
 	}
@@ -135,10 +176,10 @@ func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middl
 	p := &probe{}
 	cs, err := client.Connect(withProbe(op, p), transport, nil)
 	if err != nil {
-		a := attempt{what: "the handshake with", host: host, bound: c.cfg.timeout(), limit: limit}
-		return nil, failure(parent, op, a, p.lastExchange(), err)
+		a := attempt{what: "the handshake with", host: host, bound: c.cfg.timeout(), limit: limit, cred: cred}
+		return nil, redact(failure(parent, op, a, p.lastExchange(), err), cred)
 	}
-	return &session{cs: cs, host: host}, nil
+	return &session{cs: cs, host: host, cred: cred}, nil
 }
 
 // hostPort is u's host as a hostlist entry: the host (an IPv6 literal in

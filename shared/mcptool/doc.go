@@ -54,12 +54,30 @@
 // new session is also what bypasses the SDK's own tools/list cache, which
 // under 2026-07-28 serves a session's repeated ListTools for as long as
 // the server's ttlMs says: the SDK has no per-call bypass. Check's reuse
-// is this package's own cache, keyed by server URL, for at most
+// is this package's own cache, keyed by server URL and the credential the
+// listing presented (its scope and version), for at most
 // TOOLGATE_MCP_SCHEMA_TTL_SECONDS. The standalone SSE stream is not
 // opened. A session with an id is ended (the SDK's DELETE, which it gives
 // 5 s whatever the caller's deadline) in the background: a listing or a
 // call waits for that end at most 250 ms, since its outcome is known
 // before it.
+//
+// # Credentials
+//
+// A server whose toolset declares auth is presented the call's credential
+// (toolcall.Call.Credential; docs/credentials.md) on every request of the
+// session, by credential.Transport, the RoundTripper right above fetch's
+// and below the trace headers and the recorder: nothing that records an
+// exchange, logs or builds a message sees it. A URL pinned with a
+// "{secret}" path segment is given to the SDK as pinned, and the segment
+// is filled on the wire. Every message built from an answer to a session
+// that carried a credential is passed through its Redact, the server's
+// text before it is cut to MaxServerText (a cut through the secret would
+// leave a part Redact no longer recognises), and so is a successful
+// result (TOOL_OUTPUT_INVALID, maybe applied, when it is no longer JSON
+// without the secret). Check's
+// listing presents the credential too; List presents none, and
+// ListWithCredential the one registration resolved (toolset scope).
 //
 // # Trace context
 //
@@ -93,8 +111,10 @@
 // never raw.
 //
 //	refused by the address rules            TOOL_PERMISSION_DENIED (a failed look-up: its fetch code)   not applied
-//	HTTP 401, 403                           TOOL_PERMISSION_DENIED: the server needs credentials,        not applied
-//	                                        which toolgate cannot store yet
+//	HTTP 401 error="invalid_token" to a     CALL_PARKED, cause credentials.expired (RFC 6750 §3.1):      not applied
+//	request that carried a credential       the server refused it; set a new one
+//	HTTP 401 otherwise, 403 (also           TOOL_PERMISSION_DENIED: the server needs credentials (auth   not applied
+//	insufficient_scope)                     in the toolset, toolgate credentials set), or refused them
 //	HTTP 429                                TOOL_RATE_LIMITED, RetryAfter from Retry-After (no sleep)    not applied
 //	HTTP 5xx                                TOOL_UPSTREAM_UNAVAILABLE, RetryAfter from Retry-After       applied if written
 //	HTTP 3xx (a redirect)                   TOOL_PERMANENT_FAILURE                                       not applied

@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -36,12 +38,14 @@ func clean(s string, n int) string {
 }
 
 // cause keeps an error for logs, cleaned and cut as a message would be: an
-// SDK error may hold the server's text.
-func cause(err error) error {
+// SDK error may hold the server's text. cred's secret is taken out before
+// the cut, which could otherwise leave a part of it that Redact no longer
+// recognises (nil cred: none).
+func cause(err error, cred *credential.Credential) error {
 	if err == nil {
 		return nil
 	}
-	return errors.New(clean(err.Error(), 4*MaxServerText))
+	return errors.New(clean(cred.Redact(err.Error()), 4*MaxServerText))
 }
 
 // codeRejected is the SDK's jsonrpc2.ErrRejected, "rejected by transport":
@@ -92,6 +96,8 @@ type attempt struct {
 	bound time.Duration
 	// limit is the read limit of a response body (Config.MaxBytes).
 	limit int64
+	// cred is the credential the session presented (nil: none).
+	cred *credential.Credential
 }
 
 // failure maps a failed exchange with a server to a *tool.Error (the table
@@ -103,7 +109,7 @@ type attempt struct {
 func failure(parent, op context.Context, a attempt, x exchange, err error) *tool.Error {
 	applied := a.call && x.wrote
 	te := func(code tool.Code, maybe bool, format string, args ...any) *tool.Error {
-		return &tool.Error{Code: code, Message: fmt.Sprintf(format, args...), MaybeApplied: maybe, Err: cause(err)}
+		return &tool.Error{Code: code, Message: fmt.Sprintf(format, args...), MaybeApplied: maybe, Err: cause(err, a.cred)}
 	}
 	status := fmt.Sprintf("HTTP %d %s", x.status, http.StatusText(x.status))
 	switch {
@@ -120,11 +126,20 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		return te(tool.OutputInvalid, applied, "the answer to %s %s is larger than the %d-byte read limit", a.what, a.host, a.limit)
 	case x.tooLarge:
 		return te(tool.PermanentFailure, false, "the answer to %s %s is larger than the %d-byte read limit", a.what, a.host, a.limit)
+	case x.status == http.StatusUnauthorized && a.cred != nil && credential.InvalidToken(x.challenges):
+		// RFC 6750 §3.1: the token is expired, revoked or malformed, and
+		// the server did nothing with the request.
+		e := a.cred.Refused()
+		e.Message += fmt.Sprintf(" (%s %s was answered %s); set a new one with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
+		e.Err = cause(err, a.cred)
+		return e
+	case (x.status == http.StatusUnauthorized || x.status == http.StatusForbidden) && a.cred != nil:
+		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server refused %s", a.what, a.host, status, credentialName(a.cred))
 	case x.status == http.StatusUnauthorized || x.status == http.StatusForbidden:
 		if a.call {
-			return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials, which toolgate cannot store for MCP servers yet", a.what, a.host, status)
+			return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials; declare them with auth on the server in the toolset and set them with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
 		}
-		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials even to list its tools, which toolgate cannot store for MCP servers yet", a.what, a.host, status)
+		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials even to list its tools; declare them with auth on the server in the toolset and set them with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
 	case x.status == http.StatusTooManyRequests:
 		e := te(tool.RateLimited, false, "%s %s was answered %s", a.what, a.host, status)
 		e.RetryAfter = fetch.RetryAfter(x.retryAfter, time.Now())
@@ -139,7 +154,7 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		return te(tool.UpstreamUnavailable, false, "%s %s was answered %s: the server lost the session", a.what, a.host, status)
 	}
 	if je := rpcError(err); je != nil {
-		text := clean(je.Message, MaxServerText)
+		text := clean(a.cred.Redact(je.Message), MaxServerText)
 		switch je.Code {
 		case jsonrpc.CodeInvalidParams:
 			if a.call {
@@ -156,7 +171,7 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 	if x.status >= 400 {
 		return te(tool.PermanentFailure, false, "%s %s was answered %s", a.what, a.host, status)
 	}
-	text := clean(err.Error(), MaxServerText)
+	text := clean(a.cred.Redact(err.Error()), MaxServerText)
 	switch {
 	case applied:
 		return te(tool.UpstreamUnavailable, true, "%s %s was sent, and its answer was lost: %s", a.what, a.host, text)
@@ -164,4 +179,45 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		return te(tool.UpstreamUnavailable, false, "%s %s failed before the request was sent: %s", a.what, a.host, text)
 	}
 	return te(tool.UpstreamUnavailable, false, "%s %s failed: %s", a.what, a.host, text)
+}
+
+// credentialName names a credential in a message by its scope's kind and
+// its target, never its value: "the toolset-scope credential for crm".
+func credentialName(c *credential.Credential) string {
+	return fmt.Sprintf("the %s-scope credential for %s", c.Scope.Kind(), c.Target.Name)
+}
+
+// redact passes te's message and cause through cred's Redact, so that no
+// text a server sent back (an echoed header, a URL with its filled path
+// segment) carries the secret the request presented (docs/credentials.md,
+// "Never recorded"). A nil cred or te is left as it is.
+func redact(te *tool.Error, cred *credential.Credential) *tool.Error {
+	if te == nil || cred == nil {
+		return te
+	}
+	te.Message = cred.Redact(te.Message)
+	if te.Err != nil {
+		te.Err = errors.New(cred.Redact(te.Err.Error()))
+	}
+	return te
+}
+
+// redactOutput passes a call's result through cred's Redact (nil cred:
+// out as it is), so that a server quoting the credential back in a
+// successful answer does not put it in the execution's state, its history
+// or the ledger (docs/credentials.md, "At call time"). A result that is no
+// longer JSON once redacted (the secret held JSON's own syntax) is
+// TOOL_OUTPUT_INVALID, maybe applied: the tool ran.
+func redactOutput(out json.RawMessage, cred *credential.Credential) (json.RawMessage, error) {
+	if cred == nil || len(out) == 0 {
+		return out, nil
+	}
+	r := cred.Redact(string(out))
+	if r == string(out) {
+		return out, nil
+	}
+	if !json.Valid([]byte(r)) {
+		return nil, tool.Errorf(tool.OutputInvalid, "the answer holds the credential the call presented, which cannot be taken out of it and keep it JSON").Applied()
+	}
+	return json.RawMessage(r), nil
 }

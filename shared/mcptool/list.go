@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -43,13 +44,25 @@ func (e *ListError) Error() string { return e.Message }
 // invalid (named in the error and logged): nothing of such a listing may
 // be registered.
 func (c *Client) List(ctx context.Context, url string) (toolset.Listed, error) {
-	l, te := c.list(ctx, url)
+	return c.ListWithCredential(ctx, url, nil)
+}
+
+// ListWithCredential is List presenting cred (nil: none) on every request
+// of the listing, as a call presents its own (connect): for registration
+// of a toolset whose server declares auth, with the toolset scope's
+// credential (docs/credentials.md, "Storing"). A url with a "{secret}"
+// path segment is listed only with a credential whose declaration names
+// it. Every message is redacted of cred's secret; a server that refuses
+// it with HTTP 401 error="invalid_token" is a *ListError of code
+// CALL_PARKED whose message starts with credential.CauseExpired.
+func (c *Client) ListWithCredential(ctx context.Context, url string, cred *credential.Credential) (toolset.Listed, error) {
+	l, te := c.list(ctx, url, cred)
 	if te == nil && len(l.dropped) > 0 {
 		c.log.WarnContext(ctx, "MCP server lists tools the SDK drops as invalid", "url", url, "tools", l.dropped)
 		te = tool.Errorf(tool.PermanentFailure, "the MCP server at %s lists %d tool(s) that the MCP Go SDK drops as invalid (a null tool, or invalid x-mcp-header annotations): %s; nothing is registered",
 			l.host, len(l.dropped), strings.Join(l.dropped, ", "))
 	}
-	if te != nil {
+	if te = redact(te, cred); te != nil {
 		return toolset.Listed{}, &ListError{Code: te.Code, Message: te.Message}
 	}
 	return l.Listed, nil
@@ -64,8 +77,14 @@ type listing struct {
 	dropped []string
 }
 
-// list runs one listing in a new session, bounded by Config.Timeout.
-func (c *Client) list(ctx context.Context, url string) (*listing, *tool.Error) {
+// list runs one listing in a new session with cred (nil: none), bounded
+// by Config.Timeout; its errors are redacted of cred's secret.
+func (c *Client) list(ctx context.Context, url string, cred *credential.Credential) (*listing, *tool.Error) {
+	l, te := c.listOnce(ctx, url, cred)
+	return l, redact(te, cred)
+}
+
+func (c *Client) listOnce(ctx context.Context, url string, cred *credential.Credential) (*listing, *tool.Error) {
 	op, cancel := context.WithTimeout(ctx, c.cfg.timeout())
 	defer cancel()
 	// The SDK drops tools it finds invalid from what ListTools returns; a
@@ -85,13 +104,13 @@ func (c *Client) list(ctx context.Context, url string) (*listing, *tool.Error) {
 			return res, err
 		}
 	}
-	s, te := c.connect(ctx, op, url, mw, tool.TraceContext{})
+	s, te := c.connect(ctx, op, url, mw, tool.TraceContext{}, cred)
 	if te != nil {
 		return nil, te
 	}
 	defer s.close()
 	l := &listing{host: s.host, Listed: toolset.Listed{Protocol: s.cs.InitializeResult().ProtocolVersion}}
-	a := attempt{what: "tools/list of", host: s.host, bound: c.cfg.timeout(), limit: c.cfg.maxBytes()}
+	a := attempt{what: "tools/list of", host: s.host, bound: c.cfg.timeout(), limit: c.cfg.maxBytes(), cred: cred}
 	seen := map[string]bool{}
 	cursor := ""
 	size := int64(0) // the listing's tool definitions so far, in bytes

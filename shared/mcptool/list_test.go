@@ -155,8 +155,8 @@ func TestListSaysAServerNeedsCredentials(t *testing.T) {
 	_, err := New(config(t, hostOf(t, srv.URL)), nil).List(t.Context(), srv.URL+"/mcp")
 	var le *ListError
 	if !errors.As(err, &le) || le.Code != tool.PermissionDenied || !strings.Contains(le.Message, "HTTP 401 Unauthorized") ||
-		!strings.Contains(le.Message, "toolgate cannot store for MCP servers yet") {
-		t.Errorf("error %v, want one saying the server needs credentials toolgate cannot store", err)
+		!strings.Contains(le.Message, "needs credentials even to list its tools; declare them with auth") || !strings.Contains(le.Message, "toolgate credentials set") {
+		t.Errorf("error %v, want one saying the server needs credentials, and how to give them", err)
 	}
 }
 

@@ -24,6 +24,10 @@ type exchange struct {
 	status int
 	// retryAfter is the response's Retry-After header.
 	retryAfter string
+	// challenges holds a 401 or 403 response's WWW-Authenticate fields
+	// (RFC 9110 §11.6.1), which say whether a credential was refused as
+	// an invalid token (credential.InvalidToken).
+	challenges http.Header
 	// refused is the guard's refusal: nothing was sent.
 	refused *fetch.Refusal
 	// tooLarge: the body passed the read limit.
@@ -149,6 +153,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	p.update(func() {
 		x.status = resp.StatusCode
 		x.retryAfter = resp.Header.Get("Retry-After")
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			x.challenges = http.Header{"Www-Authenticate": resp.Header.Values("WWW-Authenticate")}
+		}
 	})
 	resp.Body = &limitedBody{rc: resp.Body, left: r.limit, over: func() { p.update(func() { x.tooLarge = true }) }}
 	if tap != nil {

@@ -3,6 +3,7 @@ package publishapi
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 
 	"github.com/toolgate/toolgate/shared/caller"
 )
@@ -12,6 +13,16 @@ const (
 	EnvTable      = "TOOLGATE_TABLE"       // the ledger table (required)
 	EnvStage      = "TOOLGATE_STAGE"       // the platform stage (required): parameters under /toolgate/<stage>/
 	EnvParamsFile = "TOOLGATE_PARAMS_FILE" // the local stack only: a parameters file instead of SSM
+	// EnvCredentialKey names the KMS key credentials are sealed under (a
+	// key ARN, id or alias; docs/credentials.md, "The key"). Unset: the
+	// function stores no credential, and a draft whose server declares
+	// auth is listed without one.
+	EnvCredentialKey = "TOOLGATE_CREDENTIAL_KEY"
+	// EnvCredentialAdmins is a JSON list of IAM principal ARN patterns of
+	// the function's own account (as reviewer patterns,
+	// reviewer.CheckPattern) who may set toolset-scope credentials,
+	// set any end user's and allow toolset ids. Unset or []: nobody.
+	EnvCredentialAdmins = "TOOLGATE_CREDENTIAL_ADMINS"
 )
 
 // ProofHeader carries the caller proof on the Function URL
@@ -20,15 +31,18 @@ const ProofHeader = caller.ProofHeader
 
 // DirectRequest is a direct invocation of the publish function (the local
 // stack's CLI): {"action": "publish", "file", "source", "proof"},
-// {"action": "register", "toolset", "proof"} or {"action": "show",
-// "toolset_id", "proof"}.
+// {"action": "register", "toolset", "proof"}, {"action": "show",
+// "toolset_id", "proof"} or {"action": "credentials.set" (list, revoke,
+// allow), "credentials", "proof"}.
 type DirectRequest struct {
 	Action    string `json:"action"`
 	File      string `json:"file,omitempty"`
 	Source    string `json:"source,omitempty"`
 	Toolset   string `json:"toolset,omitempty"`    // register: the document as text, signed as sent
 	ToolsetID string `json:"toolset_id,omitempty"` // show: the registered toolset's id
-	Proof     string `json:"proof"`
+	// Credentials is the request of the actions ActionCredentials*.
+	Credentials *CredentialRequest `json:"credentials,omitempty"`
+	Proof       string             `json:"proof"`
 }
 
 // RegisterBody is the body of POST /toolsets on the Function URL.
@@ -78,7 +92,7 @@ const (
 	CodeUnauthenticated = "PUBLISH_UNAUTHENTICATED" // no valid caller proof
 	CodeRefused         = "PUBLISH_REFUSED"         // the toolset is refused by the registration check, or a literal value by the deployment's allow-lists (with diagnostics)
 	CodeUnavailable     = "PUBLISH_UNAVAILABLE"     // DynamoDB, SSM, Step Functions or STS failed; repeat the request
-	CodeNotFound        = "PUBLISH_NOT_FOUND"       // a toolset read (ShowToolset) names no registered toolset
+	CodeNotFound        = "PUBLISH_NOT_FOUND"       // a toolset read (ShowToolset) names no registered toolset, or a credential's target none that declares auth
 )
 
 // SourceDigest is what a publish proof binds: "sha256:" and the hex
@@ -137,4 +151,169 @@ type ShowResult struct {
 // ShowBinding is the caller proof binding of a read of toolset id.
 func ShowBinding(id string) caller.Binding {
 	return caller.Binding{Action: caller.ActionShowToolset, Target: id}
+}
+
+// CredentialRequest is a request of `toolgate credentials` to the publish
+// function (docs/credentials.md): the body of POST /credentials (set),
+// POST /credentials/revoke and POST /credentials/allow on the Function
+// URL, and the "credentials" member of a direct invocation whose action is
+// one of ActionCredentials*. GET /credentials/{toolset name} lists.
+type CredentialRequest struct {
+	// Toolset is the toolset name (toolset.NamePattern) the credential is
+	// stored under: every toolset id of that name may be allowed to use
+	// it. Set, list and revoke.
+	Toolset string `json:"toolset,omitempty"`
+	// Target is an MCP server's key or an exact http host entry of the
+	// toolset that declares auth. Set and revoke.
+	Target string `json:"target,omitempty"`
+	// EndUser, with set or revoke, names the end user whose credential it
+	// is (the end-user scope); the function stores it under the end
+	// user's HMAC, never the id. Empty: not the end-user scope.
+	EndUser string `json:"end_user,omitempty"`
+	// Run, with set or revoke, is the execution ARN of a run not started
+	// yet (the run scope). Empty: not the run scope.
+	Run string `json:"run,omitempty"`
+	// ExpiresAt, with set, is when the credential stops being presented,
+	// RFC 3339; empty: never.
+	ExpiresAt string `json:"expires_at,omitempty"`
+	// Secret, with set, is the credential (base64 in JSON): at most
+	// credential.MaxSecretBytes, checked against the target's auth
+	// (credential.CheckSecret). It is never echoed, logged or quoted.
+	Secret []byte `json:"secret,omitempty"`
+	// ToolsetID, with allow, is the registered toolset id to allow for
+	// the credentials of each target of it that declares auth.
+	ToolsetID string `json:"toolset_id,omitempty"`
+	// Draft, with set, is a draft toolset document (as registration takes
+	// it) whose MCP server Target declares auth: it gives the target's
+	// origin and auth when no registered toolset of the name declares the
+	// target yet, so that the draft's first registration can list the
+	// server with its toolset-scope credential. Ignored otherwise.
+	Draft string `json:"draft,omitempty"`
+}
+
+// The direct invocation actions of `toolgate credentials` (DirectRequest.Action),
+// named as their caller proof actions are.
+const (
+	ActionCredentialsSet    = caller.ActionCredentialsSet
+	ActionCredentialsList   = caller.ActionCredentialsList
+	ActionCredentialsRevoke = caller.ActionCredentialsRevoke
+	ActionCredentialsAllow  = caller.ActionCredentialsAllow
+)
+
+// CredentialSetDigest is what a set's proof binds besides the target:
+// "sha256:" and the hex SHA-256 of the JSON array
+// ["toolgate-credentials-set/1", toolset, target, end_user, run,
+// expires_at, hex SHA-256 of the secret, hex SHA-256 of the draft], so
+// that a proof made for one secret, scope, expiry or draft is refused for
+// any other. The secret itself is not in the proof.
+func CredentialSetDigest(r CredentialRequest) string {
+	secret := sha256.Sum256(r.Secret)
+	draft := sha256.Sum256([]byte(r.Draft))
+	doc, _ := json.Marshal([]string{"toolgate-credentials-set/1", r.Toolset, r.Target, r.EndUser, r.Run, r.ExpiresAt,
+		hex.EncodeToString(secret[:]), hex.EncodeToString(draft[:])})
+	sum := sha256.Sum256(doc)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// CredentialTarget is the caller proof target of a set or revoke:
+// "<toolset name>/<target>" (a toolset name has no "/").
+func CredentialTarget(name, target string) string { return name + "/" + target }
+
+// CredentialSetBinding is the caller proof binding of set r.
+func CredentialSetBinding(r CredentialRequest) caller.Binding {
+	return caller.Binding{Action: caller.ActionCredentialsSet, Target: CredentialTarget(r.Toolset, r.Target), InputDigest: CredentialSetDigest(r)}
+}
+
+// CredentialScopeDetail is the Detail of a revoke's binding: the JSON
+// array [end_user, run] of r, so that a proof to revoke one scope's
+// credential is refused for another's.
+func CredentialScopeDetail(r CredentialRequest) string {
+	doc, _ := json.Marshal([]string{r.EndUser, r.Run})
+	return string(doc)
+}
+
+// CredentialRevokeBinding is the caller proof binding of revoke r.
+func CredentialRevokeBinding(r CredentialRequest) caller.Binding {
+	return caller.Binding{Action: caller.ActionCredentialsRevoke, Target: CredentialTarget(r.Toolset, r.Target), Detail: CredentialScopeDetail(r)}
+}
+
+// CredentialListBinding is the caller proof binding of a listing of
+// toolset name's credentials.
+func CredentialListBinding(name string) caller.Binding {
+	return caller.Binding{Action: caller.ActionCredentialsList, Target: name}
+}
+
+// CredentialAllowBinding is the caller proof binding of allowing toolset
+// id for its name's credentials.
+func CredentialAllowBinding(id string) caller.Binding {
+	return caller.Binding{Action: caller.ActionCredentialsAllow, Target: id}
+}
+
+// CredentialSetResult is a set's answer: what was stored, never the
+// secret.
+type CredentialSetResult struct {
+	Toolset string `json:"toolset"`
+	Target  string `json:"target"`
+	// Origin is the origin the credential is bound to
+	// ("<scheme>://<host>[:<port>]"): that of the most recently
+	// registered toolset of the name declaring the target.
+	Origin string `json:"origin"`
+	// Scope is "toolset", "end_user:<hex HMAC>" or "run:<execution name>".
+	Scope   string `json:"scope"`
+	Version int64  `json:"version"`
+	SetBy   string `json:"set_by"`
+	// Allowed are the toolset ids of the name registered with this target
+	// and origin, each now allowed for its credentials.
+	Allowed []string `json:"allowed"`
+	// OtherOrigins are origins other toolset ids of the name give the
+	// target: they get no credential from this set (a new set is needed
+	// once one of them is the most recently registered).
+	OtherOrigins []string `json:"other_origins,omitempty"`
+}
+
+// CredentialInfo is one stored credential as a listing shows it:
+// metadata only, never the ciphertext or the secret.
+type CredentialInfo struct {
+	Target    string `json:"target"`
+	Origin    string `json:"origin"`
+	Scope     string `json:"scope"`
+	Version   int64  `json:"version"`
+	CreatedAt string `json:"created_at"`
+	SetBy     string `json:"set_by"`
+	// ExpiresAt is when the credential stops being presented, RFC 3339;
+	// empty: never.
+	ExpiresAt    string `json:"expires_at,omitempty"`
+	ExecutionARN string `json:"execution_arn,omitempty"`
+}
+
+// CredentialToolset is one toolset id registered under a name with a
+// target that declares auth, and whether it is allowed for the
+// credentials of that target and origin.
+type CredentialToolset struct {
+	ToolsetID string `json:"toolset_id"`
+	Target    string `json:"target"`
+	Origin    string `json:"origin"`
+	AllowedBy string `json:"allowed_by,omitempty"` // empty: not allowed
+	AllowedAt string `json:"allowed_at,omitempty"`
+}
+
+// CredentialListResult is a listing's answer.
+type CredentialListResult struct {
+	Toolset     string              `json:"toolset"`
+	Credentials []CredentialInfo    `json:"credentials"`
+	Toolsets    []CredentialToolset `json:"toolsets"`
+}
+
+// CredentialRevokeResult is a revoke's answer: Revoked is false when
+// there was no such credential.
+type CredentialRevokeResult struct {
+	Revoked bool `json:"revoked"`
+}
+
+// CredentialAllowResult is an allow's answer: the targets (and their
+// origins) toolset id is now allowed for.
+type CredentialAllowResult struct {
+	ToolsetID string   `json:"toolset_id"`
+	Targets   []string `json:"targets"`
+	AllowedBy string   `json:"allowed_by"`
 }

@@ -71,6 +71,9 @@ type ChildRecord struct {
 	// be used again 90 days after the execution closed, and the record
 	// serves one execution only.
 	StartedAt string
+	// EndUserScope is the parent's end-user scope (shared/enduser Scope),
+	// "" for none: a child run acts for its parent's end user.
+	EndUserScope string
 }
 
 // RunStartRecord is the start record toolgate run asked for before it
@@ -83,6 +86,23 @@ type RunStartRecord struct {
 	// Deadline is the latest $$.Execution.StartTime the record serves
 	// (StartDeadline after it was written, whole seconds).
 	Deadline time.Time
+	// EndUserScope is the run's end-user scope (shared/enduser Scope), ""
+	// for none.
+	EndUserScope string
+}
+
+// StartRecord is any start record as a run's reviews and children read
+// it: the verified starter and the run's end-user scope ("" for none).
+type StartRecord struct {
+	Starter, EndUserScope string
+}
+
+// EndUserAnswer is scope as a start answer's end_user: nil for "".
+func EndUserAnswer(scope string) *string {
+	if scope == "" {
+		return nil
+	}
+	return &scope
 }
 
 // ChildCheck is what a child run's start Task asks: its execution ARN,

@@ -53,10 +53,15 @@ type StartRequest struct {
 	// InputDigest is "sha256:" and the hex SHA-256 of the RFC 8785 form of
 	// the whole execution input, {input, meta} (tool.InputDigest).
 	InputDigest string `json:"input_digest"`
+	// EndUser is the end-user id the run is to act for (toolgate run
+	// --end-user; shared/enduser CheckID), absent for none. It is recorded
+	// only when the end-user mapping lets the verified starter act for it
+	// (docs/identity.md, "End users").
+	EndUser string `json:"end_user,omitempty"`
 	// Proof is the caller's proof (docs/identity.md, "The caller proof"):
 	// an sts:GetCallerIdentity URL the caller presigned with its own
 	// credentials, at most caller.MaxProofBytes (8 KiB), that signs
-	// StartBinding(ExecutionARN, InputDigest). Its verified principal is
+	// StartBindingFor(ExecutionARN, InputDigest, EndUser). Its verified principal is
 	// the starter recorded; the proof itself is a secret, kept in no
 	// record, log or execution input.
 	Proof string `json:"proof"`
@@ -65,11 +70,36 @@ type StartRequest struct {
 // StartAction is a StartRequest's action.
 const StartAction = caller.ActionStart
 
-// StartBinding is what a StartRequest's caller proof is bound to:
-// caller.ActionStart, the execution ARN and the whole execution input's
-// digest.
+// StartBinding is what the caller proof of a StartRequest without an end
+// user is bound to: StartBindingFor with no end user.
 func StartBinding(executionARN, inputDigest string) caller.Binding {
-	return caller.Binding{Action: caller.ActionStart, Target: executionARN, InputDigest: inputDigest}
+	return StartBindingFor(executionARN, inputDigest, "")
+}
+
+// StartBindingFor is what a StartRequest's caller proof is bound to:
+// caller.ActionStart, the execution ARN, the whole execution input's
+// digest and, as Detail, the end-user id ("" for none, which binds as a
+// request of toolgate run before end users did), so that a proof signed
+// for one end user cannot start the run for another.
+func StartBindingFor(executionARN, inputDigest, endUser string) caller.Binding {
+	return caller.Binding{Action: caller.ActionStart, Target: executionARN, InputDigest: inputDigest, Detail: endUser}
+}
+
+// StartAnswer is the start lane's answer to a StartRequest once the start
+// record is written: the recorded starter, the run's end-user scope (null
+// for none) and, when an end user was asked for but not recorded, why
+// (toolgate run says so; the run starts all the same, without one).
+type StartAnswer struct {
+	Starter        string  `json:"starter"`
+	EndUser        *string `json:"end_user"`
+	EndUserSkipped string  `json:"end_user_skipped,omitempty"`
+}
+
+// EndUserRecord is what a start record holds of its run's end user: the
+// id and its scope (shared/enduser Scope) when the starter may act for it,
+// or, when not, why it was skipped; all empty when none was asked for.
+type EndUserRecord struct {
+	ID, Scope, Skipped string
 }
 
 // StartDeadline is how long after its start record an execution may start

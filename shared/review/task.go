@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -134,12 +135,15 @@ var inputDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // DecodeStartRequest parses a request of the start alias strictly (as
 // DecodeTask): action StartAction, an execution ARN, an input digest of
-// tool.InputDigest's form and a proof, each present once.
+// tool.InputDigest's form and a proof, each present once, and an end user,
+// absent or an end-user id (shared/enduser CheckID; present but empty is
+// refused).
 func DecodeStartRequest(data []byte) (*StartRequest, error) {
 	var r StartRequest
 	if err := decodeTask("start request", "a start request", data, &r); err != nil {
 		return nil, err
 	}
+	members, _ := tool.DecodeObject("start request", data) // decodeTask read it
 	switch {
 	case r.Action != StartAction:
 		return nil, fmt.Errorf("start request: action %q is not %s: the start alias takes start requests only", excerpt.Bytes(r.Action, 40, "..."), StartAction)
@@ -147,6 +151,11 @@ func DecodeStartRequest(data []byte) (*StartRequest, error) {
 		return nil, fmt.Errorf("start request: execution_arn %q is not an execution ARN", excerpt.Bytes(r.ExecutionARN, 200, "..."))
 	case !inputDigest.MatchString(r.InputDigest):
 		return nil, fmt.Errorf("start request: input_digest %q is not sha256:<64 hex digits>", excerpt.Bytes(r.InputDigest, 80, "..."))
+	}
+	if _, given := members["end_user"]; given {
+		if err := enduser.CheckID(r.EndUser); err != nil {
+			return nil, fmt.Errorf("start request: end_user: %v", err)
+		}
 	}
 	return &r, nil
 }

@@ -120,27 +120,50 @@ func Load(ctx context.Context, api GetAPI, n functionconfig.SecretNames) (Ledger
 
 // LoadExternalKey reads the stage's external key alone, parameter name
 // (functionconfig.ExternalKeyParam), in one GetParameters request
-// (WithDecryption): review-request derives a run's trace id under it as
-// the tool functions do (shared/tracecontext), and holds no other secret.
-// It fails when name is not a parameter name, when the parameter is
-// missing, or when it is not base64 of SecretBytes bytes; the error names
-// the parameter, never its value.
+// (WithDecryption), as LoadKeys does: review-request derives a run's
+// trace id under it as the tool functions do (shared/tracecontext).
 func LoadExternalKey(ctx context.Context, api GetAPI, name string) ([]byte, error) {
-	if len(name) > maxParamName || !paramName.MatchString(name) {
-		return nil, fmt.Errorf("secrets: %q is not an SSM parameter name", name)
+	keys, err := LoadKeys(ctx, api, name)
+	if err != nil {
+		return nil, err
 	}
-	out, err := api.GetParameters(ctx, &ssm.GetParametersInput{Names: []string{name}, WithDecryption: aws.Bool(true)})
+	return keys[0], nil
+}
+
+// LoadKeys reads the SecureString keys names (each base64 of SecretBytes
+// bytes: the external key, functionconfig.ExternalKeyParam; the end-user
+// key, functionconfig.EndUserKeyParam) in one GetParameters request
+// (WithDecryption, at most 10 names: SSM's limit), and returns them in
+// the order named. It fails when a name is not a parameter name, when a
+// parameter is missing, or when one is not base64 of SecretBytes bytes;
+// the error names the parameters, never a value.
+func LoadKeys(ctx context.Context, api GetAPI, names ...string) ([][]byte, error) {
+	if len(names) == 0 || len(names) > 10 {
+		return nil, fmt.Errorf("secrets: %d keys asked for, want 1 to 10 (one GetParameters request)", len(names))
+	}
+	for _, name := range names {
+		if len(name) > maxParamName || !paramName.MatchString(name) {
+			return nil, fmt.Errorf("secrets: %q is not an SSM parameter name", name)
+		}
+	}
+	out, err := api.GetParameters(ctx, &ssm.GetParametersInput{Names: names, WithDecryption: aws.Bool(true)})
 	if err != nil {
 		return nil, fmt.Errorf("secrets: get parameters: %w", err)
 	}
 	if len(out.InvalidParameters) > 0 {
-		return nil, fmt.Errorf("secrets: parameters missing (the deploy provisions them): %s", name)
+		return nil, fmt.Errorf("secrets: parameters missing (the deploy provisions them): %s", strings.Join(slices.Sorted(slices.Values(out.InvalidParameters)), ", "))
 	}
 	got := map[string]string{}
 	for _, p := range out.Parameters {
 		got[aws.ToString(p.Name)] = aws.ToString(p.Value)
 	}
-	return secret(got, name)
+	keys := make([][]byte, len(names))
+	for i, name := range names {
+		if keys[i], err = secret(got, name); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
 }
 
 func secret(got map[string]string, name string) ([]byte, error) {

@@ -244,3 +244,29 @@ func TestLoadExternalKeyReadsTheKeyAlone(t *testing.T) {
 		t.Fatal("a name that is no parameter name was read")
 	}
 }
+
+// LoadKeys reads the external key and the end-user key, which the deploy
+// creates as it creates the external key (Ensure), in the order named;
+// either missing is an error naming it, never a value.
+func TestLoadKeysReadsTheExternalAndEndUserKeysInOrder(t *testing.T) {
+	_, c := ssmOn(t)
+	ctx := context.Background()
+	ext, eu := functionconfig.ExternalKeyParam("test"), functionconfig.EndUserKeyParam("test")
+	if _, err := secrets.Ensure(ctx, c, secrets.Provision{Secrets: []string{ext}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.LoadKeys(ctx, c, ext, eu); err == nil || !strings.Contains(err.Error(), eu) || strings.Contains(err.Error(), ext+",") {
+		t.Fatalf("a missing end-user key: %v", err)
+	}
+	if _, err := secrets.Ensure(ctx, c, secrets.Provision{Secrets: []string{eu}}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.LoadKeys(ctx, c, ext, eu)
+	if err != nil || len(keys) != 2 {
+		t.Fatal(err)
+	}
+	one, _ := secrets.LoadExternalKey(ctx, c, ext)
+	if string(keys[0]) != string(one) || string(keys[0]) == string(keys[1]) || len(keys[1]) != secrets.SecretBytes {
+		t.Fatal("the keys are not the external key and then a distinct end-user key")
+	}
+}

@@ -28,10 +28,12 @@ type Action string
 
 // The actions of the accesses.
 const (
-	GetItem    Action = "dynamodb:GetItem"
-	PutItem    Action = "dynamodb:PutItem"
-	UpdateItem Action = "dynamodb:UpdateItem"
-	Query      Action = "dynamodb:Query"
+	GetItem      Action = "dynamodb:GetItem"
+	BatchGetItem Action = "dynamodb:BatchGetItem"
+	PutItem      Action = "dynamodb:PutItem"
+	UpdateItem   Action = "dynamodb:UpdateItem"
+	DeleteItem   Action = "dynamodb:DeleteItem"
+	Query        Action = "dynamodb:Query"
 )
 
 // Access is one kind of request a principal makes: one statement of its
@@ -187,6 +189,14 @@ var ReadAttributes = []string{
 	"external_key", "external_key_token",
 }
 
+// CredentialReadAttributes are the only attributes of credential items a
+// tool function's call-time read names (vault.Store.Lookup, one
+// BatchGetItem with a projection): what the resolver needs to choose,
+// check and open a credential, and a marker's allowed_by. Never
+// created_at, nor anything of another kind.
+var CredentialReadAttributes = append(Credential.Names(PK, SK, "ct", "nonce", "edk", "key_id", "version", "set_by",
+	"credential_expires_at", "execution_arn"), CredentialToolset.Names("allowed_by")...)
+
 // Accesses is every access to the table. infra generates each role's and
 // managed policy's ledger statements from it, in this order per principal;
 // docs/infra.md tabulates them.
@@ -228,13 +238,25 @@ var Accesses = []Access{
 	{Sid: "ListReviews", By: []Principal{ReviewDecision}, Index: ReviewsByStatus, Actions: []Action{Query},
 		Attributes: ReviewsByStatus.Attributes(), Code: "dynamo.Store.List", Doc: "Query on the index, with its own projection"},
 	{Sid: "RecordStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{PutItem},
-		Attributes: Start.Names(PK, SK, "starter", "parent_run_id", "input_digest", "deadline", "state_machine_arn", "child_started_at", "released_at", ExpiresAt),
-		Code:       "dynamo.Store RecordRunStart, RecordChildStart, RecordStart", Doc: "the conditional PutItem of an execution's starter"},
+		Attributes: Start.Names(PK, SK, "starter", "parent_run_id", "input_digest", "deadline", "state_machine_arn", "child_started_at", "released_at",
+			"end_user", "end_user_scope", "end_user_skipped", ExpiresAt),
+		Code: "dynamo.Store RecordRunStart, RecordChildStart, RecordStart", Doc: "the conditional PutItem of an execution's starter"},
 	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
 		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id", "released_at"), ReturnValues: "NONE",
 		Code: "dynamo.Store TakeChildStart, ReleaseChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at or released_at"},
 	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
+	{Sid: "ReadCredentials", By: []Principal{ToolFunctions}, On: []*Kind{Credential, CredentialToolset}, Actions: []Action{BatchGetItem},
+		Attributes: CredentialReadAttributes, SpecificAttributes: true, Code: "vault.Store.Lookup",
+		Doc: "one consistent BatchGetItem, before the claim, of a target's run, end-user and toolset credentials and the toolset id's marker, projecting CredentialReadAttributes"},
+	{Sid: "ManageCredentials", By: []Principal{Publish}, On: []*Kind{Credential, CredentialToolset},
+		Actions: []Action{GetItem, PutItem, UpdateItem, DeleteItem, Query}, Code: "vault.Store",
+		Doc: "credentials set (UpdateItem, version incremented), revoke (DeleteItem), list (Query projecting no ciphertext), " +
+			"a target's origins (Query), the markers of toolset ids at registration (PutItem) and their allowing (UpdateItem): " +
+			"publish holds no kms:Decrypt but for the toolset scope"},
+	{Sid: "CheckRunStarts", By: []Principal{Publish}, On: []*Kind{Start}, Actions: []Action{GetItem},
+		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "functions/publish (credentials set --run)",
+		Doc: "whether a run's start record exists, which seals its run scope: a GetItem projecting its keys and starter"},
 	{Sid: "RecordCallerProofs", By: Functions, On: []*Kind{Proof}, Actions: []Action{PutItem},
 		Attributes: Proof.Names(PK, SK, "binding", "arn", ExpiresAt), Code: "ledger.ProofTable.Record",
 		Doc: "the conditional PutItem of an accepted proof (ReturnValuesOnConditionCheckFailure ALL_OLD)"},

@@ -48,6 +48,14 @@ var writeRules = []writeRule{
 	{kind: Start, by: []Principal{ReviewRequest}, action: PutItem},
 	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "deadline", "state_machine_arn"}},
 	{kind: Proof, by: Functions, action: PutItem, allow: []string{PK, SK, "binding", "arn", ExpiresAt}},
+	// Credentials and their markers: only publish writes them (credentials
+	// set, revoke, allow; registration); a tool function only reads them.
+	{kind: Credential, by: []Principal{Publish}, action: PutItem},
+	{kind: Credential, by: []Principal{Publish}, action: UpdateItem},
+	{kind: Credential, by: []Principal{Publish}, action: DeleteItem},
+	{kind: CredentialToolset, by: []Principal{Publish}, action: PutItem},
+	{kind: CredentialToolset, by: []Principal{Publish}, action: UpdateItem},
+	{kind: CredentialToolset, by: []Principal{Publish}, action: DeleteItem},
 }
 
 // checkWrites reports every write access of accesses that no rule of
@@ -57,7 +65,7 @@ func checkWrites(accesses []Access, rules []writeRule) []string {
 	var bad []string
 	for _, a := range accesses {
 		for _, act := range a.Actions {
-			if act != PutItem && act != UpdateItem {
+			if act != PutItem && act != UpdateItem && act != DeleteItem {
 				continue
 			}
 			for _, k := range a.On {
@@ -117,6 +125,8 @@ func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
 		"the operator writes calls":              widen("LedgerReads", func(a *Access) { a.Actions = append(slices.Clone(a.Actions), PutItem) }),
 		"a key pointer names any attribute":      widen("RecordKeyPointers", func(a *Access) { a.Attributes = nil }),
 		"review-request registers toolsets":      widen("Toolsets", func(a *Access) { a.Actions = []Action{GetItem, PutItem} }),
+		"a tool writes credentials":              widen("ReadCredentials", func(a *Access) { a.Actions = []Action{BatchGetItem, PutItem} }),
+		"a tool revokes credentials":             widen("ReadCredentials", func(a *Access) { a.Actions = []Action{BatchGetItem, DeleteItem} }),
 	} {
 		if len(checkWrites(accesses, writeRules)) == 0 {
 			t.Errorf("%s: not caught", name)
@@ -138,6 +148,22 @@ func TestToolsReadNoReviewPayload(t *testing.T) {
 			if slices.Contains(a.Attributes, n) {
 				t.Errorf("%s: tool functions read a review's %s", a.Sid, n)
 			}
+		}
+	}
+}
+
+// A tool function reads credential items only with a projection, and
+// never writes, deletes or lists them.
+func TestToolsReadCredentialsOnlyByKeyWithAProjection(t *testing.T) {
+	for _, a := range Of(ToolFunctions) {
+		if !slices.Contains(a.On, Credential) && !slices.Contains(a.On, CredentialToolset) {
+			continue
+		}
+		if !slices.Equal(a.Actions, []Action{BatchGetItem}) {
+			t.Errorf("%s: tool functions make %v on credential items", a.Sid, a.Actions)
+		}
+		if a.Attributes == nil || !a.SpecificAttributes || slices.Contains(a.Attributes, "created_at") {
+			t.Errorf("%s: tool functions read credential items without CredentialReadAttributes' projection", a.Sid)
 		}
 	}
 }

@@ -45,3 +45,34 @@ const RowSKTailBytes = 1 + 19 + 1 + 8
 // 8785 form without its id (Toolset): what every load reads and checks,
 // and what a writer around registration sets (infra/local/insider).
 const ToolsetBody = "body"
+
+// Keys of credential items (Credential, CredentialToolset): one partition
+// per toolset name, sort keys starting "<target>#<origin>#", so that one
+// Query with begins_with reads a target's items (docs/ledger.md).
+const (
+	// CredentialPrefix starts the partition key of both credential kinds:
+	// "CRED#<toolset name>".
+	CredentialPrefix = "CRED#"
+	// CredentialScopeInfix and CredentialToolsetInfix come after
+	// "<target>#<origin>" in a credential's and a credential toolset
+	// marker's sort key.
+	CredentialScopeInfix   = "#SCOPE#"
+	CredentialToolsetInfix = "#TOOLSET#"
+)
+
+// CredentialTargetSKPrefix starts the sort key of every credential item of
+// target (at any origin): "<target>#". Neither a target (an MCP server's
+// key, an http host entry) nor an origin holds a "#".
+func CredentialTargetSKPrefix(target string) string { return target + "#" }
+
+// CredentialSK is the sort key of target's credential at origin in scope:
+// "<target>#<origin>#SCOPE#<scope>".
+func CredentialSK(target, origin, scope string) string {
+	return target + "#" + origin + CredentialScopeInfix + scope
+}
+
+// CredentialToolsetSK is the sort key of the marker of toolsetID for
+// target's credentials at origin: "<target>#<origin>#TOOLSET#<toolset id>".
+func CredentialToolsetSK(target, origin, toolsetID string) string {
+	return target + "#" + origin + CredentialToolsetInfix + toolsetID
+}

@@ -208,6 +208,9 @@ var Start = &Kind{
 		attr("state_machine_arn", String, "the child's state machine version"),
 		attr("child_started_at", String, "when the child took the record"),
 		attr("released_at", String, "when the parent released a record no child took"),
+		attr("end_user", String, "the end-user id toolgate run --end-user named, when the end-user mapping lets the starter act for it (docs/identity.md, \"End users\")"),
+		attr("end_user_scope", String, "end_user:<hex HMAC-SHA256 of the id> (shared/enduser Scope); a child's is its parent's"),
+		attr("end_user_skipped", String, "why the end user asked for was not recorded (the mapping does not let the starter act for it)"),
 		ttl,
 	},
 }
@@ -221,5 +224,47 @@ var Proof = &Kind{
 		attr("binding", String, "the proof's binding digest"),
 		attr("arn", String, "the proven principal"),
 		ttl,
+	},
+}
+
+// Credential is a credential of one toolset name's target, origin and
+// scope: its ciphertext and metadata, never its plaintext (shared/credential/vault
+// store.go; docs/credentials.md, "Storing"). Only the publish function
+// writes one (credentials set; revoke deletes it); tool functions read it
+// at call time. Only run-scope items have expires_at (the run's end and a
+// day); credential_expires_at is the credential's own expiry, which no
+// TTL acts on.
+var Credential = &Kind{
+	Name: "credential", Prefix: CredentialPrefix, PKShape: "CRED#<toolset name>",
+	SKShape: "<target>#<origin>#SCOPE#<scope>", SKInfix: CredentialScopeInfix,
+	Doc: "a credential of a toolset's target for one scope, envelope-encrypted",
+	Attributes: []Attribute{
+		attr("ct", Binary, "AES-256-GCM ciphertext of the credential, tag included"),
+		attr("nonce", Binary, "the GCM nonce, 12 bytes"),
+		attr("edk", Binary, "the data key, encrypted by KMS under the encryption context"),
+		attr("key_id", String, "the KMS key's ARN"),
+		attr("version", Number, "1, then one more at each set of the item's key"),
+		attr("created_at", String, "RFC 3339 UTC: this version's set"),
+		attr("set_by", String, "the verified setter's ARN"),
+		attr("credential_expires_at", Number, "epoch seconds: the credential's own expiry; absent: none"),
+		attr("execution_arn", String, "run scope: the run's execution ARN"),
+		ttl,
+	},
+}
+
+// CredentialToolset marks a toolset id registered under a toolset name
+// whose target declares auth, and, once allowed, lets that id use the
+// target's credentials for that origin (shared/credential/vault store.go;
+// docs/credentials.md, "Which toolsets may use a credential"). The
+// publish function writes it at registration (registered_at) and when a
+// credential is set or an id allowed (allowed_by, allowed_at).
+var CredentialToolset = &Kind{
+	Name: "credential toolset", Prefix: CredentialPrefix, PKShape: "CRED#<toolset name>",
+	SKShape: "<target>#<origin>#TOOLSET#<toolset id>", SKInfix: CredentialToolsetInfix,
+	Doc: "a toolset id registered for a target's credentials, and whether it is allowed them",
+	Attributes: []Attribute{
+		attr("registered_at", String, "RFC 3339 UTC: the toolset's registration"),
+		attr("allowed_by", String, "the ARN that allowed the id; absent: not allowed"),
+		attr("allowed_at", String, "RFC 3339 UTC"),
 	},
 }

@@ -64,6 +64,11 @@ type Kind struct {
 	// Prefix may share it too (a run's calls and rows, which one Query of
 	// the run reads in sort key order).
 	SKPrefix string
+	// SKInfix, when neither SKValue nor SKPrefix is set, is the part of
+	// every sort key of the kind that tells it from the other kinds of its
+	// Prefix, its sort keys varying before and after it ("#SCOPE#" in a
+	// credential's "<target>#<origin>#SCOPE#<scope>").
+	SKInfix string
 	// Attributes are every non-key attribute an item of the kind may
 	// hold, ExpiresAt included when TTL ends it.
 	Attributes []Attribute
@@ -131,7 +136,7 @@ func (ix *Index) Attributes() []string {
 
 // Kinds is every item kind of the table, in the order docs/ledger.md
 // lists them.
-var Kinds = []*Kind{Call, Row, Key, Toolset, Published, Review, Binding, Start, Proof}
+var Kinds = []*Kind{Call, Row, Key, Toolset, Published, Review, Binding, Start, Proof, Credential, CredentialToolset}
 
 // Indexes is every index of the table.
 var Indexes = []*Index{ReviewsByStatus}

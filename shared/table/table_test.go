@@ -55,13 +55,23 @@ func TestPrefixesAreApart(t *testing.T) {
 	}
 }
 
-// Every kind's sort key is either constant (SKValue, which SKShape is) or
-// varies after its SKPrefix, with which SKShape starts; likewise its
-// partition key's shape starts with its prefix.
+// Every kind's sort key is either constant (SKValue, which SKShape is),
+// varies after its SKPrefix, with which SKShape starts, or varies around
+// its SKInfix, which SKShape holds; likewise its partition key's shape
+// starts with its prefix.
 func TestSortKeyShapes(t *testing.T) {
 	for _, k := range Kinds {
-		if (k.SKValue == "") == (k.SKPrefix == "") {
-			t.Errorf("kind %s: SKValue %q, SKPrefix %q: want exactly one", k.Name, k.SKValue, k.SKPrefix)
+		set := 0
+		for _, v := range []string{k.SKValue, k.SKPrefix, k.SKInfix} {
+			if v != "" {
+				set++
+			}
+		}
+		if set != 1 {
+			t.Errorf("kind %s: SKValue %q, SKPrefix %q, SKInfix %q: want exactly one", k.Name, k.SKValue, k.SKPrefix, k.SKInfix)
+		}
+		if k.SKInfix != "" && !strings.Contains(k.SKShape, k.SKInfix) {
+			t.Errorf("kind %s: SKShape %q does not hold SKInfix %q", k.Name, k.SKShape, k.SKInfix)
 		}
 		if k.SKValue != "" && k.SKShape != k.SKValue {
 			t.Errorf("kind %s: SKShape %q is not its constant sort key %q", k.Name, k.SKShape, k.SKValue)

@@ -90,6 +90,81 @@ type Envelope struct {
 	// dropped, never refused; absent, null or dropped, the dispatcher
 	// derives the run's trace from its run id (docs/tracing.md).
 	Trace *TraceContext `json:"trace,omitempty"`
+	// Start is the run's verified start, the Starter state's answer
+	// ($.meta.start, which every Init state writes with nulls and the
+	// Starter fills): who started the run and for which end user. The
+	// dispatcher resolves run- and end-user-scope credentials by it
+	// (docs/credentials.md). Absent in envelopes of definitions published
+	// before it, and on the direct lane, which refuses it: a direct call
+	// has no start record (docs/identity.md, "End users").
+	Start *Start `json:"start,omitempty"`
+}
+
+// Start is an envelope's start member: the run's verified starter and its
+// end-user scope, as review-request answered the run's Starter state
+// (StartResult). It is decoded strictly: exactly the members "starter"
+// and "end_user", each once.
+type Start struct {
+	// Starter is the verified principal ARN who started the run (at most
+	// MaxStarterLength printable characters); null (read as "") in a run
+	// of a Solution without the Starter state.
+	Starter string `json:"starter"`
+	// EndUser is the run's end-user scope, "end_user:" and 64 lower-case
+	// hex digits (shared/enduser Scope: never the raw id), or null when the
+	// run acts for no end user (none was asked for, or the mapping did not
+	// let the starter act for it). Only a run with a starter has one.
+	EndUser *string `json:"end_user"`
+}
+
+// MaxStarterLength bounds Start.Starter, in characters: IAM's longest
+// ARN, 2048 (IAM quotas).
+const MaxStarterLength = 2048
+
+// endUserScope is an end-user scope's form (shared/enduser Scope, which
+// this package cannot import: TestEndUserScopeForm there keeps the two
+// one).
+var endUserScope = regexp.MustCompile(`^end_user:[0-9a-f]{64}$`)
+
+// UnmarshalJSON reads a start member strictly: a JSON object with exactly
+// the members "starter" (a string or null) and "end_user" (a string of
+// an end-user scope's form, or null), each once; a member missing,
+// repeated, of another name or type is refused, naming it.
+func (s *Start) UnmarshalJSON(data []byte) error {
+	members, err := DecodeObject("start", data)
+	if err != nil {
+		return err
+	}
+	*s = Start{}
+	for _, name := range []string{"starter", "end_user"} {
+		if _, ok := members[name]; !ok {
+			return fmt.Errorf("start member %q is missing (write null when unset)", name)
+		}
+	}
+	for name, raw := range members {
+		var v *string
+		switch name {
+		case "starter", "end_user":
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return fmt.Errorf("start member %q is not a string or null", name)
+			}
+		default:
+			return fmt.Errorf("start member %s is not starter or end_user", strconv.Quote(excerpt.Bytes(name, maxQuotedBytes, "...")))
+		}
+		if name == "end_user" {
+			s.EndUser = v
+		} else if v != nil {
+			s.Starter = *v
+		}
+	}
+	switch {
+	case s.Starter != "" && (len(s.Starter) > MaxStarterLength || !strings.HasPrefix(s.Starter, "arn:") || strings.ContainsFunc(s.Starter, unprintable) || strings.ContainsRune(s.Starter, ' ')):
+		return fmt.Errorf("start member \"starter\" is not a principal ARN (arn:..., at most %d printable characters without spaces)", MaxStarterLength)
+	case s.EndUser != nil && !endUserScope.MatchString(*s.EndUser):
+		return fmt.Errorf("start member \"end_user\" is not an end-user scope (end_user: and 64 lower-case hex digits)")
+	case s.EndUser != nil && s.Starter == "":
+		return fmt.Errorf("start member \"end_user\" is set without a starter: only a run's Starter records an end user")
+	}
+	return nil
 }
 
 // MaxRunStartedAt bounds RunStartedAt's length: an RFC 3339 time with
@@ -336,6 +411,7 @@ const (
 	MemberParentRunID        = "parent_run_id"
 	MemberRunStartedAt       = "run_started_at"
 	MemberTrace              = "trace"
+	MemberStart              = "start"
 )
 
 // runStartPattern is RFC 3339's date-time (section 5.6) with an upper-case

@@ -223,8 +223,80 @@ func FuzzDecodeEnvelope(f *testing.F) {
 // The member-name constants are exactly the Envelope's JSON names, in order.
 func TestEnvelopeMemberNames(t *testing.T) {
 	want := []string{tool.MemberTool, tool.MemberToolsetID, tool.MemberRunID, tool.MemberSeq, tool.MemberStep, tool.MemberIdempotencyKey,
-		tool.MemberAttempt, tool.MemberTolerateDuplicates, tool.MemberInput, tool.MemberApproval, tool.MemberCallerProof, tool.MemberTimeoutSeconds, tool.MemberOutputLimitBytes, tool.MemberFunction, tool.MemberKeep, tool.MemberParentRunID, tool.MemberRunStartedAt, tool.MemberTrace}
+		tool.MemberAttempt, tool.MemberTolerateDuplicates, tool.MemberInput, tool.MemberApproval, tool.MemberCallerProof, tool.MemberTimeoutSeconds, tool.MemberOutputLimitBytes, tool.MemberFunction, tool.MemberKeep, tool.MemberParentRunID, tool.MemberRunStartedAt, tool.MemberTrace, tool.MemberStart}
 	if got := tool.FieldNames(tool.Envelope{}); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Envelope's JSON names %v, the constants %v", got, want)
 	}
 }
+
+// withStart is the valid envelope with the start member start.
+func withStart(start string) string {
+	return strings.Replace(valid, `"attempt":1`, `"attempt":1,"start":`+start, 1)
+}
+
+const scopeHex = "end_user:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func TestDecodeReadsTheStartMember(t *testing.T) {
+	for name, c := range map[string]struct {
+		start, starter string
+		endUser        *string
+	}{
+		"no starter, no end user": {`{"starter":null,"end_user":null}`, "", nil},
+		"a starter":               {`{"starter":"arn:aws:iam::123456789012:user/alice","end_user":null}`, "arn:aws:iam::123456789012:user/alice", nil},
+		"a starter and end user":  {`{"end_user":"` + scopeHex + `","starter":"arn:aws:iam::123456789012:role/support"}`, "arn:aws:iam::123456789012:role/support", ptr(scopeHex)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, err := tool.DecodeEnvelope([]byte(withStart(c.start)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Start == nil || e.Start.Starter != c.starter || (e.Start.EndUser == nil) != (c.endUser == nil) || (c.endUser != nil && *e.Start.EndUser != *c.endUser) {
+				t.Fatalf("start = %+v, want starter %q end user %v", e.Start, c.starter, c.endUser)
+			}
+		})
+	}
+}
+
+func TestDecodeWithoutStartHasNone(t *testing.T) {
+	for _, in := range []string{valid, withStart("null")} {
+		e, err := tool.DecodeEnvelope([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Start != nil {
+			t.Fatalf("start = %+v, want none (a definition published before it)", e.Start)
+		}
+	}
+}
+
+func TestDecodeRefusesAMalformedStart(t *testing.T) {
+	for name, c := range map[string]struct{ start, want string }{
+		"unknown member":         {`{"starter":null,"end_user":null,"end_user_id":"alice"}`, `start member "end_user_id" is not starter or end_user`},
+		"starter missing":        {`{"end_user":null}`, `start member "starter" is missing`},
+		"end user missing":       {`{"starter":null}`, `start member "end_user" is missing`},
+		"member twice":           {`{"starter":null,"end_user":null,"starter":"arn:aws:iam::123456789012:user/a"}`, `appears twice`},
+		"not an object":          {`"arn:aws:iam::123456789012:user/a"`, `start is not a JSON object`},
+		"empty object":           {`{}`, `is missing`},
+		"starter a number":       {`{"starter":3,"end_user":null}`, `"starter" is not a string or null`},
+		"starter no ARN":         {`{"starter":"alice","end_user":null}`, `"starter" is not a principal ARN`},
+		"raw end-user id":        {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":"alice"}`, `"end_user" is not an end-user scope`},
+		"upper-case scope":       {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":"` + strings.ToUpper(scopeHex) + `"}`, `"end_user" is not an end-user scope`},
+		"end user, no starter":   {`{"starter":null,"end_user":"` + scopeHex + `"}`, `without a starter`},
+		"end user an object":     {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":{}}`, `"end_user" is not a string or null`},
+		"Starter in upper case":  {`{"Starter":null,"end_user":null}`, `"starter" is missing`},
+		"starter with a newline": {`{"starter":"arn:aws:iam::123456789012:user/a\n","end_user":null}`, `"starter" is not a principal ARN`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := tool.DecodeEnvelope([]byte(withStart(c.start)))
+			var te *tool.Error
+			if !errors.As(err, &te) || te.Code != tool.InputInvalid {
+				t.Fatalf("err = %v, want TOOL_INPUT_INVALID", err)
+			}
+			if !strings.Contains(te.Message, `envelope field "start"`) || !strings.Contains(te.Message, c.want) {
+				t.Fatalf("message %q does not name the start member and say %q", te.Message, c.want)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }

@@ -76,9 +76,17 @@ type StartCheck struct {
 	StartTime string `json:"start_time"`
 }
 
-// StartResult is the start Task's result: who started the execution.
+// StartResult is the start Task's result: who started the execution, and
+// for which end user (docs/identity.md, "End users"). The Starter state
+// keeps both members at $.meta.start, which every tool Task sends as its
+// envelope's start (Start), so both are always written: EndUser null when
+// the run acts for no end user.
 type StartResult struct {
 	Starter string `json:"starter"`
+	// EndUser is the run's end-user scope (shared/enduser Scope), or null:
+	// none was asked for, or the mapping did not let the starter act for
+	// the one asked for (the start record says which).
+	EndUser *string `json:"end_user"`
 }
 
 // ReviewRejected is the error review-decision reports with

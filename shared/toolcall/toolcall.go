@@ -1,13 +1,10 @@
-// Package toolcall is what the dispatcher hands a tool (Call) and what a
-// tool implements (Func). It is apart from shared/tool, the envelope and
-// error contract, so that what only reads the contract (the review
-// functions) does not link the pinned toolset and its JSON Schema compiler.
 package toolcall
 
 import (
 	"context"
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/httprule"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -42,6 +39,17 @@ type Call struct {
 	// platform tool in its event. Always a valid traceparent on a claimed
 	// call, with tracing exported or not; empty in a Check.
 	Trace tool.TraceContext
+	// Credential is the credential the call presents to its target (an
+	// MCP server or an http host entry whose toolset declares auth),
+	// resolved by the dispatcher before the key is claimed
+	// (docs/credentials.md, "At call time"); nil for a target that declares
+	// none. A tool presents it only through credential.Transport, at the
+	// bottom of its connection's RoundTripper chain, and passes every
+	// error text built from a response to a request that carried it
+	// through its Redact. It is never logged, recorded, traced or put in
+	// a message: no field of it but its Target, Scope and Version may be
+	// named.
+	Credential *credential.Credential
 }
 
 // Func runs a tool. It returns the result object, or an error that is a
@@ -57,6 +65,17 @@ type Func func(ctx context.Context, call *Call) (json.RawMessage, error)
 // on its server since the toolset pinned it (tool.CallParked).
 type Check func(ctx context.Context, call *Call) error
 
+// CallContract is one call's contract, as a Contract gives it: the
+// review requirement, policy and idempotency (httprule.Decide), and the
+// http_hosts entry that governs the call's URL, whose Auth says whether
+// the call presents a credential (docs/credentials.md).
+type CallContract struct {
+	httprule.Contract
+	// Host is the entry of the run's toolset's http_hosts the call is
+	// sent to (httptool.EntryFor); nil for a tool that has none.
+	Host *toolset.HTTPHost
+}
+
 // Contract returns the contract of one call where a tool's contract
 // depends on its input: the http tool's on its method and host entry
 // (httprule.Decide; docs/tools.md, "http"). It runs once the input is
@@ -65,4 +84,4 @@ type Check func(ctx context.Context, call *Call) error
 // policy and idempotency from what is about to be sent, whatever the step
 // was compiled for. An error (a *tool.Error) refuses the call with nothing
 // claimed and nothing sent.
-type Contract func(call *Call) (httprule.Contract, error)
+type Contract func(call *Call) (CallContract, error)

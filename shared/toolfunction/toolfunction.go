@@ -8,10 +8,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -35,24 +37,38 @@ const secretsTimeout = 5 * time.Second
 // (secrets.Load, one GetParameters: its own MAC key, the stage's external
 // key secret and since time), and builds the DynamoDB and SSM clients from
 // awsCfg (so AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM point them
-// at local stand-ins). Both stores are sealed with the function's MAC key
+// at local stand-ins), and the KMS client the same way when the function
+// resolves credentials (DispatcherWith). Both stores are sealed with the function's MAC key
 // (docs/ledger.md, "Records are sealed by the function that writes
 // them").
 func Dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check toolcall.Check, run toolcall.Func) *dispatch.Dispatcher {
-	return dispatcher(log, awsCfg, mode, check, nil, run)
+	return DispatcherWith(log, awsCfg, mode, Options{Check: check}, run)
 }
 
-// ContractDispatcher is Dispatcher with no check and contract as
-// dispatch.Config.Contract: each call's review requirement, policy and
-// idempotency come from its input (the http tool's httptool.Contract).
-func ContractDispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, contract toolcall.Contract, run toolcall.Func) *dispatch.Dispatcher {
-	return dispatcher(log, awsCfg, mode, nil, contract, run)
+// Options are what a tool function's dispatcher runs besides its tool.
+type Options struct {
+	// Check runs before each call is claimed (dispatch.Config.Check);
+	// nil: none.
+	Check toolcall.Check
+	// Contract gives each call its contract from its input
+	// (dispatch.Config.Contract); nil: the pinned tool's.
+	Contract toolcall.Contract
+	// Credentials: the function's tools can declare auth (mcp-call, http),
+	// so its dispatcher resolves credentials (dispatch.Deps.Credentials):
+	// a vault.Resolver on the ledger table, decrypting with a KMS
+	// client built from the AWS configuration (AWS_ENDPOINT_URL_KMS
+	// points it at the local stack's local-kms). Decrypt needs no key id:
+	// the encrypted data key names its key. false: a call to a target
+	// that declares auth is refused.
+	Credentials bool
 }
 
-func dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check toolcall.Check, contract toolcall.Contract, run toolcall.Func) *dispatch.Dispatcher {
+// DispatcherWith is Dispatcher with opts: a check, a contract, and a
+// credential resolver (docs/credentials.md, "At call time").
+func DispatcherWith(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, opts Options, run toolcall.Func) *dispatch.Dispatcher {
 	cfg, table, err := dispatch.ConfigFromEnv(mode, os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
-	cfg.Check, cfg.Contract = check, contract
+	cfg.Check, cfg.Contract = opts.Check, opts.Contract
 	// The function's spans go where the deployment says (off by default);
 	// its service name is the function's (docs/tracing.md).
 	tracer, err := tracing.FromEnv(os.Getenv, os.Getenv("AWS_LAMBDA_FUNCTION_NAME"))
@@ -79,12 +95,16 @@ func dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check t
 	callerCfg.Log = log
 	callers, err := caller.NewVerifier(callerCfg, ledger.ProofTable{DB: db, Table: table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
-	d, err := dispatch.New(cfg, dispatch.Deps{
+	deps := dispatch.Deps{
 		Ledger:  ledger.New(db, table).WithMAC(key),
 		Reviews: dynamo.NewStore(db, table).WithMAC(key),
 		Callers: callers,
 		Run:     run,
 		Log:     log,
-	})
+	}
+	if opts.Credentials {
+		deps.Credentials = vault.NewResolver(vault.NewStore(db, table, nil), kms.NewFromConfig(awsCfg), nil)
+	}
+	d, err := dispatch.New(cfg, deps)
 	return coldstart.Must(log, "bad configuration", d, err)
 }

@@ -64,7 +64,9 @@ const HTTPTool = "http"
 // one of httprule.Methods (they are case-sensitive, RFC 9110 §9.1), no
 // method at all, a header name httprule.CheckHeaderName refuses, an
 // idempotency header it refuses or that the headers also name (the tool
-// sets it, never a call), and an unknown format. The error is the
+// sets it, never a call), and an unknown format; and puts its auth in its
+// pinned form (canonicalHostAuth: refused on a wildcard entry, or naming
+// a header the entry's headers or idempotency name). The error is the
 // predicate alone, naming the value but not the entry, for the caller
 // to name where it is written.
 func CanonicalHTTPHost(h HTTPHost) (HTTPHost, error) {
@@ -107,7 +109,40 @@ func CanonicalHTTPHost(h HTTPHost) (HTTPHost, error) {
 		}
 		out.Idempotency = key
 	}
+	if h.Auth != nil {
+		a, err := canonicalHostAuth(out, *h.Auth)
+		if err != nil {
+			return HTTPHost{}, err
+		}
+		out.Auth = &a
+	}
 	return out, nil
+}
+
+// canonicalHostAuth returns a, the auth of entry h (in its pinned form
+// but for its auth), in its pinned form (CanonicalAuth), or an error
+// naming the entry: auth is refused on a wildcard entry (a credential is
+// bound to one origin, and a wildcard would send it to every host under
+// a name, docs/toolsets.md), and an auth header that the entry's headers
+// name (a call could then set it) or that is its idempotency header.
+func canonicalHostAuth(h HTTPHost, a Auth) (Auth, error) {
+	if strings.HasPrefix(h.Host, "*.") {
+		return Auth{}, fmt.Errorf("host %s: auth on a wildcard entry: a credential is bound to one origin, so only an exact host entry declares auth", h.Host)
+	}
+	c, err := CanonicalAuth(a, false)
+	if err != nil {
+		return Auth{}, fmt.Errorf("host %s: %w", h.Host, err)
+	}
+	if c.Header == "" {
+		return c, nil
+	}
+	if slices.ContainsFunc(h.Headers, func(n string) bool { return httprule.SameName(n, c.Header) }) {
+		return Auth{}, fmt.Errorf("host %s: headers names %s, the auth header: the tool sets it from the credential, so no call may", h.Host, c.Header)
+	}
+	if h.Idempotency != nil && httprule.SameName(h.Idempotency.Header, c.Header) {
+		return Auth{}, fmt.Errorf("host %s: the auth header %s is the idempotency header: each needs its own", h.Host, c.Header)
+	}
+	return c, nil
 }
 
 // CanonicalHTTPHosts returns the entries in their pinned form
@@ -153,7 +188,7 @@ func (ts *Toolset) checkHTTPHosts() error {
 		return refuse(ts.ID, RuleHTTPHosts, "%v", err)
 	}
 	if !slices.EqualFunc(canonical, ts.HTTPHosts, sameHTTPHost) {
-		return refuse(ts.ID, RuleHTTPHosts, "http_hosts are not in canonical form (hosts sorted and unique, methods sorted and unique, headers in canonical form sorted and unique, an idempotency format)")
+		return refuse(ts.ID, RuleHTTPHosts, "http_hosts are not in canonical form (hosts sorted and unique, methods sorted and unique, headers in canonical form sorted and unique, an idempotency format, auth with its header in canonical form and origin_scheme https left out)")
 	}
 	return nil
 }
@@ -161,19 +196,23 @@ func (ts *Toolset) checkHTTPHosts() error {
 // sameHTTPHost reports whether two entries are the same.
 func sameHTTPHost(a, b HTTPHost) bool {
 	return a.Host == b.Host && slices.Equal(a.Methods, b.Methods) && slices.Equal(a.Headers, b.Headers) &&
-		(a.Idempotency == nil) == (b.Idempotency == nil) && (a.Idempotency == nil || *a.Idempotency == *b.Idempotency)
+		(a.Idempotency == nil) == (b.Idempotency == nil) && (a.Idempotency == nil || *a.Idempotency == *b.Idempotency) &&
+		sameAuth(a.Auth, b.Auth)
 }
 
 // NarrowsHTTPHost returns nil when entry h allows nothing base does not:
-// the same host, methods and headers among base's, and base's idempotency
+// the same host, methods and headers among base's, base's idempotency
 // or none (without it, a call that is not a read runs at most once, which
-// is stricter). Otherwise it says what h adds.
+// is stricter), and base's auth exactly (it decides which credential the
+// host gets). Otherwise it says what h adds or changes.
 func NarrowsHTTPHost(h, base HTTPHost) error {
 	switch {
 	case h.Host != base.Host:
 		return fmt.Errorf("host %s is not %s", h.Host, base.Host)
 	case h.Idempotency != nil && (base.Idempotency == nil || *h.Idempotency != *base.Idempotency):
 		return fmt.Errorf("host %s: its idempotency is not its base's (which may be dropped, never added or changed)", h.Host)
+	case !sameAuth(h.Auth, base.Auth):
+		return fmt.Errorf("host %s: its auth is not its base's (a derived toolset keeps its base's auth declarations)", h.Host)
 	}
 	for _, m := range h.Methods {
 		if !slices.Contains(base.Methods, m) {
@@ -213,8 +252,10 @@ func checkDerivedHTTPHosts(hosts, base []HTTPHost) error {
 // POST to api.example.com. Each kept entry that matches some host and
 // port the dropped one matches (a wider one: a wildcard over it, or the
 // same host without a port) must allow there nothing the dropped one
-// does not: its methods and headers among the dropped one's, and the
-// dropped one's idempotency or none. Otherwise the error names both
+// does not: its methods and headers among the dropped one's, the
+// dropped one's idempotency or none, and, when it declares auth, the
+// dropped one's (so that no host gets a credential it did not get
+// before; a wider entry without auth sends none). Otherwise the error names both
 // entries and what the wider one adds.
 func CheckDroppedHTTPHosts(hosts, base []HTTPHost) error {
 	for _, b := range base {
@@ -233,7 +274,11 @@ func CheckDroppedHTTPHosts(hosts, base []HTTPHost) error {
 			if !takesOver(he, be) {
 				continue
 			}
-			if err := NarrowsHTTPHost(HTTPHost{Host: b.Host, Methods: h.Methods, Headers: h.Headers, Idempotency: h.Idempotency}, b); err != nil {
+			auth := b.Auth // a wider entry without auth sends no credential: fewer, never more
+			if h.Auth != nil {
+				auth = h.Auth
+			}
+			if err := NarrowsHTTPHost(HTTPHost{Host: b.Host, Methods: h.Methods, Headers: h.Headers, Idempotency: h.Idempotency, Auth: auth}, b); err != nil {
 				return fmt.Errorf("dropping http host %s leaves its hosts to %s, which allows more there: %w", b.Host, h.Host, err)
 			}
 		}

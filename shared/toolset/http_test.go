@@ -202,17 +202,21 @@ func TestMatchHTTPHostPrefersTheMostSpecificEntry(t *testing.T) {
 }
 
 // CanonicalHTTPHost is idempotent, and what it returns Verify accepts: the
-// pinned form of an entry is one the registration check takes.
+// pinned form of an entry, its auth included, is one the registration
+// check takes.
 func FuzzCanonicalHTTPHost(f *testing.F) {
-	f.Add("api.example.com", "POST,GET", "x-api-version", "idempotency-key", "")
-	f.Add("*.hooks.example.com:8443", "PUT", "", "", "")
-	f.Add("[::1]:80", "DELETE,DELETE", "X-A,x-a", "Key", "uuid")
-	f.Add("*.co.uk", "get", "Cookie", "X-Amz-Date", "hex")
+	f.Add("api.example.com", "POST,GET", "x-api-version", "idempotency-key", "", "authorization", "https")
+	f.Add("*.hooks.example.com:8443", "PUT", "", "", "", "x-api-key", "")
+	f.Add("[::1]:80", "DELETE,DELETE", "X-A,x-a", "Key", "uuid", "x_a", "http")
+	f.Add("*.co.uk", "get", "Cookie", "X-Amz-Date", "hex", "", "")
 	c := catalog.Default()
-	f.Fuzz(func(t *testing.T, host, methods, headers, key, format string) {
+	f.Fuzz(func(t *testing.T, host, methods, headers, key, format, authHeader, originScheme string) {
 		h := HTTPHost{Host: host, Methods: split(methods), Headers: split(headers)}
 		if key != "" || format != "" {
 			h.Idempotency = &HTTPIdempotency{Header: key, Format: format}
+		}
+		if authHeader != "" || originScheme != "" {
+			h.Auth = &Auth{Header: authHeader, Scheme: "Bearer", OriginScheme: originScheme}
 		}
 		out, err := CanonicalHTTPHost(h)
 		if err != nil {

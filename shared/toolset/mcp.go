@@ -57,22 +57,31 @@ type MCP struct {
 // and percent-decoded; and a base64 token written across segments). The
 // URL is pinned in locks and in the table, shown in messages and logged,
 // so it must hold no secret: fetchurl refuses userinfo, and this an API
-// key in the query (or a token in the fragment) or in the path, since
-// toolgate cannot store credentials yet (docs/toolsets.md, "MCP
-// servers"). Every check of an MCP server URL is this one: the toolset
-// file's [mcp-server], ParseDraft, ResolveMCP, a pin's (Verify), and the
-// MCP client's before each listing and call (shared/mcptool). The error
+// key in the query (or a token in the fragment) or in the path; a
+// credential is declared apart (Auth) and never pinned (docs/toolsets.md,
+// "MCP servers"). A "{secret}" path segment is refused: it is accepted
+// only where a server's Auth.PathSegment puts it, by ParseMCPURLAuth,
+// which ParseMCPURL is with no declaration. Every check of an MCP server
+// URL is one of the two: the toolset file's [mcp-server], ParseDraft,
+// ResolveMCP, a pin's (Verify), and the MCP client's before each listing
+// and call (shared/mcptool). The error
 // quotes no part of the URL after a "?" or a "#", no secret-looking path
 // segment and no run of 20 or more letters, digits, "_" and "-" that
 // fetchurl would quote (it names a port's or a long piece's length); it
 // names the host with its secret-looking runs hidden, and the segment's
 // position and length (MCPURLShown shows the URL in a message).
 func ParseMCPURL(raw string) (*fetchurl.URL, error) {
+	return ParseMCPURLAuth(raw, nil)
+}
+
+// parseMCPURL is ParseMCPURL's checks, "{secret}" segments left to
+// fetchurl (which refuses "{").
+func parseMCPURL(raw string) (*fetchurl.URL, error) {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		if raw[i] == '?' {
-			return nil, errors.New(`the URL has a query string: an MCP server's URL is pinned in locks, shown in messages and logged, so it cannot carry a secret such as an API key, and toolgate cannot store credentials yet; remove the query`)
+			return nil, errors.New(`the URL has a query string: an MCP server's URL is pinned in locks, shown in messages and logged, so it cannot carry a secret such as an API key; remove the query, and declare the server's auth for its credential (a header, or {secret} in the path)`)
 		}
-		return nil, errors.New(`the URL has a fragment: an MCP server's URL is pinned in locks, shown in messages and logged, so it cannot carry a secret such as a token, and toolgate cannot store credentials yet; remove the fragment`)
+		return nil, errors.New(`the URL has a fragment: an MCP server's URL is pinned in locks, shown in messages and logged, so it cannot carry a secret such as a token; remove the fragment, and declare the server's auth for its credential (a header, or {secret} in the path)`)
 	}
 	u, err := parseMCPURLHead(raw)
 	if err != nil {
@@ -102,7 +111,8 @@ func parseMCPURLHead(raw string) (*fetchurl.URL, error) {
 // logged. When its part before any "?" or "#" passes ParseMCPURL's checks
 // but the path's, it is that part with every run of the host that looks
 // like a secret (secretIn) and every path segment ParseMCPURL refuses
-// shown as "…", then "?…" or "#…" for a query or a fragment. Otherwise
+// shown as "…" ("{secret}" segments shown as written), then "?…" or "#…"
+// for a query or a fragment. Otherwise
 // (a malformed URL, whose path cannot be told from its authority, nor a
 // port from a token) it is only "<scheme>://<host>/…", with "…" for a
 // scheme that is not one, "…@" for userinfo, and "…" for a host that is
@@ -114,9 +124,39 @@ func MCPURLShown(raw string) string {
 	}
 	u, err := parseMCPURLHead(head)
 	if err != nil {
-		return malformedShown(raw)
+		return secretSegmentShown(head, tail)
 	}
 	return shownAccepted(head[:strings.IndexByte(head, ':')], u, tail)
+}
+
+// secretSegmentShown is MCPURLShown of head (a URL cut before any "?" or
+// "#") followed by tail, for a head fetchurl refuses: when it does so only
+// for its "{secret}" segments (SecretSegment, which a server's auth may
+// declare), it is shown as an accepted URL is, each "{secret}" as written;
+// otherwise as malformedShown shows it.
+func secretSegmentShown(head, tail string) string {
+	before, segs, ok := splitPath(head)
+	if !ok || !slices.Contains(segs, SecretSegment) {
+		return malformedShown(head + tail)
+	}
+	stood := slices.Clone(segs)
+	for i, s := range stood {
+		if s == SecretSegment {
+			stood[i] = secretStandIn
+		}
+	}
+	u, err := parseMCPURLHead(before + "/" + strings.Join(stood, "/"))
+	if err != nil {
+		return malformedShown(head + tail)
+	}
+	shown := shownAccepted(before[:strings.IndexByte(before, ':')], u, "")
+	shownBefore, shownSegs, _ := splitPath(shown)
+	for i, s := range segs {
+		if s == SecretSegment && i < len(shownSegs) {
+			shownSegs[i] = SecretSegment
+		}
+	}
+	return shownBefore + "/" + strings.Join(shownSegs, "/") + tail
 }
 
 // MCPProtocols are the MCP protocol revisions a pin may record: those the
@@ -184,8 +224,8 @@ const MCPToolTimeout = 60
 var emptySchema = json.RawMessage(`{}`)
 
 // Pin pins the admitted tools of server key from what the server listed:
-// each under "<key>.<name>", with its listed definition and the server's
-// policy for it. A tool the server does not list, one listed twice, or a
+// each under "<key>.<name>", with its listed definition, the server's
+// policy for it and the server's Auth (a copy on each). A tool the server does not list, one listed twice, or a
 // policy for a tool not admitted is an error naming it. The schemas are
 // checked by Verify, once the toolset holds them.
 func (s MCPServer) Pin(key string, l Listed) (map[string]Tool, error) {
@@ -211,7 +251,7 @@ func (s MCPServer) Pin(key string, l Listed) (map[string]Tool, error) {
 		t := Tool{Description: lt.Description, InputSchema: compactJSON(lt.InputSchema), OutputSchema: emptySchema,
 			Idempotent: p.Idempotent, Policy: p.Policy, ReviewRequired: p.ReviewRequired,
 			TimeoutSeconds: p.TimeoutSeconds, Retry: p.Retry, TolerateDuplicates: p.TolerateDuplicates,
-			MCP: &MCP{Server: key, URL: s.URL, Name: name, Protocol: l.Protocol}}
+			MCP: &MCP{Server: key, URL: s.URL, Name: name, Protocol: l.Protocol, Auth: cloneAuth(s.Auth)}}
 		if t.Policy == "" {
 			t.Policy = catalog.AtMostOnce
 		}
@@ -269,7 +309,8 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 const RuleMCPTool = "toolset-mcp-tool"
 
 // checkMCP refuses a malformed MCP tool pin: its name is not
-// "<server>.<name>" of its pin, the URL is not one ParseMCPURL accepts, the
+// "<server>.<name>" of its pin, the URL is not one ParseMCPURLAuth accepts
+// with the pin's Auth, the
 // revision is unknown, or its policy breaks a platform tool's rules
 // (checkPolicy).
 func checkMCP(id, name string, t *Tool) error {
@@ -288,7 +329,7 @@ func checkMCP(id, name string, t *Tool) error {
 	case t.TimeoutSeconds > MCPToolTimeout:
 		return refuse(RuleMCPTool, "MCP tool %s: timeout_seconds %d is over %d, the mcp-call function's timeout", name, t.TimeoutSeconds, MCPToolTimeout)
 	}
-	if _, err := ParseMCPURL(m.URL); err != nil {
+	if _, err := ParseMCPURLAuth(m.URL, m.Auth); err != nil {
 		return refuse(RuleMCPTool, "MCP tool %s: server URL: %v", name, err)
 	}
 	return checkPolicy(id, name, t)
@@ -307,7 +348,9 @@ type Lister func(ctx context.Context, url string) (Listed, error)
 // takes only a document whose members are the draft's fields in their
 // exact names, once each, with no member its form leaves out
 // (MarshalIndent's form): the caller proof binds the document's bytes, so
-// they must say exactly what is registered.
+// they must say exactly what is registered. A server's auth must be in
+// its pinned form (CanonicalAuth, RuleAuth), and its URL one
+// ParseMCPURLAuth accepts with it.
 func ParseDraft(data []byte) (*Toolset, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -341,7 +384,16 @@ func ParseDraft(data []byte) (*Toolset, error) {
 		case len(srv.Admit) == 0 || len(srv.Admit) > MaxMCPTools:
 			return nil, refuse("", RuleMCPTool, "server %s admits %d tools; 1 to %d", key, len(srv.Admit), MaxMCPTools)
 		}
-		if _, err := ParseMCPURL(srv.URL); err != nil {
+		if srv.Auth != nil {
+			c, err := CanonicalAuth(*srv.Auth, true)
+			switch {
+			case err != nil:
+				return nil, refuse("", RuleAuth, "server %s: %v", key, err)
+			case c != *srv.Auth:
+				return nil, refuse("", RuleAuth, "server %s: auth is not in its pinned form (header in canonical form)", key)
+			}
+		}
+		if _, err := ParseMCPURLAuth(srv.URL, srv.Auth); err != nil {
 			return nil, refuse("", RuleMCPTool, "server %s: URL: %v", key, err)
 		}
 		for _, name := range srv.Admit {
@@ -372,7 +424,8 @@ const (
 
 // ResolveMCP lists each MCP server of draft ts with list (in key order)
 // and returns the registered form: its tools with the admitted MCP tools
-// pinned, no MCPServers, and its id. A server URL ParseMCPURL refuses is
+// pinned, no MCPServers, and its id. A server URL ParseMCPURLAuth refuses
+// (with the server's Auth) is
 // an error naming the server before any server is listed, and so is a
 // server that cannot be listed, or that does not list an admitted tool; a
 // pinned name that is already a tool of ts too. The result still needs
@@ -384,7 +437,7 @@ func (ts *Toolset) ResolveMCP(ctx context.Context, list Lister) (*Toolset, error
 	}
 	keys := slices.Sorted(maps.Keys(ts.MCPServers))
 	for _, key := range keys {
-		if _, err := ParseMCPURL(ts.MCPServers[key].URL); err != nil {
+		if _, err := ParseMCPURLAuth(ts.MCPServers[key].URL, ts.MCPServers[key].Auth); err != nil {
 			return nil, fmt.Errorf("MCP server %s (%s): %w", key, MCPURLShown(ts.MCPServers[key].URL), err)
 		}
 	}
@@ -406,4 +459,14 @@ func (ts *Toolset) ResolveMCP(ctx context.Context, list Lister) (*Toolset, error
 		}
 	}
 	return out.withID()
+}
+
+// cloneAuth returns a copy of a (nil for nil), so that pins never share
+// a declaration.
+func cloneAuth(a *Auth) *Auth {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	return &c
 }

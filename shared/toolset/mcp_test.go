@@ -163,8 +163,8 @@ func TestParseMCPURL(t *testing.T) {
 		if strings.Contains(err.Error(), "sk-live") {
 			t.Errorf("%s: the error quotes the secret: %v", raw, err)
 		}
-		if strings.Contains(says, "query") && !strings.Contains(err.Error(), "toolgate cannot store credentials yet") {
-			t.Errorf("%s: %v does not say credentials cannot be stored yet", raw, err)
+		if strings.Contains(says, "query") && !strings.Contains(err.Error(), "declare the server's auth") {
+			t.Errorf("%s: %v does not say to declare the server's auth", raw, err)
 		}
 	}
 }

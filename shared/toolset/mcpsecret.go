@@ -309,14 +309,19 @@ func onlyLowerLetters(s string) bool {
 // secretSegmentError is ParseMCPURL's refusal of a URL to host (as
 // written, its secret-looking runs hidden: hideSecretRuns) whose path
 // holds s: it names the host and the segment's position and length,
-// never its text. It is short enough for a resolver diagnostic (400
+// never its text, and says how to declare the secret instead (Auth). It
+// is short enough for a resolver diagnostic (400
 // runes with the server's key and URL) to keep its advice.
 func secretSegmentError(host string, s secretSegment) error {
 	where := fmt.Sprintf("segment %d", s.index)
 	if s.last != s.index {
 		where = fmt.Sprintf("segments %d to %d", s.index, s.last)
 	}
-	return fmt.Errorf("the URL to %s has a secret-looking path segment (%s, %d characters, %s): a pinned URL is stored, shown and logged, so a secret does not belong in it; until toolgate stores credentials, the server must take it another way, such as a header", hideSecretRuns(host), where, s.length, s.why)
+	advice := "use auth {header: …}"
+	if s.last == s.index {
+		advice = fmt.Sprintf("put %s there with auth {path_segment: %d}, or %s", SecretSegment, s.index, advice)
+	}
+	return fmt.Errorf("the URL to %s has a secret-looking path segment (%s, %d characters, %s): a pinned URL is stored, shown and logged, so a secret does not belong in it; %s", hideSecretRuns(host), where, s.length, s.why, advice)
 }
 
 // hideSecretSegments is path, a URL's path as written, with every

@@ -180,7 +180,7 @@ func TestParseMCPURLRefusesASecretInThePath(t *testing.T) {
 			}
 			checkHides(t, c.url, c.secret, msg, shown)
 			if strings.Contains(msg, "path segment") {
-				for _, want := range []string{"a secret does not belong in it", "until toolgate stores credentials", "such as a header"} {
+				for _, want := range []string{"a secret does not belong in it", "use auth {header: …}"} {
 					if !strings.Contains(msg, want) {
 						t.Errorf("%s: %q does not say %q", c.url, msg, want)
 					}

@@ -433,7 +433,8 @@ func (r *Refusal) Error() string {
 // fits its table item (CheckSize, RuleSize); fetch_hosts are canonical
 // host list entries (RuleFetchHosts); and http_hosts are canonical host
 // entries of a toolset that pins the http tool (RuleHTTPHosts,
-// CanonicalHTTPHosts). It returns nil or a *Refusal.
+// CanonicalHTTPHosts); and auth declarations are well formed and one per
+// target (checkAuth, RuleAuth). It returns nil or a *Refusal.
 func (ts *Toolset) Verify(c *catalog.Catalog) error {
 	refuse := func(rule, format string, a ...any) error { return refuse(ts.ID, rule, format, a...) }
 	if !tool.ToolsetIDPattern.MatchString(ts.ID) {
@@ -453,6 +454,9 @@ func (ts *Toolset) Verify(c *catalog.Catalog) error {
 		return err
 	}
 	if err := ts.CheckAgainst(c); err != nil {
+		return err
+	}
+	if err := ts.checkAuth(); err != nil {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(ts.Tools)) {
@@ -601,13 +605,14 @@ func (ts *Toolset) CheckAgainst(c *catalog.Catalog) error {
 	return nil
 }
 
-// sameMCP reports whether two MCP pins are the same (both nil included).
+// sameMCP reports whether two MCP pins are the same (both nil included),
+// their auth included: a derived toolset keeps its base's declarations.
 func sameMCP(a, b *MCP) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
 	sameAnnotations := len(a.Annotations) == 0 && len(b.Annotations) == 0 || sameJSON(a.Annotations, b.Annotations)
-	return a.Server == b.Server && a.URL == b.URL && a.Name == b.Name && a.Protocol == b.Protocol && sameAnnotations
+	return a.Server == b.Server && a.URL == b.URL && a.Name == b.Name && a.Protocol == b.Protocol && sameAnnotations && sameAuth(a.Auth, b.Auth)
 }
 
 // RuleBase: a derived toolset is not its base's tools, or weakens one of
@@ -616,11 +621,12 @@ const RuleBase = "toolset-base"
 
 // CheckDerived refuses, with a *Refusal for RuleBase, a toolset derived
 // from base (ts.Base is base.ID) that adds or drops a tool, changes a
-// tool's function, schemas, idempotency, timeout or retry, makes a review
+// tool's function, schemas, idempotency, timeout, retry or MCP pin (its
+// auth included), makes a review
 // requirement or a policy weaker, or widens the hosts: a fetch host or an
 // http host its base does not have, or an http host entry with a method
-// or header its base's entry lacks, or an idempotency its base's entry
-// does not declare (NarrowsHTTPHost). Its workflows are
+// or header its base's entry lacks, an idempotency its base's entry
+// does not declare, or other auth (NarrowsHTTPHost). Its workflows are
 // its own (docs/design.md, "Toolsets": same tools, other workflows).
 func (ts *Toolset) CheckDerived(base *Toolset) error {
 	refuse := func(format string, a ...any) error { return refuse(ts.ID, RuleBase, format, a...) }

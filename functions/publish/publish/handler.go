@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -27,15 +28,22 @@ type Handler struct {
 
 // NewHandler returns the publish function's handler for s. Its Function
 // URL routes (Go's http.ServeMux patterns) are POST /solutions with a
-// Body, POST /toolsets with a RegisterBody and GET /toolsets/{id...},
-// each with or without a trailing slash and the method in any letter
-// case; anything else is refused with PUBLISH_INVALID.
+// Body, POST /toolsets with a RegisterBody, GET /toolsets/{id...}, and
+// the credentials': POST /credentials (set), GET /credentials/{name}
+// (list), POST /credentials/revoke and POST /credentials/allow, each
+// with a publishapi.CredentialRequest; each with or without a trailing
+// slash and the method in any letter case; anything else is refused
+// with PUBLISH_INVALID.
 func NewHandler(s *Service) *Handler {
 	h := &Handler{service: s}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /solutions", h.publish)
 	mux.HandleFunc("POST /toolsets", h.register)
 	mux.HandleFunc("GET /toolsets/{id...}", h.show)
+	mux.HandleFunc("POST /credentials", h.setCredential)
+	mux.HandleFunc("GET /credentials/{name}", h.listCredentials)
+	mux.HandleFunc("POST /credentials/revoke", h.revokeCredential)
+	mux.HandleFunc("POST /credentials/allow", h.allowCredentials)
 	mux.HandleFunc("/toolsets", noRoute) // no listing, and no redirect to /toolsets/
 	mux.HandleFunc("/", noRoute)
 	h.url = routes(mux)
@@ -54,12 +62,21 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
 	var req publishapi.DirectRequest
-	if err := dec.Decode(&req); err != nil || (req.Action != "publish" && req.Action != "register" && req.Action != "show") {
-		return nil, edge(&Error{Code: publishapi.CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}, {\"action\": \"register\", \"toolset\", \"proof\"} or {\"action\": \"show\", \"toolset_id\", \"proof\"}"})
+	known := []string{"publish", "register", "show", publishapi.ActionCredentialsSet, publishapi.ActionCredentialsList, publishapi.ActionCredentialsRevoke, publishapi.ActionCredentialsAllow}
+	if err := dec.Decode(&req); err != nil || !slices.Contains(known, req.Action) || (strings.HasPrefix(req.Action, "credentials.") && req.Credentials == nil) {
+		return nil, edge(&Error{Code: publishapi.CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}, {\"action\": \"register\", \"toolset\", \"proof\"}, {\"action\": \"show\", \"toolset_id\", \"proof\"} or {\"action\": \"credentials.set\" (list, revoke, allow), \"credentials\", \"proof\"}"})
 	}
 	var res any
 	var err error
 	switch req.Action {
+	case publishapi.ActionCredentialsSet:
+		res, err = h.service.SetCredential(ctx, *req.Credentials, req.Proof)
+	case publishapi.ActionCredentialsList:
+		res, err = h.service.ListCredentials(ctx, req.Credentials.Toolset, req.Proof)
+	case publishapi.ActionCredentialsRevoke:
+		res, err = h.service.RevokeCredential(ctx, *req.Credentials, req.Proof)
+	case publishapi.ActionCredentialsAllow:
+		res, err = h.service.AllowCredentials(ctx, req.Credentials.ToolsetID, req.Proof)
 	case "register":
 		res, err = h.service.Register(ctx, RegisterRequest{Toolset: []byte(req.Toolset), Proof: req.Proof})
 	case "show":
@@ -126,7 +143,50 @@ func routes(mux *http.ServeMux) http.Handler {
 
 // noRoute refuses any other request.
 func noRoute(w http.ResponseWriter, _ *http.Request) {
-	respond(w, nil, &Error{Code: publishapi.CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets or GET /toolsets/{id}"})
+	respond(w, nil, &Error{Code: publishapi.CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets, GET /toolsets/{id}, POST /credentials, GET /credentials/{name}, POST /credentials/revoke or POST /credentials/allow"})
+}
+
+// credentialBody decodes a credentials route's body.
+func credentialBody(w http.ResponseWriter, r *http.Request) (publishapi.CredentialRequest, bool) {
+	var b publishapi.CredentialRequest
+	ok := decodeBody(w, r, &b, "the body must be {\"toolset\", \"target\", ...} (publishapi.CredentialRequest)")
+	return b, ok
+}
+
+// setCredential serves POST /credentials.
+func (h *Handler) setCredential(w http.ResponseWriter, r *http.Request) {
+	b, ok := credentialBody(w, r)
+	if !ok {
+		return
+	}
+	res, err := h.service.SetCredential(r.Context(), b, r.Header.Get(publishapi.ProofHeader))
+	respond(w, res, err)
+}
+
+// listCredentials serves GET /credentials/{name}.
+func (h *Handler) listCredentials(w http.ResponseWriter, r *http.Request) {
+	res, err := h.service.ListCredentials(r.Context(), r.PathValue("name"), r.Header.Get(publishapi.ProofHeader))
+	respond(w, res, err)
+}
+
+// revokeCredential serves POST /credentials/revoke.
+func (h *Handler) revokeCredential(w http.ResponseWriter, r *http.Request) {
+	b, ok := credentialBody(w, r)
+	if !ok {
+		return
+	}
+	res, err := h.service.RevokeCredential(r.Context(), b, r.Header.Get(publishapi.ProofHeader))
+	respond(w, res, err)
+}
+
+// allowCredentials serves POST /credentials/allow.
+func (h *Handler) allowCredentials(w http.ResponseWriter, r *http.Request) {
+	b, ok := credentialBody(w, r)
+	if !ok {
+		return
+	}
+	res, err := h.service.AllowCredentials(r.Context(), b.ToolsetID, r.Header.Get(publishapi.ProofHeader))
+	respond(w, res, err)
 }
 
 // show serves GET /toolsets/{id}.

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -64,6 +65,9 @@ type Service struct {
 	// checkFloors). nil: not checked at registration; the platform tools'
 	// proxy still checks every call.
 	Floors Floors
+	// Credentials stores and manages the credentials of toolsets' targets
+	// (credentials.go); the zero value stores none.
+	Credentials Credentials
 }
 
 // Request is one publish.
@@ -154,6 +158,9 @@ func (s *Service) Publish(ctx context.Context, req Request) (*publishapi.Result,
 		}
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the toolset could not be registered; nothing was published", Err: err}
 	}
+	if err := s.markToolset(ctx, res.Toolset); err != nil {
+		return nil, err
+	}
 	children, err := s.children(ctx, res, kids)
 	if err != nil {
 		return nil, err
@@ -207,12 +214,23 @@ type FunctionConfig struct {
 	Callers                  caller.Config
 	// Deployment is read by DeploymentFromEnv.
 	Deployment Deployment
+	// CredentialKey is publishapi.EnvCredentialKey ("": no credentials
+	// are stored), and CredentialAdmins the patterns of
+	// publishapi.EnvCredentialAdmins (ParseCredentialAdmins).
+	CredentialKey    string
+	CredentialAdmins []string
+	// EndUsers is the end-user mapping (enduser.FromEnv), and
+	// EndUserKeyParam the end-user key's parameter (enduser.EnvKeyParam;
+	// "": end users' credentials cannot be set).
+	EndUsers        enduser.Mapping
+	EndUserKeyParam string
 }
 
 // FunctionConfigFromEnv reads and checks the publish function's
 // configuration: publishapi.EnvTable, publishapi.EnvStage, publishapi.EnvParamsFile, the caller
-// verifier's (caller.ConfigFromEnv) and the deployment's allow-lists
-// (DeploymentFromEnv).
+// verifier's (caller.ConfigFromEnv), the deployment's allow-lists
+// (DeploymentFromEnv), and the credentials' key and admins
+// (publishapi.EnvCredentialKey, publishapi.EnvCredentialAdmins).
 func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	cfg := FunctionConfig{Table: getenv(publishapi.EnvTable), Stage: getenv(publishapi.EnvStage), ParamsFile: getenv(publishapi.EnvParamsFile)}
 	switch {
@@ -239,6 +257,14 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 		return cfg, err
 	}
 	cfg.Deployment.Accounts = append([]string{cfg.Callers.Account}, others...)
+	cfg.CredentialKey = getenv(publishapi.EnvCredentialKey)
+	if cfg.CredentialAdmins, err = ParseCredentialAdmins(getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
+	if cfg.EndUsers, err = enduser.FromEnv(getenv, cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
+	cfg.EndUserKeyParam = getenv(enduser.EnvKeyParam)
 	return cfg, nil
 }
 
@@ -341,7 +367,7 @@ func (s *Service) registerDraft(ctx context.Context, req RegisterRequest) (*publ
 	}
 	lctx, cancel := context.WithTimeout(ctx, MCPListTimeout)
 	defer cancel()
-	ts, err := draft.ResolveMCP(lctx, s.MCP)
+	ts, err := draft.ResolveMCP(lctx, s.draftLister(draft))
 	if err != nil {
 		if s.Log != nil {
 			s.Log.InfoContext(ctx, "draft toolset refused", "name", draft.Name, "servers", servers, "publisher", who.Principal, "error", err.Error())
@@ -389,6 +415,9 @@ func (s *Service) register(ctx context.Context, ts *toolset.Toolset, who caller.
 			return nil, &Error{Code: publishapi.CodeRefused, Message: err.Error()}
 		}
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the toolset could not be registered", Err: err}
+	}
+	if err := s.markToolset(ctx, ts); err != nil {
+		return nil, err
 	}
 	body, err := ts.Canonical()
 	if err != nil {

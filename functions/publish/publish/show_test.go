@@ -250,3 +250,50 @@ func TestToolsetPolicyCheckedByThePublishFunction(t *testing.T) {
 		t.Fatalf("show of an item written around registration: %s %s", code, msg)
 	}
 }
+
+// A registered toolset whose targets declare auth is shown with each
+// declaration (an MCP tool's, with its "{secret}" URL, and an http host
+// entry's): how a credential is presented, never one, which a toolset
+// never holds.
+func TestShowToolsetShowsAuthDeclarations(t *testing.T) {
+	e := newToolsetEnv(t)
+	draft := &toolset.Toolset{Name: "crm", Tools: map[string]toolset.Tool{}, FetchHosts: []string{},
+		MCPServers: map[string]toolset.MCPServer{"crm": {URL: "https://mcp.crm.example.com/s/{secret}/mcp", Admit: []string{"lookup_customer"}, Auth: &toolset.Auth{PathSegment: 2}}}}
+	listed := toolset.Listed{Protocol: "2026-07-28", Tools: []toolset.ListedTool{{Name: "lookup_customer", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	ts, err := draft.ResolveMCP(t.Context(), func(context.Context, string) (toolset.Listed, error) { return listed, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpTS, err := toolset.FromCatalog(catalog.Default(), []string{"http"}, nil, nil,
+		toolset.HTTPHost{Host: "api.example.com", Methods: []string{"GET"}, Auth: &toolset.Auth{Header: "Authorization", Scheme: "Bearer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Tools["http"], ts.HTTPHosts = httpTS.Tools["http"], httpTS.HTTPHosts
+	if ts.ID, err = ts.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.New(e.db, e.table).RegisterToolset(t.Context(), ts); err != nil {
+		t.Fatal(err)
+	}
+	out, code, msg := e.direct(t, publishapi.DirectRequest{Action: "show", ToolsetID: ts.ID, Proof: e.callers.Proof(t, "bob", publishapi.ShowBinding(ts.ID))})
+	if code != "" {
+		t.Fatalf("%s %s", code, msg)
+	}
+	var res publishapi.ShowResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	shown, err := toolset.ParseStored(ts.ID, []byte(res.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := shown.AuthTargets()
+	if len(targets) != 2 || targets[0].Name != "api.example.com" || targets[0].Auth != (toolset.Auth{Header: "Authorization", Scheme: "Bearer"}) ||
+		targets[1].Name != "crm" || targets[1].Auth != (toolset.Auth{PathSegment: 2}) || targets[1].Origin != "https://mcp.crm.example.com" {
+		t.Fatalf("shown targets %+v", targets)
+	}
+	if !strings.Contains(res.Body, `"url":"https://mcp.crm.example.com/s/{secret}/mcp"`) {
+		t.Errorf("the body does not show the pinned URL with {secret}: %s", res.Body)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -61,6 +62,11 @@ type Handler struct {
 	// child run's traceparent.
 	externalKey []byte
 	tracer      *tracing.Tracer
+	// endUsers says which starters may act for which end users, and
+	// endUserKey is the stage's end-user key (shared/enduser Scope); nil:
+	// every end user asked for is skipped.
+	endUsers   enduser.Mapping
+	endUserKey []byte
 }
 
 // Deps are a Handler's collaborators.
@@ -83,18 +89,24 @@ type Deps struct {
 	// Tracer exports the spans of reviews created and children started
 	// (docs/tracing.md); nil exports none.
 	Tracer *tracing.Tracer
+	// EndUserKey is the stage's end-user key (shared/secrets LoadKeys of
+	// cfg.EndUserKeyParam), under which an end user's scope is computed;
+	// nil: no run's start records an end user (each asked for is skipped).
+	EndUserKey []byte
 	// Log defaults to slog.Default.
 	Log *slog.Logger
 }
 
 // NewHandler returns the function's handler: cfg's Lane (fixed on the
-// local stack only), Direct, Callers.Account, Region and Stage, and d.
+// local stack only), Direct, Callers.Account, Region, Stage and EndUsers,
+// and d.
 func NewHandler(cfg Config, d Deps) *Handler {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
 	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
-		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey, tracer: d.Tracer}
+		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey, tracer: d.Tracer,
+		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -175,11 +187,14 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 // before anything else, an execution its StartScope does not admit
 // (REVIEW_FORBIDDEN with the reason word, StartScope.Admit); it verifies
 // its caller proof (bound to caller.ActionStart, the execution ARN and
-// the whole execution input's digest; the deployment's account only) and
-// records the verified caller as the execution's starter, with the
-// digest and a deadline (dynamo.Store.RecordRunStart), once per execution
-// ARN: a name already recorded is REVIEW_FORBIDDEN [start-recorded], and
-// toolgate run then starts nothing. No proof is stored.
+// the whole execution input's digest and the end user; the deployment's
+// account only) and records the verified caller as the execution's
+// starter, with the digest, a deadline and the end user asked for when
+// the end-user mapping lets the starter act for it, else why not
+// (endUser; dynamo.Store.RecordRunStart), once per execution ARN: a name
+// already recorded is REVIEW_FORBIDDEN [start-recorded], and toolgate run
+// then starts nothing. No proof is stored. The answer is a
+// review.StartAnswer.
 func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	req, err := review.DecodeStartRequest(payload)
 	if err != nil {
@@ -193,19 +208,39 @@ func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (
 	if h.callers == nil {
 		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
 	}
-	id, err := h.callers.Verify(ctx, req.Proof, review.StartBinding(req.ExecutionARN, req.InputDigest))
+	id, err := h.callers.Verify(ctx, req.Proof, review.StartBindingFor(req.ExecutionARN, req.InputDigest, req.EndUser))
 	if err != nil {
 		return nil, review.CallerError(fmt.Errorf("the start request: %w", err))
 	}
-	if err := h.store.RecordRunStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest); errors.Is(err, review.ErrStartConflict) {
+	eu := h.endUser(id.Principal, req.EndUser)
+	if err := h.store.RecordRunStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest, eu); errors.Is(err, review.ErrStartConflict) {
 		h.log.WarnContext(ctx, "run start refused: the execution name is recorded", "reason", ReasonStartRecorded, "execution_arn", req.ExecutionARN, "starter", id.Principal)
 		return nil, review.Errorf(review.CodeForbidden, "execution %s already has a start record: an execution name is recorded once; start the run under another name [%s]",
 			excerpt.Bytes(req.ExecutionARN, 200, "..."), ReasonStartRecorded)
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
-	h.log.InfoContext(ctx, "run start recorded", "execution_arn", req.ExecutionARN, "starter", id.Principal, "input_digest", req.InputDigest)
-	return json.Marshal(tool.StartResult{Starter: id.Principal})
+	h.log.InfoContext(ctx, "run start recorded", "execution_arn", req.ExecutionARN, "starter", id.Principal, "input_digest", req.InputDigest,
+		"end_user_scope", eu.Scope, "end_user_skipped", eu.Skipped)
+	return json.Marshal(review.StartAnswer{Starter: id.Principal, EndUser: review.EndUserAnswer(eu.Scope), EndUserSkipped: eu.Skipped})
+}
+
+// endUser decides what starter's start record holds of the end user id
+// asked for ("" for none: nothing): the id and its scope when the
+// end-user mapping lets starter act for it, otherwise why it is skipped.
+// A skipped end user does not stop the run: it runs without one, and its
+// credentials are looked up in the run and toolset scopes only
+// (docs/identity.md, "End users").
+func (h *Handler) endUser(starter, id string) review.EndUserRecord {
+	switch {
+	case id == "":
+		return review.EndUserRecord{}
+	case h.endUserKey == nil:
+		return review.EndUserRecord{Skipped: "this deployment has no end-user key (" + enduser.EnvKeyParam + "), so no run acts for an end user"}
+	case !h.endUsers.MayActFor(starter, id):
+		return review.EndUserRecord{Skipped: "the end-user mapping (endUserMapping) has no entry that lets " + starter + " act for this end user"}
+	}
+	return review.EndUserRecord{ID: id, Scope: enduser.Scope(h.endUserKey, id)}
 }
 
 // Reason words of a refused run start (docs/identity.md, "Four eyes").
@@ -225,7 +260,7 @@ const (
 // run's start is the record toolgate run wrote for $$.Execution.Id, if
 // the digest of $$.Execution.Input is the recorded one and
 // $$.Execution.StartTime is at most the record's deadline; it returns the
-// recorded starter. Each refusal is REVIEW_UNAUTHENTICATED with its
+// recorded starter and end-user scope (tool.StartResult). Each refusal is REVIEW_UNAUTHENTICATED with its
 // reason word. Reading the record writes nothing, so a retried Task, or a
 // redriven execution (its StartTime unchanged), is answered the same.
 func (h *Handler) runStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
@@ -255,8 +290,8 @@ func (h *Handler) runStart(ctx context.Context, payload json.RawMessage) (json.R
 	if err := h.checkStarter(ctx, arn, rec.Starter); err != nil {
 		return nil, err
 	}
-	h.log.InfoContext(ctx, "run start verified", "execution_arn", arn, "starter", rec.Starter)
-	return json.Marshal(tool.StartResult{Starter: rec.Starter})
+	h.log.InfoContext(ctx, "run start verified", "execution_arn", arn, "starter", rec.Starter, "end_user_scope", rec.EndUserScope)
+	return json.Marshal(tool.StartResult{Starter: rec.Starter, EndUser: review.EndUserAnswer(rec.EndUserScope)})
 }
 
 // start answers the Starter Task of a state machine published before
@@ -290,7 +325,7 @@ func (h *Handler) start(ctx context.Context, payload json.RawMessage) (json.RawM
 
 // childStart answers a workflow step's start-record Task: it names the
 // child execution and records for it the parent's verified starter and
-// the digest of the child's input (docs/solutions.md, "Workflow steps").
+// end-user scope and the digest of the child's input (docs/solutions.md, "Workflow steps").
 // The parent must have a verified start: a compiled Solution with a
 // workflow step starts with its Starter state. The child's input must
 // satisfy the input record of the version the step starts
@@ -305,7 +340,8 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 	if lane.IsDirectRunID(rec.ParentRunID) {
 		return nil, review.Errorf(review.CodeForbidden, "%q is a direct-lane run id, not an execution", excerpt.Bytes(rec.ParentRunID, 80, "..."))
 	}
-	rec.Starter, err = h.store.Starter(ctx, rec.ParentRunID)
+	parent, err := h.store.Start(ctx, rec.ParentRunID)
+	rec.Starter, rec.EndUserScope = parent.Starter, parent.EndUserScope
 	if errors.Is(err, review.ErrNotFound) {
 		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with a workflow step starts with its Starter state", excerpt.Bytes(rec.ParentRunID, 200, "..."))
 	} else if err != nil {
@@ -397,7 +433,7 @@ func nextChildAttempt(c *tool.ChildStart, res tool.ChildStartResult, heldBy stri
 
 // childCheck answers a child run's start Task: the run's start is the
 // record its parent wrote for this execution ARN, if the execution's input
-// is the one recorded; it returns the parent's starter.
+// is the one recorded; it returns the parent's starter and end-user scope.
 func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	c, err := review.DecodeChildCheck(payload)
 	if err != nil {
@@ -435,8 +471,8 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 	if err := h.checkStarter(ctx, arn, rec.Starter); err != nil {
 		return nil, err
 	}
-	h.log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
-	return json.Marshal(tool.StartResult{Starter: rec.Starter})
+	h.log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter, "end_user_scope", rec.EndUserScope)
+	return json.Marshal(tool.StartResult{Starter: rec.Starter, EndUser: review.EndUserAnswer(rec.EndUserScope)})
 }
 
 // checkStarter refuses a recorded starter of an account other than the

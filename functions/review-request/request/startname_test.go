@@ -164,7 +164,7 @@ func TestAWorkflowStepPassesAChildNameARunStartHolds(t *testing.T) {
 
 	// A record under the name however it came to be: toolgate run's kind
 	// for seq 1, an earlier Starter's for seq 2.
-	if err := e.store.RecordRunStart(t.Context(), name("1", 0), mallory, startDigest); err != nil {
+	if err := e.store.RecordRunStart(t.Context(), name("1", 0), mallory, startDigest, review.EndUserRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.RecordStart(t.Context(), name("2", 0), mallory); err != nil {
@@ -187,7 +187,7 @@ func TestAWorkflowStepPassesAChildNameARunStartHolds(t *testing.T) {
 
 	// Every name held: the step fails, and records nothing.
 	for attempt := range tool.MaxChildAttempts {
-		if err := e.store.RecordRunStart(t.Context(), name("3", attempt), mallory, startDigest); err != nil {
+		if err := e.store.RecordRunStart(t.Context(), name("3", attempt), mallory, startDigest, review.EndUserRecord{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -229,10 +229,13 @@ func run(ctx context.Context) error {
 	if err := httpTool(ctx, st, sf); err != nil {
 		return err
 	}
+	if err := credentialsDemo(ctx, st, sf); err != nil {
+		return err
+	}
 	if err := showTrace(ctx, st, sf, arn); err != nil {
 		return err
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key.")
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded.")
 	return nil
 }
 

@@ -2,6 +2,8 @@ package stack
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,12 +27,15 @@ import (
 	"github.com/toolgate/toolgate/examples/create-ticket/ticketservice"
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/httprecorder"
+	"github.com/toolgate/toolgate/infra/local/kms"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/platformtool"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -141,6 +146,10 @@ type Stack struct {
 	// (AWS_ENDPOINT_URL_LAMBDA).
 	SSM    *local.SSM
 	Lambda *local.LambdaRouter
+	// KMS is local-kms, in-process on a free 127.0.0.1 port (infra/local/kms),
+	// holding the stage's credentials key (KMS.KeyARN, alias
+	// kms.Alias(Stage)), which credentials are sealed under.
+	KMS *kms.Server
 	// MCP is the local MCP server (stateless, every protocol revision the
 	// SDK serves), in-process, at MCP.URL(): mcp-call and the publish
 	// function's registration may reach its host and port
@@ -148,6 +157,12 @@ type Stack struct {
 	// TOOLGATE_MCP_ALLOW_ADDRESSES), by its address or by MCPTestHost
 	// (MCPTestURL). Tests change its tools and read what it was sent.
 	MCP *mcpserver.Server
+	// MCPAuth is a second local MCP server, in its bearer-token mode
+	// (mcpserver.Options.BearerTokens): every request needs
+	// "Authorization: Bearer <token>" with a token tests and the demo
+	// choose (MCPAuth.SetBearerTokens); it starts accepting only a random
+	// one nobody holds. publish and mcp-call may reach it.
+	MCPAuth *mcpserver.Server
 	// MCPResolveFile holds MCPTestHost's address for publish and mcp-call
 	// (ResolveMCPTestHost).
 	MCPResolveFile string
@@ -245,7 +260,8 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption}
 	case "http":
 		// Its own allow-list, apart from fetch's: the recording service.
-		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption}
+		// Credentials are opened with local-kms (docs/credentials.md).
+		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption, "AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint()}
 	case "review-decision":
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
 	case "publish":
@@ -256,12 +272,17 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": s.Lambda.Endpoint(),
 			"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption, "TOOLGATE_RECIPIENT_ALLOW": recipientAllow,
 			functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption,
-			"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
+			"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile,
+			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping,
+			// Credentials are sealed under the stage's key in local-kms;
+			// local user CredentialAdmin is the credential admin.
+			"AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint(), publishapi.EnvCredentialKey: s.KMS.KeyARN,
+			publishapi.EnvCredentialAdmins: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
 	case "mcp-call":
 		// Its own MCP server only, on loopback; the tool list is kept as
 		// long as on AWS by default.
 		return map[string]string{"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5",
-			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile}
+			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile, "AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint()}
 	case "lambda-tool":
 		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in,
 		// reads create-ticket's floor and invokes it through the Lambda
@@ -276,8 +297,11 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		anyone := `["` + local.LocalPrincipal("*") + `"]`
 		// The stage's external key, which provisionSecrets creates: the
 		// trace ids of runs given no trace context are derived under it.
+		// The stage's end-user key and the local end-user mapping
+		// (LocalEndUserMapping).
 		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"http": ` + anyone + `, "send-email": ` + anyone + `}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(),
-			"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(Stage)}
+			"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(Stage),
+			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping}
 	}
 	return nil
 }
@@ -291,6 +315,15 @@ func mcpAllowList(srv *mcpserver.Server, more []string) string {
 		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
 	}
 	return strings.Join(append([]string{u.Parsed.Host, MCPTestHost + ":" + u.Port}, more...), ",")
+}
+
+// hostOf is srv's host and port, as an allow-list entry.
+func hostOf(srv *mcpserver.Server) string {
+	u, err := toolset.ParseMCPURL(srv.URL())
+	if err != nil {
+		panic("a local MCP server's URL: " + err.Error()) // mcpserver writes it
+	}
+	return u.Parsed.Host
 }
 
 // MCPTestURL is the local MCP server's URL by MCPTestHost:
@@ -412,6 +445,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	logf("SSM stand-in %s", s.SSM.Endpoint())
+	if s.KMS, err = kms.Start(ctx, kms.Options{Stage: Stage}); err != nil {
+		return nil, err
+	}
+	logf("local-kms    %s (key %s, %s)", s.KMS.Endpoint(), s.KMS.KeyARN, s.KMS.Alias)
 	if s.Lambda, err = local.StartLambdaRouter(nil); err != nil {
 		return nil, err
 	}
@@ -441,11 +478,20 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	logf("MCP server   %s (and %s)", s.MCP.URL(), s.MCPTestURL())
+	nobody := make([]byte, 16)
+	if _, err := rand.Read(nobody); err != nil {
+		return nil, err
+	}
+	if s.MCPAuth, err = mcpserver.Start(mcpserver.Options{Stateless: true, BearerTokens: []string{hex.EncodeToString(nobody)},
+		Tracer: tracing.New(s.Traces.URL(), "mcpserver-auth", nil)}); err != nil {
+		return nil, fmt.Errorf("the local MCP server with bearer tokens: %w", err)
+	}
+	logf("MCP server   %s (bearer tokens required)", s.MCPAuth.URL())
 	if s.HTTP, err = httprecorder.Start(httprecorder.Options{}); err != nil {
 		return nil, fmt.Errorf("the recording HTTP service: %w", err)
 	}
 	logf("HTTP service %s (records what it receives)", s.HTTP.URL())
-	allow := allowLists{mcp: mcpAllowList(s.MCP, o.MCPAllow), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ",")}
+	allow := allowLists{mcp: mcpAllowList(s.MCP, append([]string{hostOf(s.MCPAuth)}, o.MCPAllow...)), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ",")}
 
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
@@ -582,6 +628,17 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 // logs (Process.Stdout, Stderr).
 func (s *Stack) Processes() []*local.Process { return slices.Clone(s.procs) }
 
+// CredentialAdmin is the local user the stack's publish function takes
+// for its only credential admin (TOOLGATE_CREDENTIAL_ADMINS): it may set
+// toolset-scope credentials and allow toolset ids for them.
+const CredentialAdmin = "ops"
+
+// LocalEndUserMapping is the local stack's end-user mapping
+// (shared/enduser Parse): local user demo may act for end users named
+// customer-*, and nobody else for anyone, so that tests show both a
+// recorded end user and a skipped one.
+var LocalEndUserMapping = `[{"principal": "` + local.LocalPrincipal("demo") + `", "endUser": "customer-*"}]`
+
 // sealing reports whether function runs the dispatcher, and so seals its
 // call items with its own key (functionconfig.ToolFunctions).
 func sealing(function string) bool { return slices.Contains(functionconfig.ToolFunctions, function) }
@@ -591,7 +648,7 @@ func sealing(function string) bool { return slices.Contains(functionconfig.ToolF
 // as the deploy's provisioning function does (secrets.Ensure), and
 // returns each such function's environment naming them.
 func (s *Stack) provisionSecrets(ctx context.Context, names []string) (map[string]map[string]string, error) {
-	p := secrets.Provision{Secrets: []string{functionconfig.ExternalKeyParam(Stage)}, Since: functionconfig.SinceParam(Stage), Now: time.Now()}
+	p := secrets.Provision{Secrets: []string{functionconfig.ExternalKeyParam(Stage), functionconfig.EndUserKeyParam(Stage)}, Since: functionconfig.SinceParam(Stage), Now: time.Now()}
 	env := map[string]map[string]string{}
 	for _, name := range names {
 		if !sealing(name) {
@@ -742,6 +799,12 @@ func (s *Stack) Stop() error {
 		s.Lambda.Close()
 		s.Lambda = nil
 	}
+	if s.KMS != nil {
+		if err := s.KMS.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop local-kms: %w", err))
+		}
+		s.KMS = nil
+	}
 	if s.tickets != nil {
 		s.tickets.Close()
 		s.tickets = nil
@@ -760,6 +823,14 @@ func (s *Stack) Stop() error {
 		}
 		cancel()
 		s.MCP = nil
+	}
+	if s.MCPAuth != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := s.MCPAuth.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop the local MCP server with bearer tokens: %w", err))
+		}
+		cancel()
+		s.MCPAuth = nil
 	}
 	for _, p := range s.proxies {
 		p.Close()

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/statemachines"
+	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -43,8 +44,12 @@ type StartRecorder func(ctx context.Context, executionARN, inputDigest string) e
 // Meta is the execution input's meta (docs/solutions.md, "The execution
 // input"): the W3C traceparent the run's trace continues (a version-00
 // traceparent, 55 characters, or empty: the run's trace id is then
-// derived from its run id; docs/tracing.md), and end_user, named for
-// later use. It carries no caller proof: the start is recorded before the
+// derived from its run id; docs/tracing.md), and end_user, the end-user
+// id the run is asked to act for (toolgate run --end-user; shared/enduser
+// CheckID), which the start request names too. Whether the run acts for
+// it is the start record's word, never this member's: tools read their
+// end user from the Starter's verified answer (docs/identity.md, "End
+// users"). It carries no caller proof: the start is recorded before the
 // execution starts (StartRecorder).
 type Meta struct {
 	Traceparent string `json:"traceparent,omitempty"`
@@ -82,6 +87,12 @@ func checkExecutionName(name string) error {
 // publish the Solution again).
 var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlier toolgate and needs a start proof in the execution input, which toolgate run no longer sends: publish the Solution again (toolgate publish), then run it")
 
+// ErrNoStartForEndUser is Start's refusal of an end user for a state
+// machine without the Starter state: its runs have no start record, which
+// is where an end user is recorded, and no tool of it presents
+// credentials (a toolset declaring auth always gives the Starter).
+var ErrNoStartForEndUser = errors.New("its runs record no start (no gated tools, workflow steps or credentials), so they cannot act for an end user: start it without --end-user")
+
 // Start starts an execution of a Solution published in stage with input as
 // the user's input, under name (generated when empty), which fixes the
 // execution's ARN. A name that is not executionName's, or starts with
@@ -107,7 +118,10 @@ var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlie
 // record).
 //
 // meta is the execution input's meta as given (its digest is recorded with
-// the rest of the input).
+// the rest of the input). A meta.EndUser that is no end-user id
+// (enduser.CheckID), or one given for a definition without the Starter
+// (which records no start, so no end user; ErrNoStartForEndUser), is
+// refused before anything is recorded or started.
 func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, meta Meta, record StartRecorder) (string, error) {
 	if err := deployment.CheckStage(stage); err != nil {
 		return "", err
@@ -115,6 +129,11 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 	if name != "" {
 		if err := checkExecutionName(name); err != nil {
 			return "", err
+		}
+	}
+	if meta.EndUser != "" {
+		if err := enduser.CheckID(meta.EndUser); err != nil {
+			return "", fmt.Errorf("--end-user: %w", err)
 		}
 	}
 	sm := deployment.StateMachineName(stage, solution)
@@ -135,6 +154,9 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 	starter, err := starterOf(def)
 	if err != nil {
 		return "", fmt.Errorf("state machine %s: %w", sm, err)
+	}
+	if meta.EndUser != "" && !starter {
+		return "", fmt.Errorf("state machine %s: %w", sm, ErrNoStartForEndUser)
 	}
 	if name == "" {
 		var b [8]byte

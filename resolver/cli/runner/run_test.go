@@ -185,3 +185,37 @@ func TestStartRefusesAChildsNameBeforeAnythingIsSigned(t *testing.T) {
 		t.Fatalf("TG-mine: %v", err)
 	}
 }
+
+// An end user goes into the execution input's meta (so the recorded
+// digest covers it) and to the recorder; one for a definition without the
+// Starter, or one that is no end-user id, is refused before anything is
+// recorded or started.
+func TestStartSendsTheEndUserOnlyToADefinitionThatRecordsStarts(t *testing.T) {
+	gated := string(newsletter(t).Definition)
+	ungated := strings.Replace(gated, `"Starter":`, `"NotTheStarter":`, 1)
+	for name, c := range map[string]struct {
+		definition, endUser, wantErr string
+	}{
+		"with the Starter":    {gated, "customer-42", ""},
+		"without the Starter": {ungated, "customer-42", "cannot act for an end user"},
+		"not an end-user id":  {gated, "customer 42", "--end-user: end-user id"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: c.definition}
+			recorded := false
+			_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), "run-1", Meta{EndUser: c.endUser}, func(context.Context, string, string) error {
+				recorded = true
+				return nil
+			})
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || recorded || f.started != nil {
+					t.Fatalf("%v (recorded %v, started %v), want %q and nothing recorded or started", err, recorded, f.started != nil, c.wantErr)
+				}
+				return
+			}
+			if err != nil || !recorded || f.started == nil || !strings.Contains(aws.ToString(f.started.Input), `"end_user":"customer-42"`) {
+				t.Fatalf("%v: recorded %v, started with %v", err, recorded, f.started)
+			}
+		})
+	}
+}

@@ -18,5 +18,6 @@ func main() {
 		LoadAWSConfig: config.LoadDefaultConfig,
 		Stdout:        os.Stdout,
 		Stderr:        os.Stderr,
+		Stdin:         os.Stdin,
 	}))
 }

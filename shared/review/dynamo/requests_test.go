@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -190,8 +191,12 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 			[]want{{sid: "RecordStarts", attributes: []string{"expires_at", "pk", "sk", "starter"}}}},
 		{"Starter", func() error { _, err := s.Starter(ctx, runARN(nStart)); return err }, []want{{sid: "ReadStarts"}}},
 		{"RecordChildStart", func() error { return s.RecordChildStart(ctx, childARN(nChildTaken), childRecord(nChildTaken)) },
-			[]want{{sid: "RecordStarts", attributes: []string{"child_started_at", "expires_at", "input_digest", "parent_run_id", "pk", "released_at",
+			[]want{{sid: "RecordStarts", attributes: []string{"child_started_at", "end_user_scope", "expires_at", "input_digest", "parent_run_id", "pk", "released_at",
 				"sk", "starter", "state_machine_arn"}}}},
+		{"RecordRunStart with an end user", func() error {
+			return s.RecordRunStart(ctx, runARN(nStart)+"-eu", requester, "sha256:"+strings.Repeat("0", 64), review.EndUserRecord{ID: "customer-1", Scope: "end_user:" + strings.Repeat("a", 64)})
+		}, []want{{sid: "RecordStarts", attributes: []string{"deadline", "end_user", "end_user_scope", "expires_at", "input_digest", "pk", "sk", "starter"}}}},
+		{"Start", func() error { _, err := s.Start(ctx, runARN(nStart)); return err }, []want{{sid: "ReadStarts"}}},
 		{"TakeChildStart", func() error { return s.TakeChildStart(ctx, childARN(nChildTaken), childStart) },
 			[]want{{sid: "TakeChildStarts", attributes: []string{"child_started_at", "parent_run_id", "pk", "released_at", "sk"}}}},
 		{"ReleaseChildStart", func() error {

@@ -42,6 +42,10 @@ type startItem struct {
 	// ExpiresAt is the item's TTL, epoch seconds: StartRetention after
 	// it was recorded.
 	ExpiresAt int64 `dynamodbav:"expires_at"`
+	// EndUserScope is the run's end-user scope (shared/enduser Scope),
+	// absent for none: on a run start, when the end-user mapping let the
+	// starter act for the end user asked for; on a child's, its parent's.
+	EndUserScope string `dynamodbav:"end_user_scope,omitempty"`
 }
 
 // childStartItem is a child run's start item: the parent's starter, and
@@ -69,6 +73,12 @@ type runStartItem struct {
 	// Deadline is epoch seconds: the execution must start
 	// ($$.Execution.StartTime) at most then.
 	Deadline int64 `dynamodbav:"deadline"`
+	// EndUser is the end-user id recorded with EndUserScope; absent when
+	// none was asked for or it was skipped.
+	EndUser string `dynamodbav:"end_user,omitempty"`
+	// EndUserSkipped says why the end user asked for was not recorded;
+	// absent otherwise.
+	EndUserSkipped string `dynamodbav:"end_user_skipped,omitempty"`
 }
 
 // startAttr is the expression name of a start item's attribute n (table.Start).
@@ -87,6 +97,9 @@ func newStart(executionARN, starter string, now time.Time) startItem {
 type storedStart struct {
 	childStartItem
 	Deadline int64 `dynamodbav:"deadline"`
+	// EndUser and EndUserSkipped are a run start's (runStartItem).
+	EndUser        string `dynamodbav:"end_user,omitempty"`
+	EndUserSkipped string `dynamodbav:"end_user_skipped,omitempty"`
 }
 
 // getStart reads executionARN's start item, whatever its kind
@@ -127,14 +140,17 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 
 // RecordRunStart records, for the execution toolgate run is about to
 // start, its verified starter, the digest of its whole execution input
-// and its deadline, review.StartDeadline after now (one PutItem,
-// attribute_not_exists(pk)). Anything already recorded for
+// and its deadline, review.StartDeadline after now, with its end user
+// (eu: the id and scope, or why it was skipped; zero for none asked for)
+// (one PutItem, attribute_not_exists(pk)). Anything already recorded for
 // executionARN, even the same again, is review.ErrStartConflict: an
 // execution name is recorded once (docs/identity.md, "Four eyes").
-func (s *Store) RecordRunStart(ctx context.Context, executionARN, starter, inputDigest string) error {
+func (s *Store) RecordRunStart(ctx context.Context, executionARN, starter, inputDigest string, eu review.EndUserRecord) error {
 	now := s.now()
-	item, err := attributevalue.MarshalMap(runStartItem{startItem: newStart(executionARN, starter, now),
-		InputDigest: inputDigest, Deadline: now.Add(review.StartDeadline).Unix()})
+	start := newStart(executionARN, starter, now)
+	start.EndUserScope = eu.Scope
+	item, err := attributevalue.MarshalMap(runStartItem{startItem: start,
+		InputDigest: inputDigest, Deadline: now.Add(review.StartDeadline).Unix(), EndUser: eu.ID, EndUserSkipped: eu.Skipped})
 	if err != nil {
 		return fmt.Errorf("start item of %s: %w", executionARN, err)
 	}
@@ -160,17 +176,19 @@ func (s *Store) RunStart(ctx context.Context, executionARN string) (review.RunSt
 	if c.ParentRunID != "" || c.Deadline == 0 || c.InputDigest == "" {
 		return review.RunStartRecord{}, review.ErrNotFound
 	}
-	return review.RunStartRecord{Starter: c.Starter, InputDigest: c.InputDigest, Deadline: time.Unix(c.Deadline, 0)}, nil
+	return review.RunStartRecord{Starter: c.Starter, InputDigest: c.InputDigest, Deadline: time.Unix(c.Deadline, 0), EndUserScope: c.EndUserScope}, nil
 }
 
 // RecordChildStart records, for a child execution a parent's workflow
 // step is about to start, the parent's verified starter, the parent's run
-// id and the digest of the child's input (one conditional PutItem on the
-// child's start item). Recording the same again is a no-op (a retried
-// Task); anything else already recorded for that ARN is
-// review.ErrStartConflict.
+// id, the digest of the child's input and the parent's end-user scope
+// (one conditional PutItem on the child's start item). Recording the
+// same again is a no-op (a retried Task); anything else already recorded
+// for that ARN is review.ErrStartConflict.
 func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec review.ChildRecord) error {
-	item, err := attributevalue.MarshalMap(childStartItem{startItem: newStart(childARN, rec.Starter, s.now()),
+	start := newStart(childARN, rec.Starter, s.now())
+	start.EndUserScope = rec.EndUserScope
+	item, err := attributevalue.MarshalMap(childStartItem{startItem: start,
 		ParentRunID: rec.ParentRunID, InputDigest: rec.InputDigest, StateMachineARN: rec.StateMachineARN})
 	if err != nil {
 		return fmt.Errorf("child start item of %s: %w", childARN, err)
@@ -178,10 +196,15 @@ func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec revie
 	// A retried record Task writes the same again; once a child took the
 	// record (child_started_at) or the parent released it (released_at),
 	// nothing replaces it.
+	sameEndUser := expression.AttributeNotExists(startAttr("end_user_scope"))
+	if rec.EndUserScope != "" {
+		sameEndUser = startAttr("end_user_scope").Equal(expression.Value(rec.EndUserScope))
+	}
 	same := startAttr("starter").Equal(expression.Value(rec.Starter)).And(
 		startAttr("parent_run_id").Equal(expression.Value(rec.ParentRunID)),
 		startAttr("input_digest").Equal(expression.Value(rec.InputDigest)),
 		startAttr("state_machine_arn").Equal(expression.Value(rec.StateMachineARN)),
+		sameEndUser,
 		expression.AttributeNotExists(startAttr("child_started_at")),
 		expression.AttributeNotExists(startAttr("released_at")))
 	err = s.put(ctx, item, notExists().Or(same), "")
@@ -206,7 +229,7 @@ func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRe
 		return review.ChildRecord{}, review.ErrNotFound
 	}
 	return review.ChildRecord{Starter: c.Starter, ParentRunID: c.ParentRunID, InputDigest: c.InputDigest,
-		StateMachineARN: c.StateMachineARN, StartedAt: c.ChildStartedAt}, nil
+		StateMachineARN: c.StateMachineARN, StartedAt: c.ChildStartedAt, EndUserScope: c.EndUserScope}, nil
 }
 
 // TakeChildStart marks the parent's record for childARN as taken by the
@@ -263,6 +286,17 @@ func (s *Store) ReleaseChildStart(ctx context.Context, childARN, parentRunID str
 		return review.ErrChildTaken
 	}
 	return fmt.Errorf("release child start of %s: the record changed while it was released", childARN)
+}
+
+// Start returns executionARN's start record, whatever its kind: its
+// starter and end-user scope (consistent read), or ErrNotFound. A
+// workflow step's child takes both from its parent's.
+func (s *Store) Start(ctx context.Context, executionARN string) (review.StartRecord, error) {
+	c, err := s.getStart(ctx, executionARN)
+	if err != nil {
+		return review.StartRecord{}, err
+	}
+	return review.StartRecord{Starter: c.Starter, EndUserScope: c.EndUserScope}, nil
 }
 
 // Starter returns the recorded starter of executionARN (consistent read),

@@ -1,4 +1,8 @@
-package localtest
+// Package mcptest starts the local MCP server for a test and lists it as
+// registration does. It is apart from package localtest so that the
+// packages the MCP client imports (shared/credential) can use localtest's
+// shared dynalite in their own tests.
+package mcptest
 
 import (
 	"context"

@@ -1,0 +1,163 @@
+package vault
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/kms/types"
+
+	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// nonceBytes is the GCM nonce length, in bytes: 12, the standard size
+// (NIST SP 800-38D §8.2), a fresh random one per seal.
+const nonceBytes = 12
+
+// The members of a credential's encryption context (docs/credentials.md,
+// "Encryption"). The key policy conditions kms:Decrypt on
+// kms:EncryptionContext:purpose and kms:EncryptionContextKeys, so these
+// names are part of the deployed policy.
+const (
+	ContextPurpose     = "purpose"
+	ContextToolsetName = "toolset_name"
+	ContextTarget      = "target"
+	ContextOrigin      = "origin"
+	ContextScope       = "scope"
+)
+
+// EncryptionContext is the KMS encryption context of t's credential in
+// scope s: purpose credential.PurposeToolCredential, toolset_name, target (t.Name),
+// origin and scope. It is given to GenerateDataKey and Decrypt, and, in its
+// RFC 8785 form, is the AES-GCM additional data, so a ciphertext moved to
+// another toolset, target, origin, scope or purpose does not open.
+func EncryptionContext(t credential.Target, s credential.Scope) map[string]string {
+	return map[string]string{
+		ContextPurpose:     credential.PurposeToolCredential,
+		ContextToolsetName: t.ToolsetName,
+		ContextTarget:      t.Name,
+		ContextOrigin:      t.Origin,
+		ContextScope:       string(s),
+	}
+}
+
+// additionalData is ec in its RFC 8785 form, from the contract's one
+// canonicaliser (tool.InputDigest; the digest is not used).
+func additionalData(ec map[string]string) ([]byte, error) {
+	b, err := json.Marshal(ec)
+	if err != nil {
+		return nil, err
+	}
+	canonical, _, err := tool.InputDigest(b)
+	return canonical, err
+}
+
+// checkBinding reports a target or scope that cannot bind a credential.
+func checkBinding(t credential.Target, s credential.Scope) error {
+	switch {
+	case t.ToolsetName == "":
+		return errors.New("the target has no toolset name")
+	case t.Name == "":
+		return errors.New("the target has no name")
+	case t.Origin == "":
+		return fmt.Errorf("target %s has no origin", t.Name)
+	}
+	return credential.ParseScope(string(s))
+}
+
+// Seal encrypts secret for t in scope s: a fresh AES-256 data key from KMS
+// GenerateDataKey (keyID, a key ARN or alias; the encryption context
+// EncryptionContext(t, s)), AES-256-GCM under it with a random 12-byte
+// nonce and the context's RFC 8785 form as additional data. The plaintext
+// data key is cleared before Seal returns. secret must pass
+// credential.CheckSecret(secret, t.Auth). Errors name the target and scope kind,
+// never the secret.
+func Seal(ctx context.Context, k KMS, keyID string, t credential.Target, s credential.Scope, secret []byte) (Sealed, error) {
+	if err := checkBinding(t, s); err != nil {
+		return Sealed{}, fmt.Errorf("seal credential: %w", err)
+	}
+	if err := credential.CheckSecret(secret, t.Auth); err != nil {
+		return Sealed{}, fmt.Errorf("seal credential for target %s: %w", t.Name, err)
+	}
+	ec := EncryptionContext(t, s)
+	aad, err := additionalData(ec)
+	if err != nil {
+		return Sealed{}, fmt.Errorf("seal credential for target %s: encryption context: %w", t.Name, err)
+	}
+	out, err := k.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{KeyId: aws.String(keyID), KeySpec: types.DataKeySpecAes256, EncryptionContext: ec})
+	if err != nil {
+		return Sealed{}, fmt.Errorf("seal credential for target %s (%s scope): kms generate data key: %w", t.Name, s.Kind(), err)
+	}
+	defer clear(out.Plaintext)
+	gcm, err := newGCM(out.Plaintext)
+	if err != nil {
+		return Sealed{}, fmt.Errorf("seal credential for target %s: %w", t.Name, err)
+	}
+	nonce := make([]byte, nonceBytes)
+	if _, err := rand.Read(nonce); err != nil {
+		return Sealed{}, fmt.Errorf("seal credential for target %s: nonce: %w", t.Name, err)
+	}
+	return Sealed{
+		Ciphertext:   gcm.Seal(nil, nonce, secret, aad),
+		Nonce:        nonce,
+		EncryptedKey: out.CiphertextBlob,
+		KeyID:        aws.ToString(out.KeyId),
+	}, nil
+}
+
+// Open decrypts what Seal sealed for t in scope s: KMS Decrypt of the
+// data key under EncryptionContext(t, s) (and sealed.KeyID), then
+// AES-256-GCM with the context's RFC 8785 form as additional data. A
+// ciphertext sealed for another toolset, target, origin, scope or purpose
+// fails, at KMS (InvalidCiphertextException) or at GCM. Errors name the
+// target and scope kind, never a byte of plaintext.
+func Open(ctx context.Context, k KMS, t credential.Target, s credential.Scope, sealed Sealed) ([]byte, error) {
+	if err := checkBinding(t, s); err != nil {
+		return nil, fmt.Errorf("open credential: %w", err)
+	}
+	if len(sealed.Nonce) != nonceBytes {
+		return nil, fmt.Errorf("open credential for target %s (%s scope): nonce of %d bytes, want %d", t.Name, s.Kind(), len(sealed.Nonce), nonceBytes)
+	}
+	ec := EncryptionContext(t, s)
+	aad, err := additionalData(ec)
+	if err != nil {
+		return nil, fmt.Errorf("open credential for target %s: encryption context: %w", t.Name, err)
+	}
+	in := &kms.DecryptInput{CiphertextBlob: sealed.EncryptedKey, EncryptionContext: ec}
+	if sealed.KeyID != "" {
+		in.KeyId = aws.String(sealed.KeyID)
+	}
+	out, err := k.Decrypt(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("open credential for target %s (%s scope): kms decrypt: %w", t.Name, s.Kind(), err)
+	}
+	defer clear(out.Plaintext)
+	gcm, err := newGCM(out.Plaintext)
+	if err != nil {
+		return nil, fmt.Errorf("open credential for target %s: %w", t.Name, err)
+	}
+	secret, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, aad)
+	if err != nil {
+		return nil, fmt.Errorf("open credential for target %s (%s scope): the ciphertext does not authenticate under its encryption context", t.Name, s.Kind())
+	}
+	return secret, nil
+}
+
+// newGCM is AES-256-GCM under key, which must be 32 bytes.
+func newGCM(key []byte) (cipher.AEAD, error) {
+	if len(key) != 32 {
+		return nil, fmt.Errorf("data key of %d bytes, want 32 (AES-256)", len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}

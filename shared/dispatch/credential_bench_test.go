@@ -1,0 +1,81 @@
+package dispatch
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	localkms "github.com/toolgate/toolgate/infra/local/kms"
+	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/credential/vault"
+	"github.com/toolgate/toolgate/shared/httprule"
+	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/toolset"
+)
+
+// credentialDispatcher is a test-echo dispatcher on e whose calls present
+// a credential: its toolset (registered on e) pins an http_hosts entry
+// declaring auth, which its Contract names for every call, and its
+// resolver is vault.Resolver on e's table (read past the counting
+// front) with local-kms, the credential set and its toolset id allowed.
+// The resolver's clock stands still, so that after the first call every
+// resolution is its cache's (a warm container within CacheTTL). It
+// returns the dispatcher and its toolset id.
+func credentialDispatcher(b *testing.B, e *env) (*Dispatcher, string) {
+	b.Helper()
+	ctx := context.Background()
+	ts := testToolset(b, 100)
+	ts.Name = "bench-tools"
+	builtin, err := toolset.FromCatalog(catalog.Default(), []string{"http"}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts.Tools["http"] = builtin.Tools["http"]
+	ts.HTTPHosts = []toolset.HTTPHost{{Host: "api.example.com", Methods: []string{"GET"}, Auth: &toolset.Auth{Header: "Authorization", Scheme: "Bearer"}}}
+	if ts.ID, err = ts.ComputeID(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.store.RegisterToolset(ctx, ts); err != nil {
+		b.Fatal(err)
+	}
+	at, ok := ts.HTTPAuthTarget("api.example.com")
+	if !ok {
+		b.Fatal("no auth target")
+	}
+	target := credential.Target{ToolsetName: ts.Name, Name: at.Name, Origin: at.Origin, Auth: at.Auth}
+	k := localkms.StartForTest(b, "bench")
+	store := vault.NewStore(dynamoClient(e.dynamo.Endpoint()), e.store.Table(), nil)
+	sealed, err := vault.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte("bench-token-0123456789"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const admin = "arn:aws:iam::000000000000:user/admin"
+	if _, err := store.Put(ctx, vault.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin}); err != nil {
+		b.Fatal(err)
+	}
+	if err := store.MarkToolset(ctx, target, ts.ID); err != nil {
+		b.Fatal(err)
+	}
+	if err := store.Allow(ctx, target, ts.ID, admin); err != nil {
+		b.Fatal(err)
+	}
+	frozen := time.Now()
+	resolver := vault.NewResolver(store, k.Client(), func() time.Time { return frozen })
+	entry := ts.HTTPHosts[0]
+	contract := func(c *toolcall.Call) (toolcall.CallContract, error) {
+		return toolcall.CallContract{Contract: httprule.Decide("GET", false), Host: &entry}, nil
+	}
+	cfg := Config{Mode: OneTool("test-echo"), MemoryMB: 128, Lane: "sfn", LedgerSince: testSince, CompactSince: time.Now(), ExternalKeySecret: testSecret, Contract: contract}
+	var calls atomic.Int64
+	deps := e.deps(b, echo(&calls), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	deps.Credentials = resolver
+	d, err := New(cfg, deps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d, ts.ID
+}

@@ -1,0 +1,53 @@
+package functionconfig_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/enduser"
+	"github.com/toolgate/toolgate/shared/functionconfig"
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// reviewRequestEnv is a review-request environment that parses, with more
+// on top.
+func reviewRequestEnv(more map[string]string) func(string) string {
+	env := map[string]string{review.EnvTable: "toolgate-dev", functionconfig.EnvRegion: "us-east-1", "TOOLGATE_STAGE": "dev",
+		caller.EnvAccount: "123456789012", functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam("dev")}
+	for k, v := range more {
+		env[k] = v
+	}
+	return func(k string) string { return env[k] }
+}
+
+// review-request reads the end-user mapping with the deployment's account
+// and the end-user key's parameter; a mapping with entries needs the key,
+// and one naming another account stops the function at cold start.
+func TestReviewRequestReadsTheEndUserMapping(t *testing.T) {
+	const mapping = `[{"principal": "arn:aws:iam::123456789012:role/support", "endUser": "customer-*"}]`
+	cfg, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(map[string]string{enduser.EnvMapping: mapping, enduser.EnvKeyParam: functionconfig.EndUserKeyParam("dev")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.EndUsers.MayActFor("arn:aws:iam::123456789012:role/support", "customer-1") || cfg.EndUserKeyParam != "/toolgate/dev/secret/end-user-key" {
+		t.Fatalf("config %+v does not hold the mapping and the key's parameter", cfg)
+	}
+	if cfg, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(nil)); err != nil || len(cfg.EndUsers.Entries) != 0 || cfg.EndUserKeyParam != "" {
+		t.Fatalf("no mapping and no key: %+v, %v; want neither, and no error", cfg, err)
+	}
+	for name, c := range map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"entries without the key": {map[string]string{enduser.EnvMapping: mapping}, enduser.EnvKeyParam + " is not set"},
+		"another account": {map[string]string{enduser.EnvMapping: strings.ReplaceAll(mapping, "123456789012", "210987654321"), enduser.EnvKeyParam: "/k"},
+			enduser.EnvMapping + ": end-user mapping: entry 0: principal"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(c.env)); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v, want an error saying %q", err, c.want)
+			}
+		})
+	}
+}
