@@ -134,11 +134,12 @@ func BenchmarkDispatch(b *testing.B) {
 		ourSuccess = figures{cpu: cpu, bytes: lastBytes, requests: rq, wall: float64(b.Elapsed().Microseconds()) / float64(b.N)}
 	})
 	// The same success for a tool whose target declares auth: the
-	// credential resolved before the claim by a resolver whose cache is
-	// warm (a container within vault.CacheTTL of its last read), no
-	// more DynamoDB requests, and the ratio of its client CPU and wall
-	// time to the success's without one in this run (docs/performance.md,
-	// "What a credential costs").
+	// credential resolved before the claim, in a warm container whose
+	// resolver has decrypted it before (no KMS call) but reads the new
+	// run's scopes (each call here is another run's): one BatchGetItem
+	// more, and the ratio of its client CPU and wall time to the
+	// success's without one in this run (docs/performance.md, "What a
+	// credential costs").
 	b.Run("credential-success", func(b *testing.B) {
 		cd, id := credentialDispatcher(b, e)
 		if _, err := cd.Handle(ctx, envelopeFor("test-echo", id, "", 1, `{"text":"warm"}`)); err != nil {
@@ -148,7 +149,7 @@ func BenchmarkDispatch(b *testing.B) {
 		cpu0 := cpuTime()
 		freshRunCalls(b, ctx, cd, id, 2)
 		rq, w, cpu := report(b, cpu0)
-		budget(b, w == 2 && rq == 2, cpu, baseSuccess)
+		budget(b, w == 2 && rq == 3, cpu, baseSuccess)
 		if ourSuccess.cpu > 0 && ourSuccess.wall > 0 {
 			b.ReportMetric(cpu/ourSuccess.cpu, "x-no-credential-cpu")
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/ourSuccess.wall, "x-no-credential-wall")
