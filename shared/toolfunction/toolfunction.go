@@ -8,12 +8,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
-	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -53,14 +51,14 @@ type Options struct {
 	// Contract gives each call its contract from its input
 	// (dispatch.Config.Contract); nil: the pinned tool's.
 	Contract toolcall.Contract
-	// Credentials: the function's tools can declare auth (mcp-call, http),
-	// so its dispatcher resolves credentials (dispatch.Deps.Credentials):
-	// a vault.Resolver on the ledger table, decrypting with a KMS
-	// client built from the AWS configuration (AWS_ENDPOINT_URL_KMS
-	// points it at the local stack's local-kms). Decrypt needs no key id:
-	// the encrypted data key names its key. false: a call to a target
-	// that declares auth is refused.
-	Credentials bool
+	// Credentials, for a function whose tools can declare auth (mcp-call,
+	// http), returns its dispatcher's credential resolver
+	// (dispatch.Deps.Credentials) on the ledger table's client and name:
+	// a vault.Resolver decrypting with a KMS client (AWS_ENDPOINT_URL_KMS
+	// points it at the local stack's local-kms), which the function's
+	// main builds so that no other tool function links the KMS client.
+	// nil: a call to a target that declares auth is refused.
+	Credentials func(db *dynamodb.Client, table string) dispatch.Credentials
 }
 
 // DispatcherWith is Dispatcher with opts: a check, a contract, and a
@@ -102,8 +100,8 @@ func DispatcherWith(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, opt
 		Run:     run,
 		Log:     log,
 	}
-	if opts.Credentials {
-		deps.Credentials = vault.NewResolver(vault.NewStore(db, table, nil), kms.NewFromConfig(awsCfg), nil)
+	if opts.Credentials != nil {
+		deps.Credentials = opts.Credentials(db, table)
 	}
 	d, err := dispatch.New(cfg, deps)
 	return coldstart.Must(log, "bad configuration", d, err)
