@@ -303,6 +303,8 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 		t.Fatalf("register %s:\n%s", toolsetFile, out)
 	}
 	id := lockID(t, strings.TrimSuffix(toolsetFile, ".yaml")+".lock.json")
+	// Registered after crm's credential was set: an admin allows it.
+	c.must(t, "credentials", "allow", "--toolset", id, "--function-endpoint", e.st.Endpoints["publish"], "--as", stack.CredentialAdmin)
 	c.setCanary(t, name, httpHost, canaries["toolset http"], stack.CredentialAdmin)
 	c.setCanary(t, name, "crm", canaries["end-user crm"], "demo", "--end-user", endUser)
 	c.setCanary(t, name, httpHost, canaries["end-user http"], "demo", "--end-user", endUser)
