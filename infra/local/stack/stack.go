@@ -261,7 +261,7 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 	case "http":
 		// Its own allow-list, apart from fetch's: the recording service.
 		// Credentials are opened with local-kms (docs/credentials.md).
-		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption, "AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint()}
+		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption, "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint()}
 	case "review-decision":
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
 	case "publish":
@@ -276,13 +276,13 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping,
 			// Credentials are sealed under the stage's key in local-kms;
 			// local user CredentialAdmin is the credential admin.
-			"AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint(), publishapi.EnvCredentialKey: s.KMS.KeyARN,
+			"AWS_ENDPOINT_URL_KMS": s.kmsEndpoint(), publishapi.EnvCredentialKey: s.kmsKey(),
 			publishapi.EnvCredentialAdmins: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
 	case "mcp-call":
 		// Its own MCP server only, on loopback; the tool list is kept as
 		// long as on AWS by default.
 		return map[string]string{"TOOLGATE_MCP_ALLOW": allow.mcp, "TOOLGATE_MCP_ALLOW_ADDRESSES": mcpExemption, "TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "5",
-			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile, "AWS_ENDPOINT_URL_KMS": s.KMS.Endpoint()}
+			"TOOLGATE_MCP_RESOLVE_FILE": s.MCPResolveFile, "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint()}
 	case "lambda-tool":
 		// The proxy resolves ${FunctionCreateTicket} from the SSM stand-in,
 		// reads create-ticket's floor and invokes it through the Lambda
@@ -315,6 +315,24 @@ func mcpAllowList(srv *mcpserver.Server, more []string) string {
 		panic("the local MCP server's URL: " + err.Error()) // mcpserver writes it
 	}
 	return strings.Join(append([]string{u.Parsed.Host, MCPTestHost + ":" + u.Port}, more...), ",")
+}
+
+// kmsEndpoint is local-kms's endpoint, "" before it started (a Stack
+// value built by a test to read functionEnv).
+func (s *Stack) kmsEndpoint() string {
+	if s.KMS == nil {
+		return ""
+	}
+	return s.KMS.Endpoint()
+}
+
+// kmsKey is the stage's credentials key in local-kms, "" before it
+// started.
+func (s *Stack) kmsKey() string {
+	if s.KMS == nil {
+		return ""
+	}
+	return s.KMS.KeyARN
 }
 
 // hostOf is srv's host and port, as an allow-list entry.
