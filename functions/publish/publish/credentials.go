@@ -294,6 +294,9 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 		item.ExecutionARN, item.DeleteAfter = r.Run, s.Credentials.now().Add(RunCredentialRetention)
 	}
 	version, err := s.Credentials.Store.Put(ctx, item)
+	if errors.Is(err, vault.ErrSetByAnother) {
+		return nil, forbidden(writeDecision{false, "run " + r.Run + "'s credential for this target was set by another principal, and only its setter may replace it"}, what)
+	}
 	if err != nil {
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be stored", Err: err}
 	}

@@ -32,6 +32,12 @@ type DB interface {
 // not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrSetByAnother is Put's error for a run-scope credential whose item
+// exists and was set by another principal: a run's credential is its
+// starter's, and a principal who learned the execution ARN must not
+// replace it (docs/credentials.md, "Run credentials").
+var ErrSetByAnother = errors.New("the run's credential was set by another principal")
+
 // Store keeps credentials and their toolset markers in the ledger table
 // (table.Credential, table.CredentialToolset): one partition per toolset
 // name, "CRED#<toolset name>". It holds ciphertext and metadata only.
@@ -166,6 +172,8 @@ func checkKeyParts(t credential.Target) error {
 // have, and ADDs 1 to version (DynamoDB applies it atomically, so two sets
 // never share a version). It returns the new version: 1 for a key that
 // had none (revoke deletes the item, so a later set starts again at 1).
+// A run-scope item set by another principal is not replaced:
+// ErrSetByAnother.
 func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 	if err := checkKeyParts(it.Target); err != nil {
 		return 0, fmt.Errorf("put credential: %w", err)
@@ -202,15 +210,26 @@ func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 		u = u.Set(expression.Name("execution_arn"), expression.Value(it.ExecutionARN)).
 			Set(expression.Name(table.ExpiresAt), expression.Value(it.DeleteAfter.Unix()))
 	}
-	expr, err := expression.NewBuilder().WithUpdate(u).Build()
+	b := expression.NewBuilder().WithUpdate(u)
+	if run {
+		// Only the run's first setter may replace its credential.
+		b = b.WithCondition(expression.AttributeNotExists(expression.Name(table.PK)).
+			Or(expression.Name("set_by").Equal(expression.Value(it.SetBy))))
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return 0, fmt.Errorf("put credential: %w", err)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: credentialKey(it.Target, it.Scope),
-		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues: types.ReturnValueUpdatedNew,
 	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return 0, fmt.Errorf("put credential of %s target %s (%s scope): %w", it.Target.ToolsetName, it.Target.Name, it.Scope.Kind(), ErrSetByAnother)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("put credential of %s target %s (%s scope): %w", it.Target.ToolsetName, it.Target.Name, it.Scope.Kind(), err)
 	}
