@@ -1,6 +1,8 @@
 package credential
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -112,14 +114,20 @@ func buildOrigin(scheme, host, port string) string {
 }
 
 // Redact returns s with every occurrence of c's secret (as sent: raw,
-// with its scheme, and percent-encoded) replaced by "…": for error text
-// built from a response of a request that carried c. A nil c: s.
+// with its scheme, and percent-encoded; and as a JSON string's content
+// writes it, RFC 8259 §7, with Go's HTML-safe escapes of < > & and with
+// "/" escaped as "\/", since a server or encoding/json may re-encode an
+// echoed header) replaced by "…": for error text and results built from a
+// response of a request that carried c. A nil c: s.
 func (c *Credential) Redact(s string) string {
 	if c == nil || len(c.secret) == 0 {
 		return s
 	}
 	raw := string(c.secret)
 	forms := []string{raw, url.PathEscape(raw), url.QueryEscape(raw)}
+	for _, j := range jsonForms(raw) {
+		forms = append(forms, j, strings.ReplaceAll(j, "/", `\/`))
+	}
 	if sch := c.Target.Auth.Scheme; sch != "" {
 		forms = append([]string{sch + " " + raw}, forms...)
 	}
@@ -129,4 +137,20 @@ func (c *Credential) Redact(s string) string {
 		}
 	}
 	return s
+}
+
+// jsonForms are raw as the content of a JSON string: encoding/json's
+// HTML-safe form (< > & as \u003c \u003e \u0026) and its plain one.
+func jsonForms(raw string) []string {
+	var out []string
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(html)
+		if e.Encode(raw) == nil {
+			j := strings.TrimSuffix(b.String(), "\n")
+			out = append(out, j[1:len(j)-1])
+		}
+	}
+	return out
 }

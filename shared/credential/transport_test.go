@@ -1,6 +1,8 @@
 package credential
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -180,5 +182,32 @@ func TestRedactRemovesEveryFormSent(t *testing.T) {
 	var none *Credential
 	if none.Redact("x") != "x" {
 		t.Error("a nil credential changed the text")
+	}
+}
+
+// A server that quotes the credential inside JSON (an MCP tool's result,
+// an http host's body, both re-encoded by Go's encoding/json) writes it
+// escaped: " and \ always, < > & as \u003c \u003e \u0026 (Go's HTML-safe
+// default), and / as \/ (PHP's default). Redact must remove those forms
+// too, or the secret reaches the step's result and the ledger.
+func TestRedactRemovesTheSecretAsJSONEscapesIt(t *testing.T) {
+	apiKey := toolset.Auth{Header: "X-Api-Key"}
+	for _, secret := range []string{`k"ey\<1>&2`, "a/b/c"} {
+		c := cred("https://h", apiKey, secret)
+		enc, _ := json.Marshal(map[string]string{"echo": secret})
+		var plain bytes.Buffer
+		e := json.NewEncoder(&plain)
+		e.SetEscapeHTML(false)
+		e.Encode(map[string]string{"echo": secret})
+		php := strings.ReplaceAll(string(enc), "/", `\/`)
+		for _, doc := range []string{string(enc), plain.String(), php} {
+			got := c.Redact(doc)
+			if got == doc {
+				t.Errorf("secret %q: Redact left %s as it was", secret, doc)
+			}
+			if !json.Valid([]byte(got)) {
+				t.Errorf("secret %q: Redact(%s) = %s, not JSON", secret, doc, got)
+			}
+		}
 	}
 }
