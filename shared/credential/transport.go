@@ -2,6 +2,7 @@ package credential
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,6 +112,16 @@ func buildOrigin(scheme, host, port string) string {
 		return scheme + "://" + net.JoinHostPort(strings.Trim(host, "[]"), port)
 	}
 	return scheme + "://" + host
+}
+
+// Digest is the SHA-256 of c's value (RFC 6234): a key for caches kept in
+// memory that must tell two values apart, never to be logged or recorded
+// (a short secret's digest can be guessed back). A nil c: zero.
+func (c *Credential) Digest() [sha256.Size]byte {
+	if c == nil {
+		return [sha256.Size]byte{}
+	}
+	return sha256.Sum256(c.secret)
 }
 
 // Redact returns s with every occurrence of c's secret (as sent: raw,

@@ -31,13 +31,17 @@ type Client struct {
 }
 
 // cacheKey is what a listing Check reuses is kept under: the server URL
-// and the credential the listing presented (its scope and item version;
-// none: "" and 0), so that a credential set anew, or another scope's, is
-// never answered with a listing another credential got.
+// and the credential the listing presented (its toolset name, target,
+// scope, item version and the digest of its value; none: zero), so that a
+// credential set anew (revoked and set again is version 1 again), another
+// scope's or another toolset's, is never answered with a listing another
+// credential got.
 type cacheKey struct {
-	url     string
-	scope   credential.Scope
-	version int64
+	url           string
+	toolset, name string
+	scope         credential.Scope
+	version       int64
+	value         [32]byte
 }
 
 // keyOf is the cache key of a listing of url with cred.
@@ -45,7 +49,7 @@ func keyOf(url string, cred *credential.Credential) cacheKey {
 	if cred == nil {
 		return cacheKey{url: url}
 	}
-	return cacheKey{url: url, scope: cred.Scope, version: cred.Version}
+	return cacheKey{url: url, toolset: cred.Target.ToolsetName, name: cred.Target.Name, scope: cred.Scope, version: cred.Version, value: cred.Digest()}
 }
 
 // New returns a Client for cfg; log receives what is worth an operator's

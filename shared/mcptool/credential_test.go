@@ -315,3 +315,29 @@ func TestAPathSegmentCredentialFillsThePinnedURL(t *testing.T) {
 	_, err := c.Call(t.Context(), call)
 	wantError(t, err, tool.PermissionDenied, false, toolset.SecretSegment, "toolgate credentials set")
 }
+
+// Two credentials of the same scope and version are not the same
+// credential: another toolset name's (two toolsets pinning one URL), or
+// one revoked and set again (revoke deletes the item, so the new one is
+// version 1 again). A listing made with one must not serve the other
+// (docs/credentials.md, "Revocation").
+func TestCheckDoesNotReuseAListingAcrossCredentialsOfOneVersion(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true})
+	c := clientFor(t, srv)
+	pinned := pin(t, c, srv, mcpserver.CreateTicket)
+	c.cfg.SchemaTTL = 5 * time.Second
+	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return now }
+	a := credential.Opened(credential.Target{ToolsetName: "crm-a", Name: "crm"}, credential.ScopeToolset, 1, time.Time{}, []byte("old-token"))
+	b := credential.Opened(credential.Target{ToolsetName: "crm-b", Name: "crm"}, credential.ScopeToolset, 1, time.Time{}, []byte("new-token"))
+	for _, cred := range []*credential.Credential{a, b} {
+		call := callOf(pinned, `{}`, "run-1/1", 1)
+		call.Credential = cred
+		if err := c.Check(t.Context(), call); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := srv.ToolsListed(); got != 3 {
+		t.Fatalf("%d tools/list requests, want 3: the second credential reused the first one's listing", got)
+	}
+}
