@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -198,7 +199,13 @@ func (a *app) readSecret(o *credentialsOptions) ([]byte, error) {
 		where = o.fromFile
 		st, err := os.Stat(o.fromFile)
 		if err != nil {
-			return nil, fmt.Errorf("--from-file: %v", err)
+			// The name is not quoted: a file that cannot be found may be
+			// the secret itself, typed where its file's name goes.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("--from-file: the file cannot be read (%v); its name is not shown, in case it is the secret", err)
 		}
 		if !st.Mode().IsRegular() {
 			return nil, fmt.Errorf("--from-file %s is not a regular file", o.fromFile)

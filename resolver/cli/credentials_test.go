@@ -152,6 +152,7 @@ func TestCredentialsSetRefusesASecretOnTheCommandLine(t *testing.T) {
 		{"both sources", append(slicesClone(base), "--from-stdin", "--from-file", empty), "--from-file FILE or --from-stdin"},
 		{"an empty secret", append(slicesClone(base), "--from-file", empty), "is empty"},
 		{"an oversized secret", append(slicesClone(base), "--from-file", big), "over 8192 bytes"},
+		{"the secret where the file's name goes", append(slicesClone(base), "--from-file", canary), "--from-file"},
 		{"two scopes", append(slicesClone(base), "--from-stdin", "--end-user", "u1", "--run", "arn:aws:states:eu-west-1:000000000000:execution:sm:x"), "two scopes"},
 		{"a past expiry", append(slicesClone(base), "--from-stdin", "--expires-at", "2001-01-01T00:00:00Z"), "has passed"},
 	} {
