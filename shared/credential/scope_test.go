@@ -53,3 +53,31 @@ func TestEndUserScopeIsTheKeyedHashNotTheID(t *testing.T) {
 		t.Error("two keys gave one scope")
 	}
 }
+
+// FuzzParseScope holds ParseScope to what the store relies on: an
+// accepted scope is of one of the three kinds, holds no "#" (the sort
+// key's separator) and no whitespace or control character, and a run
+// scope's name is one RunScope gives back.
+func FuzzParseScope(f *testing.F) {
+	for _, s := range []string{"toolset", "run:r-1", "run:", "run:a#b", "end_user:" + strings.Repeat("ab", 32), "end_user:" + strings.Repeat("AB", 32), "run:a\u0085b", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ParseScope(s) != nil {
+			if Scope(s).Kind() != "" {
+				t.Fatalf("scope %q refused, and its kind is %q", s, Scope(s).Kind())
+			}
+			return
+		}
+		kind := Scope(s).Kind()
+		if kind != KindToolset && kind != KindEndUser && kind != KindRun {
+			t.Fatalf("scope %q accepted with kind %q", s, kind)
+		}
+		if strings.ContainsAny(s, "# \t\r\n\x00") {
+			t.Fatalf("scope %q accepted with a # or whitespace", s)
+		}
+		if name, ok := strings.CutPrefix(s, KindRun+":"); ok && RunScope(name) != Scope(s) {
+			t.Fatalf("run scope %q is not RunScope of its name", s)
+		}
+	})
+}
