@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // nonceBytes is the GCM nonce length, in bytes: 12, the standard size
@@ -35,9 +36,10 @@ const (
 
 // EncryptionContext is the KMS encryption context of t's credential in
 // scope s: purpose credential.PurposeToolCredential, toolset_name, target (t.Name),
-// origin and scope. It is given to GenerateDataKey and Decrypt, and, in its
-// RFC 8785 form, is the AES-GCM additional data, so a ciphertext moved to
-// another toolset, target, origin, scope or purpose does not open.
+// origin and scope. It is given to GenerateDataKey and Decrypt, and, with
+// the presentation, is the AES-GCM additional data (additionalData), so a
+// ciphertext moved to another toolset, target, origin, scope or purpose
+// does not open.
 func EncryptionContext(t credential.Target, s credential.Scope) map[string]string {
 	return map[string]string{
 		ContextPurpose:     credential.PurposeToolCredential,
@@ -48,10 +50,31 @@ func EncryptionContext(t credential.Target, s credential.Scope) map[string]strin
 	}
 }
 
-// additionalData is ec in its RFC 8785 form, from the contract's one
-// canonicaliser (tool.InputDigest; the digest is not used).
-func additionalData(ec map[string]string) ([]byte, error) {
-	b, err := json.Marshal(ec)
+// presentation is the member of the GCM additional data, beside the
+// encryption context's, that binds a credential to how it is presented.
+const presentation = "presentation"
+
+// additionalData is the AES-GCM additional data of t's credential under
+// encryption context ec: ec with the member "presentation", t.Auth's JSON
+// (the header, scheme or path segment the credential was set to be
+// presented in), in RFC 8785 form from the contract's one canonicaliser
+// (tool.InputDigest; the digest is not used). So a credential set for one
+// presentation does not open for another: a toolset of the same name,
+// target and origin that declares another header, or a {secret} path
+// segment, gets nothing (docs/credentials.md, "Envelope encryption").
+// KMS never sees the presentation: the key policy's context keys stay
+// the five of EncryptionContext.
+func additionalData(ec map[string]string, auth toolset.Auth) ([]byte, error) {
+	a, err := json.Marshal(auth)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(ec)+1)
+	for k, v := range ec {
+		m[k] = v
+	}
+	m[presentation] = string(a)
+	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +98,7 @@ func checkBinding(t credential.Target, s credential.Scope) error {
 // Seal encrypts secret for t in scope s: a fresh AES-256 data key from KMS
 // GenerateDataKey (keyID, a key ARN or alias; the encryption context
 // EncryptionContext(t, s)), AES-256-GCM under it with a random 12-byte
-// nonce and the context's RFC 8785 form as additional data. The plaintext
+// nonce and additionalData (the context and t.Auth) as additional data. The plaintext
 // data key is cleared before Seal returns. secret must pass
 // credential.CheckSecret(secret, t.Auth). Errors name the target and scope kind,
 // never the secret.
@@ -87,7 +110,7 @@ func Seal(ctx context.Context, k KMS, keyID string, t credential.Target, s crede
 		return Sealed{}, fmt.Errorf("seal credential for target %s: %w", t.Name, err)
 	}
 	ec := EncryptionContext(t, s)
-	aad, err := additionalData(ec)
+	aad, err := additionalData(ec, t.Auth)
 	if err != nil {
 		return Sealed{}, fmt.Errorf("seal credential for target %s: encryption context: %w", t.Name, err)
 	}
@@ -114,9 +137,10 @@ func Seal(ctx context.Context, k KMS, keyID string, t credential.Target, s crede
 
 // Open decrypts what Seal sealed for t in scope s: KMS Decrypt of the
 // data key under EncryptionContext(t, s) (and sealed.KeyID), then
-// AES-256-GCM with the context's RFC 8785 form as additional data. A
-// ciphertext sealed for another toolset, target, origin, scope or purpose
-// fails, at KMS (InvalidCiphertextException) or at GCM. Errors name the
+// AES-256-GCM with additionalData (the context and t.Auth). A ciphertext
+// sealed for another toolset, target, origin, scope or purpose fails, at
+// KMS (InvalidCiphertextException) or at GCM; one sealed for another
+// presentation (t.Auth) fails at GCM. Errors name the
 // target and scope kind, never a byte of plaintext.
 func Open(ctx context.Context, k KMS, t credential.Target, s credential.Scope, sealed Sealed) ([]byte, error) {
 	if err := checkBinding(t, s); err != nil {
@@ -126,7 +150,7 @@ func Open(ctx context.Context, k KMS, t credential.Target, s credential.Scope, s
 		return nil, fmt.Errorf("open credential for target %s (%s scope): nonce of %d bytes, want %d", t.Name, s.Kind(), len(sealed.Nonce), nonceBytes)
 	}
 	ec := EncryptionContext(t, s)
-	aad, err := additionalData(ec)
+	aad, err := additionalData(ec, t.Auth)
 	if err != nil {
 		return nil, fmt.Errorf("open credential for target %s: encryption context: %w", t.Name, err)
 	}
@@ -145,7 +169,7 @@ func Open(ctx context.Context, k KMS, t credential.Target, s credential.Scope, s
 	}
 	secret, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, aad)
 	if err != nil {
-		return nil, fmt.Errorf("open credential for target %s (%s scope): the ciphertext does not authenticate under its encryption context", t.Name, s.Kind())
+		return nil, fmt.Errorf("open credential for target %s (%s scope): the ciphertext does not authenticate under its encryption context and presentation (set for another header, scheme or path segment, or moved)", t.Name, s.Kind())
 	}
 	return secret, nil
 }

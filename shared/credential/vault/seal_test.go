@@ -87,6 +87,40 @@ func TestOpenRefusesACiphertextMovedToAnotherBinding(t *testing.T) {
 	}
 }
 
+// A credential set to be presented one way does not open for a target of
+// the same toolset, name and origin that declares another way: another
+// header, another scheme, or a {secret} path segment, where logs and
+// proxies would record it. KMS opens the data key (the context is the
+// same); GCM refuses the ciphertext.
+func TestOpenRefusesAnotherPresentationOfTheSameTarget(t *testing.T) {
+	srv := localkms.StartForTest(t, "test")
+	k := srv.Client()
+	sealed, err := Seal(t.Context(), k, srv.KeyARN, crmTarget, credential.ScopeToolset, []byte("canary-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range []toolset.Auth{
+		{Header: "X-Debug-Echo"},
+		{Header: "Authorization"},
+		{Header: "Authorization", Scheme: "Token"},
+		{PathSegment: 1},
+	} {
+		target := crmTarget
+		target.Auth = auth
+		_, err := Open(t.Context(), k, target, credential.ScopeToolset, sealed)
+		if err == nil {
+			t.Errorf("a credential set for %+v opened for %+v", crmTarget.Auth, auth)
+			continue
+		}
+		if !strings.Contains(err.Error(), "presentation") || strings.Contains(err.Error(), "canary") {
+			t.Errorf("Open for %+v: %v, want the presentation named and no secret", auth, err)
+		}
+	}
+	if _, err := Open(t.Context(), k, crmTarget, credential.ScopeToolset, sealed); err != nil {
+		t.Errorf("the same presentation: %v", err)
+	}
+}
+
 // The data key alone is bound to the whole context, purpose included; and
 // the ciphertext to it again through GCM's additional data.
 func TestDataKeyAndCiphertextAreBoundToThePurpose(t *testing.T) {
@@ -111,25 +145,25 @@ func TestDataKeyAndCiphertextAreBoundToThePurpose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aad, err := additionalData(ec)
+	aad, err := additionalData(ec, crmTarget.Auth)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, aad); err == nil {
 		t.Error("the ciphertext opened with another purpose as additional data")
 	}
-	right, _ := additionalData(EncryptionContext(crmTarget, credential.ScopeToolset))
+	right, _ := additionalData(EncryptionContext(crmTarget, credential.ScopeToolset), crmTarget.Auth)
 	if _, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, right); err != nil {
 		t.Errorf("the ciphertext did not open with its own context: %v", err)
 	}
 }
 
-func TestAdditionalDataIsTheContextInRFC8785Form(t *testing.T) {
-	got, err := additionalData(EncryptionContext(credential.Target{ToolsetName: "crm", Name: "tickets", Origin: "https://h"}, credential.ScopeToolset))
+func TestAdditionalDataIsTheContextAndThePresentationInRFC8785Form(t *testing.T) {
+	got, err := additionalData(EncryptionContext(credential.Target{ToolsetName: "crm", Name: "tickets", Origin: "https://h"}, credential.ScopeToolset), bearer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"origin":"https://h","purpose":"tool-credential","scope":"toolset","target":"tickets","toolset_name":"crm"}`
+	const want = `{"origin":"https://h","presentation":"{\"header\":\"Authorization\",\"scheme\":\"Bearer\"}","purpose":"tool-credential","scope":"toolset","target":"tickets","toolset_name":"crm"}`
 	if string(got) != want {
 		t.Errorf("additional data %s, want %s", got, want)
 	}
