@@ -33,6 +33,7 @@ import (
 	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // canaryToolset declares auth on both kinds of target: the MCP server
@@ -489,7 +490,13 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 				continue
 			}
 			parts := strings.SplitN(ci.SK, "#", 4)
-			target := credential.Target{ToolsetName: name, Name: parts[0], Origin: parts[1]}
+			// The toolset's auth of each target, which the ciphertext is
+			// bound to beside the encryption context.
+			auth := toolset.Auth{Header: "Authorization", Scheme: "Bearer"}
+			if parts[0] != "crm" {
+				auth.OriginScheme = "http"
+			}
+			target := credential.Target{ToolsetName: name, Name: parts[0], Origin: parts[1], Auth: auth}
 			secret, err := vault.Open(t.Context(), e.st.KMS.Client(), target, credential.Scope(parts[3]),
 				vault.Sealed{Ciphertext: ci.CT, Nonce: ci.Nonce, EncryptedKey: ci.EDK, KeyID: ci.KeyID})
 			if err != nil {
