@@ -51,6 +51,7 @@ type credentialsOptions struct {
 	fromStdin       bool
 	toolsetID       string
 	draft           string
+	origin          string
 }
 
 // noSecretArguments refuses arguments on the command line of a
@@ -67,11 +68,14 @@ func noSecretArguments(cmd *cobra.Command, args []string) int {
 func (a *app) newCredentialsSetCmd() *cobra.Command {
 	var o credentialsOptions
 	cmd := &cobra.Command{
-		Use:   "set --toolset NAME --target TARGET [--end-user ID | --run EXECUTION_ARN] [--expires-at RFC3339] [--draft FILE] (--from-file FILE | --from-stdin) (--url URL | --function-endpoint URL --as NAME)",
+		Use:   "set --toolset NAME --target TARGET (--origin ORIGIN | --draft FILE) [--end-user ID | --run EXECUTION_ARN] [--expires-at RFC3339] (--from-file FILE | --from-stdin) (--url URL | --function-endpoint URL --as NAME)",
 		Short: "store a credential for a toolset's target (publish function)",
 		Long: `Stores the credential toolset NAME's TARGET (an MCP server's key, or an
-exact http host entry) is presented, for the origin of the most recently
-registered toolset of that name declaring it. The scope is the toolset's
+exact http host entry) is presented, for --origin ORIGIN
+("<scheme>://<host>[:<port>]", as toolgate toolset show gives the target's
+origin): a registered toolset of that name must declare the target there.
+The origin is yours to name and your proof binds it, so a toolset
+registered by someone else cannot choose where your secret goes. The scope is the toolset's
 (a credential admin), --end-user ID's (a principal the end-user mapping
 lets act for ID, or a credential admin) or --run EXECUTION_ARN's, for a
 run not started yet (used only when you start it). A credential admin's
@@ -106,6 +110,7 @@ toolgate credentials allow, as any registered after the set.`,
 	fs.StringVar(&o.fromFile, "from-file", "", "read the secret from `FILE`")
 	fs.BoolVar(&o.fromStdin, "from-stdin", false, "read the secret from standard input")
 	fs.StringVar(&o.draft, "draft", "", "the toolset `FILE` naming MCP server TARGET, for a toolset not registered yet")
+	fs.StringVar(&o.origin, "origin", "", "the `ORIGIN` the credential is for, scheme://host[:port]: required without --draft")
 	o.fn.addFlags(a, fs)
 	return cmd
 }
@@ -120,6 +125,8 @@ func (a *app) credentialsSet(cmd *cobra.Command, o *credentialsOptions) int {
 		return misuse(cmd, "--end-user and --run name two scopes: name one, or neither for the toolset's")
 	case (o.fromFile == "") == !o.fromStdin:
 		return misuse(cmd, "read the secret from one place: --from-file FILE or --from-stdin")
+	case o.origin == "" && o.draft == "":
+		return misuse(cmd, "name the origin the credential is for: --origin scheme://host[:port] (toolgate toolset show gives each target's), or --draft FILE")
 	}
 	if o.expiresAt != "" {
 		t, err := time.Parse(time.RFC3339, o.expiresAt)
@@ -138,7 +145,7 @@ func (a *app) credentialsSet(cmd *cobra.Command, o *credentialsOptions) int {
 		fmt.Fprintf(stderr, "toolgate credentials set: %v\n", err)
 		return ExitMisuse
 	}
-	req := publishapi.CredentialRequest{Toolset: o.toolset, Target: o.target, EndUser: o.endUser, Run: o.run, ExpiresAt: o.expiresAt, Secret: secret}
+	req := publishapi.CredentialRequest{Toolset: o.toolset, Target: o.target, Origin: o.origin, EndUser: o.endUser, Run: o.run, ExpiresAt: o.expiresAt, Secret: secret}
 	if o.draft != "" {
 		doc, err := a.draftDocument(o.draft)
 		if err != nil {

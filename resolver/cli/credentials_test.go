@@ -95,7 +95,7 @@ func TestCredentialsSetReadsTheSecretFromAFileOrStandardInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			f := newCredentialsFunction(t)
-			args := []string{"credentials", "set", "--toolset", "crm", "--target", "crm", "--url", f.srv.URL}
+			args := []string{"credentials", "set", "--toolset", "crm", "--target", "crm", "--origin", "https://mcp.example.org", "--url", f.srv.URL}
 			if c.file != "" {
 				path := filepath.Join(t.TempDir(), "secret")
 				if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
@@ -140,7 +140,7 @@ func TestCredentialsSetRefusesASecretOnTheCommandLine(t *testing.T) {
 	if err := os.WriteFile(big, bytes.Repeat([]byte("a"), 8<<10+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"credentials", "set", "--toolset", "crm", "--target", "crm", "--url", f.srv.URL}
+	base := []string{"credentials", "set", "--toolset", "crm", "--target", "crm", "--origin", "https://mcp.example.org", "--url", f.srv.URL}
 	for _, c := range []struct {
 		name string
 		args []string

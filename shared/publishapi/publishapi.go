@@ -189,6 +189,13 @@ type CredentialRequest struct {
 	// target yet, so that the draft's first registration can list the
 	// server with its toolset-scope credential. Ignored otherwise.
 	Draft string `json:"draft,omitempty"`
+	// Origin, with set, is the origin the credential is for,
+	// "<scheme>://<host>[:<port>]" as toolset.AuthTarget gives it: without
+	// a draft it is required, and must be the target's origin in a
+	// registered toolset of the name, so that a toolset registered by
+	// someone else just before cannot choose where an admin's secret goes
+	// (docs/credentials.md, "Storing"); with a draft, empty or the draft's.
+	Origin string `json:"origin,omitempty"`
 }
 
 // The direct invocation actions of `toolgate credentials` (DirectRequest.Action),
@@ -202,14 +209,14 @@ const (
 
 // CredentialSetDigest is what a set's proof binds besides the target:
 // "sha256:" and the hex SHA-256 of the JSON array
-// ["toolgate-credentials-set/1", toolset, target, end_user, run,
+// ["toolgate-credentials-set/2", toolset, target, origin, end_user, run,
 // expires_at, hex SHA-256 of the secret, hex SHA-256 of the draft], so
-// that a proof made for one secret, scope, expiry or draft is refused for
-// any other. The secret itself is not in the proof.
+// that a proof made for one secret, origin, scope, expiry or draft is
+// refused for any other. The secret itself is not in the proof.
 func CredentialSetDigest(r CredentialRequest) string {
 	secret := sha256.Sum256(r.Secret)
 	draft := sha256.Sum256([]byte(r.Draft))
-	doc, _ := json.Marshal([]string{"toolgate-credentials-set/1", r.Toolset, r.Target, r.EndUser, r.Run, r.ExpiresAt,
+	doc, _ := json.Marshal([]string{"toolgate-credentials-set/2", r.Toolset, r.Target, r.Origin, r.EndUser, r.Run, r.ExpiresAt,
 		hex.EncodeToString(secret[:]), hex.EncodeToString(draft[:])})
 	sum := sha256.Sum256(doc)
 	return "sha256:" + hex.EncodeToString(sum[:])

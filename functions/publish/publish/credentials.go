@@ -276,7 +276,7 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	if err != nil {
 		return nil, err
 	}
-	t, others, err := s.currentTarget(ctx, r.Toolset, r.Target, r.Draft)
+	t, others, err := s.currentTarget(ctx, r.Toolset, r.Target, r.Draft, r.Origin)
 	if err != nil {
 		return nil, err
 	}
@@ -360,9 +360,12 @@ func scopeKind(r publishapi.CredentialRequest) string {
 // document of that name, or "") gives it whenever one is sent, registered
 // toolsets of the name or not: the set's proof is bound to the draft, so
 // the secret is for the draft's server, and a secret meant for one origin
-// must never be stored for another. Without a draft, the most recently
-// registered toolset of name declaring the target gives it.
-func (s *Service) currentTarget(ctx context.Context, name, target, draft string) (credential.Target, []string, error) {
+// must never be stored for another; origin, when given, must be the
+// draft's. Without a draft, origin is required, and the most recently
+// registered toolset of name declaring the target at that origin gives
+// it: the origin is the setter's to say, bound by their proof, never the
+// latest registration's, which anyone allowed to register may make.
+func (s *Service) currentTarget(ctx context.Context, name, target, draft, origin string) (credential.Target, []string, error) {
 	markers, err := s.markers(ctx, name, target)
 	if err != nil {
 		return credential.Target{}, nil, err
@@ -376,11 +379,27 @@ func (s *Service) currentTarget(ctx context.Context, name, target, draft string)
 		if d.Name != name || !ok {
 			return credential.Target{}, nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("the draft is not toolset %s with MCP server %s declaring auth", name, target)}
 		}
+		if origin != "" && origin != at.Origin {
+			return credential.Target{}, nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("origin %.200s is not the draft's server's origin %s", origin, at.Origin)}
+		}
 		return credential.Target{ToolsetName: name, Name: at.Name, Origin: at.Origin, Auth: at.Auth}, otherOrigins(markers, at.Origin), nil
 	}
 	if len(markers) == 0 {
 		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("no toolset %s registered in stage %s declares auth for target %s: register it first, or, for a draft whose MCP server needs the credential to be listed, send the draft with the set (toolgate credentials set --draft FILE)", name, s.Stage, target)}
 	}
+	if origin == "" {
+		return credential.Target{}, nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("name the origin the credential is for (toolgate credentials set --origin): registered toolsets of %s declare target %s at %s", name, target, strings.Join(originsOf(markers), ", "))}
+	}
+	var at []vault.Marker
+	for _, m := range markers {
+		if m.Origin == origin {
+			at = append(at, m)
+		}
+	}
+	if len(at) == 0 {
+		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("no toolset %s registered in stage %s declares target %s at origin %.200s; they declare it at %s", name, s.Stage, target, origin, strings.Join(originsOf(markers), ", "))}
+	}
+	markers, all := at, markers
 	latest := slices.MaxFunc(markers, func(a, b vault.Marker) int {
 		if c := a.RegisteredAt.Compare(b.RegisteredAt); c != 0 {
 			return c
@@ -400,10 +419,15 @@ func (s *Service) currentTarget(ctx context.Context, name, target, draft string)
 			found = &t
 		}
 	}
-	if found == nil {
-		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("toolset %s (%s) declares no auth for target %s", name, ts.ID, target)}
+	if found == nil || found.Origin != origin {
+		return credential.Target{}, nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("toolset %s (%s) declares no auth for target %s at origin %.200s", name, ts.ID, target, origin)}
 	}
-	return *found, otherOrigins(markers, found.Origin), nil
+	return *found, otherOrigins(all, found.Origin), nil
+}
+
+// originsOf are the origins of markers, sorted, each once.
+func originsOf(markers []vault.Marker) []string {
+	return otherOrigins(markers, "")
 }
 
 // otherOrigins are the origins of markers other than origin, sorted,

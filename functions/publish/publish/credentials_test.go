@@ -94,6 +94,10 @@ func webhooks(t *testing.T, origin string) (*toolset.Toolset, []byte) {
 // set sends a set of r as name.
 func (e *credEnv) set(t *testing.T, name string, r publishapi.CredentialRequest) (*publishapi.CredentialSetResult, string, string) {
 	t.Helper()
+	if r.Origin == "" && r.Draft == "" {
+		// The origin the tests' toolsets give an http host entry.
+		r.Origin = "https://" + r.Target
+	}
 	out, code, msg := e.direct(t, publishapi.DirectRequest{Action: publishapi.ActionCredentialsSet, Credentials: &r,
 		Proof: e.callers.Proof(t, name, publishapi.CredentialSetBinding(r))})
 	if code != "" {

@@ -185,7 +185,7 @@ func (c *canaryCLI) setCanary(t *testing.T, name, target, secret, as string, sco
 		t.Fatal(err)
 	}
 	args := append([]string{"credentials", "set", "--toolset", name, "--target", target, "--from-file", file,
-		"--function-endpoint", c.e.st.Endpoints["publish"], "--as", as}, scopeArgs...)
+		"--function-endpoint", c.e.st.Endpoints["publish"], "--as", as}, withOrigin(c.e, target, scopeArgs)...)
 	c.must(t, args...)
 }
 
@@ -314,7 +314,7 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	if err := os.WriteFile(refused, []byte(canaries["refused"]+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, code := c.run(t, "credentials", "set", "--toolset", name, "--target", "crm", "--from-file", refused,
+	if out, code := c.run(t, "credentials", "set", "--toolset", name, "--target", "crm", "--origin", "http://"+hostOfURL(e.st.MCPAuth.URL()), "--from-file", refused,
 		"--function-endpoint", e.st.Endpoints["publish"], "--as", stack.CredentialAdmin); code == cli.ExitOK {
 		t.Fatalf("a secret that is not a b64token was set for a Bearer scheme:\n%s", out)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,6 +102,30 @@ type credEnv struct {
 	dir string
 }
 
+// withOrigin is a set's flags more with --origin added when they name
+// neither it nor a draft: the origin the test's toolsets give target, the
+// bearer-token MCP server's for crm, http://<host entry> for a host entry
+// (their auth names origin_scheme http).
+func withOrigin(e *env, target string, more []string) []string {
+	if slices.Contains(more, "--draft") || slices.Contains(more, "--origin") {
+		return more
+	}
+	origin := "http://" + target
+	if target == "crm" {
+		origin = "http://" + hostOfURL(e.st.MCPAuth.URL())
+	}
+	return append(append([]string{}, more...), "--origin", origin)
+}
+
+// hostOfURL is the host and port of an http URL.
+func hostOfURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		panic(err)
+	}
+	return u.Host
+}
+
 // token is a fresh random b64token (RFC 6750 §2.1) nobody else holds.
 func token(t *testing.T) string {
 	t.Helper()
@@ -143,7 +168,7 @@ func (c *credEnv) trySet(t *testing.T, as, name, target, secret string, more ...
 		t.Fatal(err)
 	}
 	defer os.Remove(f)
-	code, out := c.cred(t, as, append([]string{"set", "--toolset", name, "--target", target, "--from-file", f}, more...)...)
+	code, out := c.cred(t, as, append([]string{"set", "--toolset", name, "--target", target, "--from-file", f}, withOrigin(c.env, target, more)...)...)
 	if strings.Contains(out, secret) {
 		t.Fatalf("credentials set printed the secret:\n%s", out)
 	}
