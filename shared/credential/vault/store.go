@@ -40,7 +40,7 @@ var ErrSetByAnother = errors.New("the run's credential was set by another princi
 
 // Store keeps credentials and their toolset markers in the ledger table
 // (table.Credential, table.CredentialToolset): one partition per toolset
-// name, "CRED#<toolset name>". It holds ciphertext and metadata only.
+// name (table.Credential.Key). It holds ciphertext and metadata only.
 type Store struct {
 	db    DB
 	table string
