@@ -1,6 +1,8 @@
 package credential
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -174,4 +176,26 @@ func paramValue(s string, i *int) (string, bool) {
 // isTchar reports RFC 9110 §5.6.2's tchar.
 func isTchar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// Name names c in a message by its scope's kind and its target, never its
+// value: "the toolset-scope credential for crm".
+func (c *Credential) Name() string {
+	return fmt.Sprintf("the %s-scope credential for %s", c.Scope.Kind(), c.Target.Name)
+}
+
+// RedactError passes te's message and cause through c's Redact, so that
+// no text a server or host sent back (an echoed header, a URL with its
+// filled path segment) carries the secret the request presented
+// (docs/credentials.md, "Never recorded"). A nil c or te is returned as
+// it is.
+func (c *Credential) RedactError(te *tool.Error) *tool.Error {
+	if te == nil || c == nil {
+		return te
+	}
+	te.Message = c.Redact(te.Message)
+	if te.Err != nil {
+		te.Err = errors.New(c.Redact(te.Err.Error()))
+	}
+	return te
 }

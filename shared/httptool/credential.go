@@ -2,8 +2,6 @@ package httptool
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -39,27 +37,6 @@ func origin(u *url.URL) string {
 		return scheme + "://" + host
 	}
 	return scheme + "://" + net.JoinHostPort(host, port)
-}
-
-// credentialName names a credential in a message by its scope's kind and
-// its target, never its value: "the toolset-scope credential for
-// api.example.com".
-func credentialName(c *credential.Credential) string {
-	return fmt.Sprintf("the %s-scope credential for %s", c.Scope.Kind(), c.Target.Name)
-}
-
-// redact passes te's message and cause through cred's Redact (nil cred:
-// te as it is), so that no text built from a host's answer carries the
-// secret the request presented (docs/credentials.md, "Never recorded").
-func redact(te *tool.Error, cred *credential.Credential) *tool.Error {
-	if te == nil || cred == nil {
-		return te
-	}
-	te.Message = cred.Redact(te.Message)
-	if te.Err != nil {
-		te.Err = errors.New(cred.Redact(te.Err.Error()))
-	}
-	return te
 }
 
 // redactData passes a result's data through cred's Redact: a host that

@@ -150,7 +150,7 @@ type request struct {
 func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key string, tc tool.TraceContext, cred *credential.Credential) (*Output, error) {
 	out, err := c.do(ctx, in, hosts, key, tc, cred)
 	if err != nil {
-		return nil, redact(tool.Classify(err), cred)
+		return nil, cred.RedactError(tool.Classify(err))
 	}
 	if out.Data, err = redactData(out.Data, cred, httprule.IsRead(in.Method)); err != nil {
 		return nil, err
@@ -425,7 +425,7 @@ func (c *Config) result(ctx context.Context, d fetch.Decision, r *request, resp 
 		e.Message += fmt.Sprintf(" (%s); set a new one with toolgate credentials set (docs/credentials.md)", status)
 		return nil, e
 	case (code == http.StatusUnauthorized || code == http.StatusForbidden) && presented(r.cred, d):
-		return nil, tool.Errorf(tool.PermissionDenied, "%s: the host refused %s", status, credentialName(r.cred))
+		return nil, tool.Errorf(tool.PermissionDenied, "%s: the host refused %s", status, r.cred.Name())
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return nil, tool.Errorf(tool.PermissionDenied, "%s", status)
 	case code >= 400:

@@ -96,11 +96,11 @@ func (c *Client) Call(ctx context.Context, call *toolcall.Call) (json.RawMessage
 			timer.Stop()
 		}
 		a := attempt{what: "tools/call of " + name + " on", host: s.host, call: true, limit: c.cfg.maxBytes(), cred: s.cred}
-		return nil, redact(failure(ctx, ctx, a, p.firstExchange(), err), s.cred)
+		return nil, s.cred.RedactError(failure(ctx, ctx, a, p.firstExchange(), err))
 	}
 	out, err := result(name, res, call.Pinned, s.cred)
 	if err != nil {
-		return nil, redact(tool.Classify(err), s.cred)
+		return nil, s.cred.RedactError(tool.Classify(err))
 	}
 	return redactOutput(out, s.cred)
 }

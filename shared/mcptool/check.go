@@ -50,7 +50,7 @@ type cached struct {
 // documentation's table).
 func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
 	if err := c.check(ctx, call); err != nil {
-		return redact(tool.Classify(err), call.Credential)
+		return call.Credential.RedactError(tool.Classify(err))
 	}
 	return nil
 }

@@ -181,7 +181,7 @@ func (c *Client) connect(parent, op context.Context, rawURL string, mw mcp.Middl
 	cs, err := client.Connect(withProbe(op, p), transport, nil)
 	if err != nil {
 		a := attempt{what: "the handshake with", host: host, bound: c.cfg.timeout(), limit: limit, cred: cred}
-		return nil, redact(failure(parent, op, a, p.lastExchange(), err), cred)
+		return nil, cred.RedactError(failure(parent, op, a, p.lastExchange(), err))
 	}
 	return &session{cs: cs, host: host, cred: cred}, nil
 }

@@ -134,7 +134,7 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		e.Err = cause(err, a.cred)
 		return e
 	case (x.status == http.StatusUnauthorized || x.status == http.StatusForbidden) && a.cred != nil:
-		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server refused %s", a.what, a.host, status, credentialName(a.cred))
+		return te(tool.PermissionDenied, false, "%s %s was answered %s: the server refused %s", a.what, a.host, status, a.cred.Name())
 	case x.status == http.StatusUnauthorized || x.status == http.StatusForbidden:
 		if a.call {
 			return te(tool.PermissionDenied, false, "%s %s was answered %s: the server needs credentials; declare them with auth on the server in the toolset and set them with toolgate credentials set (docs/credentials.md)", a.what, a.host, status)
@@ -179,27 +179,6 @@ func failure(parent, op context.Context, a attempt, x exchange, err error) *tool
 		return te(tool.UpstreamUnavailable, false, "%s %s failed before the request was sent: %s", a.what, a.host, text)
 	}
 	return te(tool.UpstreamUnavailable, false, "%s %s failed: %s", a.what, a.host, text)
-}
-
-// credentialName names a credential in a message by its scope's kind and
-// its target, never its value: "the toolset-scope credential for crm".
-func credentialName(c *credential.Credential) string {
-	return fmt.Sprintf("the %s-scope credential for %s", c.Scope.Kind(), c.Target.Name)
-}
-
-// redact passes te's message and cause through cred's Redact, so that no
-// text a server sent back (an echoed header, a URL with its filled path
-// segment) carries the secret the request presented (docs/credentials.md,
-// "Never recorded"). A nil cred or te is left as it is.
-func redact(te *tool.Error, cred *credential.Credential) *tool.Error {
-	if te == nil || cred == nil {
-		return te
-	}
-	te.Message = cred.Redact(te.Message)
-	if te.Err != nil {
-		te.Err = errors.New(cred.Redact(te.Err.Error()))
-	}
-	return te
 }
 
 // redactOutput passes a call's result through cred's Redact (nil cred:

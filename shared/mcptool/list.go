@@ -62,7 +62,7 @@ func (c *Client) ListWithCredential(ctx context.Context, url string, cred *crede
 		te = tool.Errorf(tool.PermanentFailure, "the MCP server at %s lists %d tool(s) that the MCP Go SDK drops as invalid (a null tool, or invalid x-mcp-header annotations): %s; nothing is registered",
 			l.host, len(l.dropped), strings.Join(l.dropped, ", "))
 	}
-	if te = redact(te, cred); te != nil {
+	if te = cred.RedactError(te); te != nil {
 		return toolset.Listed{}, &ListError{Code: te.Code, Message: te.Message}
 	}
 	return l.Listed, nil
@@ -81,7 +81,7 @@ type listing struct {
 // by Config.Timeout; its errors are redacted of cred's secret.
 func (c *Client) list(ctx context.Context, url string, cred *credential.Credential) (*listing, *tool.Error) {
 	l, te := c.listOnce(ctx, url, cred)
-	return l, redact(te, cred)
+	return l, cred.RedactError(te)
 }
 
 func (c *Client) listOnce(ctx context.Context, url string, cred *credential.Credential) (*listing, *tool.Error) {
