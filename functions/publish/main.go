@@ -69,7 +69,7 @@ func main() {
 		// declares auth is listed with its toolset-scope credential.
 		svc.Credentials.KMS, svc.Credentials.Key = kms.NewFromConfig(awsCfg), cfg.CredentialKey
 		store := vault.NewStore(db, cfg.Table, nil)
-		svc.Credentials.Store, svc.Credentials.Sealed = store, store
+		svc.Credentials.Store = store
 		svc.Credentials.ListWithCredential = func(ctx context.Context, url string, t credential.Target, secret []byte) (toolset.Listed, error) {
 			return mcpClient.ListWithCredential(ctx, url, credential.Opened(t, credential.ScopeToolset, 0, time.Time{}, secret))
 		}

@@ -40,11 +40,8 @@ type CredentialStore interface {
 	AllowRegistered(ctx context.Context, t credential.Target, by string) ([]string, error)
 	// StartRecorded reports whether a run's start record exists.
 	StartRecorded(ctx context.Context, executionARN string) (bool, error)
-}
-
-// SealedReader reads one credential's sealed value (ToolsetCredentials):
-// what listing a draft's server with its toolset-scope credential opens.
-type SealedReader interface {
+	// ToolsetCredential reads a target's toolset-scope credential, sealed:
+	// what listing a draft's server with its credential opens.
 	ToolsetCredential(ctx context.Context, t credential.Target) (vault.Sealed, time.Time, bool, error)
 }
 
@@ -71,9 +68,6 @@ type Credentials struct {
 	// credentials, and with no key, nobody.
 	EndUsers   EndUserMapping
 	EndUserKey []byte
-	// Sealed reads the toolset-scope credential a draft's server is
-	// listed with; nil: such drafts are refused.
-	Sealed SealedReader
 	// ListWithCredential lists the MCP server at url presenting secret
 	// for target t, for the registration of a draft whose server declares
 	// auth. nil: such drafts are refused.
@@ -625,10 +619,10 @@ func (s *Service) draftLister(draft *toolset.Toolset) toolset.Lister {
 			return s.MCP(ctx, u)
 		}
 		c := &s.Credentials
-		if c.ListWithCredential == nil || c.Sealed == nil || c.KMS == nil {
+		if c.ListWithCredential == nil || c.Store == nil || c.KMS == nil {
 			return toolset.Listed{}, fmt.Errorf("server %s declares auth, and this deployment's publish function cannot list a server with its credential", t.Name)
 		}
-		sealed, expires, ok, err := c.Sealed.ToolsetCredential(ctx, t)
+		sealed, expires, ok, err := c.Store.ToolsetCredential(ctx, t)
 		if err != nil {
 			return toolset.Listed{}, fmt.Errorf("server %s: its credential could not be read", t.Name)
 		}

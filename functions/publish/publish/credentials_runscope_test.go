@@ -48,7 +48,6 @@ func TestSetCredentialIsNotRedirectedByALaterRegistration(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	store := vault.NewStore(e.db, e.table, func() time.Time { return now })
 	e.h.service.Credentials.Store = store
-	e.h.service.Credentials.Sealed = store
 	good := e.registerWebhooks(t, "") // https://api.example.com
 	set := publishapi.CredentialRequest{Toolset: "webhooks", Target: "api.example.com", Origin: "https://api.example.com", Secret: []byte(secret)}
 	if _, code, msg := e.set(t, admin, set); code != "" {

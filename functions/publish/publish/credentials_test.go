@@ -59,8 +59,7 @@ func newCredEnv(t *testing.T) *credEnv {
 	}
 	store := vault.NewStore(e.db, e.table, nil)
 	s.Credentials = Credentials{Store: store, KMS: e.kms.Client(), Key: localkms.Alias("test"),
-		Admins: []string{arnOf(admin)}, EndUsers: endUsers, EndUserKey: bytes.Repeat([]byte{7}, 32),
-		Sealed: store}
+		Admins: []string{arnOf(admin)}, EndUsers: endUsers, EndUserKey: bytes.Repeat([]byte{7}, 32)}
 	return e
 }
 
