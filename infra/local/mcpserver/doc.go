@@ -66,8 +66,12 @@
 // `WWW-Authenticate: Bearer realm="mcpserver"`, another token 401 with
 // `error="invalid_token"`, the answer of a server whose token expired or
 // was revoked. SetBearerTokens replaces the accepted tokens while it runs.
-// Requests records every header of every request (Request.Header), so a
-// test can tell which requests carried a credential.
+// The same endpoint at PathURL takes the token in its path instead
+// (/s/<token>/mcp), as hosted servers that take a secret in the URL do;
+// a wrong one there is answered like a wrong header.
+// Requests records every header of every request (Request.Header) and
+// the token in its path (Request.PathSecret), so a test can tell which
+// requests carried a credential and how.
 //
 // # Controls
 //

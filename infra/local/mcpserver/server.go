@@ -217,6 +217,8 @@ func Start(opts Options) (*Server, error) {
 		h = hostsOnly(opts.Hosts, h)
 	}
 	mux.Handle("/mcp", s.track(s.refuse(h)))
+	// The same endpoint with the credential in its path (PathURL).
+	mux.Handle("/s/{secret}/mcp", s.track(s.refuse(h)))
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -236,6 +238,16 @@ func Start(opts Options) (*Server, error) {
 
 // URL is the streamable HTTP endpoint, http://127.0.0.1:<port>/mcp.
 func (s *Server) URL() string { return s.url }
+
+// PathURL is the same endpoint for a client that presents its credential
+// in the URL's path, as some hosted MCP servers take it:
+// http://127.0.0.1:<port>/s/{secret}/mcp, its second path segment
+// literally "{secret}" (toolset.SecretSegment), where the client puts the
+// token. In the bearer-token mode such a request needs one of the
+// accepted tokens there and no Authorization header.
+func (s *Server) PathURL() string {
+	return strings.TrimSuffix(s.url, "/mcp") + "/s/{secret}/mcp"
+}
 
 // Stop ends pending delays, closes the MCP sessions, the listener and every
 // connection, and waits for the running handlers to return or ctx to end. It
@@ -378,7 +390,7 @@ const maxPeekBytes = mcp.DefaultMaxRequestBodyBytes
 func (s *Server) refuse(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			s.recordRequest(Request{Method: r.Method, TraceHeaders: traceHeaders(r.Header), Header: r.Header.Clone()})
+			s.recordRequest(Request{Method: r.Method, TraceHeaders: traceHeaders(r.Header), Header: r.Header.Clone(), PathSecret: r.PathValue("secret")})
 			if s.authorized(w, r) {
 				next.ServeHTTP(w, r)
 			}
@@ -390,7 +402,7 @@ func (s *Server) refuse(next http.Handler) http.Handler {
 			http.Error(w, "read body", http.StatusBadRequest)
 			return
 		}
-		s.recordRequest(Request{Method: r.Method, RPCMethod: rpcMethod(body), TraceHeaders: traceHeaders(r.Header), Header: r.Header.Clone()})
+		s.recordRequest(Request{Method: r.Method, RPCMethod: rpcMethod(body), TraceHeaders: traceHeaders(r.Header), Header: r.Header.Clone(), PathSecret: r.PathValue("secret")})
 		if !s.authorized(w, r) {
 			return
 		}
@@ -535,6 +547,9 @@ type Request struct {
 	// Header is every header of the request as received: what tests
 	// search for a credential that must or must not be there.
 	Header http.Header
+	// PathSecret is the token a request to PathURL carried in its path,
+	// "" for a request to URL.
+	PathSecret string
 }
 
 // SetBearerTokens replaces the bearer tokens the server accepts
@@ -546,8 +561,10 @@ func (s *Server) SetBearerTokens(tokens ...string) {
 }
 
 // authorized reports whether r may go on: always in the open mode, else
-// when its Authorization header is "Bearer <one of the tokens>"; otherwise
-// it answers 401 as Options.BearerTokens says and returns false.
+// when its Authorization header is "Bearer <one of the tokens>", or, for
+// a request to PathURL, when its path holds one of them and it has no
+// Authorization header; otherwise it answers 401 as
+// Options.BearerTokens says and returns false.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Lock()
 	tokens := s.bearer
@@ -556,10 +573,13 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	got, present := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if seg := r.PathValue("secret"); seg != "" {
+		got, present = seg, r.Header.Get("Authorization") == ""
+	}
 	if present && slices.Contains(tokens, got) {
 		return true
 	}
-	if r.Header.Get("Authorization") == "" {
+	if r.Header.Get("Authorization") == "" && r.PathValue("secret") == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpserver"`)
 	} else {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpserver", error="invalid_token", error_description="the token is not one the server accepts"`)

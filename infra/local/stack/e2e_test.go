@@ -23,6 +23,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/httprecorder"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
@@ -87,7 +88,11 @@ var shared struct {
 	once sync.Once
 	st   *stack.Stack
 	data *dataRoutes
-	err  error
+	// otherHTTP is a second recording HTTP service, another origin on
+	// the http tool's allow-list (StackOptions.HTTPAllow): where tests
+	// redirect a read from the stack's own (Stack.HTTP).
+	otherHTTP *httprecorder.Server
+	err       error
 }
 
 func TestMain(m *testing.M) {
@@ -95,6 +100,9 @@ func TestMain(m *testing.M) {
 	if shared.st != nil {
 		shared.st.Stop()
 		os.RemoveAll(shared.st.Dir)
+	}
+	if shared.otherHTTP != nil {
+		shared.otherHTTP.Close()
 	}
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
@@ -115,8 +123,12 @@ func sharedEnv(t *testing.T) *env {
 	bootstraps := sharedBootstraps(t)
 	shared.once.Do(func() {
 		shared.data = newDataRoutes()
+		if shared.otherHTTP, shared.err = httprecorder.Start(httprecorder.Options{}); shared.err != nil {
+			return
+		}
 		// Not t.Context(): the stack outlives the test that started it.
-		shared.st, shared.err = stack.StartStack(context.Background(), stack.StackOptions{Bootstraps: bootstraps, DataHandler: shared.data})
+		shared.st, shared.err = stack.StartStack(context.Background(), stack.StackOptions{Bootstraps: bootstraps, DataHandler: shared.data,
+			HTTPAllow: []string{shared.otherHTTP.Host()}})
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)
