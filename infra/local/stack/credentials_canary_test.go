@@ -3,7 +3,6 @@ package stack_test
 import (
 	"bytes"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -147,74 +146,20 @@ func canaryFind(text string, canaries map[string]string) string {
 	return ""
 }
 
-// canaryCLI runs the CLI as e.cliRun does and keeps everything each
-// command printed, on stdout and stderr, to be searched.
-type canaryCLI struct {
-	e       *env
-	printed bytes.Buffer
-}
-
-func (c *canaryCLI) run(t *testing.T, args ...string) (string, int) {
+// start is runAs with input marshalled to JSON.
+func (c *credEnv) start(t *testing.T, solution string, input any, as, name, endUser string) string {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := c.e.cliRun(args, &out, &errb)
-	fmt.Fprintf(&c.printed, "$ toolgate %s\n%s%s", strings.Join(args, " "), out.String(), errb.String())
-	if errb.Len() > 0 {
-		t.Logf("toolgate %s: %s", strings.Join(args, " "), errb.String())
-	}
-	return out.String(), code
-}
-
-// must runs the CLI and fails t unless it exits 0.
-func (c *canaryCLI) must(t *testing.T, args ...string) string {
-	t.Helper()
-	out, code := c.run(t, args...)
-	if code != cli.ExitOK {
-		t.Fatalf("toolgate %s: exit %d\n%s", strings.Join(args, " "), code, out)
-	}
-	return out
-}
-
-// setCanary stores secret for target under toolset name as the local
-// user as, in the scope scopeArgs name (none: the toolset's), reading it
-// from a file of the test's, as an operator would.
-func (c *canaryCLI) setCanary(t *testing.T, name, target, secret, as string, scopeArgs ...string) {
-	t.Helper()
-	file := filepath.Join(c.e.dir, fresh("secret"))
-	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
+	b, err := json.Marshal(input)
+	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"credentials", "set", "--toolset", name, "--target", target, "--from-file", file,
-		"--function-endpoint", c.e.st.Endpoints["publish"], "--as", as}, withOrigin(c.e, target, scopeArgs)...)
-	c.must(t, args...)
-}
-
-// start starts a run of solution with input as the local user as, with
-// the extra flags of toolgate run in more (--name, --end-user), and
-// returns its execution ARN.
-func (c *canaryCLI) start(t *testing.T, solution string, input any, as string, more ...string) string {
-	t.Helper()
-	b, _ := json.Marshal(input)
-	path := filepath.Join(c.e.dir, fresh("input")+".json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"run", solution, "--input", path, "--endpoint", c.e.st.SFN.Endpoint(), "--stage", stack.Stage,
-		"--params", c.e.st.ParamsFile, "--as", as}, more...)
-	out := c.must(t, args...)
-	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started"))
+	run, _ := c.runAs(t, solution, string(b), as, name, endUser)
+	return run
 }
 
 // executionARN is the ARN of Solution solution's execution called name.
 func executionARN(solution, name string) string {
 	return fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", local.Region, stack.AccountID, deployment.StateMachineName(stack.Stage, solution), name)
-}
-
-// authorizationDigest is httprecorder.Request.AuthorizationSHA256 of an
-// Authorization field "Bearer <secret>".
-func authorizationDigest(secret string) string {
-	sum := sha256.Sum256([]byte("Bearer " + secret))
-	return hex.EncodeToString(sum[:])
 }
 
 // The canary search finds each form it looks for where it was planted:
@@ -259,7 +204,7 @@ func TestCanarySearchFindsAPlantedCanary(t *testing.T) {
 // servers' recorded call arguments and _meta (docs/credentials.md).
 func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	e := sharedEnv(t)
-	c := &canaryCLI{e: e}
+	c := &credEnv{env: e, dir: t.TempDir()}
 	name := fresh("canary-creds")
 	srv, rec := e.st.MCPAuth, e.st.HTTP
 	httpHost := rec.Host()
@@ -299,16 +244,16 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	}
 	// The server needs its credential to be listed: the toolset's is set
 	// from the draft, before the registration that lists with it.
-	c.setCanary(t, name, "crm", canaries["toolset crm"], stack.CredentialAdmin, "--draft", toolsetFile)
+	c.set(t, stack.CredentialAdmin, name, "crm", canaries["toolset crm"], "--draft", toolsetFile)
 	if out := c.must(t, "toolset", "register", toolsetFile, "--function-endpoint", e.st.Endpoints["publish"], "--as", publisher); !strings.Contains(out, "registered ts_") {
 		t.Fatalf("register %s:\n%s", toolsetFile, out)
 	}
 	id := lockID(t, strings.TrimSuffix(toolsetFile, ".yaml")+".lock.json")
 	// Registered after crm's credential was set: an admin allows it.
 	c.must(t, "credentials", "allow", "--toolset", id, "--function-endpoint", e.st.Endpoints["publish"], "--as", stack.CredentialAdmin)
-	c.setCanary(t, name, httpHost, canaries["toolset http"], stack.CredentialAdmin)
-	c.setCanary(t, name, "crm", canaries["end-user crm"], "demo", "--end-user", endUser)
-	c.setCanary(t, name, httpHost, canaries["end-user http"], "demo", "--end-user", endUser)
+	c.set(t, stack.CredentialAdmin, name, httpHost, canaries["toolset http"])
+	c.set(t, "demo", name, "crm", canaries["end-user crm"], "--end-user", endUser)
+	c.set(t, "demo", name, httpHost, canaries["end-user http"], "--end-user", endUser)
 	// A secret set refuses: its refusal must not quote it either.
 	refused := filepath.Join(e.dir, fresh("secret"))
 	if err := os.WriteFile(refused, []byte(canaries["refused"]+"\n"), 0o600); err != nil {
@@ -333,7 +278,7 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	// The expired credential is set first, to lapse while the others run.
 	expiredName := fresh("canary-expired")
 	expiresAt := time.Now().Add(5 * time.Second).Truncate(time.Second)
-	c.setCanary(t, name, "crm", canaries["expired run crm"], starter, "--run", executionARN(both, expiredName), "--expires-at", expiresAt.UTC().Format(time.RFC3339))
+	c.set(t, starter, name, "crm", canaries["expired run crm"], "--run", executionARN(both, expiredName), "--expires-at", expiresAt.UTC().Format(time.RFC3339))
 
 	type ran struct {
 		run, what string
@@ -366,16 +311,16 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 		if status != http.StatusOK {
 			want, code = "FAILED", tool.UpstreamUnavailable
 		}
-		run := c.start(t, both, input(read(status)), starter)
+		run := c.start(t, both, input(read(status)), starter, "", "")
 		follow(t, run, fmt.Sprintf("toolset scope, read answered %d", status), want, code)
 
-		run = c.start(t, both, input(read(status)), "demo", "--end-user", endUser)
+		run = c.start(t, both, input(read(status)), "demo", "", endUser)
 		follow(t, run, fmt.Sprintf("end-user scope, read answered %d", status), want, code)
 
 		runName := fresh("canary-run")
-		c.setCanary(t, name, "crm", canaries["run crm"], starter, "--run", executionARN(both, runName))
-		c.setCanary(t, name, httpHost, canaries["run http"], starter, "--run", executionARN(both, runName))
-		run = c.start(t, both, input(read(status)), starter, "--name", runName)
+		c.set(t, starter, name, "crm", canaries["run crm"], "--run", executionARN(both, runName))
+		c.set(t, starter, name, httpHost, canaries["run http"], "--run", executionARN(both, runName))
+		run = c.start(t, both, input(read(status)), starter, runName, "")
 		follow(t, run, fmt.Sprintf("run scope, read answered %d", status), want, code)
 	}
 
@@ -385,14 +330,14 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	if err := srv.FailCalls(mcpserver.LookupCustomer, quoted, 1); err != nil {
 		t.Fatal(err)
 	}
-	follow(t, c.start(t, both, input(fresh("unread")), starter), "an isError quoting the credential", "FAILED", tool.PermanentFailure)
+	follow(t, c.start(t, both, input(fresh("unread")), starter, "", ""), "an isError quoting the credential", "FAILED", tool.PermanentFailure)
 
 	// A call held past its timeout.
 	ended, err := srv.Delay(mcpserver.SendSMS, 30*time.Second, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	follow(t, c.start(t, sms, map[string]string{"text": "canary"}, starter), "send_sms past its timeout", "FAILED", tool.Timeout)
+	follow(t, c.start(t, sms, map[string]string{"text": "canary"}, starter, "", ""), "send_sms past its timeout", "FAILED", tool.Timeout)
 	select {
 	case <-ended:
 	case <-time.After(30 * time.Second): // a bound, never reached when the test passes
@@ -401,15 +346,15 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 
 	// A credential the server refuses with 401 invalid_token.
 	invalidName := fresh("canary-invalid")
-	c.setCanary(t, name, "crm", canaries["invalid run crm"], starter, "--run", executionARN(both, invalidName))
-	follow(t, c.start(t, both, input(fresh("unread")), starter, "--name", invalidName), "a 401 invalid_token", "FAILED", tool.CallParked)
+	c.set(t, starter, name, "crm", canaries["invalid run crm"], "--run", executionARN(both, invalidName))
+	follow(t, c.start(t, both, input(fresh("unread")), starter, invalidName, ""), "a 401 invalid_token", "FAILED", tool.CallParked)
 
 	// The expired credential, once its time has passed: the wall clock is
 	// what the dispatcher compares it with.
 	if wait := time.Until(expiresAt); wait > 0 {
 		time.Sleep(wait + 100*time.Millisecond)
 	}
-	follow(t, c.start(t, both, input(fresh("unread")), starter, "--name", expiredName), "an expired credential", "FAILED", tool.CallParked)
+	follow(t, c.start(t, both, input(fresh("unread")), starter, expiredName, ""), "an expired credential", "FAILED", tool.CallParked)
 
 	// What was sent: every canary but the expired one reached its target,
 	// so each went through the functions that must not record it.

@@ -1,8 +1,6 @@
 package stack_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -42,13 +40,6 @@ tools:
       lookup_customer: {policy: at_least_once, idempotent: true}
 `
 
-// bearerSHA256 is the hex SHA-256 of "Bearer <tok>": how the recording
-// service names the Authorization value it received.
-func bearerSHA256(tok string) string {
-	d := sha256.Sum256([]byte("Bearer " + tok))
-	return hex.EncodeToString(d[:])
-}
-
 // How a credential is presented, end to end on the local stack
 // (docs/credentials.md, "Injecting"): an http host entry's credential
 // goes to its own origin only, a read redirected to another allowed host
@@ -79,7 +70,7 @@ func TestCredentialsArePresentedOnlyWhereTheirTargetSays(t *testing.T) {
 			t.Fatalf("run %s %s %s, want SUCCEEDED", out.Status, out.Error, out.Cause)
 		}
 		first, second := hsrv.Requests()[before:], other.Requests()[otherBefore:]
-		if len(first) != 1 || first[0].AuthorizationSHA256 != bearerSHA256(tok) {
+		if len(first) != 1 || first[0].AuthorizationSHA256 != authorizationDigest(tok) {
 			t.Fatalf("the entry's own origin received %+v, want one request presenting the credential", first)
 		}
 		if len(second) != 1 || second[0].Path != landing {
@@ -107,7 +98,7 @@ func TestCredentialsArePresentedOnlyWhereTheirTargetSays(t *testing.T) {
 			if out.Status != "FAILED" || out.Error != string(tc.code) || !strings.Contains(out.Cause, tc.says) || strings.Contains(out.Cause, tok) {
 				t.Fatalf("%s: run %s %s %s, want FAILED %s saying %q", tc.why, out.Status, out.Error, out.Cause, tc.code, tc.says)
 			}
-			if got := hsrv.Requests()[before:]; len(got) != 1 || got[0].AuthorizationSHA256 != bearerSHA256(tok) {
+			if got := hsrv.Requests()[before:]; len(got) != 1 || got[0].AuthorizationSHA256 != authorizationDigest(tok) {
 				t.Fatalf("%s: the host received %+v, want one request presenting the credential", tc.why, got)
 			}
 			rows := c.toolRows(t, run, "http")

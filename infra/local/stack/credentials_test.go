@@ -96,10 +96,44 @@ steps:
 const endUserActor = "demo"
 
 // credEnv is the shared stack with what the credentials tests keep: a
-// directory per registered toolset (its file and lock), and tokens.
+// directory per registered toolset (its file and lock), and everything
+// the CLI printed.
 type credEnv struct {
 	*env
 	dir string
+	// printed is every command the helpers ran and what it printed, on
+	// stdout and stderr: what the canary test searches.
+	printed bytes.Buffer
+}
+
+// run runs toolgate ARGS... as e.cliRun does, keeps what it printed, and
+// returns its stdout and exit code.
+func (c *credEnv) run(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	out, errs, code := c.exec(args)
+	if errs != "" {
+		t.Logf("toolgate %s: %s", strings.Join(args, " "), errs)
+	}
+	return out, code
+}
+
+// must is run that fails t unless the command exits 0.
+func (c *credEnv) must(t *testing.T, args ...string) string {
+	t.Helper()
+	out, code := c.run(t, args...)
+	if code != cli.ExitOK {
+		t.Fatalf("toolgate %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// exec runs toolgate ARGS..., keeps what it printed in c.printed, and
+// returns its stdout, its stderr and its exit code.
+func (c *credEnv) exec(args []string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := c.cliRun(args, &out, &errb)
+	fmt.Fprintf(&c.printed, "$ toolgate %s\n%s%s", strings.Join(args, " "), out.String(), errb.String())
+	return out.String(), errb.String(), code
 }
 
 // withOrigin is a set's flags more with --origin added when they name
@@ -126,6 +160,14 @@ func hostOfURL(raw string) string {
 	return u.Host
 }
 
+// authorizationDigest is httprecorder.Request.AuthorizationSHA256 of an
+// Authorization field "Bearer <secret>": which credential the recording
+// service received, without it.
+func authorizationDigest(secret string) string {
+	sum := sha256.Sum256([]byte("Bearer " + secret))
+	return hex.EncodeToString(sum[:])
+}
+
 // token is a fresh random b64token (RFC 6750 §2.1) nobody else holds.
 func token(t *testing.T) string {
 	t.Helper()
@@ -140,10 +182,8 @@ func token(t *testing.T) string {
 // local user as, and returns the exit code and everything printed.
 func (c *credEnv) cred(t *testing.T, as string, args ...string) (int, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	args = append(append([]string{"credentials"}, args...), "--function-endpoint", c.st.Endpoints["publish"], "--as", as)
-	code := c.cliRun(args, &out, &errb)
-	return code, out.String() + errb.String()
+	out, errs, code := c.exec(append(append([]string{"credentials"}, args...), "--function-endpoint", c.st.Endpoints["publish"], "--as", as))
+	return code, out + errs
 }
 
 // set stores secret for toolset name's target as local user as, with
@@ -218,11 +258,11 @@ func (c *credEnv) runAs(t *testing.T, solution, input, as, name, endUser string)
 	if endUser != "" {
 		args = append(args, "--end-user", endUser)
 	}
-	var out, errb bytes.Buffer
-	if code := c.cliRun(args, &out, &errb); code != cli.ExitOK {
-		t.Fatalf("toolgate %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	out, errs, code := c.exec(args)
+	if code != cli.ExitOK {
+		t.Fatalf("toolgate %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
 	}
-	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out.String()), "started")), errb.String()
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "started")), errs
 }
 
 // presented are the Authorization values of the tools/call requests srv
@@ -613,8 +653,7 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 			t.Fatalf("run %s %s %s", out.Status, out.Error, out.Cause)
 		}
 		got := hsrv.Requests()[before:]
-		sum := sha256.Sum256([]byte("Bearer " + tokOther))
-		if len(got) != 1 || got[0].Path != "/cred/"+path || got[0].AuthorizationSHA256 != hex.EncodeToString(sum[:]) {
+		if len(got) != 1 || got[0].Path != "/cred/"+path || got[0].AuthorizationSHA256 != authorizationDigest(tokOther) {
 			t.Fatalf("the service received %+v, want one GET presenting the credential", got)
 		}
 		for _, ev := range events {
