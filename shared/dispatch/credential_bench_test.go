@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	localkms "github.com/toolgate/toolgate/infra/local/kms"
 
+	localkms "github.com/toolgate/toolgate/infra/local/kms"
+	"github.com/toolgate/toolgate/infra/local/localtest/credtest"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/credential/vault"
@@ -53,20 +54,7 @@ func credentialDispatcher(b *testing.B, e *env) (*Dispatcher, string) {
 	// Through the counting front, and each BatchGetItem counted with the
 	// ledger's reads, so that the resolver's requests are in the figures.
 	store := vault.NewStore(countedBatchGets{DB: dynamoClient(e.front.Endpoint()), n: &e.db.gets}, e.store.Table(), nil)
-	sealed, err := vault.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte("bench-token-0123456789"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	const admin = "arn:aws:iam::000000000000:user/admin"
-	if _, err := store.Put(ctx, vault.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin}); err != nil {
-		b.Fatal(err)
-	}
-	if err := store.MarkToolset(ctx, target, ts.ID); err != nil {
-		b.Fatal(err)
-	}
-	if err := store.Allow(ctx, target, ts.ID, admin); err != nil {
-		b.Fatal(err)
-	}
+	credtest.PutAllowed(b, store, k, target, ts.ID, "bench-token-0123456789")
 	frozen := time.Now()
 	resolver := vault.NewResolver(store, k.Client(), func() time.Time { return frozen })
 	entry := ts.HTTPHosts[0]

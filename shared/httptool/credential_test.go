@@ -6,11 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/infra/local"
-	localkms "github.com/toolgate/toolgate/infra/local/kms"
+	"github.com/toolgate/toolgate/infra/local/localtest/credtest"
 	"github.com/toolgate/toolgate/shared/credential"
-	"github.com/toolgate/toolgate/shared/credential/vault"
-	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -18,46 +15,16 @@ import (
 // resolvedCredential is the toolset-scope credential holding secret for
 // host entry h (which declares auth), as the http function's resolver
 // gives it: sealed under local-kms's key, put on a table of dynalite, the
-// toolset id allowed for it, and resolved by vault.Resolver.
+// toolset id allowed for it, and resolved by vault.Resolver
+// (credtest.Resolved).
 func resolvedCredential(t *testing.T, h toolset.HTTPHost, secret string) *credential.Credential {
 	t.Helper()
-	ctx := t.Context()
 	ts := &toolset.Toolset{Name: "crm-tools", HTTPHosts: []toolset.HTTPHost{h}}
 	at, ok := ts.HTTPAuthTarget(h.Host)
 	if !ok {
 		t.Fatalf("entry %s declares no auth", h.Host)
 	}
-	target := credential.Target{ToolsetName: ts.Name, Name: at.Name, Origin: at.Origin, Auth: at.Auth}
-	k := localkms.StartForTest(t, "test")
-	p, err := local.StartDynalite(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Stop() })
-	db := local.DynamoDB(p.Endpoint())
-	if err := tabledef.CreateTable(ctx, db, "toolgate-test"); err != nil {
-		t.Fatal(err)
-	}
-	store := vault.NewStore(db, "toolgate-test", nil)
-	sealed, err := vault.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const admin, id = "arn:aws:iam::000000000000:user/admin", "ts_0123456789abcdef0123456789abcdef"
-	if _, err := store.Put(ctx, vault.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: admin}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.MarkToolset(ctx, target, id); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Allow(ctx, target, id, admin); err != nil {
-		t.Fatal(err)
-	}
-	c, err := vault.NewResolver(store, k.Client(), nil).Resolve(ctx, credential.Request{Target: target, ToolsetID: id, RunID: "direct/test/1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return credtest.Resolved(t, credential.Target{ToolsetName: ts.Name, Name: at.Name, Origin: at.Origin, Auth: at.Auth}, secret)
 }
 
 // withAuth is h declaring an X-Api-Key credential bound to http://<h>.

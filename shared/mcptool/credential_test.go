@@ -13,12 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/infra/local"
-	localkms "github.com/toolgate/toolgate/infra/local/kms"
+	"github.com/toolgate/toolgate/infra/local/localtest/credtest"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/shared/credential"
-	"github.com/toolgate/toolgate/shared/credential/vault"
-	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -55,46 +52,11 @@ func TestCheckReusesAListingOnlyForTheSameCredential(t *testing.T) {
 	}
 }
 
-// testAdmin sets the tests' credentials.
-const testAdmin = "arn:aws:iam::000000000000:user/admin"
-
 // resolvedCredential is target's toolset-scope credential holding secret,
-// as mcp-call's resolver gives it: sealed under local-kms's key, put on a
-// table of dynalite, the toolset id allowed for it, and resolved by
-// vault.Resolver.
+// as mcp-call's resolver gives it (credtest.Resolved).
 func resolvedCredential(t *testing.T, target credential.Target, secret string) *credential.Credential {
 	t.Helper()
-	ctx := t.Context()
-	k := localkms.StartForTest(t, "test")
-	p, err := local.StartDynalite(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Stop() })
-	db := local.DynamoDB(p.Endpoint())
-	if err := tabledef.CreateTable(ctx, db, "toolgate-test"); err != nil {
-		t.Fatal(err)
-	}
-	store := vault.NewStore(db, "toolgate-test", nil)
-	sealed, err := vault.Seal(ctx, k.Client(), k.Alias, target, credential.ScopeToolset, []byte(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Put(ctx, vault.Item{Target: target, Scope: credential.ScopeToolset, Sealed: sealed, SetBy: testAdmin}); err != nil {
-		t.Fatal(err)
-	}
-	const id = "ts_0123456789abcdef0123456789abcdef"
-	if err := store.MarkToolset(ctx, target, id); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Allow(ctx, target, id, testAdmin); err != nil {
-		t.Fatal(err)
-	}
-	c, err := vault.NewResolver(store, k.Client(), nil).Resolve(ctx, credential.Request{Target: target, ToolsetID: id, RunID: "direct/test/1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return credtest.Resolved(t, target, secret)
 }
 
 // authServer is an MCP server (2025-11-25, with sessions) behind a gate
