@@ -254,7 +254,8 @@ func (a *app) newCredentialsListCmd() *cobra.Command {
 		Use:   "list --toolset NAME (--url URL | --function-endpoint URL --as NAME)",
 		Short: "list the credentials stored under a toolset name (metadata only)",
 		Long: `Lists the credentials stored under toolset NAME: target, origin, scope,
-version, who set them and when they expire; never a secret. Then each
+version, who set them and when they expire; never a secret. A run's
+credential is shown to its setter and to credential admins only. Then each
 toolset id of the name registered with a target that declares auth, and
 whether it is allowed to use that target's credentials.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -300,6 +301,9 @@ func writeCredentialList(w io.Writer, res publishapi.CredentialListResult) {
 		}
 		fmt.Fprintf(w, "%s %s %s%s version %d set %s by %s, %s\n", invisible.Escape(c.Target), invisible.Escape(c.Origin), invisible.Escape(c.Scope), run,
 			c.Version, invisible.Escape(c.CreatedAt), invisible.Escape(c.SetBy), expires)
+	}
+	if res.HiddenRuns > 0 {
+		fmt.Fprintf(w, "%d run credentials set by others are not shown (a credential admin sees them)\n", res.HiddenRuns)
 	}
 	for _, t := range res.Toolsets {
 		allowed := "not allowed: toolgate credentials allow --toolset " + t.ToolsetID

@@ -309,6 +309,10 @@ type CredentialListResult struct {
 	Toolset     string              `json:"toolset"`
 	Credentials []CredentialInfo    `json:"credentials"`
 	Toolsets    []CredentialToolset `json:"toolsets"`
+	// HiddenRuns counts the run-scope credentials left out: those set by
+	// another principal than the caller, shown to credential admins only
+	// (a run's execution name is its setter's until the run starts).
+	HiddenRuns int `json:"hidden_runs,omitempty"`
 }
 
 // CredentialRevokeResult is a revoke's answer: Revoked is false when

@@ -448,7 +448,9 @@ func authTargets(ts *toolset.Toolset) []credential.Target {
 }
 
 // ListCredentials lists the credentials and markers of toolset name:
-// metadata only (never the ciphertext, the data key or the secret).
+// metadata only (never the ciphertext, the data key or the secret). A
+// run-scope credential is listed to its setter and to credential admins
+// only; others get its count (HiddenRuns).
 func (s *Service) ListCredentials(ctx context.Context, name, proof string) (*publishapi.CredentialListResult, error) {
 	if !toolset.NamePattern.MatchString(name) {
 		return nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("toolset %.60q is not a toolset name (%s)", name, toolset.NamePattern)}
@@ -466,7 +468,12 @@ func (s *Service) ListCredentials(ctx context.Context, name, proof string) (*pub
 	}
 	creds, markers := l.Credentials, l.Markers
 	out := &publishapi.CredentialListResult{Toolset: name, Credentials: []publishapi.CredentialInfo{}, Toolsets: []publishapi.CredentialToolset{}}
+	admin := s.Credentials.isAdmin(who.Principal)
 	for _, c := range creds {
+		if c.Scope.Kind() == credential.KindRun && !admin && c.SetBy != who.Principal {
+			out.HiddenRuns++
+			continue
+		}
 		info := publishapi.CredentialInfo{Target: c.Target, Origin: c.Origin, Scope: string(c.Scope), Version: c.Version,
 			CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339), SetBy: c.SetBy, ExecutionARN: c.ExecutionARN}
 		if !c.ExpiresAt.IsZero() {

@@ -284,6 +284,37 @@ func TestListCredentialsShowsNoCiphertext(t *testing.T) {
 	e.noSecret(t, string(out))
 }
 
+// A run's credential, whose scope names an execution not yet started, is
+// listed to its setter and to credential admins; anyone else gets only
+// its count.
+func TestListCredentialsShowsARunsCredentialToItsSetterAndAdminsOnly(t *testing.T) {
+	e := newCredEnv(t)
+	e.registerWebhooks(t, "")
+	run := "arn:aws:states:eu-west-1:000000000000:execution:toolgate-test_digest:run-listed"
+	if _, code, msg := e.set(t, alice, publishapi.CredentialRequest{Toolset: "webhooks", Target: "api.example.com", Run: run, Secret: []byte(secret)}); code != "" {
+		t.Fatalf("set: %s %s", code, msg)
+	}
+	for _, tc := range []struct {
+		who          string
+		shown, count int
+	}{{alice, 1, 0}, {admin, 1, 0}, {mallory, 0, 1}} {
+		out, code, msg := e.list(t, tc.who, "webhooks")
+		if code != "" {
+			t.Fatalf("list by %s: %s %s", tc.who, code, msg)
+		}
+		var l publishapi.CredentialListResult
+		if err := json.Unmarshal(out, &l); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Credentials) != tc.shown || l.HiddenRuns != tc.count {
+			t.Errorf("list by %s: %d shown, %d hidden, want %d and %d", tc.who, len(l.Credentials), l.HiddenRuns, tc.shown, tc.count)
+		}
+		if tc.shown == 0 && bytes.Contains(out, []byte("run-listed")) {
+			t.Errorf("list by %s names the run: %s", tc.who, out)
+		}
+	}
+}
+
 // A toolset registered after a set is not allowed until a credential
 // admin allows it; anyone else's allow is refused [credentials-forbidden].
 func TestAllowCredentialsByAnAdminOnly(t *testing.T) {
