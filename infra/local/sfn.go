@@ -49,6 +49,14 @@ type SFNOptions struct {
 	// FaultsFile is a test hook: the faults the server injects
 	// (WriteSFNFaults). "" injects none.
 	FaultsFile string
+	// EventsQueue is the URL of a queue on the local SQS stand-in
+	// (127.0.0.1 only) that gets every execution status change, RUNNING at
+	// the start and then how it closed, as the platform's EventBridge rule
+	// puts them on the webhook events queue on AWS: {"source":
+	// "aws.states", "execution_arn", "state_machine_arn", "name",
+	// "status", "start_date", "stop_date"} (epoch milliseconds; stop_date
+	// null while running; docs/webhooks.md). "": none are sent.
+	EventsQueue string
 }
 
 // StartSFNWith starts the local Step Functions endpoint as StartSFN does,
@@ -83,6 +91,9 @@ func StartSFNWith(ctx context.Context, opts SFNOptions) (*Process, error) {
 			return nil, fmt.Errorf("local: sfn: %w", err)
 		}
 		args = append(args, f.flag, abs)
+	}
+	if opts.EventsQueue != "" {
+		args = append(args, "--events-queue", opts.EventsQueue)
 	}
 	return start(ctx, spec{
 		name:  "sfn",

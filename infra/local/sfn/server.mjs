@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A local AWS Step Functions endpoint for toolgate's tests and local stack.
 //
-//   node infra/local/sfn/server.mjs --port P [--functions FILE] [--faults FILE] [--lambda-cause message|payload]
+//   node infra/local/sfn/server.mjs --port P [--functions FILE] [--faults FILE] [--lambda-cause message|payload] [--events-queue URL]
 //
 // It speaks the AWS JSON 1.0 protocol (POST /, X-Amz-Target:
 // AWSStepFunctions.<Action>) for CreateStateMachine, UpdateStateMachine,
@@ -33,7 +33,10 @@
 // second concurrent one crashes the RIE); Task and execution timeouts clamped
 // to what Node timers can wait, and longer Waits waited in steps and logged
 // (timers.mjs); a correct States.Hash (library-fixes.mjs). --faults FILE is a
-// test hook (see takeSyncFault).
+// test hook (see takeSyncFault). --events-queue URL sends each execution
+// status change (RUNNING at the start, then how it closed) to that queue of
+// the local SQS stand-in, in the shape the platform's EventBridge rule gives
+// the webhook events queue on AWS (statusChanged).
 
 import http from 'node:http';
 import fs from 'node:fs';
@@ -90,11 +93,11 @@ const NAME_RE = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f\ufffe\u
 
 function usage(msg) {
   if (msg) console.error(`sfn-local: ${msg}`);
-  console.error('usage: node server.mjs --port P [--functions FILE] [--faults FILE] [--lambda-cause message|payload]');
+  console.error('usage: node server.mjs --port P [--functions FILE] [--faults FILE] [--lambda-cause message|payload] [--events-queue URL]');
   process.exit(2);
 }
 
-const opts = { port: undefined, functions: '', faults: '', lambdaCause: 'message' };
+const opts = { port: undefined, functions: '', faults: '', lambdaCause: 'message', eventsQueue: '' };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -117,6 +120,9 @@ const opts = { port: undefined, functions: '', faults: '', lambdaCause: 'message
       case '--lambda-cause':
         opts.lambdaCause = take();
         break;
+      case '--events-queue':
+        opts.eventsQueue = take();
+        break;
       case '-h':
       case '--help':
         usage();
@@ -127,6 +133,43 @@ const opts = { port: undefined, functions: '', faults: '', lambdaCause: 'message
   }
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) usage('--port must be a port number');
   if (!['message', 'payload'].includes(opts.lambdaCause)) usage('--lambda-cause must be message or payload');
+  if (opts.eventsQueue && !/^http:\/\/127\.0\.0\.1:\d+\//.test(opts.eventsQueue)) usage('--events-queue must be a queue URL on 127.0.0.1');
+}
+
+let statusChanges = Promise.resolve();
+
+/**
+ * Sends exec's status change to --events-queue (SQS SendMessage, AWS JSON
+ * 1.0), in order: what the platform's EventBridge rule on "Step Functions
+ * Execution Status Change" events puts on the webhook events queue through
+ * its input transformer, which passes these six fields only (dates in epoch
+ * milliseconds, stop_date null while running), never the input, output or
+ * cause. A failed send is logged, never the execution's.
+ */
+function statusChanged(exec) {
+  if (!opts.eventsQueue) return;
+  const body = JSON.stringify({
+    source: 'aws.states',
+    execution_arn: exec.arn,
+    state_machine_arn: exec.machine.arn,
+    name: exec.name,
+    status: exec.status,
+    start_date: Math.round(exec.startDate * 1000),
+    stop_date: exec.stopDate === undefined ? null : Math.round(exec.stopDate * 1000),
+  });
+  statusChanges = statusChanges.then(async () => {
+    try {
+      const res = await fetch(new URL(opts.eventsQueue).origin + '/', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.SendMessage' },
+        body: JSON.stringify({ QueueUrl: opts.eventsQueue, MessageBody: body }),
+      });
+      if (!res.ok) log(`status change of ${exec.arn}: SendMessage answered ${res.status}`);
+      await res.arrayBuffer();
+    } catch (err) {
+      log(`status change of ${exec.arn}: ${err?.message ?? err}`);
+    }
+  });
 }
 
 function log(msg) {
@@ -449,6 +492,7 @@ function startExecution(input) {
     stopRun: null, // aborts the library's run (set by run())
   };
   executions.set(arn, exec);
+  statusChanged(exec);
   run(exec, value);
   return exec;
 }
@@ -776,6 +820,7 @@ function finish(exec, status, { output, error, cause }) {
   closeTokens(exec, 'belongs to an execution that has ended');
   exec.ended.abort();
   exec.closing.resolve(exec);
+  statusChanged(exec);
   log(`${exec.arn} ${status}${error ? ` ${error}` : ''}`);
 }
 
