@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/publishapi"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
 // attack33: credentials set's caller proof binds the SHA-256 of the
@@ -45,6 +46,42 @@ func TestAttack33ProofRecordLetsAnOperatorGuessTheSecretOffline(t *testing.T) {
 			g.Secret = []byte(guess)
 			if publishapi.CredentialSetBinding(g).Value() == b.Value {
 				t.Errorf("the ledger's proof record confirms the guess %q of the credential", guess)
+			}
+		}
+	}
+}
+
+// attack33: the run scope is "run:<execution name>", without the state
+// machine, while the start-record seal is checked for the ARN the set
+// names. Once run ARN1 (name N) has started, its scope is to be sealed
+// ([credentials-run-started]); a set naming ARN2, another state machine's
+// execution of the same name N that has not started, passes the seal and
+// replaces the item of scope run:N: the started run's credential is
+// changed (here: dropped, since the item now names ARN2, so the running
+// run falls back to the end-user or toolset scope).
+func TestAttack33AStartedRunsScopeIsRewrittenThroughAnotherStateMachinesARN(t *testing.T) {
+	e := newCredEnv(t)
+	e.registerWebhooks(t, "")
+	const arn1 = "arn:aws:states:eu-west-1:000000000000:execution:toolgate-test_digest:run-n"
+	const arn2 = "arn:aws:states:eu-west-1:000000000000:execution:other-machine:run-n"
+	set := func(run string) (string, string) {
+		_, code, msg := e.set(t, alice, publishapi.CredentialRequest{Toolset: "webhooks", Target: "api.example.com", Run: run, Secret: []byte(secret)})
+		return code, msg
+	}
+	if code, msg := set(arn1); code != "" {
+		t.Fatalf("set before the start: %s %s", code, msg)
+	}
+	if err := dynamo.NewStore(e.db, e.table).RecordStart(t.Context(), arn1, arnOf(alice)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := set(arn1); code != publishapi.CodeRefused {
+		t.Fatalf("precondition: a set after the start was not refused")
+	}
+	if code, _ := set(arn2); code == "" {
+		l, _ := e.h.service.Credentials.Store.List(t.Context(), "webhooks")
+		for _, c := range l.Credentials {
+			if c.Scope == "run:run-n" {
+				t.Errorf("the started run's scope run:run-n was rewritten after its start: it now names %s", c.ExecutionARN)
 			}
 		}
 	}
