@@ -86,3 +86,64 @@ func TestAttack33AStartedRunsScopeIsRewrittenThroughAnotherStateMachinesARN(t *t
 		}
 	}
 }
+
+// attack33: "A toolset registered later under the same name gets nothing
+// until a credential admin runs toolgate credentials allow ... a new tool
+// or a weaker policy under a familiar name must not inherit a token
+// silently" (docs/credentials.md). But every credentials set by an admin
+// allows every id marked so far (AllowRegistered), so a publisher who
+// registers a wider toolset under the name after the first set has it
+// allowed by the admin's next routine rotation of the secret, without
+// any toolset diff or allow.
+func TestAttack33ARotationAllowsAnIDRegisteredAfterTheFirstSet(t *testing.T) {
+	e := newCredEnv(t)
+	first := e.registerWebhooks(t, "")
+	set := func() {
+		t.Helper()
+		if _, code, msg := e.set(t, admin, publishapi.CredentialRequest{Toolset: "webhooks", Target: "api.example.com", Secret: []byte(secret)}); code != "" {
+			t.Fatalf("set: %s %s", code, msg)
+		}
+	}
+	set()
+	// mallory registers a wider toolset of the same name: every method.
+	wider, _ := webhooks(t, "")
+	for i := range wider.HTTPHosts {
+		if wider.HTTPHosts[i].Host == "api.example.com" {
+			wider.HTTPHosts[i].Methods = []string{"DELETE", "GET", "PATCH", "POST", "PUT"}
+		}
+	}
+	var err error
+	if wider.ID, err = wider.ComputeID(); err != nil {
+		t.Fatal(err)
+	}
+	if wider.ID == first.ID {
+		t.Fatal("precondition: the same id")
+	}
+	doc, err := wider.MarshalIndent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, code, msg := e.register(t, mallory, doc); code != "" {
+		t.Fatalf("register: %s %s", code, msg)
+	}
+	allowed := func() bool {
+		l, err := e.h.service.Credentials.Store.List(t.Context(), "webhooks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range l.Markers {
+			if m.ToolsetID == wider.ID {
+				return m.AllowedBy != ""
+			}
+		}
+		t.Fatal("no marker for the wider id")
+		return false
+	}
+	if allowed() {
+		t.Fatal("precondition: allowed before any set")
+	}
+	set() // the admin rotates the secret
+	if allowed() {
+		t.Errorf("the admin's rotation allowed toolset %s, registered by another after the first set, with no allow", wider.ID)
+	}
+}
