@@ -154,6 +154,7 @@ func (a *app) credentialsSet(cmd *cobra.Command, o *credentialsOptions) int {
 		}
 		req.Draft = string(doc)
 	}
+	req.Salt = publishapi.NewSalt()
 	var res publishapi.CredentialSetResult
 	code := a.credentialsCall(cmd, &o.fn, publishapi.CredentialSetBinding(req), publishapi.ActionCredentialsSet, req, http.MethodPost, "/credentials", &res)
 	if code != ExitOK {

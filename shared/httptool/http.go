@@ -155,6 +155,11 @@ func (c *Config) Do(ctx context.Context, in Input, hosts []toolset.HTTPHost, key
 	if out.Data, err = redactData(out.Data, cred, httprule.IsRead(in.Method)); err != nil {
 		return nil, err
 	}
+	// The kept headers and the content type are the server's text too.
+	out.ContentType = cred.Redact(out.ContentType)
+	for k, v := range out.Headers {
+		out.Headers[k] = cred.Redact(v)
+	}
 	return out, nil
 }
 

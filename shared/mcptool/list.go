@@ -78,10 +78,28 @@ type listing struct {
 }
 
 // list runs one listing in a new session with cred (nil: none), bounded
-// by Config.Timeout; its errors are redacted of cred's secret.
+// by Config.Timeout; its errors are redacted of cred's secret. A listing
+// that quotes cred's secret anywhere (a tool's name, description, schemas,
+// annotations, or a dropped tool's name, in any form credential.Redact
+// finds) is refused whole, TOOL_PERMANENT_FAILURE, naming no part of it:
+// nothing of it may be pinned, shown or compared, since a comparison's
+// message would quote the server's text (docs/credentials.md).
 func (c *Client) list(ctx context.Context, url string, cred *credential.Credential) (*listing, *tool.Error) {
 	l, te := c.listOnce(ctx, url, cred)
+	if te == nil && cred != nil && quotes(l, cred) {
+		return nil, tool.Errorf(tool.PermanentFailure, "tools/list of %s: the server's tool list quotes %s; nothing of it is used", l.host, cred.Name())
+	}
 	return l, cred.RedactError(te)
+}
+
+// quotes reports whether l holds cred's secret in any form Redact finds.
+func quotes(l *listing, cred *credential.Credential) bool {
+	b, err := json.Marshal(l.Listed)
+	if err != nil {
+		return true
+	}
+	text := string(b) + "\n" + strings.Join(l.dropped, "\n")
+	return cred.Redact(text) != text
 }
 
 func (c *Client) listOnce(ctx context.Context, url string, cred *credential.Credential) (*listing, *tool.Error) {

@@ -1,6 +1,8 @@
 package publishapi
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -180,6 +182,12 @@ type CredentialRequest struct {
 	// credential.MaxSecretBytes, checked against the target's auth
 	// (credential.CheckSecret). It is never echoed, logged or quoted.
 	Secret []byte `json:"secret,omitempty"`
+	// Salt, with set, is SaltBytes random bytes (base64 in JSON) the
+	// caller draws for this set alone, keying the secret's digest in the
+	// set's proof (CredentialSetDigest), and never stored: the proof's
+	// binding, which the function records, then tells nothing about the
+	// secret to whoever reads the table, even of a guessable one.
+	Salt []byte `json:"salt,omitempty"`
 	// ToolsetID, with allow, is the registered toolset id to allow for
 	// the credentials of each target of it that declares auth.
 	ToolsetID string `json:"toolset_id,omitempty"`
@@ -207,17 +215,31 @@ const (
 	ActionCredentialsAllow  = caller.ActionCredentialsAllow
 )
 
+// SaltBytes is the length of a set's Salt: 32 bytes, HMAC-SHA256's key
+// length (RFC 2104 §3 recommends at least the hash's output length).
+const SaltBytes = 32
+
+// NewSalt draws a set's Salt from crypto/rand.
+func NewSalt() []byte {
+	b := make([]byte, SaltBytes)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24 and later)
+	return b
+}
+
 // CredentialSetDigest is what a set's proof binds besides the target:
 // "sha256:" and the hex SHA-256 of the JSON array
-// ["toolgate-credentials-set/2", toolset, target, origin, end_user, run,
-// expires_at, hex SHA-256 of the secret, hex SHA-256 of the draft], so
-// that a proof made for one secret, origin, scope, expiry or draft is
-// refused for any other. The secret itself is not in the proof.
+// ["toolgate-credentials-set/3", toolset, target, origin, end_user, run,
+// expires_at, hex HMAC-SHA256 of the secret keyed by the request's Salt,
+// hex SHA-256 of the draft], so that a proof made for one secret, origin,
+// scope, expiry or draft is refused for any other. Neither the secret nor
+// an unkeyed digest of it is in the proof: the salt, never stored, keys
+// it.
 func CredentialSetDigest(r CredentialRequest) string {
-	secret := sha256.Sum256(r.Secret)
+	mac := hmac.New(sha256.New, r.Salt)
+	mac.Write(r.Secret)
 	draft := sha256.Sum256([]byte(r.Draft))
-	doc, _ := json.Marshal([]string{"toolgate-credentials-set/2", r.Toolset, r.Target, r.Origin, r.EndUser, r.Run, r.ExpiresAt,
-		hex.EncodeToString(secret[:]), hex.EncodeToString(draft[:])})
+	doc, _ := json.Marshal([]string{"toolgate-credentials-set/3", r.Toolset, r.Target, r.Origin, r.EndUser, r.Run, r.ExpiresAt,
+		hex.EncodeToString(mac.Sum(nil)), hex.EncodeToString(draft[:])})
 	sum := sha256.Sum256(doc)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

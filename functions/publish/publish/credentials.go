@@ -255,6 +255,9 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 		}
 		expires = t
 	}
+	if len(r.Salt) != publishapi.SaltBytes {
+		return nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("salt: %d bytes, want %d random bytes drawn for this set (publishapi.NewSalt): update toolgate", len(r.Salt), publishapi.SaltBytes)}
+	}
 	who, err := s.verify(ctx, proof, publishapi.CredentialSetBinding(r))
 	if err != nil {
 		return nil, err
@@ -289,7 +292,7 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	}
 	version, err := s.Credentials.Store.Put(ctx, item)
 	if errors.Is(err, vault.ErrSetByAnother) {
-		return nil, forbidden(writeDecision{false, "run " + r.Run + "'s credential for this target was set by another principal, and only its setter may replace it"}, what)
+		return nil, forbidden(writeDecision{false, "a credential of run scope " + string(scope) + " for this target was set by another principal or for another execution of that name, and only its setter may replace it, for the same execution"}, what)
 	}
 	if err != nil {
 		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential could not be stored", Err: err}
@@ -299,8 +302,16 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	// may use a credential"), and an end user's or a run's setter must
 	// not let a toolset registered later under the name use the name's
 	// credentials.
+	// And only its first: once an id is allowed for the target at this
+	// origin, a set (a rotation) allows no other, so that a toolset
+	// registered under the name in between is allowed only by `credentials
+	// allow`, after a `toolset diff`.
 	var allowed []string
-	if s.Credentials.isAdmin(who.Principal) {
+	first, err := s.noneAllowed(ctx, t)
+	if err != nil {
+		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential was stored, but the registered toolset ids could not be read: set it again", Err: err}
+	}
+	if first && s.Credentials.isAdmin(who.Principal) {
 		if allowed, err = s.Credentials.Store.AllowRegistered(ctx, t, who.Principal); err != nil {
 			return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the credential was stored, but the registered toolset ids could not be allowed for it: set it again", Err: err}
 		}
@@ -314,6 +325,21 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	}
 	return &publishapi.CredentialSetResult{Toolset: r.Toolset, Target: r.Target, Origin: t.Origin, Scope: string(scope), Version: version,
 		SetBy: who.Principal, Allowed: allowed, OtherOrigins: others}, nil
+}
+
+// noneAllowed reports whether no toolset id of t's name is allowed for
+// t's target at t's origin yet.
+func (s *Service) noneAllowed(ctx context.Context, t credential.Target) (bool, error) {
+	ms, err := s.markers(ctx, t.ToolsetName, t.Name)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range ms {
+		if m.Origin == t.Origin && m.AllowedBy != "" {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // RunCredentialRetention is how long a run-scope credential's item is

@@ -49,7 +49,7 @@ func TestSetCredentialIsNotRedirectedByALaterRegistration(t *testing.T) {
 	store := vault.NewStore(e.db, e.table, func() time.Time { return now })
 	e.h.service.Credentials.Store = store
 	good := e.registerWebhooks(t, "") // https://api.example.com
-	set := publishapi.CredentialRequest{Toolset: "webhooks", Target: "api.example.com", Origin: "https://api.example.com", Secret: []byte(secret)}
+	set := publishapi.CredentialRequest{Toolset: "webhooks", Target: "api.example.com", Origin: "https://api.example.com", Secret: []byte(secret), Salt: publishapi.NewSalt()}
 	if _, code, msg := e.set(t, admin, set); code != "" {
 		t.Fatalf("set: %s %s", code, msg)
 	}

@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -42,9 +43,12 @@ type readEntry struct {
 	found Found
 }
 
-// secretKey names one stored value: its binding, version and a digest of
-// its nonce and encrypted data key, so that a credential revoked and set
-// again (version 1 again) is never taken for the old one.
+// secretKey names one stored value as one presentation opens it: its
+// binding, version and a digest of its nonce, encrypted data key,
+// ciphertext and of the target's auth, so that a credential revoked and set
+// again (version 1 again) is never taken for the old one, and a toolset
+// declaring another presentation of the same target (another header, a
+// path segment) never gets what only Open's GCM check would refuse it.
 type secretKey struct {
 	toolsetName, target, origin string
 	scope                       credential.Scope
@@ -173,6 +177,11 @@ func (r *Resolver) open(ctx context.Context, t credential.Target, st *stored, no
 	h.Write(st.Sealed.Nonce)
 	h.Write(st.Sealed.EncryptedKey)
 	h.Write(st.Sealed.Ciphertext)
+	auth, err := json.Marshal(t.Auth)
+	if err != nil {
+		return nil, err
+	}
+	h.Write(auth)
 	k := secretKey{toolsetName: t.ToolsetName, target: t.Name, origin: t.Origin, scope: st.Scope, version: st.Version}
 	h.Sum(k.sealed[:0])
 	r.mu.Lock()

@@ -126,7 +126,12 @@ func TestRunScopeIsUsedOnlyByItsRunAndItsSetterAsStarter(t *testing.T) {
 		t.Error("the setter's own run did not use its run credential")
 	}
 	// An item under run-1's key whose execution ARN is another run's (an
-	// execution name reused in another state machine) is not used.
+	// execution name reused in another state machine, set once the first
+	// was revoked: Put replaces no run's item with another execution's)
+	// is not used.
+	if err := f.store.Delete(t.Context(), crmTarget, credential.RunScope("run-1")); err != nil {
+		t.Fatal(err)
+	}
 	f.set(t, crmTarget, credential.RunScope("run-1"), "moved", other, runItem("arn:aws:states:us-east-1:000000000000:execution:other-sm:run-1"))
 	r2 := NewResolver(f.store, f.kms.Client(), f.clock.Now)
 	if _, secret := resolved(t, r2, request(runARN, other, "")); secret != "toolset-secret" {

@@ -172,7 +172,8 @@ func checkKeyParts(t credential.Target) error {
 // have, and ADDs 1 to version (DynamoDB applies it atomically, so two sets
 // never share a version). It returns the new version: 1 for a key that
 // had none (revoke deletes the item, so a later set starts again at 1).
-// A run-scope item set by another principal is not replaced:
+// A run-scope item set by another principal, or for another execution of
+// the same name (another state machine's), is not replaced:
 // ErrSetByAnother.
 func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 	if err := checkKeyParts(it.Target); err != nil {
@@ -212,9 +213,13 @@ func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 	}
 	b := expression.NewBuilder().WithUpdate(u)
 	if run {
-		// Only the run's first setter may replace its credential.
+		// Only the run's first setter may replace its credential, and
+		// only for the same execution: the scope names the execution
+		// name alone, and another state machine's execution of that
+		// name has a start record of its own.
 		b = b.WithCondition(expression.AttributeNotExists(expression.Name(table.PK)).
-			Or(expression.Name("set_by").Equal(expression.Value(it.SetBy))))
+			Or(expression.Name("set_by").Equal(expression.Value(it.SetBy)).
+				And(expression.Name("execution_arn").Equal(expression.Value(it.ExecutionARN)))))
 	}
 	expr, err := b.Build()
 	if err != nil {

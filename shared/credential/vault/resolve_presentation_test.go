@@ -8,16 +8,14 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// attack33: a credential set for one presentation (Authorization: Bearer)
-// must not open for a toolset of the same name, target and origin that
+// A credential set for one presentation (Authorization: Bearer) does not
+// open for a toolset of the same name, target and origin that
 // declares another presentation (a {secret} path segment), even once that
-// toolset id is allowed (docs/credentials.md, "Envelope encryption"). Open
-// refuses it (GCM's additional data holds the presentation), but the
-// Resolver's plaintext cache (secretKey) has no presentation in its key:
-// once a call of the header toolset decrypted the value in a warm
-// container, a call of the path-segment toolset gets it from the cache and
-// presents it in the URL path.
-func TestAttack33ResolverCacheIgnoresThePresentation(t *testing.T) {
+// toolset id is allowed (docs/credentials.md, "Envelope encryption"):
+// Open refuses it (GCM's additional data holds the presentation), and so
+// does the Resolver's plaintext cache of a warm container, whose key holds
+// the presentation, after a call of the header toolset opened the value.
+func TestTheResolversCacheOpensACredentialOnlyForItsPresentation(t *testing.T) {
 	f, r := resolverFixture(t)
 	f.set(t, crmTarget, credential.ScopeToolset, "canarytoken", admin)
 	// The header toolset's call: decrypts and caches.

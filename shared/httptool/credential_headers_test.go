@@ -11,14 +11,12 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// attack33: a host that echoes the credential it was sent in a response
-// header the tool keeps (ETag, RateLimit-*, X-RateLimit-*, ...) or in its
-// Content-Type gets it into the step's result (Output.Headers and
-// Output.ContentType), hence the execution's history and the ledger's
-// call record: Do redacts only Output.Data (docs/credentials.md, "At
-// call time": "A successful answer that quotes it ... has it removed too
-// before it becomes the step's result").
-func TestAttack33KeptResponseHeadersAreNotRedacted(t *testing.T) {
+// A host that echoes the credential it was sent in a response header the
+// tool keeps (ETag, RateLimit-*, X-RateLimit-*, ...) or in its
+// Content-Type does not get it into the step's result (Output.Headers and
+// Output.ContentType), hence the execution's history and the ledger's call
+// record (docs/credentials.md, "At call time").
+func TestKeptResponseHeadersAreRedactedOfTheCredential(t *testing.T) {
 	const secret = "api-key-kept-header-canary"
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		k := r.Header.Get("X-Api-Key")

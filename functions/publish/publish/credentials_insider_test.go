@@ -11,17 +11,13 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 )
 
-// attack33: credentials set's caller proof binds the SHA-256 of the
-// secret (CredentialSetDigest), and the publish function records every
-// accepted proof's binding value in the ledger table (kind proof,
-// attribute "binding"). That value is an unsalted, unkeyed SHA-256 chain
-// over the secret and fields anyone reading the table knows (toolset,
-// target, origin, scope, expiry): whoever can read the ledger table (an
-// operator) tests guesses of a low-entropy secret offline, against the
-// very rule credential.Digest states ("never to be logged or recorded (a
-// short secret's digest can be guessed back)"), and against "A credential
-// never enters ... a ledger row" (docs/credentials.md).
-func TestAttack33ProofRecordLetsAnOperatorGuessTheSecretOffline(t *testing.T) {
+// A set's caller proof binds the secret's HMAC under a salt the caller
+// draws and nothing stores (CredentialSetDigest), and the publish function
+// records every accepted proof's binding value in the ledger table (kind
+// proof, attribute "binding"): whoever reads the table (an operator)
+// cannot test guesses of a guessable secret against it, nor find the salt
+// (docs/credentials.md, "Storing").
+func TestAProofRecordDoesNotLetATableReaderGuessTheSecret(t *testing.T) {
 	e := newCredEnv(t)
 	e.registerWebhooks(t, "")
 	const weak = "Summer2026"
@@ -51,15 +47,12 @@ func TestAttack33ProofRecordLetsAnOperatorGuessTheSecretOffline(t *testing.T) {
 	}
 }
 
-// attack33: the run scope is "run:<execution name>", without the state
-// machine, while the start-record seal is checked for the ARN the set
-// names. Once run ARN1 (name N) has started, its scope is to be sealed
-// ([credentials-run-started]); a set naming ARN2, another state machine's
-// execution of the same name N that has not started, passes the seal and
-// replaces the item of scope run:N: the started run's credential is
-// changed (here: dropped, since the item now names ARN2, so the running
-// run falls back to the end-user or toolset scope).
-func TestAttack33AStartedRunsScopeIsRewrittenThroughAnotherStateMachinesARN(t *testing.T) {
+// The run scope is "run:<execution name>", without the state machine,
+// while the start-record seal is checked for the ARN the set names: a set
+// naming ARN2, another state machine's execution of the same name N that
+// has not started, does not replace the item of scope run:N once run
+// ARN1 (name N) has started, even by its setter.
+func TestAStartedRunsScopeIsNotRewrittenThroughAnotherStateMachinesARN(t *testing.T) {
 	e := newCredEnv(t)
 	e.registerWebhooks(t, "")
 	const arn1 = "arn:aws:states:eu-west-1:000000000000:execution:toolgate-test_digest:run-n"
@@ -87,15 +80,13 @@ func TestAttack33AStartedRunsScopeIsRewrittenThroughAnotherStateMachinesARN(t *t
 	}
 }
 
-// attack33: "A toolset registered later under the same name gets nothing
-// until a credential admin runs toolgate credentials allow ... a new tool
-// or a weaker policy under a familiar name must not inherit a token
-// silently" (docs/credentials.md). But every credentials set by an admin
-// allows every id marked so far (AllowRegistered), so a publisher who
-// registers a wider toolset under the name after the first set has it
-// allowed by the admin's next routine rotation of the secret, without
-// any toolset diff or allow.
-func TestAttack33ARotationAllowsAnIDRegisteredAfterTheFirstSet(t *testing.T) {
+// A toolset registered later under the same name gets nothing until a
+// credential admin runs toolgate credentials allow (docs/credentials.md):
+// an admin's set allows the ids registered so far only when none is
+// allowed yet for the target at that origin, so a publisher who registers
+// a wider toolset after the first set is not allowed by the admin's next
+// routine rotation of the secret.
+func TestARotationDoesNotAllowAnIDRegisteredAfterTheFirstSet(t *testing.T) {
 	e := newCredEnv(t)
 	first := e.registerWebhooks(t, "")
 	set := func() {

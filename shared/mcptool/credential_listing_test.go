@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -53,35 +54,32 @@ func echoingListServer(t *testing.T, secret string, changed *atomic.Bool) *httpt
 	return srv
 }
 
-// attack33: the listing a registration makes with a credential
-// (ListWithCredential, the publish function's draftLister) is not
-// redacted: a server quoting the credential in a tool's description (or
-// schema) gets it pinned into the registered toolset, which `toolset
-// show`, `toolset diff` and every Solution compiled against it carry
-// (docs/credentials.md: "A credential never enters a Solution").
-func TestAttack33ARegistrationListingQuotingTheCredentialIsNotRedacted(t *testing.T) {
+// A listing made with a credential (ListWithCredential, the publish
+// function's draftLister) that quotes it in a tool's description is
+// refused whole, without the credential in the message: nothing of it may
+// be pinned into a toolset, which `toolset show`, `toolset diff` and every
+// Solution compiled against it carry (docs/credentials.md).
+func TestAListingQuotingTheCredentialIsRefusedWhole(t *testing.T) {
 	const secret = "listing-canary-0123456789"
 	srv := echoingListServer(t, secret, nil)
 	c := New(config(t, hostOf(t, srv.URL)), nil)
 	cred := resolvedCredential(t, credentialTargetFor(srv.URL), secret)
 	l, err := c.ListWithCredential(t.Context(), srv.URL, cred)
-	if err != nil {
-		t.Fatalf("ListWithCredential: %v", err)
+	if err == nil {
+		raw, _ := json.Marshal(l)
+		t.Fatalf("a listing quoting the credential was accepted: %s", raw)
 	}
-	raw, _ := json.Marshal(l)
-	if strings.Contains(string(raw), secret) {
-		t.Errorf("the listing registration pins holds the credential: %s", raw)
+	if le, ok := err.(*ListError); !ok || le.Code != tool.PermanentFailure || !strings.Contains(le.Message, "quotes") || strings.Contains(le.Message, secret) {
+		t.Fatalf("ListWithCredential: %v, want a TOOL_PERMANENT_FAILURE saying the list quotes the credential, without it", err)
 	}
 }
 
-// attack33: Check's tool.schema_changed message names the changed JSON
-// paths, escaped as RFC 6901 tokens ("~" written "~0") and cut to 120
-// bytes, before RedactError runs: a server quoting the credential as a
-// property name gets it past the redaction whenever the credential holds
-// a "~" (an RFC 6750 b64token and an unreserved path segment may), and a
-// part of it whenever the cut falls inside it. The message is the
-// CALL_PARKED error recorded on the ledger row and the execution history.
-func TestAttack33SchemaChangedPathsAreCutAndEscapedBeforeRedaction(t *testing.T) {
+// A changed listing that quotes the credential as a property name leaves
+// no form of it in Check's error, which is recorded on the ledger row and
+// the execution history: the tool.schema_changed message would name the
+// changed JSON paths, escaped as RFC 6901 tokens ("~" written "~0") and
+// cut to 120 bytes, which redaction after the fact could miss.
+func TestAChangedListingQuotingTheCredentialLeavesNoFormOfItInTheError(t *testing.T) {
 	const secret = "tok~en-0123456789abcdef"
 	var changed atomic.Bool
 	srv := echoingListServer(t, secret, &changed)
