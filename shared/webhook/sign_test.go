@@ -91,7 +91,6 @@ func TestVectorsSignAndVerify(t *testing.T) {
 	}
 }
 
-
 // TestNewSecretParsesBack checks that a new secret is 32 bytes, padded
 // standard base64 after "whsec_", and that ParseSecret returns its key.
 func TestNewSecretParsesBack(t *testing.T) {
