@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
 )
 
 // Type is an event type, "<group>.<name>" (docs/webhooks.md, "Events").
@@ -125,13 +127,8 @@ func typeList() string {
 	return strings.Join(s, ", ")
 }
 
-// quote quotes an entry for an error message, cut to 40 bytes.
-func quote(s string) string {
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return fmt.Sprintf("%q", s)
-}
+// quote quotes an entry for an error message, cut to 40 characters.
+func quote(s string) string { return fmt.Sprintf("%q", excerpt.Runes(s, 40, "…")) }
 
 func contains(l []string, s string) bool {
 	for _, x := range l {
