@@ -182,8 +182,8 @@ var IDPattern = regexp.MustCompile(`^evt_[a-z2-7]{26}$`)
 // same occurrence recorded twice has one id (the outbox's dedupe key):
 // "evt_" and the lower-case, unpadded base32 (RFC 4648) of the first 16
 // bytes of SHA-256(type + "\n" + source). The source names the occurrence:
-// an execution ARN + "\n" + its status, a review id (+ "\n" + the decision
-// for review.decided), a PARKED row's key.
+// an execution ARN + "\n" + its status, a review id, a PARKED row's key,
+// a call's ledger key.
 func EventID(t Type, source string) string {
 	sum := sha256.Sum256([]byte(string(t) + "\n" + source))
 	return "evt_" + idEncoding.EncodeToString(sum[:16])
