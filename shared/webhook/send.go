@@ -87,7 +87,10 @@ func (s *Sender) Send(ctx context.Context, endpoint string, headers http.Header,
 	u, addrs, err := s.Rules.CheckResolved(ctx, endpoint)
 	if err != nil {
 		var r *Refusal
-		if errors.As(err, &r) {
+		switch {
+		case errors.As(err, &r) && r.Class == "lookup" && ctx.Err() != nil:
+			return fail("timeout")
+		case errors.As(err, &r):
 			return fail(r.Class)
 		}
 		return fail("request")

@@ -189,3 +189,22 @@ func TestSendReadsAtMostMaxResponse(t *testing.T) {
 		t.Fatalf("the whole 64 MiB answer was read")
 	}
 }
+
+// stallingResolver is a hand-written fake (no DNS stand-in stalls on
+// demand): it answers only when the look-up's context ends.
+type stallingResolver struct{}
+
+func (stallingResolver) LookupNetIP(ctx context.Context, _, _ string) ([]netip.Addr, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestSendCountsAStalledLookupAsATimeout checks that a look-up that does
+// not finish within Timeout ends the attempt as a timeout.
+func TestSendCountsAStalledLookupAsATimeout(t *testing.T) {
+	s := &Sender{Rules: mustRules(t, []string{"hooks.example.com"}, nil, nil), Timeout: 20 * time.Millisecond}
+	s.Rules.Resolver = stallingResolver{}
+	if a := s.Send(context.Background(), "https://hooks.example.com/", nil, []byte("{}")); a.Outcome != Retry || a.ErrorClass != "timeout" {
+		t.Fatalf("attempt %+v", a)
+	}
+}
