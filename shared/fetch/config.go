@@ -3,15 +3,14 @@ package fetch
 import (
 	"context"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/addrrule"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
@@ -91,42 +90,14 @@ func ParseConfig(allow []string, allowAddresses []string) (Config, error) {
 	return c, nil
 }
 
-// ParseExemption parses one exempted address of Config.AllowAddresses:
-// a CIDR prefix without host bits ("127.0.0.1/32") or a single address
-// without zone. It refuses a prefix that covers a cloud metadata address
-// or lies in IPv4-mapped IPv6 space; the error says which rule it breaks.
+// ParseExemption parses one exempted address of Config.AllowAddresses
+// (addrrule.ParseExemption): a CIDR prefix without host bits
+// ("127.0.0.1/32") or a single address without zone. It refuses a prefix
+// that covers a cloud metadata address or lies in IPv4-mapped IPv6 space;
+// the error says which rule it breaks.
 func ParseExemption(s string) (netip.Prefix, error) { return parseExemption(s) }
 
-func parseExemption(s string) (netip.Prefix, error) {
-	var p netip.Prefix
-	if strings.Contains(s, "/") {
-		var err error
-		if p, err = netip.ParsePrefix(s); err != nil {
-			return p, errors.New("not a CIDR prefix such as 127.0.0.1/32")
-		}
-		if p != p.Masked() {
-			return p, fmt.Errorf("host bits are set: write %s", p.Masked())
-		}
-	} else {
-		a, err := netip.ParseAddr(s)
-		if err != nil || a.Zone() != "" {
-			return p, errors.New("not an IP address or CIDR prefix (zones are not allowed)")
-		}
-		p = netip.PrefixFrom(a, a.BitLen())
-	}
-	for _, m := range metadata {
-		if p.Overlaps(m.prefix) {
-			return p, fmt.Errorf("covers %s, %s, which is never exempted", m.prefix.Addr(), m.name)
-		}
-	}
-	if p.Addr().Is6() && p.Overlaps(mappedPrefix) {
-		return p, errors.New("is IPv4-mapped (::ffff:0:0/96), which is refused whatever it embeds: write the IPv4 form")
-	}
-	return p, nil
-}
-
-// mappedPrefix is the IPv4-mapped IPv6 range (RFC 4291 §2.5.5.2).
-var mappedPrefix = netip.MustParsePrefix("::ffff:0:0/96")
+func parseExemption(s string) (netip.Prefix, error) { return addrrule.ParseExemption(s) }
 
 // ConfigFromEnv reads EnvAllow and EnvAllowAddresses through ParseConfig,
 // and EnvTimeoutSeconds.
@@ -188,41 +159,7 @@ func (c *Config) resolver() Resolver {
 	if c.Resolver != nil {
 		return c.Resolver
 	}
-	return systemResolver{net.DefaultResolver}
-}
-
-// systemResolver adapts *net.Resolver: it asks for A and AAAA answers
-// separately, so that IPv4 answers (which the pure-Go resolver returns in
-// IPv4-mapped form) come back as IPv4 and only a real AAAA answer can be an
-// IPv6 address. It is still one resolution of the name.
-type systemResolver struct{ r *net.Resolver }
-
-func (s systemResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
-	var (
-		wg       sync.WaitGroup
-		v4, v6   []netip.Addr
-		e4, e6   error
-		lookupV6 = network == "ip" || network == "ip6"
-	)
-	if lookupV6 {
-		wg.Go(func() { v6, e6 = s.r.LookupNetIP(ctx, "ip6", host) })
-	}
-	if network == "ip" || network == "ip4" {
-		v4, e4 = s.r.LookupNetIP(ctx, "ip4", host)
-	}
-	wg.Wait()
-	out := make([]netip.Addr, 0, len(v4)+len(v6))
-	for _, a := range v4 {
-		out = append(out, a.Unmap())
-	}
-	out = append(out, v6...)
-	if len(out) == 0 {
-		if e4 != nil {
-			return nil, e4
-		}
-		return nil, e6
-	}
-	return out, nil
+	return addrrule.System
 }
 
 // FixedResolver answers look-ups from a table, for dry runs: host names

@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -239,21 +238,5 @@ func TestParseResolve(t *testing.T) {
 	}
 	if _, err := f.LookupNetIP(context.Background(), "ip", "b.example"); err == nil {
 		t.Fatal("unknown host answered")
-	}
-}
-
-// TestSystemResolverIPv4 checks that the adapter over net.Resolver returns
-// an A answer as IPv4 (the pure-Go resolver gives ::ffff:127.0.0.1 for
-// localhost from /etc/hosts). It reads /etc/hosts only.
-func TestSystemResolverIPv4(t *testing.T) {
-	r := systemResolver{&net.Resolver{PreferGo: true}}
-	got, err := r.LookupNetIP(context.Background(), "ip", "localhost")
-	if err != nil {
-		t.Skipf("no localhost entry: %v", err)
-	}
-	for _, a := range got {
-		if a.Is4In6() {
-			t.Fatalf("answer %s is IPv4-mapped", a)
-		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/addrrule"
 	"github.com/toolgate/toolgate/shared/hostlist"
 )
 
@@ -61,5 +62,5 @@ func (f FileResolver) LookupNetIP(ctx context.Context, network, host string) ([]
 			return table.LookupNetIP(ctx, network, host)
 		}
 	}
-	return systemResolver{net.DefaultResolver}.LookupNetIP(ctx, network, host)
+	return addrrule.System.LookupNetIP(ctx, network, host)
 }

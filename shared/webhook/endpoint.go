@@ -1,0 +1,242 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/toolgate/toolgate/shared/addrrule"
+	"github.com/toolgate/toolgate/shared/fetchurl"
+	"github.com/toolgate/toolgate/shared/hostlist"
+)
+
+// AllowName names the platform's webhook host allow-list in refusals.
+const AllowName = "the webhook allow-list (TOOLGATE_WEBHOOK_ALLOW)"
+
+// EndpointRules decide a subscription's URL, at subscribe time and before
+// every attempt (docs/webhooks.md, "Endpoints"). The zero value allows
+// nothing.
+type EndpointRules struct {
+	// Allow is the platform's allow-list of webhook hosts, in package
+	// hostlist's syntax (the http tool's): an entry without a port allows
+	// 443 for https only. Empty: no webhook.
+	Allow hostlist.List
+	// AllowAddresses exempts addresses from addrrule.Check, cloud metadata
+	// excepted, and is the only place plain http may go: the local stack's
+	// 127.0.0.1/32. Empty when deployed.
+	AllowAddresses []netip.Prefix
+	// OwnHosts are this deployment's Function URL hosts
+	// ("<url-id>.lambda-url.<region>.on.aws"), refused so that an inbound
+	// receiver never turns events into runs into events; an entry
+	// "*.<suffix>" refuses every host under suffix.
+	OwnHosts []string
+	// Resolver looks a host name up, once per attempt; nil: addrrule.System.
+	Resolver addrrule.Resolver
+}
+
+// ParseEndpointRules builds EndpointRules from the platform's allow-list
+// (hostlist entries), exempted addresses (addrrule.ParseExemption) and own
+// Function URL hosts (host names, or "*." and a name). Errors name the
+// list and the entry.
+func ParseEndpointRules(allow, allowAddresses, ownHosts []string) (EndpointRules, error) {
+	var r EndpointRules
+	var err error
+	if r.Allow, err = hostlist.ParseList(allow); err != nil {
+		return r, fmt.Errorf("webhook allow-list: %w", err)
+	}
+	for i, s := range allowAddresses {
+		p, err := addrrule.ParseExemption(s)
+		if err != nil {
+			return r, fmt.Errorf("webhook allow-address %d %q: %w", i, s, err)
+		}
+		r.AllowAddresses = append(r.AllowAddresses, p)
+	}
+	for i, s := range ownHosts {
+		rest, wild := strings.CutPrefix(s, "*.")
+		h, err := hostlist.NormalizeHost(rest)
+		if err != nil {
+			return r, fmt.Errorf("webhook own host %d: %w", i, err)
+		}
+		if wild {
+			h = "*." + h
+		}
+		r.OwnHosts = append(r.OwnHosts, h)
+	}
+	return r, nil
+}
+
+// Refusal is the error of Check and Resolve: why an endpoint may not be
+// called. Class is the attempt's ErrorClass: "refused-url" for the URL's
+// syntax, scheme or host, "refused-address" for an address, "lookup" for
+// a look-up that failed. Reason may name the host and its addresses,
+// never the URL's path or query.
+type Refusal struct {
+	Class  string
+	Reason string
+}
+
+func (r *Refusal) Error() string { return "webhook endpoint refused: " + r.Reason }
+
+func refused(format string, a ...any) error {
+	return &Refusal{Class: "refused-url", Reason: fmt.Sprintf(format, a...)}
+}
+
+// Check decides a subscription's URL without any look-up, in this order:
+// the syntax of fetchurl.Parse (the http tool's: no userinfo, no blanks, a
+// host in hostlist's form); no fragment; https, or http only to an IP
+// literal inside AllowAddresses; not one of OwnHosts, nor the same
+// Function URL id in any region; a host and port on Allow; an IP literal
+// allowed by addrrule.Check. It returns the URL to POST to: the host in
+// its canonical form, a default port left out. The error is a *Refusal.
+func (r EndpointRules) Check(raw string) (*url.URL, error) {
+	u, err := fetchurl.Parse(raw)
+	if err != nil {
+		return nil, refused("%s", err)
+	}
+	if u.Parsed.Fragment != "" || strings.Contains(raw, "#") {
+		return nil, refused("the URL has a fragment, which is never sent: remove it")
+	}
+	addr, literal := u.Addr()
+	if u.Scheme == "http" && !(literal && r.exempt(addr)) {
+		return nil, refused("plain http is allowed only to an exempted address (the local stack's 127.0.0.1): use https")
+	}
+	if why := r.own(u.Host); why != "" {
+		return nil, refused("%s is %s: a webhook never calls this deployment", u.Host, why)
+	}
+	if len(r.Allow) == 0 {
+		return nil, refused("no webhook can be delivered: %s is empty", AllowName)
+	}
+	if err := fetchurl.Listed(r.Allow, AllowName, u); err != nil {
+		return nil, refused("%s", err)
+	}
+	if literal {
+		if ok, why := addrrule.Check(addr, r.AllowAddresses); !ok {
+			return nil, &Refusal{Class: "refused-address", Reason: "the address " + why}
+		}
+	}
+	out := *u.Parsed
+	out.User, out.Fragment, out.RawFragment = nil, "", ""
+	out.Host = u.Host
+	if literal && addr.Is6() {
+		out.Host = "[" + u.Host + "]"
+	}
+	if def := map[string]string{"http": "80", "https": "443"}[u.Scheme]; u.Port != "" && u.Port != def {
+		out.Host += ":" + u.Port
+	}
+	return &out, nil
+}
+
+func (r EndpointRules) exempt(a netip.Addr) bool {
+	for _, p := range r.AllowAddresses {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// own says why host is one of the deployment's own hosts, "" when it is
+// not. A Function URL host is "<url-id>.lambda-url.<region>.on.aws"; the
+// same url-id under another lambda-url domain is the same function.
+func (r EndpointRules) own(host string) string {
+	for _, o := range r.OwnHosts {
+		o = strings.ToLower(strings.TrimSuffix(o, "."))
+		if suffix, ok := strings.CutPrefix(o, "*."); ok {
+			if strings.HasSuffix(host, "."+suffix) {
+				return "under " + o + ", this deployment's own Function URLs"
+			}
+			continue
+		}
+		if host == o {
+			return "this deployment's own Function URL host"
+		}
+		if id, ok := functionURLID(o); ok {
+			if hid, ok := functionURLID(host); ok && hid == id {
+				return "the Function URL id of this deployment's " + o
+			}
+		}
+	}
+	return ""
+}
+
+// functionURLID returns the url-id of a Function URL host,
+// "<url-id>.lambda-url.<...>".
+func functionURLID(host string) (string, bool) {
+	labels := strings.Split(host, ".")
+	if len(labels) < 3 || labels[1] != "lambda-url" || labels[0] == "" {
+		return "", false
+	}
+	return labels[0], true
+}
+
+// Resolve returns the addresses a checked URL (Check's) may be connected
+// to: an IP literal's address, or the answers of one look-up of the host
+// name through Resolver, de-duplicated, every one allowed by
+// addrrule.Check with AllowAddresses. A host with any refused answer is
+// refused: the error is a *Refusal of class "refused-address", or "lookup"
+// when the look-up failed or found nothing.
+func (r EndpointRules) Resolve(ctx context.Context, u *url.URL) ([]netip.Addr, error) {
+	host := u.Hostname()
+	if a, err := netip.ParseAddr(host); err == nil {
+		if ok, why := addrrule.Check(a, r.AllowAddresses); !ok {
+			return nil, &Refusal{Class: "refused-address", Reason: "the address " + why}
+		}
+		return []netip.Addr{a}, nil
+	}
+	res := r.Resolver
+	if res == nil {
+		res = addrrule.System
+	}
+	answers, err := res.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(answers) == 0 {
+		var dnsErr *net.DNSError
+		reason := "looking up " + host + " failed"
+		switch {
+		case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+			reason = "looking up " + host + " did not finish in time"
+		case err == nil || errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+			reason = host + " has no address (no such host)"
+		}
+		return nil, &Refusal{Class: "lookup", Reason: reason}
+	}
+	var out []netip.Addr
+	for _, a := range answers {
+		if !containsAddr(out, a) {
+			out = append(out, a)
+		}
+	}
+	for _, a := range out {
+		if ok, why := addrrule.Check(a, r.AllowAddresses); !ok {
+			return nil, &Refusal{Class: "refused-address", Reason: fmt.Sprintf("%s resolves to %s: %s; a host with any refused address among its answers is refused", host, a, why)}
+		}
+	}
+	return out, nil
+}
+
+// CheckResolved is Check and then Resolve: what the admin function runs
+// at subscribe time, so that a URL whose name resolves to a refused
+// address is refused before it is stored.
+func (r EndpointRules) CheckResolved(ctx context.Context, raw string) (*url.URL, []netip.Addr, error) {
+	u, err := r.Check(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	addrs, err := r.Resolve(ctx, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	return u, addrs, nil
+}
+
+func containsAddr(l []netip.Addr, a netip.Addr) bool {
+	for _, b := range l {
+		if a == b {
+			return true
+		}
+	}
+	return false
+}
