@@ -43,8 +43,13 @@ func run(t *testing.T, p sqs.Poller) *running {
 	r.stop = func() {
 		once.Do(func() {
 			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(within):
+				t.Errorf("Run did not return within %v of its context's end", within)
 			}
 		})
 	}

@@ -71,7 +71,7 @@ func Redrive(ctx context.Context, c MoveAPI, dlqURL, targetURL string, max int) 
 }
 
 // sendable is a received message's attributes as SendMessage takes them
-// (nil for none: SQS refuses an empty map on some protocols).
+// (nil for none).
 func sendable(attrs map[string]types.MessageAttributeValue) map[string]types.MessageAttributeValue {
 	if len(attrs) == 0 {
 		return nil
