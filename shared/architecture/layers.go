@@ -46,7 +46,7 @@ var Layers = []Layer{
 		Packages: []string{"shared/dnsname", "shared/hostlist", "shared/fetchurl", "shared/recipient",
 			"shared/mailheader", "shared/reviewer", "shared/enduser", "shared/invisible", "shared/schema", "shared/seal",
 			"shared/externalkey", "shared/inputrecord", "shared/catalog", "shared/toolset", "shared/lane",
-			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential"},
+			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential", "shared/webhook"},
 		Uses:    []string{"base", "contract"},
 		Forbids: runTime,
 	},
@@ -67,7 +67,8 @@ var Layers = []Layer{
 		Name: "adapters",
 		Packages: []string{"shared/ledger", "shared/review/dynamo", "shared/review/stepfunctions",
 			"shared/ledger/tabledef", "shared/secrets", "shared/coldstart", "shared/functionurl",
-			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential/vault"},
+			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential/vault",
+			"shared/webhook/store"},
 		Uses: []string{"base", "contract", "rules", "domain"},
 	},
 	{
