@@ -52,8 +52,10 @@ const noMaximum = -1
 // 4,000 write request units per second: DynamoDB Developer Guide, "Initial
 // throughput for on-demand capacity mode"), far over what the functions'
 // default reserved concurrency can drive with ordinary results, and a bound
-// on what a runaway costs. The index holds review items only, written and
-// listed by review-request and review-decision.
+// on what a runaway costs. Each index's maxima are the same: reviews-by-status
+// holds review items only, written and listed by review-request and
+// review-decision; webhook-unsent the keys of webhook events until they are
+// sent.
 var (
 	defaultTableThroughput = Throughput{MaxReadRequestUnits: 12000, MaxWriteRequestUnits: 4000}
 	defaultIndexThroughput = Throughput{MaxReadRequestUnits: 4000, MaxWriteRequestUnits: 4000}
