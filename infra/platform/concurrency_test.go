@@ -138,7 +138,7 @@ func TestFunctionSettings(t *testing.T) {
 }
 
 // TestLedgerThroughputDefaults: with no configuration the table and its
-// index carry the default on-demand maxima; props without them set none.
+// indexes carry the default on-demand maxima; props without them set none.
 func TestLedgerThroughputDefaults(t *testing.T) {
 	cfg, err := LoadConfig(func(string) any { return nil })
 	if err != nil {
@@ -157,6 +157,9 @@ func TestLedgerThroughputDefaults(t *testing.T) {
 			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 12000, "MaxWriteRequestUnits": 4000},
 			"GlobalSecondaryIndexes": []any{assertions.Match_ObjectLike(&map[string]any{
 				"IndexName":          "reviews-by-status",
+				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
+			}), assertions.Match_ObjectLike(&map[string]any{
+				"IndexName":          "webhook-unsent",
 				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
 			})},
 		})

@@ -680,8 +680,9 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			},
 		})
 	}))
-	// Every key is a string; the reviews-by-status index (shared/ledger
-	// CreateTable) projects the listing's attributes only.
+	// Every key is a string but the webhook-unsent index's flag; the
+	// reviews-by-status index (shared/ledger CreateTable) projects the
+	// listing's attributes only, the sparse webhook-unsent index the keys.
 	var projected []any
 	for _, a := range []string{"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
 		"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key"} {
@@ -693,6 +694,8 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			map[string]any{"AttributeName": "sk", "AttributeType": "S"},
 			map[string]any{"AttributeName": "review_list_pk", "AttributeType": "S"},
 			map[string]any{"AttributeName": "review_list_sk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "unsent", "AttributeType": "N"},
+			map[string]any{"AttributeName": "produced_at", "AttributeType": "S"},
 		}),
 		"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&[]any{map[string]any{
 			"IndexName": "reviews-by-status",
@@ -701,6 +704,14 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 				map[string]any{"AttributeName": "review_list_sk", "KeyType": "RANGE"},
 			},
 			"Projection":         map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": projected},
+			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
+		}, map[string]any{
+			"IndexName": "webhook-unsent",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "unsent", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "produced_at", "KeyType": "RANGE"},
+			},
+			"Projection":         map[string]any{"ProjectionType": "KEYS_ONLY"},
 			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
 		}}),
 	}

@@ -41,8 +41,10 @@ func accessStatement(a table.Access, l ledgerARNs, indexLeadingKeys bool) awsiam
 //     pattern for each of a.Prefixes(): the items whose partition key
 //     starts with a prefix of the kinds it reaches. On an index Query,
 //     ["<Index.PKPrefix>*"] (the index's partition key values) when
-//     indexLeadingKeys is set, and none when it is not (the default): IAM
-//     documents the key as the table's partition key, and whether it
+//     indexLeadingKeys is set (not the default) and the index's partition
+//     key is a string with a prefix (the webhook-unsent index's is the
+//     number 1), none otherwise: IAM documents the key as the table's
+//     partition key, and whether it
 //     evaluates it against an index's partition key is not confirmed, so
 //     an index Query is bounded by the index (its resource) and, where the
 //     access names them, by dynamodb:Attributes, kept either way
@@ -67,7 +69,7 @@ func accessConditions(a table.Access, indexLeadingKeys bool) map[string]any {
 	for _, p := range a.Prefixes() {
 		keys = append(keys, p+"*")
 	}
-	if a.Index != nil && indexLeadingKeys {
+	if a.Index != nil && indexLeadingKeys && a.Index.PKPrefix != "" {
 		keys = append(keys, a.Index.PKPrefix+"*")
 	}
 	if keys != nil {

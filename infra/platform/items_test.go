@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/credential"
@@ -20,6 +21,8 @@ import (
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/table"
+	"github.com/toolgate/toolgate/shared/webhook"
+	whstore "github.com/toolgate/toolgate/shared/webhook/store"
 )
 
 // Per-item least privilege (docs/infra.md, "Least privilege"), held to the
@@ -303,6 +306,12 @@ var forged = map[table.Principal][]ddbRequest{
 		{What: "list reviews", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk"}},
 		{What: "query a run", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"RUN#arn"}, Attributes: []string{"pk", "sk"}},
 		forgedPut("write an item of no prefix", "X"),
+		forgedUpdate("mark a webhook event sent", "WHEVT#"+testEvent, "unsent", "sent_at"),
+		forgedPut("record a webhook event as sent", "WHEVT#"+testEvent, "type", "data", "sent_at"),
+		forgedGet("read a webhook event", "WHEVT#"+testEvent, "data"),
+		forgedGet("read webhook subscriptions' secrets", "WEBHOOK#SUBSCRIPTIONS", "secrets"),
+		forgedPut("subscribe a webhook", "WEBHOOK#SUBSCRIPTIONS", "url", "secrets"),
+		forgedPut("record a webhook attempt", "WHEVT#"+testEvent, "status_code", "outcome"),
 	},
 	table.ReviewRequest: {
 		forgedUpdate("approve a review", "REVIEW#rv_1", "status"),
@@ -314,6 +323,9 @@ var forged = map[table.Principal][]ddbRequest{
 		forgedPut("record a starter with more", "START#arn", "starter", "requester"),
 		forgedPut("register a toolset", "TOOLSET#ts_1", "body"),
 		{What: "list reviews", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk"}},
+		forgedUpdate("change a recorded webhook event", "WHEVT#"+testEvent, "data"),
+		forgedGet("read webhook subscriptions' secrets", "WEBHOOK#SUBSCRIPTIONS", "secrets"),
+		forgedUpdate("disable a webhook subscription", "WEBHOOK#SUBSCRIPTIONS", "status"),
 	},
 	table.ReviewDecision: {
 		forgedUpdate("bind an approval", "REVIEW#rv_1", "bound_key"),
@@ -379,7 +391,17 @@ const (
 	testKey     = testRunID + "/2"
 	testToolset = "ts_0123456789abcdef0123456789abcdef"
 	testReview  = "rv_0123456789abcdef0123456789abcdef"
+	testEvent   = "evt_abcdefghijklmnopqrstuvwxyz"
+	testSub     = "sub_abcdefghijklmnopqrstuvwxyz"
 )
+
+// discardQueue is the events queue of a webhook Emitter under replay: it
+// takes every message.
+type discardQueue struct{}
+
+func (discardQueue) SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	return &sqs.SendMessageOutput{}, nil
+}
 
 // codeRequests runs, for each function, the store methods its code calls
 // (shared/dispatch: the ledger's call methods, ToolsetCache's loads,
@@ -511,11 +533,49 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("vault.Store.AllowRegistered", 0, func(db *recorder) { ignore(c(db).AllowRegistered(ctx, credTarget, user)) }),
 		run("vault.Store.StartRecorded", 0, func(db *recorder) { ignore(c(db).StartRecorded(ctx, testRunID)) }),
 	}
+	// Webhooks (shared/webhook/store): producers record events (a tool
+	// function only records; review-request and webhook-delivery send and
+	// mark them sent, Emitter.Emit); the webhooks function manages
+	// subscriptions and reads attempts; webhook-delivery fans out,
+	// delivers, records attempts, disables on 410 and relays.
+	w := func(db *recorder) *whstore.Store { return whstore.New(db, "toolgate-test", nil) }
+	ev := webhook.Event{ID: testEvent, Type: "review.requested", Solution: "digest", Data: json.RawMessage(`{"review_id":"rv_1"}`)}
+	record := []func(*recorder){
+		run("store.Store.RecordEvent", 0, func(db *recorder) { ignore(w(db).RecordEvent(ctx, ev)) }),
+		run("store.Store.RecordEvent (condition failed)", 1, func(db *recorder) { ignore(w(db).RecordEvent(ctx, ev)) }),
+	}
+	emit := run("store.Emitter.Emit", 0, func(db *recorder) {
+		ignore((&whstore.Emitter{Store: w(db), Queue: discardQueue{}, QueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/q"}).Emit(ctx, ev))
+	})
+	secret := whstore.SealedSecret{Sealed: sealed}
+	webhookAdmin := []func(*recorder){
+		run("store.Store.Subscribe", 0, func(db *recorder) {
+			ignore(w(db).Subscribe(ctx, whstore.Subscription{ID: testSub, URL: "https://hooks.example.com/", Events: []string{"run.*"},
+				CreatedBy: user, Secrets: []whstore.SealedSecret{secret}}))
+		}),
+		run("store.Store.Subscriptions", 0, func(db *recorder) { ignore(w(db).Subscriptions(ctx)) }),
+		run("store.Store.Subscription", 0, func(db *recorder) { ignore(w(db).Subscription(ctx, testSub)) }),
+		run("store.Store.Disable", 0, func(db *recorder) { ignore(w(db).Disable(ctx, testSub, "no longer used")) }),
+		run("store.Store.Attempts", 0, func(db *recorder) { ignore(w(db).Attempts(ctx, testEvent)) }),
+	}
+	webhookDelivery := []func(*recorder){
+		run("store.Store.Event", 0, func(db *recorder) { ignore(w(db).Event(ctx, testEvent)) }),
+		run("store.Store.Subscriptions", 0, func(db *recorder) { ignore(w(db).Subscriptions(ctx)) }),
+		run("store.Store.Subscription", 0, func(db *recorder) { ignore(w(db).Subscription(ctx, testSub)) }),
+		run("store.Store.RecordAttempt", 0, func(db *recorder) {
+			ignore(w(db).RecordAttempt(ctx, testEvent, testSub, 1, webhook.Attempt{Status: 410, Outcome: "gone"}))
+		}),
+		run("store.Store.Disable", 0, func(db *recorder) { ignore(w(db).Disable(ctx, testSub, "410 Gone")) }),
+		run("store.Store.Unsent", 0, func(db *recorder) { ignore(w(db).Unsent(ctx, now, 10)) }),
+		emit,
+	}
 	byPrincipal := map[table.Principal][]func(*recorder){
-		table.ToolFunctions:  slices.Concat(dispatcher, credentialReads, proofs),
-		table.ReviewRequest:  slices.Concat(request, proofs),
-		table.ReviewDecision: slices.Concat(decision, proofs),
-		table.Publish:        slices.Concat(publishing, credentialAdmin, proofs),
+		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, record),
+		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}),
+		table.ReviewDecision:  slices.Concat(decision, proofs),
+		table.Publish:         slices.Concat(publishing, credentialAdmin, proofs),
+		table.Webhooks:        slices.Concat(webhookAdmin, proofs),
+		table.WebhookDelivery: slices.Concat(webhookDelivery, record),
 	}
 	out := map[string][]ddbRequest{}
 	for _, spec := range functionSpecs {

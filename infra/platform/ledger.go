@@ -14,8 +14,21 @@ import (
 // ledgerIndexes are the table's global secondary indexes, as declared
 // (table.Indexes), the same the local stack and the tests create: the
 // reviews-by-status index lists reviews without a Scan and projects none
-// of a review's inputs, reason or task token.
+// of a review's inputs, reason or task token; the sparse webhook-unsent
+// index holds the keys of the webhook events not yet handed to the queue.
 var ledgerIndexes = table.Indexes
+
+// attributeType is the CDK's type of an index key of the declaration's
+// type t: a number (the sparse webhook-unsent index's flag) or a string.
+func attributeType(t table.Type) awsdynamodb.AttributeType {
+	switch t {
+	case table.Number:
+		return awsdynamodb.AttributeType_NUMBER
+	case table.Binary:
+		return awsdynamodb.AttributeType_BINARY
+	}
+	return awsdynamodb.AttributeType_STRING
+}
 
 // Throughput is the on-demand maxima of the table or of an index
 // (OnDemandThroughput), in request units per second: a read or write that
@@ -39,8 +52,10 @@ const noMaximum = -1
 // 4,000 write request units per second: DynamoDB Developer Guide, "Initial
 // throughput for on-demand capacity mode"), far over what the functions'
 // default reserved concurrency can drive with ordinary results, and a bound
-// on what a runaway costs. The index holds review items only, written and
-// listed by review-request and review-decision.
+// on what a runaway costs. Each index's maxima are the same: reviews-by-status
+// holds review items only, written and listed by review-request and
+// review-decision; webhook-unsent the keys of webhook events until they are
+// sent.
 var (
 	defaultTableThroughput = Throughput{MaxReadRequestUnits: 12000, MaxWriteRequestUnits: 4000}
 	defaultIndexThroughput = Throughput{MaxReadRequestUnits: 4000, MaxWriteRequestUnits: 4000}
@@ -151,16 +166,19 @@ func NewLedger(scope constructs.Construct, id string, props *LedgerProps) *Ledge
 	})
 	indexRead, indexWrite := props.IndexThroughput.maxima()
 	for _, ix := range ledgerIndexes {
+		pkType, skType := ix.KeyTypes()
 		gsi := &awsdynamodb.GlobalSecondaryIndexProps{
 			MaxReadRequestUnits:  indexRead,
 			MaxWriteRequestUnits: indexWrite,
 			IndexName:            jsii.String(ix.Name),
-			PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: awsdynamodb.AttributeType_STRING},
-			ProjectionType:       awsdynamodb.ProjectionType_INCLUDE,
-			NonKeyAttributes:     jsii.Strings(ix.Projects...),
+			PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: attributeType(pkType)},
+			ProjectionType:       awsdynamodb.ProjectionType_KEYS_ONLY,
+		}
+		if len(ix.Projects) > 0 {
+			gsi.ProjectionType, gsi.NonKeyAttributes = awsdynamodb.ProjectionType_INCLUDE, jsii.Strings(ix.Projects...)
 		}
 		if ix.SK != "" {
-			gsi.SortKey = &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: awsdynamodb.AttributeType_STRING}
+			gsi.SortKey = &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: attributeType(skType)}
 		}
 		table.AddGlobalSecondaryIndex(gsi)
 	}

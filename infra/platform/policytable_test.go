@@ -175,7 +175,7 @@ func principalTitle(p table.Principal, withFunctions bool) string {
 		return principalTitles["operator"]
 	case len(fns) == 1 && fns[0] == string(p):
 		return "`" + fns[0] + "`"
-	case !withFunctions:
+	case !withFunctions || len(fns) == 0: // a principal whose function is not deployed yet
 		return string(p)
 	}
 	return string(p) + " (`" + strings.Join(fns, "`, `") + "`)"

@@ -68,7 +68,8 @@ var Layers = []Layer{
 		Name: "adapters",
 		Packages: []string{"shared/ledger", "shared/review/dynamo", "shared/review/stepfunctions",
 			"shared/ledger/tabledef", "shared/secrets", "shared/coldstart", "shared/functionurl",
-			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential/vault"},
+			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential/vault",
+			"shared/webhook/store"},
 		Uses: []string{"base", "contract", "rules", "domain"},
 	},
 	{

@@ -17,11 +17,18 @@ const (
 	ReviewDecision Principal = "review-decision"
 	Publish        Principal = "publish"
 	Operator       Principal = "operator" // the operator managed policy: toolgate ledger
+	// Webhooks is the webhooks function: toolgate webhooks' subscribe,
+	// list, rotate-secret, disable and deliveries (docs/webhooks.md).
+	Webhooks Principal = "webhooks"
+	// WebhookDelivery is the webhook-delivery function: fan-out of events
+	// to subscriptions, delivery, and the relay of unsent events.
+	WebhookDelivery Principal = "webhook-delivery"
 )
 
-// Functions are the principals that are functions: each verifies caller
-// proofs, so each records them.
-var Functions = []Principal{ToolFunctions, ReviewRequest, ReviewDecision, Publish}
+// Functions are the principals whose functions verify caller proofs, so
+// each records them. webhook-delivery verifies none: only its queues and
+// its schedule invoke it.
+var Functions = []Principal{ToolFunctions, ReviewRequest, ReviewDecision, Publish, Webhooks}
 
 // Action is a DynamoDB action on the table's items, as IAM names it.
 type Action string
@@ -111,10 +118,19 @@ func Check() error {
 		if len(owners) == 0 {
 			return fmt.Errorf("table: index %s has no item kind", ix.Name)
 		}
+		pkType, skType := ix.KeyTypes()
 		for _, k := range owners {
 			for _, n := range slices.Concat([]string{ix.PK, ix.SK}, ix.Projects) {
-				if k.Attribute(n) == nil {
+				if n != "" && k.Attribute(n) == nil {
 					return fmt.Errorf("table: index %s names %s, which item kind %s does not declare", ix.Name, n, k.Name)
+				}
+			}
+			for _, key := range []struct {
+				name string
+				t    Type
+			}{{ix.PK, pkType}, {ix.SK, skType}} {
+				if key.name != "" && !slices.Equal(k.Attribute(key.name).Types, []Type{key.t}) {
+					return fmt.Errorf("table: index %s keys on %s as %s, which item kind %s declares as %v", ix.Name, key.name, key.t, k.Name, k.Attribute(key.name).Types)
 				}
 			}
 		}
@@ -197,6 +213,36 @@ var ReadAttributes = []string{
 var CredentialReadAttributes = append(Credential.Names(PK, SK, "ct", "nonce", "edk", "key_id", "version", "set_by",
 	"credential_expires_at", "execution_arn"), CredentialToolset.Names("allowed_by")...)
 
+// WebhookEventRecorded are the attributes of a webhook event's conditional
+// PutItem (webhook store RecordEvent: the item, unsent set, and the
+// condition attribute_not_exists(pk)): what the event is, never when it
+// was sent.
+var WebhookEventRecorded = WebhookEvent.Names(PK, SK, "type", "solution", "data", "produced_at", "unsent", ExpiresAt)
+
+// WebhookEventSent are the attributes of marking a webhook event sent
+// (webhook store MarkSent: REMOVE unsent, SET sent_at, condition
+// attribute_exists(pk)).
+var WebhookEventSent = WebhookEvent.Names(PK, SK, "unsent", "sent_at")
+
+// WebhookEventRead are the attributes webhook-delivery reads of an event
+// (webhook store Event, a GetItem projecting them).
+var WebhookEventRead = WebhookEvent.Names(PK, SK, "type", "solution", "data", "produced_at")
+
+// WebhookAttemptRecorded are the attributes of a delivery attempt's
+// PutItem (webhook store RecordAttempt).
+var WebhookAttemptRecorded = WebhookAttempt.Names(PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at", ExpiresAt)
+
+// WebhookSubscriptionDisabled are the attributes of disabling a
+// subscription (webhook store Disable: SET status, disabled_reason,
+// updated_at, ADD version, condition attribute_exists(pk)): never its
+// URL, its patterns nor its secrets.
+var WebhookSubscriptionDisabled = WebhookSubscription.Names(PK, SK, "status", "disabled_reason", "updated_at", "version")
+
+// WebhookDeliveriesRead are the attributes toolgate webhooks deliveries
+// reads of an event's partition (webhook store Attempts, a Query
+// projecting them): the attempts, never the event's data.
+var WebhookDeliveriesRead = WebhookAttempt.Names(PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at")
+
 // Accesses is every access to the table. infra generates each role's and
 // managed policy's ledger statements from it, in this order per principal;
 // docs/infra.md tabulates them.
@@ -262,6 +308,35 @@ var Accesses = []Access{
 		Doc: "the conditional PutItem of an accepted proof (ReturnValuesOnConditionCheckFailure ALL_OLD)"},
 	{Sid: "ReadCallerProofs", By: Functions, On: []*Kind{Proof}, Actions: []Action{GetItem},
 		Code: "ledger.ProofTable.Record", Doc: "the proof record after its condition failed without the old item (dynalite)"},
+	{Sid: "RecordWebhookEvents", By: []Principal{ToolFunctions, ReviewRequest, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{PutItem},
+		Attributes: WebhookEventRecorded, Code: "store.Store.RecordEvent (shared/webhook/store)",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) of an event, once: a tool function's park, review-request's review.requested, " +
+			"webhook-delivery's run events; unsent set, so the relay finds it"},
+	{Sid: "MarkWebhookEventsSent", By: []Principal{ReviewRequest, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{UpdateItem},
+		Attributes: WebhookEventSent, ReturnValues: "NONE", Code: "store.Store.MarkSent",
+		Doc: "the UpdateItem removing unsent once SendMessage took the event: a tool function sends nothing and marks nothing"},
+	{Sid: "ReadWebhookEvents", By: []Principal{WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{GetItem},
+		Attributes: WebhookEventRead, SpecificAttributes: true, Code: "store.Store.Event",
+		Doc: "a consistent GetItem of the event to fan out or deliver, projecting WebhookEventRead"},
+	{Sid: "ListUnsentWebhookEvents", By: []Principal{WebhookDelivery}, Index: WebhookUnsent, Actions: []Action{Query},
+		Attributes: WebhookUnsent.Attributes(), Code: "store.Store.Unsent (store.Relay)",
+		Doc: "the relay's Query of the sparse index, oldest first: the keys only"},
+	{Sid: "ReadWebhookSubscriptions", By: []Principal{WebhookDelivery}, On: []*Kind{WebhookSubscription}, Actions: []Action{GetItem, Query},
+		Code: "store.Store Subscriptions, Subscription",
+		Doc:  "the fan-out's Query of every subscription, a delivery's GetItem of its subscription (with its sealed secrets)"},
+	{Sid: "DisableWebhookSubscriptions", By: []Principal{WebhookDelivery}, On: []*Kind{WebhookSubscription}, Actions: []Action{UpdateItem},
+		Attributes: WebhookSubscriptionDisabled, ReturnValues: "NONE", Code: "store.Store.Disable",
+		Doc: "disabling a subscription whose endpoint answered 410 Gone: never its URL, patterns or secrets"},
+	{Sid: "RecordWebhookAttempts", By: []Principal{WebhookDelivery}, On: []*Kind{WebhookAttempt}, Actions: []Action{PutItem},
+		Attributes: WebhookAttemptRecorded, Code: "store.Store.RecordAttempt",
+		Doc: "the PutItem of one attempt's status, latency and outcome: never a body"},
+	{Sid: "ManageWebhookSubscriptions", By: []Principal{Webhooks}, On: []*Kind{WebhookSubscription},
+		Actions: []Action{GetItem, PutItem, UpdateItem, Query}, Code: "store.Store Subscribe, Subscriptions, Subscription, Rotate, Disable",
+		Doc: "subscribe (conditional PutItem), list (Query), rotate-secret (GetItem, then UpdateItem conditional on version), disable (UpdateItem): " +
+			"the webhooks function holds kms:GenerateDataKey for webhook secrets, never kms:Decrypt"},
+	{Sid: "ReadWebhookDeliveries", By: []Principal{Webhooks}, On: []*Kind{WebhookAttempt}, Actions: []Action{Query},
+		Attributes: WebhookDeliveriesRead, SpecificAttributes: true, Code: "store.Store.Attempts",
+		Doc: "toolgate webhooks deliveries: the Query of an event's attempts, projecting WebhookDeliveriesRead, never the event's data"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

@@ -6,7 +6,8 @@
 // or index, naming which attributes, with which Select and ReturnValues).
 //
 // The rest follows from it: the DynamoDB adapters (shared/ledger,
-// shared/review/dynamo) build keys from Kind.Key and map items whose
+// shared/review/dynamo, shared/credential/vault, shared/webhook/store)
+// build keys from Kind.Key and map items whose
 // attributes a test checks against Kind.Attributes; the CDK app
 // generates each role's ledger statements from Accesses
 // (dynamodb:LeadingKeys from the kind's prefix, dynamodb:Attributes,

@@ -85,8 +85,13 @@ func itemsTable() string {
 				kinds = append(kinds, k.Name)
 			}
 		}
-		fmt.Fprintf(&b, "\nIndex `%s` (global secondary, on %s items): partition key `%s`, sort key `%s` (%s); it projects `%s`.\n",
-			ix.Name, strings.Join(kinds, ", "), ix.PK, ix.SK, text(ix.Doc), strings.Join(ix.Projects, "`, `"))
+		pkType, skType := ix.KeyTypes()
+		projects := "the keys only"
+		if len(ix.Projects) > 0 {
+			projects = "`" + strings.Join(ix.Projects, "`, `") + "`"
+		}
+		fmt.Fprintf(&b, "\nIndex `%s` (global secondary, on %s items): partition key `%s` %s, sort key `%s` %s (%s); it projects %s.\n",
+			ix.Name, strings.Join(kinds, ", "), ix.PK, pkType, ix.SK, skType, text(ix.Doc), projects)
 	}
 	return b.String()
 }

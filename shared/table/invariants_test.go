@@ -56,6 +56,20 @@ var writeRules = []writeRule{
 	{kind: CredentialToolset, by: []Principal{Publish}, action: PutItem},
 	{kind: CredentialToolset, by: []Principal{Publish}, action: UpdateItem},
 	{kind: CredentialToolset, by: []Principal{Publish}, action: DeleteItem},
+	// Webhook events: recorded once by their producers, marked sent only
+	// by those that send (a tool function only records); neither ever
+	// rewrites what an event is once it was recorded.
+	{kind: WebhookEvent, by: []Principal{ToolFunctions, ReviewRequest, WebhookDelivery}, action: PutItem,
+		allow: []string{PK, SK, "type", "solution", "data", "produced_at", "unsent", ExpiresAt}},
+	{kind: WebhookEvent, by: []Principal{ReviewRequest, WebhookDelivery}, action: UpdateItem, allow: []string{PK, SK, "unsent", "sent_at"}},
+	// Subscriptions: only the webhooks function writes their URLs, patterns
+	// and secrets; webhook-delivery may only disable one.
+	{kind: WebhookSubscription, by: []Principal{Webhooks}, action: PutItem},
+	{kind: WebhookSubscription, by: []Principal{Webhooks}, action: UpdateItem},
+	{kind: WebhookSubscription, by: []Principal{WebhookDelivery}, action: UpdateItem,
+		allow: []string{PK, SK, "status", "disabled_reason", "updated_at", "version"}},
+	{kind: WebhookAttempt, by: []Principal{WebhookDelivery}, action: PutItem,
+		allow: []string{PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at", ExpiresAt}},
 }
 
 // checkWrites reports every write access of accesses that no rule of
@@ -117,16 +131,23 @@ func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
 		return out
 	}
 	for name, accesses := range map[string][]Access{
-		"review-decision rewrites the reviewers": widen("DecideReviews", func(a *Access) { a.Attributes = append(a.Attributes, "reviewers") }),
-		"review-decision binds":                  widen("DecideReviews", func(a *Access) { a.Attributes = append(a.Attributes, "bound_key") }),
-		"review-request decides":                 widen("CreateReviews", func(a *Access) { a.Attributes = append(a.Attributes, "approver") }),
-		"a tool writes a review":                 widen("BindApprovals", func(a *Access) { a.On = []*Kind{Binding, Review} }),
-		"a binding names any attribute":          widen("BindApprovals", func(a *Access) { a.Attributes = nil }),
-		"the operator writes calls":              widen("LedgerReads", func(a *Access) { a.Actions = append(slices.Clone(a.Actions), PutItem) }),
-		"a key pointer names any attribute":      widen("RecordKeyPointers", func(a *Access) { a.Attributes = nil }),
-		"review-request registers toolsets":      widen("Toolsets", func(a *Access) { a.Actions = []Action{GetItem, PutItem} }),
-		"a tool writes credentials":              widen("ReadCredentials", func(a *Access) { a.Actions = []Action{BatchGetItem, PutItem} }),
-		"a tool revokes credentials":             widen("ReadCredentials", func(a *Access) { a.Actions = []Action{BatchGetItem, DeleteItem} }),
+		"review-decision rewrites the reviewers":             widen("DecideReviews", func(a *Access) { a.Attributes = append(a.Attributes, "reviewers") }),
+		"review-decision binds":                              widen("DecideReviews", func(a *Access) { a.Attributes = append(a.Attributes, "bound_key") }),
+		"review-request decides":                             widen("CreateReviews", func(a *Access) { a.Attributes = append(a.Attributes, "approver") }),
+		"a tool writes a review":                             widen("BindApprovals", func(a *Access) { a.On = []*Kind{Binding, Review} }),
+		"a binding names any attribute":                      widen("BindApprovals", func(a *Access) { a.Attributes = nil }),
+		"the operator writes calls":                          widen("LedgerReads", func(a *Access) { a.Actions = append(slices.Clone(a.Actions), PutItem) }),
+		"a key pointer names any attribute":                  widen("RecordKeyPointers", func(a *Access) { a.Attributes = nil }),
+		"review-request registers toolsets":                  widen("Toolsets", func(a *Access) { a.Actions = []Action{GetItem, PutItem} }),
+		"a tool writes credentials":                          widen("ReadCredentials", func(a *Access) { a.Actions = []Action{BatchGetItem, PutItem} }),
+		"a tool revokes credentials":                         widen("ReadCredentials", func(a *Access) { a.Actions = []Action{BatchGetItem, DeleteItem} }),
+		"a tool marks webhook events sent":                   widen("RecordWebhookEvents", func(a *Access) { a.Actions = []Action{PutItem, UpdateItem} }),
+		"a webhook event records its sending":                widen("RecordWebhookEvents", func(a *Access) { a.Attributes = append(a.Attributes, "sent_at") }),
+		"webhook-delivery rewrites a subscription's URL":     widen("DisableWebhookSubscriptions", func(a *Access) { a.Attributes = append(a.Attributes, "url") }),
+		"webhook-delivery rewrites a subscription's secrets": widen("DisableWebhookSubscriptions", func(a *Access) { a.Attributes = nil }),
+		"webhook-delivery subscribes":                        widen("ReadWebhookSubscriptions", func(a *Access) { a.Actions = []Action{GetItem, Query, PutItem} }),
+		"a tool writes subscriptions":                        widen("RecordWebhookEvents", func(a *Access) { a.On = []*Kind{WebhookEvent, WebhookSubscription} }),
+		"an attempt records a body":                          widen("RecordWebhookAttempts", func(a *Access) { a.Attributes = append(a.Attributes, "data") }),
 	} {
 		if len(checkWrites(accesses, writeRules)) == 0 {
 			t.Errorf("%s: not caught", name)

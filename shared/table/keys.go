@@ -76,3 +76,38 @@ func CredentialSK(target, origin, scope string) string {
 func CredentialToolsetSK(target, origin, toolsetID string) string {
 	return target + "#" + origin + CredentialToolsetInfix + toolsetID
 }
+
+// Keys of webhook items (WebhookSubscription, WebhookEvent,
+// WebhookAttempt; docs/ledger.md, "Webhook items").
+const (
+	// WebhookSubscriptionsID is the id of the one partition that holds
+	// every webhook subscription: WebhookSubscription.Key of it is
+	// "WEBHOOK#SUBSCRIPTIONS", so that one Query lists them all.
+	WebhookSubscriptionsID = "SUBSCRIPTIONS"
+	// WebhookSubscriptionSKPrefix starts a subscription's sort key:
+	// "SUB#<subscription id>".
+	WebhookSubscriptionSKPrefix = "SUB#"
+	// WebhookAttemptSKPrefix starts a delivery attempt's sort key, in its
+	// event's partition: "ATTEMPT#<subscription id>#<attempt, 3 digits>".
+	WebhookAttemptSKPrefix = "ATTEMPT#"
+	// WebhookAttemptDigits is the width of the attempt number in an
+	// attempt's sort key, padded with zeros so that a subscription's
+	// attempts sort in order: 3, more than any retry schedule's attempts
+	// (at most 21).
+	WebhookAttemptDigits = 3
+	// WebhookUnsentFlag is the value of a webhook event's unsent
+	// attribute while the event waits to be handed to the queue: the
+	// WebhookUnsent index's one partition key value.
+	WebhookUnsentFlag = 1
+)
+
+// WebhookSubscriptionSK is the sort key of the subscription id names:
+// "SUB#<id>".
+func WebhookSubscriptionSK(id string) string { return WebhookSubscriptionSKPrefix + id }
+
+// WebhookAttemptSK is the sort key of attempt n (1 or more, at most 999)
+// of delivering an event to subscription subID: "ATTEMPT#<subID>#<n, 3
+// digits>".
+func WebhookAttemptSK(subID string, n int) string {
+	return fmt.Sprintf("%s%s#%0*d", WebhookAttemptSKPrefix, subID, WebhookAttemptDigits, n)
+}

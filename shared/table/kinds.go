@@ -268,3 +268,75 @@ var CredentialToolset = &Kind{
 		attr("allowed_at", String, "RFC 3339 UTC"),
 	},
 }
+
+// WebhookSubscription is a webhook subscription: where to POST which
+// events, and the secrets that sign them, sealed (shared/webhook/store;
+// docs/webhooks.md). Every subscription sits in one partition,
+// "WEBHOOK#SUBSCRIPTIONS", which one Query lists: there are tens, not
+// millions. Only the webhooks function writes one (subscribe,
+// rotate-secret, disable); webhook-delivery reads them and disables one
+// whose endpoint answered 410 Gone.
+var WebhookSubscription = &Kind{
+	Name: "webhook subscription", Prefix: "WEBHOOK#", PKShape: "WEBHOOK#SUBSCRIPTIONS",
+	SKShape: WebhookSubscriptionSKPrefix + "<subscription id>", SKPrefix: WebhookSubscriptionSKPrefix,
+	Doc: "a webhook subscription: its endpoint, event patterns and sealed signing secrets",
+	Attributes: []Attribute{
+		attr("url", String, "the endpoint's https URL"),
+		attr("events", List, "the event type patterns it receives (strings: a type, or <prefix>.*)"),
+		attr("solution", String, "the Solution whose events it receives; absent: every Solution's"),
+		attr("status", String, "active or disabled"),
+		attr("disabled_reason", String, "why it was disabled (410 Gone, or the admin's reason)"),
+		attr("created_at", String, "RFC 3339 UTC"),
+		attr("created_by", String, "the verified subscriber's ARN"),
+		attr("updated_at", String, "RFC 3339 UTC: the last rotate-secret or disable"),
+		attr("version", Number, "1, then one more at each rotate-secret and disable"),
+		attr("secrets", List, "the signing secrets, current last (L of M: ct, nonce, edk (B) the secret sealed under "+
+			"{purpose: webhook-subscription, subscription: <id>}, key_id, created_at, retires_at (absent: current) RFC 3339 UTC)"),
+	},
+}
+
+// WebhookUnsent is the sparse index of webhook events not yet handed to
+// the events queue: only an event item whose unsent attribute is set
+// (WebhookUnsentFlag) is in it, and marking the event sent removes the
+// attribute, and with it the entry. The relay reads it, oldest first, to
+// send what a producer recorded but did not send (docs/webhooks.md).
+var WebhookUnsent = &Index{
+	Name: "webhook-unsent", PK: "unsent", PKType: Number, SK: "produced_at",
+	Doc: "unsent 1 while the event waits for the queue, produced_at RFC 3339 UTC, whole seconds",
+}
+
+// WebhookEvent is a webhook event as recorded once, its id the dedupe key
+// (shared/webhook/store; docs/webhooks.md): a tool function, review-request
+// or webhook-delivery puts it (conditionally); review-request and
+// webhook-delivery mark it sent.
+var WebhookEvent = &Kind{
+	Name: "webhook event", Prefix: "WHEVT#", PKShape: "WHEVT#<event id>", SKShape: "EVENT", SKValue: "EVENT",
+	Index: WebhookUnsent,
+	Doc:   "a webhook event, recorded once, and whether it was handed to the events queue",
+	Attributes: []Attribute{
+		attr("type", String, "the event type (run.started, review.requested, ...)"),
+		attr("solution", String, "the Solution's name; absent: none"),
+		attr("data", String, "the type's payload's JSON: ids, digests and statuses only"),
+		attr("produced_at", String, "RFC 3339 UTC, whole seconds: the event's timestamp"),
+		attr("unsent", Number, "1 until the event is handed to the queue (the webhook-unsent index's key); absent: sent"),
+		attr("sent_at", String, "RFC 3339 UTC: when it was handed to the queue"),
+		ttl,
+	},
+}
+
+// WebhookAttempt is one attempt to deliver an event to one subscription,
+// in the event's partition (shared/webhook/store; docs/webhooks.md): its
+// status and latency, never a body. Only webhook-delivery writes one.
+var WebhookAttempt = &Kind{
+	Name: "webhook attempt", Prefix: "WHEVT#", PKShape: "WHEVT#<event id>",
+	SKShape: WebhookAttemptSKPrefix + "<subscription id>#<attempt, 3 digits>", SKPrefix: WebhookAttemptSKPrefix,
+	Doc: "one attempt to deliver a webhook event to one subscription",
+	Attributes: []Attribute{
+		attr("status_code", Number, "the endpoint's HTTP status; 0: no answer"),
+		attr("latency_ms", Number, "ms from the request to the answer's status line, or to the failure"),
+		attr("outcome", String, "delivered, retry or gone"),
+		attr("error_class", String, "why no answer counted (timeout, connect, refused-address, redirect, ...); absent: none"),
+		attr("at", String, "RFC 3339 UTC: the attempt's start"),
+		ttl,
+	},
+}

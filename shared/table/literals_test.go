@@ -29,6 +29,7 @@ var adapters = []string{
 	module + "/shared/ledger/tabledef",
 	module + "/shared/review/dynamo",
 	module + "/shared/credential/vault",
+	module + "/shared/webhook/store",
 }
 
 // dynamoImports are the import paths that make a package a DynamoDB
@@ -85,7 +86,9 @@ type rules struct {
 func declared() rules {
 	r := rules{keyPrefixes: slices.Concat(Prefixes(), []string{CallSKPrefix})}
 	for _, ix := range Indexes {
-		r.keyPrefixes = append(r.keyPrefixes, ix.PKPrefix)
+		if ix.PKPrefix != "" { // a number-keyed index has no prefix to look for
+			r.keyPrefixes = append(r.keyPrefixes, ix.PKPrefix)
+		}
 	}
 	r.attributes = []string{PK, SK}
 	for _, k := range Kinds {
@@ -166,7 +169,7 @@ func findLiterals(fset *token.FileSet, files []source, r rules) []string {
 				skip[n.Tag] = true
 				tag, _ := strconv.Unquote(n.Tag.Value)
 				if v, ok := reflect.StructTag(tag).Lookup("dynamodbav"); ok && !adapter {
-					report(n.Tag.Pos(), "dynamodbav tag %q outside the adapters: map items in shared/ledger, shared/review/dynamo or shared/credential/vault", v)
+					report(n.Tag.Pos(), "dynamodbav tag %q outside the adapters: map items in an adapter (shared/ledger, shared/review/dynamo, shared/credential/vault, shared/webhook/store)", v)
 				}
 			case *ast.BasicLit:
 				if n.Kind != token.STRING || skip[n] {
@@ -343,7 +346,7 @@ var prefix, body = "RUN#", "body"
 		`functions/y/y.go:5:57: attribute name "pk" in a string literal of a DynamoDB client: leave items to an adapter`,
 		`functions/y/y.go:12:22: attribute name "tool" in a string literal of a DynamoDB client: leave items to an adapter`,
 		`functions/y/z.go:3:37: attribute name "binding" in a string literal of a DynamoDB client: leave items to an adapter`,
-		`resolver/x/x.go:7:14: dynamodbav tag "body" outside the adapters: map items in shared/ledger, shared/review/dynamo or shared/credential/vault`,
+		`resolver/x/x.go:7:14: dynamodbav tag "body" outside the adapters: map items in an adapter (shared/ledger, shared/review/dynamo, shared/credential/vault, shared/webhook/store)`,
 		`resolver/x/x.go:11:11: key prefix "RUN#" in a string literal: build keys with shared/table (Kind.Key, CallSK)`,
 		`resolver/x/x.go:12:10: sort key "TOOLSET" in a string literal: use the kind's SKValue (shared/table)`,
 		`resolver/x/x.go:16:24: key prefix "CALL#" in a string literal: build keys with shared/table (Kind.Key, CallSK)`,

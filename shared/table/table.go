@@ -120,12 +120,31 @@ func (k *Kind) AllNames() []string {
 // Index is a global secondary index of the table.
 type Index struct {
 	Name string
-	// PK and SK are its string key attributes (SK may be empty), and
-	// PKPrefix the start of every partition key value it holds.
+	// PK and SK are its key attributes (SK may be empty), and PKPrefix
+	// the start of every partition key value it holds: "" when the
+	// partition key is not a string (a sparse index's constant flag).
 	PK, SK, PKPrefix string
-	// Projects are the non-key attributes it projects (INCLUDE).
+	// PKType and SKType are the key attributes' types: String when empty.
+	// A kind owning the index declares each key attribute with its type
+	// (Check).
+	PKType, SKType Type
+	// Projects are the non-key attributes it projects (INCLUDE); none:
+	// the keys only (KEYS_ONLY).
 	Projects []string
 	Doc      string
+}
+
+// KeyTypes are the types of the index's partition and sort keys, String
+// where PKType or SKType is empty.
+func (ix *Index) KeyTypes() (pk, sk Type) {
+	pk, sk = ix.PKType, ix.SKType
+	if pk == Unknown {
+		pk = String
+	}
+	if sk == Unknown {
+		sk = String
+	}
+	return pk, sk
 }
 
 // Attributes is every attribute a Query of the index may name: the
@@ -136,10 +155,11 @@ func (ix *Index) Attributes() []string {
 
 // Kinds is every item kind of the table, in the order docs/ledger.md
 // lists them.
-var Kinds = []*Kind{Call, Row, Key, Toolset, Published, Review, Binding, Start, Proof, Credential, CredentialToolset}
+var Kinds = []*Kind{Call, Row, Key, Toolset, Published, Review, Binding, Start, Proof, Credential, CredentialToolset,
+	WebhookSubscription, WebhookEvent, WebhookAttempt}
 
 // Indexes is every index of the table.
-var Indexes = []*Index{ReviewsByStatus}
+var Indexes = []*Index{ReviewsByStatus, WebhookUnsent}
 
 // Prefixes is every distinct partition key prefix, in Kinds order.
 func Prefixes() []string {

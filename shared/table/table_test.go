@@ -50,8 +50,10 @@ func TestPrefixesAreApart(t *testing.T) {
 			}
 		}
 	}
-	if ix := ReviewsByStatus; slices.Contains(ps, ix.PKPrefix) {
-		t.Errorf("the index's prefix %q is an item prefix", ix.PKPrefix)
+	for _, ix := range Indexes {
+		if ix.PKPrefix != "" && slices.Contains(ps, ix.PKPrefix) {
+			t.Errorf("index %s's prefix %q is an item prefix", ix.Name, ix.PKPrefix)
+		}
 	}
 }
 

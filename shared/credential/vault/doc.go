@@ -6,6 +6,9 @@
 // the encryption context {purpose, toolset_name, target, origin, scope}
 // (EncryptionContext) is also the GCM additional data, so a ciphertext
 // moved to another scope, target or purpose does not decrypt (Open).
+// SealWith and OpenWith are that envelope for any encryption context and
+// additional data (ContextAAD): webhook signing secrets are sealed with
+// them (shared/webhook/store).
 //
 // The pieces, in the order a credential meets them:
 //

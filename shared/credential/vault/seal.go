@@ -57,9 +57,8 @@ const presentation = "presentation"
 // additionalData is the AES-GCM additional data of t's credential under
 // encryption context ec: ec with the member "presentation", t.Auth's JSON
 // (the header, scheme or path segment the credential was set to be
-// presented in), in RFC 8785 form from the contract's one canonicaliser
-// (tool.InputDigest; the digest is not used). So a credential set for one
-// presentation does not open for another: a toolset of the same name,
+// presented in), in RFC 8785 form (ContextAAD). So a credential set for
+// one presentation does not open for another: a toolset of the same name,
 // target and origin that declares another header, or a {secret} path
 // segment, gets nothing (docs/credentials.md, "Envelope encryption").
 // KMS never sees the presentation: the key policy's context keys stay
@@ -74,6 +73,14 @@ func additionalData(ec map[string]string, auth toolset.Auth) ([]byte, error) {
 		m[k] = v
 	}
 	m[presentation] = string(a)
+	return ContextAAD(m)
+}
+
+// ContextAAD is m as a JSON object in RFC 8785 form, from the contract's
+// one canonicaliser (tool.InputDigest; the digest is not used): the
+// AES-GCM additional data that binds a sealed value to its encryption
+// context and whatever else m holds. Equal maps give equal bytes.
+func ContextAAD(m map[string]string) ([]byte, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -95,13 +102,11 @@ func checkBinding(t credential.Target, s credential.Scope) error {
 	return credential.ParseScope(string(s))
 }
 
-// Seal encrypts secret for t in scope s: a fresh AES-256 data key from KMS
-// GenerateDataKey (keyID, a key ARN or alias; the encryption context
-// EncryptionContext(t, s)), AES-256-GCM under it with a random 12-byte
-// nonce and additionalData (the context and t.Auth) as additional data. The plaintext
-// data key is cleared before Seal returns. secret must pass
-// credential.CheckSecret(secret, t.Auth). Errors name the target and scope kind,
-// never the secret.
+// Seal encrypts secret for t in scope s (SealWith): under the encryption
+// context EncryptionContext(t, s), with additionalData (the context and
+// t.Auth) as the GCM additional data. secret must pass
+// credential.CheckSecret(secret, t.Auth). Errors name the target and scope
+// kind, never the secret.
 func Seal(ctx context.Context, k KMS, keyID string, t credential.Target, s credential.Scope, secret []byte) (Sealed, error) {
 	if err := checkBinding(t, s); err != nil {
 		return Sealed{}, fmt.Errorf("seal credential: %w", err)
@@ -114,18 +119,64 @@ func Seal(ctx context.Context, k KMS, keyID string, t credential.Target, s crede
 	if err != nil {
 		return Sealed{}, fmt.Errorf("seal credential for target %s: encryption context: %w", t.Name, err)
 	}
+	sealed, err := SealWith(ctx, k, keyID, ec, aad, secret)
+	if err != nil {
+		return Sealed{}, fmt.Errorf("seal credential for target %s (%s scope): %w", t.Name, s.Kind(), err)
+	}
+	return sealed, nil
+}
+
+// Open decrypts what Seal sealed for t in scope s (OpenWith, under
+// EncryptionContext(t, s) and additionalData). A ciphertext sealed for
+// another toolset, target, origin, scope or purpose fails, at KMS
+// (InvalidCiphertextException) or at GCM; one sealed for another
+// presentation (t.Auth) fails at GCM. Errors name the target and scope
+// kind, never a byte of plaintext.
+func Open(ctx context.Context, k KMS, t credential.Target, s credential.Scope, sealed Sealed) ([]byte, error) {
+	if err := checkBinding(t, s); err != nil {
+		return nil, fmt.Errorf("open credential: %w", err)
+	}
+	ec := EncryptionContext(t, s)
+	aad, err := additionalData(ec, t.Auth)
+	if err != nil {
+		return nil, fmt.Errorf("open credential for target %s: encryption context: %w", t.Name, err)
+	}
+	secret, err := OpenWith(ctx, k, ec, aad, sealed)
+	if errors.Is(err, ErrNotAuthentic) {
+		return nil, fmt.Errorf("open credential for target %s (%s scope): the ciphertext does not authenticate under its encryption context and presentation (set for another header, scheme or path segment, or moved)", t.Name, s.Kind())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open credential for target %s (%s scope): %w", t.Name, s.Kind(), err)
+	}
+	return secret, nil
+}
+
+// ErrNotAuthentic is OpenWith's error for a ciphertext whose GCM tag does
+// not verify under the additional data given: it was sealed under another
+// context or additional data, moved, or changed.
+var ErrNotAuthentic = errors.New("the ciphertext does not authenticate under its encryption context and additional data")
+
+// SealWith is the envelope encryption every sealed value shares
+// (credentials, webhook signing secrets; docs/credentials.md, "Envelope
+// encryption"): a fresh AES-256 data key from KMS GenerateDataKey (keyID, a
+// key ARN or alias; encryption context ec, which the key policy's
+// kms:EncryptionContext conditions read), then AES-256-GCM under it with a
+// random 12-byte nonce and aad as additional data (ContextAAD of ec, or of
+// ec and more). The plaintext data key is cleared before SealWith returns.
+// Errors say which step failed, never a byte of secret.
+func SealWith(ctx context.Context, k KMS, keyID string, ec map[string]string, aad []byte, secret []byte) (Sealed, error) {
 	out, err := k.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{KeyId: aws.String(keyID), KeySpec: types.DataKeySpecAes256, EncryptionContext: ec})
 	if err != nil {
-		return Sealed{}, fmt.Errorf("seal credential for target %s (%s scope): kms generate data key: %w", t.Name, s.Kind(), err)
+		return Sealed{}, fmt.Errorf("kms generate data key: %w", err)
 	}
 	defer clear(out.Plaintext)
 	gcm, err := newGCM(out.Plaintext)
 	if err != nil {
-		return Sealed{}, fmt.Errorf("seal credential for target %s: %w", t.Name, err)
+		return Sealed{}, err
 	}
 	nonce := make([]byte, nonceBytes)
 	if _, err := rand.Read(nonce); err != nil {
-		return Sealed{}, fmt.Errorf("seal credential for target %s: nonce: %w", t.Name, err)
+		return Sealed{}, fmt.Errorf("nonce: %w", err)
 	}
 	return Sealed{
 		Ciphertext:   gcm.Seal(nil, nonce, secret, aad),
@@ -135,24 +186,16 @@ func Seal(ctx context.Context, k KMS, keyID string, t credential.Target, s crede
 	}, nil
 }
 
-// Open decrypts what Seal sealed for t in scope s: KMS Decrypt of the
-// data key under EncryptionContext(t, s) (and sealed.KeyID), then
-// AES-256-GCM with additionalData (the context and t.Auth). A ciphertext
-// sealed for another toolset, target, origin, scope or purpose fails, at
-// KMS (InvalidCiphertextException) or at GCM; one sealed for another
-// presentation (t.Auth) fails at GCM. Errors name the
-// target and scope kind, never a byte of plaintext.
-func Open(ctx context.Context, k KMS, t credential.Target, s credential.Scope, sealed Sealed) ([]byte, error) {
-	if err := checkBinding(t, s); err != nil {
-		return nil, fmt.Errorf("open credential: %w", err)
-	}
+// OpenWith decrypts what SealWith sealed under encryption context ec and
+// additional data aad: KMS Decrypt of the data key under ec (and
+// sealed.KeyID, when set), then AES-256-GCM with aad. Another context
+// fails at KMS (InvalidCiphertextException, wrapped); another aad, or a
+// changed ciphertext, fails at GCM with ErrNotAuthentic. The plaintext
+// data key is cleared before OpenWith returns. Errors never hold a byte
+// of plaintext.
+func OpenWith(ctx context.Context, k KMS, ec map[string]string, aad []byte, sealed Sealed) ([]byte, error) {
 	if len(sealed.Nonce) != nonceBytes {
-		return nil, fmt.Errorf("open credential for target %s (%s scope): nonce of %d bytes, want %d", t.Name, s.Kind(), len(sealed.Nonce), nonceBytes)
-	}
-	ec := EncryptionContext(t, s)
-	aad, err := additionalData(ec, t.Auth)
-	if err != nil {
-		return nil, fmt.Errorf("open credential for target %s: encryption context: %w", t.Name, err)
+		return nil, fmt.Errorf("nonce of %d bytes, want %d", len(sealed.Nonce), nonceBytes)
 	}
 	in := &kms.DecryptInput{CiphertextBlob: sealed.EncryptedKey, EncryptionContext: ec}
 	if sealed.KeyID != "" {
@@ -160,16 +203,16 @@ func Open(ctx context.Context, k KMS, t credential.Target, s credential.Scope, s
 	}
 	out, err := k.Decrypt(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("open credential for target %s (%s scope): kms decrypt: %w", t.Name, s.Kind(), err)
+		return nil, fmt.Errorf("kms decrypt: %w", err)
 	}
 	defer clear(out.Plaintext)
 	gcm, err := newGCM(out.Plaintext)
 	if err != nil {
-		return nil, fmt.Errorf("open credential for target %s: %w", t.Name, err)
+		return nil, err
 	}
 	secret, err := gcm.Open(nil, sealed.Nonce, sealed.Ciphertext, aad)
 	if err != nil {
-		return nil, fmt.Errorf("open credential for target %s (%s scope): the ciphertext does not authenticate under its encryption context and presentation (set for another header, scheme or path segment, or moved)", t.Name, s.Kind())
+		return nil, ErrNotAuthentic
 	}
 	return secret, nil
 }

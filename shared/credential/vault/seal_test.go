@@ -226,3 +226,54 @@ func TestLocalKMSNeverLogsTheSecret(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// SealWith and OpenWith bind a value to the encryption context (checked
+// by KMS) and to the additional data (checked by GCM): either changed,
+// the value does not open, and the error quotes none of it.
+func TestOpenWithRefusesAnotherContextOrAdditionalData(t *testing.T) {
+	srv := localkms.StartForTest(t, "test")
+	k := srv.Client()
+	ec := map[string]string{ContextPurpose: credential.PurposeWebhookSubscription, "subscription": "sub_a"}
+	aad, err := ContextAAD(ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := SealWith(t.Context(), k, srv.Alias, ec, aad, []byte("canary-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := OpenWith(t.Context(), k, ec, aad, sealed); err != nil || string(got) != "canary-secret" {
+		t.Fatalf("OpenWith = %q, %v", got, err)
+	}
+	other := map[string]string{ContextPurpose: credential.PurposeWebhookSubscription, "subscription": "sub_b"}
+	_, kmsErr := OpenWith(t.Context(), k, other, aad, sealed)
+	var invalid *types.InvalidCiphertextException
+	if !errors.As(kmsErr, &invalid) {
+		t.Errorf("OpenWith under another context: %v, want KMS's InvalidCiphertextException", kmsErr)
+	}
+	otherAAD, err := ContextAAD(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gcmErr := OpenWith(t.Context(), k, ec, otherAAD, sealed)
+	if !errors.Is(gcmErr, ErrNotAuthentic) {
+		t.Errorf("OpenWith with other additional data: %v, want ErrNotAuthentic", gcmErr)
+	}
+	for _, e := range []error{kmsErr, gcmErr} {
+		if e != nil && strings.Contains(e.Error(), "canary") {
+			t.Errorf("error quotes the secret: %v", e)
+		}
+	}
+}
+
+// ContextAAD is the map's RFC 8785 form: keys sorted, whatever order the
+// map was built in, and no HTML escaping.
+func TestContextAADIsCanonical(t *testing.T) {
+	got, err := ContextAAD(map[string]string{"subscription": "sub_<1>", ContextPurpose: "webhook-subscription"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"purpose":"webhook-subscription","subscription":"sub_<1>"}`; string(got) != want {
+		t.Errorf("ContextAAD = %s, want %s", got, want)
+	}
+}

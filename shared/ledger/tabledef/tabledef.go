@@ -57,17 +57,18 @@ func CreateTable(ctx context.Context, db interface {
 	}
 	var gsis []types.GlobalSecondaryIndex
 	for _, ix := range table.Indexes {
+		pkType, skType := ix.KeyTypes()
 		keys := []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}}
-		defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.PK), AttributeType: types.ScalarAttributeTypeS})
+		defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.PK), AttributeType: types.ScalarAttributeType(pkType)})
 		if ix.SK != "" {
 			keys = append(keys, types.KeySchemaElement{AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange})
-			defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.SK), AttributeType: types.ScalarAttributeTypeS})
+			defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.SK), AttributeType: types.ScalarAttributeType(skType)})
 		}
-		gsis = append(gsis, types.GlobalSecondaryIndex{
-			IndexName:  aws.String(ix.Name),
-			KeySchema:  keys,
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ix.Projects},
-		})
+		projection := &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}
+		if len(ix.Projects) > 0 {
+			projection = &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ix.Projects}
+		}
+		gsis = append(gsis, types.GlobalSecondaryIndex{IndexName: aws.String(ix.Name), KeySchema: keys, Projection: projection})
 	}
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(name),
