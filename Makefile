@@ -80,7 +80,8 @@ FUZZ_TARGETS := \
 	./shared/mcptool/:FuzzDiff ./shared/mcptool/:FuzzRawNextCursor ./shared/inputrecord/:FuzzRead \
 	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape ./shared/externalkey/:FuzzParse ./shared/excerpt/:FuzzCuts \
 	./resolver/changelog/:FuzzParse ./infra/local/otlpreceiver/:FuzzDecode ./shared/credential/:FuzzCheckSecret ./shared/credential/:FuzzInvalidToken \
-	./shared/credential/:FuzzParseScope
+	./shared/credential/:FuzzParseScope \
+	./shared/webhookapi/:FuzzStatusChange
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way, as ratios from one run:
 # fifteen rounds, one cold start of each function per round (docs/performance.md).

@@ -294,7 +294,8 @@ type StatusChange struct {
 type Date string
 
 // UnmarshalJSON reads a number of epoch milliseconds, a string (kept as
-// it is; a string of digits as epoch milliseconds) or null.
+// it is; a string of digits as epoch milliseconds) or null. Milliseconds
+// outside 1970 to 9999, or not whole, are an error.
 func (d *Date) UnmarshalJSON(b []byte) error {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -304,9 +305,15 @@ func (d *Date) UnmarshalJSON(b []byte) error {
 	case nil:
 		*d = ""
 	case float64:
+		if v != float64(int64(v)) || v < 0 || v > maxDateMillis {
+			return fmt.Errorf("a date's epoch milliseconds must be a whole number from 0 to %d", int64(maxDateMillis))
+		}
 		*d = Date(time.UnixMilli(int64(v)).UTC().Format(dateLayout))
 	case string:
 		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			if ms < 0 || ms > maxDateMillis {
+				return fmt.Errorf("a date's epoch milliseconds must be from 0 to %d", int64(maxDateMillis))
+			}
 			*d = Date(time.UnixMilli(ms).UTC().Format(dateLayout))
 			return nil
 		}
@@ -316,6 +323,10 @@ func (d *Date) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// maxDateMillis is the last millisecond of year 9999, the last RFC 3339
+// can write.
+const maxDateMillis = 253402300799999
 
 // dateLayout is RFC 3339 with milliseconds, as Step Functions' dates are
 // precise to.
