@@ -65,7 +65,9 @@ func FuzzStatusChange(f *testing.F) {
 		if err := json.Unmarshal([]byte(doc), &sc); err != nil {
 			return
 		}
-		var raw struct{ StartDate any `json:"start_date"` }
+		var raw struct {
+			StartDate any `json:"start_date"`
+		}
 		_ = json.Unmarshal([]byte(doc), &raw)
 		if _, isNumber := raw.StartDate.(float64); isNumber && !rfc3339ms.MatchString(string(sc.StartDate)) {
 			t.Fatalf("number %v read as %q", raw.StartDate, sc.StartDate)
