@@ -52,6 +52,7 @@ const (
 type Store interface {
 	Event(ctx context.Context, id string) (webhook.Event, bool, error)
 	RecordEvent(ctx context.Context, e webhook.Event) (bool, error)
+	MarkSent(ctx context.Context, id string) error
 	Subscriptions(ctx context.Context) ([]store.Subscription, error)
 	Subscription(ctx context.Context, id string) (store.Subscription, bool, error)
 	Disable(ctx context.Context, id, reason string) error
@@ -178,7 +179,7 @@ func (h *Handler) record(ctx context.Context, r events.SQSMessage) error {
 // message per matching subscription. A message that names no event is
 // dropped with a log line: it would never succeed.
 func (h *Handler) fanOut(ctx context.Context, r events.SQSMessage) error {
-	e, ok, err := h.eventOf(ctx, r.Body)
+	e, recorded, ok, err := h.eventOf(ctx, r.Body)
 	if err != nil || !ok {
 		return err
 	}
@@ -192,6 +193,13 @@ func (h *Handler) fanOut(ctx context.Context, r events.SQSMessage) error {
 			// The record is retried whole: subscribers sent to already get
 			// the event twice, and dedupe on its webhook-id.
 			return fmt.Errorf("send the delivery of %s to %s: %w", e.ID, s.ID, err)
+		}
+	}
+	if recorded {
+		// A status change this function recorded is handed over here:
+		// marked sent, the relay does not fan it out again.
+		if err := h.c.Store.MarkSent(ctx, e.ID); err != nil {
+			h.c.Log.WarnContext(ctx, "webhook event not marked sent: the relay sends it again", "event_id", e.ID, "error", err.Error())
 		}
 	}
 	return nil
@@ -214,42 +222,43 @@ func Matching(subs []store.Subscription, e webhook.Event) []store.Subscription {
 const StatusActive = "active"
 
 // eventOf is the event an events-queue message names, recorded first
-// when it is a Step Functions status change; false (and a log line) for
-// a message that names none.
-func (h *Handler) eventOf(ctx context.Context, body string) (webhook.Event, bool, error) {
+// when it is a Step Functions status change (recorded is then true: this
+// function hands it over, not a producer); ok is false (with a log line)
+// for a message that names none.
+func (h *Handler) eventOf(ctx context.Context, body string) (e webhook.Event, recorded, ok bool, err error) {
 	var probe struct {
 		Source  string `json:"source"`
 		EventID string `json:"event_id"`
 	}
 	if err := json.Unmarshal([]byte(body), &probe); err != nil {
 		h.c.Log.WarnContext(ctx, "webhook events message dropped: not a JSON object")
-		return webhook.Event{}, false, nil
+		return webhook.Event{}, false, false, nil
 	}
 	if probe.Source == "aws.states" {
 		var sc webhookapi.StatusChange
 		if err := json.Unmarshal([]byte(body), &sc); err != nil {
 			h.c.Log.WarnContext(ctx, "webhook events message dropped: not a status change")
-			return webhook.Event{}, false, nil
+			return webhook.Event{}, false, false, nil
 		}
 		e, ok := RunEvent(sc, h.c.Now())
 		if !ok {
-			return e, false, nil // a status no event names (PENDING_REDRIVE)
+			return e, false, false, nil // a status no event names (PENDING_REDRIVE)
 		}
 		if _, err := h.c.Store.RecordEvent(ctx, e); err != nil {
-			return e, false, fmt.Errorf("record %s: %w", e.ID, err)
+			return e, false, false, fmt.Errorf("record %s: %w", e.ID, err)
 		}
 		// Recorded now or before (a redelivered status change): its
 		// subscribers get it either way, at least once.
-		return e, true, nil
+		return e, true, true, nil
 	}
-	e, ok, err := h.c.Store.Event(ctx, probe.EventID)
+	e, ok, err = h.c.Store.Event(ctx, probe.EventID)
 	switch {
 	case err != nil:
-		return e, false, fmt.Errorf("read event %s: %w", probe.EventID, err)
+		return e, false, false, fmt.Errorf("read event %s: %w", probe.EventID, err)
 	case !ok:
 		h.c.Log.WarnContext(ctx, "webhook events message dropped: no such event", "event_id", probe.EventID)
 	}
-	return e, ok, nil
+	return e, false, ok, nil
 }
 
 // runTypes are the run.* event types of Step Functions' execution

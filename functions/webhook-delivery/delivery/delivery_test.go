@@ -43,6 +43,7 @@ type fakeStore struct {
 	events   map[string]webhook.Event
 	subs     map[string]store.Subscription
 	recorded []webhook.Event
+	marked   []string
 	attempts []string // "event sub n outcome"
 	disabled map[string]string
 }
@@ -69,6 +70,13 @@ func (s *fakeStore) RecordEvent(_ context.Context, e webhook.Event) (bool, error
 	_, had := s.events[e.ID]
 	s.events[e.ID] = e
 	return !had, nil
+}
+
+func (s *fakeStore) MarkSent(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.marked = append(s.marked, id)
+	return nil
 }
 
 func (s *fakeStore) Subscriptions(context.Context) ([]store.Subscription, error) {
@@ -187,6 +195,9 @@ func TestFanOutSendsOneDeliveryPerMatchingActiveSubscription(t *testing.T) {
 	if len(st.recorded) != 1 || st.recorded[0].ID != wantID || st.recorded[0].Solution != "digest" || st.recorded[0].Type != webhook.RunSucceeded {
 		t.Fatalf("recorded %+v, want one run.succeeded %s of Solution digest", st.recorded, wantID)
 	}
+	if !slices.Equal(st.marked, []string{wantID}) {
+		t.Fatalf("marked sent %v, want the event once fanned out: the relay must not send it again", st.marked)
+	}
 	var data webhook.RunData
 	if err := json.Unmarshal(st.recorded[0].Data, &data); err != nil || data.StartDate != "2025-12-02T10:00:00.000Z" || data.StopDate != "2025-12-02T10:01:00.000Z" {
 		t.Fatalf("data %s: want the dates as RFC 3339", st.recorded[0].Data)
@@ -217,6 +228,9 @@ func TestFanOutOfAnEventIDLoadsTheRecordedEvent(t *testing.T) {
 	}})
 	if len(resp.BatchItemFailures) != 0 || len(q.sent) != 1 || q.sent[0] != (webhookapi.DeliveryMessage{EventID: "evt_a", SubscriptionID: "sub_reviews"}) {
 		t.Fatalf("failures %+v, sent %+v", resp.BatchItemFailures, q.sent)
+	}
+	if len(st.marked) != 0 {
+		t.Fatalf("marked %v: a producer's event is its producer's to mark", st.marked)
 	}
 }
 

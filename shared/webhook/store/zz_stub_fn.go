@@ -63,6 +63,7 @@ func (s *Store) Disable(ctx context.Context, id, reason string) error { return e
 func (s *Store) RecordEvent(ctx context.Context, e webhook.Event) (bool, error) {
 	return false, errStub
 }
+func (s *Store) MarkSent(ctx context.Context, id string) error { return errStub }
 func (s *Store) Event(ctx context.Context, id string) (webhook.Event, bool, error) {
 	return webhook.Event{}, false, errStub
 }
