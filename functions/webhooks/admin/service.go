@@ -354,7 +354,7 @@ func (s *Service) receiveDLQ(ctx context.Context) (msgs []types.Message, more bo
 		out, err := s.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.DLQ), MaxNumberOfMessages: 10, VisibilityTimeout: dlqVisibility,
 			// The SQS stand-in answers ApproximateReceiveCount only through
 			// the older AttributeNames; AWS through either.
-			AttributeNames:              []types.QueueAttributeName{"ApproximateReceiveCount", "SentTimestamp"}, //nolint:staticcheck
+			AttributeNames:              []types.QueueAttributeName{"ApproximateReceiveCount", "SentTimestamp"},
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount, types.MessageSystemAttributeNameSentTimestamp}})
 		if err != nil {
 			return msgs, false, err
