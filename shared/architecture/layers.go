@@ -60,7 +60,7 @@ var Layers = []Layer{
 	{
 		Name: "domain",
 		Packages: []string{"shared/review", "shared/caller", "shared/functionconfig",
-			"shared/publishapi", "shared/localkeys", "shared/toolcall"},
+			"shared/publishapi", "shared/webhookapi", "shared/localkeys", "shared/toolcall"},
 		Uses:    []string{"base", "contract", "rules"},
 		Forbids: runTime,
 	},
@@ -81,7 +81,8 @@ var Layers = []Layer{
 	{
 		Name: "handlers",
 		Packages: []string{"shared/dispatch", "shared/toolfunction", "functions/publish/publish",
-			"functions/review-request/request", "functions/review-decision/decision"},
+			"functions/review-request/request", "functions/review-decision/decision",
+			"functions/webhooks/admin", "functions/webhook-delivery/delivery"},
 		Uses: []string{"base", "contract", "rules", "compiler", "domain", "adapters", "tools"},
 	},
 	{

@@ -50,6 +50,20 @@ const (
 	// registered toolset id to use its name's credentials: Target the
 	// toolset id.
 	ActionCredentialsAllow = "credentials.allow"
+	// ActionWebhooksSubscribe is the webhooks function's creation of a
+	// subscription: Target the endpoint URL as sent, InputDigest the
+	// digest of its event patterns and Solution filter
+	// (webhookapi.SubscribeDigest), so that a proof made for one set of
+	// events is refused for another (docs/webhooks.md).
+	ActionWebhooksSubscribe = "webhooks.subscribe"
+	// ActionWebhooksManage is the webhooks function's other reads and
+	// changes: Target a subscription id, or "list" or "deliveries"; Detail
+	// the operation ("rotate-secret", "disable", "list", or the event id
+	// whose deliveries are listed).
+	ActionWebhooksManage = "webhooks.manage"
+	// ActionWebhooksRedrive is the webhooks function's dead-letter queue
+	// read and redrive: Target "list" or "redrive".
+	ActionWebhooksRedrive = "webhooks.redrive"
 )
 
 // Binding is what one proof may be used for. Every field is part of the

@@ -421,3 +421,19 @@ func ask(ctx context.Context, client *http.Client, u *url.URL, binding string) (
 func redactURL(msg string, u *url.URL) string {
 	return strings.ReplaceAll(strings.ReplaceAll(msg, u.String(), u.Scheme+"://"+u.Host+"/?<proof>"), u.RawQuery, "<proof>")
 }
+
+// Explain is how a function answers a failed Verify: the message safe to
+// show the caller (a refusal's with its reason word), and whether the
+// failure was the verifier's own (Unavailable, or an error that is not
+// an *Error: STS or the proofs table), which the caller may repeat,
+// rather than the proof's.
+func Explain(err error) (message string, unavailable bool) {
+	var ce *Error
+	switch {
+	case errors.As(err, &ce) && ce.Reason == Unavailable:
+		return ce.Message, true
+	case errors.As(err, &ce):
+		return ce.Message + " [" + string(ce.Reason) + "]", false
+	}
+	return "the caller could not be verified", true
+}

@@ -181,3 +181,25 @@ func Plain(r *http.Request) bool {
 	}
 	return c == p
 }
+
+// Routes serves mux with the request's method in upper case and one
+// trailing slash of its path dropped, as toolgate's routes take them
+// (publish's, webhooks'); a request that is not Plain, which
+// http.ServeMux would redirect or serve under another route, goes to
+// none instead.
+func Routes(mux *http.ServeMux, none http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2 := *r
+		r2.Method = strings.ToUpper(r.Method)
+		if !Plain(&r2) {
+			none(w, r)
+			return
+		}
+		if p := strings.TrimSuffix(r.URL.Path, "/"); p != r.URL.Path && p != "" {
+			u := *r.URL
+			u.Path, u.RawPath = p, strings.TrimSuffix(r.URL.RawPath, "/")
+			r2.URL = &u
+		}
+		mux.ServeHTTP(w, &r2)
+	})
+}

@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -85,29 +84,14 @@ func (c *Credentials) now() time.Time {
 
 // isAdmin reports whether principal matches a credential admin pattern.
 func (c *Credentials) isAdmin(principal string) bool {
-	return slices.ContainsFunc(c.Admins, func(p string) bool { return reviewer.Match(p, principal) })
+	return reviewer.IsAdmin(c.Admins, principal)
 }
 
 // ParseCredentialAdmins reads publishapi.EnvCredentialAdmins: a JSON list
 // of reviewer patterns (reviewer.CheckPattern), each naming account, the
-// function's own; "" is none.
+// function's own; "" is none (reviewer.ParseAdmins).
 func ParseCredentialAdmins(text, account string) ([]string, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, nil
-	}
-	var list []string
-	if err := json.Unmarshal([]byte(text), &list); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON list of strings", publishapi.EnvCredentialAdmins)
-	}
-	for i, p := range list {
-		if err := reviewer.CheckPattern(p); err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", publishapi.EnvCredentialAdmins, i, err)
-		}
-		if a := reviewer.Account(p); a != account {
-			return nil, fmt.Errorf("%s[%d]: pattern names account %s, not this function's %s: credential admins are principals of the deployment's own account", publishapi.EnvCredentialAdmins, i, a, account)
-		}
-	}
-	return list, nil
+	return reviewer.ParseAdmins(publishapi.EnvCredentialAdmins, text, account)
 }
 
 // writeDecision is whether a principal may write a scope's credential,

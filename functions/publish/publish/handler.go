@@ -46,7 +46,7 @@ func NewHandler(s *Service) *Handler {
 	mux.HandleFunc("POST /credentials/allow", h.allowCredentials)
 	mux.HandleFunc("/toolsets", noRoute) // no listing, and no redirect to /toolsets/
 	mux.HandleFunc("/", noRoute)
-	h.url = routes(mux)
+	h.url = functionurl.Routes(mux, noRoute)
 	return h
 }
 
@@ -118,27 +118,6 @@ func (h *Handler) serveURL(ctx context.Context, payload json.RawMessage) (json.R
 		return nil, err
 	}
 	return json.Marshal(resp)
-}
-
-// routes serves mux with the request's method in upper case and one
-// trailing slash of its path dropped, as the routes take them; a path
-// that is not in its clean form, which http.ServeMux would redirect, has
-// no route.
-func routes(mux *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r2 := *r
-		r2.Method = strings.ToUpper(r.Method)
-		if !functionurl.Plain(&r2) {
-			noRoute(w, r)
-			return
-		}
-		if p := strings.TrimSuffix(r.URL.Path, "/"); p != r.URL.Path && p != "" {
-			u := *r.URL
-			u.Path, u.RawPath = p, strings.TrimSuffix(r.URL.RawPath, "/")
-			r2.URL = &u
-		}
-		mux.ServeHTTP(w, &r2)
-	})
 }
 
 // noRoute refuses any other request.

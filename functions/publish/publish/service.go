@@ -572,14 +572,11 @@ func (s *Service) verify(ctx context.Context, proof string, b caller.Binding) (c
 	}
 	who, err := s.Callers.Verify(ctx, proof, b)
 	if err != nil {
-		var ce *caller.Error
-		if errors.As(err, &ce) && ce.Reason == caller.Unavailable {
-			return who, &Error{Code: publishapi.CodeUnavailable, Message: ce.Message, Err: err}
+		msg, unavailable := caller.Explain(err)
+		if unavailable {
+			return who, &Error{Code: publishapi.CodeUnavailable, Message: msg, Err: err}
 		}
-		if errors.As(err, &ce) {
-			return who, &Error{Code: publishapi.CodeUnauthenticated, Message: ce.Message + " [" + string(ce.Reason) + "]"}
-		}
-		return who, &Error{Code: publishapi.CodeUnavailable, Message: "the caller could not be verified", Err: err}
+		return who, &Error{Code: publishapi.CodeUnauthenticated, Message: msg}
 	}
 	return who, nil
 }

@@ -67,6 +67,12 @@ var env = map[string]string{
 	"TOOLGATE_SENDER": "size@example.com", "TOOLGATE_RECIPIENT_ALLOW": "@example.com",
 	"TOOLGATE_FETCH_ALLOW": "api.example.com", "TOOLGATE_HTTP_ALLOW": "api.example.com", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9",
 	"TOOLGATE_STS_ENDPOINT": "http://127.0.0.1:9", "TOOLGATE_STS_ALLOW_HTTP": "true", "TOOLGATE_ACCOUNT": "000000000000",
+	// The webhook functions' queues and key: names only, nothing is reached
+	// at cold start.
+	"TOOLGATE_WEBHOOK_EVENTS_QUEUE":     "http://127.0.0.1:9/000000000000/toolgate-size-webhook-events",
+	"TOOLGATE_WEBHOOK_DELIVERIES_QUEUE": "http://127.0.0.1:9/000000000000/toolgate-size-webhook-deliveries",
+	"TOOLGATE_WEBHOOK_DELIVERIES_DLQ":   "http://127.0.0.1:9/000000000000/toolgate-size-webhook-deliveries-dlq",
+	"TOOLGATE_CREDENTIAL_KEY":           "alias/toolgate-size",
 }
 
 func main() {
