@@ -46,7 +46,7 @@ var Layers = []Layer{
 		Packages: []string{"shared/dnsname", "shared/hostlist", "shared/fetchurl", "shared/recipient",
 			"shared/mailheader", "shared/reviewer", "shared/enduser", "shared/invisible", "shared/schema", "shared/seal",
 			"shared/externalkey", "shared/inputrecord", "shared/catalog", "shared/toolset", "shared/lane",
-			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential"},
+			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential", "shared/webhook"},
 		Uses:    []string{"base", "contract"},
 		Forbids: runTime,
 	},
