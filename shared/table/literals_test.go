@@ -85,7 +85,10 @@ type rules struct {
 func declared() rules {
 	r := rules{keyPrefixes: slices.Concat(Prefixes(), []string{CallSKPrefix})}
 	for _, ix := range Indexes {
-		r.keyPrefixes = append(r.keyPrefixes, ix.PKPrefix)
+		// An index whose partition key is a number has no prefix.
+		if ix.PKPrefix != "" {
+			r.keyPrefixes = append(r.keyPrefixes, ix.PKPrefix)
+		}
 	}
 	r.attributes = []string{PK, SK}
 	for _, k := range Kinds {

@@ -4,8 +4,8 @@ package table
 //
 // The webhook item kinds, their sparse index, the two webhook principals
 // and their accesses (the webhooks spec), as far as the CDK app needs them
-// to generate the webhook functions' ledger statements. Nothing here is
-// in Kinds or Indexes: the ledger table and docs/ledger.md are the store
+// to generate the webhook functions' ledger statements and the ledger
+// table's index. The kinds are not in Kinds: docs/ledger.md is the store
 // branch's.
 
 // The webhook functions: the authenticated admin function and the
@@ -88,5 +88,7 @@ var webhookAccesses = []Access{
 
 var _ = func() bool {
 	Accesses = append(Accesses, webhookAccesses...)
+	Kinds = append(Kinds, WebhookSubscription, WebhookEvent, WebhookAttempt)
+	Indexes = append(Indexes, WebhookUnsent)
 	return true
 }()
