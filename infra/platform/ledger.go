@@ -17,6 +17,31 @@ import (
 // of a review's inputs, reason or task token.
 var ledgerIndexes = table.Indexes
 
+// ledgerKinds are the table's item kinds, which declare the indexes' key
+// types (indexKeyType).
+var ledgerKinds = table.Kinds
+
+// indexKeyType is the type of index ix's key attribute name, as the item
+// kinds whose items carry the index declare it (the first type written):
+// a number for the webhook-unsent index's constant 1, a string otherwise,
+// and a string when no kind of kinds declares it.
+func indexKeyType(kinds []*table.Kind, ix *table.Index, name string) awsdynamodb.AttributeType {
+	for _, k := range kinds {
+		if k.Index != ix {
+			continue
+		}
+		if a := k.Attribute(name); a != nil && len(a.Types) > 0 {
+			switch a.Types[0] {
+			case table.Number:
+				return awsdynamodb.AttributeType_NUMBER
+			case table.Binary:
+				return awsdynamodb.AttributeType_BINARY
+			}
+		}
+	}
+	return awsdynamodb.AttributeType_STRING
+}
+
 // Throughput is the on-demand maxima of the table or of an index
 // (OnDemandThroughput), in request units per second: a read or write that
 // would take more is throttled (DynamoDB Developer Guide, "DynamoDB maximum
@@ -155,12 +180,14 @@ func NewLedger(scope constructs.Construct, id string, props *LedgerProps) *Ledge
 			MaxReadRequestUnits:  indexRead,
 			MaxWriteRequestUnits: indexWrite,
 			IndexName:            jsii.String(ix.Name),
-			PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: awsdynamodb.AttributeType_STRING},
-			ProjectionType:       awsdynamodb.ProjectionType_INCLUDE,
-			NonKeyAttributes:     jsii.Strings(ix.Projects...),
+			PartitionKey:         &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: indexKeyType(ledgerKinds, ix, ix.PK)},
+			ProjectionType:       awsdynamodb.ProjectionType_KEYS_ONLY,
+		}
+		if len(ix.Projects) > 0 {
+			gsi.ProjectionType, gsi.NonKeyAttributes = awsdynamodb.ProjectionType_INCLUDE, jsii.Strings(ix.Projects...)
 		}
 		if ix.SK != "" {
-			gsi.SortKey = &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: awsdynamodb.AttributeType_STRING}
+			gsi.SortKey = &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: indexKeyType(ledgerKinds, ix, ix.SK)}
 		}
 		table.AddGlobalSecondaryIndex(gsi)
 	}
