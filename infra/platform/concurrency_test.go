@@ -158,6 +158,9 @@ func TestLedgerThroughputDefaults(t *testing.T) {
 			"GlobalSecondaryIndexes": []any{assertions.Match_ObjectLike(&map[string]any{
 				"IndexName":          "reviews-by-status",
 				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
+			}), assertions.Match_ObjectLike(&map[string]any{
+				"IndexName":          "webhook-unsent",
+				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
 			})},
 		})
 	}); err != nil {

@@ -466,7 +466,7 @@ type rule struct {
 var rules = []rule{
 	{"resource-counts", checkCounts, func(_, pj tmpl) {
 		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
-	}, `Expected 12 resources of type AWS::SSM::Parameter`},
+	}, `Expected 13 resources of type AWS::SSM::Parameter`},
 	{"table", checkTable, func(lj, _ tmpl) {
 		t := resourceByType(lj, "AWS::DynamoDB::Table")
 		t["DeletionPolicy"] = "Delete"

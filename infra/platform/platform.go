@@ -207,7 +207,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 		panic(fmt.Sprintf("PlatformStackProps.Tracing: %v", err))
 	}
 	if p.WebhookSchedule == "" {
-		p.WebhookSchedule = webhook.DefaultSchedule.String()
+		p.WebhookSchedule = scheduleText(webhook.DefaultSchedule)
 	}
 	if _, err := webhook.ParseSchedule(p.WebhookSchedule); err != nil {
 		panic(fmt.Sprintf("PlatformStackProps.WebhookSchedule: %v", err))

@@ -60,6 +60,13 @@ const (
 	// webhookBatchSize is each event source mapping's batch: the
 	// function delivers a batch concurrently, reporting each failed item.
 	webhookBatchSize = 10
+	// The event source mappings' maximum concurrency (Lambda's
+	// ScalingConfig, at least 2), which with the relay's one invocation
+	// stays within webhook-delivery's reserved concurrency (cdk.json: 12):
+	// a throttled batch goes back to its queue and its receive counts as
+	// an attempt, so the mappings must never outgrow the reservation.
+	webhookEventsConcurrency     = 2
+	webhookDeliveriesConcurrency = 8
 	// webhookEventsAgeAlarm is the age of the events queue's oldest
 	// message that raises its alarm: fan-out takes seconds, so a quarter
 	// of an hour means the function is not consuming.
@@ -68,6 +75,24 @@ const (
 	// by a crashed producer goes out within about a minute.
 	webhookRelayRate = time.Minute
 )
+
+// scheduleText is s as webhook.ParseSchedule reads it, each delay in
+// its shortest form ("5m", not "5m0s"): TOOLGATE_WEBHOOK_SCHEDULE when
+// the configuration sets none.
+func scheduleText(s webhook.Schedule) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		t := d.String()
+		if strings.HasSuffix(t, "m0s") {
+			t = strings.TrimSuffix(t, "0s")
+		}
+		if strings.HasSuffix(t, "h0m") {
+			t = strings.TrimSuffix(t, "0m")
+		}
+		parts[i] = t
+	}
+	return strings.Join(parts, ",")
+}
 
 // webhookVisibility is both queues' visibility timeout: six times the
 // function's timeout, as Lambda's guide asks of a queue a function
@@ -178,13 +203,15 @@ func NewWebhooks(scope constructs.Construct, id string, props *WebhooksProps) *W
 	})
 
 	for _, q := range []struct {
-		id    string
-		queue awssqs.Queue
-	}{{"WebhookEventsMapping", w.Events}, {"WebhookDeliveriesMapping", w.Deliveries}} {
+		id          string
+		queue       awssqs.Queue
+		concurrency int
+	}{{"WebhookEventsMapping", w.Events, webhookEventsConcurrency}, {"WebhookDeliveriesMapping", w.Deliveries, webhookDeliveriesConcurrency}} {
 		delivery.Function.AddEventSourceMapping(jsii.String(q.id), &awslambda.EventSourceMappingOptions{
 			EventSourceArn:          q.queue.QueueArn(),
 			BatchSize:               jsii.Number(webhookBatchSize),
 			ReportBatchItemFailures: jsii.Bool(true),
+			MaxConcurrency:          jsii.Number(q.concurrency),
 		})
 	}
 	grantWebhookQueues(w, delivery, admin)

@@ -284,12 +284,13 @@ func checkWebhookQueues(pj tmpl, stage string, s webhook.Schedule) error {
 	var mappings []string
 	for _, m := range resources(pj, "AWS::Lambda::EventSourceMapping") {
 		p := props(m)
-		mappings = append(mappings, fmt.Sprintf("%s <- %s batch %v %s", text(p["FunctionName"]), text(p["EventSourceArn"]), p["BatchSize"], text(p["FunctionResponseTypes"])))
+		mappings = append(mappings, fmt.Sprintf("%s <- %s batch %v %s %s", text(p["FunctionName"]), text(p["EventSourceArn"]), p["BatchSize"],
+			text(p["FunctionResponseTypes"]), text(p["ScalingConfig"])))
 	}
 	slices.Sort(mappings)
 	wantMappings := []string{
-		"${WebhookDeliveryFunction} <- ${" + ids[name("deliveries")] + ".Arn} batch 10 [\"ReportBatchItemFailures\"]",
-		"${WebhookDeliveryFunction} <- ${" + ids[name("events")] + ".Arn} batch 10 [\"ReportBatchItemFailures\"]",
+		"${WebhookDeliveryFunction} <- ${" + ids[name("deliveries")] + ".Arn} batch 10 [\"ReportBatchItemFailures\"] {\"MaximumConcurrency\":8}",
+		"${WebhookDeliveryFunction} <- ${" + ids[name("events")] + ".Arn} batch 10 [\"ReportBatchItemFailures\"] {\"MaximumConcurrency\":2}",
 	}
 	if d := cmp.Diff(wantMappings, mappings); d != "" {
 		errs = append(errs, fmt.Errorf("event source mappings (-want +got):\n%s", d))
@@ -334,9 +335,9 @@ func TestWebhookQueues(t *testing.T) {
 // for short schedules, the schedule and a day for long ones, never more
 // than SQS's 14 days, which the longest schedule (20 × 12 h) stays under.
 func TestWebhookRetentionOutlastsTheSchedule(t *testing.T) {
-	longest := make(webhook.Schedule, webhook.MaxScheduleEntries)
+	longest := make(webhook.Schedule, 20) // ParseSchedule's most, each its longest
 	for i := range longest {
-		longest[i] = webhook.MaxDelay
+		longest[i] = 12 * time.Hour
 	}
 	for _, c := range []struct {
 		s    webhook.Schedule
@@ -350,6 +351,22 @@ func TestWebhookRetentionOutlastsTheSchedule(t *testing.T) {
 		if got != c.want || got <= c.s.Total() || got > webhookDLQRetention {
 			t.Errorf("webhookRetention(%s) = %s, want %s (over %s, at most 14 days)", c.s, got, c.want, c.s.Total())
 		}
+	}
+}
+
+// The default schedule reaches webhook-delivery in the form ParseSchedule
+// reads back.
+func TestScheduleTextRoundTrips(t *testing.T) {
+	got := scheduleText(webhook.DefaultSchedule)
+	if got != "5s,5m,30m,2h,5h,10h,10h" {
+		t.Errorf("scheduleText(DefaultSchedule) = %q", got)
+	}
+	back, err := webhook.ParseSchedule(got)
+	if err != nil || !slices.Equal(back, webhook.DefaultSchedule) {
+		t.Errorf("ParseSchedule(%q) = %v, %v", got, back, err)
+	}
+	if got := scheduleText(webhook.Schedule{90 * time.Second, 3*time.Hour + 30*time.Minute}); got != "1m30s,3h30m" {
+		t.Errorf("scheduleText = %q, want 1m30s,3h30m", got)
 	}
 }
 

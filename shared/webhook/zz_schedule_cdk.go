@@ -66,12 +66,3 @@ func (s Schedule) Total() time.Duration {
 	}
 	return t
 }
-
-// String is the schedule as ParseSchedule reads it.
-func (s Schedule) String() string {
-	parts := make([]string, len(s))
-	for i, d := range s {
-		parts[i] = d.String()
-	}
-	return strings.Join(parts, ",")
-}
