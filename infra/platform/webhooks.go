@@ -381,7 +381,7 @@ func newWebhookAlarms(scope constructs.Construct, p *PlatformStackProps, w *Webh
 	if p.AlarmTopicARN != "" {
 		action = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(scope, jsii.String("WebhookAlarmTopic"), jsii.String(p.AlarmTopicARN)))
 	}
-	max := &awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Maximum")}
+	maximum := &awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Maximum")}
 	alarm := func(id, name, description string, metric awscloudwatch.IMetric, threshold float64) {
 		al := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
 			AlarmName:          jsii.String("toolgate-" + p.Stage + "-" + name),
@@ -398,17 +398,17 @@ func newWebhookAlarms(scope constructs.Construct, p *PlatformStackProps, w *Webh
 	}
 	alarm("WebhookEventsDLQAlarm", "webhook-events-dlq",
 		"toolgate: a webhook event's fan-out failed on every receive and moved to the events dead-letter queue",
-		w.EventsDLQ.MetricApproximateNumberOfMessagesVisible(max), 1)
+		w.EventsDLQ.MetricApproximateNumberOfMessagesVisible(maximum), 1)
 	alarm("WebhookDeliveriesDLQAlarm", "webhook-deliveries-dlq",
 		"toolgate: a webhook delivery failed every attempt of its schedule (toolgate webhooks dlq list, dlq redrive)",
-		w.DeliveriesDLQ.MetricApproximateNumberOfMessagesVisible(max), 1)
+		w.DeliveriesDLQ.MetricApproximateNumberOfMessagesVisible(maximum), 1)
 	alarm("WebhookEventsAgeAlarm", "webhook-events-age",
 		fmt.Sprintf("toolgate: a webhook event waited %s on the events queue: webhook-delivery is not consuming it", webhookEventsAgeAlarm),
-		w.Events.MetricApproximateAgeOfOldestMessage(max), webhookEventsAgeAlarm.Seconds())
+		w.Events.MetricApproximateAgeOfOldestMessage(maximum), webhookEventsAgeAlarm.Seconds())
 	age := webhookDeliveriesAgeAlarm(s)
 	alarm("WebhookDeliveriesAgeAlarm", "webhook-deliveries-age",
 		fmt.Sprintf("toolgate: a webhook delivery is still queued %s after it was sent, past its whole retry schedule: webhook-delivery is not consuming it", age),
-		w.Deliveries.MetricApproximateAgeOfOldestMessage(max), age.Seconds())
+		w.Deliveries.MetricApproximateAgeOfOldestMessage(maximum), age.Seconds())
 }
 
 // checkWebhooks checks the webhook configuration with the functions' own
