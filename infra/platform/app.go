@@ -89,6 +89,9 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		SAMLocal:               cfg.SAMLocal,
 		IndexLeadingKeys:       cfg.IndexLeadingKeys,
 		Tracing:                cfg.Tracing,
+		WebhookAdmins:          cfg.WebhookAdmins,
+		WebhookAllow:           cfg.WebhookAllow,
+		WebhookSchedule:        cfg.WebhookSchedule,
 	})
 	platform.AddStackDependency(ledger.Stack, jsii.String("the functions use the ledger table by name"))
 	warn := awscdk.Annotations_Of(platform.Stack)
@@ -103,6 +106,10 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 	if cfg.Sender == defaultConfig().Sender {
 		warn.AddWarningV2(jsii.String("toolgate:example-sender"),
 			jsii.String("send-email sends as toolgate@example.com: set -c toolgate:sender=<verified address>"), nil)
+	}
+	if len(cfg.WebhookAdmins) == 0 {
+		warn.AddWarningV2(jsii.String("toolgate:no-webhook-admins"),
+			jsii.String("no webhook admins: set -c toolgate:webhookAdmins=<principal ARN patterns> so that someone may subscribe webhooks"), nil)
 	}
 	return ledger, platform
 }

@@ -110,6 +110,17 @@ type Config struct {
 	// SAMLocal makes a template for sam local invoke (docs/infra.md), never
 	// for deployment.
 	SAMLocal bool `json:"samLocal"`
+	// Who may subscribe webhooks, manage them and redrive their dead-letter
+	// queue: IAM principal ARN patterns of the stack's own account, as
+	// credentialAdmins; empty, the default: nobody, with a warning.
+	WebhookAdmins []string `json:"webhookAdmins"`
+	// The webhook hosts' allow-list, entries as httpAllow's; empty, the
+	// default: no webhook endpoint is accepted.
+	WebhookAllow []string `json:"webhookAllow"`
+	// The delivery retry schedule, "5s,5m,30m,2h" (webhook.ParseSchedule:
+	// 1 to 20 delays of 1 s to 12 h); empty, the default:
+	// webhook.DefaultSchedule.
+	WebhookSchedule string `json:"webhookSchedule"`
 }
 
 // MaxHTTPRequestBytes is the largest bound of an http request body,
@@ -178,7 +189,8 @@ func configKeys() []string {
 }
 
 // listKeys take comma-separated text as well as a JSON list.
-var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true, "credentialAdmins": true}
+var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true, "credentialAdmins": true,
+	"webhookAdmins": true, "webhookAllow": true}
 
 // objectKeys take JSON text only.
 var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true, "endUserMapping": true,
@@ -340,6 +352,7 @@ func (c *Config) check() error {
 	}
 	problems = append(problems, c.checkCallers()...)
 	problems = append(problems, c.checkCredentialAdmins()...)
+	problems = append(problems, c.checkWebhooks()...)
 	return errors.Join(problems...)
 }
 

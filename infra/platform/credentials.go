@@ -44,6 +44,20 @@ var keyAdministrationActions = []string{
 	"kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion",
 }
 
+// webhookEncryptionContextKeys are the only encryption context keys a
+// webhook secret's requests may carry: {purpose: webhook-subscription,
+// subscription: <id>} (shared/webhook/store SealSecret).
+var webhookEncryptionContextKeys = []string{"purpose", "subscription"}
+
+// webhookSecretUses is the condition of the key policy's webhook
+// statements: the webhook-subscription purpose, and no other context key.
+func webhookSecretUses() *map[string]any {
+	return &map[string]any{
+		"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": credential.PurposeWebhookSubscription},
+		"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": webhookEncryptionContextKeys},
+	}
+}
+
 // credentialKeyAlias is the key's alias: alias/toolgate-<stage>-credentials.
 func credentialKeyAlias(stage string) string { return "alias/toolgate-" + stage + "-credentials" }
 
@@ -60,14 +74,14 @@ type Credentials struct {
 }
 
 // NewCredentials defines the credentials' key (newCredentialKey) and
-// gives the publish, mcp-call and http functions its ARN
+// gives the publish, mcp-call, http and webhooks functions its ARN
 // (publishapi.EnvCredentialKey), and publish the credential admins
 // (publishapi.EnvCredentialAdmins).
 func NewCredentials(scope constructs.Construct, id string, props *CredentialsProps) *Credentials {
 	c := newConcern(scope, id)
 	fns := props.Functions.ByName
 	key := newCredentialKey(c, props.Platform, fns)
-	for _, name := range []string{fnPublish, fnMCPCall, fnHTTP} {
+	for _, name := range []string{fnPublish, fnMCPCall, fnHTTP, fnWebhooks} {
 		fns[name].Function.AddEnvironment(jsii.String(publishapi.EnvCredentialKey), key.KeyArn(), nil)
 	}
 	fns[fnPublish].Function.AddEnvironment(jsii.String(publishapi.EnvCredentialAdmins), jsii.String(credentialAdminsJSON(props.Platform.CredentialAdmins)), nil)
@@ -98,7 +112,18 @@ func credentialAdminsJSON(patterns []string) string {
 //     toolset scope only (listing a draft's server that declares auth);
 //
 // each use conditioned on kms:EncryptionContext:purpose = tool-credential
-// and on no encryption context key but credentialEncryptionContextKeys.
+// and on no encryption context key but credentialEncryptionContextKeys;
+// and the webhook subscriptions' signing secrets (docs/webhooks.md), sealed
+// under the same key with a purpose of their own:
+//   - SealWebhookSecrets: kms:GenerateDataKey to the webhooks function's
+//     role (subscribe, rotate-secret);
+//   - OpenWebhookSecrets: kms:Decrypt to webhook-delivery's role, the only
+//     one that signs;
+//
+// each conditioned on kms:EncryptionContext:purpose = webhook-subscription
+// and on no encryption context key but webhookEncryptionContextKeys. No
+// credential role may open a webhook secret, nor a webhook role a
+// credential: the purposes differ.
 func newCredentialKey(scope constructs.Construct, p *PlatformStackProps, fns map[string]*platformFunction) awskms.Key {
 	uses := func(extra map[string]any) *map[string]any {
 		equals := map[string]any{"kms:EncryptionContext:purpose": credential.PurposeToolCredential}
@@ -133,6 +158,20 @@ func newCredentialKey(scope constructs.Construct, p *PlatformStackProps, fns map
 			Actions:    jsii.Strings("kms:GenerateDataKey"),
 			Resources:  jsii.Strings("*"),
 			Conditions: uses(nil),
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("SealWebhookSecrets"),
+			Principals: &[]awsiam.IPrincipal{role(fnWebhooks)},
+			Actions:    jsii.Strings("kms:GenerateDataKey"),
+			Resources:  jsii.Strings("*"),
+			Conditions: webhookSecretUses(),
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("OpenWebhookSecrets"),
+			Principals: &[]awsiam.IPrincipal{role(fnWebhookDelivery)},
+			Actions:    jsii.Strings("kms:Decrypt"),
+			Resources:  jsii.Strings("*"),
+			Conditions: webhookSecretUses(),
 		}),
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:        jsii.String("ListWithToolsetCredentials"),

@@ -3,6 +3,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +59,10 @@ func isCryptoAction(a string) bool {
 // account administration only, Decrypt to mcp-call and http and, for the
 // toolset scope only, publish, GenerateDataKey to publish only, every use
 // conditioned on the purpose tool-credential and on the encryption
-// context's keys; and no function's role grants anything of KMS.
+// context's keys; for webhook secrets, under the purpose
+// webhook-subscription and its own context keys, GenerateDataKey to the
+// webhooks function and Decrypt to webhook-delivery only; and no function's
+// role grants anything of KMS.
 func checkCredentialKey(pj tmpl) error {
 	var errs []error
 	id, stmts := keyPolicy(pj)
@@ -73,7 +77,7 @@ func checkCredentialKey(pj tmpl) error {
 	if props(alias)["AliasName"] != "alias/toolgate-test-credentials" || symbol(getAttID(props(alias)["TargetKeyId"], "Arn")) != symbol(id) {
 		errs = append(errs, fmt.Errorf("alias %v -> %v, want alias/toolgate-test-credentials -> the key", props(alias)["AliasName"], props(alias)["TargetKeyId"]))
 	}
-	uses := map[string][]string{} // action: principals
+	uses := map[string][]string{} // purpose action: principals
 	for _, s := range stmts {
 		who := keyPrincipals(pj, s)
 		actions := strs(s["Action"])
@@ -91,21 +95,27 @@ func checkCredentialKey(pj tmpl) error {
 		c, _ := s["Condition"].(tmpl)
 		eq, _ := c["StringEquals"].(tmpl)
 		keys, _ := c["ForAllValues:StringEquals"].(tmpl)
-		if eq["kms:EncryptionContext:purpose"] != "tool-credential" ||
-			!slices.Equal(strs(keys["kms:EncryptionContextKeys"]), slices.Sorted(slices.Values(credentialEncryptionContextKeys))) {
-			errs = append(errs, fmt.Errorf("statement %v (%v) is not conditioned on purpose tool-credential and the context keys %v: %v", s["Sid"], who, credentialEncryptionContextKeys, c))
+		purpose, _ := eq["kms:EncryptionContext:purpose"].(string)
+		contextKeys := map[string][]string{"tool-credential": credentialEncryptionContextKeys, "webhook-subscription": webhookEncryptionContextKeys}[purpose]
+		if contextKeys == nil || !slices.Equal(strs(keys["kms:EncryptionContextKeys"]), slices.Sorted(slices.Values(contextKeys))) {
+			errs = append(errs, fmt.Errorf("statement %v (%v) is not conditioned on purpose tool-credential or webhook-subscription and that purpose's context keys: %v", s["Sid"], who, c))
 		}
 		for _, a := range actions {
 			for _, p := range who {
 				if a == "kms:Decrypt" && p == fnPublish && eq["kms:EncryptionContext:scope"] != "toolset" {
 					errs = append(errs, fmt.Errorf("statement %v lets publish decrypt other scopes than toolset", s["Sid"]))
 				}
-				uses[a] = append(uses[a], p)
+				uses[purpose+" "+a] = append(uses[purpose+" "+a], p)
 			}
 		}
 	}
-	want := map[string][]string{"kms:Decrypt": {fnHTTP, fnMCPCall, fnPublish}, "kms:GenerateDataKey": {fnPublish}}
-	for _, a := range []string{"kms:Decrypt", "kms:GenerateDataKey"} {
+	want := map[string][]string{
+		"tool-credential kms:Decrypt": {fnHTTP, fnMCPCall, fnPublish}, "tool-credential kms:GenerateDataKey": {fnPublish},
+		// Only the delivering function opens a webhook secret; only the
+		// admin function seals one.
+		"webhook-subscription kms:Decrypt": {fnWebhookDelivery}, "webhook-subscription kms:GenerateDataKey": {fnWebhooks},
+	}
+	for _, a := range slices.Sorted(maps.Keys(want)) {
 		got := slices.Sorted(slices.Values(uses[a]))
 		if !slices.Equal(got, want[a]) {
 			errs = append(errs, fmt.Errorf("%s is granted to %v, want %v", a, got, want[a]))
@@ -164,6 +174,22 @@ func TestCredentialKey(t *testing.T) {
 				}
 			}
 		}, "is not conditioned on purpose"},
+		{"webhook-delivery opens credentials", func(pj tmpl) {
+			_, stmts := keyPolicy(pj)
+			for _, s := range stmts {
+				if s["Sid"] == "OpenWebhookSecrets" {
+					s["Condition"].(tmpl)["StringEquals"].(tmpl)["kms:EncryptionContext:purpose"] = "tool-credential"
+				}
+			}
+		}, "is not conditioned on purpose"},
+		{"the webhooks function opens webhook secrets", func(pj tmpl) {
+			_, stmts := keyPolicy(pj)
+			for _, s := range stmts {
+				if s["Sid"] == "SealWebhookSecrets" {
+					s["Action"] = []any{"kms:GenerateDataKey", "kms:Decrypt"}
+				}
+			}
+		}, "webhook-subscription kms:Decrypt is granted to [webhook-delivery webhooks]"},
 		{"no rotation", func(pj tmpl) {
 			props(resourceByType(pj, "AWS::KMS::Key"))["EnableKeyRotation"] = false
 		}, "does not rotate"},

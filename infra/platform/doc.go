@@ -6,7 +6,8 @@
 // ledger secrets; reviews (the review decision URL and reviewer
 // accounts); access (the Solution execution role and the Publisher,
 // Reviewer and Operator managed policies); publishing (the publish URL
-// and the publish role's grants); the SSM parameters; and the alarms.
+// and the publish role's grants); the webhooks (their queues, rules
+// and admin URL); the SSM parameters; and the alarms.
 // Config and LoadConfig read the app's configuration (CDK context,
 // docs/infra.md) and check it with the functions' own parsers, which
 // link no AWS client (shared/functionconfig).

@@ -47,6 +47,11 @@ const (
 	// fnMCPCall runs every MCP tool (resolver.MCPFunction, the function
 	// an MCP tool's Task invokes).
 	fnMCPCall = "mcp-call"
+	// The webhook functions (webhooks.go): webhook-delivery fans events
+	// out to subscriptions and delivers each; webhooks is the admin
+	// function behind its IAM-authorised Function URL (toolgate webhooks).
+	fnWebhookDelivery = "webhook-delivery"
+	fnWebhooks        = "webhooks"
 )
 
 // functionSpec is what the platform knows of one function: its defaults and
@@ -162,6 +167,22 @@ var functionSpecs = []functionSpec{
 		// already there, the one Publish checks); every request's proof.
 		// Its Step Functions, IAM and SSM statements: publishing.go.
 		Principal: table.Publish},
+	{Name: fnWebhookDelivery, LogicalID: "WebhookDeliveryFunction",
+		Description: "toolgate webhook-delivery: fans each event out to its subscriptions, delivers each one signed, retries on the schedule; the relay",
+		// A batch of up to 10 deliveries runs concurrently, each bounded by
+		// the sender's 10 s timeout, after a KMS Decrypt and a few table
+		// requests: 60 s leaves room for a slow batch. Its queues' visibility
+		// timeout is six times this (webhookVisibility).
+		MemoryMB: 256, TimeoutSeconds: 60,
+		// Events (record, read, mark sent, the unsent index), subscriptions
+		// (list, disable on 410), attempts. It takes no caller proof: only
+		// its queues and its schedule invoke it.
+		Principal: table.WebhookDelivery},
+	{Name: fnWebhooks, LogicalID: "WebhooksFunction",
+		Description: "toolgate webhooks: subscribe, list, rotate-secret, disable, deliveries and the dead-letter queue's list and redrive, for webhook admins",
+		MemoryMB:    256, TimeoutSeconds: 30,
+		// Subscriptions (put, update, list), an event's deliveries, proofs.
+		Principal: table.Webhooks},
 }
 
 // FunctionSettings override one function's defaults; zero fields keep them.
@@ -263,6 +284,18 @@ const (
 	envDirectReviewMaxSecs = review.EnvDirectMaxTimeout
 	// Every function's span export (docs/infra.md, "Tracing").
 	envTracing = functionconfig.EnvTracing
+	// The webhook functions' (docs/webhooks.md; webhooks.go): the queues'
+	// URLs, the retry schedule, the webhook hosts' allow-list, this
+	// deployment's own Function URL hosts (never a webhook endpoint), the
+	// admins (a JSON list of principal patterns) and the deliveries
+	// dead-letter queue's URL (dlq list and redrive).
+	envWebhookEvents     = "TOOLGATE_WEBHOOK_EVENTS_QUEUE"
+	envWebhookDeliveries = "TOOLGATE_WEBHOOK_DELIVERIES_QUEUE"
+	envWebhookDLQ        = "TOOLGATE_WEBHOOK_DLQ"
+	envWebhookSchedule   = "TOOLGATE_WEBHOOK_SCHEDULE"
+	envWebhookAllow      = "TOOLGATE_WEBHOOK_ALLOW"
+	envWebhookOwnHosts   = "TOOLGATE_WEBHOOK_OWN_HOSTS"
+	envWebhookAdmins     = "TOOLGATE_WEBHOOK_ADMINS"
 )
 
 // fetchTimeoutSeconds bounds one fetch (or one http request) inside the
@@ -433,6 +466,9 @@ var samLocalVariables = map[string][]string{
 	fnPublish:        {"AWS_ENDPOINT_URL_SFN", "TOOLGATE_FETCH_ALLOW_ADDRESSES", functionconfig.EnvHTTPAllowAddresses, "TOOLGATE_MCP_ALLOW_ADDRESSES"},
 	fnLambdaTool:     {"AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_SSM", lane.EnvLane},
 	fnMCPCall:        {"TOOLGATE_MCP_ALLOW_ADDRESSES", lane.EnvLane},
+	// The SQS and KMS stand-ins, and the receiver's loopback exemption.
+	fnWebhookDelivery: {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_KMS", "TOOLGATE_WEBHOOK_ALLOW_ADDRESSES"},
+	fnWebhooks:        {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_KMS", "TOOLGATE_WEBHOOK_ALLOW_ADDRESSES"},
 }
 
 // functionEnv is the function's own environment (docs/tools.md,
@@ -496,6 +532,18 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		if len(p.ReviewerAccounts) > 0 {
 			env[envReviewerAccounts] = jsii.String(strings.Join(p.ReviewerAccounts, ","))
 		}
+	case fnWebhookDelivery:
+		// Checked again at every delivery: the hosts a webhook may reach,
+		// and the retry schedule, which sizes its queues (webhooks.go).
+		env[envWebhookAllow] = jsii.String(strings.Join(p.WebhookAllow, ","))
+		env[envWebhookSchedule] = jsii.String(p.WebhookSchedule)
+	case fnWebhooks:
+		// Subscribe checks the URL against the same list; who may
+		// administer webhooks; the stage whose Solutions a --solution
+		// filter names.
+		env[envWebhookAllow] = jsii.String(strings.Join(p.WebhookAllow, ","))
+		env[envWebhookAdmins] = jsii.String(credentialAdminsJSON(p.WebhookAdmins))
+		env[envStage] = jsii.String(p.Stage)
 	case fnPublish:
 		env[envStage] = jsii.String(p.Stage)
 		if len(p.ReviewerAccounts) > 0 {

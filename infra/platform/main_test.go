@@ -62,6 +62,10 @@ func testConfig() Config {
 	cfg.AlarmTopicARN = testTopic
 	cfg.ErrorAlarmThreshold = 3
 	cfg.Tracing = adotCollector
+	cfg.WebhookAdmins = []string{"arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_WebhookAdmin_*/*"}
+	cfg.WebhookAllow = []string{"hooks.example.org", "*.receivers.example.net"}
+	// 4 attempts over 1 h 10 min 10 s: the deliveries queue keeps 4 days.
+	cfg.WebhookSchedule = "10s,10m,1h"
 	return cfg
 }
 
@@ -183,6 +187,11 @@ func text(v any) string {
 				case "Fn::GetAtt":
 					if a, ok := arg.([]any); ok && len(a) == 2 {
 						return "${" + symbol(a[0].(string)) + "." + a[1].(string) + "}"
+					}
+				case "Fn::Select", "Fn::Split":
+					// select(2, split(/, ${X.Url})): a Function URL's host.
+					if a, ok := arg.([]any); ok && len(a) == 2 {
+						return strings.ToLower(strings.TrimPrefix(k, "Fn::")) + "(" + text(a[0]) + ", " + text(a[1]) + ")"
 					}
 				case "Fn::Join":
 					if a, ok := arg.([]any); ok && len(a) == 2 {

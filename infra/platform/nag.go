@@ -28,6 +28,10 @@ const (
 		"lambda:invoke.waitForTaskToken, which wait for the answer), by toolgate invoke, and through the Function URL. " +
 		"A dead-letter queue receives failed asynchronous invocations only, of which there are none: a failure reaches " +
 		"its caller as a contract code, the dispatcher records it in the ledger, and the Task's Retry and Catch handle it"
+	// Serverless-LambdaDLQ of webhook-delivery.
+	reasonWebhookDelivery = "invoked by its two queues' event source mappings, whose failed messages the queues' own dead-letter " +
+		"queues receive, and asynchronously by the relay's schedule only: a failed relay run leaves its events in the unsent " +
+		"index, which the next minute's run sends, so a dead-letter queue of the function would hold nothing to act on"
 	// AwsSolutions-IAM5 Resource::* of X-Ray.
 	reasonXRay = "xray:PutTraceSegments and xray:PutTelemetryRecords, which the Lambda construct adds for active tracing " +
 		"(Tracing: ACTIVE): X-Ray defines no resource type for them, so they take Resource * (Service Authorization Reference)"
@@ -53,7 +57,11 @@ const (
 func nagSuppressions(p *PlatformStack, stage string) {
 	for _, spec := range functionSpecs {
 		f := p.Functions[spec.Name]
-		suppress(f.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ", Reason: reasonSynchronous})
+		dlqReason := reasonSynchronous
+		if spec.Name == fnWebhookDelivery {
+			dlqReason = reasonWebhookDelivery
+		}
+		suppress(f.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ", Reason: dlqReason})
 		reason := reasonXRay
 		switch spec.Name {
 		case fnReviewDecision:
@@ -87,6 +95,22 @@ func nagSuppressions(p *PlatformStack, stage string) {
 			Reason: "states:DescribeStateMachine of a published version (states:StateMachineQualifier present) of" + reasonStateMachines +
 				": review-request checks a child's input against the input record of the version a parent's workflow step starts " +
 				"(docs/solutions.md, \"Workflow steps\")"})
+	w := p.Webhooks
+	for _, m := range []string{"WebhookEventsMapping", "WebhookDeliveriesMapping"} {
+		suppress(p.Functions[fnWebhookDelivery].Function.Node().FindChild(jsii.String(m)), false, nagSuppression{
+			Rule: "Serverless-LambdaEventSourceMappingDestination",
+			Reason: "an SQS event source mapping takes no on-failure destination (Lambda supports them for stream and Kafka " +
+				"sources): a message that fails is received again until the queue's redrive policy moves it to the queue's own " +
+				"dead-letter queue, which is alarmed"})
+	}
+	for _, q := range []constructs.IConstruct{w.EventsDLQ, w.DeliveriesDLQ} {
+		suppress(q, false, nagSuppression{Rule: "Serverless-SQSRedrivePolicy",
+			Reason: "a dead-letter queue: the end of its source queue's redrive, alarmed on its depth; toolgate webhooks dlq redrive " +
+				"sends a delivery back to its source"})
+	}
+	suppress(w.Relay, false, nagSuppression{Rule: "Serverless-EventBusDLQ",
+		Reason: "the relay's schedule: each event is a tick carrying nothing, and a tick not delivered is replaced by the next " +
+			"minute's, which sends every event still unsent; a dead-letter queue would hold empty ticks"})
 	suppress(p.LedgerSecrets.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ",
 		Reason: "invoked by CloudFormation only, for the LedgerSecrets custom resource: it answers CloudFormation through the " +
 			"event's ResponseURL, FAILED on any error (aws-lambda-go cfn.LambdaWrap), and an invocation that never answers fails " +

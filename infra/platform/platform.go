@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/webhook"
 )
 
 // SenderProps say whom send-email sends as.
@@ -138,6 +139,21 @@ type PlatformStackProps struct {
 	// and of the Solutions' state machines is on either way. A value
 	// ParseTracing refuses panics: Config.check refuses it first.
 	Tracing string
+	// WebhookAdmins are who may subscribe webhooks, manage them and redrive
+	// their dead-letter queue: IAM principal ARN patterns of the stack's
+	// account, as CredentialAdmins (TOOLGATE_WEBHOOK_ADMINS on the webhooks
+	// function, a JSON list). Empty: nobody.
+	WebhookAdmins []string
+	// WebhookAllow is the webhook hosts' allow-list (TOOLGATE_WEBHOOK_ALLOW
+	// on both webhook functions), entries as HTTPAllow's. Empty: no
+	// subscription is accepted and nothing is delivered.
+	WebhookAllow []string
+	// WebhookSchedule is the delivery retry schedule
+	// (TOOLGATE_WEBHOOK_SCHEDULE, webhook.ParseSchedule): "" means
+	// webhook.DefaultSchedule. The deliveries queue's maxReceiveCount is
+	// its attempts, and its retention outlasts it. A value ParseSchedule
+	// refuses panics: Config.check refuses it first.
+	WebhookSchedule string
 }
 
 // Bounds of PlatformStackProps.MCPSchemaTTLSeconds: a few seconds, so
@@ -161,6 +177,8 @@ type PlatformStack struct {
 	// LedgerSecrets provisions the tool functions' ledger secrets
 	// (secrets.go).
 	LedgerSecrets *LedgerSecrets
+	// Webhooks is the webhooks' queues, rules and admin URL (webhooks.go).
+	Webhooks *Webhooks
 }
 
 // NewPlatformStack defines the platform around the ledger table named
@@ -188,6 +206,12 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	if _, err := functionconfig.ParseTracing(p.Tracing); err != nil {
 		panic(fmt.Sprintf("PlatformStackProps.Tracing: %v", err))
 	}
+	if p.WebhookSchedule == "" {
+		p.WebhookSchedule = scheduleText(webhook.DefaultSchedule)
+	}
+	if _, err := webhook.ParseSchedule(p.WebhookSchedule); err != nil {
+		panic(fmt.Sprintf("PlatformStackProps.WebhookSchedule: %v", err))
+	}
 	stack := newConcernStack(scope, id, &p.StackProps)
 	// One construct per concern, in this order: each takes what the ones
 	// before it defined. Their ids add nothing to logical IDs
@@ -197,13 +221,16 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	reviews := NewReviews(stack, "Reviews", &ReviewsProps{Platform: &p, Functions: fns})
 	a := NewAccess(stack, "Access", &AccessProps{Platform: &p, Functions: fns})
 	publishing := NewPublishing(stack, "Publishing", &PublishingProps{Platform: &p, Functions: fns, Access: a})
-	NewCredentials(stack, "Credentials", &CredentialsProps{Platform: &p, Functions: fns})
+	creds := NewCredentials(stack, "Credentials", &CredentialsProps{Platform: &p, Functions: fns})
 	url, publishURL := reviews.DecisionURL, publishing.URL
+	webhooks := NewWebhooks(stack, "Webhooks", &WebhooksProps{Platform: &p, Functions: fns, Access: a, Credentials: creds,
+		OwnURLs: []awslambda.FunctionUrl{url, publishURL}})
 	NewParameters(stack, "Parameters", &ParametersProps{Platform: &p, Functions: fns, Access: a, DecisionURL: url.Url(), PublishURL: publishURL.Url()})
 	NewAlarms(stack, "Alarms", &AlarmsProps{Platform: &p, Functions: fns, Access: a})
 
 	awscdk.NewCfnOutput(stack, jsii.String("ReviewDecisionURL"), &awscdk.CfnOutputProps{Value: url.Url()})
 	awscdk.NewCfnOutput(stack, jsii.String("PublishURL"), &awscdk.CfnOutputProps{Value: publishURL.Url()})
+	awscdk.NewCfnOutput(stack, jsii.String("WebhooksURL"), &awscdk.CfnOutputProps{Value: webhooks.URL.Url()})
 	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionRoleARN"), &awscdk.CfnOutputProps{Value: a.ExecutionRoleARN})
 	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionLogGroup"), &awscdk.CfnOutputProps{Value: a.ExecutionLogs.LogGroupName()})
 	for _, s := range []struct{ id, arn string }{
@@ -213,7 +240,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	} {
 		awscdk.NewCfnOutput(stack, jsii.String(s.id), &awscdk.CfnOutputProps{Value: jsii.String(s.arn)})
 	}
-	ps := &PlatformStack{Stack: stack, Functions: fns.ByName, Access: a, DecisionURL: url, PublishURL: publishURL, LedgerSecrets: ls}
+	ps := &PlatformStack{Stack: stack, Functions: fns.ByName, Access: a, DecisionURL: url, PublishURL: publishURL, LedgerSecrets: ls, Webhooks: webhooks}
 	nagSuppressions(ps, p.Stage)
 	return ps
 }
