@@ -76,7 +76,7 @@ func wantLedger(p table.Principal) []stmt {
 		all := map[string]any{}
 		resource := tableARN
 		if a.Index != nil {
-			resource = reviewIndexARN
+			resource = tableARN + "/index/" + a.Index.Name
 		} else {
 			var keys []string
 			for _, prefix := range a.Prefixes() {
@@ -217,6 +217,37 @@ var wantFunctionPolicies = map[string][]stmt{
 	}, wantLedger(table.Publish)...),
 }
 
+// The webhook functions' queue statements (webhooks.go).
+var (
+	webhookQueues     = []string{"${WebhookDeliveriesQueue.Arn}", "${WebhookEventsQueue.Arn}"}
+	wantWebhookPolicy = map[string][]stmt{
+		// Its event source mappings' and retries' actions on both queues,
+		// SendMessage to both (the relay, the fan-out); no KMS statement:
+		// the key policy grants its Decrypt (TestCredentialKey).
+		"WebhookDeliveryFunction": {
+			ownLogs("WebhookDeliveryFunction"),
+			{Sid: "ConsumeWebhookQueues", Actions: sorted("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
+				Resources: webhookQueues},
+			{Sid: "SendWebhookMessages", Actions: []string{"sqs:SendMessage"}, Resources: webhookQueues},
+			lambdaXRay,
+		},
+		// dlq list and redrive: the deliveries dead-letter queue, and
+		// SendMessage to the deliveries queue only.
+		"WebhooksFunction": {
+			ownLogs("WebhooksFunction"),
+			{Sid: "RedriveWebhookDeliveries", Actions: sorted("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
+				Resources: []string{"${WebhookDeliveriesDLQ.Arn}"}},
+			{Sid: "ResendWebhookDeliveries", Actions: []string{"sqs:SendMessage"}, Resources: []string{"${WebhookDeliveriesQueue.Arn}"}},
+			lambdaXRay,
+		},
+	}
+)
+
+func init() {
+	wantFunctionPolicies["WebhookDeliveryFunction"] = append(wantWebhookPolicy["WebhookDeliveryFunction"], wantLedger(table.WebhookDelivery)...)
+	wantFunctionPolicies["WebhooksFunction"] = append(wantWebhookPolicy["WebhooksFunction"], wantLedger(table.Webhooks)...)
+}
+
 // wantExecutionRole: Solutions invoke the sfn aliases only.
 var wantExecutionRole = []stmt{
 	{Sid: "InvokeToolgateFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
@@ -272,7 +303,14 @@ var wantManagedPolicies = map[string][]stmt{
 	"toolgate-test-operator": append(wantLedger(table.Operator),
 		// People invoke the direct aliases only.
 		stmt{Sid: "DirectLane", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{
-			"${HttpFunctionDirectAlias}", "${LambdaToolFunctionDirectAlias}", "${McpCallFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}}),
+			"${HttpFunctionDirectAlias}", "${LambdaToolFunctionDirectAlias}", "${McpCallFunctionDirectAlias}", "${ReviewRequestFunctionDirectAlias}", "${SendEmailFunctionDirectAlias}", "${StructuredDataFetchFunctionDirectAlias}", "${WorkflowValidatorFunctionDirectAlias}"}},
+		// toolgate webhooks: the webhooks function through its URL only,
+		// and its URL's parameter; the function decides who is an admin.
+		stmt{Sid: "WebhooksFunctionURL", Actions: []string{"lambda:InvokeFunctionUrl"}, Resources: []string{"${WebhooksFunction.Arn}"},
+			Condition: `{"StringEquals":{"lambda:FunctionUrlAuthType":"AWS_IAM"}}`},
+		stmt{Sid: "WebhooksFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${WebhooksFunction.Arn}"},
+			Condition: `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`},
+		stmt{Sid: "WebhooksParameter", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/webhooks/url")}}),
 }
 
 // wantParameters are the SSM parameters toolgate publish reads, with
@@ -292,25 +330,35 @@ var wantParameters = map[string]string{
 	"/toolgate/test/review-decision/url":                "${ReviewDecisionUrl.FunctionUrl}",
 	"/toolgate/test/publish/url":                        "${PublishUrl.FunctionUrl}",
 	"/toolgate/test/run-start/function":                 "${ReviewRequestFunctionStartAlias}",
+	"/toolgate/test/webhooks/url":                       "${WebhooksUrl.FunctionUrl}",
 }
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
-	"AWS::Lambda::Function":   10, // the nine functions, ledger-secrets
+	"AWS::Lambda::Function":   12, // the eleven functions, ledger-secrets
 	"AWS::Lambda::Version":    7,  // the current version of each function with lanes
 	"AWS::Lambda::Alias":      15, // sfn and direct of the four tools, lambda-tool, mcp-call and review-request; review-request's start
-	"AWS::Lambda::Url":        2,  // review-decision, publish
-	"AWS::IAM::Role":          11, // one per function, the Solution execution role
-	"AWS::IAM::Policy":        11, // each role's policy
+	"AWS::Lambda::Url":        3,  // review-decision, publish, webhooks
+	"AWS::IAM::Role":          13, // one per function, the Solution execution role
+	"AWS::IAM::Policy":        13, // each role's policy
 	"AWS::IAM::ManagedPolicy": 3,  // Publisher, Reviewer, Operator
-	"AWS::Logs::LogGroup":     11, // one per function, Solution executions
+	"AWS::Logs::LogGroup":     13, // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 14, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
-	"AWS::SSM::Parameter":     12,
+	"AWS::SSM::Parameter":     13,
 	"AWS::KMS::Key":           1,  // the credentials' key (credentials.go)
 	"AWS::KMS::Alias":         1,  // alias/toolgate-<stage>-credentials
 	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
 	"Custom::LedgerSince":     1,  // the stage's since time, after every tool function (secrets.go)
-	"AWS::CloudWatch::Alarm":  21, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions
+	"AWS::CloudWatch::Alarm":  29, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions; the webhook queues' four
+	// Webhooks (webhooks.go): the events and deliveries queues and their
+	// dead-letter queues, each with its TLS-only policy; the status-change
+	// rule and the relay's schedule, whose permission is the stack's only;
+	// webhook-delivery's two event source mappings.
+	"AWS::SQS::Queue":                 4,
+	"AWS::SQS::QueuePolicy":           4,
+	"AWS::Events::Rule":               2,
+	"AWS::Lambda::Permission":         1,
+	"AWS::Lambda::EventSourceMapping": 2,
 }
 
 // sessionRoles is TOOLGATE_SESSION_ROLES of testConfig, on every function
@@ -356,7 +404,24 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",
 		"TOOLGATE_CREDENTIAL_ADMINS":  `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"]`,
 		"TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key"},
+	// The webhook functions: testConfig's allow-list on both, the schedule
+	// on webhook-delivery, the admins on webhooks; the queues; the hosts of
+	// the deployment's Function URLs (webhooks' own would be a cycle).
+	"WebhookDeliveryFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
+		"TOOLGATE_WEBHOOK_ALLOW": "hooks.example.org,*.receivers.example.net", "TOOLGATE_WEBHOOK_SCHEDULE": "10s,10m,1h",
+		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}", "TOOLGATE_WEBHOOK_DELIVERIES_QUEUE": "${WebhookDeliveriesQueue}",
+		"TOOLGATE_WEBHOOK_OWN_HOSTS": urlHost("ReviewDecisionUrl") + "," + urlHost("PublishUrl") + "," + urlHost("WebhooksUrl")},
+	"WebhooksFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
+		"TOOLGATE_STAGE": "test", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",
+		"TOOLGATE_WEBHOOK_ADMINS":           `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_WebhookAdmin_*/*"]`,
+		"TOOLGATE_WEBHOOK_ALLOW":            "hooks.example.org,*.receivers.example.net",
+		"TOOLGATE_WEBHOOK_DELIVERIES_QUEUE": "${WebhookDeliveriesQueue}", "TOOLGATE_WEBHOOK_DLQ": "${WebhookDeliveriesDLQ}",
+		"TOOLGATE_WEBHOOK_OWN_HOSTS": urlHost("ReviewDecisionUrl") + "," + urlHost("PublishUrl")},
 }
+
+// urlHost is the host of a Function URL, as text renders the template's
+// Fn::Select of its Fn::Split.
+func urlHost(id string) string { return "select(2, split(/, ${" + id + ".FunctionUrl}))" }
 
 // neverSet are variables the app never sets on any function, in any
 // template (TestSAMLocalVariables checks the SAM local one), with the
@@ -384,6 +449,8 @@ var wantFunctions = map[string][3]int{
 	"ReviewDecisionFunction":      {256, 15, 7},
 	"PublishFunction":             {512, 30, 0},
 	"LedgerSecretsFunction":       {128, 60, 0},
+	"WebhookDeliveryFunction":     {256, 60, 0},
+	"WebhooksFunction":            {256, 30, 0},
 }
 
 // rule is one checked property of the templates, with a test-only
@@ -399,7 +466,7 @@ type rule struct {
 var rules = []rule{
 	{"resource-counts", checkCounts, func(_, pj tmpl) {
 		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
-	}, `Expected 12 resources of type AWS::SSM::Parameter`},
+	}, `Expected 13 resources of type AWS::SSM::Parameter`},
 	{"table", checkTable, func(lj, _ tmpl) {
 		t := resourceByType(lj, "AWS::DynamoDB::Table")
 		t["DeletionPolicy"] = "Delete"
@@ -680,9 +747,8 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			},
 		})
 	}))
-	// Every key is a string but the webhook-unsent index's flag; the
-	// reviews-by-status index (shared/ledger CreateTable) projects the
-	// listing's attributes only, the sparse webhook-unsent index the keys.
+	// Every key is a string; the reviews-by-status index (shared/ledger
+	// CreateTable) projects the listing's attributes only.
 	var projected []any
 	for _, a := range []string{"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input_digest",
 		"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key"} {
@@ -694,6 +760,7 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			map[string]any{"AttributeName": "sk", "AttributeType": "S"},
 			map[string]any{"AttributeName": "review_list_pk", "AttributeType": "S"},
 			map[string]any{"AttributeName": "review_list_sk", "AttributeType": "S"},
+			// The webhook-unsent index: unsent is the number 1.
 			map[string]any{"AttributeName": "unsent", "AttributeType": "N"},
 			map[string]any{"AttributeName": "produced_at", "AttributeType": "S"},
 		}),
@@ -706,6 +773,7 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			"Projection":         map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": projected},
 			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
 		}, map[string]any{
+			// The relay reads event ids only.
 			"IndexName": "webhook-unsent",
 			"KeySchema": []any{
 				map[string]any{"AttributeName": "unsent", "KeyType": "HASH"},
@@ -784,8 +852,17 @@ func checkFunctions(_, platform assertions.Template, _, pj tmpl) error {
 			}, jsii.Number(1))
 		})))
 	}
-	// Nothing opens the URL or a function to the world.
-	errs = append(errs, try(func() { platform.ResourceCountIs(jsii.String("AWS::Lambda::Permission"), jsii.Number(0)) }))
+	// Nothing opens the URL or a function to the world: the one
+	// permission lets the relay's schedule, and nothing else, invoke
+	// webhook-delivery.
+	errs = append(errs, try(func() { platform.ResourceCountIs(jsii.String("AWS::Lambda::Permission"), jsii.Number(1)) }))
+	errs = append(errs, wrap("relay permission", try(func() {
+		platform.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+			"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
+			"FunctionName": map[string]any{"Fn::GetAtt": []any{"WebhookDeliveryFunction", "Arn"}},
+			"SourceArn":    map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^WebhookRelaySchedule")), "Arn"}},
+		})
+	})))
 	return errors.Join(errs...)
 }
 
@@ -1099,7 +1176,8 @@ func checkParameters(_, platform assertions.Template, _, pj tmpl) error {
 
 func checkAlarms(_, platform assertions.Template, _, pj tmpl) error {
 	var errs []error
-	names := []string{"toolgate-test-ledger-unknown", "toolgate-test-toolset-refused", "toolgate-test-executions-failed"}
+	names := []string{"toolgate-test-ledger-unknown", "toolgate-test-toolset-refused", "toolgate-test-executions-failed",
+		"toolgate-test-webhook-events-dlq", "toolgate-test-webhook-deliveries-dlq", "toolgate-test-webhook-events-age", "toolgate-test-webhook-deliveries-age"}
 	for _, spec := range functionSpecs {
 		names = append(names, "toolgate-test-"+spec.Name+"-errors", "toolgate-test-"+spec.Name+"-throttles")
 	}
@@ -1444,6 +1522,9 @@ func checkLanes(_, _ assertions.Template, _, pj tmpl) error {
 			want["toolgate-test-operator"] = append(want["toolgate-test-operator"], spec.Name+":direct")
 		}
 	}
+	// toolgate webhooks: through its Function URL only (the condition:
+	// wantManagedPolicies).
+	want["toolgate-test-operator"] = append(want["toolgate-test-operator"], fnWebhooks+" (unqualified)")
 	for _, l := range want {
 		sort.Strings(l)
 	}

@@ -419,7 +419,7 @@ func TestConfigChecksWebhooks(t *testing.T) {
 	}{
 		{"an admin of no account", func(c *Config) { c.WebhookAdmins = []string{"arn:aws:iam::*:role/ops"} }, "webhookAdmins"},
 		{"a public suffix", func(c *Config) { c.WebhookAllow = []string{"*.com"} }, "webhookAllow"},
-		{"a delay over 12 h", func(c *Config) { c.WebhookSchedule = "5s,13h" }, `webhookSchedule: webhook schedule: entry 2 "13h"`},
+		{"a delay over 12 h", func(c *Config) { c.WebhookSchedule = "5s,13h" }, `webhookSchedule: schedule: entry 2 "13h"`},
 		{"not a duration", func(c *Config) { c.WebhookSchedule = "5s,soon" }, `entry 2 "soon"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
