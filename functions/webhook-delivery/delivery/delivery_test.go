@@ -161,6 +161,14 @@ func sub(id, events, solution, status string) store.Subscription {
 		Secrets: []store.SealedSecret{{Sealed: vault.Sealed{KeyID: "k1"}, CreatedAt: now.Add(-time.Hour)}}}
 }
 
+// runEvent is a run.started event of id with a payload its schema admits.
+func runEvent(id string) webhook.Event {
+	data := `{"execution_arn":"arn:aws:states:us-east-1:000000000000:execution:toolgate-test_digest:run-1",` +
+		`"state_machine_arn":"arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-test_digest","name":"run-1",` +
+		`"status":"RUNNING","start_date":"2026-12-01T00:00:00Z"}`
+	return webhook.Event{ID: id, Type: webhook.RunStarted, Timestamp: now, Data: json.RawMessage(data)}
+}
+
 func newHandler(st *fakeStore, q *fakeQueue, s *fakeSender) *delivery.Handler {
 	return delivery.New(delivery.Config{Store: st, Queue: q, Sender: s, DeliveriesQueue: deliveriesURL, Schedule: webhook.DefaultSchedule,
 		Now: func() time.Time { return now },
@@ -277,7 +285,7 @@ func TestBatchReportsOnlyTheFailedAttemptAndDelaysItBySchedule(t *testing.T) {
 // the message to the dead-letter queue (maxReceiveCount = Attempts()).
 func TestLastFailedAttemptIsLeftForTheDeadLetterQueue(t *testing.T) {
 	st := newStore(sub("sub_down", "run.*", "", "active"))
-	st.events["evt_a"] = webhook.Event{ID: "evt_a", Type: webhook.RunStarted, Timestamp: now}
+	st.events["evt_a"] = runEvent("evt_a")
 	q := &fakeQueue{}
 	h := newHandler(st, q, &fakeSender{answers: map[string]webhook.Attempt{"https://sub_down.example.org/hook": {ErrorClass: "timeout", Outcome: "retry"}}})
 	last := webhook.DefaultSchedule.Attempts()
@@ -291,7 +299,7 @@ func TestLastFailedAttemptIsLeftForTheDeadLetterQueue(t *testing.T) {
 // succeeds: nothing is sent.
 func TestDeliveryToADisabledSubscriptionIsDropped(t *testing.T) {
 	st := newStore(sub("sub_off", "run.*", "", "disabled"))
-	st.events["evt_a"] = webhook.Event{ID: "evt_a", Type: webhook.RunStarted, Timestamp: now}
+	st.events["evt_a"] = runEvent("evt_a")
 	s := &fakeSender{}
 	resp := newHandler(st, &fakeQueue{}, s).Batch(t.Context(), events.SQSEvent{Records: []events.SQSMessage{
 		deliveryRecord("m1", "evt_a", "sub_off", 1), deliveryRecord("m2", "evt_a", "sub_none", 1)}})
@@ -318,7 +326,7 @@ func TestDeliveryHeadersSignWithEveryCurrentSecret(t *testing.T) {
 			s := sub("sub_a", "run.*", "", "active")
 			s.Secrets = append([]store.SealedSecret{{Sealed: vault.Sealed{KeyID: "old"}, RetiresAt: c.retires}}, s.Secrets...)
 			st := newStore(s)
-			st.events["evt_a"] = webhook.Event{ID: "evt_a", Type: webhook.RunStarted, Timestamp: now}
+			st.events["evt_a"] = runEvent("evt_a")
 			snd := &fakeSender{answers: map[string]webhook.Attempt{s.URL: {Status: 200, Outcome: "delivered"}}}
 			newHandler(st, &fakeQueue{}, snd).Batch(t.Context(), events.SQSEvent{Records: []events.SQSMessage{deliveryRecord("m", "evt_a", "sub_a", 1)}})
 			h := snd.headers[s.URL]

@@ -132,7 +132,12 @@ func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMes
 
 func newService(st *fakeStore, q *fakeQueue) (*admin.Service, *[][]byte) {
 	var sealed [][]byte
-	return &admin.Service{Callers: fakeCallers{}, Admins: []string{admin1}, Store: st, Queue: q, DeliveriesQueue: delivURL, DLQ: dlqURL,
+	// The tests' receivers: any host under example.org.
+	rules, err := webhook.ParseEndpointRules([]string{"*.example.org"}, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	return &admin.Service{Callers: fakeCallers{}, Admins: []string{admin1}, Store: st, Queue: q, DeliveriesQueue: delivURL, DLQ: dlqURL, Rules: rules,
 		Now: func() time.Time { return now },
 		Seal: func(_ context.Context, subID string, key []byte) (vault.Sealed, error) {
 			sealed = append(sealed, key)
