@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolgate/toolgate/functions/review-request/request"
@@ -23,6 +24,8 @@ import (
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/tracing"
+	"github.com/toolgate/toolgate/shared/webhook/store"
+	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
 func main() {
@@ -62,7 +65,10 @@ func main() {
 		Executions:  stepfunctions.Executions{Client: sfn.NewFromConfig(awsCfg)},
 		ExternalKey: keys[0],
 		EndUserKey:  endUserKey,
-		Log:         log,
+		// review.requested events: recorded, and sent to the events
+		// queue when it is named (else the relay sends them).
+		Webhooks: &store.Emitter{Store: store.New(db, cfg.Table, nil), Queue: sqs.NewFromConfig(awsCfg), QueueURL: os.Getenv(webhookapi.EnvEventsQueue)},
+		Log:      log,
 	})
 	lambda.Start(h.Handle)
 }

@@ -26,6 +26,8 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/tracecontext"
 	"github.com/toolgate/toolgate/shared/tracing"
+	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhook/store"
 )
 
 // Handler is the review-request function. On the sfn lane it
@@ -62,6 +64,7 @@ type Handler struct {
 	// child run's traceparent.
 	externalKey []byte
 	tracer      *tracing.Tracer
+	webhooks    Emitter
 	// endUsers says which starters may act for which end users, and
 	// endUserKey is the stage's end-user key (shared/enduser Scope); nil:
 	// every end user asked for is skipped.
@@ -93,8 +96,18 @@ type Deps struct {
 	// cfg.EndUserKeyParam), under which an end user's scope is computed;
 	// nil: no run's start records an end user (each asked for is skipped).
 	EndUserKey []byte
+	// Webhooks records each review's review.requested event
+	// (store.Emitter, docs/webhooks.md); nil records none.
+	Webhooks Emitter
 	// Log defaults to slog.Default.
 	Log *slog.Logger
+}
+
+// Emitter records a webhook event once and hands it to the events queue
+// (shared/webhook/store Emitter.Emit): an error wrapping
+// store.ErrLeftToRelay means it is recorded and the relay sends it.
+type Emitter interface {
+	Emit(ctx context.Context, ev webhook.Event) error
 }
 
 // NewHandler returns the function's handler: cfg's Lane (fixed on the
@@ -106,7 +119,7 @@ func NewHandler(cfg Config, d Deps) *Handler {
 	}
 	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
 		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey, tracer: d.Tracer,
-		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey}
+		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey, webhooks: d.Webhooks}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -522,12 +535,58 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 	}
 	h.log.InfoContext(ctx, "review requested", "review_id", r.ID, "run_id", r.RunID, "step", r.Step, "of", r.Of,
 		"tool", r.Tool, "input_digest", r.InputDigest, "requester", r.Requester, "expires_at", review.FormatTime(r.ExpiresAt), "created", created)
+	// Created or found again (a retried Task): the event's id is the
+	// review's, so it is recorded once either way, and a Task retried
+	// after a failed record records it then.
+	if err := h.emitRequested(ctx, r); err != nil {
+		return nil, err
+	}
 	if created {
 		if self, ok := r.Span(); ok {
 			h.traceSpan(ctx, "toolgate.review.create", parent, self, start, attribute.String("toolgate.step", r.Step), attribute.String("toolgate.tool", r.Tool))
 		}
 	}
 	return json.Marshal(review.RequestResult{ReviewID: r.ID, Status: r.Status, ExpiresAt: review.FormatTime(r.ExpiresAt)})
+}
+
+// emitRequested records r's review.requested event (webhook.EventID of
+// the review id), for a review of a run of a Solution of this stage: the
+// Solution from the state machine's name, its version from the
+// execution's (one DescribeExecution). A direct-lane review has no
+// Solution and gets none. Failing to describe the execution or record the
+// event is REVIEW_UNAVAILABLE (the Task retries); an event recorded but
+// not handed to the queue is left to the relay.
+func (h *Handler) emitRequested(ctx context.Context, r *review.Review) error {
+	if h.webhooks == nil {
+		return nil
+	}
+	parts := strings.Split(r.RunID, ":")
+	prefix := tool.StateMachineName(h.stage, "")
+	if len(parts) != 8 || parts[5] != "execution" || h.stage == "" || !strings.HasPrefix(parts[6], prefix) || h.executions == nil {
+		return nil
+	}
+	versionARN, err := h.executions.VersionOf(ctx, r.RunID)
+	if err != nil {
+		return review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution")
+	}
+	version, _ := strconv.Atoi(versionARN[strings.LastIndex(versionARN, ":")+1:])
+	if version < 1 {
+		h.log.WarnContext(ctx, "review.requested not recorded: the execution runs no published version", "review_id", r.ID)
+		return nil
+	}
+	solution := strings.TrimPrefix(parts[6], prefix)
+	data := webhook.ReviewRequestedData{ReviewID: r.ID, Solution: solution, Version: version, Run: parts[7], Step: r.Step, Tool: r.Tool,
+		ExpiresAt: review.FormatTime(r.ExpiresAt), DecideCommand: "toolgate review approve " + r.ID + " | toolgate review reject " + r.ID + " --reason TEXT"}
+	ev, err := webhook.NewEvent(webhook.ReviewRequested, r.ID, solution, data, time.Now())
+	if err != nil {
+		return review.Wrap(review.CodeInternal, err, "the review.requested event could not be built")
+	}
+	if err := h.webhooks.Emit(ctx, ev); errors.Is(err, store.ErrLeftToRelay) {
+		h.log.WarnContext(ctx, "review.requested left to the relay", "review_id", r.ID, "event_id", ev.ID, "error", err)
+	} else if err != nil {
+		return review.Wrap(review.CodeUnavailable, err, "the review.requested event could not be recorded")
+	}
+	return nil
 }
 
 // traceSpan exports a span of name under parent (none: a root of self's

@@ -1,0 +1,75 @@
+package request_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/functions/review-request/request"
+	"github.com/toolgate/toolgate/infra/local/localtest"
+	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/stepfunctions"
+	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhook/store"
+)
+
+// A review of a run of one of the stage's Solutions records its
+// review.requested event once, with the Solution, the version the
+// execution runs, the run, step, tool, expiry and the commands that
+// decide it, and never the call's input; found again (a retried Task),
+// it records nothing more. A direct-lane review records none. On dynalite
+// and the local Step Functions endpoint; the events queue is not named,
+// so the event is left to the relay (docs/webhooks.md).
+func TestAReviewRecordsItsReviewRequestedEventOnce(t *testing.T) {
+	e := startChildEnv(t)
+	_, db, table := localtest.SharedTable(t, "webhooks")
+	events := store.New(db, table, nil)
+	h := request.NewHandler(request.Config{Lane: lane.SFN, Stage: "dev", Callers: caller.Config{Account: "000000000000"}},
+		request.Deps{Store: e.store, Executions: stepfunctions.Executions{Client: e.client}, Webhooks: &store.Emitter{Store: events}})
+	_, version := e.publish(t, "toolgate-dev_refunds", `{"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 30, "End": true}}}`)
+	started, err := e.client.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(version), Name: aws.String("run-7"), Input: aws.String(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const canary = "canary-input-5e1f"
+	r := &review.Review{ID: "rev-1", RunID: aws.ToString(started.ExecutionArn), Step: "refund", Tool: "send-email", Input: json.RawMessage(`{"to":"` + canary + `"}`),
+		ExpiresAt: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)}
+	for range 2 {
+		if err := h.EmitRequested(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, ok, err := events.Event(t.Context(), webhook.EventID(webhook.ReviewRequested, r.ID))
+	if err != nil || !ok {
+		t.Fatalf("no review.requested event recorded: %v", err)
+	}
+	var got webhook.ReviewRequestedData
+	if err := json.Unmarshal(ev.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := webhook.ReviewRequestedData{ReviewID: "rev-1", Solution: "refunds", Version: 1, Run: "run-7", Step: "refund", Tool: "send-email",
+		ExpiresAt: "2026-12-03T00:00:00.000Z", DecideCommand: "toolgate review approve rev-1 | toolgate review reject rev-1 --reason TEXT"}
+	if got != want || ev.Solution != "refunds" || ev.Type != webhook.ReviewRequested {
+		t.Fatalf("event %+v %+v, want %+v", ev, got, want)
+	}
+	if strings.Contains(string(ev.Data), canary) {
+		t.Fatal("the event holds the call's input")
+	}
+	unsent, err := events.Unsent(t.Context(), time.Now().Add(time.Minute), 10)
+	if err != nil || len(unsent) != 1 || unsent[0] != ev.ID {
+		t.Fatalf("unsent %v (%v), want the one event, left to the relay", unsent, err)
+	}
+	direct := &review.Review{ID: "rev-2", RunID: "direct/arn:aws:iam::000000000000:user/x/1", Step: "s", Tool: "send-email", ExpiresAt: r.ExpiresAt}
+	if err := h.EmitRequested(t.Context(), direct); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := events.Event(t.Context(), webhook.EventID(webhook.ReviewRequested, direct.ID)); ok {
+		t.Fatal("a direct-lane review recorded an event")
+	}
+}
