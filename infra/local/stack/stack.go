@@ -102,8 +102,8 @@ func FunctionARN(name string) string {
 
 // Stack is the whole local stack: dynalite, the SES v2 emulator, every
 // function under the RIE, the local Step Functions endpoint, the demo
-// data server, the recording HTTP service and the trace receiver, on
-// 127.0.0.1.
+// data server, the recording HTTP service, the trace receiver, and the SQS
+// stand-in with the webhook queues and their pollers, on 127.0.0.1.
 type Stack struct {
 	Dir        string // holds the parameters, functions and env files
 	ParamsFile string // parameter name -> value, as SSM would answer
@@ -247,8 +247,9 @@ const (
 	// its ChangeMessageVisibility. On AWS it is six times the function's
 	// timeout, since several invocations may hold a queue's messages; here
 	// one poller per queue runs one batch at a time, so no second receive
-	// races an invocation in progress, and a short timeout lets a message
-	// reach its dead-letter queue soon after its last attempt.
+	// races an invocation in progress, and a timeout well under AWS's
+	// lets a message reach its dead-letter queue within a test's time
+	// after its last attempt (the queue moves it once this has passed).
 	webhookVisibility = 30 * time.Second
 )
 
@@ -331,7 +332,7 @@ const webhookExemption = "127.0.0.1/32"
 type allowLists struct{ mcp, http, webhook string }
 
 // functionEnv is each function's own configuration on the local stack;
-// allow holds the MCP and http allow-lists.
+// allow holds the MCP, http and webhook allow-lists.
 func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[string]string {
 	switch name {
 	case "send-email":
