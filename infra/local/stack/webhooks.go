@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -64,9 +63,10 @@ func (s *Stack) startWebhookQueues(ctx context.Context, o StackOptions, logf fun
 func (s *Stack) startWebhookPollers(invokeURL string, logf func(string, ...any)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopPollers = cancel
-	log := slog.New(slog.NewTextHandler(logfWriter(logf), nil))
 	for _, q := range []sqs.Queue{s.WebhookQueues.Events, s.WebhookQueues.Deliveries} {
-		p := &sqs.Poller{Client: s.SQS.Client(), Queue: q, Invoke: sqs.InvokeURL(invokeURL), Log: log}
+		// No per-batch log: the demo prints the stack's progress lines
+		// while it runs, and a poller ending on an error is logged below.
+		p := &sqs.Poller{Client: s.SQS.Client(), Queue: q, Invoke: sqs.InvokeURL(invokeURL)}
 		s.pollers.Add(1)
 		go func() {
 			defer s.pollers.Done()
@@ -79,14 +79,6 @@ func (s *Stack) startWebhookPollers(invokeURL string, logf func(string, ...any))
 		}()
 		logf("poller       %s -> webhook-delivery", q.Name)
 	}
-}
-
-// logfWriter writes each slog line to logf.
-type logfWriter func(string, ...any)
-
-func (w logfWriter) Write(p []byte) (int, error) {
-	w("%s", strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
 }
 
 // scheduledEvent is the EventBridge scheduled event the platform's relay
