@@ -92,7 +92,11 @@ var shared struct {
 	// the http tool's allow-list (StackOptions.HTTPAllow): where tests
 	// redirect a read from the stack's own (Stack.HTTP).
 	otherHTTP *httprecorder.Server
-	err       error
+	// hooks is the webhook receiver on 127.0.0.1 whose host and port the
+	// shared stack's webhook allow-list names (StackOptions.WebhookAllow):
+	// each test subscribes a path of its own.
+	hooks *hookReceiver
+	err   error
 }
 
 func TestMain(m *testing.M) {
@@ -103,6 +107,9 @@ func TestMain(m *testing.M) {
 	}
 	if shared.otherHTTP != nil {
 		shared.otherHTTP.Close()
+	}
+	if shared.hooks != nil {
+		shared.hooks.Close()
 	}
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
@@ -126,9 +133,10 @@ func sharedEnv(t *testing.T) *env {
 		if shared.otherHTTP, shared.err = httprecorder.Start(httprecorder.Options{}); shared.err != nil {
 			return
 		}
+		shared.hooks = startHookReceiver()
 		// Not t.Context(): the stack outlives the test that started it.
 		shared.st, shared.err = stack.StartStack(context.Background(), stack.StackOptions{Bootstraps: bootstraps, DataHandler: shared.data,
-			HTTPAllow: []string{shared.otherHTTP.Host()}})
+			HTTPAllow: []string{shared.otherHTTP.Host()}, WebhookAllow: []string{shared.hooks.Host()}})
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)

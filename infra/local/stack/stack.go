@@ -30,6 +30,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/kms"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
+	"github.com/toolgate/toolgate/infra/local/sqs"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/fetch"
@@ -40,6 +41,7 @@ import (
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolset"
 	"github.com/toolgate/toolgate/shared/tracing"
+	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
 // The local stack's fixed names. The stage is "local"; parameter names are
@@ -100,8 +102,8 @@ func FunctionARN(name string) string {
 
 // Stack is the whole local stack: dynalite, the SES v2 emulator, every
 // function under the RIE, the local Step Functions endpoint, the demo
-// data server, the recording HTTP service and the trace receiver, on
-// 127.0.0.1.
+// data server, the recording HTTP service, the trace receiver, and the SQS
+// stand-in with the webhook queues and their pollers, on 127.0.0.1.
 type Stack struct {
 	Dir        string // holds the parameters, functions and env files
 	ParamsFile string // parameter name -> value, as SSM would answer
@@ -189,10 +191,72 @@ type Stack struct {
 	data       *http.Server
 	procs      []*local.Process
 
+	// SQS is the SQS stand-in (infra/local/sqs), which holds the webhook
+	// queues (WebhookQueues); the Step Functions endpoint puts every
+	// execution status change on the events queue, as the platform's
+	// EventBridge rule does on AWS (docs/webhooks.md).
+	SQS *sqs.Server
+	// WebhookQueues are the webhook queues on SQS. Two pollers, started
+	// after the functions, invoke webhook-delivery with their batches under
+	// its RIE, as its event-source mappings do on AWS.
+	WebhookQueues WebhookQueues
+
 	// sesEndpoint is where send-email reaches SES v2: the emulator, or
 	// StackOptions.SESEndpoint's answer.
 	sesEndpoint string
+	// webhookSchedule is the webhook functions' retry schedule
+	// (StackOptions.WebhookSchedule, or DefaultWebhookSchedule).
+	webhookSchedule string
+	// stopPollers ends the webhook queues' pollers; pollers is done once
+	// every one has returned, and pollerErrs holds what they returned.
+	stopPollers context.CancelFunc
+	pollers     sync.WaitGroup
+	pollerMu    sync.Mutex
+	pollerErrs  []error
 }
+
+// WebhookQueues are the local stack's webhook queues, named as the
+// platform names them (toolgate-<stage>-webhook-events, -deliveries, each
+// with a dead-letter queue "-dlq"; infra/platform/webhooks.go).
+type WebhookQueues struct {
+	// Events gets event ids from producers and the relay, and the Step
+	// Functions endpoint's status changes; its messages move to EventsDLQ
+	// after webhookEventsMaxReceives receives.
+	Events, EventsDLQ sqs.Queue
+	// Deliveries gets one message per event and subscription; its
+	// messages move to DeliveriesDLQ after the schedule's Attempts()
+	// receives (webhook.Schedule.Attempts).
+	Deliveries, DeliveriesDLQ sqs.Queue
+}
+
+// DefaultWebhookSchedule is the local stack's webhook retry schedule
+// (webhook.ParseSchedule's syntax): two retries, 1 s and 2 s after the
+// first and second failed attempts, so that a test sees a delivery retried
+// and dead-lettered in seconds where the platform's default takes about a
+// day (webhook.DefaultSchedule).
+const DefaultWebhookSchedule = "1s,2s"
+
+// Webhook queue settings of the local stack.
+const (
+	// webhookEventsMaxReceives is how often the fan-out of one event is
+	// tried before its message goes to the events dead-letter queue: the
+	// platform's number (infra/platform/webhooks.go).
+	webhookEventsMaxReceives = 5
+	// webhookVisibility is both queues' visibility timeout: longer than
+	// one delivery attempt (webhook.Sender's 10 s timeout) takes to reach
+	// its ChangeMessageVisibility. On AWS it is six times the function's
+	// timeout, since several invocations may hold a queue's messages; here
+	// one poller per queue runs one batch at a time, so no second receive
+	// races an invocation in progress, and a timeout well under AWS's
+	// lets a message reach its dead-letter queue within a test's time
+	// after its last attempt (the queue moves it once this has passed).
+	webhookVisibility = 30 * time.Second
+)
+
+// WebhookAdmin is the local user the stack's webhooks function takes for
+// its only webhook admin (TOOLGATE_WEBHOOK_ADMINS): the same local user as
+// CredentialAdmin, the platform's operator.
+const WebhookAdmin = CredentialAdmin
 
 // StackOptions configure StartStack.
 type StackOptions struct {
@@ -228,6 +292,17 @@ type StackOptions struct {
 	// that answers one SendEmail with an SES error. Stack.SES stays the
 	// emulator itself, whose store holds what was sent.
 	SESEndpoint func(emulator string) string
+	// WebhookAllow is the webhook functions' host allow-list
+	// (TOOLGATE_WEBHOOK_ALLOW, hostlist entries): tests name their
+	// receivers' 127.0.0.1:port, which plain http may reach through the
+	// loopback exemption. A hostlist entry allows one port (or the
+	// scheme's default), so a receiver must be listening before the stack
+	// starts. nil: no endpoint may be subscribed.
+	WebhookAllow []string
+	// WebhookSchedule is the webhook retry schedule (webhook.ParseSchedule's
+	// syntax) of both webhook functions and the deliveries queue's
+	// maxReceiveCount; "": DefaultWebhookSchedule.
+	WebhookSchedule string
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any)
 }
@@ -246,12 +321,18 @@ const (
 	httpExemption  = "127.0.0.1/32"
 )
 
+// webhookExemption is the webhook functions' only address exemption from
+// the special-address refusal, which also lets plain http reach it: the
+// local stack's receivers on loopback (webhook.EndpointRules).
+const webhookExemption = "127.0.0.1/32"
+
 // allowLists are the local stack's host allow-lists that name services
-// it started on ports chosen at start: the MCP servers' and http's.
-type allowLists struct{ mcp, http string }
+// it started on ports chosen at start: the MCP servers' and http's, and
+// the webhook receivers' (StackOptions.WebhookAllow).
+type allowLists struct{ mcp, http, webhook string }
 
 // functionEnv is each function's own configuration on the local stack;
-// allow holds the MCP and http allow-lists.
+// allow holds the MCP, http and webhook allow-lists.
 func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[string]string {
 	switch name {
 	case "send-email":
@@ -264,6 +345,18 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption, "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint()}
 	case "review-decision":
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
+	case "webhooks", "webhook-delivery":
+		// Both read the queues and the endpoint rules; webhooks seals
+		// subscriptions' secrets under the stage's credentials key and
+		// webhook-delivery opens them (docs/webhooks.md). No own Function
+		// URL hosts: the functions' local endpoints are 127.0.0.1, which
+		// OwnHosts would refuse whatever the port, receivers included; the
+		// allow-list names only the receivers' ports, never a function's.
+		return map[string]string{"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint(), webhookapi.EnvKey: s.kmsKey(),
+			webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL, webhookapi.EnvDeliveriesQueue: s.WebhookQueues.Deliveries.URL,
+			webhookapi.EnvDeliveriesDLQ: s.WebhookQueues.DeliveriesDLQ.URL, webhookapi.EnvSchedule: s.webhookSchedule,
+			webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: webhookExemption,
+			webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`}
 	case "publish":
 		// The platform's parameters from the SSM stand-in, as on AWS (the
 		// CLI reads the same values from the parameters file).
@@ -326,6 +419,14 @@ func (s *Stack) kmsEndpoint() string {
 	return s.KMS.Endpoint()
 }
 
+// sqsEndpoint is the SQS stand-in's endpoint, "" before it started.
+func (s *Stack) sqsEndpoint() string {
+	if s.SQS == nil {
+		return ""
+	}
+	return s.SQS.Endpoint()
+}
+
 // kmsKey is the stage's credentials key in local-kms, "" before it
 // started.
 func (s *Stack) kmsKey() string {
@@ -370,8 +471,15 @@ func (s *Stack) ResolveMCPTestHost(addrs ...string) error {
 }
 
 // laned are the functions with an sfn and a direct lane: every function
-// with both aliases on AWS (infra/functions.go).
-func laned(name string) bool { return name != "review-decision" && name != "publish" }
+// with both aliases on AWS (infra/functions.go). The webhook functions
+// have none: Step Functions never invokes them.
+func laned(name string) bool {
+	switch name {
+	case "review-decision", "publish", "webhooks", "webhook-delivery":
+		return false
+	}
+	return true
+}
 
 // lanesOf are the RIE instances of a function, by lane ("" a function
 // without lanes): review-request has a third, the start lane toolgate run
@@ -509,7 +617,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, fmt.Errorf("the recording HTTP service: %w", err)
 	}
 	logf("HTTP service %s (records what it receives)", s.HTTP.URL())
-	allow := allowLists{mcp: mcpAllowList(s.MCP, append([]string{hostOf(s.MCPAuth)}, o.MCPAllow...)), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ",")}
+	allow := allowLists{mcp: mcpAllowList(s.MCP, append([]string{hostOf(s.MCPAuth)}, o.MCPAllow...)), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ","),
+		webhook: strings.Join(o.WebhookAllow, ",")}
+	if err := s.startWebhookQueues(ctx, o, logf); err != nil {
+		return nil, err
+	}
 
 	bootstraps := o.Bootstraps
 	if bootstraps == nil {
@@ -522,7 +634,8 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		return nil, err
 	}
 	s.SFNFaultsFile = filepath.Join(s.Dir, "sfn-faults.json")
-	if s.SFN, err = local.StartSFNWith(ctx, local.SFNOptions{FunctionsFile: functionsFile, FaultsFile: s.SFNFaultsFile}); err != nil {
+	if s.SFN, err = local.StartSFNWith(ctx, local.SFNOptions{FunctionsFile: functionsFile, FaultsFile: s.SFNFaultsFile,
+		EventsQueue: s.WebhookQueues.Events.URL}); err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, s.SFN)
@@ -620,6 +733,9 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	if err := s.writeParams(params); err != nil {
 		return nil, err
+	}
+	if e, ok := s.Endpoints["webhook-delivery"]; ok {
+		s.startWebhookPollers(e+local.InvokePath, logf)
 	}
 	s.EnvFile = filepath.Join(s.Dir, "env.sh")
 	env := []string{
@@ -796,9 +912,20 @@ func (s *Stack) tracing() string {
 	return "otlp:" + s.Traces.URL()
 }
 
-// Stop stops everything the stack started, in reverse order.
+// Stop stops everything the stack started, in reverse order: the webhook
+// queues' pollers first, while the function they invoke still runs. Its
+// error includes a poller's that ended on an error of its own.
 func (s *Stack) Stop() error {
 	var errs []error
+	if s.stopPollers != nil {
+		s.stopPollers()
+		s.pollers.Wait()
+		s.stopPollers = nil
+		s.pollerMu.Lock()
+		errs = append(errs, s.pollerErrs...)
+		s.pollerErrs = nil
+		s.pollerMu.Unlock()
+	}
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		if err := s.procs[i].Stop(); err != nil {
 			errs = append(errs, err)

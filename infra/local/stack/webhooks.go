@@ -1,0 +1,130 @@
+package stack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/sqs"
+	"github.com/toolgate/toolgate/shared/webhook"
+)
+
+// webhookQueueName is the platform's name of a webhook queue on stage
+// Stage (infra/platform/webhooks.go): toolgate-local-webhook-<queue>.
+func webhookQueueName(queue string) string { return "toolgate-" + Stage + "-webhook-" + queue }
+
+// startWebhookQueues starts the SQS stand-in and creates the webhook
+// queues and their dead-letter queues on it: the deliveries queue's
+// maxReceiveCount is the schedule's Attempts(), as on AWS.
+func (s *Stack) startWebhookQueues(ctx context.Context, o StackOptions, logf func(string, ...any)) error {
+	if s.webhookSchedule = o.WebhookSchedule; s.webhookSchedule == "" {
+		s.webhookSchedule = DefaultWebhookSchedule
+	}
+	schedule, err := webhook.ParseSchedule(s.webhookSchedule)
+	if err != nil {
+		return fmt.Errorf("StackOptions.WebhookSchedule: %w", err)
+	}
+	if s.SQS, err = sqs.Start(ctx); err != nil {
+		return err
+	}
+	s.procs = append(s.procs, s.SQS.Process())
+	q := &s.WebhookQueues
+	// Each dead-letter queue is created before its source queue, whose
+	// redrive policy reads its ARN.
+	for _, c := range []struct {
+		queue *sqs.Queue
+		name  string
+		o     sqs.QueueOptions
+	}{
+		{&q.EventsDLQ, "events-dlq", sqs.QueueOptions{VisibilityTimeout: webhookVisibility}},
+		{&q.Events, "events", sqs.QueueOptions{VisibilityTimeout: webhookVisibility, DeadLetter: &q.EventsDLQ, MaxReceiveCount: webhookEventsMaxReceives}},
+		{&q.DeliveriesDLQ, "deliveries-dlq", sqs.QueueOptions{VisibilityTimeout: webhookVisibility}},
+		{&q.Deliveries, "deliveries", sqs.QueueOptions{VisibilityTimeout: webhookVisibility, DeadLetter: &q.DeliveriesDLQ, MaxReceiveCount: schedule.Attempts()}},
+	} {
+		if *c.queue, err = s.SQS.CreateQueue(ctx, webhookQueueName(c.name), c.o); err != nil {
+			return err
+		}
+	}
+	logf("SQS stand-in %s (webhook queues %s, %s; schedule %s, %d attempts)", s.SQS.Endpoint(), q.Events.Name, q.Deliveries.Name, s.webhookSchedule, schedule.Attempts())
+	return nil
+}
+
+// startWebhookPollers starts one sqs.Poller on each webhook queue, each
+// invoking webhook-delivery at invokeURL (its RIE, behind the stack's
+// one-at-a-time proxy) with its batches, as the function's event-source
+// mappings do on AWS. Stop ends them.
+func (s *Stack) startWebhookPollers(invokeURL string, logf func(string, ...any)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopPollers = cancel
+	for _, q := range []sqs.Queue{s.WebhookQueues.Events, s.WebhookQueues.Deliveries} {
+		// No per-batch log: the demo prints the stack's progress lines
+		// while it runs, and a poller ending on an error is logged below.
+		p := &sqs.Poller{Client: s.SQS.Client(), Queue: q, Invoke: sqs.InvokeURL(invokeURL)}
+		s.pollers.Add(1)
+		go func() {
+			defer s.pollers.Done()
+			if err := p.Run(ctx); err != nil {
+				logf("poller of %s stopped: %v", q.Name, err)
+				s.pollerMu.Lock()
+				s.pollerErrs = append(s.pollerErrs, fmt.Errorf("the poller of %s: %w", q.Name, err))
+				s.pollerMu.Unlock()
+			}
+		}()
+		logf("poller       %s -> webhook-delivery", q.Name)
+	}
+}
+
+// scheduledEvent is the EventBridge scheduled event the platform's relay
+// rule invokes webhook-delivery with (its handler reads only
+// "detail-type").
+const scheduledEvent = `{"version":"0","id":"local-relay","detail-type":"Scheduled Event","source":"aws.events","account":"` + AccountID +
+	`","region":"` + local.Region + `","resources":[],"detail":{}}`
+
+// RelayWebhooks invokes webhook-delivery once with a scheduled event, as
+// the platform's relay schedule does every minute on AWS: it sends each
+// webhook event recorded but left unsent for longer than the function's
+// bound to the events queue. The local stack runs no schedule of its own;
+// tests call this. The error is the invocation's, naming the function's
+// errorType only, never its message.
+func (s *Stack) RelayWebhooks(ctx context.Context) error {
+	e, ok := s.Endpoints["webhook-delivery"]
+	if !ok {
+		return errors.New("the stack runs no webhook-delivery function")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e+local.InvokePath, strings.NewReader(scheduledEvent))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("relay webhooks: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("relay webhooks: read the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("relay webhooks: %s", resp.Status)
+	}
+	var fe struct {
+		ErrorType *string `json:"errorType"`
+	}
+	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
+		return fmt.Errorf("relay webhooks: webhook-delivery failed: %s", *fe.ErrorType)
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("Task timed out")) {
+		return errors.New("relay webhooks: webhook-delivery timed out")
+	}
+	return nil
+}
