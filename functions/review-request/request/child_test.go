@@ -150,7 +150,7 @@ type childEnv struct {
 	parent string
 }
 
-func startChildEnv(t *testing.T) *childEnv {
+func startChildEnv(t testing.TB) *childEnv {
 	t.Helper()
 	ctx := t.Context()
 	ddb, db, table := localtest.SharedTable(t, "ledger")
@@ -173,7 +173,7 @@ func startChildEnv(t *testing.T) *childEnv {
 
 // publish creates state machine name with definition and publishes its
 // first version: it returns the state machine's ARN and the version's.
-func (e *childEnv) publish(t *testing.T, name, definition string) (string, string) {
+func (e *childEnv) publish(t testing.TB, name, definition string) (string, string) {
 	t.Helper()
 	created, err := e.client.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String(name),
 		RoleArn: aws.String("arn:aws:iam::000000000000:role/r"), Definition: aws.String(definition), Publish: true})

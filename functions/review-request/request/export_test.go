@@ -7,4 +7,6 @@ import (
 )
 
 // EmitRequested is emitRequested, for the webhook tests.
-func (h *Handler) EmitRequested(ctx context.Context, r *review.Review) error { return h.emitRequested(ctx, r) }
+func (h *Handler) EmitRequested(ctx context.Context, r *review.Review) error {
+	return h.emitRequested(ctx, r)
+}

@@ -2,6 +2,7 @@ package request_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -72,4 +73,44 @@ func TestAReviewRecordsItsReviewRequestedEventOnce(t *testing.T) {
 	if _, ok, _ := events.Event(t.Context(), webhook.EventID(webhook.ReviewRequested, direct.ID)); ok {
 		t.Fatal("a direct-lane review recorded an event")
 	}
+}
+
+// BenchmarkReviewRequestedEvent measures what recording a review's
+// review.requested event adds to the review Task: its requests (one
+// DescribeExecution, one conditional PutItem) and its wall time, beside
+// the review item's own conditional PutItem (dynamo.Store.Create) measured
+// in the same run on the same dynalite and local Step Functions endpoint;
+// it prints the ratio (x-review-put). Each iteration is a new review; the
+// event is recorded only (no queue named), as on AWS.
+func BenchmarkReviewRequestedEvent(b *testing.B) {
+	e := startChildEnv(b)
+	_, db, table := localtest.SharedTable(b, "webhooks")
+	h := request.NewHandler(request.Config{Lane: lane.SFN, Stage: "dev", Callers: caller.Config{Account: "000000000000"}},
+		request.Deps{Store: e.store, Executions: stepfunctions.Executions{Client: e.client}, Webhooks: &store.Emitter{Store: store.New(db, table, nil)}})
+	_, version := e.publish(b, "toolgate-dev_bench", `{"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 600, "End": true}}}`)
+	started, err := e.client.StartExecution(b.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(version), Name: aws.String("run-b"), Input: aws.String(`{}`)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := aws.ToString(started.ExecutionArn)
+	newReview := func(i int, kind string) *review.Review {
+		return &review.Review{ID: fmt.Sprintf("rev-%s-%d", kind, i), RunID: run, Step: "s", Tool: "send-email", ToolsetID: "ts_x",
+			Input: json.RawMessage(`{}`), InputDigest: "sha256:00", TaskToken: fmt.Sprintf("tok-%s-%d", kind, i), TimeoutSeconds: 3600, Requester: "arn:aws:iam::000000000000:user/a"}
+	}
+	var put, emit time.Duration
+	for i := 0; b.Loop(); i++ {
+		r := newReview(i, "put")
+		t0 := time.Now()
+		if _, _, err := e.store.Create(b.Context(), r); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := h.EmitRequested(b.Context(), r); err != nil {
+			b.Fatal(err)
+		}
+		put, emit = put+t1.Sub(t0), emit+time.Since(t1)
+	}
+	b.ReportMetric(float64(put.Microseconds())/float64(b.N), "review-put-µs/op")
+	b.ReportMetric(float64(emit.Microseconds())/float64(b.N), "event-µs/op")
+	b.ReportMetric(float64(emit)/float64(put), "x-review-put")
 }
