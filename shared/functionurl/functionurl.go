@@ -36,6 +36,24 @@ func Serve(ctx context.Context, h http.Handler, ev events.LambdaFunctionURLReque
 	return w.response(), nil
 }
 
+// ServePayload is Serve of a Function URL request event given as raw JSON,
+// for a function that also takes direct invocations and tells the two
+// apart itself: the serialized response, or, when payload is not such an
+// event, the answer refused gives (its status and JSON body, with
+// Content-Type application/json), never an error of the invocation.
+func ServePayload(ctx context.Context, h http.Handler, payload json.RawMessage, refused func() (status int, body []byte)) (json.RawMessage, error) {
+	var ev events.LambdaFunctionURLRequest
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		status, body := refused()
+		return json.Marshal(events.LambdaFunctionURLResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)})
+	}
+	resp, err := Serve(ctx, h, ev)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp)
+}
+
 // Handler returns h as a Lambda handler for lambda.Start (Serve).
 func Handler(h http.Handler) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	return func(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {

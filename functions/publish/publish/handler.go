@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	"github.com/toolgate/toolgate/shared/functionurl"
@@ -108,16 +107,9 @@ func edge(err error) error {
 
 // serveURL serves a Function URL request with the routes.
 func (h *Handler) serveURL(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	var ev events.LambdaFunctionURLRequest
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		status, body := failure(&Error{Code: publishapi.CodeInvalid, Message: "the request is not a Function URL request"})
-		return json.Marshal(events.LambdaFunctionURLResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)})
-	}
-	resp, err := functionurl.Serve(ctx, h.url, ev)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(resp)
+	return functionurl.ServePayload(ctx, h.url, payload, func() (int, []byte) {
+		return failure(&Error{Code: publishapi.CodeInvalid, Message: "the request is not a Function URL request"})
+	})
 }
 
 // noRoute refuses any other request.

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/functionurl"
@@ -95,16 +94,9 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 	if _, isURL := probe["requestContext"]; !isURL {
 		return h.direct(ctx, payload)
 	}
-	var ev events.LambdaFunctionURLRequest
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		status, body := failure(review.Errorf(review.CodeInvalid, "the request is not a Function URL request"))
-		return json.Marshal(events.LambdaFunctionURLResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)})
-	}
-	resp, err := functionurl.Serve(ctx, h.url, ev)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(resp)
+	return functionurl.ServePayload(ctx, h.url, payload, func() (int, []byte) {
+		return failure(review.Errorf(review.CodeInvalid, "the request is not a Function URL request"))
+	})
 }
 
 func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
