@@ -109,12 +109,19 @@ func StartSFNWith(ctx context.Context, opts SFNOptions) (*Process, error) {
 
 // sfnReady is a readiness check: ListStateMachines answers 200.
 func sfnReady(ctx context.Context, p *Process) error {
+	return JSONReady(ctx, p, "AWSStepFunctions.ListStateMachines")
+}
+
+// JSONReady is a readiness check of a stand-in speaking the AWS JSON 1.0
+// protocol at p's endpoint: target (X-Amz-Target, "<service>.<action>")
+// with an empty request answers 200.
+func JSONReady(ctx context.Context, p *Process, target string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.Endpoint()+"/", bytes.NewReader([]byte("{}")))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("X-Amz-Target", "AWSStepFunctions.ListStateMachines")
+	req.Header.Set("X-Amz-Target", target)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
@@ -122,7 +129,7 @@ func sfnReady(ctx context.Context, p *Process) error {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("ListStateMachines: %s", resp.Status)
+		return fmt.Errorf("%s: %s", target, resp.Status)
 	}
 	return nil
 }

@@ -1,11 +1,8 @@
 package sqs
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -89,22 +86,7 @@ func startedForTest(t testing.TB, asPublished bool) *Server {
 
 // ready is the stand-in's readiness check: ListQueues answers 200.
 func ready(ctx context.Context, p *local.Process) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.Endpoint()+"/", bytes.NewReader([]byte("{}")))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("ListQueues: %s", resp.Status)
-	}
-	return nil
+	return local.JSONReady(ctx, p, "AmazonSQS.ListQueues")
 }
 
 // Endpoint is the stand-in's base URL, "http://127.0.0.1:PORT": an SDK
