@@ -433,6 +433,14 @@ func (a *app) credentialsCall(cmd *cobra.Command, fn *publishFunction, b caller.
 		body, _ = json.Marshal(req)
 	}
 	answer, code, msg, err := fn.call(ctx, publishapi.DirectRequest{Action: action, Credentials: &req}, method, path, body, proof)
+	return decodeAnswer(stderr, name, "the publish function", answer, code, msg, err, out)
+}
+
+// decodeAnswer is the exit code of command name's call of function
+// (its answer, or its failure's code and message, or err): it prints a
+// failure on stderr (the message with invisible characters escaped) and decodes a
+// success into out, refusing an answer that is not out's JSON.
+func decodeAnswer(stderr io.Writer, name, function string, answer []byte, code, msg string, err error, out any) int {
 	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -442,7 +450,7 @@ func (a *app) credentialsCall(cmd *cobra.Command, fn *publishFunction, b caller.
 		return ExitErrors
 	}
 	if err := json.Unmarshal(answer, out); err != nil {
-		fmt.Fprintf(stderr, "%s: unexpected answer from the publish function\n", name)
+		fmt.Fprintf(stderr, "%s: unexpected answer from %s\n", name, function)
 		return ExitErrors
 	}
 	return ExitOK

@@ -101,19 +101,7 @@ func (f *webhooksFunction) call(cmd *cobra.Command, r webhooksRequest, out any) 
 			msg = eb.Error.Message
 		}
 	}
-	switch {
-	case err != nil:
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return ExitErrors
-	case code != "":
-		fmt.Fprintf(stderr, "%s: %s: %s\n", name, code, invisible.Escape(msg))
-		return ExitErrors
-	}
-	if err := json.Unmarshal(answer, out); err != nil {
-		fmt.Fprintf(stderr, "%s: unexpected answer from the webhooks function\n", name)
-		return ExitErrors
-	}
-	return ExitOK
+	return decodeAnswer(stderr, name, "the webhooks function", answer, code, msg, err, out)
 }
 
 // noArguments refuses arguments after a webhooks command's flags.
