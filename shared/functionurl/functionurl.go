@@ -54,6 +54,28 @@ func ServePayload(ctx context.Context, h http.Handler, payload json.RawMessage, 
 	return json.Marshal(resp)
 }
 
+// Codes names a function's error codes that map to an HTTP status other
+// than 503 (Status).
+type Codes struct{ Invalid, Unauthenticated, Refused, NotFound string }
+
+// Status is the Function URL status of error code: 400 Bad Request for
+// c.Invalid, 401 for c.Unauthenticated, 403 for c.Refused, 404 for
+// c.NotFound, and 503 Service Unavailable (RFC 9110 §15.6.4: the caller
+// may try again) for any other.
+func (c Codes) Status(code string) int {
+	switch code {
+	case c.Invalid:
+		return http.StatusBadRequest
+	case c.Unauthenticated:
+		return http.StatusUnauthorized
+	case c.Refused:
+		return http.StatusForbidden
+	case c.NotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusServiceUnavailable
+}
+
 // Handler returns h as a Lambda handler for lambda.Start (Serve).
 func Handler(h http.Handler) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	return func(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {

@@ -34,3 +34,14 @@ func TestServePayloadServesAnEventAndRefusesAnythingElse(t *testing.T) {
 		}
 	}
 }
+
+// Codes.Status maps each named code to its status and any other, the
+// empty code included, to 503.
+func TestCodesStatusMapsNamedCodesAndElse503(t *testing.T) {
+	c := Codes{Invalid: "X_INVALID", Unauthenticated: "X_UNAUTH", Refused: "X_REFUSED", NotFound: "X_NOT_FOUND"}
+	for code, want := range map[string]int{"X_INVALID": 400, "X_UNAUTH": 401, "X_REFUSED": 403, "X_NOT_FOUND": 404, "X_UNAVAILABLE": 503, "": 503} {
+		if got := c.Status(code); got != want {
+			t.Errorf("%q: %d, want %d", code, got, want)
+		}
+	}
+}

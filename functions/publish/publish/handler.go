@@ -204,20 +204,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, malformed string)
 	return true
 }
 
-// status is the Function URL status of a code.
-func status(code string) int {
-	switch code {
-	case publishapi.CodeInvalid:
-		return http.StatusBadRequest
-	case publishapi.CodeUnauthenticated:
-		return http.StatusUnauthorized
-	case publishapi.CodeRefused:
-		return http.StatusForbidden
-	case publishapi.CodeNotFound:
-		return http.StatusNotFound
-	}
-	return http.StatusServiceUnavailable
-}
+// status is the Function URL status of a code (functionurl.Codes).
+var status = functionurl.Codes{Invalid: publishapi.CodeInvalid, Unauthenticated: publishapi.CodeUnauthenticated,
+	Refused: publishapi.CodeRefused, NotFound: publishapi.CodeNotFound}.Status
 
 // respond writes a Function URL answer (functionurl.Answer): 200 with the
 // result, or failure's.

@@ -151,20 +151,9 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
 	respond(w, res, err)
 }
 
-// status is the Function URL status of a code.
-func status(code string) int {
-	switch code {
-	case webhookapi.CodeInvalid:
-		return http.StatusBadRequest
-	case webhookapi.CodeUnauthenticated:
-		return http.StatusUnauthorized
-	case webhookapi.CodeRefused:
-		return http.StatusForbidden
-	case webhookapi.CodeNotFound:
-		return http.StatusNotFound
-	}
-	return http.StatusServiceUnavailable
-}
+// status is the Function URL status of a code (functionurl.Codes).
+var status = functionurl.Codes{Invalid: webhookapi.CodeInvalid, Unauthenticated: webhookapi.CodeUnauthenticated,
+	Refused: webhookapi.CodeRefused, NotFound: webhookapi.CodeNotFound}.Status
 
 // respond writes a Function URL answer (functionurl.Answer).
 func respond(w http.ResponseWriter, res any, err error) {
