@@ -25,11 +25,6 @@ import (
 	"github.com/toolgate/toolgate/shared/webhook/store"
 )
 
-// relayAfter is how long an event may stay unsent before the relay sends
-// it: well past a producer's put-then-send, so that the relay does not
-// race a producer that is only slow.
-const relayAfter = time.Minute
-
 func main() {
 	log := coldstart.Logger()
 	cfg, err := delivery.FunctionConfigFromEnv(os.Getenv)
@@ -46,7 +41,7 @@ func main() {
 			return store.OpenSecret(ctx, keys, subID, s)
 		},
 		Relay: func(ctx context.Context, now time.Time) (int, error) {
-			return store.Relay(ctx, st, queue, cfg.EventsQueue, now, relayAfter)
+			return store.Relay(ctx, st, queue, cfg.EventsQueue, now, cfg.RelayAfter)
 		},
 		DeliveriesQueue: cfg.DeliveriesQueue,
 		Schedule:        cfg.Schedule,

@@ -12,6 +12,10 @@ import (
 	"github.com/toolgate/toolgate/shared/publishapi"
 )
 
+// DefaultRelayAfter is EnvRelayAfter's default: one minute, the period
+// of the platform's relay schedule (infra/platform/webhooks.go).
+const DefaultRelayAfter = time.Minute
+
 // Environment of the webhook functions (docs/webhooks.md). Queue
 // variables hold SQS queue URLs.
 const (
@@ -40,6 +44,12 @@ const (
 	// endpoint may name (an inbound receiver would turn events into runs
 	// into events).
 	EnvOwnHosts = "TOOLGATE_WEBHOOK_OWN_HOSTS"
+	// EnvRelayAfter is how long an event may stay recorded but unsent
+	// before webhook-delivery's relay sends it (a Go duration, 1s to 1h;
+	// unset: DefaultRelayAfter). It must be well past a producer's
+	// put-then-send, so that the relay does not race a producer that is
+	// only slow (docs/webhooks.md).
+	EnvRelayAfter = "TOOLGATE_WEBHOOK_RELAY_AFTER"
 	// EnvAdmins is a JSON list of IAM principal ARN patterns of the
 	// function's own account (reviewer.ParseAdmins) who may subscribe,
 	// manage and redrive. Unset or []: nobody.

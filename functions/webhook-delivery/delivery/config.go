@@ -3,6 +3,7 @@ package delivery
 import (
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/functionconfig"
@@ -20,13 +21,17 @@ type FunctionConfig struct {
 	Schedule webhook.Schedule
 	// Rules are the endpoint rules (EndpointRulesFromEnv).
 	Rules webhook.EndpointRules
+	// RelayAfter is webhookapi.EnvRelayAfter's, or
+	// webhookapi.DefaultRelayAfter: the relay sends events left unsent
+	// this long.
+	RelayAfter time.Duration
 }
 
 // FunctionConfigFromEnv reads and checks the webhook-delivery function's
 // configuration; an error names the variable and the rule.
 func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	c := FunctionConfig{Table: getenv(webhookapi.EnvTable), EventsQueue: getenv(webhookapi.EnvEventsQueue),
-		DeliveriesQueue: getenv(webhookapi.EnvDeliveriesQueue), Schedule: webhook.DefaultSchedule}
+		DeliveriesQueue: getenv(webhookapi.EnvDeliveriesQueue), Schedule: webhook.DefaultSchedule, RelayAfter: webhookapi.DefaultRelayAfter}
 	for _, v := range []struct{ name, value string }{{webhookapi.EnvTable, c.Table}, {webhookapi.EnvEventsQueue, c.EventsQueue},
 		{webhookapi.EnvDeliveriesQueue, c.DeliveriesQueue}} {
 		if v.value == "" {
@@ -39,6 +44,13 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 			return c, fmt.Errorf("%s: %w", webhookapi.EnvSchedule, err)
 		}
 		c.Schedule = sched
+	}
+	if s := getenv(webhookapi.EnvRelayAfter); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Second || d > time.Hour {
+			return c, fmt.Errorf("%s: %q is not a duration from 1s to 1h", webhookapi.EnvRelayAfter, s)
+		}
+		c.RelayAfter = d
 	}
 	var err error
 	c.Rules, err = EndpointRulesFromEnv(getenv)

@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/functions/webhook-delivery/delivery"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -23,12 +24,16 @@ func TestFunctionConfigFromEnvNamesTheBadVariable(t *testing.T) {
 		}
 	}
 	c, err := delivery.FunctionConfigFromEnv(with("", ""))
-	if err != nil || len(c.Schedule) != len(webhook.DefaultSchedule) || len(c.Rules.Allow) != 1 || len(c.Rules.AllowAddresses) != 1 || len(c.Rules.OwnHosts) != 1 {
+	if err != nil || len(c.Schedule) != len(webhook.DefaultSchedule) || len(c.Rules.Allow) != 1 || len(c.Rules.AllowAddresses) != 1 || len(c.Rules.OwnHosts) != 1 || c.RelayAfter != webhookapi.DefaultRelayAfter {
 		t.Fatalf("%+v, %v", c, err)
+	}
+	if c, err := delivery.FunctionConfigFromEnv(with(webhookapi.EnvRelayAfter, "5s")); err != nil || c.RelayAfter != 5*time.Second {
+		t.Errorf("%s=5s: %v, %v", webhookapi.EnvRelayAfter, c.RelayAfter, err)
 	}
 	for _, bad := range []struct{ name, value string }{
 		{webhookapi.EnvTable, ""}, {webhookapi.EnvEventsQueue, ""}, {webhookapi.EnvDeliveriesQueue, ""},
 		{webhookapi.EnvAllowAddresses, "169.254.0.0/16"}, {webhookapi.EnvAllow, "https://x"}, {webhookapi.EnvOwnHosts, "a b%"},
+		{webhookapi.EnvRelayAfter, "5"}, {webhookapi.EnvRelayAfter, "500ms"}, {webhookapi.EnvRelayAfter, "2h"},
 	} {
 		if _, err := delivery.FunctionConfigFromEnv(with(bad.name, bad.value)); err == nil || !strings.Contains(err.Error(), bad.name) {
 			t.Errorf("%s=%q: %v, want an error naming it", bad.name, bad.value, err)

@@ -251,6 +251,13 @@ const (
 	// lets a message reach its dead-letter queue within a test's time
 	// after its last attempt (the queue moves it once this has passed).
 	webhookVisibility = 30 * time.Second
+	// webhookRelayEvery is the local relay ticker's period, and
+	// webhookRelayAfter how long an event stays unsent before the relay
+	// sends it (webhookapi.EnvRelayAfter): seconds, not the platform's
+	// minute, so that events the tool functions record (they only record)
+	// arrive while a demo or test waits.
+	webhookRelayEvery = 2 * time.Second
+	webhookRelayAfter = 5 * time.Second
 )
 
 // WebhookAdmin is the local user the stack's webhooks function takes for
@@ -344,7 +351,8 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		// Credentials are opened with local-kms (docs/credentials.md).
 		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption, "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint()}
 	case "review-decision":
-		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint()}
+		// It hands review.decided to the events queue as it records it.
+		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL}
 	case "webhooks", "webhook-delivery":
 		// Both read the queues and the endpoint rules; webhooks seals
 		// subscriptions' secrets under the stage's credentials key and
@@ -355,7 +363,7 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		return map[string]string{"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint(), webhookapi.EnvKey: s.kmsKey(),
 			webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL, webhookapi.EnvDeliveriesQueue: s.WebhookQueues.Deliveries.URL,
 			webhookapi.EnvDeliveriesDLQ: s.WebhookQueues.DeliveriesDLQ.URL, webhookapi.EnvSchedule: s.webhookSchedule,
-			webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: webhookExemption,
+			webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: webhookExemption, webhookapi.EnvRelayAfter: webhookRelayAfter.String(),
 			webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`}
 	case "publish":
 		// The platform's parameters from the SSM stand-in, as on AWS (the
@@ -394,7 +402,10 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		// (LocalEndUserMapping).
 		return map[string]string{"TOOLGATE_DIRECT_REVIEWERS": `{"http": ` + anyone + `, "send-email": ` + anyone + `}`, "AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(),
 			"TOOLGATE_STAGE": Stage, "AWS_ENDPOINT_URL_SSM": s.SSM.Endpoint(), functionconfig.EnvExternalKeyParam: functionconfig.ExternalKeyParam(Stage),
-			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping}
+			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping,
+			// It hands review.requested to the events queue as it records
+			// it (docs/webhooks.md).
+			"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL}
 	}
 	return nil
 }

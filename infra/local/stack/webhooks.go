@@ -59,7 +59,7 @@ func (s *Stack) startWebhookQueues(ctx context.Context, o StackOptions, logf fun
 // startWebhookPollers starts one sqs.Poller on each webhook queue, each
 // invoking webhook-delivery at invokeURL (its RIE, behind the stack's
 // one-at-a-time proxy) with its batches, as the function's event-source
-// mappings do on AWS. Stop ends them.
+// mappings do on AWS, and the relay's ticker. Stop ends them.
 func (s *Stack) startWebhookPollers(invokeURL string, logf func(string, ...any)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopPollers = cancel
@@ -79,6 +79,27 @@ func (s *Stack) startWebhookPollers(invokeURL string, logf func(string, ...any))
 		}()
 		logf("poller       %s -> webhook-delivery", q.Name)
 	}
+	// The relay's ticker, as the platform's schedule: every
+	// webhookRelayEvery it invokes webhook-delivery with a scheduled
+	// event. A failed relay is logged and tried again on the next tick,
+	// as on AWS.
+	s.pollers.Add(1)
+	go func() {
+		defer s.pollers.Done()
+		tick := time.NewTicker(webhookRelayEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if err := s.RelayWebhooks(ctx); err != nil && ctx.Err() == nil {
+					logf("webhook relay: %v", err)
+				}
+			}
+		}
+	}()
+	logf("relay        every %v, events unsent for %v -> webhook-delivery", webhookRelayEvery, webhookRelayAfter)
 }
 
 // scheduledEvent is the EventBridge scheduled event the platform's relay
@@ -90,8 +111,8 @@ const scheduledEvent = `{"version":"0","id":"local-relay","detail-type":"Schedul
 // RelayWebhooks invokes webhook-delivery once with a scheduled event, as
 // the platform's relay schedule does every minute on AWS: it sends each
 // webhook event recorded but left unsent for longer than the function's
-// bound to the events queue. The local stack runs no schedule of its own;
-// tests call this. The error is the invocation's, naming the function's
+// bound (webhookRelayAfter) to the events queue. The stack's own ticker
+// calls it every webhookRelayEvery; tests may call it too. The error is the invocation's, naming the function's
 // errorType only, never its message.
 func (s *Stack) RelayWebhooks(ctx context.Context) error {
 	e, ok := s.Endpoints["webhook-delivery"]
