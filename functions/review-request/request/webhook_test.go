@@ -8,10 +8,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/toolgate/toolgate/functions/review-request/request"
 	"github.com/toolgate/toolgate/infra/local/localtest"
+	localsqs "github.com/toolgate/toolgate/infra/local/sqs"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/review"
@@ -75,31 +78,47 @@ func TestAReviewRecordsItsReviewRequestedEventOnce(t *testing.T) {
 	}
 }
 
-// BenchmarkReviewRequestedEvent measures what recording a review's
-// review.requested event adds to the review Task: its requests (one
-// DescribeExecution, one conditional PutItem) and its wall time, beside
-// the review item's own conditional PutItem (dynamo.Store.Create) measured
-// in the same run on the same dynalite and local Step Functions endpoint;
-// it prints the ratio (x-review-put). Each iteration is a new review; the
-// event is recorded only (no queue named), as on AWS.
+// BenchmarkReviewRequestedEvent measures what review.requested adds to
+// the review Task, as deployed: its requests (one DescribeExecution, one
+// conditional PutItem of the event, one SendMessage to the events queue,
+// one UpdateItem marking it sent: four, counted on the clients) and
+// their wall time, beside the
+// review item's own conditional PutItem (dynamo.Store.Create), the
+// Task's one request before webhooks, measured in the same iterations on
+// the same dynalite, local Step Functions endpoint and SQS stand-in. It
+// prints both figures and their ratio (x-review-put). Each iteration is a
+// new review.
 func BenchmarkReviewRequestedEvent(b *testing.B) {
 	e := startChildEnv(b)
 	_, db, table := localtest.SharedTable(b, "webhooks")
+	q := localsqs.StartForTest(b)
+	events, err := q.CreateQueue(b.Context(), "bench-webhook-events", localsqs.QueueOptions{VisibilityTimeout: 30 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The event's requests are counted on clients of their own; the
+	// review item's put goes through e.store's.
+	var calls localtest.Calls
+	countedDB := dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, calls.Option()) })
+	countedSFN := sfn.New(e.client.Options(), func(o *sfn.Options) { o.APIOptions = append(o.APIOptions, calls.Option()) })
+	countedSQS := q.Client(func(o *awssqs.Options) { o.APIOptions = append(o.APIOptions, calls.Option()) })
 	h := request.NewHandler(request.Config{Lane: lane.SFN, Stage: "dev", Callers: caller.Config{Account: "000000000000"}},
-		request.Deps{Store: e.store, Executions: stepfunctions.Executions{Client: e.client}, Webhooks: &store.Emitter{Store: store.New(db, table, nil)}})
+		request.Deps{Store: e.store, Executions: stepfunctions.Executions{Client: countedSFN},
+			Webhooks: &store.Emitter{Store: store.New(countedDB, table, nil), Queue: countedSQS, QueueURL: events.URL}})
 	_, version := e.publish(b, "toolgate-dev_bench", `{"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 600, "End": true}}}`)
 	started, err := e.client.StartExecution(b.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(version), Name: aws.String("run-b"), Input: aws.String(`{}`)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	run := aws.ToString(started.ExecutionArn)
-	newReview := func(i int, kind string) *review.Review {
-		return &review.Review{ID: fmt.Sprintf("rev-%s-%d", kind, i), RunID: run, Step: "s", Tool: "send-email", ToolsetID: "ts_x",
-			Input: json.RawMessage(`{}`), InputDigest: "sha256:00", TaskToken: fmt.Sprintf("tok-%s-%d", kind, i), TimeoutSeconds: 3600, Requester: "arn:aws:iam::000000000000:user/a"}
+	newReview := func(i int) *review.Review {
+		return &review.Review{ID: fmt.Sprintf("rev-b-%d", i), RunID: run, Step: "s", Tool: "send-email", ToolsetID: "ts_x",
+			Input: json.RawMessage(`{}`), InputDigest: "sha256:00", TaskToken: fmt.Sprintf("tok-b-%d", i), TimeoutSeconds: 3600, Requester: "arn:aws:iam::000000000000:user/a"}
 	}
 	var put, emit time.Duration
+	before := calls.Total()
 	for i := 0; b.Loop(); i++ {
-		r := newReview(i, "put")
+		r := newReview(i)
 		t0 := time.Now()
 		if _, _, err := e.store.Create(b.Context(), r); err != nil {
 			b.Fatal(err)
@@ -113,4 +132,5 @@ func BenchmarkReviewRequestedEvent(b *testing.B) {
 	b.ReportMetric(float64(put.Microseconds())/float64(b.N), "review-put-µs/op")
 	b.ReportMetric(float64(emit.Microseconds())/float64(b.N), "event-µs/op")
 	b.ReportMetric(float64(emit)/float64(put), "x-review-put")
+	b.ReportMetric(float64(calls.Total()-before)/float64(b.N), "added-requests/op")
 }
