@@ -80,6 +80,63 @@ func TestParseEndpointRulesRefusals(t *testing.T) {
 	}
 }
 
+// ParseOwnHost keeps a port when one is written, in canonical form, and
+// refuses what no URL host can match.
+func TestParseOwnHost(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{in: "abc.lambda-url.eu-west-1.on.aws", want: "abc.lambda-url.eu-west-1.on.aws"},
+		{in: "ABC.Lambda-URL.eu-west-1.on.aws.", want: "abc.lambda-url.eu-west-1.on.aws"},
+		{in: "*.toolgate.internal", want: "*.toolgate.internal"},
+		{in: "*.toolgate.internal:8443", want: "*.toolgate.internal:8443"},
+		{in: "127.0.0.1:8081", want: "127.0.0.1:8081"},
+		{in: "127.0.0.1", want: "127.0.0.1"},
+		{in: "[::1]:8081", want: "[::1]:8081"},
+		{in: "[::1]", want: "::1"},
+		{in: "::1", want: "::1"},
+		{in: "127.0.0.1:0", err: "port"},
+		{in: "127.0.0.1:65536", err: "port"},
+		{in: "127.0.0.1:080", err: "leading zero"},
+		{in: "127.0.0.1:", err: "port"},
+		{in: "[::1:8081", err: "own host"},
+		{in: "*.127.0.0.1", err: "wildcard"},
+		{in: "a b", err: "own host"},
+		{in: "https://x.example.org", err: "own host"},
+	} {
+		got, err := ParseOwnHost(c.in)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.in)):
+			t.Errorf("ParseOwnHost(%q) = %q, %v; want an error naming it and %q", c.in, got, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("ParseOwnHost(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+// An own host with a port refuses that origin only: the local stack's
+// functions and receivers share 127.0.0.1 on ports of their own. Without
+// a port, the host is refused on every port, as on AWS; the scheme's
+// default port counts as written.
+func TestOwnHostWithAPortRefusesThatOriginOnly(t *testing.T) {
+	r := mustRules(t, []string{"127.0.0.1:8081", "127.0.0.1:9000", "hooks.example.com", "hooks.example.com:8443", "own.example.com:8443"},
+		[]string{"127.0.0.1/32"}, []string{"127.0.0.1:8081", "hooks.example.com:443", "own.example.com"})
+	for _, c := range []struct{ url, err string }{
+		{url: "http://127.0.0.1:8081/hook", err: "127.0.0.1:8081 is this deployment's own Function URL origin"},
+		{url: "http://127.0.0.1:9000/hook"},
+		{url: "https://hooks.example.com/", err: "own Function URL origin"},
+		{url: "https://hooks.example.com:443/", err: "own Function URL origin"},
+		{url: "https://hooks.example.com:8443/"},
+		{url: "https://own.example.com:8443/", err: "own Function URL"},
+	} {
+		_, err := r.Check(c.url)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v; want it allowed", c.url, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "TOOLGATE_WEBHOOK_OWN_HOSTS")):
+			t.Errorf("%s: %v; want a refusal saying %q and naming TOOLGATE_WEBHOOK_OWN_HOSTS", c.url, err, c.err)
+		}
+	}
+}
+
 // fakeResolver is a hand-written fake: no local stand-in for DNS answers
 // any name with the addresses a test chooses. It records each look-up.
 type fakeResolver struct {
