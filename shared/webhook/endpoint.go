@@ -27,8 +27,9 @@ type EndpointRules struct {
 	// 443 for https only. Empty: no webhook.
 	Allow hostlist.List
 	// AllowAddresses exempts addresses from addrrule.Check, cloud metadata
-	// excepted, and is the only place plain http may go: the local stack's
-	// 127.0.0.1/32. Empty when deployed.
+	// excepted, and is the only place plain http may go (an IP literal in
+	// it, or a name whose every answer is in it): the local stack's
+	// 127.0.0.1/32. Empty when deployed, so https only.
 	AllowAddresses []netip.Prefix
 	// OwnHosts are this deployment's Function URL hosts
 	// ("<url-id>.lambda-url.<region>.on.aws"), refused so that an inbound
@@ -139,7 +140,8 @@ func refused(format string, a ...any) error {
 // Check decides a subscription's URL without any look-up, in this order:
 // the syntax of fetchurl.Parse (the http tool's: no userinfo, no blanks, a
 // host in hostlist's form); no fragment; https, or http only to an IP
-// literal inside AllowAddresses; not one of OwnHosts, nor the same
+// literal inside AllowAddresses or, when AllowAddresses is not empty, to
+// a name (Resolve then requires every answer inside it); not one of OwnHosts, nor the same
 // Function URL id in any region; a host and port on Allow; an IP literal
 // allowed by addrrule.Check. It returns the URL to POST to: the host in
 // its canonical form, a default port left out. The error is a *Refusal.
@@ -152,7 +154,7 @@ func (r EndpointRules) Check(raw string) (*url.URL, error) {
 		return nil, refused("the URL has a fragment, which is never sent: remove it")
 	}
 	addr, literal := u.Addr()
-	if u.Scheme == "http" && !(literal && r.exempt(addr)) {
+	if u.Scheme == "http" && (literal && !r.exempt(addr) || !literal && len(r.AllowAddresses) == 0) {
 		return nil, refused("plain http is allowed only to an exempted address (the local stack's 127.0.0.1): use https")
 	}
 	if why := r.own(u.Host, u.EffectivePort()); why != "" {
@@ -246,9 +248,10 @@ func functionURLID(host string) (string, bool) {
 // Resolve returns the addresses a checked URL (Check's) may be connected
 // to: an IP literal's address, or the answers of one look-up of the host
 // name through Resolver, de-duplicated, every one allowed by
-// addrrule.Check with AllowAddresses. A host with any refused answer is
-// refused: the error is a *Refusal of class "refused-address", or "lookup"
-// when the look-up failed or found nothing.
+// addrrule.Check with AllowAddresses and, for plain http, inside
+// AllowAddresses. A host with any refused answer is refused: the error is
+// a *Refusal of class "refused-address", or "lookup" when the look-up
+// failed or found nothing.
 func (r EndpointRules) Resolve(ctx context.Context, u *url.URL) ([]netip.Addr, error) {
 	host := u.Hostname()
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -282,6 +285,13 @@ func (r EndpointRules) Resolve(ctx context.Context, u *url.URL) ([]netip.Addr, e
 	for _, a := range out {
 		if ok, why := addrrule.Check(a, r.AllowAddresses); !ok {
 			return nil, &Refusal{Class: "refused-address", Reason: fmt.Sprintf("%s resolves to %s: %s; a host with any refused address among its answers is refused", host, a, why)}
+		}
+	}
+	if u.Scheme == "http" {
+		for _, a := range out {
+			if !r.exempt(a) {
+				return nil, &Refusal{Class: "refused-address", Reason: fmt.Sprintf("%s resolves to %s, which is not an exempted address: plain http is allowed only to exempted addresses (the local stack's 127.0.0.1); use https", host, a)}
+			}
 		}
 	}
 	return out, nil

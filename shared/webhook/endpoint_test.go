@@ -28,7 +28,7 @@ func TestCheck(t *testing.T) {
 		{name: "wildcard entry", url: "https://a.b.example.org/", want: "https://a.b.example.org/"},
 		{name: "plain http to the exempted loopback", url: "http://127.0.0.1:8080/hook", want: "http://127.0.0.1:8080/hook"},
 		{name: "another Function URL", url: "https://xyz789.lambda-url.us-east-1.on.aws/", want: "https://xyz789.lambda-url.us-east-1.on.aws/"},
-		{name: "plain http to a name", url: "http://hooks.example.com/in", err: "plain http"},
+		{name: "plain http to a name, left to Resolve's answers", url: "http://hooks.example.com/in", want: "http://hooks.example.com/in"},
 		{name: "plain http to a listed public address", url: "http://203.0.113.9/", err: "plain http"},
 		{name: "not on the list", url: "https://evil.example.net/", err: "is not on the webhook allow-list"},
 		{name: "other port", url: "https://hooks.example.com:8443/", err: "port 8443"},
@@ -61,6 +61,12 @@ func TestCheck(t *testing.T) {
 	}
 	if _, err := (EndpointRules{}).Check("https://hooks.example.com/"); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf("the zero EndpointRules allowed a URL: %v", err)
+	}
+	// Without an exempted address (as deployed), plain http to a name is
+	// refused before any look-up.
+	deployed := mustRules(t, []string{"hooks.example.com:80"}, nil, nil)
+	if _, err := deployed.Check("http://hooks.example.com/"); err == nil || !strings.Contains(err.Error(), "plain http") {
+		t.Errorf("plain http with nothing exempted: %v", err)
 	}
 }
 
@@ -184,6 +190,17 @@ func TestResolve(t *testing.T) {
 		var ref *Refusal
 		if !errors.As(err, &ref) || ref.Class != c.class || !strings.Contains(ref.Reason, c.why) {
 			t.Errorf("%s: %v, want class %s naming %s", c.host, err, c.class, c.why)
+		}
+	}
+	// Plain http to a name: only when every answer is exempted.
+	if _, got, err := r.CheckResolved(ctx, "http://local.example.com:8080/"); err != nil || len(got) != 1 {
+		t.Errorf("plain http to a name answering only the exempted loopback: %v, %v", got, err)
+	}
+	for _, host := range []string{"public.example.com", "metadata.example.com"} {
+		_, _, err := r.CheckResolved(ctx, "http://"+host+":8080/")
+		var ref *Refusal
+		if !errors.As(err, &ref) || ref.Class != "refused-address" {
+			t.Errorf("plain http to %s: %v, want a refused-address", host, err)
 		}
 	}
 	_, got, err := r.CheckResolved(ctx, "https://public.example.com/hook")
