@@ -433,6 +433,7 @@ var neverSet = map[string]string{
 	"TOOLGATE_LANE":                  "the local stack's fixed lane: on AWS the invoked alias names the lane (declared empty in a SAM local template only)",
 	"TOOLGATE_PARAMS_FILE":           "the local stack's parameters file: on AWS the publish function reads SSM Parameter Store",
 	"TOOLGATE_MCP_RESOLVE_FILE":      "the local stack's stand-in for DNS (mcp.internal.test): on AWS MCP server names resolve through Lambda's resolver",
+	"TOOLGATE_WEBHOOK_RESOLVE_FILE":  "the local stack's stand-in for DNS (hooks.internal.test): on AWS webhook endpoint names resolve through Lambda's resolver",
 }
 
 // wantFunctions: memory, timeout and reserved concurrency (0: none):

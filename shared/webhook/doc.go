@@ -47,7 +47,7 @@
 // is disabled), anything else retried.
 //
 // EndpointRules decides a subscription's URL at subscribe time and before
-// every attempt: https only (plain http only to an exempted address, the
+// every attempt: https only (plain http only to exempted addresses, the
 // local stack's 127.0.0.1), the platform's webhook host allow-list
 // (package hostlist's syntax), never one of the deployment's own Function
 // URLs, no userinfo, no fragment. Sender resolves the host once, refuses

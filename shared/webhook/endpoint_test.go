@@ -28,7 +28,7 @@ func TestCheck(t *testing.T) {
 		{name: "wildcard entry", url: "https://a.b.example.org/", want: "https://a.b.example.org/"},
 		{name: "plain http to the exempted loopback", url: "http://127.0.0.1:8080/hook", want: "http://127.0.0.1:8080/hook"},
 		{name: "another Function URL", url: "https://xyz789.lambda-url.us-east-1.on.aws/", want: "https://xyz789.lambda-url.us-east-1.on.aws/"},
-		{name: "plain http to a name", url: "http://hooks.example.com/in", err: "plain http"},
+		{name: "plain http to a name, left to Resolve's answers", url: "http://hooks.example.com/in", want: "http://hooks.example.com/in"},
 		{name: "plain http to a listed public address", url: "http://203.0.113.9/", err: "plain http"},
 		{name: "not on the list", url: "https://evil.example.net/", err: "is not on the webhook allow-list"},
 		{name: "other port", url: "https://hooks.example.com:8443/", err: "port 8443"},
@@ -62,6 +62,12 @@ func TestCheck(t *testing.T) {
 	if _, err := (EndpointRules{}).Check("https://hooks.example.com/"); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf("the zero EndpointRules allowed a URL: %v", err)
 	}
+	// Without an exempted address (as deployed), plain http to a name is
+	// refused before any look-up.
+	deployed := mustRules(t, []string{"hooks.example.com:80"}, nil, nil)
+	if _, err := deployed.Check("http://hooks.example.com/"); err == nil || !strings.Contains(err.Error(), "plain http") {
+		t.Errorf("plain http with nothing exempted: %v", err)
+	}
 }
 
 func TestParseEndpointRulesRefusals(t *testing.T) {
@@ -76,6 +82,63 @@ func TestParseEndpointRulesRefusals(t *testing.T) {
 	} {
 		if _, err := ParseEndpointRules(c.allow, c.addrs, c.own); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
+
+// ParseOwnHost keeps a port when one is written, in canonical form, and
+// refuses what no URL host can match.
+func TestParseOwnHost(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{in: "abc.lambda-url.eu-west-1.on.aws", want: "abc.lambda-url.eu-west-1.on.aws"},
+		{in: "ABC.Lambda-URL.eu-west-1.on.aws.", want: "abc.lambda-url.eu-west-1.on.aws"},
+		{in: "*.toolgate.internal", want: "*.toolgate.internal"},
+		{in: "*.toolgate.internal:8443", want: "*.toolgate.internal:8443"},
+		{in: "127.0.0.1:8081", want: "127.0.0.1:8081"},
+		{in: "127.0.0.1", want: "127.0.0.1"},
+		{in: "[::1]:8081", want: "[::1]:8081"},
+		{in: "[::1]", want: "::1"},
+		{in: "::1", want: "::1"},
+		{in: "127.0.0.1:0", err: "port"},
+		{in: "127.0.0.1:65536", err: "port"},
+		{in: "127.0.0.1:080", err: "leading zero"},
+		{in: "127.0.0.1:", err: "port"},
+		{in: "[::1:8081", err: "own host"},
+		{in: "*.127.0.0.1", err: "wildcard"},
+		{in: "a b", err: "own host"},
+		{in: "https://x.example.org", err: "own host"},
+	} {
+		got, err := ParseOwnHost(c.in)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.in)):
+			t.Errorf("ParseOwnHost(%q) = %q, %v; want an error naming it and %q", c.in, got, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("ParseOwnHost(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+// An own host with a port refuses that origin only: the local stack's
+// functions and receivers share 127.0.0.1 on ports of their own. Without
+// a port, the host is refused on every port, as on AWS; the scheme's
+// default port counts as written.
+func TestOwnHostWithAPortRefusesThatOriginOnly(t *testing.T) {
+	r := mustRules(t, []string{"127.0.0.1:8081", "127.0.0.1:9000", "hooks.example.com", "hooks.example.com:8443", "own.example.com:8443"},
+		[]string{"127.0.0.1/32"}, []string{"127.0.0.1:8081", "hooks.example.com:443", "own.example.com"})
+	for _, c := range []struct{ url, err string }{
+		{url: "http://127.0.0.1:8081/hook", err: "127.0.0.1:8081 is this deployment's own Function URL origin"},
+		{url: "http://127.0.0.1:9000/hook"},
+		{url: "https://hooks.example.com/", err: "own Function URL origin"},
+		{url: "https://hooks.example.com:443/", err: "own Function URL origin"},
+		{url: "https://hooks.example.com:8443/"},
+		{url: "https://own.example.com:8443/", err: "own Function URL"},
+	} {
+		_, err := r.Check(c.url)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v; want it allowed", c.url, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "TOOLGATE_WEBHOOK_OWN_HOSTS")):
+			t.Errorf("%s: %v; want a refusal saying %q and naming TOOLGATE_WEBHOOK_OWN_HOSTS", c.url, err, c.err)
 		}
 	}
 }
@@ -127,6 +190,17 @@ func TestResolve(t *testing.T) {
 		var ref *Refusal
 		if !errors.As(err, &ref) || ref.Class != c.class || !strings.Contains(ref.Reason, c.why) {
 			t.Errorf("%s: %v, want class %s naming %s", c.host, err, c.class, c.why)
+		}
+	}
+	// Plain http to a name: only when every answer is exempted.
+	if _, got, err := r.CheckResolved(ctx, "http://local.example.com:8080/"); err != nil || len(got) != 1 {
+		t.Errorf("plain http to a name answering only the exempted loopback: %v, %v", got, err)
+	}
+	for _, host := range []string{"public.example.com", "metadata.example.com"} {
+		_, _, err := r.CheckResolved(ctx, "http://"+host+":8080/")
+		var ref *Refusal
+		if !errors.As(err, &ref) || ref.Class != "refused-address" {
+			t.Errorf("plain http to %s: %v, want a refused-address", host, err)
 		}
 	}
 	_, got, err := r.CheckResolved(ctx, "https://public.example.com/hook")

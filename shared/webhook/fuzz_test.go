@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/base64"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -116,8 +117,8 @@ func FuzzEndpointRulesCheck(f *testing.F) {
 		switch {
 		case u.User != nil || u.Fragment != "" || strings.Contains(u.String(), "#"):
 			t.Fatalf("%s: userinfo or fragment", u)
-		case u.Scheme == "http" && u.Host != "127.0.0.1:8080":
-			t.Fatalf("%s: plain http to a host that is not exempted", u)
+		case u.Scheme == "http" && net.ParseIP(u.Hostname()) != nil && u.Host != "127.0.0.1:8080":
+			t.Fatalf("%s: plain http to an address that is not exempted", u)
 		case u.Scheme != "http" && u.Scheme != "https":
 			t.Fatalf("%s: scheme", u)
 		case strings.HasPrefix(u.Hostname(), "abc.lambda-url."):
@@ -126,6 +127,36 @@ func FuzzEndpointRulesCheck(f *testing.F) {
 		again, err := r.Check(u.String())
 		if err != nil || again.String() != u.String() {
 			t.Fatalf("Check(%s) = %v, %v", u, again, err)
+		}
+	})
+}
+
+// FuzzParseOwnHost checks that an own host entry ParseOwnHost accepts is
+// a fixed point of it, and that a rule built from it refuses the origin
+// it names.
+func FuzzParseOwnHost(f *testing.F) {
+	for _, s := range []string{"abc.lambda-url.eu-west-1.on.aws", "*.toolgate.internal", "127.0.0.1:8081", "[::1]:8081", "::1", "[::1]",
+		"*.example.org:8443", "127.0.0.1:080", "HOOKS.example.com."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := ParseOwnHost(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseOwnHost(h)
+		if err != nil || again != h {
+			t.Fatalf("ParseOwnHost(%q) = %q, then %q, %v", s, h, again, err)
+		}
+		if strings.HasPrefix(h, "*.") {
+			return
+		}
+		host, port, _ := splitOwnHost(h)
+		if port == "" {
+			port = "443"
+		}
+		if why := (EndpointRules{OwnHosts: []string{h}}).own(host, port); why == "" {
+			t.Fatalf("the own host %q does not refuse %s port %s", h, host, port)
 		}
 	})
 }

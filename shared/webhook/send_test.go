@@ -115,7 +115,8 @@ func TestSendFollowsNoRedirect(t *testing.T) {
 // reaches the receiver.
 func TestSendRefusesBeforeConnecting(t *testing.T) {
 	rc := newReceiver(t, false, func(w http.ResponseWriter, r *http.Request) {})
-	res := &fakeResolver{answers: map[string][]netip.Addr{"meta.example.com": addrs("169.254.169.254"), "hook.example.com": addrs("127.0.0.1")}}
+	res := &fakeResolver{answers: map[string][]netip.Addr{"meta.example.com": addrs("169.254.169.254"), "hook.example.com": addrs("127.0.0.1"),
+		"pub.example.com": addrs("127.0.0.1", "93.184.215.14")}}
 	port := strings.TrimPrefix(rc.hostPort(), "127.0.0.1:")
 	for _, c := range []struct {
 		name, url, class string
@@ -123,7 +124,8 @@ func TestSendRefusesBeforeConnecting(t *testing.T) {
 	}{
 		{"name resolving to the metadata service", "https://meta.example.com:" + port + "/", "refused-address", []string{"127.0.0.1/32"}},
 		{"loopback without the exemption", "https://hook.example.com:" + port + "/", "refused-address", nil},
-		{"plain http to a name", "http://hook.example.com:" + port + "/", "refused-url", []string{"127.0.0.1/32"}},
+		{"plain http to a name with an answer not exempted", "http://pub.example.com:" + port + "/", "refused-address", []string{"127.0.0.1/32"}},
+		{"plain http to a name with nothing exempted", "http://hook.example.com:" + port + "/", "refused-url", nil},
 		{"not listed", "https://other.example.com/", "refused-url", []string{"127.0.0.1/32"}},
 		{"no such host", "https://gone.example.com:" + port + "/", "lookup", []string{"127.0.0.1/32"}},
 	} {
@@ -136,6 +138,20 @@ func TestSendRefusesBeforeConnecting(t *testing.T) {
 	}
 	if rc.count() != 0 {
 		t.Fatalf("the receiver got %d requests", rc.count())
+	}
+}
+
+// TestSendPlainHTTPToANameAnsweringOnlyExemptedAddresses checks that plain
+// http may reach a name whose every answer is exempted (the local stack's
+// receiver under a name of its resolve file), and connects to that answer.
+func TestSendPlainHTTPToANameAnsweringOnlyExemptedAddresses(t *testing.T) {
+	rc := newReceiver(t, false, func(w http.ResponseWriter, r *http.Request) {})
+	port := strings.TrimPrefix(rc.hostPort(), "127.0.0.1:")
+	s := &Sender{Rules: mustRules(t, []string{"hook.example.com:" + port}, []string{"127.0.0.1/32"}, nil)}
+	s.Rules.Resolver = &fakeResolver{answers: map[string][]netip.Addr{"hook.example.com": addrs("127.0.0.1")}}
+	a := s.Send(context.Background(), "http://hook.example.com:"+port+"/in", nil, []byte("{}"))
+	if a.Outcome != Delivered || rc.count() != 1 {
+		t.Fatalf("attempt %+v, %d requests; want one delivered", a, rc.count())
 	}
 }
 

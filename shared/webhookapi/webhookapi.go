@@ -42,8 +42,18 @@ const (
 	EnvAllowAddresses = "TOOLGATE_WEBHOOK_ALLOW_ADDRESSES"
 	// EnvOwnHosts lists this deployment's Function URL hosts, which no
 	// endpoint may name (an inbound receiver would turn events into runs
-	// into events).
+	// into events): webhook.ParseOwnHost's entries, a host (every port)
+	// or host:port (that origin only; the local stack's functions on
+	// 127.0.0.1).
 	EnvOwnHosts = "TOOLGATE_WEBHOOK_OWN_HOSTS"
+	// EnvResolveFile, on the local stack only, names a file of host names
+	// and their addresses ("HOST=IP[,IP]" a line, fetch.FileResolver) that
+	// the endpoint rules take as the DNS answer for those names, read
+	// again at every look-up: a test makes a subscribed name resolve
+	// elsewhere at delivery, as the MCP tools' TOOLGATE_MCP_RESOLVE_FILE.
+	// Unset: the system resolver. The CDK app never sets it, and its
+	// tests assert so.
+	EnvResolveFile = "TOOLGATE_WEBHOOK_RESOLVE_FILE"
 	// EnvRelayAfter is how long an event may stay recorded but unsent
 	// before webhook-delivery's relay sends it (a Go duration, 1s to 1h;
 	// unset: DefaultRelayAfter). It must be well past a producer's

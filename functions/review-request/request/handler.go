@@ -552,7 +552,10 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 // emitRequested records r's review.requested event (webhook.EventID of
 // the review id), for a review of a run of a Solution of this stage: the
 // Solution from the state machine's name, its version from the
-// execution's (one DescribeExecution). A direct-lane review has no
+// execution's (one DescribeExecution) or, for an execution started on the
+// state machine rather than a version, from the Solution's published
+// record (one GetItem more), when that names a version of the same state
+// machine. A direct-lane review has no
 // Solution and gets none. Failing to describe the execution or record the
 // event is REVIEW_UNAVAILABLE (the Task retries); an event recorded but
 // not handed to the queue is left to the relay.
@@ -569,12 +572,26 @@ func (h *Handler) emitRequested(ctx context.Context, r *review.Review) error {
 	if err != nil {
 		return review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution")
 	}
+	solution := strings.TrimPrefix(parts[6], prefix)
+	if versionARN == "" && h.ledger != nil {
+		// Started on the state machine, not on a version (toolgate run
+		// starts the Solution so), the execution runs its latest
+		// revision: the version publishing made of it last, which the
+		// Solution's published record names.
+		p, err := h.ledger.PublishedSolution(ctx, solution)
+		switch {
+		case errors.Is(err, ledger.ErrNotFound):
+		case err != nil:
+			return review.Wrap(review.CodeUnavailable, err, "the published Solution could not be read")
+		case strings.HasPrefix(p.VersionARN, strings.Join(parts[:5], ":")+":stateMachine:"+parts[6]+":"):
+			versionARN = p.VersionARN
+		}
+	}
 	version, _ := strconv.Atoi(versionARN[strings.LastIndex(versionARN, ":")+1:])
 	if version < 1 {
 		h.log.WarnContext(ctx, "review.requested not recorded: the execution runs no published version", "review_id", r.ID)
 		return nil
 	}
-	solution := strings.TrimPrefix(parts[6], prefix)
 	data := webhook.ReviewRequestedData{ReviewID: r.ID, Solution: solution, Version: version, Run: parts[7], Step: r.Step, Tool: r.Tool,
 		ExpiresAt: review.FormatTime(r.ExpiresAt), DecideCommand: "toolgate review approve " + r.ID + " | toolgate review reject " + r.ID + " --reason TEXT"}
 	ev, err := webhook.NewEvent(webhook.ReviewRequested, r.ID, solution, data, time.Now())

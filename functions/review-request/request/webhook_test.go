@@ -17,6 +17,7 @@ import (
 	localsqs "github.com/toolgate/toolgate/infra/local/sqs"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -75,6 +76,47 @@ func TestAReviewRecordsItsReviewRequestedEventOnce(t *testing.T) {
 	}
 	if _, ok, _ := events.Event(t.Context(), webhook.EventID(webhook.ReviewRequested, direct.ID)); ok {
 		t.Fatal("a direct-lane review recorded an event")
+	}
+}
+
+// A review of a run started on the state machine rather than on a
+// version (as toolgate run starts it), whose execution names no version,
+// records its review.requested with the version the Solution's published
+// record names, its latest revision; with no published record it records
+// none.
+func TestAReviewOfARunStartedOnTheStateMachineTakesThePublishedVersion(t *testing.T) {
+	e := startChildEnv(t)
+	_, db, table := localtest.SharedTable(t, "webhooks-unqualified")
+	events := store.New(db, table, nil)
+	published := ledger.New(db, table)
+	h := request.NewHandler(request.Config{Lane: lane.SFN, Stage: "dev", Callers: caller.Config{Account: "000000000000"}},
+		request.Deps{Store: e.store, Ledger: published, Executions: stepfunctions.Executions{Client: e.client}, Webhooks: &store.Emitter{Store: events}})
+	machine, version := e.publish(t, "toolgate-dev_payouts", `{"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 30, "End": true}}}`)
+	started, err := e.client.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine), Name: aws.String("run-8"), Input: aws.String(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &review.Review{ID: "rev-unpublished", RunID: aws.ToString(started.ExecutionArn), Step: "pay", Tool: "send-email", ExpiresAt: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)}
+	if err := h.EmitRequested(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := events.Event(t.Context(), webhook.EventID(webhook.ReviewRequested, r.ID)); ok {
+		t.Fatal("a review of a run of no published version recorded an event")
+	}
+	if err := published.RecordPublished(t.Context(), ledger.Published{Solution: "payouts", VersionARN: version, Version: 1, ToolsetID: "ts", OutputBoundBytes: 1 << 10, InputLimitBytes: 1 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	r.ID = "rev-published"
+	if err := h.EmitRequested(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	ev, ok, err := events.Event(t.Context(), webhook.EventID(webhook.ReviewRequested, r.ID))
+	if err != nil || !ok {
+		t.Fatalf("no review.requested event recorded: %v", err)
+	}
+	var got webhook.ReviewRequestedData
+	if err := json.Unmarshal(ev.Data, &got); err != nil || got.Version != 1 || got.Solution != "payouts" || got.Run != "run-8" {
+		t.Fatalf("event %s: %+v, %v; want version 1 of payouts, run-8", ev.Data, got, err)
 	}
 }
 

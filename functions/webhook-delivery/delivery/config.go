@@ -61,8 +61,11 @@ func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 // apply: webhookapi.EnvAllow (hostlist entries; none: no endpoint is
 // allowed), webhookapi.EnvAllowAddresses (exempted addresses, as
 // fetch.ParseExemption reads them) and webhookapi.EnvOwnHosts (this
-// deployment's Function URL hosts), each a comma- or space-separated list
-// (functionconfig.SplitList). An error names the variable and the entry.
+// deployment's Function URL hosts, webhook.ParseOwnHost's entries), each
+// a comma- or space-separated list (functionconfig.SplitList), and
+// webhookapi.EnvResolveFile (the local stack's file of host answers,
+// fetch.FileResolver, which must exist and parse). An error names the
+// variable and the entry.
 func EndpointRulesFromEnv(getenv func(string) string) (webhook.EndpointRules, error) {
 	var r webhook.EndpointRules
 	var err error
@@ -77,11 +80,18 @@ func EndpointRulesFromEnv(getenv func(string) string) (webhook.EndpointRules, er
 		r.AllowAddresses = append(r.AllowAddresses, p)
 	}
 	for i, s := range functionconfig.SplitList(getenv(webhookapi.EnvOwnHosts)) {
-		h, err := hostlist.NormalizeHost(s)
+		h, err := webhook.ParseOwnHost(s)
 		if err != nil {
-			return r, fmt.Errorf("%s[%d] %q: %w", webhookapi.EnvOwnHosts, i, s, err)
+			return r, fmt.Errorf("%s[%d]: %w", webhookapi.EnvOwnHosts, i, err)
 		}
 		r.OwnHosts = append(r.OwnHosts, h)
+	}
+	if path := getenv(webhookapi.EnvResolveFile); path != "" {
+		f := fetch.FileResolver{Path: path}
+		if _, err := f.Load(); err != nil {
+			return r, fmt.Errorf("%s: %w", webhookapi.EnvResolveFile, err)
+		}
+		r.Resolver = f
 	}
 	return r, nil
 }

@@ -299,8 +299,8 @@ func solutionOf(arn string) string {
 // deliver handles a record of the deliveries queue: one attempt of one
 // event to one subscription. It returns an error for a record to be
 // received again: after a failed attempt, once its visibility is set to
-// the schedule's delay (or left as it is for the last attempt, which SQS
-// then moves to the dead-letter queue).
+// the schedule's delay (or to zero for the last attempt, which SQS then
+// moves to the dead-letter queue at its next receive).
 func (h *Handler) deliver(ctx context.Context, r events.SQSMessage) error {
 	var m webhookapi.DeliveryMessage
 	if err := json.Unmarshal([]byte(r.Body), &m); err != nil || m.EventID == "" || m.SubscriptionID == "" {
@@ -364,6 +364,16 @@ func (h *Handler) deliver(ctx context.Context, r events.SQSMessage) error {
 	}
 	d, again := h.c.Schedule.Delay(n)
 	if !again {
+		// The last attempt: visible again at once, the message has been
+		// received maxReceiveCount times, so the queue moves it to the
+		// dead-letter queue at its next receive rather than after the
+		// queue's visibility timeout. Should the change fail, the timeout
+		// moves it later.
+		if _, err := h.c.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.c.DeliveriesQueue),
+			ReceiptHandle: aws.String(r.ReceiptHandle), VisibilityTimeout: 0}); err != nil {
+			h.c.Log.WarnContext(ctx, "webhook delivery: the last attempt's visibility was not cleared; it reaches the dead-letter queue after the visibility timeout",
+				"event_id", e.ID, "subscription_id", sub.ID, "error", err.Error())
+		}
 		return fmt.Errorf("attempt %d of %d failed: the queue moves it to the dead-letter queue", n, h.c.Schedule.Attempts())
 	}
 	if _, err := h.c.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.c.DeliveriesQueue),

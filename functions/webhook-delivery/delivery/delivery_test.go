@@ -281,17 +281,18 @@ func TestBatchReportsOnlyTheFailedAttemptAndDelaysItBySchedule(t *testing.T) {
 	}
 }
 
-// The last attempt's failure leaves the visibility alone: SQS then moves
-// the message to the dead-letter queue (maxReceiveCount = Attempts()).
-func TestLastFailedAttemptIsLeftForTheDeadLetterQueue(t *testing.T) {
+// The last attempt's failure makes the message visible at once: SQS then
+// moves it to the dead-letter queue at its next receive (maxReceiveCount
+// = Attempts()), not after the queue's visibility timeout.
+func TestLastFailedAttemptGoesToTheDeadLetterQueueAtOnce(t *testing.T) {
 	st := newStore(sub("sub_down", "run.*", "", "active"))
 	st.events["evt_a"] = runEvent("evt_a")
 	q := &fakeQueue{}
 	h := newHandler(st, q, &fakeSender{answers: map[string]webhook.Attempt{"https://sub_down.example.org/hook": {ErrorClass: "timeout", Outcome: "retry"}}})
 	last := webhook.DefaultSchedule.Attempts()
 	resp := h.Batch(t.Context(), events.SQSEvent{Records: []events.SQSMessage{deliveryRecord("m", "evt_a", "sub_down", last)}})
-	if len(resp.BatchItemFailures) != 1 || len(q.visibility) != 0 {
-		t.Fatalf("failures %+v, visibility %v: want the record failed and its visibility left alone", resp.BatchItemFailures, q.visibility)
+	if v, ok := q.visibility["rh-m"]; len(resp.BatchItemFailures) != 1 || !ok || v != 0 || len(q.visibility) != 1 {
+		t.Fatalf("failures %+v, visibility %v: want the record failed and its visibility 0", resp.BatchItemFailures, q.visibility)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/functions/webhooks/admin"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/credential/vault"
+	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/webhook"
 	"github.com/toolgate/toolgate/shared/webhook/store"
 	"github.com/toolgate/toolgate/shared/webhookapi"
@@ -132,11 +134,16 @@ func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMes
 
 func newService(st *fakeStore, q *fakeQueue) (*admin.Service, *[][]byte) {
 	var sealed [][]byte
-	// The tests' receivers: any host under example.org.
+	// The tests' receivers: any host under example.org, resolved from a
+	// table (no network); metadata.example.org answers the metadata
+	// address among a public one.
 	rules, err := webhook.ParseEndpointRules([]string{"*.example.org"}, nil, nil)
 	if err != nil {
 		panic(err)
 	}
+	public := netip.MustParseAddr("93.184.215.14")
+	rules.Resolver = fetch.FixedResolver{"hooks.example.org": {public}, "h.example.org": {public},
+		"metadata.example.org": {public, netip.MustParseAddr("169.254.169.254")}}
 	return &admin.Service{Callers: fakeCallers{}, Admins: []string{admin1}, Store: st, Queue: q, DeliveriesQueue: delivURL, DLQ: dlqURL, Rules: rules,
 		Now: func() time.Time { return now },
 		Seal: func(_ context.Context, subID string, key []byte) (vault.Sealed, error) {
@@ -178,6 +185,24 @@ func TestSubscribeStoresTheSealedSecretAndAnswersItOnce(t *testing.T) {
 	}
 	if strings.Contains(string(sub.Secrets[0].Ciphertext), res.Secret) {
 		t.Fatal("the secret is stored in the clear")
+	}
+}
+
+// Subscribe resolves the endpoint's name: one answer a metadata address
+// refuses it, naming the address and why, before anything is stored or
+// sealed; so does a name with no answer.
+func TestSubscribeRefusesANameResolvingToTheMetadataAddress(t *testing.T) {
+	for _, c := range []struct{ url, why string }{
+		{"https://metadata.example.org/in", "169.254.169.254 is the instance metadata service"},
+		{"https://nowhere.example.org/in", "no address"},
+	} {
+		st := newStore()
+		s, sealed := newService(st, &fakeQueue{})
+		r := webhookapi.SubscribeRequest{URL: c.url, Events: []string{"run.*"}}
+		_, err := s.Subscribe(t.Context(), r, proofFor(admin1, webhookapi.SubscribeBinding(r)))
+		if code(err) != webhookapi.CodeRefused || !strings.Contains(err.Error(), c.why) || len(st.subs) != 0 || len(*sealed) != 0 {
+			t.Errorf("%s: %v (%d stored, %d sealed); want %s saying %q and nothing stored", c.url, err, len(st.subs), len(*sealed), webhookapi.CodeRefused, c.why)
+		}
 	}
 }
 

@@ -60,8 +60,9 @@ type Service struct {
 	// Seal seals a subscription's new signing key (store.SealSecret with
 	// the KMS client and the credentials' key).
 	Seal func(ctx context.Context, subID string, key []byte) (vault.Sealed, error)
-	// Rules check an endpoint at subscribe (webhook.EndpointRules.Check);
-	// the delivery function checks it again on every attempt.
+	// Rules check an endpoint at subscribe, its name resolved once
+	// (webhook.EndpointRules.CheckResolved); the delivery function checks
+	// it again on every attempt.
 	Rules webhook.EndpointRules
 	// Published reports whether a Solution has a published version in
 	// this stage, for a subscription's Solution filter; nil refuses every
@@ -129,7 +130,7 @@ func (s *Service) authorize(ctx context.Context, proof string, b caller.Binding)
 
 // Subscribe creates a subscription of r for a webhook admin whose proof
 // is bound to r (webhookapi.SubscribeBinding): the endpoint must pass the
-// endpoint rules, the patterns webhook.ParsePatterns, and a Solution
+// endpoint rules with its name resolved (EndpointRules.CheckResolved), the patterns webhook.ParsePatterns, and a Solution
 // filter must name a published Solution. The answer holds the "whsec_"
 // secret, this once.
 func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, proof string) (*webhookapi.SubscribeResult, error) {
@@ -147,7 +148,10 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Rules.Check(r.URL); err != nil {
+	// The name is resolved now as before every attempt: a host whose
+	// answers include a special or metadata address is refused before
+	// anything is stored (docs/webhooks.md, "Endpoints").
+	if _, _, err := s.Rules.CheckResolved(ctx, r.URL); err != nil {
 		return nil, &Error{Code: webhookapi.CodeRefused, Message: "url: " + err.Error()}
 	}
 	if r.Solution != "" {

@@ -34,29 +34,68 @@ func TestHTTPAllowListIsTheRecordingServicesApartFromFetch(t *testing.T) {
 }
 
 // The webhook functions run without lanes, and both get the queues, the
-// schedule, the allow-list with only the loopback exemption, and the local
-// webhook admin; no tool function gets the webhook configuration.
+// schedule, the allow-list with only the loopback exemption, the local
+// webhook admin, the Function-URL functions' endpoints as their own hosts
+// and the stack's resolve file; no tool function gets the webhook
+// configuration.
 func TestWebhookFunctionsHaveNoLanesAndTheirOwnConfiguration(t *testing.T) {
-	s := &Stack{webhookSchedule: DefaultWebhookSchedule}
-	allow := allowLists{webhook: "127.0.0.1:4003"}
+	s := &Stack{webhookSchedule: DefaultWebhookSchedule, WebhookResolveFile: "/stack/webhook-resolve"}
+	allow := allowLists{webhook: "127.0.0.1:4003", webhookOwn: "127.0.0.1:4004,127.0.0.1:4005,127.0.0.1:4006"}
 	for _, name := range []string{"webhooks", "webhook-delivery"} {
 		if laned(name) {
 			t.Errorf("%s has lanes", name)
 		}
 		env := functionEnv(name, s, "127.0.0.1:4002", allow)
 		for k, want := range map[string]string{webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: "127.0.0.1/32",
-			webhookapi.EnvSchedule: DefaultWebhookSchedule, webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`} {
+			webhookapi.EnvSchedule: DefaultWebhookSchedule, webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`,
+			webhookapi.EnvOwnHosts: allow.webhookOwn, webhookapi.EnvResolveFile: s.WebhookResolveFile} {
 			if env[k] != want {
 				t.Errorf("%s: %s=%q, want %q", name, k, env[k], want)
 			}
 		}
-		if v, ok := env[webhookapi.EnvOwnHosts]; ok {
-			t.Errorf("%s: %s=%q: the local endpoints' 127.0.0.1 would refuse every receiver", name, webhookapi.EnvOwnHosts, v)
-		}
 	}
 	for _, name := range []string{"http", "send-email", "structured-data-fetch", "mcp-call"} {
-		if v, ok := functionEnv(name, s, "127.0.0.1:4002", allow)[webhookapi.EnvAllow]; ok {
-			t.Errorf("%s gets %s=%s", name, webhookapi.EnvAllow, v)
+		env := functionEnv(name, s, "127.0.0.1:4002", allow)
+		for _, k := range []string{webhookapi.EnvAllow, webhookapi.EnvOwnHosts, webhookapi.EnvResolveFile} {
+			if v, ok := env[k]; ok {
+				t.Errorf("%s gets %s=%s", name, k, v)
+			}
 		}
+	}
+}
+
+// The webhook allow-list adds WebhookTestHost on each loopback receiver's
+// port, and only there.
+func TestWebhookAllowListAddsTheTestHostOnEachLoopbackPort(t *testing.T) {
+	got := webhookAllowList([]string{"127.0.0.1:4003", "hooks.example.org", "127.0.0.1:4007"})
+	if want := "127.0.0.1:4003,hooks.example.org,127.0.0.1:4007," + WebhookTestHost + ":4003," + WebhookTestHost + ":4007"; got != want {
+		t.Errorf("webhookAllowList = %q, want %q", got, want)
+	}
+	if got := webhookAllowList(nil); got != "" {
+		t.Errorf("no receivers: %q, want no entry", got)
+	}
+}
+
+// The Function-URL functions' endpoints are reserved before the functions
+// start, and the own hosts name exactly those, with their ports.
+func TestOwnHostsAreTheReservedFunctionURLEndpoints(t *testing.T) {
+	reserved, err := reserveFunctionURLs([]string{"http", "publish", "review-decision", "webhook-delivery", "webhooks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, ln := range reserved {
+			ln.Close()
+		}
+	}()
+	if len(reserved) != 3 {
+		t.Fatalf("reserved %v, want review-decision, publish and webhooks", reserved)
+	}
+	var want []string
+	for _, name := range FunctionURLFunctions {
+		want = append(want, reserved[name].Addr().String())
+	}
+	if got := ownHosts(reserved); got != strings.Join(want, ",") || !strings.HasPrefix(got, "127.0.0.1:") {
+		t.Errorf("ownHosts = %q, want %q", got, strings.Join(want, ","))
 	}
 }

@@ -78,6 +78,14 @@ const (
 	// otherwise (ResolveMCPTestHost): a server whose name comes to resolve
 	// to a private or metadata address.
 	MCPTestHost = "mcp.internal.test"
+	// WebhookTestHost is a name for the local webhook receivers that only
+	// the stack's webhook functions know: they resolve it from
+	// Stack.WebhookResolveFile (TOOLGATE_WEBHOOK_RESOLVE_FILE), never
+	// from DNS, and it is on their allow-list on each receiver's port
+	// (StackOptions.WebhookAllow). It resolves to 127.0.0.1 until a test
+	// says otherwise (ResolveWebhookTestHost): a subscribed name that
+	// comes to resolve to a metadata address.
+	WebhookTestHost = "hooks.internal.test"
 )
 
 // TeamFloor is the floor TeamFunction's tags give it by default: the
@@ -168,6 +176,9 @@ type Stack struct {
 	// MCPResolveFile holds MCPTestHost's address for publish and mcp-call
 	// (ResolveMCPTestHost).
 	MCPResolveFile string
+	// WebhookResolveFile holds WebhookTestHost's addresses for the webhook
+	// functions (ResolveWebhookTestHost, TOOLGATE_WEBHOOK_RESOLVE_FILE).
+	WebhookResolveFile string
 	// HTTP is the recording HTTP service (httprecorder), in-process on a
 	// free 127.0.0.1 port: the http function and the publish function may
 	// reach its host and port (TOOLGATE_HTTP_ALLOW, with the loopback
@@ -302,7 +313,8 @@ type StackOptions struct {
 	// WebhookAllow is the webhook functions' host allow-list
 	// (TOOLGATE_WEBHOOK_ALLOW, hostlist entries): tests name their
 	// receivers' 127.0.0.1:port, which plain http may reach through the
-	// loopback exemption. A hostlist entry allows one port (or the
+	// loopback exemption; the stack adds WebhookTestHost on the port of
+	// each 127.0.0.1:port entry. A hostlist entry allows one port (or the
 	// scheme's default), so a receiver must be listening before the stack
 	// starts. nil: no endpoint may be subscribed.
 	WebhookAllow []string
@@ -334,9 +346,11 @@ const (
 const webhookExemption = "127.0.0.1/32"
 
 // allowLists are the local stack's host allow-lists that name services
-// it started on ports chosen at start: the MCP servers' and http's, and
-// the webhook receivers' (StackOptions.WebhookAllow).
-type allowLists struct{ mcp, http, webhook string }
+// it started on ports chosen at start: the MCP servers' and http's, the
+// webhook receivers' (StackOptions.WebhookAllow, webhookAllowList), and
+// the webhook functions' own hosts, the endpoints of the functions served
+// as Function URLs on AWS (TOOLGATE_WEBHOOK_OWN_HOSTS, ownHosts).
+type allowLists struct{ mcp, http, webhook, webhookOwn string }
 
 // functionEnv is each function's own configuration on the local stack;
 // allow holds the MCP, http and webhook allow-lists.
@@ -356,14 +370,17 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 	case "webhooks", "webhook-delivery":
 		// Both read the queues and the endpoint rules; webhooks seals
 		// subscriptions' secrets under the stage's credentials key and
-		// webhook-delivery opens them (docs/webhooks.md). No own Function
-		// URL hosts: the functions' local endpoints are 127.0.0.1, which
-		// OwnHosts would refuse whatever the port, receivers included; the
-		// allow-list names only the receivers' ports, never a function's.
+		// webhook-delivery opens them (docs/webhooks.md). Their own hosts
+		// are the Function-URL functions' endpoints, each 127.0.0.1 and
+		// its port (a host:port refuses that origin only, so receivers on
+		// other ports stay allowed); both refuse all three, the webhooks
+		// function its own endpoint too. WebhookTestHost resolves from
+		// the stack's resolve file.
 		return map[string]string{"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint(), webhookapi.EnvKey: s.kmsKey(),
 			webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL, webhookapi.EnvDeliveriesQueue: s.WebhookQueues.Deliveries.URL,
 			webhookapi.EnvDeliveriesDLQ: s.WebhookQueues.DeliveriesDLQ.URL, webhookapi.EnvSchedule: s.webhookSchedule,
 			webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: webhookExemption, webhookapi.EnvRelayAfter: webhookRelayAfter.String(),
+			webhookapi.EnvOwnHosts: allow.webhookOwn, webhookapi.EnvResolveFile: s.WebhookResolveFile,
 			webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`}
 	case "publish":
 		// The platform's parameters from the SSM stand-in, as on AWS (the
@@ -614,6 +631,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err := s.ResolveMCPTestHost("127.0.0.1"); err != nil {
 		return nil, err
 	}
+	s.WebhookResolveFile = filepath.Join(s.Dir, "webhook-resolve")
+	if err := s.ResolveWebhookTestHost("127.0.0.1"); err != nil {
+		return nil, err
+	}
 	logf("MCP server   %s (and %s)", s.MCP.URL(), s.MCPTestURL())
 	nobody := make([]byte, 16)
 	if _, err := rand.Read(nobody); err != nil {
@@ -629,7 +650,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	logf("HTTP service %s (records what it receives)", s.HTTP.URL())
 	allow := allowLists{mcp: mcpAllowList(s.MCP, append([]string{hostOf(s.MCPAuth)}, o.MCPAllow...)), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ","),
-		webhook: strings.Join(o.WebhookAllow, ",")}
+		webhook: webhookAllowList(o.WebhookAllow)}
 	if err := s.startWebhookQueues(ctx, o, logf); err != nil {
 		return nil, err
 	}
@@ -679,6 +700,19 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The proxies of the functions served as Function URLs on AWS listen
+	// before any function starts: the webhook functions refuse their
+	// endpoints as their own hosts.
+	functionURLs, err := reserveFunctionURLs(names)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, ln := range functionURLs { // left by a start that failed
+			ln.Close()
+		}
+	}()
+	allow.webhookOwn = ownHosts(functionURLs)
 	for _, name := range names {
 		vars := map[string]string{"TOOLGATE_TABLE": Table, "AWS_ENDPOINT_URL_DYNAMODB": s.Dynamo.Endpoint(), "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "60",
 			// The local stack's only exemption from https: the STS stand-in.
@@ -711,7 +745,12 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 				return nil, err
 			}
 			s.procs = append(s.procs, p)
-			endpoint, err := s.serialise(p)
+			var ln net.Listener
+			if l == "" {
+				ln = functionURLs[name]
+				delete(functionURLs, name)
+			}
+			endpoint, err := s.serialiseOn(p, ln)
 			if err != nil {
 				return nil, err
 			}
@@ -873,15 +912,25 @@ func (s *Stack) startTeamFunction(ctx context.Context, root string, logf func(st
 // serialise starts a proxy on a free 127.0.0.1 port that forwards to the
 // function's RIE one request at a time, and returns its base URL.
 func (s *Stack) serialise(p *local.Process) (string, error) {
+	return s.serialiseOn(p, nil)
+}
+
+// serialiseOn is serialise on ln, a listener reserved before the function
+// started (reserveFunctionURLs); nil: a free port.
+func (s *Stack) serialiseOn(p *local.Process, ln net.Listener) (string, error) {
 	target, err := url.Parse(p.Endpoint())
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return "", err
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	var mu sync.Mutex
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	if ln == nil {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return "", err
+		}
 	}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()

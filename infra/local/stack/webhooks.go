@@ -7,18 +7,94 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/sqs"
+	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/webhook"
 )
 
 // webhookQueueName is the platform's name of a webhook queue on stage
 // Stage (infra/platform/webhooks.go): toolgate-local-webhook-<queue>.
 func webhookQueueName(queue string) string { return "toolgate-" + Stage + "-webhook-" + queue }
+
+// FunctionURLFunctions are the functions the platform serves as Function
+// URLs (infra/platform: review-decision's, publish's and the webhooks
+// function's). On the local stack their endpoints are the webhook
+// functions' own hosts, which no subscription may name.
+var FunctionURLFunctions = []string{"review-decision", "publish", "webhooks"}
+
+// reserveFunctionURLs opens a listener on a free 127.0.0.1 port for the
+// proxy of each of names that is one of FunctionURLFunctions, before any
+// function starts, so that the webhook functions' environment can name
+// those endpoints (ownHosts). The caller hands each to serialiseOn and
+// closes what is left.
+func reserveFunctionURLs(names []string) (map[string]net.Listener, error) {
+	out := map[string]net.Listener{}
+	for _, name := range FunctionURLFunctions {
+		if !slices.Contains(names, name) {
+			continue
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, l := range out {
+				l.Close()
+			}
+			return nil, fmt.Errorf("reserve %s's endpoint: %w", name, err)
+		}
+		out[name] = ln
+	}
+	return out, nil
+}
+
+// ownHosts is TOOLGATE_WEBHOOK_OWN_HOSTS of the local stack: the host and
+// port of each reserved Function-URL endpoint, in FunctionURLFunctions'
+// order, comma-separated.
+func ownHosts(reserved map[string]net.Listener) string {
+	var out []string
+	for _, name := range FunctionURLFunctions {
+		if ln, ok := reserved[name]; ok {
+			out = append(out, ln.Addr().String())
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// webhookAllowList is TOOLGATE_WEBHOOK_ALLOW of the local stack: the
+// entries given, and WebhookTestHost on the port of each 127.0.0.1:port
+// entry (as MCPTestHost on the MCP server's port), comma-separated.
+func webhookAllowList(entries []string) string {
+	out := slices.Clone(entries)
+	for _, e := range entries {
+		p, err := hostlist.ParseEntry(e)
+		if err == nil && p.Host == "127.0.0.1" && p.Port != 0 {
+			out = append(out, fmt.Sprintf("%s:%d", WebhookTestHost, p.Port))
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// ResolveWebhookTestHost makes WebhookTestHost resolve to addrs (IP
+// addresses) for both webhook functions from their next look-up on: at
+// subscribe, and before each attempt.
+func (s *Stack) ResolveWebhookTestHost(addrs ...string) error {
+	line := WebhookTestHost + "=" + strings.Join(addrs, ",")
+	if _, err := fetch.ParseResolve([]string{line}); err != nil {
+		return err
+	}
+	tmp := s.WebhookResolveFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte("# "+WebhookTestHost+" for the webhook functions (TOOLGATE_WEBHOOK_RESOLVE_FILE)\n"+line+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.WebhookResolveFile)
+}
 
 // startWebhookQueues starts the SQS stand-in and creates the webhook
 // queues and their dead-letter queues on it: the deliveries queue's

@@ -7,14 +7,18 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhook/store"
 	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
@@ -24,32 +28,60 @@ type hookRequest struct {
 	header http.Header
 	body   []byte
 	at     time.Time // when it arrived: the clock its signature is checked against
+	status int       // what the receiver answered
 }
 
-// hookReceiver is a webhook receiver on 127.0.0.1 that answers 200 to
-// every POST and keeps what it got; tests wait on it (wait).
+// id is the request's webhook-id.
+func (r hookRequest) id() string { return r.header.Get("webhook-id") }
+
+// hookReceiver is a webhook receiver on 127.0.0.1 that keeps what it got
+// and answers each POST with its path's answer (answer), 200 by default;
+// tests wait on it (wait).
 type hookReceiver struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
 	got     []hookRequest
-	arrived chan struct{} // closed and replaced on each arrival
+	answers map[string]func(n int) int // path -> the status of its n-th request (1 the first)
+	arrived chan struct{}              // closed and replaced on each arrival
 }
 
 func startHookReceiver() *hookReceiver {
-	h := &hookReceiver{arrived: make(chan struct{})}
+	h := &hookReceiver{arrived: make(chan struct{}), answers: map[string]func(int) int{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		h.mu.Lock()
-		h.got = append(h.got, hookRequest{path: r.URL.Path, header: r.Header.Clone(), body: body, at: time.Now()})
+		n := 1
+		for _, g := range h.got {
+			if g.path == r.URL.Path {
+				n++
+			}
+		}
+		status := http.StatusOK
+		if f := h.answers[r.URL.Path]; f != nil {
+			status = f(n)
+		}
+		h.got = append(h.got, hookRequest{path: r.URL.Path, header: r.Header.Clone(), body: body, at: time.Now(), status: status})
 		close(h.arrived)
 		h.arrived = make(chan struct{})
 		h.mu.Unlock()
+		w.WriteHeader(status)
 	}))
 	return h
 }
 
+// answer makes the receiver answer the n-th request to path (1 the
+// first) with f(n), from the next request on.
+func (h *hookReceiver) answer(path string, f func(n int) int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.answers[path] = f
+}
+
 // Host is the receiver's host and port, a webhook allow-list entry.
 func (h *hookReceiver) Host() string { return strings.TrimPrefix(h.srv.URL, "http://") }
+
+// Port is the receiver's port.
+func (h *hookReceiver) Port() string { return strings.TrimPrefix(h.Host(), "127.0.0.1:") }
 
 func (h *hookReceiver) Close() { h.srv.Close() }
 
@@ -60,15 +92,7 @@ func (h *hookReceiver) wait(t *testing.T, path string, timeout time.Duration, do
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		h.mu.Lock()
-		var got []hookRequest
-		for _, r := range h.got {
-			if r.path == path {
-				got = append(got, r)
-			}
-		}
-		arrived := h.arrived
-		h.mu.Unlock()
+		got, arrived := h.requests(path)
 		if done(got) {
 			return got
 		}
@@ -76,6 +100,43 @@ func (h *hookReceiver) wait(t *testing.T, path string, timeout time.Duration, do
 		case <-arrived:
 		case <-deadline.C:
 			t.Fatalf("%s got %d requests in %v, not yet the ones awaited", path, len(got), timeout)
+		}
+	}
+}
+
+// requests are the requests to path so far, and a channel closed at the
+// next arrival.
+func (h *hookReceiver) requests(path string) ([]hookRequest, chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var got []hookRequest
+	for _, r := range h.got {
+		if r.path == path {
+			got = append(got, r)
+		}
+	}
+	return got, h.arrived
+}
+
+// ofEvent are the requests of got whose webhook-id is id.
+func ofEvent(got []hookRequest, id string) []hookRequest {
+	var out []hookRequest
+	for _, r := range got {
+		if r.id() == id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// verified fails t unless every request of got carries a signature key
+// verifies, against the moment it arrived.
+func verified(t *testing.T, got []hookRequest, key []byte) {
+	t.Helper()
+	for i, r := range got {
+		h := r.header
+		if err := webhook.Verify(key, h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature"), r.body, r.at, webhook.Tolerance); err != nil {
+			t.Errorf("request %d to %s (%s): the signature does not verify with the subscription's secret: %v", i+1, r.path, r.id(), err)
 		}
 	}
 }
@@ -105,6 +166,133 @@ func (e *env) subscribe(name, url, events string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// hookSubscription is a subscription a test made (subscribeHook): its id
+// and the key of the secret subscribe printed once.
+type hookSubscription struct {
+	id  string
+	key []byte
+}
+
+// subscribeHook subscribes url to events as the webhook admin, and
+// disables the subscription when t ends: other tests' events on the
+// shared stack are no business of it.
+func (e *env) subscribeHook(t *testing.T, url, events string) hookSubscription {
+	t.Helper()
+	code, out, errOut := e.subscribe(stack.WebhookAdmin, url, events)
+	if code != cli.ExitOK {
+		t.Fatalf("subscribe %s as %s: exit %d: %s %s", url, stack.WebhookAdmin, code, out, errOut)
+	}
+	id, _, _ := strings.Cut(out, " ")
+	_, secret, ok := strings.Cut(out, "): ")
+	secret = strings.TrimSpace(secret)
+	if !strings.HasPrefix(id, "sub_") || !ok || !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("subscribe printed no subscription id and secret: %q", out)
+	}
+	key, err := webhook.ParseSecret(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if out, code := e.webhooksCLI(t, "disable", "--subscription", id); code != cli.ExitOK {
+			t.Errorf("disable %s: %s", id, out)
+		}
+	})
+	return hookSubscription{id: id, key: key}
+}
+
+// webhooksCLI runs toolgate webhooks args as the webhook admin on the
+// stack's webhooks function.
+func (e *env) webhooksCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	return e.toolgate(t, append(append([]string{"webhooks"}, args...), "--function-endpoint", e.st.Endpoints["webhooks"], "--as", stack.WebhookAdmin)...)
+}
+
+// hookURL is the shared receiver's URL for path.
+func hookURL(path string) string { return "http://" + shared.hooks.Host() + path }
+
+// webhookStore is the webhook store on the stack's table, as the
+// producers use it.
+func (e *env) webhookStore() *store.Store {
+	return store.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table, nil)
+}
+
+// callUnknown is a call.unknown event of a run of its own (no Solution),
+// produced at at: what the dispatcher records for an at_most_once call
+// whose outcome is unknown. Its payload is checked against its schema.
+func callUnknown(t *testing.T, at time.Time) webhook.Event {
+	t.Helper()
+	run := fresh("hook-run")
+	key := "CALL#" + run + "#notify#1"
+	ev, err := webhook.NewEvent(webhook.CallUnknown, key, "", webhook.CallData{Run: run, Key: key, Tool: "http", Cause: "OUTCOME_UNKNOWN"}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// emit records ev and hands it to the events queue as a producer does
+// (store.Emitter: the conditional put, SendMessage, the mark).
+func (e *env) emit(t *testing.T, ev webhook.Event) {
+	t.Helper()
+	em := &store.Emitter{Store: e.webhookStore(), Queue: e.st.SQS.Client(), QueueURL: e.st.WebhookQueues.Events.URL}
+	if err := em.Emit(t.Context(), ev); err != nil {
+		t.Fatalf("emit %s: %v", ev.ID, err)
+	}
+}
+
+// attemptLine is a line of toolgate webhooks deliveries: "SUB attempt N
+// at TIME: status CODE|no answer, MS ms, OUTCOME[ (CLASS)]".
+var attemptLine = regexp.MustCompile(`^(sub_\S+) attempt (\d+) at \S+: (?:status (\d+)|no answer), \d+ ms, (\w+)(?: \(([a-z-]+)\))?$`)
+
+// deliveryAttempt is one line of toolgate webhooks deliveries, read back.
+type deliveryAttempt struct {
+	sub            string
+	n, status      int
+	outcome, class string
+}
+
+// deliveries runs toolgate webhooks deliveries --event id until done
+// accepts its attempts (the attempt row is written after the receiver's
+// answer), failing t after timeout; it returns them and the whole output.
+func (e *env) deliveries(t *testing.T, id string, timeout time.Duration, done func([]deliveryAttempt) bool) ([]deliveryAttempt, string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out, code := e.webhooksCLI(t, "deliveries", "--event", id)
+		if code != cli.ExitOK {
+			t.Fatalf("deliveries --event %s: %s", id, out)
+		}
+		var got []deliveryAttempt
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+			m := attemptLine.FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("deliveries --event %s: line %q is not an attempt", id, line)
+			}
+			n, _ := strconv.Atoi(m[2])
+			status, _ := strconv.Atoi(m[3])
+			got = append(got, deliveryAttempt{sub: m[1], n: n, status: status, outcome: m[4], class: m[5]})
+		}
+		if done(got) {
+			return got, out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries --event %s after %v: %s", id, timeout, out)
+		}
+		time.Sleep(200 * time.Millisecond) // a poll with a deadline: webhook-delivery records each attempt after the receiver answers
+	}
+}
+
+// of are the attempts of got to subscription sub, in attempt order.
+func of(got []deliveryAttempt, sub string) []deliveryAttempt {
+	var out []deliveryAttempt
+	for _, a := range got {
+		if a.sub == sub {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // A subscriber of run.* gets run.started and run.succeeded of a run, each
 // signed with the secret subscribe printed once (Standard Webhooks, checked
 // against the moment it arrived), with the webhook-id derived from the
@@ -123,27 +311,7 @@ func TestWebhookSubscriberGetsASignedRunStartedAndSucceededWithoutTheRunsInput(t
 		t.Fatalf("a subscribe as %s (no webhook admin): exit %d, %q %q; want %s", starter, code, out, errOut, webhookapi.CodeRefused)
 	}
 
-	code, out, errOut = e.subscribe(stack.WebhookAdmin, endpoint, "run.*")
-	if code != cli.ExitOK {
-		t.Fatalf("subscribe as %s: exit %d: %s %s", stack.WebhookAdmin, code, out, errOut)
-	}
-	sub, _, _ := strings.Cut(out, " ")
-	_, secret, ok := strings.Cut(out, "): ")
-	secret = strings.TrimSpace(secret)
-	if !strings.HasPrefix(sub, "sub_") || !ok || !strings.HasPrefix(secret, "whsec_") {
-		t.Fatalf("subscribe printed no subscription id and secret: %q", out)
-	}
-	key, err := webhook.ParseSecret(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Other tests' runs on the shared stack are no business of this
-	// subscription's.
-	t.Cleanup(func() {
-		if out, code := e.toolgate(t, "webhooks", "disable", "--subscription", sub, "--function-endpoint", e.st.Endpoints["webhooks"], "--as", stack.WebhookAdmin); code != cli.ExitOK {
-			t.Errorf("disable %s: %s", sub, out)
-		}
-	})
+	key := e.subscribeHook(t, endpoint, "run.*").key
 
 	name := fresh("e2e-webhooks")
 	e.route(t, "/webhook-run.json", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -195,5 +363,332 @@ func TestWebhookSubscriberGetsASignedRunStartedAndSucceededWithoutTheRunsInput(t
 	}
 	if others := len(of) - len(want); others > 0 {
 		t.Errorf("events of other types for %s: %v", run, of)
+	}
+}
+
+// A receiver that answers 500 twice and then 200 gets three attempts of
+// one event, each with the event's webhook-id and a signature that
+// verifies against the moment it arrived, while another subscriber of the
+// same event gets it once; toolgate webhooks deliveries shows the attempts
+// (subscription, attempt number, status code, outcome), never the body.
+// The local schedule retries after 1 s and 2 s.
+func TestWebhookReceiverFailingTwiceGetsThreeSignedAttemptsWhileAnotherSubscriberGetsOne(t *testing.T) {
+	e := sharedEnv(t)
+	flaky, steady := "/"+fresh("flaky"), "/"+fresh("steady")
+	shared.hooks.answer(flaky, func(n int) int {
+		if n <= 2 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	flakySub := e.subscribeHook(t, hookURL(flaky), string(webhook.CallUnknown))
+	steadySub := e.subscribeHook(t, hookURL(steady), string(webhook.CallUnknown))
+	ev := callUnknown(t, time.Now())
+	e.emit(t, ev)
+
+	got := shared.hooks.wait(t, flaky, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, ev.ID)) >= 3 })
+	got = ofEvent(got, ev.ID)
+	if len(got) != 3 || got[0].status != 500 || got[1].status != 500 || got[2].status != 200 {
+		t.Fatalf("the flaky receiver got %d attempts of %s; want 3, answered 500, 500, 200", len(got), ev.ID)
+	}
+	verified(t, got, flakySub.key)
+	if got[1].at.Sub(got[0].at) < time.Second || got[2].at.Sub(got[1].at) < 2*time.Second {
+		t.Errorf("attempts at %v, %v, %v: want the schedule's 1 s and 2 s between them", got[0].at, got[1].at, got[2].at)
+	}
+
+	attempts, out := e.deliveries(t, ev.ID, 15*time.Second, func(a []deliveryAttempt) bool {
+		return len(of(a, flakySub.id)) == 3 && len(of(a, steadySub.id)) >= 1
+	})
+	for i, a := range of(attempts, flakySub.id) {
+		want := deliveryAttempt{sub: flakySub.id, n: i + 1, status: 500, outcome: "retry", class: "status"}
+		if i == 2 {
+			want.status, want.outcome, want.class = 200, "delivered", ""
+		}
+		if a != want {
+			t.Errorf("attempt %+v, want %+v", a, want)
+		}
+	}
+	if s := of(attempts, steadySub.id); len(s) != 1 || s[0] != (deliveryAttempt{sub: steadySub.id, n: 1, status: 200, outcome: "delivered"}) {
+		t.Errorf("the steady subscriber's attempts %+v: want one, delivered", s)
+	}
+	var data webhook.CallData
+	json.Unmarshal(ev.Data, &data)
+	if strings.Contains(out, data.Run) || strings.Contains(out, "data") {
+		t.Errorf("deliveries shows the event's body: %s", out)
+	}
+	// The steady subscriber's one delivery, long before the flaky one's
+	// third attempt, was its only one.
+	steadyGot, _ := shared.hooks.requests(steady)
+	if s := ofEvent(steadyGot, ev.ID); len(s) != 1 {
+		t.Fatalf("the steady receiver got %s %d times, want once", ev.ID, len(s))
+	} else {
+		verified(t, s, steadySub.key)
+	}
+}
+
+// A receiver that always fails gets the schedule's three attempts, and
+// the delivery ends in the deliveries dead-letter queue, which dlq list
+// shows; once the receiver answers 200, dlq redrive delivers it with the
+// same webhook-id and a valid signature.
+func TestWebhookDeliveryFailingEveryAttemptEndsInTheDeadLetterQueueAndARedriveDeliversIt(t *testing.T) {
+	e := sharedEnv(t)
+	path := "/" + fresh("down")
+	var mu sync.Mutex
+	down := true
+	shared.hooks.answer(path, func(int) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	sub := e.subscribeHook(t, hookURL(path), string(webhook.CallUnknown))
+	ev := callUnknown(t, time.Now())
+	e.emit(t, ev)
+	shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, ev.ID)) >= 3 })
+
+	line := "event " + ev.ID + " to " + sub.id + ":"
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, code := e.webhooksCLI(t, "dlq", "list")
+		if code != cli.ExitOK {
+			t.Fatalf("dlq list: %s", out)
+		}
+		if strings.Contains(out, line) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dlq list does not show %s to %s: %s", ev.ID, sub.id, out)
+		}
+		time.Sleep(200 * time.Millisecond) // a poll with a deadline: the queue moves the message after its last attempt
+	}
+	if got, _ := shared.hooks.requests(path); len(ofEvent(got, ev.ID)) != 3 {
+		t.Fatalf("%d attempts before the dead-letter queue, want the schedule's 3", len(ofEvent(got, ev.ID)))
+	}
+
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	out, code := e.webhooksCLI(t, "dlq", "redrive")
+	if code != cli.ExitOK || !strings.HasPrefix(out, "moved ") || strings.HasPrefix(out, "moved 0 ") {
+		t.Fatalf("dlq redrive: exit %d: %s", code, out)
+	}
+	got := shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, ev.ID)) >= 4 })
+	got = ofEvent(got, ev.ID)
+	if last := got[len(got)-1]; last.status != http.StatusOK {
+		t.Fatalf("the redriven delivery was answered %d", last.status)
+	}
+	verified(t, got, sub.key)
+}
+
+// A subscription URL whose host name resolves to the metadata address is
+// refused at subscribe, naming the address and the rule; a name that
+// resolved to the receiver's loopback when subscribed and comes to answer
+// the metadata address (and the loopback) is not connected to at
+// delivery: the attempt is recorded as refused-address and the receiver
+// gets nothing. WebhookTestHost resolves from the stack's resolve file.
+func TestWebhookNameResolvingToTheMetadataAddressIsRefusedAtSubscribeAndNotConnectedToAtDelivery(t *testing.T) {
+	e := sharedEnv(t)
+	resolve := func(addrs ...string) {
+		t.Helper()
+		if err := e.st.ResolveWebhookTestHost(addrs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { e.st.ResolveWebhookTestHost("127.0.0.1") })
+	path := "/" + fresh("renamed")
+	endpoint := "http://" + stack.WebhookTestHost + ":" + shared.hooks.Port() + path
+
+	resolve("169.254.169.254")
+	code, out, errOut := e.subscribe(stack.WebhookAdmin, endpoint, string(webhook.CallUnknown))
+	if code == cli.ExitOK || !strings.Contains(errOut, webhookapi.CodeRefused) || !strings.Contains(errOut, "169.254.169.254 is the instance metadata service") {
+		t.Fatalf("subscribe %s resolving to the metadata address: exit %d, %q %q; want %s naming the address", endpoint, code, out, errOut, webhookapi.CodeRefused)
+	}
+
+	resolve("127.0.0.1")
+	sub := e.subscribeHook(t, endpoint, string(webhook.CallUnknown))
+	first := callUnknown(t, time.Now())
+	e.emit(t, first)
+	shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, first.ID)) == 1 })
+
+	resolve("169.254.169.254", "127.0.0.1")
+	second := callUnknown(t, time.Now())
+	e.emit(t, second)
+	attempts, _ := e.deliveries(t, second.ID, 30*time.Second, func(a []deliveryAttempt) bool { return len(of(a, sub.id)) >= 1 })
+	if a := of(attempts, sub.id)[0]; a.status != 0 || a.outcome != "retry" || a.class != "refused-address" {
+		t.Errorf("the attempt to a name answering the metadata address: %+v, want no answer, refused-address", a)
+	}
+	if got, _ := shared.hooks.requests(path); len(ofEvent(got, second.ID)) != 0 {
+		t.Errorf("the receiver got %s although its name answered the metadata address", second.ID)
+	}
+}
+
+// A URL naming one of the deployment's own Function URLs is refused at
+// subscribe: on the local stack the Function-URL functions' endpoints
+// (127.0.0.1 and a port each) are the webhook functions' own hosts, while
+// the receiver, on another port of 127.0.0.1, is not refused.
+func TestWebhookSubscriptionToTheDeploymentsOwnFunctionURLIsRefused(t *testing.T) {
+	e := sharedEnv(t)
+	for _, name := range stack.FunctionURLFunctions {
+		endpoint := e.st.Endpoints[name] + "/hook"
+		code, out, errOut := e.subscribe(stack.WebhookAdmin, endpoint, "run.*")
+		if code == cli.ExitOK || !strings.Contains(errOut, webhookapi.CodeRefused) || !strings.Contains(errOut, "own Function URL") ||
+			!strings.Contains(errOut, webhookapi.EnvOwnHosts) {
+			t.Errorf("subscribe %s (%s): exit %d, %q %q; want %s naming the own-host rule", endpoint, name, code, out, errOut, webhookapi.CodeRefused)
+		}
+	}
+	e.subscribeHook(t, hookURL("/"+fresh("not-own")), "run.*")
+}
+
+// A producer that stops between the put and the send leaves its event
+// recorded and unsent; the relay sends it, and the subscriber gets it
+// once: a later relay sends nothing again, as a later event to the same
+// subscriber, arriving after it, shows (its attempt rows stay one).
+func TestWebhookEventOfAProducerThatCrashedBeforeItsSendIsRelayedOnce(t *testing.T) {
+	e := sharedEnv(t)
+	path := "/" + fresh("relayed")
+	sub := e.subscribeHook(t, hookURL(path), string(webhook.CallUnknown))
+	// What the producer left: the event put, no SendMessage, no mark. It
+	// stopped 10 s ago, past the local relay's bound (5 s), so the
+	// stack's relay ticker (every 2 s) sends it at its next run.
+	orphan := callUnknown(t, time.Now().Add(-10*time.Second))
+	if recorded, err := e.webhookStore().RecordEvent(t.Context(), orphan); err != nil || !recorded {
+		t.Fatalf("record %s: %v, %v", orphan.ID, recorded, err)
+	}
+	shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, orphan.ID)) >= 1 })
+
+	if err := e.st.RelayWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	fence := callUnknown(t, time.Now())
+	e.emit(t, fence)
+	got := shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, fence.ID)) >= 1 })
+	if n := len(ofEvent(got, orphan.ID)); n != 1 {
+		t.Fatalf("the relayed event arrived %d times, want once", n)
+	}
+	verified(t, got, sub.key)
+	attempts, _ := e.deliveries(t, orphan.ID, 10*time.Second, func(a []deliveryAttempt) bool { return len(of(a, sub.id)) >= 1 })
+	if a := of(attempts, sub.id); len(a) != 1 || a[0].outcome != "delivered" {
+		t.Errorf("attempts of %s: %+v, want one, delivered", orphan.ID, a)
+	}
+}
+
+// webhookEach is a Solution whose for_each over its people reviews and
+// sends one e-mail each; the names carry the run's canary into the
+// e-mails' subjects, which each review shows, and the input carries it
+// too.
+const webhookEach = `solution: NAME
+version: 1
+input:
+  type: object
+  required: [people, canary]
+  properties:
+    people: {type: array, maxItems: 3}
+    canary: {type: string}
+steps:
+  - id: each
+    for_each:
+      items: "${input.people}"
+      as: person
+      max_items: 3
+      collect:
+        to: "${person.email}"
+      steps:
+        - id: approve
+          review: {of: send}
+          on_approve: send
+          on_reject: rejected
+        - id: send
+          tool: send-email
+          with:
+            to: ["${person.email}"]
+            subject: "Hello ${person.name}"
+            text: "one e-mail per item"
+        - id: rejected
+          fail: {error: NotApproved}
+`
+
+// review.requested arrives for each review of a for_each, each with its
+// own review id, the run, the step and tool, and the command that decides
+// it; the test decides each review by the id its event gave. No event of
+// any type the run causes carries the canary planted in its input.
+func TestWebhookReviewRequestedArrivesForEachReviewOfAForEachWithoutTheRunsInput(t *testing.T) {
+	e := sharedEnv(t)
+	path := "/" + fresh("reviews")
+	sub := e.subscribeHook(t, hookURL(path), "run.*,review.*,tool.*,credentials.*,call.*")
+	name := fresh("e2e-webhook-each")
+	e.publish(t, name, strings.ReplaceAll(webhookEach, "NAME", name))
+	canary := fresh("canary-5d1e0b7a")
+	var people []map[string]string
+	for _, p := range eachPeople {
+		people = append(people, map[string]string{"email": p["email"], "name": p["name"] + " " + canary})
+	}
+	e.clearMails(t)
+	run := e.start(t, name, map[string]any{"people": people, "canary": canary})
+	runName := run[strings.LastIndex(run, ":")+1:]
+
+	type requested struct {
+		Type string                      `json:"type"`
+		Data webhook.ReviewRequestedData `json:"data"`
+	}
+	reviewsOf := func(got []hookRequest) map[string]requested {
+		out := map[string]requested{}
+		for _, r := range got {
+			var b requested
+			if json.Unmarshal(r.body, &b) == nil && b.Type == string(webhook.ReviewRequested) && b.Data.Run == runName {
+				out[b.Data.ReviewID] = b
+			}
+		}
+		return out
+	}
+	decided := map[string]bool{}
+	for len(decided) < len(people) {
+		got := shared.hooks.wait(t, path, 60*time.Second, func(got []hookRequest) bool {
+			for id := range reviewsOf(got) {
+				if !decided[id] {
+					return true
+				}
+			}
+			return false
+		})
+		for id := range reviewsOf(got) {
+			if !decided[id] {
+				e.decide(t, "approve", id)
+				decided[id] = true
+			}
+		}
+	}
+	if out := e.finish(t, run); out.Status != "SUCCEEDED" {
+		t.Fatalf("run %s: %s %s %s", run, out.Status, out.Error, out.Cause)
+	}
+	got := shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool {
+		for _, r := range got {
+			if r.id() == webhook.EventID(webhook.RunSucceeded, run+"\nSUCCEEDED") {
+				return true
+			}
+		}
+		return false
+	})
+
+	reviews := reviewsOf(got)
+	if len(reviews) != len(people) {
+		t.Fatalf("review.requested for %d reviews of %s, want one per item (%d)", len(reviews), runName, len(people))
+	}
+	for id, b := range reviews {
+		d := b.Data
+		if d.Solution != name || d.Version < 1 || d.Step != "send" && d.Step != "approve" || d.Tool != "send-email" ||
+			!strings.Contains(d.DecideCommand, "toolgate review approve "+id) || !strings.Contains(d.DecideCommand, "toolgate review reject "+id) {
+			t.Errorf("review.requested of %s: %+v", id, d)
+		}
+	}
+	verified(t, got, sub.key)
+	for _, r := range got {
+		if strings.Contains(string(r.body), canary) || strings.Contains(fmt.Sprint(r.header), canary) {
+			t.Errorf("an event carries the run's input: %s", r.body)
+		}
+	}
+	if len(ofEvent(got, webhook.EventID(webhook.RunStarted, run+"\nRUNNING"))) == 0 {
+		t.Errorf("the run's run.started did not arrive")
 	}
 }
