@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/shared/caller"
@@ -20,6 +21,8 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/tracing"
+	"github.com/toolgate/toolgate/shared/webhook/store"
+	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
 func main() {
@@ -41,7 +44,10 @@ func main() {
 		Tasks:   stepfunctions.Sender{Client: sfn.NewFromConfig(awsCfg)},
 		Callers: callers,
 		Account: cfg.Callers.Account,
-		Log:     log,
+		// review.decided events: recorded, and sent to the events queue
+		// when it is named (else the relay sends them).
+		Webhooks: &store.Emitter{Store: store.New(db, cfg.Table, nil), Queue: sqs.NewFromConfig(awsCfg), QueueURL: os.Getenv(webhookapi.EnvEventsQueue)},
+		Log:      log,
 	})
 	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)
