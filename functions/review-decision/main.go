@@ -3,7 +3,9 @@
 // (the approver is whoever STS says signed it, docs/identity.md), it
 // records a decision and sends it to the waiting review Task
 // with SendTaskSuccess or SendTaskFailure, and lists and shows reviews, so
-// that reviewers never need the table (docs/reviews.md).
+// that reviewers never need the table (docs/reviews.md). A delivered
+// decision's review.decided webhook event is recorded and handed to the
+// events queue, TOOLGATE_WEBHOOK_EVENTS_QUEUE (docs/webhooks.md).
 package main
 
 import (
