@@ -54,13 +54,21 @@ func (inv *invocation) unknownEvent() webhook.Type {
 // tool, the cause code and the names of the scope or target concerned:
 // never an input, an output or a secret. A run that is not a Step
 // Functions execution (the direct lane, whose caller has the answer) gets
-// no event. Failing to build or record the event never changes the call's
-// answer: it is logged with the event's type and id, never an error text.
+// no event. Failing to build or record the event, or a panic while doing
+// it, never changes the call's answer: it is logged with the event's type
+// and id, never an error text.
 func (inv *invocation) emit(ctx context.Context, o *outcome, r *ledger.Row) {
 	d, env := inv.d, inv.env
 	if o.event == "" || d.webhooks == nil {
 		return
 	}
+	defer func() {
+		// The call's answer is set: a panic here must not become Invoke's
+		// TOOL_INTERNAL.
+		if p := recover(); p != nil {
+			d.log.ErrorContext(ctx, "webhook event not recorded: the dispatcher panicked", "event_type", string(o.event), "tool", env.Tool)
+		}
+	}()
 	solution, run, ok := webhook.RunOf(env.RunID)
 	if !ok {
 		return

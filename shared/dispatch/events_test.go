@@ -275,3 +275,20 @@ type failingEmitter struct{}
 func (failingEmitter) Emit(context.Context, webhook.Event) error {
 	return errors.New("dial tcp: connection refused")
 }
+
+// panickingEmitter panics in Emit; a stand-in for a defect only.
+type panickingEmitter struct{}
+
+func (panickingEmitter) Emit(context.Context, webhook.Event) error { panic("emitter defect") }
+
+// A panic while recording the event leaves the call's answer as it was.
+func TestAPanickingEmitterLeavesTheAnswer(t *testing.T) {
+	e := newEnv(t)
+	ts := mcpToolset(t, e)
+	p := &parking{}
+	p.changed.Store(true)
+	d := e.dispatcher(t, "", echoSend(new(atomic.Int64)), func(c *Config) { c.Mode, c.Check = MCPTools, p.check }, func(d *Deps) { d.Webhooks = panickingEmitter{} })
+	if _, err := d.Handle(context.Background(), envelopeFor("crm.create_ticket", ts.ID, "", 1, `{"text":"x"}`)); codeOf(t, err) != string(tool.CallParked) {
+		t.Fatalf("answer %v", err)
+	}
+}
