@@ -82,6 +82,7 @@ FUZZ_TARGETS := \
 	./resolver/changelog/:FuzzParse ./infra/local/otlpreceiver/:FuzzDecode ./shared/credential/:FuzzCheckSecret ./shared/credential/:FuzzInvalidToken \
 	./shared/credential/:FuzzParseScope \
 	./shared/webhook/:FuzzParsePatterns ./shared/webhook/:FuzzParseSchedule ./shared/webhook/:FuzzParseSecret ./shared/webhook/:FuzzEndpointRulesCheck ./shared/webhook/:FuzzParseOwnHost \
+	./shared/webhook/:FuzzRunOf \
 	./shared/webhookapi/:FuzzStatusChange
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way, as ratios from one run:

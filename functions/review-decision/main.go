@@ -3,7 +3,9 @@
 // (the approver is whoever STS says signed it, docs/identity.md), it
 // records a decision and sends it to the waiting review Task
 // with SendTaskSuccess or SendTaskFailure, and lists and shows reviews, so
-// that reviewers never need the table (docs/reviews.md).
+// that reviewers never need the table (docs/reviews.md). A delivered
+// decision's review.decided webhook event is recorded and handed to the
+// events queue, TOOLGATE_WEBHOOK_EVENTS_QUEUE (docs/webhooks.md).
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/shared/caller"
@@ -20,6 +23,8 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/tracing"
+	"github.com/toolgate/toolgate/shared/webhook/store"
+	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
 func main() {
@@ -41,7 +46,10 @@ func main() {
 		Tasks:   stepfunctions.Sender{Client: sfn.NewFromConfig(awsCfg)},
 		Callers: callers,
 		Account: cfg.Callers.Account,
-		Log:     log,
+		// review.decided events: recorded, and sent to the events queue
+		// when it is named (else the relay sends them).
+		Webhooks: &store.Emitter{Store: store.New(db, cfg.Table, nil), Queue: sqs.NewFromConfig(awsCfg), QueueURL: os.Getenv(webhookapi.EnvEventsQueue)},
+		Log:      log,
 	})
 	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)

@@ -179,11 +179,16 @@ var wantFunctionPolicies = map[string][]stmt{
 		// derived under: no MAC key, no since time.
 		{Sid: "ReadExternalKey", Actions: []string{"ssm:GetParameters"},
 			Resources: []string{arn("ssm", "parameter/toolgate/test/secret/external-key")}},
+		// review.requested, handed to the events queue as it is recorded:
+		// that queue only, SendMessage only.
+		sendWebhookEvents,
 		lambdaXRay,
 	}, wantLedger(table.ReviewRequest)...),
 	"ReviewDecisionFunction": append([]stmt{
 		ownLogs("ReviewDecisionFunction"),
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
+		// review.decided, the same way.
+		sendWebhookEvents,
 		lambdaXRay,
 	}, wantLedger(table.ReviewDecision)...),
 	"PublishFunction": append([]stmt{
@@ -219,6 +224,10 @@ var wantFunctionPolicies = map[string][]stmt{
 
 // The webhook functions' queue statements (webhooks.go).
 var (
+	// sendWebhookEvents is the review functions' one queue statement: the
+	// events queue, SendMessage (grantWebhookProducers). No tool function
+	// has it.
+	sendWebhookEvents = stmt{Sid: "SendWebhookEvents", Actions: []string{"sqs:SendMessage"}, Resources: []string{"${WebhookEventsQueue.Arn}"}}
 	webhookQueues     = []string{"${WebhookDeliveriesQueue.Arn}", "${WebhookEventsQueue.Arn}"}
 	wantWebhookPolicy = map[string][]stmt{
 		// Its event source mappings' and retries' actions on both queues,
@@ -397,8 +406,10 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_DIRECT_REVIEWERS":          `{"send-email":["arn:aws:iam::123456789012:role/toolgate-reviewer","arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Reviewer_*/*"]}`,
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800", "TOOLGATE_STAGE": "test",
 		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key",
+		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",
 	},
-	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector},
+	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
+		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}"},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",

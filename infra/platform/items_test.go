@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhook/outbox"
 	whstore "github.com/toolgate/toolgate/shared/webhook/store"
 )
 
@@ -534,8 +535,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("vault.Store.StartRecorded", 0, func(db *recorder) { ignore(c(db).StartRecorded(ctx, testRunID)) }),
 	}
 	// Webhooks (shared/webhook/store): producers record events (a tool
-	// function only records; review-request and webhook-delivery send and
-	// mark them sent, Emitter.Emit); the webhooks function manages
+	// function only records, through shared/webhook/outbox;
+	// review-request, review-decision and webhook-delivery send and mark
+	// them sent, Emitter.Emit); the webhooks function manages
 	// subscriptions and reads attempts; webhook-delivery fans out,
 	// delivers, records attempts, disables on 410 and relays.
 	w := func(db *recorder) *whstore.Store { return whstore.New(db, "toolgate-test", nil) }
@@ -543,6 +545,12 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	record := []func(*recorder){
 		run("store.Store.RecordEvent", 0, func(db *recorder) { ignore(w(db).RecordEvent(ctx, ev)) }),
 		run("store.Store.RecordEvent (condition failed)", 1, func(db *recorder) { ignore(w(db).RecordEvent(ctx, ev)) }),
+	}
+	recordOnly := []func(*recorder){
+		run("outbox.Recorder.Emit", 0, func(db *recorder) { ignore((&outbox.Recorder{DB: db, Table: "toolgate-test"}).Emit(ctx, ev)) }),
+		run("outbox.Recorder.Emit (condition failed)", 1, func(db *recorder) {
+			ignore((&outbox.Recorder{DB: db, Table: "toolgate-test"}).Emit(ctx, ev))
+		}),
 	}
 	emit := run("store.Emitter.Emit", 0, func(db *recorder) {
 		ignore((&whstore.Emitter{Store: w(db), Queue: discardQueue{}, QueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/q"}).Emit(ctx, ev))
@@ -570,9 +578,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		emit,
 	}
 	byPrincipal := map[table.Principal][]func(*recorder){
-		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, record),
+		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, recordOnly),
 		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}),
-		table.ReviewDecision:  slices.Concat(decision, proofs),
+		table.ReviewDecision:  slices.Concat(decision, proofs, record, []func(*recorder){emit}),
 		table.Publish:         slices.Concat(publishing, credentialAdmin, proofs),
 		table.Webhooks:        slices.Concat(webhookAdmin, proofs),
 		table.WebhookDelivery: slices.Concat(webhookDelivery, record),

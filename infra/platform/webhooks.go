@@ -28,7 +28,8 @@ import (
 // functions around them.
 //
 //	Step Functions status change ─ rule (input transformer) ─┐
-//	tool functions, review-request ─ event item ─ relay ─────┤
+//	review-request, review-decision ─ event item, event id ──┤
+//	tool functions ─ event item ─ relay ─────────────────────┤
 //	                                                 events queue ─ webhook-delivery (fan-out)
 //	                                                 deliveries queue ─ webhook-delivery (deliver, retry) ─ DLQ
 //
@@ -169,7 +170,8 @@ type Webhooks struct {
 // rule with its input transformer, the relay's schedule, webhook-delivery's
 // event source mappings, the webhooks function's URL with its parameter
 // and the Operator's grant to it, both functions' queue statements and
-// environment, and the queues' alarms.
+// environment, the review functions' SendMessage to the events queue
+// (grantWebhookProducers), and the queues' alarms.
 func NewWebhooks(scope constructs.Construct, id string, props *WebhooksProps) *Webhooks {
 	c := newConcern(scope, id)
 	p := props.Platform
@@ -215,6 +217,7 @@ func NewWebhooks(scope constructs.Construct, id string, props *WebhooksProps) *W
 		})
 	}
 	grantWebhookQueues(w, delivery, admin)
+	grantWebhookProducers(w, props.Functions.ByName[fnReviewRequest], props.Functions.ByName[fnReviewDecision])
 
 	w.URL = admin.Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{AuthType: awslambda.FunctionUrlAuthType_AWS_IAM})
 	overrideLogicalID(w.URL, "WebhooksUrl")
@@ -329,6 +332,23 @@ func grantWebhookQueues(w *Webhooks, delivery, admin *platformFunction) {
 		Actions:   jsii.Strings("sqs:SendMessage"),
 		Resources: &[]*string{w.Deliveries.QueueArn()},
 	}))
+}
+
+// grantWebhookProducers lets the functions that hand their events to
+// the events queue as they record them (review-request's
+// review.requested, review-decision's review.decided) send to that
+// queue, and no other, and tells them its URL (EnvEventsQueue of
+// shared/webhookapi). The tool functions get neither: they record their
+// events only and the relay sends them (docs/webhooks.md).
+func grantWebhookProducers(w *Webhooks, producers ...*platformFunction) {
+	for _, f := range producers {
+		f.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("SendWebhookEvents"),
+			Actions:   jsii.Strings("sqs:SendMessage"),
+			Resources: &[]*string{w.Events.QueueArn()},
+		}))
+		f.Function.AddEnvironment(jsii.String(envWebhookEvents), w.Events.QueueUrl(), nil)
+	}
 }
 
 // grantWebhooksURL lets the Operator policy reach the webhooks function

@@ -8,6 +8,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
+	"github.com/toolgate/toolgate/shared/webhook"
 )
 
 // check runs the tool's Config.Check once the input is validated and any
@@ -17,8 +18,9 @@ import (
 // claim decides as always):
 //
 //   - tool.CallParked (an MCP tool whose definition changed on its server
-//     since the toolset pinned it): a PARKED row, and the answer
-//     CALL_PARKED with the check's message as its cause;
+//     since the toolset pinned it): a PARKED row, the answer CALL_PARKED
+//     with the check's message as its cause, and a tool.schema_changed
+//     webhook event (events.go);
 //   - any other error: a REFUSED row with its code (anything that is not
 //     a *tool.Error is TOOL_INTERNAL). Nothing was sent, so it is never
 //     maybe applied; a retryable code (the server could not be listed) is
@@ -42,9 +44,8 @@ func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcom
 		// The check gave no code: its cause is in the log only.
 		d.log.WarnContext(ctx, "the check before the claim failed", "tool", env.Tool, "key", env.IdempotencyKey, "error", err)
 	}
-	status := ledger.StatusRefused
 	if te.Code == tool.CallParked {
-		status = ledger.StatusParked
+		return inv.replayOrEnd(ctx, parked(te, webhook.ToolSchemaChanged))
 	}
-	return inv.replayOrEnd(ctx, &outcome{write: writeRow, status: status, err: te})
+	return inv.replayOrEnd(ctx, &outcome{write: writeRow, status: ledger.StatusRefused, err: te})
 }

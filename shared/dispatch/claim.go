@@ -79,7 +79,7 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 				d.log.ErrorContext(ctx, "mark record unknown", "key", env.IdempotencyKey, "error", err)
 			}
 		}
-		return &outcome{write: writeRow, status: ledger.StatusUnknown, err: te}
+		return &outcome{write: writeRow, status: ledger.StatusUnknown, err: te, event: inv.unknownEvent()}
 	}
 	return inv.reclaim(dbCtx, old, now)
 }

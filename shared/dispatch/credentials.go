@@ -6,9 +6,9 @@ import (
 
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/lane"
-	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
+	"github.com/toolgate/toolgate/shared/webhook"
 )
 
 // Credentials resolves the credential a call presents to its target
@@ -31,7 +31,8 @@ type Credentials interface {
 //
 //   - the credential found has expired (credential_expires_at reached):
 //     a PARKED row, and CALL_PARKED with the resolver's message, cause
-//     credentials.expired, naming the scope and target;
+//     credentials.expired, naming the scope and target, and a
+//     credentials.expired webhook event (events.go);
 //   - none is found, or the toolset id is not allowed for the target's
 //     credentials: a REFUSED row, TOOL_PERMISSION_DENIED naming the
 //     scopes tried;
@@ -74,7 +75,7 @@ func (inv *invocation) resolveCredential(ctx context.Context) *outcome {
 		}
 		te = tool.Classify(te)
 		if te.Code == tool.CallParked {
-			return inv.replayOrEnd(ctx, &outcome{write: writeRow, status: ledger.StatusParked, err: te})
+			return inv.replayOrEnd(ctx, parked(te, webhook.CredentialsExpired))
 		}
 		return inv.replayOr(ctx, te)
 	}

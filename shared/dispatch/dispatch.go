@@ -138,6 +138,9 @@ type Dispatcher struct {
 	// traces derives runs' trace ids under the external key secret
 	// (trace.go).
 	traces *tracecontext.Deriver
+	// webhooks records the webhook events of parked and unknown calls
+	// (events.go); nil records none.
+	webhooks Emitter
 }
 
 // Deps are a Dispatcher's collaborators, each behind the interface this
@@ -160,6 +163,14 @@ type Deps struct {
 	// TOOL_PERMISSION_DENIED. Only the functions whose tools can declare
 	// auth (mcp-call, http) have one.
 	Credentials Credentials
+	// Webhooks records the webhook event of a call that parks
+	// (tool.schema_changed, credentials.expired) or of an at_most_once
+	// call whose outcome becomes unknown (call.unknown), after the
+	// outcome's ledger write (events.go; docs/webhooks.md); nil records
+	// none. A tool function's is shared/webhook/outbox's Recorder, which
+	// records only: the relay sends the event. Its failure never changes
+	// the call's answer.
+	Webhooks Emitter
 	// Run is the tool (or, for PlatformTools and MCPTools, the call of the
 	// pinned tool).
 	Run toolcall.Func
@@ -196,7 +207,7 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 		log = slog.Default()
 	}
 	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers,
-		creds: deps.Credentials, traces: tracecontext.NewDeriver(cfg.ExternalKeySecret)}, nil
+		creds: deps.Credentials, traces: tracecontext.NewDeriver(cfg.ExternalKeySecret), webhooks: deps.Webhooks}, nil
 }
 
 // Handle is the Lambda handler: it returns the tool's result, or an error

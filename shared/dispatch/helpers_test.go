@@ -159,13 +159,23 @@ var (
 	testSince = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
-func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...func(*Config)) *Dispatcher {
+// dispatcher is a test dispatcher of tool name on e; each of mod is a
+// func(*Config) or a func(*Deps) that changes them.
+func (e *env) dispatcher(t testing.TB, name string, run toolcall.Func, mod ...any) *Dispatcher {
 	t.Helper()
 	cfg := Config{Mode: OneTool(name), MemoryMB: 128, Lane: lane.SFN, LedgerSince: testSince, CompactSince: time.Now(), ExternalKeySecret: testSecret}
+	deps := e.deps(t, run, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	for _, m := range mod {
-		m(&cfg)
+		switch m := m.(type) {
+		case func(*Config):
+			m(&cfg)
+		case func(*Deps):
+			m(&deps)
+		default:
+			t.Fatalf("dispatcher: %T is neither func(*Config) nor func(*Deps)", m)
+		}
 	}
-	d, err := New(cfg, e.deps(t, run, slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	d, err := New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

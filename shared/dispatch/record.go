@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/webhook"
 )
 
 // write names the one ledger write that records an invocation's outcome
@@ -49,6 +50,9 @@ type outcome struct {
 	row    *ledger.Row // the row already written (writeDone)
 	// reason is the row's reason word (ledger.Row.Reason), if any.
 	reason string
+	// event is the webhook event the outcome records after its ledger
+	// write (events.go); "" for none, as on every success and replay.
+	event webhook.Type
 }
 
 // refused is the outcome of an invocation refused before it held a claim.
@@ -75,7 +79,11 @@ func (inv *invocation) failed(err error) *outcome {
 	case !inv.claimed:
 		return refused(te)
 	case te.MaybeApplied:
-		return &outcome{write: writeFinish, state: ledger.StateUnknown, status: ledger.StatusUnknown, err: te}
+		return &outcome{write: writeFinish, state: ledger.StateUnknown, status: ledger.StatusUnknown, err: te, event: inv.unknownEvent()}
+	case te.Code == tool.CallParked:
+		// Only a server refusing the call's credential parks a call after
+		// its claim (classifyEnd).
+		return &outcome{write: writeFinish, state: ledger.StateFailed, status: ledger.StatusFailed, err: te, event: webhook.CredentialsExpired}
 	}
 	return &outcome{write: writeFinish, state: ledger.StateFailed, status: ledger.StatusFailed, err: te}
 }
@@ -100,6 +108,7 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 			d.log.ErrorContext(ctx, "ledger row lost", "key", key, "status", r.Status, "error", err)
 		}
 		inv.log(ctx, r)
+		inv.emit(ctx, o, r)
 	case writeFinish:
 		out := o.result
 		r := inv.newRow(o.status, o.err, out)
@@ -123,6 +132,7 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 			d.log.WarnContext(ctx, "claim lost before the record was finished", "key", key, "attempt", inv.attempt)
 		}
 		inv.log(ctx, r)
+		inv.emit(ctx, o, r)
 	}
 	if o.err != nil {
 		return nil, o.err

@@ -108,6 +108,12 @@ type Row struct {
 	// seal.ReasonBindingForged (docs/ledger.md, "Records are sealed by the
 	// function that writes them"); empty otherwise.
 	Reason string `json:"refusal_reason,omitempty" dynamodbav:"refusal_reason,omitempty"`
+	// ItemSK is the sort key of the row's item of its own, set by PutRow
+	// before its request (table.Row.SKShape; its partition key is
+	// table.Row.Key(RunID)): what names this row, such as the source of a
+	// parked call's webhook event id (docs/webhooks.md). Never stored as
+	// an attribute, and empty on rows read back.
+	ItemSK string `json:"-" dynamodbav:"-"`
 }
 
 // Invocations is how many invocations r stands for (Count, at least 1).
@@ -122,10 +128,12 @@ func rowSK(seq tool.Seq, startedAt time.Time) string {
 }
 
 // PutRow writes one row. Its sort key includes the start time in
-// nanoseconds, so rows of one key never overwrite each other.
+// nanoseconds and 4 random bytes, so rows of one key never overwrite each
+// other; PutRow sets r.ItemSK to it (and r.ExpiresAt) before the request.
 func (s *Store) PutRow(ctx context.Context, r *Row) error {
 	r.ExpiresAt = s.now().Add(s.retention).Unix()
-	item, err := encodeRow(r, table.Row.Key(r.RunID), rowSK(r.Seq, r.StartedAt))
+	r.ItemSK = rowSK(r.Seq, r.StartedAt)
+	item, err := encodeRow(r, table.Row.Key(r.RunID), r.ItemSK)
 	if err != nil {
 		return fmt.Errorf("encode ledger row %s/%s: %w", r.RunID, r.Seq, err)
 	}

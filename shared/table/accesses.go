@@ -308,11 +308,11 @@ var Accesses = []Access{
 		Doc: "the conditional PutItem of an accepted proof (ReturnValuesOnConditionCheckFailure ALL_OLD)"},
 	{Sid: "ReadCallerProofs", By: Functions, On: []*Kind{Proof}, Actions: []Action{GetItem},
 		Code: "ledger.ProofTable.Record", Doc: "the proof record after its condition failed without the old item (dynalite)"},
-	{Sid: "RecordWebhookEvents", By: []Principal{ToolFunctions, ReviewRequest, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{PutItem},
-		Attributes: WebhookEventRecorded, Code: "store.Store.RecordEvent (shared/webhook/store)",
-		Doc: "the conditional PutItem (attribute_not_exists(pk)) of an event, once: a tool function's park, review-request's review.requested, " +
-			"webhook-delivery's run events; unsent set, so the relay finds it"},
-	{Sid: "MarkWebhookEventsSent", By: []Principal{ReviewRequest, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{UpdateItem},
+	{Sid: "RecordWebhookEvents", By: []Principal{ToolFunctions, ReviewRequest, ReviewDecision, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{PutItem},
+		Attributes: WebhookEventRecorded, Code: "outbox.Record (shared/webhook/outbox; store.Store.RecordEvent)",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) of an event, once: a tool function's parked or unknown call, review-request's review.requested, " +
+			"review-decision's review.decided, webhook-delivery's run events; unsent set, so the relay finds it"},
+	{Sid: "MarkWebhookEventsSent", By: []Principal{ReviewRequest, ReviewDecision, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{UpdateItem},
 		Attributes: WebhookEventSent, ReturnValues: "NONE", Code: "store.Store.MarkSent",
 		Doc: "the UpdateItem removing unsent once SendMessage took the event: a tool function sends nothing and marks nothing"},
 	{Sid: "ReadWebhookEvents", By: []Principal{WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{GetItem},

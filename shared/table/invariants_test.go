@@ -59,9 +59,9 @@ var writeRules = []writeRule{
 	// Webhook events: recorded once by their producers, marked sent only
 	// by those that send (a tool function only records); neither ever
 	// rewrites what an event is once it was recorded.
-	{kind: WebhookEvent, by: []Principal{ToolFunctions, ReviewRequest, WebhookDelivery}, action: PutItem,
+	{kind: WebhookEvent, by: []Principal{ToolFunctions, ReviewRequest, ReviewDecision, WebhookDelivery}, action: PutItem,
 		allow: []string{PK, SK, "type", "solution", "data", "produced_at", "unsent", ExpiresAt}},
-	{kind: WebhookEvent, by: []Principal{ReviewRequest, WebhookDelivery}, action: UpdateItem, allow: []string{PK, SK, "unsent", "sent_at"}},
+	{kind: WebhookEvent, by: []Principal{ReviewRequest, ReviewDecision, WebhookDelivery}, action: UpdateItem, allow: []string{PK, SK, "unsent", "sent_at"}},
 	// Subscriptions: only the webhooks function writes their URLs, patterns
 	// and secrets; webhook-delivery may only disable one.
 	{kind: WebhookSubscription, by: []Principal{Webhooks}, action: PutItem},

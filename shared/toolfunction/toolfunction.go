@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/tracing"
+	"github.com/toolgate/toolgate/shared/webhook/outbox"
 )
 
 // secretsTimeout bounds the cold start's read of the ledger secrets (one
@@ -36,7 +37,9 @@ const secretsTimeout = 5 * time.Second
 // key secret and since time), and builds the DynamoDB and SSM clients from
 // awsCfg (so AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM point them
 // at local stand-ins), and the KMS client the same way when the function
-// resolves credentials (DispatcherWith). Both stores are sealed with the function's MAC key
+// resolves credentials (DispatcherWith). It records the webhook events of
+// parked and unknown calls in the ledger table (shared/webhook/outbox),
+// for the relay to send. Both stores are sealed with the function's MAC key
 // (docs/ledger.md, "Records are sealed by the function that writes
 // them").
 func Dispatcher(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, check toolcall.Check, run toolcall.Func) *dispatch.Dispatcher {
@@ -97,8 +100,12 @@ func DispatcherWith(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, opt
 		Ledger:  ledger.New(db, table).WithMAC(key),
 		Reviews: dynamo.NewStore(db, table).WithMAC(key),
 		Callers: callers,
-		Run:     run,
-		Log:     log,
+		// The webhook events of parked and unknown calls, recorded only:
+		// the relay sends them, so the role holds no queue permission and
+		// links no SQS client (docs/webhooks.md).
+		Webhooks: &outbox.Recorder{DB: db, Table: table},
+		Run:      run,
+		Log:      log,
 	}
 	if opts.Credentials != nil {
 		deps.Credentials = opts.Credentials(db, table)

@@ -130,7 +130,11 @@ func samples() map[Type]any {
 			StateMachineARN: "arn:aws:states:eu-west-1:123456789012:stateMachine:toolgate-dev-refunds",
 			Name:            "run-1", Status: status, StartDate: "2026-12-02T20:00:00Z", StopDate: stop}
 	}
-	call := CallData{Run: "run-1", Key: "CALL#run-1#refund#1", Tool: "http", Cause: "TOOL_SCHEMA_CHANGED", Detail: "toolset refunds"}
+	// As the dispatcher builds them (shared/dispatch, events.go).
+	key := "arn:aws:states:eu-west-1:123456789012:execution:toolgate-dev_refunds:run-1/2"
+	parked := CallData{Run: "run-1", Key: key, Tool: "crm.lookup_customer", Cause: "tool.schema_changed", Detail: "MCP tool crm.lookup_customer"}
+	expired := CallData{Run: "run-1", Key: key, Tool: "http", Cause: "credentials.expired", Detail: "target api.example.org of toolset refunds"}
+	unknown := CallData{Run: "run-1", Key: key, Tool: "send-email", Cause: "TOOL_TIMEOUT", Detail: "step notify"}
 	return map[Type]any{
 		RunStarted:   run("RUNNING", ""),
 		RunSucceeded: run("SUCCEEDED", "2026-12-02T20:01:30Z"), RunFailed: run("FAILED", "2026-12-02T20:01:30Z"),
@@ -139,7 +143,7 @@ func samples() map[Type]any {
 			Tool: "http", ExpiresAt: "2026-12-03T20:00:00Z", DecideCommand: "toolgate review decide --review rev_01 --approve"},
 		ReviewDecided: ReviewDecidedData{ReviewID: "rev_01", Solution: "refunds", Run: "run-1", Step: "refund", Tool: "http",
 			Decision: "approved", DecidedAt: "2026-12-02T20:10:00Z"},
-		ToolSchemaChanged: call, CredentialsExpired: call, CallUnknown: call,
+		ToolSchemaChanged: parked, CredentialsExpired: expired, CallUnknown: unknown,
 	}
 }
 

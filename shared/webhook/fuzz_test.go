@@ -160,3 +160,29 @@ func FuzzParseOwnHost(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRunOf checks that what RunOf accepts gives a run and a Solution
+// that an event's payload admits (its schema's 80 and 128 characters
+// without control characters), both taken from the ARN.
+func FuzzRunOf(f *testing.F) {
+	for _, s := range []string{"arn:aws:states:eu-west-1:123456789012:execution:toolgate-dev_refunds:run-1",
+		"arn:aws:states:us-east-1:000000000000:execution:toolgate-test:run-1", "direct/arn:aws:iam::000000000000:user/x/1",
+		"arn:aws:states:r:1:execution:toolgate-dev_:x", "arn:aws:states:r:1:execution:toolgate-_a_b:x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		solution, run, ok := RunOf(s)
+		if !ok {
+			if solution != "" || run != "" {
+				t.Fatalf("refused, with %q %q", solution, run)
+			}
+			return
+		}
+		if !strings.HasSuffix(s, ":"+run) || !plainName(run) {
+			t.Fatalf("run %q of %q", run, s)
+		}
+		if solution != "" && (!strings.Contains(s, "_"+solution+":") || !plainName(solution) || strings.Contains(solution, ":")) {
+			t.Fatalf("solution %q of %q", solution, s)
+		}
+	})
+}

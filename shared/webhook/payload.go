@@ -70,17 +70,23 @@ type ReviewDecidedData struct {
 }
 
 // CallData is the payload of tool.schema_changed, credentials.expired and
-// call.unknown: which call needs a person, and why.
+// call.unknown: which call needs a person, and why (the dispatcher builds
+// it, shared/dispatch; docs/webhooks.md).
 type CallData struct {
-	// Run is the run id.
+	// Run is the run id: the execution's name.
 	Run string `json:"run"`
-	// Key is the call's ledger key (its idempotency record).
+	// Key is the call's idempotency key, "<run_id>/<seq>" (its ledger
+	// record).
 	Key string `json:"key"`
 	// Tool is the tool called.
 	Tool string `json:"tool"`
-	// Cause is the cause code (the dispatcher's code for why it parked).
+	// Cause is the cause code: the event's type for a parked call
+	// (tool.schema_changed, credentials.expired), the tool contract's
+	// error code for call.unknown.
 	Cause string `json:"cause"`
-	// Detail names the scope or target concerned, never a value; optional.
+	// Detail names what the call waits on, never a value: "MCP tool
+	// <server>.<tool>", "target <name> of toolset <toolset>" or "step
+	// <id>"; optional.
 	Detail string `json:"detail,omitempty"`
 }
 

@@ -3,5 +3,7 @@
 // patterns admit and delivers each decision to its review Task once;
 // Handler serves it as a Lambda handler, invoked directly or behind an
 // IAM-authorised Function URL. Every request carries a caller proof
-// (docs/identity.md); every failure is a review.Code.
+// (docs/identity.md); every failure is a review.Code. A decision that
+// reaches its Task records its review.decided webhook event once
+// (Deps.Webhooks; docs/webhooks.md).
 package decision

@@ -18,6 +18,8 @@ import (
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/tracing"
+	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhook/store"
 )
 
 // DefaultDeliveryLease is how long one request owns the delivery of a
@@ -51,6 +53,7 @@ type Service struct {
 	deliveryLease time.Duration
 	log           *slog.Logger
 	tracer        *tracing.Tracer
+	webhooks      Emitter
 }
 
 // Deps are a Service's collaborators and settings.
@@ -73,6 +76,18 @@ type Deps struct {
 	// Tracer exports the span of each decision, under its review's span
 	// (docs/tracing.md); nil exports none.
 	Tracer *tracing.Tracer
+	// Webhooks records each decision's review.decided event once it has
+	// reached the review's Task, and sends it to the events queue when
+	// one is named (store.Emitter; docs/webhooks.md); nil records none.
+	Webhooks Emitter
+}
+
+// Emitter records a webhook event once and hands it to the events queue
+// (shared/webhook/store Emitter.Emit): an error wrapping
+// store.ErrLeftToRelay says it was recorded and the relay will send it;
+// an event already recorded is not an error, and is not sent again.
+type Emitter interface {
+	Emit(ctx context.Context, ev webhook.Event) error
 }
 
 // NewService returns the Service of d.
@@ -80,7 +95,8 @@ func NewService(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer}
+	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer,
+		webhooks: d.Webhooks}
 }
 
 // verifyCaller checks a request's proof for binding b.
@@ -323,6 +339,9 @@ func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (
 		}
 		return res, nil
 	case r.Delivery == review.Delivered:
+		// A repeat: the event of a delivery whose record failed is
+		// recorded now; one recorded before is not recorded again.
+		s.emitDecided(ctx, r)
 		res.Message = already + " (Step Functions has the decision)"
 		return res, nil
 	case r.Delivery == review.TaskEnded:
@@ -359,6 +378,7 @@ func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (
 			s.log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
 		}
 		res.Delivery = review.Delivered
+		s.emitDecided(ctx, r)
 		res.Message = already + " (Step Functions no longer accepts the token: an earlier delivery reached it, or its Task has ended)"
 		return res, nil
 	}
@@ -380,6 +400,7 @@ func (s *Service) deliver(ctx context.Context, r *review.Review, changed bool) (
 		s.log.ErrorContext(ctx, "record delivery", "review_id", r.ID, "error", ferr)
 	}
 	res.Delivery = review.Delivered
+	s.emitDecided(ctx, r)
 	if changed {
 		res.Message = fmt.Sprintf("review %s %s by %s; Step Functions has the decision", r.ID, verb, r.Approver)
 	} else {
@@ -404,4 +425,37 @@ func (s *Service) checkRequester(ctx context.Context, r *review.Review) error {
 		"reason", string(caller.WrongAccount))
 	return review.Errorf(review.CodeForbidden, "review %s was requested by %s, a principal of an account this deployment does not admit, so nobody may approve it: reject it and start the run again with credentials of the deployment's account [%s]",
 		r.ID, excerpt.Bytes(r.Requester, 200, "..."), caller.WrongAccount)
+}
+
+// emitDecided records r's review.decided event once its decision has
+// reached the review's Task (webhook.EventID of the review id, so that a
+// repeated decision records nothing more): the review id, the Solution
+// and run its execution ARN names (webhook.RunOf), the step, the tool,
+// approved or rejected, and when it was decided; never the call's
+// payload, the reason or who decided. A review of a run that is no
+// Solution's (the direct lane's among them) gets none, as for
+// review.requested. Failing to build, record or send the event never
+// fails the decision: it is logged with the review and event ids, and an
+// event recorded but not sent is left to the relay.
+func (s *Service) emitDecided(ctx context.Context, r *review.Review) {
+	if s.webhooks == nil {
+		return
+	}
+	solution, run, ok := webhook.RunOf(r.RunID)
+	if !ok || solution == "" {
+		return
+	}
+	data := webhook.ReviewDecidedData{ReviewID: r.ID, Solution: solution, Run: run, Step: r.Step, Tool: r.Tool,
+		Decision: strings.ToLower(string(r.Status)), DecidedAt: review.FormatTime(r.DecidedAt)}
+	ev, err := webhook.NewEvent(webhook.ReviewDecided, r.ID, solution, data, s.store.Now())
+	if err != nil {
+		s.log.ErrorContext(ctx, "review.decided not recorded: it does not match its schema", "review_id", r.ID, "error", err)
+		return
+	}
+	switch err := s.webhooks.Emit(ctx, ev); {
+	case errors.Is(err, store.ErrLeftToRelay):
+		s.log.WarnContext(ctx, "review.decided left to the relay", "review_id", r.ID, "event_id", ev.ID, "error", err)
+	case err != nil:
+		s.log.ErrorContext(ctx, "review.decided not recorded", "review_id", r.ID, "event_id", ev.ID, "error", err)
+	}
 }

@@ -15,68 +15,29 @@ import (
 
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhook/outbox"
 )
 
-// eventItem is a table.WebhookEvent item as written and read.
-type eventItem struct {
-	PK         string `dynamodbav:"pk"`
-	SK         string `dynamodbav:"sk"`
-	Type       string `dynamodbav:"type"`
-	Solution   string `dynamodbav:"solution,omitempty"`
-	Data       string `dynamodbav:"data"`
-	ProducedAt string `dynamodbav:"produced_at"`
-	Unsent     int    `dynamodbav:"unsent,omitempty"`
-	SentAt     string `dynamodbav:"sent_at,omitempty"`
-	ExpiresAt  int64  `dynamodbav:"expires_at,omitempty"`
-}
+// eventItem is a table.WebhookEvent item as written and read: outbox's
+// layout, the kind's only one.
+type eventItem = outbox.Item
 
 func eventKey(id string) map[string]types.AttributeValue {
 	return key(table.WebhookEvent.Key(id), table.WebhookEvent.SKValue)
 }
 
-// RecordEvent records e once: one PutItem conditional on
-// attribute_not_exists(pk), its id the dedupe key, with unsent set
-// (table.WebhookUnsentFlag), which puts it in the webhook-unsent index
-// until MarkSent. It reports whether this call recorded it: false, with no
-// error, when an event of the id was already there (a retried producer, a
-// second status-change event), which the caller must then not send.
-// produced_at is e.Timestamp (the store's clock when zero), whole seconds;
-// expires_at the store's clock and Retention. e needs an id (evt_ and 26
-// base32 characters), a type, and Data that is JSON.
+// RecordEvent records e once (outbox.Record, at the store's clock): one
+// PutItem conditional on attribute_not_exists(pk), its id the dedupe key,
+// with unsent set (table.WebhookUnsentFlag), which puts it in the
+// webhook-unsent index until MarkSent. It reports whether this call
+// recorded it: false, with no error, when an event of the id was already
+// there (a retried producer, a second status-change event), which the
+// caller must then not send. produced_at is e.Timestamp (the store's clock
+// when zero), whole seconds; expires_at the store's clock and Retention.
+// e needs an id (evt_ and 26 base32 characters), a type, and Data that is
+// JSON.
 func (st *Store) RecordEvent(ctx context.Context, e webhook.Event) (bool, error) {
-	if err := checkEventID(e.ID); err != nil {
-		return false, fmt.Errorf("record event: %w", err)
-	}
-	switch {
-	case e.Type == "":
-		return false, fmt.Errorf("record event %s: no type", e.ID)
-	case !json.Valid(e.Data):
-		return false, fmt.Errorf("record event %s (%s): its data is not JSON", e.ID, e.Type)
-	}
-	now := st.now()
-	produced := e.Timestamp
-	if produced.IsZero() {
-		produced = now
-	}
-	item, err := attributevalue.MarshalMap(eventItem{
-		PK: table.WebhookEvent.Key(e.ID), SK: table.WebhookEvent.SKValue, Type: string(e.Type), Solution: e.Solution,
-		Data: string(e.Data), ProducedAt: stamp(produced), Unsent: table.WebhookUnsentFlag, ExpiresAt: now.Add(Retention).Unix(),
-	})
-	if err != nil {
-		return false, fmt.Errorf("record event %s: %w", e.ID, err)
-	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(st.table), Item: item,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": table.PK},
-	})
-	switch {
-	case isConditionFailed(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("record event %s (%s): %w", e.ID, e.Type, err)
-	}
-	return true, nil
+	return outbox.Record(ctx, st.db, st.table, e, st.now())
 }
 
 // MarkSent records that the event id names was handed to the events

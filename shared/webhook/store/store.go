@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/shared/table"
+	"github.com/toolgate/toolgate/shared/webhook/outbox"
 )
 
 // DB is the part of the DynamoDB client the Store calls.
@@ -33,10 +34,10 @@ var (
 )
 
 // Retention is how long events and attempts are kept before DynamoDB's
-// TTL (expires_at) ends them: 30 days, beyond the deliveries queue's
-// retention and the dead-letter queue's 14 days, so that every message
-// still queued finds its event (docs/webhooks.md).
-const Retention = 30 * 24 * time.Hour
+// TTL (expires_at) ends them: outbox.Retention, 30 days, beyond the
+// deliveries queue's retention and the dead-letter queue's 14 days, so
+// that every message still queued finds its event (docs/webhooks.md).
+const Retention = outbox.Retention
 
 // Store keeps webhook subscriptions, events and attempts in the ledger
 // table (table.WebhookSubscription, table.WebhookEvent,
@@ -60,7 +61,7 @@ func New(db DB, tableName string, now func() time.Time) *Store {
 // stamp is the form of every time the store writes: RFC 3339, UTC, whole
 // seconds, so that string order is time order (the webhook-unsent index
 // sorts by produced_at).
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+func stamp(t time.Time) string { return outbox.Stamp(t) }
 
 // parseStamp reads a stamp; the zero time for "" or another form.
 func parseStamp(s string) time.Time {
