@@ -4,12 +4,17 @@
 // Functions endpoint, the STS stand-in and the demo data server (on a free
 // port); publishes testdata/solutions/demo-digest.yaml, a copy naming that
 // port, through the publish function (which registers its toolset and
-// records the publisher);
+// records the publisher); subscribes a webhook receiver of its own on
+// 127.0.0.1 (on the stack's webhook allow-list) to run.succeeded and
+// review.requested through toolgate webhooks subscribe as the stack's
+// webhook admin, keeping the secret in memory (hookReceiver);
 // starts a run as demo-author with a start proof; shows the pending review;
 // shows the author refused as its reviewer (four eyes), and the reviewer's
 // name signed with another account's keys refused too; approves it as
 // demo-reviewer, whose caller proof the STS stand-in checks; follows the run to its end; prints the run's ledger rows,
-// its estimated cost and the e-mail the SES emulator captured; shows
+// its estimated cost and the e-mail the SES emulator captured; prints the
+// run's review.requested and run.succeeded as the receiver got them, each
+// signature verified, and disables the subscription (showHooks); shows
 // send-email refusing a hand-written toolset without its review; registers
 // testdata/toolsets/demo.yaml through the publish function, publishes
 // testdata/toolsets/solutions/demo-ticket.yaml on it, runs it (the platform
@@ -28,7 +33,8 @@
 // row next to the request the service received (httpTool); prints the
 // first run's trace as an indented tree from the spans every function
 // exported to the stack's OTLP receiver (showTrace); and stops everything it started. Exit status 0 means the e-mail was sent
-// exactly once, each ticket was opened once with its row on the ledger,
+// exactly once, both of the first run's webhooks arrived signed with the
+// subscription's secret, each ticket was opened once with its row on the ledger,
 // every MCP call's row has the key the server received, and the loop sent
 // one approved e-mail per recipient, each under a key of its own.
 package main
@@ -92,14 +98,7 @@ func step(format string, args ...any) { fmt.Printf("\n== "+format+"\n", args...)
 // non-zero exit is an error.
 func toolgate(args ...string) (string, error) {
 	var out, errb bytes.Buffer
-	shown := make([]string, len(args))
-	for i, a := range args {
-		shown[i] = a
-		if strings.ContainsAny(a, " '\"$") {
-			shown[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	fmt.Printf("$ bin/toolgate %s\n", strings.Join(shown, " "))
+	showCommand(args)
 	code := cli.Run(args, &out, &errb)
 	fmt.Print(out.String())
 	if errb.Len() > 0 {
@@ -111,6 +110,18 @@ func toolgate(args ...string) (string, error) {
 	return out.String(), nil
 }
 
+// showCommand prints a CLI command line as a shell would take it.
+func showCommand(args []string) {
+	shown := make([]string, len(args))
+	for i, a := range args {
+		shown[i] = a
+		if strings.ContainsAny(a, " '\"$") {
+			shown[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	fmt.Printf("$ bin/toolgate %s\n", strings.Join(shown, " "))
+}
+
 func run(ctx context.Context) error {
 	root, err := local.Root()
 	if err != nil {
@@ -120,7 +131,15 @@ func run(ctx context.Context) error {
 		return err
 	}
 	step("starting the local stack (127.0.0.1 only)")
-	st, err := stack.StartStack(ctx, stack.StackOptions{Log: func(f string, a ...any) { fmt.Printf("  "+f+"\n", a...) }})
+	// The webhook receiver listens first: the stack's webhook allow-list
+	// names its port.
+	hooks, err := startHookReceiver()
+	if err != nil {
+		return err
+	}
+	defer hooks.Close()
+	st, err := stack.StartStack(ctx, stack.StackOptions{WebhookAllow: []string{hooks.Host()},
+		Log: func(f string, a ...any) { fmt.Printf("  "+f+"\n", a...) }})
 	if err != nil {
 		return err
 	}
@@ -142,6 +161,12 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if _, err := toolgate("publish", digest, "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
+		return err
+	}
+
+	step("subscribing a local webhook receiver (%s, on the stack's webhook allow-list) to %s, as %s, the stack's webhook admin", hooks.URL(), hookEvents, stack.WebhookAdmin)
+	sub, hookKey, err := subscribeHooks(st, hooks)
+	if err != nil {
 		return err
 	}
 
@@ -204,6 +229,9 @@ func run(ctx context.Context) error {
 	}
 	if outcome.Status != "SUCCEEDED" || n != 1 {
 		return fmt.Errorf("the run ended %s with %d e-mails sent; want SUCCEEDED and exactly one", outcome.Status, n)
+	}
+	if err := showHooks(ctx, st, hooks, sub, hookKey, arn, id); err != nil {
+		return err
 	}
 
 	step("an insider's hand-written toolset cannot switch the gate off")
