@@ -65,9 +65,14 @@ func newStore(subs ...store.Subscription) *fakeStore {
 	return s
 }
 
+// Subscribe refuses an id that is taken, as the store's conditional put
+// does (store.ErrExists).
 func (s *fakeStore) Subscribe(_ context.Context, sub store.Subscription) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, taken := s.subs[sub.ID]; taken {
+		return store.ErrExists
+	}
 	s.subs[sub.ID] = sub
 	return nil
 }
@@ -137,6 +142,7 @@ func newService(st *fakeStore, q *fakeQueue) (*admin.Service, *[][]byte) {
 	if err != nil {
 		panic(err)
 	}
+	rules.Resolver = testResolver
 	return &admin.Service{Callers: fakeCallers{}, Admins: []string{admin1}, Store: st, Queue: q, DeliveriesQueue: delivURL, DLQ: dlqURL, Rules: rules,
 		Now: func() time.Time { return now },
 		Seal: func(_ context.Context, subID string, key []byte) (vault.Sealed, error) {

@@ -2,12 +2,13 @@ package admin
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -129,9 +130,11 @@ func (s *Service) authorize(ctx context.Context, proof string, b caller.Binding)
 
 // Subscribe creates a subscription of r for a webhook admin whose proof
 // is bound to r (webhookapi.SubscribeBinding): the endpoint must pass the
-// endpoint rules, the patterns webhook.ParsePatterns, and a Solution
-// filter must name a published Solution. The answer holds the "whsec_"
-// secret, this once.
+// endpoint rules, its name resolved (webhook.EndpointRules.CheckResolved),
+// the patterns webhook.ParsePatterns, and a Solution filter must name a
+// published Solution. One proof makes one subscription (subscriptionIDOf):
+// its second use is WEBHOOKS_UNAUTHENTICATED. The answer holds the
+// "whsec_" secret, this once.
 func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, proof string) (*webhookapi.SubscribeResult, error) {
 	switch {
 	case r.URL == "" || len(r.URL) > MaxURLBytes:
@@ -147,7 +150,10 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Rules.Check(r.URL); err != nil {
+	// The name is looked up now too, as before every attempt: a URL whose
+	// name resolves to a refused address (any of its answers) or to none
+	// is refused before anything is sealed or stored.
+	if _, _, err := s.Rules.CheckResolved(ctx, r.URL); err != nil {
 		return nil, &Error{Code: webhookapi.CodeRefused, Message: "url: " + err.Error()}
 	}
 	if r.Solution != "" {
@@ -155,10 +161,7 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 			return nil, err
 		}
 	}
-	id, err := newSubscriptionID()
-	if err != nil {
-		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "no subscription id could be drawn", Err: err}
-	}
+	id := subscriptionIDOf(proof)
 	whsec, sealed, err := s.newSecret(ctx, id)
 	if err != nil {
 		return nil, err
@@ -166,7 +169,9 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 	now := s.now()
 	sub := store.Subscription{ID: id, URL: r.URL, Events: patterns, Solution: r.Solution, Status: StatusActive, CreatedBy: who,
 		CreatedAt: now, UpdatedAt: now, Version: 1, Secrets: []store.SealedSecret{{Sealed: sealed, CreatedAt: now}}}
-	if err := s.Store.Subscribe(ctx, sub); err != nil {
+	if err := s.Store.Subscribe(ctx, sub); errors.Is(err, store.ErrExists) {
+		return nil, &Error{Code: webhookapi.CodeUnauthenticated, Message: "this proof already made subscription " + id + ": sign a new one for each call"}
+	} else if err != nil {
 		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "the subscription could not be stored", Err: err}
 	}
 	s.log().InfoContext(ctx, "webhook subscribed", "subscription_id", id, "events", strings.Join(patterns, ","), "solution", r.Solution, "by", who)
@@ -207,14 +212,25 @@ func (s *Service) newSecret(ctx context.Context, id string) (string, vault.Seale
 	return whsec, sealed, nil
 }
 
-// newSubscriptionID is "sub_" and 26 lower-case base32 characters of 16
-// random bytes (the table's subscription key, docs/ledger.md).
-func newSubscriptionID() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
+// subscriptionIDOf is the id of the subscription a verified subscribe
+// proof makes: "sub_" and 26 lower-case base32 characters, the first 16
+// bytes of SHA-256 of "toolgate-webhook-subscription/1", a newline and
+// the proof's X-Amz-Signature (the whole proof when it has none), the
+// value by which the verifier tells one proof from another. The verifier
+// admits a proof again for the binding it was first used for (docs/
+// identity.md), so a retried or replayed subscribe would otherwise store
+// a second subscription whose secret nobody keeps; with the id derived,
+// the store's conditional put refuses it (store.ErrExists). The id stays
+// unpredictable: the signature is an HMAC under the caller's key.
+func subscriptionIDOf(proof string) string {
+	src := proof
+	if u, err := url.Parse(proof); err == nil {
+		if sig := u.Query().Get("X-Amz-Signature"); sig != "" {
+			src = sig
+		}
 	}
-	return "sub_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)), nil
+	sum := sha256.Sum256([]byte("toolgate-webhook-subscription/1\n" + src))
+	return "sub_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
 
 // info is sub as a listing shows it at now.
@@ -266,7 +282,9 @@ func (s *Service) subscription(ctx context.Context, id string) (store.Subscripti
 
 // RotateSecret gives subscription id a new secret, answered this once;
 // the previous one keeps signing for webhook.RotationGrace, so that a
-// receiver can move to the new one without refusing a delivery.
+// receiver can move to the new one without refusing a delivery. A
+// rotation less than rotateInterval after the current secret was made is
+// WEBHOOKS_REFUSED (it could be its proof replayed).
 func (s *Service) RotateSecret(ctx context.Context, id, proof string) (*webhookapi.RotateResult, error) {
 	who, err := s.authorize(ctx, proof, webhookapi.RotateBinding(id))
 	if err != nil {
@@ -276,16 +294,40 @@ func (s *Service) RotateSecret(ctx context.Context, id, proof string) (*webhooka
 	if err != nil {
 		return nil, err
 	}
+	now := s.now()
+	if at, ok := currentSince(sub); ok && now.Before(at.Add(rotateInterval)) {
+		return nil, &Error{Code: webhookapi.CodeRefused, Message: fmt.Sprintf("the secret of %s was made at %s, less than %s ago, within a proof's validity: "+
+			"the same rotate-secret proof could rotate it again; rotate after %s", id, at.UTC().Format(time.RFC3339), rotateInterval, at.Add(rotateInterval).UTC().Format(time.RFC3339))}
+	}
 	whsec, sealed, err := s.newSecret(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	if err := s.Store.Rotate(ctx, id, store.SealedSecret{Sealed: sealed, CreatedAt: now}, webhook.RotationGrace, sub.Version); err != nil {
 		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "the secret could not be rotated (changed meanwhile?): repeat the request", Err: err}
 	}
 	s.log().InfoContext(ctx, "webhook secret rotated", "subscription_id", id, "by", who)
 	return &webhookapi.RotateResult{Subscription: id, Secret: whsec, PreviousRetiresAt: now.Add(webhook.RotationGrace).Format(time.RFC3339)}, nil
+}
+
+// rotateInterval is the least time between two rotations of one
+// subscription's secret: the time a caller proof is admitted (caller.Window
+// after its signing, caller.Skew before it). The verifier admits a proof
+// again for the binding it was first used for, so a rotate-secret proof
+// replayed within that time would rotate once more and answer a new
+// secret to whoever replayed it; a rotation this soon after the last is
+// refused instead.
+const rotateInterval = caller.Window + caller.Skew
+
+// currentSince is when sub's current secret (the last without a
+// retires_at) was made; false when it has none or its time is unknown.
+func currentSince(sub store.Subscription) (time.Time, bool) {
+	for i := len(sub.Secrets) - 1; i >= 0; i-- {
+		if sec := sub.Secrets[i]; sec.RetiresAt.IsZero() {
+			return sec.CreatedAt, !sec.CreatedAt.IsZero()
+		}
+	}
+	return time.Time{}, false
 }
 
 // Disable stops deliveries to subscription id: messages already queued
