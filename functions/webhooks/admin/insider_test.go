@@ -127,21 +127,21 @@ func (s rotatingStore) Rotate(_ context.Context, id string, next store.SealedSec
 // proof's window would otherwise draw a third secret, answered to
 // whoever replayed it, and leave the admin's secret retiring.
 func TestAReplayedRotateProofRotatesOnce(t *testing.T) {
-	st := rotatingStore{newStore(store.Subscription{ID: "sub_a", Status: admin.StatusActive, Version: 1,
+	st := rotatingStore{newStore(store.Subscription{ID: subA, Status: admin.StatusActive, Version: 1,
 		Secrets: []store.SealedSecret{{Sealed: vault.Sealed{KeyID: "k"}, CreatedAt: now.Add(-time.Hour)}}})}
 	s, _ := newService(st.fakeStore, &fakeQueue{})
 	s.Store, s.Callers = st, replayingCallers{}
-	proof := proofFor(admin1, webhookapi.RotateBinding("sub_a"))
-	if _, err := s.RotateSecret(t.Context(), "sub_a", proof); err != nil {
+	proof := proofFor(admin1, webhookapi.RotateBinding(subA))
+	if _, err := s.RotateSecret(t.Context(), subA, proof); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.RotateSecret(t.Context(), "sub_a", proof)
+	res, err := s.RotateSecret(t.Context(), subA, proof)
 	if err == nil || len(st.rotated) != 1 {
 		t.Fatalf("the replay answered %+v, %v; rotated %d times, want once", res, err, len(st.rotated))
 	}
 	// A new proof a minute later (the proof window and its skew past) rotates.
 	s.Now = func() time.Time { return now.Add(caller.Window + caller.Skew + time.Second) }
-	if _, err := s.RotateSecret(t.Context(), "sub_a", proofFor(admin1, webhookapi.RotateBinding("sub_a"))); err != nil {
+	if _, err := s.RotateSecret(t.Context(), subA, proofFor(admin1, webhookapi.RotateBinding(subA))); err != nil {
 		t.Fatalf("a later rotation: %v", err)
 	}
 }
@@ -172,5 +172,33 @@ func TestAnUnavailableAnswerLogsItsCauseAndHidesIt(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "AccessDeniedException") || !strings.Contains(logs.String(), webhookapi.CodeUnavailable) {
 		t.Fatalf("log %q: want the code and the cause", logs.String())
+	}
+}
+
+// A subscription or event id of the wrong shape is a bad request,
+// WEBHOOKS_INVALID naming the shape, not WEBHOOKS_UNAVAILABLE ("repeat
+// the request"), which the store's refusal of the id became.
+func TestAMalformedIDIsInvalidNotUnavailable(t *testing.T) {
+	s, _ := newService(newStore(), &fakeQueue{})
+	for _, c := range []struct {
+		name string
+		do   func() error
+	}{
+		{"rotate-secret sub_x", func() error {
+			_, err := s.RotateSecret(t.Context(), "sub_x", proofFor(admin1, webhookapi.RotateBinding("sub_x")))
+			return err
+		}},
+		{"disable sub_../dlq", func() error {
+			_, err := s.Disable(t.Context(), "sub_../dlq", proofFor(admin1, webhookapi.DisableBinding("sub_../dlq")))
+			return err
+		}},
+		{"deliveries evt_NOPE", func() error {
+			_, err := s.Deliveries(t.Context(), "evt_NOPE", proofFor(admin1, webhookapi.DeliveriesBinding("evt_NOPE")))
+			return err
+		}},
+	} {
+		if err := c.do(); code(err) != webhookapi.CodeInvalid {
+			t.Errorf("%s: %v, want %s", c.name, err, webhookapi.CodeInvalid)
+		}
 	}
 }

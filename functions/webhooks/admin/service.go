@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -265,10 +266,23 @@ func (s *Service) List(ctx context.Context, proof string) (*webhookapi.ListResul
 	return out, nil
 }
 
+// subscriptionIDShape is a subscription id's shape (subscriptionIDOf,
+// store.NewSubscriptionID): the store refuses any other.
+var subscriptionIDShape = regexp.MustCompile(`^sub_[a-z2-7]{26}$`)
+
+// checkSubscriptionID refuses an id of another shape as WEBHOOKS_INVALID,
+// before any request: the store's refusal would answer UNAVAILABLE.
+func checkSubscriptionID(id string) error {
+	if !subscriptionIDShape.MatchString(id) {
+		return &Error{Code: webhookapi.CodeInvalid, Message: fmt.Sprintf("subscription %.80q: name it by its id, sub_ and 26 lower-case base32 characters (toolgate webhooks list)", id)}
+	}
+	return nil
+}
+
 // subscription reads subscription id, or answers NOT_FOUND.
 func (s *Service) subscription(ctx context.Context, id string) (store.Subscription, error) {
-	if id == "" || len(id) > 64 {
-		return store.Subscription{}, &Error{Code: webhookapi.CodeInvalid, Message: "name the subscription: its id, sub_..."}
+	if err := checkSubscriptionID(id); err != nil {
+		return store.Subscription{}, err
 	}
 	sub, ok, err := s.Store.Subscription(ctx, id)
 	switch {
@@ -286,6 +300,9 @@ func (s *Service) subscription(ctx context.Context, id string) (store.Subscripti
 // rotation less than rotateInterval after the current secret was made is
 // WEBHOOKS_REFUSED (it could be its proof replayed).
 func (s *Service) RotateSecret(ctx context.Context, id, proof string) (*webhookapi.RotateResult, error) {
+	if err := checkSubscriptionID(id); err != nil {
+		return nil, err
+	}
 	who, err := s.authorize(ctx, proof, webhookapi.RotateBinding(id))
 	if err != nil {
 		return nil, err
@@ -333,6 +350,9 @@ func currentSince(sub store.Subscription) (time.Time, bool) {
 // Disable stops deliveries to subscription id: messages already queued
 // for it are dropped when they are received.
 func (s *Service) Disable(ctx context.Context, id, proof string) (*webhookapi.DisableResult, error) {
+	if err := checkSubscriptionID(id); err != nil {
+		return nil, err
+	}
 	who, err := s.authorize(ctx, proof, webhookapi.DisableBinding(id))
 	if err != nil {
 		return nil, err
@@ -354,8 +374,8 @@ func (s *Service) Disable(ctx context.Context, id, proof string) (*webhookapi.Di
 // Deliveries lists event id's recorded attempts: status code, latency,
 // outcome, never a body.
 func (s *Service) Deliveries(ctx context.Context, event, proof string) (*webhookapi.DeliveriesResult, error) {
-	if event == "" || len(event) > 64 {
-		return nil, &Error{Code: webhookapi.CodeInvalid, Message: "name the event: its id, evt_... (a receiver's webhook-id, or dlq list's)"}
+	if !webhook.IDPattern.MatchString(event) {
+		return nil, &Error{Code: webhookapi.CodeInvalid, Message: fmt.Sprintf("event %.80q: name it by its id, evt_ and 26 lower-case base32 characters (a receiver's webhook-id, or dlq list's)", event)}
 	}
 	if _, err := s.authorize(ctx, proof, webhookapi.DeliveriesBinding(event)); err != nil {
 		return nil, err
