@@ -128,6 +128,7 @@ func (s *fakeStore) Attempts(context.Context, string) ([]store.AttemptRow, error
 type fakeQueue struct {
 	dlq      []types.Message
 	received int
+	waits    []int32 // each ReceiveMessage's WaitTimeSeconds
 	sent     []string
 	deleted  []string
 	released []string
@@ -137,6 +138,7 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	if aws.ToString(in.QueueUrl) != dlqURL {
 		return nil, errors.New("receive from another queue than the DLQ")
 	}
+	q.waits = append(q.waits, in.WaitTimeSeconds)
 	end := min(q.received+int(in.MaxNumberOfMessages), len(q.dlq))
 	out := q.dlq[q.received:end]
 	q.received = end

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
 	"github.com/toolgate/toolgate/functions/webhooks/admin"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/credential/vault"
@@ -199,6 +201,31 @@ func TestAMalformedIDIsInvalidNotUnavailable(t *testing.T) {
 	} {
 		if err := c.do(); code(err) != webhookapi.CodeInvalid {
 			t.Errorf("%s: %v, want %s", c.name, err, webhookapi.CodeInvalid)
+		}
+	}
+}
+
+// dlq list and dlq redrive read the dead-letter queue until it answers no
+// message, so each ReceiveMessage long-polls: a short poll samples a
+// subset of SQS's servers and may answer none while messages wait (SQS
+// Developer Guide, "Amazon SQS short and long polling"), which would end
+// a listing early, or report the queue empty, while deliveries are left.
+func TestDLQReadsLongPollSoAnEmptyAnswerMeansEmpty(t *testing.T) {
+	q := &fakeQueue{dlq: []types.Message{dlqMessage(0), dlqMessage(1)}}
+	s, _ := newService(newStore(), q)
+	if _, err := s.DLQList(t.Context(), proofFor(admin1, webhookapi.DLQListBinding())); err != nil {
+		t.Fatal(err)
+	}
+	q.received = 0
+	if _, err := s.Redrive(t.Context(), proofFor(admin1, webhookapi.RedriveBinding())); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.waits) == 0 {
+		t.Fatal("no receive")
+	}
+	for i, w := range q.waits {
+		if w < 1 {
+			t.Errorf("receive %d short-polls (WaitTimeSeconds %d)", i+1, w)
 		}
 	}
 }

@@ -408,12 +408,20 @@ func deliveryOf(r store.AttemptRow) webhookapi.Delivery {
 // received, in seconds: dlq list releases them at once after.
 const dlqVisibility = 30
 
+// dlqWait is each dead-letter queue receive's WaitTimeSeconds: a long
+// poll asks every SQS server, so that an empty answer means an empty
+// queue; a short poll samples some and may answer none while messages
+// wait (SQS Developer Guide, "Amazon SQS short and long polling"). The
+// last, empty receive of a listing waits this long.
+const dlqWait = 1
+
 // receiveDLQ receives up to webhookapi.MaxDLQ messages of the dead-letter
-// queue, ten at a time, until it answers none; more reports that the
-// bound was reached.
+// queue, ten at a time, long-polling (dlqWait), until it answers none;
+// more reports that the bound was reached.
 func (s *Service) receiveDLQ(ctx context.Context) (msgs []types.Message, more bool, err error) {
 	for len(msgs) < webhookapi.MaxDLQ {
 		out, err := s.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.DLQ), MaxNumberOfMessages: 10, VisibilityTimeout: dlqVisibility,
+			WaitTimeSeconds: dlqWait,
 			// The SQS stand-in answers ApproximateReceiveCount only through
 			// the older AttributeNames; AWS through either.
 			AttributeNames:              []types.QueueAttributeName{"ApproximateReceiveCount", "SentTimestamp"},
