@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -227,5 +228,35 @@ func TestDLQReadsLongPollSoAnEmptyAnswerMeansEmpty(t *testing.T) {
 		if w < 1 {
 			t.Errorf("receive %d short-polls (WaitTimeSeconds %d)", i+1, w)
 		}
+	}
+}
+
+// The number of active subscriptions is bounded (admin.MaxSubscriptions):
+// webhook-delivery fans each event out with one SendMessage per matching
+// subscription, in one invocation of at most a minute, and retries the
+// whole fan-out when it fails, so a few thousand subscriptions (a script
+// subscribing in a loop) would stop every event's delivery, and a listing
+// would outgrow a Function URL's 6 MB answer. Disabled ones do not count.
+func TestSubscribeRefusesPastTheBoundOfActiveSubscriptions(t *testing.T) {
+	st := newStore()
+	letters := strings.NewReplacer("0", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5", "f", "6", "g", "7", "h", "8", "i", "9", "j")
+	var first string
+	for i := range admin.MaxSubscriptions {
+		id := "sub_" + letters.Replace(fmt.Sprintf("%026d", i))
+		st.subs[id] = store.Subscription{ID: id, Status: admin.StatusActive}
+		if first == "" {
+			first = id
+		}
+	}
+	st.subs[subNone] = store.Subscription{ID: subNone, Status: admin.StatusDisabled}
+	s, sealed := newService(st, &fakeQueue{})
+	r := webhookapi.SubscribeRequest{URL: "https://hooks.example.org/in", Events: []string{"run.*"}}
+	_, err := s.Subscribe(t.Context(), r, proofFor(admin1, webhookapi.SubscribeBinding(r)))
+	if code(err) != webhookapi.CodeRefused || len(st.subs) != admin.MaxSubscriptions+1 || len(*sealed) != 0 {
+		t.Fatalf("%v (%d stored, %d sealed), want %s and nothing more stored", err, len(st.subs), len(*sealed), webhookapi.CodeRefused)
+	}
+	st.subs[first] = store.Subscription{ID: first, Status: admin.StatusDisabled}
+	if _, err := s.Subscribe(t.Context(), r, proofFor(admin1, webhookapi.SubscribeBinding(r))); err != nil {
+		t.Fatalf("with one disabled: %v", err)
 	}
 }

@@ -108,6 +108,15 @@ const (
 	MaxPatterns = 32
 )
 
+// MaxSubscriptions bounds the active subscriptions: webhook-delivery fans
+// an event out with one SendMessage per matching subscription within one
+// invocation (a minute at most) and retries the whole fan-out when it
+// fails, and list answers every subscription in one Function URL answer
+// (6 MB); the table keeps all of them in one partition, sized for tens
+// (shared/table's WebhookSubscription). Disabled subscriptions do not
+// count.
+const MaxSubscriptions = 100
+
 // authorize verifies proof for b and that its principal is a webhook
 // admin: the principal, or an *Error (UNAUTHENTICATED for a proof the
 // verifier refuses, REFUSED for a principal no admin pattern matches).
@@ -133,9 +142,10 @@ func (s *Service) authorize(ctx context.Context, proof string, b caller.Binding)
 // is bound to r (webhookapi.SubscribeBinding): the endpoint must pass the
 // endpoint rules, its name resolved (webhook.EndpointRules.CheckResolved),
 // the patterns webhook.ParsePatterns, and a Solution filter must name a
-// published Solution. One proof makes one subscription (subscriptionIDOf):
-// its second use is WEBHOOKS_UNAUTHENTICATED. The answer holds the
-// "whsec_" secret, this once.
+// published Solution, and fewer than MaxSubscriptions may be active. One
+// proof makes one subscription (subscriptionIDOf): its second use is
+// WEBHOOKS_UNAUTHENTICATED. The answer holds the "whsec_" secret, this
+// once.
 func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, proof string) (*webhookapi.SubscribeResult, error) {
 	switch {
 	case r.URL == "" || len(r.URL) > MaxURLBytes:
@@ -162,6 +172,9 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 			return nil, err
 		}
 	}
+	if err := s.checkRoom(ctx); err != nil {
+		return nil, err
+	}
 	id := subscriptionIDOf(proof)
 	whsec, sealed, err := s.newSecret(ctx, id)
 	if err != nil {
@@ -177,6 +190,26 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 	}
 	s.log().InfoContext(ctx, "webhook subscribed", "subscription_id", id, "events", strings.Join(patterns, ","), "solution", r.Solution, "by", who)
 	return &webhookapi.SubscribeResult{Subscription: info(sub, now), Secret: whsec}, nil
+}
+
+// checkRoom refuses a new subscription when MaxSubscriptions are active.
+// Two subscribes at once may both pass: the bound may be passed by the
+// few a race lets through.
+func (s *Service) checkRoom(ctx context.Context) error {
+	subs, err := s.Store.Subscriptions(ctx)
+	if err != nil {
+		return &Error{Code: webhookapi.CodeUnavailable, Message: "the subscriptions could not be read", Err: err}
+	}
+	active := 0
+	for _, sub := range subs {
+		if sub.Status == StatusActive {
+			active++
+		}
+	}
+	if active >= MaxSubscriptions {
+		return &Error{Code: webhookapi.CodeRefused, Message: fmt.Sprintf("%d subscriptions are active, the most there may be (%d): disable one first (toolgate webhooks disable)", active, MaxSubscriptions)}
+	}
+	return nil
 }
 
 // StatusActive and StatusDisabled are a subscription's statuses.
