@@ -260,3 +260,34 @@ func TestSubscribeRefusesPastTheBoundOfActiveSubscriptions(t *testing.T) {
 		t.Fatalf("with one disabled: %v", err)
 	}
 }
+
+// signedCallers admits any proof as admin1's, as STS would a presigned
+// request whose query is reordered or re-encoded: SigV4 signs the
+// canonical query, not its order in the URL.
+type signedCallers struct{}
+
+func (signedCallers) Verify(context.Context, string, caller.Binding) (caller.Identity, error) {
+	return caller.Identity{Principal: admin1}, nil
+}
+
+// One proof is known by its X-Amz-Signature, as the verifier's own record
+// knows it: the same proof with its query reordered is the same proof and
+// makes no second subscription.
+func TestASubscribeProofWithItsQueryReorderedIsTheSameProof(t *testing.T) {
+	st := newStore()
+	s, _ := newService(st, &fakeQueue{})
+	s.Callers = signedCallers{}
+	r := webhookapi.SubscribeRequest{URL: "https://hooks.example.org/in", Events: []string{"run.*"}}
+	proof := "https://sts.eu-west-1.amazonaws.com/?Action=GetCallerIdentity&Version=2011-06-15&X-Amz-Signature=0a1b2c&X-Amz-Date=20261202T100000Z"
+	reordered := "https://sts.eu-west-1.amazonaws.com/?X-Amz-Date=20261202T100000Z&X-Amz-Signature=0a1b2c&Version=2011-06-15&Action=GetCallerIdentity"
+	if _, err := s.Subscribe(t.Context(), r, proof); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Subscribe(t.Context(), r, reordered); code(err) != webhookapi.CodeUnauthenticated || len(st.subs) != 1 {
+		t.Fatalf("the reordered proof: %v, %d subscriptions; want %s and one", err, len(st.subs), webhookapi.CodeUnauthenticated)
+	}
+	other := strings.Replace(proof, "0a1b2c", "0a1b2d", 1)
+	if _, err := s.Subscribe(t.Context(), r, other); err != nil || len(st.subs) != 2 {
+		t.Fatalf("another proof: %v, %d subscriptions; want a second", err, len(st.subs))
+	}
+}
