@@ -142,7 +142,12 @@ func TestAReplayedRotateProofRotatesOnce(t *testing.T) {
 	if err == nil || len(st.rotated) != 1 {
 		t.Fatalf("the replay answered %+v, %v; rotated %d times, want once", res, err, len(st.rotated))
 	}
-	// A new proof a minute later (the proof window and its skew past) rotates.
+	// Up to the end of the proof's validity, a second rotation is refused;
+	// after it, a new proof rotates.
+	s.Now = func() time.Time { return now.Add(caller.Window + caller.Skew) }
+	if _, err := s.RotateSecret(t.Context(), subA, proof); err == nil {
+		t.Fatalf("a rotation %s after the last was allowed", caller.Window+caller.Skew)
+	}
 	s.Now = func() time.Time { return now.Add(caller.Window + caller.Skew + time.Second) }
 	if _, err := s.RotateSecret(t.Context(), subA, proofFor(admin1, webhookapi.RotateBinding(subA))); err != nil {
 		t.Fatalf("a later rotation: %v", err)

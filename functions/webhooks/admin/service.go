@@ -362,12 +362,14 @@ func (s *Service) RotateSecret(ctx context.Context, id, proof string) (*webhooka
 
 // rotateInterval is the least time between two rotations of one
 // subscription's secret: the time a caller proof is admitted (caller.Window
-// after its signing, caller.Skew before it). The verifier admits a proof
+// after its signing, caller.Skew before it) and a second for the whole
+// seconds its signing time and the secret's created_at are kept in, as
+// the verifier's proof record keeps it. The verifier admits a proof
 // again for the binding it was first used for, so a rotate-secret proof
 // replayed within that time would rotate once more and answer a new
 // secret to whoever replayed it; a rotation this soon after the last is
 // refused instead.
-const rotateInterval = caller.Window + caller.Skew
+const rotateInterval = caller.Window + caller.Skew + time.Second
 
 // currentSince is when sub's current secret (the last without a
 // retires_at) was made; false when it has none or its time is unknown.
