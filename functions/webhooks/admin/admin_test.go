@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/netip"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +19,6 @@ import (
 	"github.com/toolgate/toolgate/functions/webhooks/admin"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/credential/vault"
-	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/webhook"
 	"github.com/toolgate/toolgate/shared/webhook/store"
 	"github.com/toolgate/toolgate/shared/webhookapi"
@@ -35,6 +35,13 @@ const (
 	stranger = "arn:aws:iam::000000000000:user/mallory"
 	dlqURL   = "https://sqs.local/000000000000/toolgate-dev-webhook-deliveries-dlq"
 	delivURL = "https://sqs.local/000000000000/toolgate-dev-webhook-deliveries"
+)
+
+// Subscription ids of the tests, in the shape the store requires.
+var (
+	subA    = "sub_" + strings.Repeat("a", 26)
+	subB    = "sub_" + strings.Repeat("b", 26)
+	subNone = "sub_" + strings.Repeat("z", 26)
 )
 
 var now = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
@@ -67,9 +74,14 @@ func newStore(subs ...store.Subscription) *fakeStore {
 	return s
 }
 
+// Subscribe refuses an id that is taken, as the store's conditional put
+// does (store.ErrExists).
 func (s *fakeStore) Subscribe(_ context.Context, sub store.Subscription) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, taken := s.subs[sub.ID]; taken {
+		return store.ErrExists
+	}
 	s.subs[sub.ID] = sub
 	return nil
 }
@@ -80,10 +92,19 @@ func (s *fakeStore) Subscriptions(context.Context) ([]store.Subscription, error)
 	}
 	return out, nil
 }
+
+// Subscription refuses a malformed id with an error, as the store does
+// (it checks the id before any request).
 func (s *fakeStore) Subscription(_ context.Context, id string) (store.Subscription, bool, error) {
+	if !subscriptionID.MatchString(id) {
+		return store.Subscription{}, false, fmt.Errorf("read subscription: subscription id %q: want sub_ and 26 lower-case base32 characters", id)
+	}
 	sub, ok := s.subs[id]
 	return sub, ok, nil
 }
+
+var subscriptionID = regexp.MustCompile(`^sub_[a-z2-7]{26}$`)
+
 func (s *fakeStore) Rotate(_ context.Context, id string, next store.SealedSecret, grace time.Duration, version int64) error {
 	s.rotated = append(s.rotated, id)
 	return nil
@@ -92,7 +113,12 @@ func (s *fakeStore) Disable(_ context.Context, id, reason string) error {
 	s.disabled[id] = reason
 	return nil
 }
-func (s *fakeStore) Event(context.Context, string) (webhook.Event, bool, error) {
+
+// Event refuses a malformed id with an error, as the store does.
+func (s *fakeStore) Event(_ context.Context, id string) (webhook.Event, bool, error) {
+	if !webhook.IDPattern.MatchString(id) {
+		return webhook.Event{}, false, fmt.Errorf("read event: event id %q: want evt_ and 26 lower-case base32 characters", id)
+	}
 	return webhook.Event{}, false, nil
 }
 func (s *fakeStore) Attempts(context.Context, string) ([]store.AttemptRow, error) { return nil, nil }
@@ -102,6 +128,7 @@ func (s *fakeStore) Attempts(context.Context, string) ([]store.AttemptRow, error
 type fakeQueue struct {
 	dlq      []types.Message
 	received int
+	waits    []int32 // each ReceiveMessage's WaitTimeSeconds
 	sent     []string
 	deleted  []string
 	released []string
@@ -111,6 +138,7 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	if aws.ToString(in.QueueUrl) != dlqURL {
 		return nil, errors.New("receive from another queue than the DLQ")
 	}
+	q.waits = append(q.waits, in.WaitTimeSeconds)
 	end := min(q.received+int(in.MaxNumberOfMessages), len(q.dlq))
 	out := q.dlq[q.received:end]
 	q.received = end
@@ -135,15 +163,13 @@ func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMes
 func newService(st *fakeStore, q *fakeQueue) (*admin.Service, *[][]byte) {
 	var sealed [][]byte
 	// The tests' receivers: any host under example.org, resolved from a
-	// table (no network); metadata.example.org answers the metadata
-	// address among a public one.
+	// table (testResolver: no network); metadata.example.org answers the
+	// metadata address among a public one.
 	rules, err := webhook.ParseEndpointRules([]string{"*.example.org"}, nil, nil)
 	if err != nil {
 		panic(err)
 	}
-	public := netip.MustParseAddr("93.184.215.14")
-	rules.Resolver = fetch.FixedResolver{"hooks.example.org": {public}, "h.example.org": {public},
-		"metadata.example.org": {public, netip.MustParseAddr("169.254.169.254")}}
+	rules.Resolver = testResolver
 	return &admin.Service{Callers: fakeCallers{}, Admins: []string{admin1}, Store: st, Queue: q, DeliveriesQueue: delivURL, DLQ: dlqURL, Rules: rules,
 		Now: func() time.Time { return now },
 		Seal: func(_ context.Context, subID string, key []byte) (vault.Sealed, error) {
@@ -262,29 +288,29 @@ func TestSubscribeRefusesBadRequests(t *testing.T) {
 // operation: a proof to disable one subscription neither disables
 // another nor rotates its secret.
 func TestManageProofsAreBoundToTheSubscriptionAndOperation(t *testing.T) {
-	st := newStore(store.Subscription{ID: "sub_a", Status: admin.StatusActive}, store.Subscription{ID: "sub_b", Status: admin.StatusActive})
+	st := newStore(store.Subscription{ID: subA, Status: admin.StatusActive}, store.Subscription{ID: subB, Status: admin.StatusActive})
 	s, _ := newService(st, &fakeQueue{})
-	proof := proofFor(admin1, webhookapi.DisableBinding("sub_a"))
-	if _, err := s.Disable(t.Context(), "sub_b", proof); code(err) != webhookapi.CodeUnauthenticated {
+	proof := proofFor(admin1, webhookapi.DisableBinding(subA))
+	if _, err := s.Disable(t.Context(), subB, proof); code(err) != webhookapi.CodeUnauthenticated {
 		t.Fatalf("another subscription: %v", err)
 	}
-	if _, err := s.RotateSecret(t.Context(), "sub_a", proof); code(err) != webhookapi.CodeUnauthenticated {
+	if _, err := s.RotateSecret(t.Context(), subA, proof); code(err) != webhookapi.CodeUnauthenticated {
 		t.Fatalf("another operation: %v", err)
 	}
 	if _, err := s.Redrive(t.Context(), proof); code(err) != webhookapi.CodeUnauthenticated {
 		t.Fatalf("another action: %v", err)
 	}
-	res, err := s.Disable(t.Context(), "sub_a", proof)
-	if err != nil || !res.Disabled || st.disabled["sub_a"] != "disabled by "+admin1 || len(st.disabled) != 1 {
+	res, err := s.Disable(t.Context(), subA, proof)
+	if err != nil || !res.Disabled || st.disabled[subA] != "disabled by "+admin1 || len(st.disabled) != 1 {
 		t.Fatalf("%+v, %v, disabled %v", res, err, st.disabled)
 	}
-	if _, err := s.RotateSecret(t.Context(), "sub_none", proofFor(admin1, webhookapi.RotateBinding("sub_none"))); code(err) != webhookapi.CodeNotFound {
+	if _, err := s.RotateSecret(t.Context(), subNone, proofFor(admin1, webhookapi.RotateBinding(subNone))); code(err) != webhookapi.CodeNotFound {
 		t.Fatalf("no such subscription: %v", err)
 	}
 }
 
 func dlqMessage(i int) types.Message {
-	body, _ := json.Marshal(webhookapi.DeliveryMessage{EventID: "evt_" + string(rune('a'+i)), SubscriptionID: "sub_a"})
+	body, _ := json.Marshal(webhookapi.DeliveryMessage{EventID: "evt_" + string(rune('a'+i)), SubscriptionID: subA})
 	return types.Message{Body: aws.String(string(body)), ReceiptHandle: aws.String("rh" + string(rune('a'+i))),
 		Attributes: map[string]string{"ApproximateReceiveCount": "8", "SentTimestamp": "1764669600000"}}
 }
@@ -314,7 +340,7 @@ func TestDLQListReleasesAndRedriveMovesEachMessage(t *testing.T) {
 // The Function URL routes reach their operation with the proof header;
 // another path is WEBHOOKS_INVALID with 400.
 func TestFunctionURLRoutes(t *testing.T) {
-	st := newStore(store.Subscription{ID: "sub_a", Status: admin.StatusActive})
+	st := newStore(store.Subscription{ID: subA, Status: admin.StatusActive})
 	s, _ := newService(st, &fakeQueue{})
 	h := admin.NewHandler(s)
 	call := func(method, path, proof string) events.LambdaFunctionURLResponse {
@@ -331,10 +357,10 @@ func TestFunctionURLRoutes(t *testing.T) {
 		}
 		return resp
 	}
-	if resp := call("post", "/subscriptions/sub_a/disable/", proofFor(admin1, webhookapi.DisableBinding("sub_a"))); resp.StatusCode != 200 || st.disabled["sub_a"] == "" {
+	if resp := call("post", "/subscriptions/"+subA+"/disable/", proofFor(admin1, webhookapi.DisableBinding(subA))); resp.StatusCode != 200 || st.disabled[subA] == "" {
 		t.Fatalf("disable: %d %s", resp.StatusCode, resp.Body)
 	}
-	if resp := call("GET", "/subscriptions", proofFor(admin1, webhookapi.ListBinding())); resp.StatusCode != 200 || !strings.Contains(resp.Body, "sub_a") {
+	if resp := call("GET", "/subscriptions", proofFor(admin1, webhookapi.ListBinding())); resp.StatusCode != 200 || !strings.Contains(resp.Body, subA) {
 		t.Fatalf("list: %d %s", resp.StatusCode, resp.Body)
 	}
 	if resp := call("GET", "/subscriptions", proofFor(stranger, webhookapi.ListBinding())); resp.StatusCode != 403 || !strings.Contains(resp.Body, webhookapi.CodeRefused) {

@@ -36,27 +36,27 @@ func NewHandler(s *Service) *Handler {
 	mux.HandleFunc("POST /subscriptions", h.subscribe)
 	mux.HandleFunc("GET /subscriptions", func(w http.ResponseWriter, r *http.Request) {
 		res, err := s.List(r.Context(), proofOf(r))
-		respond(w, res, err)
+		h.respond(w, r, res, err)
 	})
 	mux.HandleFunc("POST /subscriptions/{id}/rotate-secret", func(w http.ResponseWriter, r *http.Request) {
 		res, err := s.RotateSecret(r.Context(), r.PathValue("id"), proofOf(r))
-		respond(w, res, err)
+		h.respond(w, r, res, err)
 	})
 	mux.HandleFunc("POST /subscriptions/{id}/disable", func(w http.ResponseWriter, r *http.Request) {
 		res, err := s.Disable(r.Context(), r.PathValue("id"), proofOf(r))
-		respond(w, res, err)
+		h.respond(w, r, res, err)
 	})
 	mux.HandleFunc("GET /deliveries", func(w http.ResponseWriter, r *http.Request) {
 		res, err := s.Deliveries(r.Context(), r.URL.Query().Get("event"), proofOf(r))
-		respond(w, res, err)
+		h.respond(w, r, res, err)
 	})
 	mux.HandleFunc("GET /dlq", func(w http.ResponseWriter, r *http.Request) {
 		res, err := s.DLQList(r.Context(), proofOf(r))
-		respond(w, res, err)
+		h.respond(w, r, res, err)
 	})
 	mux.HandleFunc("POST /dlq/redrive", func(w http.ResponseWriter, r *http.Request) {
 		res, err := s.Redrive(r.Context(), proofOf(r))
-		respond(w, res, err)
+		h.respond(w, r, res, err)
 	})
 	mux.HandleFunc("/", noRoute)
 	h.url = functionurl.Routes(mux, noRoute)
@@ -104,9 +104,24 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 		res, err = s.Redrive(ctx, req.Proof)
 	}
 	if err != nil {
+		h.logFailure(ctx, err)
 		return nil, edge(err)
 	}
 	return json.Marshal(res)
+}
+
+// logFailure logs a refused or failed request: its code and message
+// (safe to show), and for a failure of the function's own (DynamoDB, KMS,
+// SQS, STS) its cause, which the answer leaves out. Without the cause a
+// missing grant on AWS would show nowhere. Causes name ids and AWS error
+// codes, never a secret (shared/webhook/store's errors name no key byte).
+func (h *Handler) logFailure(ctx context.Context, err error) {
+	e := errorOf(err)
+	if e.Err == nil {
+		h.service.log().InfoContext(ctx, "webhooks request refused", "code", e.Code, "message", e.Message)
+		return
+	}
+	h.service.log().WarnContext(ctx, "webhooks request failed", "code", e.Code, "message", e.Message, "error", e.Err.Error())
 }
 
 // body is err's *Error and its ErrorBody.
@@ -134,7 +149,7 @@ func (h *Handler) serveURL(ctx context.Context, payload json.RawMessage) (json.R
 
 // noRoute refuses any other request.
 func noRoute(w http.ResponseWriter, _ *http.Request) {
-	respond(w, nil, &Error{Code: webhookapi.CodeInvalid, Message: "no route: use POST /subscriptions, GET /subscriptions, POST /subscriptions/{id}/rotate-secret, POST /subscriptions/{id}/disable, GET /deliveries?event=ID, GET /dlq or POST /dlq/redrive"})
+	writeAnswer(w, nil, &Error{Code: webhookapi.CodeInvalid, Message: "no route: use POST /subscriptions, GET /subscriptions, POST /subscriptions/{id}/rotate-secret, POST /subscriptions/{id}/disable, GET /deliveries?event=ID, GET /dlq or POST /dlq/redrive"})
 }
 
 // subscribe serves POST /subscriptions.
@@ -144,19 +159,28 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err != nil || dec.Decode(&b) != nil {
-		respond(w, nil, &Error{Code: webhookapi.CodeInvalid, Message: "the body must be {\"url\", \"events\": [PATTERN...], \"solution\"} (webhookapi.SubscribeRequest)"})
+		h.respond(w, r, nil, &Error{Code: webhookapi.CodeInvalid, Message: "the body must be {\"url\", \"events\": [PATTERN...], \"solution\"} (webhookapi.SubscribeRequest)"})
 		return
 	}
 	res, err := h.service.Subscribe(r.Context(), b, proofOf(r))
-	respond(w, res, err)
+	h.respond(w, r, res, err)
 }
 
 // status is the Function URL status of a code (functionurl.Codes).
 var status = functionurl.Codes{Invalid: webhookapi.CodeInvalid, Unauthenticated: webhookapi.CodeUnauthenticated,
 	Refused: webhookapi.CodeRefused, NotFound: webhookapi.CodeNotFound}.Status
 
-// respond writes a Function URL answer (functionurl.Answer).
-func respond(w http.ResponseWriter, res any, err error) {
+// respond writes a Function URL answer to r (functionurl.Answer), and
+// logs a failure (logFailure).
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request, res any, err error) {
+	if err != nil {
+		h.logFailure(r.Context(), err)
+	}
+	writeAnswer(w, res, err)
+}
+
+// writeAnswer writes a Function URL answer (functionurl.Answer).
+func writeAnswer(w http.ResponseWriter, res any, err error) {
 	st, b := functionurl.Answer(res, err, failure)
 	functionurl.WriteJSON(w, st, b)
 }

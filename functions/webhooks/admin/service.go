@@ -2,12 +2,14 @@ package admin
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -60,9 +62,8 @@ type Service struct {
 	// Seal seals a subscription's new signing key (store.SealSecret with
 	// the KMS client and the credentials' key).
 	Seal func(ctx context.Context, subID string, key []byte) (vault.Sealed, error)
-	// Rules check an endpoint at subscribe, its name resolved once
-	// (webhook.EndpointRules.CheckResolved); the delivery function checks
-	// it again on every attempt.
+	// Rules check an endpoint at subscribe (webhook.EndpointRules.Check);
+	// the delivery function checks it again on every attempt.
 	Rules webhook.EndpointRules
 	// Published reports whether a Solution has a published version in
 	// this stage, for a subscription's Solution filter; nil refuses every
@@ -107,6 +108,15 @@ const (
 	MaxPatterns = 32
 )
 
+// MaxSubscriptions bounds the active subscriptions: webhook-delivery fans
+// an event out with one SendMessage per matching subscription within one
+// invocation (a minute at most) and retries the whole fan-out when it
+// fails, and list answers every subscription in one Function URL answer
+// (6 MB); the table keeps all of them in one partition, sized for tens
+// (shared/table's WebhookSubscription). Disabled subscriptions do not
+// count.
+const MaxSubscriptions = 100
+
 // authorize verifies proof for b and that its principal is a webhook
 // admin: the principal, or an *Error (UNAUTHENTICATED for a proof the
 // verifier refuses, REFUSED for a principal no admin pattern matches).
@@ -130,9 +140,12 @@ func (s *Service) authorize(ctx context.Context, proof string, b caller.Binding)
 
 // Subscribe creates a subscription of r for a webhook admin whose proof
 // is bound to r (webhookapi.SubscribeBinding): the endpoint must pass the
-// endpoint rules with its name resolved (EndpointRules.CheckResolved), the patterns webhook.ParsePatterns, and a Solution
-// filter must name a published Solution. The answer holds the "whsec_"
-// secret, this once.
+// endpoint rules, its name resolved (webhook.EndpointRules.CheckResolved),
+// the patterns webhook.ParsePatterns, and a Solution filter must name a
+// published Solution, and fewer than MaxSubscriptions may be active. One
+// proof makes one subscription (subscriptionIDOf): its second use is
+// WEBHOOKS_UNAUTHENTICATED. The answer holds the "whsec_" secret, this
+// once.
 func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, proof string) (*webhookapi.SubscribeResult, error) {
 	switch {
 	case r.URL == "" || len(r.URL) > MaxURLBytes:
@@ -148,9 +161,9 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 	if err != nil {
 		return nil, err
 	}
-	// The name is resolved now as before every attempt: a host whose
-	// answers include a special or metadata address is refused before
-	// anything is stored (docs/webhooks.md, "Endpoints").
+	// The name is looked up now too, as before every attempt: a URL whose
+	// name resolves to a refused address (any of its answers) or to none
+	// is refused before anything is sealed or stored.
 	if _, _, err := s.Rules.CheckResolved(ctx, r.URL); err != nil {
 		return nil, &Error{Code: webhookapi.CodeRefused, Message: "url: " + err.Error()}
 	}
@@ -159,10 +172,10 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 			return nil, err
 		}
 	}
-	id, err := newSubscriptionID()
-	if err != nil {
-		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "no subscription id could be drawn", Err: err}
+	if err := s.checkRoom(ctx); err != nil {
+		return nil, err
 	}
+	id := subscriptionIDOf(proof)
 	whsec, sealed, err := s.newSecret(ctx, id)
 	if err != nil {
 		return nil, err
@@ -170,11 +183,33 @@ func (s *Service) Subscribe(ctx context.Context, r webhookapi.SubscribeRequest, 
 	now := s.now()
 	sub := store.Subscription{ID: id, URL: r.URL, Events: patterns, Solution: r.Solution, Status: StatusActive, CreatedBy: who,
 		CreatedAt: now, UpdatedAt: now, Version: 1, Secrets: []store.SealedSecret{{Sealed: sealed, CreatedAt: now}}}
-	if err := s.Store.Subscribe(ctx, sub); err != nil {
+	if err := s.Store.Subscribe(ctx, sub); errors.Is(err, store.ErrExists) {
+		return nil, &Error{Code: webhookapi.CodeUnauthenticated, Message: "this proof already made subscription " + id + ": sign a new one for each call"}
+	} else if err != nil {
 		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "the subscription could not be stored", Err: err}
 	}
 	s.log().InfoContext(ctx, "webhook subscribed", "subscription_id", id, "events", strings.Join(patterns, ","), "solution", r.Solution, "by", who)
 	return &webhookapi.SubscribeResult{Subscription: info(sub, now), Secret: whsec}, nil
+}
+
+// checkRoom refuses a new subscription when MaxSubscriptions are active.
+// Two subscribes at once may both pass: the bound may be passed by the
+// few a race lets through.
+func (s *Service) checkRoom(ctx context.Context) error {
+	subs, err := s.Store.Subscriptions(ctx)
+	if err != nil {
+		return &Error{Code: webhookapi.CodeUnavailable, Message: "the subscriptions could not be read", Err: err}
+	}
+	active := 0
+	for _, sub := range subs {
+		if sub.Status == StatusActive {
+			active++
+		}
+	}
+	if active >= MaxSubscriptions {
+		return &Error{Code: webhookapi.CodeRefused, Message: fmt.Sprintf("%d subscriptions are active, the most there may be (%d): disable one first (toolgate webhooks disable)", active, MaxSubscriptions)}
+	}
+	return nil
 }
 
 // StatusActive and StatusDisabled are a subscription's statuses.
@@ -211,14 +246,25 @@ func (s *Service) newSecret(ctx context.Context, id string) (string, vault.Seale
 	return whsec, sealed, nil
 }
 
-// newSubscriptionID is "sub_" and 26 lower-case base32 characters of 16
-// random bytes (the table's subscription key, docs/ledger.md).
-func newSubscriptionID() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
+// subscriptionIDOf is the id of the subscription a verified subscribe
+// proof makes: "sub_" and 26 lower-case base32 characters, the first 16
+// bytes of SHA-256 of "toolgate-webhook-subscription/1", a newline and
+// the proof's X-Amz-Signature (the whole proof when it has none), the
+// value by which the verifier tells one proof from another. The verifier
+// admits a proof again for the binding it was first used for (docs/
+// identity.md), so a retried or replayed subscribe would otherwise store
+// a second subscription whose secret nobody keeps; with the id derived,
+// the store's conditional put refuses it (store.ErrExists). The id stays
+// unpredictable: the signature is an HMAC under the caller's key.
+func subscriptionIDOf(proof string) string {
+	src := proof
+	if u, err := url.Parse(proof); err == nil {
+		if sig := u.Query().Get("X-Amz-Signature"); sig != "" {
+			src = sig
+		}
 	}
-	return "sub_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)), nil
+	sum := sha256.Sum256([]byte("toolgate-webhook-subscription/1\n" + src))
+	return "sub_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
 
 // info is sub as a listing shows it at now.
@@ -253,10 +299,23 @@ func (s *Service) List(ctx context.Context, proof string) (*webhookapi.ListResul
 	return out, nil
 }
 
+// subscriptionIDShape is a subscription id's shape (subscriptionIDOf,
+// store.NewSubscriptionID): the store refuses any other.
+var subscriptionIDShape = regexp.MustCompile(`^sub_[a-z2-7]{26}$`)
+
+// checkSubscriptionID refuses an id of another shape as WEBHOOKS_INVALID,
+// before any request: the store's refusal would answer UNAVAILABLE.
+func checkSubscriptionID(id string) error {
+	if !subscriptionIDShape.MatchString(id) {
+		return &Error{Code: webhookapi.CodeInvalid, Message: fmt.Sprintf("subscription %.80q: name it by its id, sub_ and 26 lower-case base32 characters (toolgate webhooks list)", id)}
+	}
+	return nil
+}
+
 // subscription reads subscription id, or answers NOT_FOUND.
 func (s *Service) subscription(ctx context.Context, id string) (store.Subscription, error) {
-	if id == "" || len(id) > 64 {
-		return store.Subscription{}, &Error{Code: webhookapi.CodeInvalid, Message: "name the subscription: its id, sub_..."}
+	if err := checkSubscriptionID(id); err != nil {
+		return store.Subscription{}, err
 	}
 	sub, ok, err := s.Store.Subscription(ctx, id)
 	switch {
@@ -270,8 +329,13 @@ func (s *Service) subscription(ctx context.Context, id string) (store.Subscripti
 
 // RotateSecret gives subscription id a new secret, answered this once;
 // the previous one keeps signing for webhook.RotationGrace, so that a
-// receiver can move to the new one without refusing a delivery.
+// receiver can move to the new one without refusing a delivery. A
+// rotation less than rotateInterval after the current secret was made is
+// WEBHOOKS_REFUSED (it could be its proof replayed).
 func (s *Service) RotateSecret(ctx context.Context, id, proof string) (*webhookapi.RotateResult, error) {
+	if err := checkSubscriptionID(id); err != nil {
+		return nil, err
+	}
 	who, err := s.authorize(ctx, proof, webhookapi.RotateBinding(id))
 	if err != nil {
 		return nil, err
@@ -280,11 +344,15 @@ func (s *Service) RotateSecret(ctx context.Context, id, proof string) (*webhooka
 	if err != nil {
 		return nil, err
 	}
+	now := s.now()
+	if at, ok := currentSince(sub); ok && now.Before(at.Add(rotateInterval)) {
+		return nil, &Error{Code: webhookapi.CodeRefused, Message: fmt.Sprintf("the secret of %s was made at %s, less than %s ago, within a proof's validity: "+
+			"the same rotate-secret proof could rotate it again; rotate after %s", id, at.UTC().Format(time.RFC3339), rotateInterval, at.Add(rotateInterval).UTC().Format(time.RFC3339))}
+	}
 	whsec, sealed, err := s.newSecret(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	if err := s.Store.Rotate(ctx, id, store.SealedSecret{Sealed: sealed, CreatedAt: now}, webhook.RotationGrace, sub.Version); err != nil {
 		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "the secret could not be rotated (changed meanwhile?): repeat the request", Err: err}
 	}
@@ -292,9 +360,34 @@ func (s *Service) RotateSecret(ctx context.Context, id, proof string) (*webhooka
 	return &webhookapi.RotateResult{Subscription: id, Secret: whsec, PreviousRetiresAt: now.Add(webhook.RotationGrace).Format(time.RFC3339)}, nil
 }
 
+// rotateInterval is the least time between two rotations of one
+// subscription's secret: the time a caller proof is admitted (caller.Window
+// after its signing, caller.Skew before it) and a second for the whole
+// seconds its signing time and the secret's created_at are kept in, as
+// the verifier's proof record keeps it. The verifier admits a proof
+// again for the binding it was first used for, so a rotate-secret proof
+// replayed within that time would rotate once more and answer a new
+// secret to whoever replayed it; a rotation this soon after the last is
+// refused instead.
+const rotateInterval = caller.Window + caller.Skew + time.Second
+
+// currentSince is when sub's current secret (the last without a
+// retires_at) was made; false when it has none or its time is unknown.
+func currentSince(sub store.Subscription) (time.Time, bool) {
+	for i := len(sub.Secrets) - 1; i >= 0; i-- {
+		if sec := sub.Secrets[i]; sec.RetiresAt.IsZero() {
+			return sec.CreatedAt, !sec.CreatedAt.IsZero()
+		}
+	}
+	return time.Time{}, false
+}
+
 // Disable stops deliveries to subscription id: messages already queued
 // for it are dropped when they are received.
 func (s *Service) Disable(ctx context.Context, id, proof string) (*webhookapi.DisableResult, error) {
+	if err := checkSubscriptionID(id); err != nil {
+		return nil, err
+	}
 	who, err := s.authorize(ctx, proof, webhookapi.DisableBinding(id))
 	if err != nil {
 		return nil, err
@@ -316,8 +409,8 @@ func (s *Service) Disable(ctx context.Context, id, proof string) (*webhookapi.Di
 // Deliveries lists event id's recorded attempts: status code, latency,
 // outcome, never a body.
 func (s *Service) Deliveries(ctx context.Context, event, proof string) (*webhookapi.DeliveriesResult, error) {
-	if event == "" || len(event) > 64 {
-		return nil, &Error{Code: webhookapi.CodeInvalid, Message: "name the event: its id, evt_... (a receiver's webhook-id, or dlq list's)"}
+	if !webhook.IDPattern.MatchString(event) {
+		return nil, &Error{Code: webhookapi.CodeInvalid, Message: fmt.Sprintf("event %.80q: name it by its id, evt_ and 26 lower-case base32 characters (a receiver's webhook-id, or dlq list's)", event)}
 	}
 	if _, err := s.authorize(ctx, proof, webhookapi.DeliveriesBinding(event)); err != nil {
 		return nil, err
@@ -350,12 +443,20 @@ func deliveryOf(r store.AttemptRow) webhookapi.Delivery {
 // received, in seconds: dlq list releases them at once after.
 const dlqVisibility = 30
 
+// dlqWait is each dead-letter queue receive's WaitTimeSeconds: a long
+// poll asks every SQS server, so that an empty answer means an empty
+// queue; a short poll samples some and may answer none while messages
+// wait (SQS Developer Guide, "Amazon SQS short and long polling"). The
+// last, empty receive of a listing waits this long.
+const dlqWait = 1
+
 // receiveDLQ receives up to webhookapi.MaxDLQ messages of the dead-letter
-// queue, ten at a time, until it answers none; more reports that the
-// bound was reached.
+// queue, ten at a time, long-polling (dlqWait), until it answers none;
+// more reports that the bound was reached.
 func (s *Service) receiveDLQ(ctx context.Context) (msgs []types.Message, more bool, err error) {
 	for len(msgs) < webhookapi.MaxDLQ {
 		out, err := s.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.DLQ), MaxNumberOfMessages: 10, VisibilityTimeout: dlqVisibility,
+			WaitTimeSeconds: dlqWait,
 			// The SQS stand-in answers ApproximateReceiveCount only through
 			// the older AttributeNames; AWS through either.
 			AttributeNames:              []types.QueueAttributeName{"ApproximateReceiveCount", "SentTimestamp"},
