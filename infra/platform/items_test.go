@@ -481,6 +481,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		run("dynamo.Store.ChildStart", 0, func(db *recorder) { ignore(d(db).ChildStart(ctx, testRunID)) }),
 		run("dynamo.Store.TakeChildStart", 0, func(db *recorder) { ignore(d(db).TakeChildStart(ctx, testRunID, "2026-12-01T00:00:00Z")) }),
+		// review.requested of a run started on the state machine: the
+		// version its Solution's published record names.
+		run("ledger.Store.PublishedSolution", 0, func(db *recorder) { ignore(l(db).PublishedSolution(ctx, "digest")) }),
 	}
 	decide := func(v review.Verdict, reason string) func(*recorder) {
 		return func(db *recorder) {
@@ -565,6 +568,10 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("store.Store.Subscription", 0, func(db *recorder) { ignore(w(db).Subscription(ctx, testSub)) }),
 		run("store.Store.Disable", 0, func(db *recorder) { ignore(w(db).Disable(ctx, testSub, "no longer used")) }),
 		run("store.Store.Attempts", 0, func(db *recorder) { ignore(w(db).Attempts(ctx, testEvent)) }),
+		// deliveries --event reads the event; subscribe --solution whether
+		// the Solution is published.
+		run("store.Store.Event", 0, func(db *recorder) { ignore(w(db).Event(ctx, testEvent)) }),
+		run("ledger.Store.PublishedSolution", 0, func(db *recorder) { ignore(l(db).PublishedSolution(ctx, "digest")) }),
 	}
 	webhookDelivery := []func(*recorder){
 		run("store.Store.Event", 0, func(db *recorder) { ignore(w(db).Event(ctx, testEvent)) }),

@@ -218,6 +218,10 @@ func NewWebhooks(scope constructs.Construct, id string, props *WebhooksProps) *W
 	}
 	grantWebhookQueues(w, delivery, admin)
 	grantWebhookProducers(w, props.Functions.ByName[fnReviewRequest], props.Functions.ByName[fnReviewDecision])
+	// Only the producers may send: webhook-delivery trusts what the queues
+	// hold (docs/webhooks.md, "Who may send to the queues").
+	restrictWebhookSenders(w.Events, true, delivery, props.Functions.ByName[fnReviewRequest], props.Functions.ByName[fnReviewDecision])
+	restrictWebhookSenders(w.Deliveries, false, delivery, admin)
 
 	w.URL = admin.Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{AuthType: awslambda.FunctionUrlAuthType_AWS_IAM})
 	overrideLogicalID(w.URL, "WebhooksUrl")
@@ -349,6 +353,35 @@ func grantWebhookProducers(w *Webhooks, producers ...*platformFunction) {
 		}))
 		f.Function.AddEnvironment(jsii.String(envWebhookEvents), w.Events.QueueUrl(), nil)
 	}
+}
+
+// restrictWebhookSenders adds to q's queue policy a statement denying
+// sqs:SendMessage to every principal but the roles of senders (matched on
+// aws:PrincipalArn, the role's ARN whatever the session) and, when
+// statusChanges is set, the EventBridge service (aws:PrincipalServiceName
+// events.amazonaws.com), whose rule puts Step Functions status changes on
+// the events queue. An identity policy of the account granting
+// sqs:SendMessage on "*" then still cannot put a forged event or delivery
+// on the queue, since an explicit deny wins (IAM User Guide, "Policy
+// evaluation logic"). Both keys are in one operator, so both must differ
+// for the deny to apply.
+func restrictWebhookSenders(q awssqs.Queue, statusChanges bool, senders ...*platformFunction) {
+	arns := make([]*string, 0, len(senders))
+	for _, f := range senders {
+		arns = append(arns, f.Role.RoleArn())
+	}
+	notEquals := map[string]any{"aws:PrincipalArn": arns}
+	if statusChanges {
+		notEquals["aws:PrincipalServiceName"] = "events.amazonaws.com"
+	}
+	q.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("OnlyProducersSend"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("sqs:SendMessage"),
+		Resources:  &[]*string{q.QueueArn()},
+		Conditions: &map[string]any{"StringNotEquals": notEquals},
+	}))
 }
 
 // grantWebhooksURL lets the Operator policy reach the webhooks function
