@@ -244,11 +244,33 @@ func (h *Handler) eventOf(ctx context.Context, body string) (e webhook.Event, re
 		if !ok {
 			return e, false, false, nil // a status no event names (PENDING_REDRIVE)
 		}
-		if _, err := h.c.Store.RecordEvent(ctx, e); err != nil {
+		// This function produces run events, so it validates them before
+		// recording (docs/webhooks.md, "Payloads"); one that fails would
+		// never succeed.
+		if err := webhook.Validate(e); err != nil {
+			h.c.Log.WarnContext(ctx, "webhook events message dropped: its status change fails the event's schema", "event_id", e.ID, "type", string(e.Type))
+			return e, false, false, nil
+		}
+		now, err := h.c.Store.RecordEvent(ctx, e)
+		if err != nil {
 			return e, false, false, fmt.Errorf("record %s: %w", e.ID, err)
 		}
-		// Recorded now or before (a redelivered status change): its
-		// subscribers get it either way, at least once.
+		if !now {
+			// Recorded before (a redelivered status change): the event as
+			// recorded is fanned out, never what this message says, so a
+			// message repeating an execution ARN and status cannot send
+			// the event to another Solution's subscribers.
+			id := e.ID
+			var found bool
+			if e, found, err = h.c.Store.Event(ctx, id); err != nil {
+				return e, false, false, fmt.Errorf("read event %s recorded before: %w", id, err)
+			} else if !found {
+				// Its put was seen; a read that misses it is retried.
+				return e, false, false, fmt.Errorf("event %s recorded before is not found", id)
+			}
+		}
+		// Recorded now or before: its subscribers get it either way, at
+		// least once.
 		return e, true, true, nil
 	}
 	e, ok, err = h.c.Store.Event(ctx, probe.EventID)
@@ -322,6 +344,14 @@ func (h *Handler) deliver(ctx context.Context, r events.SQSMessage) error {
 	}
 	if !ok || sub.Status != StatusActive {
 		h.c.Log.InfoContext(ctx, "webhook delivery skipped: the subscription is gone or disabled", "event_id", e.ID, "subscription_id", m.SubscriptionID)
+		return nil
+	}
+	// The fan-out paired them because the subscription matched; it is
+	// checked again, so that no message (a crafted one, or one redriven
+	// after the subscription changed) delivers an event its subscription
+	// does not take (docs/webhooks.md, "Who may send to the queues").
+	if len(Matching([]store.Subscription{sub}, e)) == 0 {
+		h.c.Log.WarnContext(ctx, "webhook delivery dropped: the subscription does not take the event", "event_id", e.ID, "subscription_id", m.SubscriptionID, "type", string(e.Type))
 		return nil
 	}
 	now := h.c.Now()

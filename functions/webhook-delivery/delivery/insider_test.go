@@ -13,10 +13,9 @@ import (
 )
 
 // Tests of messages a principal that may send to the webhook queues
-// could craft: the queues' policies do not limit senders to the
-// EventBridge rule and webhook-delivery (infra/platform/webhooks.go), so
-// any principal of the account granted sqs:SendMessage reaches them, and
-// a message's content must not decide more than a legitimate one can.
+// could craft: the queues' policies admit only the producers
+// (infra/platform/webhooks.go), but a message's content must still not
+// decide more than a legitimate one can, whoever sent it.
 
 // keepFirstStore records an event once, as store.Store.RecordEvent's
 // conditional put does: a second record of the id keeps the first.

@@ -280,8 +280,9 @@ func (st *Store) Subscription(ctx context.Context, id string) (Subscription, boo
 
 // Rotate makes next the subscription's current secret: the one current
 // until now keeps signing until now+grace (its retires_at; with grace 0
-// or less it is dropped at once), every rotated-out secret whose
-// retires_at has passed is dropped, and next is appended. It reads the
+// or less it is dropped at once), every secret rotated out before is
+// dropped, even within its grace (at most two secrets sign), and next is
+// appended. It reads the
 // subscription (GetItem) and writes its secrets with one UpdateItem
 // conditional on version, the version the caller read: a version that
 // is not the stored one, before or at the write, is ErrConflict; no
@@ -306,12 +307,15 @@ func (st *Store) Rotate(ctx context.Context, id string, next SealedSecret, grace
 		return fmt.Errorf("rotate secret of %s: version %d, read %d: %w", id, cur.Version, version, ErrConflict)
 	}
 	now := st.now()
+	// Only the secret current until now goes on signing: one rotated out
+	// before, still in its grace, is dropped, so that at most two secrets
+	// sign (docs/webhooks.md, "Rotating the secret").
 	var secrets []SealedSecret
 	for _, sec := range cur.Secrets {
-		if sec.RetiresAt.IsZero() {
-			sec.RetiresAt = now.Add(grace)
+		if !sec.RetiresAt.IsZero() {
+			continue
 		}
-		if sec.RetiresAt.After(now) {
+		if sec.RetiresAt = now.Add(grace); sec.RetiresAt.After(now) {
 			secrets = append(secrets, sec)
 		}
 	}
