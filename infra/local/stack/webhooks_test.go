@@ -179,25 +179,7 @@ type hookSubscription struct {
 func (e *env) subscribeHook(t *testing.T, url, events string) hookSubscription {
 	t.Helper()
 	code, out, errOut := e.subscribe(stack.WebhookAdmin, url, events)
-	if code != cli.ExitOK {
-		t.Fatalf("subscribe %s as %s: exit %d: %s %s", url, stack.WebhookAdmin, code, out, errOut)
-	}
-	id, _, _ := strings.Cut(out, " ")
-	_, secret, ok := strings.Cut(out, "): ")
-	secret = strings.TrimSpace(secret)
-	if !strings.HasPrefix(id, "sub_") || !ok || !strings.HasPrefix(secret, "whsec_") {
-		t.Fatalf("subscribe printed no subscription id and secret: %q", out)
-	}
-	key, err := webhook.ParseSecret(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if out, code := e.webhooksCLI(t, "disable", "--subscription", id); code != cli.ExitOK {
-			t.Errorf("disable %s: %s", id, out)
-		}
-	})
-	return hookSubscription{id: id, key: key}
+	return e.subscribed(t, code, out, errOut)
 }
 
 // webhooksCLI runs toolgate webhooks args as the webhook admin on the
