@@ -46,13 +46,6 @@ steps:
     with: {to: ["${input.recipient}"], subject: "Digest", text: "${steps.fetch.output.data.title}"}
 `
 
-// hookSubscription is a subscription's id and signing key, disabled when
-// t ends: other tests' events on the stack are no business of it.
-type hookSubscription struct {
-	id  string
-	key []byte
-}
-
 // subscribed reads subscribe's output ("sub_... (...): whsec_...") and,
 // on the shared stack, disables the subscription when t ends (a stack of
 // t's own stops with t's context, before its cleanups run).
