@@ -427,6 +427,12 @@ func (s *Service) checkRequester(ctx context.Context, r *review.Review) error {
 		r.ID, excerpt.Bytes(r.Requester, 200, "..."), caller.WrongAccount)
 }
 
+// emitTimeout bounds the record and the send of one review.decided
+// event (a conditional PutItem, a SendMessage and an UpdateItem): the
+// ledger's own bound on a request (dispatch's ledgerTimeout); an event
+// recorded but not sent by then is left to the relay.
+const emitTimeout = 5 * time.Second
+
 // emitDecided records r's review.decided event once its decision has
 // reached the review's Task (webhook.EventID of the review id, so that a
 // repeated decision records nothing more): the review id, the Solution
@@ -436,11 +442,21 @@ func (s *Service) checkRequester(ctx context.Context, r *review.Review) error {
 // Solution's (the direct lane's among them) gets none, as for
 // review.requested. Failing to build, record or send the event never
 // fails the decision: it is logged with the review and event ids, and an
-// event recorded but not sent is left to the relay.
+// event recorded but not sent is left to the relay. The record and the
+// send run under emitTimeout, so that a hung table or queue cannot hold
+// the answer to a decision Step Functions already has, and a panic in
+// them is logged, never the decision's error.
 func (s *Service) emitDecided(ctx context.Context, r *review.Review) {
 	if s.webhooks == nil {
 		return
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.ErrorContext(ctx, "review.decided not recorded: the emitter panicked", "review_id", r.ID)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, emitTimeout)
+	defer cancel()
 	solution, run, ok := webhook.RunOf(r.RunID)
 	if !ok || solution == "" {
 		return

@@ -279,6 +279,13 @@ func (h *Handler) eventOf(ctx context.Context, body string) (e webhook.Event, re
 		return e, false, false, fmt.Errorf("read event %s: %w", probe.EventID, err)
 	case !ok:
 		h.c.Log.WarnContext(ctx, "webhook events message dropped: no such event", "event_id", probe.EventID)
+	case webhook.Validate(e) != nil:
+		// Every tool function's role may put an event item of any type
+		// (RecordWebhookEvents): one its type's schema refuses never
+		// passes, so it is dropped, never delivered (docs/webhooks.md,
+		// "Payloads").
+		h.c.Log.WarnContext(ctx, "webhook events message dropped: the recorded event fails its schema", "event_id", e.ID, "type", string(e.Type))
+		return e, false, false, nil
 	}
 	return e, false, ok, nil
 }

@@ -227,14 +227,20 @@ func TestFanOutSendsOneDeliveryPerMatchingActiveSubscription(t *testing.T) {
 // is dropped (it would never succeed), not retried.
 func TestFanOutOfAnEventIDLoadsTheRecordedEvent(t *testing.T) {
 	st := newStore(sub("sub_reviews", "review.requested", "", "active"))
-	st.events["evt_a"] = webhook.Event{ID: "evt_a", Type: webhook.ReviewRequested, Timestamp: now}
+	// As review-request records it: its payload passes its schema.
+	e, err := webhook.NewEvent(webhook.ReviewRequested, "rv_a", "refunds", webhook.ReviewRequestedData{ReviewID: "rv_a", Solution: "refunds", Version: 1,
+		Run: "run-1", Step: "approve", Tool: "send-email", ExpiresAt: "2026-12-03T20:00:00Z", DecideCommand: "toolgate review approve rv_a"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.events[e.ID] = e
 	q := &fakeQueue{}
 	h := newHandler(st, q, &fakeSender{})
 	resp := h.Batch(t.Context(), events.SQSEvent{Records: []events.SQSMessage{
-		{MessageId: "m1", EventSourceARN: eventsARN, Body: `{"event_id":"evt_a"}`},
+		{MessageId: "m1", EventSourceARN: eventsARN, Body: `{"event_id":"` + e.ID + `"}`},
 		{MessageId: "m2", EventSourceARN: eventsARN, Body: `{"event_id":"evt_missing"}`},
 	}})
-	if len(resp.BatchItemFailures) != 0 || len(q.sent) != 1 || q.sent[0] != (webhookapi.DeliveryMessage{EventID: "evt_a", SubscriptionID: "sub_reviews"}) {
+	if len(resp.BatchItemFailures) != 0 || len(q.sent) != 1 || q.sent[0] != (webhookapi.DeliveryMessage{EventID: e.ID, SubscriptionID: "sub_reviews"}) {
 		t.Fatalf("failures %+v, sent %+v", resp.BatchItemFailures, q.sent)
 	}
 	if len(st.marked) != 0 {
