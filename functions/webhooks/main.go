@@ -54,6 +54,8 @@ func main() {
 		Queue:           sqs.NewFromConfig(awsCfg),
 		DeliveriesQueue: cfg.DeliveriesQueue,
 		DLQ:             cfg.DLQ,
+		EventsQueue:     cfg.EventsQueue,
+		EventsDLQ:       cfg.EventsDLQ,
 		Log:             log,
 	}
 	lambda.Start(admin.NewHandler(svc).Handle)

@@ -26,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/toolset"
+	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
 // Function names: functions/<name>/main.go, bin/functions/<name>/bootstrap,
@@ -289,13 +290,16 @@ const (
 	// deployment's own Function URL hosts (never a webhook endpoint), the
 	// admins (a JSON list of principal patterns) and the deliveries
 	// dead-letter queue's URL (dlq list and redrive).
-	envWebhookEvents     = "TOOLGATE_WEBHOOK_EVENTS_QUEUE"
-	envWebhookDeliveries = "TOOLGATE_WEBHOOK_DELIVERIES_QUEUE"
-	envWebhookDLQ        = "TOOLGATE_WEBHOOK_DLQ"
-	envWebhookSchedule   = "TOOLGATE_WEBHOOK_SCHEDULE"
-	envWebhookAllow      = "TOOLGATE_WEBHOOK_ALLOW"
-	envWebhookOwnHosts   = "TOOLGATE_WEBHOOK_OWN_HOSTS"
-	envWebhookAdmins     = "TOOLGATE_WEBHOOK_ADMINS"
+	// The names are the functions' own (shared/webhookapi), so that the
+	// two cannot differ.
+	envWebhookEvents     = webhookapi.EnvEventsQueue
+	envWebhookDeliveries = webhookapi.EnvDeliveriesQueue
+	envWebhookDLQ        = webhookapi.EnvDeliveriesDLQ
+	envWebhookEventsDLQ  = webhookapi.EnvEventsDLQ
+	envWebhookSchedule   = webhookapi.EnvSchedule
+	envWebhookAllow      = webhookapi.EnvAllow
+	envWebhookOwnHosts   = webhookapi.EnvOwnHosts
+	envWebhookAdmins     = webhookapi.EnvAdmins
 )
 
 // fetchTimeoutSeconds bounds one fetch (or one http request) inside the

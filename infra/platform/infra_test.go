@@ -240,13 +240,13 @@ var (
 			{Sid: "SendWebhookMessages", Actions: []string{"sqs:SendMessage"}, Resources: webhookQueues},
 			lambdaXRay,
 		},
-		// dlq list and redrive: the deliveries dead-letter queue, and
-		// SendMessage to the deliveries queue only.
+		// dlq list and redrive: both dead-letter queues, and SendMessage
+		// to their queues only.
 		"WebhooksFunction": {
 			ownLogs("WebhooksFunction"),
-			{Sid: "RedriveWebhookDeliveries", Actions: sorted("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
-				Resources: []string{"${WebhookDeliveriesDLQ.Arn}"}},
-			{Sid: "ResendWebhookDeliveries", Actions: []string{"sqs:SendMessage"}, Resources: []string{"${WebhookDeliveriesQueue.Arn}"}},
+			{Sid: "RedriveWebhookDeliveries", Actions: sorted("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
+				Resources: []string{"${WebhookDeliveriesDLQ.Arn}", "${WebhookEventsDLQ.Arn}"}},
+			{Sid: "ResendWebhookDeliveries", Actions: []string{"sqs:SendMessage"}, Resources: []string{"${WebhookDeliveriesQueue.Arn}", "${WebhookEventsQueue.Arn}"}},
 			lambdaXRay,
 		},
 	}
@@ -426,7 +426,8 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_STAGE": "test", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",
 		"TOOLGATE_WEBHOOK_ADMINS":           `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_WebhookAdmin_*/*"]`,
 		"TOOLGATE_WEBHOOK_ALLOW":            "hooks.example.org,*.receivers.example.net",
-		"TOOLGATE_WEBHOOK_DELIVERIES_QUEUE": "${WebhookDeliveriesQueue}", "TOOLGATE_WEBHOOK_DLQ": "${WebhookDeliveriesDLQ}",
+		"TOOLGATE_WEBHOOK_DELIVERIES_QUEUE": "${WebhookDeliveriesQueue}", "TOOLGATE_WEBHOOK_DELIVERIES_DLQ": "${WebhookDeliveriesDLQ}",
+		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}", "TOOLGATE_WEBHOOK_EVENTS_DLQ": "${WebhookEventsDLQ}",
 		"TOOLGATE_WEBHOOK_OWN_HOSTS": urlHost("ReviewDecisionUrl") + "," + urlHost("PublishUrl")},
 }
 

@@ -220,7 +220,7 @@ func NewWebhooks(scope constructs.Construct, id string, props *WebhooksProps) *W
 	grantWebhookProducers(w, props.Functions.ByName[fnReviewRequest], props.Functions.ByName[fnReviewDecision])
 	// Only the producers may send: webhook-delivery trusts what the queues
 	// hold (docs/webhooks.md, "Who may send to the queues").
-	restrictWebhookSenders(w.Events, true, delivery, props.Functions.ByName[fnReviewRequest], props.Functions.ByName[fnReviewDecision])
+	restrictWebhookSenders(w.Events, true, delivery, props.Functions.ByName[fnReviewRequest], props.Functions.ByName[fnReviewDecision], admin)
 	restrictWebhookSenders(w.Deliveries, false, delivery, admin)
 
 	w.URL = admin.Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{AuthType: awslambda.FunctionUrlAuthType_AWS_IAM})
@@ -241,6 +241,8 @@ func NewWebhooks(scope constructs.Construct, id string, props *WebhooksProps) *W
 	admin.Function.AddEnvironment(jsii.String(envWebhookOwnHosts), functionURLHosts(props.OwnURLs), nil)
 	admin.Function.AddEnvironment(jsii.String(envWebhookDeliveries), w.Deliveries.QueueUrl(), nil)
 	admin.Function.AddEnvironment(jsii.String(envWebhookDLQ), w.DeliveriesDLQ.QueueUrl(), nil)
+	admin.Function.AddEnvironment(jsii.String(envWebhookEvents), w.Events.QueueUrl(), nil)
+	admin.Function.AddEnvironment(jsii.String(envWebhookEventsDLQ), w.EventsDLQ.QueueUrl(), nil)
 
 	newWebhookAlarms(c, p, w, schedule)
 	return w
@@ -326,15 +328,18 @@ func grantWebhookQueues(w *Webhooks, delivery, admin *platformFunction) {
 		Actions:   jsii.Strings("sqs:SendMessage"),
 		Resources: &queues,
 	}))
+	// dlq list and redrive: read both dead-letter queues (a listing
+	// releases what it read with ChangeMessageVisibility) and send back
+	// to their queues.
 	admin.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("RedriveWebhookDeliveries"),
-		Actions:   jsii.Strings("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
-		Resources: &[]*string{w.DeliveriesDLQ.QueueArn()},
+		Actions:   jsii.Strings("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
+		Resources: &[]*string{w.DeliveriesDLQ.QueueArn(), w.EventsDLQ.QueueArn()},
 	}))
 	admin.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("ResendWebhookDeliveries"),
 		Actions:   jsii.Strings("sqs:SendMessage"),
-		Resources: &[]*string{w.Deliveries.QueueArn()},
+		Resources: &[]*string{w.Deliveries.QueueArn(), w.Events.QueueArn()},
 	}))
 }
 

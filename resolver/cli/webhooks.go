@@ -354,7 +354,7 @@ func (a *app) newWebhooksDLQListCmd() *cobra.Command {
 	var fn webhooksFunction
 	cmd := &cobra.Command{
 		Use:   "list (--function-url URL | --function-endpoint URL --as NAME)",
-		Short: "list the deliveries left in the dead-letter queue",
+		Short: "list the deliveries and events left in the dead-letter queues",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := noArguments(cmd, args); code != ExitOK {
 				return exit(code)
@@ -369,10 +369,17 @@ func (a *app) newWebhooksDLQListCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if len(res.Messages) == 0 {
-				fmt.Fprintln(out, "the dead-letter queue is empty")
+				fmt.Fprintln(out, "the dead-letter queues are empty")
 			}
 			for _, m := range res.Messages {
-				fmt.Fprintf(out, "event %s to %s: %d attempt(s), first sent %s\n", invisible.Escape(m.Event), invisible.Escape(m.Subscription), m.ReceiveCount, m.SentAt)
+				switch {
+				case m.Queue == webhookapi.DLQEvents && m.Event == "":
+					fmt.Fprintf(out, "events: status change of %s not fanned out: %d attempt(s), first sent %s\n", invisible.Escape(m.Execution), m.ReceiveCount, m.SentAt)
+				case m.Queue == webhookapi.DLQEvents:
+					fmt.Fprintf(out, "events: event %s not fanned out: %d attempt(s), first sent %s\n", invisible.Escape(m.Event), m.ReceiveCount, m.SentAt)
+				default:
+					fmt.Fprintf(out, "event %s to %s: %d attempt(s), first sent %s\n", invisible.Escape(m.Event), invisible.Escape(m.Subscription), m.ReceiveCount, m.SentAt)
+				}
 			}
 			if res.More {
 				fmt.Fprintf(out, "more than %d: redrive or wait, then list again\n", webhookapi.MaxDLQ)
@@ -389,9 +396,11 @@ func (a *app) newWebhooksRedriveCmd() *cobra.Command {
 	var fn webhooksFunction
 	cmd := &cobra.Command{
 		Use:   "redrive (--function-url URL | --function-endpoint URL --as NAME)",
-		Short: "move the dead-letter queue's deliveries back for delivery",
-		Long: `Moves the deliveries in the dead-letter queue back to the deliveries queue,
-at most 100 per run: each is attempted again on the whole retry schedule.`,
+		Short: "move the dead-letter queues' deliveries and events back",
+		Long: `Moves the deliveries in the deliveries dead-letter queue back to the
+deliveries queue, where each is attempted again on the whole retry schedule,
+and the events in the events dead-letter queue back to the events queue,
+where each is fanned out again: at most 100 in all per run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := noArguments(cmd, args); code != ExitOK {
 				return exit(code)
@@ -404,7 +413,7 @@ at most 100 per run: each is attempted again on the whole retry schedule.`,
 				direct: webhookapi.DirectRequest{Action: webhookapi.ActionDLQRedrive}}, &res); code != ExitOK {
 				return exit(code)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "moved %d delivery(ies) back\n", res.Moved)
+			fmt.Fprintf(cmd.OutOrStdout(), "moved %d message(s) back\n", res.Moved)
 			if res.More {
 				fmt.Fprintln(cmd.OutOrStdout(), "more are left: run it again")
 			}

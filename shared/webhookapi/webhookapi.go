@@ -30,6 +30,10 @@ const (
 	// EnvDeliveriesDLQ is the deliveries queue's dead-letter queue, which
 	// dlq list and dlq redrive read (webhooks: required).
 	EnvDeliveriesDLQ = "TOOLGATE_WEBHOOK_DELIVERIES_DLQ"
+	// EnvEventsDLQ is the events queue's dead-letter queue, which dlq list
+	// and dlq redrive read too; dlq redrive sends its messages back to
+	// EnvEventsQueue (webhooks: both required).
+	EnvEventsDLQ = "TOOLGATE_WEBHOOK_EVENTS_DLQ"
 	// EnvSchedule is the retry schedule, webhook.ParseSchedule's syntax
 	// ("5s,5m,30m,2h"); unset: webhook.DefaultSchedule. The deliveries
 	// queue's maxReceiveCount must be its Attempts().
@@ -238,7 +242,13 @@ type DeliveriesResult struct {
 
 // DLQMessage is one delivery left in the dead-letter queue.
 type DLQMessage struct {
+	// Queue is the dead-letter queue it is in: DLQDeliveries (a delivery
+	// to one subscription) or DLQEvents (an event not fanned out).
+	Queue string `json:"queue"`
+	// Event is the event's id; "" for a status change not recorded, whose
+	// Execution is then its execution ARN.
 	Event        string `json:"event"`
+	Execution    string `json:"execution,omitempty"`
 	Subscription string `json:"subscription"`
 	// ReceiveCount is SQS's ApproximateReceiveCount: the attempts made.
 	ReceiveCount int `json:"receive_count"`
@@ -247,6 +257,12 @@ type DLQMessage struct {
 	SentAt string `json:"sent_at,omitempty"`
 }
 
+// The dead-letter queues a DLQMessage may be in.
+const (
+	DLQDeliveries = "deliveries"
+	DLQEvents     = "events"
+)
+
 // DLQResult is a dead-letter queue listing's answer: at most MaxDLQ
 // messages, More when others were left.
 type DLQResult struct {
@@ -254,9 +270,9 @@ type DLQResult struct {
 	More     bool         `json:"more,omitempty"`
 }
 
-// RedriveResult is a redrive's answer: Moved messages went back to the
-// deliveries queue (each gets the whole retry schedule again); More when
-// messages were left, for another redrive.
+// RedriveResult is a redrive's answer: Moved messages went back to their
+// queues (a delivery gets the whole retry schedule again; an event is
+// fanned out again); More when messages were left, for another redrive.
 type RedriveResult struct {
 	Moved int  `json:"moved"`
 	More  bool `json:"more,omitempty"`

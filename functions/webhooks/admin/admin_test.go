@@ -34,7 +34,10 @@ const (
 	admin1   = "arn:aws:iam::000000000000:user/admin"
 	stranger = "arn:aws:iam::000000000000:user/mallory"
 	dlqURL   = "https://sqs.local/000000000000/toolgate-dev-webhook-deliveries-dlq"
-	delivURL = "https://sqs.local/000000000000/toolgate-dev-webhook-deliveries"
+	// The events queue and its dead-letter queue.
+	eventsURL    = "https://sqs.local/000000000000/toolgate-dev-webhook-events"
+	eventsDLQURL = "https://sqs.local/000000000000/toolgate-dev-webhook-events-dlq"
+	delivURL     = "https://sqs.local/000000000000/toolgate-dev-webhook-deliveries"
 )
 
 // Subscription ids of the tests, in the shape the store requires.
@@ -128,27 +131,39 @@ func (s *fakeStore) Attempts(context.Context, string) ([]store.AttemptRow, error
 type fakeQueue struct {
 	dlq      []types.Message
 	received int
-	waits    []int32 // each ReceiveMessage's WaitTimeSeconds
-	sent     []string
-	deleted  []string
-	released []string
+	// eventsDLQ is the events dead-letter queue's; sentTo the queue of
+	// each sent message.
+	eventsDLQ      []types.Message
+	eventsReceived int
+	sentTo         []string
+	waits          []int32 // each ReceiveMessage's WaitTimeSeconds
+	sent           []string
+	deleted        []string
+	released       []string
 }
 
 func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	if aws.ToString(in.QueueUrl) != dlqURL {
-		return nil, errors.New("receive from another queue than the DLQ")
-	}
 	q.waits = append(q.waits, in.WaitTimeSeconds)
+	if aws.ToString(in.QueueUrl) == eventsDLQURL {
+		end := min(q.eventsReceived+int(in.MaxNumberOfMessages), len(q.eventsDLQ))
+		out := q.eventsDLQ[q.eventsReceived:end]
+		q.eventsReceived = end
+		return &sqs.ReceiveMessageOutput{Messages: out}, nil
+	}
+	if aws.ToString(in.QueueUrl) != dlqURL {
+		return nil, errors.New("receive from another queue than the DLQs")
+	}
 	end := min(q.received+int(in.MaxNumberOfMessages), len(q.dlq))
 	out := q.dlq[q.received:end]
 	q.received = end
 	return &sqs.ReceiveMessageOutput{Messages: out}, nil
 }
 func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	if aws.ToString(in.QueueUrl) != delivURL {
-		return nil, errors.New("send to another queue than the deliveries queue")
+	if u := aws.ToString(in.QueueUrl); u != delivURL && u != eventsURL {
+		return nil, errors.New("send to another queue than the deliveries and events queues")
 	}
 	q.sent = append(q.sent, aws.ToString(in.MessageBody))
+	q.sentTo = append(q.sentTo, aws.ToString(in.QueueUrl))
 	return &sqs.SendMessageOutput{}, nil
 }
 func (q *fakeQueue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
@@ -170,7 +185,7 @@ func newService(st *fakeStore, q *fakeQueue) (*admin.Service, *[][]byte) {
 		panic(err)
 	}
 	rules.Resolver = testResolver
-	return &admin.Service{Callers: fakeCallers{}, Admins: []string{admin1}, Store: st, Queue: q, DeliveriesQueue: delivURL, DLQ: dlqURL, Rules: rules,
+	return &admin.Service{Callers: fakeCallers{}, Admins: []string{admin1}, Store: st, Queue: q, DeliveriesQueue: delivURL, DLQ: dlqURL, EventsQueue: eventsURL, EventsDLQ: eventsDLQURL, Rules: rules,
 		Now: func() time.Time { return now },
 		Seal: func(_ context.Context, subID string, key []byte) (vault.Sealed, error) {
 			sealed = append(sealed, key)
@@ -334,6 +349,42 @@ func TestDLQListReleasesAndRedriveMovesEachMessage(t *testing.T) {
 	}
 	if _, err := s.Redrive(t.Context(), proofFor(stranger, webhookapi.RedriveBinding())); code(err) != webhookapi.CodeRefused {
 		t.Fatalf("a stranger's redrive: %v", err)
+	}
+}
+
+// The events dead-letter queue (a fan-out that failed every time) is
+// listed after the deliveries' and redriven to the events queue, where
+// each event is fanned out again: an event id shows as an event, a status
+// change as its execution. Its messages were marked sent when first
+// handed over, so no relay would send them again.
+func TestDLQRedriveSendsTheEventsDeadLettersBackToTheEventsQueue(t *testing.T) {
+	change := `{"source":"aws.states","execution_arn":"arn:aws:states:eu-west-1:000000000000:execution:toolgate-dev_digest:run-1","status":"SUCCEEDED"}`
+	q := &fakeQueue{dlq: []types.Message{dlqMessage(0)}, eventsDLQ: []types.Message{
+		{Body: aws.String(`{"event_id":"evt_e"}`), ReceiptHandle: aws.String("rh-e1")}, {Body: aws.String(change), ReceiptHandle: aws.String("rh-e2")}}}
+	s, _ := newService(newStore(), q)
+	list, err := s.DLQList(t.Context(), proofFor(admin1, webhookapi.DLQListBinding()))
+	if err != nil || len(list.Messages) != 3 {
+		t.Fatalf("%+v, %v", list, err)
+	}
+	if m := list.Messages[0]; m.Queue != webhookapi.DLQDeliveries || m.Event != "evt_a" {
+		t.Errorf("first: %+v, want the delivery", m)
+	}
+	if m := list.Messages[1]; m.Queue != webhookapi.DLQEvents || m.Event != "evt_e" || m.Subscription != "" {
+		t.Errorf("second: %+v, want the events queue's evt_e", m)
+	}
+	if m := list.Messages[2]; m.Queue != webhookapi.DLQEvents || m.Event != "" || !strings.HasSuffix(m.Execution, ":run-1") {
+		t.Errorf("third: %+v, want the status change's execution", m)
+	}
+	q.received, q.eventsReceived = 0, 0
+	res, err := s.Redrive(t.Context(), proofFor(admin1, webhookapi.RedriveBinding()))
+	if err != nil || res.Moved != 3 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if want := []string{delivURL, eventsURL, eventsURL}; strings.Join(q.sentTo, " ") != strings.Join(want, " ") || q.sent[2] != change {
+		t.Fatalf("sent %v to %v, want the delivery to the deliveries queue and both events, unchanged, to the events queue", q.sent, q.sentTo)
+	}
+	if strings.Join(q.deleted, ",") != "rha,rh-e1,rh-e2" {
+		t.Fatalf("deleted %v", q.deleted)
 	}
 }
 

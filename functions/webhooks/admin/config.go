@@ -12,10 +12,11 @@ import (
 
 // FunctionConfig is the webhooks function's configuration.
 type FunctionConfig struct {
-	// Table, DeliveriesQueue, DLQ and Key are webhookapi.EnvTable,
-	// EnvDeliveriesQueue, EnvDeliveriesDLQ and EnvKey.
-	Table, DeliveriesQueue, DLQ, Key string
-	Callers                          caller.Config
+	// Table, DeliveriesQueue, DLQ, EventsQueue, EventsDLQ and Key are
+	// webhookapi.EnvTable, EnvDeliveriesQueue, EnvDeliveriesDLQ,
+	// EnvEventsQueue, EnvEventsDLQ and EnvKey.
+	Table, DeliveriesQueue, DLQ, EventsQueue, EventsDLQ, Key string
+	Callers                                                  caller.Config
 	// Admins are webhookapi.EnvAdmins's patterns (reviewer.ParseAdmins).
 	Admins []string
 	// Rules are the endpoint rules (delivery.EndpointRulesFromEnv), the
@@ -27,9 +28,9 @@ type FunctionConfig struct {
 // configuration; an error names the variable and the rule.
 func FunctionConfigFromEnv(getenv func(string) string) (FunctionConfig, error) {
 	c := FunctionConfig{Table: getenv(webhookapi.EnvTable), DeliveriesQueue: getenv(webhookapi.EnvDeliveriesQueue),
-		DLQ: getenv(webhookapi.EnvDeliveriesDLQ), Key: getenv(webhookapi.EnvKey)}
+		DLQ: getenv(webhookapi.EnvDeliveriesDLQ), EventsQueue: getenv(webhookapi.EnvEventsQueue), EventsDLQ: getenv(webhookapi.EnvEventsDLQ), Key: getenv(webhookapi.EnvKey)}
 	for _, v := range []struct{ name, value string }{{webhookapi.EnvTable, c.Table}, {webhookapi.EnvDeliveriesQueue, c.DeliveriesQueue},
-		{webhookapi.EnvDeliveriesDLQ, c.DLQ}, {webhookapi.EnvKey, c.Key}} {
+		{webhookapi.EnvDeliveriesDLQ, c.DLQ}, {webhookapi.EnvEventsQueue, c.EventsQueue}, {webhookapi.EnvEventsDLQ, c.EventsDLQ}, {webhookapi.EnvKey, c.Key}} {
 		if v.value == "" {
 			return c, fmt.Errorf("%s is not set", v.name)
 		}

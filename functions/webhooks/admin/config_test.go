@@ -13,6 +13,7 @@ import (
 // principals of the deployment's own account.
 func TestFunctionConfigFromEnvNamesTheBadVariable(t *testing.T) {
 	base := map[string]string{webhookapi.EnvTable: "t", webhookapi.EnvDeliveriesQueue: "https://q/d", webhookapi.EnvDeliveriesDLQ: "https://q/dlq",
+		webhookapi.EnvEventsQueue: "https://q/e", webhookapi.EnvEventsDLQ: "https://q/edlq",
 		webhookapi.EnvKey: "alias/toolgate", caller.EnvAccount: "000000000000", "AWS_REGION": "eu-west-1",
 		webhookapi.EnvAdmins: `["arn:aws:iam::000000000000:role/Operators"]`, webhookapi.EnvAllow: "hooks.example.org"}
 	with := func(k, v string) func(string) string {
@@ -28,7 +29,7 @@ func TestFunctionConfigFromEnvNamesTheBadVariable(t *testing.T) {
 		t.Fatalf("%+v, %v", c, err)
 	}
 	for _, bad := range []struct{ name, value string }{
-		{webhookapi.EnvTable, ""}, {webhookapi.EnvDeliveriesQueue, ""}, {webhookapi.EnvDeliveriesDLQ, ""}, {webhookapi.EnvKey, ""},
+		{webhookapi.EnvTable, ""}, {webhookapi.EnvDeliveriesQueue, ""}, {webhookapi.EnvDeliveriesDLQ, ""}, {webhookapi.EnvEventsQueue, ""}, {webhookapi.EnvEventsDLQ, ""}, {webhookapi.EnvKey, ""},
 		{webhookapi.EnvAdmins, `["arn:aws:iam::999999999999:user/x"]`}, {webhookapi.EnvAdmins, "arn:aws:iam::000000000000:user/x"},
 		{webhookapi.EnvAllowAddresses, "169.254.169.254"},
 	} {

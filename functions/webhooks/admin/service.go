@@ -71,10 +71,12 @@ type Service struct {
 	Published func(ctx context.Context, solution string) (bool, error)
 	Queue     Queue
 	// DeliveriesQueue and DLQ are the deliveries queue's URL and its
-	// dead-letter queue's.
-	DeliveriesQueue, DLQ string
-	Now                  func() time.Time // nil: time.Now
-	Log                  *slog.Logger     // nil: slog.Default()
+	// dead-letter queue's; EventsQueue and EventsDLQ the events queue's
+	// and its dead-letter queue's ("": dlq list and redrive read the
+	// deliveries' only).
+	DeliveriesQueue, DLQ, EventsQueue, EventsDLQ string
+	Now                                          func() time.Time // nil: time.Now
+	Log                                          *slog.Logger     // nil: slog.Default()
 }
 
 // Error is a refused or failed request; Message is safe to show.
@@ -450,12 +452,26 @@ const dlqVisibility = 30
 // last, empty receive of a listing waits this long.
 const dlqWait = 1
 
-// receiveDLQ receives up to webhookapi.MaxDLQ messages of the dead-letter
-// queue, ten at a time, long-polling (dlqWait), until it answers none;
-// more reports that the bound was reached.
-func (s *Service) receiveDLQ(ctx context.Context) (msgs []types.Message, more bool, err error) {
-	for len(msgs) < webhookapi.MaxDLQ {
-		out, err := s.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.DLQ), MaxNumberOfMessages: 10, VisibilityTimeout: dlqVisibility,
+// deadLetters are the dead-letter queues dlq list and redrive handle,
+// each with the queue its messages go back to: the deliveries', then the
+// events' (when configured).
+func (s *Service) deadLetters() []deadLetter {
+	out := []deadLetter{{name: webhookapi.DLQDeliveries, dlq: s.DLQ, back: s.DeliveriesQueue}}
+	if s.EventsDLQ != "" && s.EventsQueue != "" {
+		out = append(out, deadLetter{name: webhookapi.DLQEvents, dlq: s.EventsDLQ, back: s.EventsQueue})
+	}
+	return out
+}
+
+// deadLetter is a dead-letter queue and its source queue.
+type deadLetter struct{ name, dlq, back string }
+
+// receiveDLQ receives up to limit messages of the dead-letter queue at
+// url, ten at a time, long-polling (dlqWait), until it answers none; more
+// reports that the bound was reached.
+func (s *Service) receiveDLQ(ctx context.Context, url string, limit int) (msgs []types.Message, more bool, err error) {
+	for len(msgs) < limit {
+		out, err := s.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: int32(min(10, limit-len(msgs))), VisibilityTimeout: dlqVisibility,
 			WaitTimeSeconds: dlqWait,
 			// The SQS stand-in answers ApproximateReceiveCount only through
 			// the older AttributeNames; AWS through either.
@@ -472,40 +488,55 @@ func (s *Service) receiveDLQ(ctx context.Context) (msgs []types.Message, more bo
 	return msgs, true, nil
 }
 
-// DLQList lists the deliveries in the dead-letter queue, then makes them
+// DLQList lists the messages in the dead-letter queues (the deliveries',
+// then the events'; at most webhookapi.MaxDLQ in all), then makes them
 // visible again at once.
 func (s *Service) DLQList(ctx context.Context, proof string) (*webhookapi.DLQResult, error) {
 	if _, err := s.authorize(ctx, proof, webhookapi.DLQListBinding()); err != nil {
 		return nil, err
 	}
-	msgs, more, err := s.receiveDLQ(ctx)
-	defer s.release(ctx, msgs)
-	if err != nil {
-		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "the dead-letter queue could not be read", Err: err}
-	}
-	out := &webhookapi.DLQResult{Messages: []webhookapi.DLQMessage{}, More: more}
-	for _, m := range msgs {
-		out.Messages = append(out.Messages, dlqMessage(m))
+	out := &webhookapi.DLQResult{Messages: []webhookapi.DLQMessage{}}
+	for _, q := range s.deadLetters() {
+		if len(out.Messages) >= webhookapi.MaxDLQ {
+			out.More = true
+			break
+		}
+		msgs, more, err := s.receiveDLQ(ctx, q.dlq, webhookapi.MaxDLQ-len(out.Messages))
+		s.release(ctx, q.dlq, msgs)
+		if err != nil {
+			return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "the " + q.name + " dead-letter queue could not be read", Err: err}
+		}
+		out.More = out.More || more
+		for _, m := range msgs {
+			out.Messages = append(out.Messages, dlqMessage(q.name, m))
+		}
 	}
 	return out, nil
 }
 
-// release makes msgs visible again (visibility 0), so that a redrive
-// right after a listing finds them.
-func (s *Service) release(ctx context.Context, msgs []types.Message) {
+// release makes msgs of the queue at url visible again (visibility 0),
+// so that a redrive right after a listing finds them.
+func (s *Service) release(ctx context.Context, url string, msgs []types.Message) {
 	for _, m := range msgs {
-		if _, err := s.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(s.DLQ), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+		if _, err := s.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
 			s.log().WarnContext(ctx, "dead-letter message not released", "message_id", aws.ToString(m.MessageId), "error", err.Error())
 		}
 	}
 }
 
-// dlqMessage is m as a listing shows it: a body that is not a delivery
-// message shows empty ids.
-func dlqMessage(m types.Message) webhookapi.DLQMessage {
-	var d webhookapi.DeliveryMessage
+// dlqMessage is m of dead-letter queue queue as a listing shows it: a
+// delivery's event and subscription ids, an event's id, or a status
+// change's execution ARN; a body that is none of them shows empty ids.
+func dlqMessage(queue string, m types.Message) webhookapi.DLQMessage {
+	var d struct {
+		webhookapi.DeliveryMessage
+		ExecutionARN string `json:"execution_arn"`
+	}
 	_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &d)
-	out := webhookapi.DLQMessage{Event: d.EventID, Subscription: d.SubscriptionID}
+	out := webhookapi.DLQMessage{Queue: queue, Event: d.EventID, Subscription: d.SubscriptionID}
+	if queue == webhookapi.DLQEvents && d.EventID == "" {
+		out.Execution = d.ExecutionARN
+	}
 	out.ReceiveCount, _ = strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
 	if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 		out.SentAt = time.UnixMilli(ms).UTC().Format(time.RFC3339)
@@ -513,32 +544,44 @@ func dlqMessage(m types.Message) webhookapi.DLQMessage {
 	return out
 }
 
-// Redrive moves the dead-letter queue's deliveries back to the deliveries
-// queue: each is sent there, then deleted from the dead-letter queue (a
-// failure between the two leaves it in both; its receiver dedupes on the
-// webhook-id). Each gets the whole retry schedule again.
+// Redrive moves the dead-letter queues' messages back to their queues
+// (at most webhookapi.MaxDLQ in all): the deliveries' to the deliveries
+// queue, where each gets the whole retry schedule again, and the events'
+// to the events queue, where each is fanned out again (an event's
+// message was marked sent when it was first handed over, so the relay
+// never sends it again: only a redrive does). Each is sent back, then
+// deleted from its dead-letter queue (a failure between the two leaves it
+// in both; receivers dedupe on the webhook-id).
 func (s *Service) Redrive(ctx context.Context, proof string) (*webhookapi.RedriveResult, error) {
 	who, err := s.authorize(ctx, proof, webhookapi.RedriveBinding())
 	if err != nil {
 		return nil, err
 	}
-	msgs, more, err := s.receiveDLQ(ctx)
-	if err != nil {
-		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "the dead-letter queue could not be read", Err: err}
-	}
-	res := &webhookapi.RedriveResult{More: more}
-	for i, m := range msgs {
-		if _, err := s.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(s.DeliveriesQueue), MessageBody: m.Body}); err != nil {
-			s.release(ctx, msgs[i:])
-			return nil, &Error{Code: webhookapi.CodeUnavailable, Message: fmt.Sprintf("%d moved, then the deliveries queue failed: repeat the redrive", res.Moved), Err: err}
+	res := &webhookapi.RedriveResult{}
+	for _, q := range s.deadLetters() {
+		if res.Moved >= webhookapi.MaxDLQ {
+			res.More = true
+			break
 		}
-		if _, err := s.Queue.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(s.DLQ), ReceiptHandle: m.ReceiptHandle}); err != nil {
-			s.release(ctx, msgs[i+1:])
-			return nil, &Error{Code: webhookapi.CodeUnavailable, Message: fmt.Sprintf("%d moved, then the dead-letter queue failed (the last one may be delivered twice): repeat the redrive", res.Moved+1), Err: err}
+		msgs, more, err := s.receiveDLQ(ctx, q.dlq, webhookapi.MaxDLQ-res.Moved)
+		if err != nil {
+			s.release(ctx, q.dlq, msgs)
+			return nil, &Error{Code: webhookapi.CodeUnavailable, Message: fmt.Sprintf("%d moved, then the %s dead-letter queue could not be read: repeat the redrive", res.Moved, q.name), Err: err}
 		}
-		res.Moved++
+		res.More = res.More || more
+		for i, m := range msgs {
+			if _, err := s.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.back), MessageBody: m.Body}); err != nil {
+				s.release(ctx, q.dlq, msgs[i:])
+				return nil, &Error{Code: webhookapi.CodeUnavailable, Message: fmt.Sprintf("%d moved, then the %s queue failed: repeat the redrive", res.Moved, q.name), Err: err}
+			}
+			if _, err := s.Queue.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.dlq), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				s.release(ctx, q.dlq, msgs[i+1:])
+				return nil, &Error{Code: webhookapi.CodeUnavailable, Message: fmt.Sprintf("%d moved, then the %s dead-letter queue failed (the last one may be delivered twice): repeat the redrive", res.Moved+1, q.name), Err: err}
+			}
+			res.Moved++
+		}
 	}
-	s.log().InfoContext(ctx, "webhook dead-letter queue redriven", "moved", res.Moved, "more", more, "by", who)
+	s.log().InfoContext(ctx, "webhook dead-letter queues redriven", "moved", res.Moved, "more", res.More, "by", who)
 	return res, nil
 }
 

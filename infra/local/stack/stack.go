@@ -378,7 +378,7 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		// the stack's resolve file.
 		return map[string]string{"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint(), webhookapi.EnvKey: s.kmsKey(),
 			webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL, webhookapi.EnvDeliveriesQueue: s.WebhookQueues.Deliveries.URL,
-			webhookapi.EnvDeliveriesDLQ: s.WebhookQueues.DeliveriesDLQ.URL, webhookapi.EnvSchedule: s.webhookSchedule,
+			webhookapi.EnvDeliveriesDLQ: s.WebhookQueues.DeliveriesDLQ.URL, webhookapi.EnvEventsDLQ: s.WebhookQueues.EventsDLQ.URL, webhookapi.EnvSchedule: s.webhookSchedule,
 			webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: webhookExemption, webhookapi.EnvRelayAfter: webhookRelayAfter.String(),
 			webhookapi.EnvOwnHosts: allow.webhookOwn, webhookapi.EnvResolveFile: s.WebhookResolveFile,
 			webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`}
