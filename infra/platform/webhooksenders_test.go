@@ -40,3 +40,49 @@ func TestWebhookQueuesTakeMessagesOnlyFromTheirProducers(t *testing.T) {
 		}
 	}
 }
+
+// A message the events queue dead-letters (a fan-out that failed five
+// times, an event EventBridge could not send) has no other way back: its
+// {"event_id"} was marked sent, so the relay never sends it again, and
+// the DLQ alarm asks an operator to act. Some producer the events queue
+// admits must therefore be able to read the events dead-letter queue and
+// send on (as the webhooks function does for the deliveries queue, dlq
+// redrive): the queue policy's deny also refuses an operator's own
+// redrive (SQS StartMessageMoveTask sends with the caller's permissions),
+// so without one the events are stranded for 14 days and then lost. The
+// webhooks function is that producer (dlq redrive).
+func TestWebhookEventsDeadLetterQueueCanBeRedriven(t *testing.T) {
+	dlq := mustQueueID(platformJSON, "toolgate-test-webhook-events-dlq")
+	events := mustQueueID(platformJSON, "toolgate-test-webhook-events")
+	var exempt string
+	for _, pol := range resources(platformJSON, "AWS::SQS::QueuePolicy") {
+		if !strings.Contains(text(props(pol)["Queues"]), "${"+events+"}") {
+			continue
+		}
+		doc, _ := props(pol)["PolicyDocument"].(tmpl)
+		for _, st := range asList(doc["Statement"]) {
+			if s, _ := st.(tmpl); s["Effect"] == "Deny" && strings.Contains(text(s["Action"]), "sqs:SendMessage") {
+				exempt += text(s["Condition"])
+			}
+		}
+	}
+	for _, pol := range resources(platformJSON, "AWS::IAM::Policy") {
+		doc, _ := props(pol)["PolicyDocument"].(tmpl)
+		reads := false
+		for _, st := range asList(doc["Statement"]) {
+			s, _ := st.(tmpl)
+			if s["Effect"] == "Allow" && strings.Contains(text(s["Action"]), "sqs:ReceiveMessage") && strings.Contains(text(s["Resource"]), dlq) {
+				reads = true
+			}
+		}
+		if !reads {
+			continue
+		}
+		for _, role := range asList(props(pol)["Roles"]) {
+			if r := text(role); r != "" && strings.Contains(exempt, strings.Trim(r, "${}")) {
+				return
+			}
+		}
+	}
+	t.Error("no role both reads the events dead-letter queue and may send to the events queue: a dead-lettered event cannot be redriven")
+}
