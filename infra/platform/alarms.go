@@ -28,6 +28,24 @@ const (
 	executionFailedPattern = `{ ($.type = "ExecutionFailed") || ($.type = "ExecutionTimedOut") }`
 )
 
+// newAlarm defines alarm id, named toolgate-<stage>-<name>: one period
+// (alarmPeriod) at or over threshold fires it, missing data does not;
+// action, when not nil, is notified.
+func newAlarm(scope constructs.Construct, stage, id, name, description string, metric awscloudwatch.IMetric, threshold float64, action awscloudwatch.IAlarmAction) {
+	al := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmName:          jsii.String("toolgate-" + stage + "-" + name),
+		AlarmDescription:   jsii.String(description),
+		Metric:             metric,
+		Threshold:          jsii.Number(threshold),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	if action != nil {
+		al.AddAlarmAction(action)
+	}
+}
+
 // alarmPeriod is every alarm's period, evaluated once.
 func alarmPeriod() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(5)) }
 
@@ -43,18 +61,7 @@ func newAlarms(scope constructs.Construct, p *PlatformStackProps, fns map[string
 	}
 	namespace := "toolgate/" + p.Stage
 	alarm := func(id, name, description string, metric awscloudwatch.IMetric, threshold int) {
-		al := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String("toolgate-" + p.Stage + "-" + name),
-			AlarmDescription:   jsii.String(description),
-			Metric:             metric,
-			Threshold:          jsii.Number(threshold),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		if action != nil {
-			al.AddAlarmAction(action)
-		}
+		newAlarm(scope, p.Stage, id, name, description, metric, float64(threshold), action)
 	}
 	sum := &awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Sum")}
 	for _, spec := range functionSpecs {

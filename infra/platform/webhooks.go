@@ -441,18 +441,7 @@ func newWebhookAlarms(scope constructs.Construct, p *PlatformStackProps, w *Webh
 	}
 	maximum := &awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Maximum")}
 	alarm := func(id, name, description string, metric awscloudwatch.IMetric, threshold float64) {
-		al := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String("toolgate-" + p.Stage + "-" + name),
-			AlarmDescription:   jsii.String(description),
-			Metric:             metric,
-			Threshold:          jsii.Number(threshold),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		if action != nil {
-			al.AddAlarmAction(action)
-		}
+		newAlarm(scope, p.Stage, id, name, description, metric, threshold, action)
 	}
 	alarm("WebhookEventsDLQAlarm", "webhook-events-dlq",
 		"toolgate: a webhook event's fan-out failed on every receive and moved to the events dead-letter queue",
