@@ -22,6 +22,8 @@ func TestWebhooksFunctionRefusesAnyoneButAWebhookAdmin(t *testing.T) {
 		webhookapi.EnvTable: table, "AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint(),
 		webhookapi.EnvDeliveriesQueue: "http://127.0.0.1:9/000000000000/toolgate-test-webhook-deliveries",
 		webhookapi.EnvDeliveriesDLQ:   "http://127.0.0.1:9/000000000000/toolgate-test-webhook-deliveries-dlq",
+		webhookapi.EnvEventsQueue:     "http://127.0.0.1:9/000000000000/toolgate-test-webhook-events",
+		webhookapi.EnvEventsDLQ:       "http://127.0.0.1:9/000000000000/toolgate-test-webhook-events-dlq",
 		webhookapi.EnvKey:             "alias/toolgate-test", webhookapi.EnvAllow: "hooks.example.org",
 		webhookapi.EnvAdmins: `["` + local.LocalPrincipal("ops") + `"]`,
 	}))
