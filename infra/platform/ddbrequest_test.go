@@ -51,6 +51,8 @@ type recorder struct {
 	reqs []ddbRequest
 	fail int
 	item map[string]types.AttributeValue // what reads and ALL_NEW answer
+	// found is what the next Query answers (then nothing).
+	found []map[string]types.AttributeValue
 }
 
 func (r *recorder) record(q ddbRequest) error {
@@ -105,7 +107,9 @@ func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*
 		keys = []string{v.Value}
 	}
 	err := r.record(ddbRequest{Action: "dynamodb:Query", Resource: resource, LeadingKeys: keys, Attributes: names, Select: string(in.Select)})
-	return &dynamodb.QueryOutput{}, err
+	found := r.found
+	r.found = nil
+	return &dynamodb.QueryOutput{Items: found}, err
 }
 
 func (r *recorder) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {

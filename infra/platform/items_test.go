@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/toolgate/toolgate/shared/caller"
@@ -310,6 +311,10 @@ var forged = map[table.Principal][]ddbRequest{
 		forgedUpdate("mark a webhook event sent", "WHEVT#"+testEvent, "unsent", "sent_at"),
 		forgedPut("record a webhook event as sent", "WHEVT#"+testEvent, "type", "data", "sent_at"),
 		forgedGet("read a webhook event", "WHEVT#"+testEvent, "data"),
+		// Another producer's event (a review.requested, a run.succeeded),
+		// with only the attributes a call's event has.
+		forgedPut("record another producer's webhook event", "WHEVT#"+testEvent, "type", "solution", "data", "produced_at", "unsent", "expires_at"),
+		forgedUpdate("mark a call's webhook event sent", "WHCALL#"+testEvent, "unsent", "sent_at"),
 		forgedGet("read webhook subscriptions' secrets", "WEBHOOK#SUBSCRIPTIONS", "secrets"),
 		forgedPut("subscribe a webhook", "WEBHOOK#SUBSCRIPTIONS", "url", "secrets"),
 		forgedPut("record a webhook attempt", "WHEVT#"+testEvent, "status_code", "outcome"),
@@ -549,10 +554,15 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("store.Store.RecordEvent", 0, func(db *recorder) { ignore(w(db).RecordEvent(ctx, ev)) }),
 		run("store.Store.RecordEvent (condition failed)", 1, func(db *recorder) { ignore(w(db).RecordEvent(ctx, ev)) }),
 	}
+	callEv, err := webhook.NewEvent(webhook.CallUnknown, table.Call.Key(testRunID)+"\n"+table.CallSK("2"), "digest",
+		webhook.CallData{Run: "run-1", Key: testKey, Tool: "send-email", Cause: "TOOL_TIMEOUT"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	recordOnly := []func(*recorder){
-		run("outbox.Recorder.Emit", 0, func(db *recorder) { ignore((&outbox.Recorder{DB: db, Table: "toolgate-test"}).Emit(ctx, ev)) }),
+		run("outbox.Recorder.Emit", 0, func(db *recorder) { ignore((&outbox.Recorder{DB: db, Table: "toolgate-test"}).Emit(ctx, callEv)) }),
 		run("outbox.Recorder.Emit (condition failed)", 1, func(db *recorder) {
-			ignore((&outbox.Recorder{DB: db, Table: "toolgate-test"}).Emit(ctx, ev))
+			ignore((&outbox.Recorder{DB: db, Table: "toolgate-test"}).Emit(ctx, callEv))
 		}),
 	}
 	emit := run("store.Emitter.Emit", 0, func(db *recorder) {
@@ -582,6 +592,10 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		run("store.Store.Disable", 0, func(db *recorder) { ignore(w(db).Disable(ctx, testSub, "410 Gone")) }),
 		run("store.Store.Unsent", 0, func(db *recorder) { ignore(w(db).Unsent(ctx, now, 10)) }),
+		run("store.Relay (a call's event)", 0, func(db *recorder) {
+			db.found = []map[string]types.AttributeValue{{table.PK: &types.AttributeValueMemberS{Value: table.WebhookCallEvent.Key(callEv.ID)}}}
+			ignore(whstore.Relay(ctx, w(db), discardQueue{}, "https://sqs.eu-west-1.amazonaws.com/123456789012/q", now, 0))
+		}),
 		emit,
 	}
 	byPrincipal := map[table.Principal][]func(*recorder){

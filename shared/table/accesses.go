@@ -228,6 +228,16 @@ var WebhookEventSent = WebhookEvent.Names(PK, SK, "unsent", "sent_at")
 // (webhook store Event, a GetItem projecting them).
 var WebhookEventRead = WebhookEvent.Names(PK, SK, "type", "solution", "data", "produced_at")
 
+// WebhookCallEventRecorded are the attributes of a tool function's
+// conditional PutItem of a call's event (webhook outbox Recorder):
+// WebhookEventRecorded and the source its id derives from.
+var WebhookCallEventRecorded = WebhookCallEvent.Names(PK, SK, "type", "source", "solution", "data", "produced_at", "unsent", ExpiresAt)
+
+// WebhookCallEventRead are the attributes webhook-delivery and the
+// webhooks function read of a call's event (webhook store Event):
+// WebhookEventRead and the source, to check its id.
+var WebhookCallEventRead = WebhookCallEvent.Names(PK, SK, "type", "source", "solution", "data", "produced_at")
+
 // WebhookAttemptRecorded are the attributes of a delivery attempt's
 // PutItem (webhook store RecordAttempt).
 var WebhookAttemptRecorded = WebhookAttempt.Names(PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at", ExpiresAt)
@@ -308,16 +318,24 @@ var Accesses = []Access{
 		Doc: "the conditional PutItem of an accepted proof (ReturnValuesOnConditionCheckFailure ALL_OLD)"},
 	{Sid: "ReadCallerProofs", By: Functions, On: []*Kind{Proof}, Actions: []Action{GetItem},
 		Code: "ledger.ProofTable.Record", Doc: "the proof record after its condition failed without the old item (dynalite)"},
-	{Sid: "RecordWebhookEvents", By: []Principal{ToolFunctions, ReviewRequest, ReviewDecision, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{PutItem},
+	{Sid: "RecordWebhookEvents", By: []Principal{ReviewRequest, ReviewDecision, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{PutItem},
 		Attributes: WebhookEventRecorded, Code: "outbox.Record (shared/webhook/outbox; store.Store.RecordEvent)",
-		Doc: "the conditional PutItem (attribute_not_exists(pk)) of an event, once: a tool function's parked or unknown call, review-request's review.requested, " +
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) of an event, once: review-request's review.requested, " +
 			"review-decision's review.decided, webhook-delivery's run events; unsent set, so the relay finds it"},
+	{Sid: "RecordCallWebhookEvents", By: []Principal{ToolFunctions}, On: []*Kind{WebhookCallEvent}, Actions: []Action{PutItem},
+		Attributes: WebhookCallEventRecorded, Code: "outbox.Recorder.Emit (shared/webhook/outbox)",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a parked or unknown call's event, once, under WHCALL#: " +
+			"never an item of another producer's events"},
 	{Sid: "MarkWebhookEventsSent", By: []Principal{ReviewRequest, ReviewDecision, WebhookDelivery}, On: []*Kind{WebhookEvent}, Actions: []Action{UpdateItem},
 		Attributes: WebhookEventSent, ReturnValues: "NONE", Code: "store.Store.MarkSent",
 		Doc: "the UpdateItem removing unsent once SendMessage took the event: a tool function sends nothing and marks nothing"},
-	{Sid: "ReadWebhookEvents", By: []Principal{WebhookDelivery, Webhooks}, On: []*Kind{WebhookEvent}, Actions: []Action{GetItem},
-		Attributes: WebhookEventRead, SpecificAttributes: true, Code: "store.Store.Event",
-		Doc: "a consistent GetItem of the event to fan out or deliver (webhook-delivery) or to list its deliveries (webhooks), projecting WebhookEventRead"},
+	{Sid: "MarkCallWebhookEventsSent", By: []Principal{WebhookDelivery}, On: []*Kind{WebhookCallEvent}, Actions: []Action{UpdateItem},
+		Attributes: WebhookEventSent, ReturnValues: "NONE", Code: "store.Relay",
+		Doc: "the relay's UpdateItem removing unsent once SendMessage took a call's event"},
+	{Sid: "ReadWebhookEvents", By: []Principal{WebhookDelivery, Webhooks}, On: []*Kind{WebhookEvent, WebhookCallEvent}, Actions: []Action{GetItem},
+		Attributes: WebhookCallEventRead, SpecificAttributes: true, Code: "store.Store.Event",
+		Doc: "a consistent GetItem of the event (then of the call's event of the id, when there is none) to fan out or deliver (webhook-delivery) " +
+			"or to list its deliveries (webhooks), projecting WebhookEventRead (WebhookCallEventRead)"},
 	{Sid: "ListUnsentWebhookEvents", By: []Principal{WebhookDelivery}, Index: WebhookUnsent, Actions: []Action{Query},
 		Attributes: WebhookUnsent.Attributes(), Code: "store.Store.Unsent (store.Relay)",
 		Doc: "the relay's Query of the sparse index, oldest first: the keys only"},

@@ -59,9 +59,15 @@ var writeRules = []writeRule{
 	// Webhook events: recorded once by their producers, marked sent only
 	// by those that send (a tool function only records); neither ever
 	// rewrites what an event is once it was recorded.
-	{kind: WebhookEvent, by: []Principal{ToolFunctions, ReviewRequest, ReviewDecision, WebhookDelivery}, action: PutItem,
+	{kind: WebhookEvent, by: []Principal{ReviewRequest, ReviewDecision, WebhookDelivery}, action: PutItem,
 		allow: []string{PK, SK, "type", "solution", "data", "produced_at", "unsent", ExpiresAt}},
 	{kind: WebhookEvent, by: []Principal{ReviewRequest, ReviewDecision, WebhookDelivery}, action: UpdateItem, allow: []string{PK, SK, "unsent", "sent_at"}},
+	// A tool function records its calls' events under a prefix of their
+	// own, and no other producer's: it could otherwise record a
+	// review.requested or run.succeeded no run produced.
+	{kind: WebhookCallEvent, by: []Principal{ToolFunctions}, action: PutItem,
+		allow: []string{PK, SK, "type", "source", "solution", "data", "produced_at", "unsent", ExpiresAt}},
+	{kind: WebhookCallEvent, by: []Principal{WebhookDelivery}, action: UpdateItem, allow: []string{PK, SK, "unsent", "sent_at"}},
 	// Subscriptions: only the webhooks function writes their URLs, patterns
 	// and secrets; webhook-delivery may only disable one.
 	{kind: WebhookSubscription, by: []Principal{Webhooks}, action: PutItem},
@@ -141,12 +147,13 @@ func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
 		"review-request registers toolsets":                  widen("Toolsets", func(a *Access) { a.Actions = []Action{GetItem, PutItem} }),
 		"a tool writes credentials":                          widen("ReadCredentials", func(a *Access) { a.Actions = []Action{BatchGetItem, PutItem} }),
 		"a tool revokes credentials":                         widen("ReadCredentials", func(a *Access) { a.Actions = []Action{BatchGetItem, DeleteItem} }),
-		"a tool marks webhook events sent":                   widen("RecordWebhookEvents", func(a *Access) { a.Actions = []Action{PutItem, UpdateItem} }),
+		"a tool marks webhook events sent":                   widen("RecordCallWebhookEvents", func(a *Access) { a.Actions = []Action{PutItem, UpdateItem} }),
 		"a webhook event records its sending":                widen("RecordWebhookEvents", func(a *Access) { a.Attributes = append(a.Attributes, "sent_at") }),
+		"a tool records another producer's events":           widen("RecordCallWebhookEvents", func(a *Access) { a.On = []*Kind{WebhookCallEvent, WebhookEvent} }),
 		"webhook-delivery rewrites a subscription's URL":     widen("DisableWebhookSubscriptions", func(a *Access) { a.Attributes = append(a.Attributes, "url") }),
 		"webhook-delivery rewrites a subscription's secrets": widen("DisableWebhookSubscriptions", func(a *Access) { a.Attributes = nil }),
 		"webhook-delivery subscribes":                        widen("ReadWebhookSubscriptions", func(a *Access) { a.Actions = []Action{GetItem, Query, PutItem} }),
-		"a tool writes subscriptions":                        widen("RecordWebhookEvents", func(a *Access) { a.On = []*Kind{WebhookEvent, WebhookSubscription} }),
+		"a tool writes subscriptions":                        widen("RecordCallWebhookEvents", func(a *Access) { a.On = []*Kind{WebhookCallEvent, WebhookSubscription} }),
 		"an attempt records a body":                          widen("RecordWebhookAttempts", func(a *Access) { a.Attributes = append(a.Attributes, "data") }),
 	} {
 		if len(checkWrites(accesses, writeRules)) == 0 {

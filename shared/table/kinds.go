@@ -306,15 +306,39 @@ var WebhookUnsent = &Index{
 }
 
 // WebhookEvent is a webhook event as recorded once, its id the dedupe key
-// (shared/webhook/store; docs/webhooks.md): a tool function, review-request
-// or webhook-delivery puts it (conditionally); review-request and
-// webhook-delivery mark it sent.
+// (shared/webhook/store; docs/webhooks.md): review-request,
+// review-decision or webhook-delivery puts it (conditionally) and marks it
+// sent. A tool function's events are WebhookCallEvent items, under a
+// prefix of their own.
 var WebhookEvent = &Kind{
 	Name: "webhook event", Prefix: "WHEVT#", PKShape: "WHEVT#<event id>", SKShape: "EVENT", SKValue: "EVENT",
 	Index: WebhookUnsent,
 	Doc:   "a webhook event, recorded once, and whether it was handed to the events queue",
 	Attributes: []Attribute{
 		attr("type", String, "the event type (run.started, review.requested, ...)"),
+		attr("solution", String, "the Solution's name; absent: none"),
+		attr("data", String, "the type's payload's JSON: ids, digests and statuses only"),
+		attr("produced_at", String, "RFC 3339 UTC, whole seconds: the event's timestamp"),
+		attr("unsent", Number, "1 until the event is handed to the queue (the webhook-unsent index's key); absent: sent"),
+		attr("sent_at", String, "RFC 3339 UTC: when it was handed to the queue"),
+		ttl,
+	},
+}
+
+// WebhookCallEvent is a webhook event a tool function's dispatcher
+// records (tool.schema_changed, credentials.expired, call.unknown), under
+// a prefix of its own so that a tool role's PutItem (dynamodb:LeadingKeys
+// "WHCALL#*") reaches no event of another producer, and with the source
+// its id derives from, so that its reader can check the id
+// (shared/webhook/store; docs/webhooks.md, "Who may record an event").
+// Only webhook-delivery's relay marks it sent.
+var WebhookCallEvent = &Kind{
+	Name: "webhook call event", Prefix: "WHCALL#", PKShape: "WHCALL#<event id>", SKShape: "EVENT", SKValue: "EVENT",
+	Index: WebhookUnsent,
+	Doc:   "a webhook event of a call, as a tool function's dispatcher recorded it once",
+	Attributes: []Attribute{
+		attr("type", String, "the event type: tool.schema_changed, credentials.expired or call.unknown"),
+		attr("source", String, "what the event id derives from (a PARKED row's key, a call's ledger key): the id is its digest"),
 		attr("solution", String, "the Solution's name; absent: none"),
 		attr("data", String, "the type's payload's JSON: ids, digests and statuses only"),
 		attr("produced_at", String, "RFC 3339 UTC, whole seconds: the event's timestamp"),

@@ -156,7 +156,7 @@ func (ix *Index) Attributes() []string {
 // Kinds is every item kind of the table, in the order docs/ledger.md
 // lists them.
 var Kinds = []*Kind{Call, Row, Key, Toolset, Published, Review, Binding, Start, Proof, Credential, CredentialToolset,
-	WebhookSubscription, WebhookEvent, WebhookAttempt}
+	WebhookSubscription, WebhookEvent, WebhookCallEvent, WebhookAttempt}
 
 // Indexes is every index of the table.
 var Indexes = []*Index{ReviewsByStatus, WebhookUnsent}

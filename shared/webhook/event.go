@@ -170,6 +170,43 @@ type Event struct {
 	// Data is the type's payload (RunData, ReviewRequestedData,
 	// ReviewDecidedData or CallData as JSON): ids, digests and statuses.
 	Data json.RawMessage
+	// Source is what ID derives from (EventID), as NewEvent sets it;
+	// never delivered. A call's event (CallType) is recorded with it, so
+	// that its reader can check the id (docs/webhooks.md, "Who may record
+	// an event"); "" for an event read back of another type.
+	Source string
+}
+
+// CallTypes are the types of the events of a call, which a tool
+// function's dispatcher records (docs/webhooks.md, "Who may record an
+// event"): no tool function records any other type.
+var CallTypes = []Type{ToolSchemaChanged, CredentialsExpired, CallUnknown}
+
+// CallType reports whether t is one of CallTypes.
+func CallType(t Type) bool {
+	for _, c := range CallTypes {
+		if c == t {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckCallEvent checks that e is a call's event whose id derives from
+// its source: its type is a CallType and its ID is EventID(Type, Source).
+// A tool function's role may put any item under the call events' prefix,
+// so that an item failing this is not delivered: it could not carry an id
+// another producer's event will have (a digest of another type), and
+// receivers dedupe on the id. The error names the id and the type, never
+// the source or the data.
+func CheckCallEvent(e Event) error {
+	switch {
+	case !CallType(e.Type):
+		return fmt.Errorf("event %s: type %.40q is not a call's event type (%s, %s, %s)", e.ID, e.Type, ToolSchemaChanged, CredentialsExpired, CallUnknown)
+	case e.Source == "" || EventID(e.Type, e.Source) != e.ID:
+		return fmt.Errorf("event %s (%s): its id does not derive from its source", e.ID, e.Type)
+	}
+	return nil
 }
 
 // idEncoding is RFC 4648 base32, lower case, without padding.
@@ -196,7 +233,7 @@ func NewEvent(t Type, source, solution string, data any, now time.Time) (Event, 
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s: encode data: %w", t, err)
 	}
-	e := Event{ID: EventID(t, source), Type: t, Timestamp: now.UTC().Truncate(time.Second), Solution: solution, Data: b}
+	e := Event{ID: EventID(t, source), Type: t, Timestamp: now.UTC().Truncate(time.Second), Solution: solution, Data: b, Source: source}
 	return e, Validate(e)
 }
 

@@ -275,13 +275,19 @@ func (h *Handler) eventOf(ctx context.Context, body string) (e webhook.Event, re
 	}
 	e, ok, err = h.c.Store.Event(ctx, probe.EventID)
 	switch {
+	case errors.Is(err, store.ErrRefusedCallEvent):
+		// An item under the call events' prefix that no dispatcher
+		// recorded (any tool function's role may put one): never
+		// delivered (docs/webhooks.md, "Who may record an event").
+		h.c.Log.WarnContext(ctx, "webhook events message dropped: the call's event is refused", "event_id", probe.EventID)
+		return e, false, false, nil
 	case err != nil:
 		return e, false, false, fmt.Errorf("read event %s: %w", probe.EventID, err)
 	case !ok:
 		h.c.Log.WarnContext(ctx, "webhook events message dropped: no such event", "event_id", probe.EventID)
 	case webhook.Validate(e) != nil:
-		// Every tool function's role may put an event item of any type
-		// (RecordWebhookEvents): one its type's schema refuses never
+		// A call's event is put by a tool function's role
+		// (RecordCallWebhookEvents): one its type's schema refuses never
 		// passes, so it is dropped, never delivered (docs/webhooks.md,
 		// "Payloads").
 		h.c.Log.WarnContext(ctx, "webhook events message dropped: the recorded event fails its schema", "event_id", e.ID, "type", string(e.Type))
@@ -338,6 +344,10 @@ func (h *Handler) deliver(ctx context.Context, r events.SQSMessage) error {
 	}
 	n := ReceiveCount(r)
 	e, ok, err := h.c.Store.Event(ctx, m.EventID)
+	if errors.Is(err, store.ErrRefusedCallEvent) {
+		h.c.Log.WarnContext(ctx, "webhook delivery dropped: the call's event is refused", "event_id", m.EventID, "subscription_id", m.SubscriptionID)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("read event %s: %w", m.EventID, err)
 	}

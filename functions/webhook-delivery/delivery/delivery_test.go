@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -39,17 +40,20 @@ const (
 var now = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
 type fakeStore struct {
-	mu       sync.Mutex
-	events   map[string]webhook.Event
-	subs     map[string]store.Subscription
-	recorded []webhook.Event
-	marked   []string
-	attempts []string // "event sub n outcome"
-	disabled map[string]string
+	mu     sync.Mutex
+	events map[string]webhook.Event
+	// callEvents are the items under the call events' prefix
+	// (table.WebhookCallEvent), read when events has none of the id.
+	callEvents map[string]webhook.Event
+	subs       map[string]store.Subscription
+	recorded   []webhook.Event
+	marked     []string
+	attempts   []string // "event sub n outcome"
+	disabled   map[string]string
 }
 
 func newStore(subs ...store.Subscription) *fakeStore {
-	s := &fakeStore{events: map[string]webhook.Event{}, subs: map[string]store.Subscription{}, disabled: map[string]string{}}
+	s := &fakeStore{events: map[string]webhook.Event{}, callEvents: map[string]webhook.Event{}, subs: map[string]store.Subscription{}, disabled: map[string]string{}}
 	for _, sub := range subs {
 		s.subs[sub.ID] = sub
 	}
@@ -59,7 +63,16 @@ func newStore(subs ...store.Subscription) *fakeStore {
 func (s *fakeStore) Event(_ context.Context, id string) (webhook.Event, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.events[id]
+	if e, ok := s.events[id]; ok {
+		return e, true, nil
+	}
+	// Then a call's event, checked as store.Store.Event checks it.
+	e, ok := s.callEvents[id]
+	if ok {
+		if err := webhook.CheckCallEvent(e); err != nil {
+			return webhook.Event{}, false, fmt.Errorf("%w: %w", store.ErrRefusedCallEvent, err)
+		}
+	}
 	return e, ok, nil
 }
 

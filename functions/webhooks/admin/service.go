@@ -419,6 +419,8 @@ func (s *Service) Deliveries(ctx context.Context, event, proof string) (*webhook
 	}
 	e, ok, err := s.Store.Event(ctx, event)
 	switch {
+	case errors.Is(err, store.ErrRefusedCallEvent):
+		return nil, &Error{Code: webhookapi.CodeNotFound, Message: fmt.Sprintf("event %.80q is refused: not a call's event as a dispatcher records it, so it was never delivered", event)}
 	case err != nil:
 		return nil, &Error{Code: webhookapi.CodeUnavailable, Message: "the event could not be read", Err: err}
 	case !ok:

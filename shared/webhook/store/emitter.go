@@ -59,14 +59,15 @@ func (e *Emitter) Emit(ctx context.Context, ev webhook.Event) error {
 	if !recorded || e.QueueURL == "" {
 		return nil
 	}
-	if err := send(ctx, e.Store, e.Queue, e.QueueURL, ev.ID); err != nil {
+	if err := send(ctx, e.Store, e.Queue, e.QueueURL, ref{id: ev.ID}); err != nil {
 		return fmt.Errorf("emit %s (%s): %w: %w", ev.ID, ev.Type, err, ErrLeftToRelay)
 	}
 	return nil
 }
 
-// send hands event id to the queue at url and marks it sent.
-func send(ctx context.Context, s *Store, q Queue, url, id string) error {
+// send hands the event r names to the queue at url and marks it sent.
+func send(ctx context.Context, s *Store, q Queue, url string, r ref) error {
+	id := r.id
 	body, err := json.Marshal(EventMessage{EventID: id})
 	if err != nil {
 		return err
@@ -74,7 +75,7 @@ func send(ctx context.Context, s *Store, q Queue, url, id string) error {
 	if _, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(string(body))}); err != nil {
 		return fmt.Errorf("send event %s: %w", id, err)
 	}
-	return s.MarkSent(ctx, id)
+	return s.markSent(ctx, r)
 }
 
 // Relay sends every event recorded and still unsent whose produced_at is
@@ -86,14 +87,14 @@ func send(ctx context.Context, s *Store, q Queue, url, id string) error {
 // record-to-send time, it sends what a producer that stopped between the
 // two left behind, once.
 func Relay(ctx context.Context, s *Store, q Queue, queueURL string, now time.Time, after time.Duration) (int, error) {
-	ids, err := s.Unsent(ctx, now.Add(-after), RelayLimit)
+	refs, err := s.unsent(ctx, now.Add(-after), RelayLimit)
 	if err != nil {
 		return 0, fmt.Errorf("relay: %w", err)
 	}
 	sent := 0
 	var errs []error
-	for _, id := range ids {
-		if err := send(ctx, s, q, queueURL, id); err != nil {
+	for _, r := range refs {
+		if err := send(ctx, s, q, queueURL, r); err != nil {
 			errs = append(errs, err)
 			continue
 		}

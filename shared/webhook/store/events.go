@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,12 +20,24 @@ import (
 )
 
 // eventItem is a table.WebhookEvent item as written and read: outbox's
-// layout, the kind's only one.
-type eventItem = outbox.Item
+// layout, the kind's only one; callEventItem a table.WebhookCallEvent
+// item.
+type (
+	eventItem     = outbox.Item
+	callEventItem = outbox.CallItem
+)
 
-func eventKey(id string) map[string]types.AttributeValue {
-	return key(table.WebhookEvent.Key(id), table.WebhookEvent.SKValue)
+// eventKey is the key of event id's item of kind (table.WebhookEvent or
+// table.WebhookCallEvent).
+func eventKey(kind *table.Kind, id string) map[string]types.AttributeValue {
+	return key(kind.Key(id), kind.SKValue)
 }
+
+// ErrRefusedCallEvent wraps Event's error for an item under the call
+// events' prefix that fails webhook.CheckCallEvent: not an event a
+// dispatcher recorded, so that it is never delivered (docs/webhooks.md,
+// "Who may record an event").
+var ErrRefusedCallEvent = errors.New("refused: not a call's event as a dispatcher records it")
 
 // RecordEvent records e once (outbox.Record, at the store's clock): one
 // PutItem conditional on attribute_not_exists(pk), its id the dedupe key,
@@ -40,16 +53,23 @@ func (st *Store) RecordEvent(ctx context.Context, e webhook.Event) (bool, error)
 	return outbox.Record(ctx, st.db, st.table, e, st.now())
 }
 
-// MarkSent records that the event id names was handed to the events
-// queue: one UpdateItem removing unsent (and so its webhook-unsent index
-// entry) and setting sent_at, conditional on the event existing
-// (ErrNotFound).
+// MarkSent records that the event id names (a table.WebhookEvent item)
+// was handed to the events queue: one UpdateItem removing unsent (and so
+// its webhook-unsent index entry) and setting sent_at, conditional on the
+// event existing (ErrNotFound).
 func (st *Store) MarkSent(ctx context.Context, id string) error {
+	return st.markSent(ctx, ref{id: id})
+}
+
+// markSent is MarkSent of the event r names, a call's (the relay's) or
+// another.
+func (st *Store) markSent(ctx context.Context, r ref) error {
+	id := r.id
 	if err := checkEventID(id); err != nil {
 		return fmt.Errorf("mark event sent: %w", err)
 	}
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.table), Key: eventKey(id),
+		TableName: aws.String(st.table), Key: eventKey(r.kind(), id),
 		UpdateExpression:          aws.String("REMOVE #unsent SET #sent = :now"),
 		ConditionExpression:       aws.String("attribute_exists(#pk)"),
 		ExpressionAttributeNames:  map[string]string{"#unsent": "unsent", "#sent": "sent_at", "#pk": table.PK},
@@ -64,36 +84,77 @@ func (st *Store) MarkSent(ctx context.Context, id string) error {
 	return nil
 }
 
-// Event returns the event id names (a consistent GetItem projecting
-// table.WebhookEventRead), and false when there is none. Its Timestamp is
-// produced_at.
+// Event returns the event id names, and false when there is none: a
+// consistent GetItem of its table.WebhookEvent item projecting
+// table.WebhookEventRead, and only when there is none, one of its
+// table.WebhookCallEvent item projecting table.WebhookCallEventRead. An
+// event of review-request, review-decision or webhook-delivery is thus
+// read before any call's event of the same id, and a call's event is
+// returned only when it passes webhook.CheckCallEvent (an error wrapping
+// ErrRefusedCallEvent otherwise). Its Timestamp is produced_at; its
+// Source a call's event's source.
 func (st *Store) Event(ctx context.Context, id string) (webhook.Event, bool, error) {
 	if err := checkEventID(id); err != nil {
 		return webhook.Event{}, false, fmt.Errorf("read event: %w", err)
 	}
-	names := map[string]string{}
+	it, ok, err := st.eventItem(ctx, table.WebhookEvent, id, table.WebhookEventRead)
+	if err == nil && !ok {
+		it, ok, err = st.eventItem(ctx, table.WebhookCallEvent, id, table.WebhookCallEventRead)
+	}
+	if err != nil || !ok {
+		return webhook.Event{}, false, err
+	}
+	e := webhook.Event{ID: id, Type: webhook.Type(it.Type), Timestamp: parseStamp(it.ProducedAt), Solution: it.Solution,
+		Data: json.RawMessage(it.Data), Source: it.Source}
+	if strings.HasPrefix(it.PK, table.WebhookCallEvent.Prefix) {
+		if err := webhook.CheckCallEvent(e); err != nil {
+			return webhook.Event{}, false, fmt.Errorf("read event %s: %w: %w", id, ErrRefusedCallEvent, err)
+		}
+	}
+	return e, true, nil
+}
+
+// eventItem is event id's item of kind, read consistently and projecting
+// names (Source "" for a table.WebhookEvent item); false when there is
+// none.
+func (st *Store) eventItem(ctx context.Context, kind *table.Kind, id string, names []string) (callEventItem, bool, error) {
+	placeholders := map[string]string{}
 	var proj []string
-	for i, a := range table.WebhookEventRead {
+	for i, a := range names {
 		ph := "#a" + strconv.Itoa(i)
-		names[ph] = a
+		placeholders[ph] = a
 		proj = append(proj, ph)
 	}
 	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(st.table), Key: eventKey(id), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String(strings.Join(proj, ", ")), ExpressionAttributeNames: names,
+		TableName: aws.String(st.table), Key: eventKey(kind, id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String(strings.Join(proj, ", ")), ExpressionAttributeNames: placeholders,
 	})
 	if err != nil {
-		return webhook.Event{}, false, fmt.Errorf("read event %s: %w", id, err)
+		return callEventItem{}, false, fmt.Errorf("read event %s: %w", id, err)
 	}
 	if len(out.Item) == 0 {
-		return webhook.Event{}, false, nil
+		return callEventItem{}, false, nil
 	}
-	var it eventItem
+	var it callEventItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return webhook.Event{}, false, fmt.Errorf("read event %s: %w", id, err)
+		return callEventItem{}, false, fmt.Errorf("read event %s: %w", id, err)
 	}
-	return webhook.Event{ID: id, Type: webhook.Type(it.Type), Timestamp: parseStamp(it.ProducedAt), Solution: it.Solution,
-		Data: json.RawMessage(it.Data)}, true, nil
+	return it, true, nil
+}
+
+// ref names an event item: its id and whether it is a call's
+// (table.WebhookCallEvent) or another producer's (table.WebhookEvent).
+type ref struct {
+	id   string
+	call bool
+}
+
+// kind is the item kind r names.
+func (r ref) kind() *table.Kind {
+	if r.call {
+		return table.WebhookCallEvent
+	}
+	return table.WebhookEvent
 }
 
 // Unsent returns the ids of at most limit (1 or more) events recorded and
@@ -103,6 +164,16 @@ func (st *Store) Event(ctx context.Context, id string) (webhook.Event, bool, err
 // still be listed, and is then sent twice (delivery is at least once;
 // receivers dedupe on the event id).
 func (st *Store) Unsent(ctx context.Context, before time.Time, limit int32) ([]string, error) {
+	refs, err := st.unsent(ctx, before, limit)
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.id
+	}
+	return ids, err
+}
+
+// unsent is Unsent naming each event's item.
+func (st *Store) unsent(ctx context.Context, before time.Time, limit int32) ([]ref, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("list unsent events: limit %d: want 1 or more", limit)
 	}
@@ -118,7 +189,7 @@ func (st *Store) Unsent(ctx context.Context, before time.Time, limit int32) ([]s
 		ScanIndexForward: aws.Bool(true),
 		Limit:            aws.Int32(limit),
 	}
-	var ids []string
+	var refs []ref
 	for {
 		page, err := st.db.Query(ctx, in)
 		if err != nil {
@@ -129,16 +200,28 @@ func (st *Store) Unsent(ctx context.Context, before time.Time, limit int32) ([]s
 			if pk == nil {
 				return nil, fmt.Errorf("list unsent events: an index entry without %s", table.PK)
 			}
-			id, ok := table.WebhookEvent.ID(pk.Value)
+			r, ok := refOf(pk.Value)
 			if !ok {
-				return nil, fmt.Errorf("list unsent events: %q is not an event's key", pk.Value)
+				return nil, fmt.Errorf("list unsent events: %.120q is not an event's key", pk.Value)
 			}
-			ids = append(ids, id)
+			refs = append(refs, r)
 		}
-		if len(page.LastEvaluatedKey) == 0 || int32(len(ids)) >= limit {
-			return ids, nil
+		if len(page.LastEvaluatedKey) == 0 || int32(len(refs)) >= limit {
+			return refs, nil
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
-		in.Limit = aws.Int32(limit - int32(len(ids)))
+		in.Limit = aws.Int32(limit - int32(len(refs)))
 	}
+}
+
+// refOf names the event item of partition key pk, and false for a key of
+// neither kind.
+func refOf(pk string) (ref, bool) {
+	if id, ok := table.WebhookEvent.ID(pk); ok {
+		return ref{id: id}, true
+	}
+	if id, ok := table.WebhookCallEvent.ID(pk); ok {
+		return ref{id: id, call: true}, true
+	}
+	return ref{}, false
 }

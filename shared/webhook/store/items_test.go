@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhook/outbox"
 )
 
 // Each item type maps onto its declared kind (table.Conform), and the type
@@ -29,6 +30,7 @@ func TestItemTypesConformToTheirKinds(t *testing.T) {
 	}{
 		{"subscriptionItem", table.WebhookSubscription, subscriptionItem{}},
 		{"eventItem", table.WebhookEvent, eventItem{}},
+		{"callEventItem", table.WebhookCallEvent, callEventItem{}},
 		{"attemptItem", table.WebhookAttempt, attemptItem{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,7 +38,10 @@ func TestItemTypesConformToTheirKinds(t *testing.T) {
 				t.Fatal(err)
 			}
 			var names []string
-			for f := range reflect.TypeOf(c.item).Fields() {
+			for _, f := range reflect.VisibleFields(reflect.TypeOf(c.item)) {
+				if f.Anonymous {
+					continue // its fields are visible too
+				}
 				name, _, _ := strings.Cut(f.Tag.Get("dynamodbav"), ",")
 				names = append(names, name)
 			}
@@ -161,6 +166,7 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 	ctx := t.Context()
 	sub := subscription(t, 1)
 	e := event(1, t0)
+	call := callEvent(t, "RUN#arn\nCALL#1")
 	q := &queue{}
 	for _, c := range []struct {
 		name string
@@ -178,11 +184,11 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 		{"Subscription", []table.Principal{table.Webhooks, table.WebhookDelivery}, func() error { _, _, err := st.Subscription(ctx, sub.ID); return err }},
 		{"Rotate", []table.Principal{table.Webhooks}, func() error { return st.Rotate(ctx, sub.ID, sealedFor(2), time.Hour, 1) }},
 		{"Disable", []table.Principal{table.Webhooks, table.WebhookDelivery}, func() error { return st.Disable(ctx, sub.ID, "410 Gone") }},
-		{"RecordEvent", []table.Principal{table.ToolFunctions, table.ReviewRequest, table.WebhookDelivery}, func() error {
+		{"RecordEvent", []table.Principal{table.ReviewRequest, table.ReviewDecision, table.WebhookDelivery}, func() error {
 			_, err := st.RecordEvent(ctx, e)
 			return err
 		}},
-		{"RecordEvent of a recorded event", []table.Principal{table.ToolFunctions, table.ReviewRequest, table.WebhookDelivery}, func() error {
+		{"RecordEvent of a recorded event", []table.Principal{table.ReviewRequest, table.ReviewDecision, table.WebhookDelivery}, func() error {
 			_, err := st.RecordEvent(ctx, e)
 			return err
 		}},
@@ -198,7 +204,24 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 			_, err := Relay(ctx, st, q, queueURL, t0.Add(time.Hour), time.Minute)
 			return err
 		}},
-		{"Event", []table.Principal{table.WebhookDelivery}, func() error { _, _, err := st.Event(ctx, e.ID); return err }},
+		{"Event", []table.Principal{table.WebhookDelivery, table.Webhooks}, func() error { _, _, err := st.Event(ctx, e.ID); return err }},
+		{"outbox.Recorder.Emit", []table.Principal{table.ToolFunctions}, func() error {
+			return (&outbox.Recorder{DB: rec, Table: f.store.table, Now: f.clock.Now}).Emit(ctx, call)
+		}},
+		{"Event of a call's event", []table.Principal{table.WebhookDelivery, table.Webhooks}, func() error {
+			_, ok, err := st.Event(ctx, call.ID)
+			if err == nil && !ok {
+				return errors.New("not found")
+			}
+			return err
+		}},
+		{"Relay of a call's event", []table.Principal{table.WebhookDelivery}, func() error {
+			n, err := Relay(ctx, st, q, queueURL, t0.Add(time.Hour), time.Minute)
+			if err == nil && n != 1 {
+				return fmt.Errorf("relayed %d, want the call's event", n)
+			}
+			return err
+		}},
 		{"RecordAttempt", []table.Principal{table.WebhookDelivery}, func() error {
 			return st.RecordAttempt(ctx, e.ID, sub.ID, 1, webhook.Attempt{Status: 200, Outcome: "delivered"})
 		}},
