@@ -47,7 +47,7 @@ var Layers = []Layer{
 			"shared/mailheader", "shared/reviewer", "shared/enduser", "shared/invisible", "shared/schema", "shared/seal",
 			"shared/externalkey", "shared/inputrecord", "shared/catalog", "shared/toolset", "shared/lane",
 			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential", "shared/addrrule",
-			"shared/webhook"},
+			"shared/webhook", "shared/park"},
 		Uses:    []string{"base", "contract"},
 		Forbids: runTime,
 	},

@@ -98,6 +98,13 @@ type Envelope struct {
 	// before it, and on the direct lane, which refuses it: a direct call
 	// has no start record (docs/identity.md, "End users").
 	Start *Start `json:"start,omitempty"`
+	// ParkID names the park a resumed call continues after a person
+	// approved it (shared/park; docs/parking.md): "park_id" holds a park
+	// id (pk_ and 26 base32 characters) or null. A state machine whose
+	// steps can park passes the member on every call of such a step, null
+	// until a park was decided; envelopes of definitions published before
+	// parking, and the direct lane, have none.
+	ParkID *string `json:"park_id,omitempty"`
 }
 
 // Start is an envelope's start member: the run's verified starter and its
@@ -412,6 +419,7 @@ const (
 	MemberRunStartedAt       = "run_started_at"
 	MemberTrace              = "trace"
 	MemberStart              = "start"
+	MemberParkID             = "park_id"
 )
 
 // runStartPattern is RFC 3339's date-time (section 5.6) with an upper-case

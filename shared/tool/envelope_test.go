@@ -223,7 +223,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 // The member-name constants are exactly the Envelope's JSON names, in order.
 func TestEnvelopeMemberNames(t *testing.T) {
 	want := []string{tool.MemberTool, tool.MemberToolsetID, tool.MemberRunID, tool.MemberSeq, tool.MemberStep, tool.MemberIdempotencyKey,
-		tool.MemberAttempt, tool.MemberTolerateDuplicates, tool.MemberInput, tool.MemberApproval, tool.MemberCallerProof, tool.MemberTimeoutSeconds, tool.MemberOutputLimitBytes, tool.MemberFunction, tool.MemberKeep, tool.MemberParentRunID, tool.MemberRunStartedAt, tool.MemberTrace, tool.MemberStart}
+		tool.MemberAttempt, tool.MemberTolerateDuplicates, tool.MemberInput, tool.MemberApproval, tool.MemberCallerProof, tool.MemberTimeoutSeconds, tool.MemberOutputLimitBytes, tool.MemberFunction, tool.MemberKeep, tool.MemberParentRunID, tool.MemberRunStartedAt, tool.MemberTrace, tool.MemberStart, tool.MemberParkID}
 	if got := tool.FieldNames(tool.Envelope{}); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Envelope's JSON names %v, the constants %v", got, want)
 	}
