@@ -10,9 +10,11 @@
 //	// stack.StackOptions{WebhookAllow: []string{r.Host()}}: the
 //	// receiver listens before the stack starts.
 //	r.Answer("/flaky", func(attempt int) int { return 500 }) // before the deliveries
+//	// out: the standard output of
 //	// toolgate webhooks subscribe --url r.URL("/flaky") ... --json
+//	sub, err := hookreceiver.ReadSubscription(out)
 //	got, err := r.Wait(ctx, "/flaky", func(got []hookreceiver.Request) bool { return len(got) >= 3 })
-//	err = hookreceiver.Verify(got[0], key)
+//	err = hookreceiver.Verify(got[0], sub.Key)
 //
 // # Records
 //
@@ -45,5 +47,8 @@
 // Verify checks a Request as docs/webhooks.md ("Verifying a delivery")
 // tells a receiver to: shared/webhook's Verify (the Standard Webhooks Go
 // library, its timestamp tolerance webhook.Tolerance) against the moment
-// the request arrived.
+// the request arrived. ReadSubscription reads the key to verify with from
+// what `toolgate webhooks subscribe --json` printed (docs/webhooks.md,
+// "The secret"), and keeps the key only, never the "whsec_" text, so that
+// nothing prints it by mistake.
 package hookreceiver

@@ -3,6 +3,7 @@ package hookreceiver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
 func start(t *testing.T) *Receiver {
@@ -288,5 +290,35 @@ func TestReceiverCloseKeepsTheRecords(t *testing.T) {
 	}
 	if err := r.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
+	}
+}
+
+// ReadSubscription reads what toolgate webhooks subscribe --json prints:
+// the subscription and the key of its secret; output that is not one
+// object, holds no id or no valid secret is refused without quoting the
+// secret.
+func TestReadSubscriptionKeepsTheKeyOfTheSecret(t *testing.T) {
+	whsec, key, err := webhook.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.MarshalIndent(webhookapi.SubscribeResult{Subscription: webhookapi.Subscription{ID: "sub_a", URL: "http://127.0.0.1:4000/a",
+		Events: []string{"run.*"}, Status: "active"}, Secret: whsec}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSubscription(out)
+	if err != nil || s.ID != "sub_a" || s.URL != "http://127.0.0.1:4000/a" || !bytes.Equal(s.Key, key) {
+		t.Fatalf("ReadSubscription: %+v, %v", s.Subscription, err)
+	}
+	for name, bad := range map[string]string{
+		"the text form": "sub_a active http://127.0.0.1:4000/a events run.*\nsecret (shown once; store it where the receiver reads it): " + whsec + "\n",
+		"no id":         `{"subscription": {}, "secret": "` + whsec + `"}`,
+		"no secret":     `{"subscription": {"id": "sub_a"}}`,
+		"a short key":   `{"subscription": {"id": "sub_a"}, "secret": "whsec_AAAA"}`,
+	} {
+		if _, err := ReadSubscription([]byte(bad)); err == nil || strings.Contains(err.Error(), whsec[len(webhook.SecretPrefix):len(webhook.SecretPrefix)+8]) {
+			t.Errorf("%s: ReadSubscription: %v; want an error without the secret", name, err)
+		}
 	}
 }
