@@ -27,43 +27,39 @@ func start(t *testing.T) *Receiver {
 	return r
 }
 
-// post sends body to path with the header fields kv (name, value, …) and
-// returns the status answered.
-func post(t *testing.T, r *Receiver, path string, body []byte, kv ...string) int {
+// post sends body to path with headers as webhook-delivery sends a
+// delivery, through webhook.Sender (the local stack's endpoint rules:
+// the receiver's host and port allowed, 127.0.0.1 exempted), and returns
+// the status answered.
+func post(t *testing.T, r *Receiver, path string, body []byte, headers http.Header) int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, r.URL(path), bytes.NewReader(body))
+	rules, err := webhook.ParseEndpointRules([]string{r.Host()}, []string{"127.0.0.1/32"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		req.Header.Set(kv[i], kv[i+1])
+	a := (&webhook.Sender{Rules: rules}).Send(t.Context(), r.URL(path), headers, body)
+	if a.Status == 0 {
+		t.Fatalf("no answer from the receiver: %s", a.ErrorClass)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return a.Status
 }
 
-// delivery is one event signed with key at ts, as webhook-delivery sends
-// it: its id, its body and the header fields of the attempt.
-func delivery(t *testing.T, key []byte, ts time.Time) (string, []byte, []string) {
+// delivery is one delivery signed with key at ts: its webhook-id, its
+// body (an event's shape; the receiver reads none of it) and its header
+// fields, the Standard Webhooks three and traceparent.
+func delivery(t *testing.T, key []byte, ts time.Time) (string, []byte, http.Header) {
 	t.Helper()
-	ev, err := webhook.NewEvent(webhook.CallUnknown, "CALL#run-1#notify#1", "", webhook.CallData{Run: "run-1", Key: "CALL#run-1#notify#1", Tool: "http", Cause: "OUTCOME_UNKNOWN"}, ts)
+	id, body := "evt_0123456789abcdef", []byte(`{"type":"call.unknown","timestamp":"2026-12-02T23:00:00Z","data":{"run":"run-1"}}`)
+	sig, err := webhook.Sign([][]byte{key}, id, ts, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := webhook.Body(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := webhook.Sign([][]byte{key}, ev.ID, ts, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev.ID, body, []string{webhook.HeaderID, ev.ID, webhook.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10), webhook.HeaderSignature, sig,
-		HeaderTraceparent, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+	h := http.Header{}
+	h.Set(webhook.HeaderID, id)
+	h.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	h.Set(webhook.HeaderSignature, sig)
+	h.Set(HeaderTraceparent, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	return id, body, h
 }
 
 func newKey(t *testing.T) []byte {
@@ -96,17 +92,18 @@ func TestReceiverRecordsEachRequestUnderItsPath(t *testing.T) {
 	key := newKey(t)
 	id, body, headers := delivery(t, key, time.Now())
 	before := time.Now()
-	post(t, r, "/a", body, append(headers, "X-Other", "other")...)
-	post(t, r, "/b", []byte("second"))
-	post(t, r, "/a", []byte("third"))
+	headers.Set("X-Other", "other")
+	post(t, r, "/a", body, headers)
+	post(t, r, "/b", []byte("second"), nil)
+	post(t, r, "/a", []byte("third"), nil)
 
 	a := r.Requests("/a")
 	if len(a) != 2 {
 		t.Fatalf("%d requests to /a, want 2", len(a))
 	}
 	first := a[0]
-	if first.Path != "/a" || first.Attempt != 1 || first.ID != id || first.Timestamp != headers[3] || first.Signature != headers[5] ||
-		first.Traceparent != headers[7] || !bytes.Equal(first.Body, body) || first.Truncated || first.Status != http.StatusOK {
+	if first.Path != "/a" || first.Attempt != 1 || first.ID != id || first.Timestamp != headers.Get(webhook.HeaderTimestamp) ||
+		first.Signature != headers.Get(webhook.HeaderSignature) || first.Traceparent != headers.Get(HeaderTraceparent) || !bytes.Equal(first.Body, body) || first.Truncated || first.Status != http.StatusOK {
 		t.Errorf("first request to /a: %+v", first)
 	}
 	if first.Header.Get("X-Other") != "other" || first.At.Before(before) || first.At.After(time.Now()) {
@@ -129,7 +126,7 @@ func TestReceiverRecordsEachRequestUnderItsPath(t *testing.T) {
 // paths keep answering 200.
 func TestReceiverAnswersEachPathByAttempt(t *testing.T) {
 	r := start(t)
-	if got := post(t, r, "/flaky", nil); got != http.StatusOK {
+	if got := post(t, r, "/flaky", nil, nil); got != http.StatusOK {
 		t.Fatalf("the default answer is %d, want 200", got)
 	}
 	r.Answer("/flaky", func(attempt int) int {
@@ -140,11 +137,11 @@ func TestReceiverAnswersEachPathByAttempt(t *testing.T) {
 	})
 	var got []int
 	for range 3 {
-		got = append(got, post(t, r, "/flaky", nil))
+		got = append(got, post(t, r, "/flaky", nil, nil))
 	}
-	got = append(got, post(t, r, "/steady", nil))
+	got = append(got, post(t, r, "/steady", nil, nil))
 	r.Answer("/flaky", nil)
-	got = append(got, post(t, r, "/flaky", nil))
+	got = append(got, post(t, r, "/flaky", nil, nil))
 	want := []int{500, 500, 204, 200, 200}
 	if !slices.Equal(got, want) {
 		t.Errorf("answered %v, want %v", got, want)
@@ -172,7 +169,7 @@ func TestReceiverWaitReturnsOnceTheConditionHolds(t *testing.T) {
 		done <- result{got, err}
 	}()
 	for _, p := range []string{"/a", "/b", "/a"} {
-		post(t, r, p, []byte(p))
+		post(t, r, p, []byte(p), nil)
 	}
 	res := <-done
 	if res.err != nil || len(res.got) != 2 || res.got[0].Path != "/a" || res.got[1].Path != "/a" {
@@ -184,7 +181,7 @@ func TestReceiverWaitReturnsOnceTheConditionHolds(t *testing.T) {
 // are seen without another arrival.
 func TestReceiverWaitSeesRequestsThatArrivedBefore(t *testing.T) {
 	r := start(t)
-	post(t, r, "/a", nil)
+	post(t, r, "/a", nil, nil)
 	got, err := r.Wait(t.Context(), "/a", func(got []Request) bool { return len(got) == 1 })
 	if err != nil || len(got) != 1 {
 		t.Fatalf("Wait: %d requests, %v", len(got), err)
@@ -195,7 +192,7 @@ func TestReceiverWaitSeesRequestsThatArrivedBefore(t *testing.T) {
 // error wrapping the context's, saying how many arrived.
 func TestReceiverWaitEndsWithItsContext(t *testing.T) {
 	r := start(t)
-	post(t, r, "/a", nil)
+	post(t, r, "/a", nil, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	calls := 0
 	got, err := r.Wait(ctx, "/a", func(got []Request) bool {
@@ -215,10 +212,10 @@ func TestReceiverWaitEndsWithItsContext(t *testing.T) {
 func TestReceiverCutsABodyLongerThanMaxBody(t *testing.T) {
 	r := start(t)
 	r.Answer("/big", func(int) int { return http.StatusOK })
-	if got := post(t, r, "/big", bytes.Repeat([]byte("a"), MaxBody)); got != http.StatusOK {
+	if got := post(t, r, "/big", bytes.Repeat([]byte("a"), MaxBody), nil); got != http.StatusOK {
 		t.Errorf("a body of MaxBody bytes was answered %d", got)
 	}
-	if got := post(t, r, "/big", bytes.Repeat([]byte("a"), MaxBody+1)); got != http.StatusRequestEntityTooLarge {
+	if got := post(t, r, "/big", bytes.Repeat([]byte("a"), MaxBody+1), nil); got != http.StatusRequestEntityTooLarge {
 		t.Errorf("a body of MaxBody+1 bytes was answered %d, want 413", got)
 	}
 	got := r.Requests("/big")
@@ -237,7 +234,7 @@ func TestVerifyChecksTheSignatureAgainstTheArrival(t *testing.T) {
 	key, other := newKey(t), newKey(t)
 	ts := time.Now().Truncate(time.Second)
 	_, body, headers := delivery(t, key, ts)
-	post(t, r, "/v", body, headers...)
+	post(t, r, "/v", body, headers)
 	got := r.Requests("/v")
 	if len(got) != 1 {
 		t.Fatalf("%d requests", len(got))
@@ -278,7 +275,7 @@ func TestReceiverCloseKeepsTheRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	post(t, r, "/a", nil)
+	post(t, r, "/a", nil, nil)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
