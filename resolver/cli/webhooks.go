@@ -140,8 +140,9 @@ func printSecret(w io.Writer, secret string) {
 func (a *app) newWebhooksSubscribeCmd() *cobra.Command {
 	var fn webhooksFunction
 	var endpoint, list, solution string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "subscribe --url URL --events LIST [--solution NAME] (--function-url URL | --function-endpoint URL --as NAME)",
+		Use:   "subscribe --url URL --events LIST [--solution NAME] [--json] (--function-url URL | --function-endpoint URL --as NAME)",
 		Short: "subscribe an endpoint to events; prints its signing secret once",
 		Long: `Subscribes endpoint URL (https, on a host of the platform's webhook
 allow-list, never one of this deployment's Function URLs) to the events
@@ -149,7 +150,13 @@ LIST names: comma-separated types or "<prefix>.*" (run.*, review.requested,
 tool.schema_changed, ...). --solution limits it to one published
 Solution's events. The subscription's "whsec_" secret is printed once, on
 standard output, and stored only encrypted: give it to the receiver, which
-verifies every delivery with it (docs/webhooks.md, "Verifying").`,
+verifies every delivery with it (docs/webhooks.md, "Verifying").
+
+It prints the subscription on one line and the secret on the next; with
+--json, one JSON object instead, the function's answer:
+{"subscription": {"id", "url", "events", "solution", "status", ...},
+"secret": "whsec_..."}, for a program to read the secret from
+(docs/webhooks.md, "The secret").`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := noArguments(cmd, args); code != ExitOK {
 				return exit(code)
@@ -179,6 +186,11 @@ verifies every delivery with it (docs/webhooks.md, "Verifying").`,
 				return exit(code)
 			}
 			out := cmd.OutOrStdout()
+			if asJSON {
+				b, _ := json.MarshalIndent(res, "", "  ") // strings, a list and numbers: it cannot fail
+				fmt.Fprintf(out, "%s\n", b)
+				return nil
+			}
 			writeSubscription(out, res.Subscription)
 			printSecret(out, res.Secret)
 			return nil
@@ -188,6 +200,7 @@ verifies every delivery with it (docs/webhooks.md, "Verifying").`,
 	fs.StringVar(&endpoint, "url", "", "the endpoint `URL` events are POSTed to")
 	fs.StringVar(&list, "events", "", "the event types or patterns, comma-separated `LIST`")
 	fs.StringVar(&solution, "solution", "", "only the events of published Solution `NAME`")
+	fs.BoolVar(&asJSON, "json", false, "print the subscription and its secret as one JSON object")
 	fn.addFlags(a, fs)
 	return cmd
 }

@@ -49,6 +49,7 @@ func newWebhooksFake(t *testing.T) *webhooksFake {
 		var res any
 		switch {
 		case r.URL.Path == "/subscriptions" && r.Method == http.MethodPost:
+			sub.URL, sub.Events, sub.Solution = b.URL, b.Events, b.Solution
 			res = webhookapi.SubscribeResult{Subscription: sub, Secret: webhookSecret}
 		case r.URL.Path == "/subscriptions":
 			res = webhookapi.ListResult{Subscriptions: []webhookapi.Subscription{sub}}
@@ -100,6 +101,52 @@ func TestWebhooksSecretIsPrintedOnceToStandardOutput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// subscribe --json prints one JSON object, the function's answer: the
+// subscription (its id, URL, events and Solution) and the secret, once,
+// on standard output; nothing else is printed.
+func TestWebhooksSubscribeJSONPrintsTheSubscriptionAndSecretAsOneObject(t *testing.T) {
+	t.Parallel()
+	f := newWebhooksFake(t)
+	code, stdout, stderr := runWithStdin(nil, "webhooks", "subscribe", "--url", "https://hooks.example.org/in", "--events", "run.succeeded,review.requested",
+		"--solution", "digest", "--json", "--function-url", f.srv.URL)
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	var res webhookapi.SubscribeResult
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("stdout %q is not one SubscribeResult: %v", stdout, err)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON value: %q", stdout)
+	}
+	s := res.Subscription
+	if s.ID != "sub_a" || s.URL != "https://hooks.example.org/in" || strings.Join(s.Events, ",") != "run.succeeded,review.requested" ||
+		s.Solution != "digest" || s.Status != "active" || res.Secret != webhookSecret {
+		t.Errorf("printed %+v", res)
+	}
+	if n := strings.Count(stdout, webhookSecret); n != 1 {
+		t.Errorf("the secret is %d times on stdout", n)
+	}
+}
+
+// Without --json, subscribe prints the subscription on one line and the
+// secret on the next, as it always has.
+func TestWebhooksSubscribePrintsTextByDefault(t *testing.T) {
+	t.Parallel()
+	f := newWebhooksFake(t)
+	code, stdout, stderr := runWithStdin(nil, "webhooks", "subscribe", "--url", "https://hooks.example.org/in", "--events", "run.*", "--function-url", f.srv.URL)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "sub_a active https://hooks.example.org/in events run.*, created 2026-12-02T10:00:00Z by arn:aws:iam::000000000000:user/admin, 1 secret(s)\n" +
+		"secret (shown once; store it where the receiver reads it): " + webhookSecret + "\n"
+	if stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)
 	}
 }
 

@@ -7,7 +7,8 @@
 // records the publisher); subscribes a webhook receiver of its own on
 // 127.0.0.1 (on the stack's webhook allow-list) to run.succeeded and
 // review.requested through toolgate webhooks subscribe as the stack's
-// webhook admin, keeping the secret in memory (hookReceiver);
+// webhook admin, keeping only its secret's key in memory (subscribeHooks,
+// on the receiver of infra/local/hookreceiver);
 // starts a run as demo-author with a start proof; shows the pending review;
 // shows the author refused as its reviewer (four eyes), and the reviewer's
 // name signed with another account's keys refused too; approves it as
@@ -57,6 +58,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/hookreceiver"
 	"github.com/toolgate/toolgate/infra/local/insider"
 	"github.com/toolgate/toolgate/infra/local/otlpreceiver"
 	"github.com/toolgate/toolgate/infra/local/stack"
@@ -133,7 +135,7 @@ func run(ctx context.Context) error {
 	step("starting the local stack (127.0.0.1 only)")
 	// The webhook receiver listens first: the stack's webhook allow-list
 	// names its port.
-	hooks, err := startHookReceiver()
+	hooks, err := hookreceiver.Start()
 	if err != nil {
 		return err
 	}
@@ -164,8 +166,8 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	step("subscribing a local webhook receiver (%s, on the stack's webhook allow-list) to %s, as %s, the stack's webhook admin", hooks.URL(), hookEvents, stack.WebhookAdmin)
-	sub, hookKey, err := subscribeHooks(st, hooks)
+	step("subscribing a local webhook receiver (%s, on the stack's webhook allow-list) to %s, as %s, the stack's webhook admin", hooks.URL(hookPath), hookEvents, stack.WebhookAdmin)
+	sub, err := subscribeHooks(st, hooks)
 	if err != nil {
 		return err
 	}
@@ -230,7 +232,7 @@ func run(ctx context.Context) error {
 	if outcome.Status != "SUCCEEDED" || n != 1 {
 		return fmt.Errorf("the run ended %s with %d e-mails sent; want SUCCEEDED and exactly one", outcome.Status, n)
 	}
-	if err := showHooks(ctx, st, hooks, sub, hookKey, arn, id); err != nil {
+	if err := showHooks(ctx, st, hooks, sub, arn, id); err != nil {
 		return err
 	}
 

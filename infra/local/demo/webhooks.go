@@ -6,14 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/infra/local/hookreceiver"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -32,93 +29,6 @@ const hookEvents = "run.succeeded,review.requested"
 // local stack").
 const hookWait = 30 * time.Second
 
-// maxHookBody bounds what the receiver reads of one delivery: 1 MiB, far
-// above any event (every payload string is at most webhook.MaxString).
-const maxHookBody = 1 << 20
-
-// delivery is one POST the receiver got: its three Standard Webhooks
-// headers, its raw body, and when it arrived (the clock its signature's
-// timestamp is checked against).
-type delivery struct {
-	id, timestamp, signature string
-	body                     []byte
-	at                       time.Time
-}
-
-// hookReceiver is the demo's webhook receiver on 127.0.0.1 (a port the
-// system chooses): it answers 204 to every POST to hookPath and keeps what
-// it got, in memory only.
-type hookReceiver struct {
-	srv     *http.Server
-	addr    string
-	mu      sync.Mutex
-	got     []delivery
-	arrived chan struct{} // closed and replaced on each arrival
-}
-
-// startHookReceiver listens on 127.0.0.1:0 and serves until Close.
-func startHookReceiver() (*hookReceiver, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("webhook receiver: %w", err)
-	}
-	h := &hookReceiver{addr: ln.Addr().String(), arrived: make(chan struct{})}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+hookPath, func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxHookBody))
-		if err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		d := delivery{id: r.Header.Get(webhook.HeaderID), timestamp: r.Header.Get(webhook.HeaderTimestamp),
-			signature: r.Header.Get(webhook.HeaderSignature), body: body, at: time.Now()}
-		h.mu.Lock()
-		h.got = append(h.got, d)
-		close(h.arrived)
-		h.arrived = make(chan struct{})
-		h.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go h.srv.Serve(ln)
-	return h, nil
-}
-
-// Host is the receiver's host and port, its webhook allow-list entry
-// (stack.StackOptions.WebhookAllow).
-func (h *hookReceiver) Host() string { return h.addr }
-
-// URL is the endpoint the demo subscribes: plain http, which the local
-// stack allows to 127.0.0.1 only.
-func (h *hookReceiver) URL() string { return "http://" + h.addr + hookPath }
-
-// Close stops the receiver.
-func (h *hookReceiver) Close() error { return h.srv.Close() }
-
-// wait returns the deliveries once done accepts them, or an error when
-// ctx ends or timeout passes first. It waits on each arrival, never on a
-// clock tick.
-func (h *hookReceiver) wait(ctx context.Context, timeout time.Duration, done func([]delivery) bool) ([]delivery, error) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		h.mu.Lock()
-		got := append([]delivery(nil), h.got...)
-		arrived := h.arrived
-		h.mu.Unlock()
-		if done(got) {
-			return got, nil
-		}
-		select {
-		case <-arrived:
-		case <-deadline.C:
-			return got, fmt.Errorf("not within %v", timeout)
-		case <-ctx.Done():
-			return got, ctx.Err()
-		}
-	}
-}
-
 // errEventMissing is hookLines' error while an awaited event has not
 // arrived.
 var errEventMissing = errors.New("not received")
@@ -126,14 +36,14 @@ var errEventMissing = errors.New("not received")
 // hookLines checks the deliveries of the first run's events: the
 // review.requested of review reviewID and the run.succeeded of execution
 // runARN. Each delivery of them must verify with key against the moment
-// it arrived (webhook.Verify, webhook.Tolerance; docs/webhooks.md,
-// "Verifying a delivery"). It returns one line per event (type,
+// it arrived (hookreceiver.Verify; docs/webhooks.md, "Verifying a
+// delivery"). It returns one line per event (type,
 // webhook-id, the review id or the execution's name, "signature
 // verified"), deliveries of one webhook-id counted once as a receiver
 // dedupes them. Deliveries of other events are ignored. The error names
 // the event that failed or is missing (wrapping errEventMissing), never
 // the key or a body.
-func hookLines(key []byte, got []delivery, runARN, reviewID string) ([]string, error) {
+func hookLines(key []byte, got []hookreceiver.Request, runARN, reviewID string) ([]string, error) {
 	want := []webhook.Type{webhook.ReviewRequested, webhook.RunSucceeded}
 	lines := map[webhook.Type][]string{}
 	seen := map[string]bool{}
@@ -146,7 +56,7 @@ func hookLines(key []byte, got []delivery, runARN, reviewID string) ([]string, e
 				Name         string `json:"name"`
 			} `json:"data"`
 		}
-		if json.Unmarshal(d.body, &body) != nil {
+		if json.Unmarshal(d.Body, &body) != nil {
 			continue
 		}
 		var of string
@@ -158,14 +68,14 @@ func hookLines(key []byte, got []delivery, runARN, reviewID string) ([]string, e
 		default:
 			continue
 		}
-		if err := webhook.Verify(key, d.id, d.timestamp, d.signature, d.body, d.at, webhook.Tolerance); err != nil {
-			return nil, fmt.Errorf("%s for %s, webhook-id %s: the signature does not verify with the subscription's secret: %w", body.Type, of, d.id, err)
+		if err := hookreceiver.Verify(d, key); err != nil {
+			return nil, fmt.Errorf("%s for %s, webhook-id %s: the signature does not verify with the subscription's secret: %w", body.Type, of, d.ID, err)
 		}
-		if seen[d.id] {
+		if seen[d.ID] {
 			continue
 		}
-		seen[d.id] = true
-		lines[body.Type] = append(lines[body.Type], fmt.Sprintf("%-16s  webhook-id %s  %s  signature verified", body.Type, d.id, of))
+		seen[d.ID] = true
+		lines[body.Type] = append(lines[body.Type], fmt.Sprintf("%-16s  webhook-id %s  %s  signature verified", body.Type, d.ID, of))
 	}
 	var out []string
 	for _, t := range want {
@@ -179,12 +89,12 @@ func hookLines(key []byte, got []delivery, runARN, reviewID string) ([]string, e
 
 // received says how many deliveries of each type the receiver got, by
 // their types only: "3 deliveries (review.requested 1, run.succeeded 2)".
-func received(got []delivery) string {
+func received(got []hookreceiver.Request) string {
 	count := map[string]int{}
 	var types []string
 	for _, d := range got {
 		var body struct{ Type string }
-		if json.Unmarshal(d.body, &body) != nil || !webhook.Known(webhook.Type(body.Type)) {
+		if json.Unmarshal(d.Body, &body) != nil || !webhook.Known(webhook.Type(body.Type)) {
 			body.Type = "not an event"
 		}
 		if count[body.Type]++; count[body.Type] == 1 {
@@ -199,64 +109,49 @@ func received(got []delivery) string {
 	return fmt.Sprintf("%d deliveries (%s)", len(got), strings.Join(parts, ", "))
 }
 
-// keepSecret splits the output of toolgate webhooks subscribe into what
-// may be shown, with the secret's line replaced by one saying where it
-// is kept, and the "whsec_" secret itself, which the demo never prints.
-func keepSecret(out string) (shown, secret string, err error) {
-	var b strings.Builder
-	for line := range strings.Lines(out) {
-		if i := strings.Index(line, webhook.SecretPrefix); i >= 0 {
-			if secret != "" {
-				return "", "", errors.New("toolgate webhooks subscribe printed more than one secret")
-			}
-			secret = strings.TrimSpace(line[i:])
-			b.WriteString(strings.TrimRight(line[:i], " ") + " " + webhook.SecretPrefix + "… (kept in the demo's memory, never printed)\n")
-			continue
-		}
-		b.WriteString(line)
-	}
-	if secret == "" {
-		return "", "", errors.New("toolgate webhooks subscribe printed no whsec_ secret")
-	}
-	return b.String(), secret, nil
-}
-
-// subscribeHooks subscribes the receiver to hookEvents through the CLI as
-// the stack's webhook admin, and returns the subscription's id and the
-// key of its secret. The secret's line is printed redacted (keepSecret).
-func subscribeHooks(st *stack.Stack, h *hookReceiver) (string, []byte, error) {
-	args := []string{"webhooks", "subscribe", "--url", h.URL(), "--events", hookEvents,
+// subscribeHooks subscribes the receiver's hookPath to hookEvents through
+// the CLI as the stack's webhook admin (toolgate webhooks subscribe
+// --json), and returns the subscription with the key of its secret
+// (hookreceiver.ReadSubscription). It prints the subscription, never the
+// secret, which only the key in the demo's memory holds.
+func subscribeHooks(st *stack.Stack, h *hookreceiver.Receiver) (hookreceiver.Subscription, error) {
+	args := []string{"webhooks", "subscribe", "--url", h.URL(hookPath), "--events", hookEvents, "--json",
 		"--function-endpoint", st.Endpoints["webhooks"], "--as", stack.WebhookAdmin}
 	showCommand(args)
 	var out, errb bytes.Buffer
 	code := cli.Run(args, &out, &errb)
 	fmt.Print(errb.String())
 	if code != cli.ExitOK {
-		return "", nil, fmt.Errorf("toolgate webhooks subscribe: exit %d", code)
+		return hookreceiver.Subscription{}, fmt.Errorf("toolgate webhooks subscribe: exit %d", code)
 	}
-	shown, secret, err := keepSecret(out.String())
+	sub, err := hookreceiver.ReadSubscription(out.Bytes())
 	if err != nil {
-		return "", nil, err
+		return hookreceiver.Subscription{}, err
 	}
-	fmt.Print(shown)
-	key, err := webhook.ParseSecret(secret)
-	if err != nil {
-		return "", nil, err
-	}
-	sub, _, _ := strings.Cut(out.String(), " ")
-	return sub, key, nil
+	fmt.Print(shownSubscription(sub))
+	return sub, nil
+}
+
+// shownSubscription is what the demo prints of a subscription: its id,
+// status, URL, events, creation and creator, and in place of the secret a
+// line saying where its key is kept. The secret is not in sub to print.
+func shownSubscription(sub hookreceiver.Subscription) string {
+	return fmt.Sprintf("  (the JSON answer, shown without its secret)\n  %s %s %s events %s, created %s by %s\n  secret %s… (kept in the demo's memory, never printed)\n",
+		sub.ID, sub.Status, sub.URL, strings.Join(sub.Events, ","), sub.CreatedAt, sub.CreatedBy, webhook.SecretPrefix)
 }
 
 // showHooks waits for the first run's review.requested and run.succeeded
-// at the receiver (hookWait at most), prints one verified line for each
-// (hookLines), and disables the subscription, which the rest of the demo
-// does not need.
-func showHooks(ctx context.Context, st *stack.Stack, h *hookReceiver, sub string, key []byte, runARN, reviewID string) error {
+// at the receiver's hookPath (hookWait at most), prints one verified line
+// for each (hookLines), and disables the subscription, which the rest of
+// the demo does not need.
+func showHooks(ctx context.Context, st *stack.Stack, h *hookreceiver.Receiver, sub hookreceiver.Subscription, runARN, reviewID string) error {
 	step("the webhooks the receiver got for that run, each signature verified with the subscription's secret (Standard Webhooks)")
 	var lines []string
 	var checked error
-	_, err := h.wait(ctx, hookWait, func(got []delivery) bool {
-		lines, checked = hookLines(key, got, runARN, reviewID)
+	wctx, cancel := context.WithTimeout(ctx, hookWait)
+	defer cancel()
+	_, err := h.Wait(wctx, hookPath, func(got []hookreceiver.Request) bool {
+		lines, checked = hookLines(sub.Key, got, runARN, reviewID)
 		return !errors.Is(checked, errEventMissing)
 	})
 	switch {
@@ -268,6 +163,6 @@ func showHooks(ctx context.Context, st *stack.Stack, h *hookReceiver, sub string
 	for _, l := range lines {
 		fmt.Println("  " + l)
 	}
-	_, err = toolgate("webhooks", "disable", "--subscription", sub, "--function-endpoint", st.Endpoints["webhooks"], "--as", stack.WebhookAdmin)
+	_, err = toolgate("webhooks", "disable", "--subscription", sub.ID, "--function-endpoint", st.Endpoints["webhooks"], "--as", stack.WebhookAdmin)
 	return err
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -9,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/infra/local/hookreceiver"
 	"github.com/toolgate/toolgate/shared/webhook"
+	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
 const (
@@ -18,8 +22,9 @@ const (
 )
 
 // signed is one delivery of an event of type typ about data, signed with
-// key at ts, as webhook-delivery sends it.
-func signed(t *testing.T, key []byte, typ webhook.Type, source string, data any, ts time.Time) delivery {
+// key at ts, as webhook-delivery sends it and the receiver records it, 2 s
+// later.
+func signed(t *testing.T, key []byte, typ webhook.Type, source string, data any, ts time.Time) hookreceiver.Request {
 	t.Helper()
 	e, err := webhook.NewEvent(typ, source, "demo-digest", data, ts)
 	if err != nil {
@@ -33,15 +38,15 @@ func signed(t *testing.T, key []byte, typ webhook.Type, source string, data any,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return delivery{id: e.ID, timestamp: strconv.FormatInt(ts.Unix(), 10), signature: sig, body: body, at: ts.Add(2 * time.Second)}
+	return hookreceiver.Request{Path: hookPath, ID: e.ID, Timestamp: strconv.FormatInt(ts.Unix(), 10), Signature: sig, Body: body, At: ts.Add(2 * time.Second)}
 }
 
-func requested(t *testing.T, key []byte, review string, ts time.Time) delivery {
+func requested(t *testing.T, key []byte, review string, ts time.Time) hookreceiver.Request {
 	return signed(t, key, webhook.ReviewRequested, review, webhook.ReviewRequestedData{ReviewID: review, Solution: "demo-digest", Version: 1,
 		Run: "demo-1", Step: "approve", Tool: "send-email", ExpiresAt: "2026-12-03T00:00:00Z", DecideCommand: "toolgate review approve " + review}, ts)
 }
 
-func succeeded(t *testing.T, key []byte, run string, ts time.Time) delivery {
+func succeeded(t *testing.T, key []byte, run string, ts time.Time) hookreceiver.Request {
 	name := run[strings.LastIndex(run, ":")+1:]
 	return signed(t, key, webhook.RunSucceeded, run+"\nSUCCEEDED", webhook.RunData{ExecutionARN: run, Name: name, Status: "SUCCEEDED",
 		StateMachineARN: "arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-local_demo-digest",
@@ -68,16 +73,16 @@ func TestHookLinesPrintsEachAwaitedEventOnceWithItsSignatureVerified(t *testing.
 	rq, ok := requested(t, key, testReview, ts), succeeded(t, key, testRun, ts)
 	other := succeeded(t, key, testRun+"-other", ts)
 
-	h, err := startHookReceiver()
+	h, err := hookreceiver.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	for _, d := range []delivery{rq, other, ok, ok} {
-		req, _ := http.NewRequest(http.MethodPost, h.URL(), bytes.NewReader(d.body))
-		req.Header.Set(webhook.HeaderID, d.id)
-		req.Header.Set(webhook.HeaderTimestamp, d.timestamp)
-		req.Header.Set(webhook.HeaderSignature, d.signature)
+	for _, d := range []hookreceiver.Request{rq, other, ok, ok} {
+		req, _ := http.NewRequest(http.MethodPost, h.URL(hookPath), bytes.NewReader(d.Body))
+		req.Header.Set(webhook.HeaderID, d.ID)
+		req.Header.Set(webhook.HeaderTimestamp, d.Timestamp)
+		req.Header.Set(webhook.HeaderSignature, d.Signature)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +93,9 @@ func TestHookLinesPrintsEachAwaitedEventOnceWithItsSignatureVerified(t *testing.
 		}
 	}
 	var lines []string
-	got, err := h.wait(t.Context(), time.Minute, func(got []delivery) bool {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	got, err := h.Wait(ctx, hookPath, func(got []hookreceiver.Request) bool {
 		lines, err = hookLines(key, got, testRun, testReview)
 		return err == nil
 	})
@@ -96,8 +103,8 @@ func TestHookLinesPrintsEachAwaitedEventOnceWithItsSignatureVerified(t *testing.
 		t.Fatalf("the receiver kept %d deliveries (%v); want the 4 POSTed", len(got), err)
 	}
 	want := []string{
-		"review.requested  webhook-id " + rq.id + "  review " + testReview + "  signature verified",
-		"run.succeeded     webhook-id " + ok.id + "  execution demo-1  signature verified",
+		"review.requested  webhook-id " + rq.ID + "  review " + testReview + "  signature verified",
+		"run.succeeded     webhook-id " + ok.ID + "  execution demo-1  signature verified",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
@@ -120,23 +127,23 @@ func TestHookLinesRefusesWhatDoesNotVerifyAndNamesWhatIsMissing(t *testing.T) {
 	ts := time.Now().Truncate(time.Second)
 	rq, ok := requested(t, key, testReview, ts), succeeded(t, key, testRun, ts)
 	changed := ok
-	changed.body = bytes.Replace(ok.body, []byte(`05Z`), []byte(`06Z`), 1)
+	changed.Body = bytes.Replace(ok.Body, []byte(`05Z`), []byte(`06Z`), 1)
 	late := rq
-	late.at = ts.Add(webhook.Tolerance + time.Second)
+	late.At = ts.Add(webhook.Tolerance + time.Second)
 
 	for _, c := range []struct {
 		name     string
-		got      []delivery
+		got      []hookreceiver.Request
 		want     error
 		contains string
 	}{
-		{name: "a body changed by one byte", got: []delivery{rq, changed}, want: webhook.ErrNoMatchingSig, contains: "run.succeeded for execution demo-1"},
-		{name: "signed with another secret", got: []delivery{requested(t, otherKey, testReview, ts), ok}, want: webhook.ErrNoMatchingSig, contains: "review.requested for review " + testReview},
-		{name: "arrived past the tolerance", got: []delivery{late, ok}, want: webhook.ErrTooOld, contains: "review.requested"},
-		{name: "no headers", got: []delivery{rq, {body: ok.body, at: ts}}, want: webhook.ErrMissingHeader, contains: "run.succeeded"},
-		{name: "review.requested missing", got: []delivery{ok, requested(t, key, "rv_another", ts)}, want: errEventMissing,
+		{name: "a body changed by one byte", got: []hookreceiver.Request{rq, changed}, want: webhook.ErrNoMatchingSig, contains: "run.succeeded for execution demo-1"},
+		{name: "signed with another secret", got: []hookreceiver.Request{requested(t, otherKey, testReview, ts), ok}, want: webhook.ErrNoMatchingSig, contains: "review.requested for review " + testReview},
+		{name: "arrived past the tolerance", got: []hookreceiver.Request{late, ok}, want: webhook.ErrTooOld, contains: "review.requested"},
+		{name: "no headers", got: []hookreceiver.Request{rq, {Path: hookPath, Body: ok.Body, At: ts}}, want: webhook.ErrMissingHeader, contains: "run.succeeded"},
+		{name: "review.requested missing", got: []hookreceiver.Request{ok, requested(t, key, "rv_another", ts)}, want: errEventMissing,
 			contains: "review.requested of the first run (review " + testReview},
-		{name: "run.succeeded missing", got: []delivery{rq, succeeded(t, key, testRun+"-other", ts)}, want: errEventMissing,
+		{name: "run.succeeded missing", got: []hookreceiver.Request{rq, succeeded(t, key, testRun+"-other", ts)}, want: errEventMissing,
 			contains: "the receiver got 2 deliveries (review.requested 1, run.succeeded 1)"},
 		{name: "nothing", want: errEventMissing, contains: "the receiver got 0 deliveries ()"},
 	} {
@@ -155,26 +162,27 @@ func TestHookLinesRefusesWhatDoesNotVerifyAndNamesWhatIsMissing(t *testing.T) {
 	}
 }
 
-// keepSecret takes the secret out of what toolgate webhooks subscribe
-// prints and leaves a line saying where it is kept.
-func TestKeepSecretNeverShowsTheSecret(t *testing.T) {
+// What the demo prints of its subscription, read from toolgate webhooks
+// subscribe --json, names it and says where its secret's key is kept,
+// never the secret.
+func TestShownSubscriptionNeverShowsTheSecret(t *testing.T) {
 	whsec, _ := testKey(t)
-	out := "sub_abc active http://127.0.0.1:4000/hooks/demo events run.succeeded,review.requested, created 2026-12-02T23:00:00Z by arn:aws:iam::000000000000:user/ops, 1 secret(s)\n" +
-		"secret (shown once; store it where the receiver reads it): " + whsec + "\n"
-	shown, secret, err := keepSecret(out)
-	if err != nil || secret != whsec {
-		t.Fatalf("keepSecret: secret ok %v, %v", secret == whsec, err)
+	out, err := json.Marshal(webhookapi.SubscribeResult{Subscription: webhookapi.Subscription{ID: "sub_abc", URL: "http://127.0.0.1:4000" + hookPath,
+		Events: strings.Split(hookEvents, ","), Status: "active", CreatedAt: "2026-12-02T23:00:00Z", CreatedBy: "arn:aws:iam::000000000000:user/ops", Secrets: 1}, Secret: whsec})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(shown, whsec[len(webhook.SecretPrefix):]) || !strings.HasPrefix(shown, "sub_abc active") ||
-		!strings.Contains(shown, "whsec_… (kept in the demo's memory, never printed)") {
-		t.Errorf("shown:\n%s", strings.ReplaceAll(shown, whsec, "<the secret>"))
+	sub, err := hookreceiver.ReadSubscription(out)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, bad := range map[string]string{
-		"no secret":   "sub_abc active\n",
-		"two secrets": out + "secret: " + whsec + "\n",
-	} {
-		if _, _, err := keepSecret(bad); err == nil || strings.Contains(err.Error(), whsec) {
-			t.Errorf("%s: keepSecret: %v; want an error without the secret", name, err)
+	shown := shownSubscription(sub)
+	if strings.Contains(shown, whsec[len(webhook.SecretPrefix):]) {
+		t.Fatalf("shown:\n%s", strings.ReplaceAll(shown, whsec, "<the secret>"))
+	}
+	for _, want := range []string{"sub_abc active http://127.0.0.1:4000/hooks/demo events run.succeeded,review.requested", "whsec_… (kept in the demo's memory, never printed)"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("shown:\n%s\nwithout %q", shown, want)
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/hookreceiver"
 	"github.com/toolgate/toolgate/infra/local/httprecorder"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/infra/local/stack"
@@ -95,7 +96,7 @@ var shared struct {
 	// hooks is the webhook receiver on 127.0.0.1 whose host and port the
 	// shared stack's webhook allow-list names (StackOptions.WebhookAllow):
 	// each test subscribes a path of its own.
-	hooks *hookReceiver
+	hooks *hookreceiver.Receiver
 	err   error
 }
 
@@ -133,7 +134,9 @@ func sharedEnv(t *testing.T) *env {
 		if shared.otherHTTP, shared.err = httprecorder.Start(httprecorder.Options{}); shared.err != nil {
 			return
 		}
-		shared.hooks = startHookReceiver()
+		if shared.hooks, shared.err = hookreceiver.Start(); shared.err != nil {
+			return
+		}
 		// Not t.Context(): the stack outlives the test that started it.
 		shared.st, shared.err = stack.StartStack(context.Background(), stack.StackOptions{Bootstraps: bootstraps, DataHandler: shared.data,
 			HTTPAllow: []string{shared.otherHTTP.Host()}, WebhookAllow: []string{shared.hooks.Host()}})

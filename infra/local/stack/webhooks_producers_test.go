@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/hookreceiver"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
@@ -46,29 +47,27 @@ steps:
     with: {to: ["${input.recipient}"], subject: "Digest", text: "${steps.fetch.output.data.title}"}
 `
 
-// subscribed reads subscribe's output ("sub_... (...): whsec_...") and,
-// on the shared stack, disables the subscription when t ends (a stack of
-// t's own stops with t's context, before its cleanups run).
-func (e *env) subscribed(t *testing.T, code int, out, errOut string) hookSubscription {
+// subscribed reads subscribe --json's output (hookreceiver.ReadSubscription)
+// and, on the shared stack, disables the subscription when t ends (a
+// stack of t's own stops with t's context, before its cleanups run).
+func (e *env) subscribed(t *testing.T, code int, out, errOut string) hookreceiver.Subscription {
 	t.Helper()
 	if code != cli.ExitOK {
-		t.Fatalf("subscribe as %s: exit %d: %s %s", stack.WebhookAdmin, code, out, errOut)
+		t.Fatalf("subscribe as %s: exit %d: %s", stack.WebhookAdmin, code, errOut)
 	}
-	sub, _, _ := strings.Cut(out, " ")
-	_, secret, ok := strings.Cut(out, "): ")
-	key, err := webhook.ParseSecret(strings.TrimSpace(secret))
-	if !strings.HasPrefix(sub, "sub_") || !ok || err != nil {
-		t.Fatalf("subscribe printed no subscription id and secret: %q (%v)", out, err)
+	sub, err := hookreceiver.ReadSubscription([]byte(out))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if e.st != shared.st {
-		return hookSubscription{id: sub, key: key}
+		return sub
 	}
 	t.Cleanup(func() {
-		if out, code := e.toolgate(t, "webhooks", "disable", "--subscription", sub, "--function-endpoint", e.st.Endpoints["webhooks"], "--as", stack.WebhookAdmin); code != cli.ExitOK {
-			t.Errorf("disable %s: %s", sub, out)
+		if out, code := e.toolgate(t, "webhooks", "disable", "--subscription", sub.ID, "--function-endpoint", e.st.Endpoints["webhooks"], "--as", stack.WebhookAdmin); code != cli.ExitOK {
+			t.Errorf("disable %s: %s", sub.ID, out)
 		}
 	})
-	return hookSubscription{id: sub, key: key}
+	return sub
 }
 
 // hookEvent is a delivered event's body.
@@ -81,29 +80,29 @@ type hookEvent struct {
 // match says is the one awaited, checks that it is signed with sub's key
 // (checked against the moment it arrived), that its webhook-id is id,
 // and that neither it nor its headers carry canary, and returns its data.
-func awaitEvent(t *testing.T, h *hookReceiver, path string, sub hookSubscription, typ webhook.Type, id, canary string, match func(json.RawMessage) bool) json.RawMessage {
+func awaitEvent(t *testing.T, h *hookreceiver.Receiver, path string, sub hookreceiver.Subscription, typ webhook.Type, id, canary string, match func(json.RawMessage) bool) json.RawMessage {
 	t.Helper()
-	var got hookRequest
+	var got hookreceiver.Request
 	var data json.RawMessage
-	h.wait(t, path, 90*time.Second, func(reqs []hookRequest) bool {
+	awaitHooks(t, h, path, 90*time.Second, func(reqs []hookreceiver.Request) bool {
 		for _, r := range reqs {
 			var ev hookEvent
-			if json.Unmarshal(r.body, &ev) == nil && ev.Type == string(typ) && match(ev.Data) {
+			if json.Unmarshal(r.Body, &ev) == nil && ev.Type == string(typ) && match(ev.Data) {
 				got, data = r, ev.Data
 				return true
 			}
 		}
 		return false
 	})
-	hd := got.header
-	if err := webhook.Verify(sub.key, hd.Get("webhook-id"), hd.Get("webhook-timestamp"), hd.Get("webhook-signature"), got.body, got.at, webhook.Tolerance); err != nil {
-		t.Errorf("%s: the signature does not verify with subscription %s's secret: %v", typ, sub.id, err)
+	hd := got.Header
+	if err := hookreceiver.Verify(got, sub.Key); err != nil {
+		t.Errorf("%s: the signature does not verify with subscription %s's secret: %v", typ, sub.ID, err)
 	}
 	if hd.Get("webhook-id") != id {
 		t.Errorf("%s: webhook-id %q, want %q", typ, hd.Get("webhook-id"), id)
 	}
-	if strings.Contains(string(got.body), canary) || strings.Contains(fmt.Sprint(hd), canary) {
-		t.Errorf("%s carries the run's input: %s", typ, got.body)
+	if strings.Contains(string(got.Body), canary) || strings.Contains(fmt.Sprint(hd), canary) {
+		t.Errorf("%s carries the run's input: %s", typ, got.Body)
 	}
 	return data
 }
@@ -123,12 +122,8 @@ func TestWebhookSubscriberGetsASignedReviewDecidedAfterAnApproval(t *testing.T) 
 	e.publish(t, name, strings.NewReplacer("NAME", name, "PATH", strings.TrimPrefix(data, "/")).Replace(reviewedForHooks))
 
 	all, only := "/"+fresh("hook-decided"), "/"+fresh("hook-decided-solution")
-	code, stdout, stderr := e.subscribe(stack.WebhookAdmin, "http://"+shared.hooks.Host()+all, "review.decided")
-	subAll := e.subscribed(t, code, stdout, stderr)
-	var out, errb strings.Builder
-	code = e.cliRun([]string{"webhooks", "subscribe", "--url", "http://" + shared.hooks.Host() + only, "--events", "review.*", "--solution", name,
-		"--function-endpoint", e.st.Endpoints["webhooks"], "--as", stack.WebhookAdmin}, &out, &errb)
-	subOnly := e.subscribed(t, code, out.String(), errb.String())
+	subAll := e.subscribeHook(t, hookURL(all), "review.decided")
+	subOnly := e.subscribeHook(t, hookURL(only), "review.*", "--solution", name)
 
 	canary := fresh("canary-5b8e01")
 	run := e.start(t, name, map[string]any{"recipient": canary + "@example.com"})
@@ -144,7 +139,7 @@ func TestWebhookSubscriberGetsASignedReviewDecidedAfterAnApproval(t *testing.T) 
 		var v webhook.ReviewDecidedData
 		return json.Unmarshal(d, &v) == nil && v.ReviewID == id
 	}
-	for path, sub := range map[string]hookSubscription{all: subAll, only: subOnly} {
+	for path, sub := range map[string]hookreceiver.Subscription{all: subAll, only: subOnly} {
 		raw := awaitEvent(t, shared.hooks, path, sub, webhook.ReviewDecided, webhook.EventID(webhook.ReviewDecided, id), canary, ofReview)
 		var got webhook.ReviewDecidedData
 		if err := json.Unmarshal(raw, &got); err != nil {
@@ -188,8 +183,11 @@ steps:
 // every call, as TestMCPToolsOnTheLocalStack's.
 func TestWebhookSubscriberGetsASignedToolSchemaChangedWhenAnMCPCallParks(t *testing.T) {
 	t.Parallel() // a stack of its own (startEnv)
-	hooks := startHookReceiver()
-	t.Cleanup(hooks.Close)
+	hooks, err := hookreceiver.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hooks.Close() })
 	e := startEnv(t, stack.StackOptions{WebhookAllow: []string{hooks.Host()}, Env: map[string]string{"TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "0"}})
 	srv := e.st.MCP
 
@@ -207,7 +205,7 @@ func TestWebhookSubscriberGetsASignedToolSchemaChangedWhenAnMCPCallParks(t *test
 	e.publishOn(t, dir, write(name+".yaml", string(stack.OnToolset([]byte(strings.Replace(parkedHooksLookup, "NAME", name, 1)), crm))))
 
 	path := "/hook-parked"
-	code, stdout, stderr := e.subscribe(stack.WebhookAdmin, "http://"+hooks.Host()+path, "tool.schema_changed")
+	code, stdout, stderr := e.subscribe(stack.WebhookAdmin, hooks.URL(path), "tool.schema_changed")
 	sub := e.subscribed(t, code, stdout, stderr)
 
 	changed := json.RawMessage(`{"type": "object", "properties": {"customer_id": {"type": "string", "pattern": "^C-[0-9]+$", "maxLength": 12}},

@@ -2,11 +2,11 @@ package stack_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/hookreceiver"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -22,107 +23,25 @@ import (
 	"github.com/toolgate/toolgate/shared/webhookapi"
 )
 
-// hookRequest is one request a hookReceiver got.
-type hookRequest struct {
-	path   string
-	header http.Header
-	body   []byte
-	at     time.Time // when it arrived: the clock its signature is checked against
-	status int       // what the receiver answered
-}
-
-// id is the request's webhook-id.
-func (r hookRequest) id() string { return r.header.Get("webhook-id") }
-
-// hookReceiver is a webhook receiver on 127.0.0.1 that keeps what it got
-// and answers each POST with its path's answer (answer), 200 by default;
-// tests wait on it (wait).
-type hookReceiver struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	got     []hookRequest
-	answers map[string]func(n int) int // path -> the status of its n-th request (1 the first)
-	arrived chan struct{}              // closed and replaced on each arrival
-}
-
-func startHookReceiver() *hookReceiver {
-	h := &hookReceiver{arrived: make(chan struct{}), answers: map[string]func(int) int{}}
-	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		h.mu.Lock()
-		n := 1
-		for _, g := range h.got {
-			if g.path == r.URL.Path {
-				n++
-			}
-		}
-		status := http.StatusOK
-		if f := h.answers[r.URL.Path]; f != nil {
-			status = f(n)
-		}
-		h.got = append(h.got, hookRequest{path: r.URL.Path, header: r.Header.Clone(), body: body, at: time.Now(), status: status})
-		close(h.arrived)
-		h.arrived = make(chan struct{})
-		h.mu.Unlock()
-		w.WriteHeader(status)
-	}))
-	return h
-}
-
-// answer makes the receiver answer the n-th request to path (1 the
-// first) with f(n), from the next request on.
-func (h *hookReceiver) answer(path string, f func(n int) int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.answers[path] = f
-}
-
-// Host is the receiver's host and port, a webhook allow-list entry.
-func (h *hookReceiver) Host() string { return strings.TrimPrefix(h.srv.URL, "http://") }
-
-// Port is the receiver's port.
-func (h *hookReceiver) Port() string { return strings.TrimPrefix(h.Host(), "127.0.0.1:") }
-
-func (h *hookReceiver) Close() { h.srv.Close() }
-
-// wait returns the requests to path once done says they are all it
-// waits for, and fails t when they have not arrived by the deadline.
-func (h *hookReceiver) wait(t *testing.T, path string, timeout time.Duration, done func([]hookRequest) bool) []hookRequest {
+// awaitHooks returns the requests to path h got once done accepts them
+// (hookreceiver.Receiver.Wait), and fails t when they have not arrived
+// within timeout.
+func awaitHooks(t *testing.T, h *hookreceiver.Receiver, path string, timeout time.Duration, done func([]hookreceiver.Request) bool) []hookreceiver.Request {
 	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		got, arrived := h.requests(path)
-		if done(got) {
-			return got
-		}
-		select {
-		case <-arrived:
-		case <-deadline.C:
-			t.Fatalf("%s got %d requests in %v, not yet the ones awaited", path, len(got), timeout)
-		}
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	got, err := h.Wait(ctx, path, done)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// requests are the requests to path so far, and a channel closed at the
-// next arrival.
-func (h *hookReceiver) requests(path string) ([]hookRequest, chan struct{}) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var got []hookRequest
-	for _, r := range h.got {
-		if r.path == path {
-			got = append(got, r)
-		}
-	}
-	return got, h.arrived
+	return got
 }
 
 // ofEvent are the requests of got whose webhook-id is id.
-func ofEvent(got []hookRequest, id string) []hookRequest {
-	var out []hookRequest
+func ofEvent(got []hookreceiver.Request, id string) []hookreceiver.Request {
+	var out []hookreceiver.Request
 	for _, r := range got {
-		if r.id() == id {
+		if r.ID == id {
 			out = append(out, r)
 		}
 	}
@@ -130,13 +49,12 @@ func ofEvent(got []hookRequest, id string) []hookRequest {
 }
 
 // verified fails t unless every request of got carries a signature key
-// verifies, against the moment it arrived.
-func verified(t *testing.T, got []hookRequest, key []byte) {
+// verifies, against the moment it arrived (hookreceiver.Verify).
+func verified(t *testing.T, got []hookreceiver.Request, key []byte) {
 	t.Helper()
 	for i, r := range got {
-		h := r.header
-		if err := webhook.Verify(key, h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature"), r.body, r.at, webhook.Tolerance); err != nil {
-			t.Errorf("request %d to %s (%s): the signature does not verify with the subscription's secret: %v", i+1, r.path, r.id(), err)
+		if err := hookreceiver.Verify(r, key); err != nil {
+			t.Errorf("request %d to %s (%s): the signature does not verify with the subscription's secret: %v", i+1, r.Path, r.ID, err)
 		}
 	}
 }
@@ -157,28 +75,23 @@ steps:
     with: {url: "http://DATA/webhook-run.json"}
 `
 
-// subscribe runs toolgate webhooks subscribe as name on the stack's
-// webhooks function, returning its exit code, stdout and stderr.
-func (e *env) subscribe(name, url, events string) (int, string, string) {
+// subscribe runs toolgate webhooks subscribe --json as name on the
+// stack's webhooks function, with the further flags more, returning its
+// exit code, stdout and stderr.
+func (e *env) subscribe(name, url, events string, more ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	code := e.cliRun([]string{"webhooks", "subscribe", "--url", url, "--events", events,
-		"--function-endpoint", e.st.Endpoints["webhooks"], "--as", name}, &out, &errb)
+	code := e.cliRun(append([]string{"webhooks", "subscribe", "--url", url, "--events", events, "--json",
+		"--function-endpoint", e.st.Endpoints["webhooks"], "--as", name}, more...), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
-// hookSubscription is a subscription a test made (subscribeHook): its id
-// and the key of the secret subscribe printed once.
-type hookSubscription struct {
-	id  string
-	key []byte
-}
-
-// subscribeHook subscribes url to events as the webhook admin, and
-// disables the subscription when t ends: other tests' events on the
-// shared stack are no business of it.
-func (e *env) subscribeHook(t *testing.T, url, events string) hookSubscription {
+// subscribeHook subscribes url to events as the webhook admin, with the
+// further flags more (--solution NAME), and disables the subscription
+// when t ends: other tests' events on the shared stack are no business
+// of it.
+func (e *env) subscribeHook(t *testing.T, url, events string, more ...string) hookreceiver.Subscription {
 	t.Helper()
-	code, out, errOut := e.subscribe(stack.WebhookAdmin, url, events)
+	code, out, errOut := e.subscribe(stack.WebhookAdmin, url, events, more...)
 	return e.subscribed(t, code, out, errOut)
 }
 
@@ -190,7 +103,7 @@ func (e *env) webhooksCLI(t *testing.T, args ...string) (string, int) {
 }
 
 // hookURL is the shared receiver's URL for path.
-func hookURL(path string) string { return "http://" + shared.hooks.Host() + path }
+func hookURL(path string) string { return shared.hooks.URL(path) }
 
 // webhookStore is the webhook store on the stack's table, as the
 // producers use it.
@@ -286,14 +199,14 @@ func of(got []deliveryAttempt, sub string) []deliveryAttempt {
 func TestWebhookSubscriberGetsASignedRunStartedAndSucceededWithoutTheRunsInput(t *testing.T) {
 	e := sharedEnv(t)
 	path := "/" + fresh("hook")
-	endpoint := "http://" + shared.hooks.Host() + path
+	endpoint := shared.hooks.URL(path)
 
 	code, out, errOut := e.subscribe(starter, endpoint, "run.*")
 	if code == cli.ExitOK || !strings.Contains(errOut, webhookapi.CodeRefused) {
 		t.Fatalf("a subscribe as %s (no webhook admin): exit %d, %q %q; want %s", starter, code, out, errOut, webhookapi.CodeRefused)
 	}
 
-	key := e.subscribeHook(t, endpoint, "run.*").key
+	key := e.subscribeHook(t, endpoint, "run.*").Key
 
 	name := fresh("e2e-webhooks")
 	e.route(t, "/webhook-run.json", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -307,7 +220,7 @@ func TestWebhookSubscriberGetsASignedRunStartedAndSucceededWithoutTheRunsInput(t
 	}
 
 	type delivered struct {
-		req  hookRequest
+		req  hookreceiver.Request
 		body struct {
 			Type string          `json:"type"`
 			Data webhook.RunData `json:"data"`
@@ -315,12 +228,12 @@ func TestWebhookSubscriberGetsASignedRunStartedAndSucceededWithoutTheRunsInput(t
 	}
 	want := map[webhook.Type]string{webhook.RunStarted: "RUNNING", webhook.RunSucceeded: "SUCCEEDED"}
 	var of map[webhook.Type][]delivered
-	shared.hooks.wait(t, path, 90*time.Second, func(got []hookRequest) bool {
+	awaitHooks(t, shared.hooks, path, 90*time.Second, func(got []hookreceiver.Request) bool {
 		of = map[webhook.Type][]delivered{}
 		for _, r := range got {
 			var d delivered
 			d.req = r
-			if json.Unmarshal(r.body, &d.body) == nil && d.body.Data.ExecutionARN == run {
+			if json.Unmarshal(r.Body, &d.body) == nil && d.body.Data.ExecutionARN == run {
 				of[webhook.Type(d.body.Type)] = append(of[webhook.Type(d.body.Type)], d)
 			}
 		}
@@ -328,8 +241,8 @@ func TestWebhookSubscriberGetsASignedRunStartedAndSucceededWithoutTheRunsInput(t
 	})
 	for typ, status := range want {
 		for _, d := range of[typ] {
-			h := d.req.header
-			if err := webhook.Verify(key, h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature"), d.req.body, d.req.at, webhook.Tolerance); err != nil {
+			h := d.req.Header
+			if err := hookreceiver.Verify(d.req, key); err != nil {
 				t.Errorf("%s: the signature does not verify with the subscription's secret: %v", typ, err)
 			}
 			if id := webhook.EventID(typ, run+"\n"+status); h.Get("webhook-id") != id {
@@ -338,8 +251,8 @@ func TestWebhookSubscriberGetsASignedRunStartedAndSucceededWithoutTheRunsInput(t
 			if d.body.Data.Status != status || d.body.Data.Name == "" || d.body.Data.StartDate == "" {
 				t.Errorf("%s: data %+v: want status %s, the execution's name and start date", typ, d.body.Data, status)
 			}
-			if strings.Contains(string(d.req.body), canary) || strings.Contains(fmt.Sprint(h), canary) {
-				t.Errorf("%s carries the run's input: %s", typ, d.req.body)
+			if strings.Contains(string(d.req.Body), canary) || strings.Contains(fmt.Sprint(h), canary) {
+				t.Errorf("%s carries the run's input: %s", typ, d.req.Body)
 			}
 		}
 	}
@@ -357,7 +270,7 @@ func TestWebhookSubscriberGetsASignedRunStartedAndSucceededWithoutTheRunsInput(t
 func TestWebhookReceiverFailingTwiceGetsThreeSignedAttemptsWhileAnotherSubscriberGetsOne(t *testing.T) {
 	e := sharedEnv(t)
 	flaky, steady := "/"+fresh("flaky"), "/"+fresh("steady")
-	shared.hooks.answer(flaky, func(n int) int {
+	shared.hooks.Answer(flaky, func(n int) int {
 		if n <= 2 {
 			return http.StatusInternalServerError
 		}
@@ -368,21 +281,21 @@ func TestWebhookReceiverFailingTwiceGetsThreeSignedAttemptsWhileAnotherSubscribe
 	ev := callUnknown(t, time.Now())
 	e.emit(t, ev)
 
-	got := shared.hooks.wait(t, flaky, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, ev.ID)) >= 3 })
+	got := awaitHooks(t, shared.hooks, flaky, 30*time.Second, func(got []hookreceiver.Request) bool { return len(ofEvent(got, ev.ID)) >= 3 })
 	got = ofEvent(got, ev.ID)
-	if len(got) != 3 || got[0].status != 500 || got[1].status != 500 || got[2].status != 200 {
+	if len(got) != 3 || got[0].Status != 500 || got[1].Status != 500 || got[2].Status != 200 {
 		t.Fatalf("the flaky receiver got %d attempts of %s; want 3, answered 500, 500, 200", len(got), ev.ID)
 	}
-	verified(t, got, flakySub.key)
-	if got[1].at.Sub(got[0].at) < time.Second || got[2].at.Sub(got[1].at) < 2*time.Second {
-		t.Errorf("attempts at %v, %v, %v: want the schedule's 1 s and 2 s between them", got[0].at, got[1].at, got[2].at)
+	verified(t, got, flakySub.Key)
+	if got[1].At.Sub(got[0].At) < time.Second || got[2].At.Sub(got[1].At) < 2*time.Second {
+		t.Errorf("attempts at %v, %v, %v: want the schedule's 1 s and 2 s between them", got[0].At, got[1].At, got[2].At)
 	}
 
 	attempts, out := e.deliveries(t, ev.ID, 15*time.Second, func(a []deliveryAttempt) bool {
-		return len(of(a, flakySub.id)) == 3 && len(of(a, steadySub.id)) >= 1
+		return len(of(a, flakySub.ID)) == 3 && len(of(a, steadySub.ID)) >= 1
 	})
-	for i, a := range of(attempts, flakySub.id) {
-		want := deliveryAttempt{sub: flakySub.id, n: i + 1, status: 500, outcome: "retry", class: "status"}
+	for i, a := range of(attempts, flakySub.ID) {
+		want := deliveryAttempt{sub: flakySub.ID, n: i + 1, status: 500, outcome: "retry", class: "status"}
 		if i == 2 {
 			want.status, want.outcome, want.class = 200, "delivered", ""
 		}
@@ -390,7 +303,7 @@ func TestWebhookReceiverFailingTwiceGetsThreeSignedAttemptsWhileAnotherSubscribe
 			t.Errorf("attempt %+v, want %+v", a, want)
 		}
 	}
-	if s := of(attempts, steadySub.id); len(s) != 1 || s[0] != (deliveryAttempt{sub: steadySub.id, n: 1, status: 200, outcome: "delivered"}) {
+	if s := of(attempts, steadySub.ID); len(s) != 1 || s[0] != (deliveryAttempt{sub: steadySub.ID, n: 1, status: 200, outcome: "delivered"}) {
 		t.Errorf("the steady subscriber's attempts %+v: want one, delivered", s)
 	}
 	var data webhook.CallData
@@ -400,11 +313,11 @@ func TestWebhookReceiverFailingTwiceGetsThreeSignedAttemptsWhileAnotherSubscribe
 	}
 	// The steady subscriber's one delivery, long before the flaky one's
 	// third attempt, was its only one.
-	steadyGot, _ := shared.hooks.requests(steady)
+	steadyGot := shared.hooks.Requests(steady)
 	if s := ofEvent(steadyGot, ev.ID); len(s) != 1 {
 		t.Fatalf("the steady receiver got %s %d times, want once", ev.ID, len(s))
 	} else {
-		verified(t, s, steadySub.key)
+		verified(t, s, steadySub.Key)
 	}
 }
 
@@ -417,7 +330,7 @@ func TestWebhookDeliveryFailingEveryAttemptEndsInTheDeadLetterQueueAndARedriveDe
 	path := "/" + fresh("down")
 	var mu sync.Mutex
 	down := true
-	shared.hooks.answer(path, func(int) int {
+	shared.hooks.Answer(path, func(int) int {
 		mu.Lock()
 		defer mu.Unlock()
 		if down {
@@ -428,9 +341,9 @@ func TestWebhookDeliveryFailingEveryAttemptEndsInTheDeadLetterQueueAndARedriveDe
 	sub := e.subscribeHook(t, hookURL(path), string(webhook.CallUnknown))
 	ev := callUnknown(t, time.Now())
 	e.emit(t, ev)
-	shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, ev.ID)) >= 3 })
+	awaitHooks(t, shared.hooks, path, 30*time.Second, func(got []hookreceiver.Request) bool { return len(ofEvent(got, ev.ID)) >= 3 })
 
-	line := "event " + ev.ID + " to " + sub.id + ":"
+	line := "event " + ev.ID + " to " + sub.ID + ":"
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		out, code := e.webhooksCLI(t, "dlq", "list")
@@ -441,11 +354,11 @@ func TestWebhookDeliveryFailingEveryAttemptEndsInTheDeadLetterQueueAndARedriveDe
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("dlq list does not show %s to %s: %s", ev.ID, sub.id, out)
+			t.Fatalf("dlq list does not show %s to %s: %s", ev.ID, sub.ID, out)
 		}
 		time.Sleep(200 * time.Millisecond) // a poll with a deadline: the queue moves the message after its last attempt
 	}
-	if got, _ := shared.hooks.requests(path); len(ofEvent(got, ev.ID)) != 3 {
+	if got := shared.hooks.Requests(path); len(ofEvent(got, ev.ID)) != 3 {
 		t.Fatalf("%d attempts before the dead-letter queue, want the schedule's 3", len(ofEvent(got, ev.ID)))
 	}
 
@@ -456,12 +369,12 @@ func TestWebhookDeliveryFailingEveryAttemptEndsInTheDeadLetterQueueAndARedriveDe
 	if code != cli.ExitOK || !strings.HasPrefix(out, "moved ") || strings.HasPrefix(out, "moved 0 ") {
 		t.Fatalf("dlq redrive: exit %d: %s", code, out)
 	}
-	got := shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, ev.ID)) >= 4 })
+	got := awaitHooks(t, shared.hooks, path, 30*time.Second, func(got []hookreceiver.Request) bool { return len(ofEvent(got, ev.ID)) >= 4 })
 	got = ofEvent(got, ev.ID)
-	if last := got[len(got)-1]; last.status != http.StatusOK {
-		t.Fatalf("the redriven delivery was answered %d", last.status)
+	if last := got[len(got)-1]; last.Status != http.StatusOK {
+		t.Fatalf("the redriven delivery was answered %d", last.Status)
 	}
-	verified(t, got, sub.key)
+	verified(t, got, sub.Key)
 }
 
 // A subscription URL whose host name resolves to the metadata address is
@@ -492,16 +405,16 @@ func TestWebhookNameResolvingToTheMetadataAddressIsRefusedAtSubscribeAndNotConne
 	sub := e.subscribeHook(t, endpoint, string(webhook.CallUnknown))
 	first := callUnknown(t, time.Now())
 	e.emit(t, first)
-	shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, first.ID)) == 1 })
+	awaitHooks(t, shared.hooks, path, 30*time.Second, func(got []hookreceiver.Request) bool { return len(ofEvent(got, first.ID)) == 1 })
 
 	resolve("169.254.169.254", "127.0.0.1")
 	second := callUnknown(t, time.Now())
 	e.emit(t, second)
-	attempts, _ := e.deliveries(t, second.ID, 30*time.Second, func(a []deliveryAttempt) bool { return len(of(a, sub.id)) >= 1 })
-	if a := of(attempts, sub.id)[0]; a.status != 0 || a.outcome != "retry" || a.class != "refused-address" {
+	attempts, _ := e.deliveries(t, second.ID, 30*time.Second, func(a []deliveryAttempt) bool { return len(of(a, sub.ID)) >= 1 })
+	if a := of(attempts, sub.ID)[0]; a.status != 0 || a.outcome != "retry" || a.class != "refused-address" {
 		t.Errorf("the attempt to a name answering the metadata address: %+v, want no answer, refused-address", a)
 	}
-	if got, _ := shared.hooks.requests(path); len(ofEvent(got, second.ID)) != 0 {
+	if got := shared.hooks.Requests(path); len(ofEvent(got, second.ID)) != 0 {
 		t.Errorf("the receiver got %s although its name answered the metadata address", second.ID)
 	}
 }
@@ -538,20 +451,20 @@ func TestWebhookEventOfAProducerThatCrashedBeforeItsSendIsRelayedOnce(t *testing
 	if recorded, err := e.webhookStore().RecordEvent(t.Context(), orphan); err != nil || !recorded {
 		t.Fatalf("record %s: %v, %v", orphan.ID, recorded, err)
 	}
-	shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, orphan.ID)) >= 1 })
+	awaitHooks(t, shared.hooks, path, 30*time.Second, func(got []hookreceiver.Request) bool { return len(ofEvent(got, orphan.ID)) >= 1 })
 
 	if err := e.st.RelayWebhooks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	fence := callUnknown(t, time.Now())
 	e.emit(t, fence)
-	got := shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool { return len(ofEvent(got, fence.ID)) >= 1 })
+	got := awaitHooks(t, shared.hooks, path, 30*time.Second, func(got []hookreceiver.Request) bool { return len(ofEvent(got, fence.ID)) >= 1 })
 	if n := len(ofEvent(got, orphan.ID)); n != 1 {
 		t.Fatalf("the relayed event arrived %d times, want once", n)
 	}
-	verified(t, got, sub.key)
-	attempts, _ := e.deliveries(t, orphan.ID, 10*time.Second, func(a []deliveryAttempt) bool { return len(of(a, sub.id)) >= 1 })
-	if a := of(attempts, sub.id); len(a) != 1 || a[0].outcome != "delivered" {
+	verified(t, got, sub.Key)
+	attempts, _ := e.deliveries(t, orphan.ID, 10*time.Second, func(a []deliveryAttempt) bool { return len(of(a, sub.ID)) >= 1 })
+	if a := of(attempts, sub.ID); len(a) != 1 || a[0].outcome != "delivered" {
 		t.Errorf("attempts of %s: %+v, want one, delivered", orphan.ID, a)
 	}
 }
@@ -614,11 +527,11 @@ func TestWebhookReviewRequestedArrivesForEachReviewOfAForEachWithoutTheRunsInput
 		Type string                      `json:"type"`
 		Data webhook.ReviewRequestedData `json:"data"`
 	}
-	reviewsOf := func(got []hookRequest) map[string]requested {
+	reviewsOf := func(got []hookreceiver.Request) map[string]requested {
 		out := map[string]requested{}
 		for _, r := range got {
 			var b requested
-			if json.Unmarshal(r.body, &b) == nil && b.Type == string(webhook.ReviewRequested) && b.Data.Run == runName {
+			if json.Unmarshal(r.Body, &b) == nil && b.Type == string(webhook.ReviewRequested) && b.Data.Run == runName {
 				out[b.Data.ReviewID] = b
 			}
 		}
@@ -626,7 +539,7 @@ func TestWebhookReviewRequestedArrivesForEachReviewOfAForEachWithoutTheRunsInput
 	}
 	decided := map[string]bool{}
 	for len(decided) < len(people) {
-		got := shared.hooks.wait(t, path, 60*time.Second, func(got []hookRequest) bool {
+		got := awaitHooks(t, shared.hooks, path, 60*time.Second, func(got []hookreceiver.Request) bool {
 			for id := range reviewsOf(got) {
 				if !decided[id] {
 					return true
@@ -644,9 +557,9 @@ func TestWebhookReviewRequestedArrivesForEachReviewOfAForEachWithoutTheRunsInput
 	if out := e.finish(t, run); out.Status != "SUCCEEDED" {
 		t.Fatalf("run %s: %s %s %s", run, out.Status, out.Error, out.Cause)
 	}
-	got := shared.hooks.wait(t, path, 30*time.Second, func(got []hookRequest) bool {
+	got := awaitHooks(t, shared.hooks, path, 30*time.Second, func(got []hookreceiver.Request) bool {
 		for _, r := range got {
-			if r.id() == webhook.EventID(webhook.RunSucceeded, run+"\nSUCCEEDED") {
+			if r.ID == webhook.EventID(webhook.RunSucceeded, run+"\nSUCCEEDED") {
 				return true
 			}
 		}
@@ -664,10 +577,10 @@ func TestWebhookReviewRequestedArrivesForEachReviewOfAForEachWithoutTheRunsInput
 			t.Errorf("review.requested of %s: %+v", id, d)
 		}
 	}
-	verified(t, got, sub.key)
+	verified(t, got, sub.Key)
 	for _, r := range got {
-		if strings.Contains(string(r.body), canary) || strings.Contains(fmt.Sprint(r.header), canary) {
-			t.Errorf("an event carries the run's input: %s", r.body)
+		if strings.Contains(string(r.Body), canary) || strings.Contains(fmt.Sprint(r.Header), canary) {
+			t.Errorf("an event carries the run's input: %s", r.Body)
 		}
 	}
 	if len(ofEvent(got, webhook.EventID(webhook.RunStarted, run+"\nRUNNING"))) == 0 {
