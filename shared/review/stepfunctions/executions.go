@@ -56,8 +56,9 @@ func (e Executions) VersionOf(ctx context.Context, executionARN string) (string,
 // before its Solution was published again names the version it runs, not
 // the newer one.
 //
-// The definition is streamed up to its top-level Comment and no further.
-// A definition without one, with another, or that is not a JSON object
+// The definition is decoded up to its top-level Comment and no further:
+// its states are not parsed (the answer itself is read whole by the SDK,
+// as every answer is). A definition without one, with another, or that is not a JSON object
 // (none the publish function writes) names no Solution: "", 0 and no
 // error. An error is Step Functions' (throttling, a 5xx, the network, an
 // execution that does not exist or may not be described).
