@@ -165,6 +165,10 @@ var wantFunctionPolicies = map[string][]stmt{
 		// A child run's start: the version its execution runs.
 		{Sid: "DescribeChildExecutions", Actions: []string{"states:DescribeExecution"},
 			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-test_*:*"}},
+		// A review's review.requested: the revision its run's execution
+		// started on, of this stage's executions only.
+		{Sid: "DescribeReviewedRunsRevisions", Actions: []string{"states:DescribeStateMachineForExecution"},
+			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-test_*:*"}},
 		// A workflow step's start record: the input record of the child
 		// version it starts, of this stage's state machines, never of the
 		// latest revision (a version ARN names its qualifier).

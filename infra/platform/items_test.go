@@ -486,9 +486,6 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		run("dynamo.Store.ChildStart", 0, func(db *recorder) { ignore(d(db).ChildStart(ctx, testRunID)) }),
 		run("dynamo.Store.TakeChildStart", 0, func(db *recorder) { ignore(d(db).TakeChildStart(ctx, testRunID, "2026-12-01T00:00:00Z")) }),
-		// review.requested of a run started on the state machine: the
-		// version its Solution's published record names.
-		run("ledger.Store.PublishedSolution", 0, func(db *recorder) { ignore(l(db).PublishedSolution(ctx, "digest")) }),
 	}
 	decide := func(v review.Verdict, reason string) func(*recorder) {
 		return func(db *recorder) {

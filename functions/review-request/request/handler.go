@@ -44,10 +44,11 @@ type Handler struct {
 	// empty: the invoked alias decides.
 	fixedLane lane.Lane
 	direct    DirectPolicy
-	// executions describes a child run's execution (the version it runs)
-	// and the definition of the version a workflow step starts (its input
-	// record): Step Functions (stepfunctions.Executions), or nil where no
-	// child run is started or checked.
+	// executions describes a child run's execution (the version it runs),
+	// the definition of the version a workflow step starts (its input
+	// record) and the Solution version a reviewed run executes
+	// (review.requested): Step Functions (stepfunctions.Executions), or nil
+	// where no child run is started or checked and no event is recorded.
 	executions review.Executions
 	// account is the deployment's own AWS account (caller.EnvAccount): a
 	// recorded starter of any other account is refused (checkStarter).
@@ -80,9 +81,10 @@ type Deps struct {
 	Ledger *ledger.Store
 	// Callers verifies caller and start proofs; nil: every one is refused.
 	Callers review.Callers
-	// Executions describes a child run's execution and the definition of
-	// the version a workflow step starts (stepfunctions.Executions); nil
-	// where no child run is started or checked.
+	// Executions describes a child run's execution, the definition of
+	// the version a workflow step starts and the Solution version a
+	// reviewed run executes (stepfunctions.Executions); nil where no child
+	// run is started or checked and no review.requested is recorded.
 	Executions review.Executions
 	// ExternalKey is the stage's external key (shared/secrets
 	// LoadExternalKey), which trace ids are derived under as the
@@ -551,14 +553,18 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 
 // emitRequested records r's review.requested event (webhook.EventID of
 // the review id), for a review of a run of a Solution of this stage: the
-// Solution from the state machine's name, its version from the
-// execution's (one DescribeExecution) or, for an execution started on the
-// state machine rather than a version, from the Solution's published
-// record (one GetItem more), when that names a version of the same state
-// machine. A direct-lane review has no
-// Solution and gets none. Failing to describe the execution or record the
-// event is REVIEW_UNAVAILABLE (the Task retries); an event recorded but
-// not handed to the queue is left to the relay.
+// Solution from the state machine's name (toolgate-<stage>_<solution>),
+// its version from the top-level Comment of the definition the execution
+// runs (one DescribeStateMachineForExecution,
+// stepfunctions.Executions.SolutionVersionOf): the revision the execution
+// started on, whether it was started on a version or, as toolgate run
+// starts it, on the state machine, so a run started before its Solution
+// was published again names the version it runs (docs/webhooks.md, "The
+// version a review names"). A Comment naming another Solution, or none,
+// records no event. A direct-lane review has no Solution and gets none.
+// Failing to describe the execution or record the event is
+// REVIEW_UNAVAILABLE (the Task retries); an event recorded but not handed
+// to the queue is left to the relay.
 func (h *Handler) emitRequested(ctx context.Context, r *review.Review) error {
 	if h.webhooks == nil {
 		return nil
@@ -568,28 +574,14 @@ func (h *Handler) emitRequested(ctx context.Context, r *review.Review) error {
 	if len(parts) != 8 || parts[5] != "execution" || h.stage == "" || !strings.HasPrefix(parts[6], prefix) || h.executions == nil {
 		return nil
 	}
-	versionARN, err := h.executions.VersionOf(ctx, r.RunID)
-	if err != nil {
-		return review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution")
-	}
 	solution := strings.TrimPrefix(parts[6], prefix)
-	if versionARN == "" && h.ledger != nil {
-		// Started on the state machine, not on a version (toolgate run
-		// starts the Solution so), the execution runs its latest
-		// revision: the version publishing made of it last, which the
-		// Solution's published record names.
-		p, err := h.ledger.PublishedSolution(ctx, solution)
-		switch {
-		case errors.Is(err, ledger.ErrNotFound):
-		case err != nil:
-			return review.Wrap(review.CodeUnavailable, err, "the published Solution could not be read")
-		case strings.HasPrefix(p.VersionARN, strings.Join(parts[:5], ":")+":stateMachine:"+parts[6]+":"):
-			versionARN = p.VersionARN
-		}
+	named, version, err := h.executions.SolutionVersionOf(ctx, r.RunID)
+	if err != nil {
+		return review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution's state machine")
 	}
-	version, _ := strconv.Atoi(versionARN[strings.LastIndex(versionARN, ":")+1:])
-	if version < 1 {
-		h.log.WarnContext(ctx, "review.requested not recorded: the execution runs no published version", "review_id", r.ID)
+	if version < 1 || named != solution {
+		h.log.WarnContext(ctx, "review.requested not recorded: the execution runs no published version of its Solution", "review_id", r.ID,
+			"solution", solution, "definition_solution", named)
 		return nil
 	}
 	data := webhook.ReviewRequestedData{ReviewID: r.ID, Solution: solution, Version: version, Run: parts[7], Step: r.Step, Tool: r.Tool,
