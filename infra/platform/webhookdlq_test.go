@@ -31,8 +31,11 @@ func TestWebhookDeadLetterQueuesTakeNoMessageFromOtherPrincipals(t *testing.T) {
 				actions := text(s["Action"])
 				// The EnforceSSL statement (aws:SecureTransport false) refuses
 				// plain HTTP only, not a principal.
+				// A deny that exempts only named principals or a service, or
+				// no one.
+				cond := text(s["Condition"])
 				if s["Effect"] == "Deny" && (strings.Contains(actions, "sqs:SendMessage") || strings.Contains(actions, "sqs:*")) &&
-					strings.Contains(text(s["Condition"]), "aws:PrincipalArn") {
+					(s["Condition"] == nil || strings.Contains(cond, "aws:PrincipalArn") || strings.Contains(cond, "aws:PrincipalServiceName")) {
 					denied = true
 				}
 			}
