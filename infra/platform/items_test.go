@@ -590,7 +590,8 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("store.Store.Disable", 0, func(db *recorder) { ignore(w(db).Disable(ctx, testSub, "410 Gone")) }),
 		run("store.Store.Unsent", 0, func(db *recorder) { ignore(w(db).Unsent(ctx, now, 10)) }),
 		run("store.Relay (a call's event)", 0, func(db *recorder) {
-			db.found = []map[string]types.AttributeValue{{table.PK: &types.AttributeValueMemberS{Value: table.WebhookCallEvent.Key(callEv.ID)}}}
+			db.found = []map[string]types.AttributeValue{{table.PK: &types.AttributeValueMemberS{Value: table.WebhookCallEvent.Key(callEv.ID)},
+				table.SK: &types.AttributeValueMemberS{Value: table.WebhookCallEvent.SKValue}}}
 			ignore(whstore.Relay(ctx, w(db), discardQueue{}, "https://sqs.eu-west-1.amazonaws.com/123456789012/q", now, 0))
 		}),
 		emit,
