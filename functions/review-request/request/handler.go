@@ -33,7 +33,8 @@ import (
 
 // Handler is the review-request function. On the sfn lane it
 // stores the pending review a review Task asks for and returns while the
-// Task keeps waiting, and answers a Solution's Starter Task; on the
+// Task keeps waiting, records the park a park Task asks for (parkRoute),
+// and answers a Solution's Starter Task; on the
 // direct lane it serves LaneRequest, for a verified caller; on the start
 // lane, toolgate run's StartRequest. NewHandler builds it.
 type Handler struct {
@@ -136,7 +137,9 @@ func NewHandler(cfg Config, d Deps) *Handler {
 // for a refused caller proof or start proof, REVIEW_FORBIDDEN for the
 // wrong lane, a run id outside the caller's namespace, or a toolset that
 // is not registered or does not hold the tool, REVIEW_UNAVAILABLE when
-// DynamoDB, STS or Step Functions fails (the compiled Tasks retry it).
+// DynamoDB, STS or Step Functions fails (the compiled Tasks retry it),
+// and PARK_LIMIT for a park Task of a call that parked more than
+// park.MaxParks times (parkRoute; docs/parking.md).
 func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	out, err := h.request(ctx, payload)
 	if err != nil {
