@@ -135,9 +135,14 @@ func RequestBinding(req LaneRequest, inputDigest string) caller.Binding {
 // DirectRequest is a direct invocation of the decision function (the local
 // stack's CLI; on AWS the Function URL is the reviewers' way in): the
 // action and the caller proof bound to it.
+//
+// The park actions (docs/parking.md, "Deciding") are "park.list",
+// "park.show", "park.decide" and "park.cancel", with ParkID naming the
+// park and Decision approve, reject or resume.
 type DirectRequest struct {
 	Action   Action  `json:"action"`
 	ReviewID string  `json:"review_id,omitempty"`
+	ParkID   string  `json:"park_id,omitempty"`
 	Status   string  `json:"status,omitempty"`
 	Decision Verdict `json:"decision,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
