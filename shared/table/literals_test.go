@@ -31,6 +31,7 @@ var adapters = []string{
 	module + "/shared/credential/vault",
 	module + "/shared/webhook/store",
 	module + "/shared/webhook/outbox",
+	module + "/shared/park/dynamo",
 }
 
 // dynamoImports are the import paths that make a package a DynamoDB

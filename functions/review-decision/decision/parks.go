@@ -20,6 +20,7 @@ type ParkStore interface {
 	List(ctx context.Context, st park.Status, keep func(*park.Record) bool) ([]*park.Record, error)
 	Decide(ctx context.Context, r *park.Record, to park.Status, by, reason string) (bool, *park.Record, error)
 	RowReview(ctx context.Context, r *park.Record) (string, error)
+	Starter(ctx context.Context, runID string) (string, error)
 	Now() time.Time
 }
 
@@ -115,9 +116,9 @@ func (s *Service) getPark(ctx context.Context, id string) (*park.Record, error) 
 // unknown, which admits nobody by them.
 func (s *Service) actors(ctx context.Context, r *park.Record) parkActor {
 	var a parkActor
-	if st, err := s.store.Starter(ctx, r.RunID); err == nil {
+	if st, err := s.parks.Starter(ctx, r.RunID); err == nil {
 		a.starter = st
-	} else if !errors.Is(err, review.ErrNotFound) {
+	} else {
 		s.log.ErrorContext(ctx, "read the run's start record", "park_id", r.ID, "error", err)
 	}
 	if !r.Gated {

@@ -91,6 +91,7 @@ const (
 	listPKPrefix  = "PARKS#"
 	scopeKeyAttr  = "park_scope_key"
 	rowReviewAttr = "review_id"
+	starterAttr   = "starter"
 )
 
 func parseTime(s string) time.Time {
@@ -269,4 +270,30 @@ func (d *Decisions) RowReview(ctx context.Context, r *park.Record) (string, erro
 		return "", fmt.Errorf("read the parked row of park %s: %w", r.ID, err)
 	}
 	return it.ReviewID, nil
+}
+
+// Starter returns the recorded starter of the run runID (its start
+// record; a workflow step's child holds its parent's): one consistent
+// GetItem projecting starter only. "" when the run has no start record.
+func (d *Decisions) Starter(ctx context.Context, runID string) (string, error) {
+	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Start.Names(starterAttr)[0]))).Build()
+	if err != nil {
+		return "", err
+	}
+	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			table.PK: &types.AttributeValueMemberS{Value: table.Start.Key(runID)},
+			table.SK: &types.AttributeValueMemberS{Value: table.Start.SKValue},
+		},
+		ProjectionExpression: ex.Projection(), ExpressionAttributeNames: ex.Names()})
+	if err != nil {
+		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
+	}
+	var it struct {
+		Starter string `dynamodbav:"starter"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
+	}
+	return it.Starter, nil
 }
