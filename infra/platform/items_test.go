@@ -500,6 +500,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 			ignore(d(db).Decide(ctx, rv, v, "arn:aws:iam::123456789012:user/a", true, reason, time.Minute))
 		}
 	}
+	// A gated park of testRunID's call 3.
+	testPark := &park.Record{ID: park.ID("RUN#"+testRunID, "CALL#000003#1764700000000000000#0a1b2c3d"), RunID: testRunID,
+		RowSK: "CALL#000003#1764700000000000000#0a1b2c3d", Gated: true, Status: park.StatusParked}
 	decision := []func(*recorder){
 		get,
 		run("dynamo.Store.Decide", 0, decide(review.Approve, "ok")),
@@ -517,9 +520,18 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("parkdynamo.Decisions.Starter", 0, func(db *recorder) {
 			ignore(parkdynamo.NewDecisions(db, "toolgate-test").Starter(ctx, testRunID))
 		}),
+		run("parkdynamo.Decisions.Get", 0, func(db *recorder) { ignore(parkdynamo.NewDecisions(db, "toolgate-test").Get(ctx, testPark.ID)) }),
+		run("parkdynamo.Decisions.Decide", 0, func(db *recorder) {
+			ignore(parkdynamo.NewDecisions(db, "toolgate-test").Decide(ctx, testPark, park.StatusRejected, user, "no"))
+		}),
+		run("parkdynamo.Decisions.Decide (condition failed)", 1, func(db *recorder) {
+			ignore(parkdynamo.NewDecisions(db, "toolgate-test").Decide(ctx, testPark, park.StatusCancelled, user, ""))
+		}),
+		run("parkdynamo.Decisions.List", 0, func(db *recorder) {
+			ignore(parkdynamo.NewDecisions(db, "toolgate-test").List(ctx, park.StatusParked, nil))
+		}),
 		run("parkdynamo.Decisions.RowReview", 0, func(db *recorder) {
-			ignore(parkdynamo.NewDecisions(db, "toolgate-test").RowReview(ctx, &park.Record{ID: park.ID("RUN#arn", "CALL#000001#1#0a1b2c3d"),
-				RunID: "arn", RowSK: "CALL#000001#1#0a1b2c3d"}))
+			ignore(parkdynamo.NewDecisions(db, "toolgate-test").RowReview(ctx, testPark))
 		}),
 	}
 	publishing := []func(*recorder){

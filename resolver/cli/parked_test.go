@@ -86,7 +86,14 @@ func TestParkedCommandLocal(t *testing.T) {
 	args := func(who string, a ...string) []string {
 		return append(append([]string{"parked"}, a...), "--endpoint", e.decision.Endpoint(), "--as", who)
 	}
-	code, out, errs := e.cli.run(args("bob", "show", id)...)
+	code, out, errs := e.cli.run(args("bob", "list")...)
+	if code != ExitOK || !strings.Contains(out, id) || !strings.Contains(out, "crm.update") {
+		t.Fatalf("list: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := e.cli.run(args("carol", "list")...); code != ExitOK || !strings.Contains(out, "no parked calls") {
+		t.Fatalf("a stranger's list: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = e.cli.run(args("bob", "show", id)...)
 	if code != ExitOK || !strings.Contains(out, "tool.schema_changed") || !strings.Contains(out, `\u{202E}id`) || strings.Contains(out, token) {
 		t.Fatalf("show: exit %d\n%s%s", code, out, errs)
 	}

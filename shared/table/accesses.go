@@ -111,7 +111,7 @@ func Check() error {
 	for _, ix := range Indexes {
 		var owners []*Kind
 		for _, k := range Kinds {
-			if k.Index == ix {
+			if k.Carries(ix) {
 				owners = append(owners, k)
 			}
 		}
@@ -302,6 +302,13 @@ var Accesses = []Access{
 		Code: "dynamo.Store TakeChildStart, ReleaseChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at or released_at"},
 	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
+	{Sid: "ReadParks", By: []Principal{ReviewDecision}, On: []*Kind{Park}, Actions: []Action{GetItem},
+		Code: "parkdynamo.Decisions.Get", Doc: "GetItem of the whole park item: what it is, and the task token a decision is sent to (docs/parking.md, \"Deciding\")"},
+	{Sid: "DecideParks", By: []Principal{ReviewDecision}, On: []*Kind{Park}, Actions: []Action{UpdateItem},
+		Attributes: Park.Names(PK, SK, "status", "decided_by", "decided_at", "reason", "deadline", ParksByStatus.PK, ParksByScope.PK), ReturnValues: "NONE",
+		Code: "parkdynamo.Decisions.Decide", Doc: "the conditional UpdateItem of a decision, PARKED to APPROVED, REJECTED, RESUMED or CANCELLED, before the deadline (ReturnValuesOnConditionCheckFailure ALL_OLD: the park as it is)"},
+	{Sid: "ListParks", By: []Principal{ReviewDecision}, Index: ParksByStatus, Actions: []Action{Query},
+		Attributes: ParksByStatus.Attributes(), Code: "parkdynamo.Decisions.List", Doc: "Query on parks-by-status, with its own projection (never a task token)"},
 	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter",
 		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\")"},

@@ -76,6 +76,10 @@ var writeRules = []writeRule{
 		allow: []string{PK, SK, "status", "disabled_reason", "updated_at", "version"}},
 	{kind: WebhookAttempt, by: []Principal{WebhookDelivery}, action: PutItem,
 		allow: []string{PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at", ExpiresAt}},
+	// review-decision decides a park (its condition reads the deadline)
+	// and never rewrites what parked, whose call it is, or its token.
+	{kind: Park, by: []Principal{ReviewDecision}, action: UpdateItem,
+		allow: []string{PK, SK, "status", "decided_by", "decided_at", "reason", "deadline", ParksByStatus.PK, ParksByScope.PK}},
 }
 
 // checkWrites reports every write access of accesses that no rule of

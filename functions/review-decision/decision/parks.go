@@ -124,6 +124,10 @@ func (s *Service) actors(ctx context.Context, r *park.Record) parkActor {
 	if !r.Gated {
 		return a
 	}
+	if r.RowSK == "" {
+		a.why = "it names no parked row"
+		return a
+	}
 	id, err := s.parks.RowReview(ctx, r)
 	switch {
 	case err != nil:
@@ -220,14 +224,22 @@ func (s *Service) listParks(ctx context.Context, who review.Caller, status strin
 		}
 	}
 	now := s.parks.Now()
-	actors := map[string]parkActor{} // by run and row: one read per park
+	actors := map[string]parkActor{} // by park: its reads once
 	list, err := s.parks.List(ctx, st, func(r *park.Record) bool {
 		if st == park.StatusParked && r.Expired(now) {
 			return false // its Task has timed out
 		}
 		a, ok := actors[r.ID]
 		if !ok {
-			a = s.actors(ctx, r)
+			full := r
+			if r.Gated {
+				// The index projects no row key: the reviewers are found
+				// through the whole item's.
+				if g, err := s.parks.Get(ctx, r.ID); err == nil {
+					full = g
+				}
+			}
+			a = s.actors(ctx, full)
 			actors[r.ID] = a
 		}
 		return s.mayDecide(who, r, park.Reject, a).Allowed || s.mayCancel(who, a).Allowed

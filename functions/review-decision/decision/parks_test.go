@@ -129,6 +129,16 @@ func (s *parkStack) decide(t *testing.T, as string, r *park.Record, d park.Decis
 	return res.(*park.DecideResult), nil
 }
 
+func (s *parkStack) list(t *testing.T, as, status string) *park.ListResult {
+	t.Helper()
+	req := decision.Request{Action: park.ActionList, Status: status, Proof: s.callers.Proof(t, as, park.ListBinding(status))}
+	_, res, err := s.svc.Do(context.Background(), req)
+	if err != nil {
+		t.Fatalf("list as %s: %v", as, err)
+	}
+	return res.(*park.ListResult)
+}
+
 func (s *parkStack) cancel(t *testing.T, as string, r *park.Record) (*park.DecideResult, error) {
 	t.Helper()
 	req := decision.Request{Action: park.ActionCancel, ParkID: r.ID, Proof: s.callers.Proof(t, as, park.CancelBinding(r.ID))}
@@ -152,6 +162,11 @@ func TestGatedParkIsDecidedByItsReviewersNeverTheStarter(t *testing.T) {
 	rv := s.pending(t, func(p *review.Params) { p.RunID, p.Reviewers = run, []string{principal("alice")} })
 	r := s.parked(t, run, principal("bob"), rv.ID, park.SchemaChanged, true)
 
+	for who, want := range map[string]int{"alice": 1, "bob": 1, "carol": 0} {
+		if l := s.list(t, who, ""); len(l.Parks) != want {
+			t.Errorf("%s lists %+v, want %d parks", who, l.Parks, want)
+		}
+	}
 	if _, err := s.decide(t, "bob", r, park.Approve, ""); codeOf(err) != review.CodeSelfApproval {
 		t.Fatalf("the starter approves: %v, want %s", err, review.CodeSelfApproval)
 	}
@@ -182,6 +197,12 @@ func TestGatedParkIsDecidedByItsReviewersNeverTheStarter(t *testing.T) {
 	again, err := s.decide(t, "alice", r, park.Approve, "")
 	if err != nil || again.Changed {
 		t.Fatalf("the same approval again: %+v, %v; want unchanged", again, err)
+	}
+	if l := s.list(t, "alice", ""); len(l.Parks) != 0 {
+		t.Errorf("an approved park is listed as parked: %+v", l.Parks)
+	}
+	if l := s.list(t, "alice", "approved"); len(l.Parks) != 1 || l.Parks[0].ParkID != r.ID || l.Parks[0].DecidedBy != principal("alice") {
+		t.Errorf("approved parks %+v", l.Parks)
 	}
 	stored, err := s.deps.Parks.Get(context.Background(), r.ID)
 	if err != nil || stored.Status != park.StatusApproved || stored.DecidedBy != principal("alice") {

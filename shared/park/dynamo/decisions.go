@@ -79,21 +79,6 @@ type parkItem struct {
 	Reason          string   `dynamodbav:"reason"`
 }
 
-// The park item's key and index names, as docs/parking.md's contract
-// names them (the PARK# kind of shared/table): pk "PARK#<park id>", sk
-// "PARK"; parks-by-status (park_list_pk "PARKS#<status>", park_list_sk);
-// parks-by-scope's key park_scope_key.
-const (
-	parkPrefix    = "PARK#"
-	parkSK        = "PARK"
-	listIndex     = "parks-by-status"
-	listPKAttr    = "park_list_pk"
-	listPKPrefix  = "PARKS#"
-	scopeKeyAttr  = "park_scope_key"
-	rowReviewAttr = "review_id"
-	starterAttr   = "starter"
-)
-
 func parseTime(s string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -107,7 +92,7 @@ func decodePark(raw map[string]types.AttributeValue) (*park.Record, error) {
 	if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
 		return nil, err
 	}
-	id, ok := strings.CutPrefix(it.PK, parkPrefix)
+	id, ok := table.Park.ID(it.PK)
 	if !ok || !park.IDPattern.MatchString(id) {
 		return nil, fmt.Errorf("item %q is not a park", it.PK)
 	}
@@ -124,13 +109,14 @@ func decodePark(raw map[string]types.AttributeValue) (*park.Record, error) {
 
 func parkKey(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		table.PK: &types.AttributeValueMemberS{Value: parkPrefix + id},
-		table.SK: &types.AttributeValueMemberS{Value: parkSK},
+		table.PK: &types.AttributeValueMemberS{Value: table.Park.Key(id)},
+		table.SK: &types.AttributeValueMemberS{Value: table.Park.SKValue},
 	}
 }
 
-// parkName is the expression name of a park attribute.
-func parkName(n string) expression.NameBuilder { return expression.Name(n) }
+// parkName is the expression name of a declared park attribute (Names
+// panics on another: a programming error every test finds).
+func parkName(n string) expression.NameBuilder { return expression.Name(table.Park.Names(n)[0]) }
 
 // Get reads park id (consistent read), or park.ErrNotFound.
 func (d *Decisions) Get(ctx context.Context, id string) (*park.Record, error) {
@@ -149,13 +135,14 @@ func (d *Decisions) Get(ctx context.Context, id string) (*park.Record, error) {
 }
 
 // ListPK is parks-by-status's partition key of status st: "PARKS#<st>".
-func ListPK(st park.Status) string { return listPKPrefix + string(st) }
+func ListPK(st park.Status) string { return table.ParksByStatus.PKPrefix + string(st) }
 
 // List returns the parks of status st, oldest first, that keep admits (nil
 // keeps all), at most MaxList: a Query of parks-by-status, whose
 // projection holds no task token. Items of other kinds are skipped.
 func (d *Decisions) List(ctx context.Context, st park.Status, keep func(*park.Record) bool) ([]*park.Record, error) {
-	ex, err := expression.NewBuilder().WithKeyCondition(expression.Key(listPKAttr).Equal(expression.Value(ListPK(st)))).Build()
+	ix := table.ParksByStatus
+	ex, err := expression.NewBuilder().WithKeyCondition(expression.Key(ix.PK).Equal(expression.Value(ListPK(st)))).Build()
 	if err != nil {
 		return nil, fmt.Errorf("list %s parks: build the key condition: %w", st, err)
 	}
@@ -163,7 +150,7 @@ func (d *Decisions) List(ctx context.Context, st park.Status, keep func(*park.Re
 	var start map[string]types.AttributeValue
 	for {
 		res, err := d.db.Query(ctx, &dynamodb.QueryInput{
-			TableName: aws.String(d.table), IndexName: aws.String(listIndex), KeyConditionExpression: ex.KeyCondition(),
+			TableName: aws.String(d.table), IndexName: aws.String(ix.Name), KeyConditionExpression: ex.KeyCondition(),
 			ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(), ExclusiveStartKey: start,
 		})
 		if err != nil {
@@ -171,7 +158,7 @@ func (d *Decisions) List(ctx context.Context, st park.Status, keep func(*park.Re
 		}
 		for _, it := range res.Items {
 			pk, _ := it[table.PK].(*types.AttributeValueMemberS)
-			if pk == nil || !strings.HasPrefix(pk.Value, parkPrefix) {
+			if pk == nil || !strings.HasPrefix(pk.Value, table.Park.Prefix) {
 				continue
 			}
 			r, err := decodePark(it)
@@ -206,8 +193,8 @@ func (d *Decisions) Decide(ctx context.Context, r *park.Record, to park.Status, 
 	u := expression.Set(parkName("status"), expression.Value(string(to))).
 		Set(parkName("decided_by"), expression.Value(by)).
 		Set(parkName("decided_at"), expression.Value(at)).
-		Set(parkName(listPKAttr), expression.Value(ListPK(to))).
-		Remove(parkName(scopeKeyAttr))
+		Set(parkName(table.ParksByStatus.PK), expression.Value(ListPK(to))).
+		Remove(parkName(table.ParksByScope.PK))
 	if reason != "" {
 		u = u.Set(parkName("reason"), expression.Value(reason))
 	}
@@ -247,7 +234,7 @@ func (d *Decisions) Decide(ctx context.Context, r *park.Record, to park.Status, 
 // one GetItem of the row (pk "RUN#<run_id>", sk r.RowSK) projecting
 // review_id only. park.ErrNotFound when the row is gone.
 func (d *Decisions) RowReview(ctx context.Context, r *park.Record) (string, error) {
-	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Row.Names(rowReviewAttr)[0]))).Build()
+	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Row.Names("review_id")[0]))).Build()
 	if err != nil {
 		return "", err
 	}
@@ -276,7 +263,7 @@ func (d *Decisions) RowReview(ctx context.Context, r *park.Record) (string, erro
 // record; a workflow step's child holds its parent's): one consistent
 // GetItem projecting starter only. "" when the run has no start record.
 func (d *Decisions) Starter(ctx context.Context, runID string) (string, error) {
-	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Start.Names(starterAttr)[0]))).Build()
+	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Start.Names("starter")[0]))).Build()
 	if err != nil {
 		return "", err
 	}
