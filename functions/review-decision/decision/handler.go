@@ -134,14 +134,16 @@ func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.Raw
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
 	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof})
-	h.logRequest(ctx, who, req.Action, req.ReviewID+req.ParkID, err)
+	h.logRequest(ctx, who, req.Action, req.ReviewID, req.ParkID, err)
 	if err != nil {
 		return nil, review.Edge(err)
 	}
 	return json.Marshal(res)
 }
 
-func (h *Handler) logRequest(ctx context.Context, who review.Caller, action review.Action, id string, err error) {
+// logRequest logs one request: its action, the review or park it names,
+// who made it and the error code, never a reason or a proof.
+func (h *Handler) logRequest(ctx context.Context, who review.Caller, action review.Action, id, parkID string, err error) {
 	code := ""
 	if err != nil {
 		e := review.AsError(err)
@@ -150,7 +152,7 @@ func (h *Handler) logRequest(ctx context.Context, who review.Caller, action revi
 			h.log.ErrorContext(ctx, "review request failed", "error", err.Error())
 		}
 	}
-	h.log.InfoContext(ctx, "review decision request", "action", string(action), "review_id", id,
+	h.log.InfoContext(ctx, "review decision request", "action", string(action), "review_id", id, "park_id", parkID,
 		"principal", who.Principal, "authenticated", who.Authenticated, "error_code", code)
 }
 
@@ -158,7 +160,7 @@ func (h *Handler) logRequest(ctx context.Context, who review.Caller, action revi
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, req Request) {
 	req.Proof = r.Header.Get(review.ProofHeader)
 	who, res, err := h.service.Do(r.Context(), req)
-	h.logRequest(r.Context(), who, req.Action, req.ReviewID+req.ParkID, err)
+	h.logRequest(r.Context(), who, req.Action, req.ReviewID, req.ParkID, err)
 	respond(w, res, err)
 }
 

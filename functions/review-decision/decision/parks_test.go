@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/park"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
@@ -303,5 +306,51 @@ func TestCancelStopsTheRun(t *testing.T) {
 	}
 	if again, err := s.cancel(t, "ops-1", r); err != nil || again.Changed {
 		t.Fatalf("the same cancel again: %+v, %v", again, err)
+	}
+}
+
+// The park deciders and operators are read at cold start as JSON lists of
+// patterns of the deployment's own account: another account's pattern,
+// or a value that is not a list, stops the function.
+func TestParkPolicyFromEnv(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{review.EnvTable: "toolgate-test", caller.EnvAccount: "123456789012", "AWS_REGION": "us-east-1"}
+	for _, c := range []struct {
+		name, deciders, operators string
+		ok                        bool
+	}{
+		{"unset", "", "", true},
+		{"own account", `["arn:aws:iam::123456789012:role/park-*"]`, `["arn:aws:iam::123456789012:role/ops"]`, true},
+		{"another account's decider", `["arn:aws:iam::210987654321:role/x"]`, "", false},
+		{"another account's operator", "", `["arn:aws:iam::210987654321:role/x"]`, false},
+		{"not a list", `arn:aws:iam::123456789012:role/x`, "", false},
+	} {
+		env := maps.Clone(base)
+		env[park.EnvDeciders], env[park.EnvOperators] = c.deciders, c.operators
+		cfg, err := decision.ConfigFromEnv(func(k string) string { return env[k] })
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
+			continue
+		}
+		if c.ok && c.deciders != "" && len(cfg.Parks.Deciders) != 1 {
+			t.Errorf("%s: deciders %v", c.name, cfg.Parks.Deciders)
+		}
+	}
+}
+
+// An approval's proof is bound to the park's current digest: a proof
+// signed for another definition of the tool is refused, and nothing is
+// decided.
+func TestParkApprovalIsBoundToTheCurrentDigest(t *testing.T) {
+	t.Parallel()
+	s := newParkStack(t, decision.ParkPolicy{}, nil)
+	r := s.parked(t, runARN(), principal("bob"), "", park.SchemaChanged, false)
+	req := decision.Request{Action: park.ActionDecide, ParkID: r.ID, Decision: review.Verdict(park.Approve),
+		Proof: s.callers.Proof(t, "bob", park.DecideBinding(r.ID, park.Approve, "sha256:"+strings.Repeat("f", 64)))}
+	if _, _, err := s.svc.Do(context.Background(), req); codeOf(err) != review.CodeUnauthenticated {
+		t.Fatalf("a proof for another digest: %v, want %s", err, review.CodeUnauthenticated)
+	}
+	if got, _ := s.deps.Parks.Get(context.Background(), r.ID); got.Status != park.StatusParked {
+		t.Fatalf("the park is %s after a refused proof", got.Status)
 	}
 }
