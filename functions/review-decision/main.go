@@ -56,7 +56,7 @@ func main() {
 		Log:      log,
 		// Parked calls: decided here, sent to their park Tasks, or their
 		// runs stopped (docs/parking.md, "Deciding").
-		Parks:      parkdynamo.NewDecisions(db, cfg.Table),
+		Parks:      parkdynamo.New(db, cfg.Table, nil),
 		ParkTasks:  stepfunctions.Parks{Client: client},
 		ParkPolicy: cfg.Parks,
 	})

@@ -468,6 +468,31 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.Bind", 0, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
 		run("dynamo.Store.Bind (condition failed)", 1, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
 	}
+	// Parks (shared/park/dynamo): review-request records them from a
+	// call's PARKED rows, review-decision reads, decides and lists them.
+	// No tool function reads one yet (dynamo.Store.Decision: no access).
+	pk := func(db *recorder) *parkdynamo.Store { return parkdynamo.New(db, "toolgate-test", nil) }
+	parked := &park.Park{ID: park.ID(table.Row.Key(testRunID), table.RowSK("0000000000000000002", 1, [4]byte{})), RunID: testRunID,
+		Step: "send", Seq: "2", IdempotencyKey: testKey, Tool: "send-email", ToolsetID: testToolset, Cause: park.CredentialsExpired,
+		Target: "tickets", Scope: "toolset", RowSK: table.RowSK("0000000000000000002", 1, [4]byte{}), TaskToken: "token"}
+	parkRecord := []func(*recorder){
+		run("dynamo.Store.ParkedRows", 0, func(db *recorder) { ignore(pk(db).ParkedRows(ctx, testRunID, "0000000000000000002")) }),
+		run("dynamo.Store.Record", 0, func(db *recorder) { ignore(pk(db).Record(ctx, parked, 60)) }),
+		run("dynamo.Store.Record (condition failed)", 1, func(db *recorder) {
+			// The park as stored, PARKED under an older Task's token.
+			db.item = map[string]types.AttributeValue{
+				table.PK: &types.AttributeValueMemberS{Value: table.Park.Key(parked.ID)}, table.SK: &types.AttributeValueMemberS{Value: table.Park.SKValue},
+				"status": &types.AttributeValueMemberS{Value: "PARKED"}, "task_token": &types.AttributeValueMemberS{Value: "older"},
+			}
+			ignore(pk(db).Record(ctx, parked, 60))
+			db.item = nil
+		}),
+	}
+	parkDecide := []func(*recorder){
+		run("dynamo.Store.Get (park)", 0, func(db *recorder) { ignore(pk(db).Get(ctx, parked.ID)) }),
+		run("dynamo.Store.Decide", 0, func(db *recorder) { ignore(pk(db).Decide(ctx, parked.ID, park.StatusRejected, user, "no")) }),
+		run("dynamo.Store.ListByStatus", 0, func(db *recorder) { ignore(pk(db).ListByStatus(ctx, park.StatusParked, nil)) }),
+	}
 	proof := func(db *recorder) {
 		ignore(ledgertable.ProofTable{DB: db, Table: "toolgate-test"}.Record(ctx, caller.ProofRecord{ID: "00ff", Binding: "b", ARN: user, ExpiresAt: now}))
 	}
@@ -501,7 +526,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}
 	}
 	// A gated park of testRunID's call 3.
-	testPark := &park.Record{ID: park.ID("RUN#"+testRunID, "CALL#000003#1764700000000000000#0a1b2c3d"), RunID: testRunID,
+	testPark := &park.Park{ID: park.ID("RUN#"+testRunID, "CALL#000003#1764700000000000000#0a1b2c3d"), RunID: testRunID,
 		RowSK: "CALL#000003#1764700000000000000#0a1b2c3d", Gated: true, Status: park.StatusParked}
 	decision := []func(*recorder){
 		get,
@@ -517,21 +542,11 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.BoundKey", 0, func(db *recorder) { ignore(d(db).BoundKey(ctx, testReview)) }),
 		// Parks (docs/parking.md, "Deciding"): the run's starter, and the
 		// review a gated park's PARKED row names.
-		run("parkdynamo.Decisions.Starter", 0, func(db *recorder) {
-			ignore(parkdynamo.NewDecisions(db, "toolgate-test").Starter(ctx, testRunID))
+		run("parkdynamo.Store.Starter", 0, func(db *recorder) {
+			ignore(parkdynamo.New(db, "toolgate-test", nil).Starter(ctx, testRunID))
 		}),
-		run("parkdynamo.Decisions.Get", 0, func(db *recorder) { ignore(parkdynamo.NewDecisions(db, "toolgate-test").Get(ctx, testPark.ID)) }),
-		run("parkdynamo.Decisions.Decide", 0, func(db *recorder) {
-			ignore(parkdynamo.NewDecisions(db, "toolgate-test").Decide(ctx, testPark, park.StatusRejected, user, "no"))
-		}),
-		run("parkdynamo.Decisions.Decide (condition failed)", 1, func(db *recorder) {
-			ignore(parkdynamo.NewDecisions(db, "toolgate-test").Decide(ctx, testPark, park.StatusCancelled, user, ""))
-		}),
-		run("parkdynamo.Decisions.List", 0, func(db *recorder) {
-			ignore(parkdynamo.NewDecisions(db, "toolgate-test").List(ctx, park.StatusParked, nil))
-		}),
-		run("parkdynamo.Decisions.RowReview", 0, func(db *recorder) {
-			ignore(parkdynamo.NewDecisions(db, "toolgate-test").RowReview(ctx, testPark))
+		run("parkdynamo.Store.RowReview", 0, func(db *recorder) {
+			ignore(parkdynamo.New(db, "toolgate-test", nil).RowReview(ctx, testPark))
 		}),
 	}
 	publishing := []func(*recorder){
@@ -626,8 +641,8 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	}
 	byPrincipal := map[table.Principal][]func(*recorder){
 		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, recordOnly),
-		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}),
-		table.ReviewDecision:  slices.Concat(decision, proofs, record, []func(*recorder){emit}),
+		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}, parkRecord),
+		table.ReviewDecision:  slices.Concat(decision, proofs, record, []func(*recorder){emit}, parkDecide),
 		table.Publish:         slices.Concat(publishing, credentialAdmin, proofs),
 		table.Webhooks:        slices.Concat(webhookAdmin, proofs),
 		table.WebhookDelivery: slices.Concat(webhookDelivery, record),

@@ -117,13 +117,13 @@ func (a *app) parkedRun(cmd *cobra.Command, sub string, pos []string, o *parkedO
 	req := review.DirectRequest{Reason: o.reason}
 	switch sub {
 	case "list":
-		req.Action, req.Status = park.ActionList, o.status
+		req.Action, req.Status = review.ActionParkList, o.status
 	case "show":
-		req.Action, req.ParkID = park.ActionShow, pos[0]
+		req.Action, req.ParkID = review.ActionParkShow, pos[0]
 	case "cancel":
-		req.Action, req.ParkID = park.ActionCancel, pos[0]
+		req.Action, req.ParkID = review.ActionParkCancel, pos[0]
 	default:
-		req.Action, req.ParkID, req.Decision = park.ActionDecide, pos[0], review.Verdict(sub)
+		req.Action, req.ParkID, req.Decision = review.ActionParkDecide, pos[0], review.Verdict(sub)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -175,15 +175,15 @@ func (a *app) parkCall(ctx context.Context, as string, req review.DirectRequest,
 	}
 	var b caller.Binding
 	switch req.Action {
-	case park.ActionList:
-		b = park.ListBinding(req.Status)
-	case park.ActionShow:
-		b = park.ShowBinding(req.ParkID)
-	case park.ActionCancel:
-		b = park.CancelBinding(req.ParkID)
-	case park.ActionDecide:
-		show := review.DirectRequest{Action: park.ActionShow, ParkID: req.ParkID}
-		if show.Proof, err = p.sign(ctx, park.ShowBinding(req.ParkID)); err != nil {
+	case review.ActionParkList:
+		b = review.ParkListBinding(req.Status)
+	case review.ActionParkShow:
+		b = review.ParkShowBinding(req.ParkID)
+	case review.ActionParkCancel:
+		b = review.ParkCancelBinding(req.ParkID)
+	case review.ActionParkDecide:
+		show := review.DirectRequest{Action: review.ActionParkShow, ParkID: req.ParkID}
+		if show.Proof, err = p.sign(ctx, review.ParkShowBinding(req.ParkID)); err != nil {
 			return nil, "", "", err
 		}
 		out, code, msg, err := call(show)
@@ -194,7 +194,7 @@ func (a *app) parkCall(ctx context.Context, as string, req review.DirectRequest,
 		if err := json.Unmarshal(out, &v); err != nil || v.ParkID != req.ParkID {
 			return nil, "", "", fmt.Errorf("unexpected answer to show %s: %.200s", req.ParkID, out)
 		}
-		b = park.DecideBinding(req.ParkID, park.Decision(req.Decision), v.CurrentDigest)
+		b = review.ParkDecideBinding(req.ParkID, string(req.Decision), v.CurrentDigest)
 	}
 	if req.Proof, err = p.sign(ctx, b); err != nil {
 		return nil, "", "", err
@@ -207,13 +207,13 @@ func (a *app) callParkURL(ctx context.Context, base string, req review.DirectReq
 	method, path, body := http.MethodGet, "/parks", []byte(nil)
 	var query url.Values
 	switch req.Action {
-	case park.ActionList:
+	case review.ActionParkList:
 		query = url.Values{"status": {req.Status}}
-	case park.ActionShow:
+	case review.ActionParkShow:
 		path += "/" + url.PathEscape(req.ParkID)
-	case park.ActionDecide, park.ActionCancel:
+	case review.ActionParkDecide, review.ActionParkCancel:
 		d := req.Decision
-		if req.Action == park.ActionCancel {
+		if req.Action == review.ActionParkCancel {
 			d = "cancel"
 		}
 		method, path = http.MethodPost, path+"/"+url.PathEscape(req.ParkID)

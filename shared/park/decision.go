@@ -1,50 +1,12 @@
 package park
 
 import (
-	"errors"
 	"time"
-
-	"github.com/toolgate/toolgate/shared/caller"
 )
 
-// Record is a parked-call item as review-decision reads it (the PARK# item,
-// shared/table Park): everything but the task token is shown; TaskToken is
-// what a decision is sent to and never leaves the function.
-type Record struct {
-	ID             string
-	RunID          string
-	Step           string
-	Seq            string
-	IdempotencyKey string
-	Tool           string
-	ToolsetID      string
-	Cause          Cause
-	Gated          bool
-	// PinnedDigest, CurrentDigest and ChangedPointers: SchemaChanged only.
-	PinnedDigest    string
-	CurrentDigest   string
-	ChangedPointers []string
-	// Target and Scope: CredentialsExpired only, as the vault names them.
-	Target, Scope string
-	// RowSK is the PARKED row's sort key; its partition key is
-	// "RUN#" + RunID.
-	RowSK     string
-	TaskToken string
-	Status    Status
-	CreatedAt time.Time
-	// Deadline is when the park Task times out: CreatedAt and its timeout.
-	Deadline  time.Time
-	DecidedBy string
-	DecidedAt time.Time
-	Reason    string
-}
-
-// ErrNotFound: no park of that id (or its TTL has ended it).
-var ErrNotFound = errors.New("park not found")
-
-// Expired reports whether the park Task's timeout has passed at now: no
+// Expired reports whether p's park Task has timed out at now: no
 // decision reaches it any more.
-func (r *Record) Expired(now time.Time) bool { return !r.Deadline.IsZero() && !now.Before(r.Deadline) }
+func (p *Park) Expired(now time.Time) bool { return !p.Deadline.IsZero() && !now.Before(p.Deadline) }
 
 // StatusOf is the status a decision leaves a park in.
 func StatusOf(d Decision) Status {
@@ -58,36 +20,6 @@ func StatusOf(d Decision) Status {
 	}
 	return ""
 }
-
-// Actions of review-decision's park requests (review.DirectRequest's
-// "action"; docs/parking.md, "Deciding"), each bound by its caller proof
-// to the caller.Action of the same name.
-const (
-	ActionList   = caller.ActionParkList
-	ActionShow   = caller.ActionParkShow
-	ActionDecide = caller.ActionParkDecide
-	ActionCancel = caller.ActionParkCancel
-)
-
-// ListBinding, ShowBinding, DecideBinding and CancelBinding are what the
-// caller proof of each park request is bound to (shared/caller Binding):
-// the action, the status filter or the park id, and for a decision the
-// decision and the park's current digest (empty for credentials.expired),
-// so that an approval is of the definition the approver was shown.
-func ListBinding(status string) caller.Binding {
-	return caller.Binding{Action: ActionList, Target: status}
-}
-
-// ShowBinding: see ListBinding.
-func ShowBinding(id string) caller.Binding { return caller.Binding{Action: ActionShow, Target: id} }
-
-// DecideBinding: see ListBinding.
-func DecideBinding(id string, d Decision, currentDigest string) caller.Binding {
-	return caller.Binding{Action: ActionDecide, Target: id, Decision: string(d), InputDigest: currentDigest}
-}
-
-// CancelBinding: see ListBinding.
-func CancelBinding(id string) caller.Binding { return caller.Binding{Action: ActionCancel, Target: id} }
 
 // View is a park as review-decision shows it (park.show, park.list):
 // never its task token. Times are RFC 3339 UTC with milliseconds.
@@ -119,11 +51,8 @@ type View struct {
 	Deciders string `json:"deciders,omitempty"`
 }
 
-// TimeFormat is the format of View's times: RFC 3339, UTC, milliseconds.
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
 // NewView is r as shown at now.
-func NewView(r *Record, now time.Time) View {
+func NewView(r *Park, now time.Time) View {
 	v := View{ParkID: r.ID, Status: r.Status, Expired: r.Status == StatusParked && r.Expired(now), Cause: r.Cause, RunID: r.RunID,
 		Step: r.Step, Seq: r.Seq, IdempotencyKey: r.IdempotencyKey, Tool: r.Tool, ToolsetID: r.ToolsetID, Gated: r.Gated,
 		PinnedDigest: r.PinnedDigest, CurrentDigest: r.CurrentDigest, ChangedPointers: r.ChangedPointers, Target: r.Target,

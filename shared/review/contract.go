@@ -250,3 +250,37 @@ type DecideResult struct {
 	Decision Decision `json:"decision"`
 	Message  string   `json:"message"`
 }
+
+// The park actions of the decision function (docs/parking.md, "Deciding"),
+// each bound by its caller proof to the caller action of the same name.
+const (
+	ActionParkList   Action = caller.ActionParkList
+	ActionParkShow   Action = caller.ActionParkShow
+	ActionParkDecide Action = caller.ActionParkDecide
+	ActionParkCancel Action = caller.ActionParkCancel
+)
+
+// ParkListBinding, ParkShowBinding, ParkDecideBinding and
+// ParkCancelBinding are what the caller proof of each park request is
+// bound to: the action, the status filter or the park id, and for a
+// decision the decision ("approve", "reject" or "resume") and the park's
+// current digest (empty for credentials.expired), so that an approval is
+// of the tool definition the approver was shown.
+func ParkListBinding(status string) caller.Binding {
+	return caller.Binding{Action: caller.ActionParkList, Target: status}
+}
+
+// ParkShowBinding: see ParkListBinding.
+func ParkShowBinding(id string) caller.Binding {
+	return caller.Binding{Action: caller.ActionParkShow, Target: id}
+}
+
+// ParkDecideBinding: see ParkListBinding.
+func ParkDecideBinding(id, decision, currentDigest string) caller.Binding {
+	return caller.Binding{Action: caller.ActionParkDecide, Target: id, Decision: decision, InputDigest: currentDigest}
+}
+
+// ParkCancelBinding: see ParkListBinding.
+func ParkCancelBinding(id string) caller.Binding {
+	return caller.Binding{Action: caller.ActionParkCancel, Target: id}
+}

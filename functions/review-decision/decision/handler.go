@@ -206,16 +206,16 @@ func (h *Handler) listParks(w http.ResponseWriter, r *http.Request) {
 		respond(w, nil, review.Errorf(review.CodeInvalid, "the query string is not valid: use GET /parks or GET /parks?status=parked"))
 		return
 	}
-	h.serve(w, r, Request{Action: park.ActionList, Status: strings.Join(q["status"], ",")})
+	h.serve(w, r, Request{Action: review.ActionParkList, Status: strings.Join(q["status"], ",")})
 }
 
 // showPark serves GET /parks/{id}.
 func (h *Handler) showPark(w http.ResponseWriter, r *http.Request) {
-	h.serve(w, r, Request{Action: park.ActionShow, ParkID: parkID(r)})
+	h.serve(w, r, Request{Action: review.ActionParkShow, ParkID: parkID(r)})
 }
 
 // decidePark serves POST /parks/{id} with a DecisionBody: approve, reject
-// or resume (park.ActionDecide), or cancel (park.ActionCancel).
+// or resume (review.ActionParkDecide), or cancel (review.ActionParkCancel).
 func (h *Handler) decidePark(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -229,9 +229,9 @@ func (h *Handler) decidePark(w http.ResponseWriter, r *http.Request) {
 		respond(w, nil, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": \"approve\"|\"reject\"|\"resume\"|\"cancel\", \"reason\": \"...\"}: %s", strings.TrimPrefix(err.Error(), "json: ")))
 		return
 	}
-	req := Request{Action: park.ActionDecide, ParkID: parkID(r), Decision: b.Decision, Reason: b.Reason}
+	req := Request{Action: review.ActionParkDecide, ParkID: parkID(r), Decision: b.Decision, Reason: b.Reason}
 	if b.Decision == "cancel" {
-		req.Action, req.Decision = park.ActionCancel, ""
+		req.Action, req.Decision = review.ActionParkCancel, ""
 	}
 	h.serve(w, r, req)
 }

@@ -9,17 +9,21 @@ import (
 
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/park"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
 // ParkStore is the parked-call items as review-decision reads and decides
-// them (shared/park/dynamo Decisions).
+// them (shared/park/dynamo Store): Get and RowReview answer an error
+// wrapping parkdynamo.ErrNotFound for nothing there, Decide one wrapping
+// parkdynamo.ErrNotParked, with the park as it is, for a park decided
+// already.
 type ParkStore interface {
-	Get(ctx context.Context, id string) (*park.Record, error)
-	List(ctx context.Context, st park.Status, keep func(*park.Record) bool) ([]*park.Record, error)
-	Decide(ctx context.Context, r *park.Record, to park.Status, by, reason string) (bool, *park.Record, error)
-	RowReview(ctx context.Context, r *park.Record) (string, error)
+	Get(ctx context.Context, id string) (*park.Park, error)
+	ListByStatus(ctx context.Context, st park.Status, keep func(*park.Park) bool) ([]*park.Park, error)
+	Decide(ctx context.Context, id string, to park.Status, by, reason string) (*park.Park, error)
+	RowReview(ctx context.Context, r *park.Park) (string, error)
 	Starter(ctx context.Context, runID string) (string, error)
 	Now() time.Time
 }
@@ -57,22 +61,22 @@ type parkActor struct {
 	why            string
 }
 
-// doPark runs a park action (park.ActionList, ActionShow, ActionDecide,
+// doPark runs a park action (review.ActionParkList, ActionShow, ActionDecide,
 // ActionCancel) for the caller its proof proves.
 func (s *Service) doPark(ctx context.Context, req Request) (review.Caller, any, error) {
 	if s.parks == nil || s.parkTasks == nil {
 		return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "this function decides no parks")
 	}
-	switch string(req.Action) {
-	case park.ActionList:
-		who, err := s.verifyCaller(ctx, req.Proof, park.ListBinding(req.Status))
+	switch req.Action {
+	case review.ActionParkList:
+		who, err := s.verifyCaller(ctx, req.Proof, review.ParkListBinding(req.Status))
 		if err != nil {
 			return who, nil, err
 		}
 		res, err := s.listParks(ctx, who, req.Status)
 		return who, res, err
-	case park.ActionShow:
-		who, err := s.verifyCaller(ctx, req.Proof, park.ShowBinding(req.ParkID))
+	case review.ActionParkShow:
+		who, err := s.verifyCaller(ctx, req.Proof, review.ParkShowBinding(req.ParkID))
 		if err != nil {
 			return who, nil, err
 		}
@@ -87,21 +91,21 @@ func (s *Service) doPark(ctx context.Context, req Request) (review.Caller, any, 
 		v := park.NewView(r, s.parks.Now())
 		v.Starter, v.Deciders = a.starter, s.decidersText(r, a)
 		return who, v, nil
-	case park.ActionDecide:
+	case review.ActionParkDecide:
 		return s.decidePark(ctx, req)
-	case park.ActionCancel:
+	case review.ActionParkCancel:
 		return s.cancelPark(ctx, req)
 	}
 	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q", excerpt.Bytes(string(req.Action), 40, "..."))
 }
 
 // getPark reads a park by id.
-func (s *Service) getPark(ctx context.Context, id string) (*park.Record, error) {
+func (s *Service) getPark(ctx context.Context, id string) (*park.Park, error) {
 	if !park.IDPattern.MatchString(id) {
 		return nil, review.Errorf(review.CodeInvalid, "%q is not a park id (pk_ and 26 base32 characters)", excerpt.Bytes(id, 40, "..."))
 	}
 	r, err := s.parks.Get(ctx, id)
-	if errors.Is(err, park.ErrNotFound) {
+	if errors.Is(err, parkdynamo.ErrNotFound) {
 		return nil, review.Errorf(review.CodeNotFound, "park %s does not exist (or its time ended long ago)", id)
 	}
 	if err != nil {
@@ -114,7 +118,7 @@ func (s *Service) getPark(ctx context.Context, id string) (*park.Record, error) 
 // gated park, the reviewers of the review its call carried: the review
 // the PARKED row names (its review_id). A read that fails leaves them
 // unknown, which admits nobody by them.
-func (s *Service) actors(ctx context.Context, r *park.Record) parkActor {
+func (s *Service) actors(ctx context.Context, r *park.Park) parkActor {
 	var a parkActor
 	if st, err := s.parks.Starter(ctx, r.RunID); err == nil {
 		a.starter = st
@@ -158,7 +162,7 @@ func (s *Service) actors(ctx context.Context, r *park.Record) parkActor {
 // review's reviewers' (review.Authorize), never the run's starter's (four
 // eyes); an ungated park's, and any resume, are the starter's or a park
 // decider's. Default deny.
-func (s *Service) mayDecide(who review.Caller, r *park.Record, d park.Decision, a parkActor) review.Authorization {
+func (s *Service) mayDecide(who review.Caller, r *park.Park, d park.Decision, a parkActor) review.Authorization {
 	switch {
 	case d == park.Approve && r.Cause != park.SchemaChanged:
 		return review.Authorization{Reason: fmt.Sprintf("park %s is %s: approve is for tool.schema_changed; resume it once its credential is set", r.ID, r.Cause)}
@@ -200,7 +204,7 @@ func (s *Service) mayCancel(who review.Caller, a parkActor) review.Authorization
 }
 
 // decidersText says who may decide r, for park.show.
-func (s *Service) decidersText(r *park.Record, a parkActor) string {
+func (s *Service) decidersText(r *park.Park, a parkActor) string {
 	if r.Gated {
 		if !a.reviewersKnown {
 			return "the step's reviewers, not known (" + a.why + "); the starter or a park operator may cancel"
@@ -225,7 +229,7 @@ func (s *Service) listParks(ctx context.Context, who review.Caller, status strin
 	}
 	now := s.parks.Now()
 	actors := map[string]parkActor{} // by park: its reads once
-	list, err := s.parks.List(ctx, st, func(r *park.Record) bool {
+	list, err := s.parks.ListByStatus(ctx, st, func(r *park.Park) bool {
 		if st == park.StatusParked && r.Expired(now) {
 			return false // its Task has timed out
 		}
@@ -264,14 +268,14 @@ func (s *Service) decidePark(ctx context.Context, req Request) (review.Caller, a
 		return review.Caller{}, nil, err
 	}
 	if req.Proof == "" {
-		_, err := s.verifyCaller(ctx, "", park.DecideBinding("", "", ""))
+		_, err := s.verifyCaller(ctx, "", review.ParkDecideBinding("", "", ""))
 		return review.Caller{}, nil, err
 	}
 	r, err := s.getPark(ctx, req.ParkID)
 	if err != nil {
 		return review.Caller{}, nil, err
 	}
-	who, err := s.verifyCaller(ctx, req.Proof, park.DecideBinding(r.ID, d, r.CurrentDigest))
+	who, err := s.verifyCaller(ctx, req.Proof, review.ParkDecideBinding(r.ID, string(d), r.CurrentDigest))
 	if err != nil {
 		return who, nil, err
 	}
@@ -283,7 +287,7 @@ func (s *Service) decidePark(ctx context.Context, req Request) (review.Caller, a
 		}
 		return who, nil, review.Errorf(code, "you may not %s park %s: %s", d, r.ID, z.Reason)
 	}
-	res, err := s.settle(ctx, who, r, park.StatusOf(d), req.Reason, func(cur *park.Record) error {
+	res, err := s.settle(ctx, who, r, park.StatusOf(d), req.Reason, func(cur *park.Park) error {
 		var reason *string
 		if d == park.Reject {
 			reason = &cur.Reason
@@ -299,21 +303,21 @@ func (s *Service) cancelPark(ctx context.Context, req Request) (review.Caller, a
 		return review.Caller{}, nil, err
 	}
 	if req.Proof == "" {
-		_, err := s.verifyCaller(ctx, "", park.CancelBinding(""))
+		_, err := s.verifyCaller(ctx, "", review.ParkCancelBinding(""))
 		return review.Caller{}, nil, err
 	}
 	r, err := s.getPark(ctx, req.ParkID)
 	if err != nil {
 		return review.Caller{}, nil, err
 	}
-	who, err := s.verifyCaller(ctx, req.Proof, park.CancelBinding(r.ID))
+	who, err := s.verifyCaller(ctx, req.Proof, review.ParkCancelBinding(r.ID))
 	if err != nil {
 		return who, nil, err
 	}
 	if z := s.mayCancel(who, s.actors(ctx, r)); !z.Allowed {
 		return who, nil, review.Errorf(review.CodeForbidden, "you may not cancel park %s: %s", r.ID, z.Reason)
 	}
-	res, err := s.settle(ctx, who, r, park.StatusCancelled, req.Reason, func(cur *park.Record) error {
+	res, err := s.settle(ctx, who, r, park.StatusCancelled, req.Reason, func(cur *park.Park) error {
 		err := s.parkTasks.Stop(ctx, cur.RunID, fmt.Sprintf("park %s cancelled by %s", cur.ID, cur.DecidedBy))
 		if errors.Is(err, review.ErrNotFound) {
 			return nil // no such execution: nothing runs
@@ -328,7 +332,7 @@ func (s *Service) cancelPark(ctx context.Context, req Request) (review.Caller, a
 // conditional write lets one decision win; the same decision by the same
 // caller again sends again (a send whose answer was lost), any other is
 // refused REVIEW_CONFLICT.
-func (s *Service) settle(ctx context.Context, who review.Caller, r *park.Record, to park.Status, reason string, send func(*park.Record) error) (*park.DecideResult, error) {
+func (s *Service) settle(ctx context.Context, who review.Caller, r *park.Park, to park.Status, reason string, send func(*park.Park) error) (*park.DecideResult, error) {
 	verb := strings.ToLower(string(to))
 	now := s.parks.Now()
 	changed := false
@@ -336,17 +340,17 @@ func (s *Service) settle(ctx context.Context, who review.Caller, r *park.Record,
 		if r.Expired(now) {
 			return nil, review.Errorf(review.CodeExpired, "park %s timed out at %s: its Task no longer waits and nothing is decided", r.ID, r.Deadline.UTC().Format(park.TimeFormat))
 		}
-		applied, cur, err := s.parks.Decide(ctx, r, to, who.Principal, reason)
+		cur, err := s.parks.Decide(ctx, r.ID, to, who.Principal, reason)
 		switch {
-		case errors.Is(err, park.ErrNotFound):
+		case errors.Is(err, parkdynamo.ErrNotFound):
 			return nil, review.Errorf(review.CodeNotFound, "park %s does not exist (or its time ended long ago)", r.ID)
+		case errors.Is(err, parkdynamo.ErrNotParked) && cur != nil:
+			r = cur // another decision won
 		case err != nil:
 			return nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable; nothing was decided")
+		default:
+			r, changed = cur, true
 		}
-		if !applied && cur.Status == park.StatusParked {
-			return nil, review.Errorf(review.CodeExpired, "park %s timed out: nothing is decided", r.ID)
-		}
-		r, changed = cur, applied
 	}
 	if !changed && (r.Status != to || r.DecidedBy != who.Principal) {
 		return nil, review.Errorf(review.CodeConflict, "park %s was already %s by %s at %s; a decision cannot be changed",

@@ -44,7 +44,7 @@ func newParkStack(t *testing.T, policy decision.ParkPolicy, stop *sfn.Client) *p
 		stop = send
 	}
 	d := s.deps
-	d.Parks = parkdynamo.NewDecisions(s.db, s.table)
+	d.Parks = parkdynamo.New(s.db, s.table, nil)
 	d.ParkTasks = stepfunctions.Parks{Client: split{send: send, stop: stop}}
 	d.ParkPolicy = policy
 	s.svc, s.deps = decision.NewService(d), d
@@ -65,7 +65,7 @@ func (c split) StopExecution(ctx context.Context, in *sfn.StopExecutionInput, op
 // parked writes a PARKED row of runID (naming reviewID when not empty),
 // the park item review-request would record for it, and the run's start
 // record by starter; it returns the park.
-func (s *parkStack) parked(t *testing.T, runID, starter, reviewID string, cause park.Cause, gated bool) *park.Record {
+func (s *parkStack) parked(t *testing.T, runID, starter, reviewID string, cause park.Cause, gated bool) *park.Park {
 	t.Helper()
 	ctx := context.Background()
 	rowPK, rowSK := "RUN#"+runID, fmt.Sprintf("CALL#000003#%019d#0a1b2c3d", time.Now().UnixNano())
@@ -121,10 +121,10 @@ func (s *parkStack) put(t *testing.T, item map[string]types.AttributeValue) {
 
 // decide runs a park decision as the local identity as, its proof bound
 // to the park's current digest.
-func (s *parkStack) decide(t *testing.T, as string, r *park.Record, d park.Decision, reason string) (*park.DecideResult, error) {
+func (s *parkStack) decide(t *testing.T, as string, r *park.Park, d park.Decision, reason string) (*park.DecideResult, error) {
 	t.Helper()
-	req := decision.Request{Action: park.ActionDecide, ParkID: r.ID, Decision: review.Verdict(d), Reason: reason,
-		Proof: s.callers.Proof(t, as, park.DecideBinding(r.ID, d, r.CurrentDigest))}
+	req := decision.Request{Action: review.ActionParkDecide, ParkID: r.ID, Decision: review.Verdict(d), Reason: reason,
+		Proof: s.callers.Proof(t, as, review.ParkDecideBinding(r.ID, string(d), r.CurrentDigest))}
 	_, res, err := s.svc.Do(context.Background(), req)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (s *parkStack) decide(t *testing.T, as string, r *park.Record, d park.Decis
 
 func (s *parkStack) list(t *testing.T, as, status string) *park.ListResult {
 	t.Helper()
-	req := decision.Request{Action: park.ActionList, Status: status, Proof: s.callers.Proof(t, as, park.ListBinding(status))}
+	req := decision.Request{Action: review.ActionParkList, Status: status, Proof: s.callers.Proof(t, as, review.ParkListBinding(status))}
 	_, res, err := s.svc.Do(context.Background(), req)
 	if err != nil {
 		t.Fatalf("list as %s: %v", as, err)
@@ -142,9 +142,9 @@ func (s *parkStack) list(t *testing.T, as, status string) *park.ListResult {
 	return res.(*park.ListResult)
 }
 
-func (s *parkStack) cancel(t *testing.T, as string, r *park.Record) (*park.DecideResult, error) {
+func (s *parkStack) cancel(t *testing.T, as string, r *park.Park) (*park.DecideResult, error) {
 	t.Helper()
-	req := decision.Request{Action: park.ActionCancel, ParkID: r.ID, Proof: s.callers.Proof(t, as, park.CancelBinding(r.ID))}
+	req := decision.Request{Action: review.ActionParkCancel, ParkID: r.ID, Proof: s.callers.Proof(t, as, review.ParkCancelBinding(r.ID))}
 	_, res, err := s.svc.Do(context.Background(), req)
 	if err != nil {
 		return nil, err
@@ -345,8 +345,8 @@ func TestParkApprovalIsBoundToTheCurrentDigest(t *testing.T) {
 	t.Parallel()
 	s := newParkStack(t, decision.ParkPolicy{}, nil)
 	r := s.parked(t, runARN(), principal("bob"), "", park.SchemaChanged, false)
-	req := decision.Request{Action: park.ActionDecide, ParkID: r.ID, Decision: review.Verdict(park.Approve),
-		Proof: s.callers.Proof(t, "bob", park.DecideBinding(r.ID, park.Approve, "sha256:"+strings.Repeat("f", 64)))}
+	req := decision.Request{Action: review.ActionParkDecide, ParkID: r.ID, Decision: review.Verdict(park.Approve),
+		Proof: s.callers.Proof(t, "bob", review.ParkDecideBinding(r.ID, string(park.Approve), "sha256:"+strings.Repeat("f", 64)))}
 	if _, _, err := s.svc.Do(context.Background(), req); codeOf(err) != review.CodeUnauthenticated {
 		t.Fatalf("a proof for another digest: %v, want %s", err, review.CodeUnauthenticated)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
-	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -36,15 +35,15 @@ type Request struct {
 	Status   string
 	Decision review.Verdict
 	Reason   string
-	// ParkID names the park of a park action (park.ActionShow,
+	// ParkID names the park of a park action (review.ActionParkShow,
 	// ActionDecide, ActionCancel); Decision is then approve, reject or
-	// resume, and Status filters park.ActionList (parked by default).
+	// resume, and Status filters review.ActionParkList (parked by default).
 	ParkID string
 	// Proof is the caller proof (shared/caller), bound to this request:
 	// caller.ActionList with the status filter, caller.ActionShow with the
 	// review id, caller.ActionDecide with the review id, the decision and
-	// the review's input digest; a park action's as park.ListBinding,
-	// ShowBinding, DecideBinding and CancelBinding say.
+	// the review's input digest; a park action's as review.ParkListBinding,
+	// ParkShowBinding, ParkDecideBinding and ParkCancelBinding say.
 	Proof string
 }
 
@@ -155,7 +154,7 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 		return who, review.NewView(r, s.store.Now(), true), nil
 	case review.ActionDecide:
 		return s.decide(ctx, req)
-	case park.ActionList, park.ActionShow, park.ActionDecide, park.ActionCancel:
+	case review.ActionParkList, review.ActionParkShow, review.ActionParkDecide, review.ActionParkCancel:
 		return s.doPark(ctx, req)
 	}
 	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show, decide, park.list, park.show, park.decide or park.cancel", excerpt.Bytes(string(req.Action), 40, "..."))

@@ -101,5 +101,5 @@ func TestURLResponses(t *testing.T) {
 func urlHandler() *decision.Handler {
 	// Parks on no table and no Step Functions: never reached either.
 	return decision.NewHandler(decision.NewService(decision.Deps{Callers: bindingEcho{}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Parks: parkdynamo.NewDecisions(nil, ""), ParkTasks: stepfunctions.Parks{}}))
+		Parks: parkdynamo.New(nil, "", nil), ParkTasks: stepfunctions.Parks{}}))
 }
