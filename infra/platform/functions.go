@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review"
@@ -300,6 +301,9 @@ const (
 	envWebhookAllow      = webhookapi.EnvAllow
 	envWebhookOwnHosts   = webhookapi.EnvOwnHosts
 	envWebhookAdmins     = webhookapi.EnvAdmins
+	// review-decision's park deciders and operators (docs/parking.md).
+	envParkDeciders  = park.EnvDeciders
+	envParkOperators = park.EnvOperators
 )
 
 // fetchTimeoutSeconds bounds one fetch (or one http request) inside the
@@ -369,6 +373,12 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 				Sid:       jsii.String("SendTaskResult"),
 				Actions:   jsii.Strings(sendTaskActions...),
 				Resources: jsii.Strings("*"),
+			}), awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				// A cancelled park stops its run: this stage's executions
+				// only (docs/parking.md, "Deciding").
+				Sid:       jsii.String("StopParkedRuns"),
+				Actions:   jsii.Strings("states:StopExecution"),
+				Resources: &[]*string{sub(executionsARN(p.Stage))},
 			}))
 		}
 		out[spec.Name] = newFunction(scope, p, spec, set, env, ledger, extra)
@@ -547,6 +557,14 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 	case fnReviewDecision:
 		if len(p.ReviewerAccounts) > 0 {
 			env[envReviewerAccounts] = jsii.String(strings.Join(p.ReviewerAccounts, ","))
+		}
+		// Who decides and cancels parks besides a run's starter (unset:
+		// nobody).
+		if len(p.ParkDeciders) > 0 {
+			env[envParkDeciders] = jsii.String(credentialAdminsJSON(p.ParkDeciders))
+		}
+		if len(p.ParkOperators) > 0 {
+			env[envParkOperators] = jsii.String(credentialAdminsJSON(p.ParkOperators))
 		}
 	case fnWebhookDelivery:
 		// Checked again at every delivery: the hosts a webhook may reach,

@@ -191,6 +191,8 @@ var wantFunctionPolicies = map[string][]stmt{
 	"ReviewDecisionFunction": append([]stmt{
 		ownLogs("ReviewDecisionFunction"),
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
+		// A cancelled park stops its run: this stage's executions only.
+		{Sid: "StopParkedRuns", Actions: []string{"states:StopExecution"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},
 		// review.decided, the same way.
 		sendWebhookEvents,
 		lambdaXRay,

@@ -343,9 +343,12 @@ var forged = map[table.Principal][]ddbRequest{
 			Attributes: []string{"approver", "pk", "sk", "status"}, ReturnValues: "ALL_NEW"},
 		forgedPut("create a review", "REVIEW#rv_1", "status"),
 		forgedPut("write a binding", "BIND#rv_1", "bound_key"),
-		forgedGet("read a call", "RUN#arn"),
+		// A park's PARKED row's review_id and its run's starter only.
+		forgedGet("read a call", "RUN#arn", "c"),
+		forgedGet("read a row's digests", "RUN#arn", "input_digest"),
 		forgedGet("read a toolset", "TOOLSET#ts_1", "body"),
-		forgedGet("read a starter", "START#arn"),
+		forgedGet("read a starter's end user", "START#arn", "end_user"),
+		forgedGet("read a start record whole", "START#arn", "starter", "input_digest"),
 		{What: "list with the task tokens", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk", "task_token"}},
 		{What: "query the table", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"}, Attributes: []string{"pk"}},
 		forgedPut("register a toolset", "TOOLSET#ts_1", "body"),
@@ -519,6 +522,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 			ignore(d(db).Decide(ctx, rv, v, "arn:aws:iam::123456789012:user/a", true, reason, time.Minute))
 		}
 	}
+	// A gated park of testRunID's call 3.
+	testPark := &park.Park{ID: park.ID("RUN#"+testRunID, "CALL#000003#1764700000000000000#0a1b2c3d"), RunID: testRunID,
+		RowSK: "CALL#000003#1764700000000000000#0a1b2c3d", Gated: true, Status: park.StatusParked}
 	decision := []func(*recorder){
 		get,
 		run("dynamo.Store.Decide", 0, decide(review.Approve, "ok")),
@@ -531,6 +537,14 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.NoteSelfApproval", 0, func(db *recorder) { ignore(d(db).NoteSelfApproval(ctx, testReview)) }),
 		run("dynamo.Store.List", 0, func(db *recorder) { ignore(d(db).List(ctx, review.Pending, nil)) }),
 		run("dynamo.Store.BoundKey", 0, func(db *recorder) { ignore(d(db).BoundKey(ctx, testReview)) }),
+		// Parks (docs/parking.md, "Deciding"): the run's starter, and the
+		// review a gated park's PARKED row names.
+		run("parkdynamo.Store.Starter", 0, func(db *recorder) {
+			ignore(parkdynamo.New(db, "toolgate-test", nil).Starter(ctx, testRunID))
+		}),
+		run("parkdynamo.Store.RowReview", 0, func(db *recorder) {
+			ignore(parkdynamo.New(db, "toolgate-test", nil).RowReview(ctx, testPark))
+		}),
 	}
 	publishing := []func(*recorder){
 		// The publish function as it runs (functions/publish/publish Service):
