@@ -50,6 +50,12 @@ func (inv *invocation) unknownEvent() webhook.Type {
 //     outcome became unknown and every later attempt refused for it are
 //     one event.
 //
+// A call whose envelope has the park_id member (tool.Envelope.Parkable,
+// null included) records neither park event: its state machine parks it,
+// and review-request's park route records the event under the same id
+// (docs/parking.md, "The dispatcher"). An envelope without the member
+// (a state machine published before parking) still records it here.
+//
 // The payload (webhook.CallData) holds the run, the idempotency key, the
 // tool, the cause code and the names of the scope or target concerned:
 // never an input, an output or a secret. A run that is not a Step
@@ -79,6 +85,11 @@ func (inv *invocation) emit(ctx context.Context, o *outcome, r *ledger.Row) {
 	case webhook.CallUnknown:
 		source, cause, detail = callKey, string(o.err.Code), "step "+env.Step
 	case webhook.ToolSchemaChanged, webhook.CredentialsExpired:
+		if env.Parkable {
+			// The state machine parks the call: its park Task records the
+			// park and this event, with this id (docs/parking.md).
+			return
+		}
 		cause, detail = string(o.event), inv.parkedDetail(o.event)
 		switch {
 		case o.write == writeFinish:
