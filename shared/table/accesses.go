@@ -111,7 +111,7 @@ func Check() error {
 	for _, ix := range Indexes {
 		var owners []*Kind
 		for _, k := range Kinds {
-			if k.Index == ix {
+			if k.Carries(ix) {
 				owners = append(owners, k)
 			}
 		}
