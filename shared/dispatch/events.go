@@ -2,10 +2,12 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -133,7 +135,29 @@ func (inv *invocation) parkedDetail(t webhook.Type) string {
 }
 
 // parked is the outcome of a call parked before its claim: a PARKED row,
-// CALL_PARKED, and event t.
+// CALL_PARKED, and event t. The row records the *park.Detail te carries
+// (the check's digests and pointers, the resolver's target and scope),
+// and its cause t in any case (parkRow).
 func parked(te *tool.Error, t webhook.Type) *outcome {
-	return &outcome{write: writeRow, status: ledger.StatusParked, err: te, event: t}
+	d := &park.Detail{}
+	if !errors.As(te, &d) || d == nil {
+		d = &park.Detail{}
+	}
+	return &outcome{write: writeRow, status: ledger.StatusParked, err: te, event: t, park: d}
+}
+
+// parkRow writes d on r, a PARKED row, with cause t (docs/parking.md, "The
+// PARKED row"): names and digests only, each bounded as the row kind
+// declares it.
+func parkRow(r *ledger.Row, t webhook.Type, d *park.Detail) {
+	r.ParkCause = string(t)
+	switch park.Cause(t) {
+	case park.SchemaChanged:
+		r.PinnedDigest, r.CurrentDigest = d.PinnedDigest, d.CurrentDigest
+		if len(d.ChangedPointers) > 0 {
+			r.ChangedPointers = park.SortedPointers(d.ChangedPointers)
+		}
+	case park.CredentialsExpired:
+		r.ParkTarget, r.ParkScope = d.Target, d.Scope
+	}
 }
