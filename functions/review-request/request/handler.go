@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -32,7 +33,8 @@ import (
 
 // Handler is the review-request function. On the sfn lane it
 // stores the pending review a review Task asks for and returns while the
-// Task keeps waiting, and answers a Solution's Starter Task; on the
+// Task keeps waiting, records the park a park Task asks for (parkRoute),
+// and answers a Solution's Starter Task; on the
 // direct lane it serves LaneRequest, for a verified caller; on the start
 // lane, toolgate run's StartRequest. NewHandler builds it.
 type Handler struct {
@@ -70,6 +72,9 @@ type Handler struct {
 	// every end user asked for is skipped.
 	endUsers   enduser.Mapping
 	endUserKey []byte
+	// parks records parked calls from their PARKED rows (park route);
+	// nil: a park Task is refused.
+	parks *parkdynamo.Store
 }
 
 // Deps are a Handler's collaborators.
@@ -99,6 +104,10 @@ type Deps struct {
 	// Webhooks records each review's review.requested event
 	// (store.Emitter, docs/webhooks.md); nil records none.
 	Webhooks Emitter
+	// Parks is the park store (shared/park/dynamo): the park route reads
+	// a call's PARKED rows and records its park there; nil refuses every
+	// park Task.
+	Parks *parkdynamo.Store
 	// Log defaults to slog.Default.
 	Log *slog.Logger
 }
@@ -119,7 +128,7 @@ func NewHandler(cfg Config, d Deps) *Handler {
 	}
 	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
 		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey, tracer: d.Tracer,
-		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey, webhooks: d.Webhooks}
+		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey, webhooks: d.Webhooks, parks: d.Parks}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -128,7 +137,9 @@ func NewHandler(cfg Config, d Deps) *Handler {
 // for a refused caller proof or start proof, REVIEW_FORBIDDEN for the
 // wrong lane, a run id outside the caller's namespace, or a toolset that
 // is not registered or does not hold the tool, REVIEW_UNAVAILABLE when
-// DynamoDB, STS or Step Functions fails (the compiled Tasks retry it).
+// DynamoDB, STS or Step Functions fails (the compiled Tasks retry it),
+// and PARK_LIMIT for a park Task of a call that parked more than
+// park.MaxParks times (parkRoute; docs/parking.md).
 func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	out, err := h.request(ctx, payload)
 	if err != nil {
@@ -156,6 +167,7 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	_, isRunStart := probe["check"]
 	_, isChildStart := probe["state_machine_arn"]
 	_, isChildCheck := probe["execution_input"]
+	_, isPark := probe[MemberPark]
 	switch {
 	case l == lane.Direct && isLane:
 		return h.lane(ctx, payload)
@@ -171,6 +183,8 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 		return h.childStart(ctx, payload)
 	case isChildCheck:
 		return h.childCheck(ctx, payload)
+	case isPark:
+		return h.parkRoute(ctx, payload)
 	}
 	r, err := review.DecodeTask(payload)
 	if err != nil {
