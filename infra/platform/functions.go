@@ -96,6 +96,10 @@ type functionSpec struct {
 	// actions its code calls on the item kinds it uses, naming the
 	// attributes it touches (items.go, shared/table accesses.go).
 	Principal table.Principal
+	// Parks: the function's calls can park (docs/parking.md), so its role
+	// also gets table.ParkingToolFunctions's accesses: the read of the
+	// park a call is sent again under.
+	Parks bool
 }
 
 // functionSpecs are the deployed functions in template order. Every one
@@ -119,9 +123,10 @@ var functionSpecs = []functionSpec{
 		// JSON values. Its role is every tool function's (the dispatcher's
 		// items, approvals included: POST, PUT, PATCH and DELETE are
 		// reviewed) and nothing else: the hosts are reached over the
-		// internet, under TOOLGATE_HTTP_ALLOW.
+		// internet, under TOOLGATE_HTTP_ALLOW. A call to a host entry
+		// that declares auth can park.
 		MemoryMB:  512,
-		Principal: table.ToolFunctions},
+		Principal: table.ToolFunctions, Parks: true},
 	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool workflow-validator: toolgate check of a Solution",
 		MemoryMB:    512,
@@ -145,7 +150,8 @@ var functionSpecs = []functionSpec{
 		MemoryMB: 512, TimeoutSeconds: toolset.MCPToolTimeout,
 		// The dispatcher's items, as for every tool, and nothing else: the
 		// MCP servers are reached over the internet, under TOOLGATE_MCP_ALLOW.
-		Principal: table.ToolFunctions},
+		// Its calls can park.
+		Principal: table.ToolFunctions, Parks: true},
 	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, StartLane: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
@@ -625,6 +631,11 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 	}))
 	for _, s := range ledgerStatements(spec.Principal, ledger, p.IndexLeadingKeys) {
 		role.AddToPolicy(s)
+	}
+	if spec.Parks {
+		for _, s := range ledgerStatements(table.ParkingToolFunctions, ledger, p.IndexLeadingKeys) {
+			role.AddToPolicy(s)
+		}
 	}
 	for _, s := range extra {
 		role.AddToPolicy(s)

@@ -63,6 +63,16 @@ func principalOf(name string) table.Principal {
 	return ""
 }
 
+// accessesOf are the accesses function name's role is given: its
+// principal's, and table.ParkingToolFunctions's when its calls can park.
+func accessesOf(name string) []table.Access {
+	out := table.Of(principalOf(name))
+	if specOf(name).Parks {
+		out = append(out, table.Of(table.ParkingToolFunctions)...)
+	}
+	return out
+}
+
 // conditionValue returns the values of key under operator op of
 // statement s's condition (nil when it has none).
 func conditionValue(s tmpl, op, key string) []string {
@@ -85,7 +95,7 @@ func checkLedgerAccesses(_, _ assertions.Template, _, pj tmpl) error {
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	all := principalStatements(pj)
 	for _, p := range slices.Sorted(maps.Keys(all)) {
-		declared := table.Of(principalOf(p))
+		declared := accessesOf(p)
 		count := map[string]int{}
 		for _, s := range all[p] {
 			res := strs(s["Resource"])
@@ -256,7 +266,7 @@ func TestCodeRequestsAllowed(t *testing.T) {
 					used[text(s["Sid"])] = true
 				}
 			}
-			for _, a := range table.Of(principalOf(fn)) {
+			for _, a := range accessesOf(fn) {
 				if !used[a.Sid] {
 					t.Errorf("access %s allows no request the code makes", a.Sid)
 				}
@@ -415,7 +425,7 @@ func (discardQueue) SendMessage(context.Context, *sqs.SendMessageInput, ...func(
 }
 
 // codeRequests runs, for each function, the store methods its code calls
-// (shared/dispatch: the ledger's call methods, ToolsetCache's loads,
+// (shared/dispatch: the ledger's call methods and park reads, ToolsetCache's loads,
 // dynamo.Store GetApproval and Bind; request.Handler; decision.Service;
 // the publish function's Service; every function's ledger.ProofTable),
 // each path after a failed condition too, and returns the DynamoDB
@@ -637,6 +647,10 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		emit,
 	}
+	// The dispatcher of a function whose calls can park reads a park.
+	parkReads := []func(*recorder){
+		run("ledger.Store.Park", 0, func(db *recorder) { ignore(l(db).Park(ctx, "pk_abcdefghijklmnopqrstuvwxyz")) }),
+	}
 	byPrincipal := map[table.Principal][]func(*recorder){
 		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, recordOnly),
 		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}, parkRecord),
@@ -650,6 +664,11 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		db := &recorder{}
 		for _, f := range byPrincipal[principalOf(spec.Name)] {
 			f(db)
+		}
+		if spec.Parks {
+			for _, f := range parkReads {
+				f(db)
+			}
 		}
 		if len(db.reqs) == 0 {
 			t.Fatalf("%s: no request recorded", spec.Name)
