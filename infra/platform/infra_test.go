@@ -787,10 +787,8 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			// The webhook-unsent index: unsent is the number 1.
 			map[string]any{"AttributeName": "unsent", "AttributeType": "N"},
 			map[string]any{"AttributeName": "produced_at", "AttributeType": "S"},
-			// The parks' indexes share their sort key, defined once.
 			map[string]any{"AttributeName": "park_list_pk", "AttributeType": "S"},
 			map[string]any{"AttributeName": "park_list_sk", "AttributeType": "S"},
-			map[string]any{"AttributeName": "park_scope_key", "AttributeType": "S"},
 		}),
 		"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&[]any{map[string]any{
 			"IndexName": "reviews-by-status",
@@ -818,15 +816,6 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 				map[string]any{"AttributeName": "park_list_sk", "KeyType": "RANGE"},
 			},
 			"Projection":         map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": parksProjected},
-			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
-		}, map[string]any{
-			// The parks waiting for one credential: their keys only.
-			"IndexName": "parks-by-scope",
-			"KeySchema": []any{
-				map[string]any{"AttributeName": "park_scope_key", "KeyType": "HASH"},
-				map[string]any{"AttributeName": "park_list_sk", "KeyType": "RANGE"},
-			},
-			"Projection":         map[string]any{"ProjectionType": "KEYS_ONLY"},
 			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
 		}}),
 	}

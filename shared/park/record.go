@@ -46,8 +46,8 @@ type Park struct {
 	Reason    string
 }
 
-// ScopeKey is the key the parks-by-scope index finds p under while it
-// waits for a credential: "<target>#<scope>"; "" for a park of another
+// ScopeKey is the key (table.ParkScopeKey) p carries while it waits for a
+// credential: "<target>#<scope>"; "" for a park of another
 // cause or one without a target.
 func (p *Park) ScopeKey() string {
 	if p.Cause != CredentialsExpired || p.Target == "" {

@@ -274,7 +274,7 @@ var WebhookDeliveriesRead = WebhookAttempt.Names(PK, SK, "status_code", "latency
 // that waits, never a decision.
 var ParkRecorded = Park.Names(PK, SK, "run_id", "step", "seq", "idempotency_key", "tool", "toolset_id", "cause",
 	"gated", "pinned_digest", "current_digest", "changed_pointers", "park_target", "park_scope", "row_sk", "task_token", "status",
-	"created_at", "deadline", ParksByStatus.PK, ParksByStatus.SK, ParksByScope.PK, ExpiresAt)
+	"created_at", "deadline", ParksByStatus.PK, ParksByStatus.SK, ParkScopeKey, ExpiresAt)
 
 // ParkTokenUpdated are the attributes of review-request's UpdateItem of a
 // park's task token (park store Record, a retried park Task): SET
@@ -285,7 +285,7 @@ var ParkTokenUpdated = Park.Names(PK, SK, "task_token", "status")
 // decision (park store Decide): SET status, decided_by, decided_at,
 // reason, park_list_pk, expires_at, REMOVE park_scope_key, condition on
 // status. Never what parked the call nor the task token.
-var ParkDecided = Park.Names(PK, SK, "status", "decided_by", "decided_at", "reason", ParksByStatus.PK, ParksByScope.PK, ExpiresAt)
+var ParkDecided = Park.Names(PK, SK, "status", "decided_by", "decided_at", "reason", ParksByStatus.PK, ParkScopeKey, ExpiresAt)
 
 // ParkedRowAttributes are the only attributes of a call's rows
 // review-request reads (park store ParkedRows, a Query projecting them):

@@ -385,13 +385,12 @@ var ParksByStatus = &Index{
 	},
 }
 
-// ParksByScope finds the parks waiting for one credential: only a park
-// with cause credentials.expired carries its key, and only while it is
-// PARKED (docs/parking.md, "Recording a park"). It projects the keys only.
-var ParksByScope = &Index{
-	Name: "parks-by-scope", PK: "park_scope_key", SK: "park_list_sk",
-	Doc: "park_scope_key \"<target>#<scope>\", park_list_sk \"<created_at, RFC 3339 UTC ms>#<park id>\"",
-}
+// ParkScopeKey is the attribute of a park waiting for one credential:
+// "<target>#<scope>", only on a park with cause credentials.expired and
+// only while it is PARKED. No index is keyed on it: a stage's table gains
+// one global secondary index per deployment (docs/infra.md), so the parks
+// of one credential are the PARKED ones of parks-by-status that carry it.
+const ParkScopeKey = "park_scope_key"
 
 // Park is a parked call: what parked it, the park Task's token that waits
 // for a decision, and the decision (shared/park/dynamo; docs/parking.md).
@@ -399,7 +398,7 @@ var ParksByScope = &Index{
 // decides it; a tool function's dispatcher reads an approval.
 var Park = &Kind{
 	Name: "park", Prefix: "PARK#", PKShape: "PARK#<park id>", SKShape: "PARK", SKValue: "PARK",
-	Indexes: []*Index{ParksByStatus, ParksByScope},
+	Indexes: []*Index{ParksByStatus},
 	Doc:     "a parked call: what parked it, the park Task's token and the decision",
 	Attributes: []Attribute{
 		attr("run_id", String, "the run's id: its execution ARN"),
@@ -422,7 +421,7 @@ var Park = &Kind{
 		attr("deadline", Number, "epoch seconds: created_at and the park Task's timeout"),
 		attr(ParksByStatus.PK, String, "PARKS#<status>"),
 		attr(ParksByStatus.SK, String, "<created_at>#<park id>"),
-		attr(ParksByScope.PK, String, "<target>#<scope>: only while PARKED with cause credentials.expired"),
+		attr(ParkScopeKey, String, "<target>#<scope>: only while PARKED with cause credentials.expired"),
 		attr("decided_by", String, "who decided, approved, resumed or cancelled"),
 		attr("decided_at", String, "RFC 3339 UTC ms"),
 		attr("reason", String, "a rejection's reason"),

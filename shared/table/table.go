@@ -164,7 +164,7 @@ var Kinds = []*Kind{Call, Row, Key, Toolset, Published, Review, Binding, Start, 
 	WebhookSubscription, WebhookEvent, WebhookCallEvent, WebhookAttempt, Park}
 
 // Indexes is every index of the table.
-var Indexes = []*Index{ReviewsByStatus, WebhookUnsent, ParksByStatus, ParksByScope}
+var Indexes = []*Index{ReviewsByStatus, WebhookUnsent, ParksByStatus}
 
 // Prefixes is every distinct partition key prefix, in Kinds order.
 func Prefixes() []string {

@@ -118,8 +118,7 @@ func GetN(item map[string]types.AttributeValue, k string) int64 {
 }
 
 // define appends the definition of key attribute name of type t to defs,
-// unless defs has it: two indexes may share a key (parks-by-status and
-// parks-by-scope sort on park_list_sk), and CreateTable refuses an
+// unless defs has it: two indexes may share a key, and CreateTable refuses an
 // attribute defined twice.
 func define(defs []types.AttributeDefinition, name string, t table.Type) []types.AttributeDefinition {
 	for _, d := range defs {

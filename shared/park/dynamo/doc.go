@@ -2,8 +2,8 @@
 // (docs/parking.md, "Recording a park"), as the table's declaration has
 // them (shared/table): one item per park (table.Park: pk PARK#<park id>,
 // sk "PARK"), listed by status through the parks-by-status index
-// (table.ParksByStatus) and, while a park waits for a credential, found by
-// scope through parks-by-scope (table.ParksByScope); and the one read of
+// (table.ParksByStatus), a park waiting for a credential carrying its
+// scope's key (table.ParkScopeKey); and the one read of
 // ledger rows a park is recorded from, the PARKED rows of one call
 // (table.Row).
 //

@@ -243,8 +243,8 @@ func (s *Store) Get(ctx context.Context, id string) (*park.Park, error) {
 // Decide moves park id from PARKED to status to (APPROVED, REJECTED,
 // RESUMED, CANCELLED or TIMED_OUT), by by, with reason (a rejection's;
 // "" writes none), at now: one UpdateItem conditional on status PARKED
-// that also moves the park in the parks-by-status listing, takes it out
-// of parks-by-scope and keeps it the ledger's retention from now. It
+// that also moves the park in the parks-by-status listing, removes its
+// park_scope_key and keeps it the ledger's retention from now. It
 // returns the park as it now is (Get); ErrNotParked, with the park, when
 // it was not PARKED (a second decision); ErrNotFound when there is none.
 func (s *Store) Decide(ctx context.Context, id string, to park.Status, by, reason string) (*park.Park, error) {
@@ -257,7 +257,7 @@ func (s *Store) Decide(ctx context.Context, id string, to park.Status, by, reaso
 		Set(name("decided_by"), expression.Value(by)).
 		Set(name("decided_at"), expression.Value(formatTime(now))).
 		Set(name(table.ExpiresAt), expression.Value(now.Add(s.retention).Unix())).
-		Remove(name(table.ParksByScope.PK))
+		Remove(name(table.ParkScopeKey))
 	if reason != "" {
 		u = u.Set(name("reason"), expression.Value(reason))
 	}

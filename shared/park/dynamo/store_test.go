@@ -148,7 +148,7 @@ func TestDecideMovesAParkOnce(t *testing.T) {
 		t.Fatalf("Decide: %+v, %v", cur, err)
 	}
 	if _, ok := f.raw(t, p.ID)["park_scope_key"]; ok {
-		t.Error("a decided park is still in parks-by-scope")
+		t.Error("a decided park still carries park_scope_key")
 	}
 	cur, err = f.store.Decide(ctx, p.ID, park.StatusApproved, "arn:aws:iam::123456789012:user/other", "")
 	if !errors.Is(err, dynamo.ErrNotParked) || cur.Status != park.StatusRejected {
