@@ -90,6 +90,9 @@ type toolCall struct {
 	// platform is the pinned function of a platform tool ("" for a
 	// catalog tool).
 	platform string
+	// park is the step's park when its call can be parked and no
+	// on_error entry names CALL_PARKED (checker.parkable); nil otherwise.
+	park *parkPlan
 }
 
 // reviewCall is a review step's request: the tool step it approves, that
@@ -225,6 +228,9 @@ func (c *checker) planStep(i int, st *Step) *planStep {
 	case KindTool:
 		t := c.tools[i]
 		call := &toolCall{tool: t, retry: c.retryOf(i), tolerates: c.tolerates(st), gated: c.stepGated(i)}
+		if c.parkable(st) {
+			call.park = &parkPlan{timeoutSeconds: c.parkTimeout()}
+		}
 		if c.named != nil {
 			if pt := c.named.Tools[st.Tool]; pt.Platform() {
 				call.platform = pt.Function
