@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
