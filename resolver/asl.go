@@ -374,6 +374,15 @@ func (e *emitter) tool(ps *planStep) {
 	st, call := ps.Step, ps.tool
 	t, r := call.tool, call.retry
 	e.states[st.ID+"-seq"] = e.seqPass("one idempotency key per call: the counter is outside the retried Task", st.ID)
+	if call.park != nil && call.park.reset {
+		e.states[st.ID+"-seq"].(*asl.Pass).Next = st.ID + "-unpark"
+		e.states[st.ID+"-unpark"] = &asl.Pass{
+			Comment:    "a new key's call: no park of it was decided yet",
+			Parameters: parkSlot(),
+			ResultPath: "$.parks." + st.ID,
+			Next:       st.ID,
+		}
+	}
 	members := map[string]any{
 		tool.MemberTool:               st.Tool,
 		tool.MemberToolsetID:          e.toolsetID,

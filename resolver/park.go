@@ -32,7 +32,11 @@ import (
 // envelope carries park_id ($.parks.<id>.park_id: null until a park was
 // decided), which Init (or, in a for_each body, the iteration's
 // ItemSelector) sets for every such step, so that every path the Task
-// reads exists.
+// reads exists. A step on a loop of the Solution also compiles
+//
+//	<id>-unpark         Pass between <id>-seq and the Task: $.parks.<id>
+//	                    = {park_id: null}, since the call of a new key
+//	                    was never decided
 
 // parkCause is the Cause of the error a parked call's step ends with, per
 // way the park ended (docs/parking.md, "The compiled states").
@@ -100,9 +104,13 @@ func (c *checker) checkParkTimeout() {
 }
 
 // parkPlan is a parkable tool step's park: the park Task's timeout in
-// seconds (parkTimeout).
+// seconds (parkTimeout), and reset, set when the step is on a loop of the
+// Solution: entered again, its new call must not carry the park id a
+// person decided for the last key, so <id>-unpark writes {park_id: null}
+// at $.parks.<id> between <id>-seq and the Task.
 type parkPlan struct {
 	timeoutSeconds int
+	reset          bool
 }
 
 // parkSlot is Init's (or an iteration's ItemSelector's) value of

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"github.com/toolgate/toolgate/resolver/gate"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -135,8 +136,9 @@ type childCall struct {
 	withBound int
 }
 
-// plan builds the plan of a Solution check found no error in.
-func (c *checker) plan() *plan {
+// plan builds the plan of a Solution check found no error in, whose step
+// graph is g.
+func (c *checker) plan(g *gate.Graph) *plan {
 	p := &plan{
 		name:         c.sol.Name,
 		version:      c.sol.Version,
@@ -162,8 +164,12 @@ func (c *checker) plan() *plan {
 		p.starter = true
 	}
 	p.start = firstState(c.sol.Steps[c.start])
+	cyclic := cyclicNodes(g)
 	for i, st := range c.sol.Steps {
 		p.at[i] = c.planStep(i, st)
+		if call := p.at[i].tool; call != nil && call.park != nil {
+			call.park.reset = cyclic[i]
+		}
 	}
 	for i, st := range c.sol.Steps {
 		if l := p.at[i].forEach; l != nil {
