@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -444,5 +445,35 @@ func TestAParkableStepOnALoopClearsItsParkForANewKey(t *testing.T) {
 	}
 	if states["b-unpark"] != nil || states["b-seq"]["Next"] != "b" {
 		t.Errorf("step b, on no loop: b-seq goes to %v", states["b-seq"]["Next"])
+	}
+}
+
+// The state-size bound counts a park: its slot ($.parks.<id>, the park
+// Task's result) where the step ran, and Init's {"park_id": null}
+// everywhere. The same Solution whose step keeps CALL_PARKED's route
+// reaches exactly that much less.
+func TestTheStateSizeBoundCountsAPark(t *testing.T) {
+	src := func(onError string) string {
+		return mcpHead + "steps:\n  - id: a\n    tool: crm.lookup_customer\n    with: {customer_id: C-1}\n    output_limit_bytes: 200000\n" + onError + "    next: b\n" +
+			"  - id: b\n    pass: {copy: \"${steps.a.output}\"}\n  - id: stop\n    fail: {error: PARKED}\n"
+	}
+	reach := func(s string) int {
+		t.Helper()
+		res := Compile("s.yaml", []byte(s), Options{Toolsets: LockLookup(toolsetsDir)})
+		for _, d := range res.Diagnostics {
+			var n int
+			if d.Rule == RuleStateSize && strings.Contains(d.Message, `step "b"`) {
+				if _, err := fmt.Sscanf(d.Message[strings.Index(d.Message, "could reach "):], "could reach %d bytes", &n); err == nil {
+					return n
+				}
+			}
+		}
+		t.Fatalf("no [state-size] at step b:\n%s", diagText(res))
+		return 0
+	}
+	parked := reach(src(""))
+	routed := reach(src("    on_error: [{errors: [CALL_PARKED], next: stop}]\n"))
+	if want := parkResultBytes + parkInitBytes + len("a"); parked-routed != want {
+		t.Fatalf("the parkable step's state reaches %d bytes, the routed one's %d: %d more, want %d", parked, routed, parked-routed, want)
 	}
 }
