@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/solutioncomment"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -233,7 +234,9 @@ func (e *emitter) emit() *asl.Definition {
 		e.step(ps)
 	}
 	return &asl.Definition{
-		Comment: fmt.Sprintf("toolgate Solution %s version %d (toolset %s)", e.p.name, e.p.version, e.toolsetID),
+		// Which Solution, version and toolset the revision runs: what
+		// review-request reads back (shared/solutioncomment).
+		Comment: solutioncomment.Format(e.p.name, e.p.version, e.toolsetID),
 		StartAt: stateStart,
 		// The whole execution is bounded (policy.run_timeout_seconds):
 		// Step Functions ends it with States.Timeout.

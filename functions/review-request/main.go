@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/secrets"
@@ -68,7 +69,10 @@ func main() {
 		// review.requested events: recorded, and sent to the events
 		// queue when it is named (else the relay sends them).
 		Webhooks: &store.Emitter{Store: store.New(db, cfg.Table, nil), Queue: sqs.NewFromConfig(awsCfg), QueueURL: os.Getenv(webhookapi.EnvEventsQueue)},
-		Log:      log,
+		// Parked calls: the park route reads a call's PARKED rows and
+		// records its park (docs/parking.md).
+		Parks: parkdynamo.New(db, cfg.Table, nil),
+		Log:   log,
 	})
 	lambda.Start(h.Handle)
 }

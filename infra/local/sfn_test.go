@@ -579,6 +579,66 @@ func TestSFN(t *testing.T) {
 		}
 	})
 
+	// DescribeStateMachineForExecution answers the revision an execution
+	// runs, fixed when it started: an update of the state machine while it
+	// runs changes neither what it runs nor the answer, as on AWS, whose
+	// running executions keep the previous definition and role.
+	t.Run("describe state machine for execution", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		def := func(v int) string {
+			return `{"StartAt": "w", "States": {"w": {"Type": "Wait", "Seconds": 1, "Next": "v"}, "v": {"Type": "Pass", "Result": {"v": ` + strconv.Itoa(v) + `}, "End": true}}}`
+		}
+		arn := s.create(t, "described", def(1))
+		created, err := s.client.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(arn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1, err := s.client.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{StateMachineArn: aws.String(arn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.start(t, arn, "before-update", map[string]any{})
+		const otherRole = "arn:aws:iam::000000000000:role/toolgate-solution-2"
+		up, err := s.client.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), Definition: aws.String(def(2)), RoleArn: aws.String(otherRole), Publish: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		onV1 := s.start(t, aws.ToString(v1.StateMachineVersionArn), "on-v1-after-update", map[string]any{})
+		after := s.start(t, arn, "after-update", map[string]any{})
+		if _, err := s.client.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), Definition: aws.String(def(3))}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			exec, definition, role, revision, output string
+			updated                                  time.Time
+		}{
+			{before, def(1), sfnRole, "", `{"v":1}`, aws.ToTime(created.CreationDate)},
+			{onV1, def(1), sfnRole, "", `{"v":1}`, aws.ToTime(created.CreationDate)},
+			{after, def(2), otherRole, aws.ToString(up.RevisionId), `{"v":2}`, aws.ToTime(up.UpdateDate)},
+		} {
+			d, err := s.client.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: aws.String(c.exec)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantEqual(t, c.exec+" stateMachineArn", aws.ToString(d.StateMachineArn), arn)
+			wantEqual(t, c.exec+" name", aws.ToString(d.Name), "described")
+			wantEqual(t, c.exec+" definition", aws.ToString(d.Definition), c.definition)
+			wantEqual(t, c.exec+" roleArn", aws.ToString(d.RoleArn), c.role)
+			wantEqual(t, c.exec+" revisionId", aws.ToString(d.RevisionId), c.revision)
+			if got := aws.ToTime(d.UpdateDate); !got.Equal(c.updated) {
+				t.Errorf("%s updateDate %s, want %s", c.exec, got, c.updated)
+			}
+			e := s.wait(t, c.exec)
+			wantStatus(t, e, sfntypes.ExecutionStatusSucceeded)
+			wantEqual(t, c.exec+" output", aws.ToString(e.Output), c.output)
+		}
+		var noExec *sfntypes.ExecutionDoesNotExist
+		if _, err := s.client.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: aws.String(before + "-nosuch")}); !errors.As(err, &noExec) {
+			t.Errorf("DescribeStateMachineForExecution of an execution that does not exist: %v, want ExecutionDoesNotExist", err)
+		}
+	})
+
 	t.Run("list", func(t *testing.T) {
 		names := map[string]bool{}
 		var token *string

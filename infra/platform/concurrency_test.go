@@ -161,6 +161,12 @@ func TestLedgerThroughputDefaults(t *testing.T) {
 			}), assertions.Match_ObjectLike(&map[string]any{
 				"IndexName":          "webhook-unsent",
 				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
+			}), assertions.Match_ObjectLike(&map[string]any{
+				"IndexName":          "parks-by-status",
+				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
+			}), assertions.Match_ObjectLike(&map[string]any{
+				"IndexName":          "parks-by-scope",
+				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
 			})},
 		})
 	}); err != nil {

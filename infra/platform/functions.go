@@ -343,11 +343,23 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 			// the version its execution runs, of this stage's executions,
 			// and the definition (its input record) of the published
 			// version a parent's workflow step starts.
-			extra = append(extra, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			children := awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("DescribeChildExecutions"),
 				Actions:   jsii.Strings("states:DescribeExecution"),
 				Resources: &[]*string{sub(executionsARN(p.Stage))},
-			}), childVersionDefinitions(p.Stage), readExternalKey(p.Stage), readEndUserKey(p.Stage))
+			})
+			// A review's review.requested event names the Solution version
+			// the run executes, read from the definition of the revision
+			// its execution started on (docs/webhooks.md, "The version a
+			// review names"): the action's resource is the execution
+			// (Service Authorization Reference, AWS Step Functions), of this
+			// stage's state machines only.
+			revisions := awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("DescribeReviewedRunsRevisions"),
+				Actions:   jsii.Strings("states:DescribeStateMachineForExecution"),
+				Resources: &[]*string{sub(executionsARN(p.Stage))},
+			})
+			extra = append(extra, children, revisions, childVersionDefinitions(p.Stage), readExternalKey(p.Stage), readEndUserKey(p.Stage))
 		case fnPublish:
 			// An end user's credentials are scoped under the stage's
 			// end-user key (docs/credentials.md).

@@ -165,6 +165,10 @@ var wantFunctionPolicies = map[string][]stmt{
 		// A child run's start: the version its execution runs.
 		{Sid: "DescribeChildExecutions", Actions: []string{"states:DescribeExecution"},
 			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-test_*:*"}},
+		// A review's review.requested: the revision its run's execution
+		// started on, of this stage's executions only.
+		{Sid: "DescribeReviewedRunsRevisions", Actions: []string{"states:DescribeStateMachineForExecution"},
+			Resources: []string{"arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:toolgate-test_*:*"}},
 		// A workflow step's start record: the input record of the child
 		// version it starts, of this stage's state machines, never of the
 		// latest revision (a version ARN names its qualifier).
@@ -767,6 +771,11 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 		"status", "created_at", "expires_at", "approver", "authenticated", "decided_at", "bound_key"} {
 		projected = append(projected, a)
 	}
+	var parksProjected []any
+	for _, a := range []string{"run_id", "step", "seq", "idempotency_key", "tool", "toolset_id", "cause", "gated", "current_digest",
+		"park_target", "park_scope", "status", "created_at", "deadline", "expires_at", "decided_by", "decided_at"} {
+		parksProjected = append(parksProjected, a)
+	}
 	want := map[string]any{
 		"AttributeDefinitions": assertions.Match_ArrayEquals(&[]any{
 			map[string]any{"AttributeName": "pk", "AttributeType": "S"},
@@ -776,6 +785,10 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			// The webhook-unsent index: unsent is the number 1.
 			map[string]any{"AttributeName": "unsent", "AttributeType": "N"},
 			map[string]any{"AttributeName": "produced_at", "AttributeType": "S"},
+			// The parks' indexes share their sort key, defined once.
+			map[string]any{"AttributeName": "park_list_pk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "park_list_sk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "park_scope_key", "AttributeType": "S"},
 		}),
 		"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&[]any{map[string]any{
 			"IndexName": "reviews-by-status",
@@ -791,6 +804,25 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			"KeySchema": []any{
 				map[string]any{"AttributeName": "unsent", "KeyType": "HASH"},
 				map[string]any{"AttributeName": "produced_at", "KeyType": "RANGE"},
+			},
+			"Projection":         map[string]any{"ProjectionType": "KEYS_ONLY"},
+			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
+		}, map[string]any{
+			// Parks by status: the listing's attributes, never a task token
+			// or a reason.
+			"IndexName": "parks-by-status",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "park_list_pk", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "park_list_sk", "KeyType": "RANGE"},
+			},
+			"Projection":         map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": parksProjected},
+			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
+		}, map[string]any{
+			// The parks waiting for one credential: their keys only.
+			"IndexName": "parks-by-scope",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "park_scope_key", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "park_list_sk", "KeyType": "RANGE"},
 			},
 			"Projection":         map[string]any{"ProjectionType": "KEYS_ONLY"},
 			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},

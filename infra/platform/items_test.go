@@ -19,6 +19,8 @@ import (
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/credential/vault"
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/table"
@@ -463,6 +465,31 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.Bind", 0, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
 		run("dynamo.Store.Bind (condition failed)", 1, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
 	}
+	// Parks (shared/park/dynamo): review-request records them from a
+	// call's PARKED rows, review-decision reads, decides and lists them.
+	// No tool function reads one yet (dynamo.Store.Decision: no access).
+	pk := func(db *recorder) *parkdynamo.Store { return parkdynamo.New(db, "toolgate-test", nil) }
+	parked := &park.Park{ID: park.ID(table.Row.Key(testRunID), table.RowSK("0000000000000000002", 1, [4]byte{})), RunID: testRunID,
+		Step: "send", Seq: "2", IdempotencyKey: testKey, Tool: "send-email", ToolsetID: testToolset, Cause: park.CredentialsExpired,
+		Target: "tickets", Scope: "toolset", RowSK: table.RowSK("0000000000000000002", 1, [4]byte{}), TaskToken: "token"}
+	parkRecord := []func(*recorder){
+		run("dynamo.Store.ParkedRows", 0, func(db *recorder) { ignore(pk(db).ParkedRows(ctx, testRunID, "0000000000000000002")) }),
+		run("dynamo.Store.Record", 0, func(db *recorder) { ignore(pk(db).Record(ctx, parked, 60)) }),
+		run("dynamo.Store.Record (condition failed)", 1, func(db *recorder) {
+			// The park as stored, PARKED under an older Task's token.
+			db.item = map[string]types.AttributeValue{
+				table.PK: &types.AttributeValueMemberS{Value: table.Park.Key(parked.ID)}, table.SK: &types.AttributeValueMemberS{Value: table.Park.SKValue},
+				"status": &types.AttributeValueMemberS{Value: "PARKED"}, "task_token": &types.AttributeValueMemberS{Value: "older"},
+			}
+			ignore(pk(db).Record(ctx, parked, 60))
+			db.item = nil
+		}),
+	}
+	parkDecide := []func(*recorder){
+		run("dynamo.Store.Get (park)", 0, func(db *recorder) { ignore(pk(db).Get(ctx, parked.ID)) }),
+		run("dynamo.Store.Decide", 0, func(db *recorder) { ignore(pk(db).Decide(ctx, parked.ID, park.StatusRejected, user, "no")) }),
+		run("dynamo.Store.ListByStatus", 0, func(db *recorder) { ignore(pk(db).ListByStatus(ctx, park.StatusParked, nil)) }),
+	}
 	proof := func(db *recorder) {
 		ignore(ledgertable.ProofTable{DB: db, Table: "toolgate-test"}.Record(ctx, caller.ProofRecord{ID: "00ff", Binding: "b", ARN: user, ExpiresAt: now}))
 	}
@@ -486,9 +513,6 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		run("dynamo.Store.ChildStart", 0, func(db *recorder) { ignore(d(db).ChildStart(ctx, testRunID)) }),
 		run("dynamo.Store.TakeChildStart", 0, func(db *recorder) { ignore(d(db).TakeChildStart(ctx, testRunID, "2026-12-01T00:00:00Z")) }),
-		// review.requested of a run started on the state machine: the
-		// version its Solution's published record names.
-		run("ledger.Store.PublishedSolution", 0, func(db *recorder) { ignore(l(db).PublishedSolution(ctx, "digest")) }),
 	}
 	decide := func(v review.Verdict, reason string) func(*recorder) {
 		return func(db *recorder) {
@@ -593,15 +617,16 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("store.Store.Disable", 0, func(db *recorder) { ignore(w(db).Disable(ctx, testSub, "410 Gone")) }),
 		run("store.Store.Unsent", 0, func(db *recorder) { ignore(w(db).Unsent(ctx, now, 10)) }),
 		run("store.Relay (a call's event)", 0, func(db *recorder) {
-			db.found = []map[string]types.AttributeValue{{table.PK: &types.AttributeValueMemberS{Value: table.WebhookCallEvent.Key(callEv.ID)}}}
+			db.found = []map[string]types.AttributeValue{{table.PK: &types.AttributeValueMemberS{Value: table.WebhookCallEvent.Key(callEv.ID)},
+				table.SK: &types.AttributeValueMemberS{Value: table.WebhookCallEvent.SKValue}}}
 			ignore(whstore.Relay(ctx, w(db), discardQueue{}, "https://sqs.eu-west-1.amazonaws.com/123456789012/q", now, 0))
 		}),
 		emit,
 	}
 	byPrincipal := map[table.Principal][]func(*recorder){
 		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, recordOnly),
-		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}),
-		table.ReviewDecision:  slices.Concat(decision, proofs, record, []func(*recorder){emit}),
+		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}, parkRecord),
+		table.ReviewDecision:  slices.Concat(decision, proofs, record, []func(*recorder){emit}, parkDecide),
 		table.Publish:         slices.Concat(publishing, credentialAdmin, proofs),
 		table.Webhooks:        slices.Concat(webhookAdmin, proofs),
 		table.WebhookDelivery: slices.Concat(webhookDelivery, record),

@@ -90,7 +90,10 @@ func nagSuppressions(p *PlatformStack, stage string) {
 	suppress(p.Functions[fnReviewRequest].Role, true,
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
 			Reason: "states:DescribeExecution of this stage's executions: a child run's start is accepted only for the version its parent " +
-				"starts, which review-request reads from the child's execution, named by its parent's run id and seq (docs/solutions.md, \"Workflow steps\")"},
+				"starts, which review-request reads from the child's execution, named by its parent's run id and seq (docs/solutions.md, \"Workflow steps\"); " +
+				"states:DescribeStateMachineForExecution of this stage's executions: a review's review.requested event names the Solution version " +
+				"the run executes, read from the definition of the revision its execution started on, the execution being the review's run id " +
+				"(docs/webhooks.md, \"The version a review names\")"},
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
 			Reason: "states:DescribeStateMachine of a published version (states:StateMachineQualifier present) of" + reasonStateMachines +
 				": review-request checks a child's input against the input record of the version a parent's workflow step starts " +

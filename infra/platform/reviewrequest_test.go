@@ -13,8 +13,8 @@ import (
 )
 
 // describeRecorder is a Step Functions client that records each
-// DescribeExecution and DescribeStateMachine request as IAM authorises
-// it: a request on a version ARN against the state machine's ARN, with
+// DescribeExecution, DescribeStateMachineForExecution and
+// DescribeStateMachine request as IAM authorises it: a request on a version ARN against the state machine's ARN, with
 // the version in states:StateMachineQualifier (Step Functions Developer
 // Guide, "Authorization for versions and aliases").
 type describeRecorder struct {
@@ -25,6 +25,11 @@ type describeRecorder struct {
 func (r *describeRecorder) DescribeExecution(_ context.Context, in *sfn.DescribeExecutionInput, _ ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error) {
 	r.reqs = append(r.reqs, apiRequest{What: r.what, Action: "states:DescribeExecution", Resource: aws.ToString(in.ExecutionArn)})
 	return &sfn.DescribeExecutionOutput{}, nil
+}
+
+func (r *describeRecorder) DescribeStateMachineForExecution(_ context.Context, in *sfn.DescribeStateMachineForExecutionInput, _ ...func(*sfn.Options)) (*sfn.DescribeStateMachineForExecutionOutput, error) {
+	r.reqs = append(r.reqs, apiRequest{What: r.what, Action: "states:DescribeStateMachineForExecution", Resource: aws.ToString(in.ExecutionArn)})
+	return &sfn.DescribeStateMachineForExecutionOutput{Definition: aws.String(`{}`)}, nil
 }
 
 func (r *describeRecorder) DescribeStateMachine(_ context.Context, in *sfn.DescribeStateMachineInput, _ ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error) {
@@ -39,7 +44,8 @@ func (r *describeRecorder) DescribeStateMachine(_ context.Context, in *sfn.Descr
 
 // TestReviewRequestStepFunctionsRequests: the Step Functions requests of
 // review-request's code (shared/review/stepfunctions.Executions: a child
-// execution's version, a child version's definition) are allowed by its
+// execution's version, a child version's definition, the Solution version
+// a reviewed run executes) are allowed by its
 // role, each of its states: statements allows one of them, and reading
 // the latest revision, another stage's version, or anything else of Step
 // Functions is refused.
@@ -52,6 +58,10 @@ func TestReviewRequestStepFunctionsRequests(t *testing.T) {
 	}
 	rec.what = "a child run's start (VersionOf)"
 	if _, err := exec.VersionOf(ctx, "arn:aws:states:eu-west-1:123456789012:execution:toolgate-test_demo-ticket:tg-0123"); err != nil {
+		t.Fatal(err)
+	}
+	rec.what = "a review's review.requested (SolutionVersionOf)"
+	if _, _, err := exec.SolutionVersionOf(ctx, "arn:aws:states:eu-west-1:123456789012:execution:toolgate-test_demo-ticket:tg-0123"); err != nil {
 		t.Fatal(err)
 	}
 	stmts := principalStatements(platformJSON)[fnReviewRequest]
@@ -75,6 +85,7 @@ func TestReviewRequestStepFunctionsRequests(t *testing.T) {
 		{What: "read another stage's version", Action: "states:DescribeStateMachine", Resource: stateMachineOf + "toolgate-test-2_demo-ticket",
 			Context: map[string]string{"states:StateMachineQualifier": "3"}},
 		{What: "describe another stage's execution", Action: "states:DescribeExecution", Resource: "arn:aws:states:eu-west-1:123456789012:execution:toolgate-test-2_demo-ticket:tg-0123"},
+		{What: "read the revision of another stage's execution", Action: "states:DescribeStateMachineForExecution", Resource: "arn:aws:states:eu-west-1:123456789012:execution:toolgate-test-2_demo-ticket:tg-0123"},
 		{What: "start a child", Action: "states:StartExecution", Resource: stateMachineOf + "toolgate-test_demo-ticket",
 			Context: map[string]string{"states:StateMachineQualifier": "3"}},
 		{What: "read a history", Action: "states:GetExecutionHistory", Resource: "arn:aws:states:eu-west-1:123456789012:execution:toolgate-test_demo-ticket:tg-0123"},

@@ -222,6 +222,10 @@ func NewWebhooks(scope constructs.Construct, id string, props *WebhooksProps) *W
 	// hold (docs/webhooks.md, "Who may send to the queues").
 	restrictWebhookSenders(w.Events, true, delivery, props.Functions.ByName[fnReviewRequest], props.Functions.ByName[fnReviewDecision], admin)
 	restrictWebhookSenders(w.Deliveries, false, delivery, admin)
+	// The status-change rule's dead-letter queue is the events one; SQS
+	// moves the deliveries queue's messages itself.
+	restrictWebhookSenders(w.EventsDLQ, true)
+	restrictWebhookSenders(w.DeliveriesDLQ, false)
 
 	w.URL = admin.Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{AuthType: awslambda.FunctionUrlAuthType_AWS_IAM})
 	overrideLogicalID(w.URL, "WebhooksUrl")
@@ -369,15 +373,28 @@ func grantWebhookProducers(w *Webhooks, producers ...*platformFunction) {
 // sqs:SendMessage on "*" then still cannot put a forged event or delivery
 // on the queue, since an explicit deny wins (IAM User Guide, "Policy
 // evaluation logic"). Both keys are in one operator, so both must differ
-// for the deny to apply.
+// for the deny to apply. With no senders and no status changes (the
+// deliveries dead-letter queue, which only SQS's own redrive fills, and
+// that move is no principal's SendMessage) the deny has no condition.
+// The dead-letter queues are restricted too: dlq redrive sends their
+// messages on to the queues above as their producer, so a message put on
+// a dead-letter queue by another principal would reach the delivery
+// function as trusted (docs/webhooks.md, "Who may send to the queues").
 func restrictWebhookSenders(q awssqs.Queue, statusChanges bool, senders ...*platformFunction) {
 	arns := make([]*string, 0, len(senders))
 	for _, f := range senders {
 		arns = append(arns, f.Role.RoleArn())
 	}
-	notEquals := map[string]any{"aws:PrincipalArn": arns}
+	notEquals := map[string]any{}
+	if len(arns) > 0 {
+		notEquals["aws:PrincipalArn"] = arns
+	}
 	if statusChanges {
 		notEquals["aws:PrincipalServiceName"] = "events.amazonaws.com"
+	}
+	var conditions *map[string]any
+	if len(notEquals) > 0 {
+		conditions = &map[string]any{"StringNotEquals": notEquals}
 	}
 	q.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:        jsii.String("OnlyProducersSend"),
@@ -385,7 +402,7 @@ func restrictWebhookSenders(q awssqs.Queue, statusChanges bool, senders ...*plat
 		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
 		Actions:    jsii.Strings("sqs:SendMessage"),
 		Resources:  &[]*string{q.QueueArn()},
-		Conditions: &map[string]any{"StringNotEquals": notEquals},
+		Conditions: conditions,
 	}))
 }
 

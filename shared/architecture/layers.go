@@ -45,7 +45,7 @@ var Layers = []Layer{
 		Name: "rules",
 		Packages: []string{"shared/dnsname", "shared/hostlist", "shared/fetchurl", "shared/recipient",
 			"shared/mailheader", "shared/reviewer", "shared/enduser", "shared/invisible", "shared/schema", "shared/seal",
-			"shared/externalkey", "shared/inputrecord", "shared/catalog", "shared/toolset", "shared/lane",
+			"shared/externalkey", "shared/inputrecord", "shared/solutioncomment", "shared/catalog", "shared/toolset", "shared/lane",
 			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential", "shared/addrrule",
 			"shared/webhook", "shared/park"},
 		Uses:    []string{"base", "contract"},
@@ -69,7 +69,7 @@ var Layers = []Layer{
 		Packages: []string{"shared/ledger", "shared/review/dynamo", "shared/review/stepfunctions",
 			"shared/ledger/tabledef", "shared/secrets", "shared/coldstart", "shared/functionurl",
 			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential/vault",
-			"shared/webhook/store", "shared/webhook/outbox"},
+			"shared/webhook/store", "shared/webhook/outbox", "shared/park/dynamo"},
 		Uses: []string{"base", "contract", "rules", "domain"},
 	},
 	{

@@ -244,13 +244,17 @@ func DecodeChildCheck(payload []byte) (ChildCheck, error) {
 // ReleaseChildStart when an execution took it before.
 var ErrChildTaken = errors.New("the child's start record was taken by another execution of that name")
 
-// Executions reads what Step Functions knows of a child run: the
-// published version an execution was started with (VersionOf; "" when
-// started by the unqualified state machine ARN), and the definition of a
-// published version (Definition), whose input record the child's input is
-// checked against before its parent records the start. A child run's
-// start is accepted only for the version its parent recorded.
+// Executions reads what Step Functions knows of a run: the published
+// version an execution was started with (VersionOf; "" when started by
+// the unqualified state machine ARN), the definition of a published
+// version (Definition), whose input record a child's input is checked
+// against before its parent records the start, and the Solution and
+// version the definition an execution runs names in its top-level Comment
+// (SolutionVersionOf; "" and 0 for none), which a review.requested event
+// names. A child run's start is accepted only for the version its parent
+// recorded.
 type Executions interface {
 	VersionOf(ctx context.Context, executionARN string) (string, error)
 	Definition(ctx context.Context, versionARN string) (string, error)
+	SolutionVersionOf(ctx context.Context, executionARN string) (solution string, version int, err error)
 }

@@ -26,6 +26,9 @@ const (
 	CodeUnavailable     Code = tool.ReviewUnavailable   // DynamoDB or Step Functions failed; the same request may be repeated
 	CodeInternal        Code = "REVIEW_INTERNAL"        // anything else
 	CodeSelfApproval    Code = "REVIEW_SELF_APPROVAL"   // the review's requester may not decide it (four eyes)
+	// CodeParkLimit: the call parked more than park.MaxParks times; the
+	// park Task's Catch ends the step as rejected (docs/parking.md).
+	CodeParkLimit Code = "PARK_LIMIT"
 )
 
 // HTTPStatus is the Function URL status of a code.

@@ -111,7 +111,7 @@ func Check() error {
 	for _, ix := range Indexes {
 		var owners []*Kind
 		for _, k := range Kinds {
-			if k.Index == ix {
+			if k.Carries(ix) {
 				owners = append(owners, k)
 			}
 		}
@@ -253,6 +253,39 @@ var WebhookSubscriptionDisabled = WebhookSubscription.Names(PK, SK, "status", "d
 // projecting them): the attempts, never the event's data.
 var WebhookDeliveriesRead = WebhookAttempt.Names(PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at")
 
+// ParkRecorded are the attributes of review-request's conditional PutItem
+// of a park (park store Record): what parked the call and the park Task
+// that waits, never a decision.
+var ParkRecorded = Park.Names(PK, SK, "run_id", "step", "seq", "idempotency_key", "tool", "toolset_id", "cause",
+	"gated", "pinned_digest", "current_digest", "changed_pointers", "park_target", "park_scope", "row_sk", "task_token", "status",
+	"created_at", "deadline", ParksByStatus.PK, ParksByStatus.SK, ParksByScope.PK, ExpiresAt)
+
+// ParkTokenUpdated are the attributes of review-request's UpdateItem of a
+// park's task token (park store Record, a retried park Task): SET
+// task_token, condition on status.
+var ParkTokenUpdated = Park.Names(PK, SK, "task_token", "status")
+
+// ParkDecided are the attributes of review-decision's UpdateItem of a
+// decision (park store Decide): SET status, decided_by, decided_at,
+// reason, park_list_pk, expires_at, REMOVE park_scope_key, condition on
+// status. Never what parked the call nor the task token.
+var ParkDecided = Park.Names(PK, SK, "status", "decided_by", "decided_at", "reason", ParksByStatus.PK, ParksByScope.PK, ExpiresAt)
+
+// ParkDecisionAttributes are the only attributes of a park a tool
+// function's dispatcher is to read (park store Decision): whether and by
+// whom it was approved, for which call, and the definition it was
+// approved against; never its task token or reason. No access grants the
+// read yet: one more statement, or these names in an existing one, would
+// take send-email's role policy past the room its recipients condition
+// keeps (docs/parking.md, "Recording a park").
+var ParkDecisionAttributes = Park.Names(PK, SK, "status", "run_id", "idempotency_key", "tool", "current_digest", "decided_by")
+
+// ParkedRowAttributes are the only attributes of a call's rows
+// review-request reads (park store ParkedRows, a Query projecting them):
+// what a park is recorded from, never a digest of an input or output.
+var ParkedRowAttributes = Row.Names(PK, SK, "status", "idempotency_key", "tool", "step", "park_cause", "pinned_digest",
+	"current_digest", "changed_pointers", "park_target", "park_scope", "started_at")
+
 // Accesses is every access to the table. infra generates each role's and
 // managed policy's ledger statements from it, in this order per principal;
 // docs/infra.md tabulates them.
@@ -274,8 +307,8 @@ var Accesses = []Access{
 		Attributes: Published.Names(PK, SK, "version_arn", "version", "toolset_id", "output_bound_bytes", "run_timeout_seconds",
 			"input_limit_bytes", "source_digest", "publisher", "published_at"),
 		Code: "ledger.Store.RecordPublished", Doc: "the PutItem of a Solution's last published version and its bounds"},
-	{Sid: "ReadPublishedSolutions", By: []Principal{Publish, ReviewRequest, Webhooks}, On: []*Kind{Published}, Actions: []Action{GetItem},
-		Code: "ledger.Store.PublishedSolution", Doc: "its GetItem: publish's checks, the version a run started on the state machine executes (review-request's review.requested), and subscribe --solution (webhooks)"},
+	{Sid: "ReadPublishedSolutions", By: []Principal{Publish, Webhooks}, On: []*Kind{Published}, Actions: []Action{GetItem},
+		Code: "ledger.Store.PublishedSolution", Doc: "its GetItem: publish's checks, and subscribe --solution (webhooks)"},
 	{Sid: "ReadReviews", By: []Principal{ReviewRequest, ReviewDecision}, On: []*Kind{Review}, Actions: []Action{GetItem},
 		Code: "dynamo.Store.Get", Doc: "a consistent GetItem of the whole review"},
 	{Sid: "ReadApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Review}, Actions: []Action{GetItem},
@@ -355,6 +388,23 @@ var Accesses = []Access{
 	{Sid: "ReadWebhookDeliveries", By: []Principal{Webhooks}, On: []*Kind{WebhookAttempt}, Actions: []Action{Query},
 		Attributes: WebhookDeliveriesRead, SpecificAttributes: true, Code: "store.Store.Attempts",
 		Doc: "toolgate webhooks deliveries: the Query of an event's attempts, projecting WebhookDeliveriesRead, never the event's data"},
+	{Sid: "ReadParkedRows", By: []Principal{ReviewRequest}, On: []*Kind{Row}, Actions: []Action{Query},
+		Attributes: ParkedRowAttributes, SpecificAttributes: true, Code: "dynamo.Store.ParkedRows (shared/park/dynamo)",
+		Doc: "the park route's Query of one call's rows (begins_with(sk, CALL#<seq's sort key>#), newest first), projecting ParkedRowAttributes"},
+	{Sid: "RecordParks", By: []Principal{ReviewRequest}, On: []*Kind{Park}, Actions: []Action{PutItem},
+		Attributes: ParkRecorded, Code: "dynamo.Store.Record (shared/park/dynamo)",
+		Doc: "the park's conditional PutItem (attribute_not_exists(pk)): no other role puts a park"},
+	{Sid: "UpdateParkTokens", By: []Principal{ReviewRequest}, On: []*Kind{Park}, Actions: []Action{UpdateItem},
+		Attributes: ParkTokenUpdated, ReturnValues: "NONE", Code: "dynamo.Store.Record (shared/park/dynamo)",
+		Doc: "a retried park Task's token, only while the park is PARKED"},
+	{Sid: "ReadParks", By: []Principal{ReviewRequest, ReviewDecision}, On: []*Kind{Park}, Actions: []Action{GetItem},
+		Code: "dynamo.Store.Get (shared/park/dynamo)", Doc: "a consistent GetItem of the whole park: after Record's failed condition, and before a decision"},
+	{Sid: "DecideParks", By: []Principal{ReviewDecision}, On: []*Kind{Park}, Actions: []Action{UpdateItem},
+		Attributes: ParkDecided, ReturnValues: "NONE", Code: "dynamo.Store.Decide (shared/park/dynamo)",
+		Doc: "the conditional UpdateItem PARKED to a decision: no other role writes one"},
+	{Sid: "ListParks", By: []Principal{ReviewDecision}, Index: ParksByStatus, Actions: []Action{Query},
+		Attributes: ParksByStatus.Attributes(), Code: "dynamo.Store.ListByStatus (shared/park/dynamo)",
+		Doc: "Query on the index, with its own projection: never a task token or a reason"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

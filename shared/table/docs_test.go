@@ -81,7 +81,7 @@ func itemsTable() string {
 	for _, ix := range Indexes {
 		var kinds []string
 		for _, k := range Kinds {
-			if k.Index == ix {
+			if k.Carries(ix) {
 				kinds = append(kinds, k.Name)
 			}
 		}

@@ -23,6 +23,14 @@ var (
 	// Which call an approval was used for: only a tool function writes it,
 	// and only in a binding item.
 	bindingNames = []string{"bound_key", "bound_at"}
+	// A park's decision: only review-decision writes it
+	// (docs/parking.md).
+	parkDecisionNames = []string{"decided_by", "decided_at", "reason"}
+	// What parked a call: only review-request writes it, when it records
+	// the park; a retried park Task moves its task token, nothing else.
+	parkAskedNames = []string{"run_id", "step", "seq", "idempotency_key", "tool", "toolset_id", "cause", "gated",
+		"pinned_digest", "current_digest", "changed_pointers", "park_target", "park_scope", "row_sk", "task_token", "created_at",
+		"deadline", "park_list_sk"}
 )
 
 // writeRule is who may make a write on a kind, and the attributes it may
@@ -41,6 +49,9 @@ var writeRules = []writeRule{
 	{kind: Row, by: []Principal{ToolFunctions}, action: UpdateItem},
 	{kind: Review, by: []Principal{ReviewRequest}, action: PutItem, forbid: slices.Concat(reviewDecisionNames, bindingNames)},
 	{kind: Review, by: []Principal{ReviewDecision}, action: UpdateItem, forbid: slices.Concat(reviewAskedNames, bindingNames)},
+	{kind: Park, by: []Principal{ReviewRequest}, action: PutItem, forbid: parkDecisionNames},
+	{kind: Park, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "task_token", "status"}},
+	{kind: Park, by: []Principal{ReviewDecision}, action: UpdateItem, forbid: parkAskedNames},
 	{kind: Key, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "run_id", ExpiresAt}},
 	{kind: Binding, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "bound_key", "bound_at", "mac", ExpiresAt}},
 	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},
@@ -155,6 +166,8 @@ func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
 		"webhook-delivery subscribes":                        widen("ReadWebhookSubscriptions", func(a *Access) { a.Actions = []Action{GetItem, Query, PutItem} }),
 		"a tool writes subscriptions":                        widen("RecordCallWebhookEvents", func(a *Access) { a.On = []*Kind{WebhookCallEvent, WebhookSubscription} }),
 		"an attempt records a body":                          widen("RecordWebhookAttempts", func(a *Access) { a.Attributes = append(a.Attributes, "data") }),
+		"review-request decides a park":                      widen("UpdateParkTokens", func(a *Access) { a.Attributes = append(a.Attributes, "decided_by") }),
+		"review-decision moves a park's task token":          widen("DecideParks", func(a *Access) { a.Attributes = append(a.Attributes, "task_token") }),
 	} {
 		if len(checkWrites(accesses, writeRules)) == 0 {
 			t.Errorf("%s: not caught", name)
@@ -192,6 +205,24 @@ func TestToolsReadCredentialsOnlyByKeyWithAProjection(t *testing.T) {
 		}
 		if a.Attributes == nil || !a.SpecificAttributes || slices.Contains(a.Attributes, "created_at") {
 			t.Errorf("%s: tool functions read credential items without CredentialReadAttributes' projection", a.Sid)
+		}
+	}
+}
+
+// A tool function reads of a park only what its approval check compares,
+// with a projection: never the park Task's token or a reason.
+func TestToolsReadNoParkTaskToken(t *testing.T) {
+	for _, a := range Of(ToolFunctions) {
+		if !slices.Contains(a.On, Park) {
+			continue
+		}
+		if !slices.Equal(a.Actions, []Action{GetItem}) || a.Attributes == nil || !a.SpecificAttributes {
+			t.Errorf("%s: tool functions make %v on park items without a projection", a.Sid, a.Actions)
+		}
+		for _, n := range []string{"task_token", "reason"} {
+			if slices.Contains(a.Attributes, n) {
+				t.Errorf("%s: tool functions read a park's %s", a.Sid, n)
+			}
 		}
 	}
 }

@@ -92,6 +92,12 @@ var Row = &Kind{
 		attr("parent_run_id", String, "a child run's parent"),
 		attr("after_claim_request", Bool, "a refusal after the claim's request was sent"),
 		attr("refusal_reason", String, "why a refusal was made, where its code does not tell (record-forged, binding-forged)"),
+		attr("park_cause", String, "a PARKED row's cause: tool.schema_changed or credentials.expired (docs/parking.md)"),
+		attr("pinned_digest", String, "tool.schema_changed: sha256:<hex> of the tool definition the toolset pinned"),
+		attr("current_digest", String, "tool.schema_changed: sha256:<hex> of the definition the server holds now"),
+		attr("changed_pointers", List, "tool.schema_changed: JSON Pointers (RFC 6901, strings) into the definition that differ, at most 32"),
+		attr("park_target", String, "credentials.expired: the credential's target, as the vault names it; never a secret"),
+		attr("park_scope", String, "credentials.expired: the credential's scope, as the vault names it"),
 		ttl,
 	},
 }
@@ -141,8 +147,8 @@ var ReviewsByStatus = &Index{
 // Review is a review of one tool call (shared/review/dynamo; docs/reviews.md).
 var Review = &Kind{
 	Name: "review", Prefix: "REVIEW#", PKShape: "REVIEW#<review id>", SKShape: "REVIEW", SKValue: "REVIEW",
-	Index: ReviewsByStatus,
-	Doc:   "a review: what was asked (review-request) and its decision (review-decision)",
+	Indexes: []*Index{ReviewsByStatus},
+	Doc:     "a review: what was asked (review-request) and its decision (review-decision)",
 	Attributes: []Attribute{
 		attr("review_id", String, "the review's id"),
 		attr("run_id", String, "the run's id"),
@@ -312,8 +318,8 @@ var WebhookUnsent = &Index{
 // prefix of their own.
 var WebhookEvent = &Kind{
 	Name: "webhook event", Prefix: "WHEVT#", PKShape: "WHEVT#<event id>", SKShape: "EVENT", SKValue: "EVENT",
-	Index: WebhookUnsent,
-	Doc:   "a webhook event, recorded once, and whether it was handed to the events queue",
+	Indexes: []*Index{WebhookUnsent},
+	Doc:     "a webhook event, recorded once, and whether it was handed to the events queue",
 	Attributes: []Attribute{
 		attr("type", String, "the event type (run.started, review.requested, ...)"),
 		attr("solution", String, "the Solution's name; absent: none"),
@@ -334,8 +340,8 @@ var WebhookEvent = &Kind{
 // Only webhook-delivery's relay marks it sent.
 var WebhookCallEvent = &Kind{
 	Name: "webhook call event", Prefix: "WHCALL#", PKShape: "WHCALL#<event id>", SKShape: "EVENT", SKValue: "EVENT",
-	Index: WebhookUnsent,
-	Doc:   "a webhook event of a call, as a tool function's dispatcher recorded it once",
+	Indexes: []*Index{WebhookUnsent},
+	Doc:     "a webhook event of a call, as a tool function's dispatcher recorded it once",
 	Attributes: []Attribute{
 		attr("type", String, "the event type: tool.schema_changed, credentials.expired or call.unknown"),
 		attr("source", String, "what the event id derives from (a PARKED row's key, a call's ledger key): the id is its digest"),
@@ -361,6 +367,63 @@ var WebhookAttempt = &Kind{
 		attr("outcome", String, "delivered, retry or gone"),
 		attr("error_class", String, "why no answer counted (timeout, connect, refused-address, redirect, ...); absent: none"),
 		attr("at", String, "RFC 3339 UTC: the attempt's start"),
+		ttl,
+	},
+}
+
+// ParksByStatus lists parked calls by status without a Scan
+// (docs/parking.md, "Recording a park"). Only park items carry its keys;
+// it projects what a listing shows, never a park's task token or reason.
+var ParksByStatus = &Index{
+	Name: "parks-by-status", PK: "park_list_pk", SK: "park_list_sk", PKPrefix: "PARKS#",
+	Doc: "park_list_pk \"PARKS#<status>\", park_list_sk \"<created_at, RFC 3339 UTC ms>#<park id>\"",
+	Projects: []string{
+		"run_id", "step", "seq", "idempotency_key", "tool", "toolset_id", "cause", "gated", "current_digest",
+		"park_target", "park_scope", "status", "created_at", "deadline", ExpiresAt, "decided_by", "decided_at",
+	},
+}
+
+// ParksByScope finds the parks waiting for one credential: only a park
+// with cause credentials.expired carries its key, and only while it is
+// PARKED (docs/parking.md, "Recording a park"). It projects the keys only.
+var ParksByScope = &Index{
+	Name: "parks-by-scope", PK: "park_scope_key", SK: "park_list_sk",
+	Doc: "park_scope_key \"<target>#<scope>\", park_list_sk \"<created_at, RFC 3339 UTC ms>#<park id>\"",
+}
+
+// Park is a parked call: what parked it, the park Task's token that waits
+// for a decision, and the decision (shared/park/dynamo; docs/parking.md).
+// review-request records it from the call's PARKED row; review-decision
+// decides it; a tool function's dispatcher reads an approval.
+var Park = &Kind{
+	Name: "park", Prefix: "PARK#", PKShape: "PARK#<park id>", SKShape: "PARK", SKValue: "PARK",
+	Indexes: []*Index{ParksByStatus, ParksByScope},
+	Doc:     "a parked call: what parked it, the park Task's token and the decision",
+	Attributes: []Attribute{
+		attr("run_id", String, "the run's id: its execution ARN"),
+		attr("step", String, "the parked tool step's id"),
+		attr("seq", String, "the call's tool.Seq"),
+		attr("idempotency_key", String, "<run_id>/<seq>"),
+		attr("tool", String, "the tool's name"),
+		attr("toolset_id", String, "the run's pinned toolset"),
+		attr("cause", String, "tool.schema_changed or credentials.expired"),
+		attr("gated", Bool, "whether the step has a review: its reviewers decide"),
+		attr("pinned_digest", String, "tool.schema_changed: sha256:<hex> of the pinned tool definition"),
+		attr("current_digest", String, "tool.schema_changed: sha256:<hex> of the server's current definition"),
+		attr("changed_pointers", List, "tool.schema_changed: JSON Pointers (strings) into the definition that differ"),
+		attr("park_target", String, "credentials.expired: the credential's target"),
+		attr("park_scope", String, "credentials.expired: the credential's scope"),
+		attr("row_sk", String, "the PARKED row's sort key (its partition key is RUN#<run_id>)"),
+		attr("task_token", String, "the token of the park Task that waits: the latest one"),
+		attr("status", String, "PARKED, APPROVED, REJECTED, RESUMED, CANCELLED or TIMED_OUT"),
+		attr("created_at", String, "RFC 3339 UTC ms"),
+		attr("deadline", Number, "epoch seconds: created_at and the park Task's timeout"),
+		attr(ParksByStatus.PK, String, "PARKS#<status>"),
+		attr(ParksByStatus.SK, String, "<created_at>#<park id>"),
+		attr(ParksByScope.PK, String, "<target>#<scope>: only while PARKED with cause credentials.expired"),
+		attr("decided_by", String, "who decided, approved, resumed or cancelled"),
+		attr("decided_at", String, "RFC 3339 UTC ms"),
+		attr("reason", String, "a rejection's reason"),
 		ttl,
 	},
 }

@@ -72,8 +72,10 @@ type Kind struct {
 	// Attributes are every non-key attribute an item of the kind may
 	// hold, ExpiresAt included when TTL ends it.
 	Attributes []Attribute
-	// Index is the index whose keys the kind's items carry, or nil.
-	Index *Index
+	// Indexes are the indexes whose keys the kind's items carry (none,
+	// one, or several: a parked call's item is listed by status and, while
+	// it waits for a credential, by scope).
+	Indexes []*Index
 	// Doc says what an item of the kind is and which code owns it.
 	Doc string
 }
@@ -85,6 +87,9 @@ func (k *Kind) Key(id string) string { return k.Prefix + id }
 // ID is the id a partition key of the kind names, and whether it is one of
 // the kind's keys at all.
 func (k *Kind) ID(pk string) (string, bool) { return strings.CutPrefix(pk, k.Prefix) }
+
+// Carries reports whether the kind's items carry the keys of index ix.
+func (k *Kind) Carries(ix *Index) bool { return slices.Contains(k.Indexes, ix) }
 
 // Attribute returns the kind's attribute name, or nil.
 func (k *Kind) Attribute(name string) *Attribute {
@@ -156,10 +161,10 @@ func (ix *Index) Attributes() []string {
 // Kinds is every item kind of the table, in the order docs/ledger.md
 // lists them.
 var Kinds = []*Kind{Call, Row, Key, Toolset, Published, Review, Binding, Start, Proof, Credential, CredentialToolset,
-	WebhookSubscription, WebhookEvent, WebhookCallEvent, WebhookAttempt}
+	WebhookSubscription, WebhookEvent, WebhookCallEvent, WebhookAttempt, Park}
 
 // Indexes is every index of the table.
-var Indexes = []*Index{ReviewsByStatus, WebhookUnsent}
+var Indexes = []*Index{ReviewsByStatus, WebhookUnsent, ParksByStatus, ParksByScope}
 
 // Prefixes is every distinct partition key prefix, in Kinds order.
 func Prefixes() []string {

@@ -130,10 +130,14 @@ func samples() map[Type]any {
 			StateMachineARN: "arn:aws:states:eu-west-1:123456789012:stateMachine:toolgate-dev-refunds",
 			Name:            "run-1", Status: status, StartDate: "2026-12-02T20:00:00Z", StopDate: stop}
 	}
-	// As the dispatcher builds them (shared/dispatch, events.go).
+	// As review-request's park route builds them (functions/review-request
+	// park.go), and call.unknown as the dispatcher does (shared/dispatch,
+	// events.go).
 	key := "arn:aws:states:eu-west-1:123456789012:execution:toolgate-dev_refunds:run-1/2"
-	parked := CallData{Run: "run-1", Key: key, Tool: "crm.lookup_customer", Cause: "tool.schema_changed", Detail: "MCP tool crm.lookup_customer"}
-	expired := CallData{Run: "run-1", Key: key, Tool: "http", Cause: "credentials.expired", Detail: "target api.example.org of toolset refunds"}
+	parked := CallData{Run: "run-1", Key: key, Tool: "crm.lookup_customer", Cause: "tool.schema_changed", Detail: "MCP tool crm.lookup_customer",
+		ParkID: "pk_2fqxr4mvz7ylkz3kq5oxbm6fvq", DecideCommand: "toolgate parked approve pk_2fqxr4mvz7ylkz3kq5oxbm6fvq | toolgate parked reject pk_2fqxr4mvz7ylkz3kq5oxbm6fvq --reason TEXT"}
+	expired := CallData{Run: "run-1", Key: key, Tool: "http", Cause: "credentials.expired", Detail: "target api.example.org of toolset refunds",
+		ParkID: "pk_n3tqbwzq4hx7c2kqlmv5d6sxqe", DecideCommand: "toolgate credentials set ... then toolgate parked resume pk_n3tqbwzq4hx7c2kqlmv5d6sxqe"}
 	unknown := CallData{Run: "run-1", Key: key, Tool: "send-email", Cause: "TOOL_TIMEOUT", Detail: "step notify"}
 	return map[Type]any{
 		RunStarted:   run("RUNNING", ""),

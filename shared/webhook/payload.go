@@ -88,6 +88,12 @@ type CallData struct {
 	// <server>.<tool>", "target <name> of toolset <toolset>" or "step
 	// <id>"; optional.
 	Detail string `json:"detail,omitempty"`
+	// ParkID is the park a parked call waits in (shared/park ID), and
+	// DecideCommand the commands that decide it; both set by
+	// review-request's park route for a run whose state machine parks
+	// calls (docs/parking.md), absent otherwise and on call.unknown.
+	ParkID        string `json:"park_id,omitempty"`
+	DecideCommand string `json:"decide_command,omitempty"`
 }
 
 // MaxString bounds every string of a payload, in bytes: 2 KiB.

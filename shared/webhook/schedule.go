@@ -28,6 +28,22 @@ const (
 	MaxRetryDelays = 20
 )
 
+// ReceiveHeadroom is what a delay set on a received message leaves of
+// SQS's 12 hours: SQS refuses a visibility change that would end more
+// than 12 hours after the ReceiveMessage that returned the message (SQS
+// API Reference, "ChangeMessageVisibility"), and by the time an attempt
+// sets its delay the message was received up to a function's timeout
+// (at most 15 minutes, AWS Lambda quotas) and the event source mapping's
+// hand-over ago. 16 minutes covers both; Visibility applies it.
+const ReceiveHeadroom = 16 * time.Minute
+
+// Visibility is the visibility timeout that sets delay d on a message
+// received within ReceiveHeadroom: d, at most MaxDelay less
+// ReceiveHeadroom (11 h 44 min), so that SQS accepts it.
+func Visibility(d time.Duration) time.Duration {
+	return min(d, MaxDelay-ReceiveHeadroom)
+}
+
 // ParseSchedule parses a schedule written as Go durations separated by
 // commas, such as "5s,5m,30m,2h" (blanks around entries are trimmed): 1 to
 // MaxRetryDelays entries, each whole seconds from MinDelay to MaxDelay. The

@@ -284,6 +284,10 @@ type bigDefinitions struct{ described int }
 
 func (*bigDefinitions) VersionOf(context.Context, string) (string, error) { return "", nil }
 
+func (*bigDefinitions) SolutionVersionOf(context.Context, string) (string, int, error) {
+	return "", 0, nil
+}
+
 func (d *bigDefinitions) Definition(_ context.Context, versionARN string) (string, error) {
 	d.described++
 	var b strings.Builder

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -32,7 +33,8 @@ import (
 
 // Handler is the review-request function. On the sfn lane it
 // stores the pending review a review Task asks for and returns while the
-// Task keeps waiting, and answers a Solution's Starter Task; on the
+// Task keeps waiting, records the park a park Task asks for (parkRoute),
+// and answers a Solution's Starter Task; on the
 // direct lane it serves LaneRequest, for a verified caller; on the start
 // lane, toolgate run's StartRequest. NewHandler builds it.
 type Handler struct {
@@ -44,10 +46,11 @@ type Handler struct {
 	// empty: the invoked alias decides.
 	fixedLane lane.Lane
 	direct    DirectPolicy
-	// executions describes a child run's execution (the version it runs)
-	// and the definition of the version a workflow step starts (its input
-	// record): Step Functions (stepfunctions.Executions), or nil where no
-	// child run is started or checked.
+	// executions describes a child run's execution (the version it runs),
+	// the definition of the version a workflow step starts (its input
+	// record) and the Solution version a reviewed run executes
+	// (review.requested): Step Functions (stepfunctions.Executions), or nil
+	// where no child run is started or checked and no event is recorded.
 	executions review.Executions
 	// account is the deployment's own AWS account (caller.EnvAccount): a
 	// recorded starter of any other account is refused (checkStarter).
@@ -70,6 +73,9 @@ type Handler struct {
 	// every end user asked for is skipped.
 	endUsers   enduser.Mapping
 	endUserKey []byte
+	// parks records parked calls from their PARKED rows (park route);
+	// nil: a park Task is refused.
+	parks *parkdynamo.Store
 }
 
 // Deps are a Handler's collaborators.
@@ -80,9 +86,10 @@ type Deps struct {
 	Ledger *ledger.Store
 	// Callers verifies caller and start proofs; nil: every one is refused.
 	Callers review.Callers
-	// Executions describes a child run's execution and the definition of
-	// the version a workflow step starts (stepfunctions.Executions); nil
-	// where no child run is started or checked.
+	// Executions describes a child run's execution, the definition of
+	// the version a workflow step starts and the Solution version a
+	// reviewed run executes (stepfunctions.Executions); nil where no child
+	// run is started or checked and no review.requested is recorded.
 	Executions review.Executions
 	// ExternalKey is the stage's external key (shared/secrets
 	// LoadExternalKey), which trace ids are derived under as the
@@ -99,6 +106,10 @@ type Deps struct {
 	// Webhooks records each review's review.requested event
 	// (store.Emitter, docs/webhooks.md); nil records none.
 	Webhooks Emitter
+	// Parks is the park store (shared/park/dynamo): the park route reads
+	// a call's PARKED rows and records its park there; nil refuses every
+	// park Task.
+	Parks *parkdynamo.Store
 	// Log defaults to slog.Default.
 	Log *slog.Logger
 }
@@ -119,7 +130,7 @@ func NewHandler(cfg Config, d Deps) *Handler {
 	}
 	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
 		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey, tracer: d.Tracer,
-		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey, webhooks: d.Webhooks}
+		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey, webhooks: d.Webhooks, parks: d.Parks}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -128,7 +139,9 @@ func NewHandler(cfg Config, d Deps) *Handler {
 // for a refused caller proof or start proof, REVIEW_FORBIDDEN for the
 // wrong lane, a run id outside the caller's namespace, or a toolset that
 // is not registered or does not hold the tool, REVIEW_UNAVAILABLE when
-// DynamoDB, STS or Step Functions fails (the compiled Tasks retry it).
+// DynamoDB, STS or Step Functions fails (the compiled Tasks retry it),
+// and PARK_LIMIT for a park Task of a call that parked more than
+// park.MaxParks times (parkRoute; docs/parking.md).
 func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	out, err := h.request(ctx, payload)
 	if err != nil {
@@ -156,6 +169,7 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	_, isRunStart := probe["check"]
 	_, isChildStart := probe["state_machine_arn"]
 	_, isChildCheck := probe["execution_input"]
+	_, isPark := probe[MemberPark]
 	switch {
 	case l == lane.Direct && isLane:
 		return h.lane(ctx, payload)
@@ -171,6 +185,8 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 		return h.childStart(ctx, payload)
 	case isChildCheck:
 		return h.childCheck(ctx, payload)
+	case isPark:
+		return h.parkRoute(ctx, payload)
 	}
 	r, err := review.DecodeTask(payload)
 	if err != nil {
@@ -551,14 +567,18 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 
 // emitRequested records r's review.requested event (webhook.EventID of
 // the review id), for a review of a run of a Solution of this stage: the
-// Solution from the state machine's name, its version from the
-// execution's (one DescribeExecution) or, for an execution started on the
-// state machine rather than a version, from the Solution's published
-// record (one GetItem more), when that names a version of the same state
-// machine. A direct-lane review has no
-// Solution and gets none. Failing to describe the execution or record the
-// event is REVIEW_UNAVAILABLE (the Task retries); an event recorded but
-// not handed to the queue is left to the relay.
+// Solution from the state machine's name (toolgate-<stage>_<solution>),
+// its version from the top-level Comment of the definition the execution
+// runs (one DescribeStateMachineForExecution,
+// stepfunctions.Executions.SolutionVersionOf): the revision the execution
+// started on, whether it was started on a version or, as toolgate run
+// starts it, on the state machine, so a run started before its Solution
+// was published again names the version it runs (docs/webhooks.md, "The
+// version a review names"). A Comment naming another Solution, or none,
+// records no event. A direct-lane review has no Solution and gets none.
+// Failing to describe the execution or record the event is
+// REVIEW_UNAVAILABLE (the Task retries); an event recorded but not handed
+// to the queue is left to the relay.
 func (h *Handler) emitRequested(ctx context.Context, r *review.Review) error {
 	if h.webhooks == nil {
 		return nil
@@ -568,28 +588,14 @@ func (h *Handler) emitRequested(ctx context.Context, r *review.Review) error {
 	if len(parts) != 8 || parts[5] != "execution" || h.stage == "" || !strings.HasPrefix(parts[6], prefix) || h.executions == nil {
 		return nil
 	}
-	versionARN, err := h.executions.VersionOf(ctx, r.RunID)
-	if err != nil {
-		return review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution")
-	}
 	solution := strings.TrimPrefix(parts[6], prefix)
-	if versionARN == "" && h.ledger != nil {
-		// Started on the state machine, not on a version (toolgate run
-		// starts the Solution so), the execution runs its latest
-		// revision: the version publishing made of it last, which the
-		// Solution's published record names.
-		p, err := h.ledger.PublishedSolution(ctx, solution)
-		switch {
-		case errors.Is(err, ledger.ErrNotFound):
-		case err != nil:
-			return review.Wrap(review.CodeUnavailable, err, "the published Solution could not be read")
-		case strings.HasPrefix(p.VersionARN, strings.Join(parts[:5], ":")+":stateMachine:"+parts[6]+":"):
-			versionARN = p.VersionARN
-		}
+	named, version, err := h.executions.SolutionVersionOf(ctx, r.RunID)
+	if err != nil {
+		return review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe the execution's state machine")
 	}
-	version, _ := strconv.Atoi(versionARN[strings.LastIndex(versionARN, ":")+1:])
-	if version < 1 {
-		h.log.WarnContext(ctx, "review.requested not recorded: the execution runs no published version", "review_id", r.ID)
+	if version < 1 || named != solution {
+		h.log.WarnContext(ctx, "review.requested not recorded: the execution runs no published version of its Solution", "review_id", r.ID,
+			"solution", solution, "definition_solution", named)
 		return nil
 	}
 	data := webhook.ReviewRequestedData{ReviewID: r.ID, Solution: solution, Version: version, Run: parts[7], Step: r.Step, Tool: r.Tool,

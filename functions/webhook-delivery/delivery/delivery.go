@@ -355,6 +355,14 @@ func (h *Handler) deliver(ctx context.Context, r events.SQSMessage) error {
 		h.c.Log.WarnContext(ctx, "webhook delivery dropped: no such event", "event_id", m.EventID, "subscription_id", m.SubscriptionID)
 		return nil
 	}
+	// Read again, the event is held to its type's schema again: a call's
+	// event item may be put again after its fan-out (any tool function's
+	// role may put one), and data its schema refuses is never signed or
+	// sent (docs/webhooks.md, "Payloads").
+	if err := webhook.Validate(e); err != nil {
+		h.c.Log.WarnContext(ctx, "webhook delivery dropped: the recorded event fails its schema", "event_id", e.ID, "subscription_id", m.SubscriptionID, "type", string(e.Type))
+		return nil
+	}
 	sub, ok, err := h.c.Store.Subscription(ctx, m.SubscriptionID)
 	if err != nil {
 		return fmt.Errorf("read subscription %s: %w", m.SubscriptionID, err)
@@ -424,7 +432,8 @@ func (h *Handler) deliver(ctx context.Context, r events.SQSMessage) error {
 		return fmt.Errorf("attempt %d of %d failed: the queue moves it to the dead-letter queue", n, h.c.Schedule.Attempts())
 	}
 	if _, err := h.c.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.c.DeliveriesQueue),
-		ReceiptHandle: aws.String(r.ReceiptHandle), VisibilityTimeout: int32(d / time.Second)}); err != nil {
+		// Within SQS's 12 hours from the receive (webhook.Visibility).
+		ReceiptHandle: aws.String(r.ReceiptHandle), VisibilityTimeout: int32(webhook.Visibility(d) / time.Second)}); err != nil {
 		return fmt.Errorf("attempt %d failed, and its retry delay could not be set: %w", n, err)
 	}
 	return fmt.Errorf("attempt %d failed: the next in %s", n, d)

@@ -179,7 +179,9 @@ func runEvent(id string) webhook.Event {
 	data := `{"execution_arn":"arn:aws:states:us-east-1:000000000000:execution:toolgate-test_digest:run-1",` +
 		`"state_machine_arn":"arn:aws:states:us-east-1:000000000000:stateMachine:toolgate-test_digest","name":"run-1",` +
 		`"status":"RUNNING","start_date":"2026-12-01T00:00:00Z"}`
-	return webhook.Event{ID: id, Type: webhook.RunStarted, Timestamp: now, Data: json.RawMessage(data)}
+	// Stored under key id, the event itself has an id of the pattern, as
+	// a delivery holds it to its schema.
+	return webhook.Event{ID: webhook.EventID(webhook.RunStarted, id), Type: webhook.RunStarted, Timestamp: now, Data: json.RawMessage(data)}
 }
 
 func newHandler(st *fakeStore, q *fakeQueue, s *fakeSender) *delivery.Handler {
@@ -273,7 +275,7 @@ func deliveryRecord(id, event, subID string, receiveCount int) events.SQSMessage
 // reported failed.
 func TestBatchReportsOnlyTheFailedAttemptAndDelaysItBySchedule(t *testing.T) {
 	st := newStore(sub("sub_ok", "run.*", "", "active"), sub("sub_gone", "run.*", "", "active"), sub("sub_down", "run.*", "", "active"))
-	st.events["evt_a"] = webhook.Event{ID: "evt_a", Type: webhook.RunStarted, Timestamp: now, Data: json.RawMessage(`{}`)}
+	st.events["evt_a"] = runEvent("evt_a")
 	s := &fakeSender{answers: map[string]webhook.Attempt{
 		"https://sub_ok.example.org/hook":   {Status: 204, Outcome: "delivered"},
 		"https://sub_gone.example.org/hook": {Status: 410, Outcome: "gone"},
@@ -295,7 +297,8 @@ func TestBatchReportsOnlyTheFailedAttemptAndDelaysItBySchedule(t *testing.T) {
 		t.Fatalf("disabled %v, want sub_gone for %q", st.disabled, delivery.GoneReason)
 	}
 	slices.Sort(st.attempts)
-	if want := []string{"evt_a sub_down 2 retry", "evt_a sub_gone 1 gone", "evt_a sub_ok 1 delivered"}; !slices.Equal(st.attempts, want) {
+	id := st.events["evt_a"].ID
+	if want := []string{id + " sub_down 2 retry", id + " sub_gone 1 gone", id + " sub_ok 1 delivered"}; !slices.Equal(st.attempts, want) {
 		t.Fatalf("attempts %v, want %v", st.attempts, want)
 	}
 }
@@ -350,7 +353,7 @@ func TestDeliveryHeadersSignWithEveryCurrentSecret(t *testing.T) {
 			snd := &fakeSender{answers: map[string]webhook.Attempt{s.URL: {Status: 200, Outcome: "delivered"}}}
 			newHandler(st, &fakeQueue{}, snd).Batch(t.Context(), events.SQSEvent{Records: []events.SQSMessage{deliveryRecord("m", "evt_a", "sub_a", 1)}})
 			h := snd.headers[s.URL]
-			if h.Get("webhook-id") != "evt_a" || h.Get("webhook-timestamp") != strconv.FormatInt(now.Unix(), 10) || h.Get("Content-Type") != "application/json" {
+			if h.Get("webhook-id") != st.events["evt_a"].ID || h.Get("webhook-timestamp") != strconv.FormatInt(now.Unix(), 10) || h.Get("Content-Type") != "application/json" {
 				t.Fatalf("headers %v", h)
 			}
 			if n := len(strings.Fields(h.Get("webhook-signature"))); n != c.sigs {

@@ -6,8 +6,9 @@
 // It speaks the AWS JSON 1.0 protocol (POST /, X-Amz-Target:
 // AWSStepFunctions.<Action>) for CreateStateMachine, UpdateStateMachine,
 // PublishStateMachineVersion, DescribeStateMachine, ListStateMachines,
-// StartExecution, DescribeExecution, ListExecutions, GetExecutionHistory,
-// SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat, listens on
+// StartExecution, DescribeExecution, DescribeStateMachineForExecution,
+// ListExecutions, GetExecutionHistory, SendTaskSuccess, SendTaskFailure and
+// SendTaskHeartbeat, listens on
 // 127.0.0.1 only and keeps everything in memory. Definitions run on
 // aws-local-stepfunctions 3.0.0.
 //
@@ -300,6 +301,10 @@ function publishVersion(machine, description) {
     def: machine.def,
     roleArn: machine.roleArn,
     revisionId: machine.revisionId,
+    // The revision's: when the machine was last updated before publishing
+    // (its creation for a first revision), as DescribeStateMachineForExecution
+    // answers for an execution of the version.
+    updateDate: machine.updateDate ?? machine.creationDate,
     description: description ?? undefined,
     creationDate: now(),
   };
@@ -468,11 +473,22 @@ function startExecution(input) {
     throw apiError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
   }
   const startMs = Date.now();
+  const src = version ?? machine;
   const exec = {
     arn,
     name,
     machine,
     version,
+    // The revision the execution runs, fixed at its start: the version's,
+    // or the machine's latest; an update after the start changes neither
+    // what runs nor what DescribeStateMachineForExecution answers.
+    revision: {
+      definition: src.definition,
+      def: src.def,
+      roleArn: src.roleArn,
+      revisionId: src.revisionId,
+      updateDate: version ? version.updateDate : machine.updateDate ?? machine.creationDate,
+    },
     startedWith: target,
     input: inputText,
     status: 'RUNNING',
@@ -528,6 +544,24 @@ function describe(exec) {
 }
 
 api.DescribeExecution = (input) => describe(findExecution(requireString(input, 'executionArn')));
+
+// The state machine of the execution, with the definition, role and
+// revision it runs (remembered at its start): the unqualified state machine
+// ARN even for an execution started on a version, as on AWS. No Map Run
+// dispatches executions locally, so no mapRunArn or label; the logging and
+// tracing configurations are not remembered per revision, so not answered.
+api.DescribeStateMachineForExecution = (input) => {
+  const exec = findExecution(requireString(input, 'executionArn'));
+  const out = {
+    stateMachineArn: exec.machine.arn,
+    name: exec.machine.name,
+    definition: exec.revision.definition,
+    roleArn: exec.revision.roleArn,
+    updateDate: exec.revision.updateDate,
+  };
+  if (exec.revision.revisionId) out.revisionId = exec.revision.revisionId;
+  return out;
+};
 
 const EXECUTION_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'];
 
@@ -603,7 +637,7 @@ const noTrunc = { truncated: false };
 function onLibraryEvent(exec, ev) {
   switch (ev.type) {
     case 'ExecutionStarted': {
-      const d = { input: json(ev.input), inputDetails: noTrunc, roleArn: (exec.version ?? exec.machine).roleArn };
+      const d = { input: json(ev.input), inputDetails: noTrunc, roleArn: exec.revision.roleArn };
       if (exec.version) d.stateMachineVersionArn = exec.version.arn;
       record(exec, 'ExecutionStarted', { executionStartedEventDetails: d }, ev.timestamp);
       break;
@@ -744,12 +778,12 @@ function stateError(name, cause, { final = false } = {}) {
 
 function run(exec, input) {
   const { machine, version } = exec;
-  const def = (version ?? machine).def;
+  const { def } = exec.revision;
   const ctx = {
     // Input and StartTime are the execution's in every scope: the library's
     // Map iterations and Parallel branches take them from here
     // (library-fixes.mjs), not from their own input and start.
-    Execution: { Id: exec.arn, Input: JSON.parse(exec.input), Name: exec.name, RoleArn: (version ?? machine).roleArn, StartTime: exec.startTime, RedriveCount: 0 },
+    Execution: { Id: exec.arn, Input: JSON.parse(exec.input), Name: exec.name, RoleArn: exec.revision.roleArn, StartTime: exec.startTime, RedriveCount: 0 },
     StateMachine: { Id: (version ?? machine).arn, Name: machine.name },
     State: { Name: '', EnteredTime: '', RetryCount: 0 },
     Task: {},

@@ -505,9 +505,11 @@ steps:
 `
 
 // review.requested arrives for each review of a for_each, each with its
-// own review id, the run, the step and tool, and the command that decides
-// it; the test decides each review by the id its event gave. No event of
-// any type the run causes carries the canary planted in its input.
+// own review id, the Solution and the version it declares (as its
+// definition's Comment names it), the run, the step and tool, and the
+// command that decides it; the test decides each review by the id its
+// event gave. No event of any type the run causes carries the canary
+// planted in its input.
 func TestWebhookReviewRequestedArrivesForEachReviewOfAForEachWithoutTheRunsInput(t *testing.T) {
 	e := sharedEnv(t)
 	path := "/" + fresh("reviews")
@@ -572,7 +574,7 @@ func TestWebhookReviewRequestedArrivesForEachReviewOfAForEachWithoutTheRunsInput
 	}
 	for id, b := range reviews {
 		d := b.Data
-		if d.Solution != name || d.Version < 1 || d.Step != "send" && d.Step != "approve" || d.Tool != "send-email" ||
+		if d.Solution != name || d.Version != 1 || d.Step != "send" && d.Step != "approve" || d.Tool != "send-email" ||
 			!strings.Contains(d.DecideCommand, "toolgate review approve "+id) || !strings.Contains(d.DecideCommand, "toolgate review reject "+id) {
 			t.Errorf("review.requested of %s: %+v", id, d)
 		}

@@ -59,10 +59,10 @@ func CreateTable(ctx context.Context, db interface {
 	for _, ix := range table.Indexes {
 		pkType, skType := ix.KeyTypes()
 		keys := []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}}
-		defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.PK), AttributeType: types.ScalarAttributeType(pkType)})
+		defs = define(defs, ix.PK, pkType)
 		if ix.SK != "" {
 			keys = append(keys, types.KeySchemaElement{AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange})
-			defs = append(defs, types.AttributeDefinition{AttributeName: aws.String(ix.SK), AttributeType: types.ScalarAttributeType(skType)})
+			defs = define(defs, ix.SK, skType)
 		}
 		projection := &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}
 		if len(ix.Projects) > 0 {
@@ -115,4 +115,17 @@ func GetN(item map[string]types.AttributeValue, k string) int64 {
 		return n
 	}
 	return 0
+}
+
+// define appends the definition of key attribute name of type t to defs,
+// unless defs has it: two indexes may share a key (parks-by-status and
+// parks-by-scope sort on park_list_sk), and CreateTable refuses an
+// attribute defined twice.
+func define(defs []types.AttributeDefinition, name string, t table.Type) []types.AttributeDefinition {
+	for _, d := range defs {
+		if aws.ToString(d.AttributeName) == name {
+			return defs
+		}
+	}
+	return append(defs, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeType(t)})
 }

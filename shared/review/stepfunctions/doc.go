@@ -4,5 +4,8 @@
 // docs/reviews.md), and reads what review-request checks of a child run
 // (Executions; docs/solutions.md, "Workflow steps"): the version an
 // execution runs (DescribeExecution) and a version's definition
-// (DescribeStateMachine).
+// (DescribeStateMachine); and the Solution version a reviewed run executes,
+// which its review.requested event names, from the definition its
+// execution runs (DescribeStateMachineForExecution; docs/webhooks.md, "The
+// version a review names").
 package stepfunctions

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -11,19 +12,22 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/solutioncomment"
 )
 
 // Describer is the part of the Step Functions client Executions uses.
 type Describer interface {
 	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
 	DescribeStateMachine(ctx context.Context, in *sfn.DescribeStateMachineInput, opts ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error)
+	DescribeStateMachineForExecution(ctx context.Context, in *sfn.DescribeStateMachineForExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeStateMachineForExecutionOutput, error)
 }
 
 // Executions is the review.Executions of Step Functions: review-request
 // reads which published version a child run's execution runs
 // (DescribeExecution's stateMachineVersionArn, "" for an execution
-// started by the unqualified state machine ARN), and the definition of the
-// version a parent's workflow step starts (DescribeStateMachine).
+// started by the unqualified state machine ARN), the definition of the
+// version a parent's workflow step starts (DescribeStateMachine), and the
+// Solution version a run executes (DescribeStateMachineForExecution).
 type Executions struct {
 	Client Describer
 }
@@ -36,6 +40,38 @@ func (e Executions) VersionOf(ctx context.Context, executionARN string) (string,
 		return "", err
 	}
 	return aws.ToString(out.StateMachineVersionArn), nil
+}
+
+// SolutionVersionOf returns the Solution and its version that execution
+// executionARN runs, as the top-level Comment of the definition it runs
+// says them (shared/solutioncomment): one DescribeStateMachineForExecution,
+// which answers the state machine the execution is associated with, its
+// definition and revisionId among it (AWS Step Functions API reference,
+// "DescribeStateMachineForExecution"). That is the revision the execution
+// started on, whether it was started on a version or on the unqualified
+// state machine ARN: a running execution keeps the definition and role it
+// started with when the state machine is updated (API reference,
+// "UpdateStateMachine"), and a version is an immutable snapshot of a
+// revision (Developer Guide, "State machine versions"). So a run started
+// before its Solution was published again names the version it runs, not
+// the newer one.
+//
+// The definition is decoded up to its top-level Comment and no further:
+// its states are not parsed (the answer itself is read whole by the SDK,
+// as every answer is). A definition without one, with another, or that is not a JSON object
+// (none the publish function writes) names no Solution: "", 0 and no
+// error. An error is Step Functions' (throttling, a 5xx, the network, an
+// execution that does not exist or may not be described).
+func (e Executions) SolutionVersionOf(ctx context.Context, executionARN string) (solution string, version int, err error) {
+	out, err := e.Client.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: aws.String(executionARN)})
+	if err != nil {
+		return "", 0, err
+	}
+	c, ok, err := solutioncomment.Read(strings.NewReader(aws.ToString(out.Definition)))
+	if err != nil || !ok {
+		return "", 0, nil
+	}
+	return c.Solution, c.Version, nil
 }
 
 // Definition returns the definition (Amazon States Language JSON) of the

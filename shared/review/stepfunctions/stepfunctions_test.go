@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
+	"github.com/toolgate/toolgate/shared/solutioncomment"
 )
 
 // The tests run against infra/local's Step Functions stand-in
@@ -361,6 +362,49 @@ func TestExecutions(t *testing.T) {
 		if _, err := e.Definition(ctx, arn); !errors.Is(err, review.ErrNotFound) {
 			t.Errorf("Definition(%s) = %v, want ErrNotFound", arn, err)
 		}
+	}
+}
+
+// SolutionVersionOf names the Solution version whose definition an
+// execution runs: the one it started on, whether started on a version or
+// on the state machine, after the Solution was published again too; a
+// definition without the resolver's Comment names none, and an execution
+// that does not exist is an error. On the local Step Functions endpoint.
+func TestSolutionVersionOfNamesTheRevisionTheExecutionStartedOn(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	const toolset = "ts_0123456789abcdef0123456789abcdef"
+	def := func(version int) string {
+		return `{"Comment": "` + solutioncomment.Format("refunds", version, toolset) + `", "StartAt": "w", "States": {"w": {"Type": "Wait", "Seconds": 600, "End": true}}}`
+	}
+	sm := s.create(t, "toolgate-dev_refunds", def(1))
+	v1, err := s.client.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{StateMachineArn: aws.String(sm)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.start(t, sm, "before-republish")
+	if _, err := s.client.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(sm), Definition: aws.String(def(2)), Publish: true}); err != nil {
+		t.Fatal(err)
+	}
+	onV1, after := s.start(t, aws.ToString(v1.StateMachineVersionArn), "on-version-1"), s.start(t, sm, "after-republish")
+	plain := s.start(t, s.create(t, "hand-written", `{"Comment": "a hand-written state machine", "StartAt": "done", "States": {"done": {"Type": "Pass", "End": true}}}`), "plain")
+	e := stepfunctions.Executions{Client: s.client}
+	for _, c := range []struct {
+		name, exec, solution string
+		version              int
+	}{
+		{"started on the state machine before the republish", before, "refunds", 1},
+		{"started on version 1 after it", onV1, "refunds", 1},
+		{"started on the state machine after it", after, "refunds", 2},
+		{"a definition without the resolver's Comment", plain, "", 0},
+	} {
+		solution, version, err := e.SolutionVersionOf(ctx, c.exec)
+		if err != nil || solution != c.solution || version != c.version {
+			t.Errorf("%s: SolutionVersionOf = %q, %d, %v; want %q, %d", c.name, solution, version, err, c.solution, c.version)
+		}
+	}
+	if _, _, err := e.SolutionVersionOf(ctx, strings.Replace(before, "before-republish", "never-started", 1)); err == nil {
+		t.Errorf("SolutionVersionOf(an execution that does not exist) succeeded")
 	}
 }
 

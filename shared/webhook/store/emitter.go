@@ -85,7 +85,9 @@ func send(ctx context.Context, s *Store, q Queue, url string, r ref) error {
 // returns the failures joined; the next run tries them again. Run on a
 // schedule (webhook-delivery's), with after well beyond a producer's
 // record-to-send time, it sends what a producer that stopped between the
-// two left behind, once.
+// two left behind, once. An index entry that no event id reaches (under
+// the call events' prefix, which any tool function's role may write) is
+// taken out of the index and not sent.
 func Relay(ctx context.Context, s *Store, q Queue, queueURL string, now time.Time, after time.Duration) (int, error) {
 	refs, err := s.unsent(ctx, now.Add(-after), RelayLimit)
 	if err != nil {
@@ -94,6 +96,14 @@ func Relay(ctx context.Context, s *Store, q Queue, queueURL string, now time.Tim
 	sent := 0
 	var errs []error
 	for _, r := range refs {
+		if r.bad {
+			// Nothing an event id reaches: taken out of the index, never
+			// sent, so that no such entry holds the relay's oldest places.
+			if err := s.clear(ctx, r); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if err := send(ctx, s, q, queueURL, r); err != nil {
 			errs = append(errs, err)
 			continue

@@ -144,9 +144,15 @@ func (st *Store) eventItem(ctx context.Context, kind *table.Kind, id string, nam
 
 // ref names an event item: its id and whether it is a call's
 // (table.WebhookCallEvent) or another producer's (table.WebhookEvent).
+// An entry of the webhook-unsent index that names no event an id can
+// reach (bad: a sort key other than the kinds' EVENT, or an id of another
+// shape, which a tool function's role may put under WHCALL#) keeps its
+// exact key, so that the relay can take it out of the index.
 type ref struct {
-	id   string
-	call bool
+	id     string
+	call   bool
+	bad    bool
+	pk, sk string
 }
 
 // kind is the item kind r names.
@@ -165,9 +171,11 @@ func (r ref) kind() *table.Kind {
 // receivers dedupe on the event id).
 func (st *Store) Unsent(ctx context.Context, before time.Time, limit int32) ([]string, error) {
 	refs, err := st.unsent(ctx, before, limit)
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = r.id
+	var ids []string
+	for _, r := range refs {
+		if !r.bad {
+			ids = append(ids, r.id)
+		}
 	}
 	return ids, err
 }
@@ -181,8 +189,8 @@ func (st *Store) unsent(ctx context.Context, before time.Time, limit int32) ([]r
 	in := &dynamodb.QueryInput{
 		TableName: aws.String(st.table), IndexName: aws.String(ix.Name),
 		KeyConditionExpression:   aws.String("#unsent = :unsent AND #produced < :before"),
-		ProjectionExpression:     aws.String("#pk"),
-		ExpressionAttributeNames: map[string]string{"#unsent": ix.PK, "#produced": ix.SK, "#pk": table.PK},
+		ProjectionExpression:     aws.String("#pk, #sk"),
+		ExpressionAttributeNames: map[string]string{"#unsent": ix.PK, "#produced": ix.SK, "#pk": table.PK, "#sk": table.SK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":unsent": n(table.WebhookUnsentFlag), ":before": s(stamp(before)),
 		},
@@ -197,14 +205,11 @@ func (st *Store) unsent(ctx context.Context, before time.Time, limit int32) ([]r
 		}
 		for _, raw := range page.Items {
 			pk, _ := raw[table.PK].(*types.AttributeValueMemberS)
-			if pk == nil {
-				return nil, fmt.Errorf("list unsent events: an index entry without %s", table.PK)
+			sk, _ := raw[table.SK].(*types.AttributeValueMemberS)
+			if pk == nil || sk == nil {
+				return nil, fmt.Errorf("list unsent events: an index entry without %s or %s", table.PK, table.SK)
 			}
-			r, ok := refOf(pk.Value)
-			if !ok {
-				return nil, fmt.Errorf("list unsent events: %.120q is not an event's key", pk.Value)
-			}
-			refs = append(refs, r)
+			refs = append(refs, refOf(pk.Value, sk.Value))
 		}
 		if len(page.LastEvaluatedKey) == 0 || int32(len(refs)) >= limit {
 			return refs, nil
@@ -214,14 +219,36 @@ func (st *Store) unsent(ctx context.Context, before time.Time, limit int32) ([]r
 	}
 }
 
-// refOf names the event item of partition key pk, and false for a key of
-// neither kind.
-func refOf(pk string) (ref, bool) {
+// refOf names the event item of key (pk, sk), bad when it is no event's
+// item an id reaches.
+func refOf(pk, sk string) ref {
+	r := ref{pk: pk, sk: sk}
 	if id, ok := table.WebhookEvent.ID(pk); ok {
-		return ref{id: id}, true
+		r.id = id
+	} else if id, ok := table.WebhookCallEvent.ID(pk); ok {
+		r.id, r.call = id, true
 	}
-	if id, ok := table.WebhookCallEvent.ID(pk); ok {
-		return ref{id: id, call: true}, true
+	r.bad = r.id == "" || sk != table.WebhookEvent.SKValue || checkEventID(r.id) != nil
+	return r
+}
+
+// clear takes the index entry of bad ref r out of the webhook-unsent
+// index, sending nothing: one UpdateItem of its exact key removing unsent,
+// conditional on the item existing. Only an item under a call events'
+// prefix can be bad (no other producer's role writes a malformed one).
+func (st *Store) clear(ctx context.Context, r ref) error {
+	if !strings.HasPrefix(r.pk, table.WebhookCallEvent.Prefix) {
+		return fmt.Errorf("clear %.120q: not a call's event item", r.pk)
 	}
-	return ref{}, false
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.table), Key: key(r.pk, r.sk),
+		UpdateExpression:          aws.String("REMOVE #unsent SET #sent = :now"),
+		ConditionExpression:       aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames:  map[string]string{"#unsent": "unsent", "#sent": "sent_at", "#pk": table.PK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": s(stamp(st.now()))},
+	})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("clear %.120q: %w", r.pk, err)
+	}
+	return nil
 }
