@@ -518,6 +518,49 @@ func TestSFN(t *testing.T) {
 		}
 	})
 
+	// StopExecution ends a waiting execution ABORTED with the error and
+	// cause given, closes its task token and answers the stop date; a
+	// second stop leaves it as it is.
+	t.Run("stop", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		arn := s.start(t, review, "stopped", map[string]any{"recipient": "ann@example.com"})
+		token := s.calls(t, "review.log", arn, 1)[0]["task_token"].(string)
+		out, err := s.client.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(arn), Error: aws.String("PARK_CANCELLED"), Cause: aws.String("cancelled by a person")})
+		if err != nil {
+			t.Fatalf("StopExecution: %v", err)
+		}
+		d := s.wait(t, arn)
+		wantStatus(t, d, sfntypes.ExecutionStatusAborted)
+		wantEqual(t, "error", aws.ToString(d.Error), "PARK_CANCELLED")
+		wantEqual(t, "cause", aws.ToString(d.Cause), "cancelled by a person")
+		if out.StopDate == nil || d.StopDate == nil || !out.StopDate.Equal(*d.StopDate) {
+			t.Errorf("stopDate %v, DescribeExecution's %v", out.StopDate, d.StopDate)
+		}
+		aborted := eventTypes(s.history(t, arn), sfntypes.HistoryEventTypeExecutionAborted)
+		if len(aborted) != 1 || aws.ToString(aborted[0].ExecutionAbortedEventDetails.Error) != "PARK_CANCELLED" {
+			t.Errorf("ExecutionAborted events %v, want one with error PARK_CANCELLED", aborted)
+		}
+		var timedOut *sfntypes.TaskTimedOut
+		if _, err := s.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{}`)}); !errors.As(err, &timedOut) {
+			t.Errorf("SendTaskSuccess after the stop: %v, want TaskTimedOut", err)
+		}
+		again, err := s.client.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(arn), Error: aws.String("OTHER")})
+		if err != nil {
+			t.Fatalf("StopExecution of a stopped execution: %v", err)
+		}
+		if !again.StopDate.Equal(*out.StopDate) {
+			t.Errorf("a second stop moved the stop date: %v, was %v", again.StopDate, out.StopDate)
+		}
+		if d := s.wait(t, arn); aws.ToString(d.Error) != "PARK_CANCELLED" {
+			t.Errorf("a second stop changed the error to %q", aws.ToString(d.Error))
+		}
+		var missing *sfntypes.ExecutionDoesNotExist
+		if _, err := s.client.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(arn + "-none")}); !errors.As(err, &missing) {
+			t.Errorf("StopExecution of no execution: %v, want ExecutionDoesNotExist", err)
+		}
+	})
+
 	t.Run("versions", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()

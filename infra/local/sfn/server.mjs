@@ -6,9 +6,9 @@
 // It speaks the AWS JSON 1.0 protocol (POST /, X-Amz-Target:
 // AWSStepFunctions.<Action>) for CreateStateMachine, UpdateStateMachine,
 // PublishStateMachineVersion, DescribeStateMachine, ListStateMachines,
-// StartExecution, DescribeExecution, DescribeStateMachineForExecution,
-// ListExecutions, GetExecutionHistory, SendTaskSuccess, SendTaskFailure and
-// SendTaskHeartbeat, listens on
+// StartExecution, StopExecution, DescribeExecution,
+// DescribeStateMachineForExecution, ListExecutions, GetExecutionHistory,
+// SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat, listens on
 // 127.0.0.1 only and keeps everything in memory. Definitions run on
 // aws-local-stepfunctions 3.0.0.
 //
@@ -561,6 +561,23 @@ api.DescribeStateMachineForExecution = (input) => {
   };
   if (exec.revision.revisionId) out.revisionId = exec.revision.revisionId;
   return out;
+};
+
+// StopExecution (AWS Step Functions API reference, "StopExecution"): a
+// running execution ends ABORTED with the error and cause given (each
+// optional; error at most 256 characters, cause at most 32768), its pending
+// task tokens closed (SendTask* on them answers TaskTimedOut, as for any
+// ended execution), an ExecutionAborted history event and, with
+// --events-queue, its status change. An execution already closed is left
+// as it is and answers the date it stopped.
+api.StopExecution = (input) => {
+  const exec = findExecution(requireString(input, 'executionArn'));
+  const error = optString(input, 'error');
+  const cause = optString(input, 'cause');
+  if (error !== undefined && error.length > 256) throw apiError('ValidationException', "1 validation error detected: Value at 'error' failed to satisfy constraint: Member must have length less than or equal to 256");
+  if (cause !== undefined && cause.length > 32768) throw apiError('ValidationException', "1 validation error detected: Value at 'cause' failed to satisfy constraint: Member must have length less than or equal to 32768");
+  stopExecution(exec, { error, cause });
+  return { stopDate: exec.stopDate };
 };
 
 const EXECUTION_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'];
