@@ -1,0 +1,156 @@
+package stack_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// parks is the park store on the stack's table, as review-request and
+// review-decision read it.
+func (e *env) parks() *parkdynamo.Store {
+	return parkdynamo.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table, time.Now)
+}
+
+// awaitParked waits until run waits in step's park state (docs/parking.md,
+// "The compiled states"): the execution RUNNING, the last state it
+// entered `<step>-park`, after the step's Task failed with CALL_PARKED,
+// and review-request's park route has recorded the park of the run's one
+// PARKED row (park.ID of the row's key), listed as PARKED. It returns the
+// park and the run's events until the park.
+func (e *env) awaitParked(t *testing.T, run, step string) (*park.Park, []runner.Event) {
+	t.Helper()
+	p, out, events := e.settleParked(t, run, step)
+	if p == nil {
+		t.Fatalf("run %s ended %s %s %s via %v, want it waiting in %s-park", run, out.Status, out.Error, out.Cause, entered(events), step)
+	}
+	return p, events
+}
+
+// settleParked follows run until its step's Task failed with CALL_PARKED
+// and either the run waits in `<step>-park` with its park recorded, as
+// awaitParked checks (p), or the run ended (out, with all its events): a
+// park route refusing the park fails the park Task, and so the run. A poll
+// with a deadline: the park appears when the execution, on the local
+// endpoint, reaches it.
+func (e *env) settleParked(t *testing.T, run, step string) (p *park.Park, out *runner.Outcome, events []runner.Event) {
+	t.Helper()
+	out, events, parked := e.followToPark(t, run, step)
+	if !parked {
+		return nil, out, events
+	}
+	if failed := taskFailures(events); len(failed) == 0 || failed[len(failed)-1] != string(tool.CallParked) {
+		t.Fatalf("Task failures %v, want the last %s", failed, tool.CallParked)
+	}
+	if states := entered(events); states[len(states)-1] != step+"-park" {
+		t.Fatalf("run %s entered %v, want %s-park last", run, states, step)
+	}
+	store := e.parks()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		d, err := e.sf.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(run)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != "RUNNING" {
+			out, events := e.follow(t, run)
+			return nil, out, events
+		}
+		// The run's PARKED row, and its park once recorded. A refusal
+		// after the claim leaves no PARKED row: the park route then
+		// fails the park Task, and the run ends.
+		if key, ok := e.parkedRowKeyIf(t, run); ok {
+			rowPK, rowSK, _ := strings.Cut(key, "\n")
+			id := park.ID(rowPK, rowSK)
+			p, err := store.Get(t.Context(), id)
+			if err == nil {
+				listed, err := store.ListByStatus(t.Context(), park.StatusParked, func(q *park.Park) bool { return q.ID == id })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Status != park.StatusParked || p.RunID != run || p.Step != step || p.RowSK != rowSK || p.TaskToken == "" || len(listed) != 1 {
+					t.Fatalf("park %+v (listed PARKED: %d), want PARKED for %s, step %s, row %s, with a task token", p, len(listed), run, step, rowSK)
+				}
+				if d, err := e.sf.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(run)}); err != nil || d.Status != "RUNNING" {
+					t.Fatalf("run %s: %v (%v), want RUNNING in %s-park", run, d, err, step)
+				}
+				return p, nil, events
+			}
+			if !errors.Is(err, parkdynamo.ErrNotFound) {
+				t.Fatal(err)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s waits in %s-park, and no park is recorded for it", run, step)
+		}
+		time.Sleep(200 * time.Millisecond) // a poll with a deadline: review-request records the park when the park Task invokes it
+	}
+}
+
+// followToPark follows run until it enters step's park state (parked) or
+// ends (out), and returns its events so far.
+func (e *env) followToPark(t *testing.T, run, step string) (out *runner.Outcome, events []runner.Event, parked bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	out, err := runner.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev runner.Event) {
+		events = append(events, ev)
+		if strings.HasSuffix(ev.Type, "StateEntered") && ev.State == step+"-park" {
+			parked = true
+			cancel() // the run entered its park: stop following
+		}
+	})
+	if !parked && err != nil {
+		t.Fatalf("run %s neither ended nor reached %s-park via %v: %v", run, step, entered(events), err)
+	}
+	return out, events, parked
+}
+
+// parkedCause is the cause of the step's Task's CALL_PARKED failure in
+// events: what the run's error was before parks.
+func parkedCause(events []runner.Event) string {
+	for _, ev := range slices.Backward(events) {
+		if ev.Type == "TaskFailed" && ev.Error == string(tool.CallParked) {
+			return ev.Cause
+		}
+	}
+	return ""
+}
+
+// stopParked ends the wait of run, parked as p, the one way a test can
+// before review-decision decides parks: StopExecution on the local
+// endpoint, as a cancel does (docs/parking.md). The run ends ABORTED;
+// nobody decided, so the park stays PARKED, and the call's rows stay one
+// PARKED row, the park's.
+func (e *env) stopParked(t *testing.T, run string, p *park.Park) {
+	t.Helper()
+	if _, err := e.sf.StopExecution(t.Context(), &sfn.StopExecutionInput{ExecutionArn: aws.String(run),
+		Error: aws.String("PARK_CANCELLED"), Cause: aws.String("the test ends the park's wait")}); err != nil {
+		t.Fatalf("stop %s: %v", run, err)
+	}
+	if out, _ := e.follow(t, run); out.Status != "ABORTED" {
+		t.Fatalf("run %s %s %s, want ABORTED", out.Status, out.Error, out.Cause)
+	}
+	got, err := e.parks().Get(t.Context(), p.ID)
+	if err != nil || got.Status != park.StatusParked || got.DecidedBy != "" {
+		t.Fatalf("park %+v (%v), want still PARKED, undecided", got, err)
+	}
+	rows := e.toolRows(t, run, p.Tool)
+	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].IdempotencyKey != p.IdempotencyKey {
+		t.Fatalf("rows %+v, want the one PARKED row under %s", rows, p.IdempotencyKey)
+	}
+}
