@@ -154,3 +154,34 @@ func (e *env) stopParked(t *testing.T, run string, p *park.Park) {
 		t.Fatalf("rows %+v, want the one PARKED row under %s", rows, p.IdempotencyKey)
 	}
 }
+
+// endRefusedCall ends the run of a call whose server refused its
+// credential with 401 invalid_token (RFC 6750 §3.1), so that the step's
+// Task failed with CALL_PARKED: refused before the claim (a listing), the
+// call's row is PARKED, attempt 0, and the run waits in its park, which
+// stopParked ends; refused after the claim (tools/call, an http request),
+// its row is FAILED, attempt 1, not applied, and writes no PARKED row, so
+// the park route finds none ("no parked call") and the park Task fails the
+// run with REVIEW_INVALID_REQUEST (docs/parking.md). It returns the Task's
+// cause, the run's outcome and its events.
+func (e *env) endRefusedCall(t *testing.T, run, step, toolName string) (string, *runner.Outcome, []runner.Event) {
+	t.Helper()
+	p, out, events := e.settleParked(t, run, step)
+	cause := parkedCause(events)
+	if cause == "" {
+		t.Fatalf("run %s: no Task failed with %s via %v", run, tool.CallParked, entered(events))
+	}
+	if p != nil {
+		e.stopParked(t, run, p)
+		out, events = e.follow(t, run)
+		return cause, out, events
+	}
+	if out.Status != "FAILED" || out.Error != "REVIEW_INVALID_REQUEST" || !strings.Contains(out.Cause, "no parked call") {
+		t.Fatalf("run %s %s %s, want it waiting in %s-park, or FAILED REVIEW_INVALID_REQUEST (no parked call) for a refusal after the claim", out.Status, out.Error, out.Cause, step)
+	}
+	rows := e.toolRows(t, run, toolName)
+	if len(rows) != 1 || rows[0].Status != ledger.StatusFailed || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 1 {
+		t.Fatalf("rows %+v, want one FAILED %s at attempt 1 (refused after the claim)", rows, tool.CallParked)
+	}
+	return cause, out, events
+}
