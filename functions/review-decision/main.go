@@ -5,7 +5,9 @@
 // with SendTaskSuccess or SendTaskFailure, and lists and shows reviews, so
 // that reviewers never need the table (docs/reviews.md). A delivered
 // decision's review.decided webhook event is recorded and handed to the
-// events queue, TOOLGATE_WEBHOOK_EVENTS_QUEUE (docs/webhooks.md).
+// events queue, TOOLGATE_WEBHOOK_EVENTS_QUEUE (docs/webhooks.md). It also
+// decides parked calls: a decision is sent to the park Task, a cancel
+// stops the run (docs/parking.md).
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/ledger"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/tracing"
@@ -40,16 +43,22 @@ func main() {
 	// exports (docs/tracing.md).
 	tracer, err := tracing.FromEnv(os.Getenv, "review-decision")
 	tracer = coldstart.Must(log, "bad configuration", tracer, err)
+	client := sfn.NewFromConfig(awsCfg)
 	svc := decision.NewService(decision.Deps{
 		Tracer:  tracer,
 		Store:   dynamo.NewStore(db, cfg.Table),
-		Tasks:   stepfunctions.Sender{Client: sfn.NewFromConfig(awsCfg)},
+		Tasks:   stepfunctions.Sender{Client: client},
 		Callers: callers,
 		Account: cfg.Callers.Account,
 		// review.decided events: recorded, and sent to the events queue
 		// when it is named (else the relay sends them).
 		Webhooks: &store.Emitter{Store: store.New(db, cfg.Table, nil), Queue: sqs.NewFromConfig(awsCfg), QueueURL: os.Getenv(webhookapi.EnvEventsQueue)},
 		Log:      log,
+		// Parked calls: decided here, sent to their park Tasks, or their
+		// runs stopped (docs/parking.md, "Deciding").
+		Parks:      parkdynamo.New(db, cfg.Table, nil),
+		ParkTasks:  stepfunctions.Parks{Client: client},
+		ParkPolicy: cfg.Parks,
 	})
 	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)

@@ -90,6 +90,8 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		IndexLeadingKeys:       cfg.IndexLeadingKeys,
 		Tracing:                cfg.Tracing,
 		WebhookAdmins:          cfg.WebhookAdmins,
+		ParkDeciders:           cfg.ParkDeciders,
+		ParkOperators:          cfg.ParkOperators,
 		WebhookAllow:           cfg.WebhookAllow,
 		WebhookSchedule:        cfg.WebhookSchedule,
 	})

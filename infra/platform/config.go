@@ -114,6 +114,14 @@ type Config struct {
 	// queue: IAM principal ARN patterns of the stack's own account, as
 	// credentialAdmins; empty, the default: nobody, with a warning.
 	WebhookAdmins []string `json:"webhookAdmins"`
+	// Who may decide parked calls besides a run's starter (an ungated
+	// step's approve and reject, any resume) and who may cancel any park,
+	// stopping its run: IAM principal ARN patterns of the stack's own
+	// account, as credentialAdmins (docs/parking.md, "Deciding"); empty,
+	// the default: nobody but the starter (TOOLGATE_PARK_DECIDERS,
+	// TOOLGATE_PARK_OPERATORS on review-decision).
+	ParkDeciders  []string `json:"parkDeciders"`
+	ParkOperators []string `json:"parkOperators"`
 	// The webhook hosts' allow-list, entries as httpAllow's; empty, the
 	// default: no webhook endpoint is accepted.
 	WebhookAllow []string `json:"webhookAllow"`
@@ -353,6 +361,7 @@ func (c *Config) check() error {
 	problems = append(problems, c.checkCallers()...)
 	problems = append(problems, c.checkCredentialAdmins()...)
 	problems = append(problems, c.checkWebhooks()...)
+	problems = append(problems, c.checkParks()...)
 	return errors.Join(problems...)
 }
 
@@ -495,4 +504,24 @@ func specOf(name string) functionSpec {
 		}
 	}
 	return functionSpec{}
+}
+
+// checkParks checks the park deciders and operators as the function reads
+// them: reviewer patterns (reviewer.CheckPattern), at most
+// reviewer.MaxReviewers each; review-decision refuses, at cold start, a
+// pattern naming another account than the stack's.
+func (c *Config) checkParks() []error {
+	var problems []error
+	for name, list := range map[string][]string{"parkDeciders": c.ParkDeciders, "parkOperators": c.ParkOperators} {
+		if len(list) > reviewer.MaxReviewers {
+			problems = append(problems, fmt.Errorf("%s: %d patterns, over %d", name, len(list), reviewer.MaxReviewers))
+		}
+		for _, p := range list {
+			if err := reviewer.CheckPattern(p); err != nil {
+				problems = append(problems, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	}
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Error() < problems[j].Error() })
+	return problems
 }

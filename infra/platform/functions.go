@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review"
@@ -95,6 +96,10 @@ type functionSpec struct {
 	// actions its code calls on the item kinds it uses, naming the
 	// attributes it touches (items.go, shared/table accesses.go).
 	Principal table.Principal
+	// Parks: the function's calls can park (docs/parking.md), so its role
+	// also gets table.ParkingToolFunctions's accesses: the read of the
+	// park a call is sent again under.
+	Parks bool
 }
 
 // functionSpecs are the deployed functions in template order. Every one
@@ -118,9 +123,10 @@ var functionSpecs = []functionSpec{
 		// JSON values. Its role is every tool function's (the dispatcher's
 		// items, approvals included: POST, PUT, PATCH and DELETE are
 		// reviewed) and nothing else: the hosts are reached over the
-		// internet, under TOOLGATE_HTTP_ALLOW.
+		// internet, under TOOLGATE_HTTP_ALLOW. A call to a host entry
+		// that declares auth can park.
 		MemoryMB:  512,
-		Principal: table.ToolFunctions},
+		Principal: table.ToolFunctions, Parks: true},
 	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool workflow-validator: toolgate check of a Solution",
 		MemoryMB:    512,
@@ -144,7 +150,8 @@ var functionSpecs = []functionSpec{
 		MemoryMB: 512, TimeoutSeconds: toolset.MCPToolTimeout,
 		// The dispatcher's items, as for every tool, and nothing else: the
 		// MCP servers are reached over the internet, under TOOLGATE_MCP_ALLOW.
-		Principal: table.ToolFunctions},
+		// Its calls can park.
+		Principal: table.ToolFunctions, Parks: true},
 	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, StartLane: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
@@ -300,6 +307,9 @@ const (
 	envWebhookAllow      = webhookapi.EnvAllow
 	envWebhookOwnHosts   = webhookapi.EnvOwnHosts
 	envWebhookAdmins     = webhookapi.EnvAdmins
+	// review-decision's park deciders and operators (docs/parking.md).
+	envParkDeciders  = park.EnvDeciders
+	envParkOperators = park.EnvOperators
 )
 
 // fetchTimeoutSeconds bounds one fetch (or one http request) inside the
@@ -369,6 +379,12 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 				Sid:       jsii.String("SendTaskResult"),
 				Actions:   jsii.Strings(sendTaskActions...),
 				Resources: jsii.Strings("*"),
+			}), awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				// A cancelled park stops its run: this stage's executions
+				// only (docs/parking.md, "Deciding").
+				Sid:       jsii.String("StopParkedRuns"),
+				Actions:   jsii.Strings("states:StopExecution"),
+				Resources: &[]*string{sub(executionsARN(p.Stage))},
 			}))
 		}
 		out[spec.Name] = newFunction(scope, p, spec, set, env, ledger, extra)
@@ -548,6 +564,14 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		if len(p.ReviewerAccounts) > 0 {
 			env[envReviewerAccounts] = jsii.String(strings.Join(p.ReviewerAccounts, ","))
 		}
+		// Who decides and cancels parks besides a run's starter (unset:
+		// nobody).
+		if len(p.ParkDeciders) > 0 {
+			env[envParkDeciders] = jsii.String(credentialAdminsJSON(p.ParkDeciders))
+		}
+		if len(p.ParkOperators) > 0 {
+			env[envParkOperators] = jsii.String(credentialAdminsJSON(p.ParkOperators))
+		}
 	case fnWebhookDelivery:
 		// Checked again at every delivery: the hosts a webhook may reach,
 		// and the retry schedule, which sizes its queues (webhooks.go).
@@ -607,6 +631,11 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 	}))
 	for _, s := range ledgerStatements(spec.Principal, ledger, p.IndexLeadingKeys) {
 		role.AddToPolicy(s)
+	}
+	if spec.Parks {
+		for _, s := range ledgerStatements(table.ParkingToolFunctions, ledger, p.IndexLeadingKeys) {
+			role.AddToPolicy(s)
+		}
 	}
 	for _, s := range extra {
 		role.AddToPolicy(s)

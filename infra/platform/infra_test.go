@@ -146,7 +146,7 @@ var wantFunctionPolicies = map[string][]stmt{
 	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), wantReadSecrets("workflow-validator"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
 	// http: the dispatcher's items (approvals among them: its writes are
 	// reviewed) and nothing else; the hosts are on the internet.
-	"HttpFunction": append([]stmt{ownLogs("HttpFunction"), wantReadSecrets("http"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
+	"HttpFunction": slices.Concat([]stmt{ownLogs("HttpFunction"), wantReadSecrets("http"), lambdaXRay}, wantLedger(table.ToolFunctions), wantLedger(table.ParkingToolFunctions)),
 	// The proxy: the tagged functions and their floors, and its stage's
 	// tool function parameters only.
 	"LambdaToolFunction": append([]stmt{
@@ -159,7 +159,7 @@ var wantFunctionPolicies = map[string][]stmt{
 	}, wantLedger(table.ToolFunctions)...),
 	// mcp-call: the dispatcher's items and nothing else; the MCP servers
 	// are on the internet.
-	"McpCallFunction": append([]stmt{ownLogs("McpCallFunction"), wantReadSecrets("mcp-call"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
+	"McpCallFunction": slices.Concat([]stmt{ownLogs("McpCallFunction"), wantReadSecrets("mcp-call"), lambdaXRay}, wantLedger(table.ToolFunctions), wantLedger(table.ParkingToolFunctions)),
 	"ReviewRequestFunction": append([]stmt{
 		ownLogs("ReviewRequestFunction"),
 		// A child run's start: the version its execution runs.
@@ -191,6 +191,8 @@ var wantFunctionPolicies = map[string][]stmt{
 	"ReviewDecisionFunction": append([]stmt{
 		ownLogs("ReviewDecisionFunction"),
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
+		// A cancelled park stops its run: this stage's executions only.
+		{Sid: "StopParkedRuns", Actions: []string{"states:StopExecution"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},
 		// review.decided, the same way.
 		sendWebhookEvents,
 		lambdaXRay,

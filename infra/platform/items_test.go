@@ -63,6 +63,16 @@ func principalOf(name string) table.Principal {
 	return ""
 }
 
+// accessesOf are the accesses function name's role is given: its
+// principal's, and table.ParkingToolFunctions's when its calls can park.
+func accessesOf(name string) []table.Access {
+	out := table.Of(principalOf(name))
+	if specOf(name).Parks {
+		out = append(out, table.Of(table.ParkingToolFunctions)...)
+	}
+	return out
+}
+
 // conditionValue returns the values of key under operator op of
 // statement s's condition (nil when it has none).
 func conditionValue(s tmpl, op, key string) []string {
@@ -85,7 +95,7 @@ func checkLedgerAccesses(_, _ assertions.Template, _, pj tmpl) error {
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	all := principalStatements(pj)
 	for _, p := range slices.Sorted(maps.Keys(all)) {
-		declared := table.Of(principalOf(p))
+		declared := accessesOf(p)
 		count := map[string]int{}
 		for _, s := range all[p] {
 			res := strs(s["Resource"])
@@ -256,7 +266,7 @@ func TestCodeRequestsAllowed(t *testing.T) {
 					used[text(s["Sid"])] = true
 				}
 			}
-			for _, a := range table.Of(principalOf(fn)) {
+			for _, a := range accessesOf(fn) {
 				if !used[a.Sid] {
 					t.Errorf("access %s allows no request the code makes", a.Sid)
 				}
@@ -343,9 +353,12 @@ var forged = map[table.Principal][]ddbRequest{
 			Attributes: []string{"approver", "pk", "sk", "status"}, ReturnValues: "ALL_NEW"},
 		forgedPut("create a review", "REVIEW#rv_1", "status"),
 		forgedPut("write a binding", "BIND#rv_1", "bound_key"),
-		forgedGet("read a call", "RUN#arn"),
+		// A park's PARKED row's review_id and its run's starter only.
+		forgedGet("read a call", "RUN#arn", "c"),
+		forgedGet("read a row's digests", "RUN#arn", "input_digest"),
 		forgedGet("read a toolset", "TOOLSET#ts_1", "body"),
-		forgedGet("read a starter", "START#arn"),
+		forgedGet("read a starter's end user", "START#arn", "end_user"),
+		forgedGet("read a start record whole", "START#arn", "starter", "input_digest"),
 		{What: "list with the task tokens", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk", "task_token"}},
 		{What: "query the table", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"}, Attributes: []string{"pk"}},
 		forgedPut("register a toolset", "TOOLSET#ts_1", "body"),
@@ -412,7 +425,7 @@ func (discardQueue) SendMessage(context.Context, *sqs.SendMessageInput, ...func(
 }
 
 // codeRequests runs, for each function, the store methods its code calls
-// (shared/dispatch: the ledger's call methods, ToolsetCache's loads,
+// (shared/dispatch: the ledger's call methods and park reads, ToolsetCache's loads,
 // dynamo.Store GetApproval and Bind; request.Handler; decision.Service;
 // the publish function's Service; every function's ledger.ProofTable),
 // each path after a failed condition too, and returns the DynamoDB
@@ -519,6 +532,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 			ignore(d(db).Decide(ctx, rv, v, "arn:aws:iam::123456789012:user/a", true, reason, time.Minute))
 		}
 	}
+	// A gated park of testRunID's call 3.
+	testPark := &park.Park{ID: park.ID("RUN#"+testRunID, "CALL#000003#1764700000000000000#0a1b2c3d"), RunID: testRunID,
+		RowSK: "CALL#000003#1764700000000000000#0a1b2c3d", Gated: true, Status: park.StatusParked}
 	decision := []func(*recorder){
 		get,
 		run("dynamo.Store.Decide", 0, decide(review.Approve, "ok")),
@@ -531,6 +547,14 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.NoteSelfApproval", 0, func(db *recorder) { ignore(d(db).NoteSelfApproval(ctx, testReview)) }),
 		run("dynamo.Store.List", 0, func(db *recorder) { ignore(d(db).List(ctx, review.Pending, nil)) }),
 		run("dynamo.Store.BoundKey", 0, func(db *recorder) { ignore(d(db).BoundKey(ctx, testReview)) }),
+		// Parks (docs/parking.md, "Deciding"): the run's starter, and the
+		// review a gated park's PARKED row names.
+		run("parkdynamo.Store.Starter", 0, func(db *recorder) {
+			ignore(parkdynamo.New(db, "toolgate-test", nil).Starter(ctx, testRunID))
+		}),
+		run("parkdynamo.Store.RowReview", 0, func(db *recorder) {
+			ignore(parkdynamo.New(db, "toolgate-test", nil).RowReview(ctx, testPark))
+		}),
 	}
 	publishing := []func(*recorder){
 		// The publish function as it runs (functions/publish/publish Service):
@@ -623,6 +647,10 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		emit,
 	}
+	// The dispatcher of a function whose calls can park reads a park.
+	parkReads := []func(*recorder){
+		run("ledger.Store.Park", 0, func(db *recorder) { ignore(l(db).Park(ctx, "pk_abcdefghijklmnopqrstuvwxyz")) }),
+	}
 	byPrincipal := map[table.Principal][]func(*recorder){
 		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, recordOnly),
 		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}, parkRecord),
@@ -636,6 +664,11 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		db := &recorder{}
 		for _, f := range byPrincipal[principalOf(spec.Name)] {
 			f(db)
+		}
+		if spec.Parks {
+			for _, f := range parkReads {
+				f(db)
+			}
 		}
 		if len(db.reqs) == 0 {
 			t.Fatalf("%s: no request recorded", spec.Name)

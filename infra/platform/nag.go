@@ -98,6 +98,10 @@ func nagSuppressions(p *PlatformStack, stage string) {
 			Reason: "states:DescribeStateMachine of a published version (states:StateMachineQualifier present) of" + reasonStateMachines +
 				": review-request checks a child's input against the input record of the version a parent's workflow step starts " +
 				"(docs/solutions.md, \"Workflow steps\")"})
+	suppress(p.Functions[fnReviewDecision].Role, true,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
+			Reason: "states:StopExecution of this stage's executions: a person cancelling a parked call stops its run, named by the " +
+				"park's run id, which any Solution of the stage may be (docs/parking.md, \"Deciding\")"})
 	w := p.Webhooks
 	for _, m := range []string{"WebhookEventsMapping", "WebhookDeliveriesMapping"} {
 		suppress(p.Functions[fnWebhookDelivery].Function.Node().FindChild(jsii.String(m)), false, nagSuppression{

@@ -139,6 +139,12 @@ type PlatformStackProps struct {
 	// and of the Solutions' state machines is on either way. A value
 	// ParseTracing refuses panics: Config.check refuses it first.
 	Tracing string
+	// ParkDeciders and ParkOperators are who may decide parked calls
+	// besides a run's starter, and who may cancel them (TOOLGATE_PARK_DECIDERS
+	// and TOOLGATE_PARK_OPERATORS on review-decision, JSON lists of IAM
+	// principal ARN patterns of the stack's account; docs/parking.md,
+	// "Deciding"). Empty: nobody but the starter.
+	ParkDeciders, ParkOperators []string
 	// WebhookAdmins are who may subscribe webhooks, manage them and redrive
 	// their dead-letter queue: IAM principal ARN patterns of the stack's
 	// account, as CredentialAdmins (TOOLGATE_WEBHOOK_ADMINS on the webhooks

@@ -32,7 +32,7 @@ const (
 // rootLong is the help of toolgate itself.
 const rootLong = `toolgate checks and compiles Solutions, publishes and runs them, registers
 toolsets, reads a run's ledger rows, calls tool functions directly and
-decides the reviews of gated calls.
+decides the reviews of gated calls and parked calls.
 
 Exit codes: 0 success (warnings allowed); 1 the input has errors, or the
 command was refused or failed; 2 misuse (unknown command or flag, missing
@@ -141,7 +141,7 @@ func (a *app) newRoot() *cobra.Command {
 		Short: "toolgate governs tool calls in automated workflows on AWS serverless",
 		Long:  rootLong,
 	})
-	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(),
+	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(), a.newParkedCmd(),
 		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newCredentialsCmd(), a.newWebhooksCmd(), a.newVersionCmd())
 	var settle func(*cobra.Command)
 	settle = func(c *cobra.Command) {

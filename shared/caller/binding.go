@@ -64,6 +64,21 @@ const (
 	// ActionWebhooksRedrive is the webhooks function's dead-letter queue
 	// read and redrive: Target "list" or "redrive".
 	ActionWebhooksRedrive = "webhooks.redrive"
+	// ActionParkList is review-decision's listing of parked calls: Target
+	// the status filter as the request names it (docs/parking.md).
+	ActionParkList = "park.list"
+	// ActionParkShow is review-decision's read of one parked call: Target
+	// the park id.
+	ActionParkShow = "park.show"
+	// ActionParkDecide is review-decision's decision on a parked call:
+	// Target the park id, Decision "approve", "reject" or "resume",
+	// InputDigest the park's current_digest (the server's tool definition
+	// an approval accepts; empty for credentials.expired), so that a proof
+	// made for one definition is refused once the server changed it again.
+	ActionParkDecide = "park.decide"
+	// ActionParkCancel is review-decision's cancel of a parked call, which
+	// stops its run: Target the park id.
+	ActionParkCancel = "park.cancel"
 )
 
 // Binding is what one proof may be used for. Every field is part of the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -39,9 +40,10 @@ func InvalidToken(h http.Header) bool {
 
 // Refused is the CALL_PARKED error of a call whose server refused c as
 // InvalidToken says: cause CauseExpired, the scope kind and the target,
-// never the value; not applied (docs/credentials.md, "Expiry").
+// never the value; not applied (docs/credentials.md, "Expiry"). Its Err
+// is a *park.Detail naming the target and the scope.
 func (c *Credential) Refused() *tool.Error {
-	return tool.Errorf(tool.CallParked, "%s: the server of target %s (%s) of toolset %s refused its %s-scope credential as invalid_token (RFC 6750); nothing was applied",
+	return tool.Wrap(tool.CallParked, &park.Detail{Cause: park.CredentialsExpired, Target: c.Target.Name, Scope: string(c.Scope)}, "%s: the server of target %s (%s) of toolset %s refused its %s-scope credential as invalid_token (RFC 6750); nothing was applied",
 		CauseExpired, c.Target.Name, c.Target.Origin, c.Target.ToolsetName, c.Scope.Kind())
 }
 

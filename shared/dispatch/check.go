@@ -35,7 +35,7 @@ func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcom
 	if d.cfg.Check == nil {
 		return nil
 	}
-	err := d.cfg.Check(ctx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Credential: inv.cred})
+	err := d.cfg.Check(ctx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Credential: inv.cred, ApprovedDigest: inv.approvedDigest})
 	if err == nil {
 		return nil
 	}

@@ -141,6 +141,8 @@ type Dispatcher struct {
 	// webhooks records the webhook events of parked and unknown calls
 	// (events.go); nil records none.
 	webhooks Emitter
+	// parks reads the park a call is sent again under (resume.go).
+	parks Parks
 }
 
 // Deps are a Dispatcher's collaborators, each behind the interface this
@@ -171,6 +173,11 @@ type Deps struct {
 	// records only: the relay sends the event. Its failure never changes
 	// the call's answer.
 	Webhooks Emitter
+	// Parks reads the park a call sent again after a person decided it
+	// names (tool.Envelope.ParkID; resume.go, docs/parking.md); nil: every
+	// call that names a park is refused, TOOL_PERMISSION_DENIED. A tool
+	// function's is its ledger store (ledger.Store.Park).
+	Parks Parks
 	// Run is the tool (or, for PlatformTools and MCPTools, the call of the
 	// pinned tool).
 	Run toolcall.Func
@@ -207,7 +214,7 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 		log = slog.Default()
 	}
 	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers,
-		creds: deps.Credentials, traces: tracecontext.NewDeriver(cfg.ExternalKeySecret), webhooks: deps.Webhooks}, nil
+		creds: deps.Credentials, traces: tracecontext.NewDeriver(cfg.ExternalKeySecret), webhooks: deps.Webhooks, parks: deps.Parks}, nil
 }
 
 // Handle is the Lambda handler: it returns the tool's result, or an error
@@ -220,9 +227,10 @@ func (d *Dispatcher) Handle(ctx context.Context, payload json.RawMessage) (json.
 // Invoke runs one invocation and returns the result or a *tool.Error, in
 // phases: decode the envelope and check the caller's lane (a call that
 // fails either writes nothing), then load the pinned toolset, validate the
-// input, check a gated call's approval, resolve the credential of a
-// target that declares auth, check the call (Config.Check), claim the
-// idempotency record and run the tool; the outcome is recorded in one place (record).
+// input, check the park a call sent again names, check a gated call's
+// approval, resolve the credential of a target that declares auth, check
+// the call (Config.Check), claim the idempotency record and run the tool;
+// the outcome is recorded in one place (record).
 func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (out json.RawMessage, err error) {
 	inv := &invocation{d: d, started: d.store.Now()}
 	if err := inv.admit(ctx, payload); err != nil {
@@ -294,6 +302,11 @@ type invocation struct {
 	// (credentials.go). Neither is logged.
 	authHost *toolset.HTTPHost
 	cred     *credential.Credential
+	// parkID is the park the call is sent again under, once resumePark
+	// allowed it; approvedDigest the definition digest its approval
+	// approved and pinnedDigest the pinned one's ("" for a resumed
+	// credential park).
+	parkID, approvedDigest, pinnedDigest string
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the
@@ -365,6 +378,11 @@ func (inv *invocation) phases(ctx context.Context) (o *outcome) {
 	}
 	if err := inv.contract(input); err != nil {
 		return refused(err)
+	}
+	// A call sent again under a decided park: its park must be its own and
+	// approved or resumed (resume.go). A call without park_id reads nothing.
+	if o := inv.resumePark(ctx); o != nil {
+		return o
 	}
 	// A gated call's approval is checked before the key is claimed: a
 	// refused call leaves the key untouched for the call that was approved.

@@ -2,10 +2,12 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -50,6 +52,12 @@ func (inv *invocation) unknownEvent() webhook.Type {
 //     outcome became unknown and every later attempt refused for it are
 //     one event.
 //
+// A call whose envelope has the park_id member (tool.Envelope.Parkable,
+// null included) records neither park event: its state machine parks it,
+// and review-request's park route records the event under the same id
+// (docs/parking.md, "The dispatcher"). An envelope without the member
+// (a state machine published before parking) still records it here.
+//
 // The payload (webhook.CallData) holds the run, the idempotency key, the
 // tool, the cause code and the names of the scope or target concerned:
 // never an input, an output or a secret. A run that is not a Step
@@ -79,6 +87,11 @@ func (inv *invocation) emit(ctx context.Context, o *outcome, r *ledger.Row) {
 	case webhook.CallUnknown:
 		source, cause, detail = callKey, string(o.err.Code), "step "+env.Step
 	case webhook.ToolSchemaChanged, webhook.CredentialsExpired:
+		if env.Parkable {
+			// The state machine parks the call: its park Task records the
+			// park and this event, with this id (docs/parking.md).
+			return
+		}
 		cause, detail = string(o.event), inv.parkedDetail(o.event)
 		switch {
 		case o.write == writeFinish:
@@ -122,7 +135,29 @@ func (inv *invocation) parkedDetail(t webhook.Type) string {
 }
 
 // parked is the outcome of a call parked before its claim: a PARKED row,
-// CALL_PARKED, and event t.
+// CALL_PARKED, and event t. The row records the *park.Detail te carries
+// (the check's digests and pointers, the resolver's target and scope),
+// and its cause t in any case (parkRow).
 func parked(te *tool.Error, t webhook.Type) *outcome {
-	return &outcome{write: writeRow, status: ledger.StatusParked, err: te, event: t}
+	d := &park.Detail{}
+	if !errors.As(te, &d) || d == nil {
+		d = &park.Detail{}
+	}
+	return &outcome{write: writeRow, status: ledger.StatusParked, err: te, event: t, park: d}
+}
+
+// parkRow writes d on r, a PARKED row, with cause t (docs/parking.md, "The
+// PARKED row"): names and digests only, each bounded as the row kind
+// declares it.
+func parkRow(r *ledger.Row, t webhook.Type, d *park.Detail) {
+	r.ParkCause = string(t)
+	switch park.Cause(t) {
+	case park.SchemaChanged:
+		r.PinnedDigest, r.CurrentDigest = d.PinnedDigest, d.CurrentDigest
+		if len(d.ChangedPointers) > 0 {
+			r.ChangedPointers = park.SortedPointers(d.ChangedPointers)
+		}
+	case park.CredentialsExpired:
+		r.ParkTarget, r.ParkScope = d.Target, d.Scope
+	}
 }

@@ -292,3 +292,44 @@ func TestAPanickingEmitterLeavesTheAnswer(t *testing.T) {
 		t.Fatalf("answer %v", err)
 	}
 }
+
+// A call whose envelope has park_id, even null, parks without an event of
+// its own: its state machine's park Task records the park and the event
+// (docs/parking.md, "The dispatcher"). The PARKED row is written as
+// before, and an envelope without the member still records its event.
+func TestAParkableCallRecordsNoParkEvent(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	ts := mcpToolset(t, e)
+	p := &parking{}
+	p.changed.Store(true)
+	d := e.dispatcher(t, "", echoSend(new(atomic.Int64)), func(c *Config) { c.Mode, c.Check = MCPTools, p.check }, withWebhooks(e))
+	arn, _ := solutionRun()
+	if _, err := d.Handle(ctx, withParkID(envelopeFor("crm.create_ticket", ts.ID, arn, 1, `{"text":"x"}`), "null")); codeOf(t, err) != string(tool.CallParked) {
+		t.Fatalf("answer %v", err)
+	}
+	parkedRowKey(t, e, arn) // exactly one PARKED row
+	if got := eventsOf(t, e); len(got) != 0 {
+		t.Fatalf("a parkable call recorded %+v", got)
+	}
+
+	r := &resolver{err: expired("the toolset-scope credential of target crm (https://mcp.crm.example.com:8443) of toolset crm-tools expired")}
+	cd := credDispatcher(t, e, r, nil, echoSend(new(atomic.Int64)))
+	cd.webhooks = &outbox.Recorder{DB: e.db, Table: e.store.Table()}
+	arn2, _ := solutionRun()
+	if _, err := cd.Handle(ctx, withParkID(envelopeFor("crm.create_ticket", credToolset(t, e).ID, arn2, 1, `{"text":"x"}`), "null")); codeOf(t, err) != string(tool.CallParked) {
+		t.Fatalf("answer %v", err)
+	}
+	parkedRowKey(t, e, arn2)
+	if got := eventsOf(t, e); len(got) != 0 {
+		t.Fatalf("a parkable call with an expired credential recorded %+v", got)
+	}
+
+	arn3, _ := solutionRun()
+	if _, err := d.Handle(ctx, envelopeFor("crm.create_ticket", ts.ID, arn3, 1, `{"text":"x"}`)); codeOf(t, err) != string(tool.CallParked) {
+		t.Fatalf("answer %v", err)
+	}
+	if got := eventsOf(t, e); len(got) != 1 || got[0].ID != webhook.EventID(webhook.ToolSchemaChanged, parkedRowKey(t, e, arn3)) {
+		t.Fatalf("a call without park_id: events %+v", got)
+	}
+}

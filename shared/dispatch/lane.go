@@ -24,7 +24,8 @@ type Callers interface {
 // digest), the run id must be in the caller's own namespace
 // "direct/<principal>/", which no execution's run id can take, and the
 // envelope names no parent run (a direct call is never a child run), no
-// execution start (run_started_at) and no verified start (start). Refusals
+// execution start (run_started_at), no verified start (start) and no
+// park (park_id, even null: only a state machine parks a call). Refusals
 // are TOOL_PERMISSION_DENIED (TOOL_UPSTREAM_UNAVAILABLE when STS or the
 // proof table cannot be reached).
 func (inv *invocation) checkLane(ctx context.Context) error {
@@ -53,6 +54,11 @@ func (inv *invocation) checkLane(ctx context.Context) error {
 		// compiled tool Task sends: a direct call has no start record, and
 		// resolves toolset-scope credentials only.
 		return tool.Errorf(tool.PermissionDenied, "start belongs to an execution's call on the %s alias; a direct call has no start record", lane.SFN)
+	}
+	if env.Parkable {
+		// park_id is the compiled state machine's: only its park Task
+		// records a park, and a direct call has none (docs/parking.md).
+		return tool.Errorf(tool.PermissionDenied, "park_id belongs to an execution's call on the %s alias; a direct call is never parked by a state machine", lane.SFN)
 	}
 	if env.ParentRunID != "" {
 		// A direct call is never a child run: only a workflow step's child

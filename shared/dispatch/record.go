@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -53,6 +54,9 @@ type outcome struct {
 	// event is the webhook event the outcome records after its ledger
 	// write (events.go); "" for none, as on every success and replay.
 	event webhook.Type
+	// park is what a PARKED row records of its cause (parked, parkRow);
+	// nil on every other outcome.
+	park *park.Detail
 }
 
 // refused is the outcome of an invocation refused before it held a claim.
@@ -102,6 +106,9 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 	case writeRow:
 		r := inv.newRow(o.status, o.err, nil)
 		r.Reason = o.reason
+		if o.park != nil {
+			parkRow(r, o.event, o.park)
+		}
 		dbCtx, cancel := d.ledgerContext(ctx)
 		defer cancel()
 		if err := d.store.PutRow(dbCtx, r); err != nil {
@@ -152,6 +159,9 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 		AfterClaimRequest: inv.claimRequested && !inv.claimed,
 		ReviewID:          inv.reviewID, Approver: inv.approver, ParentRunID: env.ParentRunID,
 		Layout: inv.layout,
+		// A call sent again under a decided park names it, and the
+		// definitions it was sent between (resume.go).
+		ParkID: inv.parkID, PinnedDigest: inv.pinnedDigest, CurrentDigest: inv.approvedDigest,
 	}
 	if out != nil {
 		sum := sha256.Sum256(out)

@@ -120,6 +120,11 @@ type compactOutcome struct {
 	ReviewID     string `dynamodbav:"rv,omitempty"`
 	Approver     string `dynamodbav:"ap,omitempty"`
 	ParentRunID  string `dynamodbav:"pr,omitempty"`
+	// ParkID, PinnedDigest and CurrentDigest: an attempt sent under an
+	// approved or resumed park (Row.ParkID), and the digests' 32 bytes.
+	ParkID        string `dynamodbav:"pk,omitempty"`
+	PinnedDigest  []byte `dynamodbav:"pd,omitempty"`
+	CurrentDigest []byte `dynamodbav:"cd,omitempty"`
 }
 
 // Hex digests and ids as the compact item holds them: their bytes.
@@ -352,6 +357,13 @@ func (c *compactItem) rows(runID string, seq tool.Seq) []Row {
 				r.OutputDigest = digestPrefix + hex.EncodeToString(o.OutputDigest)
 			}
 			r.ReviewID, r.Approver, r.ParentRunID = o.ReviewID, o.Approver, o.ParentRunID
+			r.ParkID = o.ParkID
+			if len(o.PinnedDigest) > 0 {
+				r.PinnedDigest = digestPrefix + hex.EncodeToString(o.PinnedDigest)
+			}
+			if len(o.CurrentDigest) > 0 {
+				r.CurrentDigest = digestPrefix + hex.EncodeToString(o.CurrentDigest)
+			}
 		}
 		out = append(out, r)
 	}
@@ -360,7 +372,7 @@ func (c *compactItem) rows(runID string, seq tool.Seq) []Row {
 
 // compactOutcomeOf is row's outcome as an attempt holds it: its status
 // (none for SUCCEEDED), code, duration, output size and digest, memory,
-// approval and parent run.
+// approval, parent run, and the park it was sent under with its digests.
 func compactOutcomeOf(row *Row) types.AttributeValue {
 	o := map[string]types.AttributeValue{
 		"du": tabledef.N(row.DurationMS), "ob": tabledef.N(row.OutputBytes), "mm": tabledef.N(row.MemoryMB),
@@ -379,6 +391,15 @@ func compactOutcomeOf(row *Row) types.AttributeValue {
 	}
 	if row.ParentRunID != "" {
 		o["pr"] = str(row.ParentRunID)
+	}
+	if row.ParkID != "" {
+		o["pk"] = str(row.ParkID)
+		if b, err := hexBytes(row.PinnedDigest, digestPrefix, 32); err == nil {
+			o["pd"] = bytesAttr(b)
+		}
+		if b, err := hexBytes(row.CurrentDigest, digestPrefix, 32); err == nil {
+			o["cd"] = bytesAttr(b)
+		}
 	}
 	return &types.AttributeValueMemberM{Value: o}
 }

@@ -108,6 +108,27 @@ type Row struct {
 	// seal.ReasonBindingForged (docs/ledger.md, "Records are sealed by the
 	// function that writes them"); empty otherwise.
 	Reason string `json:"refusal_reason,omitempty" dynamodbav:"refusal_reason,omitempty"`
+	// ParkCause, PinnedDigest, CurrentDigest, ChangedPointers, ParkTarget
+	// and ParkScope say why a PARKED row's call parked (docs/parking.md,
+	// "The PARKED row"; shared/park, Detail): its cause (tool.schema_changed
+	// or credentials.expired); for a changed tool the digests ("sha256:"
+	// and hex) of its pinned and its server's current definition (none
+	// when the server lists it no more) and the JSON Pointers (RFC 6901)
+	// where they differ, sorted, at most park.MaxChangedPointers; for an
+	// expired credential its target and scope as the vault names them,
+	// never a secret. Empty on every other row.
+	ParkCause       string   `json:"park_cause,omitempty" dynamodbav:"park_cause,omitempty"`
+	PinnedDigest    string   `json:"pinned_digest,omitempty" dynamodbav:"pinned_digest,omitempty"`
+	CurrentDigest   string   `json:"current_digest,omitempty" dynamodbav:"current_digest,omitempty"`
+	ChangedPointers []string `json:"changed_pointers,omitempty" dynamodbav:"changed_pointers,omitempty"`
+	ParkTarget      string   `json:"park_target,omitempty" dynamodbav:"park_target,omitempty"`
+	ParkScope       string   `json:"park_scope,omitempty" dynamodbav:"park_scope,omitempty"`
+	// ParkID is the park a call was sent again under, once a person
+	// approved or resumed it (tool.Envelope.ParkID; docs/parking.md, "The
+	// dispatcher"), with PinnedDigest and CurrentDigest the pinned and the
+	// approved definition's digests when it was approved; empty on every
+	// other row.
+	ParkID string `json:"park_id,omitempty" dynamodbav:"park_id,omitempty"`
 	// ItemSK is the sort key of the row's item of its own, set by PutRow
 	// before its request (table.Row.SKShape; its partition key is
 	// table.Row.Key(RunID)): what names this row, such as the source of a
@@ -169,15 +190,19 @@ var ReadAttributes = table.ReadAttributes
 
 // projection is ReadAttributes as a ProjectionExpression and its names,
 // built once; requests only read them.
-var projection, projectionNames = func() (*string, map[string]string) {
-	names := make(map[string]string, len(ReadAttributes))
-	parts := make([]string, len(ReadAttributes))
-	for i, a := range ReadAttributes {
+var projection, projectionNames = projectionOf(ReadAttributes)
+
+// projectionOf is attrs as a ProjectionExpression ("#p0, #p1, ...") and
+// its names.
+func projectionOf(attrs []string) (*string, map[string]string) {
+	names := make(map[string]string, len(attrs))
+	parts := make([]string, len(attrs))
+	for i, a := range attrs {
 		n := fmt.Sprintf("#p%d", i)
 		names[n], parts[i] = a, n
 	}
 	return aws.String(strings.Join(parts, ", ")), names
-}()
+}
 
 // query reads the rows of the items of pk whose sort key begins with
 // prefix, and, when only is set, is only or only + "#...".

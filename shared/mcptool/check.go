@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/park"
+	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -48,11 +52,34 @@ type cached struct {
 // server's own and as long as it likes, is quoted). A listing that fails
 // is the *tool.Error of the failure, never maybe applied (the package
 // documentation's table).
+//
+// A call sent again after a person approved its park (call.ApprovedDigest
+// set) passes when the server's definition digests to exactly the one
+// approved, and its input matches that definition's input schema
+// (TOOL_INPUT_INVALID naming the problems, never a value); any other
+// definition parks it again.
+//
+// A CALL_PARKED error's Err is a *park.Detail (cause tool.schema_changed)
+// with both digests (the current one "" when the server lists the tool
+// no more) and, for a changed definition, its changed JSON Pointers
+// (sorted, at most park.MaxChangedPointers), which the dispatcher records
+// on the PARKED row (docs/parking.md, "The PARKED row").
 func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
-	if err := c.check(ctx, call); err != nil {
-		return call.Credential.RedactError(tool.Classify(err))
+	err := c.check(ctx, call)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var detail *park.Detail
+	errors.As(err, &detail)
+	te := call.Credential.RedactError(tool.Classify(err))
+	if detail != nil && !errors.As(te.Err, new(*park.Detail)) {
+		// Redacting made the cause text: the detail holds names and
+		// digests only, and its own cause is the redacted one.
+		d := *detail
+		d.Err = te.Err
+		te.Err = &d
+	}
+	return te
 }
 
 func (c *Client) check(ctx context.Context, call *toolcall.Call) error {
@@ -75,27 +102,73 @@ func (c *Client) check(ctx context.Context, call *toolcall.Call) error {
 		if slices.Contains(l.dropped, fmt.Sprintf("%q", clean(m.Name, 130))) {
 			why = "lists it in a form the MCP Go SDK drops as invalid"
 		}
-		return tool.Errorf(tool.CallParked, "%s: MCP tool %s was not called: its server (%s) %s; pinned %s, server none",
+		return tool.Wrap(tool.CallParked, &park.Detail{Cause: park.SchemaChanged, PinnedDigest: pinned.digest},
+			"%s: MCP tool %s was not called: its server (%s) %s; pinned %s, server none",
 			SchemaChanged, name, l.host, why, pinned.digest)
 	}
 	t := l.Tools[i]
 	current, err := definition(t.Description, t.InputSchema, t.OutputSchema, t.Annotations)
 	if err != nil {
-		return tool.Wrap(tool.CallParked, err, "%s: MCP tool %s was not called: its server's (%s) definition cannot be put in its RFC 8785 form; pinned %s",
+		return tool.Wrap(tool.CallParked, &park.Detail{Cause: park.SchemaChanged, PinnedDigest: pinned.digest, Err: err},
+			"%s: MCP tool %s was not called: its server's (%s) definition cannot be put in its RFC 8785 form; pinned %s",
 			SchemaChanged, name, l.host, pinned.digest)
 	}
 	if n := countNamed(l.Tools, m.Name); n > 1 {
 		// Which definition a call would run is the server's to choose.
-		return tool.Errorf(tool.CallParked, "%s: MCP tool %s was not called: its server (%s) lists it %d times; pinned %s, server %s (the first)",
+		return tool.Wrap(tool.CallParked, &park.Detail{Cause: park.SchemaChanged, PinnedDigest: pinned.digest, CurrentDigest: current.digest},
+			"%s: MCP tool %s was not called: its server (%s) lists it %d times; pinned %s, server %s (the first)",
 			SchemaChanged, name, l.host, n, pinned.digest, current.digest)
 	}
 	if bytes.Equal(pinned.canonical, current.canonical) {
 		return nil
 	}
-	changes, more := diff(pinned.value, current.value, maxDiffPaths)
-	return tool.Errorf(tool.CallParked, "%s: MCP tool %s was not called: its server (%s) defines it otherwise than its pin; pinned %s, server %s; %s",
-		SchemaChanged, name, l.host, pinned.digest, current.digest, describe(changes, more))
+	if call.ApprovedDigest != "" && current.digest == call.ApprovedDigest {
+		// A person approved this very definition for the call: it is
+		// sent under it, its input checked against its input schema.
+		return approvedInput(name, t.InputSchema, call.Input)
+	}
+	// Every change, for the row's sorted pointers; the message names the
+	// first maxDiffPaths in the order diff visits them.
+	changes, more := diff(pinned.value, current.value, maxChangesCounted)
+	pointers := make([]string, len(changes))
+	for i, ch := range changes {
+		pointers[i] = ch.path
+	}
+	shown := changes[:min(len(changes), maxDiffPaths)]
+	detail := &park.Detail{Cause: park.SchemaChanged, PinnedDigest: pinned.digest, CurrentDigest: current.digest, ChangedPointers: park.SortedPointers(pointers)}
+	return tool.Wrap(tool.CallParked, detail, "%s: MCP tool %s was not called: its server (%s) defines it otherwise than its pin; pinned %s, server %s; %s",
+		SchemaChanged, name, l.host, pinned.digest, current.digest, describe(shown, more+len(changes)-len(shown)))
 }
+
+// approvedInput checks input against the input schema of the definition
+// a person approved (the server's current one): TOOL_INPUT_INVALID naming
+// each problem by JSON Pointer and keyword, never a value
+// (schema.RedactedLines), or, when that schema does not compile,
+// TOOL_INPUT_INVALID saying so: the call cannot be checked against what
+// was approved.
+func approvedInput(name string, inputSchema, input json.RawMessage) error {
+	s, err := schema.Compile(inputSchema)
+	if err != nil {
+		return tool.Wrap(tool.InputInvalid, err, "the approved input schema of MCP tool %s does not compile, so the call cannot be checked against it", name)
+	}
+	var v any
+	if err := json.Unmarshal(input, &v); err != nil {
+		return tool.Wrap(tool.InputInvalid, err, "input is not valid JSON")
+	}
+	if err := s.Validate(v); err != nil {
+		return tool.Errorf(tool.InputInvalid, "input does not match the approved input schema of MCP tool %s: %s",
+			name, strings.Join(schema.RedactedLines(schema.Problems(err, nil), "input", maxInputProblems), "; "))
+	}
+	return nil
+}
+
+// maxInputProblems bounds the schema problems approvedInput lists.
+const maxInputProblems = 10
+
+// maxChangesCounted bounds the changes Check collects of one definition
+// before it sorts them for the row (park.MaxChangedPointers of them are
+// kept): a definition a server lists is at most a few thousand values.
+const maxChangesCounted = 1 << 14
 
 // countNamed counts the tools named name.
 func countNamed(tools []toolset.ListedTool, name string) int {

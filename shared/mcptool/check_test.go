@@ -2,10 +2,13 @@ package mcptool
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -34,6 +38,39 @@ func parked(t *testing.T, err error, says ...string) (pinned, server string) {
 		t.Fatalf("message %q gives no digests", te.Message)
 	}
 	return m[1], m[2]
+}
+
+// detailOf is the *park.Detail a CALL_PARKED error carries for its row.
+func detailOf(t *testing.T, err error) *park.Detail {
+	t.Helper()
+	var d *park.Detail
+	if !errors.As(err, &d) || d.Cause != park.SchemaChanged {
+		t.Fatalf("%v carries no tool.schema_changed detail", err)
+	}
+	return d
+}
+
+// A definition changed in more places than a row keeps records the first
+// park.MaxChangedPointers pointers in sorted order; the message still
+// names at most 20 and counts the rest.
+func TestCheckBoundsTheChangedPointers(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true})
+	c := clientFor(t, srv)
+	pinned := pin(t, c, srv, mcpserver.CreateTicket)
+	props := map[string]any{}
+	for i := range 40 {
+		props[fmt.Sprintf("p%02d", i)] = map[string]any{"type": "string"}
+	}
+	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	if err := srv.SetInputSchema(mcpserver.CreateTicket, schema); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Check(t.Context(), callOf(pinned, `{}`, "run-1/1", 1))
+	parked(t, err, "more")
+	d := detailOf(t, err)
+	if len(d.ChangedPointers) != park.MaxChangedPointers || !slices.IsSorted(d.ChangedPointers) {
+		t.Fatalf("%d pointers, sorted %v: %v", len(d.ChangedPointers), slices.IsSorted(d.ChangedPointers), d.ChangedPointers)
+	}
 }
 
 func TestCheckPassesAnUnchangedTool(t *testing.T) {
@@ -130,6 +167,17 @@ func TestCheckParksAChangedTool(t *testing.T) {
 				if p == s || s == "none" {
 					t.Errorf("digests %s and %s", p, s)
 				}
+				// The row's detail: the message's digests, and every
+				// pointer the message names, sorted.
+				d := detailOf(t, err)
+				if d.PinnedDigest != p || d.CurrentDigest != s || !slices.IsSorted(d.ChangedPointers) || len(d.ChangedPointers) == 0 {
+					t.Errorf("detail %+v; message digests %s, %s", d, p, s)
+				}
+				for _, say := range tt.says {
+					if _, ptr, _ := strings.Cut(say, " "); !slices.Contains(d.ChangedPointers, ptr) {
+						t.Errorf("changed pointers %v lack %s", d.ChangedPointers, ptr)
+					}
+				}
 				for _, h := range tt.hides {
 					if strings.Contains(err.Error(), h) {
 						t.Errorf("the message quotes %q: %v", h, err)
@@ -152,9 +200,13 @@ func TestCheckParksARemovedTool(t *testing.T) {
 			if err := srv.RemoveTool(mcpserver.CreateTicket); err != nil {
 				t.Fatal(err)
 			}
-			_, s := parked(t, c.Check(t.Context(), callOf(pinned, `{}`, "run-1/1", 1)), "no longer lists it")
+			err := c.Check(t.Context(), callOf(pinned, `{}`, "run-1/1", 1))
+			p, s := parked(t, err, "no longer lists it")
 			if s != "none" {
 				t.Errorf("server digest %s, want none", s)
+			}
+			if d := detailOf(t, err); d.PinnedDigest != p || d.CurrentDigest != "" || len(d.ChangedPointers) != 0 {
+				t.Errorf("detail %+v, want pinned %s only", d, p)
 			}
 		})
 	}
@@ -299,5 +351,46 @@ func TestCheckAndCallRefuseAURLWithAQuery(t *testing.T) {
 	}
 	if n := len(srv.Calls()); n != 0 {
 		t.Errorf("the server got %d calls", n)
+	}
+}
+
+// A call sent again after a person approved the server's changed
+// definition (call.ApprovedDigest, the park's current digest) passes
+// when the server still lists exactly that definition, with its input
+// checked against the approved input schema; a definition changed again
+// parks the call again.
+func TestCheckAcceptsTheApprovedDefinition(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true})
+	c := clientFor(t, srv)
+	pinned := pin(t, c, srv, mcpserver.CreateTicket)
+	approved := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string","maxLength":20},"priority":{"type":"string"},"due":{"type":"string"}},"required":["title","priority","due"]}`)
+	if err := srv.SetInputSchema(mcpserver.CreateTicket, approved); err != nil {
+		t.Fatal(err)
+	}
+	_, current := parked(t, c.Check(t.Context(), callOf(pinned, `{"title":"a","priority":"low"}`, "run-1/1", 1)))
+
+	call := callOf(pinned, `{"due":"2027-01-01","priority":"low","title":"Printer on fire"}`, "run-1/1", 1)
+	call.ApprovedDigest = current
+	if err := c.Check(t.Context(), call); err != nil {
+		t.Fatalf("the approved definition: %v", err)
+	}
+
+	// An input the approved schema refuses: named by pointer and keyword,
+	// its values never quoted.
+	call = callOf(pinned, `{"priority":"low","title":"A title far longer than twenty"}`, "run-1/1", 1)
+	call.ApprovedDigest = current
+	te := wantError(t, c.Check(t.Context(), call), tool.InputInvalid, false, "approved input schema of MCP tool crm.create_ticket")
+	if strings.Contains(te.Message, "far longer") {
+		t.Fatalf("the message quotes the input: %s", te.Message)
+	}
+
+	// Changed again: parked again, naming the new digest.
+	if err := srv.SetDescription(mcpserver.CreateTicket, "Opens a ticket, and now also pages someone."); err != nil {
+		t.Fatal(err)
+	}
+	call = callOf(pinned, `{"due":"2027-01-01","priority":"low","title":"Printer on fire"}`, "run-1/1", 1)
+	call.ApprovedDigest = current
+	if _, again := parked(t, c.Check(t.Context(), call)); again == current {
+		t.Fatalf("a definition changed after the approval digests to the approved one")
 	}
 }

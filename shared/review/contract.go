@@ -135,9 +135,14 @@ func RequestBinding(req LaneRequest, inputDigest string) caller.Binding {
 // DirectRequest is a direct invocation of the decision function (the local
 // stack's CLI; on AWS the Function URL is the reviewers' way in): the
 // action and the caller proof bound to it.
+//
+// The park actions (docs/parking.md, "Deciding") are "park.list",
+// "park.show", "park.decide" and "park.cancel", with ParkID naming the
+// park and Decision approve, reject or resume.
 type DirectRequest struct {
 	Action   Action  `json:"action"`
 	ReviewID string  `json:"review_id,omitempty"`
+	ParkID   string  `json:"park_id,omitempty"`
 	Status   string  `json:"status,omitempty"`
 	Decision Verdict `json:"decision,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
@@ -244,4 +249,38 @@ type DecideResult struct {
 	// Decision is the decision JSON as recorded.
 	Decision Decision `json:"decision"`
 	Message  string   `json:"message"`
+}
+
+// The park actions of the decision function (docs/parking.md, "Deciding"),
+// each bound by its caller proof to the caller action of the same name.
+const (
+	ActionParkList   Action = caller.ActionParkList
+	ActionParkShow   Action = caller.ActionParkShow
+	ActionParkDecide Action = caller.ActionParkDecide
+	ActionParkCancel Action = caller.ActionParkCancel
+)
+
+// ParkListBinding, ParkShowBinding, ParkDecideBinding and
+// ParkCancelBinding are what the caller proof of each park request is
+// bound to: the action, the status filter or the park id, and for a
+// decision the decision ("approve", "reject" or "resume") and the park's
+// current digest (empty for credentials.expired), so that an approval is
+// of the tool definition the approver was shown.
+func ParkListBinding(status string) caller.Binding {
+	return caller.Binding{Action: caller.ActionParkList, Target: status}
+}
+
+// ParkShowBinding: see ParkListBinding.
+func ParkShowBinding(id string) caller.Binding {
+	return caller.Binding{Action: caller.ActionParkShow, Target: id}
+}
+
+// ParkDecideBinding: see ParkListBinding.
+func ParkDecideBinding(id, decision, currentDigest string) caller.Binding {
+	return caller.Binding{Action: caller.ActionParkDecide, Target: id, Decision: decision, InputDigest: currentDigest}
+}
+
+// ParkCancelBinding: see ParkListBinding.
+func ParkCancelBinding(id string) caller.Binding {
+	return caller.Binding{Action: caller.ActionParkCancel, Target: id}
 }

@@ -25,6 +25,14 @@ const (
 	WebhookDelivery Principal = "webhook-delivery"
 )
 
+// ParkingToolFunctions are the tool functions whose calls can park
+// (mcp-call, http: an MCP tool, an http host entry that declares auth),
+// which read the park a call is sent again under, besides every tool
+// function's accesses (docs/parking.md, "The dispatcher"). The other tool
+// roles do without: send-email's inline policy keeps its room for the
+// recipients condition (docs/infra.md).
+const ParkingToolFunctions Principal = "parking tool functions"
+
 // Functions are the principals whose functions verify caller proofs, so
 // each records them. webhook-delivery verifies none: only its queues and
 // its schedule invoke it.
@@ -193,6 +201,12 @@ var reviewDecided = Review.Names(PK, SK, "status", "deadline", ExpiresAt, Review
 var ApprovalAttributes = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
 	"deadline", ExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error", "bound_key")
 
+// ParkDecisionAttributes are what a tool function whose calls can park
+// reads of a park item (ledger.Store.Park): its status, the call it
+// parked, the definitions' digests and who decided. Never its task token
+// or reason.
+var ParkDecisionAttributes = Park.Names(PK, SK, "status", "run_id", "idempotency_key", "tool", "pinned_digest", "current_digest", "decided_by")
+
 // ReadAttributes are the only attributes of calls, rows and toolsets the
 // operator's reads name (toolgate ledger): digests, sizes, states and
 // toolset bodies, never a recorded result (r, result). A compact call's c
@@ -203,6 +217,8 @@ var ReadAttributes = []string{
 	ExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
 	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "refusal_reason",
 	"external_key", "external_key_token",
+	// A PARKED row's why, and the park a call was sent again under.
+	"park_cause", "pinned_digest", "current_digest", "changed_pointers", "park_target", "park_scope", "park_id",
 }
 
 // CredentialReadAttributes are the only attributes of credential items a
@@ -271,15 +287,6 @@ var ParkTokenUpdated = Park.Names(PK, SK, "task_token", "status")
 // status. Never what parked the call nor the task token.
 var ParkDecided = Park.Names(PK, SK, "status", "decided_by", "decided_at", "reason", ParksByStatus.PK, ParksByScope.PK, ExpiresAt)
 
-// ParkDecisionAttributes are the only attributes of a park a tool
-// function's dispatcher is to read (park store Decision): whether and by
-// whom it was approved, for which call, and the definition it was
-// approved against; never its task token or reason. No access grants the
-// read yet: one more statement, or these names in an existing one, would
-// take send-email's role policy past the room its recipients condition
-// keeps (docs/parking.md, "Recording a park").
-var ParkDecisionAttributes = Park.Names(PK, SK, "status", "run_id", "idempotency_key", "tool", "current_digest", "decided_by")
-
 // ParkedRowAttributes are the only attributes of a call's rows
 // review-request reads (park store ParkedRows, a Query projecting them):
 // what a park is recorded from, never a digest of an input or output.
@@ -314,6 +321,9 @@ var Accesses = []Access{
 	{Sid: "ReadApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Review}, Actions: []Action{GetItem},
 		Attributes: ApprovalAttributes, SpecificAttributes: true, Code: "dynamo.Store.GetApproval",
 		Doc: "a consistent GetItem projecting ApprovalAttributes"},
+	{Sid: "ReadParkDecisions", By: []Principal{ParkingToolFunctions}, On: []*Kind{Park}, Actions: []Action{GetItem},
+		Attributes: ParkDecisionAttributes, SpecificAttributes: true, Code: "ledger.Store.Park",
+		Doc: "a consistent GetItem of the park a call is sent again under, projecting ParkDecisionAttributes: never its task token or reason"},
 	{Sid: "BindApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Binding}, Actions: []Action{PutItem},
 		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", "mac", ExpiresAt), Code: "dynamo.Store.Bind",
 		Doc: "the binding item's conditional PutItem: a tool role writes no review item"},
@@ -335,6 +345,12 @@ var Accesses = []Access{
 		Code: "dynamo.Store TakeChildStart, ReleaseChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at or released_at"},
 	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
+	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},
+		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter",
+		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\")"},
+	{Sid: "ReadParkedRowReviews", By: []Principal{ReviewDecision}, On: []*Kind{Row}, Actions: []Action{GetItem},
+		Attributes: Row.Names(PK, SK, "review_id"), SpecificAttributes: true, Code: "parkdynamo.Decisions.RowReview",
+		Doc: "GetItem of a park's PARKED row projecting review_id: whose reviewers decide a gated park"},
 	{Sid: "ReadCredentials", By: []Principal{ToolFunctions}, On: []*Kind{Credential, CredentialToolset}, Actions: []Action{BatchGetItem},
 		Attributes: CredentialReadAttributes, SpecificAttributes: true, Code: "vault.Store.Lookup",
 		Doc: "one consistent BatchGetItem, before the claim, of a target's run, end-user and toolset credentials and the toolset id's marker, projecting CredentialReadAttributes"},

@@ -21,7 +21,8 @@ var Call = &Kind{
 		attr("c", Map, "the call, written once by its first claim (compact layout): s step, t tool, ts toolset id's 16 bytes (B), "+
 			"d input digest's 32 bytes (B), k the external key's opaque run id, ib input bytes, l lease (unix ms), "+
 			"a its attempts in order (L of M: tk claim token, t start (unix ns), o the outcome once it ended: "+
-			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run), "+
+			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run, "+
+			"pk the park it was sent under, pd and cd the pinned and the approved definition's digests' 32 bytes (B)), "+
 			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r), x an UNKNOWN record's code no attempt holds, m the seal"),
 		{Name: "r", Types: []Type{String, Null}, Doc: "the recorded result's JSON: the call is COMPLETED (compact layout)"},
 		attr("i", Number, "invocations that reached the call, replays included (compact layout; its last one is expires_at less the retention)"),
@@ -98,6 +99,7 @@ var Row = &Kind{
 		attr("changed_pointers", List, "tool.schema_changed: JSON Pointers (RFC 6901, strings) into the definition that differ, at most 32"),
 		attr("park_target", String, "credentials.expired: the credential's target, as the vault names it; never a secret"),
 		attr("park_scope", String, "credentials.expired: the credential's scope, as the vault names it"),
+		attr("park_id", String, "the park a call was sent again under, once approved or resumed (docs/parking.md, \"The dispatcher\")"),
 		ttl,
 	},
 }

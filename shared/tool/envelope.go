@@ -105,6 +105,27 @@ type Envelope struct {
 	// until a park was decided; envelopes of definitions published before
 	// parking, and the direct lane, have none.
 	ParkID *string `json:"park_id,omitempty"`
+	// Parkable is whether the envelope has the park_id member at all, null
+	// included: a state machine that parks the call's step sent it, so the
+	// park Task records the park and its webhook event, and the dispatcher
+	// records no event of its own (docs/parking.md, "The dispatcher").
+	// DecodeEnvelope sets it; it is no member (MarshalJSON writes
+	// "park_id": null for a Parkable envelope without a ParkID).
+	Parkable bool `json:"-"`
+}
+
+// MarshalJSON writes e as its members: park_id is written, as null when
+// ParkID is nil, whenever e is Parkable, so that an envelope decoded and
+// encoded again (toolgate invoke) keeps the member.
+func (e Envelope) MarshalJSON() ([]byte, error) {
+	type plain Envelope
+	if !e.Parkable || e.ParkID != nil {
+		return json.Marshal(plain(e))
+	}
+	return json.Marshal(struct {
+		plain
+		ParkID *string `json:"park_id"`
+	}{plain: plain(e)})
 }
 
 // Start is an envelope's start member: the run's verified starter and its
@@ -122,6 +143,10 @@ type Start struct {
 	// let the starter act for it). Only a run with a starter has one.
 	EndUser *string `json:"end_user"`
 }
+
+// parkIDPattern is a park id's form (shared/park IDPattern, which this
+// package cannot import: TestParkIDForm there keeps the two one).
+var parkIDPattern = regexp.MustCompile(`^pk_[a-z2-7]{26}$`)
 
 // MaxStarterLength bounds Start.Starter, in characters: IAM's longest
 // ARN, 2048 (IAM quotas).
@@ -257,6 +282,9 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue // no member (Parkable)
+		}
 		required := !strings.Contains(opts, "omitempty")
 		known[name] = true
 		raw, ok := members[name]
@@ -297,6 +325,7 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 			return nil, Errorf(InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(excerpt.Bytes(k, maxQuotedBytes, "...")))
 		}
 	}
+	_, e.Parkable = members[MemberParkID]
 	if err := e.validate(); err != nil {
 		return nil, err
 	}
@@ -385,6 +414,8 @@ func (e *Envelope) validate() error {
 		return bad("parent_run_id", "must be empty or an execution ARN of at most 1024 printable characters")
 	case e.RunStartedAt != "" && !validRunStart(e.RunStartedAt):
 		return bad("run_started_at", "%s is not an RFC 3339 time ($$.Execution.StartTime)", strconv.Quote(excerpt.Bytes(e.RunStartedAt, maxQuotedBytes, "...")))
+	case e.ParkID != nil && !parkIDPattern.MatchString(*e.ParkID):
+		return bad("park_id", "%s is not a park id (pk_ and 26 lower-case base32 characters) or null", strconv.Quote(excerpt.Bytes(*e.ParkID, maxQuotedBytes, "...")))
 	case len(e.Keep) > MaxKeep:
 		return bad("keep", "lists %d fields, over %d", len(e.Keep), MaxKeep)
 	}

@@ -1,6 +1,7 @@
 package tool_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -300,3 +301,82 @@ func TestDecodeRefusesAMalformedStart(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// withParkID is the valid envelope with the park_id member v.
+func withParkID(v string) string {
+	return strings.Replace(valid, `"attempt":1`, `"attempt":1,"park_id":`+v, 1)
+}
+
+// park_id absent and park_id null are two things: a state machine that
+// parks the step sends null until a park was decided (Parkable), one
+// published before parking sends nothing.
+func TestDecodeTellsParkIDAbsentFromNull(t *testing.T) {
+	const id = "pk_abcdefghijklmnopqrstuvwxyz"
+	for _, c := range []struct {
+		name, in string
+		parkable bool
+		parkID   *string
+	}{
+		{"absent", valid, false, nil},
+		{"null", withParkID("null"), true, nil},
+		{"an id", withParkID(`"` + id + `"`), true, &[]string{id}[0]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := tool.DecodeEnvelope([]byte(c.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Parkable != c.parkable || (e.ParkID == nil) != (c.parkID == nil) || (c.parkID != nil && *e.ParkID != *c.parkID) {
+				t.Fatalf("parkable %v, park_id %v; want %v, %v", e.Parkable, e.ParkID, c.parkable, c.parkID)
+			}
+		})
+	}
+}
+
+func TestDecodeRefusesAParkIDOfAnotherForm(t *testing.T) {
+	for name, v := range map[string]string{
+		"empty":           `""`,
+		"no prefix":       `"abcdefghijklmnopqrstuvwxyz"`,
+		"upper case":      `"pk_ABCDEFGHIJKLMNOPQRSTUVWXYZ"`,
+		"base32 digit 1":  `"pk_abcdefghijklmnopqrstuvwxy1"`,
+		"too short":       `"pk_abcdefghijklmnopqrstuvwxy"`,
+		"too long":        `"pk_abcdefghijklmnopqrstuvwxyza"`,
+		"a review id":     `"rv_abcdefghijklmnopqrstuvwxyz"`,
+		"a number":        `7`,
+		"an object":       `{}`,
+		"trailing a line": `"pk_abcdefghijklmnopqrstuvwxyz\n"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := tool.DecodeEnvelope([]byte(withParkID(v)))
+			var te *tool.Error
+			if !errors.As(err, &te) || te.Code != tool.InputInvalid {
+				t.Fatalf("err = %v, want TOOL_INPUT_INVALID", err)
+			}
+			if !strings.Contains(te.Message, `envelope field "park_id"`) {
+				t.Fatalf("message %q does not name park_id", te.Message)
+			}
+		})
+	}
+}
+
+// An envelope decoded and encoded again keeps its park_id member, null
+// included, and one without the member stays without it.
+func TestEncodeKeepsTheParkIDMember(t *testing.T) {
+	for _, in := range []string{valid, withParkID("null"), withParkID(`"pk_abcdefghijklmnopqrstuvwxyz"`)} {
+		e, err := tool.DecodeEnvelope([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := tool.DecodeEnvelope(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Parkable != e.Parkable || (again.ParkID == nil) != (e.ParkID == nil) {
+			t.Fatalf("%s encoded as %s: parkable %v, park_id %v", in, out, again.Parkable, again.ParkID)
+		}
+	}
+}

@@ -50,6 +50,15 @@ type Call struct {
 	// a message: no field of it but its Target, Scope and Version may be
 	// named.
 	Credential *credential.Credential
+	// ApprovedDigest is, on a call sent again after a person approved its
+	// park for a changed tool definition (tool.Envelope.ParkID naming an
+	// APPROVED park; docs/parking.md, "The dispatcher"), the digest of the
+	// definition they approved: the park's current_digest, "sha256:" and
+	// the hex SHA-256 of its RFC 8785 form. A Check accepts the server's
+	// definition when it digests to exactly this (any further change
+	// parks the call again) and validates the input against that
+	// definition's input schema. "" on every other call.
+	ApprovedDigest string
 }
 
 // Func runs a tool. It returns the result object, or an error that is a

@@ -96,8 +96,12 @@ func DispatcherWith(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, opt
 	callerCfg.Log = log
 	callers, err := caller.NewVerifier(callerCfg, ledger.ProofTable{DB: db, Table: table})
 	callers = coldstart.Must(log, "bad configuration", callers, err)
+	store := ledger.New(db, table).WithMAC(key)
 	deps := dispatch.Deps{
-		Ledger:  ledger.New(db, table).WithMAC(key),
+		Ledger: store,
+		// The park a call sent again names (docs/parking.md); only the
+		// roles of functions whose calls can park may read one.
+		Parks:   store,
 		Reviews: dynamo.NewStore(db, table).WithMAC(key),
 		Callers: callers,
 		// The webhook events of parked and unknown calls, recorded only:

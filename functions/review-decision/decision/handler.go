@@ -15,16 +15,26 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/functionurl"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
 // Config is the review-decision function's configuration.
 type Config struct {
 	Table   string
 	Callers caller.Config
+	// Parks names the park deciders and operators (park.EnvDeciders,
+	// park.EnvOperators; docs/parking.md, "Deciding").
+	Parks ParkPolicy
 }
 
-// ConfigFromEnv reads the review-decision function's configuration.
+// ConfigFromEnv reads the review-decision function's configuration:
+// review.EnvTable (required), the caller proofs' (caller.ConfigFromEnv),
+// the reviewer accounts (caller.EnvReviewerAccounts, never the
+// deployment's own), and the park deciders and operators
+// (park.EnvDeciders, park.EnvOperators: JSON lists of patterns of the
+// deployment's own account, reviewer.ParseAdmins; unset, nobody).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Table: getenv(review.EnvTable)}
 	if cfg.Table == "" {
@@ -47,6 +57,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return cfg, fmt.Errorf("%s lists the deployment's own account %s: list only other accounts", caller.EnvReviewerAccounts, cfg.Callers.Account)
 	}
 	cfg.Callers = cfg.Callers.WithAccounts(others)
+	if cfg.Parks.Deciders, err = reviewer.ParseAdmins(park.EnvDeciders, getenv(park.EnvDeciders), cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
+	if cfg.Parks.Operators, err = reviewer.ParseAdmins(park.EnvOperators, getenv(park.EnvOperators), cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -63,7 +79,10 @@ type Handler struct {
 
 // NewHandler returns the function's handler for s. Its Function URL
 // routes (Go's http.ServeMux patterns) are GET /reviews[?status=...],
-// GET /reviews/{id} and POST /reviews/{id} with a DecisionBody, each with
+// GET /reviews/{id} and POST /reviews/{id} with a DecisionBody, and for
+// parks GET /parks[?status=...], GET /parks/{id} and POST /parks/{id}
+// with a DecisionBody whose decision is approve, reject, resume or cancel
+// (docs/parking.md, "Deciding"), each with
 // or without a trailing slash and the method in any letter case; any other
 // path is refused with REVIEW_INVALID_REQUEST, and so is another method on
 // a review.
@@ -76,6 +95,14 @@ func NewHandler(s *Service) *Handler {
 	for _, p := range []string{"/reviews/{id}", "/reviews/{id}/{$}"} {
 		mux.HandleFunc("GET "+p, h.show)
 		mux.HandleFunc("POST "+p, h.decide)
+		mux.HandleFunc(p, h.methodNotAllowed)
+	}
+	for _, p := range []string{"/parks", "/parks/{$}"} {
+		mux.HandleFunc("GET "+p, h.listParks)
+	}
+	for _, p := range []string{"/parks/{id}", "/parks/{id}/{$}"} {
+		mux.HandleFunc("GET "+p, h.showPark)
+		mux.HandleFunc("POST "+p, h.decidePark)
 		mux.HandleFunc(p, h.methodNotAllowed)
 	}
 	mux.HandleFunc("/", h.noRoute)
@@ -106,15 +133,17 @@ func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.Raw
 	if err := dec.Decode(&req); err != nil {
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
-	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof})
-	h.logRequest(ctx, who, req.Action, req.ReviewID, err)
+	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof})
+	h.logRequest(ctx, who, req.Action, req.ReviewID, req.ParkID, err)
 	if err != nil {
 		return nil, review.Edge(err)
 	}
 	return json.Marshal(res)
 }
 
-func (h *Handler) logRequest(ctx context.Context, who review.Caller, action review.Action, id string, err error) {
+// logRequest logs one request: its action, the review or park it names,
+// who made it and the error code, never a reason or a proof.
+func (h *Handler) logRequest(ctx context.Context, who review.Caller, action review.Action, id, parkID string, err error) {
 	code := ""
 	if err != nil {
 		e := review.AsError(err)
@@ -123,7 +152,7 @@ func (h *Handler) logRequest(ctx context.Context, who review.Caller, action revi
 			h.log.ErrorContext(ctx, "review request failed", "error", err.Error())
 		}
 	}
-	h.log.InfoContext(ctx, "review decision request", "action", string(action), "review_id", id,
+	h.log.InfoContext(ctx, "review decision request", "action", string(action), "review_id", id, "park_id", parkID,
 		"principal", who.Principal, "authenticated", who.Authenticated, "error_code", code)
 }
 
@@ -131,7 +160,7 @@ func (h *Handler) logRequest(ctx context.Context, who review.Caller, action revi
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, req Request) {
 	req.Proof = r.Header.Get(review.ProofHeader)
 	who, res, err := h.service.Do(r.Context(), req)
-	h.logRequest(r.Context(), who, req.Action, req.ReviewID, err)
+	h.logRequest(r.Context(), who, req.Action, req.ReviewID, req.ParkID, err)
 	respond(w, res, err)
 }
 
@@ -170,6 +199,48 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, Request{Action: review.ActionDecide, ReviewID: reviewID(r), Decision: b.Decision, Reason: b.Reason})
 }
 
+// listParks serves GET /parks[?status=...].
+func (h *Handler) listParks(w http.ResponseWriter, r *http.Request) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the query string is not valid: use GET /parks or GET /parks?status=parked"))
+		return
+	}
+	h.serve(w, r, Request{Action: review.ActionParkList, Status: strings.Join(q["status"], ",")})
+}
+
+// showPark serves GET /parks/{id}.
+func (h *Handler) showPark(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, Request{Action: review.ActionParkShow, ParkID: parkID(r)})
+}
+
+// decidePark serves POST /parks/{id} with a DecisionBody: approve, reject
+// or resume (review.ActionParkDecide), or cancel (review.ActionParkCancel).
+func (h *Handler) decidePark(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body is not valid base64"))
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var b review.DecisionBody
+	if err := dec.Decode(&b); err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": \"approve\"|\"reject\"|\"resume\"|\"cancel\", \"reason\": \"...\"}: %s", strings.TrimPrefix(err.Error(), "json: ")))
+		return
+	}
+	req := Request{Action: review.ActionParkDecide, ParkID: parkID(r), Decision: b.Decision, Reason: b.Reason}
+	if b.Decision == "cancel" {
+		req.Action, req.Decision = review.ActionParkCancel, ""
+	}
+	h.serve(w, r, req)
+}
+
+// parkID is the {id} of a /parks/{id} route as the path writes it.
+func parkID(r *http.Request) string {
+	return strings.TrimSuffix(strings.TrimPrefix(r.URL.EscapedPath(), "/parks/"), "/")
+}
+
 // methodNotAllowed refuses another method on a review.
 func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	respond(w, nil, review.Errorf(review.CodeInvalid, "%s is not allowed on %s: use GET or POST", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
@@ -177,7 +248,7 @@ func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // noRoute refuses any other path.
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
-	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
+	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}, or GET /parks, GET /parks/{id} or POST /parks/{id}", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
 }
 
 // reviewID is the {id} of a /reviews/{id} route as the path writes it

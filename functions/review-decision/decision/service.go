@@ -35,10 +35,15 @@ type Request struct {
 	Status   string
 	Decision review.Verdict
 	Reason   string
+	// ParkID names the park of a park action (review.ActionParkShow,
+	// ActionDecide, ActionCancel); Decision is then approve, reject or
+	// resume, and Status filters review.ActionParkList (parked by default).
+	ParkID string
 	// Proof is the caller proof (shared/caller), bound to this request:
 	// caller.ActionList with the status filter, caller.ActionShow with the
 	// review id, caller.ActionDecide with the review id, the decision and
-	// the review's input digest.
+	// the review's input digest; a park action's as review.ParkListBinding,
+	// ParkShowBinding, ParkDecideBinding and ParkCancelBinding say.
 	Proof string
 }
 
@@ -54,6 +59,9 @@ type Service struct {
 	log           *slog.Logger
 	tracer        *tracing.Tracer
 	webhooks      Emitter
+	parks         ParkStore
+	parkTasks     ParkTasks
+	parkPolicy    ParkPolicy
 }
 
 // Deps are a Service's collaborators and settings.
@@ -80,6 +88,13 @@ type Deps struct {
 	// reached the review's Task, and sends it to the events queue when
 	// one is named (store.Emitter; docs/webhooks.md); nil records none.
 	Webhooks Emitter
+	// Parks are the parked-call items (shared/park/dynamo Decisions) and
+	// ParkTasks the park Tasks and runs (shared/review/stepfunctions
+	// Parks); either nil refuses every park action. ParkPolicy names the
+	// park deciders and operators (docs/parking.md, "Deciding").
+	Parks      ParkStore
+	ParkTasks  ParkTasks
+	ParkPolicy ParkPolicy
 }
 
 // Emitter records a webhook event once and hands it to the events queue
@@ -96,7 +111,7 @@ func NewService(d Deps) *Service {
 		d.Log = slog.Default()
 	}
 	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer,
-		webhooks: d.Webhooks}
+		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy}
 }
 
 // verifyCaller checks a request's proof for binding b.
@@ -139,8 +154,10 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 		return who, review.NewView(r, s.store.Now(), true), nil
 	case review.ActionDecide:
 		return s.decide(ctx, req)
+	case review.ActionParkList, review.ActionParkShow, review.ActionParkDecide, review.ActionParkCancel:
+		return s.doPark(ctx, req)
 	}
-	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show or decide", excerpt.Bytes(string(req.Action), 40, "..."))
+	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show, decide, park.list, park.show, park.decide or park.cancel", excerpt.Bytes(string(req.Action), 40, "..."))
 }
 
 func (s *Service) list(ctx context.Context, caller review.Caller, status string) (*review.ListResult, error) {

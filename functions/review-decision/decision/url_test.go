@@ -15,6 +15,8 @@ import (
 	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/functionurl/functionurltest"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
+	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/url_responses.golden")
@@ -40,7 +42,7 @@ var urlRequest = functionurltest.Event
 // Every route and every refusal of the Function URL answers with the
 // status, headers and body in testdata/url_responses.golden: the routes
 // (GET /reviews with and without a status, GET and POST /reviews/{id},
-// trailing slashes), the caller proof header in any letter case, the
+// GET /parks, GET and POST /parks/{id}, trailing slashes), the caller proof header in any letter case, the
 // decision body plain and base64-encoded, and each refusal (no route, a
 // method a route does not take, a body that is not base64 or not the
 // decision's JSON, an event that is not a Function URL request).
@@ -79,6 +81,16 @@ func TestURLResponses(t *testing.T) {
 		{Name: "another path", Ev: urlRequest("GET", "/solutions", "", proof, "", false)},
 		{Name: "a double slash", Ev: urlRequest("GET", "/reviews//rv_1", "", proof, "", false)},
 		{Name: "a long path", Ev: urlRequest("GET", "/"+strings.Repeat("x", 200), "", proof, "", false)},
+		{Name: "parks: list", Ev: urlRequest("GET", "/parks", "", proof, "", false)},
+		{Name: "parks: list resumed", Ev: urlRequest("GET", "/parks/", "status=resumed", proof, "", false)},
+		{Name: "parks: show", Ev: urlRequest("GET", "/parks/pk_1", "", proof, "", false)},
+		{Name: "parks: approve, bad id", Ev: urlRequest("POST", "/parks/pk_1", "", proof, `{"decision":"approve"}`, false)},
+		{Name: "parks: resume, no proof", Ev: urlRequest("POST", "/parks/pk_1", "", nil, `{"decision":"resume"}`, false)},
+		{Name: "parks: cancel, bad id", Ev: urlRequest("POST", "/parks/pk_1/", "", proof, `{"decision":"cancel"}`, false)},
+		{Name: "parks: reject without reason", Ev: urlRequest("POST", "/parks/pk_1", "", proof, `{"decision":"reject"}`, false)},
+		{Name: "parks: bad decision", Ev: urlRequest("POST", "/parks/pk_1", "", proof, `{"decision":"maybe"}`, false)},
+		{Name: "parks: unknown member", Ev: urlRequest("POST", "/parks/pk_1", "", proof, `{"decision":"approve","park":"x"}`, false)},
+		{Name: "parks: DELETE", Ev: urlRequest("DELETE", "/parks/pk_1", "", proof, "", false)},
 	}
 	functionurltest.Golden(t, filepath.Join("testdata", "url_responses.golden"), *update, urlHandler().Handle, cases)
 }
@@ -87,5 +99,7 @@ func TestURLResponses(t *testing.T) {
 // and no store: every request the tests send is answered before the table
 // would be read.
 func urlHandler() *decision.Handler {
-	return decision.NewHandler(decision.NewService(decision.Deps{Callers: bindingEcho{}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}))
+	// Parks on no table and no Step Functions: never reached either.
+	return decision.NewHandler(decision.NewService(decision.Deps{Callers: bindingEcho{}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Parks: parkdynamo.New(nil, "", nil), ParkTasks: stepfunctions.Parks{}}))
 }

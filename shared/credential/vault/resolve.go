@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -86,7 +87,7 @@ func NewResolver(store *Store, k KMS, now func() time.Time) *Resolver {
 //     TOOL_PERMISSION_DENIED saying so and how to allow it;
 //   - expired (credential_expires_at at or before now): CALL_PARKED, the
 //     message starting with credential.CauseExpired and naming the scope kind and
-//     the target;
+//     the target, its Err a *park.Detail naming the target and the scope;
 //   - a read or a decryption failing: TOOL_INTERNAL, the cause kept in Err.
 //
 // No message holds a credential's value.
@@ -131,7 +132,10 @@ func (r *Resolver) Resolve(ctx context.Context, req credential.Request) (*creden
 	}
 	now := r.now()
 	if !use.ExpiresAt.IsZero() && !use.ExpiresAt.After(now) {
-		return nil, tool.Errorf(tool.CallParked, "%s: the %s-scope credential of target %s (%s) of toolset %s expired at %s; the call was not sent",
+		// The row's detail names the target and the scope, never the value
+		// (docs/parking.md, "The PARKED row").
+		return nil, tool.Wrap(tool.CallParked, &park.Detail{Cause: park.CredentialsExpired, Target: t.Name, Scope: string(use.Scope)},
+			"%s: the %s-scope credential of target %s (%s) of toolset %s expired at %s; the call was not sent",
 			credential.CauseExpired, use.Scope.Kind(), t.Name, t.Origin, t.ToolsetName, use.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	secret, err := r.open(ctx, t, use, now)

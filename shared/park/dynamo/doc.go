@@ -10,6 +10,8 @@
 // Each method's DynamoDB requests are the access table.Accesses declares
 // for it, naming no other attribute (IAM's dynamodb:Attributes):
 // review-request records parks (Record, ParkedRows, Get), review-decision
-// reads, decides and lists them (Get, Decide, ListByStatus). Decision,
+// reads, decides and lists them (Get, Decide, ListByStatus) and reads, for
+// a decision, a park's run's starter and the review its PARKED row names
+// (Starter, RowReview). Decision,
 // the read a tool function's dispatcher is to make, has no access yet.
 package dynamo

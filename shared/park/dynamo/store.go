@@ -301,9 +301,9 @@ var decisionProjection = func() expression.Expression {
 
 // Decision reads what a dispatcher checks of park id (DecisionAttributes),
 // with a consistent read; ErrNotFound when there is none. The other
-// fields of the park are zero. No role is granted this read yet
-// (table.ParkDecisionAttributes says why): a tool function's call of it
-// is refused by IAM until an access declares it.
+// fields of the park are zero. Only the roles of table.ParkingToolFunctions
+// are granted this read (the access ReadParkDecisions), whose dispatcher
+// makes it through ledger.Store.Park.
 func (s *Store) Decision(ctx context.Context, id string) (*park.Park, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(id), ConsistentRead: aws.Bool(true),

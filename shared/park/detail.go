@@ -1,0 +1,80 @@
+package park
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MaxChangedPointers bounds Detail.ChangedPointers, and the PARKED row's
+// changed_pointers: 32 JSON Pointers (docs/parking.md, "The PARKED row").
+// A definition that differs in more places records the first 32 in
+// sorted order.
+const MaxChangedPointers = 32
+
+// Detail is what a PARKED ledger row records of why its call parked
+// (docs/parking.md, "The PARKED row"): its cause, and for
+// tool.schema_changed the digests of the pinned and the server's current
+// definition with the JSON Pointers (RFC 6901) where they differ, for
+// credentials.expired the credential's target and scope as the vault
+// names them. Names and digests only: never a secret, an input or text a
+// server sent.
+//
+// A check or a credential resolver that parks a call returns it as the
+// Err of its CALL_PARKED *tool.Error (the message stays the caller's);
+// the dispatcher finds it with errors.As and writes it on the row.
+type Detail struct {
+	Cause Cause
+	// PinnedDigest and CurrentDigest are "sha256:" and the hex SHA-256 of
+	// the RFC 8785 form of the definition the toolset pinned and of the
+	// one the server lists now (shared/mcptool, Check); CurrentDigest is
+	// "" when the server lists the tool no more.
+	PinnedDigest, CurrentDigest string
+	// ChangedPointers are the JSON Pointers into the definition that were
+	// added, removed or changed, sorted, at most MaxChangedPointers ("" is
+	// the whole definition).
+	ChangedPointers []string
+	// Target and Scope name the expired credential: the target's name in
+	// its toolset (an MCP server's key, an http host entry) and its scope
+	// ("toolset", "end_user:<hex>", "run:<execution name>";
+	// shared/credential, Scope).
+	Target, Scope string
+	// Err is the cause behind the park, kept for logs; nil for most.
+	Err error
+}
+
+// Error names the cause and its digests or target: what a log may hold.
+func (d *Detail) Error() string {
+	var b strings.Builder
+	b.WriteString(string(d.Cause))
+	switch {
+	case d.PinnedDigest != "":
+		fmt.Fprintf(&b, ": pinned %s, current %s, %d pointers", d.PinnedDigest, orNone(d.CurrentDigest), len(d.ChangedPointers))
+	case d.Target != "":
+		fmt.Fprintf(&b, ": target %s, scope %s", d.Target, orNone(d.Scope))
+	}
+	if d.Err != nil {
+		fmt.Fprintf(&b, ": %v", d.Err)
+	}
+	return b.String()
+}
+
+// Unwrap is Err.
+func (d *Detail) Unwrap() error { return d.Err }
+
+// SortedPointers is pointers sorted, without repeats, cut to
+// MaxChangedPointers: the form ChangedPointers holds.
+func SortedPointers(pointers []string) []string {
+	out := slices.Compact(slices.Sorted(slices.Values(pointers)))
+	if len(out) > MaxChangedPointers {
+		out = out[:MaxChangedPointers]
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/park"
+	"github.com/toolgate/toolgate/shared/table"
+)
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+// RowReview returns the review id the PARKED row of park r recorded (the
+// approval a gated call carried when it parked; "" when it names none):
+// one GetItem of the row (pk "RUN#<run_id>", sk r.RowSK) projecting
+// review_id only. park.ErrNotFound when the row is gone.
+func (s *Store) RowReview(ctx context.Context, r *park.Park) (string, error) {
+	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Row.Names("review_id")[0]))).Build()
+	if err != nil {
+		return "", err
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			table.PK: &types.AttributeValueMemberS{Value: table.Row.Prefix + r.RunID},
+			table.SK: &types.AttributeValueMemberS{Value: r.RowSK},
+		},
+		ProjectionExpression: ex.Projection(), ExpressionAttributeNames: ex.Names()})
+	if err != nil {
+		return "", fmt.Errorf("read the parked row of park %s: %w", r.ID, err)
+	}
+	if len(out.Item) == 0 {
+		return "", ErrNotFound
+	}
+	var it struct {
+		ReviewID string `dynamodbav:"review_id"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return "", fmt.Errorf("read the parked row of park %s: %w", r.ID, err)
+	}
+	return it.ReviewID, nil
+}
+
+// Starter returns the recorded starter of the run runID (its start
+// record; a workflow step's child holds its parent's): one consistent
+// GetItem projecting starter only. "" when the run has no start record.
+func (s *Store) Starter(ctx context.Context, runID string) (string, error) {
+	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Start.Names("starter")[0]))).Build()
+	if err != nil {
+		return "", err
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			table.PK: &types.AttributeValueMemberS{Value: table.Start.Key(runID)},
+			table.SK: &types.AttributeValueMemberS{Value: table.Start.SKValue},
+		},
+		ProjectionExpression: ex.Projection(), ExpressionAttributeNames: ex.Names()})
+	if err != nil {
+		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
+	}
+	var it struct {
+		Starter string `dynamodbav:"starter"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
+	}
+	return it.Starter, nil
+}
