@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/park"
@@ -53,11 +54,8 @@ func (e *env) settleParked(t *testing.T, run, step string) (p *park.Park, out *r
 	if !parked {
 		return nil, out, events
 	}
-	if failed := taskFailures(events); len(failed) == 0 || failed[len(failed)-1] != string(tool.CallParked) {
-		t.Fatalf("Task failures %v, want the last %s", failed, tool.CallParked)
-	}
-	if states := entered(events); states[len(states)-1] != step+"-park" {
-		t.Fatalf("run %s entered %v, want %s-park last", run, states, step)
+	if parkedCause(events) == "" {
+		t.Fatalf("Task failures %v, want %s before %s-park", taskFailures(events), tool.CallParked, step)
 	}
 	store := e.parks()
 	deadline := time.Now().Add(45 * time.Second)
@@ -131,23 +129,21 @@ func parkedCause(events []runner.Event) string {
 	return ""
 }
 
-// stopParked ends the wait of run, parked as p, the one way a test can
-// before review-decision decides parks: StopExecution on the local
-// endpoint, as a cancel does (docs/parking.md). The run ends ABORTED;
-// nobody decided, so the park stays PARKED, and the call's rows stay one
-// PARKED row, the park's.
+// stopParked ends the wait of run, parked as p, as its starter cancels
+// it through review-decision (toolgate parked cancel; docs/parking.md):
+// the run is stopped (ABORTED) and the park is CANCELLED by the starter,
+// while the call's rows stay one PARKED row, the park's.
 func (e *env) stopParked(t *testing.T, run string, p *park.Park) {
 	t.Helper()
-	if _, err := e.sf.StopExecution(t.Context(), &sfn.StopExecutionInput{ExecutionArn: aws.String(run),
-		Error: aws.String("PARK_CANCELLED"), Cause: aws.String("the test ends the park's wait")}); err != nil {
-		t.Fatalf("stop %s: %v", run, err)
+	if out, code := e.toolgate(t, "parked", "cancel", p.ID, "--reason", "the test ends the wait", "--endpoint", e.decisionEndpoint(), "--as", starter); code != cli.ExitOK {
+		t.Fatalf("parked cancel %s: exit %d\n%s", p.ID, code, out)
 	}
 	if out, _ := e.follow(t, run); out.Status != "ABORTED" {
 		t.Fatalf("run %s %s %s, want ABORTED", out.Status, out.Error, out.Cause)
 	}
 	got, err := e.parks().Get(t.Context(), p.ID)
-	if err != nil || got.Status != park.StatusParked || got.DecidedBy != "" {
-		t.Fatalf("park %+v (%v), want still PARKED, undecided", got, err)
+	if err != nil || got.Status != park.StatusCancelled || got.DecidedBy != local.LocalPrincipal(starter) {
+		t.Fatalf("park %+v (%v), want CANCELLED by %s", got, err, local.LocalPrincipal(starter))
 	}
 	rows := e.toolRows(t, run, p.Tool)
 	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].IdempotencyKey != p.IdempotencyKey {
