@@ -129,21 +129,22 @@ func parkedCause(events []runner.Event) string {
 	return ""
 }
 
-// stopParked ends the wait of run, parked as p, as its starter cancels
-// it through review-decision (toolgate parked cancel; docs/parking.md):
-// the run is stopped (ABORTED) and the park is CANCELLED by the starter,
+// stopParked ends the wait of run, parked as p, as the stack's park
+// operator (stack.CredentialAdmin) cancels it through review-decision
+// (toolgate parked cancel; docs/parking.md): the run is stopped (ABORTED)
+// and the park is CANCELLED by the operator,
 // while the call's rows stay one PARKED row, the park's.
 func (e *env) stopParked(t *testing.T, run string, p *park.Park) {
 	t.Helper()
-	if out, code := e.toolgate(t, "parked", "cancel", p.ID, "--reason", "the test ends the wait", "--endpoint", e.decisionEndpoint(), "--as", starter); code != cli.ExitOK {
+	if out, code := e.toolgate(t, "parked", "cancel", p.ID, "--reason", "the test ends the wait", "--endpoint", e.decisionEndpoint(), "--as", stack.CredentialAdmin); code != cli.ExitOK {
 		t.Fatalf("parked cancel %s: exit %d\n%s", p.ID, code, out)
 	}
 	if out, _ := e.follow(t, run); out.Status != "ABORTED" {
 		t.Fatalf("run %s %s %s, want ABORTED", out.Status, out.Error, out.Cause)
 	}
 	got, err := e.parks().Get(t.Context(), p.ID)
-	if err != nil || got.Status != park.StatusCancelled || got.DecidedBy != local.LocalPrincipal(starter) {
-		t.Fatalf("park %+v (%v), want CANCELLED by %s", got, err, local.LocalPrincipal(starter))
+	if err != nil || got.Status != park.StatusCancelled || got.DecidedBy != local.LocalPrincipal(stack.CredentialAdmin) {
+		t.Fatalf("park %+v (%v), want CANCELLED by %s", got, err, local.LocalPrincipal(stack.CredentialAdmin))
 	}
 	rows := e.toolRows(t, run, p.Tool)
 	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].IdempotencyKey != p.IdempotencyKey {
