@@ -190,6 +190,9 @@ func (e *emitter) emit() *asl.Definition {
 		if e.p.decisions {
 			params["decisions"] = map[string]any{}
 		}
+		if parks := parkSlots(e.p.steps); parks != nil {
+			params["parks"] = parks
+		}
 		return &asl.Pass{Comment: comment, Parameters: params, Next: next}
 	}
 	runNext := first
@@ -197,8 +200,13 @@ func (e *emitter) emit() *asl.Definition {
 		runNext = stateStarter
 	}
 	comment := "state data: {input, steps, reviews, meta}"
-	if e.p.decisions {
+	switch hasParks := parkSlots(e.p.steps) != nil; {
+	case e.p.decisions && hasParks:
+		comment = "state data: {input, steps, reviews, decisions, parks, meta}"
+	case e.p.decisions:
 		comment = "state data: {input, steps, reviews, decisions, meta}"
+	case hasParks:
+		comment = "state data: {input, steps, reviews, parks, meta}"
 	}
 	e.states[stateInit] = initState(comment, false, false, runNext)
 	e.states[stateInitTraced] = initState(comment+", meta.traceparent the run's", false, true, runNext)
@@ -369,6 +377,15 @@ func (e *emitter) tool(ps *planStep) {
 	st, call := ps.Step, ps.tool
 	t, r := call.tool, call.retry
 	e.states[st.ID+"-seq"] = e.seqPass("one idempotency key per call: the counter is outside the retried Task", st.ID)
+	if call.park != nil && call.park.reset {
+		e.states[st.ID+"-seq"].(*asl.Pass).Next = st.ID + "-unpark"
+		e.states[st.ID+"-unpark"] = &asl.Pass{
+			Comment:    "a new key's call: no park of it was decided yet",
+			Parameters: parkSlot(),
+			ResultPath: "$.parks." + st.ID,
+			Next:       st.ID,
+		}
+	}
 	members := map[string]any{
 		tool.MemberTool:               st.Tool,
 		tool.MemberToolsetID:          e.toolsetID,
@@ -402,6 +419,10 @@ func (e *emitter) tool(ps *planStep) {
 	if call.gated {
 		members[tool.MemberApproval] = path("$.reviews." + st.ID)
 	}
+	if call.park != nil {
+		// null until a person decided a park of the call (parkStates).
+		members[tool.MemberParkID] = path("$.parks." + st.ID + ".park_id")
+	}
 	// The result the call returns, and that the state data keeps: its
 	// fields and its bound (docs/solutions.md, "State size").
 	members[tool.MemberOutputLimitBytes] = outputLimit(st)
@@ -434,6 +455,9 @@ func (e *emitter) tool(ps *planStep) {
 	}
 	catchNext := e.failTarget(st, "the tool's error code and message")
 	task.Catch = e.catchers(st, "$.steps."+st.ID+".error", catchNext)
+	if call.park != nil {
+		task.Catch = append([]asl.Catcher{e.parkStates(ps, catchNext)}, task.Catch...)
+	}
 	task.Next = e.next(st.Next, stateEnd)
 	e.states[st.ID] = task
 }

@@ -1201,7 +1201,8 @@ func (c *checker) usedTools() []string {
 	return names
 }
 
-// checkRunTimeout refuses a review whose timeout is not below the run's
+// checkRunTimeout refuses a review whose timeout, or a park timeout
+// (checkParkTimeout), that is not below the run's
 // (policy.run_timeout_seconds): the execution would time out while the
 // review still waits, and its decision would reach no Task. Where the
 // child's run timeout is known (Options.ChildRunTimeout), it warns of a
@@ -1211,6 +1212,7 @@ func (c *checker) checkRunTimeout() {
 	if c.sol.RunTimeout == 0 {
 		return // refused, or not derived: reported already
 	}
+	c.checkParkTimeout()
 	for i, st := range c.sol.Steps {
 		if st.Kind == KindReview && c.reachable[i] && st.ReviewTimeout >= c.sol.RunTimeout {
 			c.ds.errorf(st.ReviewTimeoutPos, RuleRunTimeout, "review %q waits up to %d s, which is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would end before its review", st.ID, st.ReviewTimeout, c.sol.RunTimeout)

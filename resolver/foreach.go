@@ -24,7 +24,8 @@ import (
 // An iteration's state data is what the ItemSelector passes: the item
 // and its index, meta (the run's, with loop_seq, the counter value the
 // loop took, the index, and the iteration's own counter seq from 0),
-// empty steps, reviews and decisions, and exactly the outer values the
+// empty steps, reviews and decisions, the body's parks ({park_id: null}
+// per parkable step, docs/parking.md), and exactly the outer values the
 // body's reachable steps and collect bind (input, and each outer step or decision bound),
 // at the paths they have outside, so that a binding compiles the same in
 // and out of a body.
@@ -111,6 +112,9 @@ func (e *emitter) itemSelector(l *loopPlan) map[string]any {
 	sel["steps"] = steps
 	if e.p.decisions {
 		sel["decisions"] = decisions
+	}
+	if parks := parkSlots(l.body); parks != nil {
+		sel["parks"] = parks
 	}
 	return sel
 }

@@ -1,12 +1,17 @@
 package resolver
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -39,6 +44,8 @@ func TestTaskPayloadsDecode(t *testing.T) {
 					out[name] = fill[name]
 				case name == "start" && top: // $.meta.start, as a Starter answered it
 					out[name] = map[string]any{"starter": "arn:aws:iam::123456789012:role/starter", "end_user": nil}
+				case name == "park_id": // $.parks.<id>.park_id, as Init sets it
+					out[name] = nil
 				case name == "requester": // a verified principal
 					out[name] = "arn:aws:iam::123456789012:role/starter"
 				case name == "start_time" || name == "run_started_at": // $$.Execution.StartTime
@@ -123,6 +130,12 @@ func TestTaskPayloadsDecode(t *testing.T) {
 					t.Errorf("%s: state %s: the dispatcher refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
 				}
 			case "arn:aws:states:::lambda:invoke.waitForTaskToken":
+				if strings.HasSuffix(name, "-park") {
+					if err := decodeParkTask(st.Parameters.Payload); err != nil {
+						t.Errorf("%s: state %s: its payload is not a park Task's: %v\n%s", filepath.Base(f), name, err, payload)
+					}
+					continue
+				}
 				if _, err := review.DecodeTask(payload); err != nil {
 					t.Errorf("%s: state %s: review-request refuses its payload: %v\n%s", filepath.Base(f), name, err, payload)
 				}
@@ -144,4 +157,55 @@ func exampleSolutions() []string {
 	files, _ := filepath.Glob("../testdata/solutions/*.yaml")
 	named, _ := filepath.Glob("../testdata/toolsets/solutions/*.yaml")
 	return append(files, named...)
+}
+
+// decodeParkTask checks a park Task's payload as compiled (its paths not
+// resolved) against the contract of review-request's park route
+// (docs/parking.md, "The park Task's request and result"): exactly the
+// members task_token ($$.Task.Token) and park, whose members are exactly
+// park.Request's, once each, the paths where the run gives the value
+// ($.meta.run_id, $$.Execution.StartTime, the Task's seq and key) and
+// literal values of park.Request's types elsewhere. The park route's own
+// decoder is review-request's (shared/review), which this test does not
+// link; it decodes park.Request strictly.
+func decodeParkTask(payload map[string]any) error {
+	if len(payload) != 2 || payload["task_token.$"] != "$$.Task.Token" {
+		return fmt.Errorf("want exactly park and task_token.$ = $$.Task.Token, got %v", slices.Collect(maps.Keys(payload)))
+	}
+	members, ok := payload["park"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("park is %T, want an object", payload["park"])
+	}
+	paths := map[string]string{"run_id": "$.meta.run_id", "run_started_at": "$$.Execution.StartTime", "seq": "", "idempotency_key": ""}
+	filled := map[string]any{}
+	for k, v := range members {
+		name, isPath := strings.CutSuffix(k, ".$")
+		want, mustPath := paths[name]
+		switch {
+		case isPath != mustPath:
+			return fmt.Errorf("member %s: a path where the run gives it, a literal elsewhere", k)
+		case isPath && want != "" && v != want:
+			return fmt.Errorf("member %s is %v, want %s", k, v, want)
+		case isPath && want == "" && !strings.HasPrefix(v.(string), "States.Format("):
+			return fmt.Errorf("member %s is %v, want the Task's States.Format", k, v)
+		case isPath:
+			filled[name] = "2026-12-01T00:00:00.000Z"
+		default:
+			filled[name] = v
+		}
+	}
+	b, err := json.Marshal(filled)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var req park.Request
+	if err := dec.Decode(&req); err != nil {
+		return err
+	}
+	if got, want := slices.Sorted(maps.Keys(filled)), slices.Sorted(slices.Values(tool.FieldNames(park.Request{}))); !slices.Equal(got, want) {
+		return fmt.Errorf("members %v, want park.Request's %v", got, want)
+	}
+	return nil
 }

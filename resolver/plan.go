@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"github.com/toolgate/toolgate/resolver/gate"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -90,6 +91,9 @@ type toolCall struct {
 	// platform is the pinned function of a platform tool ("" for a
 	// catalog tool).
 	platform string
+	// park is the step's park when its call can be parked and no
+	// on_error entry names CALL_PARKED (checker.parkable); nil otherwise.
+	park *parkPlan
 }
 
 // reviewCall is a review step's request: the tool step it approves, that
@@ -132,8 +136,9 @@ type childCall struct {
 	withBound int
 }
 
-// plan builds the plan of a Solution check found no error in.
-func (c *checker) plan() *plan {
+// plan builds the plan of a Solution check found no error in, whose step
+// graph is g.
+func (c *checker) plan(g *gate.Graph) *plan {
 	p := &plan{
 		name:         c.sol.Name,
 		version:      c.sol.Version,
@@ -159,8 +164,12 @@ func (c *checker) plan() *plan {
 		p.starter = true
 	}
 	p.start = firstState(c.sol.Steps[c.start])
+	cyclic := cyclicNodes(g)
 	for i, st := range c.sol.Steps {
 		p.at[i] = c.planStep(i, st)
+		if call := p.at[i].tool; call != nil && call.park != nil {
+			call.park.reset = cyclic[i]
+		}
 	}
 	for i, st := range c.sol.Steps {
 		if l := p.at[i].forEach; l != nil {
@@ -225,6 +234,9 @@ func (c *checker) planStep(i int, st *Step) *planStep {
 	case KindTool:
 		t := c.tools[i]
 		call := &toolCall{tool: t, retry: c.retryOf(i), tolerates: c.tolerates(st), gated: c.stepGated(i)}
+		if c.parkable(st) {
+			call.park = &parkPlan{timeoutSeconds: c.parkTimeout()}
+		}
 		if c.named != nil {
 			if pt := c.named.Tools[st.Tool]; pt.Platform() {
 				call.platform = pt.Function

@@ -176,7 +176,7 @@ func compile(file string, src []byte, opts Options, emitted func(*asl.Definition
 	// reads the steps' values from it and writes its bounds into it.
 	var p *plan
 	if !ds.hasErrors() {
-		p = c.plan()
+		p = c.plan(g)
 		c.checkStateSize(g, p)
 	}
 	res.Gate = c.verdicts

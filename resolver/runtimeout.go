@@ -54,6 +54,9 @@ type RunTimeout struct {
 	LongestSeconds int
 	MarginSeconds  int
 	Path           []string
+	// ParkSeconds is the park timeout (policy.park_timeout_seconds) a
+	// derived run timeout adds once when a step can park; 0 otherwise.
+	ParkSeconds int
 	// Pending are the workflow steps whose child's run timeout is not
 	// known here (Options.ChildRunTimeout is nil): each counts only
 	// ChildStartSeconds, and publishing derives the run timeout again
@@ -63,7 +66,8 @@ type RunTimeout struct {
 
 // String is the run timeout as the summary prints it: "95040 s (derived:
 // the longest path [approve → send] takes 86400 s, plus a margin of
-// 8640 s)", or "86400 s (policy.run_timeout_seconds)".
+// 8640 s)", with ", a park of 604800 s" after the path's seconds when a
+// step can park, or "86400 s (policy.run_timeout_seconds)".
 func (r RunTimeout) String() string {
 	if !r.Derived {
 		return fmt.Sprintf("%d s (policy.run_timeout_seconds)", r.Seconds)
@@ -72,7 +76,11 @@ func (r RunTimeout) String() string {
 	if len(r.Pending) > 0 {
 		pending = fmt.Sprintf("; publishing adds the run timeouts of the children started by %s", strings.Join(r.Pending, ", "))
 	}
-	return fmt.Sprintf("%d s (derived: the longest path [%s] takes %d s, plus a margin of %d s%s)", r.Seconds, strings.Join(r.Path, " → "), r.LongestSeconds, r.MarginSeconds, pending)
+	parked := ""
+	if r.ParkSeconds > 0 {
+		parked = fmt.Sprintf(", a park of %d s", r.ParkSeconds)
+	}
+	return fmt.Sprintf("%d s (derived: the longest path [%s] takes %d s%s, plus a margin of %d s%s)", r.Seconds, strings.Join(r.Path, " → "), r.LongestSeconds, parked, r.MarginSeconds, pending)
 }
 
 // runTimeoutMargin is the margin added to a longest path of secs seconds.
@@ -111,17 +119,30 @@ func (c *checker) deriveRunTimeout() {
 			heaviest = i
 		}
 	}
+	// A parked call waits up to the park timeout for a decision; the
+	// parks of a run add one park timeout in total (docs/parking.md, "The
+	// compiled states"): a run whose calls park again and again ends
+	// with States.Timeout.
+	parkSecs := 0
+	if c.hasParkable() {
+		parkSecs = c.parkTimeout()
+		secs = saturate(secs + parkSecs)
+	}
 	margin := runTimeoutMargin(min(secs, overYear))
 	if total := secs + margin; secs >= overYear || total > MaxRunTimeout {
 		marginText := durationText(margin)
 		if secs >= overYear {
 			marginText = durationText(overYear) // a tenth of a saturated sum
 		}
-		c.ds.errorf(c.sol.Steps[heaviest].Pos, RuleRunTimeout, "the run timeout, derived from the longest path %s (%s; %s), and a margin of %s, is over %d s, a Standard workflow's longest execution (AWS Step Functions quota): shorten the path's reviews, waits, retries or loops, or set policy.run_timeout_seconds (at most %d) to end longer runs with States.Timeout",
-			strings.Join(names, " → "), durationText(secs), t.explain(heaviest), marginText, MaxRunTimeout, MaxRunTimeout)
+		parked := ""
+		if parkSecs > 0 {
+			parked = fmt.Sprintf(" with a park of %d s (policy.park_timeout_seconds)", parkSecs)
+		}
+		c.ds.errorf(c.sol.Steps[heaviest].Pos, RuleRunTimeout, "the run timeout, derived from the longest path %s (%s%s; %s), and a margin of %s, is over %d s, a Standard workflow's longest execution (AWS Step Functions quota): shorten the path's reviews, waits, retries or loops, or set policy.run_timeout_seconds (at most %d) to end longer runs with States.Timeout",
+			strings.Join(names, " → "), durationText(secs), parked, t.explain(heaviest), marginText, MaxRunTimeout, MaxRunTimeout)
 		return
 	}
-	c.runTimeout = RunTimeout{Seconds: secs + margin, Derived: true, LongestSeconds: secs, MarginSeconds: margin, Path: names}
+	c.runTimeout = RunTimeout{Seconds: secs + margin, Derived: true, LongestSeconds: secs - parkSecs, ParkSeconds: parkSecs, MarginSeconds: margin, Path: names}
 	c.sol.RunTimeout = secs + margin
 	if len(t.pending) > 0 {
 		slices.SortFunc(t.pending, func(a, b string) int { return c.index[a] - c.index[b] })

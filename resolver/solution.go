@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/inputrecord"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -156,6 +157,16 @@ type Solution struct {
 	RunTimeout    int
 	RunTimeoutSet bool
 	RunTimeoutPos Pos
+	// ParkTimeout bounds how long a parked call waits for a person's
+	// decision, in seconds (policy.park_timeout_seconds, 1 ..
+	// park.MaxTimeoutSeconds): the park Task's TimeoutSeconds
+	// (docs/parking.md, "The compiled states"). ParkTimeoutSet: written;
+	// unset, it is park.DefaultTimeoutSeconds, or an explicit
+	// policy.run_timeout_seconds when that is shorter (checker.parkTimeout).
+	// ParkTimeoutPos is where it is written, or the top.
+	ParkTimeout    int
+	ParkTimeoutSet bool
+	ParkTimeoutPos Pos
 	// InputLimit bounds a run's input, in bytes of compact JSON
 	// (policy.input_limit_bytes; InputRecord).
 	InputLimit    int
@@ -378,7 +389,7 @@ func (d *decoder) strings(f *field, what string) []Ref {
 // decodeSolution decodes the top level.
 func (d *decoder) decodeSolution(v *value) *Solution {
 	s := &Solution{NamePos: v.pos, FetchPos: v.pos, HTTPPos: v.pos, StepsPos: v.pos, RunTimeoutPos: v.pos,
-		InputLimit: DefaultInputLimitBytes, InputLimitPos: v.pos}
+		InputLimit: DefaultInputLimitBytes, InputLimitPos: v.pos, ParkTimeout: park.DefaultTimeoutSeconds, ParkTimeoutPos: v.pos}
 	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "toolset", "policy", "input", "output", "start", "steps"}, "solution", "version", "steps") {
 		return nil
 	}
@@ -398,7 +409,7 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 			s.Description, _ = d.str(&f, "description")
 		case "policy":
 			s.FetchPos, s.HTTPPos = f.keyPos, f.keyPos
-			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts", "http_hosts", "run_timeout_seconds", "input_limit_bytes"}) {
+			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts", "http_hosts", "run_timeout_seconds", "park_timeout_seconds", "input_limit_bytes"}) {
 				for _, pf := range f.val.fields {
 					switch pf.key {
 					case "input_limit_bytes":
@@ -418,6 +429,17 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 						s.RunTimeoutPos, s.RunTimeoutSet = pf.val.pos, true
 						if n, ok := d.integer(&pf, "policy.run_timeout_seconds", 1, MaxRunTimeout); ok {
 							s.RunTimeout = n
+						}
+					case "park_timeout_seconds":
+						s.ParkTimeoutPos, s.ParkTimeoutSet = pf.val.pos, true
+						if pf.val.kind == kNumber {
+							if n, err := strconv.ParseInt(pf.val.str, 10, 64); err == nil && n > park.MaxTimeoutSeconds {
+								d.ds.errorf(pf.val.pos, RuleQuota, "policy.park_timeout_seconds %d is over %d: a park Task waits on a task token, which lives at most a year, as a Standard execution does (AWS Step Functions quotas)", n, park.MaxTimeoutSeconds)
+								continue
+							}
+						}
+						if n, ok := d.integer(&pf, "policy.park_timeout_seconds", 1, park.MaxTimeoutSeconds); ok {
+							s.ParkTimeout = n
 						}
 					case "review_before":
 						s.ReviewBefore = d.strings(&pf, "policy.review_before")

@@ -104,6 +104,22 @@ const (
 	executionIDBytes   = 1024 + 2
 	executionNameBytes = 6*80 + 2
 	startTimeBytes     = 64
+	// parkResultBytes bounds $.parks.<tool id>: what a park Task keeps of
+	// the result review-decision sends (park.Result): the park id (29
+	// characters), the decision and its reason, bounded as a review's
+	// (reasonBytes), with the keys.
+	parkResultBytes = reasonBytes + 128
+	// parkInitBytes bounds what Init (or an iteration's ItemSelector)
+	// writes of $.parks per parkable step besides its id:
+	// "<id>":{"park_id":null}, and a comma.
+	parkInitBytes = len(`"":{"park_id":null},`)
+	// parkTaskBytes bounds a park Task's payload (park.Request and the
+	// task token) without its step id and tool name: the task token (at
+	// most 1024 characters, review.MaxTaskTokenLength), the run id and the
+	// idempotency key (execution ARNs of at most 1024 characters, the
+	// key with its seq), the seq, the toolset id, the run's start time
+	// and the fixed members.
+	parkTaskBytes = 6 << 10
 	// maxPathSets bounds the sets of written slots tracked per step; past
 	// it the step's sets are merged into one (a larger, still safe bound).
 	maxPathSets = 64
@@ -219,6 +235,13 @@ func (c *checker) checkStateSize(g *gate.Graph, p *plan) {
 	// the Starter refuses the run (it has no start record) before any step
 	// runs. So the proof counts nowhere.
 	base := z.input + metaBytes
+	// Init and each iteration's ItemSelector write {"park_id": null} for
+	// each parkable step: counted at every step, in and out of bodies.
+	for i, st := range c.sol.Steps {
+		if call := p.at[i].tool; c.reachable[i] && call != nil && call.park != nil {
+			base += parkInitBytes + len(st.ID)
+		}
+	}
 	for i, st := range c.sol.Steps {
 		if c.reachable[i] && st.Kind == KindWorkflow {
 			z.withBound(i)
@@ -244,6 +267,10 @@ func (c *checker) checkStateSize(g *gate.Graph, p *plan) {
 		if payload > MaxStateBytes {
 			c.ds.errorf(st.Pos, RuleStateSize, "step %q: its Task's payload (the envelope) could reach %d bytes, over the %d bytes Step Functions allows a Task's input: its inputs bind too much (each bound value counts at its own bound; a value formatted into a string counts twice)",
 				st.ID, payload, MaxStateBytes)
+		}
+		// A park Task's payload carries no value of the step's.
+		if park := parkTaskBytes + 2*len(st.ID) + len(st.Tool); call.park != nil && park > MaxStateBytes {
+			c.ds.errorf(st.Pos, RuleStateSize, "step %q: its park Task's payload could reach %d bytes, over the %d bytes Step Functions allows a Task's input", st.ID, park, MaxStateBytes)
 		}
 	}
 	for i, st := range c.sol.Steps {
@@ -368,8 +395,9 @@ func (c *checker) inputLimit() int {
 	return DefaultInputLimitBytes
 }
 
-// slotsOf is the slots step i writes, with their bounds: slotOf's, and a
-// review's decision ($.decisions.<review id>) when it is bound.
+// slotsOf is the slots step i writes, with their bounds: slotOf's, a
+// review's decision ($.decisions.<review id>) when it is bound, and a
+// parkable tool step's park ($.parks.<id>, the park Task's result).
 func (z *sizer) slotsOf(i int, st *Step) []*slot {
 	var out []*slot
 	if s := z.slotOf(i, st); s != nil {
@@ -377,6 +405,9 @@ func (z *sizer) slotsOf(i int, st *Step) []*slot {
 	}
 	if r := z.p.at[i].review; r != nil && r.decision {
 		out = append(out, &slot{name: "decisions." + st.ID, bytes: decisionBytes, parts: []string{"the review's decision"}})
+	}
+	if call := z.p.at[i].tool; call != nil && call.park != nil {
+		out = append(out, &slot{name: "parks." + st.ID, bytes: parkResultBytes, parts: []string{"a park's decision and its reason"}})
 	}
 	return out
 }
@@ -388,9 +419,17 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 	case KindTool:
 		out, why := z.resultBound(i)
 		s := &slot{name: "steps." + st.ID, parts: []string{why}}
+		parks := z.p.at[i].tool != nil && z.p.at[i].tool.park != nil
 		switch {
-		case !st.hasOnError():
+		case !st.hasOnError() && !parks:
 			s.bytes = out + 16 // a failure without on_error ends the run
+		case !st.hasOnError():
+			// A park leaves CALL_PARKED's error in the slot until the call
+			// is sent again and its result replaces it.
+			s.bytes = max(out+16, errorBytes)
+			if errorBytes > out+16 {
+				s.parts = []string{fmt.Sprintf("a park's error %d", errorBytes)}
+			}
 		case z.cyclic[i]:
 			// A loop may leave a result and then a failure's error in it.
 			s.bytes = out + 16 + errorBytes

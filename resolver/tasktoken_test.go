@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,14 +10,15 @@ import (
 )
 
 // The task token leaves a definition through one member only: the review
-// Task's payload (task_token, $$.Task.Token), which hands it to
+// or park Task's payload (task_token, $$.Task.Token), which hands it to
 // review-request and which Step Functions records in the Task's
 // TaskScheduled event. No other state reads $$.Task, so the token never
 // enters the state data, a tool's envelope or the run's output, where
 // every later event of the execution's history would show it again; and
 // a review Task writes at $.reviews.<tool id> what SendTaskSuccess sends
 // (the decision JSON), with no ResultSelector that could keep anything
-// else (docs/infra.md, "What an execution's history shows").
+// else (docs/infra.md, "What an execution's history shows"); a park Task
+// keeps park.Result's members alone at $.parks.<tool id>.
 func TestTaskTokenOnlyInTheReviewTaskPayload(t *testing.T) {
 	files := append(exampleSolutions(), "../testdata/demo/demo-each.yaml")
 	reviews := 0
@@ -49,7 +51,14 @@ func TestTaskTokenOnlyInTheReviewTaskPayload(t *testing.T) {
 					if payload["task_token.$"] != "$$.Task.Token" {
 						t.Errorf("%s: review Task %s: task_token.$ is %v", name, state, payload["task_token.$"])
 					}
-					if rp, _ := st["ResultPath"].(string); !strings.HasPrefix(rp, "$.reviews.") || st["ResultSelector"] != nil || st["OutputPath"] != nil {
+					if rp, _ := st["ResultPath"].(string); strings.HasPrefix(rp, "$.parks.") {
+						// A park Task keeps park.Result's three members,
+						// each from the output review-decision sends.
+						want := map[string]any{"park_id.$": "$.park_id", "decision.$": "$.decision", "reason.$": "$.reason"}
+						if !strings.HasSuffix(state, "-park") || !maps.Equal(asMap(st["ResultSelector"]), want) || st["OutputPath"] != nil {
+							t.Errorf("%s: park Task %s: ResultSelector %v, OutputPath %v: its result must be park.Result at $.parks.<tool id>", name, state, st["ResultSelector"], st["OutputPath"])
+						}
+					} else if !strings.HasPrefix(rp, "$.reviews.") || st["ResultSelector"] != nil || st["OutputPath"] != nil {
 						t.Errorf("%s: review Task %s: ResultPath %v, ResultSelector %v, OutputPath %v: its result must be the decision at $.reviews.<tool id>",
 							name, state, st["ResultPath"], st["ResultSelector"], st["OutputPath"])
 					}

@@ -347,14 +347,29 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	// A credential the server refuses with 401 invalid_token.
 	invalidName := fresh("canary-invalid")
 	c.set(t, starter, name, "crm", canaries["invalid run crm"], "--run", executionARN(both, invalidName))
-	follow(t, c.start(t, both, input(fresh("unread")), starter, invalidName, ""), "a 401 invalid_token", "FAILED", tool.CallParked)
+	// The run waits in its park, or, refused after the claim, fails
+	// finding no PARKED row (endRefusedCall); its outcome is searched as
+	// the others'.
+	parkedRun := func(t *testing.T, run, what string) {
+		t.Helper()
+		_, out, _ := e.endRefusedCall(t, run, "lookup", "crm.lookup_customer")
+		runs = append(runs, ran{run, what, out})
+	}
+	parkedRun(t, c.start(t, both, input(fresh("unread")), starter, invalidName, ""), "a 401 invalid_token")
 
 	// The expired credential, once its time has passed: the wall clock is
 	// what the dispatcher compares it with.
 	if wait := time.Until(expiresAt); wait > 0 {
 		time.Sleep(wait + 100*time.Millisecond)
 	}
-	follow(t, c.start(t, both, input(fresh("unread")), starter, expiredName, ""), "an expired credential", "FAILED", tool.CallParked)
+	expiredRun := c.start(t, both, input(fresh("unread")), starter, expiredName, "")
+	expiredPark, _ := e.awaitParked(t, expiredRun, "lookup")
+	if strings.Contains(fmt.Sprintf("%+v", expiredPark), canaries["expired run crm"]) {
+		t.Fatal("the park holds the expired credential")
+	}
+	e.stopParked(t, expiredRun, expiredPark)
+	out, _ := e.follow(t, expiredRun)
+	runs = append(runs, ran{expiredRun, "an expired credential", out})
 
 	// What was sent: every canary but the expired one reached its target,
 	// so each went through the functions that must not record it.

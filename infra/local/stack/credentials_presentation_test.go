@@ -94,8 +94,14 @@ func TestCredentialsArePresentedOnlyWhereTheirTargetSays(t *testing.T) {
 			hsrv.Script("/cred/"+path, httprecorder.Status(401, "WWW-Authenticate", tc.challenge))
 			before := len(hsrv.Requests())
 			run, _ := c.runAs(t, read, fmt.Sprintf(`{"path": %q}`, path), starter, "", "")
-			out, _ := c.follow(t, run)
-			if out.Status != "FAILED" || out.Error != string(tc.code) || !strings.Contains(out.Cause, tc.says) || strings.Contains(out.Cause, tok) {
+			if tc.code == tool.CallParked {
+				// Refused after the claim: the park route finds no PARKED
+				// row, and the run fails (endRefusedCall).
+				cause, out, _ := c.endRefusedCall(t, run, "read", "http")
+				if !strings.Contains(cause, tc.says) || strings.Contains(cause, tok) || strings.Contains(out.Cause, tok) {
+					t.Fatalf("%s: the Task's cause %q, the run's %q: want %q, without the credential", tc.why, cause, out.Cause, tc.says)
+				}
+			} else if out, _ := c.follow(t, run); out.Status != "FAILED" || out.Error != string(tc.code) || !strings.Contains(out.Cause, tc.says) || strings.Contains(out.Cause, tok) {
 				t.Fatalf("%s: run %s %s %s, want FAILED %s saying %q", tc.why, out.Status, out.Error, out.Cause, tc.code, tc.says)
 			}
 			if got := hsrv.Requests()[before:]; len(got) != 1 || got[0].AuthorizationSHA256 != authorizationDigest(tok) {
@@ -156,9 +162,14 @@ func TestCredentialsArePresentedOnlyWhereTheirTargetSays(t *testing.T) {
 		// invalid_token, and the call parks without the token in its cause.
 		srv.SetBearerTokens(token(t))
 		run, _ = c.runAs(t, lookup, `{"customer_id": "C-3"}`, starter, "", "")
-		out, _ = c.follow(t, run)
-		if out.Status != "FAILED" || out.Error != string(tool.CallParked) || !strings.Contains(out.Cause, credential.CauseExpired) || strings.Contains(out.Cause, pathTok) {
-			t.Fatalf("run %s %s %s, want FAILED %s (%s) without the credential", out.Status, out.Error, out.Cause, tool.CallParked, credential.CauseExpired)
+		cause, out, events := c.endRefusedCall(t, run, "lookup", "crm.lookup_customer")
+		if !strings.Contains(cause, credential.CauseExpired) || strings.Contains(cause, pathTok) || strings.Contains(out.Cause, pathTok) {
+			t.Fatalf("the Task's cause %q, the run's %q: want %s, without the credential", cause, out.Cause, credential.CauseExpired)
+		}
+		for _, ev := range events {
+			if strings.Contains(fmt.Sprintf("%+v", ev), pathTok) {
+				t.Fatalf("the parked run's history holds the credential: %s", ev.Type)
+			}
 		}
 	})
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -527,7 +528,30 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 		time.Sleep(time.Until(expires.Add(100 * time.Millisecond)))
 		since := len(srv.Requests())
 		run, _ := c.runAs(t, lookup, input, endUserActor, "", customer)
-		c.endedBefore(t, srv, since, run, tool.CallParked, ledger.StatusParked, credential.CauseExpired, credential.KindEndUser, "crm")
+		// The run waits in its park for the credential (docs/parking.md),
+		// the call unsent, its park naming the target and scope, never the
+		// secret; the test ends the wait.
+		p, events := c.awaitParked(t, run, "lookup")
+		cause := parkedCause(events)
+		for _, w := range []string{credential.CauseExpired, credential.KindEndUser, "crm"} {
+			if !strings.Contains(cause, w) {
+				t.Errorf("the cause lacks %q:\n%s", w, cause)
+			}
+		}
+		if p.Cause != park.CredentialsExpired || p.Target != "crm" || !strings.Contains(p.Scope, credential.KindEndUser) {
+			t.Errorf("park %+v, want %s of target crm in an end-user scope", p, park.CredentialsExpired)
+		}
+		if strings.Contains(fmt.Sprintf("%+v", p), tokEndUser) || strings.Contains(cause, tokEndUser) {
+			t.Fatal("the park or the cause quotes the credential")
+		}
+		rows := c.toolRows(t, run, "crm.lookup_customer")
+		if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 0 {
+			t.Fatalf("rows %+v, want one PARKED %s, attempt 0", rows, tool.CallParked)
+		}
+		c.stopParked(t, run, p)
+		if got := presented(srv, since); len(got) != 0 {
+			t.Fatalf("the server received %d tools/call requests, want none", len(got))
+		}
 	})
 
 	t.Run("a ciphertext moved to another end user's item is not presented", func(t *testing.T) {
@@ -587,11 +611,14 @@ func TestCredentialsOnTheLocalStack(t *testing.T) {
 		defer srv.SetBearerTokens(tokToolset, tokEndUser, tokRun, tokOther)
 		since = len(srv.Requests())
 		run, _ = c.runAs(t, lookup, input, starter, "", "")
-		out, _ := c.follow(t, run)
-		if out.Status != "FAILED" || out.Error != string(tool.CallParked) || !strings.Contains(out.Cause, credential.CauseExpired) {
-			t.Fatalf("run %s %s %s, want FAILED %s (%s)", out.Status, out.Error, out.Cause, tool.CallParked, credential.CauseExpired)
+		// Refused at the listing, the run waits in its park; at
+		// tools/call, after the claim, the park route finds no PARKED row
+		// (endRefusedCall).
+		cause, out, _ := c.endRefusedCall(t, run, "lookup", "crm.lookup_customer")
+		if !strings.Contains(cause, credential.CauseExpired) {
+			t.Fatalf("the Task's cause %q, want %s", cause, credential.CauseExpired)
 		}
-		if strings.Contains(out.Cause, tokToolset) {
+		if strings.Contains(cause, tokToolset) || strings.Contains(out.Cause, tokToolset) {
 			t.Fatal("the cause quotes the credential")
 		}
 		reqs := srv.Requests()[since:]

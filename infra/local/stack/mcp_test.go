@@ -30,6 +30,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
 	"github.com/toolgate/toolgate/shared/mcptool"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -210,24 +211,30 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		Env: map[string]string{"TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "0"}})
 	srv := e.st.MCP
 	// parkedLookup runs mcp-e2e-lookup once its tool changed on the server:
-	// the run fails with CALL_PARKED, its one row is PARKED, attempt 0,
-	// under <run>/1, and the server receives no tools/call.
-	parkedLookup := func(t *testing.T) (*runner.Outcome, ledger.Row) {
+	// the Task fails with CALL_PARKED and the run waits in lookup-park, its
+	// park recorded; its one row is PARKED, attempt 0, under <run>/1, and
+	// the server receives no tools/call. It returns the Task's cause, the
+	// row and the park, then ends the wait (stopParked).
+	parkedLookup := func(t *testing.T) (string, ledger.Row, *park.Park) {
 		t.Helper()
 		calls := len(srv.Calls())
 		run := e.start(t, "mcp-e2e-lookup", map[string]string{"customer_id": "C-1"})
-		out, _ := e.follow(t, run)
-		if out.Status != "FAILED" || out.Error != string(tool.CallParked) {
-			t.Fatalf("run %s %s %s, want FAILED %s", out.Status, out.Error, out.Cause, tool.CallParked)
-		}
+		p, events := e.awaitParked(t, run, "lookup")
 		rows := e.toolRows(t, run, "crm.lookup_customer")
 		if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 0 || rows[0].IdempotencyKey != run+"/1" {
 			t.Fatalf("rows %+v, want one PARKED %s, attempt 0, under %s/1", rows, tool.CallParked, run)
 		}
+		if p.Cause != park.SchemaChanged || p.Tool != "crm.lookup_customer" || p.IdempotencyKey != run+"/1" || p.Seq != "1" || p.Gated {
+			t.Fatalf("park %+v, want an ungated %s of crm.lookup_customer under %s/1", p, park.SchemaChanged, run)
+		}
 		if sent := srv.Calls()[calls:]; len(sent) != 0 {
 			t.Fatalf("the server received %+v, want no tools/call", sent)
 		}
-		return out, rows[0]
+		e.stopParked(t, run, p)
+		if sent := srv.Calls()[calls:]; len(sent) != 0 {
+			t.Fatalf("the server received %+v after the run stopped, want no tools/call", sent)
+		}
+		return parkedCause(events), rows[0], p
 	}
 
 	dir := t.TempDir()
@@ -403,7 +410,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 		}
 	})
 
-	t.Run("a schema changed since registration parks the call: CALL_PARKED, both digests and the diff, no tools/call", func(t *testing.T) {
+	t.Run("a schema changed since registration parks the call: the run waits in its park, CALL_PARKED, both digests and the diff, no tools/call", func(t *testing.T) {
 		var lock struct {
 			Tools map[string]struct {
 				InputSchema json.RawMessage `json:"input_schema"`
@@ -421,11 +428,16 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}()
-		out, _ := parkedLookup(t)
+		cause, _, p := parkedLookup(t)
 		for _, want := range []string{mcptool.SchemaChanged, "pinned sha256:", "server sha256:", "added /inputSchema/properties/customer_id/maxLength"} {
-			if !strings.Contains(out.Cause, want) {
-				t.Errorf("the cause lacks %q:\n%s", want, out.Cause)
+			if !strings.Contains(cause, want) {
+				t.Errorf("the cause lacks %q:\n%s", want, cause)
 			}
+		}
+		if !strings.HasPrefix(p.PinnedDigest, "sha256:") || !strings.HasPrefix(p.CurrentDigest, "sha256:") || p.PinnedDigest == p.CurrentDigest ||
+			!strings.Contains(cause, p.PinnedDigest) || !strings.Contains(cause, p.CurrentDigest) ||
+			!slices.Contains(p.ChangedPointers, "/inputSchema/properties/customer_id/maxLength") {
+			t.Errorf("park %+v, want the cause's two digests and the changed pointer", p)
 		}
 	})
 
@@ -446,12 +458,15 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}()
-		out, row := parkedLookup(t)
-		if !strings.Contains(out.Cause, "changed /description") || strings.Contains(out.Cause, "Deletes the customer") || strings.Contains(out.Cause, pinned) {
-			t.Errorf("the cause names no changed /description, or quotes a description:\n%s", out.Cause)
+		cause, row, p := parkedLookup(t)
+		if !strings.Contains(cause, "changed /description") || strings.Contains(cause, "Deletes the customer") || strings.Contains(cause, pinned) {
+			t.Errorf("the cause names no changed /description, or quotes a description:\n%s", cause)
 		}
 		if strings.Contains(fmt.Sprintf("%+v", row), "Deletes the customer") {
 			t.Errorf("the ledger row quotes the description: %+v", row)
+		}
+		if !slices.Contains(p.ChangedPointers, "/description") || strings.Contains(fmt.Sprintf("%+v", p), "Deletes the customer") {
+			t.Errorf("park %+v, want /description changed, without quoting it", p)
 		}
 	})
 

@@ -22,7 +22,6 @@ import (
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/table"
-	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/webhook"
 )
 
@@ -176,9 +175,10 @@ steps:
 // A subscriber of tool.schema_changed gets the event of a call parked
 // because its MCP tool changed on its server since registration, signed:
 // its webhook-id derives from the PARKED row's key, and it names the run,
-// the call's key, the tool and the cause, never the run's input. mcp-call
-// records the event only (its role holds no queue permission); the local
-// stack's relay sends it. On a stack of its own, whose MCP server's
+// the call's key, the tool, the cause, the park the run waits in and the
+// commands that decide it, never the run's input. review-request's park
+// route records it when the run enters the park (docs/parking.md); the
+// local stack's relay or review-request sends it. On a stack of its own, whose MCP server's
 // change no other test sees and whose mcp-call lists the server before
 // every call, as TestMCPToolsOnTheLocalStack's.
 func TestWebhookSubscriberGetsASignedToolSchemaChangedWhenAnMCPCallParks(t *testing.T) {
@@ -216,9 +216,10 @@ func TestWebhookSubscriberGetsASignedToolSchemaChangedWhenAnMCPCallParks(t *test
 	canary := fresh("canary-parked-3c91")
 	customer := fmt.Sprintf("C-%d", time.Now().UnixNano())
 	run := e.start(t, name, map[string]string{"customer_id": customer, "note": canary})
-	if out, _ := e.follow(t, run); out.Status != "FAILED" || out.Error != string(tool.CallParked) {
-		t.Fatalf("run %s %s %s, want FAILED %s", out.Status, out.Error, out.Cause, tool.CallParked)
-	}
+	// The run waits in its park (docs/parking.md), whose route records
+	// the event under the id the dispatcher gives the PARKED row's.
+	p, _ := e.awaitParked(t, run, "lookup")
+	defer e.stopParked(t, run, p)
 	rows := e.toolRows(t, run, "crm.lookup_customer")
 	if len(rows) != 1 || rows[0].Status != ledger.StatusParked {
 		t.Fatalf("rows %+v, want one PARKED", rows)
@@ -234,7 +235,8 @@ func TestWebhookSubscriberGetsASignedToolSchemaChangedWhenAnMCPCallParks(t *test
 		t.Fatal(err)
 	}
 	want := webhook.CallData{Run: run[strings.LastIndexByte(run, ':')+1:], Key: run + "/1", Tool: "crm.lookup_customer", Cause: "tool.schema_changed",
-		Detail: "MCP tool crm.lookup_customer"}
+		Detail: "MCP tool crm.lookup_customer", ParkID: p.ID,
+		DecideCommand: "toolgate parked approve " + p.ID + " | toolgate parked reject " + p.ID + " --reason TEXT"}
 	if got != want {
 		t.Errorf("data %+v, want %+v", got, want)
 	}
@@ -248,6 +250,16 @@ func TestWebhookSubscriberGetsASignedToolSchemaChangedWhenAnMCPCallParks(t *test
 // event's id (docs/webhooks.md).
 func (e *env) parkedRowKey(t *testing.T, run string) string {
 	t.Helper()
+	key, ok := e.parkedRowKeyIf(t, run)
+	if !ok {
+		t.Fatalf("run %s has no PARKED row", run)
+	}
+	return key
+}
+
+// parkedRowKeyIf is parkedRowKey, or false when run has no PARKED row.
+func (e *env) parkedRowKeyIf(t *testing.T, run string) (string, bool) {
+	t.Helper()
 	out, err := local.DynamoDB(e.st.Dynamo.Endpoint()).Query(t.Context(), &dynamodb.QueryInput{
 		TableName: aws.String(stack.Table), KeyConditionExpression: aws.String("#pk = :pk"),
 		FilterExpression:         aws.String("#status = :parked"),
@@ -257,12 +269,15 @@ func (e *env) parkedRowKey(t *testing.T, run string) string {
 		},
 		ConsistentRead: aws.Bool(true),
 	})
-	if err != nil || len(out.Items) != 1 {
+	if err != nil || len(out.Items) > 1 {
 		t.Fatalf("PARKED rows of %s: %v (%v)", run, out, err)
+	}
+	if len(out.Items) == 0 {
+		return "", false
 	}
 	sk, _ := out.Items[0][table.SK].(*types.AttributeValueMemberS)
 	if sk == nil {
 		t.Fatalf("the PARKED row of %s has no sort key", run)
 	}
-	return table.Row.Key(run) + "\n" + sk.Value
+	return table.Row.Key(run) + "\n" + sk.Value, true
 }

@@ -1,0 +1,184 @@
+package stack_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/infra/local/stack"
+	"github.com/toolgate/toolgate/resolver/cli"
+	"github.com/toolgate/toolgate/resolver/cli/runner"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// parks is the park store on the stack's table, as review-request and
+// review-decision read it.
+func (e *env) parks() *parkdynamo.Store {
+	return parkdynamo.New(local.DynamoDB(e.st.Dynamo.Endpoint()), stack.Table, time.Now)
+}
+
+// awaitParked waits until run waits in step's park state (docs/parking.md,
+// "The compiled states"): the execution RUNNING, the last state it
+// entered `<step>-park`, after the step's Task failed with CALL_PARKED,
+// and review-request's park route has recorded the park of the run's one
+// PARKED row (park.ID of the row's key), listed as PARKED. It returns the
+// park and the run's events until the park.
+func (e *env) awaitParked(t *testing.T, run, step string) (*park.Park, []runner.Event) {
+	t.Helper()
+	p, out, events := e.settleParked(t, run, step)
+	if p == nil {
+		t.Fatalf("run %s ended %s %s %s via %v, want it waiting in %s-park", run, out.Status, out.Error, out.Cause, entered(events), step)
+	}
+	return p, events
+}
+
+// settleParked follows run until its step's Task failed with CALL_PARKED
+// and either the run waits in `<step>-park` with its park recorded, as
+// awaitParked checks (p), or the run ended (out, with all its events): a
+// park route refusing the park fails the park Task, and so the run. A poll
+// with a deadline: the park appears when the execution, on the local
+// endpoint, reaches it.
+func (e *env) settleParked(t *testing.T, run, step string) (p *park.Park, out *runner.Outcome, events []runner.Event) {
+	t.Helper()
+	out, events, parked := e.followToPark(t, run, step)
+	if !parked {
+		return nil, out, events
+	}
+	if parkedCause(events) == "" {
+		t.Fatalf("Task failures %v, want %s before %s-park", taskFailures(events), tool.CallParked, step)
+	}
+	store := e.parks()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		d, err := e.sf.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(run)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != "RUNNING" {
+			out, events := e.follow(t, run)
+			return nil, out, events
+		}
+		// The run's PARKED row, and its park once recorded. A refusal
+		// after the claim leaves no PARKED row: the park route then
+		// fails the park Task, and the run ends.
+		if key, ok := e.parkedRowKeyIf(t, run); ok {
+			rowPK, rowSK, _ := strings.Cut(key, "\n")
+			id := park.ID(rowPK, rowSK)
+			p, err := store.Get(t.Context(), id)
+			if err == nil {
+				listed, err := store.ListByStatus(t.Context(), park.StatusParked, func(q *park.Park) bool { return q.ID == id })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Status != park.StatusParked || p.RunID != run || p.Step != step || p.RowSK != rowSK || p.TaskToken == "" || len(listed) != 1 {
+					t.Fatalf("park %+v (listed PARKED: %d), want PARKED for %s, step %s, row %s, with a task token", p, len(listed), run, step, rowSK)
+				}
+				if d, err := e.sf.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(run)}); err != nil || d.Status != "RUNNING" {
+					t.Fatalf("run %s: %v (%v), want RUNNING in %s-park", run, d, err, step)
+				}
+				return p, nil, events
+			}
+			if !errors.Is(err, parkdynamo.ErrNotFound) {
+				t.Fatal(err)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s waits in %s-park, and no park is recorded for it", run, step)
+		}
+		time.Sleep(200 * time.Millisecond) // a poll with a deadline: review-request records the park when the park Task invokes it
+	}
+}
+
+// followToPark follows run until it enters step's park state (parked) or
+// ends (out), and returns its events so far.
+func (e *env) followToPark(t *testing.T, run, step string) (out *runner.Outcome, events []runner.Event, parked bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	out, err := runner.Follow(ctx, e.sf, run, 200*time.Millisecond, func(ev runner.Event) {
+		events = append(events, ev)
+		if strings.HasSuffix(ev.Type, "StateEntered") && ev.State == step+"-park" {
+			parked = true
+			cancel() // the run entered its park: stop following
+		}
+	})
+	if !parked && err != nil {
+		t.Fatalf("run %s neither ended nor reached %s-park via %v: %v", run, step, entered(events), err)
+	}
+	return out, events, parked
+}
+
+// parkedCause is the cause of the step's Task's CALL_PARKED failure in
+// events: what the run's error was before parks.
+func parkedCause(events []runner.Event) string {
+	for _, ev := range slices.Backward(events) {
+		if ev.Type == "TaskFailed" && ev.Error == string(tool.CallParked) {
+			return ev.Cause
+		}
+	}
+	return ""
+}
+
+// stopParked ends the wait of run, parked as p, as the stack's park
+// operator (stack.CredentialAdmin) cancels it through review-decision
+// (toolgate parked cancel; docs/parking.md): the run is stopped (ABORTED)
+// and the park is CANCELLED by the operator,
+// while the call's rows stay one PARKED row, the park's.
+func (e *env) stopParked(t *testing.T, run string, p *park.Park) {
+	t.Helper()
+	if out, code := e.toolgate(t, "parked", "cancel", p.ID, "--reason", "the test ends the wait", "--endpoint", e.decisionEndpoint(), "--as", stack.CredentialAdmin); code != cli.ExitOK {
+		t.Fatalf("parked cancel %s: exit %d\n%s", p.ID, code, out)
+	}
+	if out, _ := e.follow(t, run); out.Status != "ABORTED" {
+		t.Fatalf("run %s %s %s, want ABORTED", out.Status, out.Error, out.Cause)
+	}
+	got, err := e.parks().Get(t.Context(), p.ID)
+	if err != nil || got.Status != park.StatusCancelled || got.DecidedBy != local.LocalPrincipal(stack.CredentialAdmin) {
+		t.Fatalf("park %+v (%v), want CANCELLED by %s", got, err, local.LocalPrincipal(stack.CredentialAdmin))
+	}
+	rows := e.toolRows(t, run, p.Tool)
+	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].IdempotencyKey != p.IdempotencyKey {
+		t.Fatalf("rows %+v, want the one PARKED row under %s", rows, p.IdempotencyKey)
+	}
+}
+
+// endRefusedCall ends the run of a call whose server refused its
+// credential with 401 invalid_token (RFC 6750 §3.1), so that the step's
+// Task failed with CALL_PARKED: refused before the claim (a listing), the
+// call's row is PARKED, attempt 0, and the run waits in its park, which
+// stopParked ends; refused after the claim (tools/call, an http request),
+// its row is FAILED, attempt 1, not applied, and writes no PARKED row, so
+// the park route finds none ("no parked call") and the park Task fails the
+// run with REVIEW_INVALID_REQUEST (docs/parking.md). It returns the Task's
+// cause, the run's outcome and its events.
+func (e *env) endRefusedCall(t *testing.T, run, step, toolName string) (string, *runner.Outcome, []runner.Event) {
+	t.Helper()
+	p, out, events := e.settleParked(t, run, step)
+	cause := parkedCause(events)
+	if cause == "" {
+		t.Fatalf("run %s: no Task failed with %s via %v", run, tool.CallParked, entered(events))
+	}
+	if p != nil {
+		e.stopParked(t, run, p)
+		out, events = e.follow(t, run)
+		return cause, out, events
+	}
+	if out.Status != "FAILED" || out.Error != "REVIEW_INVALID_REQUEST" || !strings.Contains(out.Cause, "no parked call") {
+		t.Fatalf("run %s %s %s, want it waiting in %s-park, or FAILED REVIEW_INVALID_REQUEST (no parked call) for a refusal after the claim", out.Status, out.Error, out.Cause, step)
+	}
+	rows := e.toolRows(t, run, toolName)
+	if len(rows) != 1 || rows[0].Status != ledger.StatusFailed || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 1 {
+		t.Fatalf("rows %+v, want one FAILED %s at attempt 1 (refused after the claim)", rows, tool.CallParked)
+	}
+	return cause, out, events
+}
