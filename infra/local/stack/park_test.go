@@ -28,8 +28,8 @@ func (e *env) parks() *parkdynamo.Store {
 }
 
 // awaitParked waits until run waits in step's park state (docs/parking.md,
-// "The compiled states"): the execution RUNNING, the last state it
-// entered `<step>-park`, after the step's Task failed with CALL_PARKED,
+// "The compiled states"): the execution RUNNING, having entered
+// `<step>-park` after the step's Task failed with CALL_PARKED,
 // and review-request's park route has recorded the park of the run's one
 // PARKED row (park.ID of the row's key), listed as PARKED. It returns the
 // park and the run's events until the park.
