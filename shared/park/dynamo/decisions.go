@@ -20,7 +20,7 @@ func (s *Store) Now() time.Time { return s.now() }
 
 // RowReview returns the review id the PARKED row of park r recorded (the
 // approval a gated call carried when it parked; "" when it names none):
-// one GetItem of the row (pk "RUN#<run_id>", sk r.RowSK) projecting
+// one GetItem of the row (table.Row.Key of the run, sk r.RowSK) projecting
 // review_id only. park.ErrNotFound when the row is gone.
 func (s *Store) RowReview(ctx context.Context, r *park.Park) (string, error) {
 	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Row.Names("review_id")[0]))).Build()

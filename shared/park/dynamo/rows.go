@@ -18,8 +18,8 @@ import (
 // (table.ParkedRowAttributes): its key, status, call and, on a PARKED row,
 // what parked it (docs/parking.md, "Recording a park").
 type Row struct {
-	PK              string     `dynamodbav:"pk"` // RUN#<run_id>
-	SK              string     `dynamodbav:"sk"` // CALL#<seq's sort key>#<started_at ns>#<8 hex>
+	PK              string     `dynamodbav:"pk"` // table.Row.Key(run id)
+	SK              string     `dynamodbav:"sk"` // a row item's sort key (table.Row)
 	Status          string     `dynamodbav:"status"`
 	IdempotencyKey  string     `dynamodbav:"idempotency_key"`
 	Tool            string     `dynamodbav:"tool"`

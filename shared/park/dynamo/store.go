@@ -56,7 +56,7 @@ func New(db API, table string, now func() time.Time) *Store {
 // strings, the deadline and expires_at epoch seconds. A read with a
 // projection leaves the rest zero.
 type item struct {
-	PK              string   `dynamodbav:"pk"` // PARK#<park id>
+	PK              string   `dynamodbav:"pk"` // table.Park.Key(park id)
 	SK              string   `dynamodbav:"sk"` // "PARK"
 	RunID           string   `dynamodbav:"run_id"`
 	Step            string   `dynamodbav:"step"`
