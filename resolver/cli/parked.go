@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -134,21 +133,8 @@ func (a *app) parkedRun(cmd *cobra.Command, sub string, pos []string, o *parkedO
 		return a.callParkURL(ctx, o.url, req)
 	}
 	out, code, msg, err := a.parkCall(ctx, o.as, req, call)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate parked %s: %v\n", sub, err)
-		return ExitErrors
-	}
-	if code != "" {
-		fmt.Fprintf(stderr, "toolgate parked %s: %s: %s\n", sub, code, msg)
-		return ExitErrors
-	}
-	if o.asJSON {
-		var pretty bytes.Buffer
-		if json.Indent(&pretty, out, "", "  ") == nil {
-			out = pretty.Bytes()
-		}
-		fmt.Fprintf(stdout, "%s\n", out)
-		return ExitOK
+	if exit, done := decisionAnswer("toolgate parked "+sub, out, code, msg, err, o.asJSON, stdout, stderr); done {
+		return exit
 	}
 	switch sub {
 	case "list":

@@ -130,21 +130,8 @@ func (a *app) reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewO
 		return a.callDecisionURL(ctx, o.url, req)
 	}
 	out, code, msg, err := a.decisionCall(ctx, o.as, req, call)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate review %s: %v\n", sub, err)
-		return ExitErrors
-	}
-	if code != "" {
-		fmt.Fprintf(stderr, "toolgate review %s: %s: %s\n", sub, code, msg)
-		return ExitErrors
-	}
-	if o.asJSON {
-		var pretty bytes.Buffer
-		if json.Indent(&pretty, out, "", "  ") == nil {
-			out = pretty.Bytes()
-		}
-		fmt.Fprintf(stdout, "%s\n", out)
-		return ExitOK
+	if exit, done := decisionAnswer("toolgate review "+sub, out, code, msg, err, o.asJSON, stdout, stderr); done {
+		return exit
 	}
 	switch sub {
 	case "list":
@@ -375,4 +362,28 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s\n", invisible.EscapeJSON(pretty.Bytes()))
 	}
 	return ExitOK
+}
+
+// decisionAnswer prints what review-decision answered a toolgate review or
+// toolgate parked subcommand (what names it in messages) when nothing is
+// left for the caller to print: a failed call or a refusal on stderr
+// (ExitErrors), or with asJSON the answer indented on stdout (ExitOK).
+// done is false when the caller prints the answer itself.
+func decisionAnswer(what string, out []byte, code, msg string, err error, asJSON bool, stdout, stderr io.Writer) (exit int, done bool) {
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\n", what, err)
+		return ExitErrors, true
+	case code != "":
+		fmt.Fprintf(stderr, "%s: %s: %s\n", what, code, msg)
+		return ExitErrors, true
+	case asJSON:
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, out, "", "  ") == nil {
+			out = pretty.Bytes()
+		}
+		fmt.Fprintf(stdout, "%s\n", out)
+		return ExitOK, true
+	}
+	return 0, false
 }
