@@ -480,7 +480,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	}
 	// Parks (shared/park/dynamo): review-request records them from a
 	// call's PARKED rows, review-decision reads, decides and lists them.
-	// No tool function reads one yet (dynamo.Store.Decision: no access).
+	// A dispatcher reads its park through ledger.Store.Park.
 	pk := func(db *recorder) *parkdynamo.Store { return parkdynamo.New(db, "toolgate-test", nil) }
 	parked := &park.Park{ID: park.ID(table.Row.Key(testRunID), table.RowSK("0000000000000000002", 1, [4]byte{})), RunID: testRunID,
 		Step: "send", Seq: "2", IdempotencyKey: testKey, Tool: "send-email", ToolsetID: testToolset, Cause: park.CredentialsExpired,

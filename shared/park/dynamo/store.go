@@ -280,48 +280,6 @@ func (s *Store) Decide(ctx context.Context, id string, to park.Status, by, reaso
 	return cur, nil
 }
 
-// DecisionAttributes are the only attributes of a park a tool function's
-// dispatcher is to read (Decision): the declaration's
-// table.ParkDecisionAttributes.
-var DecisionAttributes = table.ParkDecisionAttributes
-
-// decisionProjection is DecisionAttributes as a ProjectionExpression,
-// built once.
-var decisionProjection = func() expression.Expression {
-	names := make([]expression.NameBuilder, len(DecisionAttributes))
-	for i, a := range DecisionAttributes {
-		names[i] = expression.Name(a)
-	}
-	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(names[0], names[1:]...)).Build()
-	if err != nil {
-		panic("dynamo: build the decision projection: " + err.Error())
-	}
-	return ex
-}()
-
-// Decision reads what a dispatcher checks of park id (DecisionAttributes),
-// with a consistent read; ErrNotFound when there is none. The other
-// fields of the park are zero. Only the roles of table.ParkingToolFunctions
-// are granted this read (the access ReadParkDecisions), whose dispatcher
-// makes it through ledger.Store.Park.
-func (s *Store) Decision(ctx context.Context, id string) (*park.Park, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(id), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: decisionProjection.Projection(), ExpressionAttributeNames: decisionProjection.Names(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get park %s: %w", id, err)
-	}
-	if out.Item == nil {
-		return nil, fmt.Errorf("park %s: %w", id, ErrNotFound)
-	}
-	p, err := decode(out.Item)
-	if err != nil {
-		return nil, fmt.Errorf("read park %s: %w", id, err)
-	}
-	return p, nil
-}
-
 // ListByStatus returns the parks of status st, oldest first, through the
 // parks-by-status index (eventually consistent; no Scan), with the
 // index's projection: no task token, changed pointers, pinned digest or

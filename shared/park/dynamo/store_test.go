@@ -165,30 +165,6 @@ func TestDecideMovesAParkOnce(t *testing.T) {
 	}
 }
 
-// A dispatcher's read of a park holds what it checks, never the token.
-func TestDecisionReadsNoTaskToken(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	p := schemaPark("CALL#0000000000000000002#1764741600000000000#0a1b2c3d", "token-1")
-	if _, _, err := f.store.Record(ctx, p, 600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.store.Decide(ctx, p.ID, park.StatusApproved, "arn:aws:iam::123456789012:user/rev", ""); err != nil {
-		t.Fatal(err)
-	}
-	d, err := f.store.Decision(ctx, p.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.TaskToken != "" || d.Status != park.StatusApproved || d.CurrentDigest != "sha256:bb" || d.IdempotencyKey != runID+"/2" ||
-		d.DecidedBy != "arn:aws:iam::123456789012:user/rev" || d.RunID != runID || d.Tool != "crm-lookup" {
-		t.Fatalf("Decision %+v", d)
-	}
-	if _, err := f.store.Decision(ctx, "pk_aaaaaaaaaaaaaaaaaaaaaaaaaa"); !errors.Is(err, dynamo.ErrNotFound) {
-		t.Errorf("no park: %v", err)
-	}
-}
-
 // ParkedRows reads one call's row items, newest first, as the ledger's
 // row writer wrote them: neither the call's item nor the rows of the
 // calls of a loop inside it.
