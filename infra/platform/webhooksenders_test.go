@@ -18,20 +18,10 @@ import (
 // any queue (an operator, a CI role, another team's function).
 func TestWebhookQueuesTakeMessagesOnlyFromTheirProducers(t *testing.T) {
 	for _, name := range []string{"toolgate-test-webhook-events", "toolgate-test-webhook-deliveries"} {
-		queueID := mustQueueID(platformJSON, name)
 		denied := false
-		for _, pol := range resources(platformJSON, "AWS::SQS::QueuePolicy") {
-			if !strings.Contains(text(props(pol)["Queues"]), "${"+queueID+"}") {
-				continue
-			}
-			doc, _ := props(pol)["PolicyDocument"].(tmpl)
-			for _, st := range asList(doc["Statement"]) {
-				s, _ := st.(tmpl)
-				actions := text(s["Action"])
-				if s["Effect"] == "Deny" && (strings.Contains(actions, "sqs:SendMessage") || strings.Contains(actions, "sqs:*")) &&
-					strings.Contains(text(s["Condition"]), "WebhookDeliveryFunctionRole") {
-					denied = true
-				}
+		for _, s := range sendDenials(name) {
+			if strings.Contains(text(s["Condition"]), "WebhookDeliveryFunctionRole") {
+				denied = true
 			}
 		}
 		if !denied {
@@ -39,6 +29,51 @@ func TestWebhookQueuesTakeMessagesOnlyFromTheirProducers(t *testing.T) {
 				fmt.Sprintf("webhook-delivery's role%s", map[bool]string{true: ", the status-change rule", false: ", the webhooks function's role"}[strings.HasSuffix(name, "events")]))
 		}
 	}
+}
+
+// The webhooks function's dlq redrive sends every message of the two
+// dead-letter queues, body verbatim, to the queue it came from, under its
+// role, which those queues' policies admit: a message put on a
+// dead-letter queue reaches the events or the deliveries queue as if a
+// producer had sent it (a forged status change would be recorded and
+// signed as a run.succeeded at the next redrive, which the DLQ alarm asks
+// an operator to run). The dead-letter queues must deny sqs:SendMessage
+// to every principal but EventBridge (the status-change rule's dead
+// letters) or to every principal (SQS moves a message there itself).
+func TestWebhookDeadLetterQueuesTakeNoMessageFromOtherPrincipals(t *testing.T) {
+	for _, name := range []string{"toolgate-test-webhook-events-dlq", "toolgate-test-webhook-deliveries-dlq"} {
+		denied := false
+		for _, s := range sendDenials(name) {
+			cond := text(s["Condition"])
+			if s["Condition"] == nil || strings.Contains(cond, "aws:PrincipalArn") || strings.Contains(cond, "aws:PrincipalServiceName") {
+				denied = true
+			}
+		}
+		if !denied {
+			t.Errorf("%s: no queue policy statement denies sqs:SendMessage to other principals: a message put there is sent on by dlq redrive as a producer's", name)
+		}
+	}
+}
+
+// sendDenials are the statements of the queue policies of the queue named
+// name that deny sqs:SendMessage (or sqs:*).
+func sendDenials(name string) []tmpl {
+	queueID := mustQueueID(platformJSON, name)
+	var out []tmpl
+	for _, pol := range resources(platformJSON, "AWS::SQS::QueuePolicy") {
+		if !strings.Contains(text(props(pol)["Queues"]), "${"+queueID+"}") {
+			continue
+		}
+		doc, _ := props(pol)["PolicyDocument"].(tmpl)
+		for _, st := range asList(doc["Statement"]) {
+			s, _ := st.(tmpl)
+			actions := text(s["Action"])
+			if s["Effect"] == "Deny" && (strings.Contains(actions, "sqs:SendMessage") || strings.Contains(actions, "sqs:*")) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // A message the events queue dead-letters (a fan-out that failed five
