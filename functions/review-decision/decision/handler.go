@@ -184,16 +184,9 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 
 // decide serves POST /reviews/{id} with a DecisionBody.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	b, err := decisionBody(r, `"approve"|"reject"`)
 	if err != nil {
-		respond(w, nil, review.Errorf(review.CodeInvalid, "the body is not valid base64"))
-		return
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var b review.DecisionBody
-	if err := dec.Decode(&b); err != nil {
-		respond(w, nil, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": \"approve\"|\"reject\", \"reason\": \"...\"}: %s", strings.TrimPrefix(err.Error(), "json: ")))
+		respond(w, nil, err)
 		return
 	}
 	h.serve(w, r, Request{Action: review.ActionDecide, ReviewID: reviewID(r), Decision: b.Decision, Reason: b.Reason})
@@ -217,16 +210,9 @@ func (h *Handler) showPark(w http.ResponseWriter, r *http.Request) {
 // decidePark serves POST /parks/{id} with a DecisionBody: approve, reject
 // or resume (review.ActionParkDecide), or cancel (review.ActionParkCancel).
 func (h *Handler) decidePark(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	b, err := decisionBody(r, `"approve"|"reject"|"resume"|"cancel"`)
 	if err != nil {
-		respond(w, nil, review.Errorf(review.CodeInvalid, "the body is not valid base64"))
-		return
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var b review.DecisionBody
-	if err := dec.Decode(&b); err != nil {
-		respond(w, nil, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": \"approve\"|\"reject\"|\"resume\"|\"cancel\", \"reason\": \"...\"}: %s", strings.TrimPrefix(err.Error(), "json: ")))
+		respond(w, nil, err)
 		return
 	}
 	req := Request{Action: review.ActionParkDecide, ParkID: parkID(r), Decision: b.Decision, Reason: b.Reason}
@@ -290,4 +276,21 @@ func failure(err error) (int, []byte) {
 	eb.Error.Code, eb.Error.Message = e.Code, e.Message
 	body, _ := json.Marshal(eb)
 	return e.Code.HTTPStatus(), body
+}
+
+// decisionBody reads a POST's review.DecisionBody, no other member; a
+// body that is not one is REVIEW_INVALID_REQUEST naming the decisions
+// (JSON strings joined with "|") the route takes.
+func decisionBody(r *http.Request, decisions string) (review.DecisionBody, error) {
+	var b review.DecisionBody
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return b, review.Errorf(review.CodeInvalid, "the body is not valid base64")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return b, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": %s, \"reason\": \"...\"}: %s", decisions, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return b, nil
 }
