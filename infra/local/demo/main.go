@@ -5,8 +5,8 @@
 // port); publishes testdata/solutions/demo-digest.yaml, a copy naming that
 // port, through the publish function (which registers its toolset and
 // records the publisher); subscribes a webhook receiver of its own on
-// 127.0.0.1 (on the stack's webhook allow-list) to run.succeeded and
-// review.requested through toolgate webhooks subscribe as the stack's
+// 127.0.0.1 (on the stack's webhook allow-list) to run.succeeded,
+// review.requested and tool.schema_changed through toolgate webhooks subscribe as the stack's
 // webhook admin, keeping only its secret's key in memory (subscribeHooks,
 // on the receiver of infra/local/hookreceiver);
 // starts a run as demo-author with a start proof; shows the pending review;
@@ -15,7 +15,7 @@
 // demo-reviewer, whose caller proof the STS stand-in checks; follows the run to its end; prints the run's ledger rows,
 // its estimated cost and the e-mail the SES emulator captured; prints the
 // run's review.requested and run.succeeded as the receiver got them, each
-// signature verified, and disables the subscription (showHooks); shows
+// signature verified (showHooks); shows
 // send-email refusing a hand-written toolset without its review; registers
 // testdata/toolsets/demo.yaml through the publish function, publishes
 // testdata/toolsets/solutions/demo-ticket.yaml on it, runs it (the platform
@@ -31,13 +31,21 @@
 // the loop collected and each iteration's send-email row with its key;
 // publishes testdata/demo/demo-http.yaml (a copy naming the recording HTTP
 // service's port), runs it with its review approved, and prints the http
-// row next to the request the service received (httpTool); prints the
+// row next to the request the service received (httpTool); sets a
+// toolset credential and runs a call presenting it (credentialsDemo);
+// changes crm.lookup_customer's description on the local MCP server, runs
+// a Solution calling it, which parks, lists the park, prints the
+// tool.schema_changed its subscriber got, approves it as the run's starter
+// and prints the ledger's one call under one key (parkedCall), then
+// disables the subscription; prints the
 // first run's trace as an indented tree from the spans every function
 // exported to the stack's OTLP receiver (showTrace); and stops everything it started. Exit status 0 means the e-mail was sent
 // exactly once, both of the first run's webhooks arrived signed with the
 // subscription's secret, each ticket was opened once with its row on the ledger,
 // every MCP call's row has the key the server received, and the loop sent
-// one approved e-mail per recipient, each under a key of its own.
+// one approved e-mail per recipient, each under a key of its own, and the
+// parked call was sent once, after its approval, under the key it parked
+// with.
 package main
 
 import (
@@ -69,6 +77,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/localkeys"
 	"github.com/toolgate/toolgate/shared/mcpmeta"
+	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -141,6 +150,9 @@ func run(ctx context.Context) error {
 	}
 	defer hooks.Close()
 	st, err := stack.StartStack(ctx, stack.StackOptions{WebhookAllow: []string{hooks.Host()},
+		// mcp-call keeps an MCP server's tool listing 5 s by default; the
+		// parked call (parkedCall) changes a tool and calls it at once.
+		Env: map[string]string{mcptool.EnvSchemaTTLSeconds: "0"},
 		Log: func(f string, a ...any) { fmt.Printf("  "+f+"\n", a...) }})
 	if err != nil {
 		return err
@@ -232,7 +244,7 @@ func run(ctx context.Context) error {
 	if outcome.Status != "SUCCEEDED" || n != 1 {
 		return fmt.Errorf("the run ended %s with %d e-mails sent; want SUCCEEDED and exactly one", outcome.Status, n)
 	}
-	if err := showHooks(ctx, st, hooks, sub, arn, id); err != nil {
+	if err := showHooks(ctx, hooks, sub, arn, id); err != nil {
 		return err
 	}
 
@@ -262,10 +274,16 @@ func run(ctx context.Context) error {
 	if err := credentialsDemo(ctx, st, sf); err != nil {
 		return err
 	}
+	if err := parkedCall(ctx, st, sf, hooks, sub); err != nil {
+		return err
+	}
+	if err := disableHooks(st, sub); err != nil {
+		return err
+	}
 	if err := showTrace(ctx, st, sf, arn); err != nil {
 		return err
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded.")
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded; the parked call waited for its approval and was sent once, under the key it parked with.")
 	return nil
 }
 

@@ -20,7 +20,7 @@ import (
 const hookPath = "/hooks/demo"
 
 // hookEvents are the event types the demo subscribes its receiver to.
-const hookEvents = "run.succeeded,review.requested"
+const hookEvents = "run.succeeded,review.requested,tool.schema_changed"
 
 // hookWait bounds the wait for the first run's events once it succeeded:
 // review.requested is handed to the events queue when the review is
@@ -141,10 +141,10 @@ func shownSubscription(sub hookreceiver.Subscription) string {
 }
 
 // showHooks waits for the first run's review.requested and run.succeeded
-// at the receiver's hookPath (hookWait at most), prints one verified line
-// for each (hookLines), and disables the subscription, which the rest of
-// the demo does not need.
-func showHooks(ctx context.Context, st *stack.Stack, h *hookreceiver.Receiver, sub hookreceiver.Subscription, runARN, reviewID string) error {
+// at the receiver's hookPath (hookWait at most) and prints one verified line
+// for each (hookLines). The subscription stays for the parked call
+// (parkedCall), which disableHooks ends.
+func showHooks(ctx context.Context, h *hookreceiver.Receiver, sub hookreceiver.Subscription, runARN, reviewID string) error {
 	step("the webhooks the receiver got for that run, each signature verified with the subscription's secret (Standard Webhooks)")
 	var lines []string
 	var checked error
@@ -163,6 +163,13 @@ func showHooks(ctx context.Context, st *stack.Stack, h *hookreceiver.Receiver, s
 	for _, l := range lines {
 		fmt.Println("  " + l)
 	}
-	_, err = toolgate("webhooks", "disable", "--subscription", sub.ID, "--function-endpoint", st.Endpoints["webhooks"], "--as", stack.WebhookAdmin)
+	return nil
+}
+
+// disableHooks disables the demo's subscription once the last event it
+// shows was delivered.
+func disableHooks(st *stack.Stack, sub hookreceiver.Subscription) error {
+	step("disabling the demo's webhook subscription")
+	_, err := toolgate("webhooks", "disable", "--subscription", sub.ID, "--function-endpoint", st.Endpoints["webhooks"], "--as", stack.WebhookAdmin)
 	return err
 }

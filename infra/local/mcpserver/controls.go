@@ -36,6 +36,18 @@ func (s *Server) SetOutputSchema(name string, schema json.RawMessage) error {
 	})
 }
 
+// Definition is a copy of the named tool's definition as the server lists
+// it now; an unknown name is an error.
+func (s *Server) Definition(name string) (mcp.Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tools[name]
+	if !ok {
+		return mcp.Tool{}, fmt.Errorf("no tool %q", name)
+	}
+	return t.def, nil
+}
+
 // SetDescription replaces the named tool's description; "" removes it.
 func (s *Server) SetDescription(name, description string) error {
 	return s.change(name, func(d *mcp.Tool) { d.Description = description })

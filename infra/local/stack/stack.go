@@ -367,11 +367,13 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		return map[string]string{functionconfig.EnvHTTPAllow: allow.http, functionconfig.EnvHTTPAllowAddresses: httpExemption, "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint()}
 	case "review-decision":
 		// It hands review.decided to the events queue as it records it.
-		// The platform's operator, CredentialAdmin, is the park operator:
-		// who may cancel any park (docs/parking.md), as a run without a
-		// Starter state has no starter to cancel it.
+		// The platform's operator, CredentialAdmin, is the park operator
+		// and the park decider: who may cancel any park, and approve or
+		// reject an ungated step's (docs/parking.md), as a run without a
+		// Starter state has no starter to do either.
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL,
-			park.EnvOperators: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
+			park.EnvOperators: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
+			park.EnvDeciders:  `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
 	case "webhooks", "webhook-delivery":
 		// Both read the queues and the endpoint rules; webhooks seals
 		// subscriptions' secrets under the stage's credentials key and
