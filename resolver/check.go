@@ -1213,6 +1213,7 @@ func (c *checker) checkRunTimeout() {
 		return // refused, or not derived: reported already
 	}
 	c.checkParkTimeout()
+	c.checkParkRetries()
 	for i, st := range c.sol.Steps {
 		if st.Kind == KindReview && c.reachable[i] && st.ReviewTimeout >= c.sol.RunTimeout {
 			c.ds.errorf(st.ReviewTimeoutPos, RuleRunTimeout, "review %q waits up to %d s, which is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would end before its review", st.ID, st.ReviewTimeout, c.sol.RunTimeout)

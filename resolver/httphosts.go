@@ -290,8 +290,12 @@ func (c *checker) httpContract(i int) httprule.Contract {
 func (c *checker) retryOf(i int) catalog.Retry {
 	st, t := c.sol.Steps[i], c.tools[i]
 	r := effectiveRetry(st, t)
-	if c.isHTTP(i) && !c.httpContract(i).Idempotent && (st.Retry == nil || st.Retry.MaxAttempts == 0) {
+	written := st.Retry != nil && st.Retry.MaxAttempts != 0
+	if c.isHTTP(i) && !c.httpContract(i).Idempotent && !written {
 		r.MaxAttempts = 1
+	}
+	if !written && c.parkable(st) && c.parksAfterClaim(st) {
+		r.MaxAttempts = min(r.MaxAttempts, maxAttemptsParkingAfterClaim)
 	}
 	return r
 }

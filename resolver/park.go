@@ -7,6 +7,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Parked calls (docs/parking.md, "The compiled states"). A tool step whose
@@ -100,6 +101,47 @@ func (c *checker) checkParkTimeout() {
 	if c.sol.ParkTimeout >= c.sol.RunTimeout {
 		c.ds.errorf(c.sol.ParkTimeoutPos, RuleRunTimeout, "policy.park_timeout_seconds %d is not below the run's timeout of %d s (policy.run_timeout_seconds): the run would end while a parked call waits, and the decision would reach no Task; lower the park timeout or raise the run timeout",
 			c.sol.ParkTimeout, c.sol.RunTimeout)
+	}
+}
+
+// parksAfterClaim reports whether tool step st's call can park after its
+// request was sent: its target presents a credential the server may refuse
+// as an invalid token (RFC 6750, section 3.1), an MCP server whose pin
+// declares auth, or an http step of a toolset some host entry of which
+// does (the host a dynamic URL reaches is not known here).
+func (c *checker) parksAfterClaim(st *Step) bool {
+	if c.named == nil {
+		return false
+	}
+	if m := c.named.Tools[st.Tool].MCP; m != nil {
+		return m.Auth != nil
+	}
+	return st.Tool == httpTool && slices.ContainsFunc(c.named.HTTPHosts, func(h toolset.HTTPHost) bool { return h.Auth != nil })
+}
+
+// maxAttemptsParkingAfterClaim is the most attempts per call a step that
+// can park after its request was sent (parksAfterClaim) may make between
+// two parks: each such park ends an attempt, and the call keeps its key
+// through at most park.MaxParks parks, so (park.MaxParks + 1) calls of
+// this many attempts fit the ledger's cap of tool.MaxAttempts per
+// idempotency key (docs/parking.md, "The bound"). A catalog or pinned
+// default above it is lowered to it (retryOf); a written retry above it is
+// refused (checkParkRetries).
+const maxAttemptsParkingAfterClaim = tool.MaxAttempts / (park.MaxParks + 1)
+
+// checkParkRetries refuses ([retry]) a written retry.max_attempts above
+// maxAttemptsParkingAfterClaim on a parkable step that can park after its
+// request was sent (parksAfterClaim). A step whose on_error names
+// CALL_PARKED does not park and is not checked.
+func (c *checker) checkParkRetries() {
+	for i, st := range c.sol.Steps {
+		if c.tools[i] == nil || st.Retry == nil || !c.parkable(st) || !c.parksAfterClaim(st) {
+			continue
+		}
+		if n := st.Retry.MaxAttempts; n > maxAttemptsParkingAfterClaim {
+			c.ds.errorf(st.Retry.Pos, RuleRetry, "step %q: its call presents a credential its server may refuse after the request was sent, which parks the call and ends an attempt; with retry.max_attempts %d its key could take (%d parks + 1) × %d = %d attempts, over the cap of %d per idempotency key (docs/parking.md, \"The bound\"); set retry.max_attempts to at most %d, or name CALL_PARKED in on_error to route the error instead of parking",
+				st.ID, n, park.MaxParks, n, (park.MaxParks+1)*n, tool.MaxAttempts, maxAttemptsParkingAfterClaim)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/gate"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/park"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -475,5 +476,48 @@ func TestTheStateSizeBoundCountsAPark(t *testing.T) {
 	routed := reach(src("    on_error: [{errors: [CALL_PARKED], next: stop}]\n"))
 	if want := parkResultBytes + parkInitBytes + len("a"); parked-routed != want {
 		t.Fatalf("the parkable step's state reaches %d bytes, the routed one's %d: %d more, want %d", parked, routed, parked-routed, want)
+	}
+}
+
+// A step that can park after its request was sent (an http step of a
+// toolset whose host entry declares auth) makes at most
+// maxAttemptsParkingAfterClaim attempts per park: a default above it is
+// lowered (no Retry of the tool's errors in the Task), a written
+// max_attempts above it is refused [retry] naming the product over the
+// ledger's cap, and a step routing CALL_PARKED itself keeps its retries.
+func TestAStepThatParksAfterItsRequestFitsItsAttemptsInTheLedgersCap(t *testing.T) {
+	if want := tool.MaxAttempts / (park.MaxParks + 1); maxAttemptsParkingAfterClaim != want || want < 1 {
+		t.Fatalf("maxAttemptsParkingAfterClaim %d, want %d (and at least 1)", maxAttemptsParkingAfterClaim, want)
+	}
+	withAuth, lookup := httpToolset(t, toolset.HTTPHost{Host: "api.example.com", Methods: []string{"GET"}, Auth: &toolset.Auth{Header: "X-Api-Key"}})
+	noAuth, noAuthLookup := httpToolset(t, toolset.HTTPHost{Host: "api.example.com", Methods: []string{"GET"}})
+	step := func(id, extra string) string {
+		return "solution: s\nversion: 1\ntoolset: " + id + "\nsteps:\n  - id: read\n    tool: http\n    with: {method: GET, url: \"https://api.example.com/items\"}\n" + extra
+	}
+	retried := func(t *testing.T, src string, lookup func(string) (*toolset.Toolset, error)) float64 {
+		t.Helper()
+		_, states, _ := compiledStates(t, src, lookup)
+		retries, _ := states["read"]["Retry"].([]any)
+		for _, r := range retries {
+			r := r.(map[string]any)
+			if slices.Contains(r["ErrorEquals"].([]any), any(string(tool.UpstreamUnavailable))) {
+				return r["MaxAttempts"].(float64) + 1
+			}
+		}
+		return 1
+	}
+	if got := retried(t, step(noAuth.ID, ""), noAuthLookup); got <= float64(maxAttemptsParkingAfterClaim) {
+		t.Fatalf("without auth the GET makes %v attempts, want the default above %d (else this test checks nothing)", got, maxAttemptsParkingAfterClaim)
+	}
+	if got := retried(t, step(withAuth.ID, ""), lookup); got != float64(maxAttemptsParkingAfterClaim) {
+		t.Errorf("with auth the GET makes %v attempts by default, want %d", got, maxAttemptsParkingAfterClaim)
+	}
+	if got := retried(t, step(withAuth.ID, "    retry: {max_attempts: 3}\n    on_error:\n      - {errors: [CALL_PARKED], next: parked}\n  - {id: parked, fail: {error: PARKED}}\n"), lookup); got != 3 {
+		t.Errorf("routing CALL_PARKED, the GET makes %v attempts, want the 3 written", got)
+	}
+	res := Compile("s.yaml", []byte(step(withAuth.ID, "    retry: {max_attempts: 2}\n")), Options{Toolsets: lookup})
+	text := diagText(res)
+	if res.OK() || !strings.Contains(text, "[retry]") || !strings.Contains(text, "(5 parks + 1) × 2 = 12 attempts, over the cap of 10") || !strings.Contains(text, "s.yaml:8:") {
+		t.Errorf("max_attempts 2 with auth: %s", text)
 	}
 }
