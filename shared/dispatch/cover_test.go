@@ -31,6 +31,10 @@ type definitionCheck struct {
 	current  atomic.Value // string
 	calls    atomic.Int64
 	approved atomic.Int64 // calls it passed under an approved digest
+	// refuse, when set, is what it answers a call under the approved
+	// digest instead of passing it: an input the approved definition's
+	// input schema refuses.
+	refuse error
 }
 
 func newDefinitionCheck(current string) *definitionCheck {
@@ -45,6 +49,8 @@ func (c *definitionCheck) check(ctx context.Context, call *toolcall.Call) error 
 	switch {
 	case cur == pinnedDef:
 		return nil
+	case call.ApprovedDigest == cur && c.refuse != nil:
+		return c.refuse
 	case call.ApprovedDigest == cur:
 		c.approved.Add(1)
 		return nil
@@ -257,6 +263,29 @@ func TestAForgedCoverApprovesNothing(t *testing.T) {
 				t.Fatalf("rows %+v, want one PARKED under no park", rows)
 			}
 		})
+	}
+}
+
+// A covered call is checked as under the approval itself: an input the
+// approved definition's input schema refuses ends it TOOL_INPUT_INVALID,
+// unsent, its REFUSED row under no park.
+func TestACoveredCallIsCheckedAgainstTheApprovedDefinition(t *testing.T) {
+	e := newEnv(t)
+	ts := mcpToolset(t, e)
+	chk := newDefinitionCheck(currentDef)
+	var calls atomic.Int64
+	d := e.dispatcher(t, "", echo(&calls), func(cfg *Config) { cfg.Mode, cfg.Check = MCPTools, chk.check }, withParks(e))
+	runID, _ := approvedRun(t, e, d, ts.ID)
+	chk.refuse = tool.Errorf(tool.InputInvalid, "input does not match the approved input schema of MCP tool crm.lookup_customer: input/text: maxLength")
+	if _, err := d.Handle(context.Background(), withParkID(envelopeFor("crm.lookup_customer", ts.ID, runID, 2, `{"text":"x"}`), "null")); codeOf(t, err) != string(tool.InputInvalid) {
+		t.Fatalf("answer %v, want %s", err, tool.InputInvalid)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("the tool ran %d times, want the approved call's once", calls.Load())
+	}
+	rows, err := e.store.KeyRows(t.Context(), runID, "2")
+	if err != nil || len(rows) != 1 || rows[0].Status != ledger.StatusRefused || rows[0].ParkID != "" {
+		t.Fatalf("rows %+v (%v), want one REFUSED under no park", rows, err)
 	}
 }
 
