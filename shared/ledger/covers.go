@@ -65,13 +65,13 @@ func coverKey(runID, tool, digest string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{AttrPK: str(table.Cover.Key(runID)), AttrSK: str(table.CoverSK(tool, digest))}
 }
 
-// PutCover records c (table.Cover: pk RUN#<run_id>, sk
-// COVER#<tool>#<current digest>) with one PutItem, sealed with the
-// store's key, expiring the ledger's retention from now: a cover already
-// there (another approved park of the same tool and definition in the
-// run, or an item another writer forged) is replaced. A store without a
-// key is refused: an unsealed cover approves nothing (docs/parking.md,
-// "Approvals that cover later calls").
+// PutCover records c (table.Cover: its run's partition, sort key
+// table.CoverSK of its tool and current digest) with one PutItem, sealed
+// with the store's key, expiring the ledger's retention from now: a cover
+// already there (another approved park of the same tool and definition
+// in the run, or an item another writer forged) is replaced. A store
+// without a key is refused: an unsealed cover approves nothing
+// (docs/parking.md, "Approvals that cover later calls").
 func (s *Store) PutCover(ctx context.Context, c Cover) error {
 	if !s.mac.Valid() {
 		return fmt.Errorf("put cover of %s: the store has no sealing key", c.Tool)
