@@ -23,6 +23,7 @@ import (
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/webhook"
 	"github.com/toolgate/toolgate/shared/webhook/outbox"
@@ -416,6 +417,17 @@ const (
 	testSub     = "sub_abcdefghijklmnopqrstuvwxyz"
 )
 
+// coverKey is the sealing key a tool function's store records covers
+// with (ledger.Store.PutCover refuses a store without one).
+func coverKey(t *testing.T) seal.Key {
+	t.Helper()
+	k, err := seal.NewKey([]byte(strings.Repeat("k", seal.MinKeyBytes)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 // discardQueue is the events queue of a webhook Emitter under replay: it
 // takes every message.
 type discardQueue struct{}
@@ -650,6 +662,14 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	// The dispatcher of a function whose calls can park reads a park.
 	parkReads := []func(*recorder){
 		run("ledger.Store.Park", 0, func(db *recorder) { ignore(l(db).Park(ctx, "pk_abcdefghijklmnopqrstuvwxyz")) }),
+		// The cover of an approved definition it records, and reads for
+		// a later call of the tool (docs/parking.md, "Approvals that
+		// cover later calls").
+		run("ledger.Store.PutCover", 0, func(db *recorder) {
+			ignore(l(db).WithMAC(coverKey(t)).PutCover(ctx, ledgertable.Cover{RunID: testRunID, Tool: "crm.lookup_customer",
+				ParkID: "pk_abcdefghijklmnopqrstuvwxyz", PinnedDigest: "sha256:aa", CurrentDigest: "sha256:bb", DecidedBy: user}))
+		}),
+		run("ledger.Store.Cover", 0, func(db *recorder) { ignore(l(db).Cover(ctx, testRunID, "crm.lookup_customer", "sha256:bb")) }),
 	}
 	byPrincipal := map[table.Principal][]func(*recorder){
 		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, recordOnly),

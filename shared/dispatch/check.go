@@ -7,7 +7,6 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/tool"
-	"github.com/toolgate/toolgate/shared/toolcall"
 	"github.com/toolgate/toolgate/shared/webhook"
 )
 
@@ -18,9 +17,10 @@ import (
 // claim decides as always):
 //
 //   - tool.CallParked (an MCP tool whose definition changed on its server
-//     since the toolset pinned it): a PARKED row, the answer CALL_PARKED
-//     with the check's message as its cause, and a tool.schema_changed
-//     webhook event (events.go);
+//     since the toolset pinned it): unless an approval of that very
+//     definition in the run covers the call (underCover, cover.go), a
+//     PARKED row, the answer CALL_PARKED with the check's message as its
+//     cause, and a tool.schema_changed webhook event (events.go);
 //   - any other error: a REFUSED row with its code (anything that is not
 //     a *tool.Error is TOOL_INTERNAL). Nothing was sent, so it is never
 //     maybe applied; a retryable code (the server could not be listed) is
@@ -30,13 +30,23 @@ import (
 // that result, whatever the check says: the call was sent, and answered,
 // before the tool changed. The record is read as replayOr reads it, with
 // ledger.Store.Touch, which never claims the key.
+//
+// A call that passes its check under its own APPROVED definition change
+// records the cover of that definition for the run's later calls
+// (recordCover).
 func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcome {
 	d, env := inv.d, inv.env
 	if d.cfg.Check == nil {
 		return nil
 	}
-	err := d.cfg.Check(ctx, &toolcall.Call{Envelope: env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Credential: inv.cred, ApprovedDigest: inv.approvedDigest})
+	err := d.cfg.Check(ctx, inv.checkCall(input))
+	if err != nil {
+		// A park an approval of the same definition in the run covers
+		// goes on under it (cover.go).
+		err = inv.underCover(ctx, input, err)
+	}
 	if err == nil {
+		inv.recordCover(ctx)
 		return nil
 	}
 	te := tool.Classify(err)

@@ -176,7 +176,9 @@ type Deps struct {
 	// Parks reads the park a call sent again after a person decided it
 	// names (tool.Envelope.ParkID; resume.go, docs/parking.md); nil: every
 	// call that names a park is refused, TOOL_PERMISSION_DENIED. A tool
-	// function's is its ledger store (ledger.Store.Park).
+	// function's is its ledger store (ledger.Store.Park), sealed with
+	// the function's own key, which the covers of approved definitions
+	// it records and reads are sealed with (cover.go; Parks.Sealed).
 	Parks Parks
 	// Run is the tool (or, for PlatformTools and MCPTools, the call of the
 	// pinned tool).
@@ -190,7 +192,8 @@ type Deps struct {
 // gives its length, never a value) or for a store that is not sealed: a
 // record or a binding written without the function's seal would be
 // refused as forged on its next read (docs/ledger.md, "Records are sealed
-// by the function that writes them").
+// by the function that writes them"), and a cover without it would cover
+// no call (docs/parking.md, "Approvals that cover later calls").
 func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -208,6 +211,8 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 		return nil, errors.New("dispatch: the ledger store does not seal what it writes: give it the function's own key (ledger.Store.WithMAC)")
 	case deps.Reviews != nil && !deps.Reviews.Sealed():
 		return nil, errors.New("dispatch: the review store does not seal the bindings it writes: give it the function's own key (dynamo.Store.WithMAC)")
+	case deps.Parks != nil && !deps.Parks.Sealed():
+		return nil, errors.New("dispatch: the park store does not seal the covers it writes: give it the function's own key (ledger.Store.WithMAC)")
 	}
 	log := deps.Log
 	if log == nil {
@@ -303,10 +308,14 @@ type invocation struct {
 	authHost *toolset.HTTPHost
 	cred     *credential.Credential
 	// parkID is the park the call is sent again under, once resumePark
-	// allowed it; approvedDigest the definition digest its approval
-	// approved and pinnedDigest the pinned one's ("" for a resumed
-	// credential park).
-	parkID, approvedDigest, pinnedDigest string
+	// allowed it, or the park of the cover that covers it (cover.go);
+	// approvedDigest the definition digest its approval approved and
+	// pinnedDigest the pinned one's ("" for a resumed credential park);
+	// parkDecider who approved it.
+	parkID, approvedDigest, pinnedDigest, parkDecider string
+	// covered: the call goes on under a cover (cover.go), not under a
+	// park its envelope names, and so records no cover of its own.
+	covered bool
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the

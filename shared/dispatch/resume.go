@@ -9,13 +9,30 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// Parks reads the park a call is sent again under (shared/ledger's
-// Store.Park: one consistent GetItem of the park item PARK#<id>,
-// projecting its status, run, idempotency key, tool, pinned and current
-// digests and decider; ledger.ErrNotFound when there is none). Review-request records
-// parks and review-decision decides them; a tool function only reads.
+// Parks reads the park a call is sent again under, and records and reads
+// the covers of approved definition changes (shared/ledger's Store).
+// Review-request records parks and review-decision decides them; a tool
+// function only reads them.
 type Parks interface {
+	// Sealed reports whether PutCover seals the cover it writes with the
+	// function's own key and Cover checks the seal it finds
+	// (ledger.Store.WithMAC); New refuses a store that does not.
+	Sealed() bool
+	// Park is one consistent GetItem of the park item of id, projecting
+	// its status, run, idempotency key, tool, pinned and current digests
+	// and decider (ledger.Store.Park); ledger.ErrNotFound when there is
+	// none.
 	Park(ctx context.Context, id string) (park.State, error)
+	// PutCover records, sealed with the function's own key, that a call
+	// of the run was sent under an APPROVED tool.schema_changed park
+	// (ledger.Store.PutCover: one PutItem in the run's partition, sort
+	// key naming the tool and the approved digest; cover.go).
+	PutCover(ctx context.Context, c ledger.Cover) error
+	// Cover is one consistent GetItem of the cover of tool's definition
+	// digest in run runID (ledger.Store.Cover), its seal checked against
+	// the function's own key (ledger.Cover.Seal); ledger.ErrNotFound when
+	// there is none.
+	Cover(ctx context.Context, runID, tool, digest string) (ledger.Cover, error)
 }
 
 // ReasonParkRefused is the refusal_reason of the REFUSED row of a call
@@ -68,7 +85,7 @@ func (inv *invocation) resumePark(ctx context.Context) *outcome {
 	}
 	inv.parkID, inv.approvedDigest = id, r.ApprovedDigest
 	if r.ApprovedDigest != "" {
-		inv.pinnedDigest = st.PinnedDigest
+		inv.pinnedDigest, inv.parkDecider = st.PinnedDigest, st.DecidedBy
 	}
 	return nil
 }

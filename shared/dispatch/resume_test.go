@@ -39,10 +39,10 @@ func putPark(t *testing.T, e *env, id string, status park.Status, runID, key, to
 	}
 }
 
-// withParks gives the dispatcher e's ledger store as its Parks, as a
-// tool function's main does.
+// withParks gives the dispatcher its ledger store, sealed with the
+// function's key, as its Parks, as a tool function's main does.
 func withParks(e *env) func(*Deps) {
-	return func(d *Deps) { d.Parks = e.store }
+	return func(d *Deps) { d.Parks = d.Ledger.(*ledger.Store) }
 }
 
 // approvedCheck is a check that passes and keeps the ApprovedDigest it

@@ -28,6 +28,7 @@ func TestItemTypesConformToTheirKinds(t *testing.T) {
 		{table.Published, publishedItem{}},
 		{table.Proof, proofItem{}},
 		{table.Key, keyItem{}},
+		{table.Cover, coverItem{}},
 	} {
 		t.Run(c.kind.Name, func(t *testing.T) {
 			if err := table.Conform(c.kind, c.item); err != nil {

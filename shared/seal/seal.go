@@ -27,6 +27,10 @@ type Kind string
 const (
 	Call    Kind = "call"    // a call item's record (shared/ledger)
 	Binding Kind = "binding" // a binding item (shared/review/dynamo)
+	// Cover is a cover item: an approved definition change that covers a
+	// run's later calls of its tool (shared/ledger covers.go;
+	// docs/parking.md, "Approvals that cover later calls").
+	Cover Kind = "cover"
 )
 
 // Key is a function's sealing key. The zero Key seals nothing: Sum panics

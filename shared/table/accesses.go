@@ -207,6 +207,14 @@ var ApprovalAttributes = Review.Names(PK, SK, "review_id", "run_id", "step", "of
 // or reason.
 var ParkDecisionAttributes = Park.Names(PK, SK, "status", "run_id", "idempotency_key", "tool", "pinned_digest", "current_digest", "decided_by")
 
+// CoverRecorded are the attributes of a cover item's PutItem (ledger
+// Store.PutCover): the item whole, never an attribute of a call or a row.
+var CoverRecorded = Cover.Names(PK, SK, "tool", "park_id", "pinned_digest", "current_digest", "decided_by", "mac", ExpiresAt)
+
+// CoverReadAttributes are what a dispatcher reads of a cover item (ledger
+// Store.Cover, a GetItem projecting them): what its seal covers.
+var CoverReadAttributes = Cover.Names(PK, SK, "tool", "park_id", "pinned_digest", "current_digest", "decided_by", "mac")
+
 // ReadAttributes are the only attributes of calls, rows and toolsets the
 // operator's reads name (toolgate ledger): digests, sizes, states and
 // toolset bodies, never a recorded result (r, result). A compact call's c
@@ -324,6 +332,12 @@ var Accesses = []Access{
 	{Sid: "ReadParkDecisions", By: []Principal{ParkingToolFunctions}, On: []*Kind{Park}, Actions: []Action{GetItem},
 		Attributes: ParkDecisionAttributes, SpecificAttributes: true, Code: "ledger.Store.Park",
 		Doc: "a consistent GetItem of the park a call is sent again under, projecting ParkDecisionAttributes: never its task token or reason"},
+	{Sid: "RecordCovers", By: []Principal{ParkingToolFunctions}, On: []*Kind{Cover}, Actions: []Action{PutItem},
+		Attributes: CoverRecorded, Code: "ledger.Store.PutCover",
+		Doc: "the PutItem of a cover, sealed, once a call is sent under an APPROVED tool.schema_changed park it read itself"},
+	{Sid: "ReadCovers", By: []Principal{ParkingToolFunctions}, On: []*Kind{Cover}, Actions: []Action{GetItem},
+		Attributes: CoverReadAttributes, SpecificAttributes: true, Code: "ledger.Store.Cover",
+		Doc: "a consistent GetItem of the cover of the tool and definition a call's check would park it for, projecting CoverReadAttributes: only then"},
 	{Sid: "BindApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Binding}, Actions: []Action{PutItem},
 		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", "mac", ExpiresAt), Code: "dynamo.Store.Bind",
 		Doc: "the binding item's conditional PutItem: a tool role writes no review item"},

@@ -52,6 +52,10 @@ var writeRules = []writeRule{
 	{kind: Park, by: []Principal{ReviewRequest}, action: PutItem, forbid: parkDecisionNames},
 	{kind: Park, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "task_token", "status"}},
 	{kind: Park, by: []Principal{ReviewDecision}, action: UpdateItem, forbid: parkAskedNames},
+	// A cover: only a function whose calls can park records one, whole
+	// and sealed, and names nothing of a call or a row.
+	{kind: Cover, by: []Principal{ParkingToolFunctions}, action: PutItem,
+		allow: []string{PK, SK, "tool", "park_id", "pinned_digest", "current_digest", "decided_by", "mac", ExpiresAt}},
 	{kind: Key, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "run_id", ExpiresAt}},
 	{kind: Binding, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "bound_key", "bound_at", "mac", ExpiresAt}},
 	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},

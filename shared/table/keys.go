@@ -41,6 +41,17 @@ func RowSK(seqSortKey string, startedAtUnixNano int64, random [4]byte) string {
 // bytes: "#", 19 digits, "#", 8 hex digits.
 const RowSKTailBytes = 1 + 19 + 1 + 8
 
+// CoverSKPrefix starts the sort key of a cover item (Cover), in its
+// run's partition: never CallSKPrefix, so that a Query of the run's calls
+// and rows (begins_with(sk, CallSKPrefix)) reads none.
+const CoverSKPrefix = "COVER#"
+
+// CoverSK is the sort key of the cover of tool's definition digest (the
+// approved current digest, "sha256:<hex>") in its run:
+// "COVER#<tool>#<digest>". A digest holds no "#", so the tool is what
+// comes before the last one.
+func CoverSK(tool, digest string) string { return CoverSKPrefix + tool + "#" + digest }
+
 // ToolsetBody is the toolset item's attribute holding the toolset's RFC
 // 8785 form without its id (Toolset): what every load reads and checks,
 // and what a writer around registration sets (infra/local/insider).

@@ -50,6 +50,31 @@ var Call = &Kind{
 	},
 }
 
+// Cover is an approved definition change that covers the later calls of
+// its tool in its run: once a call is sent under an APPROVED
+// tool.schema_changed park, a later call of the same tool in the same run
+// whose server holds the same approved definition goes on as under that
+// approval instead of parking again (shared/ledger covers.go;
+// docs/parking.md, "Approvals that cover later calls"). Its sort key
+// names the tool and the approved definition's digest, not the step:
+// every step of the run that calls the tool is covered. Only the
+// dispatcher of a function whose calls can park writes one, sealed with
+// its own key, after reading the approval itself; a reader accepts only
+// its own seal.
+var Cover = &Kind{
+	Name: "cover", Prefix: "RUN#", PKShape: "RUN#<run_id>", SKShape: CoverSKPrefix + "<tool>#<current digest>", SKPrefix: CoverSKPrefix,
+	Doc: "an approved tool definition that covers the run's later calls of the tool",
+	Attributes: []Attribute{
+		attr("tool", String, "the tool's name"),
+		attr("park_id", String, "the APPROVED tool.schema_changed park whose call recorded the cover"),
+		attr("pinned_digest", String, "sha256:<hex> of the tool definition the run's toolset pinned"),
+		attr("current_digest", String, "sha256:<hex> of the definition the park's approval approved"),
+		attr("decided_by", String, "who approved the park"),
+		attr("mac", String, "the writing function's seal over the run, tool, digests, park and decider (shared/seal)"),
+		ttl,
+	},
+}
+
 // Key points from an opaque run id (the first half of the external keys
 // third parties receive) to its run, for an operator (shared/ledger
 // keys.go; docs/ledger.md, "The key pointer"). Only the dispatcher of a

@@ -99,8 +99,10 @@ func DispatcherWith(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, opt
 	store := ledger.New(db, table).WithMAC(key)
 	deps := dispatch.Deps{
 		Ledger: store,
-		// The park a call sent again names (docs/parking.md); only the
-		// roles of functions whose calls can park may read one.
+		// The park a call sent again names, and the covers of approved
+		// definitions, sealed with the function's key (docs/parking.md);
+		// only the roles of functions whose calls can park may read or
+		// record them.
 		Parks:   store,
 		Reviews: dynamo.NewStore(db, table).WithMAC(key),
 		Callers: callers,
