@@ -25,6 +25,7 @@ import (
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // parkStack is a stack whose Service also decides parks: park items on
@@ -362,7 +363,8 @@ func (s *parkStack) expire(t *testing.T, r *park.Park, ago time.Duration) *park.
 	t.Helper()
 	deadline := time.Now().Add(-ago).Unix()
 	if _, err := s.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
-		Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "PARK#" + r.ID}, "sk": &types.AttributeValueMemberS{Value: "PARK"}},
+		Key: map[string]types.AttributeValue{table.PK: &types.AttributeValueMemberS{Value: table.Park.Key(r.ID)},
+			table.SK: &types.AttributeValueMemberS{Value: table.Park.SKValue}},
 		UpdateExpression: aws.String("SET deadline = :d"), ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: strconv.FormatInt(deadline, 10)}},
 	}); err != nil {
 		t.Fatal(err)

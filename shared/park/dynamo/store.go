@@ -284,8 +284,8 @@ func (s *Store) Decide(ctx context.Context, id string, to park.Status, by, reaso
 // park Task timed out at the deadline, and nothing recorded it then (the
 // compiled `<id>-park-timed-out` is a Pass; docs/parking.md, "Timed out").
 // One UpdateItem (the access DecideParks) conditional on status PARKED:
-// SET status TIMED_OUT, decided_at p's deadline, the parks-by-status key
-// PARKS#TIMED_OUT, REMOVE park_scope_key. decided_by stays unset (nobody
+// SET status TIMED_OUT, decided_at p's deadline, the parks-by-status
+// partition key of TIMED_OUT (listPK), REMOVE park_scope_key. decided_by stays unset (nobody
 // decided) and expires_at the ledger's retention after the deadline, as
 // Record wrote it. The deadline is checked on p, not in the condition:
 // only review-request writes it, once, when it records the park, and

@@ -172,7 +172,7 @@ func TestDecideMovesAParkOnce(t *testing.T) {
 func TestTimeOutRecordsAParkPastItsDeadlineOnly(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	p := credentialPark("CALL#0000000000000000003#1764741600000000000#0a1b2c3d", "token-1")
+	p := credentialPark(table.RowSK("0000000000000000003", 1764741600000000000, [4]byte{0x0a, 0x1b, 0x2c, 0x3d}), "token-1")
 	if _, _, err := f.store.Record(ctx, p, 600); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestTimeOutRecordsAParkPastItsDeadlineOnly(t *testing.T) {
 	}
 
 	// A decided park is not timed out.
-	q := credentialPark("CALL#0000000000000000004#1764741600000000000#0a1b2c3d", "token-2")
+	q := credentialPark(table.RowSK("0000000000000000004", 1764741600000000000, [4]byte{0x0a, 0x1b, 0x2c, 0x3d}), "token-2")
 	f.now = t0
 	if _, _, err := f.store.Record(ctx, q, 60); err != nil {
 		t.Fatal(err)
