@@ -18,7 +18,8 @@ import (
 // them (shared/park/dynamo Store): Get and RowReview answer an error
 // wrapping parkdynamo.ErrNotFound for nothing there, Decide and TimeOut
 // one wrapping parkdynamo.ErrNotParked, with the park as it is, for a
-// park decided already (or, to TimeOut, not past its deadline).
+// park decided (or timed out) already; TimeOut is for a park read PARKED
+// past its deadline only.
 type ParkStore interface {
 	Get(ctx context.Context, id string) (*park.Park, error)
 	ListByStatus(ctx context.Context, st park.Status, keep func(*park.Park) bool) ([]*park.Park, error)
