@@ -497,6 +497,8 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	parked := &park.Park{ID: park.ID(table.Row.Key(testRunID), table.RowSK("0000000000000000002", 1, [4]byte{})), RunID: testRunID,
 		Step: "send", Seq: "2", IdempotencyKey: testKey, Tool: "send-email", ToolsetID: testToolset, Cause: park.CredentialsExpired,
 		Target: "tickets", Scope: "toolset", RowSK: table.RowSK("0000000000000000002", 1, [4]byte{}), TaskToken: "token"}
+	expired := *parked // past its deadline: review-decision records it TIMED_OUT
+	expired.Deadline = now.Add(-time.Minute).Truncate(time.Second)
 	parkRecord := []func(*recorder){
 		run("dynamo.Store.ParkedRows", 0, func(db *recorder) { ignore(pk(db).ParkedRows(ctx, testRunID, "0000000000000000002")) }),
 		run("dynamo.Store.Record", 0, func(db *recorder) { ignore(pk(db).Record(ctx, parked, 60)) }),
@@ -513,6 +515,8 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	parkDecide := []func(*recorder){
 		run("dynamo.Store.Get (park)", 0, func(db *recorder) { ignore(pk(db).Get(ctx, parked.ID)) }),
 		run("dynamo.Store.Decide", 0, func(db *recorder) { ignore(pk(db).Decide(ctx, parked.ID, park.StatusRejected, user, "no")) }),
+		run("dynamo.Store.TimeOut", 0, func(db *recorder) { ignore(pk(db).TimeOut(ctx, &expired)) }),
+		run("dynamo.Store.TimeOut (condition failed)", 1, func(db *recorder) { ignore(pk(db).TimeOut(ctx, &expired)) }),
 		run("dynamo.Store.ListByStatus", 0, func(db *recorder) { ignore(pk(db).ListByStatus(ctx, park.StatusParked, nil)) }),
 	}
 	proof := func(db *recorder) {

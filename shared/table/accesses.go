@@ -292,7 +292,10 @@ var ParkTokenUpdated = Park.Names(PK, SK, "task_token", "status")
 // ParkDecided are the attributes of review-decision's UpdateItem of a
 // decision (park store Decide): SET status, decided_by, decided_at,
 // reason, park_list_pk, expires_at, REMOVE park_scope_key, condition on
-// status. Never what parked the call nor the task token.
+// status; and of a timeout it records (park store TimeOut: SET status,
+// decided_at, park_list_pk, REMOVE park_scope_key, condition on status;
+// docs/parking.md, "Timed out"). Never what parked the call, its
+// deadline nor the task token.
 var ParkDecided = Park.Names(PK, SK, "status", "decided_by", "decided_at", "reason", ParksByStatus.PK, ParkScopeKey, ExpiresAt)
 
 // ParkedRowAttributes are the only attributes of a call's rows
@@ -430,8 +433,8 @@ var Accesses = []Access{
 	{Sid: "ReadParks", By: []Principal{ReviewRequest, ReviewDecision}, On: []*Kind{Park}, Actions: []Action{GetItem},
 		Code: "dynamo.Store.Get (shared/park/dynamo)", Doc: "a consistent GetItem of the whole park: after Record's failed condition, and before a decision"},
 	{Sid: "DecideParks", By: []Principal{ReviewDecision}, On: []*Kind{Park}, Actions: []Action{UpdateItem},
-		Attributes: ParkDecided, ReturnValues: "NONE", Code: "dynamo.Store.Decide (shared/park/dynamo)",
-		Doc: "the conditional UpdateItem PARKED to a decision: no other role writes one"},
+		Attributes: ParkDecided, ReturnValues: "NONE", Code: "dynamo.Store Decide, TimeOut (shared/park/dynamo)",
+		Doc: "the conditional UpdateItem PARKED to a decision, or to TIMED_OUT past the deadline: no other role writes one"},
 	{Sid: "ListParks", By: []Principal{ReviewDecision}, Index: ParksByStatus, Actions: []Action{Query},
 		Attributes: ParksByStatus.Attributes(), Code: "dynamo.Store.ListByStatus (shared/park/dynamo)",
 		Doc: "Query on the index, with its own projection: never a task token or a reason"},

@@ -16,13 +16,15 @@ import (
 
 // ParkStore is the parked-call items as review-decision reads and decides
 // them (shared/park/dynamo Store): Get and RowReview answer an error
-// wrapping parkdynamo.ErrNotFound for nothing there, Decide one wrapping
-// parkdynamo.ErrNotParked, with the park as it is, for a park decided
-// already.
+// wrapping parkdynamo.ErrNotFound for nothing there, Decide and TimeOut
+// one wrapping parkdynamo.ErrNotParked, with the park as it is, for a
+// park decided (or timed out) already; TimeOut is for a park read PARKED
+// past its deadline only.
 type ParkStore interface {
 	Get(ctx context.Context, id string) (*park.Park, error)
 	ListByStatus(ctx context.Context, st park.Status, keep func(*park.Park) bool) ([]*park.Park, error)
 	Decide(ctx context.Context, id string, to park.Status, by, reason string) (*park.Park, error)
+	TimeOut(ctx context.Context, p *park.Park) (*park.Park, error)
 	RowReview(ctx context.Context, r *park.Park) (string, error)
 	Starter(ctx context.Context, runID string) (string, error)
 	Now() time.Time
@@ -43,6 +45,12 @@ type ParkPolicy struct {
 	Deciders  []string
 	Operators []string
 }
+
+// MaxTimeOutsPerList bounds the parks one park.list records TIMED_OUT
+// (docs/parking.md, "Timed out"): each is one UpdateItem, and a backlog
+// of timed-out parks must not make one listing slow; the next listing
+// records the rest.
+const MaxTimeOutsPerList = 100
 
 // parkStatuses are the statuses park.list takes, by their lower-case name.
 var parkStatuses = map[string]park.Status{
@@ -84,6 +92,7 @@ func (s *Service) doPark(ctx context.Context, req Request) (review.Caller, any, 
 		if err != nil {
 			return who, nil, err
 		}
+		r = s.timedOut(ctx, r, s.parks.Now())
 		a := s.actors(ctx, r)
 		if !s.mayDecide(who, r, park.Reject, a).Allowed && !s.mayCancel(who, a).Allowed {
 			return who, nil, review.Errorf(review.CodeForbidden, "you may neither decide nor cancel park %s", r.ID)
@@ -112,6 +121,28 @@ func (s *Service) getPark(ctx context.Context, id string) (*park.Park, error) {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable")
 	}
 	return r, nil
+}
+
+// timedOut records r TIMED_OUT when it is PARKED past its deadline at
+// now: its park Task has timed out, and nothing recorded it then
+// (docs/parking.md, "Timed out"). It returns the park as it now is; a
+// record that fails is logged and r returned as read, since every answer
+// goes by the deadline either way. Called only for a caller whose proof
+// was verified.
+func (s *Service) timedOut(ctx context.Context, r *park.Park, now time.Time) *park.Park {
+	if r.Status != park.StatusParked || !r.Expired(now) {
+		return r
+	}
+	cur, err := s.parks.TimeOut(ctx, r)
+	switch {
+	case err == nil:
+		s.log.InfoContext(ctx, "park timed out", "park_id", r.ID, "run_id", r.RunID, "deadline", r.Deadline.UTC().Format(park.TimeFormat))
+		return cur
+	case errors.Is(err, parkdynamo.ErrNotParked) && cur != nil:
+		return cur // decided, or recorded, by another request first
+	}
+	s.log.ErrorContext(ctx, "record a park timed out", "park_id", r.ID, "error", err)
+	return r
 }
 
 // actors reads who r's starter is (the run's start record) and, for a
@@ -218,7 +249,9 @@ func (s *Service) decidersText(r *park.Park, a parkActor) string {
 }
 
 // listParks lists the parks of a status (default parked) that the caller
-// may decide or cancel.
+// may decide or cancel. A listing of parked ones leaves out those past
+// their deadline, and records at most MaxTimeOutsPerList of them
+// TIMED_OUT.
 func (s *Service) listParks(ctx context.Context, who review.Caller, status string) (*park.ListResult, error) {
 	st := park.StatusParked
 	if status != "" {
@@ -229,9 +262,16 @@ func (s *Service) listParks(ctx context.Context, who review.Caller, status strin
 	}
 	now := s.parks.Now()
 	actors := map[string]parkActor{} // by park: its reads once
+	timedOut := 0
 	list, err := s.parks.ListByStatus(ctx, st, func(r *park.Park) bool {
 		if st == park.StatusParked && r.Expired(now) {
-			return false // its Task has timed out
+			// Its Task has timed out: recorded so, a bounded number
+			// per listing.
+			if timedOut < MaxTimeOutsPerList {
+				s.timedOut(ctx, r, now)
+				timedOut++
+			}
+			return false
 		}
 		a, ok := actors[r.ID]
 		if !ok {
@@ -331,15 +371,19 @@ func (s *Service) cancelPark(ctx context.Context, req Request) (review.Caller, a
 // then acts on it with send: the Task's result or the run's stop. The
 // conditional write lets one decision win; the same decision by the same
 // caller again sends again (a send whose answer was lost), any other is
-// refused REVIEW_CONFLICT.
+// refused REVIEW_CONFLICT. A park past its deadline is recorded TIMED_OUT
+// (timedOut) and refused REVIEW_EXPIRED, as a TIMED_OUT one is.
 func (s *Service) settle(ctx context.Context, who review.Caller, r *park.Park, to park.Status, reason string, send func(*park.Park) error) (*park.DecideResult, error) {
 	verb := strings.ToLower(string(to))
 	now := s.parks.Now()
 	changed := false
+	expired := func(r *park.Park) error {
+		return review.Errorf(review.CodeExpired, "park %s timed out at %s: its Task no longer waits and nothing is decided", r.ID, r.Deadline.UTC().Format(park.TimeFormat))
+	}
+	if r = s.timedOut(ctx, r, now); r.Status == park.StatusTimedOut || r.Status == park.StatusParked && r.Expired(now) {
+		return nil, expired(r)
+	}
 	if r.Status == park.StatusParked {
-		if r.Expired(now) {
-			return nil, review.Errorf(review.CodeExpired, "park %s timed out at %s: its Task no longer waits and nothing is decided", r.ID, r.Deadline.UTC().Format(park.TimeFormat))
-		}
 		cur, err := s.parks.Decide(ctx, r.ID, to, who.Principal, reason)
 		switch {
 		case errors.Is(err, parkdynamo.ErrNotFound):
@@ -351,6 +395,9 @@ func (s *Service) settle(ctx context.Context, who review.Caller, r *park.Park, t
 		default:
 			r, changed = cur, true
 		}
+	}
+	if r.Status == park.StatusTimedOut {
+		return nil, expired(r) // recorded by another request meanwhile
 	}
 	if !changed && (r.Status != to || r.DecidedBy != who.Principal) {
 		return nil, review.Errorf(review.CodeConflict, "park %s was already %s by %s at %s; a decision cannot be changed",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // parkStack is a stack whose Service also decides parks: park items on
@@ -352,5 +354,104 @@ func TestParkApprovalIsBoundToTheCurrentDigest(t *testing.T) {
 	}
 	if got, _ := s.deps.Parks.Get(context.Background(), r.ID); got.Status != park.StatusParked {
 		t.Fatalf("the park is %s after a refused proof", got.Status)
+	}
+}
+
+// expire moves r's deadline (epoch seconds) ago seconds into the past, as
+// if its park Task had timed out, and returns r as it now is.
+func (s *parkStack) expire(t *testing.T, r *park.Park, ago time.Duration) *park.Park {
+	t.Helper()
+	deadline := time.Now().Add(-ago).Unix()
+	if _, err := s.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
+		Key: map[string]types.AttributeValue{table.PK: &types.AttributeValueMemberS{Value: table.Park.Key(r.ID)},
+			table.SK: &types.AttributeValueMemberS{Value: table.Park.SKValue}},
+		UpdateExpression: aws.String("SET deadline = :d"), ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: strconv.FormatInt(deadline, 10)}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := s.deps.Parks.Get(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cur
+}
+
+// A PARKED park past its deadline is recorded TIMED_OUT by the first
+// request that meets it (docs/parking.md, "Timed out"): a listing of
+// parked ones leaves it out and records it, a show answers it TIMED_OUT,
+// and a decision or a cancel is refused REVIEW_EXPIRED, before or after
+// the record, and sends nothing.
+func TestAParkPastItsDeadlineIsRecordedTimedOutWhenMet(t *testing.T) {
+	t.Parallel()
+	s := newParkStack(t, decision.ParkPolicy{Operators: []string{principal("operator")}}, nil)
+	ctx := context.Background()
+	timedOut := func(r *park.Park) {
+		t.Helper()
+		got, err := s.deps.Parks.Get(ctx, r.ID)
+		if err != nil || got.Status != park.StatusTimedOut || got.DecidedBy != "" || !got.DecidedAt.Equal(r.Deadline) {
+			t.Fatalf("park %+v (%v), want TIMED_OUT, decided by nobody at its deadline %s", got, err, r.Deadline)
+		}
+	}
+	listed := s.parked(t, runARN(), principal("bob"), "", park.SchemaChanged, false)
+	shown := s.parked(t, runARN(), principal("bob"), "", park.SchemaChanged, false)
+	decided := s.parked(t, runARN(), principal("bob"), "", park.CredentialsExpired, false)
+
+	listed = s.expire(t, listed, time.Minute)
+	if l := s.list(t, "bob", ""); len(l.Parks) != 2 || slices.ContainsFunc(l.Parks, func(v park.View) bool { return v.ParkID == listed.ID }) {
+		t.Fatalf("parked listing %+v, want the two parks before their deadline", l.Parks)
+	}
+	timedOut(listed)
+	if l := s.list(t, "bob", "timed_out"); len(l.Parks) != 1 || l.Parks[0].ParkID != listed.ID || l.Parks[0].Status != park.StatusTimedOut || l.Parks[0].DecidedBy != "" {
+		t.Fatalf("timed_out listing %+v, want %s", l.Parks, listed.ID)
+	}
+	if _, err := s.cancel(t, "operator", listed); codeOf(err) != review.CodeExpired {
+		t.Fatalf("cancel of a timed-out park: %v, want %s", err, review.CodeExpired)
+	}
+
+	shown = s.expire(t, shown, time.Second)
+	req := decision.Request{Action: review.ActionParkShow, ParkID: shown.ID, Proof: s.callers.Proof(t, "bob", review.ParkShowBinding(shown.ID))}
+	if _, res, err := s.svc.Do(ctx, req); err != nil || res.(park.View).Status != park.StatusTimedOut || res.(park.View).Expired {
+		t.Fatalf("show of a park past its deadline: %+v, %v; want it TIMED_OUT", res, err)
+	}
+	timedOut(shown)
+
+	decided = s.expire(t, decided, time.Second)
+	for range 2 { // the first records it, the second finds it recorded
+		if _, err := s.decide(t, "bob", decided, park.Resume, ""); codeOf(err) != review.CodeExpired || !strings.Contains(err.Error(), "timed out at") {
+			t.Fatalf("resume of a park past its deadline: %v, want %s", err, review.CodeExpired)
+		}
+		timedOut(decided)
+	}
+	for _, r := range []*park.Park{listed, shown, decided} {
+		if calls := s.fake.Calls(r.TaskToken); len(calls) != 0 {
+			t.Errorf("park %s: Step Functions calls %+v, want none", r.ID, calls)
+		}
+	}
+}
+
+// One listing records at most MaxTimeOutsPerList parks TIMED_OUT; the next
+// records the rest, and neither lists them.
+func TestAListingRecordsABoundedNumberOfTimeOuts(t *testing.T) {
+	t.Parallel()
+	s := newParkStack(t, decision.ParkPolicy{}, nil)
+	var parks []*park.Park
+	for range decision.MaxTimeOutsPerList + 1 {
+		parks = append(parks, s.expire(t, s.parked(t, runARN(), principal("bob"), "", park.SchemaChanged, false), time.Second))
+	}
+	count := func() (n int) {
+		for _, r := range parks {
+			if got, err := s.deps.Parks.Get(context.Background(), r.ID); err == nil && got.Status == park.StatusTimedOut {
+				n++
+			}
+		}
+		return n
+	}
+	for i, want := range []int{decision.MaxTimeOutsPerList, decision.MaxTimeOutsPerList + 1} {
+		if l := s.list(t, "bob", ""); len(l.Parks) != 0 {
+			t.Fatalf("listing %d: %+v, want none", i+1, l.Parks)
+		}
+		if got := count(); got != want {
+			t.Fatalf("after listing %d: %d parks TIMED_OUT, want %d", i+1, got, want)
+		}
 	}
 }

@@ -241,14 +241,14 @@ func (s *Store) Get(ctx context.Context, id string) (*park.Park, error) {
 }
 
 // Decide moves park id from PARKED to status to (APPROVED, REJECTED,
-// RESUMED, CANCELLED or TIMED_OUT), by by, with reason (a rejection's;
+// RESUMED or CANCELLED: a timeout is TimeOut's), by by, with reason (a rejection's;
 // "" writes none), at now: one UpdateItem conditional on status PARKED
 // that also moves the park in the parks-by-status listing, removes its
 // park_scope_key and keeps it the ledger's retention from now. It
 // returns the park as it now is (Get); ErrNotParked, with the park, when
 // it was not PARKED (a second decision); ErrNotFound when there is none.
 func (s *Store) Decide(ctx context.Context, id string, to park.Status, by, reason string) (*park.Park, error) {
-	if !to.Decided() {
+	if !to.Decided() || to == park.StatusTimedOut {
 		return nil, fmt.Errorf("decide park %s: %s is not a decision", id, to)
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
@@ -276,6 +276,41 @@ func (s *Store) Decide(ctx context.Context, id string, to park.Status, by, reaso
 			return cur, nil
 		}
 		return cur, fmt.Errorf("decide park %s: %w (%s)", id, ErrNotParked, cur.Status)
+	}
+	return cur, nil
+}
+
+// TimeOut records park p, read PARKED past its deadline, TIMED_OUT: its
+// park Task timed out at the deadline, and nothing recorded it then (the
+// compiled `<id>-park-timed-out` is a Pass; docs/parking.md, "Timed out").
+// One UpdateItem (the access DecideParks) conditional on status PARKED:
+// SET status TIMED_OUT, decided_at p's deadline, the parks-by-status
+// partition key of TIMED_OUT (listPK), REMOVE park_scope_key. decided_by stays unset (nobody
+// decided) and expires_at the ledger's retention after the deadline, as
+// Record wrote it. The deadline is checked on p, not in the condition:
+// only review-request writes it, once, when it records the park, and
+// review-decision's role may not name it (so it cannot move one). It
+// returns the park as it now is (Get): TIMED_OUT, or, with ErrNotParked,
+// as another request left it (decided first); ErrNotFound when there is
+// none. An error, and no request, when p is not past its deadline.
+func (s *Store) TimeOut(ctx context.Context, p *park.Park) (*park.Park, error) {
+	if now := s.now(); p.Deadline.IsZero() || !p.Expired(now) {
+		return nil, fmt.Errorf("time out park %s: its deadline %s has not passed", p.ID, formatTime(p.Deadline))
+	}
+	u := expression.Set(name("status"), expression.Value(park.StatusTimedOut)).
+		Set(name(table.ParksByStatus.PK), expression.Value(listPK(park.StatusTimedOut))).
+		Set(name("decided_at"), expression.Value(formatTime(p.Deadline))).
+		Remove(name(table.ParkScopeKey))
+	err := s.update(ctx, p.ID, u, name("status").Equal(expression.Value(park.StatusParked)))
+	if err != nil && !tabledef.IsConditionFailed(err) {
+		return nil, fmt.Errorf("time out park %s: %w", p.ID, err)
+	}
+	cur, gerr := s.Get(ctx, p.ID)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if err != nil && cur.Status != park.StatusTimedOut {
+		return cur, fmt.Errorf("time out park %s: %w (%s)", p.ID, ErrNotParked, cur.Status)
 	}
 	return cur, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -162,6 +163,74 @@ func TestDecideMovesAParkOnce(t *testing.T) {
 	}
 	if _, err := f.store.Decide(ctx, "pk_aaaaaaaaaaaaaaaaaaaaaaaaaa", park.StatusApproved, "x", ""); !errors.Is(err, dynamo.ErrNotFound) {
 		t.Errorf("deciding no park: %v", err)
+	}
+}
+
+// TimeOut records a PARKED park past its deadline TIMED_OUT, once, decided
+// by nobody at its deadline, and moves it to the TIMED_OUT listing; it
+// leaves a park before its deadline, and a decided one, as they are.
+func TestTimeOutRecordsAParkPastItsDeadlineOnly(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	p := credentialPark(table.RowSK("0000000000000000003", 1764741600000000000, [4]byte{0x0a, 0x1b, 0x2c, 0x3d}), "token-1")
+	if _, _, err := f.store.Record(ctx, p, 600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := t0.Add(600 * time.Second)
+	if !p.Deadline.Equal(deadline) {
+		t.Fatalf("deadline %s, want %s", p.Deadline, deadline)
+	}
+	f.now = deadline.Add(-time.Second)
+	if _, err := f.store.TimeOut(ctx, p); err == nil {
+		t.Fatal("TimeOut before the deadline recorded it")
+	}
+	if cur, err := f.store.Get(ctx, p.ID); err != nil || cur.Status != park.StatusParked {
+		t.Fatalf("the park after TimeOut before its deadline: %+v, %v; want it PARKED", cur, err)
+	}
+	f.now = deadline
+	cur, err := f.store.TimeOut(ctx, p)
+	if err != nil || cur.Status != park.StatusTimedOut || cur.DecidedBy != "" || !cur.DecidedAt.Equal(deadline) || cur.TaskToken != "token-1" {
+		t.Fatalf("TimeOut at the deadline: %+v, %v; want TIMED_OUT, decided by nobody at %s", cur, err, deadline)
+	}
+	raw := f.raw(t, p.ID)
+	if _, ok := raw["park_scope_key"]; ok {
+		t.Error("a timed-out park still carries park_scope_key")
+	}
+	if _, ok := raw["decided_by"]; ok {
+		t.Error("a timed-out park names a decider")
+	}
+	if got := raw["expires_at"].(*types.AttributeValueMemberN).Value; got != strconv.FormatInt(deadline.Add(ledger.DefaultRetention).Unix(), 10) {
+		t.Errorf("expires_at %s, want the retention after the deadline", got)
+	}
+	f.now = deadline.Add(time.Hour)
+	if again, err := f.store.TimeOut(ctx, p); err != nil || !again.DecidedAt.Equal(deadline) {
+		t.Fatalf("TimeOut again: %+v, %v; want the same record", again, err)
+	}
+	if listed, _ := f.store.ListByStatus(ctx, park.StatusParked, nil); len(listed) != 0 {
+		t.Errorf("still listed as PARKED: %+v", listed)
+	}
+	if listed, _ := f.store.ListByStatus(ctx, park.StatusTimedOut, nil); len(listed) != 1 || listed[0].ID != p.ID {
+		t.Errorf("TIMED_OUT listing %+v", listed)
+	}
+	if cur, err := f.store.Decide(ctx, p.ID, park.StatusApproved, "arn:aws:iam::123456789012:user/rev", ""); !errors.Is(err, dynamo.ErrNotParked) || cur.Status != park.StatusTimedOut {
+		t.Fatalf("a decision after the timeout: %+v, %v", cur, err)
+	}
+
+	// A decided park is not timed out.
+	q := credentialPark(table.RowSK("0000000000000000004", 1764741600000000000, [4]byte{0x0a, 0x1b, 0x2c, 0x3d}), "token-2")
+	f.now = t0
+	if _, _, err := f.store.Record(ctx, q, 60); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Decide(ctx, q.ID, park.StatusCancelled, "arn:aws:iam::123456789012:user/op", ""); err != nil {
+		t.Fatal(err)
+	}
+	f.now = t0.Add(time.Hour)
+	if cur, err := f.store.TimeOut(ctx, q); !errors.Is(err, dynamo.ErrNotParked) || cur.Status != park.StatusCancelled {
+		t.Fatalf("TimeOut of a cancelled park: %+v, %v", cur, err)
+	}
+	if _, err := f.store.Decide(ctx, q.ID, park.StatusTimedOut, "x", ""); err == nil {
+		t.Error("Decide recorded a timeout")
 	}
 }
 
