@@ -64,10 +64,6 @@ steps:
     with: {customer_id: "${input.customer_id}"}
 `
 
-// parkDecider is the local user the cover test's stack makes a park
-// decider (TOOLGATE_PARK_DECIDERS on review-decision).
-const parkDecider = "park-decider"
-
 // An approved definition change covers the later calls of the same tool
 // in the same run (docs/parking.md, "Approvals that cover later calls"):
 // once lookup_customer's description changed on the server, a loop of
