@@ -198,3 +198,21 @@ func TestAReReviewAddsItsReviewsTimeoutToTheDerivedRunTimeout(t *testing.T) {
 		t.Errorf("an ungated parkable step: %+v %s", ungated.RunTimeout, diagText(ungated))
 	}
 }
+
+// In a for_each body the re-review states are the iteration's, beside
+// its park states, and ask as the body's review asked.
+func TestAReReviewInAForEachBodyIsTheIterations(t *testing.T) {
+	src := mcpHead + "input: {type: object, properties: {titles: {type: array, items: {type: string}}}}\nsteps:\n" +
+		"  - id: each\n    for_each:\n      items: \"${input.titles}\"\n      as: title\n      max_items: 10\n      steps:\n" +
+		"        - id: approve\n          review: {of: ticket, timeout_seconds: 600}\n          on_approve: ticket\n          on_reject: end\n" +
+		"        - id: ticket\n          tool: crm.create_ticket\n          with: {title: \"${title}\", priority: high}\n"
+	_, states, inBody := compiledStates(t, src, nil)
+	for _, n := range []string{"ticket-rereview", "ticket-rereviewed", "ticket-rereview-rejected", "ticket-rereview-timed-out", "ticket-rereview-failed"} {
+		if !inBody[n] {
+			t.Errorf("%s is not in the ItemProcessor", n)
+		}
+	}
+	if got, want := jsonOf(t, states["ticket-rereview"]["Parameters"]), jsonOf(t, states["approve"]["Parameters"]); got != want {
+		t.Errorf("the re-review asks\n%s\nthe review asked\n%s", got, want)
+	}
+}
