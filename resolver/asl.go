@@ -456,7 +456,13 @@ func (e *emitter) tool(ps *planStep) {
 	catchNext := e.failTarget(st, "the tool's error code and message")
 	task.Catch = e.catchers(st, "$.steps."+st.ID+".error", catchNext)
 	if call.park != nil {
-		task.Catch = append([]asl.Catcher{e.parkStates(ps, catchNext)}, task.Catch...)
+		first := []asl.Catcher{e.parkStates(ps, catchNext)}
+		if call.gated {
+			// A gated call sent again after its park, whose approval
+			// expired meanwhile, is reviewed again (rereview.go).
+			first = append(first, e.rereviewStates(ps, catchNext))
+		}
+		task.Catch = append(first, task.Catch...)
 	}
 	task.Next = e.next(st.Next, stateEnd)
 	e.states[st.ID] = task

@@ -146,13 +146,18 @@ func (c *checker) checkParkRetries() {
 }
 
 // parkPlan is a parkable tool step's park: the park Task's timeout in
-// seconds (parkTimeout), and reset, set when the step is on a loop of the
+// seconds (parkTimeout), the review a gated step's re-review repeats
+// (rereview.go), and reset, set when the step is on a loop of the
 // Solution: entered again, its new call must not carry the park id a
 // person decided for the last key, so <id>-unpark writes {park_id: null}
 // at $.parks.<id> between <id>-seq and the Task.
 type parkPlan struct {
 	timeoutSeconds int
 	reset          bool
+	// rereview is the review step a gated step's re-review repeats
+	// (checker.rereviewOf); nil for an ungated step, or a step of several
+	// review steps (rereviewStates).
+	rereview *Step
 }
 
 // parkSlot is Init's (or an iteration's ItemSelector's) value of

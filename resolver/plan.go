@@ -236,6 +236,9 @@ func (c *checker) planStep(i int, st *Step) *planStep {
 		call := &toolCall{tool: t, retry: c.retryOf(i), tolerates: c.tolerates(st), gated: c.stepGated(i)}
 		if c.parkable(st) {
 			call.park = &parkPlan{timeoutSeconds: c.parkTimeout()}
+			if call.gated {
+				call.park.rereview = c.rereviewOf(i)
+			}
 		}
 		if c.named != nil {
 			if pt := c.named.Tools[st.Tool]; pt.Platform() {

@@ -57,6 +57,11 @@ type RunTimeout struct {
 	// ParkSeconds is the park timeout (policy.park_timeout_seconds) a
 	// derived run timeout adds once when a step can park; 0 otherwise.
 	ParkSeconds int
+	// RereviewSeconds is what a derived run timeout adds once, with the
+	// park, when a gated step can park: the longest re-review's timeout
+	// and its retries (a call whose approval expired while it was parked
+	// is reviewed again; docs/parking.md, "A re-review"); 0 otherwise.
+	RereviewSeconds int
 	// Pending are the workflow steps whose child's run timeout is not
 	// known here (Options.ChildRunTimeout is nil): each counts only
 	// ChildStartSeconds, and publishing derives the run timeout again
@@ -67,7 +72,8 @@ type RunTimeout struct {
 // String is the run timeout as the summary prints it: "95040 s (derived:
 // the longest path [approve → send] takes 86400 s, plus a margin of
 // 8640 s)", with ", a park of 604800 s" after the path's seconds when a
-// step can park, or "86400 s (policy.run_timeout_seconds)".
+// step can park (and ", a re-review of 89460 s" when a gated one can), or
+// "86400 s (policy.run_timeout_seconds)".
 func (r RunTimeout) String() string {
 	if !r.Derived {
 		return fmt.Sprintf("%d s (policy.run_timeout_seconds)", r.Seconds)
@@ -79,6 +85,9 @@ func (r RunTimeout) String() string {
 	parked := ""
 	if r.ParkSeconds > 0 {
 		parked = fmt.Sprintf(", a park of %d s", r.ParkSeconds)
+	}
+	if r.RereviewSeconds > 0 {
+		parked += fmt.Sprintf(", a re-review of %d s", r.RereviewSeconds)
 	}
 	return fmt.Sprintf("%d s (derived: the longest path [%s] takes %d s%s, plus a margin of %d s%s)", r.Seconds, strings.Join(r.Path, " → "), r.LongestSeconds, parked, r.MarginSeconds, pending)
 }
@@ -123,10 +132,12 @@ func (c *checker) deriveRunTimeout() {
 	// parks of a run add one park timeout in total (docs/parking.md, "The
 	// compiled states"): a run whose calls park again and again ends
 	// with States.Timeout.
-	parkSecs := 0
+	// A gated call whose approval expired while it was parked is
+	// reviewed again: once, with the park (rereview.go).
+	parkSecs, rereviewSecs := 0, 0
 	if c.hasParkable() {
-		parkSecs = c.parkTimeout()
-		secs = saturate(secs + parkSecs)
+		parkSecs, rereviewSecs = c.parkTimeout(), c.rereviewSeconds()
+		secs = saturate(secs + parkSecs + rereviewSecs)
 	}
 	margin := runTimeoutMargin(min(secs, overYear))
 	if total := secs + margin; secs >= overYear || total > MaxRunTimeout {
@@ -138,11 +149,14 @@ func (c *checker) deriveRunTimeout() {
 		if parkSecs > 0 {
 			parked = fmt.Sprintf(" with a park of %d s (policy.park_timeout_seconds)", parkSecs)
 		}
+		if rereviewSecs > 0 {
+			parked += fmt.Sprintf(" and a re-review of %d s", rereviewSecs)
+		}
 		c.ds.errorf(c.sol.Steps[heaviest].Pos, RuleRunTimeout, "the run timeout, derived from the longest path %s (%s%s; %s), and a margin of %s, is over %d s, a Standard workflow's longest execution (AWS Step Functions quota): shorten the path's reviews, waits, retries or loops, or set policy.run_timeout_seconds (at most %d) to end longer runs with States.Timeout",
 			strings.Join(names, " → "), durationText(secs), parked, t.explain(heaviest), marginText, MaxRunTimeout, MaxRunTimeout)
 		return
 	}
-	c.runTimeout = RunTimeout{Seconds: secs + margin, Derived: true, LongestSeconds: secs - parkSecs, ParkSeconds: parkSecs, MarginSeconds: margin, Path: names}
+	c.runTimeout = RunTimeout{Seconds: secs + margin, Derived: true, LongestSeconds: secs - parkSecs - rereviewSecs, ParkSeconds: parkSecs, RereviewSeconds: rereviewSecs, MarginSeconds: margin, Path: names}
 	c.sol.RunTimeout = secs + margin
 	if len(t.pending) > 0 {
 		slices.SortFunc(t.pending, func(a, b string) int { return c.index[a] - c.index[b] })

@@ -268,6 +268,15 @@ func (c *checker) checkStateSize(g *gate.Graph, p *plan) {
 			c.ds.errorf(st.Pos, RuleStateSize, "step %q: its Task's payload (the envelope) could reach %d bytes, over the %d bytes Step Functions allows a Task's input: its inputs bind too much (each bound value counts at its own bound; a value formatted into a string counts twice)",
 				st.ID, payload, MaxStateBytes)
 		}
+		// A re-review Task's payload is its review's, with the call's
+		// input (rereview.go).
+		if rv := rereviewed(call); rv != nil {
+			reviewers, _ := json.Marshal(rv.Reviewers)
+			if payload := reviewTaskBytes + len(reviewers) + z.valueBound(i); payload > MaxStateBytes {
+				c.ds.errorf(st.Pos, RuleStateSize, "step %q: its re-review Task's payload could reach %d bytes, over the %d bytes Step Functions allows a Task's input: it carries the reviewers of review %q (%d bytes of JSON) and the call's input",
+					st.ID, payload, MaxStateBytes, rv.ID, len(reviewers))
+			}
+		}
 		// A park Task's payload carries no value of the step's.
 		if park := parkTaskBytes + 2*len(st.ID) + len(st.Tool); call.park != nil && park > MaxStateBytes {
 			c.ds.errorf(st.Pos, RuleStateSize, "step %q: its park Task's payload could reach %d bytes, over the %d bytes Step Functions allows a Task's input", st.ID, park, MaxStateBytes)
@@ -408,6 +417,10 @@ func (z *sizer) slotsOf(i int, st *Step) []*slot {
 	}
 	if call := z.p.at[i].tool; call != nil && call.park != nil {
 		out = append(out, &slot{name: "parks." + st.ID, bytes: parkResultBytes, parts: []string{"a park's decision and its reason"}})
+	}
+	if rereviewed(z.p.at[i].tool) != nil {
+		// The re-review's decision or error replaces the review's.
+		out = append(out, &slot{name: "reviews." + st.ID, bytes: reviewBytes, parts: []string{"a re-review's decision or error"}})
 	}
 	return out
 }

@@ -81,7 +81,11 @@ func (c *checker) checkWaits(g *gate.Graph) {
 // timeout, every approval would expire before the call, and the Solution
 // is refused. When some wait comes between them the approval expires if it
 // is given late enough, and when a wait is bound or on a loop its length
-// is known only at run time: those are warnings.
+// is known only at run time: those are warnings. A park between the
+// approval and the call is no wait counted here: a call whose approval
+// expired while it was parked is reviewed again (rereview.go), and that
+// re-review's approval leads straight back into the Task, with no wait
+// between them (docs/parking.md, "A re-review").
 func (c *checker) checkApprovalWaits(g *gate.Graph) {
 	for t, st := range c.sol.Steps {
 		if st.Kind != KindTool || !c.stepGated(t) || !c.reachable[t] {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
@@ -26,7 +27,9 @@ import (
 // item is gone (expired reviews leave the table by TTL), a call whose key
 // holds a COMPLETED record of this very call is a replay: approve returns
 // the replay of the recorded result, and nothing runs again. Anything else
-// is refused. nil: the call is approved (or needs no approval), go on.
+// is refused: TOOL_PERMISSION_DENIED, or APPROVAL_EXPIRED for a call sent
+// again under a decided park (expiredApproval). nil: the call is approved
+// (or needs no approval), go on.
 func (inv *invocation) approve(ctx context.Context) *outcome {
 	if !inv.pinned.ReviewRequired {
 		return nil
@@ -47,7 +50,7 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 	defer cancel()
 	r, err := d.reviews.GetApproval(dbCtx, ref.ReviewID)
 	if errors.Is(err, review.ErrNotFound) {
-		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "review %s does not exist (or its time has ended)", ref.ReviewID))
+		return inv.expiredApproval(ctx, fmt.Sprintf("review %s does not exist (or its time has ended)", ref.ReviewID))
 	}
 	if err != nil {
 		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the review table is unavailable"))
@@ -56,7 +59,7 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 		InputDigest: inv.digest, Key: env.IdempotencyKey, Now: d.store.Now()}
 	check := review.CheckApproval(r, use)
 	if check.Expired {
-		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "%s", check.Reason))
+		return inv.expiredApproval(ctx, check.Reason)
 	}
 	if !check.Allowed {
 		return refused(tool.Errorf(tool.PermissionDenied, "%s", check.Reason))
@@ -89,6 +92,24 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 	d.log.InfoContext(ctx, "approval bound", "review_id", r.ID, "key", env.IdempotencyKey, "approver", r.Approver)
 	inv.reviewID, inv.approver = r.ID, r.Approver
 	return nil
+}
+
+// expiredApproval is the outcome of a gated call whose approval failed
+// only because its time ended (why: the check's reason), or whose review
+// item is gone (expired reviews leave the table by TTL): the replay of
+// the call's COMPLETED record, as for every refusal before the claim;
+// else a REFUSED row and the refusal. A call sent again under a decided
+// park (its envelope's park_id is not null) parked while its approval
+// ran out: it is refused tool.ApprovalExpired, which the compiled state
+// machine catches into a re-review of the same call, whose approval it
+// then sends under the same seq and key (docs/parking.md, "A
+// re-review"). Any other call is refused TOOL_PERMISSION_DENIED, as
+// before. The row needs no refusal_reason: its error code says why.
+func (inv *invocation) expiredApproval(ctx context.Context, reason string) *outcome {
+	if inv.env.ParkID == nil {
+		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "%s", reason))
+	}
+	return inv.replayOr(ctx, tool.Errorf(tool.ApprovalExpired, "%s, while the call was parked: the call needs a new approval of the same input (a re-review)", reason))
 }
 
 // replayOr returns the replay of the call's recorded result when its key

@@ -159,9 +159,10 @@ func classifyEnd(end toolEnd, idempotent, credentialed bool, timedOut string) *t
 		// The server refused the call's credential: nothing was applied.
 		return te
 	}
-	if te.Code == tool.CallParked {
-		// Only the check before the claim parks a call: a tool that
-		// ran cannot answer that it was not sent.
+	if te.Code == tool.CallParked || te.Code == tool.ApprovalExpired {
+		// Only the check before the claim parks a call, and only the
+		// approval check refuses an expired approval (approval.go): a tool
+		// that ran cannot answer that it was not sent.
 		te = &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: !idempotent, Err: end.err}
 	}
 	if (!isTyped || typed == nil) && !idempotent {

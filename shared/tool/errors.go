@@ -31,6 +31,19 @@ const (
 // call can be sent later.
 const CallParked Code = "CALL_PARKED"
 
+// ApprovalExpired is the Step Functions error of a gated call sent again
+// after a park was decided (its envelope's park_id names the park) whose
+// approval's time ended while it was parked: its review expired, or its
+// review item is gone (expired reviews leave the table by TTL). The
+// compiled state machine catches it into a re-review of the same call
+// (docs/parking.md, "A re-review"). Like CallParked it is not one of the
+// tool codes (the tool was not called): not in Codes, never retryable,
+// never maybe applied; the call's row is REFUSED and its key stays
+// unclaimed, so that the call can be sent under the new approval. A call
+// without a park id whose approval expired is refused PermissionDenied,
+// as before.
+const ApprovalExpired Code = "APPROVAL_EXPIRED"
+
 // retryable is the one table that classifies every code (docs/design.md, "The tool contract"): only a
 // timeout, a rate limit and an unavailable upstream may be retried; the
 // catch-all is not.
@@ -107,7 +120,7 @@ func (e *Error) Applied() *Error {
 }
 
 // Classify turns any error into an Error. An Error anywhere in the chain is
-// returned as it is (CallParked included, never maybe applied; another
+// returned as it is (CallParked and ApprovalExpired included, never maybe applied; another
 // code that is not one of Codes becomes Internal); a context deadline becomes Timeout (maybe applied,
 // since the call may have been under way); a cancellation becomes
 // UpstreamUnavailable; anything else becomes Internal with a generic
@@ -122,7 +135,7 @@ func Classify(err error) *Error {
 			// A typed nil *Error classifies nothing.
 			return &Error{Code: Internal, Message: "internal error", Err: err}
 		}
-		if te.Code == CallParked {
+		if te.Code == CallParked || te.Code == ApprovalExpired {
 			// Not a tool code, but the contract's own error: kept, and
 			// never maybe applied (the call was not sent).
 			parked := *te

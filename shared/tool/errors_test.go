@@ -79,34 +79,39 @@ func TestEdge(t *testing.T) {
 	}
 }
 
-// CALL_PARKED is the contract's Step Functions error for a call that was
-// not sent: not a tool code, so no compiled Retry matches it and nothing
-// counts it as retryable, but Classify and Edge keep it as its own
-// errorType (never TOOL_INTERNAL), and it is never maybe applied.
-func TestCallParked(t *testing.T) {
-	for _, c := range Codes() {
-		if c == CallParked {
-			t.Fatal("CALL_PARKED is one of the tool codes")
-		}
-	}
-	for _, c := range RetryableCodes() {
-		if c == string(CallParked) {
-			t.Fatal("CALL_PARKED is retryable")
-		}
-	}
-	if CallParked.Retryable() || CallParked.Known() {
-		t.Fatal("CALL_PARKED classified as a tool code")
-	}
-	parked := &Error{Code: CallParked, Message: "tool.schema_changed: crm.create_ticket", MaybeApplied: true}
-	got := Classify(fmt.Errorf("check: %w", parked))
-	if got.Code != CallParked || got.MaybeApplied || got.Retryable() || got.Message != parked.Message {
-		t.Fatalf("Classify = %+v", got)
-	}
-	if !parked.MaybeApplied {
-		t.Fatal("Classify changed the caller's error")
-	}
-	ive, ok := Edge(parked).(messages.InvokeResponse_Error)
-	if !ok || ive.Type != "CALL_PARKED" || ive.Message != parked.Message {
-		t.Fatalf("Edge = %#v", ive)
+// CALL_PARKED and APPROVAL_EXPIRED are the contract's Step Functions
+// errors for a call that was not sent: not tool codes, so no compiled
+// Retry matches them and nothing counts them as retryable, but Classify
+// and Edge keep each as its own errorType (never TOOL_INTERNAL), and they
+// are never maybe applied.
+func TestCallParkedAndApprovalExpiredAreStepFunctionsErrorsOfTheirOwn(t *testing.T) {
+	for _, code := range []Code{CallParked, ApprovalExpired} {
+		t.Run(string(code), func(t *testing.T) {
+			for _, c := range Codes() {
+				if c == code {
+					t.Fatalf("%s is one of the tool codes", code)
+				}
+			}
+			for _, c := range RetryableCodes() {
+				if c == string(code) {
+					t.Fatalf("%s is retryable", code)
+				}
+			}
+			if code.Retryable() || code.Known() {
+				t.Fatalf("%s classified as a tool code", code)
+			}
+			notSent := &Error{Code: code, Message: "crm.create_ticket was not sent", MaybeApplied: true}
+			got := Classify(fmt.Errorf("check: %w", notSent))
+			if got.Code != code || got.MaybeApplied || got.Retryable() || got.Message != notSent.Message {
+				t.Fatalf("Classify = %+v", got)
+			}
+			if !notSent.MaybeApplied {
+				t.Fatal("Classify changed the caller's error")
+			}
+			ive, ok := Edge(notSent).(messages.InvokeResponse_Error)
+			if !ok || ive.Type != string(code) || ive.Message != notSent.Message {
+				t.Fatalf("Edge = %#v", ive)
+			}
+		})
 	}
 }
