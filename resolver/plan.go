@@ -38,8 +38,10 @@ type plan struct {
 	// tools: Gate A puts a review before each) or a workflow step (whose
 	// child's reviews' requester is this run's starter), or the named
 	// toolset declares auth anywhere (declaresAuth: run and end-user
-	// credentials are resolved by the verified start); its runs then
-	// start with the Starter, which checks toolgate run's start record.
+	// credentials are resolved by the verified start), or a reachable
+	// step can park (its park is decided by the run's starter); its runs
+	// then start with the Starter, which checks toolgate run's start
+	// record.
 	starter bool
 	// first maps each step id to its first state's name (firstState).
 	first map[string]string
@@ -156,6 +158,13 @@ func (c *checker) plan(g *gate.Graph) *plan {
 		if (st.Kind == KindReview || st.Kind == KindWorkflow) && c.reachable[i] {
 			p.starter = true
 		}
+	}
+	if c.hasParkable() {
+		// A parked call of an ungated step is decided, and any parked
+		// call cancelled, by the run's starter (or a park decider or
+		// operator): only a verified start names one (docs/parking.md,
+		// "Deciding").
+		p.starter = true
 	}
 	if declaresAuth(c.named) {
 		// Its calls may present a credential of the run's or its end

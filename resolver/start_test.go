@@ -80,7 +80,9 @@ steps:
 // A Solution whose toolset declares auth anywhere starts with the Starter
 // (its credentials' run and end-user scopes come from the start record),
 // even with no review or workflow step; the same Solution on the toolset
-// without auth has none, and its Task still sends $.meta.start.
+// without auth has none, and its Task still sends $.meta.start. The step
+// routes CALL_PARKED itself, so that it does not park: a step that parks
+// gets the Starter too (TestAParkableStepGivesTheSolutionAStarter).
 func TestAToolsetDeclaringAuthGivesTheSolutionAStarter(t *testing.T) {
 	withAuth := func(auth bool) func(string) (*toolset.Toolset, error) {
 		return func(id string) (*toolset.Toolset, error) {
@@ -102,8 +104,9 @@ func TestAToolsetDeclaringAuthGivesTheSolutionAStarter(t *testing.T) {
 			return &cp, nil
 		}
 	}
+	routed := lookupSolution + "    on_error:\n      - {errors: [CALL_PARKED], next: parked}\n  - {id: parked, fail: {error: PARKED}}\n"
 	for _, auth := range []bool{false, true} {
-		res := Compile("lookup.yaml", []byte(lookupSolution), Options{Toolsets: withAuth(auth)})
+		res := Compile("lookup.yaml", []byte(routed), Options{Toolsets: withAuth(auth)})
 		if !res.OK() {
 			t.Fatalf("auth %v: %v", auth, res.Diagnostics)
 		}
@@ -128,5 +131,30 @@ func TestAToolsetDeclaringAuthGivesTheSolutionAStarter(t *testing.T) {
 		if starter != auth || (initNext == StarterState) != auth {
 			t.Errorf("toolset declares auth %v: Starter state %v, Init goes to %q", auth, starter, initNext)
 		}
+	}
+}
+
+// A step that can park gives its Solution the Starter, with no review,
+// workflow step or auth: an ungated step's park is decided, and any park
+// cancelled, by the run's starter, whom only a verified start names
+// (docs/parking.md, "Deciding").
+func TestAParkableStepGivesTheSolutionAStarter(t *testing.T) {
+	res := Compile("lookup.yaml", []byte(lookupSolution), Options{Toolsets: LockLookup("../testdata/toolsets")})
+	if !res.OK() {
+		t.Fatalf("%v", res.Diagnostics)
+	}
+	starter, parkState, initNext := false, false, ""
+	eachState(t, res.Definition, func(name string, st map[string]any) {
+		switch name {
+		case StarterState:
+			starter = true
+		case "lookup-park":
+			parkState = true
+		case stateInit:
+			initNext, _ = st["Next"].(string)
+		}
+	})
+	if !parkState || !starter || initNext != StarterState {
+		t.Errorf("park state %v, Starter state %v, Init goes to %q; want the park, and the run starting with the Starter", parkState, starter, initNext)
 	}
 }
