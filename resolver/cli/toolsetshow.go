@@ -285,7 +285,7 @@ func diffToolsets(w io.Writer, a, b *toolset.Toolset) int {
 	for _, h := range []struct {
 		name string
 		a, b any
-	}{{"name", a.Name, b.Name}, {"base", a.Base, b.Base}, {"fetch_hosts", a.FetchHosts, b.FetchHosts}, {"workflows", a.Workflows, b.Workflows}} {
+	}{{"name", a.Name, b.Name}, {"base", a.Base, b.Base}, {"fetch_hosts", a.FetchHosts, b.FetchHosts}, {"workflows", a.Workflows, b.Workflows}, {"on_schema_change", a.OnSchemaChange, b.OnSchemaChange}} {
 		if js(h.a) != js(h.b) {
 			line("~ %s: %s → %s", h.name, js(h.a), js(h.b))
 		}
