@@ -307,6 +307,10 @@ type invocation struct {
 	// approved and pinnedDigest the pinned one's ("" for a resumed
 	// credential park).
 	parkID, approvedDigest, pinnedDigest string
+	// schemaChange is what the check recorded of a changed tool
+	// definition it let the call go on under (toolcall.SchemaChange;
+	// on_schema_change allow_additive_input); nil otherwise.
+	schemaChange *toolcall.SchemaChange
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the

@@ -47,7 +47,8 @@ type Definition struct {
 //
 //   - additive: a new input property that the schema holding it does not
 //     list in required ("/inputSchema/properties/<name>", or nested under
-//     properties only); a new output property
+//     properties only), or a required list that lost names and gained
+//     none; a new output property
 //     ("/outputSchema/properties/<name>", nested likewise) where the pinned
 //     schema holding it does not set additionalProperties or
 //     unevaluatedProperties to false;
