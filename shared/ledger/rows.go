@@ -127,8 +127,8 @@ type Row struct {
 	// is, and on rows written before changes were classified, whose
 	// pointers read as breaking.
 	AdditivePointers []string `json:"additive_pointers,omitempty" dynamodbav:"additive_pointers,omitempty"`
-	ParkTarget      string   `json:"park_target,omitempty" dynamodbav:"park_target,omitempty"`
-	ParkScope       string   `json:"park_scope,omitempty" dynamodbav:"park_scope,omitempty"`
+	ParkTarget       string   `json:"park_target,omitempty" dynamodbav:"park_target,omitempty"`
+	ParkScope        string   `json:"park_scope,omitempty" dynamodbav:"park_scope,omitempty"`
 	// ParkID is the park a call was sent again under, once a person
 	// approved or resumed it (tool.Envelope.ParkID; docs/parking.md, "The
 	// dispatcher"), with PinnedDigest and CurrentDigest the pinned and the
