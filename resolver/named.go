@@ -114,7 +114,7 @@ func pinNamed(named *toolset.Toolset, reviewBefore []string) (*toolset.Toolset, 
 	if !changed {
 		return named, nil
 	}
-	d := &toolset.Toolset{Name: named.Name, Base: named.ID, Tools: tools, FetchHosts: named.FetchHosts, HTTPHosts: named.HTTPHosts, Workflows: named.Workflows}
+	d := &toolset.Toolset{Name: named.Name, Base: named.ID, Tools: tools, FetchHosts: named.FetchHosts, HTTPHosts: named.HTTPHosts, Workflows: named.Workflows, OnSchemaChange: named.OnSchemaChange}
 	id, err := d.ComputeID()
 	if err != nil {
 		return nil, err

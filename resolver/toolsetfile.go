@@ -99,7 +99,7 @@ func (r *ToolsetResult) OK() bool {
 // Keys of a toolset file, of a built-in tool's entry and of a platform
 // tool's entry (docs/toolsets.md).
 var (
-	toolsetKeys  = []string{"toolset", "base", "tools", "workflows"}
+	toolsetKeys  = []string{"toolset", "base", "tools", "workflows", "on_schema_change"}
 	builtinKeys  = []string{"review_required", "policy", "hosts"}
 	platformKeys = append([]string{"function", "description", "input_schema", "output_schema"}, contractKeys...)
 	derivedKeys  = []string{"review_required", "policy", "hosts"}
@@ -232,7 +232,12 @@ func (tc *toolsetCompiler) decode(v *value) *toolset.Toolset {
 				}
 			}
 			slices.Sort(ts.Workflows)
+		case "on_schema_change":
+			tc.onSchemaChange(ts, &f, base)
 		}
+	}
+	if base != nil && v.get("on_schema_change") == nil {
+		ts.OnSchemaChange = base.OnSchemaChange
 	}
 	tools := v.get("tools")
 	switch {
@@ -259,6 +264,30 @@ func (tc *toolsetCompiler) decode(v *value) *toolset.Toolset {
 		}
 	}
 	return ts
+}
+
+// onSchemaChange reads on_schema_change: park (pinned as "", the
+// default) or allow_additive_input (docs/toolsets.md; docs/parking.md,
+// "allow_additive_input"). A derived toolset's policies are no weaker than
+// its base's, so it may write park over a base's allow_additive_input,
+// never the reverse.
+func (tc *toolsetCompiler) onSchemaChange(ts *toolset.Toolset, f *field, base *toolset.Toolset) {
+	s, ok := tc.d.str(f, "on_schema_change")
+	if !ok {
+		return
+	}
+	switch s {
+	case toolset.OnSchemaChangePark:
+		ts.OnSchemaChange = ""
+	case toolset.OnSchemaChangeAllowAdditiveInput:
+		if base != nil && !base.AllowsAdditiveInput() {
+			tc.ds.errorf(f.val.pos, RulePolicy, "on_schema_change %s is weaker than base %s's park: a derived toolset's policies may only be stricter", s, base.ID)
+			return
+		}
+		ts.OnSchemaChange = s
+	default:
+		tc.ds.errorf(f.val.pos, RuleInvalidValue, "on_schema_change %q is not %s or %s", excerpt.BytesWithin(s, maxQuotedBytes, "..."), toolset.OnSchemaChangePark, toolset.OnSchemaChangeAllowAdditiveInput)
+	}
 }
 
 // isMCPServer reports whether a tool entry names an MCP server (mcp: URL).

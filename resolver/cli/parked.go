@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -234,6 +235,33 @@ func printParkList(out []byte, status string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
+// changedLines are a tool.schema_changed park's changed JSON Pointers,
+// one a line, each after its class, "additive" or "breaking"
+// (docs/parking.md, "Classifying a change"): a pointer the park does not
+// list as additive is breaking, as on parks recorded before changes were
+// classified. A tool its server lists no more is one breaking line, and a
+// park without pointers "-".
+func changedLines(v park.View) []string {
+	if v.CurrentDigest == "" && v.PinnedDigest != "" {
+		return []string{"breaking: the server lists the tool no more"}
+	}
+	if len(v.ChangedPointers) == 0 {
+		return []string{"-"}
+	}
+	lines := make([]string, len(v.ChangedPointers))
+	for i, p := range v.ChangedPointers {
+		class := "breaking"
+		if slices.Contains(v.AdditivePointers, p) {
+			class = "additive"
+		}
+		if p == "" {
+			p = "(the whole definition)"
+		}
+		lines[i] = class + " " + p
+	}
+	return lines
+}
+
 func printPark(out []byte, stdout, stderr io.Writer) int {
 	var v park.View
 	if err := json.Unmarshal(out, &v); err != nil {
@@ -258,7 +286,13 @@ func printPark(out []byte, stdout, stderr io.Writer) int {
 	case park.SchemaChanged:
 		fmt.Fprintf(tw, "pinned\t%s\n", orDash(v.PinnedDigest))
 		fmt.Fprintf(tw, "current\t%s\n", orDash(v.CurrentDigest))
-		fmt.Fprintf(tw, "changed\t%s\n", orDash(oneLine(strings.Join(v.ChangedPointers, " "))))
+		for i, line := range changedLines(v) {
+			label := ""
+			if i == 0 {
+				label = "changed"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", label, oneLine(line))
+		}
 	case park.CredentialsExpired:
 		fmt.Fprintf(tw, "credential\t%s, scope %s\n", orDash(oneLine(v.Target)), orDash(oneLine(v.Scope)))
 	}

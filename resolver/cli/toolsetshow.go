@@ -165,7 +165,8 @@ func (a *app) newToolsetShowCmd() *cobra.Command {
 		Short: "print what a toolset pins (its lock, or the registered toolset)",
 		Long: `Prints the toolset ID pins, as its lock file holds it: the id, name, base,
 tools with their schemas and policies (an MCP tool's server URL and auth),
-fetch hosts, http host entries (with their auth) and workflows: an auth
+fetch hosts, http host entries (with their auth), workflows and
+on_schema_change (absent: park): an auth
 declaration, never a credential, which a toolset never holds. The lock
 is found among the *.lock.json in --toolsets DIR (default toolsets).
 Control, format and bidirectional characters (a right-to-left override,
@@ -223,8 +224,8 @@ func (a *app) newToolsetDiffCmd() *cobra.Command {
 		Long: `Prints one line per difference from toolset A to toolset B: "+ tool NAME"
 and "- tool NAME" for a tool only B or only A has, "~ tool NAME: MEMBER A → B"
 for a changed member (schemas are compared in their RFC 8785 form and shown
-as "changed"), "~ MEMBER: A → B" for name, base, fetch_hosts and
-workflows, "~ tool NAME: mcp.url A → B" and "~ tool NAME: mcp.auth A → B"
+as "changed"), "~ MEMBER: A → B" for name, base, fetch_hosts,
+workflows and on_schema_change ("" is park), "~ tool NAME: mcp.url A → B" and "~ tool NAME: mcp.auth A → B"
 for an MCP tool's server URL and auth declaration, and "+ http host HOST
 {…}", "- http host HOST" and "~ http host HOST: MEMBER A → B" (methods,
 headers, idempotency, auth) for the http tool's host entries. An auth
@@ -285,7 +286,7 @@ func diffToolsets(w io.Writer, a, b *toolset.Toolset) int {
 	for _, h := range []struct {
 		name string
 		a, b any
-	}{{"name", a.Name, b.Name}, {"base", a.Base, b.Base}, {"fetch_hosts", a.FetchHosts, b.FetchHosts}, {"workflows", a.Workflows, b.Workflows}} {
+	}{{"name", a.Name, b.Name}, {"base", a.Base, b.Base}, {"fetch_hosts", a.FetchHosts, b.FetchHosts}, {"workflows", a.Workflows, b.Workflows}, {"on_schema_change", a.OnSchemaChange, b.OnSchemaChange}} {
 		if js(h.a) != js(h.b) {
 			line("~ %s: %s → %s", h.name, js(h.a), js(h.b))
 		}

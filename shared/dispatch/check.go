@@ -11,7 +11,9 @@ import (
 )
 
 // check runs the tool's Config.Check once the input is validated and any
-// approval checked, before the key is claimed (nil: go on). An error ends
+// approval checked, before the key is claimed (nil: go on, with
+// inv.schemaChange set when the check let the call go on under a changed
+// definition: on_schema_change allow_additive_input). An error ends
 // the call with nothing claimed, so that the key is left as it was and a
 // later call under it is a first attempt (or, after earlier attempts, the
 // claim decides as always):
@@ -39,13 +41,17 @@ func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcom
 	if d.cfg.Check == nil {
 		return nil
 	}
-	err := d.cfg.Check(ctx, inv.checkCall(input))
+	call := inv.checkCall(input)
+	err := d.cfg.Check(ctx, call)
 	if err != nil {
 		// A park an approval of the same definition in the run covers
 		// goes on under it (cover.go).
 		err = inv.underCover(ctx, input, err)
 	}
 	if err == nil {
+		// A changed definition the toolset lets calls go on under is
+		// recorded on the call's row (newRow).
+		inv.schemaChange = call.SchemaChange
 		inv.recordCover(ctx)
 		return nil
 	}

@@ -316,6 +316,10 @@ type invocation struct {
 	// covered: the call goes on under a cover (cover.go), not under a
 	// park its envelope names, and so records no cover of its own.
 	covered bool
+	// schemaChange is what the check recorded of a changed tool
+	// definition it let the call go on under (toolcall.SchemaChange;
+	// on_schema_change allow_additive_input); nil otherwise.
+	schemaChange *toolcall.SchemaChange
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the

@@ -156,6 +156,7 @@ func parkRow(r *ledger.Row, t webhook.Type, d *park.Detail) {
 		r.PinnedDigest, r.CurrentDigest = d.PinnedDigest, d.CurrentDigest
 		if len(d.ChangedPointers) > 0 {
 			r.ChangedPointers = park.SortedPointers(d.ChangedPointers)
+			r.AdditivePointers = park.AdditiveOf(r.ChangedPointers, d.AdditivePointers)
 		}
 	case park.CredentialsExpired:
 		r.ParkTarget, r.ParkScope = d.Target, d.Scope

@@ -163,6 +163,11 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 		// definitions it was sent between (resume.go).
 		ParkID: inv.parkID, PinnedDigest: inv.pinnedDigest, CurrentDigest: inv.approvedDigest,
 	}
+	if sc := inv.schemaChange; sc != nil {
+		// A call its toolset sent under an additive change, unparked
+		// (docs/parking.md, "allow_additive_input").
+		r.SchemaChange, r.PinnedDigest, r.CurrentDigest = sc.Class, sc.PinnedDigest, sc.CurrentDigest
+	}
 	if out != nil {
 		sum := sha256.Sum256(out)
 		r.OutputDigest, r.OutputBytes = "sha256:"+hex.EncodeToString(sum[:]), len(out)

@@ -125,6 +125,9 @@ type compactOutcome struct {
 	ParkID        string `dynamodbav:"pk,omitempty"`
 	PinnedDigest  []byte `dynamodbav:"pd,omitempty"`
 	CurrentDigest []byte `dynamodbav:"cd,omitempty"`
+	// SchemaChange: an attempt sent under a changed definition its
+	// toolset allows (Row.SchemaChange), with the digests in pd and cd.
+	SchemaChange string `dynamodbav:"sc,omitempty"`
 }
 
 // Hex digests and ids as the compact item holds them: their bytes.
@@ -357,7 +360,7 @@ func (c *compactItem) rows(runID string, seq tool.Seq) []Row {
 				r.OutputDigest = digestPrefix + hex.EncodeToString(o.OutputDigest)
 			}
 			r.ReviewID, r.Approver, r.ParentRunID = o.ReviewID, o.Approver, o.ParentRunID
-			r.ParkID = o.ParkID
+			r.ParkID, r.SchemaChange = o.ParkID, o.SchemaChange
 			if len(o.PinnedDigest) > 0 {
 				r.PinnedDigest = digestPrefix + hex.EncodeToString(o.PinnedDigest)
 			}
@@ -372,7 +375,8 @@ func (c *compactItem) rows(runID string, seq tool.Seq) []Row {
 
 // compactOutcomeOf is row's outcome as an attempt holds it: its status
 // (none for SUCCEEDED), code, duration, output size and digest, memory,
-// approval, parent run, and the park it was sent under with its digests.
+// approval, parent run, and the park or the additive schema change it was
+// sent under with the definitions' digests.
 func compactOutcomeOf(row *Row) types.AttributeValue {
 	o := map[string]types.AttributeValue{
 		"du": tabledef.N(row.DurationMS), "ob": tabledef.N(row.OutputBytes), "mm": tabledef.N(row.MemoryMB),
@@ -392,8 +396,13 @@ func compactOutcomeOf(row *Row) types.AttributeValue {
 	if row.ParentRunID != "" {
 		o["pr"] = str(row.ParentRunID)
 	}
-	if row.ParkID != "" {
-		o["pk"] = str(row.ParkID)
+	if row.SchemaChange != "" {
+		o["sc"] = str(row.SchemaChange)
+	}
+	if row.ParkID != "" || row.SchemaChange != "" {
+		if row.ParkID != "" {
+			o["pk"] = str(row.ParkID)
+		}
 		if b, err := hexBytes(row.PinnedDigest, digestPrefix, 32); err == nil {
 			o["pd"] = bytesAttr(b)
 		}

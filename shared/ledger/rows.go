@@ -121,14 +121,27 @@ type Row struct {
 	PinnedDigest    string   `json:"pinned_digest,omitempty" dynamodbav:"pinned_digest,omitempty"`
 	CurrentDigest   string   `json:"current_digest,omitempty" dynamodbav:"current_digest,omitempty"`
 	ChangedPointers []string `json:"changed_pointers,omitempty" dynamodbav:"changed_pointers,omitempty"`
-	ParkTarget      string   `json:"park_target,omitempty" dynamodbav:"park_target,omitempty"`
-	ParkScope       string   `json:"park_scope,omitempty" dynamodbav:"park_scope,omitempty"`
+	// AdditivePointers are those of ChangedPointers whose change is
+	// additive (shared/mcptool, Classify; docs/parking.md, "Classifying a
+	// change"), in their order; the others are breaking. Absent when none
+	// is, and on rows written before changes were classified, whose
+	// pointers read as breaking.
+	AdditivePointers []string `json:"additive_pointers,omitempty" dynamodbav:"additive_pointers,omitempty"`
+	ParkTarget       string   `json:"park_target,omitempty" dynamodbav:"park_target,omitempty"`
+	ParkScope        string   `json:"park_scope,omitempty" dynamodbav:"park_scope,omitempty"`
 	// ParkID is the park a call was sent again under, once a person
 	// approved or resumed it (tool.Envelope.ParkID; docs/parking.md, "The
 	// dispatcher"), with PinnedDigest and CurrentDigest the pinned and the
 	// approved definition's digests when it was approved; empty on every
 	// other row.
 	ParkID string `json:"park_id,omitempty" dynamodbav:"park_id,omitempty"`
+	// SchemaChange is "additive" on the row of a call its toolset sent
+	// although its MCP tool's definition changed, every change additive
+	// (on_schema_change allow_additive_input; docs/parking.md,
+	// "allow_additive_input"), with PinnedDigest and CurrentDigest the
+	// pinned and the server's definition's digests; empty on every other
+	// row.
+	SchemaChange string `json:"schema_change,omitempty" dynamodbav:"schema_change,omitempty"`
 	// ItemSK is the sort key of the row's item of its own, set by PutRow
 	// before its request (table.Row.SKShape; its partition key is
 	// table.Row.Key(RunID)): what names this row, such as the source of a

@@ -59,11 +59,21 @@ type cached struct {
 // (TOOL_INPUT_INVALID naming the problems, never a value); any other
 // definition parks it again.
 //
+// Under a toolset whose on_schema_change is allow_additive_input
+// (call.Toolset.AllowsAdditiveInput), a definition whose every change is
+// Additive (Classify; at most maxChangesCounted of them) does not park
+// the call when its input, already checked against the pinned input
+// schema, matches the server's input schema too: Check sets
+// call.SchemaChange (class additive, both digests) and passes. Any other
+// change, or an input the server's schema refuses, parks the call
+// (docs/parking.md, "allow_additive_input").
+//
 // A CALL_PARKED error's Err is a *park.Detail (cause tool.schema_changed)
 // with both digests (the current one "" when the server lists the tool
 // no more) and, for a changed definition, its changed JSON Pointers
-// (sorted, at most park.MaxChangedPointers), which the dispatcher records
-// on the PARKED row (docs/parking.md, "The PARKED row").
+// (sorted, at most park.MaxChangedPointers) and those of them Classify
+// calls additive, which the dispatcher records on the PARKED row
+// (docs/parking.md, "The PARKED row").
 func (c *Client) Check(ctx context.Context, call *toolcall.Call) error {
 	err := c.check(ctx, call)
 	if err == nil {
@@ -130,12 +140,29 @@ func (c *Client) check(ctx context.Context, call *toolcall.Call) error {
 	// Every change, for the row's sorted pointers; the message names the
 	// first maxDiffPaths in the order diff visits them.
 	changes, more := diff(pinned.value, current.value, maxChangesCounted)
+	classes := classify(pinned.value, current.value, changes)
+	if more == 0 && call.Toolset.AllowsAdditiveInput() && AllAdditive(classes) &&
+		approvedInput(name, t.InputSchema, call.Input) == nil {
+		// on_schema_change allow_additive_input: the input, checked
+		// against the pinned input schema, matches the server's too.
+		call.SchemaChange = &toolcall.SchemaChange{Class: string(Additive), PinnedDigest: pinned.digest, CurrentDigest: current.digest}
+		return nil
+	}
 	pointers := make([]string, len(changes))
+	additive := map[string]bool{}
 	for i, ch := range changes {
 		pointers[i] = ch.path
+		if classes[i].Class == Additive {
+			additive[ch.path] = true
+		}
 	}
 	shown := changes[:min(len(changes), maxDiffPaths)]
 	detail := &park.Detail{Cause: park.SchemaChanged, PinnedDigest: pinned.digest, CurrentDigest: current.digest, ChangedPointers: park.SortedPointers(pointers)}
+	for _, p := range detail.ChangedPointers {
+		if additive[p] {
+			detail.AdditivePointers = append(detail.AdditivePointers, p)
+		}
+	}
 	return tool.Wrap(tool.CallParked, detail, "%s: MCP tool %s was not called: its server (%s) defines it otherwise than its pin; pinned %s, server %s; %s",
 		SchemaChanged, name, l.host, pinned.digest, current.digest, describe(shown, more+len(changes)-len(shown)))
 }

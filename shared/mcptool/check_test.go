@@ -394,3 +394,55 @@ func TestCheckAcceptsTheApprovedDefinition(t *testing.T) {
 		t.Fatalf("a definition changed after the approval digests to the approved one")
 	}
 }
+
+// Under on_schema_change allow_additive_input, a tool that only gained an
+// optional input property is called: Check passes and records the change
+// (class additive, both digests) on the call. The same change under the
+// default parks the call, its row told which pointers are additive; a new
+// required input parks it under either, and so does an input the
+// server's new schema refuses.
+func TestCheckSendsAnAdditiveChangeUnderAllowAdditiveInput(t *testing.T) {
+	srv := start(t, mcpserver.Options{Stateless: true})
+	c := clientFor(t, srv)
+	pinned := pin(t, c, srv, mcpserver.LookupCustomer)
+	allowing := &toolset.Toolset{OnSchemaChange: toolset.OnSchemaChangeAllowAdditiveInput}
+	callUnder := func(ts *toolset.Toolset, input string) *toolcall.Call {
+		call := callOf(pinned, input, "run-1/1", 1)
+		call.Toolset = ts
+		return call
+	}
+	optional := json.RawMessage(`{"type":"object","properties":{"customer_id":{"type":"string","pattern":"^C-[0-9]+$"},"locale":{"type":"string","maxLength":2}},"required":["customer_id"],"additionalProperties":false}`)
+	if err := srv.SetInputSchema(mcpserver.LookupCustomer, optional); err != nil {
+		t.Fatal(err)
+	}
+	call := callUnder(allowing, `{"customer_id":"C-1"}`)
+	if err := c.Check(t.Context(), call); err != nil {
+		t.Fatalf("an additive change under allow_additive_input: %v", err)
+	}
+	sc := call.SchemaChange
+	if sc == nil || sc.Class != string(Additive) || !strings.HasPrefix(sc.PinnedDigest, "sha256:") || !strings.HasPrefix(sc.CurrentDigest, "sha256:") || sc.PinnedDigest == sc.CurrentDigest {
+		t.Fatalf("recorded change %+v", sc)
+	}
+
+	err := c.Check(t.Context(), callUnder(&toolset.Toolset{}, `{"customer_id":"C-1"}`))
+	parked(t, err)
+	if d := detailOf(t, err); !slices.Equal(d.AdditivePointers, []string{"/inputSchema/properties/locale"}) || !slices.Equal(d.ChangedPointers, d.AdditivePointers) {
+		t.Errorf("under park: changed %v, additive %v", d.ChangedPointers, d.AdditivePointers)
+	}
+
+	call = callUnder(allowing, `{"customer_id":"C-1","locale":"en-GB"}`)
+	parked(t, c.Check(t.Context(), call))
+	if call.SchemaChange != nil {
+		t.Errorf("a parked call records %+v", call.SchemaChange)
+	}
+
+	required := json.RawMessage(`{"type":"object","properties":{"customer_id":{"type":"string","pattern":"^C-[0-9]+$"},"locale":{"type":"string"}},"required":["customer_id","locale"],"additionalProperties":false}`)
+	if err := srv.SetInputSchema(mcpserver.LookupCustomer, required); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Check(t.Context(), callUnder(allowing, `{"customer_id":"C-1"}`))
+	parked(t, err)
+	if d := detailOf(t, err); len(d.AdditivePointers) != 0 || len(d.ChangedPointers) != 2 {
+		t.Errorf("a new required input: changed %v, additive %v", d.ChangedPointers, d.AdditivePointers)
+	}
+}

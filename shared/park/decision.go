@@ -38,10 +38,14 @@ type View struct {
 	PinnedDigest    string   `json:"pinned_digest,omitempty"`
 	CurrentDigest   string   `json:"current_digest,omitempty"`
 	ChangedPointers []string `json:"changed_pointers,omitempty"`
-	Target          string   `json:"target,omitempty"`
-	Scope           string   `json:"scope,omitempty"`
-	CreatedAt       string   `json:"created_at"`
-	Deadline        string   `json:"deadline"`
+	// AdditivePointers are those of ChangedPointers whose change is
+	// additive; every other changed pointer is breaking (docs/parking.md,
+	// "Classifying a change").
+	AdditivePointers []string `json:"additive_pointers,omitempty"`
+	Target           string   `json:"target,omitempty"`
+	Scope            string   `json:"scope,omitempty"`
+	CreatedAt        string   `json:"created_at"`
+	Deadline         string   `json:"deadline"`
 	// Starter started the run: on a gated park, never a decider.
 	Starter   string `json:"starter,omitempty"`
 	DecidedBy string `json:"decided_by,omitempty"`
@@ -55,7 +59,7 @@ type View struct {
 func NewView(r *Park, now time.Time) View {
 	v := View{ParkID: r.ID, Status: r.Status, Expired: r.Status == StatusParked && r.Expired(now), Cause: r.Cause, RunID: r.RunID,
 		Step: r.Step, Seq: r.Seq, IdempotencyKey: r.IdempotencyKey, Tool: r.Tool, ToolsetID: r.ToolsetID, Gated: r.Gated,
-		PinnedDigest: r.PinnedDigest, CurrentDigest: r.CurrentDigest, ChangedPointers: r.ChangedPointers, Target: r.Target,
+		PinnedDigest: r.PinnedDigest, CurrentDigest: r.CurrentDigest, ChangedPointers: r.ChangedPointers, AdditivePointers: r.AdditivePointers, Target: r.Target,
 		Scope: r.Scope, DecidedBy: r.DecidedBy, Reason: r.Reason}
 	if !r.CreatedAt.IsZero() {
 		v.CreatedAt = r.CreatedAt.UTC().Format(TimeFormat)

@@ -34,6 +34,10 @@ type Detail struct {
 	// added, removed or changed, sorted, at most MaxChangedPointers ("" is
 	// the whole definition).
 	ChangedPointers []string
+	// AdditivePointers are those of ChangedPointers whose change is
+	// additive (shared/mcptool, Classify; docs/parking.md, "Classifying a
+	// change"), in their order; every other changed pointer is breaking.
+	AdditivePointers []string
 	// Target and Scope name the expired credential: the target's name in
 	// its toolset (an MCP server's key, an http host entry) and its scope
 	// ("toolset", "end_user:<hex>", "run:<execution name>";
@@ -68,6 +72,19 @@ func SortedPointers(pointers []string) []string {
 	out := slices.Compact(slices.Sorted(slices.Values(pointers)))
 	if len(out) > MaxChangedPointers {
 		out = out[:MaxChangedPointers]
+	}
+	return out
+}
+
+// AdditiveOf is those of changed (ChangedPointers' form) that additive
+// lists, in changed's order: the additive pointers a row or a park item
+// keeps beside its changed ones. None is nil.
+func AdditiveOf(changed, additive []string) []string {
+	var out []string
+	for _, p := range changed {
+		if slices.Contains(additive, p) {
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -21,9 +21,12 @@ type Park struct {
 	Gated bool
 	// PinnedDigest and CurrentDigest are sha256:<hex> of the pinned and
 	// the server's current tool definition, and ChangedPointers the JSON
-	// Pointers (RFC 6901) into it that differ: SchemaChanged only.
+	// Pointers (RFC 6901) into it that differ, AdditivePointers those of
+	// them whose change is additive (the others are breaking;
+	// docs/parking.md, "Classifying a change"): SchemaChanged only.
 	PinnedDigest, CurrentDigest string
 	ChangedPointers             []string
+	AdditivePointers            []string
 	// Target and Scope name the credential that expired, as the vault
 	// names them, never a secret: CredentialsExpired only.
 	Target, Scope string

@@ -226,7 +226,8 @@ var ReadAttributes = []string{
 	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "refusal_reason",
 	"external_key", "external_key_token",
 	// A PARKED row's why, and the park a call was sent again under.
-	"park_cause", "pinned_digest", "current_digest", "changed_pointers", "park_target", "park_scope", "park_id",
+	"park_cause", "pinned_digest", "current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "park_id",
+	"schema_change",
 }
 
 // CredentialReadAttributes are the only attributes of credential items a
@@ -281,7 +282,7 @@ var WebhookDeliveriesRead = WebhookAttempt.Names(PK, SK, "status_code", "latency
 // of a park (park store Record): what parked the call and the park Task
 // that waits, never a decision.
 var ParkRecorded = Park.Names(PK, SK, "run_id", "step", "seq", "idempotency_key", "tool", "toolset_id", "cause",
-	"gated", "pinned_digest", "current_digest", "changed_pointers", "park_target", "park_scope", "row_sk", "task_token", "status",
+	"gated", "pinned_digest", "current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "row_sk", "task_token", "status",
 	"created_at", "deadline", ParksByStatus.PK, ParksByStatus.SK, ParkScopeKey, ExpiresAt)
 
 // ParkTokenUpdated are the attributes of review-request's UpdateItem of a
@@ -302,7 +303,7 @@ var ParkDecided = Park.Names(PK, SK, "status", "decided_by", "decided_at", "reas
 // review-request reads (park store ParkedRows, a Query projecting them):
 // what a park is recorded from, never a digest of an input or output.
 var ParkedRowAttributes = Row.Names(PK, SK, "status", "idempotency_key", "tool", "step", "park_cause", "pinned_digest",
-	"current_digest", "changed_pointers", "park_target", "park_scope", "started_at")
+	"current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "started_at")
 
 // Accesses is every access to the table. infra generates each role's and
 // managed policy's ledger statements from it, in this order per principal;

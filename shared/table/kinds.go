@@ -22,7 +22,8 @@ var Call = &Kind{
 			"d input digest's 32 bytes (B), k the external key's opaque run id, ib input bytes, l lease (unix ms), "+
 			"a its attempts in order (L of M: tk claim token, t start (unix ns), o the outcome once it ended: "+
 			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run, "+
-			"pk the park it was sent under, pd and cd the pinned and the approved definition's digests' 32 bytes (B)), "+
+			"pk the park it was sent under, sc additive when sent under an additive schema change its toolset allows, "+
+			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B)), "+
 			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r), x an UNKNOWN record's code no attempt holds, m the seal"),
 		{Name: "r", Types: []Type{String, Null}, Doc: "the recorded result's JSON: the call is COMPLETED (compact layout)"},
 		attr("i", Number, "invocations that reached the call, replays included (compact layout; its last one is expires_at less the retention)"),
@@ -122,9 +123,11 @@ var Row = &Kind{
 		attr("pinned_digest", String, "tool.schema_changed: sha256:<hex> of the tool definition the toolset pinned"),
 		attr("current_digest", String, "tool.schema_changed: sha256:<hex> of the definition the server holds now"),
 		attr("changed_pointers", List, "tool.schema_changed: JSON Pointers (RFC 6901, strings) into the definition that differ, at most 32"),
+		attr("additive_pointers", List, "tool.schema_changed: those of changed_pointers whose change is additive; the others are breaking (docs/parking.md, \"Classifying a change\")"),
 		attr("park_target", String, "credentials.expired: the credential's target, as the vault names it; never a secret"),
 		attr("park_scope", String, "credentials.expired: the credential's scope, as the vault names it"),
 		attr("park_id", String, "the park a call was sent again under, once approved or resumed (docs/parking.md, \"The dispatcher\")"),
+		attr("schema_change", String, "additive: the call was sent under a changed tool definition its toolset allows, with pinned_digest and current_digest (docs/parking.md, \"allow_additive_input\")"),
 		ttl,
 	},
 }
@@ -437,6 +440,7 @@ var Park = &Kind{
 		attr("pinned_digest", String, "tool.schema_changed: sha256:<hex> of the pinned tool definition"),
 		attr("current_digest", String, "tool.schema_changed: sha256:<hex> of the server's current definition"),
 		attr("changed_pointers", List, "tool.schema_changed: JSON Pointers (strings) into the definition that differ"),
+		attr("additive_pointers", List, "tool.schema_changed: those of changed_pointers whose change is additive; the others are breaking"),
 		attr("park_target", String, "credentials.expired: the credential's target"),
 		attr("park_scope", String, "credentials.expired: the credential's scope"),
 		attr("row_sk", String, "the PARKED row's sort key (its partition key is RUN#<run_id>)"),

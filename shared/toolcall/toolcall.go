@@ -59,6 +59,25 @@ type Call struct {
 	// parks the call again) and validates the input against that
 	// definition's input schema. "" on every other call.
 	ApprovedDigest string
+	// SchemaChange is set by a Check that lets the call go on although
+	// its tool's definition changed on its server since the toolset
+	// pinned it (on_schema_change allow_additive_input; docs/parking.md,
+	// "allow_additive_input"), for the dispatcher to record on the call's
+	// row; nil on every other call, and never set by a Check's caller.
+	SchemaChange *SchemaChange
+}
+
+// SchemaChange is what a Check records of a changed tool definition it
+// sent a call under without parking it (docs/parking.md,
+// "allow_additive_input").
+type SchemaChange struct {
+	// Class is the change's class: "additive" (shared/mcptool, Additive),
+	// the only one a call is sent under.
+	Class string
+	// PinnedDigest and CurrentDigest are "sha256:" and the hex SHA-256 of
+	// the RFC 8785 form of the definition the toolset pinned and of the
+	// one the server listed (shared/mcptool, Check).
+	PinnedDigest, CurrentDigest string
 }
 
 // Func runs a tool. It returns the result object, or an error that is a

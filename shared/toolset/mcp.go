@@ -431,7 +431,7 @@ const (
 // pinned name that is already a tool of ts too. The result still needs
 // Verify.
 func (ts *Toolset) ResolveMCP(ctx context.Context, list Lister) (*Toolset, error) {
-	out := &Toolset{Name: ts.Name, Base: ts.Base, Tools: maps.Clone(ts.Tools), FetchHosts: ts.FetchHosts, HTTPHosts: ts.HTTPHosts, Workflows: ts.Workflows}
+	out := &Toolset{Name: ts.Name, Base: ts.Base, Tools: maps.Clone(ts.Tools), FetchHosts: ts.FetchHosts, HTTPHosts: ts.HTTPHosts, Workflows: ts.Workflows, OnSchemaChange: ts.OnSchemaChange}
 	if out.Tools == nil {
 		out.Tools = map[string]Tool{}
 	}

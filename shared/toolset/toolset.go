@@ -63,6 +63,27 @@ type Tool struct {
 	MCP *MCP `json:"mcp,omitempty"`
 }
 
+// Values of a toolset file's on_schema_change (docs/toolsets.md;
+// docs/parking.md, "allow_additive_input"). A pinned toolset holds
+// OnSchemaChangePark as "".
+const (
+	// OnSchemaChangePark parks every call whose MCP tool changed: the
+	// default.
+	OnSchemaChangePark = "park"
+	// OnSchemaChangeAllowAdditiveInput sends a call whose MCP tool only
+	// changed additively (shared/mcptool, AllAdditive), its input checked
+	// against both the pinned and the server's input schema, and parks
+	// any other.
+	OnSchemaChangeAllowAdditiveInput = "allow_additive_input"
+)
+
+// AllowsAdditiveInput reports whether ts sends a call whose MCP tool only
+// changed additively instead of parking it (OnSchemaChange); false for a
+// nil ts.
+func (ts *Toolset) AllowsAdditiveInput() bool {
+	return ts != nil && ts.OnSchemaChange == OnSchemaChangeAllowAdditiveInput
+}
+
 // Platform reports whether the pinned tool is a platform tool: one that
 // names its own Lambda function.
 func (t *Tool) Platform() bool { return t.Function != "" }
@@ -120,6 +141,14 @@ type Toolset struct {
 	// Workflows names the Solutions runs of this toolset may start
 	// (a workflow: step), sorted and unique.
 	Workflows []string `json:"workflows,omitempty"`
+	// OnSchemaChange is what a call does when its MCP tool's definition
+	// changed on its server since the toolset pinned it (docs/parking.md,
+	// "allow_additive_input"): "" parks it (the toolset file's park, the
+	// default), OnSchemaChangeAllowAdditiveInput sends it when every
+	// change is additive (shared/mcptool, Classify). Omitted when "", so
+	// that a toolset without it has the content, and the id, it always
+	// had.
+	OnSchemaChange string `json:"on_schema_change,omitempty"`
 	// MCPServers are the MCP servers of a draft (a toolset file compiled
 	// before registration, mcp.go): registration lists their tools and pins
 	// the admitted ones into Tools (ResolveMCP). A draft has no id; a
@@ -136,6 +165,8 @@ type content struct {
 	FetchHosts []string        `json:"fetch_hosts"`
 	HTTPHosts  []HTTPHost      `json:"http_hosts,omitempty"`
 	Workflows  []string        `json:"workflows,omitempty"`
+	// OnSchemaChange is Toolset.OnSchemaChange.
+	OnSchemaChange string `json:"on_schema_change,omitempty"`
 }
 
 // FromCatalog pins the named catalog tools. reviewBefore names tools whose
@@ -185,7 +216,7 @@ func (ts *Toolset) withID() (*Toolset, error) {
 // Canonical returns the RFC 8785 form of the toolset without its id: the
 // bytes the id is the digest of.
 func (ts *Toolset) Canonical() ([]byte, error) {
-	body := content{Name: ts.Name, Base: ts.Base, Tools: ts.Tools, FetchHosts: ts.FetchHosts, HTTPHosts: ts.HTTPHosts, Workflows: ts.Workflows}
+	body := content{Name: ts.Name, Base: ts.Base, Tools: ts.Tools, FetchHosts: ts.FetchHosts, HTTPHosts: ts.HTTPHosts, Workflows: ts.Workflows, OnSchemaChange: ts.OnSchemaChange}
 	if body.FetchHosts == nil {
 		body.FetchHosts = []string{}
 	}
@@ -269,7 +300,7 @@ func ParseStored(id string, body []byte) (*Toolset, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, refuse(id, RuleFormat, "the stored body does not decode: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	ts := &Toolset{ID: id, Name: c.Name, Base: c.Base, Tools: c.Tools, FetchHosts: c.FetchHosts, HTTPHosts: c.HTTPHosts, Workflows: c.Workflows}
+	ts := &Toolset{ID: id, Name: c.Name, Base: c.Base, Tools: c.Tools, FetchHosts: c.FetchHosts, HTTPHosts: c.HTTPHosts, Workflows: c.Workflows, OnSchemaChange: c.OnSchemaChange}
 	canonical, err := ts.Canonical()
 	if err != nil {
 		return nil, refuse(id, RuleFormat, "%v", err)
@@ -392,8 +423,9 @@ const (
 	// RuleRetry: a tool that does not honour idempotency keys is pinned
 	// with more than one attempt and without tolerate_duplicates.
 	RuleRetry = "toolset-retry"
-	// RuleHeader: name, base or workflows are malformed (names must match
-	// NamePattern, workflows be sorted and unique, base be a toolset id).
+	// RuleHeader: name, base, workflows or on_schema_change are malformed
+	// (names must match NamePattern, workflows be sorted and unique, base
+	// be a toolset id, on_schema_change absent or allow_additive_input).
 	RuleHeader = "toolset-header"
 	// RuleSize: the toolset's RFC 8785 form is over MaxBodyBytes, so its
 	// table item would be over DynamoDB's item size limit (CheckSize).
@@ -494,6 +526,9 @@ func (ts *Toolset) checkHeader() error {
 		return refuse(ts.ID, RuleHeader, "the base %.60q is not a toolset id", ts.Base)
 	case ts.Base == ts.ID && ts.Base != "":
 		return refuse(ts.ID, RuleHeader, "the toolset is its own base")
+	case ts.OnSchemaChange != "" && ts.OnSchemaChange != OnSchemaChangeAllowAdditiveInput:
+		// The default, park, is pinned as "": one toolset, one id.
+		return refuse(ts.ID, RuleHeader, "on_schema_change %.60q is not %s (park is written by leaving it out)", ts.OnSchemaChange, OnSchemaChangeAllowAdditiveInput)
 	}
 	for i, w := range ts.Workflows {
 		if !NamePattern.MatchString(w) {

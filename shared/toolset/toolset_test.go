@@ -469,6 +469,8 @@ func TestVerifyPlatformTools(t *testing.T) {
 		{"bad name", func(ts *Toolset, _ *Tool) { ts.Name = "Support_Desk" }, RuleHeader},
 		{"bad base", func(ts *Toolset, _ *Tool) { ts.Base = "ts_x" }, RuleHeader},
 		{"unsorted workflows", func(ts *Toolset, _ *Tool) { ts.Workflows = []string{"b", "a"} }, RuleHeader},
+		{"on_schema_change park written out", func(ts *Toolset, _ *Tool) { ts.OnSchemaChange = OnSchemaChangePark }, RuleHeader},
+		{"unknown on_schema_change", func(ts *Toolset, _ *Tool) { ts.OnSchemaChange = "allow_all" }, RuleHeader},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := platformToolset(t, tc.edit).Verify(catalog.Default())
@@ -491,9 +493,11 @@ func TestVerifyPlatformTools(t *testing.T) {
 }
 
 // A registered toolset's stored body round-trips through ParseStored with
-// its name, base, workflows and platform members.
+// its name, base, workflows, on_schema_change and platform members.
 func TestParseStoredPlatform(t *testing.T) {
-	ts := platformToolset(t, func(ts *Toolset, _ *Tool) { ts.Base = "ts_0123456789abcdef0123456789abcdef" })
+	ts := platformToolset(t, func(ts *Toolset, _ *Tool) {
+		ts.Base, ts.OnSchemaChange = "ts_0123456789abcdef0123456789abcdef", OnSchemaChangeAllowAdditiveInput
+	})
 	body, err := ts.Canonical()
 	if err != nil {
 		t.Fatal(err)
@@ -505,7 +509,7 @@ func TestParseStoredPlatform(t *testing.T) {
 	if err := got.Verify(catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
-	if got.Base != ts.Base || got.Tools["create-ticket"].Function != "${FunctionCreateTicket}" || len(got.Workflows) != 1 {
+	if got.Base != ts.Base || got.Tools["create-ticket"].Function != "${FunctionCreateTicket}" || len(got.Workflows) != 1 || !got.AllowsAdditiveInput() {
 		t.Fatalf("lost members: %+v", got)
 	}
 }

@@ -169,7 +169,7 @@ func (h *Handler) parkRoute(ctx context.Context, payload json.RawMessage) (json.
 	p := &park.Park{
 		ID: park.ID(row.PK, row.SK), RunID: r.RunID, Step: r.Step, Seq: r.Seq, IdempotencyKey: r.IdempotencyKey, Tool: r.Tool,
 		ToolsetID: r.ToolsetID, Cause: row.Cause, Gated: r.Gated, PinnedDigest: row.PinnedDigest, CurrentDigest: row.CurrentDigest,
-		ChangedPointers: row.ChangedPointers, Target: row.Target, Scope: row.Scope, RowSK: row.SK, TaskToken: t.token,
+		ChangedPointers: row.ChangedPointers, AdditivePointers: park.AdditiveOf(row.ChangedPointers, row.AdditivePointers), Target: row.Target, Scope: row.Scope, RowSK: row.SK, TaskToken: t.token,
 	}
 	created, cur, err := h.parks.Record(ctx, p, r.TimeoutSeconds)
 	if err != nil {

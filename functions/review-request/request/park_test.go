@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,11 +80,13 @@ func (e *parkEnv) parkRow(t *testing.T, seq tool.Seq, cause park.Cause) string {
 	if err := e.ledger.PutRow(t.Context(), r); err != nil {
 		t.Fatal(err)
 	}
-	set := "SET park_cause = :c, pinned_digest = :p, current_digest = :d, changed_pointers = :ptr"
+	set := "SET park_cause = :c, pinned_digest = :p, current_digest = :d, changed_pointers = :ptr, additive_pointers = :add"
 	values := map[string]types.AttributeValue{
 		":c": &types.AttributeValueMemberS{Value: string(cause)}, ":p": &types.AttributeValueMemberS{Value: "sha256:aa"},
-		":d":   &types.AttributeValueMemberS{Value: "sha256:bb"},
-		":ptr": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "/inputSchema/properties/to"}}},
+		":d": &types.AttributeValueMemberS{Value: "sha256:bb"},
+		":ptr": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "/inputSchema/properties/cc"},
+			&types.AttributeValueMemberS{Value: "/inputSchema/properties/to"}}},
+		":add": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "/inputSchema/properties/cc"}}},
 	}
 	if cause == park.CredentialsExpired {
 		set = "SET park_cause = :c, park_target = :t, park_scope = :s"
@@ -127,7 +130,8 @@ func errorType(t *testing.T, err error) string {
 	return ie.Type
 }
 
-// A park Task records its park once, from the call's PARKED row, and the
+// A park Task records its park once, from the call's PARKED row (its
+// changed pointers and which of them are additive), and the
 // cause's event once, under the id the dispatcher gives that row's
 // event, with the park's id and the commands that decide it; the same
 // Task retried records nothing more, and its new token is the one that
@@ -152,7 +156,7 @@ func TestAParkIsRecordedOnceAndTheRetriedTasksTokenWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.TaskToken != "token-2" || p.RowSK != sk || p.Cause != park.SchemaChanged || p.CurrentDigest != "sha256:bb" ||
-		len(p.ChangedPointers) != 1 || p.IdempotencyKey != parkRun+"/2" || p.Gated {
+		len(p.ChangedPointers) != 2 || !slices.Equal(p.AdditivePointers, []string{"/inputSchema/properties/cc"}) || p.IdempotencyKey != parkRun+"/2" || p.Gated {
 		t.Fatalf("park %+v", p)
 	}
 	ev, ok, err := e.events.Event(ctx, webhook.EventID(webhook.ToolSchemaChanged, table.Row.Key(parkRun)+"\n"+sk))

@@ -258,11 +258,13 @@ func rowValues(c Call) map[string]int {
 
 // rowsUnsized are the row item's attributes the estimate does not count:
 // they are absent from most rows and short where present. The park
-// attributes are on PARKED rows only, and park_id on the rows of a call
-// sent again under its park (docs/parking.md): a run's estimate counts
-// calls that do not park.
+// attributes are on PARKED rows only, park_id on the rows of a call
+// sent again under its park and schema_change on those of a call sent
+// under an additive change (docs/parking.md): a run's estimate counts
+// calls whose tools did not change.
 var rowsUnsized = table.Row.Names("review_id", "approver", "parent_run_id", "after_claim_request", "refusal_reason",
-	"park_cause", "pinned_digest", "current_digest", "changed_pointers", "park_target", "park_scope", "park_id")
+	"park_cause", "pinned_digest", "current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "park_id",
+	"schema_change")
 
 // itemSize is the size in bytes of an item of kind k holding the values
 // given (bytes for a string, map or list; significant digits for a

@@ -28,9 +28,12 @@ type Row struct {
 	PinnedDigest    string     `dynamodbav:"pinned_digest"`
 	CurrentDigest   string     `dynamodbav:"current_digest"`
 	ChangedPointers []string   `dynamodbav:"changed_pointers"`
-	Target          string     `dynamodbav:"park_target"`
-	Scope           string     `dynamodbav:"park_scope"`
-	StartedAt       string     `dynamodbav:"started_at"` // RFC 3339 with ns, UTC
+	// AdditivePointers are those of ChangedPointers whose change is
+	// additive; absent on rows written before changes were classified.
+	AdditivePointers []string `dynamodbav:"additive_pointers"`
+	Target           string   `dynamodbav:"park_target"`
+	Scope            string   `dynamodbav:"park_scope"`
+	StartedAt        string   `dynamodbav:"started_at"` // RFC 3339 with ns, UTC
 }
 
 // rowProjection is table.ParkedRowAttributes as a projection.

@@ -56,33 +56,34 @@ func New(db API, table string, now func() time.Time) *Store {
 // strings, the deadline and expires_at epoch seconds. A read with a
 // projection leaves the rest zero.
 type item struct {
-	PK              string   `dynamodbav:"pk"` // table.Park.Key(park id)
-	SK              string   `dynamodbav:"sk"` // "PARK"
-	RunID           string   `dynamodbav:"run_id"`
-	Step            string   `dynamodbav:"step"`
-	Seq             string   `dynamodbav:"seq"`
-	IdempotencyKey  string   `dynamodbav:"idempotency_key"`
-	Tool            string   `dynamodbav:"tool"`
-	ToolsetID       string   `dynamodbav:"toolset_id"`
-	Cause           string   `dynamodbav:"cause"`
-	Gated           bool     `dynamodbav:"gated"`
-	PinnedDigest    string   `dynamodbav:"pinned_digest,omitempty"`
-	CurrentDigest   string   `dynamodbav:"current_digest,omitempty"`
-	ChangedPointers []string `dynamodbav:"changed_pointers,omitempty"`
-	Target          string   `dynamodbav:"park_target,omitempty"`
-	Scope           string   `dynamodbav:"park_scope,omitempty"`
-	RowSK           string   `dynamodbav:"row_sk"`
-	TaskToken       string   `dynamodbav:"task_token,omitempty"`
-	Status          string   `dynamodbav:"status"`
-	CreatedAt       string   `dynamodbav:"created_at"`
-	Deadline        int64    `dynamodbav:"deadline"`
-	ListPK          string   `dynamodbav:"park_list_pk"`
-	ListSK          string   `dynamodbav:"park_list_sk"`
-	ScopeKey        string   `dynamodbav:"park_scope_key,omitempty"`
-	DecidedBy       string   `dynamodbav:"decided_by,omitempty"`
-	DecidedAt       string   `dynamodbav:"decided_at,omitempty"`
-	Reason          string   `dynamodbav:"reason,omitempty"`
-	ExpiresAt       int64    `dynamodbav:"expires_at"`
+	PK               string   `dynamodbav:"pk"` // table.Park.Key(park id)
+	SK               string   `dynamodbav:"sk"` // "PARK"
+	RunID            string   `dynamodbav:"run_id"`
+	Step             string   `dynamodbav:"step"`
+	Seq              string   `dynamodbav:"seq"`
+	IdempotencyKey   string   `dynamodbav:"idempotency_key"`
+	Tool             string   `dynamodbav:"tool"`
+	ToolsetID        string   `dynamodbav:"toolset_id"`
+	Cause            string   `dynamodbav:"cause"`
+	Gated            bool     `dynamodbav:"gated"`
+	PinnedDigest     string   `dynamodbav:"pinned_digest,omitempty"`
+	CurrentDigest    string   `dynamodbav:"current_digest,omitempty"`
+	ChangedPointers  []string `dynamodbav:"changed_pointers,omitempty"`
+	AdditivePointers []string `dynamodbav:"additive_pointers,omitempty"`
+	Target           string   `dynamodbav:"park_target,omitempty"`
+	Scope            string   `dynamodbav:"park_scope,omitempty"`
+	RowSK            string   `dynamodbav:"row_sk"`
+	TaskToken        string   `dynamodbav:"task_token,omitempty"`
+	Status           string   `dynamodbav:"status"`
+	CreatedAt        string   `dynamodbav:"created_at"`
+	Deadline         int64    `dynamodbav:"deadline"`
+	ListPK           string   `dynamodbav:"park_list_pk"`
+	ListSK           string   `dynamodbav:"park_list_sk"`
+	ScopeKey         string   `dynamodbav:"park_scope_key,omitempty"`
+	DecidedBy        string   `dynamodbav:"decided_by,omitempty"`
+	DecidedAt        string   `dynamodbav:"decided_at,omitempty"`
+	Reason           string   `dynamodbav:"reason,omitempty"`
+	ExpiresAt        int64    `dynamodbav:"expires_at"`
 }
 
 // key is the key of park id's item: pk PARK#<id>, sk "PARK".
@@ -118,7 +119,7 @@ func (s *Store) toItem(p *park.Park) item {
 	return item{
 		PK: table.Park.Key(p.ID), SK: table.Park.SKValue, RunID: p.RunID, Step: p.Step, Seq: p.Seq, IdempotencyKey: p.IdempotencyKey,
 		Tool: p.Tool, ToolsetID: p.ToolsetID, Cause: string(p.Cause), Gated: p.Gated, PinnedDigest: p.PinnedDigest,
-		CurrentDigest: p.CurrentDigest, ChangedPointers: p.ChangedPointers, Target: p.Target, Scope: p.Scope, RowSK: p.RowSK,
+		CurrentDigest: p.CurrentDigest, ChangedPointers: p.ChangedPointers, AdditivePointers: p.AdditivePointers, Target: p.Target, Scope: p.Scope, RowSK: p.RowSK,
 		TaskToken: p.TaskToken, Status: string(p.Status), CreatedAt: formatTime(p.CreatedAt), Deadline: p.Deadline.Unix(),
 		ListPK: listPK(p.Status), ListSK: formatTime(p.CreatedAt) + "#" + p.ID, ScopeKey: p.ScopeKey(),
 		ExpiresAt: p.Deadline.Add(s.retention).Unix(),
@@ -139,6 +140,9 @@ func (i *item) toPark() *park.Park {
 	}
 	if len(i.ChangedPointers) > 0 {
 		p.ChangedPointers = i.ChangedPointers
+	}
+	if len(i.AdditivePointers) > 0 {
+		p.AdditivePointers = i.AdditivePointers
 	}
 	return p
 }
