@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -352,5 +353,65 @@ func TestParkApprovalIsBoundToTheCurrentDigest(t *testing.T) {
 	}
 	if got, _ := s.deps.Parks.Get(context.Background(), r.ID); got.Status != park.StatusParked {
 		t.Fatalf("the park is %s after a refused proof", got.Status)
+	}
+}
+
+// withScope makes r, a credentials.expired park, wait on the credential
+// of scope instead, as review-request records it from its PARKED row.
+func (s *parkStack) withScope(t *testing.T, r *park.Park, scope string) *park.Park {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
+		Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "PARK#" + r.ID}, "sk": &types.AttributeValueMemberS{Value: "PARK"}},
+		UpdateExpression: aws.String("SET park_scope = :s, park_scope_key = :k"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: scope},
+			":k": &types.AttributeValueMemberS{Value: r.Target + "#" + scope}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.deps.Parks.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// A credentials.expired park is resumed, besides by the run's starter and
+// a park decider, by whoever may set the credential's scope: a credential
+// admin for a toolset's or an end user's scope, who also lists and shows
+// it; nobody else, and a run's scope stays its starter's.
+func TestCredentialsParkIsResumedByWhoMaySetItsScope(t *testing.T) {
+	t.Parallel()
+	s := newParkStack(t, decision.ParkPolicy{CredentialAdmins: []string{principal("cred-admin")}}, nil)
+	endUser := "end_user:" + strings.Repeat("ab", 32)
+	for _, c := range []struct {
+		scope string
+		admin bool // the credential admin may resume it
+	}{
+		{"toolset", true},
+		{endUser, true},
+		{"run:" + "run-7", false},
+	} {
+		r := s.withScope(t, s.parked(t, runARN(), principal("bob"), "", park.CredentialsExpired, false), c.scope)
+		if _, err := s.decide(t, "carol", r, park.Resume, ""); codeOf(err) != review.CodeForbidden {
+			t.Fatalf("%s: another principal resumes: %v, want %s", c.scope, err, review.CodeForbidden)
+		}
+		listed := slices.ContainsFunc(s.list(t, "cred-admin", "").Parks, func(v park.View) bool { return v.ParkID == r.ID })
+		if listed != c.admin {
+			t.Errorf("%s: the credential admin lists it: %t, want %t", c.scope, listed, c.admin)
+		}
+		if _, err := s.decide(t, "cred-admin", r, park.Reject, "no"); codeOf(err) != review.CodeForbidden {
+			t.Fatalf("%s: the credential admin rejects: %v, want %s", c.scope, err, review.CodeForbidden)
+		}
+		res, err := s.decide(t, "cred-admin", r, park.Resume, "")
+		switch {
+		case c.admin && (err != nil || res.Status != park.StatusResumed || res.Changed != true):
+			t.Fatalf("%s: the credential admin resumes: %+v, %v", c.scope, res, err)
+		case !c.admin && codeOf(err) != review.CodeForbidden:
+			t.Fatalf("%s: the credential admin resumes a run's park: %v, want %s", c.scope, err, review.CodeForbidden)
+		case !c.admin:
+			if res, err := s.decide(t, "bob", r, park.Resume, ""); err != nil || res.Status != park.StatusResumed {
+				t.Fatalf("%s: the starter resumes: %+v, %v", c.scope, res, err)
+			}
+		}
 	}
 }
