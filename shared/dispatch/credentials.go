@@ -57,7 +57,10 @@ func (inv *invocation) resolveCredential(ctx context.Context) *outcome {
 		d.log.ErrorContext(ctx, "a target declares auth, and this function has no credential store", "tool", env.Tool, "target", target.Name)
 		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "%s declares auth, and this function has no credential store configured (docs/credentials.md)", target.Name))
 	}
-	req := credential.Request{Target: target, ToolsetID: env.ToolsetID, RunID: env.RunID}
+	// A call sent again under a decided park reads the credentials
+	// afresh: a resumed one waited for its credential to be set, and a
+	// credential read before the set must not park it again.
+	req := credential.Request{Target: target, ToolsetID: env.ToolsetID, RunID: env.RunID, Fresh: inv.parkID != ""}
 	if inv.lane != lane.Direct {
 		// The direct lane has neither a verified starter nor an end user:
 		// toolset scope only.
