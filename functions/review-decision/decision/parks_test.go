@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/park"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 )
@@ -317,17 +318,18 @@ func TestParkPolicyFromEnv(t *testing.T) {
 	t.Parallel()
 	base := map[string]string{review.EnvTable: "toolgate-test", caller.EnvAccount: "123456789012", "AWS_REGION": "us-east-1"}
 	for _, c := range []struct {
-		name, deciders, operators string
-		ok                        bool
+		name, deciders, operators, credentialAdmins string
+		ok                                          bool
 	}{
-		{"unset", "", "", true},
-		{"own account", `["arn:aws:iam::123456789012:role/park-*"]`, `["arn:aws:iam::123456789012:role/ops"]`, true},
-		{"another account's decider", `["arn:aws:iam::210987654321:role/x"]`, "", false},
-		{"another account's operator", "", `["arn:aws:iam::210987654321:role/x"]`, false},
-		{"not a list", `arn:aws:iam::123456789012:role/x`, "", false},
+		{"unset", "", "", "", true},
+		{"own account", `["arn:aws:iam::123456789012:role/park-*"]`, `["arn:aws:iam::123456789012:role/ops"]`, `["arn:aws:iam::123456789012:role/cred"]`, true},
+		{"another account's decider", `["arn:aws:iam::210987654321:role/x"]`, "", "", false},
+		{"another account's operator", "", `["arn:aws:iam::210987654321:role/x"]`, "", false},
+		{"another account's credential admin", "", "", `["arn:aws:iam::210987654321:role/x"]`, false},
+		{"not a list", `arn:aws:iam::123456789012:role/x`, "", "", false},
 	} {
 		env := maps.Clone(base)
-		env[park.EnvDeciders], env[park.EnvOperators] = c.deciders, c.operators
+		env[park.EnvDeciders], env[park.EnvOperators], env[publishapi.EnvCredentialAdmins] = c.deciders, c.operators, c.credentialAdmins
 		cfg, err := decision.ConfigFromEnv(func(k string) string { return env[k] })
 		if (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
@@ -335,6 +337,9 @@ func TestParkPolicyFromEnv(t *testing.T) {
 		}
 		if c.ok && c.deciders != "" && len(cfg.Parks.Deciders) != 1 {
 			t.Errorf("%s: deciders %v", c.name, cfg.Parks.Deciders)
+		}
+		if c.ok && c.credentialAdmins != "" && len(cfg.Parks.CredentialAdmins) != 1 {
+			t.Errorf("%s: credential admins %v", c.name, cfg.Parks.CredentialAdmins)
 		}
 	}
 }
