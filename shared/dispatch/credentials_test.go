@@ -373,3 +373,33 @@ func TestAnHTTPHostEntryWithAuthResolvesItsCredential(t *testing.T) {
 func expired(what string) *tool.Error {
 	return tool.Errorf(tool.CallParked, "%s: %s", credential.CauseExpired, what)
 }
+
+// A server that refuses the call's credential as an invalid token while
+// the check lists its tools (before the claim) parks the call as
+// credentials.expired, not as a changed tool: its PARKED row names the
+// credential's target and scope, what the park route records the park
+// from, and the key is left unclaimed.
+func TestAnInvalidTokenAtTheListingParksTheCallOnItsCredential(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	ts := credToolset(t, e)
+	r := &resolver{cred: &credential.Credential{Scope: credential.ScopeToolset, Version: 1}}
+	check := func(ctx context.Context, c *toolcall.Call) error {
+		return expired("tools/list on mcp.crm.example.com:8443 was answered HTTP 401 error=\"invalid_token\" for the toolset scope's credential")
+	}
+	var calls atomic.Int64
+	d := credDispatcher(t, e, r, check, echoSend(&calls))
+	payload := envelopeFor("crm.create_ticket", ts.ID, "", 1, `{"text":"hi"}`)
+	runID := runIDOf(t, payload)
+	if _, err := d.Handle(ctx, payload); codeOf(t, err) != "CALL_PARKED" {
+		t.Fatalf("answer %v", err)
+	}
+	rows := mustKeyRows(t, e.store, runID, "1")
+	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].Attempt != 0 || rows[0].ParkCause != "credentials.expired" ||
+		rows[0].ParkTarget != "crm" || rows[0].ParkScope != string(credential.ScopeToolset) || rows[0].PinnedDigest != "" {
+		t.Fatalf("rows %+v, want one PARKED at attempt 0, credentials.expired of crm in the toolset scope", rows)
+	}
+	if calls.Load() != 0 {
+		t.Fatal("the tool ran")
+	}
+}

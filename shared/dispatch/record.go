@@ -91,13 +91,9 @@ func (inv *invocation) failed(err error) *outcome {
 		// its claim (classifyEnd): the attempt ends FAILED, and a PARKED
 		// row of that attempt says why, as a park before the claim does
 		// (record), so that the park Task finds it.
-		// The row names the target and the scope of the credential the
-		// call presented, whatever the tool's error carries.
 		o := parked(te, webhook.CredentialsExpired)
 		o.write, o.state, o.status = writeFinish, ledger.StateFailed, ledger.StatusFailed
-		if target, ok := inv.authTarget(); ok && inv.cred != nil {
-			o.park = &park.Detail{Cause: park.CredentialsExpired, Target: target.Name, Scope: string(inv.cred.Scope)}
-		}
+		o.park = inv.credentialPark()
 		return o
 	}
 	return &outcome{write: writeFinish, state: ledger.StateFailed, status: ledger.StatusFailed, err: te}
