@@ -30,6 +30,7 @@ import (
 	"github.com/toolgate/toolgate/shared/deployment/ssmparams"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/secrets"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -70,6 +71,9 @@ func main() {
 		svc.Credentials.KMS, svc.Credentials.Key = kms.NewFromConfig(awsCfg), cfg.CredentialKey
 		store := vault.NewStore(db, cfg.Table, nil)
 		svc.Credentials.Store = store
+		// The parked calls, read for a started run's credential set
+		// again while the run waits for it (docs/credentials.md).
+		svc.Credentials.Parks = parkdynamo.New(db, cfg.Table, nil)
 		svc.Credentials.ListWithCredential = func(ctx context.Context, url string, t credential.Target, secret []byte) (toolset.Listed, error) {
 			return mcpClient.ListWithCredential(ctx, url, credential.Opened(t, credential.ScopeToolset, 0, time.Time{}, secret))
 		}

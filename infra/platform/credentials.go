@@ -75,8 +75,8 @@ type Credentials struct {
 
 // NewCredentials defines the credentials' key (newCredentialKey) and
 // gives the publish, mcp-call, http and webhooks functions its ARN
-// (publishapi.EnvCredentialKey), and publish the credential admins
-// (publishapi.EnvCredentialAdmins).
+// (publishapi.EnvCredentialKey), and publish and review-decision the
+// credential admins (publishapi.EnvCredentialAdmins).
 func NewCredentials(scope constructs.Construct, id string, props *CredentialsProps) *Credentials {
 	c := newConcern(scope, id)
 	fns := props.Functions.ByName
@@ -84,7 +84,12 @@ func NewCredentials(scope constructs.Construct, id string, props *CredentialsPro
 	for _, name := range []string{fnPublish, fnMCPCall, fnHTTP, fnWebhooks} {
 		fns[name].Function.AddEnvironment(jsii.String(publishapi.EnvCredentialKey), key.KeyArn(), nil)
 	}
-	fns[fnPublish].Function.AddEnvironment(jsii.String(publishapi.EnvCredentialAdmins), jsii.String(credentialAdminsJSON(props.Platform.CredentialAdmins)), nil)
+	// review-decision reads the same patterns: who may set a toolset's or
+	// an end user's credential may resume a call parked on it
+	// (docs/parking.md, "Who may").
+	for _, name := range []string{fnPublish, fnReviewDecision} {
+		fns[name].Function.AddEnvironment(jsii.String(publishapi.EnvCredentialAdmins), jsii.String(credentialAdminsJSON(props.Platform.CredentialAdmins)), nil)
+	}
 	return &Credentials{Construct: c, Key: key}
 }
 

@@ -604,7 +604,8 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("vault.Store.MarkToolset (condition failed)", 1, func(db *recorder) { ignore(c(db).MarkToolset(ctx, credTarget, testToolset)) }),
 		run("vault.Store.Allow", 0, func(db *recorder) { ignore(c(db).Allow(ctx, credTarget, testToolset, user)) }),
 		run("vault.Store.AllowRegistered", 0, func(db *recorder) { ignore(c(db).AllowRegistered(ctx, credTarget, user)) }),
-		run("vault.Store.StartRecorded", 0, func(db *recorder) { ignore(c(db).StartRecorded(ctx, testRunID)) }),
+		run("vault.Store.RunStart", 0, func(db *recorder) { ignore(c(db).RunStart(ctx, testRunID)) }),
+		run("dynamo.Store.ListByStatus (a started run's parks)", 0, func(db *recorder) { ignore(pk(db).ListByStatus(ctx, park.StatusParked, nil)) }),
 	}
 	// Webhooks (shared/webhook/store): producers record events (a tool
 	// function only records, through shared/webhook/outbox;

@@ -52,6 +52,9 @@ type credentialsOptions struct {
 	toolsetID       string
 	draft           string
 	origin          string
+	// review is the review-decision function set resumes the calls
+	// parked on the credential through (resumeParkedOn).
+	review reviewFunction
 }
 
 // noSecretArguments refuses arguments on the command line of a
@@ -68,8 +71,8 @@ func noSecretArguments(cmd *cobra.Command, args []string) int {
 func (a *app) newCredentialsSetCmd() *cobra.Command {
 	var o credentialsOptions
 	cmd := &cobra.Command{
-		Use:   "set --toolset NAME --target TARGET (--origin ORIGIN | --draft FILE) [--end-user ID | --run EXECUTION_ARN] [--expires-at RFC3339] (--from-file FILE | --from-stdin) (--url URL | --function-endpoint URL --as NAME)",
-		Short: "store a credential for a toolset's target (publish function)",
+		Use:   "set --toolset NAME --target TARGET (--origin ORIGIN | --draft FILE) [--end-user ID | --run EXECUTION_ARN] [--expires-at RFC3339] (--from-file FILE | --from-stdin) (--url URL [--review-url URL] | --function-endpoint URL --as NAME [--review-endpoint URL])",
+		Short: "store a credential for a toolset's target (publish function), and resume the calls parked on it",
 		Long: `Stores the credential toolset NAME's TARGET (an MCP server's key, or an
 exact http host entry) is presented, for --origin ORIGIN
 ("<scheme>://<host>[:<port>]", as toolgate toolset show gives the target's
@@ -93,7 +96,16 @@ before the credential is set: --draft FILE names the toolset file whose
 server TARGET declares auth, which gives the origin and auth (whatever
 toolsets of the name are registered). Registering the file then lists
 the server with the toolset-scope credential; the id it registers needs
-toolgate credentials allow, as any registered after the set.`,
+toolgate credentials allow, as any registered after the set.
+
+Once stored, the calls parked because this credential expired or was
+refused (credentials.expired, docs/parking.md) are resumed, each once,
+through the review-decision function (--review-url, default
+$` + EnvReviewURL + `; --review-endpoint on the local stack), with proofs of
+your own: the parks of the target and scope you may resume (the run's
+starter, a park decider, or a credential admin for a toolset's or an end
+user's scope). Each park resumed is printed; one whose resume is refused
+is reported on standard error, and the set still succeeds.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := noSecretArguments(cmd, args); code != ExitOK {
 				return exit(code)
@@ -111,6 +123,8 @@ toolgate credentials allow, as any registered after the set.`,
 	fs.BoolVar(&o.fromStdin, "from-stdin", false, "read the secret from standard input")
 	fs.StringVar(&o.draft, "draft", "", "the toolset `FILE` naming MCP server TARGET, for a toolset not registered yet")
 	fs.StringVar(&o.origin, "origin", "", "the `ORIGIN` the credential is for, scheme://host[:port]: required without --draft")
+	fs.StringVar(&o.review.url, "review-url", a.getenv(EnvReviewURL), "the review-decision Function `URL`, through which the calls parked on this credential are resumed (default $"+EnvReviewURL+")")
+	fs.StringVar(&o.review.endpoint, "review-endpoint", "", "on the local stack: the review-decision function under the Lambda RIE, its `URL`, through which the calls parked on this credential are resumed (with --as)")
 	o.fn.addFlags(a, fs)
 	return cmd
 }
@@ -127,6 +141,13 @@ func (a *app) credentialsSet(cmd *cobra.Command, o *credentialsOptions) int {
 		return misuse(cmd, "read the secret from one place: --from-file FILE or --from-stdin")
 	case o.origin == "" && o.draft == "":
 		return misuse(cmd, "name the origin the credential is for: --origin scheme://host[:port] (toolgate toolset show gives each target's), or --draft FILE")
+	case o.review.endpoint != "" && o.fn.endpoint == "":
+		return misuse(cmd, "--review-endpoint is for the local stack, with --function-endpoint and --as")
+	}
+	if o.fn.endpoint != "" {
+		// On the local stack, review-decision is --review-endpoint's: a
+		// local proof is no caller's at a Function URL.
+		o.review.url = ""
 	}
 	if o.expiresAt != "" {
 		t, err := time.Parse(time.RFC3339, o.expiresAt)
@@ -168,6 +189,11 @@ func (a *app) credentialsSet(cmd *cobra.Command, o *credentialsOptions) int {
 	for _, origin := range res.OtherOrigins {
 		fmt.Fprintf(stderr, "toolgate credentials set: note: toolset ids of %s give target %s another origin, %s: they get no credential from this one\n",
 			invisible.Escape(res.Toolset), invisible.Escape(res.Target), invisible.Escape(origin))
+	}
+	if o.draft == "" {
+		// A draft's credential is for a toolset not registered yet: no call
+		// of it can have parked.
+		a.resumeParkedOn(o.review, o.fn.as, &res, stdout, stderr)
 	}
 	return ExitOK
 }

@@ -75,4 +75,9 @@ type Request struct {
 	RunID     string
 	Starter   string
 	EndUser   Scope
+	// Fresh asks for the store's credentials, not what a resolver read
+	// within its cache's time: a call sent again under a decided park,
+	// which for an expired credential waited for a new one to be set
+	// (docs/parking.md, "Sending a parked call again").
+	Fresh bool
 }

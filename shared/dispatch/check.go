@@ -22,7 +22,11 @@ import (
 //     since the toolset pinned it): unless an approval of that very
 //     definition in the run covers the call (underCover, cover.go), a
 //     PARKED row, the answer CALL_PARKED with the check's message as its
-//     cause, and a tool.schema_changed webhook event (events.go);
+//     cause, and a tool.schema_changed webhook event (events.go); when the
+//     server refused the call's credential as an invalid token while it was
+//     listed (refusedCredential), the PARKED row's cause is
+//     credentials.expired, naming the credential's target and scope
+//     (credentialPark), and so is the event;
 //   - any other error: a REFUSED row with its code (anything that is not
 //     a *tool.Error is TOOL_INTERNAL). Nothing was sent, so it is never
 //     maybe applied; a retryable code (the server could not be listed) is
@@ -59,6 +63,13 @@ func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcom
 	if typed := (*tool.Error)(nil); !errors.As(err, &typed) || typed == nil {
 		// The check gave no code: its cause is in the log only.
 		d.log.WarnContext(ctx, "the check before the claim failed", "tool", env.Tool, "key", env.IdempotencyKey, "error", err)
+	}
+	if te.Code == tool.CallParked && inv.refusedCredential(te) {
+		// The server refused the call's credential while the check
+		// listed its tools: the call waits for a new credential.
+		o := parked(te, webhook.CredentialsExpired)
+		o.park = inv.credentialPark()
+		return inv.replayOrEnd(ctx, o)
 	}
 	if te.Code == tool.CallParked {
 		return inv.replayOrEnd(ctx, parked(te, webhook.ToolSchemaChanged))

@@ -3,9 +3,11 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/lane"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -57,7 +59,10 @@ func (inv *invocation) resolveCredential(ctx context.Context) *outcome {
 		d.log.ErrorContext(ctx, "a target declares auth, and this function has no credential store", "tool", env.Tool, "target", target.Name)
 		return inv.replayOr(ctx, tool.Errorf(tool.PermissionDenied, "%s declares auth, and this function has no credential store configured (docs/credentials.md)", target.Name))
 	}
-	req := credential.Request{Target: target, ToolsetID: env.ToolsetID, RunID: env.RunID}
+	// A call sent again under a decided park reads the credentials
+	// afresh: a resumed one waited for its credential to be set, and a
+	// credential read before the set must not park it again.
+	req := credential.Request{Target: target, ToolsetID: env.ToolsetID, RunID: env.RunID, Fresh: inv.parkID != ""}
 	if inv.lane != lane.Direct {
 		// The direct lane has neither a verified starter nor an end user:
 		// toolset scope only.
@@ -81,6 +86,28 @@ func (inv *invocation) resolveCredential(ctx context.Context) *outcome {
 	}
 	inv.cred = c
 	return nil
+}
+
+// refusedCredential reports whether te, a CALL_PARKED error, says that
+// the server refused the credential the call presented as an invalid
+// token (credential.Credential.Refused: its message starts with
+// credential.CauseExpired; RFC 6750 §3.1). Only a call that carried a
+// credential can have had it refused.
+func (inv *invocation) refusedCredential(te *tool.Error) bool {
+	return inv.cred != nil && strings.HasPrefix(te.Message, credential.CauseExpired+":")
+}
+
+// credentialPark is what the PARKED row of a call whose server refused
+// its credential records (docs/parking.md, "The PARKED row"): the target
+// and the scope of the credential the call presented, whatever the
+// tool's or the check's error carries; a detail naming neither when the
+// call presented none.
+func (inv *invocation) credentialPark() *park.Detail {
+	d := &park.Detail{Cause: park.CredentialsExpired}
+	if target, ok := inv.authTarget(); ok && inv.cred != nil {
+		d.Target, d.Scope = target.Name, string(inv.cred.Scope)
+	}
+	return d
 }
 
 // authTarget is the target the call presents a credential to, and false

@@ -214,8 +214,9 @@ func TestACredentialThatCannotBePresentedStopsTheCallBeforeTheClaim(t *testing.T
 // (credential.Credential.Refused from the tool) ends the call CALL_PARKED, cause
 // credentials.expired, after the claim: the record is finished FAILED,
 // not UNKNOWN (the server applied nothing, even for an at_most_once
-// tool), the attempt counted; once the credential is renewed the same
-// key is sent again as attempt 2. A tool that answers the same for a call
+// tool), the attempt counted, and a PARKED row of the attempt names the
+// target and scope; once the credential is renewed the same key is sent
+// again as attempt 2. A tool that answers the same for a call
 // that carried no credential is TOOL_INTERNAL, as any CALL_PARKED after
 // the claim.
 func TestAnInvalidTokenAfterTheClaimParksTheCallWithNothingApplied(t *testing.T) {
@@ -243,9 +244,16 @@ func TestAnInvalidTokenAfterTheClaimParksTheCallWithNothingApplied(t *testing.T)
 	if rec.State != ledger.StateFailed || rec.Attempts != 1 {
 		t.Fatalf("record %+v; want FAILED after attempt 1", rec)
 	}
+	// The attempt's entry in the call's item, FAILED, and the attempt's
+	// PARKED row, an item of its own, which the park Task records the
+	// park from: its cause, target and scope.
 	rows := mustKeyRows(t, e.store, runID, "1")
-	if len(rows) != 1 || rows[0].Status != ledger.StatusFailed || rows[0].ErrorCode != "CALL_PARKED" || rows[0].Retryable || rows[0].Attempt != 1 {
-		t.Fatalf("rows %+v", rows)
+	if len(rows) != 2 || rows[0].Status != ledger.StatusFailed || rows[0].ErrorCode != "CALL_PARKED" || rows[0].Retryable || rows[0].Attempt != 1 {
+		t.Fatalf("rows %+v, want the FAILED attempt 1, then its PARKED row", rows)
+	}
+	if p := rows[1]; p.Status != ledger.StatusParked || p.ErrorCode != "CALL_PARKED" || p.Attempt != 1 || p.ParkCause != "credentials.expired" ||
+		p.ParkTarget != "crm" || p.ParkScope != string(credential.ScopeToolset) || p.ExternalKey != "" {
+		t.Fatalf("PARKED row %+v, want attempt 1, credentials.expired of crm in the toolset scope", p)
 	}
 	refuse.Store(false)
 	r.set(&credential.Credential{Scope: credential.ScopeToolset, Version: 2}, nil)
@@ -364,4 +372,34 @@ func TestAnHTTPHostEntryWithAuthResolvesItsCredential(t *testing.T) {
 // server refused (credential.Credential.Refused).
 func expired(what string) *tool.Error {
 	return tool.Errorf(tool.CallParked, "%s: %s", credential.CauseExpired, what)
+}
+
+// A server that refuses the call's credential as an invalid token while
+// the check lists its tools (before the claim) parks the call as
+// credentials.expired, not as a changed tool: its PARKED row names the
+// credential's target and scope, what the park route records the park
+// from, and the key is left unclaimed.
+func TestAnInvalidTokenAtTheListingParksTheCallOnItsCredential(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	ts := credToolset(t, e)
+	r := &resolver{cred: &credential.Credential{Scope: credential.ScopeToolset, Version: 1}}
+	check := func(ctx context.Context, c *toolcall.Call) error {
+		return expired("tools/list on mcp.crm.example.com:8443 was answered HTTP 401 error=\"invalid_token\" for the toolset scope's credential")
+	}
+	var calls atomic.Int64
+	d := credDispatcher(t, e, r, check, echoSend(&calls))
+	payload := envelopeFor("crm.create_ticket", ts.ID, "", 1, `{"text":"hi"}`)
+	runID := runIDOf(t, payload)
+	if _, err := d.Handle(ctx, payload); codeOf(t, err) != "CALL_PARKED" {
+		t.Fatalf("answer %v", err)
+	}
+	rows := mustKeyRows(t, e.store, runID, "1")
+	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].Attempt != 0 || rows[0].ParkCause != "credentials.expired" ||
+		rows[0].ParkTarget != "crm" || rows[0].ParkScope != string(credential.ScopeToolset) || rows[0].PinnedDigest != "" {
+		t.Fatalf("rows %+v, want one PARKED at attempt 0, credentials.expired of crm in the toolset scope", rows)
+	}
+	if calls.Load() != 0 {
+		t.Fatal("the tool ran")
+	}
 }

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"errors"
-	"strconv"
 
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -23,7 +22,8 @@ type Emitter interface {
 
 // The webhook events a call's outcome may produce (docs/webhooks.md,
 // "Events"): a call parked before its claim (a PARKED row), a call parked
-// after it because its server refused the credential, and an
+// after it because its server refused the credential (a PARKED row of
+// that attempt), and an
 // at_most_once call whose outcome is unknown and needs a person. Nothing
 // else a call ends with produces one: a success, a replay, a refusal or a
 // failure that may be retried write no event and make no request for one.
@@ -42,12 +42,12 @@ func (inv *invocation) unknownEvent() webhook.Type {
 // outcome's ledger write; r is the outcome's row. The event's id derives
 // from what the ledger holds (webhook.EventID):
 //
-//   - tool.schema_changed and credentials.expired of a call parked before
-//     its claim: the PARKED row's key, its partition key, a newline and
-//     its sort key (ledger.Row.ItemSK), so that each park is one event,
-//     and a second record of the same row none;
-//   - credentials.expired of a call parked after its claim: the call's
-//     item's key and the attempt's number;
+//   - tool.schema_changed and credentials.expired: the PARKED row's key,
+//     its partition key, a newline and its sort key (ledger.Row.ItemSK),
+//     so that each park is one event, and a second record of the same
+//     row none. A call parked after its claim (its server refused the
+//     credential) has a PARKED row of its attempt too, and r is that
+//     row;
 //   - call.unknown: the call's item's key, so that the attempt whose
 //     outcome became unknown and every later attempt refused for it are
 //     one event.
@@ -94,8 +94,6 @@ func (inv *invocation) emit(ctx context.Context, o *outcome, r *ledger.Row) {
 		}
 		cause, detail = string(o.event), inv.parkedDetail(o.event)
 		switch {
-		case o.write == writeFinish:
-			source = callKey + "\n" + strconv.Itoa(inv.attempt)
 		case r != nil && r.ItemSK != "":
 			source = table.Row.Key(env.RunID) + "\n" + r.ItemSK
 		default:
@@ -135,7 +133,8 @@ func (inv *invocation) parkedDetail(t webhook.Type) string {
 }
 
 // parked is the outcome of a call parked before its claim: a PARKED row,
-// CALL_PARKED, and event t. The row records the *park.Detail te carries
+// CALL_PARKED, and event t (failed makes it the outcome of an attempt
+// parked after its claim: the record FAILED, then the PARKED row). The row records the *park.Detail te carries
 // (the check's digests and pointers, the resolver's target and scope),
 // and its cause t in any case (parkRow).
 func parked(te *tool.Error, t webhook.Type) *outcome {

@@ -150,8 +150,9 @@ func TestAParkedCallRecordsOneEventDerivedFromItsRow(t *testing.T) {
 }
 
 // A call parked because its credential expired, before the claim or when
-// its server refuses it after, records one credentials.expired event each
-// naming the target and the toolset, never the credential.
+// its server refuses it after, records one credentials.expired event each,
+// whose id derives from its PARKED row, naming the target and the
+// toolset, never the credential.
 func TestAnExpiredCredentialRecordsCredentialsExpired(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -186,8 +187,9 @@ func TestAnExpiredCredentialRecordsCredentialsExpired(t *testing.T) {
 		t.Fatalf("answer %v", err)
 	}
 	events = eventsOf(t, e)
-	callKey := table.Call.Key(arn2) + "\n" + table.CallSK(tool.Seq("1").SortKey())
-	id := webhook.EventID(webhook.CredentialsExpired, callKey+"\n1")
+	// Its event derives from the PARKED row of its attempt, as a park
+	// before the claim's from its row.
+	id := webhook.EventID(webhook.CredentialsExpired, parkedRowKey(t, e, arn2))
 	var found bool
 	for _, ev := range events {
 		found = found || ev.ID == id

@@ -127,9 +127,10 @@ type toolEnd struct {
 // server refused it as an invalid token (credential.Credential.Refused,
 // cause credential.CauseExpired; RFC 6750 §3.1) stays CALL_PARKED, never maybe
 // applied (the server refused the request), so that its record is
-// finished FAILED, the attempt counted toward tool.MaxAttempts, and the
-// call is sent again under the same key once its credentials are renewed
-// (docs/credentials.md, "Expiry");
+// finished FAILED, the attempt counted toward tool.MaxAttempts, a PARKED
+// row of the attempt written (record), and the call is sent again under
+// the same key, as the next attempt, once its credentials are renewed
+// (docs/credentials.md, "Expiry"; docs/parking.md);
 // an untyped error is TOOL_INTERNAL (tool.Classify), or TOOL_TIMEOUT
 // when it is the deadline the tool was given; a typed nil *tool.Error is
 // no classification at all (TOOL_INTERNAL). A failure the tool did not

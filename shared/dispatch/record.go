@@ -54,8 +54,10 @@ type outcome struct {
 	// event is the webhook event the outcome records after its ledger
 	// write (events.go); "" for none, as on every success and replay.
 	event webhook.Type
-	// park is what a PARKED row records of its cause (parked, parkRow);
-	// nil on every other outcome.
+	// park is what a PARKED row records of its cause (parked, parkRow),
+	// for a call parked before its claim (writeRow) or after it
+	// (writeFinish: the attempt's PARKED row is written after the
+	// finish); nil on every other outcome.
 	park *park.Detail
 }
 
@@ -86,8 +88,13 @@ func (inv *invocation) failed(err error) *outcome {
 		return &outcome{write: writeFinish, state: ledger.StateUnknown, status: ledger.StatusUnknown, err: te, event: inv.unknownEvent()}
 	case te.Code == tool.CallParked:
 		// Only a server refusing the call's credential parks a call after
-		// its claim (classifyEnd).
-		return &outcome{write: writeFinish, state: ledger.StateFailed, status: ledger.StatusFailed, err: te, event: webhook.CredentialsExpired}
+		// its claim (classifyEnd): the attempt ends FAILED, and a PARKED
+		// row of that attempt says why, as a park before the claim does
+		// (record), so that the park Task finds it.
+		o := parked(te, webhook.CredentialsExpired)
+		o.write, o.state, o.status = writeFinish, ledger.StateFailed, ledger.StatusFailed
+		o.park = inv.credentialPark()
+		return o
 	}
 	return &outcome{write: writeFinish, state: ledger.StateFailed, status: ledger.StatusFailed, err: te}
 }
@@ -139,6 +146,18 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 			d.log.WarnContext(ctx, "claim lost before the record was finished", "key", key, "attempt", inv.attempt)
 		}
 		inv.log(ctx, r)
+		if o.park != nil {
+			// A server refused the call's credential after the claim: the
+			// attempt's PARKED row, an item of its own as a park before
+			// the claim writes, is what the park Task records the park
+			// from, and what the park's event id derives from
+			// (docs/parking.md, "The PARKED row").
+			r = inv.newRow(ledger.StatusParked, o.err, nil)
+			parkRow(r, o.event, o.park)
+			if err := d.store.PutRow(dbCtx, r); err != nil {
+				d.log.ErrorContext(ctx, "ledger row lost", "key", key, "status", r.Status, "error", err)
+			}
+		}
 		inv.emit(ctx, o, r)
 	}
 	if o.err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/park"
@@ -176,5 +177,32 @@ func TestANullParkIDReadsNoPark(t *testing.T) {
 	null := count(withParkID(envelopeFor("test-echo", e.ts.ID, "", 1, `{"text":"hi"}`), "null"))
 	if without != null || e.db.gets.Load() != 0 {
 		t.Fatalf("%d requests with park_id null, %d without (%d GetItems)", null, without, e.db.gets.Load())
+	}
+}
+
+// A call sent again under a decided park asks the credential resolver
+// for a fresh read (credential.Request.Fresh): a resumed credentials park
+// waited for a new credential, which a cached read could hide; a call
+// without a park, or with park_id null, asks for the cached one.
+func TestACallSentUnderAParkReadsItsCredentialAfresh(t *testing.T) {
+	e := newEnv(t)
+	ts := credToolset(t, e)
+	r := &resolver{cred: &credential.Credential{Scope: credential.ScopeToolset, Version: 2}}
+	d := credDispatcher(t, e, r, nil, echoSend(new(atomic.Int64)))
+	d.parks = e.store
+	first := envelopeFor("crm.create_ticket", ts.ID, "", 1, `{"text":"x"}`)
+	if _, err := d.Handle(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	payload := envelopeFor("crm.create_ticket", ts.ID, "", 2, `{"text":"x"}`)
+	runID := runIDOf(t, payload)
+	id := park.ID(table.Row.Key(runID), "CALL#z")
+	putPark(t, e, id, park.StatusResumed, runID, runID+"/2", "crm.create_ticket")
+	if _, err := d.Handle(context.Background(), withParkID(payload, `"`+id+`"`)); err != nil {
+		t.Fatal(err)
+	}
+	asked := r.asked()
+	if len(asked) != 2 || asked[0].Fresh || !asked[1].Fresh {
+		t.Fatalf("the resolver was asked %+v, want a cached read, then a fresh one for the call under park %s", asked, id)
 	}
 }

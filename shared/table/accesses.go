@@ -378,8 +378,8 @@ var Accesses = []Access{
 			"a target's origins (Query), the markers of toolset ids at registration (PutItem) and their allowing (UpdateItem): " +
 			"publish holds no kms:Decrypt but for the toolset scope"},
 	{Sid: "CheckRunStarts", By: []Principal{Publish}, On: []*Kind{Start}, Actions: []Action{GetItem},
-		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "functions/publish (credentials set --run)",
-		Doc: "whether a run's start record exists, which seals its run scope: a GetItem projecting its keys and starter"},
+		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "vault.Store.RunStart (credentials set --run)",
+		Doc: "whether a run's start record exists, which seals its run scope, and its starter: a GetItem projecting its keys and starter"},
 	{Sid: "RecordCallerProofs", By: Functions, On: []*Kind{Proof}, Actions: []Action{PutItem},
 		Attributes: Proof.Names(PK, SK, "binding", "arn", ExpiresAt), Code: "ledger.ProofTable.Record",
 		Doc: "the conditional PutItem of an accepted proof (ReturnValuesOnConditionCheckFailure ALL_OLD)"},
@@ -436,9 +436,10 @@ var Accesses = []Access{
 	{Sid: "DecideParks", By: []Principal{ReviewDecision}, On: []*Kind{Park}, Actions: []Action{UpdateItem},
 		Attributes: ParkDecided, ReturnValues: "NONE", Code: "dynamo.Store Decide, TimeOut (shared/park/dynamo)",
 		Doc: "the conditional UpdateItem PARKED to a decision, or to TIMED_OUT past the deadline: no other role writes one"},
-	{Sid: "ListParks", By: []Principal{ReviewDecision}, Index: ParksByStatus, Actions: []Action{Query},
+	{Sid: "ListParks", By: []Principal{ReviewDecision, Publish}, Index: ParksByStatus, Actions: []Action{Query},
 		Attributes: ParksByStatus.Attributes(), Code: "dynamo.Store.ListByStatus (shared/park/dynamo)",
-		Doc: "Query on the index, with its own projection: never a task token or a reason"},
+		Doc: "Query on the index, with its own projection: never a task token or a reason; in publish, whether a started run waits " +
+			"for a run-scope credential, which its starter may then set again"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

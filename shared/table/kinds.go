@@ -90,11 +90,13 @@ var Key = &Kind{
 }
 
 // Row is a ToolInvocation row item of its own: an invocation that claimed
-// nothing (shared/ledger rows.go, PutRow). Its attributes are the Row's.
+// nothing, or the PARKED row of an attempt whose server refused its
+// credential (shared/ledger rows.go, PutRow; docs/parking.md). Its
+// attributes are the Row's.
 var Row = &Kind{
 	Name: "row", Prefix: "RUN#", PKShape: "RUN#<run_id>", SKPrefix: CallSKPrefix,
 	SKShape: "CALL#<seq's sort key>#<started_at, unix ns, 19 digits>#<8 random hex>",
-	Doc:     "a ToolInvocation row of an invocation that claimed nothing",
+	Doc:     "a ToolInvocation row of an invocation that claimed nothing, or the PARKED row of an attempt whose credential its server refused",
 	Attributes: []Attribute{
 		attr("run_id", String, "the run's id"),
 		{Name: "seq", Types: []Type{String, Number}, Doc: "the call's tool.Seq; a number before for_each"},

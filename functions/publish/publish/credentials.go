@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
@@ -37,11 +38,18 @@ type CredentialStore interface {
 	MarkToolset(ctx context.Context, t credential.Target, toolsetID string) error
 	Allow(ctx context.Context, t credential.Target, toolsetID, by string) error
 	AllowRegistered(ctx context.Context, t credential.Target, by string) ([]string, error)
-	// StartRecorded reports whether a run's start record exists.
-	StartRecorded(ctx context.Context, executionARN string) (bool, error)
+	// RunStart reports whether a run's start record exists, and its
+	// verified starter.
+	RunStart(ctx context.Context, executionARN string) (starter string, started bool, err error)
 	// ToolsetCredential reads a target's toolset-scope credential, sealed:
 	// what listing a draft's server with its credential opens.
 	ToolsetCredential(ctx context.Context, t credential.Target) (vault.Sealed, time.Time, bool, error)
+}
+
+// ParkLister lists the parks of a status (shared/park/dynamo Store's
+// ListByStatus: a Query of the parks-by-status index, keep filtering).
+type ParkLister interface {
+	ListByStatus(ctx context.Context, st park.Status, keep func(*park.Park) bool) ([]*park.Park, error)
 }
 
 // EndUserMapping says whether a principal may act for an end user (the
@@ -67,6 +75,10 @@ type Credentials struct {
 	// credentials, and with no key, nobody.
 	EndUsers   EndUserMapping
 	EndUserKey []byte
+	// Parks lists the parked calls, for the one exception to a started
+	// run's sealed scope (authorize); nil: no exception, a started run's
+	// credential is never set again.
+	Parks ParkLister
 	// ListWithCredential lists the MCP server at url presenting secret
 	// for target t, for the registration of a draft whose server declares
 	// auth. nil: such drafts are refused.
@@ -184,24 +196,60 @@ func (c *Credentials) scopeOf(r publishapi.CredentialRequest) (credential.Scope,
 
 // authorize decides whether who may write r's scope, refusing with
 // [credentials-forbidden], and a run scope's write once the run's start
-// record exists with [credentials-run-started].
-func (s *Service) authorize(ctx context.Context, who string, r publishapi.CredentialRequest, what string) error {
+// record exists with [credentials-run-started], but for the one exception
+// to a started run's sealed scope (reopen true; docs/credentials.md, "Run
+// credentials"): the run's verified starter (its start record's) setting
+// the target again while a call of the run waits in a PARKED park of
+// cause credentials.expired on that target in the run's scope
+// (waitsOnRunCredential). Only set takes the exception: a revoke checks
+// decideWrite alone.
+func (s *Service) authorize(ctx context.Context, who string, r publishapi.CredentialRequest, what string) (reopen bool, err error) {
 	c := &s.Credentials
 	mayActFor := r.EndUser != "" && c.EndUsers != nil && c.EndUsers.MayActFor(who, r.EndUser)
 	if d := decideWrite(who, c.isAdmin(who), r.EndUser, mayActFor, r.Run); !d.Allowed {
-		return forbidden(d, what)
+		return false, forbidden(d, what)
 	}
 	if r.Run == "" {
-		return nil
+		return false, nil
 	}
-	started, err := c.Store.StartRecorded(ctx, r.Run)
+	starter, started, err := c.Store.RunStart(ctx, r.Run)
 	switch {
 	case err != nil:
-		return &Error{Code: publishapi.CodeUnavailable, Message: "the run's start record could not be read", Err: err}
-	case started:
-		return &Error{Code: publishapi.CodeRefused, Message: fmt.Sprintf("%s is refused [%s]: run %s has started, and its start sealed its credentials", what, RuleCredentialsRunStarted, r.Run)}
+		return false, &Error{Code: publishapi.CodeUnavailable, Message: "the run's start record could not be read", Err: err}
+	case !started:
+		return false, nil
+	case starter != "" && starter == who:
+		waits, err := s.waitsOnRunCredential(ctx, r)
+		if err != nil {
+			return false, &Error{Code: publishapi.CodeUnavailable, Message: "the run's parked calls could not be read", Err: err}
+		}
+		if waits {
+			return true, nil
+		}
 	}
-	return nil
+	return false, &Error{Code: publishapi.CodeRefused, Message: fmt.Sprintf("%s is refused [%s]: run %s has started, and its start sealed its credentials; "+
+		"only its starter may set this target's again, and only while a call of the run is parked because it expired (credentials.expired)", what, RuleCredentialsRunStarted, r.Run)}
+}
+
+// waitsOnRunCredential reports whether a call of run r.Run waits in a
+// PARKED park, not past its deadline, of cause credentials.expired on
+// target r.Target in the run's scope (park.Park's Target and Scope, as
+// the vault names them): a Query of the parks-by-status index
+// (Credentials.Parks). No lister: false.
+func (s *Service) waitsOnRunCredential(ctx context.Context, r publishapi.CredentialRequest) (bool, error) {
+	c := &s.Credentials
+	if c.Parks == nil {
+		return false, nil
+	}
+	scope, err := c.scopeOf(r)
+	if err != nil {
+		return false, err
+	}
+	now := c.now()
+	found, err := c.Parks.ListByStatus(ctx, park.StatusParked, func(p *park.Park) bool {
+		return p.RunID == r.Run && p.Cause == park.CredentialsExpired && p.Target == r.Target && p.Scope == string(scope) && !p.Expired(now)
+	})
+	return len(found) > 0, err
 }
 
 // storesCredentials refuses every credential request on a stage with no
@@ -250,7 +298,8 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 		return nil, err
 	}
 	what := fmt.Sprintf("setting the %s credential of toolset %s target %s", scopeKind(r), r.Toolset, r.Target)
-	if err := s.authorize(ctx, who.Principal, r, what); err != nil {
+	reopen, err := s.authorize(ctx, who.Principal, r, what)
+	if err != nil {
 		return nil, err
 	}
 	scope, err := s.Credentials.scopeOf(r)
@@ -273,8 +322,13 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 	if r.Run != "" {
 		// The item outlives the longest run started now (RunCredentialRetention).
 		item.ExecutionARN, item.DeleteAfter = r.Run, s.Credentials.now().Add(RunCredentialRetention)
+		item.Reopen = reopen
 	}
 	version, err := s.Credentials.Store.Put(ctx, item)
+	if errors.Is(err, vault.ErrSetByAnother) && reopen {
+		return nil, forbidden(writeDecision{false, "run " + r.Run + " has started, and you set no credential of scope " + string(scope) + " for this target at origin " + t.Origin +
+			" for it before it did: a started run's credential is only replaced, by its setter, at its origin"}, what)
+	}
 	if errors.Is(err, vault.ErrSetByAnother) {
 		return nil, forbidden(writeDecision{false, "a credential of run scope " + string(scope) + " for this target was set by another principal or for another execution of that name, and only its setter may replace it, for the same execution"}, what)
 	}
@@ -301,8 +355,10 @@ func (s *Service) SetCredential(ctx context.Context, r publishapi.CredentialRequ
 		}
 	}
 	if s.Log != nil {
+		// A started run's credential set again is recorded here and on
+		// its item (set_by, created_at): who, and when.
 		s.Log.InfoContext(ctx, "credential set", "toolset", r.Toolset, "target", r.Target, "origin", t.Origin, "scope_kind", scope.Kind(),
-			"version", version, "set_by", who.Principal, "allowed", len(allowed))
+			"version", version, "set_by", who.Principal, "allowed", len(allowed), "run_started", reopen)
 	}
 	if allowed == nil {
 		allowed = []string{}

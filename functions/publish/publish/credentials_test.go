@@ -15,11 +15,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	localkms "github.com/toolgate/toolgate/infra/local/kms"
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/fetch"
+	"github.com/toolgate/toolgate/shared/park"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -233,6 +237,56 @@ func TestSetCredentialRefusesARunThatHasStarted(t *testing.T) {
 	if code != publishapi.CodeRefused || !strings.Contains(msg, "["+RuleCredentialsRunStarted+"]") {
 		t.Fatalf("%s %s, want %s [%s]", code, msg, publishapi.CodeRefused, RuleCredentialsRunStarted)
 	}
+}
+
+// The one exception to a started run's sealed scope (docs/credentials.md,
+// "Run credentials"): while a call of the run waits in a PARKED park of
+// cause credentials.expired on the target in the run's scope, the run's
+// verified starter sets that target's credential again, replacing the one
+// they set for the run at its origin; the item records who and when.
+// Nobody else may, not for another target, and not once the park is no
+// longer waiting: each is refused [credentials-run-started].
+func TestSetCredentialAgainWhileTheStartedRunWaitsForIt(t *testing.T) {
+	e := newCredEnv(t)
+	e.registerWebhooks(t, "")
+	parks := parkdynamo.New(e.db, e.table, nil)
+	e.h.service.Credentials.Parks = parks
+	run := "arn:aws:states:eu-west-1:000000000000:execution:toolgate-test_digest:run-3"
+	req := publishapi.CredentialRequest{Toolset: "webhooks", Target: "api.example.com", Run: run, Secret: []byte(secret)}
+	if _, code, msg := e.set(t, alice, req); code != "" {
+		t.Fatalf("the run's credential before its start: %s %s", code, msg)
+	}
+	if err := dynamo.NewStore(e.db, e.table).RecordStart(t.Context(), run, arnOf(alice)); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(why, who string, r publishapi.CredentialRequest) {
+		t.Helper()
+		if _, code, msg := e.set(t, who, r); code != publishapi.CodeRefused || !strings.Contains(msg, "["+RuleCredentialsRunStarted+"]") {
+			t.Fatalf("%s: %s %s, want %s [%s]", why, code, msg, publishapi.CodeRefused, RuleCredentialsRunStarted)
+		}
+	}
+	refused("no call waits", alice, req)
+	p := &park.Park{ID: park.ID(table.Row.Key(run), table.RowSK("0000000000000000001", 1, [4]byte{})), RunID: run, Step: "notify", Seq: "1",
+		IdempotencyKey: run + "/1", Tool: "http", ToolsetID: "ts_0123456789abcdef0123456789abcdef", Cause: park.CredentialsExpired,
+		Target: "api.example.com", Scope: string(credential.RunScope("run-3")), TaskToken: "token"}
+	if _, _, err := parks.Record(t.Context(), p, 3600); err != nil {
+		t.Fatal(err)
+	}
+	refused("another principal", mallory, req)
+	other := req
+	other.Target = "api.chat.example.com"
+	refused("another target", alice, other)
+	res, code, msg := e.set(t, alice, req)
+	if code != "" || res.Version != 2 || res.SetBy != arnOf(alice) || res.Scope != p.Scope {
+		t.Fatalf("the starter while the run waits: %+v %s %s, want version 2 set by %s", res, code, msg, arnOf(alice))
+	}
+	if !strings.Contains(e.logs.String(), `"run_started":true`) {
+		t.Errorf("the log does not record the set again after the start:\n%s", e.logs.String())
+	}
+	if _, err := parks.Decide(t.Context(), p.ID, park.StatusResumed, arnOf(alice), ""); err != nil {
+		t.Fatal(err)
+	}
+	refused("the park resumed", alice, req)
 }
 
 // A secret the target's auth refuses (CR, LF, NUL; not a b64token for

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/functionurl"
 	"github.com/toolgate/toolgate/shared/park"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
 )
@@ -34,7 +35,10 @@ type Config struct {
 // the reviewer accounts (caller.EnvReviewerAccounts, never the
 // deployment's own), and the park deciders and operators
 // (park.EnvDeciders, park.EnvOperators: JSON lists of patterns of the
-// deployment's own account, reviewer.ParseAdmins; unset, nobody).
+// deployment's own account, reviewer.ParseAdmins; unset, nobody), and the
+// credential admins, as the publish function reads them
+// (publishapi.EnvCredentialAdmins), who may resume a credentials park of
+// a toolset's or an end user's scope.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Table: getenv(review.EnvTable)}
 	if cfg.Table == "" {
@@ -61,6 +65,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return cfg, err
 	}
 	if cfg.Parks.Operators, err = reviewer.ParseAdmins(park.EnvOperators, getenv(park.EnvOperators), cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
+	if cfg.Parks.CredentialAdmins, err = reviewer.ParseAdmins(publishapi.EnvCredentialAdmins, getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
 		return cfg, err
 	}
 	return cfg, nil

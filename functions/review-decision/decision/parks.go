@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/park"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
@@ -44,6 +45,11 @@ type ParkTasks interface {
 type ParkPolicy struct {
 	Deciders  []string
 	Operators []string
+	// CredentialAdmins are the credential admins' patterns, the publish
+	// function's (publishapi.EnvCredentialAdmins): who may set a toolset's
+	// or any end user's credential, and so resume a credentials.expired
+	// park of those scopes (mayResumeScope; docs/parking.md, "Who may").
+	CredentialAdmins []string
 }
 
 // MaxTimeOutsPerList bounds the parks one park.list records TIMED_OUT
@@ -94,7 +100,7 @@ func (s *Service) doPark(ctx context.Context, req Request) (review.Caller, any, 
 		}
 		r = s.timedOut(ctx, r, s.parks.Now())
 		a := s.actors(ctx, r)
-		if !s.mayDecide(who, r, park.Reject, a).Allowed && !s.mayCancel(who, a).Allowed {
+		if !s.mayShow(who, r, a) {
 			return who, nil, review.Errorf(review.CodeForbidden, "you may neither decide nor cancel park %s", r.ID)
 		}
 		v := park.NewView(r, s.parks.Now())
@@ -192,7 +198,8 @@ func (s *Service) actors(ctx context.Context, r *park.Park) parkActor {
 // credential, reject either. A gated park's approve and reject are its
 // review's reviewers' (review.Authorize), never the run's starter's (four
 // eyes); an ungated park's, and any resume, are the starter's or a park
-// decider's. Default deny.
+// decider's, and a resume also whoever may set the credential's scope
+// (mayResumeScope). Default deny.
 func (s *Service) mayDecide(who review.Caller, r *park.Park, d park.Decision, a parkActor) review.Authorization {
 	switch {
 	case d == park.Approve && r.Cause != park.SchemaChanged:
@@ -217,7 +224,40 @@ func (s *Service) mayDecide(who review.Caller, r *park.Park, d park.Decision, a 
 	if reviewer.IsAdmin(s.parkPolicy.Deciders, who.Principal) {
 		return review.Authorization{Allowed: true, Reason: "you match a park decider"}
 	}
+	if d == park.Resume {
+		if z := s.mayResumeScope(who, r); z.Allowed {
+			return z
+		}
+		return review.Authorization{Reason: fmt.Sprintf("%s neither started the run, nor matches a park decider, nor may set the credential's scope %s", who.Principal, r.Scope)}
+	}
 	return review.Authorization{Reason: fmt.Sprintf("%s neither started the run nor matches a park decider", who.Principal)}
+}
+
+// mayResumeScope decides whether who may resume credentials park r
+// because who may set the credential's scope (docs/credentials.md, "Who
+// may write each scope"; docs/parking.md, "Who may"): a toolset's scope
+// and an end user's are a credential admin's. An end user's is also
+// written by whom the end-user mapping lets act for that end user, but a
+// park names the end user's scope only by its HMAC, not the end user, so
+// the mapping is not consulted here; a run's scope is its starter's,
+// which mayDecide admits already. Default deny.
+func (s *Service) mayResumeScope(who review.Caller, r *park.Park) review.Authorization {
+	switch kind := credential.Scope(r.Scope).Kind(); kind {
+	case credential.KindToolset, credential.KindEndUser:
+		if reviewer.IsAdmin(s.parkPolicy.CredentialAdmins, who.Principal) {
+			return review.Authorization{Allowed: true, Reason: "you are a credential admin, who may set a " + kind + "-scope credential"}
+		}
+	}
+	return review.Authorization{Reason: who.Principal + " may not set the credential's scope " + r.Scope}
+}
+
+// mayShow decides whether who may see r (park.show, park.list): whoever
+// may reject or cancel it, or resume it when its credential expired.
+func (s *Service) mayShow(who review.Caller, r *park.Park, a parkActor) bool {
+	if s.mayDecide(who, r, park.Reject, a).Allowed || s.mayCancel(who, a).Allowed {
+		return true
+	}
+	return r.Cause == park.CredentialsExpired && s.mayDecide(who, r, park.Resume, a).Allowed
 }
 
 // mayCancel decides whether who may cancel a park: the run's starter or
@@ -244,6 +284,9 @@ func (s *Service) decidersText(r *park.Park, a parkActor) string {
 			return "any principal of the deployment's account but the starter"
 		}
 		return strings.Join(a.reviewers, ", ") + " (never the starter)"
+	}
+	if r.Cause == park.CredentialsExpired {
+		return "the run's starter, a park decider, or who may set the credential's scope (a credential admin for a toolset's or an end user's)"
 	}
 	return "the run's starter or a park decider"
 }
@@ -286,7 +329,7 @@ func (s *Service) listParks(ctx context.Context, who review.Caller, status strin
 			a = s.actors(ctx, full)
 			actors[r.ID] = a
 		}
-		return s.mayDecide(who, r, park.Reject, a).Allowed || s.mayCancel(who, a).Allowed
+		return s.mayShow(who, r, a)
 	})
 	if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable")

@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/park"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
+	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/table"
@@ -318,17 +319,18 @@ func TestParkPolicyFromEnv(t *testing.T) {
 	t.Parallel()
 	base := map[string]string{review.EnvTable: "toolgate-test", caller.EnvAccount: "123456789012", "AWS_REGION": "us-east-1"}
 	for _, c := range []struct {
-		name, deciders, operators string
-		ok                        bool
+		name, deciders, operators, credentialAdmins string
+		ok                                          bool
 	}{
-		{"unset", "", "", true},
-		{"own account", `["arn:aws:iam::123456789012:role/park-*"]`, `["arn:aws:iam::123456789012:role/ops"]`, true},
-		{"another account's decider", `["arn:aws:iam::210987654321:role/x"]`, "", false},
-		{"another account's operator", "", `["arn:aws:iam::210987654321:role/x"]`, false},
-		{"not a list", `arn:aws:iam::123456789012:role/x`, "", false},
+		{"unset", "", "", "", true},
+		{"own account", `["arn:aws:iam::123456789012:role/park-*"]`, `["arn:aws:iam::123456789012:role/ops"]`, `["arn:aws:iam::123456789012:role/cred"]`, true},
+		{"another account's decider", `["arn:aws:iam::210987654321:role/x"]`, "", "", false},
+		{"another account's operator", "", `["arn:aws:iam::210987654321:role/x"]`, "", false},
+		{"another account's credential admin", "", "", `["arn:aws:iam::210987654321:role/x"]`, false},
+		{"not a list", `arn:aws:iam::123456789012:role/x`, "", "", false},
 	} {
 		env := maps.Clone(base)
-		env[park.EnvDeciders], env[park.EnvOperators] = c.deciders, c.operators
+		env[park.EnvDeciders], env[park.EnvOperators], env[publishapi.EnvCredentialAdmins] = c.deciders, c.operators, c.credentialAdmins
 		cfg, err := decision.ConfigFromEnv(func(k string) string { return env[k] })
 		if (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
@@ -336,6 +338,9 @@ func TestParkPolicyFromEnv(t *testing.T) {
 		}
 		if c.ok && c.deciders != "" && len(cfg.Parks.Deciders) != 1 {
 			t.Errorf("%s: deciders %v", c.name, cfg.Parks.Deciders)
+		}
+		if c.ok && c.credentialAdmins != "" && len(cfg.Parks.CredentialAdmins) != 1 {
+			t.Errorf("%s: credential admins %v", c.name, cfg.Parks.CredentialAdmins)
 		}
 	}
 }
@@ -452,6 +457,67 @@ func TestAListingRecordsABoundedNumberOfTimeOuts(t *testing.T) {
 		}
 		if got := count(); got != want {
 			t.Fatalf("after listing %d: %d parks TIMED_OUT, want %d", i+1, got, want)
+		}
+	}
+}
+
+// withScope makes r, a credentials.expired park, wait on the credential
+// of scope instead, as review-request records it from its PARKED row.
+func (s *parkStack) withScope(t *testing.T, r *park.Park, scope string) *park.Park {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
+		Key: map[string]types.AttributeValue{table.PK: &types.AttributeValueMemberS{Value: table.Park.Key(r.ID)},
+			table.SK: &types.AttributeValueMemberS{Value: table.Park.SKValue}},
+		UpdateExpression: aws.String("SET park_scope = :s, park_scope_key = :k"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: scope},
+			":k": &types.AttributeValueMemberS{Value: r.Target + "#" + scope}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.deps.Parks.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// A credentials.expired park is resumed, besides by the run's starter and
+// a park decider, by whoever may set the credential's scope: a credential
+// admin for a toolset's or an end user's scope, who also lists and shows
+// it; nobody else, and a run's scope stays its starter's.
+func TestCredentialsParkIsResumedByWhoMaySetItsScope(t *testing.T) {
+	t.Parallel()
+	s := newParkStack(t, decision.ParkPolicy{CredentialAdmins: []string{principal("cred-admin")}}, nil)
+	endUser := "end_user:" + strings.Repeat("ab", 32)
+	for _, c := range []struct {
+		scope string
+		admin bool // the credential admin may resume it
+	}{
+		{"toolset", true},
+		{endUser, true},
+		{"run:" + "run-7", false},
+	} {
+		r := s.withScope(t, s.parked(t, runARN(), principal("bob"), "", park.CredentialsExpired, false), c.scope)
+		if _, err := s.decide(t, "carol", r, park.Resume, ""); codeOf(err) != review.CodeForbidden {
+			t.Fatalf("%s: another principal resumes: %v, want %s", c.scope, err, review.CodeForbidden)
+		}
+		listed := slices.ContainsFunc(s.list(t, "cred-admin", "").Parks, func(v park.View) bool { return v.ParkID == r.ID })
+		if listed != c.admin {
+			t.Errorf("%s: the credential admin lists it: %t, want %t", c.scope, listed, c.admin)
+		}
+		if _, err := s.decide(t, "cred-admin", r, park.Reject, "no"); codeOf(err) != review.CodeForbidden {
+			t.Fatalf("%s: the credential admin rejects: %v, want %s", c.scope, err, review.CodeForbidden)
+		}
+		res, err := s.decide(t, "cred-admin", r, park.Resume, "")
+		switch {
+		case c.admin && (err != nil || res.Status != park.StatusResumed || res.Changed != true):
+			t.Fatalf("%s: the credential admin resumes: %+v, %v", c.scope, res, err)
+		case !c.admin && codeOf(err) != review.CodeForbidden:
+			t.Fatalf("%s: the credential admin resumes a run's park: %v, want %s", c.scope, err, review.CodeForbidden)
+		case !c.admin:
+			if res, err := s.decide(t, "bob", r, park.Resume, ""); err != nil || res.Status != park.StatusResumed {
+				t.Fatalf("%s: the starter resumes: %+v, %v", c.scope, res, err)
+			}
 		}
 	}
 }

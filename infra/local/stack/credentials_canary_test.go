@@ -347,9 +347,8 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	// A credential the server refuses with 401 invalid_token.
 	invalidName := fresh("canary-invalid")
 	c.set(t, starter, name, "crm", canaries["invalid run crm"], "--run", executionARN(both, invalidName))
-	// The run waits in its park, or, refused after the claim, fails
-	// finding no PARKED row (endRefusedCall); its outcome is searched as
-	// the others'.
+	// The run waits in its park, before the claim or after it
+	// (endRefusedCall ends it); its outcome is searched as the others'.
 	parkedRun := func(t *testing.T, run, what string) {
 		t.Helper()
 		_, out, _ := e.endRefusedCall(t, run, "lookup", "crm.lookup_customer")

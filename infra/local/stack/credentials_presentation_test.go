@@ -81,7 +81,7 @@ func TestCredentialsArePresentedOnlyWhereTheirTargetSays(t *testing.T) {
 		}
 	})
 
-	t.Run("an http host's 401 invalid_token parks the call, its attempt FAILED and not applied; a 401 without error= is a denial", func(t *testing.T) {
+	t.Run("an http host's 401 invalid_token parks the call, its attempt FAILED and not applied, the run waiting in its park; a 401 without error= is a denial", func(t *testing.T) {
 		for _, tc := range []struct {
 			why, challenge string
 			code           tool.Code
@@ -95,8 +95,9 @@ func TestCredentialsArePresentedOnlyWhereTheirTargetSays(t *testing.T) {
 			before := len(hsrv.Requests())
 			run, _ := c.runAs(t, read, fmt.Sprintf(`{"path": %q}`, path), starter, "", "")
 			if tc.code == tool.CallParked {
-				// Refused after the claim: the park route finds no PARKED
-				// row, and the run fails (endRefusedCall).
+				// Refused after the claim: the attempt FAILED and its
+				// PARKED row, and the run waits in its park
+				// (endRefusedCall).
 				cause, out, _ := c.endRefusedCall(t, run, "read", "http")
 				if !strings.Contains(cause, tc.says) || strings.Contains(cause, tok) || strings.Contains(out.Cause, tok) {
 					t.Fatalf("%s: the Task's cause %q, the run's %q: want %q, without the credential", tc.why, cause, out.Cause, tc.says)
@@ -107,8 +108,11 @@ func TestCredentialsArePresentedOnlyWhereTheirTargetSays(t *testing.T) {
 			if got := hsrv.Requests()[before:]; len(got) != 1 || got[0].AuthorizationSHA256 != authorizationDigest(tok) {
 				t.Fatalf("%s: the host received %+v, want one request presenting the credential", tc.why, got)
 			}
-			rows := c.toolRows(t, run, "http")
-			if len(rows) != 1 || rows[0].Status != ledger.StatusFailed || rows[0].ErrorCode != string(tc.code) || rows[0].Attempt != 1 {
+			if tc.code == tool.CallParked {
+				if !c.refusedRows(t, run, "http") {
+					t.Fatalf("%s: parked before the claim, want after it", tc.why)
+				}
+			} else if rows := c.toolRows(t, run, "http"); len(rows) != 1 || rows[0].Status != ledger.StatusFailed || rows[0].ErrorCode != string(tc.code) || rows[0].Attempt != 1 {
 				t.Fatalf("%s: rows %+v, want one FAILED %s at attempt 1", tc.why, rows, tc.code)
 			}
 		}

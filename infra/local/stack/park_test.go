@@ -68,9 +68,8 @@ func (e *env) settleParked(t *testing.T, run, step string) (p *park.Park, out *r
 			out, events := e.follow(t, run)
 			return nil, out, events
 		}
-		// The run's PARKED row, and its park once recorded. A refusal
-		// after the claim leaves no PARKED row: the park route then
-		// fails the park Task, and the run ends.
+		// The run's PARKED row, and its park once recorded (a credential
+		// refused after the claim has one too, of its attempt).
 		if key, ok := e.parkedRowKeyIf(t, run); ok {
 			rowPK, rowSK, _ := strings.Cut(key, "\n")
 			id := park.ID(rowPK, rowSK)
@@ -133,7 +132,8 @@ func parkedCause(events []runner.Event) string {
 // operator (stack.CredentialAdmin) cancels it through review-decision
 // (toolgate parked cancel; docs/parking.md): the run is stopped (ABORTED)
 // and the park is CANCELLED by the operator,
-// while the call's rows stay one PARKED row, the park's.
+// while the call's PARKED rows stay one, the park's, and nothing of the
+// call succeeded.
 func (e *env) stopParked(t *testing.T, run string, p *park.Park) {
 	t.Helper()
 	if out, code := e.toolgate(t, "parked", "cancel", p.ID, "--reason", "the test ends the wait", "--endpoint", e.decisionEndpoint(), "--as", stack.CredentialAdmin); code != cli.ExitOK {
@@ -147,38 +147,53 @@ func (e *env) stopParked(t *testing.T, run string, p *park.Park) {
 		t.Fatalf("park %+v (%v), want CANCELLED by %s", got, err, local.LocalPrincipal(stack.CredentialAdmin))
 	}
 	rows := e.toolRows(t, run, p.Tool)
-	if len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].IdempotencyKey != p.IdempotencyKey {
-		t.Fatalf("rows %+v, want the one PARKED row under %s", rows, p.IdempotencyKey)
+	parked := slices.DeleteFunc(slices.Clone(rows), func(r ledger.Row) bool { return r.Status != ledger.StatusParked })
+	if len(parked) != 1 || parked[0].IdempotencyKey != p.IdempotencyKey ||
+		slices.ContainsFunc(rows, func(r ledger.Row) bool { return r.Status == ledger.StatusSucceeded }) {
+		t.Fatalf("rows %+v, want the one PARKED row under %s, and no success", rows, p.IdempotencyKey)
 	}
+}
+
+// refusedRows fails t unless the rows of run's calls of toolName are
+// those of a call whose server refused its credential (docs/parking.md,
+// "A credential refused after the claim"): refused before the claim (a
+// listing), one PARKED row, attempt 0; after it (tools/call, an http
+// request), the attempt's row FAILED CALL_PARKED at attempt 1, not
+// applied, and the PARKED row of that attempt naming the credential's
+// target and scope. It reports whether the refusal came after the claim.
+func (e *env) refusedRows(t *testing.T, run, toolName string) (afterClaim bool) {
+	t.Helper()
+	rows := e.toolRows(t, run, toolName)
+	parked := func(r ledger.Row, attempt int) bool {
+		return r.Status == ledger.StatusParked && r.ErrorCode == string(tool.CallParked) && r.Attempt == attempt &&
+			r.ParkCause == string(park.CredentialsExpired) && r.ParkTarget != "" && r.ParkScope != ""
+	}
+	switch {
+	case len(rows) == 1 && parked(rows[0], 0):
+		return false
+	case len(rows) == 2 && rows[0].Status == ledger.StatusFailed && rows[0].ErrorCode == string(tool.CallParked) && rows[0].Attempt == 1 && parked(rows[1], 1):
+		return true
+	}
+	t.Fatalf("rows %+v, want one PARKED at attempt 0 (refused before the claim), or FAILED %s at attempt 1 and its PARKED row (after it)", rows, tool.CallParked)
+	return false
 }
 
 // endRefusedCall ends the run of a call whose server refused its
 // credential with 401 invalid_token (RFC 6750 §3.1), so that the step's
-// Task failed with CALL_PARKED: refused before the claim (a listing), the
-// call's row is PARKED, attempt 0, and the run waits in its park, which
-// stopParked ends; refused after the claim (tools/call, an http request),
-// its row is FAILED, attempt 1, not applied, and writes no PARKED row, so
-// the park route finds none ("no parked call") and the park Task fails the
-// run with REVIEW_INVALID_REQUEST (docs/parking.md). It returns the Task's
-// cause, the run's outcome and its events.
+// Task failed with CALL_PARKED: before the claim (a listing) or after it
+// (tools/call, an http request), the call has a PARKED row (refusedRows)
+// and the run waits in its park (docs/parking.md), which stopParked ends.
+// It returns the Task's cause, the run's outcome (ABORTED) and its
+// events.
 func (e *env) endRefusedCall(t *testing.T, run, step, toolName string) (string, *runner.Outcome, []runner.Event) {
 	t.Helper()
-	p, out, events := e.settleParked(t, run, step)
+	p, events := e.awaitParked(t, run, step)
 	cause := parkedCause(events)
-	if cause == "" {
-		t.Fatalf("run %s: no Task failed with %s via %v", run, tool.CallParked, entered(events))
+	if p.Cause != park.CredentialsExpired || p.Target == "" || p.Scope == "" {
+		t.Fatalf("park %+v, want %s naming its target and scope", p, park.CredentialsExpired)
 	}
-	if p != nil {
-		e.stopParked(t, run, p)
-		out, events = e.follow(t, run)
-		return cause, out, events
-	}
-	if out.Status != "FAILED" || out.Error != "REVIEW_INVALID_REQUEST" || !strings.Contains(out.Cause, "no parked call") {
-		t.Fatalf("run %s %s %s, want it waiting in %s-park, or FAILED REVIEW_INVALID_REQUEST (no parked call) for a refusal after the claim", out.Status, out.Error, out.Cause, step)
-	}
-	rows := e.toolRows(t, run, toolName)
-	if len(rows) != 1 || rows[0].Status != ledger.StatusFailed || rows[0].ErrorCode != string(tool.CallParked) || rows[0].Attempt != 1 {
-		t.Fatalf("rows %+v, want one FAILED %s at attempt 1 (refused after the claim)", rows, tool.CallParked)
-	}
+	e.refusedRows(t, run, toolName)
+	e.stopParked(t, run, p)
+	out, events := e.follow(t, run)
 	return cause, out, events
 }

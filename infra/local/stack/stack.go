@@ -369,11 +369,13 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		// It hands review.decided to the events queue as it records it.
 		// The platform's operator, CredentialAdmin, is the park operator
 		// and the park decider: who may cancel any park, and approve or
-		// reject an ungated step's (docs/parking.md), as a run without a
-		// Starter state has no starter to do either.
+		// reject an ungated step's (docs/parking.md); as the credential
+		// admin, it also resumes a park of a toolset's or an end user's
+		// credential.
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL,
-			park.EnvOperators: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
-			park.EnvDeciders:  `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
+			park.EnvOperators:              `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
+			park.EnvDeciders:               `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
+			publishapi.EnvCredentialAdmins: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
 	case "webhooks", "webhook-delivery":
 		// Both read the queues and the endpoint rules; webhooks seals
 		// subscriptions' secrets under the stage's credentials key and

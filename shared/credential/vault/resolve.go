@@ -75,7 +75,7 @@ func NewResolver(store *Store, k KMS, now func() time.Time) *Resolver {
 // A target without auth (req.Target.Auth zero) gets none: nil, nil.
 //
 // It reads (Store.Lookup, or what it read for the same request within
-// CacheTTL) the target's credentials at its origin in the run scope (when
+// CacheTTL, unless req.Fresh) the target's credentials at its origin in the run scope (when
 // req.RunID is an execution ARN), the end-user scope (when req.EndUser is
 // set) and the toolset scope, and the toolset id's marker. The first scope
 // in that order holding a usable credential is used whole; a run-scope
@@ -145,7 +145,8 @@ func (r *Resolver) Resolve(ctx context.Context, req credential.Request) (*creden
 	return credential.Opened(t, use.Scope, use.Version, use.ExpiresAt, secret), nil
 }
 
-// lookup is Store.Lookup for req, or what it returned within CacheTTL.
+// lookup is Store.Lookup for req, or what it returned within CacheTTL
+// unless req.Fresh; a fresh read is kept for the requests after it.
 func (r *Resolver) lookup(ctx context.Context, req credential.Request, run credential.Scope) (Found, error) {
 	t := req.Target
 	k := readKey{toolsetID: req.ToolsetID, toolsetName: t.ToolsetName, target: t.Name, origin: t.Origin,
@@ -154,7 +155,7 @@ func (r *Resolver) lookup(ctx context.Context, req credential.Request, run crede
 	r.mu.Lock()
 	e, ok := r.reads[k]
 	r.mu.Unlock()
-	if ok && now.Sub(e.at) < CacheTTL && !now.Before(e.at) {
+	if ok && !req.Fresh && now.Sub(e.at) < CacheTTL && !now.Before(e.at) {
 		return e.found, nil
 	}
 	f, err := r.store.Lookup(ctx, t, req.ToolsetID, run, req.EndUser)

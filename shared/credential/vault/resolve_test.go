@@ -217,6 +217,28 @@ func TestResolveKeepsWhatItReadForCacheTTLThenSeesChangesAndRevocation(t *testin
 	wantCode(t, err, tool.PermissionDenied)
 }
 
+// A fresh request (a call sent again under a decided park) reads the
+// store within CacheTTL: the credential set while the call was parked,
+// not the expired one read when it parked.
+func TestAFreshResolveSeesACredentialSetWithinCacheTTL(t *testing.T) {
+	f, r := resolverFixture(t)
+	f.set(t, crmTarget, credential.ScopeToolset, "first", admin)
+	req := request(runARN, starter, "")
+	if _, s := resolved(t, r, req); s != "first" {
+		t.Fatalf("got another secret")
+	}
+	f.set(t, crmTarget, credential.ScopeToolset, "second", admin)
+	f.clock.Add(time.Second)
+	req.Fresh = true
+	if c, s := resolved(t, r, req); s != "second" || c.Version != 2 {
+		t.Errorf("a fresh resolve within CacheTTL: version %d, want the new version 2", c.Version)
+	}
+	req.Fresh = false
+	if _, s := resolved(t, r, req); s != "second" {
+		t.Error("the fresh read was not kept for the requests after it")
+	}
+}
+
 func TestResolveDecryptsEachStoredValueOnce(t *testing.T) {
 	f, r := resolverFixture(t)
 	f.set(t, crmTarget, credential.ScopeToolset, "first", admin)

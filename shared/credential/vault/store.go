@@ -75,6 +75,12 @@ type Item struct {
 	// TTL may delete the item (the table's expires_at): the run's latest
 	// end and a day (docs/credentials.md, "Run credentials").
 	DeleteAfter time.Time
+	// Reopen is, for run scope only, a started run's credential set again
+	// while the run waits for it (docs/credentials.md, "Run credentials"):
+	// Put then replaces only an item that exists, set by SetBy for
+	// ExecutionARN, at the target's origin, and creates none
+	// (ErrSetByAnother otherwise).
+	Reopen bool
 }
 
 // Metadata is what List shows of a credential: never its ciphertext or
@@ -174,7 +180,8 @@ func checkKeyParts(t credential.Target) error {
 // had none (revoke deletes the item, so a later set starts again at 1).
 // A run-scope item set by another principal, or for another execution of
 // the same name (another state machine's), is not replaced:
-// ErrSetByAnother.
+// ErrSetByAnother; with Item.Reopen, neither is a run-scope item that
+// does not exist.
 func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 	if err := checkKeyParts(it.Target); err != nil {
 		return 0, fmt.Errorf("put credential: %w", err)
@@ -192,8 +199,8 @@ func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 		return 0, errors.New("put credential: a run-scope credential needs its execution ARN and a time to delete it")
 	case run && credential.RunScope(executionName(it.ExecutionARN)) != it.Scope:
 		return 0, fmt.Errorf("put credential: execution %s is not the run of scope %s", it.ExecutionARN, it.Scope)
-	case !run && (it.ExecutionARN != "" || !it.DeleteAfter.IsZero()):
-		return 0, errors.New("put credential: only a run-scope credential has an execution ARN and a time to delete it")
+	case !run && (it.ExecutionARN != "" || !it.DeleteAfter.IsZero() || it.Reopen):
+		return 0, errors.New("put credential: only a run-scope credential has an execution ARN, a time to delete it, or is set again after its run started")
 	}
 	u := expression.Set(expression.Name("ct"), expression.Value(it.Sealed.Ciphertext)).
 		Set(expression.Name("nonce"), expression.Value(it.Sealed.Nonce)).
@@ -212,7 +219,15 @@ func (s *Store) Put(ctx context.Context, it Item) (version int64, err error) {
 			Set(expression.Name(table.ExpiresAt), expression.Value(it.DeleteAfter.Unix()))
 	}
 	b := expression.NewBuilder().WithUpdate(u)
-	if run {
+	switch {
+	case run && it.Reopen:
+		// A started run's credential set again: only the one its setter
+		// stored for this execution, at this origin (the key's), exists to
+		// be replaced.
+		b = b.WithCondition(expression.AttributeExists(expression.Name(table.PK)).
+			And(expression.Name("set_by").Equal(expression.Value(it.SetBy))).
+			And(expression.Name("execution_arn").Equal(expression.Value(it.ExecutionARN))))
+	case run:
 		// Only the run's first setter may replace its credential, and
 		// only for the same execution: the scope names the execution
 		// name alone, and another state machine's execution of that
@@ -617,11 +632,13 @@ func executionName(runID string) string {
 	return runID[strings.LastIndex(runID, ":")+1:]
 }
 
-// StartRecorded reports whether the run executionARN has a start record
-// (table.Start): once it has, its run scope is sealed and credentials set
-// --run is refused (docs/credentials.md, "Run credentials"). One
-// consistent GetItem projecting the record's keys and starter.
-func (s *Store) StartRecorded(ctx context.Context, executionARN string) (bool, error) {
+// RunStart reports whether the run executionARN has a start record
+// (table.Start), and its verified starter: once it has one, its run scope
+// is sealed and credentials set --run is refused, but for the run's
+// starter while the run waits for that credential (docs/credentials.md,
+// "Run credentials"). One consistent GetItem projecting the record's keys
+// and starter.
+func (s *Store) RunStart(ctx context.Context, executionARN string) (starter string, started bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(table.Start.Key(executionARN), table.Start.SKValue),
 		ProjectionExpression:     aws.String("#pk, #sk, #starter"),
@@ -629,9 +646,15 @@ func (s *Store) StartRecorded(ctx context.Context, executionARN string) (bool, e
 		ConsistentRead:           aws.Bool(true),
 	})
 	if err != nil {
-		return false, fmt.Errorf("read the start record of %s: %w", executionARN, err)
+		return "", false, fmt.Errorf("read the start record of %s: %w", executionARN, err)
 	}
-	return len(out.Item) > 0, nil
+	if len(out.Item) == 0 {
+		return "", false, nil
+	}
+	if v, ok := out.Item["starter"].(*types.AttributeValueMemberS); ok {
+		starter = v.Value
+	}
+	return starter, true, nil
 }
 
 // ToolsetCredential reads t's toolset-scope credential for the publish
