@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/mcpserver"
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
@@ -68,7 +67,7 @@ steps:
 // in the same run (docs/parking.md, "Approvals that cover later calls"):
 // once lookup_customer's description changed on the server, a loop of
 // three lookups, and two lookup steps in turn, each park once. The first
-// call parks, a park decider approves the park, and every other call
+// call parks, the run's starter approves the park (an ungated step's), and every other call
 // of the tool in the run goes on under that approval: the run succeeds,
 // the run has that one park, the server receives each call once, and
 // every call's row records the covering park and both digests.
@@ -77,11 +76,7 @@ func TestAnApprovedDefinitionChangeCoversTheRunsLaterCalls(t *testing.T) {
 	e := startEnv(t, stack.StackOptions{Env: map[string]string{
 		// mcp-call lists the server's tools before every call: each call
 		// meets the changed definition itself.
-		"TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "0",
-		// A run of a Solution without gated tools has no start record,
-		// so no starter to decide its parks: a park decider does
-		// (docs/parking.md, "Deciding").
-		park.EnvDeciders: `["` + local.LocalPrincipal(parkDecider) + `"]`}})
+		"TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "0"}})
 	srv := e.st.MCP
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -112,7 +107,7 @@ func TestAnApprovedDefinitionChangeCoversTheRunsLaterCalls(t *testing.T) {
 		if p.Cause != park.SchemaChanged || p.Tool != "crm.lookup_customer" || p.PinnedDigest == "" || p.CurrentDigest == "" || p.PinnedDigest == p.CurrentDigest {
 			t.Fatalf("park %+v, want a %s of crm.lookup_customer between two digests", p, park.SchemaChanged)
 		}
-		if out, code := e.toolgate(t, "parked", "approve", p.ID, "--endpoint", e.decisionEndpoint(), "--as", parkDecider); code != cli.ExitOK {
+		if out, code := e.toolgate(t, "parked", "approve", p.ID, "--endpoint", e.decisionEndpoint(), "--as", starter); code != cli.ExitOK {
 			t.Fatalf("parked approve %s: exit %d\n%s", p.ID, code, out)
 		}
 		if out, _ := e.follow(t, run); out.Status != "SUCCEEDED" {

@@ -107,9 +107,9 @@ steps:
 const parkTimeoutSeconds = 5
 
 // parkDecider is the local user the test's review-decision takes for its
-// one park decider (park.EnvDeciders): the Solutions of ungated steps
-// have no Starter state, so their runs have no start record, and only a
-// park decider may decide their parks (docs/parking.md, "Deciding").
+// one park decider (park.EnvDeciders). A Solution with a step that can
+// park has the Starter state, so the run's starter decides its ungated
+// parks too (docs/parking.md, "Deciding").
 const parkDecider = "park-decider"
 
 // Deciding parked calls on the local stack (docs/parking.md, "Deciding" and
@@ -245,8 +245,10 @@ func TestDecidingParkedCallsOnTheLocalStack(t *testing.T) {
 
 		run := e.start(t, "park-lookup-caught", map[string]string{"customer_id": "C-2"})
 		p := e.awaitPark(t, run, "lookup", 1)
-		if code, out := e.parked(t, parkDecider, "reject", p.ID, "--reason", reason); code != cli.ExitOK || !strings.Contains(out, "rejected by") {
-			t.Fatalf("the park decider's rejection of %s: exit %d\n%s", p.ID, code, out)
+		// The run's starter decides its ungated park: its start is
+		// recorded (the Starter state of a Solution that can park).
+		if code, out := e.parked(t, starter, "reject", p.ID, "--reason", reason); code != cli.ExitOK || !strings.Contains(out, "rejected by "+local.LocalPrincipal(starter)) {
+			t.Fatalf("the starter's rejection of %s: exit %d\n%s", p.ID, code, out)
 		}
 		out, events := e.follow(t, run)
 		if out.Status != "SUCCEEDED" || !slices.Contains(entered(events), "lookup-park-rejected") || !slices.Contains(entered(events), "denied") {
@@ -336,10 +338,8 @@ func TestDecidingParkedCallsOnTheLocalStack(t *testing.T) {
 		describe(t, mcpserver.LookupCustomer, "Returns a customer's name and tier, decided once.")
 		run := e.start(t, "park-lookup", map[string]string{"customer_id": "C-1"})
 		p := e.awaitPark(t, run, "lookup", 1)
-		// The park operator may cancel, not decide; a stranger neither;
-		// nor the starter, whose run has no start record (no Starter
-		// state: no gated step) to say so.
-		for _, as := range []string{stack.CredentialAdmin, "stranger", starter} {
+		// The park operator may cancel, not decide; a stranger neither.
+		for _, as := range []string{stack.CredentialAdmin, "stranger"} {
 			if code, out := e.parked(t, as, "approve", p.ID); code == cli.ExitOK || !strings.Contains(out, string(review.CodeForbidden)) {
 				t.Fatalf("an approval by %s: exit %d\n%s", as, code, out)
 			}
