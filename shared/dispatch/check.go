@@ -45,8 +45,7 @@ func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcom
 	if d.cfg.Check == nil {
 		return nil
 	}
-	call := inv.checkCall(input)
-	err := d.cfg.Check(ctx, call)
+	err := d.cfg.Check(ctx, inv.checkCall(input))
 	if err != nil {
 		// A park an approval of the same definition in the run covers
 		// goes on under it (cover.go).
@@ -54,8 +53,12 @@ func (inv *invocation) check(ctx context.Context, input json.RawMessage) *outcom
 	}
 	if err == nil {
 		// A changed definition the toolset lets calls go on under is
-		// recorded on the call's row (newRow).
-		inv.schemaChange = call.SchemaChange
+		// recorded on the call's row (newRow); an approved one's output
+		// schema is what the result is read and validated against.
+		inv.schemaChange = inv.checked.SchemaChange
+		if out := inv.checked.ApprovedOutputSchema; out != nil {
+			inv.pinned.OutputSchema, inv.outputApproved = out, true
+		}
 		inv.recordCover(ctx)
 		return nil
 	}

@@ -105,6 +105,9 @@ func (inv *invocation) underCover(ctx context.Context, input []byte, err error) 
 
 // checkCall is the call as Config.Check gets it, with the definition its
 // approval (or its cover's) approved.
+// The last one built is kept (inv.checked): what the check that passed
+// recorded on it is the call's.
 func (inv *invocation) checkCall(input []byte) *toolcall.Call {
-	return &toolcall.Call{Envelope: inv.env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Credential: inv.cred, ApprovedDigest: inv.approvedDigest}
+	inv.checked = &toolcall.Call{Envelope: inv.env, Input: input, Pinned: inv.pinned, Toolset: inv.ts, Credential: inv.cred, ApprovedDigest: inv.approvedDigest}
+	return inv.checked
 }

@@ -320,6 +320,11 @@ type invocation struct {
 	// definition it let the call go on under (toolcall.SchemaChange;
 	// on_schema_change allow_additive_input); nil otherwise.
 	schemaChange *toolcall.SchemaChange
+	// checked is the call the last check was given (checkCall);
+	// outputApproved: its check approved another output schema than the
+	// pinned one, which inv.pinned now holds.
+	checked        *toolcall.Call
+	outputApproved bool
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the

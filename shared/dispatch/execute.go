@@ -185,7 +185,7 @@ func classifyOutput(err error, idempotent bool) *tool.Error {
 }
 
 // checkOutput validates the whole result against the pinned output
-// schema, keeps the fields the envelope's keep names, and checks the kept
+// schema (or an approved definition's: validateOutput), keeps the fields the envelope's keep names, and checks the kept
 // result against the call's output limit: what the call returns, the
 // ledger keeps and every replay returns (docs/solutions.md, "State size").
 func (inv *invocation) checkOutput(out json.RawMessage) (json.RawMessage, error) {
@@ -207,7 +207,8 @@ func (inv *invocation) checkOutput(out json.RawMessage) (json.RawMessage, error)
 }
 
 // validateOutput validates the whole result against the pinned output
-// schema.
+// schema, or, on a call sent under an approved definition change, that
+// definition's (check; docs/parking.md, "Sending a parked call again").
 func (inv *invocation) validateOutput(out json.RawMessage) error {
 	// A result far over any limit is not decoded: nothing of it could be
 	// returned (Lambda answers at most 6 MB).
@@ -227,7 +228,11 @@ func (inv *invocation) validateOutput(out json.RawMessage) error {
 			n, inputrecord.NumberBytes, inputrecord.NumberBytes)
 	}
 	if err := s.Validate(v); err != nil {
-		return tool.Errorf(tool.OutputInvalid, "the result does not match the pinned output schema: %s", redactedProblems("output", err))
+		which := "the pinned output schema"
+		if inv.outputApproved {
+			which = "the output schema of the definition approved for this call"
+		}
+		return tool.Errorf(tool.OutputInvalid, "the result does not match %s: %s", which, redactedProblems("output", err))
 	}
 	return nil
 }

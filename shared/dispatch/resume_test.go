@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -204,5 +205,40 @@ func TestACallSentUnderAParkReadsItsCredentialAfresh(t *testing.T) {
 	asked := r.asked()
 	if len(asked) != 2 || asked[0].Fresh || !asked[1].Fresh {
 		t.Fatalf("the resolver was asked %+v, want a cached read, then a fresh one for the call under park %s", asked, id)
+	}
+}
+
+// outputCheck is a check that passes and, like the MCP check under an
+// approved definition, hands back that definition's output schema.
+type outputCheck struct{ schema json.RawMessage }
+
+func (c outputCheck) check(ctx context.Context, call *toolcall.Call) error {
+	if call.ApprovedDigest != "" {
+		call.ApprovedOutputSchema = c.schema
+	}
+	return nil
+}
+
+// A call sent under an approved definition reads its result against that
+// definition's output schema, which the check hands back, not the pinned
+// one: an approved schema nothing matches ({"not": {}}) fails the result
+// TOOL_OUTPUT_INVALID, while the same tool's calls outside the park pass.
+func TestACallUnderAnApprovedDefinitionIsValidatedAgainstItsOutputSchema(t *testing.T) {
+	e := newEnv(t)
+	ts := mcpToolset(t, e)
+	var calls atomic.Int64
+	d := e.dispatcher(t, "", echoSend(&calls), func(cfg *Config) {
+		cfg.Mode, cfg.Check = MCPTools, outputCheck{schema: json.RawMessage(`{"not": {}}`)}.check
+	}, withParks(e))
+	if out, err := d.Handle(context.Background(), envelopeFor("crm.create_ticket", ts.ID, "", 1, `{"text":"x"}`)); err != nil || strings.Contains(string(out), "errorType") {
+		t.Fatalf("a call outside the park: %s, %v", out, err)
+	}
+	payload := envelopeFor("crm.create_ticket", ts.ID, "", 2, `{"text":"x"}`)
+	runID := runIDOf(t, payload)
+	id := park.ID(table.Row.Key(runID), "CALL#x")
+	putPark(t, e, id, park.StatusApproved, runID, runID+"/2", "crm.create_ticket")
+	_, err := d.Handle(context.Background(), withParkID(payload, `"`+id+`"`))
+	if err == nil || !strings.Contains(err.Error(), string(tool.OutputInvalid)) || !strings.Contains(err.Error(), "the output schema of the definition approved for this call") {
+		t.Fatalf("the call under the approved definition: %v, want %s against the approved output schema", err, tool.OutputInvalid)
 	}
 }

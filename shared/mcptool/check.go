@@ -134,8 +134,16 @@ func (c *Client) check(ctx context.Context, call *toolcall.Call) error {
 	}
 	if call.ApprovedDigest != "" && current.digest == call.ApprovedDigest {
 		// A person approved this very definition for the call: it is
-		// sent under it, its input checked against its input schema.
-		return approvedInput(name, t.InputSchema, call.Input)
+		// sent under it, its input checked against its input schema and
+		// its result read against its output schema.
+		if err := approvedInput(name, t.InputSchema, call.Input); err != nil {
+			return err
+		}
+		call.ApprovedOutputSchema = json.RawMessage(`{}`)
+		if len(t.OutputSchema) > 0 {
+			call.ApprovedOutputSchema = t.OutputSchema
+		}
+		return nil
 	}
 	// Every change, for the row's sorted pointers; the message names the
 	// first maxDiffPaths in the order diff visits them.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -374,6 +375,21 @@ func TestCheckAcceptsTheApprovedDefinition(t *testing.T) {
 	if err := c.Check(t.Context(), call); err != nil {
 		t.Fatalf("the approved definition: %v", err)
 	}
+	// The result is read against the approved definition's output
+	// schema, handed back on the call ({} when it has none).
+	def, err := srv.Definition(mcpserver.CreateTicket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte(`{}`)
+	if def.OutputSchema != nil {
+		if want, err = json.Marshal(def.OutputSchema); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !jsonEqual(call.ApprovedOutputSchema, want) {
+		t.Fatalf("ApprovedOutputSchema %s, want the approved definition's %s", call.ApprovedOutputSchema, want)
+	}
 
 	// An input the approved schema refuses: named by pointer and keyword,
 	// its values never quoted.
@@ -445,4 +461,13 @@ func TestCheckSendsAnAdditiveChangeUnderAllowAdditiveInput(t *testing.T) {
 	if d := detailOf(t, err); len(d.AdditivePointers) != 0 || len(d.ChangedPointers) != 2 {
 		t.Errorf("a new required input: changed %v, additive %v", d.ChangedPointers, d.AdditivePointers)
 	}
+}
+
+// jsonEqual reports whether a and b are the same JSON value.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -65,6 +65,13 @@ type Call struct {
 	// "allow_additive_input"), for the dispatcher to record on the call's
 	// row; nil on every other call, and never set by a Check's caller.
 	SchemaChange *SchemaChange
+	// ApprovedOutputSchema is set by a Check that sends the call under the
+	// definition a person approved (ApprovedDigest): that definition's
+	// output schema, which the call's result is read and validated against
+	// in place of the pinned one (docs/parking.md, "Sending a parked call
+	// again"); the empty schema {} when that definition has none. nil on
+	// every other call, and never set by a Check's caller.
+	ApprovedOutputSchema json.RawMessage
 }
 
 // SchemaChange is what a Check records of a changed tool definition it
