@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/webhook"
 )
@@ -280,4 +281,53 @@ func (e *env) parkedRowKeyIf(t *testing.T, run string) (string, bool) {
 		t.Fatalf("the PARKED row of %s has no sort key", run)
 	}
 	return table.Row.Key(run) + "\n" + sk.Value, true
+}
+
+// A subscriber of credentials.expired gets the event of a call parked
+// because its credential expired, signed: its webhook-id derives from the
+// PARKED row's key, and it names the run, the call's key, the tool, the
+// cause, the park the run waits in and how to resume it, never the run's
+// input nor the credential. review-request's park route records it when
+// the run enters the park (docs/parking.md). On a stack of its own, whose
+// webhook allow-list names the receiver.
+func TestWebhookSubscriberGetsASignedCredentialsExpiredWhenACallParksOnItsCredential(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
+	hooks, err := hookreceiver.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hooks.Close() })
+	e := startEnv(t, stack.StackOptions{WebhookAllow: []string{hooks.Host()}})
+	c := &credEnv{env: e, dir: t.TempDir()}
+	expired := token(t)
+	name, lookup := c.mcpLookup(t, expired, expired)
+	c.setExpiring(t, stack.CredentialAdmin, name, expired)
+
+	path := "/hook-expired"
+	code, stdout, stderr := e.subscribe(stack.WebhookAdmin, hooks.URL(path), "credentials.expired")
+	sub := e.subscribed(t, code, stdout, stderr)
+
+	customer := fmt.Sprintf("C-%d", time.Now().UnixNano())
+	run, _ := c.runAs(t, lookup, `{"customer_id": "`+customer+`"}`, starter, "", "")
+	p, _ := e.awaitParked(t, run, "lookup")
+	defer e.stopParked(t, run, p)
+	if p.Cause != park.CredentialsExpired {
+		t.Fatalf("park %+v, want %s", p, park.CredentialsExpired)
+	}
+	id := webhook.EventID(webhook.CredentialsExpired, e.parkedRowKey(t, run))
+	raw := awaitEvent(t, hooks, path, sub, webhook.CredentialsExpired, id, customer, func(d json.RawMessage) bool {
+		var v webhook.CallData
+		return json.Unmarshal(d, &v) == nil && v.Key == run+"/1"
+	})
+	var got webhook.CallData
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Run != run[strings.LastIndexByte(run, ':')+1:] || got.Tool != "crm.lookup_customer" || got.Cause != string(webhook.CredentialsExpired) ||
+		got.ParkID != p.ID || !strings.Contains(got.DecideCommand, "toolgate parked resume "+p.ID) {
+		t.Errorf("data %+v, want the run, its key, crm.lookup_customer, %s, park %s and how to resume it", got, webhook.CredentialsExpired, p.ID)
+	}
+	if strings.Contains(string(raw), expired) {
+		t.Errorf("the event carries the credential: %s", raw)
+	}
 }
