@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/park"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // parkFunctions stands in for mcp-call and review-request behind the
@@ -28,7 +29,10 @@ import (
 // the states, and the fake makes a call park on demand (mcp-call parks a
 // call whose envelope's park_id is null) without an MCP server whose tool
 // changed, and records the park Task's token without a table.
-// review-request answers PARK_LIMIT for a run whose name holds "limit".
+// review-request answers PARK_LIMIT for a run whose name holds "limit",
+// and the Starter's start check (tool.RunStartCheck: a Solution with a
+// step that can park starts with the Starter) of an execution of this
+// test's with a fixed starter, as if toolgate run had recorded its start.
 type parkFunctions struct {
 	mu     sync.Mutex
 	calls  map[string][]map[string]any // run id -> mcp-call envelopes
@@ -56,6 +60,15 @@ func (f *parkFunctions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		answer(map[string]any{"customer_id": "C-1"})
 	case "/review-request":
+		if body["check"] != nil {
+			arn, _ := body["execution_arn"].(string)
+			if body["check"] != tool.RunStartCheckName || !strings.HasPrefix(arn, "arn:aws:states:us-east-1:000000000000:execution:lookup:") {
+				answer(map[string]string{"errorType": "REVIEW_UNAUTHENTICATED", "errorMessage": "no start recorded"})
+				return
+			}
+			answer(map[string]any{"starter": "arn:aws:iam::000000000000:user/starter", "end_user": nil})
+			return
+		}
 		req, _ := body["park"].(map[string]any)
 		run, _ := req["run_id"].(string)
 		if strings.Contains(run, "limit") {
