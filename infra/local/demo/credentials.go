@@ -34,21 +34,6 @@ tools:
 `, url)
 }
 
-// credentialSolution looks one customer up on crm-auth-demo's crm.
-const credentialSolution = `solution: crm-lookup
-version: 1
-toolset: %s
-input:
-  type: object
-  required: [customer_id]
-  properties:
-    customer_id: {type: string, pattern: "^C-[0-9]+$"}
-steps:
-  - id: lookup
-    tool: crm.lookup_customer
-    with: {customer_id: "${input.customer_id}"}
-`
-
 // credentialsDemo shows a toolset-scope credential: the credential admin
 // sets it from a file (sealed with a data key from local-kms), the
 // toolset is registered by listing the server with it, a run's call
@@ -97,7 +82,7 @@ func credentialsDemo(ctx context.Context, st *stack.Stack, sf *sfn.Client) error
 
 	step("a run on %s: mcp-call resolves the credential (run, end user, toolset: the toolset's here) before the claim and adds it below everything that records", lock.ID)
 	solution := filepath.Join(dir, "crm-lookup.yaml")
-	if err := os.WriteFile(solution, fmt.Appendf(nil, credentialSolution, lock.ID), 0o644); err != nil {
+	if err := os.WriteFile(solution, stack.LookupSolution("crm-lookup", lock.ID), 0o644); err != nil {
 		return err
 	}
 	if _, err := toolgate("publish", solution, "--toolsets", dir, "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {

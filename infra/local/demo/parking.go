@@ -24,22 +24,6 @@ import (
 	"github.com/toolgate/toolgate/shared/webhook"
 )
 
-// parkSolution looks one customer up on the mcp-demo toolset (its id in
-// place of %s): one MCP step, which can park (docs/parking.md).
-const parkSolution = `solution: crm-lookup-parked
-version: 1
-toolset: %s
-input:
-  type: object
-  required: [customer_id]
-  properties:
-    customer_id: {type: string, pattern: "^C-[0-9]+$"}
-steps:
-  - id: lookup
-    tool: crm.lookup_customer
-    with: {customer_id: "${input.customer_id}"}
-`
-
 // parkedDescription is the description the demo gives crm's
 // lookup_customer on the local MCP server: a change of its definition
 // after the toolset pinned it, which parks the call.
@@ -65,7 +49,7 @@ func parkedCall(ctx context.Context, st *stack.Stack, sf *sfn.Client, h *hookrec
 		return fmt.Errorf("parked call: the mcp-demo lock is not readable: %v", err)
 	}
 	solution := filepath.Join(dir, "crm-lookup-parked.yaml")
-	if err := os.WriteFile(solution, fmt.Appendf(nil, parkSolution, lock.ID), 0o644); err != nil {
+	if err := os.WriteFile(solution, stack.LookupSolution("crm-lookup-parked", lock.ID), 0o644); err != nil {
 		return err
 	}
 	step("a parked call: crm-lookup-parked looks a customer up on %s", lock.ID)

@@ -47,19 +47,7 @@ tools:
 `
 
 // credLookup looks one customer up on the toolset's crm.
-const credLookup = `solution: NAME
-version: 1
-toolset: TOOLSET
-input:
-  type: object
-  required: [customer_id]
-  properties:
-    customer_id: {type: string, pattern: "^C-[0-9]+$"}
-steps:
-  - id: lookup
-    tool: crm.lookup_customer
-    with: {customer_id: "${input.customer_id}"}
-`
+var credLookup = string(stack.LookupSolution("NAME", "TOOLSET"))
 
 // credHTTPToolset is a toolset whose one http host entry, the recording
 // service (HOST), declares a bearer credential bound to http://HOST.

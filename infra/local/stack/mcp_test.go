@@ -171,19 +171,7 @@ steps:
     with: {to: "+15550100", text: "${input.text}"}
 `
 
-const mcpLookup = `solution: NAME
-version: 1
-toolset: TOOLSET
-input:
-  type: object
-  required: [customer_id]
-  properties:
-    customer_id: {type: string, pattern: "^C-[0-9]+$"}
-steps:
-  - id: lookup
-    tool: crm.lookup_customer
-    with: {customer_id: "${input.customer_id}"}
-`
+var mcpLookup = string(stack.LookupSolution("NAME", "TOOLSET"))
 
 // MCP servers end to end on the local stack: toolsets naming MCP servers are
 // registered through the publish function, and Solutions on them call the

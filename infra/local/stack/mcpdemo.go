@@ -34,3 +34,24 @@ var toolsetLine = regexp.MustCompile(`(?m)^toolset: .*$`)
 func OnToolset(src []byte, id string) []byte {
 	return toolsetLine.ReplaceAll(src, []byte("toolset: "+id))
 }
+
+// LookupSolution is a Solution named name on toolset id (a registered
+// toolset's id, or a placeholder a test replaces) with one step, lookup,
+// that looks the input's customer_id up with crm.lookup_customer: the
+// smallest Solution whose call can park (docs/parking.md), which the demo
+// and the stack's tests publish on toolsets of the local MCP servers.
+func LookupSolution(name, id string) []byte {
+	return fmt.Appendf(nil, `solution: %s
+version: 1
+toolset: %s
+input:
+  type: object
+  required: [customer_id]
+  properties:
+    customer_id: {type: string, pattern: "^C-[0-9]+$"}
+steps:
+  - id: lookup
+    tool: crm.lookup_customer
+    with: {customer_id: "${input.customer_id}"}
+`, name, id)
+}

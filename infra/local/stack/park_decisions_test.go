@@ -44,19 +44,7 @@ tools:
 
 // parkLookup looks a customer up, without on_error: a parked call that is
 // not sent again fails the run with TOOL_PERMISSION_DENIED.
-const parkLookup = `solution: park-lookup
-version: 1
-toolset: TOOLSET
-input:
-  type: object
-  required: [customer_id]
-  properties:
-    customer_id: {type: string, pattern: "^C-[0-9]+$"}
-steps:
-  - id: lookup
-    tool: crm.lookup_customer
-    with: {customer_id: "${input.customer_id}"}
-`
+var parkLookup = string(stack.LookupSolution("park-lookup", "TOOLSET"))
 
 // parkLookupCaught looks a customer up, and routes TOOL_PERMISSION_DENIED
 // to the pass step denied, which the tests read the step's error from.
