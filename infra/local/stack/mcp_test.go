@@ -171,6 +171,8 @@ steps:
     with: {to: "+15550100", text: "${input.text}"}
 `
 
+// mcpLookup is stack.LookupSolution with the placeholders NAME and
+// TOOLSET, which each test replaces.
 var mcpLookup = string(stack.LookupSolution("NAME", "TOOLSET"))
 
 // MCP servers end to end on the local stack: toolsets naming MCP servers are
