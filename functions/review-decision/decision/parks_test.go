@@ -165,7 +165,7 @@ func TestGatedParkIsDecidedByItsReviewersNeverTheStarter(t *testing.T) {
 	t.Parallel()
 	s := newParkStack(t, decision.ParkPolicy{Deciders: []string{principal("decider")}}, nil)
 	run := runARN()
-	rv := s.pending(t, func(p *review.Params) { p.RunID, p.Reviewers = run, []string{principal("alice")} })
+	rv := s.pending(t, func(p *review.Params) { p.RunID, p.Tool, p.Reviewers = run, "crm.update", []string{principal("alice")} })
 	r := s.parked(t, run, principal("bob"), rv.ID, park.SchemaChanged, true)
 
 	for who, want := range map[string]int{"alice": 1, "bob": 1, "carol": 0} {
