@@ -208,3 +208,32 @@ func TestClassifyCallsANewOutputPropertyBreakingWhereThePinnedSchemaConstrainsUn
 		})
 	}
 }
+
+// A new input property with a default says what every call that leaves
+// it out now means, and every pinned call leaves it out: the change is
+// breaking, as a changed default of an existing property is. Its nested
+// properties' defaults apply only where a call sends it, which no pinned
+// call does.
+func TestClassifyCallsANewInputPropertyWithADefaultBreaking(t *testing.T) {
+	pinned := Definition{InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer"}}}`)}
+	for _, tt := range []struct {
+		name, property string
+		want           Class
+	}{
+		{"a default", `{"type":"boolean","default":true}`, Breaking},
+		{"a default of null", `{"type":["string","null"],"default":null}`, Breaking},
+		{"no default", `{"type":"boolean"}`, Additive},
+		{"a default nested in it", `{"type":"object","properties":{"fast":{"default":true}}}`, Additive},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			current := Definition{InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer"},"settle_now":` + tt.property + `}}`)}
+			changes, err := Classify(pinned, &current)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(changes) != 1 || changes[0].Pointer != "/inputSchema/properties/settle_now" || changes[0].Class != tt.want {
+				t.Errorf("changes %+v, want /inputSchema/properties/settle_now %s", changes, tt.want)
+			}
+		})
+	}
+}
