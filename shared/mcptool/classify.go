@@ -46,14 +46,14 @@ type Definition struct {
 // a change"):
 //
 //   - additive: a new input property that the schema holding it does not
-//     list in required ("/inputSchema/properties/<name>", or nested under
-//     properties only), or a required list that lost names and gained
-//     none; a new output property
+//     list in required and that has no default ("/inputSchema/properties/<name>",
+//     or nested under properties only), or a required list that lost names
+//     and gained none; a new output property
 //     ("/outputSchema/properties/<name>", nested likewise) where no pinned
 //     schema from the output schema down to the one holding it may refuse
 //     a property it does not list (openToNewProperties);
 //   - breaking: the tool removed; a property removed or renamed; a new
-//     required input; a type, enum, const, bound, pattern or format
+//     required input; a new input property with a default; a type, enum, const, bound, pattern or format
 //     changed (narrowed or not); the tool's or a property's description
 //     changed (what reviewers and a model read as the tool's meaning); an
 //     annotation changed; an output property added under a pinned
@@ -191,6 +191,15 @@ func propertyChange(pinned, current any, op string, holder, names []string, inpu
 		for _, n := range names {
 			if slices.Contains(required, n) {
 				return Breaking, "a new required input"
+			}
+		}
+		for _, n := range names {
+			// A default says what a call that leaves the property out
+			// means, and every pinned call leaves it out.
+			if p, _ := at(current, append(slices.Clone(holder), "properties", n)).(map[string]any); p != nil {
+				if _, ok := p["default"]; ok {
+					return Breaking, "a new input property with a default, which changes what a call without it means"
+				}
 			}
 		}
 		return Additive, "a new optional input property"
