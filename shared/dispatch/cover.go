@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -47,10 +48,11 @@ func (inv *invocation) recordCover(ctx context.Context) {
 // it for lets it go on, else err itself or the check's error under the
 // cover.
 //
-// Only a call on the sfn lane that names no park, whose check parks it
-// for tool.schema_changed with a current definition (its *park.Detail's
-// CurrentDigest), reads a cover: one consistent GetItem of the cover of
-// the call's run, tool and that digest (ledger.Store.Cover). No other
+// Only an ungated call (gated) on the sfn lane that names no park, whose
+// check parks it for tool.schema_changed with a current definition (its
+// *park.Detail's CurrentDigest), reads a cover: one consistent GetItem
+// of the cover of the call's run, tool and that digest
+// (ledger.Store.Cover). No other
 // call, and so no call in the steady state, makes the request. A cover
 // goes on only when its seal is the function's own over the run, the
 // tool, both digests, the park and its decider (a cover another role
@@ -67,7 +69,7 @@ func (inv *invocation) recordCover(ctx context.Context) {
 // the Task retries.
 func (inv *invocation) underCover(ctx context.Context, input []byte, err error) error {
 	d, env := inv.d, inv.env
-	if inv.parkID != "" || inv.lane != lane.SFN || d.parks == nil {
+	if inv.parkID != "" || inv.lane != lane.SFN || d.parks == nil || inv.gated() {
 		return err
 	}
 	var detail *park.Detail
@@ -101,6 +103,17 @@ func (inv *invocation) underCover(ctx context.Context, input []byte, err error) 
 	d.log.InfoContext(ctx, "the call goes on under the cover of an approved definition", "tool", env.Tool, "run_id", env.RunID,
 		"park_id", c.ParkID, "current_digest", c.CurrentDigest)
 	return nil
+}
+
+// gated reports whether the call is a reviewed step's: its tool needs an
+// approval (review_required), or its envelope carries one. Such a call's
+// park is its own reviewers' to decide, never the run's starter's
+// (docs/parking.md, "Who may"), and a cover records an approval another
+// step's park got, from other reviewers or from the starter: no cover
+// lets a gated call go on.
+func (inv *invocation) gated() bool {
+	a := bytes.TrimSpace(inv.env.Approval)
+	return inv.pinned.ReviewRequired || len(a) > 0 && !bytes.Equal(a, []byte("null"))
 }
 
 // checkCall is the call as Config.Check gets it, with the definition its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
 	"github.com/toolgate/toolgate/shared/park"
+	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -297,5 +299,49 @@ func TestNewRefusesAnUnsealedParkStore(t *testing.T) {
 		Run: echo(new(atomic.Int64))})
 	if err == nil {
 		t.Fatal("New accepted an unsealed park store")
+	}
+}
+
+// A gated call's park is its own reviewers' to decide, never the run's
+// starter's (docs/parking.md, "Who may"), so no cover lets a gated call
+// go on: a cover recorded under another step's park (decided by that
+// step's reviewers, or by the starter where that step had no review)
+// would send the call under a definition its reviewers never approved.
+// The call parks, for its own reviewers, and nothing runs.
+func TestACoverDoesNotLetAGatedCallGoOn(t *testing.T) {
+	e := newEnv(t)
+	ts := mcpToolset(t, e)
+	rs := e.reviews()
+	chk := newDefinitionCheck(currentDef)
+	var calls atomic.Int64
+	d := e.dispatcher(t, "", gatedTool(&calls), func(cfg *Config) { cfg.Mode, cfg.Check = MCPTools, chk.check }, withParks(e))
+	const toolName = "crm.gated"
+	first := reviewtest.Approve(t, rs, envelopeFor(toolName, ts.ID, "", 1, `{"text":"x"}`))
+	runID := runIDOf(t, first)
+	if _, err := d.Handle(context.Background(), withParkID(first, "null")); codeOf(t, err) != string(tool.CallParked) {
+		t.Fatalf("the first call answered %v, want %s", err, tool.CallParked)
+	}
+	id := park.ID(table.Row.Key(runID), table.CallSK("1"))
+	putPark(t, e, id, park.StatusApproved, runID, runID+"/1", toolName)
+	if _, err := d.Handle(context.Background(), withParkID(first, `"`+id+`"`)); err != nil {
+		t.Fatalf("the first call sent again under its approved park: %v", err)
+	}
+	if c, err := sealedStore(t, e, testMAC).Cover(t.Context(), runID, toolName, currentDef); err != nil || c.Seal != seal.Valid {
+		t.Fatalf("the cover %+v (%v), want one the approved call recorded", c, err)
+	}
+	// Another step's gated call of the same tool, approved by its own
+	// review of its input.
+	other := []byte(strings.Replace(string(envelopeFor(toolName, ts.ID, runID, 2, `{"text":"y"}`)), `"step":"s"`, `"step":"other"`, 1))
+	other = reviewtest.Approve(t, rs, other)
+	before := calls.Load()
+	if _, err := d.Handle(context.Background(), withParkID(other, "null")); codeOf(t, err) != string(tool.CallParked) {
+		t.Fatalf("the other step's gated call answered %v, want %s: a cover let it go on", err, tool.CallParked)
+	}
+	if calls.Load() != before {
+		t.Fatal("the gated call ran under a definition its reviewers never approved")
+	}
+	rows, err := e.store.KeyRows(t.Context(), runID, "2")
+	if err != nil || len(rows) != 1 || rows[0].Status != ledger.StatusParked || rows[0].ParkID != "" {
+		t.Fatalf("rows %+v (%v), want one PARKED under no park", rows, err)
 	}
 }

@@ -157,11 +157,14 @@ func (c *Client) check(ctx context.Context, call *toolcall.Call) error {
 		return nil
 	}
 	pointers := make([]string, len(changes))
+	// A pointer is kept cut (park.CutPointer): the cut form is additive
+	// only when every pointer cut to it is.
 	additive := map[string]bool{}
 	for i, ch := range changes {
 		pointers[i] = ch.path
-		if classes[i].Class == Additive {
-			additive[ch.path] = true
+		cut := park.CutPointer(ch.path)
+		if was, seen := additive[cut]; !seen || was {
+			additive[cut] = classes[i].Class == Additive
 		}
 	}
 	shown := changes[:min(len(changes), maxDiffPaths)]

@@ -46,18 +46,19 @@ type Definition struct {
 // a change"):
 //
 //   - additive: a new input property that the schema holding it does not
-//     list in required ("/inputSchema/properties/<name>", or nested under
-//     properties only), or a required list that lost names and gained
-//     none; a new output property
-//     ("/outputSchema/properties/<name>", nested likewise) where the pinned
-//     schema holding it does not set additionalProperties or
-//     unevaluatedProperties to false;
+//     list in required and that has no default ("/inputSchema/properties/<name>",
+//     or nested under properties only), or a required list that lost names
+//     and gained none; a new output property
+//     ("/outputSchema/properties/<name>", nested likewise) where no pinned
+//     schema from the output schema down to the one holding it may refuse
+//     a property it does not list (openToNewProperties);
 //   - breaking: the tool removed; a property removed or renamed; a new
-//     required input; a type, enum, const, bound, pattern or format
+//     required input; a new input property with a default; a type, enum, const, bound, pattern or format
 //     changed (narrowed or not); the tool's or a property's description
 //     changed (what reviewers and a model read as the tool's meaning); an
 //     annotation changed; an output property added under a pinned
-//     additionalProperties: false; and every change no rule above names.
+//     additionalProperties: false, or any other keyword that may refuse
+//     it; and every change no rule above names.
 //
 // A definition whose schema or annotations are not JSON is an error.
 // Equal definitions have no change.
@@ -192,13 +193,69 @@ func propertyChange(pinned, current any, op string, holder, names []string, inpu
 				return Breaking, "a new required input"
 			}
 		}
+		for _, n := range names {
+			// A default says what a call that leaves the property out
+			// means, and every pinned call leaves it out.
+			if p, _ := at(current, append(slices.Clone(holder), "properties", n)).(map[string]any); p != nil {
+				if _, ok := p["default"]; ok {
+					return Breaking, "a new input property with a default, which changes what a call without it means"
+				}
+			}
+		}
 		return Additive, "a new optional input property"
 	}
 	h, _ := at(pinned, holder).(map[string]any)
 	if h["additionalProperties"] == false || h["unevaluatedProperties"] == false {
 		return Breaking, "a new output property, which the pinned output schema's additionalProperties: false refuses"
 	}
+	if !openToNewProperties(pinned, holder) {
+		return Breaking, "a new output property, which the pinned output schema may refuse"
+	}
 	return Additive, "a new output property, which the pinned output schema allows"
+}
+
+// openKeywords are the keywords of a pinned output schema on the way to
+// a new output property that cannot refuse a result carrying it (JSON
+// Schema 2020-12, Core and Validation): annotations, and keywords that
+// name listed properties only. Any other keyword (additionalProperties or
+// unevaluatedProperties other than true on the schema holding the new
+// property, patternProperties, propertyNames, maxProperties,
+// dependentRequired, dependentSchemas, enum, const, a combinator, $ref,
+// ...) may, so the change is breaking: the safe default.
+var openKeywords = map[string]bool{
+	"type": true, "properties": true, "required": true, "minProperties": true, "$defs": true,
+	"title": true, "description": true, "$comment": true, "examples": true, "default": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "$schema": true, "$id": true,
+	"additionalProperties": true, "unevaluatedProperties": true,
+}
+
+// openToNewProperties reports whether every pinned schema from the output
+// schema down to holder (along its properties/<name> pairs) accepts a
+// result whose object at holder carries a property it does not list:
+// only openKeywords, and on holder itself additionalProperties and
+// unevaluatedProperties absent or true. Those keywords on a schema above
+// holder apply to members other than the one leading to it, so they
+// refuse nothing there.
+func openToNewProperties(pinned any, holder []string) bool {
+	for n := 1; n <= len(holder); n += 2 {
+		v := at(pinned, holder[:n])
+		if v == true {
+			return true // the boolean schema true: anything below it passes
+		}
+		s, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, x := range s {
+			if !openKeywords[k] {
+				return false
+			}
+			if n == len(holder) && (k == "additionalProperties" || k == "unevaluatedProperties") && x != true {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // splitPointer splits an RFC 6901 JSON Pointer into its unescaped

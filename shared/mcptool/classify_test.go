@@ -168,3 +168,72 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// A new output property is additive only where the pinned schema holding
+// it says nothing of the properties it does not list: a pinned
+// additionalProperties or unevaluatedProperties schema, patternProperties,
+// propertyNames, maxProperties, dependentRequired, dependentSchemas or a
+// combinator may refuse a result carrying the new property, which the
+// pinned output check then fails after the call was sent.
+func TestClassifyCallsANewOutputPropertyBreakingWhereThePinnedSchemaConstrainsUnlistedProperties(t *testing.T) {
+	for _, tt := range []struct {
+		name, holder string
+	}{
+		{"additionalProperties schema", `"additionalProperties":{"type":"string"}`},
+		{"unevaluatedProperties schema", `"unevaluatedProperties":{"type":"string"}`},
+		{"patternProperties", `"patternProperties":{"^c":{"type":"string"}}`},
+		{"propertyNames", `"propertyNames":{"enum":["name"]}`},
+		{"maxProperties", `"maxProperties":1`},
+		{"dependentRequired", `"dependentRequired":{"count":["other"]}`},
+		{"dependentSchemas", `"dependentSchemas":{"count":false}`},
+		{"allOf", `"allOf":[{"additionalProperties":false,"properties":{"name":{}}}]`},
+		{"not", `"not":{"required":["count"]}`},
+		{"$ref", `"$ref":"#/$defs/closed","$defs":{"closed":{"additionalProperties":false,"properties":{"name":{}}}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pinned := Definition{InputSchema: json.RawMessage(`{"type":"object"}`),
+				OutputSchema: json.RawMessage(`{"type":"object",` + tt.holder + `,"properties":{"name":{"type":"string"}}}`)}
+			current := pinned
+			current.OutputSchema = json.RawMessage(`{"type":"object",` + tt.holder + `,"properties":{"name":{"type":"string"},"count":{"type":"integer"}}}`)
+			changes, err := Classify(pinned, &current)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(changes) != 1 || changes[0].Pointer != "/outputSchema/properties/count" || changes[0].Class != Breaking {
+				t.Errorf("changes %+v, want /outputSchema/properties/count breaking", changes)
+			}
+			if AllAdditive(changes) {
+				t.Error("AllAdditive: a result carrying count may fail the pinned output schema")
+			}
+		})
+	}
+}
+
+// A new input property with a default says what every call that leaves
+// it out now means, and every pinned call leaves it out: the change is
+// breaking, as a changed default of an existing property is. Its nested
+// properties' defaults apply only where a call sends it, which no pinned
+// call does.
+func TestClassifyCallsANewInputPropertyWithADefaultBreaking(t *testing.T) {
+	pinned := Definition{InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer"}}}`)}
+	for _, tt := range []struct {
+		name, property string
+		want           Class
+	}{
+		{"a default", `{"type":"boolean","default":true}`, Breaking},
+		{"a default of null", `{"type":["string","null"],"default":null}`, Breaking},
+		{"no default", `{"type":"boolean"}`, Additive},
+		{"a default nested in it", `{"type":"object","properties":{"fast":{"default":true}}}`, Additive},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			current := Definition{InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer"},"settle_now":` + tt.property + `}}`)}
+			changes, err := Classify(pinned, &current)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(changes) != 1 || changes[0].Pointer != "/inputSchema/properties/settle_now" || changes[0].Class != tt.want {
+				t.Errorf("changes %+v, want /inputSchema/properties/settle_now %s", changes, tt.want)
+			}
+		})
+	}
+}

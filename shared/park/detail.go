@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxChangedPointers bounds Detail.ChangedPointers, and the PARKED row's
@@ -66,10 +67,37 @@ func (d *Detail) Error() string {
 // Unwrap is Err.
 func (d *Detail) Unwrap() error { return d.Err }
 
-// SortedPointers is pointers sorted, without repeats, cut to
-// MaxChangedPointers: the form ChangedPointers holds.
+// MaxPointerBytes bounds each pointer of ChangedPointers and
+// AdditivePointers: 512 bytes. A server names its schema's members as it
+// likes (a listing is up to 5 MiB), and MaxChangedPointers pointers of
+// long names would take a PARKED row or a park item past DynamoDB's
+// 400 KB item (DynamoDB quotas, "Item size") and a park.list answer past
+// a Function URL's 6 MB; 32 pointers of 512 bytes stay near 16 KiB. A
+// longer pointer is cut (CutPointer).
+const MaxPointerBytes = 512
+
+// CutPointer is p cut to MaxPointerBytes at a UTF-8 character boundary,
+// ending "...": the form a longer pointer is kept in.
+func CutPointer(p string) string {
+	if len(p) <= MaxPointerBytes {
+		return p
+	}
+	n := MaxPointerBytes - len("...")
+	for n > 0 && !utf8.RuneStart(p[n]) {
+		n--
+	}
+	return p[:n] + "..."
+}
+
+// SortedPointers is pointers, each cut to MaxPointerBytes (CutPointer),
+// sorted, without repeats, cut to MaxChangedPointers: the form
+// ChangedPointers holds.
 func SortedPointers(pointers []string) []string {
-	out := slices.Compact(slices.Sorted(slices.Values(pointers)))
+	cut := make([]string, len(pointers))
+	for i, p := range pointers {
+		cut[i] = CutPointer(p)
+	}
+	out := slices.Compact(slices.Sorted(slices.Values(cut)))
 	if len(out) > MaxChangedPointers {
 		out = out[:MaxChangedPointers]
 	}

@@ -1,7 +1,10 @@
 package park_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/park"
 )
@@ -28,5 +31,27 @@ func TestIDDerivesFromTheParkedRowsKey(t *testing.T) {
 	}
 	if !park.IDPattern.MatchString(a) {
 		t.Fatalf("id %q does not match IDPattern", a)
+	}
+}
+
+// A server names its schema's members as it likes, and each changed
+// member is a pointer the PARKED row, the park item and every park.list
+// answer carry: 32 pointers of a 5 MiB listing's long names would take a
+// row past DynamoDB's 400 KB item. SortedPointers cuts each pointer to
+// park.MaxPointerBytes of valid UTF-8, and keeps them sorted and unique.
+func TestSortedPointersBoundsEachPointersBytes(t *testing.T) {
+	long := func(c string) string { return "/inputSchema/properties/" + strings.Repeat(c, 100_000) }
+	in := []string{long("é"), long("b"), long("b"), "/description"}
+	got := park.SortedPointers(in)
+	if len(got) != 3 {
+		t.Fatalf("%d pointers, want 3", len(got))
+	}
+	for _, p := range got {
+		if len(p) > park.MaxPointerBytes || !utf8.ValidString(p) {
+			t.Errorf("pointer of %d bytes (valid UTF-8 %v), want at most %d", len(p), utf8.ValidString(p), park.MaxPointerBytes)
+		}
+	}
+	if !slices.IsSorted(got) || got[0] != "/description" {
+		t.Errorf("pointers %q not sorted", got)
 	}
 }

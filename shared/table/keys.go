@@ -1,6 +1,9 @@
 package table
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Sort keys of a run's items: a call's item and its row items share the
 // run's partition (Call.Prefix) and sort in call order (docs/ledger.md,
@@ -40,6 +43,24 @@ func RowSK(seqSortKey string, startedAtUnixNano int64, random [4]byte) string {
 // RowSKTailBytes is what a row item's sort key adds to its call's, in
 // bytes: "#", 19 digits, "#", 8 hex digits.
 const RowSKTailBytes = 1 + 19 + 1 + 8
+
+// RowSKStart is the invocation's start a row item's sort key sk holds
+// (RowSK), in unix ns; false when sk is not a row item's sort key of that
+// shape.
+func RowSKStart(sk string) (int64, bool) {
+	if len(sk) < len(CallSKPrefix)+RowSKTailBytes || sk[:len(CallSKPrefix)] != CallSKPrefix {
+		return 0, false
+	}
+	tail := sk[len(sk)-RowSKTailBytes:]
+	if tail[0] != '#' || tail[20] != '#' {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(tail[1:20], 10, 64)
+	if err != nil || ns < 0 {
+		return 0, false
+	}
+	return ns, true
+}
 
 // CoverSKPrefix starts the sort key of a cover item (Cover), in its
 // run's partition: never CallSKPrefix, so that a Query of the run's calls

@@ -37,3 +37,18 @@ func TestSortKeys(t *testing.T) {
 		})
 	}
 }
+
+// RowSKStart reads back the start RowSK writes, and refuses a key of
+// another shape.
+func TestRowSKStartReadsTheStartRowSKWrites(t *testing.T) {
+	sk := RowSK("0000000000000000003", 1796281201000000001, [4]byte{1, 2, 3, 4})
+	if ns, ok := RowSKStart(sk); !ok || ns != 1796281201000000001 {
+		t.Fatalf("RowSKStart(%s) = %d, %v", sk, ns, ok)
+	}
+	for _, bad := range []string{"", CallSK("0000000000000000003"), CoverSKPrefix + "x#sha256:aa", CallSK("3") + "#-796281201000000001#01020304",
+		CallSK("3") + "#17962812010000000x1#01020304"} {
+		if _, ok := RowSKStart(bad); ok {
+			t.Errorf("RowSKStart(%q) accepted", bad)
+		}
+	}
+}

@@ -153,8 +153,10 @@ func (s *Service) timedOut(ctx context.Context, r *park.Park, now time.Time) *pa
 
 // actors reads who r's starter is (the run's start record) and, for a
 // gated park, the reviewers of the review its call carried: the review
-// the PARKED row names (its review_id). A read that fails leaves them
-// unknown, which admits nobody by them.
+// the PARKED row names (its review_id), which must be of r's run, tool
+// step and tool (docs/parking.md, "Who may"). A read that fails, or a
+// review of another run, step or tool, leaves them unknown, which admits
+// nobody by them.
 func (s *Service) actors(ctx context.Context, r *park.Park) parkActor {
 	var a parkActor
 	if st, err := s.parks.Starter(ctx, r.RunID); err == nil {
@@ -187,6 +189,13 @@ func (s *Service) actors(ctx context.Context, r *park.Park) parkActor {
 	case rv.RunID != r.RunID:
 		s.log.ErrorContext(ctx, "the parked row names a review of another run", "park_id", r.ID, "review_id", id)
 		a.why = "its review " + id + " is of another run"
+		return a
+	case rv.Of != r.Step || rv.Tool != r.Tool:
+		// Any tool role writes the run's row items: a row naming a review
+		// of another step or tool names reviewers who never reviewed
+		// this call.
+		s.log.ErrorContext(ctx, "the parked row names a review of another step or tool", "park_id", r.ID, "review_id", id)
+		a.why = "its review " + id + " is of another step or tool"
 		return a
 	}
 	a.reviewers, a.reviewersKnown = rv.Reviewers, true

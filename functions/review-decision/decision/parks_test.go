@@ -165,7 +165,7 @@ func TestGatedParkIsDecidedByItsReviewersNeverTheStarter(t *testing.T) {
 	t.Parallel()
 	s := newParkStack(t, decision.ParkPolicy{Deciders: []string{principal("decider")}}, nil)
 	run := runARN()
-	rv := s.pending(t, func(p *review.Params) { p.RunID, p.Reviewers = run, []string{principal("alice")} })
+	rv := s.pending(t, func(p *review.Params) { p.RunID, p.Tool, p.Reviewers = run, "crm.update", []string{principal("alice")} })
 	r := s.parked(t, run, principal("bob"), rv.ID, park.SchemaChanged, true)
 
 	for who, want := range map[string]int{"alice": 1, "bob": 1, "carol": 0} {
@@ -519,5 +519,35 @@ func TestCredentialsParkIsResumedByWhoMaySetItsScope(t *testing.T) {
 				t.Fatalf("%s: the starter resumes: %+v, %v", c.scope, res, err)
 			}
 		}
+	}
+}
+
+// A gated park's deciders are the reviewers of the review its call
+// carried, found through the review_id of its PARKED row. Every tool
+// role writes row items of the run's partition, so a row may name any
+// review of the run: one of another tool step (or another tool), whose
+// reviewers never reviewed this call, decides nothing. Nobody may
+// approve or reject the park; it can only be cancelled.
+func TestAGatedParkIsNotDecidedByTheReviewersOfAnotherStepsReview(t *testing.T) {
+	t.Parallel()
+	s := newParkStack(t, decision.ParkPolicy{}, nil)
+	for name, mod := range map[string]func(*review.Params){
+		"another step": func(p *review.Params) { p.Of, p.Tool = "lookup", "crm.update" },
+		"another tool": func(p *review.Params) { p.Of, p.Tool = "send", "send-email" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			run := runARN()
+			lax := s.pending(t, func(p *review.Params) { p.RunID, p.Reviewers = run, []string{principal("mallory")}; mod(p) })
+			r := s.parked(t, run, principal("bob"), lax.ID, park.SchemaChanged, true)
+			if l := s.list(t, "mallory", ""); slices.ContainsFunc(l.Parks, func(v park.View) bool { return v.ParkID == r.ID }) {
+				t.Errorf("mallory lists the park: %+v", l.Parks)
+			}
+			if _, err := s.decide(t, "mallory", r, park.Approve, ""); codeOf(err) != review.CodeForbidden {
+				t.Fatalf("a reviewer of another step's review approves: %v, want %s", err, review.CodeForbidden)
+			}
+			if calls := s.fake.Calls(r.TaskToken); len(calls) != 0 {
+				t.Fatalf("a refused decision sent %+v", calls)
+			}
+		})
 	}
 }

@@ -228,9 +228,16 @@ func (h *Handler) parkedRow(ctx context.Context, r *park.Request) (*parkdynamo.R
 	}
 	var newest *parkdynamo.Row
 	parks := 0
+	latest := h.parks.Now().Add(maxRowClockSkew).UnixNano()
 	for i := range rows {
 		row := &rows[i]
 		if row.Status != string(park.StatusParked) || row.IdempotencyKey != r.IdempotencyKey {
+			continue
+		}
+		if start, ok := table.RowSKStart(row.SK); !ok || start > latest {
+			// No invocation of the call wrote it: a row started in the
+			// future would be the newest of every later park.
+			h.log.WarnContext(ctx, "a PARKED row started in the future is not a park", "run_id", r.RunID, "seq", r.Seq)
 			continue
 		}
 		parks++
@@ -248,6 +255,13 @@ func (h *Handler) parkedRow(ctx context.Context, r *park.Request) (*parkdynamo.R
 	}
 	return newest, nil
 }
+
+// maxRowClockSkew bounds how far after review-request's clock a PARKED
+// row's start may lie (docs/parking.md, "Recording a park"): the row was
+// written before its park Task ran, by a function whose clock Lambda
+// keeps in sync, so a row started later than this was written by no
+// invocation of the call.
+const maxRowClockSkew = time.Minute
 
 // decideCommand is how a person decides park p, for its event.
 func decideCommand(p *park.Park) string {

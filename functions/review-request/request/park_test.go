@@ -275,3 +275,38 @@ func TestAGatedStepsParkNeedsItsRunsVerifiedStart(t *testing.T) {
 		t.Fatalf("park %+v, %v", p, err)
 	}
 }
+
+// The park is the call's newest PARKED row, by its sort key's start
+// time. Every tool role writes row items of the run's partition, and
+// rows carry no seal review-request can check, so a row whose start lies
+// in the future was not written by the call's invocation: such a row,
+// however far ahead, is never the park's, and the park is recorded from
+// the dispatcher's row.
+func TestAParkIsNotRecordedFromARowStartedInTheFuture(t *testing.T) {
+	e := newParkEnv(t)
+	ctx := context.Background()
+	sk := e.parkRow(t, "5", park.SchemaChanged)
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	future := table.RowSK(tool.Seq("5").SortKey(), time.Now().Add(24*time.Hour).UnixNano(), [4]byte{0xff, 0xff, 0xff, 0xff})
+	_, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
+		"pk": s(table.Row.Key(parkRun)), "sk": s(future), "status": s(string(park.StatusParked)),
+		"idempotency_key": s(parkRun + "/5"), "tool": s("send-email"), "step": s("notify"),
+		"park_cause": s(string(park.SchemaChanged)), "pinned_digest": s("sha256:aa"), "current_digest": s("sha256:ee"),
+		"changed_pointers":  &types.AttributeValueMemberL{Value: []types.AttributeValue{s("/inputSchema/properties/to")}},
+		"additive_pointers": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("/inputSchema/properties/to")}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.h.Handle(ctx, e.parkPayload(t, "5", false, "token-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a request.ParkAnswer
+	if err := json.Unmarshal(out, &a); err != nil || a.ParkID != park.ID(table.Row.Key(parkRun), sk) {
+		t.Fatalf("answer %s (%v), want the park of the dispatcher's row %s", out, err, sk)
+	}
+	if _, err := e.parks.Get(ctx, park.ID(table.Row.Key(parkRun), future)); !errors.Is(err, parkdynamo.ErrNotFound) {
+		t.Fatalf("a park was recorded from the row started in the future: %v", err)
+	}
+}
