@@ -71,7 +71,7 @@ func (c split) StopExecution(ctx context.Context, in *sfn.StopExecutionInput, op
 func (s *parkStack) parked(t *testing.T, runID, starter, reviewID string, cause park.Cause, gated bool) *park.Park {
 	t.Helper()
 	ctx := context.Background()
-	rowPK, rowSK := "RUN#"+runID, fmt.Sprintf("CALL#000003#%019d#0a1b2c3d", time.Now().UnixNano())
+	rowPK, rowSK := table.Row.Key(runID), table.RowSK("000003", time.Now().UnixNano(), [4]byte{0x0a, 0x1b, 0x2c, 0x3d})
 	row := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: rowPK}, "sk": &types.AttributeValueMemberS{Value: rowSK},
 		"status": &types.AttributeValueMemberS{Value: "PARKED"}, "idempotency_key": &types.AttributeValueMemberS{Value: runID + "/3"}}
 	if reviewID != "" {
@@ -82,7 +82,7 @@ func (s *parkStack) parked(t *testing.T, runID, starter, reviewID string, cause 
 	now := time.Now().UTC()
 	created := now.Format(park.TimeFormat)
 	item := map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: "PARK#" + id}, "sk": &types.AttributeValueMemberS{Value: "PARK"},
+		table.PK: &types.AttributeValueMemberS{Value: table.Park.Key(id)}, table.SK: &types.AttributeValueMemberS{Value: table.Park.SKValue},
 		"run_id": &types.AttributeValueMemberS{Value: runID}, "step": &types.AttributeValueMemberS{Value: "send"},
 		"seq": &types.AttributeValueMemberS{Value: "3"}, "idempotency_key": &types.AttributeValueMemberS{Value: runID + "/3"},
 		"tool": &types.AttributeValueMemberS{Value: "crm.update"}, "toolset_id": &types.AttributeValueMemberS{Value: "ts_f7826302d51ea15dba1ab8b9cf962a58"},
@@ -258,7 +258,7 @@ func TestParkDecisionOfAnEndedTask(t *testing.T) {
 		t.Fatalf("approve of an ended Task: %v, want %s", err, review.CodeTaskEnded)
 	}
 	other := *r
-	other.ID = park.ID("RUN#x", "CALL#1")
+	other.ID = park.ID(table.Row.Key("x"), table.CallSK("1"))
 	if _, err := s.decide(t, "bob", &other, park.Approve, ""); codeOf(err) != review.CodeNotFound {
 		t.Fatalf("an unknown park: %v, want %s", err, review.CodeNotFound)
 	}
