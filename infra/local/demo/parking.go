@@ -37,9 +37,9 @@ const parkWait = time.Minute
 // server changes crm.lookup_customer's description after mcp-demo pinned
 // it; a run calling it parks in lookup-park, its park recorded and
 // tool.schema_changed delivered to the receiver's hookPath (subscription
-// sub, signature verified); the stack's park decider (stack.CredentialAdmin:
-// the run has no Starter state, so no starter who could) lists it and
-// approves it, and the call is sent once,
+// sub, signature verified); the stack's park decider (stack.CredentialAdmin;
+// the run's starter could too) lists it and approves it, and the call is
+// sent once,
 // under the key it had when it parked. The server's description is put
 // back at the end. An error names what differed.
 func parkedCall(ctx context.Context, st *stack.Stack, sf *sfn.Client, h *hookreceiver.Receiver, sub hookreceiver.Subscription) error {
@@ -100,7 +100,7 @@ func parkedCall(ctx context.Context, st *stack.Stack, sf *sfn.Client, h *hookrec
 	}
 	fmt.Println("  " + line)
 
-	step("%s, the stack's park decider, approves it (an ungated step's park, in a run without a Starter state): the call runs against the server's current definition", stack.CredentialAdmin)
+	step("%s, the stack's park decider, approves it (an ungated step's park: the run's starter or a park decider decides it): the call runs against the server's current definition", stack.CredentialAdmin)
 	if _, err := toolgate("parked", "approve", p.ParkID, "--endpoint", decision, "--as", stack.CredentialAdmin); err != nil {
 		return err
 	}

@@ -270,10 +270,18 @@ type Outcome struct {
 }
 
 // Follow polls an execution's history every interval, calling onEvent once
-// per new event, until the execution ends or ctx is done.
+// per new event, until the execution ends or ctx is done. Each round
+// describes the execution before it reads the history, so that the
+// history read after a terminal status holds every event up to the end:
+// read the other way round, a run that ended between the two reads would
+// end the following without its last events.
 func Follow(ctx context.Context, sf SFNAPI, executionARN string, interval time.Duration, onEvent func(Event)) (*Outcome, error) {
 	seen := 0
 	for {
+		d, err := sf.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(executionARN)})
+		if err != nil {
+			return nil, fmt.Errorf("describe execution: %w", err)
+		}
 		var events []sfntypes.HistoryEvent
 		var token *string
 		for {
@@ -291,10 +299,6 @@ func Follow(ctx context.Context, sf SFNAPI, executionARN string, interval time.D
 			onEvent(toEvent(e))
 		}
 		seen = max(seen, len(events))
-		d, err := sf.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(executionARN)})
-		if err != nil {
-			return nil, fmt.Errorf("describe execution: %w", err)
-		}
 		if d.Status != sfntypes.ExecutionStatusRunning && d.Status != sfntypes.ExecutionStatusPendingRedrive {
 			return &Outcome{Status: string(d.Status), Output: aws.ToString(d.Output), Error: aws.ToString(d.Error), Cause: aws.ToString(d.Cause)}, nil
 		}

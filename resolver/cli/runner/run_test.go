@@ -219,3 +219,58 @@ func TestStartSendsTheEndUserOnlyToADefinitionThatRecordsStarts(t *testing.T) {
 		})
 	}
 }
+
+// endingExecution is an execution that ends right after its history is
+// read while it runs: the moment between Follow's two reads that no stand-in
+// can be made to hit on demand, so this fake stands in for Step Functions
+// here, for DescribeExecution and GetExecutionHistory of one execution
+// only (another ARN is an error).
+type endingExecution struct {
+	SFNAPI
+	arn    string
+	events []sfntypes.HistoryEvent
+	ended  bool
+}
+
+func entered(name string) sfntypes.HistoryEvent {
+	return sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypePassStateEntered, StateEnteredEventDetails: &sfntypes.StateEnteredEventDetails{Name: aws.String(name)}}
+}
+
+func (f *endingExecution) DescribeExecution(_ context.Context, in *sfn.DescribeExecutionInput, _ ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error) {
+	if aws.ToString(in.ExecutionArn) != f.arn {
+		return nil, errors.New("ExecutionDoesNotExist")
+	}
+	if f.ended {
+		return &sfn.DescribeExecutionOutput{Status: sfntypes.ExecutionStatusSucceeded}, nil
+	}
+	return &sfn.DescribeExecutionOutput{Status: sfntypes.ExecutionStatusRunning}, nil
+}
+
+func (f *endingExecution) GetExecutionHistory(_ context.Context, in *sfn.GetExecutionHistoryInput, _ ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error) {
+	if aws.ToString(in.ExecutionArn) != f.arn || in.NextToken != nil {
+		return nil, errors.New("unexpected history request")
+	}
+	out := &sfn.GetExecutionHistoryOutput{Events: append([]sfntypes.HistoryEvent(nil), f.events...)}
+	if !f.ended {
+		// The execution ends as soon as this read is answered.
+		f.events, f.ended = append(f.events, entered("denied"), entered("End")), true
+	}
+	return out, nil
+}
+
+// Following an execution that ends between a read of its history and the
+// check of its status still delivers every event to the end: the status
+// is read first, so a terminal status is followed by a history read that
+// holds the last events.
+func TestFollowDeliversTheLastEventsOfAnExecutionThatEndsBetweenItsReads(t *testing.T) {
+	const arn = "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_x:run-1"
+	f := &endingExecution{arn: arn, events: []sfntypes.HistoryEvent{entered("Start"), entered("lookup-park")}}
+	var got []string
+	out, err := Follow(context.Background(), f, arn, 0, func(e Event) { got = append(got, e.State) })
+	if err != nil || out.Status != "SUCCEEDED" {
+		t.Fatalf("Follow: %+v, %v", out, err)
+	}
+	if want := "Start lookup-park denied End"; strings.Join(got, " ") != want {
+		t.Fatalf("events %v, want %s", got, want)
+	}
+}
