@@ -219,15 +219,16 @@ func (h *Handler) checkParkRun(ctx context.Context, r *park.Request) error {
 
 // parkedRow is the newest PARKED row of r's call whose idempotency key
 // and tool are r's (parkdynamo.Store.ParkedRows): REVIEW_INVALID_REQUEST
-// when there is none or it names no cause, PARK_LIMIT when the key has
-// more than park.MaxParks PARKED rows.
+// when there is none or it names no cause, PARK_LIMIT when park.MaxParks
+// parks of the key's earlier PARKED rows are recorded already
+// (recordedParks).
 func (h *Handler) parkedRow(ctx context.Context, r *park.Request) (*parkdynamo.Row, error) {
 	rows, err := h.parks.ParkedRows(ctx, r.RunID, tool.Seq(r.Seq).SortKey())
 	if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the ledger is unavailable")
 	}
 	var newest *parkdynamo.Row
-	parks := 0
+	var earlier []string // the park ids of the key's other PARKED rows, newest first
 	latest := h.parks.Now().Add(maxRowClockSkew).UnixNano()
 	for i := range rows {
 		row := &rows[i]
@@ -240,21 +241,57 @@ func (h *Handler) parkedRow(ctx context.Context, r *park.Request) (*parkdynamo.R
 			h.log.WarnContext(ctx, "a PARKED row started in the future is not a park", "run_id", r.RunID, "seq", r.Seq)
 			continue
 		}
-		parks++
 		if newest == nil && row.Tool == r.Tool {
 			newest = row
+			continue
 		}
+		earlier = append(earlier, park.ID(row.PK, row.SK))
+	}
+	if newest == nil {
+		return nil, review.Errorf(review.CodeInvalid, "no parked call: call %s of tool %s has no PARKED ledger row", excerpt.Bytes(r.IdempotencyKey, 300, "..."), r.Tool)
+	}
+	recorded, err := h.recordedParks(ctx, earlier)
+	if err != nil {
+		return nil, err
 	}
 	switch {
-	case newest == nil:
-		return nil, review.Errorf(review.CodeInvalid, "no parked call: call %s of tool %s has no PARKED ledger row", excerpt.Bytes(r.IdempotencyKey, 300, "..."), r.Tool)
-	case parks > park.MaxParks:
-		return nil, review.Errorf(review.CodeParkLimit, "call %s parked %d times, more than %d", excerpt.Bytes(r.IdempotencyKey, 300, "..."), parks, park.MaxParks)
+	case recorded >= park.MaxParks:
+		return nil, review.Errorf(review.CodeParkLimit, "call %s parked %d times already, the most one call may", excerpt.Bytes(r.IdempotencyKey, 300, "..."), recorded)
 	case newest.Cause != park.SchemaChanged && newest.Cause != park.CredentialsExpired:
 		return nil, review.Errorf(review.CodeInvalid, "the PARKED row of call %s names no cause a park is recorded for", excerpt.Bytes(r.IdempotencyKey, 300, "..."))
 	}
 	return newest, nil
 }
+
+// recordedParks counts the parks among ids (park ids of a call's earlier
+// PARKED rows, newest first) that were recorded: one consistent GetItem
+// each (ReadParks), until park.MaxParks are found or maxParkLookups were
+// asked. A call's bound counts parks, not rows: every tool role writes
+// row items of the run's partition, so a PARKED row no park Task recorded
+// may be another function's, and must not use up the call's parks
+// (docs/parking.md, "Recording a park"). Real rows beyond the lookups
+// go uncounted, which can only allow a call more parks, each of which a
+// person decides.
+func (h *Handler) recordedParks(ctx context.Context, ids []string) (int, error) {
+	recorded := 0
+	for i, id := range ids {
+		if i == maxParkLookups || recorded == park.MaxParks {
+			break
+		}
+		switch _, err := h.parks.Get(ctx, id); {
+		case err == nil:
+			recorded++
+		case !errors.Is(err, parkdynamo.ErrNotFound):
+			return 0, review.Wrap(review.CodeUnavailable, err, "the ledger is unavailable")
+		}
+	}
+	return recorded, nil
+}
+
+// maxParkLookups bounds the GetItems recordedParks makes for one park:
+// park.MaxParks real parks among three times as many rows no park Task
+// recorded.
+const maxParkLookups = 4 * park.MaxParks
 
 // maxRowClockSkew bounds how far after review-request's clock a PARKED
 // row's start may lie (docs/parking.md, "Recording a park"): the row was

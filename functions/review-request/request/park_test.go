@@ -310,3 +310,33 @@ func TestAParkIsNotRecordedFromARowStartedInTheFuture(t *testing.T) {
 		t.Fatalf("a park was recorded from the row started in the future: %v", err)
 	}
 }
+
+// Every tool role writes row items of the run's partition, so another
+// function can write PARKED rows of a call it never ran: such rows, for
+// which no park was recorded, do not count toward park.MaxParks
+// (recordedParks), so six of them, dated before the call, leave the call's
+// first park to be recorded (docs/parking.md, "Recording a park").
+func TestPARKEDRowsAnotherFunctionWroteDoNotCountTowardTheBound(t *testing.T) {
+	e := newParkEnv(t)
+	ctx := context.Background()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	for i := range park.MaxParks + 1 {
+		forged := table.RowSK(tool.Seq("6").SortKey(), e.now.Add(-time.Hour).UnixNano()+int64(i), [4]byte{0xee, 0, 0, byte(i)})
+		_, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
+			"pk": s(table.Row.Key(parkRun)), "sk": s(forged), "status": s(string(park.StatusParked)),
+			"idempotency_key": s(parkRun + "/6"), "tool": s("send-email"), "park_cause": s(string(park.SchemaChanged)),
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sk := e.parkRow(t, "6", park.SchemaChanged)
+	out, err := e.h.Handle(ctx, e.parkPayload(t, "6", false, "token-1"))
+	if err != nil {
+		t.Fatalf("the call's first park: %v (error type %s), want it recorded", err, errorType(t, err))
+	}
+	var a request.ParkAnswer
+	if err := json.Unmarshal(out, &a); err != nil || a.ParkID != park.ID(table.Row.Key(parkRun), sk) {
+		t.Fatalf("answer %s (%v), want the park of the dispatcher's row", out, err)
+	}
+}
