@@ -196,9 +196,9 @@ func (h *Handler) parkRoute(ctx context.Context, payload json.RawMessage) (json.
 // deployment's account (when it is configured) and of a state machine of
 // this stage's Solutions (when the stage is), and, as a review Task's
 // run, for a gated step, one with a verified start (its Starter state) of
-// a principal of this deployment's account. An ungated step's run may have none (a
-// Solution without gated tools has no Starter state); one it has is
-// checked alike.
+// a principal of this deployment's account. An ungated step's run may have
+// none (a state machine published before a step that can park gave its
+// Solution the Starter state); one it has is checked alike.
 func (h *Handler) checkParkRun(ctx context.Context, r *park.Request) error {
 	e, _ := review.ParseExecutionARN(r.RunID)
 	prefix := tool.StateMachineName(h.stage, "")
