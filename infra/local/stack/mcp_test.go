@@ -228,14 +228,7 @@ func TestMCPToolsOnTheLocalStack(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := writerIn(t, dir)
 	solution := func(name, src, toolset string) {
 		t.Helper()
 		e.publishOn(t, dir, write(name+".yaml", string(stack.OnToolset([]byte(src), toolset))))

@@ -2,7 +2,6 @@ package stack_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,14 +27,7 @@ func TestAllowAdditiveInputOnTheLocalStack(t *testing.T) {
 	e := startEnv(t, stack.StackOptions{Env: map[string]string{"TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "0"}})
 	srv := e.st.MCP
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := writerIn(t, dir)
 	file := strings.ReplaceAll(strings.Replace(lookupOnly, "NAME", "crm-additive", 1), "URL", srv.URL()) + "on_schema_change: allow_additive_input\n"
 	ts := e.registerToolset(t, write("crm-additive.yaml", file))
 	var lock struct {

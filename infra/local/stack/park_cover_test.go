@@ -1,8 +1,6 @@
 package stack_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,14 +77,7 @@ func TestAnApprovedDefinitionChangeCoversTheRunsLaterCalls(t *testing.T) {
 		"TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "0"}})
 	srv := e.st.MCP
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := writerIn(t, dir)
 	ts := e.registerToolset(t, write("crm-cover.yaml", strings.NewReplacer("NAME", "crm-cover", "URL", srv.URL()).Replace(lookupOnly)))
 	for name, src := range map[string]string{"mcp-cover-loop": coverLoop, "mcp-cover-steps": coverSteps} {
 		e.publishOn(t, dir, write(name+".yaml", string(stack.OnToolset([]byte(src), ts))))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,14 +115,7 @@ func TestDecidingParkedCallsOnTheLocalStack(t *testing.T) {
 			park.EnvDeciders: `["` + local.LocalPrincipal(parkDecider) + `"]`}})
 	srv := e.st.MCP
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := writerIn(t, dir)
 	crm := e.registerToolset(t, write("crm-decisions.yaml", strings.ReplaceAll(crmDecisions, "URL", srv.URL())))
 	solution := func(name, src string) {
 		t.Helper()

@@ -1,8 +1,6 @@
 package stack_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -53,14 +51,7 @@ func TestAGatedCallParkedPastItsApprovalIsReReviewedAndSentOnce(t *testing.T) {
 	e := startEnv(t, stack.StackOptions{Env: map[string]string{"TOOLGATE_MCP_SCHEMA_TTL_SECONDS": "0"}})
 	srv := e.st.MCP
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := writerIn(t, dir)
 	demo := e.registerToolset(t, write("mcp-demo.yaml", string(stack.MCPDemoToolset(srv.URL()))))
 	e.publishOn(t, dir, write("rereview-ticket.yaml", string(stack.OnToolset([]byte(rereviewTicket), demo))))
 	// The server defines create_ticket otherwise than its pin: the

@@ -3,6 +3,8 @@ package stack_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -196,4 +198,18 @@ func (e *env) endRefusedCall(t *testing.T, run, step, toolName string) (string, 
 	e.stopParked(t, run, p)
 	out, events := e.follow(t, run)
 	return cause, out, events
+}
+
+// writerIn is what a test writes its files with: a function writing
+// content to the file name in dir (mode 0644) and returning its path,
+// failing t when it cannot.
+func writerIn(t *testing.T, dir string) func(name, content string) string {
+	return func(name, content string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -193,14 +191,7 @@ func TestWebhookSubscriberGetsASignedToolSchemaChangedWhenAnMCPCallParks(t *test
 	srv := e.st.MCP
 
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := writerIn(t, dir)
 	crm := e.registerToolset(t, write("crm-local.yaml", strings.ReplaceAll(crmLocal, "URL", srv.URL())))
 	name := "hooks-parked"
 	e.publishOn(t, dir, write(name+".yaml", string(stack.OnToolset([]byte(strings.Replace(parkedHooksLookup, "NAME", name, 1)), crm))))
