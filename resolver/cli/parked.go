@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,14 +18,6 @@ import (
 	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/review"
 )
-
-// parkedOptions are the flags of toolgate parked's commands.
-type parkedOptions struct {
-	endpoint, url, as string
-	asJSON            bool
-	status            string // list
-	reason            string // reject (required), approve, resume, cancel
-}
 
 // newParkedCmd is `toolgate parked list|show|approve|reject|resume|cancel`:
 // it calls the review-decision function, as toolgate review does, never
@@ -67,7 +58,7 @@ function refuses or fails, 2 on misuse.`,
 
 // newParkedSubCmd is `toolgate parked SUB`.
 func (a *app) newParkedSubCmd(sub, use, short string) *cobra.Command {
-	var o parkedOptions
+	var o decisionOptions
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -92,27 +83,12 @@ func (a *app) newParkedSubCmd(sub, use, short string) *cobra.Command {
 }
 
 // parkedRun runs toolgate parked SUB.
-func (a *app) parkedRun(cmd *cobra.Command, sub string, pos []string, o *parkedOptions) int {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	switch {
-	case sub == "list" && len(pos) != 0:
-		return misuse(cmd, "list takes no arguments")
-	case sub != "list" && len(pos) != 1:
-		return misuse(cmd, "name one park id")
-	case sub != "list" && !park.IDPattern.MatchString(pos[0]):
+func (a *app) parkedRun(cmd *cobra.Command, sub string, pos []string, o *decisionOptions) int {
+	if exit, bad := a.decisionMisuse(cmd, sub, "park", pos, o); bad {
+		return exit
+	}
+	if sub != "list" && !park.IDPattern.MatchString(pos[0]) {
 		return misuse(cmd, "%q is not a park id (pk_ and 26 characters a-z, 2-7)", pos[0])
-	case o.endpoint != "" && o.url != "" && a.getenv(EnvReviewURL) != o.url:
-		return misuse(cmd, "--endpoint and --url exclude each other")
-	case o.endpoint == "" && o.url == "":
-		return misuse(cmd, "pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)")
-	case o.endpoint == "" && o.as != "":
-		return misuse(cmd, "--as is for the local stack: through the Function URL you are your IAM principal")
-	case o.as != "" && validAs(o.as) != nil:
-		return misuse(cmd, "--as %q: %v", o.as, validAs(o.as))
-	case o.endpoint != "" && o.as == "":
-		return misuse(cmd, "--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
-	case sub == "reject" && strings.TrimSpace(o.reason) == "":
-		return misuse(cmd, "a rejection needs --reason TEXT")
 	}
 	req := review.DirectRequest{Reason: o.reason}
 	switch sub {
@@ -125,31 +101,8 @@ func (a *app) parkedRun(cmd *cobra.Command, sub string, pos []string, o *parkedO
 	default:
 		req.Action, req.ParkID, req.Decision = review.ActionParkDecide, pos[0], review.Verdict(sub)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	call := func(req review.DirectRequest) ([]byte, string, string, error) {
-		if o.endpoint != "" {
-			return a.callDecisionRIE(ctx, o.endpoint, req)
-		}
-		return a.callParkURL(ctx, o.url, req)
-	}
-	out, code, msg, err := a.parkCall(ctx, o.as, req, call)
-	if exit, done := decisionAnswer("toolgate parked "+sub, out, code, msg, err, o.asJSON, stdout, stderr); done {
-		return exit
-	}
-	switch sub {
-	case "list":
-		return printParkList(out, req.Status, stdout, stderr)
-	case "show":
-		return printPark(out, stdout, stderr)
-	}
-	var res park.DecideResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		fmt.Fprintf(stderr, "toolgate parked %s: unexpected answer: %.200s\n", sub, out)
-		return ExitErrors
-	}
-	fmt.Fprintln(stdout, res.Message)
-	return ExitOK
+	return a.sendDecision("parked", sub, o, req, a.parkCall, a.callParkURL,
+		decisionPrinters{list: printParkList, one: printPark}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 }
 
 // parkCall signs req's caller proof and calls the function. A decision is

@@ -26,12 +26,89 @@ import (
 // given.
 const EnvReviewURL = "TOOLGATE_REVIEW_URL"
 
-// reviewOptions are the flags of toolgate review's commands.
-type reviewOptions struct {
+// decisionOptions are the flags of toolgate review's and toolgate
+// parked's commands: both call the review-decision function, through its
+// Function URL (url) or, on the local stack, under the RIE (endpoint, as).
+type decisionOptions struct {
 	endpoint, url, as string
 	asJSON            bool
 	status            string // list
-	reason            string // approve, reject
+	reason            string // a decision's; required to reject
+}
+
+// decisionMisuse is the misuse, if any, of sub's positional arguments
+// (list takes none, every other command one id, named what) and of o's
+// transport flags, and a rejection without a reason; ok false when there
+// is none.
+func (a *app) decisionMisuse(cmd *cobra.Command, sub, what string, pos []string, o *decisionOptions) (exit int, ok bool) {
+	switch {
+	case sub == "list" && len(pos) != 0:
+		return misuse(cmd, "list takes no arguments"), true
+	case sub != "list" && len(pos) != 1:
+		return misuse(cmd, "name one %s id", what), true
+	case o.endpoint != "" && o.url != "" && a.getenv(EnvReviewURL) != o.url:
+		return misuse(cmd, "--endpoint and --url exclude each other"), true
+	case o.endpoint == "" && o.url == "":
+		return misuse(cmd, "pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)"), true
+	case o.endpoint == "" && o.as != "":
+		return misuse(cmd, "--as is for the local stack: through the Function URL you are your IAM principal"), true
+	case o.as != "" && validAs(o.as) != nil:
+		return misuse(cmd, "--as %q: %v", o.as, validAs(o.as)), true
+	case o.endpoint != "" && o.as == "":
+		return misuse(cmd, "--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys"), true
+	case sub == "reject" && strings.TrimSpace(o.reason) == "":
+		return misuse(cmd, "a rejection needs --reason TEXT"), true
+	}
+	return 0, false
+}
+
+// decisionCaller is how a command calls review-decision with one signed
+// request: its out, its error code and message, or a transport error.
+type decisionCaller = func(review.DirectRequest) ([]byte, string, string, error)
+
+// decisionPrinters print a list's and a show's answer.
+type decisionPrinters struct {
+	list func(out []byte, status string, stdout, stderr io.Writer) int
+	one  func(out []byte, stdout, stderr io.Writer) int
+}
+
+// sendDecision runs `toolgate <name> <sub>` once its request is built:
+// sign signs req's caller proof and calls review-decision through o's
+// transport (under the RIE, or viaURL), within a minute; the answer is
+// printed as JSON with --json, by p for list and show, and otherwise as
+// the decision's message. Exit 0, or 1 when the function refuses or
+// fails (decisionAnswer).
+func (a *app) sendDecision(name, sub string, o *decisionOptions, req review.DirectRequest,
+	sign func(ctx context.Context, as string, req review.DirectRequest, call decisionCaller) ([]byte, string, string, error),
+	viaURL func(ctx context.Context, url string, req review.DirectRequest) ([]byte, string, string, error),
+	p decisionPrinters, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	call := func(req review.DirectRequest) ([]byte, string, string, error) {
+		if o.endpoint != "" {
+			return a.callDecisionRIE(ctx, o.endpoint, req)
+		}
+		return viaURL(ctx, o.url, req)
+	}
+	out, code, msg, err := sign(ctx, o.as, req, call)
+	if exit, done := decisionAnswer("toolgate "+name+" "+sub, out, code, msg, err, o.asJSON, stdout, stderr); done {
+		return exit
+	}
+	switch sub {
+	case "list":
+		return p.list(out, req.Status, stdout, stderr)
+	case "show":
+		return p.one(out, stdout, stderr)
+	}
+	var res struct {
+		Message string `json:"message"` // review.DecideResult's and park.DecideResult's
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		fmt.Fprintf(stderr, "toolgate %s %s: unexpected answer: %.200s\n", name, sub, out)
+		return ExitErrors
+	}
+	fmt.Fprintln(stdout, res.Message)
+	return ExitOK
 }
 
 // newReviewCmd is `toolgate review list|show|approve|reject`: it calls the
@@ -66,7 +143,7 @@ function refuses or fails, 2 on misuse.`,
 
 // newReviewSubCmd is `toolgate review SUB`.
 func (a *app) newReviewSubCmd(sub, use, short string) *cobra.Command {
-	var o reviewOptions
+	var o decisionOptions
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -89,25 +166,9 @@ func (a *app) newReviewSubCmd(sub, use, short string) *cobra.Command {
 }
 
 // reviewRun runs toolgate review SUB.
-func (a *app) reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewOptions) int {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	switch {
-	case sub == "list" && len(pos) != 0:
-		return misuse(cmd, "list takes no arguments")
-	case sub != "list" && len(pos) != 1:
-		return misuse(cmd, "name one review id")
-	case o.endpoint != "" && o.url != "" && a.getenv(EnvReviewURL) != o.url:
-		return misuse(cmd, "--endpoint and --url exclude each other")
-	case o.endpoint == "" && o.url == "":
-		return misuse(cmd, "pass --url (the review-decision Function URL) or --endpoint (the function under the RIE, locally)")
-	case o.endpoint == "" && o.as != "":
-		return misuse(cmd, "--as is for the local stack: through the Function URL you are your IAM principal")
-	case o.as != "" && validAs(o.as) != nil:
-		return misuse(cmd, "--as %q: %v", o.as, validAs(o.as))
-	case o.endpoint != "" && o.as == "":
-		return misuse(cmd, "--endpoint needs --as NAME: on the local stack you prove who you are with NAME's local keys")
-	case sub == "reject" && strings.TrimSpace(o.reason) == "":
-		return misuse(cmd, "a rejection needs --reason TEXT")
+func (a *app) reviewRun(cmd *cobra.Command, sub string, pos []string, o *decisionOptions) int {
+	if exit, bad := a.decisionMisuse(cmd, sub, "review", pos, o); bad {
+		return exit
 	}
 	req := review.DirectRequest{}
 	switch sub {
@@ -121,31 +182,8 @@ func (a *app) reviewRun(cmd *cobra.Command, sub string, pos []string, o *reviewO
 			req.Decision = review.Reject
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	call := func(req review.DirectRequest) ([]byte, string, string, error) {
-		if o.endpoint != "" {
-			return a.callDecisionRIE(ctx, o.endpoint, req)
-		}
-		return a.callDecisionURL(ctx, o.url, req)
-	}
-	out, code, msg, err := a.decisionCall(ctx, o.as, req, call)
-	if exit, done := decisionAnswer("toolgate review "+sub, out, code, msg, err, o.asJSON, stdout, stderr); done {
-		return exit
-	}
-	switch sub {
-	case "list":
-		return printReviewList(out, req.Status, stdout, stderr)
-	case "show":
-		return printReview(out, stdout, stderr)
-	}
-	var res review.DecideResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		fmt.Fprintf(stderr, "toolgate review %s: unexpected answer: %.200s\n", sub, out)
-		return ExitErrors
-	}
-	fmt.Fprintln(stdout, res.Message)
-	return ExitOK
+	return a.sendDecision("review", sub, o, req, a.decisionCall, a.callDecisionURL,
+		decisionPrinters{list: printReviewList, one: printReview}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 }
 
 // decisionCall signs req's caller proof and calls the function. A decision
