@@ -29,13 +29,15 @@ const (
 	// characters, tool.DecodeEnvelope), the seq counter and the verified
 	// start (startBytes), with their keys, and the run's traceparent
 	// (traceparentBytes).
-	metaBytes = 6<<10 + traceparentBytes
+	metaBytes = 4<<10 + startBytes + traceparentBytes
 	// startBytes bounds a start member ($.meta.start, and a tool Task's
 	// start): the verified starter, an IAM ARN of at most
-	// tool.MaxStarterLength characters, none of which JSON escapes, and
-	// the end-user scope (shared/enduser Scope: 73 characters), with the
-	// keys.
-	startBytes = tool.MaxStarterLength + 73 + len(`,"start":{"starter":"","end_user":""}`)
+	// tool.MaxStarterLength characters, none of which JSON escapes, the
+	// end-user scope (shared/enduser Scope: 73 characters), and a fork's
+	// parent run (an execution ARN of at most tool.MaxStarterLength
+	// characters) and rerun_reads (docs/fork.md), with the keys.
+	startBytes = tool.MaxStarterLength + 73 + len(`,"start":{"starter":"","end_user":""}`) +
+		tool.MaxStarterLength + len(`,"forked_from":"","rerun_reads":false`)
 	// traceparentBytes bounds a traceparent member of the state data or of
 	// a payload, its key included: meta.traceparent is at most
 	// tool.MaxTraceparentLength characters (toolgate run writes no longer

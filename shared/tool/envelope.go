@@ -130,8 +130,9 @@ func (e Envelope) MarshalJSON() ([]byte, error) {
 
 // Start is an envelope's start member: the run's verified starter and its
 // end-user scope, as review-request answered the run's Starter state
-// (StartResult). It is decoded strictly: exactly the members "starter"
-// and "end_user", each once.
+// (StartResult). It is decoded strictly: the members "starter" and
+// "end_user", each once, and the optional "forked_from" and
+// "rerun_reads" of a fork (docs/fork.md), each at most once.
 type Start struct {
 	// Starter is the verified principal ARN who started the run (at most
 	// MaxStarterLength printable characters); null (read as "") in a run
@@ -142,7 +143,23 @@ type Start struct {
 	// run acts for no end user (none was asked for, or the mapping did not
 	// let the starter act for it). Only a run with a starter has one.
 	EndUser *string `json:"end_user"`
+	// ForkedFrom is the parent run a fork's start record names: an
+	// execution ARN (arn:<partition>:states:<region>:<account>:execution:
+	// <state machine>:<name>, at most MaxStarterLength printable
+	// characters), or "" (absent or null) in a run that is no fork. The
+	// dispatcher matches the run's calls against the parent's by it, and
+	// learns it only from here (docs/fork.md, "Forking a run"). Only a run
+	// with a starter has one.
+	ForkedFrom string `json:"forked_from,omitempty"`
+	// RerunReads is the fork's --rerun-reads: its reads run again rather
+	// than reuse the parent's results. false when absent or null.
+	RerunReads bool `json:"rerun_reads,omitempty"`
 }
+
+// executionARN is an execution ARN's form (Step Functions' ARN format:
+// arn:<partition>:states:<region>:<account>:execution:<state machine>:
+// <name>), no ":" or white space in the last two parts.
+var executionARN = regexp.MustCompile(`^arn:[a-z0-9-]+:states:[a-z0-9-]+:[0-9]{12}:execution:[^:\s]+:[^:\s]+$`)
 
 // parkIDPattern is a park id's form (shared/park IDPattern, which this
 // package cannot import: TestParkIDForm there keeps the two one).
@@ -157,10 +174,13 @@ const MaxStarterLength = 2048
 // one).
 var endUserScope = regexp.MustCompile(`^end_user:[0-9a-f]{64}$`)
 
-// UnmarshalJSON reads a start member strictly: a JSON object with exactly
-// the members "starter" (a string or null) and "end_user" (a string of
-// an end-user scope's form, or null), each once; a member missing,
-// repeated, of another name or type is refused, naming it.
+// UnmarshalJSON reads a start member strictly: a JSON object with the
+// members "starter" (a string or null) and "end_user" (a string of an
+// end-user scope's form, or null), each once, and optionally
+// "forked_from" (an execution ARN or null) and "rerun_reads" (a boolean
+// or null), each at most once; a member missing, repeated, of another
+// name or type is refused, naming it, and so is a forked_from or a true
+// rerun_reads without a starter.
 func (s *Start) UnmarshalJSON(data []byte) error {
 	members, err := DecodeObject("start", data)
 	if err != nil {
@@ -179,8 +199,26 @@ func (s *Start) UnmarshalJSON(data []byte) error {
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return fmt.Errorf("start member %q is not a string or null", name)
 			}
+		case "forked_from":
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return fmt.Errorf("start member %q is not a string or null", name)
+			}
+			if v != nil {
+				if *v == "" {
+					return fmt.Errorf("start member \"forked_from\" is empty: write null when the run is no fork")
+				}
+				s.ForkedFrom = *v
+			}
+			continue
+		case "rerun_reads":
+			var b *bool
+			if err := json.Unmarshal(raw, &b); err != nil {
+				return fmt.Errorf("start member %q is not a boolean or null", name)
+			}
+			s.RerunReads = b != nil && *b
+			continue
 		default:
-			return fmt.Errorf("start member %s is not starter or end_user", strconv.Quote(excerpt.Bytes(name, maxQuotedBytes, "...")))
+			return fmt.Errorf("start member %s is not starter, end_user, forked_from or rerun_reads", strconv.Quote(excerpt.Bytes(name, maxQuotedBytes, "...")))
 		}
 		if name == "end_user" {
 			s.EndUser = v
@@ -195,6 +233,12 @@ func (s *Start) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("start member \"end_user\" is not an end-user scope (end_user: and 64 lower-case hex digits)")
 	case s.EndUser != nil && s.Starter == "":
 		return fmt.Errorf("start member \"end_user\" is set without a starter: only a run's Starter records an end user")
+	case s.ForkedFrom != "" && (len(s.ForkedFrom) > MaxStarterLength || strings.ContainsFunc(s.ForkedFrom, unprintable) || !executionARN.MatchString(s.ForkedFrom)):
+		return fmt.Errorf("start member \"forked_from\" is not an execution ARN (arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>, at most %d printable characters)", MaxStarterLength)
+	case s.ForkedFrom != "" && s.Starter == "":
+		return fmt.Errorf("start member \"forked_from\" is set without a starter: only a run's Starter records a fork")
+	case s.RerunReads && s.ForkedFrom == "":
+		return fmt.Errorf("start member \"rerun_reads\" is true without forked_from: only a fork reruns its parent's reads")
 	}
 	return nil
 }

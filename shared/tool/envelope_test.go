@@ -200,6 +200,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"seq":1e400}`))
 	f.Add([]byte(strings.Replace(valid, `"attempt":1`, `"attempt":1,"run_started_at":"2026-01-02T03:04:05.678Z"`, 1)))
+	f.Add([]byte(withStart(`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":"` + parentARN + `","rerun_reads":true}`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := tool.DecodeEnvelope(data)
 		if err != nil {
@@ -258,6 +259,47 @@ func TestDecodeReadsTheStartMember(t *testing.T) {
 	}
 }
 
+const parentARN = "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_digest:run-20261203T110000Z-0a1b"
+
+func TestDecodeReadsAForksStart(t *testing.T) {
+	for name, c := range map[string]struct {
+		start      string
+		forkedFrom string
+		rerunReads bool
+	}{
+		"no fork members (older Starters)": {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null}`, "", false},
+		"nulls":                            {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":null,"rerun_reads":null}`, "", false},
+		"not a fork, rerun_reads false":    {`{"starter":null,"end_user":null,"forked_from":null,"rerun_reads":false}`, "", false},
+		"a fork":                           {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":"` + parentARN + `","rerun_reads":false}`, parentARN, false},
+		"a fork rerunning reads":           {`{"rerun_reads":true,"forked_from":"` + parentARN + `","starter":"arn:aws:iam::123456789012:user/a","end_user":"` + scopeHex + `"}`, parentARN, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, err := tool.DecodeEnvelope([]byte(withStart(c.start)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Start == nil || e.Start.ForkedFrom != c.forkedFrom || e.Start.RerunReads != c.rerunReads {
+				t.Fatalf("start = %+v, want forked_from %q rerun_reads %v", e.Start, c.forkedFrom, c.rerunReads)
+			}
+		})
+	}
+}
+
+func TestStartResultDecodesAsAStartMember(t *testing.T) {
+	from := parentARN
+	b, err := json.Marshal(tool.StartResult{Starter: "arn:aws:iam::123456789012:user/a", ForkedFrom: &from, RerunReads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st tool.Start
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if st.ForkedFrom != parentARN || !st.RerunReads {
+		t.Fatalf("%s decoded as %+v", b, st)
+	}
+}
+
 func TestDecodeWithoutStartHasNone(t *testing.T) {
 	for _, in := range []string{valid, withStart("null")} {
 		e, err := tool.DecodeEnvelope([]byte(in))
@@ -272,20 +314,29 @@ func TestDecodeWithoutStartHasNone(t *testing.T) {
 
 func TestDecodeRefusesAMalformedStart(t *testing.T) {
 	for name, c := range map[string]struct{ start, want string }{
-		"unknown member":         {`{"starter":null,"end_user":null,"end_user_id":"alice"}`, `start member "end_user_id" is not starter or end_user`},
-		"starter missing":        {`{"end_user":null}`, `start member "starter" is missing`},
-		"end user missing":       {`{"starter":null}`, `start member "end_user" is missing`},
-		"member twice":           {`{"starter":null,"end_user":null,"starter":"arn:aws:iam::123456789012:user/a"}`, `appears twice`},
-		"not an object":          {`"arn:aws:iam::123456789012:user/a"`, `start is not a JSON object`},
-		"empty object":           {`{}`, `is missing`},
-		"starter a number":       {`{"starter":3,"end_user":null}`, `"starter" is not a string or null`},
-		"starter no ARN":         {`{"starter":"alice","end_user":null}`, `"starter" is not a principal ARN`},
-		"raw end-user id":        {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":"alice"}`, `"end_user" is not an end-user scope`},
-		"upper-case scope":       {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":"` + strings.ToUpper(scopeHex) + `"}`, `"end_user" is not an end-user scope`},
-		"end user, no starter":   {`{"starter":null,"end_user":"` + scopeHex + `"}`, `without a starter`},
-		"end user an object":     {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":{}}`, `"end_user" is not a string or null`},
-		"Starter in upper case":  {`{"Starter":null,"end_user":null}`, `"starter" is missing`},
-		"starter with a newline": {`{"starter":"arn:aws:iam::123456789012:user/a\n","end_user":null}`, `"starter" is not a principal ARN`},
+		"unknown member":          {`{"starter":null,"end_user":null,"end_user_id":"alice"}`, `start member "end_user_id" is not starter, end_user, forked_from or rerun_reads`},
+		"forked_from no ARN":      {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":"run-1"}`, `"forked_from" is not an execution ARN`},
+		"forked_from a role":      {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":"arn:aws:iam::123456789012:role/r"}`, `"forked_from" is not an execution ARN`},
+		"forked_from empty":       {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":""}`, `"forked_from" is empty`},
+		"forked_from a number":    {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":3}`, `"forked_from" is not a string or null`},
+		"forked_from, no starter": {`{"starter":null,"end_user":null,"forked_from":"` + parentARN + `"}`, `"forked_from" is set without a starter`},
+		"forked_from twice":       {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":null,"forked_from":"` + parentARN + `"}`, `appears twice`},
+		"rerun_reads a string":    {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":"` + parentARN + `","rerun_reads":"yes"}`, `"rerun_reads" is not a boolean or null`},
+		"rerun_reads, no fork":    {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"rerun_reads":true}`, `"rerun_reads" is true without forked_from`},
+		"forked_from newline":     {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":null,"forked_from":"` + parentARN + `\n"}`, `"forked_from" is not an execution ARN`},
+		"starter missing":         {`{"end_user":null}`, `start member "starter" is missing`},
+		"end user missing":        {`{"starter":null}`, `start member "end_user" is missing`},
+		"member twice":            {`{"starter":null,"end_user":null,"starter":"arn:aws:iam::123456789012:user/a"}`, `appears twice`},
+		"not an object":           {`"arn:aws:iam::123456789012:user/a"`, `start is not a JSON object`},
+		"empty object":            {`{}`, `is missing`},
+		"starter a number":        {`{"starter":3,"end_user":null}`, `"starter" is not a string or null`},
+		"starter no ARN":          {`{"starter":"alice","end_user":null}`, `"starter" is not a principal ARN`},
+		"raw end-user id":         {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":"alice"}`, `"end_user" is not an end-user scope`},
+		"upper-case scope":        {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":"` + strings.ToUpper(scopeHex) + `"}`, `"end_user" is not an end-user scope`},
+		"end user, no starter":    {`{"starter":null,"end_user":"` + scopeHex + `"}`, `without a starter`},
+		"end user an object":      {`{"starter":"arn:aws:iam::123456789012:user/a","end_user":{}}`, `"end_user" is not a string or null`},
+		"Starter in upper case":   {`{"Starter":null,"end_user":null}`, `"starter" is missing`},
+		"starter with a newline":  {`{"starter":"arn:aws:iam::123456789012:user/a\n","end_user":null}`, `"starter" is not a principal ARN`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := tool.DecodeEnvelope([]byte(withStart(c.start)))

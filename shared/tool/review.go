@@ -87,6 +87,14 @@ type StartResult struct {
 	// none was asked for, or the mapping did not let the starter act for
 	// the one asked for (the start record says which).
 	EndUser *string `json:"end_user"`
+	// ForkedFrom is the parent run of a fork (its execution ARN: the start
+	// record's forked_from), or null for a run that is no fork
+	// (docs/fork.md, "Forking a run"). Start reads it as optional:
+	// Starters before forks answer without it.
+	ForkedFrom *string `json:"forked_from"`
+	// RerunReads is the fork's --rerun-reads; false for a run that is no
+	// fork.
+	RerunReads bool `json:"rerun_reads"`
 }
 
 // ReviewRejected is the error review-decision reports with
