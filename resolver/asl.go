@@ -299,7 +299,8 @@ func (e *emitter) seqPass(comment, next string) *asl.Pass {
 
 // starterTask is a start Task (Starter, StarterChild): review-request
 // answers the payload with the run's verified starter and end-user scope
-// (tool.StartResult, both members always written), kept at $.meta.start;
+// and, for a fork, its parent and rerun_reads (tool.StartResult, every
+// member always written; docs/fork.md), kept at $.meta.start;
 // retried on REVIEW_UNAVAILABLE and Lambda's transient
 // errors, with no Catch (a refused start ends the run).
 func (e *emitter) starterTask(comment string, payload map[string]any, next string) *asl.Task {
@@ -307,7 +308,8 @@ func (e *emitter) starterTask(comment string, payload map[string]any, next strin
 		Comment:        comment,
 		Resource:       lambdaInvoke,
 		Parameters:     asl.LambdaInvoke{FunctionName: e.placeholder(ReviewFunction), Payload: payload},
-		ResultSelector: map[string]any{"starter.$": "$.Payload.starter", "end_user.$": "$.Payload.end_user"},
+		ResultSelector: map[string]any{"starter.$": "$.Payload.starter", "end_user.$": "$.Payload.end_user",
+			"forked_from.$": "$.Payload.forked_from", "rerun_reads.$": "$.Payload.rerun_reads"},
 		ResultPath:     "$.meta.start",
 		Retry: []asl.Retrier{{
 			ErrorEquals: append([]string{tool.ReviewUnavailable}, lambdaTransient...), MaxAttempts: 3, IntervalSeconds: 1, BackoffRate: 2.0,

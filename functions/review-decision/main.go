@@ -7,7 +7,8 @@
 // decision's review.decided webhook event is recorded and handed to the
 // events queue, TOOLGATE_WEBHOOK_EVENTS_QUEUE (docs/webhooks.md). It also
 // decides parked calls: a decision is sent to the park Task, a cancel
-// stops the run (docs/parking.md).
+// stops the run (docs/parking.md); and it forks runs (run.fork,
+// docs/fork.md).
 package main
 
 import (
@@ -59,6 +60,15 @@ func main() {
 		Parks:      parkdynamo.New(db, cfg.Table, nil),
 		ParkTasks:  stepfunctions.Parks{Client: client},
 		ParkPolicy: cfg.Parks,
+		// run.fork (docs/fork.md): fork items, the parent's calls without
+		// their results, its starter, and its execution.
+		Forks: decision.ForkDeps{
+			Store:      dynamo.NewStore(db, cfg.Table),
+			Calls:      ledger.New(db, cfg.Table),
+			Starters:   parkdynamo.New(db, cfg.Table, nil),
+			Executions: stepfunctions.Forks{Client: client},
+			Policy:     cfg.Forks,
+		},
 	})
 	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)

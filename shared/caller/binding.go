@@ -79,6 +79,10 @@ const (
 	// ActionParkCancel is review-decision's cancel of a parked call, which
 	// stops its run: Target the park id.
 	ActionParkCancel = "park.cancel"
+	// ActionRunFork is review-decision's fork of a run (docs/fork.md):
+	// Target the parent's execution ARN, Decision the fork's, Detail
+	// "rerun_reads" or "".
+	ActionRunFork = "run.fork"
 )
 
 // Binding is what one proof may be used for. Every field is part of the

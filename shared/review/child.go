@@ -89,12 +89,38 @@ type RunStartRecord struct {
 	// EndUserScope is the run's end-user scope (shared/enduser Scope), ""
 	// for none.
 	EndUserScope string
+	// Fork is the parent run the start record names as forked from, and
+	// the fork's --rerun-reads; zero for a run that is no fork
+	// (docs/fork.md).
+	Fork ForkOrigin
+}
+
+// ForkOrigin is what a fork's start record holds of its parent: From,
+// the parent's execution ARN ("" for a run that is no fork), and
+// RerunReads (docs/fork.md, "Forking a run").
+type ForkOrigin struct {
+	From       string
+	RerunReads bool
+}
+
+// ForkedFromAnswer is o as a start answer's forked_from: nil for a run
+// that is no fork.
+func (o ForkOrigin) ForkedFromAnswer() *string {
+	if o.From == "" {
+		return nil
+	}
+	from := o.From
+	return &from
 }
 
 // StartRecord is any start record as a run's reviews and children read
 // it: the verified starter and the run's end-user scope ("" for none).
 type StartRecord struct {
 	Starter, EndUserScope string
+	// EndUser is the raw end-user id toolgate run recorded ("" for none,
+	// and on a child's record): a fork of the run asks for it again
+	// (docs/fork.md).
+	EndUser string
 }
 
 // EndUserAnswer is scope as a start answer's end_user: nil for "".

@@ -58,6 +58,14 @@ type StartRequest struct {
 	// only when the end-user mapping lets the verified starter act for it
 	// (docs/identity.md, "End users").
 	EndUser string `json:"end_user,omitempty"`
+	// ForkedFrom is the parent run of a fork (toolgate fork; docs/fork.md):
+	// its execution ARN, absent for a run that is no fork. It is recorded
+	// only when the parent's fork item names this execution as its fork
+	// and the verified starter is the forker the item names; a fork acts
+	// for its parent's end user, so EndUser is then absent.
+	ForkedFrom string `json:"forked_from,omitempty"`
+	// RerunReads is the fork's --rerun-reads; true only with ForkedFrom.
+	RerunReads bool `json:"rerun_reads,omitempty"`
 	// Proof is the caller's proof (docs/identity.md, "The caller proof"):
 	// an sts:GetCallerIdentity URL the caller presigned with its own
 	// credentials, at most caller.MaxProofBytes (8 KiB), that signs
@@ -85,6 +93,19 @@ func StartBindingFor(executionARN, inputDigest, endUser string) caller.Binding {
 	return caller.Binding{Action: caller.ActionStart, Target: executionARN, InputDigest: inputDigest, Detail: endUser}
 }
 
+// StartBindingOf is what a StartRequest's caller proof is bound to:
+// StartBindingFor for a run that is no fork (ForkedFrom empty); for a
+// fork, Detail is the JSON array [end user, forked_from, rerun_reads],
+// so that a proof signed for one parent, or without --rerun-reads,
+// records no other.
+func StartBindingOf(r *StartRequest) caller.Binding {
+	if r.ForkedFrom == "" {
+		return StartBindingFor(r.ExecutionARN, r.InputDigest, r.EndUser)
+	}
+	detail, _ := json.Marshal([]any{r.EndUser, r.ForkedFrom, r.RerunReads})
+	return caller.Binding{Action: caller.ActionStart, Target: r.ExecutionARN, InputDigest: r.InputDigest, Detail: string(detail)}
+}
+
 // StartAnswer is the start lane's answer to a StartRequest once the start
 // record is written: the recorded starter, the run's end-user scope (null
 // for none) and, when an end user was asked for but not recorded, why
@@ -93,6 +114,8 @@ type StartAnswer struct {
 	Starter        string  `json:"starter"`
 	EndUser        *string `json:"end_user"`
 	EndUserSkipped string  `json:"end_user_skipped,omitempty"`
+	// ForkedFrom is the parent the record names, for a fork.
+	ForkedFrom string `json:"forked_from,omitempty"`
 }
 
 // EndUserRecord is what a start record holds of its run's end user: the
@@ -138,7 +161,8 @@ func RequestBinding(req LaneRequest, inputDigest string) caller.Binding {
 //
 // The park actions (docs/parking.md, "Deciding") are "park.list",
 // "park.show", "park.decide" and "park.cancel", with ParkID naming the
-// park and Decision approve, reject or resume.
+// park and Decision approve, reject or resume. "run.fork" forks RunID as
+// ForkRunID (docs/fork.md).
 type DirectRequest struct {
 	Action   Action  `json:"action"`
 	ReviewID string  `json:"review_id,omitempty"`
@@ -146,7 +170,12 @@ type DirectRequest struct {
 	Status   string  `json:"status,omitempty"`
 	Decision Verdict `json:"decision,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
-	Proof    string  `json:"proof,omitempty"`
+	// RunID, ForkRunID and RerunReads are a run.fork's (ActionRunFork):
+	// the parent's and the fork's execution ARNs, and --rerun-reads.
+	RunID      string `json:"run_id,omitempty"`
+	ForkRunID  string `json:"fork_run_id,omitempty"`
+	RerunReads bool   `json:"rerun_reads,omitempty"`
+	Proof      string `json:"proof,omitempty"`
 }
 
 // DecisionBody is the body of POST /reviews/{id} on the Function URL.

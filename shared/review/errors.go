@@ -29,6 +29,14 @@ const (
 	// CodeParkLimit: the call parked more than park.MaxParks times; the
 	// park Task's Catch ends the step as rejected (docs/parking.md).
 	CodeParkLimit Code = "PARK_LIMIT"
+	// CodeForkWaiting: run.fork found calls of the parent IN_PROGRESS
+	// under a live lease; the message names their keys and the latest
+	// lease's end (ForkWaitingMessage), and the same fork may be asked
+	// for again after it (docs/fork.md).
+	CodeForkWaiting Code = "FORK_WAITING"
+	// CodeForkUnreconciled: run.fork found calls of the parent whose
+	// outcome is unknown and which no one reconciled (docs/fork.md).
+	CodeForkUnreconciled Code = "FORK_UNRECONCILED"
 )
 
 // HTTPStatus is the Function URL status of a code.
@@ -42,7 +50,7 @@ func (c Code) HTTPStatus() int {
 		return http.StatusForbidden
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeConflict:
+	case CodeConflict, CodeForkWaiting, CodeForkUnreconciled:
 		return http.StatusConflict
 	case CodeExpired, CodeTaskEnded:
 		return http.StatusGone

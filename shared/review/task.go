@@ -137,7 +137,8 @@ var inputDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 // DecodeTask): action StartAction, an execution ARN, an input digest of
 // tool.InputDigest's form and a proof, each present once, and an end user,
 // absent or an end-user id (shared/enduser CheckID; present but empty is
-// refused).
+// refused); a fork's forked_from, absent or another execution's ARN, and
+// rerun_reads, true only with forked_from; a fork names no end user.
 func DecodeStartRequest(data []byte) (*StartRequest, error) {
 	var r StartRequest
 	if err := decodeTask("start request", "a start request", data, &r); err != nil {
@@ -156,6 +157,17 @@ func DecodeStartRequest(data []byte) (*StartRequest, error) {
 		if err := enduser.CheckID(r.EndUser); err != nil {
 			return nil, fmt.Errorf("start request: end_user: %v", err)
 		}
+	}
+	_, forked := members["forked_from"]
+	switch {
+	case forked && matchExecutionARN(r.ForkedFrom) == nil:
+		return nil, fmt.Errorf("start request: forked_from %q is not an execution ARN", excerpt.Bytes(r.ForkedFrom, 200, "..."))
+	case forked && r.ForkedFrom == r.ExecutionARN:
+		return nil, fmt.Errorf("start request: forked_from is the execution itself")
+	case r.RerunReads && !forked:
+		return nil, fmt.Errorf("start request: rerun_reads is true without forked_from: only a fork reruns its parent's reads")
+	case forked && r.EndUser != "":
+		return nil, fmt.Errorf("start request: end_user is set with forked_from: a fork acts for its parent's end user")
 	}
 	return &r, nil
 }

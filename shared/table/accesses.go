@@ -305,6 +305,16 @@ var ParkDecided = Park.Names(PK, SK, "status", "decided_by", "decided_at", "reas
 var ParkedRowAttributes = Row.Names(PK, SK, "status", "idempotency_key", "tool", "step", "park_cause", "pinned_digest",
 	"current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "started_at")
 
+// ForkRecorded are the attributes of run.fork's conditional PutItem of a
+// fork item (shared/review/dynamo Store.RecordFork): the item whole.
+var ForkRecorded = Fork.Names(PK, SK, "fork_run_id", "forked_by", "forked_at", "rerun_reads", "parent_status", ExpiresAt)
+
+// ForkCallAttributes are the only attributes of a parent run's calls and
+// rows run.fork reads (ledger.Store.RunCalls, a Query of begins_with(sk,
+// CALL#) projecting them): what its answer lists and what tells a call in
+// progress, unknown or finished. Never a recorded result (r, result).
+var ForkCallAttributes = Call.Names(PK, SK, "c", "seq", "step", "tool", "idempotency_key", "state", "lease_until")
+
 // Accesses is every access to the table. infra generates each role's and
 // managed policy's ledger statements from it, in this order per principal;
 // docs/infra.md tabulates them.
@@ -356,7 +366,7 @@ var Accesses = []Access{
 		Attributes: ReviewsByStatus.Attributes(), Code: "dynamo.Store.List", Doc: "Query on the index, with its own projection"},
 	{Sid: "RecordStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{PutItem},
 		Attributes: Start.Names(PK, SK, "starter", "parent_run_id", "input_digest", "deadline", "state_machine_arn", "child_started_at", "released_at",
-			"end_user", "end_user_scope", "end_user_skipped", ExpiresAt),
+			"end_user", "end_user_scope", "end_user_skipped", "forked_from", "rerun_reads", ExpiresAt),
 		Code: "dynamo.Store RecordRunStart, RecordChildStart, RecordStart", Doc: "the conditional PutItem of an execution's starter"},
 	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
 		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id", "released_at"), ReturnValues: "NONE",
@@ -365,7 +375,17 @@ var Accesses = []Access{
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
 	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter",
-		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\")"},
+		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\"); " +
+			"run.fork's read of the parent's starter, who may fork it (docs/fork.md)"},
+	{Sid: "RecordForks", By: []Principal{ReviewDecision}, On: []*Kind{Fork}, Actions: []Action{PutItem},
+		Attributes: ForkRecorded, Code: "dynamo.Store.RecordFork (shared/review/dynamo)",
+		Doc: "run.fork's conditional PutItem (attribute_not_exists(pk) OR fork_run_id = :f): a parent is forked once; no other role writes a fork"},
+	{Sid: "ReadForks", By: []Principal{ReviewDecision, ReviewRequest}, On: []*Kind{Fork}, Actions: []Action{GetItem},
+		Code: "dynamo.Store.Fork (shared/review/dynamo)",
+		Doc:  "a consistent GetItem of the whole fork item: run.fork's after its failed condition, and the start lane's before it records forked_from"},
+	{Sid: "ReadForkedCalls", By: []Principal{ReviewDecision}, On: []*Kind{Call, Row}, Actions: []Action{Query},
+		Attributes: ForkCallAttributes, SpecificAttributes: true, Code: "ledger.Store.RunCalls",
+		Doc: "run.fork's consistent Query of the parent's calls (begins_with(sk, CALL#)), projecting ForkCallAttributes: never a recorded result"},
 	{Sid: "ReadParkedRowReviews", By: []Principal{ReviewDecision}, On: []*Kind{Row}, Actions: []Action{GetItem},
 		Attributes: Row.Names(PK, SK, "review_id"), SpecificAttributes: true, Code: "parkdynamo.Decisions.RowReview",
 		Doc: "GetItem of a park's PARKED row projecting review_id: whose reviewers decide a gated park"},

@@ -90,7 +90,10 @@ var writeRules = []writeRule{
 	{kind: WebhookSubscription, by: []Principal{WebhookDelivery}, action: UpdateItem,
 		allow: []string{PK, SK, "status", "disabled_reason", "updated_at", "version"}},
 	{kind: WebhookAttempt, by: []Principal{WebhookDelivery}, action: PutItem,
-		allow: []string{PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at", ExpiresAt}},
+		allow: []string{PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at", ExpiresAt}}, // A fork item: only review-decision's run.fork writes it, after it
+	// authorised the forker (docs/fork.md); the start lane only reads it.
+	{kind: Fork, by: []Principal{ReviewDecision}, action: PutItem,
+		allow: []string{PK, SK, "fork_run_id", "forked_by", "forked_at", "rerun_reads", "parent_status", ExpiresAt}},
 }
 
 // checkWrites reports every write access of accesses that no rule of

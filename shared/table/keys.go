@@ -143,3 +143,10 @@ func WebhookSubscriptionSK(id string) string { return WebhookSubscriptionSKPrefi
 func WebhookAttemptSK(subID string, n int) string {
 	return fmt.Sprintf("%s%s#%0*d", WebhookAttemptSKPrefix, subID, WebhookAttemptDigits, n)
 }
+
+// Keys of a fork item (Fork): "FORK#<parent run id>" / "FORK", one per
+// parent run (docs/fork.md).
+const (
+	ForkPrefix = "FORK#"
+	ForkSK     = "FORK"
+)

@@ -249,6 +249,28 @@ var Start = &Kind{
 		attr("end_user", String, "the end-user id toolgate run --end-user named, when the end-user mapping lets the starter act for it (docs/identity.md, \"End users\")"),
 		attr("end_user_scope", String, "end_user:<hex HMAC-SHA256 of the id> (shared/enduser Scope); a child's is its parent's"),
 		attr("end_user_skipped", String, "why the end user asked for was not recorded (the mapping does not let the starter act for it)"),
+		attr("forked_from", String, "a fork's parent run, its execution ARN: recorded only when the parent's fork item names this execution and the starter may fork it (docs/fork.md)"),
+		attr("rerun_reads", Bool, "a fork's --rerun-reads: its reads run again rather than reuse the parent's results"),
+		ttl,
+	},
+}
+
+// Fork records that a run was forked, and as which execution: written
+// once per parent by review-decision's run.fork, after it authorised the
+// forker and stopped the parent (conditional PutItem
+// attribute_not_exists(pk) OR fork_run_id = :f: asking again for the same
+// fork is idempotent, for another refused), and read by review-request's
+// start lane before it records forked_from on the fork's start record
+// (docs/fork.md, "Forking a run").
+var Fork = &Kind{
+	Name: "fork", Prefix: ForkPrefix, PKShape: ForkPrefix + "<parent run id>", SKShape: ForkSK, SKValue: ForkSK,
+	Doc: "the one fork of a run: which execution it is, who forked it and what became of the parent",
+	Attributes: []Attribute{
+		attr("fork_run_id", String, "the fork's execution ARN"),
+		attr("forked_by", String, "the verified forker's ARN"),
+		attr("forked_at", String, "RFC 3339 UTC ms"),
+		attr("rerun_reads", Bool, "whether the fork's reads run again rather than reuse the parent's results"),
+		attr("parent_status", String, "RUNNING when run.fork stopped the parent, else its terminal status (SUCCEEDED, FAILED, TIMED_OUT, ABORTED)"),
 		ttl,
 	},
 }

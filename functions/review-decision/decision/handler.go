@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Config is the review-decision function's configuration.
@@ -28,6 +29,9 @@ type Config struct {
 	// Parks names the park deciders and operators (park.EnvDeciders,
 	// park.EnvOperators; docs/parking.md, "Deciding").
 	Parks ParkPolicy
+	// Forks are run.fork's operators and scope (EnvForkOperators; the
+	// stage, account and region of review.StartScope).
+	Forks ForkPolicy
 }
 
 // ConfigFromEnv reads the review-decision function's configuration:
@@ -38,7 +42,9 @@ type Config struct {
 // deployment's own account, reviewer.ParseAdmins; unset, nobody), and the
 // credential admins, as the publish function reads them
 // (publishapi.EnvCredentialAdmins), who may resume a credentials park of
-// a toolset's or an end user's scope.
+// a toolset's or an end user's scope; the fork operators
+// (EnvForkOperators, a list of the same form) and the stage
+// (tool.EnvStage) and region (AWS_REGION) whose runs run.fork admits.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Table: getenv(review.EnvTable)}
 	if cfg.Table == "" {
@@ -67,6 +73,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.Parks.Operators, err = reviewer.ParseAdmins(park.EnvOperators, getenv(park.EnvOperators), cfg.Callers.Account); err != nil {
 		return cfg, err
 	}
+	if cfg.Forks.Operators, err = reviewer.ParseAdmins(EnvForkOperators, getenv(EnvForkOperators), cfg.Callers.Account); err != nil {
+		return cfg, err
+	}
+	cfg.Forks.Scope = review.StartScope{Account: cfg.Callers.Account, Region: getenv("AWS_REGION"), Stage: getenv(tool.EnvStage)}
 	if cfg.Parks.CredentialAdmins, err = reviewer.ParseAdmins(publishapi.EnvCredentialAdmins, getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
 		return cfg, err
 	}
@@ -140,7 +150,8 @@ func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.Raw
 	if err := dec.Decode(&req); err != nil {
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
-	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof})
+	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason,
+		RunID: req.RunID, ForkRunID: req.ForkRunID, RerunReads: req.RerunReads, Proof: req.Proof})
 	h.logRequest(ctx, who, req.Action, req.ReviewID, req.ParkID, err)
 	if err != nil {
 		return nil, review.Edge(err)

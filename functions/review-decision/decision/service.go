@@ -39,6 +39,11 @@ type Request struct {
 	// ActionDecide, ActionCancel); Decision is then approve, reject or
 	// resume, and Status filters review.ActionParkList (parked by default).
 	ParkID string
+	// RunID is run.fork's parent run and ForkRunID the fork's execution
+	// ARN (review.ActionRunFork; docs/fork.md); RerunReads the fork's
+	// --rerun-reads.
+	RunID, ForkRunID string
+	RerunReads       bool
 	// Proof is the caller proof (shared/caller), bound to this request:
 	// caller.ActionList with the status filter, caller.ActionShow with the
 	// review id, caller.ActionDecide with the review id, the decision and
@@ -62,6 +67,7 @@ type Service struct {
 	parks         ParkStore
 	parkTasks     ParkTasks
 	parkPolicy    ParkPolicy
+	forks         ForkDeps
 }
 
 // Deps are a Service's collaborators and settings.
@@ -95,6 +101,9 @@ type Deps struct {
 	Parks      ParkStore
 	ParkTasks  ParkTasks
 	ParkPolicy ParkPolicy
+	// Forks are run.fork's collaborators (docs/fork.md); without them
+	// every fork is refused.
+	Forks ForkDeps
 }
 
 // Emitter records a webhook event once and hands it to the events queue
@@ -111,7 +120,7 @@ func NewService(d Deps) *Service {
 		d.Log = slog.Default()
 	}
 	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer,
-		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy}
+		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy, forks: d.Forks}
 }
 
 // verifyCaller checks a request's proof for binding b.
@@ -156,8 +165,10 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 		return s.decide(ctx, req)
 	case review.ActionParkList, review.ActionParkShow, review.ActionParkDecide, review.ActionParkCancel:
 		return s.doPark(ctx, req)
+	case review.ActionRunFork:
+		return s.runFork(ctx, req)
 	}
-	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show, decide, park.list, park.show, park.decide or park.cancel", excerpt.Bytes(string(req.Action), 40, "..."))
+	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show, decide, park.list, park.show, park.decide, park.cancel or run.fork", excerpt.Bytes(string(req.Action), 40, "..."))
 }
 
 func (s *Service) list(ctx context.Context, caller review.Caller, status string) (*review.ListResult, error) {

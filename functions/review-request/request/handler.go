@@ -237,12 +237,19 @@ func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (
 	if h.callers == nil {
 		return nil, review.Errorf(review.CodeForbidden, "this function has no caller verifier")
 	}
-	id, err := h.callers.Verify(ctx, req.Proof, review.StartBindingFor(req.ExecutionARN, req.InputDigest, req.EndUser))
+	id, err := h.callers.Verify(ctx, req.Proof, review.StartBindingOf(req))
 	if err != nil {
 		return nil, review.CallerError(fmt.Errorf("the start request: %w", err))
 	}
-	eu := h.endUser(id.Principal, req.EndUser)
-	if err := h.store.RecordRunStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest, eu); errors.Is(err, review.ErrStartConflict) {
+	asked := req.EndUser
+	fork := review.ForkOrigin{From: req.ForkedFrom, RerunReads: req.RerunReads}
+	if fork.From != "" {
+		if asked, err = h.checkFork(ctx, req, id.Principal); err != nil {
+			return nil, err
+		}
+	}
+	eu := h.endUser(id.Principal, asked)
+	if err := h.store.RecordForkStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest, eu, fork); errors.Is(err, review.ErrStartConflict) {
 		h.log.WarnContext(ctx, "run start refused: the execution name is recorded", "reason", ReasonStartRecorded, "execution_arn", req.ExecutionARN, "starter", id.Principal)
 		return nil, review.Errorf(review.CodeForbidden, "execution %s already has a start record: an execution name is recorded once; start the run under another name [%s]",
 			excerpt.Bytes(req.ExecutionARN, 200, "..."), ReasonStartRecorded)
@@ -250,8 +257,49 @@ func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
 	h.log.InfoContext(ctx, "run start recorded", "execution_arn", req.ExecutionARN, "starter", id.Principal, "input_digest", req.InputDigest,
-		"end_user_scope", eu.Scope, "end_user_skipped", eu.Skipped)
-	return json.Marshal(review.StartAnswer{Starter: id.Principal, EndUser: review.EndUserAnswer(eu.Scope), EndUserSkipped: eu.Skipped})
+		"end_user_scope", eu.Scope, "end_user_skipped", eu.Skipped, "forked_from", fork.From)
+	return json.Marshal(review.StartAnswer{Starter: id.Principal, EndUser: review.EndUserAnswer(eu.Scope), EndUserSkipped: eu.Skipped, ForkedFrom: fork.From})
+}
+
+// ReasonStartFork: a start request names a parent it may not fork: the
+// parent has no fork item naming this execution, or the verified starter
+// is not the forker the item names (docs/fork.md, "Forking a run").
+const ReasonStartFork = "start-fork"
+
+// checkFork admits req's forked_from for starter: the parent's fork item
+// (recorded by review-decision's run.fork, which authorised its forker as
+// the parent's starter or a fork operator) must name req's execution as
+// its fork, and starter must be its forker, who run.fork authorised; and
+// rerun_reads must be the item's. It returns the end-user id the fork is
+// to act for: its parent's ("" for none), which endUser checks against
+// the mapping for starter as it would an id asked for. Any refusal is
+// REVIEW_FORBIDDEN [start-fork], and nothing is recorded.
+func (h *Handler) checkFork(ctx context.Context, req *review.StartRequest, starter string) (string, error) {
+	refuse := func(format string, a ...any) error {
+		h.log.WarnContext(ctx, "run start refused: its fork is not admitted", "reason", ReasonStartFork, "execution_arn", req.ExecutionARN, "forked_from", req.ForkedFrom)
+		return review.Errorf(review.CodeForbidden, format+" [%s]", append(a, ReasonStartFork)...)
+	}
+	f, err := h.store.Fork(ctx, req.ForkedFrom)
+	switch {
+	case errors.Is(err, review.ErrNotFound):
+		return "", refuse("%s was not forked: fork it with toolgate fork, which records the fork first", excerpt.Bytes(req.ForkedFrom, 200, "..."))
+	case err != nil:
+		return "", review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	case f.ForkRunID != req.ExecutionARN:
+		return "", refuse("%s was forked as %s, not as %s", excerpt.Bytes(req.ForkedFrom, 200, "..."), excerpt.Bytes(f.ForkRunID, 200, "..."), excerpt.Bytes(req.ExecutionARN, 200, "..."))
+	case f.ForkedBy != starter:
+		return "", refuse("%s was forked by %s: only the forker starts the fork", excerpt.Bytes(req.ForkedFrom, 200, "..."), f.ForkedBy)
+	case f.RerunReads != req.RerunReads:
+		return "", refuse("the fork of %s was recorded with rerun_reads %v, and the start asks %v", excerpt.Bytes(req.ForkedFrom, 200, "..."), f.RerunReads, req.RerunReads)
+	}
+	parent, err := h.store.Start(ctx, req.ForkedFrom)
+	switch {
+	case errors.Is(err, review.ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	return parent.EndUser, nil
 }
 
 // endUser decides what starter's start record holds of the end user id
@@ -320,7 +368,8 @@ func (h *Handler) runStart(ctx context.Context, payload json.RawMessage) (json.R
 		return nil, err
 	}
 	h.log.InfoContext(ctx, "run start verified", "execution_arn", arn, "starter", rec.Starter, "end_user_scope", rec.EndUserScope)
-	return json.Marshal(tool.StartResult{Starter: rec.Starter, EndUser: review.EndUserAnswer(rec.EndUserScope)})
+	return json.Marshal(tool.StartResult{Starter: rec.Starter, EndUser: review.EndUserAnswer(rec.EndUserScope),
+		ForkedFrom: rec.Fork.ForkedFromAnswer(), RerunReads: rec.Fork.RerunReads})
 }
 
 // start answers the Starter Task of a state machine published before

@@ -28,6 +28,7 @@ func TestItemTypesConformToTheirKinds(t *testing.T) {
 		{"childStartItem", table.Start, childStartItem{}, false},
 		{"runStartItem", table.Start, runStartItem{}, false},
 		{"storedStart", table.Start, storedStart{}, true},
+		{"forkItem", table.Fork, forkItem{}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := table.Conform(c.kind, c.item); err != nil {

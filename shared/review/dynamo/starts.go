@@ -79,6 +79,10 @@ type runStartItem struct {
 	// EndUserSkipped says why the end user asked for was not recorded;
 	// absent otherwise.
 	EndUserSkipped string `dynamodbav:"end_user_skipped,omitempty"`
+	// ForkedFrom is a fork's parent run and RerunReads its
+	// --rerun-reads (docs/fork.md); absent for a run that is no fork.
+	ForkedFrom string `dynamodbav:"forked_from,omitempty"`
+	RerunReads bool   `dynamodbav:"rerun_reads,omitempty"`
 }
 
 // startAttr is the expression name of a start item's attribute n (table.Start).
@@ -100,6 +104,9 @@ type storedStart struct {
 	// EndUser and EndUserSkipped are a run start's (runStartItem).
 	EndUser        string `dynamodbav:"end_user,omitempty"`
 	EndUserSkipped string `dynamodbav:"end_user_skipped,omitempty"`
+	// ForkedFrom and RerunReads are a fork's run start's.
+	ForkedFrom string `dynamodbav:"forked_from,omitempty"`
+	RerunReads bool   `dynamodbav:"rerun_reads,omitempty"`
 }
 
 // getStart reads executionARN's start item, whatever its kind
@@ -146,11 +153,19 @@ func (s *Store) RecordStart(ctx context.Context, executionARN, starter string) e
 // executionARN, even the same again, is review.ErrStartConflict: an
 // execution name is recorded once (docs/identity.md, "Four eyes").
 func (s *Store) RecordRunStart(ctx context.Context, executionARN, starter, inputDigest string, eu review.EndUserRecord) error {
+	return s.RecordForkStart(ctx, executionARN, starter, inputDigest, eu, review.ForkOrigin{})
+}
+
+// RecordForkStart is RecordRunStart of a fork: the record also names the
+// parent run it forks and its rerun_reads (fork; zero: no fork), which
+// the caller has checked against the parent's fork item (docs/fork.md).
+func (s *Store) RecordForkStart(ctx context.Context, executionARN, starter, inputDigest string, eu review.EndUserRecord, fork review.ForkOrigin) error {
 	now := s.now()
 	start := newStart(executionARN, starter, now)
 	start.EndUserScope = eu.Scope
 	item, err := attributevalue.MarshalMap(runStartItem{startItem: start,
-		InputDigest: inputDigest, Deadline: now.Add(review.StartDeadline).Unix(), EndUser: eu.ID, EndUserSkipped: eu.Skipped})
+		InputDigest: inputDigest, Deadline: now.Add(review.StartDeadline).Unix(), EndUser: eu.ID, EndUserSkipped: eu.Skipped,
+		ForkedFrom: fork.From, RerunReads: fork.RerunReads})
 	if err != nil {
 		return fmt.Errorf("start item of %s: %w", executionARN, err)
 	}
@@ -176,7 +191,8 @@ func (s *Store) RunStart(ctx context.Context, executionARN string) (review.RunSt
 	if c.ParentRunID != "" || c.Deadline == 0 || c.InputDigest == "" {
 		return review.RunStartRecord{}, review.ErrNotFound
 	}
-	return review.RunStartRecord{Starter: c.Starter, InputDigest: c.InputDigest, Deadline: time.Unix(c.Deadline, 0), EndUserScope: c.EndUserScope}, nil
+	return review.RunStartRecord{Starter: c.Starter, InputDigest: c.InputDigest, Deadline: time.Unix(c.Deadline, 0), EndUserScope: c.EndUserScope,
+		Fork: review.ForkOrigin{From: c.ForkedFrom, RerunReads: c.RerunReads}}, nil
 }
 
 // RecordChildStart records, for a child execution a parent's workflow
@@ -296,7 +312,7 @@ func (s *Store) Start(ctx context.Context, executionARN string) (review.StartRec
 	if err != nil {
 		return review.StartRecord{}, err
 	}
-	return review.StartRecord{Starter: c.Starter, EndUserScope: c.EndUserScope}, nil
+	return review.StartRecord{Starter: c.Starter, EndUserScope: c.EndUserScope, EndUser: c.EndUser}, nil
 }
 
 // Starter returns the recorded starter of executionARN (consistent read),

@@ -1,0 +1,235 @@
+package decision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/tabledef"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/reviewer"
+)
+
+// EnvForkOperators names who may fork any run of the stage besides its
+// starter: a JSON list of IAM ARN patterns of the deployment's own
+// account (reviewer.ParseAdmins), from the CDK context
+// toolgate:forkOperators; unset, nobody (docs/fork.md, "Who may fork").
+const EnvForkOperators = "TOOLGATE_FORK_OPERATORS"
+
+// MaxForkAge is how old a parent may be when it is forked: the ledger's
+// retention (tabledef.DefaultRetention, 90 days) less a day, so that its
+// call items outlive the fork's first calls, which match against them
+// (docs/fork.md, "Retention").
+const MaxForkAge = tabledef.DefaultRetention - 24*time.Hour
+
+// ForkPolicy is who may fork and what: Operators (EnvForkOperators) may
+// fork any run of Scope, a run's starter their own.
+type ForkPolicy struct {
+	Operators []string
+	// Scope is the executions run.fork admits as a parent or a fork:
+	// those the start lane admits (review.StartScope: the deployment's
+	// account and region, the stage's state machines, no child's name).
+	Scope review.StartScope
+}
+
+// ForkExecutions reads and stops executions (shared/review/stepfunctions
+// Forks).
+type ForkExecutions interface {
+	Describe(ctx context.Context, executionARN string) (status string, started time.Time, err error)
+	Stop(ctx context.Context, executionARN, cause string) error
+}
+
+// ForkStore holds fork items (shared/review/dynamo Store RecordFork,
+// Fork).
+type ForkStore interface {
+	RecordFork(ctx context.Context, f review.Fork) (*review.Fork, error)
+	Fork(ctx context.Context, parent string) (*review.Fork, error)
+}
+
+// RunCalls reads a run's call items without their results
+// (ledger.Store.RunCalls).
+type RunCalls interface {
+	RunCalls(ctx context.Context, runID string) ([]ledger.CallState, error)
+}
+
+// Reconciliations tells whether a person reconciled the call of an
+// idempotency key whose outcome was unknown (the reconciliation item,
+// RECON#<key>: docs/fork.md, "Reconciling"). nil: no call is reconciled,
+// and every unknown call refuses the fork.
+type Reconciliations interface {
+	Reconciled(ctx context.Context, key string) (bool, error)
+}
+
+// Starters reads a run's recorded starter (parkdynamo.Store.Starter: ""
+// when it has no start record).
+type Starters interface {
+	Starter(ctx context.Context, runID string) (string, error)
+}
+
+// ForkDeps are run.fork's collaborators; any of Store, Calls, Starters or
+// Executions nil refuses every fork.
+type ForkDeps struct {
+	Store           ForkStore
+	Calls           RunCalls
+	Starters        Starters
+	Executions      ForkExecutions
+	Reconciliations Reconciliations
+	Policy          ForkPolicy
+}
+
+// runFork forks req.RunID as req.ForkRunID (docs/fork.md, "Forking a
+// run"): it checks both executions against the policy's scope, verifies
+// the caller proof (review.ForkBinding), admits the parent's starter or a
+// fork operator, refuses a parent older than MaxForkAge, stops the parent
+// if it runs, records the fork item once, and answers the parent's calls
+// (review.ForkResult), or FORK_WAITING while calls are in progress under
+// a live lease, or FORK_UNRECONCILED while calls whose outcome is
+// unknown are not reconciled. Asking again for the same fork stops and
+// records nothing new.
+func (s *Service) runFork(ctx context.Context, req Request) (review.Caller, any, error) {
+	f := s.forks
+	if f.Store == nil || f.Calls == nil || f.Starters == nil || f.Executions == nil {
+		return review.Caller{}, nil, review.Errorf(review.CodeForbidden, "this function cannot fork runs")
+	}
+	parent, fork := req.RunID, req.ForkRunID
+	for _, c := range []struct{ what, arn string }{{"run_id", parent}, {"fork_run_id", fork}} {
+		if c.arn == "" {
+			return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "run.fork: %s is missing", c.what)
+		}
+		if reason, msg := f.Policy.Scope.Admit(c.arn); reason != "" {
+			return review.Caller{}, nil, review.Errorf(review.CodeForbidden, "run.fork: %s: %s [%s]", c.what, msg, reason)
+		}
+	}
+	if parent == fork {
+		return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "run.fork: fork_run_id is the parent itself: name another execution")
+	}
+	who, err := s.verifyCaller(ctx, req.Proof, review.ForkBinding(parent, fork, req.RerunReads))
+	if err != nil {
+		return who, nil, err
+	}
+	starter, err := f.Starters.Starter(ctx, parent)
+	if err != nil {
+		return who, nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable; nothing was forked")
+	}
+	if z := s.mayFork(who, starter); !z.Allowed {
+		return who, nil, review.Errorf(review.CodeForbidden, "you may not fork %s: %s", excerpt.Bytes(parent, 200, "..."), z.Reason)
+	}
+	status, started, err := f.Executions.Describe(ctx, parent)
+	switch {
+	case errors.Is(err, review.ErrNotFound):
+		return who, nil, review.Errorf(review.CodeNotFound, "execution %s does not exist", excerpt.Bytes(parent, 200, "..."))
+	case err != nil:
+		return who, nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not describe %s; nothing was forked", excerpt.Bytes(parent, 200, "..."))
+	}
+	now := s.store.Now()
+	if age := now.Sub(started); age > MaxForkAge {
+		return who, nil, review.Errorf(review.CodeExpired, "execution %s started %s ago, more than %s: the ledger's records of its calls end with its retention, so it can no longer be forked",
+			excerpt.Bytes(parent, 200, "..."), age.Round(time.Hour), MaxForkAge)
+	}
+	rec, err := s.recordFork(ctx, who, review.Fork{ParentRunID: parent, ForkRunID: fork, ForkedBy: who.Principal, ForkedAt: now,
+		RerunReads: req.RerunReads, ParentStatus: status})
+	if err != nil {
+		return who, nil, err
+	}
+	calls, err := f.Calls.RunCalls(ctx, parent)
+	if err != nil {
+		return who, nil, review.Wrap(review.CodeUnavailable, err, "the ledger is unavailable; %s is forked: ask again", excerpt.Bytes(parent, 200, "..."))
+	}
+	res := &review.ForkResult{ParentRunID: parent, ForkRunID: fork, ParentStatus: rec.ParentStatus, Calls: []review.ForkCall{}}
+	var waiting, unknown []string
+	var lease time.Time
+	for _, c := range calls {
+		res.Calls = append(res.Calls, review.ForkCall{Key: c.Key, Seq: string(c.Seq), Step: c.Step, Tool: c.Tool, State: string(c.State)})
+		switch {
+		case c.State == ledger.StateInProgress && c.LeaseUntil.After(now):
+			waiting = append(waiting, c.Key)
+			if c.LeaseUntil.After(lease) {
+				lease = c.LeaseUntil
+			}
+		case c.State == ledger.StateInProgress || c.State == ledger.StateUnknown:
+			ok, err := s.reconciled(ctx, c.Key)
+			if err != nil {
+				return who, nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable; %s is forked: ask again", excerpt.Bytes(parent, 200, "..."))
+			}
+			if !ok {
+				unknown = append(unknown, c.Key)
+			}
+		}
+	}
+	if len(waiting) > 0 {
+		return who, nil, review.Errorf(review.CodeForkWaiting, "%s", review.ForkWaitingMessage(review.ForkWaiting{Keys: waiting, LeaseUntil: lease.UTC().Format(review.TimeFormat)}))
+	}
+	if len(unknown) > 0 {
+		return who, nil, review.Errorf(review.CodeForkUnreconciled, "calls of %s have an unknown outcome, which no one reconciled: %s; reconcile each with toolgate ledger reconcile KEY --applied or --not-applied, then fork again",
+			excerpt.Bytes(parent, 200, "..."), strings.Join(unknown, ", "))
+	}
+	s.log.InfoContext(ctx, "run forked", "parent_run_id", parent, "fork_run_id", fork, "by", who.Principal, "parent_status", rec.ParentStatus, "calls", len(calls))
+	return who, res, nil
+}
+
+// recordFork stops the parent if it runs and records the fork item f,
+// unless the parent's fork item names f's fork already (the same request
+// again: nothing is stopped or written anew). A parent forked as another
+// execution is refused REVIEW_CONFLICT, before anything is stopped.
+func (s *Service) recordFork(ctx context.Context, who review.Caller, f review.Fork) (*review.Fork, error) {
+	fs := s.forks
+	cur, err := fs.Store.Fork(ctx, f.ParentRunID)
+	switch {
+	case err == nil && cur.ForkRunID == f.ForkRunID:
+		return cur, nil
+	case err == nil:
+		return nil, forkedElsewhere(cur)
+	case !errors.Is(err, review.ErrNotFound):
+		return nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable; nothing was forked")
+	}
+	if f.ParentStatus == "RUNNING" {
+		if err := fs.Executions.Stop(ctx, f.ParentRunID, fmt.Sprintf("forked as %s by %s", f.ForkRunID, who.Principal)); err != nil {
+			return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not stop %s; nothing was forked", excerpt.Bytes(f.ParentRunID, 200, "..."))
+		}
+		s.log.InfoContext(ctx, "forked run stopped", "parent_run_id", f.ParentRunID, "fork_run_id", f.ForkRunID)
+	}
+	rec, err := fs.Store.RecordFork(ctx, f)
+	switch {
+	case errors.Is(err, dynamo.ErrForkedElsewhere):
+		return nil, forkedElsewhere(rec)
+	case err != nil:
+		return nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable; the fork was not recorded: ask again")
+	}
+	return rec, nil
+}
+
+// forkedElsewhere refuses a second fork of cur's parent.
+func forkedElsewhere(cur *review.Fork) error {
+	return review.Errorf(review.CodeConflict, "%s was already forked as %s by %s at %s: fork %s instead",
+		excerpt.Bytes(cur.ParentRunID, 200, "..."), excerpt.Bytes(cur.ForkRunID, 200, "..."), cur.ForkedBy,
+		cur.ForkedAt.UTC().Format(review.TimeFormat), excerpt.Bytes(cur.ForkRunID, 200, "..."))
+}
+
+// reconciled reports whether the call of key was reconciled; false
+// without a Reconciliations.
+func (s *Service) reconciled(ctx context.Context, key string) (bool, error) {
+	if s.forks.Reconciliations == nil {
+		return false, nil
+	}
+	return s.forks.Reconciliations.Reconciled(ctx, key)
+}
+
+// mayFork decides whether who may fork a run whose recorded starter is
+// starter ("" when it has none): its starter, or a fork operator. Default
+// deny.
+func (s *Service) mayFork(who review.Caller, starter string) review.Authorization {
+	switch {
+	case who.Principal == "":
+		return review.Authorization{Reason: "the caller has no principal"}
+	case starter != "" && who.Principal == starter:
+		return review.Authorization{Allowed: true, Reason: "you started the run"}
+	case reviewer.IsAdmin(s.forks.Policy.Operators, who.Principal):
+		return review.Authorization{Allowed: true, Reason: "you match a fork operator"}
+	}
+	return review.Authorization{Reason: fmt.Sprintf("%s neither started the run nor matches a fork operator (%s)", who.Principal, EnvForkOperators)}
+}

@@ -1,0 +1,259 @@
+package decision_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/toolgate/toolgate/functions/review-decision/decision"
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/ledger"
+	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/stepfunctions"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// forkStack is a stack whose Service forks runs: fork items and the
+// parent's call items on the test's table, executions on the local Step
+// Functions endpoint, of a state machine of stage "test".
+type forkStack struct {
+	*stack
+	sfn    *sfn.Client
+	sm     string
+	ledger *ledger.Store
+	n      int
+}
+
+// startForkSFN starts the package's local Step Functions endpoint for the
+// fork tests and a state machine toolgate-test_digest that waits an hour.
+func startForkSFN(t *testing.T) (*sfn.Client, string) {
+	t.Helper()
+	ctx := t.Context()
+	p, err := local.StartSFN(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop() })
+	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
+		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
+	sm, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("toolgate-test_digest"), RoleArn: aws.String("arn:aws:iam::000000000000:role/x"),
+		Definition: aws.String(`{"StartAt": "wait", "States": {"wait": {"Type": "Wait", "Seconds": 3600, "End": true}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, aws.ToString(sm.StateMachineArn)
+}
+
+func newForkStack(t *testing.T, client *sfn.Client, sm string, operators ...string) *forkStack {
+	t.Helper()
+	s := newStack(t)
+	arn, ok := review.ParseExecutionARN(strings.Replace(sm, ":stateMachine:", ":execution:", 1) + ":x")
+	if !ok {
+		t.Fatalf("state machine %s", sm)
+	}
+	d := s.deps
+	l := ledger.New(s.db, s.table)
+	d.Forks = decision.ForkDeps{Store: s.store, Calls: l, Starters: parkdynamo.New(s.db, s.table, nil), Executions: stepfunctions.Forks{Client: client},
+		Policy: decision.ForkPolicy{Operators: operators, Scope: review.StartScope{Account: arn.Account, Region: arn.Region, Stage: "test"}}}
+	s.svc, s.deps = decision.NewService(d), d
+	return &forkStack{stack: s, sfn: client, sm: sm, ledger: l}
+}
+
+// run starts an execution started by starter (its start record), and
+// returns its ARN.
+func (s *forkStack) run(t *testing.T, starter string) string {
+	t.Helper()
+	s.n++
+	ex, err := s.sfn.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: aws.String(s.sm),
+		Name: aws.String(fmt.Sprintf("run-%s-%d", review.NewID()[:8], s.n)), Input: aws.String(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := aws.ToString(ex.ExecutionArn)
+	if err := s.store.RecordStart(t.Context(), arn, principal(starter)); err != nil {
+		t.Fatal(err)
+	}
+	return arn
+}
+
+// forkARN is an execution ARN of the state machine no execution has yet.
+func (s *forkStack) forkARN() string {
+	s.n++
+	return strings.Replace(s.sm, ":stateMachine:", ":execution:", 1) + fmt.Sprintf(":run-fork-%s-%d", review.NewID()[:8], s.n)
+}
+
+func (s *forkStack) fork(t *testing.T, as, parent, fork string) (*review.ForkResult, error) {
+	t.Helper()
+	req := decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork}
+	req.Proof = s.callers.Proof(t, as, review.ForkBinding(parent, fork, false))
+	_, res, err := s.svc.Do(context.Background(), req)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*review.ForkResult), nil
+}
+
+// call claims the parent's call seq with a lease ending at lease, and
+// ends it in state (IN_PROGRESS: left claimed).
+func (s *forkStack) call(t *testing.T, parent, seq string, lease time.Time, state ledger.State) string {
+	t.Helper()
+	ctx := t.Context()
+	key := parent + "/" + seq
+	r := &ledger.Record{Key: key, RunID: parent, Seq: tool.Seq(seq), Step: "send", Tool: "send-email", ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58",
+		InputDigest: "sha256:" + strings.Repeat("ab", 32), LeaseUntil: lease, ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/" + seq}
+	if claimed, _, err := s.ledger.Claim(ctx, r); err != nil || !claimed {
+		t.Fatalf("claim %s: %v, %v", key, claimed, err)
+	}
+	switch state {
+	case ledger.StateUnknown:
+		if _, err := s.ledger.MarkUnknown(ctx, r, "TOOL_TIMEOUT"); err != nil {
+			t.Fatal(err)
+		}
+	case ledger.StateCompleted:
+		if _, err := s.ledger.Finish(ctx, key, r.Token, ledger.StateCompleted, []byte(`{"ok":true}`), &ledger.Row{RunID: parent, Seq: r.Seq, Attempt: 1,
+			Step: "send", Tool: "send-email", IdempotencyKey: key, Status: ledger.StatusSucceeded, StartedAt: time.Now(), EndedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return key
+}
+
+func codeIs(err error, c review.Code) bool { return err != nil && review.AsError(err).Code == c }
+
+// Who may fork: the parent's starter and a fork operator; anyone else,
+// and an execution of another stage or account, is refused, and the
+// parent keeps running.
+func TestForkIsTheStartersOrAForkOperators(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm, principal("fork-ops-*"))
+
+	parent := s.run(t, "alice")
+	if _, err := s.fork(t, "mallory", parent, s.forkARN()); !codeIs(err, review.CodeForbidden) {
+		t.Fatalf("another principal forks: %v, want %s", err, review.CodeForbidden)
+	}
+	d, err := client.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(parent)})
+	if err != nil || d.Status != sfntypes.ExecutionStatusRunning {
+		t.Fatalf("the parent after a refused fork: %v, %v; want RUNNING", d.Status, err)
+	}
+	fork := s.forkARN()
+	res, err := s.fork(t, "alice", parent, fork)
+	if err != nil || res.ForkRunID != fork || res.ParentStatus != "RUNNING" {
+		t.Fatalf("the starter forks: %+v, %v", res, err)
+	}
+	d, err = client.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(parent)})
+	if err != nil || d.Status != sfntypes.ExecutionStatusAborted || aws.ToString(d.Error) != stepfunctions.ForkedError || !strings.Contains(aws.ToString(d.Cause), fork) {
+		t.Fatalf("the parent after its fork: %+v, %v; want ABORTED with %s naming the fork", d, err, stepfunctions.ForkedError)
+	}
+	rec, err := s.store.Fork(t.Context(), parent)
+	if err != nil || rec.ForkRunID != fork || rec.ForkedBy != principal("alice") || rec.ParentStatus != "RUNNING" {
+		t.Fatalf("the fork item: %+v, %v", rec, err)
+	}
+
+	other := s.run(t, "bob")
+	if res, err := s.fork(t, "fork-ops-1", other, s.forkARN()); err != nil || res.ParentStatus != "RUNNING" {
+		t.Fatalf("a fork operator forks: %+v, %v", res, err)
+	}
+
+	for name, c := range map[string]struct{ parent, fork string }{
+		"parent of another account": {strings.Replace(s.run(t, "alice"), ":000000000000:", ":111111111111:", 1), s.forkARN()},
+		"fork of another stage":     {s.run(t, "alice"), strings.Replace(s.forkARN(), "toolgate-test_", "toolgate-prod_", 1)},
+		"fork with a child's name":  {s.run(t, "alice"), strings.Replace(sm, ":stateMachine:", ":execution:", 1) + ":tg-abc"},
+		"fork is the parent":        {parent, parent},
+	} {
+		if _, err := s.fork(t, "alice", c.parent, c.fork); err == nil {
+			t.Errorf("%s: forked", name)
+		}
+	}
+}
+
+// A parent is forked once: the same fork again answers the same, another
+// is refused naming the first.
+func TestForkIsOncePerParent(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	parent := s.run(t, "alice")
+	fork := s.forkARN()
+	first, err := s.fork(t, "alice", parent, fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.fork(t, "alice", parent, fork)
+	if err != nil || again.ParentStatus != first.ParentStatus || again.ForkRunID != fork {
+		t.Fatalf("the same fork again: %+v, %v; want %+v", again, err, first)
+	}
+	_, err = s.fork(t, "alice", parent, s.forkARN())
+	if !codeIs(err, review.CodeConflict) || !strings.Contains(err.Error(), "already forked as "+fork) {
+		t.Fatalf("another fork: %v, want %s naming %s", err, review.CodeConflict, fork)
+	}
+}
+
+// A parent older than the ledger's retention less a day is refused, and
+// not stopped.
+func TestForkOfAParentPastTheRetentionIsRefused(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	parent := s.run(t, "alice")
+	later := time.Now().Add(decision.MaxForkAge + time.Hour)
+	d := s.deps
+	d.Store = s.store.WithClock(func() time.Time { return later })
+	svc := decision.NewService(d)
+	fork := s.forkARN()
+	req := decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, Proof: s.callers.Proof(t, "alice", review.ForkBinding(parent, fork, false))}
+	if _, _, err := svc.Do(t.Context(), req); !codeIs(err, review.CodeExpired) {
+		t.Fatalf("an old parent: %v, want %s", err, review.CodeExpired)
+	}
+	ex, err := client.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(parent)})
+	if err != nil || ex.Status != sfntypes.ExecutionStatusRunning {
+		t.Fatalf("the old parent: %v, %v; want RUNNING", ex.Status, err)
+	}
+}
+
+// The parent's calls: one in progress under a live lease makes the fork
+// wait (FORK_WAITING naming its key and lease), one whose outcome is
+// unknown refuses it (FORK_UNRECONCILED naming the key and the
+// reconcile command); completed calls are listed.
+func TestForkWaitsForCallsInProgressAndRefusesUnknownOnes(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+
+	parent := s.run(t, "alice")
+	done := s.call(t, parent, "1", time.Now().Add(time.Minute), ledger.StateCompleted)
+	live := s.call(t, parent, "2", time.Now().Add(10*time.Minute), ledger.StateInProgress)
+	fork := s.forkARN()
+	_, err := s.fork(t, "alice", parent, fork)
+	if !codeIs(err, review.CodeForkWaiting) {
+		t.Fatalf("a call in progress: %v, want %s", err, review.CodeForkWaiting)
+	}
+	w, ok := review.ParseForkWaiting(review.AsError(err).Message)
+	if !ok || len(w.Keys) != 1 || w.Keys[0] != live || w.LeaseUntil == "" {
+		t.Fatalf("the waiting answer %q read as %+v, %v; want key %s", review.AsError(err).Message, w, ok, live)
+	}
+	if rec, err := s.store.Fork(t.Context(), parent); err != nil || rec.ForkRunID != fork {
+		t.Fatalf("the fork item while waiting: %+v, %v", rec, err)
+	}
+
+	parent2 := s.run(t, "alice")
+	s.call(t, parent2, "1", time.Now().Add(time.Minute), ledger.StateCompleted)
+	unknown := s.call(t, parent2, "2", time.Now().Add(time.Minute), ledger.StateUnknown)
+	expired := s.call(t, parent2, "3", time.Now().Add(-time.Minute), ledger.StateInProgress)
+	_, err = s.fork(t, "alice", parent2, s.forkARN())
+	if !codeIs(err, review.CodeForkUnreconciled) || !strings.Contains(err.Error(), unknown) || !strings.Contains(err.Error(), expired) ||
+		!strings.Contains(err.Error(), "toolgate ledger reconcile") {
+		t.Fatalf("unknown calls: %v, want %s naming %s and %s", err, review.CodeForkUnreconciled, unknown, expired)
+	}
+
+	parent3 := s.run(t, "alice")
+	done = s.call(t, parent3, "1", time.Now().Add(time.Minute), ledger.StateCompleted)
+	res, err := s.fork(t, "alice", parent3, s.forkARN())
+	if err != nil || len(res.Calls) != 1 || res.Calls[0].Key != done || res.Calls[0].State != "COMPLETED" || res.Calls[0].Step != "send" {
+		t.Fatalf("completed calls: %+v, %v", res, err)
+	}
+}
