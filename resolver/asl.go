@@ -305,12 +305,12 @@ func (e *emitter) seqPass(comment, next string) *asl.Pass {
 // errors, with no Catch (a refused start ends the run).
 func (e *emitter) starterTask(comment string, payload map[string]any, next string) *asl.Task {
 	return &asl.Task{
-		Comment:        comment,
-		Resource:       lambdaInvoke,
-		Parameters:     asl.LambdaInvoke{FunctionName: e.placeholder(ReviewFunction), Payload: payload},
+		Comment:    comment,
+		Resource:   lambdaInvoke,
+		Parameters: asl.LambdaInvoke{FunctionName: e.placeholder(ReviewFunction), Payload: payload},
 		ResultSelector: map[string]any{"starter.$": "$.Payload.starter", "end_user.$": "$.Payload.end_user",
 			"forked_from.$": "$.Payload.forked_from", "rerun_reads.$": "$.Payload.rerun_reads"},
-		ResultPath:     "$.meta.start",
+		ResultPath: "$.meta.start",
 		Retry: []asl.Retrier{{
 			ErrorEquals: append([]string{tool.ReviewUnavailable}, lambdaTransient...), MaxAttempts: 3, IntervalSeconds: 1, BackoffRate: 2.0,
 		}},
