@@ -122,6 +122,11 @@ type Config struct {
 	// TOOLGATE_PARK_OPERATORS on review-decision).
 	ParkDeciders  []string `json:"parkDeciders"`
 	ParkOperators []string `json:"parkOperators"`
+	// Who may fork any run of the stage besides its starter: IAM principal
+	// ARN patterns of the stack's own account, as parkOperators
+	// (docs/fork.md, "Who may fork"); empty, the default: nobody but the
+	// starter (TOOLGATE_FORK_OPERATORS on review-decision).
+	ForkOperators []string `json:"forkOperators"`
 	// The webhook hosts' allow-list, entries as httpAllow's; empty, the
 	// default: no webhook endpoint is accepted.
 	WebhookAllow []string `json:"webhookAllow"`
@@ -506,13 +511,13 @@ func specOf(name string) functionSpec {
 	return functionSpec{}
 }
 
-// checkParks checks the park deciders and operators as the function reads
-// them: reviewer patterns (reviewer.CheckPattern), at most
+// checkParks checks the park deciders and operators, and the fork
+// operators, as the function reads them: reviewer patterns (reviewer.CheckPattern), at most
 // reviewer.MaxReviewers each; review-decision refuses, at cold start, a
 // pattern naming another account than the stack's.
 func (c *Config) checkParks() []error {
 	var problems []error
-	for name, list := range map[string][]string{"parkDeciders": c.ParkDeciders, "parkOperators": c.ParkOperators} {
+	for name, list := range map[string][]string{"parkDeciders": c.ParkDeciders, "parkOperators": c.ParkOperators, "forkOperators": c.ForkOperators} {
 		if len(list) > reviewer.MaxReviewers {
 			problems = append(problems, fmt.Errorf("%s: %d patterns, over %d", name, len(list), reviewer.MaxReviewers))
 		}

@@ -310,6 +310,8 @@ const (
 	// review-decision's park deciders and operators (docs/parking.md).
 	envParkDeciders  = park.EnvDeciders
 	envParkOperators = park.EnvOperators
+	// review-decision's fork operators (docs/fork.md).
+	envForkOperators = review.EnvForkOperators
 )
 
 // fetchTimeoutSeconds bounds one fetch (or one http request) inside the
@@ -384,6 +386,13 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 				// only (docs/parking.md, "Deciding").
 				Sid:       jsii.String("StopParkedRuns"),
 				Actions:   jsii.Strings("states:StopExecution"),
+				Resources: &[]*string{sub(executionsARN(p.Stage))},
+			}), awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				// run.fork reads the parent's status and start, and stops
+				// it while it runs: this stage's executions only
+				// (docs/fork.md, "Forking a run").
+				Sid:       jsii.String("ForkRuns"),
+				Actions:   jsii.Strings("states:DescribeExecution", "states:StopExecution"),
 				Resources: &[]*string{sub(executionsARN(p.Stage))},
 			}))
 		}
@@ -571,6 +580,12 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		}
 		if len(p.ParkOperators) > 0 {
 			env[envParkOperators] = jsii.String(credentialAdminsJSON(p.ParkOperators))
+		}
+		// run.fork admits runs of this stage only (review.StartScope), and
+		// fork operators besides a run's starter (unset: nobody).
+		env[envStage] = jsii.String(p.Stage)
+		if len(p.ForkOperators) > 0 {
+			env[envForkOperators] = jsii.String(credentialAdminsJSON(p.ForkOperators))
 		}
 	case fnWebhookDelivery:
 		// Checked again at every delivery: the hosts a webhook may reach,

@@ -193,6 +193,7 @@ var wantFunctionPolicies = map[string][]stmt{
 		{Sid: "SendTaskResult", Actions: []string{"states:SendTaskFailure", "states:SendTaskSuccess"}, Resources: []string{"*"}},
 		// A cancelled park stops its run: this stage's executions only.
 		{Sid: "StopParkedRuns", Actions: []string{"states:StopExecution"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},
+		{Sid: "ForkRuns", Actions: []string{"states:DescribeExecution", "states:StopExecution"}, Resources: []string{arn("states", "execution:toolgate-test_*:*")}},
 		// review.decided, the same way.
 		sendWebhookEvents,
 		lambdaXRay,
@@ -414,7 +415,7 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key",
 		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",
 	},
-	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
+	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_STAGE": "test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",
 		"TOOLGATE_CREDENTIAL_ADMINS":    `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"]`},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,

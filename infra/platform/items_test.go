@@ -542,6 +542,11 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		run("dynamo.Store.ChildStart", 0, func(db *recorder) { ignore(d(db).ChildStart(ctx, testRunID)) }),
 		run("dynamo.Store.TakeChildStart", 0, func(db *recorder) { ignore(d(db).TakeChildStart(ctx, testRunID, "2026-12-01T00:00:00Z")) }),
+		// A fork's start (docs/fork.md): the parent's fork item.
+		run("dynamo.Store.Fork", 0, func(db *recorder) { ignore(d(db).Fork(ctx, testRunID)) }),
+		run("dynamo.Store.RecordForkStart", 0, func(db *recorder) {
+			ignore(d(db).RecordForkStart(ctx, testRunID+"-fork", user, "sha256:00", review.EndUserRecord{}, review.ForkOrigin{From: testRunID, RerunReads: true}))
+		}),
 	}
 	decide := func(v review.Verdict, reason string) func(*recorder) {
 		return func(db *recorder) {
@@ -571,6 +576,16 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("parkdynamo.Store.RowReview", 0, func(db *recorder) {
 			ignore(parkdynamo.New(db, "toolgate-test", nil).RowReview(ctx, testPark))
 		}),
+		// run.fork (docs/fork.md): the fork item, once, and the parent's
+		// calls without their results.
+		run("dynamo.Store.Fork", 0, func(db *recorder) { ignore(d(db).Fork(ctx, testRunID)) }),
+		run("dynamo.Store.RecordFork", 0, func(db *recorder) {
+			ignore(d(db).RecordFork(ctx, review.Fork{ParentRunID: testRunID, ForkRunID: testRunID + "-fork", ForkedBy: user, ForkedAt: now, ParentStatus: "RUNNING"}))
+		}),
+		run("dynamo.Store.RecordFork (condition failed)", 1, func(db *recorder) {
+			ignore(d(db).RecordFork(ctx, review.Fork{ParentRunID: testRunID, ForkRunID: testRunID + "-fork", ForkedBy: user, ForkedAt: now, ParentStatus: "RUNNING"}))
+		}),
+		run("ledger.Store.RunCalls", 0, func(db *recorder) { ignore(l(db).RunCalls(ctx, testRunID)) }),
 	}
 	publishing := []func(*recorder){
 		// The publish function as it runs (functions/publish/publish Service):

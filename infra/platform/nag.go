@@ -101,7 +101,8 @@ func nagSuppressions(p *PlatformStack, stage string) {
 	suppress(p.Functions[fnReviewDecision].Role, true,
 		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
 			Reason: "states:StopExecution of this stage's executions: a person cancelling a parked call stops its run, named by the " +
-				"park's run id, which any Solution of the stage may be (docs/parking.md, \"Deciding\")"})
+				"park's run id, which any Solution of the stage may be (docs/parking.md, \"Deciding\"); and run.fork describes and stops " +
+				"the run it forks, which any Solution of the stage may be (docs/fork.md)"})
 	w := p.Webhooks
 	for _, m := range []string{"WebhookEventsMapping", "WebhookDeliveriesMapping"} {
 		suppress(p.Functions[fnWebhookDelivery].Function.Node().FindChild(jsii.String(m)), false, nagSuppression{

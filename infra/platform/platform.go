@@ -145,6 +145,10 @@ type PlatformStackProps struct {
 	// principal ARN patterns of the stack's account; docs/parking.md,
 	// "Deciding"). Empty: nobody but the starter.
 	ParkDeciders, ParkOperators []string
+	// ForkOperators are who may fork any run of the stage besides its
+	// starter (TOOLGATE_FORK_OPERATORS on review-decision; docs/fork.md).
+	// Empty: nobody but the starter.
+	ForkOperators []string
 	// WebhookAdmins are who may subscribe webhooks, manage them and redrive
 	// their dead-letter queue: IAM principal ARN patterns of the stack's
 	// account, as CredentialAdmins (TOOLGATE_WEBHOOK_ADMINS on the webhooks

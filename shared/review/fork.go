@@ -7,6 +7,12 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 )
 
+// EnvForkOperators names who may fork any run of the stage besides its
+// starter, on review-decision: a JSON list of IAM ARN patterns of the
+// deployment's own account (reviewer.ParseAdmins), from the CDK context
+// toolgate:forkOperators; unset, nobody (docs/fork.md, "Who may fork").
+const EnvForkOperators = "TOOLGATE_FORK_OPERATORS"
+
 // ActionRunFork is review-decision's run.fork (docs/fork.md, "Forking a
 // run"): ForkRequest's action, and the caller action its proof is bound to
 // (ForkBinding).

@@ -15,11 +15,8 @@ import (
 	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
-// EnvForkOperators names who may fork any run of the stage besides its
-// starter: a JSON list of IAM ARN patterns of the deployment's own
-// account (reviewer.ParseAdmins), from the CDK context
-// toolgate:forkOperators; unset, nobody (docs/fork.md, "Who may fork").
-const EnvForkOperators = "TOOLGATE_FORK_OPERATORS"
+// EnvForkOperators is review.EnvForkOperators.
+const EnvForkOperators = review.EnvForkOperators
 
 // MaxForkAge is how old a parent may be when it is forked: the ledger's
 // retention (tabledef.DefaultRetention, 90 days) less a day, so that its
