@@ -32,6 +32,14 @@ func ForkBinding(parent, fork string, rerunReads bool) caller.Binding {
 	return caller.Binding{Action: caller.ActionRunFork, Target: parent, Decision: fork, Detail: detail}
 }
 
+// ForkBody is the body of POST /forks on the decision function's Function
+// URL: run.fork's parent, fork and rerun_reads.
+type ForkBody struct {
+	RunID      string `json:"run_id"`
+	ForkRunID  string `json:"fork_run_id"`
+	RerunReads bool   `json:"rerun_reads,omitempty"`
+}
+
 // Fork is a run's fork item (table.Fork): the one execution that forks
 // the parent, who forked it, when, whether its reads run again, and the
 // parent's status when it was forked.

@@ -99,7 +99,8 @@ type Handler struct {
 // GET /reviews/{id} and POST /reviews/{id} with a DecisionBody, and for
 // parks GET /parks[?status=...], GET /parks/{id} and POST /parks/{id}
 // with a DecisionBody whose decision is approve, reject, resume or cancel
-// (docs/parking.md, "Deciding"), each with
+// (docs/parking.md, "Deciding"), and POST /forks with a review.ForkBody
+// (run.fork, docs/fork.md), each with
 // or without a trailing slash and the method in any letter case; any other
 // path is refused with REVIEW_INVALID_REQUEST, and so is another method on
 // a review.
@@ -121,6 +122,9 @@ func NewHandler(s *Service) *Handler {
 		mux.HandleFunc("GET "+p, h.showPark)
 		mux.HandleFunc("POST "+p, h.decidePark)
 		mux.HandleFunc(p, h.methodNotAllowed)
+	}
+	for _, p := range []string{"/forks", "/forks/{$}"} {
+		mux.HandleFunc("POST "+p, h.fork)
 	}
 	mux.HandleFunc("/", h.noRoute)
 	h.url = h.routes(mux)
@@ -238,6 +242,23 @@ func (h *Handler) decidePark(w http.ResponseWriter, r *http.Request) {
 		req.Action, req.Decision = review.ActionParkCancel, ""
 	}
 	h.serve(w, r, req)
+}
+
+// fork serves POST /forks with a review.ForkBody (run.fork; docs/fork.md).
+func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body could not be read"))
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var b review.ForkBody
+	if err := dec.Decode(&b); err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body is not {\"run_id\", \"fork_run_id\", \"rerun_reads\"}"))
+		return
+	}
+	h.serve(w, r, Request{Action: review.ActionRunFork, RunID: b.RunID, ForkRunID: b.ForkRunID, RerunReads: b.RerunReads})
 }
 
 // parkID is the {id} of a /parks/{id} route as the path writes it.

@@ -159,21 +159,15 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 		return "", fmt.Errorf("state machine %s: %w", sm, ErrNoStartForEndUser)
 	}
 	if name == "" {
-		var b [8]byte
-		rand.Read(b[:])
-		name = "run-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+		name = NewName()
 	}
 	if err := checkExecutionName(name); err != nil {
 		return "", err
 	}
-	// arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME ->
-	// arn:PARTITION:states:REGION:ACCOUNT:execution:NAME:EXECUTION
-	parts := strings.Split(arn, ":")
-	if len(parts) != 7 || parts[5] != "stateMachine" {
-		return "", fmt.Errorf("state machine ARN %q is not arn:...:stateMachine:NAME", arn)
+	execARN, err := executionARN(arn, name)
+	if err != nil {
+		return "", err
 	}
-	parts[5] = "execution"
-	execARN := strings.Join(parts, ":") + ":" + name
 	body, err := json.Marshal(ExecutionInput{Input: input, Meta: meta})
 	if err != nil {
 		return "", fmt.Errorf("the input: %w", err)
@@ -193,6 +187,45 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 		return "", fmt.Errorf("start execution of %s: %w", sm, err)
 	}
 	return aws.ToString(out.ExecutionArn), nil
+}
+
+// NewName is a new execution name as toolgate run chooses one:
+// "run-<UTC, 20060102T150405Z>-<16 random hex digits>".
+func NewName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "run-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// executionARN is the ARN of execution name of state machine arn:
+// arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME ->
+// arn:PARTITION:states:REGION:ACCOUNT:execution:NAME:EXECUTION.
+func executionARN(arn, name string) (string, error) {
+	parts := strings.Split(arn, ":")
+	if len(parts) != 7 || parts[5] != "stateMachine" {
+		return "", fmt.Errorf("state machine ARN %q is not arn:...:stateMachine:NAME", arn)
+	}
+	parts[5] = "execution"
+	return strings.Join(parts, ":") + ":" + name, nil
+}
+
+// ExecutionARN is the ARN the execution name of the stage's Solution
+// solution will have, read before it starts (toolgate fork names the fork
+// to review-decision first): an error when the state machine does not
+// exist or name is not one Start takes.
+func ExecutionARN(ctx context.Context, sf SFNAPI, stage, solution, name string) (string, error) {
+	if err := checkExecutionName(name); err != nil {
+		return "", err
+	}
+	sm := deployment.StateMachineName(stage, solution)
+	arn, err := statemachines.Find(ctx, sf, sm)
+	if err != nil {
+		return "", err
+	}
+	if arn == "" {
+		return "", fmt.Errorf("state machine %s does not exist: publish the Solution first (toolgate publish)", sm)
+	}
+	return executionARN(arn, name)
 }
 
 // CheckInput checks a run's input against the InputRecord of the state

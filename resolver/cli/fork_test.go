@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// A fork command line the CLI cannot run is refused with exit 2 and a
+// message naming what is wrong, before anything is read, signed or sent.
+func TestForkMisuseNamesTheBadArgument(t *testing.T) {
+	t.Parallel()
+	const parent = "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_digest:run-1"
+	for _, c := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"no run", []string{"fork", "--solution", "x.yaml"}, "name one run"},
+		{"two runs", []string{"fork", parent, parent, "--solution", "x.yaml"}, "name one run"},
+		{"not an execution ARN", []string{"fork", "run-1", "--solution", "x.yaml"}, `"run-1" is not an execution ARN`},
+		{"no solution", []string{"fork", parent}, "--solution FILE is required"},
+		{"a child's name", []string{"fork", parent, "--solution", "x.yaml", "--name", "tg-1"}, `--name "tg-1" starts with tg-`},
+		{"a bad --as", []string{"fork", parent, "--solution", "x.yaml", "--as", "a b"}, `--as "a b"`},
+		{"no timeout", []string{"fork", parent, "--solution", "x.yaml", "--timeout", "0s"}, "--timeout must be positive"},
+		{"a missing solution file", []string{"fork", parent, "--solution", "testdata/no-such-file.yaml"}, "no-such-file.yaml"},
+	} {
+		code, _, errs := run(c.args...)
+		if code != ExitMisuse || !strings.Contains(errs, c.says) {
+			t.Errorf("%s: exit %d, stderr %q; want %d saying %q", c.name, code, errs, ExitMisuse, c.says)
+		}
+	}
+}
+
+// The completed calls a fork reports as never reached are those whose
+// step is no tool step of the corrected Solution, a loop's body included.
+func TestUnreachedAreCompletedCallsOfStepsTheSolutionNoLongerHas(t *testing.T) {
+	sol := &resolver.Solution{Steps: []*resolver.Step{
+		{ID: "fetch", Kind: resolver.KindTool},
+		{ID: "each", Kind: resolver.KindForEach, ForEach: &resolver.ForEach{Body: []*resolver.Step{{ID: "send", Kind: resolver.KindTool}}}},
+	}}
+	calls := []review.ForkCall{
+		{Key: "r/1", Step: "fetch", State: "COMPLETED"},
+		{Key: "r/2.0.1", Step: "send", State: "COMPLETED"},
+		{Key: "r/3", Step: "draft", State: "COMPLETED"},
+		{Key: "r/4", Step: "notify", State: "FAILED"},
+	}
+	got := Unreached(calls, sol)
+	if len(got) != 1 || got[0].Key != "r/3" {
+		t.Fatalf("unreached %+v, want r/3 only", got)
+	}
+}
