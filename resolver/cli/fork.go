@@ -35,7 +35,7 @@ type forkOptions struct {
 func (a *app) newForkCmd() *cobra.Command {
 	var o forkOptions
 	cmd := &cobra.Command{
-		Use:   "fork RUN --solution FILE [--input FILE.json] [--rerun-reads] [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--as NAME]",
+		Use:   "fork RUN --solution FILE [--input FILE.json] [--rerun-reads] [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
 		Short: "fork a run with a corrected Solution, reusing what it already did",
 		Long: `Forks the run RUN (its execution ARN): publishes the corrected Solution
 FILE as toolgate publish does, names the fork's execution as toolgate run
