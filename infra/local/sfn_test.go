@@ -55,10 +55,10 @@ func startSFNStack(t *testing.T) *sfnStack {
 		"FLAKY_RESPONSE": `{"data": {"count": 2, "summary": "two items"}}`,
 	})
 	// The review function also answers compiled Solutions' Starter Task,
-	// whose result selector reads "starter" and "end_user" (a run with no
-	// end user: null).
+	// whose result selector reads "starter", "end_user", "forked_from" and
+	// "rerun_reads" (a run with no end user and no parent: null, false).
 	review := localtest.RIE(t, "review", flakyBin, 10*time.Second, map[string]string{"FLAKY_LOG": filepath.Join(logs, "review.log"),
-		"FLAKY_RESPONSE": `{"starter":"arn:aws:iam::000000000000:user/starter","end_user":null}`})
+		"FLAKY_RESPONSE": `{"starter":"arn:aws:iam::000000000000:user/starter","end_user":null,"forked_from":null,"rerun_reads":false}`})
 	slow := localtest.RIE(t, "slow", flakyBin, time.Second, nil)
 	free, err := local.FreePort()
 	if err != nil {

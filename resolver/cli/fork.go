@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -29,13 +30,67 @@ type forkOptions struct {
 	name, as            string
 	rerunReads, wait    bool
 	timeout             time.Duration
+	// arg names the positional argument (RUN or PARK_ID), and runOf
+	// turns it into the run to fork.
+	arg   string
+	runOf func(ctx context.Context, pl *platform, p *prover, arg string) (string, error)
 }
 
 // newForkCmd is `toolgate fork RUN --solution FILE ...` (docs/fork.md).
 func (a *app) newForkCmd() *cobra.Command {
+	return a.forkCmd("fork RUN", "RUN", "", func(ctx context.Context, pl *platform, p *prover, arg string) (string, error) { return arg, nil })
+}
+
+// newParkedForkCmd is `toolgate parked fork PARK_ID --solution FILE ...`:
+// toolgate fork of the park's run, read through review-decision's
+// park.show (docs/fork.md).
+func (a *app) newParkedForkCmd() *cobra.Command {
+	return a.forkCmd("fork PARK_ID", "PARK_ID", "\n\nparked fork forks the run of the park PARK_ID, which park.show names (you must be\nallowed to see the park).",
+		a.parkRun)
+}
+
+// parkRun reads the run of park id through review-decision's park.show,
+// signed by p (the deployment's review-decision URL parameter: the
+// Function URL, or on the local stack the function under the RIE).
+func (a *app) parkRun(ctx context.Context, pl *platform, p *prover, id string) (string, error) {
+	if !park.IDPattern.MatchString(id) {
+		return "", fmt.Errorf("%q is not a park id", id)
+	}
+	at, err := pl.params.Get(ctx, deployment.ReviewDecisionURLParam(pl.p.stage))
+	if err != nil {
+		return "", fmt.Errorf("the review-decision function: %w", err)
+	}
+	req := review.DirectRequest{Action: review.ActionParkShow, ParkID: id}
+	if req.Proof, err = p.sign(ctx, review.ParkShowBinding(id)); err != nil {
+		return "", err
+	}
+	var out []byte
+	var code, msg string
+	if pl.p.paramsFile != "" {
+		out, code, msg, err = a.callDecisionRIE(ctx, at, req)
+	} else {
+		out, code, msg, err = a.callFunctionURL(ctx, at, http.MethodGet, "/parks/"+id, nil, nil, map[string]string{review.ProofHeader: req.Proof})
+	}
+	switch {
+	case err != nil:
+		return "", err
+	case code != "":
+		return "", fmt.Errorf("park.show: %s: %s", code, msg)
+	}
+	var v park.View
+	if err := json.Unmarshal(out, &v); err != nil || v.RunID == "" {
+		return "", fmt.Errorf("park.show: unexpected answer: %.200s", out)
+	}
+	return v.RunID, nil
+}
+
+// forkCmd is toolgate fork (use "fork RUN") or toolgate parked fork:
+// runOf turns the argument into the run to fork.
+func (a *app) forkCmd(use, arg, more string, runOf func(ctx context.Context, pl *platform, p *prover, arg string) (string, error)) *cobra.Command {
 	var o forkOptions
+	o.runOf, o.arg = runOf, arg
 	cmd := &cobra.Command{
-		Use:   "fork RUN --solution FILE [--input FILE.json] [--rerun-reads] [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
+		Use:   use + " --solution FILE [--input FILE.json] [--rerun-reads] [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
 		Short: "fork a run with a corrected Solution, reusing what it already did",
 		Long: `Forks the run RUN (its execution ARN): publishes the corrected Solution
 FILE as toolgate publish does, names the fork's execution as toolgate run
@@ -48,7 +103,7 @@ calls whose outcome is unknown must first be reconciled (toolgate ledger
 reconcile KEY). With --wait it follows the fork as toolgate run does.
 
 Exit 0 once the fork started (with --wait: succeeded), 1 when refused or
-failed, 2 on misuse (docs/fork.md).`,
+failed, 2 on misuse (docs/fork.md).` + more,
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			return exit(a.runFork(cmd, pos, &o))
 		},
@@ -68,9 +123,11 @@ failed, 2 on misuse (docs/fork.md).`,
 // forkMisuse is the misuse of toolgate fork's arguments, if any.
 func forkMisuse(cmd *cobra.Command, pos []string, o *forkOptions) (int, bool) {
 	switch {
+	case len(pos) != 1 && o.arg == "PARK_ID":
+		return misuse(cmd, "name one park id"), true
 	case len(pos) != 1:
 		return misuse(cmd, "name one run (its execution ARN)"), true
-	case !isExecutionARN(pos[0]):
+	case o.arg == "RUN" && !isExecutionARN(pos[0]):
 		return misuse(cmd, "%q is not an execution ARN (arn:aws:states:REGION:ACCOUNT:execution:STATE_MACHINE:NAME)", pos[0]), true
 	case o.solution == "":
 		return misuse(cmd, "--solution FILE is required: the corrected Solution"), true
@@ -98,7 +155,6 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 		fmt.Fprintf(stderr, "toolgate fork: "+format+"\n", args...)
 		return code
 	}
-	parent := pos[0]
 	src, err := resolver.ReadFile(o.solution, resolver.SourceFile)
 	if err != nil {
 		return fail(ExitMisuse, "%v", err)
@@ -128,6 +184,10 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 	p, err := a.newProver(ctx, o.as)
 	if err != nil {
 		return fail(ExitMisuse, "%v", err)
+	}
+	parent, err := o.runOf(ctx, pl, p, pos[0])
+	if err != nil {
+		return fail(ExitErrors, "%v", err)
 	}
 	// a. The parent: its input {input, meta} and its trace.
 	d, err := pl.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(parent)})

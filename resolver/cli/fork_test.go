@@ -26,6 +26,8 @@ func TestForkMisuseNamesTheBadArgument(t *testing.T) {
 		{"a bad --as", []string{"fork", parent, "--solution", "x.yaml", "--as", "a b"}, `--as "a b"`},
 		{"no timeout", []string{"fork", parent, "--solution", "x.yaml", "--timeout", "0s"}, "--timeout must be positive"},
 		{"a missing solution file", []string{"fork", parent, "--solution", "testdata/no-such-file.yaml"}, "no-such-file.yaml"},
+		{"parked fork without a park", []string{"parked", "fork", "--solution", "x.yaml"}, "name one park id"},
+		{"parked fork without a solution", []string{"parked", "fork", "pk_abcdefghijklmnopqrstuvwxyz"}, "--solution FILE is required"},
 	} {
 		code, _, errs := run(c.args...)
 		if code != ExitMisuse || !strings.Contains(errs, c.says) {

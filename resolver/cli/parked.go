@@ -52,6 +52,7 @@ function refuses or fails, 2 on misuse.`,
 		a.newParkedSubCmd("reject", "reject ID --reason TEXT [--json] (--url URL | --endpoint URL --as NAME)", "reject a parked call, saying why: its step fails TOOL_PERMISSION_DENIED"),
 		a.newParkedSubCmd("resume", "resume ID [--json] (--url URL | --endpoint URL --as NAME)", "send a call whose credential expired again, once the credential is set"),
 		a.newParkedSubCmd("cancel", "cancel ID [--reason TEXT] [--json] (--url URL | --endpoint URL --as NAME)", "cancel a parked call: its run is stopped"),
+		a.newParkedForkCmd(),
 	)
 	return cmd
 }
