@@ -142,6 +142,17 @@ type Start struct {
 	// run acts for no end user (none was asked for, or the mapping did not
 	// let the starter act for it). Only a run with a starter has one.
 	EndUser *string `json:"end_user"`
+	// ForkedFrom is the execution ARN of the run this one was forked from
+	// (docs/fork.md), at most 2048 printable characters without spaces;
+	// "" (null or absent, as the Starters and Init states before forks
+	// write) when the run is no fork. The dispatcher learns a fork's
+	// parent from here only: the start's Starter check answers it from the
+	// start record, which review-request's start lane wrote.
+	ForkedFrom string `json:"forked_from,omitempty"`
+	// RerunReads: the fork runs again every call whose contract needs no
+	// review, instead of reusing its parent's result (docs/fork.md,
+	// "Matching"); false when null or absent.
+	RerunReads bool `json:"rerun_reads,omitempty"`
 }
 
 // parkIDPattern is a park id's form (shared/park IDPattern, which this
@@ -157,10 +168,12 @@ const MaxStarterLength = 2048
 // one).
 var endUserScope = regexp.MustCompile(`^end_user:[0-9a-f]{64}$`)
 
-// UnmarshalJSON reads a start member strictly: a JSON object with exactly
-// the members "starter" (a string or null) and "end_user" (a string of
-// an end-user scope's form, or null), each once; a member missing,
-// repeated, of another name or type is refused, naming it.
+// UnmarshalJSON reads a start member strictly: a JSON object with the
+// members "starter" (a string or null) and "end_user" (a string of an
+// end-user scope's form, or null), and optionally "forked_from" (an
+// execution ARN or null) and "rerun_reads" (a boolean or null), each
+// once; a required member missing, or a member repeated, of another name
+// or type, is refused, naming it.
 func (s *Start) UnmarshalJSON(data []byte) error {
 	members, err := DecodeObject("start", data)
 	if err != nil {
@@ -175,12 +188,25 @@ func (s *Start) UnmarshalJSON(data []byte) error {
 	for name, raw := range members {
 		var v *string
 		switch name {
-		case "starter", "end_user":
+		case "starter", "end_user", "forked_from":
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return fmt.Errorf("start member %q is not a string or null", name)
 			}
+		case "rerun_reads":
+			var b *bool
+			if err := json.Unmarshal(raw, &b); err != nil {
+				return fmt.Errorf("start member %q is not a boolean or null", name)
+			}
+			s.RerunReads = b != nil && *b
+			continue
 		default:
-			return fmt.Errorf("start member %s is not starter or end_user", strconv.Quote(excerpt.Bytes(name, maxQuotedBytes, "...")))
+			return fmt.Errorf("start member %s is not starter, end_user, forked_from or rerun_reads", strconv.Quote(excerpt.Bytes(name, maxQuotedBytes, "...")))
+		}
+		if name == "forked_from" {
+			if v != nil {
+				s.ForkedFrom = *v
+			}
+			continue
 		}
 		if name == "end_user" {
 			s.EndUser = v
@@ -191,6 +217,8 @@ func (s *Start) UnmarshalJSON(data []byte) error {
 	switch {
 	case s.Starter != "" && (len(s.Starter) > MaxStarterLength || !strings.HasPrefix(s.Starter, "arn:") || strings.ContainsFunc(s.Starter, unprintable) || strings.ContainsRune(s.Starter, ' ')):
 		return fmt.Errorf("start member \"starter\" is not a principal ARN (arn:..., at most %d printable characters without spaces)", MaxStarterLength)
+	case s.ForkedFrom != "" && (len(s.ForkedFrom) > MaxStarterLength || !strings.HasPrefix(s.ForkedFrom, "arn:") || strings.ContainsFunc(s.ForkedFrom, unprintable) || strings.ContainsRune(s.ForkedFrom, ' ')):
+		return fmt.Errorf("start member \"forked_from\" is not an execution ARN (arn:..., at most %d printable characters without spaces)", MaxStarterLength)
 	case s.EndUser != nil && !endUserScope.MatchString(*s.EndUser):
 		return fmt.Errorf("start member \"end_user\" is not an end-user scope (end_user: and 64 lower-case hex digits)")
 	case s.EndUser != nil && s.Starter == "":

@@ -258,6 +258,29 @@ func TestDecodeReadsTheStartMember(t *testing.T) {
 	}
 }
 
+func TestDecodeReadsAForkStart(t *testing.T) {
+	const parent = "arn:aws:states:us-east-1:123456789012:execution:sol:run-1"
+	for name, c := range map[string]struct {
+		start, forkedFrom string
+		rerunReads        bool
+	}{
+		"absent (an older Starter)": {`{"starter":null,"end_user":null}`, "", false},
+		"both null":                 {`{"starter":null,"end_user":null,"forked_from":null,"rerun_reads":null}`, "", false},
+		"a fork":                    {`{"starter":null,"end_user":null,"forked_from":"` + parent + `","rerun_reads":false}`, parent, false},
+		"a fork rerunning reads":    {`{"starter":null,"end_user":null,"forked_from":"` + parent + `","rerun_reads":true}`, parent, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, err := tool.DecodeEnvelope([]byte(withStart(c.start)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Start.ForkedFrom != c.forkedFrom || e.Start.RerunReads != c.rerunReads {
+				t.Fatalf("start = %+v, want forked_from %q rerun_reads %v", e.Start, c.forkedFrom, c.rerunReads)
+			}
+		})
+	}
+}
+
 func TestDecodeWithoutStartHasNone(t *testing.T) {
 	for _, in := range []string{valid, withStart("null")} {
 		e, err := tool.DecodeEnvelope([]byte(in))
@@ -272,7 +295,11 @@ func TestDecodeWithoutStartHasNone(t *testing.T) {
 
 func TestDecodeRefusesAMalformedStart(t *testing.T) {
 	for name, c := range map[string]struct{ start, want string }{
-		"unknown member":         {`{"starter":null,"end_user":null,"end_user_id":"alice"}`, `start member "end_user_id" is not starter or end_user`},
+		"unknown member":         {`{"starter":null,"end_user":null,"end_user_id":"alice"}`, `start member "end_user_id" is not starter, end_user, forked_from or rerun_reads`},
+		"forked_from no ARN":     {`{"starter":null,"end_user":null,"forked_from":"run-1"}`, `"forked_from" is not an execution ARN`},
+		"forked_from a number":   {`{"starter":null,"end_user":null,"forked_from":1}`, `"forked_from" is not a string or null`},
+		"rerun_reads a string":   {`{"starter":null,"end_user":null,"rerun_reads":"true"}`, `"rerun_reads" is not a boolean or null`},
+		"rerun_reads twice":      {`{"starter":null,"end_user":null,"rerun_reads":true,"rerun_reads":false}`, `appears twice`},
 		"starter missing":        {`{"end_user":null}`, `start member "starter" is missing`},
 		"end user missing":       {`{"starter":null}`, `start member "end_user" is missing`},
 		"member twice":           {`{"starter":null,"end_user":null,"starter":"arn:aws:iam::123456789012:user/a"}`, `appears twice`},
