@@ -313,6 +313,13 @@ var Accesses = []Access{
 		Code: "shared/ledger (the dispatcher)",
 		Doc: "the claim (UpdateItem, ReturnValues ALL_NEW), re-claim, MarkUnknown, finish and release, Touch (ALL_NEW), " +
 			"Record and the read after a finish's failed condition (GetItem), PutRow (PutItem of a row item): whole items, which the dispatcher owns"},
+	{Sid: "FindParentCalls", By: []Principal{ToolFunctions}, On: []*Kind{Call}, Actions: []Action{Query},
+		Attributes: Call.Names(PK, SK, "c"), SpecificAttributes: true, Code: "ledger.Store.ParentCalls",
+		Doc: "a fork's call: the Query of its parent run's calls (begins_with(sk, CALL#), FilterExpression on c.s and c.d, paginated), " +
+			"projecting the keys: never a result"},
+	{Sid: "ClaimParentCalls", By: []Principal{ToolFunctions}, On: []*Kind{ReuseClaim}, Actions: []Action{PutItem},
+		Attributes: ReuseClaim.Names(PK, SK, "claimed_by", ExpiresAt), Code: "ledger.Store.ClaimReuse",
+		Doc: "a fork's call: the conditional PutItem (attribute_not_exists(pk) OR claimed_by = :k) of its claim on a parent call"},
 	{Sid: "RecordKeyPointers", By: []Principal{ToolFunctions}, On: []*Kind{Key}, Actions: []Action{PutItem},
 		Attributes: Key.Names(PK, SK, "run_id", ExpiresAt), Code: "ledger.Store.PutKeyPointer",
 		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a run's key pointer, with the claim of its first call"},

@@ -23,7 +23,9 @@ var Call = &Kind{
 			"a its attempts in order (L of M: tk claim token, t start (unix ns), o the outcome once it ended: "+
 			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run, "+
 			"pk the park it was sent under, sc additive when sent under an additive schema change its toolset allows, "+
-			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B)), "+
+			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B), "+
+			"rk the parent call's idempotency key whose result a fork's call reused (s REUSED)), "+
+			"o the options digest's 16 bytes (B; only when the call has keep, output_limit_bytes or a credential), "+
 			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r), x an UNKNOWN record's code no attempt holds, m the seal"),
 		{Name: "r", Types: []Type{String, Null}, Doc: "the recorded result's JSON: the call is COMPLETED (compact layout)"},
 		attr("i", Number, "invocations that reached the call, replays included (compact layout; its last one is expires_at less the retention)"),
@@ -72,6 +74,22 @@ var Cover = &Kind{
 		attr("current_digest", String, "sha256:<hex> of the definition the park's approval approved"),
 		attr("decided_by", String, "who approved the park"),
 		attr("mac", String, "the writing function's seal over the run, tool, digests, park and decider (shared/seal)"),
+		ttl,
+	},
+}
+
+// ReuseClaim is a fork's claim on one call of its parent run: the call of
+// the fork (its idempotency key) that takes the parent call's recorded
+// result instead of running the tool (shared/ledger reuse.go;
+// docs/fork.md, "Matching"). It lives in the fork's partition, its sort
+// key naming the parent call's: two identical calls of the fork cannot
+// both take one parent call. Only the dispatcher of a tool function
+// writes one, with a conditional PutItem.
+var ReuseClaim = &Kind{
+	Name: "reuse claim", Prefix: "RUN#", PKShape: "RUN#<fork run id>", SKShape: ReuseSKPrefix + "<parent call's sort key>", SKPrefix: ReuseSKPrefix,
+	Doc: "a fork's call that took a parent call's recorded result",
+	Attributes: []Attribute{
+		attr("claimed_by", String, "the fork call's idempotency key"),
 		ttl,
 	},
 }
