@@ -485,6 +485,12 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("ledger.Store.PutKeyPointer (condition failed)", 1, func(db *recorder) {
 			ignore(l(db).PutKeyPointer(ctx, "AAAAAAAAAAAAAAAAAAAAAA", testRunID))
 		}),
+		// A fork's call: its parent's candidate calls and its claim on one.
+		run("ledger.Store.ParentCalls", 0, func(db *recorder) {
+			ignore(l(db).ParentCalls(ctx, testRunID, "send", "sha256:"+strings.Repeat("00", 32)))
+		}),
+		run("ledger.Store.ClaimReuse", 0, func(db *recorder) { ignore(l(db).ClaimReuse(ctx, testRunID+"-fork/2", "2")) }),
+		run("ledger.Store.ClaimReuse (condition failed)", 1, func(db *recorder) { ignore(l(db).ClaimReuse(ctx, testRunID+"-fork/2", "2")) }),
 		toolset,
 		run("dynamo.Store.GetApproval", 0, func(db *recorder) { ignore(d(db).GetApproval(ctx, testReview)) }),
 		run("dynamo.Store.Bind", 0, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
