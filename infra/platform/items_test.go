@@ -319,7 +319,7 @@ var forged = map[table.Principal][]ddbRequest{
 		forgedGet("read a starter", "START#arn"),
 		forgedUpdate("change a proof record", "PROOF#00", "arn"),
 		{What: "list reviews", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk"}},
-		{What: "query a run", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"RUN#arn"}, Attributes: []string{"pk", "sk"}},
+		{What: "query reviews", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"}, Attributes: []string{"pk", "sk"}},
 		forgedPut("write an item of no prefix", "X"),
 		forgedUpdate("mark a webhook event sent", "WHEVT#"+testEvent, "unsent", "sent_at"),
 		forgedPut("record a webhook event as sent", "WHEVT#"+testEvent, "type", "data", "sent_at"),

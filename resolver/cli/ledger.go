@@ -185,9 +185,14 @@ func (a *app) ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int 
 	fmt.Fprintln(tw, "SEQ\tATTEMPT\tSTEP\tTOOL\tSTATUS\tERROR\tRETRYABLE\tSTARTED\tMS\tIN\tOUT")
 	for _, r := range rows {
 		status := string(r.Status)
-		if r.Status == ledger.StatusDeduplicated {
+		switch r.Status {
+		case ledger.StatusDeduplicated:
 			// A call's replays: one line, their count, the last one's time.
 			status = fmt.Sprintf("%s ×%d", r.Status, r.Invocations())
+		case ledger.StatusReused:
+			// A fork's call that took its parent's recorded result: the
+			// parent call's key (docs/fork.md, "Matching").
+			status = fmt.Sprintf("%s from %s", r.Status, r.ReusedFrom)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%v\t%s\t%d\t%d\t%d\n", r.Seq, r.Attempt, r.Step, r.Tool, status,
 			orDash(r.ErrorCode), r.Retryable, r.StartedAt.UTC().Format(time.RFC3339), r.DurationMS, r.InputBytes, r.OutputBytes)

@@ -79,7 +79,7 @@ const parentCallsFilter = "c.s=:s AND c.d=:d"
 // digest is digest ("sha256:<hex>"), in call order: one Query of the
 // run's partition, begins_with(sk, CALL#), FilterExpression on c.s and
 // c.d, projecting the keys only (never a result), followed through every
-// page (table access FindParentCalls; docs/fork.md, "Matching"). A call
+// page (table access Calls; docs/fork.md, "Matching"). A call
 // item of the previous layout (LayoutNamed) has no c and is not found:
 // a fork of a run that old runs its calls.
 func (s *Store) ParentCalls(ctx context.Context, runID, step, digest string) ([]tool.Seq, error) {

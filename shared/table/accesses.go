@@ -309,17 +309,13 @@ var ParkedRowAttributes = Row.Names(PK, SK, "status", "idempotency_key", "tool",
 // managed policy's ledger statements from it, in this order per principal;
 // docs/infra.md tabulates them.
 var Accesses = []Access{
-	{Sid: "Calls", By: []Principal{ToolFunctions}, On: []*Kind{Call, Row}, Actions: []Action{GetItem, PutItem, UpdateItem},
+	{Sid: "Calls", By: []Principal{ToolFunctions}, On: []*Kind{Call, Row, ReuseClaim}, Actions: []Action{GetItem, PutItem, UpdateItem, Query},
 		Code: "shared/ledger (the dispatcher)",
 		Doc: "the claim (UpdateItem, ReturnValues ALL_NEW), re-claim, MarkUnknown, finish and release, Touch (ALL_NEW), " +
-			"Record and the read after a finish's failed condition (GetItem), PutRow (PutItem of a row item): whole items, which the dispatcher owns"},
-	{Sid: "FindParentCalls", By: []Principal{ToolFunctions}, On: []*Kind{Call}, Actions: []Action{Query},
-		Attributes: Call.Names(PK, SK, "c"), SpecificAttributes: true, Code: "ledger.Store.ParentCalls",
-		Doc: "a fork's call: the Query of its parent run's calls (begins_with(sk, CALL#), FilterExpression on c.s and c.d, paginated), " +
-			"projecting the keys: never a result"},
-	{Sid: "ClaimParentCalls", By: []Principal{ToolFunctions}, On: []*Kind{ReuseClaim}, Actions: []Action{PutItem},
-		Attributes: ReuseClaim.Names(PK, SK, "claimed_by", ExpiresAt), Code: "ledger.Store.ClaimReuse",
-		Doc: "a fork's call: the conditional PutItem (attribute_not_exists(pk) OR claimed_by = :k) of its claim on a parent call"},
+			"Record and the read after a finish's failed condition (GetItem), PutRow (PutItem of a row item); a fork's call: " +
+			"ParentCalls (the Query of its parent run's calls, begins_with(sk, CALL#), FilterExpression on c.s and c.d, projecting the keys) " +
+			"and ClaimReuse (the conditional PutItem of a reuse claim): whole items, which the dispatcher owns. " +
+			"The Query reads nothing a GetItem of the same items could not, so it takes no statement of its own (send-email's inline policy keeps its room for the recipients condition)"},
 	{Sid: "RecordKeyPointers", By: []Principal{ToolFunctions}, On: []*Kind{Key}, Actions: []Action{PutItem},
 		Attributes: Key.Names(PK, SK, "run_id", ExpiresAt), Code: "ledger.Store.PutKeyPointer",
 		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a run's key pointer, with the claim of its first call"},

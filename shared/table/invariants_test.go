@@ -57,9 +57,10 @@ var writeRules = []writeRule{
 	{kind: Cover, by: []Principal{ParkingToolFunctions}, action: PutItem,
 		allow: []string{PK, SK, "tool", "park_id", "pinned_digest", "current_digest", "decided_by", "mac", ExpiresAt}},
 	{kind: Key, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "run_id", ExpiresAt}},
-	// A fork's claim on a parent call: the fork call's key, nothing of a
-	// call or a row.
-	{kind: ReuseClaim, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "claimed_by", ExpiresAt}},
+	// A fork's claim on a parent call: the dispatcher's own item, as its
+	// calls are.
+	{kind: ReuseClaim, by: []Principal{ToolFunctions}, action: PutItem},
+	{kind: ReuseClaim, by: []Principal{ToolFunctions}, action: UpdateItem},
 	{kind: Binding, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "bound_key", "bound_at", "mac", ExpiresAt}},
 	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},
 	{kind: Published, by: []Principal{Publish}, action: PutItem},
