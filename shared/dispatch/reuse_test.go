@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/ledger"
@@ -354,5 +355,46 @@ func TestAForkRunsACallWhoseSchemaChanged(t *testing.T) {
 	handle(t, d, f)
 	if calls.Load() != 2 {
 		t.Fatalf("another schema: the tool ran %d times, want twice", calls.Load())
+	}
+}
+
+// A parent call still in flight (IN_PROGRESS, its lease live) refuses the
+// fork's call, retryable, naming the parent's key, nothing run; once the
+// parent's call completed, the fork's call sent again takes its result.
+func TestAForkWaitsForAParentCallInFlight(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	started, release := make(chan struct{}), make(chan struct{})
+	run := func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+		if c.Envelope.Start.ForkedFrom == "" {
+			close(started)
+			select {
+			case <-release:
+			case <-time.After(orderingTimeout):
+				t.Error("the parent's call was not released")
+			}
+		}
+		return numbered(&calls)(ctx, c)
+	}
+	d := e.dispatcher(t, "test-echo", run)
+	p := forkCall{tool: "test-echo", toolsetID: e.ts.ID, run: newRunID("parent"), seq: "1", input: `{"text":"a"}`}
+	done := make(chan string)
+	go func() {
+		out, _ := d.Handle(context.Background(), p.envelope(t))
+		done <- string(out)
+	}()
+	<-started
+	f := p.fork(newRunID("fork"))
+	_, err := d.Handle(context.Background(), f.envelope(t))
+	if codeOf(t, err) != string(tool.UpstreamUnavailable) || !strings.Contains(err.Error(), p.run+"/1") {
+		t.Fatalf("fork of a call in flight: %v", err)
+	}
+	close(release)
+	want := <-done
+	if got := handle(t, d, f); got != want || calls.Load() != 1 {
+		t.Fatalf("sent again: %s, the tool ran %d times; want %s reused", got, calls.Load(), want)
+	}
+	if rows := ledgertest.RunRows(t, e.store, f.run); len(rows) != 2 || rows[0].Status != ledger.StatusFailed || rows[1].Status != ledger.StatusReused {
+		t.Fatalf("fork rows %+v: want the FAILED attempt, then the REUSED one", rows)
 	}
 }
