@@ -93,6 +93,13 @@ type Record struct {
 	// seal.Forged. A record read is used (replayed, re-claimed) only once
 	// seal.Accept takes it.
 	Seal seal.Status
+	// ReconciledBy is who reconciled the record, when a reconciliation
+	// finished it (Store.FinishReconciled; docs/fork.md, "Reconciling"):
+	// COMPLETED with the result it gave, or FAILED not applied and perhaps
+	// claimed again since. "" for a record no reconciliation finished. The
+	// seal does not cover it: it decides nothing; the state and result it
+	// led to are sealed.
+	ReconciledBy string
 	// Layout is the layout of the call's item the record was read from
 	// (LayoutCompact for a record a claim of today's code made): the
 	// writes that carry it on (Reclaim, MarkUnknown, and Finish and Release
