@@ -31,6 +31,11 @@ type Ledger interface {
 	Touch(ctx context.Context, key string) (*ledger.Record, error)
 	PutRow(ctx context.Context, r *ledger.Row) error
 	PutKeyPointer(ctx context.Context, opaqueRunID, runID string) error
+	// Reconciliation and FinishReconciled read a call's reconciliation
+	// and finish its record by it (reconcile.go; docs/fork.md,
+	// "Reconciling"): only for a record whose outcome is unknown.
+	Reconciliation(ctx context.Context, key string) (*ledger.Reconciliation, error)
+	FinishReconciled(ctx context.Context, old *ledger.Record, rc *ledger.Reconciliation) (bool, error)
 }
 
 // Reviews is the part of the review store (shared/review/dynamo's Store)
