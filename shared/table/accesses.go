@@ -358,8 +358,12 @@ var Accesses = []Access{
 	{Sid: "BindApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Binding}, Actions: []Action{PutItem},
 		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", "mac", ExpiresAt), Code: "dynamo.Store.Bind",
 		Doc: "the binding item's conditional PutItem: a tool role writes no review item"},
-	{Sid: "ReadBindings", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding}, Actions: []Action{GetItem},
-		Code: "dynamo.Store.Bind, BoundKey", Doc: "the binding item after a failed condition; the binding a show reports"},
+	// One statement for both kinds: send-email's inline policy keeps its
+	// room for the recipients condition (docs/infra.md).
+	{Sid: "ReadBindRecons", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding, Reconciliation}, Actions: []Action{GetItem},
+		Code: "dynamo.Store.Bind, BoundKey; ledger.Store.Reconciliation",
+		Doc: "the binding item after a failed condition; the binding a show reports; a consistent GetItem of a call's reconciliation " +
+			"(a dispatcher's only for a record whose outcome is unknown; review-decision's after its put's condition failed, to say who reconciled it first)"},
 	{Sid: "CreateReviews", By: []Principal{ReviewRequest}, On: []*Kind{Review}, Actions: []Action{PutItem},
 		Attributes: reviewAsked, Code: "dynamo.Store.Create", Doc: "the pending review's conditional PutItem: no other role puts a review"},
 	{Sid: "DecideReviews", By: []Principal{ReviewDecision}, On: []*Kind{Review}, Actions: []Action{UpdateItem},
@@ -457,10 +461,6 @@ var Accesses = []Access{
 	{Sid: "RecordReconciliations", By: []Principal{ReviewDecision}, On: []*Kind{Reconciliation}, Actions: []Action{PutItem},
 		Attributes: ReconciliationRecorded, Code: "ledger.Store.PutReconciliation",
 		Doc: "toolgate ledger reconcile: the conditional PutItem (attribute_not_exists(pk)) of a call's reconciliation, once: no other role writes one"},
-	{Sid: "ReadReconciliations", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Reconciliation}, Actions: []Action{GetItem},
-		Attributes: ReconciliationRecorded, SpecificAttributes: true, Code: "ledger.Store.Reconciliation",
-		Doc: "a consistent GetItem of a call's reconciliation: a dispatcher's, only for a record whose outcome is unknown; " +
-			"review-decision's, to say who reconciled it first"},
 	{Sid: "ReadReconciledCalls", By: []Principal{ReviewDecision}, On: []*Kind{Call}, Actions: []Action{GetItem},
 		Attributes: ReconcileCallAttributes, SpecificAttributes: true, Code: "ledger.Store.ReconcileTarget",
 		Doc: "a consistent GetItem of the call a reconciliation names, projecting ReconcileCallAttributes: its state, lease and approvers, never its result"},
