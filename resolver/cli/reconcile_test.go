@@ -20,7 +20,9 @@ func TestLedgerReconcileMisuseNamesTheBadArgument(t *testing.T) {
 	}
 	const key = "arn:aws:states:us-east-1:123456789012:execution:sm:run-1/2"
 	local := []string{"--endpoint", "http://127.0.0.1:1", "--as", "ops"}
-	cmd := func(args ...string) []string { return append(append([]string{"ledger", "reconcile"}, args...), local...) }
+	cmd := func(args ...string) []string {
+		return append(append([]string{"ledger", "reconcile"}, args...), local...)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
