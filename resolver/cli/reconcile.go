@@ -225,7 +225,7 @@ func (a *app) checkReconcileResult(ctx context.Context, af *awsFlags, key string
 	}
 	if err := s.Validate(v); err != nil {
 		return fmt.Errorf("the result does not match the pinned output schema of %s (toolset %s): %s", toolName, tsID,
-			strings.Join(schema.RedactedLines(schema.Problems(err, nil), "result", 5), "; "))
+			strings.Join(schema.RedactedLines(schema.Problems(err, nil), "output", 5), "; "))
 	}
 	return nil
 }
