@@ -276,7 +276,7 @@ func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // noRoute refuses any other path.
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
-	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}, or GET /parks, GET /parks/{id} or POST /parks/{id}", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
+	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}, GET /parks, GET /parks/{id} or POST /parks/{id}, or POST /reconciliations", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
 }
 
 // reviewID is the {id} of a /reviews/{id} route as the path writes it
