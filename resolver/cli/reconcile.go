@@ -123,9 +123,14 @@ func (a *app) reconcileRun(cmd *cobra.Command, pos []string, o *reconcileOptions
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if len(req.Result) > 0 && o.af.table != "" {
-		if err := a.checkReconcileResult(ctx, &o.af, key, req.Result); err != nil {
+		unchecked, err := a.checkReconcileResult(ctx, &o.af, key, req.Result)
+		if err != nil {
 			fmt.Fprintf(stderr, "toolgate ledger reconcile: %v\n", err)
 			return ExitMisuse
+		}
+		if unchecked != nil {
+			// The function that replays the result checks it again.
+			fmt.Fprintf(stderr, "toolgate ledger reconcile: the result was not checked here: %v\n", unchecked)
 		}
 	}
 	out, code, msg, err := a.reconcileCall(ctx, &o.decision, req)
@@ -191,43 +196,45 @@ func isCallKey(key string) bool {
 
 // checkReconcileResult checks result against the pinned output schema of
 // key's call: its ledger rows name the tool and the toolset, which the
-// ledger table holds. A problem names the schema's keyword and location,
-// never a value of the result.
-func (a *app) checkReconcileResult(ctx context.Context, af *awsFlags, key string, result json.RawMessage) error {
+// ledger table holds. invalid names the schema's keyword and location,
+// never a value of the result; unchecked says why the schema could not be
+// loaded (the table, the rows or the toolset unreadable), which leaves the
+// check to the dispatcher.
+func (a *app) checkReconcileResult(ctx context.Context, af *awsFlags, key string, result json.RawMessage) (unchecked, invalid error) {
 	store, err := af.store(ctx)
 	if err != nil {
-		return err
+		return err, nil
 	}
 	i := strings.LastIndexByte(key, '/')
 	rows, err := store.KeyRows(ctx, key[:i], tool.Seq(key[i+1:]))
 	if err != nil {
-		return fmt.Errorf("read the ledger rows of %s: %w", key, err)
+		return fmt.Errorf("read the ledger rows of %s: %w", key, err), nil
 	}
 	if len(rows) == 0 {
-		return fmt.Errorf("%s has no ledger rows in table %s", key, af.table)
+		return fmt.Errorf("%s has no ledger rows in table %s", key, af.table), nil
 	}
 	toolName, tsID := rows[0].Tool, rows[0].ToolsetID
 	ts, err := store.Toolset(ctx, tsID)
 	if err != nil {
-		return fmt.Errorf("load toolset %s of %s: %w", tsID, key, err)
+		return fmt.Errorf("load toolset %s of %s: %w", tsID, key, err), nil
 	}
 	pinned, ok := ts.Tools[toolName]
 	if !ok {
-		return fmt.Errorf("toolset %s pins no tool %s", tsID, toolName)
+		return fmt.Errorf("toolset %s pins no tool %s", tsID, toolName), nil
 	}
 	s, err := schema.Compile(pinned.OutputSchema)
 	if err != nil {
-		return fmt.Errorf("the pinned output schema of %s does not compile: %w", toolName, err)
+		return fmt.Errorf("the pinned output schema of %s does not compile: %w", toolName, err), nil
 	}
 	var v any
 	if err := json.Unmarshal(result, &v); err != nil {
-		return fmt.Errorf("the result is not JSON")
+		return nil, fmt.Errorf("the result is not JSON")
 	}
 	if err := s.Validate(v); err != nil {
-		return fmt.Errorf("the result does not match the pinned output schema of %s (toolset %s): %s", toolName, tsID,
+		return nil, fmt.Errorf("the result does not match the pinned output schema of %s (toolset %s): %s", toolName, tsID,
 			strings.Join(schema.RedactedLines(schema.Problems(err, nil), "output", 5), "; "))
 	}
-	return nil
+	return nil, nil
 }
 
 // reconcileCall signs req's caller proof (review.ReconcileBinding) and
