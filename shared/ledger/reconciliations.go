@@ -219,9 +219,6 @@ func (s *Store) ReconcileTarget(ctx context.Context, key string) (*ReconcileTarg
 		}
 		t.State, t.LeaseUntil, t.Attempts, t.Tool = c.Call.state(), time.UnixMilli(c.Call.LeaseUntil), len(c.Call.Attempts), c.Call.Tool
 		t.ToolsetID = toolsetPrefix + fmt.Sprintf("%x", c.Call.Toolset)
-		if _, done := out.Item[attrResult]; done && t.State == StateInProgress {
-			t.State = StateCompleted // not projected, but never IN_PROGRESS with one
-		}
 		rows = c.rows(runID, seq)
 	} else {
 		c, err := decodeCall(out.Item)
