@@ -7,7 +7,8 @@
 // decision's review.decided webhook event is recorded and handed to the
 // events queue, TOOLGATE_WEBHOOK_EVENTS_QUEUE (docs/webhooks.md). It also
 // decides parked calls: a decision is sent to the park Task, a cancel
-// stops the run (docs/parking.md).
+// stops the run (docs/parking.md). It records reconciliations of calls
+// whose outcome is unknown (docs/fork.md, "Reconciling").
 package main
 
 import (
@@ -59,6 +60,10 @@ func main() {
 		Parks:      parkdynamo.New(db, cfg.Table, nil),
 		ParkTasks:  stepfunctions.Parks{Client: client},
 		ParkPolicy: cfg.Parks,
+		// Reconciliations of calls whose outcome is unknown
+		// (docs/fork.md, "Reconciling").
+		Reconciles:  ledger.New(db, cfg.Table),
+		Reconcilers: cfg.Reconcilers,
 	})
 	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)

@@ -92,6 +92,7 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		WebhookAdmins:          cfg.WebhookAdmins,
 		ParkDeciders:           cfg.ParkDeciders,
 		ParkOperators:          cfg.ParkOperators,
+		Reconcilers:            cfg.Reconcilers,
 		WebhookAllow:           cfg.WebhookAllow,
 		WebhookSchedule:        cfg.WebhookSchedule,
 	})

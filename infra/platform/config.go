@@ -122,6 +122,13 @@ type Config struct {
 	// TOOLGATE_PARK_OPERATORS on review-decision).
 	ParkDeciders  []string `json:"parkDeciders"`
 	ParkOperators []string `json:"parkOperators"`
+	// Who may reconcile a call whose outcome is unknown (toolgate ledger
+	// reconcile: applied, with its result, or not applied): IAM principal
+	// ARN patterns of the stack's own account, as credentialAdmins
+	// (docs/fork.md, "Reconciling"); never the run's starter nor the
+	// call's approver. Empty, the default: the park operators
+	// (TOOLGATE_RECONCILERS on review-decision).
+	Reconcilers []string `json:"reconcilers"`
 	// The webhook hosts' allow-list, entries as httpAllow's; empty, the
 	// default: no webhook endpoint is accepted.
 	WebhookAllow []string `json:"webhookAllow"`
@@ -506,13 +513,13 @@ func specOf(name string) functionSpec {
 	return functionSpec{}
 }
 
-// checkParks checks the park deciders and operators as the function reads
+// checkParks checks the park deciders and operators, and the reconcilers, as the function reads
 // them: reviewer patterns (reviewer.CheckPattern), at most
 // reviewer.MaxReviewers each; review-decision refuses, at cold start, a
 // pattern naming another account than the stack's.
 func (c *Config) checkParks() []error {
 	var problems []error
-	for name, list := range map[string][]string{"parkDeciders": c.ParkDeciders, "parkOperators": c.ParkOperators} {
+	for name, list := range map[string][]string{"parkDeciders": c.ParkDeciders, "parkOperators": c.ParkOperators, "reconcilers": c.Reconcilers} {
 		if len(list) > reviewer.MaxReviewers {
 			problems = append(problems, fmt.Errorf("%s: %d patterns, over %d", name, len(list), reviewer.MaxReviewers))
 		}

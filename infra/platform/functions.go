@@ -310,6 +310,8 @@ const (
 	// review-decision's park deciders and operators (docs/parking.md).
 	envParkDeciders  = park.EnvDeciders
 	envParkOperators = park.EnvOperators
+	// review-decision's reconcilers (docs/fork.md, "Reconciling").
+	envReconcilers = review.EnvReconcilers
 )
 
 // fetchTimeoutSeconds bounds one fetch (or one http request) inside the
@@ -574,6 +576,11 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		}
 		if len(p.ParkOperators) > 0 {
 			env[envParkOperators] = jsii.String(credentialAdminsJSON(p.ParkOperators))
+		}
+		// Who may reconcile a call whose outcome is unknown (unset: the
+		// park operators).
+		if len(p.Reconcilers) > 0 {
+			env[envReconcilers] = jsii.String(credentialAdminsJSON(p.Reconcilers))
 		}
 	case fnWebhookDelivery:
 		// Checked again at every delivery: the hosts a webhook may reach,

@@ -145,6 +145,11 @@ type PlatformStackProps struct {
 	// principal ARN patterns of the stack's account; docs/parking.md,
 	// "Deciding"). Empty: nobody but the starter.
 	ParkDeciders, ParkOperators []string
+	// Reconcilers are who may reconcile a call whose outcome is unknown
+	// (TOOLGATE_RECONCILERS on review-decision, a JSON list as
+	// ParkOperators; docs/fork.md, "Reconciling"). Empty: the park
+	// operators.
+	Reconcilers []string
 	// WebhookAdmins are who may subscribe webhooks, manage them and redrive
 	// their dead-letter queue: IAM principal ARN patterns of the stack's
 	// account, as CredentialAdmins (TOOLGATE_WEBHOOK_ADMINS on the webhooks

@@ -91,6 +91,7 @@ external key, as a third party reports it, through the run's key pointer
 	fs.StringVar(&o.pricesFile, "prices", "", "with --cost: a price table `FILE` in the format of resolver/cli/cost/prices.json (default: the built-in one)")
 	fs.StringVar(&o.key, "key", "", "print the run of external key `KEY` (<22 characters>/<seq>) instead of naming its run id")
 	fs.StringVar(&o.sfnEndpoint, "sfn-endpoint", "", "with --cost: Step Functions endpoint `URL` for the execution history (default: the standard AWS configuration)")
+	cmd.AddCommand(a.newLedgerReconcileCmd())
 	return cmd
 }
 

@@ -78,7 +78,14 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	// IN_PROGRESS with an expired lease, or UNKNOWN: the effect may have
 	// happened.
 	if inv.pinned.Policy == catalog.AtMostOnce && !env.TolerateDuplicates {
-		te := tool.Errorf(tool.RetryRequiresIdempotency, "an earlier attempt with this key may have run %s, which must run at most once; reconcile it by hand", env.Tool)
+		// A person may have said what became of it (docs/fork.md,
+		// "Reconciling"): only here is the reconciliation read.
+		if o, handled := inv.reconcile(ctx, dbCtx, old, now); handled {
+			return o
+		}
+		te := tool.Errorf(tool.RetryRequiresIdempotency,
+			"an earlier attempt with this key may have run %s, which must run at most once: find out whether it was applied, then run toolgate ledger reconcile %s --applied [--result FILE] or --not-applied --reason TEXT (docs/fork.md, \"Reconciling\")",
+			env.Tool, env.IdempotencyKey)
 		if old.State != ledger.StateUnknown {
 			if _, err := d.store.MarkUnknown(dbCtx, old, string(tool.RetryRequiresIdempotency)); err != nil {
 				d.log.ErrorContext(ctx, "mark record unknown", "key", env.IdempotencyKey, "error", err)

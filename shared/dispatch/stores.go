@@ -38,6 +38,12 @@ type Ledger interface {
 	Record(ctx context.Context, key string) (*ledger.Record, error)
 	ParentCalls(ctx context.Context, runID, step, digest string) ([]tool.Seq, error)
 	ClaimReuse(ctx context.Context, forkKey string, parentSeq tool.Seq) (bool, error)
+
+	// Reconciliation and FinishReconciled read a call's reconciliation
+	// and finish its record by it (reconcile.go; docs/fork.md,
+	// "Reconciling"): only for a record whose outcome is unknown.
+	Reconciliation(ctx context.Context, key string) (*ledger.Reconciliation, error)
+	FinishReconciled(ctx context.Context, old *ledger.Record, rc *ledger.Reconciliation) (bool, error)
 }
 
 // Reviews is the part of the review store (shared/review/dynamo's Store)

@@ -100,6 +100,18 @@ type compactCall struct {
 	// is its last attempt's.
 	Code string `dynamodbav:"x,omitempty"`
 	MAC  string `dynamodbav:"m,omitempty"` // the seal (seal.go)
+	// Reconciled is the reconciliation that finished an UNKNOWN (or
+	// lease-expired) record (Store.FinishReconciled); nil for a record no
+	// reconciliation finished. A re-claim after a not_applied one keeps it.
+	Reconciled *compactReconciled `dynamodbav:"rc,omitempty"`
+}
+
+// compactReconciled is a call's c.rc: the outcome of the reconciliation
+// that finished it, who reconciled it and when (unix ms).
+type compactReconciled struct {
+	Outcome string `dynamodbav:"o"`
+	By      string `dynamodbav:"b"`
+	At      int64  `dynamodbav:"t"`
 }
 
 // compactAttempt is one attempt: its claim's token and start, and its row
@@ -336,6 +348,9 @@ func (c *compactItem) record(key string, result json.RawMessage) *Record {
 	}
 	if cc.External != "" {
 		r.ExternalKey = cc.External + "/" + string(seq)
+	}
+	if cc.Reconciled != nil {
+		r.ReconciledBy = cc.Reconciled.By
 	}
 	if r.State == StateFailed || r.State == StateUnknown {
 		r.ErrorCode = cc.Code

@@ -101,6 +101,14 @@ type Record struct {
 	// covers it. A fork's call reuses a parent call's result only when
 	// the two are equal (docs/fork.md, "Matching").
 	Options []byte
+
+	// ReconciledBy is who reconciled the record, when a reconciliation
+	// finished it (Store.FinishReconciled; docs/fork.md, "Reconciling"):
+	// COMPLETED with the result it gave, or FAILED not applied and perhaps
+	// claimed again since. "" for a record no reconciliation finished. The
+	// seal does not cover it: it decides nothing; the state and result it
+	// led to are sealed.
+	ReconciledBy string
 	// Layout is the layout of the call's item the record was read from
 	// (LayoutCompact for a record a claim of today's code made): the
 	// writes that carry it on (Reclaim, MarkUnknown, and Finish and Release

@@ -230,6 +230,19 @@ var ReadAttributes = []string{
 	"schema_change",
 }
 
+// ReconciliationRecorded are the attributes of a reconciliation
+// (table.Reconciliation): review-decision's PutItem writes them, and the
+// reads project them.
+var ReconciliationRecorded = Reconciliation.Names(PK, SK, "outcome", "result", "reason", "reconciled_by", "reconciled_at",
+	"state_before", "attempts", ExpiresAt)
+
+// ReconcileCallAttributes are what review-decision reads of the call a
+// reconciliation names (ledger.Store.ReconcileTarget): the compact call c
+// (its state, lease, attempts and their approvers), or a named-layout
+// record's state, lease, attempts and attempt_log. Never its result (r,
+// result).
+var ReconcileCallAttributes = Call.Names(PK, SK, "c", "state", "attempts", "lease_until", "attempt_log", "tool", "toolset_id")
+
 // CredentialReadAttributes are the only attributes of credential items a
 // tool function's call-time read names (vault.Store.Lookup, one
 // BatchGetItem with a projection): what the resolver needs to choose,
@@ -348,8 +361,12 @@ var Accesses = []Access{
 	{Sid: "BindApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Binding}, Actions: []Action{PutItem},
 		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", "mac", ExpiresAt), Code: "dynamo.Store.Bind",
 		Doc: "the binding item's conditional PutItem: a tool role writes no review item"},
-	{Sid: "ReadBindings", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding}, Actions: []Action{GetItem},
-		Code: "dynamo.Store.Bind, BoundKey", Doc: "the binding item after a failed condition; the binding a show reports"},
+	// One statement for both kinds: send-email's inline policy keeps its
+	// room for the recipients condition (docs/infra.md).
+	{Sid: "ReadBindRecons", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding, Reconciliation}, Actions: []Action{GetItem},
+		Code: "dynamo.Store.Bind, BoundKey; ledger.Store.Reconciliation",
+		Doc: "the binding item after a failed condition; the binding a show reports; a consistent GetItem of a call's reconciliation " +
+			"(a dispatcher's only for a record whose outcome is unknown; review-decision's after its put's condition failed, to say who reconciled it first)"},
 	{Sid: "CreateReviews", By: []Principal{ReviewRequest}, On: []*Kind{Review}, Actions: []Action{PutItem},
 		Attributes: reviewAsked, Code: "dynamo.Store.Create", Doc: "the pending review's conditional PutItem: no other role puts a review"},
 	{Sid: "DecideReviews", By: []Principal{ReviewDecision}, On: []*Kind{Review}, Actions: []Action{UpdateItem},
@@ -368,7 +385,8 @@ var Accesses = []Access{
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
 	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter",
-		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\")"},
+		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\"), " +
+			"and who may not reconcile its calls (docs/fork.md, \"Reconciling\")"},
 	{Sid: "ReadParkedRowReviews", By: []Principal{ReviewDecision}, On: []*Kind{Row}, Actions: []Action{GetItem},
 		Attributes: Row.Names(PK, SK, "review_id"), SpecificAttributes: true, Code: "parkdynamo.Decisions.RowReview",
 		Doc: "GetItem of a park's PARKED row projecting review_id: whose reviewers decide a gated park"},
@@ -443,6 +461,12 @@ var Accesses = []Access{
 		Attributes: ParksByStatus.Attributes(), Code: "dynamo.Store.ListByStatus (shared/park/dynamo)",
 		Doc: "Query on the index, with its own projection: never a task token or a reason; in publish, whether a started run waits " +
 			"for a run-scope credential, which its starter may then set again"},
+	{Sid: "RecordReconciliations", By: []Principal{ReviewDecision}, On: []*Kind{Reconciliation}, Actions: []Action{PutItem},
+		Attributes: ReconciliationRecorded, Code: "ledger.Store.PutReconciliation",
+		Doc: "toolgate ledger reconcile: the conditional PutItem (attribute_not_exists(pk)) of a call's reconciliation, once: no other role writes one"},
+	{Sid: "ReadReconciledCalls", By: []Principal{ReviewDecision}, On: []*Kind{Call}, Actions: []Action{GetItem},
+		Attributes: ReconcileCallAttributes, SpecificAttributes: true, Code: "ledger.Store.ReconcileTarget",
+		Doc: "a consistent GetItem of the call a reconciliation names, projecting ReconcileCallAttributes: its state, lease and approvers, never its result"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

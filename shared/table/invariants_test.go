@@ -93,6 +93,11 @@ var writeRules = []writeRule{
 	{kind: WebhookSubscription, by: []Principal{Webhooks}, action: UpdateItem},
 	{kind: WebhookSubscription, by: []Principal{WebhookDelivery}, action: UpdateItem,
 		allow: []string{PK, SK, "status", "disabled_reason", "updated_at", "version"}},
+	// A reconciliation: only review-decision records one, once, whole
+	// (docs/fork.md, "Reconciling"); a tool function only reads it, so it
+	// needs no seal.
+	{kind: Reconciliation, by: []Principal{ReviewDecision}, action: PutItem,
+		allow: []string{PK, SK, "outcome", "result", "reason", "reconciled_by", "reconciled_at", "state_before", "attempts", ExpiresAt}},
 	{kind: WebhookAttempt, by: []Principal{WebhookDelivery}, action: PutItem,
 		allow: []string{PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at", ExpiresAt}},
 }

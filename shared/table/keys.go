@@ -153,3 +153,9 @@ func WebhookSubscriptionSK(id string) string { return WebhookSubscriptionSKPrefi
 func WebhookAttemptSK(subID string, n int) string {
 	return fmt.Sprintf("%s%s#%0*d", WebhookAttemptSKPrefix, subID, WebhookAttemptDigits, n)
 }
+
+// ReconciliationKey is the partition key of the reconciliation of the
+// call whose idempotency key is key ("<run_id>/<seq>"):
+// "RECON#<idempotency key>" (Reconciliation.PKShape); its sort key is
+// Reconciliation.SKValue.
+func ReconciliationKey(key string) string { return Reconciliation.Key(key) }

@@ -28,6 +28,10 @@ type Config struct {
 	// Parks names the park deciders and operators (park.EnvDeciders,
 	// park.EnvOperators; docs/parking.md, "Deciding").
 	Parks ParkPolicy
+	// Reconcilers are who may reconcile a call whose outcome is unknown
+	// (review.EnvReconcilers; unset, the park operators; docs/fork.md,
+	// "Reconciling").
+	Reconcilers []string
 }
 
 // ConfigFromEnv reads the review-decision function's configuration:
@@ -38,7 +42,9 @@ type Config struct {
 // deployment's own account, reviewer.ParseAdmins; unset, nobody), and the
 // credential admins, as the publish function reads them
 // (publishapi.EnvCredentialAdmins), who may resume a credentials park of
-// a toolset's or an end user's scope.
+// a toolset's or an end user's scope, and the reconcilers
+// (review.EnvReconcilers, a JSON list as park.EnvOperators; unset, the
+// park operators).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Table: getenv(review.EnvTable)}
 	if cfg.Table == "" {
@@ -70,6 +76,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.Parks.CredentialAdmins, err = reviewer.ParseAdmins(publishapi.EnvCredentialAdmins, getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
 		return cfg, err
 	}
+	cfg.Reconcilers = cfg.Parks.Operators
+	if v := getenv(review.EnvReconcilers); v != "" {
+		if cfg.Reconcilers, err = reviewer.ParseAdmins(review.EnvReconcilers, v, cfg.Callers.Account); err != nil {
+			return cfg, err
+		}
+	}
 	return cfg, nil
 }
 
@@ -89,7 +101,8 @@ type Handler struct {
 // GET /reviews/{id} and POST /reviews/{id} with a DecisionBody, and for
 // parks GET /parks[?status=...], GET /parks/{id} and POST /parks/{id}
 // with a DecisionBody whose decision is approve, reject, resume or cancel
-// (docs/parking.md, "Deciding"), each with
+// (docs/parking.md, "Deciding"), and POST /reconciliations with a
+// review.ReconcileBody (docs/fork.md, "Reconciling"), each with
 // or without a trailing slash and the method in any letter case; any other
 // path is refused with REVIEW_INVALID_REQUEST, and so is another method on
 // a review.
@@ -111,6 +124,9 @@ func NewHandler(s *Service) *Handler {
 		mux.HandleFunc("GET "+p, h.showPark)
 		mux.HandleFunc("POST "+p, h.decidePark)
 		mux.HandleFunc(p, h.methodNotAllowed)
+	}
+	for _, p := range []string{"/reconciliations", "/reconciliations/{$}"} {
+		mux.HandleFunc("POST "+p, h.reconcile)
 	}
 	mux.HandleFunc("/", h.noRoute)
 	h.url = h.routes(mux)
@@ -140,7 +156,8 @@ func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.Raw
 	if err := dec.Decode(&req); err != nil {
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
-	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof})
+	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof,
+		Key: req.Key, Outcome: req.Outcome, Result: req.Result})
 	h.logRequest(ctx, who, req.Action, req.ReviewID, req.ParkID, err)
 	if err != nil {
 		return nil, review.Edge(err)
@@ -229,6 +246,24 @@ func (h *Handler) decidePark(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, req)
 }
 
+// reconcile serves POST /reconciliations with a review.ReconcileBody
+// (docs/fork.md, "Reconciling").
+func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body is not valid base64"))
+		return
+	}
+	var b review.ReconcileBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body must be {\"key\": \"<run_id>/<seq>\", \"outcome\": \"applied\"|\"not_applied\", \"result\": ..., \"reason\": \"...\"}"))
+		return
+	}
+	h.serve(w, r, Request{Action: review.ActionLedgerReconcile, Key: b.Key, Outcome: b.Outcome, Result: b.Result, Reason: b.Reason})
+}
+
 // parkID is the {id} of a /parks/{id} route as the path writes it.
 func parkID(r *http.Request) string {
 	return strings.TrimSuffix(strings.TrimPrefix(r.URL.EscapedPath(), "/parks/"), "/")
@@ -241,7 +276,7 @@ func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // noRoute refuses any other path.
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
-	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}, or GET /parks, GET /parks/{id} or POST /parks/{id}", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
+	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}, GET /parks, GET /parks/{id} or POST /parks/{id}, or POST /reconciliations", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
 }
 
 // reviewID is the {id} of a /reviews/{id} route as the path writes it

@@ -2,6 +2,7 @@ package decision
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +40,12 @@ type Request struct {
 	// ActionDecide, ActionCancel); Decision is then approve, reject or
 	// resume, and Status filters review.ActionParkList (parked by default).
 	ParkID string
+	// Key, Outcome and Result are a reconcile's (review.ActionLedgerReconcile;
+	// docs/fork.md, "Reconciling"): the call's idempotency key, applied or
+	// not_applied, and the call's result (applied only, optional), which
+	// is never logged; Reason says why.
+	Key, Outcome string
+	Result       json.RawMessage
 	// Proof is the caller proof (shared/caller), bound to this request:
 	// caller.ActionList with the status filter, caller.ActionShow with the
 	// review id, caller.ActionDecide with the review id, the decision and
@@ -62,6 +69,8 @@ type Service struct {
 	parks         ParkStore
 	parkTasks     ParkTasks
 	parkPolicy    ParkPolicy
+	reconciles    ReconcileStore
+	reconcilers   []string
 }
 
 // Deps are a Service's collaborators and settings.
@@ -95,6 +104,13 @@ type Deps struct {
 	Parks      ParkStore
 	ParkTasks  ParkTasks
 	ParkPolicy ParkPolicy
+	// Reconciles is the ledger a reconcile reads and writes
+	// (ledger.Store), and Reconcilers who may reconcile (EnvReconcilers's
+	// patterns; docs/fork.md, "Reconciling"); a nil Reconciles, or nil
+	// Parks (whose Starter names a run's starter), refuses every
+	// reconcile.
+	Reconciles  ReconcileStore
+	Reconcilers []string
 }
 
 // Emitter records a webhook event once and hands it to the events queue
@@ -111,7 +127,7 @@ func NewService(d Deps) *Service {
 		d.Log = slog.Default()
 	}
 	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer,
-		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy}
+		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy, reconciles: d.Reconciles, reconcilers: d.Reconcilers}
 }
 
 // verifyCaller checks a request's proof for binding b.
@@ -156,8 +172,10 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 		return s.decide(ctx, req)
 	case review.ActionParkList, review.ActionParkShow, review.ActionParkDecide, review.ActionParkCancel:
 		return s.doPark(ctx, req)
+	case review.ActionLedgerReconcile:
+		return s.reconcile(ctx, req)
 	}
-	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show, decide, park.list, park.show, park.decide or park.cancel", excerpt.Bytes(string(req.Action), 40, "..."))
+	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show, decide, park.list, park.show, park.decide, park.cancel or ledger.reconcile", excerpt.Bytes(string(req.Action), 40, "..."))
 }
 
 func (s *Service) list(ctx context.Context, caller review.Caller, status string) (*review.ListResult, error) {
