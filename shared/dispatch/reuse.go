@@ -119,12 +119,38 @@ func (inv *invocation) reuseFrom(ctx context.Context, rec *ledger.Record) *outco
 }
 
 // parentUnknown is the outcome of a fork's call whose parent call's
-// outcome is unknown (UNKNOWN, or IN_PROGRESS past its lease): the call
-// is refused, TOOL_PERMISSION_DENIED, not retryable, naming the parent's
-// key and the command that reconciles it (docs/fork.md, "Matching").
-// Its own record ends FAILED, so that the call sent again after the
-// reconciliation matches again.
-func (inv *invocation) parentUnknown(_ context.Context, rec *ledger.Record) *outcome {
+// outcome is unknown (UNKNOWN, or IN_PROGRESS past its lease), by the
+// parent call's reconciliation (applyReconciliation; docs/fork.md,
+// "Matching", "Reconciling"): applied with a result, the parent's record
+// is finished COMPLETED with it by this function, which wrote it, and the
+// fork's call takes it (REUSED); applied without one, the call fails
+// CALL_RECONCILED_NO_RESULT; not applied, the parent's record is finished
+// FAILED and the call runs (nil). Without a reconciliation the call is
+// refused, TOOL_PERMISSION_DENIED, not retryable, naming the parent's key
+// and the command that reconciles it. Each refusal ends the fork call's
+// own record FAILED, so that the call sent again matches again.
+func (inv *invocation) parentUnknown(ctx context.Context, rec *ledger.Record) *outcome {
+	d := inv.d
+	dbCtx, cancel := d.ledgerContext(ctx)
+	defer cancel()
+	r, err := d.applyReconciliation(dbCtx, rec, inv.checkOutput)
+	var te *tool.Error
+	switch {
+	case errors.As(err, &te):
+		return inv.failed(te)
+	case err != nil:
+		d.log.ErrorContext(ctx, "fork: apply the parent call's reconciliation", "key", inv.env.IdempotencyKey, "parent_key", rec.Key, "error", err)
+		return inv.failed(tool.Wrap(tool.UpstreamUnavailable, err, "the parent run's call's reconciliation could not be applied yet"))
+	}
+	switch r.as {
+	case reconciledCompleted:
+		return &outcome{write: writeFinish, state: ledger.StateCompleted, status: ledger.StatusReused, result: r.result, reusedFrom: rec.Key}
+	case reconciledNoResult:
+		return inv.failed(tool.Errorf(tool.CallReconciledNoResult,
+			"%s reconciled the parent run's call %s as applied, without its result: the call is not sent again, and has no result to return", r.by, rec.Key))
+	case reconciledNotApplied:
+		return nil
+	}
 	return inv.failed(tool.Errorf(tool.PermissionDenied,
 		"the parent run's call %s may or may not have applied (its record is %s): reconcile it with toolgate ledger reconcile %s, then send this call again (docs/fork.md, \"Matching\")",
 		rec.Key, rec.State, rec.Key))

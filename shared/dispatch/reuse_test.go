@@ -398,3 +398,61 @@ func TestAForkWaitsForAParentCallInFlight(t *testing.T) {
 		t.Fatalf("fork rows %+v: want the FAILED attempt, then the REUSED one", rows)
 	}
 }
+
+// A fork's call whose parent call is UNKNOWN follows the parent call's
+// reconciliation: applied with a result, the parent's record becomes
+// COMPLETED with it and the fork's call takes it, REUSED, nothing sent;
+// applied without one, the fork's call fails CALL_RECONCILED_NO_RESULT;
+// not applied, the parent's record becomes FAILED and the fork's call is
+// sent, once.
+func TestAForkFollowsTheParentCallsReconciliation(t *testing.T) {
+	e := newEnv(t)
+	var sends atomic.Int64
+	send := e.dispatcher(t, "test-send", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+		if sends.Add(1); c.Envelope.Start == nil || c.Envelope.Start.ForkedFrom == "" {
+			return nil, errBoom // the parent's send: unclassified, at_most_once, maybe applied
+		}
+		return json.RawMessage(`{"message_id":"m-fork"}`), nil
+	})
+	unknownParent := func() forkCall {
+		t.Helper()
+		p := forkCall{tool: "test-send", toolsetID: e.ts.ID, run: newRunID("parent"), seq: "1", input: `{"text":"a"}`}
+		send.Handle(context.Background(), p.envelope(t))
+		if rec := mustRecord(t, e.store, p.run+"/1"); rec.State != ledger.StateUnknown {
+			t.Fatalf("parent record %s, want UNKNOWN", rec.State)
+		}
+		return p
+	}
+
+	p := unknownParent()
+	reconcileAs(t, e, p.run+"/1", ledger.Applied, `{"message_id":"m-parent"}`)
+	before := sends.Load()
+	f := p.fork(newRunID("fork"))
+	if got := handle(t, send, f); got != `{"message_id":"m-parent"}` || sends.Load() != before {
+		t.Fatalf("applied: the fork's call answered %s and sent %d times, want the reconciled result, nothing sent", got, sends.Load()-before)
+	}
+	if rec := mustRecord(t, e.store, p.run+"/1"); rec.State != ledger.StateCompleted {
+		t.Fatalf("applied: parent record %s, want COMPLETED", rec.State)
+	}
+	if rows := ledgertest.RunRows(t, e.store, f.run); len(rows) != 1 || rows[0].Status != ledger.StatusReused || rows[0].ReusedFrom != p.run+"/1" {
+		t.Fatalf("applied: fork rows %+v, want one REUSED naming the parent's key", rows)
+	}
+
+	p = unknownParent()
+	reconcileAs(t, e, p.run+"/1", ledger.Applied, "")
+	before = sends.Load()
+	_, err := send.Handle(context.Background(), p.fork(newRunID("fork")).envelope(t))
+	if codeOf(t, err) != string(tool.CallReconciledNoResult) || sends.Load() != before {
+		t.Fatalf("applied without a result: %v, %d sends, want %s and nothing sent", err, sends.Load()-before, tool.CallReconciledNoResult)
+	}
+
+	p = unknownParent()
+	reconcileAs(t, e, p.run+"/1", ledger.NotApplied, "")
+	before = sends.Load()
+	if got := handle(t, send, p.fork(newRunID("fork"))); got != `{"message_id":"m-fork"}` || sends.Load() != before+1 {
+		t.Fatalf("not applied: the fork's call answered %s and sent %d times, want its own send, once", got, sends.Load()-before)
+	}
+	if rec := mustRecord(t, e.store, p.run+"/1"); rec.State != ledger.StateFailed {
+		t.Fatalf("not applied: parent record %s, want FAILED", rec.State)
+	}
+}
