@@ -109,6 +109,9 @@ func (c *checker) raisable(i int, st *Step) []string {
 		if c.parks(st) {
 			names = append(names, string(tool.CallParked))
 		}
+		// A call a person reconciled as applied without its result
+		// (docs/fork.md, "Reconciling").
+		names = append(names, string(tool.CallReconciledNoResult))
 		names = append(names, statesTimeout)
 		names = append(names, lambdaErrors...)
 	case KindForEach:

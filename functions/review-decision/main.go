@@ -9,6 +9,8 @@
 // decides parked calls: a decision is sent to the park Task, a cancel
 // stops the run (docs/parking.md); and it forks runs (run.fork,
 // docs/fork.md).
+// stops the run (docs/parking.md). It records reconciliations of calls
+// whose outcome is unknown (docs/fork.md, "Reconciling").
 package main
 
 import (
@@ -67,8 +69,14 @@ func main() {
 			Calls:      ledger.New(db, cfg.Table),
 			Starters:   parkdynamo.New(db, cfg.Table, nil),
 			Executions: stepfunctions.Forks{Client: client},
-			Policy:     cfg.Forks,
+			// A call whose outcome is unknown is known once reconciled.
+			Reconciliations: decision.LedgerReconciliations{Store: ledger.New(db, cfg.Table)},
+			Policy:          cfg.Forks,
 		},
+		// Reconciliations of calls whose outcome is unknown
+		// (docs/fork.md, "Reconciling").
+		Reconciles:  ledger.New(db, cfg.Table),
+		Reconcilers: cfg.Reconcilers,
 	})
 	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)

@@ -93,6 +93,7 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		ParkDeciders:           cfg.ParkDeciders,
 		ParkOperators:          cfg.ParkOperators,
 		ForkOperators:          cfg.ForkOperators,
+		Reconcilers:            cfg.Reconcilers,
 		WebhookAllow:           cfg.WebhookAllow,
 		WebhookSchedule:        cfg.WebhookSchedule,
 	})

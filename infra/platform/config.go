@@ -127,6 +127,13 @@ type Config struct {
 	// (docs/fork.md, "Who may fork"); empty, the default: nobody but the
 	// starter (TOOLGATE_FORK_OPERATORS on review-decision).
 	ForkOperators []string `json:"forkOperators"`
+	// Who may reconcile a call whose outcome is unknown (toolgate ledger
+	// reconcile: applied, with its result, or not applied): IAM principal
+	// ARN patterns of the stack's own account, as credentialAdmins
+	// (docs/fork.md, "Reconciling"); never the run's starter nor the
+	// call's approver. Empty, the default: the park operators
+	// (TOOLGATE_RECONCILERS on review-decision).
+	Reconcilers []string `json:"reconcilers"`
 	// The webhook hosts' allow-list, entries as httpAllow's; empty, the
 	// default: no webhook endpoint is accepted.
 	WebhookAllow []string `json:"webhookAllow"`
@@ -511,13 +518,15 @@ func specOf(name string) functionSpec {
 	return functionSpec{}
 }
 
-// checkParks checks the park deciders and operators, and the fork
-// operators, as the function reads them: reviewer patterns (reviewer.CheckPattern), at most
+// checkParks checks the park deciders and operators, the reconcilers and
+// the fork operators, as the function reads them: reviewer patterns
+// (reviewer.CheckPattern), at most
 // reviewer.MaxReviewers each; review-decision refuses, at cold start, a
 // pattern naming another account than the stack's.
 func (c *Config) checkParks() []error {
 	var problems []error
-	for name, list := range map[string][]string{"parkDeciders": c.ParkDeciders, "parkOperators": c.ParkOperators, "forkOperators": c.ForkOperators} {
+	for name, list := range map[string][]string{"parkDeciders": c.ParkDeciders, "parkOperators": c.ParkOperators, "reconcilers": c.Reconcilers,
+		"forkOperators": c.ForkOperators} {
 		if len(list) > reviewer.MaxReviewers {
 			problems = append(problems, fmt.Errorf("%s: %d patterns, over %d", name, len(list), reviewer.MaxReviewers))
 		}

@@ -312,6 +312,8 @@ const (
 	envParkOperators = park.EnvOperators
 	// review-decision's fork operators (docs/fork.md).
 	envForkOperators = review.EnvForkOperators
+	// review-decision's reconcilers (docs/fork.md, "Reconciling").
+	envReconcilers = review.EnvReconcilers
 )
 
 // fetchTimeoutSeconds bounds one fetch (or one http request) inside the
@@ -447,10 +449,13 @@ func recipientPatterns(allow []string) ([]string, error) {
 // which no role here may have. The rest of send-email's policy, with its
 // ARNs resolved at their longest and the longest sender and identity, takes
 // at most rolePolicyChars - maxRecipientConditionChars
-// (TestRecipientConditionBudget checks that against the template).
+// (TestRecipientConditionBudget checks that against the template). The
+// recipients' part was 5 000 characters until the tool roles' ledger
+// statement gained the Query of a fork's parent calls (docs/fork.md,
+// "Matching").
 const (
 	rolePolicyChars            = 10240
-	maxRecipientConditionChars = 5000
+	maxRecipientConditionChars = 4950
 )
 
 // recipientConditionChars estimates, from above, the characters send-email's
@@ -586,6 +591,11 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		env[envStage] = jsii.String(p.Stage)
 		if len(p.ForkOperators) > 0 {
 			env[envForkOperators] = jsii.String(credentialAdminsJSON(p.ForkOperators))
+		}
+		// Who may reconcile a call whose outcome is unknown (unset: the
+		// park operators).
+		if len(p.Reconcilers) > 0 {
+			env[envReconcilers] = jsii.String(credentialAdminsJSON(p.Reconcilers))
 		}
 	case fnWebhookDelivery:
 		// Checked again at every delivery: the hosts a webhook may reach,

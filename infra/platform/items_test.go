@@ -319,7 +319,7 @@ var forged = map[table.Principal][]ddbRequest{
 		forgedGet("read a starter", "START#arn"),
 		forgedUpdate("change a proof record", "PROOF#00", "arn"),
 		{What: "list reviews", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk"}},
-		{What: "query a run", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"RUN#arn"}, Attributes: []string{"pk", "sk"}},
+		{What: "query reviews", Action: "dynamodb:Query", Resource: tableARN, LeadingKeys: []string{"REVIEW#rv_1"}, Attributes: []string{"pk", "sk"}},
 		forgedPut("write an item of no prefix", "X"),
 		forgedUpdate("mark a webhook event sent", "WHEVT#"+testEvent, "unsent", "sent_at"),
 		forgedPut("record a webhook event as sent", "WHEVT#"+testEvent, "type", "data", "sent_at"),
@@ -354,8 +354,11 @@ var forged = map[table.Principal][]ddbRequest{
 			Attributes: []string{"approver", "pk", "sk", "status"}, ReturnValues: "ALL_NEW"},
 		forgedPut("create a review", "REVIEW#rv_1", "status"),
 		forgedPut("write a binding", "BIND#rv_1", "bound_key"),
-		// A park's PARKED row's review_id and its run's starter only.
-		forgedGet("read a call", "RUN#arn", "c"),
+		// A park's PARKED row's review_id and its run's starter only; of
+		// a call it reconciles, its state and approvers, never its result
+		// (docs/fork.md, "Reconciling").
+		forgedGet("read a call's result", "RUN#arn", "c", "r"),
+		forgedGet("read a call's named result", "RUN#arn", "state", "result"),
 		forgedGet("read a row's digests", "RUN#arn", "input_digest"),
 		forgedGet("read a toolset", "TOOLSET#ts_1", "body"),
 		forgedGet("read a starter's end user", "START#arn", "end_user"),
@@ -485,7 +488,22 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("ledger.Store.PutKeyPointer (condition failed)", 1, func(db *recorder) {
 			ignore(l(db).PutKeyPointer(ctx, "AAAAAAAAAAAAAAAAAAAAAA", testRunID))
 		}),
+		// A fork's call: its parent's candidate calls and its claim on one.
+		run("ledger.Store.ParentCalls", 0, func(db *recorder) {
+			ignore(l(db).ParentCalls(ctx, testRunID, "send", "sha256:"+strings.Repeat("00", 32)))
+		}),
+		run("ledger.Store.ClaimReuse", 0, func(db *recorder) { ignore(l(db).ClaimReuse(ctx, testRunID+"-fork/2", "2")) }),
+		run("ledger.Store.ClaimReuse (condition failed)", 1, func(db *recorder) { ignore(l(db).ClaimReuse(ctx, testRunID+"-fork/2", "2")) }),
 		toolset,
+		// A record whose outcome is unknown: its reconciliation, and the
+		// finish by it (docs/fork.md, "Reconciling").
+		run("ledger.Store.Reconciliation", 0, func(db *recorder) { ignore(l(db).Reconciliation(ctx, testKey)) }),
+		run("ledger.Store.FinishReconciled", 0, func(db *recorder) {
+			old := rec()
+			old.State, old.Layout = ledgertable.StateUnknown, ledgertable.LayoutCompact
+			ignore(l(db).FinishReconciled(ctx, old, &ledgertable.Reconciliation{Key: testKey, Outcome: ledgertable.NotApplied, Attempts: 1}))
+			ignore(l(db).FinishReconciled(ctx, old, &ledgertable.Reconciliation{Key: testKey, Outcome: ledgertable.Applied, Result: json.RawMessage(`{}`), Attempts: 1}))
+		}),
 		run("dynamo.Store.GetApproval", 0, func(db *recorder) { ignore(d(db).GetApproval(ctx, testReview)) }),
 		run("dynamo.Store.Bind", 0, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
 		run("dynamo.Store.Bind (condition failed)", 1, func(db *recorder) { ignore(d(db).Bind(ctx, rv, testKey)) }),
@@ -586,6 +604,17 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 			ignore(d(db).RecordFork(ctx, review.Fork{ParentRunID: testRunID, ForkRunID: testRunID + "-fork", ForkedBy: user, ForkedAt: now, ParentStatus: "RUNNING"}))
 		}),
 		run("ledger.Store.RunCalls", 0, func(db *recorder) { ignore(l(db).RunCalls(ctx, testRunID)) }),
+		// Reconciliations (docs/fork.md, "Reconciling"): the call's state
+		// and approvers, its record once, and the first one after its
+		// condition failed.
+		run("ledger.Store.ReconcileTarget", 0, func(db *recorder) { ignore(l(db).ReconcileTarget(ctx, testKey)) }),
+		run("ledger.Store.PutReconciliation", 0, func(db *recorder) {
+			ignore(l(db).PutReconciliation(ctx, ledgertable.Reconciliation{Key: testKey, Outcome: ledgertable.Applied, Result: json.RawMessage(`{}`),
+				Reason: "seen", ReconciledBy: user, StateBefore: ledgertable.StateUnknown, Attempts: 1}))
+		}),
+		run("ledger.Store.PutReconciliation (condition failed)", 1, func(db *recorder) {
+			ignore(l(db).PutReconciliation(ctx, ledgertable.Reconciliation{Key: testKey, Outcome: ledgertable.NotApplied, Reason: "no", ReconciledBy: user, Attempts: 1}))
+		}),
 	}
 	publishing := []func(*recorder){
 		// The publish function as it runs (functions/publish/publish Service):

@@ -149,6 +149,11 @@ type PlatformStackProps struct {
 	// starter (TOOLGATE_FORK_OPERATORS on review-decision; docs/fork.md).
 	// Empty: nobody but the starter.
 	ForkOperators []string
+	// Reconcilers are who may reconcile a call whose outcome is unknown
+	// (TOOLGATE_RECONCILERS on review-decision, a JSON list as
+	// ParkOperators; docs/fork.md, "Reconciling"). Empty: the park
+	// operators.
+	Reconcilers []string
 	// WebhookAdmins are who may subscribe webhooks, manage them and redrive
 	// their dead-letter queue: IAM principal ARN patterns of the stack's
 	// account, as CredentialAdmins (TOOLGATE_WEBHOOK_ADMINS on the webhooks

@@ -91,6 +91,7 @@ external key, as a third party reports it, through the run's key pointer
 	fs.StringVar(&o.pricesFile, "prices", "", "with --cost: a price table `FILE` in the format of resolver/cli/cost/prices.json (default: the built-in one)")
 	fs.StringVar(&o.key, "key", "", "print the run of external key `KEY` (<22 characters>/<seq>) instead of naming its run id")
 	fs.StringVar(&o.sfnEndpoint, "sfn-endpoint", "", "with --cost: Step Functions endpoint `URL` for the execution history (default: the standard AWS configuration)")
+	cmd.AddCommand(a.newLedgerReconcileCmd())
 	return cmd
 }
 
@@ -185,9 +186,14 @@ func (a *app) ledgerRun(cmd *cobra.Command, pos []string, o *ledgerOptions) int 
 	fmt.Fprintln(tw, "SEQ\tATTEMPT\tSTEP\tTOOL\tSTATUS\tERROR\tRETRYABLE\tSTARTED\tMS\tIN\tOUT")
 	for _, r := range rows {
 		status := string(r.Status)
-		if r.Status == ledger.StatusDeduplicated {
+		switch r.Status {
+		case ledger.StatusDeduplicated:
 			// A call's replays: one line, their count, the last one's time.
 			status = fmt.Sprintf("%s ×%d", r.Status, r.Invocations())
+		case ledger.StatusReused:
+			// A fork's call that took its parent's recorded result: the
+			// parent call's key (docs/fork.md, "Matching").
+			status = fmt.Sprintf("%s from %s", r.Status, r.ReusedFrom)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%v\t%s\t%d\t%d\t%d\n", r.Seq, r.Attempt, r.Step, r.Tool, status,
 			orDash(r.ErrorCode), r.Retryable, r.StartedAt.UTC().Format(time.RFC3339), r.DurationMS, r.InputBytes, r.OutputBytes)

@@ -467,3 +467,24 @@ func TestCostCountsAnHTTPCallGatedOnlyWhenItRanUnderAnApproval(t *testing.T) {
 		}
 	}
 }
+
+// A fork's call that took its parent's recorded result prints REUSED with
+// the parent call's key.
+func TestLedgerPrintsAReusedCallWithItsParentsKey(t *testing.T) {
+	t.Parallel()
+	store, flags := ledgerEnv(t)
+	ctx := t.Context()
+	rec := &ledger.Record{Key: "run-fork/1", ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1", Step: "fetch", Tool: "structured-data-fetch", ToolsetID: "ts_0123456789abcdef0123456789abcdef", InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(time.Minute)}
+	if ok, _, err := store.Claim(ctx, rec); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	now := time.Now()
+	if ok, err := store.Finish(ctx, rec.Key, rec.Token, ledger.StateCompleted, json.RawMessage(`{"n":1}`),
+		&ledger.Row{Attempt: 1, Status: ledger.StatusReused, ReusedFrom: "run-parent/3", StartedAt: now, EndedAt: now, OutputBytes: 7}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	code, out, errs := run(append(append([]string{"ledger"}, flags...), "run-fork")...)
+	if code != ExitOK || !strings.Contains(out, "REUSED from run-parent/3") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -83,6 +83,14 @@ const (
 	// Target the parent's execution ARN, Decision the fork's, Detail
 	// "rerun_reads" or "".
 	ActionRunFork = "run.fork"
+	// ActionLedgerReconcile is review-decision's record of a
+	// reconciliation of a call whose outcome is unknown (docs/fork.md,
+	// "Reconciling"): Target the call's idempotency key, Decision the
+	// outcome ("applied" or "not_applied"), InputDigest the digest of the
+	// result (tool.InputDigest of its JSON; empty without one), Detail the
+	// reason, so that a proof made for one word on a call is refused for
+	// another.
+	ActionLedgerReconcile = "ledger.reconcile"
 )
 
 // Binding is what one proof may be used for. Every field is part of the

@@ -33,10 +33,13 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 		// direct-lane caller names one); the message holds no secret.
 		return refused(tool.Errorf(tool.InputInvalid, "the call can have no external idempotency key (docs/ledger.md, \"The external key\"): %v", err))
 	}
+	if inv.options, err = ledger.OptionsDigest(inv.callOptions()); err != nil {
+		return refused(tool.Wrap(tool.Internal, err, "internal error"))
+	}
 	rec := &ledger.Record{
 		Key: env.IdempotencyKey, RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool,
 		ToolsetID: env.ToolsetID, InputDigest: inv.digest, InputBytes: inv.inBytes, LeaseUntil: now.Add(d.cfg.Lease), StartedAt: inv.started,
-		ExternalKey: ext,
+		ExternalKey: ext, Options: inv.options,
 	}
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
@@ -47,7 +50,7 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	inv.claimRequested = true
 	if claimed {
 		inv.claimed, inv.attempt, inv.leaseUntil, inv.token, inv.externalKey = true, 1, rec.LeaseUntil, rec.Token, rec.ExternalKey
-		inv.firstStarted = rec.StartedAt
+		inv.firstStarted, inv.matchable = rec.StartedAt, true
 		inv.pointKey(ctx, dbCtx)
 		return nil
 	}
@@ -68,12 +71,21 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	case old.State == ledger.StateInProgress && old.LeaseUntil.After(now):
 		return refused(tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
 	case old.State == ledger.StateFailed:
-		return inv.reclaim(dbCtx, old, now)
+		o := inv.reclaim(dbCtx, old, now)
+		inv.matchable = o == nil // nothing of this call applied
+		return o
 	}
 	// IN_PROGRESS with an expired lease, or UNKNOWN: the effect may have
 	// happened.
 	if inv.pinned.Policy == catalog.AtMostOnce && !env.TolerateDuplicates {
-		te := tool.Errorf(tool.RetryRequiresIdempotency, "an earlier attempt with this key may have run %s, which must run at most once; reconcile it by hand", env.Tool)
+		// A person may have said what became of it (docs/fork.md,
+		// "Reconciling"): only here is the reconciliation read.
+		if o, handled := inv.reconcile(ctx, dbCtx, old, now); handled {
+			return o
+		}
+		te := tool.Errorf(tool.RetryRequiresIdempotency,
+			"an earlier attempt with this key may have run %s, which must run at most once: find out whether it was applied, then run toolgate ledger reconcile %s --applied [--result FILE] or --not-applied --reason TEXT (docs/fork.md, \"Reconciling\")",
+			env.Tool, env.IdempotencyKey)
 		if old.State != ledger.StateUnknown {
 			if _, err := d.store.MarkUnknown(dbCtx, old, string(tool.RetryRequiresIdempotency)); err != nil {
 				d.log.ErrorContext(ctx, "mark record unknown", "key", env.IdempotencyKey, "error", err)
@@ -188,7 +200,7 @@ func (inv *invocation) reclaim(dbCtx context.Context, old *ledger.Record, now ti
 		return refused(tool.Errorf(tool.UpstreamUnavailable, "an attempt with this key is in flight"))
 	}
 	inv.claimed, inv.attempt, inv.leaseUntil, inv.token, inv.externalKey = true, old.Attempts, lease, old.Token, old.ExternalKey
-	inv.layout = old.Layout
+	inv.layout, inv.options = old.Layout, old.Options
 	inv.firstStarted = old.FirstStartedAt
 	return nil
 }

@@ -325,6 +325,14 @@ type invocation struct {
 	// pinned one, which inv.pinned now holds.
 	checked        *toolcall.Call
 	outputApproved bool
+	// options is the call's options digest (ledger.OptionsDigest; nil
+	// for none), which its claim records, or the record's when the claim
+	// is a re-claim.
+	options []byte
+	// matchable: this invocation's claim is a first attempt or follows a
+	// FAILED one (nothing of this call applied), so that a fork's call may
+	// still take its parent's result (reuse.go).
+	matchable bool
 }
 
 // contract applies Config.Contract to the call (nil: none is set, or the
@@ -419,6 +427,11 @@ func (inv *invocation) phases(ctx context.Context) (o *outcome) {
 		return o
 	}
 	if o := inv.claim(ctx); o != nil {
+		return o
+	}
+	// A fork's call takes its parent's recorded result when they match
+	// (reuse.go); a call of a run that is no fork sends no request here.
+	if o := inv.reuse(ctx); o != nil {
 		return o
 	}
 	return inv.execute(ctx, input)

@@ -30,7 +30,8 @@ type Emitter interface {
 
 // unknownEvent is the call.unknown event of an at_most_once call (one
 // TolerateDuplicates does not let run again) whose outcome is unknown, ""
-// for any other call: a person must find out whether it took effect.
+// for any other call: a person must find out whether it took effect and
+// say so with toolgate ledger reconcile (docs/fork.md, "Reconciling").
 func (inv *invocation) unknownEvent() webhook.Type {
 	if inv.pinned.Policy == catalog.AtMostOnce && !inv.env.TolerateDuplicates {
 		return webhook.CallUnknown

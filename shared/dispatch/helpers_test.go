@@ -92,7 +92,13 @@ func (c *countingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInpu
 	return out, err
 }
 
+func (c *countingDB) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	c.queries.Add(1)
+	return c.API.Query(ctx, in, o...)
+}
+
 func (c *countingDB) reset() {
+	c.queries.Store(0)
 	c.puts.Store(0)
 	c.gets.Store(0)
 	c.updates.Store(0)

@@ -59,6 +59,10 @@ type outcome struct {
 	// (writeFinish: the attempt's PARKED row is written after the
 	// finish); nil on every other outcome.
 	park *park.Detail
+	// reusedFrom is, on a fork's call that took its parent's recorded
+	// result (reuse.go), the parent call's idempotency key, which its
+	// REUSED row names; "" otherwise.
+	reusedFrom string
 }
 
 // refused is the outcome of an invocation refused before it held a claim.
@@ -126,7 +130,7 @@ func (inv *invocation) record(ctx context.Context, o *outcome) (json.RawMessage,
 	case writeFinish:
 		out := o.result
 		r := inv.newRow(o.status, o.err, out)
-		r.FirstStartedAt = inv.firstStarted
+		r.FirstStartedAt, r.ReusedFrom = inv.firstStarted, o.reusedFrom
 		dbCtx, cancel := d.ledgerContext(ctx)
 		defer cancel()
 		owned, err := d.store.Finish(dbCtx, key, inv.token, o.state, out, r)
@@ -177,7 +181,7 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 		InputDigest: inv.digest, InputBytes: inv.inBytes, MemoryMB: d.cfg.MemoryMB,
 		AfterClaimRequest: inv.claimRequested && !inv.claimed,
 		ReviewID:          inv.reviewID, Approver: inv.approver, ParentRunID: env.ParentRunID,
-		Layout: inv.layout,
+		Layout: inv.layout, Options: inv.options,
 		// A call sent again under a decided park names it, and the
 		// definitions it was sent between (resume.go).
 		ParkID: inv.parkID, PinnedDigest: inv.pinnedDigest, CurrentDigest: inv.approvedDigest,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -31,6 +32,18 @@ type Ledger interface {
 	Touch(ctx context.Context, key string) (*ledger.Record, error)
 	PutRow(ctx context.Context, r *ledger.Row) error
 	PutKeyPointer(ctx context.Context, opaqueRunID, runID string) error
+	// Record, ParentCalls and ClaimReuse serve a fork's calls only
+	// (reuse.go): the parent call's record, the parent run's candidate
+	// calls and the reuse claim on one of them.
+	Record(ctx context.Context, key string) (*ledger.Record, error)
+	ParentCalls(ctx context.Context, runID, step, digest string) ([]tool.Seq, error)
+	ClaimReuse(ctx context.Context, forkKey string, parentSeq tool.Seq) (bool, error)
+
+	// Reconciliation and FinishReconciled read a call's reconciliation
+	// and finish its record by it (reconcile.go; docs/fork.md,
+	// "Reconciling"): only for a record whose outcome is unknown.
+	Reconciliation(ctx context.Context, key string) (*ledger.Reconciliation, error)
+	FinishReconciled(ctx context.Context, old *ledger.Record, rc *ledger.Reconciliation) (bool, error)
 }
 
 // Reviews is the part of the review store (shared/review/dynamo's Store)

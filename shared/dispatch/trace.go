@@ -25,6 +25,10 @@ const (
 	AttrOutcome     = "toolgate.outcome"
 	AttrErrorCode   = "toolgate.error_code"
 	AttrExternalKey = "toolgate.external_key"
+	// AttrReusedFrom is, on a fork's call that took its parent's recorded
+	// result, the parent call's idempotency key (docs/fork.md,
+	// "Matching"); never the result.
+	AttrReusedFrom = "toolgate.reused_from"
 	// AttrXRayTraceID is the invocation's X-Ray trace id (the Root of
 	// the X-Amzn-Trace-Id header Lambda gives the invocation), so that a
 	// span and the X-Ray segments of the same invocation can be joined.
@@ -93,6 +97,9 @@ func (inv *invocation) endAttempt(ctx context.Context, o *outcome) {
 	}
 	if o.err != nil {
 		attrs = append(attrs, attribute.String(AttrErrorCode, string(o.err.Code)))
+	}
+	if o.reusedFrom != "" {
+		attrs = append(attrs, attribute.String(AttrReusedFrom, o.reusedFrom))
 	}
 	inv.span.SetAttributes(attrs...)
 	setStatus(inv.span, o)

@@ -88,6 +88,9 @@ type compactCall struct {
 	// Attempts are the call's attempts in order: attempt n is Attempts[n-1],
 	// and the last holds or held the claim.
 	Attempts []compactAttempt `dynamodbav:"a"`
+	// Options is the options digest's 16 bytes (Record.Options), only on
+	// a call with keep, output_limit_bytes or a credential.
+	Options []byte `dynamodbav:"o,omitempty"`
 	// State is absent while an attempt holds the claim (IN_PROGRESS), and
 	// once COMPLETED, which the last attempt's SUCCEEDED outcome says (and
 	// the result's presence, for conditions).
@@ -97,6 +100,18 @@ type compactCall struct {
 	// is its last attempt's.
 	Code string `dynamodbav:"x,omitempty"`
 	MAC  string `dynamodbav:"m,omitempty"` // the seal (seal.go)
+	// Reconciled is the reconciliation that finished an UNKNOWN (or
+	// lease-expired) record (Store.FinishReconciled); nil for a record no
+	// reconciliation finished. A re-claim after a not_applied one keeps it.
+	Reconciled *compactReconciled `dynamodbav:"rc,omitempty"`
+}
+
+// compactReconciled is a call's c.rc: the outcome of the reconciliation
+// that finished it, who reconciled it and when (unix ms).
+type compactReconciled struct {
+	Outcome string `dynamodbav:"o"`
+	By      string `dynamodbav:"b"`
+	At      int64  `dynamodbav:"t"`
 }
 
 // compactAttempt is one attempt: its claim's token and start, and its row
@@ -128,6 +143,8 @@ type compactOutcome struct {
 	// SchemaChange: an attempt sent under a changed definition its
 	// toolset allows (Row.SchemaChange), with the digests in pd and cd.
 	SchemaChange string `dynamodbav:"sc,omitempty"`
+	// ReusedFrom: a REUSED attempt's parent call key (Row.ReusedFrom).
+	ReusedFrom string `dynamodbav:"rk,omitempty"`
 }
 
 // Hex digests and ids as the compact item holds them: their bytes.
@@ -193,6 +210,12 @@ func (s *Store) compactClaim(ctx context.Context, r *Record, now time.Time) (cla
 		"a": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
 			"tk": str(r.Token), "t": tabledef.N(r.StartedAt.UnixNano()),
 		}}}},
+	}
+	if len(r.Options) > 0 {
+		if len(r.Options) != OptionsDigestBytes {
+			return false, nil, true, fmt.Errorf("claim %s: the options digest is %d bytes, not %d", r.Key, len(r.Options), OptionsDigestBytes)
+		}
+		call["o"] = bytesAttr(r.Options)
 	}
 	mac, err := s.sealOf(r, StateInProgress, "", nil)
 	if err != nil {
@@ -290,7 +313,7 @@ func seqOfItem(it map[string]types.AttributeValue) (tool.Seq, error) {
 }
 
 // state is the record's state: st when set; COMPLETED when the last
-// attempt's outcome is SUCCEEDED (written with the result in one request,
+// attempt's outcome is SUCCEEDED or REUSED (written with the result in one request,
 // so that a read without the result, as the operator's, tells it too);
 // else IN_PROGRESS.
 func (c *compactCall) state() State {
@@ -300,7 +323,7 @@ func (c *compactCall) state() State {
 	if len(c.Attempts) == 0 {
 		return StateInProgress
 	}
-	if last := c.Attempts[len(c.Attempts)-1]; last.Outcome != nil && last.Outcome.Status == "" {
+	if last := c.Attempts[len(c.Attempts)-1]; last.Outcome != nil && (last.Outcome.Status == "" || last.Outcome.Status == StatusReused) {
 		return StateCompleted
 	}
 	return StateInProgress
@@ -321,10 +344,13 @@ func (c *compactItem) record(key string, result json.RawMessage) *Record {
 		InputDigest: digestPrefix + hex.EncodeToString(cc.Digest), InputBytes: cc.InputBytes, State: cc.state(),
 		Attempts: len(cc.Attempts), LeaseUntil: time.UnixMilli(cc.LeaseUntil), Result: result, Token: last.Token,
 		StartedAt: time.Unix(0, last.Start).UTC(), FirstStartedAt: time.Unix(0, cc.Attempts[0].Start).UTC(),
-		ExternalKey: key, Layout: LayoutCompact,
+		ExternalKey: key, Layout: LayoutCompact, Options: cc.Options,
 	}
 	if cc.External != "" {
 		r.ExternalKey = cc.External + "/" + string(seq)
+	}
+	if cc.Reconciled != nil {
+		r.ReconciledBy = cc.Reconciled.By
 	}
 	if r.State == StateFailed || r.State == StateUnknown {
 		r.ErrorCode = cc.Code
@@ -360,7 +386,7 @@ func (c *compactItem) rows(runID string, seq tool.Seq) []Row {
 				r.OutputDigest = digestPrefix + hex.EncodeToString(o.OutputDigest)
 			}
 			r.ReviewID, r.Approver, r.ParentRunID = o.ReviewID, o.Approver, o.ParentRunID
-			r.ParkID, r.SchemaChange = o.ParkID, o.SchemaChange
+			r.ParkID, r.SchemaChange, r.ReusedFrom = o.ParkID, o.SchemaChange, o.ReusedFrom
 			if len(o.PinnedDigest) > 0 {
 				r.PinnedDigest = digestPrefix + hex.EncodeToString(o.PinnedDigest)
 			}
@@ -375,8 +401,9 @@ func (c *compactItem) rows(runID string, seq tool.Seq) []Row {
 
 // compactOutcomeOf is row's outcome as an attempt holds it: its status
 // (none for SUCCEEDED), code, duration, output size and digest, memory,
-// approval, parent run, and the park or the additive schema change it was
-// sent under with the definitions' digests.
+// approval, parent run, the park or the additive schema change it was
+// sent under with the definitions' digests, and the parent call a REUSED
+// attempt took its result from.
 func compactOutcomeOf(row *Row) types.AttributeValue {
 	o := map[string]types.AttributeValue{
 		"du": tabledef.N(row.DurationMS), "ob": tabledef.N(row.OutputBytes), "mm": tabledef.N(row.MemoryMB),
@@ -398,6 +425,9 @@ func compactOutcomeOf(row *Row) types.AttributeValue {
 	}
 	if row.SchemaChange != "" {
 		o["sc"] = str(row.SchemaChange)
+	}
+	if row.ReusedFrom != "" {
+		o["rk"] = str(row.ReusedFrom)
 	}
 	if row.ParkID != "" || row.SchemaChange != "" {
 		if row.ParkID != "" {

@@ -93,6 +93,22 @@ type Record struct {
 	// seal.Forged. A record read is used (replayed, re-claimed) only once
 	// seal.Accept takes it.
 	Seal seal.Status
+	// Options is the call's options digest: the first 16 bytes of the
+	// SHA-256 of the RFC 8785 form of its keep, output_limit_bytes and
+	// credential scope (OptionsDigest); nil for a call with none of them,
+	// whose item holds none (docs/ledger.md, "The call item on the
+	// wire"). The compact claim writes it once with the call; the seal
+	// covers it. A fork's call reuses a parent call's result only when
+	// the two are equal (docs/fork.md, "Matching").
+	Options []byte
+
+	// ReconciledBy is who reconciled the record, when a reconciliation
+	// finished it (Store.FinishReconciled; docs/fork.md, "Reconciling"):
+	// COMPLETED with the result it gave, or FAILED not applied and perhaps
+	// claimed again since. "" for a record no reconciliation finished. The
+	// seal does not cover it: it decides nothing; the state and result it
+	// led to are sealed.
+	ReconciledBy string
 	// Layout is the layout of the call's item the record was read from
 	// (LayoutCompact for a record a claim of today's code made): the
 	// writes that carry it on (Reclaim, MarkUnknown, and Finish and Release
@@ -406,8 +422,12 @@ func callOfRow(key, token string, row *Row) *Record {
 	if first.IsZero() && row.Attempt == 1 {
 		first = row.StartedAt
 	}
-	return &Record{Key: key, Step: row.Step, Tool: row.Tool, ToolsetID: row.ToolsetID, InputDigest: row.InputDigest, ExternalKey: row.ExternalKey,
+	r := &Record{Key: key, Step: row.Step, Tool: row.Tool, ToolsetID: row.ToolsetID, InputDigest: row.InputDigest, ExternalKey: row.ExternalKey,
 		Attempts: row.Attempt, Token: token, FirstStartedAt: first}
+	if row.Layout == LayoutCompact {
+		r.Options = row.Options // only a compact item holds the options digest
+	}
+	return r
 }
 
 // finishShape tells the finish's four UpdateItems apart.

@@ -34,6 +34,11 @@ const (
 	StatusParked Status = "PARKED"
 	// StatusInProgress: an attempt that holds the claim and has not finished.
 	StatusInProgress Status = "IN_PROGRESS"
+	// StatusReused: a call of a fork that took its parent run's recorded
+	// result (Row.ReusedFrom names the parent call's key) instead of
+	// running the tool; the call is COMPLETED with that result
+	// (docs/fork.md, "Matching").
+	StatusReused Status = "REUSED"
 )
 
 // Row is one ToolInvocation ledger row, as RunRows reads them
@@ -142,6 +147,14 @@ type Row struct {
 	// pinned and the server's definition's digests; empty on every other
 	// row.
 	SchemaChange string `json:"schema_change,omitempty" dynamodbav:"schema_change,omitempty"`
+	// ReusedFrom is, on a REUSED row, the idempotency key of the parent
+	// run's call whose recorded result the fork's call took (docs/fork.md,
+	// "Matching"); empty on every other row. Only an attempt of a call's
+	// item is REUSED: a row item of its own never holds one.
+	ReusedFrom string `json:"reused_from,omitempty" dynamodbav:"-"`
+	// Options is the call's options digest (Record.Options), which the
+	// seal a Finish or Release writes covers; never stored with the row.
+	Options []byte `json:"-" dynamodbav:"-"`
 	// ItemSK is the sort key of the row's item of its own, set by PutRow
 	// before its request (table.Row.SKShape; its partition key is
 	// table.Row.Key(RunID)): what names this row, such as the source of a
@@ -374,7 +387,7 @@ func (s *Store) compactCallRows(it map[string]types.AttributeValue) ([]Row, *Row
 		ExternalKey: rows[0].ExternalKey, InputDigest: rows[0].InputDigest, ExpiresAt: c.ExpiresAt, Status: StatusDeduplicated,
 		Count: int(c.Invocations), StartedAt: last, EndedAt: last}
 	for _, r := range rows {
-		if r.Status == StatusSucceeded {
+		if r.Status == StatusSucceeded || r.Status == StatusReused {
 			d.OutputDigest, d.OutputBytes = r.OutputDigest, r.OutputBytes
 		}
 	}

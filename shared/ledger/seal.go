@@ -55,8 +55,12 @@ func sealFields(r *Record, state State, code string, result json.RawMessage) []s
 	if !r.FirstStartedAt.IsZero() && !(state == StateInProgress && r.Attempts == 1) {
 		first = formatNano(r.FirstStartedAt)
 	}
-	return []string{r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.ExternalKey, string(state), code, digest,
+	fields := []string{r.Key, r.Step, r.Tool, r.ToolsetID, r.InputDigest, r.ExternalKey, string(state), code, digest,
 		strconv.Itoa(r.Attempts), r.Token, first}
+	if len(r.Options) > 0 {
+		fields = append(fields, hex.EncodeToString(r.Options))
+	}
+	return fields
 }
 
 // sealOf is the seal of a state written on the call of r (its key, step,

@@ -163,6 +163,12 @@ func RequestBinding(req LaneRequest, inputDigest string) caller.Binding {
 // "park.show", "park.decide" and "park.cancel", with ParkID naming the
 // park and Decision approve, reject or resume. "run.fork" forks RunID as
 // ForkRunID (docs/fork.md).
+// park and Decision approve, reject or resume.
+//
+// The reconcile action (docs/fork.md, "Reconciling") is
+// "ledger.reconcile", with Key naming the call's idempotency key, Outcome
+// "applied" or "not_applied", Result the call's result's JSON (applied
+// only, optional) and Reason why.
 type DirectRequest struct {
 	Action   Action  `json:"action"`
 	ReviewID string  `json:"review_id,omitempty"`
@@ -176,6 +182,10 @@ type DirectRequest struct {
 	ForkRunID  string `json:"fork_run_id,omitempty"`
 	RerunReads bool   `json:"rerun_reads,omitempty"`
 	Proof      string `json:"proof,omitempty"`
+	Key        string `json:"key,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+	// Result is never logged.
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // DecisionBody is the body of POST /reviews/{id} on the Function URL.
@@ -312,4 +322,45 @@ func ParkDecideBinding(id, decision, currentDigest string) caller.Binding {
 // ParkCancelBinding: see ParkListBinding.
 func ParkCancelBinding(id string) caller.Binding {
 	return caller.Binding{Action: caller.ActionParkCancel, Target: id}
+}
+
+// ActionLedgerReconcile is the decision function's record of a
+// reconciliation (docs/fork.md, "Reconciling"), bound by its caller proof
+// to the caller action of the same name (ReconcileBinding).
+const ActionLedgerReconcile Action = caller.ActionLedgerReconcile
+
+// ReconcileBinding is what a reconcile request's caller proof is bound
+// to: the call's idempotency key, the outcome, the digest of the result
+// (ReconcileResultDigest; "" without one) and the reason.
+func ReconcileBinding(key, outcome, resultDigest, reason string) caller.Binding {
+	return caller.Binding{Action: caller.ActionLedgerReconcile, Target: key, Decision: outcome, InputDigest: resultDigest, Detail: reason}
+}
+
+// ReconcileResultDigest is the digest a reconcile request's binding names
+// of its result: "sha256:<hex>" of the result's RFC 8785 form
+// (tool.InputDigest), "" without a result; an error for a result that is
+// not JSON.
+func ReconcileResultDigest(result json.RawMessage) (string, error) {
+	if len(result) == 0 {
+		return "", nil
+	}
+	_, d, err := tool.InputDigest(result)
+	return d, err
+}
+
+// ReconcileBody is the body of POST /reconciliations on the Function URL.
+type ReconcileBody struct {
+	Key     string          `json:"key"`
+	Outcome string          `json:"outcome"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Reason  string          `json:"reason,omitempty"`
+}
+
+// ReconcileResult is the answer to a reconcile request: what was
+// recorded, never the result.
+type ReconcileResult struct {
+	Key          string `json:"key"`
+	Outcome      string `json:"outcome"`
+	ReconciledBy string `json:"reconciled_by"`
+	ReconciledAt string `json:"reconciled_at"`
 }

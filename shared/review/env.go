@@ -13,6 +13,13 @@ const (
 	// EnvDirectMaxTimeout caps a direct-lane review's timeout, in seconds
 	// (default DefaultDirectMaxTimeout).
 	EnvDirectMaxTimeout = "TOOLGATE_DIRECT_REVIEW_MAX_SECONDS"
+	// EnvReconcilers is review-decision's reconcilers: who may record a
+	// reconciliation of a call whose outcome is unknown (toolgate ledger
+	// reconcile; docs/fork.md, "Reconciling"), a JSON list of IAM
+	// principal ARN patterns of the deployment's own account
+	// (reviewer.ParseAdmins). Unset: the park operators
+	// (park.EnvOperators), who may already stop any run.
+	EnvReconcilers = "TOOLGATE_RECONCILERS"
 )
 
 // DefaultDirectMaxTimeout is the longest direct-lane review by default: an

@@ -230,6 +230,19 @@ var ReadAttributes = []string{
 	"schema_change",
 }
 
+// ReconciliationRecorded are the attributes of a reconciliation
+// (table.Reconciliation): review-decision's PutItem writes them, and the
+// reads project them.
+var ReconciliationRecorded = Reconciliation.Names(PK, SK, "outcome", "result", "reason", "reconciled_by", "reconciled_at",
+	"state_before", "attempts", ExpiresAt)
+
+// ReconcileCallAttributes are what review-decision reads of the call a
+// reconciliation names (ledger.Store.ReconcileTarget): the compact call c
+// (its state, lease, attempts and their approvers), or a named-layout
+// record's state, lease, attempts and attempt_log. Never its result (r,
+// result).
+var ReconcileCallAttributes = Call.Names(PK, SK, "c", "state", "attempts", "lease_until", "attempt_log", "tool", "toolset_id")
+
 // CredentialReadAttributes are the only attributes of credential items a
 // tool function's call-time read names (vault.Store.Lookup, one
 // BatchGetItem with a projection): what the resolver needs to choose,
@@ -319,10 +332,13 @@ var ForkCallAttributes = Call.Names(PK, SK, "c", "seq", "step", "tool", "idempot
 // managed policy's ledger statements from it, in this order per principal;
 // docs/infra.md tabulates them.
 var Accesses = []Access{
-	{Sid: "Calls", By: []Principal{ToolFunctions}, On: []*Kind{Call, Row}, Actions: []Action{GetItem, PutItem, UpdateItem},
+	{Sid: "Calls", By: []Principal{ToolFunctions}, On: []*Kind{Call, Row, ReuseClaim}, Actions: []Action{GetItem, PutItem, UpdateItem, Query},
 		Code: "shared/ledger (the dispatcher)",
 		Doc: "the claim (UpdateItem, ReturnValues ALL_NEW), re-claim, MarkUnknown, finish and release, Touch (ALL_NEW), " +
-			"Record and the read after a finish's failed condition (GetItem), PutRow (PutItem of a row item): whole items, which the dispatcher owns"},
+			"Record and the read after a finish's failed condition (GetItem), PutRow (PutItem of a row item); a fork's call: " +
+			"ParentCalls (the Query of its parent run's calls, begins_with(sk, CALL#), FilterExpression on c.s and c.d, projecting the keys) " +
+			"and ClaimReuse (the conditional PutItem of a reuse claim): whole items, which the dispatcher owns. " +
+			"The Query reads nothing a GetItem of the same items could not, so it takes no statement of its own (send-email's inline policy keeps its room for the recipients condition)"},
 	{Sid: "RecordKeyPointers", By: []Principal{ToolFunctions}, On: []*Kind{Key}, Actions: []Action{PutItem},
 		Attributes: Key.Names(PK, SK, "run_id", ExpiresAt), Code: "ledger.Store.PutKeyPointer",
 		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a run's key pointer, with the claim of its first call"},
@@ -355,8 +371,12 @@ var Accesses = []Access{
 	{Sid: "BindApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Binding}, Actions: []Action{PutItem},
 		Attributes: Binding.Names(PK, SK, "bound_key", "bound_at", "mac", ExpiresAt), Code: "dynamo.Store.Bind",
 		Doc: "the binding item's conditional PutItem: a tool role writes no review item"},
-	{Sid: "ReadBindings", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding}, Actions: []Action{GetItem},
-		Code: "dynamo.Store.Bind, BoundKey", Doc: "the binding item after a failed condition; the binding a show reports"},
+	// One statement for both kinds: send-email's inline policy keeps its
+	// room for the recipients condition (docs/infra.md).
+	{Sid: "ReadBindRecons", By: []Principal{ToolFunctions, ReviewDecision}, On: []*Kind{Binding, Reconciliation}, Actions: []Action{GetItem},
+		Code: "dynamo.Store.Bind, BoundKey; ledger.Store.Reconciliation",
+		Doc: "the binding item after a failed condition; the binding a show reports; a consistent GetItem of a call's reconciliation " +
+			"(a dispatcher's only for a record whose outcome is unknown; review-decision's after its put's condition failed, to say who reconciled it first)"},
 	{Sid: "CreateReviews", By: []Principal{ReviewRequest}, On: []*Kind{Review}, Actions: []Action{PutItem},
 		Attributes: reviewAsked, Code: "dynamo.Store.Create", Doc: "the pending review's conditional PutItem: no other role puts a review"},
 	{Sid: "DecideReviews", By: []Principal{ReviewDecision}, On: []*Kind{Review}, Actions: []Action{UpdateItem},
@@ -375,8 +395,8 @@ var Accesses = []Access{
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
 	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter",
-		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\"); " +
-			"run.fork's read of the parent's starter, who may fork it (docs/fork.md)"},
+		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\"), " +
+			"who may not reconcile its calls (docs/fork.md, \"Reconciling\"), and run.fork's read of the parent's starter, who may fork it (docs/fork.md)"},
 	{Sid: "RecordForks", By: []Principal{ReviewDecision}, On: []*Kind{Fork}, Actions: []Action{PutItem},
 		Attributes: ForkRecorded, Code: "dynamo.Store.RecordFork (shared/review/dynamo)",
 		Doc: "run.fork's conditional PutItem (attribute_not_exists(pk) OR fork_run_id = :f): a parent is forked once; no other role writes a fork"},
@@ -460,6 +480,12 @@ var Accesses = []Access{
 		Attributes: ParksByStatus.Attributes(), Code: "dynamo.Store.ListByStatus (shared/park/dynamo)",
 		Doc: "Query on the index, with its own projection: never a task token or a reason; in publish, whether a started run waits " +
 			"for a run-scope credential, which its starter may then set again"},
+	{Sid: "RecordReconciliations", By: []Principal{ReviewDecision}, On: []*Kind{Reconciliation}, Actions: []Action{PutItem},
+		Attributes: ReconciliationRecorded, Code: "ledger.Store.PutReconciliation",
+		Doc: "toolgate ledger reconcile: the conditional PutItem (attribute_not_exists(pk)) of a call's reconciliation, once: no other role writes one"},
+	{Sid: "ReadReconciledCalls", By: []Principal{ReviewDecision}, On: []*Kind{Call}, Actions: []Action{GetItem},
+		Attributes: ReconcileCallAttributes, SpecificAttributes: true, Code: "ledger.Store.ReconcileTarget",
+		Doc: "a consistent GetItem of the call a reconciliation names, projecting ReconcileCallAttributes: its state, lease and approvers, never its result"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

@@ -57,6 +57,10 @@ var writeRules = []writeRule{
 	{kind: Cover, by: []Principal{ParkingToolFunctions}, action: PutItem,
 		allow: []string{PK, SK, "tool", "park_id", "pinned_digest", "current_digest", "decided_by", "mac", ExpiresAt}},
 	{kind: Key, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "run_id", ExpiresAt}},
+	// A fork's claim on a parent call: the dispatcher's own item, as its
+	// calls are.
+	{kind: ReuseClaim, by: []Principal{ToolFunctions}, action: PutItem},
+	{kind: ReuseClaim, by: []Principal{ToolFunctions}, action: UpdateItem},
 	{kind: Binding, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "bound_key", "bound_at", "mac", ExpiresAt}},
 	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},
 	{kind: Published, by: []Principal{Publish}, action: PutItem},
@@ -89,6 +93,11 @@ var writeRules = []writeRule{
 	{kind: WebhookSubscription, by: []Principal{Webhooks}, action: UpdateItem},
 	{kind: WebhookSubscription, by: []Principal{WebhookDelivery}, action: UpdateItem,
 		allow: []string{PK, SK, "status", "disabled_reason", "updated_at", "version"}},
+	// A reconciliation: only review-decision records one, once, whole
+	// (docs/fork.md, "Reconciling"); a tool function only reads it, so it
+	// needs no seal.
+	{kind: Reconciliation, by: []Principal{ReviewDecision}, action: PutItem,
+		allow: []string{PK, SK, "outcome", "result", "reason", "reconciled_by", "reconciled_at", "state_before", "attempts", ExpiresAt}},
 	{kind: WebhookAttempt, by: []Principal{WebhookDelivery}, action: PutItem,
 		allow: []string{PK, SK, "status_code", "latency_ms", "outcome", "error_class", "at", ExpiresAt}}, // A fork item: only review-decision's run.fork writes it, after it
 	// authorised the forker (docs/fork.md); the start lane only reads it.

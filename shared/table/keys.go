@@ -73,6 +73,16 @@ const CoverSKPrefix = "COVER#"
 // comes before the last one.
 func CoverSK(tool, digest string) string { return CoverSKPrefix + tool + "#" + digest }
 
+// ReuseSKPrefix starts the sort key of a reuse claim (ReuseClaim), in its
+// fork's partition: never CallSKPrefix, so that a Query of the run's
+// calls and rows reads none.
+const ReuseSKPrefix = "REUSE#"
+
+// ReuseSK is the sort key of the reuse claim on the parent call whose
+// item's sort key is parentCallSK (CallSK): "REUSE#CALL#<seq's sort
+// key>".
+func ReuseSK(parentCallSK string) string { return ReuseSKPrefix + parentCallSK }
+
 // ToolsetBody is the toolset item's attribute holding the toolset's RFC
 // 8785 form without its id (Toolset): what every load reads and checks,
 // and what a writer around registration sets (infra/local/insider).
@@ -150,3 +160,9 @@ const (
 	ForkPrefix = "FORK#"
 	ForkSK     = "FORK"
 )
+
+// ReconciliationKey is the partition key of the reconciliation of the
+// call whose idempotency key is key ("<run_id>/<seq>"):
+// "RECON#<idempotency key>" (Reconciliation.PKShape); its sort key is
+// Reconciliation.SKValue.
+func ReconciliationKey(key string) string { return Reconciliation.Key(key) }

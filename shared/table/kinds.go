@@ -23,8 +23,12 @@ var Call = &Kind{
 			"a its attempts in order (L of M: tk claim token, t start (unix ns), o the outcome once it ended: "+
 			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run, "+
 			"pk the park it was sent under, sc additive when sent under an additive schema change its toolset allows, "+
-			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B)), "+
-			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r), x an UNKNOWN record's code no attempt holds, m the seal"),
+			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B), "+
+			"rk the parent call's idempotency key whose result a fork's call reused (s REUSED)), "+
+			"o the options digest's 16 bytes (B; only when the call has keep, output_limit_bytes or a credential), "+
+			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r; COMPLETED with r when a reconciliation finished it), "+
+			"x an UNKNOWN record's code no attempt holds, m the seal, "+
+			"rc the reconciliation that finished an UNKNOWN record (M: o applied or not_applied, b who, t unix ms; docs/fork.md)"),
 		{Name: "r", Types: []Type{String, Null}, Doc: "the recorded result's JSON: the call is COMPLETED (compact layout)"},
 		attr("i", Number, "invocations that reached the call, replays included (compact layout; its last one is expires_at less the retention)"),
 		attr("run_id", String, "named layout: the run's id: an execution ARN, or a direct-lane run id"),
@@ -72,6 +76,22 @@ var Cover = &Kind{
 		attr("current_digest", String, "sha256:<hex> of the definition the park's approval approved"),
 		attr("decided_by", String, "who approved the park"),
 		attr("mac", String, "the writing function's seal over the run, tool, digests, park and decider (shared/seal)"),
+		ttl,
+	},
+}
+
+// ReuseClaim is a fork's claim on one call of its parent run: the call of
+// the fork (its idempotency key) that takes the parent call's recorded
+// result instead of running the tool (shared/ledger reuse.go;
+// docs/fork.md, "Matching"). It lives in the fork's partition, its sort
+// key naming the parent call's: two identical calls of the fork cannot
+// both take one parent call. Only the dispatcher of a tool function
+// writes one, with a conditional PutItem.
+var ReuseClaim = &Kind{
+	Name: "reuse claim", Prefix: "RUN#", PKShape: "RUN#<fork run id>", SKShape: ReuseSKPrefix + "<parent call's sort key>", SKPrefix: ReuseSKPrefix,
+	Doc: "a fork's call that took a parent call's recorded result",
+	Attributes: []Attribute{
+		attr("claimed_by", String, "the fork call's idempotency key"),
 		ttl,
 	},
 }
@@ -478,6 +498,31 @@ var Park = &Kind{
 		attr("decided_by", String, "who decided, approved, resumed or cancelled"),
 		attr("decided_at", String, "RFC 3339 UTC ms"),
 		attr("reason", String, "a rejection's reason"),
+		ttl,
+	},
+}
+
+// Reconciliation records a person's word on a call whose outcome is
+// unknown (an UNKNOWN record, or an IN_PROGRESS one whose lease has
+// passed): whether its effect was applied, and, applied, optionally the
+// result it had (shared/ledger reconciliations.go; docs/fork.md,
+// "Reconciling"). Its partition key names the call's idempotency key.
+// Only review-decision writes one, once (conditional PutItem), for a
+// principal the reconcilers admit; a tool function's dispatcher reads it
+// and finishes the call's record by it. Because no tool role may write
+// the kind (its declared accesses, IAM leading keys), a dispatcher trusts
+// it without a seal.
+var Reconciliation = &Kind{
+	Name: "reconciliation", Prefix: "RECON#", PKShape: "RECON#<idempotency key>", SKShape: "RECON", SKValue: "RECON",
+	Doc: "a person's word on a call whose outcome was unknown: applied (with its result) or not applied",
+	Attributes: []Attribute{
+		attr("outcome", String, "applied or not_applied"),
+		attr("result", String, "applied only, when given: the call's result's JSON, checked against the pinned output schema"),
+		attr("reason", String, "why, in the reconciler's words (1 to 1000 characters; required with not_applied)"),
+		attr("reconciled_by", String, "the verified reconciler's ARN"),
+		attr("reconciled_at", String, "RFC 3339 UTC ms"),
+		attr("state_before", String, "the record's state when reconciled: UNKNOWN, or IN_PROGRESS with its lease passed"),
+		attr("attempts", Number, "the record's attempt count when reconciled: the reconciliation speaks for that attempt only"),
 		ttl,
 	},
 }

@@ -10,7 +10,7 @@ import (
 
 // Edge converts any error into what a Lambda handler returns: a
 // messages.InvokeResponse_Error value whose Type is exactly the code (one
-// of Codes, CallParked or ApprovalExpired) and whose Message is the safe message. aws-lambda-go passes such a value
+// of Codes, CallParked, ApprovalExpired or CallReconciledNoResult) and whose Message is the safe message. aws-lambda-go passes such a value
 // through unchanged (lambda/errors.go), so the caller sees errorType ==
 // code and Step Functions' ErrorEquals can match it. Return it as it is,
 // never wrapped.

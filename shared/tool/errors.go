@@ -44,6 +44,17 @@ const CallParked Code = "CALL_PARKED"
 // as before.
 const ApprovalExpired Code = "APPROVAL_EXPIRED"
 
+// CallReconciledNoResult is the Step Functions error of a call whose
+// earlier attempt's outcome was unknown and which a person reconciled as
+// applied without giving its result (toolgate ledger reconcile KEY
+// --applied; docs/fork.md, "Reconciling"): the effect happened, but there
+// is no result to return, so the call is neither sent again nor answered
+// with one. Like CallParked it is not one of the tool codes: not in
+// Codes, never retryable, never maybe applied. Every tool step may raise
+// it, and its on_error may catch it by name (docs/solutions.md, "on_error
+// by code").
+const CallReconciledNoResult Code = "CALL_RECONCILED_NO_RESULT"
+
 // retryable is the one table that classifies every code (docs/design.md, "The tool contract"): only a
 // timeout, a rate limit and an unavailable upstream may be retried; the
 // catch-all is not.
@@ -120,7 +131,7 @@ func (e *Error) Applied() *Error {
 }
 
 // Classify turns any error into an Error. An Error anywhere in the chain is
-// returned as it is (CallParked and ApprovalExpired included, never maybe applied; another
+// returned as it is (CallParked, ApprovalExpired and CallReconciledNoResult included, never maybe applied; another
 // code that is not one of Codes becomes Internal); a context deadline becomes Timeout (maybe applied,
 // since the call may have been under way); a cancellation becomes
 // UpstreamUnavailable; anything else becomes Internal with a generic
@@ -135,7 +146,7 @@ func Classify(err error) *Error {
 			// A typed nil *Error classifies nothing.
 			return &Error{Code: Internal, Message: "internal error", Err: err}
 		}
-		if te.Code == CallParked || te.Code == ApprovalExpired {
+		if te.Code == CallParked || te.Code == ApprovalExpired || te.Code == CallReconciledNoResult {
 			// Not a tool code, but the contract's own error: kept, and
 			// never maybe applied (the call was not sent).
 			parked := *te

@@ -230,3 +230,23 @@ func (s *Service) mayFork(who review.Caller, starter string) review.Authorizatio
 	}
 	return review.Authorization{Reason: fmt.Sprintf("%s neither started the run nor matches a fork operator (%s)", who.Principal, EnvForkOperators)}
 }
+
+// LedgerReconciliations are the Reconciliations of the ledger's
+// reconciliation items (ledger.Store.Reconciliation, one consistent
+// GetItem of RECON#<key>; docs/fork.md, "Reconciling"): a call is
+// reconciled once its item exists, whatever its outcome.
+type LedgerReconciliations struct {
+	Store *ledger.Store
+}
+
+// Reconciled reports whether key's call has a reconciliation item.
+func (l LedgerReconciliations) Reconciled(ctx context.Context, key string) (bool, error) {
+	_, err := l.Store.Reconciliation(ctx, key)
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
+}

@@ -32,6 +32,10 @@ type Config struct {
 	// Forks are run.fork's operators and scope (EnvForkOperators; the
 	// stage, account and region of review.StartScope).
 	Forks ForkPolicy
+	// Reconcilers are who may reconcile a call whose outcome is unknown
+	// (review.EnvReconcilers; unset, the park operators; docs/fork.md,
+	// "Reconciling").
+	Reconcilers []string
 }
 
 // ConfigFromEnv reads the review-decision function's configuration:
@@ -45,6 +49,9 @@ type Config struct {
 // a toolset's or an end user's scope; the fork operators
 // (EnvForkOperators, a list of the same form) and the stage
 // (tool.EnvStage) and region (AWS_REGION) whose runs run.fork admits.
+// a toolset's or an end user's scope, and the reconcilers
+// (review.EnvReconcilers, a JSON list as park.EnvOperators; unset, the
+// park operators).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Table: getenv(review.EnvTable)}
 	if cfg.Table == "" {
@@ -80,6 +87,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.Parks.CredentialAdmins, err = reviewer.ParseAdmins(publishapi.EnvCredentialAdmins, getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
 		return cfg, err
 	}
+	cfg.Reconcilers = cfg.Parks.Operators
+	if v := getenv(review.EnvReconcilers); v != "" {
+		if cfg.Reconcilers, err = reviewer.ParseAdmins(review.EnvReconcilers, v, cfg.Callers.Account); err != nil {
+			return cfg, err
+		}
+	}
 	return cfg, nil
 }
 
@@ -101,6 +114,8 @@ type Handler struct {
 // with a DecisionBody whose decision is approve, reject, resume or cancel
 // (docs/parking.md, "Deciding"), and POST /forks with a review.ForkBody
 // (run.fork, docs/fork.md), each with
+// (docs/parking.md, "Deciding"), and POST /reconciliations with a
+// review.ReconcileBody (docs/fork.md, "Reconciling"), each with
 // or without a trailing slash and the method in any letter case; any other
 // path is refused with REVIEW_INVALID_REQUEST, and so is another method on
 // a review.
@@ -125,6 +140,9 @@ func NewHandler(s *Service) *Handler {
 	}
 	for _, p := range []string{"/forks", "/forks/{$}"} {
 		mux.HandleFunc("POST "+p, h.fork)
+	}
+	for _, p := range []string{"/reconciliations", "/reconciliations/{$}"} {
+		mux.HandleFunc("POST "+p, h.reconcile)
 	}
 	mux.HandleFunc("/", h.noRoute)
 	h.url = h.routes(mux)
@@ -154,8 +172,8 @@ func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.Raw
 	if err := dec.Decode(&req); err != nil {
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
-	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason,
-		RunID: req.RunID, ForkRunID: req.ForkRunID, RerunReads: req.RerunReads, Proof: req.Proof})
+	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof,
+		Key: req.Key, Outcome: req.Outcome, Result: req.Result, RunID: req.RunID, ForkRunID: req.ForkRunID, RerunReads: req.RerunReads})
 	h.logRequest(ctx, who, req.Action, req.ReviewID, req.ParkID, err)
 	if err != nil {
 		return nil, review.Edge(err)
@@ -261,6 +279,24 @@ func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, Request{Action: review.ActionRunFork, RunID: b.RunID, ForkRunID: b.ForkRunID, RerunReads: b.RerunReads})
 }
 
+// reconcile serves POST /reconciliations with a review.ReconcileBody
+// (docs/fork.md, "Reconciling").
+func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body is not valid base64"))
+		return
+	}
+	var b review.ReconcileBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "the body must be {\"key\": \"<run_id>/<seq>\", \"outcome\": \"applied\"|\"not_applied\", \"result\": ..., \"reason\": \"...\"}"))
+		return
+	}
+	h.serve(w, r, Request{Action: review.ActionLedgerReconcile, Key: b.Key, Outcome: b.Outcome, Result: b.Result, Reason: b.Reason})
+}
+
 // parkID is the {id} of a /parks/{id} route as the path writes it.
 func parkID(r *http.Request) string {
 	return strings.TrimSuffix(strings.TrimPrefix(r.URL.EscapedPath(), "/parks/"), "/")
@@ -273,7 +309,7 @@ func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // noRoute refuses any other path.
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
-	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}, or GET /parks, GET /parks/{id} or POST /parks/{id}", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
+	respond(w, nil, review.Errorf(review.CodeInvalid, "no route for %s %s: use GET /reviews, GET /reviews/{id} or POST /reviews/{id}, GET /parks, GET /parks/{id} or POST /parks/{id}, or POST /reconciliations", r.Method, excerpt.Bytes(r.URL.EscapedPath(), 80, "...")))
 }
 
 // reviewID is the {id} of a /reviews/{id} route as the path writes it

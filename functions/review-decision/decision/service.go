@@ -2,6 +2,7 @@ package decision
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +45,12 @@ type Request struct {
 	// --rerun-reads.
 	RunID, ForkRunID string
 	RerunReads       bool
+	// Key, Outcome and Result are a reconcile's (review.ActionLedgerReconcile;
+	// docs/fork.md, "Reconciling"): the call's idempotency key, applied or
+	// not_applied, and the call's result (applied only, optional), which
+	// is never logged; Reason says why.
+	Key, Outcome string
+	Result       json.RawMessage
 	// Proof is the caller proof (shared/caller), bound to this request:
 	// caller.ActionList with the status filter, caller.ActionShow with the
 	// review id, caller.ActionDecide with the review id, the decision and
@@ -68,6 +75,8 @@ type Service struct {
 	parkTasks     ParkTasks
 	parkPolicy    ParkPolicy
 	forks         ForkDeps
+	reconciles    ReconcileStore
+	reconcilers   []string
 }
 
 // Deps are a Service's collaborators and settings.
@@ -104,6 +113,13 @@ type Deps struct {
 	// Forks are run.fork's collaborators (docs/fork.md); without them
 	// every fork is refused.
 	Forks ForkDeps
+	// Reconciles is the ledger a reconcile reads and writes
+	// (ledger.Store), and Reconcilers who may reconcile (EnvReconcilers's
+	// patterns; docs/fork.md, "Reconciling"); a nil Reconciles, or nil
+	// Parks (whose Starter names a run's starter), refuses every
+	// reconcile.
+	Reconciles  ReconcileStore
+	Reconcilers []string
 }
 
 // Emitter records a webhook event once and hands it to the events queue
@@ -120,7 +136,7 @@ func NewService(d Deps) *Service {
 		d.Log = slog.Default()
 	}
 	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer,
-		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy, forks: d.Forks}
+		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy, forks: d.Forks, reconciles: d.Reconciles, reconcilers: d.Reconcilers}
 }
 
 // verifyCaller checks a request's proof for binding b.
@@ -167,8 +183,10 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 		return s.doPark(ctx, req)
 	case review.ActionRunFork:
 		return s.runFork(ctx, req)
+	case review.ActionLedgerReconcile:
+		return s.reconcile(ctx, req)
 	}
-	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show, decide, park.list, park.show, park.decide, park.cancel or run.fork", excerpt.Bytes(string(req.Action), 40, "..."))
+	return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "unknown action %q: list, show, decide, park.list, park.show, park.decide, park.cancel, run.fork or ledger.reconcile", excerpt.Bytes(string(req.Action), 40, "..."))
 }
 
 func (s *Service) list(ctx context.Context, caller review.Caller, status string) (*review.ListResult, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/functionurl/functionurltest"
+	"github.com/toolgate/toolgate/shared/ledger"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 )
@@ -42,7 +43,7 @@ var urlRequest = functionurltest.Event
 // Every route and every refusal of the Function URL answers with the
 // status, headers and body in testdata/url_responses.golden: the routes
 // (GET /reviews with and without a status, GET and POST /reviews/{id},
-// GET /parks, GET and POST /parks/{id}, trailing slashes), the caller proof header in any letter case, the
+// GET /parks, GET and POST /parks/{id}, POST /reconciliations, trailing slashes), the caller proof header in any letter case, the
 // decision body plain and base64-encoded, and each refusal (no route, a
 // method a route does not take, a body that is not base64 or not the
 // decision's JSON, an event that is not a Function URL request).
@@ -91,6 +92,10 @@ func TestURLResponses(t *testing.T) {
 		{Name: "parks: bad decision", Ev: urlRequest("POST", "/parks/pk_1", "", proof, `{"decision":"maybe"}`, false)},
 		{Name: "parks: unknown member", Ev: urlRequest("POST", "/parks/pk_1", "", proof, `{"decision":"approve","park":"x"}`, false)},
 		{Name: "parks: DELETE", Ev: urlRequest("DELETE", "/parks/pk_1", "", proof, "", false)},
+		{Name: "reconcile", Ev: urlRequest("POST", "/reconciliations", "", proof, `{"key":"arn:aws:states:us-east-1:123456789012:execution:sm:r/2","outcome":"not_applied","reason":"no"}`, false)},
+		{Name: "reconcile, trailing slash, a result", Ev: urlRequest("POST", "/reconciliations/", "", proof, `{"key":"k/2","outcome":"applied","result":{"id":"canary"}}`, false)},
+		{Name: "reconcile, unknown member", Ev: urlRequest("POST", "/reconciliations", "", proof, `{"key":"k/2","outcome":"applied","by":"me"}`, false)},
+		{Name: "reconcile, GET", Ev: urlRequest("GET", "/reconciliations", "", proof, "", false)},
 	}
 	functionurltest.Golden(t, filepath.Join("testdata", "url_responses.golden"), *update, urlHandler().Handle, cases)
 }
@@ -99,7 +104,8 @@ func TestURLResponses(t *testing.T) {
 // and no store: every request the tests send is answered before the table
 // would be read.
 func urlHandler() *decision.Handler {
-	// Parks on no table and no Step Functions: never reached either.
+	// Parks and reconciliations on no table and no Step Functions: never
+	// reached either.
 	return decision.NewHandler(decision.NewService(decision.Deps{Callers: bindingEcho{}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Parks: parkdynamo.New(nil, "", nil), ParkTasks: stepfunctions.Parks{}}))
+		Parks: parkdynamo.New(nil, "", nil), ParkTasks: stepfunctions.Parks{}, Reconciles: ledger.New(nil, "")}))
 }
