@@ -69,6 +69,9 @@ func main() {
 			Calls:      ledger.New(db, cfg.Table),
 			Starters:   parkdynamo.New(db, cfg.Table, nil),
 			Executions: stepfunctions.Forks{Client: client},
+			// The parent whose reusable calls a review of a fork's call
+			// shows (docs/fork.md, "Reviews in a fork").
+			Origins: parkdynamo.New(db, cfg.Table, nil),
 			// A call whose outcome is unknown is known once reconciled.
 			Reconciliations: decision.LedgerReconciliations{Store: ledger.New(db, cfg.Table)},
 			Policy:          cfg.Forks,

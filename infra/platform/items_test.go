@@ -591,6 +591,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("parkdynamo.Store.Starter", 0, func(db *recorder) {
 			ignore(parkdynamo.New(db, "toolgate-test", nil).Starter(ctx, testRunID))
 		}),
+		run("parkdynamo.Store.ForkedFrom", 0, func(db *recorder) {
+			ignore(parkdynamo.New(db, "toolgate-test", nil).ForkedFrom(ctx, testRunID))
+		}),
 		run("parkdynamo.Store.RowReview", 0, func(db *recorder) {
 			ignore(parkdynamo.New(db, "toolgate-test", nil).RowReview(ctx, testPark))
 		}),

@@ -391,6 +391,11 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 	if v.UsedBy != "" {
 		fmt.Fprintf(tw, "used by\t%s\n", v.UsedBy)
 	}
+	if len(v.Reuses) > 0 {
+		// A review of a fork's call: what the approved call will take
+		// instead of running, if the dispatcher matches it (docs/fork.md).
+		fmt.Fprintf(tw, "reuses\tonce approved, the parent's recorded result of %s (the tool does not run again)\n", strings.Join(v.Reuses, " or "))
+	}
 	fmt.Fprintf(tw, "input\t%s\n", v.InputDigest)
 	tw.Flush()
 	var pretty bytes.Buffer

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
@@ -22,6 +23,10 @@ type CallState struct {
 	Seq        tool.Seq
 	Step, Tool string
 	State      State
+	// InputDigest is the call's input digest, sha256:<hex> of its RFC
+	// 8785 input, for a call of the compact layout; "" for one of the
+	// named layout, whose input_digest RunCalls does not project.
+	InputDigest string
 	// LeaseUntil is the claim's lease end (unix ms precision); an
 	// IN_PROGRESS call whose lease has passed may have had its effect and
 	// is as unknown as an UNKNOWN one (docs/ledger.md).
@@ -81,7 +86,7 @@ func callStateOf(runID string, it map[string]types.AttributeValue) (CallState, b
 			return CallState{}, false, err
 		}
 		return CallState{Key: runID + "/" + string(seq), Seq: seq, Step: c.Call.Step, Tool: c.Call.Tool, State: c.Call.state(),
-			LeaseUntil: time.UnixMilli(c.Call.LeaseUntil)}, true, nil
+			LeaseUntil: time.UnixMilli(c.Call.LeaseUntil), InputDigest: digestPrefix + hex.EncodeToString(c.Call.Digest)}, true, nil
 	}
 	st := getS(it, "state")
 	if st == "" {

@@ -237,6 +237,16 @@ type View struct {
 	Delivery Delivery `json:"delivery,omitempty"`
 	// UsedBy is the idempotency key of the call the approval authorised.
 	UsedBy string `json:"used_by,omitempty"`
+	// Reuses is, for a review of a fork's call (its run's start record
+	// names forked_from), the idempotency keys of the parent run's
+	// COMPLETED calls of the reviewed step with the reviewed input digest,
+	// in the parent's seq order (show only): once approved, the call
+	// takes one of their recorded results instead of running, if its
+	// tool, destination, pinned schemas, options, loop index path and
+	// occurrence match too, which the dispatcher decides at the call
+	// (docs/fork.md, "Reviews in a fork"). Empty: no completed parent call
+	// has that step and input, and the call runs once approved.
+	Reuses []string `json:"reuses,omitempty"`
 	// Requester asked for the review and may not decide it.
 	Requester string `json:"requester,omitempty"`
 	// SelfApprovalRefusals counts the requester's refused attempts to

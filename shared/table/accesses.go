@@ -394,9 +394,10 @@ var Accesses = []Access{
 	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
 	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},
-		Attributes: Start.Names(PK, SK, "starter"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter",
+		Attributes: Start.Names(PK, SK, "starter", "forked_from"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter, ForkedFrom",
 		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\"), " +
-			"who may not reconcile its calls (docs/fork.md, \"Reconciling\"), and run.fork's read of the parent's starter, who may fork it (docs/fork.md)"},
+			"who may not reconcile its calls (docs/fork.md, \"Reconciling\"), and run.fork's read of the parent's starter, who may fork it (docs/fork.md); " +
+			"projecting forked_from: the parent a review of a fork's call shows the reusable calls of (docs/fork.md, \"Reviews in a fork\")"},
 	{Sid: "RecordForks", By: []Principal{ReviewDecision}, On: []*Kind{Fork}, Actions: []Action{PutItem},
 		Attributes: ForkRecorded, Code: "dynamo.Store.RecordFork (shared/review/dynamo)",
 		Doc: "run.fork's conditional PutItem (attribute_not_exists(pk) OR fork_run_id = :f): a parent is forked once; no other role writes a fork"},

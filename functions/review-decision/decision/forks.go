@@ -68,9 +68,18 @@ type Starters interface {
 	Starter(ctx context.Context, runID string) (string, error)
 }
 
+// ForkOrigins reads the parent a run was forked from: its start record's
+// forked_from, "" for a run that is no fork (parkdynamo.Store.ForkedFrom).
+type ForkOrigins interface {
+	ForkedFrom(ctx context.Context, runID string) (string, error)
+}
+
 // ForkDeps are run.fork's collaborators; any of Store, Calls, Starters or
 // Executions nil refuses every fork.
 type ForkDeps struct {
+	// Origins tells a fork's parent, for the reusable calls a review of a
+	// fork's call shows (review.View Reuses); nil shows none.
+	Origins         ForkOrigins
 	Store           ForkStore
 	Calls           RunCalls
 	Starters        Starters
@@ -249,4 +258,34 @@ func (l LedgerReconciliations) Reconciled(ctx context.Context, key string) (bool
 		return false, err
 	}
 	return true, nil
+}
+
+// reusable is what review show says of a review of a fork's call
+// (review.View Reuses; docs/fork.md, "Reviews in a fork"): the keys of
+// the parent run's COMPLETED calls of the reviewed step with the reviewed
+// input digest, in the parent's seq order; none for a review of a run
+// that is no fork, or a direct-lane review. Two reads at most: the run's
+// start record (forked_from) and the parent's calls (RunCalls, never a
+// result). The review is requested again in every fork: reviews are never
+// reused, only the calls they approve may be.
+func (s *Service) reusable(ctx context.Context, r *review.Review) ([]string, error) {
+	f := s.forks
+	if f.Origins == nil || f.Calls == nil || !strings.HasPrefix(r.RunID, "arn:") {
+		return nil, nil
+	}
+	parent, err := f.Origins.ForkedFrom(ctx, r.RunID)
+	if err != nil || parent == "" {
+		return nil, err
+	}
+	calls, err := f.Calls.RunCalls(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, c := range calls {
+		if c.State == ledger.StateCompleted && c.Step == r.Of && c.InputDigest == r.InputDigest {
+			keys = append(keys, c.Key)
+		}
+	}
+	return keys, nil
 }

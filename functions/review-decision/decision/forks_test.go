@@ -306,3 +306,63 @@ func TestForkProofBindsRerunReads(t *testing.T) {
 		t.Fatal("a fork was recorded")
 	}
 }
+
+// A review of a fork's call shows which of the parent's completed calls
+// its approved call will take instead of running: those of the reviewed
+// step with the reviewed input, in the parent's seq order; not a call of
+// another input, nor one whose outcome is unknown. A review of a run
+// that is no fork shows none.
+func TestAReviewInAForkShowsTheParentCallsItWouldReuse(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	s.deps.Forks.Origins = parkdynamo.New(s.db, s.table, nil)
+	s.svc = decision.NewService(s.deps)
+	ctx := t.Context()
+
+	parent, fork := s.run(t, "alice"), s.forkARN()
+	if err := s.store.RecordForkStart(ctx, fork, principal("alice"), "sha256:"+strings.Repeat("0", 64), review.EndUserRecord{}, review.ForkOrigin{From: parent}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.pending(t, func(p *review.Params) { p.RunID, p.Requester = fork, principal("alice") })
+	call := func(seq, digest string, state ledger.State) string {
+		key := parent + "/" + seq
+		rec := &ledger.Record{Key: key, RunID: parent, Seq: tool.Seq(seq), Step: "send", Tool: "send-email", ToolsetID: r.ToolsetID,
+			InputDigest: digest, LeaseUntil: time.Now().Add(time.Minute), ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/" + seq}
+		if claimed, _, err := s.ledger.Claim(ctx, rec); err != nil || !claimed {
+			t.Fatalf("claim %s: %v, %v", key, claimed, err)
+		}
+		switch state {
+		case ledger.StateCompleted:
+			if _, err := s.ledger.Finish(ctx, key, rec.Token, ledger.StateCompleted, []byte(`{"message_id":"m"}`), &ledger.Row{RunID: parent, Seq: rec.Seq, Attempt: 1,
+				Step: "send", Tool: "send-email", IdempotencyKey: key, Status: ledger.StatusSucceeded, StartedAt: time.Now(), EndedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		case ledger.StateUnknown:
+			if _, err := s.ledger.MarkUnknown(ctx, rec, "TOOL_TIMEOUT"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return key
+	}
+	first := call("1", r.InputDigest, ledger.StateCompleted)
+	call("2", "sha256:"+strings.Repeat("cd", 32), ledger.StateCompleted) // another input
+	call("3", r.InputDigest, ledger.StateUnknown)                        // not known to have applied
+	second := call("4", r.InputDigest, ledger.StateCompleted)
+
+	res, err := s.do(t, "reviewer", decision.Request{Action: review.ActionShow, ReviewID: r.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(review.View).Reuses; strings.Join(got, ",") != first+","+second {
+		t.Fatalf("reuses %v, want [%s %s]", got, first, second)
+	}
+
+	plain := s.pending(t, nil)
+	res, err = s.do(t, "reviewer", decision.Request{Action: review.ActionShow, ReviewID: plain.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(review.View).Reuses; len(got) != 0 {
+		t.Fatalf("a review of a run that is no fork shows reuses %v", got)
+	}
+}

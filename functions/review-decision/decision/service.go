@@ -176,7 +176,11 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 		if r.BoundKey, err = s.store.BoundKey(ctx, r.ID); err != nil {
 			return who, nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 		}
-		return who, review.NewView(r, s.store.Now(), true), nil
+		v := review.NewView(r, s.store.Now(), true)
+		if v.Reuses, err = s.reusable(ctx, r); err != nil {
+			return who, nil, review.Wrap(review.CodeUnavailable, err, "the ledger is unavailable")
+		}
+		return who, v, nil
 	case review.ActionDecide:
 		return s.decide(ctx, req)
 	case review.ActionParkList, review.ActionParkShow, review.ActionParkDecide, review.ActionParkCancel:

@@ -48,6 +48,34 @@ func (s *Store) RowReview(ctx context.Context, r *park.Park) (string, error) {
 	return it.ReviewID, nil
 }
 
+// ForkedFrom returns the parent run of the run runID when it is a fork
+// (its start record's forked_from, which review-request's start lane
+// recorded after run.fork; docs/fork.md, "Forking a run"): one consistent
+// GetItem projecting forked_from only. "" when the run is no fork or has
+// no start record.
+func (s *Store) ForkedFrom(ctx context.Context, runID string) (string, error) {
+	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Start.Names("forked_from")[0]))).Build()
+	if err != nil {
+		return "", err
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			table.PK: &types.AttributeValueMemberS{Value: table.Start.Key(runID)},
+			table.SK: &types.AttributeValueMemberS{Value: table.Start.SKValue},
+		},
+		ProjectionExpression: ex.Projection(), ExpressionAttributeNames: ex.Names()})
+	if err != nil {
+		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
+	}
+	var it struct {
+		ForkedFrom string `dynamodbav:"forked_from"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
+	}
+	return it.ForkedFrom, nil
+}
+
 // Starter returns the recorded starter of the run runID (its start
 // record; a workflow step's child holds its parent's): one consistent
 // GetItem projecting starter only. "" when the run has no start record.
