@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -41,7 +42,8 @@ func (inv *invocation) callOptions() ledger.CallOptions {
 // (ledger.Store.ParentCalls: one Query) at the same loop index path, in
 // its seq order; the call takes the first whose reuse claim it gets or
 // holds (one conditional PutItem each: the k-th such call of the fork
-// takes the k-th of the parent), and reads that parent call's record (one
+// takes the k-th of the parent; a claim held by another key whose seal is
+// not this function's fails the call TOOL_INTERNAL, not sent), and reads that parent call's record (one
 // consistent GetItem). A ledger failure fails the call, retryable,
 // nothing run: its record is FAILED, and its next attempt matches again.
 func (inv *invocation) reuse(ctx context.Context) *outcome {
@@ -66,6 +68,14 @@ func (inv *invocation) reuse(ctx context.Context) *outcome {
 			continue
 		}
 		ours, err := d.store.ClaimReuse(dbCtx, env.IdempotencyKey, seq)
+		if errors.Is(err, ledger.ErrForged) {
+			// Another writer put the claim: taking it as another call's
+			// would send again what the parent sent.
+			d.log.ErrorContext(ctx, "fork: a reuse claim's seal does not verify; the call is not sent", tool.LogFieldRefusalReason, seal.ReasonReuseClaimForged,
+				"key", env.IdempotencyKey, "parent_key", parent+"/"+string(seq))
+			return inv.failed(tool.Errorf(tool.Internal,
+				"the reuse claim of the parent run's call %s was not written by this function: the call is neither sent nor given that call's result; a person must look at it (docs/fork.md, \"The reuse claim\")", parent+"/"+string(seq)))
+		}
 		if err != nil {
 			return inv.failed(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 		}

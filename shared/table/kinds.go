@@ -92,6 +92,7 @@ var ReuseClaim = &Kind{
 	Doc: "a fork's call that took a parent call's recorded result",
 	Attributes: []Attribute{
 		attr("claimed_by", String, "the fork call's idempotency key"),
+		attr("mac", String, "the claiming function's seal over the fork run, the parent call's sort key and claimed_by (shared/seal)"),
 		ttl,
 	},
 }

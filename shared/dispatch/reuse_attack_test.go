@@ -1,0 +1,92 @@
+package dispatch
+
+// What an insider can do to a fork's reuse of its parent's calls: a
+// compromised tool function's role may PutItem any RUN# item, reuse
+// claims included (table.Accesses, "Calls"). Each test does only what such
+// a role may do, with the table's own requests on dynalite, and checks
+// that the fork's call never sends an effect its parent already had
+// (docs/fork.md, "The reuse claim").
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/table"
+	"github.com/toolgate/toolgate/shared/tool"
+)
+
+// forgeReuseClaim puts, as a tool role may, a reuse claim of parent call
+// parentSeq in fork run forkRun's partition held by claimedBy, with seal
+// mac ("" for none).
+func forgeReuseClaim(t *testing.T, e *env, forkRun string, parentSeq tool.Seq, claimedBy, mac string) {
+	t.Helper()
+	item := map[string]types.AttributeValue{
+		"pk":         &types.AttributeValueMemberS{Value: table.ReuseClaim.Key(forkRun)},
+		"sk":         &types.AttributeValueMemberS{Value: table.ReuseSK(table.CallSK(parentSeq.SortKey()))},
+		"claimed_by": &types.AttributeValueMemberS{Value: claimedBy},
+	}
+	if mac != "" {
+		item["mac"] = &types.AttributeValueMemberS{Value: mac}
+	}
+	if _, err := e.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("toolgate-test"), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reuseClaimMAC is the seal of the reuse claim of parentSeq in forkRun's
+// partition, as the function read it.
+func reuseClaimMAC(t *testing.T, e *env, forkRun string, parentSeq tool.Seq) string {
+	t.Helper()
+	out, err := e.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("toolgate-test"), Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: table.ReuseClaim.Key(forkRun)},
+		"sk": &types.AttributeValueMemberS{Value: table.ReuseSK(table.CallSK(parentSeq.SortKey()))},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := out.Item["mac"].(*types.AttributeValueMemberS)
+	if !ok {
+		t.Fatalf("the reuse claim of %s in %s has no seal", parentSeq, forkRun)
+	}
+	return m.Value
+}
+
+// A reuse claim another writer put in the fork's partition, naming a call
+// the fork never made, does not make the fork's call send again what its
+// parent sent: the call fails TOOL_INTERNAL, the tool not run, as for a
+// record whose seal does not verify. Neither a claim without a seal nor
+// one carrying the seal of a genuine claim of another fork does.
+func TestAForgedReuseClaimNeverMakesAForkSendAgain(t *testing.T) {
+	e := newEnv(t)
+	var sends atomic.Int64
+	d := e.dispatcher(t, "test-send", sender(&sends, 0))
+	p := forkCall{tool: "test-send", toolsetID: e.ts.ID, run: newRunID("parent"), seq: "1", input: `{"text":"a"}`}
+	handle(t, d, p)
+	genuine := p.fork(newRunID("fork"))
+	handle(t, d, genuine)
+	copied := reuseClaimMAC(t, e, genuine.run, "1")
+	for name, mac := range map[string]string{"no seal": "", "another fork's seal": copied} {
+		t.Run(name, func(t *testing.T) {
+			f := p.fork(newRunID("fork"))
+			forgeReuseClaim(t, e, f.run, "1", genuine.run+"/1", mac)
+			before := sends.Load()
+			_, err := d.Handle(context.Background(), f.envelope(t))
+			if sends.Load() != before {
+				t.Fatalf("the tool sent %d times more, want none (the parent sent it)", sends.Load()-before)
+			}
+			if codeOf(t, err) != string(tool.Internal) || !strings.Contains(err.Error(), p.run+"/1") {
+				t.Fatalf("fork call: %v, want %s naming the parent call", err, tool.Internal)
+			}
+			if rec := mustRecord(t, e.store, f.run+"/1"); rec.State != ledger.StateFailed {
+				t.Fatalf("fork record %s, want FAILED (nothing applied)", rec.State)
+			}
+		})
+	}
+}
