@@ -179,8 +179,9 @@ type ReconcileTarget struct {
 	Attempts   int
 	Tool       string
 	ToolsetID  string
-	// Approvers are the approvers of the call's attempts (their rows'
-	// approver), each once, in attempt order.
+	// Approvers are the approvers of the call's attempts, each once: the
+	// one each attempt's claim recorded (an attempt that never ended has
+	// no row), then those of their rows.
 	Approvers []string
 }
 
@@ -220,6 +221,13 @@ func (s *Store) ReconcileTarget(ctx context.Context, key string) (*ReconcileTarg
 		t.State, t.LeaseUntil, t.Attempts, t.Tool = c.Call.state(), time.UnixMilli(c.Call.LeaseUntil), len(c.Call.Attempts), c.Call.Tool
 		t.ToolsetID = toolsetPrefix + fmt.Sprintf("%x", c.Call.Toolset)
 		rows = c.rows(runID, seq)
+		for _, a := range c.Call.Attempts {
+			// The approver its claim recorded: an attempt that never
+			// ended has no row naming it.
+			if a.Approver != "" && !slices.Contains(t.Approvers, a.Approver) {
+				t.Approvers = append(t.Approvers, a.Approver)
+			}
+		}
 	} else {
 		c, err := decodeCall(out.Item)
 		if err != nil {

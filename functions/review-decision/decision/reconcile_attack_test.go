@@ -1,0 +1,73 @@
+package decision_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// crashedCall records a call of a run started by starter whose only
+// attempt, claimed under an approval by approver, never ended (its
+// function crashed): IN_PROGRESS, its lease passed, no row. It returns the
+// call's idempotency key.
+func (s *reconcileStack) crashedCall(t *testing.T, starter, approver string) string {
+	t.Helper()
+	ctx := context.Background()
+	run := runARN()
+	if err := s.store.RecordStart(ctx, run, starter); err != nil {
+		t.Fatal(err)
+	}
+	key := run + "/2"
+	c := &ledger.Record{Key: key, Step: "send", Tool: "send-email", ToolsetID: "ts_00000000000000000000000000000000",
+		InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(-time.Second),
+		ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/2", Approver: approver}
+	if ok, _, err := s.ledger.Claim(ctx, c); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	return key
+}
+
+// The approver of an attempt that never ended (no row names it: its
+// function crashed and its lease passed) does not reconcile the call: its
+// claim recorded who approved it. Another reconciler does.
+func TestReconcileRefusesTheApproverOfAnAttemptThatNeverEnded(t *testing.T) {
+	t.Parallel()
+	s := newReconcileStack(t, principal("*"))
+	key := s.crashedCall(t, principal("bob"), principal("alice"))
+	if _, err := s.reconcile(t, "alice", key, "not_applied", "", "the mail server has no trace of it"); codeOf(err) != review.CodeForbidden {
+		t.Fatalf("alice, who approved the call, reconciles it: %v, want %s", err, review.CodeForbidden)
+	}
+	if _, err := s.ledger.Reconciliation(context.Background(), key); err == nil {
+		t.Fatal("the approver's reconciliation was recorded")
+	}
+	if _, err := s.reconcile(t, "ops", key, "not_applied", "", "the mail server has no trace of it"); err != nil {
+		t.Fatalf("ops reconciles: %v", err)
+	}
+}
+
+// A call whose claim is IN_PROGRESS with a live lease is not reconciled:
+// its attempt may still be running.
+func TestReconcileRefusesACallInFlight(t *testing.T) {
+	t.Parallel()
+	s := newReconcileStack(t, principal("*"))
+	ctx := context.Background()
+	run := runARN()
+	if err := s.store.RecordStart(ctx, run, principal("bob")); err != nil {
+		t.Fatal(err)
+	}
+	key := run + "/2"
+	c := &ledger.Record{Key: key, Step: "send", Tool: "send-email", ToolsetID: "ts_00000000000000000000000000000000",
+		InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(time.Minute),
+		ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/2"}
+	if ok, _, err := s.ledger.Claim(ctx, c); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	_, err := s.reconcile(t, "ops", key, "not_applied", "", "no trace")
+	if codeOf(err) != review.CodeConflict || !strings.Contains(err.Error(), "IN_PROGRESS") {
+		t.Fatalf("a call in flight: %v, want %s", err, review.CodeConflict)
+	}
+}
