@@ -40,6 +40,24 @@ func (o ReconcileOutcome) Valid() bool { return o == Applied || o == NotApplied 
 // "Reconciling").
 const MaxReconcileReason = 1000
 
+// HiddenInReason reports whether r may not stand in a reconciliation's
+// reason: a control character other than newline and tab (as a review's
+// reason may hold none), or a bidirectional embedding, override,
+// isolate or mark (U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which
+// reorder what a person reading the reason sees (Unicode Standard Annex
+// #9) so that "not applied" could show as something else.
+func HiddenInReason(r rune) bool {
+	switch {
+	case r < 0x20:
+		return r != '\n' && r != '\t'
+	case r == 0x7f || (r >= 0x80 && r <= 0x9f):
+		return true
+	case r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+		return true
+	}
+	return false
+}
+
 // ErrReconciled is returned by PutReconciliation for a call reconciled
 // already: a call is reconciled once (docs/fork.md, "Reconciling").
 var ErrReconciled = errors.New("the call was reconciled already")

@@ -71,3 +71,30 @@ func TestReconcileRefusesACallInFlight(t *testing.T) {
 		t.Fatalf("a call in flight: %v, want %s", err, review.CodeConflict)
 	}
 }
+
+// A reason holding control characters (a terminal's escape sequences) or
+// bidirectional formatting characters, which change what a person reading
+// it sees, is refused REVIEW_INVALID_REQUEST, nothing recorded; newlines,
+// tabs and right-to-left scripts are kept.
+func TestReconcileRefusesAReasonThatHidesWhatItSays(t *testing.T) {
+	t.Parallel()
+	s := newReconcileStack(t, principal("*"))
+	key := s.call(t, principal("bob"), "", true)
+	for name, reason := range map[string]string{
+		"escape sequence": "applied\x1b[2K\rnot applied",
+		"NUL":             "no trace\x00",
+		"C1 control":      "no trace\u009b2K",
+		"bidi override":   "no trace \u202eof it",
+		"bidi isolate":    "no trace \u2067of it",
+	} {
+		if _, err := s.reconcile(t, "ops", key, "not_applied", "", reason); codeOf(err) != review.CodeInvalid {
+			t.Errorf("%s: %v, want %s", name, err, review.CodeInvalid)
+		}
+	}
+	if _, err := s.ledger.Reconciliation(context.Background(), key); err == nil {
+		t.Fatal("a refused reconcile was recorded")
+	}
+	if _, err := s.reconcile(t, "ops", key, "not_applied", "", "checked:\n\tno trace, לא נשלח"); err != nil {
+		t.Fatalf("a plain multi-line reason in two scripts: %v", err)
+	}
+}
