@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -96,5 +97,82 @@ func TestReconcileRefusesAReasonThatHidesWhatItSays(t *testing.T) {
 	}
 	if _, err := s.reconcile(t, "ops", key, "not_applied", "", "checked:\n\tno trace, לא נשלח"); err != nil {
 		t.Fatalf("a plain multi-line reason in two scripts: %v", err)
+	}
+}
+
+// A principal of another AWS account, with the same name as a reconciler
+// and even where the reconcilers' pattern is "*", is refused; so is a
+// proof made for one call's reconciliation and sent for another's, and a
+// proof replayed with another reason. Nothing is recorded.
+func TestReconcileRefusesAnotherAccountAndAProofOfAnotherRequest(t *testing.T) {
+	t.Parallel()
+	s := newReconcileStack(t, principal("*"))
+	key, other := s.call(t, principal("bob"), "", true), s.call(t, principal("bob"), "", true)
+	const reason = "the mail server has no trace of it"
+	send := func(proof, key, reason string) error {
+		req := decision.Request{Action: review.ActionLedgerReconcile, Key: key, Outcome: "not_applied", Reason: reason, Proof: proof}
+		_, _, err := s.svc.Do(context.Background(), req)
+		return err
+	}
+	refused := func(err error) bool {
+		c := codeOf(err)
+		return c == review.CodeForbidden || c == review.CodeUnauthenticated
+	}
+	foreign := s.callers.ProofIn(t, "210987654321", "ops", review.ReconcileBinding(key, "not_applied", "", reason))
+	if err := send(foreign, key, reason); !refused(err) {
+		t.Errorf("another account's ops: %v, want refused", err)
+	}
+	proof := s.callers.Proof(t, "ops", review.ReconcileBinding(other, "not_applied", "", reason))
+	if err := send(proof, key, reason); !refused(err) {
+		t.Errorf("a proof for another key: %v, want refused", err)
+	}
+	proof = s.callers.Proof(t, "ops", review.ReconcileBinding(key, "not_applied", "", reason))
+	if err := send(proof, key, "another reason"); !refused(err) {
+		t.Errorf("a proof for another reason: %v, want refused", err)
+	}
+	for _, k := range []string{key, other} {
+		if _, err := s.ledger.Reconciliation(context.Background(), k); err == nil {
+			t.Fatalf("a refused reconcile of %s was recorded", k)
+		}
+	}
+}
+
+// Two reconcilers racing on one call: exactly one reconciliation is
+// recorded, and the other is refused REVIEW_CONFLICT naming who won.
+func TestReconcileRacedRecordsOne(t *testing.T) {
+	t.Parallel()
+	s := newReconcileStack(t, principal("*"))
+	key := s.call(t, principal("bob"), "", true)
+	type answer struct {
+		who string
+		err error
+	}
+	const reason = "checked the mail server"
+	answers := make(chan answer, 2)
+	for who, outcome := range map[string]string{"ops": "applied", "carol": "not_applied"} {
+		// Signed here: t.Fatal belongs to the test's goroutine.
+		req := decision.Request{Action: review.ActionLedgerReconcile, Key: key, Outcome: outcome, Reason: reason,
+			Proof: s.callers.Proof(t, who, review.ReconcileBinding(key, outcome, "", reason))}
+		go func() {
+			_, _, err := s.svc.Do(context.Background(), req)
+			answers <- answer{who, err}
+		}()
+	}
+	var won []string
+	var lost []error
+	for range 2 {
+		a := <-answers
+		if a.err == nil {
+			won = append(won, a.who)
+		} else {
+			lost = append(lost, a.err)
+		}
+	}
+	if len(won) != 1 || len(lost) != 1 || codeOf(lost[0]) != review.CodeConflict || !strings.Contains(lost[0].Error(), principal(won[0])) {
+		t.Fatalf("won %v, lost %v: want one each, the loser told %s", won, lost, review.CodeConflict)
+	}
+	rc, err := s.ledger.Reconciliation(context.Background(), key)
+	if err != nil || rc.ReconciledBy != principal(won[0]) {
+		t.Fatalf("recorded %+v %v, want %s's", rc, err, won[0])
 	}
 }
