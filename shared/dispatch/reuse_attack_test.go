@@ -90,3 +90,31 @@ func TestAForgedReuseClaimNeverMakesAForkSendAgain(t *testing.T) {
 		})
 	}
 }
+
+// A call item another role put in the parent run's partition, ahead of
+// the parent's real call (a copy of it under an earlier seq, its seal
+// then another key's), neither gives the fork's call its result nor hides
+// the real call: the fork's call passes it over and takes the parent's
+// real result, the tool not run again.
+func TestACallItemForgedIntoTheParentDoesNotHideItsRealCall(t *testing.T) {
+	e := newEnv(t)
+	var sends atomic.Int64
+	d := e.dispatcher(t, "test-send", sender(&sends, 0))
+	p := forkCall{tool: "test-send", toolsetID: e.ts.ID, run: newRunID("parent"), seq: "2", input: `{"text":"a"}`}
+	want := handle(t, d, p)
+	ctx := context.Background()
+	out, err := e.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("toolgate-test"), Key: callItemKey(p.run, "2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := out.Item
+	forged["sk"] = callItemKey(p.run, "1")["sk"]
+	forged["r"] = &types.AttributeValueMemberS{Value: `{"message_id":"forged"}`}
+	if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("toolgate-test"), Item: forged}); err != nil {
+		t.Fatal(err)
+	}
+	f := p.fork(newRunID("fork"))
+	if got := handle(t, d, f); got != want || sends.Load() != 1 {
+		t.Fatalf("fork call: %s, %d sends; want the parent's %s, sent once", got, sends.Load(), want)
+	}
+}
