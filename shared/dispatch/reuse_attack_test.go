@@ -118,3 +118,37 @@ func TestACallItemForgedIntoTheParentDoesNotHideItsRealCall(t *testing.T) {
 		t.Fatalf("fork call: %s, %d sends; want the parent's %s, sent once", got, sends.Load(), want)
 	}
 }
+
+// Two identical calls of a fork sent at once, for one matching call of
+// the parent: one takes the parent's result, the other runs; never both
+// the one result, never both run. Repeated, so that each order of their
+// requests has its chance.
+func TestTwoIdenticalForkCallsRacingTakeOneParentCallOnce(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-echo", numbered(&calls))
+	for i := range 8 {
+		p := forkCall{tool: "test-echo", toolsetID: e.ts.ID, run: newRunID("parent"), seq: "1", input: `{"text":"a"}`}
+		want := handle(t, d, p)
+		before := calls.Load()
+		fork := newRunID("fork")
+		results := make(chan string, 2)
+		for _, seq := range []tool.Seq{"1", "2"} {
+			c := p.fork(fork)
+			c.seq = seq
+			payload := c.envelope(t)
+			go func() {
+				out, err := d.Handle(context.Background(), payload)
+				if err != nil {
+					results <- "error: " + err.Error()
+					return
+				}
+				results <- string(out)
+			}()
+		}
+		a, b := <-results, <-results
+		if calls.Load() != before+1 || (a == want) == (b == want) || strings.HasPrefix(a, "error") || strings.HasPrefix(b, "error") {
+			t.Fatalf("round %d: %s and %s, the tool ran %d times; want one of them %s, the other a run of its own", i, a, b, calls.Load()-before, want)
+		}
+	}
+}
