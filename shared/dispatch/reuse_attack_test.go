@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -150,5 +151,46 @@ func TestTwoIdenticalForkCallsRacingTakeOneParentCallOnce(t *testing.T) {
 		if calls.Load() != before+1 || (a == want) == (b == want) || strings.HasPrefix(a, "error") || strings.HasPrefix(b, "error") {
 			t.Fatalf("round %d: %s and %s, the tool ran %d times; want one of them %s, the other a run of its own", i, a, b, calls.Load()-before, want)
 		}
+	}
+}
+
+// A direct-lane call (an operator's toolgate invoke) that names a start,
+// forked from an execution, is refused before anything is read or
+// written: only an execution's Starter answers a start, so a direct call
+// never takes an execution's recorded results.
+func TestDirectLaneCannotForkAnExecution(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	sfn := e.dispatcher(t, "test-echo", numbered(&calls))
+	p := forkCall{tool: "test-echo", toolsetID: e.ts.ID, run: newRunID("parent"), seq: "1", input: `{"text":"a"}`}
+	handle(t, sfn, p)
+	direct := e.dispatcher(t, "test-echo", numbered(&calls), func(c *Config) { c.Lane = lane.Direct })
+	f := p.fork("direct/arn:aws:iam::000000000000:user/ann/r1")
+	e.db.reset()
+	_, err := direct.Handle(context.Background(), f.envelope(t))
+	if codeOf(t, err) != string(tool.PermissionDenied) || !strings.Contains(err.Error(), "start") {
+		t.Fatalf("direct call forked from an execution: %v", err)
+	}
+	if e.db.writes() != 0 || e.db.gets.Load() != 0 || calls.Load() != 1 {
+		t.Fatalf("%d writes, %d reads, the tool ran %d times; want nothing but the parent's run", e.db.writes(), e.db.gets.Load(), calls.Load())
+	}
+}
+
+// A start whose forked_from is a direct-lane run id (no execution ARN) is
+// refused when the envelope is decoded: an execution is never forked
+// from an operator's direct calls.
+func TestAForkOfADirectRunIsRefused(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-echo", numbered(&calls))
+	f := forkCall{tool: "test-echo", toolsetID: e.ts.ID, run: newRunID("fork"), seq: "1", input: `{"text":"a"}`,
+		forkedFrom: "direct/arn:aws:iam::000000000000:user/ann/r1"}
+	e.db.reset()
+	_, err := d.Handle(context.Background(), f.envelope(t))
+	if codeOf(t, err) != string(tool.InputInvalid) || !strings.Contains(err.Error(), "forked_from") {
+		t.Fatalf("forked_from a direct run: %v", err)
+	}
+	if e.db.writes() != 0 || calls.Load() != 0 {
+		t.Fatalf("%d writes, the tool ran %d times", e.db.writes(), calls.Load())
 	}
 }
