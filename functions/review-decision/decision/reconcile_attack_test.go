@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/functions/review-decision/decision"
+	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -174,5 +175,26 @@ func TestReconcileRacedRecordsOne(t *testing.T) {
 	rc, err := s.ledger.Reconciliation(context.Background(), key)
 	if err != nil || rc.ReconciledBy != principal(won[0]) {
 		t.Fatalf("recorded %+v %v, want %s's", rc, err, won[0])
+	}
+}
+
+// The operator whose direct-lane namespace a run id is in started it: they
+// do not reconcile its calls; another reconciler does.
+func TestReconcileRefusesTheDirectCaller(t *testing.T) {
+	t.Parallel()
+	s := newReconcileStack(t, principal("*"))
+	ctx := context.Background()
+	key := lane.DirectRunPrefix(principal("ops")) + "r1/1"
+	c := &ledger.Record{Key: key, Step: "send", Tool: "send-email", ToolsetID: "ts_00000000000000000000000000000000",
+		InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", LeaseUntil: time.Now().Add(-time.Second),
+		ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/1"}
+	if ok, _, err := s.ledger.Claim(ctx, c); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, err := s.reconcile(t, "ops", key, "not_applied", "", "no trace"); codeOf(err) != review.CodeForbidden {
+		t.Fatalf("ops reconciles their own direct call: %v, want %s", err, review.CodeForbidden)
+	}
+	if _, err := s.reconcile(t, "carol", key, "not_applied", "", "no trace"); err != nil {
+		t.Fatalf("carol reconciles: %v", err)
 	}
 }
