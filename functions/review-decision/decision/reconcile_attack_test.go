@@ -198,3 +198,28 @@ func TestReconcileRefusesTheDirectCaller(t *testing.T) {
 		t.Fatalf("carol reconciles: %v", err)
 	}
 }
+
+// A result over the inline limit, or one that is not JSON, is refused
+// REVIEW_INVALID_REQUEST, and neither the answer nor the log quotes it;
+// nothing is recorded.
+func TestReconcileRefusesABadResultWithoutQuotingIt(t *testing.T) {
+	t.Parallel()
+	s := newReconcileStack(t, principal("*"))
+	key := s.call(t, principal("bob"), "", true)
+	big := `{"message_id":"canary-big-` + strings.Repeat("x", decision.MaxReconcileResultBytes) + `"}`
+	for name, result := range map[string]string{"over the limit": big, "not JSON": `{"message_id":"canary-bad"`} {
+		req := decision.Request{Action: review.ActionLedgerReconcile, Key: key, Outcome: "applied", Result: []byte(result), Reason: "seen"}
+		digest, _ := review.ReconcileResultDigest(req.Result) // "" for one that is not JSON
+		req.Proof = s.callers.Proof(t, "ops", review.ReconcileBinding(key, "applied", digest, "seen"))
+		_, _, err := s.svc.Do(context.Background(), req)
+		if codeOf(err) != review.CodeInvalid || strings.Contains(err.Error(), "canary") {
+			t.Errorf("%s: %v, want %s quoting nothing", name, err, review.CodeInvalid)
+		}
+	}
+	if strings.Contains(s.logs.String(), "canary") {
+		t.Fatal("a refused result reached the log")
+	}
+	if _, err := s.ledger.Reconciliation(context.Background(), key); err == nil {
+		t.Fatal("a refused reconcile was recorded")
+	}
+}
