@@ -492,8 +492,11 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("ledger.Store.ParentCalls", 0, func(db *recorder) {
 			ignore(l(db).ParentCalls(ctx, testRunID, "send", "sha256:"+strings.Repeat("00", 32)))
 		}),
-		run("ledger.Store.ClaimReuse", 0, func(db *recorder) { ignore(l(db).ClaimReuse(ctx, testRunID+"-fork/2", "2")) }),
-		run("ledger.Store.ClaimReuse (condition failed)", 1, func(db *recorder) { ignore(l(db).ClaimReuse(ctx, testRunID+"-fork/2", "2")) }),
+		run("ledger.Store.ClaimReuse", 0, func(db *recorder) { ignore(l(db).WithMAC(coverKey(t)).ClaimReuse(ctx, testRunID+"-fork/2", "2")) }),
+		// Held by another key: the claim is read, its seal checked.
+		run("ledger.Store.ClaimReuse (condition failed)", 1, func(db *recorder) {
+			ignore(l(db).WithMAC(coverKey(t)).ClaimReuse(ctx, testRunID+"-fork/2", "2"))
+		}),
 		toolset,
 		// A record whose outcome is unknown: its reconciliation, and the
 		// finish by it (docs/fork.md, "Reconciling").

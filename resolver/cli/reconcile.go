@@ -108,6 +108,8 @@ func (a *app) reconcileRun(cmd *cobra.Command, pos []string, o *reconcileOptions
 		return misuse(cmd, "--reason is not valid UTF-8")
 	case utf8.RuneCountInString(reason) > ledger.MaxReconcileReason:
 		return misuse(cmd, "--reason is %d characters, over %d", utf8.RuneCountInString(reason), ledger.MaxReconcileReason)
+	case strings.ContainsFunc(reason, ledger.HiddenInReason):
+		return misuse(cmd, "--reason holds control or bidirectional formatting characters: write it as plain text")
 	}
 	req := review.DirectRequest{Action: review.ActionLedgerReconcile, Key: key, Outcome: string(ledger.NotApplied), Reason: reason}
 	if o.applied {

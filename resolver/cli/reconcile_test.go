@@ -46,6 +46,8 @@ func TestLedgerReconcileMisuseNamesTheBadArgument(t *testing.T) {
 		{"unreadable result", cmd(key, "--applied", "--result", filepath.Join(dir, "none.json")), "--result: cannot read"},
 		{"result not JSON", cmd(key, "--applied", "--result", notJSON), "is not JSON"},
 		{"reason too long", cmd(key, "--applied", "--reason", strings.Repeat("x", 1001)), "over 1000"},
+		{"reason with an escape sequence", cmd(key, "--not-applied", "--reason", "sent\x1b[2K\rnot sent"), "control or bidirectional"},
+		{"reason with a bidi override", cmd(key, "--not-applied", "--reason", "no trace \u202eof it"), "control or bidirectional"},
 		{"no transport", []string{"ledger", "reconcile", key, "--applied"}, "pass --url"},
 	} {
 		code, _, errs := run(c.args...)

@@ -39,7 +39,7 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	rec := &ledger.Record{
 		Key: env.IdempotencyKey, RunID: env.RunID, Seq: env.Seq, Step: env.Step, Tool: env.Tool,
 		ToolsetID: env.ToolsetID, InputDigest: inv.digest, InputBytes: inv.inBytes, LeaseUntil: now.Add(d.cfg.Lease), StartedAt: inv.started,
-		ExternalKey: ext, Options: inv.options,
+		ExternalKey: ext, Options: inv.options, Approver: inv.approver,
 	}
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
@@ -192,6 +192,7 @@ func (inv *invocation) reclaim(dbCtx context.Context, old *ledger.Record, now ti
 		return refused(tool.Errorf(tool.PermanentFailure, "%d attempts were already made with this idempotency key, the most allowed", old.Attempts))
 	}
 	lease := now.Add(d.cfg.Lease)
+	old.Approver = inv.approver // this attempt's, on its entry (a gated call)
 	ok, err := d.store.Reclaim(dbCtx, old, lease)
 	if err != nil {
 		return refused(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))

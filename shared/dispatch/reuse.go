@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -41,8 +42,14 @@ func (inv *invocation) callOptions() ledger.CallOptions {
 // (ledger.Store.ParentCalls: one Query) at the same loop index path, in
 // its seq order; the call takes the first whose reuse claim it gets or
 // holds (one conditional PutItem each: the k-th such call of the fork
-// takes the k-th of the parent), and reads that parent call's record (one
-// consistent GetItem). A ledger failure fails the call, retryable,
+// takes the k-th of the parent; a claim held by another key whose seal is
+// not this function's fails the call TOOL_INTERNAL, not sent), and reads
+// that parent call's record (one consistent GetItem). A record this
+// function did not seal (acceptRecord, the parent run's start unknown) is
+// passed over for the next candidate: another function's call (a
+// forked_from naming a run of another function) is never used, and an
+// item another role put in the parent's partition hides none of its real
+// calls; with no candidate left the call runs. A ledger failure fails the call, retryable,
 // nothing run: its record is FAILED, and its next attempt matches again.
 func (inv *invocation) reuse(ctx context.Context) *outcome {
 	d, env := inv.d, inv.env
@@ -66,6 +73,14 @@ func (inv *invocation) reuse(ctx context.Context) *outcome {
 			continue
 		}
 		ours, err := d.store.ClaimReuse(dbCtx, env.IdempotencyKey, seq)
+		if errors.Is(err, ledger.ErrForged) {
+			// Another writer put the claim: taking it as another call's
+			// would send again what the parent sent.
+			d.log.ErrorContext(ctx, "fork: a reuse claim's seal does not verify; the call is not sent", tool.LogFieldRefusalReason, seal.ReasonReuseClaimForged,
+				"key", env.IdempotencyKey, "parent_key", parent+"/"+string(seq))
+			return inv.failed(tool.Errorf(tool.Internal,
+				"the reuse claim of the parent run's call %s was not written by this function: the call is neither sent nor given that call's result; a person must look at it (docs/fork.md, \"The reuse claim\")", parent+"/"+string(seq)))
+		}
 		if err != nil {
 			return inv.failed(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 		}
@@ -76,27 +91,29 @@ func (inv *invocation) reuse(ctx context.Context) *outcome {
 		if err != nil {
 			return inv.failed(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 		}
+		if !acceptRecord(rec, time.Time{}, false, d.cfg.LedgerSince, d.cfg.CompactSince) {
+			// Not this function's record: another function's call (a
+			// parent whose step another tool served), or an item another
+			// role put in the parent's partition, which must neither give
+			// its result nor hide the parent's real call behind it.
+			d.log.WarnContext(ctx, "fork: a parent call's record was not sealed by this function; it is passed over", "key", env.IdempotencyKey,
+				"parent_key", rec.Key, "seal", rec.Seal.String())
+			continue
+		}
 		return inv.reuseFrom(ctx, rec)
 	}
 	return nil
 }
 
 // reuseFrom is what the fork's call does with the parent call whose
-// reuse claim it holds (nil: the tool runs). A record this function did
-// not seal (acceptRecord, the parent run's start unknown) is never used:
-// a forged forked_from, or another function's call, makes the call run. A
-// record of another call (its tool, destination, pinned schemas or
+// reuse claim it holds (nil: the tool runs), a record this function
+// sealed (reuse passes over one it did not). A record of another call (its tool, destination, pinned schemas or
 // options differ) makes it run too. Then by the parent call's state:
 // COMPLETED is reused; FAILED (not applied) runs; IN_PROGRESS with a live
 // lease is refused, retryable; UNKNOWN or IN_PROGRESS past its lease goes
 // to parentUnknown.
 func (inv *invocation) reuseFrom(ctx context.Context, rec *ledger.Record) *outcome {
 	d, env := inv.d, inv.env
-	if !acceptRecord(rec, time.Time{}, false, d.cfg.LedgerSince, d.cfg.CompactSince) {
-		d.log.WarnContext(ctx, "fork: the parent call's record was not sealed by this function; the call runs", "key", env.IdempotencyKey,
-			"parent_key", rec.Key, "seal", rec.Seal.String())
-		return nil
-	}
 	if rec.Tool != env.Tool || rec.Step != env.Step || rec.InputDigest != inv.digest || !bytes.Equal(rec.Options, inv.options) {
 		return nil
 	}

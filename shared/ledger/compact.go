@@ -117,9 +117,13 @@ type compactReconciled struct {
 // compactAttempt is one attempt: its claim's token and start, and its row
 // once it ended.
 type compactAttempt struct {
-	Token   string          `dynamodbav:"tk"`
-	Start   int64           `dynamodbav:"t"` // unix ns
-	Outcome *compactOutcome `dynamodbav:"o,omitempty"`
+	Token string `dynamodbav:"tk"`
+	Start int64  `dynamodbav:"t"` // unix ns
+	// Approver is the approver of the approval the attempt's claim ran
+	// under (Record.Approver; a gated call only), written with the claim,
+	// so that an attempt that never ended still names who approved it.
+	Approver string          `dynamodbav:"ap,omitempty"`
+	Outcome  *compactOutcome `dynamodbav:"o,omitempty"`
 }
 
 // compactOutcome is an ended attempt's row, less what the call holds: no
@@ -207,9 +211,7 @@ func (s *Store) compactClaim(ctx context.Context, r *Record, now time.Time) (cla
 	call := map[string]types.AttributeValue{
 		"s": str(r.Step), "t": str(r.Tool), "ts": bytesAttr(ts), "d": bytesAttr(digest), "k": str(opaque),
 		"ib": tabledef.N(r.InputBytes), "l": tabledef.N(r.LeaseUntil.UnixMilli()),
-		"a": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"tk": str(r.Token), "t": tabledef.N(r.StartedAt.UnixNano()),
-		}}}},
+		"a": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: newAttemptEntry(r.Token, r.StartedAt, r.Approver)}}},
 	}
 	if len(r.Options) > 0 {
 		if len(r.Options) != OptionsDigestBytes {
@@ -249,6 +251,17 @@ func (s *Store) compactClaim(ctx context.Context, r *Record, now time.Time) (cla
 		return false, &Record{Key: r.Key, RunID: r.RunID, Seq: r.Seq, Seal: seal.Forged}, true, nil
 	}
 	return false, existing, true, nil
+}
+
+// newAttemptEntry is a new attempt's entry in c.a as its claim writes it:
+// the claim's token, its start (unix ns) and, for a gated call, the
+// approver of the approval it runs under (ap).
+func newAttemptEntry(token string, start time.Time, approver string) map[string]types.AttributeValue {
+	e := map[string]types.AttributeValue{"tk": str(token), "t": tabledef.N(start.UnixNano())}
+	if approver != "" {
+		e["ap"] = str(approver)
+	}
+	return e
 }
 
 // compactOurs reports whether the claim's answer it is our first claim:
@@ -491,9 +504,7 @@ func (s *Store) compactReclaim(ctx context.Context, old *Record, lease time.Time
 	}
 	values := map[string]types.AttributeValue{
 		":n": tabledef.N(old.Attempts), ":l": tabledef.N(lease.UnixMilli()),
-		":a": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"tk": str(token), "t": tabledef.N(now.UnixNano()),
-		}}}},
+		":a": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: newAttemptEntry(token, now, old.Approver)}}},
 	}
 	cond := stateIs(old.State, values) + " AND size(c.a)=:n"
 	update := withMAC("SET c.l=:l,c.a=list_append(c.a,:a) REMOVE c.st,c.x", mac, values)

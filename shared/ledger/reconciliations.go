@@ -40,6 +40,24 @@ func (o ReconcileOutcome) Valid() bool { return o == Applied || o == NotApplied 
 // "Reconciling").
 const MaxReconcileReason = 1000
 
+// HiddenInReason reports whether r may not stand in a reconciliation's
+// reason: a control character other than newline and tab (as a review's
+// reason may hold none), or a bidirectional embedding, override,
+// isolate or mark (U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which
+// reorder what a person reading the reason sees (Unicode Standard Annex
+// #9) so that "not applied" could show as something else.
+func HiddenInReason(r rune) bool {
+	switch {
+	case r < 0x20:
+		return r != '\n' && r != '\t'
+	case r == 0x7f || (r >= 0x80 && r <= 0x9f):
+		return true
+	case r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+		return true
+	}
+	return false
+}
+
 // ErrReconciled is returned by PutReconciliation for a call reconciled
 // already: a call is reconciled once (docs/fork.md, "Reconciling").
 var ErrReconciled = errors.New("the call was reconciled already")
@@ -179,8 +197,9 @@ type ReconcileTarget struct {
 	Attempts   int
 	Tool       string
 	ToolsetID  string
-	// Approvers are the approvers of the call's attempts (their rows'
-	// approver), each once, in attempt order.
+	// Approvers are the approvers of the call's attempts, each once: the
+	// one each attempt's claim recorded (an attempt that never ended has
+	// no row), then those of their rows.
 	Approvers []string
 }
 
@@ -220,6 +239,13 @@ func (s *Store) ReconcileTarget(ctx context.Context, key string) (*ReconcileTarg
 		t.State, t.LeaseUntil, t.Attempts, t.Tool = c.Call.state(), time.UnixMilli(c.Call.LeaseUntil), len(c.Call.Attempts), c.Call.Tool
 		t.ToolsetID = toolsetPrefix + fmt.Sprintf("%x", c.Call.Toolset)
 		rows = c.rows(runID, seq)
+		for _, a := range c.Call.Attempts {
+			// The approver its claim recorded: an attempt that never
+			// ended has no row naming it.
+			if a.Approver != "" && !slices.Contains(t.Approvers, a.Approver) {
+				t.Approvers = append(t.Approvers, a.Approver)
+			}
+		}
 	} else {
 		c, err := decodeCall(out.Item)
 		if err != nil {

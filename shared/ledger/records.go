@@ -101,6 +101,15 @@ type Record struct {
 	// covers it. A fork's call reuses a parent call's result only when
 	// the two are equal (docs/fork.md, "Matching").
 	Options []byte
+	// Approver is, on a claim (Claim) or a re-claim (Reclaim, on the
+	// record read), the approver of the approval the claiming attempt runs
+	// under ("" for a call no review gates): the compact layout writes it
+	// on the attempt's entry with the claim, so that an attempt that never
+	// ended (its function crashed, its lease passed) still names who
+	// approved it, whom review-decision never lets reconcile the call
+	// (ReconcileTarget; docs/fork.md, "Reconciling"). Not read back into
+	// a record, and not sealed: it decides nothing the dispatcher does.
+	Approver string
 
 	// ReconciledBy is who reconciled the record, when a reconciliation
 	// finished it (Store.FinishReconciled; docs/fork.md, "Reconciling"):

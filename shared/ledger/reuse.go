@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -126,9 +127,18 @@ func (s *Store) ParentCalls(ctx context.Context, runID, step, digest string) ([]
 // fork's call forkKey ("<fork run id>/<seq>"), with one conditional
 // PutItem of the reuse claim (table.ReuseClaim: pk RUN#<fork run id>, sk
 // REUSE#<the parent call's sort key>; condition attribute_not_exists(pk)
-// OR claimed_by = :k): true when the claim is forkKey's, taken now or
-// before (an attempt sent again, a request the SDK sent twice), false when
-// another call of the fork holds it (docs/fork.md, "Matching").
+// OR claimed_by = :k), sealed with the store's key over the fork run, the
+// parent call's sort key and forkKey (seal.ReuseClaim): true when the
+// claim is forkKey's, taken now or before (an attempt sent again, a
+// request the SDK sent twice), false when another call of the fork holds
+// it (docs/fork.md, "Matching").
+//
+// A claim held by another key is read (one consistent GetItem, only
+// then) and its seal checked: every tool role may put a reuse claim, so
+// one this function did not seal (absent or forged) is an error wrapping
+// ErrForged, never a claim another call holds, which would make the
+// fork's call send again what its parent sent (docs/fork.md, "The reuse
+// claim"). A store without a key seals and checks nothing.
 func (s *Store) ClaimReuse(ctx context.Context, forkKey string, parentSeq tool.Seq) (bool, error) {
 	forkRun, _, err := splitKey(forkKey)
 	if err != nil {
@@ -137,20 +147,45 @@ func (s *Store) ClaimReuse(ctx context.Context, forkKey string, parentSeq tool.S
 	if parentSeq.Valid() != nil {
 		return false, fmt.Errorf("claim parent call %q: not a seq", parentSeq)
 	}
+	pk, sk := table.ReuseClaim.Key(forkRun), table.ReuseSK(callSK(parentSeq))
+	item := map[string]types.AttributeValue{
+		AttrPK: str(pk), AttrSK: str(sk), "claimed_by": str(forkKey), AttrExpiresAt: s.expires(),
+	}
+	if s.mac.Valid() {
+		item[AttrMAC] = str(s.mac.Sum(seal.ReuseClaim, forkRun, sk, forkKey))
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table),
-		Item: map[string]types.AttributeValue{
-			AttrPK: str(table.ReuseClaim.Key(forkRun)), AttrSK: str(table.ReuseSK(callSK(parentSeq))),
-			"claimed_by": str(forkKey), AttrExpiresAt: s.expires(),
-		},
+		TableName:                 aws.String(s.table),
+		Item:                      item,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR claimed_by=:k"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":k": str(forkKey)},
 	})
 	if IsConditionFailed(err) {
-		return false, nil
+		return false, s.checkReuseClaim(ctx, forkRun, pk, sk)
 	}
 	if err != nil {
 		return false, fmt.Errorf("claim parent call %s for %s: %w", parentSeq, forkKey, err)
 	}
 	return true, nil
+}
+
+// checkReuseClaim reads the reuse claim pk/sk that another key holds and
+// checks its seal: nil when this function sealed it for its holder, an
+// error wrapping ErrForged when not (or when it names no holder).
+func (s *Store) checkReuseClaim(ctx context.Context, forkRun, pk, sk string) error {
+	if !s.mac.Valid() {
+		return nil
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{AttrPK: str(pk), AttrSK: str(sk)},
+	})
+	if err != nil {
+		return fmt.Errorf("read the reuse claim %s of %s: %w", sk, forkRun, err)
+	}
+	holder, mac := getS(out.Item, "claimed_by"), getS(out.Item, AttrMAC)
+	if holder == "" || s.mac.Check(mac, seal.ReuseClaim, forkRun, sk, holder) != seal.Valid {
+		return fmt.Errorf("the reuse claim %s of %s: %w", sk, forkRun, ErrForged)
+	}
+	return nil
 }

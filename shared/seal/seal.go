@@ -31,6 +31,10 @@ const (
 	// run's later calls of its tool (shared/ledger covers.go;
 	// docs/parking.md, "Approvals that cover later calls").
 	Cover Kind = "cover"
+	// ReuseClaim is a fork's reuse claim: the fork run, the parent call's
+	// sort key and the fork call holding it (shared/ledger reuse.go;
+	// docs/fork.md, "The reuse claim").
+	ReuseClaim Kind = "reuse-claim"
 )
 
 // Key is a function's sealing key. The zero Key seals nothing: Sum panics
@@ -115,6 +119,10 @@ func (k Key) Check(mac string, kind Kind, fields ...string) Status {
 const (
 	ReasonRecordForged  = "record-forged"
 	ReasonBindingForged = "binding-forged"
+	// ReasonReuseClaimForged is the log's word (never a row's) for a
+	// fork's call that met a reuse claim, held by another key, whose seal
+	// is not the function's (docs/fork.md, "The reuse claim").
+	ReasonReuseClaimForged = "reuse-claim-forged"
 )
 
 // Accept applies the upgrade rule (docs/ledger.md, "Records are sealed by

@@ -20,7 +20,7 @@ var Call = &Kind{
 	Attributes: []Attribute{
 		attr("c", Map, "the call, written once by its first claim (compact layout): s step, t tool, ts toolset id's 16 bytes (B), "+
 			"d input digest's 32 bytes (B), k the external key's opaque run id, ib input bytes, l lease (unix ms), "+
-			"a its attempts in order (L of M: tk claim token, t start (unix ns), o the outcome once it ended: "+
+			"a its attempts in order (L of M: tk claim token, t start (unix ns), ap the approver its claim ran under (a gated call), o the outcome once it ended: "+
 			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run, "+
 			"pk the park it was sent under, sc additive when sent under an additive schema change its toolset allows, "+
 			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B), "+
@@ -92,6 +92,7 @@ var ReuseClaim = &Kind{
 	Doc: "a fork's call that took a parent call's recorded result",
 	Attributes: []Attribute{
 		attr("claimed_by", String, "the fork call's idempotency key"),
+		attr("mac", String, "the claiming function's seal over the fork run, the parent call's sort key and claimed_by (shared/seal)"),
 		ttl,
 	},
 }

@@ -168,3 +168,17 @@ func TestConformReadsTypeOptions(t *testing.T) {
 		t.Fatalf("Conform(unixtime into a number) = %v", err)
 	}
 }
+
+// No kind's partition key prefix starts another's: an IAM grant's
+// dynamodb:LeadingKeys "<prefix>*" reaches exactly the kinds of that
+// prefix, so a tool role's "RUN#*" or "BIND#*" never reaches a
+// reconciliation (RECON#), which only review-decision may write.
+func TestNoKeyPrefixStartsAnother(t *testing.T) {
+	for _, a := range Kinds {
+		for _, b := range Kinds {
+			if a.Prefix != b.Prefix && strings.HasPrefix(b.Prefix, a.Prefix) {
+				t.Errorf("kind %s's prefix %q starts kind %s's %q", a.Name, a.Prefix, b.Name, b.Prefix)
+			}
+		}
+	}
+}

@@ -111,8 +111,9 @@ func (s *Service) reconcile(ctx context.Context, req Request) (review.Caller, an
 // checkReconcile refuses a reconcile request that is not one: a key that
 // is not run_id/seq, an outcome other than applied or not_applied, a
 // result with not_applied or over MaxReconcileResultBytes, not_applied
-// without a reason, a reason over ledger.MaxReconcileReason characters or
-// not UTF-8. No message quotes the result.
+// without a reason, a reason over ledger.MaxReconcileReason characters,
+// not UTF-8 or holding a character ledger.HiddenInReason refuses. No message
+// quotes the result.
 func checkReconcile(req Request) error {
 	i := strings.LastIndexByte(req.Key, '/')
 	switch {
@@ -130,6 +131,8 @@ func checkReconcile(req Request) error {
 		return review.Errorf(review.CodeInvalid, "the reason is not valid UTF-8")
 	case utf8.RuneCountInString(req.Reason) > ledger.MaxReconcileReason:
 		return review.Errorf(review.CodeInvalid, "the reason is %d characters, over %d", utf8.RuneCountInString(req.Reason), ledger.MaxReconcileReason)
+	case strings.ContainsFunc(req.Reason, ledger.HiddenInReason):
+		return review.Errorf(review.CodeInvalid, "the reason holds control or bidirectional formatting characters (U+%04X): write it as plain text", []rune(req.Reason)[strings.IndexFunc(req.Reason, ledger.HiddenInReason)])
 	case len(req.Result) > 0 && !json.Valid(req.Result):
 		return review.Errorf(review.CodeInvalid, "the result is not JSON")
 	}
