@@ -166,6 +166,11 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 		}
 		return fail(ExitErrors, "the Solution has errors: nothing was published or forked")
 	}
+	// A fork's calls learn their parent from its Starter's answer only: a
+	// Solution without the Starter would make every call of the run again.
+	if err := runner.Forkable(res.Definition); err != nil {
+		return fail(ExitErrors, "%s cannot be a fork's Solution: %v: nothing was published or forked", o.solution, err)
+	}
 	var input []byte
 	if o.inputFile != "" {
 		if input, err = os.ReadFile(o.inputFile); err != nil {
@@ -274,7 +279,7 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 		fmt.Fprintf(stdout, "  not reached by the corrected Solution: %s (step %s, %s)\n", c.Key, c.Step, c.Tool)
 	}
 	// e. Start the fork as toolgate run does, its start naming the parent.
-	arn, err := runner.Start(ctx, pl.sfn, pl.p.stage, res.Solution.Name, input, name, runner.Meta{Traceparent: pin.Meta.Traceparent},
+	arn, err := runner.StartFork(ctx, pl.sfn, pl.p.stage, res.Solution.Name, input, name, runner.Meta{Traceparent: pin.Meta.Traceparent},
 		func(ctx context.Context, executionARN, digest string) error {
 			return a.recordForkStart(ctx, pl, p, executionARN, digest, parent, o.rerunReads, stderr)
 		})

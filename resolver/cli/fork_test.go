@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,5 +53,19 @@ func TestUnreachedAreCompletedCallsOfStepsTheSolutionNoLongerHas(t *testing.T) {
 	got := Unreached(calls, sol)
 	if len(got) != 1 || got[0].Key != "r/3" {
 		t.Fatalf("unreached %+v, want r/3 only", got)
+	}
+}
+
+// A corrected Solution without the Starter state (no gated tools,
+// workflow steps, parkable steps or credentials) is refused as a fork's
+// Solution before anything is published, forked or started: its tool
+// Tasks would send a start member without forked_from, and every call of
+// the parent would be made again.
+func TestForkRefusesASolutionWhoseRunsRecordNoStart(t *testing.T) {
+	t.Parallel()
+	const parent = "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_repo-views-counter:run-1"
+	code, out, errs := run("fork", parent, "--solution", filepath.Join(solutions, "repo-views-counter.yaml"))
+	if code != ExitErrors || !strings.Contains(errs, "cannot be a fork's Solution") || !strings.Contains(errs, "nothing was published or forked") || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want %d, nothing published or forked", code, out, errs, ExitErrors)
 	}
 }
