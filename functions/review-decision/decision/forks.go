@@ -170,14 +170,18 @@ func (s *Service) runFork(ctx context.Context, req Request) (review.Caller, any,
 }
 
 // recordFork stops the parent if it runs and records the fork item f,
-// unless the parent's fork item names f's fork already (the same request
-// again: nothing is stopped or written anew). A parent forked as another
-// execution is refused REVIEW_CONFLICT, before anything is stopped.
+// unless the parent's fork item names f's fork, forker and rerun_reads
+// already (the same request again: nothing is stopped or written anew). A
+// parent forked as another execution, or as the same one by another
+// forker or with other reads (whose start the start lane would refuse),
+// is refused REVIEW_CONFLICT, before anything is stopped; so is the loser
+// of two requests racing past the read (dynamo.Store.RecordFork's
+// condition).
 func (s *Service) recordFork(ctx context.Context, who review.Caller, f review.Fork) (*review.Fork, error) {
 	fs := s.forks
 	cur, err := fs.Store.Fork(ctx, f.ParentRunID)
 	switch {
-	case err == nil && cur.ForkRunID == f.ForkRunID:
+	case err == nil && cur.ForkRunID == f.ForkRunID && cur.ForkedBy == f.ForkedBy && cur.RerunReads == f.RerunReads:
 		return cur, nil
 	case err == nil:
 		return nil, forkedElsewhere(cur)
@@ -200,11 +204,12 @@ func (s *Service) recordFork(ctx context.Context, who review.Caller, f review.Fo
 	return rec, nil
 }
 
-// forkedElsewhere refuses a second fork of cur's parent.
+// forkedElsewhere refuses a second fork of cur's parent (another fork, or
+// the same by another forker or with other reads).
 func forkedElsewhere(cur *review.Fork) error {
-	return review.Errorf(review.CodeConflict, "%s was already forked as %s by %s at %s: fork %s instead",
+	return review.Errorf(review.CodeConflict, "%s was already forked as %s by %s at %s (rerun_reads %v): fork %s instead, as its forker and with its rerun_reads",
 		excerpt.Bytes(cur.ParentRunID, 200, "..."), excerpt.Bytes(cur.ForkRunID, 200, "..."), cur.ForkedBy,
-		cur.ForkedAt.UTC().Format(review.TimeFormat), excerpt.Bytes(cur.ForkRunID, 200, "..."))
+		cur.ForkedAt.UTC().Format(review.TimeFormat), cur.RerunReads, excerpt.Bytes(cur.ForkRunID, 200, "..."))
 }
 
 // reconciled reports whether the call of key was reconciled; false

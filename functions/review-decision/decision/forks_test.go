@@ -2,6 +2,7 @@ package decision_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
+	reviewdynamo "github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -304,5 +306,50 @@ func TestForkProofBindsRerunReads(t *testing.T) {
 	}
 	if _, err := s.store.Fork(t.Context(), parent); err == nil {
 		t.Fatal("a fork was recorded")
+	}
+}
+
+// A parent is forked by one forker, with one rerun_reads: the same fork
+// asked by another principal who may fork (a fork operator), or by the
+// forker with other reads, is refused naming the first, and the fork item
+// stays the first's; so is the later of two requests that both read no
+// fork item (the store's conditional write), whose start the start lane
+// would refuse anyway.
+func TestForkIsOneForkersWithItsReads(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm, principal("fork-ops-*"))
+	parent, fork := s.run(t, "alice"), s.forkARN()
+	if _, err := s.fork(t, "alice", parent, fork); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.fork(t, "fork-ops-1", parent, fork); !codeIs(err, review.CodeConflict) || !strings.Contains(err.Error(), principal("alice")) {
+		t.Fatalf("the same fork by a fork operator: %v, want %s naming the forker", err, review.CodeConflict)
+	}
+	req := decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, RerunReads: true,
+		Proof: s.callers.Proof(t, "alice", review.ForkBinding(parent, fork, true))}
+	if _, _, err := s.svc.Do(t.Context(), req); !codeIs(err, review.CodeConflict) {
+		t.Fatalf("the same fork with rerun_reads: %v, want %s", err, review.CodeConflict)
+	}
+	if rec, err := s.store.Fork(t.Context(), parent); err != nil || rec.ForkedBy != principal("alice") || rec.RerunReads {
+		t.Fatalf("the fork item: %+v, %v; want alice's without rerun_reads", rec, err)
+	}
+
+	// Two requests that both found no fork item: the later write loses.
+	racing, fork2 := s.run(t, "alice"), s.forkARN()
+	first := review.Fork{ParentRunID: racing, ForkRunID: fork2, ForkedBy: principal("alice"), ForkedAt: time.Now(), ParentStatus: "RUNNING"}
+	if _, err := s.store.RecordFork(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]review.Fork{
+		"another forker":    {ParentRunID: racing, ForkRunID: fork2, ForkedBy: principal("fork-ops-1"), ForkedAt: time.Now(), ParentStatus: "RUNNING"},
+		"other rerun_reads": {ParentRunID: racing, ForkRunID: fork2, ForkedBy: principal("alice"), ForkedAt: time.Now(), RerunReads: true, ParentStatus: "RUNNING"},
+	} {
+		rec, err := s.store.RecordFork(t.Context(), f)
+		if !errors.Is(err, reviewdynamo.ErrForkedElsewhere) || rec == nil || rec.ForkedBy != principal("alice") || rec.RerunReads {
+			t.Errorf("%s: %+v, %v; want %v with alice's item", name, rec, err, reviewdynamo.ErrForkedElsewhere)
+		}
+	}
+	if _, err := s.store.RecordFork(t.Context(), first); err != nil {
+		t.Fatalf("the same request again: %v", err)
 	}
 }
