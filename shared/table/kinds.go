@@ -291,7 +291,7 @@ var Fork = &Kind{
 		attr("forked_by", String, "the verified forker's ARN"),
 		attr("forked_at", String, "RFC 3339 UTC ms"),
 		attr("rerun_reads", Bool, "whether the fork's reads run again rather than reuse the parent's results"),
-		attr("parent_status", String, "RUNNING when run.fork stopped the parent, else its terminal status (SUCCEEDED, FAILED, TIMED_OUT, ABORTED)"),
+		attr("parent_status", String, "RUNNING or PENDING_REDRIVE when run.fork stopped the parent, else its terminal status (SUCCEEDED, FAILED, TIMED_OUT, ABORTED)"),
 		ttl,
 	},
 }

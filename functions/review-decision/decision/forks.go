@@ -188,7 +188,7 @@ func (s *Service) recordFork(ctx context.Context, who review.Caller, f review.Fo
 	case !errors.Is(err, review.ErrNotFound):
 		return nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable; nothing was forked")
 	}
-	if f.ParentStatus == "RUNNING" {
+	if mayRunOn(f.ParentStatus) {
 		if err := fs.Executions.Stop(ctx, f.ParentRunID, fmt.Sprintf("forked as %s by %s", f.ForkRunID, who.Principal)); err != nil {
 			return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not stop %s; nothing was forked", excerpt.Bytes(f.ParentRunID, 200, "..."))
 		}
@@ -202,6 +202,15 @@ func (s *Service) recordFork(ctx context.Context, who review.Caller, f review.Fo
 		return nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable; the fork was not recorded: ask again")
 	}
 	return rec, nil
+}
+
+// mayRunOn reports whether a parent of Step Functions' execution status
+// may still make calls, so that run.fork stops it: RUNNING, and
+// PENDING_REDRIVE, which a RedriveExecution asked for and which runs
+// again from its failed state (AWS Step Functions API reference,
+// "RedriveExecution"; "DescribeExecution", status).
+func mayRunOn(status string) bool {
+	return status == "RUNNING" || status == "PENDING_REDRIVE"
 }
 
 // forkedElsewhere refuses a second fork of cur's parent (another fork, or

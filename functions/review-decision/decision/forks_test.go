@@ -353,3 +353,34 @@ func TestForkIsOneForkersWithItsReads(t *testing.T) {
 		t.Fatalf("the same request again: %v", err)
 	}
 }
+
+// pendingRedrive answers PENDING_REDRIVE for every execution it describes
+// and stops through Forks: the local Step Functions endpoint has no
+// redrive (infra/local/sfn), so no stand-in shows that status, and this
+// fake stands in for the status only.
+type pendingRedrive struct{ stepfunctions.Forks }
+
+func (p pendingRedrive) Describe(ctx context.Context, arn string) (string, time.Time, error) {
+	_, started, err := p.Forks.Describe(ctx, arn)
+	return "PENDING_REDRIVE", started, err
+}
+
+// A parent whose redrive was asked for (PENDING_REDRIVE) would run again
+// and make calls the fork also makes: run.fork stops it as it stops a
+// running one.
+func TestForkStopsAParentPendingRedrive(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	d := s.deps
+	d.Forks.Executions = pendingRedrive{stepfunctions.Forks{Client: client}}
+	s.svc = decision.NewService(d)
+	parent := s.run(t, "alice")
+	res, err := s.fork(t, "alice", parent, s.forkARN())
+	if err != nil || res.ParentStatus != "PENDING_REDRIVE" {
+		t.Fatalf("the fork: %+v, %v", res, err)
+	}
+	ex, err := client.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(parent)})
+	if err != nil || ex.Status != sfntypes.ExecutionStatusAborted || aws.ToString(ex.Error) != stepfunctions.ForkedError {
+		t.Fatalf("the parent pending its redrive after the fork: %v, %v; want ABORTED by %s", ex.Status, err, stepfunctions.ForkedError)
+	}
+}
