@@ -1,9 +1,12 @@
 package decision_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -382,5 +385,62 @@ func TestForkStopsAParentPendingRedrive(t *testing.T) {
 	ex, err := client.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(parent)})
 	if err != nil || ex.Status != sfntypes.ExecutionStatusAborted || aws.ToString(ex.Error) != stepfunctions.ForkedError {
 		t.Fatalf("the parent pending its redrive after the fork: %v, %v; want ABORTED by %s", ex.Status, err, stepfunctions.ForkedError)
+	}
+}
+
+// A run.fork proof forks what it was signed for only: the same request
+// sent again with it answers the same (the proof's record), and it never
+// forks another parent. No proof, or a part of one, reaches
+// review-decision's log or an answer's message, accepted, refused or
+// replayed.
+func TestForkProofForksWhatItWasSignedForAndIsNeverLogged(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	var logs bytes.Buffer
+	d := s.deps
+	d.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+	s.svc = decision.NewService(d)
+	parent, fork := s.run(t, "alice"), s.forkARN()
+	proof := s.callers.Proof(t, "alice", review.ForkBinding(parent, fork, false))
+	req := decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, Proof: proof}
+	if _, _, err := s.svc.Do(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, res, err := s.svc.Do(t.Context(), req); err != nil || res.(*review.ForkResult).ForkRunID != fork {
+		t.Fatalf("the same request again: %v, want the same answer", err)
+	}
+	var msgs []string
+	other := s.run(t, "alice")
+	if _, _, err := s.svc.Do(t.Context(), decision.Request{Action: review.ActionRunFork, RunID: other, ForkRunID: fork, Proof: proof}); !codeIs(err, review.CodeUnauthenticated) {
+		t.Fatalf("the proof for another parent: %v, want %s", err, review.CodeUnauthenticated)
+	} else {
+		msgs = append(msgs, err.Error())
+	}
+	mallory := s.callers.Proof(t, "mallory", review.ForkBinding(parent, fork, false))
+	if _, _, err := s.svc.Do(t.Context(), decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, Proof: mallory}); !codeIs(err, review.CodeForbidden) {
+		t.Fatalf("mallory: %v, want %s", err, review.CodeForbidden)
+	} else {
+		msgs = append(msgs, err.Error())
+	}
+	u, err := url.Parse(proof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := u.Query().Get("X-Amz-Signature")
+	if sig == "" {
+		t.Fatalf("the proof %.60q... has no signature", proof)
+	}
+	for _, leak := range []string{sig, proof, mallory} {
+		if strings.Contains(logs.String(), leak) {
+			t.Errorf("the log holds a proof: %s", logs.String())
+		}
+		for _, m := range msgs {
+			if strings.Contains(m, leak) {
+				t.Errorf("a message holds a proof: %s", m)
+			}
+		}
+	}
+	if !strings.Contains(logs.String(), "run forked") {
+		t.Fatalf("the log has no line of the fork: %s", logs.String())
 	}
 }
