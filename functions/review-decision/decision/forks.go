@@ -24,9 +24,24 @@ const EnvForkOperators = review.EnvForkOperators
 // (docs/fork.md, "Retention").
 const MaxForkAge = tabledef.DefaultRetention - 24*time.Hour
 
+// ForkStopGrace is how long after run.fork stopped a running parent it
+// answers FORK_WAITING: StopExecution does not end a Lambda invocation a
+// tool Task of the parent had already made, and that invocation's
+// dispatcher claims its call (its first ledger write) after its Init
+// phase, which AWS Lambda bounds at 10 seconds for on-demand functions
+// ("Lambda execution environment lifecycle"), and its first requests. A
+// call claimed after run.fork read the parent's calls, and after the
+// fork's matching call found none, would be made by both runs; waiting
+// a minute lets that claim land where the fork's call meets it (its live
+// lease, then its outcome: docs/fork.md, "Matching").
+const ForkStopGrace = time.Minute
+
 // ForkPolicy is who may fork and what: Operators (EnvForkOperators) may
 // fork any run of Scope, a run's starter their own.
 type ForkPolicy struct {
+	// StopGrace is how long after stopping a running parent run.fork
+	// answers FORK_WAITING (ForkStopGrace on AWS; 0: not at all).
+	StopGrace time.Duration
 	Operators []string
 	// Scope is the executions run.fork admits as a parent or a fork:
 	// those the start lane admits (review.StartScope: the deployment's
@@ -158,6 +173,14 @@ func (s *Service) runFork(ctx context.Context, req Request) (review.Caller, any,
 			}
 		}
 	}
+	if until := rec.ForkedAt.Add(f.Policy.StopGrace); f.Policy.StopGrace > 0 && mayRunOn(rec.ParentStatus) && until.After(now) {
+		// The parent was running when it was stopped: a call a Task of it
+		// had already invoked may claim yet (ForkStopGrace).
+		waiting = append(waiting, stoppedParentKey)
+		if until.After(lease) {
+			lease = until
+		}
+	}
 	if len(waiting) > 0 {
 		return who, nil, review.Errorf(review.CodeForkWaiting, "%s", review.ForkWaitingMessage(review.ForkWaiting{Keys: waiting, LeaseUntil: lease.UTC().Format(review.TimeFormat)}))
 	}
@@ -203,6 +226,10 @@ func (s *Service) recordFork(ctx context.Context, who review.Caller, f review.Fo
 	}
 	return rec, nil
 }
+
+// stoppedParentKey stands, in a FORK_WAITING answer's keys, for a call
+// the stopped parent may claim yet, whose key no one knows.
+const stoppedParentKey = "(a call the stopped parent may still claim)"
 
 // mayRunOn reports whether a parent of Step Functions' execution status
 // may still make calls, so that run.fork stops it: RUNNING, and

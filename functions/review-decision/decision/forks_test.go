@@ -444,3 +444,44 @@ func TestForkProofForksWhatItWasSignedForAndIsNeverLogged(t *testing.T) {
 		t.Fatalf("the log has no line of the fork: %s", logs.String())
 	}
 }
+
+// A parent run.fork stopped may have a Task's invocation in flight, whose
+// call is claimed after the stop: run.fork answers FORK_WAITING until
+// ForkStopGrace after it stopped the parent, then, asked again, the
+// calls. A parent that had already ended is answered at once.
+func TestForkWaitsForTheGraceAfterStoppingARunningParent(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	d := s.deps
+	d.Forks.Policy.StopGrace = decision.ForkStopGrace
+	s.svc = decision.NewService(d)
+	parent, fork := s.run(t, "alice"), s.forkARN()
+	_, err := s.fork(t, "alice", parent, fork)
+	if !codeIs(err, review.CodeForkWaiting) {
+		t.Fatalf("a parent just stopped: %v, want %s", err, review.CodeForkWaiting)
+	}
+	w, ok := review.ParseForkWaiting(review.AsError(err).Message)
+	rec, rerr := s.store.Fork(t.Context(), parent)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	until, perr := time.Parse(time.RFC3339Nano, w.LeaseUntil)
+	if !ok || perr != nil || until.Before(rec.ForkedAt.Add(decision.ForkStopGrace).Add(-time.Millisecond)) {
+		t.Fatalf("the waiting answer %q read as %+v, %v; want a lease past %s", review.AsError(err).Message, w, ok, rec.ForkedAt.Add(decision.ForkStopGrace))
+	}
+	later := d
+	later.Store = s.store.WithClock(func() time.Time { return until.Add(time.Second) })
+	svc := decision.NewService(later)
+	req := decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, Proof: s.callers.Proof(t, "alice", review.ForkBinding(parent, fork, false))}
+	if _, res, err := svc.Do(t.Context(), req); err != nil || res.(*review.ForkResult).ParentStatus != "RUNNING" {
+		t.Fatalf("asked again after the grace: %v, %v", res, err)
+	}
+
+	ended := s.run(t, "alice")
+	if _, err := client.StopExecution(t.Context(), &sfn.StopExecutionInput{ExecutionArn: aws.String(ended)}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.fork(t, "alice", ended, s.forkARN()); err != nil || res.ParentStatus != "ABORTED" {
+		t.Fatalf("a parent that had ended: %+v, %v; want its calls at once", res, err)
+	}
+}
