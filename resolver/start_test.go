@@ -158,3 +158,50 @@ func TestAParkableStepGivesTheSolutionAStarter(t *testing.T) {
 		t.Errorf("park state %v, Starter state %v, Init goes to %q; want the park, and the run starting with the Starter", parkState, starter, initNext)
 	}
 }
+
+// A run learns its fork's parent (forked_from, rerun_reads) from its
+// Starter's answer only, never from the execution input: no Init state
+// copies a start from the input's meta, and every state that writes
+// $.meta.start is a start Task whose ResultSelector takes each member from
+// review-request's answer ($.Payload), so a forged meta.start.forked_from
+// in the execution input never reaches a tool (docs/fork.md, "Matching").
+func TestOnlyTheStarterAnswerWritesTheRunsStart(t *testing.T) {
+	want := map[string]any{"starter.$": "$.Payload.starter", "end_user.$": "$.Payload.end_user",
+		"forked_from.$": "$.Payload.forked_from", "rerun_reads.$": "$.Payload.rerun_reads"}
+	starters := 0
+	for _, f := range exampleSolutions() {
+		if _, err := os.Stat(strings.TrimSuffix(f, ".yaml") + ".err"); err == nil {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Compile(f, src, Options{Toolsets: LockLookup("../testdata/toolsets")})
+		if !res.OK() {
+			t.Fatalf("%s: %v", f, res.Diagnostics)
+		}
+		eachState(t, res.Definition, func(name string, st map[string]any) {
+			if strings.HasPrefix(name, "Init") {
+				params := st["Parameters"].(map[string]any)
+				meta := params["meta"].(map[string]any)
+				if _, copied := meta["start.$"]; copied || params["meta.$"] != nil {
+					t.Errorf("%s: state %s copies the run's start from the execution input", f, name)
+				}
+			}
+			if st["ResultPath"] != "$.meta.start" {
+				return
+			}
+			starters++
+			if name != StarterState && name != stateStarterChild {
+				t.Errorf("%s: state %s writes $.meta.start, and is no start Task", f, name)
+			}
+			if !reflect.DeepEqual(st["ResultSelector"], want) {
+				t.Errorf("%s: state %s selects the start %v, want %v", f, name, st["ResultSelector"], want)
+			}
+		})
+	}
+	if starters == 0 {
+		t.Fatal("no example Solution has a start Task")
+	}
+}

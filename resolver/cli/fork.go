@@ -166,6 +166,11 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 		}
 		return fail(ExitErrors, "the Solution has errors: nothing was published or forked")
 	}
+	// A fork's calls learn their parent from its Starter's answer only: a
+	// Solution without the Starter would make every call of the run again.
+	if err := runner.Forkable(res.Definition); err != nil {
+		return fail(ExitErrors, "%s cannot be a fork's Solution: %v: nothing was published or forked", o.solution, err)
+	}
 	var input []byte
 	if o.inputFile != "" {
 		if input, err = os.ReadFile(o.inputFile); err != nil {
@@ -173,6 +178,9 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 		}
 		if !json.Valid(input) {
 			return fail(ExitMisuse, "%s is not JSON", o.inputFile)
+		}
+		if code, bad := a.refuseForkInput(stderr, res, input); bad {
+			return code
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -205,6 +213,9 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 	}
 	if input == nil {
 		input = pin.Input
+		if code, bad := a.refuseForkInput(stderr, res, input); bad {
+			return code
+		}
 	} else {
 		fmt.Fprintf(stdout, "the fork's input is %s, not the run's: calls whose input changed run again\n", o.inputFile)
 	}
@@ -274,7 +285,7 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 		fmt.Fprintf(stdout, "  not reached by the corrected Solution: %s (step %s, %s)\n", c.Key, c.Step, c.Tool)
 	}
 	// e. Start the fork as toolgate run does, its start naming the parent.
-	arn, err := runner.Start(ctx, pl.sfn, pl.p.stage, res.Solution.Name, input, name, runner.Meta{Traceparent: pin.Meta.Traceparent},
+	arn, err := runner.StartFork(ctx, pl.sfn, pl.p.stage, res.Solution.Name, input, name, runner.Meta{Traceparent: pin.Meta.Traceparent},
 		func(ctx context.Context, executionARN, digest string) error {
 			return a.recordForkStart(ctx, pl, p, executionARN, digest, parent, o.rerunReads, stderr)
 		})
@@ -303,6 +314,32 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 	}
 	fmt.Fprintf(stdout, "%s %s: %s\n", out.Status, out.Error, out.Cause)
 	return ExitErrors
+}
+
+// refuseForkInput checks the fork's input against the corrected
+// Solution's InputRecord (its input_limit_bytes, then its input schema;
+// resolver.ReadInputRecord) before anything is published or forked: a
+// refused input would otherwise be found only by the start, once run.fork
+// had stopped the parent and recorded its fork. It prints the refusal and
+// returns ExitErrors and true for an input the record refuses.
+func (a *app) refuseForkInput(stderr io.Writer, res *resolver.Result, input []byte) (int, bool) {
+	rec, err := resolver.ReadInputRecord(res.Definition)
+	if err == nil {
+		err = rec.Check(input)
+	}
+	if err == nil {
+		return 0, false
+	}
+	var bad *resolver.InputError
+	if !errors.As(err, &bad) {
+		fmt.Fprintf(stderr, "toolgate fork: %s: %v: nothing was published or forked\n", res.Solution.Name, err)
+		return ExitErrors, true
+	}
+	fmt.Fprintf(stderr, "toolgate fork: the input is not one %s accepts; nothing was published or forked:\n", res.Solution.Name)
+	for _, l := range bad.Lines() {
+		fmt.Fprintf(stderr, "  %s\n", l)
+	}
+	return ExitErrors, true
 }
 
 // waitForLease prints the keys of w and waits until its lease ends (and a

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,5 +54,50 @@ func TestUnreachedAreCompletedCallsOfStepsTheSolutionNoLongerHas(t *testing.T) {
 	got := Unreached(calls, sol)
 	if len(got) != 1 || got[0].Key != "r/3" {
 		t.Fatalf("unreached %+v, want r/3 only", got)
+	}
+}
+
+// A corrected Solution without the Starter state (no gated tools,
+// workflow steps, parkable steps or credentials) is refused as a fork's
+// Solution before anything is published, forked or started: its tool
+// Tasks would send a start member without forked_from, and every call of
+// the parent would be made again.
+func TestForkRefusesASolutionWhoseRunsRecordNoStart(t *testing.T) {
+	t.Parallel()
+	const parent = "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_repo-views-counter:run-1"
+	code, out, errs := run("fork", parent, "--solution", filepath.Join(solutions, "repo-views-counter.yaml"))
+	if code != ExitErrors || !strings.Contains(errs, "cannot be a fork's Solution") || !strings.Contains(errs, "nothing was published or forked") || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want %d, nothing published or forked", code, out, errs, ExitErrors)
+	}
+}
+
+// A fork's --input that is not JSON is misuse; one the corrected
+// Solution's input record refuses (its schema, its input_limit_bytes) is
+// refused naming the rule, before anything is published, forked or
+// started, so that the parent is not stopped for a fork that cannot start.
+func TestForkRefusesAnInputTheCorrectedSolutionRefusesBeforeForking(t *testing.T) {
+	t.Parallel()
+	const parent = "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_weekly-digest:run-1"
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name, input string
+		code        int
+		says        string
+	}{
+		{"not JSON", `{"recipient":`, ExitMisuse, "is not JSON"},
+		{"against the schema", `{"recipient": 3}`, ExitErrors, "nothing was published or forked"},
+		{"over the input limit", `{"recipient": "` + strings.Repeat("a", 300*1024) + `"}`, ExitErrors, "nothing was published or forked"},
+	} {
+		code, out, errs := run("fork", parent, "--solution", filepath.Join(solutions, "newsletter.yaml"), "--input", write(c.name+".json", c.input))
+		if code != c.code || !strings.Contains(errs, c.says) || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %.300q; want %d saying %q", c.name, code, out, errs, c.code, c.says)
+		}
 	}
 }

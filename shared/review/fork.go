@@ -49,8 +49,9 @@ type Fork struct {
 	ForkedBy    string
 	ForkedAt    time.Time
 	RerunReads  bool
-	// ParentStatus is RUNNING when run.fork stopped the parent, else the
-	// parent's terminal status (Step Functions' execution status).
+	// ParentStatus is RUNNING or PENDING_REDRIVE when run.fork stopped the
+	// parent, else the parent's terminal status (Step Functions' execution
+	// status).
 	ParentStatus string
 }
 

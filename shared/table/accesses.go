@@ -400,7 +400,7 @@ var Accesses = []Access{
 			"projecting forked_from: the parent a review of a fork's call shows the reusable calls of (docs/fork.md, \"Reviews in a fork\")"},
 	{Sid: "RecordForks", By: []Principal{ReviewDecision}, On: []*Kind{Fork}, Actions: []Action{PutItem},
 		Attributes: ForkRecorded, Code: "dynamo.Store.RecordFork (shared/review/dynamo)",
-		Doc: "run.fork's conditional PutItem (attribute_not_exists(pk) OR fork_run_id = :f): a parent is forked once; no other role writes a fork"},
+		Doc: "run.fork's conditional PutItem (attribute_not_exists(pk) OR fork_run_id = :f AND forked_by = :b AND rerun_reads = :r): a parent is forked once, by one forker; no other role writes a fork"},
 	{Sid: "ReadForks", By: []Principal{ReviewDecision, ReviewRequest}, On: []*Kind{Fork}, Actions: []Action{GetItem},
 		Code: "dynamo.Store.Fork (shared/review/dynamo)",
 		Doc:  "a consistent GetItem of the whole fork item: run.fork's after its failed condition, and the start lane's before it records forked_from"},

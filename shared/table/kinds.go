@@ -279,8 +279,9 @@ var Start = &Kind{
 // Fork records that a run was forked, and as which execution: written
 // once per parent by review-decision's run.fork, after it authorised the
 // forker and stopped the parent (conditional PutItem
-// attribute_not_exists(pk) OR fork_run_id = :f: asking again for the same
-// fork is idempotent, for another refused), and read by review-request's
+// attribute_not_exists(pk) OR fork_run_id = :f AND forked_by = :b AND
+// rerun_reads = :r: the same forker asking again for the same fork is
+// idempotent; another fork, forker or rerun_reads is refused), and read by review-request's
 // start lane before it records forked_from on the fork's start record
 // (docs/fork.md, "Forking a run").
 var Fork = &Kind{
@@ -291,7 +292,7 @@ var Fork = &Kind{
 		attr("forked_by", String, "the verified forker's ARN"),
 		attr("forked_at", String, "RFC 3339 UTC ms"),
 		attr("rerun_reads", Bool, "whether the fork's reads run again rather than reuse the parent's results"),
-		attr("parent_status", String, "RUNNING when run.fork stopped the parent, else its terminal status (SUCCEEDED, FAILED, TIMED_OUT, ABORTED)"),
+		attr("parent_status", String, "RUNNING or PENDING_REDRIVE when run.fork stopped the parent, else its terminal status (SUCCEEDED, FAILED, TIMED_OUT, ABORTED)"),
 		ttl,
 	},
 }

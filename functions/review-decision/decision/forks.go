@@ -24,9 +24,24 @@ const EnvForkOperators = review.EnvForkOperators
 // (docs/fork.md, "Retention").
 const MaxForkAge = tabledef.DefaultRetention - 24*time.Hour
 
+// ForkStopGrace is how long after run.fork stopped a running parent it
+// answers FORK_WAITING: StopExecution does not end a Lambda invocation a
+// tool Task of the parent had already made, and that invocation's
+// dispatcher claims its call (its first ledger write) after its Init
+// phase, which AWS Lambda bounds at 10 seconds for on-demand functions
+// ("Lambda execution environment lifecycle"), and its first requests. A
+// call claimed after run.fork read the parent's calls, and after the
+// fork's matching call found none, would be made by both runs; waiting
+// a minute lets that claim land where the fork's call meets it (its live
+// lease, then its outcome: docs/fork.md, "Matching").
+const ForkStopGrace = time.Minute
+
 // ForkPolicy is who may fork and what: Operators (EnvForkOperators) may
 // fork any run of Scope, a run's starter their own.
 type ForkPolicy struct {
+	// StopGrace is how long after stopping a running parent run.fork
+	// answers FORK_WAITING (ForkStopGrace on AWS; 0: not at all).
+	StopGrace time.Duration
 	Operators []string
 	// Scope is the executions run.fork admits as a parent or a fork:
 	// those the start lane admits (review.StartScope: the deployment's
@@ -167,6 +182,14 @@ func (s *Service) runFork(ctx context.Context, req Request) (review.Caller, any,
 			}
 		}
 	}
+	if until := rec.ForkedAt.Add(f.Policy.StopGrace); f.Policy.StopGrace > 0 && mayRunOn(rec.ParentStatus) && until.After(now) {
+		// The parent was running when it was stopped: a call a Task of it
+		// had already invoked may claim yet (ForkStopGrace).
+		waiting = append(waiting, stoppedParentKey)
+		if until.After(lease) {
+			lease = until
+		}
+	}
 	if len(waiting) > 0 {
 		return who, nil, review.Errorf(review.CodeForkWaiting, "%s", review.ForkWaitingMessage(review.ForkWaiting{Keys: waiting, LeaseUntil: lease.UTC().Format(review.TimeFormat)}))
 	}
@@ -179,21 +202,25 @@ func (s *Service) runFork(ctx context.Context, req Request) (review.Caller, any,
 }
 
 // recordFork stops the parent if it runs and records the fork item f,
-// unless the parent's fork item names f's fork already (the same request
-// again: nothing is stopped or written anew). A parent forked as another
-// execution is refused REVIEW_CONFLICT, before anything is stopped.
+// unless the parent's fork item names f's fork, forker and rerun_reads
+// already (the same request again: nothing is stopped or written anew). A
+// parent forked as another execution, or as the same one by another
+// forker or with other reads (whose start the start lane would refuse),
+// is refused REVIEW_CONFLICT, before anything is stopped; so is the loser
+// of two requests racing past the read (dynamo.Store.RecordFork's
+// condition).
 func (s *Service) recordFork(ctx context.Context, who review.Caller, f review.Fork) (*review.Fork, error) {
 	fs := s.forks
 	cur, err := fs.Store.Fork(ctx, f.ParentRunID)
 	switch {
-	case err == nil && cur.ForkRunID == f.ForkRunID:
+	case err == nil && cur.ForkRunID == f.ForkRunID && cur.ForkedBy == f.ForkedBy && cur.RerunReads == f.RerunReads:
 		return cur, nil
 	case err == nil:
 		return nil, forkedElsewhere(cur)
 	case !errors.Is(err, review.ErrNotFound):
 		return nil, review.Wrap(review.CodeUnavailable, err, "the table is unavailable; nothing was forked")
 	}
-	if f.ParentStatus == "RUNNING" {
+	if mayRunOn(f.ParentStatus) {
 		if err := fs.Executions.Stop(ctx, f.ParentRunID, fmt.Sprintf("forked as %s by %s", f.ForkRunID, who.Principal)); err != nil {
 			return nil, review.Wrap(review.CodeUnavailable, err, "Step Functions could not stop %s; nothing was forked", excerpt.Bytes(f.ParentRunID, 200, "..."))
 		}
@@ -209,11 +236,25 @@ func (s *Service) recordFork(ctx context.Context, who review.Caller, f review.Fo
 	return rec, nil
 }
 
-// forkedElsewhere refuses a second fork of cur's parent.
+// stoppedParentKey stands, in a FORK_WAITING answer's keys, for a call
+// the stopped parent may claim yet, whose key no one knows.
+const stoppedParentKey = "(a call the stopped parent may still claim)"
+
+// mayRunOn reports whether a parent of Step Functions' execution status
+// may still make calls, so that run.fork stops it: RUNNING, and
+// PENDING_REDRIVE, which a RedriveExecution asked for and which runs
+// again from its failed state (AWS Step Functions API reference,
+// "RedriveExecution"; "DescribeExecution", status).
+func mayRunOn(status string) bool {
+	return status == "RUNNING" || status == "PENDING_REDRIVE"
+}
+
+// forkedElsewhere refuses a second fork of cur's parent (another fork, or
+// the same by another forker or with other reads).
 func forkedElsewhere(cur *review.Fork) error {
-	return review.Errorf(review.CodeConflict, "%s was already forked as %s by %s at %s: fork %s instead",
+	return review.Errorf(review.CodeConflict, "%s was already forked as %s by %s at %s (rerun_reads %v): fork %s instead, as its forker and with its rerun_reads",
 		excerpt.Bytes(cur.ParentRunID, 200, "..."), excerpt.Bytes(cur.ForkRunID, 200, "..."), cur.ForkedBy,
-		cur.ForkedAt.UTC().Format(review.TimeFormat), excerpt.Bytes(cur.ForkRunID, 200, "..."))
+		cur.ForkedAt.UTC().Format(review.TimeFormat), cur.RerunReads, excerpt.Bytes(cur.ForkRunID, 200, "..."))
 }
 
 // reconciled reports whether the call of key was reconciled; false

@@ -1,8 +1,12 @@
 package decision_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
+	reviewdynamo "github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/review/stepfunctions"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -364,5 +369,179 @@ func TestAReviewInAForkShowsTheParentCallsItWouldReuse(t *testing.T) {
 	}
 	if got := res.(review.View).Reuses; len(got) != 0 {
 		t.Fatalf("a review of a run that is no fork shows reuses %v", got)
+	}
+}
+
+// A parent is forked by one forker, with one rerun_reads: the same fork
+// asked by another principal who may fork (a fork operator), or by the
+// forker with other reads, is refused naming the first, and the fork item
+// stays the first's; so is the later of two requests that both read no
+// fork item (the store's conditional write), whose start the start lane
+// would refuse anyway.
+func TestForkIsOneForkersWithItsReads(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm, principal("fork-ops-*"))
+	parent, fork := s.run(t, "alice"), s.forkARN()
+	if _, err := s.fork(t, "alice", parent, fork); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.fork(t, "fork-ops-1", parent, fork); !codeIs(err, review.CodeConflict) || !strings.Contains(err.Error(), principal("alice")) {
+		t.Fatalf("the same fork by a fork operator: %v, want %s naming the forker", err, review.CodeConflict)
+	}
+	req := decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, RerunReads: true,
+		Proof: s.callers.Proof(t, "alice", review.ForkBinding(parent, fork, true))}
+	if _, _, err := s.svc.Do(t.Context(), req); !codeIs(err, review.CodeConflict) {
+		t.Fatalf("the same fork with rerun_reads: %v, want %s", err, review.CodeConflict)
+	}
+	if rec, err := s.store.Fork(t.Context(), parent); err != nil || rec.ForkedBy != principal("alice") || rec.RerunReads {
+		t.Fatalf("the fork item: %+v, %v; want alice's without rerun_reads", rec, err)
+	}
+
+	// Two requests that both found no fork item: the later write loses.
+	racing, fork2 := s.run(t, "alice"), s.forkARN()
+	first := review.Fork{ParentRunID: racing, ForkRunID: fork2, ForkedBy: principal("alice"), ForkedAt: time.Now(), ParentStatus: "RUNNING"}
+	if _, err := s.store.RecordFork(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]review.Fork{
+		"another forker":    {ParentRunID: racing, ForkRunID: fork2, ForkedBy: principal("fork-ops-1"), ForkedAt: time.Now(), ParentStatus: "RUNNING"},
+		"other rerun_reads": {ParentRunID: racing, ForkRunID: fork2, ForkedBy: principal("alice"), ForkedAt: time.Now(), RerunReads: true, ParentStatus: "RUNNING"},
+	} {
+		rec, err := s.store.RecordFork(t.Context(), f)
+		if !errors.Is(err, reviewdynamo.ErrForkedElsewhere) || rec == nil || rec.ForkedBy != principal("alice") || rec.RerunReads {
+			t.Errorf("%s: %+v, %v; want %v with alice's item", name, rec, err, reviewdynamo.ErrForkedElsewhere)
+		}
+	}
+	if _, err := s.store.RecordFork(t.Context(), first); err != nil {
+		t.Fatalf("the same request again: %v", err)
+	}
+}
+
+// pendingRedrive answers PENDING_REDRIVE for every execution it describes
+// and stops through Forks: the local Step Functions endpoint has no
+// redrive (infra/local/sfn), so no stand-in shows that status, and this
+// fake stands in for the status only.
+type pendingRedrive struct{ stepfunctions.Forks }
+
+func (p pendingRedrive) Describe(ctx context.Context, arn string) (string, time.Time, error) {
+	_, started, err := p.Forks.Describe(ctx, arn)
+	return "PENDING_REDRIVE", started, err
+}
+
+// A parent whose redrive was asked for (PENDING_REDRIVE) would run again
+// and make calls the fork also makes: run.fork stops it as it stops a
+// running one.
+func TestForkStopsAParentPendingRedrive(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	d := s.deps
+	d.Forks.Executions = pendingRedrive{stepfunctions.Forks{Client: client}}
+	s.svc = decision.NewService(d)
+	parent := s.run(t, "alice")
+	res, err := s.fork(t, "alice", parent, s.forkARN())
+	if err != nil || res.ParentStatus != "PENDING_REDRIVE" {
+		t.Fatalf("the fork: %+v, %v", res, err)
+	}
+	ex, err := client.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(parent)})
+	if err != nil || ex.Status != sfntypes.ExecutionStatusAborted || aws.ToString(ex.Error) != stepfunctions.ForkedError {
+		t.Fatalf("the parent pending its redrive after the fork: %v, %v; want ABORTED by %s", ex.Status, err, stepfunctions.ForkedError)
+	}
+}
+
+// A run.fork proof forks what it was signed for only: the same request
+// sent again with it answers the same (the proof's record), and it never
+// forks another parent. No proof, or a part of one, reaches
+// review-decision's log or an answer's message, accepted, refused or
+// replayed.
+func TestForkProofForksWhatItWasSignedForAndIsNeverLogged(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	var logs bytes.Buffer
+	d := s.deps
+	d.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+	s.svc = decision.NewService(d)
+	parent, fork := s.run(t, "alice"), s.forkARN()
+	proof := s.callers.Proof(t, "alice", review.ForkBinding(parent, fork, false))
+	req := decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, Proof: proof}
+	if _, _, err := s.svc.Do(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, res, err := s.svc.Do(t.Context(), req); err != nil || res.(*review.ForkResult).ForkRunID != fork {
+		t.Fatalf("the same request again: %v, want the same answer", err)
+	}
+	var msgs []string
+	other := s.run(t, "alice")
+	if _, _, err := s.svc.Do(t.Context(), decision.Request{Action: review.ActionRunFork, RunID: other, ForkRunID: fork, Proof: proof}); !codeIs(err, review.CodeUnauthenticated) {
+		t.Fatalf("the proof for another parent: %v, want %s", err, review.CodeUnauthenticated)
+	} else {
+		msgs = append(msgs, err.Error())
+	}
+	mallory := s.callers.Proof(t, "mallory", review.ForkBinding(parent, fork, false))
+	if _, _, err := s.svc.Do(t.Context(), decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, Proof: mallory}); !codeIs(err, review.CodeForbidden) {
+		t.Fatalf("mallory: %v, want %s", err, review.CodeForbidden)
+	} else {
+		msgs = append(msgs, err.Error())
+	}
+	u, err := url.Parse(proof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := u.Query().Get("X-Amz-Signature")
+	if sig == "" {
+		t.Fatalf("the proof %.60q... has no signature", proof)
+	}
+	for _, leak := range []string{sig, proof, mallory} {
+		if strings.Contains(logs.String(), leak) {
+			t.Errorf("the log holds a proof: %s", logs.String())
+		}
+		for _, m := range msgs {
+			if strings.Contains(m, leak) {
+				t.Errorf("a message holds a proof: %s", m)
+			}
+		}
+	}
+	if !strings.Contains(logs.String(), "run forked") {
+		t.Fatalf("the log has no line of the fork: %s", logs.String())
+	}
+}
+
+// A parent run.fork stopped may have a Task's invocation in flight, whose
+// call is claimed after the stop: run.fork answers FORK_WAITING until
+// ForkStopGrace after it stopped the parent, then, asked again, the
+// calls. A parent that had already ended is answered at once.
+func TestForkWaitsForTheGraceAfterStoppingARunningParent(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	d := s.deps
+	d.Forks.Policy.StopGrace = decision.ForkStopGrace
+	s.svc = decision.NewService(d)
+	parent, fork := s.run(t, "alice"), s.forkARN()
+	_, err := s.fork(t, "alice", parent, fork)
+	if !codeIs(err, review.CodeForkWaiting) {
+		t.Fatalf("a parent just stopped: %v, want %s", err, review.CodeForkWaiting)
+	}
+	w, ok := review.ParseForkWaiting(review.AsError(err).Message)
+	rec, rerr := s.store.Fork(t.Context(), parent)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	until, perr := time.Parse(time.RFC3339Nano, w.LeaseUntil)
+	if !ok || perr != nil || until.Before(rec.ForkedAt.Add(decision.ForkStopGrace).Add(-time.Millisecond)) {
+		t.Fatalf("the waiting answer %q read as %+v, %v; want a lease past %s", review.AsError(err).Message, w, ok, rec.ForkedAt.Add(decision.ForkStopGrace))
+	}
+	later := d
+	later.Store = s.store.WithClock(func() time.Time { return until.Add(time.Second) })
+	svc := decision.NewService(later)
+	req := decision.Request{Action: review.ActionRunFork, RunID: parent, ForkRunID: fork, Proof: s.callers.Proof(t, "alice", review.ForkBinding(parent, fork, false))}
+	if _, res, err := svc.Do(t.Context(), req); err != nil || res.(*review.ForkResult).ParentStatus != "RUNNING" {
+		t.Fatalf("asked again after the grace: %v, %v", res, err)
+	}
+
+	ended := s.run(t, "alice")
+	if _, err := client.StopExecution(t.Context(), &sfn.StopExecutionInput{ExecutionArn: aws.String(ended)}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.fork(t, "alice", ended, s.forkARN()); err != nil || res.ParentStatus != "ABORTED" {
+		t.Fatalf("a parent that had ended: %+v, %v; want its calls at once", res, err)
 	}
 }

@@ -83,6 +83,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.Forks.Operators, err = reviewer.ParseAdmins(EnvForkOperators, getenv(EnvForkOperators), cfg.Callers.Account); err != nil {
 		return cfg, err
 	}
+	cfg.Forks.StopGrace = ForkStopGrace
 	cfg.Forks.Scope = review.StartScope{Account: cfg.Callers.Account, Region: getenv("AWS_REGION"), Stage: getenv(tool.EnvStage)}
 	if cfg.Parks.CredentialAdmins, err = reviewer.ParseAdmins(publishapi.EnvCredentialAdmins, getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
 		return cfg, err

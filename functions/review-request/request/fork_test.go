@@ -144,3 +144,66 @@ func refusedStartFork(err error) bool {
 	var edge messages.InvokeResponse_Error
 	return errors.As(err, &edge) && edge.Type == string(review.CodeForbidden) && strings.Contains(edge.Message, "[start-fork]")
 }
+
+// A start request's caller proof binds its fork members: a proof the
+// forker signed for one parent, for no parent or without rerun_reads,
+// sent with another parent, with a forked_from added or with rerun_reads,
+// is refused REVIEW_UNAUTHENTICATED, and nothing is recorded; a fork
+// naming an end user of its own is refused as invalid. On dynalite and
+// the STS stand-in.
+func TestAStartProofBindsItsForkMembers(t *testing.T) {
+	e := startChildEnv(t)
+	s := newStartLane(t, e)
+	start, _ := endUserLanes(t, e, s)
+	ctx := t.Context()
+	const sm = "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_weekly:"
+	parent, other, fork := sm+"run-bind-parent", sm+"run-bind-other", sm+"run-bind-fork"
+	for _, p := range []string{parent, other} {
+		if _, err := e.store.RecordFork(ctx, review.Fork{ParentRunID: p, ForkRunID: fork, ForkedBy: local.LocalPrincipal("alice"), ForkedAt: time.Now(), ParentStatus: "SUCCEEDED"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, digest, _ := tool.InputDigest([]byte(`{"input":{},"meta":{}}`))
+	c, err := s.keys.Credentials("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(r review.StartRequest) string {
+		p, err := caller.Sign(ctx, credentials.StaticCredentialsProvider{Value: c}, s.sts.Endpoint(), local.Region, review.StartBindingOf(&r), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := review.StartRequest{Action: review.StartAction, ExecutionARN: fork, InputDigest: digest}
+	signedFor := func(from string, rerun bool) review.StartRequest {
+		r := base
+		r.ForkedFrom, r.RerunReads = from, rerun
+		return r
+	}
+	for name, cc := range map[string]struct {
+		signed, sent review.StartRequest
+		code         review.Code
+	}{
+		"another parent":       {signedFor(parent, false), signedFor(other, false), review.CodeUnauthenticated},
+		"forked_from added":    {signedFor("", false), signedFor(parent, false), review.CodeUnauthenticated},
+		"rerun_reads added":    {signedFor(parent, false), signedFor(parent, true), review.CodeUnauthenticated},
+		"forked_from dropped":  {signedFor(parent, false), signedFor("", false), review.CodeUnauthenticated},
+		"an end user, forking": {signedFor(parent, false), func() review.StartRequest { r := signedFor(parent, false); r.EndUser = "customer-42"; return r }(), review.CodeInvalid},
+	} {
+		req := cc.sent
+		req.Proof = sign(cc.signed)
+		b, _ := json.Marshal(req)
+		_, err := start.Handle(ctx, b)
+		var edge messages.InvokeResponse_Error
+		if !errors.As(err, &edge) || edge.Type != string(cc.code) {
+			t.Errorf("%s: %v, want %s", name, err, cc.code)
+		}
+		if strings.Contains(fmt.Sprint(err), req.Proof[:40]) {
+			t.Errorf("%s: the error quotes the proof", name)
+		}
+		if _, err := e.store.RunStart(ctx, fork); !errors.Is(err, review.ErrNotFound) {
+			t.Fatalf("%s: a start was recorded: %v", name, err)
+		}
+	}
+}

@@ -93,6 +93,36 @@ var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlie
 // credentials (a toolset declaring auth always gives the Starter).
 var ErrNoStartForEndUser = errors.New("its runs record no start (no gated tools, workflow steps or credentials), so they cannot act for an end user: start it without --end-user")
 
+// ErrNoStartForFork is StartFork's and Forkable's refusal of a state
+// machine without the Starter state as a fork: its runs record no start,
+// which is where a fork's parent is recorded, and its tool Tasks then send
+// a start member without forked_from, so every call of the parent would
+// be made again (docs/fork.md, "Forking a run").
+var ErrNoStartForFork = errors.New("its runs record no start (no gated tools, workflow steps, parkable steps or credentials), so its calls could not learn the run they fork and every call of that run would be made again")
+
+// Forkable refuses, with ErrNoStartForFork, a compiled definition (a
+// resolver.Result's Definition) without the Starter state as the
+// Solution of a fork; ErrStarterOutdated for a Starter that reads a
+// start proof.
+func Forkable(def []byte) error {
+	starter, err := starterOf(def)
+	switch {
+	case err != nil:
+		return err
+	case !starter:
+		return ErrNoStartForFork
+	}
+	return nil
+}
+
+// StartFork is Start for a fork (toolgate fork): record must ask for the
+// start record naming the parent, and a state machine whose latest
+// revision has no Starter state is refused with ErrNoStartForFork before
+// anything is recorded or started, as Start refuses an end user there.
+func StartFork(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, meta Meta, record StartRecorder) (string, error) {
+	return start(ctx, sf, stage, solution, input, name, meta, record, true)
+}
+
 // Start starts an execution of a Solution published in stage with input as
 // the user's input, under name (generated when empty), which fixes the
 // execution's ARN. A name that is not executionName's, or starts with
@@ -123,6 +153,11 @@ var ErrNoStartForEndUser = errors.New("its runs record no start (no gated tools,
 // (which records no start, so no end user; ErrNoStartForEndUser), is
 // refused before anything is recorded or started.
 func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, meta Meta, record StartRecorder) (string, error) {
+	return start(ctx, sf, stage, solution, input, name, meta, record, false)
+}
+
+// start is Start, and StartFork when fork is set.
+func start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte, name string, meta Meta, record StartRecorder, fork bool) (string, error) {
 	if err := deployment.CheckStage(stage); err != nil {
 		return "", err
 	}
@@ -157,6 +192,9 @@ func Start(ctx context.Context, sf SFNAPI, stage, solution string, input []byte,
 	}
 	if meta.EndUser != "" && !starter {
 		return "", fmt.Errorf("state machine %s: %w", sm, ErrNoStartForEndUser)
+	}
+	if fork && !starter {
+		return "", fmt.Errorf("state machine %s: %w", sm, ErrNoStartForFork)
 	}
 	if name == "" {
 		name = NewName()

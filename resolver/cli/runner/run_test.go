@@ -274,3 +274,40 @@ func TestFollowDeliversTheLastEventsOfAnExecutionThatEndsBetweenItsReads(t *test
 		t.Fatalf("events %v, want %s", got, want)
 	}
 }
+
+// A fork is started only on a state machine whose runs record their
+// start (the Starter state), which is where its parent is recorded and
+// whence its calls learn it: one without is refused before anything is
+// recorded or started, and Forkable refuses its compiled definition.
+func TestStartForkRefusesADefinitionWithoutTheStarter(t *testing.T) {
+	gated := string(newsletter(t).Definition)
+	ungated := strings.Replace(gated, `"Starter":`, `"NotTheStarter":`, 1)
+	for name, c := range map[string]struct {
+		definition string
+		wantErr    error
+	}{
+		"with the Starter":    {gated, nil},
+		"without the Starter": {ungated, ErrNoStartForFork},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := Forkable([]byte(c.definition)); !errors.Is(err, c.wantErr) {
+				t.Fatalf("Forkable: %v, want %v", err, c.wantErr)
+			}
+			f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: c.definition}
+			recorded := false
+			_, err := StartFork(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), "run-1", Meta{}, func(context.Context, string, string) error {
+				recorded = true
+				return nil
+			})
+			if c.wantErr != nil {
+				if !errors.Is(err, c.wantErr) || recorded || f.started != nil {
+					t.Fatalf("%v (recorded %v, started %v), want %v and nothing recorded or started", err, recorded, f.started != nil, c.wantErr)
+				}
+				return
+			}
+			if err != nil || !recorded || f.started == nil {
+				t.Fatalf("%v: recorded %v, started %v", err, recorded, f.started != nil)
+			}
+		})
+	}
+}

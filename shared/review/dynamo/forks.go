@@ -17,7 +17,8 @@ import (
 )
 
 // ErrForkedElsewhere is RecordFork's answer when the parent's fork item
-// names another fork; the item read back is returned with it.
+// names another fork, or the same fork by another forker or with other
+// reads; the item read back is returned with it.
 var ErrForkedElsewhere = errors.New("the run was already forked as another execution")
 
 // ForkRetention keeps a fork item as long as the parent's start record
@@ -54,11 +55,14 @@ func (it forkItem) fork() (*review.Fork, error) {
 }
 
 // RecordFork records f, once per parent: one PutItem conditional on
-// attribute_not_exists(pk) OR fork_run_id = f.ForkRunID, so that asking
-// again for the same fork rewrites it (idempotent; ForkedAt then moves)
-// and another fork is refused with ErrForkedElsewhere and the fork item
-// as stored (a consistent GetItem). expires_at is ForkRetention from the
-// store's clock.
+// attribute_not_exists(pk) OR (fork_run_id = :f AND forked_by = :b AND
+// rerun_reads = :r), so that the same forker asking again for the same
+// fork rewrites it (idempotent; ForkedAt then moves), and another fork,
+// the same fork by another forker or with other reads (two requests
+// racing past run.fork's read included) is refused with
+// ErrForkedElsewhere and the fork item as stored (a consistent GetItem):
+// the forker the start lane admits is the one whose request was recorded
+// first. expires_at is ForkRetention from the store's clock.
 func (s *Store) RecordFork(ctx context.Context, f review.Fork) (*review.Fork, error) {
 	item, err := attributevalue.MarshalMap(forkItem{PK: table.Fork.Key(f.ParentRunID), SK: table.Fork.SKValue, ForkRunID: f.ForkRunID,
 		ForkedBy: f.ForkedBy, ForkedAt: f.ForkedAt.UTC().Format(forkTime), RerunReads: f.RerunReads, ParentStatus: f.ParentStatus,
@@ -66,7 +70,8 @@ func (s *Store) RecordFork(ctx context.Context, f review.Fork) (*review.Fork, er
 	if err != nil {
 		return nil, fmt.Errorf("fork item of %s: %w", f.ParentRunID, err)
 	}
-	cond := notExists().Or(attr(table.Fork, "fork_run_id").Equal(expression.Value(f.ForkRunID)))
+	cond := notExists().Or(expression.And(attr(table.Fork, "fork_run_id").Equal(expression.Value(f.ForkRunID)),
+		attr(table.Fork, "forked_by").Equal(expression.Value(f.ForkedBy)), attr(table.Fork, "rerun_reads").Equal(expression.Value(f.RerunReads))))
 	err = s.put(ctx, item, cond, "")
 	if tabledef.IsConditionFailed(err) {
 		cur, gerr := s.Fork(ctx, f.ParentRunID)
