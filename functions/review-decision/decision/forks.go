@@ -36,6 +36,14 @@ const MaxForkAge = tabledef.DefaultRetention - 24*time.Hour
 // lease, then its outcome: docs/fork.md, "Matching").
 const ForkStopGrace = time.Minute
 
+// EnvForkStopGrace sets the grace in whole seconds, 0 to 600
+// (MaxForkStopGrace); unset: ForkStopGrace. The CDK app never sets it; the
+// local stack shortens it, since its functions' Init phase is local.
+const EnvForkStopGrace = "TOOLGATE_FORK_STOP_GRACE_SECONDS"
+
+// MaxForkStopGrace bounds EnvForkStopGrace: ten minutes.
+const MaxForkStopGrace = 10 * time.Minute
+
 // ForkPolicy is who may fork and what: Operators (EnvForkOperators) may
 // fork any run of Scope, a run's starter their own.
 type ForkPolicy struct {

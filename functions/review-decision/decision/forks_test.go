@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/functions/review-decision/decision"
 	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/ledger"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
@@ -543,5 +545,39 @@ func TestForkWaitsForTheGraceAfterStoppingARunningParent(t *testing.T) {
 	}
 	if res, err := s.fork(t, "alice", ended, s.forkARN()); err != nil || res.ParentStatus != "ABORTED" {
 		t.Fatalf("a parent that had ended: %+v, %v; want its calls at once", res, err)
+	}
+}
+
+// The grace after a fork stops a running parent is a minute unless
+// TOOLGATE_FORK_STOP_GRACE_SECONDS says otherwise, in whole seconds from 0
+// to 600; anything else stops the function at cold start, naming the
+// variable.
+func TestForkStopGraceIsAMinuteUnlessConfigured(t *testing.T) {
+	base := map[string]string{review.EnvTable: "toolgate-test", caller.EnvAccount: "123456789012", "AWS_REGION": "us-east-1"}
+	for _, c := range []struct {
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"", decision.ForkStopGrace, true},
+		{"0", 0, true},
+		{"3", 3 * time.Second, true},
+		{"600", 10 * time.Minute, true},
+		{"601", 0, false},
+		{"-1", 0, false},
+		{"1.5", 0, false},
+		{"a minute", 0, false},
+	} {
+		env := maps.Clone(base)
+		env[decision.EnvForkStopGrace] = c.value
+		cfg, err := decision.ConfigFromEnv(func(k string) string { return env[k] })
+		switch {
+		case (err == nil) != c.ok:
+			t.Errorf("%q: %v, want ok %v", c.value, err, c.ok)
+		case err != nil && !strings.Contains(err.Error(), decision.EnvForkStopGrace):
+			t.Errorf("%q: %v, want the variable named", c.value, err)
+		case c.ok && cfg.Forks.StopGrace != c.want:
+			t.Errorf("%q: grace %s, want %s", c.value, cfg.Forks.StopGrace, c.want)
+		}
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
@@ -84,6 +86,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return cfg, err
 	}
 	cfg.Forks.StopGrace = ForkStopGrace
+	if v := getenv(EnvForkStopGrace); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || time.Duration(n)*time.Second > MaxForkStopGrace {
+			return cfg, fmt.Errorf("%s is %q: want whole seconds from 0 to %d", EnvForkStopGrace, excerpt.Bytes(v, 40, "..."), int(MaxForkStopGrace/time.Second))
+		}
+		cfg.Forks.StopGrace = time.Duration(n) * time.Second
+	}
 	cfg.Forks.Scope = review.StartScope{Account: cfg.Callers.Account, Region: getenv("AWS_REGION"), Stage: getenv(tool.EnvStage)}
 	if cfg.Parks.CredentialAdmins, err = reviewer.ParseAdmins(publishapi.EnvCredentialAdmins, getenv(publishapi.EnvCredentialAdmins), cfg.Callers.Account); err != nil {
 		return cfg, err
