@@ -66,7 +66,7 @@ func (f *parkFunctions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				answer(map[string]string{"errorType": "REVIEW_UNAUTHENTICATED", "errorMessage": "no start recorded"})
 				return
 			}
-			answer(map[string]any{"starter": "arn:aws:iam::000000000000:user/starter", "end_user": nil})
+			answer(map[string]any{"starter": "arn:aws:iam::000000000000:user/starter", "end_user": nil, "forked_from": nil, "rerun_reads": false})
 			return
 		}
 		req, _ := body["park"].(map[string]any)
