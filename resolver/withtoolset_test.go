@@ -41,3 +41,37 @@ func TestWithToolsetReplacesOnlyTheToolsetsValue(t *testing.T) {
 		t.Errorf("no toolset: %v, want ErrNoToolset", err)
 	}
 }
+
+// WithToolset never panics, and whatever it returns parses to a
+// Solution naming the id given, with every other line of the source
+// unchanged.
+func FuzzWithToolset(f *testing.F) {
+	const id = "ts_0123456789abcdef0123456789abcdef"
+	f.Add("a.yaml", "solution: a\ntoolset: ts_00000000000000000000000000000000\n")
+	f.Add("a.yaml", "{solution: a, toolset: 'ts_0', x: [1]}\n")
+	f.Add("a.json", `{"toolset": "ts_\"0", "solution": "a"}`)
+	f.Add("a.yaml", "toolset: |\n  ts_0\n")
+	f.Fuzz(func(t *testing.T, file, src string) {
+		out, err := WithToolset(file, []byte(src), id)
+		if err != nil {
+			return
+		}
+		v, ok := parseChecked(out, &diags{file: file})
+		if !ok || v.get("toolset") == nil || v.get("toolset").val.str != id {
+			t.Fatalf("%q became %q, which does not name %s", src, out, id)
+		}
+		before, after := strings.Split(src, "\n"), strings.Split(string(out), "\n")
+		if len(before) != len(after) {
+			t.Fatalf("%q became %q: the lines changed", src, out)
+		}
+		changed := 0
+		for i := range before {
+			if before[i] != after[i] {
+				changed++
+			}
+		}
+		if changed > 1 {
+			t.Fatalf("%q became %q: %d lines changed", src, out, changed)
+		}
+	})
+}
