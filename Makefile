@@ -65,7 +65,7 @@ bench: deps
 # in make test). FUZZ_TARGETS lists package:target; a new target is added here.
 FUZZTIME ?= 15s
 FUZZ_TARGETS := \
-	./resolver/:FuzzParse ./functions/publish/publish/:FuzzLiteralsBothSides ./functions/publish/publish/:FuzzParseCredentialAdmins \
+	./resolver/:FuzzParse ./resolver/:FuzzWithToolset ./functions/publish/publish/:FuzzLiteralsBothSides ./functions/publish/publish/:FuzzParseCredentialAdmins \
 	./resolver/flowchart/:FuzzMermaidText ./resolver/flowchart/:FuzzDOTText \
 	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep ./shared/tool/:FuzzPatterns ./shared/tool/:FuzzTraceContext ./shared/tracecontext/:FuzzParse \
 	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/toolset/:FuzzCanonicalHTTPHost ./shared/toolset/:FuzzParseMCPURLAuth ./shared/catalog/:FuzzNamePattern \

@@ -107,6 +107,7 @@ func (e *emitter) workflow(ps *planStep) {
 				FunctionName: e.placeholder(ReviewFunction),
 				Payload: parameters(tool.ChildStart{}, map[string]any{
 					"parent_run_id":     path("$.meta.run_id"),
+					"step":              st.ID,
 					"seq":               path(e.seqExpr()),
 					"state_machine_arn": arn,
 					"input":             e.childInput(ps, nil),

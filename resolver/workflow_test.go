@@ -167,6 +167,11 @@ func TestWorkflowStepInALoop(t *testing.T) {
 	if !strings.Contains(record, `"seq.$": "`+loopSeq+`"`) || !strings.Contains(record, `"parent_seq.$": "`+loopSeq+`"`) {
 		t.Fatalf("w-record %s: want the loop's seq as seq and parent_seq", record)
 	}
+	// The step's id, a constant: with the seq's loop index path it places
+	// the child among the parent's children for a fork (docs/fork.md).
+	if !strings.Contains(record, `"step": "w"`) || !strings.Contains(string(body["w-claim"]), `"step": "w"`) {
+		t.Fatalf("w-record %s: want the step's id", record)
+	}
 }
 
 // A workflow step's child run calls tools no review of the parent

@@ -562,6 +562,15 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 			ignore(d(db).RecordChildStart(ctx, testRunID+"-child", review.ChildRecord{Starter: user, ParentRunID: testRunID, InputDigest: "sha256:00"}))
 		}),
 		run("dynamo.Store.ChildStart", 0, func(db *recorder) { ignore(d(db).ChildStart(ctx, testRunID)) }),
+		// A workflow step's child pointer, and a fork's child's reads of
+		// the run's and its parent's (docs/fork.md, "Child runs").
+		run("dynamo.Store.RecordChildPointer", 0, func(db *recorder) {
+			ignore(d(db).RecordChildPointer(ctx, testRunID, review.ChildPointer{Step: "open", Seq: "4", ChildRunID: testRunID + "-child"}))
+		}),
+		run("dynamo.Store.RecordChildPointer (condition failed)", 1, func(db *recorder) {
+			ignore(d(db).RecordChildPointer(ctx, testRunID, review.ChildPointer{Step: "open", Seq: "4", ChildRunID: testRunID + "-child"}))
+		}),
+		run("dynamo.Store.ChildPointers", 0, func(db *recorder) { ignore(d(db).ChildPointers(ctx, testRunID, "open", []int64{17})) }),
 		run("dynamo.Store.TakeChildStart", 0, func(db *recorder) { ignore(d(db).TakeChildStart(ctx, testRunID, "2026-12-01T00:00:00Z")) }),
 		// A fork's start (docs/fork.md): the parent's fork item.
 		run("dynamo.Store.Fork", 0, func(db *recorder) { ignore(d(db).Fork(ctx, testRunID)) }),

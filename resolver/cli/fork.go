@@ -27,9 +27,12 @@ import (
 type forkOptions struct {
 	pf                  platformFlags
 	solution, inputFile string
-	name, as            string
-	rerunReads, wait    bool
-	timeout             time.Duration
+	// toolset, when set, is the registered toolset the corrected Solution
+	// is published against (resolver.WithToolset).
+	toolset          string
+	name, as         string
+	rerunReads, wait bool
+	timeout          time.Duration
 	// arg names the positional argument (RUN or PARK_ID), and runOf
 	// turns it into the run to fork.
 	arg   string
@@ -90,7 +93,7 @@ func (a *app) forkCmd(use, arg, more string, runOf func(ctx context.Context, pl 
 	var o forkOptions
 	o.runOf, o.arg = runOf, arg
 	cmd := &cobra.Command{
-		Use:   use + " --solution FILE [--input FILE.json] [--rerun-reads] [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
+		Use:   use + " --solution FILE [--toolset ID] [--toolsets DIR] [--input FILE.json] [--rerun-reads] [--name N] [--wait [--timeout D]] [--stage NAME] [--params FILE] [--endpoint URL] [--dynamodb-endpoint URL] [--as NAME]",
 		Short: "fork a run with a corrected Solution, reusing what it already did",
 		Long: `Forks the run RUN (its execution ARN): publishes the corrected Solution
 FILE as toolgate publish does, names the fork's execution as toolgate run
@@ -102,6 +105,11 @@ While calls of RUN are in progress, it waits for their lease and asks again;
 calls whose outcome is unknown must first be reconciled (toolgate ledger
 reconcile KEY). With --wait it follows the fork as toolgate run does.
 
+--toolset ID publishes FILE against the registered toolset ID instead of
+the one its toolset: member names (that member's value is replaced, and
+nothing else); its lock file is read from --toolsets DIR, as toolgate
+publish reads it.
+
 Exit 0 once the fork started (with --wait: succeeded), 1 when refused or
 failed, 2 on misuse (docs/fork.md).` + more,
 		RunE: func(cmd *cobra.Command, pos []string) error {
@@ -111,6 +119,8 @@ failed, 2 on misuse (docs/fork.md).` + more,
 	fs := cmd.Flags()
 	o.pf.register(a, fs)
 	fs.StringVar(&o.solution, "solution", "", "the corrected Solution `FILE` (published first)")
+	fs.StringVar(&o.toolset, "toolset", "", "publish FILE against the registered toolset `ID` (ts_...) instead of the one its toolset: names")
+	a.addToolsetsFlag(cmd)
 	fs.StringVar(&o.inputFile, "input", "", "the fork's input, a JSON `FILE` (default: the run's own input)")
 	fs.BoolVar(&o.rerunReads, "rerun-reads", false, "run the fork's reads (tools whose contract needs no review) again instead of reusing the run's results")
 	fs.StringVar(&o.name, "name", "", "the fork's execution name `N` (default: generated); never starting with "+tool.ChildNamePrefix)
@@ -131,6 +141,8 @@ func forkMisuse(cmd *cobra.Command, pos []string, o *forkOptions) (int, bool) {
 		return misuse(cmd, "%q is not an execution ARN (arn:aws:states:REGION:ACCOUNT:execution:STATE_MACHINE:NAME)", pos[0]), true
 	case o.solution == "":
 		return misuse(cmd, "--solution FILE is required: the corrected Solution"), true
+	case o.toolset != "" && !tool.ToolsetIDPattern.MatchString(o.toolset):
+		return misuse(cmd, "--toolset %q is not a toolset id (ts_ and 32 lower-case hex digits, as toolgate toolset register prints it)", o.toolset), true
 	case o.name != "" && strings.HasPrefix(o.name, tool.ChildNamePrefix):
 		return misuse(cmd, "--name %q starts with %s, which only workflow steps' children are named with", o.name, tool.ChildNamePrefix), true
 	case o.as != "" && validAs(o.as) != nil:
@@ -158,6 +170,11 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 	src, err := resolver.ReadFile(o.solution, resolver.SourceFile)
 	if err != nil {
 		return fail(ExitMisuse, "%v", err)
+	}
+	if o.toolset != "" {
+		if src, err = resolver.WithToolset(o.solution, src, o.toolset); err != nil {
+			return fail(ExitMisuse, "--toolset: %v", err)
+		}
 	}
 	res := a.compileSource(o.solution, src)
 	if !res.OK() {
@@ -225,9 +242,9 @@ func (a *app) runFork(cmd *cobra.Command, pos []string, o *forkOptions) int {
 	if err != nil {
 		return fail(ExitErrors, "the publish function: %v", err)
 	}
-	po := &publishOptions{url: publishAt}
+	po := &publishOptions{url: publishAt, source: src}
 	if local {
-		po = &publishOptions{endpoint: publishAt, as: o.as}
+		po = &publishOptions{endpoint: publishAt, as: o.as, source: src}
 	}
 	if code := a.publishRun(cmd, []string{o.solution}, po); code != ExitOK {
 		return fail(code, "nothing was forked")

@@ -28,6 +28,11 @@ func TestForkMisuseNamesTheBadArgument(t *testing.T) {
 		{"a bad --as", []string{"fork", parent, "--solution", "x.yaml", "--as", "a b"}, `--as "a b"`},
 		{"no timeout", []string{"fork", parent, "--solution", "x.yaml", "--timeout", "0s"}, "--timeout must be positive"},
 		{"a missing solution file", []string{"fork", parent, "--solution", "testdata/no-such-file.yaml"}, "no-such-file.yaml"},
+		{"a --toolset that is no toolset id", []string{"fork", parent, "--solution", "x.yaml", "--toolset", "demo"}, `--toolset "demo" is not a toolset id`},
+		{"a --toolset in upper case", []string{"fork", parent, "--solution", "x.yaml", "--toolset", "ts_0123456789ABCDEF0123456789ABCDEF"}, "is not a toolset id"},
+		{"a --toolset for a Solution naming none", []string{"fork", parent, "--solution", "../../testdata/solutions/demo-digest.yaml", "--toolset", "ts_0123456789abcdef0123456789abcdef"},
+			"--toolset: the Solution names no registered toolset"},
+		{"parked fork with a bad --toolset", []string{"parked", "fork", "pk_abcdefghijklmnopqrstuvwxyz", "--solution", "x.yaml", "--toolset", "ts_1"}, `--toolset "ts_1"`},
 		{"parked fork without a park", []string{"parked", "fork", "--solution", "x.yaml"}, "name one park id"},
 		{"parked fork without a solution", []string{"parked", "fork", "pk_abcdefghijklmnopqrstuvwxyz"}, "--solution FILE is required"},
 	} {
@@ -99,5 +104,18 @@ func TestForkRefusesAnInputTheCorrectedSolutionRefusesBeforeForking(t *testing.T
 		if code != c.code || !strings.Contains(errs, c.says) || out != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %.300q; want %d saying %q", c.name, code, out, errs, c.code, c.says)
 		}
+	}
+}
+
+// --toolset replaces the toolset the corrected Solution names before it
+// is checked: a toolset no lock file in --toolsets DIR holds is the
+// checker's [toolset] error naming the id given, and nothing is published.
+func TestForkToolsetIsTheToolsetTheSolutionIsCheckedAgainst(t *testing.T) {
+	t.Parallel()
+	const parent = "arn:aws:states:us-east-1:123456789012:execution:toolgate-dev_digest:run-1"
+	const id = "ts_0123456789abcdef0123456789abcdef"
+	code, _, errs := run("fork", parent, "--solution", "../../testdata/toolsets/solutions/ticket-parent.yaml", "--toolsets", "../../testdata/toolsets", "--toolset", id)
+	if code != ExitErrors || !strings.Contains(errs, id) || !strings.Contains(errs, "[toolset]") || !strings.Contains(errs, "nothing was published or forked") {
+		t.Fatalf("exit %d, stderr %q; want %d, a [toolset] error naming %s", code, errs, ExitErrors, id)
 	}
 }

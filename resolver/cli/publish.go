@@ -105,6 +105,10 @@ const EnvPublishURL = "TOOLGATE_PUBLISH_URL"
 // publishOptions are toolgate publish's flags.
 type publishOptions struct {
 	url, endpoint, as string
+	// source, when set, is published under the file's name instead of
+	// the file's own text: toolgate fork --toolset's copy naming another
+	// toolset (resolver.WithToolset).
+	source []byte
 }
 
 // newPublishCmd is `toolgate publish FILE`: the Solution is checked here
@@ -154,7 +158,10 @@ func (a *app) publishRun(cmd *cobra.Command, files []string, o *publishOptions) 
 	case o.as != "" && validAs(o.as) != nil:
 		return misuse(cmd, "--as %q: %v", o.as, validAs(o.as))
 	}
-	src, err := resolver.ReadFile(files[0], resolver.SourceFile)
+	src, err := o.source, error(nil)
+	if src == nil {
+		src, err = resolver.ReadFile(files[0], resolver.SourceFile)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate publish: %v\n", err)
 		return ExitMisuse

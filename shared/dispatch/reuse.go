@@ -61,7 +61,7 @@ func (inv *invocation) reuse(ctx context.Context) *outcome {
 	case inv.cred != nil && inv.cred.Scope.Kind() == credential.KindRun:
 		return nil
 	}
-	parent, path := env.Start.ForkedFrom, loopPath(env.Seq)
+	parent, path := env.Start.ForkedFrom, env.Seq.LoopPath()
 	dbCtx, cancel := d.ledgerContext(ctx)
 	defer cancel()
 	seqs, err := d.store.ParentCalls(dbCtx, parent, env.Step, inv.digest)
@@ -69,7 +69,7 @@ func (inv *invocation) reuse(ctx context.Context) *outcome {
 		return inv.failed(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 	}
 	for _, seq := range seqs {
-		if !slices.Equal(loopPath(seq), path) {
+		if !slices.Equal(seq.LoopPath(), path) {
 			continue
 		}
 		ours, err := d.store.ClaimReuse(dbCtx, env.IdempotencyKey, seq)
@@ -222,19 +222,4 @@ func sameSchema(a, b json.RawMessage) bool {
 		return bytes.Equal(a, b)
 	}
 	return da == db
-}
-
-// loopPath is the loop index path of a seq: its item indexes (the
-// components at odd positions), [17] for "4.17.2", none for "3". Two
-// calls at one path are in the same iteration of the same loops.
-func loopPath(seq tool.Seq) []int64 {
-	parts, err := tool.ParseSeq(string(seq))
-	if err != nil {
-		return nil
-	}
-	var path []int64
-	for i := 1; i < len(parts); i += 2 {
-		path = append(path, parts[i])
-	}
-	return path
 }

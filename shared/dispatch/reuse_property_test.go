@@ -71,7 +71,7 @@ func randomSolution(r *rand.Rand) []solutionOp {
 // matchKey is what makes two calls the same call for a fork: step, loop
 // index path and input.
 func matchKey(c plannedCall) string {
-	return fmt.Sprint(c.step, loopPath(c.seq), c.text)
+	return fmt.Sprint(c.step, c.seq.LoopPath(), c.text)
 }
 
 // expectedRuns are the fork's calls that match no completed call of the

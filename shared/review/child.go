@@ -74,6 +74,34 @@ type ChildRecord struct {
 	// EndUserScope is the parent's end-user scope (shared/enduser Scope),
 	// "" for none: a child run acts for its parent's end user.
 	EndUserScope string
+	// Fork is, when the parent is itself a fork, the parent's parent's
+	// child the child is forked from (ChildPointer) and the parent's
+	// rerun_reads; zero otherwise (docs/fork.md, "Child runs"). Only
+	// review-request's sfn lane chooses it, from the child pointers, never
+	// from a payload.
+	Fork ForkOrigin
+}
+
+// ChildPointer is a run's record of a child run one of its workflow
+// steps started (table.ChildPointer): the step's id, the seq it started
+// the child at (whose loop index path, tool.Seq LoopPath, places it), the
+// child's execution ARN and the attempt that named it
+// (tool.ChildAttemptName).
+type ChildPointer struct {
+	Step       string
+	Seq        tool.Seq
+	ChildRunID string
+	Attempt    int
+}
+
+// NamesChildOf reports whether p's child execution ARN is named as the
+// child parentRunID's workflow step started at p.Seq and p.Attempt
+// (tool.ChildAttemptName, whose hash binds the parent run and the seq):
+// a pointer naming any other execution is not the parent's child there.
+func (p ChildPointer) NamesChildOf(parentRunID string) bool {
+	exec, ok := ParseExecutionARN(p.ChildRunID)
+	return ok && p.Attempt >= 0 && p.Attempt < tool.MaxChildAttempts && p.Seq.Valid() == nil &&
+		exec.Name == tool.ChildAttemptName(parentRunID, p.Seq, p.Attempt)
 }
 
 // RunStartRecord is the start record toolgate run asked for before it
@@ -121,6 +149,12 @@ type StartRecord struct {
 	// and on a child's record): a fork of the run asks for it again
 	// (docs/fork.md).
 	EndUser string
+	// Fork is the run's forked_from and rerun_reads: a fork's (the start
+	// lane recorded them) or a fork's child's (its parent's workflow step
+	// did); zero for a run that is no fork. A workflow step of the run
+	// forks its children from the parent's children by it (docs/fork.md,
+	// "Child runs").
+	Fork ForkOrigin
 }
 
 // EndUserAnswer is scope as a start answer's end_user: nil for "".
@@ -211,6 +245,8 @@ func DecodeChildStart(payload, secret []byte) (*tool.ChildStart, tool.ChildStart
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: %v", c.Seq.Valid())
 	case c.Attempt < 0 || c.Attempt >= tool.MaxChildAttempts:
 		return nil, res, ChildRecord{}, fmt.Errorf("child start: attempt %d is not 0 to %d", c.Attempt, tool.MaxChildAttempts-1)
+	case c.Step != "" && !tool.NamePattern.MatchString(c.Step):
+		return nil, res, ChildRecord{}, fmt.Errorf("child start: step %q is not a step id", excerpt.Bytes(c.Step, 80, "..."))
 	}
 	_, parent, seq, fill, err := childMeta(c.Input)
 	if err != nil {

@@ -318,6 +318,13 @@ var ParkDecided = Park.Names(PK, SK, "status", "decided_by", "decided_at", "reas
 var ParkedRowAttributes = Row.Names(PK, SK, "status", "idempotency_key", "tool", "step", "park_cause", "pinned_digest",
 	"current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "started_at")
 
+// ChildPointerRecorded are the attributes of review-request's
+// conditional PutItem of a child pointer (ChildPointer; dynamo
+// Store.RecordChildPointer): the item whole. Its first four, the keys,
+// the child and its attempt, are what a Query of the pointers projects
+// (dynamo Store.ChildPointers).
+var ChildPointerRecorded = ChildPointer.Names(PK, SK, "child_run_id", "child_attempt", ExpiresAt)
+
 // ForkRecorded are the attributes of run.fork's conditional PutItem of a
 // fork item (shared/review/dynamo Store.RecordFork): the item whole.
 var ForkRecorded = Fork.Names(PK, SK, "fork_run_id", "forked_by", "forked_at", "rerun_reads", "parent_status", ExpiresAt)
@@ -391,6 +398,14 @@ var Accesses = []Access{
 	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
 		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id", "released_at"), ReturnValues: "NONE",
 		Code: "dynamo.Store TakeChildStart, ReleaseChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at or released_at"},
+	{Sid: "RecordChildPointers", By: []Principal{ReviewRequest}, On: []*Kind{ChildPointer}, Actions: []Action{PutItem},
+		Attributes: ChildPointerRecorded, Code: "dynamo.Store.RecordChildPointer",
+		Doc: "the conditional PutItem of a workflow step's child pointer in its run's start partition, with the child's start record " +
+			"(attribute_not_exists(pk) OR an earlier attempt's OR the same): no other role writes one"},
+	{Sid: "ReadChildPointers", By: []Principal{ReviewRequest}, On: []*Kind{ChildPointer}, Actions: []Action{Query},
+		Attributes: ChildPointerRecorded[:4], SpecificAttributes: true, Code: "dynamo.Store.ChildPointers",
+		Doc: "a fork's child start: the consistent Query of a run's child pointers of one step and loop index path " +
+			"(begins_with(sk, CHILD#<step>#<path>#)), the parent's and the fork's own, projecting the child and its attempt"},
 	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
 	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},

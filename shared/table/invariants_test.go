@@ -65,6 +65,10 @@ var writeRules = []writeRule{
 	{kind: Toolset, by: []Principal{Publish}, action: PutItem, allow: []string{PK, SK, "body", "registered_at"}},
 	{kind: Published, by: []Principal{Publish}, action: PutItem},
 	{kind: Start, by: []Principal{ReviewRequest}, action: PutItem},
+	// A child pointer: only review-request records one, whole, in the
+	// run's start partition, which no tool role writes (docs/fork.md,
+	// "Child runs").
+	{kind: ChildPointer, by: []Principal{ReviewRequest}, action: PutItem, allow: []string{PK, SK, "child_run_id", "child_attempt", ExpiresAt}},
 	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "deadline", "state_machine_arn"}},
 	{kind: Proof, by: Functions, action: PutItem, allow: []string{PK, SK, "binding", "arn", ExpiresAt}},
 	// Credentials and their markers: only publish writes them (credentials

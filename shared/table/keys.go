@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Sort keys of a run's items: a call's item and its row items share the
@@ -166,3 +167,39 @@ const (
 // "RECON#<idempotency key>" (Reconciliation.PKShape); its sort key is
 // Reconciliation.SKValue.
 func ReconciliationKey(key string) string { return Reconciliation.Key(key) }
+
+// ChildPointerSKPrefix starts the sort key of a child pointer
+// (ChildPointer), in its run's start partition: never the start record's
+// constant sort key (Start.SKValue).
+const ChildPointerSKPrefix = "CHILD#"
+
+// ChildPointerPlaceSK starts the sort keys of every child pointer of
+// step at the loop index path path (tool.Seq LoopPath):
+// "CHILD#<step id>#<path>#", the path's item indexes each SeqDigits
+// digits, joined by "." (empty at the top level). A step id holds no "#"
+// (docs/solutions.md, "Step ids"), so one Query with begins_with reads
+// exactly the children of that step at that path, in seq order.
+func ChildPointerPlaceSK(step string, path []int64) string {
+	parts := make([]string, len(path))
+	for i, n := range path {
+		parts[i] = fmt.Sprintf("%0*d", SeqDigits, n)
+	}
+	return ChildPointerSKPrefix + step + "#" + strings.Join(parts, ".") + "#"
+}
+
+// ChildPointerSK is the sort key of the child pointer of step at path,
+// started at the seq whose sort key is seqSortKey (tool.Seq SortKey):
+// ChildPointerPlaceSK and the seq's sort key.
+func ChildPointerSK(step string, path []int64, seqSortKey string) string {
+	return ChildPointerPlaceSK(step, path) + seqSortKey
+}
+
+// ChildPointerSeqSortKey is the seq's sort key a child pointer's sort key
+// sk ends with (ChildPointerSK): what follows its last "#"; false when sk
+// is not a child pointer's.
+func ChildPointerSeqSortKey(sk string) (string, bool) {
+	if !strings.HasPrefix(sk, ChildPointerSKPrefix) || strings.Count(sk, "#") != 3 {
+		return "", false
+	}
+	return sk[strings.LastIndexByte(sk, '#')+1:], true
+}

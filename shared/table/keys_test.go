@@ -1,6 +1,7 @@
 package table
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/shared/tool"
@@ -49,6 +50,33 @@ func TestRowSKStartReadsTheStartRowSKWrites(t *testing.T) {
 		CallSK("3") + "#17962812010000000x1#01020304"} {
 		if _, ok := RowSKStart(bad); ok {
 			t.Errorf("RowSKStart(%q) accepted", bad)
+		}
+	}
+}
+
+// A child pointer's sort key places it by step and loop index path, then
+// seq: the pointers of one step at one path share a prefix no other
+// step's or path's starts with, and its seq's sort key is read back.
+func TestChildPointerSortKeysPlaceByStepAndPath(t *testing.T) {
+	seq := "0000000000000000004.0000000000000000017.0000000000000000002"
+	sk := ChildPointerSK("open", []int64{17}, seq)
+	if want := "CHILD#open#0000000000000000017#" + seq; sk != want {
+		t.Fatalf("ChildPointerSK = %q, want %q", sk, want)
+	}
+	if got, ok := ChildPointerSeqSortKey(sk); !ok || got != seq {
+		t.Fatalf("ChildPointerSeqSortKey(%q) = %q, %v", sk, got, ok)
+	}
+	if top := ChildPointerPlaceSK("open", nil); top != "CHILD#open##" || strings.HasPrefix(sk, top) {
+		t.Fatalf("the top level's place %q", top)
+	}
+	for _, other := range []string{ChildPointerPlaceSK("ope", []int64{17}), ChildPointerPlaceSK("open", []int64{1}), ChildPointerPlaceSK("open", []int64{17, 0})} {
+		if strings.HasPrefix(sk, other) {
+			t.Errorf("%q starts with another place's prefix %q", sk, other)
+		}
+	}
+	for _, bad := range []string{"START", "CHILD#open#" + seq, "CALL#" + seq} {
+		if _, ok := ChildPointerSeqSortKey(bad); ok {
+			t.Errorf("ChildPointerSeqSortKey(%q) read a seq", bad)
 		}
 	}
 }

@@ -276,6 +276,30 @@ var Start = &Kind{
 	},
 }
 
+// ChildPointer points from a run to a child run one of its workflow steps
+// started: the step, the loop index path and the seq it started it at,
+// and the child's execution ARN (shared/review/dynamo children.go;
+// docs/fork.md, "Child runs"). A fork of the run finds there the child
+// its own workflow step's child is forked from: the parent's k-th child
+// at the same step and loop index path, in seq order. It lives in the
+// run's start partition, beside its start record, not in its ledger
+// partition: only review-request may write there (IAM leading keys
+// START#*), whereas every tool role writes whole items under RUN#, and a
+// pointer a tool role could write would choose whose results a fork's
+// child reuses. Only review-request writes one, when it records the
+// child's start, with a conditional PutItem that never moves it back to
+// an earlier attempt's child.
+var ChildPointer = &Kind{
+	Name: "child pointer", Prefix: "START#", PKShape: "START#<run's execution ARN>",
+	SKShape: ChildPointerSKPrefix + "<step id>#<loop index path>#<seq's sort key>", SKPrefix: ChildPointerSKPrefix,
+	Doc: "a child run a workflow step of the run started, by step, loop index path and seq",
+	Attributes: []Attribute{
+		attr("child_run_id", String, "the child's execution ARN"),
+		attr("child_attempt", Number, "the attempt whose name the child's execution has (tool.ChildAttemptName): 0, then one more for each name held by another execution"),
+		ttl,
+	},
+}
+
 // Fork records that a run was forked, and as which execution: written
 // once per parent by review-decision's run.fork, after it authorised the
 // forker and stopped the parent (conditional PutItem

@@ -160,7 +160,7 @@ func (ix *Index) Attributes() []string {
 
 // Kinds is every item kind of the table, in the order docs/ledger.md
 // lists them.
-var Kinds = []*Kind{Call, Row, Cover, ReuseClaim, Key, Toolset, Published, Review, Binding, Start, Proof, Credential, CredentialToolset,
+var Kinds = []*Kind{Call, Row, Cover, ReuseClaim, Key, Toolset, Published, Review, Binding, Start, ChildPointer, Proof, Credential, CredentialToolset,
 	WebhookSubscription, WebhookEvent, WebhookCallEvent, WebhookAttempt, Park, Reconciliation, Fork}
 
 // Indexes is every index of the table.

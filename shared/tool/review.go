@@ -191,6 +191,14 @@ type ReviewDecision struct {
 type ChildStart struct {
 	// ParentRunID is the parent's execution ARN ($$.Execution.Id).
 	ParentRunID string `json:"parent_run_id"`
+	// Step is the workflow step's id (NamePattern), a constant the
+	// resolver writes into the Task: with Seq's loop index path it places
+	// the child among its parent's children, which a fork of the parent
+	// matches its own children against (docs/fork.md, "Child runs").
+	// Absent ("") in the payloads of parents published before: such a
+	// step's child records no child pointer, and no fork's child is
+	// forked from it.
+	Step string `json:"step,omitempty"`
 	// Seq is the step's seq in the parent (a string, "4" or "4.17.2"
 	// inside a for_each; a JSON number is read as a top-level seq): with
 	// ParentRunID it names the child execution (ChildExecutionName).

@@ -68,6 +68,22 @@ func (s Seq) Valid() error {
 	return err
 }
 
+// LoopPath is the loop index path of s: its item indexes (the components
+// at odd positions, ParseSeq), [17] for "4.17.2", none for "3" or an
+// invalid seq. Two calls, or two workflow steps' children, at one path are
+// in the same iteration of the same loops (docs/fork.md, "Matching").
+func (s Seq) LoopPath() []int64 {
+	parts, err := ParseSeq(string(s))
+	if err != nil {
+		return nil
+	}
+	var path []int64
+	for i := 1; i < len(parts); i += 2 {
+		path = append(path, parts[i])
+	}
+	return path
+}
+
 // SortKey is s with each component zero-padded to 19 digits (any int64),
 // joined by "."; sort keys of valid seqs order as the calls were made: a
 // call before a loop, the loop's items in order and within an item its

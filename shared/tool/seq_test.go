@@ -15,3 +15,20 @@ func TestSeqOfSortKeyIsSortKeysInverse(t *testing.T) {
 		}
 	}
 }
+
+// A seq's loop index path is its item indexes, the components at odd
+// positions: none at the top level, one per enclosing loop.
+func TestSeqLoopPathIsItsItemIndexes(t *testing.T) {
+	for s, want := range map[Seq][]int64{"3": nil, "4.17.2": {17}, "4.0.1": {0}, "3.0.1.12.5": {0, 12}, "": nil, "4.17": nil} {
+		got := s.LoopPath()
+		if len(got) != len(want) {
+			t.Errorf("%q.LoopPath() = %v, want %v", s, got, want)
+			continue
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%q.LoopPath() = %v, want %v", s, got, want)
+			}
+		}
+	}
+}

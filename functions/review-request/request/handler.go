@@ -431,11 +431,17 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 	if err := h.checkChildInput(ctx, c); err != nil {
 		return nil, err
 	}
+	if rec.Fork, err = h.childFork(ctx, c, parent.Fork); err != nil {
+		return nil, err
+	}
 	if c.Conflict {
 		var taken bool
 		if res, taken, err = h.releaseChild(ctx, c, res); err != nil {
 			return nil, err
 		} else if taken {
+			if err := h.recordChildPointer(ctx, c, res); err != nil {
+				return nil, err
+			}
 			return json.Marshal(res)
 		}
 	}
@@ -459,7 +465,11 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 			return nil, err
 		}
 	}
-	h.log.InfoContext(ctx, "child start recorded", "execution_arn", res.ExecutionARN, "parent_run_id", rec.ParentRunID, "starter", rec.Starter)
+	if err := h.recordChildPointer(ctx, c, res); err != nil {
+		return nil, err
+	}
+	h.log.InfoContext(ctx, "child start recorded", "execution_arn", res.ExecutionARN, "parent_run_id", rec.ParentRunID, "starter", rec.Starter,
+		"step", c.Step, "forked_from", rec.Fork.From)
 	// The workflow step's span, under the parent's context: the child
 	// run's spans are under it (its meta.traceparent names it).
 	if self, ok := tracecontext.Parse(tool.TraceContext{Traceparent: res.Traceparent}); ok {
@@ -467,6 +477,70 @@ func (h *Handler) childStart(ctx context.Context, payload json.RawMessage) (json
 		h.traceSpan(ctx, "toolgate.child "+string(c.Seq), parent, self, start, attribute.String("toolgate.seq", string(c.Seq)))
 	}
 	return json.Marshal(res)
+}
+
+// childFork is what a workflow step of a fork records of its child's
+// fork (docs/fork.md, "Child runs"): when the step's run (c.ParentRunID)
+// is forked from P (runFork, its own start record's), the child is
+// forked from P's k-th child of the same step and loop index path, in seq
+// order, k being this child's place among the run's own children of that
+// step and path (its child pointers at an earlier seq), with the run's
+// rerun_reads. Two consistent Queries of child pointers: the run's own
+// and P's. Nothing (zero) when the run is no fork, the payload names no
+// step (a parent published before steps were named), P started fewer
+// children there, or P's pointer does not name P's child at its seq
+// (review.ChildPointer NamesChildOf). The payload never chooses it: a
+// child start carries no forked_from member (DecodeChildStart). A ledger
+// failure is REVIEW_UNAVAILABLE, and the Task retries.
+func (h *Handler) childFork(ctx context.Context, c *tool.ChildStart, runFork review.ForkOrigin) (review.ForkOrigin, error) {
+	if runFork.From == "" || c.Step == "" {
+		return review.ForkOrigin{}, nil
+	}
+	path := c.Seq.LoopPath()
+	ours, err := h.store.ChildPointers(ctx, c.ParentRunID, c.Step, path)
+	if err != nil {
+		return review.ForkOrigin{}, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	k, at := 0, c.Seq.SortKey()
+	for _, p := range ours {
+		if p.Seq.SortKey() < at {
+			k++
+		}
+	}
+	theirs, err := h.store.ChildPointers(ctx, runFork.From, c.Step, path)
+	if err != nil {
+		return review.ForkOrigin{}, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	if k >= len(theirs) {
+		h.log.InfoContext(ctx, "fork's child: the parent started no such child; the child's calls run", "parent_run_id", c.ParentRunID,
+			"forked_from", runFork.From, "step", c.Step, "seq", string(c.Seq), "ordinal", k+1)
+		return review.ForkOrigin{}, nil
+	}
+	if p := theirs[k]; !p.NamesChildOf(runFork.From) {
+		h.log.WarnContext(ctx, "fork's child: the parent's child pointer names no child of the parent at its seq; the child's calls run",
+			"forked_from", runFork.From, "step", c.Step, "seq", string(p.Seq), "child_run_id", p.ChildRunID)
+		return review.ForkOrigin{}, nil
+	}
+	return review.ForkOrigin{From: theirs[k].ChildRunID, RerunReads: runFork.RerunReads}, nil
+}
+
+// recordChildPointer records, for a payload that names its step, the
+// run's child pointer to res's child (dynamo.Store.RecordChildPointer),
+// after the child's start record: a fork of the run forks its own
+// children from it. A pointer of a later attempt there already is
+// REVIEW_FORBIDDEN; a ledger failure REVIEW_UNAVAILABLE.
+func (h *Handler) recordChildPointer(ctx context.Context, c *tool.ChildStart, res tool.ChildStartResult) error {
+	if c.Step == "" {
+		return nil
+	}
+	err := h.store.RecordChildPointer(ctx, c.ParentRunID, review.ChildPointer{Step: c.Step, Seq: c.Seq, ChildRunID: res.ExecutionARN, Attempt: res.Attempt})
+	switch {
+	case errors.Is(err, dynamo.ErrLaterChild):
+		return review.Errorf(review.CodeForbidden, "the run's child of step %s at seq %s is recorded for a later attempt than %d", c.Step, c.Seq, res.Attempt)
+	case err != nil:
+		return review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+	}
+	return nil
 }
 
 // releaseChild answers a start under res's name that found the name in
@@ -511,7 +585,9 @@ func nextChildAttempt(c *tool.ChildStart, res tool.ChildStartResult, heldBy stri
 
 // childCheck answers a child run's start Task: the run's start is the
 // record its parent wrote for this execution ARN, if the execution's input
-// is the one recorded; it returns the parent's starter and end-user scope.
+// is the one recorded; it returns the parent's starter and end-user scope,
+// and, for a fork's child, the child it is forked from and rerun_reads
+// (childFork).
 func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	c, err := review.DecodeChildCheck(payload)
 	if err != nil {
@@ -549,8 +625,10 @@ func (h *Handler) childCheck(ctx context.Context, payload json.RawMessage) (json
 	if err := h.checkStarter(ctx, arn, rec.Starter); err != nil {
 		return nil, err
 	}
-	h.log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter, "end_user_scope", rec.EndUserScope)
-	return json.Marshal(tool.StartResult{Starter: rec.Starter, EndUser: review.EndUserAnswer(rec.EndUserScope)})
+	h.log.InfoContext(ctx, "child run start verified", "execution_arn", arn, "parent_run_id", rec.ParentRunID, "starter", rec.Starter, "end_user_scope", rec.EndUserScope,
+		"forked_from", rec.Fork.From)
+	return json.Marshal(tool.StartResult{Starter: rec.Starter, EndUser: review.EndUserAnswer(rec.EndUserScope),
+		ForkedFrom: rec.Fork.ForkedFromAnswer(), RerunReads: rec.Fork.RerunReads})
 }
 
 // checkStarter refuses a recorded starter of an account other than the

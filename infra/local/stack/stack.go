@@ -371,8 +371,10 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		// and the park decider: who may cancel any park, and approve or
 		// reject an ungated step's (docs/parking.md); as the credential
 		// admin, it also resumes a park of a toolset's or an end user's
-		// credential.
+		// credential. run.fork admits the runs of the stage's state
+		// machines only.
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL,
+			"TOOLGATE_STAGE":               Stage,
 			park.EnvOperators:              `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
 			park.EnvDeciders:               `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
 			publishapi.EnvCredentialAdmins: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}

@@ -95,7 +95,17 @@ func (r *recorder) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...f
 	for _, e := range []*string{in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression} {
 		names = append(names, table.ExpressionAttributes(e, in.ExpressionAttributeNames)...)
 	}
-	r.add(request{Action: table.Query, Index: aws.ToString(in.IndexName), Attributes: names, Whole: in.ProjectionExpression == nil,
+	// A Query of the table: its partition key is the key condition's
+	// value that starts with a kind's prefix (a sort key's begins_with
+	// value starts with none).
+	pk := ""
+	for _, v := range in.ExpressionAttributeValues {
+		if sv, ok := v.(*types.AttributeValueMemberS); ok && in.IndexName == nil &&
+			slices.ContainsFunc(table.Prefixes(), func(p string) bool { return strings.HasPrefix(sv.Value, p) }) {
+			pk = sv.Value
+		}
+	}
+	r.add(request{Action: table.Query, PK: pk, Index: aws.ToString(in.IndexName), Attributes: names, Whole: in.ProjectionExpression == nil,
 		Consistent: aws.ToBool(in.ConsistentRead)})
 	return r.API.Query(ctx, in, opts...)
 }
@@ -191,8 +201,13 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 			[]want{{sid: "RecordStarts", attributes: []string{"expires_at", "pk", "sk", "starter"}}}},
 		{"Starter", func() error { _, err := s.Starter(ctx, runARN(nStart)); return err }, []want{{sid: "ReadStarts"}}},
 		{"RecordChildStart", func() error { return s.RecordChildStart(ctx, childARN(nChildTaken), childRecord(nChildTaken)) },
-			[]want{{sid: "RecordStarts", attributes: []string{"child_started_at", "end_user_scope", "expires_at", "input_digest", "parent_run_id", "pk", "released_at",
-				"sk", "starter", "state_machine_arn"}}}},
+			[]want{{sid: "RecordStarts", attributes: []string{"child_started_at", "end_user_scope", "expires_at", "forked_from", "input_digest", "parent_run_id", "pk", "released_at",
+				"rerun_reads", "sk", "starter", "state_machine_arn"}}}},
+		{"RecordChildPointer", func() error {
+			return s.RecordChildPointer(ctx, runARN(nStart), review.ChildPointer{Step: "open", Seq: "4.1.2", ChildRunID: childARN(nChildTaken)})
+		}, []want{{sid: "RecordChildPointers", attributes: []string{"child_attempt", "child_run_id", "expires_at", "pk", "sk"}}}},
+		{"ChildPointers", func() error { _, err := s.ChildPointers(ctx, runARN(nStart), "open", []int64{1}); return err },
+			[]want{{sid: "ReadChildPointers", attributes: []string{"child_attempt", "child_run_id", "pk", "sk"}}}},
 		{"RecordRunStart with an end user", func() error {
 			return s.RecordRunStart(ctx, runARN(nStart)+"-eu", requester, "sha256:"+strings.Repeat("0", 64), review.EndUserRecord{ID: "customer-1", Scope: "end_user:" + strings.Repeat("a", 64)})
 		}, []want{{sid: "RecordStarts", attributes: []string{"deadline", "end_user", "end_user_scope", "expires_at", "input_digest", "pk", "sk", "starter"}}}},

@@ -62,6 +62,12 @@ type childStartItem struct {
 	// execution under its name was not the parent's child, and none may
 	// take the record after; only ReleaseChildStart writes it.
 	ReleasedAt string `dynamodbav:"released_at,omitempty"`
+	// ForkedFrom and RerunReads are, on a fork's child's record, the
+	// parent's parent's child it is forked from and the parent's
+	// rerun_reads (review.ChildRecord Fork); on a fork's run start, its
+	// parent and --rerun-reads (runStartItem). Absent otherwise.
+	ForkedFrom string `dynamodbav:"forked_from,omitempty"`
+	RerunReads bool   `dynamodbav:"rerun_reads,omitempty"`
 }
 
 // runStartItem is the start record toolgate run asks for before it starts
@@ -104,9 +110,6 @@ type storedStart struct {
 	// EndUser and EndUserSkipped are a run start's (runStartItem).
 	EndUser        string `dynamodbav:"end_user,omitempty"`
 	EndUserSkipped string `dynamodbav:"end_user_skipped,omitempty"`
-	// ForkedFrom and RerunReads are a fork's run start's.
-	ForkedFrom string `dynamodbav:"forked_from,omitempty"`
-	RerunReads bool   `dynamodbav:"rerun_reads,omitempty"`
 }
 
 // getStart reads executionARN's start item, whatever its kind
@@ -197,15 +200,17 @@ func (s *Store) RunStart(ctx context.Context, executionARN string) (review.RunSt
 
 // RecordChildStart records, for a child execution a parent's workflow
 // step is about to start, the parent's verified starter, the parent's run
-// id, the digest of the child's input and the parent's end-user scope
-// (one conditional PutItem on the child's start item). Recording the
+// id, the digest of the child's input, the parent's end-user scope and,
+// for a fork's child, the child it is forked from and rerun_reads
+// (rec.Fork) (one conditional PutItem on the child's start item). Recording the
 // same again is a no-op (a retried Task); anything else already recorded
 // for that ARN is review.ErrStartConflict.
 func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec review.ChildRecord) error {
 	start := newStart(childARN, rec.Starter, s.now())
 	start.EndUserScope = rec.EndUserScope
 	item, err := attributevalue.MarshalMap(childStartItem{startItem: start,
-		ParentRunID: rec.ParentRunID, InputDigest: rec.InputDigest, StateMachineARN: rec.StateMachineARN})
+		ParentRunID: rec.ParentRunID, InputDigest: rec.InputDigest, StateMachineARN: rec.StateMachineARN,
+		ForkedFrom: rec.Fork.From, RerunReads: rec.Fork.RerunReads})
 	if err != nil {
 		return fmt.Errorf("child start item of %s: %w", childARN, err)
 	}
@@ -216,11 +221,19 @@ func (s *Store) RecordChildStart(ctx context.Context, childARN string, rec revie
 	if rec.EndUserScope != "" {
 		sameEndUser = startAttr("end_user_scope").Equal(expression.Value(rec.EndUserScope))
 	}
+	sameFork := expression.AttributeNotExists(startAttr("forked_from"))
+	if rec.Fork.From != "" {
+		sameFork = startAttr("forked_from").Equal(expression.Value(rec.Fork.From))
+	}
+	sameRerun := expression.AttributeNotExists(startAttr("rerun_reads"))
+	if rec.Fork.RerunReads {
+		sameRerun = startAttr("rerun_reads").Equal(expression.Value(true))
+	}
 	same := startAttr("starter").Equal(expression.Value(rec.Starter)).And(
 		startAttr("parent_run_id").Equal(expression.Value(rec.ParentRunID)),
 		startAttr("input_digest").Equal(expression.Value(rec.InputDigest)),
 		startAttr("state_machine_arn").Equal(expression.Value(rec.StateMachineARN)),
-		sameEndUser,
+		sameEndUser, sameFork, sameRerun,
 		expression.AttributeNotExists(startAttr("child_started_at")),
 		expression.AttributeNotExists(startAttr("released_at")))
 	err = s.put(ctx, item, notExists().Or(same), "")
@@ -245,7 +258,8 @@ func (s *Store) ChildStart(ctx context.Context, childARN string) (review.ChildRe
 		return review.ChildRecord{}, review.ErrNotFound
 	}
 	return review.ChildRecord{Starter: c.Starter, ParentRunID: c.ParentRunID, InputDigest: c.InputDigest,
-		StateMachineARN: c.StateMachineARN, StartedAt: c.ChildStartedAt, EndUserScope: c.EndUserScope}, nil
+		StateMachineARN: c.StateMachineARN, StartedAt: c.ChildStartedAt, EndUserScope: c.EndUserScope,
+		Fork: review.ForkOrigin{From: c.ForkedFrom, RerunReads: c.RerunReads}}, nil
 }
 
 // TakeChildStart marks the parent's record for childARN as taken by the
@@ -305,14 +319,16 @@ func (s *Store) ReleaseChildStart(ctx context.Context, childARN, parentRunID str
 }
 
 // Start returns executionARN's start record, whatever its kind: its
-// starter and end-user scope (consistent read), or ErrNotFound. A
-// workflow step's child takes both from its parent's.
+// starter, end-user scope and forked_from (consistent read), or
+// ErrNotFound. A workflow step's child takes the first two from its
+// parent's, and is forked from a child of the parent's forked_from.
 func (s *Store) Start(ctx context.Context, executionARN string) (review.StartRecord, error) {
 	c, err := s.getStart(ctx, executionARN)
 	if err != nil {
 		return review.StartRecord{}, err
 	}
-	return review.StartRecord{Starter: c.Starter, EndUserScope: c.EndUserScope, EndUser: c.EndUser}, nil
+	return review.StartRecord{Starter: c.Starter, EndUserScope: c.EndUserScope, EndUser: c.EndUser,
+		Fork: review.ForkOrigin{From: c.ForkedFrom, RerunReads: c.RerunReads}}, nil
 }
 
 // Starter returns the recorded starter of executionARN (consistent read),
