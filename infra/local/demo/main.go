@@ -274,7 +274,11 @@ func run(ctx context.Context) error {
 	if err := credentialsDemo(ctx, st, sf); err != nil {
 		return err
 	}
-	if err := parkedCall(ctx, st, sf, hooks, sub); err != nil {
+	parked, parkedSolution, err := parkedCall(ctx, st, sf, hooks, sub)
+	if err != nil {
+		return err
+	}
+	if err := forkParked(ctx, st, sf, parked, parkedSolution); err != nil {
 		return err
 	}
 	if err := disableHooks(st, sub); err != nil {
@@ -283,7 +287,7 @@ func run(ctx context.Context) error {
 	if err := showTrace(ctx, st, sf, arn); err != nil {
 		return err
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded; the parked call waited for its approval and was sent once, under the key it parked with.")
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded; the parked call waited for its approval and was sent once, under the key it parked with, and its run's fork reused it without calling the server again.")
 	return nil
 }
 

@@ -41,29 +41,30 @@ const parkWait = time.Minute
 // the run's starter could too) lists it and approves it, and the call is
 // sent once,
 // under the key it had when it parked. The server's description is put
-// back at the end. An error names what differed.
-func parkedCall(ctx context.Context, st *stack.Stack, sf *sfn.Client, h *hookreceiver.Receiver, sub hookreceiver.Subscription) error {
+// back at the end. It returns the run's execution ARN and its Solution
+// file (what forkParked forks). An error names what differed.
+func parkedCall(ctx context.Context, st *stack.Stack, sf *sfn.Client, h *hookreceiver.Receiver, sub hookreceiver.Subscription) (arn, solution string, err error) {
 	dir := filepath.Join(st.Dir, "toolsets")
 	var lock struct{ ID string }
 	if b, err := os.ReadFile(filepath.Join(dir, "mcp-demo.lock.json")); err != nil || json.Unmarshal(b, &lock) != nil || lock.ID == "" {
-		return fmt.Errorf("parked call: the mcp-demo lock is not readable: %v", err)
+		return "", "", fmt.Errorf("parked call: the mcp-demo lock is not readable: %v", err)
 	}
-	solution := filepath.Join(dir, "crm-lookup-parked.yaml")
+	solution = filepath.Join(dir, "crm-lookup-parked.yaml")
 	if err := os.WriteFile(solution, stack.LookupSolution("crm-lookup-parked", lock.ID), 0o644); err != nil {
-		return err
+		return "", "", err
 	}
 	step("a parked call: crm-lookup-parked looks a customer up on %s", lock.ID)
 	if _, err := toolgate("publish", solution, "--toolsets", dir, "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
-		return err
+		return "", "", err
 	}
 
 	step("the MCP server changes crm's lookup_customer (its description) after the toolset pinned it")
 	before, err := st.MCP.Definition(mcpserver.LookupCustomer)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	if err := st.MCP.SetDescription(mcpserver.LookupCustomer, parkedDescription); err != nil {
-		return err
+		return "", "", err
 	}
 	defer st.MCP.SetDescription(mcpserver.LookupCustomer, before.Description)
 	fmt.Printf("  %q\n  → %q\n", before.Description, parkedDescription)
@@ -71,58 +72,58 @@ func parkedCall(ctx context.Context, st *stack.Stack, sf *sfn.Client, h *hookrec
 	step("a run calls it: mcp-call finds the definition changed, sends nothing and parks the call; the run waits in lookup-park")
 	input := filepath.Join(dir, "parked-input.json")
 	if err := os.WriteFile(input, []byte(`{"customer_id": "C-3"}`+"\n"), 0o644); err != nil {
-		return err
+		return "", "", err
 	}
 	calls := len(st.MCP.Calls())
-	arn, err := startRun(st, "crm-lookup-parked", input, fmt.Sprintf("parked-%d", time.Now().Unix()))
+	arn, err = startRun(st, "crm-lookup-parked", input, fmt.Sprintf("parked-%d", time.Now().Unix()))
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	if err := followToPark(ctx, sf, arn, "lookup"); err != nil {
-		return err
+		return "", "", err
 	}
 	decision := st.Endpoints["review-decision"]
 	p, err := awaitPark(ctx, decision, arn)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	if _, err := toolgate("parked", "list", "--endpoint", decision, "--as", stack.CredentialAdmin); err != nil {
-		return err
+		return "", "", err
 	}
 	if _, err := toolgate("parked", "show", p.ParkID, "--endpoint", decision, "--as", stack.CredentialAdmin); err != nil {
-		return err
+		return "", "", err
 	}
 
 	step("the event the subscriber got, its signature verified with the subscription's secret")
 	line, err := parkEvent(ctx, h, sub, p.ParkID)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	fmt.Println("  " + line)
 
 	step("%s, the stack's park decider, approves it (an ungated step's park: the run's starter or a park decider decides it): the call runs against the server's current definition", stack.CredentialAdmin)
 	if _, err := toolgate("parked", "approve", p.ParkID, "--endpoint", decision, "--as", stack.CredentialAdmin); err != nil {
-		return err
+		return "", "", err
 	}
 	outcome, err := follow(ctx, sf, arn, parkWait, false)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 
 	step("the run's ledger: the PARKED row and the call, under one key, which the server received once")
 	if _, err := toolgate("ledger", arn, "--endpoint", st.Dynamo.Endpoint(), "--table", stack.Table); err != nil {
-		return err
+		return "", "", err
 	}
 	rows, err := ledgerRows(st, arn)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	sent := st.MCP.Calls()[calls:]
 	for _, c := range sent {
 		key, _ := c.Meta[mcpmeta.IdempotencyKey].(string)
 		fmt.Printf("  the MCP server received tools/call %s with _meta %s %s\n", c.Tool, mcpmeta.IdempotencyKey, key)
 	}
-	return checkParkedCall(outcome, rows, sent, p)
+	return arn, solution, checkParkedCall(outcome, rows, sent, p)
 }
 
 // checkParkedCall is the parked-call demo's verdict: the run SUCCEEDED;
