@@ -13,6 +13,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
@@ -25,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/table"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -341,6 +345,30 @@ func TestForkRepeatsNoEffectOfItsParent(t *testing.T) {
 			t.Fatalf("the fork's child row %+v, want parent %s", r, fork)
 		}
 	})
+}
+
+// forkRecorded fails t unless parent's fork item (docs/fork.md) names
+// fork, forked by the starter, and says run.fork stopped the parent
+// (parent_status RUNNING), and the parent's execution was stopped.
+func (e *env) forkRecorded(t *testing.T, parent, fork string) {
+	t.Helper()
+	out, err := local.DynamoDB(e.st.Dynamo.Endpoint()).GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String(stack.Table),
+		Key:            map[string]types.AttributeValue{table.PK: &types.AttributeValueMemberS{Value: table.Fork.Key(parent)}, table.SK: &types.AttributeValueMemberS{Value: table.ForkSK}},
+		ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var item struct {
+		ForkRunID    string `dynamodbav:"fork_run_id"`
+		ForkedBy     string `dynamodbav:"forked_by"`
+		ParentStatus string `dynamodbav:"parent_status"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &item); err != nil || item.ForkRunID != fork || item.ForkedBy != local.LocalPrincipal(starter) || item.ParentStatus != "RUNNING" {
+		t.Fatalf("the fork item of %s: %+v (%v), want fork %s by %s of a RUNNING parent", parent, item, err, fork, local.LocalPrincipal(starter))
+	}
+	if s := e.status(t, parent); s != sfntypes.ExecutionStatusAborted {
+		t.Fatalf("the parent is %s, want ABORTED", s)
+	}
 }
 
 // signAs is a caller proof of the local name as for b, as the CLI signs
