@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -54,9 +55,8 @@ func forkParked(ctx context.Context, st *stack.Stack, sf *sfn.Client, parent, so
 // Solution file solution under execution name name, as the demo's author
 // (the parked run's starter).
 func forkArgs(st *stack.Stack, parent, solution, name string) []string {
-	return []string{"fork", parent, "--solution", solution, "--name", name, "--toolsets", st.Dir + "/toolsets",
-		"--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile,
-		"--publish-endpoint", st.Endpoints["publish"], "--decision-endpoint", st.Endpoints["review-decision"], "--as", author}
+	return []string{"fork", parent, "--solution", solution, "--name", name, "--toolsets", filepath.Join(st.Dir, "toolsets"),
+		"--endpoint", st.SFN.Endpoint(), "--stage", stack.Stage, "--params", st.ParamsFile, "--as", author}
 }
 
 // checkFork is the fork demo's verdict: the fork SUCCEEDED; its one row

@@ -47,8 +47,7 @@ import (
 func (e *env) forkCLI(t *testing.T, as, parent, solution string, more ...string) (string, int) {
 	t.Helper()
 	args := append([]string{"fork", parent, "--solution", solution,
-		"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile,
-		"--publish-endpoint", e.st.Endpoints["publish"], "--decision-endpoint", e.decisionEndpoint(), "--as", as}, more...)
+		"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", as}, more...)
 	var out syncBuffer
 	code := e.cliRun(args, &out, &out)
 	t.Logf("toolgate fork %s as %s: exit %d\n%s", parent, as, code, out.String())
