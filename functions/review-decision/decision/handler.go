@@ -50,10 +50,9 @@ type Config struct {
 // (publishapi.EnvCredentialAdmins), who may resume a credentials park of
 // a toolset's or an end user's scope; the fork operators
 // (EnvForkOperators, a list of the same form) and the stage
-// (tool.EnvStage) and region (AWS_REGION) whose runs run.fork admits.
-// a toolset's or an end user's scope, and the reconcilers
-// (review.EnvReconcilers, a JSON list as park.EnvOperators; unset, the
-// park operators).
+// (tool.EnvStage) and region (AWS_REGION) whose runs run.fork admits;
+// and the reconcilers (review.EnvReconcilers, a JSON list as
+// park.EnvOperators; unset, the park operators).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Table: getenv(review.EnvTable)}
 	if cfg.Table == "" {
