@@ -372,9 +372,10 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		// reject an ungated step's (docs/parking.md); as the credential
 		// admin, it also resumes a park of a toolset's or an end user's
 		// credential. run.fork admits the runs of the stage's state
-		// machines only.
+		// machines only, and waits 3 s after it stopped a running parent
+		// (the functions' Init phase is local; docs/fork.md).
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL,
-			"TOOLGATE_STAGE":               Stage,
+			"TOOLGATE_STAGE": Stage, "TOOLGATE_FORK_STOP_GRACE_SECONDS": "3",
 			park.EnvOperators:              `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
 			park.EnvDeciders:               `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
 			publishapi.EnvCredentialAdmins: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
