@@ -44,8 +44,8 @@ const MaxReconcileReason = 1000
 // reason: a control character other than newline and tab (as a review's
 // reason may hold none), or a bidirectional embedding, override,
 // isolate or mark (U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which
-// reorder what a person reading the reason sees (Unicode Standard Annex
-// #9) so that "not applied" could show as something else.
+// reorder what a person reading the reason sees (the Unicode
+// Bidirectional Algorithm, UAX 9) so that "not applied" could show as something else.
 func HiddenInReason(r rune) bool {
 	switch {
 	case r < 0x20:

@@ -71,6 +71,7 @@ steps:
   - id: lookup
     tool: crm.lookup_customer
     with: {customer_id: "C-1"}
+    output_limit_bytes: 16384
     next: ticket
   - id: ticket
     tool: create-ticket
