@@ -54,33 +54,23 @@ func (s *Store) RowReview(ctx context.Context, r *park.Park) (string, error) {
 // GetItem projecting forked_from only. "" when the run is no fork or has
 // no start record.
 func (s *Store) ForkedFrom(ctx context.Context, runID string) (string, error) {
-	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Start.Names("forked_from")[0]))).Build()
-	if err != nil {
-		return "", err
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{
-			table.PK: &types.AttributeValueMemberS{Value: table.Start.Key(runID)},
-			table.SK: &types.AttributeValueMemberS{Value: table.Start.SKValue},
-		},
-		ProjectionExpression: ex.Projection(), ExpressionAttributeNames: ex.Names()})
-	if err != nil {
-		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
-	}
-	var it struct {
-		ForkedFrom string `dynamodbav:"forked_from"`
-	}
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
-	}
-	return it.ForkedFrom, nil
+	return s.startString(ctx, runID, "forked_from")
 }
 
 // Starter returns the recorded starter of the run runID (its start
 // record; a workflow step's child holds its parent's): one consistent
 // GetItem projecting starter only. "" when the run has no start record.
 func (s *Store) Starter(ctx context.Context, runID string) (string, error) {
-	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(table.Start.Names("starter")[0]))).Build()
+	return s.startString(ctx, runID, "starter")
+}
+
+// startString reads the string attribute name of runID's start item with
+// one consistent GetItem projecting it alone (access ReadParkStarters):
+// "" when the item, or the attribute, is absent; an error when the
+// request fails or the attribute is not a string.
+func (s *Store) startString(ctx context.Context, runID, name string) (string, error) {
+	attr := table.Start.Names(name)[0]
+	ex, err := expression.NewBuilder().WithProjection(expression.NamesList(expression.Name(attr))).Build()
 	if err != nil {
 		return "", err
 	}
@@ -93,11 +83,11 @@ func (s *Store) Starter(ctx context.Context, runID string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
 	}
-	var it struct {
-		Starter string `dynamodbav:"starter"`
+	var v string
+	if av, ok := out.Item[attr]; ok {
+		if err := attributevalue.Unmarshal(av, &v); err != nil {
+			return "", fmt.Errorf("read the start record of %s: %s: %w", runID, attr, err)
+		}
 	}
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return "", fmt.Errorf("read the start record of %s: %w", runID, err)
-	}
-	return it.Starter, nil
+	return v, nil
 }
