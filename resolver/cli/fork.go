@@ -411,32 +411,8 @@ func Unreached(calls []review.ForkCall, sol *resolver.Solution) []review.ForkCal
 // (review.StartBindingOf), and no end user (the fork acts for the
 // parent's, docs/fork.md).
 func (a *app) recordForkStart(ctx context.Context, pl *platform, p *prover, executionARN, digest, parent string, rerunReads bool, stderr io.Writer) error {
-	target, err := pl.params.Get(ctx, deployment.StartFunctionParam(pl.p.stage))
-	if err != nil {
-		return fmt.Errorf("review-request's start alias: %w", err)
-	}
-	endpoint, fn := "", target
-	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
-		endpoint, fn = target, rieFunctionName
-	}
 	req := review.StartRequest{Action: review.StartAction, ExecutionARN: executionARN, InputDigest: digest, ForkedFrom: parent, RerunReads: rerunReads}
-	if req.Proof, err = p.sign(ctx, review.StartBindingOf(&req)); err != nil {
-		return fmt.Errorf("sign the start request: %w", err)
-	}
-	payload, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	out, errType, errMsg, err := a.invokeLambda(ctx, endpoint, fn, payload)
-	switch {
-	case err != nil:
-		return err
-	case errType != "":
-		return fmt.Errorf("%s: %s", errType, errMsg)
-	}
-	var ans review.StartAnswer
-	if json.Unmarshal(out, &ans) == nil && ans.EndUserSkipped != "" {
-		fmt.Fprintf(stderr, "toolgate fork: warning: the fork does not act for the run's end user: %s\n", ans.EndUserSkipped)
-	}
-	return nil
+	return a.sendStart(ctx, pl, p, req, func(skipped string) {
+		fmt.Fprintf(stderr, "toolgate fork: warning: the fork does not act for the run's end user: %s\n", skipped)
+	})
 }

@@ -359,14 +359,24 @@ func (a *app) runRun(cmd *cobra.Command, pos []string, o *runOptions) int {
 	return ExitErrors
 }
 
-// recordStart asks review-request's start alias (deployment.StartFunctionParam:
-// its ARN, or on the local stack its instance's URL under the RIE) for the
-// start record of executionARN with the whole execution input's digest,
-// and the end user asked for ("" for none), with a caller proof p signs
-// for exactly that (review.StartBindingFor). An end user the record
-// skipped is a warning on stderr (the run starts without one). An error
-// says why nothing was recorded; the proof is never in it.
+// recordStart asks review-request's start alias (sendStart) for the start
+// record of executionARN with the whole execution input's digest, and the
+// end user asked for ("" for none). An end user the record skipped is a
+// warning on stderr (the run starts without one).
 func (a *app) recordStart(ctx context.Context, pl *platform, p *prover, executionARN, digest, endUser string, stderr io.Writer) error {
+	req := review.StartRequest{Action: review.StartAction, ExecutionARN: executionARN, InputDigest: digest, EndUser: endUser}
+	return a.sendStart(ctx, pl, p, req, func(skipped string) {
+		fmt.Fprintf(stderr, "toolgate run: warning: the run does not act for end user %s: %s\n", endUser, skipped)
+	})
+}
+
+// sendStart sends req, signed with a caller proof p makes for exactly it
+// (review.StartBindingOf: a run's start, or a fork's with its parent and
+// rerun_reads), to review-request's start alias (deployment.StartFunctionParam:
+// its ARN, or on the local stack its instance's URL under the RIE), and
+// calls skipped with the reason when the record skipped the end user. An
+// error says why nothing was recorded; the proof is never in it.
+func (a *app) sendStart(ctx context.Context, pl *platform, p *prover, req review.StartRequest, skipped func(reason string)) error {
 	target, err := pl.params.Get(ctx, deployment.StartFunctionParam(pl.p.stage))
 	if err != nil {
 		return fmt.Errorf("review-request's start alias: %w", err)
@@ -375,8 +385,7 @@ func (a *app) recordStart(ctx context.Context, pl *platform, p *prover, executio
 	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
 		endpoint, fn = target, rieFunctionName
 	}
-	req := review.StartRequest{Action: review.StartAction, ExecutionARN: executionARN, InputDigest: digest, EndUser: endUser}
-	if req.Proof, err = p.sign(ctx, review.StartBindingFor(executionARN, digest, endUser)); err != nil {
+	if req.Proof, err = p.sign(ctx, review.StartBindingOf(&req)); err != nil {
 		return fmt.Errorf("sign the start request: %w", err)
 	}
 	payload, err := json.Marshal(req)
@@ -392,7 +401,7 @@ func (a *app) recordStart(ctx context.Context, pl *platform, p *prover, executio
 	}
 	var ans review.StartAnswer
 	if json.Unmarshal(out, &ans) == nil && ans.EndUserSkipped != "" {
-		fmt.Fprintf(stderr, "toolgate run: warning: the run does not act for end user %s: %s\n", endUser, ans.EndUserSkipped)
+		skipped(ans.EndUserSkipped)
 	}
 	return nil
 }

@@ -797,12 +797,11 @@ func TestReviewTimeout(t *testing.T) {
 	}
 }
 
-// send-email killed after SES accepted the message and before the record
-// completed: the run fails without a retry; the same key once the lease has
-// passed (a redrive) is refused; the ledger shows UNKNOWN and SES holds one
-// e-mail.
-func TestCrashAfterSend(t *testing.T) {
-	t.Parallel() // a stack of its own (startEnv)
+// crashingSendEmail is the stack's bootstraps with send-email built with
+// the crashtest tag (functions/send-email/hook_crashtest.go): killed right
+// after SES accepted a message when TOOLGATE_TEST_CRASH_AFTER_SEND=1.
+func crashingSendEmail(t *testing.T) map[string]string {
+	t.Helper()
 	root, err := local.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -813,6 +812,16 @@ func TestCrashAfterSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	bootstraps["send-email"] = crashing
+	return bootstraps
+}
+
+// send-email killed after SES accepted the message and before the record
+// completed: the run fails without a retry; the same key once the lease has
+// passed (a redrive) is refused; the ledger shows UNKNOWN and SES holds one
+// e-mail.
+func TestCrashAfterSend(t *testing.T) {
+	t.Parallel() // a stack of its own (startEnv)
+	bootstraps := crashingSendEmail(t)
 	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler, Bootstraps: bootstraps,
 		Env: map[string]string{"TOOLGATE_TEST_CRASH_AFTER_SEND": "1", "TOOLGATE_LEASE_SECONDS": "2"}})
 	e.publish(t, "e2e-digest", strings.Replace(reviewedDigest, "TIMEOUT", "600", 1))

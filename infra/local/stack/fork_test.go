@@ -437,16 +437,7 @@ steps:
 // build with 2 s leases.
 func TestForkRunsPastParksAndUnknownOutcomesOnceReconciled(t *testing.T) {
 	t.Parallel() // a stack of its own (startEnv)
-	root, err := local.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bootstraps := sharedBootstraps(t)
-	crashing := filepath.Join(t.TempDir(), "bootstrap")
-	if err := local.BuildBootstrap(t.Context(), filepath.Join(root, "functions", "send-email"), crashing, "crashtest"); err != nil {
-		t.Fatal(err)
-	}
-	bootstraps["send-email"] = crashing
+	bootstraps := crashingSendEmail(t)
 	armed := filepath.Join(t.TempDir(), "crash-armed")
 	e := startEnv(t, stack.StackOptions{DataHandler: newDataServer().handler, Bootstraps: bootstraps,
 		Env: map[string]string{"TOOLGATE_TEST_CRASH_AFTER_SEND": "1", "TOOLGATE_TEST_CRASH_ARMED": armed, "TOOLGATE_LEASE_SECONDS": "2",
