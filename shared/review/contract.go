@@ -244,8 +244,11 @@ type View struct {
 	// takes one of their recorded results instead of running, if its
 	// tool, destination, pinned schemas, options, loop index path and
 	// occurrence match too, which the dispatcher decides at the call
-	// (docs/fork.md, "Reviews in a fork"). Empty: no completed parent call
-	// has that step and input, and the call runs once approved.
+	// (docs/fork.md, "Reviews in a fork"). A key names the parent's
+	// execution ARN: only a reviewer who may fork the parent (its starter
+	// or a fork operator) is shown keys; any other is shown "seq <seq>"
+	// for each, the parent withheld. Empty: no completed parent call has
+	// that step and input, and the call runs once approved.
 	Reuses []string `json:"reuses,omitempty"`
 	// Requester asked for the review and may not decide it.
 	Requester string `json:"requester,omitempty"`

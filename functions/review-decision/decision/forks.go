@@ -309,15 +309,21 @@ func (l LedgerReconciliations) Reconciled(ctx context.Context, key string) (bool
 	return true, nil
 }
 
-// reusable is what review show says of a review of a fork's call
+// reusable is what review show says to who of a review of a fork's call
 // (review.View Reuses; docs/fork.md, "Reviews in a fork"): the keys of
 // the parent run's COMPLETED calls of the reviewed step with the reviewed
 // input digest, in the parent's seq order; none for a review of a run
-// that is no fork, or a direct-lane review. Two reads at most: the run's
-// start record (forked_from) and the parent's calls (RunCalls, never a
-// result). The review is requested again in every fork: reviews are never
-// reused, only the calls they approve may be.
-func (s *Service) reusable(ctx context.Context, r *review.Review) ([]string, error) {
+// that is no fork, or a direct-lane review. A key names the parent's
+// execution ARN, which a reviewer of the fork's call is not thereby
+// entitled to learn (the parent may be another Solution's run, with other
+// reviewers): only a reviewer who may fork the parent (mayFork: its
+// starter or a fork operator) is shown the keys; any other is shown the
+// parent calls' seqs ("seq 4"), which say as much of what the approval
+// leads to. Three reads at most: the run's start record (forked_from),
+// the parent's calls (RunCalls, never a result) and, when some are
+// listed, the parent's starter. The review is requested again in every
+// fork: reviews are never reused, only the calls they approve may be.
+func (s *Service) reusable(ctx context.Context, who review.Caller, r *review.Review) ([]string, error) {
 	f := s.forks
 	if f.Origins == nil || f.Calls == nil || !strings.HasPrefix(r.RunID, "arn:") {
 		return nil, nil
@@ -330,11 +336,27 @@ func (s *Service) reusable(ctx context.Context, r *review.Review) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	var keys []string
+	var found []ledger.CallState
 	for _, c := range calls {
 		if c.State == ledger.StateCompleted && c.Step == r.Of && c.InputDigest == r.InputDigest {
-			keys = append(keys, c.Key)
+			found = append(found, c)
 		}
 	}
-	return keys, nil
+	if len(found) == 0 {
+		return nil, nil
+	}
+	starter := ""
+	if f.Starters != nil {
+		if starter, err = f.Starters.Starter(ctx, parent); err != nil {
+			return nil, err
+		}
+	}
+	keys := s.mayFork(who, starter).Allowed
+	out := make([]string, len(found))
+	for i, c := range found {
+		if out[i] = c.Key; !keys {
+			out[i] = "seq " + string(c.Seq)
+		}
+	}
+	return out, nil
 }

@@ -317,8 +317,9 @@ func TestForkProofBindsRerunReads(t *testing.T) {
 // A review of a fork's call shows which of the parent's completed calls
 // its approved call will take instead of running: those of the reviewed
 // step with the reviewed input, in the parent's seq order; not a call of
-// another input, nor one whose outcome is unknown. A review of a run
-// that is no fork shows none.
+// another input, nor one whose outcome is unknown; by key only to a
+// reviewer who may fork the parent, by seq to any other, since a key names
+// the parent's execution. A review of a run that is no fork shows none.
 func TestAReviewInAForkShowsTheParentCallsItWouldReuse(t *testing.T) {
 	client, sm := startForkSFN(t)
 	s := newForkStack(t, client, sm)
@@ -357,6 +358,22 @@ func TestAReviewInAForkShowsTheParentCallsItWouldReuse(t *testing.T) {
 	second := call("4", r.InputDigest, ledger.StateCompleted)
 
 	res, err := s.do(t, "reviewer", decision.Request{Action: review.ActionShow, ReviewID: r.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reviewer neither started the parent nor may fork it: the keys,
+	// which name the parent's execution, are withheld; their seqs say
+	// what the approval leads to.
+	if got := res.(review.View).Reuses; strings.Join(got, ",") != "seq 1,seq 4" {
+		t.Fatalf("reuses %v shown to a reviewer who may not fork the parent, want [seq 1 seq 4]", got)
+	}
+	if got := fmt.Sprint(res.(review.View)); strings.Contains(got, parent) {
+		t.Fatalf("the view shown to a reviewer who may not fork the parent names it: %s", got)
+	}
+	// A reviewer who matches a fork operator is shown the keys.
+	s.deps.Forks.Policy.Operators = []string{principal("reviewer")}
+	s.svc = decision.NewService(s.deps)
+	res, err = s.do(t, "reviewer", decision.Request{Action: review.ActionShow, ReviewID: r.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

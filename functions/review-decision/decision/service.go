@@ -177,7 +177,7 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 			return who, nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 		}
 		v := review.NewView(r, s.store.Now(), true)
-		if v.Reuses, err = s.reusable(ctx, r); err != nil {
+		if v.Reuses, err = s.reusable(ctx, who, r); err != nil {
 			return who, nil, review.Wrap(review.CodeUnavailable, err, "the ledger is unavailable")
 		}
 		return who, v, nil
