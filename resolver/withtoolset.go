@@ -96,8 +96,12 @@ func scalarEnd(line string, start int) (int, string) {
 	if i := strings.IndexAny(line[start:], ",}]\r\n"); i >= 0 {
 		end = start + i
 	}
-	if i := strings.Index(line[start:end], " #"); i >= 0 {
-		end = start + i
+	// A comment starts at a "#" after a space or a tab (YAML 1.2.2
+	// §6.6, "Comments": s-separate-in-line is either).
+	for _, sep := range []string{" #", "\t#"} {
+		if i := strings.Index(line[start:end], sep); i >= 0 {
+			end = start + i
+		}
 	}
 	for end > start {
 		r, size := utf8.DecodeLastRuneInString(line[start:end])

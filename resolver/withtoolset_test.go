@@ -17,6 +17,9 @@ func TestWithToolsetReplacesOnlyTheToolsetsValue(t *testing.T) {
 		{"a.yaml", "solution: a\ntoolset: \"" + old + "\"  # pinned\n", "solution: a\ntoolset: \"" + id + "\"  # pinned\n"},
 		{"a.yaml", "solution: a\ntoolset: '" + old + "'\n", "solution: a\ntoolset: '" + id + "'\n"},
 		{"a.yaml", "solution: a\ntoolset: " + old + " # pinned\n", "solution: a\ntoolset: " + id + " # pinned\n"},
+		{"a.yaml", "solution: a\ntoolset: " + old + "\t# pinned\n", "solution: a\ntoolset: " + id + "\t# pinned\n"},
+		{"a.yaml", "solution: a\ntoolset:\n  " + old + "\n", "solution: a\ntoolset:\n  " + id + "\n"},
+		{"a.yaml", "solution: a\n\"toolset\": " + old + "\n", "solution: a\n\"toolset\": " + id + "\n"},
 		{"a.yaml", "{solution: a, toolset: " + old + ", version: 1}\n", "{solution: a, toolset: " + id + ", version: 1}\n"},
 		{"a.json", "{\"solution\": \"a\", \"toolset\": \"" + old + "\"}", "{\"solution\": \"a\", \"toolset\": \"" + id + "\"}"},
 		{"a.yaml", "# toolset: x\nsolution: é\ntoolset: " + old + "\n", "# toolset: x\nsolution: é\ntoolset: " + id + "\n"},
@@ -31,6 +34,15 @@ func TestWithToolsetReplacesOnlyTheToolsetsValue(t *testing.T) {
 		{"solution: a\ntoolset: [a]\n", id, "not a toolset id"},
 		{"solution: a\ntoolset: " + old + "\n", "ts_X", "is not a toolset id"},
 		{"solution: [\n", id, "does not parse"},
+		// An id carrying more than an id (a newline and another member,
+		// a quote, a comment) is refused before the source is touched.
+		{"solution: a\ntoolset: " + old + "\n", id + "\nsteps: []", "is not a toolset id"},
+		{"solution: a\ntoolset: " + old + "\n", id + "\"", "is not a toolset id"},
+		{"solution: a\ntoolset: " + old + "\n", id + " # x", "is not a toolset id"},
+		{"solution: a\ntoolset: " + old + "\n", strings.ToUpper(id), "is not a toolset id"},
+		// An alias would replace its anchor's value too: refused by the parser.
+		{"solution: &t " + old + "\ntoolset: *t\n", id, "anchors and aliases are not supported"},
+		{"solution: a\ntoolset: " + old + "\ntoolset: " + old + "\n", id, "appears twice"},
 	} {
 		_, err := WithToolset("a.yaml", []byte(c.src), c.id)
 		if err == nil || !strings.Contains(err.Error(), c.says) {
