@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -188,6 +189,9 @@ func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
 		"an attempt records a body":                          widen("RecordWebhookAttempts", func(a *Access) { a.Attributes = append(a.Attributes, "data") }),
 		"review-request decides a park":                      widen("UpdateParkTokens", func(a *Access) { a.Attributes = append(a.Attributes, "decided_by") }),
 		"review-decision moves a park's task token":          widen("DecideParks", func(a *Access) { a.Attributes = append(a.Attributes, "task_token") }),
+		"a tool writes a child pointer":                      widen("Calls", func(a *Access) { a.On = []*Kind{Call, Row, ReuseClaim, ChildPointer} }),
+		"a child pointer names any attribute":                widen("RecordChildPointers", func(a *Access) { a.Attributes = nil }),
+		"review-decision releases a child's start record":    widen("ReadParkStarters", func(a *Access) { a.Actions = []Action{GetItem, UpdateItem} }),
 	} {
 		if len(checkWrites(accesses, writeRules)) == 0 {
 			t.Errorf("%s: not caught", name)
@@ -244,5 +248,49 @@ func TestToolsReadNoParkTaskToken(t *testing.T) {
 				t.Errorf("%s: tool functions read a park's %s", a.Sid, n)
 			}
 		}
+	}
+}
+
+// startWriters are the principals with a write access to an item whose
+// partition key prefix is START#'s.
+func startWriters(accesses []Access) []string {
+	var out []string
+	for _, a := range accesses {
+		for _, act := range a.Actions {
+			if act != PutItem && act != UpdateItem && act != DeleteItem {
+				continue
+			}
+			for _, pre := range a.Prefixes() {
+				if !strings.HasPrefix(Start.Prefix, pre) && !strings.HasPrefix(pre, Start.Prefix) {
+					continue
+				}
+				for _, p := range a.By {
+					if p != ReviewRequest {
+						out = append(out, fmt.Sprintf("%s: %s may make %s on %s* items", a.Sid, p, act, pre))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Only review-request writes anything in a run's start partition. IAM's
+// dynamodb:LeadingKeys bounds a partition key prefix, never a sort key,
+// so a write access to any kind under START# (a start record, a child
+// pointer) would let its principal write child pointers too, and choose
+// whose results a fork's child reuses (docs/fork.md, "Child runs").
+func TestOnlyReviewRequestWritesTheStartPartition(t *testing.T) {
+	for _, b := range startWriters(Accesses) {
+		t.Error(b)
+	}
+	widened := slices.Clone(Accesses)
+	for i := range widened {
+		if widened[i].Sid == "ReadParkStarters" {
+			widened[i].Actions = []Action{GetItem, UpdateItem}
+		}
+	}
+	if len(startWriters(widened)) == 0 {
+		t.Error("review-decision updating start records is not caught")
 	}
 }
