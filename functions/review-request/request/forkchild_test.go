@@ -236,3 +236,74 @@ func TestAForksChildFollowsTheParentsLastAttempt(t *testing.T) {
 		t.Fatalf("forked from a pointer naming another run's child: %+v", got)
 	}
 }
+
+// Attacks on where a fork's child is forked from: a child of the same
+// step in another loop item, at another loop depth, of a step whose id
+// starts with this one's, or of another run that is not the fork's
+// parent, is never taken (the pointers' sort keys pad each loop index
+// and end the step id and the path with "#", so a begins_with Query reads
+// exactly one place). A payload whose seq names another loop item than
+// its child's input is refused before anything is read or recorded.
+func TestAForksChildIsNeverForkedFromAnotherPlacesChild(t *testing.T) {
+	ctx := t.Context()
+	fc := startForkChildEnv(t, false)
+	p, f := fc.p, fc.f
+	pItem1 := fc.mustRecord(t, p, "open", "4.1.1")
+	pNested := fc.mustRecord(t, p, "open", "4.1.2.3.1")
+	fc.mustRecord(t, p, "open_x", "2")
+	fc.mustRecord(t, p, "open", "4.10.1")
+	other := "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_parent:run-other"
+	if err := fc.store.RecordRunStart(ctx, other, forkStarter, startDigest, review.EndUserRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	fc.mustRecord(t, other, "open", "3")
+	fc.mustRecord(t, other, "opens", "3")
+
+	for _, c := range []struct {
+		name string
+		step string
+		seq  tool.Seq
+		want string
+	}{
+		{"the top level takes no loop item's child, nor another step's or run's", "open", "5", ""},
+		{"a step whose id is the start of another step id takes none", "ope", "6", ""},
+		{"loop item 1 takes item 1's, not item 10's", "open", "7.1.1", pItem1},
+		{"a nested loop takes the same nested path only", "open", "7.1.5.3.1", pNested},
+		{"a deeper path under item 1 takes none", "open", "8.1.2.4.1", ""},
+		{"loop item 100 takes none", "open", "9.100.1", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fc.forkedFrom(t, fc.mustRecord(t, f, c.step, c.seq)); got.From != c.want {
+				t.Fatalf("forked_from %+v, want %q", got, c.want)
+			}
+		})
+	}
+
+	t.Run("a payload's seq naming another loop item than its input's is refused", func(t *testing.T) {
+		payload := fmt.Sprintf(`{"parent_run_id":%q,"step":"open","seq":"10.1.1","state_machine_arn":%q,"input":%s,"attempt":0,"conflict":false}`,
+			f, fc.version, childInput(f, "10.10.1"))
+		var edge messages.InvokeResponse_Error
+		if _, err := fc.h.Handle(ctx, json.RawMessage(payload)); !errors.As(err, &edge) || edge.Type != string(review.CodeInvalid) {
+			t.Fatalf("a spoofed loop path: %v, want REVIEW_INVALID_REQUEST", err)
+		}
+		for _, path := range [][]int64{{1}, {10}} {
+			ptrs, err := fc.store.ChildPointers(ctx, f, "open", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ptr := range ptrs {
+				if strings.HasPrefix(string(ptr.Seq), "10.") {
+					t.Fatalf("a refused payload recorded a pointer: %+v", ptr)
+				}
+			}
+		}
+	})
+
+	t.Run("a payload naming another run as its parent forks from that run's parent only", func(t *testing.T) {
+		// other is no fork: a step of other's, whatever it names, records
+		// no forked_from, though P has a child at the same place.
+		if got := fc.forkedFrom(t, fc.mustRecord(t, other, "open", "4.1.1")); got.From != "" {
+			t.Fatalf("a child of a run that is no fork: forked_from %+v", got)
+		}
+	})
+}
