@@ -598,3 +598,54 @@ func TestForkStopGraceIsAMinuteUnlessConfigured(t *testing.T) {
 		}
 	}
 }
+
+// A review of a fork's child's call: its reusable calls are the parent's
+// child's (the child's start record's forked_from), named by key only to
+// who may fork the parent's child (its starter, the parent's starter, or
+// a fork operator); to any other reviewer by seq, so the view never names
+// the parent's child's execution.
+func TestAReviewInAForksChildWithholdsTheParentsChildFromOtherReviewers(t *testing.T) {
+	client, sm := startForkSFN(t)
+	s := newForkStack(t, client, sm)
+	s.deps.Forks.Origins = parkdynamo.New(s.db, s.table, nil)
+	s.svc = decision.NewService(s.deps)
+	ctx := t.Context()
+
+	base := strings.Replace(sm, ":stateMachine:", ":execution:", 1) + ":"
+	fork, pChild, fChild := base+"run-f", base+"tg-pchild", base+"tg-fchild"
+	digest := "sha256:" + strings.Repeat("0", 64)
+	if err := s.store.RecordChildStart(ctx, pChild, review.ChildRecord{Starter: principal("alice"), ParentRunID: base + "run-p", InputDigest: digest, StateMachineARN: sm + ":1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.RecordChildStart(ctx, fChild, review.ChildRecord{Starter: principal("alice"), ParentRunID: fork, InputDigest: digest, StateMachineARN: sm + ":1",
+		Fork: review.ForkOrigin{From: pChild}}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.pending(t, func(p *review.Params) { p.RunID, p.Requester = fChild, principal("alice") })
+	key := pChild + "/2"
+	rec := &ledger.Record{Key: key, RunID: pChild, Seq: "2", Step: "send", Tool: "send-email", ToolsetID: r.ToolsetID,
+		InputDigest: r.InputDigest, LeaseUntil: time.Now().Add(time.Minute), ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/2"}
+	if claimed, _, err := s.ledger.Claim(ctx, rec); err != nil || !claimed {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	if _, err := s.ledger.Finish(ctx, key, rec.Token, ledger.StateCompleted, []byte(`{"message_id":"m"}`), &ledger.Row{RunID: pChild, Seq: "2", Attempt: 1,
+		Step: "send", Tool: "send-email", IdempotencyKey: key, Status: ledger.StatusSucceeded, StartedAt: time.Now(), EndedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := s.do(t, "reviewer", decision.Request{Action: review.ActionShow, ReviewID: r.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(review.View).Reuses; strings.Join(got, ",") != "seq 2" {
+		t.Fatalf("reuses %v shown to a reviewer who may not fork the parent's child, want [seq 2]", got)
+	}
+	s.deps.Forks.Policy.Operators = []string{principal("reviewer")}
+	s.svc = decision.NewService(s.deps)
+	if res, err = s.do(t, "reviewer", decision.Request{Action: review.ActionShow, ReviewID: r.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(review.View).Reuses; strings.Join(got, ",") != key {
+		t.Fatalf("reuses %v shown to a fork operator, want [%s]", got, key)
+	}
+}
