@@ -412,7 +412,8 @@ var Accesses = []Access{
 		Attributes: Start.Names(PK, SK, "starter", "forked_from"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter, ForkedFrom",
 		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\"), " +
 			"who may not reconcile its calls (docs/fork.md, \"Reconciling\"), and run.fork's read of the parent's starter, who may fork it (docs/fork.md); " +
-			"projecting forked_from: the parent a review of a fork's call shows the reusable calls of (docs/fork.md, \"Reviews in a fork\")"},
+			"projecting forked_from: the parent a review of a fork's call shows the reusable calls of, by key only to who may fork that parent, " +
+			"whose starter it reads (docs/fork.md, \"Reviews in a fork\")"},
 	{Sid: "RecordForks", By: []Principal{ReviewDecision}, On: []*Kind{Fork}, Actions: []Action{PutItem},
 		Attributes: ForkRecorded, Code: "dynamo.Store.RecordFork (shared/review/dynamo)",
 		Doc: "run.fork's conditional PutItem (attribute_not_exists(pk) OR fork_run_id = :f AND forked_by = :b AND rerun_reads = :r): a parent is forked once, by one forker; no other role writes a fork"},
