@@ -77,9 +77,9 @@ func (inv *invocation) reuse(ctx context.Context) *outcome {
 			// Another writer put the claim: taking it as another call's
 			// would send again what the parent sent.
 			d.log.ErrorContext(ctx, "fork: a reuse claim's seal does not verify; the call is not sent", tool.LogFieldRefusalReason, seal.ReasonReuseClaimForged,
-				"key", env.IdempotencyKey, "parent_key", parent+"/"+string(seq))
+				"key", env.IdempotencyKey, "parent_key", seq.KeyIn(parent))
 			return inv.failed(tool.Errorf(tool.Internal,
-				"the reuse claim of the parent run's call %s was not written by this function: the call is neither sent nor given that call's result; a person must look at it (docs/fork.md, \"The reuse claim\")", parent+"/"+string(seq)))
+				"the reuse claim of the parent run's call %s was not written by this function: the call is neither sent nor given that call's result; a person must look at it (docs/fork.md, \"The reuse claim\")", seq.KeyIn(parent)))
 		}
 		if err != nil {
 			return inv.failed(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
@@ -87,7 +87,7 @@ func (inv *invocation) reuse(ctx context.Context) *outcome {
 		if !ours {
 			continue // another call of the fork took it
 		}
-		rec, err := d.store.Record(dbCtx, parent+"/"+string(seq))
+		rec, err := d.store.Record(dbCtx, seq.KeyIn(parent))
 		if err != nil {
 			return inv.failed(tool.Wrap(tool.UpstreamUnavailable, err, "the ledger is unavailable"))
 		}

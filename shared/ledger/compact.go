@@ -377,7 +377,7 @@ func (c *compactItem) record(key string, result json.RawMessage) *Record {
 // rows are the compact item's attempts as ToolInvocation rows, in order.
 func (c *compactItem) rows(runID string, seq tool.Seq) []Row {
 	cc := &c.Call
-	key := runID + "/" + string(seq)
+	key := seq.KeyIn(runID)
 	ext := key
 	if cc.External != "" {
 		ext = cc.External + "/" + string(seq)

@@ -85,7 +85,7 @@ func callStateOf(runID string, it map[string]types.AttributeValue) (CallState, b
 		if err != nil {
 			return CallState{}, false, err
 		}
-		return CallState{Key: runID + "/" + string(seq), Seq: seq, Step: c.Call.Step, Tool: c.Call.Tool, State: c.Call.state(),
+		return CallState{Key: seq.KeyIn(runID), Seq: seq, Step: c.Call.Step, Tool: c.Call.Tool, State: c.Call.state(),
 			LeaseUntil: time.UnixMilli(c.Call.LeaseUntil), InputDigest: digestPrefix + hex.EncodeToString(c.Call.Digest)}, true, nil
 	}
 	st := getS(it, "state")
@@ -95,7 +95,7 @@ func callStateOf(runID string, it map[string]types.AttributeValue) (CallState, b
 	seq := seqAttr(it)
 	c := CallState{Key: getS(it, "idempotency_key"), Seq: seq, Step: getS(it, "step"), Tool: getS(it, "tool"), State: State(st)}
 	if c.Key == "" {
-		c.Key = runID + "/" + string(seq)
+		c.Key = seq.KeyIn(runID)
 	}
 	if n, ok := it["lease_until"].(*types.AttributeValueMemberN); ok {
 		ms, err := strconv.ParseInt(n.Value, 10, 64)

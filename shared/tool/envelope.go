@@ -446,7 +446,7 @@ func (e *Envelope) validate() error {
 		return bad("seq", "%v", e.Seq.Valid())
 	case !NamePattern.MatchString(e.Step):
 		return bad("step", "%s is not a step id", strconv.Quote(excerpt.Bytes(e.Step, maxQuotedBytes, "...")))
-	case e.IdempotencyKey != e.RunID+"/"+string(e.Seq):
+	case e.IdempotencyKey != e.Seq.KeyIn(e.RunID):
 		return bad("idempotency_key", "must be run_id/seq")
 	case e.Attempt < 1:
 		return bad("attempt", "must be at least 1, not %d", e.Attempt)

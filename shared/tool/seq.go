@@ -142,3 +142,7 @@ func (s *Seq) UnmarshalJSON(data []byte) error {
 	*s = Seq(data)
 	return nil
 }
+
+// KeyIn is the idempotency key of the call at s in the run runID:
+// "<run id>/<seq>" (Envelope.IdempotencyKey; docs/ledger.md, "Items").
+func (s Seq) KeyIn(runID string) string { return runID + "/" + string(s) }

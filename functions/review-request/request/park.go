@@ -92,7 +92,7 @@ func decodeParkTask(data []byte) (*parkTask, error) {
 	if err := tool.Seq(r.Seq).Valid(); err != nil {
 		return nil, fmt.Errorf("%s: seq: %w", what, err)
 	}
-	if r.IdempotencyKey != r.RunID+"/"+r.Seq {
+	if r.IdempotencyKey != tool.Seq(r.Seq).KeyIn(r.RunID) {
 		return nil, fmt.Errorf("%s: idempotency_key is not <run_id>/<seq>", what)
 	}
 	for name, v := range map[string]string{"step": r.Step, "tool": r.Tool, "toolset_id": r.ToolsetID, "run_started_at": r.RunStartedAt} {
