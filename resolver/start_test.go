@@ -29,24 +29,13 @@ func eachState(t *testing.T, def []byte, f func(name string, st map[string]any))
 // execution with States.Runtime).
 func TestEveryToolTaskSendsTheStartAndInitWritesIt(t *testing.T) {
 	tasks, inits := 0, 0
-	for _, f := range exampleSolutions() {
-		if _, err := os.Stat(strings.TrimSuffix(f, ".yaml") + ".err"); err == nil {
-			continue
-		}
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := Compile(f, src, Options{Toolsets: LockLookup("../testdata/toolsets")})
-		if !res.OK() {
-			t.Fatalf("%s: %v", f, res.Diagnostics)
-		}
+	for _, res := range compiledExamples(t) {
 		eachState(t, res.Definition, func(name string, st map[string]any) {
 			if strings.HasPrefix(name, "Init") {
 				inits++
 				meta := st["Parameters"].(map[string]any)["meta"].(map[string]any)
 				if want := map[string]any{"starter": nil, "end_user": nil}; !reflect.DeepEqual(meta["start"], want) {
-					t.Errorf("%s: state %s writes meta.start %v, want %v", f, name, meta["start"], want)
+					t.Errorf("%s: state %s writes meta.start %v, want %v", res.File, name, meta["start"], want)
 				}
 			}
 			params, _ := st["Parameters"].(map[string]any)
@@ -56,7 +45,7 @@ func TestEveryToolTaskSendsTheStartAndInitWritesIt(t *testing.T) {
 			}
 			tasks++
 			if got := payload[tool.MemberStart+".$"]; got != "$.meta.start" {
-				t.Errorf("%s: tool Task %s sends start %v, want $.meta.start", f, name, got)
+				t.Errorf("%s: tool Task %s sends start %v, want $.meta.start", res.File, name, got)
 			}
 		})
 	}
@@ -169,6 +158,38 @@ func TestOnlyTheStarterAnswerWritesTheRunsStart(t *testing.T) {
 	want := map[string]any{"starter.$": "$.Payload.starter", "end_user.$": "$.Payload.end_user",
 		"forked_from.$": "$.Payload.forked_from", "rerun_reads.$": "$.Payload.rerun_reads"}
 	starters := 0
+	for _, res := range compiledExamples(t) {
+		eachState(t, res.Definition, func(name string, st map[string]any) {
+			if strings.HasPrefix(name, "Init") {
+				params := st["Parameters"].(map[string]any)
+				meta := params["meta"].(map[string]any)
+				if _, copied := meta["start.$"]; copied || params["meta.$"] != nil {
+					t.Errorf("%s: state %s copies the run's start from the execution input", res.File, name)
+				}
+			}
+			if st["ResultPath"] != "$.meta.start" {
+				return
+			}
+			starters++
+			if name != StarterState && name != stateStarterChild {
+				t.Errorf("%s: state %s writes $.meta.start, and is no start Task", res.File, name)
+			}
+			if !reflect.DeepEqual(st["ResultSelector"], want) {
+				t.Errorf("%s: state %s selects the start %v, want %v", res.File, name, st["ResultSelector"], want)
+			}
+		})
+	}
+	if starters == 0 {
+		t.Fatal("no example Solution has a start Task")
+	}
+}
+
+// compiledExamples compiles every example Solution that compiles (those
+// without a .err file beside them) against the repository's locks; one
+// that does not is the test's failure.
+func compiledExamples(t *testing.T) []*Result {
+	t.Helper()
+	var out []*Result
 	for _, f := range exampleSolutions() {
 		if _, err := os.Stat(strings.TrimSuffix(f, ".yaml") + ".err"); err == nil {
 			continue
@@ -181,27 +202,7 @@ func TestOnlyTheStarterAnswerWritesTheRunsStart(t *testing.T) {
 		if !res.OK() {
 			t.Fatalf("%s: %v", f, res.Diagnostics)
 		}
-		eachState(t, res.Definition, func(name string, st map[string]any) {
-			if strings.HasPrefix(name, "Init") {
-				params := st["Parameters"].(map[string]any)
-				meta := params["meta"].(map[string]any)
-				if _, copied := meta["start.$"]; copied || params["meta.$"] != nil {
-					t.Errorf("%s: state %s copies the run's start from the execution input", f, name)
-				}
-			}
-			if st["ResultPath"] != "$.meta.start" {
-				return
-			}
-			starters++
-			if name != StarterState && name != stateStarterChild {
-				t.Errorf("%s: state %s writes $.meta.start, and is no start Task", f, name)
-			}
-			if !reflect.DeepEqual(st["ResultSelector"], want) {
-				t.Errorf("%s: state %s selects the start %v, want %v", f, name, st["ResultSelector"], want)
-			}
-		})
+		out = append(out, res)
 	}
-	if starters == 0 {
-		t.Fatal("no example Solution has a start Task")
-	}
+	return out
 }

@@ -42,6 +42,13 @@ type forkStack struct {
 // startForkSFN starts the package's local Step Functions endpoint for the
 // fork tests and a state machine toolgate-test_digest that waits an hour.
 func startForkSFN(t *testing.T) (*sfn.Client, string) {
+	return startWaitingSFN(t, "toolgate-test_digest")
+}
+
+// startWaitingSFN starts a local Step Functions endpoint for the test and
+// creates on it the state machine name, whose executions wait an hour:
+// runs a test stops, cancels or forks while they run.
+func startWaitingSFN(t *testing.T, name string) (*sfn.Client, string) {
 	t.Helper()
 	ctx := t.Context()
 	p, err := local.StartSFN(ctx, "")
@@ -51,7 +58,7 @@ func startForkSFN(t *testing.T) (*sfn.Client, string) {
 	t.Cleanup(func() { _ = p.Stop() })
 	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	sm, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("toolgate-test_digest"), RoleArn: aws.String("arn:aws:iam::000000000000:role/x"),
+	sm, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(name), RoleArn: aws.String("arn:aws:iam::000000000000:role/x"),
 		Definition: aws.String(`{"StartAt": "wait", "States": {"wait": {"Type": "Wait", "Seconds": 3600, "End": true}}}`)})
 	if err != nil {
 		t.Fatal(err)

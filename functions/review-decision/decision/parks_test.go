@@ -270,19 +270,8 @@ func TestParkDecisionOfAnEndedTask(t *testing.T) {
 func TestCancelStopsTheRun(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	p, err := local.StartSFN(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Stop() })
-	client := sfn.New(sfn.Options{BaseEndpoint: aws.String(p.Endpoint()), Region: local.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	sm, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("parked"), RoleArn: aws.String("arn:aws:iam::000000000000:role/x"),
-		Definition: aws.String(`{"StartAt": "wait", "States": {"wait": {"Type": "Wait", "Seconds": 3600, "End": true}}}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: sm.StateMachineArn, Name: aws.String("run-1"), Input: aws.String(`{}`)})
+	client, sm := startWaitingSFN(t, "parked")
+	ex, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("run-1"), Input: aws.String(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
