@@ -192,6 +192,13 @@ type DirectRequest struct {
 type DecisionBody struct {
 	Decision Verdict `json:"decision"`
 	Reason   string  `json:"reason,omitempty"`
+	// Answer is the reviewer's answer to the review's question (its ask
+	// schema checks it), JSON; absent when none.
+	Answer json.RawMessage `json:"answer,omitempty"`
+	// Edits is a JSON object of the top-level input members the reviewer
+	// replaces (each one the review's editable list names), approvals
+	// only; absent when none.
+	Edits json.RawMessage `json:"edits,omitempty"`
 }
 
 // ErrorBody is a Function URL error response's body.

@@ -19,17 +19,18 @@ func TestLaneRequestAndReviewTaskShareTheReviewedCall(t *testing.T) {
 	if diff := cmp.Diff(want, call); diff != "" {
 		t.Fatalf("ReviewedCall members (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(slices.Concat([]string{"task_token"}, call, []string{"requester", "traceparent"}), tool.FieldNames(tool.ReviewTask{})); diff != "" {
+	if diff := cmp.Diff(slices.Concat([]string{"task_token"}, call, []string{"requester", "traceparent", "kind", "ask", "editable", "notify"}), tool.FieldNames(tool.ReviewTask{})); diff != "" {
 		t.Errorf("ReviewTask members (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(slices.Concat([]string{"action", "review_id"}, call, []string{"proof"}), tool.FieldNames(review.LaneRequest{})); diff != "" {
 		t.Errorf("LaneRequest members (-want +got):\n%s", diff)
 	}
-	// Every member of a review Task stays required but traceparent, which
-	// the review Tasks of definitions published before it lack; none of a
-	// lane request's own is.
+	// Every member of a review Task stays required but those added since
+	// the first (traceparent, kind, ask, editable, notify), which the
+	// review Tasks of definitions published before them lack.
+	added := []string{"traceparent", "kind", "ask", "editable", "notify"}
 	for _, m := range tool.FieldNames(tool.ReviewTask{}) {
-		if tool.Optional(tool.ReviewTask{}, m) != (m == "traceparent") {
+		if tool.Optional(tool.ReviewTask{}, m) != slices.Contains(added, m) {
 			t.Errorf("ReviewTask member %s is optional", m)
 		}
 	}

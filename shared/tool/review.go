@@ -37,7 +37,55 @@ type ReviewTask struct {
 	// it. review-request stores the review's place in the run's trace
 	// from it (docs/reviews.md, "Trace context").
 	Traceparent Traceparent `json:"traceparent,omitempty"`
+	// Kind is what the review asks (docs/reviews.md, "Kinds of review"):
+	// ReviewOfCall (the inputs of one tool call, which the approval
+	// authorises) or ReviewShow (values shown to the reviewer; the
+	// approval authorises no call, and Of and Tool are ""). Absent from
+	// the payloads of state machines published before it: ReviewOfCall.
+	Kind ReviewKind `json:"kind,omitempty"`
+	// Ask is the JSON Schema (2020-12) of the answer the reviewer gives
+	// with the decision (review.ask in the Solution), compact JSON with
+	// bounded strings and arrays, at most MaxAskSchemaBytes; absent: the
+	// review asks nothing. The answer is the decision JSON's Answer.
+	Ask json.RawMessage `json:"ask,omitempty"`
+	// Editable names the top-level members of Input the reviewer may
+	// replace before approving (review.editable; ReviewOfCall only), at
+	// most MaxEditable names; absent: none. The resolver never lets a
+	// member that decides where the effect lands be editable.
+	Editable []string `json:"editable,omitempty"`
+	// Notify lists the addresses (RFC 5322 addr-specs) that receive the
+	// platform's review notice when the review is requested
+	// (review.notify), at most MaxNotify; review-request sends only to
+	// those on the platform's notices allow-list. Absent: no notice.
+	Notify []string `json:"notify,omitempty"`
 }
+
+// ReviewKind is a review Task's Kind.
+type ReviewKind string
+
+// The kinds of review.
+const (
+	// ReviewOfCall reviews the inputs of one tool call ("" in payloads
+	// and items written before kinds existed).
+	ReviewOfCall ReviewKind = "call"
+	// ReviewShow shows values and routes on the decision; it authorises
+	// no tool call.
+	ReviewShow ReviewKind = "show"
+)
+
+// Bounds of a review's question, edits and notices (docs/reviews.md).
+const (
+	// MaxAskSchemaBytes bounds review.ask's schema as compact JSON.
+	MaxAskSchemaBytes = 8 << 10
+	// MaxAnswerBytes bounds an answer as compact JSON, whatever its
+	// schema allows: the decision JSON carries it into the state data.
+	MaxAnswerBytes = 64 << 10
+	// MaxEditable bounds review.editable's names.
+	MaxEditable = 32
+	// MaxNotify bounds review.notify's addresses: SES takes at most 50
+	// recipients per message (Amazon SES quotas).
+	MaxNotify = 50
+)
 
 // RunStartCheck is the payload of a compiled Solution's Starter Task,
 // which review-request (on the sfn lane) answers with a StartResult: the
@@ -177,9 +225,23 @@ type ReviewDecision struct {
 	Approver      string `json:"approver"`
 	Authenticated bool   `json:"authenticated"`
 	// DecidedAt is RFC 3339, UTC, milliseconds.
-	DecidedAt   string `json:"decided_at"`
-	Reason      string `json:"reason"`
+	DecidedAt string `json:"decided_at"`
+	Reason    string `json:"reason"`
+	// InputDigest is the digest of the input the approval authorises:
+	// the reviewed input, or, when the reviewer edited it, the edited
+	// input (ReviewedDigest then holds the reviewed one's).
 	InputDigest string `json:"input_digest"`
+	// Answer is the reviewer's answer to the review's question (Ask), as
+	// JSON; null when the review asks nothing or none was given. Always
+	// written, so that a compiled Pass reading it finds the member.
+	Answer json.RawMessage `json:"answer"`
+	// Edited names the members the reviewer replaced (sorted), absent
+	// when none; ReviewedDigest is then the digest of the input as it was
+	// shown, and InputDigest that of the input with the edits merged.
+	// The edits themselves stay in the review item, which the dispatcher
+	// reads (docs/reviews.md, "Approve with edits").
+	Edited         []string `json:"edited,omitempty"`
+	ReviewedDigest string   `json:"reviewed_digest,omitempty"`
 }
 
 // ChildStart is the payload of a workflow step's start-record Task, which
