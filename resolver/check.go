@@ -396,7 +396,7 @@ func (c *checker) admit() {
 	}
 	for _, r := range c.sol.ReviewBefore {
 		if _, ok := c.cat.Lookup(r.Name); !ok {
-			c.ds.errorf(r.Pos, RuleUnknownTool, "policy.review_before names %q, which is not in %s (%s)", r.Name, c.admittedFrom(), strings.Join(c.cat.Names(), ", "))
+			c.ds.errorf(r.Pos, RuleUnknownTool, "policy.review_before names %q, which is not in %s (%s); %s", r.Name, c.admittedFrom(), strings.Join(c.cat.Names(), ", "), c.otherTools())
 			continue
 		}
 		c.gated[r.Name] = true
@@ -411,7 +411,7 @@ func (c *checker) admit() {
 		}
 		t, ok := c.cat.Lookup(st.Tool)
 		if !ok {
-			c.ds.errorf(st.ToolPos, RuleUnknownTool, "step %q uses tool %q, which is not in %s (%s); a tool is never admitted as something else", st.ID, st.Tool, c.admittedFrom(), strings.Join(c.cat.Names(), ", "))
+			c.ds.errorf(st.ToolPos, RuleUnknownTool, "step %q uses tool %q, which is not in %s (%s); a tool is never admitted as something else; %s", st.ID, st.Tool, c.admittedFrom(), strings.Join(c.cat.Names(), ", "), c.otherTools())
 			continue
 		}
 		c.tools[i] = t
@@ -1251,6 +1251,16 @@ func (c *checker) checkRetries() {
 // step's tolerate_duplicates, or the named toolset's for the tool.
 func (c *checker) tolerates(st *Step) bool {
 	return st.TolerateDuplicates || c.named != nil && c.named.Tools[st.Tool].TolerateDuplicates
+}
+
+// otherTools says where tools beyond those admitted come from, for
+// [unknown-tool]: a registered toolset (docs/toolsets.md), which the
+// Solution names at its top level.
+func (c *checker) otherTools() string {
+	if c.named != nil {
+		return fmt.Sprintf("to use another tool, add it to the toolset's file and register it again (toolgate toolset register FILE, docs/toolsets.md), then name the new id instead of %s", c.named.ID)
+	}
+	return "other tools (MCP servers' tools, platform tools) come from a registered toolset, named at the top level (toolset: ts_…): register a toolset file with toolgate toolset register FILE (docs/toolsets.md)"
 }
 
 // admittedFrom names where tools are admitted from, for diagnostics.
