@@ -124,3 +124,26 @@ func TestErrorNotificationsEndInFailure(t *testing.T) {
 		})
 	}
 }
+
+// Gate A is unchanged by error notifications: a send-email notice on an
+// error path that ends in a fail step is no fallback, but it still needs
+// an approved review before it runs.
+func TestAnEmailNoticeOnAnErrorPathStillNeedsItsReview(t *testing.T) {
+	src := noticeHead + noticeFetch + `  - id: ping
+    tool: send-email
+    with: {to: [ops@example.com], subject: The job failed, text: see the run}
+    next: stop
+  - id: stop
+    fail: {error: Failed}
+`
+	res := Compile("notice.yaml", []byte(src), Options{})
+	var errs []string
+	for _, d := range res.Diagnostics {
+		if d.Severity == SeverityError {
+			errs = append(errs, d.Rule)
+		}
+	}
+	if got := strings.Join(errs, " "); got != RuleReviewBefore {
+		t.Fatalf("errors %q, want only %s\n%s", got, RuleReviewBefore, diagText(res))
+	}
+}
