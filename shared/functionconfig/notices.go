@@ -29,9 +29,10 @@ const (
 type ReviewNotices struct {
 	// Allow is the notices allow-list; the zero List admits nobody.
 	Allow recipient.List
-	// Sender is the From address in recipient's canonical form (the
-	// form the ses:FromAddress IAM condition equals); "" when Allow is
-	// empty.
+	// Sender is the From address as send-email gives it to SES
+	// (recipient.Address.String: the local part as written, the domain an
+	// A-label), the form the ses:FromAddress IAM condition equals; "" when
+	// Allow is empty.
 	Sender string
 }
 
@@ -61,7 +62,7 @@ func ParseReviewNotices(entries []string, sender string) (ReviewNotices, error) 
 	if err != nil {
 		return ReviewNotices{}, fmt.Errorf("review notices: the sender: %v", err)
 	}
-	return ReviewNotices{Allow: l, Sender: a.Canonical()}, nil
+	return ReviewNotices{Allow: l, Sender: a.String()}, nil
 }
 
 // ReviewNoticesFromEnv reads EnvReviewNotices (a JSON list of strings;

@@ -61,7 +61,7 @@ func TestReviewRequestReadsTheReviewNotices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.Notices.On() || cfg.Notices.Sender != "toolgate@example.com" ||
+	if !cfg.Notices.On() || cfg.Notices.Sender != "Toolgate@example.com" ||
 		strings.Join(cfg.Notices.Allow.Entries(), ",") != "ops@example.com,@reviewers.example.com" {
 		t.Fatalf("notices %+v", cfg.Notices)
 	}
