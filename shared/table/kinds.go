@@ -571,7 +571,7 @@ var Notice = &Kind{
 		attr("claimed_at", String, "RFC 3339 UTC ms"),
 		attr("message_id", String, "SENT: the SES message id"),
 		attr("sent_at", String, "SENT: RFC 3339 UTC ms"),
-		attr("error_code", String, "FAILED: the SES error code only (or \"timeout\", \"error\"), never its message"),
+		attr("error_code", String, "FAILED: the SES error code only (or \"timeout\", \"unreachable\", \"error\"), never its message"),
 		ttl,
 	},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -114,14 +115,18 @@ func oneAttempt(o *sesv2.Options) { o.RetryMaxAttempts = 1 }
 
 // sesErrorCode is what a failed notice records: SES's error code (the
 // x-amzn-ErrorType of its answer), "timeout" when NoticeTimeout passed,
-// else "error". Never SES's message, which may quote an address.
+// "unreachable" when no connection to SES was made, else "error". Never
+// SES's message, which may quote an address.
 func sesErrorCode(err error, timedOut bool) string {
 	var ae smithy.APIError
+	var ne *net.OpError
 	switch {
 	case errors.As(err, &ae) && ae.ErrorCode() != "":
 		return ae.ErrorCode()
 	case timedOut || errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
+	case errors.As(err, &ne):
+		return "unreachable"
 	}
 	return "error"
 }
