@@ -452,6 +452,11 @@ func (c *checker) compileValues() {
 			if v = st.Pass; v == nil {
 				continue // reported by the decoder
 			}
+		case KindReview:
+			// A review that shows values compiles them as a pass step's.
+			if v = st.Show; v == nil {
+				continue
+			}
 		case KindChoice:
 			c.compileRules(i, st)
 			continue
@@ -604,6 +609,8 @@ func (c *checker) checkBindingTarget(st *Step, u *use) {
 				what = fmt.Sprintf("step %q is a %s step, not a review", u.b.step, c.sol.Steps[j].Kind)
 			}
 			c.refuse(u, "step %q binds ${%s}, but %s: ${reviews.ID...} reads the decision of review step ID", st.ID, u.b.text, what)
+		} else if u.b.isAnswer() && c.sol.Steps[j].Ask == nil {
+			c.refuse(u, "step %q binds ${%s}, but review %q asks no question: only a review with ask has an answer (review.ask, the JSON Schema of the answer)", st.ID, u.b.text, u.b.step)
 		}
 		return
 	}
