@@ -1024,7 +1024,7 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int, reviews map[string][
 				reason = "its reviews (" + strings.Join(verdict.Reviews, ", ") + ") are not approved on this path"
 			}
 			c.refused = append(c.refused, RefusedPath{Rule: RuleReviewBefore, Line: st.Pos.Line, Column: st.Pos.Column, Path: path})
-			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, c.gatedTool(i), reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i))
+			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, c.gatedTool(i), reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i)+c.showsOnPath(path, i))
 		}
 		c.verdicts = append(c.verdicts, verdict)
 	}

@@ -434,3 +434,18 @@ func (c *checker) reviewAnswerBytes(id string) int {
 	}
 	return n
 }
+
+// showsOnPath explains a Gate A path to tool step t through reviews that
+// show values, which approve no call: it names them, or is "".
+func (c *checker) showsOnPath(path []int, t int) string {
+	var shows []string
+	for _, i := range path {
+		if c.sol.Steps[i].showsValues() && !slices.Contains(shows, c.sol.Steps[i].ID) {
+			shows = append(shows, fmt.Sprintf("%q", c.sol.Steps[i].ID))
+		}
+	}
+	if len(shows) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (review %s shows values and approves no tool call: %q needs a review with review.of: %s)", strings.Join(shows, ", "), c.sol.Steps[t].ID, c.sol.Steps[t].ID)
+}
