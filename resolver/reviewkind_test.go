@@ -125,3 +125,28 @@ steps:
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// Each malformed review option is refused at its own place, by its rule.
+func TestReviewOptionsAreRefusedByRule(t *testing.T) {
+	const head = "solution: t\nversion: 1\nsteps:\n  - id: look\n    review: "
+	const tail = "\n    on_approve: send\n  - id: approve\n    review: {of: send}\n    on_approve: send\n  - id: send\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
+	for _, tc := range []struct{ name, review, want string }{
+		{"show not a mapping", `{show: [1]}`, "[invalid-value] step \"look\" review.show must be a non-empty mapping"},
+		{"ask with a path key", `{show: {a: 1}, ask: {type: object, additionalProperties: false, properties: {"x.$": {type: boolean}}}}`, "[invalid-value] step \"look\" review.ask holds the key \"x.$\""},
+		{"ask not a schema", `{show: {a: 1}, ask: {type: 7}}`, "[invalid-value] step \"look\" review.ask is not a valid JSON Schema (2020-12)"},
+		{"ask over 8 KiB", `{show: {a: 1}, ask: {enum: ["` + strings.Repeat("x", tool.MaxAskSchemaBytes) + `"]}}`, "[quota] step \"look\" review.ask is"},
+		{"ask without a type", `{show: {a: 1}, ask: {}}`, "[state-size] step \"look\" review.ask leaves the answer unbounded: it names no type"},
+		{"editable twice", `{of: send, editable: [subject, subject]}`, "[invalid-value] step \"look\" review.editable lists \"subject\" twice"},
+		{"editable empty", `{of: send, editable: []}`, "[invalid-value] step \"look\" review.editable must be a list of 1 to 32"},
+		{"editable cc", `{of: send, editable: [cc]}`, "[review-edit] review \"look\": send-email's \"cc\" decides where the call's effect lands"},
+		{"notify twice", `{show: {a: 1}, notify: [ops@example.com, OPS@example.com]}`, "[recipient] step \"look\" review.notify lists \"OPS@example.com\" twice"},
+		{"notify empty", `{show: {a: 1}, notify: []}`, "[invalid-value] step \"look\" review.notify must be a list of 1 to 50"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compileString(t, head+tc.review+tail)
+			if got := diagsOf(res.Diagnostics); res.OK() || !strings.Contains(got, tc.want) {
+				t.Errorf("want %q among:\n%s", tc.want, got)
+			}
+		})
+	}
+}
