@@ -150,3 +150,21 @@ func TestReviewOptionsAreRefusedByRule(t *testing.T) {
 		})
 	}
 }
+
+// The values a review shows count in its Task's payload, as a pass
+// step's values do.
+func TestShowValuesCountInTheReviewTasksPayload(t *testing.T) {
+	res := compileString(t, `solution: t
+version: 1
+input: {type: object}
+steps:
+  - id: look
+    review: {show: {a: "1 ${input}", b: "2 ${input}", c: "3 ${input}", d: "4 ${input}", e: "5 ${input}"}}
+    on_approve: done
+  - id: done
+    succeed: {}
+`)
+	if got := diagsOf(res.Diagnostics); !strings.Contains(got, `[state-size] review "look": its Task's payload could reach`) || !strings.Contains(got, "and the values it shows") {
+		t.Errorf("diagnostics:\n%s", got)
+	}
+}
