@@ -15,7 +15,7 @@ import (
 )
 
 // The kinds of review and what a review asks, as the grammar writes them
-// (docs/solutions.md, "Review steps"; docs/reviews.md, "Kinds of
+// (docs/solutions.md §2.4, review; docs/reviews.md, "Kinds of
 // review"): review.of reviews one tool step's call, review.show shows
 // values and approves no call; review.ask asks the reviewer for an
 // answer, review.editable lets the reviewer replace some of the reviewed
@@ -36,8 +36,12 @@ func (d *decoder) reviewKind(st *Step, v *value, what string) {
 // decodeShow decodes review.show: a mapping of the values shown, with
 // bindings as in a pass step.
 func (d *decoder) decodeShow(st *Step, f *field, what string) {
-	if f.val.kind != kMap || len(f.val.fields) == 0 {
+	switch {
+	case f.val.kind != kMap:
 		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s review.show must be a non-empty mapping of the values the reviewer sees (bindings as in a pass step), not a %s", what, f.val.kind)
+		return
+	case len(f.val.fields) == 0:
+		d.ds.errorf(f.val.pos, RuleInvalidValue, "%s review.show is empty: name the values the reviewer sees (bindings as in a pass step)", what)
 		return
 	}
 	st.Show = f.val
