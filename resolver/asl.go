@@ -471,12 +471,45 @@ func (e *emitter) tool(ps *planStep) {
 }
 
 func (e *emitter) review(ps *planStep) {
-	st, of := ps.Step, ps.review.of
+	st := ps.Step
 	reviewers := st.Reviewers
 	if reviewers == nil {
 		reviewers = []string{}
 	}
-	result := "$.reviews." + of.ID
+	result := "$.reviews." + st.reviewSlot()
+	members := map[string]any{
+		"task_token":      path("$$.Task.Token"),
+		"run_id":          path("$.meta.run_id"),
+		"step":            st.ID,
+		"of":              "",
+		"tool":            "",
+		"toolset_id":      e.toolsetID,
+		"input":           ps.review.input,
+		"reviewers":       reviewers,
+		"timeout_seconds": st.ReviewTimeout,
+		"requester":       path("$.meta.start.starter"),
+		"traceparent":     path(metaTraceparent),
+		"kind":            string(tool.ReviewShow),
+	}
+	if of := ps.review.of; of != nil {
+		members["of"], members["tool"], members["kind"] = of.ID, of.Tool, string(tool.ReviewOfCall)
+	}
+	// ask, editable and notify are written only when the review has them
+	// (tool.ReviewTask): a review without them compiles as before, but for
+	// its kind.
+	if st.Ask != nil {
+		members["ask"] = st.Ask.plain()
+	}
+	if len(st.Editable) > 0 {
+		names := make([]string, len(st.Editable))
+		for k, r := range st.Editable {
+			names[k] = r.Name
+		}
+		members["editable"] = names
+	}
+	if len(st.Notify) > 0 {
+		members["notify"] = slices.Clone(st.Notify)
+	}
 	e.states[st.ID+"-failed"] = &asl.Fail{
 		Comment:   "the review could not be requested",
 		ErrorPath: result + ".Error",
@@ -487,19 +520,7 @@ func (e *emitter) review(ps *planStep) {
 		TimeoutSeconds: st.ReviewTimeout,
 		Parameters: asl.LambdaInvoke{
 			FunctionName: e.placeholder(ReviewFunction),
-			Payload: parameters(tool.ReviewTask{}, map[string]any{
-				"task_token":      path("$$.Task.Token"),
-				"run_id":          path("$.meta.run_id"),
-				"step":            st.ID,
-				"of":              of.ID,
-				"tool":            of.Tool,
-				"toolset_id":      e.toolsetID,
-				"input":           ps.review.input,
-				"reviewers":       reviewers,
-				"timeout_seconds": st.ReviewTimeout,
-				"requester":       path("$.meta.start.starter"),
-				"traceparent":     path(metaTraceparent),
-			}),
+			Payload:      parameters(tool.ReviewTask{}, members),
 		},
 		ResultPath: result,
 		// Only Lambda's own errors are retried: a retried review Task gets a
@@ -543,9 +564,11 @@ const DecisionTimeout = "timeout"
 
 // A review whose decision is bound (${reviews.ID...}) writes it at
 // $.decisions.<review id> on each outcome edge, in one shape:
-// {decision: approve|reject|timeout, reason, approver}, with a Pass state
-// between the review and the outcome's target. The approval's task result
-// ($.reviews.<tool id>) is the decision JSON (tool.ReviewDecision); a
+// {decision: approve|reject|timeout, reason, approver}, and answer when
+// the review asks one (review.ask; null but on approval), with a Pass
+// state between the review and the outcome's target. The approval's task
+// result ($.reviews.<tool id>, or $.reviews.<review id> for a review that
+// shows values) is the decision JSON (tool.ReviewDecision); a
 // rejection's Cause holds that JSON as text; a timeout has neither reason
 // nor approver (null).
 
@@ -558,9 +581,13 @@ func (e *emitter) approved(ps *planStep, result string) string {
 		return next
 	}
 	name := st.ID + "-approved"
+	params := map[string]any{"decision": string(tool.Approve), "reason.$": result + ".reason", "approver.$": result + ".approver"}
+	if st.Ask != nil {
+		params["answer.$"] = result + ".answer"
+	}
 	e.states[name] = &asl.Pass{
 		Comment:    "the review's decision, for the bindings of reviews." + st.ID,
-		Parameters: map[string]any{"decision": string(tool.Approve), "reason.$": result + ".reason", "approver.$": result + ".approver"},
+		Parameters: params,
 		ResultPath: "$.decisions." + st.ID,
 		Next:       next,
 	}
@@ -578,9 +605,15 @@ func (e *emitter) rejected(st *Step, result, next string) string {
 		ResultPath: decision,
 		Next:       st.ID + "-rejected",
 	}
+	params := map[string]any{"decision": string(tool.Reject), "reason.$": decision + ".decision.reason", "approver.$": decision + ".decision.approver"}
+	if st.Ask != nil {
+		// review-decision writes answer into every decision JSON (null
+		// with a rejection), so the path always exists.
+		params["answer.$"] = decision + ".decision.answer"
+	}
 	e.states[st.ID+"-rejected"] = &asl.Pass{
 		Comment:    "the review's decision, for the bindings of reviews." + st.ID,
-		Parameters: map[string]any{"decision": string(tool.Reject), "reason.$": decision + ".decision.reason", "approver.$": decision + ".decision.approver"},
+		Parameters: params,
 		ResultPath: decision,
 		Next:       next,
 	}
@@ -590,9 +623,13 @@ func (e *emitter) rejected(st *Step, result, next string) string {
 // timedOut writes a timeout's decision and goes on to next.
 func (e *emitter) timedOut(st *Step, next string) string {
 	name := st.ID + "-timed-out"
+	params := map[string]any{"decision": DecisionTimeout, "reason": nil, "approver": nil}
+	if st.Ask != nil {
+		params["answer"] = nil
+	}
 	e.states[name] = &asl.Pass{
 		Comment:    "the review's decision, for the bindings of reviews." + st.ID,
-		Parameters: map[string]any{"decision": DecisionTimeout, "reason": nil, "approver": nil},
+		Parameters: params,
 		ResultPath: "$.decisions." + st.ID,
 		Next:       next,
 	}

@@ -23,6 +23,8 @@ import (
 //	${reviews.ID.decision}   review step ID's outcome ($.decisions.ID):
 //	${reviews.ID.reason}     approve, reject or timeout, the reviewer's
 //	${reviews.ID.approver}   reason and who decided
+//	${reviews.ID.answer}     the reviewer's answer, of a review with ask
+//	${reviews.ID.answer.PATH} (null unless approved)
 //
 // PATH is a sequence of .name (letters, digits, underscore; not starting
 // with a digit) and [index] accessors (a whole number without leading
@@ -50,8 +52,15 @@ var bindingRoots = []string{"input", "steps", "execution", "reviews", "for_each"
 var executionFields = map[string]string{"id": "Id", "name": "Name", "start_time": "StartTime"}
 
 // decisionFields are the members of a review's decision ${reviews.ID.NAME}
-// reads, as its decision Pass writes them ($.decisions.ID).
-var decisionFields = []string{"decision", "reason", "approver"}
+// reads, as its decision Pass writes them ($.decisions.ID); answer (a
+// review with ask only) may be followed by a PATH into the answer.
+var decisionFields = []string{"decision", "reason", "approver", "answer"}
+
+// isAnswer reports whether b reads a review's answer
+// (${reviews.ID.answer...}).
+func (b *binding) isAnswer() bool {
+	return b.root == "reviews" && (b.rest == ".answer" || strings.HasPrefix(b.rest, ".answer.") || strings.HasPrefix(b.rest, ".answer["))
+}
 
 // jsonPath returns the path of the bound value: in the state data, or in
 // the context object for ${execution...}.
@@ -83,7 +92,7 @@ var placeholderPattern = regexp.MustCompile(`\$\{[A-Za-z0-9_]+\}`)
 var bindingPattern = regexp.MustCompile(`^(input|for_each\.index|steps\.([a-z][a-z0-9_]{0,62})|execution|reviews\.([a-z][a-z0-9_]{0,62})|([a-z][a-z0-9_]{0,62}))((?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:0|[1-9][0-9]{0,8})\])*)$`)
 
 // bindingForms is what a binding may be, for diagnostics.
-const bindingForms = "${input.PATH}, ${steps.ID.output.PATH}, ${steps.ID.error.Error|Cause}, ${steps.ID.PATH}, ${execution.id|name|start_time}, ${reviews.ID.decision|reason|approver}, or in a for_each body ${AS.PATH} and ${for_each.index} (PATH: .name and [index])"
+const bindingForms = "${input.PATH}, ${steps.ID.output.PATH}, ${steps.ID.error.Error|Cause}, ${steps.ID.PATH}, ${execution.id|name|start_time}, ${reviews.ID.decision|reason|approver|answer}, or in a for_each body ${AS.PATH} and ${for_each.index} (PATH: .name and [index])"
 
 // parseBinding parses the text inside ${ }.
 func parseBinding(inner string) (*binding, error) {
@@ -104,8 +113,8 @@ func parseBinding(inner string) (*binding, error) {
 		b.root, b.step = "steps", m[2]
 	case m[3] != "":
 		b.root, b.step = "reviews", m[3]
-		if !slices.Contains(decisionFields, strings.TrimPrefix(b.rest, ".")) {
-			return nil, fmt.Errorf("binding %q: a review's decision has decision, reason and approver: write ${reviews.%s.decision}, ${reviews.%s.reason} or ${reviews.%s.approver}", excerpt.BytesWithin("${"+inner+"}", maxQuotedBytes, "..."), m[3], m[3], m[3])
+		if !slices.Contains(decisionFields, strings.TrimPrefix(b.rest, ".")) && !b.isAnswer() {
+			return nil, fmt.Errorf("binding %q: a review's decision has decision, reason, approver and, for a review with ask, answer: write ${reviews.%s.decision}, ${reviews.%s.reason}, ${reviews.%s.approver} or ${reviews.%s.answer}", excerpt.BytesWithin("${"+inner+"}", maxQuotedBytes, "..."), m[3], m[3], m[3], m[3])
 		}
 	case m[1] == "execution":
 		b.step = strings.TrimPrefix(b.rest, ".")

@@ -459,6 +459,11 @@ func (c *checker) compileValues() {
 			if v = st.Pass; v == nil {
 				continue // reported by the decoder
 			}
+		case KindReview:
+			// A review that shows values compiles them as a pass step's.
+			if v = st.Show; v == nil {
+				continue
+			}
 		case KindChoice:
 			c.compileRules(i, st)
 			continue
@@ -611,6 +616,8 @@ func (c *checker) checkBindingTarget(st *Step, u *use) {
 				what = fmt.Sprintf("step %q is a %s step, not a review", u.b.step, c.sol.Steps[j].Kind)
 			}
 			c.refuse(u, "step %q binds ${%s}, but %s: ${reviews.ID...} reads the decision of review step ID", st.ID, u.b.text, what)
+		} else if u.b.isAnswer() && c.sol.Steps[j].Ask == nil {
+			c.refuse(u, "step %q binds ${%s}, but review %q asks no question: only a review with ask has an answer (review.ask, the JSON Schema of the answer)", st.ID, u.b.text, u.b.step)
 		}
 		return
 	}
@@ -1075,7 +1082,7 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int, reviews map[string][
 				reason = "its reviews (" + strings.Join(verdict.Reviews, ", ") + ") are not approved on this path"
 			}
 			c.refused = append(c.refused, RefusedPath{Rule: RuleReviewBefore, Line: st.Pos.Line, Column: st.Pos.Column, Path: path})
-			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, c.gatedTool(i), reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i))
+			c.ds.errorf(st.Pos, RuleReviewBefore, "tool step %q (%s) needs an approved human review before every run, but %s: %s%s", st.ID, c.gatedTool(i), reason, strings.Join(verdict.Path, " → "), c.rejectInto(path, i)+c.showsOnPath(path, i))
 		}
 		c.verdicts = append(c.verdicts, verdict)
 	}

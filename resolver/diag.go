@@ -53,6 +53,7 @@ const (
 	RuleForEach         = "for-each"           // a for_each's options, or a for_each inside another
 	RuleForEachScope    = "for-each-scope"     // a target that leaves or enters a for_each body (end ends an iteration)
 	RuleReviewScope     = "review-scope"       // review.of names a tool step of another for_each body, or outside the review's
+	RuleReviewEdit      = "review-edit"        // a review.editable member that decides where the call's effect lands (catalog.EffectTargets)
 	RuleWorkflow        = "workflow"           // a workflow step whose Solution the toolset does not list, or a Solution's output binding
 	RuleTooMany         = "too-many"           // more than MaxDiagnostics diagnostics: the rest are counted, not listed
 	RuleReviewerPattern = reviewer.RulePattern // a reviewer pattern that does not name one AWS account (shared/reviewer); at publish, one naming an account the deployment does not admit

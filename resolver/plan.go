@@ -98,8 +98,9 @@ type toolCall struct {
 	park *parkPlan
 }
 
-// reviewCall is a review step's request: the tool step it approves, that
-// step's input in Parameters form, and whether its decision is bound.
+// reviewCall is a review step's request: the tool step it approves (nil
+// for a review that shows values), that step's input in Parameters form
+// (or the values shown), and whether its decision is bound.
 type reviewCall struct {
 	of       *Step
 	input    any
@@ -238,6 +239,10 @@ func (c *checker) planStep(i int, st *Step) *planStep {
 	switch st.Kind {
 	case KindTool, KindPass, KindWorkflow:
 		ps.value = &boundValue{static: c.params[i].static, uses: c.uses[i]}
+	case KindReview:
+		if st.Show != nil {
+			ps.value = &boundValue{static: c.params[i].static, uses: c.uses[i]}
+		}
 	}
 	switch st.Kind {
 	case KindTool:
@@ -256,6 +261,10 @@ func (c *checker) planStep(i int, st *Step) *planStep {
 		}
 		ps.tool = call
 	case KindReview:
+		if st.Show != nil {
+			ps.review = &reviewCall{input: c.params[i].static, decision: c.decisions[st.ID]}
+			break
+		}
 		j := c.index[st.Of.Name]
 		ps.review = &reviewCall{of: c.sol.Steps[j], input: c.params[j].static, decision: c.decisions[st.ID]}
 	case KindChoice:

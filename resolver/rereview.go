@@ -17,8 +17,10 @@ import (
 //	                        review-request): a review Task built as the
 //	                        step's review's (the same review step, tool,
 //	                        reviewers, timeout and input, so the same input
-//	                        digest; a new task token, so a new review id),
-//	                        whose approval replaces $.reviews.<id>
+//	                        digest; a new task token, so a new review id;
+//	                        kind "call", without the review's ask, editable
+//	                        or notify), whose approval replaces
+//	                        $.reviews.<id>
 //	<id>-rereviewed         Choice: an approval goes back to the Task <id>
 //	                        itself (the same seq and key); anything else to
 //	                        <id>-rereview-rejected
@@ -134,6 +136,10 @@ func (e *emitter) rereviewStates(ps *planStep, failNext string) asl.Catcher {
 				"timeout_seconds": rv.ReviewTimeout,
 				"requester":       path("$.meta.start.starter"),
 				"traceparent":     path(metaTraceparent),
+				// A re-review asks again for the approval of the call
+				// alone: it carries none of the review's ask, editable or
+				// notify (docs/parking.md, "A re-review").
+				"kind": string(tool.ReviewOfCall),
 			}),
 		},
 		ResultPath: result,

@@ -258,7 +258,28 @@ type Step struct {
 	Default Ref
 
 	// review
+	// Of is review.of: the tool step whose call the review approves;
+	// unset for a review that shows values (Show).
 	Of Ref
+	// Show is review.show as written: the values a review that approves
+	// no call shows its reviewer, a mapping compiled as a pass step's
+	// values (docs/reviews.md, "Kinds of review"); nil for a review of a
+	// call.
+	Show *value
+	// Ask is review.ask as written: the JSON Schema (2020-12) of the
+	// answer the reviewer gives with an approval; nil: the review asks
+	// nothing.
+	Ask *value
+	// Editable are review.editable's names: top-level members of the
+	// reviewed tool's input the reviewer may replace before approving
+	// (reviews of a call only); EditablePos is where the list is written.
+	Editable    []Ref
+	EditablePos Pos
+	// Notify are review.notify's addresses (RFC 5322 addr-specs, as
+	// written), told by e-mail that the review waits; NotifyPos is where
+	// each is written.
+	Notify    []string
+	NotifyPos []Pos
 	// OfUnusable: review.of is written, but names no tool step of the
 	// Solution (not one id, no such step, or not a tool step).
 	OfUnusable    bool
@@ -916,11 +937,20 @@ func (d *decoder) decodeChoice(st *Step, v *value, what string) {
 func (d *decoder) decodeReview(st *Step, v *value, what string) {
 	st.ReviewTimeout = DefaultReviewTimeout
 	st.ReviewTimeoutPos = v.pos
-	if !d.mapping(v, what+" review", []string{"of", "timeout_seconds", "reviewers"}, "of") {
+	if !d.mapping(v, what+" review", []string{"of", "show", "ask", "editable", "notify", "timeout_seconds", "reviewers"}) {
 		return
 	}
+	d.reviewKind(st, v, what)
 	for _, f := range v.fields {
 		switch f.key {
+		case "show":
+			d.decodeShow(st, &f, what)
+		case "ask":
+			d.decodeAsk(st, &f, what)
+		case "editable":
+			d.decodeEditable(st, &f, what)
+		case "notify":
+			d.decodeNotify(st, &f, what)
 		case "of":
 			if f.val.kind == kList {
 				d.ds.errorf(f.val.pos, RuleInvalidValue, "%s review.of must be one tool step id, not a list: a review approves the inputs of one call; write one review per tool step", what)

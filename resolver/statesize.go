@@ -141,7 +141,8 @@ func outputLimit(st *Step) int {
 }
 
 // slot is a part of the state data one step writes: "steps.<id>" for tool
-// and pass steps, "reviews.<tool id>" for reviews.
+// and pass steps, "reviews.<tool id>" for reviews of a call and
+// "reviews.<review id>" for reviews that show values.
 type slot struct {
 	name  string
 	bytes int
@@ -264,7 +265,9 @@ func (c *checker) checkStateSize(g *gate.Graph, p *plan) {
 		keep, _ := json.Marshal(st.Keep)
 		payload := envelopeBytes + len(keep) + z.valueBound(i)
 		if call.gated {
-			payload += reviewBytes
+			// The approval is the decision JSON, with the answer of a
+			// review of it that asks one.
+			payload += reviewBytes + c.reviewAnswerBytes(st.ID)
 		}
 		if payload > MaxStateBytes {
 			c.ds.errorf(st.Pos, RuleStateSize, "step %q: its Task's payload (the envelope) could reach %d bytes, over the %d bytes Step Functions allows a Task's input: its inputs bind too much (each bound value counts at its own bound; a value formatted into a string counts twice)",
@@ -285,14 +288,28 @@ func (c *checker) checkStateSize(g *gate.Graph, p *plan) {
 		}
 	}
 	for i, st := range c.sol.Steps {
-		j, ok := c.index[st.Of.Name]
-		if !c.reachable[i] || st.Kind != KindReview || !ok {
+		if !c.reachable[i] || st.Kind != KindReview {
+			continue
+		}
+		// A review of a call carries the call's input; a review that
+		// shows values, the values; either, its ask, editable and notify
+		// as written.
+		shown, what := 0, "the reviewed call's input"
+		if j, ok := c.index[st.Of.Name]; ok && st.Show == nil {
+			shown = z.valueBound(j)
+		} else if st.Show != nil {
+			shown, what = z.valueBound(i), "the values it shows"
+		} else {
 			continue
 		}
 		reviewers, _ := json.Marshal(st.Reviewers)
-		if payload := reviewTaskBytes + len(reviewers) + z.valueBound(j); payload > MaxStateBytes {
-			c.ds.errorf(st.Pos, RuleStateSize, "review %q: its Task's payload could reach %d bytes, over the %d bytes Step Functions allows a Task's input: it carries the reviewers (%d bytes of JSON) and the reviewed call's input",
-				st.ID, payload, MaxStateBytes, len(reviewers))
+		asked := reviewAskedBytes(st)
+		if asked > 0 {
+			what = fmt.Sprintf("its ask, editable and notify (%d bytes) and %s", asked, what)
+		}
+		if payload := reviewTaskBytes + len(reviewers) + asked + shown; payload > MaxStateBytes {
+			c.ds.errorf(st.Pos, RuleStateSize, "review %q: its Task's payload could reach %d bytes, over the %d bytes Step Functions allows a Task's input: it carries the reviewers (%d bytes of JSON) and %s",
+				st.ID, payload, MaxStateBytes, len(reviewers), what)
 		}
 	}
 	for i, st := range c.sol.Steps {
@@ -415,7 +432,12 @@ func (z *sizer) slotsOf(i int, st *Step) []*slot {
 		out = append(out, s)
 	}
 	if r := z.p.at[i].review; r != nil && r.decision {
-		out = append(out, &slot{name: "decisions." + st.ID, bytes: decisionBytes, parts: []string{"the review's decision"}})
+		s := &slot{name: "decisions." + st.ID, bytes: decisionBytes, parts: []string{"the review's decision"}}
+		if n := askBytes(st); n > 0 {
+			s.bytes += n
+			s.parts = append(s.parts, fmt.Sprintf("and its answer %d", n))
+		}
+		out = append(out, s)
 	}
 	if call := z.p.at[i].tool; call != nil && call.park != nil {
 		out = append(out, &slot{name: "parks." + st.ID, bytes: parkResultBytes, parts: []string{"a park's decision and its reason"}})
@@ -478,7 +500,13 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 	case KindPass:
 		return &slot{name: "steps." + st.ID, bytes: z.passBound(i), parts: []string{"its values with their bindings"}}
 	case KindReview:
-		return &slot{name: "reviews." + st.Of.Name, bytes: reviewBytes, parts: []string{"the decision or the review's error"}}
+		s := &slot{name: "reviews." + st.reviewSlot(), bytes: reviewBytes, parts: []string{"the decision or the review's error"}}
+		if n := askBytes(st); n > 0 {
+			// The decision JSON carries the answer on approval.
+			s.bytes += n
+			s.parts = append(s.parts, fmt.Sprintf("and its answer %d", n))
+		}
+		return s
 	case KindForEach:
 		return z.forEachSlot(i, st)
 	}
@@ -799,6 +827,9 @@ func (z *sizer) sourceBound(b *binding) int {
 	case "execution":
 		return executionBound(b.step)
 	case "reviews":
+		if j, ok := z.c.index[b.step]; ok {
+			return decisionBytes + askBytes(z.c.sol.Steps[j])
+		}
 		return decisionBytes
 	case "item", "for_each":
 		return z.bindingBound(b)
@@ -870,11 +901,16 @@ func (z *sizer) bindingBound(b *binding) int {
 	case "execution":
 		return executionBound(b.step)
 	case "reviews":
-		switch b.rest {
-		case ".reason":
+		switch {
+		case b.rest == ".reason":
 			return reasonBytes
-		case ".approver":
+		case b.rest == ".approver":
 			return approverBytes
+		case b.isAnswer():
+			if j, ok := z.c.index[b.step]; ok {
+				return max(askBytes(z.c.sol.Steps[j]), 4) // null but on approval
+			}
+			return tool.MaxAnswerBytes
 		}
 		return len(`"timeout"`)
 	}

@@ -44,6 +44,9 @@ type GraphStep struct {
 	// names no tool step of its scope (refused: [unknown-target],
 	// [target-kind] or [review-scope]).
 	Of int
+	// Shows: a review that shows values (review.show) and approves no
+	// tool call.
+	Shows bool
 	// Loop is the index of the for_each whose body holds the step; -1 for
 	// a top-level step.
 	Loop int
@@ -130,6 +133,7 @@ func (c *checker) stepGraph() *StepGraph {
 		case KindWorkflow:
 			gs.Workflow = st.Workflow
 		case KindReview:
+			gs.Shows = st.Show != nil
 			if j, ok := c.index[st.Of.Name]; ok && !st.OfUnusable && c.sol.Steps[j].Kind == KindTool {
 				gs.Of = j
 			}

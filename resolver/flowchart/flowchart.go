@@ -250,7 +250,10 @@ func stepLines(g *resolver.StepGraph, i int) []string {
 		out = append(out, fit("workflow "+st.Workflow))
 	case resolver.KindReview:
 		of := "review of no tool step"
-		if st.Of >= 0 {
+		switch {
+		case st.Shows:
+			of = "review, shows values"
+		case st.Of >= 0:
 			of = "review of " + idText(g.Steps[st.Of].ID)
 		}
 		out = append(out, of)
