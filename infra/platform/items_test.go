@@ -590,6 +590,13 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		get,
 		run("dynamo.Store.Decide", 0, decide(review.Approve, "ok")),
 		run("dynamo.Store.Decide (condition failed)", 1, decide(review.Reject, "no")),
+		// An approval with an answer and edits (docs/reviews.md), whose
+		// merged input review-decision checks against the pinned toolset.
+		run("dynamo.Store.DecideWith", 0, func(db *recorder) {
+			ignore(d(db).DecideWith(ctx, rv, review.Approve, "arn:aws:iam::123456789012:user/a", true, "ok",
+				dynamo.Approval{Answer: json.RawMessage(`"yes"`), Edits: json.RawMessage(`{"subject":"s"}`), ApprovedDigest: "sha256:00"}, time.Minute))
+		}),
+		toolset,
 		run("dynamo.Store.ClaimDelivery", 0, func(db *recorder) { ignore(d(db).ClaimDelivery(ctx, rv, time.Minute)) }),
 		run("dynamo.Store.FinishDelivery", 0, func(db *recorder) {
 			ignore(d(db).FinishDelivery(ctx, rv, review.Delivered, ""), d(db).FinishDelivery(ctx, rv, review.TaskEnded, "TaskTimedOut"),

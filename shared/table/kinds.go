@@ -235,6 +235,12 @@ var Review = &Kind{
 		attr("bound_key", String, "legacy: the call an approval was bound to before binding items"),
 		attr("bound_at", String, "legacy: RFC 3339 UTC ms"),
 		attr("traceparent", String, "W3C traceparent: the review's place in its run's trace"),
+		attr("kind", String, "call or show; absent: call (docs/reviews.md, \"Kinds of review\")"),
+		attr("ask", String, "the question's JSON Schema, compact JSON"),
+		attr("editable", List, "the input members the reviewer may replace (strings)"),
+		attr("answer", String, "the approval's answer, JSON"),
+		attr("edits", String, "the approval's edits, an RFC 8785 JSON object"),
+		attr("approved_digest", String, "sha256:<hex> of the input with the edits merged"),
 	},
 }
 

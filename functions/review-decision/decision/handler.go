@@ -182,7 +182,7 @@ func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.Raw
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
 	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof,
-		Key: req.Key, Outcome: req.Outcome, Result: req.Result, RunID: req.RunID, ForkRunID: req.ForkRunID, RerunReads: req.RerunReads})
+		Answer: req.Answer, Edits: req.Edits, Key: req.Key, Outcome: req.Outcome, Result: req.Result, RunID: req.RunID, ForkRunID: req.ForkRunID, RerunReads: req.RerunReads})
 	h.logRequest(ctx, who, req.Action, req.ReviewID, req.ParkID, err)
 	if err != nil {
 		return nil, review.Edge(err)
@@ -238,7 +238,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		respond(w, nil, err)
 		return
 	}
-	h.serve(w, r, Request{Action: review.ActionDecide, ReviewID: reviewID(r), Decision: b.Decision, Reason: b.Reason})
+	h.serve(w, r, Request{Action: review.ActionDecide, ReviewID: reviewID(r), Decision: b.Decision, Reason: b.Reason, Answer: b.Answer, Edits: b.Edits})
 }
 
 // listParks serves GET /parks[?status=...].
@@ -374,7 +374,7 @@ func decisionBody(r *http.Request, decisions string) (review.DecisionBody, error
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return b, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": %s, \"reason\": \"...\"}: %s", decisions, strings.TrimPrefix(err.Error(), "json: "))
+		return b, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": %s, \"reason\": \"...\", \"answer\": ..., \"edits\": {...}}: %s", decisions, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return b, nil
 }
