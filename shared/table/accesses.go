@@ -230,7 +230,7 @@ var ReadAttributes = []string{
 	"state", "attempts", "lease_until", "token", "error_code", "updated_at", "attempt_log", "invocations", "last_seen_at",
 	ExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
 	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "refusal_reason",
-	"external_key", "external_key_token",
+	"edited_digest", "editor", "external_key", "external_key_token",
 	// A PARKED row's why, and the park a call was sent again under.
 	"park_cause", "pinned_digest", "current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "park_id",
 	"schema_change",

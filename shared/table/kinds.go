@@ -140,6 +140,8 @@ var Row = &Kind{
 		attr("review_id", String, "the approval's review"),
 		attr("approver", String, "the approval's approver"),
 		attr("parent_run_id", String, "a child run's parent"),
+		attr("edited_digest", String, "an approval with edits: sha256:<hex> of the input the tool ran with (docs/reviews.md)"),
+		attr("editor", String, "an approval with edits: who edited the input (the approver)"),
 		attr("after_claim_request", Bool, "a refusal after the claim's request was sent"),
 		attr("refusal_reason", String, "why a refusal was made, where its code does not tell (record-forged, binding-forged)"),
 		attr("park_cause", String, "a PARKED row's cause: tool.schema_changed or credentials.expired (docs/parking.md)"),
