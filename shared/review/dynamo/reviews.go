@@ -166,7 +166,14 @@ func (i *reviewItem) toReview() *review.Review {
 		BoundKey: i.BoundKey, BoundAt: parseTime(i.BoundAt), DecisionToken: i.DecisionToken, Traceparent: i.Traceparent,
 		Kind: tool.ReviewKind(i.Kind), Editable: i.Editable, ApprovedDigest: i.ApprovedDigest,
 	}
-	if r.Kind == "" {
+	switch {
+	case r.Kind != "":
+	case i.Of == "" && i.Tool == "" && i.ReviewID != "":
+		// The reviews-by-status index projects no kind: a review that
+		// names no tool step and no tool is one that shows values (a
+		// call review names both, review.New).
+		r.Kind = tool.ReviewShow
+	default:
 		r.Kind = tool.ReviewOfCall
 	}
 	if i.Input != "" {
