@@ -81,8 +81,8 @@ type askedItem struct {
 	// traceparent, review.Review.PlaceInTrace); absent in items written
 	// before it.
 	Traceparent string `dynamodbav:"traceparent,omitempty"`
-	// Kind is tool.ReviewOfCall or tool.ReviewShow; absent in items
-	// written before kinds, which read as call reviews.
+	// Kind is "show" for a review that shows values (tool.ReviewShow);
+	// absent for a call review (and in items written before kinds).
 	Kind string `dynamodbav:"kind,omitempty"`
 	// Ask is the question's JSON Schema as compact JSON, Editable the
 	// members the reviewer may replace; both absent when none.
@@ -133,8 +133,18 @@ func asked(r *review.Review, now time.Time) askedItem {
 		InputDigest: r.InputDigest, InputBytes: len(r.Input), TimeoutSeconds: r.TimeoutSeconds, Requester: r.Requester,
 		TaskToken: r.TaskToken, Status: review.Pending, CreatedAt: review.FormatTime(now), Deadline: &deadline,
 		ExpiresAt: deadline, ListPK: listPK(review.Pending), ListSK: review.FormatTime(now) + "#" + r.ID,
-		Traceparent: r.Traceparent, Kind: string(r.Kind), Ask: string(r.Ask), Editable: r.Editable,
+		Traceparent: r.Traceparent, Kind: writtenKind(r.Kind), Ask: string(r.Ask), Editable: r.Editable,
 	}
+}
+
+// writtenKind is the kind attribute a review item of kind k holds:
+// "show" for tool.ReviewShow, and none ("": absent) for a call review,
+// whose item is then as before kinds existed.
+func writtenKind(k tool.ReviewKind) string {
+	if k == tool.ReviewShow {
+		return string(k)
+	}
+	return ""
 }
 
 // decodeReview maps a review's item with the SDK's attributevalue: an
