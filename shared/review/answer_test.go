@@ -135,7 +135,7 @@ func TestCheckEditsMergesTheEditableMembers(t *testing.T) {
 		edits string
 		want  string
 	}{
-		"a member not editable": {Approve, `{"to":["x@example.com"]}`, `member "to" is not editable`},
+		"a member not editable":  {Approve, `{"to":["x@example.com"]}`, `member "to" is not editable`},
 		"edits with a rejection": {Reject, `{"text":"x"}`, `approvals only`},
 		"edits not an object":    {Approve, `["text"]`, `JSON object`},
 	} {
