@@ -264,6 +264,10 @@ func (h *Handler) decidePark(w http.ResponseWriter, r *http.Request) {
 		respond(w, nil, err)
 		return
 	}
+	if len(b.Answer) > 0 || len(b.Edits) > 0 {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "a park's decision carries no answer and no edits"))
+		return
+	}
 	req := Request{Action: review.ActionParkDecide, ParkID: parkID(r), Decision: b.Decision, Reason: b.Reason}
 	if b.Decision == "cancel" {
 		req.Action, req.Decision = review.ActionParkCancel, ""
@@ -374,7 +378,7 @@ func decisionBody(r *http.Request, decisions string) (review.DecisionBody, error
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return b, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": %s, \"reason\": \"...\", \"answer\": ..., \"edits\": {...}}: %s", decisions, strings.TrimPrefix(err.Error(), "json: "))
+		return b, review.Errorf(review.CodeInvalid, "the body must be {\"decision\": %s, \"reason\": \"...\"}: %s", decisions, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return b, nil
 }
