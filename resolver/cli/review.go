@@ -38,10 +38,11 @@ type decisionOptions struct {
 	// An approval's answer (--answer TEXT or --answer-file F; answerFlag
 	// names the flag given) and edits (--edit NAME=TEXT, --edits-file F),
 	// review approve only (docs/reviews.md).
-	answer, answerFile, answerFlag string
-	edit                           []string
-	editsFile                      string
-	edits                          map[string]json.RawMessage
+	answerText, answerFile givenText
+	answer, answerFlag     string
+	edit                   []string
+	editsFile              string
+	edits                  map[string]json.RawMessage
 }
 
 // decisionMisuse is the misuse, if any, of sub's positional arguments
@@ -171,27 +172,41 @@ func (a *app) newReviewSubCmd(sub, use, short string) *cobra.Command {
 		fs.StringVar(&o.reason, "reason", "", "why, as `TEXT` (required to reject)")
 	}
 	if sub == "approve" {
-		fs.StringVar(&o.answer, "answer", "", "the answer to the review's question: `TEXT`, sent as a JSON string when the question asks for a string, else parsed as JSON")
-		fs.StringVar(&o.answerFile, "answer-file", "", "the answer read from file `F` (as --answer)")
+		fs.Var(&o.answerText, "answer", "the answer to the review's question: `TEXT`, sent as a JSON string when the question asks for a string, else parsed as JSON")
+		fs.Var(&o.answerFile, "answer-file", "the answer read from file `F` (as --answer)")
 		fs.StringArrayVar(&o.edit, "edit", nil, "replace the editable input member NAME by the string TEXT (`NAME=TEXT`; repeatable)")
 		fs.StringVar(&o.editsFile, "edits-file", "", "a JSON object in file `F` of the editable input members to replace")
 	}
 	return cmd
 }
 
+// givenText is a string flag that tells whether it was given (an
+// empty --answer "" is an answer).
+type givenText struct {
+	text  string
+	given bool
+}
+
+func (g *givenText) String() string { return g.text }
+
+// Set implements pflag.Value.
+func (g *givenText) Set(s string) error { g.text, g.given = s, true; return nil }
+
+// Type implements pflag.Value.
+func (g *givenText) Type() string { return "string" }
+
 // approvalMisuse reads an approval's answer and edits flags into o
 // (answerFlag, answer, edits), and returns the misuse, if any: --answer
 // with --answer-file, an --edit without "=", a file that cannot be read
 // or whose edits are not a JSON object, and a member named twice.
 func (a *app) approvalMisuse(cmd *cobra.Command, o *decisionOptions) (exit int, bad bool) {
-	fs := cmd.Flags()
 	switch {
-	case fs.Changed("answer") && fs.Changed("answer-file"):
+	case o.answerText.given && o.answerFile.given:
 		return misuse(cmd, "--answer and --answer-file exclude each other"), true
-	case fs.Changed("answer"):
-		o.answerFlag = "--answer"
-	case fs.Changed("answer-file"):
-		b, err := os.ReadFile(o.answerFile)
+	case o.answerText.given:
+		o.answer, o.answerFlag = o.answerText.text, "--answer"
+	case o.answerFile.given:
+		b, err := os.ReadFile(o.answerFile.text)
 		if err != nil {
 			return misuse(cmd, "--answer-file: %v", err), true
 		}
