@@ -360,7 +360,9 @@ var forged = map[table.Principal][]ddbRequest{
 		forgedGet("read a call's result", "RUN#arn", "c", "r"),
 		forgedGet("read a call's named result", "RUN#arn", "state", "result"),
 		forgedGet("read a row's digests", "RUN#arn", "input_digest"),
-		forgedGet("read a toolset", "TOOLSET#ts_1", "body"),
+		// A toolset's body only (an approval's edits pass its pinned
+		// input schema), never the item whole.
+		forgedGet("read a toolset item whole", "TOOLSET#ts_1", "registered_at"),
 		forgedGet("read a starter's end user", "START#arn", "end_user"),
 		forgedGet("read a start record whole", "START#arn", "starter", "input_digest"),
 		{What: "list with the task tokens", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk", "task_token"}},
