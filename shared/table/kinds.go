@@ -24,7 +24,8 @@ var Call = &Kind{
 			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run, "+
 			"pk the park it was sent under, sc additive when sent under an additive schema change its toolset allows, "+
 			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B), "+
-			"rk the parent call's idempotency key whose result a fork's call reused (s REUSED)), "+
+			"rk the parent call's idempotency key whose result a fork's call reused (s REUSED), "+
+			"ed and eb the edited input's digest's 32 bytes (B) and its editor, under an approval with edits (docs/reviews.md)), "+
 			"o the options digest's 16 bytes (B; only when the call has keep, output_limit_bytes or a credential), "+
 			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r; COMPLETED with r when a reconciliation finished it), "+
 			"x an UNKNOWN record's code no attempt holds, m the seal, "+
