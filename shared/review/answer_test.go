@@ -194,3 +194,37 @@ func TestTheDecisionJSONOfAnEditedApproval(t *testing.T) {
 		t.Fatalf("%s", out)
 	}
 }
+
+// CheckEdits never lets a member outside the editable list through, and
+// what it returns digests to what it says: the merged input is the
+// reviewed input with the edits' members replaced.
+func FuzzCheckEdits(f *testing.F) {
+	f.Add([]byte(`{"text":"x"}`))
+	f.Add([]byte(`{"text":{"a":[1,2]},"subject":null}`))
+	f.Add([]byte(`{"to":["x@example.com"]}`))
+	f.Add([]byte(`{"text":1e400}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, edits []byte) {
+		r, err := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`, `"step":"approve","editable":["subject","text"],`, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		canonical, merged, digest, err := CheckEdits(r, Approve, edits)
+		if err != nil || canonical == nil {
+			return
+		}
+		for _, name := range EditedMembers(canonical) {
+			if !slices.Contains(r.Editable, name) {
+				t.Fatalf("member %q is not editable", name)
+			}
+		}
+		again, d, err := MergeEdits(r.Input, canonical)
+		if err != nil || d != digest || string(again) != string(merged) {
+			t.Fatalf("merging again gives %s %s (%v), not %s %s", again, d, err, merged, digest)
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(merged, &m) != nil || string(m["to"]) != `["team@example.com"]` {
+			t.Fatalf("the merged input %s lost its recipients", merged)
+		}
+	})
+}
