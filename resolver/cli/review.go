@@ -490,7 +490,7 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 	fmt.Fprintf(tw, "review\t%s\n", v.ReviewID)
 	fmt.Fprintf(tw, "status\t%s\n", status)
 	if v.Kind == "show" {
-		fmt.Fprintf(tw, "shows\tvalues (step %s); its approval authorises no tool call\n", v.Step)
+		fmt.Fprintf(tw, "review of\tnothing: shows values (step %s); its approval authorises no tool call\n", v.Step)
 	} else {
 		fmt.Fprintf(tw, "tool\t%s, step %s (reviewed by step %s)\n", v.Tool, v.Of, v.Step)
 	}

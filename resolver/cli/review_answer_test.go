@@ -116,3 +116,22 @@ func TestReviewApproveWithAnAnswerAndEdits(t *testing.T) {
 		t.Fatalf("show: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+func TestReviewShowPrintsAReviewThatShowsValues(t *testing.T) {
+	v := review.View{ReviewID: review.NewID(), Status: review.Approved, Step: "approve", Kind: "show", Reviewers: []string{},
+		Input: json.RawMessage(`{"total":42}`), Ask: json.RawMessage(`{"type":"string","maxLength":20}`), Approver: "arn:aws:iam::000000000000:user/bob",
+		Answer: json.RawMessage(`"ship it"`)}
+	out, _ := json.Marshal(v)
+	var stdout, stderr strings.Builder
+	if code := printReview(out, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d %s", code, stderr.String())
+	}
+	for _, want := range []string{"shows values (step approve)", `question   approve with --answer: the answer must match {"type":"string","maxLength":20}`, `answer     "ship it"`, `"total": 42`} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("show prints no %q:\n%s", want, stdout.String())
+		}
+	}
+	if strings.Contains(stdout.String(), "tool ") {
+		t.Errorf("show prints a tool line for a review that shows values:\n%s", stdout.String())
+	}
+}
