@@ -131,7 +131,7 @@ func TestReviewShowPrintsAReviewThatShowsValues(t *testing.T) {
 			t.Errorf("show prints no %q:\n%s", want, stdout.String())
 		}
 	}
-	if strings.Contains(stdout.String(), "tool ") {
+	if strings.Contains(stdout.String(), "\ntool ") {
 		t.Errorf("show prints a tool line for a review that shows values:\n%s", stdout.String())
 	}
 }
