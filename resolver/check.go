@@ -319,11 +319,18 @@ func (c *checker) scopeGraph(loop *Step) (g *gate.Graph, global []int) {
 			}
 		}
 		for _, t := range c.targets(st) {
-			if j, ok := c.index[t.ref.Name]; ok && t.ref.Name != EndTarget {
+			if t.ref.Name == EndTarget {
+				n.Succeeds = true // the run, or the iteration, ends well
+				continue
+			}
+			if j, ok := c.index[t.ref.Name]; ok {
 				if o, in := local[j]; in {
 					n.Next = append(n.Next, gate.Edge{To: o, Kind: t.kind})
 				}
 			}
+		}
+		if st.Kind == KindSucceed {
+			n.Succeeds = true
 		}
 		g.Nodes[k] = n
 	}
@@ -389,7 +396,7 @@ func (c *checker) admit() {
 	}
 	for _, r := range c.sol.ReviewBefore {
 		if _, ok := c.cat.Lookup(r.Name); !ok {
-			c.ds.errorf(r.Pos, RuleUnknownTool, "policy.review_before names %q, which is not in %s (%s)", r.Name, c.admittedFrom(), strings.Join(c.cat.Names(), ", "))
+			c.ds.errorf(r.Pos, RuleUnknownTool, "policy.review_before names %q, which is not in %s (%s); %s", r.Name, c.admittedFrom(), strings.Join(c.cat.Names(), ", "), c.otherTools())
 			continue
 		}
 		c.gated[r.Name] = true
@@ -404,7 +411,7 @@ func (c *checker) admit() {
 		}
 		t, ok := c.cat.Lookup(st.Tool)
 		if !ok {
-			c.ds.errorf(st.ToolPos, RuleUnknownTool, "step %q uses tool %q, which is not in %s (%s); a tool is never admitted as something else", st.ID, st.Tool, c.admittedFrom(), strings.Join(c.cat.Names(), ", "))
+			c.ds.errorf(st.ToolPos, RuleUnknownTool, "step %q uses tool %q, which is not in %s (%s); a tool is never admitted as something else; %s", st.ID, st.Tool, c.admittedFrom(), strings.Join(c.cat.Names(), ", "), c.otherTools())
 			continue
 		}
 		c.tools[i] = t
@@ -978,10 +985,61 @@ func (c *checker) checkGates() {
 			reviews[r.Of.Name] = append(reviews[r.Of.Name], r.ID)
 		}
 	}
+	var topSucceeds []bool // per step index: the top level can succeed from it
 	for _, loop := range c.scopes() {
 		g, global := c.scopeGraph(loop)
+		if loop == nil {
+			topSucceeds = make([]bool, len(c.sol.Steps))
+			for k, ok := range gate.ReachesSuccess(g) {
+				topSucceeds[global[k]] = ok
+			}
+		} else if c.failureCaught(loop, topSucceeds) {
+			// A failure the body does not catch fails the for_each, whose
+			// on_error can still end the run well.
+			for k, i := range global {
+				if c.failsBody(c.sol.Steps[i]) {
+					g.Nodes[k].Succeeds = true
+				}
+			}
+		}
 		c.checkGatesIn(g, global, reviews)
 	}
+}
+
+// failsBody reports whether a body step can fail its for_each: a fail
+// step; a tool or workflow step without on_error (its entries by error
+// name leave the others uncaught); a review, whose Task's errors other
+// than a rejection and a timeout its Catchers leave uncaught. A States.Runtime
+// error fails the execution, which no Catcher catches (AWS Step Functions,
+// "Error handling"), so it never ends a run well.
+func (c *checker) failsBody(st *Step) bool {
+	switch st.Kind {
+	case KindFail, KindReview:
+		return true
+	case KindTool, KindWorkflow:
+		return !st.OnError.Set
+	}
+	return false
+}
+
+// failureCaught reports whether a failure of for_each step loop can still
+// end the run well: one of its on_error targets is end, or a top-level
+// step from which the run can succeed (topSucceeds, per step index).
+// Without an on_error the failure fails the run (for_each bodies do not
+// nest: docs/solutions.md, "for_each").
+func (c *checker) failureCaught(loop *Step, topSucceeds []bool) bool {
+	for _, t := range c.targets(loop) {
+		if t.kind != gate.Error {
+			continue
+		}
+		if t.ref.Name == EndTarget {
+			return true
+		}
+		if j, ok := c.index[t.ref.Name]; ok && topSucceeds[j] {
+			return true
+		}
+	}
+	return false
 }
 
 // checkGatesIn runs Gate A and the no-fallback rule on one scope's graph
@@ -1036,8 +1094,36 @@ func (c *checker) checkGatesIn(g *gate.Graph, global []int, reviews map[string][
 		}
 		at := c.errorEdgePos(fs, path)
 		c.refused = append(c.refused, RefusedPath{Rule: RuleNoFallback, Line: at.Line, Column: at.Column, Path: path})
-		c.ds.errorf(at, RuleNoFallback, "on_error of step %q reaches %s: %s; a failure must never turn into a different side effect", fs.ID, what, strings.Join(c.names(path), " → "))
+		c.ds.errorf(at, RuleNoFallback, "on_error of step %q reaches %s: %s; a failure must never turn into a different side effect, and from %q the run can still succeed: %s (a tool on an error path needs no review only when every path from it ends in a fail step)",
+			fs.ID, what, strings.Join(c.names(path), " → "), ts.ID, c.successPath(toGlobal(f.Success)))
 	}
+}
+
+// successPath writes a path from a fallback's tool to success
+// (gate.Fallback.Success, as step indexes): the steps, then how the last
+// one ends well.
+func (c *checker) successPath(path []int) string {
+	if len(path) == 0 {
+		return ""
+	}
+	ids := strings.Join(c.names(path), " → ")
+	last := c.sol.Steps[path[len(path)-1]]
+	if last.Kind == KindSucceed {
+		return ids + " (a succeed step)"
+	}
+	for _, t := range c.targets(last) {
+		if t.ref.Name != EndTarget {
+			continue
+		}
+		if last.Loop != nil {
+			return fmt.Sprintf("%s → end (%s's %s: the iteration ends and for_each %q goes on)", ids, last.ID, t.what, last.Loop.ID)
+		}
+		return fmt.Sprintf("%s → end (%s's %s)", ids, last.ID, t.what)
+	}
+	if last.Loop != nil {
+		return fmt.Sprintf("%s, whose failure fails for_each %q, and its on_error leads on", ids, last.Loop.ID)
+	}
+	return ids
 }
 
 // names maps a path of step indexes to step ids.
@@ -1165,6 +1251,16 @@ func (c *checker) checkRetries() {
 // step's tolerate_duplicates, or the named toolset's for the tool.
 func (c *checker) tolerates(st *Step) bool {
 	return st.TolerateDuplicates || c.named != nil && c.named.Tools[st.Tool].TolerateDuplicates
+}
+
+// otherTools says where tools beyond those admitted come from, for
+// [unknown-tool]: a registered toolset (docs/toolsets.md), which the
+// Solution names at its top level.
+func (c *checker) otherTools() string {
+	if c.named != nil {
+		return fmt.Sprintf("to use another tool, add it to the toolset's file and register it again (toolgate toolset register FILE, docs/toolsets.md), then name the new id instead of %s", c.named.ID)
+	}
+	return "other tools (MCP servers' tools, platform tools) come from a registered toolset, named at the top level (toolset: ts_…): register a toolset file with toolgate toolset register FILE (docs/toolsets.md)"
 }
 
 // admittedFrom names where tools are admitted from, for diagnostics.

@@ -36,7 +36,7 @@ const (
 	RuleToolInput       = "tool-input"         // literal inputs against the tool's input schema
 	RuleInputSchema     = "input-schema"       // the Solution's input JSON Schema does not compile
 	RuleReviewBefore    = "review-before-tool" // Gate A
-	RuleNoFallback      = "no-fallback"        // on_error reaches a tool without an approved review
+	RuleNoFallback      = "no-fallback"        // on_error reaches a tool without an approved review, from which the run can still succeed
 	RuleFetchHost       = "fetch-host"         // fetch_hosts entries; a literal fetch URL's host not on them
 	RuleFetchURL        = "fetch-url"          // a literal fetch URL the tool's parser refuses (shared/fetchurl)
 	RuleHTTPHost        = httprule.RuleHost    // http_hosts entries; an http step without them; a literal http URL whose host no entry allows

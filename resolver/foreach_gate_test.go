@@ -18,8 +18,9 @@ import (
 // review's of names a tool of its own scope, so the body's reviews and
 // the outer tools never meet. The gated tools the brute force reaches
 // unapproved are exactly those the resolver reports [review-before-tool],
-// and the steps whose on_error reaches a tool unapproved (bruteNoFallback)
-// exactly those it reports [no-fallback].
+// and the steps whose on_error reaches a tool unapproved that can still
+// end the run well (bruteNoFallback) exactly those it reports
+// [no-fallback].
 
 // gstep is one step of a generated Solution.
 type gstep struct {
@@ -32,10 +33,7 @@ type gstep struct {
 
 func genScope(r *rand.Rand, prefix string, n int, inBody bool) []*gstep {
 	steps := make([]*gstep, n)
-	kinds := []string{"send", "send", "fetch", "review", "review", "choice", "pass"}
-	if inBody {
-		kinds = append(kinds, "fail")
-	}
+	kinds := []string{"send", "send", "fetch", "review", "review", "choice", "pass", "fail"}
 	for k := range steps {
 		steps[k] = &gstep{id: fmt.Sprintf("%s%d", prefix, k), kind: kinds[r.IntN(len(kinds))]}
 	}
@@ -208,21 +206,83 @@ func bruteGateA(top []*gstep) (unapproved, reached []string) {
 	return unapproved, reached
 }
 
+// bruteCanSucceed reports whether some run that is at step id can still
+// end well, exploring the steps a run can be at from there: an edge to
+// end ends the run well, or, in a body, ends the iteration (the for_each
+// goes on: docs/solutions.md §4.2 takes that as success). A tool's Task
+// may fail: to its on_error when it has one; a review's Task may fail
+// otherwise than by a rejection; a fail step fails. A failure not caught
+// fails the run (the top level) or the body, whose failure goes to its
+// for_each's on_error, or fails the run. Pass and choice steps fail only
+// by States.Runtime, which fails the run whatever catches it.
+func bruteCanSucceed(top []*gstep, id string) bool {
+	byID := map[string]*gstep{}
+	loopOf := map[string]*gstep{}
+	for _, s := range top {
+		byID[s.id] = s
+		for _, c := range s.body {
+			byID[c.id], loopOf[c.id] = c, s
+		}
+	}
+	seen := map[string]bool{}
+	var at func(id string) bool
+	// to follows an edge of from to target (a failure when failure).
+	to := func(from *gstep, target string, failure bool) bool {
+		f := loopOf[from.id]
+		switch {
+		case failure && f == nil:
+			return false // the run fails
+		case failure:
+			return f.other != "" && at(f.other)
+		case target == "" || target == "end":
+			return true
+		}
+		return at(target)
+	}
+	at = func(id string) bool {
+		if seen[id] {
+			return false
+		}
+		seen[id] = true
+		s := byID[id]
+		// Its own failure: its on_error (a tool, a for_each), or up.
+		switch s.kind {
+		case "send", "fetch", "for_each":
+			if s.other != "" && to(s, s.other, false) || s.other == "" && to(s, "", true) {
+				return true
+			}
+		case "review", "fail":
+			if to(s, "", true) {
+				return true
+			}
+		}
+		switch s.kind {
+		case "send", "fetch", "pass", "for_each":
+			return to(s, s.next, false)
+		case "choice", "review": // a review's on_reject defaults to end
+			return to(s, s.next, false) || to(s, s.other, false)
+		}
+		return false // fail
+	}
+	return at(id)
+}
+
 // bruteNoFallback returns the steps whose on_error reaches a tool
-// unapproved (docs/solutions.md §4.2), by exploring every (step,
-// approvals) state from each on_error edge with every approval cleared.
+// unapproved from which the run can still end well (bruteCanSucceed;
+// docs/solutions.md §4.2), by exploring every (step, approvals) state
+// from each on_error edge with every approval cleared; notices counts the
+// on_error edges that reach unapproved tools, all of which end in failure.
 // Each scope is its own graph, as for_each says: in a body, end and a
 // failure end the search (the next item is another unit of work, and a
 // failure of the body is its for_each's, whose own on_error starts a
 // search in the outer graph); in the top level, a for_each whose body
 // calls a tool is a tool no review approves.
-func bruteNoFallback(top []*gstep) []string {
+func bruteNoFallback(top []*gstep) (out []string, notices int) {
 	reached := map[string]bool{}
 	_, all := bruteGateA(top)
 	for _, id := range all {
 		reached[id] = true
 	}
-	var out []string
 	check := func(scope []*gstep) {
 		byID := map[string]*gstep{}
 		bit := map[string]uint64{}
@@ -248,7 +308,7 @@ func bruteNoFallback(top []*gstep) []string {
 			}
 			seen := map[state]bool{}
 			queue := []state{{f.other, 0}}
-			bad := false
+			bad, notice := false, false
 			for len(queue) > 0 && !bad {
 				st := queue[0]
 				queue = queue[1:]
@@ -258,8 +318,11 @@ func bruteNoFallback(top []*gstep) []string {
 				}
 				seen[st] = true
 				if isTool(s) && st.mask&bit[s.id] == 0 {
-					bad = true
-					break
+					if bruteCanSucceed(top, s.id) {
+						bad = true
+						break
+					}
+					notice = true
 				}
 				m := st.mask &^ bit[s.id]
 				switch s.kind {
@@ -272,6 +335,8 @@ func bruteNoFallback(top []*gstep) []string {
 			}
 			if bad {
 				out = append(out, f.id)
+			} else if notice {
+				notices++
 			}
 		}
 	}
@@ -282,14 +347,14 @@ func bruteNoFallback(top []*gstep) []string {
 		}
 	}
 	slices.Sort(out)
-	return out
+	return out, notices
 }
 
 func TestForEachGatesAgainstBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 1))
-	refused, fallbacks, other := 0, 0, map[string]int{}
+	refused, fallbacks, notices, other := 0, 0, 0, map[string]int{}
 	defer func() {
-		t.Logf("of 400: %d refused by Gate A, %d by the no-fallback check; other errors %v", refused, fallbacks, other)
+		t.Logf("of 400: %d refused by Gate A, %d by the no-fallback check; %d on_error edges reach only tools that end in failure; other errors %v", refused, fallbacks, notices, other)
 	}()
 	for n := range 400 {
 		top := genScope(r, "t", 2+r.IntN(3), false)
@@ -337,7 +402,9 @@ func TestForEachGatesAgainstBruteForce(t *testing.T) {
 		if want, _ := bruteGateA(top); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("case %d: Gate A refuses %v, the brute force reaches %v unapproved\n%s\n%v", n, got, want, b.String(), res.Diagnostics)
 		}
-		if want := bruteNoFallback(top); fmt.Sprint(gotFallback) != fmt.Sprint(want) {
+		want, n2 := bruteNoFallback(top)
+		notices += n2
+		if fmt.Sprint(gotFallback) != fmt.Sprint(want) {
 			t.Fatalf("case %d: the no-fallback check refuses the on_error of %v, the brute force %v\n%s\n%v", n, gotFallback, want, b.String(), res.Diagnostics)
 		}
 	}

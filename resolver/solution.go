@@ -316,7 +316,7 @@ func (d *decoder) mapping(v *value, what string, allowed []string, required ...s
 	}
 	for _, f := range v.fields {
 		if !contains(allowed, f.key) {
-			d.ds.errorf(f.keyPos, RuleUnknownField, "unknown field %q in %s (allowed: %s)", f.key, what, strings.Join(allowed, ", "))
+			d.ds.errorf(f.keyPos, RuleUnknownField, "unknown field %q in %s (allowed: %s)%s", f.key, what, strings.Join(allowed, ", "), unknownFieldHint(what, f.key))
 		}
 	}
 	for _, r := range required {
@@ -325,6 +325,20 @@ func (d *decoder) mapping(v *value, what string, allowed []string, required ...s
 		}
 	}
 	return true
+}
+
+// unknownFieldHint says where an unknown field written in the wrong place
+// belongs, for the keys authors put there most (docs/solutions.md §2.2):
+// a Solution's run timeout is policy.run_timeout_seconds, and a review's
+// outcome keys are the step's, next to on_approve. "" for any other key.
+func unknownFieldHint(what, key string) string {
+	switch {
+	case what == "the Solution" && key == "timeout_seconds":
+		return "; the run's timeout is policy.run_timeout_seconds (policy: {run_timeout_seconds: N}); a tool step's own timeout is its timeout_seconds, a review's is review.timeout_seconds"
+	case strings.HasSuffix(what, " review") && (key == "on_timeout" || key == "on_approve" || key == "on_reject"):
+		return fmt.Sprintf("; %s is a key of the step, next to on_approve and on_reject, not of review: write it at the step's indentation", key)
+	}
+	return ""
 }
 
 func contains(list []string, s string) bool {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -56,6 +57,12 @@ func main() {
 	// the deployment exports (docs/tracing.md).
 	tracer, err := tracing.FromEnv(os.Getenv, "review-request")
 	tracer = coldstart.Must(log, "bad configuration", tracer, err)
+	// Review notices go through SES only where the deployment lists
+	// whom they may reach (toolgate:reviewNotices; docs/reviews.md).
+	var ses request.SES
+	if cfg.Notices.On() {
+		ses = sesv2.NewFromConfig(awsCfg)
+	}
 	h := request.NewHandler(cfg, request.Deps{
 		Tracer:  tracer,
 		Store:   dynamo.NewStore(db, cfg.Table),
@@ -72,6 +79,7 @@ func main() {
 		// Parked calls: the park route reads a call's PARKED rows and
 		// records its park (docs/parking.md).
 		Parks: parkdynamo.New(db, cfg.Table, nil),
+		SES:   ses,
 		Log:   log,
 	})
 	lambda.Start(h.Handle)

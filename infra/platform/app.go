@@ -72,6 +72,7 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 			IdentityARN: cfg.SenderIdentityARN, CreateIdentity: cfg.CreateSenderIdentity,
 		},
 		RecipientAllow:         cfg.RecipientAllow,
+		ReviewNotices:          cfg.ReviewNotices,
 		FetchAllow:             cfg.FetchAllow,
 		HTTPAllow:              cfg.HTTPAllow,
 		HTTPMaxRequestBytes:    cfg.HTTPMaxRequestBytes,

@@ -36,6 +36,12 @@ type Config struct {
 	SenderIdentityARN    string   `json:"senderIdentityArn"`
 	CreateSenderIdentity bool     `json:"createSenderIdentity"`
 	RecipientAllow       []string `json:"recipientAllow"`
+	// The review notices' allow-list (docs/reviews.md, "Review notices"):
+	// entries as recipientAllow's (addresses or @domain), which the
+	// notify addresses of a review Task must match to receive its e-mail
+	// notice, sent from the sender. Empty, the default: no notice is sent,
+	// and review-request holds no SES permission.
+	ReviewNotices []string `json:"reviewNotices"`
 	// structured-data-fetch's host allow-list; empty: no fetch at all.
 	FetchAllow []string `json:"fetchAllow"`
 	// The http function's host allow-list, apart from fetchAllow; empty:
@@ -209,7 +215,7 @@ func configKeys() []string {
 }
 
 // listKeys take comma-separated text as well as a JSON list.
-var listKeys = map[string]bool{"recipientAllow": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true, "credentialAdmins": true,
+var listKeys = map[string]bool{"recipientAllow": true, "reviewNotices": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true, "credentialAdmins": true,
 	"webhookAdmins": true, "webhookAllow": true}
 
 // objectKeys take JSON text only.
@@ -311,6 +317,15 @@ func (c *Config) check() error {
 			problems = append(problems, fmt.Errorf("recipientAllow: %d entries make send-email's ses:Recipients IAM condition about %d characters, over the %d it may take of IAM's %d-character limit on a role's inline policies (the rest of send-email's policy needs the others): list fewer entries, e.g. one @domain entry for many addresses of a domain",
 				se.Allow.Len(), n, maxRecipientConditionChars, rolePolicyChars))
 		}
+	}
+	// review-request's own parser of the notices allow-list and sender;
+	// the list becomes the ses:Recipients condition of its role
+	// (sendReviewNotices), which must fit IAM's limit.
+	if n, err := functionconfig.ParseReviewNotices(c.ReviewNotices, c.Sender); err != nil {
+		problems = append(problems, fmt.Errorf("reviewNotices: %w", err))
+	} else if chars := recipientConditionChars(n.Allow.IAMPatterns()); n.On() && chars > maxNoticeConditionChars {
+		problems = append(problems, fmt.Errorf("reviewNotices: %d entries make review-request's ses:Recipients IAM condition about %d characters, over the %d it may take of IAM's %d-character limit on a role's inline policies (the rest of review-request's policy needs the others): list fewer entries, e.g. one @domain entry for many addresses of a domain",
+			n.Allow.Len(), chars, maxNoticeConditionChars, rolePolicyChars))
 	}
 	if _, err := functionconfig.ParseFetchAllow(c.FetchAllow); err != nil {
 		problems = append(problems, fmt.Errorf("fetchAllow: %w", err))

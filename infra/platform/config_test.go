@@ -28,6 +28,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "text from -c", context: map[string]any{
 			"toolgate:stage": "prod", "toolgate:sender": "Toolgate@Mail.Example.org", "toolgate:senderIdentity": "example.org",
 			"toolgate:recipientAllow": "@example.org, ops@example.com", "toolgate:fetchAllow": "api.example.org",
+			"toolgate:reviewNotices":        "ops@example.com, @reviewers.example.org",
 			"toolgate:createSenderIdentity": "true", "toolgate:deletionProtection": "false", "toolgate:logRetentionDays": "365",
 			"toolgate:functions":     `{"send-email": {"reservedConcurrency": 5}}`,
 			"toolgate:alarmTopicArn": "arn:aws:sns:eu-west-1:123456789012:alarms",
@@ -38,6 +39,7 @@ func TestLoadConfig(t *testing.T) {
 		}, want: func(c *Config) {
 			c.Stage, c.Sender, c.SenderIdentity = "prod", "Toolgate@mail.example.org", "example.org"
 			c.RecipientAllow, c.FetchAllow = []string{"@example.org", "ops@example.com"}, []string{"api.example.org"}
+			c.ReviewNotices = []string{"ops@example.com", "@reviewers.example.org"}
 			c.CreateSenderIdentity, c.DeletionProtection, c.LogRetentionDays = true, false, 365
 			c.Functions = map[string]FunctionSettings{fnSendEmail: {ReservedConcurrency: 5}}
 			c.AlarmTopicARN = "arn:aws:sns:eu-west-1:123456789012:alarms"
@@ -51,12 +53,14 @@ func TestLoadConfig(t *testing.T) {
 		}},
 		{name: "JSON from cdk.json", context: map[string]any{
 			"toolgate:recipientAllow": []any{"@example.net"}, "toolgate:deletionProtection": false,
+			"toolgate:reviewNotices":          []any{"@reviewers.example.net"},
 			"toolgate:functions":              map[string]any{"workflow-validator": map[string]any{"memoryMB": float64(1024)}},
 			"toolgate:sessionRoles":           []any{"toolgate-people"},
 			"toolgate:directReviewers":        map[string]any{"send-email": []any{"arn:aws:iam::123456789012:role/reviewer"}},
 			"toolgate:directReviewMaxSeconds": float64(31536000),
 		}, want: func(c *Config) {
 			c.SenderIdentity, c.RecipientAllow, c.DeletionProtection = "example.com", []string{"@example.net"}, false
+			c.ReviewNotices = []string{"@reviewers.example.net"}
 			c.Functions = map[string]FunctionSettings{fnValidator: {MemoryMB: 1024}}
 			c.SessionRoles = []string{"toolgate-people"}
 			c.DirectReviewers = map[string][]string{fnSendEmail: {"arn:aws:iam::123456789012:role/reviewer"}}

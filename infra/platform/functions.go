@@ -374,6 +374,11 @@ func newFunctions(scope constructs.Construct, p *PlatformStackProps, ledger ledg
 				Resources: &[]*string{sub(executionsARN(p.Stage))},
 			})
 			extra = append(extra, children, revisions, childVersionDefinitions(p.Stage), readExternalKey(p.Stage), readEndUserKey(p.Stage))
+			// Review notices (docs/reviews.md, "Review notices"): only
+			// where the deployment lists whom they may reach.
+			if len(p.ReviewNotices) > 0 {
+				extra = append(extra, sendReviewNotices(p, senderIdentityARN))
+			}
 		case fnPublish:
 			// An end user's credentials are scoped under the stage's
 			// end-user key (docs/credentials.md).
@@ -428,6 +433,30 @@ func sendAsTheSender(p *PlatformStackProps, senderIdentityARN *string) awsiam.Po
 	})
 }
 
+// sendReviewNotices is review-request's SES statement, only with a
+// notices allow-list: SES v2 SendEmail with simple content
+// (functions/review-request/request notice), as ses:SendEmail on the
+// sender's identity, from the platform's sender only, to the notices
+// allow-list only: built as send-email's (sendAsTheSender), from
+// ReviewNotices's IAM patterns (recipient.List.IAMPatterns), in the
+// canonical form review-request sends (review.NoticeRecipients).
+func sendReviewNotices(p *PlatformStackProps, senderIdentityARN *string) awsiam.PolicyStatement {
+	n, err := functionconfig.ParseReviewNotices(p.ReviewNotices, p.Sender.Address)
+	if err != nil {
+		// Config.check refuses the list before any stack is defined.
+		panic(fmt.Sprintf("review-request: reviewNotices: %v", err))
+	}
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("SendReviewNoticesAsTheSenderOnly"),
+		Actions:   jsii.Strings("ses:SendEmail"),
+		Resources: &[]*string{senderIdentityARN},
+		Conditions: &map[string]any{
+			"StringEquals":            map[string]any{"ses:FromAddress": n.Sender},
+			"ForAllValues:StringLike": map[string]any{"ses:Recipients": n.Allow.IAMPatterns()},
+		},
+	})
+}
+
 // recipientPatterns are the ses:Recipients values of send-email's role:
 // the allow-list read as the function reads TOOLGATE_RECIPIENT_ALLOW
 // (recipient.ParseCommaList of the same text), as IAM patterns
@@ -456,6 +485,12 @@ func recipientPatterns(allow []string) ([]string, error) {
 const (
 	rolePolicyChars            = 10240
 	maxRecipientConditionChars = 4950
+	// maxNoticeConditionChars is the part of review-request's inline
+	// policy its notices' recipients condition may take: what its other
+	// statements leave (TestNoticeConditionBudget checks the rest against
+	// the template), about 20 short @domain entries. The notices
+	// allow-list names the reviewers' domains, not each reviewer.
+	maxNoticeConditionChars = 500
 )
 
 // recipientConditionChars estimates, from above, the characters send-email's
@@ -565,6 +600,12 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		// of runs given no trace context (readExternalKey).
 		env[functionconfig.EnvExternalKeyParam] = jsii.String(functionconfig.ExternalKeyParam(p.Stage))
 		endUserEnv(env, p)
+		// Review notices: the allow-list and the platform's sender; no
+		// list, no variables (none is sent).
+		if len(p.ReviewNotices) > 0 {
+			env[functionconfig.EnvReviewNotices] = jsii.String(jsonList(p.ReviewNotices))
+			env[functionconfig.EnvNoticeSender] = jsii.String(p.Sender.Address)
+		}
 	case fnLambdaTool:
 		// The placeholders' parameters, /toolgate/<stage>/tool-function/...
 		// (shared/platformtool).
@@ -736,6 +777,15 @@ var aliasDescriptions = map[lane.Lane]string{
 
 // aliasIDPart is the lane's name in a logical ID: Sfn, Direct.
 func aliasIDPart(l lane.Lane) string { return strings.ToUpper(string(l[:1])) + string(l[1:]) }
+
+// jsonList is a list of strings as JSON text (encoding/json).
+func jsonList(l []string) string {
+	b, err := json.Marshal(l)
+	if err != nil {
+		panic(err) // a list of strings always encodes
+	}
+	return string(b)
+}
 
 // directReviewersJSON is TOOLGATE_DIRECT_REVIEWERS: a JSON object from tool
 // name to reviewer patterns, keys sorted (encoding/json).

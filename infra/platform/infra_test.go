@@ -186,6 +186,10 @@ var wantFunctionPolicies = map[string][]stmt{
 		// review.requested, handed to the events queue as it is recorded:
 		// that queue only, SendMessage only.
 		sendWebhookEvents,
+		// Review notices: from the sender only, to testConfig's
+		// reviewNotices only (canonical IAM patterns).
+		{Sid: "SendReviewNoticesAsTheSenderOnly", Actions: []string{"ses:SendEmail"}, Resources: []string{identity},
+			Condition: `{"ForAllValues:StringLike":{"ses:Recipients":["ops@example.com","*@reviewers.example.org"]},"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
 		lambdaXRay,
 	}, wantLedger(table.ReviewRequest)...),
 	"ReviewDecisionFunction": append([]stmt{
@@ -414,6 +418,7 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800", "TOOLGATE_STAGE": "test",
 		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key",
 		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",
+		"TOOLGATE_REVIEW_NOTICES":       `["Ops@Example.com","@reviewers.example.org"]`, "TOOLGATE_NOTICE_SENDER": "noreply@mail.example.org",
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_STAGE": "test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",

@@ -576,6 +576,13 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.TakeChildStart", 0, func(db *recorder) { ignore(d(db).TakeChildStart(ctx, testRunID, "2026-12-01T00:00:00Z")) }),
 		// A fork's start (docs/fork.md): the parent's fork item.
 		run("dynamo.Store.Fork", 0, func(db *recorder) { ignore(d(db).Fork(ctx, testRunID)) }),
+		// A new review's e-mail notice (docs/reviews.md, "Review
+		// notices"): claimed once, then SES's answer.
+		run("dynamo.Store.ClaimNotice", 0, func(db *recorder) { ignore(d(db).ClaimNotice(ctx, testReview, 1, 1, now)) }),
+		run("dynamo.Store.ClaimNotice (condition failed)", 1, func(db *recorder) { ignore(d(db).ClaimNotice(ctx, testReview, 1, 0, now)) }),
+		run("dynamo.Store.FinishNotice", 0, func(db *recorder) {
+			ignore(d(db).FinishNotice(ctx, testReview, "0100-message", ""), d(db).FinishNotice(ctx, testReview, "", "MessageRejected"))
+		}),
 		run("dynamo.Store.RecordForkStart", 0, func(db *recorder) {
 			ignore(d(db).RecordForkStart(ctx, testRunID+"-fork", user, "sha256:00", review.EndUserRecord{}, review.ForkOrigin{From: testRunID, RerunReads: true}))
 		}),

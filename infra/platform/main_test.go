@@ -36,6 +36,9 @@ func testConfig() Config {
 	// A mixed-case address and a Unicode domain: the ses:Recipients
 	// condition holds their canonical forms (TestRecipientCondition).
 	cfg.RecipientAllow = []string{"@example.org", "Ops@Example.com", "@bücher.example"}
+	// Review notices: review-request's ses:Recipients condition holds
+	// the canonical forms too (TestReviewNoticesCondition).
+	cfg.ReviewNotices = []string{"Ops@Example.com", "@reviewers.example.org"}
 	cfg.FetchAllow = []string{"api.example.org", "*.data.example.net"}
 	cfg.HTTPAllow = []string{"api.chat.example.org", "*.hooks.example.net"}
 	cfg.HTTPMaxRequestBytes = 32 << 10

@@ -51,6 +51,12 @@ type PlatformStackProps struct {
 	// RecipientAllow is send-email's recipient allow-list (full addresses or
 	// @domain); at least one entry.
 	RecipientAllow []string
+	// ReviewNotices is the review notices' allow-list (entries as
+	// RecipientAllow's; TOOLGATE_REVIEW_NOTICES on review-request, with
+	// Sender's address as TOOLGATE_NOTICE_SENDER, and the ses:SendEmail
+	// statement sendReviewNotices); empty, the default: no notice, no
+	// variable and no SES permission.
+	ReviewNotices []string
 	// FetchAllow is structured-data-fetch's host allow-list; empty allows
 	// no fetch at all.
 	FetchAllow []string

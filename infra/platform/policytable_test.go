@@ -371,8 +371,13 @@ func conditionsText(s tmpl) string {
 				parts = append(parts, "only attributes "+strings.Join(values, ", "))
 			case key == "ses:Recipients" && op == "ForAllValues:StringLike":
 				// The test's allow-list stands for any: its entries as IAM
-				// patterns, in canonical form.
-				parts = append(parts, "every ses:Recipients like an entry of `recipientAllow` as IAM patterns (the test's: "+strings.Join(values, ", ")+")")
+				// patterns, in canonical form. Review notices have their
+				// own list.
+				list := "recipientAllow"
+				if s["Sid"] == "SendReviewNoticesAsTheSenderOnly" {
+					list = "reviewNotices"
+				}
+				parts = append(parts, "every ses:Recipients like an entry of `"+list+"` as IAM patterns (the test's: "+strings.Join(values, ", ")+")")
 			case key == "aws:ResourceTag/"+toolfunction.TagKey && slices.Equal(values, []string{"test"}):
 				// The tag's value is the stage (the test's "test").
 				parts = append(parts, name+" = <stage>")

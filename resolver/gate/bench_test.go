@@ -15,6 +15,8 @@ import (
 // review for a fresh approval, and every fourth block's send loops back to
 // the fetch three blocks earlier. fetch's on_error goes to pass, so every
 // tool has a fallback (to the next block's fetch) for NoFallback to report.
+// The last block's choice, send and review end the run (their edges to
+// end), so every tool can reach success.
 func blockGraph(n int) *Graph {
 	g := &Graph{Nodes: make([]Node, 0, n)}
 	blocks := n / 5
@@ -37,10 +39,10 @@ func blockGraph(n int) *Graph {
 		g.Nodes = append(g.Nodes,
 			Node{Name: fmt.Sprintf("fetch%d", i), Kind: Tool, Next: []Edge{{To: pass}, {To: pass, Kind: Error}}},
 			Node{Name: fmt.Sprintf("pass%d", i), Next: []Edge{{To: choice}}},
-			Node{Name: fmt.Sprintf("choice%d", i), Next: append([]Edge{{To: review}}, toNext...)},
+			Node{Name: fmt.Sprintf("choice%d", i), Next: append([]Edge{{To: review}}, toNext...), Succeeds: i+1 == blocks},
 			Node{Name: fmt.Sprintf("review%d", i), Kind: Review, Of: send,
-				Next: append([]Edge{{To: send, Kind: Approve}}, reject...)},
-			Node{Name: fmt.Sprintf("send%d", i), Kind: Tool, Gated: true, Next: sendNext},
+				Next: append([]Edge{{To: send, Kind: Approve}}, reject...), Succeeds: i+1 == blocks},
+			Node{Name: fmt.Sprintf("send%d", i), Kind: Tool, Gated: true, Next: sendNext, Succeeds: i+1 == blocks},
 		)
 	}
 	return g

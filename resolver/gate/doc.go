@@ -23,7 +23,8 @@
 // step is left: Plain (next, a choice branch or default), Approve and Reject
 // (a review's on_approve, and its on_reject and on_timeout) and
 // Error (a tool's on_error). Edges to the reserved target end are not
-// listed. Cycles are allowed.
+// listed; a node with one, or a succeed step, has Succeeds set. Cycles are
+// allowed.
 //
 // # Approval
 //
@@ -52,9 +53,13 @@
 // A tool's on_error must not lead to a tool (any tool, gated or not, the
 // failing one included) unless that tool has been approved after the error:
 // a failure is routed to a human or to a non-tool step, never silently to a
-// different side effect. NoFallback reports, per tool with an Error edge, a
-// shortest path from the Error edge to a tool that is not approved on
-// arrival.
+// different side effect. A tool from which no path reaches success (a
+// node whose Succeeds is set: a succeed step, or an edge to end) is no
+// fallback: whatever it does, the run still fails after it, so it can only
+// report the failure (an error notification). NoFallback reports, per tool
+// with an Error edge, a shortest path from the Error edge to a tool that is
+// not approved on arrival and can reach success, and a shortest path from
+// that tool to success.
 //
 // # Cost
 //

@@ -72,6 +72,11 @@ type Node struct {
 	Gated bool   // Tool: the tool is on the review list
 	Of    int    // Review: index of the Tool node it reviews; ignored otherwise
 	Next  []Edge // out-edges; edges to the reserved target `end` are simply not listed
+	// Succeeds: leaving this node can end the run (or the scope the graph
+	// is) successfully: a succeed step, or a step with an edge to the
+	// reserved target end, which Next does not list. A node that can only
+	// fail (a fail step) leaves it false. NoFallback reads it.
+	Succeeds bool
 }
 
 // Graph is a compiled Solution: its steps and the index of the start step.
@@ -97,6 +102,10 @@ type Fallback struct {
 	From int   // the tool node whose on_error is the start of the path
 	Tool int   // the tool node reached
 	Path []int // From, then the nodes after its Error edge, ending at Tool; shortest
+	// Success is a shortest path from Tool (its first node) to a node
+	// whose Succeeds is set (its last): why Tool does not only report a
+	// failure before the run fails.
+	Success []int
 }
 
 // Names maps a path of node indices to step names, for messages. An index
@@ -268,9 +277,13 @@ func LastReviewsOf(g *Graph, tools []int) [][]int {
 // From with an Error edge it looks for a shortest path that leaves From by
 // an Error edge and reaches a Tool node U while U is not approved, with the
 // approval rules of ReviewBeforeTool applied to U and everything unapproved
-// right after the Error edge. It returns at most one Fallback per From (the
-// shortest, ties broken by lower Tool index), ordered by From; nil when there
-// is none. The check is structural: From need not be reachable from Start.
+// right after the Error edge, where U can still reach success: some path
+// (over edges of any kind) leads from U to a node whose Succeeds is set. A
+// tool from which every path ends in a failure only reports the failure
+// before the run fails (an error notification), and is no fallback. It
+// returns at most one Fallback per From (the shortest, ties broken by lower
+// Tool index), ordered by From; nil when there is none. The check is
+// structural: From need not be reachable from Start.
 //
 // Complexity: with n nodes and m edges, time and memory are
 //
@@ -284,7 +297,8 @@ func LastReviewsOf(g *Graph, tools []int) [][]int {
 // part of every path before its last reset of U's approval, are handled by a
 // single multi-source search shared by all sources and all tools; when the
 // only edges into each reviewed tool are the Approve edges of its reviews,
-// every R_U is {U} and the whole check is O(n + m).
+// every R_U is {U} and the whole check is O(n + m). Which tools can reach
+// success is one more search over reversed edges, O(n + m).
 func NoFallback(g *Graph) []Fallback {
 	n := len(g.Nodes)
 	isSource := make([]bool, n)
@@ -311,6 +325,7 @@ func NoFallback(g *Graph) []Fallback {
 	rev := reverseOf(g)
 	reviewed := reviewedTools(g)
 	reg := newRegion(n)
+	succDist, succNext := toSuccess(g, rev)
 
 	// For a target tool U, a path from a source s reaches U unapproved iff
 	// either it crosses no edge setting U's approval (s ∈ R_U: "clean"), or
@@ -325,8 +340,8 @@ func NoFallback(g *Graph) []Fallback {
 		clean[v], term[v], termB[v] = none, none, -1
 	}
 	for u := range n {
-		if g.Nodes[u].Kind != Tool || !live[u] {
-			continue
+		if g.Nodes[u].Kind != Tool || !live[u] || succDist[u] < 0 {
+			continue // not a tool, no Error edge reaches it, or it only fails
 		}
 		if !reviewed[u] {
 			if l := (label{0, u}); l.less(term[u]) {
@@ -398,7 +413,11 @@ func NoFallback(g *Graph) []Fallback {
 			// x is the terminal that set near[c.s].
 			tail = termB[x]
 		}
-		out[i] = Fallback{From: c.from, Tool: c.tool, Path: p}
+		var sp []int
+		for x := c.tool; x >= 0; x = succNext[x] {
+			sp = append(sp, x)
+		}
+		out[i] = Fallback{From: c.from, Tool: c.tool, Path: p, Success: sp}
 		tails[i] = tail
 		if tail >= 0 {
 			pending[c.tool] = append(pending[c.tool], i)
@@ -416,6 +435,46 @@ func NoFallback(g *Graph) []Fallback {
 		reg.clear()
 	}
 	return out
+}
+
+// ReachesSuccess reports, per node, whether some path (over edges of any
+// kind) leads from it to a node whose Succeeds is set, itself included:
+// the nodes NoFallback may take as fallbacks. O(n + m).
+func ReachesSuccess(g *Graph) []bool {
+	dist, _ := toSuccess(g, reverseOf(g))
+	out := make([]bool, len(dist))
+	for v, d := range dist {
+		out[v] = d >= 0
+	}
+	return out
+}
+
+// toSuccess returns, per node, the number of edges of a shortest path
+// (over edges of any kind) to a node whose Succeeds is set, -1 when no
+// path leads to one, and its successor on such a path, -1 at a Succeeds
+// node. It is one breadth-first search over reversed edges: O(n + m).
+func toSuccess(g *Graph, rev reverse) (dist, next []int) {
+	n := len(g.Nodes)
+	dist = make([]int, n)
+	next = make([]int, n)
+	queue := make([]int, 0, n)
+	for v := range n {
+		dist[v], next[v] = -1, -1
+		if g.Nodes[v].Succeeds {
+			dist[v] = 0
+			queue = append(queue, v)
+		}
+	}
+	for i := 0; i < len(queue); i++ {
+		x := queue[i]
+		for j := rev.off[x]; j < rev.off[x+1]; j++ {
+			if a := rev.from[j]; dist[a] < 0 {
+				dist[a], next[a] = dist[x]+1, x
+				queue = append(queue, a)
+			}
+		}
+	}
+	return dist, next
 }
 
 // label is a candidate distance (in edges) to a tool, compared by distance

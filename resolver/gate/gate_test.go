@@ -14,6 +14,7 @@ type tn struct {
 	kind  Kind
 	gated bool
 	of    string
+	fails bool // a fail step: no out-edges, and it does not succeed
 }
 
 // te describes an edge of a test graph.
@@ -23,6 +24,9 @@ type te struct {
 }
 
 // build makes a Graph from named nodes and edges; edges keep their order.
+// An edge to "end" is not listed but sets its source's Succeeds, as the
+// resolver does; a node with no out-edges that is not a fail step ends
+// the run too (as a step whose next defaults to end).
 func build(t *testing.T, start string, nodes []tn, edges []te) *Graph {
 	t.Helper()
 	idx := map[string]int{}
@@ -45,7 +49,16 @@ func build(t *testing.T, start string, nodes []tn, edges []te) *Graph {
 	}
 	for _, e := range edges {
 		u := at(e.from)
+		if e.to == "end" {
+			g.Nodes[u].Succeeds = true
+			continue
+		}
 		g.Nodes[u].Next = append(g.Nodes[u].Next, Edge{To: at(e.to), Kind: e.kind})
+	}
+	for i, n := range nodes {
+		if len(g.Nodes[i].Next) == 0 && !n.fails {
+			g.Nodes[i].Succeeds = true
+		}
 	}
 	return g
 }
@@ -54,6 +67,7 @@ func other(name string) tn          { return tn{name: name, kind: Other} }
 func tool(name string) tn           { return tn{name: name, kind: Tool} }
 func gated(name string) tn          { return tn{name: name, kind: Tool, gated: true} }
 func review(name, of string) tn     { return tn{name: name, kind: Review, of: of} }
+func fail(name string) tn           { return tn{name: name, kind: Other, fails: true} }
 func plain(from, to string) te      { return te{from, to, Plain} }
 func approveE(from, to string) te   { return te{from, to, Approve} }
 func rejectE(from, to string) te    { return te{from, to, Reject} }
@@ -68,6 +82,7 @@ func TestChecks(t *testing.T) {
 		edges      []te
 		violations map[string][]string // gated tool → expected path
 		fallbacks  map[string][]string // From → expected path (its last node is Tool)
+		success    map[string][]string // From → expected Fallback.Success, when given
 	}{
 		{
 			name:  "newsletter",
@@ -139,8 +154,9 @@ func TestChecks(t *testing.T) {
 			name:      "error edge back into the same tool",
 			start:     "start",
 			nodes:     []tn{other("start"), tool("fetch"), other("wait")},
-			edges:     []te{plain("start", "fetch"), errorE("fetch", "wait"), plain("wait", "fetch")},
+			edges:     []te{plain("start", "fetch"), plain("fetch", "end"), errorE("fetch", "wait"), plain("wait", "fetch")},
 			fallbacks: map[string][]string{"fetch": path("fetch", "wait", "fetch")},
+			success:   map[string][]string{"fetch": path("fetch")},
 		},
 		{
 			name:       "gated tool is the start",
@@ -152,7 +168,7 @@ func TestChecks(t *testing.T) {
 			name:  "retry after error uses the approval up",
 			start: "start",
 			nodes: []tn{other("start"), review("review", "send"), gated("send"), other("retry")},
-			edges: []te{plain("start", "review"), approveE("review", "send"), errorE("send", "retry"),
+			edges: []te{plain("start", "review"), approveE("review", "send"), plain("send", "end"), errorE("send", "retry"),
 				plain("retry", "send")},
 			violations: map[string][]string{"send": path("start", "review", "send", "retry", "send")},
 			fallbacks:  map[string][]string{"send": path("send", "retry", "send")},
@@ -192,6 +208,53 @@ func TestChecks(t *testing.T) {
 			fallbacks: map[string][]string{"fetch": path("fetch", "ask", "slack", "sms")},
 		},
 		{
+			name:  "error notification that ends in a fail step",
+			start: "start",
+			nodes: []tn{other("start"), review("review", "send"), gated("send"), tool("notify"), fail("stop")},
+			edges: []te{plain("start", "review"), approveE("review", "send"), errorE("send", "notify"),
+				plain("notify", "stop"), errorE("notify", "stop")},
+		},
+		{
+			name:  "error notification whose own failure ends the run",
+			start: "start",
+			nodes: []tn{other("start"), tool("fetch"), tool("notify"), fail("stop")},
+			edges: []te{plain("start", "fetch"), errorE("fetch", "notify"), plain("notify", "stop")},
+		},
+		{
+			name:  "error notification then success is a fallback",
+			start: "start",
+			nodes: []tn{other("start"), tool("fetch"), tool("notify"), other("log"), other("done")},
+			edges: []te{plain("start", "fetch"), errorE("fetch", "notify"), plain("notify", "log"),
+				plain("log", "done")},
+			fallbacks: map[string][]string{"fetch": path("fetch", "notify")},
+			success:   map[string][]string{"fetch": path("notify", "log", "done")},
+		},
+		{
+			name:  "error notification whose on_error succeeds is a fallback",
+			start: "start",
+			nodes: []tn{other("start"), tool("fetch"), tool("notify"), fail("stop")},
+			edges: []te{plain("start", "fetch"), errorE("fetch", "notify"), plain("notify", "stop"),
+				errorE("notify", "end")},
+			fallbacks: map[string][]string{"fetch": path("fetch", "notify")},
+			success:   map[string][]string{"fetch": path("notify")},
+		},
+		{
+			name:  "error notification that loops back to a step that can succeed",
+			start: "start",
+			nodes: []tn{other("start"), tool("fetch"), tool("notify"), other("again"), fail("stop")},
+			edges: []te{plain("start", "fetch"), plain("fetch", "end"), errorE("fetch", "notify"),
+				plain("notify", "again"), plain("again", "stop"), plain("again", "fetch")},
+			fallbacks: map[string][]string{"fetch": path("fetch", "notify")},
+			success:   map[string][]string{"fetch": path("notify", "again", "fetch")},
+		},
+		{
+			name:  "a tool past a failing notification is no fallback either",
+			start: "start",
+			nodes: []tn{other("start"), tool("fetch"), tool("notify"), tool("page"), fail("stop")},
+			edges: []te{plain("start", "fetch"), errorE("fetch", "notify"), plain("notify", "page"),
+				plain("page", "stop")},
+		},
+		{
 			name:  "plain edge of a tool starts no fallback search",
 			start: "start",
 			nodes: []tn{other("start"), tool("fetch"), tool("store")},
@@ -211,14 +274,24 @@ func TestChecks(t *testing.T) {
 			}
 
 			got = map[string][]string{}
+			success := map[string][]string{}
 			for _, f := range NoFallback(g) {
 				got[g.Nodes[f.From].Name] = g.Names(f.Path)
+				success[g.Nodes[f.From].Name] = g.Names(f.Success)
 				if f.Path[len(f.Path)-1] != f.Tool {
 					t.Errorf("fallback from %s: Tool %d is not the path's last node", g.Nodes[f.From].Name, f.Tool)
+				}
+				if f.Success[0] != f.Tool || !g.Nodes[f.Success[len(f.Success)-1]].Succeeds {
+					t.Errorf("fallback from %s: Success %v does not lead from the tool to success", g.Nodes[f.From].Name, f.Success)
 				}
 			}
 			if !equalPaths(got, tc.fallbacks) {
 				t.Errorf("NoFallback = %v, want %v", got, tc.fallbacks)
+			}
+			for from, want := range tc.success {
+				if !slices.Equal(success[from], want) {
+					t.Errorf("fallback from %s: Success = %v, want %v", from, success[from], want)
+				}
 			}
 		})
 	}
@@ -302,6 +375,7 @@ func randomGraph(r *rand.Rand, n int) *Graph {
 		g.Nodes[i].Name = fmt.Sprintf("n%d", i)
 		g.Nodes[i].Kind = Kind(r.IntN(3))
 		g.Nodes[i].Gated = r.IntN(4) != 0
+		g.Nodes[i].Succeeds = r.IntN(3) == 0
 		if g.Nodes[i].Kind == Tool {
 			tools = append(tools, i)
 		}
@@ -379,11 +453,41 @@ func bruteGate(g *Graph) []int {
 	return best
 }
 
+// bruteSuccess returns, per node, the number of nodes of a shortest walk
+// of at most n nodes from it to a node whose Succeeds is set (1 at such a
+// node), 0 if none: every walk is enumerated, and a shortest one visits no
+// node twice, so the bound loses nothing.
+func bruteSuccess(g *Graph) []int {
+	n := len(g.Nodes)
+	best := make([]int, n)
+	approved := make([]bool, n)
+	for v := range n {
+		enumerate(g, approved, nil, v, n, func(p []int) {
+			if g.Nodes[p[len(p)-1]].Succeeds && (best[v] == 0 || len(p) < best[v]) {
+				best[v] = len(p)
+			}
+		})
+	}
+	return best
+}
+
+// isWalk reports whether p is a walk of g over edges of any kind.
+func isWalk(g *Graph, p []int) bool {
+	for i := 0; i+1 < len(p); i++ {
+		if !slices.ContainsFunc(g.Nodes[p[i]].Next, func(e Edge) bool { return e.To == p[i+1] }) {
+			return false
+		}
+	}
+	return len(p) > 0
+}
+
 // bruteFallback returns, per node From, the (length, tool) of a shortest
-// fallback from it, least tool first; length 0 if none.
+// fallback from it, least tool first; length 0 if none. A tool no walk
+// leads from to success is never the end of a fallback.
 func bruteFallback(g *Graph) [][2]int {
 	n := len(g.Nodes)
 	best := make([][2]int, n)
+	succeeds := bruteSuccess(g)
 	for f := range n {
 		if g.Nodes[f].Kind != Tool {
 			continue
@@ -395,7 +499,7 @@ func bruteFallback(g *Graph) [][2]int {
 			approved := make([]bool, n)
 			enumerate(g, approved, []int{f}, e.To, 2*n+2, func(p []int) {
 				v := p[len(p)-1]
-				if g.Nodes[v].Kind != Tool || approved[v] {
+				if g.Nodes[v].Kind != Tool || approved[v] || succeeds[v] == 0 {
 					return
 				}
 				b := &best[f]
@@ -496,6 +600,7 @@ func TestNoFallbackAgainstBruteForce(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 2))
 		g := randomGraph(r, 2+r.IntN(6))
 		want := bruteFallback(g)
+		succeeds := bruteSuccess(g)
 		got := NoFallback(g)
 		seen := make([]bool, len(g.Nodes))
 		last := -1
@@ -518,6 +623,11 @@ func TestNoFallbackAgainstBruteForce(t *testing.T) {
 				t.Fatalf("seed %d: fallback from %d: path %v to %d, brute force: %d nodes to %d\n%s",
 					seed, f.From, f.Path, f.Tool, w[0], w[1], describe(g))
 			}
+			if !isWalk(g, f.Success) || f.Success[0] != f.Tool || !g.Nodes[f.Success[len(f.Success)-1]].Succeeds ||
+				len(f.Success) != succeeds[f.Tool] {
+				t.Fatalf("seed %d: fallback from %d: success path %v, brute force: %d nodes\n%s",
+					seed, f.From, f.Success, succeeds[f.Tool], describe(g))
+			}
 		}
 		for from, w := range want {
 			if w[0] > 0 && !seen[from] {
@@ -526,6 +636,32 @@ func TestNoFallbackAgainstBruteForce(t *testing.T) {
 		}
 	}
 	t.Logf("%d graphs, %d fallbacks", seeds, found)
+}
+
+// successBFS is the product search's oracle of which nodes can reach
+// success: a forward breadth-first search from each node.
+func successBFS(g *Graph) []bool {
+	n := len(g.Nodes)
+	out := make([]bool, n)
+	for v := range n {
+		seen := make([]bool, n)
+		queue := []int{v}
+		seen[v] = true
+		for len(queue) > 0 && !out[v] {
+			x := queue[0]
+			queue = queue[1:]
+			if g.Nodes[x].Succeeds {
+				out[v] = true
+			}
+			for _, e := range g.Nodes[x].Next {
+				if e.To >= 0 && e.To < n && !seen[e.To] {
+					seen[e.To] = true
+					queue = append(queue, e.To)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // shortestUnapproved is a second, independent oracle for larger graphs: a
@@ -588,6 +724,7 @@ func TestAgainstProductSearch(t *testing.T) {
 		}
 
 		wantF := make([][2]int, n)
+		canSucceed := successBFS(g)
 		for f := range n {
 			if g.Nodes[f].Kind != Tool {
 				continue
@@ -597,7 +734,7 @@ func TestAgainstProductSearch(t *testing.T) {
 					continue
 				}
 				for u := range n {
-					if g.Nodes[u].Kind != Tool {
+					if g.Nodes[u].Kind != Tool || !canSucceed[u] {
 						continue
 					}
 					l := shortestUnapproved(g, e.To, u)

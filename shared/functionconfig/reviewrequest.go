@@ -36,6 +36,9 @@ type ReviewRequest struct {
 	// EndUserKeyParam), under which an end user's scope is computed; ""
 	// (allowed only while EndUsers is empty): no run acts for an end user.
 	EndUserKeyParam string
+	// Notices are the review notices' allow-list and sender
+	// (ReviewNoticesFromEnv); the zero value sends none.
+	Notices ReviewNotices
 }
 
 // EnvRegion is the function's region, of the start lane's StartScope;
@@ -60,8 +63,8 @@ type DirectPolicy struct {
 // reviewer.CheckPattern's), the end-user mapping (enduser.FromEnv) and
 // its key's parameter (enduser.EnvKeyParam, required when the mapping has
 // entries) and review.EnvDirectMaxTimeout (whole seconds,
-// 1..review.MaxTimeout; default review.DefaultDirectMaxTimeout). The
-// first problem is the error.
+// 1..review.MaxTimeout; default review.DefaultDirectMaxTimeout) and the
+// review notices (ReviewNoticesFromEnv). The first problem is the error.
 func ReviewRequestFromEnv(getenv func(string) string) (ReviewRequest, error) {
 	cfg := ReviewRequest{Table: getenv(review.EnvTable), Direct: DirectPolicy{MaxTimeoutSeconds: review.DefaultDirectMaxTimeout},
 		Region: getenv(EnvRegion)}
@@ -111,6 +114,9 @@ func ReviewRequestFromEnv(getenv func(string) string) (ReviewRequest, error) {
 			return cfg, fmt.Errorf("%s=%q is not a whole number of seconds in 1..%d", review.EnvDirectMaxTimeout, v, review.MaxTimeout)
 		}
 		cfg.Direct.MaxTimeoutSeconds = n
+	}
+	if cfg.Notices, err = ReviewNoticesFromEnv(getenv); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -51,3 +51,41 @@ func TestReviewRequestReadsTheEndUserMapping(t *testing.T) {
 		})
 	}
 }
+
+// review-request reads the notices allow-list and the sender: none sends
+// no notice; a list needs the sender; a bad entry or sender stops the
+// function at cold start, naming the variable and the entry.
+func TestReviewRequestReadsTheReviewNotices(t *testing.T) {
+	cfg, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(map[string]string{
+		functionconfig.EnvReviewNotices: `["ops@example.com", "@Reviewers.example.com"]`, functionconfig.EnvNoticeSender: "Toolgate@Example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Notices.On() || cfg.Notices.Sender != "Toolgate@example.com" ||
+		strings.Join(cfg.Notices.Allow.Entries(), ",") != "ops@example.com,@reviewers.example.com" {
+		t.Fatalf("notices %+v", cfg.Notices)
+	}
+	for _, none := range []string{"", "[]"} {
+		cfg, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(map[string]string{functionconfig.EnvReviewNotices: none}))
+		if err != nil || cfg.Notices.On() {
+			t.Fatalf("notices %q: %+v, %v; want none and no error", none, cfg.Notices, err)
+		}
+	}
+	for name, c := range map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"no sender":            {map[string]string{functionconfig.EnvReviewNotices: `["ops@example.com"]`}, "no sender"},
+		"not JSON":             {map[string]string{functionconfig.EnvReviewNotices: `ops@example.com`}, "is not a JSON list"},
+		"a bad entry":          {map[string]string{functionconfig.EnvReviewNotices: `["ops@example.com", "*.example.com"]`, functionconfig.EnvNoticeSender: "a@example.com"}, "entry 1"},
+		"a bad sender":         {map[string]string{functionconfig.EnvReviewNotices: `["ops@example.com"]`, functionconfig.EnvNoticeSender: "Ops <a@example.com>"}, "the sender"},
+		"a subdomain wildcard": {map[string]string{functionconfig.EnvReviewNotices: `["@*.example.com"]`, functionconfig.EnvNoticeSender: "a@example.com"}, "exact domain"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(c.env)); err == nil || !strings.Contains(err.Error(), c.want) ||
+				!strings.Contains(err.Error(), functionconfig.EnvReviewNotices) {
+				t.Fatalf("%v, want an error naming %s and saying %q", err, functionconfig.EnvReviewNotices, c.want)
+			}
+		})
+	}
+}

@@ -335,6 +335,16 @@ var ChildPointerRecorded = ChildPointer.Names(PK, SK, "child_run_id", "child_att
 // fork item (shared/review/dynamo Store.RecordFork): the item whole.
 var ForkRecorded = Fork.Names(PK, SK, "fork_run_id", "forked_by", "forked_at", "rerun_reads", "parent_status", ExpiresAt)
 
+// NoticeClaimed are the attributes of review-request's conditional
+// PutItem claiming a review's notice (dynamo Store.ClaimNotice): the item
+// whole, before the message is sent.
+var NoticeClaimed = Notice.Names(PK, SK, "status", "recipients", "skipped", "claimed_at", ExpiresAt)
+
+// NoticeFinished are the attributes of review-request's UpdateItem of
+// what SES answered (dynamo Store.FinishNotice: SET status and
+// message_id and sent_at, or error_code; condition status = CLAIMED).
+var NoticeFinished = Notice.Names(PK, SK, "status", "message_id", "sent_at", "error_code")
+
 // ForkCallAttributes are the only attributes of a parent run's calls and
 // rows run.fork reads (ledger.Store.RunCalls, a Query of begins_with(sk,
 // CALL#) projecting them): what its answer lists and what tells a call in
@@ -509,6 +519,12 @@ var Accesses = []Access{
 	{Sid: "ReadReconciledCalls", By: []Principal{ReviewDecision}, On: []*Kind{Call}, Actions: []Action{GetItem},
 		Attributes: ReconcileCallAttributes, SpecificAttributes: true, Code: "ledger.Store.ReconcileTarget",
 		Doc: "a consistent GetItem of the call a reconciliation names, projecting ReconcileCallAttributes: its state, lease and approvers, never its result"},
+	{Sid: "ClaimNotices", By: []Principal{ReviewRequest}, On: []*Kind{Notice}, Actions: []Action{PutItem},
+		Attributes: NoticeClaimed, Code: "dynamo.Store.ClaimNotice",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) claiming a new review's e-mail notice before SES sends it: one notice per review; no other role writes one"},
+	{Sid: "FinishNotices", By: []Principal{ReviewRequest}, On: []*Kind{Notice}, Actions: []Action{UpdateItem},
+		Attributes: NoticeFinished, ReturnValues: "NONE", Code: "dynamo.Store.FinishNotice",
+		Doc: "the UpdateItem recording SENT (message id) or FAILED (SES's error code), only while CLAIMED"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

@@ -110,6 +110,12 @@ var writeRules = []writeRule{
 	// authorised the forker (docs/fork.md); the start lane only reads it.
 	{kind: Fork, by: []Principal{ReviewDecision}, action: PutItem,
 		allow: []string{PK, SK, "fork_run_id", "forked_by", "forked_at", "rerun_reads", "parent_status", ExpiresAt}},
+	// A review's notice: only review-request claims it, once, and records
+	// what SES answered: counts and SES's answer, never an address
+	// (docs/reviews.md, "Review notices").
+	{kind: Notice, by: []Principal{ReviewRequest}, action: PutItem,
+		allow: []string{PK, SK, "status", "recipients", "skipped", "claimed_at", ExpiresAt}},
+	{kind: Notice, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "status", "message_id", "sent_at", "error_code"}},
 }
 
 // checkWrites reports every write access of accesses that no rule of

@@ -561,3 +561,26 @@ var Reconciliation = &Kind{
 		ttl,
 	},
 }
+
+// Notice records the platform's review notice of one review: the e-mail
+// review-request sends, once, to the review's notify addresses the notices
+// allow-list admits (shared/review/dynamo notices.go; docs/reviews.md,
+// "Review notices"). Only review-request writes one: a conditional
+// PutItem (attribute_not_exists(pk)) claims it before the one SES
+// SendEmail, so that no review is noticed twice, then an UpdateItem
+// records what SES answered. It holds counts and SES's answer, never an
+// address nor anything of the review's input.
+var Notice = &Kind{
+	Name: "notice", Prefix: "NOTICE#", PKShape: "NOTICE#<review id>", SKShape: "NOTICE", SKValue: "NOTICE",
+	Doc: "the platform's e-mail notice that a review waits: claimed once, then SENT or FAILED",
+	Attributes: []Attribute{
+		attr("status", String, "CLAIMED (before SES answered), SENT or FAILED"),
+		attr("recipients", Number, "the notify addresses the notices allow-list admits, the message's recipients"),
+		attr("skipped", Number, "the notify addresses it does not admit (or that are no addr-spec): not sent to"),
+		attr("claimed_at", String, "RFC 3339 UTC ms"),
+		attr("message_id", String, "SENT: the SES message id"),
+		attr("sent_at", String, "SENT: RFC 3339 UTC ms"),
+		attr("error_code", String, "FAILED: the SES error code only (or \"timeout\", \"unreachable\", \"error\"), never its message"),
+		ttl,
+	},
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/lane"
 	"github.com/toolgate/toolgate/shared/ledger"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
@@ -76,6 +77,10 @@ type Handler struct {
 	// parks records parked calls from their PARKED rows (park route);
 	// nil: a park Task is refused.
 	parks *parkdynamo.Store
+	// notices and ses send review notices (notice); ses nil or no
+	// allow-list: none.
+	notices functionconfig.ReviewNotices
+	ses     SES
 }
 
 // Deps are a Handler's collaborators.
@@ -110,6 +115,10 @@ type Deps struct {
 	// a call's PARKED rows and records its park there; nil refuses every
 	// park Task.
 	Parks *parkdynamo.Store
+	// SES sends review notices, from cfg.Notices's sender to the
+	// addresses its allow-list admits (docs/reviews.md, "Review notices");
+	// nil sends none.
+	SES SES
 	// Log defaults to slog.Default.
 	Log *slog.Logger
 }
@@ -122,15 +131,16 @@ type Emitter interface {
 }
 
 // NewHandler returns the function's handler: cfg's Lane (fixed on the
-// local stack only), Direct, Callers.Account, Region, Stage and EndUsers,
-// and d.
+// local stack only), Direct, Callers.Account, Region, Stage, EndUsers and
+// Notices, and d.
 func NewHandler(cfg Config, d Deps) *Handler {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
 	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
 		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey, tracer: d.Tracer,
-		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey, webhooks: d.Webhooks, parks: d.Parks}
+		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey, webhooks: d.Webhooks, parks: d.Parks,
+		notices: cfg.Notices, ses: d.SES}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -209,7 +219,7 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	if err := h.checkStarter(ctx, r.RunID, starter); err != nil {
 		return nil, err
 	}
-	return h.create(ctx, r)
+	return h.create(ctx, r, notifyOf(payload))
 }
 
 // recordRunStart answers a start request (the start alias): it refuses,
@@ -650,8 +660,11 @@ func (h *Handler) checkStarter(ctx context.Context, runID, starter string) error
 
 // create stores r after checking that its toolset is registered and pins
 // its tool (a review that shows values names none), with its place in its run's trace (Review.PlaceInTrace: the
-// traceparent its Task carried, or one derived from its run id).
-func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage, error) {
+// traceparent its Task carried, or one derived from its run id). The
+// review is noticed to the notify addresses its Task named, once (notice:
+// the notice item's claim; the same Task asking again sends nothing
+// more), and on the direct lane never.
+func (h *Handler) create(ctx context.Context, r *review.Review, notify []string) (json.RawMessage, error) {
 	start := time.Now()
 	parent := r.PlaceInTrace(h.externalKey)
 	ts, err := h.toolsets.Load(ctx, h.ledger, r.ToolsetID, h.log)
@@ -686,6 +699,9 @@ func (h *Handler) create(ctx context.Context, r *review.Review) (json.RawMessage
 	if err := h.emitRequested(ctx, r); err != nil {
 		return nil, err
 	}
+	// Once per review, whichever request claims it first: a Task retried
+	// after a failed record above still notices its review.
+	h.notice(ctx, r, notify)
 	if created {
 		if self, ok := r.Span(); ok {
 			h.traceSpan(ctx, "toolgate.review.create", parent, self, start, attribute.String("toolgate.step", r.Step), attribute.String("toolgate.tool", r.Tool))
@@ -841,7 +857,7 @@ func (h *Handler) laneRequest(ctx context.Context, req review.LaneRequest) (json
 	if err != nil {
 		return nil, review.Errorf(review.CodeInvalid, "%s", err.Error())
 	}
-	return h.create(ctx, r)
+	return h.create(ctx, r, nil)
 }
 
 // toolsetError maps the toolset cache's tool contract error to a review

@@ -99,3 +99,33 @@ func TestOwnHostsAreTheReservedFunctionURLEndpoints(t *testing.T) {
 		t.Errorf("ownHosts = %q, want %q", got, strings.Join(want, ","))
 	}
 }
+
+// review-request sends review notices through the SES emulator itself
+// (never StackOptions.SESEndpoint's proxy, whose refusal is send-email's),
+// from send-email's sender, to ReviewNotices only, and review-request's
+// own parser accepts them; no tool function gets the notices'
+// configuration.
+func TestReviewRequestSendsNoticesThroughTheEmulator(t *testing.T) {
+	s := &Stack{SFN: &local.Process{Addr: "127.0.0.1:4010"}, SES: &local.Process{Addr: "127.0.0.1:4011"}, SSM: &local.SSM{}, sesEndpoint: "http://127.0.0.1:4012"}
+	env := functionEnv("review-request", s, "127.0.0.1:4002", allowLists{})
+	for k, want := range map[string]string{functionconfig.EnvReviewNotices: `["ops@example.com", "@reviewers.example.com"]`,
+		functionconfig.EnvNoticeSender: "toolgate-demo@example.com", "AWS_ENDPOINT_URL_SESV2": "http://127.0.0.1:4011"} {
+		if env[k] != want {
+			t.Errorf("review-request: %s=%q, want %q", k, env[k], want)
+		}
+	}
+	n, err := functionconfig.ReviewRequestFromEnv(func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return map[string]string{"TOOLGATE_TABLE": "t", "AWS_REGION": "us-east-1", "TOOLGATE_ACCOUNT": "000000000000"}[k]
+	})
+	if err != nil || !n.Notices.On() {
+		t.Fatalf("review-request's environment: %+v, %v", n.Notices, err)
+	}
+	for _, name := range []string{"send-email", "structured-data-fetch", "http", "mcp-call"} {
+		if v, ok := functionEnv(name, s, "127.0.0.1:4002", allowLists{})[functionconfig.EnvReviewNotices]; ok {
+			t.Errorf("%s gets %s=%s", name, functionconfig.EnvReviewNotices, v)
+		}
+	}
+}

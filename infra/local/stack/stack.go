@@ -341,6 +341,12 @@ const (
 	httpExemption  = "127.0.0.1/32"
 )
 
+// ReviewNotices is the local stack's notices allow-list
+// (TOOLGATE_REVIEW_NOTICES on review-request, toolgate:reviewNotices on
+// AWS): a review Task's notify addresses it admits receive the review's
+// e-mail notice, which the SES emulator keeps.
+const ReviewNotices = `["ops@example.com", "@reviewers.example.com"]`
+
 // webhookExemption is the webhook functions' only address exemption from
 // the special-address refusal, which also lets plain http reach it: the
 // local stack's receivers on loopback (webhook.EndpointRules).
@@ -434,7 +440,13 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 			enduser.EnvKeyParam: functionconfig.EndUserKeyParam(Stage), enduser.EnvMapping: LocalEndUserMapping,
 			// It hands review.requested to the events queue as it records
 			// it (docs/webhooks.md).
-			"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL}
+			"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL,
+			// Review notices (docs/reviews.md, "Review notices"): from
+			// send-email's sender, to ReviewNotices only, through the SES
+			// emulator itself (never StackOptions.SESEndpoint's proxy,
+			// whose refusal is send-email's).
+			functionconfig.EnvReviewNotices: ReviewNotices, functionconfig.EnvNoticeSender: "toolgate-demo@example.com",
+			"AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint()}
 	}
 	return nil
 }
