@@ -71,7 +71,7 @@ FUZZ_TARGETS := \
 	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/toolset/:FuzzCanonicalHTTPHost ./shared/toolset/:FuzzParseMCPURLAuth ./shared/catalog/:FuzzNamePattern \
 	./shared/dnsname/:FuzzParse \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
-	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/review/:FuzzARNPatterns ./shared/review/:FuzzParseForkWaiting ./shared/review/:FuzzDecodeStartRequest ./shared/enduser/:FuzzParseMapping ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
+	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/review/:FuzzARNPatterns ./shared/review/:FuzzParseForkWaiting ./shared/review/:FuzzDecodeStartRequest ./shared/review/:FuzzCheckEdits ./shared/enduser/:FuzzParseMapping ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
 	./shared/caller/:FuzzVerifyProof ./shared/ledger/:FuzzCompactItem \
 	./shared/recipient/:FuzzDecide ./shared/recipient/:FuzzParseList ./shared/recipient/:FuzzParseCommaList ./shared/recipient/:FuzzIAMPatterns \
 	./shared/fetchurl/:FuzzParse \

@@ -80,6 +80,8 @@ func main() {
 		// (docs/fork.md, "Reconciling").
 		Reconciles:  ledger.New(db, cfg.Table),
 		Reconcilers: cfg.Reconcilers,
+		// The pinned input schemas an approval's edits must pass.
+		Toolsets: ledger.New(db, cfg.Table),
 	})
 	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)

@@ -360,7 +360,9 @@ var forged = map[table.Principal][]ddbRequest{
 		forgedGet("read a call's result", "RUN#arn", "c", "r"),
 		forgedGet("read a call's named result", "RUN#arn", "state", "result"),
 		forgedGet("read a row's digests", "RUN#arn", "input_digest"),
-		forgedGet("read a toolset", "TOOLSET#ts_1", "body"),
+		// A toolset's body only (an approval's edits pass its pinned
+		// input schema), never the item whole.
+		forgedGet("read a toolset item whole", "TOOLSET#ts_1", "registered_at"),
 		forgedGet("read a starter's end user", "START#arn", "end_user"),
 		forgedGet("read a start record whole", "START#arn", "starter", "input_digest"),
 		{What: "list with the task tokens", Action: "dynamodb:Query", Resource: reviewIndexARN, Attributes: []string{"review_list_pk", "task_token"}},
@@ -597,6 +599,13 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		get,
 		run("dynamo.Store.Decide", 0, decide(review.Approve, "ok")),
 		run("dynamo.Store.Decide (condition failed)", 1, decide(review.Reject, "no")),
+		// An approval with an answer and edits (docs/reviews.md), whose
+		// merged input review-decision checks against the pinned toolset.
+		run("dynamo.Store.DecideWith", 0, func(db *recorder) {
+			ignore(d(db).DecideWith(ctx, rv, review.Approve, "arn:aws:iam::123456789012:user/a", true, "ok",
+				dynamo.Approval{Answer: json.RawMessage(`"yes"`), Edits: json.RawMessage(`{"subject":"s"}`), ApprovedDigest: "sha256:00"}, time.Minute))
+		}),
+		toolset,
 		run("dynamo.Store.ClaimDelivery", 0, func(db *recorder) { ignore(d(db).ClaimDelivery(ctx, rv, time.Minute)) }),
 		run("dynamo.Store.FinishDelivery", 0, func(db *recorder) {
 			ignore(d(db).FinishDelivery(ctx, rv, review.Delivered, ""), d(db).FinishDelivery(ctx, rv, review.TaskEnded, "TaskTimedOut"),

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,6 +35,14 @@ type decisionOptions struct {
 	asJSON            bool
 	status            string // list
 	reason            string // a decision's; required to reject
+	// An approval's answer (--answer TEXT or --answer-file F; answerFlag
+	// names the flag given) and edits (--edit NAME=TEXT, --edits-file F),
+	// review approve only (docs/reviews.md).
+	answerText, answerFile givenText
+	answer, answerFlag     string
+	edit                   []string
+	editsFile              string
+	edits                  map[string]json.RawMessage
 }
 
 // decisionMisuse is the misuse, if any, of sub's positional arguments
@@ -135,7 +144,7 @@ function refuses or fails, 2 on misuse.`,
 	cmd.AddCommand(
 		a.newReviewSubCmd("list", "list [--status pending|approved|rejected] [--json] (--url URL | --endpoint URL --as NAME)", "list reviews, the pending ones by default"),
 		a.newReviewSubCmd("show", "show ID [--json] (--url URL | --endpoint URL --as NAME)", "show a review and the input it is about"),
-		a.newReviewSubCmd("approve", "approve ID [--reason TEXT] [--json] (--url URL | --endpoint URL --as NAME)", "approve a review"),
+		a.newReviewSubCmd("approve", "approve ID [--reason TEXT] [--answer TEXT | --answer-file F] [--edit NAME=TEXT]... [--edits-file F] [--json] (--url URL | --endpoint URL --as NAME)", "approve a review, with an answer to its question and edits of its editable members"),
 		a.newReviewSubCmd("reject", "reject ID --reason TEXT [--json] (--url URL | --endpoint URL --as NAME)", "reject a review, saying why"),
 	)
 	return cmd
@@ -162,13 +171,104 @@ func (a *app) newReviewSubCmd(sub, use, short string) *cobra.Command {
 	case "approve", "reject":
 		fs.StringVar(&o.reason, "reason", "", "why, as `TEXT` (required to reject)")
 	}
+	if sub == "approve" {
+		fs.Var(&o.answerText, "answer", "the answer to the review's question: `TEXT`, sent as a JSON string when the question asks for a string, else parsed as JSON")
+		fs.Var(&o.answerFile, "answer-file", "the answer read from file `F` (as --answer)")
+		fs.StringArrayVar(&o.edit, "edit", nil, "replace the editable input member NAME by the string TEXT (`NAME=TEXT`; repeatable)")
+		fs.StringVar(&o.editsFile, "edits-file", "", "a JSON object in file `F` of the editable input members to replace")
+	}
 	return cmd
+}
+
+// givenText is a string flag that tells whether it was given (an
+// empty --answer "" is an answer).
+type givenText struct {
+	text  string
+	given bool
+}
+
+func (g *givenText) String() string { return g.text }
+
+// Set implements pflag.Value.
+func (g *givenText) Set(s string) error { g.text, g.given = s, true; return nil }
+
+// Type implements pflag.Value.
+func (g *givenText) Type() string { return "string" }
+
+// approvalMisuse reads an approval's answer and edits flags into o
+// (answerFlag, answer, edits), and returns the misuse, if any: --answer
+// with --answer-file, an --edit without "=", a file that cannot be read
+// or whose edits are not a JSON object, and a member named twice.
+func (a *app) approvalMisuse(cmd *cobra.Command, o *decisionOptions) (exit int, bad bool) {
+	switch {
+	case o.answerText.given && o.answerFile.given:
+		return misuse(cmd, "--answer and --answer-file exclude each other"), true
+	case o.answerText.given:
+		o.answer, o.answerFlag = o.answerText.text, "--answer"
+	case o.answerFile.given:
+		b, err := os.ReadFile(o.answerFile.text)
+		if err != nil {
+			return misuse(cmd, "--answer-file: %v", err), true
+		}
+		o.answer, o.answerFlag = strings.TrimSuffix(string(b), "\n"), "--answer-file"
+	}
+	if len(o.edit) == 0 && o.editsFile == "" {
+		return 0, false
+	}
+	o.edits = map[string]json.RawMessage{}
+	if o.editsFile != "" {
+		b, err := os.ReadFile(o.editsFile)
+		if err != nil {
+			return misuse(cmd, "--edits-file: %v", err), true
+		}
+		if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &o.edits) != nil {
+			return misuse(cmd, "--edits-file: %s is not a JSON object of the members to replace", o.editsFile), true
+		}
+	}
+	for _, e := range o.edit {
+		name, text, ok := strings.Cut(e, "=")
+		if !ok || name == "" {
+			return misuse(cmd, "--edit %q: use --edit NAME=TEXT", e), true
+		}
+		if _, dup := o.edits[name]; dup {
+			return misuse(cmd, "member %q is edited twice (--edit and --edits-file name each member once)", name), true
+		}
+		v, _ := json.Marshal(text)
+		o.edits[name] = v
+	}
+	return 0, false
+}
+
+// answerJSON is the answer text of o as JSON for a review whose question
+// is ask: a JSON string when ask says "type": "string", else the text
+// parsed as JSON (an error naming the flag when it is not JSON). nil when
+// no answer was given.
+func answerJSON(o *decisionOptions, ask json.RawMessage) (json.RawMessage, error) {
+	if o.answerFlag == "" {
+		return nil, nil
+	}
+	var q struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(ask, &q) == nil && q.Type == "string" {
+		b, _ := json.Marshal(o.answer)
+		return b, nil
+	}
+	if !json.Valid([]byte(o.answer)) {
+		return nil, fmt.Errorf("%s: the review's question asks for JSON, and the text is not JSON", o.answerFlag)
+	}
+	return json.RawMessage(bytes.TrimSpace([]byte(o.answer))), nil
 }
 
 // reviewRun runs toolgate review SUB.
 func (a *app) reviewRun(cmd *cobra.Command, sub string, pos []string, o *decisionOptions) int {
 	if exit, bad := a.decisionMisuse(cmd, sub, "review", pos, o); bad {
 		return exit
+	}
+	if sub == "approve" {
+		if exit, bad := a.approvalMisuse(cmd, o); bad {
+			return exit
+		}
 	}
 	req := review.DirectRequest{}
 	switch sub {
@@ -182,15 +282,20 @@ func (a *app) reviewRun(cmd *cobra.Command, sub string, pos []string, o *decisio
 			req.Decision = review.Reject
 		}
 	}
-	return a.sendDecision("review", sub, o, req, a.decisionCall, a.callDecisionURL,
+	sign := func(ctx context.Context, as string, req review.DirectRequest, call decisionCaller) ([]byte, string, string, error) {
+		return a.decisionCall(ctx, as, req, call, o)
+	}
+	return a.sendDecision("review", sub, o, req, sign, a.callDecisionURL,
 		decisionPrinters{list: printReviewList, one: printReview}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 }
 
 // decisionCall signs req's caller proof and calls the function. A decision
 // is bound to the review's input digest, so it first shows the review
 // (with a proof of its own) to learn the digest: you decide on exactly the
-// inputs the function shows.
-func (a *app) decisionCall(ctx context.Context, as string, req review.DirectRequest, call func(review.DirectRequest) ([]byte, string, string, error)) ([]byte, string, string, error) {
+// inputs the function shows. An approval's answer (o's, as JSON for the
+// question shown: answerJSON) and edits go into req and its binding
+// (review.DecideBinding).
+func (a *app) decisionCall(ctx context.Context, as string, req review.DirectRequest, call func(review.DirectRequest) ([]byte, string, string, error), o *decisionOptions) ([]byte, string, string, error) {
 	p, err := a.newProver(ctx, as)
 	if err != nil {
 		return nil, "", "", err
@@ -212,7 +317,17 @@ func (a *app) decisionCall(ctx context.Context, as string, req review.DirectRequ
 		if err := json.Unmarshal(out, &v); err != nil || v.InputDigest == "" {
 			return nil, "", "", fmt.Errorf("unexpected answer to show %s: %.200s", req.ReviewID, out)
 		}
-		b = caller.Binding{Action: caller.ActionDecide, Target: req.ReviewID, Decision: string(req.Decision), InputDigest: v.InputDigest}
+		if req.Answer, err = answerJSON(o, v.Ask); err != nil {
+			return nil, "", "", err
+		}
+		if len(o.edits) > 0 {
+			if req.Edits, err = json.Marshal(o.edits); err != nil {
+				return nil, "", "", err
+			}
+		}
+		if b, err = review.DecideBinding(req.ReviewID, req.Decision, v.InputDigest, req.Answer, req.Edits); err != nil {
+			return nil, "", "", err
+		}
 	}
 	if req.Proof, err = p.sign(ctx, b); err != nil {
 		return nil, "", "", err
@@ -241,7 +356,7 @@ func (a *app) callDecisionURL(ctx context.Context, base string, req review.Direc
 		path += "/" + url.PathEscape(req.ReviewID)
 	case review.ActionDecide:
 		method, path = http.MethodPost, path+"/"+url.PathEscape(req.ReviewID)
-		body, _ = json.Marshal(review.DecisionBody{Decision: req.Decision, Reason: req.Reason})
+		body, _ = json.Marshal(review.DecisionBody{Decision: req.Decision, Reason: req.Reason, Answer: req.Answer, Edits: req.Edits})
 	}
 	out, code, msg, err := a.callFunctionURL(ctx, base, method, path, query, body, map[string]string{review.ProofHeader: req.Proof})
 	if code != "" {
@@ -347,7 +462,11 @@ func printReviewList(out []byte, status string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "REVIEW\tSTATUS\tTOOL\tSTEP\tRUN\tREQUESTED\tEXPIRES\tDECIDED BY")
 	for _, v := range res.Reviews {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.ReviewID, v.Status, v.Tool, v.Of, v.RunID, orDash(v.CreatedAt), v.ExpiresAt, orDash(v.Approver))
+		tool, step := v.Tool, v.Of
+		if v.Kind == "show" {
+			tool, step = "(shows values)", v.Step
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.ReviewID, v.Status, tool, step, v.RunID, orDash(v.CreatedAt), v.ExpiresAt, orDash(v.Approver))
 	}
 	tw.Flush()
 	return ExitOK
@@ -370,7 +489,17 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "review\t%s\n", v.ReviewID)
 	fmt.Fprintf(tw, "status\t%s\n", status)
-	fmt.Fprintf(tw, "tool\t%s, step %s (reviewed by step %s)\n", v.Tool, v.Of, v.Step)
+	if v.Kind == "show" {
+		fmt.Fprintf(tw, "review of\tnothing: shows values (step %s); its approval authorises no tool call\n", v.Step)
+	} else {
+		fmt.Fprintf(tw, "tool\t%s, step %s (reviewed by step %s)\n", v.Tool, v.Of, v.Step)
+	}
+	if len(v.Ask) > 0 {
+		fmt.Fprintf(tw, "question\tapprove with --answer: the answer must match %s\n", invisible.EscapeJSON(v.Ask))
+	}
+	if len(v.Editable) > 0 {
+		fmt.Fprintf(tw, "editable\t%s (approve with --edit NAME=TEXT or --edits-file F)\n", strings.Join(v.Editable, ", "))
+	}
 	fmt.Fprintf(tw, "run\t%s\n", v.RunID)
 	fmt.Fprintf(tw, "toolset\t%s\n", v.ToolsetID)
 	fmt.Fprintf(tw, "lane\t%s\n", v.Lane)
@@ -387,6 +516,13 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 		// shown, so it can neither forge a line nor hide one.
 		fmt.Fprintf(tw, "reason\t%s\n", orDash(invisible.Escape(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(v.Reason))))
 		fmt.Fprintf(tw, "delivery\t%s\n", orDash(string(v.Delivery)))
+		if len(v.Answer) > 0 {
+			fmt.Fprintf(tw, "answer\t%s\n", invisible.EscapeJSON(v.Answer))
+		}
+		if len(v.Edits) > 0 {
+			fmt.Fprintf(tw, "edits\t%s\n", invisible.EscapeJSON(v.Edits))
+			fmt.Fprintf(tw, "approved\t%s (the input with the edits merged)\n", v.ApprovedDigest)
+		}
 	}
 	if v.UsedBy != "" {
 		fmt.Fprintf(tw, "used by\t%s\n", v.UsedBy)

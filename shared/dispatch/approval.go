@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -64,6 +65,9 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 	if !check.Allowed {
 		return refused(tool.Errorf(tool.PermissionDenied, "%s", check.Reason))
 	}
+	if o := inv.applyEdits(r); o != nil {
+		return o
+	}
 	if check.Bound {
 		inv.reviewID, inv.approver = r.ID, r.Approver
 		return nil // a retry of the call the approval authorised
@@ -91,6 +95,39 @@ func (inv *invocation) approve(ctx context.Context) *outcome {
 	}
 	d.log.InfoContext(ctx, "approval bound", "review_id", r.ID, "key", env.IdempotencyKey, "approver", r.Approver)
 	inv.reviewID, inv.approver = r.ID, r.Approver
+	return nil
+}
+
+// applyEdits takes the edits of approval r, when it has any
+// (docs/reviews.md, "Approve with edits"): the sent input, whose digest
+// CheckApproval found to be the reviewed one, with the review item's
+// edits merged (review.MergeEdits) must digest to the approved digest the
+// review recorded, and pass the pinned input schema; the tool then runs
+// with it (inv.edited), and the call's row names its digest and the
+// approver as its editor. The call's record keeps the sent input's
+// digest, which retries and replays compare. A mismatch is
+// TOOL_PERMISSION_DENIED; nothing is claimed. An approval without edits
+// changes nothing.
+func (inv *invocation) applyEdits(r *review.Review) *outcome {
+	if r.ApprovedDigest == "" && len(r.Edits) == 0 {
+		return nil
+	}
+	merged, digest, err := review.MergeEdits(inv.canonical, r.Edits)
+	if err != nil || r.ApprovedDigest == "" || digest != r.ApprovedDigest {
+		return refused(tool.Errorf(tool.PermissionDenied, "review %s's edits do not give the input it approved: the approval authorises nothing", r.ID))
+	}
+	s, err := schema.Compile(inv.pinned.InputSchema)
+	if err != nil {
+		return refused(tool.Wrap(tool.Internal, err, "the pinned input schema does not compile"))
+	}
+	var v any
+	if err := json.Unmarshal(merged, &v); err != nil {
+		return refused(tool.Wrap(tool.InputInvalid, err, "the edited input is not valid JSON"))
+	}
+	if err := s.Validate(v); err != nil {
+		return refused(tool.Errorf(tool.InputInvalid, "the input review %s's edits give does not match the pinned schema of %s: %s", r.ID, inv.env.Tool, redactedProblems("input", err)))
+	}
+	inv.edited, inv.editedDigest, inv.editor = merged, digest, r.Approver
 	return nil
 }
 

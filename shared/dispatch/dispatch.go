@@ -290,6 +290,11 @@ type invocation struct {
 	leaseUntil time.Time
 	// reviewID and approver name the approval a gated call runs under.
 	reviewID, approver string
+	// edited is the input the tool runs with under an approval with
+	// edits (approval.go applyEdits), editedDigest its digest and editor
+	// who edited it; nil and "" otherwise.
+	edited               json.RawMessage
+	editedDigest, editor string
 	// canonical and inputErr hold canonicalInput's one computation.
 	canonical json.RawMessage
 	inputErr  error
@@ -414,6 +419,14 @@ func (inv *invocation) phases(ctx context.Context) (o *outcome) {
 	// refused call leaves the key untouched for the call that was approved.
 	if o := inv.approve(ctx); o != nil {
 		return o
+	}
+	if inv.edited != nil {
+		// An approval with edits: the tool runs with the edited input,
+		// which its contract and check see too.
+		input = inv.edited
+		if err := inv.contract(input); err != nil {
+			return refused(err)
+		}
 	}
 	// So is the credential the call presents, which the check needs too
 	// (an MCP server that lists its tools only to an authenticated

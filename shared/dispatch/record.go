@@ -181,6 +181,7 @@ func (inv *invocation) newRow(status ledger.Status, te *tool.Error, out json.Raw
 		InputDigest: inv.digest, InputBytes: inv.inBytes, MemoryMB: d.cfg.MemoryMB,
 		AfterClaimRequest: inv.claimRequested && !inv.claimed,
 		ReviewID:          inv.reviewID, Approver: inv.approver, ParentRunID: env.ParentRunID,
+		EditedDigest: inv.editedDigest, Editor: inv.editor,
 		Layout: inv.layout, Options: inv.options,
 		// A call sent again under a decided park names it, and the
 		// definitions it was sent between (resume.go).

@@ -60,6 +60,10 @@ func (inv *invocation) reuse(ctx context.Context) *outcome {
 		return nil
 	case inv.cred != nil && inv.cred.Scope.Kind() == credential.KindRun:
 		return nil
+	case inv.edited != nil:
+		// An approval with edits: the parent's calls are matched by the
+		// input sent, not the one the tool runs with, so none is taken.
+		return nil
 	}
 	parent, path := env.Start.ForkedFrom, env.Seq.LoopPath()
 	dbCtx, cancel := d.ledgerContext(ctx)

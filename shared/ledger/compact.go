@@ -149,6 +149,10 @@ type compactOutcome struct {
 	SchemaChange string `dynamodbav:"sc,omitempty"`
 	// ReusedFrom: a REUSED attempt's parent call key (Row.ReusedFrom).
 	ReusedFrom string `dynamodbav:"rk,omitempty"`
+	// EditedDigest (its 32 bytes) and Editor: an attempt run under an
+	// approval with edits (Row.EditedDigest, Row.Editor).
+	EditedDigest []byte `dynamodbav:"ed,omitempty"`
+	Editor       string `dynamodbav:"eb,omitempty"`
 }
 
 // Hex digests and ids as the compact item holds them: their bytes.
@@ -400,6 +404,9 @@ func (c *compactItem) rows(runID string, seq tool.Seq) []Row {
 			}
 			r.ReviewID, r.Approver, r.ParentRunID = o.ReviewID, o.Approver, o.ParentRunID
 			r.ParkID, r.SchemaChange, r.ReusedFrom = o.ParkID, o.SchemaChange, o.ReusedFrom
+			if len(o.EditedDigest) > 0 {
+				r.EditedDigest, r.Editor = digestPrefix+hex.EncodeToString(o.EditedDigest), o.Editor
+			}
 			if len(o.PinnedDigest) > 0 {
 				r.PinnedDigest = digestPrefix + hex.EncodeToString(o.PinnedDigest)
 			}
@@ -441,6 +448,9 @@ func compactOutcomeOf(row *Row) types.AttributeValue {
 	}
 	if row.ReusedFrom != "" {
 		o["rk"] = str(row.ReusedFrom)
+	}
+	if b, err := hexBytes(row.EditedDigest, digestPrefix, 32); err == nil {
+		o["ed"], o["eb"] = bytesAttr(b), str(row.Editor)
 	}
 	if row.ParkID != "" || row.SchemaChange != "" {
 		if row.ParkID != "" {

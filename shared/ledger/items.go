@@ -82,6 +82,8 @@ type attemptEntry struct {
 	ReviewID     string    `dynamodbav:"review_id,omitempty"`
 	Approver     string    `dynamodbav:"approver,omitempty"`
 	ParentRunID  string    `dynamodbav:"parent_run_id,omitempty"`
+	EditedDigest string    `dynamodbav:"edited_digest,omitempty"`
+	Editor       string    `dynamodbav:"editor,omitempty"`
 }
 
 // rowItem is a row item of its own (PutRow): an invocation that claimed
@@ -219,6 +221,9 @@ func entryFromRow(r *Row) types.AttributeValue {
 	if r.ParentRunID != "" {
 		e["parent_run_id"] = str(r.ParentRunID)
 	}
+	if r.EditedDigest != "" {
+		e["edited_digest"], e["editor"] = str(r.EditedDigest), str(r.Editor)
+	}
 	return &types.AttributeValueMemberM{Value: e}
 }
 
@@ -239,6 +244,7 @@ func (c *callItem) row(e attemptEntry) Row {
 		StartedAt: e.StartedAt, EndedAt: e.EndedAt, DurationMS: e.DurationMS,
 		InputDigest: c.InputDigest, InputBytes: e.InputBytes, OutputDigest: e.OutputDigest, OutputBytes: e.OutputBytes,
 		MemoryMB: e.MemoryMB, ExpiresAt: c.ExpiresAt, ReviewID: e.ReviewID, Approver: e.Approver, ParentRunID: e.ParentRunID,
+		EditedDigest: e.EditedDigest, Editor: e.Editor,
 	}
 }
 

@@ -152,6 +152,14 @@ type Row struct {
 	// "Matching"); empty on every other row. Only an attempt of a call's
 	// item is REUSED: a row item of its own never holds one.
 	ReusedFrom string `json:"reused_from,omitempty" dynamodbav:"-"`
+	// EditedDigest and Editor are, on the row of a call run under an
+	// approval with edits (docs/reviews.md, "Approve with edits"), the
+	// digest (sha256:<hex> of the RFC 8785 form) of the input the tool ran
+	// with, the reviewed input with the edits merged, and who edited it
+	// (the approver); InputDigest stays the reviewed input's, which the
+	// call was sent with. Empty on every other row.
+	EditedDigest string `json:"edited_digest,omitempty" dynamodbav:"edited_digest,omitempty"`
+	Editor       string `json:"editor,omitempty" dynamodbav:"editor,omitempty"`
 	// Options is the call's options digest (Record.Options), which the
 	// seal a Finish or Release writes covers; never stored with the row.
 	Options []byte `json:"-" dynamodbav:"-"`

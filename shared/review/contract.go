@@ -176,6 +176,10 @@ type DirectRequest struct {
 	Status   string  `json:"status,omitempty"`
 	Decision Verdict `json:"decision,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
+	// Answer and Edits are a review decision's (DecisionBody's); absent
+	// when none. Neither is logged.
+	Answer json.RawMessage `json:"answer,omitempty"`
+	Edits  json.RawMessage `json:"edits,omitempty"`
 	// RunID, ForkRunID and RerunReads are a run.fork's (ActionRunFork):
 	// the parent's and the fork's execution ARNs, and --rerun-reads.
 	RunID      string `json:"run_id,omitempty"`
@@ -262,6 +266,20 @@ type View struct {
 	// SelfApprovalRefusals counts the requester's refused attempts to
 	// decide it.
 	SelfApprovalRefusals int `json:"self_approval_refusals,omitempty"`
+	// Kind is tool.ReviewOfCall or tool.ReviewShow (a review that shows
+	// values: Of and Tool are "", and its approval authorises no call).
+	Kind tool.ReviewKind `json:"kind"`
+	// Ask is the question's JSON Schema and Editable the members the
+	// reviewer may replace (show only; absent when none).
+	Ask      json.RawMessage `json:"ask,omitempty"`
+	Editable []string        `json:"editable,omitempty"`
+	// Answer, Edits and ApprovedDigest are what an approval recorded
+	// (show only, once decided; absent when none): the answer, the edits
+	// (RFC 8785 object) and the digest of the input with the edits
+	// merged, which the approval authorises.
+	Answer         json.RawMessage `json:"answer,omitempty"`
+	Edits          json.RawMessage `json:"edits,omitempty"`
+	ApprovedDigest string          `json:"approved_digest,omitempty"`
 }
 
 // NewView is r as a reviewer is shown it at now: full adds the inputs, the
@@ -271,7 +289,7 @@ func NewView(r *Review, now time.Time, full bool) View {
 		ReviewID: r.ID, Status: r.Status, Expired: r.Status == Pending && r.Expired(now), RunID: r.RunID, Step: r.Step,
 		Of: r.Of, Tool: r.Tool, ToolsetID: r.ToolsetID, Reviewers: r.Reviewers, InputDigest: r.InputDigest,
 		ExpiresAt: FormatTime(r.ExpiresAt), Approver: r.Approver, UsedBy: r.BoundKey,
-		Requester: r.Requester, SelfApprovalRefusals: r.SelfApprovalRefusals,
+		Requester: r.Requester, SelfApprovalRefusals: r.SelfApprovalRefusals, Kind: r.kind(),
 	}
 	if v.Reviewers == nil {
 		v.Reviewers = []string{}
@@ -285,6 +303,7 @@ func NewView(r *Review, now time.Time, full bool) View {
 	}
 	if full {
 		v.Input, v.Reason, v.Delivery = r.Input, r.Reason, r.Delivery
+		v.Ask, v.Editable, v.Answer, v.Edits, v.ApprovedDigest = r.Ask, r.Editable, r.Answer, r.Edits, r.ApprovedDigest
 		v.Lane = "direct"
 		if r.TaskToken != "" {
 			v.Lane = "step-functions"

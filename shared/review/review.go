@@ -151,7 +151,40 @@ type Review struct {
 	// decision, so that a store can tell its own conditional write that
 	// succeeded from another's; never shown.
 	DecisionToken string
+
+	// Kind is what the review asks (docs/reviews.md, "Kinds of review"):
+	// tool.ReviewOfCall, or tool.ReviewShow, whose Of and Tool are "" and
+	// whose approval authorises no call. Items written before kinds
+	// existed have none, and read as tool.ReviewOfCall.
+	Kind tool.ReviewKind
+	// Ask is the compact JSON Schema (2020-12) of the answer the reviewer
+	// gives with an approval (docs/reviews.md, "The question"), at most
+	// tool.MaxAskSchemaBytes; nil: the review asks nothing.
+	Ask json.RawMessage
+	// Editable names the top-level members of Input the reviewer may
+	// replace before approving (call reviews only; at most
+	// tool.MaxEditable); nil: none (docs/reviews.md, "Approve with
+	// edits").
+	Editable []string
+	// Notify are the addresses (RFC 5322 addr-specs, at most
+	// tool.MaxNotify) the review Task asked to be told that the review
+	// waits. Not stored on the review item: review-request sends the
+	// notice when it stores the review.
+	Notify []string
+	// Answer is the reviewer's answer (compact JSON) recorded with an
+	// approval of a review with Ask; nil otherwise.
+	Answer json.RawMessage
+	// Edits is the RFC 8785 JSON object of the members an approval
+	// replaced, nil without edits; ApprovedDigest is then the digest
+	// (tool.InputDigest) of Input with Edits merged (MergeEdits), which
+	// the approval authorises instead of InputDigest.
+	Edits          json.RawMessage
+	ApprovedDigest string
 }
+
+// Shows reports whether r is a review that shows values
+// (tool.ReviewShow): its approval authorises no tool call.
+func (r *Review) Shows() bool { return r.Kind == tool.ReviewShow }
 
 // Expired reports whether the review's time is over at now.
 func (r *Review) Expired(now time.Time) bool { return !now.Before(r.ExpiresAt) }
@@ -174,6 +207,13 @@ type Params struct {
 	// (tool.Traceparent: "" when it carried none); Review.Traceparent
 	// starts as it.
 	Traceparent tool.Traceparent
+	// Kind, Ask, Editable and Notify are the review Task's
+	// (tool.ReviewTask); "" Kind is tool.ReviewOfCall. New checks them
+	// (checkQuestion).
+	Kind     tool.ReviewKind
+	Ask      json.RawMessage
+	Editable []string
+	Notify   []string
 }
 
 var idPattern = regexp.MustCompile(`^rv_[0-9a-f]{32}$`)
@@ -212,9 +252,13 @@ func New(p Params) (*Review, error) {
 		return nil, bad("run_id must be 1 to 1024 printable characters")
 	case !tool.NamePattern.MatchString(p.Step):
 		return nil, bad("step %q is not a step id", excerpt.Bytes(p.Step, 64, "..."))
-	case !tool.NamePattern.MatchString(p.Of):
+	case p.Kind != "" && p.Kind != tool.ReviewOfCall && p.Kind != tool.ReviewShow:
+		return nil, bad("kind %q is not %q or %q", excerpt.Bytes(string(p.Kind), 40, "..."), tool.ReviewOfCall, tool.ReviewShow)
+	case p.Kind == tool.ReviewShow && (p.Of != "" || p.Tool != ""):
+		return nil, bad("a review of kind %q shows values and reviews no tool call: of and tool must be \"\"", tool.ReviewShow)
+	case p.Kind != tool.ReviewShow && !tool.NamePattern.MatchString(p.Of):
 		return nil, bad("of %q is not a step id", excerpt.Bytes(p.Of, 64, "..."))
-	case !tool.ValidToolName(p.Tool):
+	case p.Kind != tool.ReviewShow && !tool.ValidToolName(p.Tool):
 		return nil, bad("tool %q is not a tool name", excerpt.Bytes(p.Tool, 64, "..."))
 	case !tool.ToolsetIDPattern.MatchString(p.ToolsetID):
 		return nil, bad("toolset_id %q is not a toolset id (ts_ and 32 hex digits)", excerpt.Bytes(p.ToolsetID, 64, "..."))
@@ -242,11 +286,20 @@ func New(p Params) (*Review, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	kind := p.Kind
+	if kind == "" {
+		kind = tool.ReviewOfCall
+	}
+	ask, err := checkQuestion(kind, p.Ask, p.Editable, p.Notify)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
 	reviewers := append([]string{}, p.Reviewers...)
 	return &Review{
 		ID: p.ID, RunID: p.RunID, Step: p.Step, Of: p.Of, Tool: p.Tool, ToolsetID: p.ToolsetID,
 		Reviewers: reviewers, Input: canonical, InputDigest: digest, TaskToken: p.TaskToken,
 		TimeoutSeconds: p.TimeoutSeconds, Status: Pending, Requester: p.Requester, Traceparent: string(p.Traceparent),
+		Kind: kind, Ask: ask, Editable: cloneOrNil(p.Editable), Notify: cloneOrNil(p.Notify),
 	}, nil
 }
 
@@ -255,7 +308,16 @@ func New(p Params) (*Review, error) {
 func (r *Review) SameRequest(o *Review) bool {
 	return r.ID == o.ID && r.RunID == o.RunID && r.Step == o.Step && r.Of == o.Of && r.Tool == o.Tool &&
 		r.ToolsetID == o.ToolsetID && r.InputDigest == o.InputDigest && r.TaskToken == o.TaskToken &&
-		r.TimeoutSeconds == o.TimeoutSeconds && r.Requester == o.Requester && strings.Join(r.Reviewers, "\n") == strings.Join(o.Reviewers, "\n")
+		r.TimeoutSeconds == o.TimeoutSeconds && r.Requester == o.Requester && strings.Join(r.Reviewers, "\n") == strings.Join(o.Reviewers, "\n") &&
+		r.kind() == o.kind() && bytes.Equal(r.Ask, o.Ask) && strings.Join(r.Editable, "\n") == strings.Join(o.Editable, "\n")
+}
+
+// kind is r's Kind, tool.ReviewOfCall for an item written before kinds.
+func (r *Review) kind() tool.ReviewKind {
+	if r.Kind == "" {
+		return tool.ReviewOfCall
+	}
+	return r.Kind
 }
 
 // TimeFormat is how review times are written: RFC 3339 in UTC with
@@ -286,10 +348,17 @@ func (r *Review) Decision() Decision {
 	if r.Status == Rejected {
 		v = Reject
 	}
-	return Decision{
+	d := Decision{
 		ReviewID: r.ID, Decision: v, Approver: r.Approver, Authenticated: r.Authenticated,
-		DecidedAt: FormatTime(r.DecidedAt), Reason: r.Reason, InputDigest: r.InputDigest,
+		DecidedAt: FormatTime(r.DecidedAt), Reason: r.Reason, InputDigest: r.InputDigest, Answer: json.RawMessage("null"),
 	}
+	if len(r.Answer) > 0 {
+		d.Answer = r.Answer
+	}
+	if r.ApprovedDigest != "" {
+		d.Edited, d.ReviewedDigest, d.InputDigest = EditedMembers(r.Edits), r.InputDigest, r.ApprovedDigest
+	}
+	return d
 }
 
 // Use is one gated tool call about to run, as the dispatcher sees it.
@@ -326,6 +395,8 @@ func CheckApproval(r *Review, u Use) ApprovalCheck {
 		return ApprovalCheck{Reason: fmt.Sprintf(format, args...)}
 	}
 	switch {
+	case r.Shows():
+		return deny("review %s shows values and approves no tool call", r.ID)
 	case r.Status != Approved:
 		return deny("review %s is %s, not approved", r.ID, strings.ToLower(string(r.Status)))
 	case r.Approver == "" || r.DecidedAt.IsZero():

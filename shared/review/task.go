@@ -32,7 +32,7 @@ func DecodeTask(data []byte) (*Review, error) {
 	return New(Params{
 		ID: IDForToken(p.TaskToken), TaskToken: p.TaskToken, RunID: p.RunID, Step: p.Step, Of: p.Of, Tool: p.Tool,
 		ToolsetID: p.ToolsetID, Input: p.Input, Reviewers: p.Reviewers, TimeoutSeconds: p.TimeoutSeconds, Requester: p.Requester,
-		Traceparent: p.Traceparent,
+		Traceparent: p.Traceparent, Kind: p.Kind, Ask: p.Ask, Editable: p.Editable, Notify: p.Notify,
 	})
 }
 

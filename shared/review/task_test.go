@@ -66,10 +66,16 @@ func FuzzDecodeTask(f *testing.F) {
 	f.Add([]byte(`{"task_token":"t","run_id":"r","step":"a","of":"b","tool":"c","toolset_id":"ts_00000000000000000000000000000000","input":{"n":1e2},"reviewers":[],"timeout_seconds":1}`))
 	f.Add([]byte(strings.TrimSuffix(goodTask, "}") + `,"traceparent":null}`))
 	f.Add([]byte(strings.TrimSuffix(goodTask, "}") + `,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}`))
+	f.Add([]byte(showTask))
+	f.Add([]byte(strings.TrimSuffix(goodTask, "}") + `,"kind":"call","ask":{"enum":[1]},"editable":["text"],"notify":["ops@example.com"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := DecodeTask(data)
 		if err != nil {
 			return
+		}
+		if r.Shows() != (r.Of == "" && r.Tool == "") || (r.Shows() && len(r.Editable) > 0) || len(r.Ask) > tool.MaxAskSchemaBytes ||
+			len(r.Editable) > tool.MaxEditable || len(r.Notify) > tool.MaxNotify {
+			t.Fatalf("accepted kind %q, of %q, tool %q, %d editable, ask %d bytes, %d notify", r.Kind, r.Of, r.Tool, len(r.Editable), len(r.Ask), len(r.Notify))
 		}
 		if len(r.Traceparent) > tool.MaxTraceparentLength {
 			t.Fatalf("kept a traceparent of %d characters", len(r.Traceparent))

@@ -183,23 +183,29 @@ func init() {
 // review-request writes (Create): never a decision nor a binding.
 var reviewAsked = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers",
 	"input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "status", "created_at",
-	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK, "traceparent")
+	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK, "traceparent", "kind", "ask", "editable")
 
 // reviewDecided are the attributes review-decision's UpdateItems name:
 // Decide (SET status, review_list_pk, approver, authenticated, decided_at,
-// reason, delivery, delivery_lease_until, decision_token, expires_at;
-// condition on status, deadline and expires_at), ClaimDelivery,
+// reason, delivery, delivery_lease_until, decision_token, expires_at, and
+// an approval's answer, edits and approved_digest; condition on status,
+// deadline and expires_at), ClaimDelivery,
 // FinishDelivery and NoteSelfApproval. Never what was asked nor a binding.
 var reviewDecided = Review.Names(PK, SK, "status", "deadline", ExpiresAt, ReviewsByStatus.PK, "approver", "authenticated",
 	"decided_at", "reason", "decision_token", "delivery", "delivery_lease_until", "delivered_at", "delivery_error",
-	"self_approval_refusals")
+	"self_approval_refusals", "answer", "edits", "approved_digest")
 
 // ApprovalAttributes are the only attributes of a review a tool
 // function's dispatcher reads (GetApproval): what CheckApproval compares,
-// never the inputs, the task token, the reason or the requester. bound_key
-// holds the binding of an approval bound before bindings had items.
+// never the inputs, the task token, the reason, the answer or the
+// requester. bound_key holds the binding of an approval bound before
+// bindings had items; kind tells a review that shows values (it approves
+// no call), and edits and approved_digest are what an approval with edits
+// changed of the reviewed input, which the dispatcher merges into the
+// call's (docs/reviews.md, "Approve with edits").
 var ApprovalAttributes = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "input_digest", "status",
-	"deadline", ExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error", "bound_key")
+	"deadline", ExpiresAt, "approver", "authenticated", "decided_at", "delivery", "delivery_error", "bound_key",
+	"kind", "edits", "approved_digest")
 
 // ParkDecisionAttributes are what a tool function whose calls can park
 // reads of a park item (ledger.Store.Park): its status, the call it
@@ -224,7 +230,7 @@ var ReadAttributes = []string{
 	"state", "attempts", "lease_until", "token", "error_code", "updated_at", "attempt_log", "invocations", "last_seen_at",
 	ExpiresAt, "attempt", "status", "retryable", "started_at", "ended_at", "duration_ms", "input_bytes",
 	"output_bytes", "output_digest", "memory_mb", "after_claim_request", "body", "review_id", "approver", "parent_run_id", "refusal_reason",
-	"external_key", "external_key_token",
+	"edited_digest", "editor", "external_key", "external_key_token",
 	// A PARKED row's why, and the park a call was sent again under.
 	"park_cause", "pinned_digest", "current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "park_id",
 	"schema_change",
@@ -359,9 +365,9 @@ var Accesses = []Access{
 	{Sid: "RecordKeyPointers", By: []Principal{ToolFunctions}, On: []*Kind{Key}, Actions: []Action{PutItem},
 		Attributes: Key.Names(PK, SK, "run_id", ExpiresAt), Code: "ledger.Store.PutKeyPointer",
 		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a run's key pointer, with the claim of its first call"},
-	{Sid: "Toolsets", By: []Principal{ToolFunctions, ReviewRequest, Publish}, On: []*Kind{Toolset}, Actions: []Action{GetItem},
+	{Sid: "Toolsets", By: []Principal{ToolFunctions, ReviewRequest, ReviewDecision, Publish}, On: []*Kind{Toolset}, Actions: []Action{GetItem},
 		Attributes: Toolset.Names(PK, SK, "body"), Code: "ledger.Store.Toolset",
-		Doc: "loading a toolset (GetItem projecting body); in publish, RegisterToolset's read of the toolset already there"},
+		Doc: "loading a toolset (GetItem projecting body); in review-decision, the reviewed tool's pinned input schema an approval's edits must pass; in publish, RegisterToolset's read of the toolset already there"},
 	{Sid: "RegisterToolsets", By: []Principal{Publish}, On: []*Kind{Toolset}, Actions: []Action{PutItem},
 		Attributes: Toolset.Names(PK, SK, "body", "registered_at"), Code: "ledger.Store.RegisterToolset",
 		Doc: "the conditional PutItem (attribute_not_exists(pk)), after the registration check: no other role writes a toolset"},

@@ -16,11 +16,13 @@ var (
 	// What a review asks: only review-request writes it, when it creates
 	// the review.
 	reviewAskedNames = []string{"review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers", "input",
-		"input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "created_at", "review_list_sk"}
+		"input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "created_at", "review_list_sk",
+		"kind", "ask", "editable"}
 	// A review's decision and its delivery: only review-decision writes
 	// them.
 	reviewDecisionNames = []string{"approver", "authenticated", "decided_at", "reason", "decision_token",
-		"delivery", "delivery_lease_until", "delivered_at", "delivery_error", "self_approval_refusals"}
+		"delivery", "delivery_lease_until", "delivered_at", "delivery_error", "self_approval_refusals",
+		"answer", "edits", "approved_digest"}
 	// Which call an approval was used for: only a tool function writes it,
 	// and only in a binding item.
 	bindingNames = []string{"bound_key", "bound_at"}

@@ -24,7 +24,8 @@ var Call = &Kind{
 			"s status (none: SUCCEEDED), c error code, du ms, ob output bytes, od output digest's 32 bytes (B), mm memory MB, rv review, ap approver, pr parent run, "+
 			"pk the park it was sent under, sc additive when sent under an additive schema change its toolset allows, "+
 			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B), "+
-			"rk the parent call's idempotency key whose result a fork's call reused (s REUSED)), "+
+			"rk the parent call's idempotency key whose result a fork's call reused (s REUSED), "+
+			"ed and eb the edited input's digest's 32 bytes (B) and its editor, under an approval with edits (docs/reviews.md)), "+
 			"o the options digest's 16 bytes (B; only when the call has keep, output_limit_bytes or a credential), "+
 			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r; COMPLETED with r when a reconciliation finished it), "+
 			"x an UNKNOWN record's code no attempt holds, m the seal, "+
@@ -140,6 +141,8 @@ var Row = &Kind{
 		attr("review_id", String, "the approval's review"),
 		attr("approver", String, "the approval's approver"),
 		attr("parent_run_id", String, "a child run's parent"),
+		attr("edited_digest", String, "an approval with edits: sha256:<hex> of the input the tool ran with (docs/reviews.md)"),
+		attr("editor", String, "an approval with edits: who edited the input (the approver)"),
 		attr("after_claim_request", Bool, "a refusal after the claim's request was sent"),
 		attr("refusal_reason", String, "why a refusal was made, where its code does not tell (record-forged, binding-forged)"),
 		attr("park_cause", String, "a PARKED row's cause: tool.schema_changed or credentials.expired (docs/parking.md)"),
@@ -235,6 +238,12 @@ var Review = &Kind{
 		attr("bound_key", String, "legacy: the call an approval was bound to before binding items"),
 		attr("bound_at", String, "legacy: RFC 3339 UTC ms"),
 		attr("traceparent", String, "W3C traceparent: the review's place in its run's trace"),
+		attr("kind", String, "call or show; absent: call (docs/reviews.md, \"Kinds of review\")"),
+		attr("ask", String, "the question's JSON Schema, compact JSON"),
+		attr("editable", List, "the input members the reviewer may replace (strings)"),
+		attr("answer", String, "the approval's answer, JSON"),
+		attr("edits", String, "the approval's edits, an RFC 8785 JSON object"),
+		attr("approved_digest", String, "sha256:<hex> of the input with the edits merged"),
 	},
 }
 

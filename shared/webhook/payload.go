@@ -43,7 +43,8 @@ type ReviewRequestedData struct {
 	Run string `json:"run"`
 	// Step is the step id whose call waits.
 	Step string `json:"step"`
-	// Tool is the tool the step calls.
+	// Tool is the tool the step calls; "" for a review that shows values
+	// (docs/reviews.md, "Kinds of review").
 	Tool string `json:"tool"`
 	// ExpiresAt is when the review expires, RFC 3339 UTC.
 	ExpiresAt string `json:"expires_at"`
@@ -61,7 +62,8 @@ type ReviewDecidedData struct {
 	Run string `json:"run"`
 	// Step is the step id.
 	Step string `json:"step"`
-	// Tool is the tool the step calls.
+	// Tool is the tool the step calls; "" for a review that shows values
+	// (docs/reviews.md, "Kinds of review").
 	Tool string `json:"tool"`
 	// Decision is "approved" or "rejected".
 	Decision string `json:"decision"`

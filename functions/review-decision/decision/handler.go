@@ -182,7 +182,7 @@ func (h *Handler) direct(ctx context.Context, payload json.RawMessage) (json.Raw
 		return nil, review.Edge(review.Errorf(review.CodeInvalid, "bad request: %s", strings.TrimPrefix(err.Error(), "json: ")))
 	}
 	who, res, err := h.service.Do(ctx, Request{Action: req.Action, ReviewID: req.ReviewID, ParkID: req.ParkID, Status: req.Status, Decision: req.Decision, Reason: req.Reason, Proof: req.Proof,
-		Key: req.Key, Outcome: req.Outcome, Result: req.Result, RunID: req.RunID, ForkRunID: req.ForkRunID, RerunReads: req.RerunReads})
+		Answer: req.Answer, Edits: req.Edits, Key: req.Key, Outcome: req.Outcome, Result: req.Result, RunID: req.RunID, ForkRunID: req.ForkRunID, RerunReads: req.RerunReads})
 	h.logRequest(ctx, who, req.Action, req.ReviewID, req.ParkID, err)
 	if err != nil {
 		return nil, review.Edge(err)
@@ -238,7 +238,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		respond(w, nil, err)
 		return
 	}
-	h.serve(w, r, Request{Action: review.ActionDecide, ReviewID: reviewID(r), Decision: b.Decision, Reason: b.Reason})
+	h.serve(w, r, Request{Action: review.ActionDecide, ReviewID: reviewID(r), Decision: b.Decision, Reason: b.Reason, Answer: b.Answer, Edits: b.Edits})
 }
 
 // listParks serves GET /parks[?status=...].
@@ -262,6 +262,10 @@ func (h *Handler) decidePark(w http.ResponseWriter, r *http.Request) {
 	b, err := decisionBody(r, `"approve"|"reject"|"resume"|"cancel"`)
 	if err != nil {
 		respond(w, nil, err)
+		return
+	}
+	if len(b.Answer) > 0 || len(b.Edits) > 0 {
+		respond(w, nil, review.Errorf(review.CodeInvalid, "a park's decision carries no answer and no edits"))
 		return
 	}
 	req := Request{Action: review.ActionParkDecide, ParkID: parkID(r), Decision: b.Decision, Reason: b.Reason}

@@ -81,6 +81,9 @@ func (s *Service) doPark(ctx context.Context, req Request) (review.Caller, any, 
 	if s.parks == nil || s.parkTasks == nil {
 		return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "this function decides no parks")
 	}
+	if len(req.Answer) > 0 || len(req.Edits) > 0 {
+		return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "a park's decision carries no answer and no edits")
+	}
 	switch req.Action {
 	case review.ActionParkList:
 		who, err := s.verifyCaller(ctx, req.Proof, review.ParkListBinding(req.Status))

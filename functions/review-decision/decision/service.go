@@ -1,6 +1,7 @@
 package decision
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,8 +16,10 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/tracing"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -36,6 +39,10 @@ type Request struct {
 	Status   string
 	Decision review.Verdict
 	Reason   string
+	// Answer and Edits are a review decision's (review.DecisionBody's):
+	// the answer to the review's question and the input members an
+	// approval replaces; absent when none. Neither is logged.
+	Answer, Edits json.RawMessage
 	// ParkID names the park of a park action (review.ActionParkShow,
 	// ActionDecide, ActionCancel); Decision is then approve, reject or
 	// resume, and Status filters review.ActionParkList (parked by default).
@@ -77,6 +84,8 @@ type Service struct {
 	forks         ForkDeps
 	reconciles    ReconcileStore
 	reconcilers   []string
+	toolsets      ledger.ToolsetReader
+	toolsetCache  ledger.ToolsetCache
 }
 
 // Deps are a Service's collaborators and settings.
@@ -120,6 +129,11 @@ type Deps struct {
 	// reconcile.
 	Reconciles  ReconcileStore
 	Reconcilers []string
+	// Toolsets reads the registered toolsets (ledger.Store.Toolset): an
+	// approval's edits must leave an input the reviewed tool's pinned
+	// input schema accepts (docs/reviews.md, "Approve with edits"); nil
+	// refuses every approval with edits.
+	Toolsets ledger.ToolsetReader
 }
 
 // Emitter records a webhook event once and hands it to the events queue
@@ -136,7 +150,8 @@ func NewService(d Deps) *Service {
 		d.Log = slog.Default()
 	}
 	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer,
-		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy, forks: d.Forks, reconciles: d.Reconciles, reconcilers: d.Reconcilers}
+		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy, forks: d.Forks, reconciles: d.Reconciles, reconcilers: d.Reconcilers,
+		toolsets: d.Toolsets}
 }
 
 // verifyCaller checks a request's proof for binding b.
@@ -285,7 +300,13 @@ func (s *Service) decide(ctx context.Context, req Request) (review.Caller, *revi
 	if err != nil {
 		return review.Caller{}, nil, err
 	}
-	who, err := s.verifyCaller(ctx, req.Proof, caller.Binding{Action: caller.ActionDecide, Target: r.ID, Decision: string(req.Decision), InputDigest: r.InputDigest})
+	// The proof binds the answer and the edits too (review.DecideDetail):
+	// one signed for another answer, or without the edits, decides nothing.
+	b, err := review.DecideBinding(r.ID, req.Decision, r.InputDigest, req.Answer, req.Edits)
+	if err != nil {
+		return review.Caller{}, nil, review.Errorf(review.CodeInvalid, "%v", err)
+	}
+	who, err := s.verifyCaller(ctx, req.Proof, b)
 	if err != nil {
 		return who, nil, err
 	}
@@ -315,12 +336,16 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 		}
 		return nil, review.Errorf(review.CodeSelfApproval, "you requested review %s, so you cannot decide it: another reviewer must (four eyes)", r.ID)
 	}
+	approval, err := s.checkApproval(ctx, r, req)
+	if err != nil {
+		return nil, err
+	}
 	now := s.store.Now()
 	if r.Status == review.Pending {
 		if r.Expired(now) {
 			return nil, review.Errorf(review.CodeExpired, "review %s expired at %s (its timeout was %d s): its Task no longer waits and no decision is taken", r.ID, review.FormatTime(r.ExpiresAt), r.TimeoutSeconds)
 		}
-		applied, cur, err := s.store.Decide(ctx, r, req.Decision, caller.Principal, caller.Authenticated, req.Reason, s.lease())
+		applied, cur, err := s.store.DecideWith(ctx, r, req.Decision, caller.Principal, caller.Authenticated, req.Reason, approval, s.lease())
 		if err != nil {
 			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable; nothing was decided")
 		}
@@ -336,13 +361,64 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 			return nil, review.Errorf(review.CodeExpired, "review %s expired at %s: no decision is taken", r.ID, review.FormatTime(r.ExpiresAt))
 		}
 	}
-	if r.Status != review.StatusOf(req.Decision) {
+	if r.Status != review.StatusOf(req.Decision) || !bytes.Equal(r.Answer, approval.Answer) || !bytes.Equal(r.Edits, approval.Edits) {
 		return nil, review.Errorf(review.CodeConflict, "review %s was already %s by %s at %s; a decision cannot be changed",
 			r.ID, strings.ToLower(string(r.Status)), r.Approver, review.FormatTime(r.DecidedAt))
 	}
 	// The same decision again: nothing to record; finish a delivery that
 	// did not complete.
 	return s.deliver(ctx, r, false)
+}
+
+// checkApproval checks a decision's answer and edits against review r
+// (review.CheckAnswer, review.CheckEdits) and, for edits, the input with
+// them merged against the reviewed tool's pinned input schema, read from
+// the run's registered toolset (docs/reviews.md, "Approve with edits").
+// A refusal is REVIEW_INVALID_REQUEST naming the rule, the member or the
+// schema keyword and the JSON Pointer, never a value; nothing is recorded
+// then, and the review stays as it was. It returns what Decide records.
+func (s *Service) checkApproval(ctx context.Context, r *review.Review, req Request) (dynamo.Approval, error) {
+	answer, err := review.CheckAnswer(r, req.Decision, req.Answer)
+	if err != nil {
+		return dynamo.Approval{}, review.Errorf(review.CodeInvalid, "%v", err)
+	}
+	edits, merged, digest, err := review.CheckEdits(r, req.Decision, req.Edits)
+	if err != nil {
+		return dynamo.Approval{}, review.Errorf(review.CodeInvalid, "%v", err)
+	}
+	a := dynamo.Approval{Answer: answer}
+	if edits == nil {
+		return a, nil
+	}
+	if s.toolsets == nil {
+		return a, review.Errorf(review.CodeInvalid, "this function cannot check edits: approve without them")
+	}
+	ts, err := s.toolsetCache.Load(ctx, s.toolsets, r.ToolsetID, s.log)
+	if err != nil {
+		var te *tool.Error
+		if errors.As(err, &te) && te.Code == tool.UpstreamUnavailable {
+			return a, review.Wrap(review.CodeUnavailable, err, "the ledger is unavailable; nothing was decided")
+		}
+		return a, review.Errorf(review.CodeForbidden, "review %s's toolset %s cannot be read for the edits' check", r.ID, r.ToolsetID)
+	}
+	pinned, ok := ts.Tools[r.Tool]
+	if !ok {
+		return a, review.Errorf(review.CodeForbidden, "tool %s is not in toolset %s", r.Tool, r.ToolsetID)
+	}
+	sch, err := schema.Compile(pinned.InputSchema)
+	if err != nil {
+		return a, review.Wrap(review.CodeInternal, err, "the pinned input schema does not compile")
+	}
+	var v any
+	if err := json.Unmarshal(merged, &v); err != nil {
+		return a, review.Errorf(review.CodeInvalid, "the edited input is not JSON")
+	}
+	if err := sch.Validate(v); err != nil {
+		return a, review.Errorf(review.CodeInvalid, "the input with the edits does not match the pinned input schema of %s: %s", r.Tool,
+			strings.Join(schema.RedactedLines(schema.Problems(err, nil), "input", 5), "; "))
+	}
+	a.Edits, a.ApprovedDigest = edits, digest
+	return a, nil
 }
 
 // traceDecision exports the span "toolgate.review.decide" of a decision

@@ -659,7 +659,7 @@ func (h *Handler) checkStarter(ctx context.Context, runID, starter string) error
 }
 
 // create stores r after checking that its toolset is registered and pins
-// its tool, with its place in its run's trace (Review.PlaceInTrace: the
+// its tool (a review that shows values names none), with its place in its run's trace (Review.PlaceInTrace: the
 // traceparent its Task carried, or one derived from its run id). The
 // review is noticed to the notify addresses its Task named, once (notice:
 // the notice item's claim; the same Task asking again sends nothing
@@ -671,7 +671,9 @@ func (h *Handler) create(ctx context.Context, r *review.Review, notify []string)
 	if err != nil {
 		return nil, toolsetError(err)
 	}
-	if _, ok := ts.Tools[r.Tool]; !ok {
+	// A review that shows values reviews no tool: its toolset must be
+	// registered, and nothing is pinned to check.
+	if _, ok := ts.Tools[r.Tool]; !ok && !r.Shows() {
 		return nil, review.Errorf(review.CodeForbidden, "tool %s is not in toolset %s", r.Tool, r.ToolsetID)
 	}
 	created, existing, err := h.store.Create(ctx, r)

@@ -274,7 +274,7 @@ func approvalView(r *review.Review) *review.Review {
 	return &review.Review{ID: r.ID, RunID: r.RunID, Step: r.Step, Of: r.Of, Tool: r.Tool, ToolsetID: r.ToolsetID,
 		InputDigest: r.InputDigest, Status: r.Status, ExpiresAt: r.ExpiresAt, Approver: r.Approver, Authenticated: r.Authenticated,
 		DecidedAt: r.DecidedAt, Delivery: r.Delivery, DeliveryError: r.DeliveryError, BoundKey: r.BoundKey,
-		DeliveryLeaseUntil: time.UnixMilli(0)}
+		DeliveryLeaseUntil: time.UnixMilli(0), Kind: r.Kind}
 }
 
 // listView is what List reads of r through the index's projection; the
@@ -284,7 +284,7 @@ func listView(r *review.Review, ttl time.Time) *review.Review {
 	return &review.Review{ID: r.ID, RunID: r.RunID, Step: r.Step, Of: r.Of, Tool: r.Tool, ToolsetID: r.ToolsetID,
 		Reviewers: r.Reviewers, InputDigest: r.InputDigest, Status: r.Status, CreatedAt: r.CreatedAt, ExpiresAt: ttl,
 		Approver: r.Approver, Authenticated: r.Authenticated, DecidedAt: r.DecidedAt, BoundKey: r.BoundKey,
-		DeliveryLeaseUntil: time.UnixMilli(0)}
+		DeliveryLeaseUntil: time.UnixMilli(0), Kind: r.Kind}
 }
 
 // kept is the TTL of a review decided at decided: the ledger's retention.

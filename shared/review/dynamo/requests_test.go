@@ -162,8 +162,8 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 			[]want{{sid: "CreateReviews", attributes: slices.DeleteFunc(slices.Clone(created), func(a string) bool { return a == "task_token" })}}},
 		{"Get", func() error { _, err := s.Get(ctx, r.ID); return err }, []want{{sid: "ReadReviews"}}},
 		{"GetApproval", func() error { _, err := s.GetApproval(ctx, r.ID); return err },
-			[]want{{sid: "ReadApprovals", attributes: []string{"approver", "authenticated", "bound_key", "deadline", "decided_at", "delivery",
-				"delivery_error", "expires_at", "input_digest", "of", "pk", "review_id", "run_id", "sk", "status", "step", "tool", "toolset_id"}}}},
+			[]want{{sid: "ReadApprovals", attributes: []string{"approved_digest", "approver", "authenticated", "bound_key", "deadline", "decided_at", "delivery",
+				"delivery_error", "edits", "expires_at", "input_digest", "kind", "of", "pk", "review_id", "run_id", "sk", "status", "step", "tool", "toolset_id"}}}},
 		{"NoteSelfApproval", func() error { return s.NoteSelfApproval(ctx, r.ID) },
 			[]want{{sid: "DecideReviews", attributes: []string{"pk", "self_approval_refusals", "sk"}}}},
 		{"Decide", func() error {

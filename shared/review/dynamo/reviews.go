@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/shared/ledger/tabledef"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/table"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // AttrDeadline is a review's own end, in epoch seconds: no decision and
@@ -80,6 +81,13 @@ type askedItem struct {
 	// traceparent, review.Review.PlaceInTrace); absent in items written
 	// before it.
 	Traceparent string `dynamodbav:"traceparent,omitempty"`
+	// Kind is "show" for a review that shows values (tool.ReviewShow);
+	// absent for a call review (and in items written before kinds).
+	Kind string `dynamodbav:"kind,omitempty"`
+	// Ask is the question's JSON Schema as compact JSON, Editable the
+	// members the reviewer may replace; both absent when none.
+	Ask      string   `dynamodbav:"ask,omitempty"`
+	Editable []string `dynamodbav:"editable,omitempty"`
 }
 
 // reviewItem is a review's item as the reads map it (Get, GetApproval,
@@ -104,6 +112,12 @@ type reviewItem struct {
 	// BoundKey and BoundAt are a legacy binding (before binding items).
 	BoundKey string `dynamodbav:"bound_key"`
 	BoundAt  string `dynamodbav:"bound_at"` // review.TimeFormat
+	// Answer (JSON), Edits (an RFC 8785 JSON object) and ApprovedDigest
+	// (the digest of the input with the edits merged) are an approval's,
+	// absent when it had none (Decide).
+	Answer         string `dynamodbav:"answer"`
+	Edits          string `dynamodbav:"edits"`
+	ApprovedDigest string `dynamodbav:"approved_digest"`
 }
 
 // asked is the item Create writes for pending review r, created at now
@@ -119,8 +133,18 @@ func asked(r *review.Review, now time.Time) askedItem {
 		InputDigest: r.InputDigest, InputBytes: len(r.Input), TimeoutSeconds: r.TimeoutSeconds, Requester: r.Requester,
 		TaskToken: r.TaskToken, Status: review.Pending, CreatedAt: review.FormatTime(now), Deadline: &deadline,
 		ExpiresAt: deadline, ListPK: listPK(review.Pending), ListSK: review.FormatTime(now) + "#" + r.ID,
-		Traceparent: r.Traceparent,
+		Traceparent: r.Traceparent, Kind: writtenKind(r.Kind), Ask: string(r.Ask), Editable: r.Editable,
 	}
+}
+
+// writtenKind is the kind attribute a review item of kind k holds:
+// "show" for tool.ReviewShow, and none ("": absent) for a call review,
+// whose item is then as before kinds existed.
+func writtenKind(k tool.ReviewKind) string {
+	if k == tool.ReviewShow {
+		return string(k)
+	}
+	return ""
 }
 
 // decodeReview maps a review's item with the SDK's attributevalue: an
@@ -150,9 +174,28 @@ func (i *reviewItem) toReview() *review.Review {
 		Approver: i.Approver, Authenticated: i.Authenticated, DecidedAt: parseTime(i.DecidedAt), Reason: i.Reason,
 		Delivery: i.Delivery, DeliveryError: i.DeliveryError, DeliveryLeaseUntil: time.UnixMilli(i.DeliveryLeaseUntil),
 		BoundKey: i.BoundKey, BoundAt: parseTime(i.BoundAt), DecisionToken: i.DecisionToken, Traceparent: i.Traceparent,
+		Kind: tool.ReviewKind(i.Kind), Editable: i.Editable, ApprovedDigest: i.ApprovedDigest,
+	}
+	switch {
+	case r.Kind != "":
+	case i.Of == "" && i.Tool == "" && i.ReviewID != "":
+		// The reviews-by-status index projects no kind: a review that
+		// names no tool step and no tool is one that shows values (a
+		// call review names both, review.New).
+		r.Kind = tool.ReviewShow
+	default:
+		r.Kind = tool.ReviewOfCall
 	}
 	if i.Input != "" {
 		r.Input = json.RawMessage(i.Input)
+	}
+	for _, a := range []struct {
+		s   string
+		dst *json.RawMessage
+	}{{i.Ask, &r.Ask}, {i.Answer, &r.Answer}, {i.Edits, &r.Edits}} {
+		if a.s != "" {
+			*a.dst = json.RawMessage(a.s)
+		}
 	}
 	if len(i.Reviewers) > 0 {
 		r.Reviewers = i.Reviewers
@@ -240,6 +283,22 @@ func (s *Store) Get(ctx context.Context, id string) (*review.Review, error) {
 // one without is NO_TASK. It reports applied false, with the review as it
 // now is, when the condition failed (decided meanwhile, or expired).
 func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, approver string, authenticated bool, reason string, lease time.Duration) (applied bool, cur *review.Review, err error) {
+	return s.DecideWith(ctx, r, v, approver, authenticated, reason, Approval{}, lease)
+}
+
+// Approval is what an approval records besides its verdict
+// (docs/reviews.md): the answer (compact JSON), the edits (an RFC 8785
+// JSON object) and the digest of the input with the edits merged
+// (review.CheckAnswer, review.CheckEdits); each empty when none, and then
+// not written.
+type Approval struct {
+	Answer, Edits  json.RawMessage
+	ApprovedDigest string
+}
+
+// DecideWith is Decide, recording a's answer, edits and approved digest
+// in the same UpdateItem (attributes answer, edits, approved_digest).
+func (s *Store) DecideWith(ctx context.Context, r *review.Review, v review.Verdict, approver string, authenticated bool, reason string, a Approval, lease time.Duration) (applied bool, cur *review.Review, err error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	token := newToken()
 	delivery, leaseUntil := review.NoTask, time.Time{}
@@ -260,6 +319,13 @@ func (s *Store) Decide(ctx context.Context, r *review.Review, v review.Verdict, 
 		Set(reviewAttr("delivery_lease_until"), expression.Value(leaseUntil.UnixMilli())).
 		Set(reviewAttr("decision_token"), expression.Value(token)).
 		Set(reviewAttr(table.ExpiresAt), expression.Value(now.Add(s.retention).Unix()))
+	if len(a.Answer) > 0 {
+		u = u.Set(reviewAttr("answer"), expression.Value(string(a.Answer)))
+	}
+	if len(a.Edits) > 0 {
+		u = u.Set(reviewAttr("edits"), expression.Value(string(a.Edits))).
+			Set(reviewAttr("approved_digest"), expression.Value(a.ApprovedDigest))
+	}
 	err = s.update(ctx, key(r.ID), u, cond)
 	if err != nil && !tabledef.IsConditionFailed(err) {
 		return false, nil, fmt.Errorf("decide review %s: %w", r.ID, err)

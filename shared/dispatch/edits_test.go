@@ -1,0 +1,118 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/ledger/ledgertest"
+	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/review/dynamo"
+	"github.com/toolgate/toolgate/shared/review/reviewtest"
+	"github.com/toolgate/toolgate/shared/tool"
+	"github.com/toolgate/toolgate/shared/toolcall"
+)
+
+// approvedWithEdits stores an approval of the call payload describes
+// whose reviewer replaced text by edited (docs/reviews.md, "Approve with
+// edits"), as review-decision records one.
+// approvedDigest, when not "", replaces the approved digest recorded.
+func approvedWithEdits(t *testing.T, rs *dynamo.Store, payload json.RawMessage, edited, approvedDigest string) *review.Review {
+	t.Helper()
+	p := paramsFor(t, payload)
+	p.ID, p.Step, p.TimeoutSeconds, p.Editable = review.NewID(), "approve", 3600, []string{"text"}
+	r, err := review.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if created, _, err := rs.Create(ctx, r); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	edits, _ := json.Marshal(map[string]string{"text": edited})
+	canonical, _, digest, err := review.CheckEdits(r, review.Approve, edits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if approvedDigest != "" {
+		digest = approvedDigest
+	}
+	applied, cur, err := rs.DecideWith(ctx, r, review.Approve, reviewtest.Approver, true, "edited",
+		dynamo.Approval{Edits: canonical, ApprovedDigest: digest}, time.Minute)
+	if err != nil || !applied {
+		t.Fatal(applied, err)
+	}
+	return cur
+}
+
+// recordingTool is the gated test tool, recording the input it was run with.
+func recordingTool(calls *atomic.Int64, seen *atomic.Value) toolcall.Func {
+	return func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+		calls.Add(1)
+		seen.Store(string(c.Input))
+		return json.RawMessage(`{"message_id":"m"}`), nil
+	}
+}
+
+func TestAnEditedApprovalRunsTheToolWithTheEditedInput(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	var seen atomic.Value
+	d := e.dispatcher(t, "test-gated", recordingTool(&calls, &seen))
+	payload := envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"what the reviewer saw"}`)
+	r := approvedWithEdits(t, e.reviews(), payload, "what the reviewer wrote", "")
+	payload = reviewtest.WithApproval(t, payload, reviewtest.Approval(t, r))
+	if _, err := d.Handle(ctx, payload); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 || seen.Load() != `{"text":"what the reviewer wrote"}` {
+		t.Fatalf("the tool ran %d times with %v", calls.Load(), seen.Load())
+	}
+	_, sent, _ := tool.InputDigest(json.RawMessage(`{"text":"what the reviewer saw"}`))
+	rows := ledgertest.RunRows(t, e.store, runIDOf(t, payload))
+	if len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || rows[0].InputDigest != sent ||
+		rows[0].EditedDigest != r.ApprovedDigest || rows[0].Editor != reviewtest.Approver || rows[0].ReviewID != r.ID {
+		t.Fatalf("rows %+v", rows)
+	}
+	// The same call again (a retry of the key) replays: the tool does not run again.
+	out, err := d.Handle(ctx, payload)
+	if err != nil || string(out) != `{"message_id":"m"}` || calls.Load() != 1 {
+		t.Fatalf("retry: %s %v, the tool ran %d times", out, err, calls.Load())
+	}
+}
+
+func TestAnApprovalWhoseEditsDoNotGiveTheApprovedInputAuthorisesNothing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	var seen atomic.Value
+	d := e.dispatcher(t, "test-gated", recordingTool(&calls, &seen))
+	payload := envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"shown"}`)
+	// The edits with another approved digest: what the item says was
+	// approved is not what the edits give.
+	r := approvedWithEdits(t, e.reviews(), payload, "edited", "sha256:"+strings.Repeat("0", 64))
+	_, err := d.Handle(ctx, reviewtest.WithApproval(t, payload, reviewtest.Approval(t, r)))
+	if codeOf(t, err) != string(tool.PermissionDenied) || !strings.Contains(messageOf(err), "edits do not give the input it approved") || calls.Load() != 0 {
+		t.Fatalf("%v; the tool ran %d times", err, calls.Load())
+	}
+}
+
+func TestAShowReviewsApprovalIsRefusedForAToolCall(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-gated", gatedTool(&calls))
+	payload := envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"x"}`)
+	p := paramsFor(t, payload)
+	p.Kind, p.Of, p.Tool = tool.ReviewShow, "", ""
+	r := reviewtest.Decided(t, e.reviews(), p, review.Approve)
+	_, err := d.Handle(ctx, reviewtest.WithApproval(t, payload, reviewtest.Approval(t, r)))
+	if codeOf(t, err) != string(tool.PermissionDenied) || !strings.Contains(messageOf(err), "shows values and approves no tool call") || calls.Load() != 0 {
+		t.Fatalf("%v; the tool ran %d times", err, calls.Load())
+	}
+}
