@@ -37,7 +37,11 @@
 // a Solution calling it, which parks, lists the park, prints the
 // tool.schema_changed its subscriber got, approves it as the run's starter
 // and prints the ledger's one call under one key (parkedCall), then
-// disables the subscription; prints the
+// disables the subscription; runs testdata/demo/demo-reviews.yaml, whose
+// review shows values, asks a question and notifies ops@example.com,
+// prints the notice the SES emulator captured, answers it, approves the
+// e-mail's own review with an edited subject, and prints the e-mail sent
+// and the ledger row's reviewed and edited digests (richerReviews); prints the
 // first run's trace as an indented tree from the spans every function
 // exported to the stack's OTLP receiver (showTrace); and stops everything it started. Exit status 0 means the e-mail was sent
 // exactly once, both of the first run's webhooks arrived signed with the
@@ -45,7 +49,8 @@
 // every MCP call's row has the key the server received, and the loop sent
 // one approved e-mail per recipient, each under a key of its own, and the
 // parked call was sent once, after its approval, under the key it parked
-// with.
+// with, and the reviews demo's e-mail was sent once with the edited
+// subject and the answer, after one notice.
 package main
 
 import (
@@ -284,10 +289,13 @@ func run(ctx context.Context) error {
 	if err := disableHooks(st, sub); err != nil {
 		return err
 	}
+	if err := richerReviews(ctx, st, sf); err != nil {
+		return err
+	}
 	if err := showTrace(ctx, st, sf, arn); err != nil {
 		return err
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded; the parked call waited for its approval and was sent once, under the key it parked with, and its run's fork reused it without calling the server again.")
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded; the parked call waited for its approval and was sent once, under the key it parked with, and its run's fork reused it without calling the server again; the review notice went to ops@example.com only, and the e-mail approved with an edit was sent once, as edited.")
 	return nil
 }
 
