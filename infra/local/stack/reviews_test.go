@@ -203,7 +203,7 @@ func TestAnsweredQuestionIsBoundIntoLaterSteps(t *testing.T) {
 	e.clearMails(t)
 	run := e.start(t, "e2e-ask", map[string]string{"recipient": "asker@example.com"})
 	id := e.pending(t, run, nil)
-	if v := e.view(t, id); v.Kind != tool.ReviewShow || !strings.Contains(string(v.Ask), `"maxLength":200`) {
+	if v := e.view(t, id); v.Kind != tool.ReviewShow || compact(v.Ask) != `{"maxLength":200,"type":"string"}` {
 		t.Fatalf("review %s: kind %q ask %s, want the question's schema", id, v.Kind, v.Ask)
 	}
 
@@ -236,7 +236,7 @@ func TestAnsweredQuestionIsBoundIntoLaterSteps(t *testing.T) {
 		if code, out := e.reviewAs(t, reviewer, "approve", id, "--reason", "answered", "--answer", answer); code != cli.ExitOK {
 			t.Fatalf("approve %s --answer: exit %d\n%s", id, code, out)
 		}
-		if v := e.view(t, id); v.Status != review.Approved || string(v.Answer) != `"`+answer+`"` {
+		if v := e.view(t, id); v.Status != review.Approved || compact(v.Answer) != `"`+answer+`"` {
 			t.Fatalf("review %s: %s answer %s, want APPROVED with the answer as a JSON string", id, v.Status, v.Answer)
 		}
 		e.decide(t, "approve", e.pending(t, run, map[string]bool{id: true}))
@@ -282,7 +282,9 @@ func TestEditedApprovalSendsTheEditedEmail(t *testing.T) {
 		path := filepath.Join(e.dir, "e2e-edit-to.yaml")
 		src := strings.NewReplacer("solution: e2e-edit", "solution: e2e-edit-to", "editable: [subject]", "editable: [to]").Replace(editedSend)
 		os.WriteFile(path, []byte(src), 0o644)
-		out, code := e.toolgate(t, "publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher)
+		var stdout, stderr bytes.Buffer
+		code := e.cliRun([]string{"publish", path, "--endpoint", e.st.Endpoints["publish"], "--as", publisher}, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
 		if code == cli.ExitOK || !strings.Contains(out, "[review-edit]") || !strings.Contains(out, `"to"`) {
 			t.Fatalf("publish with editable [to]: exit %d, want a [review-edit] refusal naming \"to\"\n%s", code, out)
 		}
@@ -323,7 +325,7 @@ func TestEditedApprovalSendsTheEditedEmail(t *testing.T) {
 			t.Fatalf("approve %s --edit: exit %d\n%s", id, code, out)
 		}
 		v := e.view(t, id)
-		if v.Status != review.Approved || v.ApprovedDigest == "" || v.ApprovedDigest == v.InputDigest || string(v.Edits) != `{"subject":"`+edited+`"}` {
+		if v.Status != review.Approved || v.ApprovedDigest == "" || v.ApprovedDigest == v.InputDigest || compact(v.Edits) != `{"subject":"`+edited+`"}` {
 			t.Fatalf("review %s: %s edits %s approved %s (shown %s), want APPROVED with the edit and another digest", id, v.Status, v.Edits, v.ApprovedDigest, v.InputDigest)
 		}
 		out, _ := e.follow(t, run)
@@ -452,6 +454,16 @@ func TestReviewNoticeGoesToAdmittedAddressesOnlyWithoutValues(t *testing.T) {
 	if got := e.fullMails(t); len(got) != 1 {
 		t.Fatalf("%d e-mails after the decision, want the notice only", len(got))
 	}
+}
+
+// compact is raw as compact JSON (toolgate review show --json indents
+// its members); raw itself when it is not JSON.
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // fullMail is one e-mail the SES emulator holds, with its sender and body.
