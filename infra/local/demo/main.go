@@ -820,7 +820,13 @@ func pendingReview(ctx context.Context, decision, runARN string, skip map[string
 			if json.Unmarshal(out.Bytes(), &res) == nil {
 				for _, v := range res.Reviews {
 					if v.RunID == runARN && !skip[v.ReviewID] {
-						fmt.Printf("$ bin/toolgate review list --endpoint %s --as %s\n  %s  %s  %s of step %q  (decide with: bin/toolgate review approve %s --endpoint %s --as NAME)\n", decision, reviewer, v.ReviewID, v.Status, v.Tool, v.Of, v.ReviewID, decision)
+						what := fmt.Sprintf("%s of step %q", v.Tool, v.Of)
+						if v.Of == "" && v.Tool == "" {
+							// The index projects no kind: a review naming no tool step
+							// and no tool shows values (docs/reviews.md, "Kinds of review").
+							what = fmt.Sprintf("shows values (step %s)", v.Step)
+						}
+						fmt.Printf("$ bin/toolgate review list --endpoint %s --as %s\n  %s  %s  %s  (decide with: bin/toolgate review approve %s --endpoint %s --as NAME)\n", decision, reviewer, v.ReviewID, v.Status, what, v.ReviewID, decision)
 						return v.ReviewID, nil
 					}
 				}
