@@ -172,6 +172,34 @@ func TestEditsThatAreNotAllowedAreRefused(t *testing.T) {
 	}
 }
 
+// A tool its toolset does not gate runs without an approval, so no
+// dispatcher would merge edits into its call: they are refused rather
+// than recorded as approved and then never sent.
+func TestEditsOfAToolThatRunsWithoutAnApprovalAreRefused(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	l := ledger.New(s.db, s.table)
+	ts, err := toolset.FromCatalog(catalog.Default(), []string{"structured-data-fetch"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RegisterToolset(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	s.deps.Toolsets = l
+	s.svc = decision.NewService(s.deps)
+	r := s.pending(t, func(p *review.Params) {
+		p.Of, p.Tool, p.ToolsetID, p.Editable = "fetch", "structured-data-fetch", ts.ID, []string{"select"}
+		p.Input = json.RawMessage(`{"url":"https://data.example.com/x.json","select":"/a"}`)
+	})
+	if _, err := s.decideWith(t, "alice", r.ID, review.Approve, "", `{"select":"/b"}`, nil); codeOf(err) != review.CodeInvalid || !strings.Contains(err.Error(), "runs without an approval") {
+		t.Fatalf("%v, want REVIEW_INVALID_REQUEST", err)
+	}
+	if cur, _ := s.store.Get(context.Background(), r.ID); cur.Status != review.Pending || cur.Edits != nil {
+		t.Fatalf("%+v", cur)
+	}
+}
+
 func TestTheRequesterCannotApproveWithEdits(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)

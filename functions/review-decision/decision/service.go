@@ -374,6 +374,8 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 // (review.CheckAnswer, review.CheckEdits) and, for edits, the input with
 // them merged against the reviewed tool's pinned input schema, read from
 // the run's registered toolset (docs/reviews.md, "Approve with edits").
+// Edits of a tool the toolset does not gate (review_required false) are
+// refused: its call carries no approval, so they would never reach it.
 // A refusal is REVIEW_INVALID_REQUEST naming the rule, the member or the
 // schema keyword and the JSON Pointer, never a value; nothing is recorded
 // then, and the review stays as it was. It returns what Decide records.
@@ -404,6 +406,11 @@ func (s *Service) checkApproval(ctx context.Context, r *review.Review, req Reque
 	pinned, ok := ts.Tools[r.Tool]
 	if !ok {
 		return a, review.Errorf(review.CodeForbidden, "tool %s is not in toolset %s", r.Tool, r.ToolsetID)
+	}
+	if !pinned.ReviewRequired {
+		// Its call carries no approval, so no dispatcher would merge the
+		// edits: the call would run with the input as it was shown.
+		return a, review.Errorf(review.CodeInvalid, "tool %s runs without an approval in toolset %s, so edits would never reach its call: approve without them, or reject", r.Tool, r.ToolsetID)
 	}
 	sch, err := schema.Compile(pinned.InputSchema)
 	if err != nil {
