@@ -116,3 +116,37 @@ func TestAShowReviewsApprovalIsRefusedForAToolCall(t *testing.T) {
 		t.Fatalf("%v; the tool ran %d times", err, calls.Load())
 	}
 }
+
+// A parent call that ran with a reviewer's edits recorded the input as it
+// was sent (reviewed) and the result of the edited one: a fork's call of
+// the same sent input, approved without edits, must not take that result
+// as its own (the e-mail the fork's reviewer approved was never sent),
+// so it runs.
+func TestAForkDoesNotReuseAParentCallThatRanWithEdits(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	var seen atomic.Value
+	d := e.dispatcher(t, "test-gated", recordingTool(&calls, &seen))
+	parent := forkCall{tool: "test-gated", toolsetID: e.ts.ID, run: newRunID("parent"), seq: "1", input: `{"text":"shown"}`}
+	payload := parent.envelope(t)
+	r := approvedWithEdits(t, e.reviews(), payload, "what the parent's reviewer wrote", "")
+	if _, err := d.Handle(ctx, reviewtest.WithApproval(t, payload, reviewtest.Approval(t, r))); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 || seen.Load() != `{"text":"what the parent's reviewer wrote"}` {
+		t.Fatalf("parent: the tool ran %d times with %v", calls.Load(), seen.Load())
+	}
+	f := parent.fork(newRunID("fork"))
+	fp := f.envelope(t)
+	fr := reviewtest.Decided(t, e.reviews(), paramsFor(t, fp), review.Approve)
+	if _, err := d.Handle(ctx, reviewtest.WithApproval(t, fp, reviewtest.Approval(t, fr))); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 2 || seen.Load() != `{"text":"shown"}` {
+		t.Fatalf("fork: the tool ran %d times, last with %v; want it run with the input its reviewer approved", calls.Load(), seen.Load())
+	}
+	if rows := ledgertest.RunRows(t, e.store, f.run); len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || rows[0].ReusedFrom != "" {
+		t.Fatalf("fork rows %+v, want one SUCCEEDED, reused from nothing", rows)
+	}
+}
