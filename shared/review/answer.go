@@ -19,6 +19,14 @@ import (
 // lists.
 const maxAnswerProblems = 5
 
+// MaxInputAndEditsBytes bounds a review's input and an approval's edits
+// together (RFC 8785 bytes), which its item records side by side:
+// DynamoDB's item size quota (400 KB, 409 600 bytes) less the answer's
+// bound (tool.MaxAnswerBytes) and 64 KiB for the item's other attributes
+// (the question, the reason, the task token, the reviewers, the names and
+// times). Edits past it would fail the decision's write.
+const MaxInputAndEditsBytes = 409600 - tool.MaxAnswerBytes - 64<<10
+
 // checkQuestion checks what a review Task adds to the call it asks about
 // (docs/reviews.md): ask, a JSON object of at most tool.MaxAskSchemaBytes
 // as compact JSON that compiles as JSON Schema 2020-12 (shared/schema,
@@ -135,7 +143,8 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 // for none. Refused, naming the member but never a value: edits with a
 // rejection, edits of a review that shows values or names no editable
 // members, edits that are not a JSON object, a member r.Editable does not
-// name, and a merged input over MaxInputBytes. The merged input's check
+// name, edits that with the input pass MaxInputAndEditsBytes, and a merged
+// input over MaxInputBytes. The merged input's check
 // against the reviewed tool's pinned input schema is the caller's
 // (review-decision reads the toolset).
 func CheckEdits(r *Review, v Verdict, edits json.RawMessage) (canonical, merged json.RawMessage, digest string, err error) {
@@ -165,6 +174,10 @@ func CheckEdits(r *Review, v Verdict, edits json.RawMessage) (canonical, merged 
 	}
 	if canonical, _, err = tool.InputDigest(edits); err != nil {
 		return nil, nil, "", fmt.Errorf("edits: %v", err)
+	}
+	if n := len(r.Input) + len(canonical); n > MaxInputAndEditsBytes {
+		return nil, nil, "", fmt.Errorf("the edits are %d bytes and the review's input %d: together over the %d bytes a review item records of both (DynamoDB's 400 KB item size); edit fewer or shorter members",
+			len(canonical), len(r.Input), MaxInputAndEditsBytes)
 	}
 	if merged, digest, err = MergeEdits(r.Input, canonical); err != nil {
 		return nil, nil, "", err

@@ -200,6 +200,26 @@ func TestEditsOfAToolThatRunsWithoutAnApprovalAreRefused(t *testing.T) {
 	}
 }
 
+// Edits the review item cannot hold beside its input (DynamoDB's item
+// size) are refused naming the bound, not answered as if the table were
+// unavailable, and the review stays pending.
+func TestEditsTheReviewItemCannotHoldAreRefused(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	tsID := s.withToolsets(t)
+	r := s.pending(t, func(p *review.Params) {
+		p.Editable, p.ToolsetID = []string{"text"}, tsID
+		p.Input = json.RawMessage(`{"to":["team@example.com"],"subject":"s","text":"` + strings.Repeat("a", 250<<10) + `"}`)
+	})
+	edits, _ := json.Marshal(map[string]string{"text": strings.Repeat("b", 250<<10)})
+	if _, err := s.decideWith(t, "alice", r.ID, review.Approve, "", string(edits), nil); codeOf(err) != review.CodeInvalid || !strings.Contains(err.Error(), "item size") {
+		t.Fatalf("%v, want REVIEW_INVALID_REQUEST naming the item size", err)
+	}
+	if cur, _ := s.store.Get(context.Background(), r.ID); cur.Status != review.Pending {
+		t.Fatalf("%+v", cur.Status)
+	}
+}
+
 func TestTheRequesterCannotApproveWithEdits(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
