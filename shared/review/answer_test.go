@@ -69,6 +69,13 @@ func TestSameRequestComparesTheQuestionAndTheEditableMembers(t *testing.T) {
 	if a.SameRequest(b) || !a.SameRequest(c) {
 		t.Fatal("SameRequest ignores editable")
 	}
+	// Names are compared one by one, never joined: "subject\ntext" is
+	// one name, not two.
+	d, _ := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`, `"step":"approve","editable":["subject","text"],`, 1)))
+	e, err := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`, `"step":"approve","editable":["subject\ntext"],`, 1)))
+	if err != nil || d.SameRequest(e) {
+		t.Fatalf("editable [subject text] and [\"subject\\ntext\"] ask the same: %v", err)
+	}
 }
 
 // askReview is a review asking for a string of at most 10 characters,
