@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/schema"
@@ -31,11 +32,14 @@ const MaxInputAndEditsBytes = 409600 - tool.MaxAnswerBytes - 64<<10
 // (docs/reviews.md): ask, a JSON object of at most tool.MaxAskSchemaBytes
 // as compact JSON that compiles as JSON Schema 2020-12 (shared/schema,
 // the library the pinned input schemas use); editable, call reviews only,
-// at most tool.MaxEditable distinct non-empty names; notify, at most
+// at most tool.MaxEditable distinct non-empty names, none of the members
+// that decide where toolName's effect lands (catalog.EffectTargets, which
+// the resolver refuses too: a definition written by hand gets no further
+// than the review Task); notify, at most
 // tool.MaxNotify RFC 5322 addr-specs (shared/recipient Parse). It returns
 // ask's compact form (nil when absent). An error names the member and the
 // rule, never an address.
-func checkQuestion(kind tool.ReviewKind, ask json.RawMessage, editable, notify []string) (json.RawMessage, error) {
+func checkQuestion(kind tool.ReviewKind, toolName string, ask json.RawMessage, editable, notify []string) (json.RawMessage, error) {
 	var compact json.RawMessage
 	if t := bytes.TrimSpace(ask); len(t) > 0 {
 		if t[0] != '{' {
@@ -65,6 +69,8 @@ func checkQuestion(kind tool.ReviewKind, ask json.RawMessage, editable, notify [
 			return nil, fmt.Errorf("editable[%d] must be 1 to 256 bytes of UTF-8", i)
 		case slices.Contains(editable[:i], name):
 			return nil, fmt.Errorf("editable[%d] names %q twice", i, excerpt.Bytes(name, 64, "..."))
+		case slices.Contains(catalog.EffectTargets(toolName), name):
+			return nil, fmt.Errorf("editable[%d] names %s's %q, which decides where the call's effect lands: a reviewer may never edit it (catalog.EffectTargets)", i, toolName, name)
 		}
 	}
 	if len(notify) > tool.MaxNotify {

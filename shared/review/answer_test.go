@@ -50,6 +50,7 @@ func TestDecodeTaskRefusesBadQuestionsEditsAndNotices(t *testing.T) {
 		"ask not a schema":          {edit(`"step":"approve",`, `"step":"approve","ask":{"type":"strung"},`), `ask does not compile`},
 		"ask too large":             {edit(`"step":"approve",`, `"step":"approve","ask":{"description":"`+strings.Repeat("x", tool.MaxAskSchemaBytes)+`"},`), `over 8192`},
 		"editable on a show review": {strings.Replace(showTask, `"kind":"show"`, `"kind":"show","editable":["text"]`, 1), `editable is for reviews of a call`},
+		"editable to of send-email": {edit(`"step":"approve",`, `"step":"approve","editable":["text","to"],`), `editable[1] names send-email's "to", which decides where`},
 		"editable twice":            {edit(`"step":"approve",`, `"step":"approve","editable":["text","text"],`), `names "text" twice`},
 		"editable empty name":       {edit(`"step":"approve",`, `"step":"approve","editable":[""],`), `editable[0]`},
 		"too many notify":           {edit(`"step":"approve",`, `"step":"approve","notify":[`+strings.Join(many, ",")+`],`), `notify lists 51 addresses, over 50`},

@@ -291,7 +291,7 @@ func New(p Params) (*Review, error) {
 	if kind == "" {
 		kind = tool.ReviewOfCall
 	}
-	ask, err := checkQuestion(kind, p.Ask, p.Editable, p.Notify)
+	ask, err := checkQuestion(kind, p.Tool, p.Ask, p.Editable, p.Notify)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
