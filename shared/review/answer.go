@@ -84,6 +84,17 @@ func checkQuestion(kind tool.ReviewKind, toolName string, ask json.RawMessage, e
 	return compact, nil
 }
 
+// canonicalProblem says why tool.InputDigest refused an answer or edits
+// (RFC 8785 canonicalization) without quoting any of their text: the
+// canonicalizer's own message names a duplicate member by its name, which
+// is the reviewer's, as a value is.
+func canonicalProblem(err error) string {
+	if msg := tool.Classify(err).Message; strings.Contains(msg, "number ending at byte") {
+		return strings.Replace(msg, "the input number", "the number", 1)
+	}
+	return "not JSON that RFC 8785 canonicalizes: a name twice in one object, text that is not UTF-8, or an unpaired surrogate"
+}
+
 // cloneOrNil copies s; nil when s is empty.
 func cloneOrNil(s []string) []string {
 	if len(s) == 0 {
@@ -126,7 +137,7 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 		return nil, fmt.Errorf("the answer is %d bytes as compact JSON, over %d", b.Len(), tool.MaxAnswerBytes)
 	}
 	if _, _, err := tool.InputDigest(b.Bytes()); err != nil {
-		return nil, fmt.Errorf("the answer holds a number JSON canonicalization (RFC 8785) would change")
+		return nil, fmt.Errorf("the answer: %s", canonicalProblem(err))
 	}
 	s, err := schema.Compile(r.Ask)
 	if err != nil {
@@ -179,7 +190,7 @@ func CheckEdits(r *Review, v Verdict, edits json.RawMessage) (canonical, merged 
 		}
 	}
 	if canonical, _, err = tool.InputDigest(edits); err != nil {
-		return nil, nil, "", fmt.Errorf("edits: %v", err)
+		return nil, nil, "", fmt.Errorf("edits: %s", canonicalProblem(err))
 	}
 	if n := len(r.Input) + len(canonical); n > MaxInputAndEditsBytes {
 		return nil, nil, "", fmt.Errorf("the edits are %d bytes and the review's input %d: together over the %d bytes a review item records of both (DynamoDB's 400 KB item size); edit fewer or shorter members",

@@ -158,6 +158,31 @@ func TestCheckEditsMergesTheEditableMembers(t *testing.T) {
 	}
 }
 
+// An answer or edits RFC 8785 refuses are refused without quoting them:
+// a duplicate member's name is the reviewer's text, as a value is.
+func TestRefusedAnswersAndEditsQuoteNoNameOfTheirs(t *testing.T) {
+	r, err := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`,
+		`"step":"approve","ask":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","maxLength":10}}},"editable":["text"],`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct{ answer, edits, want string }{
+		"a name twice in the answer":  {`{"secret-name":1,"secret-name":2}`, ``, `a name twice`},
+		"a name twice in an edit":     {``, `{"text":{"secret-name":1,"secret-name":2}}`, `a name twice`},
+		"a lone surrogate in an edit": {``, `{"text":"\ud800secret-name"}`, `unpaired surrogate`},
+		"a number past 2^53":          {`9007199254740993`, ``, `the number ending at byte 16`},
+	} {
+		if c.answer != "" {
+			_, err = CheckAnswer(r, Approve, json.RawMessage(c.answer))
+		} else {
+			_, _, _, err = CheckEdits(r, Approve, json.RawMessage(c.edits))
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: %v, want an error mentioning %q and quoting nothing of it", name, err, c.want)
+		}
+	}
+}
+
 func TestDecideDetailBindsTheAnswerAndTheEdits(t *testing.T) {
 	if d, err := DecideDetail(nil, nil); err != nil || d != "" {
 		t.Fatalf("no answer nor edits: %q %v (want \"\", as before answers)", d, err)
