@@ -23,6 +23,10 @@ func TestReviewApproveAnswerAndEditFlagsMisuse(t *testing.T) {
 	if err := os.WriteFile(notObject, []byte(`["text"]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	twice := filepath.Join(dir, "twice.json")
+	if err := os.WriteFile(twice, []byte(`{"text":"x","text":"y"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	id := review.NewID()
 	local := []string{"--endpoint", "http://127.0.0.1:1", "--as", "alice"}
 	for name, a := range map[string][]string{
@@ -33,6 +37,7 @@ func TestReviewApproveAnswerAndEditFlagsMisuse(t *testing.T) {
 		"a member edited twice":          {"--edit", "text=a", "--edit", "text=b"},
 		"--edit and --edits-file, twice": {"--edits-file", edits, "--edit", "text=b"},
 		"--edits-file not an object":     {"--edits-file", notObject},
+		"--edits-file names one twice":   {"--edits-file", twice},
 		"--answer on a rejection":        {"--answer", "yes"},
 		"--edit on a rejection":          {"--edit", "text=a"},
 		"--edits-file missing":           {"--edits-file", filepath.Join(dir, "none")},
