@@ -505,7 +505,9 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "question\tapprove with --answer: the answer must match %s\n", invisible.EscapeJSON(v.Ask))
 	}
 	if len(v.Editable) > 0 {
-		fmt.Fprintf(tw, "editable\t%s (approve with --edit NAME=TEXT or --edits-file F)\n", strings.Join(v.Editable, ", "))
+		// Names with invisible, bidirectional or control characters
+		// escaped: the member a reviewer reads is the one they edit.
+		fmt.Fprintf(tw, "editable\t%s (approve with --edit NAME=TEXT or --edits-file F)\n", invisible.Escape(strings.Join(v.Editable, ", ")))
 	}
 	fmt.Fprintf(tw, "run\t%s\n", v.RunID)
 	fmt.Fprintf(tw, "toolset\t%s\n", v.ToolsetID)

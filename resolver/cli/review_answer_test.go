@@ -140,3 +140,19 @@ func TestReviewShowPrintsAReviewThatShowsValues(t *testing.T) {
 		t.Errorf("show prints a tool line for a review that shows values:\n%s", stdout.String())
 	}
 }
+
+// Editable names are printed with invisible, bidirectional and control
+// characters escaped: "te\u200bxt" reads as another member than "text",
+// and an escape sequence never reaches the terminal.
+func TestReviewShowEscapesEditableNames(t *testing.T) {
+	v := review.View{ReviewID: review.NewID(), Status: review.Pending, Step: "approve", Of: "send", Tool: "send-email", Kind: "call", Reviewers: []string{},
+		Input: json.RawMessage(`{"text":"x"}`), Editable: []string{"te\u200bxt", "\x1b[2Jsubject"}}
+	out, _ := json.Marshal(v)
+	var stdout, stderr strings.Builder
+	if code := printReview(out, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d %s", code, stderr.String())
+	}
+	if got := stdout.String(); !strings.Contains(got, `te\u{200B}xt, \u{001B}[2Jsubject`) || strings.ContainsAny(got, "\u200b\x1b") {
+		t.Fatalf("show prints the editable names as:\n%s", got)
+	}
+}
