@@ -3,6 +3,8 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -148,5 +150,52 @@ func TestAForkDoesNotReuseAParentCallThatRanWithEdits(t *testing.T) {
 	}
 	if rows := ledgertest.RunRows(t, e.store, f.run); len(rows) != 1 || rows[0].Status != ledger.StatusSucceeded || rows[0].ReusedFrom != "" {
 		t.Fatalf("fork rows %+v, want one SUCCEEDED, reused from nothing", rows)
+	}
+}
+
+// A call that ran with a reviewer's edits, sent again after its review's
+// time has ended, replays the recorded result (of the edited input): it
+// neither runs the input as sent, unedited, nor is refused.
+func TestARetryAfterAnEditedApprovalEndedReplaysTheEditedCall(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	var seen atomic.Value
+	run := recordingTool(&calls, &seen)
+	d := e.dispatcher(t, "test-gated", run)
+	payload := envelopeFor("test-gated", e.ts.ID, "", 2, `{"text":"shown"}`)
+	// Reviewed and approved 150 s ago for 90 s; the call ran 120 s ago.
+	rs := e.reviews().WithClock(func() time.Time { return time.Now().Add(-150 * time.Second) })
+	p := paramsFor(t, payload)
+	p.ID, p.Step, p.TimeoutSeconds, p.Editable = review.NewID(), "approve", 90, []string{"text"}
+	r, err := review.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, _, err := rs.Create(ctx, r); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	edits, merged, digest, err := review.CheckEdits(r, review.Approve, json.RawMessage(`{"text":"edited"}`))
+	if err != nil || string(merged) != `{"text":"edited"}` {
+		t.Fatal(merged, err)
+	}
+	applied, r, err := rs.DecideWith(ctx, r, review.Approve, reviewtest.Approver, true, "edited", dynamo.Approval{Edits: edits, ApprovedDigest: digest}, time.Minute)
+	if err != nil || !applied {
+		t.Fatal(applied, err)
+	}
+	payload = reviewtest.WithApproval(t, payload, reviewtest.Approval(t, r))
+	deps := e.deps(t, run, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	deps.Ledger = e.store.WithMAC(mustSealKey(t, testMAC)).WithClock(func() time.Time { return time.Now().Add(-120 * time.Second) })
+	earlier, err := New(Config{Mode: OneTool("test-gated"), MemoryMB: 128, LedgerSince: testSince, CompactSince: time.Now(), ExternalKeySecret: testSecret, Lane: d.cfg.Lane}, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := earlier.Handle(ctx, payload)
+	if err != nil || calls.Load() != 1 || seen.Load() != `{"text":"edited"}` {
+		t.Fatalf("the call while its approval lasted: %s %v; the tool ran %d times with %v", first, err, calls.Load(), seen.Load())
+	}
+	again, err := d.Handle(ctx, payload)
+	if err != nil || string(again) != string(first) || calls.Load() != 1 {
+		t.Fatalf("the call again after its approval ended: %s %v; the tool ran %d times, last with %v", again, err, calls.Load(), seen.Load())
 	}
 }
