@@ -199,3 +199,42 @@ func TestARetryAfterAnEditedApprovalEndedReplaysTheEditedCall(t *testing.T) {
 		t.Fatalf("the call again after its approval ended: %s %v; the tool ran %d times, last with %v", again, err, calls.Load(), seen.Load())
 	}
 }
+
+// The dispatcher takes nothing of an approval but its review id: an
+// envelope whose approval drops the edited members and the digests still
+// runs the review item's edits, and one that claims edits and another
+// approved digest for an approval without edits runs the input as sent.
+func TestTheEnvelopesApprovalDecidesNoEdit(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	var seen atomic.Value
+	d := e.dispatcher(t, "test-gated", recordingTool(&calls, &seen))
+	rewrite := func(approval json.RawMessage, set map[string]any, drop ...string) json.RawMessage {
+		var m map[string]any
+		if err := json.Unmarshal(approval, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range drop {
+			delete(m, k)
+		}
+		for k, v := range set {
+			m[k] = v
+		}
+		b, _ := json.Marshal(m)
+		return b
+	}
+	payload := envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"shown"}`)
+	r := approvedWithEdits(t, e.reviews(), payload, "edited", "")
+	stripped := rewrite(reviewtest.Approval(t, r), nil, "edited", "reviewed_digest", "input_digest")
+	if _, err := d.Handle(ctx, reviewtest.WithApproval(t, payload, stripped)); err != nil || seen.Load() != `{"text":"edited"}` {
+		t.Fatalf("an approval stripped of its edits: %v, the tool ran with %v", err, seen.Load())
+	}
+	payload = envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"shown"}`)
+	plain := reviewtest.Decided(t, e.reviews(), paramsFor(t, payload), review.Approve)
+	_, forged, _ := tool.InputDigest(json.RawMessage(`{"text":"forged"}`))
+	claimed := rewrite(reviewtest.Approval(t, plain), map[string]any{"edited": []string{"text"}, "input_digest": forged, "reviewed_digest": plain.InputDigest})
+	if _, err := d.Handle(ctx, reviewtest.WithApproval(t, payload, claimed)); err != nil || seen.Load() != `{"text":"shown"}` || calls.Load() != 2 {
+		t.Fatalf("an approval claiming edits: %v, the tool ran %d times, last with %v", err, calls.Load(), seen.Load())
+	}
+}
