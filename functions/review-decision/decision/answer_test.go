@@ -220,6 +220,34 @@ func TestEditsTheReviewItemCannotHoldAreRefused(t *testing.T) {
 	}
 }
 
+// An http read runs without an approval, whatever its step was compiled
+// for (a bound method): edits of one are refused, and those of another
+// method are taken.
+func TestEditsOfAnHTTPReadAreRefused(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	l := ledger.New(s.db, s.table)
+	ts, err := toolset.FromCatalog(catalog.Default(), []string{"http"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RegisterToolset(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	s.deps.Toolsets = l
+	s.svc = decision.NewService(s.deps)
+	for method, want := range map[string]review.Code{"GET": review.CodeInvalid, "HEAD": review.CodeInvalid, "POST": ""} {
+		r := s.pending(t, func(p *review.Params) {
+			p.Of, p.Tool, p.ToolsetID, p.Editable = "call", "http", ts.ID, []string{"select"}
+			p.Input = json.RawMessage(`{"method":"` + method + `","url":"https://api.example.com/x","select":"/a"}`)
+		})
+		_, err := s.decideWith(t, "alice", r.ID, review.Approve, "", `{"select":"/b"}`, nil)
+		if codeOf(err) != want || (want != "" && !strings.Contains(err.Error(), "is a read")) {
+			t.Errorf("%s: %v, want %q", method, err, want)
+		}
+	}
+}
+
 func TestTheRequesterCannotApproveWithEdits(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
