@@ -302,3 +302,26 @@ func TestShowOfAReviewThatShowsValues(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A decision repeated with the same edits, written another way, is the
+// no-op a repeated decision is; with other edits it is a conflict, and
+// the edits recorded stay the first ones.
+func TestARepeatedApprovalWithOtherEditsIsAConflict(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	r := s.asking(t, s.withToolsets(t))
+	if _, err := s.decideWith(t, "alice", r.ID, review.Approve, `"ok"`, `{"text":"Four items.","subject":"S"}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.decideWith(t, "alice", r.ID, review.Approve, `"ok"`, `{ "subject" : "S", "text" : "Four\u0020items." }`, nil); err != nil || again.Changed {
+		t.Fatalf("the same edits again: %+v %v", again, err)
+	}
+	for name, edits := range map[string]string{"other edits": `{"text":"Five items.","subject":"S"}`, "fewer edits": `{"text":"Four items."}`} {
+		if _, err := s.decideWith(t, "bob", r.ID, review.Approve, `"ok"`, edits, nil); codeOf(err) != review.CodeConflict {
+			t.Errorf("%s: %v, want REVIEW_CONFLICT", name, err)
+		}
+	}
+	if cur, _ := s.store.Get(context.Background(), r.ID); string(cur.Edits) != `{"subject":"S","text":"Four items."}` || cur.Approver != principal("alice") {
+		t.Fatalf("item %s by %s", cur.Edits, cur.Approver)
+	}
+}
