@@ -346,7 +346,10 @@ func (st *Step) reviewSlot() string {
 func (st *Step) showsValues() bool { return st.Kind == KindReview && st.Show != nil }
 
 // checkEditable checks each review's editable names: none on a review
-// that shows values; each a top-level property of the reviewed tool's
+// that shows values; none on a review of a step Gate A does not gate
+// (stepGated: its call carries no approval, so the dispatcher would never
+// merge the edits; docs/reviews.md, "Approve with edits"); each a
+// top-level property of the reviewed tool's
 // input schema; none that decides where the call's effect lands
 // (catalog.EffectTargets), [review-edit].
 func (c *checker) checkEditable() {
@@ -363,6 +366,14 @@ func (c *checker) checkEditable() {
 			continue
 		}
 		t := c.tools[j]
+		if !c.stepGated(j) {
+			// Only a gated call carries its approval to the dispatcher,
+			// which merges the edits: an ungated call would run with the
+			// input as it was shown, whatever the reviewer wrote.
+			c.ds.errorf(st.EditablePos, RuleInvalidValue, "review %q: step %q (%s) runs without an approval, so edits would never reach it and it would run with the input as shown; add %s to policy.review_before, or drop editable",
+				st.ID, st.Of.Name, t.Name, t.Name)
+			continue
+		}
 		var doc struct {
 			Properties map[string]json.RawMessage `json:"properties"`
 		}

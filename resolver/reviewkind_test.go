@@ -129,7 +129,9 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // Each malformed review option is refused at its own place, by its rule.
 func TestReviewOptionsAreRefusedByRule(t *testing.T) {
 	const head = "solution: t\nversion: 1\nsteps:\n  - id: look\n    review: "
-	const tail = "\n    on_approve: send\n  - id: approve\n    review: {of: send}\n    on_approve: send\n  - id: send\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
+	const tail = "\n    on_approve: send\n  - id: approve\n    review: {of: send}\n    on_approve: send\n  - id: send\n    tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n    next: fetch\n" +
+		"  - id: fetch\n    tool: structured-data-fetch\n    with: {url: \"https://data.example.com/x.json\", select: /a}\n    next: get\n" +
+		"  - id: get\n    tool: http\n    with: {method: GET, url: \"https://data.example.com/y\"}\n"
 	for _, tc := range []struct{ name, review, want string }{
 		{"show not a mapping", `{show: [1]}`, "[invalid-value] step \"look\" review.show must be a non-empty mapping"},
 		{"ask with a path key", `{show: {a: 1}, ask: {type: object, additionalProperties: false, properties: {"x.$": {type: boolean}}}}`, "[invalid-value] step \"look\" review.ask holds the key \"x.$\""},
@@ -138,6 +140,8 @@ func TestReviewOptionsAreRefusedByRule(t *testing.T) {
 		{"ask without a type", `{show: {a: 1}, ask: {}}`, "[state-size] step \"look\" review.ask leaves the answer unbounded: it names no type"},
 		{"editable twice", `{of: send, editable: [subject, subject]}`, "[invalid-value] step \"look\" review.editable lists \"subject\" twice"},
 		{"editable empty", `{of: send, editable: []}`, "[invalid-value] step \"look\" review.editable must be a list of 1 to 32"},
+		{"editable on an ungated step", `{of: fetch, editable: [select]}`, "[invalid-value] review \"look\": step \"fetch\" (structured-data-fetch) runs without an approval, so edits would never reach it"},
+		{"editable on an http read", `{of: get, editable: [body]}`, "[invalid-value] review \"look\": step \"get\" (http) runs without an approval"},
 		{"editable cc", `{of: send, editable: [cc]}`, "[review-edit] review \"look\": send-email's \"cc\" decides where the call's effect lands"},
 		{"notify twice", `{show: {a: 1}, notify: [ops@example.com, OPS@example.com]}`, "[recipient] step \"look\" review.notify lists \"OPS@example.com\" twice"},
 		{"notify empty", `{show: {a: 1}, notify: []}`, "[invalid-value] step \"look\" review.notify must be a list of 1 to 50"},

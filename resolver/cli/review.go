@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // EnvReviewURL names the review-decision Function URL when --url is not
@@ -198,7 +199,8 @@ func (g *givenText) Type() string { return "string" }
 // approvalMisuse reads an approval's answer and edits flags into o
 // (answerFlag, answer, edits), and returns the misuse, if any: --answer
 // with --answer-file, an --edit without "=", a file that cannot be read
-// or whose edits are not a JSON object, and a member named twice.
+// or whose edits are not a JSON object, and a member named twice (in the
+// file, or by the file and an --edit).
 func (a *app) approvalMisuse(cmd *cobra.Command, o *decisionOptions) (exit int, bad bool) {
 	switch {
 	case o.answerText.given && o.answerFile.given:
@@ -221,9 +223,14 @@ func (a *app) approvalMisuse(cmd *cobra.Command, o *decisionOptions) (exit int, 
 		if err != nil {
 			return misuse(cmd, "--edits-file: %v", err), true
 		}
-		if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &o.edits) != nil {
-			return misuse(cmd, "--edits-file: %s is not a JSON object of the members to replace", o.editsFile), true
+		// Each member once (tool.DecodeObject): a decoder that kept the
+		// last of two would send, and sign, another value than the first
+		// one the file shows.
+		members, err := tool.DecodeObject("--edits-file "+o.editsFile, bytes.TrimSpace(b))
+		if err != nil {
+			return misuse(cmd, "%v: give a JSON object of the members to replace, each once", err), true
 		}
+		o.edits = members
 	}
 	for _, e := range o.edit {
 		name, text, ok := strings.Cut(e, "=")
@@ -498,7 +505,9 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "question\tapprove with --answer: the answer must match %s\n", invisible.EscapeJSON(v.Ask))
 	}
 	if len(v.Editable) > 0 {
-		fmt.Fprintf(tw, "editable\t%s (approve with --edit NAME=TEXT or --edits-file F)\n", strings.Join(v.Editable, ", "))
+		// Names with invisible, bidirectional or control characters
+		// escaped: the member a reviewer reads is the one they edit.
+		fmt.Fprintf(tw, "editable\t%s (approve with --edit NAME=TEXT or --edits-file F)\n", invisible.Escape(strings.Join(v.Editable, ", ")))
 	}
 	fmt.Fprintf(tw, "run\t%s\n", v.RunID)
 	fmt.Fprintf(tw, "toolset\t%s\n", v.ToolsetID)

@@ -23,6 +23,10 @@ func TestReviewApproveAnswerAndEditFlagsMisuse(t *testing.T) {
 	if err := os.WriteFile(notObject, []byte(`["text"]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	twice := filepath.Join(dir, "twice.json")
+	if err := os.WriteFile(twice, []byte(`{"text":"x","text":"y"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	id := review.NewID()
 	local := []string{"--endpoint", "http://127.0.0.1:1", "--as", "alice"}
 	for name, a := range map[string][]string{
@@ -33,6 +37,7 @@ func TestReviewApproveAnswerAndEditFlagsMisuse(t *testing.T) {
 		"a member edited twice":          {"--edit", "text=a", "--edit", "text=b"},
 		"--edit and --edits-file, twice": {"--edits-file", edits, "--edit", "text=b"},
 		"--edits-file not an object":     {"--edits-file", notObject},
+		"--edits-file names one twice":   {"--edits-file", twice},
 		"--answer on a rejection":        {"--answer", "yes"},
 		"--edit on a rejection":          {"--edit", "text=a"},
 		"--edits-file missing":           {"--edits-file", filepath.Join(dir, "none")},
@@ -133,5 +138,21 @@ func TestReviewShowPrintsAReviewThatShowsValues(t *testing.T) {
 	}
 	if strings.Contains(stdout.String(), "\ntool ") {
 		t.Errorf("show prints a tool line for a review that shows values:\n%s", stdout.String())
+	}
+}
+
+// Editable names are printed with invisible, bidirectional and control
+// characters escaped: "te\u200bxt" reads as another member than "text",
+// and an escape sequence never reaches the terminal.
+func TestReviewShowEscapesEditableNames(t *testing.T) {
+	v := review.View{ReviewID: review.NewID(), Status: review.Pending, Step: "approve", Of: "send", Tool: "send-email", Kind: "call", Reviewers: []string{},
+		Input: json.RawMessage(`{"text":"x"}`), Editable: []string{"te\u200bxt", "\x1b[2Jsubject"}}
+	out, _ := json.Marshal(v)
+	var stdout, stderr strings.Builder
+	if code := printReview(out, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d %s", code, stderr.String())
+	}
+	if got := stdout.String(); !strings.Contains(got, `te\u{200B}xt, \u{001B}[2Jsubject`) || strings.ContainsAny(got, "\u200b\x1b") {
+		t.Fatalf("show prints the editable names as:\n%s", got)
 	}
 }

@@ -16,10 +16,12 @@ import (
 )
 
 // callOptions are the call's options as its options digest covers them
-// (ledger.OptionsDigest): the envelope's keep and output_limit_bytes, and
-// the presented credential's scope and target, never its secret.
+// (ledger.OptionsDigest): the envelope's keep and output_limit_bytes, the
+// presented credential's scope and target, never its secret, and the
+// edited input's digest under an approval with edits, so that no fork
+// takes the result of an edited call for the input as it was sent.
 func (inv *invocation) callOptions() ledger.CallOptions {
-	o := ledger.CallOptions{Keep: inv.env.Keep, OutputLimitBytes: inv.env.OutputLimitBytes}
+	o := ledger.CallOptions{Keep: inv.env.Keep, OutputLimitBytes: inv.env.OutputLimitBytes, Edited: inv.editedDigest}
 	if c := inv.cred; c != nil {
 		o.Scope = &ledger.CallScope{Kind: c.Scope.Kind(), Target: c.Target.Name, Origin: c.Target.Origin}
 		if o.Scope.Kind == credential.KindEndUser {

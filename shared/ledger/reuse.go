@@ -23,8 +23,9 @@ const OptionsDigestBytes = 16
 
 // CallOptions are what a call's result depends on besides its tool,
 // toolset and input: the step's keep and output_limit_bytes
-// (tool.Envelope) and the credential it presents, by scope and target —
-// never the secret (docs/fork.md, "Matching").
+// (tool.Envelope), the credential it presents, by scope and target —
+// never the secret — and the edited input's digest of a call run under an
+// approval with edits (docs/fork.md, "Matching").
 type CallOptions struct {
 	// Keep is the envelope's keep list, in its order; nil: the whole
 	// result.
@@ -33,6 +34,12 @@ type CallOptions struct {
 	OutputLimitBytes int `json:"output_limit_bytes,omitempty"`
 	// Scope is the credential the call presents; nil: none.
 	Scope *CallScope `json:"scope,omitempty"`
+	// Edited is the digest ("sha256:<hex>") of the input the tool ran
+	// with under an approval with edits (docs/reviews.md, "Approve with
+	// edits"); "": none. The record's input digest is the input as sent
+	// and reviewed, so without it a fork's call of that input would take
+	// the result of the edited one.
+	Edited string `json:"edited,omitempty"`
 }
 
 // CallScope is a presented credential's scope and target, as the vault
@@ -50,11 +57,11 @@ type CallScope struct {
 
 // OptionsDigest is o's options digest: the first OptionsDigestBytes of the
 // SHA-256 of the RFC 8785 form of the JSON object {keep,
-// output_limit_bytes, scope} (members absent when unset); nil when none
-// is set, so that the claim of a plain call writes no more bytes than
-// before (docs/ledger.md, "The call item on the wire").
+// output_limit_bytes, scope, edited} (members absent when unset); nil when
+// none is set, so that the claim of a plain call writes no more bytes
+// than before (docs/ledger.md, "The call item on the wire").
 func OptionsDigest(o CallOptions) ([]byte, error) {
-	if len(o.Keep) == 0 && o.OutputLimitBytes == 0 && o.Scope == nil {
+	if len(o.Keep) == 0 && o.OutputLimitBytes == 0 && o.Scope == nil && o.Edited == "" {
 		return nil, nil
 	}
 	raw, err := json.Marshal(o)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/schema"
@@ -19,15 +20,26 @@ import (
 // lists.
 const maxAnswerProblems = 5
 
+// MaxInputAndEditsBytes bounds a review's input and an approval's edits
+// together (RFC 8785 bytes), which its item records side by side:
+// DynamoDB's item size quota (400 KB, 409 600 bytes) less the answer's
+// bound (tool.MaxAnswerBytes) and 64 KiB for the item's other attributes
+// (the question, the reason, the task token, the reviewers, the names and
+// times). Edits past it would fail the decision's write.
+const MaxInputAndEditsBytes = 409600 - tool.MaxAnswerBytes - 64<<10
+
 // checkQuestion checks what a review Task adds to the call it asks about
 // (docs/reviews.md): ask, a JSON object of at most tool.MaxAskSchemaBytes
 // as compact JSON that compiles as JSON Schema 2020-12 (shared/schema,
 // the library the pinned input schemas use); editable, call reviews only,
-// at most tool.MaxEditable distinct non-empty names; notify, at most
+// at most tool.MaxEditable distinct non-empty names, none of the members
+// that decide where toolName's effect lands (catalog.EffectTargets, which
+// the resolver refuses too: a definition written by hand gets no further
+// than the review Task); notify, at most
 // tool.MaxNotify RFC 5322 addr-specs (shared/recipient Parse). It returns
 // ask's compact form (nil when absent). An error names the member and the
 // rule, never an address.
-func checkQuestion(kind tool.ReviewKind, ask json.RawMessage, editable, notify []string) (json.RawMessage, error) {
+func checkQuestion(kind tool.ReviewKind, toolName string, ask json.RawMessage, editable, notify []string) (json.RawMessage, error) {
 	var compact json.RawMessage
 	if t := bytes.TrimSpace(ask); len(t) > 0 {
 		if t[0] != '{' {
@@ -57,6 +69,8 @@ func checkQuestion(kind tool.ReviewKind, ask json.RawMessage, editable, notify [
 			return nil, fmt.Errorf("editable[%d] must be 1 to 256 bytes of UTF-8", i)
 		case slices.Contains(editable[:i], name):
 			return nil, fmt.Errorf("editable[%d] names %q twice", i, excerpt.Bytes(name, 64, "..."))
+		case slices.Contains(catalog.EffectTargets(toolName), name):
+			return nil, fmt.Errorf("editable[%d] names %s's %q, which decides where the call's effect lands: a reviewer may never edit it (catalog.EffectTargets)", i, toolName, name)
 		}
 	}
 	if len(notify) > tool.MaxNotify {
@@ -68,6 +82,17 @@ func checkQuestion(kind tool.ReviewKind, ask json.RawMessage, editable, notify [
 		}
 	}
 	return compact, nil
+}
+
+// canonicalProblem says why tool.InputDigest refused an answer or edits
+// (RFC 8785 canonicalization) without quoting any of their text: the
+// canonicalizer's own message names a duplicate member by its name, which
+// is the reviewer's, as a value is.
+func canonicalProblem(err error) string {
+	if msg := tool.Classify(err).Message; strings.Contains(msg, "number ending at byte") {
+		return strings.Replace(msg, "the input number", "the number", 1)
+	}
+	return "not JSON that RFC 8785 canonicalizes: a name twice in one object, text that is not UTF-8, or an unpaired surrogate"
 }
 
 // cloneOrNil copies s; nil when s is empty.
@@ -112,7 +137,7 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 		return nil, fmt.Errorf("the answer is %d bytes as compact JSON, over %d", b.Len(), tool.MaxAnswerBytes)
 	}
 	if _, _, err := tool.InputDigest(b.Bytes()); err != nil {
-		return nil, fmt.Errorf("the answer holds a number JSON canonicalization (RFC 8785) would change")
+		return nil, fmt.Errorf("the answer: %s", canonicalProblem(err))
 	}
 	s, err := schema.Compile(r.Ask)
 	if err != nil {
@@ -135,7 +160,8 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 // for none. Refused, naming the member but never a value: edits with a
 // rejection, edits of a review that shows values or names no editable
 // members, edits that are not a JSON object, a member r.Editable does not
-// name, and a merged input over MaxInputBytes. The merged input's check
+// name, edits that with the input pass MaxInputAndEditsBytes, and a merged
+// input over MaxInputBytes. The merged input's check
 // against the reviewed tool's pinned input schema is the caller's
 // (review-decision reads the toolset).
 func CheckEdits(r *Review, v Verdict, edits json.RawMessage) (canonical, merged json.RawMessage, digest string, err error) {
@@ -164,7 +190,11 @@ func CheckEdits(r *Review, v Verdict, edits json.RawMessage) (canonical, merged 
 		}
 	}
 	if canonical, _, err = tool.InputDigest(edits); err != nil {
-		return nil, nil, "", fmt.Errorf("edits: %v", err)
+		return nil, nil, "", fmt.Errorf("edits: %s", canonicalProblem(err))
+	}
+	if n := len(r.Input) + len(canonical); n > MaxInputAndEditsBytes {
+		return nil, nil, "", fmt.Errorf("the edits are %d bytes and the review's input %d: together over the %d bytes a review item records of both (DynamoDB's 400 KB item size); edit fewer or shorter members",
+			len(canonical), len(r.Input), MaxInputAndEditsBytes)
 	}
 	if merged, digest, err = MergeEdits(r.Input, canonical); err != nil {
 		return nil, nil, "", err

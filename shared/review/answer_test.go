@@ -50,6 +50,7 @@ func TestDecodeTaskRefusesBadQuestionsEditsAndNotices(t *testing.T) {
 		"ask not a schema":          {edit(`"step":"approve",`, `"step":"approve","ask":{"type":"strung"},`), `ask does not compile`},
 		"ask too large":             {edit(`"step":"approve",`, `"step":"approve","ask":{"description":"`+strings.Repeat("x", tool.MaxAskSchemaBytes)+`"},`), `over 8192`},
 		"editable on a show review": {strings.Replace(showTask, `"kind":"show"`, `"kind":"show","editable":["text"]`, 1), `editable is for reviews of a call`},
+		"editable to of send-email": {edit(`"step":"approve",`, `"step":"approve","editable":["text","to"],`), `editable[1] names send-email's "to", which decides where`},
 		"editable twice":            {edit(`"step":"approve",`, `"step":"approve","editable":["text","text"],`), `names "text" twice`},
 		"editable empty name":       {edit(`"step":"approve",`, `"step":"approve","editable":[""],`), `editable[0]`},
 		"too many notify":           {edit(`"step":"approve",`, `"step":"approve","notify":[`+strings.Join(many, ",")+`],`), `notify lists 51 addresses, over 50`},
@@ -68,6 +69,13 @@ func TestSameRequestComparesTheQuestionAndTheEditableMembers(t *testing.T) {
 	c, _ := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`, `"step":"approve","editable":["text"],`, 1)))
 	if a.SameRequest(b) || !a.SameRequest(c) {
 		t.Fatal("SameRequest ignores editable")
+	}
+	// Names are compared one by one, never joined: "subject\ntext" is
+	// one name, not two.
+	d, _ := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`, `"step":"approve","editable":["subject","text"],`, 1)))
+	e, err := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`, `"step":"approve","editable":["subject\ntext"],`, 1)))
+	if err != nil || d.SameRequest(e) {
+		t.Fatalf("editable [subject text] and [\"subject\\ntext\"] ask the same: %v", err)
 	}
 }
 
@@ -147,6 +155,31 @@ func TestCheckEditsMergesTheEditableMembers(t *testing.T) {
 	show, _ := DecodeTask([]byte(showTask))
 	if _, _, _, err := CheckEdits(show, Approve, json.RawMessage(`{"text":"x"}`)); err == nil || !strings.Contains(err.Error(), "shows values") {
 		t.Errorf("edits of a show review: %v", err)
+	}
+}
+
+// An answer or edits RFC 8785 refuses are refused without quoting them:
+// a duplicate member's name is the reviewer's text, as a value is.
+func TestRefusedAnswersAndEditsQuoteNoNameOfTheirs(t *testing.T) {
+	r, err := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`,
+		`"step":"approve","ask":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","maxLength":10}}},"editable":["text"],`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct{ answer, edits, want string }{
+		"a name twice in the answer":  {`{"secret-name":1,"secret-name":2}`, ``, `a name twice`},
+		"a name twice in an edit":     {``, `{"text":{"secret-name":1,"secret-name":2}}`, `a name twice`},
+		"a lone surrogate in an edit": {``, `{"text":"\ud800secret-name"}`, `unpaired surrogate`},
+		"a number past 2^53":          {`9007199254740993`, ``, `the number ending at byte 16`},
+	} {
+		if c.answer != "" {
+			_, err = CheckAnswer(r, Approve, json.RawMessage(c.answer))
+		} else {
+			_, _, _, err = CheckEdits(r, Approve, json.RawMessage(c.edits))
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: %v, want an error mentioning %q and quoting nothing of it", name, err, c.want)
+		}
 	}
 }
 

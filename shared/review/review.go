@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -290,7 +291,7 @@ func New(p Params) (*Review, error) {
 	if kind == "" {
 		kind = tool.ReviewOfCall
 	}
-	ask, err := checkQuestion(kind, p.Ask, p.Editable, p.Notify)
+	ask, err := checkQuestion(kind, p.Tool, p.Ask, p.Editable, p.Notify)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
@@ -308,8 +309,8 @@ func New(p Params) (*Review, error) {
 func (r *Review) SameRequest(o *Review) bool {
 	return r.ID == o.ID && r.RunID == o.RunID && r.Step == o.Step && r.Of == o.Of && r.Tool == o.Tool &&
 		r.ToolsetID == o.ToolsetID && r.InputDigest == o.InputDigest && r.TaskToken == o.TaskToken &&
-		r.TimeoutSeconds == o.TimeoutSeconds && r.Requester == o.Requester && strings.Join(r.Reviewers, "\n") == strings.Join(o.Reviewers, "\n") &&
-		r.kind() == o.kind() && bytes.Equal(r.Ask, o.Ask) && strings.Join(r.Editable, "\n") == strings.Join(o.Editable, "\n")
+		r.TimeoutSeconds == o.TimeoutSeconds && r.Requester == o.Requester && slices.Equal(r.Reviewers, o.Reviewers) &&
+		r.kind() == o.kind() && bytes.Equal(r.Ask, o.Ask) && slices.Equal(r.Editable, o.Editable)
 }
 
 // kind is r's Kind, tool.ReviewOfCall for an item written before kinds.

@@ -172,6 +172,82 @@ func TestEditsThatAreNotAllowedAreRefused(t *testing.T) {
 	}
 }
 
+// A tool its toolset does not gate runs without an approval, so no
+// dispatcher would merge edits into its call: they are refused rather
+// than recorded as approved and then never sent.
+func TestEditsOfAToolThatRunsWithoutAnApprovalAreRefused(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	l := ledger.New(s.db, s.table)
+	ts, err := toolset.FromCatalog(catalog.Default(), []string{"structured-data-fetch"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RegisterToolset(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	s.deps.Toolsets = l
+	s.svc = decision.NewService(s.deps)
+	r := s.pending(t, func(p *review.Params) {
+		p.Of, p.Tool, p.ToolsetID, p.Editable = "fetch", "structured-data-fetch", ts.ID, []string{"select"}
+		p.Input = json.RawMessage(`{"url":"https://data.example.com/x.json","select":"/a"}`)
+	})
+	if _, err := s.decideWith(t, "alice", r.ID, review.Approve, "", `{"select":"/b"}`, nil); codeOf(err) != review.CodeInvalid || !strings.Contains(err.Error(), "runs without an approval") {
+		t.Fatalf("%v, want REVIEW_INVALID_REQUEST", err)
+	}
+	if cur, _ := s.store.Get(context.Background(), r.ID); cur.Status != review.Pending || cur.Edits != nil {
+		t.Fatalf("%+v", cur)
+	}
+}
+
+// Edits the review item cannot hold beside its input (DynamoDB's item
+// size) are refused naming the bound, not answered as if the table were
+// unavailable, and the review stays pending.
+func TestEditsTheReviewItemCannotHoldAreRefused(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	tsID := s.withToolsets(t)
+	r := s.pending(t, func(p *review.Params) {
+		p.Editable, p.ToolsetID = []string{"text"}, tsID
+		p.Input = json.RawMessage(`{"to":["team@example.com"],"subject":"s","text":"` + strings.Repeat("a", 250<<10) + `"}`)
+	})
+	edits, _ := json.Marshal(map[string]string{"text": strings.Repeat("b", 250<<10)})
+	if _, err := s.decideWith(t, "alice", r.ID, review.Approve, "", string(edits), nil); codeOf(err) != review.CodeInvalid || !strings.Contains(err.Error(), "item size") {
+		t.Fatalf("%v, want REVIEW_INVALID_REQUEST naming the item size", err)
+	}
+	if cur, _ := s.store.Get(context.Background(), r.ID); cur.Status != review.Pending {
+		t.Fatalf("%+v", cur.Status)
+	}
+}
+
+// An http read runs without an approval, whatever its step was compiled
+// for (a bound method): edits of one are refused, and those of another
+// method are taken.
+func TestEditsOfAnHTTPReadAreRefused(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	l := ledger.New(s.db, s.table)
+	ts, err := toolset.FromCatalog(catalog.Default(), []string{"http"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RegisterToolset(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	s.deps.Toolsets = l
+	s.svc = decision.NewService(s.deps)
+	for method, want := range map[string]review.Code{"GET": review.CodeInvalid, "HEAD": review.CodeInvalid, "POST": ""} {
+		r := s.pending(t, func(p *review.Params) {
+			p.Of, p.Tool, p.ToolsetID, p.Editable = "call", "http", ts.ID, []string{"select"}
+			p.Input = json.RawMessage(`{"method":"` + method + `","url":"https://api.example.com/x","select":"/a"}`)
+		})
+		_, err := s.decideWith(t, "alice", r.ID, review.Approve, "", `{"select":"/b"}`, nil)
+		if codeOf(err) != want || (want != "" && !strings.Contains(err.Error(), "is a read")) {
+			t.Errorf("%s: %v, want %q", method, err, want)
+		}
+	}
+}
+
 func TestTheRequesterCannotApproveWithEdits(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -224,5 +300,28 @@ func TestShowOfAReviewThatShowsValues(t *testing.T) {
 	}
 	if _, err := s.decideWith(t, "alice", r.ID, review.Approve, `"seen"`, "", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A decision repeated with the same edits, written another way, is the
+// no-op a repeated decision is; with other edits it is a conflict, and
+// the edits recorded stay the first ones.
+func TestARepeatedApprovalWithOtherEditsIsAConflict(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	r := s.asking(t, s.withToolsets(t))
+	if _, err := s.decideWith(t, "alice", r.ID, review.Approve, `"ok"`, `{"text":"Four items.","subject":"S"}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.decideWith(t, "alice", r.ID, review.Approve, `"ok"`, `{ "subject" : "S", "text" : "Four\u0020items." }`, nil); err != nil || again.Changed {
+		t.Fatalf("the same edits again: %+v %v", again, err)
+	}
+	for name, edits := range map[string]string{"other edits": `{"text":"Five items.","subject":"S"}`, "fewer edits": `{"text":"Four items."}`} {
+		if _, err := s.decideWith(t, "bob", r.ID, review.Approve, `"ok"`, edits, nil); codeOf(err) != review.CodeConflict {
+			t.Errorf("%s: %v, want REVIEW_CONFLICT", name, err)
+		}
+	}
+	if cur, _ := s.store.Get(context.Background(), r.ID); string(cur.Edits) != `{"subject":"S","text":"Four items."}` || cur.Approver != principal("alice") {
+		t.Fatalf("item %s by %s", cur.Edits, cur.Approver)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/httprule"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
@@ -374,6 +375,10 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 // (review.CheckAnswer, review.CheckEdits) and, for edits, the input with
 // them merged against the reviewed tool's pinned input schema, read from
 // the run's registered toolset (docs/reviews.md, "Approve with edits").
+// Edits of a tool the toolset does not gate (review_required false), and
+// of an http read (GET or HEAD, which runs without an approval whatever
+// its step was compiled for: httprule.Decide), are refused: the
+// dispatcher would never merge them into the call.
 // A refusal is REVIEW_INVALID_REQUEST naming the rule, the member or the
 // schema keyword and the JSON Pointer, never a value; nothing is recorded
 // then, and the review stays as it was. It returns what Decide records.
@@ -405,6 +410,17 @@ func (s *Service) checkApproval(ctx context.Context, r *review.Review, req Reque
 	if !ok {
 		return a, review.Errorf(review.CodeForbidden, "tool %s is not in toolset %s", r.Tool, r.ToolsetID)
 	}
+	if !pinned.ReviewRequired {
+		// Its call carries no approval, so no dispatcher would merge the
+		// edits: the call would run with the input as it was shown.
+		return a, review.Errorf(review.CodeInvalid, "tool %s runs without an approval in toolset %s, so edits would never reach its call: approve without them, or reject", r.Tool, r.ToolsetID)
+	}
+	if m := httpMethod(r); r.Tool == httpTool && httprule.IsRead(m) {
+		// The http tool's contract needs no review for a read, whatever
+		// the step was compiled for (httprule.Decide): the dispatcher
+		// would run it with the input as shown.
+		return a, review.Errorf(review.CodeInvalid, "an http %s is a read, which runs without an approval, so edits would never reach it: approve without them, or reject", m)
+	}
 	sch, err := schema.Compile(pinned.InputSchema)
 	if err != nil {
 		return a, review.Wrap(review.CodeInternal, err, "the pinned input schema does not compile")
@@ -419,6 +435,20 @@ func (s *Service) checkApproval(ctx context.Context, r *review.Review, req Reque
 	}
 	a.Edits, a.ApprovedDigest = edits, digest
 	return a, nil
+}
+
+// httpTool is the catalog's http tool, whose contract decides per call
+// whether it needs an approval (shared/httptool Contract).
+const httpTool = "http"
+
+// httpMethod is the method of review r's input, read as the http tool's
+// contract reads it; "" when it has none.
+func httpMethod(r *review.Review) string {
+	var in struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(r.Input, &in)
+	return in.Method
 }
 
 // traceDecision exports the span "toolgate.review.decide" of a decision
