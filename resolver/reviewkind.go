@@ -128,6 +128,10 @@ var askAnnotations = map[string]bool{
 	"minProperties": true, "maxProperties": true, "readOnly": true, "writeOnly": true, "deprecated": true,
 }
 
+// askDraft is the only dialect an ask may name in "$schema": the one
+// askBound reads the keywords of (JSON Schema 2020-12 Core §8.1.1).
+const askDraft = "https://json-schema.org/draft/2020-12/schema"
+
 // askKeywords are the keywords askBound reads.
 var askKeywords = map[string]bool{
 	"type": true, "enum": true, "const": true, "maxLength": true, "maxItems": true,
@@ -142,7 +146,9 @@ var askKeywords = map[string]bool{
 // an array at most maxItems bounded items, an object with
 // additionalProperties false and bounded properties; a type list at its
 // largest type. Any other keyword that may widen what s admits (a $ref, a
-// combinator, patternProperties...) leaves it unbounded. why says why, at
+// combinator, patternProperties...) leaves it unbounded, and so does a
+// "$schema" naming another dialect than askDraft, whose keywords mean
+// other things (draft-04 has no const). why says why, at
 // the location at, when the answer is unbounded.
 func askBound(s any, at string) (n int, where, why string) {
 	if b, ok := s.(bool); ok {
@@ -164,6 +170,11 @@ func askBound(s any, at string) (n int, where, why string) {
 		if !askAnnotations[k] && !askKeywords[k] {
 			return 0, at + "/" + k, fmt.Sprintf("the keyword %q is not read for the bound", k)
 		}
+	}
+	if d, ok := m["$schema"]; ok && d != askDraft {
+		// Another dialect reads the keywords otherwise (draft-04 has no
+		// const, so {"const": "a"} admits any value there).
+		return 0, at + "/$schema", fmt.Sprintf("the bound is read as JSON Schema 2020-12: $schema may only name %s", askDraft)
 	}
 	if c, ok := m["const"]; ok {
 		return escapedJSON(c), "", ""

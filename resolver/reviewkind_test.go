@@ -31,6 +31,11 @@ func TestAskBoundNamesWhereTheAnswerIsUnbounded(t *testing.T) {
 		{"a combinator", `{"anyOf":[{"type":"string","maxLength":1}]}`, 0, "/anyOf"},
 		{"no type", `{"minLength":1}`, 0, ""},
 		{"true", `true`, 0, ""},
+		// Under draft-04 "const" is no keyword: the schema admits any
+		// value, though askBound would read the const.
+		{"draft-04 const", `{"$schema":"http://json-schema.org/draft-04/schema#","const":"a"}`, 0, "/$schema"},
+		{"draft-04 in a nested resource", `{"type":"object","additionalProperties":false,"properties":{"a":{"$id":"urn:a","$schema":"http://json-schema.org/draft-04/schema#","const":1}}}`, 0, "/properties/a/$schema"},
+		{"2020-12 named", `{"$schema":"https://json-schema.org/draft/2020-12/schema","const":true}`, 5, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var doc any

@@ -86,8 +86,8 @@ func absent(raw json.RawMessage) bool {
 }
 
 // CheckAnswer checks the answer given with verdict v on review r
-// (docs/reviews.md, "The question") and returns its compact JSON (nil for
-// none). Refused, with an error whose text names the rule, the schema
+// (docs/reviews.md, "The question") and returns its RFC 8785 form (nil
+// for none), which the review records and its decision JSON carries. Refused, with an error whose text names the rule, the schema
 // keyword and the answer's JSON Pointer but never a value: an answer to a
 // review that asks nothing, an answer given with a rejection, an approval
 // of a review with Ask but no answer, an answer that is not JSON or is
@@ -111,7 +111,8 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 	if b.Len() > tool.MaxAnswerBytes {
 		return nil, fmt.Errorf("the answer is %d bytes as compact JSON, over %d", b.Len(), tool.MaxAnswerBytes)
 	}
-	if _, _, err := tool.InputDigest(b.Bytes()); err != nil {
+	canonical, _, err := tool.InputDigest(b.Bytes())
+	if err != nil {
 		return nil, fmt.Errorf("the answer holds a number JSON canonicalization (RFC 8785) would change")
 	}
 	s, err := schema.Compile(r.Ask)
@@ -126,7 +127,12 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 		return nil, fmt.Errorf("the answer does not match the review's question: %s",
 			strings.Join(schema.RedactedLines(schema.Problems(err, nil), "answer", maxAnswerProblems), "; "))
 	}
-	return b.Bytes(), nil
+	// The RFC 8785 form: a number in at most 25 characters however it was
+	// written, each member once. The resolver bounds the answer in the
+	// run's state by the question's schema (numbers at
+	// inputrecord.NumberBytes, each property once), which the text as
+	// sent need not keep ("1.000…0", a member repeated).
+	return canonical, nil
 }
 
 // CheckEdits checks the edits given with verdict v on review r

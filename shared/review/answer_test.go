@@ -228,3 +228,29 @@ func FuzzCheckEdits(f *testing.F) {
 		}
 	})
 }
+
+// An answer is recorded, and carried in the decision JSON, in its RFC 8785
+// form: the resolver bounds a number in the run's state at
+// inputrecord.NumberBytes and an object at its properties once each, so a
+// number written with many digits (an exact double, which the canonical
+// check lets through) or a member repeated must not reach the state as
+// written.
+func TestAnAnswerIsRecordedInItsCanonicalForm(t *testing.T) {
+	two1000 := "10715086071862673209484250490600018105614048117055336074437503883703510511249361224931983788156958581275946729175531468251871452856923140435984577574698574803934567774824230985421074605062371141877954182153046474983581941267398767559165543946077062914571196477686542167660429831652624386837205668069376"
+	for name, c := range map[string]struct{ ask, answer, want string }{
+		"2^1000 written out": {`{"type":"integer"}`, two1000, `1.0715086071862673e+301`},
+		"one with zeros":     {`{"type":"number"}`, "1." + strings.Repeat("0", 5000), `1`},
+		"repeated member": {`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"boolean"}}}`,
+			`{"a":true` + strings.Repeat(`,"a":true`, 500) + `}`, `{"a":true}`},
+	} {
+		r := &Review{ID: "rv_x", Ask: json.RawMessage(c.ask)}
+		got, err := CheckAnswer(r, Approve, json.RawMessage(c.answer))
+		if err != nil {
+			// Refusing it holds the bound too.
+			continue
+		}
+		if string(got) != c.want {
+			t.Errorf("%s: recorded %d bytes (%.40s...), want %s", name, len(got), got, c.want)
+		}
+	}
+}
