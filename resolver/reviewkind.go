@@ -237,7 +237,7 @@ func askTypeBound(m map[string]any, t, at string) (int, string, string) {
 		if why != "" {
 			return 0, w, why
 		}
-		return 2 + n*(item+1), "", ""
+		return listBound(n, item), "", ""
 	case "object":
 		if m["additionalProperties"] != false {
 			return 0, at, "an object needs additionalProperties: false"
@@ -254,7 +254,7 @@ func askTypeBound(m map[string]any, t, at string) (int, string, string) {
 			if why != "" {
 				return 0, w, why
 			}
-			total += 6*len(name) + 4 + k
+			total = min(total+6*len(name)+4+k, maxSchemaBound)
 		}
 		return total, "", ""
 	}

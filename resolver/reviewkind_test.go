@@ -173,3 +173,20 @@ steps:
 		t.Errorf("diagnostics:\n%s", got)
 	}
 }
+
+// Nested maxItems whose product passes an int wrapped around: askBound
+// read 0 bytes (and schemaBound, which bounds a tool's output in the
+// state, a negative count). A bound that large is over every limit.
+func TestABoundTooLargeForAnIntIsOverTheLimitNotWrapped(t *testing.T) {
+	const s = `{"type":"array","maxItems":1073741817,"items":{"type":"array","maxItems":1073741824,"items":{"type":"array","maxItems":536870914,"items":{"type":"null"}}}}`
+	var doc any
+	if err := json.Unmarshal([]byte(s), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, why := askBound(doc, ""); why == "" && n <= tool.MaxAnswerBytes {
+		t.Errorf("askBound = %d, within %d", n, tool.MaxAnswerBytes)
+	}
+	if n, ok := schemaBound(doc.(map[string]any)); ok && n <= MaxStateBytes {
+		t.Errorf("schemaBound = %d, within %d", n, MaxStateBytes)
+	}
+}
