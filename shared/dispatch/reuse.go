@@ -16,10 +16,11 @@ import (
 )
 
 // callOptions are the call's options as its options digest covers them
-// (ledger.OptionsDigest): the envelope's keep and output_limit_bytes, and
-// the presented credential's scope and target, never its secret.
+// (ledger.OptionsDigest): the envelope's keep and output_limit_bytes,
+// the presented credential's scope and target, never its secret, and the
+// digest of the input an approval's edits give (approve runs first).
 func (inv *invocation) callOptions() ledger.CallOptions {
-	o := ledger.CallOptions{Keep: inv.env.Keep, OutputLimitBytes: inv.env.OutputLimitBytes}
+	o := ledger.CallOptions{Keep: inv.env.Keep, OutputLimitBytes: inv.env.OutputLimitBytes, Edited: inv.editedDigest}
 	if c := inv.cred; c != nil {
 		o.Scope = &ledger.CallScope{Kind: c.Scope.Kind(), Target: c.Target.Name, Origin: c.Target.Origin}
 		if o.Scope.Kind == credential.KindEndUser {

@@ -33,6 +33,12 @@ type CallOptions struct {
 	OutputLimitBytes int `json:"output_limit_bytes,omitempty"`
 	// Scope is the credential the call presents; nil: none.
 	Scope *CallScope `json:"scope,omitempty"`
+	// Edited is the digest (tool.InputDigest) of the input the tool runs
+	// with when the call's approval has edits (docs/reviews.md, "Approve
+	// with edits"): the sent input's digest stays the record's, so this
+	// keeps a key from running another input, and a fork from reusing
+	// an edited call for one approved without the edits; "": none.
+	Edited string `json:"edited,omitempty"`
 }
 
 // CallScope is a presented credential's scope and target, as the vault
@@ -50,11 +56,11 @@ type CallScope struct {
 
 // OptionsDigest is o's options digest: the first OptionsDigestBytes of the
 // SHA-256 of the RFC 8785 form of the JSON object {keep,
-// output_limit_bytes, scope} (members absent when unset); nil when none
+// output_limit_bytes, scope, edited} (members absent when unset); nil when none
 // is set, so that the claim of a plain call writes no more bytes than
 // before (docs/ledger.md, "The call item on the wire").
 func OptionsDigest(o CallOptions) ([]byte, error) {
-	if len(o.Keep) == 0 && o.OutputLimitBytes == 0 && o.Scope == nil {
+	if len(o.Keep) == 0 && o.OutputLimitBytes == 0 && o.Scope == nil && o.Edited == "" {
 		return nil, nil
 	}
 	raw, err := json.Marshal(o)

@@ -26,7 +26,7 @@ var Call = &Kind{
 			"pd and cd the pinned and the approved or listed definition's digests' 32 bytes (B), "+
 			"rk the parent call's idempotency key whose result a fork's call reused (s REUSED), "+
 			"ed and eb the edited input's digest's 32 bytes (B) and its editor, under an approval with edits (docs/reviews.md)), "+
-			"o the options digest's 16 bytes (B; only when the call has keep, output_limit_bytes or a credential), "+
+			"o the options digest's 16 bytes (B; only when the call has keep, output_limit_bytes, a credential or edits), "+
 			"st FAILED or UNKNOWN (none: IN_PROGRESS, or COMPLETED with r; COMPLETED with r when a reconciliation finished it), "+
 			"x an UNKNOWN record's code no attempt holds, m the seal, "+
 			"rc the reconciliation that finished an UNKNOWN record (M: o applied or not_applied, b who, t unix ms; docs/fork.md)"),
