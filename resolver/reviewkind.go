@@ -438,13 +438,30 @@ func reviewAskedBytes(st *Step) int {
 	return n
 }
 
-// reviewAnswerBytes bounds the answer the approval of tool step id may
-// carry: the largest of its reviews' (0 when none asks).
+// editBytes bounds what the decision JSON of an approval with edits of
+// review step st adds to what reviewBytes bounds (tool.ReviewDecision):
+// the edited member names, at most st.Editable, each escaped as
+// escapedJSON counts a string, and the reviewed digest ("sha256:" and 64
+// hex digits); 0 for a review without editable.
+func editBytes(st *Step) int {
+	if len(st.Editable) == 0 {
+		return 0
+	}
+	n := len(`,"edited":[]`) + len(`,"reviewed_digest":"sha256:"`) + 64
+	for _, r := range st.Editable {
+		n += 6*len(r.Name) + 2 + 1
+	}
+	return n
+}
+
+// reviewAnswerBytes bounds what the approval of tool step id may carry
+// beyond reviewBytes: the largest answer and edited names of its
+// reviews' (0 when none asks and none has editable).
 func (c *checker) reviewAnswerBytes(id string) int {
 	n := 0
 	for _, r := range c.sol.Steps {
 		if r.Kind == KindReview && r.Show == nil && r.Of.Name == id {
-			n = max(n, askBytes(r))
+			n = max(n, askBytes(r)+editBytes(r))
 		}
 	}
 	return n

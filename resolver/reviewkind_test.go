@@ -190,3 +190,32 @@ func TestABoundTooLargeForAnIntIsOverTheLimitNotWrapped(t *testing.T) {
 		t.Errorf("schemaBound = %d, within %d", n, MaxStateBytes)
 	}
 }
+
+// The decision JSON of an approval with edits carries the edited member
+// names and the reviewed digest besides what reviewBytes bounds: a
+// review with editable counts them in its slot, and so does the approval
+// its tool Task sends.
+func TestEditableNamesCountInTheReviewsSlot(t *testing.T) {
+	res := compileString(t, `solution: t
+version: 1
+steps:
+  - id: approve
+    review: {of: send, editable: [subject, text]}
+    on_approve: send
+  - id: send
+    tool: send-email
+    with: {to: [a@example.com], subject: s, text: t}
+`)
+	if res.Solution == nil {
+		t.Fatalf("diagnostics:\n%s", diagsOf(res.Diagnostics))
+	}
+	c := &checker{sol: res.Solution}
+	st := res.Solution.Steps[0]
+	want := reviewBytes + len(`,"edited":["subject","text"],"reviewed_digest":"sha256:`) + 64 + 1
+	if s := (&sizer{c: c}).slotOf(0, st); s == nil || s.bytes < want {
+		t.Fatalf("the slot of review %q counts %v bytes, want at least %d", st.ID, s, want)
+	}
+	if n := c.reviewAnswerBytes("send"); n < want-reviewBytes {
+		t.Fatalf("the approval of send counts %d bytes beyond reviewBytes, want at least %d", n, want-reviewBytes)
+	}
+}

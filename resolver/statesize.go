@@ -506,6 +506,11 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 			s.bytes += n
 			s.parts = append(s.parts, fmt.Sprintf("and its answer %d", n))
 		}
+		if n := editBytes(st); n > 0 {
+			// An approval with edits names the edited members.
+			s.bytes += n
+			s.parts = append(s.parts, fmt.Sprintf("and the edited members' names %d", n))
+		}
 		return s
 	case KindForEach:
 		return z.forEachSlot(i, st)

@@ -261,10 +261,12 @@ func rowValues(c Call) map[string]int {
 // attributes are on PARKED rows only, park_id on the rows of a call
 // sent again under its park and schema_change on those of a call sent
 // under an additive change (docs/parking.md): a run's estimate counts
-// calls whose tools did not change.
+// calls whose tools did not change. edited_digest and editor are on the
+// rows of a call run under an approval with edits only (docs/reviews.md,
+// "Approve with edits").
 var rowsUnsized = table.Row.Names("review_id", "approver", "parent_run_id", "after_claim_request", "refusal_reason",
 	"park_cause", "pinned_digest", "current_digest", "changed_pointers", "additive_pointers", "park_target", "park_scope", "park_id",
-	"schema_change")
+	"schema_change", "edited_digest", "editor")
 
 // itemSize is the size in bytes of an item of kind k holding the values
 // given (bytes for a string, map or list; significant digits for a
