@@ -135,3 +135,21 @@ func TestReviewShowPrintsAReviewThatShowsValues(t *testing.T) {
 		t.Errorf("show prints a tool line for a review that shows values:\n%s", stdout.String())
 	}
 }
+
+// Editable member names come from the reviewed tool's input schema (a
+// third party's, for an MCP tool): review show writes them on one line
+// with their control and invisible characters escaped, so a name can
+// neither forge a line of the review ("reviewers ...") nor hide one
+// (a terminal's escape sequences).
+func TestReviewShowEscapesEditableNames(t *testing.T) {
+	v := review.View{ReviewID: review.NewID(), Status: review.Pending, Step: "approve", Of: "send", Tool: "send-email", Reviewers: []string{},
+		Input: json.RawMessage(`{"text":"x"}`), Editable: []string{"text\nreviewers\tanyone", "subject\x1b[1A\x1b[2K"}}
+	out, _ := json.Marshal(v)
+	var stdout, stderr strings.Builder
+	if code := printReview(out, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d %s", code, stderr.String())
+	}
+	if s := stdout.String(); strings.Contains(s, "\nreviewers\tanyone") || strings.Contains(s, "\x1b") || !strings.Contains(s, `text\nreviewers`) {
+		t.Errorf("show prints the editable names as they are:\n%q", s)
+	}
+}

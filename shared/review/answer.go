@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -55,6 +56,10 @@ func checkQuestion(kind tool.ReviewKind, ask json.RawMessage, editable, notify [
 		switch {
 		case name == "" || !utf8.ValidString(name) || len(name) > 256:
 			return nil, fmt.Errorf("editable[%d] must be 1 to 256 bytes of UTF-8", i)
+		case strings.ContainsFunc(name, func(r rune) bool { return r == '\t' || r == '\n' || invisible.Is(r) }):
+			// A name is printed to reviewers (toolgate review show):
+			// none may forge or hide a line there.
+			return nil, fmt.Errorf("editable[%d] holds a control or invisible character", i)
 		case slices.Contains(editable[:i], name):
 			return nil, fmt.Errorf("editable[%d] names %q twice", i, excerpt.Bytes(name, 64, "..."))
 		}

@@ -52,6 +52,8 @@ func TestDecodeTaskRefusesBadQuestionsEditsAndNotices(t *testing.T) {
 		"editable on a show review": {strings.Replace(showTask, `"kind":"show"`, `"kind":"show","editable":["text"]`, 1), `editable is for reviews of a call`},
 		"editable twice":            {edit(`"step":"approve",`, `"step":"approve","editable":["text","text"],`), `names "text" twice`},
 		"editable empty name":       {edit(`"step":"approve",`, `"step":"approve","editable":[""],`), `editable[0]`},
+		"editable line break":       {edit(`"step":"approve",`, `"step":"approve","editable":["text","a\nreviewers"],`), `editable[1] holds a control or invisible character`},
+		"editable escape":           {edit(`"step":"approve",`, `"step":"approve","editable":["a\u001b[2K"],`), `editable[0] holds a control or invisible character`},
 		"too many notify":           {edit(`"step":"approve",`, `"step":"approve","notify":[`+strings.Join(many, ",")+`],`), `notify lists 51 addresses, over 50`},
 		"bad notify address":        {edit(`"step":"approve",`, `"step":"approve","notify":["not an address"],`), `notify[0] is not an addr-spec`},
 	} {
