@@ -96,8 +96,9 @@ func absent(raw json.RawMessage) bool {
 // keyword and the answer's JSON Pointer but never a value: an answer to a
 // review that asks nothing, an answer given with a rejection, an approval
 // of a review with Ask but no answer, an answer that is not JSON or is
-// over tool.MaxAnswerBytes as compact JSON (the decision JSON carries it
-// into the execution's state), and one that fails r.Ask.
+// over tool.MaxAnswerBytes as compact JSON or in its RFC 8785 form (the
+// decision JSON carries it into the execution's state), and one that
+// fails r.Ask.
 func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage, error) {
 	switch {
 	case absent(answer) && v == Approve && len(r.Ask) > 0:
@@ -119,6 +120,10 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 	canonical, _, err := tool.InputDigest(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("the answer holds a number JSON canonicalization (RFC 8785) would change")
+	}
+	if len(canonical) > tool.MaxAnswerBytes {
+		// Recorded in its RFC 8785 form, which writes 1e20 in 21 characters.
+		return nil, fmt.Errorf("the answer is %d bytes in its RFC 8785 form, over %d", len(canonical), tool.MaxAnswerBytes)
 	}
 	s, err := schema.Compile(r.Ask)
 	if err != nil {

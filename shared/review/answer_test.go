@@ -256,3 +256,18 @@ func TestAnAnswerIsRecordedInItsCanonicalForm(t *testing.T) {
 		}
 	}
 }
+
+// The bound holds for the answer as recorded: "1e20" is 4 bytes as sent
+// and 21 in its RFC 8785 form, so an answer within tool.MaxAnswerBytes as
+// sent may pass it as recorded.
+func TestAnAnswerOverTheBoundInItsCanonicalFormIsRefused(t *testing.T) {
+	r := &Review{ID: "rv_x", Ask: json.RawMessage(`{"type":"array","maxItems":100000,"items":{"type":"number"}}`)}
+	answer := "[" + strings.Repeat("1e20,", 12000) + "1e20]"
+	if len(answer) > tool.MaxAnswerBytes {
+		t.Fatalf("the answer is %d bytes as sent", len(answer))
+	}
+	got, err := CheckAnswer(r, Approve, json.RawMessage(answer))
+	if err == nil || !strings.Contains(err.Error(), "over") {
+		t.Fatalf("recorded %d bytes, err %v", len(got), err)
+	}
+}
