@@ -219,3 +219,25 @@ steps:
 		t.Fatalf("the approval of send counts %d bytes beyond reviewBytes, want at least %d", n, want-reviewBytes)
 	}
 }
+
+// A review that shows values approves no call wherever it stands: before
+// a gated tool in a for_each body, on a loop back to the tool after the
+// tool's own approved review, or on one branch of a choice.
+func TestAShowReviewNeverCountsForGateA(t *testing.T) {
+	head := "solution: t\nversion: 1\ninput:\n  type: object\n  properties:\n    xs: {type: array, maxItems: 2, items: {type: integer, minimum: 0, maximum: 9}}\nsteps:\n"
+	send := "tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
+	for name, src := range map[string]string{
+		"in a body": head + "  - id: each\n    for_each:\n      items: \"${input.xs}\"\n      as: x\n      max_items: 2\n      steps:\n" +
+			"        - {id: look, review: {show: {x: \"${x}\"}}, on_approve: send}\n" +
+			"        - {id: send, tool: send-email, with: {to: [a@example.com], subject: s, text: t}}\n",
+		"a loop back": head + "  - id: approve\n    review: {of: send}\n    on_approve: send\n  - id: send\n    " + send + "    next: look\n" +
+			"  - id: look\n    review: {show: {a: 1}}\n    on_approve: send\n",
+		"a choice": head + "  - id: which\n    choice:\n      - when: {value: 1, equals: 1}\n        next: look\n    default: approve\n" +
+			"  - id: approve\n    review: {of: send}\n    on_approve: send\n  - id: look\n    review: {show: {a: 1}}\n    on_approve: send\n  - id: send\n    " + send,
+	} {
+		res := compileString(t, src)
+		if d := diagsOf(res.Diagnostics); res.OK() || !strings.Contains(d, "[review-before-tool]") || !strings.Contains(d, "shows values and approves no tool call") {
+			t.Errorf("%s: ok=%v\n%s", name, res.OK(), d)
+		}
+	}
+}
