@@ -128,6 +128,10 @@ var askAnnotations = map[string]bool{
 	"minProperties": true, "maxProperties": true, "readOnly": true, "writeOnly": true, "deprecated": true,
 }
 
+// askDraft is the only dialect an ask may name in "$schema": the one
+// askBound reads the keywords of (JSON Schema 2020-12 Core §8.1.1).
+const askDraft = "https://json-schema.org/draft/2020-12/schema"
+
 // askKeywords are the keywords askBound reads.
 var askKeywords = map[string]bool{
 	"type": true, "enum": true, "const": true, "maxLength": true, "maxItems": true,
@@ -142,7 +146,9 @@ var askKeywords = map[string]bool{
 // an array at most maxItems bounded items, an object with
 // additionalProperties false and bounded properties; a type list at its
 // largest type. Any other keyword that may widen what s admits (a $ref, a
-// combinator, patternProperties...) leaves it unbounded. why says why, at
+// combinator, patternProperties...) leaves it unbounded, and so does a
+// "$schema" naming another dialect than askDraft, whose keywords mean
+// other things (draft-04 has no const). why says why, at
 // the location at, when the answer is unbounded.
 func askBound(s any, at string) (n int, where, why string) {
 	if b, ok := s.(bool); ok {
@@ -164,6 +170,11 @@ func askBound(s any, at string) (n int, where, why string) {
 		if !askAnnotations[k] && !askKeywords[k] {
 			return 0, at + "/" + k, fmt.Sprintf("the keyword %q is not read for the bound", k)
 		}
+	}
+	if d, ok := m["$schema"]; ok && d != askDraft {
+		// Another dialect reads the keywords otherwise (draft-04 has no
+		// const, so {"const": "a"} admits any value there).
+		return 0, at + "/$schema", fmt.Sprintf("the bound is read as JSON Schema 2020-12: $schema may only name %s", askDraft)
 	}
 	if c, ok := m["const"]; ok {
 		return escapedJSON(c), "", ""
@@ -226,7 +237,7 @@ func askTypeBound(m map[string]any, t, at string) (int, string, string) {
 		if why != "" {
 			return 0, w, why
 		}
-		return 2 + n*(item+1), "", ""
+		return listBound(n, item), "", ""
 	case "object":
 		if m["additionalProperties"] != false {
 			return 0, at, "an object needs additionalProperties: false"
@@ -243,7 +254,7 @@ func askTypeBound(m map[string]any, t, at string) (int, string, string) {
 			if why != "" {
 				return 0, w, why
 			}
-			total += 6*len(name) + 4 + k
+			total = min(total+6*len(name)+4+k, maxSchemaBound)
 		}
 		return total, "", ""
 	}
@@ -438,13 +449,30 @@ func reviewAskedBytes(st *Step) int {
 	return n
 }
 
-// reviewAnswerBytes bounds the answer the approval of tool step id may
-// carry: the largest of its reviews' (0 when none asks).
+// editBytes bounds what the decision JSON of an approval with edits of
+// review step st adds to what reviewBytes bounds (tool.ReviewDecision):
+// the edited member names, at most st.Editable, each escaped as
+// escapedJSON counts a string, and the reviewed digest ("sha256:" and 64
+// hex digits); 0 for a review without editable.
+func editBytes(st *Step) int {
+	if len(st.Editable) == 0 {
+		return 0
+	}
+	n := len(`,"edited":[]`) + len(`,"reviewed_digest":"sha256:"`) + 64
+	for _, r := range st.Editable {
+		n += 6*len(r.Name) + 2 + 1
+	}
+	return n
+}
+
+// reviewAnswerBytes bounds what the approval of tool step id may carry
+// beyond reviewBytes: the largest answer and edited names of its
+// reviews' (0 when none asks and none has editable).
 func (c *checker) reviewAnswerBytes(id string) int {
 	n := 0
 	for _, r := range c.sol.Steps {
 		if r.Kind == KindReview && r.Show == nil && r.Of.Name == id {
-			n = max(n, askBytes(r))
+			n = max(n, askBytes(r)+editBytes(r))
 		}
 	}
 	return n

@@ -31,6 +31,11 @@ func TestAskBoundNamesWhereTheAnswerIsUnbounded(t *testing.T) {
 		{"a combinator", `{"anyOf":[{"type":"string","maxLength":1}]}`, 0, "/anyOf"},
 		{"no type", `{"minLength":1}`, 0, ""},
 		{"true", `true`, 0, ""},
+		// Under draft-04 "const" is no keyword: the schema admits any
+		// value, though askBound would read the const.
+		{"draft-04 const", `{"$schema":"http://json-schema.org/draft-04/schema#","const":"a"}`, 0, "/$schema"},
+		{"draft-04 in a nested resource", `{"type":"object","additionalProperties":false,"properties":{"a":{"$id":"urn:a","$schema":"http://json-schema.org/draft-04/schema#","const":1}}}`, 0, "/properties/a/$schema"},
+		{"2020-12 named", `{"$schema":"https://json-schema.org/draft/2020-12/schema","const":true}`, 5, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var doc any
@@ -170,5 +175,73 @@ steps:
 `)
 	if got := diagsOf(res.Diagnostics); !strings.Contains(got, `[state-size] review "look": its Task's payload could reach`) || !strings.Contains(got, "and the values it shows") {
 		t.Errorf("diagnostics:\n%s", got)
+	}
+}
+
+// Nested maxItems whose product passes an int wrapped around: askBound
+// read 0 bytes (and schemaBound, which bounds a tool's output in the
+// state, a negative count). A bound that large is over every limit.
+func TestABoundTooLargeForAnIntIsOverTheLimitNotWrapped(t *testing.T) {
+	const s = `{"type":"array","maxItems":1073741817,"items":{"type":"array","maxItems":1073741824,"items":{"type":"array","maxItems":536870914,"items":{"type":"null"}}}}`
+	var doc any
+	if err := json.Unmarshal([]byte(s), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, why := askBound(doc, ""); why == "" && n <= tool.MaxAnswerBytes {
+		t.Errorf("askBound = %d, within %d", n, tool.MaxAnswerBytes)
+	}
+	if n, ok := schemaBound(doc.(map[string]any)); ok && n <= MaxStateBytes {
+		t.Errorf("schemaBound = %d, within %d", n, MaxStateBytes)
+	}
+}
+
+// The decision JSON of an approval with edits carries the edited member
+// names and the reviewed digest besides what reviewBytes bounds: a
+// review with editable counts them in its slot, and so does the approval
+// its tool Task sends.
+func TestEditableNamesCountInTheReviewsSlot(t *testing.T) {
+	res := compileString(t, `solution: t
+version: 1
+steps:
+  - id: approve
+    review: {of: send, editable: [subject, text]}
+    on_approve: send
+  - id: send
+    tool: send-email
+    with: {to: [a@example.com], subject: s, text: t}
+`)
+	if res.Solution == nil {
+		t.Fatalf("diagnostics:\n%s", diagsOf(res.Diagnostics))
+	}
+	c := &checker{sol: res.Solution}
+	st := res.Solution.Steps[0]
+	want := reviewBytes + len(`,"edited":["subject","text"],"reviewed_digest":"sha256:`) + 64 + 1
+	if s := (&sizer{c: c}).slotOf(0, st); s == nil || s.bytes < want {
+		t.Fatalf("the slot of review %q counts %v bytes, want at least %d", st.ID, s, want)
+	}
+	if n := c.reviewAnswerBytes("send"); n < want-reviewBytes {
+		t.Fatalf("the approval of send counts %d bytes beyond reviewBytes, want at least %d", n, want-reviewBytes)
+	}
+}
+
+// A review that shows values approves no call wherever it stands: before
+// a gated tool in a for_each body, on a loop back to the tool after the
+// tool's own approved review, or on one branch of a choice.
+func TestAShowReviewNeverCountsForGateA(t *testing.T) {
+	head := "solution: t\nversion: 1\ninput:\n  type: object\n  properties:\n    xs: {type: array, maxItems: 2, items: {type: integer, minimum: 0, maximum: 9}}\nsteps:\n"
+	send := "tool: send-email\n    with: {to: [a@example.com], subject: s, text: t}\n"
+	for name, src := range map[string]string{
+		"in a body": head + "  - id: each\n    for_each:\n      items: \"${input.xs}\"\n      as: x\n      max_items: 2\n      steps:\n" +
+			"        - {id: look, review: {show: {x: \"${x}\"}}, on_approve: send}\n" +
+			"        - {id: send, tool: send-email, with: {to: [a@example.com], subject: s, text: t}}\n",
+		"a loop back": head + "  - id: approve\n    review: {of: send}\n    on_approve: send\n  - id: send\n    " + send + "    next: look\n" +
+			"  - id: look\n    review: {show: {a: 1}}\n    on_approve: send\n",
+		"a choice": head + "  - id: which\n    choice:\n      - when: {value: 1, equals: 1}\n        next: look\n    default: approve\n" +
+			"  - id: approve\n    review: {of: send}\n    on_approve: send\n  - id: look\n    review: {show: {a: 1}}\n    on_approve: send\n  - id: send\n    " + send,
+	} {
+		res := compileString(t, src)
+		if d := diagsOf(res.Diagnostics); res.OK() || !strings.Contains(d, "[review-before-tool]") || !strings.Contains(d, "shows values and approves no tool call") {
+			t.Errorf("%s: ok=%v\n%s", name, res.OK(), d)
+		}
 	}
 }

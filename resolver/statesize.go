@@ -506,6 +506,11 @@ func (z *sizer) slotOf(i int, st *Step) *slot {
 			s.bytes += n
 			s.parts = append(s.parts, fmt.Sprintf("and its answer %d", n))
 		}
+		if n := editBytes(st); n > 0 {
+			// An approval with edits names the edited members.
+			s.bytes += n
+			s.parts = append(s.parts, fmt.Sprintf("and the edited members' names %d", n))
+		}
 		return s
 	case KindForEach:
 		return z.forEachSlot(i, st)
@@ -699,7 +704,7 @@ func schemaBound(s map[string]any) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		return 2 + n*(item+1), true
+		return listBound(n, item), true
 	case "object":
 		props, _ := s["properties"].(map[string]any)
 		if s["additionalProperties"] != false || len(props) == 0 {
@@ -712,11 +717,24 @@ func schemaBound(s map[string]any) (int, bool) {
 			if !ok {
 				return 0, false
 			}
-			total += 6*len(name) + 4 + n
+			total = min(total+6*len(name)+4+n, maxSchemaBound)
 		}
 		return total, true
 	}
 	return 0, false
+}
+
+// maxSchemaBound caps a schema's bound (schemaBound, askBound): far
+// over every limit a bound is compared with (MaxStateBytes,
+// tool.MaxAnswerBytes), and small enough that a list of up to 2^30
+// (schemaInt) such items multiplies without passing an int64, so that
+// nested lists never wrap around to a small or negative bound.
+const maxSchemaBound = 1 << 32
+
+// listBound bounds a list of at most n items of item bytes each, its
+// brackets and commas: at most maxSchemaBound.
+func listBound(n, item int) int {
+	return min(2+n*(min(item, maxSchemaBound)+1), maxSchemaBound)
 }
 
 // schemaInt reads a non-negative whole number of a schema: a float64 from

@@ -505,9 +505,15 @@ func printReview(out []byte, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "question\tapprove with --answer: the answer must match %s\n", invisible.EscapeJSON(v.Ask))
 	}
 	if len(v.Editable) > 0 {
-		// Names with invisible, bidirectional or control characters
-		// escaped: the member a reviewer reads is the one they edit.
-		fmt.Fprintf(tw, "editable\t%s (approve with --edit NAME=TEXT or --edits-file F)\n", invisible.Escape(strings.Join(v.Editable, ", ")))
+		// The names are the reviewed tool's input schema's (a third
+		// party's, for an MCP tool): each on this line, its line breaks,
+		// tabs and invisible characters shown, so none forges or hides a
+		// line.
+		names := make([]string, len(v.Editable))
+		for i, n := range v.Editable {
+			names[i] = invisible.Escape(strings.NewReplacer("\r", `\r`, "\n", `\n`, "\t", `\t`).Replace(n))
+		}
+		fmt.Fprintf(tw, "editable\t%s (approve with --edit NAME=TEXT or --edits-file F)\n", strings.Join(names, ", "))
 	}
 	fmt.Fprintf(tw, "run\t%s\n", v.RunID)
 	fmt.Fprintf(tw, "toolset\t%s\n", v.ToolsetID)

@@ -141,18 +141,20 @@ func TestReviewShowPrintsAReviewThatShowsValues(t *testing.T) {
 	}
 }
 
-// Editable names are printed with invisible, bidirectional and control
-// characters escaped: "te\u200bxt" reads as another member than "text",
-// and an escape sequence never reaches the terminal.
+// Editable member names come from the reviewed tool's input schema (a
+// third party's, for an MCP tool): review show writes them on one line
+// with their control and invisible characters escaped, so a name can
+// neither forge a line of the review ("reviewers ...") nor hide one
+// (a terminal's escape sequences).
 func TestReviewShowEscapesEditableNames(t *testing.T) {
-	v := review.View{ReviewID: review.NewID(), Status: review.Pending, Step: "approve", Of: "send", Tool: "send-email", Kind: "call", Reviewers: []string{},
-		Input: json.RawMessage(`{"text":"x"}`), Editable: []string{"te\u200bxt", "\x1b[2Jsubject"}}
+	v := review.View{ReviewID: review.NewID(), Status: review.Pending, Step: "approve", Of: "send", Tool: "send-email", Reviewers: []string{},
+		Input: json.RawMessage(`{"text":"x"}`), Editable: []string{"text\nreviewers\tanyone", "subject\x1b[1A\x1b[2K"}}
 	out, _ := json.Marshal(v)
 	var stdout, stderr strings.Builder
 	if code := printReview(out, &stdout, &stderr); code != ExitOK {
 		t.Fatalf("exit %d %s", code, stderr.String())
 	}
-	if got := stdout.String(); !strings.Contains(got, `te\u{200B}xt, \u{001B}[2Jsubject`) || strings.ContainsAny(got, "\u200b\x1b") {
-		t.Fatalf("show prints the editable names as:\n%s", got)
+	if s := stdout.String(); strings.Contains(s, "\nreviewers\tanyone") || strings.Contains(s, "\x1b") || !strings.Contains(s, `text\nreviewers`) {
+		t.Errorf("show prints the editable names as they are:\n%q", s)
 	}
 }

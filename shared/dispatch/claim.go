@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -64,6 +65,15 @@ func (inv *invocation) claim(ctx context.Context) *outcome {
 	inv.attempt = old.Attempts
 	if !old.SameCall(rec) {
 		return refused(tool.Errorf(tool.InputInvalid, "idempotency key reused with a different call"))
+	}
+	if !bytes.Equal(old.Options, rec.Options) && (inv.editedDigest != "" || old.Options != nil) {
+		// The same input sent, and another run: the options digest holds
+		// the input an approval's edits give (callOptions), so an attempt
+		// that ran with edits and one with other edits, or none (a
+		// re-review of a parked call carries no editable members), differ
+		// here. A record claimed before options were recorded has none,
+		// and a call without edits goes on with it.
+		return refused(tool.Errorf(tool.InputInvalid, "idempotency key reused with a different call: an earlier attempt of this key ran with another input (its approval's edits, or none, differ from this approval's) or other options; a key runs one input (docs/reviews.md, \"Approve with edits\")"))
 	}
 	switch {
 	case old.State == ledger.StateCompleted:

@@ -238,3 +238,34 @@ func TestTheEnvelopesApprovalDecidesNoEdit(t *testing.T) {
 		t.Fatalf("an approval claiming edits: %v, the tool ran %d times, last with %v", err, calls.Load(), seen.Load())
 	}
 }
+
+// A call's key runs one input. An attempt that ran under an approval with
+// edits sent the edited input; a later attempt of the same key under
+// another approval without them (a re-review of the parked call, which
+// carries no editable members) would send the input as shown under the
+// same idempotency key, where a server that honours keys may answer with
+// the edited call's result, and a fork would reuse the edited call's
+// result for a call approved without edits. It is refused, and the tool
+// does not run again.
+func TestAKeyThatRanWithEditsIsNotRunAgainWithoutThem(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	d := e.dispatcher(t, "test-gated", func(ctx context.Context, c *toolcall.Call) (json.RawMessage, error) {
+		if calls.Add(1) == 1 {
+			return nil, tool.Errorf(tool.UpstreamUnavailable, "the server is down")
+		}
+		return json.RawMessage(`{"message_id":"m"}`), nil
+	})
+	payload := envelopeFor("test-gated", e.ts.ID, "", 1, `{"text":"shown"}`)
+	edited := approvedWithEdits(t, e.reviews(), payload, "edited", "")
+	if _, err := d.Handle(ctx, reviewtest.WithApproval(t, payload, reviewtest.Approval(t, edited))); err == nil || calls.Load() != 1 {
+		t.Fatalf("first attempt: %v, the tool ran %d times", err, calls.Load())
+	}
+	p := paramsFor(t, payload)
+	plain := reviewtest.Decided(t, e.reviews(), p, review.Approve)
+	_, err := d.Handle(ctx, reviewtest.WithApproval(t, payload, reviewtest.Approval(t, plain)))
+	if err == nil || calls.Load() != 1 {
+		t.Fatalf("the key ran again without the edits: %v, the tool ran %d times", err, calls.Load())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/invisible"
 	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -67,6 +68,10 @@ func checkQuestion(kind tool.ReviewKind, toolName string, ask json.RawMessage, e
 		switch {
 		case name == "" || !utf8.ValidString(name) || len(name) > 256:
 			return nil, fmt.Errorf("editable[%d] must be 1 to 256 bytes of UTF-8", i)
+		case strings.ContainsFunc(name, func(r rune) bool { return r == '\t' || r == '\n' || invisible.Is(r) }):
+			// A name is printed to reviewers (toolgate review show):
+			// none may forge or hide a line there.
+			return nil, fmt.Errorf("editable[%d] holds a control or invisible character", i)
 		case slices.Contains(editable[:i], name):
 			return nil, fmt.Errorf("editable[%d] names %q twice", i, excerpt.Bytes(name, 64, "..."))
 		case slices.Contains(catalog.EffectTargets(toolName), name):
@@ -111,13 +116,14 @@ func absent(raw json.RawMessage) bool {
 }
 
 // CheckAnswer checks the answer given with verdict v on review r
-// (docs/reviews.md, "The question") and returns its compact JSON (nil for
-// none). Refused, with an error whose text names the rule, the schema
+// (docs/reviews.md, "The question") and returns its RFC 8785 form (nil
+// for none), which the review records and its decision JSON carries. Refused, with an error whose text names the rule, the schema
 // keyword and the answer's JSON Pointer but never a value: an answer to a
 // review that asks nothing, an answer given with a rejection, an approval
 // of a review with Ask but no answer, an answer that is not JSON or is
-// over tool.MaxAnswerBytes as compact JSON (the decision JSON carries it
-// into the execution's state), and one that fails r.Ask.
+// over tool.MaxAnswerBytes as compact JSON or in its RFC 8785 form (the
+// decision JSON carries it into the execution's state), and one that
+// fails r.Ask.
 func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage, error) {
 	switch {
 	case absent(answer) && v == Approve && len(r.Ask) > 0:
@@ -136,8 +142,13 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 	if b.Len() > tool.MaxAnswerBytes {
 		return nil, fmt.Errorf("the answer is %d bytes as compact JSON, over %d", b.Len(), tool.MaxAnswerBytes)
 	}
-	if _, _, err := tool.InputDigest(b.Bytes()); err != nil {
+	canonical, _, err := tool.InputDigest(b.Bytes())
+	if err != nil {
 		return nil, fmt.Errorf("the answer: %s", canonicalProblem(err))
+	}
+	if len(canonical) > tool.MaxAnswerBytes {
+		// Recorded in its RFC 8785 form, which writes 1e20 in 21 characters.
+		return nil, fmt.Errorf("the answer is %d bytes in its RFC 8785 form, over %d", len(canonical), tool.MaxAnswerBytes)
 	}
 	s, err := schema.Compile(r.Ask)
 	if err != nil {
@@ -151,7 +162,12 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 		return nil, fmt.Errorf("the answer does not match the review's question: %s",
 			strings.Join(schema.RedactedLines(schema.Problems(err, nil), "answer", maxAnswerProblems), "; "))
 	}
-	return b.Bytes(), nil
+	// The RFC 8785 form: a number in at most 25 characters however it was
+	// written, each member once. The resolver bounds the answer in the
+	// run's state by the question's schema (numbers at
+	// inputrecord.NumberBytes, each property once), which the text as
+	// sent need not keep ("1.000…0", a member repeated).
+	return canonical, nil
 }
 
 // CheckEdits checks the edits given with verdict v on review r

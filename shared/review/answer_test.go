@@ -53,6 +53,8 @@ func TestDecodeTaskRefusesBadQuestionsEditsAndNotices(t *testing.T) {
 		"editable to of send-email": {edit(`"step":"approve",`, `"step":"approve","editable":["text","to"],`), `editable[1] names send-email's "to", which decides where`},
 		"editable twice":            {edit(`"step":"approve",`, `"step":"approve","editable":["text","text"],`), `names "text" twice`},
 		"editable empty name":       {edit(`"step":"approve",`, `"step":"approve","editable":[""],`), `editable[0]`},
+		"editable line break":       {edit(`"step":"approve",`, `"step":"approve","editable":["text","a\nreviewers"],`), `editable[1] holds a control or invisible character`},
+		"editable escape":           {edit(`"step":"approve",`, `"step":"approve","editable":["a\u001b[2K"],`), `editable[0] holds a control or invisible character`},
 		"too many notify":           {edit(`"step":"approve",`, `"step":"approve","notify":[`+strings.Join(many, ",")+`],`), `notify lists 51 addresses, over 50`},
 		"bad notify address":        {edit(`"step":"approve",`, `"step":"approve","notify":["not an address"],`), `notify[0] is not an addr-spec`},
 	} {
@@ -260,4 +262,45 @@ func FuzzCheckEdits(f *testing.F) {
 			t.Fatalf("the merged input %s lost its recipients", merged)
 		}
 	})
+}
+
+// An answer is recorded, and carried in the decision JSON, in its RFC 8785
+// form: the resolver bounds a number in the run's state at
+// inputrecord.NumberBytes and an object at its properties once each, so a
+// number written with many digits (an exact double, which the canonical
+// check lets through) or a member repeated must not reach the state as
+// written.
+func TestAnAnswerIsRecordedInItsCanonicalForm(t *testing.T) {
+	two1000 := "10715086071862673209484250490600018105614048117055336074437503883703510511249361224931983788156958581275946729175531468251871452856923140435984577574698574803934567774824230985421074605062371141877954182153046474983581941267398767559165543946077062914571196477686542167660429831652624386837205668069376"
+	for name, c := range map[string]struct{ ask, answer, want string }{
+		"2^1000 written out": {`{"type":"integer"}`, two1000, `1.0715086071862673e+301`},
+		"one with zeros":     {`{"type":"number"}`, "1." + strings.Repeat("0", 5000), `1`},
+		"repeated member": {`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"boolean"}}}`,
+			`{"a":true` + strings.Repeat(`,"a":true`, 500) + `}`, `{"a":true}`},
+	} {
+		r := &Review{ID: "rv_x", Ask: json.RawMessage(c.ask)}
+		got, err := CheckAnswer(r, Approve, json.RawMessage(c.answer))
+		if err != nil {
+			// Refusing it holds the bound too.
+			continue
+		}
+		if string(got) != c.want {
+			t.Errorf("%s: recorded %d bytes (%.40s...), want %s", name, len(got), got, c.want)
+		}
+	}
+}
+
+// The bound holds for the answer as recorded: "1e20" is 4 bytes as sent
+// and 21 in its RFC 8785 form, so an answer within tool.MaxAnswerBytes as
+// sent may pass it as recorded.
+func TestAnAnswerOverTheBoundInItsCanonicalFormIsRefused(t *testing.T) {
+	r := &Review{ID: "rv_x", Ask: json.RawMessage(`{"type":"array","maxItems":100000,"items":{"type":"number"}}`)}
+	answer := "[" + strings.Repeat("1e20,", 12000) + "1e20]"
+	if len(answer) > tool.MaxAnswerBytes {
+		t.Fatalf("the answer is %d bytes as sent", len(answer))
+	}
+	got, err := CheckAnswer(r, Approve, json.RawMessage(answer))
+	if err == nil || !strings.Contains(err.Error(), "over") {
+		t.Fatalf("recorded %d bytes, err %v", len(got), err)
+	}
 }
