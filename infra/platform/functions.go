@@ -605,6 +605,8 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		if len(p.ReviewNotices) > 0 {
 			env[functionconfig.EnvReviewNotices] = jsii.String(jsonList(p.ReviewNotices))
 			env[functionconfig.EnvNoticeSender] = jsii.String(p.Sender.Address)
+			// The identity the notices' statement names, as send-email's.
+			env[functionconfig.EnvSenderIdentityARN] = senderIdentityARN
 		}
 	case fnLambdaTool:
 		// The placeholders' parameters, /toolgate/<stage>/tool-function/...

@@ -419,6 +419,7 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key",
 		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",
 		"TOOLGATE_REVIEW_NOTICES":       `["Ops@Example.com","@reviewers.example.org"]`, "TOOLGATE_NOTICE_SENDER": "noreply@mail.example.org",
+		"TOOLGATE_SENDER_IDENTITY_ARN": "arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/example.org",
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_STAGE": "test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",

@@ -34,6 +34,10 @@ type ReviewNotices struct {
 	// A-label), the form the ses:FromAddress IAM condition equals; "" when
 	// Allow is empty.
 	Sender string
+	// IdentityARN, when not empty, is the SES identity that authorises
+	// Sender (FromEmailAddressIdentityArn), as send-email's: the
+	// platform's toolgate:senderIdentityArn, or the identity it creates.
+	IdentityARN string
 }
 
 // On reports whether notices may be sent at all: an allow-list with an
@@ -66,8 +70,10 @@ func ParseReviewNotices(entries []string, sender string) (ReviewNotices, error) 
 }
 
 // ReviewNoticesFromEnv reads EnvReviewNotices (a JSON list of strings;
-// unset, "" or [] sends no notice) and EnvNoticeSender through getenv
-// (ParseReviewNotices).
+// unset, "" or [] sends no notice), EnvNoticeSender (ParseReviewNotices)
+// and, optional, EnvSenderIdentityARN, the SES identity that authorises
+// the sender, checked as send-email checks it (an SES identity ARN naming
+// the sender, its domain or a parent domain) through getenv.
 func ReviewNoticesFromEnv(getenv func(string) string) (ReviewNotices, error) {
 	v := strings.TrimSpace(getenv(EnvReviewNotices))
 	if v == "" {
@@ -80,6 +86,13 @@ func ReviewNoticesFromEnv(getenv func(string) string) (ReviewNotices, error) {
 	n, err := ParseReviewNotices(entries, getenv(EnvNoticeSender))
 	if err != nil {
 		return ReviewNotices{}, fmt.Errorf("%s: %w", EnvReviewNotices, err)
+	}
+	if arn := strings.TrimSpace(getenv(EnvSenderIdentityARN)); arn != "" && n.On() {
+		from, _ := recipient.Parse(n.Sender) // ParseReviewNotices parsed it
+		if err := checkIdentityARN(arn, from); err != nil {
+			return ReviewNotices{}, fmt.Errorf("%s %q: %v", EnvSenderIdentityARN, arn, err)
+		}
+		n.IdentityARN = arn
 	}
 	return n, nil
 }

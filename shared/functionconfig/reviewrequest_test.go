@@ -89,3 +89,29 @@ func TestReviewRequestReadsTheReviewNotices(t *testing.T) {
 		})
 	}
 }
+
+// Notices are sent as send-email sends, under the SES identity that
+// authorises the sender when the platform names one (sending
+// authorisation, a sender of another account's identity): one that does
+// not cover the sender stops the function at cold start.
+func TestReviewRequestReadsTheNoticeSendersIdentity(t *testing.T) {
+	base := map[string]string{functionconfig.EnvReviewNotices: `["ops@example.com"]`, functionconfig.EnvNoticeSender: "toolgate@example.com"}
+	with := func(arn string) map[string]string {
+		m := map[string]string{functionconfig.EnvSenderIdentityARN: arn}
+		for k, v := range base {
+			m[k] = v
+		}
+		return m
+	}
+	const arn = "arn:aws:ses:us-east-1:210987654321:identity/example.com"
+	cfg, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(with(arn)))
+	if err != nil || cfg.Notices.IdentityARN != arn {
+		t.Fatalf("notices %+v, %v; want the identity %s", cfg.Notices, err, arn)
+	}
+	if cfg, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(base)); err != nil || cfg.Notices.IdentityARN != "" {
+		t.Fatalf("without an identity: %+v, %v", cfg.Notices, err)
+	}
+	if _, err := functionconfig.ReviewRequestFromEnv(reviewRequestEnv(with("arn:aws:ses:us-east-1:210987654321:identity/other.example"))); err == nil || !strings.Contains(err.Error(), functionconfig.EnvSenderIdentityARN) {
+		t.Fatalf("an identity of another domain: %v; want an error naming %s", err, functionconfig.EnvSenderIdentityARN)
+	}
+}

@@ -80,14 +80,20 @@ func (h *Handler) notice(ctx context.Context, r *review.Review, notify []string)
 	}
 	n := review.NoticeOf(r, h.stage)
 	sctx, cancel := context.WithTimeout(ctx, NoticeTimeout)
-	out, err := h.ses.SendEmail(sctx, &sesv2.SendEmailInput{
+	in := &sesv2.SendEmailInput{
 		FromEmailAddress: aws.String(h.notices.Sender),
 		Destination:      &types.Destination{ToAddresses: kept},
 		Content: &types.EmailContent{Simple: &types.Message{
 			Subject: &types.Content{Data: aws.String(n.Subject()), Charset: aws.String("UTF-8")},
 			Body:    &types.Body{Text: &types.Content{Data: aws.String(n.Text()), Charset: aws.String("UTF-8")}},
 		}},
-	}, oneAttempt)
+	}
+	if h.notices.IdentityARN != "" {
+		// Sending authorisation, as send-email sends (docs/reviews.md,
+		// "Review notices").
+		in.FromEmailAddressIdentityArn = aws.String(h.notices.IdentityARN)
+	}
+	out, err := h.ses.SendEmail(sctx, in, oneAttempt)
 	timedOut := sctx.Err() != nil
 	cancel()
 	id, code := "", ""

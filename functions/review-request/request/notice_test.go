@@ -2,6 +2,7 @@ package request_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -95,5 +96,46 @@ func TestANoticeSESRefusesOrDoesNotAnswerIsRecordedFailed(t *testing.T) {
 				t.Errorf("notice %s %q, want FAILED %q", status, code, c.code)
 			}
 		})
+	}
+}
+
+// With the platform's sender authorised by an SES identity (sending
+// authorisation), a notice names that identity as send-email does
+// (FromEmailAddressIdentityArn), and without one it names none. SES's
+// side is an httptest server that records the request and answers a
+// message id, the test's own stand-in as above: the SES emulator ignores
+// the member.
+func TestANoticeNamesTheSendersIdentityWhenThePlatformHasOne(t *testing.T) {
+	_, db, tableName := localtest.SharedTable(t, "notices")
+	bodies := make(chan map[string]any, 2)
+	ses := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			t.Errorf("SendEmail body: %v", err)
+		}
+		bodies <- in
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"MessageId":"m-1"}`))
+	}))
+	defer ses.Close()
+	const arn = "arn:aws:ses:us-east-1:210987654321:identity/example.com"
+	for _, identity := range []string{arn, ""} {
+		notices, err := functionconfig.ParseReviewNotices([]string{"@reviewers.example.com"}, "toolgate@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		notices.IdentityARN = identity
+		h := request.NewHandler(request.Config{Lane: lane.SFN, Stage: "dev", Notices: notices},
+			request.Deps{Store: dynamo.NewStore(db, tableName), SES: sesAt(ses.URL)})
+		r := &review.Review{ID: review.NewID(), RunID: "arn:aws:states:us-east-1:000000000000:execution:toolgate-dev_digest:run-1", Step: "approve",
+			Of: "send", Tool: "send-email", ExpiresAt: time.Now().Add(time.Hour)}
+		h.Notice(context.Background(), r, []string{"ann@reviewers.example.com"})
+		in := <-bodies
+		if got, _ := in["FromEmailAddressIdentityArn"].(string); got != identity {
+			t.Errorf("identity %q: SendEmail named %q", identity, got)
+		}
+		if status, _ := noticeStatus(t, db, tableName, r.ID); status != dynamo.NoticeSent {
+			t.Errorf("identity %q: notice %s, want SENT", identity, status)
+		}
 	}
 }
