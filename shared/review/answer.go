@@ -150,7 +150,10 @@ func CheckAnswer(r *Review, v Verdict, answer json.RawMessage) (json.RawMessage,
 		// Recorded in its RFC 8785 form, which writes 1e20 in 21 characters.
 		return nil, fmt.Errorf("the answer is %d bytes in its RFC 8785 form, over %d", len(canonical), tool.MaxAnswerBytes)
 	}
-	s, err := schema.Compile(r.Ask)
+	// Uncached: every review may ask its own question, and a decision is
+	// rare, so keeping each compiled schema for the container's life
+	// would only grow its memory.
+	s, err := schema.CompileUncached(r.Ask)
 	if err != nil {
 		return nil, fmt.Errorf("review %s's question does not compile", r.ID)
 	}
