@@ -478,22 +478,12 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 
 	// Every function's output: each process's tail, which must reach back
 	// to this test's first run in mcp-call's and http's.
-	var logs bytes.Buffer
-	for _, p := range e.st.Processes() {
-		fmt.Fprintf(&logs, "== %s stdout\n%s\n== %s stderr\n%s\n", p.Name, p.Stdout(), p.Name, p.Stderr())
-	}
 	for _, fn := range []string{"mcp-call", "http"} {
-		var own strings.Builder
-		for _, p := range e.st.Processes() {
-			if p.Name == "rie:"+fn || strings.HasPrefix(p.Name, "rie:"+fn+":") {
-				own.WriteString(p.Stdout() + p.Stderr())
-			}
-		}
-		if !strings.Contains(own.String(), runIDs[0]) {
-			t.Fatalf("%s's logs do not reach back to the first run %s:\n%.2000s", fn, runIDs[0], own.String())
+		if _, own := functionLogs(e.st, fn); !strings.Contains(own, runIDs[0]) {
+			t.Fatalf("%s's logs do not reach back to the first run %s:\n%.2000s", fn, runIDs[0], own)
 		}
 	}
-	places["the functions' logs"] = logs.String()
+	places["the functions' logs"], _ = functionLogs(e.st, "")
 
 	// Every execution's history, whole.
 	var history bytes.Buffer
@@ -556,4 +546,20 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 			t.Errorf("%s hold %s", where, got)
 		}
 	}
+}
+
+// functionLogs is every process's output on the stack (each one's
+// stdout and stderr under its name), the place a canary test searches
+// for what must never be logged, and fn's own output: every instance of
+// function fn under the RIE ("rie:<fn>" and "rie:<fn>:<lane>"), which the
+// test checks names its runs, so that the logs searched are this test's.
+func functionLogs(st *stack.Stack, fn string) (all, own string) {
+	var logs, mine strings.Builder
+	for _, p := range st.Processes() {
+		fmt.Fprintf(&logs, "== %s stdout\n%s\n== %s stderr\n%s\n", p.Name, p.Stdout(), p.Name, p.Stderr())
+		if p.Name == "rie:"+fn || strings.HasPrefix(p.Name, "rie:"+fn+":") {
+			mine.WriteString(p.Stdout() + p.Stderr())
+		}
+	}
+	return logs.String(), mine.String()
 }

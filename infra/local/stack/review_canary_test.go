@@ -151,22 +151,12 @@ func TestCanaryAnswersAndEditsAreNeverRecorded(t *testing.T) {
 	}
 	places["the ledger table's items"] = table.String()
 
-	var logs bytes.Buffer
-	for _, p := range e.st.Processes() {
-		fmt.Fprintf(&logs, "== %s stdout\n%s\n== %s stderr\n%s\n", p.Name, p.Stdout(), p.Name, p.Stderr())
-	}
 	for _, fn := range []string{"review-decision", "send-email"} {
-		var own strings.Builder
-		for _, p := range e.st.Processes() {
-			if p.Name == "rie:"+fn || strings.HasPrefix(p.Name, "rie:"+fn+":") {
-				own.WriteString(p.Stdout() + p.Stderr())
-			}
-		}
-		if !strings.Contains(own.String(), id) && !strings.Contains(own.String(), run) {
-			t.Fatalf("%s's logs name neither the review %s nor the run %s:\n%.2000s", fn, id, run, own.String())
+		if _, own := functionLogs(e.st, fn); !strings.Contains(own, id) && !strings.Contains(own, run) {
+			t.Fatalf("%s's logs name neither the review %s nor the run %s:\n%.2000s", fn, id, run, own)
 		}
 	}
-	places["the functions' logs"] = logs.String()
+	places["the functions' logs"], _ = functionLogs(e.st, "")
 
 	var spans bytes.Buffer
 	for _, s := range e.st.Traces.Spans() {
