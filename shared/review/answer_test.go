@@ -73,11 +73,13 @@ func TestSameRequestComparesTheQuestionAndTheEditableMembers(t *testing.T) {
 		t.Fatal("SameRequest ignores editable")
 	}
 	// Names are compared one by one, never joined: "subject\ntext" is
-	// one name, not two.
+	// one name, not two. DecodeTask refuses such a name, so the review
+	// that holds it is made by hand: SameRequest must not rely on that.
 	d, _ := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`, `"step":"approve","editable":["subject","text"],`, 1)))
-	e, err := DecodeTask([]byte(strings.Replace(goodTask, `"step":"approve",`, `"step":"approve","editable":["subject\ntext"],`, 1)))
-	if err != nil || d.SameRequest(e) {
-		t.Fatalf("editable [subject text] and [\"subject\\ntext\"] ask the same: %v", err)
+	e := *d
+	e.Editable = []string{"subject\ntext"}
+	if d.SameRequest(&e) {
+		t.Fatal(`editable [subject text] and ["subject\ntext"] ask the same`)
 	}
 }
 
