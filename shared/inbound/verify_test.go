@@ -261,7 +261,9 @@ func TestHeadersMissingDuplicatedOrMalformedAreRefused(t *testing.T) {
 		{inbound.StandardWebhooks, "webhook-id with a space", set("webhook-id", "msg 1"), inbound.ErrBadSignature},
 		{inbound.Stripe, "no Stripe-Signature", del("Stripe-Signature"), inbound.ErrMissingHeader},
 		{inbound.Stripe, "Stripe-Signature twice", dup("Stripe-Signature"), inbound.ErrMalformedHeader},
-		{inbound.Stripe, "two headers joined by a comma", func(h http.Header) { h.Set("Stripe-Signature", h.Get("Stripe-Signature")+","+h.Get("Stripe-Signature")) }, inbound.ErrMalformedHeader},
+		{inbound.Stripe, "two headers joined by a comma", func(h http.Header) {
+			h.Set("Stripe-Signature", h.Get("Stripe-Signature")+","+h.Get("Stripe-Signature"))
+		}, inbound.ErrMalformedHeader},
 		{inbound.Stripe, "no t", set("Stripe-Signature", "v1="+strings.Repeat("ab", 32)), inbound.ErrMalformedHeader},
 		{inbound.Stripe, "t not a number", set("Stripe-Signature", "t=soon,v1="+strings.Repeat("ab", 32)), inbound.ErrMalformedHeader},
 		{inbound.Stripe, "an item without =", set("Stripe-Signature", "t=1700000000,v1"), inbound.ErrMalformedHeader},
