@@ -83,6 +83,7 @@ FUZZ_TARGETS := \
 	./shared/credential/:FuzzParseScope \
 	./shared/webhook/:FuzzParsePatterns ./shared/webhook/:FuzzParseSchedule ./shared/webhook/:FuzzParseSecret ./shared/webhook/:FuzzEndpointRulesCheck ./shared/webhook/:FuzzParseOwnHost \
 	./shared/webhook/:FuzzRunOf \
+	./shared/inbound/:FuzzParseStandardSignature ./shared/inbound/:FuzzParseStripeSignature ./shared/inbound/:FuzzParseGitHubSignature ./shared/inbound/:FuzzVerify \
 	./shared/webhookapi/:FuzzStatusChange
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way, as ratios from one run:
