@@ -47,7 +47,8 @@ func ParseStandardSignature(v string) ([]string, error) {
 }
 
 // verifyStandard follows the Standard Webhooks specification. The form of
-// the headers and the timestamp are checked here, with the injected clock;
+// the headers (an id without a full stop, whole-second timestamp, v1
+// entries) and the timestamp are checked here, with the injected clock;
 // the signature is then matched by the specification's Go library
 // (VerifyIgnoringTimestamp), once per secret: its Verify reads time.Now
 // and takes one secret, so it cannot serve rotation or tests.
@@ -71,6 +72,12 @@ func verifyStandard(secrets []string, header http.Header, body []byte, now time.
 	sigv, err := single(header, HeaderWebhookSignature)
 	if err != nil {
 		return Event{}, err
+	}
+	if strings.Contains(id, ".") {
+		// The signed content is "<id>.<timestamp>.<body>": an id holding a
+		// full stop would let a signature over one body pass for a shorter
+		// body under another id (the specification, "Signature scheme").
+		return Event{}, fmt.Errorf("%w: webhook-id holds a full stop", ErrMalformedHeader)
 	}
 	ts, ok := parseUnix(tsv)
 	if !ok {

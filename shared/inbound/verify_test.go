@@ -259,6 +259,7 @@ func TestHeadersMissingDuplicatedOrMalformedAreRefused(t *testing.T) {
 		{inbound.StandardWebhooks, "signatures joined by a comma", set("webhook-signature", "v1,AAAA,v1,BBBB"), inbound.ErrMalformedHeader},
 		{inbound.StandardWebhooks, "two spaces", set("webhook-signature", "v1,AAAA  v1,BBBB"), inbound.ErrMalformedHeader},
 		{inbound.StandardWebhooks, "webhook-id with a space", set("webhook-id", "msg 1"), inbound.ErrBadSignature},
+		{inbound.StandardWebhooks, "webhook-id with a full stop", set("webhook-id", "msg_1.1700000000"), inbound.ErrMalformedHeader},
 		{inbound.Stripe, "no Stripe-Signature", del("Stripe-Signature"), inbound.ErrMissingHeader},
 		{inbound.Stripe, "Stripe-Signature twice", dup("Stripe-Signature"), inbound.ErrMalformedHeader},
 		{inbound.Stripe, "two headers joined by a comma", func(h http.Header) {
