@@ -1,8 +1,6 @@
 package platform
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -121,50 +119,8 @@ func TestReviewNoticesRefusals(t *testing.T) {
 
 // TestNoticeConditionBudget: the rest of review-request's policy, at its
 // longest once deployed, leaves maxNoticeConditionChars of IAM's limit on
-// a role's inline policies; a list that fills the budget synthesizes one
-// inline policy under the limit, and one entry more is refused by the
-// configuration's check, naming reviewNotices, the size and the limit.
+// a role's inline policies (conditionBudget.check).
 func TestNoticeConditionBudget(t *testing.T) {
-	const sender, identity = "noreply@mail.example.org", "example.org"
-	doc := clone(rolePolicy(t, platformJSON, "ReviewRequestFunction"))
-	for _, s := range statements(doc) {
-		if s["Sid"] == "SendReviewNoticesAsTheSenderOnly" {
-			delete(s["Condition"].(tmpl), "ForAllValues:StringLike")
-		}
-	}
-	rest := deployedChars(doc, sender, identity)
-	t.Logf("review-request's policy without the notices' recipients: at most %d characters deployed; the recipients may take %d of %d", rest, maxNoticeConditionChars, rolePolicyChars)
-	if rest+maxNoticeConditionChars > rolePolicyChars {
-		t.Fatalf("review-request's policy takes up to %d characters without the notices' recipients: with a full condition (%d) it would pass IAM's %d",
-			rest, maxNoticeConditionChars, rolePolicyChars)
-	}
-	var allow []string
-	for i := 0; ; i++ {
-		next := append(allow, fmt.Sprintf("@d%04d.example.com", i))
-		if recipientConditionChars(patternsOf(t, next)) > maxNoticeConditionChars {
-			break
-		}
-		allow = next
-	}
-	cfg := testConfig()
-	cfg.ReviewNotices = allow
-	if err := cfg.check(); err != nil {
-		t.Fatalf("%d entries within the budget: %v", len(allow), err)
-	}
-	_, pj := synthPlatform(t, cfg)
-	if n := len(resources(pj, "AWS::IAM::ManagedPolicy")); n != wantPlatformCounts["AWS::IAM::ManagedPolicy"] {
-		t.Errorf("%d managed policies: the CDK moved statements out of a role's inline policy", n)
-	}
-	if got := deployedChars(rolePolicy(t, pj, "ReviewRequestFunction"), sender, identity); got > rolePolicyChars {
-		t.Errorf("with %d entries review-request's policy takes up to %d characters, over %d", len(allow), got, rolePolicyChars)
-	}
-	cfg = testConfig()
-	cfg.ReviewNotices = append(allow, "@one-more.example.com")
-	err := cfg.check()
-	n := recipientConditionChars(patternsOf(t, cfg.ReviewNotices))
-	want := regexp.MustCompile(fmt.Sprintf(`reviewNotices: %d entries .* about %d characters, over the %d .* IAM's %d-character limit`,
-		len(cfg.ReviewNotices), n, maxNoticeConditionChars, rolePolicyChars))
-	if err == nil || !want.MatchString(err.Error()) {
-		t.Fatalf("one entry over the budget: error %v, want one matching %s", err, want)
-	}
+	conditionBudget{fn: "ReviewRequestFunction", sid: "SendReviewNoticesAsTheSenderOnly", key: "reviewNotices", max: maxNoticeConditionChars,
+		set: func(c *Config, l []string) { c.ReviewNotices = l }}.check(t)
 }

@@ -112,56 +112,57 @@ func deployedChars(doc any, sender, identity string) int {
 		strings.Count(string(b), identity)*(longestIdentity-len(identity))
 }
 
-// sendEmailPolicy is the policy document of send-email's role.
-func sendEmailPolicy(t *testing.T, pj tmpl) tmpl {
-	t.Helper()
-	role := symbol(roleOf(pj, "SendEmailFunction"))
-	var docs []tmpl
-	for _, p := range resources(pj, "AWS::IAM::Policy") {
-		for _, r := range props(p)["Roles"].([]any) {
-			if text(r) == "${"+role+"}" {
-				docs = append(docs, props(p)["PolicyDocument"].(tmpl))
-			}
-		}
-	}
-	if len(docs) != 1 {
-		t.Fatalf("send-email's role has %d policies, want 1", len(docs))
-	}
-	return docs[0]
-}
-
 // TestRecipientConditionBudget: the rest of send-email's policy, at its
 // longest once deployed, leaves maxRecipientConditionChars of IAM's limit
-// on a role's inline policies; a list that fills the budget synthesizes
+// on a role's inline policies (conditionBudget.check).
+func TestRecipientConditionBudget(t *testing.T) {
+	conditionBudget{fn: "SendEmailFunction", sid: "SendAsTheSenderOnly", key: "recipientAllow", max: maxRecipientConditionChars,
+		set: func(c *Config, l []string) { c.RecipientAllow = l }}.check(t)
+}
+
+// conditionBudget is a role's ses:Recipients condition built from an
+// allow-list of platform configuration: function fn's role, its
+// statement sid, the configuration key and field (set), and the
+// characters the condition may take of IAM's limit on a role's inline
+// policies.
+type conditionBudget struct {
+	fn, sid, key string
+	max          int
+	set          func(*Config, []string)
+}
+
+// check: the rest of the role's policy, at its longest once deployed,
+// leaves b.max of IAM's limit; a list that fills the budget synthesizes
 // one inline policy under the limit (the CDK moves nothing to a managed
 // policy), and one entry more is refused by the configuration's check,
-// naming recipientAllow, the size and the limit.
-func TestRecipientConditionBudget(t *testing.T) {
+// naming the key, the size and the limit.
+func (b conditionBudget) check(t *testing.T) {
+	t.Helper()
 	const sender, identity = "noreply@mail.example.org", "example.org"
-	doc := clone(sendEmailPolicy(t, platformJSON))
+	doc := clone(rolePolicy(t, platformJSON, b.fn))
 	for _, s := range statements(doc) {
-		if s["Sid"] == "SendAsTheSenderOnly" {
+		if s["Sid"] == b.sid {
 			delete(s["Condition"].(tmpl), "ForAllValues:StringLike")
 		}
 	}
 	rest := deployedChars(doc, sender, identity)
-	t.Logf("send-email's policy without the recipients: at most %d characters deployed; the recipients may take %d of %d", rest, maxRecipientConditionChars, rolePolicyChars)
-	if rest+maxRecipientConditionChars > rolePolicyChars {
-		t.Fatalf("send-email's policy takes up to %d characters without its recipients: with a full recipients condition (%d) it would pass IAM's %d",
-			rest, maxRecipientConditionChars, rolePolicyChars)
+	t.Logf("%s's policy without the recipients: at most %d characters deployed; the recipients may take %d of %d", b.fn, rest, b.max, rolePolicyChars)
+	if rest+b.max > rolePolicyChars {
+		t.Fatalf("%s's policy takes up to %d characters without its recipients: with a full recipients condition (%d) it would pass IAM's %d",
+			b.fn, rest, b.max, rolePolicyChars)
 	}
 
 	// The longest allow-list within the budget, of domain entries.
 	var allow []string
 	for i := 0; ; i++ {
 		next := append(allow, fmt.Sprintf("@d%04d.example.com", i))
-		if recipientConditionChars(patternsOf(t, next)) > maxRecipientConditionChars {
+		if recipientConditionChars(patternsOf(t, next)) > b.max {
 			break
 		}
 		allow = next
 	}
 	cfg := testConfig()
-	cfg.RecipientAllow = allow
+	b.set(&cfg, allow)
 	if err := cfg.check(); err != nil {
 		t.Fatalf("%d entries within the budget: %v", len(allow), err)
 	}
@@ -169,19 +170,19 @@ func TestRecipientConditionBudget(t *testing.T) {
 	if n := len(resources(pj, "AWS::IAM::ManagedPolicy")); n != wantPlatformCounts["AWS::IAM::ManagedPolicy"] {
 		t.Errorf("%d managed policies: the CDK moved statements out of a role's inline policy", n)
 	}
-	full := sendEmailPolicy(t, pj)
-	if got := deployedChars(full, sender, identity); got > rolePolicyChars {
-		t.Errorf("with %d entries send-email's policy takes up to %d characters, over %d", len(allow), got, rolePolicyChars)
+	if got := deployedChars(rolePolicy(t, pj, b.fn), sender, identity); got > rolePolicyChars {
+		t.Errorf("with %d entries %s's policy takes up to %d characters, over %d", len(allow), b.fn, got, rolePolicyChars)
 	} else {
-		t.Logf("%d domain entries: send-email's policy takes up to %d characters deployed", len(allow), got)
+		t.Logf("%d domain entries: %s's policy takes up to %d characters deployed", len(allow), b.fn, got)
 	}
 
 	cfg = testConfig()
-	cfg.RecipientAllow = append(allow, "@one-more.example.com")
+	over := append(allow, "@one-more.example.com")
+	b.set(&cfg, over)
 	err := cfg.check()
-	n := recipientConditionChars(patternsOf(t, cfg.RecipientAllow))
-	want := regexp.MustCompile(fmt.Sprintf(`recipientAllow: %d entries .* about %d characters, over the %d .* IAM's %d-character limit`,
-		len(cfg.RecipientAllow), n, maxRecipientConditionChars, rolePolicyChars))
+	n := recipientConditionChars(patternsOf(t, over))
+	want := regexp.MustCompile(fmt.Sprintf(`%s: %d entries .* about %d characters, over the %d .* IAM's %d-character limit`,
+		b.key, len(over), n, b.max, rolePolicyChars))
 	if err == nil || !want.MatchString(err.Error()) {
 		t.Fatalf("one entry over the budget: error %v, want one matching %s", err, want)
 	}
