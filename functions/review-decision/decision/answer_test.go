@@ -15,13 +15,16 @@ import (
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
-// withToolsets is s with send-email's toolset registered in its table and
-// the service reading it (Deps.Toolsets), as review-decision's main wires
+// withToolsets is s with a catalog toolset of tools (send-email when
+// none is named) registered in its table and the service reading it (Deps.Toolsets), as review-decision's main wires
 // it; it returns the toolset's id.
-func (s *stack) withToolsets(t *testing.T) string {
+func (s *stack) withToolsets(t *testing.T, tools ...string) string {
 	t.Helper()
+	if len(tools) == 0 {
+		tools = []string{"send-email"}
+	}
 	l := ledger.New(s.db, s.table)
-	ts, err := toolset.FromCatalog(catalog.Default(), []string{"send-email"}, nil, nil)
+	ts, err := toolset.FromCatalog(catalog.Default(), tools, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,18 +181,9 @@ func TestEditsThatAreNotAllowedAreRefused(t *testing.T) {
 func TestEditsOfAToolThatRunsWithoutAnApprovalAreRefused(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	l := ledger.New(s.db, s.table)
-	ts, err := toolset.FromCatalog(catalog.Default(), []string{"structured-data-fetch"}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.RegisterToolset(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
-	s.deps.Toolsets = l
-	s.svc = decision.NewService(s.deps)
+	tsID := s.withToolsets(t, "structured-data-fetch")
 	r := s.pending(t, func(p *review.Params) {
-		p.Of, p.Tool, p.ToolsetID, p.Editable = "fetch", "structured-data-fetch", ts.ID, []string{"select"}
+		p.Of, p.Tool, p.ToolsetID, p.Editable = "fetch", "structured-data-fetch", tsID, []string{"select"}
 		p.Input = json.RawMessage(`{"url":"https://data.example.com/x.json","select":"/a"}`)
 	})
 	if _, err := s.decideWith(t, "alice", r.ID, review.Approve, "", `{"select":"/b"}`, nil); codeOf(err) != review.CodeInvalid || !strings.Contains(err.Error(), "runs without an approval") {
@@ -226,19 +220,10 @@ func TestEditsTheReviewItemCannotHoldAreRefused(t *testing.T) {
 func TestEditsOfAnHTTPReadAreRefused(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	l := ledger.New(s.db, s.table)
-	ts, err := toolset.FromCatalog(catalog.Default(), []string{"http"}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.RegisterToolset(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
-	s.deps.Toolsets = l
-	s.svc = decision.NewService(s.deps)
+	tsID := s.withToolsets(t, "http")
 	for method, want := range map[string]review.Code{"GET": review.CodeInvalid, "HEAD": review.CodeInvalid, "POST": ""} {
 		r := s.pending(t, func(p *review.Params) {
-			p.Of, p.Tool, p.ToolsetID, p.Editable = "call", "http", ts.ID, []string{"select"}
+			p.Of, p.Tool, p.ToolsetID, p.Editable = "call", "http", tsID, []string{"select"}
 			p.Input = json.RawMessage(`{"method":"` + method + `","url":"https://api.example.com/x","select":"/a"}`)
 		})
 		_, err := s.decideWith(t, "alice", r.ID, review.Approve, "", `{"select":"/b"}`, nil)
