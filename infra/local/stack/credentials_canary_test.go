@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dynamodbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
@@ -422,47 +423,40 @@ func TestCanaryCredentialsAreNeverRecorded(t *testing.T) {
 	// which is opened here through local-kms to prove each canary is there.
 	var table bytes.Buffer
 	opened := map[string]string{}
-	scan := dynamodb.NewScanPaginator(local.DynamoDB(e.st.Dynamo.Endpoint()), &dynamodb.ScanInput{TableName: aws.String(stack.Table)})
-	for scan.HasMorePages() {
-		page, err := scan.NextPage(t.Context())
-		if err != nil {
+	for _, raw := range tableItems(t, e.st) {
+		var it map[string]any
+		if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
 			t.Fatal(err)
 		}
-		for _, raw := range page.Items {
-			var it map[string]any
-			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := json.Marshal(it)
-			table.Write(append(b, '\n'))
-			var ci struct {
-				PK         string `dynamodbav:"pk"`
-				SK         string `dynamodbav:"sk"`
-				CT         []byte `dynamodbav:"ct"`
-				Nonce      []byte `dynamodbav:"nonce"`
-				EDK        []byte `dynamodbav:"edk"`
-				KeyID      string `dynamodbav:"key_id"`
-				SetBy      string `dynamodbav:"set_by"`
-				Executions string `dynamodbav:"execution_arn"`
-			}
-			if err := attributevalue.UnmarshalMap(raw, &ci); err != nil || ci.PK != "CRED#"+name || !strings.Contains(ci.SK, "#SCOPE#") {
-				continue
-			}
-			parts := strings.SplitN(ci.SK, "#", 4)
-			// The toolset's auth of each target, which the ciphertext is
-			// bound to beside the encryption context.
-			auth := toolset.Auth{Header: "Authorization", Scheme: "Bearer"}
-			if parts[0] != "crm" {
-				auth.OriginScheme = "http"
-			}
-			target := credential.Target{ToolsetName: name, Name: parts[0], Origin: parts[1], Auth: auth}
-			secret, err := vault.Open(t.Context(), e.st.KMS.Client(), target, credential.Scope(parts[3]),
-				vault.Sealed{Ciphertext: ci.CT, Nonce: ci.Nonce, EncryptedKey: ci.EDK, KeyID: ci.KeyID})
-			if err != nil {
-				t.Fatalf("the credential item %s does not open: %v", ci.SK, err)
-			}
-			opened[string(secret)] = credential.Scope(parts[3]).Kind() + " " + parts[0]
+		b, _ := json.Marshal(it)
+		table.Write(append(b, '\n'))
+		var ci struct {
+			PK         string `dynamodbav:"pk"`
+			SK         string `dynamodbav:"sk"`
+			CT         []byte `dynamodbav:"ct"`
+			Nonce      []byte `dynamodbav:"nonce"`
+			EDK        []byte `dynamodbav:"edk"`
+			KeyID      string `dynamodbav:"key_id"`
+			SetBy      string `dynamodbav:"set_by"`
+			Executions string `dynamodbav:"execution_arn"`
 		}
+		if err := attributevalue.UnmarshalMap(raw, &ci); err != nil || ci.PK != "CRED#"+name || !strings.Contains(ci.SK, "#SCOPE#") {
+			continue
+		}
+		parts := strings.SplitN(ci.SK, "#", 4)
+		// The toolset's auth of each target, which the ciphertext is
+		// bound to beside the encryption context.
+		auth := toolset.Auth{Header: "Authorization", Scheme: "Bearer"}
+		if parts[0] != "crm" {
+			auth.OriginScheme = "http"
+		}
+		target := credential.Target{ToolsetName: name, Name: parts[0], Origin: parts[1], Auth: auth}
+		secret, err := vault.Open(t.Context(), e.st.KMS.Client(), target, credential.Scope(parts[3]),
+			vault.Sealed{Ciphertext: ci.CT, Nonce: ci.Nonce, EncryptedKey: ci.EDK, KeyID: ci.KeyID})
+		if err != nil {
+			t.Fatalf("the credential item %s does not open: %v", ci.SK, err)
+		}
+		opened[string(secret)] = credential.Scope(parts[3]).Kind() + " " + parts[0]
 	}
 	for n, v := range canaries {
 		if got, want := opened[v], sealedAs[n]; got != want {
@@ -562,4 +556,20 @@ func functionLogs(st *stack.Stack, fn string) (all, own string) {
 		}
 	}
 	return logs.String(), mine.String()
+}
+
+// tableItems is every item of the stack's ledger table (a Scan to its
+// last page), where a canary test looks for what must never be recorded.
+func tableItems(t *testing.T, st *stack.Stack) []map[string]dynamodbtypes.AttributeValue {
+	t.Helper()
+	var items []map[string]dynamodbtypes.AttributeValue
+	scan := dynamodb.NewScanPaginator(local.DynamoDB(st.Dynamo.Endpoint()), &dynamodb.ScanInput{TableName: aws.String(stack.Table)})
+	for scan.HasMorePages() {
+		page, err := scan.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, page.Items...)
+	}
+	return items
 }

@@ -11,11 +11,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
-	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/ledger"
 )
@@ -122,26 +120,19 @@ func TestCanaryAnswersAndEditsAreNeverRecorded(t *testing.T) {
 	// The ledger table, every item; the review's own answer and edits
 	// attributes are where they are recorded, and are checked to hold them.
 	var table bytes.Buffer
-	scan := dynamodb.NewScanPaginator(local.DynamoDB(e.st.Dynamo.Endpoint()), &dynamodb.ScanInput{TableName: aws.String(stack.Table)})
 	var own map[string]any
-	for scan.HasMorePages() {
-		page, err := scan.NextPage(t.Context())
-		if err != nil {
+	for _, raw := range tableItems(t, e.st) {
+		var it map[string]any
+		if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
 			t.Fatal(err)
 		}
-		for _, raw := range page.Items {
-			var it map[string]any
-			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
-				t.Fatal(err)
-			}
-			if it["review_id"] == id && it["answer"] != nil {
-				own = maps.Clone(it)
-				delete(it, "answer")
-				delete(it, "edits")
-			}
-			b, _ := json.Marshal(it)
-			table.Write(append(b, '\n'))
+		if it["review_id"] == id && it["answer"] != nil {
+			own = maps.Clone(it)
+			delete(it, "answer")
+			delete(it, "edits")
 		}
+		b, _ := json.Marshal(it)
+		table.Write(append(b, '\n'))
 	}
 	if own == nil || !strings.Contains(fmt.Sprint(own["answer"]), answer) || !strings.Contains(fmt.Sprint(own["edits"]), subject) {
 		t.Fatalf("review %s's item %v does not record the answer and the edits", id, own)
