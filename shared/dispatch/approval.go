@@ -8,7 +8,6 @@ import (
 
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
-	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -116,16 +115,8 @@ func (inv *invocation) applyEdits(r *review.Review) *outcome {
 	if err != nil || r.ApprovedDigest == "" || digest != r.ApprovedDigest {
 		return refused(tool.Errorf(tool.PermissionDenied, "review %s's edits do not give the input it approved: the approval authorises nothing", r.ID))
 	}
-	s, err := schema.Compile(inv.pinned.InputSchema)
-	if err != nil {
-		return refused(tool.Wrap(tool.Internal, err, "the pinned input schema does not compile"))
-	}
-	var v any
-	if err := json.Unmarshal(merged, &v); err != nil {
-		return refused(tool.Wrap(tool.InputInvalid, err, "the edited input is not valid JSON"))
-	}
-	if err := s.Validate(v); err != nil {
-		return refused(tool.Errorf(tool.InputInvalid, "the input review %s's edits give does not match the pinned schema of %s: %s", r.ID, inv.env.Tool, redactedProblems("input", err)))
+	if err := inv.matchPinnedInput(merged, fmt.Sprintf("the input review %s's edits give", r.ID)); err != nil {
+		return refused(err)
 	}
 	inv.edited, inv.editedDigest, inv.editor = merged, digest, r.Approver
 	return nil

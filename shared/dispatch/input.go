@@ -66,19 +66,30 @@ func (inv *invocation) validateInput() (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := schema.Compile(inv.pinned.InputSchema)
-	if err != nil {
-		return nil, tool.Wrap(tool.Internal, err, "the pinned input schema does not compile")
-	}
-	var v any
-	if err := json.Unmarshal(canonical, &v); err != nil {
-		return nil, tool.Wrap(tool.InputInvalid, err, "input is not valid JSON")
-	}
-	if err := s.Validate(v); err != nil {
-		return nil, tool.Errorf(tool.InputInvalid, "input does not match the pinned schema of %s: %s", inv.env.Tool, redactedProblems("input", err))
+	if err := inv.matchPinnedInput(canonical, "input"); err != nil {
+		return nil, err
 	}
 	// The tool gets exactly what was validated and digested.
 	return canonical, nil
+}
+
+// matchPinnedInput checks input, JSON, against the pinned input schema:
+// TOOL_INPUT_INVALID naming what (the input, or the input an approval's
+// edits give) and the schema problems without their values, or
+// TOOL_INTERNAL when the pinned schema does not compile.
+func (inv *invocation) matchPinnedInput(input json.RawMessage, what string) error {
+	s, err := schema.Compile(inv.pinned.InputSchema)
+	if err != nil {
+		return tool.Wrap(tool.Internal, err, "the pinned input schema does not compile")
+	}
+	var v any
+	if err := json.Unmarshal(input, &v); err != nil {
+		return tool.Wrap(tool.InputInvalid, err, "%s is not valid JSON", what)
+	}
+	if err := s.Validate(v); err != nil {
+		return tool.Errorf(tool.InputInvalid, "%s does not match the pinned schema of %s: %s", what, inv.env.Tool, redactedProblems("input", err))
+	}
+	return nil
 }
 
 // maxProblems bounds the schema problems a message lists.
