@@ -317,12 +317,12 @@ func (h *Handler) Relay(ctx context.Context) (int, error) {
 	for _, k := range keys {
 		if err := h.send(ctx, k); err != nil {
 			failed++
-			h.c.Log.WarnContext(ctx, "inbound relay failed", "origin", k.Origin, "source", k.Name, "reason", "queue_failed", "error", err.Error())
+			h.c.Log.WarnContext(ctx, "inbound relay failed", "origin", k.Origin, "name", k.Name, "reason", "queue_failed", "error", err.Error())
 			continue
 		}
 		if err := h.c.Store.MarkQueued(ctx, k, now); err != nil {
 			failed++
-			h.c.Log.WarnContext(ctx, "inbound relay failed", "origin", k.Origin, "source", k.Name, "reason", "mark_queued_failed", "error", err.Error())
+			h.c.Log.WarnContext(ctx, "inbound relay failed", "origin", k.Origin, "name", k.Name, "reason", "mark_queued_failed", "error", err.Error())
 			continue
 		}
 		queued++
