@@ -1,14 +1,9 @@
 package stack
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -163,43 +158,8 @@ func (s *Stack) InboundURL() string {
 // the invocation's, naming the function's errorType only, never its
 // message.
 func (s *Stack) RelayInbound(ctx context.Context) error {
-	return s.invokeScheduled(ctx, "webhook-receiver")
-}
-
-// invokeScheduled invokes function with the scheduled event
-// (scheduledEvent) and waits up to 90 s for its answer.
-func (s *Stack) invokeScheduled(ctx context.Context, function string) error {
-	e, ok := s.Endpoints[function]
-	if !ok {
-		return fmt.Errorf("the stack runs no %s function", function)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e+local.InvokePath, strings.NewReader(scheduledEvent))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("invoke %s: %w", function, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("invoke %s: read the answer: %w", function, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("invoke %s: %s", function, resp.Status)
-	}
-	var fe struct {
-		ErrorType *string `json:"errorType"`
-	}
-	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
-		return fmt.Errorf("invoke %s: failed: %s", function, *fe.ErrorType)
-	}
-	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("Task timed out")) {
-		return fmt.Errorf("invoke %s: timed out", function)
+	if err := s.invokeScheduled(ctx, "webhook-receiver"); err != nil {
+		return fmt.Errorf("relay inbound events: %w", err)
 	}
 	return nil
 }
