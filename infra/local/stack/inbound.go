@@ -75,6 +75,10 @@ const (
 	inboundRelayAfter = 5 * time.Second
 )
 
+// receiverFunction is the webhook receiver's function name. It has no
+// lanes (laned): Step Functions never invokes it.
+const receiverFunction = "webhook-receiver"
+
 // inboundState is what the stack keeps of the webhook receiver: its
 // Function URL front, and the relay ticker's stop and wait.
 type inboundState struct {
@@ -103,7 +107,7 @@ func (s *Stack) startReceiver(ctx context.Context, endpoint string, logf func(st
 		return err
 	}
 	s.inbound.front = front
-	logf("function URL %-29s %s/in/<source>", "webhook-receiver", front.URL())
+	logf("function URL %-29s %s/in/<source>", receiverFunction, front.URL())
 	tctx, cancel := context.WithCancel(context.Background())
 	s.inbound.stop = cancel
 	s.inbound.done.Add(1)
@@ -158,7 +162,7 @@ func (s *Stack) InboundURL() string {
 // the invocation's, naming the function's errorType only, never its
 // message.
 func (s *Stack) RelayInbound(ctx context.Context) error {
-	if err := s.invokeScheduled(ctx, "webhook-receiver"); err != nil {
+	if err := s.invokeScheduled(ctx, receiverFunction); err != nil {
 		return fmt.Errorf("relay inbound events: %w", err)
 	}
 	return nil
