@@ -73,10 +73,10 @@ var writeRules = []writeRule{
 	// "Child runs").
 	{kind: ChildPointer, by: []Principal{ReviewRequest}, action: PutItem, allow: []string{PK, SK, "child_run_id", "child_attempt", ExpiresAt}},
 	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "deadline", "state_machine_arn"}},
-	// A retried start's fresh deadline: the UpdateItem names starter and
-	// input_digest only in its condition (the same starter, the same
-	// input), and review-request alone writes the start partition.
-	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "deadline", "starter", "input_digest"}},
+	// The same start again renews a run start record's deadline: an
+	// UpdateItem naming the deadline alone (its condition the deadline a
+	// consistent read found), never who started the run or what.
+	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "deadline"}},
 	{kind: Proof, by: Functions, action: PutItem, allow: []string{PK, SK, "binding", "arn", ExpiresAt}},
 	// Credentials and their markers: only publish writes them (credentials
 	// set, revoke, allow; registration); a tool function only reads them.
@@ -139,7 +139,7 @@ var writeRules = []writeRule{
 
 var (
 	inboundReceivedNames = []string{PK, SK, "status", "event_type", "body", "body_sha256", "received_at", "unqueued", "queued_at", ExpiresAt}
-	inboundStartedNames  = []string{PK, SK, "status", "received_at", "queued_at", "execution_arn", "started_at", "problems", "failed_at", "body", ExpiresAt}
+	inboundStartedNames  = []string{PK, SK, "status", "received_at", "queued_at", "execution_arn", "started_at", "problems", "failed_at", "body", "unqueued", ExpiresAt}
 )
 
 // checkWrites reports every write access of accesses that no rule of
@@ -224,6 +224,7 @@ func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
 		"a tool writes a child pointer":                      widen("Calls", func(a *Access) { a.On = []*Kind{Call, Row, ReuseClaim, ChildPointer} }),
 		"a child pointer names any attribute":                widen("RecordChildPointers", func(a *Access) { a.Attributes = nil }),
 		"review-decision releases a child's start record":    widen("ReadParkStarters", func(a *Access) { a.Actions = []Action{GetItem, UpdateItem} }),
+		"review-request's renewal rewrites a starter":        widen("RefreshStarts", func(a *Access) { a.Attributes = append(a.Attributes, "starter") }),
 	} {
 		if len(checkWrites(accesses, writeRules)) == 0 {
 			t.Errorf("%s: not caught", name)
