@@ -47,7 +47,7 @@ var Layers = []Layer{
 			"shared/mailheader", "shared/reviewer", "shared/enduser", "shared/invisible", "shared/schema", "shared/seal",
 			"shared/externalkey", "shared/inputrecord", "shared/solutioncomment", "shared/catalog", "shared/toolset", "shared/lane",
 			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential", "shared/addrrule",
-			"shared/webhook", "shared/inbound", "shared/park"},
+			"shared/webhook", "shared/inbound", "shared/park", "shared/schedule"},
 		Uses:    []string{"base", "contract"},
 		Forbids: runTime,
 	},
