@@ -212,6 +212,9 @@ type Stack struct {
 	// after the functions, invoke webhook-delivery with their batches under
 	// its RIE, as its event-source mappings do on AWS.
 	WebhookQueues WebhookQueues
+	// InboundQueues are the inbound queue and its dead-letter queue on
+	// SQS (inbound.go).
+	InboundQueues InboundQueues
 
 	// sesEndpoint is where send-email reaches SES v2: the emulator, or
 	// StackOptions.SESEndpoint's answer.
@@ -676,6 +679,9 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	allow := allowLists{mcp: mcpAllowList(s.MCP, append([]string{hostOf(s.MCPAuth)}, o.MCPAllow...)), http: strings.Join(append([]string{s.HTTP.Host()}, o.HTTPAllow...), ","),
 		webhook: webhookAllowList(o.WebhookAllow)}
 	if err := s.startWebhookQueues(ctx, o, logf); err != nil {
+		return nil, err
+	}
+	if err := s.startInboundQueues(ctx, logf); err != nil {
 		return nil, err
 	}
 
