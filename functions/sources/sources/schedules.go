@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
+
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/inbound/store"
 	"github.com/toolgate/toolgate/shared/inboundapi"
@@ -71,7 +73,9 @@ func checkInput(input json.RawMessage) error {
 // The schedule item is written first (conditional: a name in use is
 // SOURCES_CONFLICT), ENABLED, then its EventBridge Scheduler schedule is
 // created; when that fails, the item is deleted again, so that the add
-// can be repeated, and the answer is SOURCES_UNAVAILABLE. Without
+// can be repeated, and the answer is SOURCES_INVALID when EventBridge
+// Scheduler refused the schedule (ValidationException, its message
+// given), else SOURCES_UNAVAILABLE. Without
 // EventBridge Scheduler (the local stack) the item is all.
 func (s *Service) AddSchedule(ctx context.Context, r inboundapi.AddScheduleRequest, proof string) (*inboundapi.AddScheduleResult, error) {
 	if err := checkName("name", r.Name); err != nil {
@@ -122,7 +126,11 @@ func (s *Service) AddSchedule(ctx context.Context, r inboundapi.AddScheduleReque
 			if derr := s.Store.DeleteSchedule(ctx, r.Name); derr != nil && !errors.Is(derr, store.ErrNotFound) {
 				return nil, unavailable(fmt.Sprintf("EventBridge Scheduler refused or failed, and the schedule item could not be deleted again: remove %s (toolgate schedule remove), then add it again", r.Name), errors.Join(err, derr))
 			}
-			return nil, unavailable("EventBridge Scheduler refused or failed: nothing was added; repeat the request", err)
+			var refused *schedtypes.ValidationException
+			if errors.As(err, &refused) {
+				return nil, &Error{Code: inboundapi.CodeInvalid, Message: fmt.Sprintf("EventBridge Scheduler refused the schedule (%.200s): nothing was added", refused.ErrorMessage()), Err: err}
+			}
+			return nil, unavailable("EventBridge Scheduler failed: nothing was added; repeat the request", err)
 		}
 	}
 	s.log().InfoContext(ctx, "schedule added", "schedule", r.Name, "solution", r.Solution, "expression", r.Expression, "by", who)

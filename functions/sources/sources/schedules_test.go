@@ -115,12 +115,20 @@ func TestScheduleOnAWSFollowsItsItemInEventBridgeScheduler(t *testing.T) {
 func TestScheduleWritesLeaveNothingHalfDone(t *testing.T) {
 	e := newEnv(t, true)
 	r := inboundapi.AddScheduleRequest{Name: "hourly", Solution: solution, Expression: "rate(1 hour)", Input: json.RawMessage(`{}`)}
-	e.sched.fail = errors.New("throttled")
-	if _, code, _ := e.addSchedule(t, operator, r); code != inboundapi.CodeUnavailable {
-		t.Fatalf("a failing create: %s", code)
-	}
-	if _, err := e.st.Schedule(t.Context(), "hourly"); err == nil {
-		t.Fatal("the item stayed after the create failed")
+	for _, c := range []struct {
+		fail error
+		code string
+	}{
+		{errors.New("throttled"), inboundapi.CodeUnavailable},
+		{&schedtypes.ValidationException{Message: aws.String("Invalid Schedule Expression")}, inboundapi.CodeInvalid},
+	} {
+		e.sched.fail = c.fail
+		if _, code, msg := e.addSchedule(t, operator, r); code != c.code || (c.code == inboundapi.CodeInvalid && !strings.Contains(msg, "Invalid Schedule Expression")) {
+			t.Fatalf("a create failing with %v: %s %s, want %s", c.fail, code, msg, c.code)
+		}
+		if _, err := e.st.Schedule(t.Context(), "hourly"); err == nil {
+			t.Fatal("the item stayed after the create failed")
+		}
 	}
 	e.sched.fail = nil
 	// A schedule of that name left behind in EventBridge Scheduler.
