@@ -125,8 +125,8 @@ id, and starts a run of the source's Solution (docs/webhooks.md, "Sources").`,
 }
 
 // readSecretFromStdin reads a source's secret from standard input: one
-// trailing newline left out, 1 to inbound's MaxSecretBytes bytes. Errors
-// never quote what was read.
+// trailing newline (LF or CRLF) left out, 1 to inboundapi.MaxSecretBytes
+// bytes. Errors never quote what was read.
 func (a *app) readSecretFromStdin() (string, error) {
 	if a.env.Stdin == nil {
 		return "", errors.New("--secret-from-stdin: there is no standard input")

@@ -10,9 +10,11 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 )
 
-// MaxSecretBytes bounds a source's secret as given (Stripe's and
-// GitHub's; a Standard Webhooks secret is "whsec_" and the base64 of at
-// most 64 bytes, far shorter): providers' secrets are far shorter.
+// MaxSecretBytes bounds a source's secret as an operator gives it, in
+// bytes: GitHub takes a webhook secret of any text, and 255 characters
+// hold every provider's (Stripe's "whsec_" and 32 letters and digits; a
+// Standard Webhooks secret, "whsec_" and the base64 of at most 64 bytes,
+// is 94). The store's own bound (store.MaxSecretBytes) is wider.
 const MaxSecretBytes = 255
 
 // Paths of the sources function's routes (the Route constants' paths),

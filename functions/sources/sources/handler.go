@@ -127,7 +127,15 @@ var knownActions = []string{inboundapi.ActionAddSource, inboundapi.ActionListSou
 	inboundapi.ActionRemoveSource, inboundapi.ActionAddSchedule, inboundapi.ActionListSchedules, inboundapi.ActionPauseSchedule,
 	inboundapi.ActionResumeSchedule, inboundapi.ActionRemoveSchedule, inboundapi.ActionDLQList, inboundapi.ActionDLQRedrive}
 
-// Handle is the Lambda handler.
+// Handle is the Lambda handler: a Function URL event (payload 2.0, known
+// by its requestContext) is served by the routes and answered as a
+// Function URL response (an error as its code's status and an
+// inboundapi.ErrorBody); any other payload must be an
+// inboundapi.DirectRequest, unknown members refused, answered with the
+// action's result as JSON or failed with a
+// messages.InvokeResponse_Error whose Type is the SOURCES_ code and whose
+// Message is the ErrorBody's JSON. A payload that is no JSON object is
+// SOURCES_INVALID.
 func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &probe); err != nil {
