@@ -216,6 +216,8 @@ type Stack struct {
 	// InboundQueues are the inbound queue and its dead-letter queue on
 	// SQS (inbound.go).
 	InboundQueues InboundQueues
+	// inbound is the webhook receiver's front and relay ticker (inbound.go).
+	inbound inboundState
 
 	// sesEndpoint is where send-email reaches SES v2: the emulator, or
 	// StackOptions.SESEndpoint's answer.
@@ -417,6 +419,8 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		return map[string]string{"AWS_ENDPOINT_URL_KMS": s.kmsEndpoint(), inboundapi.EnvKey: s.kmsKey(),
 			"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), inboundapi.EnvQueue: s.InboundQueues.Queue.URL, inboundapi.EnvDLQ: s.InboundQueues.DLQ.URL,
 			inboundapi.EnvOperators: `["` + local.LocalPrincipal(InboundOperator) + `"]`}
+	case receiverFunction:
+		return s.receiverEnv()
 	case "publish":
 		// The platform's parameters from the SSM stand-in, as on AWS (the
 		// CLI reads the same values from the parameters file).
@@ -547,7 +551,7 @@ func laned(name string) bool {
 	case "review-decision", "publish", "webhooks", "webhook-delivery", "sources":
 		return false
 	}
-	return true
+	return name != receiverFunction
 }
 
 // lanesOf are the RIE instances of a function, by lane ("" a function
@@ -831,6 +835,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if e, ok := s.Endpoints["webhook-delivery"]; ok {
 		s.startWebhookPollers(e+local.InvokePath, logf)
 	}
+	if e, ok := s.Endpoints[receiverFunction]; ok {
+		if err := s.startReceiver(ctx, e, logf); err != nil {
+			return nil, err
+		}
+	}
 	s.EnvFile = filepath.Join(s.Dir, "env.sh")
 	env := []string{
 		"export TOOLGATE_STAGE=" + Stage,
@@ -1029,6 +1038,9 @@ func (s *Stack) Stop() error {
 		errs = append(errs, s.pollerErrs...)
 		s.pollerErrs = nil
 		s.pollerMu.Unlock()
+	}
+	if err := s.stopReceiver(); err != nil {
+		errs = append(errs, fmt.Errorf("stop the webhook receiver's front: %w", err))
 	}
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		if err := s.procs[i].Stop(); err != nil {
