@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/inboundapi"
 	"github.com/toolgate/toolgate/shared/table"
+	"github.com/toolgate/toolgate/shared/webhook"
 )
 
 // sourcesCLI runs toolgate args on the stack's sources function as local
@@ -62,7 +64,8 @@ func (e *env) backdateSecrets(t *testing.T, name string, d time.Duration) {
 }
 
 // The inbound operator manages a source through the CLI on the stack's
-// sources function: add draws a secret and prints it once; list shows the
+// sources function: add draws a secret and prints it once, and the
+// receiver accepts a delivery signed with it; list shows the
 // source, never a secret; a rotation right after is refused (a replayed
 // proof must not draw again), and once its secret is older, rotation
 // with a secret piped in keeps both verifying; retire-secrets keeps the
@@ -85,6 +88,16 @@ func TestSourcesAndSchedulesThroughTheCLIOnTheStack(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`).MatchString(added.Secret) || added.Source.Route != "/in/"+name || added.Source.AddedBy != local.LocalPrincipal(stack.InboundOperator) {
 		t.Fatalf("added %+v", added.Source)
+	}
+	// The receiver verifies a delivery with the secret drawn and sealed by
+	// the sources function: the secret's form and its seal are the
+	// receiver's.
+	key, err := webhook.ParseSecret(added.Secret)
+	if err != nil {
+		t.Fatalf("the drawn secret: %v", err)
+	}
+	if status, answer := postInbound(t, e.st, name, key, "msg_sources_1", []byte(`{"type":"invoice.paid"}`)); status != http.StatusAccepted {
+		t.Fatalf("a delivery signed with the drawn secret: %d %s, want 202", status, answer)
 	}
 	code, out, errOut = e.sourcesCLI(stack.InboundOperator, "", "webhooks", "source", "list")
 	if code != cli.ExitOK || !strings.Contains(out, name+" standard-webhooks solution "+solution) || strings.Contains(out, added.Secret) {
