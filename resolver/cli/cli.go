@@ -142,7 +142,7 @@ func (a *app) newRoot() *cobra.Command {
 		Long:  rootLong,
 	})
 	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(), a.newParkedCmd(),
-		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newForkCmd(), a.newCredentialsCmd(), a.newWebhooksCmd(), a.newVersionCmd())
+		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newForkCmd(), a.newCredentialsCmd(), a.newWebhooksCmd(), a.newScheduleCmd(), a.newVersionCmd())
 	var settle func(*cobra.Command)
 	settle = func(c *cobra.Command) {
 		// Run reports errors itself; every Use line is a whole synopsis.

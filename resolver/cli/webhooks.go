@@ -126,7 +126,7 @@ and left in a dead-letter queue after the last attempt (docs/webhooks.md).`,
 	})
 	dlq := group(&cobra.Command{Use: "dlq", Short: "list and redrive the deliveries left in the dead-letter queue"})
 	dlq.AddCommand(a.newWebhooksDLQListCmd(), a.newWebhooksRedriveCmd())
-	cmd.AddCommand(a.newWebhooksSubscribeCmd(), a.newWebhooksListCmd(), a.newWebhooksRotateCmd(), a.newWebhooksDisableCmd(), a.newWebhooksDeliveriesCmd(), dlq)
+	cmd.AddCommand(a.newWebhooksSubscribeCmd(), a.newWebhooksListCmd(), a.newWebhooksRotateCmd(), a.newWebhooksDisableCmd(), a.newWebhooksDeliveriesCmd(), dlq, a.newWebhooksSourceCmd())
 	return cmd
 }
 

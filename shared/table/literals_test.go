@@ -51,9 +51,11 @@ var dynamoImports = []string{
 // (code parsing ARNs compares it); "input", a tool call's input (the
 // envelope's field, the root of a schema problem's path); "status", the
 // review API's query parameter; "version", the CLI's version command;
-// "timeout_seconds", a toolset tool's field (a review copies it). Every
-// other name, however plain ("body", "tool", "pk"), is reported.
-var genericAttributes = []string{"arn", "input", "status", "version", "timeout_seconds"}
+// "source", the CLI's webhooks source command (a webhook call event's
+// attribute too); "timeout_seconds", a toolset tool's field (a review
+// copies it). Every other name, however plain ("body", "tool", "pk"), is
+// reported.
+var genericAttributes = []string{"arn", "input", "status", "version", "source", "timeout_seconds"}
 
 // notDynamoDB reports whether the string literal arguments of call cannot
 // name an attribute: a log/slog call's message and keys (log keys take

@@ -79,7 +79,7 @@ func TestWebhookAllowListAddsTheTestHostOnEachLoopbackPort(t *testing.T) {
 // The Function-URL functions' endpoints are reserved before the functions
 // start, and the own hosts name exactly those, with their ports.
 func TestOwnHostsAreTheReservedFunctionURLEndpoints(t *testing.T) {
-	reserved, err := reserveFunctionURLs([]string{"http", "publish", "review-decision", "webhook-delivery", "webhooks"})
+	reserved, err := reserveFunctionURLs([]string{"http", "publish", "review-decision", "webhook-delivery", "webhooks", "sources"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +88,8 @@ func TestOwnHostsAreTheReservedFunctionURLEndpoints(t *testing.T) {
 			ln.Close()
 		}
 	}()
-	if len(reserved) != 3 {
-		t.Fatalf("reserved %v, want review-decision, publish and webhooks", reserved)
+	if len(reserved) != 4 {
+		t.Fatalf("reserved %v, want review-decision, publish, webhooks and sources", reserved)
 	}
 	var want []string
 	for _, name := range FunctionURLFunctions {

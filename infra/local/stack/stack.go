@@ -35,6 +35,7 @@ import (
 	"github.com/toolgate/toolgate/shared/enduser"
 	"github.com/toolgate/toolgate/shared/fetch"
 	"github.com/toolgate/toolgate/shared/functionconfig"
+	"github.com/toolgate/toolgate/shared/inboundapi"
 	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/platformtool"
 	"github.com/toolgate/toolgate/shared/publishapi"
@@ -282,6 +283,11 @@ const (
 // CredentialAdmin, the platform's operator.
 const WebhookAdmin = CredentialAdmin
 
+// InboundOperator is the local user the stack's sources function takes
+// for its only inbound operator (TOOLGATE_INBOUND_OPERATORS), who may
+// manage sources and schedules: the platform's operator, CredentialAdmin.
+const InboundOperator = CredentialAdmin
+
 // StackOptions configure StartStack.
 type StackOptions struct {
 	// Dir receives the stack's files; default a new temporary directory.
@@ -405,6 +411,14 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 			webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: webhookExemption, webhookapi.EnvRelayAfter: webhookRelayAfter.String(),
 			webhookapi.EnvOwnHosts: allow.webhookOwn, webhookapi.EnvResolveFile: s.WebhookResolveFile,
 			webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`}
+	case "sources":
+		// Source secrets are sealed under the stage's credentials key in
+		// local-kms, for webhook-receiver to open; dlq list and redrive
+		// read the inbound queues. No EventBridge Scheduler: schedules are
+		// items, which the stack's ticker fires (docs/schedules.md).
+		return map[string]string{"AWS_ENDPOINT_URL_KMS": s.kmsEndpoint(), inboundapi.EnvKey: s.kmsKey(),
+			"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), inboundapi.EnvQueue: s.InboundQueues.Queue.URL, inboundapi.EnvDLQ: s.InboundQueues.DLQ.URL,
+			inboundapi.EnvOperators: `["` + local.LocalPrincipal(InboundOperator) + `"]`}
 	case receiverFunction:
 		return s.receiverEnv()
 	case "publish":
@@ -534,7 +548,7 @@ func (s *Stack) ResolveMCPTestHost(addrs ...string) error {
 // have none: Step Functions never invokes them.
 func laned(name string) bool {
 	switch name {
-	case "review-decision", "publish", "webhooks", "webhook-delivery":
+	case "review-decision", "publish", "webhooks", "webhook-delivery", "sources":
 		return false
 	}
 	return name != receiverFunction

@@ -25,10 +25,11 @@ import (
 func webhookQueueName(queue string) string { return "toolgate-" + Stage + "-webhook-" + queue }
 
 // FunctionURLFunctions are the functions the platform serves as Function
-// URLs (infra/platform: review-decision's, publish's and the webhooks
-// function's). On the local stack their endpoints are the webhook
-// functions' own hosts, which no subscription may name.
-var FunctionURLFunctions = []string{"review-decision", "publish", "webhooks"}
+// URLs (infra/platform: review-decision's, publish's, the webhooks
+// function's and the sources function's). On the local stack their
+// endpoints are the webhook functions' own hosts, which no subscription
+// may name.
+var FunctionURLFunctions = []string{"review-decision", "publish", "webhooks", "sources"}
 
 // reserveFunctionURLs opens a listener on a free 127.0.0.1 port for the
 // proxy of each of names that is one of FunctionURLFunctions, before any
