@@ -269,6 +269,9 @@ func NewInbound(scope constructs.Construct, id string, props *InboundProps) *Inb
 	sources.Function.AddEnvironment(jsii.String(envInboundQueueARN), in.Queue.QueueArn(), nil)
 	sources.Function.AddEnvironment(jsii.String(envInboundDLQARN), in.DLQ.QueueArn(), nil)
 	sources.Function.AddEnvironment(jsii.String(envSchedulerGroup), in.ScheduleGroup.ScheduleGroupName(), nil)
+	// The name is known at synth, so the variable alone orders nothing:
+	// the group exists before the function that creates schedules in it.
+	sources.Function.Node().AddDependency(in.ScheduleGroup)
 	sources.Function.AddEnvironment(jsii.String(envSchedulerRole), in.SchedulerRole.RoleArn(), nil)
 	starter.Function.AddEnvironment(jsii.String(envRunStartFunction), fns[fnReviewRequest].aliasARN(lane.Start), nil)
 	starter.Function.AddEnvironment(jsii.String(envInboundRole), in.StartRole.RoleArn(), nil)
