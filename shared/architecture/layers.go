@@ -60,7 +60,7 @@ var Layers = []Layer{
 	{
 		Name: "domain",
 		Packages: []string{"shared/review", "shared/caller", "shared/functionconfig",
-			"shared/publishapi", "shared/webhookapi", "shared/localkeys", "shared/toolcall"},
+			"shared/publishapi", "shared/webhookapi", "shared/inboundapi", "shared/localkeys", "shared/toolcall"},
 		Uses:    []string{"base", "contract", "rules"},
 		Forbids: runTime,
 	},
@@ -69,7 +69,7 @@ var Layers = []Layer{
 		Packages: []string{"shared/ledger", "shared/review/dynamo", "shared/review/stepfunctions",
 			"shared/ledger/tabledef", "shared/secrets", "shared/coldstart", "shared/functionurl",
 			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential/vault",
-			"shared/webhook/store", "shared/webhook/outbox", "shared/park/dynamo"},
+			"shared/webhook/store", "shared/webhook/outbox", "shared/park/dynamo", "shared/inbound/store"},
 		Uses: []string{"base", "contract", "rules", "domain"},
 	},
 	{
