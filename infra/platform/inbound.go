@@ -19,8 +19,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/toolgate/toolgate/shared/credential"
+	"github.com/toolgate/toolgate/shared/inboundapi"
 	"github.com/toolgate/toolgate/shared/lane"
-	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/reviewer"
 )
 
@@ -42,19 +42,19 @@ import (
 // or a schedule's firing ({"schedule","scheduled_time"}) and carries no
 // body: inbound-start reads the event item (shared/inboundapi).
 
-// Environment variables of the inbound functions (shared/inboundapi; the
-// table in docs/webhooks.md, "Receiving events").
+// Environment variables of the inbound functions: the names are the
+// functions' own (shared/inboundapi), so that the two cannot differ.
 const (
-	envInboundQueue         = "TOOLGATE_INBOUND_QUEUE"
-	envInboundDLQ           = "TOOLGATE_INBOUND_DLQ"
-	envInboundQueueARN      = "TOOLGATE_INBOUND_QUEUE_ARN"
-	envInboundDLQARN        = "TOOLGATE_INBOUND_DLQ_ARN"
-	envInboundOperators     = "TOOLGATE_INBOUND_OPERATORS"
-	envInboundRole          = "TOOLGATE_INBOUND_ROLE"
-	envInboundRetentionDays = "TOOLGATE_INBOUND_RETENTION_DAYS"
-	envSchedulerGroup       = "TOOLGATE_SCHEDULER_GROUP"
-	envSchedulerRole        = "TOOLGATE_SCHEDULER_ROLE"
-	envRunStartFunction     = "TOOLGATE_RUN_START_FUNCTION"
+	envInboundQueue         = inboundapi.EnvQueue
+	envInboundDLQ           = inboundapi.EnvDLQ
+	envInboundQueueARN      = inboundapi.EnvQueueARN
+	envInboundDLQARN        = inboundapi.EnvDLQARN
+	envInboundOperators     = inboundapi.EnvOperators
+	envInboundRole          = inboundapi.EnvRole
+	envInboundRetentionDays = inboundapi.EnvRetentionDays
+	envSchedulerGroup       = inboundapi.EnvSchedulerGroup
+	envSchedulerRole        = inboundapi.EnvSchedulerRole
+	envRunStartFunction     = inboundapi.EnvRunStartFunction
 )
 
 // Queue, concurrency and retention settings (SQS Developer Guide, "Amazon
@@ -455,7 +455,7 @@ func grantSourceSecrets(creds *Credentials, sources, receiver *platformFunction)
 			Conditions: sourceSecretUses(),
 		}), jsii.Bool(false))
 	}
-	sources.Function.AddEnvironment(jsii.String(publishapi.EnvCredentialKey), creds.Key.KeyArn(), nil)
+	sources.Function.AddEnvironment(jsii.String(inboundapi.EnvKey), creds.Key.KeyArn(), nil)
 }
 
 // grantSourcesURL lets the Operator policy reach the sources function
