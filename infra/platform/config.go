@@ -445,7 +445,8 @@ func (c *Config) checkReservedConcurrency() []error {
 // functionSettings are the functions' settings on c's stage: Functions,
 // with each function's reserved concurrency taken from the stage's
 // ReservedConcurrency (its own entry, else anyStage's) where Functions sets
-// none.
+// none, and webhook-receiver's from InboundReceiverConcurrency where
+// neither does (its public URL is capped on every stage; nil: none).
 func (c *Config) functionSettings() map[string]FunctionSettings {
 	stageDefaults, ok := c.ReservedConcurrency[c.Stage]
 	if !ok {

@@ -539,3 +539,45 @@ func TestConfigChecksInbound(t *testing.T) {
 		t.Errorf("receiver reserves %d with the stage's entry, want 40", got)
 	}
 }
+
+// inboundAllowed are the only action prefixes each inbound function's
+// role may hold: the receiver records and queues, and never starts a run
+// nor takes a session; the sources function never starts, assumes or
+// invokes; inbound-start never manages schedules, sends to a queue or
+// passes a role.
+var inboundAllowed = map[string][]string{
+	fnWebhookReceiver: {"logs:", "xray:", "dynamodb:", "sqs:SendMessage"},
+	fnSources:         {"logs:", "xray:", "dynamodb:", "sqs:", "scheduler:", "iam:PassRole"},
+	fnInboundStart: {"logs:", "xray:", "dynamodb:", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sts:AssumeRole",
+		"states:DescribeStateMachine", "states:StartExecution", "states:DescribeExecution", "lambda:InvokeFunction", "ssm:GetParameters"},
+}
+
+// checkInboundActions reports each action of an inbound function's role
+// outside inboundAllowed.
+func checkInboundActions(pj tmpl) error {
+	var errs []error
+	all := principalStatements(pj)
+	for _, fn := range slices.Sorted(maps.Keys(inboundAllowed)) {
+		for _, s := range all[fn] {
+			for _, a := range strs(s["Action"]) {
+				if !slices.ContainsFunc(inboundAllowed[fn], func(p string) bool { return strings.HasPrefix(a, p) }) {
+					errs = append(errs, fmt.Errorf("%s's role allows %s (statement %v)", fn, a, s["Sid"]))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Each inbound function's role holds only its flow's actions: in
+// particular webhook-receiver, behind a public URL, can start nothing.
+func TestInboundLeastPrivilege(t *testing.T) {
+	if err := checkInboundActions(platformJSON); err != nil {
+		t.Fatal(err)
+	}
+	pj := clone(platformJSON)
+	addStatement(pj, "WebhookReceiverFunction", tmpl{"Effect": "Allow", "Action": "states:StartExecution", "Resource": "*"})
+	if err := checkInboundActions(pj); err == nil || !strings.Contains(err.Error(), "webhook-receiver's role allows states:StartExecution") {
+		t.Fatalf("%v, want the receiver's StartExecution refused", err)
+	}
+}
