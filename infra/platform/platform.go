@@ -83,7 +83,9 @@ type PlatformStackProps struct {
 	// SessionRoles are the IAM role names whose session names identify a
 	// person (IAM Identity Center roles, or roles whose trust policy pins
 	// sts:RoleSessionName), for every function's caller proofs
-	// (TOOLGATE_SESSION_ROLES, shared/caller); empty sets no variable.
+	// (TOOLGATE_SESSION_ROLES, shared/caller), to which every function's
+	// variable adds the inbound-start role (inboundRoleName), whose
+	// session names say which source or schedule started a run.
 	SessionRoles []string
 	// ReviewerAccounts are other AWS accounts of the organisation whose
 	// principals may review: TOOLGATE_REVIEWER_ACCOUNTS on review-decision,
