@@ -363,11 +363,6 @@ var NoticeFinished = Notice.Names(PK, SK, "status", "message_id", "sent_at", "er
 // progress, unknown or finished. Never a recorded result (r, result).
 var ForkCallAttributes = Call.Names(PK, SK, "c", "seq", "step", "tool", "idempotency_key", "state", "lease_until")
 
-// StartRefreshed are the attributes of review-request's UpdateItem giving
-// a start record a fresh deadline (SET deadline, condition starter = :s
-// AND input_digest = :d): never who started it nor what.
-var StartRefreshed = Start.Names(PK, SK, "deadline", "starter", "input_digest")
-
 // InboundSourceVerifyAttributes are the only attributes of an inbound
 // source webhook-receiver reads (store.Store.Source, a GetItem projecting
 // them): how to verify a delivery and how large it may be.
@@ -455,10 +450,6 @@ var Accesses = []Access{
 			"end_user", "end_user_scope", "end_user_skipped", "forked_from", "rerun_reads", "origin", ExpiresAt),
 		Code: "dynamo.Store RecordRunStart, RecordChildStart, RecordStart", Doc: "the conditional PutItem of an execution's starter " +
 			"(an inbound or scheduled start's with its origin)"},
-	{Sid: "RefreshStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
-		Attributes: StartRefreshed, ReturnValues: "NONE", Code: "dynamo.Store (the start lane's refresh)",
-		Doc: "the conditional UpdateItem (starter = :s AND input_digest = :d) giving a start record of the same starter and input a fresh deadline: " +
-			"a retried start (docs/identity.md, \"Four eyes\")"},
 	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
 		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id", "released_at"), ReturnValues: "NONE",
 		Code: "dynamo.Store TakeChildStart, ReleaseChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at or released_at"},
