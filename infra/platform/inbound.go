@@ -372,8 +372,10 @@ func grantInbound(in *Inbound, stage string, fns map[string]*platformFunction) {
 
 	sources.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid: jsii.String("RedriveInboundEvents"),
-		// A listing releases what it read with ChangeMessageVisibility.
-		Actions:   jsii.Strings("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
+		// A listing releases what it read with ChangeMessageVisibility; a
+		// redrive deletes what it sent on. No GetQueueAttributes: nothing
+		// reads the queue's counts.
+		Actions:   jsii.Strings("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
 		Resources: &[]*string{in.DLQ.QueueArn()},
 	}))
 	sources.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

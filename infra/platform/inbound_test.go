@@ -20,7 +20,7 @@ func init() {
 		ownLogs("SourcesFunction"),
 		// dlq list and redrive: the dead-letter queue, and SendMessage to
 		// the inbound queue only.
-		{Sid: "RedriveInboundEvents", Actions: sorted("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
+		{Sid: "RedriveInboundEvents", Actions: sorted("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
 			Resources: []string{"${InboundDLQ.Arn}"}},
 		{Sid: "ResendInboundEvents", Actions: []string{"sqs:SendMessage"}, Resources: []string{"${InboundQueue.Arn}"}},
 		// Schedules of the stage's own group only; a listing has no
