@@ -97,6 +97,8 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 		Reconcilers:            cfg.Reconcilers,
 		WebhookAllow:           cfg.WebhookAllow,
 		WebhookSchedule:        cfg.WebhookSchedule,
+		InboundOperators:       cfg.InboundOperators,
+		InboundRetentionDays:   cfg.InboundRetentionDays,
 	})
 	platform.AddStackDependency(ledger.Stack, jsii.String("the functions use the ledger table by name"))
 	warn := awscdk.Annotations_Of(platform.Stack)
@@ -115,6 +117,10 @@ func NewApp(app awscdk.App, cfg Config, dir string) (*LedgerStack, *PlatformStac
 	if len(cfg.WebhookAdmins) == 0 {
 		warn.AddWarningV2(jsii.String("toolgate:no-webhook-admins"),
 			jsii.String("no webhook admins: set -c toolgate:webhookAdmins=<principal ARN patterns> so that someone may subscribe webhooks"), nil)
+	}
+	if len(cfg.InboundOperators) == 0 {
+		warn.AddWarningV2(jsii.String("toolgate:no-inbound-operators"),
+			jsii.String("no inbound operators: set -c toolgate:inboundOperators=<principal ARN patterns> so that someone may add inbound sources and schedules"), nil)
 	}
 	return ledger, platform
 }

@@ -15,7 +15,7 @@ import (
 
 // The platform stack is assembled from one construct per concern
 // (NewFunctions, NewLedgerSecrets, NewReviews, NewAccess, NewPublishing, NewCredentials,
-// NewWebhooks, NewParameters, NewAlarms), each a direct child of the stack. A
+// NewWebhooks, NewInbound, NewParameters, NewAlarms), each a direct child of the stack. A
 // construct adds its id to its children's paths, and the CDK derives a
 // logical ID from the path: the stacks here allocate logical IDs from the
 // path without the concern's id (concernStack), so that every resource

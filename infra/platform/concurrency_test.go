@@ -66,10 +66,18 @@ func checkReserved(tpl assertions.Template, want map[string]int) error {
 
 // TestReservedConcurrencyByStage: with cdk.json, a stage other than dev
 // reserves cdk.json's defaults for every function, a function's own
-// toolgate:functions setting wins, and dev reserves nothing.
+// toolgate:functions setting wins, and dev reserves nothing but
+// webhook-receiver's inboundReceiverConcurrency, which every stage
+// reserves (its URL is public).
 func TestReservedConcurrencyByStage(t *testing.T) {
 	defaults := cdkConfig(t, nil).ReservedConcurrency[anyStage]
 	for _, spec := range functionSpecs {
+		if spec.Name == fnWebhookReceiver {
+			if _, ok := defaults[spec.Name]; ok {
+				t.Errorf("cdk.json reserves concurrency for %s: inboundReceiverConcurrency does, on every stage", spec.Name)
+			}
+			continue
+		}
 		if defaults[spec.Name] < 1 {
 			t.Errorf("cdk.json reserves no concurrency for %s on other stages than dev", spec.Name)
 		}
@@ -84,6 +92,7 @@ func TestReservedConcurrencyByStage(t *testing.T) {
 			want[name] = n
 		}
 		want[fnSendEmail] = 2
+		want[fnWebhookReceiver] = DefaultInboundReceiverConcurrency
 		tpl, _ := synthPlatform(t, cfg)
 		if err := checkReserved(tpl, want); err != nil {
 			t.Fatal(err)
@@ -95,7 +104,7 @@ func TestReservedConcurrencyByStage(t *testing.T) {
 			t.Fatalf("cdk.json's stage is %q", cfg.Stage)
 		}
 		tpl, _ := synthPlatform(t, cfg)
-		if err := checkReserved(tpl, nil); err != nil {
+		if err := checkReserved(tpl, map[string]int{fnWebhookReceiver: DefaultInboundReceiverConcurrency}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -147,6 +147,23 @@ type Config struct {
 	// 1 to 20 delays of 1 s to 12 h); empty, the default:
 	// webhook.DefaultSchedule.
 	WebhookSchedule string `json:"webhookSchedule"`
+	// Who may add, list, rotate and remove inbound sources and schedules
+	// and redrive the inbound dead-letter queue: IAM principal ARN
+	// patterns of the stack's own account, as webhookAdmins; empty, the
+	// default: nobody, with a warning (TOOLGATE_INBOUND_OPERATORS on the
+	// sources function).
+	InboundOperators []string `json:"inboundOperators"`
+	// webhook-receiver's reserved concurrency on every stage, dev
+	// included: its Function URL is public, and the reservation caps what
+	// a flood of requests takes. 0..MaxInboundReceiverConcurrency, 0
+	// reserving none; defaultConfig's is DefaultInboundReceiverConcurrency.
+	// A reservedConcurrency of the function in functions or
+	// reservedConcurrency wins.
+	InboundReceiverConcurrency *int `json:"inboundReceiverConcurrency"`
+	// How long an inbound event item is kept, in days:
+	// MinInboundRetentionDays..MaxInboundRetentionDays, 0 meaning
+	// DefaultInboundRetentionDays (TOOLGATE_INBOUND_RETENTION_DAYS).
+	InboundRetentionDays int `json:"inboundRetentionDays"`
 }
 
 // MaxHTTPRequestBytes is the largest bound of an http request body,
@@ -174,6 +191,10 @@ func defaultConfig() Config {
 		LogRetentionDays:       90,
 		DirectReviewMaxSeconds: review.DefaultDirectMaxTimeout,
 		Tracing:                functionconfig.TracingOff,
+		InboundReceiverConcurrency: func() *int {
+			n := DefaultInboundReceiverConcurrency
+			return &n
+		}(),
 	}
 }
 
@@ -216,7 +237,7 @@ func configKeys() []string {
 
 // listKeys take comma-separated text as well as a JSON list.
 var listKeys = map[string]bool{"recipientAllow": true, "reviewNotices": true, "fetchAllow": true, "httpAllow": true, "mcpAllow": true, "sessionRoles": true, "reviewerAccounts": true, "credentialAdmins": true,
-	"webhookAdmins": true, "webhookAllow": true}
+	"webhookAdmins": true, "webhookAllow": true, "inboundOperators": true}
 
 // objectKeys take JSON text only.
 var objectKeys = map[string]bool{"functions": true, "directReviewers": true, "reservedConcurrency": true, "endUserMapping": true,
@@ -388,6 +409,7 @@ func (c *Config) check() error {
 	problems = append(problems, c.checkCallers()...)
 	problems = append(problems, c.checkCredentialAdmins()...)
 	problems = append(problems, c.checkWebhooks()...)
+	problems = append(problems, c.checkInbound()...)
 	problems = append(problems, c.checkParks()...)
 	return errors.Join(problems...)
 }
@@ -423,7 +445,8 @@ func (c *Config) checkReservedConcurrency() []error {
 // functionSettings are the functions' settings on c's stage: Functions,
 // with each function's reserved concurrency taken from the stage's
 // ReservedConcurrency (its own entry, else anyStage's) where Functions sets
-// none.
+// none, and webhook-receiver's from InboundReceiverConcurrency where
+// neither does (its public URL is capped on every stage; nil: none).
 func (c *Config) functionSettings() map[string]FunctionSettings {
 	stageDefaults, ok := c.ReservedConcurrency[c.Stage]
 	if !ok {
@@ -434,6 +457,9 @@ func (c *Config) functionSettings() map[string]FunctionSettings {
 		s := c.Functions[spec.Name]
 		if s.ReservedConcurrency == 0 {
 			s.ReservedConcurrency = stageDefaults[spec.Name]
+		}
+		if s.ReservedConcurrency == 0 && spec.Name == fnWebhookReceiver && c.InboundReceiverConcurrency != nil {
+			s.ReservedConcurrency = *c.InboundReceiverConcurrency
 		}
 		out[spec.Name] = s
 	}

@@ -263,7 +263,8 @@ func TestSAMLocalVariables(t *testing.T) {
 
 // TestDirectLaneEnv: review-request's direct-lane variables follow the
 // props, and with none the direct lane stays closed to gated tools (no
-// TOOLGATE_DIRECT_REVIEWERS) and no function names session roles.
+// TOOLGATE_DIRECT_REVIEWERS) and the session roles are the inbound-start
+// role's alone.
 func TestDirectLaneEnv(t *testing.T) {
 	spec := specOf(fnReviewRequest)
 	for _, c := range []struct {
@@ -272,7 +273,7 @@ func TestDirectLaneEnv(t *testing.T) {
 		want  map[string]string // "" for a variable that must be absent
 	}{
 		{"defaults", PlatformStackProps{Stage: "test", TableName: "toolgate-test", DirectReviewMaxSeconds: 3600},
-			map[string]string{envDirectReviewers: "", envDirectReviewMaxSecs: "3600", envSessionRoles: ""}},
+			map[string]string{envDirectReviewers: "", envDirectReviewMaxSecs: "3600", envSessionRoles: "toolgate-test-inbound-start"}},
 		{"set", PlatformStackProps{
 			Stage:                  "test",
 			TableName:              "toolgate-test",
@@ -280,7 +281,7 @@ func TestDirectLaneEnv(t *testing.T) {
 			DirectReviewMaxSeconds: 60, SessionRoles: []string{"r1", "r2"},
 		}, map[string]string{
 			envDirectReviewers:     `{"send-email":["arn:aws:iam::123456789012:role/a","arn:aws:iam::123456789012:user/*"],"workflow-validator":["arn:aws:iam::123456789012:role/b"]}`,
-			envDirectReviewMaxSecs: "60", envSessionRoles: "r1,r2",
+			envDirectReviewMaxSecs: "60", envSessionRoles: "r1,r2,toolgate-test-inbound-start",
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -61,8 +61,10 @@ func isCryptoAction(a string) bool {
 // conditioned on the purpose tool-credential and on the encryption
 // context's keys; for webhook secrets, under the purpose
 // webhook-subscription and its own context keys, GenerateDataKey to the
-// webhooks function and Decrypt to webhook-delivery only; and no function's
-// role grants anything of KMS.
+// webhooks function and Decrypt to webhook-delivery only; for inbound
+// source secrets, under the purpose webhook-source and its own context
+// keys, GenerateDataKey to the sources function and Decrypt to
+// webhook-receiver only; and no function's role grants anything of KMS.
 func checkCredentialKey(pj tmpl) error {
 	var errs []error
 	id, stmts := keyPolicy(pj)
@@ -96,9 +98,10 @@ func checkCredentialKey(pj tmpl) error {
 		eq, _ := c["StringEquals"].(tmpl)
 		keys, _ := c["ForAllValues:StringEquals"].(tmpl)
 		purpose, _ := eq["kms:EncryptionContext:purpose"].(string)
-		contextKeys := map[string][]string{"tool-credential": credentialEncryptionContextKeys, "webhook-subscription": webhookEncryptionContextKeys}[purpose]
+		contextKeys := map[string][]string{"tool-credential": credentialEncryptionContextKeys, "webhook-subscription": webhookEncryptionContextKeys,
+			"webhook-source": sourceEncryptionContextKeys}[purpose]
 		if contextKeys == nil || !slices.Equal(strs(keys["kms:EncryptionContextKeys"]), slices.Sorted(slices.Values(contextKeys))) {
-			errs = append(errs, fmt.Errorf("statement %v (%v) is not conditioned on purpose tool-credential or webhook-subscription and that purpose's context keys: %v", s["Sid"], who, c))
+			errs = append(errs, fmt.Errorf("statement %v (%v) is not conditioned on purpose tool-credential, webhook-subscription or webhook-source and that purpose's context keys: %v", s["Sid"], who, c))
 		}
 		for _, a := range actions {
 			for _, p := range who {
@@ -114,6 +117,9 @@ func checkCredentialKey(pj tmpl) error {
 		// Only the delivering function opens a webhook secret; only the
 		// admin function seals one.
 		"webhook-subscription kms:Decrypt": {fnWebhookDelivery}, "webhook-subscription kms:GenerateDataKey": {fnWebhooks},
+		// Only the receiver opens a source secret, to verify a delivery;
+		// only the sources function seals one.
+		"webhook-source kms:Decrypt": {fnWebhookReceiver}, "webhook-source kms:GenerateDataKey": {fnSources},
 	}
 	for _, a := range slices.Sorted(maps.Keys(want)) {
 		got := slices.Sorted(slices.Values(uses[a]))
@@ -190,6 +196,22 @@ func TestCredentialKey(t *testing.T) {
 				}
 			}
 		}, "webhook-subscription kms:Decrypt is granted to [webhook-delivery webhooks]"},
+		{"the sources function opens source secrets", func(pj tmpl) {
+			_, stmts := keyPolicy(pj)
+			for _, s := range stmts {
+				if s["Sid"] == "SealSourceSecrets" {
+					s["Action"] = []any{"kms:GenerateDataKey", "kms:Decrypt"}
+				}
+			}
+		}, "webhook-source kms:Decrypt is granted to [sources webhook-receiver]"},
+		{"the receiver opens webhook secrets", func(pj tmpl) {
+			_, stmts := keyPolicy(pj)
+			for _, s := range stmts {
+				if s["Sid"] == "OpenSourceSecrets" {
+					s["Condition"].(tmpl)["StringEquals"].(tmpl)["kms:EncryptionContext:purpose"] = "webhook-subscription"
+				}
+			}
+		}, "is not conditioned on purpose"},
 		{"no rotation", func(pj tmpl) {
 			props(resourceByType(pj, "AWS::KMS::Key"))["EnableKeyRotation"] = false
 		}, "does not rotate"},

@@ -54,6 +54,15 @@ const (
 	// function behind its IAM-authorised Function URL (toolgate webhooks).
 	fnWebhookDelivery = "webhook-delivery"
 	fnWebhooks        = "webhooks"
+	// The inbound functions (inbound.go; docs/webhooks.md, "Receiving
+	// events"): sources manages sources and schedules behind its
+	// IAM-authorised Function URL (toolgate sources, toolgate schedules);
+	// webhook-receiver verifies and records each event sent to its public
+	// Function URL, and is the inbound relay; inbound-start starts the run
+	// of each event the inbound queue holds.
+	fnSources         = "sources"
+	fnWebhookReceiver = "webhook-receiver"
+	fnInboundStart    = "inbound-start"
 )
 
 // functionSpec is what the platform knows of one function: its defaults and
@@ -191,6 +200,36 @@ var functionSpecs = []functionSpec{
 		MemoryMB:    256, TimeoutSeconds: 30,
 		// Subscriptions (put, update, list), an event's deliveries, proofs.
 		Principal: table.Webhooks},
+	{Name: fnSources, LogicalID: "SourcesFunction",
+		Description: "toolgate sources: add, list, rotate-secret and remove inbound sources and schedules, and the inbound dead-letter queue's list and redrive, for inbound operators",
+		// A few table requests, a KMS GenerateDataKey, an EventBridge
+		// Scheduler request: as the webhooks function.
+		MemoryMB: 256, TimeoutSeconds: 30,
+		// Sources and schedules (put, read, list, update, delete), proofs.
+		Principal: table.Sources},
+	{Name: fnWebhookReceiver, LogicalID: "WebhookReceiverFunction",
+		Description: "toolgate webhook-receiver: verifies an inbound event's signature, records it once and queues it (POST /in/<source>); the inbound relay",
+		// An event is a source read (cached), a KMS Decrypt (cached), a
+		// conditional PutItem, a SendMessage and an UpdateItem; the relay
+		// queues up to 100 events a run. Providers wait about 10 s for an
+		// answer (GitHub's limit), so the event path stays far below; 30 s
+		// bounds a relay run.
+		MemoryMB: 256, TimeoutSeconds: 30,
+		// Sources (read), events (receive, mark queued, the unqueued
+		// index). It takes no caller proof: the signature authenticates an
+		// event (docs/webhooks.md, "Receiving events: verification").
+		Principal: table.WebhookReceiver},
+	{Name: fnInboundStart, LogicalID: "InboundStartFunction",
+		Description: "toolgate inbound-start: starts the run of each event and schedule firing of the inbound queue, as the inbound-start role's session",
+		// A batch of up to 10 messages, each an event read, a
+		// DescribeStateMachine, an sts:AssumeRole, review-request's start
+		// and a StartExecution: 60 s leaves room for a slow batch. Its
+		// queue's visibility timeout is six times this (inboundVisibility).
+		MemoryMB: 256, TimeoutSeconds: 60,
+		// Events (read, firing, mark started or failed), sources and
+		// schedules (read). It takes no caller proof: only its queue
+		// invokes it.
+		Principal: table.InboundStart},
 }
 
 // FunctionSettings override one function's defaults; zero fields keep them.
@@ -550,6 +589,12 @@ var samLocalVariables = map[string][]string{
 	// The SQS and KMS stand-ins, and the receiver's loopback exemption.
 	fnWebhookDelivery: {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_KMS", "TOOLGATE_WEBHOOK_ALLOW_ADDRESSES"},
 	fnWebhooks:        {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_KMS", "TOOLGATE_WEBHOOK_ALLOW_ADDRESSES"},
+	// The inbound functions' stand-ins: SQS and KMS for sources and
+	// webhook-receiver; Step Functions, review-request's start instance
+	// and STS (the inbound-start role's AssumeRole) for inbound-start.
+	fnSources:         {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_KMS"},
+	fnWebhookReceiver: {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_KMS"},
+	fnInboundStart:    {"AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_STS"},
 }
 
 // functionEnv is the function's own environment (docs/tools.md,
@@ -565,9 +610,10 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		// Where the function exports its spans, or off.
 		envTracing: jsii.String(p.Tracing),
 	}
-	if len(p.SessionRoles) > 0 {
-		env[envSessionRoles] = jsii.String(strings.Join(p.SessionRoles, ","))
-	}
+	// The configured session roles, and the inbound-start role: the caller
+	// of an inbound run's start is its session, src-<source> or
+	// sched-<schedule> (inbound.go).
+	env[envSessionRoles] = jsii.String(strings.Join(append(slices.Clone(p.SessionRoles), inboundRoleName(p.Stage)), ","))
 	switch spec.Name {
 	case fnSendEmail:
 		env[envSender] = jsii.String(p.Sender.Address)
@@ -652,6 +698,22 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		env[envWebhookAllow] = jsii.String(strings.Join(p.WebhookAllow, ","))
 		env[envWebhookAdmins] = jsii.String(credentialAdminsJSON(p.WebhookAdmins))
 		env[envStage] = jsii.String(p.Stage)
+	case fnSources:
+		// Who may manage sources and schedules; the stage whose Solutions
+		// a source or schedule names.
+		env[envInboundOperators] = jsii.String(credentialAdminsJSON(p.InboundOperators))
+		env[envStage] = jsii.String(p.Stage)
+	case fnWebhookReceiver:
+		// The event items' time to live.
+		env[envInboundRetentionDays] = jsii.String(strconv.Itoa(p.InboundRetentionDays))
+	case fnInboundStart:
+		// The state machine toolgate-<stage>_<solution> a run starts; the
+		// stage's external key, under which it names executions
+		// (HMAC-SHA256, domain-separated); the event items' time to live
+		// (a schedule's firing item).
+		env[envStage] = jsii.String(p.Stage)
+		env[functionconfig.EnvExternalKeyParam] = jsii.String(functionconfig.ExternalKeyParam(p.Stage))
+		env[envInboundRetentionDays] = jsii.String(strconv.Itoa(p.InboundRetentionDays))
 	case fnPublish:
 		env[envStage] = jsii.String(p.Stage)
 		if len(p.ReviewerAccounts) > 0 {

@@ -41,6 +41,7 @@ var starResource = map[string]string{
 	"logs:PutResourcePolicy":        "account-wide log resource policy, no resource type (Step Functions logging)",
 	"logs:DescribeResourcePolicies": "account-wide log resource policies, no resource type (Step Functions logging)",
 	"logs:DescribeLogGroups":        "Step Functions checks the destination by listing log groups; the guide grants it on * (Step Functions logging)",
+	"scheduler:ListSchedules":       "list actions take no resource; the sources function lists its group's schedules (sources role)",
 }
 
 // arn is an ARN in the template's Fn::Sub form.
@@ -330,7 +331,16 @@ var wantManagedPolicies = map[string][]stmt{
 			Condition: `{"StringEquals":{"lambda:FunctionUrlAuthType":"AWS_IAM"}}`},
 		stmt{Sid: "WebhooksFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${WebhooksFunction.Arn}"},
 			Condition: `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`},
-		stmt{Sid: "WebhooksParameter", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/webhooks/url")}}),
+		stmt{Sid: "WebhooksParameter", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/webhooks/url")}},
+		// toolgate sources and schedules: the sources function through its
+		// URL only; both inbound URLs' parameters. The function decides who
+		// is an inbound operator.
+		stmt{Sid: "SourcesFunctionURL", Actions: []string{"lambda:InvokeFunctionUrl"}, Resources: []string{"${SourcesFunction.Arn}"},
+			Condition: `{"StringEquals":{"lambda:FunctionUrlAuthType":"AWS_IAM"}}`},
+		stmt{Sid: "SourcesFunction", Actions: []string{"lambda:InvokeFunction"}, Resources: []string{"${SourcesFunction.Arn}"},
+			Condition: `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`},
+		stmt{Sid: "InboundParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{
+			arn("ssm", "parameter/toolgate/test/inbound/url"), arn("ssm", "parameter/toolgate/test/sources/url")}}),
 }
 
 // wantParameters are the SSM parameters toolgate publish reads, with
@@ -351,39 +361,46 @@ var wantParameters = map[string]string{
 	"/toolgate/test/publish/url":                        "${PublishUrl.FunctionUrl}",
 	"/toolgate/test/run-start/function":                 "${ReviewRequestFunctionStartAlias}",
 	"/toolgate/test/webhooks/url":                       "${WebhooksUrl.FunctionUrl}",
+	"/toolgate/test/sources/url":                        "${SourcesUrl.FunctionUrl}",
+	"/toolgate/test/inbound/url":                        "${WebhookReceiverUrl.FunctionUrl}",
 }
 
 // wantPlatformCounts is the platform stack's resource list.
 var wantPlatformCounts = map[string]int{
-	"AWS::Lambda::Function":   12, // the eleven functions, ledger-secrets
+	"AWS::Lambda::Function":   15, // the fourteen functions, ledger-secrets
 	"AWS::Lambda::Version":    7,  // the current version of each function with lanes
 	"AWS::Lambda::Alias":      15, // sfn and direct of the four tools, lambda-tool, mcp-call and review-request; review-request's start
-	"AWS::Lambda::Url":        3,  // review-decision, publish, webhooks
-	"AWS::IAM::Role":          13, // one per function, the Solution execution role
-	"AWS::IAM::Policy":        13, // each role's policy
+	"AWS::Lambda::Url":        5,  // review-decision, publish, webhooks, sources; webhook-receiver's public one
+	"AWS::IAM::Role":          18, // one per function, the Solution execution role; the inbound-start and scheduler roles
+	"AWS::IAM::Policy":        17, // each role's policy, but the inbound-start role's: it has none
 	"AWS::IAM::ManagedPolicy": 3,  // Publisher, Reviewer, Operator
-	"AWS::Logs::LogGroup":     13, // one per function, Solution executions
+	"AWS::Logs::LogGroup":     16, // one per function, Solution executions
 	"AWS::Logs::MetricFilter": 14, // UNKNOWN rows on each tool's log group, refused toolsets on each toolset loader's, failed executions
-	"AWS::SSM::Parameter":     13,
+	"AWS::SSM::Parameter":     15,
 	"AWS::KMS::Key":           1,  // the credentials' key (credentials.go)
 	"AWS::KMS::Alias":         1,  // alias/toolgate-<stage>-credentials
 	"Custom::LedgerSecrets":   1,  // the tool functions' ledger secrets (secrets.go)
 	"Custom::LedgerSince":     1,  // the stage's since time, after every tool function (secrets.go)
-	"AWS::CloudWatch::Alarm":  29, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions; the webhook queues' four
+	"AWS::CloudWatch::Alarm":  37, // errors and throttles per function, UNKNOWN rows, refused toolsets, failed executions; the webhook queues' four; the inbound queues' two
 	// Webhooks (webhooks.go): the events and deliveries queues and their
 	// dead-letter queues, each with its TLS-only policy; the status-change
 	// rule and the relay's schedule, whose permission is the stack's only;
 	// webhook-delivery's two event source mappings.
-	"AWS::SQS::Queue":                 4,
-	"AWS::SQS::QueuePolicy":           4,
-	"AWS::Events::Rule":               2,
-	"AWS::Lambda::Permission":         1,
-	"AWS::Lambda::EventSourceMapping": 2,
+	// Inbound (inbound.go): the inbound queue and its dead-letter queue,
+	// each with its policy; the inbound relay's schedule and its
+	// permission; webhook-receiver's two public URL permissions;
+	// inbound-start's event source mapping; the schedule group.
+	"AWS::SQS::Queue":                 6,
+	"AWS::SQS::QueuePolicy":           6,
+	"AWS::Events::Rule":               3,
+	"AWS::Lambda::Permission":         4,
+	"AWS::Lambda::EventSourceMapping": 3,
+	"AWS::Scheduler::ScheduleGroup":   1,
 }
 
 // sessionRoles is TOOLGATE_SESSION_ROLES of testConfig, on every function
 // (each verifies caller proofs).
-const sessionRoles = "AWSReservedSSO_Reviewer_0123456789abcdef,toolgate-people"
+const sessionRoles = "AWSReservedSSO_Reviewer_0123456789abcdef,toolgate-people,toolgate-test-inbound-start"
 
 // wantEnv is each function's whole environment: every one verifies caller
 // proofs, has the stack's account and exports spans where testConfig says
@@ -418,7 +435,9 @@ var wantEnv = map[string]map[string]string{
 		"TOOLGATE_DIRECT_REVIEW_MAX_SECONDS": "1800", "TOOLGATE_STAGE": "test",
 		"TOOLGATE_EXTERNAL_KEY_PARAM": "/toolgate/test/secret/external-key", "TOOLGATE_END_USER_KEY_PARAM": "/toolgate/test/secret/end-user-key",
 		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",
-		"TOOLGATE_REVIEW_NOTICES":       `["Ops@Example.com","@reviewers.example.org"]`, "TOOLGATE_NOTICE_SENDER": "noreply@mail.example.org",
+		// A start's origin is admitted from a session of this role only.
+		"TOOLGATE_INBOUND_ROLE":   "${InboundStartRole.Arn}",
+		"TOOLGATE_REVIEW_NOTICES": `["Ops@Example.com","@reviewers.example.org"]`, "TOOLGATE_NOTICE_SENDER": "noreply@mail.example.org",
 		"TOOLGATE_SENDER_IDENTITY_ARN": "arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/example.org",
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_STAGE": "test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
@@ -478,6 +497,10 @@ var wantFunctions = map[string][3]int{
 	"LedgerSecretsFunction":       {128, 60, 0},
 	"WebhookDeliveryFunction":     {256, 60, 0},
 	"WebhooksFunction":            {256, 30, 0},
+	"SourcesFunction":             {256, 30, 0},
+	// Reserved on every stage: inboundReceiverConcurrency's default.
+	"WebhookReceiverFunction": {256, 30, DefaultInboundReceiverConcurrency},
+	"InboundStartFunction":    {256, 60, 0},
 }
 
 // rule is one checked property of the templates, with a test-only
@@ -493,7 +516,7 @@ type rule struct {
 var rules = []rule{
 	{"resource-counts", checkCounts, func(_, pj tmpl) {
 		delete(pj["Resources"].(tmpl), firstID(pj, "AWS::SSM::Parameter"))
-	}, `Expected 13 resources of type AWS::SSM::Parameter`},
+	}, `Expected 15 resources of type AWS::SSM::Parameter`},
 	{"table", checkTable, func(lj, _ tmpl) {
 		t := resourceByType(lj, "AWS::DynamoDB::Table")
 		t["DeletionPolicy"] = "Delete"
@@ -908,10 +931,12 @@ func checkFunctions(_, platform assertions.Template, _, pj tmpl) error {
 			}, jsii.Number(1))
 		})))
 	}
-	// Nothing opens the URL or a function to the world: the one
-	// permission lets the relay's schedule, and nothing else, invoke
-	// webhook-delivery.
-	errs = append(errs, try(func() { platform.ResourceCountIs(jsii.String("AWS::Lambda::Permission"), jsii.Number(1)) }))
+	// Nothing opens a URL or a function to the world but webhook-receiver's
+	// URL (its two permissions and its relay's: checkReceiverPermissions):
+	// the other permission lets the webhook relay's schedule, and nothing
+	// else, invoke webhook-delivery.
+	errs = append(errs, try(func() { platform.ResourceCountIs(jsii.String("AWS::Lambda::Permission"), jsii.Number(4)) }))
+	errs = append(errs, wrap("webhook-receiver", checkReceiverPermissions(pj)))
 	errs = append(errs, wrap("relay permission", try(func() {
 		platform.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
 			"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
@@ -1233,7 +1258,8 @@ func checkParameters(_, platform assertions.Template, _, pj tmpl) error {
 func checkAlarms(_, platform assertions.Template, _, pj tmpl) error {
 	var errs []error
 	names := []string{"toolgate-test-ledger-unknown", "toolgate-test-toolset-refused", "toolgate-test-executions-failed",
-		"toolgate-test-webhook-events-dlq", "toolgate-test-webhook-deliveries-dlq", "toolgate-test-webhook-events-age", "toolgate-test-webhook-deliveries-age"}
+		"toolgate-test-webhook-events-dlq", "toolgate-test-webhook-deliveries-dlq", "toolgate-test-webhook-events-age", "toolgate-test-webhook-deliveries-age",
+		"toolgate-test-inbound-dlq", "toolgate-test-inbound-age"}
 	for _, spec := range functionSpecs {
 		names = append(names, "toolgate-test-"+spec.Name+"-errors", "toolgate-test-"+spec.Name+"-throttles")
 	}
@@ -1578,9 +1604,12 @@ func checkLanes(_, _ assertions.Template, _, pj tmpl) error {
 			want["toolgate-test-operator"] = append(want["toolgate-test-operator"], spec.Name+":direct")
 		}
 	}
-	// toolgate webhooks: through its Function URL only (the condition:
-	// wantManagedPolicies).
-	want["toolgate-test-operator"] = append(want["toolgate-test-operator"], fnWebhooks+" (unqualified)")
+	// toolgate webhooks and toolgate sources: through their Function URLs
+	// only (the conditions: wantManagedPolicies).
+	want["toolgate-test-operator"] = append(want["toolgate-test-operator"], fnWebhooks+" (unqualified)", fnSources+" (unqualified)")
+	// inbound-start records an inbound run's start through review-request's
+	// start alias only, as toolgate run does.
+	want["InboundStartFunctionRole"] = []string{fnReviewRequest + ":start"}
 	for _, l := range want {
 		sort.Strings(l)
 	}

@@ -69,6 +69,8 @@ func testConfig() Config {
 	cfg.WebhookAllow = []string{"hooks.example.org", "*.receivers.example.net"}
 	// 4 attempts over 1 h 10 min 10 s: the deliveries queue keeps 4 days.
 	cfg.WebhookSchedule = "10s,10m,1h"
+	cfg.InboundOperators = []string{"arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_InboundOperator_*/*"}
+	cfg.InboundRetentionDays = 30
 	return cfg
 }
 
@@ -298,8 +300,9 @@ var defaultSynthOnce = sync.OnceValues(func() (synthesis, error) {
 
 // TestDefaultTemplate synthesizes the configuration of a bare `cdk synth`
 // (no context): the direct lane is closed to gated tools (review-request
-// has no TOOLGATE_DIRECT_REVIEWERS), its reviews last at most 3600 s, no
-// function names session roles, the lanes' aliases and the variables
+// has no TOOLGATE_DIRECT_REVIEWERS), its reviews last at most 3600 s, every
+// function's session roles are the inbound-start role's alone, the lanes'
+// aliases and the variables
 // never set hold as in the test configuration, and cdk-nag finds nothing
 // unsuppressed.
 func TestDefaultTemplate(t *testing.T) {
@@ -312,8 +315,8 @@ func TestDefaultTemplate(t *testing.T) {
 	}
 	for id, fn := range resources(pj, "AWS::Lambda::Function") {
 		vars := props(fn)["Environment"].(tmpl)["Variables"].(tmpl)
-		if v, ok := vars[envSessionRoles]; ok {
-			t.Errorf("%s: %s=%s without sessionRoles", id, envSessionRoles, text(v))
+		if v, ok := vars[envSessionRoles]; ok && text(v) != "toolgate-dev-inbound-start" {
+			t.Errorf("%s: %s=%s without sessionRoles, want the inbound-start role's alone", id, envSessionRoles, text(v))
 		}
 		if id != "ReviewRequestFunction" {
 			continue

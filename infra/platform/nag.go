@@ -32,6 +32,15 @@ const (
 	reasonWebhookDelivery = "invoked by its two queues' event source mappings, whose failed messages the queues' own dead-letter " +
 		"queues receive, and asynchronously by the relay's schedule only: a failed relay run leaves its events in the unsent " +
 		"index, which the next minute's run sends, so a dead-letter queue of the function would hold nothing to act on"
+	// Serverless-LambdaDLQ of webhook-receiver and inbound-start.
+	reasonWebhookReceiver = "invoked synchronously through its Function URL, and asynchronously by the relay's schedule only: a " +
+		"failed relay run leaves its events RECEIVED in the inbound-unqueued index, which the next minute's run queues, so a " +
+		"dead-letter queue of the function would hold nothing to act on"
+	reasonInboundStart = "invoked by the inbound queue's event source mapping only, whose failed messages the queue's own " +
+		"dead-letter queue receives (alarmed; toolgate sources dlq redrive)"
+	// AwsSolutions-IAM5 Resource::* of the sources function.
+	reasonListSchedules = "; and scheduler:ListSchedules, with which the sources function lists its group's schedules: a list " +
+		"action with no resource type (Service Authorization Reference, Amazon EventBridge Scheduler)"
 	// AwsSolutions-IAM5 Resource::* of X-Ray.
 	reasonXRay = "xray:PutTraceSegments and xray:PutTelemetryRecords, which the Lambda construct adds for active tracing " +
 		"(Tracing: ACTIVE): X-Ray defines no resource type for them, so they take Resource * (Service Authorization Reference)"
@@ -58,8 +67,13 @@ func nagSuppressions(p *PlatformStack, stage string) {
 	for _, spec := range functionSpecs {
 		f := p.Functions[spec.Name]
 		dlqReason := reasonSynchronous
-		if spec.Name == fnWebhookDelivery {
+		switch spec.Name {
+		case fnWebhookDelivery:
 			dlqReason = reasonWebhookDelivery
+		case fnWebhookReceiver:
+			dlqReason = reasonWebhookReceiver
+		case fnInboundStart:
+			dlqReason = reasonInboundStart
 		}
 		suppress(f.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ", Reason: dlqReason})
 		reason := reasonXRay
@@ -68,6 +82,8 @@ func nagSuppressions(p *PlatformStack, stage string) {
 			reason += reasonSendTask
 		case fnPublish:
 			reason += reasonPublishStar
+		case fnSources:
+			reason += reasonListSchedules
 		}
 		// The role's default policy, a child of the role.
 		suppress(f.Role, true, nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{"Resource::*"}, Reason: reason})
@@ -119,6 +135,7 @@ func nagSuppressions(p *PlatformStack, stage string) {
 	suppress(w.Relay, false, nagSuppression{Rule: "Serverless-EventBusDLQ",
 		Reason: "the relay's schedule: each event is a tick carrying nothing, and a tick not delivered is replaced by the next " +
 			"minute's, which sends every event still unsent; a dead-letter queue would hold empty ticks"})
+	inboundSuppressions(p, stage)
 	suppress(p.LedgerSecrets.Function, false, nagSuppression{Rule: "Serverless-LambdaDLQ",
 		Reason: "invoked by CloudFormation only, for the LedgerSecrets custom resource: it answers CloudFormation through the " +
 			"event's ResponseURL, FAILED on any error (aws-lambda-go cfn.LambdaWrap), and an invocation that never answers fails " +
@@ -193,4 +210,34 @@ func suppress(c constructs.IConstruct, children bool, s ...nagSuppression) {
 		l = append(l, sup)
 	}
 	cdknag.NagSuppressions_AddResourceSuppressions(c, &l, jsii.Bool(children))
+}
+
+// inboundSuppressions accepts the inbound resources' findings
+// (inbound.go): the inbound queue's event source mapping, its dead-letter
+// queue, the relay's schedule, the sources function's schedules of its
+// group, and inbound-start's state machines and executions of the stage.
+func inboundSuppressions(p *PlatformStack, stage string) {
+	in := p.Inbound
+	suppress(p.Functions[fnInboundStart].Function.Node().FindChild(jsii.String("InboundMapping")), false, nagSuppression{
+		Rule: "Serverless-LambdaEventSourceMappingDestination",
+		Reason: "an SQS event source mapping takes no on-failure destination (Lambda supports them for stream and Kafka " +
+			"sources): a message that fails is received again until the queue's redrive policy moves it to the inbound " +
+			"dead-letter queue, which is alarmed"})
+	suppress(in.DLQ, false, nagSuppression{Rule: "Serverless-SQSRedrivePolicy",
+		Reason: "a dead-letter queue: the end of the inbound queue's redrive and of the schedules' DeadLetterConfig, alarmed on " +
+			"its depth; toolgate sources dlq redrive sends a message back to the inbound queue"})
+	suppress(in.Relay, false, nagSuppression{Rule: "Serverless-EventBusDLQ",
+		Reason: "the inbound relay's schedule: each event is a tick carrying nothing, and a tick not delivered is replaced by " +
+			"the next minute's, which queues every event still unqueued; a dead-letter queue would hold empty ticks"})
+	suppress(p.Functions[fnSources].Role, true, nagSuppression{Rule: "AwsSolutions-IAM5",
+		AppliesTo: []string{nagARN("scheduler", "schedule/"+schedulerGroupName(stage)+"/*")},
+		Reason: "scheduler:CreateSchedule, UpdateSchedule, DeleteSchedule and GetSchedule of the schedules of the stage's own " +
+			"group, toolgate-<stage>, named after the schedule items people add (toolgate schedules add); no other group's"})
+	suppress(p.Functions[fnInboundStart].Role, true,
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "stateMachine:"+stateMachinePrefix(stage)+"*")},
+			Reason: "states:DescribeStateMachine and states:StartExecution of the latest revision (states:StateMachineQualifier " +
+				"absent) of" + reasonStateMachines + ": an inbound source or schedule names the Solution its runs start"},
+		nagSuppression{Rule: "AwsSolutions-IAM5", AppliesTo: []string{nagARN("states", "execution:"+stateMachinePrefix(stage)+"*:*")},
+			Reason: "states:DescribeExecution of this stage's executions: a start that another attempt of the same event " +
+				"recorded is done when its execution, named from the event, exists (docs/webhooks.md, \"Receiving events\")"})
 }

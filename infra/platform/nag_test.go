@@ -74,6 +74,15 @@ var wantNagSuppressed = func() []string {
 		"/Toolgate-test/Webhooks/WebhookDeliveriesDLQ/Resource Serverless-SQSRedrivePolicy",
 		"/Toolgate-test/Webhooks/WebhookEventsDLQ/Resource Serverless-SQSRedrivePolicy",
 		"/Toolgate-test/Webhooks/WebhookRelaySchedule/Resource Serverless-EventBusDLQ")
+	// The inbound queue (inbound.go), as the webhooks'; the sources
+	// function's schedules of its group; inbound-start's state machines
+	// and executions of the stage.
+	out = append(out, "/Toolgate-test/Functions/InboundStartFunction/InboundMapping/Resource Serverless-LambdaEventSourceMappingDestination",
+		"/Toolgate-test/Inbound/InboundDLQ/Resource Serverless-SQSRedrivePolicy",
+		"/Toolgate-test/Inbound/InboundRelaySchedule/Resource Serverless-EventBusDLQ",
+		"/Toolgate-test/Functions/SourcesFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("scheduler", "schedule/toolgate-test/*")+"]",
+		"/Toolgate-test/Functions/InboundStartFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "stateMachine:toolgate-test_*")+"]",
+		"/Toolgate-test/Functions/InboundStartFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5["+nagARN("states", "execution:toolgate-test_*:*")+"]")
 	out = append(out, "/Toolgate-test/Secrets/LedgerSecretsFunction/Resource Serverless-LambdaDLQ",
 		"/Toolgate-test/Secrets/LedgerSecretsFunctionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]")
 	out = append(out, "/Toolgate-test/Access/SolutionExecutionRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]",

@@ -83,7 +83,9 @@ type PlatformStackProps struct {
 	// SessionRoles are the IAM role names whose session names identify a
 	// person (IAM Identity Center roles, or roles whose trust policy pins
 	// sts:RoleSessionName), for every function's caller proofs
-	// (TOOLGATE_SESSION_ROLES, shared/caller); empty sets no variable.
+	// (TOOLGATE_SESSION_ROLES, shared/caller), to which every function's
+	// variable adds the inbound-start role (inboundRoleName), whose
+	// session names say which source or schedule started a run.
 	SessionRoles []string
 	// ReviewerAccounts are other AWS accounts of the organisation whose
 	// principals may review: TOOLGATE_REVIEWER_ACCOUNTS on review-decision,
@@ -175,6 +177,19 @@ type PlatformStackProps struct {
 	// its attempts, and its retention outlasts it. A value ParseSchedule
 	// refuses panics: Config.check refuses it first.
 	WebhookSchedule string
+	// InboundOperators are who may manage inbound sources and schedules
+	// and redrive the inbound dead-letter queue: IAM principal ARN
+	// patterns of the stack's account, as WebhookAdmins
+	// (TOOLGATE_INBOUND_OPERATORS on the sources function, a JSON list).
+	// Empty: nobody.
+	InboundOperators []string
+	// InboundRetentionDays is how long an inbound event item is kept, in
+	// days, MinInboundRetentionDays..MaxInboundRetentionDays
+	// (TOOLGATE_INBOUND_RETENTION_DAYS on webhook-receiver and
+	// inbound-start); zero means DefaultInboundRetentionDays. The
+	// receiver's reserved concurrency is its Functions setting
+	// (Config.InboundReceiverConcurrency).
+	InboundRetentionDays int
 }
 
 // Bounds of PlatformStackProps.MCPSchemaTTLSeconds: a few seconds, so
@@ -200,6 +215,9 @@ type PlatformStack struct {
 	LedgerSecrets *LedgerSecrets
 	// Webhooks is the webhooks' queues, rules and admin URL (webhooks.go).
 	Webhooks *Webhooks
+	// Inbound is the inbound queue, the inbound functions' URLs, the
+	// inbound-start role and the schedules' group and role (inbound.go).
+	Inbound *Inbound
 }
 
 // NewPlatformStack defines the platform around the ledger table named
@@ -227,6 +245,9 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	if _, err := functionconfig.ParseTracing(p.Tracing); err != nil {
 		panic(fmt.Sprintf("PlatformStackProps.Tracing: %v", err))
 	}
+	if p.InboundRetentionDays == 0 {
+		p.InboundRetentionDays = DefaultInboundRetentionDays
+	}
 	if p.WebhookSchedule == "" {
 		p.WebhookSchedule = scheduleText(webhook.DefaultSchedule)
 	}
@@ -246,12 +267,15 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	url, publishURL := reviews.DecisionURL, publishing.URL
 	webhooks := NewWebhooks(stack, "Webhooks", &WebhooksProps{Platform: &p, Functions: fns, Access: a, Credentials: creds,
 		OwnURLs: []awslambda.FunctionUrl{url, publishURL}})
+	inbound := NewInbound(stack, "Inbound", &InboundProps{Platform: &p, Functions: fns, Access: a, Credentials: creds, LedgerSecrets: ls})
 	NewParameters(stack, "Parameters", &ParametersProps{Platform: &p, Functions: fns, Access: a, DecisionURL: url.Url(), PublishURL: publishURL.Url()})
 	NewAlarms(stack, "Alarms", &AlarmsProps{Platform: &p, Functions: fns, Access: a})
 
 	awscdk.NewCfnOutput(stack, jsii.String("ReviewDecisionURL"), &awscdk.CfnOutputProps{Value: url.Url()})
 	awscdk.NewCfnOutput(stack, jsii.String("PublishURL"), &awscdk.CfnOutputProps{Value: publishURL.Url()})
 	awscdk.NewCfnOutput(stack, jsii.String("WebhooksURL"), &awscdk.CfnOutputProps{Value: webhooks.URL.Url()})
+	awscdk.NewCfnOutput(stack, jsii.String("SourcesURL"), &awscdk.CfnOutputProps{Value: inbound.SourcesURL.Url()})
+	awscdk.NewCfnOutput(stack, jsii.String("InboundURL"), &awscdk.CfnOutputProps{Value: inbound.ReceiverURL.Url()})
 	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionRoleARN"), &awscdk.CfnOutputProps{Value: a.ExecutionRoleARN})
 	awscdk.NewCfnOutput(stack, jsii.String("SolutionExecutionLogGroup"), &awscdk.CfnOutputProps{Value: a.ExecutionLogs.LogGroupName()})
 	for _, s := range []struct{ id, arn string }{
@@ -261,7 +285,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	} {
 		awscdk.NewCfnOutput(stack, jsii.String(s.id), &awscdk.CfnOutputProps{Value: jsii.String(s.arn)})
 	}
-	ps := &PlatformStack{Stack: stack, Functions: fns.ByName, Access: a, DecisionURL: url, PublishURL: publishURL, LedgerSecrets: ls, Webhooks: webhooks}
+	ps := &PlatformStack{Stack: stack, Functions: fns.ByName, Access: a, DecisionURL: url, PublishURL: publishURL, LedgerSecrets: ls, Webhooks: webhooks, Inbound: inbound}
 	nagSuppressions(ps, p.Stage)
 	return ps
 }

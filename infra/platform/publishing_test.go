@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -63,9 +64,16 @@ const executionRoleARN = "arn:aws:iam::123456789012:role/toolgate-test-solution-
 // mayBeExecutionRole: resource (rendered with text) may name the Solution
 // execution role: its Arn attribute, or an ARN pattern matching its name
 // (a placeholder counts as *).
+// roleArnAttribute matches a rendered Fn::GetAtt [X, Arn].
+var roleArnAttribute = regexp.MustCompile(`^\$\{([A-Za-z0-9]+)\.Arn\}$`)
+
 func mayBeExecutionRole(resource string) bool {
 	if resource == "${SolutionExecutionRole.Arn}" {
 		return true
+	}
+	// Another role of the template by its Arn attribute is that role.
+	if m := roleArnAttribute.FindStringSubmatch(resource); m != nil && strings.HasSuffix(m[1], "Role") {
+		return false
 	}
 	return wildcardMatch(placeholder.ReplaceAllString(resource, "*"), executionRoleARN, false)
 }

@@ -584,10 +584,16 @@ var Accesses = []Access{
 	{Sid: "ReadInboundSourceSecrets", By: []Principal{WebhookReceiver}, On: []*Kind{InboundSource}, Actions: []Action{GetItem},
 		Attributes: InboundSourceVerifyAttributes, SpecificAttributes: true, Code: "store.Store.SourceSecrets (shared/inbound/store)",
 		Doc: "a delivery's GetItem of its source, projecting InboundSourceVerifyAttributes: how to verify it, never its Solution nor its end user"},
-	{Sid: "ReceiveInboundEvents", By: []Principal{WebhookReceiver}, On: []*Kind{InboundEvent}, Actions: []Action{PutItem, GetItem, UpdateItem},
-		Attributes: InboundEventReceived, ReturnValues: "NONE", SpecificAttributes: true, Code: "store.Store Receive, MarkQueued (shared/inbound/store)",
-		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a delivery, RECEIVED with its body, once; the consistent GetItem of the event " +
-			"after the condition failed, projecting its status, never its body; the UpdateItem marking it QUEUED once SendMessage took it: never a run's outcome"},
+	{Sid: "ReceiveInboundEvents", By: []Principal{WebhookReceiver}, On: []*Kind{InboundEvent}, Actions: []Action{PutItem, UpdateItem},
+		Attributes: InboundEventReceived, ReturnValues: "NONE", Code: "store.Store Receive, MarkQueued (shared/inbound/store)",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a delivery, RECEIVED with its body, once; the UpdateItem marking it QUEUED " +
+			"once SendMessage took it: never a run's outcome"},
+	// A GetItem carries no ReturnValues, which a StringEquals on
+	// dynamodb:ReturnValues would deny: the read is an access of its own.
+	{Sid: "ReadReceivedInboundEvents", By: []Principal{WebhookReceiver}, On: []*Kind{InboundEvent}, Actions: []Action{GetItem},
+		Attributes: InboundEvent.Names(PK, SK, "status", "event_type", "body_sha256", "received_at", "queued_at"), SpecificAttributes: true,
+		Code: "store.Store Receive, MarkQueued (shared/inbound/store)",
+		Doc:  "the consistent GetItem of the event after a condition failed, projecting its status, never its body"},
 	{Sid: "ListUnqueuedInboundEvents", By: []Principal{WebhookReceiver}, Index: InboundUnqueued, Actions: []Action{Query},
 		Attributes: InboundUnqueued.Attributes(), Code: "store.Store.Unqueued (shared/inbound/store)",
 		Doc: "the relay's Query of the sparse index, oldest first: the keys only"},
