@@ -457,13 +457,12 @@ var Accesses = []Access{
 			"end_user", "end_user_scope", "end_user_skipped", "forked_from", "rerun_reads", "origin", ExpiresAt),
 		Code: "dynamo.Store RecordRunStart, RecordChildStart, RecordStart", Doc: "the conditional PutItem of an execution's starter " +
 			"(an inbound or scheduled start's with its origin)"},
-	{Sid: "RefreshStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
-		Attributes: StartRefreshed, ReturnValues: "NONE", Code: "dynamo.Store RecordOrRefreshRunStart",
-		Doc: "the conditional UpdateItem (deadline = the deadline read) giving a run start record of the same starter, input, end user, fork and origin a fresh deadline: " +
-			"a retried start (docs/identity.md, \"Four eyes\")"},
-	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
-		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id", "released_at"), ReturnValues: "NONE",
-		Code: "dynamo.Store TakeChildStart, ReleaseChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at or released_at"},
+	{Sid: "UpdateStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
+		Attributes: append(Start.Names(PK, SK, "child_started_at", "parent_run_id", "released_at"), StartRefreshed[2:]...), ReturnValues: "NONE",
+		Code: "dynamo.Store TakeChildStart, ReleaseChildStart, RecordOrRefreshRunStart",
+		Doc: "the conditional UpdateItem of a child record's child_started_at or released_at, and the one (deadline = the deadline read) " +
+			"giving a run start record of the same starter, input, end user, fork and origin a fresh deadline: a retried start " +
+			"(docs/identity.md, \"Four eyes\"); one statement, so that review-request's policy keeps room for the notice recipients"},
 	{Sid: "RecordChildPointers", By: []Principal{ReviewRequest}, On: []*Kind{ChildPointer}, Actions: []Action{PutItem},
 		Attributes: ChildPointerRecorded, Code: "dynamo.Store.RecordChildPointer",
 		Doc: "the conditional PutItem of a workflow step's child pointer in its run's start partition, with the child's start record " +

@@ -213,7 +213,7 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 		}, []want{{sid: "RecordStarts", attributes: []string{"deadline", "end_user", "end_user_scope", "expires_at", "input_digest", "pk", "sk", "starter"}}}},
 		{"Start", func() error { _, err := s.Start(ctx, runARN(nStart)); return err }, []want{{sid: "ReadStarts"}}},
 		{"TakeChildStart", func() error { return s.TakeChildStart(ctx, childARN(nChildTaken), childStart) },
-			[]want{{sid: "TakeChildStarts", attributes: []string{"child_started_at", "parent_run_id", "pk", "released_at", "sk"}}}},
+			[]want{{sid: "UpdateStarts", attributes: []string{"child_started_at", "parent_run_id", "pk", "released_at", "sk"}}}},
 		{"ReleaseChildStart", func() error {
 			// A taken record: the conditional update, then the read that
 			// tells a taken record from another parent's.
@@ -221,7 +221,7 @@ func TestRequestsAreTheDeclaredAccesses(t *testing.T) {
 				return fmt.Errorf("release a taken record: %v, want ErrChildTaken", err)
 			}
 			return nil
-		}, []want{{sid: "TakeChildStarts", attributes: []string{"child_started_at", "parent_run_id", "pk", "released_at", "sk"}}, {sid: "ReadStarts"}}},
+		}, []want{{sid: "UpdateStarts", attributes: []string{"child_started_at", "parent_run_id", "pk", "released_at", "sk"}}, {sid: "ReadStarts"}}},
 		{"ChildStart", func() error { _, err := s.ChildStart(ctx, childARN(nChildTaken)); return err }, []want{{sid: "ReadStarts"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
