@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 )
 
 // Prefixes of ExecutionName.
@@ -66,4 +67,42 @@ func validPrefix(p string) bool {
 		}
 	}
 	return true
+}
+
+// MaxNameChars is the longest source or schedule name: 48 characters, so
+// that a session name (SessionPrefixSchedule and the name, 54 at most)
+// keeps within STS's RoleSessionName (2 to 64 of [\w+=,.@-]).
+const MaxNameChars = 48
+
+// Session name prefixes: inbound-start assumes the inbound-start role as
+// "src-<source>" for a source's event and "sched-<schedule>" for a
+// schedule's firing, and the start lane admits an origin only from the
+// session of its name (docs/identity.md, "Four eyes").
+const (
+	SessionPrefixSource   = "src-"
+	SessionPrefixSchedule = "sched-"
+)
+
+// CheckName checks a source's or a schedule's name: 1 to MaxNameChars
+// characters of [a-z0-9-], the first a letter or a digit. The name is a
+// sort key, a path segment of the receiver's route (POST /in/<source>),
+// an EventBridge Scheduler schedule's name (1 to 64 of [0-9a-zA-Z-_.]) and
+// part of an STS session name, which every one of those rules admits;
+// it holds no "/", which an inbound event's key relies on
+// (table.InboundEventPK). The error names the rule, never echoes more
+// than the name's length.
+func CheckName(name string) error {
+	if name == "" || len(name) > MaxNameChars {
+		return fmt.Errorf("name must be 1 to %d characters, not %d", MaxNameChars, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && i > 0:
+		default:
+			return fmt.Errorf("name must be characters of [a-z0-9-], the first a letter or a digit (character %d is not)", i+1)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package inbound_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/shared/inbound"
@@ -74,5 +75,29 @@ func TestExecutionNamePanicsOnAnEmptyKeyOrABadPrefix(t *testing.T) {
 			}()
 			f()
 		})
+	}
+}
+
+func TestCheckNameAdmitsTheNameRuleOnly(t *testing.T) {
+	for _, ok := range []string{"a", "0", "billing", "stripe-prod", "9-lives", strings.Repeat("a", inbound.MaxNameChars)} {
+		if err := inbound.CheckName(ok); err != nil {
+			t.Errorf("CheckName(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "-billing", "Billing", "bill_ing", "bill.ing", "bill/ing", "bill ing", "billing\n", "bïlling",
+		strings.Repeat("a", inbound.MaxNameChars+1)} {
+		if err := inbound.CheckName(bad); err == nil {
+			t.Errorf("CheckName(%q) = nil, want an error", bad)
+		}
+	}
+}
+
+func TestSessionNamesOfTheLongestNameKeepWithinSTS(t *testing.T) {
+	sts := regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
+	long := strings.Repeat("z", inbound.MaxNameChars)
+	for _, p := range []string{inbound.SessionPrefixSource, inbound.SessionPrefixSchedule} {
+		if !sts.MatchString(p + long) {
+			t.Errorf("%q+name is no RoleSessionName", p)
+		}
 	}
 }

@@ -23,6 +23,17 @@ const (
 	// WebhookDelivery is the webhook-delivery function: fan-out of events
 	// to subscriptions, delivery, and the relay of unsent events.
 	WebhookDelivery Principal = "webhook-delivery"
+	// Sources is the sources function: toolgate sources' and toolgate
+	// schedules' add, list, rotate-secret, retire-secrets, pause, resume
+	// and remove (docs/webhooks.md, "Receiving events").
+	Sources Principal = "sources"
+	// WebhookReceiver is the webhook-receiver function: the public
+	// Function URL that verifies and records inbound deliveries, and the
+	// relay of events recorded but not queued.
+	WebhookReceiver Principal = "webhook-receiver"
+	// InboundStart is the inbound-start function: the consumer of the
+	// inbound queue, which starts each event's run.
+	InboundStart Principal = "inbound-start"
 )
 
 // ParkingToolFunctions are the tool functions whose calls can park
@@ -34,9 +45,10 @@ const (
 const ParkingToolFunctions Principal = "parking tool functions"
 
 // Functions are the principals whose functions verify caller proofs, so
-// each records them. webhook-delivery verifies none: only its queues and
-// its schedule invoke it.
-var Functions = []Principal{ToolFunctions, ReviewRequest, ReviewDecision, Publish, Webhooks}
+// each records them. webhook-delivery, webhook-receiver and inbound-start
+// verify none: only queues, schedules and (webhook-receiver) signed
+// deliveries invoke them.
+var Functions = []Principal{ToolFunctions, ReviewRequest, ReviewDecision, Publish, Webhooks, Sources}
 
 // Action is a DynamoDB action on the table's items, as IAM names it.
 type Action string
@@ -351,6 +363,36 @@ var NoticeFinished = Notice.Names(PK, SK, "status", "message_id", "sent_at", "er
 // progress, unknown or finished. Never a recorded result (r, result).
 var ForkCallAttributes = Call.Names(PK, SK, "c", "seq", "step", "tool", "idempotency_key", "state", "lease_until")
 
+// StartRefreshed are the attributes of review-request's UpdateItem giving
+// a start record a fresh deadline (SET deadline, condition starter = :s
+// AND input_digest = :d): never who started it nor what.
+var StartRefreshed = Start.Names(PK, SK, "deadline", "starter", "input_digest")
+
+// InboundSourceVerifyAttributes are the only attributes of an inbound
+// source webhook-receiver reads (store.Store.Source, a GetItem projecting
+// them): how to verify a delivery and how large it may be.
+var InboundSourceVerifyAttributes = InboundSource.Names(PK, SK, "scheme", "secrets", "max_body_bytes")
+
+// InboundSourceRunAttributes are the only attributes of an inbound source
+// inbound-start reads (store.Store.SourceRun, a GetItem projecting them):
+// what an event's run is and who added the source. Never its secrets.
+var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "scheme")
+
+// InboundEventReceived are the attributes webhook-receiver's requests on
+// an inbound event name: Receive's conditional PutItem (the item whole,
+// RECEIVED, unqueued set), the GetItem after its condition failed, and
+// MarkQueued's UpdateItem (SET status, queued_at, REMOVE unqueued,
+// condition on status). Never a run's execution ARN nor problems.
+var InboundEventReceived = InboundEvent.Names(PK, SK, "status", "event_type", "body", "body_sha256", "received_at", "unqueued", "queued_at", ExpiresAt)
+
+// InboundEventStarted are the attributes inbound-start's writes of an
+// inbound event name: PutFiring's conditional PutItem (a firing, QUEUED,
+// no body), MarkStarted's and MarkFailed's UpdateItem (SET status,
+// execution_arn and started_at, or problems and failed_at, REMOVE body,
+// condition on status). Never a body written nor unqueued set.
+var InboundEventStarted = InboundEvent.Names(PK, SK, "status", "received_at", "queued_at", "execution_arn", "started_at",
+	"problems", "failed_at", "body", ExpiresAt)
+
 // Accesses is every access to the table. infra generates each role's and
 // managed policy's ledger statements from it, in this order per principal;
 // docs/infra.md tabulates them.
@@ -375,8 +417,8 @@ var Accesses = []Access{
 		Attributes: Published.Names(PK, SK, "version_arn", "version", "toolset_id", "output_bound_bytes", "run_timeout_seconds",
 			"input_limit_bytes", "source_digest", "publisher", "published_at"),
 		Code: "ledger.Store.RecordPublished", Doc: "the PutItem of a Solution's last published version and its bounds"},
-	{Sid: "ReadPublishedSolutions", By: []Principal{Publish, Webhooks}, On: []*Kind{Published}, Actions: []Action{GetItem},
-		Code: "ledger.Store.PublishedSolution", Doc: "its GetItem: publish's checks, and subscribe --solution (webhooks)"},
+	{Sid: "ReadPublishedSolutions", By: []Principal{Publish, Webhooks, Sources}, On: []*Kind{Published}, Actions: []Action{GetItem},
+		Code: "ledger.Store.PublishedSolution", Doc: "its GetItem: publish's checks, subscribe --solution (webhooks), and the Solution a source or schedule names (sources)"},
 	{Sid: "ReadReviews", By: []Principal{ReviewRequest, ReviewDecision}, On: []*Kind{Review}, Actions: []Action{GetItem},
 		Code: "dynamo.Store.Get", Doc: "a consistent GetItem of the whole review"},
 	{Sid: "ReadApprovals", By: []Principal{ToolFunctions}, On: []*Kind{Review}, Actions: []Action{GetItem},
@@ -409,8 +451,13 @@ var Accesses = []Access{
 		Attributes: ReviewsByStatus.Attributes(), Code: "dynamo.Store.List", Doc: "Query on the index, with its own projection"},
 	{Sid: "RecordStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{PutItem},
 		Attributes: Start.Names(PK, SK, "starter", "parent_run_id", "input_digest", "deadline", "state_machine_arn", "child_started_at", "released_at",
-			"end_user", "end_user_scope", "end_user_skipped", "forked_from", "rerun_reads", ExpiresAt),
-		Code: "dynamo.Store RecordRunStart, RecordChildStart, RecordStart", Doc: "the conditional PutItem of an execution's starter"},
+			"end_user", "end_user_scope", "end_user_skipped", "forked_from", "rerun_reads", "origin", ExpiresAt),
+		Code: "dynamo.Store RecordRunStart, RecordChildStart, RecordStart", Doc: "the conditional PutItem of an execution's starter " +
+			"(an inbound or scheduled start's with its origin)"},
+	{Sid: "RefreshStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
+		Attributes: StartRefreshed, ReturnValues: "NONE", Code: "dynamo.Store (the start lane's refresh)",
+		Doc: "the conditional UpdateItem (starter = :s AND input_digest = :d) giving a start record of the same starter and input a fresh deadline: " +
+			"a retried start (docs/identity.md, \"Four eyes\")"},
 	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
 		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id", "released_at"), ReturnValues: "NONE",
 		Code: "dynamo.Store TakeChildStart, ReleaseChildStart", Doc: "the conditional UpdateItem of a child record's child_started_at or released_at"},
@@ -525,6 +572,34 @@ var Accesses = []Access{
 	{Sid: "FinishNotices", By: []Principal{ReviewRequest}, On: []*Kind{Notice}, Actions: []Action{UpdateItem},
 		Attributes: NoticeFinished, ReturnValues: "NONE", Code: "dynamo.Store.FinishNotice",
 		Doc: "the UpdateItem recording SENT (message id) or FAILED (SES's error code), only while CLAIMED"},
+	{Sid: "ManageInboundSources", By: []Principal{Sources}, On: []*Kind{InboundSource, Schedule},
+		Actions: []Action{GetItem, PutItem, UpdateItem, DeleteItem, Query},
+		Code:    "store.Store (shared/inbound/store) PutSource, Source, Sources, UpdateSecrets, DeleteSource, PutSchedule, Schedule, Schedules, SetScheduleState, DeleteSchedule",
+		Doc: "add (conditional PutItem), list (Query), show (GetItem), rotate-secret and retire-secrets (UpdateItem conditional on version), " +
+			"pause and resume (UpdateItem conditional on version), remove (conditional DeleteItem) of sources and schedules: " +
+			"the sources function holds kms:GenerateDataKey for source secrets, never kms:Decrypt"},
+	{Sid: "ReadInboundSourceSecrets", By: []Principal{WebhookReceiver}, On: []*Kind{InboundSource}, Actions: []Action{GetItem},
+		Attributes: InboundSourceVerifyAttributes, SpecificAttributes: true, Code: "store.Store.Source (shared/inbound/store, webhook-receiver)",
+		Doc: "a delivery's GetItem of its source, projecting InboundSourceVerifyAttributes: how to verify it, never its Solution nor its end user"},
+	{Sid: "ReceiveInboundEvents", By: []Principal{WebhookReceiver}, On: []*Kind{InboundEvent}, Actions: []Action{PutItem, GetItem, UpdateItem},
+		Attributes: InboundEventReceived, ReturnValues: "NONE", SpecificAttributes: true, Code: "store.Store Receive, MarkQueued (shared/inbound/store)",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a delivery, RECEIVED with its body, once; the consistent GetItem of the event " +
+			"after the condition failed, projecting its status, never its body; the UpdateItem marking it QUEUED once SendMessage took it: never a run's outcome"},
+	{Sid: "ListUnqueuedInboundEvents", By: []Principal{WebhookReceiver}, Index: InboundUnqueued, Actions: []Action{Query},
+		Attributes: InboundUnqueued.Attributes(), Code: "store.Store.Unqueued (shared/inbound/store)",
+		Doc: "the relay's Query of the sparse index, oldest first: the keys only"},
+	{Sid: "ReadInboundSourceRuns", By: []Principal{InboundStart}, On: []*Kind{InboundSource}, Actions: []Action{GetItem},
+		Attributes: InboundSourceRunAttributes, SpecificAttributes: true, Code: "store.Store.SourceRun (shared/inbound/store, inbound-start)",
+		Doc: "an event's GetItem of its source, projecting InboundSourceRunAttributes: what its run is, never its secrets"},
+	{Sid: "ReadSchedules", By: []Principal{InboundStart}, On: []*Kind{Schedule}, Actions: []Action{GetItem},
+		Code: "store.Store.Schedule (shared/inbound/store)", Doc: "a firing's consistent GetItem of its whole schedule: its Solution, input, end user and state"},
+	{Sid: "ReadInboundEvents", By: []Principal{InboundStart}, On: []*Kind{InboundEvent}, Actions: []Action{GetItem},
+		Code: "store.Store Event, PutFiring (shared/inbound/store)",
+		Doc:  "the consistent GetItem of a whole event, its body with it: the event a message names, or a firing after its put's condition failed"},
+	{Sid: "StartInboundEvents", By: []Principal{InboundStart}, On: []*Kind{InboundEvent}, Actions: []Action{PutItem, UpdateItem},
+		Attributes: InboundEventStarted, ReturnValues: "NONE", Code: "store.Store PutFiring, MarkStarted, MarkFailed (shared/inbound/store)",
+		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a schedule's firing, QUEUED without a body, and the UpdateItem " +
+			"marking an event STARTED or FAILED, removing its body (body named only to REMOVE it)"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

@@ -73,6 +73,10 @@ var writeRules = []writeRule{
 	// "Child runs").
 	{kind: ChildPointer, by: []Principal{ReviewRequest}, action: PutItem, allow: []string{PK, SK, "child_run_id", "child_attempt", ExpiresAt}},
 	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "deadline", "state_machine_arn"}},
+	// A retried start's fresh deadline: the UpdateItem names starter and
+	// input_digest only in its condition (the same starter, the same
+	// input), and review-request alone writes the start partition.
+	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "deadline", "starter", "input_digest"}},
 	{kind: Proof, by: Functions, action: PutItem, allow: []string{PK, SK, "binding", "arn", ExpiresAt}},
 	// Credentials and their markers: only publish writes them (credentials
 	// set, revoke, allow; registration); a tool function only reads them.
@@ -116,7 +120,27 @@ var writeRules = []writeRule{
 	{kind: Notice, by: []Principal{ReviewRequest}, action: PutItem,
 		allow: []string{PK, SK, "status", "recipients", "skipped", "claimed_at", ExpiresAt}},
 	{kind: Notice, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "status", "message_id", "sent_at", "error_code"}},
+	// Inbound sources and schedules: only the sources function writes
+	// them (docs/webhooks.md, "Receiving events").
+	{kind: InboundSource, by: []Principal{Sources}, action: PutItem},
+	{kind: InboundSource, by: []Principal{Sources}, action: UpdateItem},
+	{kind: InboundSource, by: []Principal{Sources}, action: DeleteItem},
+	{kind: Schedule, by: []Principal{Sources}, action: PutItem},
+	{kind: Schedule, by: []Principal{Sources}, action: UpdateItem},
+	{kind: Schedule, by: []Principal{Sources}, action: DeleteItem},
+	// An inbound event: webhook-receiver records a delivery and marks it
+	// queued, never a run's outcome; inbound-start records a firing and
+	// the outcome, never a body.
+	{kind: InboundEvent, by: []Principal{WebhookReceiver}, action: PutItem, allow: inboundReceivedNames},
+	{kind: InboundEvent, by: []Principal{WebhookReceiver}, action: UpdateItem, allow: inboundReceivedNames},
+	{kind: InboundEvent, by: []Principal{InboundStart}, action: PutItem, allow: inboundStartedNames},
+	{kind: InboundEvent, by: []Principal{InboundStart}, action: UpdateItem, allow: inboundStartedNames},
 }
+
+var (
+	inboundReceivedNames = []string{PK, SK, "status", "event_type", "body", "body_sha256", "received_at", "unqueued", "queued_at", ExpiresAt}
+	inboundStartedNames  = []string{PK, SK, "status", "received_at", "queued_at", "execution_arn", "started_at", "problems", "failed_at", "body", ExpiresAt}
+)
 
 // checkWrites reports every write access of accesses that no rule of
 // rules covers: a principal writing a kind it may not, or naming an

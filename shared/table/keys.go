@@ -203,3 +203,64 @@ func ChildPointerSeqSortKey(sk string) (string, bool) {
 	}
 	return sk[strings.LastIndexByte(sk, '#')+1:], true
 }
+
+// Keys of inbound items (InboundSource, Schedule, InboundEvent;
+// docs/webhooks.md, "Receiving events").
+const (
+	// InboundSourcesID is the id of the one partition that holds every
+	// inbound source: InboundSourcesPK.
+	InboundSourcesID = "SOURCES"
+	// InboundSourceSKPrefix starts a source's sort key: "SOURCE#<name>".
+	InboundSourceSKPrefix = "SOURCE#"
+	// SchedulesID is the id of the one partition that holds every
+	// schedule: SchedulesPK.
+	SchedulesID = "SCHEDULES"
+	// ScheduleSKPrefix starts a schedule's sort key: "SCHEDULE#<name>".
+	ScheduleSKPrefix = "SCHEDULE#"
+	// InboundEventSK is the sort key of every inbound event item.
+	InboundEventSK = "EVENT"
+	// InboundUnqueuedFlag is the value of an inbound event's unqueued
+	// attribute while it waits to be handed to the inbound queue: the
+	// InboundUnqueued index's one partition key value.
+	InboundUnqueuedFlag = 1
+)
+
+// InboundSourcesPK is the partition key of every inbound source:
+// "INSRC#SOURCES", so that one Query lists them all.
+func InboundSourcesPK() string { return InboundSource.Key(InboundSourcesID) }
+
+// InboundSourceSK is the sort key of the source name names:
+// "SOURCE#<name>".
+func InboundSourceSK(name string) string { return InboundSourceSKPrefix + name }
+
+// SchedulesPK is the partition key of every schedule: "SCHED#SCHEDULES".
+func SchedulesPK() string { return Schedule.Key(SchedulesID) }
+
+// ScheduleSK is the sort key of the schedule name names:
+// "SCHEDULE#<name>".
+func ScheduleSK(name string) string { return ScheduleSKPrefix + name }
+
+// InboundEventPK is the partition key of the inbound event of origin
+// ("source" or "schedule"), the source's or schedule's name and the event
+// id (a provider's event id; a firing's scheduled time, RFC 3339 UTC):
+// "INEVT#<origin>/<name>/<event id>". Neither an origin nor a name (1 to
+// 48 of [a-z0-9-], inbound.CheckName) holds a "/", so the id is what
+// follows the second one, whatever it holds (InboundEventKeyOf).
+func InboundEventPK(origin, name, id string) string {
+	return InboundEvent.Key(origin + "/" + name + "/" + id)
+}
+
+// InboundEventKeyOf is the origin, name and event id an inbound event's
+// partition key pk names (InboundEventPK); false when pk is not one.
+func InboundEventKeyOf(pk string) (origin, name, id string, ok bool) {
+	rest, ok := InboundEvent.ID(pk)
+	if !ok {
+		return "", "", "", false
+	}
+	origin, rest, ok1 := strings.Cut(rest, "/")
+	name, id, ok2 := strings.Cut(rest, "/")
+	if !ok1 || !ok2 || origin == "" || name == "" || id == "" {
+		return "", "", "", false
+	}
+	return origin, name, id, true
+}

@@ -281,6 +281,8 @@ var Start = &Kind{
 		attr("end_user_skipped", String, "why the end user asked for was not recorded (the mapping does not let the starter act for it)"),
 		attr("forked_from", String, "a fork's parent run, its execution ARN: recorded only when the parent's fork item names this execution and the starter may fork it (docs/fork.md)"),
 		attr("rerun_reads", Bool, "a fork's --rerun-reads: its reads run again rather than reuse the parent's results"),
+		attr("origin", Map, "an inbound or scheduled start: what started it (M: kind source or schedule, name, added_by, event) "+
+			"(docs/identity.md, \"Four eyes\")"),
 		ttl,
 	},
 }
@@ -581,6 +583,92 @@ var Notice = &Kind{
 		attr("message_id", String, "SENT: the SES message id"),
 		attr("sent_at", String, "SENT: RFC 3339 UTC ms"),
 		attr("error_code", String, "FAILED: the SES error code only (or \"timeout\", \"unreachable\", \"error\"), never its message"),
+		ttl,
+	},
+}
+
+// InboundSource is a source of inbound webhook events: the scheme its
+// deliveries are verified by, the Solution each event runs, and the
+// secrets that verify them, sealed (shared/inbound/store;
+// docs/webhooks.md, "Receiving events"). Every source sits in one
+// partition (InboundSourcesPK), which one Query lists: there are tens,
+// not millions. Only the sources function writes one; webhook-receiver
+// reads its scheme, secrets and body bound, inbound-start its Solution,
+// end user and adder.
+var InboundSource = &Kind{
+	Name: "inbound source", Prefix: "INSRC#", PKShape: "INSRC#" + InboundSourcesID,
+	SKShape: InboundSourceSKPrefix + "<source name>", SKPrefix: InboundSourceSKPrefix,
+	Doc: "a source of inbound webhook events: its scheme, Solution and sealed verification secrets",
+	Attributes: []Attribute{
+		attr("scheme", String, "how deliveries are verified: standard-webhooks, stripe or github (inbound.ParseScheme)"),
+		attr("solution", String, "the Solution each event starts a run of"),
+		attr("max_body_bytes", Number, "bytes a delivery's body may hold, 1 to 204800 (default 65536)"),
+		attr("end_user", String, "the end-user id the runs act for; absent: none (docs/identity.md, \"End users\")"),
+		attr("secrets", List, "the verification secrets, current last (L of M: ct, nonce, edk (B) the secret sealed under "+
+			"{purpose: webhook-source, source: <name>}, key_id, created_at, retires_at (absent: current) RFC 3339 UTC)"),
+		attr("added_by", String, "the verified adder's ARN"),
+		attr("added_at", String, "RFC 3339 UTC"),
+		attr("updated_at", String, "RFC 3339 UTC: the last change of its secrets"),
+		attr("version", Number, "1, then one more at each change of its secrets"),
+	},
+}
+
+// Schedule is a Solution run on a schedule: the expression, the run's
+// input and whether it fires (shared/inbound/store; docs/webhooks.md,
+// "Schedules"). Every schedule sits in one partition (SchedulesPK).
+// Only the sources function writes one; inbound-start reads it when a
+// firing arrives, and the local stack's ticker to fire it.
+var Schedule = &Kind{
+	Name: "schedule", Prefix: "SCHED#", PKShape: "SCHED#" + SchedulesID,
+	SKShape: ScheduleSKPrefix + "<schedule name>", SKPrefix: ScheduleSKPrefix,
+	Doc: "a Solution run on a schedule: its expression, input and state",
+	Attributes: []Attribute{
+		attr("solution", String, "the Solution each firing starts a run of"),
+		attr("expression", String, "rate(...) or cron(...), as EventBridge Scheduler reads them"),
+		attr("input", String, "the run's input's JSON, at most 32 KiB"),
+		attr("end_user", String, "the end-user id the runs act for; absent: none (docs/identity.md, \"End users\")"),
+		attr("state", String, "ENABLED or PAUSED"),
+		attr("added_by", String, "the verified adder's ARN"),
+		attr("added_at", String, "RFC 3339 UTC"),
+		attr("updated_at", String, "RFC 3339 UTC: the last pause or resume"),
+		attr("version", Number, "1, then one more at each pause and resume"),
+	},
+}
+
+// InboundUnqueued is the sparse index of inbound events recorded but not
+// yet handed to the inbound queue: only an event item whose unqueued
+// attribute is set (InboundUnqueuedFlag) is in it, and marking the event
+// queued removes the attribute, and with it the entry. webhook-receiver's
+// relay reads it, oldest first, to queue what a delivery recorded but
+// could not send (docs/webhooks.md, "Receiving events").
+var InboundUnqueued = &Index{
+	Name: "inbound-unqueued", PK: "unqueued", PKType: Number, SK: "received_at",
+	Doc: "unqueued 1 while the event waits for the inbound queue, received_at RFC 3339 UTC, whole seconds",
+}
+
+// InboundEvent is an inbound event, recorded once, its key the dedupe
+// key: a source's delivery by the provider's event id, or a schedule's
+// firing by its scheduled time (InboundEventPK; shared/inbound/store;
+// docs/webhooks.md, "Receiving events"). webhook-receiver puts a
+// delivery's (conditionally, RECEIVED, with its body) and marks it
+// QUEUED; inbound-start puts a firing's (QUEUED, no body) and marks
+// either STARTED or FAILED, removing the body.
+var InboundEvent = &Kind{
+	Name: "inbound event", Prefix: "INEVT#", PKShape: "INEVT#<origin>/<name>/<event id>", SKShape: InboundEventSK, SKValue: InboundEventSK,
+	Indexes: []*Index{InboundUnqueued},
+	Doc:     "an inbound event or schedule firing, recorded once, and how far its run got",
+	Attributes: []Attribute{
+		attr("status", String, "RECEIVED, QUEUED, STARTED or FAILED"),
+		attr("event_type", String, "the provider's event type; absent: none given"),
+		attr("body", Binary, "the delivery's exact raw body, held only until STARTED or FAILED"),
+		attr("body_sha256", String, "sha256:<hex> of the body"),
+		attr("received_at", String, "RFC 3339 UTC, whole seconds: when the delivery (or firing) arrived"),
+		attr("unqueued", Number, "1 while RECEIVED (the inbound-unqueued index's key); absent: queued"),
+		attr("queued_at", String, "RFC 3339 UTC: when it was handed to the inbound queue"),
+		attr("execution_arn", String, "STARTED: the run's execution ARN"),
+		attr("started_at", String, "STARTED: RFC 3339 UTC"),
+		attr("problems", List, "FAILED: why the run was not started (strings), never a value of the body"),
+		attr("failed_at", String, "FAILED: RFC 3339 UTC"),
 		ttl,
 	},
 }

@@ -32,6 +32,7 @@ var adapters = []string{
 	module + "/shared/webhook/store",
 	module + "/shared/webhook/outbox",
 	module + "/shared/park/dynamo",
+	module + "/shared/inbound/store",
 }
 
 // dynamoImports are the import paths that make a package a DynamoDB
@@ -171,7 +172,7 @@ func findLiterals(fset *token.FileSet, files []source, r rules) []string {
 				skip[n.Tag] = true
 				tag, _ := strconv.Unquote(n.Tag.Value)
 				if v, ok := reflect.StructTag(tag).Lookup("dynamodbav"); ok && !adapter {
-					report(n.Tag.Pos(), "dynamodbav tag %q outside the adapters: map items in an adapter (shared/ledger, shared/review/dynamo, shared/credential/vault, shared/webhook/store, shared/webhook/outbox, shared/park/dynamo)", v)
+					report(n.Tag.Pos(), "dynamodbav tag %q outside the adapters: map items in an adapter (shared/ledger, shared/review/dynamo, shared/credential/vault, shared/webhook/store, shared/webhook/outbox, shared/park/dynamo, shared/inbound/store)", v)
 				}
 			case *ast.BasicLit:
 				if n.Kind != token.STRING || skip[n] {
@@ -348,7 +349,7 @@ var prefix, body = "RUN#", "body"
 		`functions/y/y.go:5:57: attribute name "pk" in a string literal of a DynamoDB client: leave items to an adapter`,
 		`functions/y/y.go:12:22: attribute name "tool" in a string literal of a DynamoDB client: leave items to an adapter`,
 		`functions/y/z.go:3:37: attribute name "binding" in a string literal of a DynamoDB client: leave items to an adapter`,
-		`resolver/x/x.go:7:14: dynamodbav tag "body" outside the adapters: map items in an adapter (shared/ledger, shared/review/dynamo, shared/credential/vault, shared/webhook/store, shared/webhook/outbox, shared/park/dynamo)`,
+		`resolver/x/x.go:7:14: dynamodbav tag "body" outside the adapters: map items in an adapter (shared/ledger, shared/review/dynamo, shared/credential/vault, shared/webhook/store, shared/webhook/outbox, shared/park/dynamo, shared/inbound/store)`,
 		`resolver/x/x.go:11:11: key prefix "RUN#" in a string literal: build keys with shared/table (Kind.Key, CallSK)`,
 		`resolver/x/x.go:12:10: sort key "TOOLSET" in a string literal: use the kind's SKValue (shared/table)`,
 		`resolver/x/x.go:16:24: key prefix "CALL#" in a string literal: build keys with shared/table (Kind.Key, CallSK)`,

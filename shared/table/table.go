@@ -161,10 +161,11 @@ func (ix *Index) Attributes() []string {
 // Kinds is every item kind of the table, in the order docs/ledger.md
 // lists them.
 var Kinds = []*Kind{Call, Row, Cover, ReuseClaim, Key, Toolset, Published, Review, Binding, Start, ChildPointer, Proof, Credential, CredentialToolset,
-	WebhookSubscription, WebhookEvent, WebhookCallEvent, WebhookAttempt, Park, Reconciliation, Fork, Notice}
+	WebhookSubscription, WebhookEvent, WebhookCallEvent, WebhookAttempt, Park, Reconciliation, Fork, Notice,
+	InboundSource, Schedule, InboundEvent}
 
 // Indexes is every index of the table.
-var Indexes = []*Index{ReviewsByStatus, WebhookUnsent, ParksByStatus}
+var Indexes = []*Index{ReviewsByStatus, WebhookUnsent, ParksByStatus, InboundUnqueued}
 
 // Prefixes is every distinct partition key prefix, in Kinds order.
 func Prefixes() []string {
