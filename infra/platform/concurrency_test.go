@@ -164,6 +164,9 @@ func TestLedgerThroughputDefaults(t *testing.T) {
 			}), assertions.Match_ObjectLike(&map[string]any{
 				"IndexName":          "parks-by-status",
 				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
+			}), assertions.Match_ObjectLike(&map[string]any{
+				"IndexName":          "inbound-unqueued",
+				"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 4000, "MaxWriteRequestUnits": 4000},
 			})},
 		})
 	}); err != nil {

@@ -60,7 +60,7 @@ var Layers = []Layer{
 	{
 		Name: "domain",
 		Packages: []string{"shared/review", "shared/caller", "shared/functionconfig",
-			"shared/publishapi", "shared/webhookapi", "shared/localkeys", "shared/toolcall"},
+			"shared/publishapi", "shared/webhookapi", "shared/inboundapi", "shared/localkeys", "shared/toolcall"},
 		Uses:    []string{"base", "contract", "rules"},
 		Forbids: runTime,
 	},

@@ -91,6 +91,14 @@ const (
 	// reason, so that a proof made for one word on a call is refused for
 	// another.
 	ActionLedgerReconcile = "ledger.reconcile"
+	// ActionSourcesManage is the sources function's reads and changes of
+	// inbound sources and the inbound dead-letter queue: add, list,
+	// rotate-secret, retire-secrets, remove, dlq list and redrive
+	// (docs/webhooks.md, "Receiving events"; shared/inboundapi routes).
+	ActionSourcesManage = "sources.manage"
+	// ActionSchedulesManage is the sources function's reads and changes
+	// of schedules: add, list, pause, resume and remove.
+	ActionSchedulesManage = "schedules.manage"
 )
 
 // Binding is what one proof may be used for. Every field is part of the
