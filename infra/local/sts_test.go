@@ -199,7 +199,8 @@ func TestSTSAnswersOnlyVerifiedPresignedRequests(t *testing.T) {
 			wantStatus: 400, wantCode: "InvalidQueryParameter", wantMessage: "malformed"},
 		{name: "URL over 8 KiB is refused", edit: func(u *url.URL, _ http.Header) { u.RawQuery += "&Pad=" + strings.Repeat("x", 8<<10) },
 			wantStatus: 414, wantCode: "InvalidQueryParameter", wantMessage: "too long"},
-		{name: "non-GET is refused", method: http.MethodPost, wantStatus: 405, wantCode: "InvalidAction", wantMessage: "GET"},
+		{name: "method other than GET and POST is refused", method: http.MethodPut, wantStatus: 405, wantCode: "InvalidAction", wantMessage: "presigned GET or a signed POST"},
+		{name: "POST of a presigned query is refused", method: http.MethodPost, wantStatus: 400, wantCode: "InvalidQueryParameter", wantMessage: "form body"},
 		{name: "path other than / is refused", edit: func(u *url.URL, _ http.Header) { u.Path = "/sts" }, wantStatus: 404, wantCode: "InvalidAction", wantMessage: "path"},
 	}
 	requestID := regexp.MustCompile(`<RequestId>[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}</RequestId>`)
