@@ -18,6 +18,8 @@ import (
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/credential"
 	"github.com/toolgate/toolgate/shared/credential/vault"
+	instore "github.com/toolgate/toolgate/shared/inbound/store"
+	"github.com/toolgate/toolgate/shared/inboundapi"
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/park"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
@@ -751,7 +753,63 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		run("ledger.Store.Cover", 0, func(db *recorder) { ignore(l(db).Cover(ctx, testRunID, "crm.lookup_customer", "sha256:bb")) }),
 	}
+	// Inbound events and schedules (shared/inbound/store): the sources
+	// function manages sources and schedules; webhook-receiver reads a
+	// source's secrets, records deliveries, marks them queued and relays;
+	// inbound-start reads what an event runs and ends the event.
+	in := func(db *recorder) *instore.Store { return instore.New(db, "toolgate-test") }
+	inSource := instore.Source{Name: "billing", Scheme: "stripe", Solution: "billing-sync", AddedBy: user,
+		Secrets: []instore.Secret{{Sealed: sealed}}}
+	inSchedule := instore.Schedule{Name: "nightly", Solution: "nightly-report", Expression: "rate(1 day)", AddedBy: user, Input: json.RawMessage(`{}`)}
+	inEvent := instore.Event{Key: instore.EventKey{Origin: inboundapi.OriginSource, Name: "billing", ID: "evt_1"},
+		EventType: "invoice.paid", Body: []byte(`{}`), ReceivedAt: now}
+	inFiring := instore.EventKey{Origin: inboundapi.OriginSchedule, Name: "nightly", ID: "2026-12-03T18:00:00Z"}
+	updateSecrets := func(db *recorder) {
+		ignore(in(db).UpdateSecrets(ctx, "billing", []instore.Secret{{Sealed: sealed}}, 1, now))
+	}
+	setState := func(db *recorder) { ignore(in(db).SetScheduleState(ctx, "nightly", inboundapi.StatePaused, 1, now)) }
+	sourcesAdmin := []func(*recorder){
+		run("store.Store.PutSource", 0, func(db *recorder) { ignore(in(db).PutSource(ctx, inSource)) }),
+		run("store.Store.Source", 0, func(db *recorder) { ignore(in(db).Source(ctx, "billing")) }),
+		run("store.Store.Sources", 0, func(db *recorder) { ignore(in(db).Sources(ctx)) }),
+		run("store.Store.UpdateSecrets", 0, updateSecrets),
+		run("store.Store.UpdateSecrets (condition failed)", 1, updateSecrets),
+		run("store.Store.DeleteSource", 0, func(db *recorder) { ignore(in(db).DeleteSource(ctx, "billing")) }),
+		run("store.Store.PutSchedule", 0, func(db *recorder) { ignore(in(db).PutSchedule(ctx, inSchedule)) }),
+		run("store.Store.Schedule", 0, func(db *recorder) { ignore(in(db).Schedule(ctx, "nightly")) }),
+		run("store.Store.Schedules", 0, func(db *recorder) { ignore(in(db).Schedules(ctx)) }),
+		run("store.Store.SetScheduleState", 0, setState),
+		run("store.Store.SetScheduleState (condition failed)", 1, setState),
+		run("store.Store.DeleteSchedule", 0, func(db *recorder) { ignore(in(db).DeleteSchedule(ctx, "nightly")) }),
+		// add --solution: whether the Solution is published.
+		run("ledger.Store.PublishedSolution", 0, func(db *recorder) { ignore(l(db).PublishedSolution(ctx, "billing-sync")) }),
+	}
+	receive := func(db *recorder) { ignore(in(db).Receive(ctx, inEvent, now)) }
+	markQueued := func(db *recorder) { ignore(in(db).MarkQueued(ctx, inEvent.Key, now)) }
+	receiver := []func(*recorder){
+		run("store.Store.SourceSecrets", 0, func(db *recorder) { ignore(in(db).SourceSecrets(ctx, "billing")) }),
+		run("store.Store.Receive", 0, receive),
+		run("store.Store.Receive (condition failed)", 1, receive),
+		run("store.Store.MarkQueued", 0, markQueued),
+		run("store.Store.MarkQueued (condition failed)", 1, markQueued),
+		run("store.Store.Unqueued", 0, func(db *recorder) { ignore(in(db).Unqueued(ctx, now, 100)) }),
+	}
+	putFiring := func(db *recorder) { ignore(in(db).PutFiring(ctx, inFiring, now, now)) }
+	markStarted := func(db *recorder) { ignore(in(db).MarkStarted(ctx, inEvent.Key, testRunID, now)) }
+	inboundStart := []func(*recorder){
+		run("store.Store.SourceRun", 0, func(db *recorder) { ignore(in(db).SourceRun(ctx, "billing")) }),
+		run("store.Store.Schedule", 0, func(db *recorder) { ignore(in(db).Schedule(ctx, "nightly")) }),
+		run("store.Store.Event", 0, func(db *recorder) { ignore(in(db).Event(ctx, inEvent.Key)) }),
+		run("store.Store.PutFiring", 0, putFiring),
+		run("store.Store.PutFiring (condition failed)", 1, putFiring),
+		run("store.Store.MarkStarted", 0, markStarted),
+		run("store.Store.MarkStarted (condition failed)", 1, markStarted),
+		run("store.Store.MarkFailed", 0, func(db *recorder) { ignore(in(db).MarkFailed(ctx, inEvent.Key, []string{"refused"}, now)) }),
+	}
 	byPrincipal := map[table.Principal][]func(*recorder){
+		table.Sources:         slices.Concat(sourcesAdmin, proofs),
+		table.WebhookReceiver: receiver,
+		table.InboundStart:    inboundStart,
 		table.ToolFunctions:   slices.Concat(dispatcher, credentialReads, proofs, recordOnly),
 		table.ReviewRequest:   slices.Concat(request, proofs, record, []func(*recorder){emit}, parkRecord),
 		table.ReviewDecision:  slices.Concat(decision, proofs, record, []func(*recorder){emit}, parkDecide),

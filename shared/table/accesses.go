@@ -388,10 +388,11 @@ var InboundEventReceived = InboundEvent.Names(PK, SK, "status", "event_type", "b
 // InboundEventStarted are the attributes inbound-start's writes of an
 // inbound event name: PutFiring's conditional PutItem (a firing, QUEUED,
 // no body), MarkStarted's and MarkFailed's UpdateItem (SET status,
-// execution_arn and started_at, or problems and failed_at, REMOVE body,
-// condition on status). Never a body written nor unqueued set.
+// execution_arn and started_at, or problems and failed_at, REMOVE body and
+// unqueued, condition on status). body and unqueued are named only to
+// REMOVE them: IAM cannot tell a REMOVE from a SET, the code does.
 var InboundEventStarted = InboundEvent.Names(PK, SK, "status", "received_at", "queued_at", "execution_arn", "started_at",
-	"problems", "failed_at", "body", ExpiresAt)
+	"problems", "failed_at", "body", "unqueued", ExpiresAt)
 
 // Accesses is every access to the table. infra generates each role's and
 // managed policy's ledger statements from it, in this order per principal;
@@ -579,7 +580,7 @@ var Accesses = []Access{
 			"pause and resume (UpdateItem conditional on version), remove (conditional DeleteItem) of sources and schedules: " +
 			"the sources function holds kms:GenerateDataKey for source secrets, never kms:Decrypt"},
 	{Sid: "ReadInboundSourceSecrets", By: []Principal{WebhookReceiver}, On: []*Kind{InboundSource}, Actions: []Action{GetItem},
-		Attributes: InboundSourceVerifyAttributes, SpecificAttributes: true, Code: "store.Store.Source (shared/inbound/store, webhook-receiver)",
+		Attributes: InboundSourceVerifyAttributes, SpecificAttributes: true, Code: "store.Store.SourceSecrets (shared/inbound/store)",
 		Doc: "a delivery's GetItem of its source, projecting InboundSourceVerifyAttributes: how to verify it, never its Solution nor its end user"},
 	{Sid: "ReceiveInboundEvents", By: []Principal{WebhookReceiver}, On: []*Kind{InboundEvent}, Actions: []Action{PutItem, GetItem, UpdateItem},
 		Attributes: InboundEventReceived, ReturnValues: "NONE", SpecificAttributes: true, Code: "store.Store Receive, MarkQueued (shared/inbound/store)",

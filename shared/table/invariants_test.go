@@ -139,7 +139,7 @@ var writeRules = []writeRule{
 
 var (
 	inboundReceivedNames = []string{PK, SK, "status", "event_type", "body", "body_sha256", "received_at", "unqueued", "queued_at", ExpiresAt}
-	inboundStartedNames  = []string{PK, SK, "status", "received_at", "queued_at", "execution_arn", "started_at", "problems", "failed_at", "body", ExpiresAt}
+	inboundStartedNames  = []string{PK, SK, "status", "received_at", "queued_at", "execution_arn", "started_at", "problems", "failed_at", "body", "unqueued", ExpiresAt}
 )
 
 // checkWrites reports every write access of accesses that no rule of

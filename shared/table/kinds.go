@@ -590,7 +590,7 @@ var Notice = &Kind{
 // InboundSource is a source of inbound webhook events: the scheme its
 // deliveries are verified by, the Solution each event runs, and the
 // secrets that verify them, sealed (shared/inbound/store;
-// docs/webhooks.md, "Receiving events"). Every source sits in one
+// docs/webhooks.md). Every source sits in one
 // partition (InboundSourcesPK), which one Query lists: there are tens,
 // not millions. Only the sources function writes one; webhook-receiver
 // reads its scheme, secrets and body bound, inbound-start its Solution,
@@ -614,8 +614,8 @@ var InboundSource = &Kind{
 }
 
 // Schedule is a Solution run on a schedule: the expression, the run's
-// input and whether it fires (shared/inbound/store; docs/webhooks.md,
-// "Schedules"). Every schedule sits in one partition (SchedulesPK).
+// input and whether it fires (shared/inbound/store; docs/schedules.md).
+// Every schedule sits in one partition (SchedulesPK).
 // Only the sources function writes one; inbound-start reads it when a
 // firing arrives, and the local stack's ticker to fire it.
 var Schedule = &Kind{
