@@ -82,7 +82,8 @@ var Layers = []Layer{
 		Name: "handlers",
 		Packages: []string{"shared/dispatch", "shared/toolfunction", "functions/publish/publish",
 			"functions/review-request/request", "functions/review-decision/decision",
-			"functions/webhooks/admin", "functions/webhook-delivery/delivery"},
+			"functions/webhooks/admin", "functions/webhook-delivery/delivery",
+			"functions/inbound-start/starter"},
 		Uses: []string{"base", "contract", "rules", "compiler", "domain", "adapters", "tools"},
 	},
 	{
