@@ -63,6 +63,10 @@ func main() {
 	if cfg.Notices.On() {
 		ses = sesv2.NewFromConfig(awsCfg)
 	}
+	// The inbound-start role, whose sessions start inbound and scheduled
+	// runs (docs/identity.md, "Four eyes"); unset: none.
+	inboundRole, err := request.ParseInboundRole(os.Getenv(request.EnvInboundRole), cfg.Callers.Account, cfg.Callers.SessionRoles)
+	inboundRole = coldstart.Must(log, "bad configuration", inboundRole, err)
 	h := request.NewHandler(cfg, request.Deps{
 		Tracer:  tracer,
 		Store:   dynamo.NewStore(db, cfg.Table),
@@ -78,9 +82,10 @@ func main() {
 		Webhooks: &store.Emitter{Store: store.New(db, cfg.Table, nil), Queue: sqs.NewFromConfig(awsCfg), QueueURL: os.Getenv(webhookapi.EnvEventsQueue)},
 		// Parked calls: the park route reads a call's PARKED rows and
 		// records its park (docs/parking.md).
-		Parks: parkdynamo.New(db, cfg.Table, nil),
-		SES:   ses,
-		Log:   log,
+		Parks:       parkdynamo.New(db, cfg.Table, nil),
+		SES:         ses,
+		InboundRole: inboundRole,
+		Log:         log,
 	})
 	lambda.Start(h.Handle)
 }

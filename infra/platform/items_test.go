@@ -588,6 +588,22 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.RecordForkStart", 0, func(db *recorder) {
 			ignore(d(db).RecordForkStart(ctx, testRunID+"-fork", user, "sha256:00", review.EndUserRecord{}, review.ForkOrigin{From: testRunID, RerunReads: true}))
 		}),
+		// The start lane's record of an inbound start (its origin), and
+		// the refresh of the same start again (docs/identity.md, "Four eyes").
+		run("dynamo.Store.RecordOrRefreshRunStart", 0, func(db *recorder) {
+			ignore(d(db).RecordOrRefreshRunStart(ctx, testRunID, review.RunStartEntry{Starter: user, InputDigest: "sha256:00",
+				Origin: &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: user, Event: "evt_1"}}))
+		}),
+		run("dynamo.Store.RecordOrRefreshRunStart (refresh)", 1, func(db *recorder) {
+			// The record as stored: the same start, recorded before.
+			db.item = map[string]types.AttributeValue{
+				table.PK: &types.AttributeValueMemberS{Value: table.Start.Key(testRunID)}, table.SK: &types.AttributeValueMemberS{Value: table.Start.SKValue},
+				"starter": &types.AttributeValueMemberS{Value: user}, "input_digest": &types.AttributeValueMemberS{Value: "sha256:00"},
+				"deadline": &types.AttributeValueMemberN{Value: "1764700000"},
+			}
+			ignore(d(db).RecordOrRefreshRunStart(ctx, testRunID, review.RunStartEntry{Starter: user, InputDigest: "sha256:00"}))
+			db.item = nil
+		}),
 	}
 	decide := func(v review.Verdict, reason string) func(*recorder) {
 		return func(db *recorder) {

@@ -121,6 +121,21 @@ type RunStartRecord struct {
 	// the fork's --rerun-reads; zero for a run that is no fork
 	// (docs/fork.md).
 	Fork ForkOrigin
+	// Origin is what started an inbound or scheduled run (StartOrigin);
+	// nil for any other.
+	Origin *StartOrigin
+}
+
+// RunStartEntry is what the start lane records for a run's start
+// (dynamo.Store.RecordOrRefreshRunStart): the verified starter, the
+// digest of the whole execution input, the end user (EndUserRecord;
+// zero: none asked for), the fork (zero: none) and the origin (nil:
+// none).
+type RunStartEntry struct {
+	Starter, InputDigest string
+	EndUser              EndUserRecord
+	Fork                 ForkOrigin
+	Origin               *StartOrigin
 }
 
 // ForkOrigin is what a fork's start record holds of its parent: From,

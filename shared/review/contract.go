@@ -2,9 +2,12 @@ package review
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/shared/caller"
+	"github.com/toolgate/toolgate/shared/inbound"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -66,6 +69,13 @@ type StartRequest struct {
 	ForkedFrom string `json:"forked_from,omitempty"`
 	// RerunReads is the fork's --rerun-reads; true only with ForkedFrom.
 	RerunReads bool `json:"rerun_reads,omitempty"`
+	// Origin is what started an inbound or scheduled run (inbound-start:
+	// a source's event or a schedule's firing), absent for any other
+	// start. It is admitted only from a session of the inbound-start role
+	// whose session name is the origin's (StartOrigin.SessionName), and
+	// never with ForkedFrom; a session of that role must give one
+	// (docs/identity.md, "Four eyes"). It is recorded on the start record.
+	Origin *StartOrigin `json:"origin,omitempty"`
 	// Proof is the caller's proof (docs/identity.md, "The caller proof"):
 	// an sts:GetCallerIdentity URL the caller presigned with its own
 	// credentials, at most caller.MaxProofBytes (8 KiB), that signs
@@ -94,16 +104,105 @@ func StartBindingFor(executionARN, inputDigest, endUser string) caller.Binding {
 }
 
 // StartBindingOf is what a StartRequest's caller proof is bound to:
-// StartBindingFor for a run that is no fork (ForkedFrom empty); for a
+// StartBindingFor for a run that is neither a fork nor has an origin
+// (ForkedFrom empty, Origin nil), exactly as before either existed; for a
 // fork, Detail is the JSON array [end user, forked_from, rerun_reads],
 // so that a proof signed for one parent, or without --rerun-reads,
-// records no other.
+// records no other; with an origin, the JSON array [end user,
+// forked_from, rerun_reads, kind, name, added_by, event], so that a proof
+// signed for one source's event records no other source, event or
+// adder. No two of the three encodings coincide (a string, arrays of 3
+// and of 7 members).
 func StartBindingOf(r *StartRequest) caller.Binding {
-	if r.ForkedFrom == "" {
+	var detail []byte
+	switch {
+	case r.Origin != nil:
+		o := r.Origin
+		detail, _ = json.Marshal([]any{r.EndUser, r.ForkedFrom, r.RerunReads, o.Kind, o.Name, o.AddedBy, o.Event})
+	case r.ForkedFrom != "":
+		detail, _ = json.Marshal([]any{r.EndUser, r.ForkedFrom, r.RerunReads})
+	default:
 		return StartBindingFor(r.ExecutionARN, r.InputDigest, r.EndUser)
 	}
-	detail, _ := json.Marshal([]any{r.EndUser, r.ForkedFrom, r.RerunReads})
 	return caller.Binding{Action: caller.ActionStart, Target: r.ExecutionARN, InputDigest: r.InputDigest, Detail: string(detail)}
+}
+
+// Kinds of a StartOrigin.
+const (
+	OriginSource   = "source"   // a source's verified webhook event
+	OriginSchedule = "schedule" // a schedule's firing
+)
+
+// MaxOriginAddedByBytes bounds StartOrigin.AddedBy: an IAM ARN is at most
+// 2048 characters (IAM quotas).
+const MaxOriginAddedByBytes = 2048
+
+// StartOrigin is what started an inbound or scheduled run, as
+// inbound-start asks the start lane to record it (StartRequest.Origin;
+// the start record's origin, M).
+type StartOrigin struct {
+	// Kind is OriginSource or OriginSchedule.
+	Kind string `json:"kind"`
+	// Name is the source's or the schedule's name (inbound.CheckName).
+	Name string `json:"name"`
+	// AddedBy is the principal ARN who added the source or the schedule
+	// (its item's added_by): whom a reviewer asks about the run.
+	AddedBy string `json:"added_by"`
+	// Event is the source's event id (1 to inbound.MaxEventIDBytes
+	// printable ASCII characters) or the schedule's scheduled time (RFC
+	// 3339, UTC, whole seconds).
+	Event string `json:"event"`
+}
+
+// SessionName is the STS role session name inbound-start assumes the
+// inbound-start role with for o: "src-<name>" for a source,
+// "sched-<name>" for a schedule (inbound.SessionPrefixSource,
+// SessionPrefixSchedule).
+func (o StartOrigin) SessionName() string {
+	if o.Kind == OriginSchedule {
+		return inbound.SessionPrefixSchedule + o.Name
+	}
+	return inbound.SessionPrefixSource + o.Name
+}
+
+// Check validates o's members: Kind one of the two, Name
+// inbound.CheckName's, AddedBy an ARN ("arn:" and at most
+// MaxOriginAddedByBytes printable ASCII characters), Event as Event says.
+// The error names the member and the rule, never the value.
+func (o StartOrigin) Check() error {
+	switch {
+	case o.Kind != OriginSource && o.Kind != OriginSchedule:
+		return fmt.Errorf("origin: kind must be %q or %q", OriginSource, OriginSchedule)
+	case !strings.HasPrefix(o.AddedBy, "arn:") || !printableASCII(o.AddedBy, MaxOriginAddedByBytes):
+		return fmt.Errorf("origin: added_by must be an ARN of at most %d printable ASCII characters", MaxOriginAddedByBytes)
+	}
+	if err := inbound.CheckName(o.Name); err != nil {
+		return fmt.Errorf("origin: name: %v", err)
+	}
+	if o.Kind == OriginSchedule {
+		t, err := time.Parse(time.RFC3339, o.Event)
+		if err != nil || t.Location() != time.UTC || t.Nanosecond() != 0 || t.Format(time.RFC3339) != o.Event {
+			return fmt.Errorf("origin: a schedule's event must be its scheduled time, RFC 3339 UTC in whole seconds (2026-12-03T18:00:00Z)")
+		}
+		return nil
+	}
+	if !printableASCII(o.Event, inbound.MaxEventIDBytes) {
+		return fmt.Errorf("origin: a source's event must be its event id, 1 to %d printable ASCII characters", inbound.MaxEventIDBytes)
+	}
+	return nil
+}
+
+// printableASCII reports whether s is 1 to max characters of 0x21-0x7E.
+func printableASCII(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // StartAnswer is the start lane's answer to a StartRequest once the start

@@ -68,6 +68,8 @@ func FuzzParseForkWaiting(f *testing.F) {
 func FuzzDecodeStartRequest(f *testing.F) {
 	f.Add([]byte(`{"action":"run.start","execution_arn":"` + forkChild + `","input_digest":"sha256:` + strings.Repeat("0", 64) + `","proof":"p","forked_from":"` + forkParent + `","rerun_reads":true}`))
 	f.Add([]byte(`{"action":"run.start"}`))
+	f.Add([]byte(`{"action":"run.start","execution_arn":"` + forkChild + `","input_digest":"sha256:` + strings.Repeat("0", 64) +
+		`","proof":"p","origin":{"kind":"schedule","name":"nightly","added_by":"arn:aws:iam::123456789012:user/a","event":"2026-12-03T18:00:00Z"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := review.DecodeStartRequest(data)
 		if err != nil {
@@ -75,6 +77,9 @@ func FuzzDecodeStartRequest(f *testing.F) {
 		}
 		if r.RerunReads && r.ForkedFrom == "" || r.ForkedFrom != "" && r.EndUser != "" || r.ForkedFrom == r.ExecutionARN {
 			t.Fatalf("accepted %+v", r)
+		}
+		if r.Origin != nil && r.Origin.Check() != nil {
+			t.Fatalf("accepted origin %+v: %v", r.Origin, r.Origin.Check())
 		}
 	})
 }

@@ -169,6 +169,14 @@ func DecodeStartRequest(data []byte) (*StartRequest, error) {
 	case forked && r.EndUser != "":
 		return nil, fmt.Errorf("start request: end_user is set with forked_from: a fork acts for its parent's end user")
 	}
+	if _, given := members["origin"]; given {
+		if r.Origin == nil {
+			return nil, fmt.Errorf("start request: origin is null: give an object, or leave the member out")
+		}
+		if err := r.Origin.Check(); err != nil {
+			return nil, fmt.Errorf("start request: %v", err)
+		}
+	}
 	return &r, nil
 }
 

@@ -364,9 +364,11 @@ var NoticeFinished = Notice.Names(PK, SK, "status", "message_id", "sent_at", "er
 var ForkCallAttributes = Call.Names(PK, SK, "c", "seq", "step", "tool", "idempotency_key", "state", "lease_until")
 
 // StartRefreshed are the attributes of review-request's UpdateItem giving
-// a start record a fresh deadline (SET deadline, condition starter = :s
-// AND input_digest = :d): never who started it nor what.
-var StartRefreshed = Start.Names(PK, SK, "deadline", "starter", "input_digest")
+// a run start record a fresh deadline (SET deadline, condition deadline =
+// the deadline a consistent read found on the record of the same starter,
+// input digest, end user, fork and origin): never who started it nor
+// what, which IAM could not tell from a condition naming them.
+var StartRefreshed = Start.Names(PK, SK, "deadline")
 
 // InboundSourceVerifyAttributes are the only attributes of an inbound
 // source webhook-receiver reads (store.Store.Source, a GetItem projecting
@@ -456,8 +458,8 @@ var Accesses = []Access{
 		Code: "dynamo.Store RecordRunStart, RecordChildStart, RecordStart", Doc: "the conditional PutItem of an execution's starter " +
 			"(an inbound or scheduled start's with its origin)"},
 	{Sid: "RefreshStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
-		Attributes: StartRefreshed, ReturnValues: "NONE", Code: "dynamo.Store (the start lane's refresh)",
-		Doc: "the conditional UpdateItem (starter = :s AND input_digest = :d) giving a start record of the same starter and input a fresh deadline: " +
+		Attributes: StartRefreshed, ReturnValues: "NONE", Code: "dynamo.Store RecordOrRefreshRunStart",
+		Doc: "the conditional UpdateItem (deadline = the deadline read) giving a run start record of the same starter, input, end user, fork and origin a fresh deadline: " +
 			"a retried start (docs/identity.md, \"Four eyes\")"},
 	{Sid: "TakeChildStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{UpdateItem},
 		Attributes: Start.Names(PK, SK, "child_started_at", "parent_run_id", "released_at"), ReturnValues: "NONE",

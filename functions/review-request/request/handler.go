@@ -81,6 +81,9 @@ type Handler struct {
 	// allow-list: none.
 	notices functionconfig.ReviewNotices
 	ses     SES
+	// inbound is the inbound-start role, whose sessions start inbound and
+	// scheduled runs with an origin (checkOrigin); zero: none.
+	inbound InboundRole
 }
 
 // Deps are a Handler's collaborators.
@@ -119,6 +122,11 @@ type Deps struct {
 	// addresses its allow-list admits (docs/reviews.md, "Review notices");
 	// nil sends none.
 	SES SES
+	// InboundRole is the inbound-start role (ParseInboundRole of
+	// EnvInboundRole): the start lane admits a start request's origin
+	// only from its sessions, and requires one of them; zero admits no
+	// origin.
+	InboundRole InboundRole
 	// Log defaults to slog.Default.
 	Log *slog.Logger
 }
@@ -140,7 +148,7 @@ func NewHandler(cfg Config, d Deps) *Handler {
 	return &Handler{store: d.Store, ledger: d.Ledger, log: d.Log, callers: d.Callers, fixedLane: cfg.Lane, direct: cfg.Direct,
 		executions: d.Executions, account: cfg.Callers.Account, region: cfg.Region, stage: cfg.Stage, externalKey: d.ExternalKey, tracer: d.Tracer,
 		endUsers: cfg.EndUsers, endUserKey: d.EndUserKey, webhooks: d.Webhooks, parks: d.Parks,
-		notices: cfg.Notices, ses: d.SES}
+		notices: cfg.Notices, ses: d.SES, inbound: d.InboundRole}
 }
 
 // Handle is the Lambda handler. Failures are review codes (review.Edge),
@@ -225,15 +233,19 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 // recordRunStart answers a start request (the start alias): it refuses,
 // before anything else, an execution its StartScope does not admit
 // (REVIEW_FORBIDDEN with the reason word, StartScope.Admit); it verifies
-// its caller proof (bound to caller.ActionStart, the execution ARN and
-// the whole execution input's digest and the end user; the deployment's
-// account only) and records the verified caller as the execution's
-// starter, with the digest, a deadline and the end user asked for when
-// the end-user mapping lets the starter act for it, else why not
-// (endUser; dynamo.Store.RecordRunStart), once per execution ARN: a name
-// already recorded is REVIEW_FORBIDDEN [start-recorded], and toolgate run
-// then starts nothing. No proof is stored. The answer is a
-// review.StartAnswer.
+// its caller proof (review.StartBindingOf: caller.ActionStart, the
+// execution ARN, the whole execution input's digest, the end user, the
+// fork and the origin; the deployment's account only), admits its origin
+// (checkOrigin: [start-origin]) and its fork (checkFork: [start-fork]),
+// and records the verified caller as the execution's starter, with the
+// digest, a deadline, the fork, the origin and the end user asked for
+// when the end-user mapping lets the starter act for it, else why not
+// (endUser; dynamo.Store.RecordOrRefreshRunStart), once per execution
+// ARN. The same start again (the same starter, digest, end user, fork
+// and origin: a retried start) refreshes the record's deadline and is
+// answered as the first was; anything else already recorded under the
+// name is REVIEW_FORBIDDEN [start-recorded], and toolgate run then starts
+// nothing. No proof is stored. The answer is a review.StartAnswer.
 func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	req, err := review.DecodeStartRequest(payload)
 	if err != nil {
@@ -251,6 +263,9 @@ func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (
 	if err != nil {
 		return nil, review.CallerError(fmt.Errorf("the start request: %w", err))
 	}
+	if err := h.checkOrigin(ctx, req, id); err != nil {
+		return nil, err
+	}
 	asked := req.EndUser
 	fork := review.ForkOrigin{From: req.ForkedFrom, RerunReads: req.RerunReads}
 	if fork.From != "" {
@@ -259,15 +274,21 @@ func (h *Handler) recordRunStart(ctx context.Context, payload json.RawMessage) (
 		}
 	}
 	eu := h.endUser(id.Principal, asked)
-	if err := h.store.RecordForkStart(ctx, req.ExecutionARN, id.Principal, req.InputDigest, eu, fork); errors.Is(err, review.ErrStartConflict) {
+	entry := review.RunStartEntry{Starter: id.Principal, InputDigest: req.InputDigest, EndUser: eu, Fork: fork, Origin: req.Origin}
+	refreshed, err := h.store.RecordOrRefreshRunStart(ctx, req.ExecutionARN, entry)
+	if errors.Is(err, review.ErrStartConflict) {
 		h.log.WarnContext(ctx, "run start refused: the execution name is recorded", "reason", ReasonStartRecorded, "execution_arn", req.ExecutionARN, "starter", id.Principal)
-		return nil, review.Errorf(review.CodeForbidden, "execution %s already has a start record: an execution name is recorded once; start the run under another name [%s]",
+		return nil, review.Errorf(review.CodeForbidden, "execution %s already has a start record: an execution name is recorded once (only its starter's same start again, with the same input, renews it); start the run under another name [%s]",
 			excerpt.Bytes(req.ExecutionARN, 200, "..."), ReasonStartRecorded)
 	} else if err != nil {
 		return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
 	}
-	h.log.InfoContext(ctx, "run start recorded", "execution_arn", req.ExecutionARN, "starter", id.Principal, "input_digest", req.InputDigest,
-		"end_user_scope", eu.Scope, "end_user_skipped", eu.Skipped, "forked_from", fork.From)
+	var origin []any
+	if o := req.Origin; o != nil {
+		origin = []any{"origin_kind", o.Kind, "origin_name", o.Name}
+	}
+	h.log.InfoContext(ctx, "run start recorded", append([]any{"execution_arn", req.ExecutionARN, "starter", id.Principal, "input_digest", req.InputDigest,
+		"end_user_scope", eu.Scope, "end_user_skipped", eu.Skipped, "forked_from", fork.From, "refreshed", refreshed}, origin...)...)
 	return json.Marshal(review.StartAnswer{Starter: id.Principal, EndUser: review.EndUserAnswer(eu.Scope), EndUserSkipped: eu.Skipped, ForkedFrom: fork.From})
 }
 

@@ -2,7 +2,9 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -89,6 +91,30 @@ type runStartItem struct {
 	// --rerun-reads (docs/fork.md); absent for a run that is no fork.
 	ForkedFrom string `dynamodbav:"forked_from,omitempty"`
 	RerunReads bool   `dynamodbav:"rerun_reads,omitempty"`
+	// Origin is an inbound or scheduled run's origin; absent otherwise.
+	Origin *originItem `dynamodbav:"origin,omitempty"`
+}
+
+// originItem is a start record's origin (M; review.StartOrigin).
+type originItem struct {
+	Kind    string `dynamodbav:"kind"`
+	Name    string `dynamodbav:"name"`
+	AddedBy string `dynamodbav:"added_by"`
+	Event   string `dynamodbav:"event"`
+}
+
+func originOf(o *review.StartOrigin) *originItem {
+	if o == nil {
+		return nil
+	}
+	return &originItem{Kind: o.Kind, Name: o.Name, AddedBy: o.AddedBy, Event: o.Event}
+}
+
+func (o *originItem) origin() *review.StartOrigin {
+	if o == nil {
+		return nil
+	}
+	return &review.StartOrigin{Kind: o.Kind, Name: o.Name, AddedBy: o.AddedBy, Event: o.Event}
 }
 
 // startAttr is the expression name of a start item's attribute n (table.Start).
@@ -107,9 +133,10 @@ func newStart(executionARN, starter string, now time.Time) startItem {
 type storedStart struct {
 	childStartItem
 	Deadline int64 `dynamodbav:"deadline"`
-	// EndUser and EndUserSkipped are a run start's (runStartItem).
-	EndUser        string `dynamodbav:"end_user,omitempty"`
-	EndUserSkipped string `dynamodbav:"end_user_skipped,omitempty"`
+	// EndUser, EndUserSkipped and Origin are a run start's (runStartItem).
+	EndUser        string      `dynamodbav:"end_user,omitempty"`
+	EndUserSkipped string      `dynamodbav:"end_user_skipped,omitempty"`
+	Origin         *originItem `dynamodbav:"origin,omitempty"`
 }
 
 // getStart reads executionARN's start item, whatever its kind
@@ -163,12 +190,19 @@ func (s *Store) RecordRunStart(ctx context.Context, executionARN, starter, input
 // parent run it forks and its rerun_reads (fork; zero: no fork), which
 // the caller has checked against the parent's fork item (docs/fork.md).
 func (s *Store) RecordForkStart(ctx context.Context, executionARN, starter, inputDigest string, eu review.EndUserRecord, fork review.ForkOrigin) error {
+	return s.putRunStart(ctx, executionARN, review.RunStartEntry{Starter: starter, InputDigest: inputDigest, EndUser: eu, Fork: fork})
+}
+
+// putRunStart writes e as executionARN's run start record, its deadline
+// review.StartDeadline after now (one PutItem, attribute_not_exists(pk)):
+// review.ErrStartConflict when anything is recorded for executionARN.
+func (s *Store) putRunStart(ctx context.Context, executionARN string, e review.RunStartEntry) error {
 	now := s.now()
-	start := newStart(executionARN, starter, now)
-	start.EndUserScope = eu.Scope
+	start := newStart(executionARN, e.Starter, now)
+	start.EndUserScope = e.EndUser.Scope
 	item, err := attributevalue.MarshalMap(runStartItem{startItem: start,
-		InputDigest: inputDigest, Deadline: now.Add(review.StartDeadline).Unix(), EndUser: eu.ID, EndUserSkipped: eu.Skipped,
-		ForkedFrom: fork.From, RerunReads: fork.RerunReads})
+		InputDigest: e.InputDigest, Deadline: now.Add(review.StartDeadline).Unix(), EndUser: e.EndUser.ID, EndUserSkipped: e.EndUser.Skipped,
+		ForkedFrom: e.Fork.From, RerunReads: e.Fork.RerunReads, Origin: originOf(e.Origin)})
 	if err != nil {
 		return fmt.Errorf("start item of %s: %w", executionARN, err)
 	}
@@ -180,6 +214,70 @@ func (s *Store) RecordForkStart(ctx context.Context, executionARN, starter, inpu
 		return fmt.Errorf("put start of %s: %w", executionARN, err)
 	}
 	return nil
+}
+
+// RecordOrRefreshRunStart is the start lane's record of a run start
+// (docs/identity.md, "Four eyes"): e as executionARN's start record, as
+// RecordForkStart writes it, with e.Origin (nil: none). When a record
+// exists already, it is refreshed instead if it is a run start record
+// holding exactly e (same starter, input digest, end user, fork and
+// origin): a retried start of the same run by the same starter (toolgate
+// run again after a failure, or inbound-start's retried message). The
+// refresh is a consistent GetItem that finds the record holds e, then one
+// conditional UpdateItem (deadline = the deadline read) that sets its
+// deadline review.StartDeadline after now; nothing else of the record
+// changes. It reports whether it refreshed. Any other record (another starter or
+// input, a child's, one a Starter wrote from a start proof, or one of the
+// same starter and input that records something else) is
+// review.ErrStartConflict, and nothing is written.
+func (s *Store) RecordOrRefreshRunStart(ctx context.Context, executionARN string, e review.RunStartEntry) (refreshed bool, err error) {
+	err = s.putRunStart(ctx, executionARN, e)
+	if !errors.Is(err, review.ErrStartConflict) {
+		return false, err
+	}
+	// A concurrent refresh of the same start moves the deadline between
+	// the read and the update: read again, a few times.
+	for range refreshAttempts {
+		c, err := s.getStart(ctx, executionARN)
+		switch {
+		case errors.Is(err, review.ErrNotFound):
+			// Gone since the put (its TTL): a retry records it anew.
+			return false, review.ErrStartConflict
+		case err != nil:
+			return false, err
+		case !c.holds(e):
+			return false, review.ErrStartConflict
+		}
+		// The record read holds e, and a run start record's starter,
+		// input, end user, fork and origin never change after its put:
+		// the deadline it had when read, still there, says it is the same
+		// record. The condition names the deadline only, so that the
+		// role's grant (table.StartRefreshed) names neither starter nor
+		// input.
+		cond := startAttr("deadline").Equal(expression.Value(c.Deadline))
+		deadline := s.now().Add(review.StartDeadline).Unix()
+		err = s.update(ctx, startKey(executionARN), expression.Set(startAttr("deadline"), expression.Value(deadline)), cond)
+		if tabledef.IsConditionFailed(err) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("refresh start of %s: %w", executionARN, err)
+		}
+		return true, nil
+	}
+	return false, review.ErrStartConflict
+}
+
+// refreshAttempts bounds RecordOrRefreshRunStart's read-then-update
+// rounds against concurrent refreshes of the same start.
+const refreshAttempts = 3
+
+// holds reports whether c is a run start record (a deadline, no parent)
+// of exactly e.
+func (c storedStart) holds(e review.RunStartEntry) bool {
+	return c.ParentRunID == "" && c.Deadline != 0 && c.Starter == e.Starter && c.InputDigest == e.InputDigest &&
+		c.EndUser == e.EndUser.ID && c.EndUserScope == e.EndUser.Scope && c.EndUserSkipped == e.EndUser.Skipped &&
+		c.ForkedFrom == e.Fork.From && c.RerunReads == e.Fork.RerunReads && reflect.DeepEqual(c.Origin, originOf(e.Origin))
 }
 
 // RunStart returns the start record toolgate run wrote for executionARN
@@ -195,7 +293,7 @@ func (s *Store) RunStart(ctx context.Context, executionARN string) (review.RunSt
 		return review.RunStartRecord{}, review.ErrNotFound
 	}
 	return review.RunStartRecord{Starter: c.Starter, InputDigest: c.InputDigest, Deadline: time.Unix(c.Deadline, 0), EndUserScope: c.EndUserScope,
-		Fork: review.ForkOrigin{From: c.ForkedFrom, RerunReads: c.RerunReads}}, nil
+		Fork: review.ForkOrigin{From: c.ForkedFrom, RerunReads: c.RerunReads}, Origin: c.Origin.origin()}, nil
 }
 
 // RecordChildStart records, for a child execution a parent's workflow
