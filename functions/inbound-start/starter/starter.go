@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/inbound"
 	"github.com/toolgate/toolgate/shared/inbound/store"
 	"github.com/toolgate/toolgate/shared/inboundapi"
@@ -182,12 +183,12 @@ func (h *Handler) sourceJob(ctx context.Context, source, id string) (*job, error
 	ev, err := h.c.Store.Event(ctx, k)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		h.c.Log.WarnContext(ctx, "inbound message dropped: no event item (never received, or past its retention)", "source", source, "event_id", id)
+		h.c.Log.WarnContext(ctx, "inbound message dropped: no event item (never received, or past its retention)", "origin", k.Origin, "name", source, "event", id)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("read the event: %w", err)
 	case done(ev.Status):
-		h.c.Log.InfoContext(ctx, "inbound event already handled", "source", source, "event_id", id, "status", ev.Status)
+		h.c.Log.InfoContext(ctx, "inbound event already handled", "origin", k.Origin, "name", source, "event", id, "status", ev.Status)
 		return nil, nil
 	}
 	src, err := h.c.Store.SourceRun(ctx, source)
@@ -235,7 +236,7 @@ func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, e
 	case errors.Is(err, store.ErrNotFound):
 		// Nothing is recorded: the firing's item would outlive its
 		// schedule for nobody to read.
-		h.c.Log.WarnContext(ctx, "schedule firing dropped: the schedule was removed", "schedule", schedule, "scheduled_time", id)
+		h.c.Log.WarnContext(ctx, "schedule firing dropped: the schedule was removed", "origin", k.Origin, "name", schedule, "event", id)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("read the schedule: %w", err)
@@ -246,7 +247,7 @@ func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, e
 	case err != nil:
 		return nil, fmt.Errorf("record the firing: %w", err)
 	case existing != nil && done(existing.Status):
-		h.c.Log.InfoContext(ctx, "schedule firing already handled", "schedule", schedule, "scheduled_time", id, "status", existing.Status)
+		h.c.Log.InfoContext(ctx, "inbound event already handled", "origin", k.Origin, "name", schedule, "event", id, "status", existing.Status)
 		return nil, nil
 	}
 	if sch.State != inboundapi.StateEnabled {
@@ -296,7 +297,7 @@ func (h *Handler) start(ctx context.Context, j *job) error {
 		// error may quote the input, so it is not recorded.
 		return h.fail(ctx, j.key, "the input could not be checked against the Solution's input record (not UTF-8 JSON, or a recorded schema that does not compile)")
 	}
-	starter, err := inputrecord.HasStarter(def)
+	starter, err := hasStarter(def)
 	if err != nil {
 		return h.fail(ctx, j.key, fmt.Sprintf("state machine %s: %v", smARN, err))
 	}
@@ -406,4 +407,31 @@ func bounded(problems []string) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// hasStarter reports whether a compiled definition begins its runs with
+// the Starter state (resolver.StarterState), whose start is recorded
+// first; an error for a definition that is not JSON, or whose Starter
+// still reads a start proof from the execution input (compiled before
+// start records: the Solution must be published again), as toolgate run
+// refuses it (resolver/cli/runner).
+func hasStarter(def []byte) (bool, error) {
+	var d struct {
+		States map[string]struct {
+			Parameters struct {
+				Payload map[string]json.RawMessage
+			}
+		}
+	}
+	if err := json.Unmarshal(def, &d); err != nil {
+		return false, errors.New("its definition is not JSON")
+	}
+	st, ok := d.States[resolver.StarterState]
+	if !ok {
+		return false, nil
+	}
+	if _, legacy := st.Parameters.Payload["start_proof.$"]; legacy {
+		return false, errors.New("its Starter state was compiled by an earlier toolgate and reads a start proof from the execution input: publish the Solution again")
+	}
+	return true, nil
 }
