@@ -80,7 +80,7 @@ FUZZ_TARGETS := \
 	./shared/mcptool/:FuzzDiff ./shared/mcptool/:FuzzClassify ./shared/mcptool/:FuzzRawNextCursor ./shared/inputrecord/:FuzzRead ./shared/solutioncomment/:FuzzRead \
 	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape ./shared/externalkey/:FuzzParse ./shared/excerpt/:FuzzCuts \
 	./resolver/changelog/:FuzzParse ./infra/local/otlpreceiver/:FuzzDecode ./shared/credential/:FuzzCheckSecret ./shared/credential/:FuzzInvalidToken \
-	./shared/credential/:FuzzParseScope \
+	./shared/credential/:FuzzParseScope ./shared/schedule/:FuzzParse \
 	./shared/webhook/:FuzzParsePatterns ./shared/webhook/:FuzzParseSchedule ./shared/webhook/:FuzzParseSecret ./shared/webhook/:FuzzEndpointRulesCheck ./shared/webhook/:FuzzParseOwnHost \
 	./shared/webhook/:FuzzRunOf \
 	./shared/inbound/:FuzzParseStandardSignature ./shared/inbound/:FuzzParseStripeSignature ./shared/inbound/:FuzzParseGitHubSignature ./shared/inbound/:FuzzVerify \

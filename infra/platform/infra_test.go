@@ -797,6 +797,9 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 			map[string]any{"AttributeName": "produced_at", "AttributeType": "S"},
 			map[string]any{"AttributeName": "park_list_pk", "AttributeType": "S"},
 			map[string]any{"AttributeName": "park_list_sk", "AttributeType": "S"},
+			// The inbound-unqueued index: unqueued is the number 1.
+			map[string]any{"AttributeName": "unqueued", "AttributeType": "N"},
+			map[string]any{"AttributeName": "received_at", "AttributeType": "S"},
 		}),
 		"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&[]any{map[string]any{
 			"IndexName": "reviews-by-status",
@@ -824,6 +827,15 @@ func checkTable(ledger, _ assertions.Template, _, _ tmpl) error {
 				map[string]any{"AttributeName": "park_list_sk", "KeyType": "RANGE"},
 			},
 			"Projection":         map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": parksProjected},
+			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
+		}, map[string]any{
+			// The inbound relay reads event keys only.
+			"IndexName": "inbound-unqueued",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "unqueued", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "received_at", "KeyType": "RANGE"},
+			},
+			"Projection":         map[string]any{"ProjectionType": "KEYS_ONLY"},
 			"OnDemandThroughput": map[string]any{"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 250},
 		}}),
 	}

@@ -47,7 +47,7 @@ var Layers = []Layer{
 			"shared/mailheader", "shared/reviewer", "shared/enduser", "shared/invisible", "shared/schema", "shared/seal",
 			"shared/externalkey", "shared/inputrecord", "shared/solutioncomment", "shared/catalog", "shared/toolset", "shared/lane",
 			"shared/toolfloor", "shared/httprule", "shared/tracecontext", "shared/credential", "shared/addrrule",
-			"shared/webhook", "shared/inbound", "shared/park"},
+			"shared/webhook", "shared/inbound", "shared/park", "shared/schedule"},
 		Uses:    []string{"base", "contract"},
 		Forbids: runTime,
 	},
@@ -83,7 +83,7 @@ var Layers = []Layer{
 		Packages: []string{"shared/dispatch", "shared/toolfunction", "functions/publish/publish",
 			"functions/review-request/request", "functions/review-decision/decision",
 			"functions/webhooks/admin", "functions/webhook-delivery/delivery",
-			"functions/inbound-start/starter"},
+			"functions/webhook-receiver/receiver", "functions/inbound-start/starter"},
 		Uses: []string{"base", "contract", "rules", "compiler", "domain", "adapters", "tools"},
 	},
 	{

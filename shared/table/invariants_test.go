@@ -73,10 +73,6 @@ var writeRules = []writeRule{
 	// "Child runs").
 	{kind: ChildPointer, by: []Principal{ReviewRequest}, action: PutItem, allow: []string{PK, SK, "child_run_id", "child_attempt", ExpiresAt}},
 	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "deadline", "state_machine_arn"}},
-	// A retried start's fresh deadline: the UpdateItem names starter and
-	// input_digest only in its condition (the same starter, the same
-	// input), and review-request alone writes the start partition.
-	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "deadline", "starter", "input_digest"}},
 	{kind: Proof, by: Functions, action: PutItem, allow: []string{PK, SK, "binding", "arn", ExpiresAt}},
 	// Credentials and their markers: only publish writes them (credentials
 	// set, revoke, allow; registration); a tool function only reads them.

@@ -74,6 +74,8 @@ var env = map[string]string{
 	"TOOLGATE_WEBHOOK_DELIVERIES_DLQ":   "http://127.0.0.1:9/000000000000/toolgate-size-webhook-deliveries-dlq",
 	"TOOLGATE_WEBHOOK_EVENTS_DLQ":       "http://127.0.0.1:9/000000000000/toolgate-size-webhook-events-dlq",
 	"TOOLGATE_CREDENTIAL_KEY":           "alias/toolgate-size",
+	// webhook-receiver's inbound queue: a name only too.
+	"TOOLGATE_INBOUND_QUEUE": "http://127.0.0.1:9/000000000000/toolgate-size-inbound",
 }
 
 func main() {

@@ -1,10 +1,21 @@
 package stack
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/sqs"
+	"github.com/toolgate/toolgate/shared/inbound/store"
+	"github.com/toolgate/toolgate/shared/inboundapi"
 )
 
 // InboundQueues are the local stack's inbound queue and its dead-letter
@@ -57,5 +68,165 @@ func (s *Stack) startInboundQueues(ctx context.Context, logf func(string, ...any
 		return err
 	}
 	logf("inbound queues %s, %s (maxReceiveCount %d)", q.Queue.Name, q.DLQ.Name, inboundMaxReceives)
+	return nil
+}
+
+// The local stack's inbound settings: the relay's ticker period and how
+// long an event stays RECEIVED before the relay queues it
+// (TOOLGATE_INBOUND_RELAY_AFTER), seconds rather than the platform's
+// minutes, so that a test sees a RECEIVED event queued while it waits.
+const (
+	inboundRelayEvery = 2 * time.Second
+	inboundRelayAfter = 5 * time.Second
+)
+
+// inboundState is what the stack keeps of the webhook receiver: its
+// Function URL front, and the relay ticker's stop and wait.
+type inboundState struct {
+	front *local.FunctionURLFront
+	stop  context.CancelFunc
+	done  sync.WaitGroup
+}
+
+// receiverEnv is webhook-receiver's own configuration on the local stack:
+// the inbound queue on the SQS stand-in, local-kms (it opens the sources'
+// secrets) and the local relay bound.
+func (s *Stack) receiverEnv() map[string]string {
+	return map[string]string{"AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), "AWS_ENDPOINT_URL_KMS": s.kmsEndpoint(),
+		inboundapi.EnvQueue: s.InboundQueues.Queue.URL, inboundapi.EnvRelayAfter: inboundRelayAfter.String()}
+}
+
+// startReceiver starts the Function URL front (local.FunctionURLFront)
+// before webhook-receiver at endpoint (its RIE behind the stack's
+// one-at-a-time proxy), which InboundURL names, and the relay's ticker:
+// every inboundRelayEvery it invokes the function with a scheduled event,
+// as the platform's schedule does. A failed relay is logged and tried
+// again on the next tick. Stop ends both (stopReceiver).
+func (s *Stack) startReceiver(ctx context.Context, endpoint string, logf func(string, ...any)) error {
+	front, err := local.StartFunctionURLFront(ctx, endpoint+local.InvokePath)
+	if err != nil {
+		return err
+	}
+	s.inbound.front = front
+	logf("function URL %-29s %s/in/<source>", "webhook-receiver", front.URL())
+	tctx, cancel := context.WithCancel(context.Background())
+	s.inbound.stop = cancel
+	s.inbound.done.Add(1)
+	go func() {
+		defer s.inbound.done.Done()
+		tick := time.NewTicker(inboundRelayEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case <-tick.C:
+				if err := s.RelayInbound(tctx); err != nil && tctx.Err() == nil {
+					logf("inbound relay: %v", err)
+				}
+			}
+		}
+	}()
+	logf("relay        every %v, events RECEIVED for %v -> webhook-receiver", inboundRelayEvery, inboundRelayAfter)
+	return nil
+}
+
+// stopReceiver ends the relay's ticker and closes the front.
+func (s *Stack) stopReceiver() error {
+	if s.inbound.stop != nil {
+		s.inbound.stop()
+		s.inbound.done.Wait()
+		s.inbound.stop = nil
+	}
+	if s.inbound.front == nil {
+		return nil
+	}
+	err := s.inbound.front.Close()
+	s.inbound.front = nil
+	return err
+}
+
+// InboundURL is the webhook receiver's Function URL on the local stack,
+// "http://127.0.0.1:PORT": senders POST to InboundURL()+"/in/<source>".
+// "" when the stack runs no webhook-receiver.
+func (s *Stack) InboundURL() string {
+	if s.inbound.front == nil {
+		return ""
+	}
+	return s.inbound.front.URL()
+}
+
+// RelayInbound invokes webhook-receiver once with a scheduled event, as
+// the platform's relay schedule does on AWS: it queues each inbound event
+// left RECEIVED for longer than inboundRelayAfter. The stack's ticker
+// calls it every inboundRelayEvery; tests may call it too. The error is
+// the invocation's, naming the function's errorType only, never its
+// message.
+func (s *Stack) RelayInbound(ctx context.Context) error {
+	return s.invokeScheduled(ctx, "webhook-receiver")
+}
+
+// invokeScheduled invokes function with the scheduled event
+// (scheduledEvent) and waits up to 90 s for its answer.
+func (s *Stack) invokeScheduled(ctx context.Context, function string) error {
+	e, ok := s.Endpoints[function]
+	if !ok {
+		return fmt.Errorf("the stack runs no %s function", function)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e+local.InvokePath, strings.NewReader(scheduledEvent))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("invoke %s: %w", function, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("invoke %s: read the answer: %w", function, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("invoke %s: %s", function, resp.Status)
+	}
+	var fe struct {
+		ErrorType *string `json:"errorType"`
+	}
+	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
+		return fmt.Errorf("invoke %s: failed: %s", function, *fe.ErrorType)
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("Task timed out")) {
+		return fmt.Errorf("invoke %s: timed out", function)
+	}
+	return nil
+}
+
+// TestSourceAddedBy is the added_by of the sources AddTestSource adds.
+var TestSourceAddedBy = local.LocalPrincipal("stack-test")
+
+// AddTestSource adds inbound source name to the stack's table as the
+// sources function will: scheme (inbound.ParseScheme's names), the
+// published Solution it starts, and one current secret sealed with the
+// stack's local-kms key under the source's encryption context
+// (store.SealSecret); max_body_bytes is left to the receiver's default.
+// It is for tests, until the sources function adds sources. Errors name
+// the source, never the secret.
+func (s *Stack) AddTestSource(ctx context.Context, name, scheme, solution, secret string) error {
+	if s.KMS == nil || s.Dynamo == nil {
+		return errors.New("add test source: the stack has not started")
+	}
+	sealed, err := store.SealSecret(ctx, s.KMS.Client(), s.KMS.KeyARN, name, []byte(secret))
+	if err != nil {
+		return fmt.Errorf("add test source %s: %w", name, err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	src := store.Source{Name: name, Scheme: scheme, Solution: solution, AddedBy: TestSourceAddedBy,
+		Secrets: []store.Secret{{Sealed: sealed, CreatedAt: now}}, AddedAt: now, UpdatedAt: now, Version: 1}
+	if err := store.New(local.DynamoDB(s.Dynamo.Endpoint()), Table).PutSource(ctx, src); err != nil {
+		return fmt.Errorf("add test source %s: %w", name, err)
+	}
 	return nil
 }

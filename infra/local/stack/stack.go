@@ -215,6 +215,8 @@ type Stack struct {
 	// InboundQueues are the inbound queue and its dead-letter queue on
 	// SQS (inbound.go).
 	InboundQueues InboundQueues
+	// inbound is the webhook receiver's front and relay ticker (inbound.go).
+	inbound inboundState
 
 	// sesEndpoint is where send-email reaches SES v2: the emulator, or
 	// StackOptions.SESEndpoint's answer.
@@ -403,6 +405,8 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 			webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: webhookExemption, webhookapi.EnvRelayAfter: webhookRelayAfter.String(),
 			webhookapi.EnvOwnHosts: allow.webhookOwn, webhookapi.EnvResolveFile: s.WebhookResolveFile,
 			webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`}
+	case "webhook-receiver":
+		return s.receiverEnv()
 	case "publish":
 		// The platform's parameters from the SSM stand-in, as on AWS (the
 		// CLI reads the same values from the parameters file).
@@ -817,6 +821,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if e, ok := s.Endpoints["webhook-delivery"]; ok {
 		s.startWebhookPollers(e+local.InvokePath, logf)
 	}
+	if e, ok := s.Endpoints["webhook-receiver"]; ok {
+		if err := s.startReceiver(ctx, e, logf); err != nil {
+			return nil, err
+		}
+	}
 	s.EnvFile = filepath.Join(s.Dir, "env.sh")
 	env := []string{
 		"export TOOLGATE_STAGE=" + Stage,
@@ -1015,6 +1024,9 @@ func (s *Stack) Stop() error {
 		errs = append(errs, s.pollerErrs...)
 		s.pollerErrs = nil
 		s.pollerMu.Unlock()
+	}
+	if err := s.stopReceiver(); err != nil {
+		errs = append(errs, fmt.Errorf("stop the webhook receiver's front: %w", err))
 	}
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		if err := s.procs[i].Stop(); err != nil {
