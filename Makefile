@@ -77,7 +77,7 @@ FUZZ_TARGETS := \
 	./shared/fetchurl/:FuzzParse \
 	./shared/fetch/:FuzzDecide ./shared/fetch/:FuzzSelect ./shared/fetch/:FuzzUTF8Check ./shared/fetch/:FuzzRetryAfter \
 	./shared/httptool/:FuzzKeyHeaderValue ./shared/httptool/:FuzzEncodeBody \
-	./shared/mcptool/:FuzzDiff ./shared/mcptool/:FuzzClassify ./shared/mcptool/:FuzzRawNextCursor ./shared/inputrecord/:FuzzRead ./shared/solutioncomment/:FuzzRead \
+	./shared/mcptool/:FuzzDiff ./shared/mcptool/:FuzzClassify ./shared/mcptool/:FuzzRawNextCursor ./shared/inputrecord/:FuzzRead ./shared/inputrecord/:FuzzHasStarter ./shared/solutioncomment/:FuzzRead \
 	./shared/schema/:FuzzPattern ./shared/invisible/:FuzzEscape ./shared/externalkey/:FuzzParse ./shared/excerpt/:FuzzCuts \
 	./resolver/changelog/:FuzzParse ./infra/local/otlpreceiver/:FuzzDecode ./shared/credential/:FuzzCheckSecret ./shared/credential/:FuzzInvalidToken \
 	./shared/credential/:FuzzParseScope ./shared/schedule/:FuzzParse \

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/solutioncomment"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -35,7 +36,7 @@ const (
 	// steps starts its runs with (after Init): it checks toolgate run's
 	// start record (tool.RunStartCheck). toolgate run records a start
 	// only for a definition that has it (resolver/cli/runner.Start).
-	StarterState = "Starter"
+	StarterState = inputrecord.StarterState
 )
 
 // Quotas of Step Functions the output must fit (AWS Step Functions service

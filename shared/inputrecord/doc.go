@@ -9,7 +9,10 @@
 // (resolver/cli/runner.CheckInput), and review-request before a parent's
 // workflow step starts a child run (docs/solutions.md, "Workflow steps").
 // Both read it with Read and check an input with Record.Check, so an input
-// is measured and validated alike on either path. The package holds no
+// is measured and validated alike on either path. HasStarter tells,
+// from the same definition, whether a run's start must be recorded before
+// it starts (the Starter state): toolgate run and inbound-start ask it
+// alike. The package holds no
 // I/O and links neither the compiler nor an AWS SDK: a Lambda function
 // may import it.
 package inputrecord

@@ -73,6 +73,10 @@ var writeRules = []writeRule{
 	// "Child runs").
 	{kind: ChildPointer, by: []Principal{ReviewRequest}, action: PutItem, allow: []string{PK, SK, "child_run_id", "child_attempt", ExpiresAt}},
 	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, forbid: []string{"starter", "input_digest", "deadline", "state_machine_arn"}},
+	// The same start again renews a run start record's deadline: an
+	// UpdateItem naming the deadline alone (its condition the deadline a
+	// consistent read found), never who started the run or what.
+	{kind: Start, by: []Principal{ReviewRequest}, action: UpdateItem, allow: []string{PK, SK, "deadline"}},
 	{kind: Proof, by: Functions, action: PutItem, allow: []string{PK, SK, "binding", "arn", ExpiresAt}},
 	// Credentials and their markers: only publish writes them (credentials
 	// set, revoke, allow; registration); a tool function only reads them.
@@ -220,6 +224,7 @@ func TestWriteRulesCatchWidenedAccesses(t *testing.T) {
 		"a tool writes a child pointer":                      widen("Calls", func(a *Access) { a.On = []*Kind{Call, Row, ReuseClaim, ChildPointer} }),
 		"a child pointer names any attribute":                widen("RecordChildPointers", func(a *Access) { a.Attributes = nil }),
 		"review-decision releases a child's start record":    widen("ReadParkStarters", func(a *Access) { a.Actions = []Action{GetItem, UpdateItem} }),
+		"review-request's renewal rewrites a starter":        widen("RefreshStarts", func(a *Access) { a.Attributes = append(a.Attributes, "starter") }),
 	} {
 		if len(checkWrites(accesses, writeRules)) == 0 {
 			t.Errorf("%s: not caught", name)

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/statemachines"
 	"github.com/toolgate/toolgate/shared/enduser"
+	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -85,7 +86,7 @@ func checkExecutionName(name string) error {
 // earlier toolgate, whose Starter state reads a start proof from the
 // execution input: toolgate run sends none (CHANGELOG.md, Migration:
 // publish the Solution again).
-var ErrStarterOutdated = errors.New("its Starter state was compiled by an earlier toolgate and needs a start proof in the execution input, which toolgate run no longer sends: publish the Solution again (toolgate publish), then run it")
+var ErrStarterOutdated = inputrecord.ErrStarterOutdated
 
 // ErrNoStartForEndUser is Start's refusal of an end user for a state
 // machine without the Starter state: its runs have no start record, which
@@ -296,30 +297,10 @@ func checkInput(arn string, def, input []byte) error {
 }
 
 // starterOf reports whether a compiled definition starts its runs with
-// the Starter state (resolver.StarterState), whose start toolgate run
-// records; ErrStarterOutdated when that state still reads a start proof
-// (its Payload names start_proof, as definitions compiled before start
-// records did).
-func starterOf(def []byte) (bool, error) {
-	var d struct {
-		States map[string]struct {
-			Parameters struct {
-				Payload map[string]json.RawMessage
-			}
-		}
-	}
-	if err := json.Unmarshal(def, &d); err != nil {
-		return false, fmt.Errorf("its definition is not JSON: %v", err)
-	}
-	st, ok := d.States[resolver.StarterState]
-	if !ok {
-		return false, nil
-	}
-	if _, legacy := st.Parameters.Payload["start_proof.$"]; legacy {
-		return false, ErrStarterOutdated
-	}
-	return true, nil
-}
+// the Starter state, whose start toolgate run records
+// (inputrecord.HasStarter, which inbound-start reads a definition with
+// too); ErrStarterOutdated when that state still reads a start proof.
+func starterOf(def []byte) (bool, error) { return inputrecord.HasStarter(def) }
 
 // Event is one line of a run's progress.
 type Event struct {
