@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/inbound"
 	"github.com/toolgate/toolgate/shared/inbound/store"
 	"github.com/toolgate/toolgate/shared/inboundapi"
@@ -297,7 +296,7 @@ func (h *Handler) start(ctx context.Context, j *job) error {
 		// error may quote the input, so it is not recorded.
 		return h.fail(ctx, j.key, "the input could not be checked against the Solution's input record (not UTF-8 JSON, or a recorded schema that does not compile)")
 	}
-	starter, err := hasStarter(def)
+	starter, err := inputrecord.HasStarter(def)
 	if err != nil {
 		return h.fail(ctx, j.key, fmt.Sprintf("state machine %s: %v", smARN, err))
 	}
@@ -407,31 +406,4 @@ func bounded(problems []string) []string {
 		out = append(out, p)
 	}
 	return out
-}
-
-// hasStarter reports whether a compiled definition begins its runs with
-// the Starter state (resolver.StarterState), whose start is recorded
-// first; an error for a definition that is not JSON, or whose Starter
-// still reads a start proof from the execution input (compiled before
-// start records: the Solution must be published again), as toolgate run
-// refuses it (resolver/cli/runner).
-func hasStarter(def []byte) (bool, error) {
-	var d struct {
-		States map[string]struct {
-			Parameters struct {
-				Payload map[string]json.RawMessage
-			}
-		}
-	}
-	if err := json.Unmarshal(def, &d); err != nil {
-		return false, errors.New("its definition is not JSON")
-	}
-	st, ok := d.States[resolver.StarterState]
-	if !ok {
-		return false, nil
-	}
-	if _, legacy := st.Parameters.Payload["start_proof.$"]; legacy {
-		return false, errors.New("its Starter state was compiled by an earlier toolgate and reads a start proof from the execution input: publish the Solution again")
-	}
-	return true, nil
 }
