@@ -2,18 +2,23 @@ package receiver_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/functions/webhook-receiver/receiver"
+	"github.com/toolgate/toolgate/shared/credential/vault"
 	"github.com/toolgate/toolgate/shared/inbound"
 	"github.com/toolgate/toolgate/shared/inbound/store"
 	"github.com/toolgate/toolgate/shared/inboundapi"
@@ -496,5 +501,63 @@ func TestHandleRoutesByInvocation(t *testing.T) {
 	out, err := r.h.Handle(t.Context(), []byte(`{"requestContext":"x"}`))
 	if err != nil || !strings.Contains(string(out), `"statusCode":400`) {
 		t.Errorf("an undecodable Function URL event: %s, %v", out, err)
+	}
+}
+
+// A source whose secret KMS cannot open answers 503 and keeps nothing;
+// the source is not cached as known, so the next request, with KMS
+// back, is accepted.
+func TestASecretKMSCannotOpenAnswers503AndKeepsNothing(t *testing.T) {
+	r := newRig(t)
+	secret := whsec('o')
+	name := fresh("kms")
+	r.addSource(t, name, inbound.StandardWebhooks, 0, secret)
+	var kmsDown atomic.Bool
+	kmsDown.Store(true)
+	r.h = receiver.New(receiver.Config{Store: r.st, Queue: r.fault, QueueURL: r.queue.URL, Now: r.clock.Now, Log: slog.New(slog.NewJSONHandler(r.log, nil)),
+		Open: func(ctx context.Context, source string, s vault.Sealed) ([]byte, error) {
+			if kmsDown.Load() {
+				return nil, errors.New("kms: injected fault: KMSInternalException")
+			}
+			return store.OpenSecret(ctx, r.kms.Client(), source, s)
+		}})
+	q := standard(t, name, secret, "msg_kms", r.clock.Now(), []byte(`{}`))
+	if a := r.send(t, q); a != (answer{http.StatusServiceUnavailable, `{"status":"unavailable"}`}) {
+		t.Fatalf("answer %+v, want 503", a)
+	}
+	r.nothingKept(t, name)
+	kmsDown.Store(false)
+	if a := r.send(t, q); a.status != http.StatusAccepted {
+		t.Fatalf("with KMS back: %+v, want 202", a)
+	}
+	if !strings.Contains(r.log.String(), "source_unavailable") {
+		t.Errorf("no log line of the failure:\n%s", r.log.String())
+	}
+}
+
+// A relay whose sends fail reports how many events it could not queue
+// (an error of the scheduled invocation) and leaves them RECEIVED for
+// the next run.
+func TestARelayWhoseSendsFailLeavesTheEventsForTheNextRun(t *testing.T) {
+	r := newRig(t)
+	secret := whsec('p')
+	name := fresh("relayfail")
+	r.addSource(t, name, inbound.StandardWebhooks, 0, secret)
+	r.fault.failing.Store(true)
+	for _, id := range []string{"msg_rf_1", "msg_rf_2"} {
+		if a := r.send(t, standard(t, name, secret, id, r.clock.Now(), []byte(`{}`))); a.status != http.StatusServiceUnavailable {
+			t.Fatalf("%s: %+v, want 503", id, a)
+		}
+	}
+	r.clock.Add(3 * time.Minute)
+	if _, err := r.h.Handle(t.Context(), []byte(`{"detail-type":"Scheduled Event"}`)); err == nil || !strings.Contains(err.Error(), "2 of 2") {
+		t.Fatalf("relay with SQS down: %v, want 2 of 2 not queued", err)
+	}
+	r.fault.failing.Store(false)
+	if n, err := r.h.Relay(t.Context()); err != nil || n != 2 {
+		t.Fatalf("the next relay: %d, %v; want 2", n, err)
+	}
+	if m := r.messages(t); len(m) != 2 {
+		t.Fatalf("messages %+v, want 2", m)
 	}
 }

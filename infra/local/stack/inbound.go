@@ -1,14 +1,9 @@
 package stack
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +75,10 @@ const (
 	inboundRelayAfter = 5 * time.Second
 )
 
+// receiverFunction is the webhook receiver's function name. It has no
+// lanes (laned): Step Functions never invokes it.
+const receiverFunction = "webhook-receiver"
+
 // inboundState is what the stack keeps of the webhook receiver: its
 // Function URL front, and the relay ticker's stop and wait.
 type inboundState struct {
@@ -108,7 +107,7 @@ func (s *Stack) startReceiver(ctx context.Context, endpoint string, logf func(st
 		return err
 	}
 	s.inbound.front = front
-	logf("function URL %-29s %s/in/<source>", "webhook-receiver", front.URL())
+	logf("function URL %-29s %s/in/<source>", receiverFunction, front.URL())
 	tctx, cancel := context.WithCancel(context.Background())
 	s.inbound.stop = cancel
 	s.inbound.done.Add(1)
@@ -163,43 +162,8 @@ func (s *Stack) InboundURL() string {
 // the invocation's, naming the function's errorType only, never its
 // message.
 func (s *Stack) RelayInbound(ctx context.Context) error {
-	return s.invokeScheduled(ctx, "webhook-receiver")
-}
-
-// invokeScheduled invokes function with the scheduled event
-// (scheduledEvent) and waits up to 90 s for its answer.
-func (s *Stack) invokeScheduled(ctx context.Context, function string) error {
-	e, ok := s.Endpoints[function]
-	if !ok {
-		return fmt.Errorf("the stack runs no %s function", function)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e+local.InvokePath, strings.NewReader(scheduledEvent))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("invoke %s: %w", function, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("invoke %s: read the answer: %w", function, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("invoke %s: %s", function, resp.Status)
-	}
-	var fe struct {
-		ErrorType *string `json:"errorType"`
-	}
-	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
-		return fmt.Errorf("invoke %s: failed: %s", function, *fe.ErrorType)
-	}
-	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("Task timed out")) {
-		return fmt.Errorf("invoke %s: timed out", function)
+	if err := s.invokeScheduled(ctx, receiverFunction); err != nil {
+		return fmt.Errorf("relay inbound events: %w", err)
 	}
 	return nil
 }

@@ -409,7 +409,7 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 			webhookapi.EnvAllow: allow.webhook, webhookapi.EnvAllowAddresses: webhookExemption, webhookapi.EnvRelayAfter: webhookRelayAfter.String(),
 			webhookapi.EnvOwnHosts: allow.webhookOwn, webhookapi.EnvResolveFile: s.WebhookResolveFile,
 			webhookapi.EnvAdmins: `["` + local.LocalPrincipal(WebhookAdmin) + `"]`}
-	case "webhook-receiver":
+	case receiverFunction:
 		return s.receiverEnv()
 	case "publish":
 		// The platform's parameters from the SSM stand-in, as on AWS (the
@@ -548,7 +548,7 @@ func laned(name string) bool {
 	case InboundStartFunction:
 		return false
 	}
-	return true
+	return name != receiverFunction
 }
 
 // lanesOf are the RIE instances of a function, by lane ("" a function
@@ -838,7 +838,7 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	if e, ok := s.Endpoints["webhook-delivery"]; ok {
 		s.startWebhookPollers(e+local.InvokePath, logf)
 	}
-	if e, ok := s.Endpoints["webhook-receiver"]; ok {
+	if e, ok := s.Endpoints[receiverFunction]; ok {
 		if err := s.startReceiver(ctx, e, logf); err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -179,8 +178,8 @@ func (s *Stack) startWebhookPollers(invokeURL string, logf func(string, ...any))
 }
 
 // scheduledEvent is the EventBridge scheduled event the platform's relay
-// rule invokes webhook-delivery with (its handler reads only
-// "detail-type").
+// rules invoke webhook-delivery and webhook-receiver with (their handlers
+// read only "detail-type").
 const scheduledEvent = `{"version":"0","id":"local-relay","detail-type":"Scheduled Event","source":"aws.events","account":"` + AccountID +
 	`","region":"` + local.Region + `","resources":[],"detail":{}}`
 
@@ -188,40 +187,51 @@ const scheduledEvent = `{"version":"0","id":"local-relay","detail-type":"Schedul
 // the platform's relay schedule does every minute on AWS: it sends each
 // webhook event recorded but left unsent for longer than the function's
 // bound (webhookRelayAfter) to the events queue. The stack's own ticker
-// calls it every webhookRelayEvery; tests may call it too. The error is the invocation's, naming the function's
-// errorType only, never its message.
+// calls it every webhookRelayEvery; tests may call it too. The error is
+// the invocation's (invokeScheduled).
 func (s *Stack) RelayWebhooks(ctx context.Context) error {
-	e, ok := s.Endpoints["webhook-delivery"]
-	if !ok {
-		return errors.New("the stack runs no webhook-delivery function")
+	if err := s.invokeScheduled(ctx, "webhook-delivery"); err != nil {
+		return fmt.Errorf("relay webhooks: %w", err)
 	}
+	return nil
+}
+
+// invokeScheduled invokes function once with the scheduled event
+// (scheduledEvent), as the platform's relay rules do, and waits up to 90 s
+// for its answer: both relays (RelayWebhooks, RelayInbound). The error
+// names the function's errorType only, never its message.
+func (s *Stack) invokeScheduled(ctx context.Context, function string) error {
+	e, ok := s.Endpoints[function]
+	if !ok {
+		return fmt.Errorf("the stack runs no %s function", function)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e+local.InvokePath, strings.NewReader(scheduledEvent))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("relay webhooks: %w", err)
+		return fmt.Errorf("invoke %s: %w", function, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return fmt.Errorf("relay webhooks: read the answer: %w", err)
+		return fmt.Errorf("invoke %s: read the answer: %w", function, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("relay webhooks: %s", resp.Status)
+		return fmt.Errorf("invoke %s: %s", function, resp.Status)
 	}
 	var fe struct {
 		ErrorType *string `json:"errorType"`
 	}
 	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != nil {
-		return fmt.Errorf("relay webhooks: webhook-delivery failed: %s", *fe.ErrorType)
+		return fmt.Errorf("%s failed: %s", function, *fe.ErrorType)
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("Task timed out")) {
-		return errors.New("relay webhooks: webhook-delivery timed out")
+		return fmt.Errorf("%s timed out", function)
 	}
 	return nil
 }
