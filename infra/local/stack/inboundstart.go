@@ -166,21 +166,31 @@ func (s *Stack) fireDue(ctx context.Context, st *store.Store, now time.Time) err
 		if err != nil {
 			return fmt.Errorf("schedule %s: %w", sch.Name, err)
 		}
-		for range maxFiringsPerTick {
-			next := expr.Next(last)
-			if next.IsZero() || next.After(now) {
-				break
-			}
+		for _, next := range dueFirings(expr, last, now, maxFiringsPerTick) {
 			if err := s.FireSchedule(ctx, sch.Name, next); err != nil {
 				return err
 			}
-			last = next
 			in.mu.Lock()
-			in.fired[id] = last
+			in.fired[id] = next
 			in.mu.Unlock()
 		}
 	}
 	return nil
+}
+
+// dueFirings are expr's firings strictly after last and at most now,
+// oldest first, at most max of them.
+func dueFirings(expr schedule.Expr, last, now time.Time, max int) []time.Time {
+	var out []time.Time
+	for len(out) < max {
+		next := expr.Next(last)
+		if next.IsZero() || next.After(now) {
+			break
+		}
+		out = append(out, next)
+		last = next
+	}
+	return out
 }
 
 // FireSchedule sends schedule's firing at scheduled to the inbound queue,
