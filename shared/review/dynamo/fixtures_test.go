@@ -76,16 +76,28 @@ func params(n int, direct bool) review.Params {
 
 // The fixture reviews, by number.
 const (
-	nPending        = 1 // pending, with a task token
-	nApproved       = 2 // approved, its decision delivered after a released lease; bound (binding.json)
-	nRejected       = 3 // rejected after its Task had ended
-	nNoTask         = 4 // approved on the direct lane (no task token), unauthenticated, no reason
-	nBoundOnReview  = 5 // approved and bound on the review item, as before binding items
-	nBeforeDeadline = 6 // pending, written before the deadline attribute
-	nStart          = 7 // a person's start
-	nChildRecorded  = 8 // a child start a parent recorded
-	nChildTaken     = 9 // a child start its child took
+	nPending        = 1  // pending, with a task token
+	nApproved       = 2  // approved, its decision delivered after a released lease; bound (binding.json)
+	nRejected       = 3  // rejected after its Task had ended
+	nNoTask         = 4  // approved on the direct lane (no task token), unauthenticated, no reason
+	nBoundOnReview  = 5  // approved and bound on the review item, as before binding items
+	nBeforeDeadline = 6  // pending, written before the deadline attribute
+	nStart          = 7  // a person's start
+	nChildRecorded  = 8  // a child start a parent recorded
+	nChildTaken     = 9  // a child start its child took
+	nInbound        = 10 // an inbound start (its origin), renewed once
 )
+
+// inboundStarter is the inbound-start role's session the inbound fixture
+// records, and inboundOrigin its origin.
+const inboundStarter = "arn:aws:sts::000000000000:assumed-role/toolgate-dev-inbound-start/src-billing"
+
+var inboundOrigin = review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: alice, Event: "evt_1"}
+
+func inboundEntry() review.RunStartEntry {
+	o := inboundOrigin
+	return review.RunStartEntry{Starter: inboundStarter, InputDigest: childDigest, Origin: &o}
+}
 
 // boundKey is the idempotency key fixture review n's approval is bound to.
 func boundKey(n int) string { return runARN(n) + "/3" }
@@ -173,6 +185,11 @@ func writeFixtures(t *testing.T, l *ledgerTable) fixtureItems {
 	must("record child start", when(0).RecordChildStart(ctx, childARN(nChildRecorded), childRecord(nChildRecorded)))
 	must("record child start", when(0).RecordChildStart(ctx, childARN(nChildTaken), childRecord(nChildTaken)))
 	must("take child start", when(time.Minute).TakeChildStart(ctx, childARN(nChildTaken), childStart))
+	for _, d := range []time.Duration{0, 2 * time.Minute} { // recorded, then renewed
+		if _, err := when(d).RecordOrRefreshRunStart(ctx, runARN(nInbound), inboundEntry()); err != nil {
+			t.Fatalf("record inbound start: %v", err)
+		}
+	}
 
 	review := func(n int) map[string]types.AttributeValue { return l.raw(t, "REVIEW#"+reviewID(n), "REVIEW") }
 	start := func(arn string) map[string]types.AttributeValue { return l.raw(t, "START#"+arn, "START") }
@@ -185,7 +202,7 @@ func writeFixtures(t *testing.T, l *ledgerTable) fixtureItems {
 		"binding": {"bound": l.raw(t, "BIND#"+reviewID(nApproved), "BIND")},
 		"start": {
 			"person": start(runARN(nStart)), "child-recorded": start(childARN(nChildRecorded)),
-			"child-taken": start(childARN(nChildTaken)),
+			"child-taken": start(childARN(nChildTaken)), "inbound-renewed": start(runARN(nInbound)),
 		},
 	}
 }
@@ -409,6 +426,13 @@ func TestFixturesReadBack(t *testing.T) {
 			t.Fatalf("ChildStart: %v", err)
 		}
 		check(t, "ChildStart", rec, childRecord(nChildRecorded))
+	})
+	t.Run("start-inbound-renewed", func(t *testing.T) {
+		rec, err := s.RunStart(ctx, runARN(nInbound))
+		if err != nil || rec.Starter != inboundStarter || rec.InputDigest != childDigest || rec.Origin == nil || *rec.Origin != inboundOrigin ||
+			!rec.Deadline.Equal(at.Add(2*time.Minute+review.StartDeadline).Truncate(time.Second)) {
+			t.Fatalf("RunStart = %+v (origin %+v), %v; want the renewed inbound start", rec, rec.Origin, err)
+		}
 	})
 	t.Run("start-child-taken", func(t *testing.T) {
 		arn := childARN(nChildTaken)
