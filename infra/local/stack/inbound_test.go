@@ -296,6 +296,17 @@ func TestInboundEventsAndFiringsStartOneRunEach(t *testing.T) {
 		if rec.Origin.Kind != inboundapi.OriginSource || rec.Origin.Name != src.Name || rec.Origin.AddedBy != src.AddedBy || rec.Origin.Event != "msg_1" {
 			t.Errorf("start record's origin %+v", rec.Origin)
 		}
+		// inbound-start logs no payload, proof or credential: the
+		// recipient is the body's, the rest are in every proof.
+		_, own := functionLogs(e.st, stack.InboundStartFunction)
+		if !strings.Contains(own, ev.ExecutionARN) {
+			t.Fatal("inbound-start's log does not name the run: the logs searched are not its")
+		}
+		for _, c := range []string{"team@example.com", "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "SecretAccessKey"} {
+			if strings.Contains(own, c) {
+				t.Errorf("inbound-start's log holds %q", c)
+			}
+		}
 		first, firstSource = ev.ExecutionARN, src.Name
 	})
 
