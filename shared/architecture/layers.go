@@ -83,7 +83,7 @@ var Layers = []Layer{
 		Packages: []string{"shared/dispatch", "shared/toolfunction", "functions/publish/publish",
 			"functions/review-request/request", "functions/review-decision/decision",
 			"functions/webhooks/admin", "functions/webhook-delivery/delivery",
-			"functions/sources/sources", "functions/webhook-receiver/receiver"},
+			"functions/sources/sources", "functions/webhook-receiver/receiver", "functions/inbound-start/starter"},
 		Uses: []string{"base", "contract", "rules", "compiler", "domain", "adapters", "tools"},
 	},
 	{

@@ -76,6 +76,12 @@ var env = map[string]string{
 	"TOOLGATE_CREDENTIAL_KEY":           "alias/toolgate-size",
 	// webhook-receiver's inbound queue: a name only too.
 	"TOOLGATE_INBOUND_QUEUE": "http://127.0.0.1:9/000000000000/toolgate-size-inbound",
+	// inbound-start's role (review-request reads it too, and requires it
+	// among the session roles) and review-request's start alias: names
+	// only.
+	"TOOLGATE_SESSION_ROLES":      "toolgate-local-inbound-start",
+	"TOOLGATE_INBOUND_ROLE":       "arn:aws:iam::000000000000:role/toolgate-local-inbound-start",
+	"TOOLGATE_RUN_START_FUNCTION": "arn:aws:lambda:us-east-1:000000000000:function:toolgate-local-review-request:start",
 }
 
 func main() {

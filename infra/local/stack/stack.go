@@ -231,6 +231,9 @@ type Stack struct {
 	pollers     sync.WaitGroup
 	pollerMu    sync.Mutex
 	pollerErrs  []error
+	// consumer is the inbound queue's poller and the scheduler ticker
+	// (inboundstart.go).
+	consumer *inboundStart
 }
 
 // WebhookQueues are the local stack's webhook queues, named as the
@@ -467,7 +470,12 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 			// emulator itself (never StackOptions.SESEndpoint's proxy,
 			// whose refusal is send-email's).
 			functionconfig.EnvReviewNotices: ReviewNotices, functionconfig.EnvNoticeSender: "toolgate-demo@example.com",
-			"AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint()}
+			"AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint(),
+			// Starts of inbound events and schedule firings come from
+			// sessions of the inbound-start role (inboundstart.go).
+			inboundapi.EnvRole: InboundRoleARN()}
+	case InboundStartFunction:
+		return s.inboundStartEnv()
 	}
 	return nil
 }
@@ -549,6 +557,8 @@ func (s *Stack) ResolveMCPTestHost(addrs ...string) error {
 func laned(name string) bool {
 	switch name {
 	case "review-decision", "publish", "webhooks", "webhook-delivery", "sources":
+		return false
+	case InboundStartFunction:
 		return false
 	}
 	return name != receiverFunction
@@ -726,6 +736,10 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// inbound-start names review-request's start instance: it starts last.
+	if i := slices.Index(names, InboundStartFunction); i >= 0 {
+		names = append(slices.Delete(names, i, i+1), InboundStartFunction)
+	}
 	urls := map[string]string{}
 	params := map[string]string{
 		"/toolgate/" + Stage + "/table/name":                  Table,
@@ -769,6 +783,8 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 			// principals are refused.
 			"TOOLGATE_ACCOUNT":        local.LocalAccountID,
 			functionconfig.EnvTracing: s.tracing()}
+		roles, inboundRole := sessionRolesEnv()
+		vars[roles] = inboundRole
 		for k, v := range functionEnv(name, s, dataAddr, allow) {
 			vars[k] = v
 		}
@@ -837,6 +853,11 @@ func StartStack(ctx context.Context, o StackOptions) (s *Stack, err error) {
 	}
 	if e, ok := s.Endpoints[receiverFunction]; ok {
 		if err := s.startReceiver(ctx, e, logf); err != nil {
+			return nil, err
+		}
+	}
+	if e, ok := s.Endpoints[InboundStartFunction]; ok {
+		if err := s.startInboundStart(e+local.InvokePath, logf); err != nil {
 			return nil, err
 		}
 	}
@@ -1030,6 +1051,7 @@ func (s *Stack) tracing() string {
 // error includes a poller's that ended on an error of its own.
 func (s *Stack) Stop() error {
 	var errs []error
+	s.stopInboundStart()
 	if s.stopPollers != nil {
 		s.stopPollers()
 		s.pollers.Wait()
