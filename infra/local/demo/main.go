@@ -292,10 +292,13 @@ func run(ctx context.Context) error {
 	if err := richerReviews(ctx, st, sf); err != nil {
 		return err
 	}
+	if err := inboundEvents(ctx, st, sf); err != nil {
+		return err
+	}
 	if err := showTrace(ctx, st, sf, arn); err != nil {
 		return err
 	}
-	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded; the parked call waited for its approval and was sent once, under the key it parked with, and its run's fork reused it without calling the server again; the review notice went to ops@example.com only, and the e-mail approved with an edit was sent once, as edited.")
+	fmt.Println("\nThe e-mail was sent once, after its review; each ticket was opened once; every call is on the ledger, each MCP call under the key its server received; the loop sent one reviewed e-mail per recipient, each under its own key; the reviewed POST was applied once, under its row's external key; the MCP server that needs a token got the toolset's credential, which nothing recorded; the parked call waited for its approval and was sent once, under the key it parked with, and its run's fork reused it without calling the server again; the review notice went to ops@example.com only, and the e-mail approved with an edit was sent once, as edited; the signed billing event started one run however often it was sent, as its source's session, and the schedule started runs of its own.")
 	return nil
 }
 
