@@ -76,11 +76,12 @@ func inboundEvents(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		if i == 2 {
 			sendID = id + "-forged"
 		}
+		began := time.Now()
 		status, answer, err := postEvent(ctx, url, sendID, c.keys)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("  POST /in/%s  webhook-id %s  %s: %d %s\n", inboundSource, sendID, c.what, status, answer)
+		fmt.Printf("  POST /in/%s  webhook-id %s  %s: %d %s in %v\n", inboundSource, sendID, c.what, status, answer, time.Since(began).Round(time.Millisecond))
 		if status != c.want {
 			return fmt.Errorf("%s: the receiver answered %d, want %d", c.what, status, c.want)
 		}
