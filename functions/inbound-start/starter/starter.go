@@ -176,7 +176,9 @@ func (h *Handler) Record(ctx context.Context, r events.SQSMessage) error {
 func done(status string) bool { return status == store.StatusStarted || status == store.StatusFailed }
 
 // sourceJob reads the event of source and id and its source. nil, nil:
-// nothing to do (no item, or a run started or refused already).
+// nothing to do (no item, or a run started or refused already). An event
+// whose source is gone, or was added after the event's ReceivedAt (a
+// source of the same name added since), is recorded FAILED.
 func (h *Handler) sourceJob(ctx context.Context, source, id string) (*job, error) {
 	k := store.EventKey{Origin: inboundapi.OriginSource, Name: source, ID: id}
 	ev, err := h.c.Store.Event(ctx, k)
@@ -196,6 +198,13 @@ func (h *Handler) sourceJob(ctx context.Context, source, id string) (*job, error
 		return nil, h.fail(ctx, k, fmt.Sprintf("the source %s was removed before the event started a run", source))
 	case err != nil:
 		return nil, fmt.Errorf("read the source: %w", err)
+	}
+	if ev.ReceivedAt.Before(src.AddedAt) {
+		// Both whole seconds: the event was received for a source removed
+		// since, whose secret signed it; the source of the same name now
+		// is another one, whose Solution and end user it never asked for.
+		return nil, h.fail(ctx, k, fmt.Sprintf("the event was received at %s, before the source %s was added at %s: it was an event of a removed source of the same name",
+			ev.ReceivedAt.UTC().Format(time.RFC3339), source, src.AddedAt.UTC().Format(time.RFC3339)))
 	}
 	if !json.Valid(ev.Body) {
 		return nil, h.fail(ctx, k, "the event's body is not JSON")

@@ -530,3 +530,37 @@ func TestTheConfigurationIsCheckedAtColdStart(t *testing.T) {
 		t.Errorf("3 days: %v %v", c.Retention, err)
 	}
 }
+
+func TestAnEventOfARemovedSourceStartsNoRunOfTheSourceReAddedUnderItsName(t *testing.T) {
+	f := newFixture(t)
+	f.addSource(t, "billing", inbound.StandardWebhooks, "")
+	k, m := f.receive(t, "billing", "msg_1", recipientBody)
+	// The event waits (in the dead-letter queue, say) while an operator
+	// removes the source and adds another of the same name: the event was
+	// signed for the first source, and starts nothing of the second.
+	if err := f.st.DeleteSource(t.Context(), "billing"); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Hour)
+	f.addSource(t, "billing", inbound.StandardWebhooks, "customer-9")
+	if failed := f.handle(t, m); len(failed) != 0 {
+		t.Fatalf("failed records %v", failed)
+	}
+	if ev := f.event(t, k); ev.Status != store.StatusFailed || !strings.Contains(strings.Join(ev.Problems, " "), "before the source billing was added") {
+		t.Errorf("event %s %v, want FAILED saying it was received before the source was added", ev.Status, ev.Problems)
+	}
+	if n := len(f.rec.all()); n != 0 {
+		t.Errorf("%d start requests, want none", n)
+	}
+	if names := f.executions(t); len(names) != 0 {
+		t.Errorf("executions %v, want none", names)
+	}
+	// An event the re-added source received is its own.
+	k2, m2 := f.receive(t, "billing", "msg_2", recipientBody)
+	if failed := f.handle(t, m2); len(failed) != 0 {
+		t.Fatalf("failed records %v", failed)
+	}
+	if ev := f.event(t, k2); ev.Status != store.StatusStarted {
+		t.Errorf("the re-added source's event %s %v, want STARTED", ev.Status, ev.Problems)
+	}
+}
