@@ -30,6 +30,14 @@ import (
 // event-source mapping's batch size is 10 (infra/platform).
 const MaxConcurrency = 10
 
+// FiringSlack is how long before its schedule's added_at a firing's
+// scheduled time may be and still be the schedule's: the sources function
+// stamps added_at (whole seconds) before it creates the EventBridge
+// Scheduler schedule, whose firings are due after that, and a minute
+// allows for a scheduled time given to the minute. An earlier firing was
+// one of a removed schedule of the same name.
+const FiringSlack = time.Minute
+
 // NameKey derives the key under which runs' execution names are derived
 // (inbound.ExecutionName) from the stage's external key:
 // HMAC-SHA256(external key, inboundapi.ExecutionNameKeyInfo), a key of its
@@ -236,7 +244,9 @@ type sourceInput struct {
 // scheduleJob records the firing of schedule at id, its scheduled time
 // (inboundapi.ScheduledTimeLayout, as DecodeMessage checked it), with
 // PutFiring and reads the schedule. nil, nil: nothing to do (the schedule
-// removed, or the firing started or refused already).
+// removed, or the firing started or refused already). A firing of a
+// paused schedule, or scheduled over FiringSlack before the schedule's
+// AddedAt, is recorded FAILED.
 func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, error) {
 	k := store.EventKey{Origin: inboundapi.OriginSchedule, Name: schedule, ID: id}
 	sch, err := h.c.Store.Schedule(ctx, schedule)
@@ -257,6 +267,13 @@ func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, e
 	case existing != nil && done(existing.Status):
 		h.c.Log.InfoContext(ctx, "inbound event already handled", "origin", k.Origin, "name", schedule, "event", id, "status", existing.Status)
 		return nil, nil
+	}
+	if at, perr := time.Parse(time.RFC3339, id); perr == nil && at.Before(sch.AddedAt.Add(-FiringSlack)) {
+		// A firing of a removed schedule of the same name (redriven from
+		// the dead-letter queue, say): the schedule now is another one,
+		// whose Solution and input it never asked for.
+		return nil, h.fail(ctx, k, fmt.Sprintf("the firing was scheduled at %s, before the schedule %s was added at %s: it was a firing of a removed schedule of the same name",
+			id, schedule, sch.AddedAt.UTC().Format(time.RFC3339)))
 	}
 	if sch.State != inboundapi.StateEnabled {
 		return nil, h.fail(ctx, k, fmt.Sprintf("the schedule %s was %s when its firing arrived", schedule, sch.State))

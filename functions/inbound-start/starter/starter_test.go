@@ -436,7 +436,8 @@ func TestAnUndecodableMessageIsDroppedNotRetried(t *testing.T) {
 func TestAFiringStartsOneRunAndARedeliveryNone(t *testing.T) {
 	f := newFixture(t)
 	sch := store.Schedule{Name: "nightly", Solution: f.solution, Expression: "rate(1 day)", Input: json.RawMessage(`{"payload":{"recipient":"ops@example.com"}}`),
-		AddedBy: "arn:aws:iam::" + account + ":user/ops", State: inboundapi.StateEnabled, AddedAt: f.now, UpdatedAt: f.now, Version: 1}
+		AddedBy: "arn:aws:iam::" + account + ":user/ops", State: inboundapi.StateEnabled, AddedAt: time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC),
+		UpdatedAt: f.now, Version: 1}
 	if err := f.st.PutSchedule(t.Context(), sch); err != nil {
 		t.Fatal(err)
 	}
@@ -562,5 +563,36 @@ func TestAnEventOfARemovedSourceStartsNoRunOfTheSourceReAddedUnderItsName(t *tes
 	}
 	if ev := f.event(t, k2); ev.Status != store.StatusStarted {
 		t.Errorf("the re-added source's event %s %v, want STARTED", ev.Status, ev.Problems)
+	}
+}
+
+func TestAFiringOfARemovedScheduleStartsNoRunOfTheScheduleReAddedUnderItsName(t *testing.T) {
+	f := newFixture(t)
+	at := f.now.Add(-time.Hour)
+	// nightly was removed after its firing at `at` went to the dead-letter
+	// queue, and another nightly added now, of its own input: the redriven
+	// firing starts nothing of it.
+	sch := store.Schedule{Name: "nightly", Solution: f.solution, Expression: "rate(1 day)", Input: json.RawMessage(`{"payload":{"recipient":"ops@example.com"}}`),
+		AddedBy: "arn:aws:iam::" + account + ":user/ops", State: inboundapi.StateEnabled, AddedAt: f.now, UpdatedAt: f.now, Version: 1}
+	if err := f.st.PutSchedule(t.Context(), sch); err != nil {
+		t.Fatal(err)
+	}
+	if failed := f.handle(t, message(inboundapi.FiringMessage("nightly", at))); len(failed) != 0 {
+		t.Fatalf("failed records %v", failed)
+	}
+	k := store.EventKey{Origin: inboundapi.OriginSchedule, Name: "nightly", ID: at.Format(time.RFC3339)}
+	if ev := f.event(t, k); ev.Status != store.StatusFailed || !strings.Contains(strings.Join(ev.Problems, " "), "before the schedule nightly was added") {
+		t.Errorf("firing %s %v, want FAILED saying it was scheduled before the schedule was added", ev.Status, ev.Problems)
+	}
+	if n, names := len(f.rec.all()), f.executions(t); n != 0 || len(names) != 0 {
+		t.Errorf("%d start requests, executions %v; want none", n, names)
+	}
+	// A firing scheduled in the minute of its adding (EventBridge
+	// Scheduler's scheduled time of a rate schedule's first firing) is its own.
+	if failed := f.handle(t, message(inboundapi.FiringMessage("nightly", f.now.Add(-30*time.Second)))); len(failed) != 0 {
+		t.Fatalf("failed records %v", failed)
+	}
+	if n := len(f.rec.all()); n != 1 {
+		t.Errorf("%d start requests for a firing of the schedule's first minute, want 1", n)
 	}
 }
