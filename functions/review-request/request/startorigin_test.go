@@ -348,3 +348,27 @@ func TestParseInboundRole(t *testing.T) {
 		}
 	}
 }
+
+// The names of inbound and scheduled runs (inbound.PrefixInbound,
+// inbound.PrefixSchedule) are the inbound-start role's sessions' only: a
+// person's start under one is REVIEW_FORBIDDEN [start-origin] and
+// records nothing, so that no run a person started reads as one a
+// source's event or a schedule's firing started. Another letter case is
+// another name to Step Functions, and admitted.
+func TestStartLaneRefusesAPersonsRunNamedAsAnInboundRun(t *testing.T) {
+	l := newInboundLane(t)
+	alice := l.user(t, "alice")
+	for _, name := range []string{"in-0123456789abcdef0123456789abcdef", "sc-0123456789abcdef0123456789abcdef", "in-", "sc-mine"} {
+		arn := devStateMachine + name
+		_, err := l.start(t, l.h, alice, review.StartRequest{ExecutionARN: arn, InputDigest: startDigest}, nil)
+		wantRefused(t, err, review.CodeForbidden, request.ReasonStartOrigin)
+		if rec, err := l.store.RunStart(t.Context(), arn); !errors.Is(err, review.ErrNotFound) {
+			t.Fatalf("%s: a refused start was recorded: %+v %v", name, rec, err)
+		}
+	}
+	for _, name := range []string{"IN-mine", "inbound-report", "sched-mine"} {
+		if answer, err := l.start(t, l.h, alice, review.StartRequest{ExecutionARN: devStateMachine + name, InputDigest: startDigest}, nil); err != nil || answer.Starter != local.LocalPrincipal("alice") {
+			t.Fatalf("%s: %+v, %v; want recorded as alice", name, answer, err)
+		}
+	}
+}
