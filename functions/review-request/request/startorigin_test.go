@@ -372,3 +372,44 @@ func TestStartLaneRefusesAPersonsRunNamedAsAnInboundRun(t *testing.T) {
 		}
 	}
 }
+
+// foreignSessions stands in for a caller verifier that let a session of
+// another account through: the STS stand-in issues no session of another
+// account (it refuses every AssumeRole but the local account's), so this
+// fake answers the identity AWS STS would give for
+// arn:aws:sts::999999999999:assumed-role/<the inbound role's name>/src-billing,
+// a role of the same name that the other account made.
+type foreignSessions struct{}
+
+func (foreignSessions) Verify(context.Context, string, caller.Binding) (caller.Identity, error) {
+	arn := "arn:aws:sts::999999999999:assumed-role/" + inboundRoleName + "/src-billing"
+	return caller.Identity{ARN: arn, Principal: arn, Account: "999999999999"}, nil
+}
+
+func (f foreignSessions) VerifyAt(ctx context.Context, proof string, b caller.Binding, _ time.Time) (caller.Identity, error) {
+	return f.Verify(ctx, proof, b)
+}
+
+// Another account's keys start nothing with an origin: its user's proof is
+// refused by the verifier ([caller-account]), and a session of a role of
+// the inbound role's name in that account, were a verifier to admit it,
+// is no session of the inbound-start role ([start-origin]).
+func TestStartLaneRefusesAnOriginFromAnotherAccount(t *testing.T) {
+	l := newInboundLane(t)
+	outside, err := l.keys.CredentialsIn("999999999999", "inbound-start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := devStateMachine + "in-other-account"
+	_, err = l.start(t, l.h, outside, review.StartRequest{ExecutionARN: arn, InputDigest: startDigest, Origin: billing("evt_1")}, nil)
+	wantRefused(t, err, review.CodeUnauthenticated, string(caller.WrongAccount))
+	role, err := request.ParseInboundRole(inboundRoleARN, local.LocalAccountID, []string{inboundRoleName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.start(t, l.handler(role, foreignSessions{}), outside, review.StartRequest{ExecutionARN: arn, InputDigest: startDigest, Origin: billing("evt_1")}, nil)
+	wantRefused(t, err, review.CodeForbidden, request.ReasonStartOrigin)
+	if rec, err := l.store.RunStart(t.Context(), arn); !errors.Is(err, review.ErrNotFound) {
+		t.Fatalf("a refused start was recorded: %+v %v", rec, err)
+	}
+}
