@@ -377,8 +377,10 @@ var InboundSourceVerifyAttributes = InboundSource.Names(PK, SK, "scheme", "secre
 
 // InboundSourceRunAttributes are the only attributes of an inbound source
 // inbound-start reads (store.Store.SourceRun, a GetItem projecting them):
-// what an event's run is and who added the source. Never its secrets.
-var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "scheme")
+// what an event's run is, who added the source and when (an event
+// received before then was one of a removed source of the same name).
+// Never its secrets.
+var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "added_at", "scheme")
 
 // InboundEventReceived are the attributes webhook-receiver's requests on
 // an inbound event name: Receive's conditional PutItem (the item whole,

@@ -30,6 +30,14 @@ import (
 // event-source mapping's batch size is 10 (infra/platform).
 const MaxConcurrency = 10
 
+// FiringSlack is how long before its schedule's added_at a firing's
+// scheduled time may be and still be the schedule's: the sources function
+// stamps added_at (whole seconds) before it creates the EventBridge
+// Scheduler schedule, whose firings are due after that, and a minute
+// allows for a scheduled time given to the minute. An earlier firing was
+// one of a removed schedule of the same name.
+const FiringSlack = time.Minute
+
 // NameKey derives the key under which runs' execution names are derived
 // (inbound.ExecutionName) from the stage's external key:
 // HMAC-SHA256(external key, inboundapi.ExecutionNameKeyInfo), a key of its
@@ -176,7 +184,9 @@ func (h *Handler) Record(ctx context.Context, r events.SQSMessage) error {
 func done(status string) bool { return status == store.StatusStarted || status == store.StatusFailed }
 
 // sourceJob reads the event of source and id and its source. nil, nil:
-// nothing to do (no item, or a run started or refused already).
+// nothing to do (no item, or a run started or refused already). An event
+// whose source is gone, or was added after the event's ReceivedAt (a
+// source of the same name added since), is recorded FAILED.
 func (h *Handler) sourceJob(ctx context.Context, source, id string) (*job, error) {
 	k := store.EventKey{Origin: inboundapi.OriginSource, Name: source, ID: id}
 	ev, err := h.c.Store.Event(ctx, k)
@@ -196,6 +206,13 @@ func (h *Handler) sourceJob(ctx context.Context, source, id string) (*job, error
 		return nil, h.fail(ctx, k, fmt.Sprintf("the source %s was removed before the event started a run", source))
 	case err != nil:
 		return nil, fmt.Errorf("read the source: %w", err)
+	}
+	if ev.ReceivedAt.Before(src.AddedAt) {
+		// Both whole seconds: the event was received for a source removed
+		// since, whose secret signed it; the source of the same name now
+		// is another one, whose Solution and end user it never asked for.
+		return nil, h.fail(ctx, k, fmt.Sprintf("the event was received at %s, before the source %s was added at %s: it was an event of a removed source of the same name",
+			ev.ReceivedAt.UTC().Format(time.RFC3339), source, src.AddedAt.UTC().Format(time.RFC3339)))
 	}
 	if !json.Valid(ev.Body) {
 		return nil, h.fail(ctx, k, "the event's body is not JSON")
@@ -227,7 +244,9 @@ type sourceInput struct {
 // scheduleJob records the firing of schedule at id, its scheduled time
 // (inboundapi.ScheduledTimeLayout, as DecodeMessage checked it), with
 // PutFiring and reads the schedule. nil, nil: nothing to do (the schedule
-// removed, or the firing started or refused already).
+// removed, or the firing started or refused already). A firing of a
+// paused schedule, or scheduled over FiringSlack before the schedule's
+// AddedAt, is recorded FAILED.
 func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, error) {
 	k := store.EventKey{Origin: inboundapi.OriginSchedule, Name: schedule, ID: id}
 	sch, err := h.c.Store.Schedule(ctx, schedule)
@@ -248,6 +267,13 @@ func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, e
 	case existing != nil && done(existing.Status):
 		h.c.Log.InfoContext(ctx, "inbound event already handled", "origin", k.Origin, "name", schedule, "event", id, "status", existing.Status)
 		return nil, nil
+	}
+	if at, perr := time.Parse(time.RFC3339, id); perr == nil && at.Before(sch.AddedAt.Add(-FiringSlack)) {
+		// A firing of a removed schedule of the same name (redriven from
+		// the dead-letter queue, say): the schedule now is another one,
+		// whose Solution and input it never asked for.
+		return nil, h.fail(ctx, k, fmt.Sprintf("the firing was scheduled at %s, before the schedule %s was added at %s: it was a firing of a removed schedule of the same name",
+			id, schedule, sch.AddedAt.UTC().Format(time.RFC3339)))
 	}
 	if sch.State != inboundapi.StateEnabled {
 		return nil, h.fail(ctx, k, fmt.Sprintf("the schedule %s was %s when its firing arrived", schedule, sch.State))
