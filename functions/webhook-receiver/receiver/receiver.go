@@ -176,9 +176,12 @@ func sourceOf(r *http.Request) (string, bool) {
 //  1. a path of another form, or a name inbound.CheckName refuses: 404;
 //     another method: 405 (Allow: POST);
 //  2. a body over HardMaxBodyBytes: 413, before any look-up;
-//  3. an unknown source: 401; over the source's max_body_bytes: 413;
-//  4. inbound.Verify fails over the exact raw bytes: 401 (a Stripe body
-//     whose signature verifies but that is no JSON object: 415);
+//  3. an unknown source: 401;
+//  4. inbound.Verify fails over the exact raw bytes: 401, whatever the
+//     body's size, so that a sender without the secret cannot tell a
+//     source from a name that is none; a verified body over the source's
+//     max_body_bytes: 413 (a Stripe body whose signature verifies but
+//     that is no JSON object: 415);
 //  5. a body that is not JSON: 415;
 //  6. store.Receive records the event RECEIVED; a new event is sent to
 //     the inbound queue and marked QUEUED: 202 {"status":"accepted"}. An
@@ -230,12 +233,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusUnauthorized, wordUnauth)
 		return
 	}
-	if len(body) > src.maxBody {
+	ev, err := inbound.Verify(src.scheme, src.secretsAt(now), r.Header, body, now)
+	if (err == nil || errors.Is(err, inbound.ErrBodyNotJSON)) && len(body) > src.maxBody {
+		// Told only once the signature verifies: to anyone else a known
+		// source answers as an unknown one does (401).
 		h.refuse(ctx, name, "body_over_source_limit")
 		answer(w, http.StatusRequestEntityTooLarge, wordTooLarge)
 		return
 	}
-	ev, err := inbound.Verify(src.scheme, src.secretsAt(now), r.Header, body, now)
 	if errors.Is(err, inbound.ErrBodyNotJSON) {
 		h.refuse(ctx, name, "body_not_json")
 		answer(w, http.StatusUnsupportedMediaType, wordUnsupported)
