@@ -33,3 +33,25 @@ func TestAnOversizedUnsignedBodyLooksTheSameForAKnownAndAnUnknownSource(t *testi
 	}
 	r.nothingKept(t, "")
 }
+
+// A signed body that is JSON but not UTF-8 (RFC 8259 §8.1: JSON exchanged
+// between systems is UTF-8) is refused 415 and kept nowhere: its run could
+// never start (Step Functions takes UTF-8 input only), so accepting it
+// would answer 202 for an event bound to fail.
+func TestASignedBodyThatIsNotUTF8IsRefused415(t *testing.T) {
+	r := newRig(t)
+	secret := whsec('u')
+	name := fresh("utf8")
+	r.addSource(t, name, inbound.StandardWebhooks, 0, secret)
+	body := []byte("{\"type\":\"a\",\"s\":\"\xff\xfe\"}")
+	q := standard(t, name, secret, "msg_u", r.clock.Now(), body)
+	q.b64 = true // as Lambda hands over a body that is not UTF-8
+	if a := r.send(t, q); a.status != http.StatusUnsupportedMediaType {
+		t.Fatalf("answer %+v, want 415", a)
+	}
+	r.nothingKept(t, name)
+	// Not vacuous: the same body in UTF-8 is accepted.
+	if a := r.send(t, standard(t, name, secret, "msg_u", r.clock.Now(), []byte(`{"type":"a","s":"ÿþ"}`))); a.status != http.StatusAccepted {
+		t.Fatalf("the UTF-8 body: %+v, want 202", a)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -182,7 +183,7 @@ func sourceOf(r *http.Request) (string, bool) {
 //     source from a name that is none; a verified body over the source's
 //     max_body_bytes: 413 (a Stripe body whose signature verifies but
 //     that is no JSON object: 415);
-//  5. a body that is not JSON: 415;
+//  5. a body that is not JSON, or not UTF-8 (RFC 8259 §8.1): 415;
 //  6. store.Receive records the event RECEIVED; a new event is sent to
 //     the inbound queue and marked QUEUED: 202 {"status":"accepted"}. An
 //     event already QUEUED, STARTED or FAILED: 200 {"status":"duplicate"},
@@ -251,7 +252,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusUnauthorized, wordUnauth)
 		return
 	}
-	if !json.Valid(body) {
+	if !json.Valid(body) || !utf8.Valid(body) {
+		// JSON between systems is UTF-8 (RFC 8259 §8.1), and Step
+		// Functions takes no other input: such a body could never start
+		// its run.
 		h.refuse(ctx, name, "body_not_json")
 		answer(w, http.StatusUnsupportedMediaType, wordUnsupported)
 		return
