@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -312,7 +313,7 @@ func (h *Handler) start(ctx context.Context, j *job) error {
 	if starter {
 		_, digest, err := tool.InputDigest(body)
 		if err != nil {
-			return h.fail(ctx, j.key, "the input's digest: "+redactedDigestError(err))
+			return h.fail(ctx, j.key, "the input's digest: "+redactedDigestError(body))
 		}
 		origin := j.origin
 		req := review.StartRequest{Action: review.StartAction, ExecutionARN: execARN, InputDigest: digest, EndUser: j.endUser, Origin: &origin}
@@ -381,9 +382,54 @@ func (h *Handler) fail(ctx context.Context, k store.EventKey, problems ...string
 }
 
 // redactedDigestError is what is recorded of tool.InputDigest's refusal
-// (an exact-number rule): its kind, without the number.
-func redactedDigestError(error) string {
+// of input, which has two causes: an object naming one member twice
+// (RFC 8259 §4 leaves such names to each reader; RFC 8785, the digest's
+// canonical form, refuses them), or a number it cannot digest exactly.
+// It says which, never quoting a name or a number.
+func redactedDigestError(input []byte) string {
+	if nameTwice(input) {
+		return "an object in the input names a member twice (RFC 8785 refuses it; tool.InputDigest)"
+	}
 	return "a number in the input cannot be digested exactly (tool.InputDigest)"
+}
+
+// nameTwice reports whether a JSON object in input (valid JSON) names
+// one member twice.
+func nameTwice(input []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	// names holds, per open object or array (nil), the names seen.
+	var names []map[string]bool
+	key := false // the next token of the innermost object is a name
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'):
+			names = append(names, map[string]bool{})
+			key = true
+			continue
+		case json.Delim('['):
+			names = append(names, nil)
+			key = false
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			names = names[:len(names)-1]
+		default:
+			if n, ok := t.(string); ok && key {
+				if names[len(names)-1][n] {
+					return true
+				}
+				names[len(names)-1][n] = true
+				key = false
+				continue
+			}
+		}
+		// A value ended: in an object, a name comes next.
+		key = len(names) > 0 && names[len(names)-1] != nil
+	}
 }
 
 // bounded is problems as an event item holds them: at most
