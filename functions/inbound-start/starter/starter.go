@@ -271,8 +271,9 @@ type executionMeta struct {
 
 // start starts j's run: the definition read and the input checked against
 // its record (refused: FAILED), the start recorded when the definition
-// begins with the Starter state, the execution started, and the item
-// marked STARTED.
+// begins with the Starter state, the execution started (an input Step
+// Functions refuses, InvalidExecutionInput: FAILED), and the item marked
+// STARTED.
 func (h *Handler) start(ctx context.Context, j *job) error {
 	smARN := h.c.Function.StateMachineARN(j.solution)
 	d, err := h.c.SFN.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(smARN)})
@@ -337,10 +338,16 @@ func (h *Handler) start(ctx context.Context, j *job) error {
 	}
 	_, err = h.c.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Name: aws.String(name), Input: aws.String(string(body))})
 	var exists *sfntypes.ExecutionAlreadyExists
+	var refused *sfntypes.InvalidExecutionInput
 	switch {
 	case errors.As(err, &exists):
 		// Started before: by this message's earlier receive, or by a
 		// duplicate message of the same event.
+	case errors.As(err, &refused):
+		// Step Functions' own reader refuses the input (the checks above
+		// passed it): it would refuse every receive of the message alike.
+		// Its message is not recorded: it may quote the input.
+		return h.fail(ctx, j.key, "Step Functions refused the execution input (InvalidExecutionInput)")
 	case err != nil:
 		return fmt.Errorf("start execution %s: %w", execARN, err)
 	}
