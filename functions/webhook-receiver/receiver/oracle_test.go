@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/shared/inbound"
 )
@@ -53,5 +54,43 @@ func TestASignedBodyThatIsNotUTF8IsRefused415(t *testing.T) {
 	// Not vacuous: the same body in UTF-8 is accepted.
 	if a := r.send(t, standard(t, name, secret, "msg_u", r.clock.Now(), []byte(`{"type":"a","s":"ÿþ"}`))); a.status != http.StatusAccepted {
 		t.Fatalf("the UTF-8 body: %+v, want 202", a)
+	}
+}
+
+// A source removed, or removed and added again under its name with a new
+// secret (for another Solution, say), takes no delivery signed with its
+// old secret, although a container still holds that secret in its cache:
+// a delivery that verifies against a cached source is taken only once a
+// read of the source finds the same sealed secrets. The source's new
+// secret verifies at once.
+func TestARemovedOrReplacedSourceTakesNoDeliveryOfItsOldSecret(t *testing.T) {
+	r := newRig(t)
+	oldSecret, newSecret := whsec('p'), whsec('q')
+	removed, replaced := fresh("removed"), fresh("replaced")
+	for _, name := range []string{removed, replaced} {
+		r.addSource(t, name, inbound.StandardWebhooks, 0, oldSecret)
+		if a := r.send(t, standard(t, name, oldSecret, "msg_1", r.clock.Now(), []byte(`{}`))); a.status != http.StatusAccepted {
+			t.Fatalf("%s before: %+v", name, a)
+		}
+		if err := r.st.DeleteSource(t.Context(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.messages(t)
+	r.addSource(t, replaced, inbound.StandardWebhooks, 0, newSecret)
+	r.clock.Add(time.Minute) // well within the secret cache
+	for _, name := range []string{removed, replaced} {
+		if a := r.send(t, standard(t, name, oldSecret, "msg_2", r.clock.Now(), []byte(`{}`))); a.status != http.StatusUnauthorized {
+			t.Errorf("%s, its old secret: %+v, want 401", name, a)
+		}
+	}
+	if ev := r.events(t, ""); len(ev) != 2 {
+		t.Errorf("%d event items, want the 2 from before", len(ev))
+	}
+	if m := r.messages(t); len(m) != 0 {
+		t.Errorf("messages %+v, want none", m)
+	}
+	if a := r.send(t, standard(t, replaced, newSecret, "msg_3", r.clock.Now(), []byte(`{}`))); a.status != http.StatusAccepted {
+		t.Fatalf("the new source's secret: %+v, want 202", a)
 	}
 }

@@ -223,7 +223,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.c.Now()
-	src, err := h.cache.get(ctx, name, now)
+	src, cached, err := h.cache.get(ctx, name, now)
 	if err != nil {
 		h.fail(ctx, name, "source_unavailable", err)
 		answer(w, http.StatusServiceUnavailable, wordUnavailable)
@@ -235,6 +235,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := inbound.Verify(src.scheme, src.secretsAt(now), r.Header, body, now)
+	if cached && (err == nil || errors.Is(err, inbound.ErrBodyNotJSON)) {
+		// Verified with cached secrets: taken only if the source still
+		// has them, so that a source removed, or removed and added again,
+		// takes nothing signed with its old secret while a container
+		// keeps it. Only a verified delivery costs this read.
+		same, cerr := h.unchanged(ctx, name, src)
+		if cerr != nil {
+			h.fail(ctx, name, "source_unavailable", cerr)
+			answer(w, http.StatusServiceUnavailable, wordUnavailable)
+			return
+		}
+		if !same {
+			h.cache.forget(name, src)
+			if src, _, err = h.cache.get(ctx, name, now); err != nil {
+				h.fail(ctx, name, "source_unavailable", err)
+				answer(w, http.StatusServiceUnavailable, wordUnavailable)
+				return
+			}
+			if src == nil {
+				h.refuse(ctx, name, "unknown_source")
+				answer(w, http.StatusUnauthorized, wordUnauth)
+				return
+			}
+			ev, err = inbound.Verify(src.scheme, src.secretsAt(now), r.Header, body, now)
+		}
+	}
 	if (err == nil || errors.Is(err, inbound.ErrBodyNotJSON)) && len(body) > src.maxBody {
 		// Told only once the signature verifies: to anyone else a known
 		// source answers as an unknown one does (401).
