@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -296,8 +297,9 @@ type executionMeta struct {
 
 // start starts j's run: the definition read and the input checked against
 // its record (refused: FAILED), the start recorded when the definition
-// begins with the Starter state, the execution started, and the item
-// marked STARTED.
+// begins with the Starter state, the execution started (an input Step
+// Functions refuses, InvalidExecutionInput: FAILED), and the item marked
+// STARTED.
 func (h *Handler) start(ctx context.Context, j *job) error {
 	smARN := h.c.Function.StateMachineARN(j.solution)
 	d, err := h.c.SFN.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(smARN)})
@@ -338,7 +340,7 @@ func (h *Handler) start(ctx context.Context, j *job) error {
 	if starter {
 		_, digest, err := tool.InputDigest(body)
 		if err != nil {
-			return h.fail(ctx, j.key, "the input's digest: "+redactedDigestError(err))
+			return h.fail(ctx, j.key, "the input's digest: "+redactedDigestError(body))
 		}
 		origin := j.origin
 		req := review.StartRequest{Action: review.StartAction, ExecutionARN: execARN, InputDigest: digest, EndUser: j.endUser, Origin: &origin}
@@ -362,10 +364,16 @@ func (h *Handler) start(ctx context.Context, j *job) error {
 	}
 	_, err = h.c.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Name: aws.String(name), Input: aws.String(string(body))})
 	var exists *sfntypes.ExecutionAlreadyExists
+	var refused *sfntypes.InvalidExecutionInput
 	switch {
 	case errors.As(err, &exists):
 		// Started before: by this message's earlier receive, or by a
 		// duplicate message of the same event.
+	case errors.As(err, &refused):
+		// Step Functions' own reader refuses the input (the checks above
+		// passed it): it would refuse every receive of the message alike.
+		// Its message is not recorded: it may quote the input.
+		return h.fail(ctx, j.key, "Step Functions refused the execution input (InvalidExecutionInput)")
 	case err != nil:
 		return fmt.Errorf("start execution %s: %w", execARN, err)
 	}
@@ -407,9 +415,54 @@ func (h *Handler) fail(ctx context.Context, k store.EventKey, problems ...string
 }
 
 // redactedDigestError is what is recorded of tool.InputDigest's refusal
-// (an exact-number rule): its kind, without the number.
-func redactedDigestError(error) string {
+// of input, which has two causes: an object naming one member twice
+// (RFC 8259 §4 leaves such names to each reader; RFC 8785, the digest's
+// canonical form, refuses them), or a number it cannot digest exactly.
+// It says which, never quoting a name or a number.
+func redactedDigestError(input []byte) string {
+	if nameTwice(input) {
+		return "an object in the input names a member twice (RFC 8785 refuses it; tool.InputDigest)"
+	}
 	return "a number in the input cannot be digested exactly (tool.InputDigest)"
+}
+
+// nameTwice reports whether a JSON object in input (valid JSON) names
+// one member twice.
+func nameTwice(input []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	// names holds, per open object or array (nil), the names seen.
+	var names []map[string]bool
+	key := false // the next token of the innermost object is a name
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'):
+			names = append(names, map[string]bool{})
+			key = true
+			continue
+		case json.Delim('['):
+			names = append(names, nil)
+			key = false
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			names = names[:len(names)-1]
+		default:
+			if n, ok := t.(string); ok && key {
+				if names[len(names)-1][n] {
+					return true
+				}
+				names[len(names)-1][n] = true
+				key = false
+				continue
+			}
+		}
+		// A value ended: in an object, a name comes next.
+		key = len(names) > 0 && names[len(names)-1] != nil
+	}
 }
 
 // bounded is problems as an event item holds them: at most
