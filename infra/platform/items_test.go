@@ -592,7 +592,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		// the refresh of the same start again (docs/identity.md, "Four eyes").
 		run("dynamo.Store.RecordOrRefreshRunStart", 0, func(db *recorder) {
 			ignore(d(db).RecordOrRefreshRunStart(ctx, testRunID, review.RunStartEntry{Starter: user, InputDigest: "sha256:00",
-				Origin: &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: user, Event: "evt_1"}}))
+				Origin: &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: user, Event: "evt_1", Holders: []string{user}}}))
 		}),
 		run("dynamo.Store.RecordOrRefreshRunStart (refresh)", 1, func(db *recorder) {
 			// The record as stored: the same start, recorded before.

@@ -195,7 +195,7 @@ func init() {
 // review-request writes (Create): never a decision nor a binding.
 var reviewAsked = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers",
 	"input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "status", "created_at",
-	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK, "traceparent", "kind", "ask", "editable")
+	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK, "traceparent", "kind", "ask", "editable", "origin_holders")
 
 // reviewDecided are the attributes review-decision's UpdateItems name:
 // Decide (SET status, review_list_pk, approver, authenticated, decided_at,
@@ -377,8 +377,9 @@ var InboundSourceVerifyAttributes = InboundSource.Names(PK, SK, "scheme", "secre
 
 // InboundSourceRunAttributes are the only attributes of an inbound source
 // inbound-start reads (store.Store.SourceRun, a GetItem projecting them):
-// what an event's run is and who added the source. Never its secrets.
-var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "scheme")
+// what an event's run is, who added the source and who held its secrets
+// (secret_holders, which its start request names). Never its secrets.
+var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "scheme", "secret_holders")
 
 // InboundEventReceived are the attributes webhook-receiver's requests on
 // an inbound event name: Receive's conditional PutItem (the item whole,

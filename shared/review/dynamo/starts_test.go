@@ -3,6 +3,7 @@ package dynamo_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ const (
 )
 
 func billingOrigin() *review.StartOrigin {
-	return &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: alice, Event: "evt_1"}
+	return &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: alice, Event: "evt_1", Holders: []string{alice}}
 }
 
 // The start lane's record: a new name is recorded with its origin; the
@@ -38,18 +39,17 @@ func TestRecordOrRefreshRunStartRenewsOnlyTheSameStart(t *testing.T) {
 		t.Fatalf("first record: refreshed %v, %v; want a new record", refreshed, err)
 	}
 	rec, err := l.store.RunStart(ctx, arn)
-	if err != nil || rec.Starter != inboundSession || rec.Origin == nil || *rec.Origin != *billingOrigin() || !rec.Deadline.Equal(t0.Add(review.StartDeadline)) {
+	if err != nil || rec.Starter != inboundSession || rec.Origin == nil || !reflect.DeepEqual(*rec.Origin, *billingOrigin()) || !rec.Deadline.Equal(t0.Add(review.StartDeadline)) {
 		t.Fatalf("RunStart = %+v (origin %+v), %v", rec, rec.Origin, err)
 	}
 	var raw struct {
-		Origin    map[string]string `dynamodbav:"origin"`
-		ExpiresAt int64             `dynamodbav:"expires_at"`
+		Origin    map[string]any `dynamodbav:"origin"`
+		ExpiresAt int64          `dynamodbav:"expires_at"`
 	}
 	if err := attributevalue.UnmarshalMap(l.raw(t, "START#"+arn, "START"), &raw); err != nil {
 		t.Fatal(err)
 	}
-	if want := map[string]string{"kind": "source", "name": "billing", "added_by": alice, "event": "evt_1"}; len(raw.Origin) != 4 ||
-		raw.Origin["kind"] != want["kind"] || raw.Origin["name"] != want["name"] || raw.Origin["added_by"] != want["added_by"] || raw.Origin["event"] != want["event"] {
+	if want := map[string]any{"kind": "source", "name": "billing", "added_by": alice, "event": "evt_1", "holders": []any{alice}}; !reflect.DeepEqual(raw.Origin, want) {
 		t.Fatalf("origin attribute %v, want %v", raw.Origin, want)
 	}
 
@@ -62,7 +62,7 @@ func TestRecordOrRefreshRunStartRenewsOnlyTheSameStart(t *testing.T) {
 		t.Fatalf("deadline after the refresh = %s (%v), want %s", renewed.Deadline, err, t0.Add(2*time.Minute+review.StartDeadline))
 	}
 	renewed.Deadline = rec.Deadline
-	if renewed.Starter != rec.Starter || renewed.InputDigest != rec.InputDigest || *renewed.Origin != *rec.Origin || renewed.EndUserScope != rec.EndUserScope {
+	if renewed.Starter != rec.Starter || renewed.InputDigest != rec.InputDigest || !reflect.DeepEqual(*renewed.Origin, *rec.Origin) || renewed.EndUserScope != rec.EndUserScope {
 		t.Fatalf("the refresh changed more than the deadline: %+v, was %+v", renewed, rec)
 	}
 
