@@ -570,6 +570,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("dynamo.Store.RecordStart", 0, func(db *recorder) { ignore(d(db).RecordStart(ctx, testRunID, user)) }),
 		run("dynamo.Store.Starter", 0, func(db *recorder) { ignore(d(db).Starter(ctx, testRunID)) }),
 		run("dynamo.Store.StarterAndOrigin", 0, func(db *recorder) { ignore(d(db).StarterAndOrigin(ctx, testRunID)) }),
+		run("dynamo.Store.RootOrigin", 0, func(db *recorder) { ignore(d(db).RootOrigin(ctx, testRunID)) }),
 		run("dynamo.Store.RecordChildStart", 0, func(db *recorder) {
 			ignore(d(db).RecordChildStart(ctx, testRunID+"-child", review.ChildRecord{Starter: user, ParentRunID: testRunID, InputDigest: "sha256:00"}))
 		}),

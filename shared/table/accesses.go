@@ -473,7 +473,7 @@ var Accesses = []Access{
 		Doc: "a fork's child start: the consistent Query of a run's child pointers of one step and loop index path " +
 			"(begins_with(sk, CHILD#<step>#<path>#)), the parent's and the fork's own, projecting the child and its attempt"},
 	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
-		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
+		Code: "dynamo.Store Starter, StarterAndOrigin, RootOrigin, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
 	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Attributes: Start.Names(PK, SK, "starter", "forked_from"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter, ForkedFrom",
 		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\"), " +

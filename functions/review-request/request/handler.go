@@ -230,6 +230,17 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	if err := h.checkStarter(ctx, r.RunID, starter); err != nil {
 		return nil, err
 	}
+	if _, inbound := h.inbound.session(caller.Identity{ARN: starter, Principal: starter}); inbound && origin == nil {
+		// A child run of an inbound or scheduled run inherits its
+		// starter, the inbound session: its origin is its root run's.
+		if origin, err = h.store.RootOrigin(ctx, r.RunID); err != nil && !errors.Is(err, review.ErrNotFound) {
+			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+		}
+		if origin == nil {
+			return nil, review.Errorf(review.CodeForbidden, "execution %s was started by the inbound-start role's session %s, but no origin of its run is recorded: nobody could be told apart from who chose its input",
+				excerpt.Bytes(r.RunID, 200, "..."), starter)
+		}
+	}
 	switch {
 	case origin != nil && len(origin.Holders) > 0:
 		r.OriginHolders = origin.Holders

@@ -225,6 +225,10 @@ func TestStartLaneAdmitsAnOriginOnlyFromItsSession(t *testing.T) {
 		{name: "a function without an inbound role", h: l.handler(request.InboundRole{}, l.callers), creds: src, req: review.StartRequest{Origin: billing("evt_1")}},
 		{name: "a verifier that does not count the role's session names", h: l.handler(role, noSessionRoles), creds: src, req: review.StartRequest{Origin: billing("evt_1")}},
 		{name: "a proof made for another event", creds: src, req: evt2, bind: &signedForEvt1, code: review.CodeUnauthenticated, reason: string(caller.Refused)},
+		{name: "a holder of another account", creds: src, req: review.StartRequest{Origin: &review.StartOrigin{Kind: "source", Name: "billing", AddedBy: local.LocalPrincipal("alice"),
+			Event: "evt_1", Holders: []string{local.LocalPrincipal("alice"), "arn:aws:iam::999999999999:user/mallory"}}}},
+		{name: "a proof made for other holders", creds: src, req: review.StartRequest{Origin: &review.StartOrigin{Kind: "source", Name: "billing", AddedBy: local.LocalPrincipal("alice"),
+			Event: "evt_1", Holders: []string{local.LocalPrincipal("bob")}}}, bind: &signedForEvt1, code: review.CodeUnauthenticated, reason: string(caller.Refused)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, code, reason := c.h, c.code, c.reason

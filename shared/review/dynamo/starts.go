@@ -457,6 +457,36 @@ func (s *Store) StarterAndOrigin(ctx context.Context, executionARN string) (stri
 	return c.Starter, c.Origin.origin(), nil
 }
 
+// MaxOriginHops bounds RootOrigin's walk up a child run's parents.
+const MaxOriginHops = 16
+
+// RootOrigin returns the origin of the run whose start executionARN's
+// start item descends from: the item's own origin for a run start
+// record, and for a child's record (a workflow step's child, which
+// inherits its parent's starter) its parent's, and so on, at most
+// MaxOriginHops GetItems (consistent reads). nil when the first run
+// start record found has none, or when the walk meets a record that is
+// neither (one a Starter wrote from a start proof) or exceeds the bound
+// (the caller refuses then what needs one). review.ErrNotFound when a
+// start item of the chain is missing.
+func (s *Store) RootOrigin(ctx context.Context, executionARN string) (*review.StartOrigin, error) {
+	arn := executionARN
+	for range MaxOriginHops {
+		c, err := s.getStart(ctx, arn)
+		if err != nil {
+			return nil, err
+		}
+		if c.ParentRunID == "" {
+			if c.Deadline == 0 {
+				return nil, nil
+			}
+			return c.Origin.origin(), nil
+		}
+		arn = c.ParentRunID
+	}
+	return nil, nil
+}
+
 // Starter returns the recorded starter of executionARN (consistent read),
 // or ErrNotFound.
 func (s *Store) Starter(ctx context.Context, executionARN string) (string, error) {

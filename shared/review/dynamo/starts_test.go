@@ -121,3 +121,40 @@ func TestRecordOrRefreshRunStartRenewsNoOtherKindOfRecord(t *testing.T) {
 		t.Fatalf("the Starter's record became a run start: %v", err)
 	}
 }
+
+// A child run of an inbound run inherits its starter, the inbound
+// session, and its origin is its root run's: RootOrigin walks up the
+// parents' start records to the run start record and returns its origin
+// with the holders; a run started by a person has none. On dynalite.
+func TestRootOriginIsTheRootRunsOrigin(t *testing.T) {
+	l := newLedgerTable(t)
+	ctx := context.Background()
+	root, child, grandchild := runARN(601), runARN(602), runARN(603)
+	if _, err := l.store.RecordOrRefreshRunStart(ctx, root, review.RunStartEntry{Starter: inboundSession, InputDigest: startDigestA, Origin: billingOrigin()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{child, root}, {grandchild, child}} {
+		if err := l.store.RecordChildStart(ctx, c[0], review.ChildRecord{Starter: inboundSession, ParentRunID: c[1], InputDigest: startDigestB}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, arn := range []string{root, child, grandchild} {
+		if o, err := l.store.RootOrigin(ctx, arn); err != nil || o == nil || !reflect.DeepEqual(*o, *billingOrigin()) {
+			t.Errorf("RootOrigin(%s) = %+v, %v; want the root's origin", arn, o, err)
+		}
+	}
+	// The child's own record holds no origin: StarterAndOrigin says so.
+	if starter, o, err := l.store.StarterAndOrigin(ctx, child); err != nil || starter != inboundSession || o != nil {
+		t.Errorf("StarterAndOrigin(child) = %s, %+v, %v", starter, o, err)
+	}
+	person := runARN(604)
+	if err := l.store.RecordRunStart(ctx, person, alice, startDigestA, review.EndUserRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := l.store.RootOrigin(ctx, person); err != nil || o != nil {
+		t.Errorf("RootOrigin of a person's run = %+v, %v; want none", o, err)
+	}
+	if _, err := l.store.RootOrigin(ctx, runARN(605)); !errors.Is(err, review.ErrNotFound) {
+		t.Errorf("RootOrigin of an unrecorded run: %v, want ErrNotFound", err)
+	}
+}
