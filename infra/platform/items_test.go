@@ -333,6 +333,43 @@ var forged = map[table.Principal][]ddbRequest{
 		forgedGet("read webhook subscriptions' secrets", "WEBHOOK#SUBSCRIPTIONS", "secrets"),
 		forgedPut("subscribe a webhook", "WEBHOOK#SUBSCRIPTIONS", "url", "secrets"),
 		forgedPut("record a webhook attempt", "WHEVT#"+testEvent, "status_code", "outcome"),
+		// The inbound items: an event planted or moved on, its body read,
+		// a source or schedule added or read (its secrets).
+		forgedPut("plant an inbound event", testInboundEvent, "status", "body", "body_sha256", "received_at", "unqueued", "expires_at"),
+		forgedUpdate("mark an inbound event STARTED", testInboundEvent, "status", "execution_arn", "started_at"),
+		forgedUpdate("mark an inbound event QUEUED", testInboundEvent, "status", "queued_at", "unqueued"),
+		forgedGet("read an inbound event's body", testInboundEvent, "body"),
+		forgedPut("add an inbound source", testInboundSources, "scheme", "solution", "secrets", "added_by"),
+		forgedGet("read inbound sources' secrets", testInboundSources, "secrets"),
+		forgedPut("add a schedule", testSchedules, "solution", "expression", "input", "state"),
+		forgedUpdate("resume a schedule", testSchedules, "state", "version"),
+	},
+	table.WebhookReceiver: {
+		forgedUpdate("mark an inbound event STARTED", testInboundEvent, "status", "execution_arn", "started_at"),
+		forgedUpdate("mark an inbound event FAILED", testInboundEvent, "status", "problems", "failed_at"),
+		forgedGet("read an inbound event's body", testInboundEvent, "body"),
+		{What: "read an inbound event whole", Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: []string{testInboundEvent}, Attributes: []string{"pk", "sk"}, Whole: true},
+		forgedGet("read a source's Solution and end user", testInboundSources, "solution", "end_user"),
+		forgedUpdate("change a source's secrets", testInboundSources, "secrets", "version"),
+		forgedPut("add an inbound source", testInboundSources, "scheme", "solution", "secrets"),
+		forgedGet("read a schedule", testSchedules, "input"),
+		forgedPut("record a starter", "START#arn", "starter"),
+	},
+	table.InboundStart: {
+		forgedUpdate("change a source's Solution", testInboundSources, "solution"),
+		forgedGet("read a source's secrets", testInboundSources, "secrets"),
+		{What: "read a source whole", Action: "dynamodb:GetItem", Resource: tableARN, LeadingKeys: []string{testInboundSources}, Attributes: []string{"pk", "sk"}, Whole: true},
+		forgedUpdate("change a schedule's input", testSchedules, "input"),
+		forgedUpdate("change a received event's type", testInboundEvent, "event_type"),
+		forgedUpdate("change a received event's digest", testInboundEvent, "body_sha256"),
+		forgedPut("record a starter", "START#arn", "starter"),
+		forgedPut("create a review", "REVIEW#rv_1", "status"),
+	},
+	table.Sources: {
+		forgedPut("plant an inbound event", testInboundEvent, "status", "body", "unqueued"),
+		forgedUpdate("mark an inbound event STARTED", testInboundEvent, "status", "execution_arn"),
+		forgedGet("read an inbound event's body", testInboundEvent, "body"),
+		forgedPut("record a starter", "START#arn", "starter"),
 	},
 	table.ReviewRequest: {
 		forgedUpdate("approve a review", "REVIEW#rv_1", "status"),
@@ -422,6 +459,14 @@ const (
 	testReview  = "rv_0123456789abcdef0123456789abcdef"
 	testEvent   = "evt_abcdefghijklmnopqrstuvwxyz"
 	testSub     = "sub_abcdefghijklmnopqrstuvwxyz"
+)
+
+// Inbound items' partition keys (shared/table: InboundEventPK,
+// InboundSourcesPK, SchedulesPK).
+var (
+	testInboundEvent   = table.InboundEventPK(inboundapi.OriginSource, "billing", "evt_1")
+	testInboundSources = table.InboundSourcesPK()
+	testSchedules      = table.SchedulesPK()
 )
 
 // coverKey is the sealing key a tool function's store records covers

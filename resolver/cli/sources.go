@@ -220,7 +220,10 @@ secret only when drawn).`,
 			switch {
 			case r.Solution == "":
 				return exit(misuse(cmd, "name the Solution: --solution NAME"))
-			case r.MaxBodyBytes < 0 || r.MaxBodyBytes > inboundapi.MaxBodyBytes:
+			case r.MaxBodyBytes < 0 || r.MaxBodyBytes > inboundapi.MaxBodyBytes,
+				r.MaxBodyBytes == 0 && cmd.Flags().Changed("max-body-bytes"):
+				// 0 given is refused, not read as the default: a source
+				// that takes no body is no source.
 				return exit(misuse(cmd, "--max-body-bytes must be 1 to %d", inboundapi.MaxBodyBytes))
 			case r.Scheme == string(inbound.Stripe) && !fromStdin:
 				return exit(misuse(cmd, "stripe makes the endpoint's signing secret: give it with --secret-from-stdin"))
@@ -503,8 +506,8 @@ func scheduleExpression(cron, rate string) string {
 }
 
 // readScheduleInput reads --input FILE: a regular file holding one JSON
-// value of at most inboundapi.MaxScheduleInputBytes. Errors never quote
-// its content.
+// value other than null of at most inboundapi.MaxScheduleInputBytes.
+// Errors never quote its content.
 func readScheduleInput(path string) (json.RawMessage, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -523,6 +526,11 @@ func readScheduleInput(path string) (json.RawMessage, error) {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, b); err != nil {
 		return nil, fmt.Errorf("--input %s is not one JSON value", path)
+	}
+	if compact.String() == "null" {
+		// The sources function refuses it too (a Solution without inputs
+		// takes {}); said here, the refusal names the flag.
+		return nil, fmt.Errorf("--input %s is null: give the runs' input, a JSON value other than null ({} for none)", path)
 	}
 	return compact.Bytes(), nil
 }

@@ -158,6 +158,10 @@ func TestSourceAndScheduleMisuseNamesTheFlag(t *testing.T) {
 	if err := os.WriteFile(notJSON, []byte(`{"a": `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	null := filepath.Join(t.TempDir(), "null.json")
+	if err := os.WriteFile(null, []byte(" null\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	add := []string{"webhooks", "source", "add", "--scheme", "github", "--solution", "refunds"}
 	for _, c := range []struct {
 		name string
@@ -169,6 +173,7 @@ func TestSourceAndScheduleMisuseNamesTheFlag(t *testing.T) {
 		{"an unknown scheme", []string{"webhooks", "source", "add", "--name", "b", "--scheme", "svix", "--solution", "s"}, "--scheme"},
 		{"no Solution", []string{"webhooks", "source", "add", "--name", "b", "--scheme", "github"}, "--solution"},
 		{"a body bound over the cap", append(add, "--name", "b", "--max-body-bytes", "204801"), "--max-body-bytes"},
+		{"a body bound of 0 given", append(add, "--name", "b", "--max-body-bytes", "0"), "--max-body-bytes"},
 		{"stripe without its secret", []string{"webhooks", "source", "add", "--name", "b", "--scheme", "stripe", "--solution", "s"}, "--secret-from-stdin"},
 		{"a secret as an argument", append(add, "--name", "b", "whsec_typed-here"), "not shown"},
 		{"rotate without a name", []string{"webhooks", "source", "rotate-secret"}, "--name"},
@@ -176,6 +181,7 @@ func TestSourceAndScheduleMisuseNamesTheFlag(t *testing.T) {
 		{"schedule without an expression", []string{"schedule", "add", "--name", "n", "--solution", "s", "--input", input}, "--cron EXPR or --rate EXPR"},
 		{"schedule without input", []string{"schedule", "add", "--name", "n", "--solution", "s", "--rate", "1 day"}, "--input"},
 		{"schedule input not JSON", []string{"schedule", "add", "--name", "n", "--solution", "s", "--rate", "1 day", "--input", notJSON}, "--input"},
+		{"schedule input null", []string{"schedule", "add", "--name", "n", "--solution", "s", "--rate", "1 day", "--input", null}, "--input"},
 		{"pause a bad name", []string{"schedule", "pause", "--name", "-x"}, "--name"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

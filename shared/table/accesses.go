@@ -377,9 +377,11 @@ var InboundSourceVerifyAttributes = InboundSource.Names(PK, SK, "scheme", "secre
 
 // InboundSourceRunAttributes are the only attributes of an inbound source
 // inbound-start reads (store.Store.SourceRun, a GetItem projecting them):
-// what an event's run is, who added the source and who held its secrets
-// (secret_holders, which its start request names). Never its secrets.
-var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "scheme", "secret_holders")
+// what an event's run is, who added the source and when (an event
+// received before then was one of a removed source of the same name), and
+// who held its secrets (secret_holders, which its start request names).
+// Never its secrets.
+var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "added_at", "scheme", "secret_holders")
 
 // InboundEventReceived are the attributes webhook-receiver's requests on
 // an inbound event name: Receive's conditional PutItem (the item whole,

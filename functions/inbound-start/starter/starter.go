@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -29,6 +30,14 @@ import (
 // MaxConcurrency is how many records of one batch run at once: the
 // event-source mapping's batch size is 10 (infra/platform).
 const MaxConcurrency = 10
+
+// FiringSlack is how long before its schedule's added_at a firing's
+// scheduled time may be and still be the schedule's: the sources function
+// stamps added_at (whole seconds) before it creates the EventBridge
+// Scheduler schedule, whose firings are due after that, and a minute
+// allows for a scheduled time given to the minute. An earlier firing was
+// one of a removed schedule of the same name.
+const FiringSlack = time.Minute
 
 // NameKey derives the key under which runs' execution names are derived
 // (inbound.ExecutionName) from the stage's external key:
@@ -176,7 +185,9 @@ func (h *Handler) Record(ctx context.Context, r events.SQSMessage) error {
 func done(status string) bool { return status == store.StatusStarted || status == store.StatusFailed }
 
 // sourceJob reads the event of source and id and its source. nil, nil:
-// nothing to do (no item, or a run started or refused already).
+// nothing to do (no item, or a run started or refused already). An event
+// whose source is gone, or was added after the event's ReceivedAt (a
+// source of the same name added since), is recorded FAILED.
 func (h *Handler) sourceJob(ctx context.Context, source, id string) (*job, error) {
 	k := store.EventKey{Origin: inboundapi.OriginSource, Name: source, ID: id}
 	ev, err := h.c.Store.Event(ctx, k)
@@ -196,6 +207,13 @@ func (h *Handler) sourceJob(ctx context.Context, source, id string) (*job, error
 		return nil, h.fail(ctx, k, fmt.Sprintf("the source %s was removed before the event started a run", source))
 	case err != nil:
 		return nil, fmt.Errorf("read the source: %w", err)
+	}
+	if ev.ReceivedAt.Before(src.AddedAt) {
+		// Both whole seconds: the event was received for a source removed
+		// since, whose secret signed it; the source of the same name now
+		// is another one, whose Solution and end user it never asked for.
+		return nil, h.fail(ctx, k, fmt.Sprintf("the event was received at %s, before the source %s was added at %s: it was an event of a removed source of the same name",
+			ev.ReceivedAt.UTC().Format(time.RFC3339), source, src.AddedAt.UTC().Format(time.RFC3339)))
 	}
 	if !json.Valid(ev.Body) {
 		return nil, h.fail(ctx, k, "the event's body is not JSON")
@@ -230,7 +248,9 @@ type sourceInput struct {
 // scheduleJob records the firing of schedule at id, its scheduled time
 // (inboundapi.ScheduledTimeLayout, as DecodeMessage checked it), with
 // PutFiring and reads the schedule. nil, nil: nothing to do (the schedule
-// removed, or the firing started or refused already).
+// removed, or the firing started or refused already). A firing of a
+// paused schedule, or scheduled over FiringSlack before the schedule's
+// AddedAt, is recorded FAILED.
 func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, error) {
 	k := store.EventKey{Origin: inboundapi.OriginSchedule, Name: schedule, ID: id}
 	sch, err := h.c.Store.Schedule(ctx, schedule)
@@ -251,6 +271,13 @@ func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, e
 	case existing != nil && done(existing.Status):
 		h.c.Log.InfoContext(ctx, "inbound event already handled", "origin", k.Origin, "name", schedule, "event", id, "status", existing.Status)
 		return nil, nil
+	}
+	if at, perr := time.Parse(time.RFC3339, id); perr == nil && at.Before(sch.AddedAt.Add(-FiringSlack)) {
+		// A firing of a removed schedule of the same name (redriven from
+		// the dead-letter queue, say): the schedule now is another one,
+		// whose Solution and input it never asked for.
+		return nil, h.fail(ctx, k, fmt.Sprintf("the firing was scheduled at %s, before the schedule %s was added at %s: it was a firing of a removed schedule of the same name",
+			id, schedule, sch.AddedAt.UTC().Format(time.RFC3339)))
 	}
 	if sch.State != inboundapi.StateEnabled {
 		return nil, h.fail(ctx, k, fmt.Sprintf("the schedule %s was %s when its firing arrived", schedule, sch.State))
@@ -274,8 +301,9 @@ type executionMeta struct {
 
 // start starts j's run: the definition read and the input checked against
 // its record (refused: FAILED), the start recorded when the definition
-// begins with the Starter state, the execution started, and the item
-// marked STARTED.
+// begins with the Starter state, the execution started (an input Step
+// Functions refuses, InvalidExecutionInput: FAILED), and the item marked
+// STARTED.
 func (h *Handler) start(ctx context.Context, j *job) error {
 	smARN := h.c.Function.StateMachineARN(j.solution)
 	d, err := h.c.SFN.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(smARN)})
@@ -316,7 +344,7 @@ func (h *Handler) start(ctx context.Context, j *job) error {
 	if starter {
 		_, digest, err := tool.InputDigest(body)
 		if err != nil {
-			return h.fail(ctx, j.key, "the input's digest: "+redactedDigestError(err))
+			return h.fail(ctx, j.key, "the input's digest: "+redactedDigestError(body))
 		}
 		origin := j.origin
 		req := review.StartRequest{Action: review.StartAction, ExecutionARN: execARN, InputDigest: digest, EndUser: j.endUser, Origin: &origin}
@@ -340,10 +368,16 @@ func (h *Handler) start(ctx context.Context, j *job) error {
 	}
 	_, err = h.c.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Name: aws.String(name), Input: aws.String(string(body))})
 	var exists *sfntypes.ExecutionAlreadyExists
+	var refused *sfntypes.InvalidExecutionInput
 	switch {
 	case errors.As(err, &exists):
 		// Started before: by this message's earlier receive, or by a
 		// duplicate message of the same event.
+	case errors.As(err, &refused):
+		// Step Functions' own reader refuses the input (the checks above
+		// passed it): it would refuse every receive of the message alike.
+		// Its message is not recorded: it may quote the input.
+		return h.fail(ctx, j.key, "Step Functions refused the execution input (InvalidExecutionInput)")
 	case err != nil:
 		return fmt.Errorf("start execution %s: %w", execARN, err)
 	}
@@ -385,9 +419,54 @@ func (h *Handler) fail(ctx context.Context, k store.EventKey, problems ...string
 }
 
 // redactedDigestError is what is recorded of tool.InputDigest's refusal
-// (an exact-number rule): its kind, without the number.
-func redactedDigestError(error) string {
+// of input, which has two causes: an object naming one member twice
+// (RFC 8259 §4 leaves such names to each reader; RFC 8785, the digest's
+// canonical form, refuses them), or a number it cannot digest exactly.
+// It says which, never quoting a name or a number.
+func redactedDigestError(input []byte) string {
+	if nameTwice(input) {
+		return "an object in the input names a member twice (RFC 8785 refuses it; tool.InputDigest)"
+	}
 	return "a number in the input cannot be digested exactly (tool.InputDigest)"
+}
+
+// nameTwice reports whether a JSON object in input (valid JSON) names
+// one member twice.
+func nameTwice(input []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	// names holds, per open object or array (nil), the names seen.
+	var names []map[string]bool
+	key := false // the next token of the innermost object is a name
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'):
+			names = append(names, map[string]bool{})
+			key = true
+			continue
+		case json.Delim('['):
+			names = append(names, nil)
+			key = false
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			names = names[:len(names)-1]
+		default:
+			if n, ok := t.(string); ok && key {
+				if names[len(names)-1][n] {
+					return true
+				}
+				names[len(names)-1][n] = true
+				key = false
+				continue
+			}
+		}
+		// A value ended: in an object, a name comes next.
+		key = len(names) > 0 && names[len(names)-1] != nil
+	}
 }
 
 // bounded is problems as an event item holds them: at most

@@ -437,7 +437,8 @@ func TestAnUndecodableMessageIsDroppedNotRetried(t *testing.T) {
 func TestAFiringStartsOneRunAndARedeliveryNone(t *testing.T) {
 	f := newFixture(t)
 	sch := store.Schedule{Name: "nightly", Solution: f.solution, Expression: "rate(1 day)", Input: json.RawMessage(`{"payload":{"recipient":"ops@example.com"}}`),
-		AddedBy: "arn:aws:iam::" + account + ":user/ops", State: inboundapi.StateEnabled, AddedAt: f.now, UpdatedAt: f.now, Version: 1}
+		AddedBy: "arn:aws:iam::" + account + ":user/ops", State: inboundapi.StateEnabled, AddedAt: time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC),
+		UpdatedAt: f.now, Version: 1}
 	if err := f.st.PutSchedule(t.Context(), sch); err != nil {
 		t.Fatal(err)
 	}
@@ -529,5 +530,70 @@ func TestTheConfigurationIsCheckedAtColdStart(t *testing.T) {
 	}
 	if c, err := starter.FunctionConfigFromEnv(env(map[string]string{inboundapi.EnvRetentionDays: "3"})); err != nil || c.Retention != 3*24*time.Hour {
 		t.Errorf("3 days: %v %v", c.Retention, err)
+	}
+}
+
+func TestAnEventOfARemovedSourceStartsNoRunOfTheSourceReAddedUnderItsName(t *testing.T) {
+	f := newFixture(t)
+	f.addSource(t, "billing", inbound.StandardWebhooks, "")
+	k, m := f.receive(t, "billing", "msg_1", recipientBody)
+	// The event waits (in the dead-letter queue, say) while an operator
+	// removes the source and adds another of the same name: the event was
+	// signed for the first source, and starts nothing of the second.
+	if err := f.st.DeleteSource(t.Context(), "billing"); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Hour)
+	f.addSource(t, "billing", inbound.StandardWebhooks, "customer-9")
+	if failed := f.handle(t, m); len(failed) != 0 {
+		t.Fatalf("failed records %v", failed)
+	}
+	if ev := f.event(t, k); ev.Status != store.StatusFailed || !strings.Contains(strings.Join(ev.Problems, " "), "before the source billing was added") {
+		t.Errorf("event %s %v, want FAILED saying it was received before the source was added", ev.Status, ev.Problems)
+	}
+	if n := len(f.rec.all()); n != 0 {
+		t.Errorf("%d start requests, want none", n)
+	}
+	if names := f.executions(t); len(names) != 0 {
+		t.Errorf("executions %v, want none", names)
+	}
+	// An event the re-added source received is its own.
+	k2, m2 := f.receive(t, "billing", "msg_2", recipientBody)
+	if failed := f.handle(t, m2); len(failed) != 0 {
+		t.Fatalf("failed records %v", failed)
+	}
+	if ev := f.event(t, k2); ev.Status != store.StatusStarted {
+		t.Errorf("the re-added source's event %s %v, want STARTED", ev.Status, ev.Problems)
+	}
+}
+
+func TestAFiringOfARemovedScheduleStartsNoRunOfTheScheduleReAddedUnderItsName(t *testing.T) {
+	f := newFixture(t)
+	at := f.now.Add(-time.Hour)
+	// nightly was removed after its firing at `at` went to the dead-letter
+	// queue, and another nightly added now, of its own input: the redriven
+	// firing starts nothing of it.
+	sch := store.Schedule{Name: "nightly", Solution: f.solution, Expression: "rate(1 day)", Input: json.RawMessage(`{"payload":{"recipient":"ops@example.com"}}`),
+		AddedBy: "arn:aws:iam::" + account + ":user/ops", State: inboundapi.StateEnabled, AddedAt: f.now, UpdatedAt: f.now, Version: 1}
+	if err := f.st.PutSchedule(t.Context(), sch); err != nil {
+		t.Fatal(err)
+	}
+	if failed := f.handle(t, message(inboundapi.FiringMessage("nightly", at))); len(failed) != 0 {
+		t.Fatalf("failed records %v", failed)
+	}
+	k := store.EventKey{Origin: inboundapi.OriginSchedule, Name: "nightly", ID: at.Format(time.RFC3339)}
+	if ev := f.event(t, k); ev.Status != store.StatusFailed || !strings.Contains(strings.Join(ev.Problems, " "), "before the schedule nightly was added") {
+		t.Errorf("firing %s %v, want FAILED saying it was scheduled before the schedule was added", ev.Status, ev.Problems)
+	}
+	if n, names := len(f.rec.all()), f.executions(t); n != 0 || len(names) != 0 {
+		t.Errorf("%d start requests, executions %v; want none", n, names)
+	}
+	// A firing scheduled in the minute of its adding (EventBridge
+	// Scheduler's scheduled time of a rate schedule's first firing) is its own.
+	if failed := f.handle(t, message(inboundapi.FiringMessage("nightly", f.now.Add(-30*time.Second)))); len(failed) != 0 {
+		t.Fatalf("failed records %v", failed)
+	}
+	if n := len(f.rec.all()); n != 1 {
+		t.Errorf("%d start requests for a firing of the schedule's first minute, want 1", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
+	inboundpkg "github.com/toolgate/toolgate/shared/inbound"
 	"github.com/toolgate/toolgate/shared/inboundapi"
 	"github.com/toolgate/toolgate/shared/review"
 )
@@ -20,8 +21,10 @@ const EnvInboundRole = inboundapi.EnvRole
 
 // ReasonStartOrigin: a start request's origin is not admitted. Only a
 // session of the inbound-start role may give one, and only the origin
-// its session name names; that role's sessions must give one; and an
-// origin never comes with forked_from (docs/identity.md, "Four eyes").
+// its session name names; that role's sessions must give one; an
+// execution named as an inbound or scheduled run (in-, sc-) must give one;
+// and an origin never comes with forked_from (docs/identity.md, "Four
+// eyes").
 const ReasonStartOrigin = "start-origin"
 
 // InboundRole is the inbound-start role, the verified starter of inbound
@@ -75,12 +78,22 @@ func (r InboundRole) session(id caller.Identity) (string, bool) {
 	return rest, ok && rest != ""
 }
 
+// inboundName reports whether executionARN's name has the prefix of an
+// inbound or scheduled run's (inbound.PrefixInbound,
+// inbound.PrefixSchedule: inbound.ExecutionName), which only the
+// inbound-start role's sessions record (docs/identity.md, "Four eyes").
+func inboundName(executionARN string) bool {
+	e, ok := review.ParseExecutionARN(executionARN)
+	return ok && (strings.HasPrefix(e.Name, inboundpkg.PrefixInbound) || strings.HasPrefix(e.Name, inboundpkg.PrefixSchedule))
+}
+
 // checkOrigin admits req's origin for the verified caller id: an origin
 // only from a session of the inbound-start role whose session name is
 // the origin's (review.StartOrigin.SessionName) and whose principal is
 // that session (the role is a session role), never with forked_from,
 // its holders each of the role's account (the deployment's); and a
-// session of that role only with an origin. Any refusal is
+// session of that role only with an origin; an execution name of an
+// inbound or scheduled run (inboundName) only with an origin. Any refusal is
 // REVIEW_FORBIDDEN [start-origin], and nothing is recorded.
 func (h *Handler) checkOrigin(ctx context.Context, req *review.StartRequest, id caller.Identity) error {
 	refuse := func(format string, a ...any) error {
@@ -89,6 +102,9 @@ func (h *Handler) checkOrigin(ctx context.Context, req *review.StartRequest, id 
 	}
 	session, inbound := h.inbound.session(id)
 	switch {
+	case req.Origin == nil && !inbound && inboundName(req.ExecutionARN):
+		return refuse("execution names starting with %q or %q are inbound and scheduled runs' only (a source's event, a schedule's firing): start the run under another name",
+			inboundpkg.PrefixInbound, inboundpkg.PrefixSchedule)
 	case req.Origin == nil && !inbound:
 		return nil
 	case req.Origin == nil:

@@ -353,3 +353,68 @@ func TestParseInboundRole(t *testing.T) {
 		}
 	}
 }
+
+// The names of inbound and scheduled runs (inbound.PrefixInbound,
+// inbound.PrefixSchedule) are the inbound-start role's sessions' only: a
+// person's start under one is REVIEW_FORBIDDEN [start-origin] and
+// records nothing, so that no run a person started reads as one a
+// source's event or a schedule's firing started. Another letter case is
+// another name to Step Functions, and admitted.
+func TestStartLaneRefusesAPersonsRunNamedAsAnInboundRun(t *testing.T) {
+	l := newInboundLane(t)
+	alice := l.user(t, "alice")
+	for _, name := range []string{"in-0123456789abcdef0123456789abcdef", "sc-0123456789abcdef0123456789abcdef", "in-", "sc-mine"} {
+		arn := devStateMachine + name
+		_, err := l.start(t, l.h, alice, review.StartRequest{ExecutionARN: arn, InputDigest: startDigest}, nil)
+		wantRefused(t, err, review.CodeForbidden, request.ReasonStartOrigin)
+		if rec, err := l.store.RunStart(t.Context(), arn); !errors.Is(err, review.ErrNotFound) {
+			t.Fatalf("%s: a refused start was recorded: %+v %v", name, rec, err)
+		}
+	}
+	for _, name := range []string{"IN-mine", "inbound-report", "sched-mine"} {
+		if answer, err := l.start(t, l.h, alice, review.StartRequest{ExecutionARN: devStateMachine + name, InputDigest: startDigest}, nil); err != nil || answer.Starter != local.LocalPrincipal("alice") {
+			t.Fatalf("%s: %+v, %v; want recorded as alice", name, answer, err)
+		}
+	}
+}
+
+// foreignSessions stands in for a caller verifier that let a session of
+// another account through: the STS stand-in issues no session of another
+// account (it refuses every AssumeRole but the local account's), so this
+// fake answers the identity AWS STS would give for
+// arn:aws:sts::999999999999:assumed-role/<the inbound role's name>/src-billing,
+// a role of the same name that the other account made.
+type foreignSessions struct{}
+
+func (foreignSessions) Verify(context.Context, string, caller.Binding) (caller.Identity, error) {
+	arn := "arn:aws:sts::999999999999:assumed-role/" + inboundRoleName + "/src-billing"
+	return caller.Identity{ARN: arn, Principal: arn, Account: "999999999999"}, nil
+}
+
+func (f foreignSessions) VerifyAt(ctx context.Context, proof string, b caller.Binding, _ time.Time) (caller.Identity, error) {
+	return f.Verify(ctx, proof, b)
+}
+
+// Another account's keys start nothing with an origin: its user's proof is
+// refused by the verifier ([caller-account]), and a session of a role of
+// the inbound role's name in that account, were a verifier to admit it,
+// is no session of the inbound-start role ([start-origin]).
+func TestStartLaneRefusesAnOriginFromAnotherAccount(t *testing.T) {
+	l := newInboundLane(t)
+	outside, err := l.keys.CredentialsIn("999999999999", "inbound-start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := devStateMachine + "in-other-account"
+	_, err = l.start(t, l.h, outside, review.StartRequest{ExecutionARN: arn, InputDigest: startDigest, Origin: billing("evt_1")}, nil)
+	wantRefused(t, err, review.CodeUnauthenticated, string(caller.WrongAccount))
+	role, err := request.ParseInboundRole(inboundRoleARN, local.LocalAccountID, []string{inboundRoleName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.start(t, l.handler(role, foreignSessions{}), outside, review.StartRequest{ExecutionARN: arn, InputDigest: startDigest, Origin: billing("evt_1")}, nil)
+	wantRefused(t, err, review.CodeForbidden, request.ReasonStartOrigin)
+	if rec, err := l.store.RunStart(t.Context(), arn); !errors.Is(err, review.ErrNotFound) {
+		t.Fatalf("a refused start was recorded: %+v %v", rec, err)
+	}
+}

@@ -33,14 +33,21 @@ const MaxSchedules = 100
 
 // parseExpression parses expr as EventBridge Scheduler's rate(...) or
 // cron(...) (schedule.Parse); without EventBridge Scheduler (the local
-// stack) also rate(N seconds) (schedule.ParseLocal).
+// stack) also rate(N seconds) (schedule.ParseLocal). An expression with
+// no firing after now (a cron whose years are past, or whose date no
+// month has: cron(0 0 31 2 ? *)) is refused too: its schedule would
+// never start a run, and say nothing.
 func (s *Service) parseExpression(expr string) error {
 	parse := schedule.Parse
 	if s.Scheduler == nil {
 		parse = schedule.ParseLocal
 	}
-	if _, err := parse(expr); err != nil {
+	e, err := parse(expr)
+	if err != nil {
 		return invalid("expression: %v", err)
+	}
+	if e.Next(s.now()).IsZero() {
+		return invalid("expression: %s has no firing after now (its years are past, or no month has its date)", expr)
 	}
 	return nil
 }

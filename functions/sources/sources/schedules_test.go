@@ -177,6 +177,8 @@ func TestAddScheduleRefusesBadRequests(t *testing.T) {
 		{"rate with a plural 1", func(r *inboundapi.AddScheduleRequest) { r.Expression = "rate(1 days)" }, inboundapi.CodeInvalid, "expression"},
 		{"seconds on AWS", func(r *inboundapi.AddScheduleRequest) { r.Expression = "rate(5 seconds)" }, inboundapi.CodeInvalid, "expression"},
 		{"cron with two day fields", func(r *inboundapi.AddScheduleRequest) { r.Expression = "cron(0 18 * * * *)" }, inboundapi.CodeInvalid, "expression"},
+		{"cron whose years are past", func(r *inboundapi.AddScheduleRequest) { r.Expression = "cron(0 18 * * ? 2020)" }, inboundapi.CodeInvalid, "expression"},
+		{"cron of a date no month has", func(r *inboundapi.AddScheduleRequest) { r.Expression = "cron(0 0 31 2 ? *)" }, inboundapi.CodeInvalid, "expression"},
 		{"no input", func(r *inboundapi.AddScheduleRequest) { r.Input = nil }, inboundapi.CodeInvalid, "input"},
 		{"an input over 32 KiB", func(r *inboundapi.AddScheduleRequest) { r.Input = json.RawMessage(big) }, inboundapi.CodeInvalid, "input"},
 		{"an input over the Solution's limit", func(r *inboundapi.AddScheduleRequest) {

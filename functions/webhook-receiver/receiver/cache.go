@@ -2,8 +2,12 @@ package receiver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -19,6 +23,33 @@ type source struct {
 	maxBody int
 	secrets []openedSecret
 	until   time.Time
+	// sealed is sealedDigest of the sealed secrets it was read with.
+	sealed string
+}
+
+// sealedDigest is a digest of a source's sealed secrets as read (each
+// one's ciphertext, nonce, encrypted key, key id and retires_at), and its
+// scheme and body bound: another digest means the source was rotated,
+// retired, or removed and added again, since every sealing draws its own
+// nonce and data key.
+func sealedDigest(src store.Source) string {
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field([]byte(src.Scheme))
+	field([]byte(strconv.Itoa(src.MaxBodyBytes)))
+	for _, sec := range src.Secrets {
+		field(sec.Sealed.Ciphertext)
+		field(sec.Sealed.Nonce)
+		field(sec.Sealed.EncryptedKey)
+		field([]byte(sec.Sealed.KeyID))
+		field([]byte(sec.RetiresAt.UTC().Format(time.RFC3339Nano)))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // openedSecret is one secret of a source, opened, and when it retires
@@ -57,34 +88,48 @@ func newSourceCache(load func(ctx context.Context, name string, now time.Time) (
 }
 
 // get returns the source name at now, nil when it does not exist, from
-// the cache while its entry lasts, else loaded (and kept).
-func (c *sourceCache) get(ctx context.Context, name string, now time.Time) (*source, error) {
+// the cache while its entry lasts (cached true), else loaded (and kept).
+func (c *sourceCache) get(ctx context.Context, name string, now time.Time) (s *source, cached bool, err error) {
 	c.mu.Lock()
 	if s, ok := c.known[name]; ok && now.Before(s.until) {
 		c.mu.Unlock()
-		return s, nil
+		return s, true, nil
 	}
 	if until, ok := c.unknown[name]; ok && now.Before(until) {
 		c.mu.Unlock()
-		return nil, nil
+		return nil, true, nil
 	}
 	c.mu.Unlock()
-	s, err := c.load(ctx, name, now)
+	s, err = c.load(ctx, name, now)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	return c.keep(name, s, now), false, nil
+}
+
+// forget drops the cache's entry of source name, if it is still old.
+func (c *sourceCache) forget(name string, old *source) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.known[name] == old {
+		delete(c.known, name)
+	}
+}
+
+// keep caches s (nil: name is no source) and returns it.
+func (c *sourceCache) keep(name string, s *source, now time.Time) *source {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s == nil {
 		delete(c.known, name)
 		makeRoom(c.unknown, MaxCachedUnknown, now, func(u time.Time) time.Time { return u })
 		c.unknown[name] = now.Add(UnknownSourceCache)
-		return nil, nil
+		return nil
 	}
 	delete(c.unknown, name)
 	makeRoom(c.known, MaxCachedSources, now, func(s *source) time.Time { return s.until })
 	c.known[name] = s
-	return s, nil
+	return s
 }
 
 // makeRoom drops m's entries that ended by now and, when m still holds
@@ -124,7 +169,7 @@ func (h *Handler) load(ctx context.Context, name string, now time.Time) (*source
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", name, err)
 	}
-	s := &source{scheme: scheme, maxBody: src.MaxBodyBytes, until: now.Add(h.c.SecretCache)}
+	s := &source{scheme: scheme, maxBody: src.MaxBodyBytes, until: now.Add(h.c.SecretCache), sealed: sealedDigest(src)}
 	switch {
 	case s.maxBody <= 0:
 		s.maxBody = inboundapi.DefaultMaxBodyBytes
@@ -139,4 +184,18 @@ func (h *Handler) load(ctx context.Context, name string, now time.Time) (*source
 		s.secrets = append(s.secrets, openedSecret{value: string(b), retiresAt: sec.RetiresAt})
 	}
 	return s, nil
+}
+
+// unchanged reports whether source name, read now, still has the sealed
+// secrets (and scheme and body bound) cached holds: false when it was
+// rotated, retired, removed, or removed and added again.
+func (h *Handler) unchanged(ctx context.Context, name string, cached *source) (bool, error) {
+	src, err := h.c.Store.SourceSecrets(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read source %s: %w", name, err)
+	}
+	return sealedDigest(src) == cached.sealed, nil
 }

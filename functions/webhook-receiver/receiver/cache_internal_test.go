@@ -24,7 +24,7 @@ func TestTheSourceCachesAreBoundedInEntries(t *testing.T) {
 	})
 	get := func(name string) {
 		t.Helper()
-		if _, err := c.get(t.Context(), name, now); err != nil {
+		if _, _, err := c.get(t.Context(), name, now); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -176,10 +177,13 @@ func sourceOf(r *http.Request) (string, bool) {
 //  1. a path of another form, or a name inbound.CheckName refuses: 404;
 //     another method: 405 (Allow: POST);
 //  2. a body over HardMaxBodyBytes: 413, before any look-up;
-//  3. an unknown source: 401; over the source's max_body_bytes: 413;
-//  4. inbound.Verify fails over the exact raw bytes: 401 (a Stripe body
-//     whose signature verifies but that is no JSON object: 415);
-//  5. a body that is not JSON: 415;
+//  3. an unknown source: 401;
+//  4. inbound.Verify fails over the exact raw bytes: 401, whatever the
+//     body's size, so that a sender without the secret cannot tell a
+//     source from a name that is none; a verified body over the source's
+//     max_body_bytes: 413 (a Stripe body whose signature verifies but
+//     that is no JSON object: 415);
+//  5. a body that is not JSON, or not UTF-8 (RFC 8259 §8.1): 415;
 //  6. store.Receive records the event RECEIVED; a new event is sent to
 //     the inbound queue and marked QUEUED: 202 {"status":"accepted"}. An
 //     event already QUEUED, STARTED or FAILED: 200 {"status":"duplicate"},
@@ -219,7 +223,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.c.Now()
-	src, err := h.cache.get(ctx, name, now)
+	src, cached, err := h.cache.get(ctx, name, now)
 	if err != nil {
 		h.fail(ctx, name, "source_unavailable", err)
 		answer(w, http.StatusServiceUnavailable, wordUnavailable)
@@ -230,12 +234,40 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusUnauthorized, wordUnauth)
 		return
 	}
-	if len(body) > src.maxBody {
+	ev, err := inbound.Verify(src.scheme, src.secretsAt(now), r.Header, body, now)
+	if cached && (err == nil || errors.Is(err, inbound.ErrBodyNotJSON)) {
+		// Verified with cached secrets: taken only if the source still
+		// has them, so that a source removed, or removed and added again,
+		// takes nothing signed with its old secret while a container
+		// keeps it. Only a verified delivery costs this read.
+		same, cerr := h.unchanged(ctx, name, src)
+		if cerr != nil {
+			h.fail(ctx, name, "source_unavailable", cerr)
+			answer(w, http.StatusServiceUnavailable, wordUnavailable)
+			return
+		}
+		if !same {
+			h.cache.forget(name, src)
+			if src, _, err = h.cache.get(ctx, name, now); err != nil {
+				h.fail(ctx, name, "source_unavailable", err)
+				answer(w, http.StatusServiceUnavailable, wordUnavailable)
+				return
+			}
+			if src == nil {
+				h.refuse(ctx, name, "unknown_source")
+				answer(w, http.StatusUnauthorized, wordUnauth)
+				return
+			}
+			ev, err = inbound.Verify(src.scheme, src.secretsAt(now), r.Header, body, now)
+		}
+	}
+	if (err == nil || errors.Is(err, inbound.ErrBodyNotJSON)) && len(body) > src.maxBody {
+		// Told only once the signature verifies: to anyone else a known
+		// source answers as an unknown one does (401).
 		h.refuse(ctx, name, "body_over_source_limit")
 		answer(w, http.StatusRequestEntityTooLarge, wordTooLarge)
 		return
 	}
-	ev, err := inbound.Verify(src.scheme, src.secretsAt(now), r.Header, body, now)
 	if errors.Is(err, inbound.ErrBodyNotJSON) {
 		h.refuse(ctx, name, "body_not_json")
 		answer(w, http.StatusUnsupportedMediaType, wordUnsupported)
@@ -246,7 +278,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusUnauthorized, wordUnauth)
 		return
 	}
-	if !json.Valid(body) {
+	if !json.Valid(body) || !utf8.Valid(body) {
+		// JSON between systems is UTF-8 (RFC 8259 §8.1), and Step
+		// Functions takes no other input: such a body could never start
+		// its run.
 		h.refuse(ctx, name, "body_not_json")
 		answer(w, http.StatusUnsupportedMediaType, wordUnsupported)
 		return

@@ -377,8 +377,10 @@ func TestABase64EncodedBodyIsVerifiedAsItsDecodedBytes(t *testing.T) {
 }
 
 // The source and its opened secrets are kept SecretCache: a rotated
-// secret verifies only once the cached source has expired, and the
-// secret it replaced stops verifying then.
+// secret verifies only once the cached source has expired (or a delivery
+// the cached secrets verify finds the source changed); the secret it
+// replaced outright stops verifying at once, since a delivery it verifies
+// is taken only once a read of the source finds it still there.
 func TestTheSecretCacheIsBoundedInTime(t *testing.T) {
 	r := newRig(t)
 	oldSecret, newSecret := whsec('h'), whsec('i')
@@ -403,8 +405,8 @@ func TestTheSecretCacheIsBoundedInTime(t *testing.T) {
 		t.Fatalf("the new secret within the cache time: %d, want 401", s)
 	}
 	r.clock.Add(4 * time.Minute)
-	if s := post(oldSecret); s != http.StatusAccepted {
-		t.Fatalf("the old secret within the cache time: %d, want 202", s)
+	if s := post(oldSecret); s != http.StatusUnauthorized {
+		t.Fatalf("the old secret, replaced, within the cache time: %d, want 401", s)
 	}
 	r.clock.Add(time.Minute + time.Second)
 	if s := post(newSecret); s != http.StatusAccepted {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/infra/local/stack"
 	"github.com/toolgate/toolgate/resolver/cli"
 	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/inbound/store"
 	"github.com/toolgate/toolgate/shared/inboundapi"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/webhook"
@@ -33,9 +34,10 @@ const (
 	inboundSchedule = "nightly-reminder"
 )
 
-// inboundEvent is the billing event the demo's provider sends: a Stripe-
-// like invoice.paid, whose data the Solution's input schema reads.
-const inboundEvent = `{"type":"invoice.paid","payload":{"customer":"customer@example.com","invoice":"in_1001"}}`
+// inboundEvent is the billing event the demo's provider sends: an
+// invoice.paid, which the run gets whole as its input's payload (the
+// Solution's input schema reads its customer and invoice).
+const inboundEvent = `{"type":"invoice.paid","customer":"customer@example.com","invoice":"in_1001"}`
 
 // inboundWait bounds each wait of the inbound demo for a run to appear:
 // the receiver queues the event at once, and the local poller hands it
@@ -74,11 +76,12 @@ func inboundEvents(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 		if i == 2 {
 			sendID = id + "-forged"
 		}
+		began := time.Now()
 		status, answer, err := postEvent(ctx, url, sendID, c.keys)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("  POST /in/%s  webhook-id %s  %s: %d %s\n", inboundSource, sendID, c.what, status, answer)
+		fmt.Printf("  POST /in/%s  webhook-id %s  %s: %d %s in %v\n", inboundSource, sendID, c.what, status, answer, time.Since(began).Round(time.Millisecond))
 		if status != c.want {
 			return fmt.Errorf("%s: the receiver answered %d, want %d", c.what, status, c.want)
 		}
@@ -87,6 +90,11 @@ func inboundEvents(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	step("the run the event started (inbound-start: input checked, start recorded as the source's session, one execution per event id)")
 	arn, err := waitExecution(ctx, sf, "in-", nil)
 	if err != nil {
+		// A refused input is recorded on the event's item: say why.
+		ev, rerr := store.New(local.DynamoDB(st.Dynamo.Endpoint()), stack.Table).Event(ctx, store.EventKey{Origin: inboundapi.OriginSource, Name: inboundSource, ID: id})
+		if rerr == nil {
+			return fmt.Errorf("%w (the event is %s: %s)", err, ev.Status, strings.Join(ev.Problems, "; "))
+		}
 		return err
 	}
 	if err := showInboundStart(ctx, st, arn); err != nil {

@@ -74,8 +74,10 @@ var env = map[string]string{
 	"TOOLGATE_WEBHOOK_DELIVERIES_DLQ":   "http://127.0.0.1:9/000000000000/toolgate-size-webhook-deliveries-dlq",
 	"TOOLGATE_WEBHOOK_EVENTS_DLQ":       "http://127.0.0.1:9/000000000000/toolgate-size-webhook-events-dlq",
 	"TOOLGATE_CREDENTIAL_KEY":           "alias/toolgate-size",
-	// webhook-receiver's inbound queue: a name only too.
+	// webhook-receiver's inbound queue, and its dead-letter queue, which
+	// the sources function requires with it: names only too.
 	"TOOLGATE_INBOUND_QUEUE": "http://127.0.0.1:9/000000000000/toolgate-size-inbound",
+	"TOOLGATE_INBOUND_DLQ":   "http://127.0.0.1:9/000000000000/toolgate-size-inbound-dlq",
 	// inbound-start's role (review-request reads it too, and requires it
 	// among the session roles) and review-request's start alias: names
 	// only.

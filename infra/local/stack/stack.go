@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -1000,6 +1001,15 @@ func (s *Stack) serialiseOn(p *local.Process, ln net.Listener) (string, error) {
 		return "", err
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	// A caller that went away (a poller or ticker stopped with the stack)
+	// is no error worth a line; others are logged as the default handler
+	// logs them.
+	proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		if !errors.Is(err, context.Canceled) {
+			log.Printf("http: proxy error: %v", err)
+		}
+		w.WriteHeader(http.StatusBadGateway)
+	}
 	var mu sync.Mutex
 	if ln == nil {
 		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {

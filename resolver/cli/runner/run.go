@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/deployment/statemachines"
 	"github.com/toolgate/toolgate/shared/enduser"
+	"github.com/toolgate/toolgate/shared/inbound"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -71,13 +72,19 @@ type ExecutionInput struct {
 var executionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
 // checkExecutionName refuses a run's execution name that is not
-// executionName's or that starts with tool.ChildNamePrefix.
+// executionName's or that starts with tool.ChildNamePrefix,
+// inbound.PrefixInbound or inbound.PrefixSchedule.
 func checkExecutionName(name string) error {
 	if !executionName.MatchString(name) {
 		return fmt.Errorf("execution name %q must be 1 to 80 letters, digits, - or _", name)
 	}
 	if strings.HasPrefix(name, tool.ChildNamePrefix) {
 		return fmt.Errorf("execution name %q starts with %q, which only a workflow step's child runs are named with: choose another name", name, tool.ChildNamePrefix)
+	}
+	for _, p := range []string{inbound.PrefixInbound, inbound.PrefixSchedule} {
+		if strings.HasPrefix(name, p) {
+			return fmt.Errorf("execution name %q starts with %q, which only inbound and scheduled runs are named with (docs/identity.md, \"Four eyes\"): choose another name", name, p)
+		}
 	}
 	return nil
 }

@@ -186,6 +186,25 @@ func TestStartRefusesAChildsNameBeforeAnythingIsSigned(t *testing.T) {
 	}
 }
 
+// toolgate run refuses the execution names of inbound and scheduled runs
+// (inbound.PrefixInbound, inbound.PrefixSchedule), which review-request's
+// start lane refuses without an origin too, before anything is read,
+// signed or started: a Solution without the Starter records no start, so
+// only this check keeps its runs from reading as a source's or schedule's.
+func TestStartRefusesAnInboundRunsNameBeforeAnythingIsSigned(t *testing.T) {
+	for _, name := range []string{"in-0123456789abcdef0123456789abcdef", "sc-mine", "in-"} {
+		f := &fakeSFN{name: deployment.StateMachineName("dev", "weekly-digest"), definition: string(newsletter(t).Definition)}
+		recorded := false
+		_, err := Start(t.Context(), f, "dev", "weekly-digest", []byte(`{"recipient": "a@example.com"}`), name, Meta{}, func(context.Context, string, string) error {
+			recorded = true
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), "inbound and scheduled runs") || recorded || len(f.calls) != 0 {
+			t.Fatalf("%s: %v (recorded %v, calls %v), want refused before anything", name, err, recorded, f.calls)
+		}
+	}
+}
+
 // An end user goes into the execution input's meta (so the recorded
 // digest covers it) and to the recorder; one for a definition without the
 // Starter, or one that is no end-user id, is refused before anything is

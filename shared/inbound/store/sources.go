@@ -316,7 +316,7 @@ func (st *Store) SourceSecrets(ctx context.Context, name string) (Source, error)
 }
 
 // SourceRun reads what inbound-start needs of source name to start an
-// event's run: its Solution, end user, adder and scheme
+// event's run: its Solution, end user, adder, AddedAt and scheme
 // (table.InboundSourceRunAttributes), never its secrets; ErrNotFound when
 // there is none.
 func (st *Store) SourceRun(ctx context.Context, name string) (Source, error) {
