@@ -405,7 +405,8 @@ type View struct {
 	// Requester asked for the review and may not decide it.
 	Requester string `json:"requester,omitempty"`
 	// SelfApprovalRefusals counts the requester's refused attempts to
-	// decide it.
+	// decide it, and its origin holders' refused approvals
+	// (Review.OriginHolders; docs/identity.md, "Four eyes").
 	SelfApprovalRefusals int `json:"self_approval_refusals,omitempty"`
 	// Kind is tool.ReviewOfCall or tool.ReviewShow (a review that shows
 	// values: Of and Tool are "", and its approval authorises no call).
