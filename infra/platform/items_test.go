@@ -601,12 +601,21 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 				ToolsetID: testToolset, Reviewers: []string{"arn:aws:iam::123456789012:role/r"}, Input: json.RawMessage(`{}`),
 				InputDigest: "sha256:00", TimeoutSeconds: 60, Requester: user, TaskToken: "token"}))
 		}),
+		// A review of an inbound or scheduled run names its origin's
+		// holders (docs/identity.md, "Four eyes").
+		run("dynamo.Store.Create (origin holders)", 0, func(db *recorder) {
+			ignore(d(db).Create(ctx, &review.Review{ID: testReview, RunID: testRunID, Step: "review", Of: "send", Tool: "send-email",
+				ToolsetID: testToolset, Input: json.RawMessage(`{}`), InputDigest: "sha256:00", TimeoutSeconds: 60, Requester: user, TaskToken: "token",
+				OriginHolders: []string{user}}))
+		}),
 		run("dynamo.Store.Create (condition failed)", 1, func(db *recorder) {
 			ignore(d(db).Create(ctx, &review.Review{ID: testReview, RunID: testRunID, TimeoutSeconds: 60}))
 		}),
 		get,
 		run("dynamo.Store.RecordStart", 0, func(db *recorder) { ignore(d(db).RecordStart(ctx, testRunID, user)) }),
 		run("dynamo.Store.Starter", 0, func(db *recorder) { ignore(d(db).Starter(ctx, testRunID)) }),
+		run("dynamo.Store.StarterAndOrigin", 0, func(db *recorder) { ignore(d(db).StarterAndOrigin(ctx, testRunID)) }),
+		run("dynamo.Store.RootOrigin", 0, func(db *recorder) { ignore(d(db).RootOrigin(ctx, testRunID)) }),
 		run("dynamo.Store.RecordChildStart", 0, func(db *recorder) {
 			ignore(d(db).RecordChildStart(ctx, testRunID+"-child", review.ChildRecord{Starter: user, ParentRunID: testRunID, InputDigest: "sha256:00"}))
 		}),
@@ -637,7 +646,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		// the refresh of the same start again (docs/identity.md, "Four eyes").
 		run("dynamo.Store.RecordOrRefreshRunStart", 0, func(db *recorder) {
 			ignore(d(db).RecordOrRefreshRunStart(ctx, testRunID, review.RunStartEntry{Starter: user, InputDigest: "sha256:00",
-				Origin: &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: user, Event: "evt_1"}}))
+				Origin: &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: user, Event: "evt_1", Holders: []string{user}}}))
 		}),
 		run("dynamo.Store.RecordOrRefreshRunStart (refresh)", 1, func(db *recorder) {
 			// The record as stored: the same start, recorded before.
@@ -828,6 +837,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 	updateSecrets := func(db *recorder) {
 		ignore(in(db).UpdateSecrets(ctx, "billing", []instore.Secret{{Sealed: sealed}}, 1, now))
 	}
+	rotateSecrets := func(db *recorder) {
+		ignore(in(db).UpdateSecretsHeldBy(ctx, "billing", []instore.Secret{{Sealed: sealed}}, []string{user, "arn:aws:iam::123456789012:user/rotator"}, 1, now))
+	}
 	setState := func(db *recorder) { ignore(in(db).SetScheduleState(ctx, "nightly", inboundapi.StatePaused, 1, now)) }
 	sourcesAdmin := []func(*recorder){
 		run("store.Store.PutSource", 0, func(db *recorder) { ignore(in(db).PutSource(ctx, inSource)) }),
@@ -835,6 +847,7 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("store.Store.Sources", 0, func(db *recorder) { ignore(in(db).Sources(ctx)) }),
 		run("store.Store.UpdateSecrets", 0, updateSecrets),
 		run("store.Store.UpdateSecrets (condition failed)", 1, updateSecrets),
+		run("store.Store.UpdateSecretsHeldBy", 0, rotateSecrets),
 		run("store.Store.DeleteSource", 0, func(db *recorder) { ignore(in(db).DeleteSource(ctx, "billing")) }),
 		run("store.Store.PutSchedule", 0, func(db *recorder) { ignore(in(db).PutSchedule(ctx, inSchedule)) }),
 		run("store.Store.Schedule", 0, func(db *recorder) { ignore(in(db).Schedule(ctx, "nightly")) }),

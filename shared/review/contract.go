@@ -118,7 +118,7 @@ func StartBindingOf(r *StartRequest) caller.Binding {
 	switch {
 	case r.Origin != nil:
 		o := r.Origin
-		detail, _ = json.Marshal([]any{r.EndUser, r.ForkedFrom, r.RerunReads, o.Kind, o.Name, o.AddedBy, o.Event})
+		detail, _ = json.Marshal([]any{r.EndUser, r.ForkedFrom, r.RerunReads, o.Kind, o.Name, o.AddedBy, o.Event, holdersOrEmpty(o.Holders)})
 	case r.ForkedFrom != "":
 		detail, _ = json.Marshal([]any{r.EndUser, r.ForkedFrom, r.RerunReads})
 	default:
@@ -137,6 +137,20 @@ const (
 // 2048 characters (IAM quotas).
 const MaxOriginAddedByBytes = 2048
 
+// MaxOriginHolders bounds StartOrigin.Holders and a source's
+// secret_holders: the newest 16 principals who held one of its secrets
+// (docs/identity.md, "Four eyes").
+const MaxOriginHolders = 16
+
+// holdersOrEmpty is h, or an empty list for nil, so that the binding
+// encodes no holders as [] (never null).
+func holdersOrEmpty(h []string) []string {
+	if h == nil {
+		return []string{}
+	}
+	return h
+}
+
 // StartOrigin is what started an inbound or scheduled run, as
 // inbound-start asks the start lane to record it (StartRequest.Origin;
 // the start record's origin, M).
@@ -152,6 +166,14 @@ type StartOrigin struct {
 	// printable ASCII characters) or the schedule's scheduled time (RFC
 	// 3339, UTC, whole seconds).
 	Event string `json:"event"`
+	// Holders are the principal ARNs who could have chosen the run's
+	// input, 1 to MaxOriginHolders: for a source, each who held one of
+	// its secrets (its adder, who was answered the first, and each
+	// rotator; the source's secret_holders, newest last); for a
+	// schedule, its adder, who chose its input. Four eyes refuse each of
+	// them as an approver of the run's reviews and gated parks, as they
+	// refuse the requester (docs/identity.md, "Four eyes").
+	Holders []string `json:"holders"`
 }
 
 // SessionName is the STS role session name inbound-start assumes the
@@ -167,14 +189,28 @@ func (o StartOrigin) SessionName() string {
 
 // Check validates o's members: Kind one of the two, Name
 // inbound.CheckName's, AddedBy an ARN ("arn:" and at most
-// MaxOriginAddedByBytes printable ASCII characters), Event as Event says.
-// The error names the member and the rule, never the value.
+// MaxOriginAddedByBytes printable ASCII characters), Holders 1 to
+// MaxOriginHolders distinct ARNs of that form, Event as Event says. The
+// start lane also checks each ARN's account (the deployment's). The
+// error names the member and the rule, never the value.
 func (o StartOrigin) Check() error {
 	switch {
 	case o.Kind != OriginSource && o.Kind != OriginSchedule:
 		return fmt.Errorf("origin: kind must be %q or %q", OriginSource, OriginSchedule)
-	case !strings.HasPrefix(o.AddedBy, "arn:") || !printableASCII(o.AddedBy, MaxOriginAddedByBytes):
+	case !isARN(o.AddedBy):
 		return fmt.Errorf("origin: added_by must be an ARN of at most %d printable ASCII characters", MaxOriginAddedByBytes)
+	case len(o.Holders) == 0 || len(o.Holders) > MaxOriginHolders:
+		return fmt.Errorf("origin: holders must list 1 to %d principal ARNs", MaxOriginHolders)
+	}
+	seen := make(map[string]bool, len(o.Holders))
+	for i, h := range o.Holders {
+		switch {
+		case !isARN(h):
+			return fmt.Errorf("origin: holders[%d] must be an ARN of at most %d printable ASCII characters", i, MaxOriginAddedByBytes)
+		case seen[h]:
+			return fmt.Errorf("origin: holders[%d] repeats an earlier member", i)
+		}
+		seen[h] = true
 	}
 	if err := inbound.CheckName(o.Name); err != nil {
 		return fmt.Errorf("origin: name: %v", err)
@@ -190,6 +226,12 @@ func (o StartOrigin) Check() error {
 		return fmt.Errorf("origin: a source's event must be its event id, 1 to %d printable ASCII characters", inbound.MaxEventIDBytes)
 	}
 	return nil
+}
+
+// isARN reports whether s is "arn:" and at most MaxOriginAddedByBytes
+// printable ASCII characters.
+func isARN(s string) bool {
+	return strings.HasPrefix(s, "arn:") && printableASCII(s, MaxOriginAddedByBytes)
 }
 
 // printableASCII reports whether s is 1 to max characters of 0x21-0x7E.
@@ -363,7 +405,8 @@ type View struct {
 	// Requester asked for the review and may not decide it.
 	Requester string `json:"requester,omitempty"`
 	// SelfApprovalRefusals counts the requester's refused attempts to
-	// decide it.
+	// decide it, and its origin holders' refused approvals
+	// (Review.OriginHolders; docs/identity.md, "Four eyes").
 	SelfApprovalRefusals int `json:"self_approval_refusals,omitempty"`
 	// Kind is tool.ReviewOfCall or tool.ReviewShow (a review that shows
 	// values: Of and Tool are "", and its approval authorises no call).

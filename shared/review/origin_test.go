@@ -17,7 +17,14 @@ const adder = "arn:aws:iam::123456789012:user/alice"
 func TestDecodeStartRequestReadsAnOrigin(t *testing.T) {
 	base := `{"action":"run.start","execution_arn":"` + forkChild + `","input_digest":"sha256:` + strings.Repeat("0", 64) + `","proof":"p"`
 	origin := func(kind, name, addedBy, event string) string {
-		return base + `,"origin":{"kind":"` + kind + `","name":"` + name + `","added_by":"` + addedBy + `","event":"` + event + `"}}`
+		return base + `,"origin":{"kind":"` + kind + `","name":"` + name + `","added_by":"` + addedBy + `","event":"` + event + `","holders":["` + adder + `"]}}`
+	}
+	holders := func(list string) string {
+		return base + `,"origin":{"kind":"source","name":"billing","added_by":"` + adder + `","event":"evt_1","holders":` + list + `}}`
+	}
+	sixteen := `["` + adder + `"`
+	for i := 1; i < 16; i++ {
+		sixteen += `,"` + adder + strings.Repeat("x", i) + `"`
 	}
 	for name, c := range map[string]struct{ body, err string }{
 		"a source's event":                {origin("source", "billing", adder, "evt_1"), ""},
@@ -34,7 +41,13 @@ func TestDecodeStartRequestReadsAnOrigin(t *testing.T) {
 		"a scheduled time with fractions": {origin("schedule", "nightly", adder, "2026-12-03T18:00:00.5Z"), "scheduled time"},
 		"a scheduled time with an offset": {origin("schedule", "nightly", adder, "2026-12-03T19:00:00+01:00"), "scheduled time"},
 		"a schedule with an event id":     {origin("schedule", "nightly", adder, "evt_1"), "scheduled time"},
-		"an unknown member":               {base + `,"origin":{"kind":"source","name":"billing","added_by":"` + adder + `","event":"evt_1","payload":{}}}`, "payload"},
+		"an unknown member":               {base + `,"origin":{"kind":"source","name":"billing","added_by":"` + adder + `","event":"evt_1","holders":["` + adder + `"],"payload":{}}}`, "payload"},
+		"16 holders":                      {holders(sixteen + `]`), ""},
+		"17 holders":                      {holders(sixteen + `,"` + adder + `y"]`), "holders must list 1 to 16"},
+		"no holders":                      {holders(`[]`), "holders must list 1 to 16"},
+		"holders absent":                  {base + `,"origin":{"kind":"source","name":"billing","added_by":"` + adder + `","event":"evt_1"}}`, "holders"},
+		"a holder no ARN":                 {holders(`["` + adder + `","alice"]`), "holders[1] must be an ARN"},
+		"a holder twice":                  {holders(`["` + adder + `","` + adder + `"]`), "holders[1] repeats"},
 		"a missing member":                {base + `,"origin":{"kind":"source","name":"billing","event":"evt_1"}}`, "added_by"},
 		"origin null":                     {base + `,"origin":null}`, "origin"},
 	} {
@@ -59,7 +72,7 @@ func TestStartBindingOfBindsTheOrigin(t *testing.T) {
 	if got, want := review.StartBindingOf(&plain), (caller.Binding{Action: caller.ActionStart, Target: forkChild, InputDigest: digest, Detail: "customer-1"}); got != want {
 		t.Fatalf("without an origin: %+v, want %+v", got, want)
 	}
-	o := review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: adder, Event: "evt_1"}
+	o := review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: adder, Event: "evt_1", Holders: []string{adder}}
 	with := func(edit func(*review.StartOrigin)) caller.Binding {
 		c := o
 		edit(&c)
@@ -67,15 +80,17 @@ func TestStartBindingOfBindsTheOrigin(t *testing.T) {
 		return review.StartBindingOf(&r)
 	}
 	b := with(func(*review.StartOrigin) {})
-	if b.Detail != `["","",false,"source","billing","`+adder+`","evt_1"]` {
+	if b.Detail != `["","",false,"source","billing","`+adder+`","evt_1",["`+adder+`"]]` {
 		t.Fatalf("Detail = %s", b.Detail)
 	}
 	seen := map[string]string{b.Value(): "the origin", review.StartBindingOf(&review.StartRequest{ExecutionARN: forkChild, InputDigest: digest}).Value(): "no origin"}
 	for name, other := range map[string]caller.Binding{
-		"another kind":  with(func(c *review.StartOrigin) { c.Kind = review.OriginSchedule }),
-		"another name":  with(func(c *review.StartOrigin) { c.Name = "payroll" }),
-		"another adder": with(func(c *review.StartOrigin) { c.AddedBy = adder + "2" }),
-		"another event": with(func(c *review.StartOrigin) { c.Event = "evt_2" }),
+		"another kind":    with(func(c *review.StartOrigin) { c.Kind = review.OriginSchedule }),
+		"another name":    with(func(c *review.StartOrigin) { c.Name = "payroll" }),
+		"another adder":   with(func(c *review.StartOrigin) { c.AddedBy = adder + "2" }),
+		"another event":   with(func(c *review.StartOrigin) { c.Event = "evt_2" }),
+		"another holder":  with(func(c *review.StartOrigin) { c.Holders = []string{adder + "2"} }),
+		"one more holder": with(func(c *review.StartOrigin) { c.Holders = []string{adder, adder + "2"} }),
 	} {
 		if prev, ok := seen[other.Value()]; ok {
 			t.Errorf("%s binds as %s", name, prev)

@@ -106,8 +106,15 @@ type Review struct {
 	// execution's starter (sfn lane) or the caller of review-request
 	// (direct lane). The requester may never decide it (four eyes).
 	Requester string
-	// SelfApprovalRefusals counts the requester's refused attempts to
-	// decide the review.
+	// OriginHolders are, for a review of an inbound or scheduled run, the
+	// principal ARNs who could have chosen its input (its start record's
+	// origin holders, review.StartOrigin.Holders: who held a secret of the
+	// source, or added the schedule); empty for any other run. None of
+	// them may approve it, as the requester may not (four eyes;
+	// docs/identity.md, "Four eyes"); they may reject it.
+	OriginHolders []string
+	// SelfApprovalRefusals counts the requester's and the origin
+	// holders' refused attempts to decide the review.
 	SelfApprovalRefusals int
 	// TaskToken is the review Task's token; empty on the direct lane. It is
 	// never shown to anyone.
@@ -311,6 +318,13 @@ func (r *Review) SameRequest(o *Review) bool {
 		r.ToolsetID == o.ToolsetID && r.InputDigest == o.InputDigest && r.TaskToken == o.TaskToken &&
 		r.TimeoutSeconds == o.TimeoutSeconds && r.Requester == o.Requester && slices.Equal(r.Reviewers, o.Reviewers) &&
 		r.kind() == o.kind() && bytes.Equal(r.Ask, o.Ask) && slices.Equal(r.Editable, o.Editable)
+}
+
+// HeldByOrigin reports whether principal is one of r's origin holders
+// (OriginHolders), who may not approve r (four eyes; docs/identity.md,
+// "Four eyes").
+func (r *Review) HeldByOrigin(principal string) bool {
+	return principal != "" && slices.Contains(r.OriginHolders, principal)
 }
 
 // kind is r's Kind, tool.ReviewOfCall for an item written before kinds.

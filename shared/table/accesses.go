@@ -195,7 +195,7 @@ func init() {
 // review-request writes (Create): never a decision nor a binding.
 var reviewAsked = Review.Names(PK, SK, "review_id", "run_id", "step", "of", "tool", "toolset_id", "reviewers",
 	"input", "input_digest", "input_bytes", "timeout_seconds", "requester", "task_token", "status", "created_at",
-	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK, "traceparent", "kind", "ask", "editable")
+	"deadline", ExpiresAt, ReviewsByStatus.PK, ReviewsByStatus.SK, "traceparent", "kind", "ask", "editable", "origin_holders")
 
 // reviewDecided are the attributes review-decision's UpdateItems name:
 // Decide (SET status, review_list_pk, approver, authenticated, decided_at,
@@ -378,9 +378,10 @@ var InboundSourceVerifyAttributes = InboundSource.Names(PK, SK, "scheme", "secre
 // InboundSourceRunAttributes are the only attributes of an inbound source
 // inbound-start reads (store.Store.SourceRun, a GetItem projecting them):
 // what an event's run is, who added the source and when (an event
-// received before then was one of a removed source of the same name).
+// received before then was one of a removed source of the same name), and
+// who held its secrets (secret_holders, which its start request names).
 // Never its secrets.
-var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "added_at", "scheme")
+var InboundSourceRunAttributes = InboundSource.Names(PK, SK, "solution", "end_user", "added_by", "added_at", "scheme", "secret_holders")
 
 // InboundEventReceived are the attributes webhook-receiver's requests on
 // an inbound event name: Receive's conditional PutItem (the item whole,
@@ -474,7 +475,7 @@ var Accesses = []Access{
 		Doc: "a fork's child start: the consistent Query of a run's child pointers of one step and loop index path " +
 			"(begins_with(sk, CHILD#<step>#<path>#)), the parent's and the fork's own, projecting the child and its attempt"},
 	{Sid: "ReadStarts", By: []Principal{ReviewRequest}, On: []*Kind{Start}, Actions: []Action{GetItem},
-		Code: "dynamo.Store Starter, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
+		Code: "dynamo.Store Starter, StarterAndOrigin, RootOrigin, RunStart, ChildStart", Doc: "GetItem of the whole start item"},
 	{Sid: "ReadParkStarters", By: []Principal{ReviewDecision}, On: []*Kind{Start}, Actions: []Action{GetItem},
 		Attributes: Start.Names(PK, SK, "starter", "forked_from"), SpecificAttributes: true, Code: "parkdynamo.Decisions.Starter, ForkedFrom",
 		Doc: "GetItem of a park's run's start item projecting starter: who may decide or cancel it (docs/parking.md, \"Deciding\"), " +

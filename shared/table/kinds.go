@@ -234,7 +234,9 @@ var Review = &Kind{
 		attr("delivery_lease_until", Number, "unix ms"),
 		attr("delivered_at", String, "RFC 3339 UTC ms"),
 		attr("delivery_error", String, "why the delivery failed"),
-		attr("self_approval_refusals", Number, "refused self-approvals"),
+		attr("self_approval_refusals", Number, "refused self-approvals (the requester's and the origin holders')"),
+		attr("origin_holders", List, "an inbound or scheduled run's origin holders (strings: principal ARNs who held a secret of its source, "+
+			"or added its schedule), who may not approve it (docs/identity.md, \"Four eyes\"); absent for any other run"),
 		attr("bound_key", String, "legacy: the call an approval was bound to before binding items"),
 		attr("bound_at", String, "legacy: RFC 3339 UTC ms"),
 		attr("traceparent", String, "W3C traceparent: the review's place in its run's trace"),
@@ -281,7 +283,8 @@ var Start = &Kind{
 		attr("end_user_skipped", String, "why the end user asked for was not recorded (the mapping does not let the starter act for it)"),
 		attr("forked_from", String, "a fork's parent run, its execution ARN: recorded only when the parent's fork item names this execution and the starter may fork it (docs/fork.md)"),
 		attr("rerun_reads", Bool, "a fork's --rerun-reads: its reads run again rather than reuse the parent's results"),
-		attr("origin", Map, "an inbound or scheduled start: what started it (M: kind source or schedule, name, added_by, event) "+
+		attr("origin", Map, "an inbound or scheduled start: what started it (M: kind source or schedule, name, added_by, event, "+
+			"holders L of S: who held a secret of the source or added the schedule) "+
 			"(docs/identity.md, \"Four eyes\")"),
 		ttl,
 	},
@@ -607,6 +610,9 @@ var InboundSource = &Kind{
 		attr("secrets", List, "the verification secrets, current last (L of M: ct, nonce, edk (B) the secret sealed under "+
 			"{purpose: webhook-source, source: <name>}, key_id, created_at, retires_at (absent: current) RFC 3339 UTC)"),
 		attr("added_by", String, "the verified adder's ARN"),
+		attr("secret_holders", List, "the principal ARNs who held one of its secrets (L of S: the adder, then each rotator, "+
+			"the newest 16, newest last; absent on items written before it: the adder alone), whom four eyes refuse as approvers "+
+			"of its runs (docs/identity.md, \"Four eyes\")"),
 		attr("added_at", String, "RFC 3339 UTC"),
 		attr("updated_at", String, "RFC 3339 UTC: the last change of its secrets"),
 		attr("version", Number, "1, then one more at each change of its secrets"),

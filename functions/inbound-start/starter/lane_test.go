@@ -101,7 +101,7 @@ func TestTheLaneRecordsTheStartAsTheInboundSession(t *testing.T) {
 		STS: stsClient, Lambda: &inProcess{h: h, want: fn}}
 
 	arn := "arn:aws:states:" + local.Region + ":" + local.LocalAccountID + ":execution:toolgate-dev_notify:in-00112233445566778899aabbccddeeff"
-	origin := review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: local.LocalPrincipal("ops"), Event: "msg_1"}
+	origin := review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: local.LocalPrincipal("ops"), Event: "msg_1", Holders: []string{local.LocalPrincipal("ops")}}
 	req := review.StartRequest{Action: review.StartAction, ExecutionARN: arn, InputDigest: "sha256:" + strings.Repeat("ab", 32), Origin: &origin}
 	session := inbound.SessionPrefixSource + "billing"
 	if err := l.RecordStart(t.Context(), session, req); err != nil {

@@ -230,7 +230,10 @@ func (h *Handler) sourceJob(ctx context.Context, source, id string) (*job, error
 		b = "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return &job{key: k, solution: src.Solution, input: input, endUser: src.EndUser,
-		origin: review.StartOrigin{Kind: inboundapi.OriginSource, Name: source, AddedBy: src.AddedBy, Event: id},
+		// Whoever held one of the source's secrets could have signed this
+		// event: the start record names them, and four eyes refuse them as
+		// approvers of the run (docs/identity.md, "Four eyes").
+		origin: review.StartOrigin{Kind: inboundapi.OriginSource, Name: source, AddedBy: src.AddedBy, Event: id, Holders: src.SecretHolders},
 		prefix: inbound.PrefixInbound, a: source, b: b, session: inbound.SessionPrefixSource + source}, nil
 }
 
@@ -280,7 +283,8 @@ func (h *Handler) scheduleJob(ctx context.Context, schedule, id string) (*job, e
 		return nil, h.fail(ctx, k, fmt.Sprintf("the schedule %s was %s when its firing arrived", schedule, sch.State))
 	}
 	return &job{key: k, solution: sch.Solution, input: sch.Input, endUser: sch.EndUser,
-		origin: review.StartOrigin{Kind: inboundapi.OriginSchedule, Name: schedule, AddedBy: sch.AddedBy, Event: id},
+		// The schedule's adder chose the run's input: its one holder.
+		origin: review.StartOrigin{Kind: inboundapi.OriginSchedule, Name: schedule, AddedBy: sch.AddedBy, Event: id, Holders: []string{sch.AddedBy}},
 		prefix: inbound.PrefixSchedule, a: schedule, b: id, session: inbound.SessionPrefixSchedule + schedule}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -258,9 +259,9 @@ func TestAnEventStartsOneRunRecordedAsItsSourcesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantOrigin := review.StartOrigin{Kind: inboundapi.OriginSource, Name: "billing", AddedBy: src.AddedBy, Event: "msg_1"}
+	wantOrigin := review.StartOrigin{Kind: inboundapi.OriginSource, Name: "billing", AddedBy: src.AddedBy, Event: "msg_1", Holders: []string{src.AddedBy}}
 	if r.session != inbound.SessionPrefixSource+"billing" || r.req.Action != review.StartAction || r.req.ExecutionARN != arn ||
-		r.req.InputDigest != digest || r.req.EndUser != "customer-7" || r.req.Origin == nil || *r.req.Origin != wantOrigin {
+		r.req.InputDigest != digest || r.req.EndUser != "customer-7" || r.req.Origin == nil || !reflect.DeepEqual(*r.req.Origin, wantOrigin) {
 		t.Errorf("start request as %s: %+v (origin %+v)", r.session, r.req, r.req.Origin)
 	}
 }
@@ -452,7 +453,7 @@ func TestAFiringStartsOneRunAndARedeliveryNone(t *testing.T) {
 	}
 	reqs := f.rec.all()
 	if len(reqs) != 1 || reqs[0].session != inbound.SessionPrefixSchedule+"nightly" ||
-		*reqs[0].req.Origin != (review.StartOrigin{Kind: inboundapi.OriginSchedule, Name: "nightly", AddedBy: sch.AddedBy, Event: "2026-12-03T18:00:00Z"}) {
+		!reflect.DeepEqual(*reqs[0].req.Origin, review.StartOrigin{Kind: inboundapi.OriginSchedule, Name: "nightly", AddedBy: sch.AddedBy, Event: "2026-12-03T18:00:00Z", Holders: []string{sch.AddedBy}}) {
 		t.Fatalf("start requests %+v", reqs)
 	}
 	d, err := f.sf.DescribeExecution(t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(f.cfg.ExecutionARN(f.solution, name))})

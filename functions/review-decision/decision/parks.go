@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,7 +73,10 @@ type parkActor struct {
 	starter        string
 	reviewers      []string
 	reviewersKnown bool
-	why            string
+	// holders are the origin holders of the review a gated park's call
+	// carried (review.Review.OriginHolders): who may not approve it.
+	holders []string
+	why     string
 }
 
 // doPark runs a park action (review.ActionParkList, ActionShow, ActionDecide,
@@ -201,7 +205,7 @@ func (s *Service) actors(ctx context.Context, r *park.Park) parkActor {
 		a.why = "its review " + id + " is of another step or tool"
 		return a
 	}
-	a.reviewers, a.reviewersKnown = rv.Reviewers, true
+	a.reviewers, a.reviewersKnown, a.holders = rv.Reviewers, true, rv.OriginHolders
 	return a
 }
 
@@ -224,6 +228,9 @@ func (s *Service) mayDecide(who review.Caller, r *park.Park, d park.Decision, a 
 	if r.Gated && d != park.Resume {
 		if who.Principal == a.starter {
 			return review.Authorization{Reason: "you started the run, and its step is gated: one of its reviewers must decide (four eyes)"}
+		}
+		if d == park.Approve && slices.Contains(a.holders, who.Principal) {
+			return review.Authorization{Reason: "you held a secret of the source, or added the schedule, that started the run, and its step is gated: another of its reviewers must approve (four eyes)"}
 		}
 		if !a.reviewersKnown {
 			return review.Authorization{Reason: "its step is gated, and its reviewers are not known (" + a.why + "): cancel it instead"}
@@ -377,7 +384,7 @@ func (s *Service) decidePark(ctx context.Context, req Request) (review.Caller, a
 	a := s.actors(ctx, r)
 	if z := s.mayDecide(who, r, d, a); !z.Allowed {
 		code := review.CodeForbidden
-		if r.Gated && who.Principal == a.starter && d != park.Resume {
+		if r.Gated && d != park.Resume && (who.Principal == a.starter || d == park.Approve && slices.Contains(a.holders, who.Principal)) {
 			code = review.CodeSelfApproval
 		}
 		return who, nil, review.Errorf(code, "you may not %s park %s: %s", d, r.ID, z.Reason)

@@ -337,6 +337,17 @@ func (s *Service) decideAs(ctx context.Context, caller review.Caller, r *review.
 		}
 		return nil, review.Errorf(review.CodeSelfApproval, "you requested review %s, so you cannot decide it: another reviewer must (four eyes)", r.ID)
 	}
+	if req.Decision == review.Approve && r.HeldByOrigin(caller.Principal) {
+		// An origin holder could have signed the event (or chose the
+		// schedule's input) that started the run: its approval, with its
+		// answer and edits, is refused as the requester's; it may reject.
+		s.log.WarnContext(ctx, "review self-approval refused", "review_id", r.ID, "run_id", r.RunID, "principal", caller.Principal,
+			"decision", string(req.Decision), "as", "origin holder")
+		if err := s.store.NoteSelfApproval(ctx, r.ID); err != nil {
+			s.log.ErrorContext(ctx, "record self-approval attempt", "review_id", r.ID, "error", err)
+		}
+		return nil, review.Errorf(review.CodeSelfApproval, "you held a secret of the source, or added the schedule, that started the run of review %s, so you cannot approve it: another reviewer must (four eyes)", r.ID)
+	}
 	approval, err := s.checkApproval(ctx, r, req)
 	if err != nil {
 		return nil, err

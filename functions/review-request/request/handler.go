@@ -214,8 +214,11 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 		return nil, review.Errorf(review.CodeForbidden, "run id %q is a direct-lane run id; review Tasks run under their execution's ARN", excerpt.Bytes(r.RunID, 80, "..."))
 	}
 	// The requester is the execution's proven starter, as its Starter
-	// state recorded it: never the payload's word alone.
-	starter, err := h.store.Starter(ctx, r.RunID)
+	// state recorded it: never the payload's word alone. An inbound or
+	// scheduled run's review also names its origin's holders, whom four
+	// eyes refuse as approvers as they refuse the requester
+	// (docs/identity.md, "Four eyes").
+	starter, origin, err := h.store.StarterAndOrigin(ctx, r.RunID)
 	switch {
 	case errors.Is(err, review.ErrNotFound):
 		return nil, review.Errorf(review.CodeForbidden, "execution %s has no verified start: a Solution with gated tools starts with its Starter state (start runs with toolgate run)", excerpt.Bytes(r.RunID, 200, "..."))
@@ -226,6 +229,25 @@ func (h *Handler) request(ctx context.Context, payload json.RawMessage) (json.Ra
 	}
 	if err := h.checkStarter(ctx, r.RunID, starter); err != nil {
 		return nil, err
+	}
+	if _, inbound := h.inbound.session(caller.Identity{ARN: starter, Principal: starter}); inbound && origin == nil {
+		// A child run of an inbound or scheduled run inherits its
+		// starter, the inbound session: its origin is its root run's.
+		if origin, err = h.store.RootOrigin(ctx, r.RunID); err != nil && !errors.Is(err, review.ErrNotFound) {
+			return nil, review.Wrap(review.CodeUnavailable, err, "the review table is unavailable")
+		}
+		if origin == nil {
+			return nil, review.Errorf(review.CodeForbidden, "execution %s was started by the inbound-start role's session %s, but no origin of its run is recorded: nobody could be told apart from who chose its input",
+				excerpt.Bytes(r.RunID, 200, "..."), starter)
+		}
+	}
+	switch {
+	case origin != nil && len(origin.Holders) > 0:
+		r.OriginHolders = origin.Holders
+	case origin != nil:
+		// A start recorded before holders were: its adder held the
+		// first secret, or chose the schedule's input.
+		r.OriginHolders = []string{origin.AddedBy}
 	}
 	return h.create(ctx, r, notifyOf(payload))
 }

@@ -90,9 +90,10 @@ func inboundName(executionARN string) bool {
 // checkOrigin admits req's origin for the verified caller id: an origin
 // only from a session of the inbound-start role whose session name is
 // the origin's (review.StartOrigin.SessionName) and whose principal is
-// that session (the role is a session role), never with forked_from;
-// and a session of that role only with an origin; an execution name of
-// an inbound or scheduled run (inboundName) only with an origin. Any refusal is
+// that session (the role is a session role), never with forked_from,
+// its holders each of the role's account (the deployment's); and a
+// session of that role only with an origin; an execution name of an
+// inbound or scheduled run (inboundName) only with an origin. Any refusal is
 // REVIEW_FORBIDDEN [start-origin], and nothing is recorded.
 func (h *Handler) checkOrigin(ctx context.Context, req *review.StartRequest, id caller.Identity) error {
 	refuse := func(format string, a ...any) error {
@@ -116,6 +117,15 @@ func (h *Handler) checkOrigin(ctx context.Context, req *review.StartRequest, id 
 		return refuse("the session %s may start runs of %s %s only", excerpt.Bytes(session, 80, "..."), req.Origin.Kind, req.Origin.Name)
 	case id.Principal != id.ARN:
 		return refuse("the inbound-start role is not a session role (%s): its sessions would share one starter", caller.EnvSessionRoles)
+	}
+	// The holders are whom four eyes refuse as the run's approvers: each
+	// must be a principal of the deployment's account, which alone may
+	// hold a source's secret or add a schedule (the sources function
+	// verifies its callers against that account).
+	for i, holder := range req.Origin.Holders {
+		if caller.AccountOf(holder) != h.inbound.Account {
+			return refuse("origin holders[%d] is not a principal of the deployment's account", i)
+		}
 	}
 	return nil
 }

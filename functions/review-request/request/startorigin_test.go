@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -141,11 +142,11 @@ func (l *inboundLane) start(t *testing.T, h *request.Handler, creds aws.Credenti
 }
 
 func billing(event string) *review.StartOrigin {
-	return &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: local.LocalPrincipal("alice"), Event: event}
+	return &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: local.LocalPrincipal("alice"), Event: event, Holders: []string{local.LocalPrincipal("alice")}}
 }
 
 func nightly() *review.StartOrigin {
-	return &review.StartOrigin{Kind: review.OriginSchedule, Name: "nightly", AddedBy: local.LocalPrincipal("alice"), Event: "2026-12-03T18:00:00Z"}
+	return &review.StartOrigin{Kind: review.OriginSchedule, Name: "nightly", AddedBy: local.LocalPrincipal("alice"), Event: "2026-12-03T18:00:00Z", Holders: []string{local.LocalPrincipal("alice")}}
 }
 
 func sessionARN(role, name string) string {
@@ -184,7 +185,7 @@ func TestStartLaneRecordsAnInboundStartWithItsOrigin(t *testing.T) {
 				t.Fatalf("answer %+v, %v; want starter %s", answer, err, want)
 			}
 			rec, err := l.store.RunStart(t.Context(), arn)
-			if err != nil || rec.Starter != want || rec.Origin == nil || *rec.Origin != *c.origin {
+			if err != nil || rec.Starter != want || rec.Origin == nil || !reflect.DeepEqual(*rec.Origin, *c.origin) {
 				t.Fatalf("record %+v (origin %+v), %v; want starter %s and origin %+v", rec, rec.Origin, err, want, c.origin)
 			}
 		})
@@ -216,14 +217,18 @@ func TestStartLaneAdmitsAnOriginOnlyFromItsSession(t *testing.T) {
 	}{
 		{name: "a person giving an origin", creds: l.user(t, "alice"), req: review.StartRequest{Origin: billing("evt_1")}},
 		{name: "the role's session without an origin", creds: src},
-		{name: "the session of another source", creds: src, req: review.StartRequest{Origin: &review.StartOrigin{Kind: "source", Name: "payroll", AddedBy: local.LocalPrincipal("alice"), Event: "evt_1"}}},
-		{name: "a source's session giving a schedule of the same name", creds: src, req: review.StartRequest{Origin: &review.StartOrigin{Kind: "schedule", Name: "billing", AddedBy: local.LocalPrincipal("alice"), Event: "2026-12-03T18:00:00Z"}}},
-		{name: "a schedule's session giving a source of the same name", creds: l.session(t, inboundRoleName, "sched-nightly"), req: review.StartRequest{Origin: &review.StartOrigin{Kind: "source", Name: "nightly", AddedBy: local.LocalPrincipal("alice"), Event: "evt_1"}}},
+		{name: "the session of another source", creds: src, req: review.StartRequest{Origin: &review.StartOrigin{Kind: "source", Name: "payroll", AddedBy: local.LocalPrincipal("alice"), Event: "evt_1", Holders: []string{local.LocalPrincipal("alice")}}}},
+		{name: "a source's session giving a schedule of the same name", creds: src, req: review.StartRequest{Origin: &review.StartOrigin{Kind: "schedule", Name: "billing", AddedBy: local.LocalPrincipal("alice"), Event: "2026-12-03T18:00:00Z", Holders: []string{local.LocalPrincipal("alice")}}}},
+		{name: "a schedule's session giving a source of the same name", creds: l.session(t, inboundRoleName, "sched-nightly"), req: review.StartRequest{Origin: &review.StartOrigin{Kind: "source", Name: "nightly", AddedBy: local.LocalPrincipal("alice"), Event: "evt_1", Holders: []string{local.LocalPrincipal("alice")}}}},
 		{name: "another role's session of the right name", creds: l.session(t, otherRoleName, "src-billing"), req: review.StartRequest{Origin: billing("evt_1")}},
 		{name: "an origin with forked_from", creds: src, req: review.StartRequest{Origin: billing("evt_1"), ForkedFrom: devStateMachine + "parent"}},
 		{name: "a function without an inbound role", h: l.handler(request.InboundRole{}, l.callers), creds: src, req: review.StartRequest{Origin: billing("evt_1")}},
 		{name: "a verifier that does not count the role's session names", h: l.handler(role, noSessionRoles), creds: src, req: review.StartRequest{Origin: billing("evt_1")}},
 		{name: "a proof made for another event", creds: src, req: evt2, bind: &signedForEvt1, code: review.CodeUnauthenticated, reason: string(caller.Refused)},
+		{name: "a holder of another account", creds: src, req: review.StartRequest{Origin: &review.StartOrigin{Kind: "source", Name: "billing", AddedBy: local.LocalPrincipal("alice"),
+			Event: "evt_1", Holders: []string{local.LocalPrincipal("alice"), "arn:aws:iam::999999999999:user/mallory"}}}},
+		{name: "a proof made for other holders", creds: src, req: review.StartRequest{Origin: &review.StartOrigin{Kind: "source", Name: "billing", AddedBy: local.LocalPrincipal("alice"),
+			Event: "evt_1", Holders: []string{local.LocalPrincipal("bob")}}}, bind: &signedForEvt1, code: review.CodeUnauthenticated, reason: string(caller.Refused)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, code, reason := c.h, c.code, c.reason

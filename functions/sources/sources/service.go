@@ -29,6 +29,7 @@ type Store interface {
 	Source(ctx context.Context, name string) (store.Source, error)
 	Sources(ctx context.Context) ([]store.Source, error)
 	UpdateSecrets(ctx context.Context, name string, secrets []store.Secret, version int, now time.Time) error
+	UpdateSecretsHeldBy(ctx context.Context, name string, secrets []store.Secret, holders []string, version int, now time.Time) error
 	DeleteSource(ctx context.Context, name string) error
 	PutSchedule(ctx context.Context, s store.Schedule) error
 	Schedule(ctx context.Context, name string) (store.Schedule, error)

@@ -178,7 +178,10 @@ func (s *Service) source(ctx context.Context, name string) (store.Source, error)
 // rotation less than rotateInterval after the current secret was made
 // is SOURCES_REFUSED (it could be its proof replayed), and so is one that
 // would keep more than MaxSecrets. The write is conditional on the
-// source's version: one changed meanwhile is SOURCES_CONFLICT.
+// source's version: one changed meanwhile is SOURCES_CONFLICT. The
+// rotator joins the source's secret_holders in the same write
+// (store.HeldBy): four eyes refuse it as an approver of the source's
+// runs (docs/identity.md, "Four eyes").
 func (s *Service) RotateSecret(ctx context.Context, name string, r inboundapi.RotateSecretRequest, proof string) (*inboundapi.RotateSecretResult, error) {
 	if err := checkName("name", name); err != nil {
 		return nil, err
@@ -230,7 +233,9 @@ func (s *Service) RotateSecret(ctx context.Context, name string, r inboundapi.Ro
 		return nil, unavailable("the secret could not be sealed", err)
 	}
 	next = append(next, store.Secret{Sealed: sealed, CreatedAt: now})
-	if err := s.Store.UpdateSecrets(ctx, name, next, src.Version, now); err != nil {
+	// The rotator is answered the new secret, or gave it: it holds one
+	// now, and four eyes refuse it as an approver of the source's runs.
+	if err := s.Store.UpdateSecretsHeldBy(ctx, name, next, store.HeldBy(src.SecretHolders, who), src.Version, now); err != nil {
 		return nil, updateFailed(name, err)
 	}
 	s.log().InfoContext(ctx, "inbound source secret rotated", "source", name, "secret_drawn", drawn, "by", who)

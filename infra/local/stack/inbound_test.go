@@ -457,7 +457,7 @@ func TestInboundEventsAndFiringsStartOneRunEach(t *testing.T) {
 		}
 		creds := e.session(t, inbound.SessionPrefixSource+src.Name)
 		req := review.StartRequest{Action: review.StartAction, ExecutionARN: arn, InputDigest: digest,
-			Origin: &review.StartOrigin{Kind: inboundapi.OriginSource, Name: src.Name, AddedBy: src.AddedBy, Event: "msg_halfway"}}
+			Origin: &review.StartOrigin{Kind: inboundapi.OriginSource, Name: src.Name, AddedBy: src.AddedBy, Event: "msg_halfway", Holders: []string{src.AddedBy}}}
 		if req.Proof, err = caller.Sign(t.Context(), credentials.StaticCredentialsProvider{Value: creds}, e.st.STS.Endpoint(), local.Region, review.StartBindingOf(&req), time.Now()); err != nil {
 			t.Fatal(err)
 		}

@@ -164,7 +164,9 @@ const (
 	epochDigits  = 10 // expires_at, in epoch seconds
 	// reviewFixedBytes covers a review item's attributes other than its
 	// run id and input: keys, names, ids, times, reviewers, the task token
-	// and the decision.
+	// and the decision; and, for a review of an inbound or scheduled run,
+	// its origin_holders, typically one or two principal ARNs (at most 16:
+	// a source rotated by many principals counts more than this).
 	reviewFixedBytes = 1024
 )
 

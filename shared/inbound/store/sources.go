@@ -30,6 +30,13 @@ type Source struct {
 	EndUser string
 	// AddedBy is the verified adder's ARN.
 	AddedBy string
+	// SecretHolders are the principal ARNs who held one of its secrets,
+	// newest last: the adder (answered the secret drawn, or who gave it),
+	// then each rotator (HeldBy), the newest MaxSecretHolders. Four eyes
+	// refuse each as an approver of the source's runs (docs/identity.md,
+	// "Four eyes"). PutSource takes none as [AddedBy]; an item written
+	// before secret_holders existed reads as [AddedBy].
+	SecretHolders []string
 	// MaxBodyBytes bounds a delivery's body: 1 to inboundapi.MaxBodyBytes;
 	// PutSource takes 0 as inboundapi.DefaultMaxBodyBytes.
 	MaxBodyBytes int
@@ -76,6 +83,7 @@ type sourceItem struct {
 	EndUser      string       `dynamodbav:"end_user,omitempty"`
 	Secrets      []secretItem `dynamodbav:"secrets,omitempty"`
 	AddedBy      string       `dynamodbav:"added_by,omitempty"`
+	Holders      []string     `dynamodbav:"secret_holders,omitempty"`
 	AddedAt      string       `dynamodbav:"added_at,omitempty"`
 	UpdatedAt    string       `dynamodbav:"updated_at,omitempty"`
 	Version      int          `dynamodbav:"version,omitempty"`
@@ -109,7 +117,11 @@ func (it sourceItem) source() (Source, error) {
 		return Source{}, fmt.Errorf("item %s/%s is not an inbound source", it.PK, it.SK)
 	}
 	src := Source{Name: name, Scheme: it.Scheme, Solution: it.Solution, EndUser: it.EndUser, AddedBy: it.AddedBy,
-		MaxBodyBytes: it.MaxBodyBytes, AddedAt: parseStamp(it.AddedAt), UpdatedAt: parseStamp(it.UpdatedAt), Version: it.Version}
+		MaxBodyBytes: it.MaxBodyBytes, AddedAt: parseStamp(it.AddedAt), UpdatedAt: parseStamp(it.UpdatedAt), Version: it.Version,
+		SecretHolders: it.Holders}
+	if len(src.SecretHolders) == 0 && it.AddedBy != "" {
+		src.SecretHolders = []string{it.AddedBy}
+	}
 	for _, sec := range it.Secrets {
 		src.Secrets = append(src.Secrets, Secret{
 			Sealed:    vault.Sealed{Ciphertext: sec.CT, Nonce: sec.Nonce, EncryptedKey: sec.EDK, KeyID: sec.KeyID},
@@ -117,6 +129,30 @@ func (it sourceItem) source() (Source, error) {
 		})
 	}
 	return src, nil
+}
+
+// MaxSecretHolders bounds a source's secret_holders: the newest 16, as
+// many as a start request's origin may name (review.MaxOriginHolders). A holder
+// pushed out by 16 later rotators is no longer refused as an approver of
+// the source's runs; by then the secret it held has long been rotated
+// out.
+const MaxSecretHolders = 16
+
+// HeldBy is holders with who added as the newest holder: who moved last
+// when it is listed already, the oldest dropped beyond MaxSecretHolders.
+// holders is not changed.
+func HeldBy(holders []string, who string) []string {
+	out := make([]string, 0, len(holders)+1)
+	for _, h := range holders {
+		if h != who {
+			out = append(out, h)
+		}
+	}
+	out = append(out, who)
+	if len(out) > MaxSecretHolders {
+		out = out[len(out)-MaxSecretHolders:]
+	}
+	return out
 }
 
 func sourceKey(name string) map[string]types.AttributeValue {
@@ -188,13 +224,19 @@ func (st *Store) PutSource(ctx context.Context, src Source) error {
 	if src.Version == 0 {
 		src.Version = 1
 	}
+	if len(src.SecretHolders) == 0 {
+		src.SecretHolders = []string{src.AddedBy}
+	}
+	if len(src.SecretHolders) > MaxSecretHolders {
+		return fmt.Errorf("put source %s: secret_holders must list at most %d principals: %w", src.Name, MaxSecretHolders, ErrInvalid)
+	}
 	secrets := append([]Secret(nil), src.Secrets...)
 	for i := range secrets {
 		if secrets[i].CreatedAt.IsZero() {
 			secrets[i].CreatedAt = src.AddedAt
 		}
 	}
-	item, err := attributevalue.MarshalMap(sourceItem{
+	item, err := attributevalue.MarshalMap(sourceItem{Holders: src.SecretHolders,
 		PK: table.InboundSourcesPK(), SK: table.InboundSourceSK(src.Name), Scheme: src.Scheme, Solution: src.Solution,
 		MaxBodyBytes: src.MaxBodyBytes, EndUser: src.EndUser, Secrets: secretItems(secrets), AddedBy: src.AddedBy,
 		AddedAt: stamp(src.AddedAt), UpdatedAt: stamp(src.UpdatedAt), Version: src.Version,
@@ -338,7 +380,21 @@ func (st *Store) queryPartition(ctx context.Context, pk string, each func(map[st
 // its version, conditional on version being the one read (ErrConflict
 // when another change came between; ErrNotFound when the source is gone).
 // secrets must keep the rule PutSource keeps: exactly one current, last.
+// The source's secret_holders stay as they are (a retirement hands
+// nobody a secret); a rotation is UpdateSecretsHeldBy.
 func (st *Store) UpdateSecrets(ctx context.Context, name string, secrets []Secret, version int, now time.Time) error {
+	return st.UpdateSecretsHeldBy(ctx, name, secrets, nil, version, now)
+}
+
+// UpdateSecretsHeldBy is UpdateSecrets that also sets the source's
+// secret_holders to holders (HeldBy of those read and the rotator; 1 to
+// MaxSecretHolders), in the same version-conditional UpdateItem, so that
+// a new secret is never stored without its holder; nil holders leaves
+// them as they are.
+func (st *Store) UpdateSecretsHeldBy(ctx context.Context, name string, secrets []Secret, holders []string, version int, now time.Time) error {
+	if len(holders) > MaxSecretHolders {
+		return fmt.Errorf("update secrets of source %s: secret_holders must list at most %d principals: %w", name, MaxSecretHolders, ErrInvalid)
+	}
 	if err := checkName("source", name); err != nil {
 		return fmt.Errorf("update source secrets: %w", err)
 	}
@@ -355,7 +411,7 @@ func (st *Store) UpdateSecrets(ctx context.Context, name string, secrets []Secre
 	if err != nil {
 		return fmt.Errorf("update secrets of source %s: %w", name, err)
 	}
-	_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName: aws.String(st.table), Key: sourceKey(name),
 		UpdateExpression:         aws.String("SET #secrets = :secrets, #updated = :now ADD #version :one"),
 		ConditionExpression:      aws.String("#version = :version"),
@@ -363,7 +419,17 @@ func (st *Store) UpdateSecrets(ctx context.Context, name string, secrets []Secre
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":secrets": list, ":now": s(stamp(now)), ":one": n(1), ":version": n(int64(version)),
 		},
-	})
+	}
+	if len(holders) > 0 {
+		hl, err := attributevalue.Marshal(holders)
+		if err != nil {
+			return fmt.Errorf("update secrets of source %s: %w", name, err)
+		}
+		in.UpdateExpression = aws.String("SET #secrets = :secrets, #updated = :now, #holders = :holders ADD #version :one")
+		in.ExpressionAttributeNames["#holders"] = "secret_holders"
+		in.ExpressionAttributeValues[":holders"] = hl
+	}
+	_, err = st.db.UpdateItem(ctx, in)
 	if isConditionFailed(err) {
 		if _, gerr := st.getSource(ctx, name, table.InboundSource.Names(table.PK, table.SK, "version")); gerr != nil {
 			return fmt.Errorf("update source secrets: %w", gerr)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -200,6 +201,61 @@ func TestUpdateSecretsIsConditionalOnTheVersion(t *testing.T) {
 	}
 	if err := st.UpdateSecrets(ctx, "billing", []Secret{rotated}, 2, t1); !errors.Is(err, ErrInvalid) {
 		t.Errorf("UpdateSecrets leaving no current secret = %v, want ErrInvalid", err)
+	}
+}
+
+// A source's secret holders: its adder at PutSource; a rotation
+// (UpdateSecretsHeldBy) adds the rotator in the same conditional write; a
+// retirement (UpdateSecrets) keeps them; an item without the attribute
+// reads as its adder alone; HeldBy moves a holder already listed last and
+// keeps the newest MaxSecretHolders.
+func TestSecretHoldersAreTheAdderThenEachRotator(t *testing.T) {
+	st := newStore(t)
+	ctx := t.Context()
+	if err := st.PutSource(ctx, source("billing", 1)); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := st.Source(ctx, "billing")
+	if err != nil || !slices.Equal(cur.SecretHolders, []string{adder}) {
+		t.Fatalf("after PutSource: holders %v, %v; want the adder", cur.SecretHolders, err)
+	}
+	rotator := "arn:aws:iam::123456789012:user/rotator"
+	rotated := cur.Secrets[0]
+	rotated.RetiresAt = t0.Add(25 * time.Hour)
+	t1 := t0.Add(time.Hour)
+	if err := st.UpdateSecretsHeldBy(ctx, "billing", []Secret{rotated, sealedFor(2)}, HeldBy(cur.SecretHolders, rotator), cur.Version, t1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.SourceRun(ctx, "billing")
+	if err != nil || !slices.Equal(got.SecretHolders, []string{adder, rotator}) {
+		t.Fatalf("after the rotation: holders %v, %v", got.SecretHolders, err)
+	}
+	if err := st.UpdateSecrets(ctx, "billing", []Secret{sealedFor(2)}, 2, t1); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Source(ctx, "billing"); !slices.Equal(got.SecretHolders, []string{adder, rotator}) || got.Version != 3 {
+		t.Errorf("after the retirement: %v version %d", got.SecretHolders, got.Version)
+	}
+	// A stale rotation adds nobody.
+	if err := st.UpdateSecretsHeldBy(ctx, "billing", []Secret{sealedFor(4)}, []string{adder, rotator, "arn:aws:iam::123456789012:user/late"}, 2, t1); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale UpdateSecretsHeldBy = %v, want ErrConflict", err)
+	}
+	if got, _ := st.Source(ctx, "billing"); len(got.SecretHolders) != 2 {
+		t.Errorf("a stale rotation changed the holders: %v", got.SecretHolders)
+	}
+
+	if h := HeldBy([]string{"a", "b", "c"}, "a"); !slices.Equal(h, []string{"b", "c", "a"}) {
+		t.Errorf("HeldBy of a listed holder = %v", h)
+	}
+	var many []string
+	for i := range MaxSecretHolders {
+		many = append(many, fmt.Sprintf("arn:aws:iam::123456789012:user/u%d", i))
+	}
+	if h := HeldBy(many, "new"); len(h) != MaxSecretHolders || h[0] != many[1] || h[len(h)-1] != "new" {
+		t.Errorf("HeldBy past the bound = %v", h)
+	}
+	if err := st.UpdateSecretsHeldBy(ctx, "billing", []Secret{sealedFor(5)}, append(many, "one-more"), 3, t1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("UpdateSecretsHeldBy over the bound = %v, want ErrInvalid", err)
 	}
 }
 

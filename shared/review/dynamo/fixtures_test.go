@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"testing"
 	"time"
@@ -92,7 +93,8 @@ const (
 // records, and inboundOrigin its origin.
 const inboundStarter = "arn:aws:sts::000000000000:assumed-role/toolgate-dev-inbound-start/src-billing"
 
-var inboundOrigin = review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: alice, Event: "evt_1"}
+var inboundOrigin = review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: alice, Event: "evt_1",
+	Holders: []string{alice, "arn:aws:iam::000000000000:user/carol"}}
 
 func inboundEntry() review.RunStartEntry {
 	o := inboundOrigin
@@ -429,7 +431,7 @@ func TestFixturesReadBack(t *testing.T) {
 	})
 	t.Run("start-inbound-renewed", func(t *testing.T) {
 		rec, err := s.RunStart(ctx, runARN(nInbound))
-		if err != nil || rec.Starter != inboundStarter || rec.InputDigest != childDigest || rec.Origin == nil || *rec.Origin != inboundOrigin ||
+		if err != nil || rec.Starter != inboundStarter || rec.InputDigest != childDigest || rec.Origin == nil || !reflect.DeepEqual(*rec.Origin, inboundOrigin) ||
 			!rec.Deadline.Equal(at.Add(2*time.Minute+review.StartDeadline).Truncate(time.Second)) {
 			t.Fatalf("RunStart = %+v (origin %+v), %v; want the renewed inbound start", rec, rec.Origin, err)
 		}

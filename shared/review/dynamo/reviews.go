@@ -88,6 +88,10 @@ type askedItem struct {
 	// members the reviewer may replace; both absent when none.
 	Ask      string   `dynamodbav:"ask,omitempty"`
 	Editable []string `dynamodbav:"editable,omitempty"`
+	// OriginHolders are an inbound or scheduled run's origin holders
+	// (review.Review.OriginHolders); absent for any other run and in
+	// items written before they existed.
+	OriginHolders []string `dynamodbav:"origin_holders,omitempty"`
 }
 
 // reviewItem is a review's item as the reads map it (Get, GetApproval,
@@ -134,6 +138,7 @@ func asked(r *review.Review, now time.Time) askedItem {
 		TaskToken: r.TaskToken, Status: review.Pending, CreatedAt: review.FormatTime(now), Deadline: &deadline,
 		ExpiresAt: deadline, ListPK: listPK(review.Pending), ListSK: review.FormatTime(now) + "#" + r.ID,
 		Traceparent: r.Traceparent, Kind: writtenKind(r.Kind), Ask: string(r.Ask), Editable: r.Editable,
+		OriginHolders: nonEmpty(r.OriginHolders),
 	}
 }
 
@@ -175,6 +180,7 @@ func (i *reviewItem) toReview() *review.Review {
 		Delivery: i.Delivery, DeliveryError: i.DeliveryError, DeliveryLeaseUntil: time.UnixMilli(i.DeliveryLeaseUntil),
 		BoundKey: i.BoundKey, BoundAt: parseTime(i.BoundAt), DecisionToken: i.DecisionToken, Traceparent: i.Traceparent,
 		Kind: tool.ReviewKind(i.Kind), Editable: i.Editable, ApprovedDigest: i.ApprovedDigest,
+		OriginHolders: i.OriginHolders,
 	}
 	switch {
 	case r.Kind != "":

@@ -96,25 +96,36 @@ type runStartItem struct {
 }
 
 // originItem is a start record's origin (M; review.StartOrigin).
+// Holders is absent on a record written before holders existed.
 type originItem struct {
-	Kind    string `dynamodbav:"kind"`
-	Name    string `dynamodbav:"name"`
-	AddedBy string `dynamodbav:"added_by"`
-	Event   string `dynamodbav:"event"`
+	Kind    string   `dynamodbav:"kind"`
+	Name    string   `dynamodbav:"name"`
+	AddedBy string   `dynamodbav:"added_by"`
+	Event   string   `dynamodbav:"event"`
+	Holders []string `dynamodbav:"holders,omitempty"`
 }
 
 func originOf(o *review.StartOrigin) *originItem {
 	if o == nil {
 		return nil
 	}
-	return &originItem{Kind: o.Kind, Name: o.Name, AddedBy: o.AddedBy, Event: o.Event}
+	return &originItem{Kind: o.Kind, Name: o.Name, AddedBy: o.AddedBy, Event: o.Event, Holders: nonEmpty(o.Holders)}
+}
+
+// nonEmpty is l, or nil when l has no member, so that a record read back
+// compares equal to the entry it was written from.
+func nonEmpty(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return append([]string(nil), l...)
 }
 
 func (o *originItem) origin() *review.StartOrigin {
 	if o == nil {
 		return nil
 	}
-	return &review.StartOrigin{Kind: o.Kind, Name: o.Name, AddedBy: o.AddedBy, Event: o.Event}
+	return &review.StartOrigin{Kind: o.Kind, Name: o.Name, AddedBy: o.AddedBy, Event: o.Event, Holders: nonEmpty(o.Holders)}
 }
 
 // startAttr is the expression name of a start item's attribute n (table.Start).
@@ -427,6 +438,53 @@ func (s *Store) Start(ctx context.Context, executionARN string) (review.StartRec
 	}
 	return review.StartRecord{Starter: c.Starter, EndUserScope: c.EndUserScope, EndUser: c.EndUser,
 		Fork: review.ForkOrigin{From: c.ForkedFrom, RerunReads: c.RerunReads}}, nil
+}
+
+// StarterAndOrigin returns the starter executionARN's start item records
+// and, for an inbound or scheduled run's start record, its origin (nil
+// for any other) (one consistent GetItem, as Starter): review-request's
+// read when a review Task arrives, so that the review names the origin's
+// holders beside its requester (docs/identity.md, "Four eyes").
+// review.ErrNotFound when there is none.
+func (s *Store) StarterAndOrigin(ctx context.Context, executionARN string) (string, *review.StartOrigin, error) {
+	c, err := s.getStart(ctx, executionARN)
+	if err != nil {
+		return "", nil, err
+	}
+	if c.ParentRunID != "" || c.Deadline == 0 {
+		return c.Starter, nil, nil
+	}
+	return c.Starter, c.Origin.origin(), nil
+}
+
+// MaxOriginHops bounds RootOrigin's walk up a child run's parents.
+const MaxOriginHops = 16
+
+// RootOrigin returns the origin of the run whose start executionARN's
+// start item descends from: the item's own origin for a run start
+// record, and for a child's record (a workflow step's child, which
+// inherits its parent's starter) its parent's, and so on, at most
+// MaxOriginHops GetItems (consistent reads). nil when the first run
+// start record found has none, or when the walk meets a record that is
+// neither (one a Starter wrote from a start proof) or exceeds the bound
+// (the caller refuses then what needs one). review.ErrNotFound when a
+// start item of the chain is missing.
+func (s *Store) RootOrigin(ctx context.Context, executionARN string) (*review.StartOrigin, error) {
+	arn := executionARN
+	for range MaxOriginHops {
+		c, err := s.getStart(ctx, arn)
+		if err != nil {
+			return nil, err
+		}
+		if c.ParentRunID == "" {
+			if c.Deadline == 0 {
+				return nil, nil
+			}
+			return c.Origin.origin(), nil
+		}
+		arn = c.ParentRunID
+	}
+	return nil, nil
 }
 
 // Starter returns the recorded starter of executionARN (consistent read),

@@ -3,6 +3,7 @@ package dynamo_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ const (
 )
 
 func billingOrigin() *review.StartOrigin {
-	return &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: alice, Event: "evt_1"}
+	return &review.StartOrigin{Kind: review.OriginSource, Name: "billing", AddedBy: alice, Event: "evt_1", Holders: []string{alice}}
 }
 
 // The start lane's record: a new name is recorded with its origin; the
@@ -38,18 +39,17 @@ func TestRecordOrRefreshRunStartRenewsOnlyTheSameStart(t *testing.T) {
 		t.Fatalf("first record: refreshed %v, %v; want a new record", refreshed, err)
 	}
 	rec, err := l.store.RunStart(ctx, arn)
-	if err != nil || rec.Starter != inboundSession || rec.Origin == nil || *rec.Origin != *billingOrigin() || !rec.Deadline.Equal(t0.Add(review.StartDeadline)) {
+	if err != nil || rec.Starter != inboundSession || rec.Origin == nil || !reflect.DeepEqual(*rec.Origin, *billingOrigin()) || !rec.Deadline.Equal(t0.Add(review.StartDeadline)) {
 		t.Fatalf("RunStart = %+v (origin %+v), %v", rec, rec.Origin, err)
 	}
 	var raw struct {
-		Origin    map[string]string `dynamodbav:"origin"`
-		ExpiresAt int64             `dynamodbav:"expires_at"`
+		Origin    map[string]any `dynamodbav:"origin"`
+		ExpiresAt int64          `dynamodbav:"expires_at"`
 	}
 	if err := attributevalue.UnmarshalMap(l.raw(t, "START#"+arn, "START"), &raw); err != nil {
 		t.Fatal(err)
 	}
-	if want := map[string]string{"kind": "source", "name": "billing", "added_by": alice, "event": "evt_1"}; len(raw.Origin) != 4 ||
-		raw.Origin["kind"] != want["kind"] || raw.Origin["name"] != want["name"] || raw.Origin["added_by"] != want["added_by"] || raw.Origin["event"] != want["event"] {
+	if want := map[string]any{"kind": "source", "name": "billing", "added_by": alice, "event": "evt_1", "holders": []any{alice}}; !reflect.DeepEqual(raw.Origin, want) {
 		t.Fatalf("origin attribute %v, want %v", raw.Origin, want)
 	}
 
@@ -62,7 +62,7 @@ func TestRecordOrRefreshRunStartRenewsOnlyTheSameStart(t *testing.T) {
 		t.Fatalf("deadline after the refresh = %s (%v), want %s", renewed.Deadline, err, t0.Add(2*time.Minute+review.StartDeadline))
 	}
 	renewed.Deadline = rec.Deadline
-	if renewed.Starter != rec.Starter || renewed.InputDigest != rec.InputDigest || *renewed.Origin != *rec.Origin || renewed.EndUserScope != rec.EndUserScope {
+	if renewed.Starter != rec.Starter || renewed.InputDigest != rec.InputDigest || !reflect.DeepEqual(*renewed.Origin, *rec.Origin) || renewed.EndUserScope != rec.EndUserScope {
 		t.Fatalf("the refresh changed more than the deadline: %+v, was %+v", renewed, rec)
 	}
 
@@ -119,5 +119,42 @@ func TestRecordOrRefreshRunStartRenewsNoOtherKindOfRecord(t *testing.T) {
 	}
 	if _, err := l.store.RunStart(ctx, proven); !errors.Is(err, review.ErrNotFound) {
 		t.Fatalf("the Starter's record became a run start: %v", err)
+	}
+}
+
+// A child run of an inbound run inherits its starter, the inbound
+// session, and its origin is its root run's: RootOrigin walks up the
+// parents' start records to the run start record and returns its origin
+// with the holders; a run started by a person has none. On dynalite.
+func TestRootOriginIsTheRootRunsOrigin(t *testing.T) {
+	l := newLedgerTable(t)
+	ctx := context.Background()
+	root, child, grandchild := runARN(601), runARN(602), runARN(603)
+	if _, err := l.store.RecordOrRefreshRunStart(ctx, root, review.RunStartEntry{Starter: inboundSession, InputDigest: startDigestA, Origin: billingOrigin()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{child, root}, {grandchild, child}} {
+		if err := l.store.RecordChildStart(ctx, c[0], review.ChildRecord{Starter: inboundSession, ParentRunID: c[1], InputDigest: startDigestB}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, arn := range []string{root, child, grandchild} {
+		if o, err := l.store.RootOrigin(ctx, arn); err != nil || o == nil || !reflect.DeepEqual(*o, *billingOrigin()) {
+			t.Errorf("RootOrigin(%s) = %+v, %v; want the root's origin", arn, o, err)
+		}
+	}
+	// The child's own record holds no origin: StarterAndOrigin says so.
+	if starter, o, err := l.store.StarterAndOrigin(ctx, child); err != nil || starter != inboundSession || o != nil {
+		t.Errorf("StarterAndOrigin(child) = %s, %+v, %v", starter, o, err)
+	}
+	person := runARN(604)
+	if err := l.store.RecordRunStart(ctx, person, alice, startDigestA, review.EndUserRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := l.store.RootOrigin(ctx, person); err != nil || o != nil {
+		t.Errorf("RootOrigin of a person's run = %+v, %v; want none", o, err)
+	}
+	if _, err := l.store.RootOrigin(ctx, runARN(605)); !errors.Is(err, review.ErrNotFound) {
+		t.Errorf("RootOrigin of an unrecorded run: %v, want ErrNotFound", err)
 	}
 }
