@@ -15,6 +15,7 @@
 // schedule's firing starts: a keyed digest of its source and event id, so
 // a duplicate that slips past deduplication cannot start a second run.
 //
-// The package links no AWS SDK and reads no clock: the receiver function,
-// which bounds the body before calling Verify, is planned.
+// The package links no AWS SDK and reads no clock: the receiver function
+// (functions/webhook-receiver) bounds the body and gives the clock before
+// it calls Verify.
 package inbound
