@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,35 +24,13 @@ import (
 const EnvSourcesURL = "TOOLGATE_SOURCES_URL"
 
 // sourcesFunction is how toolgate webhooks source and toolgate schedule
-// reach the stage's sources function: its Function URL (--function-url,
-// default $TOOLGATE_SOURCES_URL; SigV4 with the standard AWS
-// configuration, the caller proof signed with the same credentials) or,
-// on the local stack, the function under the Lambda RIE
-// (--function-endpoint, the proof signed with --as NAME's local keys).
-type sourcesFunction struct {
-	url, endpoint, as string
-	app               *app
-}
+// reach the stage's sources function (adminFunction, default
+// $TOOLGATE_SOURCES_URL).
+type sourcesFunction struct{ adminFunction }
 
-// addFlags adds --function-url, --function-endpoint and --as to fs.
+// addFlags adds the function's flags to fs (adminFunction.addFlags).
 func (f *sourcesFunction) addFlags(a *app, fs *pflag.FlagSet) {
-	f.app = a
-	fs.StringVar(&f.url, "function-url", a.getenv(EnvSourcesURL), "the sources function's Function `URL` (default $"+EnvSourcesURL+")")
-	fs.StringVar(&f.endpoint, "function-endpoint", "", "the sources function under the Lambda RIE (the local stack): its `URL`")
-	fs.StringVar(&f.as, "as", "", "with --function-endpoint: sign the caller proof with `NAME`'s local keys")
-}
-
-// check refuses a command line that names no sources function, or names
-// it wrongly (publishFunction.check's rules for --function-endpoint and
-// --as).
-func (f *sourcesFunction) check(cmd *cobra.Command) int {
-	if f.url == "" && f.endpoint == "" {
-		return misuse(cmd, "name the sources function: --function-url URL, or set $%s (--function-endpoint URL --as NAME on the local stack)", EnvSourcesURL)
-	}
-	if err := (&publishFunction{endpoint: f.endpoint, as: f.as}).check(); err != nil {
-		return misuse(cmd, "%v", err)
-	}
-	return ExitOK
+	f.adminFunction.addFlags(a, fs, "sources", EnvSourcesURL)
 }
 
 // sourcesRequest is one request to the sources function: its binding, its
@@ -66,43 +42,10 @@ type sourcesRequest struct {
 	body         any // nil: none
 }
 
-// call signs a proof for r's binding and sends r, decoding the answer into
-// out. It says what failed on stderr (never a request's secret or input)
-// and returns ExitErrors, or ExitMisuse for a proof it cannot sign.
+// call signs a proof for r's binding and sends r (adminFunction.call).
 func (f *sourcesFunction) call(cmd *cobra.Command, r sourcesRequest, out any) int {
-	stderr, name := cmd.ErrOrStderr(), cmd.CommandPath()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p, err := f.app.newProver(ctx, f.as)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return ExitMisuse
-	}
-	proof, err := p.sign(ctx, r.binding)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return ExitErrors
-	}
-	var answer []byte
-	var code, msg string
-	if f.endpoint != "" {
-		r.direct.Proof = proof
-		payload, _ := json.Marshal(r.direct) // strings and raw JSON already checked: it cannot fail
-		answer, code, msg, err = f.app.invokeLambda(ctx, f.endpoint, rieFunctionName, payload)
-	} else {
-		var body []byte
-		if r.body != nil {
-			body, _ = json.Marshal(r.body)
-		}
-		answer, code, msg, err = f.app.callFunctionURL(ctx, f.url, r.method, r.path, nil, body, map[string]string{inboundapi.ProofHeader: proof})
-	}
-	if code != "" {
-		var eb inboundapi.ErrorBody
-		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
-			msg = eb.Error.Message
-		}
-	}
-	return decodeAnswer(stderr, name, "the sources function", answer, code, msg, err, out)
+	direct := func(proof string) any { r.direct.Proof = proof; return r.direct }
+	return f.adminFunction.call(cmd, adminRequest{binding: r.binding, direct: direct, method: r.method, path: r.path, body: r.body}, out)
 }
 
 // newWebhooksSourceCmd is `toolgate webhooks source`.

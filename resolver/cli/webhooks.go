@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,36 +21,12 @@ import (
 const EnvWebhooksURL = "TOOLGATE_WEBHOOKS_URL"
 
 // webhooksFunction is how toolgate webhooks reaches the stage's webhooks
-// function: its Function URL (--function-url, default
-// $TOOLGATE_WEBHOOKS_URL; SigV4 with the standard AWS configuration, the
-// caller proof signed with the same credentials) or, on the local stack,
-// the function under the Lambda RIE (--function-endpoint, the proof
-// signed with --as NAME's local keys). Its flag is --function-url, not
-// --url as the publish function's: subscribe's --url is the endpoint.
-type webhooksFunction struct {
-	url, endpoint, as string
-	app               *app
-}
+// function (adminFunction, default $TOOLGATE_WEBHOOKS_URL).
+type webhooksFunction struct{ adminFunction }
 
-// addFlags adds --function-url, --function-endpoint and --as to fs.
+// addFlags adds the function's flags to fs (adminFunction.addFlags).
 func (f *webhooksFunction) addFlags(a *app, fs *pflag.FlagSet) {
-	f.app = a
-	fs.StringVar(&f.url, "function-url", a.getenv(EnvWebhooksURL), "the webhooks function's Function `URL` (default $"+EnvWebhooksURL+")")
-	fs.StringVar(&f.endpoint, "function-endpoint", "", "the webhooks function under the Lambda RIE (the local stack): its `URL`")
-	fs.StringVar(&f.as, "as", "", "with --function-endpoint: sign the caller proof with `NAME`'s local keys")
-}
-
-// check refuses a command line that names no webhooks function, or names
-// it wrongly (publishFunction.check's rules for --function-endpoint and
-// --as).
-func (f *webhooksFunction) check(cmd *cobra.Command) int {
-	if f.url == "" && f.endpoint == "" {
-		return misuse(cmd, "name the webhooks function: --function-url URL, or set $%s (--function-endpoint URL --as NAME on the local stack)", EnvWebhooksURL)
-	}
-	if err := (&publishFunction{endpoint: f.endpoint, as: f.as}).check(); err != nil {
-		return misuse(cmd, "%v", err)
-	}
-	return ExitOK
+	f.adminFunction.addFlags(a, fs, "webhooks", EnvWebhooksURL)
 }
 
 // webhooksRequest is one request to the webhooks function: its binding,
@@ -65,43 +39,10 @@ type webhooksRequest struct {
 	body         any // nil: none
 }
 
-// call signs a proof for r's binding and sends r, decoding the answer into
-// out. It says what failed on stderr and returns ExitErrors, or
-// ExitMisuse for a proof it cannot sign.
+// call signs a proof for r's binding and sends r (adminFunction.call).
 func (f *webhooksFunction) call(cmd *cobra.Command, r webhooksRequest, out any) int {
-	stderr, name := cmd.ErrOrStderr(), cmd.CommandPath()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p, err := f.app.newProver(ctx, f.as)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return ExitMisuse
-	}
-	proof, err := p.sign(ctx, r.binding)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return ExitErrors
-	}
-	var answer []byte
-	var code, msg string
-	if f.endpoint != "" {
-		r.direct.Proof = proof
-		payload, _ := json.Marshal(r.direct)
-		answer, code, msg, err = f.app.invokeLambda(ctx, f.endpoint, rieFunctionName, payload)
-	} else {
-		var body []byte
-		if r.body != nil {
-			body, _ = json.Marshal(r.body)
-		}
-		answer, code, msg, err = f.app.callFunctionURL(ctx, f.url, r.method, r.path, r.query, body, map[string]string{webhookapi.ProofHeader: proof})
-	}
-	if code != "" {
-		var eb webhookapi.ErrorBody
-		if json.Unmarshal([]byte(msg), &eb) == nil && eb.Error.Code != "" {
-			msg = eb.Error.Message
-		}
-	}
-	return decodeAnswer(stderr, name, "the webhooks function", answer, code, msg, err, out)
+	direct := func(proof string) any { r.direct.Proof = proof; return r.direct }
+	return f.adminFunction.call(cmd, adminRequest{binding: r.binding, direct: direct, method: r.method, path: r.path, query: r.query, body: r.body}, out)
 }
 
 // noArguments refuses arguments after a webhooks command's flags.
