@@ -161,19 +161,7 @@ func (st *Store) Schedule(ctx context.Context, name string) (Schedule, error) {
 // Schedules lists every schedule in name order: a Query of their one
 // partition, page after page.
 func (st *Store) Schedules(ctx context.Context) ([]Schedule, error) {
-	var out []Schedule
-	err := st.queryPartition(ctx, table.SchedulesPK(), func(item map[string]types.AttributeValue) error {
-		var it scheduleItem
-		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-			return err
-		}
-		sch, err := it.schedule()
-		if err != nil {
-			return err
-		}
-		out = append(out, sch)
-		return nil
-	})
+	out, err := listPartition(ctx, st, table.SchedulesPK(), scheduleItem.schedule)
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", err)
 	}

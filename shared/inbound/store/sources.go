@@ -330,23 +330,30 @@ func (st *Store) SourceRun(ctx context.Context, name string) (Source, error) {
 // Sources lists every source in name order: a Query of their one
 // partition, page after page.
 func (st *Store) Sources(ctx context.Context) ([]Source, error) {
-	var out []Source
-	err := st.queryPartition(ctx, table.InboundSourcesPK(), func(item map[string]types.AttributeValue) error {
-		var it sourceItem
-		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-			return err
-		}
-		src, err := it.source()
-		if err != nil {
-			return err
-		}
-		out = append(out, src)
-		return nil
-	})
+	out, err := listPartition(ctx, st, table.InboundSourcesPK(), sourceItem.source)
 	if err != nil {
 		return nil, fmt.Errorf("list sources: %w", err)
 	}
 	return out, nil
+}
+
+// listPartition reads every item of partition pk in sort key order
+// (queryPartition), each as an I turned into a T by conv.
+func listPartition[I, T any](ctx context.Context, st *Store, pk string, conv func(I) (T, error)) ([]T, error) {
+	var out []T
+	err := st.queryPartition(ctx, pk, func(item map[string]types.AttributeValue) error {
+		var it I
+		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+			return err
+		}
+		v, err := conv(it)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
 }
 
 // queryPartition reads every item of partition pk, in sort key order.
