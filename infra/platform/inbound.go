@@ -464,25 +464,12 @@ func grantSourceSecrets(creds *Credentials, sources, receiver *platformFunction)
 // through its URL only and read both inbound URL parameters; the
 // function's own TOOLGATE_INBOUND_OPERATORS decides who may act.
 func grantSourcesURL(a *Access, sources *platformFunction, stage string) {
-	a.Operator.AddStatements(
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("SourcesFunctionURL"),
-			Actions:    jsii.Strings("lambda:InvokeFunctionUrl"),
-			Resources:  &[]*string{sources.Function.FunctionArn()},
-			Conditions: &map[string]any{"StringEquals": map[string]any{"lambda:FunctionUrlAuthType": "AWS_IAM"}},
-		}),
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("SourcesFunction"),
-			Actions:    jsii.Strings("lambda:InvokeFunction"),
-			Resources:  &[]*string{sources.Function.FunctionArn()},
-			Conditions: &map[string]any{"Bool": map[string]any{"lambda:InvokedViaFunctionUrl": "true"}},
-		}),
+	a.Operator.AddStatements(append(invokeThroughURLOnly("Sources", sources),
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:       jsii.String("InboundParameters"),
 			Actions:   jsii.Strings("ssm:GetParameter"),
 			Resources: &[]*string{parameterARN(sourcesURLParam(stage)), parameterARN(inboundURLParam(stage))},
-		}),
-	)
+		}))...)
 }
 
 // newInboundAlarms defines the inbound queues' alarms: a message in the

@@ -411,25 +411,35 @@ func restrictWebhookSenders(q awssqs.Queue, statusChanges bool, senders ...*plat
 // its parameter; the function's own TOOLGATE_WEBHOOK_ADMINS decides who
 // may act.
 func grantWebhooksURL(a *Access, admin *platformFunction, stage string) {
-	a.Operator.AddStatements(
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("WebhooksFunctionURL"),
-			Actions:    jsii.Strings("lambda:InvokeFunctionUrl"),
-			Resources:  &[]*string{admin.Function.FunctionArn()},
-			Conditions: &map[string]any{"StringEquals": map[string]any{"lambda:FunctionUrlAuthType": "AWS_IAM"}},
-		}),
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("WebhooksFunction"),
-			Actions:    jsii.Strings("lambda:InvokeFunction"),
-			Resources:  &[]*string{admin.Function.FunctionArn()},
-			Conditions: &map[string]any{"Bool": map[string]any{"lambda:InvokedViaFunctionUrl": "true"}},
-		}),
+	a.Operator.AddStatements(append(invokeThroughURLOnly("Webhooks", admin),
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:       jsii.String("WebhooksParameter"),
 			Actions:   jsii.Strings("ssm:GetParameter"),
 			Resources: &[]*string{parameterARN(webhooksURLParam(stage))},
+		}))...)
+}
+
+// invokeThroughURLOnly are the statements that let a policy invoke fn
+// through its IAM-authorised Function URL and no other way:
+// lambda:InvokeFunctionUrl with the AWS_IAM auth type, and
+// lambda:InvokeFunction only with lambda:InvokedViaFunctionUrl (AWS
+// Lambda Developer Guide, "Control access to function URLs"; docs/infra.md).
+// Their Sids are prefix + "FunctionURL" and prefix + "Function".
+func invokeThroughURLOnly(prefix string, fn *platformFunction) []awsiam.PolicyStatement {
+	return []awsiam.PolicyStatement{
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String(prefix + "FunctionURL"),
+			Actions:    jsii.Strings("lambda:InvokeFunctionUrl"),
+			Resources:  &[]*string{fn.Function.FunctionArn()},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"lambda:FunctionUrlAuthType": "AWS_IAM"}},
 		}),
-	)
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String(prefix + "Function"),
+			Actions:    jsii.Strings("lambda:InvokeFunction"),
+			Resources:  &[]*string{fn.Function.FunctionArn()},
+			Conditions: &map[string]any{"Bool": map[string]any{"lambda:InvokedViaFunctionUrl": "true"}},
+		}),
+	}
 }
 
 // webhooksURLParam names the webhooks function's URL parameter,
