@@ -128,10 +128,11 @@ func inboundEvents(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	if err != nil {
 		return err
 	}
-	if _, err := toolgate(append([]string{"schedule", "remove", "--name", inboundSchedule}, sources...)...); err != nil {
+	if err := showInboundStart(ctx, st, sched); err != nil {
 		return err
 	}
-	return showInboundStart(ctx, st, sched)
+	_, err = toolgate(append([]string{"schedule", "remove", "--name", inboundSchedule}, sources...)...)
+	return err
 }
 
 // addSource adds the demo's source through the sources function (toolgate
