@@ -228,3 +228,26 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 	}
 	return cipher.NewGCM(block)
 }
+
+// SealUnder is SealWith whose additional data is the encryption context
+// itself (ContextAAD of ec): the sealing of a value bound by its context
+// alone, as webhook subscriptions' and inbound sources' secrets are
+// (docs/webhooks.md). Errors are SealWith's, or the context's
+// canonicalisation's.
+func SealUnder(ctx context.Context, k KMS, keyID string, ec map[string]string, secret []byte) (Sealed, error) {
+	aad, err := ContextAAD(ec)
+	if err != nil {
+		return Sealed{}, err
+	}
+	return SealWith(ctx, k, keyID, ec, aad, secret)
+}
+
+// OpenUnder opens what SealUnder sealed under encryption context ec
+// (OpenWith with ContextAAD of ec).
+func OpenUnder(ctx context.Context, k KMS, ec map[string]string, sealed Sealed) ([]byte, error) {
+	aad, err := ContextAAD(ec)
+	if err != nil {
+		return nil, err
+	}
+	return OpenWith(ctx, k, ec, aad, sealed)
+}

@@ -35,7 +35,7 @@ func EncryptionContext(source string) map[string]string {
 
 // SealSecret seals secret, a source's verification secret (1 to
 // MaxSecretBytes bytes), for source with a data key from KMS key keyID
-// (vault.SealWith under EncryptionContext(source)). Errors name the
+// (vault.SealUnder under EncryptionContext(source)). Errors name the
 // source, never a byte of the secret.
 func SealSecret(ctx context.Context, kms KMSAPI, keyID, source string, secret []byte) (vault.Sealed, error) {
 	if err := inbound.CheckName(source); err != nil {
@@ -44,19 +44,14 @@ func SealSecret(ctx context.Context, kms KMSAPI, keyID, source string, secret []
 	if len(secret) == 0 || len(secret) > MaxSecretBytes {
 		return vault.Sealed{}, fmt.Errorf("seal source secret of %s: a secret of %d bytes, want 1 to %d: %w", source, len(secret), MaxSecretBytes, ErrInvalid)
 	}
-	ec := EncryptionContext(source)
-	aad, err := vault.ContextAAD(ec)
-	if err != nil {
-		return vault.Sealed{}, fmt.Errorf("seal source secret of %s: %w", source, err)
-	}
-	sealed, err := vault.SealWith(ctx, kms, keyID, ec, aad, secret)
+	sealed, err := vault.SealUnder(ctx, kms, keyID, EncryptionContext(source), secret)
 	if err != nil {
 		return vault.Sealed{}, fmt.Errorf("seal source secret of %s: %w", source, err)
 	}
 	return sealed, nil
 }
 
-// OpenSecret opens what SealSecret sealed for source (vault.OpenWith
+// OpenSecret opens what SealSecret sealed for source (vault.OpenUnder
 // under EncryptionContext(source)). A secret sealed for another source
 // fails, at KMS or at GCM (vault.ErrNotAuthentic). Errors name the
 // source, never a byte of the secret.
@@ -64,12 +59,7 @@ func OpenSecret(ctx context.Context, kms KMSAPI, source string, sealed vault.Sea
 	if err := inbound.CheckName(source); err != nil {
 		return nil, fmt.Errorf("open source secret: source %w", err)
 	}
-	ec := EncryptionContext(source)
-	aad, err := vault.ContextAAD(ec)
-	if err != nil {
-		return nil, fmt.Errorf("open source secret of %s: %w", source, err)
-	}
-	secret, err := vault.OpenWith(ctx, kms, ec, aad, sealed)
+	secret, err := vault.OpenUnder(ctx, kms, EncryptionContext(source), sealed)
 	if err != nil {
 		return nil, fmt.Errorf("open source secret of %s: %w", source, err)
 	}

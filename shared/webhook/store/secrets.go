@@ -32,7 +32,7 @@ func EncryptionContext(subID string) map[string]string {
 
 // SealSecret seals key, a subscription's signing key (24 to 64 bytes),
 // for subscription subID with a data key from KMS key keyID
-// (vault.SealWith under EncryptionContext(subID)). Errors name the
+// (vault.SealUnder under EncryptionContext(subID)). Errors name the
 // subscription, never a byte of the key.
 func SealSecret(ctx context.Context, k vault.KMS, keyID, subID string, key []byte) (vault.Sealed, error) {
 	if err := checkSubscriptionID(subID); err != nil {
@@ -41,12 +41,7 @@ func SealSecret(ctx context.Context, k vault.KMS, keyID, subID string, key []byt
 	if len(key) < minKeyBytes || len(key) > maxKeyBytes {
 		return vault.Sealed{}, fmt.Errorf("seal webhook secret of %s: a key of %d bytes, want %d to %d", subID, len(key), minKeyBytes, maxKeyBytes)
 	}
-	ec := EncryptionContext(subID)
-	aad, err := vault.ContextAAD(ec)
-	if err != nil {
-		return vault.Sealed{}, fmt.Errorf("seal webhook secret of %s: %w", subID, err)
-	}
-	sealed, err := vault.SealWith(ctx, k, keyID, ec, aad, key)
+	sealed, err := vault.SealUnder(ctx, k, keyID, EncryptionContext(subID), key)
 	if err != nil {
 		return vault.Sealed{}, fmt.Errorf("seal webhook secret of %s: %w", subID, err)
 	}
@@ -54,19 +49,14 @@ func SealSecret(ctx context.Context, k vault.KMS, keyID, subID string, key []byt
 }
 
 // OpenSecret opens what SealSecret sealed for subscription subID
-// (vault.OpenWith under EncryptionContext(subID)). A secret sealed for
+// (vault.OpenUnder under EncryptionContext(subID)). A secret sealed for
 // another subscription fails, at KMS or at GCM (vault.ErrNotAuthentic).
 // Errors name the subscription, never a byte of the key.
 func OpenSecret(ctx context.Context, k vault.KMS, subID string, sealed vault.Sealed) ([]byte, error) {
 	if err := checkSubscriptionID(subID); err != nil {
 		return nil, fmt.Errorf("open webhook secret: %w", err)
 	}
-	ec := EncryptionContext(subID)
-	aad, err := vault.ContextAAD(ec)
-	if err != nil {
-		return nil, fmt.Errorf("open webhook secret of %s: %w", subID, err)
-	}
-	key, err := vault.OpenWith(ctx, k, ec, aad, sealed)
+	key, err := vault.OpenUnder(ctx, k, EncryptionContext(subID), sealed)
 	if err != nil {
 		return nil, fmt.Errorf("open webhook secret of %s: %w", subID, err)
 	}
