@@ -69,7 +69,7 @@ var Layers = []Layer{
 		Packages: []string{"shared/ledger", "shared/review/dynamo", "shared/review/stepfunctions",
 			"shared/ledger/tabledef", "shared/secrets", "shared/coldstart", "shared/functionurl",
 			"shared/deployment/ssmparams", "shared/deployment/statemachines", "shared/tracing", "shared/credential/vault",
-			"shared/webhook/store", "shared/webhook/outbox", "shared/park/dynamo", "shared/inbound/store"},
+			"shared/webhook/store", "shared/webhook/outbox", "shared/sqsbatch", "shared/park/dynamo", "shared/inbound/store"},
 		Uses: []string{"base", "contract", "rules", "domain"},
 	},
 	{

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/shared/inboundapi"
 	"github.com/toolgate/toolgate/shared/inputrecord"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/sqsbatch"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -116,28 +116,9 @@ func New(c Config) *Handler {
 // queue after the queue's maxReceiveCount, 5). A record done, refused
 // for good (its event item FAILED) or undecodable is not named.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	failed := make([]bool, len(ev.Records))
-	sem := make(chan struct{}, MaxConcurrency)
-	var wg sync.WaitGroup
-	for i, r := range ev.Records {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := h.Record(ctx, r); err != nil {
-				failed[i] = true
-				h.c.Log.WarnContext(ctx, "inbound record failed, to be retried", "message_id", r.MessageId, "error", err.Error())
-			}
-		}()
-	}
-	wg.Wait()
-	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	for i, f := range failed {
-		if f {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
-		}
-	}
-	return resp, nil
+	return sqsbatch.Run(ctx, ev, MaxConcurrency, h.Record, func(r events.SQSMessage, err error) {
+		h.c.Log.WarnContext(ctx, "inbound record failed, to be retried", "message_id", r.MessageId, "error", err.Error())
+	}), nil
 }
 
 // job is one event or firing to start a run for.

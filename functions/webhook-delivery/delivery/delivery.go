@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -19,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/shared/credential/vault"
+	"github.com/toolgate/toolgate/shared/sqsbatch"
 	"github.com/toolgate/toolgate/shared/tracecontext"
 	"github.com/toolgate/toolgate/shared/webhook"
 	"github.com/toolgate/toolgate/shared/webhook/store"
@@ -139,28 +139,9 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (any, err
 // Batch handles ev's records, at most MaxConcurrency at once, and names
 // each that failed, in the batch's order.
 func (h *Handler) Batch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
-	failed := make([]bool, len(ev.Records))
-	sem := make(chan struct{}, MaxConcurrency)
-	var wg sync.WaitGroup
-	for i, r := range ev.Records {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := h.record(ctx, r); err != nil {
-				failed[i] = true
-				h.c.Log.WarnContext(ctx, "webhook record failed", "message_id", r.MessageId, "error", err.Error())
-			}
-		}()
-	}
-	wg.Wait()
-	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	for i, f := range failed {
-		if f {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
-		}
-	}
-	return resp
+	return sqsbatch.Run(ctx, ev, MaxConcurrency, h.record, func(r events.SQSMessage, err error) {
+		h.c.Log.WarnContext(ctx, "webhook record failed", "message_id", r.MessageId, "error", err.Error())
+	})
 }
 
 // record handles one record by its queue.
