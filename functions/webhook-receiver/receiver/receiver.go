@@ -323,14 +323,12 @@ func (h *Handler) receive(ctx context.Context, name string, ev inbound.Event, bo
 	return http.StatusAccepted, wordAccepted
 }
 
-// send puts k's message on the inbound queue: {"source", "event_id"} for
-// a source's event, {"schedule", "scheduled_time"} for a schedule's
-// firing (inboundapi.Message); never a body.
+// send puts the message of source event k on the inbound queue,
+// {"source", "event_id"} (inboundapi.SourceMessage); never a body. Only
+// source events are ever RECEIVED (store.Receive refuses any other
+// origin): a schedule's firing is put QUEUED by inbound-start itself.
 func (h *Handler) send(ctx context.Context, k store.EventKey) error {
 	m := inboundapi.SourceMessage(k.Name, k.ID)
-	if k.Origin == inboundapi.OriginSchedule {
-		m = inboundapi.Message{Schedule: k.Name, ScheduledTime: k.ID}
-	}
 	if _, err := h.c.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.c.QueueURL), MessageBody: aws.String(string(m.Encode()))}); err != nil {
 		return fmt.Errorf("send to the inbound queue: %w", err)
 	}
