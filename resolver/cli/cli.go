@@ -31,7 +31,7 @@ const (
 
 // rootLong is the help of toolgate itself.
 const rootLong = `toolgate checks and compiles Solutions, publishes and runs them, registers
-toolsets, reads a run's ledger rows, calls tool functions directly and
+toolsets and writes their declarations for authors' editors, reads a run's ledger rows, calls tool functions directly and
 decides the reviews of gated calls and parked calls.
 
 Exit codes: 0 success (warnings allowed); 1 the input has errors, or the
@@ -100,8 +100,8 @@ func RunWith(args []string, env Env) int {
 type app struct {
 	env Env
 	// toolsetsDir is the --toolsets flag of the commands that read lock
-	// files (addToolsetsFlag): check, compile, publish, toolset and its
-	// register, show and diff.
+	// files (addToolsetsFlag): check, compile, graph, declarations,
+	// publish, fork, toolset and its lock, register, show and diff.
 	toolsetsDir string
 	// shownReviews are the pending reviews reviewHint printed, by review
 	// id.
@@ -141,7 +141,7 @@ func (a *app) newRoot() *cobra.Command {
 		Short: "toolgate governs tool calls in automated workflows on AWS serverless",
 		Long:  rootLong,
 	})
-	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(), a.newParkedCmd(),
+	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newDeclarationsCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(), a.newParkedCmd(),
 		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newForkCmd(), a.newCredentialsCmd(), a.newWebhooksCmd(), a.newScheduleCmd(), a.newVersionCmd())
 	var settle func(*cobra.Command)
 	settle = func(c *cobra.Command) {

@@ -54,7 +54,7 @@ func TestEveryCommandPrintsItsHelp(t *testing.T) {
 func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 	t.Parallel()
 	_, out, _ := run("help")
-	for _, want := range []string{"check ", "check-recipient ", "check-url ", "compile ", "completion ", "graph ", "invoke ", "ledger ",
+	for _, want := range []string{"check ", "check-recipient ", "check-url ", "compile ", "completion ", "declarations ", "graph ", "invoke ", "ledger ",
 		"publish ", "review ", "run ", "toolset ", "version ", "2 misuse", "3 check-recipient"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("toolgate help lacks %q", want)
@@ -173,7 +173,7 @@ func TestEveryUsageLineNamesItsFlags(t *testing.T) {
 // others neither show it nor accept it.
 func TestToolsetsIsAFlagOfTheCommandsThatReadLocks(t *testing.T) {
 	t.Parallel()
-	readers := map[string]bool{"check": true, "compile": true, "publish": true, "toolset": true, "toolset register": true, "toolset show": true, "toolset diff": true, "toolset lock": true, "graph": true,
+	readers := map[string]bool{"check": true, "compile": true, "publish": true, "toolset": true, "toolset register": true, "toolset show": true, "toolset diff": true, "toolset lock": true, "graph": true, "declarations": true,
 		"fork": true, "parked fork": true}
 	for _, path := range commandPaths(t) {
 		name := strings.Join(path, " ")

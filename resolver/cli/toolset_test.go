@@ -275,6 +275,26 @@ func TestToolsetThroughPublishFunction(t *testing.T) {
 			t.Fatalf("shown %s is not the lock's content:\n%s", shown.ID, out)
 		}
 	})
+	// Declarations: of the registered toolset no lock holds, read as show
+	// reads it, and of a Solution naming it; the files are declare's
+	// renderings of the lock's toolset.
+	ticket := filepath.Join(toolsetFiles, "solutions", "demo-ticket.yaml")
+	for name, arg := range map[string]string{"declarations of a registered toolset": demoID, "declarations of a Solution on a registered toolset": ticket} {
+		t.Run(name, func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, errs := cliEnv.run(append(append([]string{"declarations", arg, "-o", out}, noLocks...), as("bob")...)...)
+			if code != ExitOK || errs != "" || !strings.HasPrefix(stdout, "toolset "+demoID+" (demo)\n") {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, errs)
+			}
+			wantDeclarations(t, out, lockToolset(t, "demo.lock.json"))
+		})
+	}
+	t.Run("declarations of an id not registered", func(t *testing.T) {
+		code, _, errs := cliEnv.run(append(append([]string{"declarations", unknownID, "-o", t.TempDir()}, noLocks...), as("bob")...)...)
+		if code != ExitErrors || !strings.Contains(errs, "toolgate declarations: toolset "+unknownID+": not found") || !strings.Contains(errs, "PUBLISH_NOT_FOUND") {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+	})
 	// Diff: demo from a lock, demo-reviewed from the function; the same
 	// lines as from two locks.
 	onlyDemo := t.TempDir()

@@ -20,7 +20,9 @@
 // testdata/toolsets/demo.yaml through the publish function, publishes
 // testdata/toolsets/solutions/demo-ticket.yaml on it, runs it (the platform
 // tools' proxy invokes the example team function create-ticket) and prints
-// the run's ledger row and the ticket; runs ticket-parent, whose workflow
+// the run's ledger row and the ticket; writes the demo toolset's
+// declarations and prints the head of its tools.d.ts (declarationsDemo);
+// runs ticket-parent, whose workflow
 // step starts demo-ticket as a child run; registers the mcp-demo toolset
 // (stack.MCPDemoToolset) against the local MCP server, publishes
 // testdata/toolsets/solutions/customer-ticket.yaml on the id registered,
@@ -262,6 +264,9 @@ func run(ctx context.Context) error {
 	}
 
 	if err := platformTool(ctx, st, sf); err != nil {
+		return err
+	}
+	if err := declarationsDemo(st.Dir); err != nil {
 		return err
 	}
 	if err := childWorkflow(ctx, st, sf); err != nil {
