@@ -53,6 +53,7 @@ func (t tsType) multiline() bool { return strings.Contains(t.text, "\n") }
 // are none; never members and repeated members are dropped.
 func union(ts []tsType) tsType {
 	var parts []string
+	seen := map[string]bool{}
 	for _, t := range ts {
 		switch {
 		case t == tUnknown:
@@ -60,7 +61,12 @@ func union(ts []tsType) tsType {
 		case t == tNever:
 			continue
 		}
-		if s := t.in(precIntersection); !slices.Contains(parts, s) {
+		s := t.text
+		if t.prec > precUnion {
+			s = t.in(precIntersection)
+		}
+		if !seen[s] {
+			seen[s] = true
 			parts = append(parts, s)
 		}
 	}
@@ -69,7 +75,7 @@ func union(ts []tsType) tsType {
 		return tNever
 	case 1:
 		for _, t := range ts {
-			if t.in(precIntersection) == parts[0] {
+			if t.text == parts[0] {
 				return t
 			}
 		}
@@ -715,7 +721,7 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 
 	var members []string
 	var memberTypes []tsType
-	anyDoc := false
+	anyDoc, anyOptional := false, false
 	names := slices.Sorted(maps.Keys(props))
 	for n := range required {
 		if _, ok := props[n]; !ok {
@@ -738,6 +744,8 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 		opt := "?"
 		if required[name] {
 			opt = ""
+		} else {
+			anyOptional = true
 		}
 		var b strings.Builder
 		writeDoc(&b, c.indent+1, notes)
@@ -766,6 +774,11 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 	case !hasAP && c.inObject, closed && len(patterns) == 0:
 	default:
 		all := union(append(slices.Clone(values), memberTypes...))
+		if anyOptional && all != tUnknown {
+			// TypeScript reads an optional member as possibly undefined
+			// and requires the index signature to admit that.
+			all = union([]tsType{all, {"undefined", precPrimary}})
+		}
 		if all.multiline() {
 			all = tUnknown
 			c.add("", "Not expressed: the type of the members the properties do not name (their object types make the index signature unknown).")
