@@ -731,7 +731,7 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 	slices.Sort(names)
 	for _, name := range names {
 		var notes []note
-		mc := ctx{ptr: c.ptr + "/properties/" + pointerToken(name), depth: c.depth + 1, indent: c.indent + 1, notes: &notes}
+		mc := ctx{ptr: c.ptr + "/properties/" + schemaPointerToken(name), depth: c.depth + 1, indent: c.indent + 1, notes: &notes}
 		var t tsType
 		if sub, ok := props[name]; ok {
 			t = d.render(sub, mc)
@@ -757,7 +757,7 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 
 	var values []tsType
 	for _, p := range slices.Sorted(maps.Keys(patterns)) {
-		pc := c.sub("patternProperties/" + pointerToken(p))
+		pc := c.sub("patternProperties/" + schemaPointerToken(p))
 		pc.direct = nil
 		values = append(values, d.render(patterns[p], pc))
 		c.add("", "Members whose names match "+tsString(p)+" are of its type; the type does not check the names.")
@@ -811,8 +811,8 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 	return tsType{"{\n" + strings.Join(members, "") + indentOf(c.indent) + "}", precPrimary}
 }
 
-// pointerToken escapes a name as a JSON Pointer token (RFC 6901).
-func pointerToken(s string) string {
+// schemaPointerToken escapes a name as a JSON Pointer token (RFC 6901).
+func schemaPointerToken(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
