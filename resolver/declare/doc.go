@@ -9,6 +9,14 @@
 //
 // Both are generated in Go from the toolset alone, so the CLI needs no
 // Node.js at run time.
+//
+// TypeScript renders the first for the JSON Schema subset toolgate's
+// schemas use (draft 2020-12 and draft-07): types no looser on structure
+// than the schema, value constraints and what the subset cannot express
+// as JSDoc notes, local references as type aliases, and every name,
+// description and schema string escaped so that it can end no comment or
+// string (docs/declarations.md, "tools.d.ts"). Its tests type-check
+// examples with npm typescript's tsc, the only use of Node.js.
 package declare
 
 // File names `toolgate declarations` writes in its output directory.

@@ -1,0 +1,45 @@
+// The JSON Schema subset's features (features.tools.json), checked by tsc
+// --strict against features.d.ts.
+import type { Tools } from "./features";
+
+type In<N extends keyof Tools> = Tools[N]["input"];
+
+// Tuples.
+export const tuple: In<"tuple"> = { pair: ["a", 1], at_least_two: [1, 2, 3], open: ["x", 1, {}] };
+export const full: In<"tuple"> = { pair: ["a", 1, true], at_least_two: [1, 2] };
+// @ts-expect-error: the pair's items are closed after three
+export const long: In<"tuple"> = { pair: ["a", 1, true, 4], at_least_two: [1, 2] };
+// @ts-expect-error: at_least_two holds two numbers at least
+export const one: In<"tuple"> = { pair: ["a", 1], at_least_two: [1] };
+// @ts-expect-error: the pair's second item is a number
+export const swapped: In<"tuple"> = { pair: [1, "a"], at_least_two: [1, 2] };
+
+// References: a recursive tree.
+export const tree: In<"refs"> = { name: "root", children: [{ name: "leaf", children: [] }] };
+// @ts-expect-error: a child needs its name
+export const nameless: In<"refs"> = { name: "root", children: [{}] };
+// @ts-expect-error: closed at every level
+export const extra: In<"refs"> = { name: "root", children: [{ name: "leaf", size: 1 }] };
+export const point: Tools["refs"]["output"] = { at: [1, 2] };
+// @ts-expect-error: a point has two coordinates, no more
+export const point3: Tools["refs"]["output"] = { at: [1, 2, 3] };
+
+// oneOf of required sets; const; type arrays.
+export const byID: In<"choice"> = { kind: "x", id: "a" };
+export const byEmail: In<"choice"> = { kind: "x", email: "a@example.com", n: null };
+// @ts-expect-error: one of id and email is required
+export const neither: In<"choice"> = { kind: "x" };
+// @ts-expect-error: kind is the constant "x"
+export const otherKind: In<"choice"> = { kind: "y", id: "a" };
+// @ts-expect-error: n is a number or null
+export const stringN: In<"choice"> = { kind: "x", id: "a", n: "1" };
+export const result = (o: Tools["choice"]["output"]): string => ("ok" in o ? "ok" : o.error);
+
+// Index signatures.
+export const maps: In<"maps"> = { labels: { team: "a", size: 3, extra: "b" }, env: { HOME: "/" }, anything: { a: 1 }, nothing: {}, flag: [1] };
+// @ts-expect-error: other labels are strings (or, as TypeScript needs, of a member's type)
+export const numberLabel: In<"maps"> = { labels: { team: "a", extra: true } };
+// @ts-expect-error: an empty closed object has no members
+export const something: In<"maps"> = { labels: { team: "a" }, nothing: { a: 1 } };
+// @ts-expect-error: a false schema admits nothing
+export const never: In<"maps"> = { labels: { team: "a" }, never: 1 };
