@@ -26,14 +26,6 @@ type HTTPHostEntry struct {
 	Pos Pos
 }
 
-// httpHostKeys are the keys of an http host entry, of its idempotency,
-// and of a target's auth (an http host entry's or an MCP server's).
-var (
-	httpHostKeys    = []string{"host", "methods", "headers", "idempotency", "auth"}
-	idempotencyKeys = []string{"header", "format"}
-	authKeys        = []string{"header", "scheme", "path_segment", "origin_scheme"}
-)
-
 // maxPathSegment bounds an auth's path_segment as the decoder reads it:
 // a URL of fetchurl.MaxBytes has fewer segments.
 const maxPathSegment = fetchurl.MaxBytes / 2
@@ -44,7 +36,7 @@ const maxPathSegment = fetchurl.MaxBytes / 2
 // causes it as rule; ok is false after reporting one.
 func (d *decoder) auth(f *field, what, rule string, mcp bool) (*toolset.Auth, bool) {
 	errs := len(d.ds.list)
-	if !d.mapping(f.val, what, authKeys) {
+	if !d.grammar(f.val, what, GrammarAuth) {
 		return nil, false
 	}
 	var a toolset.Auth
@@ -111,7 +103,7 @@ func (d *decoder) httpHosts(f *field, what string, auth bool) []HTTPHostEntry {
 // httpHost decodes one entry; ok is false after reporting a problem.
 func (d *decoder) httpHost(v *value, what string, auth bool) (HTTPHostEntry, bool) {
 	errs := len(d.ds.list)
-	if !d.mapping(v, what, httpHostKeys, "host", "methods") {
+	if !d.grammar(v, what, GrammarHTTPHost) {
 		return HTTPHostEntry{}, false
 	}
 	var h toolset.HTTPHost
@@ -145,7 +137,7 @@ func (d *decoder) httpHost(v *value, what string, auth bool) (HTTPHostEntry, boo
 			h.Headers = append(h.Headers, r.Name)
 		}
 	}
-	if f := v.get("idempotency"); f != nil && d.mapping(f.val, what+".idempotency", idempotencyKeys, "header") {
+	if f := v.get("idempotency"); f != nil && d.grammar(f.val, what+".idempotency", GrammarIdempotency) {
 		k := &toolset.HTTPIdempotency{}
 		if hf := f.val.get("header"); hf != nil {
 			if s, ok := d.str(hf, what+".idempotency.header"); ok {

@@ -322,9 +322,6 @@ type Wait struct {
 	Pos   Pos // of the value
 }
 
-// Choice operators and the ASL comparison each maps to.
-var choiceOperators = []string{"equals", "not_equals", "greater_than", "greater_than_or_equals", "less_than", "less_than_or_equals", "is_present"}
-
 // decoder turns a value tree into a Solution, reporting every problem.
 type decoder struct{ ds *diags }
 
@@ -425,7 +422,7 @@ func (d *decoder) strings(f *field, what string) []Ref {
 func (d *decoder) decodeSolution(v *value) *Solution {
 	s := &Solution{NamePos: v.pos, FetchPos: v.pos, HTTPPos: v.pos, StepsPos: v.pos, RunTimeoutPos: v.pos,
 		InputLimit: DefaultInputLimitBytes, InputLimitPos: v.pos, ParkTimeout: park.DefaultTimeoutSeconds, ParkTimeoutPos: v.pos}
-	if !d.mapping(v, "the Solution", []string{"solution", "version", "description", "toolset", "policy", "input", "output", "start", "steps"}, "solution", "version", "steps") {
+	if !d.grammar(v, "the Solution", GrammarSolution) {
 		return nil
 	}
 	for _, f := range v.fields {
@@ -444,7 +441,7 @@ func (d *decoder) decodeSolution(v *value) *Solution {
 			s.Description, _ = d.str(&f, "description")
 		case "policy":
 			s.FetchPos, s.HTTPPos = f.keyPos, f.keyPos
-			if d.mapping(f.val, "policy", []string{"review_before", "fetch_hosts", "http_hosts", "run_timeout_seconds", "park_timeout_seconds", "input_limit_bytes"}) {
+			if d.grammar(f.val, "policy", GrammarPolicy) {
 				for _, pf := range f.val.fields {
 					switch pf.key {
 					case "input_limit_bytes":
@@ -534,20 +531,6 @@ func (s *Solution) add(st *Step, v *value) {
 	}
 }
 
-var kindKeys = []string{"tool", "workflow", "pass", "choice", "review", "wait", "for_each", "succeed", "fail"}
-
-var stepKeys = map[StepKind][]string{
-	KindTool:     {"id", "tool", "with", "retry", "timeout_seconds", "output_limit_bytes", "keep", "on_error", "next", "tolerate_duplicates"},
-	KindWorkflow: {"id", "workflow", "with", "output_limit_bytes", "on_error", "next"},
-	KindPass:     {"id", "pass", "next"},
-	KindChoice:   {"id", "choice", "default"},
-	KindReview:   {"id", "review", "on_approve", "on_reject", "on_timeout"},
-	KindWait:     {"id", "wait", "next"},
-	KindForEach:  {"id", "for_each", "next", "on_error"},
-	KindSucceed:  {"id", "succeed"},
-	KindFail:     {"id", "fail"},
-}
-
 // decodeStep decodes step index of the top level, or of loop's body.
 func (d *decoder) decodeStep(v *value, index int, loop *Step) *Step {
 	what := fmt.Sprintf("step %d", index+1)
@@ -584,7 +567,9 @@ func (d *decoder) decodeStep(v *value, index int, loop *Step) *Step {
 		return nil
 	}
 	st.Kind = StepKind(kinds[0])
-	d.mapping(v, what, stepKeys[st.Kind])
+	// The id is checked above, before the kind it is reported with.
+	m := grammar[GrammarStep(st.Kind)]
+	d.mapping(v, what, m.Keys, slices.DeleteFunc(slices.Clone(m.Required), func(k string) bool { return k == "id" })...)
 	for _, f := range v.fields {
 		switch f.key {
 		case "next":
@@ -670,9 +655,6 @@ func (d *decoder) decodeStep(v *value, index int, loop *Step) *Step {
 			d.decodeForEach(st, f.val, what)
 		}
 	}
-	if st.Kind == KindReview && !st.OnApprove.Set {
-		d.ds.errorf(v.pos, RuleMissingField, "%s has no \"on_approve\"", what)
-	}
 	return st
 }
 
@@ -681,7 +663,7 @@ func (d *decoder) decodeStep(v *value, index int, loop *Step) *Step {
 func (d *decoder) decodeForEach(st *Step, v *value, what string) {
 	fe := &ForEach{MaxConcurrency: 1}
 	st.ForEach = fe
-	if !d.mapping(v, what+" for_each", []string{"items", "as", "max_items", "max_concurrency", "collect", "steps"}, "items", "as", "max_items", "steps") {
+	if !d.grammar(v, what+" for_each", GrammarForEach) {
 		return
 	}
 	for _, f := range v.fields {
@@ -808,7 +790,7 @@ func (d *decoder) keep(f *field, what string) []string {
 
 func (d *decoder) decodeRetry(v *value, what string) *Retry {
 	r := &Retry{Pos: v.pos}
-	if !d.mapping(v, what+" retry", []string{"max_attempts", "interval_seconds", "backoff_rate", "errors"}) {
+	if !d.grammar(v, what+" retry", GrammarRetry) {
 		return nil
 	}
 	for _, f := range v.fields {
@@ -858,7 +840,7 @@ func (d *decoder) decodeCatches(st *Step, v *value, what string) {
 	}
 	for k, it := range v.items {
 		ewhat := fmt.Sprintf("%s on_error entry %d", what, k+1)
-		if !d.mapping(it, ewhat, []string{"errors", "next"}, "next") {
+		if !d.grammar(it, ewhat, GrammarCatch) {
 			continue
 		}
 		c := Catch{Pos: it.pos}
@@ -892,7 +874,7 @@ func (d *decoder) decodeChoice(st *Step, v *value, what string) {
 	}
 	for i, it := range v.items {
 		rwhat := fmt.Sprintf("%s rule %d", what, i+1)
-		if !d.mapping(it, rwhat, []string{"when", "next"}, "when", "next") {
+		if !d.grammar(it, rwhat, GrammarChoiceRule) {
 			continue
 		}
 		rule := ChoiceRule{Pos: it.pos}
@@ -903,7 +885,7 @@ func (d *decoder) decodeChoice(st *Step, v *value, what string) {
 		if f == nil {
 			continue
 		}
-		if !d.mapping(f.val, rwhat+" when", append([]string{"value"}, choiceOperators...), "value") {
+		if !d.grammar(f.val, rwhat+" when", GrammarWhen) {
 			continue
 		}
 		for _, wf := range f.val.fields {
@@ -937,7 +919,7 @@ func (d *decoder) decodeChoice(st *Step, v *value, what string) {
 func (d *decoder) decodeReview(st *Step, v *value, what string) {
 	st.ReviewTimeout = DefaultReviewTimeout
 	st.ReviewTimeoutPos = v.pos
-	if !d.mapping(v, what+" review", []string{"of", "show", "ask", "editable", "notify", "timeout_seconds", "reviewers"}) {
+	if !d.grammar(v, what+" review", GrammarReview) {
 		return
 	}
 	d.reviewKind(st, v, what)
@@ -1011,7 +993,7 @@ func (d *decoder) decodeReview(st *Step, v *value, what string) {
 // (a Standard workflow's longest execution; checkWaits compares it with
 // the run's timeout); a binding is checked when values are compiled.
 func (d *decoder) decodeWait(st *Step, v *value, what string) {
-	if !d.mapping(v, what+" wait", []string{"seconds", "until"}) {
+	if !d.grammar(v, what+" wait", GrammarWait) {
 		return
 	}
 	sec, until := v.get("seconds"), v.get("until")
@@ -1046,7 +1028,7 @@ func (d *decoder) decodeWait(st *Step, v *value, what string) {
 var bindingLike = regexp.MustCompile(`\$\{[^}]*\}`)
 
 func (d *decoder) decodeFail(st *Step, v *value, what string) {
-	if !d.mapping(v, what+" fail", []string{"error", "cause"}, "error") {
+	if !d.grammar(v, what+" fail", GrammarFail) {
 		return
 	}
 	for _, f := range v.fields {
