@@ -96,6 +96,14 @@ func (a *app) declarations(cmd *cobra.Command, r *toolsetReader, args []string, 
 		fmt.Fprintf(stderr, "toolgate declarations: -o %s: %v\n", dir, err)
 		return ExitErrors
 	}
+	// Neither target may be a directory: checked before either is written,
+	// so that DIR never holds one new file beside an old one.
+	for _, name := range []string{declare.TypeScriptFile, declare.SolutionSchemaFile} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.IsDir() {
+			fmt.Fprintf(stderr, "toolgate declarations: %s is a directory: nothing was written\n", filepath.Join(dir, name))
+			return ExitErrors
+		}
+	}
 	if ts.Name != "" {
 		fmt.Fprintf(stdout, "toolset %s (%s)\n", ts.ID, ts.Name)
 	} else {

@@ -117,6 +117,22 @@ func TestDeclarationsReplaceAnEarlierToolsetsFiles(t *testing.T) {
 	wantDeclarations(t, dir, lockToolset(t, "demo.lock.json"))
 }
 
+// A target that is a directory refuses the command before either file is
+// written: DIR never holds a new tools.d.ts beside an old schema.
+func TestDeclarationsWriteNeitherFileWhenOneTargetIsADirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, declare.SolutionSchemaFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := toolsetCase{name: "schema target a directory", args: []string{"declarations", demoID, "-o", dir, "--toolsets", toolsetFiles}, code: ExitErrors,
+		stderr: []string{"toolgate declarations: " + filepath.Join(dir, declare.SolutionSchemaFile) + " is a directory: nothing was written"}}
+	c.run(t)
+	if _, err := os.Stat(filepath.Join(dir, declare.TypeScriptFile)); err == nil {
+		t.Errorf("%s was written beside the refused target", declare.TypeScriptFile)
+	}
+}
+
 // What toolgate declarations refuses, it says, naming the file, the id or
 // the diagnostics, exits non-zero and writes nothing.
 func TestDeclarationsRefusalsSayWhyAndWriteNothing(t *testing.T) {
