@@ -186,8 +186,8 @@ func isWordRune(r rune) bool {
 type note struct{ at, tag, text string }
 
 // writeDoc writes notes as a JSDoc comment at indent level depth: one
-// line per note, "<at>: <tag> <text>", and one more per line break in its
-// text. The location and the text go through commentText; the tags are
+// line per note, "<at>: <tag> <text>", and one more per line break ("\n"
+// or "\r\n") in its text. The location and the text go through commentText; the tags are
 // the generator's.
 func writeDoc(b *strings.Builder, depth int, notes []note) {
 	if len(notes) == 0 {
@@ -206,7 +206,7 @@ func writeDoc(b *strings.Builder, depth int, notes []note) {
 				head += " "
 			}
 		}
-		for i, l := range strings.Split(n.text, "\n") {
+		for i, l := range strings.Split(strings.ReplaceAll(n.text, "\r\n", "\n"), "\n") {
 			l = strings.TrimRight(commentText(l), " \t")
 			if i == 0 {
 				l = head + l
