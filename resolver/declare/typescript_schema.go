@@ -362,6 +362,14 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 			d.fail(c.ptr+"/"+kw, "%s must be a non-empty array", kw)
 			return tUnknown
 		}
+		if sets, ok := requiredSets(subs); kw == "oneOf" && objectOnly && ok {
+			t, exact := exclusive(sets)
+			parts = append(parts, t)
+			if !exact {
+				c.add("", "Exactly one of the oneOf alternatives holds: the type accepts some values that match several, the tool's schema does not.")
+			}
+			continue
+		}
 		alts := make([]tsType, len(subs))
 		for i, sub := range subs {
 			sc := c.sub(kw + "/" + strconv.Itoa(i))
@@ -871,4 +879,85 @@ func resolvePointer(doc any, ptr string) (any, bool) {
 		}
 	}
 	return doc, true
+}
+
+// requiredSets are the member names each alternative requires, when
+// every alternative only requires members (besides annotations).
+func requiredSets(subs []any) ([][]string, bool) {
+	sets := make([][]string, len(subs))
+	for i, sub := range subs {
+		m, ok := sub.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		for k := range m {
+			if k != "required" && k != "description" && k != "title" && k != "$comment" {
+				return nil, false
+			}
+		}
+		names, ok := m["required"].([]any)
+		if !ok {
+			return nil, false
+		}
+		for _, n := range names {
+			s, ok := n.(string)
+			if !ok {
+				return nil, false
+			}
+			sets[i] = append(sets[i], s)
+		}
+		sets[i] = slices.Compact(slices.Sorted(slices.Values(sets[i])))
+	}
+	return sets, true
+}
+
+// exclusive is the type of a oneOf of required sets beside an object
+// type: alternative i requires its members and, for each other
+// alternative that requires exactly one member more, forbids that member
+// ("b"?: never), so that the value cannot match that one too; an
+// alternative another's set is within can never match alone and is
+// dropped. exact reports whether every alternative's exclusion was so
+// stated (none requires two members or more beyond another's).
+func exclusive(sets [][]string) (tsType, bool) {
+	exact := true
+	var alts []tsType
+	for i, set := range sets {
+		absent := map[string]bool{}
+		possible := true
+		for j, other := range sets {
+			if j == i {
+				continue
+			}
+			var extra []string
+			for _, n := range other {
+				if !slices.Contains(set, n) {
+					extra = append(extra, n)
+				}
+			}
+			switch len(extra) {
+			case 0:
+				possible = false
+			case 1:
+				absent[extra[0]] = true
+			default:
+				exact = false
+			}
+		}
+		if !possible {
+			continue
+		}
+		var members []string
+		for _, n := range set {
+			members = append(members, tsString(n)+": unknown;")
+		}
+		for _, n := range slices.Sorted(maps.Keys(absent)) {
+			members = append(members, tsString(n)+"?: never;")
+		}
+		if len(members) == 0 {
+			alts = append(alts, tAnyObject)
+			continue
+		}
+		alts = append(alts, tsType{"{ " + strings.Join(members, " ") + " }", precPrimary})
+	}
+	return union(alts), exact
 }

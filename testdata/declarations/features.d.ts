@@ -6,7 +6,6 @@ export interface Tools {
   "choice": {
     /**
      * allOf/0: Not expressed in the type: not.
-     * Exactly one of the oneOf alternatives holds: the type accepts a value that matches several, the tool's schema does not.
      */
     input: {
       /**
@@ -22,7 +21,7 @@ export interface Tools {
        * @multipleOf 2
        */
       "n"?: number | null;
-    } & ({ "id": unknown; } | { "email": unknown; });
+    } & ({ "id": unknown; "email"?: never; } | { "email": unknown; "id"?: never; });
     /**
      * Exactly one of the oneOf alternatives holds: the type accepts a value that matches several, the tool's schema does not.
      */

@@ -29,6 +29,8 @@ export const byID: In<"choice"> = { kind: "x", id: "a" };
 export const byEmail: In<"choice"> = { kind: "x", email: "a@example.com", n: null };
 // @ts-expect-error: one of id and email is required
 export const neither: In<"choice"> = { kind: "x" };
+// @ts-expect-error: exactly one of id and email (oneOf)
+export const both: In<"choice"> = { kind: "x", id: "a", email: "a@example.com" };
 // @ts-expect-error: kind is the constant "x"
 export const otherKind: In<"choice"> = { kind: "y", id: "a" };
 // @ts-expect-error: n is a number or null
