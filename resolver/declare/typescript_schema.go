@@ -183,9 +183,10 @@ type ctx struct {
 	// schema's location relative to that member's schema.
 	notes *[]note
 	at    string
-	// closedBy: the schema is an applicator's subschema (allOf, anyOf,
-	// oneOf) beside an object type, which declares its members: an
-	// object type here gets no index signature of its own.
+	// inObject: the schema is an applicator's subschema (allOf, anyOf,
+	// oneOf) beside an object type, or an object type beside a "$ref",
+	// either of which declares the other members: an object type here
+	// gets no index signature of unknown members.
 	inObject bool
 }
 
@@ -350,7 +351,13 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 			c.add("", "Not expressed in the type: "+k+".")
 		}
 	}
-	parts = append(parts, d.base(m, kinds, c))
+	bc := c
+	if len(parts) > 0 {
+		// Beside a reference, whose alias declares its own members,
+		// an object type adds no index signature of unknown members.
+		bc.inObject = true
+	}
+	parts = append(parts, d.base(m, kinds, bc))
 	objectOnly := len(kinds) == 1 && kinds[0] == "object"
 	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
 		v, ok := m[kw]

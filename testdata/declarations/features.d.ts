@@ -154,6 +154,10 @@ type refs_Input_node = {
   "children"?: refs_Input_node[];
   "loop"?: refs_Input_a;
   "name": string;
+  /**
+   * a $ref beside type: object (2020-12 reads both)
+   */
+  "typed"?: refs_Input_node;
 };
 
 /**

@@ -20,6 +20,9 @@ export const tree: In<"refs"> = { name: "root", children: [{ name: "leaf", child
 export const nameless: In<"refs"> = { name: "root", children: [{}] };
 // @ts-expect-error: closed at every level
 export const extra: In<"refs"> = { name: "root", children: [{ name: "leaf", size: 1 }] };
+// @ts-expect-error: a $ref's closed object stays closed beside type: object
+export const typedExtra: In<"refs"> = { name: "root", typed: { name: "child", size: 1 } };
+export const typed: In<"refs"> = { name: "root", typed: { name: "child" } };
 export const point: Tools["refs"]["output"] = { at: [1, 2] };
 // @ts-expect-error: a point has two coordinates, no more
 export const point3: Tools["refs"]["output"] = { at: [1, 2, 3] };
