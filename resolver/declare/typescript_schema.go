@@ -633,6 +633,11 @@ func number(v any) int {
 // states as a tuple's leading elements ("[string, ...string[]]" for 1).
 const maxTupleMinItems = 4
 
+// maxRepeatedType is the longest item type written more than once (as
+// the leading elements of minItems): arrays of such arrays then grow the
+// rendering by a bounded amount per level, not a power of their depth.
+const maxRepeatedType = 40
+
 // arrayType is the type of an array schema: an array of its items'
 // type; a tuple for prefixItems (draft 2020-12) or an array of schemas in
 // items (draft-07), closed when the rest ("items", "additionalItems") is
@@ -665,7 +670,7 @@ func (d *docRenderer) arrayType(m map[string]any, c ctx) tsType {
 			return tsType{"[]", precPrimary}
 		}
 		el := restT.in(precPrimary)
-		if minItems >= 1 && minItems <= maxTupleMinItems && !restT.multiline() {
+		if minItems >= 1 && minItems <= maxTupleMinItems && len(restT.text) <= maxRepeatedType && !restT.multiline() {
 			return tsType{"[" + strings.Repeat(restT.text+", ", minItems) + "..." + el + "[]]", precPrimary}
 		}
 		return tsType{el + "[]", precPrimary}

@@ -246,3 +246,20 @@ func TestCommentTextCannotEndTheComment(t *testing.T) {
 		}
 	}
 }
+
+// Arrays of arrays that each need leading elements (minItems) render in
+// size linear in their depth, not a power of it.
+func TestTypeScriptNestedMinItemsStayBounded(t *testing.T) {
+	schema := `{"type":"string"}`
+	for range 20 {
+		schema = `{"type":"array","minItems":4,"items":` + schema + `}`
+	}
+	ts := &toolset.Toolset{Tools: map[string]toolset.Tool{"t": {InputSchema: json.RawMessage(schema)}}}
+	out, err := TypeScript(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > 4096 {
+		t.Fatalf("the rendering of a 20-deep array is %d bytes:\n%.2000s", len(out), out)
+	}
+}
