@@ -18,10 +18,11 @@ import (
 // MaxTypeDepth is how many schemas deep (a property's schema, an item's,
 // an alternative's, each one level) a declaration follows a tool's schema:
 // a schema nested deeper is declared unknown, with a JSDoc note saying so
-// (docs/declarations.md, "tools.d.ts"). Pinned schemas are at most
-// toolset.MaxSchemaDepth JSON levels deep, and each schema level takes at
-// least one JSON level, so no pinned schema a toolset admits reaches it
-// but through a reference.
+// (docs/declarations.md, "tools.d.ts"). A pinned schema is at most
+// toolset.MaxSchemaDepth (32) JSON levels deep and a property's schema
+// takes two of them ("properties" and its name), so a pinned schema
+// reaches this depth only through arrays of arrays ("items" takes one),
+// additionalProperties or references.
 const MaxTypeDepth = 24
 
 // MaxTypeScriptBytes bounds the rendering: a toolset whose tools.d.ts
