@@ -395,7 +395,8 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 	return intersect(parts)
 }
 
-// describe notes a schema's title, description, deprecation and default.
+// describe notes a schema's title, description, deprecation, default
+// and first examples.
 func (d *docRenderer) describe(m map[string]any, c ctx) {
 	for _, k := range []string{"title", "description"} {
 		if s, ok := m[k].(string); ok && s != "" {
@@ -408,7 +409,15 @@ func (d *docRenderer) describe(m map[string]any, c ctx) {
 	if v, ok := m["default"]; ok {
 		c.add("@default", compactJSON(v))
 	}
+	if vs, ok := m["examples"].([]any); ok {
+		for _, v := range vs[:min(len(vs), maxExamples)] {
+			c.add("@example", compactJSON(v))
+		}
+	}
 }
+
+// maxExamples is how many of a schema's examples its JSDoc shows.
+const maxExamples = 3
 
 func compactJSON(v any) string {
 	var b bytes.Buffer

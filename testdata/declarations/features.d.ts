@@ -12,6 +12,11 @@ export interface Tools {
        * @format email
        */
       "email"?: string;
+      /**
+       * @example "T-1"
+       * @example "T-2"
+       * @example "T-3"
+       */
       "id"?: string;
       "kind": "x";
       /**
