@@ -18,10 +18,11 @@ import (
 // MaxTypeDepth is how many schemas deep (a property's schema, an item's,
 // an alternative's, each one level) a declaration follows a tool's schema:
 // a schema nested deeper is declared unknown, with a JSDoc note saying so
-// (docs/declarations.md, "tools.d.ts"). Pinned schemas are at most
-// toolset.MaxSchemaDepth JSON levels deep, and each schema level takes at
-// least one JSON level, so no pinned schema a toolset admits reaches it
-// but through a reference.
+// (docs/declarations.md, "tools.d.ts"). A pinned schema is at most
+// toolset.MaxSchemaDepth (32) JSON levels deep and a property's schema
+// takes two of them ("properties" and its name), so a pinned schema
+// reaches this depth only through arrays of arrays ("items" takes one),
+// additionalProperties or references.
 const MaxTypeDepth = 24
 
 // MaxTypeScriptBytes bounds the rendering: a toolset whose tools.d.ts
@@ -186,8 +187,8 @@ func isWordRune(r rune) bool {
 type note struct{ at, tag, text string }
 
 // writeDoc writes notes as a JSDoc comment at indent level depth: one
-// line per note, "<at>: <tag> <text>", and one more per line break in its
-// text. The location and the text go through commentText; the tags are
+// line per note, "<at>: <tag> <text>", and one more per line break ("\n"
+// or "\r\n") in its text. The location and the text go through commentText; the tags are
 // the generator's.
 func writeDoc(b *strings.Builder, depth int, notes []note) {
 	if len(notes) == 0 {
@@ -206,7 +207,7 @@ func writeDoc(b *strings.Builder, depth int, notes []note) {
 				head += " "
 			}
 		}
-		for i, l := range strings.Split(n.text, "\n") {
+		for i, l := range strings.Split(strings.ReplaceAll(n.text, "\r\n", "\n"), "\n") {
 			l = strings.TrimRight(commentText(l), " \t")
 			if i == 0 {
 				l = head + l

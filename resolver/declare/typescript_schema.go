@@ -183,9 +183,10 @@ type ctx struct {
 	// schema's location relative to that member's schema.
 	notes *[]note
 	at    string
-	// closedBy: the schema is an applicator's subschema (allOf, anyOf,
-	// oneOf) beside an object type, which declares its members: an
-	// object type here gets no index signature of its own.
+	// inObject: the schema is an applicator's subschema (allOf, anyOf,
+	// oneOf) beside an object type, or an object type beside a "$ref",
+	// either of which declares the other members: an object type here
+	// gets no index signature of unknown members.
 	inObject bool
 }
 
@@ -350,7 +351,13 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 			c.add("", "Not expressed in the type: "+k+".")
 		}
 	}
-	parts = append(parts, d.base(m, kinds, c))
+	bc := c
+	if len(parts) > 0 {
+		// Beside a reference, whose alias declares its own members,
+		// an object type adds no index signature of unknown members.
+		bc.inObject = true
+	}
+	parts = append(parts, d.base(m, kinds, bc))
 	objectOnly := len(kinds) == 1 && kinds[0] == "object"
 	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
 		v, ok := m[kw]
@@ -361,6 +368,14 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 		if !ok || len(subs) == 0 {
 			d.fail(c.ptr+"/"+kw, "%s must be a non-empty array", kw)
 			return tUnknown
+		}
+		if sets, ok := requiredSets(subs); kw == "oneOf" && objectOnly && ok {
+			t, exact := exclusive(sets)
+			parts = append(parts, t)
+			if !exact {
+				c.add("", "Exactly one of the oneOf alternatives holds: the type accepts some values that match several, the tool's schema does not.")
+			}
+			continue
 		}
 		alts := make([]tsType, len(subs))
 		for i, sub := range subs {
@@ -380,7 +395,8 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 	return intersect(parts)
 }
 
-// describe notes a schema's title, description, deprecation and default.
+// describe notes a schema's title, description, deprecation, default
+// and first examples.
 func (d *docRenderer) describe(m map[string]any, c ctx) {
 	for _, k := range []string{"title", "description"} {
 		if s, ok := m[k].(string); ok && s != "" {
@@ -393,7 +409,15 @@ func (d *docRenderer) describe(m map[string]any, c ctx) {
 	if v, ok := m["default"]; ok {
 		c.add("@default", compactJSON(v))
 	}
+	if vs, ok := m["examples"].([]any); ok {
+		for _, v := range vs[:min(len(vs), maxExamples)] {
+			c.add("@example", compactJSON(v))
+		}
+	}
 }
+
+// maxExamples is how many of a schema's examples its JSDoc shows.
+const maxExamples = 3
 
 func compactJSON(v any) string {
 	var b bytes.Buffer
@@ -618,6 +642,11 @@ func number(v any) int {
 // states as a tuple's leading elements ("[string, ...string[]]" for 1).
 const maxTupleMinItems = 4
 
+// maxRepeatedType is the longest item type written more than once (as
+// the leading elements of minItems): arrays of such arrays then grow the
+// rendering by a bounded amount per level, not a power of their depth.
+const maxRepeatedType = 40
+
 // arrayType is the type of an array schema: an array of its items'
 // type; a tuple for prefixItems (draft 2020-12) or an array of schemas in
 // items (draft-07), closed when the rest ("items", "additionalItems") is
@@ -650,7 +679,7 @@ func (d *docRenderer) arrayType(m map[string]any, c ctx) tsType {
 			return tsType{"[]", precPrimary}
 		}
 		el := restT.in(precPrimary)
-		if minItems >= 1 && minItems <= maxTupleMinItems && !restT.multiline() {
+		if minItems >= 1 && minItems <= maxTupleMinItems && len(restT.text) <= maxRepeatedType && !restT.multiline() {
 			return tsType{"[" + strings.Repeat(restT.text+", ", minItems) + "..." + el + "[]]", precPrimary}
 		}
 		return tsType{el + "[]", precPrimary}
@@ -871,4 +900,85 @@ func resolvePointer(doc any, ptr string) (any, bool) {
 		}
 	}
 	return doc, true
+}
+
+// requiredSets are the member names each alternative requires, when
+// every alternative only requires members (besides annotations).
+func requiredSets(subs []any) ([][]string, bool) {
+	sets := make([][]string, len(subs))
+	for i, sub := range subs {
+		m, ok := sub.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		for k := range m {
+			if k != "required" && k != "description" && k != "title" && k != "$comment" {
+				return nil, false
+			}
+		}
+		names, ok := m["required"].([]any)
+		if !ok {
+			return nil, false
+		}
+		for _, n := range names {
+			s, ok := n.(string)
+			if !ok {
+				return nil, false
+			}
+			sets[i] = append(sets[i], s)
+		}
+		sets[i] = slices.Compact(slices.Sorted(slices.Values(sets[i])))
+	}
+	return sets, true
+}
+
+// exclusive is the type of a oneOf of required sets beside an object
+// type: alternative i requires its members and, for each other
+// alternative that requires exactly one member more, forbids that member
+// ("b"?: never), so that the value cannot match that one too; an
+// alternative another's set is within can never match alone and is
+// dropped. exact reports whether every alternative's exclusion was so
+// stated (none requires two members or more beyond another's).
+func exclusive(sets [][]string) (tsType, bool) {
+	exact := true
+	var alts []tsType
+	for i, set := range sets {
+		absent := map[string]bool{}
+		possible := true
+		for j, other := range sets {
+			if j == i {
+				continue
+			}
+			var extra []string
+			for _, n := range other {
+				if !slices.Contains(set, n) {
+					extra = append(extra, n)
+				}
+			}
+			switch len(extra) {
+			case 0:
+				possible = false
+			case 1:
+				absent[extra[0]] = true
+			default:
+				exact = false
+			}
+		}
+		if !possible {
+			continue
+		}
+		var members []string
+		for _, n := range set {
+			members = append(members, tsString(n)+": unknown;")
+		}
+		for _, n := range slices.Sorted(maps.Keys(absent)) {
+			members = append(members, tsString(n)+"?: never;")
+		}
+		if len(members) == 0 {
+			alts = append(alts, tAnyObject)
+			continue
+		}
+		alts = append(alts, tsType{"{ " + strings.Join(members, " ") + " }", precPrimary})
+	}
+	return union(alts), exact
 }

@@ -190,3 +190,76 @@ export const input: Tools["send-email"]["input"] = { to: ["a@example.com"], subj
 		t.Errorf("tsc's refusal does not name the line:\n%s", out)
 	}
 }
+
+// A schema the rendering cannot read is an error naming the tool and the
+// place in the schema, and holding no schema text beyond the keyword.
+func TestTypeScriptErrorNamesToolAndSchemaLocation(t *testing.T) {
+	for _, c := range []struct {
+		name, tool, schema, want string
+	}{
+		{"not JSON", "crm.create_ticket", `{"type":`, `tool "crm.create_ticket": input_schema: not JSON`},
+		{"type not a name", "send-email", `{"properties":{"to":{"type":5}}}`, `tool "send-email": input_schema at "#/properties/to/type": type must be a string or an array of strings`},
+		{"unknown type", "send-email", `{"type":"text"}`, `tool "send-email": input_schema at "#/type": "text" is not a JSON Schema type`},
+		{"reference to nothing", "http", `{"items":{"$ref":"#/$defs/missing"}}`, `tool "http": input_schema at "#/items/$ref": the reference "#/$defs/missing" names no schema`},
+		{"anyOf not an array", "http", `{"anyOf":{}}`, `tool "http": input_schema at "#/anyOf": anyOf must be a non-empty array`},
+		{"schema not an object", "http", `{"properties":{"a":[]}}`, `tool "http": input_schema at "#/properties/a": a schema must be an object or a boolean`},
+		{"name not UTF-8", "a\xffb", `{}`, `tool "a\ufffdb": the name is not UTF-8`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := &toolset.Toolset{Tools: map[string]toolset.Tool{c.tool: {InputSchema: json.RawMessage(c.schema)}}}
+			_, err := TypeScript(ts)
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// A tool without an output schema has output unknown, and says so.
+func TestTypeScriptOutputWithoutSchemaIsUnknown(t *testing.T) {
+	ts := &toolset.Toolset{Tools: map[string]toolset.Tool{"t": {InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage("null")}}}
+	out, err := TypeScript(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "The tool declares no output schema.\n     */\n    output: unknown;\n") {
+		t.Errorf("output is not unknown:\n%s", out)
+	}
+}
+
+// Comment text can never end its comment nor start a tag or a tsc
+// directive; invisible characters are shown escaped.
+func TestCommentTextCannotEndTheComment(t *testing.T) {
+	for in, want := range map[string]string{
+		"a */ b":                `a *\/ b`,
+		"**/":                   `**\/`,
+		"@ts-ignore":            `\@ts-ignore`,
+		"x {@link y}":           `x {\@link y}`,
+		"mail ops@example.com":  "mail ops@example.com",
+		"rtl \u202e here":       `rtl \u{202E} here`,
+		"cr\rlf":                `cr\u{000D}lf`,
+		"bad \xff utf-8":        "bad \uFFFD utf-8",
+		"u escape \\u{202E} as": `u escape \\u{202E} as`,
+	} {
+		if got := commentText(in); got != want {
+			t.Errorf("commentText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Arrays of arrays that each need leading elements (minItems) render in
+// size linear in their depth, not a power of it.
+func TestTypeScriptNestedMinItemsStayBounded(t *testing.T) {
+	schema := `{"type":"string"}`
+	for range 20 {
+		schema = `{"type":"array","minItems":4,"items":` + schema + `}`
+	}
+	ts := &toolset.Toolset{Tools: map[string]toolset.Tool{"t": {InputSchema: json.RawMessage(schema)}}}
+	out, err := TypeScript(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > 4096 {
+		t.Fatalf("the rendering of a 20-deep array is %d bytes:\n%.2000s", len(out), out)
+	}
+}

@@ -6,13 +6,17 @@ export interface Tools {
   "choice": {
     /**
      * allOf/0: Not expressed in the type: not.
-     * Exactly one of the oneOf alternatives holds: the type accepts a value that matches several, the tool's schema does not.
      */
     input: {
       /**
        * @format email
        */
       "email"?: string;
+      /**
+       * @example "T-1"
+       * @example "T-2"
+       * @example "T-3"
+       */
       "id"?: string;
       "kind": "x";
       /**
@@ -22,7 +26,7 @@ export interface Tools {
        * @multipleOf 2
        */
       "n"?: number | null;
-    } & ({ "id": unknown; } | { "email": unknown; });
+    } & ({ "id": unknown; "email"?: never; } | { "email": unknown; "id"?: never; });
     /**
      * Exactly one of the oneOf alternatives holds: the type accepts a value that matches several, the tool's schema does not.
      */
@@ -155,6 +159,10 @@ type refs_Input_node = {
   "children"?: refs_Input_node[];
   "loop"?: refs_Input_a;
   "name": string;
+  /**
+   * a $ref beside type: object (2020-12 reads both)
+   */
+  "typed"?: refs_Input_node;
 };
 
 /**

@@ -20,6 +20,9 @@ export const tree: In<"refs"> = { name: "root", children: [{ name: "leaf", child
 export const nameless: In<"refs"> = { name: "root", children: [{}] };
 // @ts-expect-error: closed at every level
 export const extra: In<"refs"> = { name: "root", children: [{ name: "leaf", size: 1 }] };
+// @ts-expect-error: a $ref's closed object stays closed beside type: object
+export const typedExtra: In<"refs"> = { name: "root", typed: { name: "child", size: 1 } };
+export const typed: In<"refs"> = { name: "root", typed: { name: "child" } };
 export const point: Tools["refs"]["output"] = { at: [1, 2] };
 // @ts-expect-error: a point has two coordinates, no more
 export const point3: Tools["refs"]["output"] = { at: [1, 2, 3] };
@@ -29,6 +32,8 @@ export const byID: In<"choice"> = { kind: "x", id: "a" };
 export const byEmail: In<"choice"> = { kind: "x", email: "a@example.com", n: null };
 // @ts-expect-error: one of id and email is required
 export const neither: In<"choice"> = { kind: "x" };
+// @ts-expect-error: exactly one of id and email (oneOf)
+export const both: In<"choice"> = { kind: "x", id: "a", email: "a@example.com" };
 // @ts-expect-error: kind is the constant "x"
 export const otherKind: In<"choice"> = { kind: "y", id: "a" };
 // @ts-expect-error: n is a number or null
