@@ -68,6 +68,7 @@ FUZZ_TARGETS := \
 	./resolver/:FuzzParse ./resolver/:FuzzWithToolset ./functions/publish/publish/:FuzzLiteralsBothSides ./functions/publish/publish/:FuzzParseCredentialAdmins \
 	./resolver/flowchart/:FuzzMermaidText ./resolver/flowchart/:FuzzDOTText \
 	./resolver/declare/:FuzzTypeScript \
+	./resolver/:FuzzBindingPatternECMA ./resolver/declare/:FuzzSolutionSchema \
 	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep ./shared/tool/:FuzzPatterns ./shared/tool/:FuzzTraceContext ./shared/tracecontext/:FuzzParse \
 	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/toolset/:FuzzCanonicalHTTPHost ./shared/toolset/:FuzzParseMCPURLAuth ./shared/catalog/:FuzzNamePattern \
 	./shared/dnsname/:FuzzParse \

@@ -147,7 +147,7 @@ func (c *converter) schema(n any, wrap bool, at string) (any, error) {
 	if len(defs) > 0 {
 		out["definitions"] = defs
 	}
-	if r, ok := out["$ref"]; ok && len(out) > 1 {
+	if r, ok := out["$ref"]; ok && refWithSiblings(m) {
 		delete(out, "$ref")
 		d, hasDefs := out["definitions"]
 		delete(out, "definitions")
@@ -160,6 +160,27 @@ func (c *converter) schema(n any, wrap bool, at string) (any, error) {
 		return map[string]any{"anyOf": []any{out, map[string]any{"$ref": "#/definitions/" + bindingDef}}}, nil
 	}
 	return out, nil
+}
+
+// refWithSiblings reports whether the pinned schema m has a $ref and
+// keywords beside it that its conversion keeps (definitions stay where
+// they are): then it is written as an allOf of the $ref and them.
+func refWithSiblings(m map[string]any) bool {
+	if _, ok := m["$ref"].(string); !ok {
+		return false
+	}
+	for k, v := range m {
+		switch {
+		case k == "$ref" || k == "$defs" || k == "definitions" || slices.Contains(dropped, k):
+		case k == "properties" || k == "patternProperties" || k == "dependentRequired" || k == "dependentSchemas" || k == "dependencies":
+			if len(asMap(v)) > 0 || (asMap(v) != nil && (k == "properties" || k == "patternProperties")) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 func asMap(v any) map[string]any {
@@ -199,6 +220,10 @@ func (c *converter) ref(s, at string) (string, error) {
 			return "", false
 		}
 		wrapped := false
+		if isMap && t != "$defs" && t != "definitions" && refWithSiblings(m) {
+			// The converted node is {"allOf": [{"$ref": …}, siblings]}.
+			out = append(out, "allOf", "1")
+		}
 		switch {
 		case !isMap:
 			// Inside a keyword's plain value: kept as written.

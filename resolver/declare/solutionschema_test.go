@@ -111,17 +111,58 @@ func TestSolutionSchemaAcceptsEveryAcceptedSolutionAndRefusesInvalidToolInput(t 
 		}
 		refused++
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			// A Solution naming no toolset is checked against the catalog's
+			// tools, whose pinned schemas a derived toolset copies.
+			data := solutionData(t, f)
 			ts, err := toolset.FromCatalog(catalog.Default(), catalog.Default().Names(), nil, nil)
+			if id, ok := data.(map[string]any)["toolset"].(string); ok {
+				ts, err = resolver.LockLookup(toolsetsDir)(id)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			s, _ := compileSolutionSchema(t, ts)
-			if err := s.Validate(solutionData(t, f)); err == nil {
+			if err := s.Validate(data); err == nil {
 				t.Errorf("a Solution refused for its literal tool input validates against the schema")
 			}
 		})
 	}
 	if accepted < 10 || refused < 2 {
 		t.Fatalf("only %d accepted and %d refused-for-input Solutions found in %s", accepted, refused, solutionsDir)
+	}
+}
+
+// The Solutions on registered toolsets (testdata/toolsets/solutions) are
+// checked against the schema of the toolset each names, as the resolver
+// finds it among the locks: those the resolver accepts validate.
+func TestSolutionSchemaAcceptsTheSolutionsOnRegisteredToolsets(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(toolsetsDir, "solutions", "*.yaml"))
+	lookup := resolver.LockLookup(toolsetsDir)
+	checked := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := resolver.Compile(filepath.Base(f), src, resolver.Options{Toolsets: lookup})
+		if !res.OK() {
+			continue
+		}
+		checked++
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data := solutionData(t, f)
+			id, _ := data.(map[string]any)["toolset"].(string)
+			ts, err := lookup(id)
+			if err != nil {
+				t.Fatalf("toolset %s: %v", id, err)
+			}
+			s, _ := compileSolutionSchema(t, ts)
+			if err := s.Validate(data); err != nil {
+				t.Errorf("an accepted Solution does not validate against its toolset's schema:\n%v", err)
+			}
+		})
+	}
+	if checked < 3 {
+		t.Fatalf("only %d accepted Solutions in %s", checked, filepath.Join(toolsetsDir, "solutions"))
 	}
 }
