@@ -36,7 +36,9 @@ each file through a temporary file renamed over it (docs/declarations.md):
 The toolset is named in one of three ways:
 
   LOCK      a lock file (*` + resolver.LockSuffix + `), as toolgate toolset lock and
-            register write it, its id checked against its content;
+            register write it, or a compiled toolset (*` + compiledToolsetSuffix + `),
+            as toolgate compile writes it; its id is checked against its
+            content;
   ID        a toolset id (ts_ and 32 hex digits): the lock in --toolsets DIR
             (default toolsets) holding it, else the registered toolset read
             through the stage's publish function (--url, default
@@ -123,8 +125,12 @@ func (a *app) declarations(cmd *cobra.Command, r *toolsetReader, args []string, 
 	return ExitOK
 }
 
+// compiledToolsetSuffix ends the name of the toolset file toolgate
+// compile writes beside a definition (writeOutputs): a lock's format.
+const compiledToolsetSuffix = ".toolset.json"
+
 // declaredToolset is the toolset arg names: a lock file (a name ending
-// in resolver.LockSuffix), a toolset id (tool.ToolsetIDPattern), or else
+// in resolver.LockSuffix) or a compiled toolset (compiledToolsetSuffix), a toolset id (tool.ToolsetIDPattern), or else
 // a Solution file, whose pinned toolset the resolver gives. nil and the
 // exit code when there is none; what is wrong is said on stderr.
 func (a *app) declaredToolset(ctx context.Context, cmd *cobra.Command, r *toolsetReader, arg string) (*toolset.Toolset, int) {
@@ -134,7 +140,7 @@ func (a *app) declaredToolset(ctx context.Context, cmd *cobra.Command, r *toolse
 		return nil, code
 	}
 	switch {
-	case strings.HasSuffix(arg, resolver.LockSuffix):
+	case strings.HasSuffix(arg, resolver.LockSuffix), strings.HasSuffix(arg, compiledToolsetSuffix):
 		data, err := resolver.ReadFile(arg, resolver.LockFileBound)
 		if err != nil {
 			return fail(ExitMisuse, "%v", err)

@@ -81,6 +81,7 @@ func TestDeclarationsWritesBothRenderingsForEachArgumentForm(t *testing.T) {
 		from      string // what stdout names the toolset by
 	}{
 		{"a lock file", filepath.Join(toolsetFiles, "demo.lock.json"), demo, "(demo)"},
+		{"a compiled toolset", filepath.Join(solutions, "newsletter.toolset.json"), solutionToolset(t, newsletter), "(derived from the catalog)"},
 		{"a toolset id a lock in --toolsets holds", demoID, demo, "(demo)"},
 		{"a derived toolset's id", reviewedID, lockToolset(t, "demo-reviewed.lock.json"), "(demo-reviewed)"},
 		{"a Solution naming a toolset id", ticket, solutionToolset(t, ticket), "(demo)"},
