@@ -114,13 +114,14 @@ func tsc(t *testing.T) string {
 	return bin
 }
 
-// runTSC writes each toolset's rendering as <name>.d.ts in a temporary
-// directory with the files given, and type-checks the files there
+// runTSC writes each golden toolset's rendering as <name>.d.ts in a
+// temporary directory with the files given, and type-checks them all
 // (tsc --noEmit --strict): its output, and whether it passed.
 func runTSC(t *testing.T, files map[string][]byte) (string, bool) {
 	t.Helper()
 	bin := tsc(t)
 	dir := t.TempDir()
+	args := []string{"--noEmit", "--strict", "--pretty", "false"}
 	for name, ts := range goldenToolsets(t) {
 		out, err := TypeScript(ts)
 		if err != nil {
@@ -129,8 +130,8 @@ func runTSC(t *testing.T, files map[string][]byte) (string, bool) {
 		if err := os.WriteFile(filepath.Join(dir, name+".d.ts"), out, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		args = append(args, name+".d.ts")
 	}
-	args := []string{"--noEmit", "--strict", "--pretty", "false"}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
