@@ -183,7 +183,8 @@ func SolutionData(file string, src []byte) (any, error) {
 // root (input, steps, execution, reviews, for_each), which no for_each
 // may name its item (decodeForEach), so the pattern refuses those.
 // resolver/declare's solution.schema.json allows a binding wherever a
-// value is written as a string matching it.
+// value is written as a string matching it. Read-only: nothing assigns
+// it after package initialisation.
 var BindingPatternECMA = bindingPatternECMA()
 
 // bindingPatternECMA builds BindingPatternECMA. A run of "$" followed by

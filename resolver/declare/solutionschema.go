@@ -339,7 +339,24 @@ func contextProperties(ctx string, ts *toolset.Toolset) obj {
 	case resolver.KindFail:
 		p["fail"] = ref(resolver.GrammarFail)
 	}
+	if d, ok := kindDescriptions[resolver.StepKind(kind)]; ok {
+		p[kind] = obj{"allOf": []any{p[kind]}, "description": d}
+	}
 	return p
+}
+
+// kindDescriptions are the step kinds' hover texts (docs/solutions.md,
+// "Step kinds").
+var kindDescriptions = map[resolver.StepKind]string{
+	resolver.KindTool:     "Calls a tool of the toolset with the inputs in with:.",
+	resolver.KindWorkflow: "Starts another published Solution and waits for its output.",
+	resolver.KindPass:     "Writes values, read as ${steps.ID.NAME}.",
+	resolver.KindChoice:   "Goes to the next of the first rule that holds, else to default.",
+	resolver.KindReview:   "Waits for a person's decision: approve, reject or timeout.",
+	resolver.KindWait:     "Pauses the run for seconds, or until a time.",
+	resolver.KindForEach:  "Runs a body of steps once per item of a list.",
+	resolver.KindSucceed:  "The run succeeds here: write succeed: {}.",
+	resolver.KindFail:     "The run fails here with an error and a cause.",
 }
 
 // toolInput converts tool name's input schema to draft-07 with bindings
