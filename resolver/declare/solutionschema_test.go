@@ -82,12 +82,13 @@ func TestSolutionSchemaIsValidDraft07ForEveryLock(t *testing.T) {
 	}
 }
 
-// schemaToolInput matches a diagnostic of a literal tool input that its
-// input schema refuses (checkToolInputs), as opposed to the resolver's
-// own rules reported as [tool-input].
-var schemaToolInput = regexp.MustCompile(`\[tool-input\] step "[^"]*" \([^)]*\) with`)
+// schemaToolInput matches a diagnostic the schema must also give: a
+// literal tool input that its input schema refuses (checkToolInputs, as
+// opposed to the resolver's own rules reported as [tool-input]), a key
+// the grammar does not have, or a required key missing.
+var schemaToolInput = regexp.MustCompile(`\[tool-input\] step "[^"]*" \([^)]*\) with|\[unknown-field\]|\[missing-field\]`)
 
-func TestSolutionSchemaAcceptsEveryAcceptedSolutionAndRefusesInvalidToolInput(t *testing.T) {
+func TestSolutionSchemaAcceptsEveryAcceptedSolutionAndRefusesInvalidToolInputAndKeys(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(solutionsDir, "*"))
 	accepted, refused := 0, 0
 	for _, f := range files {
@@ -123,7 +124,7 @@ func TestSolutionSchemaAcceptsEveryAcceptedSolutionAndRefusesInvalidToolInput(t 
 			}
 			s, _ := compileSolutionSchema(t, ts)
 			if err := s.Validate(data); err == nil {
-				t.Errorf("a Solution refused for its literal tool input validates against the schema")
+				t.Errorf("a Solution refused for its literal tool input or its keys validates against the schema")
 			}
 		})
 	}
