@@ -1,6 +1,7 @@
 package declare
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/schema"
@@ -38,9 +40,26 @@ func compileSolutionSchema(t *testing.T, ts *toolset.Toolset) (*schema.Schema, m
 	if m["$schema"] != Draft07 {
 		t.Fatalf("$schema is %v, want %s", m["$schema"], Draft07)
 	}
+	// The library's own draft-07 compiler, as an editor's would read it:
+	// the document is valid against draft-07's meta-schema and its every
+	// $ref resolves.
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft7)
+	if err := c.AddResource("urn:toolgate:solution-schema", v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Compile("urn:toolgate:solution-schema"); err != nil {
+		t.Fatalf("solution.schema.json is not a valid draft-07 schema: %v", err)
+	}
+	// The resolver's schema package, whose patterns engines the tests
+	// validate Solutions with.
 	s, err := schema.Compile(doc)
 	if err != nil {
-		t.Fatalf("solution.schema.json is not a valid draft-07 schema: %v", err)
+		t.Fatalf("solution.schema.json does not compile: %v", err)
 	}
 	return s, m
 }
