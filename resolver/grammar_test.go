@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dlclark/regexp2/v2"
+	"github.com/toolgate/toolgate/shared/schema"
 )
 
 // holdsBindings is what BindingPatternECMA must agree with: the resolver
@@ -52,8 +53,18 @@ func TestBindingPatternECMAAgreesWithTheResolversBindings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("BindingPatternECMA is not an ECMA-262 regexp: %v", err)
 	}
+	// The resolver's schema package compiles a pattern as RE2 when RE2
+	// takes it and is small, else as ECMA-262 (shared/schema): as
+	// solution.schema.json's binding definition, it agrees too.
+	asSchema, err := schema.CompileValue(map[string]any{"type": "string", "pattern": BindingPatternECMA})
+	if err != nil {
+		t.Fatalf("shared/schema does not compile BindingPatternECMA: %v", err)
+	}
 	check := func(s string) {
 		want := holdsBindings(s)
+		if got := asSchema.Validate(s) == nil; got != want {
+			t.Errorf("shared/schema: BindingPatternECMA matches %q: %v; the resolver reads a binding: %v", s, got, want)
+		}
 		if got := re2.MatchString(s); got != want {
 			t.Errorf("Go regexp: BindingPatternECMA matches %q: %v; the resolver reads a binding: %v", s, got, want)
 		}
