@@ -115,8 +115,9 @@ var grammar = func() map[string]Mapping {
 
 // Grammar returns the Solution grammar's mappings by context (the
 // Grammar* constants and GrammarStep of each kind): a copy, which the
-// caller may change. Every unknown-field and missing-field rule of the
-// decoder comes from this table (docs/solutions.md).
+// caller may change. The decoder checks every mapping's unknown and
+// missing keys against this table (docs/solutions.md §2.1); a step's
+// kind keys (KindKeys) and id are checked before its mapping.
 func Grammar() map[string]Mapping {
 	out := make(map[string]Mapping, len(grammar))
 	for ctx, m := range grammar {
@@ -141,9 +142,6 @@ func StepKinds() []StepKind {
 	}
 	return out
 }
-
-// grammarContexts returns Grammar's contexts, sorted.
-func grammarContexts() []string { return slices.Sorted(maps.Keys(grammar)) }
 
 // grammar decodes v as the mapping of context ctx (Grammar), reporting
 // unknown keys and missing required ones as decoder.mapping does.
@@ -183,7 +181,8 @@ func SolutionData(file string, src []byte) (any, error) {
 // root (input, steps, execution, reviews, for_each), which no for_each
 // may name its item (decodeForEach), so the pattern refuses those.
 // resolver/declare's solution.schema.json allows a binding wherever a
-// value is written as a string matching it.
+// value is written as a string matching it. Read-only: nothing assigns
+// it after package initialisation.
 var BindingPatternECMA = bindingPatternECMA()
 
 // bindingPatternECMA builds BindingPatternECMA. A run of "$" followed by
@@ -237,7 +236,7 @@ func idOutside(words []string) string {
 			}
 		}
 		for _, c := range slices.Sorted(maps.Keys(next)) {
-			alts = append(alts, regexpQuoteByte(c)+walk(prefix+string(c)))
+			alts = append(alts, string(c)+walk(prefix+string(c))) // a letter, digit or "_": no escaping
 		}
 		allowed := "abcdefghijklmnopqrstuvwxyz"
 		if d > 0 {
@@ -260,9 +259,6 @@ func idOutside(words []string) string {
 	}
 	return walk("")
 }
-
-// regexpQuoteByte writes c, a letter, digit or "_", as a regexp atom.
-func regexpQuoteByte(c byte) string { return string(c) }
 
 // classRanges writes sorted bytes (letters, digits, "_") as the inside of
 // a character class, runs of three or more as ranges: "0-9_a-df-z".

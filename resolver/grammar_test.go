@@ -1,13 +1,17 @@
 package resolver
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/rand/v2"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dlclark/regexp2/v2"
+	"github.com/toolgate/toolgate/shared/schema"
 )
 
 // holdsBindings is what BindingPatternECMA must agree with: the resolver
@@ -49,8 +53,18 @@ func TestBindingPatternECMAAgreesWithTheResolversBindings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("BindingPatternECMA is not an ECMA-262 regexp: %v", err)
 	}
+	// The resolver's schema package compiles a pattern as RE2 when RE2
+	// takes it and is small, else as ECMA-262 (shared/schema): as
+	// solution.schema.json's binding definition, it agrees too.
+	asSchema, err := schema.CompileValue(map[string]any{"type": "string", "pattern": BindingPatternECMA})
+	if err != nil {
+		t.Fatalf("shared/schema does not compile BindingPatternECMA: %v", err)
+	}
 	check := func(s string) {
 		want := holdsBindings(s)
+		if got := asSchema.Validate(s) == nil; got != want {
+			t.Errorf("shared/schema: BindingPatternECMA matches %q: %v; the resolver reads a binding: %v", s, got, want)
+		}
 		if got := re2.MatchString(s); got != want {
 			t.Errorf("Go regexp: BindingPatternECMA matches %q: %v; the resolver reads a binding: %v", s, got, want)
 		}
@@ -68,15 +82,56 @@ func TestBindingPatternECMAAgreesWithTheResolversBindings(t *testing.T) {
 	if valid < 20 || valid > len(bindingCorpus)-20 {
 		t.Fatalf("the corpus has %d valid bindings of %d: it must hold many of both", valid, len(bindingCorpus))
 	}
-	// Strings assembled from the pieces bindings are made of.
+	for _, s := range assembledBindings(20000) {
+		check(s)
+	}
+}
+
+// assembledBindings returns n strings assembled from the pieces bindings
+// are made of, the same ones each time.
+func assembledBindings(n int) []string {
 	pieces := []string{"$", "$", "{", "}", "${", "$${", "input", "steps", ".", "x", "Y", "[0]", "[01]", "execution", "id", "reviews", "r", "decision", "answer", "for_each", "index", "_", "9", " "}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 20000 {
+	out := make([]string, n)
+	for i := range out {
 		var b strings.Builder
 		for range 1 + rng.IntN(10) {
 			b.WriteString(pieces[rng.IntN(len(pieces))])
 		}
-		check(b.String())
+		out[i] = b.String()
+	}
+	return out
+}
+
+// An editor's YAML language server runs in Node.js and compiles a
+// schema's pattern as a JavaScript RegExp with the "u" flag: there too,
+// BindingPatternECMA agrees with the resolver. Node.js is what the
+// TypeScript checks of the declarations run on (make deps installs it);
+// without it the test is skipped, saying so.
+func TestBindingPatternECMAAgreesInJavaScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the JavaScript engine's reading of BindingPatternECMA is not checked")
+	}
+	corpus := append(slices.Clone(bindingCorpus), assembledBindings(5000)...)
+	in, err := json.Marshal(map[string]any{"pattern": BindingPatternECMA, "strings": corpus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "-e", `let d="";process.stdin.on("data",c=>d+=c).on("end",()=>{const x=JSON.parse(d);const r=new RegExp(x.pattern,"u");process.stdout.write(JSON.stringify(x.strings.map(s=>r.test(s))))})`)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got []bool
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(corpus) {
+		t.Fatalf("node answered %d results (%v), want %d", len(got), err, len(corpus))
+	}
+	for i, s := range corpus {
+		if want := holdsBindings(s); got[i] != want {
+			t.Errorf("JavaScript: BindingPatternECMA matches %q: %v; the resolver reads a binding: %v", s, got[i], want)
+		}
 	}
 }
 

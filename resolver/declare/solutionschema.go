@@ -89,13 +89,13 @@ func SolutionSchema(ts *toolset.Toolset) ([]byte, error) {
 	if len(cases) > 0 {
 		toolStep["allOf"] = cases
 	}
-	if m := defs[resolver.GrammarWhen].(obj); true {
-		// value and exactly one operator (resolver: "has two operators").
-		m["minProperties"], m["maxProperties"] = 2, 2
-	}
-	if m := defs[resolver.GrammarWait].(obj); true {
-		m["oneOf"] = []any{obj{"required": []any{"seconds"}}, obj{"required": []any{"until"}}}
-	}
+	// when: value and exactly one operator (docs/solutions.md, "choice").
+	when := defs[resolver.GrammarWhen].(obj)
+	when["minProperties"], when["maxProperties"] = 2, 2
+	// A wait has seconds or until, a review of or show: exactly one
+	// (docs/solutions.md, "wait" and "review").
+	defs[resolver.GrammarWait].(obj)["oneOf"] = []any{obj{"required": []any{"seconds"}}, obj{"required": []any{"until"}}}
+	defs[resolver.GrammarReview].(obj)["oneOf"] = []any{obj{"required": []any{"of"}}, obj{"required": []any{"show"}}}
 	defs[bindingDef] = obj{"type": "string", "pattern": resolver.BindingPatternECMA,
 		"description": "A binding: ${input.PATH}, ${steps.ID.output.PATH}, ${steps.ID.error.Error|Cause}, ${steps.ID.PATH}, ${execution.id|name|start_time}, ${reviews.ID.decision|reason|approver|answer}, or in a for_each body ${AS.PATH} and ${for_each.index}; $${ writes a literal ${."}
 	defs[stepIDDef] = obj{"type": "string", "pattern": resolver.StepIDPattern.String(), "description": "A step id: lower-case letters, digits and _, at most 63 characters."}
@@ -339,7 +339,24 @@ func contextProperties(ctx string, ts *toolset.Toolset) obj {
 	case resolver.KindFail:
 		p["fail"] = ref(resolver.GrammarFail)
 	}
+	if d, ok := kindDescriptions[resolver.StepKind(kind)]; ok {
+		p[kind] = obj{"allOf": []any{p[kind]}, "description": d}
+	}
 	return p
+}
+
+// kindDescriptions are the step kinds' hover texts (docs/solutions.md,
+// "Step kinds").
+var kindDescriptions = map[resolver.StepKind]string{
+	resolver.KindTool:     "Calls a tool of the toolset with the inputs in with:.",
+	resolver.KindWorkflow: "Starts another published Solution and waits for its output.",
+	resolver.KindPass:     "Writes values, read as ${steps.ID.NAME}.",
+	resolver.KindChoice:   "Goes to the next of the first rule that holds, else to default.",
+	resolver.KindReview:   "Waits for a person's decision: approve, reject or timeout.",
+	resolver.KindWait:     "Pauses the run for seconds, or until a time.",
+	resolver.KindForEach:  "Runs a body of steps once per item of a list.",
+	resolver.KindSucceed:  "The run succeeds here: write succeed: {}.",
+	resolver.KindFail:     "The run fails here with an error and a cause.",
 }
 
 // toolInput converts tool name's input schema to draft-07 with bindings

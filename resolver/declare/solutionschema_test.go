@@ -1,6 +1,7 @@
 package declare
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/toolgate/toolgate/resolver"
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/schema"
@@ -38,9 +40,26 @@ func compileSolutionSchema(t *testing.T, ts *toolset.Toolset) (*schema.Schema, m
 	if m["$schema"] != Draft07 {
 		t.Fatalf("$schema is %v, want %s", m["$schema"], Draft07)
 	}
+	// The library's own draft-07 compiler, as an editor's would read it:
+	// the document is valid against draft-07's meta-schema and its every
+	// $ref resolves.
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft7)
+	if err := c.AddResource("urn:toolgate:solution-schema", v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Compile("urn:toolgate:solution-schema"); err != nil {
+		t.Fatalf("solution.schema.json is not a valid draft-07 schema: %v", err)
+	}
+	// The resolver's schema package, whose patterns engines the tests
+	// validate Solutions with.
 	s, err := schema.Compile(doc)
 	if err != nil {
-		t.Fatalf("solution.schema.json is not a valid draft-07 schema: %v", err)
+		t.Fatalf("solution.schema.json does not compile: %v", err)
 	}
 	return s, m
 }
@@ -82,12 +101,13 @@ func TestSolutionSchemaIsValidDraft07ForEveryLock(t *testing.T) {
 	}
 }
 
-// schemaToolInput matches a diagnostic of a literal tool input that its
-// input schema refuses (checkToolInputs), as opposed to the resolver's
-// own rules reported as [tool-input].
-var schemaToolInput = regexp.MustCompile(`\[tool-input\] step "[^"]*" \([^)]*\) with`)
+// schemaToolInput matches a diagnostic the schema must also give: a
+// literal tool input that its input schema refuses (checkToolInputs, as
+// opposed to the resolver's own rules reported as [tool-input]), a key
+// the grammar does not have, or a required key missing.
+var schemaToolInput = regexp.MustCompile(`\[tool-input\] step "[^"]*" \([^)]*\) with|\[unknown-field\]|\[missing-field\]`)
 
-func TestSolutionSchemaAcceptsEveryAcceptedSolutionAndRefusesInvalidToolInput(t *testing.T) {
+func TestSolutionSchemaAcceptsEveryAcceptedSolutionAndRefusesInvalidToolInputAndKeys(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(solutionsDir, "*"))
 	accepted, refused := 0, 0
 	for _, f := range files {
@@ -123,7 +143,7 @@ func TestSolutionSchemaAcceptsEveryAcceptedSolutionAndRefusesInvalidToolInput(t 
 			}
 			s, _ := compileSolutionSchema(t, ts)
 			if err := s.Validate(data); err == nil {
-				t.Errorf("a Solution refused for its literal tool input validates against the schema")
+				t.Errorf("a Solution refused for its literal tool input or its keys validates against the schema")
 			}
 		})
 	}
