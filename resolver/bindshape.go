@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/schemashape"
 )
 
@@ -385,12 +386,11 @@ func (c *checker) checkWithTypes(st *Step, tool string, in *schemashape.Shape, v
 	if want.Cannot || want.Types == schemashape.Any || have.Overlaps(want.Types) {
 		return
 	}
-	what := "a value of"
-	if len(segs) > 1 {
-		what = "a string of text and bindings,"
+	what := fmt.Sprintf("%q, text with bindings, is a string", excerpt.BytesWithin(text, maxQuotedBytes, "..."))
+	if b := (boundString{segs}).whole(); b != nil {
+		what = fmt.Sprintf("${%s} can be %s", b.text, have)
 	}
-	c.ds.errorf(v.pos, RuleBindingType, "step %q (%s) with%s: %s %q is %s, but the tool's input schema wants %s there",
-		st.ID, tool, withPath(at), what, text, have, want.Types)
+	c.ds.errorf(v.pos, RuleBindingType, "step %q (%s) with%s: %s, but the tool's input schema wants %s there", st.ID, tool, withPath(at), what, want.Types)
 }
 
 // withPath writes a path in with: as the diagnostics of [tool-input] do

@@ -52,7 +52,7 @@ func TestBindingChecksAgainstSchemas(t *testing.T) {
 		{"a pass step's literal value", "  - id: s\n    pass: {x: 1}\n    next: p\n  - id: p\n    pass: {y: \"${steps.s.y}\", x: \"${steps.s.x}\"}\n",
 			[]string{"error binding-shape"}, "has no member \"y\""},
 		{"an execution field is a string", send + "    with: {to: \"${execution.name}\", subject: s, text: t}\n",
-			[]string{"error binding-type"}, "is string"},
+			[]string{"error binding-type"}, "can be string"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
