@@ -263,6 +263,13 @@ func (c *checker) checkBindings() {
 			}
 		case st.Kind == KindChoice:
 			c.checkRuleTypes(st, types)
+		case st.Kind == KindForEach && len(c.uses[i]) == 1 && !c.uses[i][0].refused:
+			// The Map state's ItemsPath must select a list, or the run
+			// fails (States.Runtime, which no Catcher catches).
+			u := c.uses[i][0]
+			if t, ok := types[useKey{u.pos, u.b.text}]; ok && !t.Overlaps(schemashape.Array) {
+				c.ds.errorf(u.pos, RuleBindingType, "step %q: for_each.items ${%s} can be %s, never a list: items must be a list", st.ID, u.b.text, t)
+			}
 		}
 	}
 }

@@ -49,6 +49,8 @@ func TestBindingChecksAgainstSchemas(t *testing.T) {
 		{"an equals of the right type", "  - id: s\n    choice:\n      - when: {value: \"${steps.f.output.status}\", equals: 200}\n        next: end\n", nil, ""},
 		{"a body item's member the items cannot have", "  - id: s\n    for_each:\n      items: \"${input.orders}\"\n      as: order\n      max_items: 10\n      steps:\n        - id: p\n          pass: {x: \"${order.qtty}\", i: \"${for_each.index}\"}\n",
 			[]string{"error binding-shape"}, "did you mean ${order.qty}"},
+		{"for_each items that cannot be a list", "  - id: s\n    for_each:\n      items: \"${input.n}\"\n      as: order\n      max_items: 10\n      steps:\n        - id: p\n          pass: {x: \"${order}\"}\n",
+			[]string{"error binding-type"}, "never a list"},
 		{"a pass step's literal value", "  - id: s\n    pass: {x: 1}\n    next: p\n  - id: p\n    pass: {y: \"${steps.s.y}\", x: \"${steps.s.x}\"}\n",
 			[]string{"error binding-shape"}, "has no member \"y\""},
 		{"an execution field is a string", send + "    with: {to: \"${execution.name}\", subject: s, text: t}\n",
