@@ -148,3 +148,14 @@ func FuzzShape(f *testing.F) {
 		}
 	})
 }
+
+func TestAtTakesAllOfAsConjunction(t *testing.T) {
+	s := mustParse(t, `{"allOf":[{"properties":{"a":{"type":["string","integer"]}}},
+		{"type":"object","additionalProperties":false,"properties":{"a":{"type":["integer","null"]},"b":true}}]}`)
+	if r := s.At(path("a")); r.Types != Integer {
+		t.Errorf("a: types %v, want the intersection integer", r.Types)
+	}
+	if r := s.At(path("c")); !r.Cannot || !slices.Equal(r.Members, []string{"a", "b"}) {
+		t.Errorf("a member one conjunct closes: %+v", r)
+	}
+}
