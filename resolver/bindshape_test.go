@@ -51,6 +51,8 @@ func TestBindingChecksAgainstSchemas(t *testing.T) {
 			[]string{"error binding-shape"}, "did you mean ${order.qty}"},
 		{"for_each items that cannot be a list", "  - id: s\n    for_each:\n      items: \"${input.n}\"\n      as: order\n      max_items: 10\n      steps:\n        - id: p\n          pass: {x: \"${order}\"}\n",
 			[]string{"error binding-type"}, "never a list"},
+		{"past the end of a pass step's list", "  - id: s\n    pass: {l: [1, 2]}\n    next: p\n  - id: p\n    pass: {y: \"${steps.s.l[2]}\"}\n",
+			[]string{"error binding-shape"}, "the list at ${steps.s.l} has no element [2]"},
 		{"a pass step's literal value", "  - id: s\n    pass: {x: 1}\n    next: p\n  - id: p\n    pass: {y: \"${steps.s.y}\", x: \"${steps.s.x}\"}\n",
 			[]string{"error binding-shape"}, "has no member \"y\""},
 		{"an execution field is a string", send + "    with: {to: \"${execution.name}\", subject: s, text: t}\n",

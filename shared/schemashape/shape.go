@@ -253,6 +253,9 @@ func (w *walker) member(m map[string]any, name string, path []Step, depth, refs 
 		members = append(members, k)
 	}
 	if sub, ok := props[name]; ok {
+		if sub == false {
+			return Result{Cannot: true, Depth: depth, Members: members}
+		}
 		return w.at(sub, path[1:], depth+1, refs)
 	}
 	if pp, ok := m["patternProperties"].(map[string]any); ok {
@@ -307,6 +310,9 @@ func (w *walker) element(m map[string]any, i int, path []Step, depth, refs int) 
 	}
 	if i < len(prefix) {
 		return w.at(prefix[i], path[1:], depth+1, refs)
+	}
+	if rest == false {
+		return Result{Cannot: true, Depth: depth} // past a closed tuple
 	}
 	if hasRest {
 		return w.at(rest, path[1:], depth+1, refs)
