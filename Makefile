@@ -72,6 +72,7 @@ FUZZ_TARGETS := \
 	./shared/tool/:FuzzDecodeEnvelope ./shared/tool/:FuzzKeep ./shared/tool/:FuzzPatterns ./shared/tool/:FuzzTraceContext ./shared/tracecontext/:FuzzParse \
 	./shared/toolset/:FuzzToolsetParse ./shared/toolset/:FuzzPatterns ./shared/toolset/:FuzzCanonicalHTTPHost ./shared/toolset/:FuzzParseMCPURLAuth ./shared/catalog/:FuzzNamePattern \
 	./shared/dnsname/:FuzzParse \
+	./shared/schemashape/:FuzzShape \
 	./shared/hostlist/:FuzzParseEntry ./shared/hostlist/:FuzzMatch \
 	./shared/review/:FuzzDecodeTask ./shared/review/:FuzzDecodeStart ./shared/review/:FuzzDecodeChildStart ./shared/review/:FuzzDecodeChildCheck ./shared/review/:FuzzARNPatterns ./shared/review/:FuzzParseForkWaiting ./shared/review/:FuzzDecodeStartRequest ./shared/review/:FuzzCheckEdits ./shared/enduser/:FuzzParseMapping ./shared/reviewer/:FuzzMatch ./shared/reviewer/:FuzzCheckPattern \
 	./shared/caller/:FuzzVerifyProof ./shared/ledger/:FuzzCompactItem \

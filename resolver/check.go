@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/schema"
+	"github.com/toolgate/toolgate/shared/schemashape"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -72,6 +73,9 @@ type checker struct {
 	// scopeSteps lists each scope's step indexes in order (stepsIn), by
 	// its for_each step (nil: the top level); built once.
 	scopeSteps map[*Step][]int
+	// shapes holds the schemas the binding checks read, parsed once per
+	// tool, review or pass step (checkBindings).
+	shapes map[string]*schemashape.Shape
 }
 
 type compiledRule struct {

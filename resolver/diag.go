@@ -32,6 +32,8 @@ const (
 	RuleUnreachable     = "unreachable"        // a step no path from the start reaches (warning)
 	RuleBinding         = "binding"            // a ${...} that cannot be compiled
 	RuleUnsetBinding    = "unset-binding"      // a bound step has not run on every path to here
+	RuleBindingShape    = "binding-shape"      // a binding's path its source's schema cannot have (error) or, in an open object, does not declare (warning)
+	RuleBindingType     = "binding-type"       // a bound input whose types the tool's input schema refuses there; a choice rule whose operator cannot match (warning)
 	RuleUnknownTool     = "unknown-tool"       // a tool that is not in the catalog (admission)
 	RuleToolInput       = "tool-input"         // literal inputs against the tool's input schema
 	RuleInputSchema     = "input-schema"       // the Solution's input JSON Schema does not compile

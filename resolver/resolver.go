@@ -160,6 +160,7 @@ func compile(file string, src []byte, opts Options, emitted func(*asl.Definition
 	c.compileValues()
 	c.checkSet(g)
 	c.checkToolInputs()
+	c.checkBindings()
 	c.checkEditable()
 	c.checkGates()
 	c.checkHosts()

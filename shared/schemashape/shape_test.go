@@ -1,0 +1,161 @@
+package schemashape
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+func mustParse(t *testing.T, doc string) *Shape {
+	t.Helper()
+	s, err := Parse(json.RawMessage(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func path(steps ...any) []Step {
+	var out []Step
+	for _, s := range steps {
+		switch x := s.(type) {
+		case string:
+			out = append(out, Member(x))
+		case int:
+			out = append(out, Index(x))
+		}
+	}
+	return out
+}
+
+func TestAtReadsMembersTypesAndClosedObjects(t *testing.T) {
+	fetch := mustParse(t, `{"type":"object","additionalProperties":false,
+		"properties":{"status":{"type":"integer"},"data":true,"items":{"type":"array","items":{"type":"string"}}}}`)
+	cases := []struct {
+		name    string
+		path    []Step
+		types   TypeSet
+		cannot  bool
+		naming  Naming
+		members []string
+	}{
+		{"root", nil, Object, false, Named, nil},
+		{"declared member", path("status"), Integer, false, Named, nil},
+		{"member the closed object does not name", path("stats"), 0, true, Unconstrained, []string{"data", "items", "status"}},
+		{"open subtree", path("data", "x", 3), Any, false, Unconstrained, nil},
+		{"array element", path("items", 0), String, false, Named, nil},
+		{"any element", path("items", AnyIndex), String, false, Named, nil},
+		{"index into an integer", path("status", 0), 0, true, Unconstrained, nil},
+		{"member of a string", path("items", 0, "x"), 0, true, Unconstrained, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := fetch.At(c.path)
+			if r.Types != c.types || r.Cannot != c.cannot || r.Naming != c.naming || !slices.Equal(r.Members, c.members) {
+				t.Errorf("At = %+v, want types %v cannot %v naming %v members %v", r, c.types, c.cannot, c.naming, c.members)
+			}
+		})
+	}
+}
+
+func TestAtWarnsOnlyWhereOpenObjectsDeclareProperties(t *testing.T) {
+	s := mustParse(t, `{"type":"object","properties":{"a":{"type":"object"}}}`)
+	if r := s.At(path("b")); r.Cannot || r.Naming != Undeclared || !slices.Equal(r.Members, []string{"a"}) {
+		t.Errorf("undeclared member: %+v", r)
+	}
+	if r := s.At(path("a", "z")); r.Cannot || r.Naming != Unconstrained {
+		t.Errorf("member of an object without properties: %+v", r)
+	}
+}
+
+func TestAtFollowsAlternativesRefsAndDraft07(t *testing.T) {
+	s := mustParse(t, `{"definitions":{"n":{"type":["number","null"]}},
+		"anyOf":[{"type":"object","additionalProperties":false,"properties":{"text":{"type":"string"}}},
+		         {"type":"object","additionalProperties":false,"properties":{"html":{"type":"string"},"n":{"$ref":"#/definitions/n"}}}],
+		"items":[{"type":"string"}],"additionalItems":false}`)
+	if r := s.At(path("text")); r.Cannot || r.Types != String {
+		t.Errorf("text: %+v", r)
+	}
+	if r := s.At(path("n")); r.Types != Number|Integer|Null {
+		t.Errorf("n through $ref: %+v", r)
+	}
+	if r := s.At(path("body")); !r.Cannot || !slices.Equal(r.Members, []string{"html", "n", "text"}) {
+		t.Errorf("a member no alternative names: %+v", r)
+	}
+	if r := s.At(path(0)); !r.Cannot {
+		t.Errorf("the anyOf allows only objects, so no index exists: %+v", r)
+	}
+	tuple := mustParse(t, `{"type":"array","items":[{"type":"string"}],"additionalItems":false}`)
+	if r := tuple.At(path(1)); !r.Cannot {
+		t.Errorf("past a closed draft-07 tuple: %+v", r)
+	}
+	if r := tuple.At(path(0)); r.Types != String {
+		t.Errorf("draft-07 tuple element: %+v", r)
+	}
+}
+
+func TestAtIsBoundedOnRefCycles(t *testing.T) {
+	s := mustParse(t, `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"anyOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`)
+	r := s.At(path("x", "y"))
+	if r.Cannot {
+		t.Errorf("a cycle that says nothing cannot refuse a path: %+v", r)
+	}
+}
+
+func TestAtPointerTakesDigitsAsMemberOrIndex(t *testing.T) {
+	s := mustParse(t, `{"type":"object","properties":{"to":{"type":"array","items":{"type":"string"}},"m":{"type":"object","properties":{"0":{"type":"boolean"}}}}}`)
+	for ptr, want := range map[string]TypeSet{"/to/0": String, "/m/0": Boolean, "": Object} {
+		r, err := s.AtPointer(ptr)
+		if err != nil || r.Types != want {
+			t.Errorf("AtPointer(%q) = %+v, %v; want %v", ptr, r, err, want)
+		}
+	}
+	if _, err := s.AtPointer("to"); err == nil {
+		t.Error("a pointer without a leading / was accepted")
+	}
+}
+
+func TestParseRefusesWhatIsNotASchema(t *testing.T) {
+	for _, doc := range []string{`[]`, `1`, `{`, `{} {}`} {
+		if _, err := Parse(json.RawMessage(doc)); err == nil {
+			t.Errorf("Parse(%s) accepted", doc)
+		}
+	}
+}
+
+func TestTypeSetOverlapsTreatsIntegersAsNumbers(t *testing.T) {
+	if !Integer.Overlaps(Number) || !(Number).Overlaps(Integer) {
+		t.Error("integer and number do not overlap")
+	}
+	if String.Overlaps(Number | Integer) {
+		t.Error("a string overlaps a number")
+	}
+	if got := (Number | Integer | Null).String(); got != "number or null" {
+		t.Errorf("String() = %q", got)
+	}
+}
+
+func FuzzShape(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"a":{"$ref":"#"}},"anyOf":[{"$ref":"#/properties/a"}]}`), "/a/a/0")
+	f.Add([]byte(`{"items":[true,false],"additionalItems":{"$ref":"#/items/0"}}`), "/1")
+	f.Fuzz(func(t *testing.T, doc []byte, ptr string) {
+		s, err := Parse(doc)
+		if err != nil {
+			return
+		}
+		if r, err := s.AtPointer(ptr); err == nil && r.Cannot && r.Types != 0 {
+			t.Fatalf("a path that cannot exist has types %v", r.Types)
+		}
+	})
+}
+
+func TestAtTakesAllOfAsConjunction(t *testing.T) {
+	s := mustParse(t, `{"allOf":[{"properties":{"a":{"type":["string","integer"]}}},
+		{"type":"object","additionalProperties":false,"properties":{"a":{"type":["integer","null"]},"b":true}}]}`)
+	if r := s.At(path("a")); r.Types != Integer {
+		t.Errorf("a: types %v, want the intersection integer", r.Types)
+	}
+	if r := s.At(path("c")); !r.Cannot || !slices.Equal(r.Members, []string{"a", "b"}) {
+		t.Errorf("a member one conjunct closes: %+v", r)
+	}
+}
