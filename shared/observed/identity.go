@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -57,6 +58,11 @@ func (id Identity) Key() string {
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
 }
+
+// ErrBadItem is a store's error for a stored shape that does not read
+// (Unmarshal's rules) or has no version: the dispatcher learns nothing
+// under its identity until a later read finds a good one.
+var ErrBadItem = errors.New("shape item does not read")
 
 // SchemaDigest is "sha256:<hex>" of a schema document's RFC 8785 form, ""
 // for an empty document (no schema declared), or an error for one that is

@@ -36,7 +36,7 @@ func (n *Node) wire() *wire {
 
 // Marshal writes s as compact JSON, the same bytes for the same shape
 // (members in byte order, types in Type.Names order), for example
-// {"t":["object"],"m":{"id":{"t":["integer"]},"tags":{"t":["array"],"i":{"t":["string"]},"o":true}}}.
+// {"t":["object"],"m":{"id":{"t":["integer"]},"tags":{"t":["array"],"o":true,"i":{"t":["string"]}}}}.
 // It holds names and flags only, never a value. The zero Shape is an
 // error.
 func (s *Shape) Marshal() ([]byte, error) {

@@ -56,14 +56,9 @@ func key(id observed.Identity) map[string]types.AttributeValue {
 	}
 }
 
-// ErrBadItem is Get's error for an item whose shape or version does not
-// read (observed.Unmarshal's rules): the caller learns nothing under it
-// until a later read finds a good one.
-var ErrBadItem = errors.New("shape item does not read")
-
 // Get reads the shape learned under id: one consistent GetItem
 // projecting table.ShapeRead. No item: a nil shape and version 0. An item
-// whose shape does not read is ErrBadItem; a failed request its error.
+// whose shape does not read is observed.ErrBadItem; a failed request its error.
 func (s *Store) Get(ctx context.Context, id observed.Identity) (*observed.Shape, int64, error) {
 	names := map[string]string{}
 	proj := ""
@@ -88,15 +83,15 @@ func (s *Store) Get(ctx context.Context, id observed.Identity) (*observed.Shape,
 	body, ok := out.Item["shape"].(*types.AttributeValueMemberS)
 	ver, ok2 := out.Item["version"].(*types.AttributeValueMemberN)
 	if !ok || !ok2 {
-		return nil, 0, fmt.Errorf("read shape: %w: no shape or version", ErrBadItem)
+		return nil, 0, fmt.Errorf("read shape: %w: no shape or version", observed.ErrBadItem)
 	}
 	v, err := strconv.ParseInt(ver.Value, 10, 64)
 	if err != nil || v < 1 {
-		return nil, 0, fmt.Errorf("read shape: %w: version is no positive whole number", ErrBadItem)
+		return nil, 0, fmt.Errorf("read shape: %w: version is no positive whole number", observed.ErrBadItem)
 	}
 	shape, err := observed.Unmarshal([]byte(body.Value))
 	if err != nil {
-		return nil, 0, fmt.Errorf("read shape: %w", ErrBadItem)
+		return nil, 0, fmt.Errorf("read shape: %w", observed.ErrBadItem)
 	}
 	return shape, v, nil
 }

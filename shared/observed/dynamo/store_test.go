@@ -100,7 +100,7 @@ func TestABadShapeItemIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if shape, _, err := dynamo.New(db, name).Get(t.Context(), id); shape != nil || !errors.Is(err, dynamo.ErrBadItem) {
+	if shape, _, err := dynamo.New(db, name).Get(t.Context(), id); shape != nil || !errors.Is(err, observed.ErrBadItem) {
 		t.Fatalf("%v %v", shape, err)
 	}
 }
