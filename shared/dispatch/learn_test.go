@@ -29,7 +29,7 @@ import (
 // learnToolset is the test toolset with p-learn, a platform tool that
 // declares no output schema ({}: its results' shape is learned), registered
 // on e's ledger.
-func learnToolset(t *testing.T, e *env) *toolset.Toolset {
+func learnToolset(t testing.TB, e *env) *toolset.Toolset {
 	t.Helper()
 	ts := testToolset(t, 100)
 	pt := ts.Tools["test-echo"]
